@@ -1,0 +1,78 @@
+-- catalogue.lua - every op kgen generates, as data.
+--
+-- Element-wise ops. One entry per op:
+--   name     the op (kg_<name> is its entry point, KG_OP_<NAME> its enum)
+--   inputs   operand names used by the expressions (default {"a"} / {"a","b"})
+--   dtypes   "float" (f32 f64 f16 bf16), "numeric" (float + i32 i64 u8),
+--            or "all" (numeric + bool): the dtypes the op accepts
+--   out      "same" (default): the output has the inputs' dtype;
+--            "bool": the output is bool
+--   cond     true when the first input is a bool condition (where)
+--   expr     one C expression computing the result from the inputs, used
+--            verbatim in the device kernel and in the float64 CPU reference.
+--            T names the compute type: float on the device for f32/f16/bf16,
+--            double for f64 and in the reference.
+--   int_expr the expression for integer and bool dtypes, when it differs;
+--            T is the integer compute type (int32_t, int64_t, uint32_t for u8
+--            and bool on the device; int64_t in the reference, whose result
+--            is then wrapped to the dtype's width).
+--   doc      one line for the manifest and the header
+--
+-- Adding an op is adding an entry here and running `ninja`.
+local M = {}
+
+M.elementwise = {
+  -- binary arithmetic
+  { name = "add", arity = 2, dtypes = "numeric", expr = "a + b", doc = "a + b (integers wrap)" },
+  { name = "sub", arity = 2, dtypes = "numeric", expr = "a - b", doc = "a - b (integers wrap)" },
+  { name = "mul", arity = 2, dtypes = "numeric", expr = "a * b", doc = "a * b (integers wrap)" },
+  { name = "div", arity = 2, dtypes = "numeric", expr = "a / b",
+    int_expr = "b == (T)0 ? (T)0 : (b == (T)-1 ? (T)0 - a : a / b)",
+    doc = "a / b; floats IEEE (x/0 = +-inf or nan); integers truncate, x/0 = 0" },
+  { name = "maximum", arity = 2, dtypes = "numeric", expr = "(a != a || a > b) ? a : b",
+    int_expr = "a > b ? a : b", doc = "larger of a and b; NaN if either is NaN" },
+  { name = "minimum", arity = 2, dtypes = "numeric", expr = "(a != a || a < b) ? a : b",
+    int_expr = "a < b ? a : b", doc = "smaller of a and b; NaN if either is NaN" },
+  { name = "pow", arity = 2, dtypes = "float", expr = "pow(a, b)", doc = "a raised to b (C pow)" },
+  -- comparisons (bool out)
+  { name = "eq", arity = 2, dtypes = "all", out = "bool", expr = "a == b", doc = "a == b" },
+  { name = "ne", arity = 2, dtypes = "all", out = "bool", expr = "a != b", doc = "a != b (true for NaN)" },
+  { name = "lt", arity = 2, dtypes = "all", out = "bool", expr = "a < b", doc = "a < b" },
+  { name = "le", arity = 2, dtypes = "all", out = "bool", expr = "a <= b", doc = "a <= b" },
+  { name = "gt", arity = 2, dtypes = "all", out = "bool", expr = "a > b", doc = "a > b" },
+  { name = "ge", arity = 2, dtypes = "all", out = "bool", expr = "a >= b", doc = "a >= b" },
+  -- selection
+  { name = "where", arity = 3, inputs = { "cond", "a", "b" }, cond = true, dtypes = "all",
+    expr = "cond ? a : b", doc = "cond ? a : b, cond a bool tensor" },
+  -- unary, any numeric dtype
+  { name = "neg", arity = 1, dtypes = "numeric", expr = "-a", int_expr = "(T)0 - a", doc = "-a (integers wrap)" },
+  { name = "abs", arity = 1, dtypes = "numeric", expr = "fabs(a)", int_expr = "a < (T)0 ? (T)0 - a : a",
+    doc = "|a| (abs of the most negative integer wraps to itself)" },
+  { name = "sign", arity = 1, dtypes = "numeric", expr = "a != a ? a : (T)((a > (T)0) - (a < (T)0))",
+    int_expr = "(T)((a > (T)0) - (a < (T)0))", doc = "-1, 0 or 1 (NaN stays NaN)" },
+  { name = "relu", arity = 1, dtypes = "numeric", expr = "a < (T)0 ? (T)0 : a", doc = "max(a, 0); NaN stays NaN" },
+  -- unary, float dtypes only
+  { name = "exp", arity = 1, dtypes = "float", expr = "exp(a)", doc = "e^a" },
+  { name = "log", arity = 1, dtypes = "float", expr = "log(a)", doc = "natural log; NaN below 0, -inf at 0" },
+  { name = "sin", arity = 1, dtypes = "float", expr = "sin(a)", doc = "sine" },
+  { name = "cos", arity = 1, dtypes = "float", expr = "cos(a)", doc = "cosine" },
+  { name = "sqrt", arity = 1, dtypes = "float", expr = "sqrt(a)", doc = "square root; NaN below 0" },
+  { name = "rsqrt", arity = 1, dtypes = "float", expr = "(T)1 / sqrt(a)", doc = "1 / sqrt(a)" },
+  { name = "tanh", arity = 1, dtypes = "float", expr = "tanh(a)", doc = "hyperbolic tangent" },
+  { name = "sigmoid", arity = 1, dtypes = "float", expr = "(T)1 / ((T)1 + exp(-a))", doc = "1 / (1 + e^-a)" },
+  { name = "gelu", arity = 1, dtypes = "float",
+    expr = "(T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752440))", doc = "a/2 * (1 + erf(a/sqrt 2))" },
+  { name = "silu", arity = 1, dtypes = "float", expr = "a / ((T)1 + exp(-a))", doc = "a * sigmoid(a)" },
+  { name = "floor", arity = 1, dtypes = "float", expr = "floor(a)", doc = "round toward -inf" },
+  { name = "ceil", arity = 1, dtypes = "float", expr = "ceil(a)", doc = "round toward +inf" },
+  { name = "round", arity = 1, dtypes = "float", expr = "rint(a)", doc = "round half to even" },
+  { name = "reciprocal", arity = 1, dtypes = "float", expr = "(T)1 / a", doc = "1 / a" },
+}
+
+-- cast between any two dtypes: one kernel per (source, destination). Its
+-- conversions are fixed by the expander (elementwise.lua) and documented
+-- in the README: float -> int truncates toward zero, saturates, NaN -> 0;
+-- int -> narrower int wraps; anything -> bool is (x != 0).
+M.cast = { name = "cast", doc = "convert to the output's dtype" }
+
+return M

@@ -1,0 +1,244 @@
+-- elementwise.lua - the element-wise family: every catalogue op (and cast)
+-- crossed with the dtypes it accepts and the layout variants below.
+--
+-- Writes ew_<dtype>.cu (one module per dtype, from templates/elementwise.cu),
+-- kg_ops.h / kg_ops.c (the op enum, op descriptions, one entry point per op),
+-- kg_ew_table.c (op x dtype x out dtype x variant -> kernel index) and
+-- kg_reference.c / .h (the float64 CPU reference from the same expressions).
+local M = {}
+
+-- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
+M.variants = { "dense", "nd32", "nd32v", "nd64", "tile" }
+
+local sets = {
+  float = { f32 = true, f64 = true, f16 = true, bf16 = true },
+  numeric = { f32 = true, f64 = true, f16 = true, bf16 = true, i32 = true, i64 = true, u8 = true },
+  all = { f32 = true, f64 = true, f16 = true, bf16 = true, i32 = true, i64 = true, u8 = true, bool = true },
+}
+
+-- Replaces the identifier T in an expression by a type name.
+local function typed(expr, t)
+  return (expr:gsub("%f[%w_]T%f[^%w_]", t))
+end
+
+local function accepts(op, dt) return sets[op.dtypes][dt.name] == true end
+
+local function expr_for(op, dt)
+  if dt.kind == "float" then return op.expr end
+  return op.int_expr or op.expr
+end
+
+local function by_name(dtypes)
+  local t = {}
+  for i, d in ipairs(dtypes) do t[d.name] = d; d.index = i - 1 end
+  return t
+end
+
+-- The device conversion of a cast's source value into `dst`.
+local function cast_plan(src, dst)
+  if src.kind ~= "float" and dst.kind ~= "float" then
+    return src.compute, dst.store -- integer -> integer wraps; -> bool is != 0
+  end
+  if dst.kind == "float" then
+    local via = (src.name == "f64" or src.name == "i64" or src.name == "i32") and "double" or "float"
+    local to = { f32 = "(float)(%s)", f64 = "(double)(%s)",
+                 f16 = via == "double" and "__double2half(%s)" or "__float2half_rn(%s)",
+                 bf16 = via == "double" and "__double2bfloat16(%s)" or "__float2bfloat16_rn(%s)" }
+    return via, to[dst.name]
+  end
+  -- float -> integer / bool
+  if dst.name == "bool" then return src.compute, "(uint8_t)((%s) != 0)" end
+  return src.compute, "kg_saturate<" .. dst.storage .. ">(%s)"
+end
+
+function M.generate(G)
+  local dtypes, cat = G.dtypes, G.catalogue
+  local D = by_name(dtypes)
+  local ops = cat.elementwise
+  local nvar = #M.variants
+  -- table[op][dtype][outdtype][variant] -> kernel index, -1 when none
+  local table_ = {}
+  local function slot(opi, di, oi, vi) return ((opi * #dtypes + di) * #dtypes + oi) * nvar + vi end
+
+  local all_ops = {}
+  for i, op in ipairs(ops) do
+    op.inputs = op.inputs or (op.arity == 1 and { "a" } or { "a", "b" })
+    assert(#op.inputs == op.arity, op.name .. ": inputs and arity disagree")
+    assert(sets[op.dtypes], op.name .. ": unknown dtype set " .. tostring(op.dtypes))
+    op.enum = "KG_OP_" .. op.name:upper()
+    op.id = i
+    all_ops[i] = op
+  end
+  local cast = { name = cat.cast.name, doc = cat.cast.doc, enum = "KG_OP_CAST", id = #ops + 1, arity = 1,
+                 inputs = { "a" }, dtypes = "all" }
+  all_ops[#all_ops + 1] = cast
+
+  for _, dt in ipairs(dtypes) do
+    local module = G:module("ew_" .. dt.name)
+    local functors = {}
+    local vec = 16 // dt.size
+    local function add(fname, opi, out, inputs, body, desc)
+      functors[#functors + 1] = { name = fname, out = out, inputs = inputs, body = body }
+      for vi, v in ipairs(M.variants) do
+        local k = G:kernel({ name = fname .. "_" .. v, module = module, vec = vec, desc = desc .. " [" .. v .. "]" })
+        table_[slot(opi, dt.index, out.index, vi - 1)] = k
+      end
+    end
+    for _, op in ipairs(ops) do
+      if accepts(op, dt) then
+        local out = op.out == "bool" and D.bool or dt
+        local inputs = {}
+        for j, nm in ipairs(op.inputs) do
+          inputs[j] = { name = nm, dt = (op.cond and j == 1) and D.bool or dt }
+        end
+        local ex = typed(expr_for(op, dt), dt.compute)
+        add("kg_" .. op.name .. "_" .. dt.name, op.id, out, inputs, string.format(out.store, ex),
+            op.name .. "(" .. dt.name .. ") = " .. op.doc)
+      end
+    end
+    for _, dst in ipairs(dtypes) do
+      local via, to = cast_plan(dt, dst)
+      add("kg_cast_" .. dt.name .. "_" .. dst.name, cast.id, dst, { { name = "a", dt = dt, via = via } },
+          string.format(to, "a"), "cast " .. dt.name .. " -> " .. dst.name)
+    end
+    G:write("ew_" .. dt.name .. ".cu", G:render("elementwise.cu", {
+      header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
+      dtype = dt, functors = functors, variants = M.variants,
+    }))
+  end
+
+  -- the dispatch table
+  local lines = { G.header("gen/catalogue.lua"), '#include "kg_ew_table.h"\n\n',
+                  "const int16_t kg_ew_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT][KG_EW_VARIANT_COUNT] = {\n" }
+  for _, op in ipairs(all_ops) do
+    for _, dt in ipairs(dtypes) do
+      for _, od in ipairs(dtypes) do
+        local ks, any = {}, false
+        for vi = 0, nvar - 1 do
+          local k = table_[slot(op.id, dt.index, od.index, vi)]
+          ks[#ks + 1] = tostring(k or -1)
+          any = any or k ~= nil
+        end
+        if any then
+          lines[#lines + 1] = string.format("    [%s][%s][%s] = {%s},\n", op.enum, dt.enum, od.enum,
+                                            table.concat(ks, ", "))
+        end
+      end
+    end
+  end
+  lines[#lines + 1] = "};\n"
+  G:write("kg_ew_table.c", table.concat(lines))
+  G:write("kg_ew_table.h", G.header("gen/elementwise.lua") ..
+    "#ifndef KG_EW_TABLE_H\n#define KG_EW_TABLE_H\n\n#include \"kgen.h\"\n#include \"kg_params.h\"\n\n" ..
+    "/* Kernel index for [op][input dtype][output dtype][variant]; -1 where none\n" ..
+    "   (entries not listed are 0 and are never reached: the op's dtype rule is\n" ..
+    "   checked first, and every accepted combination is listed). */\n" ..
+    "extern const int16_t kg_ew_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT][KG_EW_VARIANT_COUNT];\n\n#endif\n")
+
+  -- public op enum, descriptions and entry points
+  local h = { G.header("gen/catalogue.lua"), "#ifndef KG_OPS_H\n#define KG_OPS_H\n\n",
+              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+              "/* Element-wise ops, in catalogue order. */\ntypedef enum kg_op {\n    KG_OP_NONE = 0,\n" }
+  for _, op in ipairs(all_ops) do
+    h[#h + 1] = string.format("    %s, /* %s */\n", op.enum, op.doc)
+  end
+  h[#h + 1] = "    KG_OP_COUNT\n} kg_op;\n\n"
+  h[#h + 1] = [[
+/* What an op accepts. dtype_mask has bit (1 << d) set for each accepted
+   input dtype d; out_rule says what the output's dtype must be. */
+typedef enum kg_out_rule { KG_OUT_SAME, KG_OUT_BOOL, KG_OUT_ANY } kg_out_rule;
+
+typedef struct kg_op_info {
+    const char *name;
+    int arity;
+    kg_out_rule out_rule;
+    int cond_first;        /* 1 when input 0 is a bool condition (where) */
+    const char *inputs[3]; /* the inputs' names, as in messages and prototypes */
+    unsigned dtype_mask;
+    const char *doc;
+} kg_op_info;
+
+/* NULL for an op outside KG_OP_NONE+1 .. KG_OP_COUNT-1. */
+KG_API const kg_op_info *kg_op_get_info(kg_op op);
+
+/* Runs element-wise op `op` on n_inputs tensors into out. Every entry point
+   below is this call with the op fixed. */
+KG_API kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out,
+                                const kg_tensor *const *inputs, int n_inputs);
+
+]]
+  local c = { G.header("gen/catalogue.lua"), '#include "kgen.h"\n\n',
+              "static const kg_op_info op_info[KG_OP_COUNT] = {\n" }
+  for _, op in ipairs(all_ops) do
+    local mask = 0
+    for _, dt in ipairs(dtypes) do
+      if sets[op.dtypes][dt.name] then mask = mask | (1 << dt.index) end
+    end
+    local rule = op == cast and "KG_OUT_ANY" or (op.out == "bool" and "KG_OUT_BOOL" or "KG_OUT_SAME")
+    local names = {}
+    for j, nm in ipairs(op.inputs) do names[j] = '"' .. nm .. '"' end
+    c[#c + 1] = string.format("    [%s] = {\"%s\", %d, %s, %d, {%s}, 0x%02xu, \"%s\"},\n", op.enum, op.name,
+                              op.arity, rule, op.cond and 1 or 0, table.concat(names, ", "), mask, op.doc)
+  end
+  c[#c + 1] = "};\n\nconst kg_op_info *kg_op_get_info(kg_op op)\n{\n" ..
+              "    return op > KG_OP_NONE && op < KG_OP_COUNT ? &op_info[op] : 0;\n}\n"
+  for _, op in ipairs(all_ops) do
+    local params, args = {}, {}
+    for _, nm in ipairs(op.inputs) do
+      params[#params + 1] = "const kg_tensor *" .. nm
+      args[#args + 1] = nm
+    end
+    local proto = string.format("kg_status kg_%s(kg_context *ctx, const kg_tensor *out, %s)", op.name,
+                                table.concat(params, ", "))
+    h[#h + 1] = string.format("/* %s */\nKG_API %s;\n", op.doc, proto)
+    c[#c + 1] = string.format("\n%s\n{\n    const kg_tensor *in[%d] = {%s};\n" ..
+                              "    return kg_elementwise(ctx, %s, out, in, %d);\n}\n",
+                              proto, op.arity, table.concat(args, ", "), op.enum, op.arity)
+  end
+  h[#h + 1] = "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n"
+  G:write("kg_ops.h", table.concat(h))
+  G:write("kg_ops.c", table.concat(c))
+
+  -- the float64 / int64 CPU reference, from the same expressions
+  local r = { G.header("gen/catalogue.lua"),
+              "#include <math.h>\n#include <stdint.h>\n\n#include \"kg_reference.h\"\n" }
+  local entries = {}
+  for _, op in ipairs(ops) do
+    local names = {}
+    for j, nm in ipairs(op.inputs) do names[j] = string.format("%s = in[%d]", nm, j - 1) end
+    r[#r + 1] = string.format("\nstatic double ref_f_%s(const double *in)\n{\n    const double %s;\n    return %s;\n}\n",
+                              op.name, table.concat(names, ", "), typed(op.expr, "double"))
+    local has_int = sets[op.dtypes].i32 or sets[op.dtypes].bool
+    if has_int then
+      r[#r + 1] = string.format("\nstatic int64_t ref_i_%s(const int64_t *in)\n{\n    const int64_t %s;\n    return %s;\n}\n",
+                                op.name, table.concat(names, ", "), typed(op.int_expr or op.expr, "int64_t"))
+    end
+    entries[#entries + 1] = string.format("    [%s] = {ref_f_%s, %s},\n", op.enum, op.name,
+                                          has_int and ("ref_i_" .. op.name) or "0")
+  end
+  r[#r + 1] = "\nconst kg_ref_entry kg_ref_ops[KG_OP_COUNT] = {\n" .. table.concat(entries) .. "};\n"
+  G:write("kg_reference.c", table.concat(r))
+  G:write("kg_reference.h", G.header("gen/catalogue.lua") .. [[
+#ifndef KG_REFERENCE_H
+#define KG_REFERENCE_H
+
+#include <stdint.h>
+
+#include "kgen.h"
+
+/* The CPU reference of each element-wise op: f computes float dtypes in
+   double; i computes integer and bool dtypes in int64_t (the caller wraps the
+   result to the dtype's width). NULL where the op has no such dtypes. Cast is
+   not listed: its conversions are specified in the README. */
+typedef struct kg_ref_entry {
+    double (*f)(const double *in);
+    int64_t (*i)(const int64_t *in);
+} kg_ref_entry;
+
+extern const kg_ref_entry kg_ref_ops[KG_OP_COUNT];
+
+#endif
+]])
+end
+
+return M

@@ -1,0 +1,197 @@
+/*
+ * elementwise.c - validation and dispatch of every element-wise op.
+ *
+ * Order: arguments, dtypes, shapes and overlap are checked on the host; only
+ * then is the device touched. The call is coalesced (layout.c) and sent to
+ * one of the generated variants (kg_params.h): dense when every operand is
+ * one aligned contiguous range, tile for 2-d problems with a transposed input,
+ * nd32v when the inner dim is contiguous or broadcast for every operand, nd32
+ * or nd64 otherwise (by whether offsets fit in 31 bits).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "kg_ew_table.h"
+#include "kg_table.h"
+#include "layout.h"
+
+enum { THREADS = 256, BLOCKS_PER_SM = 8 };
+
+static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out,
+                              const kg_tensor *const *in, kg_dtype *dt)
+{
+    const int first = info->cond_first ? 1 : 0;
+    if (info->cond_first && in[0]->dtype != KG_BOOL)
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: %s must be bool, got %s", info->name, info->inputs[0],
+                       kg_dtype_name(in[0]->dtype));
+    *dt = in[first]->dtype;
+    for (int i = first + 1; i < info->arity; i++)
+        if (in[i]->dtype != *dt)
+            return kg_fail(ctx, KG_ERR_DTYPE,
+                           "dtype mismatch: %s: %s is %s, %s is %s (inputs of one call share a dtype; convert "
+                           "with kg_cast)",
+                           info->name, info->inputs[first], kg_dtype_name(*dt), info->inputs[i],
+                           kg_dtype_name(in[i]->dtype));
+    if (!(info->dtype_mask & (1u << *dt))) {
+        char list[128] = "";
+        size_t at = 0;
+        for (int d = 0; d < KG_DTYPE_COUNT; d++)
+            if (info->dtype_mask & (1u << d))
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", kg_dtype_name(d));
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", info->name,
+                       kg_dtype_name(*dt), list);
+    }
+    const kg_dtype want = info->out_rule == KG_OUT_BOOL ? KG_BOOL : *dt;
+    if (info->out_rule != KG_OUT_ANY && out->dtype != want)
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: out is %s but the result is %s", info->name,
+                       kg_dtype_name(out->dtype), kg_dtype_name(want));
+    return KG_OK;
+}
+
+static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out,
+                              const kg_tensor *const *in)
+{
+    int nd;
+    int64_t shape[KG_MAX_DIMS];
+    kg_status st = kg_broadcast_shapes(ctx, in, info->inputs, info->arity, &nd, shape);
+    if (st != KG_OK)
+        return st;
+    int same = out->ndim == nd;
+    for (int d = 0; same && d < nd; d++)
+        same = out->shape[d] == shape[d];
+    if (!same) {
+        char o[128], b[128];
+        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: %s: out is %s but the inputs broadcast to %s", info->name,
+                       kg_shape_str(o, sizeof o, out->ndim, out->shape), kg_shape_str(b, sizeof b, nd, shape));
+    }
+    return KG_OK;
+}
+
+static int aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+
+static unsigned grid_for(const kg_context *ctx, int64_t work)
+{
+    int64_t blocks = (work + THREADS - 1) / THREADS;
+    const int64_t cap = (int64_t)ctx->sm_count * BLOCKS_PER_SM;
+    if (blocks > cap)
+        blocks = cap;
+    return (unsigned)(blocks > 0 ? blocks : 1);
+}
+
+/* The nd32v form of L: inner dim moved `vec` elements at a time. 0 when some
+   operand's inner dim is neither contiguous nor broadcast, or not aligned. */
+static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *out, const kg_tensor *const *in,
+                     int vec, kg_nd32 *o)
+{
+    if (L->ndim < 1 || L->size[0] % vec || L->stride[0][0] != 1)
+        return 0;
+    unsigned bcast = 0;
+    for (int k = 0; k < L->nops; k++) {
+        const size_t es = kg_dtype_size(k ? in[k - 1]->dtype : out->dtype);
+        const void *base = k ? p->in[k - 1] : p->out;
+        if (L->stride[k][0] == 0) {
+            bcast |= 1u << k;
+            continue;
+        }
+        if (L->stride[k][0] != 1 || !aligned(base, es * (size_t)vec))
+            return 0;
+        for (int d = 1; d < L->ndim; d++)
+            if (L->stride[k][d] % vec)
+                return 0;
+    }
+    kg_layout V = *L;
+    V.size[0] /= vec;
+    for (int k = 0; k < L->nops; k++)
+        V.stride[k][0] *= vec;
+    kg_layout_to_nd32(&V, o);
+    o->bcast = bcast;
+    return 1;
+}
+
+kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)
+{
+    if (!ctx)
+        return KG_ERR_INVALID_ARGUMENT;
+    const kg_op_info *info = kg_op_get_info(op);
+    if (!info)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not an element-wise op", (int)op);
+    if (n_in != info->arity || (n_in > 0 && !in))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s takes %d input%s, got %d", info->name,
+                       info->arity, info->arity == 1 ? "" : "s", n_in);
+    kg_status st = kg_check_tensor(ctx, out, "out");
+    for (int i = 0; st == KG_OK && i < n_in; i++)
+        st = kg_check_tensor(ctx, in[i], info->inputs[i]);
+    kg_dtype dt = KG_F32;
+    if (st == KG_OK)
+        st = check_dtypes(ctx, info, out, in, &dt);
+    if (st == KG_OK)
+        st = check_shapes(ctx, info, out, in);
+    if (st == KG_OK)
+        st = kg_check_no_self_overlap(ctx, out, "out");
+    for (int i = 0; st == KG_OK && i < n_in; i++)
+        st = kg_check_alias(ctx, out, in[i], info->inputs[i]);
+    if (st == KG_OK)
+        st = kg_ready(ctx);
+    if (st != KG_OK)
+        return st;
+    if (kg_numel(out) == 0)
+        return kg_ok(ctx);
+
+    const int16_t *ks = kg_ew_table[op][dt][out->dtype];
+    kg_ew_ptrs p;
+    memset(&p, 0, sizeof p);
+    p.out = out->data;
+    for (int i = 0; i < n_in; i++)
+        p.in[i] = in[i]->data;
+
+    kg_layout L;
+    kg_layout_build(&L, out, in, n_in);
+    if (L.ndim == 0) { /* a single element */
+        L.ndim = 1;
+        L.size[0] = 1;
+        for (int k = 0; k < L.nops; k++)
+            L.stride[k][0] = 1;
+    }
+    const int vec = kg_kernels[ks[KG_EW_DENSE]].vec;
+    int dense = L.ndim == 1;
+    for (int k = 0; dense && k < L.nops; k++) {
+        const size_t es = kg_dtype_size(k ? in[k - 1]->dtype : out->dtype);
+        dense = L.stride[k][0] == 1 && aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
+    }
+    if (dense) {
+        int64_t n = L.size[0];
+        void *args[] = {&p, &n};
+        st = kg_launch(ctx, ks[KG_EW_DENSE], (dim3){grid_for(ctx, n / vec + 1), 1, 1}, (dim3){THREADS, 1, 1}, args, 0);
+        return st == KG_OK ? kg_ok(ctx) : st;
+    }
+    int transposed = 0;
+    if (L.ndim == 2)
+        for (int k = 1; k < L.nops; k++)
+            if (L.stride[k][0] > 1 && L.stride[k][1] > 0 && L.stride[k][1] < L.stride[k][0])
+                transposed |= 1 << k;
+    if (transposed) {
+        kg_nd64 t;
+        kg_layout_to_nd64(&L, &t);
+        t.transposed = (uint32_t)transposed;
+        const int64_t tiles = ((L.size[0] + 31) / 32) * ((L.size[1] + 31) / 32);
+        void *args[] = {&p, &t};
+        st = kg_launch(ctx, ks[KG_EW_TILE], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
+        return st == KG_OK ? kg_ok(ctx) : st;
+    }
+    if (kg_layout_fits32(&L)) {
+        kg_nd32 a;
+        const int v = try_nd32v(&L, &p, out, in, vec, &a);
+        if (!v)
+            kg_layout_to_nd32(&L, &a);
+        void *args[] = {&p, &a};
+        st = kg_launch(ctx, ks[v ? KG_EW_ND32V : KG_EW_ND32], (dim3){grid_for(ctx, a.n), 1, 1},
+                       (dim3){THREADS, 1, 1}, args, 0);
+        return st == KG_OK ? kg_ok(ctx) : st;
+    }
+    kg_nd64 w;
+    kg_layout_to_nd64(&L, &w);
+    void *args[] = {&p, &w};
+    st = kg_launch(ctx, ks[KG_EW_ND64], (dim3){grid_for(ctx, w.n), 1, 1}, (dim3){THREADS, 1, 1}, args, 0);
+    return st == KG_OK ? kg_ok(ctx) : st;
+}

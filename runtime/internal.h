@@ -1,0 +1,63 @@
+/*
+ * internal.h - what the runtime's files share and users do not see.
+ *
+ * Conventions: every function that can fail returns kg_status and, on
+ * failure, has already stored the specific message on the context with
+ * kg_fail(). Validation (host only) comes before any CUDA call, so a context
+ * without a device still answers argument errors precisely.
+ */
+#ifndef KG_INTERNAL_H
+#define KG_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+
+#include "kgen.h"
+
+#define KG_MSG_LEN 512
+
+struct kg_context {
+    int device;             /* CUDA ordinal asked for */
+    int usable;             /* 1 when the device opened and the bundle fits it */
+    kg_status open_status;  /* why it is unusable, reported by ops */
+    char open_msg[KG_MSG_LEN];
+    cudaStream_t stream;
+    int sm_count;
+    int cc_major, cc_minor;
+    char msg[KG_MSG_LEN];   /* message of the last failure */
+    /* Extensions of other op families hang their per-context state here. */
+    void *blas;             /* see blas.c */
+    void *scratch;          /* device scratch, see kg_scratch() */
+    size_t scratch_bytes;
+};
+
+/* Stores a formatted message and returns `status`. */
+kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Clears the message (successful call) and returns KG_OK. */
+kg_status kg_ok(kg_context *ctx);
+/* Maps a CUDA error to a status and message, prefixed by what was done. */
+kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what);
+/* Returns KG_OK when ctx can run device work, else its open failure. */
+kg_status kg_ready(kg_context *ctx);
+
+/* Formats a shape as "[2,3]" into buf (always terminated). */
+const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
+/* Checks one tensor argument: dtype, ndim, sizes and strides, data pointer. */
+kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name);
+
+/* ---- cuBLAS state (blas.c): created lazily, bound to the context's stream. */
+void kg_blas_release(kg_context *ctx);
+kg_status kg_blas_set_stream(kg_context *ctx);
+
+/* ---- Bundle (bundle.c) ---------------------------------------------------- */
+
+/* The kernel of table index `k`, loading the bundle on first use. */
+kg_status kg_kernel(kg_context *ctx, int k, cudaKernel_t *out);
+/* Launch with the launch error mapped to a status. */
+kg_status kg_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args, size_t smem);
+/* 1 when the bundle has code that runs on compute capability major.minor. */
+int kg_bundle_supports(int major, int minor);
+/* "sm_80, sm_90 (+PTX compute_90)" */
+const char *kg_bundle_archs(void);
+
+#endif

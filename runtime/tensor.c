@@ -1,0 +1,92 @@
+/*
+ * tensor.c - tensors as plain data: construction, sizes, names, and the
+ * checks every op applies to each tensor argument.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[KG_DTYPE_COUNT] = {
+    [KG_F32] = {"f32", 4}, [KG_F64] = {"f64", 8}, [KG_F16] = {"f16", 2}, [KG_BF16] = {"bf16", 2},
+    [KG_I32] = {"i32", 4}, [KG_I64] = {"i64", 8}, [KG_U8] = {"u8", 1},   [KG_BOOL] = {"bool", 1},
+};
+
+size_t kg_dtype_size(kg_dtype dtype)
+{
+    return (int)dtype >= 0 && dtype < KG_DTYPE_COUNT ? dtypes[dtype].size : 0;
+}
+
+const char *kg_dtype_name(kg_dtype dtype)
+{
+    return (int)dtype >= 0 && dtype < KG_DTYPE_COUNT ? dtypes[dtype].name : "?";
+}
+
+kg_tensor kg_tensor_contiguous(void *data, kg_dtype dtype, int ndim, const int64_t *shape)
+{
+    kg_tensor t;
+    memset(&t, 0, sizeof t);
+    t.data = data;
+    t.dtype = dtype;
+    t.ndim = ndim;
+    if (ndim < 0 || ndim > KG_MAX_DIMS || (ndim > 0 && !shape))
+        return t; /* kg_check_tensor reports it */
+    int64_t stride = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        t.shape[d] = shape[d];
+        t.strides[d] = stride;
+        stride *= shape[d] > 1 ? shape[d] : 1;
+    }
+    return t;
+}
+
+int64_t kg_numel(const kg_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
+{
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, len - at, "[");
+    for (int d = 0; d < ndim && at < len; d++)
+        at += (size_t)snprintf(buf + at, len - at, d ? ",%lld" : "%lld", (long long)shape[d]);
+    if (at < len)
+        snprintf(buf + at, len - at, "]");
+    return buf;
+}
+
+kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name)
+{
+    if (!t)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor %s is NULL", name);
+    if ((int)t->dtype < 0 || t->dtype >= KG_DTYPE_COUNT)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has dtype %d, not a kg_dtype", name,
+                       (int)t->dtype);
+    if (t->ndim < 0 || t->ndim > KG_MAX_DIMS)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has %d dims (0..%d supported)", name,
+                       t->ndim, KG_MAX_DIMS);
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] < 0)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has size %lld in dim %d", name,
+                           (long long)t->shape[d], d);
+        if (t->strides[d] < 0)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s has stride %lld in dim %d (strides must be >= 0)", name,
+                           (long long)t->strides[d], d);
+        if (t->shape[d] && n > INT64_MAX / t->shape[d])
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
+        n *= t->shape[d];
+    }
+    if (n > 0 && !t->data)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has %lld elements but a NULL data pointer",
+                       name, (long long)n);
+    return KG_OK;
+}

@@ -1,0 +1,33 @@
+@-- elementwise.cu - template of one element-wise module (one dtype).
+@-- For each op: a functor (what one element computes, from the catalogue's
+@-- expression) and one kernel per layout variant, each a call into the
+@-- loops of elementwise.cuh.
+$(header)/*
+ * Element-wise kernels whose first input is $(dtype.name).
+ * Variants: $(table.concat(variants, ", ")) (see templates/kg_params.h).
+ */
+#include "elementwise.cuh"
+@for _, f in ipairs(functors) do
+
+struct $(f.name) {
+    typedef $(f.out.storage) out_t;
+@  for j = 1, 3 do
+@    local inp = f.inputs[j]
+    typedef $(inp and inp.dt.storage or "kg_unused") in$(j - 1)_t;
+@  end
+    static constexpr int arity = $(#f.inputs);
+@  local params = {}
+@  for j = 1, 3 do params[j] = f.inputs[j] and ("in" .. (j - 1) .. "_t " .. f.inputs[j].name .. "_") or ("in" .. (j - 1) .. "_t") end
+    static __device__ __forceinline__ out_t apply($(table.concat(params, ", ")))
+    {
+@  for j, inp in ipairs(f.inputs) do
+        const $(inp.via or inp.dt.compute) $(inp.name) = ($(inp.via or inp.dt.compute))($(string.format(inp.dt.load, inp.name .. "_")));
+@  end
+        return $(f.body);
+    }
+};
+@  for _, v in ipairs(variants) do
+@    local arg = (v == "dense") and "int64_t n" or (v == "nd32" or v == "nd32v") and "kg_nd32 layout" or "kg_nd64 layout"
+extern "C" __global__ void __launch_bounds__(KG_EW_THREADS) $(f.name)_$(v)(kg_ew_ptrs p, $(arg)) { kg_ew_$(v)<$(f.name), $(16 // dtype.size)>(p, $(v == "dense" and "n" or "layout")); }
+@  end
+@end

@@ -1,0 +1,229 @@
+/*
+ * elementwise.cuh - the loops every element-wise kernel runs.
+ *
+ * A generated kernel is one of these loops instantiated with a functor F:
+ *   F::out_t, F::in0_t .. in2_t   storage types (kg_unused past F::arity)
+ *   F::apply(in0, in1, in2)       one element, storage in, storage out
+ * and N, the elements per thread of the vectorized variants (16 bytes of the
+ * first input). Variants (the runtime picks one per call, kg_params.h):
+ *   dense  one contiguous range: N-element vector loads, scalar tail
+ *   nd32   any strides, 32-bit offsets, fast divmod over up to 8 dims
+ *   nd32v  as nd32 but the inner dim moves N elements at a time (each
+ *          input's inner stride 1, or 0 = broadcast of one element)
+ *   nd64   any strides, 64-bit offsets (tensors over 2^31 elements)
+ *   tile   2-d with inputs whose fast dim is the output's slow dim: those go
+ *          through a shared-memory tile so both reads and writes coalesce
+ */
+#ifndef KG_ELEMENTWISE_CUH
+#define KG_ELEMENTWISE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "kg_params.h"
+
+#define KG_EW_THREADS 256
+#define KG_TILE 32
+#define KG_TILE_ROWS 8
+
+typedef uint8_t kg_unused;
+
+template <typename T, int N> struct alignas(sizeof(T) * N) kg_vec {
+    T v[N];
+};
+
+/* float -> integer: truncate toward zero, saturate to the type's range, NaN -> 0. */
+template <typename To, typename From> __device__ __forceinline__ To kg_saturate(From x)
+{
+    if (!(x == x))
+        return (To)0;
+    if (sizeof(To) == 1) { /* u8 */
+        if (x <= (From)0) return (To)0;
+        if (x >= (From)255) return (To)255;
+        return (To)x;
+    }
+    if (sizeof(To) == 4) {
+        if (x <= (From)-2147483648.0) return (To)INT32_MIN;
+        if (x >= (From)2147483648.0) return (To)INT32_MAX;
+        return (To)x;
+    }
+    if (x <= (From)-9223372036854775808.0) return (To)INT64_MIN;
+    if (x >= (From)9223372036854775808.0) return (To)INT64_MAX;
+    return (To)x;
+}
+
+template <typename F>
+__device__ __forceinline__ typename F::out_t kg_apply_at(const kg_ew_ptrs &p, int64_t o1, int64_t o2, int64_t o3)
+{
+    typename F::in0_t a = ((const typename F::in0_t *)p.in[0])[o1];
+    typename F::in1_t b{};
+    typename F::in2_t c{};
+    if constexpr (F::arity > 1) b = ((const typename F::in1_t *)p.in[1])[o2];
+    if constexpr (F::arity > 2) c = ((const typename F::in2_t *)p.in[2])[o3];
+    return F::apply(a, b, c);
+}
+
+template <typename F, int N> __device__ __forceinline__ void kg_ew_dense(const kg_ew_ptrs &p, int64_t n)
+{
+    typedef typename F::out_t O;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    const int64_t nvec = n / N;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int64_t i = gid; i < nvec; i += step) {
+        kg_vec<A, N> a = ((const kg_vec<A, N> *)p.in[0])[i];
+        kg_vec<B, N> b{};
+        kg_vec<C, N> c{};
+        if constexpr (F::arity > 1) b = ((const kg_vec<B, N> *)p.in[1])[i];
+        if constexpr (F::arity > 2) c = ((const kg_vec<C, N> *)p.in[2])[i];
+        kg_vec<O, N> o;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            o.v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
+        ((kg_vec<O, N> *)p.out)[i] = o;
+    }
+    const int64_t t = nvec * N + gid;
+    if (t < n)
+        ((O *)p.out)[t] = kg_apply_at<F>(p, t, t, t);
+}
+
+/* Offsets of element (or vector) i for every operand, 32-bit. */
+__device__ __forceinline__ void kg_offsets32(const kg_nd32 &L, uint32_t i, int32_t off[KG_EW_MAX_OPERANDS])
+{
+#pragma unroll
+    for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+        off[k] = 0;
+    uint32_t r = i;
+#pragma unroll
+    for (int d = 0; d < KG_LAYOUT_MAX_DIMS; d++) {
+        if (d == L.ndim)
+            break;
+        const uint32_t q = (__umulhi(r, L.magic[d]) + r) >> L.shift[d];
+        const int32_t m = (int32_t)(r - q * L.size[d]);
+        r = q;
+#pragma unroll
+        for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+            off[k] += m * L.stride[k][d];
+    }
+}
+
+template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32(const kg_ew_ptrs &p, const kg_nd32 &L)
+{
+    const uint32_t step = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(L, i, off);
+        ((typename F::out_t *)p.out)[off[0]] = kg_apply_at<F>(p, off[1], off[2], off[3]);
+    }
+}
+
+/* Loads N elements at `at`, or one element repeated when `bcast`. */
+template <typename T, int N> __device__ __forceinline__ kg_vec<T, N> kg_load_vec(const void *base, int32_t at, bool bcast)
+{
+    kg_vec<T, N> v;
+    if (bcast) {
+        const T x = ((const T *)base)[at];
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            v.v[k] = x;
+    } else {
+        v = *(const kg_vec<T, N> *)((const T *)base + at);
+    }
+    return v;
+}
+
+template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const kg_ew_ptrs &p, const kg_nd32 &L)
+{
+    typedef typename F::out_t O;
+    const uint32_t step = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(L, i, off);
+        kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[1], L.bcast & 2u);
+        kg_vec<typename F::in1_t, N> b{};
+        kg_vec<typename F::in2_t, N> c{};
+        if constexpr (F::arity > 1) b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[2], L.bcast & 4u);
+        if constexpr (F::arity > 2) c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[3], L.bcast & 8u);
+        kg_vec<O, N> o;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            o.v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
+        *(kg_vec<O, N> *)((O *)p.out + off[0]) = o;
+    }
+}
+
+template <typename F, int N> __device__ __forceinline__ void kg_ew_nd64(const kg_ew_ptrs &p, const kg_nd64 &L)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
+        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        int64_t r = i;
+        for (int d = 0; d < L.ndim; d++) {
+            const int64_t q = r / L.size[d];
+            const int64_t m = r - q * L.size[d];
+            r = q;
+#pragma unroll
+            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+                off[k] += m * L.stride[k][d];
+        }
+        ((typename F::out_t *)p.out)[off[0]] = kg_apply_at<F>(p, off[1], off[2], off[3]);
+    }
+}
+
+/* One input operand's value at tile element (row ty+j, col tx): from shared
+   memory when it is transposed, else straight from global memory. */
+template <typename T>
+__device__ __forceinline__ T kg_tile_get(const kg_nd64 &L, const void *base, int k, const T (*s)[KG_TILE + 1],
+                                         int64_t row, int64_t col, int lr, int lc)
+{
+    if (L.transposed & (1u << k))
+        return s[lc][lr];
+    return ((const T *)base)[row * L.stride[k][1] + col * L.stride[k][0]];
+}
+
+/* Stages a transposed input's tile: threads walk its fast dim (the rows). */
+template <typename T>
+__device__ __forceinline__ void kg_tile_stage(const kg_nd64 &L, const void *base, int k, T (*s)[KG_TILE + 1],
+                                              int64_t r0, int64_t c0)
+{
+    if (!(L.transposed & (1u << k)))
+        return;
+    const int64_t row = r0 + threadIdx.x;
+    for (int j = threadIdx.y; j < KG_TILE; j += KG_TILE_ROWS) {
+        const int64_t col = c0 + j;
+        if (row < L.size[1] && col < L.size[0])
+            s[j][threadIdx.x] = ((const T *)base)[row * L.stride[k][1] + col * L.stride[k][0]];
+    }
+}
+
+/* 2-d: size[1] rows of size[0]; one 32x32 tile per block of 32x8 threads. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg_ew_ptrs &p, const kg_nd64 &L)
+{
+    __shared__ typename F::in0_t s0[KG_TILE][KG_TILE + 1];
+    __shared__ typename F::in1_t s1[F::arity > 1 ? KG_TILE : 1][KG_TILE + 1];
+    __shared__ typename F::in2_t s2[F::arity > 2 ? KG_TILE : 1][KG_TILE + 1];
+    const int64_t tiles_c = (L.size[0] + KG_TILE - 1) / KG_TILE;
+    const int64_t r0 = (int64_t)(blockIdx.x / tiles_c) * KG_TILE;
+    const int64_t c0 = (int64_t)(blockIdx.x % tiles_c) * KG_TILE;
+    kg_tile_stage(L, p.in[0], 1, s0, r0, c0);
+    if constexpr (F::arity > 1) kg_tile_stage(L, p.in[1], 2, s1, r0, c0);
+    if constexpr (F::arity > 2) kg_tile_stage(L, p.in[2], 3, s2, r0, c0);
+    __syncthreads();
+    const int64_t col = c0 + threadIdx.x;
+    for (int j = threadIdx.y; j < KG_TILE; j += KG_TILE_ROWS) {
+        const int64_t row = r0 + j;
+        if (row >= L.size[1] || col >= L.size[0])
+            continue;
+        typename F::in0_t a = kg_tile_get(L, p.in[0], 1, s0, row, col, j, threadIdx.x);
+        typename F::in1_t b{};
+        typename F::in2_t c{};
+        if constexpr (F::arity > 1) b = kg_tile_get(L, p.in[1], 2, s1, row, col, j, threadIdx.x);
+        if constexpr (F::arity > 2) c = kg_tile_get(L, p.in[2], 3, s2, row, col, j, threadIdx.x);
+        ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] = F::apply(a, b, c);
+    }
+}
+
+#endif
