@@ -1,0 +1,60 @@
+/*
+ * kg_test.h - what every kgen test shares: seeded random inputs, dtype
+ * conversions done independently of the library (correct rounding from
+ * double), tolerance checks, and opening the GPU or skipping with a reason.
+ */
+#ifndef KG_TEST_H
+#define KG_TEST_H
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "kgen.h"
+
+/* The run's seed: $KG_TEST_SEED if set, else from the clock. Tests print it
+   in every failure message so a failing run can be repeated. */
+uint64_t kt_seed(void);
+/* splitmix64 step, and uniform doubles in [lo, hi). */
+uint64_t kt_next(uint64_t *state);
+double kt_uniform(uint64_t *state, double lo, double hi);
+
+/* Independent conversions (round to nearest even, overflow to inf). */
+uint16_t kt_to_f16(double x);
+uint16_t kt_to_bf16(double x);
+double kt_from_f16(uint16_t h);
+double kt_from_bf16(uint16_t b);
+
+/* Element i of a host buffer of dtype dt, as double / as int64 (bool 0/1). */
+double kt_get(const void *buf, kg_dtype dt, int64_t i);
+int64_t kt_get_i(const void *buf, kg_dtype dt, int64_t i);
+/* Stores v rounded to dt (floats) / wrapped to dt's width (integers). */
+void kt_set(void *buf, kg_dtype dt, int64_t i, double v);
+void kt_set_i(void *buf, kg_dtype dt, int64_t i, int64_t v);
+/* v rounded to dt and back: what a correct kernel can at best return. */
+double kt_round(kg_dtype dt, double v);
+int kt_is_float(kg_dtype dt);
+
+/* PyTorch's default tolerances per float dtype (TESTING.md's floor). */
+void kt_tolerance(kg_dtype dt, double *rtol, double *atol);
+/* 1 when got matches want: NaN only with NaN, inf only with the same inf,
+   else |got - want| <= atol + rtol * |want|. */
+int kt_close(double got, double want, double rtol, double atol);
+
+/* Opens device 0, or skips the test (cr_skip_test) with the reason when
+   this machine has no usable CUDA device. */
+kg_context *kt_open_gpu(void);
+
+/* Device buffer helpers that fail the test (with kg_errmsg) on error. */
+void *kt_alloc(kg_context *ctx, size_t bytes);
+void kt_upload(kg_context *ctx, void *dev, const void *host, size_t bytes);
+void kt_download(kg_context *ctx, void *host, const void *dev, size_t bytes);
+
+/* Asserts st == KG_OK, printing the context's message otherwise. */
+#define KT_OK(ctx, call)                                                                                    \
+    do {                                                                                                    \
+        kg_status kt_st_ = (call);                                                                          \
+        cr_assert_eq(kt_st_, KG_OK, "%s -> %s: %s (seed %llu)", #call, kg_status_name(kt_st_),               \
+                     kg_errmsg(ctx), (unsigned long long)kt_seed());                                        \
+    } while (0)
+
+#endif
