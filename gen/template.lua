@@ -9,7 +9,9 @@
 
 local M = {}
 
-local function quote(s) return string.format("%q", s) end
+-- %q writes a newline as a backslash and a real newline, which would shift
+-- the compiled chunk's line numbers; write it as \n instead.
+local function quote(s) return (string.format("%q", s):gsub("\\\n", "\\n")) end
 
 -- Splits "text $(a) more $(b)" into Lua concatenation code.
 local function text_line(line, lineno, chunkname)

@@ -29,6 +29,8 @@ kg_status kg_open(kg_context **out, int device)
     if (!ctx)
         return KG_ERR_HOST_MEMORY;
     ctx->device = device;
+    ctx->ew_force_variant = -1;
+    ctx->ew_last_variant = -1;
 
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);

@@ -153,45 +153,84 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         for (int k = 0; k < L.nops; k++)
             L.stride[k][0] = 1;
     }
+
+    /* which variants can serve this call */
     const int vec = kg_kernels[ks[KG_EW_DENSE]].vec;
-    int dense = L.ndim == 1;
-    for (int k = 0; dense && k < L.nops; k++) {
+    int ok[KG_EW_VARIANT_COUNT] = {0};
+    ok[KG_EW_DENSE] = L.ndim == 1;
+    for (int k = 0; ok[KG_EW_DENSE] && k < L.nops; k++) {
         const size_t es = kg_dtype_size(k ? in[k - 1]->dtype : out->dtype);
-        dense = L.stride[k][0] == 1 && aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
+        ok[KG_EW_DENSE] = L.stride[k][0] == 1 && aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
     }
-    if (dense) {
-        int64_t n = L.size[0];
-        void *args[] = {&p, &n};
-        st = kg_launch(ctx, ks[KG_EW_DENSE], (dim3){grid_for(ctx, n / vec + 1), 1, 1}, (dim3){THREADS, 1, 1}, args, 0);
-        return st == KG_OK ? kg_ok(ctx) : st;
-    }
-    int transposed = 0;
+    unsigned transposed = 0;
     if (L.ndim == 2)
         for (int k = 1; k < L.nops; k++)
             if (L.stride[k][0] > 1 && L.stride[k][1] > 0 && L.stride[k][1] < L.stride[k][0])
-                transposed |= 1 << k;
-    if (transposed) {
-        kg_nd64 t;
-        kg_layout_to_nd64(&L, &t);
-        t.transposed = (uint32_t)transposed;
-        const int64_t tiles = ((L.size[0] + 31) / 32) * ((L.size[1] + 31) / 32);
-        void *args[] = {&p, &t};
-        st = kg_launch(ctx, ks[KG_EW_TILE], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
-        return st == KG_OK ? kg_ok(ctx) : st;
+                transposed |= 1u << k;
+    ok[KG_EW_TILE] = L.ndim == 2;
+    ok[KG_EW_ND32] = kg_layout_fits32(&L);
+    kg_nd32 v32;
+    ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
+    ok[KG_EW_ND64] = 1;
+
+    int var;
+    if (ctx->ew_force_variant >= 0 && ctx->ew_force_variant < KG_EW_VARIANT_COUNT && ok[ctx->ew_force_variant])
+        var = ctx->ew_force_variant;
+    else if (ok[KG_EW_DENSE])
+        var = KG_EW_DENSE;
+    else if (transposed)
+        var = KG_EW_TILE;
+    else if (ok[KG_EW_ND32V])
+        var = KG_EW_ND32V;
+    else if (ok[KG_EW_ND32])
+        var = KG_EW_ND32;
+    else
+        var = KG_EW_ND64;
+    ctx->ew_last_variant = var;
+
+    const dim3 threads = {THREADS, 1, 1};
+    switch (var) {
+    case KG_EW_DENSE: {
+        int64_t n = L.size[0];
+        void *args[] = {&p, &n};
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(ctx, n / vec + 1), 1, 1}, threads, args, 0);
+        break;
     }
-    if (kg_layout_fits32(&L)) {
+    case KG_EW_ND32:
+    case KG_EW_ND32V: {
         kg_nd32 a;
-        const int v = try_nd32v(&L, &p, out, in, vec, &a);
-        if (!v)
+        if (var == KG_EW_ND32V)
+            a = v32;
+        else
             kg_layout_to_nd32(&L, &a);
         void *args[] = {&p, &a};
-        st = kg_launch(ctx, ks[v ? KG_EW_ND32V : KG_EW_ND32], (dim3){grid_for(ctx, a.n), 1, 1},
-                       (dim3){THREADS, 1, 1}, args, 0);
-        return st == KG_OK ? kg_ok(ctx) : st;
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(ctx, a.n), 1, 1}, threads, args, 0);
+        break;
     }
-    kg_nd64 w;
-    kg_layout_to_nd64(&L, &w);
-    void *args[] = {&p, &w};
-    st = kg_launch(ctx, ks[KG_EW_ND64], (dim3){grid_for(ctx, w.n), 1, 1}, (dim3){THREADS, 1, 1}, args, 0);
+    case KG_EW_TILE: {
+        kg_nd64 t;
+        kg_layout_to_nd64(&L, &t);
+        t.transposed = transposed;
+        const int64_t tiles = ((L.size[0] + 31) / 32) * ((L.size[1] + 31) / 32);
+        void *args[] = {&p, &t};
+        st = kg_launch(ctx, ks[var], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
+        break;
+    }
+    default: {
+        kg_nd64 w;
+        kg_layout_to_nd64(&L, &w);
+        void *args[] = {&p, &w};
+        st = kg_launch(ctx, ks[KG_EW_ND64], (dim3){grid_for(ctx, w.n), 1, 1}, threads, args, 0);
+        break;
+    }
+    }
     return st == KG_OK ? kg_ok(ctx) : st;
 }
+
+void kg_test_force_ew_variant(kg_context *ctx, int variant)
+{
+    if (ctx)
+        ctx->ew_force_variant = variant;
+}
+
+int kg_test_last_ew_variant(const kg_context *ctx) { return ctx ? ctx->ew_last_variant : -1; }

@@ -28,7 +28,16 @@ struct kg_context {
     void *blas;             /* see blas.c */
     void *scratch;          /* device scratch, see kg_scratch() */
     size_t scratch_bytes;
+    /* Testing aids: force an element-wise variant (-1: choose), and the
+       variant the last element-wise launch used. */
+    int ew_force_variant;
+    int ew_last_variant;
 };
+
+/* Tests use these to run every eligible layout variant over the same cases:
+   a forced variant is used only when it can serve the call. */
+KG_API void kg_test_force_ew_variant(kg_context *ctx, int variant);
+KG_API int kg_test_last_ew_variant(const kg_context *ctx);
 
 /* Stores a formatted message and returns `status`. */
 kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)

@@ -1,0 +1,107 @@
+/*
+ * test_bundle.c - the kernel table against the compiled bundle. Each module
+ * is a fatbin holding one ELF cubin per architecture (uncompressed) and PTX.
+ * The cubins' symbol tables must hold exactly the kernels the table names
+ * for that module, for every architecture the build lists.
+ */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "kg_table.h"
+#include "kg_test.h"
+
+#ifndef EM_CUDA
+#define EM_CUDA 190
+#endif
+
+typedef struct {
+    int arch;
+    int nsyms;
+    const char **syms;
+} cubin;
+
+/* Lists the global FUNC symbols of the ELF image at p. */
+static cubin read_cubin(const unsigned char *p, size_t avail)
+{
+    cubin c = {0, 0, NULL};
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
+    cr_assert_eq(eh->e_ident[EI_CLASS], ELFCLASS64);
+    cr_assert_eq(eh->e_machine, EM_CUDA, "not a CUDA ELF: machine %d", eh->e_machine);
+    cr_assert_leq(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr), avail);
+    /* the SM version is in e_flags: bits 8..15 from ELF ABI version 8 (CUDA
+       12.x/13), the low byte before */
+    c.arch = (int)(eh->e_ident[EI_ABIVERSION] >= 8 ? (eh->e_flags >> 8) & 0xff : eh->e_flags & 0xff);
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(p + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB)
+            continue;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(p + sh[i].sh_offset);
+        const char *str = (const char *)(p + sh[sh[i].sh_link].sh_offset);
+        const size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+        c.syms = calloc(n, sizeof *c.syms);
+        for (size_t s = 0; s < n; s++)
+            if (ELF64_ST_TYPE(sym[s].st_info) == STT_FUNC && ELF64_ST_BIND(sym[s].st_info) == STB_GLOBAL)
+                c.syms[c.nsyms++] = str + sym[s].st_name;
+    }
+    return c;
+}
+
+/* Finds every embedded ELF image in a fatbin (at 8-byte aligned offsets). */
+static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max)
+{
+    cr_assert_geq(n, 16u);
+    cr_assert_eq(*(const uint32_t *)b, 0xBA55ED50u, "not a fatbin (magic %08x)", *(const uint32_t *)b);
+    int k = 0;
+    for (size_t off = 16; off + sizeof(Elf64_Ehdr) <= n && k < max; off += 8)
+        if (memcmp(b + off, ELFMAG, SELFMAG) == 0)
+            out[k++] = read_cubin(b + off, n - off);
+    return k;
+}
+
+static int has(const cubin *c, const char *name)
+{
+    for (int i = 0; i < c->nsyms; i++)
+        if (strcmp(c->syms[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+Test(bundle, table_matches_the_kernels_in_every_cubin)
+{
+    for (int m = 0; m < KG_MODULE_COUNT; m++) {
+        cubin cs[8];
+        const size_t size = (size_t)(kg_modules[m].end - kg_modules[m].begin);
+        int n = find_cubins(kg_modules[m].begin, size, cs, 8);
+        /* one cubin per listed arch: sm_80 and sm_90 */
+        cr_assert_eq(n, 2, "module %s holds %d cubins, want 2 (sm_80, sm_90)", kg_modules[m].name, n);
+        int seen80 = 0, seen90 = 0;
+        for (int c = 0; c < n; c++) {
+            seen80 += cs[c].arch == 80;
+            seen90 += cs[c].arch == 90;
+            int expected = 0;
+            for (int k = 0; k < KG_KERNEL_COUNT; k++) {
+                if (kg_kernels[k].module != m)
+                    continue;
+                expected++;
+                cr_assert(has(&cs[c], kg_kernels[k].name), "%s missing from %s's sm_%d cubin", kg_kernels[k].name,
+                          kg_modules[m].name, cs[c].arch);
+            }
+            cr_assert_eq(cs[c].nsyms, expected, "%s sm_%d has %d kernels, the table %d", kg_modules[m].name,
+                         cs[c].arch, cs[c].nsyms, expected);
+            free(cs[c].syms);
+        }
+        cr_assert(seen80 == 1 && seen90 == 1, "module %s: archs are not sm_80 + sm_90", kg_modules[m].name);
+    }
+}
+
+Test(bundle, kernel_entries_are_well_formed)
+{
+    for (int k = 0; k < KG_KERNEL_COUNT; k++) {
+        cr_assert(kg_kernels[k].module >= 0 && kg_kernels[k].module < KG_MODULE_COUNT, "kernel %d", k);
+        cr_assert(kg_kernels[k].vec >= 1 && kg_kernels[k].vec <= 16, "kernel %s vec %d", kg_kernels[k].name,
+                  kg_kernels[k].vec);
+        cr_assert(strncmp(kg_kernels[k].name, "kg_", 3) == 0, "%s", kg_kernels[k].name);
+    }
+}

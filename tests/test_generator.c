@@ -1,0 +1,166 @@
+/*
+ * test_generator.c - the catalogue and expander: deterministic output, files
+ * left untouched when unchanged, every op x dtype x variant present in the
+ * manifest and the kernel table, and template errors that name the problem.
+ * Runs from the repository root (ninja test does).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kg_ew_table.h"
+#include "kg_table.h"
+#include "kg_test.h"
+
+static void need_lua(void)
+{
+    if (system("command -v lua5.4 >/dev/null 2>&1") != 0)
+        cr_skip_test("lua5.4 is not installed on this machine (the generator runs at build time only)");
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static const char *const outputs[] = {
+    "manifest.txt", "kg_table.c", "kg_table.h", "kg_bundle.S", "kg_ops.h", "kg_ops.c",
+    "kg_ew_table.c", "kg_ew_table.h", "kg_reference.c", "kg_reference.h", "ew_f32.cu", "ew_f64.cu",
+    "ew_f16.cu", "ew_bf16.cu", "ew_i32.cu", "ew_i64.cu", "ew_u8.cu", "ew_bool.cu",
+};
+
+Test(generator, output_is_deterministic_and_matches_the_build)
+{
+    need_lua();
+    char tmpl[] = "/tmp/kg_gen_XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    char cmd[512];
+    for (int run = 0; run < 2; run++) {
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/r%d && lua5.4 gen/expand.lua %s/r%d", tmpl, run, tmpl, run);
+        cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+    }
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        char p0[256], p1[256], pb[256];
+        snprintf(p0, sizeof p0, "%s/r0/%s", tmpl, outputs[i]);
+        snprintf(p1, sizeof p1, "%s/r1/%s", tmpl, outputs[i]);
+        snprintf(pb, sizeof pb, "generated/%s", outputs[i]);
+        size_t n0, n1, nb;
+        char *a = slurp(p0, &n0), *b = slurp(p1, &n1), *c = slurp(pb, &nb);
+        cr_assert(a && b && c, "missing %s", outputs[i]);
+        cr_assert(n0 == n1 && memcmp(a, b, n0) == 0, "%s differs between two runs", outputs[i]);
+        /* depfile and table paths name the output dir; the rest must match the build's copy */
+        cr_assert(n0 == nb && memcmp(a, c, n0) == 0, "%s differs from generated/%s", p0, outputs[i]);
+        free(a);
+        free(b);
+        free(c);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(generator, unchanged_files_are_not_rewritten)
+{
+    need_lua();
+    char tmpl[] = "/tmp/kg_gen_XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    char cmd[512], path[256];
+    snprintf(cmd, sizeof cmd, "lua5.4 gen/expand.lua %s", tmpl);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/ew_f32.cu", tmpl);
+    struct stat before, after;
+    cr_assert_eq(stat(path, &before), 0);
+    snprintf(cmd, sizeof cmd, "touch -d '2001-01-01' %s && lua5.4 gen/expand.lua %s", path, tmpl);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(stat(path, &after), 0);
+    cr_assert_lt(after.st_mtime, before.st_mtime, "ew_f32.cu was rewritten although unchanged");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(generator, template_errors_name_the_problem)
+{
+    need_lua();
+    const char *script =
+        "lua5.4 -e 'package.path=\"gen/?.lua;\"..package.path; local t=require(\"template\");"
+        " local ok, e = pcall(t.compile(\"line\\n$(nope)\\n\", \"x.tpl\"), {});"
+        " assert(not ok and e:find(\"x.tpl:2\") and e:find(\"undefined name .nope.\"), e);"
+        " ok, e = pcall(t.compile(\"$(v)\\n\", \"y.tpl\"), {v = false});"
+        " assert(ok);"
+        " ok, e = pcall(t.compile(\"@for i = 1, 2 do\\n$(i),\\n@end\\n\", \"z.tpl\"), {});"
+        " assert(ok and e == \"1,\\n2,\\n\", e)'";
+    cr_assert_eq(system(script), 0, "template engine check failed");
+}
+
+static const char *const variants[] = {"dense", "nd32", "nd32v", "nd64", "tile"};
+
+/* Every op x accepted dtype (x output dtype for cast) x variant is in the
+   table, and its kernel carries the expected name; nothing else is. */
+Test(generator, every_combination_is_in_the_table_and_manifest)
+{
+    size_t mlen;
+    char *manifest = slurp("generated/manifest.txt", &mlen);
+    cr_assert_not_null(manifest, "generated/manifest.txt is missing");
+    cr_assert_eq(KG_EW_VARIANT_COUNT, 5);
+    int expected = 0;
+    for (int op = KG_OP_NONE + 1; op < KG_OP_COUNT; op++) {
+        const kg_op_info *info = kg_op_get_info((kg_op)op);
+        cr_assert_not_null(info);
+        for (int d = 0; d < KG_DTYPE_COUNT; d++) {
+            for (int od = 0; od < KG_DTYPE_COUNT; od++) {
+                int want = (info->dtype_mask >> d) & 1;
+                if (info->out_rule == KG_OUT_SAME)
+                    want = want && od == d;
+                else if (info->out_rule == KG_OUT_BOOL)
+                    want = want && od == KG_BOOL;
+                for (int v = 0; v < KG_EW_VARIANT_COUNT; v++) {
+                    int k = kg_ew_table[op][d][od][v];
+                    if (!want) {
+                        /* unlisted entries stay 0 and are never reached: dispatch checks the rule first */
+                        cr_assert_eq(k, 0, "%s %s->%s has a kernel it should not", info->name, kg_dtype_name(d),
+                                     kg_dtype_name(od));
+                        continue;
+                    }
+                    expected++;
+                    char name[96];
+                    if (info->out_rule == KG_OUT_ANY)
+                        snprintf(name, sizeof name, "kg_%s_%s_%s_%s", info->name, kg_dtype_name(d),
+                                 kg_dtype_name(od), variants[v]);
+                    else
+                        snprintf(name, sizeof name, "kg_%s_%s_%s", info->name, kg_dtype_name(d), variants[v]);
+                    cr_assert(k >= 0 && k < KG_KERNEL_COUNT, "%s missing from the table", name);
+                    cr_assert_str_eq(kg_kernels[k].name, name);
+                    char line[100];
+                    snprintf(line, sizeof line, "\n%s ", name);
+                    cr_assert_not_null(strstr(manifest, line), "%s missing from the manifest", name);
+                }
+            }
+        }
+    }
+    /* the element-wise kernels are all the manifest's kg_<op>_ entries */
+    int listed = 0;
+    for (const char *p = manifest; (p = strstr(p, "\nkg_")); p++) {
+        for (int op = KG_OP_NONE + 1; op < KG_OP_COUNT; op++) {
+            char pre[40];
+            snprintf(pre, sizeof pre, "\nkg_%s_", kg_op_get_info((kg_op)op)->name);
+            if (strncmp(p, pre, strlen(pre)) == 0) {
+                listed++;
+                break;
+            }
+        }
+    }
+    cr_assert_eq(listed, expected, "manifest lists %d element-wise kernels, table has %d", listed, expected);
+    free(manifest);
+}
