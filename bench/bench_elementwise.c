@@ -1,0 +1,298 @@
+/*
+ * bench_elementwise.c - element-wise ops against the limit measured in the
+ * same run: device-to-device copy bandwidth for throughput, a bare
+ * cudaLaunchKernel of the same kernel for host time per call.
+ *
+ * Cases (issue 2): add, mul, exp, gelu, where, cast in f32/f16/bf16 at 2^12 ..
+ * 2^28 elements; [4096,4096] + [4096] broadcast; a transposed [4096,4096]
+ * view + a dense one; host time of a tiny add. Each result is checked against
+ * the CPU reference before it is timed. CSV rows go to $KG_BENCH_CSV for
+ * bench/torch_elementwise.py, which runs the same cases in PyTorch.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "internal.h"
+#include "kg_params.h"
+#include "kg_reference.h"
+#include "kg_table.h"
+#include "kg_ew_table.h"
+#include "kg_test.h"
+
+#define MAXN ((int64_t)1 << 28)
+
+typedef struct {
+    kg_context *ctx;
+    kg_op op;
+    kg_tensor out, in[3];
+    int n_in;
+} call;
+
+static void run_call(void *p)
+{
+    call *c = p;
+    const kg_tensor *in[3] = {&c->in[0], &c->in[1], &c->in[2]};
+    kg_status st = kg_elementwise(c->ctx, c->op, &c->out, in, c->n_in);
+    if (st != KG_OK) {
+        fprintf(stderr, "%s: %s\n", kg_status_name(st), kg_errmsg(c->ctx));
+        exit(1);
+    }
+}
+
+static double bytes_of(const call *c)
+{
+    double b = (double)kg_numel(&c->out) * (double)kg_dtype_size(c->out.dtype);
+    for (int k = 0; k < c->n_in; k++)
+        b += (double)kg_numel(&c->in[k]) * (double)kg_dtype_size(c->in[k].dtype);
+    return b;
+}
+
+/* Checks the first `check` output elements (row-major, dense inputs and
+   output assumed unless `strided_a`) against the CPU reference. */
+static void verify(call *c, int64_t check, const char *name)
+{
+    kg_context *ctx = c->ctx;
+    const kg_op_info *info = kg_op_get_info(c->op);
+    const size_t oes = kg_dtype_size(c->out.dtype);
+    const int64_t n = kg_numel(&c->out) < check ? kg_numel(&c->out) : check;
+    BENCH_CHECK(ctx, kg_memset(ctx, c->out.data, 0xff, (size_t)kg_numel(&c->out) * oes));
+    run_call(c);
+    BENCH_CHECK(ctx, kg_sync(ctx));
+    void *got = malloc((size_t)n * oes), *host[3];
+    BENCH_CHECK(ctx, kg_copy_out(ctx, got, c->out.data, (size_t)n * oes));
+    for (int k = 0; k < c->n_in; k++) {
+        const size_t es = kg_dtype_size(c->in[k].dtype);
+        int64_t span = 1;
+        for (int d = 0; d < c->in[k].ndim; d++)
+            span += (c->in[k].shape[d] - 1) * c->in[k].strides[d];
+        host[k] = malloc((size_t)span * es);
+        BENCH_CHECK(ctx, kg_copy_out(ctx, host[k], c->in[k].data, (size_t)span * es));
+    }
+    const kg_dtype dt = c->in[info->cond_first ? 1 : 0].dtype;
+    double rtol, atol;
+    kt_tolerance(c->op == KG_OP_CAST ? c->out.dtype : dt, &rtol, &atol);
+    for (int64_t e = 0; e < n; e++) {
+        double in[3];
+        for (int k = 0; k < c->n_in; k++) {
+            /* offset of output element e in input k (row-major over out's shape) */
+            int64_t r = e, off = 0;
+            for (int d = c->out.ndim - 1; d >= 0; d--) {
+                const int64_t m = r % c->out.shape[d];
+                r /= c->out.shape[d];
+                const int kd = d - (c->out.ndim - c->in[k].ndim);
+                if (kd >= 0 && c->in[k].shape[kd] > 1)
+                    off += m * c->in[k].strides[kd];
+            }
+            in[k] = kt_get(host[k], c->in[k].dtype, off);
+        }
+        const double want = c->op == KG_OP_CAST ? kt_round(c->out.dtype, in[0])
+                                                : kt_round(c->out.dtype, kg_ref_ops[c->op].f(in));
+        const double g = kt_get(got, c->out.dtype, e);
+        if (!kt_close(g, want, rtol, atol)) {
+            fprintf(stderr, "%s: element %lld is %.9g, the reference %.9g\n", name, (long long)e, g, want);
+            exit(1);
+        }
+    }
+    for (int k = 0; k < c->n_in; k++)
+        free(host[k]);
+    free(got);
+}
+
+/* CPU reference time per element (float64 expression + conversions). */
+static double cpu_ns_per_element(call *c, int64_t n)
+{
+    const kg_op_info *info = kg_op_get_info(c->op);
+    float *a = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        a[i] = (float)(i % 1000) * 0.001f;
+    const double t0 = bench_now();
+    for (int64_t i = 0; i < n; i++) {
+        double in[3] = {a[i], a[(i + 1) % n], a[(i + 2) % n]};
+        o[i] = c->op == KG_OP_CAST ? (float)in[0] : (float)kg_ref_ops[c->op].f(in);
+    }
+    const double t = bench_now() - t0;
+    volatile float sink = o[n / 2];
+    (void)sink;
+    (void)info;
+    free(a);
+    free(o);
+    return 1e9 * t / (double)n;
+}
+
+static FILE *csv;
+static double copy_gbps;
+
+static void report(const char *name, kg_dtype dt, int64_t n, call *c, double us, double cpu_ns)
+{
+    const double gbps = bytes_of(c) / (us * 1e3);
+    const double speedup = cpu_ns > 0 ? cpu_ns * (double)n / (us * 1e3) : 0;
+    printf("%-22s %-5s %12lld %10.2f %9.1f %7.1f%% %10.0fx\n", name, kg_dtype_name(dt), (long long)n, us, gbps,
+           100.0 * gbps / copy_gbps, speedup);
+    if (csv)
+        fprintf(csv, "elementwise,%s,%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)n, us, gbps,
+                100.0 * gbps / copy_gbps);
+}
+
+static void fill_random(kg_context *ctx, void *dev, kg_dtype dt, int64_t n)
+{
+    const int64_t chunk = (int64_t)1 << 22;
+    const size_t es = kg_dtype_size(dt);
+    void *h = malloc((size_t)chunk * es);
+    uint64_t rng = 12345;
+    for (int64_t i = 0; i < chunk; i++) {
+        if (dt == KG_BOOL)
+            ((uint8_t *)h)[i] = kt_next(&rng) & 1;
+        else
+            kt_set(h, dt, i, kt_uniform(&rng, -3, 3));
+    }
+    for (int64_t at = 0; at < n; at += chunk) {
+        const int64_t m = n - at < chunk ? n - at : chunk;
+        BENCH_CHECK(ctx, kg_copy_in(ctx, (char *)dev + at * (int64_t)es, h, (size_t)m * es));
+    }
+    free(h);
+}
+
+typedef struct {
+    kg_context *ctx;
+    int k;
+    kg_ew_ptrs p;
+    int64_t n;
+} bare;
+
+int main(void)
+{
+    kg_context *ctx;
+    if (kg_open(&ctx, 0) != KG_OK) {
+        printf("bench_elementwise: no GPU work ran: %s\n", kg_errmsg(ctx));
+        kg_close(ctx);
+        return 0;
+    }
+    char gpu[128];
+    int ccM, ccm, sms;
+    BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));
+    csv = bench_csv_open();
+    copy_gbps = bench_copy_gbps(ctx, (size_t)1 << 30);
+    printf("# %s (sm_%d%d, %d SMs); device-to-device copy: %.0f GB/s (the limit below)\n", gpu, ccM, ccm, sms,
+           copy_gbps);
+    if (csv)
+        fprintf(csv, "limit,copy,-,%lld,0,%.1f,100\n", (long long)1 << 30, copy_gbps);
+
+    /* buffers for the largest case: three f32 tensors of 2^28 and a bool one */
+    void *A, *B, *O, *C;
+    BENCH_CHECK(ctx, kg_malloc(ctx, &A, (size_t)MAXN * 4));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &B, (size_t)MAXN * 4));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &O, (size_t)MAXN * 4));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &C, (size_t)MAXN));
+
+    printf("%-22s %-5s %12s %10s %9s %8s %11s\n", "case", "dtype", "elements", "us", "GB/s", "of copy", "vs CPU ref");
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    const struct {
+        const char *name;
+        kg_op op;
+        int n_in;
+    } ops[] = {{"add", KG_OP_ADD, 2}, {"mul", KG_OP_MUL, 2},     {"exp", KG_OP_EXP, 1},
+               {"gelu", KG_OP_GELU, 1}, {"where", KG_OP_WHERE, 3}, {"cast", KG_OP_CAST, 1}};
+    for (size_t di = 0; di < 3; di++) {
+        const kg_dtype dt = dts[di];
+        fill_random(ctx, A, dt, MAXN);
+        fill_random(ctx, B, dt, MAXN);
+        fill_random(ctx, C, KG_BOOL, MAXN);
+        for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+            for (int lg = 12; lg <= 28; lg += 4) {
+                const int64_t n = (int64_t)1 << lg;
+                call c = {ctx, ops[oi].op, {0}, {{0}}, ops[oi].n_in};
+                const kg_dtype odt = ops[oi].op != KG_OP_CAST ? dt : dt == KG_F32 ? KG_BF16 : KG_F32;
+                c.out = kg_tensor_contiguous(O, odt, 1, &n);
+                if (ops[oi].op == KG_OP_WHERE) {
+                    c.in[0] = kg_tensor_contiguous(C, KG_BOOL, 1, &n);
+                    c.in[1] = kg_tensor_contiguous(A, dt, 1, &n);
+                    c.in[2] = kg_tensor_contiguous(B, dt, 1, &n);
+                } else {
+                    c.in[0] = kg_tensor_contiguous(A, dt, 1, &n);
+                    c.in[1] = kg_tensor_contiguous(B, dt, 1, &n);
+                }
+                char name[64];
+                snprintf(name, sizeof name, "%s%s", ops[oi].name,
+                         ops[oi].op == KG_OP_CAST ? (dt == KG_F32 ? "->bf16" : "->f32") : "");
+                if (lg == 12 || lg == 28)
+                    verify(&c, lg == 12 ? n : 65536, name);
+                const int inner = lg <= 20 ? 200 : lg <= 24 ? 50 : 10;
+                const double us = bench_time_us(ctx, run_call, &c, inner, 15);
+                const double cpu = lg == 12 ? cpu_ns_per_element(&c, (int64_t)1 << 22) : -1;
+                static double cpu_cache;
+                if (cpu > 0)
+                    cpu_cache = cpu;
+                report(name, dt, n, &c, us, cpu_cache);
+            }
+        }
+    }
+
+    /* layouts: broadcast row and transposed input */
+    fill_random(ctx, A, KG_F32, (int64_t)4096 * 4096);
+    fill_random(ctx, B, KG_F32, (int64_t)4096 * 4096);
+    const int64_t sq[2] = {4096, 4096}, row[1] = {4096};
+    call bc = {ctx, KG_OP_ADD, kg_tensor_contiguous(O, KG_F32, 2, sq),
+               {kg_tensor_contiguous(A, KG_F32, 2, sq), kg_tensor_contiguous(B, KG_F32, 1, row)}, 2};
+    verify(&bc, 65536, "broadcast add");
+    report("add [4096,4096]+[4096]", KG_F32, 4096 * 4096, &bc, bench_time_us(ctx, run_call, &bc, 20, 15), -1);
+    call tr = bc;
+    tr.in[0].strides[0] = 1;
+    tr.in[0].strides[1] = 4096;
+    tr.in[1] = kg_tensor_contiguous(B, KG_F32, 2, sq);
+    verify(&tr, 65536, "transposed add");
+    report("add a^T + b [4096^2]", KG_F32, 4096 * 4096, &tr, bench_time_us(ctx, run_call, &tr, 20, 15), -1);
+
+    /* host time per call: a 16-element add through kgen, and a bare
+       cudaLaunchKernel of the same kernel, each in batches that stay below
+       the launch queue's depth */
+    const int64_t tiny = 16;
+    call t = {ctx, KG_OP_ADD, kg_tensor_contiguous(O, KG_F32, 1, &tiny),
+              {kg_tensor_contiguous(A, KG_F32, 1, &tiny), kg_tensor_contiguous(B, KG_F32, 1, &tiny)}, 2};
+    const int k = kg_ew_table[KG_OP_ADD][KG_F32][KG_F32][KG_EW_DENSE];
+    cudaKernel_t kern;
+    BENCH_CHECK(ctx, kg_kernel(ctx, k, &kern));
+    kg_ew_ptrs p = {O, {A, B, NULL}};
+    int64_t n16 = tiny;
+    void *args[] = {&p, &n16};
+    double best_kg = 1e9, best_bare = 1e9;
+    double kg_t[41], bare_t[41];
+    for (int r = 0; r < 41; r++) {
+        BENCH_CHECK(ctx, kg_sync(ctx));
+        double t0 = bench_now();
+        for (int i = 0; i < 500; i++)
+            run_call(&t);
+        kg_t[r] = (bench_now() - t0) / 500 * 1e6;
+        BENCH_CHECK(ctx, kg_sync(ctx));
+        t0 = bench_now();
+        for (int i = 0; i < 500; i++)
+            cudaLaunchKernel((const void *)kern, (dim3){1, 1, 1}, (dim3){256, 1, 1}, args, 0,
+                             (cudaStream_t)kg_get_stream(ctx));
+        bare_t[r] = (bench_now() - t0) / 500 * 1e6;
+    }
+    BENCH_CHECK(ctx, kg_sync(ctx));
+    for (int r = 0; r < 41; r++) { /* median by selection */
+        int below_k = 0, below_b = 0;
+        for (int q = 0; q < 41; q++) {
+            below_k += kg_t[q] < kg_t[r];
+            below_b += bare_t[q] < bare_t[r];
+        }
+        if (below_k == 20)
+            best_kg = kg_t[r];
+        if (below_b == 20)
+            best_bare = bare_t[r];
+    }
+    printf("host time per call, 16-element add: kgen %.2f us, bare cudaLaunchKernel %.2f us (+%.2f us)\n", best_kg,
+           best_bare, best_kg - best_bare);
+    if (csv) {
+        fprintf(csv, "host,tiny add,f32,16,%.3f,0,0\n", best_kg);
+        fprintf(csv, "host,bare launch,f32,16,%.3f,0,0\n", best_bare);
+        fclose(csv);
+    }
+    kg_free(ctx, A);
+    kg_free(ctx, B);
+    kg_free(ctx, O);
+    kg_free(ctx, C);
+    kg_close(ctx);
+    return 0;
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""PyTorch side of bench_elementwise: the same cases, timed the same way
+(CUDA events around back-to-back calls, median of 15 repeats), printed next
+to kgen's figures from the CSV that bench_elementwise wrote.
+
+usage: KG_BENCH_CSV=ew.csv build/bench/bench_elementwise && python3 bench/torch_elementwise.py ew.csv
+"""
+import csv
+import sys
+import time
+
+import torch
+
+
+def time_us(fn, inner, reps=15):
+    for _ in range(inner):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(inner):
+            fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def main():
+    kg = {}
+    with open(sys.argv[1]) as f:
+        for row in csv.reader(f):
+            if row[0] in ("elementwise", "host", "limit"):
+                kg[(row[1], row[2], int(row[3]))] = (float(row[4]), float(row[5]))
+    copy = next(v[1] for k, v in kg.items() if k[0] == "copy")
+    dev = torch.device("cuda")
+    dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; kgen's copy limit {copy:.0f} GB/s")
+    print(f"{'case':24} {'dtype':5} {'elements':>11} {'kgen GB/s':>10} {'torch GB/s':>10} {'kgen/torch':>10}")
+    maxn = 1 << 28
+    for dn, dt in dts.items():
+        a = torch.empty(maxn, device=dev, dtype=dt).uniform_(-3, 3)
+        b = torch.empty(maxn, device=dev, dtype=dt).uniform_(-3, 3)
+        c = torch.rand(maxn, device=dev) < 0.5
+        o = torch.empty(maxn, device=dev, dtype=dt)
+        for name in ("add", "mul", "exp", "gelu", "where", "cast"):
+            for lg in range(12, 29, 4):
+                n = 1 << lg
+                x, y, z, out = a[:n], b[:n], c[:n], o[:n]
+                if name == "add":
+                    fn, nbytes = (lambda: torch.add(x, y, out=out)), 3 * n * x.element_size()
+                elif name == "mul":
+                    fn, nbytes = (lambda: torch.mul(x, y, out=out)), 3 * n * x.element_size()
+                elif name == "exp":
+                    fn, nbytes = (lambda: torch.exp(x, out=out)), 2 * n * x.element_size()
+                elif name == "gelu":
+                    fn, nbytes = (lambda: torch.nn.functional.gelu(x)), 2 * n * x.element_size()
+                elif name == "where":
+                    fn, nbytes = (lambda: torch.where(z, x, y, out=out)), 3 * n * x.element_size() + n
+                else:
+                    to = torch.bfloat16 if dt == torch.float32 else torch.float32
+                    fn = lambda: x.to(to)
+                    nbytes = n * x.element_size() + n * torch.empty(0, dtype=to).element_size()
+                    name = "cast->bf16" if dt == torch.float32 else "cast->f32"
+                inner = 200 if lg <= 20 else 50 if lg <= 24 else 10
+                us = time_us(fn, inner)
+                tg = nbytes / (us * 1e3)
+                k = kg.get((name, dn, n))
+                kgs = f"{k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x" if k else f"{'-':>10} {tg:10.1f} {'-':>10}"
+                print(f"{name:24} {dn:5} {n:11d} {kgs}")
+                name = "cast" if name.startswith("cast") else name
+        del a, b, c, o
+    A = torch.empty(4096, 4096, device=dev).uniform_(-3, 3)
+    B = torch.empty(4096, 4096, device=dev).uniform_(-3, 3)
+    r = B[0].clone()
+    O = torch.empty(4096, 4096, device=dev)
+    nb = 4096 * 4096 * 4
+    for name, fn, nbytes in (("add [4096,4096]+[4096]", lambda: torch.add(A, r, out=O), 2 * nb + 4096 * 4),
+                             ("add a^T + b [4096^2]", lambda: torch.add(A.t(), B, out=O), 3 * nb)):
+        us = time_us(fn, 20)
+        tg = nbytes / (us * 1e3)
+        k = kg.get((name, "f32", 4096 * 4096))
+        print(f"{name:24} {'f32':5} {4096 * 4096:11d} {k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x  "
+              f"({100 * k[1] / copy:.0f}% vs {100 * tg / copy:.0f}% of copy)")
+    x, y, out = torch.randn(16, device=dev), torch.randn(16, device=dev), torch.empty(16, device=dev)
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(41):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(500):
+            torch.add(x, y, out=out)
+        per.append((time.perf_counter() - t0) / 500 * 1e6)
+    per.sort()
+    kt = kg.get(("tiny add", "f32", 16), (float("nan"), 0))[0]
+    kb = kg.get(("bare launch", "f32", 16), (float("nan"), 0))[0]
+    print(f"host time per tiny add: kgen {kt:.2f} us, torch {per[20]:.2f} us, bare cudaLaunchKernel {kb:.2f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,676 @@
+/*
+ * test_elementwise.c - every element-wise op x dtype x layout variant on the
+ * GPU against the CPU reference (generated from the same catalogue
+ * expressions, computed in float64 / int64), over TESTING.md's element-wise
+ * shapes, broadcasts, views and values. Skipped, with the reason, where there
+ * is no CUDA device.
+ *
+ * Every case runs once per layout variant the call is eligible for (the
+ * runtime's test hook forces each in turn), and each op x dtype asserts that
+ * all five variants ran somewhere in its cases.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+#include "kg_params.h"
+#include "kg_reference.h"
+#include "kg_test.h"
+
+/* ---- views: a shape, strides and an offset into a storage buffer -------- */
+
+typedef struct {
+    int ndim;
+    int64_t shape[KG_MAX_DIMS];
+    int64_t strides[KG_MAX_DIMS];
+    int64_t offset; /* elements */
+} view;
+
+static view dense(int ndim, const int64_t *shape)
+{
+    view v;
+    memset(&v, 0, sizeof v);
+    v.ndim = ndim;
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        v.shape[d] = shape[d];
+        v.strides[d] = s;
+        s *= shape[d];
+    }
+    return v;
+}
+
+/* Every `step`-th element: strides scaled (a non-dense view). */
+static view stepped(view v, int64_t step)
+{
+    for (int d = 0; d < v.ndim; d++)
+        v.strides[d] *= step;
+    return v;
+}
+
+static view offset(view v, int64_t off)
+{
+    v.offset += off;
+    return v;
+}
+
+static int64_t numel(const view *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < v->ndim; d++)
+        n *= v->shape[d];
+    return n;
+}
+
+/* Elements of storage the view needs. */
+static int64_t storage(const view *v)
+{
+    int64_t end = v->offset;
+    for (int d = 0; d < v->ndim; d++) {
+        if (v->shape[d] == 0)
+            return v->offset + 1;
+        end += (v->shape[d] - 1) * v->strides[d];
+    }
+    return end + 1;
+}
+
+#define S(...) ((const int64_t[]){__VA_ARGS__})
+
+/* ---- values ---------------------------------------------------------------- */
+
+enum fill { FILL_MIXED, FILL_NAN3 };
+
+static void fill(void *buf, kg_dtype dt, int64_t n, enum fill how, uint64_t *rng)
+{
+    static const double fspecial[] = {0,    -0.0, 0.001, -0.001, 0.25,      -0.25,     1,        -1,
+                                      1.5707963267948966, -1.5707963267948966, 3.141592653589793,
+                                      -3.141592653589793, INFINITY, -INFINITY, NAN};
+    static const int64_t ispecial[] = {0, 1, -1, 127, -127, -128};
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t r = kt_next(rng);
+        if (kt_is_float(dt)) {
+            double x;
+            if (how == FILL_NAN3 && i % 3 == 0)
+                x = NAN;
+            else if (r % 3 == 0) {
+                const uint64_t k = (r >> 8) % (sizeof fspecial / sizeof fspecial[0] + 2);
+                const double big = dt == KG_F16 ? 13437.7 : 1e20;
+                x = k < sizeof fspecial / sizeof fspecial[0] ? fspecial[k] : (k % 2 ? big : -big);
+            } else
+                x = kt_uniform(rng, -4, 4);
+            kt_set(buf, dt, i, x);
+        } else {
+            int64_t x;
+            if (r % 3 == 0) {
+                const uint64_t k = (r >> 8) % (sizeof ispecial / sizeof ispecial[0] + 2);
+                const int64_t max = dt == KG_I32 ? INT32_MAX : dt == KG_I64 ? INT64_MAX : 255;
+                const int64_t min = dt == KG_I32 ? INT32_MIN : dt == KG_I64 ? INT64_MIN : 0;
+                x = k < sizeof ispecial / sizeof ispecial[0] ? ispecial[k] : (k % 2 ? max : min);
+            } else
+                x = (int64_t)kt_next(rng);
+            kt_set_i(buf, dt, i, dt == KG_BOOL ? (x & 1) : x);
+        }
+    }
+}
+
+/* ---- the reference of one element ------------------------------------------- */
+
+static int64_t wrap(kg_dtype dt, int64_t v)
+{
+    switch (dt) {
+    case KG_I32: return (int32_t)(uint32_t)(uint64_t)v;
+    case KG_U8: return (uint8_t)(uint64_t)v;
+    case KG_BOOL: return v != 0;
+    default: return v;
+    }
+}
+
+static int64_t saturate(kg_dtype dt, double x)
+{
+    if (isnan(x))
+        return 0;
+    const double lo = dt == KG_I32 ? -2147483648.0 : dt == KG_I64 ? -9223372036854775808.0 : 0;
+    const double hi = dt == KG_I32 ? 2147483648.0 : dt == KG_I64 ? 9223372036854775808.0 : 256.0;
+    if (x <= lo)
+        return dt == KG_I32 ? INT32_MIN : dt == KG_I64 ? INT64_MIN : 0;
+    if (x >= hi)
+        return dt == KG_I32 ? INT32_MAX : dt == KG_I64 ? INT64_MAX : 255;
+    if (dt == KG_U8 && x >= 255)
+        return 255;
+    return (int64_t)x; /* truncates toward zero */
+}
+
+typedef struct {
+    int is_float;
+    double f;
+    int64_t i;
+} value;
+
+/* The cast README specifies: floats truncate and saturate into integers
+   (NaN -> 0), integers wrap, anything -> bool is != 0, i64 -> float rounds
+   through f64. */
+static value ref_cast(kg_dtype src, kg_dtype dst, const void *buf, int64_t at)
+{
+    value v = {0, 0, 0};
+    const int sf = kt_is_float(src);
+    if (kt_is_float(dst)) {
+        v.is_float = 1;
+        v.f = kt_round(dst, sf ? kt_get(buf, src, at) : (double)kt_get_i(buf, src, at));
+    } else if (dst == KG_BOOL) {
+        v.i = sf ? kt_get(buf, src, at) != 0 : kt_get_i(buf, src, at) != 0;
+    } else {
+        v.i = sf ? saturate(dst, kt_get(buf, src, at)) : wrap(dst, kt_get_i(buf, src, at));
+    }
+    return v;
+}
+
+static value ref_op(kg_op op, kg_dtype dt, kg_dtype out_dt, const kg_op_info *info, void *const *bufs,
+                    const int64_t *at)
+{
+    value v = {0, 0, 0};
+    if (op == KG_OP_CAST)
+        return ref_cast(dt, out_dt, bufs[0], at[0]);
+    if (kt_is_float(dt)) {
+        double in[3];
+        for (int k = 0; k < info->arity; k++)
+            in[k] = (info->cond_first && k == 0) ? (double)kt_get_i(bufs[k], KG_BOOL, at[k])
+                                                 : kt_get(bufs[k], dt, at[k]);
+        const double r = kg_ref_ops[op].f(in);
+        if (out_dt == KG_BOOL)
+            v.i = r != 0;
+        else {
+            v.is_float = 1;
+            v.f = kt_round(out_dt, r);
+        }
+    } else {
+        int64_t in[3];
+        for (int k = 0; k < info->arity; k++)
+            in[k] = kt_get_i(bufs[k], (info->cond_first && k == 0) ? KG_BOOL : dt, at[k]);
+        v.i = wrap(out_dt, kg_ref_ops[op].i(in));
+    }
+    return v;
+}
+
+/* ---- one case: upload, run each variant, compare every element ------------ */
+
+typedef struct {
+    const char *what;
+    int n_in;
+    view in[3];
+    view out;
+    int inplace;      /* input index the output aliases, or -1 */
+    enum fill fill;
+    int all_variants; /* 0: the runtime's own choice only (large cases) */
+} ew_case;
+
+static kg_context *ctx;
+static uint64_t rng;
+
+static void setup(void)
+{
+    ctx = kt_open_gpu();
+    rng = kt_seed();
+}
+
+static void teardown(void) { kg_close(ctx); }
+
+/* Runs `c` for op over dtype dt (output out_dt); ORs the variants that ran
+   into *ran. */
+static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, unsigned *ran)
+{
+    const kg_op_info *info = kg_op_get_info(op);
+    void *host[3], *dev[3];
+    kg_dtype dts[3];
+    for (int k = 0; k < c->n_in; k++) {
+        dts[k] = (info->cond_first && k == 0) ? KG_BOOL : dt;
+        const int64_t n = storage(&c->in[k]);
+        const size_t es = kg_dtype_size(dts[k]);
+        host[k] = malloc((size_t)n * es);
+        cr_assert_not_null(host[k]);
+        fill(host[k], dts[k], n, c->fill, &rng);
+        dev[k] = kt_alloc(ctx, (size_t)n * es);
+        kt_upload(ctx, dev[k], host[k], (size_t)n * es);
+    }
+    const size_t oes = kg_dtype_size(out_dt);
+    const int64_t on = c->inplace >= 0 ? storage(&c->in[c->inplace]) : storage(&c->out);
+    void *odev = c->inplace >= 0 ? dev[c->inplace] : kt_alloc(ctx, (size_t)on * oes);
+    void *ohost = malloc((size_t)on * oes);
+    cr_assert_not_null(ohost);
+
+    kg_tensor t[3], o;
+    for (int k = 0; k < c->n_in; k++) {
+        memset(&t[k], 0, sizeof t[k]);
+        t[k].data = (char *)dev[k] + c->in[k].offset * (int64_t)kg_dtype_size(dts[k]);
+        t[k].dtype = dts[k];
+        t[k].ndim = c->in[k].ndim;
+        memcpy(t[k].shape, c->in[k].shape, sizeof t[k].shape);
+        memcpy(t[k].strides, c->in[k].strides, sizeof t[k].strides);
+    }
+    const view *ov = c->inplace >= 0 ? &c->in[c->inplace] : &c->out;
+    memset(&o, 0, sizeof o);
+    o.data = (char *)odev + ov->offset * (int64_t)oes;
+    o.dtype = out_dt;
+    o.ndim = ov->ndim;
+    memcpy(o.shape, ov->shape, sizeof o.shape);
+    memcpy(o.strides, ov->strides, sizeof o.strides);
+
+    double rtol, atol;
+    kt_tolerance(kt_is_float(dt) ? dt : out_dt, &rtol, &atol);
+    if (op == KG_OP_CAST)
+        kt_tolerance(out_dt, &rtol, &atol);
+    const int64_t n = numel(ov);
+    const int nv = c->all_variants ? KG_EW_VARIANT_COUNT : 1;
+    for (int vi = 0; vi < nv; vi++) {
+        kg_test_force_ew_variant(ctx, c->all_variants ? vi : -1);
+        if (c->inplace >= 0) /* restore the input the last run overwrote */
+            kt_upload(ctx, dev[c->inplace], host[c->inplace],
+                      (size_t)storage(&c->in[c->inplace]) * kg_dtype_size(dts[c->inplace]));
+        else
+            KT_OK(ctx, kg_memset(ctx, odev, 0xff, (size_t)on * oes)); /* poison: NaN / -1 */
+        const kg_tensor *ins[3] = {&t[0], &t[1], &t[2]};
+        KT_OK(ctx, kg_elementwise(ctx, op, &o, ins, c->n_in));
+        KT_OK(ctx, kg_sync(ctx));
+        const int used = kg_test_last_ew_variant(ctx);
+        if (n > 0)
+            *ran |= 1u << used;
+        kt_download(ctx, ohost, odev, (size_t)on * oes);
+        /* walk the output's elements in row-major order */
+        int64_t idx[KG_MAX_DIMS] = {0};
+        for (int64_t e = 0; e < n; e++) {
+            int64_t at[3], oat = ov->offset;
+            for (int d = 0; d < ov->ndim; d++)
+                oat += idx[d] * ov->strides[d];
+            for (int k = 0; k < c->n_in; k++) {
+                const view *iv = &c->in[k];
+                at[k] = iv->offset;
+                for (int d = 0; d < iv->ndim; d++) {
+                    const int od = d + ov->ndim - iv->ndim;
+                    at[k] += (iv->shape[d] == 1 ? 0 : idx[od]) * iv->strides[d];
+                }
+            }
+            const value want = ref_op(op, dt, out_dt, info, host, at);
+            if (want.is_float) {
+                const double got = kt_get(ohost, out_dt, oat);
+                if (!kt_close(got, want.f, rtol, atol)) {
+                    double a0 = c->n_in > 0 ? kt_get(host[0], dts[0], at[0]) : 0;
+                    double a1 = c->n_in > 1 ? kt_get(host[1], dts[1], at[1]) : 0;
+                    cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %.9g, want %.9g "
+                                   "(inputs %.9g, %.9g) (seed %llu)",
+                                   info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used,
+                                   (long long)e, got, want.f, a0, a1, (unsigned long long)kt_seed());
+                }
+            } else {
+                const int64_t got = kt_get_i(ohost, out_dt, oat);
+                if (got != want.i) {
+                    double a0 = c->n_in > 0 ? kt_get(host[0], dts[0], at[0]) : 0;
+                    double a1 = c->n_in > 1 ? kt_get(host[1], dts[1], at[1]) : 0;
+                    cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %lld, want %lld "
+                                   "(inputs %.17g, %.17g) (seed %llu)",
+                                   info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used,
+                                   (long long)e, (long long)got, (long long)want.i, a0, a1,
+                                   (unsigned long long)kt_seed());
+                }
+            }
+            for (int d = ov->ndim - 1; d >= 0; d--) {
+                if (++idx[d] < ov->shape[d])
+                    break;
+                idx[d] = 0;
+            }
+        }
+    }
+    kg_test_force_ew_variant(ctx, -1);
+    for (int k = 0; k < c->n_in; k++) {
+        free(host[k]);
+        KT_OK(ctx, kg_free(ctx, dev[k]));
+    }
+    if (c->inplace < 0)
+        KT_OK(ctx, kg_free(ctx, odev));
+    free(ohost);
+}
+
+/* ---- the cases (TESTING.md) ----------------------------------------------- */
+
+static int n_cases;
+static ew_case cases[64];
+
+static void add_case(const char *what, int n_in, view a, view b, view c3, view out, int inplace, enum fill f,
+                     int all)
+{
+    ew_case *c = &cases[n_cases++];
+    c->what = what;
+    c->n_in = n_in;
+    c->in[0] = a;
+    c->in[1] = b;
+    c->in[2] = c3;
+    c->out = out;
+    c->inplace = inplace;
+    c->fill = f;
+    c->all_variants = all;
+}
+
+/* Builds the case list for ops of `arity` inputs. Broadcast pairs apply to
+   the first two inputs; a third input (where) takes the output's shape. */
+static void build_cases(int arity)
+{
+    n_cases = 0;
+    static const struct {
+        int n;
+        int64_t s[3];
+    } same[] = {{1, {0}}, {3, {1, 0, 3}}, {0, {0}}, {1, {1}}, {1, {20}}, {1, {23}}, {1, {812}}};
+    static const char *same_names[] = {"(0,)", "(1,0,3)", "()", "(1,)", "(20,)", "(23,)", "(812,)"};
+    for (int i = 0; i < 7; i++) {
+        view v = dense(same[i].n, same[i].s);
+        add_case(same_names[i], arity, v, v, v, v, -1, FILL_MIXED, 1);
+    }
+    view big = dense(2, S(1029, 917));
+    add_case("(1029,917)", arity, big, big, big, big, -1, FILL_MIXED, 0);
+    view r = dense(2, S(64, 48)), row = dense(1, S(48));
+    if (arity >= 2) {
+        static const struct {
+            int na, nb, no;
+            int64_t a[3], b[3], o[3];
+            const char *name;
+        } pairs[] = {
+            {1, 0, 1, {1}, {0}, {1}, "(1,)/()"},
+            {1, 0, 1, {2}, {0}, {2}, "(2,)/()"},
+            {1, 1, 1, {1}, {2}, {2}, "(1,)/(2,)"},
+            {2, 1, 2, {2, 1}, {2}, {2, 2}, "(2,1)/(2,)"},
+            {2, 1, 2, {1, 2}, {2}, {1, 2}, "(1,2)/(2,)"},
+            {2, 1, 2, {3, 2}, {2}, {3, 2}, "(3,2)/(2,)"},
+            {3, 1, 3, {1, 3, 2}, {2}, {1, 3, 2}, "(1,3,2)/(2,)"},
+            {3, 2, 3, {1, 3, 2}, {3, 2}, {1, 3, 2}, "(1,3,2)/(3,2)"},
+            {3, 2, 3, {3, 1, 2}, {3, 2}, {3, 3, 2}, "(3,1,2)/(3,2)"},
+            {3, 0, 3, {2, 3, 2}, {0}, {2, 3, 2}, "(2,3,2)/()"},
+            {3, 3, 3, {3, 1, 2}, {1, 3, 2}, {3, 3, 2}, "(3,1,2)/(1,3,2)"},
+            {3, 3, 3, {0, 1, 3}, {0, 10, 3}, {0, 10, 3}, "(0,1,3)/(0,10,3)"},
+        };
+        for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+            view a = dense(pairs[i].na, pairs[i].a), b = dense(pairs[i].nb, pairs[i].b),
+                 o = dense(pairs[i].no, pairs[i].o);
+            add_case(pairs[i].name, arity, a, b, o, o, -1, FILL_MIXED, 1);
+            add_case(pairs[i].name, arity, stepped(a, 2), stepped(b, 3), stepped(o, 2), o, -1, FILL_MIXED, 1);
+        }
+        add_case("(64,48)/(48,)", arity, r, row, r, r, -1, FILL_MIXED, 1);
+        add_case("(48,)/(64,48) into a strided out", arity, row, r, r, stepped(r, 2), -1, FILL_MIXED, 1);
+    } else {
+        add_case("(64,48)", arity, r, r, r, r, -1, FILL_MIXED, 1);
+        add_case("(64,48) into a strided out", arity, r, r, r, stepped(r, 2), -1, FILL_MIXED, 1);
+    }
+    /* views */
+    view t = dense(2, S(357, 789));
+    t.strides[0] = 1;
+    t.strides[1] = 357; /* (789,357) transposed */
+    view tout = dense(2, S(357, 789));
+    add_case("(789,357)T", arity, t, tout, tout, tout, -1, FILL_MIXED, 1);
+    view half = stepped(dense(1, S(1000)), 2);
+    add_case("every other element", arity, half, dense(1, S(1000)), half, dense(1, S(1000)), -1, FILL_MIXED, 1);
+    view sl = dense(2, S(40, 50));
+    sl.strides[0] = 150;
+    sl.offset = 50; /* x[:, 1, ...] of a (40,3,50) */
+    add_case("x[:,1,...]", arity, sl, dense(2, S(40, 50)), sl, dense(2, S(40, 50)), -1, FILL_MIXED, 1);
+    view ex = dense(2, S(40, 64));
+    ex.strides[0] = 0; /* a (64,) expanded to (40,64) */
+    add_case("expanded", arity, ex, dense(2, S(40, 64)), ex, dense(2, S(40, 64)), -1, FILL_MIXED, 1);
+    view mis = offset(dense(1, S(1001)), 1);
+    add_case("misaligned", arity, mis, mis, mis, offset(dense(1, S(1001)), 1), -1, FILL_MIXED, 1);
+    view ip = dense(1, S(333));
+    add_case("in place", arity, ip, ip, ip, ip, 0, FILL_MIXED, 1);
+    add_case("every third NaN", arity, dense(1, S(300)), dense(1, S(300)), dense(1, S(300)), dense(1, S(300)), -1,
+             FILL_NAN3, 1);
+}
+
+static void check_op_dtype(kg_op op, kg_dtype dt, kg_dtype out_dt)
+{
+    unsigned ran = 0;
+    for (int i = 0; i < n_cases; i++)
+        run_case(op, dt, out_dt, &cases[i], &ran);
+    cr_assert_eq(ran, (1u << KG_EW_VARIANT_COUNT) - 1, "%s %s->%s: variants run %#x, want all five",
+                 kg_op_get_info(op)->name, kg_dtype_name(dt), kg_dtype_name(out_dt), ran);
+}
+
+static void check_arity(int arity)
+{
+    build_cases(arity);
+    for (int op = KG_OP_NONE + 1; op < KG_OP_COUNT; op++) {
+        const kg_op_info *info = kg_op_get_info((kg_op)op);
+        if (info->arity != arity || op == KG_OP_CAST)
+            continue;
+        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+            if (info->dtype_mask & (1u << dt))
+                check_op_dtype((kg_op)op, (kg_dtype)dt,
+                               info->out_rule == KG_OUT_BOOL ? KG_BOOL : (kg_dtype)dt);
+    }
+}
+
+TestSuite(elementwise, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(elementwise, unary_ops_every_dtype_and_variant) { check_arity(1); }
+Test(elementwise, binary_ops_every_dtype_and_variant) { check_arity(2); }
+Test(elementwise, where_every_dtype_and_variant) { check_arity(3); }
+
+Test(elementwise, cast_between_every_pair_of_dtypes)
+{
+    build_cases(1);
+    for (int s = 0; s < KG_DTYPE_COUNT; s++)
+        for (int d = 0; d < KG_DTYPE_COUNT; d++)
+            check_op_dtype(KG_OP_CAST, (kg_dtype)s, (kg_dtype)d);
+}
+
+/* ---- pinned semantics ------------------------------------------------------ */
+
+static void run_small(kg_op op, kg_dtype dt, kg_dtype odt, int n, const void *a, const void *b, void *out)
+{
+    const size_t es = kg_dtype_size(dt), oes = kg_dtype_size(odt);
+    void *da = kt_alloc(ctx, n * es), *db = kt_alloc(ctx, n * es), *dout = kt_alloc(ctx, n * oes);
+    kt_upload(ctx, da, a, n * es);
+    if (b)
+        kt_upload(ctx, db, b, n * es);
+    kg_tensor ta = kg_tensor_contiguous(da, dt, 1, S(n)), tb = kg_tensor_contiguous(db, dt, 1, S(n)),
+              to = kg_tensor_contiguous(dout, odt, 1, S(n));
+    const kg_tensor *in[2] = {&ta, &tb};
+    KT_OK(ctx, kg_elementwise(ctx, op, &to, in, b ? 2 : 1));
+    kt_download(ctx, out, dout, n * oes);
+    kg_free(ctx, da);
+    kg_free(ctx, db);
+    kg_free(ctx, dout);
+}
+
+Test(semantics, integer_division_by_zero_is_zero_and_overflow_wraps, .init = setup, .fini = teardown)
+{
+    int32_t a[5] = {7, -7, 5, INT32_MIN, INT32_MAX}, b[5] = {0, 2, -1, -1, 0}, q[5];
+    run_small(KG_OP_DIV, KG_I32, KG_I32, 5, a, b, q);
+    cr_assert(q[0] == 0 && q[1] == -3 && q[2] == -5 && q[3] == INT32_MIN && q[4] == 0, "%d %d %d %d %d", q[0],
+              q[1], q[2], q[3], q[4]);
+    int32_t x[2] = {INT32_MAX, INT32_MIN}, y[2] = {1, -1}, s[2];
+    run_small(KG_OP_ADD, KG_I32, KG_I32, 2, x, y, s);
+    cr_assert(s[0] == INT32_MIN && s[1] == INT32_MAX);
+    uint8_t u[2] = {3, 250}, v[2] = {5, 10}, w[2];
+    run_small(KG_OP_SUB, KG_U8, KG_U8, 2, u, v, w);
+    cr_assert(w[0] == 254 && w[1] == 240);
+}
+
+Test(semantics, float_division_log_nan_and_f16_overflow, .init = setup, .fini = teardown)
+{
+    float a[4] = {1, -1, 0, -2}, b[4] = {0, 0, 0, 1}, q[4];
+    run_small(KG_OP_DIV, KG_F32, KG_F32, 4, a, b, q);
+    cr_assert(isinf(q[0]) && q[0] > 0 && isinf(q[1]) && q[1] < 0 && isnan(q[2]) && q[3] == -2);
+    float l[4];
+    run_small(KG_OP_LOG, KG_F32, KG_F32, 4, a, NULL, l);
+    cr_assert(l[0] == 0 && isnan(l[1]) && isinf(l[2]) && l[2] < 0 && isnan(l[3]));
+    float m1[3] = {NAN, 1, 2}, m2[3] = {1, NAN, 3}, mx[3];
+    run_small(KG_OP_MAXIMUM, KG_F32, KG_F32, 3, m1, m2, mx);
+    cr_assert(isnan(mx[0]) && isnan(mx[1]) && mx[2] == 3);
+    run_small(KG_OP_MINIMUM, KG_F32, KG_F32, 3, m1, m2, mx);
+    cr_assert(isnan(mx[0]) && isnan(mx[1]) && mx[2] == 2);
+    uint16_t h[2] = {kt_to_f16(60000), kt_to_f16(-60000)}, hs[2];
+    run_small(KG_OP_ADD, KG_F16, KG_F16, 2, h, h, hs);
+    cr_assert(isinf(kt_from_f16(hs[0])) && kt_from_f16(hs[0]) > 0 && isinf(kt_from_f16(hs[1])) &&
+              kt_from_f16(hs[1]) < 0);
+}
+
+Test(semantics, cast_saturates_and_maps_nan_to_zero, .init = setup, .fini = teardown)
+{
+    float a[6] = {NAN, INFINITY, -INFINITY, 3e9f, -2.7f, 300.5f};
+    int32_t i[6];
+    run_small(KG_OP_CAST, KG_F32, KG_I32, 6, a, NULL, i);
+    cr_assert(i[0] == 0 && i[1] == INT32_MAX && i[2] == INT32_MIN && i[3] == INT32_MAX && i[4] == -2 &&
+              i[5] == 300);
+    uint8_t u[6];
+    run_small(KG_OP_CAST, KG_F32, KG_U8, 6, a, NULL, u);
+    cr_assert(u[0] == 0 && u[1] == 255 && u[2] == 0 && u[3] == 255 && u[4] == 0 && u[5] == 255);
+    uint8_t bo[6];
+    run_small(KG_OP_CAST, KG_F32, KG_BOOL, 6, a, NULL, bo);
+    cr_assert(bo[0] == 1 && bo[1] == 1 && bo[4] == 1);
+}
+
+/* ---- graph capture, huge tensors, OOM, threads ----------------------------- */
+
+Test(runtime, ops_are_captured_in_a_cuda_graph_and_replayed, .init = setup, .fini = teardown)
+{
+    const int n = 4099;
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *got = malloc(n * sizeof *got);
+    void *da = kt_alloc(ctx, n * 4), *db = kt_alloc(ctx, n * 4), *dt = kt_alloc(ctx, n * 4), *dout = kt_alloc(ctx, n * 4);
+    kg_tensor ta = kg_tensor_contiguous(da, KG_F32, 1, S(n)), tb = kg_tensor_contiguous(db, KG_F32, 1, S(n)),
+              tt = kg_tensor_contiguous(dt, KG_F32, 1, S(n)), to = kg_tensor_contiguous(dout, KG_F32, 1, S(n));
+    /* warm up outside capture (module load) on the default stream */
+    KT_OK(ctx, kg_add(ctx, &tt, &ta, &tb));
+    KT_OK(ctx, kg_sync(ctx));
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_mul(ctx, &tt, &ta, &tb));
+    KT_OK(ctx, kg_exp(ctx, &to, &tt));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        for (int i = 0; i < n; i++) {
+            a[i] = (float)kt_uniform(&rng, -2, 2);
+            b[i] = (float)kt_uniform(&rng, -2, 2);
+        }
+        kt_upload(ctx, da, a, n * 4);
+        kt_upload(ctx, db, b, n * 4);
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, got, dout, n * 4);
+        for (int i = 0; i < n; i++) {
+            const double want = exp((double)(float)((double)a[i] * b[i]));
+            cr_assert(kt_close(got[i], want, 1.3e-6, 1e-5), "replay %d element %d: %g vs %g (seed %llu)", rep, i,
+                      got[i], want, (unsigned long long)kt_seed());
+        }
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    free(a);
+    free(b);
+    free(got);
+}
+
+/* Over 2^31 elements: the dense path (64-bit indices) and a broadcast that
+   needs the nd64 variant. u8 keeps it at a few GB. */
+Test(runtime, more_than_2_pow_31_elements, .init = setup, .fini = teardown, .timeout = 600)
+{
+    const int64_t rows = 3, cols = ((int64_t)1 << 30) + 7, n = rows * cols; /* 3.2e9 > 2^31 */
+    uint8_t *a = malloc((size_t)n), *b = malloc((size_t)cols), *got = malloc((size_t)n);
+    cr_assert(a && b && got);
+    for (int64_t i = 0; i < n; i++)
+        a[i] = (uint8_t)(i * 7 + (i >> 13));
+    for (int64_t j = 0; j < cols; j++)
+        b[j] = (uint8_t)(j * 13 + 5);
+    void *da = kt_alloc(ctx, (size_t)n), *db = kt_alloc(ctx, (size_t)cols), *dout = kt_alloc(ctx, (size_t)n);
+    kt_upload(ctx, da, a, (size_t)n);
+    kt_upload(ctx, db, b, (size_t)cols);
+    kg_tensor ta = kg_tensor_contiguous(da, KG_U8, 2, S(rows, cols)), tb = kg_tensor_contiguous(db, KG_U8, 1, S(cols)),
+              to = kg_tensor_contiguous(dout, KG_U8, 2, S(rows, cols));
+    KT_OK(ctx, kg_add(ctx, &to, &ta, &tb));
+    cr_assert_eq(kg_test_last_ew_variant(ctx), KG_EW_ND64);
+    kt_download(ctx, got, dout, (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        if (got[i] != (uint8_t)(a[i] + b[i % cols]))
+            cr_assert_fail("broadcast add element %lld: %u vs %u", (long long)i, got[i], (uint8_t)(a[i] + b[i % cols]));
+    kg_tensor fa = kg_tensor_contiguous(da, KG_U8, 1, S(n)), fo = kg_tensor_contiguous(dout, KG_U8, 1, S(n));
+    KT_OK(ctx, kg_neg(ctx, &fo, &fa));
+    cr_assert_eq(kg_test_last_ew_variant(ctx), KG_EW_DENSE);
+    kt_download(ctx, got, dout, (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        if (got[i] != (uint8_t)(0 - a[i]))
+            cr_assert_fail("dense neg element %lld: %u vs %u", (long long)i, got[i], (uint8_t)(0 - a[i]));
+    kg_free(ctx, da);
+    kg_free(ctx, db);
+    kg_free(ctx, dout);
+    free(a);
+    free(b);
+    free(got);
+}
+
+Test(runtime, out_of_memory_is_reported_and_the_context_stays_usable, .init = setup, .fini = teardown)
+{
+    void *p = (void *)1;
+    kg_status st = kg_malloc(ctx, &p, (size_t)1 << 50);
+    cr_assert_eq(st, KG_ERR_OUT_OF_MEMORY, "%s: %s", kg_status_name(st), kg_errmsg(ctx));
+    cr_assert_null(p);
+    cr_assert(strncmp(kg_errmsg(ctx), "out of memory: requested 1048576.00 GiB", 39) == 0, "%s", kg_errmsg(ctx));
+    cr_assert_not_null(strstr(kg_errmsg(ctx), "GiB total"), "%s", kg_errmsg(ctx));
+    float x[3] = {1, 2, 3}, y[3];
+    run_small(KG_OP_NEG, KG_F32, KG_F32, 3, x, NULL, y);
+    cr_assert(y[0] == -1 && y[1] == -2 && y[2] == -3);
+}
+
+Test(runtime, device_index_out_of_range, .init = setup, .fini = teardown)
+{
+    kg_context *c2 = NULL;
+    kg_status st = kg_open(&c2, 4096);
+    cr_assert_eq(st, KG_ERR_DEVICE_RANGE, "%s: %s", kg_status_name(st), kg_errmsg(c2));
+    cr_assert(strncmp(kg_errmsg(c2), "device index out of range: 4096 (this machine has ", 50) == 0, "%s",
+              kg_errmsg(c2));
+    kg_close(c2);
+}
+
+static void *thread_body(void *arg)
+{
+    int *ok = arg;
+    kg_context *c = NULL;
+    if (kg_open(&c, 0) != KG_OK) {
+        kg_close(c);
+        return NULL;
+    }
+    const int n = 100000;
+    float *h = malloc(n * sizeof *h);
+    void *d = NULL;
+    kg_malloc(c, &d, n * 4);
+    for (int i = 0; i < n; i++)
+        h[i] = (float)i;
+    kg_copy_in(c, d, h, n * 4);
+    kg_tensor t = kg_tensor_contiguous(d, KG_F32, 1, S(n));
+    int good = 1;
+    for (int rep = 0; rep < 50; rep++)
+        good &= kg_add(c, &t, &t, &t) == KG_OK;
+    good &= kg_copy_out(c, h, d, n * 4) == KG_OK;
+    for (int i = 0; i < n && good; i++)
+        good = h[i] == (float)i * 1125899906842624.0f; /* 2^50 */
+    kg_free(c, d);
+    kg_close(c);
+    free(h);
+    *ok = good;
+    return NULL;
+}
+
+Test(runtime, separate_contexts_in_separate_threads, .init = setup, .fini = teardown)
+{
+    pthread_t th[4];
+    int ok[4] = {0};
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, thread_body, &ok[i]);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert(ok[i], "thread %d computed a wrong result", i);
+    }
+}
