@@ -136,5 +136,7 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 
 /* The generated op enum and one entry point per op (kg_add, kg_exp, ...). */
 #include "kg_ops.h"
+/* Fused attention forward (flash attention). */
+#include "kg_attention.h"
 
 #endif

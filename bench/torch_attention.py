@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""PyTorch side of bench_attention: the same cases through
+torch.nn.functional.scaled_dot_product_attention with the FLASH_ATTENTION and
+CUDNN_ATTENTION backends (f32: EFFICIENT_ATTENTION, the only fused one that
+takes f32), timed the same way (CUDA events around back-to-back calls, median
+of 7 repeats), printed next to kgen's figures from the CSV bench_attention
+wrote. TFLOP/s = 4 B H Sq Sk D, halved when causal.
+
+usage: KG_BENCH_CSV=a.csv build/bench/bench_attention && python3 bench/torch_attention.py a.csv
+"""
+import csv
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def time_us(fn, inner, reps=7):
+    for _ in range(inner):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(inner):
+            fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def main():
+    rows = []
+    with open(sys.argv[1]) as f:
+        for row in csv.reader(f):
+            if row and row[0] == "attention":
+                rows.append((row[1], *map(int, row[2:7]), float(row[7]), float(row[8])))
+    dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
+    print(f"{'case':34} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s; us for small)")
+    for dn, B, H, S, D, causal, kg_us, kg_tf in rows:
+        dt = dts[dn]
+        q, k, v = (torch.empty(B, H, S, D, device="cuda", dtype=dt).uniform_(-1, 1) for _ in range(3))
+        flop = 4.0 * B * H * S * S * D / (2 if causal else 1)
+        inner = 5 if flop > 1e11 else 20 if flop > 1e9 else 200
+        res = {}
+        backs = ([("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if dn != "f32"
+                 else [("flash", SDPBackend.EFFICIENT_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)])
+        for name, be in backs:
+            try:
+                with sdpa_kernel([be]):
+                    fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                    fn()
+                    res[name] = time_us(fn, inner)
+            except RuntimeError:
+                res[name] = None
+        def tf(us):
+            return flop / (us * 1e6) if us else float("nan")
+        case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
+        if flop < 1e9:
+            f_us, c_us = res["flash"], res["cudnn"]
+            print(f"{case:34} {kg_us:7.1f}u {f_us or float('nan'):7.1f}u {c_us or float('nan'):7.1f}u "
+                  f"{(f_us or float('nan')) / kg_us:8.2f} {(c_us or float('nan')) / kg_us:8.2f}   (us; ratio = speedup)")
+        else:
+            print(f"{case:34} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} "
+                  f"{kg_tf / tf(res['flash']):8.2f} {kg_tf / tf(res['cudnn']):8.2f}")
+        del q, k, v
+    print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+-- attention.lua - the flash attention family: one kernel per dtype x head dim
+-- x mask kind, from templates/attention.cu + templates/attention.cuh.
+--
+-- Writes attn_<dtype>.cu (one module per dtype) and kg_attn_table.c / .h:
+-- [dtype][head dim slot][kind] -> kernel index, threads, query rows per
+-- block and dynamic shared memory, which runtime/attention.c dispatches on.
+local M = {}
+
+M.dims = { 32, 64, 96, 128, 256 }
+-- in the order of kg_attn_kind (templates/attention_params.h)
+M.kinds = { "none", "causal", "mask" }
+local kind_enum = { none = "KG_ATTN_NONE", causal = "KG_ATTN_CAUSAL", mask = "KG_ATTN_MASK" }
+
+-- Tile shapes. Tensor cores: nw warps of mt x 16 query rows each, bn keys per
+-- tile, qreg keeps the warp's Q fragments in registers (else re-read from
+-- shared memory with ldmatrix). Pitch is D + 8 elements (conflict-free
+-- ldmatrix). f32: 256 threads, 64 query rows, bn keys, pitch D + 4.
+M.tc = {
+  [32] = { nw = 4, mt = 2, bn = 64, qreg = true },
+  [64] = { nw = 4, mt = 2, bn = 64, qreg = false },
+  [96] = { nw = 4, mt = 1, bn = 64, qreg = true },
+  [128] = { nw = 4, mt = 1, bn = 64, qreg = true },
+  [256] = { nw = 4, mt = 1, bn = 32, qreg = false },
+}
+M.f32 = { [32] = { bn = 64 }, [64] = { bn = 64 }, [96] = { bn = 64 }, [128] = { bn = 64 }, [256] = { bn = 32 } }
+
+local dtypes = { "f32", "f16", "bf16" }
+
+local function plan(dt, d, kind)
+  if dt.name == "f32" then
+    local c = M.f32[d]
+    local p = d + 4
+    return { threads = 256, bm = 64, smem = (64 * p + 2 * c.bn * p + 64 * (c.bn + 4)) * 4,
+             call = string.format("attn_f32<%d, %d, %s>", d, c.bn, kind_enum[kind]),
+             shape = string.format("64x%d tiles, FFMA", c.bn) }
+  end
+  local c = M.tc[d]
+  local bm, p = c.nw * c.mt * 16, d + 8
+  return { threads = c.nw * 32, bm = bm, smem = (bm + 2 * c.bn) * p * 2,
+           call = string.format("attn_tc<%s, %d, %d, %d, %d, %s, %s>", dt.storage, d, c.nw, c.mt, c.bn,
+                                tostring(c.qreg), kind_enum[kind]),
+           shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
+end
+
+function M.generate(G)
+  G:dep(G.root .. "/templates/attention.cu")
+  local by = {}
+  for i, dt in ipairs(G.dtypes) do dt.index = i - 1; by[dt.name] = dt end
+  local rows = {}
+  for _, name in ipairs(dtypes) do
+    local dt = by[name]
+    local module = G:module("attn_" .. name)
+    local kernels = {}
+    for di, d in ipairs(M.dims) do
+      for ki, kind in ipairs(M.kinds) do
+        local pl = plan(dt, d, kind)
+        local kname = string.format("kg_attn_%s_d%d_%s", name, d, kind)
+        local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
+        local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
+        kernels[#kernels + 1] = { name = kname, threads = pl.threads, call = pl.call, desc = desc }
+        rows[#rows + 1] = string.format("    [%s][%d][%s] = {%d, %d, %d, %d},\n", dt.enum, di - 1,
+                                        kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
+      end
+    end
+    G:write("attn_" .. name .. ".cu", G:render("attention.cu", {
+      header = G.header("templates/attention.cu and gen/attention.lua"),
+      dtype = dt, dims = M.dims, kinds = M.kinds, kernels = kernels,
+    }))
+  end
+  local dims = {}
+  for i, d in ipairs(M.dims) do dims[i] = tostring(d) end
+  G:write("kg_attn_table.h", G.header("gen/attention.lua") .. string.format([[
+#ifndef KG_ATTN_TABLE_H
+#define KG_ATTN_TABLE_H
+
+#include "kgen.h"
+#include "attention_params.h"
+
+#define KG_ATTN_DIM_COUNT %d
+/* The generated head dims, in slot order, and as text for messages. */
+extern const int kg_attn_dims[KG_ATTN_DIM_COUNT];
+#define KG_ATTN_DIMS_TEXT "%s"
+
+typedef struct kg_attn_entry {
+    int16_t kernel;  /* index into kg_kernels; 0 with threads 0: not generated */
+    int16_t threads; /* block size */
+    int16_t bm;      /* query rows per block */
+    int32_t smem;    /* dynamic shared memory, bytes */
+} kg_attn_entry;
+
+/* [q dtype][head dim slot][kind]; threads == 0 where the dtype has none. */
+extern const kg_attn_entry kg_attn_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
+
+#endif
+]], #M.dims, table.concat(dims, ", ")))
+  G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
+    "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
+    "const kg_attn_entry kg_attn_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
+    table.concat(rows) .. "};\n")
+end
+
+return M

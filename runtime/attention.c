@@ -1,0 +1,262 @@
+/*
+ * attention.c - validation and dispatch of kg_attention (kg_attention.h).
+ *
+ * Everything is checked on the host first (so a context without a device
+ * still reports argument errors); then the generated table
+ * (kg_attn_table.h) gives the kernel for q's dtype, the head dim and the mask
+ * kind, and one launch covers the call: grid (query blocks, Hq, B).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention_params.h"
+#include "internal.h"
+#include "kg_attn_table.h"
+#include "kg_table.h"
+
+typedef struct args {
+    const kg_tensor *out, *lse, *q, *k, *v, *mask;
+} args;
+
+static kg_status shape_error(kg_context *ctx, const args *a, const char *why)
+{
+    char q[96], k[96], v[96], o[96];
+    return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention: %s (q is %s, k is %s, v is %s, out is %s)", why,
+                   kg_shape_str(q, sizeof q, a->q->ndim, a->q->shape), kg_shape_str(k, sizeof k, a->k->ndim, a->k->shape),
+                   kg_shape_str(v, sizeof v, a->v->ndim, a->v->shape),
+                   kg_shape_str(o, sizeof o, a->out->ndim, a->out->shape));
+}
+
+static kg_status check_shapes(kg_context *ctx, const args *a)
+{
+    const kg_tensor *q = a->q, *k = a->k, *v = a->v, *out = a->out;
+    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || out->ndim != 4)
+        return shape_error(ctx, a, "q, k, v and out must have 4 dims [B, H, S, D]");
+    for (int d = 0; d < 4; d++)
+        if (k->shape[d] != v->shape[d])
+            return shape_error(ctx, a, "k and v must have the same shape");
+    if (q->shape[0] != k->shape[0])
+        return shape_error(ctx, a, "q and k must have the same batch size");
+    if (q->shape[3] != k->shape[3])
+        return shape_error(ctx, a, "q and k must have the same head dim");
+    for (int d = 0; d < 4; d++)
+        if (out->shape[d] != q->shape[d])
+            return shape_error(ctx, a, "out must have q's shape");
+    if (k->shape[1] == 0 ? q->shape[1] != 0 : q->shape[1] % k->shape[1] != 0)
+        return shape_error(ctx, a, "q's heads must be a multiple of k's heads");
+    if (a->lse) {
+        const kg_tensor *l = a->lse;
+        if (l->ndim != 3 || l->shape[0] != q->shape[0] || l->shape[1] != q->shape[1] || l->shape[2] != q->shape[2]) {
+            char ls[96], qs[96];
+            return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention: lse is %s but must be [B, Hq, Sq] for q %s",
+                           kg_shape_str(ls, sizeof ls, l->ndim, l->shape), kg_shape_str(qs, sizeof qs, 4, q->shape));
+        }
+    }
+    if (a->mask) {
+        const kg_tensor *m = a->mask;
+        const int64_t want[4] = {q->shape[0], q->shape[1], q->shape[2], k->shape[2]};
+        int ok = m->ndim <= 4;
+        for (int d = 0; ok && d < m->ndim; d++) {
+            const int64_t s = m->shape[m->ndim - 1 - d];
+            ok = s == 1 || s == want[3 - d];
+        }
+        if (!ok) {
+            char ms[96], ws[96];
+            return kg_fail(ctx, KG_ERR_SHAPE,
+                           "shape mismatch: attention: mask %s is not broadcastable to [B, Hq, Sq, Sk] = %s",
+                           kg_shape_str(ms, sizeof ms, m->ndim, m->shape), kg_shape_str(ws, sizeof ws, 4, want));
+        }
+    }
+    return KG_OK;
+}
+
+static kg_status check_dtypes(kg_context *ctx, const args *a)
+{
+    const kg_dtype dt = a->q->dtype;
+    if (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16)
+        return kg_fail(ctx, KG_ERR_DTYPE, "attention is not available for %s (it accepts f32, f16, bf16)",
+                       kg_dtype_name(dt));
+    const kg_tensor *same[3] = {a->k, a->v, a->out};
+    const char *names[3] = {"k", "v", "out"};
+    for (int i = 0; i < 3; i++)
+        if (same[i]->dtype != dt)
+            return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention: q is %s but %s is %s", kg_dtype_name(dt),
+                           names[i], kg_dtype_name(same[i]->dtype));
+    if (a->lse && a->lse->dtype != KG_F32)
+        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention: lse must be f32, got %s",
+                       kg_dtype_name(a->lse->dtype));
+    if (a->mask && a->mask->dtype != KG_F32)
+        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention: mask must be f32, got %s",
+                       kg_dtype_name(a->mask->dtype));
+    return KG_OK;
+}
+
+/* The head dim contiguous, 16-byte aligned data and B/H/S strides: what the
+   kernels' 16-byte loads and stores need. Empty tensors are not read. */
+static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *name)
+{
+    if (kg_numel(t) == 0)
+        return KG_OK;
+    const int64_t es = (int64_t)kg_dtype_size(t->dtype), D = t->shape[3];
+    if (D > 1 && t->strides[3] != 1)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention: %s's head dim must be contiguous (stride %lld)", name,
+                       (long long)t->strides[3]);
+    if ((uintptr_t)t->data % 16)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s's data must be 16-byte aligned",
+                       name);
+    for (int d = 0; d < 3; d++)
+        if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: attention: %s's stride in dim %d (%lld elements) must be a multiple "
+                           "of 16 bytes",
+                           name, d, (long long)t->strides[d]);
+    return KG_OK;
+}
+
+/* [lo, hi) bytes a tensor can touch. */
+static void extent(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    int64_t last = 0;
+    for (int d = 0; d < t->ndim; d++)
+        last += (t->shape[d] - 1) * t->strides[d];
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)kg_dtype_size(t->dtype));
+}
+
+static kg_status check_overlap(kg_context *ctx, const args *a)
+{
+    const kg_tensor *outs[2] = {a->out, a->lse};
+    const char *onames[2] = {"out", "lse"};
+    const kg_tensor *ins[4] = {a->q, a->k, a->v, a->mask};
+    const char *inames[4] = {"q", "k", "v", "mask"};
+    for (int i = 0; i < 2; i++) {
+        if (!outs[i] || kg_numel(outs[i]) == 0)
+            continue;
+        uintptr_t olo, ohi;
+        extent(outs[i], &olo, &ohi);
+        for (int j = 0; j < 4 + i; j++) {
+            const kg_tensor *t = j < 4 ? ins[j] : a->out;
+            if (!t || kg_numel(t) == 0)
+                continue;
+            uintptr_t lo, hi;
+            extent(t, &lo, &hi);
+            if (lo < ohi && olo < hi)
+                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s",
+                               onames[i], j < 4 ? inames[j] : "out");
+        }
+    }
+    return KG_OK;
+}
+
+static int dim_slot(int64_t D)
+{
+    for (int i = 0; i < KG_ATTN_DIM_COUNT; i++)
+        if (kg_attn_dims[i] == D)
+            return i;
+    return -1;
+}
+
+kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *lse, const kg_tensor *q,
+                       const kg_tensor *k, const kg_tensor *v, const kg_tensor *mask, const kg_attention_opts *opts)
+{
+    if (!ctx)
+        return KG_ERR_INVALID_ARGUMENT;
+    const args a = {out, lse, q, k, v, mask};
+    kg_status st = kg_check_tensor(ctx, out, "out");
+    if (st == KG_OK)
+        st = kg_check_tensor(ctx, q, "q");
+    if (st == KG_OK)
+        st = kg_check_tensor(ctx, k, "k");
+    if (st == KG_OK)
+        st = kg_check_tensor(ctx, v, "v");
+    if (st == KG_OK && lse)
+        st = kg_check_tensor(ctx, lse, "lse");
+    if (st == KG_OK && mask)
+        st = kg_check_tensor(ctx, mask, "mask");
+    if (st == KG_OK)
+        st = check_dtypes(ctx, &a);
+    if (st == KG_OK)
+        st = check_shapes(ctx, &a);
+    if (st != KG_OK)
+        return st;
+    const int64_t B = q->shape[0], Hq = q->shape[1], Sq = q->shape[2], D = q->shape[3];
+    const int64_t Hkv = k->shape[1], Sk = k->shape[2];
+    const int slot = dim_slot(D);
+    if (slot < 0)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention: head dim %lld is not generated (generated: " KG_ATTN_DIMS_TEXT ")",
+                       (long long)D);
+    const float scale = opts && opts->scale != 0.f ? opts->scale : (float)(1.0 / sqrt((double)D));
+    if (!isfinite(scale))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: scale %g is not finite",
+                       (double)scale);
+    if (Sq > INT32_MAX || Sk > INT32_MAX || B > 65535 || Hq > 65535)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention: sizes out of range (Sq, Sk < 2^31; B, Hq <= 65535), got B=%lld "
+                       "Hq=%lld Sq=%lld Sk=%lld",
+                       (long long)B, (long long)Hq, (long long)Sq, (long long)Sk);
+    const kg_tensor *lay[4] = {q, k, v, out};
+    const char *names[4] = {"q", "k", "v", "out"};
+    for (int i = 0; st == KG_OK && i < 4; i++)
+        st = check_layout(ctx, lay[i], names[i]);
+    if (st == KG_OK)
+        st = check_overlap(ctx, &a);
+    if (st == KG_OK)
+        st = kg_ready(ctx);
+    if (st != KG_OK)
+        return st;
+    if (B * Hq * Sq == 0)
+        return kg_ok(ctx);
+
+    const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    const kg_attn_entry *e = &kg_attn_table[q->dtype][slot][kind];
+
+    kg_attn_params p;
+    memset(&p, 0, sizeof p);
+    p.q = q->data;
+    p.k = k->data;
+    p.v = v->data;
+    p.out = out->data;
+    p.q_sb = q->strides[0], p.q_sh = q->strides[1], p.q_ss = q->strides[2];
+    p.k_sb = k->strides[0], p.k_sh = k->strides[1], p.k_ss = k->strides[2];
+    p.v_sb = v->strides[0], p.v_sh = v->strides[1], p.v_ss = v->strides[2];
+    p.o_sb = out->strides[0], p.o_sh = out->strides[1], p.o_ss = out->strides[2];
+    if (lse) {
+        p.lse = (float *)lse->data;
+        p.l_sb = lse->strides[0], p.l_sh = lse->strides[1], p.l_ss = lse->strides[2];
+    }
+    if (mask) {
+        /* right-aligned broadcast: missing and size-1 dims read stride 0 */
+        int64_t ms[4] = {0, 0, 0, 0};
+        for (int d = 0; d < mask->ndim; d++) {
+            const int to = 4 - mask->ndim + d;
+            ms[to] = mask->shape[d] == 1 ? 0 : mask->strides[d];
+        }
+        p.mask = (const float *)mask->data;
+        p.m_sb = ms[0], p.m_sh = ms[1], p.m_sq = ms[2], p.m_sk = ms[3];
+    }
+    p.sq = (int32_t)Sq;
+    p.sk = (int32_t)Sk;
+    p.group = (int32_t)(Hq / Hkv);
+    p.causal = opts && opts->causal;
+    p.scale_log2 = scale * 1.4426950408889634f;
+
+    /* blocks need more than the default 48 KB of shared memory */
+    cudaKernel_t kern;
+    st = kg_kernel(ctx, e->kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem,
+                                                      ctx->device);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "raising the attention kernel's shared memory limit");
+    }
+    const dim3 grid = {(unsigned)((Sq + e->bm - 1) / e->bm), (unsigned)Hq, (unsigned)B};
+    const dim3 block = {(unsigned)e->threads, 1, 1};
+    void *argv[1] = {&p};
+    st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
+    return st == KG_OK ? kg_ok(ctx) : st;
+}

@@ -1,0 +1,51 @@
+/*
+ * kg_attention.h - fused attention forward (flash attention).
+ *
+ *     out = softmax(scale * q k^T + mask) v        lse = log sum_j exp(...)
+ *
+ * q is [B, Hq, Sq, D]; k and v are [B, Hkv, Sk, D] with Hq a multiple of Hkv
+ * (multi-head, grouped-query and multi-query attention: query head h reads
+ * key/value head h / (Hq / Hkv)); out is [B, Hq, Sq, D] of q's dtype. Any
+ * strides on B, H and S; the head dim must be contiguous, each tensor's data
+ * 16-byte aligned and its B/H/S strides multiples of 16 bytes.
+ *
+ * dtypes: f16 and bf16 run on tensor cores with f32 accumulation and an f32
+ * softmax; f32 is computed in true FP32 (no TF32). Head dims 32, 64, 96, 128
+ * and 256 are generated; another D is refused (KG_ERR_INVALID_ARGUMENT).
+ *
+ * lse (optional, NULL to skip) is an f32 tensor [B, Hq, Sq] (any strides)
+ * receiving the natural-log row log-sum-exp of the scaled, masked scores.
+ *
+ * mask (optional, NULL for none) is an additive f32 tensor broadcastable to
+ * [B, Hq, Sq, Sk] (NumPy rules from the right, size-1 or stride-0 dims
+ * broadcast); -inf removes a key (a padding mask is the common case).
+ *
+ * opts (NULL: defaults): scale 0 means 1/sqrt(D); causal masks key j for
+ * query i when j > i + Sk - Sq (aligned to the bottom-right corner, so with
+ * Sq < Sk the last query sees every key, and with Sq > Sk the first Sq - Sk
+ * queries see none). A row whose keys are all masked gives output 0 and lse
+ * -inf, never NaN. Sk = 0 is such a case for every row.
+ */
+#ifndef KG_ATTENTION_H
+#define KG_ATTENTION_H
+
+#include "kgen.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_attention_opts {
+    float scale; /* softmax scale; 0 selects 1/sqrt(D) */
+    int causal;  /* nonzero: bottom-right aligned causal mask */
+} kg_attention_opts;
+
+KG_API kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *lse, const kg_tensor *q,
+                              const kg_tensor *k, const kg_tensor *v, const kg_tensor *mask,
+                              const kg_attention_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

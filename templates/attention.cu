@@ -1,0 +1,16 @@
+@-- attention.cu - template of one attention module (one dtype): one kernel per
+@-- head dim x mask kind, each an instantiation of templates/attention.cuh with
+@-- the tile shape gen/attention.lua chose for that head dim.
+$(header)/*
+ * Flash attention forward kernels for $(dtype.name).
+ * Head dims: $(table.concat(dims, ", ")). Mask kinds: $(table.concat(kinds, ", ")).
+ */
+#include "attention.cuh"
+@for _, k in ipairs(kernels) do
+
+/* $(k.desc) */
+extern "C" __global__ void __launch_bounds__($(k.threads)) $(k.name)(kg_attn_params p)
+{
+    kg_attn::$(k.call)(p);
+}
+@end

@@ -1,0 +1,39 @@
+/*
+ * attention_params.h - the argument of every attention kernel, shared by the
+ * runtime (runtime/attention.c) and the kernels (templates/attention.cuh).
+ * Passed by value: a launch needs no allocation and no host-to-device copy.
+ *
+ * Strides are in elements; the head dim of q, k, v and out is contiguous.
+ * Head h of q reads head h / group of k and v (group = Hq / Hkv).
+ */
+#ifndef KG_ATTENTION_PARAMS_H
+#define KG_ATTENTION_PARAMS_H
+
+#include <stdint.h>
+
+/* Mask kinds, the last index of the generated kernel table. */
+typedef enum kg_attn_kind {
+    KG_ATTN_NONE,   /* no masking */
+    KG_ATTN_CAUSAL, /* bottom-right aligned causal */
+    KG_ATTN_MASK,   /* additive f32 mask, causal as a run-time flag */
+    KG_ATTN_KIND_COUNT
+} kg_attn_kind;
+
+typedef struct kg_attn_params {
+    const void *q, *k, *v;
+    void *out;
+    float *lse;           /* NULL when not wanted */
+    const float *mask;    /* KG_ATTN_MASK only; broadcast dims have stride 0 */
+    int64_t q_sb, q_sh, q_ss;
+    int64_t k_sb, k_sh, k_ss;
+    int64_t v_sb, v_sh, v_ss;
+    int64_t o_sb, o_sh, o_ss;
+    int64_t l_sb, l_sh, l_ss;
+    int64_t m_sb, m_sh, m_sq, m_sk;
+    int32_t sq, sk;
+    int32_t group;        /* Hq / Hkv */
+    int32_t causal;       /* KG_ATTN_MASK: also apply the causal mask */
+    float scale_log2;     /* softmax scale * log2(e) */
+} kg_attn_params;
+
+#endif

@@ -1,0 +1,622 @@
+/*
+ * test_attention.c - kg_attention: every validation error on the CPU (no
+ * device needed), then on the GPU every generated dtype x head dim x mask
+ * kind and TESTING.md's attention cases against a float64 reference.
+ *
+ * Tolerance (TESTING.md): max|out - ref| <= 2 * max|lp - ref| + atol, where
+ * ref is computed in float64 from the same (rounded) inputs and lp is a
+ * reference computed in the dtype's own precision the way an unfused
+ * PyTorch program would: scores rounded to the dtype, softmax in f32,
+ * probabilities rounded to the dtype, P v accumulated in f32 and rounded
+ * (for f32 everything in float). atol is PyTorch's default for the dtype.
+ * lse (always f32) must be within 1e-4 + 1e-5 |ref| of the float64 value, and
+ * exactly -inf for a row with no visible key.
+ */
+#include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kg_test.h"
+#include "kgen.h"
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#define DEV(x) ((void *)(uintptr_t)(0x10000000u + (x)))
+
+/* ---- CPU: validation ------------------------------------------------------ */
+
+static kg_context *ctx;
+
+static void open_without_device(void)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    kg_status st = kg_open(&ctx, 0);
+    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s", kg_status_name(st));
+}
+
+static void close_ctx(void) { kg_close(ctx); }
+
+#define EXPECT(call, code, text)                                                                            \
+    do {                                                                                                    \
+        kg_status st_ = (call);                                                                             \
+        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code), \
+                     kg_errmsg(ctx));                                                                       \
+        cr_assert_str_eq(kg_errmsg(ctx), text);                                                             \
+    } while (0)
+
+/* A valid call's tensors: q [2,8,100,64], k/v [2,2,120,64] bf16, lse [2,8,100]. */
+typedef struct {
+    kg_tensor q, k, v, out, lse;
+} call_t;
+
+static call_t valid_call(kg_dtype dt, int64_t D)
+{
+    call_t c;
+    c.q = kg_tensor_contiguous(DEV(0), dt, 4, SHAPE(2, 8, 100, D));
+    c.k = kg_tensor_contiguous(DEV(1 << 24), dt, 4, SHAPE(2, 2, 120, D));
+    c.v = kg_tensor_contiguous(DEV(2 << 24), dt, 4, SHAPE(2, 2, 120, D));
+    c.out = kg_tensor_contiguous(DEV(3 << 24), dt, 4, SHAPE(2, 8, 100, D));
+    c.lse = kg_tensor_contiguous(DEV(4 << 24), KG_F32, 3, SHAPE(2, 8, 100));
+    return c;
+}
+
+TestSuite(attention_validation, .init = open_without_device, .fini = close_ctx);
+
+Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype_and_head_dim)
+{
+    const kg_dtype dts[3] = {KG_F32, KG_F16, KG_BF16};
+    const int64_t dims[5] = {32, 64, 96, 128, 256};
+    kg_tensor mask = kg_tensor_contiguous(DEV(5 << 24), KG_F32, 2, SHAPE(100, 120));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+            for (int kind = 0; kind < 3; kind++) {
+                call_t c = valid_call(dts[i], dims[j]);
+                kg_attention_opts o = {0.f, kind == 1};
+                kg_status st = kg_attention(ctx, &c.out, kind ? &c.lse : NULL, &c.q, &c.k, &c.v,
+                                            kind == 2 ? &mask : NULL, &o);
+                cr_assert_eq(st, KG_ERR_NO_DEVICE, "%s D=%lld kind %d: %s", kg_dtype_name(dts[i]),
+                             (long long)dims[j], kind, kg_errmsg(ctx));
+            }
+}
+
+Test(attention_validation, null_arguments)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    cr_assert_eq(kg_attention(NULL, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT);
+    EXPECT(kg_attention(ctx, &c.out, NULL, NULL, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: tensor q is NULL");
+    EXPECT(kg_attention(ctx, NULL, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: tensor out is NULL");
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, NULL, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: tensor v is NULL");
+}
+
+Test(attention_validation, dtypes)
+{
+    call_t c = valid_call(KG_F64, 64);
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+           "attention is not available for f64 (it accepts f32, f16, bf16)");
+    c = valid_call(KG_BF16, 64);
+    c.k.dtype = KG_F16;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+           "dtype mismatch: attention: q is bf16 but k is f16");
+    c = valid_call(KG_BF16, 64);
+    c.out.dtype = KG_F32;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+           "dtype mismatch: attention: q is bf16 but out is f32");
+    c = valid_call(KG_BF16, 64);
+    c.lse.dtype = KG_BF16;
+    EXPECT(kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+           "dtype mismatch: attention: lse must be f32, got bf16");
+    c = valid_call(KG_BF16, 64);
+    kg_tensor mask = kg_tensor_contiguous(DEV(5 << 24), KG_BF16, 1, SHAPE(120));
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &mask, NULL), KG_ERR_DTYPE,
+           "dtype mismatch: attention: mask must be f32, got bf16");
+}
+
+Test(attention_validation, shape_mismatches_name_every_shape)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.v.shape[2] = 121;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: k and v must have the same shape (q is [2,8,100,64], k is [2,2,120,64], v is "
+           "[2,2,121,64], out is [2,8,100,64])");
+    c = valid_call(KG_BF16, 64);
+    c.k.shape[0] = c.v.shape[0] = 1;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: q and k must have the same batch size (q is [2,8,100,64], k is [1,2,120,64], "
+           "v is [1,2,120,64], out is [2,8,100,64])");
+    c = valid_call(KG_BF16, 64);
+    c.k.shape[3] = c.v.shape[3] = 128;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: q and k must have the same head dim (q is [2,8,100,64], k is [2,2,120,128], "
+           "v is [2,2,120,128], out is [2,8,100,64])");
+    c = valid_call(KG_BF16, 64);
+    c.out.shape[2] = 99;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: out must have q's shape (q is [2,8,100,64], k is [2,2,120,64], v is "
+           "[2,2,120,64], out is [2,8,99,64])");
+    c = valid_call(KG_BF16, 64);
+    c.k.shape[1] = c.v.shape[1] = 3;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: q's heads must be a multiple of k's heads (q is [2,8,100,64], k is "
+           "[2,3,120,64], v is [2,3,120,64], out is [2,8,100,64])");
+    c = valid_call(KG_BF16, 64);
+    c.q.ndim = 3;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: q, k, v and out must have 4 dims [B, H, S, D] (q is [2,8,100], k is "
+           "[2,2,120,64], v is [2,2,120,64], out is [2,8,100,64])");
+    c = valid_call(KG_BF16, 64);
+    c.lse.shape[2] = 120;
+    EXPECT(kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: lse is [2,8,120] but must be [B, Hq, Sq] for q [2,8,100,64]");
+}
+
+Test(attention_validation, mask_must_broadcast)
+{
+    call_t c = valid_call(KG_F32, 64);
+    const struct {
+        int ndim;
+        int64_t shape[5];
+        int ok;
+    } cases[] = {
+        {1, {120}, 1},          {1, {1}, 1},         {2, {100, 120}, 1},         {4, {2, 1, 1, 120}, 1},
+        {4, {2, 8, 100, 120}, 1}, {0, {0}, 1},       {1, {100}, 0},              {2, {120, 100}, 0},
+        {4, {2, 2, 100, 120}, 0}, {4, {3, 8, 100, 120}, 0}, {5, {1, 2, 8, 100, 120}, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_tensor m = kg_tensor_contiguous(DEV(5 << 24), KG_F32, cases[i].ndim, cases[i].shape);
+        kg_status st = kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &m, NULL);
+        if (cases[i].ok) {
+            cr_assert_eq(st, KG_ERR_NO_DEVICE, "case %zu: %s", i, kg_errmsg(ctx));
+        } else {
+            cr_assert_eq(st, KG_ERR_SHAPE, "case %zu: %s", i, kg_errmsg(ctx));
+            cr_assert(strstr(kg_errmsg(ctx), "is not broadcastable to [B, Hq, Sq, Sk] = [2,8,100,120]"),
+                      "case %zu: %s", i, kg_errmsg(ctx));
+        }
+    }
+    kg_tensor m = kg_tensor_contiguous(DEV(5 << 24), KG_F32, 2, SHAPE(120, 100));
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &m, NULL), KG_ERR_SHAPE,
+           "shape mismatch: attention: mask [120,100] is not broadcastable to [B, Hq, Sq, Sk] = [2,8,100,120]");
+}
+
+Test(attention_validation, head_dims_that_are_not_generated_are_named)
+{
+    const int64_t bad[] = {1, 16, 48, 80, 100, 160, 512};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        call_t c = valid_call(KG_F16, bad[i]);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "invalid argument: attention: head dim %lld is not generated (generated: 32, 64, 96, 128, 256)",
+                 (long long)bad[i]);
+        EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT, want);
+    }
+}
+
+Test(attention_validation, layout_requirements)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.k.strides[3] = 2;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: attention: k's head dim must be contiguous (stride 2)");
+    c = valid_call(KG_BF16, 64);
+    c.v.data = DEV((2 << 24) + 2);
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: attention: v's data must be 16-byte aligned");
+    c = valid_call(KG_BF16, 64);
+    c.q.strides[2] = 68; /* 136 bytes */
+    c.q.strides[1] = 68 * 100, c.q.strides[0] = 68 * 100 * 8;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: attention: q's stride in dim 2 (68 elements) must be a multiple of 16 bytes");
+    c.q.strides[2] = 72; /* 144 bytes: padded rows are fine */
+    c.q.strides[1] = 72 * 100, c.q.strides[0] = 72 * 100 * 8;
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s",
+                 kg_errmsg(ctx));
+}
+
+Test(attention_validation, outputs_must_not_overlap_inputs)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.out.data = c.q.data;
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: attention: out overlaps q");
+    c = valid_call(KG_BF16, 64);
+    c.lse.data = DEV((3 << 24) + 256);
+    EXPECT(kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: attention: lse overlaps out");
+}
+
+Test(attention_validation, scale_must_be_finite)
+{
+    call_t c = valid_call(KG_F32, 32);
+    kg_attention_opts o = {NAN, 0};
+    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_INVALID_ARGUMENT,
+           "invalid argument: attention: scale nan is not finite");
+    o.scale = 0.5f;
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
+}
+
+Test(attention_validation, empty_problems_validate_then_report_the_device)
+{
+    call_t c = valid_call(KG_F16, 64);
+    c.q.shape[2] = c.out.shape[2] = 0;
+    c.q.data = c.out.data = NULL;
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s",
+                 kg_errmsg(ctx));
+}
+
+/* ---- GPU: numerics ----------------------------------------------------------- */
+
+typedef enum { MASK_NONE, MASK_PAD, MASK_RANDOM, MASK_EMPTY_ROWS } mask_fill;
+
+typedef struct {
+    kg_dtype dt;
+    int B, Hq, Hkv, Sq, Sk, D;
+    int causal;
+    mask_fill mask;
+    int mask_ndim; /* 1: [Sk], 2: [Sq,Sk], 4: [B,1,1,Sk] or [B,Hq,Sq,Sk] */
+    int bshd;      /* q, k, v, out stored [B,S,H,D] (strided views) */
+    float scale;
+} acase;
+
+static uint64_t rng;
+
+static void gpu_setup(void)
+{
+    ctx = kt_open_gpu();
+    rng = kt_seed();
+}
+
+static double mask_at(const acase *c, const float *m, int b, int h, int i, int j)
+{
+    if (c->mask == MASK_NONE)
+        return 0.0;
+    switch (c->mask_ndim) {
+    case 1: return m[j];
+    case 2: return m[(int64_t)i * c->Sk + j];
+    default:
+        if (c->mask == MASK_PAD)
+            return m[(int64_t)b * c->Sk + j];
+        return m[(((int64_t)b * c->Hq + h) * c->Sq + i) * c->Sk + j];
+    }
+}
+
+static int64_t mask_numel(const acase *c)
+{
+    switch (c->mask_ndim) {
+    case 1: return c->Sk;
+    case 2: return (int64_t)c->Sq * c->Sk;
+    default: return c->mask == MASK_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->B * c->Hq * c->Sq * c->Sk;
+    }
+}
+
+/* element offset of [b,h,s,0] in the chosen layout */
+static int64_t off(const acase *c, int H, int S, int b, int h, int s)
+{
+    if (c->bshd)
+        return (((int64_t)b * S + s) * H + h) * c->D;
+    return (((int64_t)b * H + h) * S + s) * c->D;
+}
+
+static kg_tensor view4(const acase *c, void *data, int H, int S)
+{
+    kg_tensor t = kg_tensor_contiguous(data, c->dt, 4, (const int64_t[]){c->B, H, S, c->D});
+    if (c->bshd) {
+        t.strides[3] = 1;
+        t.strides[1] = c->D;
+        t.strides[2] = (int64_t)H * c->D;
+        t.strides[0] = (int64_t)S * H * c->D;
+    }
+    return t;
+}
+
+static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
+
+static void run_case(const acase *c)
+{
+    const kg_dtype dt = c->dt;
+    const int D = c->D;
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * D, nk = (int64_t)c->B * c->Hkv * c->Sk * D;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? mask_numel(c) : 0;
+    const size_t es = kg_dtype_size(dt);
+    void *hq = malloc(nq * es), *hk = malloc(nk * es + 1), *hv = malloc(nk * es + 1), *ho = malloc(nq * es);
+    float *hm = malloc(nm * 4 + 4), *hl = malloc(nl * 4);
+    const double range = 2.0;
+    for (int64_t i = 0; i < nq; i++)
+        kt_set(hq, dt, i, kt_uniform(&rng, -range, range));
+    for (int64_t i = 0; i < nk; i++) {
+        kt_set(hk, dt, i, kt_uniform(&rng, -range, range));
+        kt_set(hv, dt, i, kt_uniform(&rng, -1, 1));
+    }
+    for (int64_t i = 0; i < nm; i++) {
+        switch (c->mask) {
+        case MASK_PAD: hm[i] = (i % c->Sk) >= c->Sk - 1 - (i / c->Sk) % 7 * (c->Sk / 8) ? -INFINITY : 0.f; break;
+        case MASK_RANDOM: hm[i] = kt_uniform(&rng, 0, 1) < 0.2 ? -INFINITY : (float)kt_uniform(&rng, -2, 2); break;
+        default: hm[i] = 0.f; break;
+        }
+    }
+    if (c->mask == MASK_EMPTY_ROWS) /* [Sq,Sk]: rows 0, 2, 5, ... entirely -inf, the rest random */
+        for (int64_t i = 0; i < c->Sq; i++)
+            for (int64_t j = 0; j < c->Sk; j++)
+                hm[i * c->Sk + j] = (i % 3 == 0 || i == c->Sq - 1) ? -INFINITY : (float)kt_uniform(&rng, -1, 1);
+
+    void *dq = kt_alloc(ctx, nq * es + 16), *dk = kt_alloc(ctx, nk * es + 16), *dv = kt_alloc(ctx, nk * es + 16);
+    void *dout = kt_alloc(ctx, nq * es + 16), *dl = kt_alloc(ctx, nl * 8 + 16), *dm = kt_alloc(ctx, nm * 4 + 16);
+    kt_upload(ctx, dq, hq, nq * es);
+    kt_upload(ctx, dk, hk, nk * es);
+    kt_upload(ctx, dv, hv, nk * es);
+    if (nm)
+        kt_upload(ctx, dm, hm, nm * 4);
+    KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * es + 16)); /* NaN poison */
+    KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 8 + 16));
+
+    kg_tensor tq = view4(c, dq, c->Hq, c->Sq), tk = view4(c, dk, c->Hkv, c->Sk), tv = view4(c, dv, c->Hkv, c->Sk),
+              to = view4(c, dout, c->Hq, c->Sq);
+    /* lse as a strided view: every other float */
+    kg_tensor tl = kg_tensor_contiguous(dl, KG_F32, 3, (const int64_t[]){c->B, c->Hq, c->Sq});
+    for (int d = 0; d < 3; d++)
+        tl.strides[d] *= 2;
+    kg_tensor tm;
+    if (c->mask) {
+        if (c->mask_ndim == 1)
+            tm = kg_tensor_contiguous(dm, KG_F32, 1, (const int64_t[]){c->Sk});
+        else if (c->mask_ndim == 2)
+            tm = kg_tensor_contiguous(dm, KG_F32, 2, (const int64_t[]){c->Sq, c->Sk});
+        else if (c->mask == MASK_PAD)
+            tm = kg_tensor_contiguous(dm, KG_F32, 4, (const int64_t[]){c->B, 1, 1, c->Sk});
+        else
+            tm = kg_tensor_contiguous(dm, KG_F32, 4, (const int64_t[]){c->B, c->Hq, c->Sq, c->Sk});
+    }
+    kg_attention_opts opts = {c->scale, c->causal};
+    KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, c->mask ? &tm : NULL, &opts));
+    KT_OK(ctx, kg_sync(ctx));
+    kt_download(ctx, ho, dout, nq * es);
+    float *hl2 = malloc(nl * 8);
+    kt_download(ctx, hl2, dl, nl * 8);
+    for (int64_t i = 0; i < nl; i++)
+        hl[i] = hl2[2 * i];
+    free(hl2);
+
+    const double scale = c->scale != 0.f ? c->scale : (double)(float)(1.0 / sqrt((double)D));
+    /* the rounded inputs as doubles, once (kt_get per product is slow) */
+    double *xq = malloc(sizeof(double) * (nq + 1)), *xk = malloc(sizeof(double) * (nk + 1)),
+           *xv = malloc(sizeof(double) * (nk + 1));
+    for (int64_t i = 0; i < nq; i++)
+        xq[i] = kt_get(hq, dt, i);
+    for (int64_t i = 0; i < nk; i++) {
+        xk[i] = kt_get(hk, dt, i);
+        xv[i] = kt_get(hv, dt, i);
+    }
+    double *s = malloc(sizeof(double) * (c->Sk + 1)), *ref = malloc(sizeof(double) * D);
+    float *sl = malloc(sizeof(float) * (c->Sk + 1)), *acc = malloc(sizeof(float) * D);
+    double max_err = 0, max_lp = 0;
+    int worst_b = 0, worst_h = 0, worst_i = 0, worst_d = 0;
+    double worst_got = 0, worst_want = 0;
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->Hq; h++) {
+            const int hk_ = h / (c->Hq / c->Hkv);
+            for (int i = 0; i < c->Sq; i++) {
+                const int64_t qo = off(c, c->Hq, c->Sq, b, h, i);
+                double m = -INFINITY;
+                float ml = -INFINITY;
+                for (int j = 0; j < c->Sk; j++) {
+                    const int64_t ko = off(c, c->Hkv, c->Sk, b, hk_, j);
+                    double dot = 0;
+                    for (int d = 0; d < D; d++)
+                        dot += xq[qo + d] * xk[ko + d];
+                    const double mk = mask_at(c, hm, b, h, i, j);
+                    const int hidden = c->causal && j > i + c->Sk - c->Sq;
+                    s[j] = hidden ? -INFINITY : dot * scale + mk;
+                    sl[j] = hidden ? -INFINITY : lowp(dt, dot) * (float)scale + (float)mk;
+                    if (s[j] > m)
+                        m = s[j];
+                    if (sl[j] > ml)
+                        ml = sl[j];
+                }
+                double l = 0;
+                float ll = 0;
+                for (int j = 0; j < c->Sk; j++) {
+                    s[j] = m == -INFINITY ? 0 : exp(s[j] - m);
+                    sl[j] = ml == -INFINITY ? 0 : expf(sl[j] - ml);
+                    l += s[j];
+                    ll += sl[j];
+                }
+                for (int d = 0; d < D; d++) {
+                    ref[d] = 0;
+                    acc[d] = 0;
+                }
+                for (int j = 0; j < c->Sk; j++) {
+                    const int64_t vo = off(c, c->Hkv, c->Sk, b, hk_, j);
+                    const float pl = ll > 0 ? lowp(dt, sl[j] / ll) : 0.f;
+                    for (int d = 0; d < D; d++) {
+                        const double vv = xv[vo + d];
+                        ref[d] += s[j] * vv;
+                        acc[d] += pl * (float)vv;
+                    }
+                }
+                for (int d = 0; d < D; d++) {
+                    const double want = l > 0 ? ref[d] / l : 0.0;
+                    const double lp = kt_round(dt, acc[d]);
+                    const double got = kt_get(ho, dt, qo + d);
+                    cr_assert(!isnan(got), "%s [%d,%d,%d,%d]: NaN (seed %llu)", kg_dtype_name(dt), b, h, i, d,
+                              (unsigned long long)kt_seed());
+                    if (fabs(lp - want) > max_lp)
+                        max_lp = fabs(lp - want);
+                    if (fabs(got - want) > max_err) {
+                        max_err = fabs(got - want);
+                        worst_b = b, worst_h = h, worst_i = i, worst_d = d;
+                        worst_got = got, worst_want = want;
+                    }
+                }
+                const double lse_want = l > 0 ? m + log(l) : -INFINITY;
+                const double lse_got = hl[((int64_t)b * c->Hq + h) * c->Sq + i];
+                cr_assert(kt_close(lse_got, lse_want, 1e-5, 1e-4),
+                          "%s D=%d Sq=%d Sk=%d causal=%d mask=%d lse[%d,%d,%d] = %.9g, want %.9g (seed %llu)",
+                          kg_dtype_name(dt), D, c->Sq, c->Sk, c->causal, c->mask, b, h, i, lse_got, lse_want,
+                          (unsigned long long)kt_seed());
+            }
+        }
+    double rtol, atol;
+    kt_tolerance(dt, &rtol, &atol);
+    const double tol = 2 * max_lp + atol;
+    cr_assert(max_err <= tol,
+              "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d bshd=%d: max error %.3g at [%d,%d,%d,%d] "
+              "(got %.6g, want %.6g) > %.3g = 2 x %.3g (low-precision reference) + %.0e (seed %llu)",
+              kg_dtype_name(dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, D, c->causal, c->mask, c->bshd, max_err, worst_b,
+              worst_h, worst_i, worst_d, worst_got, worst_want, tol, max_lp, atol, (unsigned long long)kt_seed());
+    free(xq);
+    free(xk);
+    free(xv);
+    free(s);
+    free(ref);
+    free(sl);
+    free(acc);
+    free(hq);
+    free(hk);
+    free(hv);
+    free(ho);
+    free(hm);
+    free(hl);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+    kg_free(ctx, dl);
+    kg_free(ctx, dm);
+}
+
+static const kg_dtype DTS[3] = {KG_F32, KG_F16, KG_BF16};
+static const int DIMS[5] = {32, 64, 96, 128, 256};
+
+TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
+
+/* Every generated kernel: dtype x head dim x {none, causal, mask}; GQA, uneven
+   lengths (partial tiles of both), a padding mask with causal on top. */
+Test(attention, every_dtype_head_dim_and_mask_kind)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+            acase none = {DTS[i], 2, 4, 2, 113, 203, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
+            run_case(&none);
+            acase causal = {DTS[i], 2, 4, 2, 203, 113, DIMS[j], 1, MASK_NONE, 0, 0, 0.f};
+            run_case(&causal);
+            acase mask = {DTS[i], 2, 4, 1, 113, 203, DIMS[j], j % 2, MASK_PAD, 4, 1, 0.f};
+            run_case(&mask);
+        }
+}
+
+/* TESTING.md's (Sq, Sk) pairs, causal and not, every dtype at D = 64 (the
+   largest pair once per dtype at D = 128, not causal, to keep the CPU
+   reference short). */
+Test(attention, sequence_lengths)
+{
+    const int pairs[][2] = {{1, 1}, {3, 3}, {64, 1}, {239, 1}, {799, 3}, {113, 203}, {1023, 1024}, {1024, 1023}};
+    for (int i = 0; i < 3; i++) {
+        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+            for (int causal = 0; causal < 2; causal++) {
+                const int small = pairs[p][0] * pairs[p][1] < 100000;
+                acase c = {DTS[i], small ? 2 : 1, small ? 3 : 2, small ? 3 : 1, pairs[p][0], pairs[p][1], 64, causal,
+                           MASK_NONE, 0, 0, 0.f};
+                run_case(&c);
+            }
+    }
+}
+
+Test(attention, long_sequence_4224)
+{
+    acase c = {KG_BF16, 1, 1, 1, 4224, 4224, 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_case(&c);
+    acase f = {KG_F32, 1, 1, 1, 4224, 4224, 64, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&f);
+}
+
+/* Rows with no visible key give 0 and lse -inf: from the mask, and from the
+   causal rule when Sq > Sk (the first Sq - Sk queries see nothing). */
+Test(attention, fully_masked_rows_are_zero_not_nan)
+{
+    for (int i = 0; i < 3; i++) {
+        acase m = {DTS[i], 1, 2, 2, 70, 90, 64, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
+        run_case(&m);
+        acase mc = {DTS[i], 1, 2, 2, 70, 90, 128, 1, MASK_EMPTY_ROWS, 2, 0, 0.f};
+        run_case(&mc);
+        acase c = {DTS[i], 2, 2, 1, 150, 40, 32, 1, MASK_NONE, 0, 0, 0.f};
+        run_case(&c);
+        acase r = {DTS[i], 2, 3, 3, 77, 130, 96, 0, MASK_RANDOM, 4, 0, 0.f};
+        run_case(&r);
+    }
+}
+
+Test(attention, no_keys_gives_zero_and_minus_inf)
+{
+    for (int i = 0; i < 3; i++) {
+        acase c = {DTS[i], 1, 2, 2, 5, 0, 64, 0, MASK_NONE, 0, 0, 0.f};
+        run_case(&c);
+    }
+}
+
+Test(attention, strided_layouts_mqa_masks_and_scale)
+{
+    for (int i = 0; i < 3; i++) {
+        acase a = {DTS[i], 2, 8, 1, 100, 150, 128, 0, MASK_NONE, 0, 1, 0.3f};
+        run_case(&a);
+        acase b = {DTS[i], 2, 4, 2, 64, 64, 256, 1, MASK_RANDOM, 1, 1, 0.f};
+        run_case(&b);
+        acase d = {DTS[i], 1, 2, 1, 90, 200, 64, 1, MASK_RANDOM, 2, 0, 0.f};
+        run_case(&d);
+    }
+}
+
+Test(attention, captured_in_a_cuda_graph_and_replayed)
+{
+    const int B = 1, H = 2, S = 200, D = 64;
+    const int64_t n = (int64_t)B * H * S * D;
+    uint16_t *hq = malloc(n * 2), *ho = malloc(n * 2), *ho2 = malloc(n * 2);
+    void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2), *dout = kt_alloc(ctx, n * 2);
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, SHAPE(B, H, S, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, SHAPE(B, H, S, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, SHAPE(B, H, S, D));
+    kg_attention_opts o = {0.f, 1};
+    for (int64_t i = 0; i < n; i++)
+        hq[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+    kt_upload(ctx, dq, hq, n * 2);
+    kt_upload(ctx, dk, hq, n * 2);
+    kt_upload(ctx, dv, hq, n * 2);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o)); /* loads the module outside capture */
+    KT_OK(ctx, kg_sync(ctx));
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        for (int64_t i = 0; i < n; i++)
+            hq[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, dq, hq, n * 2);
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, n * 2));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, ho, dout, n * 2);
+        /* the same call outside the graph must give the same bits */
+        KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, ho2, dout, n * 2);
+        cr_assert(memcmp(ho, ho2, n * 2) == 0, "replay %d differs from a direct call (seed %llu)", rep,
+                  (unsigned long long)kt_seed());
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(!isnan(kt_from_bf16(ho[i])), "replay %d: NaN at %lld", rep, (long long)i);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    free(hq);
+    free(ho);
+    free(ho2);
+}
