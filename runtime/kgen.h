@@ -134,6 +134,9 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 }
 #endif
 
+/* Matrix products through cuBLAS: kg_matmul, kg_matmul_ex, kg_set_tf32. */
+#include "kg_gemm.h"
+
 /* The generated op enum and one entry point per op (kg_add, kg_exp, ...). */
 #include "kg_ops.h"
 /* Fused attention forward (flash attention). */

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""PyTorch side of bench_gemm: the same shapes and dtypes, timed the same way
+(CUDA events around back-to-back calls, median of repeats after warm-up, about
+2 ms per repeat), printed next to kgen's figures from the CSV bench_gemm wrote.
+Inputs are uniform in [-1, 1). f32 runs with TF32 off; "tf32" with it on
+(torch.backends.cuda.matmul.allow_tf32), as kg_set_tf32 does.
+
+usage: KG_BENCH_CSV=b.csv build/bench/bench_gemm && python3 bench/torch_gemm.py b.csv
+"""
+import csv
+import sys
+
+import torch
+
+
+def time_us(fn, inner, reps):
+    for _ in range(inner):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(inner):
+            fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def main():
+    rows = []
+    with open(sys.argv[1]) as f:
+        for row in csv.reader(f):
+            if row and row[0] == "gemm":
+                rows.append(row)
+    if not rows:
+        print("torch_gemm: no gemm rows in", sys.argv[1])
+        return
+    dts = {"f32": torch.float32, "tf32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+           "bf16": torch.bfloat16}
+    dev = torch.device("cuda")
+    out = []
+    for row in rows:
+        name, label = row[1], row[2]
+        batch, M, N, K = (int(x) for x in row[3:7])
+        kg_us, kg_tf = float(row[7]), float(row[8])
+        torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+        dt = dts[name]
+        shp_a, shp_b = ([batch, M, K], [batch, K, N]) if batch > 1 else ([M, K], [K, N])
+        a = torch.empty(shp_a, device=dev, dtype=dt).uniform_(-1, 1)
+        b = torch.empty(shp_b, device=dev, dtype=dt).uniform_(-1, 1)
+        c = torch.empty((batch, M, N) if batch > 1 else (M, N), device=dev, dtype=dt)
+        fn = lambda: torch.matmul(a, b, out=c)
+        est = time_us(fn, 1, 3)
+        inner = max(1, min(2000, int(2000.0 / max(est, 1.0))))
+        reps = 7 if est > 5000 else 15
+        t = time_us(fn, inner, reps)
+        flops = 2.0 * batch * M * N * K
+        tf = flops / t / 1e6
+        out.append((name, label, kg_us, kg_tf, t, tf, kg_tf / tf))
+        del a, b, c
+        torch.cuda.empty_cache()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"\n== GEMM: kgen vs PyTorch {torch.__version__} (same shapes; ratio = kgen TFLOP/s / torch TFLOP/s) ==")
+    print(f"{'dtype':5} {'shape':16} {'kg us':>10} {'kg TF/s':>9} {'torch us':>10} {'torch TF/s':>10} {'ratio':>7}")
+    for name, label, kus, ktf, tus, ttf, r in out:
+        print(f"{name:5} {label:16} {kus:10.1f} {ktf:9.1f} {tus:10.1f} {ttf:10.1f} {r:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
