@@ -75,4 +75,51 @@ M.elementwise = {
 -- int -> narrower int wraps; anything -> bool is (x != 0).
 M.cast = { name = "cast", doc = "convert to the output's dtype" }
 
+-- Reductions (gen/reduce.lua). One entry per op; adding an entry (say, a sum
+-- of squares: map = "x * x", combine = "a + b") is all a new reduction takes.
+--   name      the op: kg_<name> is its entry point, KG_RED_<NAME> its enum
+--   dtypes    "float", "numeric" or "all", as for element-wise ops
+--   acc       the accumulator: "wide" = f32 for f32/f16/bf16, f64 for f64,
+--             i64 for integers and bool; "compute" = the dtype's compute
+--             type (f32 for f16/bf16, the integer itself otherwise)
+--   out       the result's dtype: "same" = the input's; "wide" = the
+--             input's for floats, i64 for integers and bool
+--   identity  "0", "1", "lowest" (-inf, or the type's minimum) or "highest";
+--             an op whose identity is lowest/highest has no value for an
+--             empty reduced slice, and such a call is an error
+--   map       what each element contributes, from x (default "x")
+--   combine   value reductions: merges two partial results a and b
+--   better    index reductions: true when value a beats value b; ties go to
+--             the smaller index, so a NaN that beats everything is the first
+--             NaN's index
+--   finish    the result from the accumulator acc and the count n of
+--             reduced elements (default "acc")
+--   int_*     the expression for integer and bool dtypes, when it differs
+--   with_values  index reductions: the name of the entry point that returns
+--             the values and the indices together
+-- Expressions are C, typed by T (the accumulator type), used verbatim in the
+-- kernels and in the float64 / int64 CPU reference.
+M.reduce = {
+  { name = "sum", dtypes = "all", acc = "wide", out = "wide", identity = "0", combine = "a + b",
+    doc = "sum of the elements (integers and bool sum in i64)" },
+  { name = "mean", dtypes = "float", acc = "wide", out = "same", identity = "0", combine = "a + b",
+    finish = "acc / (T)n", doc = "arithmetic mean (NaN for an empty slice)" },
+  { name = "prod", dtypes = "all", acc = "wide", out = "wide", identity = "1", combine = "a * b",
+    doc = "product of the elements (integers and bool multiply in i64, wrapping)" },
+  { name = "norm", dtypes = "float", acc = "wide", out = "same", identity = "0", map = "x * x",
+    combine = "a + b", finish = "sqrt(acc)", doc = "Euclidean (L2) norm: sqrt of the sum of squares" },
+  { name = "max", dtypes = "all", acc = "compute", out = "same", identity = "lowest",
+    combine = "(a != a || a > b) ? a : b", int_combine = "a > b ? a : b",
+    doc = "largest element; NaN if any is NaN" },
+  { name = "min", dtypes = "all", acc = "compute", out = "same", identity = "highest",
+    combine = "(a != a || a < b) ? a : b", int_combine = "a < b ? a : b",
+    doc = "smallest element; NaN if any is NaN" },
+  { name = "argmax", dtypes = "numeric", acc = "compute", out = "same", identity = "lowest",
+    better = "a > b || (a != a && b == b)", int_better = "a > b", with_values = "max_with_indices",
+    doc = "index of the largest element (the first one; a NaN counts as the largest)" },
+  { name = "argmin", dtypes = "numeric", acc = "compute", out = "same", identity = "highest",
+    better = "a < b || (a != a && b == b)", int_better = "a < b", with_values = "min_with_indices",
+    doc = "index of the smallest element (the first one; a NaN counts as the smallest)" },
+}
+
 return M

@@ -89,7 +89,7 @@ G:dep(gen_dir .. "/template.lua")
 G:dep(gen_dir .. "/dtypes.lua")
 G:dep(gen_dir .. "/catalogue.lua")
 
-local families = { "elementwise", "attention" }
+local families = { "elementwise", "attention", "reduce" }
 for _, fam in ipairs(families) do
   G:dep(gen_dir .. "/" .. fam .. ".lua")
   require(fam).generate(G)

@@ -58,6 +58,18 @@ kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name)
 void kg_blas_release(kg_context *ctx);
 kg_status kg_blas_set_stream(kg_context *ctx);
 
+/* ---- Device scratch (scratch.c) ------------------------------------------ */
+
+/* Makes ctx->scratch hold at least `bytes` bytes and stores it in *base. It
+   grows (cudaFree + cudaMalloc, zero-filled, synchronizing) only outside graph
+   capture; during capture a scratch too small is KG_ERR_INVALID_ARGUMENT.
+   Contract for every user: the first KG_SCRATCH_COUNTER_BYTES bytes are
+   counters that are zero between calls (a kernel that bumps one sets it back
+   to zero before it ends); the rest holds any op's partial results for the
+   duration of one call, ordered by the context's stream. */
+#define KG_SCRATCH_COUNTER_BYTES ((size_t)64 << 10)
+kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base);
+
 /* ---- Bundle (bundle.c) ---------------------------------------------------- */
 
 /* The kernel of table index `k`, loading the bundle on first use. */

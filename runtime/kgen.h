@@ -139,6 +139,8 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 
 /* The generated op enum and one entry point per op (kg_add, kg_exp, ...). */
 #include "kg_ops.h"
+/* Reductions along any axes (sum, mean, argmax, ...). */
+#include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
 

@@ -1,0 +1,434 @@
+/*
+ * reduce.c - validation, coalescing, class choice and launch of every
+ * reduction.
+ *
+ * Order: arguments, axes, dtypes, shapes and overlap are checked on the host
+ * (kg_reduce_plan, also used by the CPU tests); only then is the device
+ * touched. The input's dims are split into kept dims (the outputs) and
+ * reduced dims; dims of size 1 are dropped, each list is ordered by input
+ * stride (reduced dims of index reductions keep their logical order, so an
+ * index is the flattened logical index) and dims whose strides chain are
+ * merged. What remains picks the class (kg_reduce_params.h):
+ *   ROWS       one reduced run of stride 1 (inner == 1; a full reduction of a
+ *              dense tensor is ROWS with one row)
+ *   COLS       one reduced dim, and the innermost kept dim has stride 1
+ *   STRIDED32 / STRIDED64   anything else, by whether reduced offsets fit
+ * and then the work split: lanes per output (several outputs per warp when
+ * rows are short), or whole blocks per output split across blocks when there
+ * are too few outputs to fill the GPU.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "kg_red_table.h"
+#include "kg_table.h"
+#include "layout.h"
+#include "reduce_plan.h"
+
+/* Blocks per multiprocessor the plans aim for (two waves of four). */
+enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
+
+typedef struct dim {
+    int64_t size, in, out, idx;
+} dim;
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t pow2_floor(int64_t x)
+{
+    int64_t p = 1;
+    while (p * 2 <= x)
+        p *= 2;
+    return p;
+}
+
+static int64_t pow2_ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+
+/* Byte range [lo, hi) of t's elements; 0 when t has no elements. */
+static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    uint64_t end = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0)
+            return 0;
+        end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+    }
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (end + 1) * kg_dtype_size(t->dtype);
+    return 1;
+}
+
+static kg_status check_disjoint(kg_context *ctx, const kg_tensor *a, const char *an, const kg_tensor *b,
+                                const char *bn)
+{
+    uintptr_t a0, a1, b0, b1;
+    if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
+        return KG_OK;
+    return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                   "invalid argument: %s overlaps %s (bytes [%p, %p) and [%p, %p)); a reduction's results may not "
+                   "share memory with its input or each other",
+                   an, bn, (void *)a0, (void *)a1, (void *)b0, (void *)b1);
+}
+
+static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *in, const int *axes, int n_axes,
+                            unsigned *mask)
+{
+    const int nd = in->ndim > 0 ? in->ndim : 1; /* a 0-d tensor takes axis 0 or -1, as in PyTorch */
+    *mask = 0;
+    if (n_axes < 0 || n_axes > KG_MAX_DIMS)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: n_axes is %d (0..%d; 0 = every axis)",
+                       name, n_axes, KG_MAX_DIMS);
+    if (n_axes > 0 && !axes)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axes is NULL but n_axes is %d", name,
+                       n_axes);
+    if (n_axes == 0) {
+        *mask = in->ndim ? (1u << in->ndim) - 1 : 0;
+        return KG_OK;
+    }
+    unsigned m = 0;
+    for (int i = 0; i < n_axes; i++) {
+        const int a = axes[i];
+        if (a < -nd || a >= nd)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)", name,
+                           a, in->ndim, -nd, nd - 1);
+        const int d = a < 0 ? a + nd : a;
+        if (m & (1u << d))
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: axis %d (dim %d) appears twice in axes", name, a, d);
+        m |= 1u << d;
+    }
+    *mask = in->ndim ? m : 0;
+    return KG_OK;
+}
+
+/* Checks a result tensor: dtype, shape, alignment, no self-overlap. */
+static kg_status check_result(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name,
+                              kg_dtype want, int nd, const int64_t *shape, const kg_tensor *in)
+{
+    kg_status st = kg_check_tensor(ctx, t, name);
+    if (st != KG_OK)
+        return st;
+    if (t->dtype != want)
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: %s is %s but the result over %s is %s", opname, name,
+                       kg_dtype_name(t->dtype), kg_dtype_name(in->dtype), kg_dtype_name(want));
+    int same = t->ndim == nd;
+    for (int d = 0; same && d < nd; d++)
+        same = t->shape[d] == shape[d];
+    if (!same) {
+        char a[128], b[128], c[128];
+        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: %s: %s is %s but reducing in %s gives %s", opname, name,
+                       kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(b, sizeof b, in->ndim, in->shape),
+                       kg_shape_str(c, sizeof c, nd, shape));
+    }
+    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements",
+                       opname, name, t->data, kg_dtype_size(t->dtype));
+    return kg_check_no_self_overlap(ctx, t, name);
+}
+
+/* Stable insertion sort of dims by input stride, then merging of neighbours
+   whose strides chain (for every operand). Returns the new count. */
+static int coalesce(dim *v, int n, int sort)
+{
+    if (sort)
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && v[j].in < v[j - 1].in; j--) {
+                const dim x = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = x;
+            }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m > 0) {
+            dim *p = &v[m - 1];
+            if (v[i].in == p->in * p->size && v[i].out == p->out * p->size && v[i].idx == p->idx * p->size) {
+                p->size *= v[i].size;
+                continue;
+            }
+        }
+        v[m++] = v[i];
+    }
+    return m;
+}
+
+static void fill_dims(kg_red_dims *o, const dim *v, int n, int fast)
+{
+    memset(o, 0, sizeof *o);
+    o->n = n;
+    for (int d = 0; d < n; d++) {
+        o->size[d] = v[d].size;
+        o->in[d] = v[d].in;
+        o->out[d] = v[d].out;
+        o->idx[d] = v[d].idx;
+        if (fast && d < n - 1)
+            kg_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
+    }
+}
+
+/* Splits of `red` elements per group so that groups x splits reaches about
+   `target` units, each split at least `min_chunk` (a multiple of `align`)
+   elements. Sets chunk and returns the split count. */
+static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk)
+{
+    int64_t s = cdiv(target, groups);
+    const int64_t most = cdiv(red, min_chunk);
+    if (s > most)
+        s = most;
+    if (s > MAX_SPLITS)
+        s = MAX_SPLITS;
+    if (s < 1)
+        s = 1;
+    int64_t c = cdiv(cdiv(red, s), align) * align;
+    if (c < 1)
+        c = 1;
+    *chunk = c;
+    return cdiv(red, c) > 0 ? cdiv(red, c) : 1;
+}
+
+/* Shrinks splits until the partials fit the scratch budget. */
+static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int64_t splits, size_t entry,
+                            int64_t align, int64_t *chunk)
+{
+    while (splits > 1 && (size_t)(groups * splits * per_group) * entry > KG_RED_PARTIAL_BYTES) {
+        splits = (splits + 1) / 2;
+        *chunk = cdiv(cdiv(red, splits), align) * align;
+        splits = cdiv(red, *chunk);
+    }
+    return splits;
+}
+
+kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                         const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
+                         kg_red_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if ((int)op <= KG_RED_NONE || op >= KG_RED_COUNT)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)",
+                       (int)op);
+    const kg_red_info *info = &kg_red_infos[op];
+    kg_status st = kg_check_tensor(ctx, in, "in");
+    if (st != KG_OK)
+        return st;
+    const kg_dtype dt = in->dtype;
+    const size_t es = kg_dtype_size(dt);
+    if (!(info->dtype_mask & (1u << dt))) {
+        char list[128] = "";
+        size_t at = 0;
+        for (int d = 0; d < KG_DTYPE_COUNT; d++)
+            if (info->dtype_mask & (1u << d))
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", kg_dtype_name(d));
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", info->name,
+                       kg_dtype_name(dt), list);
+    }
+    if (kg_numel(in) > 0 && !is_aligned(in->data, es))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", info->name,
+                       in->data, es);
+    unsigned mask;
+    if ((st = check_axes(ctx, info->name, in, axes, n_axes, &mask)) != KG_OK)
+        return st;
+
+    /* the result's shape, and each input dim's place in it */
+    int place[KG_MAX_DIMS];
+    plan->out_ndim = 0;
+    int64_t red = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        const int reduced = (mask >> d) & 1u;
+        place[d] = plan->out_ndim;
+        if (reduced)
+            red *= in->shape[d];
+        if (!reduced || keepdim)
+            plan->out_shape[plan->out_ndim++] = reduced ? 1 : in->shape[d];
+    }
+
+    if (info->indexed) {
+        if (!indices)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: indices is NULL (it returns indices; values are optional)",
+                           info->name);
+    } else {
+        if (!out)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: out is NULL", info->name);
+        if (indices)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s returns no indices (pass NULL; for the indices of the maximum "
+                           "or minimum use kg_max_with_indices or kg_min_with_indices)",
+                           info->name);
+    }
+    if (out && (st = check_result(ctx, info->name, out, info->indexed ? "values" : "out", info->out[dt],
+                                  plan->out_ndim, plan->out_shape, in)) != KG_OK)
+        return st;
+    if (indices && (st = check_result(ctx, info->name, indices, "indices", KG_I64, plan->out_ndim,
+                                      plan->out_shape, in)) != KG_OK)
+        return st;
+    if (red == 0 && info->nonempty) {
+        char a[128];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s of an empty slice: reducing in %s over dims of total size 0 has no "
+                       "result (only sum, mean, prod and norm have one)",
+                       info->name, kg_shape_str(a, sizeof a, in->ndim, in->shape));
+    }
+    if ((st = check_disjoint(ctx, out, info->indexed ? "values" : "out", in, "in")) != KG_OK ||
+        (st = check_disjoint(ctx, indices, "indices", in, "in")) != KG_OK ||
+        (st = check_disjoint(ctx, out, "values", indices, "indices")) != KG_OK)
+        return st;
+
+    /* kept and reduced dims, innermost first */
+    dim K[KG_MAX_DIMS], D[KG_MAX_DIMS];
+    int nk = 0, nr = 0;
+    int64_t n_out = 1;
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        const int64_t size = in->shape[d];
+        if ((mask >> d) & 1u) {
+            if (size > 1)
+                D[nr++] = (dim){size, in->strides[d], 0, 0};
+            continue;
+        }
+        n_out *= size;
+        if (size > 1)
+            K[nk++] = (dim){size, in->strides[d], out ? out->strides[place[d]] : 0,
+                            indices ? indices->strides[place[d]] : 0};
+    }
+    if (n_out == 0) {
+        plan->empty = 1;
+        return KG_OK;
+    }
+    nk = coalesce(K, nk, 1);
+    nr = red == 0 ? 0 : coalesce(D, nr, !info->indexed);
+
+    kg_red_args *A = &plan->args;
+    A->red = red;
+    A->fast = n_out < ((int64_t)1 << 31);
+    const int64_t sm = sm_count > 0 ? sm_count : 1;
+    const int64_t target = sm * BLOCKS_PER_SM * 2;
+    const int64_t lanes_full = sm * 1024; /* half the resident threads */
+    const size_t entry = (size_t)info->acc_size[dt] + (info->indexed ? 8 : 0);
+    int64_t groups = n_out, per_group = 1, min_chunk = 0, align = 1;
+
+    if (nr == 0 || (nr == 1 && D[0].in == 1)) {
+        const int64_t V = 16 / (int64_t)es, nvec = red / V;
+        int64_t g = pow2_floor(nvec / 4 > 1 ? nvec / 4 : 1);
+        if (g > 32)
+            g = 32;
+        plan->cls = KG_RED_ROWS;
+        fill_dims(&A->outer, K, nk, A->fast);
+        A->n_out = n_out;
+        A->group = (int32_t)g;
+        if (n_out * g < lanes_full && red > 32 * V * 4) {
+            A->group = KG_RED_THREADS;
+            min_chunk = KG_RED_THREADS * V * 4;
+            align = V;
+        }
+    } else if (nr == 1 && nk >= 1 && K[0].in == 1) {
+        const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+        const dim inner = K[0];
+        int vec = inner.size % cv == 0 && D[0].in % cv == 0 && is_aligned(in->data, es * (size_t)cv);
+        for (int d = 1; d < nk; d++)
+            vec = vec && K[d].in % cv == 0;
+        const int64_t vu = vec ? cv : 1;
+        int64_t cw = pow2_ceil(cdiv(inner.size, vu));
+        if (cw > 32)
+            cw = 32;
+        plan->cls = KG_RED_COLS;
+        A->fast = n_out / inner.size < ((int64_t)1 << 31);
+        fill_dims(&A->outer, K + 1, nk - 1, A->fast);
+        A->n_out = n_out / inner.size;
+        A->cw = (int32_t)cw;
+        A->vec = vec;
+        A->inner = inner.size;
+        A->tiles = cdiv(inner.size, cw * vu);
+        A->red_stride = D[0].in;
+        A->inner_out = inner.out;
+        A->inner_idx = inner.idx;
+        groups = A->n_out * A->tiles;
+        per_group = cw * vu;
+        const int64_t ny = KG_RED_THREADS / cw;
+        if (groups * 2 < target && red > ny * 8 && n_out * red * (int64_t)es >= ((int64_t)1 << 18))
+            min_chunk = ny * 4;
+    } else {
+        int64_t maxoff = 0;
+        for (int d = 0; d < nr; d++)
+            maxoff += (D[d].size - 1) * D[d].in;
+        const int small = red < ((int64_t)1 << 31) && maxoff < ((int64_t)1 << 31);
+        int64_t g = pow2_floor(red / 4 > 1 ? red / 4 : 1);
+        if (g > 32)
+            g = 32;
+        if (nk > 0 && K[0].in < D[0].in)
+            g = 1; /* neighbouring outputs are closer in memory than reduced elements */
+        plan->cls = small ? KG_RED_STRIDED32 : KG_RED_STRIDED64;
+        fill_dims(&A->outer, K, nk, A->fast);
+        fill_dims(&A->rdims, D, nr, small);
+        A->n_out = n_out;
+        A->group = (int32_t)g;
+        if (n_out * g < lanes_full && red > 32 * 4 * 4) {
+            A->group = KG_RED_THREADS;
+            min_chunk = KG_RED_THREADS * 4;
+        }
+    }
+
+    A->splits = 1;
+    A->chunk = red;
+    if (min_chunk > 0) {
+        int64_t chunk;
+        int64_t s = split(groups, red, target, min_chunk, align, &chunk);
+        s = fit_partials(groups, per_group, red, s, entry, align, &chunk);
+        if (s > 1 && groups <= KG_RED_MAX_SEMAPHORES) {
+            A->splits = (int32_t)s;
+            A->chunk = chunk;
+            const size_t vals = (size_t)(groups * s * per_group) * (size_t)info->acc_size[dt];
+            plan->partial_idx_at = (vals + 255) / 256 * 256;
+            plan->partial_bytes = plan->partial_idx_at + (info->indexed ? (size_t)(groups * s * per_group) * 8 : 0);
+        }
+    }
+    A->units = groups * A->splits;
+    int64_t blocks;
+    if (plan->cls == KG_RED_COLS || A->group == KG_RED_THREADS)
+        blocks = A->units;
+    else
+        blocks = cdiv(A->units * A->group, KG_RED_THREADS);
+    const int64_t cap = sm * BLOCKS_PER_SM * 2;
+    plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
+    return KG_OK;
+}
+
+kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                    const kg_tensor *in, const int *axes, int n_axes, int keepdim)
+{
+    if (!ctx)
+        return KG_ERR_INVALID_ARGUMENT;
+    kg_red_plan plan;
+    kg_status st = kg_reduce_plan(ctx, op, out, indices, in, axes, n_axes, keepdim, ctx->sm_count, &plan);
+    if (st == KG_OK)
+        st = kg_ready(ctx);
+    if (st != KG_OK)
+        return st;
+    if (plan.empty)
+        return kg_ok(ctx);
+    kg_red_args *A = &plan.args;
+    A->out = out ? out->data : NULL;
+    A->idx = indices ? (int64_t *)indices->data : NULL;
+    A->in = in->data;
+    if (plan.partial_bytes) {
+        void *base;
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan.partial_bytes, &base);
+        if (st != KG_OK)
+            return st;
+        A->sema = (unsigned *)base;
+        A->partial = (char *)base + KG_SCRATCH_COUNTER_BYTES;
+        A->partial_idx = (int64_t *)((char *)A->partial + plan.partial_idx_at);
+    }
+    void *args[] = {A};
+    st = kg_launch(ctx, kg_red_table[op][in->dtype][plan.cls], (dim3){plan.grid, 1, 1},
+                   (dim3){KG_RED_THREADS, 1, 1}, args, 0);
+    return st == KG_OK ? kg_ok(ctx) : st;
+}

@@ -1,0 +1,70 @@
+/*
+ * kg_reduce_params.h - the argument of every reduction kernel, shared by the
+ * runtime (runtime/reduce.c, C) and the kernels (templates/reduce.cuh).
+ *
+ * A call is coalesced on the host to outputs x reduced elements. The
+ * outputs are walked through `outer` (kept dims, innermost first, with the
+ * input's, the values' and the indices' strides); the reduced elements by
+ * class (kg_red_class): one contiguous run (ROWS), one strided dim whose
+ * outputs' innermost kept dim is contiguous (COLS), or any set of dims
+ * (STRIDED, in logical order so that indices are the flattened logical
+ * index). Everything travels by value: a launch copies nothing to the device.
+ */
+#ifndef KG_REDUCE_PARAMS_H
+#define KG_REDUCE_PARAMS_H
+
+#include <stdint.h>
+
+#define KG_RED_MAX_DIMS 8
+#define KG_RED_THREADS 256
+/* Counters at the start of the context's scratch: one per output group
+   whose reduction is split across blocks (see templates/reduce.cuh). */
+#define KG_RED_MAX_SEMAPHORES 16384
+
+/* Kernel classes, in the order of gen/reduce.lua's `classes`. */
+typedef enum kg_red_class {
+    KG_RED_ROWS,      /* reduced elements contiguous (inner == 1); also the full reduction */
+    KG_RED_COLS,      /* one reduced dim across rows; lanes own contiguous output columns */
+    KG_RED_STRIDED32, /* any reduced dims, 32-bit offsets and fast divmod */
+    KG_RED_STRIDED64, /* any reduced dims, 64-bit offsets */
+    KG_RED_CLASS_COUNT
+} kg_red_class;
+
+/* Division of r < 2^31 by size: q = (umulhi(r, magic) + r) >> shift. */
+typedef struct kg_red_dims {
+    int32_t n;
+    uint32_t magic[KG_RED_MAX_DIMS];
+    uint32_t shift[KG_RED_MAX_DIMS];
+    int64_t size[KG_RED_MAX_DIMS];
+    int64_t in[KG_RED_MAX_DIMS];  /* input strides */
+    int64_t out[KG_RED_MAX_DIMS]; /* values' strides (outer dims only) */
+    int64_t idx[KG_RED_MAX_DIMS]; /* indices' strides (outer dims only) */
+} kg_red_dims;
+
+typedef struct kg_red_args {
+    void *out;           /* values, or NULL (argmax without values) */
+    int64_t *idx;        /* indices, or NULL */
+    const void *in;
+    void *partial;       /* scratch: split partial results (accumulators) */
+    int64_t *partial_idx;/* scratch: their indices (index reductions) */
+    unsigned *sema;      /* scratch: zeroed counters, left zeroed */
+    int64_t n_out;       /* outputs (ROWS, STRIDED) or outer positions (COLS) */
+    int64_t red;         /* reduced elements per output */
+    int64_t chunk;       /* reduced elements per split */
+    int64_t units;       /* work units: groups x splits */
+    int32_t splits;      /* blocks sharing one output group (1: no scratch) */
+    int32_t group;       /* lanes per unit: 1..32, or KG_RED_THREADS (a block) */
+    int32_t fast;        /* 1: the outer (and reduced) divmods may use magic numbers */
+    /* COLS */
+    int32_t cw;          /* lanes across columns (power of two <= 32) */
+    int32_t vec;         /* 1: columns move in vectors (aligned, inner % V == 0) */
+    int64_t inner;       /* columns (the contiguous kept dim) */
+    int64_t tiles;       /* column tiles per outer position */
+    int64_t red_stride;  /* input stride of the reduced dim */
+    int64_t inner_out;   /* values' stride along the columns */
+    int64_t inner_idx;   /* indices' stride along the columns */
+    kg_red_dims outer;   /* kept dims (COLS: without the columns) */
+    kg_red_dims rdims;   /* STRIDED: reduced dims, innermost first */
+} kg_red_args;
+
+#endif

@@ -1,0 +1,33 @@
+@-- reduce.cu - template of one reduction module (one input dtype).
+@-- For each op: a functor (identity, map, combine or better, finish, from
+@-- the catalogue) and one kernel per class, each a call into reduce.cuh.
+$(header)/*
+ * Reductions over $(dtype.name) inputs. Classes: $(table.concat(classes, ", "))
+ * (see templates/kg_reduce_params.h). Rows move $(vec) elements per 16-byte
+ * load, columns $(cvec).
+ */
+#include "reduce.cuh"
+@for _, f in ipairs(functors) do
+
+struct $(f.name) {
+    typedef $(dtype.storage) in_t;
+    typedef $(f.acc) acc_t;
+    typedef $(f.out) out_t;
+    static constexpr bool indexed = $(f.indexed);
+    static constexpr int vec = $(vec);
+    static constexpr int cvec = $(cvec);
+    static __device__ __forceinline__ acc_t identity() { return $(f.identity); }
+    static __device__ __forceinline__ acc_t map(in_t x_)
+    {
+        const acc_t x = (acc_t)($(f.load));
+        return $(f.map);
+    }
+    static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return $(f.combine); }
+    static __device__ __forceinline__ bool better(acc_t a, acc_t b) { return $(f.better); }
+    static __device__ __forceinline__ out_t finish(acc_t acc, int64_t n) { return $(f.finish); }
+};
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS) $(f.name)_rows(const kg_red_args A) { kg_red_rows<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS) $(f.name)_cols(const kg_red_args A) { kg_red_cols<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS) $(f.name)_strided32(const kg_red_args A) { kg_red_strided<$(f.name), uint32_t>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS) $(f.name)_strided64(const kg_red_args A) { kg_red_strided<$(f.name), int64_t>(A); }
+@end

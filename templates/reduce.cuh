@@ -1,0 +1,503 @@
+/*
+ * reduce.cuh - the loops every reduction kernel runs.
+ *
+ * A generated kernel is one of these loops instantiated with a functor Op
+ * (templates/reduce.cu, from gen/catalogue.lua):
+ *   Op::in_t, acc_t, out_t       storage in, accumulator, storage of values
+ *   Op::identity() map(x) combine(a, b) finish(acc, n)   value reductions
+ *   Op::better(a, b)             index reductions: a beats b; ties go to the
+ *                                smaller index
+ *   Op::vec, Op::cvec            elements per vector load in rows / columns
+ *
+ * Work is cut into units: one output (or, for COLS, one tile of columns of
+ * one outer position) times one split of its reduced elements. A unit is
+ * served by a group of `group` lanes (1..32, several units per warp for short
+ * rows) or by the whole block (256 threads). When a unit's output is split
+ * across blocks (splits > 1) each block writes its partial result to the
+ * context's scratch and bumps the output's counter; the block that comes last
+ * combines the partials in split order and writes the result, then sets the
+ * counter back to zero. Every combination order is fixed by the launch shape,
+ * so results are bitwise the same run to run (no floating-point atomics).
+ */
+#ifndef KG_REDUCE_CUH
+#define KG_REDUCE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kg_reduce_params.h"
+
+template <typename T, int N> struct alignas(sizeof(T) * N) kg_rvec {
+    T v[N];
+};
+
+/* A partial result: the value and, for index reductions, its index. */
+template <class Op> struct kg_racc {
+    typename Op::acc_t v;
+    int64_t i;
+};
+
+template <class Op> __device__ __forceinline__ kg_racc<Op> kg_red_identity()
+{
+    kg_racc<Op> a;
+    a.v = Op::identity();
+    a.i = INT64_MAX;
+    return a;
+}
+
+/* a = a (+) b, where a holds earlier or lower-indexed elements than b, or
+   any order for index reductions (ties resolve by index). */
+template <class Op> __device__ __forceinline__ void kg_red_merge(kg_racc<Op> &a, const kg_racc<Op> &b)
+{
+    if constexpr (Op::indexed) {
+        if (Op::better(b.v, a.v) || (!Op::better(a.v, b.v) && b.i < a.i))
+            a = b;
+    } else {
+        a.v = Op::combine(a.v, b.v);
+    }
+}
+
+/* Adds element x of reduced index i. A lane visits its elements in
+   increasing index order, so an index reduction keeps the first of equals:
+   it takes x only when x beats the current best, or nothing is held yet. */
+template <class Op> __device__ __forceinline__ void kg_red_push(kg_racc<Op> &a, typename Op::in_t x, int64_t i)
+{
+    const typename Op::acc_t m = Op::map(x);
+    if constexpr (Op::indexed) {
+        if (Op::better(m, a.v) || a.i == INT64_MAX) {
+            a.v = m;
+            a.i = i;
+        }
+    } else {
+        a.v = Op::combine(a.v, m);
+    }
+}
+
+template <typename T> __device__ __forceinline__ T kg_shfl_xor(T v, int mask)
+{
+    if constexpr (sizeof(T) == 8) {
+        long long b;
+        memcpy(&b, &v, 8);
+        b = __shfl_xor_sync(0xffffffffu, b, mask);
+        memcpy(&v, &b, 8);
+    } else {
+        int b;
+        memcpy(&b, &v, 4);
+        b = __shfl_xor_sync(0xffffffffu, b, mask);
+        memcpy(&v, &b, 4);
+    }
+    return v;
+}
+
+/* Combines aligned groups of g lanes (g a power of two <= 32); every lane
+   of the warp must call it. Lane 0 of each group ends with the group's
+   result, lower lanes always on the left. */
+template <class Op> __device__ __forceinline__ void kg_red_warp(kg_racc<Op> &a, int g)
+{
+    for (int m = g >> 1; m > 0; m >>= 1) {
+        kg_racc<Op> b;
+        b.v = kg_shfl_xor(a.v, m);
+        b.i = 0;
+        if constexpr (Op::indexed)
+            b.i = kg_shfl_xor(a.i, m);
+        if ((threadIdx.x & m) == 0)
+            kg_red_merge<Op>(a, b);
+        else {
+            kg_racc<Op> t = b;
+            kg_red_merge<Op>(t, a);
+            a = t;
+        }
+    }
+}
+
+/* The whole block's result, valid in thread 0. Every thread must call it. */
+template <class Op> __device__ __forceinline__ kg_racc<Op> kg_red_block(kg_racc<Op> a)
+{
+    constexpr int W = KG_RED_THREADS / 32;
+    __shared__ typename Op::acc_t sv[W];
+    __shared__ int64_t si[Op::indexed ? W : 1];
+    kg_red_warp<Op>(a, 32);
+    const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    __syncthreads(); /* a previous call's readers are done */
+    if (l == 0) {
+        sv[w] = a.v;
+        if constexpr (Op::indexed)
+            si[w] = a.i;
+    }
+    __syncthreads();
+    if (w == 0) {
+        a = kg_red_identity<Op>();
+        if (l < W) {
+            a.v = sv[l];
+            if constexpr (Op::indexed)
+                a.i = si[l];
+        }
+        kg_red_warp<Op>(a, W);
+    }
+    return a;
+}
+
+/* Offsets of output o in the input, the values and the indices. */
+__device__ __forceinline__ void kg_red_outer(const kg_red_args &A, int64_t o, int64_t &in_off, int64_t &out_off,
+                                             int64_t &idx_off)
+{
+    const kg_red_dims &D = A.outer;
+    in_off = out_off = idx_off = 0;
+    int64_t r = o;
+    /* rolled: once per unit, and the 64-bit division is large code */
+#pragma unroll 1
+    for (int d = 0; d < D.n; d++) {
+        int64_t q, m;
+        if (d == D.n - 1) {
+            q = 0;
+            m = r;
+        } else if (A.fast) {
+            const uint32_t r32 = (uint32_t)r;
+            const uint32_t q32 = (__umulhi(r32, D.magic[d]) + r32) >> D.shift[d];
+            q = q32;
+            m = r32 - q32 * (uint32_t)D.size[d];
+        } else {
+            q = r / D.size[d];
+            m = r - q * D.size[d];
+        }
+        in_off += m * D.in[d];
+        out_off += m * D.out[d];
+        idx_off += m * D.idx[d];
+        r = q;
+    }
+}
+
+template <class Op> __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, int64_t xo,
+                                                                 const kg_racc<Op> &a)
+{
+    if (A.out)
+        ((typename Op::out_t *)A.out)[oo] = Op::finish(a.v, A.red);
+    if constexpr (Op::indexed)
+        if (A.idx)
+            A.idx[xo] = a.i;
+}
+
+/* Split bookkeeping for a block-wide unit: thread 0 holds this split's
+   partial `a`. Returns true in the block that completes output `grp`, with
+   the combined result in thread 0's `a`. */
+template <class Op> __device__ __forceinline__ bool kg_red_split(const kg_red_args &A, int64_t grp, int64_t split,
+                                                                 kg_racc<Op> &a)
+{
+    __shared__ int last;
+    typedef typename Op::acc_t AT;
+    if (threadIdx.x == 0) {
+        ((AT *)A.partial)[grp * A.splits + split] = a.v;
+        if constexpr (Op::indexed)
+            A.partial_idx[grp * A.splits + split] = a.i;
+        __threadfence();
+        const unsigned prev = atomicAdd(&A.sema[grp], 1u);
+        last = prev == (unsigned)A.splits - 1;
+        if (last)
+            A.sema[grp] = 0; /* every split has counted: leave it zeroed */
+    }
+    __syncthreads();
+    if (!last)
+        return false;
+    __threadfence();
+    kg_racc<Op> t = kg_red_identity<Op>();
+    for (int s = threadIdx.x; s < A.splits; s += KG_RED_THREADS) {
+        kg_racc<Op> b;
+        b.v = ((volatile AT *)A.partial)[grp * A.splits + s];
+        b.i = 0;
+        if constexpr (Op::indexed)
+            b.i = ((volatile int64_t *)A.partial_idx)[grp * A.splits + s];
+        kg_red_merge<Op>(t, b);
+    }
+    a = kg_red_block<Op>(t);
+    return true;
+}
+
+/* Runs `run(in_off, c0, c1, lane, lanes)` -> partial over every unit, in
+   block mode (group == KG_RED_THREADS, with splits) or group mode. */
+template <class Op, class Run> __device__ __forceinline__ void kg_red_units(const kg_red_args &A, Run run)
+{
+    const int g = A.group;
+    if (g == KG_RED_THREADS) {
+        for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+            const int64_t row = u / A.splits, split = u - row * A.splits;
+            int64_t io, oo, xo;
+            kg_red_outer(A, row, io, oo, xo);
+            const int64_t c0 = split * A.chunk;
+            const int64_t c1 = c0 + A.chunk < A.red ? c0 + A.chunk : A.red;
+            kg_racc<Op> a = run(io, c0, c1, (int)threadIdx.x, KG_RED_THREADS);
+            a = kg_red_block<Op>(a);
+            if (A.splits > 1 && !kg_red_split<Op>(A, row, split, a))
+                continue;
+            if (threadIdx.x == 0)
+                kg_red_store<Op>(A, oo, xo, a);
+        }
+        return;
+    }
+    const int per_warp = 32 / g;
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = ((int64_t)blockIdx.x * KG_RED_THREADS + threadIdx.x) >> 5;
+    const int64_t nwarps = (int64_t)gridDim.x * (KG_RED_THREADS / 32);
+    for (int64_t base = warp * per_warp; base < A.units; base += nwarps * per_warp) {
+        const int64_t row = base + lane / g;
+        const bool active = row < A.units;
+        kg_racc<Op> a = kg_red_identity<Op>();
+        int64_t io = 0, oo = 0, xo = 0;
+        if (active) {
+            kg_red_outer(A, row, io, oo, xo);
+            a = run(io, 0, A.red, lane & (g - 1), g);
+        }
+        kg_red_warp<Op>(a, g);
+        if (active && (lane & (g - 1)) == 0)
+            kg_red_store<Op>(A, oo, xo, a);
+    }
+}
+
+/* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
+   head up to 16-byte alignment, 16-byte vectors (four in flight), a scalar
+   tail. */
+template <class Op>
+__device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *row, int64_t c0, int64_t c1, int t,
+                                                      int nt)
+{
+    typedef typename Op::in_t T;
+    constexpr int V = Op::vec;
+    typedef kg_rvec<T, V> VT;
+    kg_racc<Op> a = kg_red_identity<Op>();
+    const int64_t n = c1 - c0;
+    if (n <= 0)
+        return a;
+    const T *p = row + c0;
+    int64_t h = (int64_t)((16 - ((uintptr_t)p & 15)) & 15) / (int64_t)sizeof(T);
+    if (h > n)
+        h = n;
+    for (int64_t k = t; k < h; k += nt)
+        kg_red_push<Op>(a, p[k], c0 + k);
+    const int64_t nv = (n - h) / V;
+    const VT *vp = (const VT *)(p + h);
+    const int64_t at = c0 + h;
+    int64_t v = t;
+    for (; v + 3 * (int64_t)nt < nv; v += 4 * (int64_t)nt) {
+        VT x[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            x[j] = vp[v + j * (int64_t)nt];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                kg_red_push<Op>(a, x[j].v[e], at + (v + j * (int64_t)nt) * V + e);
+    }
+    for (; v < nv; v += nt) {
+        const VT x = vp[v];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            kg_red_push<Op>(a, x.v[e], at + v * V + e);
+    }
+    const int64_t done = h + nv * V;
+    for (int64_t k = t; k < n - done; k += nt)
+        kg_red_push<Op>(a, p[done + k], c0 + done + k);
+    return a;
+}
+
+template <class Op> __device__ __forceinline__ void kg_red_rows(const kg_red_args &A)
+{
+    const typename Op::in_t *in = (const typename Op::in_t *)A.in;
+    kg_red_units<Op>(A, [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
+        return kg_red_run_row<Op>(in + io, c0, c1, t, nt);
+    });
+}
+
+/* Offset of reduced element r (logical order, innermost dim first). */
+template <typename I> __device__ __forceinline__ I kg_red_roff(const kg_red_dims &D, I r)
+{
+    I off = 0;
+#pragma unroll 1
+    for (int d = 0; d < D.n; d++) {
+        I q, m;
+        if (d == D.n - 1) {
+            q = 0;
+            m = r;
+        } else if constexpr (sizeof(I) == 4) {
+            q = (__umulhi(r, D.magic[d]) + r) >> D.shift[d];
+            m = r - q * (I)D.size[d];
+        } else {
+            q = r / D.size[d];
+            m = r - q * D.size[d];
+        }
+        off += m * (I)D.in[d];
+        r = q;
+    }
+    return off;
+}
+
+/* STRIDED: any reduced dims; I is the offset type (uint32_t where every
+   reduced offset and index fits in 31 bits, else int64_t). */
+template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    const T *in = (const T *)A.in;
+    const kg_red_dims &R = A.rdims;
+    kg_red_units<Op>(A, [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
+        kg_racc<Op> a = kg_red_identity<Op>();
+        const T *p = in + io;
+        int64_t r = c0 + t;
+        /* four loads in flight; the 64-bit variant (huge tensors only) stays
+           small, as its divisions are long code */
+        constexpr int U = sizeof(I) == 4 ? 4 : 1;
+        for (; r + (U - 1) * (int64_t)nt < c1; r += U * (int64_t)nt) {
+            T x[U];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                x[j] = p[kg_red_roff<I>(R, (I)(r + j * (int64_t)nt))];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                kg_red_push<Op>(a, x[j], r + j * (int64_t)nt);
+        }
+        for (; U > 1 && r < c1; r += nt)
+            kg_red_push<Op>(a, p[kg_red_roff<I>(R, (I)r)], r);
+        return a;
+    });
+}
+
+/* COLS with V columns per lane. Block = cw lanes across columns x ny =
+   256/cw lanes down the reduced dim; the ny partials of a column are
+   combined through shared memory in a fixed tree. */
+template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kg_rvec<T, V> VT;
+    __shared__ AT sv[KG_RED_THREADS * V];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * V : 1];
+    __shared__ int last;
+    const int cw = A.cw, ny = KG_RED_THREADS / cw;
+    const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
+    const int64_t sr = A.red_stride;
+    const int width = cw * V; /* columns per tile */
+
+    /* Combines the ny partials of each column; ty == 0 ends with them. */
+    auto tree = [&](kg_racc<Op> (&a)[V]) {
+        __syncthreads(); /* a previous tree's readers are done */
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            sv[ty * width + tx * V + k] = a[k].v;
+            if constexpr (Op::indexed)
+                si[ty * width + tx * V + k] = a[k].i;
+        }
+        __syncthreads();
+        for (int s = ny >> 1; s > 0; s >>= 1) {
+            if (ty < s) {
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    kg_racc<Op> b;
+                    b.v = sv[(ty + s) * width + tx * V + k];
+                    b.i = 0;
+                    if constexpr (Op::indexed)
+                        b.i = si[(ty + s) * width + tx * V + k];
+                    kg_red_merge<Op>(a[k], b);
+                    sv[ty * width + tx * V + k] = a[k].v;
+                    if constexpr (Op::indexed)
+                        si[ty * width + tx * V + k] = a[k].i;
+                }
+            }
+            __syncthreads();
+        }
+    };
+
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t grp = u / A.splits, split = u - grp * A.splits;
+        const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const int64_t col = (tile * cw + tx) * V;
+        const bool active = col < A.inner;
+        const int64_t r0 = split * A.chunk;
+        const int64_t r1 = r0 + A.chunk < A.red ? r0 + A.chunk : A.red;
+        kg_racc<Op> a[V];
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            a[k] = kg_red_identity<Op>();
+        if (active) {
+            const T *p = (const T *)A.in + io + col;
+            int64_t r = r0 + ty;
+            for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny) {
+                VT x[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    x[j] = *(const VT *)(p + (r + j * (int64_t)ny) * sr);
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int k = 0; k < V; k++)
+                        kg_red_push<Op>(a[k], x[j].v[k], r + j * (int64_t)ny);
+            }
+            for (; r < r1; r += ny) {
+                const VT x = *(const VT *)(p + r * sr);
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    kg_red_push<Op>(a[k], x.v[k], r);
+            }
+        }
+        tree(a);
+        if (A.splits > 1) {
+            const int64_t base = (grp * A.splits + split) * width + tx * V;
+            if (ty == 0 && active) {
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    ((AT *)A.partial)[base + k] = a[k].v;
+                    if constexpr (Op::indexed)
+                        A.partial_idx[base + k] = a[k].i;
+                }
+                __threadfence();
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const unsigned prev = atomicAdd(&A.sema[grp], 1u);
+                last = prev == (unsigned)A.splits - 1;
+                if (last)
+                    A.sema[grp] = 0;
+            }
+            __syncthreads();
+            if (!last)
+                continue;
+            __threadfence();
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                a[k] = kg_red_identity<Op>();
+            if (active)
+                for (int64_t s = ty; s < A.splits; s += ny) {
+                    const int64_t at = (grp * A.splits + s) * width + tx * V;
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        kg_racc<Op> b;
+                        b.v = ((volatile AT *)A.partial)[at + k];
+                        b.i = 0;
+                        if constexpr (Op::indexed)
+                            b.i = ((volatile int64_t *)A.partial_idx)[at + k];
+                        kg_red_merge<Op>(a[k], b);
+                    }
+                }
+            tree(a);
+        }
+        if (ty == 0 && active) {
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                if (col + k < A.inner)
+                    kg_red_store<Op>(A, oo + (col + k) * A.inner_out, xo + (col + k) * A.inner_idx, a[k]);
+            }
+        }
+    }
+}
+
+template <class Op> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
+{
+    if (A.vec)
+        kg_red_cols_v<Op, Op::cvec>(A);
+    else
+        kg_red_cols_v<Op, 1>(A);
+}
+
+#endif

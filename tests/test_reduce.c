@@ -1,0 +1,1002 @@
+/*
+ * test_reduce.c - reductions.
+ *
+ * CPU (every machine): axis normalization, the result's shape, coalescing and
+ * the class chosen (kg_reduce_plan), every validation error, the generated
+ * float64 / int64 reference against hand-computed values.
+ * GPU (skipped with the reason where there is none): every op x dtype over
+ * TESTING.md's reduction shapes, axes, views and empty cases, which between
+ * them reach every class (rows, short rows, split rows, columns, split
+ * columns, strided 32/64-bit); NaN, ties and infinities; integer overflow;
+ * the f32 accuracy bound at 2^28; determinism; graph capture; > 2^31 elements.
+ * Inputs are fresh random values (seed printed on failure), results are
+ * poisoned first, the reference is the generated float64 / int64 one.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kg_red_reference.h"
+#include "kg_red_table.h"
+#include "kg_test.h"
+#include "reduce_plan.h"
+
+/* ---- CPU: planning and validation ----------------------------------------- */
+
+static kg_context *cpu_ctx;
+
+static void cpu_setup(void)
+{
+    kg_open(&cpu_ctx, 0); /* fails without a GPU; the context still validates */
+    cr_assert_not_null(cpu_ctx);
+}
+
+static void cpu_teardown(void) { kg_close(cpu_ctx); }
+
+/* A tensor at a fake, well-aligned address (planning never dereferences). */
+static kg_tensor fake(uintptr_t at, kg_dtype dt, int ndim, const int64_t *shape)
+{
+    return kg_tensor_contiguous((void *)at, dt, ndim, shape);
+}
+
+#define IN_AT ((uintptr_t)1 << 40)
+#define OUT_AT ((uintptr_t)1 << 41)
+#define IDX_AT ((uintptr_t)1 << 42)
+
+static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
+                         kg_red_plan *p)
+{
+    /* the result's shape from a first planning pass with a matching out */
+    kg_red_plan probe;
+    const kg_red_info *info = &kg_red_infos[op];
+    kg_tensor o = fake(OUT_AT, info->out[in->dtype], 0, NULL), x = fake(IDX_AT, KG_I64, 0, NULL);
+    kg_status st = kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes,
+                                  n_axes, keepdim, 132, &probe);
+    if (st != KG_ERR_SHAPE && st != KG_OK)
+        return st;
+    o = fake(OUT_AT, info->out[in->dtype], probe.out_ndim, probe.out_shape);
+    x = fake(IDX_AT, KG_I64, probe.out_ndim, probe.out_shape);
+    return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
+                          keepdim, 132, p);
+}
+
+TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
+
+Test(plan, negative_and_unsorted_axes_give_the_same_result_shape)
+{
+    const int64_t s[] = {2, 3, 4, 5};
+    kg_tensor in = fake(IN_AT, KG_F32, 4, s);
+    kg_red_plan a, b, c;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 0, 2}, 3, 0, &a), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){-2, -4, -1}, 3, 0, &b), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_eq(a.out_ndim, 1);
+    cr_assert_eq(a.out_shape[0], 3);
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "the same axes in another order/sign plan differently");
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 0, 2}, 3, 1, &c), KG_OK);
+    cr_assert_eq(c.out_ndim, 4);
+    cr_assert(c.out_shape[0] == 1 && c.out_shape[1] == 3 && c.out_shape[2] == 1 && c.out_shape[3] == 1);
+    cr_assert_eq(c.cls, KG_RED_STRIDED32, "dims 0 and 2 and 3 are not adjacent around dim 1");
+}
+
+Test(plan, no_axes_means_every_axis)
+{
+    const int64_t s[] = {2, 3, 4};
+    kg_tensor in = fake(IN_AT, KG_F32, 3, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.out_ndim, 0);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.n_out, 1);
+    cr_assert_eq(p.args.red, 24);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 1, &p), KG_OK);
+    cr_assert(p.out_ndim == 3 && p.out_shape[0] == 1 && p.out_shape[1] == 1 && p.out_shape[2] == 1);
+}
+
+Test(plan, a_zero_dim_tensor_takes_axis_0_or_minus_1)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 0, NULL);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.out_ndim, 0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){-1}, 1, 1, &p), KG_OK);
+    cr_assert_eq(p.out_ndim, 0);
+    cr_assert_eq(p.args.red, 1);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_ERR_INVALID_ARGUMENT);
+}
+
+Test(plan, short_rows_take_narrow_lane_groups)
+{
+    const int64_t s[] = {4194304, 64};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.n_out, 4194304);
+    cr_assert_eq(p.args.red, 64);
+    cr_assert_eq(p.args.group, 4, "16 vectors per row: 4 lanes of 4 vectors");
+    cr_assert_eq(p.args.splits, 1);
+    cr_assert_eq(p.partial_bytes, 0);
+    const int64_t t[] = {1000, 8};
+    in = fake(IN_AT, KG_F32, 2, t);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, (int[]){-1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 1);
+    const int64_t u[] = {16384, 16384};
+    in = fake(IN_AT, KG_F32, 2, u);
+    cr_assert_eq(plan_of(KG_RED_MAX, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.args.splits, 1);
+}
+
+Test(plan, few_long_rows_split_across_blocks)
+{
+    const int64_t s[] = {(int64_t)1 << 28};
+    kg_tensor in = fake(IN_AT, KG_F32, 1, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "a full reduction of a dense tensor is one row");
+    cr_assert_eq(p.args.group, KG_RED_THREADS);
+    cr_assert_gt(p.args.splits, 1000);
+    cr_assert_geq(p.args.splits * p.args.chunk, p.args.red);
+    cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red, "no split may be empty");
+    cr_assert_eq(p.args.chunk % 4, 0, "splits start on vector boundaries");
+    cr_assert_gt(p.partial_bytes, 0);
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    const int64_t t[] = {32, 65536};
+    in = fake(IN_AT, KG_BF16, 2, t);
+    cr_assert_eq(plan_of(KG_RED_ARGMIN, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.group, KG_RED_THREADS);
+    cr_assert_gt(p.args.splits, 1);
+    cr_assert_geq(p.partial_idx_at, (size_t)(32 * p.args.splits * 4));
+}
+
+Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
+{
+    const int64_t s[] = {64, 4194304};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 4194304);
+    cr_assert_eq(p.args.n_out, 1);
+    cr_assert_eq(p.args.red, 64);
+    cr_assert_eq(p.args.red_stride, 4194304);
+    cr_assert_eq(p.args.cw, 32);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.splits, 1, "32768 column tiles fill the GPU");
+    const int64_t t[] = {16384, 16384};
+    in = fake(IN_AT, KG_F32, 2, t);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_gt(p.args.splits, 1, "128 column tiles do not fill the GPU");
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    const int64_t u[] = {32, 64, 128};
+    in = fake(IN_AT, KG_F32, 3, u);
+    cr_assert_eq(plan_of(KG_RED_MEAN, &in, (int[]){1}, 1, 1, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.n_out, 32);
+    cr_assert_eq(p.args.inner, 128);
+    cr_assert_eq(p.args.splits, 1, "a small problem runs in one launch without scratch");
+    cr_assert_eq(p.partial_bytes, 0);
+    const int64_t v[] = {7, 300, 33};
+    in = fake(IN_AT, KG_F32, 3, v);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0, "33 columns are not a whole number of vectors");
+}
+
+Test(plan, adjacent_reduced_dims_merge)
+{
+    const int64_t s[] = {2, 3, 4};
+    kg_tensor in = fake(IN_AT, KG_F32, 3, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.red, 12);
+    cr_assert_eq(p.args.n_out, 2);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 4);
+    cr_assert_eq(p.args.red_stride, 4);
+    cr_assert_eq(p.args.red, 6);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED32);
+    cr_assert_eq(p.args.rdims.n, 2);
+    const int64_t t[] = {3, 2, 1, 2};
+    in = fake(IN_AT, KG_F32, 4, t);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "a size-1 dim between reduced dims does not separate them");
+    cr_assert_eq(p.args.red, 4);
+}
+
+Test(plan, views_transposed_sliced_and_expanded)
+{
+    kg_red_plan p;
+    /* a transposed [5,7] (strides 1,5): summing every axis is one dense run,
+       but argmax keeps the logical order (its index is the logical one) */
+    kg_tensor t = fake(IN_AT, KG_F32, 2, (int64_t[]){5, 7});
+    t.strides[0] = 1;
+    t.strides[1] = 5;
+    cr_assert_eq(plan_of(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.red, 35);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED32);
+    cr_assert_eq(p.args.rdims.size[0], 7, "innermost logical dim first");
+    cr_assert_eq(p.args.rdims.in[0], 5);
+    cr_assert_eq(plan_of(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "dim 0 of the transpose is contiguous");
+    cr_assert_eq(p.args.n_out, 7);
+    /* t[:, ::2] along dim 1 and t[::2, :] along dim 0 */
+    kg_tensor s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 1500});
+    s.strides[0] = 3000;
+    s.strides[1] = 2;
+    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED32);
+    s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 3000});
+    s.strides[0] = 6000;
+    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.red_stride, 6000);
+    /* an expanded input: stride 0 along the reduced dim */
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 100});
+    e.strides[0] = 0;
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.red_stride, 0);
+    /* a misaligned start: columns fall back to one element per lane */
+    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){64, 100});
+    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, 0);
+}
+
+Test(plan, offsets_past_2_pow_31_take_the_64_bit_class)
+{
+    kg_tensor in = fake(IN_AT, KG_U8, 3, (int64_t[]){(int64_t)1 << 20, 4, 2048});
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED64);
+    in = fake(IN_AT, KG_U8, 3, (int64_t[]){1024, 4, 2048});
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED32);
+}
+
+Test(plan, is_deterministic_and_bounded_over_many_shapes)
+{
+    static const int64_t sizes[] = {1, 2, 3, 7, 64, 100, 1000, 4096, 65536, 1 << 20};
+    const int ns = (int)(sizeof sizes / sizeof sizes[0]);
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++)
+            for (int ax = 0; ax < 2; ax++)
+                for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
+                    if (sizes[i] * sizes[j] > ((int64_t)1 << 31))
+                        continue;
+                    kg_tensor in = fake(IN_AT, (kg_dtype)dt, 2, (int64_t[]){sizes[i], sizes[j]});
+                    kg_red_plan a, b;
+                    const kg_reduce_op op = dt == KG_BOOL ? KG_RED_MAX : KG_RED_ARGMAX;
+                    cr_assert_eq(plan_of(op, &in, &ax, 1, 0, &a), KG_OK, "%s", kg_errmsg(cpu_ctx));
+                    cr_assert_eq(plan_of(op, &in, &ax, 1, 0, &b), KG_OK);
+                    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+                    cr_assert_leq(a.partial_bytes, KG_RED_PARTIAL_BYTES);
+                    cr_assert_geq(a.grid, 1u);
+                    if (a.args.splits > 1) {
+                        cr_assert_lt((a.args.splits - 1) * a.args.chunk, a.args.red);
+                        cr_assert_leq(a.args.units / a.args.splits, KG_RED_MAX_SEMAPHORES);
+                    }
+                }
+}
+
+/* ---- CPU: every validation error ------------------------------------------ */
+
+#define EXPECT_ERR(code, what, call)                                                                            \
+    do {                                                                                                        \
+        kg_status st_ = (call);                                                                                 \
+        cr_expect_eq(st_, code, "%s: %s -> %s (%s), expected %s", what, #call, kg_status_name(st_),             \
+                     kg_errmsg(cpu_ctx), kg_status_name(code));                                                 \
+    } while (0)
+
+TestSuite(errors, .init = cpu_setup, .fini = cpu_teardown);
+
+Test(errors, every_argument_error_is_reported_before_the_device)
+{
+    const int64_t s[] = {3, 4}, r[] = {3};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r);
+    kg_tensor idx = fake(IDX_AT, KG_I64, 1, r);
+    const int ax1[] = {1};
+    cr_assert_eq(kg_reduce(NULL, KG_RED_SUM, &out, NULL, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op 0", kg_reduce(cpu_ctx, KG_RED_NONE, &out, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op past the end", kg_reduce(cpu_ctx, KG_RED_COUNT, &out, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL in", kg_sum(cpu_ctx, &out, NULL, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL out", kg_sum(cpu_ctx, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL indices", kg_argmax(cpu_ctx, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "indices for sum", kg_reduce(cpu_ctx, KG_RED_SUM, &out, &idx, &in, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "kg_max_with_indices") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axis 2", kg_sum(cpu_ctx, &out, &in, (int[]){2}, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "out of range") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axis -3", kg_sum(cpu_ctx, &out, &in, (int[]){-3}, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "duplicate", kg_sum(cpu_ctx, &out, &in, (int[]){1, -1}, 2, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "twice") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "n_axes < 0", kg_sum(cpu_ctx, &out, &in, ax1, -1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "n_axes > 8", kg_sum(cpu_ctx, &out, &in, ax1, 9, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axes NULL", kg_sum(cpu_ctx, &out, &in, NULL, 1, 0));
+    /* dtypes */
+    kg_tensor ii = fake(IN_AT, KG_I32, 2, s), bb = fake(IN_AT, KG_BOOL, 2, s);
+    kg_tensor oi32 = fake(OUT_AT, KG_I32, 1, r), oi64 = fake(OUT_AT, KG_I64, 1, r);
+    EXPECT_ERR(KG_ERR_DTYPE, "mean of i32", kg_mean(cpu_ctx, &oi32, &ii, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "not available for i32") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_DTYPE, "norm of i32", kg_norm(cpu_ctx, &oi32, &ii, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_DTYPE, "argmax of bool", kg_argmax(cpu_ctx, &idx, &bb, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_DTYPE, "sum of i32 into i32", kg_sum(cpu_ctx, &oi32, &ii, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "i64") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_DTYPE, "max of i32 into i64", kg_max(cpu_ctx, &oi64, &ii, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_DTYPE, "f32 indices", kg_argmax(cpu_ctx, &out, &in, ax1, 1, 0));
+    kg_tensor bad = in;
+    bad.dtype = (kg_dtype)42;
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "bad dtype", kg_sum(cpu_ctx, &out, &bad, ax1, 1, 0));
+    /* shapes */
+    kg_tensor o4 = fake(OUT_AT, KG_F32, 1, (int64_t[]){4});
+    EXPECT_ERR(KG_ERR_SHAPE, "out [4] for [3,4] over dim 1", kg_sum(cpu_ctx, &o4, &in, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "[3]") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_SHAPE, "keepdim needs [3,1]", kg_sum(cpu_ctx, &out, &in, ax1, 1, 1));
+    kg_tensor i4 = fake(IDX_AT, KG_I64, 1, (int64_t[]){4});
+    EXPECT_ERR(KG_ERR_SHAPE, "indices shape", kg_max_with_indices(cpu_ctx, &out, &i4, &in, ax1, 1, 0));
+    /* empty reduced slices */
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){3, 0});
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max of nothing", kg_max(cpu_ctx, &out, &e, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "argmin of nothing", kg_argmin(cpu_ctx, &idx, &e, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "min of nothing", kg_min(cpu_ctx, &out, &e, ax1, 1, 0));
+    kg_tensor ez = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 0}), o0 = fake(OUT_AT, KG_F32, 1, (int64_t[]){0});
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max over an empty dim of an empty tensor", kg_max(cpu_ctx, &o0, &ez, ax1, 1, 0));
+    /* overlap and alignment */
+    kg_tensor ov = fake(IN_AT + 8, KG_F32, 1, r);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out inside in", kg_sum(cpu_ctx, &ov, &in, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "overlaps") != NULL, "%s", kg_errmsg(cpu_ctx));
+    kg_tensor ovi = fake(OUT_AT + 8, KG_I64, 1, r);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "values overlap indices", kg_max_with_indices(cpu_ctx, &out, &ovi, &in, ax1, 1, 0));
+    kg_tensor st0 = out;
+    st0.strides[0] = 0;
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out overlaps itself", kg_sum(cpu_ctx, &st0, &in, ax1, 1, 0));
+    kg_tensor mis = fake(IN_AT + 2, KG_F32, 2, s);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "misaligned in", kg_sum(cpu_ctx, &out, &mis, ax1, 1, 0));
+    kg_tensor miso = fake(OUT_AT + 1, KG_F32, 1, r);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "misaligned out", kg_sum(cpu_ctx, &miso, &in, ax1, 1, 0));
+    kg_tensor neg = in;
+    neg.strides[1] = -1;
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "negative stride", kg_sum(cpu_ctx, &out, &neg, ax1, 1, 0));
+}
+
+Test(errors, a_valid_call_reaches_the_device_check)
+{
+    /* on a machine without a GPU, a valid call fails only at the device */
+    const int64_t s[] = {3, 4}, r[] = {3};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r);
+    kg_red_plan p;
+    cr_assert_eq(kg_reduce_plan(cpu_ctx, KG_RED_SUM, &out, NULL, &in, (int[]){1}, 1, 0, 132, &p), KG_OK);
+    kg_context *c = NULL;
+    if (kg_open(&c, 0) != KG_OK) {
+        cr_expect_eq(kg_sum(c, &out, &in, (int[]){1}, 1, 0), KG_ERR_NO_DEVICE, "%s", kg_errmsg(c));
+        cr_expect_eq(kg_reserve_scratch(c, 0), KG_ERR_NO_DEVICE);
+    } else {
+        cr_expect_eq(kg_reserve_scratch(c, 0), KG_OK, "%s", kg_errmsg(c));
+    }
+    kg_close(c);
+}
+
+Test(errors, empty_results_and_empty_slices_plan_correctly)
+{
+    kg_red_plan p;
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 4});
+    cr_assert_eq(plan_of(KG_RED_MAX, &e, (int[]){1}, 1, 0, &p), KG_OK, "a non-empty dim of an empty tensor");
+    cr_assert_eq(p.empty, 1);
+    cr_assert_eq(p.out_shape[0], 0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.empty, 0);
+    cr_assert_eq(p.args.red, 0);
+    cr_assert_eq(p.args.n_out, 4);
+}
+
+/* ---- CPU: the generated reference ----------------------------------------- */
+
+Test(reference, matches_hand_computed_values)
+{
+    const double x[] = {3, -1, 7, 7, 2};
+    int64_t at;
+    cr_assert_eq(kg_red_refs[KG_RED_SUM].f(x, 5, NULL), 18);
+    cr_assert_eq(kg_red_refs[KG_RED_MEAN].f(x, 5, NULL), 3.6);
+    cr_assert_eq(kg_red_refs[KG_RED_PROD].f(x, 5, NULL), -294);
+    cr_assert_eq(kg_red_refs[KG_RED_NORM].f((double[]){3, 4}, 2, NULL), 5);
+    cr_assert_eq(kg_red_refs[KG_RED_MAX].f(x, 5, NULL), 7);
+    cr_assert_eq(kg_red_refs[KG_RED_MIN].f(x, 5, NULL), -1);
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].f(x, 5, &at), 7);
+    cr_assert_eq(at, 2, "ties go to the first index");
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMIN].f(x, 5, &at), -1);
+    cr_assert_eq(at, 1);
+    const double y[] = {1, NAN, 5, NAN};
+    cr_assert(isnan(kg_red_refs[KG_RED_MAX].f(y, 4, NULL)));
+    cr_assert(isnan(kg_red_refs[KG_RED_MIN].f(y, 4, NULL)));
+    kg_red_refs[KG_RED_ARGMAX].f(y, 4, &at);
+    cr_assert_eq(at, 1, "the first NaN wins");
+    kg_red_refs[KG_RED_ARGMIN].f(y, 4, &at);
+    cr_assert_eq(at, 1);
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].f((double[]){-INFINITY, -INFINITY}, 2, &at), -INFINITY);
+    cr_assert_eq(at, 0);
+    cr_assert_eq(kg_red_refs[KG_RED_SUM].f(x, 0, NULL), 0);
+    cr_assert_eq(kg_red_refs[KG_RED_PROD].f(x, 0, NULL), 1);
+    cr_assert(isnan(kg_red_refs[KG_RED_MEAN].f(x, 0, NULL)));
+    const int64_t v[] = {INT64_MAX, 1, -5, 1};
+    cr_assert_eq(kg_red_refs[KG_RED_SUM].i(v, 2, NULL), INT64_MIN, "i64 sums wrap");
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].i(v + 1, 3, &at), 1);
+    cr_assert_eq(at, 0);
+    cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
+}
+
+/* ---- GPU ------------------------------------------------------------------- */
+
+static kg_context *gpu;
+
+static void gpu_setup(void) { gpu = kt_open_gpu(); }
+static void gpu_teardown(void) { kg_close(gpu); }
+
+/* How a case lays out its input over the allocation. */
+enum view { DENSE, EVERY_OTHER_INNER, EVERY_OTHER_OUTER, TRANSPOSED, EXPANDED, MISALIGNED };
+
+typedef struct rcase {
+    const char *name;
+    int ndim;
+    int64_t shape[KG_MAX_DIMS];
+    int n_axes;
+    int axes[KG_MAX_DIMS];
+    int keepdim;
+    enum view view;
+} rcase;
+
+/* TESTING.md's reduction cases, and shapes that reach each class and plan. */
+static const rcase cases[] = {
+    {"() all", 0, {0}, 0, {0}, 0, DENSE},
+    {"(2,) all", 1, {2}, 0, {0}, 0, DENSE},
+    {"(3,5) all", 2, {3, 5}, 0, {0}, 0, DENSE},
+    {"(3,5) 0 keepdim", 2, {3, 5}, 1, {0}, 1, DENSE},
+    {"(3,5) -1", 2, {3, 5}, 1, {-1}, 0, DENSE},
+    {"(3,2,1,2) all listed", 4, {3, 2, 1, 2}, 4, {0, 1, 2, 3}, 0, DENSE},
+    {"(3,2,1,2) (0,-1)", 4, {3, 2, 1, 2}, 2, {0, -1}, 0, DENSE},
+    {"(3,2,1,2) ndim/2 keepdim", 4, {3, 2, 1, 2}, 1, {2}, 1, DENSE},
+    {"(4,3,5,6) [3,0,2]", 4, {4, 3, 5, 6}, 3, {3, 0, 2}, 0, DENSE},
+    {"(4,3,5,6) 1", 4, {4, 3, 5, 6}, 1, {1}, 1, DENSE},
+    {"(2^20,) all", 1, {1 << 20}, 0, {0}, 0, DENSE},
+    {"(32,2^16) 1", 2, {32, 1 << 16}, 1, {1}, 0, DENSE},
+    {"(1000,63) 1", 2, {1000, 63}, 1, {1}, 0, DENSE},
+    {"(1000,63) 0", 2, {1000, 63}, 1, {0}, 0, DENSE},
+    {"(5000,33) 1", 2, {5000, 33}, 1, {1}, 0, DENSE},
+    {"(4096,256) 0 (split columns)", 2, {4096, 256}, 1, {0}, 0, DENSE},
+    {"(7,300,33) 1", 3, {7, 300, 33}, 1, {1}, 0, DENSE},
+    {"(30000,2,3) 0 (split columns, narrow)", 3, {30000, 2, 3}, 1, {0}, 0, DENSE},
+    {"(64,700,5) (0,2) strided", 3, {64, 700, 5}, 2, {0, 2}, 0, DENSE},
+    {"(2,9000,3) (0,2) strided split", 3, {2, 9000, 3}, 2, {0, 2}, 0, DENSE},
+    {"t[:, ::2] (64,1500) 1", 2, {64, 1500}, 1, {1}, 0, EVERY_OTHER_INNER},
+    {"t[::2, :] (128,500) 0", 2, {128, 500}, 1, {0}, 0, EVERY_OTHER_OUTER},
+    {"transpose (789,357) 0", 2, {789, 357}, 1, {0}, 0, TRANSPOSED},
+    {"transpose (789,357) 1", 2, {789, 357}, 1, {1}, 0, TRANSPOSED},
+    {"transpose (789,357) all", 2, {789, 357}, 0, {0}, 0, TRANSPOSED},
+    {"expanded (64,100) 0", 2, {64, 100}, 1, {0}, 0, EXPANDED},
+    {"expanded (64,100) all", 2, {64, 100}, 0, {0}, 0, EXPANDED},
+    {"misaligned (1001,) all", 1, {1001}, 0, {0}, 0, MISALIGNED},
+    {"misaligned (40,24) 0", 2, {40, 24}, 1, {0}, 0, MISALIGNED},
+    {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
+    {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
+    {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
+};
+
+typedef struct layout {
+    int64_t strides[KG_MAX_DIMS];
+    int64_t offset, alloc; /* elements before the first, elements allocated */
+} layout;
+
+static layout layout_of(const rcase *c)
+{
+    layout L;
+    memset(&L, 0, sizeof L);
+    int64_t st = 1;
+    for (int d = c->ndim - 1; d >= 0; d--) {
+        L.strides[d] = st;
+        st *= c->shape[d] > 0 ? c->shape[d] : 1;
+    }
+    int64_t n = st;
+    switch (c->view) {
+    case EVERY_OTHER_INNER: /* t[:, ::2] of a (rows, 2*cols) tensor */
+        L.strides[1] = 2;
+        L.strides[0] = 2 * c->shape[1];
+        n = 2 * c->shape[0] * c->shape[1];
+        break;
+    case EVERY_OTHER_OUTER: /* t[::2, :] of a (2*rows, cols) tensor */
+        L.strides[0] = 2 * c->shape[1];
+        n = 2 * c->shape[0] * c->shape[1];
+        break;
+    case TRANSPOSED: /* the transpose of a dense (cols, rows) tensor */
+        L.strides[0] = 1;
+        L.strides[1] = c->shape[0];
+        break;
+    case EXPANDED:
+        L.strides[0] = 0;
+        n = c->shape[1];
+        break;
+    case MISALIGNED:
+        L.offset = 1;
+        n += 1;
+        break;
+    default:
+        break;
+    }
+    L.alloc = n > 0 ? n : 1;
+    return L;
+}
+
+typedef enum fill { RANDOM, TIES, NEAR_ONE } fill;
+
+static void fill_input(void *h, kg_dtype dt, int64_t n, fill how, uint64_t *rng)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case KG_F32: case KG_F64: case KG_F16: case KG_BF16:
+            if (how == TIES)
+                kt_set(h, dt, i, (double)(int)kt_uniform(rng, -3, 3));
+            else if (how == NEAR_ONE)
+                kt_set(h, dt, i, kt_uniform(rng, 0.98, 1.02));
+            else
+                kt_set(h, dt, i, kt_uniform(rng, -1, 1));
+            break;
+        case KG_BOOL:
+            kt_set_i(h, dt, i, (int64_t)(kt_next(rng) & 1));
+            break;
+        case KG_U8:
+            kt_set_i(h, dt, i, (int64_t)(kt_next(rng) % (how == TIES ? 4 : 256)));
+            break;
+        default:
+            kt_set_i(h, dt, i, how == TIES ? (int64_t)(kt_next(rng) % 4) : (int64_t)(kt_next(rng) % 2001) - 1000);
+            break;
+        }
+    }
+}
+
+static double eps_of_acc(kg_dtype dt) { return dt == KG_F64 ? 0x1p-53 : 0x1p-24; }
+
+/* Runs op on `h` (the host copy of the allocation, already uploaded to
+   `dev`) laid out as c/L, and compares every result with the reference.
+   Returns the number of mismatches (the first few are printed). */
+static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout *L, const void *h, void *dev,
+                      int with_values)
+{
+    const kg_red_info *info = &kg_red_infos[op];
+    const size_t es = kg_dtype_size(dt);
+    kg_tensor in;
+    memset(&in, 0, sizeof in);
+    in.data = (char *)dev + L->offset * (int64_t)es;
+    in.dtype = dt;
+    in.ndim = c->ndim;
+    memcpy(in.shape, c->shape, sizeof in.shape);
+    memcpy(in.strides, L->strides, sizeof in.strides);
+
+    unsigned mask = 0;
+    for (int i = 0; i < c->n_axes; i++)
+        mask |= 1u << (c->axes[i] < 0 ? c->axes[i] + c->ndim : c->axes[i]);
+    if (c->n_axes == 0)
+        mask = (1u << c->ndim) - 1;
+    int64_t oshape[KG_MAX_DIMS], n_out = 1, red = 1;
+    int ond = 0;
+    for (int d = 0; d < c->ndim; d++) {
+        if ((mask >> d) & 1u) {
+            red *= c->shape[d];
+            if (c->keepdim)
+                oshape[ond++] = 1;
+        } else {
+            oshape[ond++] = c->shape[d];
+            n_out *= c->shape[d];
+        }
+    }
+    const kg_dtype odt = info->out[dt];
+    const size_t oes = kg_dtype_size(odt);
+    const int want_values = !info->indexed || with_values;
+    void *dout = want_values ? kt_alloc(gpu, (size_t)(n_out > 0 ? n_out : 1) * oes) : NULL;
+    void *didx = info->indexed ? kt_alloc(gpu, (size_t)(n_out > 0 ? n_out : 1) * 8) : NULL;
+    if (dout)
+        KT_OK(gpu, kg_memset(gpu, dout, 0xff, (size_t)n_out * oes));
+    if (didx)
+        KT_OK(gpu, kg_memset(gpu, didx, 0xff, (size_t)n_out * 8));
+    kg_tensor out = kg_tensor_contiguous(dout, odt, ond, oshape);
+    kg_tensor idx = kg_tensor_contiguous(didx, KG_I64, ond, oshape);
+    kg_status st = kg_reduce(gpu, op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes,
+                             c->n_axes, c->keepdim);
+    if (red == 0 && info->nonempty) {
+        cr_expect_eq(st, KG_ERR_INVALID_ARGUMENT, "%s(%s) %s: an empty slice must fail", info->name,
+                     kg_dtype_name(dt), c->name);
+        kg_free(gpu, dout);
+        kg_free(gpu, didx);
+        return st == KG_ERR_INVALID_ARGUMENT ? 0 : 1;
+    }
+    cr_assert_eq(st, KG_OK, "%s(%s) %s: %s (seed %llu)", info->name, kg_dtype_name(dt), c->name, kg_errmsg(gpu),
+                 (unsigned long long)kt_seed());
+    KT_OK(gpu, kg_sync(gpu));
+    void *got = malloc((size_t)(n_out > 0 ? n_out : 1) * oes);
+    int64_t *gidx = malloc((size_t)(n_out > 0 ? n_out : 1) * 8);
+    if (dout)
+        kt_download(gpu, got, dout, (size_t)n_out * oes);
+    if (didx)
+        kt_download(gpu, gidx, didx, (size_t)n_out * 8);
+
+    /* the reference, output by output, reduced elements in logical order */
+    int kd[KG_MAX_DIMS], rd[KG_MAX_DIMS], nk = 0, nr = 0;
+    for (int d = 0; d < c->ndim; d++) {
+        if ((mask >> d) & 1u)
+            rd[nr++] = d;
+        else
+            kd[nk++] = d;
+    }
+    const int isf = kt_is_float(dt);
+    double *xf = malloc(sizeof(double) * (size_t)(red > 0 ? red : 1));
+    double *xa = malloc(sizeof(double) * (size_t)(red > 0 ? red : 1));
+    int64_t *xi = malloc(sizeof(int64_t) * (size_t)(red > 0 ? red : 1));
+    double rtol, atol;
+    kt_tolerance(odt, &rtol, &atol);
+    const int mult = strchr(info->combine, '*') != NULL;
+    int bad = 0;
+    for (int64_t o = 0; o < n_out; o++) {
+        int64_t base = L->offset, r = o;
+        for (int j = nk - 1; j >= 0; j--) {
+            base += (r % c->shape[kd[j]]) * L->strides[kd[j]];
+            r /= c->shape[kd[j]];
+        }
+        for (int64_t e = 0; e < red; e++) {
+            int64_t off = base, q = e;
+            for (int j = nr - 1; j >= 0; j--) {
+                off += (q % c->shape[rd[j]]) * L->strides[rd[j]];
+                q /= c->shape[rd[j]];
+            }
+            if (isf) {
+                xf[e] = kt_get(h, dt, off);
+                xa[e] = fabs(xf[e]);
+            } else {
+                xi[e] = kt_get_i(h, dt, off);
+            }
+        }
+        int64_t want_i = -1;
+        char msg[160] = "";
+        int ok = 1;
+        if (isf) {
+            const double want = kg_red_refs[op].f(xf, red, &want_i);
+            if (want_values) {
+                const double g = kt_get(got, odt, o);
+                if (info->nonempty) {
+                    ok = (isnan(want) && isnan(g)) || g == kt_round(odt, want);
+                } else {
+                    const double mag = fabs(kg_red_refs[op].f(xa, red, NULL));
+                    const double k = mult ? 4.0 * sqrt((double)red) + 16.0 : 16.0;
+                    ok = kt_close(g, kt_round(odt, want), rtol, atol + k * eps_of_acc(dt) * (isnan(mag) ? 0 : mag));
+                }
+                if (!ok)
+                    snprintf(msg, sizeof msg, "got %.9g want %.9g", g, want);
+            }
+        } else {
+            const int64_t want = kg_red_refs[op].i(xi, red, &want_i);
+            if (want_values) {
+                const int64_t g = kt_get_i(got, odt, o);
+                /* the reference wraps in i64; a narrower result wraps too */
+                int64_t w = want;
+                if (odt != KG_I64) {
+                    unsigned char tmp[8];
+                    kt_set_i(tmp, odt, 0, want);
+                    w = kt_get_i(tmp, odt, 0);
+                }
+                ok = g == w;
+                if (!ok)
+                    snprintf(msg, sizeof msg, "got %lld want %lld", (long long)g, (long long)w);
+            }
+        }
+        if (ok && info->indexed && gidx[o] != want_i) {
+            ok = 0;
+            snprintf(msg, sizeof msg, "index %lld want %lld", (long long)gidx[o], (long long)want_i);
+        }
+        if (!ok && bad++ < 4)
+            cr_log_error("%s(%s) %s: output %lld: %s (seed %llu)", info->name, kg_dtype_name(dt), c->name,
+                         (long long)o, msg, (unsigned long long)kt_seed());
+    }
+    free(xf);
+    free(xa);
+    free(xi);
+    free(got);
+    free(gidx);
+    kg_free(gpu, dout);
+    kg_free(gpu, didx);
+    return bad;
+}
+
+/* Every case of `cases` for op over every dtype it takes. */
+static void check_op(kg_reduce_op op, fill how)
+{
+    const kg_red_info *info = &kg_red_infos[op];
+    uint64_t rng = kt_seed() ^ (uint64_t)op * 0x9e3779b97f4a7c15ull;
+    int total = 0;
+    for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
+        if (!(info->dtype_mask & (1u << dt)))
+            continue;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const rcase *c = &cases[i];
+            const layout L = layout_of(c);
+            const size_t es = kg_dtype_size((kg_dtype)dt);
+            void *h = malloc((size_t)L.alloc * es);
+            fill_input(h, (kg_dtype)dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : how, &rng);
+            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+            const int bad = check_case(op, (kg_dtype)dt, c, &L, h, dev, 1);
+            cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c->name,
+                         bad, (unsigned long long)kt_seed());
+            total += bad;
+            if (info->indexed && i % 4 == 0)
+                total += check_case(op, (kg_dtype)dt, c, &L, h, dev, 0); /* indices alone */
+            kg_free(gpu, dev);
+            free(h);
+        }
+    }
+    cr_assert_eq(total, 0);
+}
+
+TestSuite(gpu, .init = gpu_setup, .fini = gpu_teardown, .timeout = 600);
+
+Test(gpu, sum_every_dtype_and_case) { check_op(KG_RED_SUM, RANDOM); }
+Test(gpu, mean_every_dtype_and_case) { check_op(KG_RED_MEAN, RANDOM); }
+Test(gpu, prod_every_dtype_and_case) { check_op(KG_RED_PROD, RANDOM); }
+Test(gpu, norm_every_dtype_and_case) { check_op(KG_RED_NORM, RANDOM); }
+Test(gpu, max_every_dtype_and_case) { check_op(KG_RED_MAX, RANDOM); }
+Test(gpu, min_every_dtype_and_case) { check_op(KG_RED_MIN, RANDOM); }
+Test(gpu, argmax_and_max_with_indices_every_dtype_and_case) { check_op(KG_RED_ARGMAX, RANDOM); }
+Test(gpu, argmin_and_min_with_indices_every_dtype_and_case) { check_op(KG_RED_ARGMIN, RANDOM); }
+Test(gpu, ties_give_the_first_index) { check_op(KG_RED_ARGMAX, TIES); check_op(KG_RED_ARGMIN, TIES); }
+Test(gpu, max_min_of_small_integers_with_many_ties) { check_op(KG_RED_MAX, TIES); check_op(KG_RED_MIN, TIES); }
+
+/* One op over one dense 2-d input with special values planted. */
+static void check_planted(kg_reduce_op op, kg_dtype dt, int64_t rows, int64_t cols, int axis, const double *vals,
+                          int nvals, uint64_t *rng)
+{
+    rcase c = {"planted", 2, {rows, cols}, 1, {axis}, 0, DENSE};
+    const layout L = layout_of(&c);
+    const size_t es = kg_dtype_size(dt);
+    void *h = malloc((size_t)L.alloc * es);
+    fill_input(h, dt, L.alloc, RANDOM, rng);
+    /* in each reduced slice: at the first, the middle and the last place, or
+       a random one, a value from vals */
+    const int64_t len = axis == 1 ? cols : rows, slices = axis == 1 ? rows : cols;
+    for (int64_t s = 0; s < slices; s++) {
+        const int64_t where[] = {0, len / 2, len - 1, (int64_t)(kt_next(rng) % (uint64_t)len)};
+        const int k = (int)(s % 5);
+        for (int j = 0; j < 4; j++) {
+            if (k < 4 && j != k)
+                continue; /* k == 4: all four places */
+            const int64_t e = where[j];
+            const int64_t off = axis == 1 ? s * cols + e : e * cols + s;
+            kt_set(h, dt, off, vals[(s + j) % nvals]);
+        }
+    }
+    void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+    kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+    const int bad = check_case(op, dt, &c, &L, h, dev, 1);
+    cr_expect_eq(bad, 0, "%s(%s) [%lld,%lld] dim %d with planted values: %d wrong (seed %llu)",
+                 kg_red_infos[op].name, kg_dtype_name(dt), (long long)rows, (long long)cols, axis, bad,
+                 (unsigned long long)kt_seed());
+    kg_free(gpu, dev);
+    free(h);
+}
+
+Test(gpu, nan_first_last_middle_and_infinities_propagate, .init = gpu_setup, .fini = gpu_teardown)
+{
+    uint64_t rng = kt_seed() + 7;
+    const double nan[] = {NAN}, inf[] = {INFINITY, -INFINITY}, mixed[] = {NAN, INFINITY, -INFINITY};
+    const kg_reduce_op ops[] = {KG_RED_MAX, KG_RED_MIN, KG_RED_ARGMAX, KG_RED_ARGMIN, KG_RED_SUM};
+    const kg_dtype dts[] = {KG_F32, KG_F64, KG_F16, KG_BF16};
+    /* rows (short and long), split rows, columns, split columns */
+    const int64_t shapes[][3] = {{300, 37, 1}, {20, 5000, 1}, {4, 70000, 1}, {300, 37, 0}, {40000, 8, 0}};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                check_planted(ops[o], dts[d], shapes[s][0], shapes[s][1], (int)shapes[s][2], nan, 1, &rng);
+                check_planted(ops[o], dts[d], shapes[s][0], shapes[s][1], (int)shapes[s][2], inf, 2, &rng);
+                check_planted(ops[o], dts[d], shapes[s][0], shapes[s][1], (int)shapes[s][2], mixed, 3, &rng);
+            }
+}
+
+Test(gpu, integer_sums_accumulate_in_i64, .init = gpu_setup, .fini = gpu_teardown)
+{
+    uint64_t rng = kt_seed() + 11;
+    const double big[] = {2147483647.0, 2147483600.0, -2147483648.0 + 5};
+    check_planted(KG_RED_SUM, KG_I32, 64, 5000, 1, big, 2, &rng);
+    const int64_t n = 100000;
+    int32_t *h = malloc(sizeof(int32_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = INT32_MAX - (int32_t)(kt_next(&rng) % 3);
+    void *d = kt_alloc(gpu, sizeof(int32_t) * (size_t)n), *o = kt_alloc(gpu, 8);
+    kt_upload(gpu, d, h, sizeof(int32_t) * (size_t)n);
+    int64_t want = 0, got = 0;
+    for (int64_t i = 0; i < n; i++)
+        want += h[i];
+    kg_tensor in = kg_tensor_contiguous(d, KG_I32, 1, &n), out = kg_tensor_contiguous(o, KG_I64, 0, NULL);
+    KT_OK(gpu, kg_sum(gpu, &out, &in, NULL, 0, 0));
+    kt_download(gpu, &got, o, 8);
+    cr_assert_eq(got, want, "sum of %lld values near INT32_MAX: got %lld want %lld", (long long)n, (long long)got,
+                 (long long)want);
+    kg_free(gpu, d);
+    kg_free(gpu, o);
+    free(h);
+}
+
+/* The big shapes of TESTING.md for the ops the benchmarks time. */
+Test(gpu, large_short_rows_and_long_columns, .init = gpu_setup, .fini = gpu_teardown, .timeout = 600)
+{
+    uint64_t rng = kt_seed() + 13;
+    const rcase big[] = {
+        {"(4194304,64) 1", 2, {4194304, 64}, 1, {1}, 0, DENSE},
+        {"(64,4194304) 0", 2, {64, 4194304}, 1, {0}, 0, DENSE},
+        {"(16384,16384) 0", 2, {16384, 16384}, 1, {0}, 0, DENSE},
+    };
+    const struct {
+        kg_reduce_op op;
+        kg_dtype dt;
+    } runs[] = {{KG_RED_SUM, KG_F32}, {KG_RED_ARGMAX, KG_F32}, {KG_RED_SUM, KG_BF16}, {KG_RED_MAX, KG_I32}};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        const layout L = layout_of(&big[i]);
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            const size_t es = kg_dtype_size(runs[r].dt);
+            void *h = malloc((size_t)L.alloc * es);
+            fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
+            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+            const int bad = check_case(runs[r].op, runs[r].dt, &big[i], &L, h, dev, 1);
+            cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", kg_red_infos[runs[r].op].name,
+                         kg_dtype_name(runs[r].dt), big[i].name, bad, (unsigned long long)kt_seed());
+            kg_free(gpu, dev);
+            free(h);
+        }
+    }
+}
+
+Test(gpu, f32_sum_of_2_pow_28_is_within_1e6_of_the_sum_of_magnitudes, .init = gpu_setup, .fini = gpu_teardown,
+     .timeout = 600)
+{
+    const int64_t n = (int64_t)1 << 28;
+    uint64_t rng = kt_seed() + 17;
+    float *h = malloc(sizeof(float) * (size_t)n);
+    double want = 0, mag = 0;
+    for (int64_t i = 0; i < n; i++) {
+        h[i] = (float)kt_uniform(&rng, -0.5, 0.5);
+        want += h[i];
+        mag += fabs((double)h[i]);
+    }
+    void *d = kt_alloc(gpu, sizeof(float) * (size_t)n), *o = kt_alloc(gpu, 8);
+    kt_upload(gpu, d, h, sizeof(float) * (size_t)n);
+    kg_tensor in = kg_tensor_contiguous(d, KG_F32, 1, &n), out = kg_tensor_contiguous(o, KG_F32, 0, NULL);
+    float got = 0, again = 0;
+    KT_OK(gpu, kg_sum(gpu, &out, &in, NULL, 0, 0));
+    kt_download(gpu, &got, o, 4);
+    const double err = fabs((double)got - want);
+    cr_log_info("sum of 2^28 f32: error %.3g = %.3g of sum|x| (bound 1e-6)", err, err / mag);
+    cr_expect_leq(err, 1e-6 * mag, "error %.6g > 1e-6 * %.6g (seed %llu)", err, mag, (unsigned long long)kt_seed());
+    /* bitwise the same on a second and a third run */
+    for (int k = 0; k < 2; k++) {
+        KT_OK(gpu, kg_memset(gpu, o, 0xff, 4));
+        KT_OK(gpu, kg_sum(gpu, &out, &in, NULL, 0, 0));
+        kt_download(gpu, &again, o, 4);
+        cr_expect_eq(memcmp(&got, &again, 4), 0, "run %d gave %.9g, the first %.9g", k + 2, again, got);
+    }
+    kg_free(gpu, d);
+    kg_free(gpu, o);
+    free(h);
+}
+
+Test(gpu, split_results_are_bitwise_deterministic, .init = gpu_setup, .fini = gpu_teardown)
+{
+    const int64_t shape[] = {4096, 4096};
+    const int64_t n = shape[0] * shape[1];
+    uint64_t rng = kt_seed() + 19;
+    float *h = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)kt_uniform(&rng, -1, 1);
+    void *d = kt_alloc(gpu, sizeof(float) * (size_t)n), *o = kt_alloc(gpu, 4 * 4096);
+    kt_upload(gpu, d, h, sizeof(float) * (size_t)n);
+    kg_tensor in = kg_tensor_contiguous(d, KG_F32, 2, shape);
+    float *a = malloc(4 * 4096), *b = malloc(4 * 4096);
+    const int axes[][2] = {{0, 0}, {1, 0}};
+    for (int k = 0; k < 2; k++) {
+        kg_tensor out = kg_tensor_contiguous(o, KG_F32, 1, &shape[1 - axes[k][0]]);
+        KT_OK(gpu, kg_sum(gpu, &out, &in, axes[k], 1, 0));
+        kt_download(gpu, a, o, 4 * 4096);
+        for (int rep = 0; rep < 5; rep++) {
+            KT_OK(gpu, kg_memset(gpu, o, 0xff, 4 * 4096));
+            KT_OK(gpu, kg_sum(gpu, &out, &in, axes[k], 1, 0));
+            kt_download(gpu, b, o, 4 * 4096);
+            cr_assert_eq(memcmp(a, b, 4 * 4096), 0, "dim %d: run %d differs", axes[k][0], rep + 2);
+        }
+    }
+    kg_free(gpu, d);
+    kg_free(gpu, o);
+    free(h);
+    free(a);
+    free(b);
+}
+
+Test(gpu, reductions_are_captured_in_a_cuda_graph, .init = gpu_setup, .fini = gpu_teardown)
+{
+    const int64_t n = (int64_t)1 << 22;
+    uint64_t rng = kt_seed() + 23;
+    float *h = malloc(sizeof(float) * (size_t)n);
+    double want = 0;
+    for (int64_t i = 0; i < n; i++) {
+        h[i] = (float)kt_uniform(&rng, -1, 1);
+        want += h[i];
+    }
+    void *d = kt_alloc(gpu, sizeof(float) * (size_t)n), *o = kt_alloc(gpu, 4);
+    kt_upload(gpu, d, h, sizeof(float) * (size_t)n);
+    kg_tensor in = kg_tensor_contiguous(d, KG_F32, 1, &n), out = kg_tensor_contiguous(o, KG_F32, 0, NULL);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(gpu, kg_set_stream(gpu, (kg_stream)s));
+    /* a fresh context has no scratch: the split reduction refuses to capture */
+    cudaGraph_t g;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const kg_status st = kg_sum(gpu, &out, &in, NULL, 0, 0);
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cudaGraphDestroy(g);
+    cr_expect_eq(st, KG_ERR_INVALID_ARGUMENT, "%s", kg_errmsg(gpu));
+    cr_expect(strstr(kg_errmsg(gpu), "kg_reserve_scratch") != NULL, "%s", kg_errmsg(gpu));
+    KT_OK(gpu, kg_reserve_scratch(gpu, 0));
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    KT_OK(gpu, kg_sum(gpu, &out, &in, NULL, 0, 0));
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    float first = 0, got = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        KT_OK(gpu, kg_memset(gpu, o, 0xff, 4));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(gpu, kg_sync(gpu));
+        kt_download(gpu, &got, o, 4);
+        if (rep == 0)
+            first = got;
+        cr_expect(fabs(got - want) <= 16 * 0x1p-24 * (double)n, "replay %d: got %.9g want %.9g", rep, got, want);
+        cr_expect_eq(memcmp(&got, &first, 4), 0, "replay %d differs", rep);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(gpu, kg_set_stream(gpu, NULL));
+    cudaStreamDestroy(s);
+    kg_free(gpu, d);
+    kg_free(gpu, o);
+    free(h);
+}
+
+Test(gpu, more_than_2_pow_31_elements, .init = gpu_setup, .fini = gpu_teardown, .timeout = 600)
+{
+    /* u8, so the input is 2 GiB: rows (full), columns and strided 64-bit */
+    uint64_t rng = kt_seed() + 29;
+    const rcase big[] = {
+        {"(2^31+64,) all", 1, {((int64_t)1 << 31) + 64}, 0, {0}, 0, DENSE},
+        {"(2,2^30+8) 0", 2, {2, ((int64_t)1 << 30) + 8}, 1, {0}, 0, DENSE},
+        {"(2^20+1,2,2^10) (0,2)", 3, {((int64_t)1 << 20) + 1, 2, 1024}, 2, {0, 2}, 0, DENSE},
+    };
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        const layout L = layout_of(&big[i]);
+        uint8_t *h = malloc((size_t)L.alloc);
+        for (int64_t k = 0; k < L.alloc; k += 8) {
+            const uint64_t v = kt_next(&rng);
+            memcpy(h + k, &v, (size_t)(L.alloc - k < 8 ? L.alloc - k : 8));
+        }
+        void *dev = kt_alloc(gpu, (size_t)L.alloc);
+        kt_upload(gpu, dev, h, (size_t)L.alloc);
+        const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX};
+        for (int k = 0; k < 2; k++) {
+            const int bad = check_case(ops[k], KG_U8, &big[i], &L, h, dev, 1);
+            cr_expect_eq(bad, 0, "%s(u8) %s: %d wrong (seed %llu)", kg_red_infos[ops[k]].name, big[i].name, bad,
+                         (unsigned long long)kt_seed());
+        }
+        kg_free(gpu, dev);
+        free(h);
+    }
+}
