@@ -130,7 +130,7 @@ static void report(const char *name, kg_dtype dt, int64_t n, call *c, double us,
     printf("%-22s %-5s %12lld %10.2f %9.1f %7.1f%% %10.0fx\n", name, kg_dtype_name(dt), (long long)n, us, gbps,
            100.0 * gbps / copy_gbps, speedup);
     if (csv)
-        fprintf(csv, "elementwise,%s,%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)n, us, gbps,
+        fprintf(csv, "elementwise,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)n, us, gbps,
                 100.0 * gbps / copy_gbps);
 }
 

@@ -95,7 +95,11 @@ kg_status kg_ready(kg_context *ctx)
         memcpy(ctx->msg, ctx->open_msg, sizeof ctx->msg);
         return ctx->open_status;
     }
-    cudaError_t err = cudaSetDevice(ctx->device);
+    int cur = -1;
+    cudaError_t err = cudaGetDevice(&cur);
+    if (err == cudaSuccess && cur == ctx->device)
+        return KG_OK;
+    err = cudaSetDevice(ctx->device);
     if (err != cudaSuccess)
         return kg_cuda_fail(ctx, err, "cudaSetDevice");
     return KG_OK;

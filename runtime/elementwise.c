@@ -16,7 +16,10 @@
 #include "kg_table.h"
 #include "layout.h"
 
-enum { THREADS = 256, BLOCKS_PER_SM = 8 };
+/* Grids cover the whole problem (one pass, as PyTorch's kernels do; the
+   kernels' grid-stride loops only matter beyond 2^31 - 1 blocks). */
+enum { THREADS = 256 };
+#define MAX_BLOCKS ((int64_t)0x7fffffff)
 
 static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out,
                               const kg_tensor *const *in, kg_dtype *dt)
@@ -70,12 +73,11 @@ static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_
 
 static int aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
-static unsigned grid_for(const kg_context *ctx, int64_t work)
+static unsigned grid_for(int64_t work)
 {
     int64_t blocks = (work + THREADS - 1) / THREADS;
-    const int64_t cap = (int64_t)ctx->sm_count * BLOCKS_PER_SM;
-    if (blocks > cap)
-        blocks = cap;
+    if (blocks > MAX_BLOCKS)
+        blocks = MAX_BLOCKS;
     return (unsigned)(blocks > 0 ? blocks : 1);
 }
 
@@ -154,7 +156,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             L.stride[k][0] = 1;
     }
 
-    /* which variants can serve this call */
+    /* which variants can serve this call; the common dense case decides
+       first and skips the rest (host time per call matters for small ops) */
     const int vec = kg_kernels[ks[KG_EW_DENSE]].vec;
     int ok[KG_EW_VARIANT_COUNT] = {0};
     ok[KG_EW_DENSE] = L.ndim == 1;
@@ -162,30 +165,34 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         const size_t es = kg_dtype_size(k ? in[k - 1]->dtype : out->dtype);
         ok[KG_EW_DENSE] = L.stride[k][0] == 1 && aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
     }
+    const int force = ctx->ew_force_variant;
     unsigned transposed = 0;
-    if (L.ndim == 2)
-        for (int k = 1; k < L.nops; k++)
-            if (L.stride[k][0] > 1 && L.stride[k][1] > 0 && L.stride[k][1] < L.stride[k][0])
-                transposed |= 1u << k;
-    ok[KG_EW_TILE] = L.ndim == 2;
-    ok[KG_EW_ND32] = kg_layout_fits32(&L);
     kg_nd32 v32;
-    ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
-    ok[KG_EW_ND64] = 1;
-
-    int var;
-    if (ctx->ew_force_variant >= 0 && ctx->ew_force_variant < KG_EW_VARIANT_COUNT && ok[ctx->ew_force_variant])
-        var = ctx->ew_force_variant;
-    else if (ok[KG_EW_DENSE])
+    int var = -1;
+    if (ok[KG_EW_DENSE] && (force < 0 || force == KG_EW_DENSE)) {
         var = KG_EW_DENSE;
-    else if (transposed)
-        var = KG_EW_TILE;
-    else if (ok[KG_EW_ND32V])
-        var = KG_EW_ND32V;
-    else if (ok[KG_EW_ND32])
-        var = KG_EW_ND32;
-    else
-        var = KG_EW_ND64;
+    } else {
+        if (L.ndim == 2)
+            for (int k = 1; k < L.nops; k++)
+                if (L.stride[k][0] > 1 && L.stride[k][1] > 0 && L.stride[k][1] < L.stride[k][0])
+                    transposed |= 1u << k;
+        ok[KG_EW_TILE] = L.ndim == 2;
+        ok[KG_EW_ND32] = kg_layout_fits32(&L);
+        ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
+        ok[KG_EW_ND64] = 1;
+        if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
+            var = force;
+        else if (ok[KG_EW_DENSE])
+            var = KG_EW_DENSE;
+        else if (transposed)
+            var = KG_EW_TILE;
+        else if (ok[KG_EW_ND32V])
+            var = KG_EW_ND32V;
+        else if (ok[KG_EW_ND32])
+            var = KG_EW_ND32;
+        else
+            var = KG_EW_ND64;
+    }
     ctx->ew_last_variant = var;
 
     const dim3 threads = {THREADS, 1, 1};
@@ -193,7 +200,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
         void *args[] = {&p, &n};
-        st = kg_launch(ctx, ks[var], (dim3){grid_for(ctx, n / vec + 1), 1, 1}, threads, args, 0);
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(n / vec / 2 + 1), 1, 1}, threads, args, 0);
         break;
     }
     case KG_EW_ND32:
@@ -204,14 +211,17 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else
             kg_layout_to_nd32(&L, &a);
         void *args[] = {&p, &a};
-        st = kg_launch(ctx, ks[var], (dim3){grid_for(ctx, a.n), 1, 1}, threads, args, 0);
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(a.n), 1, 1}, threads, args, 0);
         break;
     }
     case KG_EW_TILE: {
         kg_nd64 t;
         kg_layout_to_nd64(&L, &t);
         t.transposed = transposed;
-        const int64_t tiles = ((L.size[0] + 31) / 32) * ((L.size[1] + 31) / 32);
+        /* one block per 32 x 32 tile */
+        int64_t tiles = ((L.size[0] + 31) / 32) * ((L.size[1] + 31) / 32);
+        if (tiles > MAX_BLOCKS)
+            tiles = MAX_BLOCKS;
         void *args[] = {&p, &t};
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
         break;
@@ -220,7 +230,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         kg_nd64 w;
         kg_layout_to_nd64(&L, &w);
         void *args[] = {&p, &w};
-        st = kg_launch(ctx, ks[KG_EW_ND64], (dim3){grid_for(ctx, w.n), 1, 1}, threads, args, 0);
+        st = kg_launch(ctx, ks[KG_EW_ND64], (dim3){grid_for(w.n), 1, 1}, threads, args, 0);
         break;
     }
     }

@@ -24,7 +24,6 @@
 #include "kg_params.h"
 
 #define KG_EW_THREADS 256
-#define KG_TILE 32
 #define KG_TILE_ROWS 8
 
 typedef uint8_t kg_unused;
@@ -64,30 +63,50 @@ __device__ __forceinline__ typename F::out_t kg_apply_at(const kg_ew_ptrs &p, in
     return F::apply(a, b, c);
 }
 
-template <typename F, int N> __device__ __forceinline__ void kg_ew_dense(const kg_ew_ptrs &p, int64_t n)
-{
-    typedef typename F::out_t O;
-    typedef typename F::in0_t A;
-    typedef typename F::in1_t B;
-    typedef typename F::in2_t C;
-    const int64_t nvec = n / N;
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (int64_t i = gid; i < nvec; i += step) {
-        kg_vec<A, N> a = ((const kg_vec<A, N> *)p.in[0])[i];
-        kg_vec<B, N> b{};
-        kg_vec<C, N> c{};
-        if constexpr (F::arity > 1) b = ((const kg_vec<B, N> *)p.in[1])[i];
-        if constexpr (F::arity > 2) c = ((const kg_vec<C, N> *)p.in[2])[i];
-        kg_vec<O, N> o;
+/* One vector: N elements of every operand at vector index i. */
+template <typename F, int N> struct kg_dense_vecs {
+    kg_vec<typename F::in0_t, N> a;
+    kg_vec<typename F::in1_t, N> b;
+    kg_vec<typename F::in2_t, N> c;
+    __device__ __forceinline__ void load(const kg_ew_ptrs &p, int64_t i)
+    {
+        a = ((const kg_vec<typename F::in0_t, N> *)p.in[0])[i];
+        if constexpr (F::arity > 1) b = ((const kg_vec<typename F::in1_t, N> *)p.in[1])[i];
+        if constexpr (F::arity > 2) c = ((const kg_vec<typename F::in2_t, N> *)p.in[2])[i];
+    }
+    __device__ __forceinline__ void store(const kg_ew_ptrs &p, int64_t i) const
+    {
+        kg_vec<typename F::out_t, N> o;
 #pragma unroll
         for (int k = 0; k < N; k++)
             o.v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
-        ((kg_vec<O, N> *)p.out)[i] = o;
+        ((kg_vec<typename F::out_t, N> *)p.out)[i] = o;
+    }
+};
+
+/* Grid-stride over vectors, two per iteration (both loaded before either is
+   computed) so every thread keeps two loads per input in flight. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_dense(const kg_ew_ptrs &p, int64_t n)
+{
+    const int64_t nvec = n / N;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t i = gid;
+    for (; i + step < nvec; i += 2 * step) {
+        kg_dense_vecs<F, N> x{}, y{};
+        x.load(p, i);
+        y.load(p, i + step);
+        x.store(p, i);
+        y.store(p, i + step);
+    }
+    if (i < nvec) {
+        kg_dense_vecs<F, N> x{};
+        x.load(p, i);
+        x.store(p, i);
     }
     const int64_t t = nvec * N + gid;
     if (t < n)
-        ((O *)p.out)[t] = kg_apply_at<F>(p, t, t, t);
+        ((typename F::out_t *)p.out)[t] = kg_apply_at<F>(p, t, t, t);
 }
 
 /* Offsets of element (or vector) i for every operand, 32-bit. */
@@ -173,56 +192,65 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd64(const kg
     }
 }
 
-/* One input operand's value at tile element (row ty+j, col tx): from shared
-   memory when it is transposed, else straight from global memory. */
-template <typename T>
-__device__ __forceinline__ T kg_tile_get(const kg_nd64 &L, const void *base, int k, const T (*s)[KG_TILE + 1],
-                                         int64_t row, int64_t col, int lr, int lc)
-{
-    if (L.transposed & (1u << k))
-        return s[lc][lr];
-    return ((const T *)base)[row * L.stride[k][1] + col * L.stride[k][0]];
-}
+#define KG_TILE 32
 
-/* Stages a transposed input's tile: threads walk its fast dim (the rows). */
-template <typename T>
-__device__ __forceinline__ void kg_tile_stage(const kg_nd64 &L, const void *base, int k, T (*s)[KG_TILE + 1],
-                                              int64_t r0, int64_t c0)
-{
-    if (!(L.transposed & (1u << k)))
-        return;
-    const int64_t row = r0 + threadIdx.x;
-    for (int j = threadIdx.y; j < KG_TILE; j += KG_TILE_ROWS) {
-        const int64_t col = c0 + j;
-        if (row < L.size[1] && col < L.size[0])
-            s[j][threadIdx.x] = ((const T *)base)[row * L.stride[k][1] + col * L.stride[k][0]];
-    }
-}
-
-/* 2-d: size[1] rows of size[0]; one 32x32 tile per block of 32x8 threads. */
+/* 2-d: size[1] rows of size[0] columns, in 32 x 32 tiles (grid-stride over
+   tiles), blocks of 32 x 8 threads. Inputs whose fast dim is the rows (bit k
+   of L.transposed) are staged through shared memory by threads walking rows,
+   so their reads coalesce; the other inputs are read into registers before
+   the barrier, so both kinds of loads are in flight together. The output is
+   written along rows, its fast dim. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg_ew_ptrs &p, const kg_nd64 &L)
 {
-    __shared__ typename F::in0_t s0[KG_TILE][KG_TILE + 1];
-    __shared__ typename F::in1_t s1[F::arity > 1 ? KG_TILE : 1][KG_TILE + 1];
-    __shared__ typename F::in2_t s2[F::arity > 2 ? KG_TILE : 1][KG_TILE + 1];
-    const int64_t tiles_c = (L.size[0] + KG_TILE - 1) / KG_TILE;
-    const int64_t r0 = (int64_t)(blockIdx.x / tiles_c) * KG_TILE;
-    const int64_t c0 = (int64_t)(blockIdx.x % tiles_c) * KG_TILE;
-    kg_tile_stage(L, p.in[0], 1, s0, r0, c0);
-    if constexpr (F::arity > 1) kg_tile_stage(L, p.in[1], 2, s1, r0, c0);
-    if constexpr (F::arity > 2) kg_tile_stage(L, p.in[2], 3, s2, r0, c0);
-    __syncthreads();
-    const int64_t col = c0 + threadIdx.x;
-    for (int j = threadIdx.y; j < KG_TILE; j += KG_TILE_ROWS) {
-        const int64_t row = r0 + j;
-        if (row >= L.size[1] || col >= L.size[0])
-            continue;
-        typename F::in0_t a = kg_tile_get(L, p.in[0], 1, s0, row, col, j, threadIdx.x);
-        typename F::in1_t b{};
-        typename F::in2_t c{};
-        if constexpr (F::arity > 1) b = kg_tile_get(L, p.in[1], 2, s1, row, col, j, threadIdx.x);
-        if constexpr (F::arity > 2) c = kg_tile_get(L, p.in[2], 3, s2, row, col, j, threadIdx.x);
-        ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] = F::apply(a, b, c);
+    constexpr int R = KG_TILE / KG_TILE_ROWS; /* rows per thread, 8 apart */
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    __shared__ A s0[KG_TILE][KG_TILE + 1];
+    __shared__ B s1[F::arity > 1 ? KG_TILE : 1][KG_TILE + 1];
+    __shared__ C s2[F::arity > 2 ? KG_TILE : 1][KG_TILE + 1];
+    const int64_t rows = L.size[1], cols = L.size[0];
+    const int64_t tiles_c = (cols + KG_TILE - 1) / KG_TILE, tiles = tiles_c * ((rows + KG_TILE - 1) / KG_TILE);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const bool t0 = L.transposed & 2u, t1 = L.transposed & 4u, t2 = L.transposed & 8u;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t r0 = (tile / tiles_c) * KG_TILE, c0 = (tile % tiles_c) * KG_TILE;
+        A a[R];
+        B b[R];
+        C c[R];
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int lc = ty + KG_TILE_ROWS * j;
+            /* transposed inputs: thread x walks rows */
+            int64_t row = r0 + tx, col = c0 + lc;
+            if (row < rows && col < cols) {
+                if (t0) s0[lc][tx] = ((const A *)p.in[0])[row * L.stride[1][1] + col * L.stride[1][0]];
+                if constexpr (F::arity > 1) if (t1) s1[lc][tx] = ((const B *)p.in[1])[row * L.stride[2][1] + col * L.stride[2][0]];
+                if constexpr (F::arity > 2) if (t2) s2[lc][tx] = ((const C *)p.in[2])[row * L.stride[3][1] + col * L.stride[3][0]];
+            }
+            /* the others: thread x walks columns */
+            row = r0 + lc;
+            col = c0 + tx;
+            if (row < rows && col < cols) {
+                if (!t0) a[j] = ((const A *)p.in[0])[row * L.stride[1][1] + col * L.stride[1][0]];
+                if constexpr (F::arity > 1) if (!t1) b[j] = ((const B *)p.in[1])[row * L.stride[2][1] + col * L.stride[2][0]];
+                if constexpr (F::arity > 2) if (!t2) c[j] = ((const C *)p.in[2])[row * L.stride[3][1] + col * L.stride[3][0]];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int lr = ty + KG_TILE_ROWS * j;
+            const int64_t row = r0 + lr, col = c0 + tx;
+            if (row >= rows || col >= cols)
+                continue;
+            if (t0) a[j] = s0[tx][lr];
+            if constexpr (F::arity > 1) if (t1) b[j] = s1[tx][lr];
+            if constexpr (F::arity > 2) if (t2) c[j] = s2[tx][lr];
+            ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] =
+                F::apply(a[j], F::arity > 1 ? b[j] : B{}, F::arity > 2 ? c[j] : C{});
+        }
+        __syncthreads(); /* the next tile reuses shared memory */
     }
 }
 
