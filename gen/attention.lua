@@ -15,11 +15,18 @@ local kind_enum = { none = "KG_ATTN_NONE", causal = "KG_ATTN_CAUSAL", mask = "KG
 -- tile, qreg keeps the warp's Q fragments in registers (else re-read from
 -- shared memory with ldmatrix). Pitch is D + 8 elements (conflict-free
 -- ldmatrix). f32: 256 threads, 64 query rows, bn keys, pitch D + 4.
+-- minb is the launch bound's blocks per SM (a register cap). Measured on the
+-- H200 (bf16, B=8 H=16 S=4096, not causal): D=128 went from 234 TFLOP/s with
+-- 4x1 warps x 64 keys, Q in registers, to 271 with 2 m-tiles per warp and 32
+-- keys (K/V fragments reused twice, 238 registers, 2 blocks per SM); D=64 was
+-- best as below (237; 1 m-tile per warp or 3-4 blocks per SM were slower).
+-- f32 D=128 with 32 keys per tile (2 blocks per SM) measured 29.7 against
+-- 30.7 TFLOP/s with 64 (1 block per SM).
 M.tc = {
   [32] = { nw = 4, mt = 2, bn = 64, qreg = true },
   [64] = { nw = 4, mt = 2, bn = 64, qreg = false },
-  [96] = { nw = 4, mt = 1, bn = 64, qreg = true },
-  [128] = { nw = 4, mt = 1, bn = 64, qreg = true },
+  [96] = { nw = 4, mt = 2, bn = 32, qreg = false, minb = 2 },
+  [128] = { nw = 4, mt = 2, bn = 32, qreg = false, minb = 2 },
   [256] = { nw = 4, mt = 1, bn = 32, qreg = false },
 }
 M.f32 = { [32] = { bn = 64 }, [64] = { bn = 64 }, [96] = { bn = 64 }, [128] = { bn = 64 }, [256] = { bn = 32 } }
@@ -30,13 +37,13 @@ local function plan(dt, d, kind)
   if dt.name == "f32" then
     local c = M.f32[d]
     local p = d + 4
-    return { threads = 256, bm = 64, smem = (64 * p + 2 * c.bn * p + 64 * (c.bn + 4)) * 4,
+    return { threads = 256, minb = 1, bm = 64, smem = (64 * p + 2 * c.bn * p + 64 * (c.bn + 4)) * 4,
              call = string.format("attn_f32<%d, %d, %s>", d, c.bn, kind_enum[kind]),
              shape = string.format("64x%d tiles, FFMA", c.bn) }
   end
   local c = M.tc[d]
   local bm, p = c.nw * c.mt * 16, d + 8
-  return { threads = c.nw * 32, bm = bm, smem = (bm + 2 * c.bn) * p * 2,
+  return { threads = c.nw * 32, minb = c.minb or 1, bm = bm, smem = (bm + 2 * c.bn) * p * 2,
            call = string.format("attn_tc<%s, %d, %d, %d, %d, %s, %s>", dt.storage, d, c.nw, c.mt, c.bn,
                                 tostring(c.qreg), kind_enum[kind]),
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
@@ -57,7 +64,7 @@ function M.generate(G)
         local kname = string.format("kg_attn_%s_d%d_%s", name, d, kind)
         local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
         local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
-        kernels[#kernels + 1] = { name = kname, threads = pl.threads, call = pl.call, desc = desc }
+        kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
         rows[#rows + 1] = string.format("    [%s][%d][%s] = {%d, %d, %d, %d},\n", dt.enum, di - 1,
                                         kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
       end

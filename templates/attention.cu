@@ -9,7 +9,7 @@ $(header)/*
 @for _, k in ipairs(kernels) do
 
 /* $(k.desc) */
-extern "C" __global__ void __launch_bounds__($(k.threads)) $(k.name)(kg_attn_params p)
+extern "C" __global__ void __launch_bounds__($(k.threads), $(k.minb)) $(k.name)(kg_attn_params p)
 {
     kg_attn::$(k.call)(p);
 }

@@ -112,6 +112,14 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const char *base, int64_
     }
 }
 
+/* 2^x with one MUFU.EX2 (exp2f adds a denormal-range fixup); ex2(-inf) = 0. */
+__device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
 __device__ __forceinline__ float quad_max(float x)
 {
     x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
@@ -280,7 +288,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
             for (int i = 0; i < 2; i++) {
                 const float mnew = fmaxf(mx[mt][i], quad_max(tmax[i]));
                 use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                const float alpha = exp2f(mx[mt][i] - use[i]);
+                const float alpha = ex2(mx[mt][i] - use[i]);
                 mx[mt][i] = mnew;
                 l[mt][i] *= alpha;
 #pragma unroll
@@ -293,7 +301,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
             for (int n = 0; n < NS; n++)
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
-                    s[mt][n][x] = exp2f(s[mt][n][x] - use[x >> 1]);
+                    s[mt][n][x] = ex2(s[mt][n][x] - use[x >> 1]);
                     rs[x >> 1] += s[mt][n][x];
                 }
             l[mt][0] += rs[0];

@@ -397,7 +397,10 @@ static void run_case(const acase *c)
     for (int b = 0; b < c->B; b++)
         for (int h = 0; h < c->Hq; h++) {
             const int hk_ = h / (c->Hq / c->Hkv);
-            for (int i = 0; i < c->Sq; i++) {
+            /* long cases: a sample of 1 row in 13 (plus the last), to keep the
+               float64 reference short */
+            const int step = (int64_t)c->Sq * c->Sk > 2000000 ? 13 : 1;
+            for (int i = 0; i < c->Sq; i += (i + step < c->Sq || i == c->Sq - 1) ? step : c->Sq - 1 - i) {
                 const int64_t qo = off(c, c->Hq, c->Sq, b, h, i);
                 double m = -INFINITY;
                 float ml = -INFINITY;
