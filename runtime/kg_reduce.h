@@ -13,9 +13,9 @@
  * strides, and must not overlap the input or each other.
  *
  * dtypes: the catalogue (gen/catalogue.lua, M.reduce) says which dtypes each
- * op takes (kg_reduce_op_info-free rule of thumb: sum, prod, max, min take
- * every dtype; mean and norm only floats; argmax and argmin every dtype but
- * bool). f16/bf16 accumulate in f32. Integer and bool sums and products
+ * op takes: sum, prod, max and min every dtype; mean and norm only floats;
+ * argmax and argmin every dtype but bool. Another dtype is KG_ERR_DTYPE (so
+ * is an out of the wrong dtype). f16/bf16 accumulate in f32. Integer and bool sums and products
  * accumulate and return i64 (wrapping on overflow); every other op returns
  * the input's dtype. Indices are i64: the flattened index over the reduced
  * dims in their logical (row-major) order.

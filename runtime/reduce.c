@@ -316,17 +316,19 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
     int64_t groups = n_out, per_group = 1, min_chunk = 0, align = 1;
 
     if (nr == 0 || (nr == 1 && D[0].in == 1)) {
+        /* lanes per row: each with at least 8 vectors (the loads a lane
+           keeps in flight, reduce.cuh), up to a warp */
         const int64_t V = 16 / (int64_t)es, nvec = red / V;
-        int64_t g = pow2_floor(nvec / 4 > 1 ? nvec / 4 : 1);
+        int64_t g = pow2_floor(nvec / 8 > 1 ? nvec / 8 : 1);
         if (g > 32)
             g = 32;
         plan->cls = KG_RED_ROWS;
         fill_dims(&A->outer, K, nk, A->fast);
         A->n_out = n_out;
         A->group = (int32_t)g;
-        if (n_out * g < lanes_full && red > 32 * V * 4) {
+        if (n_out * g < lanes_full && red > 32 * V * 8) {
             A->group = KG_RED_THREADS;
-            min_chunk = KG_RED_THREADS * V * 4;
+            min_chunk = KG_RED_THREADS * V * 8;
             align = V;
         }
     } else if (nr == 1 && nk >= 1 && K[0].in == 1) {
@@ -353,8 +355,8 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
         groups = A->n_out * A->tiles;
         per_group = cw * vu;
         const int64_t ny = KG_RED_THREADS / cw;
-        if (groups * 2 < target && red > ny * 8 && n_out * red * (int64_t)es >= ((int64_t)1 << 18))
-            min_chunk = ny * 4;
+        if (groups * 2 < target && red > ny * 16 && n_out * red * (int64_t)es >= ((int64_t)1 << 18))
+            min_chunk = ny * 8;
     } else {
         int64_t maxoff = 0;
         for (int d = 0; d < nr; d++)

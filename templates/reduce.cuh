@@ -76,6 +76,35 @@ template <class Op> __device__ __forceinline__ void kg_red_push(kg_racc<Op> &a, 
     }
 }
 
+/* Adds the V elements of one vector, of reduced indices base .. base+V-1.
+   An index reduction first finds the vector's best (first of equals), then
+   merges it once: a 64-bit index per vector, not per element. */
+template <class Op, typename VT>
+__device__ __forceinline__ void kg_red_push_vec(kg_racc<Op> &a, const VT &x, int64_t base)
+{
+    constexpr int V = sizeof(VT) / sizeof(typename Op::in_t);
+    if constexpr (Op::indexed) {
+        typename Op::acc_t best = Op::map(x.v[0]);
+        int be = 0;
+#pragma unroll
+        for (int e = 1; e < V; e++) {
+            const typename Op::acc_t m = Op::map(x.v[e]);
+            if (Op::better(m, best)) {
+                best = m;
+                be = e;
+            }
+        }
+        if (Op::better(best, a.v) || a.i == INT64_MAX) {
+            a.v = best;
+            a.i = base + be;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            a.v = Op::combine(a.v, Op::map(x.v[e]));
+    }
+}
+
 template <typename T> __device__ __forceinline__ T kg_shfl_xor(T v, int mask)
 {
     if constexpr (sizeof(T) == 8) {
@@ -255,8 +284,13 @@ template <class Op, class Run> __device__ __forceinline__ void kg_red_units(cons
     }
 }
 
+/* Vector loads each lane keeps in flight in ROWS and COLS: eight 16-byte
+   loads (128 bytes) per thread, so a few warps per scheduler cover the
+   memory latency. */
+#define KG_RED_UNROLL 8
+
 /* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
-   head up to 16-byte alignment, 16-byte vectors (four in flight), a scalar
+   head up to 16-byte alignment, 16-byte vectors (eight in flight), a scalar
    tail. */
 template <class Op>
 __device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *row, int64_t c0, int64_t c1, int t,
@@ -279,23 +313,17 @@ __device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *r
     const VT *vp = (const VT *)(p + h);
     const int64_t at = c0 + h;
     int64_t v = t;
-    for (; v + 3 * (int64_t)nt < nv; v += 4 * (int64_t)nt) {
-        VT x[4];
+    for (; v + (KG_RED_UNROLL - 1) * (int64_t)nt < nv; v += KG_RED_UNROLL * (int64_t)nt) {
+        VT x[KG_RED_UNROLL];
 #pragma unroll
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < KG_RED_UNROLL; j++)
             x[j] = vp[v + j * (int64_t)nt];
 #pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                kg_red_push<Op>(a, x[j].v[e], at + (v + j * (int64_t)nt) * V + e);
+        for (int j = 0; j < KG_RED_UNROLL; j++)
+            kg_red_push_vec<Op>(a, x[j], at + (v + j * (int64_t)nt) * V);
     }
-    for (; v < nv; v += nt) {
-        const VT x = vp[v];
-#pragma unroll
-        for (int e = 0; e < V; e++)
-            kg_red_push<Op>(a, x.v[e], at + v * V + e);
-    }
+    for (; v < nv; v += nt)
+        kg_red_push_vec<Op>(a, vp[v], at + v * V);
     const int64_t done = h + nv * V;
     for (int64_t k = t; k < n - done; k += nt)
         kg_red_push<Op>(a, p[done + k], c0 + done + k);
@@ -423,13 +451,13 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
         if (active) {
             const T *p = (const T *)A.in + io + col;
             int64_t r = r0 + ty;
-            for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny) {
-                VT x[4];
+            for (; r + (KG_RED_UNROLL - 1) * (int64_t)ny < r1; r += KG_RED_UNROLL * (int64_t)ny) {
+                VT x[KG_RED_UNROLL];
 #pragma unroll
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < KG_RED_UNROLL; j++)
                     x[j] = *(const VT *)(p + (r + j * (int64_t)ny) * sr);
 #pragma unroll
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < KG_RED_UNROLL; j++)
 #pragma unroll
                     for (int k = 0; k < V; k++)
                         kg_red_push<Op>(a[k], x[j].v[k], r + j * (int64_t)ny);

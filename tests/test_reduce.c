@@ -116,7 +116,7 @@ Test(plan, short_rows_take_narrow_lane_groups)
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.n_out, 4194304);
     cr_assert_eq(p.args.red, 64);
-    cr_assert_eq(p.args.group, 4, "16 vectors per row: 4 lanes of 4 vectors");
+    cr_assert_eq(p.args.group, 2, "16 vectors per row: 2 lanes of 8 vectors");
     cr_assert_eq(p.args.splits, 1);
     cr_assert_eq(p.partial_bytes, 0);
     const int64_t t[] = {1000, 8};
@@ -647,12 +647,16 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
             base += (r % c->shape[kd[j]]) * L->strides[kd[j]];
             r /= c->shape[kd[j]];
         }
+        int64_t ctr[KG_MAX_DIMS] = {0}, off = base;
         for (int64_t e = 0; e < red; e++) {
-            int64_t off = base, q = e;
-            for (int j = nr - 1; j >= 0; j--) {
-                off += (q % c->shape[rd[j]]) * L->strides[rd[j]];
-                q /= c->shape[rd[j]];
-            }
+            if (e > 0) /* step the reduced dims' counter, innermost first */
+                for (int j = nr - 1; j >= 0; j--) {
+                    off += L->strides[rd[j]];
+                    if (++ctr[j] < c->shape[rd[j]])
+                        break;
+                    off -= ctr[j] * L->strides[rd[j]];
+                    ctr[j] = 0;
+                }
             if (isf) {
                 xf[e] = kt_get(h, dt, off);
                 xa[e] = fabs(xf[e]);
@@ -787,7 +791,7 @@ static void check_planted(kg_reduce_op op, kg_dtype dt, int64_t rows, int64_t co
     free(h);
 }
 
-Test(gpu, nan_first_last_middle_and_infinities_propagate, .init = gpu_setup, .fini = gpu_teardown)
+Test(gpu, nan_first_last_middle_and_infinities_propagate)
 {
     uint64_t rng = kt_seed() + 7;
     const double nan[] = {NAN}, inf[] = {INFINITY, -INFINITY}, mixed[] = {NAN, INFINITY, -INFINITY};
@@ -804,7 +808,7 @@ Test(gpu, nan_first_last_middle_and_infinities_propagate, .init = gpu_setup, .fi
             }
 }
 
-Test(gpu, integer_sums_accumulate_in_i64, .init = gpu_setup, .fini = gpu_teardown)
+Test(gpu, integer_sums_accumulate_in_i64)
 {
     uint64_t rng = kt_seed() + 11;
     const double big[] = {2147483647.0, 2147483600.0, -2147483648.0 + 5};
@@ -829,7 +833,7 @@ Test(gpu, integer_sums_accumulate_in_i64, .init = gpu_setup, .fini = gpu_teardow
 }
 
 /* The big shapes of TESTING.md for the ops the benchmarks time. */
-Test(gpu, large_short_rows_and_long_columns, .init = gpu_setup, .fini = gpu_teardown, .timeout = 600)
+Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
 {
     uint64_t rng = kt_seed() + 13;
     const rcase big[] = {
@@ -843,7 +847,7 @@ Test(gpu, large_short_rows_and_long_columns, .init = gpu_setup, .fini = gpu_tear
     } runs[] = {{KG_RED_SUM, KG_F32}, {KG_RED_ARGMAX, KG_F32}, {KG_RED_SUM, KG_BF16}, {KG_RED_MAX, KG_I32}};
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
         const layout L = layout_of(&big[i]);
-        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
             const size_t es = kg_dtype_size(runs[r].dt);
             void *h = malloc((size_t)L.alloc * es);
             fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
@@ -858,8 +862,7 @@ Test(gpu, large_short_rows_and_long_columns, .init = gpu_setup, .fini = gpu_tear
     }
 }
 
-Test(gpu, f32_sum_of_2_pow_28_is_within_1e6_of_the_sum_of_magnitudes, .init = gpu_setup, .fini = gpu_teardown,
-     .timeout = 600)
+Test(gpu, f32_sum_of_2_pow_28_is_within_1e6_of_the_sum_of_magnitudes, .timeout = 600)
 {
     const int64_t n = (int64_t)1 << 28;
     uint64_t rng = kt_seed() + 17;
@@ -891,7 +894,7 @@ Test(gpu, f32_sum_of_2_pow_28_is_within_1e6_of_the_sum_of_magnitudes, .init = gp
     free(h);
 }
 
-Test(gpu, split_results_are_bitwise_deterministic, .init = gpu_setup, .fini = gpu_teardown)
+Test(gpu, split_results_are_bitwise_deterministic)
 {
     const int64_t shape[] = {4096, 4096};
     const int64_t n = shape[0] * shape[1];
@@ -922,7 +925,7 @@ Test(gpu, split_results_are_bitwise_deterministic, .init = gpu_setup, .fini = gp
     free(b);
 }
 
-Test(gpu, reductions_are_captured_in_a_cuda_graph, .init = gpu_setup, .fini = gpu_teardown)
+Test(gpu, reductions_are_captured_in_a_cuda_graph)
 {
     const int64_t n = (int64_t)1 << 22;
     uint64_t rng = kt_seed() + 23;
@@ -972,7 +975,7 @@ Test(gpu, reductions_are_captured_in_a_cuda_graph, .init = gpu_setup, .fini = gp
     free(h);
 }
 
-Test(gpu, more_than_2_pow_31_elements, .init = gpu_setup, .fini = gpu_teardown, .timeout = 600)
+Test(gpu, more_than_2_pow_31_elements, .timeout = 600)
 {
     /* u8, so the input is 2 GiB: rows (full), columns and strided 64-bit */
     uint64_t rng = kt_seed() + 29;
