@@ -12,6 +12,7 @@ for prog in "$dir"/bench/bench_*; do
 done
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   for script in bench/torch_*.py; do
+    [ "$script" = bench/torch_common.py ] && continue
     python3 "$script" "$csv" || exit 1
   done
 else

@@ -15,22 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-
-def time_us(fn, inner, reps=7):
-    for _ in range(inner):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(inner):
-            fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
-    ts.sort()
-    return ts[len(ts) // 2]
+from torch_common import time_us
 
 
 def main():
@@ -55,7 +40,7 @@ def main():
                 with sdpa_kernel([be]):
                     fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
                     fn()
-                    res[name] = time_us(fn, inner)
+                    res[name] = time_us(fn, inner, reps=7)
             except RuntimeError:
                 res[name] = None
         def tf(us):

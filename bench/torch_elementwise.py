@@ -7,26 +7,9 @@ usage: KG_BENCH_CSV=ew.csv build/bench/bench_elementwise && python3 bench/torch_
 """
 import csv
 import sys
-import time
 
 import torch
-
-
-def time_us(fn, inner, reps=15):
-    for _ in range(inner):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(inner):
-            fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
-    ts.sort()
-    return ts[len(ts) // 2]
+from torch_common import host_us, time_us
 
 
 def main():
@@ -86,18 +69,10 @@ def main():
         print(f"{name:24} {'f32':5} {4096 * 4096:11d} {k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x  "
               f"({100 * k[1] / copy:.0f}% vs {100 * tg / copy:.0f}% of copy)")
     x, y, out = torch.randn(16, device=dev), torch.randn(16, device=dev), torch.empty(16, device=dev)
-    torch.cuda.synchronize()
-    per = []
-    for _ in range(41):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(500):
-            torch.add(x, y, out=out)
-        per.append((time.perf_counter() - t0) / 500 * 1e6)
-    per.sort()
+    torch_host = host_us(lambda: torch.add(x, y, out=out), inner=500, reps=41)
     kt = kg.get(("tiny add", "f32", 16), (float("nan"), 0))[0]
     kb = kg.get(("bare launch", "f32", 16), (float("nan"), 0))[0]
-    print(f"host time per tiny add: kgen {kt:.2f} us, torch {per[20]:.2f} us, bare cudaLaunchKernel {kb:.2f} us")
+    print(f"host time per tiny add: kgen {kt:.2f} us, torch {torch_host:.2f} us, bare cudaLaunchKernel {kb:.2f} us")
 
 
 if __name__ == "__main__":

@@ -11,23 +11,7 @@ import csv
 import sys
 
 import torch
-
-
-def time_us(fn, inner, reps):
-    for _ in range(inner):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(inner):
-            fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
-    ts.sort()
-    return ts[len(ts) // 2]
+from torch_common import time_us
 
 
 def main():

@@ -8,39 +8,9 @@ usage: KG_BENCH_CSV=red.csv build/bench/bench_reduce && python3 bench/torch_redu
 """
 import csv
 import sys
-import time
 
 import torch
-
-
-def time_us(fn, inner, reps=15):
-    for _ in range(inner):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(inner):
-            fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
-def host_us(fn, inner=1000, reps=15):
-    per = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        per.append((time.perf_counter() - t0) / inner * 1e6)
-    torch.cuda.synchronize()
-    per.sort()
-    return per[len(per) // 2]
+from torch_common import host_us, time_us
 
 
 def main():
