@@ -194,50 +194,62 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd64(const kg
 
 #define KG_TILE 32
 
-/* 2-d: size[1] rows of size[0] columns, in 32 x 32 tiles (grid-stride over
-   tiles), blocks of 32 x 8 threads. Inputs whose fast dim is the rows (bit k
-   of L.transposed) are staged through shared memory by threads walking rows,
-   so their reads coalesce; the other inputs are read into registers before
-   the barrier, so both kinds of loads are in flight together. The output is
-   written along rows, its fast dim. */
+/* 2-d: size[1] rows of size[0] columns, one 32 x 32 tile per block of 32 x 8
+   threads (grid-stride over tiles beyond the grid). Inputs whose fast dim is
+   the rows (bit k of L.transposed) are staged through shared memory, read by
+   threads walking rows so their loads coalesce; the other inputs are read
+   straight into registers along columns. Every global load of a tile is
+   issued before the first shared-memory store: a store through shared
+   memory may alias a generic pointer, so a load after it could not be
+   hoisted, and the loads would run one at a time. The output is written
+   along rows, its fast dim. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg_ew_ptrs &p, const kg_nd64 &L)
 {
-    constexpr int R = KG_TILE / KG_TILE_ROWS; /* rows per thread, 8 apart */
+    constexpr int R = KG_TILE / KG_TILE_ROWS; /* elements per thread and input */
     typedef typename F::in0_t A;
     typedef typename F::in1_t B;
     typedef typename F::in2_t C;
     __shared__ A s0[KG_TILE][KG_TILE + 1];
     __shared__ B s1[F::arity > 1 ? KG_TILE : 1][KG_TILE + 1];
     __shared__ C s2[F::arity > 2 ? KG_TILE : 1][KG_TILE + 1];
+    const A *pa = (const A *)p.in[0];
+    const B *pb = (const B *)p.in[1];
+    const C *pc = (const C *)p.in[2];
     const int64_t rows = L.size[1], cols = L.size[0];
     const int64_t tiles_c = (cols + KG_TILE - 1) / KG_TILE, tiles = tiles_c * ((rows + KG_TILE - 1) / KG_TILE);
     const int tx = threadIdx.x, ty = threadIdx.y;
     const bool t0 = L.transposed & 2u, t1 = L.transposed & 4u, t2 = L.transposed & 8u;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const int64_t r0 = (tile / tiles_c) * KG_TILE, c0 = (tile % tiles_c) * KG_TILE;
-        A a[R];
-        B b[R];
-        C c[R];
+        A a[R] = {};
+        B b[R] = {};
+        C c[R] = {};
+        /* 1. every load: element (r0 + tx, c0 + lc) for staged inputs,
+              (r0 + lc, c0 + tx) for direct ones */
 #pragma unroll
         for (int j = 0; j < R; j++) {
             const int lc = ty + KG_TILE_ROWS * j;
-            /* transposed inputs: thread x walks rows */
-            int64_t row = r0 + tx, col = c0 + lc;
-            if (row < rows && col < cols) {
-                if (t0) s0[lc][tx] = ((const A *)p.in[0])[row * L.stride[1][1] + col * L.stride[1][0]];
-                if constexpr (F::arity > 1) if (t1) s1[lc][tx] = ((const B *)p.in[1])[row * L.stride[2][1] + col * L.stride[2][0]];
-                if constexpr (F::arity > 2) if (t2) s2[lc][tx] = ((const C *)p.in[2])[row * L.stride[3][1] + col * L.stride[3][0]];
-            }
-            /* the others: thread x walks columns */
-            row = r0 + lc;
-            col = c0 + tx;
-            if (row < rows && col < cols) {
-                if (!t0) a[j] = ((const A *)p.in[0])[row * L.stride[1][1] + col * L.stride[1][0]];
-                if constexpr (F::arity > 1) if (!t1) b[j] = ((const B *)p.in[1])[row * L.stride[2][1] + col * L.stride[2][0]];
-                if constexpr (F::arity > 2) if (!t2) c[j] = ((const C *)p.in[2])[row * L.stride[3][1] + col * L.stride[3][0]];
-            }
+            const int64_t sr = r0 + tx, sc = c0 + lc, dr = r0 + lc, dc = c0 + tx;
+            const bool sin = sr < rows && sc < cols, din = dr < rows && dc < cols;
+            if (t0 ? sin : din)
+                a[j] = pa[(t0 ? sr : dr) * L.stride[1][1] + (t0 ? sc : dc) * L.stride[1][0]];
+            if constexpr (F::arity > 1)
+                if (t1 ? sin : din)
+                    b[j] = pb[(t1 ? sr : dr) * L.stride[2][1] + (t1 ? sc : dc) * L.stride[2][0]];
+            if constexpr (F::arity > 2)
+                if (t2 ? sin : din)
+                    c[j] = pc[(t2 ? sr : dr) * L.stride[3][1] + (t2 ? sc : dc) * L.stride[3][0]];
+        }
+        /* 2. stage the transposed ones */
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int lc = ty + KG_TILE_ROWS * j;
+            if (t0) s0[lc][tx] = a[j];
+            if constexpr (F::arity > 1) if (t1) s1[lc][tx] = b[j];
+            if constexpr (F::arity > 2) if (t2) s2[lc][tx] = c[j];
         }
         __syncthreads();
+        /* 3. compute and store element (r0 + lr, c0 + tx) */
 #pragma unroll
         for (int j = 0; j < R; j++) {
             const int lr = ty + KG_TILE_ROWS * j;
@@ -247,8 +259,7 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg
             if (t0) a[j] = s0[tx][lr];
             if constexpr (F::arity > 1) if (t1) b[j] = s1[tx][lr];
             if constexpr (F::arity > 2) if (t2) c[j] = s2[tx][lr];
-            ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] =
-                F::apply(a[j], F::arity > 1 ? b[j] : B{}, F::arity > 2 ? c[j] : C{});
+            ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] = F::apply(a[j], b[j], c[j]);
         }
         __syncthreads(); /* the next tile reuses shared memory */
     }
