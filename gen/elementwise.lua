@@ -10,16 +10,8 @@ local M = {}
 -- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
 M.variants = { "dense", "nd32", "nd32v", "nd64", "tile" }
 
-local sets = {
-  float = { f32 = true, f64 = true, f16 = true, bf16 = true },
-  numeric = { f32 = true, f64 = true, f16 = true, bf16 = true, i32 = true, i64 = true, u8 = true },
-  all = { f32 = true, f64 = true, f16 = true, bf16 = true, i32 = true, i64 = true, u8 = true, bool = true },
-}
-
--- Replaces the identifier T in an expression by a type name.
-local function typed(expr, t)
-  return (expr:gsub("%f[%w_]T%f[^%w_]", t))
-end
+local common = require("common")
+local sets, typed = common.sets, common.typed
 
 local function accepts(op, dt) return sets[op.dtypes][dt.name] == true end
 

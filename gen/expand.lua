@@ -88,6 +88,7 @@ G:dep(gen_dir .. "/expand.lua")
 G:dep(gen_dir .. "/template.lua")
 G:dep(gen_dir .. "/dtypes.lua")
 G:dep(gen_dir .. "/catalogue.lua")
+G:dep(gen_dir .. "/common.lua")
 
 local families = { "elementwise", "attention", "reduce" }
 for _, fam in ipairs(families) do

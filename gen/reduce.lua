@@ -12,16 +12,8 @@ local M = {}
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
 M.classes = { "rows", "cols", "strided32", "strided64" }
 
-local sets = {
-  float = { f32 = true, f64 = true, f16 = true, bf16 = true },
-  numeric = { f32 = true, f64 = true, f16 = true, bf16 = true, i32 = true, i64 = true, u8 = true },
-  all = { f32 = true, f64 = true, f16 = true, bf16 = true, i32 = true, i64 = true, u8 = true, bool = true },
-}
-
--- Replaces the identifier T in an expression by a type name.
-local function typed(expr, t)
-  return (expr:gsub("%f[%w_]T%f[^%w_]", t))
-end
+local common = require("common")
+local sets, typed = common.sets, common.typed
 
 local function pick(op, dt, field)
   if dt.kind ~= "float" and op["int_" .. field] then return op["int_" .. field] end
