@@ -74,9 +74,9 @@ static kg_status check_shapes(kg_context *ctx, const args *a)
 static kg_status check_dtypes(kg_context *ctx, const args *a)
 {
     const kg_dtype dt = a->q->dtype;
-    if (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16)
-        return kg_fail(ctx, KG_ERR_DTYPE, "attention is not available for %s (it accepts f32, f16, bf16)",
-                       kg_dtype_name(dt));
+    const unsigned accepted = 1u << KG_F32 | 1u << KG_F16 | 1u << KG_BF16;
+    if (!(accepted & (1u << dt)))
+        return kg_fail_dtype(ctx, "attention", dt, accepted);
     const kg_tensor *same[3] = {a->k, a->v, a->out};
     const char *names[3] = {"k", "v", "out"};
     for (int i = 0; i < 3; i++)

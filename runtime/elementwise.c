@@ -36,15 +36,8 @@ static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_
                            "with kg_cast)",
                            info->name, info->inputs[first], kg_dtype_name(*dt), info->inputs[i],
                            kg_dtype_name(in[i]->dtype));
-    if (!(info->dtype_mask & (1u << *dt))) {
-        char list[128] = "";
-        size_t at = 0;
-        for (int d = 0; d < KG_DTYPE_COUNT; d++)
-            if (info->dtype_mask & (1u << d))
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", kg_dtype_name(d));
-        return kg_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", info->name,
-                       kg_dtype_name(*dt), list);
-    }
+    if (!(info->dtype_mask & (1u << *dt)))
+        return kg_fail_dtype(ctx, info->name, *dt, info->dtype_mask);
     const kg_dtype want = info->out_rule == KG_OUT_BOOL ? KG_BOOL : *dt;
     if (info->out_rule != KG_OUT_ANY && out->dtype != want)
         return kg_fail(ctx, KG_ERR_DTYPE, "%s: out is %s but the result is %s", info->name,

@@ -111,9 +111,9 @@ static kg_status check_dtypes(kg_context *ctx, const kg_tensor *out, const kg_te
     if (out->dtype != a->dtype)
         return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: out is %s but a and b are %s",
                        kg_dtype_name(out->dtype), kg_dtype_name(a->dtype));
-    if (a->dtype != KG_F32 && a->dtype != KG_F64 && a->dtype != KG_F16 && a->dtype != KG_BF16)
-        return kg_fail(ctx, KG_ERR_DTYPE, "matmul is not available for %s (it accepts f32, f64, f16, bf16)",
-                       kg_dtype_name(a->dtype));
+    const unsigned accepted = 1u << KG_F32 | 1u << KG_F64 | 1u << KG_F16 | 1u << KG_BF16;
+    if (!(accepted & (1u << a->dtype)))
+        return kg_fail_dtype(ctx, "matmul", a->dtype, accepted);
     return KG_OK;
 }
 

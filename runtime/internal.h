@@ -51,6 +51,9 @@ kg_status kg_ready(kg_context *ctx);
 
 /* Formats a shape as "[2,3]" into buf (always terminated). */
 const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
+/* KG_ERR_DTYPE: "<op> is not available for <dt> (it accepts f32, f64, ...)",
+   listing the dtypes whose bit (1 << dtype) is set in accepted. */
+kg_status kg_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned accepted);
 /* Checks one tensor argument: dtype, ndim, sizes and strides, data pointer. */
 kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name);
 

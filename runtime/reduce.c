@@ -221,15 +221,8 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
         return st;
     const kg_dtype dt = in->dtype;
     const size_t es = kg_dtype_size(dt);
-    if (!(info->dtype_mask & (1u << dt))) {
-        char list[128] = "";
-        size_t at = 0;
-        for (int d = 0; d < KG_DTYPE_COUNT; d++)
-            if (info->dtype_mask & (1u << d))
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", kg_dtype_name(d));
-        return kg_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", info->name,
-                       kg_dtype_name(dt), list);
-    }
+    if (!(info->dtype_mask & (1u << dt)))
+        return kg_fail_dtype(ctx, info->name, dt, info->dtype_mask);
     if (kg_numel(in) > 0 && !is_aligned(in->data, es))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", info->name,

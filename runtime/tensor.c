@@ -62,6 +62,16 @@ const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
     return buf;
 }
 
+kg_status kg_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned accepted)
+{
+    char list[128] = "";
+    size_t at = 0;
+    for (int d = 0; d < KG_DTYPE_COUNT; d++)
+        if (accepted & (1u << d))
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", kg_dtype_name((kg_dtype)d));
+    return kg_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", op, kg_dtype_name(dt), list);
+}
+
 kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name)
 {
     if (!t)
