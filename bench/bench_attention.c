@@ -97,8 +97,8 @@ int main(void)
         for (int D = 64; D <= 128; D += 64)
             for (int S = 1024; S <= 16384; S *= 4)
                 for (int causal = 0; causal < 2; causal++)
-                    cases[nc].dt = tc[t], cases[nc].B = 32768 / S, cases[nc].H = 16, cases[nc].S = S,
-                    cases[nc].D = D, cases[nc++].causal = causal;
+                    cases[nc].dt = tc[t], cases[nc].B = 32768 / S, cases[nc].H = 16, cases[nc].S = S, cases[nc].D = D,
+                    cases[nc++].causal = causal;
     for (int causal = 0; causal < 2; causal++)
         cases[nc].dt = KG_F32, cases[nc].B = 2, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = 128,
         cases[nc++].causal = causal;
@@ -154,8 +154,8 @@ int main(void)
         printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us, tf);
         fflush(stdout);
         if (csv)
-            fprintf(csv, "attention,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal,
-                    us, tf);
+            fprintf(csv, "attention,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us,
+                    tf);
         for (int i = 0; i < 3; i++) {
             free(h[i]);
             kg_free(ctx, d[i]);

@@ -13,14 +13,13 @@
 
 #include "kgen.h"
 
-#define BENCH_CHECK(ctx, call)                                                                             \
-    do {                                                                                                   \
-        kg_status st_ = (call);                                                                            \
-        if (st_ != KG_OK) {                                                                                \
-            fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, kg_status_name(st_),        \
-                    kg_errmsg(ctx));                                                                       \
-            exit(1);                                                                                       \
-        }                                                                                                  \
+#define BENCH_CHECK(ctx, call)                                                                                         \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        if (st_ != KG_OK) {                                                                                            \
+            fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, kg_status_name(st_), kg_errmsg(ctx));  \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 typedef void (*bench_fn)(void *arg);

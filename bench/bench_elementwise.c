@@ -86,8 +86,8 @@ static void verify(call *c, int64_t check, const char *name)
             }
             in[k] = kt_get(host[k], c->in[k].dtype, off);
         }
-        const double want = c->op == KG_OP_CAST ? kt_round(c->out.dtype, in[0])
-                                                : kt_round(c->out.dtype, kg_ref_ops[c->op].f(in));
+        const double want =
+            c->op == KG_OP_CAST ? kt_round(c->out.dtype, in[0]) : kt_round(c->out.dtype, kg_ref_ops[c->op].f(in));
         const double g = kt_get(got, c->out.dtype, e);
         if (!kt_close(g, want, rtol, atol)) {
             fprintf(stderr, "%s: element %lld is %.9g, the reference %.9g\n", name, (long long)e, g, want);
@@ -191,7 +191,7 @@ int main(void)
         const char *name;
         kg_op op;
         int n_in;
-    } ops[] = {{"add", KG_OP_ADD, 2}, {"mul", KG_OP_MUL, 2},     {"exp", KG_OP_EXP, 1},
+    } ops[] = {{"add", KG_OP_ADD, 2},   {"mul", KG_OP_MUL, 2},     {"exp", KG_OP_EXP, 1},
                {"gelu", KG_OP_GELU, 1}, {"where", KG_OP_WHERE, 3}, {"cast", KG_OP_CAST, 1}};
     for (size_t di = 0; di < 3; di++) {
         const kg_dtype dt = dts[di];
@@ -232,8 +232,11 @@ int main(void)
     fill_random(ctx, A, KG_F32, (int64_t)4096 * 4096);
     fill_random(ctx, B, KG_F32, (int64_t)4096 * 4096);
     const int64_t sq[2] = {4096, 4096}, row[1] = {4096};
-    call bc = {ctx, KG_OP_ADD, kg_tensor_contiguous(O, KG_F32, 2, sq),
-               {kg_tensor_contiguous(A, KG_F32, 2, sq), kg_tensor_contiguous(B, KG_F32, 1, row)}, 2};
+    call bc = {ctx,
+               KG_OP_ADD,
+               kg_tensor_contiguous(O, KG_F32, 2, sq),
+               {kg_tensor_contiguous(A, KG_F32, 2, sq), kg_tensor_contiguous(B, KG_F32, 1, row)},
+               2};
     verify(&bc, 65536, "broadcast add");
     report("add [4096,4096]+[4096]", KG_F32, 4096 * 4096, &bc, bench_time_us(ctx, run_call, &bc, 20, 15), -1);
     call tr = bc;
@@ -247,8 +250,11 @@ int main(void)
        cudaLaunchKernel of the same kernel, each in batches that stay below
        the launch queue's depth */
     const int64_t tiny = 16;
-    call t = {ctx, KG_OP_ADD, kg_tensor_contiguous(O, KG_F32, 1, &tiny),
-              {kg_tensor_contiguous(A, KG_F32, 1, &tiny), kg_tensor_contiguous(B, KG_F32, 1, &tiny)}, 2};
+    call t = {ctx,
+              KG_OP_ADD,
+              kg_tensor_contiguous(O, KG_F32, 1, &tiny),
+              {kg_tensor_contiguous(A, KG_F32, 1, &tiny), kg_tensor_contiguous(B, KG_F32, 1, &tiny)},
+              2};
     const int k = kg_ew_table[KG_OP_ADD][KG_F32][KG_F32][KG_EW_DENSE];
     cudaKernel_t kern;
     BENCH_CHECK(ctx, kg_kernel(ctx, k, &kern));

@@ -36,9 +36,14 @@ typedef struct shape {
 } shape;
 
 static const shape shapes[] = {
-    {"128^3", 1, 128, 128, 128},       {"512^3", 1, 512, 512, 512},       {"1024^3", 1, 1024, 1024, 1024},
-    {"2048^3", 1, 2048, 2048, 2048},   {"4096^3", 1, 4096, 4096, 4096},   {"8192^3", 1, 8192, 8192, 8192},
-    {"4096x4096x11008", 1, 4096, 11008, 4096}, {"8x[64x128x256]", 8, 64, 256, 128},
+    {"128^3", 1, 128, 128, 128},
+    {"512^3", 1, 512, 512, 512},
+    {"1024^3", 1, 1024, 1024, 1024},
+    {"2048^3", 1, 2048, 2048, 2048},
+    {"4096^3", 1, 4096, 4096, 4096},
+    {"8192^3", 1, 8192, 8192, 8192},
+    {"4096x4096x11008", 1, 4096, 11008, 4096},
+    {"8x[64x128x256]", 8, 64, 256, 128},
 };
 #define N_SHAPES (int)(sizeof shapes / sizeof shapes[0])
 
@@ -79,10 +84,13 @@ static void run_cublas(void *p)
 {
     job *j = p;
     const shape *s = j->s;
-    const cudaDataType_t t = j->v->dt == KG_F64 ? CUDA_R_64F : j->v->dt == KG_F16 ? CUDA_R_16F
-                             : j->v->dt == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cudaDataType_t t = j->v->dt == KG_F64    ? CUDA_R_64F
+                             : j->v->dt == KG_F16  ? CUDA_R_16F
+                             : j->v->dt == KG_BF16 ? CUDA_R_16BF
+                                                   : CUDA_R_32F;
     const cublasComputeType_t ct = j->v->dt == KG_F64 ? CUBLAS_COMPUTE_64F
-                                   : j->v->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+                                   : j->v->tf32       ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                      : CUBLAS_COMPUTE_32F;
     static const double one_d = 1, zero_d = 0;
     static const float one_f = 1, zero_f = 0;
     const void *al = j->v->dt == KG_F64 ? (const void *)&one_d : (const void *)&one_f;
@@ -93,9 +101,9 @@ static void run_cublas(void *p)
         st = cublasGemmEx(j->h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, al, j->b.data, t, N, j->a.data, t, K, be, j->c2, t,
                           N, ct, CUBLAS_GEMM_DEFAULT);
     else
-        st = cublasGemmStridedBatchedEx(j->h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, al, j->b.data, t, N,
-                                        (long long)K * N, j->a.data, t, K, (long long)M * K, be, j->c2, t, N,
-                                        (long long)M * N, (int)s->batch, ct, CUBLAS_GEMM_DEFAULT);
+        st = cublasGemmStridedBatchedEx(j->h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, al, j->b.data, t, N, (long long)K * N,
+                                        j->a.data, t, K, (long long)M * K, be, j->c2, t, N, (long long)M * N,
+                                        (int)s->batch, ct, CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS) {
         fprintf(stderr, "cuBLAS: %s\n", cublasGetStatusString(st));
         exit(1);
@@ -197,8 +205,8 @@ int main(void)
     char name[256];
     BENCH_CHECK(ctx, kg_device_info(ctx, name, sizeof name, NULL, NULL, NULL));
     const double cpu = cpu_gflops();
-    printf("bench_gemm on %s; CPU reference (naive loop, 128^3, measured here): %.2f GFLOP/s, scaled by FLOPs\n",
-           name, cpu);
+    printf("bench_gemm on %s; CPU reference (naive loop, 128^3, measured here): %.2f GFLOP/s, scaled by FLOPs\n", name,
+           cpu);
     FILE *csv = bench_csv_open();
 
     int64_t max_a = 0, max_b = 0, max_c = 0;
@@ -291,8 +299,8 @@ int main(void)
             const double speedup = (flops / (cpu * 1e9)) / (t_kg * 1e-6);
             if (s->M >= 1024 && ratio < 0.98)
                 below++;
-            snprintf(table[rows++], sizeof table[0], "%-5s %-16s %10.1f %9.1f %9.1f %7.3f %9.1f %9.1f %10.3g",
-                     v->name, s->label, t_kg, tf_kg, tf_cb, ratio, tf_cl, tf_lt, speedup);
+            snprintf(table[rows++], sizeof table[0], "%-5s %-16s %10.1f %9.1f %9.1f %7.3f %9.1f %9.1f %10.3g", v->name,
+                     s->label, t_kg, tf_kg, tf_cb, ratio, tf_cl, tf_lt, speedup);
             printf("%s\n", table[rows - 1]);
             fflush(stdout);
             if (csv)

@@ -126,8 +126,8 @@ static void verify(rcall *c)
             ok = ok && got_i == want_i;
         }
         if (!ok) {
-            fprintf(stderr, "%s: output %lld: got %.9g (index %lld), want %.9g (index %lld)\n", c->name,
-                    (long long)o, g, (long long)got_i, w, (long long)want_i);
+            fprintf(stderr, "%s: output %lld: got %.9g (index %lld), want %.9g (index %lld)\n", c->name, (long long)o,
+                    g, (long long)got_i, w, (long long)want_i);
             exit(1);
         }
     }

@@ -66,7 +66,7 @@ int main(void)
         const char *label;
         kg_status (*unary)(kg_context *, const kg_tensor *, const kg_tensor *);
         kg_status (*binary)(kg_context *, const kg_tensor *, const kg_tensor *, const kg_tensor *);
-    } ops[] = {{"x + y", NULL, kg_add},  {"x * y", NULL, kg_mul},   {"exp(x)", kg_exp, NULL},
+    } ops[] = {{"x + y", NULL, kg_add},    {"x * y", NULL, kg_mul},          {"exp(x)", kg_exp, NULL},
                {"gelu(x)", kg_gelu, NULL}, {"sigmoid(x)", kg_sigmoid, NULL}, {NULL, NULL, NULL}};
     for (size_t i = 0; i + 1 < sizeof ops / sizeof ops[0]; i++) {
         st = ops[i].unary ? ops[i].unary(ctx, &tz, &tx) : ops[i].binary(ctx, &tz, &tx, &ty);

@@ -22,10 +22,10 @@ typedef struct args {
 static kg_status shape_error(kg_context *ctx, const args *a, const char *why)
 {
     char q[96], k[96], v[96], o[96];
-    return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention: %s (q is %s, k is %s, v is %s, out is %s)", why,
-                   kg_shape_str(q, sizeof q, a->q->ndim, a->q->shape), kg_shape_str(k, sizeof k, a->k->ndim, a->k->shape),
-                   kg_shape_str(v, sizeof v, a->v->ndim, a->v->shape),
-                   kg_shape_str(o, sizeof o, a->out->ndim, a->out->shape));
+    return kg_fail(
+        ctx, KG_ERR_SHAPE, "shape mismatch: attention: %s (q is %s, k is %s, v is %s, out is %s)", why,
+        kg_shape_str(q, sizeof q, a->q->ndim, a->q->shape), kg_shape_str(k, sizeof k, a->k->ndim, a->k->shape),
+        kg_shape_str(v, sizeof v, a->v->ndim, a->v->shape), kg_shape_str(o, sizeof o, a->out->ndim, a->out->shape));
 }
 
 static kg_status check_shapes(kg_context *ctx, const args *a)
@@ -143,8 +143,8 @@ static kg_status check_overlap(kg_context *ctx, const args *a)
             uintptr_t lo, hi;
             extent(t, &lo, &hi);
             if (lo < ohi && olo < hi)
-                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s",
-                               onames[i], j < 4 ? inames[j] : "out");
+                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s", onames[i],
+                               j < 4 ? inames[j] : "out");
         }
     }
     return KG_OK;
@@ -248,8 +248,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     st = kg_kernel(ctx, e->kernel, &kern);
     if (st != KG_OK)
         return st;
-    cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem,
-                                                      ctx->device);
+    cudaError_t err =
+        cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem, ctx->device);
     if (err != cudaSuccess) {
         cudaGetLastError();
         return kg_cuda_fail(ctx, err, "raising the attention kernel's shared memory limit");

@@ -150,7 +150,8 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     if (s != CUBLAS_STATUS_SUCCESS)
         return kg_cublas_fail(ctx, s, "cublasSetMathMode");
     cudaError_t err = cudaSuccess;
-    if (!bl->switch_event && (err = cudaEventCreateWithFlags(&bl->switch_event, cudaEventDisableTiming)) != cudaSuccess) {
+    if (!bl->switch_event &&
+        (err = cudaEventCreateWithFlags(&bl->switch_event, cudaEventDisableTiming)) != cudaSuccess) {
         bl->switch_event = NULL;
         return kg_cuda_fail(ctx, err, "cudaEventCreate for the cuBLAS state");
     }
@@ -158,8 +159,9 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     if (!mem && (err = cudaMalloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
         cudaGetLastError();
         return kg_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
-                       "%s: the cuBLAS workspace (%d bytes): %s", err == cudaErrorMemoryAllocation
-                       ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES, cudaGetErrorString(err));
+                       "%s: the cuBLAS workspace (%d bytes): %s",
+                       err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES,
+                       cudaGetErrorString(err));
     }
     bl->workspace = mem;
     bl->workspace_bytes = WORKSPACE_BYTES;
@@ -167,8 +169,7 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     bl->zeros_bytes = ZEROS_BYTES;
     /* Synchronous on purpose: this runs once, outside capture, and the
        zeros must be in place before any stream reads them. */
-    if ((err = cudaMemset(bl->zeros, 0, ZEROS_BYTES)) != cudaSuccess ||
-        (err = cudaDeviceSynchronize()) != cudaSuccess)
+    if ((err = cudaMemset(bl->zeros, 0, ZEROS_BYTES)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess)
         return kg_cuda_fail(ctx, err, "clearing the cuBLAS state's zero operand");
     if ((st = bind(ctx, bl)) != KG_OK)
         return st;
@@ -179,26 +180,19 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
 static cudaDataType_t cuda_type(kg_dtype dt)
 {
     switch (dt) {
-    case KG_F64:
-        return CUDA_R_64F;
-    case KG_F16:
-        return CUDA_R_16F;
-    case KG_BF16:
-        return CUDA_R_16BF;
-    default:
-        return CUDA_R_32F;
+    case KG_F64: return CUDA_R_64F;
+    case KG_F16: return CUDA_R_16F;
+    case KG_BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
     }
 }
 
 static cublasLtEpilogue_t lt_epilogue(const kg_plan_key *k)
 {
     switch (k->epilogue) {
-    case KG_EPILOGUE_RELU:
-        return k->has_bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    case KG_EPILOGUE_GELU_TANH:
-        return k->has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-    default:
-        return k->has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case KG_EPILOGUE_RELU: return k->has_bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case KG_EPILOGUE_GELU_TANH: return k->has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    default: return k->has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     }
 }
 
@@ -232,7 +226,7 @@ static kg_status build_plan(kg_context *ctx, kg_blas *bl, kg_plan *p)
 {
     const kg_plan_key *k = &p->key;
     const cudaDataType_t t = cuda_type((kg_dtype)k->dtype);
-    const cublasComputeType_t ct = k->dtype == KG_F64 ? CUBLAS_COMPUTE_64F
+    const cublasComputeType_t ct = k->dtype == KG_F64                ? CUBLAS_COMPUTE_64F
                                    : (k->dtype == KG_F32 && k->tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                      : CUBLAS_COMPUTE_32F;
     const cudaDataType_t scale = k->dtype == KG_F64 ? CUDA_R_64F : CUDA_R_32F;
@@ -278,8 +272,7 @@ static kg_status build_plan(kg_context *ctx, kg_blas *bl, kg_plan *p)
     if (s == CUBLAS_STATUS_SUCCESS && (k->dtype == KG_F16 || k->dtype == KG_BF16)) {
         /* Split-K partial sums in f32, never in the 16-bit output type. */
         const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
-                                                 sizeof mask);
+        s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask);
     }
     if (s == CUBLAS_STATUS_SUCCESS && k->has_bias) {
         /* The heuristic reads the bias pointer's alignment from the
@@ -299,11 +292,10 @@ static kg_status build_plan(kg_context *ctx, kg_blas *bl, kg_plan *p)
         s = CUBLAS_STATUS_NOT_SUPPORTED;
     if (s != CUBLAS_STATUS_SUCCESS) {
         drop_plan(p);
-        return kg_fail(ctx, KG_ERR_CUBLAS,
-                       "cuBLAS error: %s for %s %lldx%lldx%lld (batch %lld) with %s epilogue%s: %s (%s)", what,
-                       kg_dtype_name((kg_dtype)k->dtype), (long long)k->m, (long long)k->n, (long long)k->k,
-                       (long long)k->batch, epilogue_name(k), k->has_bias ? " and a bias" : "",
-                       cublasGetStatusString(s), cublasGetStatusName(s));
+        return kg_fail(
+            ctx, KG_ERR_CUBLAS, "cuBLAS error: %s for %s %lldx%lldx%lld (batch %lld) with %s epilogue%s: %s (%s)", what,
+            kg_dtype_name((kg_dtype)k->dtype), (long long)k->m, (long long)k->n, (long long)k->k, (long long)k->batch,
+            epilogue_name(k), k->has_bias ? " and a bias" : "", cublasGetStatusString(s), cublasGetStatusName(s));
     }
     p->algo = res.algo;
     return KG_OK;

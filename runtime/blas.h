@@ -21,20 +21,20 @@
  */
 typedef struct kg_gemm_desc {
     kg_dtype dtype;
-    int swapped;              /* 1: X = b, Y = a, D = out^T */
-    int trans_x, trans_y;     /* 1: the operand is stored transposed (CUBLAS_OP_T) */
+    int swapped;          /* 1: X = b, Y = a, D = out^T */
+    int trans_x, trans_y; /* 1: the operand is stored transposed (CUBLAS_OP_T) */
     int64_t m, n, k;
     int64_t ldx, ldy, ldd;
-    int64_t batch;            /* >= 1 */
-    int64_t sx, sy, sd;       /* batch strides, 0 = broadcast */
-    int nloop;                /* outer dims run one call per index */
+    int64_t batch;      /* >= 1 */
+    int64_t sx, sy, sd; /* batch strides, 0 = broadcast */
+    int nloop;          /* outer dims run one call per index */
     int64_t loop_size[KG_MAX_DIMS];
     int64_t loop_sx[KG_MAX_DIMS], loop_sy[KG_MAX_DIMS], loop_sd[KG_MAX_DIMS];
-    const void *x, *y;        /* base pointers */
+    const void *x, *y; /* base pointers */
     void *d;
-    const void *bias;         /* NULL or m elements, added to every column of D */
+    const void *bias; /* NULL or m elements, added to every column of D */
     kg_epilogue epilogue;
-    int empty;                /* 1: nothing to compute (M, N or the batch is 0) */
+    int empty; /* 1: nothing to compute (M, N or the batch is 0) */
 } kg_gemm_desc;
 
 /* Validates a matmul call (host only) and maps it onto a kg_gemm_desc. */
@@ -62,13 +62,13 @@ typedef struct kg_plan {
 } kg_plan;
 
 typedef struct kg_blas {
-    int tf32;                 /* kg_set_tf32 */
-    int ready;                /* handles and workspace exist */
+    int tf32;  /* kg_set_tf32 */
+    int ready; /* handles and workspace exist */
     cublasHandle_t handle;
     cublasLtHandle_t lt;
-    void *workspace;          /* one allocation: workspace, then `zeros` */
+    void *workspace; /* one allocation: workspace, then `zeros` */
     size_t workspace_bytes;
-    void *zeros;              /* zero-filled, read as operands when K = 0 */
+    void *zeros; /* zero-filled, read as operands when K = 0 */
     size_t zeros_bytes;
     cudaStream_t bound;       /* the stream the handle is bound to */
     cudaEvent_t switch_event; /* orders GEMMs across a stream switch */

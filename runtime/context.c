@@ -130,8 +130,7 @@ kg_status kg_sync(kg_context *ctx)
     return kg_ok(ctx);
 }
 
-kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_major, int *cc_minor,
-                         int *sm_count)
+kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_major, int *cc_minor, int *sm_count)
 {
     kg_status st = kg_ready(ctx);
     if (st != KG_OK)

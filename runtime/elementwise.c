@@ -21,8 +21,8 @@
 enum { THREADS = 256 };
 #define MAX_BLOCKS ((int64_t)0x7fffffff)
 
-static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out,
-                              const kg_tensor *const *in, kg_dtype *dt)
+static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out, const kg_tensor *const *in,
+                              kg_dtype *dt)
 {
     const int first = info->cond_first ? 1 : 0;
     if (info->cond_first && in[0]->dtype != KG_BOOL)
@@ -40,13 +40,12 @@ static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_
         return kg_fail_dtype(ctx, info->name, *dt, info->dtype_mask);
     const kg_dtype want = info->out_rule == KG_OUT_BOOL ? KG_BOOL : *dt;
     if (info->out_rule != KG_OUT_ANY && out->dtype != want)
-        return kg_fail(ctx, KG_ERR_DTYPE, "%s: out is %s but the result is %s", info->name,
-                       kg_dtype_name(out->dtype), kg_dtype_name(want));
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: out is %s but the result is %s", info->name, kg_dtype_name(out->dtype),
+                       kg_dtype_name(want));
     return KG_OK;
 }
 
-static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out,
-                              const kg_tensor *const *in)
+static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out, const kg_tensor *const *in)
 {
     int nd;
     int64_t shape[KG_MAX_DIMS];
@@ -76,8 +75,8 @@ static unsigned grid_for(int64_t work)
 
 /* The nd32v form of L: inner dim moved `vec` elements at a time. 0 when some
    operand's inner dim is neither contiguous nor broadcast, or not aligned. */
-static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *out, const kg_tensor *const *in,
-                     int vec, kg_nd32 *o)
+static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *out, const kg_tensor *const *in, int vec,
+                     kg_nd32 *o)
 {
     if (L->ndim < 1 || L->size[0] % vec || L->stride[0][0] != 1)
         return 0;

@@ -69,12 +69,8 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorCallRequiresNewerDriver:
         st = KG_ERR_NO_DEVICE;
         return kg_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
-    case cudaErrorInvalidDevice:
-        st = KG_ERR_DEVICE_RANGE;
-        break;
-    case cudaErrorMemoryAllocation:
-        st = KG_ERR_OUT_OF_MEMORY;
-        break;
+    case cudaErrorInvalidDevice: st = KG_ERR_DEVICE_RANGE; break;
+    case cudaErrorMemoryAllocation: st = KG_ERR_OUT_OF_MEMORY; break;
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidKernelImage:
     case cudaErrorUnsupportedPtxVersion:
@@ -85,12 +81,8 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorLaunchFailure:
     case cudaErrorLaunchOutOfResources:
     case cudaErrorInvalidConfiguration:
-    case cudaErrorLaunchTimeout:
-        st = KG_ERR_LAUNCH;
-        break;
-    default:
-        st = KG_ERR_CUDA;
-        break;
+    case cudaErrorLaunchTimeout: st = KG_ERR_LAUNCH; break;
+    default: st = KG_ERR_CUDA; break;
     }
     return kg_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
 }

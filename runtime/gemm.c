@@ -136,11 +136,10 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
         const int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
         if (da != db && da != 1 && db != 1) {
             char ab[128], bb[128];
-            return kg_fail(ctx, KG_ERR_SHAPE,
-                           "shape mismatch: matmul: a is %s, b is %s: batch dims %s and %s do not broadcast",
-                           kg_shape_str(as, sizeof as, a->ndim, a->shape),
-                           kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape), kg_shape_str(ab, sizeof ab, na, a->shape),
-                           kg_shape_str(bb, sizeof bb, nbb, b->shape));
+            return kg_fail(
+                ctx, KG_ERR_SHAPE, "shape mismatch: matmul: a is %s, b is %s: batch dims %s and %s do not broadcast",
+                kg_shape_str(as, sizeof as, a->ndim, a->shape), kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
+                kg_shape_str(ab, sizeof ab, na, a->shape), kg_shape_str(bb, sizeof bb, nbb, b->shape));
         }
         bs[i] = da == 1 ? db : da;
         sa[i] = ia >= 0 && da != 1 ? a->strides[ia] : 0;
@@ -159,8 +158,9 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
         same = out->shape[d] == want[d];
     if (!same)
         return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: out is %s but a %s @ b %s is %s",
-                       kg_shape_str(os, sizeof os, out->ndim, out->shape), kg_shape_str(as, sizeof as, a->ndim, a->shape),
-                       kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape), kg_shape_str(es, sizeof es, nw, want));
+                       kg_shape_str(os, sizeof os, out->ndim, out->shape),
+                       kg_shape_str(as, sizeof as, a->ndim, a->shape), kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
+                       kg_shape_str(es, sizeof es, nw, want));
     *nb_out = nb;
     return KG_OK;
 }
@@ -402,11 +402,10 @@ static cudaDataType_t cuda_type(kg_dtype dt)
 static const double one_d = 1.0, zero_d = 0.0;
 static const float one_f = 1.0f, zero_f = 0.0f;
 
-static kg_status run_classic(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const char *x, const char *y,
-                             char *d)
+static kg_status run_classic(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const char *x, const char *y, char *d)
 {
     const cudaDataType_t t = cuda_type(g->dtype);
-    const cublasComputeType_t ct = g->dtype == KG_F64                  ? CUBLAS_COMPUTE_64F
+    const cublasComputeType_t ct = g->dtype == KG_F64                 ? CUBLAS_COMPUTE_64F
                                    : (g->dtype == KG_F32 && bl->tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                       : CUBLAS_COMPUTE_32F;
     const void *alpha = g->dtype == KG_F64 ? (const void *)&one_d : (const void *)&one_f;
@@ -417,11 +416,12 @@ static kg_status run_classic(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g
         s = cublasGemmEx(bl->handle, tx, ty, (int)g->m, (int)g->n, (int)g->k, alpha, x, t, (int)g->ldx, y, t,
                          (int)g->ldy, beta, d, t, (int)g->ldd, ct, CUBLAS_GEMM_DEFAULT);
     else
-        s = cublasGemmStridedBatchedEx(bl->handle, tx, ty, (int)g->m, (int)g->n, (int)g->k, alpha, x, t,
-                                       (int)g->ldx, g->sx, y, t, (int)g->ldy, g->sy, beta, d, t, (int)g->ldd, g->sd,
-                                       (int)g->batch, ct, CUBLAS_GEMM_DEFAULT);
-    return s == CUBLAS_STATUS_SUCCESS ? KG_OK
-                                      : kg_cublas_fail(ctx, s, g->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
+        s = cublasGemmStridedBatchedEx(bl->handle, tx, ty, (int)g->m, (int)g->n, (int)g->k, alpha, x, t, (int)g->ldx,
+                                       g->sx, y, t, (int)g->ldy, g->sy, beta, d, t, (int)g->ldd, g->sd, (int)g->batch,
+                                       ct, CUBLAS_GEMM_DEFAULT);
+    return s == CUBLAS_STATUS_SUCCESS
+               ? KG_OK
+               : kg_cublas_fail(ctx, s, g->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
 }
 
 static kg_status run_lt(kg_context *ctx, kg_blas *bl, const kg_plan *p, const kg_gemm_desc *g, const char *x,
@@ -433,8 +433,8 @@ static kg_status run_lt(kg_context *ctx, kg_blas *bl, const kg_plan *p, const kg
     if (bias)
         s = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmul(bl->lt, p->op, alpha, x, p->lx, y, p->ly, beta, d, p->ld, d, p->ld, &p->algo,
-                           bl->workspace, bl->workspace_bytes, ctx->stream);
+        s = cublasLtMatmul(bl->lt, p->op, alpha, x, p->lx, y, p->ly, beta, d, p->ld, d, p->ld, &p->algo, bl->workspace,
+                           bl->workspace_bytes, ctx->stream);
     return s == CUBLAS_STATUS_SUCCESS ? KG_OK : kg_cublas_fail(ctx, s, "cublasLtMatmul");
 }
 

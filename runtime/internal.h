@@ -16,17 +16,17 @@
 #define KG_MSG_LEN 512
 
 struct kg_context {
-    int device;             /* CUDA ordinal asked for */
-    int usable;             /* 1 when the device opened and the bundle fits it */
-    kg_status open_status;  /* why it is unusable, reported by ops */
+    int device;            /* CUDA ordinal asked for */
+    int usable;            /* 1 when the device opened and the bundle fits it */
+    kg_status open_status; /* why it is unusable, reported by ops */
     char open_msg[KG_MSG_LEN];
     cudaStream_t stream;
     int sm_count;
     int cc_major, cc_minor;
-    char msg[KG_MSG_LEN];   /* message of the last failure */
+    char msg[KG_MSG_LEN]; /* message of the last failure */
     /* Extensions of other op families hang their per-context state here. */
-    void *blas;             /* see blas.c */
-    void *scratch;          /* device scratch, see kg_scratch() */
+    void *blas;    /* see blas.c */
+    void *scratch; /* device scratch, see kg_scratch() */
     size_t scratch_bytes;
     /* Testing aids: force an element-wise variant (-1: choose), and the
        variant the last element-wise launch used. */
@@ -40,8 +40,7 @@ KG_API void kg_test_force_ew_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_ew_variant(const kg_context *ctx);
 
 /* Stores a formatted message and returns `status`. */
-kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Clears the message (successful call) and returns KG_OK. */
 kg_status kg_ok(kg_context *ctx);
 /* Maps a CUDA error to a status and message, prefixed by what was done. */

@@ -59,24 +59,14 @@ typedef enum kg_status {
 } kg_status;
 
 /* Element types. f16/bf16 compute in f32; bool is one byte holding 0 or 1. */
-typedef enum kg_dtype {
-    KG_F32,
-    KG_F64,
-    KG_F16,
-    KG_BF16,
-    KG_I32,
-    KG_I64,
-    KG_U8,
-    KG_BOOL,
-    KG_DTYPE_COUNT
-} kg_dtype;
+typedef enum kg_dtype { KG_F32, KG_F64, KG_F16, KG_BF16, KG_I32, KG_I64, KG_U8, KG_BOOL, KG_DTYPE_COUNT } kg_dtype;
 
 typedef struct kg_tensor {
-    void *data;                     /* device pointer; may be NULL when empty */
+    void *data; /* device pointer; may be NULL when empty */
     kg_dtype dtype;
-    int ndim;                       /* 0 (a scalar) .. KG_MAX_DIMS */
+    int ndim; /* 0 (a scalar) .. KG_MAX_DIMS */
     int64_t shape[KG_MAX_DIMS];
-    int64_t strides[KG_MAX_DIMS];   /* in elements, >= 0 */
+    int64_t strides[KG_MAX_DIMS]; /* in elements, >= 0 */
 } kg_tensor;
 
 typedef struct kg_context kg_context;
@@ -109,8 +99,8 @@ KG_API kg_stream kg_get_stream(const kg_context *ctx);
 /* Waits for all work on the context's stream. */
 KG_API kg_status kg_sync(kg_context *ctx);
 /* Human-readable device name and compute capability, for logs. */
-KG_API kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_major,
-                                int *cc_minor, int *sm_count);
+KG_API kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_major, int *cc_minor,
+                                int *sm_count);
 
 /* ---- Device memory --------------------------------------------------------- */
 

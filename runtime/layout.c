@@ -6,8 +6,8 @@
 
 #include "layout.h"
 
-kg_status kg_broadcast_shapes(kg_context *ctx, const kg_tensor *const *in, const char *const *names, int n,
-                              int *ndim, int64_t *shape)
+kg_status kg_broadcast_shapes(kg_context *ctx, const kg_tensor *const *in, const char *const *names, int n, int *ndim,
+                              int64_t *shape)
 {
     int nd = 0;
     for (int i = 0; i < n; i++)

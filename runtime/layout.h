@@ -18,8 +18,8 @@ typedef struct kg_layout {
 
 /* Broadcasts the inputs' shapes (NumPy rules) into shape/ndim; on failure a
    "shape mismatch: a is [2,3], b is [4]" message names every input. */
-kg_status kg_broadcast_shapes(kg_context *ctx, const kg_tensor *const *in, const char *const *names, int n,
-                              int *ndim, int64_t *shape);
+kg_status kg_broadcast_shapes(kg_context *ctx, const kg_tensor *const *in, const char *const *names, int n, int *ndim,
+                              int64_t *shape);
 
 /* KG_ERR_INVALID_ARGUMENT when two elements of t share memory (a stride-0 or
    otherwise self-overlapping output). */

@@ -67,8 +67,7 @@ static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
     return 1;
 }
 
-static kg_status check_disjoint(kg_context *ctx, const kg_tensor *a, const char *an, const kg_tensor *b,
-                                const char *bn)
+static kg_status check_disjoint(kg_context *ctx, const kg_tensor *a, const char *an, const kg_tensor *b, const char *bn)
 {
     uintptr_t a0, a1, b0, b1;
     if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
@@ -85,8 +84,8 @@ static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *
     const int nd = in->ndim > 0 ? in->ndim : 1; /* a 0-d tensor takes axis 0 or -1, as in PyTorch */
     *mask = 0;
     if (n_axes < 0 || n_axes > KG_MAX_DIMS)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: n_axes is %d (0..%d; 0 = every axis)",
-                       name, n_axes, KG_MAX_DIMS);
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: n_axes is %d (0..%d; 0 = every axis)", name,
+                       n_axes, KG_MAX_DIMS);
     if (n_axes > 0 && !axes)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axes is NULL but n_axes is %d", name,
                        n_axes);
@@ -99,12 +98,12 @@ static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *
         const int a = axes[i];
         if (a < -nd || a >= nd)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)", name,
-                           a, in->ndim, -nd, nd - 1);
+                           "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)", name, a,
+                           in->ndim, -nd, nd - 1);
         const int d = a < 0 ? a + nd : a;
         if (m & (1u << d))
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: %s: axis %d (dim %d) appears twice in axes", name, a, d);
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axis %d (dim %d) appears twice in axes",
+                           name, a, d);
         m |= 1u << d;
     }
     *mask = in->ndim ? m : 0;
@@ -112,8 +111,8 @@ static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *
 }
 
 /* Checks a result tensor: dtype, shape, alignment, no self-overlap. */
-static kg_status check_result(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name,
-                              kg_dtype want, int nd, const int64_t *shape, const kg_tensor *in)
+static kg_status check_result(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name, kg_dtype want,
+                              int nd, const int64_t *shape, const kg_tensor *in)
 {
     kg_status st = kg_check_tensor(ctx, t, name);
     if (st != KG_OK)
@@ -131,8 +130,9 @@ static kg_status check_result(kg_context *ctx, const char *opname, const kg_tens
                        kg_shape_str(c, sizeof c, nd, shape));
     }
     if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements",
-                       opname, name, t->data, kg_dtype_size(t->dtype));
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", opname, name,
+                       t->data, kg_dtype_size(t->dtype));
     return kg_check_no_self_overlap(ctx, t, name);
 }
 
@@ -196,8 +196,8 @@ static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_ch
 }
 
 /* Shrinks splits until the partials fit the scratch budget. */
-static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int64_t splits, size_t entry,
-                            int64_t align, int64_t *chunk)
+static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int64_t splits, size_t entry, int64_t align,
+                            int64_t *chunk)
 {
     while (splits > 1 && (size_t)(groups * splits * per_group) * entry > KG_RED_PARTIAL_BYTES) {
         splits = (splits + 1) / 2;
@@ -208,13 +208,11 @@ static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int6
 }
 
 kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
-                         const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
-                         kg_red_plan *plan)
+                         const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count, kg_red_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     if ((int)op <= KG_RED_NONE || op >= KG_RED_COUNT)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)",
-                       (int)op);
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)", (int)op);
     const kg_red_info *info = &kg_red_infos[op];
     kg_status st = kg_check_tensor(ctx, in, "in");
     if (st != KG_OK)
@@ -258,11 +256,11 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
                            "or minimum use kg_max_with_indices or kg_min_with_indices)",
                            info->name);
     }
-    if (out && (st = check_result(ctx, info->name, out, info->indexed ? "values" : "out", info->out[dt],
-                                  plan->out_ndim, plan->out_shape, in)) != KG_OK)
+    if (out && (st = check_result(ctx, info->name, out, info->indexed ? "values" : "out", info->out[dt], plan->out_ndim,
+                                  plan->out_shape, in)) != KG_OK)
         return st;
-    if (indices && (st = check_result(ctx, info->name, indices, "indices", KG_I64, plan->out_ndim,
-                                      plan->out_shape, in)) != KG_OK)
+    if (indices &&
+        (st = check_result(ctx, info->name, indices, "indices", KG_I64, plan->out_ndim, plan->out_shape, in)) != KG_OK)
         return st;
     if (red == 0 && info->nonempty) {
         char a[128];
@@ -289,8 +287,8 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
         }
         n_out *= size;
         if (size > 1)
-            K[nk++] = (dim){size, in->strides[d], out ? out->strides[place[d]] : 0,
-                            indices ? indices->strides[place[d]] : 0};
+            K[nk++] =
+                (dim){size, in->strides[d], out ? out->strides[place[d]] : 0, indices ? indices->strides[place[d]] : 0};
     }
     if (n_out == 0) {
         plan->empty = 1;
@@ -423,7 +421,7 @@ kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, cons
         A->partial_idx = (int64_t *)((char *)A->partial + plan.partial_idx_at);
     }
     void *args[] = {A};
-    st = kg_launch(ctx, kg_red_table[op][in->dtype][plan.cls], (dim3){plan.grid, 1, 1},
-                   (dim3){KG_RED_THREADS, 1, 1}, args, 0);
+    st = kg_launch(ctx, kg_red_table[op][in->dtype][plan.cls], (dim3){plan.grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1},
+                   args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;
 }

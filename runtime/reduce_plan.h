@@ -14,13 +14,13 @@
 
 typedef struct kg_red_plan {
     kg_red_class cls;
-    int empty;            /* the result has no elements: nothing to launch */
-    int out_ndim;         /* the result's shape */
+    int empty;    /* the result has no elements: nothing to launch */
+    int out_ndim; /* the result's shape */
     int64_t out_shape[KG_MAX_DIMS];
-    kg_red_args args;     /* everything but the pointers */
-    unsigned grid;        /* blocks of KG_RED_THREADS */
-    size_t partial_bytes; /* scratch after the counters (0: none) */
-    size_t partial_idx_at;/* offset of the partial indices in that space */
+    kg_red_args args;      /* everything but the pointers */
+    unsigned grid;         /* blocks of KG_RED_THREADS */
+    size_t partial_bytes;  /* scratch after the counters (0: none) */
+    size_t partial_idx_at; /* offset of the partial indices in that space */
 } kg_red_plan;
 
 /* Validates a kg_reduce call (every error but the device's) and plans it for

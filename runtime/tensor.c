@@ -15,10 +15,7 @@ static const struct {
     [KG_I32] = {"i32", 4}, [KG_I64] = {"i64", 8}, [KG_U8] = {"u8", 1},   [KG_BOOL] = {"bool", 1},
 };
 
-size_t kg_dtype_size(kg_dtype dtype)
-{
-    return (int)dtype >= 0 && dtype < KG_DTYPE_COUNT ? dtypes[dtype].size : 0;
-}
+size_t kg_dtype_size(kg_dtype dtype) { return (int)dtype >= 0 && dtype < KG_DTYPE_COUNT ? dtypes[dtype].size : 0; }
 
 const char *kg_dtype_name(kg_dtype dtype)
 {

@@ -151,11 +151,26 @@ double kt_round(kg_dtype dt, double v)
 void kt_tolerance(kg_dtype dt, double *rtol, double *atol)
 {
     switch (dt) {
-    case KG_F32: *rtol = 1.3e-6; *atol = 1e-5; break;
-    case KG_F16: *rtol = 1e-3; *atol = 1e-5; break;
-    case KG_BF16: *rtol = 1.6e-2; *atol = 1e-5; break;
-    case KG_F64: *rtol = 1e-7; *atol = 1e-7; break;
-    default: *rtol = 0; *atol = 0; break;
+    case KG_F32:
+        *rtol = 1.3e-6;
+        *atol = 1e-5;
+        break;
+    case KG_F16:
+        *rtol = 1e-3;
+        *atol = 1e-5;
+        break;
+    case KG_BF16:
+        *rtol = 1.6e-2;
+        *atol = 1e-5;
+        break;
+    case KG_F64:
+        *rtol = 1e-7;
+        *atol = 1e-7;
+        break;
+    default:
+        *rtol = 0;
+        *atol = 0;
+        break;
     }
 }
 

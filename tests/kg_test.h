@@ -50,11 +50,11 @@ void kt_upload(kg_context *ctx, void *dev, const void *host, size_t bytes);
 void kt_download(kg_context *ctx, void *host, const void *dev, size_t bytes);
 
 /* Asserts st == KG_OK, printing the context's message otherwise. */
-#define KT_OK(ctx, call)                                                                                    \
-    do {                                                                                                    \
-        kg_status kt_st_ = (call);                                                                          \
-        cr_assert_eq(kt_st_, KG_OK, "%s -> %s: %s (seed %llu)", #call, kg_status_name(kt_st_),               \
-                     kg_errmsg(ctx), (unsigned long long)kt_seed());                                        \
+#define KT_OK(ctx, call)                                                                                               \
+    do {                                                                                                               \
+        kg_status kt_st_ = (call);                                                                                     \
+        cr_assert_eq(kt_st_, KG_OK, "%s -> %s: %s (seed %llu)", #call, kg_status_name(kt_st_), kg_errmsg(ctx),         \
+                     (unsigned long long)kt_seed());                                                                   \
     } while (0)
 
 #endif

@@ -38,12 +38,12 @@ static void open_without_device(void)
 
 static void close_ctx(void) { kg_close(ctx); }
 
-#define EXPECT(call, code, text)                                                                            \
-    do {                                                                                                    \
-        kg_status st_ = (call);                                                                             \
-        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code), \
-                     kg_errmsg(ctx));                                                                       \
-        cr_assert_str_eq(kg_errmsg(ctx), text);                                                             \
+#define EXPECT(call, code, text)                                                                                       \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code),       \
+                     kg_errmsg(ctx));                                                                                  \
+        cr_assert_str_eq(kg_errmsg(ctx), text);                                                                        \
     } while (0)
 
 /* A valid call's tensors: q [2,8,100,64], k/v [2,2,120,64] bf16, lse [2,8,100]. */
@@ -74,10 +74,10 @@ Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype
             for (int kind = 0; kind < 3; kind++) {
                 call_t c = valid_call(dts[i], dims[j]);
                 kg_attention_opts o = {0.f, kind == 1};
-                kg_status st = kg_attention(ctx, &c.out, kind ? &c.lse : NULL, &c.q, &c.k, &c.v,
-                                            kind == 2 ? &mask : NULL, &o);
-                cr_assert_eq(st, KG_ERR_NO_DEVICE, "%s D=%lld kind %d: %s", kg_dtype_name(dts[i]),
-                             (long long)dims[j], kind, kg_errmsg(ctx));
+                kg_status st =
+                    kg_attention(ctx, &c.out, kind ? &c.lse : NULL, &c.q, &c.k, &c.v, kind == 2 ? &mask : NULL, &o);
+                cr_assert_eq(st, KG_ERR_NO_DEVICE, "%s D=%lld kind %d: %s", kg_dtype_name(dts[i]), (long long)dims[j],
+                             kind, kg_errmsg(ctx));
             }
 }
 
@@ -162,9 +162,17 @@ Test(attention_validation, mask_must_broadcast)
         int64_t shape[5];
         int ok;
     } cases[] = {
-        {1, {120}, 1},          {1, {1}, 1},         {2, {100, 120}, 1},         {4, {2, 1, 1, 120}, 1},
-        {4, {2, 8, 100, 120}, 1}, {0, {0}, 1},       {1, {100}, 0},              {2, {120, 100}, 0},
-        {4, {2, 2, 100, 120}, 0}, {4, {3, 8, 100, 120}, 0}, {5, {1, 2, 8, 100, 120}, 0},
+        {1, {120}, 1},
+        {1, {1}, 1},
+        {2, {100, 120}, 1},
+        {4, {2, 1, 1, 120}, 1},
+        {4, {2, 8, 100, 120}, 1},
+        {0, {0}, 1},
+        {1, {100}, 0},
+        {2, {120, 100}, 0},
+        {4, {2, 2, 100, 120}, 0},
+        {4, {3, 8, 100, 120}, 0},
+        {5, {1, 2, 8, 100, 120}, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_tensor m = kg_tensor_contiguous(DEV(5 << 24), KG_F32, cases[i].ndim, cases[i].shape);
@@ -173,8 +181,8 @@ Test(attention_validation, mask_must_broadcast)
             cr_assert_eq(st, KG_ERR_NO_DEVICE, "case %zu: %s", i, kg_errmsg(ctx));
         } else {
             cr_assert_eq(st, KG_ERR_SHAPE, "case %zu: %s", i, kg_errmsg(ctx));
-            cr_assert(strstr(kg_errmsg(ctx), "is not broadcastable to [B, Hq, Sq, Sk] = [2,8,100,120]"),
-                      "case %zu: %s", i, kg_errmsg(ctx));
+            cr_assert(strstr(kg_errmsg(ctx), "is not broadcastable to [B, Hq, Sq, Sk] = [2,8,100,120]"), "case %zu: %s",
+                      i, kg_errmsg(ctx));
         }
     }
     kg_tensor m = kg_tensor_contiguous(DEV(5 << 24), KG_F32, 2, SHAPE(120, 100));
@@ -212,8 +220,7 @@ Test(attention_validation, layout_requirements)
            "invalid argument: attention: q's stride in dim 2 (68 elements) must be a multiple of 16 bytes");
     c.q.strides[2] = 72; /* 144 bytes: padded rows are fine */
     c.q.strides[1] = 72 * 100, c.q.strides[0] = 72 * 100 * 8;
-    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s",
-                 kg_errmsg(ctx));
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
 Test(attention_validation, outputs_must_not_overlap_inputs)
@@ -243,8 +250,7 @@ Test(attention_validation, empty_problems_validate_then_report_the_device)
     call_t c = valid_call(KG_F16, 64);
     c.q.shape[2] = c.out.shape[2] = 0;
     c.q.data = c.out.data = NULL;
-    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s",
-                 kg_errmsg(ctx));
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -520,8 +526,18 @@ Test(attention, sequence_lengths)
         for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
             for (int causal = 0; causal < 2; causal++) {
                 const int small = pairs[p][0] * pairs[p][1] < 100000;
-                acase c = {DTS[i], small ? 2 : 1, small ? 3 : 2, small ? 3 : 1, pairs[p][0], pairs[p][1], 64, causal,
-                           MASK_NONE, 0, 0, 0.f};
+                acase c = {DTS[i],
+                           small ? 2 : 1,
+                           small ? 3 : 2,
+                           small ? 3 : 1,
+                           pairs[p][0],
+                           pairs[p][1],
+                           64,
+                           causal,
+                           MASK_NONE,
+                           0,
+                           0,
+                           0.f};
                 run_case(&c);
             }
     }
@@ -576,7 +592,8 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
     const int B = 1, H = 2, S = 200, D = 64;
     const int64_t n = (int64_t)B * H * S * D;
     uint16_t *hq = malloc(n * 2), *ho = malloc(n * 2), *ho2 = malloc(n * 2);
-    void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2), *dout = kt_alloc(ctx, n * 2);
+    void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
+         *dout = kt_alloc(ctx, n * 2);
     kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, SHAPE(B, H, S, D)),
               tk = kg_tensor_contiguous(dk, KG_BF16, 4, SHAPE(B, H, S, D)),
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, SHAPE(B, H, S, D)),

@@ -88,8 +88,8 @@ Test(bundle, table_matches_the_kernels_in_every_cubin)
                 cr_assert(has(&cs[c], kg_kernels[k].name), "%s missing from %s's sm_%d cubin", kg_kernels[k].name,
                           kg_modules[m].name, cs[c].arch);
             }
-            cr_assert_eq(cs[c].nsyms, expected, "%s sm_%d has %d kernels, the table %d", kg_modules[m].name,
-                         cs[c].arch, cs[c].nsyms, expected);
+            cr_assert_eq(cs[c].nsyms, expected, "%s sm_%d has %d kernels, the table %d", kg_modules[m].name, cs[c].arch,
+                         cs[c].nsyms, expected);
             free(cs[c].syms);
         }
         cr_assert(seen80 == 1 && seen90 == 1, "module %s: archs are not sm_80 + sm_90", kg_modules[m].name);

@@ -86,9 +86,21 @@ enum fill { FILL_MIXED, FILL_NAN3 };
 
 static void fill(void *buf, kg_dtype dt, int64_t n, enum fill how, uint64_t *rng)
 {
-    static const double fspecial[] = {0,    -0.0, 0.001, -0.001, 0.25,      -0.25,     1,        -1,
-                                      1.5707963267948966, -1.5707963267948966, 3.141592653589793,
-                                      -3.141592653589793, INFINITY, -INFINITY, NAN};
+    static const double fspecial[] = {0,
+                                      -0.0,
+                                      0.001,
+                                      -0.001,
+                                      0.25,
+                                      -0.25,
+                                      1,
+                                      -1,
+                                      1.5707963267948966,
+                                      -1.5707963267948966,
+                                      3.141592653589793,
+                                      -3.141592653589793,
+                                      INFINITY,
+                                      -INFINITY,
+                                      NAN};
     static const int64_t ispecial[] = {0, 1, -1, 127, -127, -128};
     for (int64_t i = 0; i < n; i++) {
         const uint64_t r = kt_next(rng);
@@ -177,8 +189,8 @@ static value ref_op(kg_op op, kg_dtype dt, kg_dtype out_dt, const kg_op_info *in
     if (kt_is_float(dt)) {
         double in[3];
         for (int k = 0; k < info->arity; k++)
-            in[k] = (info->cond_first && k == 0) ? (double)kt_get_i(bufs[k], KG_BOOL, at[k])
-                                                 : kt_get(bufs[k], dt, at[k]);
+            in[k] =
+                (info->cond_first && k == 0) ? (double)kt_get_i(bufs[k], KG_BOOL, at[k]) : kt_get(bufs[k], dt, at[k]);
         const double r = kg_ref_ops[op].f(in);
         if (out_dt == KG_BOOL)
             v.i = r != 0;
@@ -202,7 +214,7 @@ typedef struct {
     int n_in;
     view in[3];
     view out;
-    int inplace;      /* input index the output aliases, or -1 */
+    int inplace; /* input index the output aliases, or -1 */
     enum fill fill;
     int all_variants; /* 0: the runtime's own choice only (large cases) */
 } ew_case;
@@ -243,8 +255,8 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
         o.dtype = out_dt;
         const kg_tensor *ins[3] = {&a, &a, &a}; /* where's outputs match a's size: never here */
         cr_assert_eq(kg_elementwise(ctx, op, &o, ins, c->n_in), KG_ERR_INVALID_ARGUMENT,
-                     "%s %s->%s in place over a different element size was not refused", info->name,
-                     kg_dtype_name(dt), kg_dtype_name(out_dt));
+                     "%s %s->%s in place over a different element size was not refused", info->name, kg_dtype_name(dt),
+                     kg_dtype_name(out_dt));
         for (int k = 0; k < c->n_in; k++) {
             free(host[k]);
             KT_OK(ctx, kg_free(ctx, dev[k]));
@@ -315,8 +327,8 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
                     double a1 = c->n_in > 1 ? kt_get(host[1], dts[1], at[1]) : 0;
                     cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %.9g, want %.9g "
                                    "(inputs %.9g, %.9g) (seed %llu)",
-                                   info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used,
-                                   (long long)e, got, want.f, a0, a1, (unsigned long long)kt_seed());
+                                   info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used, (long long)e,
+                                   got, want.f, a0, a1, (unsigned long long)kt_seed());
                 }
             } else {
                 const int64_t got = kt_get_i(ohost, out_dt, oat);
@@ -325,9 +337,8 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
                     double a1 = c->n_in > 1 ? kt_get(host[1], dts[1], at[1]) : 0;
                     cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %lld, want %lld "
                                    "(inputs %.17g, %.17g) (seed %llu)",
-                                   info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used,
-                                   (long long)e, (long long)got, (long long)want.i, a0, a1,
-                                   (unsigned long long)kt_seed());
+                                   info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used, (long long)e,
+                                   (long long)got, (long long)want.i, a0, a1, (unsigned long long)kt_seed());
                 }
             }
             for (int d = ov->ndim - 1; d >= 0; d--) {
@@ -352,8 +363,7 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
 static int n_cases;
 static ew_case cases[64];
 
-static void add_case(const char *what, int n_in, view a, view b, view c3, view out, int inplace, enum fill f,
-                     int all)
+static void add_case(const char *what, int n_in, view a, view b, view c3, view out, int inplace, enum fill f, int all)
 {
     ew_case *c = &cases[n_cases++];
     c->what = what;
@@ -456,8 +466,7 @@ static void check_arity(int arity)
             continue;
         for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
             if (info->dtype_mask & (1u << dt))
-                check_op_dtype((kg_op)op, (kg_dtype)dt,
-                               info->out_rule == KG_OUT_BOOL ? KG_BOOL : (kg_dtype)dt);
+                check_op_dtype((kg_op)op, (kg_dtype)dt, info->out_rule == KG_OUT_BOOL ? KG_BOOL : (kg_dtype)dt);
     }
 }
 
@@ -498,8 +507,8 @@ Test(semantics, integer_division_by_zero_is_zero_and_overflow_wraps, .init = set
 {
     int32_t a[5] = {7, -7, 5, INT32_MIN, INT32_MAX}, b[5] = {0, 2, -1, -1, 0}, q[5];
     run_small(KG_OP_DIV, KG_I32, KG_I32, 5, a, b, q);
-    cr_assert(q[0] == 0 && q[1] == -3 && q[2] == -5 && q[3] == INT32_MIN && q[4] == 0, "%d %d %d %d %d", q[0],
-              q[1], q[2], q[3], q[4]);
+    cr_assert(q[0] == 0 && q[1] == -3 && q[2] == -5 && q[3] == INT32_MIN && q[4] == 0, "%d %d %d %d %d", q[0], q[1],
+              q[2], q[3], q[4]);
     int32_t x[2] = {INT32_MAX, INT32_MIN}, y[2] = {1, -1}, s[2];
     run_small(KG_OP_ADD, KG_I32, KG_I32, 2, x, y, s);
     cr_assert(s[0] == INT32_MIN && s[1] == INT32_MAX);
@@ -532,8 +541,7 @@ Test(semantics, cast_saturates_and_maps_nan_to_zero, .init = setup, .fini = tear
     float a[6] = {NAN, INFINITY, -INFINITY, 3e9f, -2.7f, 300.5f};
     int32_t i[6];
     run_small(KG_OP_CAST, KG_F32, KG_I32, 6, a, NULL, i);
-    cr_assert(i[0] == 0 && i[1] == INT32_MAX && i[2] == INT32_MIN && i[3] == INT32_MAX && i[4] == -2 &&
-              i[5] == 300);
+    cr_assert(i[0] == 0 && i[1] == INT32_MAX && i[2] == INT32_MIN && i[3] == INT32_MAX && i[4] == -2 && i[5] == 300);
     uint8_t u[6];
     run_small(KG_OP_CAST, KG_F32, KG_U8, 6, a, NULL, u);
     cr_assert(u[0] == 0 && u[1] == 255 && u[2] == 0 && u[3] == 255 && u[4] == 0 && u[5] == 255);
@@ -548,7 +556,8 @@ Test(runtime, ops_are_captured_in_a_cuda_graph_and_replayed, .init = setup, .fin
 {
     const int n = 4099;
     float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *got = malloc(n * sizeof *got);
-    void *da = kt_alloc(ctx, n * 4), *db = kt_alloc(ctx, n * 4), *dt = kt_alloc(ctx, n * 4), *dout = kt_alloc(ctx, n * 4);
+    void *da = kt_alloc(ctx, n * 4), *db = kt_alloc(ctx, n * 4), *dt = kt_alloc(ctx, n * 4),
+         *dout = kt_alloc(ctx, n * 4);
     kg_tensor ta = kg_tensor_contiguous(da, KG_F32, 1, S(n)), tb = kg_tensor_contiguous(db, KG_F32, 1, S(n)),
               tt = kg_tensor_contiguous(dt, KG_F32, 1, S(n)), to = kg_tensor_contiguous(dout, KG_F32, 1, S(n));
     /* warm up outside capture (module load) on the default stream */

@@ -22,8 +22,7 @@ static void open_without_device(void)
 {
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
     kg_status st = kg_open(&ctx, 0);
-    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s: %s", kg_status_name(st),
-                 kg_errmsg(ctx));
+    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s: %s", kg_status_name(st), kg_errmsg(ctx));
 }
 
 static void close_ctx(void) { kg_close(ctx); }
@@ -34,20 +33,20 @@ static kg_tensor tensor(void *data, kg_dtype dt, int ndim, const int64_t *shape)
 }
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define EXPECT(call, code, text)                                                                            \
-    do {                                                                                                    \
-        kg_status st_ = (call);                                                                             \
-        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code), \
-                     kg_errmsg(ctx));                                                                       \
-        cr_assert_str_eq(kg_errmsg(ctx), text);                                                             \
+#define EXPECT(call, code, text)                                                                                       \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code),       \
+                     kg_errmsg(ctx));                                                                                  \
+        cr_assert_str_eq(kg_errmsg(ctx), text);                                                                        \
     } while (0)
-#define EXPECT_PREFIX(call, code, prefix)                                                                   \
-    do {                                                                                                    \
-        kg_status st_ = (call);                                                                             \
-        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code), \
-                     kg_errmsg(ctx));                                                                       \
-        cr_assert(strncmp(kg_errmsg(ctx), prefix, strlen(prefix)) == 0, "message \"%s\" does not start \"%s\"", \
-                  kg_errmsg(ctx), prefix);                                                                  \
+#define EXPECT_PREFIX(call, code, prefix)                                                                              \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code),       \
+                     kg_errmsg(ctx));                                                                                  \
+        cr_assert(strncmp(kg_errmsg(ctx), prefix, strlen(prefix)) == 0, "message \"%s\" does not start \"%s\"",        \
+                  kg_errmsg(ctx), prefix);                                                                             \
     } while (0)
 
 Test(status, every_code_has_its_name_and_text)
@@ -72,8 +71,7 @@ Test(status, every_code_has_its_name_and_text)
     cr_assert_str_eq(kg_errmsg(NULL), "no context (kg_open could not allocate one: out of host memory)");
 }
 
-Test(no_device, open_reports_it_and_every_call_after_validation_too, .init = open_without_device,
-     .fini = close_ctx)
+Test(no_device, open_reports_it_and_every_call_after_validation_too, .init = open_without_device, .fini = close_ctx)
 {
     cr_assert_not_null(ctx);
     const char *prefix = "no CUDA driver or device: ";
@@ -131,7 +129,8 @@ Test(validation, output_shape_must_be_the_broadcast_shape)
 {
     kg_tensor a = tensor(DEV(0), KG_F32, 2, SHAPE(2, 3)), b = tensor(DEV(4096), KG_F32, 1, SHAPE(3)),
               o = tensor(DEV(8192), KG_F32, 2, SHAPE(2, 2));
-    EXPECT(kg_add(ctx, &o, &a, &b), KG_ERR_SHAPE, "shape mismatch: add: out is [2,2] but the inputs broadcast to [2,3]");
+    EXPECT(kg_add(ctx, &o, &a, &b), KG_ERR_SHAPE,
+           "shape mismatch: add: out is [2,2] but the inputs broadcast to [2,3]");
     o = tensor(DEV(8192), KG_F32, 3, SHAPE(1, 2, 3));
     EXPECT(kg_add(ctx, &o, &a, &b), KG_ERR_SHAPE,
            "shape mismatch: add: out is [1,2,3] but the inputs broadcast to [2,3]");
@@ -215,8 +214,7 @@ Test(validation, partial_overlap_is_refused_and_exact_alias_allowed)
     /* exact aliasing passes validation: what fails then is the missing device */
     cr_assert_eq(kg_neg(ctx, &a, &a), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
     kg_tensor row = tensor(DEV(0), KG_F32, 1, SHAPE(4));
-    cr_assert_eq(kg_add(ctx, &m, &m, &row), KG_ERR_INVALID_ARGUMENT, "b overlaps out's first row: %s",
-                 kg_errmsg(ctx));
+    cr_assert_eq(kg_add(ctx, &m, &m, &row), KG_ERR_INVALID_ARGUMENT, "b overlaps out's first row: %s", kg_errmsg(ctx));
     /* disjoint memory passes */
     kg_tensor far = tensor(DEV(1 << 20), KG_F32, 1, SHAPE(8));
     cr_assert_eq(kg_neg(ctx, &far, &a), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));

@@ -37,8 +37,7 @@ static void open_without_device(void)
 {
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
     kg_status st = kg_open(&ctx, 0);
-    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s: %s", kg_status_name(st),
-                 kg_errmsg(ctx));
+    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s: %s", kg_status_name(st), kg_errmsg(ctx));
 }
 
 static void close_ctx(void) { kg_close(ctx); }
@@ -54,12 +53,12 @@ static kg_tensor with_strides(kg_tensor t, const int64_t *strides)
     return t;
 }
 
-#define EXPECT(call, code, text)                                                                            \
-    do {                                                                                                    \
-        kg_status st_ = (call);                                                                             \
-        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_),                  \
-                     kg_status_name(code), kg_errmsg(ctx));                                                 \
-        cr_assert_str_eq(kg_errmsg(ctx), text);                                                             \
+#define EXPECT(call, code, text)                                                                                       \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code),       \
+                     kg_errmsg(ctx));                                                                                  \
+        cr_assert_str_eq(kg_errmsg(ctx), text);                                                                        \
     } while (0)
 
 TestSuite(gemm_errors, .init = open_without_device, .fini = close_ctx);
@@ -96,9 +95,11 @@ Test(gemm_errors, dtypes)
     b.dtype = KG_F32, o.dtype = KG_BF16;
     EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE, "dtype mismatch: matmul: out is bf16 but a and b are f32");
     a.dtype = b.dtype = o.dtype = KG_I32;
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE, "matmul is not available for i32 (it accepts f32, f64, f16, bf16)");
+    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
+           "matmul is not available for i32 (it accepts f32, f64, f16, bf16)");
     a.dtype = b.dtype = o.dtype = KG_BOOL;
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE, "matmul is not available for bool (it accepts f32, f64, f16, bf16)");
+    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
+           "matmul is not available for bool (it accepts f32, f64, f16, bf16)");
 }
 
 Test(gemm_errors, inner_dims_differ)
@@ -246,17 +247,17 @@ static kg_gemm_desc describe(const kg_tensor *o, const kg_tensor *a, const kg_te
     return g;
 }
 
-#define EXPECT_DESC(g, sw, tx, ty, m_, n_, k_, lx, ly, ldd_)                                                \
-    do {                                                                                                    \
-        cr_assert_eq((g).swapped, sw, "swapped");                                                           \
-        cr_assert_eq((g).trans_x, tx, "trans_x");                                                           \
-        cr_assert_eq((g).trans_y, ty, "trans_y");                                                           \
-        cr_assert_eq((g).m, m_, "m %lld", (long long)(g).m);                                                 \
-        cr_assert_eq((g).n, n_, "n %lld", (long long)(g).n);                                                 \
-        cr_assert_eq((g).k, k_, "k %lld", (long long)(g).k);                                                 \
-        cr_assert_eq((g).ldx, lx, "ldx %lld", (long long)(g).ldx);                                           \
-        cr_assert_eq((g).ldy, ly, "ldy %lld", (long long)(g).ldy);                                           \
-        cr_assert_eq((g).ldd, ldd_, "ldd %lld", (long long)(g).ldd);                                         \
+#define EXPECT_DESC(g, sw, tx, ty, m_, n_, k_, lx, ly, ldd_)                                                           \
+    do {                                                                                                               \
+        cr_assert_eq((g).swapped, sw, "swapped");                                                                      \
+        cr_assert_eq((g).trans_x, tx, "trans_x");                                                                      \
+        cr_assert_eq((g).trans_y, ty, "trans_y");                                                                      \
+        cr_assert_eq((g).m, m_, "m %lld", (long long)(g).m);                                                           \
+        cr_assert_eq((g).n, n_, "n %lld", (long long)(g).n);                                                           \
+        cr_assert_eq((g).k, k_, "k %lld", (long long)(g).k);                                                           \
+        cr_assert_eq((g).ldx, lx, "ldx %lld", (long long)(g).ldx);                                                     \
+        cr_assert_eq((g).ldy, ly, "ldy %lld", (long long)(g).ldy);                                                     \
+        cr_assert_eq((g).ldd, ldd_, "ldd %lld", (long long)(g).ldd);                                                   \
     } while (0)
 
 TestSuite(gemm_layout, .init = open_without_device, .fini = close_ctx);
@@ -459,30 +460,24 @@ static void neighbours(kg_dtype dt, double x, double *lo, double *hi)
     *hi = ceil(x / ulp) * ulp;
 }
 
-static double act(kg_epilogue epi, double x)
-{
-    return epi == KG_EPILOGUE_RELU ? (x < 0 ? 0 : x) : x;
-}
+static double act(kg_epilogue epi, double x) { return epi == KG_EPILOGUE_RELU ? (x < 0 ? 0 : x) : x; }
 
-static double gelu_tanh(double x)
-{
-    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-}
+static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 typedef struct gcase {
     int nba, nbb;
     int64_t ba[3], bb[3]; /* batch dims of a and b */
     int64_t M, N, K;
-    int a1, b1;           /* 1-d operands */
-    int ta, tb;           /* stored transposed */
-    int64_t pad;          /* padding of every leading dim (out's too) */
-    int out_cm;           /* out column-major */
+    int a1, b1;  /* 1-d operands */
+    int ta, tb;  /* stored transposed */
+    int64_t pad; /* padding of every leading dim (out's too) */
+    int out_cm;  /* out column-major */
     int exact;
     kg_epilogue epi;
     int bias;
     int tf32;
     kg_gemm_backend backend;
-    int sample;           /* check this many random outputs (0: all) */
+    int sample; /* check this many random outputs (0: all) */
 } gcase;
 
 /* [batch..., r, c], or [batch..., len] for a 1-d operand. */
@@ -503,9 +498,9 @@ static const char *case_str(char *buf, size_t len, kg_dtype dt, const gcase *g)
     snprintf(buf, len,
              "%s M=%lld N=%lld K=%lld batch a %d dims b %d dims, 1-d %d/%d, trans %d/%d, pad %lld, out col-major %d, "
              "%s, epilogue %d, bias %d, tf32 %d, backend %d (seed %llu)",
-             kg_dtype_name(dt), (long long)g->M, (long long)g->N, (long long)g->K, g->nba, g->nbb, g->a1, g->b1,
-             g->ta, g->tb, (long long)g->pad, g->out_cm, g->exact ? "integer fill" : "random fill", (int)g->epi,
-             g->bias, g->tf32, (int)g->backend, (unsigned long long)kt_seed());
+             kg_dtype_name(dt), (long long)g->M, (long long)g->N, (long long)g->K, g->nba, g->nbb, g->a1, g->b1, g->ta,
+             g->tb, (long long)g->pad, g->out_cm, g->exact ? "integer fill" : "random fill", (int)g->epi, g->bias,
+             g->tf32, (int)g->backend, (unsigned long long)kt_seed());
     return buf;
 }
 
@@ -641,16 +636,13 @@ static const kg_dtype all_dtypes[] = {KG_F32, KG_F64, KG_F16, KG_BF16};
 /* M, N, K sampled from {1, 3, 17, 127, 128, 513}: a Latin-square-like
    selection in which each value meets each position several times. */
 static const int64_t mnk[][3] = {
-    {1, 1, 1},     {3, 17, 127},  {17, 127, 128}, {127, 128, 513}, {128, 513, 1},  {513, 1, 3},
-    {1, 3, 17},    {17, 1, 513},  {127, 3, 1},    {128, 17, 3},    {513, 127, 17}, {3, 513, 128},
-    {128, 128, 128}, {1, 513, 127}, {513, 3, 128},
+    {1, 1, 1},      {3, 17, 127},  {17, 127, 128},  {127, 128, 513}, {128, 513, 1},
+    {513, 1, 3},    {1, 3, 17},    {17, 1, 513},    {127, 3, 1},     {128, 17, 3},
+    {513, 127, 17}, {3, 513, 128}, {128, 128, 128}, {1, 513, 127},   {513, 3, 128},
 };
 #define N_MNK (int)(sizeof mnk / sizeof mnk[0])
 
-ParameterizedTestParameters(gemm_gpu, shapes)
-{
-    return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4);
-}
+ParameterizedTestParameters(gemm_gpu, shapes) { return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4); }
 
 /* Every sampled size, exact and random fills, both backends. */
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, shapes)
@@ -666,10 +658,7 @@ ParameterizedTest(const kg_dtype *dt, gemm_gpu, shapes)
     kg_close(c);
 }
 
-ParameterizedTestParameters(gemm_gpu, layouts)
-{
-    return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4);
-}
+ParameterizedTestParameters(gemm_gpu, layouts) { return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4); }
 
 /* Transposed, padded and column-major operands; 1-d operands; batches. */
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, layouts)
@@ -680,8 +669,15 @@ ParameterizedTest(const kg_dtype *dt, gemm_gpu, layouts)
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++)
                 for (int cm = 0; cm < 2; cm++) {
-                    gcase g = {.M = 17, .N = 33, .K = 127, .ta = ta, .tb = tb, .out_cm = cm, .pad = 3,
-                               .exact = 1, .backend = be};
+                    gcase g = {.M = 17,
+                               .N = 33,
+                               .K = 127,
+                               .ta = ta,
+                               .tb = tb,
+                               .out_cm = cm,
+                               .pad = 3,
+                               .exact = 1,
+                               .backend = be};
                     run_case(c, *dt, &g);
                     g.exact = 0, g.pad = 0;
                     run_case(c, *dt, &g);
@@ -721,10 +717,7 @@ ParameterizedTest(const kg_dtype *dt, gemm_gpu, layouts)
     kg_close(c);
 }
 
-ParameterizedTestParameters(gemm_gpu, epilogues)
-{
-    return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4);
-}
+ParameterizedTestParameters(gemm_gpu, epilogues) { return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4); }
 
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, epilogues)
 {
@@ -734,11 +727,25 @@ ParameterizedTest(const kg_dtype *dt, gemm_gpu, epilogues)
             for (int exact = 0; exact < 2; exact++) {
                 gcase g = {.M = 127, .N = 129, .K = 65, .epi = (kg_epilogue)epi, .bias = bias, .exact = exact};
                 run_case(c, *dt, &g);
-                gcase b = {.nba = 1, .ba = {3}, .M = 17, .N = 40, .K = 128, .epi = (kg_epilogue)epi, .bias = bias,
+                gcase b = {.nba = 1,
+                           .ba = {3},
+                           .M = 17,
+                           .N = 40,
+                           .K = 128,
+                           .epi = (kg_epilogue)epi,
+                           .bias = bias,
                            .exact = exact};
                 run_case(c, *dt, &b);
-                gcase l = {.nba = 2, .ba = {2, 1}, .nbb = 1, .bb = {3}, .M = 5, .N = 24, .K = 9,
-                           .epi = (kg_epilogue)epi, .bias = bias, .exact = exact};
+                gcase l = {.nba = 2,
+                           .ba = {2, 1},
+                           .nbb = 1,
+                           .bb = {3},
+                           .M = 5,
+                           .N = 24,
+                           .K = 9,
+                           .epi = (kg_epilogue)epi,
+                           .bias = bias,
+                           .exact = exact};
                 run_case(c, *dt, &l);
                 gcase k0 = {.M = 7, .N = 9, .K = 0, .epi = (kg_epilogue)epi, .bias = bias, .exact = exact};
                 run_case(c, *dt, &k0);
@@ -746,10 +753,7 @@ ParameterizedTest(const kg_dtype *dt, gemm_gpu, epilogues)
     kg_close(c);
 }
 
-ParameterizedTestParameters(gemm_gpu, large)
-{
-    return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4);
-}
+ParameterizedTestParameters(gemm_gpu, large) { return cr_make_param_array(kg_dtype, (void *)all_dtypes, 4); }
 
 /* One large product per dtype; 3000 outputs checked, every one finite. */
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, large)
@@ -775,7 +779,8 @@ Test(gemm_gpu, tf32_is_opt_in)
         h[i] = 1.0f + 0x1p-12f;
     float *dv = kt_alloc(c, sizeof(float) * (size_t)K), *dout = kt_alloc(c, sizeof(float));
     kt_upload(c, dv, h, sizeof(float) * (size_t)K);
-    kg_tensor a = kg_tensor_contiguous(dv, KG_F32, 2, SHAPE(1, K)), b = kg_tensor_contiguous(dv, KG_F32, 2, SHAPE(K, 1));
+    kg_tensor a = kg_tensor_contiguous(dv, KG_F32, 2, SHAPE(1, K)),
+              b = kg_tensor_contiguous(dv, KG_F32, 2, SHAPE(K, 1));
     kg_tensor o = kg_tensor_contiguous(dout, KG_F32, 2, SHAPE(1, 1));
     KT_OK(c, kg_set_tf32(c, 0));
     for (int be = 0; be < 2; be++) {
@@ -864,7 +869,8 @@ Test(gemm_gpu, first_gemm_inside_capture_is_refused)
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(c, kg_set_stream(c, (kg_stream)s));
     float *d = kt_alloc(c, 3 * 4 * 4);
-    kg_tensor a = kg_tensor_contiguous(d, KG_F32, 2, SHAPE(2, 2)), b = kg_tensor_contiguous(d + 4, KG_F32, 2, SHAPE(2, 2));
+    kg_tensor a = kg_tensor_contiguous(d, KG_F32, 2, SHAPE(2, 2)),
+              b = kg_tensor_contiguous(d + 4, KG_F32, 2, SHAPE(2, 2));
     kg_tensor o = kg_tensor_contiguous(d + 8, KG_F32, 2, SHAPE(2, 2));
     cudaGraph_t graph;
     cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);

@@ -100,14 +100,13 @@ Test(generator, unchanged_files_are_not_rewritten)
 Test(generator, template_errors_name_the_problem)
 {
     need_lua();
-    const char *script =
-        "lua5.4 -e 'package.path=\"gen/?.lua;\"..package.path; local t=require(\"template\");"
-        " local ok, e = pcall(t.compile(\"line\\n$(nope)\\n\", \"x.tpl\"), {});"
-        " assert(not ok and e:find(\"x.tpl:2\") and e:find(\"undefined name .nope.\"), e);"
-        " ok, e = pcall(t.compile(\"$(v)\\n\", \"y.tpl\"), {v = false});"
-        " assert(ok);"
-        " ok, e = pcall(t.compile(\"@for i = 1, 2 do\\n$(i),\\n@end\\n\", \"z.tpl\"), {});"
-        " assert(ok and e == \"1,\\n2,\\n\", e)'";
+    const char *script = "lua5.4 -e 'package.path=\"gen/?.lua;\"..package.path; local t=require(\"template\");"
+                         " local ok, e = pcall(t.compile(\"line\\n$(nope)\\n\", \"x.tpl\"), {});"
+                         " assert(not ok and e:find(\"x.tpl:2\") and e:find(\"undefined name .nope.\"), e);"
+                         " ok, e = pcall(t.compile(\"$(v)\\n\", \"y.tpl\"), {v = false});"
+                         " assert(ok);"
+                         " ok, e = pcall(t.compile(\"@for i = 1, 2 do\\n$(i),\\n@end\\n\", \"z.tpl\"), {});"
+                         " assert(ok and e == \"1,\\n2,\\n\", e)'";
     cr_assert_eq(system(script), 0, "template engine check failed");
 }
 
@@ -143,8 +142,8 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                     expected++;
                     char name[96];
                     if (info->out_rule == KG_OUT_ANY)
-                        snprintf(name, sizeof name, "kg_%s_%s_%s_%s", info->name, kg_dtype_name(d),
-                                 kg_dtype_name(od), variants[v]);
+                        snprintf(name, sizeof name, "kg_%s_%s_%s_%s", info->name, kg_dtype_name(d), kg_dtype_name(od),
+                                 variants[v]);
                     else
                         snprintf(name, sizeof name, "kg_%s_%s_%s", info->name, kg_dtype_name(d), variants[v]);
                     cr_assert(k >= 0 && k < KG_KERNEL_COUNT, "%s missing from the table", name);

@@ -46,21 +46,20 @@ static kg_tensor fake(uintptr_t at, kg_dtype dt, int ndim, const int64_t *shape)
 #define OUT_AT ((uintptr_t)1 << 41)
 #define IDX_AT ((uintptr_t)1 << 42)
 
-static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
-                         kg_red_plan *p)
+static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *p)
 {
     /* the result's shape from a first planning pass with a matching out */
     kg_red_plan probe;
     const kg_red_info *info = &kg_red_infos[op];
     kg_tensor o = fake(OUT_AT, info->out[in->dtype], 0, NULL), x = fake(IDX_AT, KG_I64, 0, NULL);
-    kg_status st = kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes,
-                                  n_axes, keepdim, 132, &probe);
+    kg_status st = kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
+                                  keepdim, 132, &probe);
     if (st != KG_ERR_SHAPE && st != KG_OK)
         return st;
     o = fake(OUT_AT, info->out[in->dtype], probe.out_ndim, probe.out_shape);
     x = fake(IDX_AT, KG_I64, probe.out_ndim, probe.out_shape);
-    return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
-                          keepdim, 132, p);
+    return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes, keepdim,
+                          132, p);
 }
 
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
@@ -291,11 +290,11 @@ Test(plan, is_deterministic_and_bounded_over_many_shapes)
 
 /* ---- CPU: every validation error ------------------------------------------ */
 
-#define EXPECT_ERR(code, what, call)                                                                            \
-    do {                                                                                                        \
-        kg_status st_ = (call);                                                                                 \
-        cr_expect_eq(st_, code, "%s: %s -> %s (%s), expected %s", what, #call, kg_status_name(st_),             \
-                     kg_errmsg(cpu_ctx), kg_status_name(code));                                                 \
+#define EXPECT_ERR(code, what, call)                                                                                   \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_expect_eq(st_, code, "%s: %s -> %s (%s), expected %s", what, #call, kg_status_name(st_),                    \
+                     kg_errmsg(cpu_ctx), kg_status_name(code));                                                        \
     } while (0)
 
 TestSuite(errors, .init = cpu_setup, .fini = cpu_teardown);
@@ -308,7 +307,8 @@ Test(errors, every_argument_error_is_reported_before_the_device)
     const int ax1[] = {1};
     cr_assert_eq(kg_reduce(NULL, KG_RED_SUM, &out, NULL, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT);
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op 0", kg_reduce(cpu_ctx, KG_RED_NONE, &out, NULL, &in, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op past the end", kg_reduce(cpu_ctx, KG_RED_COUNT, &out, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op past the end",
+               kg_reduce(cpu_ctx, KG_RED_COUNT, &out, NULL, &in, ax1, 1, 0));
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL in", kg_sum(cpu_ctx, &out, NULL, ax1, 1, 0));
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL out", kg_sum(cpu_ctx, NULL, &in, ax1, 1, 0));
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL indices", kg_argmax(cpu_ctx, NULL, &in, ax1, 1, 0));
@@ -349,13 +349,15 @@ Test(errors, every_argument_error_is_reported_before_the_device)
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "argmin of nothing", kg_argmin(cpu_ctx, &idx, &e, ax1, 1, 0));
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "min of nothing", kg_min(cpu_ctx, &out, &e, ax1, 1, 0));
     kg_tensor ez = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 0}), o0 = fake(OUT_AT, KG_F32, 1, (int64_t[]){0});
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max over an empty dim of an empty tensor", kg_max(cpu_ctx, &o0, &ez, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max over an empty dim of an empty tensor",
+               kg_max(cpu_ctx, &o0, &ez, ax1, 1, 0));
     /* overlap and alignment */
     kg_tensor ov = fake(IN_AT + 8, KG_F32, 1, r);
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out inside in", kg_sum(cpu_ctx, &ov, &in, ax1, 1, 0));
     cr_expect(strstr(kg_errmsg(cpu_ctx), "overlaps") != NULL, "%s", kg_errmsg(cpu_ctx));
     kg_tensor ovi = fake(OUT_AT + 8, KG_I64, 1, r);
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "values overlap indices", kg_max_with_indices(cpu_ctx, &out, &ovi, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "values overlap indices",
+               kg_max_with_indices(cpu_ctx, &out, &ovi, &in, ax1, 1, 0));
     kg_tensor st0 = out;
     st0.strides[0] = 0;
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out overlaps itself", kg_sum(cpu_ctx, &st0, &in, ax1, 1, 0));
@@ -526,8 +528,7 @@ static layout layout_of(const rcase *c)
         L.offset = 1;
         n += 1;
         break;
-    default:
-        break;
+    default: break;
     }
     L.alloc = n > 0 ? n : 1;
     return L;
@@ -539,7 +540,10 @@ static void fill_input(void *h, kg_dtype dt, int64_t n, fill how, uint64_t *rng)
 {
     for (int64_t i = 0; i < n; i++) {
         switch (dt) {
-        case KG_F32: case KG_F64: case KG_F16: case KG_BF16:
+        case KG_F32:
+        case KG_F64:
+        case KG_F16:
+        case KG_BF16:
             if (how == TIES)
                 kt_set(h, dt, i, (double)(int)kt_uniform(rng, -3, 3));
             else if (how == NEAR_ONE)
@@ -547,12 +551,8 @@ static void fill_input(void *h, kg_dtype dt, int64_t n, fill how, uint64_t *rng)
             else
                 kt_set(h, dt, i, kt_uniform(rng, -1, 1));
             break;
-        case KG_BOOL:
-            kt_set_i(h, dt, i, (int64_t)(kt_next(rng) & 1));
-            break;
-        case KG_U8:
-            kt_set_i(h, dt, i, (int64_t)(kt_next(rng) % (how == TIES ? 4 : 256)));
-            break;
+        case KG_BOOL: kt_set_i(h, dt, i, (int64_t)(kt_next(rng) & 1)); break;
+        case KG_U8: kt_set_i(h, dt, i, (int64_t)(kt_next(rng) % (how == TIES ? 4 : 256))); break;
         default:
             kt_set_i(h, dt, i, how == TIES ? (int64_t)(kt_next(rng) % 4) : (int64_t)(kt_next(rng) % 2001) - 1000);
             break;
@@ -606,11 +606,11 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
         KT_OK(gpu, kg_memset(gpu, didx, 0xff, (size_t)n_out * 8));
     kg_tensor out = kg_tensor_contiguous(dout, odt, ond, oshape);
     kg_tensor idx = kg_tensor_contiguous(didx, KG_I64, ond, oshape);
-    kg_status st = kg_reduce(gpu, op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes,
-                             c->n_axes, c->keepdim);
+    kg_status st =
+        kg_reduce(gpu, op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes, c->n_axes, c->keepdim);
     if (red == 0 && info->nonempty) {
-        cr_expect_eq(st, KG_ERR_INVALID_ARGUMENT, "%s(%s) %s: an empty slice must fail", info->name,
-                     kg_dtype_name(dt), c->name);
+        cr_expect_eq(st, KG_ERR_INVALID_ARGUMENT, "%s(%s) %s: an empty slice must fail", info->name, kg_dtype_name(dt),
+                     c->name);
         kg_free(gpu, dout);
         kg_free(gpu, didx);
         return st == KG_ERR_INVALID_ARGUMENT ? 0 : 1;
@@ -702,8 +702,8 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
             snprintf(msg, sizeof msg, "index %lld want %lld", (long long)gidx[o], (long long)want_i);
         }
         if (!ok && bad++ < 4)
-            cr_log_error("%s(%s) %s: output %lld: %s (seed %llu)", info->name, kg_dtype_name(dt), c->name,
-                         (long long)o, msg, (unsigned long long)kt_seed());
+            cr_log_error("%s(%s) %s: output %lld: %s (seed %llu)", info->name, kg_dtype_name(dt), c->name, (long long)o,
+                         msg, (unsigned long long)kt_seed());
     }
     free(xf);
     free(xa);
@@ -733,8 +733,8 @@ static void check_op(kg_reduce_op op, fill how)
             void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
             kt_upload(gpu, dev, h, (size_t)L.alloc * es);
             const int bad = check_case(op, (kg_dtype)dt, c, &L, h, dev, 1);
-            cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c->name,
-                         bad, (unsigned long long)kt_seed());
+            cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c->name, bad,
+                         (unsigned long long)kt_seed());
             total += bad;
             if (info->indexed && i % 4 == 0)
                 total += check_case(op, (kg_dtype)dt, c, &L, h, dev, 0); /* indices alone */
@@ -755,8 +755,16 @@ Test(gpu, max_every_dtype_and_case) { check_op(KG_RED_MAX, RANDOM); }
 Test(gpu, min_every_dtype_and_case) { check_op(KG_RED_MIN, RANDOM); }
 Test(gpu, argmax_and_max_with_indices_every_dtype_and_case) { check_op(KG_RED_ARGMAX, RANDOM); }
 Test(gpu, argmin_and_min_with_indices_every_dtype_and_case) { check_op(KG_RED_ARGMIN, RANDOM); }
-Test(gpu, ties_give_the_first_index) { check_op(KG_RED_ARGMAX, TIES); check_op(KG_RED_ARGMIN, TIES); }
-Test(gpu, max_min_of_small_integers_with_many_ties) { check_op(KG_RED_MAX, TIES); check_op(KG_RED_MIN, TIES); }
+Test(gpu, ties_give_the_first_index)
+{
+    check_op(KG_RED_ARGMAX, TIES);
+    check_op(KG_RED_ARGMIN, TIES);
+}
+Test(gpu, max_min_of_small_integers_with_many_ties)
+{
+    check_op(KG_RED_MAX, TIES);
+    check_op(KG_RED_MIN, TIES);
+}
 
 /* One op over one dense 2-d input with special values planted. */
 static void check_planted(kg_reduce_op op, kg_dtype dt, int64_t rows, int64_t cols, int axis, const double *vals,
@@ -784,9 +792,8 @@ static void check_planted(kg_reduce_op op, kg_dtype dt, int64_t rows, int64_t co
     void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
     kt_upload(gpu, dev, h, (size_t)L.alloc * es);
     const int bad = check_case(op, dt, &c, &L, h, dev, 1);
-    cr_expect_eq(bad, 0, "%s(%s) [%lld,%lld] dim %d with planted values: %d wrong (seed %llu)",
-                 kg_red_infos[op].name, kg_dtype_name(dt), (long long)rows, (long long)cols, axis, bad,
-                 (unsigned long long)kt_seed());
+    cr_expect_eq(bad, 0, "%s(%s) [%lld,%lld] dim %d with planted values: %d wrong (seed %llu)", kg_red_infos[op].name,
+                 kg_dtype_name(dt), (long long)rows, (long long)cols, axis, bad, (unsigned long long)kt_seed());
     kg_free(gpu, dev);
     free(h);
 }
