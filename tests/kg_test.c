@@ -196,6 +196,15 @@ kg_context *kt_open_gpu(void)
     return ctx;
 }
 
+kg_context *kt_open_without_device(void)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    kg_context *ctx = NULL;
+    kg_status st = kg_open(&ctx, 0);
+    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s: %s", kg_status_name(st), kg_errmsg(ctx));
+    return ctx;
+}
+
 void *kt_alloc(kg_context *ctx, size_t bytes)
 {
     void *p = NULL;

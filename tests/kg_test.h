@@ -49,6 +49,26 @@ void *kt_alloc(kg_context *ctx, size_t bytes);
 void kt_upload(kg_context *ctx, void *dev, const void *host, size_t bytes);
 void kt_download(kg_context *ctx, void *host, const void *dev, size_t bytes);
 
+/* A shape literal: KT_SHAPE(2, 3). */
+#define KT_SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+/* A fake device address for validation tests: every such call fails on the
+   host before anything is dereferenced. */
+#define KT_DEV(x) ((void *)(uintptr_t)(0x10000000u + (x)))
+
+/* Hides the GPU (CUDA_VISIBLE_DEVICES="", so the same on every machine) and
+   returns a context that failed to open with KG_ERR_NO_DEVICE: it still
+   validates calls, which is what the validation tests exercise. */
+kg_context *kt_open_without_device(void);
+
+/* Asserts that `call` returns `code` with exactly the message `text`. */
+#define KT_EXPECT(ctx, call, code, text)                                                                               \
+    do {                                                                                                               \
+        kg_status kt_st_ = (call);                                                                                     \
+        cr_assert_eq(kt_st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(kt_st_), kg_status_name(code), \
+                     kg_errmsg(ctx));                                                                                  \
+        cr_assert_str_eq(kg_errmsg(ctx), text);                                                                        \
+    } while (0)
+
 /* Asserts st == KG_OK, printing the context's message otherwise. */
 #define KT_OK(ctx, call)                                                                                               \
     do {                                                                                                               \

@@ -22,29 +22,13 @@
 #include "kg_test.h"
 #include "kgen.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define DEV(x) ((void *)(uintptr_t)(0x10000000u + (x)))
-
 /* ---- CPU: validation ------------------------------------------------------ */
 
 static kg_context *ctx;
 
-static void open_without_device(void)
-{
-    setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    kg_status st = kg_open(&ctx, 0);
-    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s", kg_status_name(st));
-}
+static void open_without_device(void) { ctx = kt_open_without_device(); }
 
 static void close_ctx(void) { kg_close(ctx); }
-
-#define EXPECT(call, code, text)                                                                                       \
-    do {                                                                                                               \
-        kg_status st_ = (call);                                                                                        \
-        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code),       \
-                     kg_errmsg(ctx));                                                                                  \
-        cr_assert_str_eq(kg_errmsg(ctx), text);                                                                        \
-    } while (0)
 
 /* A valid call's tensors: q [2,8,100,64], k/v [2,2,120,64] bf16, lse [2,8,100]. */
 typedef struct {
@@ -54,11 +38,11 @@ typedef struct {
 static call_t valid_call(kg_dtype dt, int64_t D)
 {
     call_t c;
-    c.q = kg_tensor_contiguous(DEV(0), dt, 4, SHAPE(2, 8, 100, D));
-    c.k = kg_tensor_contiguous(DEV(1 << 24), dt, 4, SHAPE(2, 2, 120, D));
-    c.v = kg_tensor_contiguous(DEV(2 << 24), dt, 4, SHAPE(2, 2, 120, D));
-    c.out = kg_tensor_contiguous(DEV(3 << 24), dt, 4, SHAPE(2, 8, 100, D));
-    c.lse = kg_tensor_contiguous(DEV(4 << 24), KG_F32, 3, SHAPE(2, 8, 100));
+    c.q = kg_tensor_contiguous(KT_DEV(0), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.k = kg_tensor_contiguous(KT_DEV(1 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.v = kg_tensor_contiguous(KT_DEV(2 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.out = kg_tensor_contiguous(KT_DEV(3 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.lse = kg_tensor_contiguous(KT_DEV(4 << 24), KG_F32, 3, KT_SHAPE(2, 8, 100));
     return c;
 }
 
@@ -68,7 +52,7 @@ Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype
 {
     const kg_dtype dts[3] = {KG_F32, KG_F16, KG_BF16};
     const int64_t dims[5] = {32, 64, 96, 128, 256};
-    kg_tensor mask = kg_tensor_contiguous(DEV(5 << 24), KG_F32, 2, SHAPE(100, 120));
+    kg_tensor mask = kg_tensor_contiguous(KT_DEV(5 << 24), KG_F32, 2, KT_SHAPE(100, 120));
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 5; j++)
             for (int kind = 0; kind < 3; kind++) {
@@ -85,73 +69,73 @@ Test(attention_validation, null_arguments)
 {
     call_t c = valid_call(KG_BF16, 64);
     cr_assert_eq(kg_attention(NULL, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT);
-    EXPECT(kg_attention(ctx, &c.out, NULL, NULL, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: tensor q is NULL");
-    EXPECT(kg_attention(ctx, NULL, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: tensor out is NULL");
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, NULL, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: tensor v is NULL");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, NULL, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: tensor q is NULL");
+    KT_EXPECT(ctx, kg_attention(ctx, NULL, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: tensor out is NULL");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, NULL, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: tensor v is NULL");
 }
 
 Test(attention_validation, dtypes)
 {
     call_t c = valid_call(KG_F64, 64);
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
-           "attention is not available for f64 (it accepts f32, f16, bf16)");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+              "attention is not available for f64 (it accepts f32, f16, bf16)");
     c = valid_call(KG_BF16, 64);
     c.k.dtype = KG_F16;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
-           "dtype mismatch: attention: q is bf16 but k is f16");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+              "dtype mismatch: attention: q is bf16 but k is f16");
     c = valid_call(KG_BF16, 64);
     c.out.dtype = KG_F32;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
-           "dtype mismatch: attention: q is bf16 but out is f32");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+              "dtype mismatch: attention: q is bf16 but out is f32");
     c = valid_call(KG_BF16, 64);
     c.lse.dtype = KG_BF16;
-    EXPECT(kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
-           "dtype mismatch: attention: lse must be f32, got bf16");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
+              "dtype mismatch: attention: lse must be f32, got bf16");
     c = valid_call(KG_BF16, 64);
-    kg_tensor mask = kg_tensor_contiguous(DEV(5 << 24), KG_BF16, 1, SHAPE(120));
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &mask, NULL), KG_ERR_DTYPE,
-           "dtype mismatch: attention: mask must be f32, got bf16");
+    kg_tensor mask = kg_tensor_contiguous(KT_DEV(5 << 24), KG_BF16, 1, KT_SHAPE(120));
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &mask, NULL), KG_ERR_DTYPE,
+              "dtype mismatch: attention: mask must be f32, got bf16");
 }
 
 Test(attention_validation, shape_mismatches_name_every_shape)
 {
     call_t c = valid_call(KG_BF16, 64);
     c.v.shape[2] = 121;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: k and v must have the same shape (q is [2,8,100,64], k is [2,2,120,64], v is "
-           "[2,2,121,64], out is [2,8,100,64])");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: k and v must have the same shape (q is [2,8,100,64], k is [2,2,120,64], v is "
+              "[2,2,121,64], out is [2,8,100,64])");
     c = valid_call(KG_BF16, 64);
     c.k.shape[0] = c.v.shape[0] = 1;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: q and k must have the same batch size (q is [2,8,100,64], k is [1,2,120,64], "
-           "v is [1,2,120,64], out is [2,8,100,64])");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: q and k must have the same batch size (q is [2,8,100,64], k is [1,2,120,64], "
+              "v is [1,2,120,64], out is [2,8,100,64])");
     c = valid_call(KG_BF16, 64);
     c.k.shape[3] = c.v.shape[3] = 128;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: q and k must have the same head dim (q is [2,8,100,64], k is [2,2,120,128], "
-           "v is [2,2,120,128], out is [2,8,100,64])");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: q and k must have the same head dim (q is [2,8,100,64], k is [2,2,120,128], "
+              "v is [2,2,120,128], out is [2,8,100,64])");
     c = valid_call(KG_BF16, 64);
     c.out.shape[2] = 99;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: out must have q's shape (q is [2,8,100,64], k is [2,2,120,64], v is "
-           "[2,2,120,64], out is [2,8,99,64])");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: out must have q's shape (q is [2,8,100,64], k is [2,2,120,64], v is "
+              "[2,2,120,64], out is [2,8,99,64])");
     c = valid_call(KG_BF16, 64);
     c.k.shape[1] = c.v.shape[1] = 3;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: q's heads must be a multiple of k's heads (q is [2,8,100,64], k is "
-           "[2,3,120,64], v is [2,3,120,64], out is [2,8,100,64])");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: q's heads must be a multiple of k's heads (q is [2,8,100,64], k is "
+              "[2,3,120,64], v is [2,3,120,64], out is [2,8,100,64])");
     c = valid_call(KG_BF16, 64);
     c.q.ndim = 3;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: q, k, v and out must have 4 dims [B, H, S, D] (q is [2,8,100], k is "
-           "[2,2,120,64], v is [2,2,120,64], out is [2,8,100,64])");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: q, k, v and out must have 4 dims [B, H, S, D] (q is [2,8,100], k is "
+              "[2,2,120,64], v is [2,2,120,64], out is [2,8,100,64])");
     c = valid_call(KG_BF16, 64);
     c.lse.shape[2] = 120;
-    EXPECT(kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: lse is [2,8,120] but must be [B, Hq, Sq] for q [2,8,100,64]");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: lse is [2,8,120] but must be [B, Hq, Sq] for q [2,8,100,64]");
 }
 
 Test(attention_validation, mask_must_broadcast)
@@ -175,7 +159,7 @@ Test(attention_validation, mask_must_broadcast)
         {5, {1, 2, 8, 100, 120}, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        kg_tensor m = kg_tensor_contiguous(DEV(5 << 24), KG_F32, cases[i].ndim, cases[i].shape);
+        kg_tensor m = kg_tensor_contiguous(KT_DEV(5 << 24), KG_F32, cases[i].ndim, cases[i].shape);
         kg_status st = kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &m, NULL);
         if (cases[i].ok) {
             cr_assert_eq(st, KG_ERR_NO_DEVICE, "case %zu: %s", i, kg_errmsg(ctx));
@@ -185,9 +169,9 @@ Test(attention_validation, mask_must_broadcast)
                       i, kg_errmsg(ctx));
         }
     }
-    kg_tensor m = kg_tensor_contiguous(DEV(5 << 24), KG_F32, 2, SHAPE(120, 100));
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &m, NULL), KG_ERR_SHAPE,
-           "shape mismatch: attention: mask [120,100] is not broadcastable to [B, Hq, Sq, Sk] = [2,8,100,120]");
+    kg_tensor m = kg_tensor_contiguous(KT_DEV(5 << 24), KG_F32, 2, KT_SHAPE(120, 100));
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, &m, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention: mask [120,100] is not broadcastable to [B, Hq, Sq, Sk] = [2,8,100,120]");
 }
 
 Test(attention_validation, head_dims_that_are_not_generated_are_named)
@@ -199,7 +183,7 @@ Test(attention_validation, head_dims_that_are_not_generated_are_named)
         snprintf(want, sizeof want,
                  "invalid argument: attention: head dim %lld is not generated (generated: 32, 64, 96, 128, 256)",
                  (long long)bad[i]);
-        EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT, want);
+        KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT, want);
     }
 }
 
@@ -207,17 +191,17 @@ Test(attention_validation, layout_requirements)
 {
     call_t c = valid_call(KG_BF16, 64);
     c.k.strides[3] = 2;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: attention: k's head dim must be contiguous (stride 2)");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: k's head dim must be contiguous (stride 2)");
     c = valid_call(KG_BF16, 64);
-    c.v.data = DEV((2 << 24) + 2);
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: attention: v's data must be 16-byte aligned");
+    c.v.data = KT_DEV((2 << 24) + 2);
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: v's data must be 16-byte aligned");
     c = valid_call(KG_BF16, 64);
     c.q.strides[2] = 68; /* 136 bytes */
     c.q.strides[1] = 68 * 100, c.q.strides[0] = 68 * 100 * 8;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: attention: q's stride in dim 2 (68 elements) must be a multiple of 16 bytes");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: q's stride in dim 2 (68 elements) must be a multiple of 16 bytes");
     c.q.strides[2] = 72; /* 144 bytes: padded rows are fine */
     c.q.strides[1] = 72 * 100, c.q.strides[0] = 72 * 100 * 8;
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
@@ -227,20 +211,20 @@ Test(attention_validation, outputs_must_not_overlap_inputs)
 {
     call_t c = valid_call(KG_BF16, 64);
     c.out.data = c.q.data;
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: attention: out overlaps q");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: out overlaps q");
     c = valid_call(KG_BF16, 64);
-    c.lse.data = DEV((3 << 24) + 256);
-    EXPECT(kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: attention: lse overlaps out");
+    c.lse.data = KT_DEV((3 << 24) + 256);
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: lse overlaps out");
 }
 
 Test(attention_validation, scale_must_be_finite)
 {
     call_t c = valid_call(KG_F32, 32);
     kg_attention_opts o = {NAN, 0};
-    EXPECT(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: attention: scale nan is not finite");
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: scale nan is not finite");
     o.scale = 0.5f;
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
 }
@@ -594,10 +578,10 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
     uint16_t *hq = malloc(n * 2), *ho = malloc(n * 2), *ho2 = malloc(n * 2);
     void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
          *dout = kt_alloc(ctx, n * 2);
-    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, SHAPE(B, H, S, D)),
-              tk = kg_tensor_contiguous(dk, KG_BF16, 4, SHAPE(B, H, S, D)),
-              tv = kg_tensor_contiguous(dv, KG_BF16, 4, SHAPE(B, H, S, D)),
-              to = kg_tensor_contiguous(dout, KG_BF16, 4, SHAPE(B, H, S, D));
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, H, S, D));
     kg_attention_opts o = {0.f, 1};
     for (int64_t i = 0; i < n; i++)
         hq[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));

@@ -26,19 +26,11 @@
 #include "blas.h"
 #include "kg_test.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define DEV(x) ((void *)(uintptr_t)(0x10000000u + (x)))
-
 /* ---- CPU: validation errors ------------------------------------------------ */
 
 static kg_context *ctx;
 
-static void open_without_device(void)
-{
-    setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    kg_status st = kg_open(&ctx, 0);
-    cr_assert_eq(st, KG_ERR_NO_DEVICE, "kg_open with no device returned %s: %s", kg_status_name(st), kg_errmsg(ctx));
-}
+static void open_without_device(void) { ctx = kt_open_without_device(); }
 
 static void close_ctx(void) { kg_close(ctx); }
 
@@ -53,170 +45,164 @@ static kg_tensor with_strides(kg_tensor t, const int64_t *strides)
     return t;
 }
 
-#define EXPECT(call, code, text)                                                                                       \
-    do {                                                                                                               \
-        kg_status st_ = (call);                                                                                        \
-        cr_assert_eq(st_, code, "%s returned %s, want %s: %s", #call, kg_status_name(st_), kg_status_name(code),       \
-                     kg_errmsg(ctx));                                                                                  \
-        cr_assert_str_eq(kg_errmsg(ctx), text);                                                                        \
-    } while (0)
-
 TestSuite(gemm_errors, .init = open_without_device, .fini = close_ctx);
 
 Test(gemm_errors, null_arguments)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(2, 3)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(3, 4));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(2, 4));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(3, 4));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(2, 4));
     cr_assert_eq(kg_matmul(NULL, &o, &a, &b), KG_ERR_INVALID_ARGUMENT);
-    EXPECT(kg_matmul(ctx, NULL, &a, &b), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor out is NULL");
-    EXPECT(kg_matmul(ctx, &o, NULL, &b), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor a is NULL");
-    EXPECT(kg_matmul(ctx, &o, &a, NULL), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor b is NULL");
-    kg_tensor nb = T(NULL, KG_F32, 2, SHAPE(3, 4));
-    EXPECT(kg_matmul(ctx, &o, &a, &nb), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: b has 12 elements but a NULL data pointer");
+    KT_EXPECT(ctx, kg_matmul(ctx, NULL, &a, &b), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor out is NULL");
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, NULL, &b), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor a is NULL");
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, NULL), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor b is NULL");
+    kg_tensor nb = T(NULL, KG_F32, 2, KT_SHAPE(3, 4));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &nb), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: b has 12 elements but a NULL data pointer");
 }
 
 Test(gemm_errors, scalar_operand)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 0, NULL), b = T(DEV(0x1000), KG_F32, 1, SHAPE(3));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 0, NULL);
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: a is 0-d (a scalar); matmul needs at least 1 dim");
-    EXPECT(kg_matmul(ctx, &o, &b, &a), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: b is 0-d (a scalar); matmul needs at least 1 dim");
+    kg_tensor a = T(KT_DEV(0), KG_F32, 0, NULL), b = T(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(3));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 0, NULL);
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: a is 0-d (a scalar); matmul needs at least 1 dim");
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &b, &a), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: b is 0-d (a scalar); matmul needs at least 1 dim");
 }
 
 Test(gemm_errors, dtypes)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(2, 3)), b = T(DEV(0x1000), KG_F16, 2, SHAPE(3, 4));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(2, 4));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
-           "dtype mismatch: matmul: a is f32, b is f16 (a, b and out share one dtype)");
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3)), b = T(KT_DEV(0x1000), KG_F16, 2, KT_SHAPE(3, 4));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(2, 4));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
+              "dtype mismatch: matmul: a is f32, b is f16 (a, b and out share one dtype)");
     b.dtype = KG_F32, o.dtype = KG_BF16;
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE, "dtype mismatch: matmul: out is bf16 but a and b are f32");
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE, "dtype mismatch: matmul: out is bf16 but a and b are f32");
     a.dtype = b.dtype = o.dtype = KG_I32;
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
-           "matmul is not available for i32 (it accepts f32, f64, f16, bf16)");
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
+              "matmul is not available for i32 (it accepts f32, f64, f16, bf16)");
     a.dtype = b.dtype = o.dtype = KG_BOOL;
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
-           "matmul is not available for bool (it accepts f32, f64, f16, bf16)");
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_DTYPE,
+              "matmul is not available for bool (it accepts f32, f64, f16, bf16)");
 }
 
 Test(gemm_errors, inner_dims_differ)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 3, SHAPE(2, 3, 4)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 3, SHAPE(2, 3, 6));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_SHAPE,
-           "shape mismatch: matmul: a is [2,3,4], b is [5,6]: inner dims 4 and 5 differ");
-    kg_tensor v = T(DEV(0x3000), KG_F32, 1, SHAPE(3));
-    EXPECT(kg_matmul(ctx, &o, &a, &v), KG_ERR_SHAPE,
-           "shape mismatch: matmul: a is [2,3,4], b is [3]: inner dims 4 and 3 differ");
+    kg_tensor a = T(KT_DEV(0), KG_F32, 3, KT_SHAPE(2, 3, 4)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 3, KT_SHAPE(2, 3, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_SHAPE,
+              "shape mismatch: matmul: a is [2,3,4], b is [5,6]: inner dims 4 and 5 differ");
+    kg_tensor v = T(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(3));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &v), KG_ERR_SHAPE,
+              "shape mismatch: matmul: a is [2,3,4], b is [3]: inner dims 4 and 3 differ");
 }
 
 Test(gemm_errors, batch_dims_do_not_broadcast)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 3, SHAPE(2, 3, 4)), b = T(DEV(0x1000), KG_F32, 3, SHAPE(5, 4, 6));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 3, SHAPE(2, 3, 6));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_SHAPE,
-           "shape mismatch: matmul: a is [2,3,4], b is [5,4,6]: batch dims [2] and [5] do not broadcast");
-    kg_tensor a4 = T(DEV(0), KG_F32, 4, SHAPE(7, 2, 3, 4)), b4 = T(DEV(0x1000), KG_F32, 4, SHAPE(3, 1, 4, 6));
-    EXPECT(kg_matmul(ctx, &o, &a4, &b4), KG_ERR_SHAPE,
-           "shape mismatch: matmul: a is [7,2,3,4], b is [3,1,4,6]: batch dims [7,2] and [3,1] do not broadcast");
+    kg_tensor a = T(KT_DEV(0), KG_F32, 3, KT_SHAPE(2, 3, 4)), b = T(KT_DEV(0x1000), KG_F32, 3, KT_SHAPE(5, 4, 6));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 3, KT_SHAPE(2, 3, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_SHAPE,
+              "shape mismatch: matmul: a is [2,3,4], b is [5,4,6]: batch dims [2] and [5] do not broadcast");
+    kg_tensor a4 = T(KT_DEV(0), KG_F32, 4, KT_SHAPE(7, 2, 3, 4)),
+              b4 = T(KT_DEV(0x1000), KG_F32, 4, KT_SHAPE(3, 1, 4, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a4, &b4), KG_ERR_SHAPE,
+              "shape mismatch: matmul: a is [7,2,3,4], b is [3,1,4,6]: batch dims [7,2] and [3,1] do not broadcast");
 }
 
 Test(gemm_errors, out_shape)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 4, SHAPE(2, 1, 3, 4)), b = T(DEV(0x1000), KG_F32, 3, SHAPE(5, 4, 6));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 3, SHAPE(5, 3, 6));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_SHAPE,
-           "shape mismatch: matmul: out is [5,3,6] but a [2,1,3,4] @ b [5,4,6] is [2,5,3,6]");
-    kg_tensor v = T(DEV(0x3000), KG_F32, 1, SHAPE(4));
-    kg_tensor o2 = T(DEV(0x2000), KG_F32, 2, SHAPE(3, 1));
-    kg_tensor a2 = T(DEV(0), KG_F32, 2, SHAPE(3, 4));
-    EXPECT(kg_matmul(ctx, &o2, &a2, &v), KG_ERR_SHAPE,
-           "shape mismatch: matmul: out is [3,1] but a [3,4] @ b [4] is [3]");
+    kg_tensor a = T(KT_DEV(0), KG_F32, 4, KT_SHAPE(2, 1, 3, 4)), b = T(KT_DEV(0x1000), KG_F32, 3, KT_SHAPE(5, 4, 6));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 3, KT_SHAPE(5, 3, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_SHAPE,
+              "shape mismatch: matmul: out is [5,3,6] but a [2,1,3,4] @ b [5,4,6] is [2,5,3,6]");
+    kg_tensor v = T(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(4));
+    kg_tensor o2 = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(3, 1));
+    kg_tensor a2 = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(3, 4));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o2, &a2, &v), KG_ERR_SHAPE,
+              "shape mismatch: matmul: out is [3,1] but a [3,4] @ b [4] is [3]");
 }
 
 Test(gemm_errors, options)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(2, 3)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(3, 4));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(2, 4));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(3, 4));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(2, 4));
     kg_matmul_opts opts = {NULL, (kg_epilogue)7, KG_GEMM_AUTO};
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: epilogue 7 is not a kg_epilogue");
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: epilogue 7 is not a kg_epilogue");
     opts.epilogue = KG_EPILOGUE_RELU, opts.backend = (kg_gemm_backend)-1;
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: backend -1 is not a kg_gemm_backend");
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: backend -1 is not a kg_gemm_backend");
     opts.backend = KG_GEMM_CUBLAS;
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: a bias or epilogue needs cuBLASLt, not the KG_GEMM_CUBLAS backend");
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: a bias or epilogue needs cuBLASLt, not the KG_GEMM_CUBLAS backend");
 }
 
 Test(gemm_errors, bias)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(2, 3)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(3, 4));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(2, 4));
-    kg_tensor bias = T(DEV(0x3000), KG_F16, 1, SHAPE(4));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(3, 4));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(2, 4));
+    kg_tensor bias = T(KT_DEV(0x3000), KG_F16, 1, KT_SHAPE(4));
     kg_matmul_opts opts = {&bias, KG_EPILOGUE_NONE, KG_GEMM_AUTO};
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_DTYPE, "dtype mismatch: matmul: bias is f16 but out is f32");
-    bias = T(DEV(0x3000), KG_F32, 1, SHAPE(2));
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_SHAPE,
-           "shape mismatch: matmul: bias is [2] but must be [4] (out's last dim)");
-    bias = T(DEV(0x3000), KG_F32, 2, SHAPE(1, 4));
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_SHAPE,
-           "shape mismatch: matmul: bias is [1,4] but must be [4] (out's last dim)");
-    bias = with_strides(T(DEV(0x3000), KG_F32, 1, SHAPE(4)), SHAPE(2));
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: bias [4] has stride 2; it must be contiguous (stride 1)");
-    bias = T(DEV(0x3000), KG_F32, 1, SHAPE(4));
-    kg_tensor oc = with_strides(T(DEV(0x2000), KG_F32, 2, SHAPE(2, 4)), SHAPE(1, 2));
-    EXPECT(kg_matmul_ex(ctx, &oc, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: a bias needs out's last dim to have stride 1 (out [2,4] has strides [1,2])");
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_DTYPE,
+              "dtype mismatch: matmul: bias is f16 but out is f32");
+    bias = T(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(2));
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_SHAPE,
+              "shape mismatch: matmul: bias is [2] but must be [4] (out's last dim)");
+    bias = T(KT_DEV(0x3000), KG_F32, 2, KT_SHAPE(1, 4));
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_SHAPE,
+              "shape mismatch: matmul: bias is [1,4] but must be [4] (out's last dim)");
+    bias = with_strides(T(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(4)), KT_SHAPE(2));
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: bias [4] has stride 2; it must be contiguous (stride 1)");
+    bias = T(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(4));
+    kg_tensor oc = with_strides(T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(2, 4)), KT_SHAPE(1, 2));
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &oc, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: a bias needs out's last dim to have stride 1 (out [2,4] has strides [1,2])");
 }
 
 Test(gemm_errors, layouts_cublas_cannot_express)
 {
-    kg_tensor a = with_strides(T(DEV(0), KG_F32, 2, SHAPE(4, 5)), SHAPE(10, 2));
-    kg_tensor b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6)), o = T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: a [4,5] with strides [10,2] has no layout cuBLAS can read: one of its last "
-           "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous tensor "
-           "first)");
+    kg_tensor a = with_strides(T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), KT_SHAPE(10, 2));
+    kg_tensor b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6)), o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: a [4,5] with strides [10,2] has no layout cuBLAS can read: one of its last "
+              "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous tensor "
+              "first)");
     /* unit stride but rows that overlap: leading dim 3 < 5 */
-    a = with_strides(T(DEV(0), KG_F32, 2, SHAPE(4, 5)), SHAPE(3, 1));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: a [4,5] with strides [3,1] has no layout cuBLAS can read: one of its last "
-           "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous tensor "
-           "first)");
-    a = T(DEV(0), KG_F32, 2, SHAPE(4, 5));
-    b = with_strides(T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6)), SHAPE(12, 2));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: b [5,6] with strides [12,2] has no layout cuBLAS can read: one of its last "
-           "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous tensor "
-           "first)");
-    b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    o = with_strides(T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6)), SHAPE(12, 2));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: out [4,6] with strides [12,2] has no layout cuBLAS can write: one of its "
-           "last two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous "
-           "tensor first)");
+    a = with_strides(T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), KT_SHAPE(3, 1));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: a [4,5] with strides [3,1] has no layout cuBLAS can read: one of its last "
+              "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous tensor "
+              "first)");
+    a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5));
+    b = with_strides(T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6)), KT_SHAPE(12, 2));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: b [5,6] with strides [12,2] has no layout cuBLAS can read: one of its last "
+              "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous tensor "
+              "first)");
+    b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    o = with_strides(T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6)), KT_SHAPE(12, 2));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: out [4,6] with strides [12,2] has no layout cuBLAS can write: one of its "
+              "last two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous "
+              "tensor first)");
 }
 
 Test(gemm_errors, overlap)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(4, 5)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = T(DEV(0x40), KG_F32, 2, SHAPE(4, 6));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: out overlaps a (cuBLAS would read a while writing out)");
-    o = T(DEV(0x1010), KG_F32, 2, SHAPE(4, 6));
-    EXPECT(kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: out overlaps b (cuBLAS would read b while writing out)");
-    o = T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6));
-    kg_tensor bias = T(DEV(0x2000 + 4 * 23), KG_F32, 1, SHAPE(6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = T(KT_DEV(0x40), KG_F32, 2, KT_SHAPE(4, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: out overlaps a (cuBLAS would read a while writing out)");
+    o = T(KT_DEV(0x1010), KG_F32, 2, KT_SHAPE(4, 6));
+    KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: out overlaps b (cuBLAS would read b while writing out)");
+    o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6));
+    kg_tensor bias = T(KT_DEV(0x2000 + 4 * 23), KG_F32, 1, KT_SHAPE(6));
     kg_matmul_opts opts = {&bias, KG_EPILOGUE_NONE, KG_GEMM_AUTO};
-    EXPECT(kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-           "invalid argument: matmul: out overlaps bias (cuBLAS would read bias while writing out)");
-    kg_tensor self = with_strides(T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6)), SHAPE(0, 1));
+    KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: matmul: out overlaps bias (cuBLAS would read bias while writing out)");
+    kg_tensor self = with_strides(T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6)), KT_SHAPE(0, 1));
     kg_status st = kg_matmul(ctx, &self, &a, &b);
     cr_assert_eq(st, KG_ERR_INVALID_ARGUMENT, "%s: %s", kg_status_name(st), kg_errmsg(ctx));
     cr_assert(strstr(kg_errmsg(ctx), "out") != NULL, "%s", kg_errmsg(ctx));
@@ -224,15 +210,15 @@ Test(gemm_errors, overlap)
 
 Test(gemm_errors, valid_call_reports_no_device)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(4, 5)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6));
     kg_status st = kg_matmul(ctx, &o, &a, &b);
     cr_assert_eq(st, KG_ERR_NO_DEVICE, "%s: %s", kg_status_name(st), kg_errmsg(ctx));
     cr_assert(strncmp(kg_errmsg(ctx), "no CUDA driver or device", 24) == 0, "%s", kg_errmsg(ctx));
     cr_assert_eq(kg_set_tf32(ctx, 1), KG_ERR_NO_DEVICE);
     cr_assert_eq(kg_gemm_prepare(ctx), KG_ERR_NO_DEVICE);
     /* An empty product is still validated first, then reports the device. */
-    kg_tensor e = T(DEV(0x2000), KG_F32, 2, SHAPE(0, 6)), ea = T(DEV(0), KG_F32, 2, SHAPE(0, 5));
+    kg_tensor e = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(0, 6)), ea = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(0, 5));
     cr_assert_eq(kg_matmul(ctx, &e, &ea, &b), KG_ERR_NO_DEVICE);
 }
 
@@ -264,8 +250,8 @@ TestSuite(gemm_layout, .init = open_without_device, .fini = close_ctx);
 
 Test(gemm_layout, row_major_is_computed_transposed)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(4, 5)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     /* out^T (6x4) = b^T (6x5) a^T (5x4), all read as stored */
     EXPECT_DESC(g, 1, 0, 0, 6, 4, 5, 6, 5, 6);
@@ -278,17 +264,17 @@ Test(gemm_layout, row_major_is_computed_transposed)
 Test(gemm_layout, transposed_and_padded_operands)
 {
     /* a = t[5,4]^T and b with rows padded to 8 */
-    kg_tensor a = with_strides(T(DEV(0), KG_F32, 2, SHAPE(4, 5)), SHAPE(1, 4));
-    kg_tensor b = with_strides(T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6)), SHAPE(8, 1));
-    kg_tensor o = with_strides(T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6)), SHAPE(7, 1));
+    kg_tensor a = with_strides(T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), KT_SHAPE(1, 4));
+    kg_tensor b = with_strides(T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6)), KT_SHAPE(8, 1));
+    kg_tensor o = with_strides(T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6)), KT_SHAPE(7, 1));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     EXPECT_DESC(g, 1, 0, 1, 6, 4, 5, 8, 4, 7);
 }
 
 Test(gemm_layout, column_major_out_is_computed_directly)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(4, 5)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = with_strides(T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6)), SHAPE(1, 4));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = with_strides(T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6)), KT_SHAPE(1, 4));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     EXPECT_DESC(g, 0, 1, 1, 4, 6, 5, 5, 6, 4);
     cr_assert_eq(g.x, a.data);
@@ -296,8 +282,8 @@ Test(gemm_layout, column_major_out_is_computed_directly)
 
 Test(gemm_layout, broadcast_b_folds_batch_into_one_gemm)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 3, SHAPE(8, 4, 5)), b = T(DEV(0x10000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = T(DEV(0x20000), KG_F32, 3, SHAPE(8, 4, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 3, KT_SHAPE(8, 4, 5)), b = T(KT_DEV(0x10000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = T(KT_DEV(0x20000), KG_F32, 3, KT_SHAPE(8, 4, 6));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     EXPECT_DESC(g, 1, 0, 0, 6, 32, 5, 6, 5, 6);
     cr_assert_eq(g.batch, 1);
@@ -306,8 +292,8 @@ Test(gemm_layout, broadcast_b_folds_batch_into_one_gemm)
 
 Test(gemm_layout, batches_run_strided)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 3, SHAPE(8, 4, 5)), b = T(DEV(0x10000), KG_F32, 3, SHAPE(8, 5, 6));
-    kg_tensor o = T(DEV(0x20000), KG_F32, 3, SHAPE(8, 4, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 3, KT_SHAPE(8, 4, 5)), b = T(KT_DEV(0x10000), KG_F32, 3, KT_SHAPE(8, 5, 6));
+    kg_tensor o = T(KT_DEV(0x20000), KG_F32, 3, KT_SHAPE(8, 4, 6));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     EXPECT_DESC(g, 1, 0, 0, 6, 4, 5, 6, 5, 6);
     cr_assert_eq(g.batch, 8);
@@ -315,7 +301,7 @@ Test(gemm_layout, batches_run_strided)
     cr_assert_eq(g.sy, 20);
     cr_assert_eq(g.sd, 24);
     /* a broadcast along the batch: stride 0 */
-    kg_tensor a2 = T(DEV(0), KG_F32, 2, SHAPE(4, 5));
+    kg_tensor a2 = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5));
     g = describe(&o, &a2, &b, NULL);
     cr_assert_eq(g.batch, 8);
     cr_assert_eq(g.sy, 0);
@@ -324,8 +310,8 @@ Test(gemm_layout, batches_run_strided)
 
 Test(gemm_layout, two_broadcast_batch_dims_loop_the_smaller)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 4, SHAPE(2, 1, 4, 5)), b = T(DEV(0x10000), KG_F32, 3, SHAPE(3, 5, 6));
-    kg_tensor o = T(DEV(0x20000), KG_F32, 4, SHAPE(2, 3, 4, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 4, KT_SHAPE(2, 1, 4, 5)), b = T(KT_DEV(0x10000), KG_F32, 3, KT_SHAPE(3, 5, 6));
+    kg_tensor o = T(KT_DEV(0x20000), KG_F32, 4, KT_SHAPE(2, 3, 4, 6));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     cr_assert_eq(g.batch, 3);
     cr_assert_eq(g.sx, 30);
@@ -340,8 +326,9 @@ Test(gemm_layout, two_broadcast_batch_dims_loop_the_smaller)
 
 Test(gemm_layout, chained_batch_dims_merge)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 4, SHAPE(2, 3, 4, 5)), b = T(DEV(0x10000), KG_F32, 4, SHAPE(2, 3, 5, 6));
-    kg_tensor o = T(DEV(0x20000), KG_F32, 4, SHAPE(2, 3, 4, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 4, KT_SHAPE(2, 3, 4, 5)),
+              b = T(KT_DEV(0x10000), KG_F32, 4, KT_SHAPE(2, 3, 5, 6));
+    kg_tensor o = T(KT_DEV(0x20000), KG_F32, 4, KT_SHAPE(2, 3, 4, 6));
     kg_gemm_desc g = describe(&o, &a, &b, NULL);
     cr_assert_eq(g.batch, 6);
     cr_assert_eq(g.nloop, 0);
@@ -349,13 +336,14 @@ Test(gemm_layout, chained_batch_dims_merge)
 
 Test(gemm_layout, vectors)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(4, 5)), v = with_strides(T(DEV(0x1000), KG_F32, 1, SHAPE(5)), SHAPE(3));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 1, SHAPE(4));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)),
+              v = with_strides(T(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(5)), KT_SHAPE(3));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 1, KT_SHAPE(4));
     kg_gemm_desc g = describe(&o, &a, &v, NULL);
     cr_assert_eq(g.m * g.n, 4);
     cr_assert_eq(g.k, 5);
-    kg_tensor w = T(DEV(0x3000), KG_F32, 1, SHAPE(4)), s = T(DEV(0x2000), KG_F32, 0, NULL);
-    kg_tensor u = T(DEV(0x4000), KG_F32, 1, SHAPE(4));
+    kg_tensor w = T(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(4)), s = T(KT_DEV(0x2000), KG_F32, 0, NULL);
+    kg_tensor u = T(KT_DEV(0x4000), KG_F32, 1, KT_SHAPE(4));
     g = describe(&s, &w, &u, NULL);
     cr_assert_eq(g.m, 1);
     cr_assert_eq(g.n, 1);
@@ -364,11 +352,11 @@ Test(gemm_layout, vectors)
 
 Test(gemm_layout, empty_and_k0)
 {
-    kg_tensor a = T(DEV(0), KG_F32, 2, SHAPE(0, 5)), b = T(DEV(0x1000), KG_F32, 2, SHAPE(5, 6));
-    kg_tensor o = T(DEV(0x2000), KG_F32, 2, SHAPE(0, 6));
+    kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(0, 5)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
+    kg_tensor o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(0, 6));
     cr_assert_eq(describe(&o, &a, &b, NULL).empty, 1);
-    kg_tensor a0 = with_strides(T(DEV(0), KG_F32, 2, SHAPE(4, 0)), SHAPE(0, 0));
-    kg_tensor b0 = T(DEV(0x1000), KG_F32, 2, SHAPE(0, 6)), o0 = T(DEV(0x2000), KG_F32, 2, SHAPE(4, 6));
+    kg_tensor a0 = with_strides(T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 0)), KT_SHAPE(0, 0));
+    kg_tensor b0 = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(0, 6)), o0 = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6));
     kg_gemm_desc g = describe(&o0, &a0, &b0, NULL);
     cr_assert_eq(g.empty, 0);
     cr_assert_eq(g.k, 0);
@@ -527,7 +515,7 @@ static void run_case(kg_context *c, kg_dtype dt, const gcase *g)
     if (!g->b1)
         so[no++] = g->N;
     mat O = make(c, dt, no, so, g->out_cm && no >= 2, g->pad);
-    mat Bias = make(c, dt, 1, SHAPE(g->N), 0, 0);
+    mat Bias = make(c, dt, 1, KT_SHAPE(g->N), 0, 0);
     fill(c, &A, &rng, g->exact);
     fill(c, &B, &rng, g->exact);
     fill(c, &Bias, &rng, g->exact);
@@ -779,9 +767,9 @@ Test(gemm_gpu, tf32_is_opt_in)
         h[i] = 1.0f + 0x1p-12f;
     float *dv = kt_alloc(c, sizeof(float) * (size_t)K), *dout = kt_alloc(c, sizeof(float));
     kt_upload(c, dv, h, sizeof(float) * (size_t)K);
-    kg_tensor a = kg_tensor_contiguous(dv, KG_F32, 2, SHAPE(1, K)),
-              b = kg_tensor_contiguous(dv, KG_F32, 2, SHAPE(K, 1));
-    kg_tensor o = kg_tensor_contiguous(dout, KG_F32, 2, SHAPE(1, 1));
+    kg_tensor a = kg_tensor_contiguous(dv, KG_F32, 2, KT_SHAPE(1, K)),
+              b = kg_tensor_contiguous(dv, KG_F32, 2, KT_SHAPE(K, 1));
+    kg_tensor o = kg_tensor_contiguous(dout, KG_F32, 2, KT_SHAPE(1, 1));
     KT_OK(c, kg_set_tf32(c, 0));
     for (int be = 0; be < 2; be++) {
         kg_matmul_opts opts = {NULL, KG_EPILOGUE_NONE, be ? KG_GEMM_CUBLASLT : KG_GEMM_CUBLAS};
@@ -815,8 +803,8 @@ ParameterizedTest(const kg_gemm_backend *be, gemm_gpu, graph_capture_and_replay)
     const int64_t M = 96, N = 80, K = 128;
     const kg_dtype dt = KG_F32;
     uint64_t rng = kt_seed();
-    mat A = make(c, dt, 3, SHAPE(2, M, K), 0, 0), B = make(c, dt, 2, SHAPE(K, N), 0, 0);
-    mat O = make(c, dt, 3, SHAPE(2, M, N), 0, 0), Bias = make(c, dt, 1, SHAPE(N), 0, 0);
+    mat A = make(c, dt, 3, KT_SHAPE(2, M, K), 0, 0), B = make(c, dt, 2, KT_SHAPE(K, N), 0, 0);
+    mat O = make(c, dt, 3, KT_SHAPE(2, M, N), 0, 0), Bias = make(c, dt, 1, KT_SHAPE(N), 0, 0);
     const int fused = *be == KG_GEMM_CUBLASLT;
     kg_matmul_opts opts = {fused ? &Bias.t : NULL, fused ? KG_EPILOGUE_RELU : KG_EPILOGUE_NONE, *be};
     KT_OK(c, kg_gemm_prepare(c));
@@ -869,9 +857,9 @@ Test(gemm_gpu, first_gemm_inside_capture_is_refused)
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(c, kg_set_stream(c, (kg_stream)s));
     float *d = kt_alloc(c, 3 * 4 * 4);
-    kg_tensor a = kg_tensor_contiguous(d, KG_F32, 2, SHAPE(2, 2)),
-              b = kg_tensor_contiguous(d + 4, KG_F32, 2, SHAPE(2, 2));
-    kg_tensor o = kg_tensor_contiguous(d + 8, KG_F32, 2, SHAPE(2, 2));
+    kg_tensor a = kg_tensor_contiguous(d, KG_F32, 2, KT_SHAPE(2, 2)),
+              b = kg_tensor_contiguous(d + 4, KG_F32, 2, KT_SHAPE(2, 2));
+    kg_tensor o = kg_tensor_contiguous(d + 8, KG_F32, 2, KT_SHAPE(2, 2));
     cudaGraph_t graph;
     cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
     kg_status st = kg_matmul(c, &o, &a, &b);
