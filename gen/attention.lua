@@ -1,9 +1,16 @@
 -- attention.lua - the flash attention family: one kernel per dtype x head dim
 -- x mask kind, from templates/attention.cu + templates/attention.cuh.
 --
--- Writes attn_<dtype>.cu (one module per dtype) and kg_attn_table.c / .h:
--- [dtype][head dim slot][kind] -> kernel index, threads, query rows per
--- block and dynamic shared memory, which runtime/attention.c dispatches on.
+-- Two paths:
+--   portable  attn_<dtype>.cu, built for every arch of the bundle: f32 (FFMA)
+--             and f16/bf16 on mma.sync, every head dim;
+--   Hopper    attn90_<dtype>.cu, built for sm_90a only (build.ninja's
+--             fatbin90 rule): f16/bf16 on wgmma for the head dims of M.sm90.
+-- and kg_attn_table.c / .h: for each path, [dtype][head dim slot][kind] ->
+-- kernel index, threads, query rows per block and dynamic shared memory,
+-- which runtime/attention.c dispatches on (the Hopper entry where the device
+-- is sm_90 and one was generated, else the portable one). Also writes
+-- kg_wgmma.cuh (gen/wgmma.lua) with the wgmma shapes the Hopper path uses.
 local M = {}
 
 M.dims = { 32, 64, 96, 128, 256 }
@@ -31,7 +38,16 @@ M.tc = {
 }
 M.f32 = { [32] = { bn = 64 }, [64] = { bn = 64 }, [96] = { bn = 64 }, [128] = { bn = 64 }, [256] = { bn = 32 } }
 
+-- Hopper path: nwg warpgroups of 64 query rows each, bn keys per tile (two
+-- stages each of K and V in shared memory).
+M.sm90 = {
+  [64] = { nwg = 2, bn = 128 },
+  [128] = { nwg = 2, bn = 128 },
+  [256] = { nwg = 2, bn = 64 },
+}
+
 local dtypes = { "f32", "f16", "bf16" }
+local sm90_dtypes = { "f16", "bf16" }
 
 local function plan(dt, d, kind)
   if dt.name == "f32" then
@@ -49,31 +65,56 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
-function M.generate(G)
-  G:dep(G.root .. "/templates/attention.cu")
-  local by = {}
-  for i, dt in ipairs(G.dtypes) do dt.index = i - 1; by[dt.name] = dt end
+local function plan_sm90(dt, d, kind)
+  local c = M.sm90[d]
+  if not c then return nil end
+  local bm = c.nwg * 64
+  -- Q, two stages of K and of V, and 1 KB to align the swizzled tiles
+  return { threads = c.nwg * 128, minb = 1, bm = bm, smem = (bm + 4 * c.bn) * d * 2 + 1024,
+           call = string.format("attn_wg<%s, %d, %d, %d, %s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind]),
+           shape = string.format("%dx%d tiles, %d warpgroups, wgmma", bm, c.bn, c.nwg) }
+end
+
+-- One module per dtype of a path; returns the table rows.
+local function path_modules(G, by, path)
   local rows = {}
-  for _, name in ipairs(dtypes) do
+  for _, name in ipairs(path.dtypes) do
     local dt = by[name]
-    local module = G:module("attn_" .. name)
+    local module = G:module(path.prefix .. name)
     local kernels = {}
     for di, d in ipairs(M.dims) do
-      for ki, kind in ipairs(M.kinds) do
-        local pl = plan(dt, d, kind)
-        local kname = string.format("kg_attn_%s_d%d_%s", name, d, kind)
-        local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
-        local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
-        kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-        rows[#rows + 1] = string.format("    [%s][%d][%s] = {%d, %d, %d, %d},\n", dt.enum, di - 1,
-                                        kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
+      for _, kind in ipairs(M.kinds) do
+        local pl = path.plan(dt, d, kind)
+        if pl then
+          local kname = string.format("kg_%s%s_d%d_%s", path.prefix, name, d, kind)
+          local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
+          local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
+          kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
+          rows[#rows + 1] = string.format("    [%s][%d][%s] = {%d, %d, %d, %d},\n", dt.enum, di - 1,
+                                          kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
+        end
       end
     end
-    G:write("attn_" .. name .. ".cu", G:render("attention.cu", {
+    G:write(path.prefix .. name .. ".cu", G:render("attention.cu", {
       header = G.header("templates/attention.cu and gen/attention.lua"),
-      dtype = dt, dims = M.dims, kinds = M.kinds, kernels = kernels,
+      dtype = dt, dims = M.dims, kinds = M.kinds, kernels = kernels, path = path.what, include = path.include,
     }))
   end
+  return rows
+end
+
+function M.generate(G)
+  G:dep(G.root .. "/templates/attention.cu")
+  G:dep(G.root .. "/gen/wgmma.lua")
+  local by = {}
+  for i, dt in ipairs(G.dtypes) do dt.index = i - 1; by[dt.name] = dt end
+  local rows = path_modules(G, by, { prefix = "attn_", dtypes = dtypes, plan = plan, include = "attention.cuh",
+                                     what = "portable path (mma.sync / FFMA)" })
+  local rows90 = path_modules(G, by, { prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
+                                       include = "attention_sm90.cuh", what = "Hopper path (sm_90a, wgmma)" })
+  local ns = {}
+  for d, c in pairs(M.sm90) do ns[#ns + 1] = d; ns[#ns + 1] = c.bn end
+  G:write("kg_wgmma.cuh", require("wgmma").header(G, ns))
   local dims = {}
   for i, d in ipairs(M.dims) do dims[i] = tostring(d) end
   G:write("kg_attn_table.h", G.header("gen/attention.lua") .. string.format([[
@@ -95,15 +136,20 @@ typedef struct kg_attn_entry {
     int32_t smem;    /* dynamic shared memory, bytes */
 } kg_attn_entry;
 
-/* [q dtype][head dim slot][kind]; threads == 0 where the dtype has none. */
+/* [q dtype][head dim slot][kind]; threads == 0 where the dtype has none.
+   kg_attn_table: the portable path, every arch; kg_attn_sm90_table: the
+   Hopper path (sm_90a machine code only), where generated. */
 extern const kg_attn_entry kg_attn_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
+extern const kg_attn_entry kg_attn_sm90_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
 
 #endif
 ]], #M.dims, table.concat(dims, ", ")))
   G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
     "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
-    table.concat(rows) .. "};\n")
+    table.concat(rows) .. "};\n\n" ..
+    "const kg_attn_entry kg_attn_sm90_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
+    table.concat(rows90) .. "};\n")
 end
 
 return M

@@ -2,9 +2,11 @@
  * attention.c - validation and dispatch of kg_attention (kg_attention.h).
  *
  * Everything is checked on the host first (so a context without a device
- * still reports argument errors); then the generated table
- * (kg_attn_table.h) gives the kernel for q's dtype, the head dim and the mask
- * kind, and one launch covers the call: grid (query blocks, Hq, B).
+ * still reports argument errors); then the generated tables
+ * (kg_attn_table.h) give the kernel for q's dtype, the head dim and the mask
+ * kind, and one launch covers the call: grid (query blocks, Hq, B). On a
+ * compute capability 9.0 device the Hopper path (wgmma, sm_90a machine code)
+ * is taken where one was generated; everywhere else, the portable path.
  */
 #include <math.h>
 #include <stdio.h>
@@ -212,6 +214,10 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
 
     const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
     const kg_attn_entry *e = &kg_attn_table[q->dtype][slot][kind];
+    const kg_attn_entry *h = &kg_attn_sm90_table[q->dtype][slot][kind];
+    const int hopper = ctx->cc_major == 9 && ctx->cc_minor == 0 && h->threads > 0 && !ctx->attn_force_portable;
+    if (hopper)
+        e = h;
 
     kg_attn_params p;
     memset(&p, 0, sizeof p);
@@ -258,5 +264,15 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const dim3 block = {(unsigned)e->threads, 1, 1};
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
+    if (st == KG_OK)
+        ctx->attn_last_path = hopper;
     return st == KG_OK ? kg_ok(ctx) : st;
 }
+
+void kg_test_force_attn_portable(kg_context *ctx, int on)
+{
+    if (ctx)
+        ctx->attn_force_portable = on;
+}
+
+int kg_test_last_attn_path(const kg_context *ctx) { return ctx ? ctx->attn_last_path : -1; }

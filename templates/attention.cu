@@ -1,11 +1,12 @@
-@-- attention.cu - template of one attention module (one dtype): one kernel per
-@-- head dim x mask kind, each an instantiation of templates/attention.cuh with
-@-- the tile shape gen/attention.lua chose for that head dim.
+@-- attention.cu - template of one attention module (one dtype, one path): one
+@-- kernel per head dim x mask kind, each an instantiation of the path's header
+@-- (attention.cuh, portable; attention_sm90.cuh, Hopper) with the tile shape
+@-- gen/attention.lua chose for that head dim.
 $(header)/*
- * Flash attention forward kernels for $(dtype.name).
+ * Flash attention forward kernels for $(dtype.name), $(path).
  * Head dims: $(table.concat(dims, ", ")). Mask kinds: $(table.concat(kinds, ", ")).
  */
-#include "attention.cuh"
+#include "$(include)"
 @for _, k in ipairs(kernels) do
 
 /* $(k.desc) */

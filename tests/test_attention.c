@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "kg_test.h"
 #include "kgen.h"
 
@@ -304,7 +305,10 @@ static kg_tensor view4(const acase *c, void *data, int H, int S)
 
 static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
 
-static void run_case(const acase *c)
+/* The path the case runs on, for messages: "Hopper" or "portable". */
+static const char *path_name = "";
+
+static void run_case_once(const acase *c)
 {
     const kg_dtype dt = c->dt;
     const int D = c->D;
@@ -362,6 +366,7 @@ static void run_case(const acase *c)
     kg_attention_opts opts = {c->scale, c->causal};
     KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, c->mask ? &tm : NULL, &opts));
     KT_OK(ctx, kg_sync(ctx));
+    path_name = kg_test_last_attn_path(ctx) == 1 ? "Hopper" : "portable";
     kt_download(ctx, ho, dout, nq * es);
     float *hl2 = malloc(nl * 8);
     kt_download(ctx, hl2, dl, nl * 8);
@@ -446,8 +451,8 @@ static void run_case(const acase *c)
                 const double lse_want = l > 0 ? m + log(l) : -INFINITY;
                 const double lse_got = hl[((int64_t)b * c->Hq + h) * c->Sq + i];
                 cr_assert(kt_close(lse_got, lse_want, 1e-5, 1e-4),
-                          "%s D=%d Sq=%d Sk=%d causal=%d mask=%d lse[%d,%d,%d] = %.9g, want %.9g (seed %llu)",
-                          kg_dtype_name(dt), D, c->Sq, c->Sk, c->causal, c->mask, b, h, i, lse_got, lse_want,
+                          "%s %s D=%d Sq=%d Sk=%d causal=%d mask=%d lse[%d,%d,%d] = %.9g, want %.9g (seed %llu)",
+                          path_name, kg_dtype_name(dt), D, c->Sq, c->Sk, c->causal, c->mask, b, h, i, lse_got, lse_want,
                           (unsigned long long)kt_seed());
             }
         }
@@ -455,9 +460,9 @@ static void run_case(const acase *c)
     kt_tolerance(dt, &rtol, &atol);
     const double tol = 2 * max_lp + atol;
     cr_assert(max_err <= tol,
-              "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d bshd=%d: max error %.3g at [%d,%d,%d,%d] "
+              "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d bshd=%d: max error %.3g at [%d,%d,%d,%d] "
               "(got %.6g, want %.6g) > %.3g = 2 x %.3g (low-precision reference) + %.0e (seed %llu)",
-              kg_dtype_name(dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, D, c->causal, c->mask, c->bshd, max_err, worst_b,
+              path_name, kg_dtype_name(dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, D, c->causal, c->mask, c->bshd, max_err, worst_b,
               worst_h, worst_i, worst_d, worst_got, worst_want, tol, max_lp, atol, (unsigned long long)kt_seed());
     free(xq);
     free(xk);
@@ -478,6 +483,21 @@ static void run_case(const acase *c)
     kg_free(ctx, dout);
     kg_free(ctx, dl);
     kg_free(ctx, dm);
+}
+
+/* Every case on the path the runtime picks and, where that is the Hopper
+   path, again on the portable path (forced), so both are checked on an
+   H100/H200. */
+static void run_case(const acase *c)
+{
+    kg_test_force_attn_portable(ctx, 0);
+    run_case_once(c);
+    if (kg_test_last_attn_path(ctx) == 1) {
+        kg_test_force_attn_portable(ctx, 1);
+        run_case_once(c);
+        cr_assert_eq(kg_test_last_attn_path(ctx), 0, "forcing the portable path did not take");
+        kg_test_force_attn_portable(ctx, 0);
+    }
 }
 
 static const kg_dtype DTS[3] = {KG_F32, KG_F16, KG_BF16};

@@ -2,13 +2,16 @@
  * test_bundle.c - the kernel table against the compiled bundle. Each module
  * is a fatbin holding one ELF cubin per architecture (uncompressed) and PTX.
  * The cubins' symbol tables must hold exactly the kernels the table names
- * for that module, for every architecture the build lists.
+ * for that module, for every architecture the build lists (sm_80 and sm_90),
+ * or, for the Hopper attention modules (the kernels of kg_attn_sm90_table),
+ * for sm_90a alone.
  */
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "kg_attn_table.h"
 #include "kg_table.h"
 #include "kg_test.h"
 
@@ -68,14 +71,31 @@ static int has(const cubin *c, const char *name)
     return 0;
 }
 
+/* 1 when module m holds kernels of the Hopper attention table. */
+static int hopper_module(int m)
+{
+    for (int d = 0; d < KG_DTYPE_COUNT; d++)
+        for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
+            for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
+                const kg_attn_entry *e = &kg_attn_sm90_table[d][s][k];
+                if (e->threads > 0 && kg_kernels[e->kernel].module == m)
+                    return 1;
+            }
+    return 0;
+}
+
 Test(bundle, table_matches_the_kernels_in_every_cubin)
 {
+    int hoppers = 0;
     for (int m = 0; m < KG_MODULE_COUNT; m++) {
         cubin cs[8];
         const size_t size = (size_t)(kg_modules[m].end - kg_modules[m].begin);
         int n = find_cubins(kg_modules[m].begin, size, cs, 8);
-        /* one cubin per listed arch: sm_80 and sm_90 */
-        cr_assert_eq(n, 2, "module %s holds %d cubins, want 2 (sm_80, sm_90)", kg_modules[m].name, n);
+        const int hopper = hopper_module(m);
+        hoppers += hopper;
+        /* one cubin per listed arch: sm_80 and sm_90; sm_90a alone for Hopper */
+        cr_assert_eq(n, hopper ? 1 : 2, "module %s holds %d cubins, want %s", kg_modules[m].name, n,
+                     hopper ? "1 (sm_90a)" : "2 (sm_80, sm_90)");
         int seen80 = 0, seen90 = 0;
         for (int c = 0; c < n; c++) {
             seen80 += cs[c].arch == 80;
@@ -92,8 +112,12 @@ Test(bundle, table_matches_the_kernels_in_every_cubin)
                          cs[c].nsyms, expected);
             free(cs[c].syms);
         }
-        cr_assert(seen80 == 1 && seen90 == 1, "module %s: archs are not sm_80 + sm_90", kg_modules[m].name);
+        if (hopper)
+            cr_assert(seen90 == 1, "module %s: arch is not sm_90a", kg_modules[m].name);
+        else
+            cr_assert(seen80 == 1 && seen90 == 1, "module %s: archs are not sm_80 + sm_90", kg_modules[m].name);
     }
+    cr_assert_eq(hoppers, 2, "want the two Hopper attention modules (f16, bf16), found %d", hoppers);
 }
 
 Test(bundle, kernel_entries_are_well_formed)

@@ -1,0 +1,281 @@
+/*
+ * attention_sm90.cuh - flash attention forward on Hopper (sm_90a): the same
+ * contract and online softmax as attention.cuh, with the two matrix products
+ * on warpgroup MMA (wgmma.mma_async) instead of mma.sync.
+ *
+ * A block is NWG warpgroups (128 threads each); warpgroup w owns query rows
+ * [m0 + 64 w, m0 + 64 w + 64) and holds, per thread, its S tile (m64 x BN)
+ * and its output accumulator (m64 x D) in registers. Q, and two stages each
+ * of K and V, live in shared memory in the 128-byte-swizzled layout wgmma
+ * reads (per 64-column panel: row r's 16-byte chunk c at chunk c ^ (r % 8)),
+ * filled by cp.async from every thread; the loads for the next tiles are in
+ * flight while the current ones are multiplied.
+ *
+ * Per key tile j, inside each warpgroup (FlashAttention-3's intra-warpgroup
+ * overlap): S_j = Q K_j^T and O += P_{j-1} V_{j-1} are issued back to back as
+ * two asynchronous wgmma groups; the softmax of S_j runs while the second is
+ * still on the tensor cores; only then is O rescaled and P_j packed into the
+ * A-operand registers of the next PV product. Q and K are K-major operands
+ * from shared memory, V an N-major one (transposed on the fly), P comes from
+ * registers, so S never goes through shared memory.
+ */
+#ifndef KG_ATTENTION_SM90_CUH
+#define KG_ATTENTION_SM90_CUH
+
+#include "attention.cuh"
+#include "kg_wgmma.cuh"
+
+namespace kg_attn {
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* shared memory written through the generic proxy (cp.async) is then read by
+   wgmma through the async proxy */
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
+   byte offset (between 64-element panels of an N-major operand; unused for
+   K-major), stride byte offset (between groups of 8 rows). */
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+
+/* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of 64-element
+   panels (each panel ROWS x 128 bytes, 1024-byte aligned). */
+template <int ROWS> __device__ __forceinline__ uint32_t sw128_at(int r, int cc)
+{
+    return (uint32_t)((cc >> 3) * ROWS * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
+}
+
+/* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
+   elements) into the swizzled tile at dst; rows past n are zero-filled. */
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    constexpr int CPR = D / 8;
+    static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
+#pragma unroll
+    for (int it = 0; it < ROWS * CPR / NT; it++) {
+        const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
+        const bool ok = row0 + r < n;
+        const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
+        cp_async16(dst + sw128_at<ROWS>(r, cc), src, ok);
+    }
+}
+
+template <typename T, int D, int NWG, int BN, int KIND>
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p)
+{
+    constexpr int NT = NWG * 128, BM = NWG * 64, E = 2;
+    constexpr int QB = BM * D * E, KB = BN * D * E, NS = BN / 8, ND = D / 8;
+    static_assert(D % 64 == 0 && BN % 64 == 0, "64-element panels");
+    extern __shared__ __align__(16) unsigned char smem[];
+    const uint32_t raw = smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
+    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                  /* two stages each */
+    unsigned char *sQ = smem + (aQ - raw);
+
+    const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
+    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+    const int m0 = mb * BM;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    const int ntiles = key_tiles(p, causal, m0, BM, BN);
+
+    load_sw128<BM, D, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
+    if (ntiles > 0)
+        load_sw128<BN, D, NT>(aK, k, p.k_ss, 0, p.sk, tid);
+    cp_async_commit();
+
+    /* this thread's rows: m0 + wr + g and + 8 */
+    const int wr = wgi * 64 + wq * 16;
+    float o[D / 2], s[BN / 2];
+    uint32_t pa[BN / 16][4];
+    float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        o[i] = 0.f;
+    const float *mrow[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int r = min(m0 + wr + g + 8 * i, p.sq - 1);
+        mrow[i] = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
+    }
+    /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
+       inside a panel */
+    const uint64_t dq = sw128_desc(aQ + wgi * 64 * 128, 16, 1024);
+
+    /* The scaled, masked scores of S_j -> exponentials relative to the new
+       running max (in s), their row sums (rs) and the factor alpha the
+       output and the sums so far must be scaled by. */
+    auto softmax = [&](int j, float (&alpha)[2], float (&rs)[2]) {
+        const int n0 = j * BN;
+        const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
+        /* scale (and add the mask) everywhere; key bounds and the causal
+           rule only on tiles that cross the sequence end or the diagonal:
+           row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                float &e = s[4 * n + x];
+                e *= p.scale_log2;
+                if (KIND == KG_ATTN_MASK) {
+                    const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                    if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
+                        e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                }
+            }
+        if (check) {
+            int lim[2];
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+#pragma unroll
+                for (int x = 0; x < 4; x++)
+                    if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
+                        s[4 * n + x] = -CUDART_INF_F;
+        }
+        float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int x = 0; x < 4; x++)
+                tmax[x >> 1] = fmaxf(tmax[x >> 1], s[4 * n + x]);
+        float use[2];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
+            use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+            alpha[i] = ex2(mx[i] - use[i]);
+            mx[i] = mnew;
+            rs[i] = 0.f;
+        }
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                float &e = s[4 * n + x];
+                e = ex2(e - use[x >> 1]);
+                rs[x >> 1] += e;
+            }
+    };
+    auto pack_p = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+            pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+            pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+            pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+        }
+    };
+    /* S = Q K^T from K stage `stage` */
+    auto issue_s = [&](int stage) {
+        const uint32_t kb = aK + stage * KB;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+            wg<T, BN>::ss(s, dq + (off >> 4), sw128_desc(kb + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
+                          kk > 0);
+        }
+        wg_commit();
+    };
+    /* O += P V from V stage `stage` */
+    auto issue_pv = [&](int stage) {
+        const uint32_t vb = aV + stage * KB;
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++)
+            wg<T, D>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
+        wg_commit();
+    };
+    /* K_j and V_{j-1} have arrived, and every warpgroup is done with the
+       stages the next loads overwrite (K_{j-1}, V_{j-2}); then the loads of
+       K_{j+1} and V_j go out */
+    auto next_tiles = [&](int j) {
+        cp_async_wait<0>();
+        fence_async_smem();
+        __syncthreads();
+        if (j + 1 < ntiles)
+            load_sw128<BN, D, NT>(aK + ((j + 1) & 1) * KB, k, p.k_ss, (j + 1) * BN, p.sk, tid);
+        if (j < ntiles)
+            load_sw128<BN, D, NT>(aV + (j & 1) * KB, v, p.v_ss, j * BN, p.sk, tid);
+        cp_async_commit();
+    };
+
+    if (ntiles > 0) {
+        float alpha[2], rs[2];
+        next_tiles(0);
+        wg_fence();
+        issue_s(0);
+        wg_wait<0>();
+        softmax(0, alpha, rs);
+        l[0] = rs[0], l[1] = rs[1];
+        pack_p();
+        for (int j = 1; j < ntiles; j++) {
+            next_tiles(j);
+            wg_fence();
+            issue_s(j & 1);
+            issue_pv((j - 1) & 1);
+            wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+            softmax(j, alpha, rs);
+            wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                l[i] = l[i] * alpha[i] + rs[i];
+#pragma unroll
+            for (int n = 0; n < ND; n++) {
+                o[4 * n] *= alpha[0];
+                o[4 * n + 1] *= alpha[0];
+                o[4 * n + 2] *= alpha[1];
+                o[4 * n + 3] *= alpha[1];
+            }
+            pack_p();
+        }
+        next_tiles(ntiles);
+        wg_fence();
+        issue_pv((ntiles - 1) & 1);
+        wg_wait<0>();
+    }
+
+    /* epilogue: normalize, stage the warpgroup's own (swizzled, so
+       conflict-free) rows of the Q tile, then 16-byte coalesced stores. With
+       no key tile the Q load is still in flight: it must land first. */
+    cp_async_wait<0>();
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const float sum = quad_sum(l[i]);
+        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const int rl = wr + g + 8 * i, r = m0 + rl;
+#pragma unroll
+        for (int n = 0; n < ND; n++)
+            *(uint32_t *)(sQ + sw128_at<BM>(rl, n) + 4 * t) =
+                mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
+        if (p.lse && t == 0 && r < p.sq)
+            p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
+                sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+    char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
+    constexpr int CPR = D / 8;
+#pragma unroll
+    for (int it = 0; it < 64 * CPR / 128; it++) {
+        const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
+        if (r < p.sq)
+            *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sQ + sw128_at<BM>(rl, cc));
+    }
+}
+
+} // namespace kg_attn
+
+#endif
