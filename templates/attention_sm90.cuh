@@ -54,13 +54,14 @@ template <int ROWS> __device__ __forceinline__ uint32_t sw128_at(int r, int cc)
 }
 
 /* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
-   elements) into the swizzled tile at dst; rows past n are zero-filled. */
+   elements) into the swizzled tile at dst; rows past n are zero-filled.
+   Unrolled by 4: the producer that runs it has few registers. */
 template <int ROWS, int D, int NT>
 __device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
 {
     constexpr int CPR = D / 8;
     static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
-#pragma unroll
+#pragma unroll 4
     for (int it = 0; it < ROWS * CPR / NT; it++) {
         const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
         const bool ok = row0 + r < n;
@@ -69,32 +70,114 @@ __device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64
     }
 }
 
+/* ---- mbarriers (shared memory, CTA scope) ---- */
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+/* the barrier gets this thread's arrival once its cp.async copies so far
+   have landed (counted in the barrier's expected arrivals) */
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+/* waits for the completion of the phase of parity `parity` */
+__device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/*
+ * Warp-specialized: NWG consumer warpgroups and one producer warpgroup (the
+ * last). The producer streams K and V tiles through two rings of two stages
+ * each (cp.async, every producer thread a share of each tile); a stage's
+ * "full" barrier completes once every producer thread's copies into it have
+ * landed (cp.async.mbarrier.arrive), its "empty" barrier once every consumer
+ * warp is done reading it. Consumers fence the landed tile for the async
+ * proxy wgmma reads through before their first product on it. Consumers never wait for each other, so
+ * one warpgroup's softmax runs while another's products keep the tensor
+ * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
+ */
 template <typename T, int D, int NWG, int BN, int KIND>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
-    constexpr int NT = NWG * 128, BM = NWG * 64, E = 2;
+    constexpr int BM = NWG * 64, E = 2;
     constexpr int QB = BM * D * E, KB = BN * D * E, NS = BN / 8, ND = D / 8;
-    static_assert(D % 64 == 0 && BN % 64 == 0, "64-element panels");
+    constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
+    static_assert(D % 64 == 0 && BN % 16 == 0, "64-element panels of D; 16-key steps");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                  /* two stages each */
+    const uint32_t bars = aV + 2 * KB; /* fullK[2], fullV[2], emptyK[2], emptyV[2] */
     unsigned char *sQ = smem + (aQ - raw);
+    auto full_k = [&](int s) { return bars + 8 * s; };
+    auto full_v = [&](int s) { return bars + 16 + 8 * s; };
+    auto empty_k = [&](int s) { return bars + 32 + 8 * s; };
+    auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
     const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
     const int m0 = mb * BM;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-
-    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
     const int ntiles = key_tiles(p, causal, m0, BM, BN);
 
-    load_sw128<BM, D, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
-    if (ntiles > 0)
-        load_sw128<BN, D, NT>(aK, k, p.k_ss, 0, p.sk, tid);
-    cp_async_commit();
+    if (tid == 0) {
+        for (int s = 0; s < 4; s++)
+            mbar_init(bars + 8 * s, 128); /* full: every producer thread */
+        for (int s = 4; s < 8; s++)
+            mbar_init(bars + 8 * s, NWG * 4); /* empty: every consumer warp */
+    }
+    __syncthreads();
+
+    /* one branch per role, as setmaxnreg requires */
+    if (wgi == NWG) {
+        /* ---- producer ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+        const int pt = tid - NWG * 128;
+        const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+        const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+        for (int j = 0; j < ntiles; j++) {
+            const int s = j & 1;
+            if (j >= 2)
+                mbar_wait(empty_k(s), ((j >> 1) - 1) & 1);
+            load_sw128<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
+            cp_async_arrive(full_k(s));
+            if (j >= 2)
+                mbar_wait(empty_v(s), ((j >> 1) - 1) & 1);
+            load_sw128<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
+            cp_async_arrive(full_v(s));
+        }
+        cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
+    } else {
+    /* ---- consumers ---- */
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+    /* this warpgroup's Q rows */
+    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+    {
+        constexpr int CPR = D / 8;
+#pragma unroll
+        for (int it = 0; it < 64 * CPR / 128; it++) {
+            const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR;
+            const bool ok = m0 + rl < p.sq;
+            const char *src = ok ? q + (int64_t)(m0 + rl) * p.q_ss * E + cc * 16 : q;
+            cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
+        }
+        cp_async_commit();
+        cp_async_wait<0>();
+        fence_async_smem();
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+    }
 
     /* this thread's rows: m0 + wr + g and + 8 */
     const int wr = wgi * 64 + wq * 16;
@@ -199,37 +282,37 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             wg<T, D>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
         wg_commit();
     };
-    /* K_j and V_{j-1} have arrived, and every warpgroup is done with the
-       stages the next loads overwrite (K_{j-1}, V_{j-2}); then the loads of
-       K_{j+1} and V_j go out */
-    auto next_tiles = [&](int j) {
-        cp_async_wait<0>();
-        fence_async_smem();
-        __syncthreads();
-        if (j + 1 < ntiles)
-            load_sw128<BN, D, NT>(aK + ((j + 1) & 1) * KB, k, p.k_ss, (j + 1) * BN, p.sk, tid);
-        if (j < ntiles)
-            load_sw128<BN, D, NT>(aV + (j & 1) * KB, v, p.v_ss, j * BN, p.sk, tid);
-        cp_async_commit();
+    /* this warp is done reading a stage */
+    auto release = [&](uint32_t bar) {
+        __syncwarp();
+        if (lane == 0)
+            mbar_arrive(bar);
     };
 
     if (ntiles > 0) {
         float alpha[2], rs[2];
-        next_tiles(0);
+        mbar_wait(full_k(0), 0);
+        fence_async_smem();
         wg_fence();
         issue_s(0);
         wg_wait<0>();
+        release(empty_k(0));
         softmax(0, alpha, rs);
         l[0] = rs[0], l[1] = rs[1];
         pack_p();
         for (int j = 1; j < ntiles; j++) {
-            next_tiles(j);
+            const int sk_ = j & 1, sv = (j - 1) & 1;
+            mbar_wait(full_k(sk_), (j >> 1) & 1);
+            mbar_wait(full_v(sv), ((j - 1) >> 1) & 1);
+            fence_async_smem();
             wg_fence();
-            issue_s(j & 1);
-            issue_pv((j - 1) & 1);
+            issue_s(sk_);
+            issue_pv(sv);
             wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+            release(empty_k(sk_));
             softmax(j, alpha, rs);
             wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+            release(empty_v(sv));
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 l[i] = l[i] * alpha[i] + rs[i];
@@ -242,16 +325,16 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             }
             pack_p();
         }
-        next_tiles(ntiles);
+        const int sv = (ntiles - 1) & 1;
+        mbar_wait(full_v(sv), ((ntiles - 1) >> 1) & 1);
+        fence_async_smem();
         wg_fence();
-        issue_pv((ntiles - 1) & 1);
+        issue_pv(sv);
         wg_wait<0>();
     }
 
     /* epilogue: normalize, stage the warpgroup's own (swizzled, so
-       conflict-free) rows of the Q tile, then 16-byte coalesced stores. With
-       no key tile the Q load is still in flight: it must land first. */
-    cp_async_wait<0>();
+       conflict-free) rows of the Q tile, then 16-byte coalesced stores */
 #pragma unroll
     for (int i = 0; i < 2; i++) {
         const float sum = quad_sum(l[i]);
@@ -273,6 +356,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
         if (r < p.sq)
             *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sQ + sw128_at<BM>(rl, cc));
+    }
     }
 }
 
