@@ -1,16 +1,17 @@
 -- attention.lua - the flash attention family: one kernel per dtype x head dim
 -- x mask kind, from templates/attention.cu + templates/attention.cuh.
 --
--- Two paths:
+-- Three variants:
 --   portable  attn_<dtype>.cu, built for every arch of the bundle: f32 (FFMA)
 --             and f16/bf16 on mma.sync, every head dim;
+--   narrow    attn_narrow_f32.cu: f32 with 16-row blocks, for problems whose
+--             portable grid would not fill the GPU (latency);
 --   Hopper    attn90_<dtype>.cu, built for sm_90a only (build.ninja's
 --             fatbin90 rule): f16/bf16 on wgmma for the head dims of M.sm90.
--- and kg_attn_table.c / .h: for each path, [dtype][head dim slot][kind] ->
--- kernel index, threads, query rows per block and dynamic shared memory,
--- which runtime/attention.c dispatches on (the Hopper entry where the device
--- is sm_90 and one was generated, else the portable one). Also writes
--- kg_wgmma.cuh (gen/wgmma.lua) with the wgmma shapes the Hopper path uses.
+-- and kg_attn_table.c / .h: [variant][dtype][head dim slot][kind] -> kernel
+-- index, threads, query rows per block and dynamic shared memory, which
+-- runtime/attention.c dispatches on. Also writes kg_wgmma.cuh
+-- (gen/wgmma.lua) with the wgmma shapes the Hopper path uses.
 local M = {}
 
 M.dims = { 32, 64, 96, 128, 256 }
@@ -27,8 +28,14 @@ local kind_enum = { none = "KG_ATTN_NONE", causal = "KG_ATTN_CAUSAL", mask = "KG
 -- 4x1 warps x 64 keys, Q in registers, to 271 with 2 m-tiles per warp and 32
 -- keys (K/V fragments reused twice, 238 registers, 2 blocks per SM); D=64 was
 -- best as below (237; 1 m-tile per warp or 3-4 blocks per SM were slower).
--- f32 D=128 with 32 keys per tile (2 blocks per SM) measured 29.7 against
--- 30.7 TFLOP/s with 64 (1 block per SM).
+-- f32 (H200, [2,16,4096,128], TFLOP/s): the first kernel (64 query rows, 4 x 4
+-- scores and 4 x 8 outputs per thread) measured 30.7 with 64 keys per tile,
+-- 29.7 with 32; 128 rows (8 x 4 scores and 8 x 8 outputs per thread) 37.4
+-- with 64 keys, 35.1 with 48, 31.4 with 32; 96 rows 32.9. The wide kernel
+-- leaves small problems with few blocks: [2,8,128,64] causal takes 22 us
+-- with 128 rows, 15 us with 64, 12.3 us with 32, 10.8 us with 16, hence the
+-- narrow variant (16 rows) the runtime takes when the wide grid would not
+-- cover the multiprocessors.
 M.tc = {
   [32] = { nw = 4, mt = 2, bn = 64, qreg = true },
   [64] = { nw = 4, mt = 2, bn = 64, qreg = false },
@@ -36,7 +43,14 @@ M.tc = {
   [128] = { nw = 4, mt = 2, bn = 32, qreg = false, minb = 2 },
   [256] = { nw = 4, mt = 1, bn = 32, qreg = false },
 }
-M.f32 = { [32] = { bn = 64 }, [64] = { bn = 64 }, [96] = { bn = 64 }, [128] = { bn = 64 }, [256] = { bn = 32 } }
+M.f32 = {
+  [32] = { bm = 128, bn = 64 },
+  [64] = { bm = 128, bn = 64 },
+  [96] = { bm = 128, bn = 64 },
+  [128] = { bm = 128, bn = 64 },
+  [256] = { bm = 64, bn = 32 },
+}
+M.f32_narrow = { bm = 16, bn = 64 }
 
 -- Hopper path: nwg consumer warpgroups of 64 query rows each (plus the
 -- producer warpgroup), bn keys per tile (two stages each of K and V in shared
@@ -56,14 +70,19 @@ M.sm90 = {
 local dtypes = { "f32", "f16", "bf16" }
 local sm90_dtypes = { "f16", "bf16" }
 
+local function plan_f32(d, kind, c)
+  local p = d + 4
+  return { threads = 256, minb = 1, bm = c.bm, smem = (c.bm * p + 2 * c.bn * p + c.bm * (c.bn + 4)) * 4,
+           call = string.format("attn_f32<%d, %d, %d, %s>", d, c.bm, c.bn, kind_enum[kind]),
+           shape = string.format("%dx%d tiles, FFMA", c.bm, c.bn) }
+end
+
+local function plan_narrow(dt, d, kind)
+  if dt.name == "f32" then return plan_f32(d, kind, M.f32_narrow) end
+end
+
 local function plan(dt, d, kind)
-  if dt.name == "f32" then
-    local c = M.f32[d]
-    local p = d + 4
-    return { threads = 256, minb = 1, bm = 64, smem = (64 * p + 2 * c.bn * p + 64 * (c.bn + 4)) * 4,
-             call = string.format("attn_f32<%d, %d, %s>", d, c.bn, kind_enum[kind]),
-             shape = string.format("64x%d tiles, FFMA", c.bn) }
-  end
+  if dt.name == "f32" then return plan_f32(d, kind, M.f32[d]) end
   local c = M.tc[d]
   local bm, p = c.nw * c.mt * 16, d + 8
   return { threads = c.nw * 32, minb = c.minb or 1, bm = bm, smem = (bm + 2 * c.bn) * p * 2,
@@ -83,7 +102,18 @@ local function plan_sm90(dt, d, kind)
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma", bm, c.bn, c.nwg) }
 end
 
--- One module per dtype of a path; returns the table rows.
+-- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
+-- one module per dtype each, prefix .. dtype.
+local variants = {
+  { enum = "KG_ATTN_V_PORTABLE", prefix = "attn_", dtypes = dtypes, plan = plan, include = "attention.cuh",
+    what = "portable path (mma.sync / FFMA)" },
+  { enum = "KG_ATTN_V_NARROW", prefix = "attn_narrow_", dtypes = { "f32" }, plan = plan_narrow,
+    include = "attention.cuh", what = "portable path, narrow blocks for small problems (FFMA)" },
+  { enum = "KG_ATTN_V_HOPPER", prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
+    include = "attention_sm90.cuh", what = "Hopper path (sm_90a, wgmma)" },
+}
+
+-- One module per dtype of a variant; returns the table rows.
 local function path_modules(G, by, path)
   local rows = {}
   for _, name in ipairs(path.dtypes) do
@@ -98,7 +128,7 @@ local function path_modules(G, by, path)
           local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
           local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
           kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-          rows[#rows + 1] = string.format("    [%s][%d][%s] = {%d, %d, %d, %d},\n", dt.enum, di - 1,
+          rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d},\n", path.enum, dt.enum, di - 1,
                                           kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
         end
       end
@@ -116,10 +146,11 @@ function M.generate(G)
   G:dep(G.root .. "/gen/wgmma.lua")
   local by = {}
   for i, dt in ipairs(G.dtypes) do dt.index = i - 1; by[dt.name] = dt end
-  local rows = path_modules(G, by, { prefix = "attn_", dtypes = dtypes, plan = plan, include = "attention.cuh",
-                                     what = "portable path (mma.sync / FFMA)" })
-  local rows90 = path_modules(G, by, { prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
-                                       include = "attention_sm90.cuh", what = "Hopper path (sm_90a, wgmma)" })
+  local rows, enums = {}, {}
+  for _, v in ipairs(variants) do
+    enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"
+    for _, r in ipairs(path_modules(G, by, v)) do rows[#rows + 1] = r end
+  end
   local ns = {}
   for d, c in pairs(M.sm90) do ns[#ns + 1] = d; ns[#ns + 1] = c.bn end
   G:write("kg_wgmma.cuh", require("wgmma").header(G, ns))
@@ -137,6 +168,14 @@ function M.generate(G)
 extern const int kg_attn_dims[KG_ATTN_DIM_COUNT];
 #define KG_ATTN_DIMS_TEXT "%s"
 
+/* Kernel variants. Portable: every dtype, head dim and kind, for every arch
+   of the bundle. Narrow: small blocks where the portable grid would leave
+   multiprocessors idle. Hopper: sm_90a machine code only (compute capability
+   9.0 devices). */
+typedef enum kg_attn_variant {
+%s    KG_ATTN_V_COUNT
+} kg_attn_variant;
+
 typedef struct kg_attn_entry {
     int16_t kernel;  /* index into kg_kernels; 0 with threads 0: not generated */
     int16_t threads; /* block size */
@@ -144,20 +183,15 @@ typedef struct kg_attn_entry {
     int32_t smem;    /* dynamic shared memory, bytes */
 } kg_attn_entry;
 
-/* [q dtype][head dim slot][kind]; threads == 0 where the dtype has none.
-   kg_attn_table: the portable path, every arch; kg_attn_sm90_table: the
-   Hopper path (sm_90a machine code only), where generated. */
-extern const kg_attn_entry kg_attn_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
-extern const kg_attn_entry kg_attn_sm90_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
+/* [variant][q dtype][head dim slot][kind]; threads == 0 where not generated. */
+extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
 
 #endif
-]], #M.dims, table.concat(dims, ", ")))
+]], #M.dims, table.concat(dims, ", "), table.concat(enums)))
   G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
     "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
-    "const kg_attn_entry kg_attn_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
-    table.concat(rows) .. "};\n\n" ..
-    "const kg_attn_entry kg_attn_sm90_table[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
-    table.concat(rows90) .. "};\n")
+    "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
+    table.concat(rows) .. "};\n")
 end
 
 return M

@@ -4,9 +4,11 @@
  * Everything is checked on the host first (so a context without a device
  * still reports argument errors); then the generated tables
  * (kg_attn_table.h) give the kernel for q's dtype, the head dim and the mask
- * kind, and one launch covers the call: grid (query blocks, Hq, B). On a
- * compute capability 9.0 device the Hopper path (wgmma, sm_90a machine code)
- * is taken where one was generated; everywhere else, the portable path.
+ * kind, and one launch covers the call: grid (query blocks, Hq, B). The
+ * variant: on a compute capability 9.0 device the Hopper path (wgmma, sm_90a
+ * machine code) where one was generated; else the narrow variant where one
+ * was generated and the portable grid would not give every multiprocessor a
+ * block; else the portable path.
  */
 #include <math.h>
 #include <stdio.h>
@@ -152,6 +154,31 @@ static kg_status check_overlap(kg_context *ctx, const args *a)
     return KG_OK;
 }
 
+static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind kind)
+{
+    return kg_attn_table[v][dt][slot][kind].threads > 0;
+}
+
+/* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
+   else); the narrow variant when the portable grid (bh x query blocks) would
+   leave multiprocessors without a block; else the portable path. A variant
+   forced by a test is taken where it exists and can run. */
+static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int slot, kg_attn_kind kind, int64_t bh,
+                                      int64_t sq)
+{
+    const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
+    const int f = ctx->attn_force_variant;
+    if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
+        (f != KG_ATTN_V_HOPPER || sm90))
+        return (kg_attn_variant)f;
+    if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
+        return KG_ATTN_V_HOPPER;
+    const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_PORTABLE][dt][slot][kind];
+    if (has_variant(KG_ATTN_V_NARROW, dt, slot, kind) && bh * ((sq + e->bm - 1) / e->bm) < ctx->sm_count)
+        return KG_ATTN_V_NARROW;
+    return KG_ATTN_V_PORTABLE;
+}
+
 static int dim_slot(int64_t D)
 {
     for (int i = 0; i < KG_ATTN_DIM_COUNT; i++)
@@ -213,11 +240,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         return kg_ok(ctx);
 
     const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
-    const kg_attn_entry *e = &kg_attn_table[q->dtype][slot][kind];
-    const kg_attn_entry *h = &kg_attn_sm90_table[q->dtype][slot][kind];
-    const int hopper = ctx->cc_major == 9 && ctx->cc_minor == 0 && h->threads > 0 && !ctx->attn_force_portable;
-    if (hopper)
-        e = h;
+    const kg_attn_variant variant = choose_variant(ctx, q->dtype, slot, kind, B * Hq, Sq);
+    const kg_attn_entry *e = &kg_attn_table[variant][q->dtype][slot][kind];
 
     kg_attn_params p;
     memset(&p, 0, sizeof p);
@@ -265,14 +289,14 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK)
-        ctx->attn_last_path = hopper;
+        ctx->attn_last_variant = (int)variant;
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
-void kg_test_force_attn_portable(kg_context *ctx, int on)
+void kg_test_force_attn_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->attn_force_portable = on;
+        ctx->attn_force_variant = variant;
 }
 
-int kg_test_last_attn_path(const kg_context *ctx) { return ctx ? ctx->attn_last_path : -1; }
+int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? ctx->attn_last_variant : -1; }

@@ -31,7 +31,8 @@ kg_status kg_open(kg_context **out, int device)
     ctx->device = device;
     ctx->ew_force_variant = -1;
     ctx->ew_last_variant = -1;
-    ctx->attn_last_path = -1;
+    ctx->attn_force_variant = -1;
+    ctx->attn_last_variant = -1;
 
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);

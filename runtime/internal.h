@@ -32,19 +32,20 @@ struct kg_context {
        variant the last element-wise launch used. */
     int ew_force_variant;
     int ew_last_variant;
-    /* Attention: 1 forces the portable path where the Hopper one would run;
-       the path the last launch took (0 portable, 1 Hopper, -1 none yet). */
-    int attn_force_portable;
-    int attn_last_path;
+    /* Attention: a forced kernel variant (kg_attn_variant; -1: choose), and
+       the variant of the last launch (-1: none yet). */
+    int attn_force_variant;
+    int attn_last_variant;
 };
 
 /* Tests use these to run every eligible layout variant over the same cases:
    a forced variant is used only when it can serve the call. */
 KG_API void kg_test_force_ew_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_ew_variant(const kg_context *ctx);
-/* Likewise for attention's two paths (kg_attn_table.h). */
-KG_API void kg_test_force_attn_portable(kg_context *ctx, int on);
-KG_API int kg_test_last_attn_path(const kg_context *ctx);
+/* Likewise for attention's kernel variants (kg_attn_variant in
+   kg_attn_table.h). */
+KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
+KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 
 /* Stores a formatted message and returns `status`. */
 kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -18,8 +18,9 @@
  *             current V tile overlap the two matrix products). Each warp owns
  *             MT x 16 query rows; the P tile goes from the S accumulators
  *             straight into A fragments, never through shared memory.
- *   attn_f32  true FP32 (FFMA): 256 threads as 16 x 16, each thread a 4-row
- *             by BN/16-column block of S and a 4-row by D/16 block of out.
+ *   attn_f32  true FP32 (FFMA): 256 threads as 16 x 16, each thread a
+ *             BM/16-row by BN/16-column block of S and a BM/16-row by D/16
+ *             block of out.
  *
  * Masks (KIND): NONE; CAUSAL (query i sees keys j <= i + Sk - Sq, the
  * bottom-right alignment); MASK (additive f32 mask read per score, plus the
@@ -363,10 +364,32 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
 
 /* ---- f32: FFMA ------------------------------------------------------------ */
 
-template <int D, int BN, int KIND> __device__ __forceinline__ void attn_f32(const kg_attn_params &p)
+/* 256 threads as 16 x 16 (ty, tx). Each thread owns TM = BM / 16 rows
+   (ty + 16 i) of the block: TN = BN / 16 score columns (tx + 16 c) of each,
+   and NV vectors of VW output columns (VW (tx + 16 q) + 0..VW-1). Scores are
+   inner products of float4 chunks of Q and K rows (shared memory, row pitch
+   D + 4: conflict-free); P goes through shared memory to the P V product,
+   which reads float4 chunks of P rows and VW-wide chunks of V rows. */
+template <int VW> struct fvec;
+template <> struct fvec<2> {
+    typedef float2 t;
+    static __device__ __forceinline__ float at(const float2 &v, int i) { return i == 0 ? v.x : v.y; }
+};
+template <> struct fvec<4> {
+    typedef float4 t;
+    static __device__ __forceinline__ float at(const float4 &v, int i)
+    {
+        return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+    }
+};
+
+template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_f32(const kg_attn_params &p)
 {
-    constexpr int NT = 256, BM = 64, P = D + 4, PP = BN + 4, E = 4;
-    constexpr int CN = BN / 16, CD = D / 32; /* S columns and out float2 columns per thread */
+    constexpr int NT = 256, P = D + 4, PP = BN + 4, E = 4;
+    constexpr int TM = BM / 16, TN = BN / 16;
+    constexpr int VW = D % 64 == 0 ? 4 : 2, NV = D / (16 * VW);
+    typedef typename fvec<VW>::t vec;
+    static_assert(D % (16 * VW) == 0 && BN % 16 == 0 && BM % 16 == 0, "tile shape");
     extern __shared__ __align__(16) unsigned char smem[];
     float *sQ = (float *)smem;
     float *sK = sQ + BM * P;
@@ -390,14 +413,15 @@ template <int D, int BN, int KIND> __device__ __forceinline__ void attn_f32(cons
         load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, 0, p.sk, tid);
     cp_async_commit();
 
-    /* rows ty + 16 i, score columns tx + 16 c, out columns 2 (tx + 16 d) + {0, 1} */
-    float o[4][CD][2], mx[4], l[4];
-    const float *mrow[4];
+    float o[TM][NV][VW], mx[TM], l[TM];
+    const float *mrow[TM];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < TM; i++) {
 #pragma unroll
-        for (int d = 0; d < CD; d++)
-            o[i][d][0] = o[i][d][1] = 0.f;
+        for (int d = 0; d < NV; d++)
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                o[i][d][e] = 0.f;
         mx[i] = -CUDART_INF_F;
         l[i] = 0.f;
         const int r = min(m0 + ty + 16 * i, p.sq - 1);
@@ -406,49 +430,48 @@ template <int D, int BN, int KIND> __device__ __forceinline__ void attn_f32(cons
 
     for (int j = 0; j < ntiles; j++) {
         const int n0 = j * BN;
-        __syncthreads();
+        __syncthreads(); /* every thread is done with the previous V and P */
         load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
         cp_async_commit();
-        cp_async_wait<1>();
+        cp_async_wait<1>(); /* this K tile (and Q) arrived */
         __syncthreads();
 
-        float s[4][CN];
+        float s[TM][TN];
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < TM; i++)
 #pragma unroll
-            for (int c = 0; c < CN; c++)
+            for (int c = 0; c < TN; c++)
                 s[i][c] = 0.f;
-#pragma unroll 4
+#pragma unroll 2
         for (int d = 0; d < D; d += 4) {
-            float4 qv[4], kv[CN];
+            float4 kv[TN];
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                qv[i] = *(const float4 *)&sQ[(ty + 16 * i) * P + d];
-#pragma unroll
-            for (int c = 0; c < CN; c++)
+            for (int c = 0; c < TN; c++)
                 kv[c] = *(const float4 *)&sK[(tx + 16 * c) * P + d];
 #pragma unroll
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < TM; i++) {
+                const float4 qv = *(const float4 *)&sQ[(ty + 16 * i) * P + d];
 #pragma unroll
-                for (int c = 0; c < CN; c++) {
-                    s[i][c] = fmaf(qv[i].x, kv[c].x, s[i][c]);
-                    s[i][c] = fmaf(qv[i].y, kv[c].y, s[i][c]);
-                    s[i][c] = fmaf(qv[i].z, kv[c].z, s[i][c]);
-                    s[i][c] = fmaf(qv[i].w, kv[c].w, s[i][c]);
+                for (int c = 0; c < TN; c++) {
+                    s[i][c] = fmaf(qv.x, kv[c].x, s[i][c]);
+                    s[i][c] = fmaf(qv.y, kv[c].y, s[i][c]);
+                    s[i][c] = fmaf(qv.z, kv[c].z, s[i][c]);
+                    s[i][c] = fmaf(qv.w, kv[c].w, s[i][c]);
                 }
+            }
         }
-        __syncthreads();
+        __syncthreads(); /* every thread is done with this K tile */
         if (j + 1 < ntiles)
             load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
         cp_async_commit();
 
         const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < TM; i++) {
             const int r = m0 + ty + 16 * i;
             float tmax = -CUDART_INF_F;
 #pragma unroll
-            for (int c = 0; c < CN; c++) {
+            for (int c = 0; c < TN; c++) {
                 if (KIND == KG_ATTN_MASK || check)
                     s[i][c] = masked<KIND>(p, mrow[i], s[i][c], r, n0 + tx + 16 * c, check, causal);
                 else
@@ -464,38 +487,41 @@ template <int D, int BN, int KIND> __device__ __forceinline__ void attn_f32(cons
             mx[i] = mnew;
             float rs = 0.f;
 #pragma unroll
-            for (int c = 0; c < CN; c++) {
+            for (int c = 0; c < TN; c++) {
                 const float e = exp2f(s[i][c] - use);
                 rs += e;
                 sP[(ty + 16 * i) * PP + tx + 16 * c] = e;
             }
             l[i] = l[i] * alpha + rs;
 #pragma unroll
-            for (int d = 0; d < CD; d++) {
-                o[i][d][0] *= alpha;
-                o[i][d][1] *= alpha;
-            }
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    o[i][d][e] *= alpha;
         }
 
-        cp_async_wait<1>();
+        cp_async_wait<1>(); /* this V tile arrived */
         __syncthreads();
-#pragma unroll 2
+#pragma unroll 1
         for (int c = 0; c < BN; c += 4) {
-            float4 pv[4];
+            float4 pv[TM];
 #pragma unroll
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < TM; i++)
                 pv[i] = *(const float4 *)&sP[(ty + 16 * i) * PP + c];
 #pragma unroll
             for (int cc = 0; cc < 4; cc++) {
+                vec vv[NV];
 #pragma unroll
-                for (int d = 0; d < CD; d++) {
-                    const float2 vv = *(const float2 *)&sV[(c + cc) * P + 2 * (tx + 16 * d)];
+                for (int d = 0; d < NV; d++)
+                    vv[d] = *(const vec *)&sV[(c + cc) * P + VW * (tx + 16 * d)];
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const float pw = cc == 0 ? pv[i].x : cc == 1 ? pv[i].y : cc == 2 ? pv[i].z : pv[i].w;
-                        o[i][d][0] = fmaf(pw, vv.x, o[i][d][0]);
-                        o[i][d][1] = fmaf(pw, vv.y, o[i][d][1]);
-                    }
+                for (int i = 0; i < TM; i++) {
+                    const float pw = fvec<4>::at(pv[i], cc);
+#pragma unroll
+                    for (int d = 0; d < NV; d++)
+#pragma unroll
+                        for (int e = 0; e < VW; e++)
+                            o[i][d][e] = fmaf(pw, fvec<VW>::at(vv[d], e), o[i][d][e]);
                 }
             }
         }
@@ -504,7 +530,7 @@ template <int D, int BN, int KIND> __device__ __forceinline__ void attn_f32(cons
 
     float *out = (float *)p.out + b * p.o_sb + h * p.o_sh;
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < TM; i++) {
         float sum = l[i];
 #pragma unroll
         for (int w = 1; w < 16; w <<= 1)
@@ -513,8 +539,14 @@ template <int D, int BN, int KIND> __device__ __forceinline__ void attn_f32(cons
         const int r = m0 + ty + 16 * i;
         if (r < p.sq) {
 #pragma unroll
-            for (int d = 0; d < CD; d++)
-                *(float2 *)&out[(int64_t)r * p.o_ss + 2 * (tx + 16 * d)] = make_float2(o[i][d][0] * inv, o[i][d][1] * inv);
+            for (int d = 0; d < NV; d++) {
+                vec w;
+                float *wf = (float *)&w;
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    wf[e] = o[i][d][e] * inv;
+                *(vec *)&out[(int64_t)r * p.o_ss + VW * (tx + 16 * d)] = w;
+            }
             if (p.lse && tx == 0)
                 p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
                     sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kg_attn_table.h"
 #include "kg_test.h"
 #include "kgen.h"
 
@@ -305,8 +306,9 @@ static kg_tensor view4(const acase *c, void *data, int H, int S)
 
 static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
 
-/* The path the case runs on, for messages: "Hopper" or "portable". */
+/* The kernel variant the case runs on, for messages. */
 static const char *path_name = "";
+static const char *const variant_names[KG_ATTN_V_COUNT] = {"portable", "narrow", "Hopper"};
 
 static void run_case_once(const acase *c)
 {
@@ -366,7 +368,7 @@ static void run_case_once(const acase *c)
     kg_attention_opts opts = {c->scale, c->causal};
     KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, c->mask ? &tm : NULL, &opts));
     KT_OK(ctx, kg_sync(ctx));
-    path_name = kg_test_last_attn_path(ctx) == 1 ? "Hopper" : "portable";
+    path_name = variant_names[kg_test_last_attn_variant(ctx)];
     kt_download(ctx, ho, dout, nq * es);
     float *hl2 = malloc(nl * 8);
     kt_download(ctx, hl2, dl, nl * 8);
@@ -485,19 +487,31 @@ static void run_case_once(const acase *c)
     kg_free(ctx, dm);
 }
 
-/* Every case on the path the runtime picks and, where that is the Hopper
-   path, again on the portable path (forced), so both are checked on an
-   H100/H200. */
+/* Every case on the variant the runtime picks, then on every other variant
+   generated for its dtype, head dim and kind that this device can run
+   (forced), so that all of them are checked whatever the shape. */
 static void run_case(const acase *c)
 {
-    kg_test_force_attn_portable(ctx, 0);
+    int slot = -1;
+    for (int i = 0; i < KG_ATTN_DIM_COUNT; i++)
+        if (kg_attn_dims[i] == c->D)
+            slot = i;
+    cr_assert_geq(slot, 0);
+    const kg_attn_kind kind = c->mask ? KG_ATTN_MASK : c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    kg_test_force_attn_variant(ctx, -1);
     run_case_once(c);
-    if (kg_test_last_attn_path(ctx) == 1) {
-        kg_test_force_attn_portable(ctx, 1);
+    const int chosen = kg_test_last_attn_variant(ctx);
+    for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
+        if (v == chosen || kg_attn_table[v][c->dt][slot][kind].threads == 0 ||
+            (v == KG_ATTN_V_HOPPER && !(major == 9 && minor == 0)))
+            continue;
+        kg_test_force_attn_variant(ctx, v);
         run_case_once(c);
-        cr_assert_eq(kg_test_last_attn_path(ctx), 0, "forcing the portable path did not take");
-        kg_test_force_attn_portable(ctx, 0);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take", variant_names[v]);
     }
+    kg_test_force_attn_variant(ctx, -1);
 }
 
 static const kg_dtype DTS[3] = {KG_F32, KG_F16, KG_BF16};
