@@ -30,23 +30,35 @@ typedef struct rcall {
     const char *name;
     kg_tensor in, out, idx;
     int axes[2], n_axes, keepdim;
-    const void *host; /* the input's host copy, for the check */
+    const void *host;            /* the input's host copy, for the check */
+    const kg_red_tuning *tuning; /* NULL: kg_reduce; else planned with this tuning (sweeps) */
+    int sms;
 } rcall;
 
 static void run_rcall(void *p)
 {
     rcall *c = p;
     const kg_red_info *info = &kg_red_infos[c->op];
-    kg_status st = kg_reduce(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL, &c->in,
-                             c->axes, c->n_axes, c->keepdim);
+    const kg_tensor *out = c->out.data ? &c->out : NULL, *idx = info->indexed ? &c->idx : NULL;
+    kg_status st;
+    if (c->tuning) {
+        kg_red_plan plan;
+        st = kg_reduce_plan_tuned(c->ctx, c->op, out, idx, &c->in, c->axes, c->n_axes, c->keepdim, c->sms, c->tuning,
+                                  &plan);
+        if (st == KG_OK)
+            st = kg_reduce_launch(c->ctx, c->op, &plan, out, idx, &c->in);
+    } else {
+        st = kg_reduce(c->ctx, c->op, out, idx, &c->in, c->axes, c->n_axes, c->keepdim);
+    }
     if (st != KG_OK) {
         fprintf(stderr, "%s: %s: %s\n", c->name, kg_status_name(st), kg_errmsg(c->ctx));
         exit(1);
     }
 }
 
-/* Checks up to 64 outputs spread over the result against the reference. */
-static void verify(rcall *c)
+/* Checks up to 64 outputs spread over the result against the reference;
+   returns 0 when all match. */
+static int verify(rcall *c)
 {
     kg_context *ctx = c->ctx;
     const kg_red_info *info = &kg_red_infos[c->op];
@@ -75,7 +87,8 @@ static void verify(rcall *c)
     const int samples = n_out < 64 ? (int)n_out : 64;
     double rtol, atol;
     kt_tolerance(c->out.data ? c->out.dtype : KG_F32, &rtol, &atol);
-    for (int s = 0; s < samples; s++) {
+    int bad = 0;
+    for (int s = 0; s < samples && !bad; s++) {
         const int64_t o = samples == 1 ? 0 : (int64_t)((double)s * (double)(n_out - 1) / (samples - 1));
         /* the input offset of output o (row-major over the kept dims) */
         int64_t base = 0, r = o;
@@ -128,12 +141,13 @@ static void verify(rcall *c)
         if (!ok) {
             fprintf(stderr, "%s: output %lld: got %.9g (index %lld), want %.9g (index %lld)\n", c->name, (long long)o,
                     g, (long long)got_i, w, (long long)want_i);
-            exit(1);
+            bad = 1;
         }
     }
     free(xf);
     free(xa);
     free(xi);
+    return bad;
 }
 
 static double bytes_of(const rcall *c)
@@ -176,6 +190,71 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
         c.out = kg_tensor_contiguous(NULL, info->out[dt], ond, os);
     c.idx = kg_tensor_contiguous(didx, KG_I64, ond, os);
     return c;
+}
+
+static const char *const class_names[] = {"rows", "cols", "strided32", "strided64", "packed"};
+
+/* Times c as planned with tuning t and prints one line. */
+static void time_tuned(rcall *c, const char *label, const kg_red_tuning *t, double copy)
+{
+    rcall v = *c;
+    v.tuning = t;
+    if (verify(&v)) {
+        printf("%-34s %-5s %-22s WRONG RESULTS (not timed)\n", v.name, kg_dtype_name(v.in.dtype), label);
+        return;
+    }
+    const double us = bench_time_us(v.ctx, run_rcall, &v, 20, 15);
+    const double gbps = bytes_of(&v) / (us * 1e3);
+    kg_red_plan plan;
+    const kg_red_info *info = &kg_red_infos[v.op];
+    BENCH_CHECK(v.ctx, kg_reduce_plan_tuned(v.ctx, v.op, v.out.data ? &v.out : NULL, info->indexed ? &v.idx : NULL,
+                                            &v.in, v.axes, v.n_axes, v.keepdim, v.sms, t, &plan));
+    printf("%-34s %-5s %-22s %8.1f %8.1f %6.1f%%  %s cw %d group %d splits %d units %lld grid %u\n", v.name,
+           kg_dtype_name(v.in.dtype), label, us, gbps, 100 * gbps / copy, class_names[plan.cls], plan.args.cw,
+           plan.args.group, plan.args.splits, (long long)plan.args.units, plan.grid);
+}
+
+/* KG_RED_SWEEP=1: the plans the planner chose before (`old`) for every
+   case, then variants of its tuning for the cases under 90% of copy. */
+static void sweep(rcall *cases, int n, double copy)
+{
+    /* the tuning that reproduces the planner's choices before the sweep */
+    const kg_red_tuning old = {
+        .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
+    printf("# sweep: case, dtype, tuning, us, GB/s, %% of copy, plan\n");
+    for (int i = 0; i < n; i++)
+        time_tuned(&cases[i], "old", &old, copy);
+    const kg_red_tuning d = kg_red_tuning_default;
+#define T_(...) ((kg_red_tuning){__VA_ARGS__})
+    const struct {
+        int c;
+        const char *label;
+        kg_red_tuning t;
+    } V[] = {
+        {2, "default", d},
+        {2, "cw64 s8", T_(.cols_lanes = 64, .cols_split_lanes = 64, .splits = 8, .blocks_per_sm = 16)},
+        {2, "cw64 s32", T_(.cols_lanes = 64, .cols_split_lanes = 64, .splits = 32, .blocks_per_sm = 16)},
+        {2, "cw32 s8", T_(.cols_lanes = 32, .cols_split_lanes = 32, .splits = 8, .blocks_per_sm = 16)},
+        {2, "cw32 s16", T_(.cols_lanes = 32, .cols_split_lanes = 32, .splits = 16, .blocks_per_sm = 16)},
+        {2, "cw128 s16", T_(.cols_lanes = 128, .cols_split_lanes = 128, .splits = 16, .blocks_per_sm = 16)},
+        {5, "default", d},
+        {5, "cw128", T_(.cols_lanes = 128, .cols_split_lanes = 64, .blocks_per_sm = 16)},
+        {5, "cw256 bps12", T_(.cols_lanes = 256, .cols_split_lanes = 64, .blocks_per_sm = 12)},
+        {5, "cw256 bps32", T_(.cols_lanes = 256, .cols_split_lanes = 64, .blocks_per_sm = 32)},
+        {4, "default", d},
+        {4, "packed bps16", T_(.pack_rows = 1, .packed_blocks_per_sm = 16)},
+        {8, "default", d},
+        {8, "packed bps16", T_(.pack_rows = 1, .packed_blocks_per_sm = 16)},
+        {2, "old again", old},
+        {5, "old again", old},
+        {4, "old again", old},
+        {8, "old again", old},
+    };
+#undef T_
+    for (size_t i = 0; i < sizeof V / sizeof V[0]; i++)
+        if (V[i].c < n)
+            time_tuned(&cases[V[i].c], V[i].label, &V[i].t, copy);
+    printf("# end of sweep\n");
 }
 
 int main(void)
@@ -225,20 +304,25 @@ int main(void)
         make(ctx, KG_RED_ARGMAX, "argmax [4194304,64] dim 1", df, hf, KG_F32, 2, shortr, 1, 0, dout, didx, 0),
         make(ctx, KG_RED_PROD, "prod 2^28 all", dp, hp, KG_F32, 1, all, -1, 0, dout, didx, 1),
     };
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < ncases; i++)
+        cases[i].sms = sms;
+    if (getenv("KG_RED_SWEEP"))
+        sweep(cases, ncases, copy);
     printf("%-34s %-5s %10s %10s %8s  %s\n", "case", "dtype", "us", "GB/s", "% copy", "class");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rcall *c = &cases[i];
-        verify(c);
+        if (verify(c))
+            exit(1);
         const double us = bench_time_us(ctx, run_rcall, c, 20, 15);
         const double gbps = bytes_of(c) / (us * 1e3);
         kg_red_plan plan;
         const kg_red_info *info = &kg_red_infos[c->op];
         BENCH_CHECK(ctx, kg_reduce_plan(ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
                                         &c->in, c->axes, c->n_axes, c->keepdim, sms, &plan));
-        static const char *const cls[] = {"rows", "cols", "strided32", "strided64"};
-        printf("%-34s %-5s %10.1f %10.1f %7.1f%%  %s, group %d, splits %d, grid %u\n", c->name,
-               kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, cls[plan.cls], plan.args.group,
-               plan.args.splits, plan.grid);
+        printf("%-34s %-5s %10.1f %10.1f %7.1f%%  %s, cw %d, group %d, splits %d, grid %u\n", c->name,
+               kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls], plan.args.cw,
+               plan.args.group, plan.args.splits, plan.grid);
         if (csv)
             fprintf(csv, "reduce,\"%s\",%s,%lld,%.3f,%.1f\n", c->name, kg_dtype_name(c->in.dtype),
                     (long long)kg_numel(&c->in), us, gbps);
@@ -247,7 +331,8 @@ int main(void)
     /* latency: mean keepdim f32 [32,64,128] dim 1 */
     const int64_t small[] = {32, 64, 128};
     rcall m = make(ctx, KG_RED_MEAN, "mean keepdim [32,64,128] dim 1", df, hf, KG_F32, 3, small, 1, 1, dout, didx, 1);
-    verify(&m);
+    if (verify(&m))
+        exit(1);
     const double dev_us = bench_time_us(ctx, run_rcall, &m, 200, 15);
     kg_red_plan plan;
     BENCH_CHECK(ctx, kg_reduce_plan(ctx, KG_RED_MEAN, &m.out, NULL, &m.in, m.axes, 1, 1, sms, &plan));

@@ -10,7 +10,7 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
-M.classes = { "rows", "cols", "strided32", "strided64" }
+M.classes = { "rows", "cols", "strided32", "strided64", "packed" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -108,7 +108,9 @@ function M.generate(G)
     for _, dt in ipairs(dtypes) do
       local ks = table_[op.id][dt.index]
       if ks then
-        t[#t + 1] = string.format("    [%s][%s] = {%d, %d, %d, %d},\n", op.enum, dt.enum, ks[0], ks[1], ks[2], ks[3])
+        local row = {}
+        for ci = 1, #M.classes do row[ci] = tostring(ks[ci - 1]) end
+        t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(row, ", "))
       end
     end
   end

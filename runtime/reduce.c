@@ -29,6 +29,29 @@
 /* Blocks per multiprocessor the plans aim for (two waves of four). */
 enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
 
+/* Measured on an H200 (bench_reduce's sweep, KG_RED_SWEEP=1):
+   - columns: with the tiles alone filling the GPU, 128 or 256 lanes across
+     columns (one or two down each) ran [64,4194304] dim 0 at 103% of copy,
+     32 lanes at 101%; with too few tiles, so that the reduced dim is split
+     across blocks, 64 lanes and a power-of-two split count near 8 units per
+     multiprocessor ran [16384,16384] dim 0 at 106% (32 lanes and 17 splits:
+     103%; more splits were slower, up to 8%, whole waves of resident blocks
+     did not help);
+   - packed short rows: 101% (sum) and 99% (argmax) of copy on
+     [4194304,64] dim 1 with one block per resident slot, 100% and 97% with
+     16 blocks per multiprocessor; lane groups of 1, 2 or 4 per row: 64-88%. */
+const kg_red_tuning kg_red_tuning_default = {
+    .cols_lanes = KG_RED_THREADS,
+    .cols_split_lanes = 64,
+    .cols_split_units_per_sm = BLOCKS_PER_SM,
+    .cols_split_pow2 = 1,
+    .pack_rows = 1,
+    .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+    .rows_group = 0,
+    .blocks_per_sm = 2 * BLOCKS_PER_SM,
+    .splits = 0,
+};
+
 typedef struct dim {
     int64_t size, in, out, idx;
 } dim;
@@ -210,6 +233,15 @@ static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int6
 kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
                          const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count, kg_red_plan *plan)
 {
+    return kg_reduce_plan_tuned(ctx, op, out, indices, in, axes, n_axes, keepdim, sm_count, NULL, plan);
+}
+
+kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                               const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
+                               const kg_red_tuning *T, kg_red_plan *plan)
+{
+    if (!T)
+        T = &kg_red_tuning_default;
     memset(plan, 0, sizeof *plan);
     if ((int)op <= KG_RED_NONE || op >= KG_RED_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)", (int)op);
@@ -313,11 +345,19 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
         int64_t g = pow2_floor(nvec / 8 > 1 ? nvec / 8 : 1);
         if (g > 32)
             g = 32;
+        if (T->rows_group > 0)
+            g = T->rows_group;
         plan->cls = KG_RED_ROWS;
         fill_dims(&A->outer, K, nk, A->fast);
         A->n_out = n_out;
         A->group = (int32_t)g;
-        if (n_out * g < lanes_full && red > 32 * V * 8) {
+        /* PACKED: dense rows of 8, 16 or 32 whole vectors, several to a
+           warp's load of 512 contiguous bytes (reduce.cuh) */
+        if (T->pack_rows && nr == 1 && nk == 1 && K[0].in == red && red % V == 0 &&
+            (nvec == 8 || nvec == 16 || nvec == 32) && is_aligned(in->data, 16)) {
+            plan->cls = KG_RED_PACKED;
+            A->group = (int32_t)nvec;
+        } else if (n_out * g < lanes_full && red > 32 * V * 8) {
             A->group = KG_RED_THREADS;
             min_chunk = KG_RED_THREADS * V * 8;
             align = V;
@@ -329,9 +369,13 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
         for (int d = 1; d < nk; d++)
             vec = vec && K[d].in % cv == 0;
         const int64_t vu = vec ? cv : 1;
+        /* lanes across columns: as many as there are vectors of columns, up
+           to cols_lanes (the whole block: one lane down each column) */
         int64_t cw = pow2_ceil(cdiv(inner.size, vu));
-        if (cw > 32)
-            cw = 32;
+        if (cw > T->cols_lanes)
+            cw = T->cols_lanes;
+        if (n_out / inner.size * cdiv(inner.size, cw * vu) * 2 < target && cw > T->cols_split_lanes)
+            cw = T->cols_split_lanes; /* too few tiles: the reduced dim will be split, in narrower tiles */
         plan->cls = KG_RED_COLS;
         A->fast = n_out / inner.size < ((int64_t)1 << 31);
         fill_dims(&A->outer, K + 1, nk - 1, A->fast);
@@ -373,7 +417,16 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
     A->chunk = red;
     if (min_chunk > 0) {
         int64_t chunk;
-        int64_t s = split(groups, red, target, min_chunk, align, &chunk);
+        const int cols = plan->cls == KG_RED_COLS;
+        int64_t s = split(groups, red, cols ? sm * T->cols_split_units_per_sm : target, min_chunk, align, &chunk);
+        if (T->splits > 0 || cols) {
+            const int64_t most = cdiv(red, min_chunk) < MAX_SPLITS ? cdiv(red, min_chunk) : MAX_SPLITS;
+            s = T->splits > 0 ? T->splits : T->cols_split_pow2 ? pow2_floor(s) : s;
+            if (s > most)
+                s = most;
+            chunk = cdiv(cdiv(red, s), align) * align;
+            s = cdiv(red, chunk);
+        }
         s = fit_partials(groups, per_group, red, s, entry, align, &chunk);
         if (s > 1 && groups <= KG_RED_MAX_SEMAPHORES) {
             A->splits = (int32_t)s;
@@ -385,11 +438,16 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
     }
     A->units = groups * A->splits;
     int64_t blocks;
-    if (plan->cls == KG_RED_COLS || A->group == KG_RED_THREADS)
+    if (plan->cls == KG_RED_PACKED) {
+        A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
+        blocks = cdiv(A->units, KG_RED_THREADS / 32);
+    } else if (plan->cls == KG_RED_COLS || A->group == KG_RED_THREADS) {
         blocks = A->units;
-    else
+    } else {
         blocks = cdiv(A->units * A->group, KG_RED_THREADS);
-    const int64_t cap = sm * BLOCKS_PER_SM * 2;
+    }
+    const int per_sm = plan->cls == KG_RED_PACKED ? T->packed_blocks_per_sm : T->blocks_per_sm;
+    const int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
     return KG_OK;
 }
@@ -401,27 +459,34 @@ kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, cons
         return KG_ERR_INVALID_ARGUMENT;
     kg_red_plan plan;
     kg_status st = kg_reduce_plan(ctx, op, out, indices, in, axes, n_axes, keepdim, ctx->sm_count, &plan);
-    if (st == KG_OK)
-        st = kg_ready(ctx);
     if (st != KG_OK)
         return st;
-    if (plan.empty)
+    return kg_reduce_launch(ctx, op, &plan, out, indices, in);
+}
+
+kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, const kg_tensor *out,
+                           const kg_tensor *indices, const kg_tensor *in)
+{
+    kg_status st = kg_ready(ctx);
+    if (st != KG_OK)
+        return st;
+    if (plan->empty)
         return kg_ok(ctx);
-    kg_red_args *A = &plan.args;
+    kg_red_args *A = &plan->args;
     A->out = out ? out->data : NULL;
     A->idx = indices ? (int64_t *)indices->data : NULL;
     A->in = in->data;
-    if (plan.partial_bytes) {
+    if (plan->partial_bytes) {
         void *base;
-        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan.partial_bytes, &base);
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan->partial_bytes, &base);
         if (st != KG_OK)
             return st;
         A->sema = (unsigned *)base;
         A->partial = (char *)base + KG_SCRATCH_COUNTER_BYTES;
-        A->partial_idx = (int64_t *)((char *)A->partial + plan.partial_idx_at);
+        A->partial_idx = (int64_t *)((char *)A->partial + plan->partial_idx_at);
     }
     void *args[] = {A};
-    st = kg_launch(ctx, kg_red_table[op][in->dtype][plan.cls], (dim3){plan.grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1},
+    st = kg_launch(ctx, kg_red_table[op][in->dtype][plan->cls], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1},
                    args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;
 }

@@ -23,10 +23,36 @@ typedef struct kg_red_plan {
     size_t partial_idx_at; /* offset of the partial indices in that space */
 } kg_red_plan;
 
+/* The planner's tunable choices; kg_red_tuning_default is what kg_reduce
+   uses. Other values are for the benchmark's sweeps and the tests. */
+typedef struct kg_red_tuning {
+    int cols_lanes;              /* COLS: most lanes across columns (power of two, 32..KG_RED_THREADS) */
+    int cols_split_lanes;        /* COLS: most lanes across columns when the reduced dim is split */
+    int cols_split_units_per_sm; /* COLS split: units per multiprocessor aimed at */
+    int cols_split_pow2;         /* COLS split: the split count rounded down to a power of two */
+    int pack_rows;               /* the PACKED class for short dense rows where the shape allows */
+    int packed_blocks_per_sm;    /* PACKED: blocks per multiprocessor in the grid */
+    int rows_group;              /* ROWS: lanes per row (0: by the row's length) */
+    int blocks_per_sm;           /* every other class: most blocks per multiprocessor in the grid */
+    int splits;                  /* split count (0: by the planner) */
+} kg_red_tuning;
+
+extern const kg_red_tuning kg_red_tuning_default;
+
 /* Validates a kg_reduce call (every error but the device's) and plans it for
    a GPU of sm_count multiprocessors. */
 kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
                          const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
                          kg_red_plan *plan);
+
+/* The same with other tuning (NULL: the default). */
+kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                               const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
+                               const kg_red_tuning *tuning, kg_red_plan *plan);
+
+/* Launches a plan of kg_reduce_plan(_tuned) for these tensors (the ones it
+   was planned for). */
+kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, const kg_tensor *out,
+                           const kg_tensor *indices, const kg_tensor *in);
 
 #endif

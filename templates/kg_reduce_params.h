@@ -17,9 +17,16 @@
 
 #define KG_RED_MAX_DIMS 8
 #define KG_RED_THREADS 256
+/* Blocks of KG_RED_THREADS every reduction kernel fits on a multiprocessor
+   at once (its launch bound: at most 64 registers a thread); the planner
+   sizes its waves by it. */
+#define KG_RED_MIN_BLOCKS 4
 /* Counters at the start of the context's scratch: one per output group
    whose reduction is split across blocks (see templates/reduce.cuh). */
 #define KG_RED_MAX_SEMAPHORES 16384
+/* PACKED: rows each lane takes a vector of per warp unit (the loads it
+   keeps in flight). */
+#define KG_RED_PACK 8
 
 /* Kernel classes, in the order of gen/reduce.lua's `classes`. */
 typedef enum kg_red_class {
@@ -27,6 +34,7 @@ typedef enum kg_red_class {
     KG_RED_COLS,      /* one reduced dim across rows; lanes own contiguous output columns */
     KG_RED_STRIDED32, /* any reduced dims, 32-bit offsets and fast divmod */
     KG_RED_STRIDED64, /* any reduced dims, 64-bit offsets */
+    KG_RED_PACKED,    /* short dense rows of 8, 16 or 32 vectors, several rows per warp load */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 
@@ -53,10 +61,11 @@ typedef struct kg_red_args {
     int64_t chunk;       /* reduced elements per split */
     int64_t units;       /* work units: groups x splits */
     int32_t splits;      /* blocks sharing one output group (1: no scratch) */
-    int32_t group;       /* lanes per unit: 1..32, or KG_RED_THREADS (a block) */
+    int32_t group;       /* lanes per unit: 1..32, or KG_RED_THREADS (a block); PACKED: lanes
+                            per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows */
     int32_t fast;        /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
-    int32_t cw;          /* lanes across columns (power of two <= 32) */
+    int32_t cw;          /* lanes across columns (power of two <= KG_RED_THREADS) */
     int32_t vec;         /* 1: columns move in vectors (aligned, inner % V == 0) */
     int64_t inner;       /* columns (the contiguous kept dim) */
     int64_t tiles;       /* column tiles per outer position */

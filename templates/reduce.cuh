@@ -24,6 +24,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -330,6 +331,125 @@ __device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *r
     return a;
 }
 
+/* A packed partial: the value and its index within the row (32 bits). */
+template <class Op> struct kg_rpk {
+    typename Op::acc_t v;
+    int i;
+};
+
+/* a = a (+) b, a on the left (lower lanes, lower indices). */
+template <class Op> __device__ __forceinline__ void kg_rpk_merge(kg_rpk<Op> &a, const kg_rpk<Op> &b)
+{
+    if constexpr (Op::indexed) {
+        if (Op::better(b.v, a.v) || (!Op::better(a.v, b.v) && b.i < a.i))
+            a = b;
+    } else {
+        a.v = Op::combine(a.v, b.v);
+    }
+}
+
+/* One butterfly step between lanes l and l ^ m over a lane's first C
+   partials (C = 8, 4, 2): each lane sends the half it gives away and merges
+   its partner's copy of the half it keeps, the lower lane keeping the first
+   half (now a[0 .. C/2)), the upper lane the second (moved down to a[0 ..
+   C/2)). C = 1: a plain step, both lanes end with the merged partial. The
+   lower lane's partial is always on the left. */
+template <class Op, int C> __device__ __forceinline__ void kg_rpk_halve(kg_rpk<Op> (&a)[KG_RED_PACK], int m)
+{
+    const bool upper = (threadIdx.x & m) != 0;
+    constexpr int H = C > 1 ? C / 2 : 1, G = C > 1 ? C / 2 : 0;
+#pragma unroll
+    for (int k = 0; k < H; k++) {
+        /* values, not references, in every select: a stays in registers */
+        const kg_rpk<Op> lo = a[k], hi = a[k + G];
+        kg_rpk<Op> s, r;
+        s.v = upper ? lo.v : hi.v;
+        s.i = upper ? lo.i : hi.i;
+        r.v = kg_shfl_xor(s.v, m);
+        r.i = 0;
+        if constexpr (Op::indexed)
+            r.i = kg_shfl_xor(s.i, m);
+        kg_rpk<Op> left, right;
+        left.v = upper ? r.v : lo.v;
+        left.i = upper ? r.i : lo.i;
+        right.v = upper ? hi.v : r.v;
+        right.i = upper ? hi.i : r.i;
+        kg_rpk_merge<Op>(left, right);
+        a[k] = left;
+    }
+}
+
+/* PACKED: short dense rows of nv = A.group 16-byte
+   vectors (8, 16 or 32). A warp's unit is KG_RED_PACK x 512 contiguous
+   bytes, 32 / nv x KG_RED_PACK rows: load j of lane l is vector l % nv of
+   row j x 32 / nv + l / nv, so each load of the warp is one contiguous 512
+   bytes and every lane keeps KG_RED_PACK loads in flight. Each lane reduces
+   its vectors (one per row), then the nv lanes of every row combine in a
+   butterfly whose first three steps halve the rows a lane holds (8 -> 1):
+   afterwards lane l holds row (l % nv) / (nv / 8) of its part of the unit,
+   and the lanes of l % (nv / 8) == 0 store. The combination order is fixed,
+   so results are the same run to run. */
+template <class Op> __device__ __forceinline__ void kg_red_rows_packed(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr int V = Op::vec, U = KG_RED_PACK;
+    static_assert(U == 8, "three halving steps take 8 rows to 1");
+    typedef kg_rvec<T, V> VT;
+    const VT *vin = (const VT *)A.in;
+    const int nv = A.group, rpl = 32 / nv; /* lanes per row, rows per load */
+    const int lg = __ffs(nv) - 1;          /* log2(nv) */
+    const int lane = threadIdx.x & 31, p = lane & (nv - 1);
+    const int64_t nvec = A.n_out * nv;
+    const int64_t warp = ((int64_t)blockIdx.x * KG_RED_THREADS + threadIdx.x) >> 5;
+    const int64_t nwarps = (int64_t)gridDim.x * (KG_RED_THREADS / 32);
+    for (int64_t u = warp; u < A.units; u += nwarps) {
+        const int64_t v0 = u * (U * 32) + lane; /* this lane's vector of load 0 */
+        VT x[U];
+#pragma unroll
+        for (int j = 0; j < U; j++) /* past the end (the last unit): the last vector again, in rows never stored */
+            x[j] = vin[v0 + j * 32 < nvec ? v0 + j * 32 : nvec - 1];
+        kg_rpk<Op> a[U];
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+            if constexpr (Op::indexed) {
+                typename Op::acc_t best = Op::map(x[j].v[0]);
+                int be = 0;
+#pragma unroll
+                for (int e = 1; e < V; e++) {
+                    const typename Op::acc_t m = Op::map(x[j].v[e]);
+                    if (Op::better(m, best)) {
+                        best = m;
+                        be = e;
+                    }
+                }
+                a[j].v = best;
+                a[j].i = p * V + be;
+            } else {
+                a[j].v = Op::identity();
+                a[j].i = 0;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    a[j].v = Op::combine(a[j].v, Op::map(x[j].v[e]));
+            }
+        }
+        kg_rpk_halve<Op, 8>(a, nv >> 1);
+        kg_rpk_halve<Op, 4>(a, nv >> 2);
+        kg_rpk_halve<Op, 2>(a, nv >> 3);
+        for (int m = nv >> 4; m > 0; m >>= 1)
+            kg_rpk_halve<Op, 1>(a, m);
+        /* the nv / 8 lanes of p >> (lg - 3) == j hold the row of their load j */
+        const int64_t row = u * (U * rpl) + (lane >> lg) + (int64_t)((p >> (lg - 3)) * rpl);
+        if ((p & ((nv >> 3) - 1)) == 0 && row < A.n_out) {
+            int64_t io, oo, xo;
+            kg_red_outer(A, row, io, oo, xo);
+            kg_racc<Op> r;
+            r.v = a[0].v;
+            r.i = a[0].i;
+            kg_red_store<Op>(A, oo, xo, r);
+        }
+    }
+}
+
 template <class Op> __device__ __forceinline__ void kg_red_rows(const kg_red_args &A)
 {
     const typename Op::in_t *in = (const typename Op::in_t *)A.in;
@@ -391,8 +511,8 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
 }
 
 /* COLS with V columns per lane. Block = cw lanes across columns x ny =
-   256/cw lanes down the reduced dim; the ny partials of a column are
-   combined through shared memory in a fixed tree. */
+   256/cw lanes down the reduced dim (cw a power of two up to 256); the ny
+   partials of a column are combined through shared memory in a fixed tree. */
 template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
@@ -408,6 +528,8 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
 
     /* Combines the ny partials of each column; ty == 0 ends with them. */
     auto tree = [&](kg_racc<Op> (&a)[V]) {
+        if (ny == 1)
+            return; /* one lane down each column: nothing to combine */
         __syncthreads(); /* a previous tree's readers are done */
 #pragma unroll
         for (int k = 0; k < V; k++) {

@@ -6,8 +6,9 @@
  * float64 / int64 reference against hand-computed values.
  * GPU (skipped with the reason where there is none): every op x dtype over
  * TESTING.md's reduction shapes, axes, views and empty cases, which between
- * them reach every class (rows, short rows, split rows, columns, split
- * columns, strided 32/64-bit); NaN, ties and infinities; integer overflow;
+ * them reach every class (rows, short rows, packed short rows, split rows,
+ * columns, split columns, strided 32/64-bit), also under other tunings of the
+ * planner; NaN, ties and infinities; integer overflow;
  * the f32 accuracy bound at 2^28; determinism; graph capture; > 2^31 elements.
  * Inputs are fresh random values (seed printed on failure), results are
  * poisoned first, the reference is the generated float64 / int64 one.
@@ -46,21 +47,34 @@ static kg_tensor fake(uintptr_t at, kg_dtype dt, int ndim, const int64_t *shape)
 #define OUT_AT ((uintptr_t)1 << 41)
 #define IDX_AT ((uintptr_t)1 << 42)
 
-static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *p)
+static kg_status plan_tuned(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
+                            const kg_red_tuning *t, kg_red_plan *p)
 {
     /* the result's shape from a first planning pass with a matching out */
     kg_red_plan probe;
     const kg_red_info *info = &kg_red_infos[op];
     kg_tensor o = fake(OUT_AT, info->out[in->dtype], 0, NULL), x = fake(IDX_AT, KG_I64, 0, NULL);
-    kg_status st = kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
-                                  keepdim, 132, &probe);
+    kg_status st = kg_reduce_plan_tuned(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes,
+                                        n_axes, keepdim, 132, t, &probe);
     if (st != KG_ERR_SHAPE && st != KG_OK)
         return st;
     o = fake(OUT_AT, info->out[in->dtype], probe.out_ndim, probe.out_shape);
     x = fake(IDX_AT, KG_I64, probe.out_ndim, probe.out_shape);
-    return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes, keepdim,
-                          132, p);
+    if (!t) /* the default tuning, through the entry point kg_reduce uses */
+        return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
+                              keepdim, 132, p);
+    return kg_reduce_plan_tuned(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
+                                keepdim, 132, t, p);
 }
+
+static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *p)
+{
+    return plan_tuned(op, in, axes, n_axes, keepdim, NULL, p);
+}
+
+/* The tuning that gives the plans of before the sweep (bench_reduce.c). */
+static const kg_red_tuning old_tuning = {
+    .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
 
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
@@ -108,16 +122,21 @@ Test(plan, a_zero_dim_tensor_takes_axis_0_or_minus_1)
 
 Test(plan, short_rows_take_narrow_lane_groups)
 {
-    const int64_t s[] = {4194304, 64};
+    const int64_t s[] = {4194304, 63};
     kg_tensor in = fake(IN_AT, KG_F32, 2, s);
     kg_red_plan p;
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "63 is not a whole number of vectors: not packed");
     cr_assert_eq(p.args.n_out, 4194304);
-    cr_assert_eq(p.args.red, 64);
-    cr_assert_eq(p.args.group, 2, "16 vectors per row: 2 lanes of 8 vectors");
+    cr_assert_eq(p.args.red, 63);
+    cr_assert_eq(p.args.group, 1, "15 vectors per row: one lane");
     cr_assert_eq(p.args.splits, 1);
     cr_assert_eq(p.partial_bytes, 0);
+    const int64_t s64[] = {4194304, 64};
+    in = fake(IN_AT, KG_F32, 2, s64);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "packing off");
+    cr_assert_eq(p.args.group, 2, "16 vectors per row: 2 lanes of 8 vectors");
     const int64_t t[] = {1000, 8};
     in = fake(IN_AT, KG_F32, 2, t);
     cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, (int[]){-1}, 1, 0, &p), KG_OK);
@@ -127,6 +146,54 @@ Test(plan, short_rows_take_narrow_lane_groups)
     cr_assert_eq(plan_of(KG_RED_MAX, &in, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.args.splits, 1);
+}
+
+Test(plan, short_dense_rows_of_8_16_or_32_vectors_are_packed)
+{
+    kg_red_plan p;
+    static const struct {
+        kg_dtype dt;
+        int64_t cols, lanes; /* lanes per row: the row's 16-byte vectors, 0: not packed */
+    } rows[] = {
+        {KG_F32, 64, 16},   {KG_F32, 32, 8},  {KG_F32, 128, 32}, {KG_F32, 256, 0}, {KG_F32, 16, 0},  {KG_BF16, 64, 8},
+        {KG_BF16, 256, 32}, {KG_F64, 64, 32}, {KG_U8, 128, 8},   {KG_U8, 64, 0},   {KG_I64, 32, 16}, {KG_F32, 96, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        kg_tensor in = fake(IN_AT, rows[i].dt, 2, (int64_t[]){4194304, rows[i].cols});
+        const kg_reduce_op op = rows[i].dt == KG_U8 ? KG_RED_SUM : KG_RED_ARGMAX;
+        cr_assert_eq(plan_of(op, &in, (int[]){1}, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        if (!rows[i].lanes) {
+            cr_expect_eq(p.cls, KG_RED_ROWS, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
+            continue;
+        }
+        cr_expect_eq(p.cls, KG_RED_PACKED, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
+        cr_expect_eq(p.args.group, rows[i].lanes, "%s rows of %lld", kg_dtype_name(rows[i].dt),
+                     (long long)rows[i].cols);
+        const int64_t per_unit = 32 / rows[i].lanes * KG_RED_PACK; /* rows of a warp's unit */
+        cr_expect_eq(p.args.units, (4194304 + per_unit - 1) / per_unit);
+        cr_expect_eq(p.args.splits, 1);
+        cr_expect_eq(p.partial_bytes, 0);
+        cr_expect_eq(p.grid, 132u * KG_RED_MIN_BLOCKS, "one block per resident slot");
+    }
+    /* a short last unit */
+    kg_tensor in = fake(IN_AT, KG_F32, 2, (int64_t[]){1001, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_PACKED);
+    cr_assert_eq(p.args.units, 63, "1001 rows in units of 16");
+    cr_assert_eq(p.grid, 8u, "8 warps a block");
+    /* not dense, not aligned, or rows not adjacent: not packed */
+    kg_tensor v = fake(IN_AT, KG_F32, 2, (int64_t[]){1000, 64});
+    v.strides[0] = 128; /* t[:, :64] of a (1000, 128) tensor */
+    cr_assert_eq(plan_of(KG_RED_SUM, &v, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){1000, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){10, 100, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){2}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_PACKED, "dense outer dims merge into one");
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_PACKED);
 }
 
 Test(plan, few_long_rows_split_across_blocks)
@@ -163,14 +230,34 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.args.n_out, 1);
     cr_assert_eq(p.args.red, 64);
     cr_assert_eq(p.args.red_stride, 4194304);
-    cr_assert_eq(p.args.cw, 32);
+    cr_assert_eq(p.args.cw, 256, "one lane down each column");
     cr_assert_eq(p.args.vec, 1);
-    cr_assert_eq(p.args.splits, 1, "32768 column tiles fill the GPU");
+    cr_assert_eq(p.args.tiles, 4096);
+    cr_assert_eq(p.args.splits, 1, "4096 column tiles fill the GPU");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 32);
+    cr_assert_eq(p.args.tiles, 32768);
     const int64_t t[] = {16384, 16384};
     in = fake(IN_AT, KG_F32, 2, t);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_gt(p.args.splits, 1, "128 column tiles do not fill the GPU");
+    cr_assert_eq(p.args.cw, 64, "too few tiles of 256 lanes: the split takes tiles of 64");
+    cr_assert_eq(p.args.tiles, 64);
+    cr_assert_eq(p.args.splits, 16, "17 splits for 8 units per SM, rounded down to a power of two");
+    cr_assert_eq(p.args.chunk, 1024);
+    cr_assert_eq(p.args.units, 1024);
+    cr_assert_eq(p.grid, 1024u);
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 32);
+    cr_assert_eq(p.args.splits, 17, "2112 units aimed at, not rounded");
+    cr_assert_eq(p.args.chunk, 964);
+    const kg_red_tuning forced = {
+        .cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 64};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &forced, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 256);
+    cr_assert_eq(p.args.splits, 64);
+    cr_assert_eq(p.partial_bytes, (size_t)16384 * 64 * 4, "every column's partial per split");
     cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
     const int64_t u[] = {32, 64, 128};
     in = fake(IN_AT, KG_F32, 3, u);
@@ -281,6 +368,10 @@ Test(plan, is_deterministic_and_bounded_over_many_shapes)
                     cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
                     cr_assert_leq(a.partial_bytes, KG_RED_PARTIAL_BYTES);
                     cr_assert_geq(a.grid, 1u);
+                    if (a.cls == KG_RED_PACKED)
+                        cr_assert_geq(a.args.units * (32 / a.args.group) * KG_RED_PACK, a.args.n_out);
+                    if (a.cls == KG_RED_COLS)
+                        cr_assert(a.args.cw >= 1 && a.args.cw <= KG_RED_THREADS && (a.args.cw & (a.args.cw - 1)) == 0);
                     if (a.args.splits > 1) {
                         cr_assert_lt((a.args.splits - 1) * a.args.chunk, a.args.red);
                         cr_assert_leq(a.args.units / a.args.splits, KG_RED_MAX_SEMAPHORES);
@@ -474,6 +565,12 @@ static const rcase cases[] = {
     {"(5000,33) 1", 2, {5000, 33}, 1, {1}, 0, DENSE},
     {"(4096,256) 0 (split columns)", 2, {4096, 256}, 1, {0}, 0, DENSE},
     {"(7,300,33) 1", 3, {7, 300, 33}, 1, {1}, 0, DENSE},
+    {"(1001,64) 1 (packed rows, short last unit)", 2, {1001, 64}, 1, {1}, 0, DENSE},
+    {"(515,128) 1", 2, {515, 128}, 1, {1}, 0, DENSE},
+    {"(77,32) 1", 2, {77, 32}, 1, {1}, 0, DENSE},
+    {"(3,5,256) 2", 3, {3, 5, 256}, 1, {2}, 0, DENSE},
+    {"(40,3000) 0 (column tiles of 64 and 256 lanes)", 2, {40, 3000}, 1, {0}, 0, DENSE},
+    {"(9,4100) 0", 2, {9, 4100}, 1, {0}, 0, DENSE},
     {"(30000,2,3) 0 (split columns, narrow)", 3, {30000, 2, 3}, 1, {0}, 0, DENSE},
     {"(64,700,5) (0,2) strided", 3, {64, 700, 5}, 2, {0, 2}, 0, DENSE},
     {"(2,9000,3) (0,2) strided split", 3, {2, 9000, 3}, 2, {0, 2}, 0, DENSE},
@@ -562,6 +659,23 @@ static void fill_input(void *h, kg_dtype dt, int64_t n, fill how, uint64_t *rng)
 
 static double eps_of_acc(kg_dtype dt) { return dt == KG_F64 ? 0x1p-53 : 0x1p-24; }
 
+/* NULL: check_case calls kg_reduce; else it plans with this tuning
+   (kg_reduce_plan_tuned) and launches that plan. */
+static const kg_red_tuning *gpu_tuning;
+
+static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
+                              const int *axes, int n_axes, int keepdim)
+{
+    if (!gpu_tuning)
+        return kg_reduce(gpu, op, out, idx, in, axes, n_axes, keepdim);
+    int sms = 0;
+    kg_status st = kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    kg_red_plan plan;
+    if (st == KG_OK)
+        st = kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, gpu_tuning, &plan);
+    return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
+}
+
 /* Runs op on `h` (the host copy of the allocation, already uploaded to
    `dev`) laid out as c/L, and compares every result with the reference.
    Returns the number of mismatches (the first few are printed). */
@@ -607,7 +721,7 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
     kg_tensor out = kg_tensor_contiguous(dout, odt, ond, oshape);
     kg_tensor idx = kg_tensor_contiguous(didx, KG_I64, ond, oshape);
     kg_status st =
-        kg_reduce(gpu, op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes, c->n_axes, c->keepdim);
+        reduce_tuned(op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes, c->n_axes, c->keepdim);
     if (red == 0 && info->nonempty) {
         cr_expect_eq(st, KG_ERR_INVALID_ARGUMENT, "%s(%s) %s: an empty slice must fail", info->name, kg_dtype_name(dt),
                      c->name);
@@ -766,6 +880,36 @@ Test(gpu, max_min_of_small_integers_with_many_ties)
     check_op(KG_RED_MIN, TIES);
 }
 
+/* The kernels under other plans than the default picks: columns with 128
+   and 256 lanes across (one lane down each column, with and without splits),
+   forced split counts, packed rows in a grid of 16 blocks per SM, the
+   plans of before the sweep. */
+Test(gpu, every_case_under_other_tunings)
+{
+    static const kg_red_tuning tunings[] = {
+        {.cols_lanes = 256,
+         .cols_split_lanes = 256,
+         .cols_split_units_per_sm = 8,
+         .pack_rows = 1,
+         .packed_blocks_per_sm = 16,
+         .blocks_per_sm = 16},
+        {.cols_lanes = 128,
+         .cols_split_lanes = 128,
+         .cols_split_units_per_sm = 16,
+         .cols_split_pow2 = 1,
+         .blocks_per_sm = 2},
+        {.cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 3},
+        {.cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16},
+    };
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        gpu_tuning = &tunings[t];
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            check_op(ops[o], t % 2 ? TIES : RANDOM);
+    }
+    gpu_tuning = NULL;
+}
+
 /* One op over one dense 2-d input with special values planted. */
 static void check_planted(kg_reduce_op op, kg_dtype dt, int64_t rows, int64_t cols, int axis, const double *vals,
                           int nvals, uint64_t *rng)
@@ -805,7 +949,7 @@ Test(gpu, nan_first_last_middle_and_infinities_propagate)
     const kg_reduce_op ops[] = {KG_RED_MAX, KG_RED_MIN, KG_RED_ARGMAX, KG_RED_ARGMIN, KG_RED_SUM};
     const kg_dtype dts[] = {KG_F32, KG_F64, KG_F16, KG_BF16};
     /* rows (short and long), split rows, columns, split columns */
-    const int64_t shapes[][3] = {{300, 37, 1}, {20, 5000, 1}, {4, 70000, 1}, {300, 37, 0}, {40000, 8, 0}};
+    const int64_t shapes[][3] = {{300, 37, 1}, {20, 5000, 1}, {4, 70000, 1}, {300, 37, 0}, {40000, 8, 0}, {300, 64, 1}};
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
