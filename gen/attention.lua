@@ -66,6 +66,12 @@ M.sm90 = {
   [128] = { nwg = 2, bn = 128 },
   [256] = { nwg = 2, bn = 64 },
 }
+-- The long-key Hopper variant: 192 keys per tile at D=64, where it is faster
+-- once the keys fill several tiles (above); the runtime takes it from
+-- M.long_keys keys on. Not for the mask kind: with the mask's addresses it
+-- spills (380 bytes).
+M.sm90_long = { [64] = { nwg = 2, bn = 192 } }
+M.long_keys = 2048
 
 local dtypes = { "f32", "f16", "bf16" }
 local sm90_dtypes = { "f16", "bf16" }
@@ -91,8 +97,8 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
-local function plan_sm90(dt, d, kind)
-  local c = M.sm90[d]
+local function plan_sm90(dt, d, kind, tiles)
+  local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local bm = c.nwg * 64
   -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
@@ -111,6 +117,9 @@ local variants = {
     include = "attention.cuh", what = "portable path, narrow blocks for small problems (FFMA)" },
   { enum = "KG_ATTN_V_HOPPER", prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
     include = "attention_sm90.cuh", what = "Hopper path (sm_90a, wgmma)" },
+  { enum = "KG_ATTN_V_HOPPER_LONG", prefix = "attn90l_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long) or nil end,
+    include = "attention_sm90.cuh", what = "Hopper path, more keys per tile for long sequences" },
 }
 
 -- One module per dtype of a variant; returns the table rows.
@@ -152,7 +161,9 @@ function M.generate(G)
     for _, r in ipairs(path_modules(G, by, v)) do rows[#rows + 1] = r end
   end
   local ns = {}
-  for d, c in pairs(M.sm90) do ns[#ns + 1] = d; ns[#ns + 1] = c.bn end
+  for _, t in ipairs({ M.sm90, M.sm90_long }) do
+    for d, c in pairs(t) do ns[#ns + 1] = d; ns[#ns + 1] = c.bn end
+  end
   G:write("kg_wgmma.cuh", require("wgmma").header(G, ns))
   local dims = {}
   for i, d in ipairs(M.dims) do dims[i] = tostring(d) end
@@ -167,11 +178,13 @@ function M.generate(G)
 /* The generated head dims, in slot order, and as text for messages. */
 extern const int kg_attn_dims[KG_ATTN_DIM_COUNT];
 #define KG_ATTN_DIMS_TEXT "%s"
+#define KG_ATTN_LONG_KEYS %d
 
 /* Kernel variants. Portable: every dtype, head dim and kind, for every arch
    of the bundle. Narrow: small blocks where the portable grid would leave
    multiprocessors idle. Hopper: sm_90a machine code only (compute capability
-   9.0 devices). */
+   9.0 devices); Hopper long: the same with more keys per tile, for
+   KG_ATTN_LONG_KEYS keys or more. */
 typedef enum kg_attn_variant {
 %s    KG_ATTN_V_COUNT
 } kg_attn_variant;
@@ -187,7 +200,7 @@ typedef struct kg_attn_entry {
 extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
 
 #endif
-]], #M.dims, table.concat(dims, ", "), table.concat(enums)))
+]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
   G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
     "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..

@@ -159,18 +159,23 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
     return kg_attn_table[v][dt][slot][kind].threads > 0;
 }
 
+static int hopper_variant(kg_attn_variant v) { return v == KG_ATTN_V_HOPPER || v == KG_ATTN_V_HOPPER_LONG; }
+
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
-   else); the narrow variant when the portable grid (bh x query blocks) would
-   leave multiprocessors without a block; else the portable path. A variant
-   forced by a test is taken where it exists and can run. */
+   else), its long-key variant from KG_ATTN_LONG_KEYS keys on; the narrow
+   variant when the portable grid (bh x query blocks) would leave
+   multiprocessors without a block; else the portable path. A variant forced
+   by a test is taken where it exists and can run. */
 static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int slot, kg_attn_kind kind, int64_t bh,
-                                      int64_t sq)
+                                      int64_t sq, int64_t sk)
 {
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
     const int f = ctx->attn_force_variant;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
-        (f != KG_ATTN_V_HOPPER || sm90))
+        (!hopper_variant((kg_attn_variant)f) || sm90))
         return (kg_attn_variant)f;
+    if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
+        return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
         return KG_ATTN_V_HOPPER;
     const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_PORTABLE][dt][slot][kind];
@@ -240,7 +245,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         return kg_ok(ctx);
 
     const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
-    const kg_attn_variant variant = choose_variant(ctx, q->dtype, slot, kind, B * Hq, Sq);
+    const kg_attn_variant variant = choose_variant(ctx, q->dtype, slot, kind, B * Hq, Sq, Sk);
     const kg_attn_entry *e = &kg_attn_table[variant][q->dtype][slot][kind];
 
     kg_attn_params p;

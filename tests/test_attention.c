@@ -308,7 +308,7 @@ static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
 
 /* The kernel variant the case runs on, for messages. */
 static const char *path_name = "";
-static const char *const variant_names[KG_ATTN_V_COUNT] = {"portable", "narrow", "Hopper"};
+static const char *const variant_names[KG_ATTN_V_COUNT] = {"portable", "narrow", "Hopper", "Hopper long"};
 
 static void run_case_once(const acase *c)
 {
@@ -505,7 +505,7 @@ static void run_case(const acase *c)
     const int chosen = kg_test_last_attn_variant(ctx);
     for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
         if (v == chosen || kg_attn_table[v][c->dt][slot][kind].threads == 0 ||
-            (v == KG_ATTN_V_HOPPER && !(major == 9 && minor == 0)))
+            ((v == KG_ATTN_V_HOPPER || v == KG_ATTN_V_HOPPER_LONG) && !(major == 9 && minor == 0)))
             continue;
         kg_test_force_attn_variant(ctx, v);
         run_case_once(c);

@@ -3,7 +3,7 @@
  * is a fatbin holding one ELF cubin per architecture (uncompressed) and PTX.
  * The cubins' symbol tables must hold exactly the kernels the table names
  * for that module, for every architecture the build lists (sm_80 and sm_90),
- * or, for the Hopper attention modules (the KG_ATTN_V_HOPPER kernels),
+ * or, for the Hopper attention modules (the KG_ATTN_V_HOPPER* kernels),
  * for sm_90a alone.
  */
 #include <elf.h>
@@ -78,7 +78,9 @@ static int hopper_module(int m)
         for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
             for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
                 const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_HOPPER][d][s][k];
-                if (e->threads > 0 && kg_kernels[e->kernel].module == m)
+                const kg_attn_entry *l = &kg_attn_table[KG_ATTN_V_HOPPER_LONG][d][s][k];
+                if ((e->threads > 0 && kg_kernels[e->kernel].module == m) ||
+                    (l->threads > 0 && kg_kernels[l->kernel].module == m))
                     return 1;
             }
     return 0;
@@ -117,7 +119,7 @@ Test(bundle, table_matches_the_kernels_in_every_cubin)
         else
             cr_assert(seen80 == 1 && seen90 == 1, "module %s: archs are not sm_80 + sm_90", kg_modules[m].name);
     }
-    cr_assert_eq(hoppers, 2, "want the two Hopper attention modules (f16, bf16), found %d", hoppers);
+    cr_assert_eq(hoppers, 4, "want the four Hopper attention modules (f16, bf16; both tilings), found %d", hoppers);
 }
 
 Test(bundle, kernel_entries_are_well_formed)
