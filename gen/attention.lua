@@ -35,7 +35,10 @@ local kind_enum = { none = "KG_ATTN_NONE", causal = "KG_ATTN_CAUSAL", mask = "KG
 -- leaves small problems with few blocks: [2,8,128,64] causal takes 22 us
 -- with 128 rows, 15 us with 64, 12.3 us with 32, 10.8 us with 16, hence the
 -- narrow variant (16 rows) the runtime takes when the wide grid would not
--- cover the multiprocessors. 512 threads per block (16 warps, 4 x 4 scores
+-- cover the multiprocessors. At D=128, 128 keys per tile with P written over
+-- the K tile (8 x 8 scores per thread; the next tiles load after P V instead
+-- of during it) measured 39.9 / 34.0 causal against 37.3 / 32.4 (96 rows:
+-- 36.0); at other head dims P does not fit in the K tile. 512 threads per block (16 warps, 4 x 4 scores
 -- per thread, 128 registers) measured 32.9 at 128 x 64: the lost reuse
 -- outweighs the hidden latency (ncu at 256 threads: 70% of issue slots busy,
 -- 80% of the issued instructions FFMA, 2 warps per scheduler).
@@ -50,7 +53,7 @@ M.f32 = {
   [32] = { bm = 128, bn = 64 },
   [64] = { bm = 128, bn = 64 },
   [96] = { bm = 128, bn = 64 },
-  [128] = { bm = 128, bn = 64 },
+  [128] = { bm = 128, bn = 128, pk = true },
   [256] = { bm = 64, bn = 32 },
 }
 M.f32_narrow = { bm = 16, bn = 64 }
@@ -81,9 +84,12 @@ local sm90_dtypes = { "f16", "bf16" }
 
 local function plan_f32(d, kind, c)
   local p = d + 4
-  return { threads = 256, minb = 1, bm = c.bm, smem = (c.bm * p + 2 * c.bn * p + c.bm * (c.bn + 4)) * 4,
-           call = string.format("attn_f32<%d, %d, %d, %s>", d, c.bm, c.bn, kind_enum[kind]),
-           shape = string.format("%dx%d tiles, FFMA", c.bm, c.bn) }
+  -- Q, K, V and (unless P overwrites K) P
+  local smem = (c.bm * p + 2 * c.bn * p + (c.pk and 0 or c.bm * (c.bn + 4))) * 4
+  return { threads = 256, minb = 1, bm = c.bm, smem = smem,
+           call = string.format("attn_f32<%d, %d, %d, %s, %s>", d, c.bm, c.bn, tostring(c.pk or false),
+                                kind_enum[kind]),
+           shape = string.format("%dx%d tiles%s, FFMA", c.bm, c.bn, c.pk and ", P over K" or "") }
 end
 
 local function plan_narrow(dt, d, kind)

@@ -383,18 +383,22 @@ template <> struct fvec<4> {
     }
 };
 
-template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_f32(const kg_attn_params &p)
+/* PK: P is written over the K tile once the scores are done (no P buffer,
+   so the shared memory allows BN = BM = 128 at D = 128); the next K and V
+   tiles are then loaded after the P V product instead of during it. */
+template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ void attn_f32(const kg_attn_params &p)
 {
     constexpr int NT = 256, P = D + 4, PP = BN + 4, E = 4;
     constexpr int TM = BM / 16, TN = BN / 16;
     constexpr int VW = D % 64 == 0 ? 4 : 2, NV = D / (16 * VW);
     typedef typename fvec<VW>::t vec;
     static_assert(D % (16 * VW) == 0 && BN % 16 == 0 && BM % 16 == 0, "tile shape");
+    static_assert(!PK || BM * PP <= BN * P, "P fits in the K tile");
     extern __shared__ __align__(16) unsigned char smem[];
     float *sQ = (float *)smem;
     float *sK = sQ + BM * P;
     float *sV = sK + BN * P;
-    float *sP = sV + BN * P;
+    float *sP = PK ? sK : sV + BN * P;
 
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int mb = gridDim.x - 1 - blockIdx.x;
@@ -412,6 +416,10 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_
     if (ntiles > 0)
         load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, 0, p.sk, tid);
     cp_async_commit();
+    if (PK && ntiles > 0) {
+        load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, 0, p.sk, tid);
+        cp_async_commit();
+    }
 
     float o[TM][NV][VW], mx[TM], l[TM];
     const float *mrow[TM];
@@ -430,9 +438,11 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_
 
     for (int j = 0; j < ntiles; j++) {
         const int n0 = j * BN;
-        __syncthreads(); /* every thread is done with the previous V and P */
-        load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
-        cp_async_commit();
+        if (!PK) {
+            __syncthreads(); /* every thread is done with the previous V and P */
+            load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+            cp_async_commit();
+        }
         cp_async_wait<1>(); /* this K tile (and Q) arrived */
         __syncthreads();
 
@@ -461,9 +471,11 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_
             }
         }
         __syncthreads(); /* every thread is done with this K tile */
-        if (j + 1 < ntiles)
-            load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
-        cp_async_commit();
+        if (!PK) {
+            if (j + 1 < ntiles)
+                load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
+            cp_async_commit();
+        }
 
         const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
 #pragma unroll
@@ -500,7 +512,10 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_
                     o[i][d][e] *= alpha;
         }
 
-        cp_async_wait<1>(); /* this V tile arrived */
+        if (PK)
+            cp_async_wait<0>(); /* this V tile arrived */
+        else
+            cp_async_wait<1>();
         __syncthreads();
 #pragma unroll 1
         for (int c = 0; c < BN; c += 4) {
@@ -523,6 +538,15 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attn_
                         for (int e = 0; e < VW; e++)
                             o[i][d][e] = fmaf(pw, fvec<VW>::at(vv[d], e), o[i][d][e]);
                 }
+            }
+        }
+        if (PK) {
+            __syncthreads(); /* every thread is done with P (the K tile) and V */
+            if (j + 1 < ntiles) {
+                load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
+                cp_async_commit();
+                load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0 + BN, p.sk, tid);
+                cp_async_commit();
             }
         }
     }
