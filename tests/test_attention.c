@@ -464,8 +464,9 @@ static void run_case_once(const acase *c)
     cr_assert(max_err <= tol,
               "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d bshd=%d: max error %.3g at [%d,%d,%d,%d] "
               "(got %.6g, want %.6g) > %.3g = 2 x %.3g (low-precision reference) + %.0e (seed %llu)",
-              path_name, kg_dtype_name(dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, D, c->causal, c->mask, c->bshd, max_err, worst_b,
-              worst_h, worst_i, worst_d, worst_got, worst_want, tol, max_lp, atol, (unsigned long long)kt_seed());
+              path_name, kg_dtype_name(dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, D, c->causal, c->mask, c->bshd, max_err,
+              worst_b, worst_h, worst_i, worst_d, worst_got, worst_want, tol, max_lp, atol,
+              (unsigned long long)kt_seed());
     free(xq);
     free(xk);
     free(xv);
