@@ -162,8 +162,7 @@ end
 function M.generate(G)
   G:dep(G.root .. "/templates/attention.cu")
   G:dep(G.root .. "/gen/wgmma.lua")
-  local by = {}
-  for i, dt in ipairs(G.dtypes) do dt.index = i - 1; by[dt.name] = dt end
+  local by = require("common").by_name(G.dtypes)
   local rows, enums = {}, {}
   for _, v in ipairs(variants) do
     enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"

@@ -20,12 +20,6 @@ local function expr_for(op, dt)
   return op.int_expr or op.expr
 end
 
-local function by_name(dtypes)
-  local t = {}
-  for i, d in ipairs(dtypes) do t[d.name] = d; d.index = i - 1 end
-  return t
-end
-
 -- The device conversion of a cast's source value into `dst`.
 local function cast_plan(src, dst)
   if src.kind ~= "float" and dst.kind ~= "float" then
@@ -45,7 +39,7 @@ end
 
 function M.generate(G)
   local dtypes, cat = G.dtypes, G.catalogue
-  local D = by_name(dtypes)
+  local D = common.by_name(dtypes)
   local ops = cat.elementwise
   local nvar = #M.variants
   -- table[op][dtype][outdtype][variant] -> kernel index, -1 when none
@@ -128,13 +122,8 @@ function M.generate(G)
     "extern const int16_t kg_ew_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT][KG_EW_VARIANT_COUNT];\n\n#endif\n")
 
   -- public op enum, descriptions and entry points
-  local h = { G.header("gen/catalogue.lua"), "#ifndef KG_OPS_H\n#define KG_OPS_H\n\n",
-              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
-              "/* Element-wise ops, in catalogue order. */\ntypedef enum kg_op {\n    KG_OP_NONE = 0,\n" }
-  for _, op in ipairs(all_ops) do
-    h[#h + 1] = string.format("    %s, /* %s */\n", op.enum, op.doc)
-  end
-  h[#h + 1] = "    KG_OP_COUNT\n} kg_op;\n\n"
+  local h = common.op_header(G, "KG_OPS_H", "Element-wise ops, in catalogue order.", "kg_op", "KG_OP_NONE",
+                             "KG_OP_COUNT", all_ops)
   h[#h + 1] = [[
 /* What an op accepts. dtype_mask has bit (1 << d) set for each accepted
    input dtype d; out_rule says what the output's dtype must be. */
@@ -187,7 +176,7 @@ KG_API kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out,
                               "    return kg_elementwise(ctx, %s, out, in, %d);\n}\n",
                               proto, op.arity, table.concat(args, ", "), op.enum, op.arity)
   end
-  h[#h + 1] = "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n"
+  h[#h + 1] = common.header_end
   G:write("kg_ops.h", table.concat(h))
   G:write("kg_ops.c", table.concat(c))
 

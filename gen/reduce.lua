@@ -48,15 +48,9 @@ local function identity(op, acc)
   return assert(limits[acc][op.identity], op.name .. ": unknown identity " .. tostring(op.identity))
 end
 
-local function by_name(dtypes)
-  local t = {}
-  for i, d in ipairs(dtypes) do t[d.name] = d; d.index = i - 1 end
-  return t
-end
-
 function M.generate(G)
   local dtypes, ops = G.dtypes, G.catalogue.reduce
-  local D = by_name(dtypes)
+  local D = common.by_name(dtypes)
   local table_ = {} -- [op id][dtype index][class index] -> kernel
 
   for i, op in ipairs(ops) do
@@ -159,13 +153,8 @@ extern const int16_t kg_red_table[KG_RED_COUNT][KG_DTYPE_COUNT][KG_RED_CLASS_COU
 ]])
 
   -- public enum and entry points
-  local h = { G.header("gen/catalogue.lua"), "#ifndef KG_RED_OPS_H\n#define KG_RED_OPS_H\n\n",
-              "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
-              "/* Reductions, in catalogue order (see kg_reduce). */\ntypedef enum kg_reduce_op {\n    KG_RED_NONE = 0,\n" }
-  for _, op in ipairs(ops) do
-    h[#h + 1] = string.format("    %s, /* %s */\n", op.enum, op.doc)
-  end
-  h[#h + 1] = "    KG_RED_COUNT\n} kg_reduce_op;\n\n"
+  local h = common.op_header(G, "KG_RED_OPS_H", "Reductions, in catalogue order (see kg_reduce).", "kg_reduce_op",
+                             "KG_RED_NONE", "KG_RED_COUNT", ops)
   h[#h + 1] = [[
 /* Reduces `in` over `axes` (n_axes of them; n_axes == 0 means every axis)
    into out and, for index reductions, indices (i64). Every entry point below
@@ -194,7 +183,7 @@ KG_API kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *ou
                                 p, op.enum)
     end
   end
-  h[#h + 1] = "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n"
+  h[#h + 1] = common.header_end
   G:write("kg_red_ops.h", table.concat(h))
   G:write("kg_red_ops.c", table.concat(c))
 
