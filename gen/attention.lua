@@ -38,7 +38,8 @@ local kind_enum = { none = "KG_ATTN_NONE", causal = "KG_ATTN_CAUSAL", mask = "KG
 -- cover the multiprocessors. At D=128, 128 keys per tile with P written over
 -- the K tile (8 x 8 scores per thread; the next tiles load after P V instead
 -- of during it) measured 39.9 / 34.0 causal against 37.3 / 32.4 (96 rows:
--- 36.0); at other head dims P does not fit in the K tile. 512 threads per block (16 warps, 4 x 4 scores
+-- 36.0); at other head dims P does not fit in the K tile. 64 x 64 tiles with P
+-- over K at 128 registers, two blocks (16 warps) per SM: 33.0 / 30.9. 512 threads per block (16 warps, 4 x 4 scores
 -- per thread, 128 registers) measured 32.9 at 128 x 64: the lost reuse
 -- outweighs the hidden latency (ncu at 256 threads: 70% of issue slots busy,
 -- 80% of the issued instructions FFMA, 2 warps per scheduler).
