@@ -25,6 +25,13 @@
  * Sq < Sk the last query sees every key, and with Sq > Sk the first Sq - Sk
  * queries see none). A row whose keys are all masked gives output 0 and lse
  * -inf, never NaN. Sk = 0 is such a case for every row.
+ *
+ * Kernels: the call picks one generated variant by device and shape (see
+ * runtime/attention.c): on compute capability 9.0, f16/bf16 at D 64, 128 and
+ * 256 run the Hopper kernels (wgmma; at D 64 with Sk >= 2048 and no mask, 192
+ * keys per tile instead of 128); f32 calls with few query blocks run 16-row
+ * blocks. A given call on a given device is bitwise reproducible; different
+ * variants round differently and agree within the tolerance of TESTING.md.
  */
 #ifndef KG_ATTENTION_H
 #define KG_ATTENTION_H
