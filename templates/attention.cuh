@@ -37,7 +37,8 @@
 
 #include "attention_params.h"
 
-namespace kg_attn {
+namespace kg_attn
+{
 
 #define KG_LOG2E 1.4426950408889634f
 #define KG_LN2 0.6931471805599453f
@@ -207,7 +208,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
         }
 
     /* the ldmatrix address of this lane inside a 16 x 16 block */
-    const int a_row = lane & 15, a_col = (lane >> 4) * 8;                         /* A (row-major) */
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;                             /* A (row-major) */
     const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8; /* B from K */
     const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8; /* B from V (trans) */
 
@@ -219,8 +220,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int kk = 0; kk < KD; kk++)
-                ldmatrix_x4(qf[QREG ? mt : 0][QREG ? kk : 0],
-                            aQ + ((wr + mt * 16 + a_row) * P + kk * 16 + a_col) * E);
+                ldmatrix_x4(qf[QREG ? mt : 0][QREG ? kk : 0], aQ + ((wr + mt * 16 + a_row) * P + kk * 16 + a_col) * E);
     }
 
     for (int j = 0; j < ntiles; j++) {
@@ -358,7 +358,8 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
     for (int i = lane; i < MT * 16 * CPR; i += 32) {
         const int rl = wr + i / CPR, c = i % CPR, r = m0 + rl;
         if (r < p.sq)
-            *(uint4 *)(out + (int64_t)r * p.o_ss * E + c * 16) = *(const uint4 *)((const char *)sQ + (rl * P) * E + c * 16);
+            *(uint4 *)(out + (int64_t)r * p.o_ss * E + c * 16) =
+                *(const uint4 *)((const char *)sQ + (rl * P) * E + c * 16);
     }
 }
 

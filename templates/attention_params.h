@@ -22,8 +22,8 @@ typedef enum kg_attn_kind {
 typedef struct kg_attn_params {
     const void *q, *k, *v;
     void *out;
-    float *lse;           /* NULL when not wanted */
-    const float *mask;    /* KG_ATTN_MASK only; broadcast dims have stride 0 */
+    float *lse;        /* NULL when not wanted */
+    const float *mask; /* KG_ATTN_MASK only; broadcast dims have stride 0 */
     int64_t q_sb, q_sh, q_ss;
     int64_t k_sb, k_sh, k_ss;
     int64_t v_sb, v_sh, v_ss;
@@ -31,9 +31,9 @@ typedef struct kg_attn_params {
     int64_t l_sb, l_sh, l_ss;
     int64_t m_sb, m_sh, m_sq, m_sk;
     int32_t sq, sk;
-    int32_t group;        /* Hq / Hkv */
-    int32_t causal;       /* KG_ATTN_MASK: also apply the causal mask */
-    float scale_log2;     /* softmax scale * log2(e) */
+    int32_t group;    /* Hq / Hkv */
+    int32_t causal;   /* KG_ATTN_MASK: also apply the causal mask */
+    float scale_log2; /* softmax scale * log2(e) */
 } kg_attn_params;
 
 #endif

@@ -25,7 +25,8 @@
 #include "attention.cuh"
 #include "kg_wgmma.cuh"
 
-namespace kg_attn {
+namespace kg_attn
+{
 
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -90,10 +91,11 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
 {
     uint32_t done;
     do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
     } while (!done);
 }
 
@@ -108,8 +110,7 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  * one warpgroup's softmax runs while another's products keep the tensor
  * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
  */
-template <typename T, int D, int NWG, int BN, int KIND>
-__device__ __forceinline__ void attn_wg(const kg_attn_params &p)
+template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
     constexpr int BM = NWG * 64, E = 2;
     constexpr int QB = BM * D * E, KB = BN * D * E, NS = BN / 8, ND = D / 8;
@@ -117,8 +118,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     static_assert(D % 64 == 0 && BN % 16 == 0, "64-element panels of D; 16-key steps");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                  /* two stages each */
-    const uint32_t bars = aV + 2 * KB; /* fullK[2], fullV[2], emptyK[2], emptyV[2] */
+    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                    /* two stages each */
+    const uint32_t bars = aV + 2 * KB;                                /* fullK[2], fullV[2], emptyK[2], emptyV[2] */
     unsigned char *sQ = smem + (aQ - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
     auto full_v = [&](int s) { return bars + 16 + 8 * s; };
@@ -160,203 +161,203 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         }
         cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
-    /* ---- consumers ---- */
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-    /* this warpgroup's Q rows */
-    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-    {
-        constexpr int CPR = D / 8;
+        /* ---- consumers ---- */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+        /* this warpgroup's Q rows */
+        const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+        {
+            constexpr int CPR = D / 8;
 #pragma unroll
-        for (int it = 0; it < 64 * CPR / 128; it++) {
-            const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR;
-            const bool ok = m0 + rl < p.sq;
-            const char *src = ok ? q + (int64_t)(m0 + rl) * p.q_ss * E + cc * 16 : q;
-            cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
-        }
-        cp_async_commit();
-        cp_async_wait<0>();
-        fence_async_smem();
-        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-    }
-
-    /* this thread's rows: m0 + wr + g and + 8 */
-    const int wr = wgi * 64 + wq * 16;
-    float o[D / 2], s[BN / 2];
-    uint32_t pa[BN / 16][4];
-    float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < D / 2; i++)
-        o[i] = 0.f;
-    const float *mrow[2];
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int r = min(m0 + wr + g + 8 * i, p.sq - 1);
-        mrow[i] = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
-    }
-    /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
-       inside a panel */
-    const uint64_t dq = sw128_desc(aQ + wgi * 64 * 128, 16, 1024);
-
-    /* The scaled, masked scores of S_j -> exponentials relative to the new
-       running max (in s), their row sums (rs) and the factor alpha the
-       output and the sums so far must be scaled by. */
-    auto softmax = [&](int j, float (&alpha)[2], float (&rs)[2]) {
-        const int n0 = j * BN;
-        const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
-        /* scale (and add the mask) everywhere; key bounds and the causal
-           rule only on tiles that cross the sequence end or the diagonal:
-           row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int x = 0; x < 4; x++) {
-                float &e = s[4 * n + x];
-                e *= p.scale_log2;
-                if (KIND == KG_ATTN_MASK) {
-                    const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
-                    if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
-                        e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
-                }
+            for (int it = 0; it < 64 * CPR / 128; it++) {
+                const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR;
+                const bool ok = m0 + rl < p.sq;
+                const char *src = ok ? q + (int64_t)(m0 + rl) * p.q_ss * E + cc * 16 : q;
+                cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
             }
-        if (check) {
-            int lim[2];
+            cp_async_commit();
+            cp_async_wait<0>();
+            fence_async_smem();
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+        }
+
+        /* this thread's rows: m0 + wr + g and + 8 */
+        const int wr = wgi * 64 + wq * 16;
+        float o[D / 2], s[BN / 2];
+        uint32_t pa[BN / 16][4];
+        float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
 #pragma unroll
-            for (int i = 0; i < 2; i++)
-                lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+        for (int i = 0; i < D / 2; i++)
+            o[i] = 0.f;
+        const float *mrow[2];
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int r = min(m0 + wr + g + 8 * i, p.sq - 1);
+            mrow[i] = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
+        }
+        /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
+           inside a panel */
+        const uint64_t dq = sw128_desc(aQ + wgi * 64 * 128, 16, 1024);
+
+        /* The scaled, masked scores of S_j -> exponentials relative to the new
+           running max (in s), their row sums (rs) and the factor alpha the
+           output and the sums so far must be scaled by. */
+        auto softmax = [&](int j, float(&alpha)[2], float(&rs)[2]) {
+            const int n0 = j * BN;
+            const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
+            /* scale (and add the mask) everywhere; key bounds and the causal
+               rule only on tiles that cross the sequence end or the diagonal:
+               row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    float &e = s[4 * n + x];
+                    e *= p.scale_log2;
+                    if (KIND == KG_ATTN_MASK) {
+                        const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                        if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
+                            e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                    }
+                }
+            if (check) {
+                int lim[2];
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++)
+                        if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
+                            s[4 * n + x] = -CUDART_INF_F;
+            }
+            float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
             for (int n = 0; n < NS; n++)
 #pragma unroll
                 for (int x = 0; x < 4; x++)
-                    if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
-                        s[4 * n + x] = -CUDART_INF_F;
-        }
-        float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
+                    tmax[x >> 1] = fmaxf(tmax[x >> 1], s[4 * n + x]);
+            float use[2];
 #pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int x = 0; x < 4; x++)
-                tmax[x >> 1] = fmaxf(tmax[x >> 1], s[4 * n + x]);
-        float use[2];
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
-            use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-            alpha[i] = ex2(mx[i] - use[i]);
-            mx[i] = mnew;
-            rs[i] = 0.f;
-        }
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int x = 0; x < 4; x++) {
-                float &e = s[4 * n + x];
-                e = ex2(e - use[x >> 1]);
-                rs[x >> 1] += e;
+            for (int i = 0; i < 2; i++) {
+                const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
+                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                alpha[i] = ex2(mx[i] - use[i]);
+                mx[i] = mnew;
+                rs[i] = 0.f;
             }
-    };
-    auto pack_p = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) {
-            pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-            pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-            pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-            pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-        }
-    };
-    /* S = Q K^T from K stage `stage` */
-    auto issue_s = [&](int stage) {
-        const uint32_t kb = aK + stage * KB;
+            for (int n = 0; n < NS; n++)
 #pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-            wg<T, BN>::ss(s, dq + (off >> 4), sw128_desc(kb + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
-                          kk > 0);
-        }
-        wg_commit();
-    };
-    /* O += P V from V stage `stage` */
-    auto issue_pv = [&](int stage) {
-        const uint32_t vb = aV + stage * KB;
+                for (int x = 0; x < 4; x++) {
+                    float &e = s[4 * n + x];
+                    e = ex2(e - use[x >> 1]);
+                    rs[x >> 1] += e;
+                }
+        };
+        auto pack_p = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++)
-            wg<T, D>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
-        wg_commit();
-    };
-    /* this warp is done reading a stage */
-    auto release = [&](uint32_t bar) {
-        __syncwarp();
-        if (lane == 0)
-            mbar_arrive(bar);
-    };
+            for (int kk = 0; kk < BN / 16; kk++) {
+                pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+            }
+        };
+        /* S = Q K^T from K stage `stage` */
+        auto issue_s = [&](int stage) {
+            const uint32_t kb = aK + stage * KB;
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                wg<T, BN>::ss(s, dq + (off >> 4), sw128_desc(kb + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
+                              kk > 0);
+            }
+            wg_commit();
+        };
+        /* O += P V from V stage `stage` */
+        auto issue_pv = [&](int stage) {
+            const uint32_t vb = aV + stage * KB;
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++)
+                wg<T, D>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
+            wg_commit();
+        };
+        /* this warp is done reading a stage */
+        auto release = [&](uint32_t bar) {
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(bar);
+        };
 
-    if (ntiles > 0) {
-        float alpha[2], rs[2];
-        mbar_wait(full_k(0), 0);
-        fence_async_smem();
-        wg_fence();
-        issue_s(0);
-        wg_wait<0>();
-        release(empty_k(0));
-        softmax(0, alpha, rs);
-        l[0] = rs[0], l[1] = rs[1];
-        pack_p();
-        for (int j = 1; j < ntiles; j++) {
-            const int sk_ = j & 1, sv = (j - 1) & 1;
-            mbar_wait(full_k(sk_), (j >> 1) & 1);
-            mbar_wait(full_v(sv), ((j - 1) >> 1) & 1);
+        if (ntiles > 0) {
+            float alpha[2], rs[2];
+            mbar_wait(full_k(0), 0);
             fence_async_smem();
             wg_fence();
-            issue_s(sk_);
-            issue_pv(sv);
-            wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-            release(empty_k(sk_));
-            softmax(j, alpha, rs);
-            wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-            release(empty_v(sv));
-#pragma unroll
-            for (int i = 0; i < 2; i++)
-                l[i] = l[i] * alpha[i] + rs[i];
-#pragma unroll
-            for (int n = 0; n < ND; n++) {
-                o[4 * n] *= alpha[0];
-                o[4 * n + 1] *= alpha[0];
-                o[4 * n + 2] *= alpha[1];
-                o[4 * n + 3] *= alpha[1];
-            }
+            issue_s(0);
+            wg_wait<0>();
+            release(empty_k(0));
+            softmax(0, alpha, rs);
+            l[0] = rs[0], l[1] = rs[1];
             pack_p();
+            for (int j = 1; j < ntiles; j++) {
+                const int sk_ = j & 1, sv = (j - 1) & 1;
+                mbar_wait(full_k(sk_), (j >> 1) & 1);
+                mbar_wait(full_v(sv), ((j - 1) >> 1) & 1);
+                fence_async_smem();
+                wg_fence();
+                issue_s(sk_);
+                issue_pv(sv);
+                wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+                release(empty_k(sk_));
+                softmax(j, alpha, rs);
+                wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+                release(empty_v(sv));
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    l[i] = l[i] * alpha[i] + rs[i];
+#pragma unroll
+                for (int n = 0; n < ND; n++) {
+                    o[4 * n] *= alpha[0];
+                    o[4 * n + 1] *= alpha[0];
+                    o[4 * n + 2] *= alpha[1];
+                    o[4 * n + 3] *= alpha[1];
+                }
+                pack_p();
+            }
+            const int sv = (ntiles - 1) & 1;
+            mbar_wait(full_v(sv), ((ntiles - 1) >> 1) & 1);
+            fence_async_smem();
+            wg_fence();
+            issue_pv(sv);
+            wg_wait<0>();
         }
-        const int sv = (ntiles - 1) & 1;
-        mbar_wait(full_v(sv), ((ntiles - 1) >> 1) & 1);
-        fence_async_smem();
-        wg_fence();
-        issue_pv(sv);
-        wg_wait<0>();
-    }
 
-    /* epilogue: normalize, stage the warpgroup's own (swizzled, so
-       conflict-free) rows of the Q tile, then 16-byte coalesced stores */
+        /* epilogue: normalize, stage the warpgroup's own (swizzled, so
+           conflict-free) rows of the Q tile, then 16-byte coalesced stores */
 #pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const float sum = quad_sum(l[i]);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        const int rl = wr + g + 8 * i, r = m0 + rl;
+        for (int i = 0; i < 2; i++) {
+            const float sum = quad_sum(l[i]);
+            const float inv = sum > 0.f ? 1.f / sum : 0.f;
+            const int rl = wr + g + 8 * i, r = m0 + rl;
 #pragma unroll
-        for (int n = 0; n < ND; n++)
-            *(uint32_t *)(sQ + sw128_at<BM>(rl, n) + 4 * t) =
-                mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
-        if (p.lse && t == 0 && r < p.sq)
-            p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
-    }
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-    char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
-    constexpr int CPR = D / 8;
+            for (int n = 0; n < ND; n++)
+                *(uint32_t *)(sQ + sw128_at<BM>(rl, n) + 4 * t) =
+                    mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
+            if (p.lse && t == 0 && r < p.sq)
+                p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
+                    sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+        char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
+        constexpr int CPR = D / 8;
 #pragma unroll
-    for (int it = 0; it < 64 * CPR / 128; it++) {
-        const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
-        if (r < p.sq)
-            *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sQ + sw128_at<BM>(rl, cc));
-    }
+        for (int it = 0; it < 64 * CPR / 128; it++) {
+            const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
+            if (r < p.sq)
+                *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sQ + sw128_at<BM>(rl, cc));
+        }
     }
 }
 

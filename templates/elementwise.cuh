@@ -38,17 +38,23 @@ template <typename To, typename From> __device__ __forceinline__ To kg_saturate(
     if (!(x == x))
         return (To)0;
     if (sizeof(To) == 1) { /* u8 */
-        if (x <= (From)0) return (To)0;
-        if (x >= (From)255) return (To)255;
+        if (x <= (From)0)
+            return (To)0;
+        if (x >= (From)255)
+            return (To)255;
         return (To)x;
     }
     if (sizeof(To) == 4) {
-        if (x <= (From)-2147483648.0) return (To)INT32_MIN;
-        if (x >= (From)2147483648.0) return (To)INT32_MAX;
+        if (x <= (From)-2147483648.0)
+            return (To)INT32_MIN;
+        if (x >= (From)2147483648.0)
+            return (To)INT32_MAX;
         return (To)x;
     }
-    if (x <= (From)-9223372036854775808.0) return (To)INT64_MIN;
-    if (x >= (From)9223372036854775808.0) return (To)INT64_MAX;
+    if (x <= (From)-9223372036854775808.0)
+        return (To)INT64_MIN;
+    if (x >= (From)9223372036854775808.0)
+        return (To)INT64_MAX;
     return (To)x;
 }
 
@@ -58,8 +64,10 @@ __device__ __forceinline__ typename F::out_t kg_apply_at(const kg_ew_ptrs &p, in
     typename F::in0_t a = ((const typename F::in0_t *)p.in[0])[o1];
     typename F::in1_t b{};
     typename F::in2_t c{};
-    if constexpr (F::arity > 1) b = ((const typename F::in1_t *)p.in[1])[o2];
-    if constexpr (F::arity > 2) c = ((const typename F::in2_t *)p.in[2])[o3];
+    if constexpr (F::arity > 1)
+        b = ((const typename F::in1_t *)p.in[1])[o2];
+    if constexpr (F::arity > 2)
+        c = ((const typename F::in2_t *)p.in[2])[o3];
     return F::apply(a, b, c);
 }
 
@@ -71,8 +79,10 @@ template <typename F, int N> struct kg_dense_vecs {
     __device__ __forceinline__ void load(const kg_ew_ptrs &p, int64_t i)
     {
         a = ((const kg_vec<typename F::in0_t, N> *)p.in[0])[i];
-        if constexpr (F::arity > 1) b = ((const kg_vec<typename F::in1_t, N> *)p.in[1])[i];
-        if constexpr (F::arity > 2) c = ((const kg_vec<typename F::in2_t, N> *)p.in[2])[i];
+        if constexpr (F::arity > 1)
+            b = ((const kg_vec<typename F::in1_t, N> *)p.in[1])[i];
+        if constexpr (F::arity > 2)
+            c = ((const kg_vec<typename F::in2_t, N> *)p.in[2])[i];
     }
     __device__ __forceinline__ void store(const kg_ew_ptrs &p, int64_t i) const
     {
@@ -140,7 +150,8 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32(const kg
 }
 
 /* Loads N elements at `at`, or one element repeated when `bcast`. */
-template <typename T, int N> __device__ __forceinline__ kg_vec<T, N> kg_load_vec(const void *base, int32_t at, bool bcast)
+template <typename T, int N>
+__device__ __forceinline__ kg_vec<T, N> kg_load_vec(const void *base, int32_t at, bool bcast)
 {
     kg_vec<T, N> v;
     if (bcast) {
@@ -164,8 +175,10 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const k
         kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[1], L.bcast & 2u);
         kg_vec<typename F::in1_t, N> b{};
         kg_vec<typename F::in2_t, N> c{};
-        if constexpr (F::arity > 1) b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[2], L.bcast & 4u);
-        if constexpr (F::arity > 2) c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[3], L.bcast & 8u);
+        if constexpr (F::arity > 1)
+            b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[2], L.bcast & 4u);
+        if constexpr (F::arity > 2)
+            c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[3], L.bcast & 8u);
         kg_vec<O, N> o;
 #pragma unroll
         for (int k = 0; k < N; k++)
@@ -244,9 +257,14 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg
 #pragma unroll
         for (int j = 0; j < R; j++) {
             const int lc = ty + KG_TILE_ROWS * j;
-            if (t0) s0[lc][tx] = a[j];
-            if constexpr (F::arity > 1) if (t1) s1[lc][tx] = b[j];
-            if constexpr (F::arity > 2) if (t2) s2[lc][tx] = c[j];
+            if (t0)
+                s0[lc][tx] = a[j];
+            if constexpr (F::arity > 1)
+                if (t1)
+                    s1[lc][tx] = b[j];
+            if constexpr (F::arity > 2)
+                if (t2)
+                    s2[lc][tx] = c[j];
         }
         __syncthreads();
         /* 3. compute and store element (r0 + lr, c0 + tx) */
@@ -256,9 +274,14 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg
             const int64_t row = r0 + lr, col = c0 + tx;
             if (row >= rows || col >= cols)
                 continue;
-            if (t0) a[j] = s0[tx][lr];
-            if constexpr (F::arity > 1) if (t1) b[j] = s1[tx][lr];
-            if constexpr (F::arity > 2) if (t2) c[j] = s2[tx][lr];
+            if (t0)
+                a[j] = s0[tx][lr];
+            if constexpr (F::arity > 1)
+                if (t1)
+                    b[j] = s1[tx][lr];
+            if constexpr (F::arity > 2)
+                if (t2)
+                    c[j] = s2[tx][lr];
             ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] = F::apply(a[j], b[j], c[j]);
         }
         __syncthreads(); /* the next tile reuses shared memory */

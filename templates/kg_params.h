@@ -32,9 +32,9 @@ typedef struct kg_ew_ptrs {
 /* Division by size[d] is q = (umulhi(r, magic[d]) + r) >> shift[d], valid
    for r < 2^31 (the 32-bit variants' bound). */
 typedef struct kg_nd32 {
-    uint32_t n;              /* elements (vectors for ND32V) */
+    uint32_t n; /* elements (vectors for ND32V) */
     int32_t ndim;
-    uint32_t bcast;          /* ND32V: bit k set when input k's inner stride is 0 */
+    uint32_t bcast; /* ND32V: bit k set when input k's inner stride is 0 */
     uint32_t size[KG_LAYOUT_MAX_DIMS];
     uint32_t magic[KG_LAYOUT_MAX_DIMS];
     uint32_t shift[KG_LAYOUT_MAX_DIMS];
@@ -44,7 +44,7 @@ typedef struct kg_nd32 {
 typedef struct kg_nd64 {
     int64_t n;
     int32_t ndim;
-    uint32_t transposed;     /* TILE: bit k set when input k is read through shared memory */
+    uint32_t transposed; /* TILE: bit k set when input k is read through shared memory */
     int64_t size[KG_LAYOUT_MAX_DIMS];
     int64_t stride[KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
 } kg_nd64;

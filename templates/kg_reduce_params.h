@@ -50,30 +50,30 @@ typedef struct kg_red_dims {
 } kg_red_dims;
 
 typedef struct kg_red_args {
-    void *out;           /* values, or NULL (argmax without values) */
-    int64_t *idx;        /* indices, or NULL */
+    void *out;    /* values, or NULL (argmax without values) */
+    int64_t *idx; /* indices, or NULL */
     const void *in;
-    void *partial;       /* scratch: split partial results (accumulators) */
-    int64_t *partial_idx;/* scratch: their indices (index reductions) */
-    unsigned *sema;      /* scratch: zeroed counters, left zeroed */
-    int64_t n_out;       /* outputs (ROWS, STRIDED) or outer positions (COLS) */
-    int64_t red;         /* reduced elements per output */
-    int64_t chunk;       /* reduced elements per split */
-    int64_t units;       /* work units: groups x splits */
-    int32_t splits;      /* blocks sharing one output group (1: no scratch) */
-    int32_t group;       /* lanes per unit: 1..32, or KG_RED_THREADS (a block); PACKED: lanes
-                            per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows */
-    int32_t fast;        /* 1: the outer (and reduced) divmods may use magic numbers */
+    void *partial;        /* scratch: split partial results (accumulators) */
+    int64_t *partial_idx; /* scratch: their indices (index reductions) */
+    unsigned *sema;       /* scratch: zeroed counters, left zeroed */
+    int64_t n_out;        /* outputs (ROWS, STRIDED) or outer positions (COLS) */
+    int64_t red;          /* reduced elements per output */
+    int64_t chunk;        /* reduced elements per split */
+    int64_t units;        /* work units: groups x splits */
+    int32_t splits;       /* blocks sharing one output group (1: no scratch) */
+    int32_t group;        /* lanes per unit: 1..32, or KG_RED_THREADS (a block); PACKED: lanes
+                             per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows */
+    int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
-    int32_t cw;          /* lanes across columns (power of two <= KG_RED_THREADS) */
-    int32_t vec;         /* 1: columns move in vectors (aligned, inner % V == 0) */
-    int64_t inner;       /* columns (the contiguous kept dim) */
-    int64_t tiles;       /* column tiles per outer position */
-    int64_t red_stride;  /* input stride of the reduced dim */
-    int64_t inner_out;   /* values' stride along the columns */
-    int64_t inner_idx;   /* indices' stride along the columns */
-    kg_red_dims outer;   /* kept dims (COLS: without the columns) */
-    kg_red_dims rdims;   /* STRIDED: reduced dims, innermost first */
+    int32_t cw;         /* lanes across columns (power of two <= KG_RED_THREADS) */
+    int32_t vec;        /* 1: columns move in vectors (aligned, inner % V == 0) */
+    int64_t inner;      /* columns (the contiguous kept dim) */
+    int64_t tiles;      /* column tiles per outer position */
+    int64_t red_stride; /* input stride of the reduced dim */
+    int64_t inner_out;  /* values' stride along the columns */
+    int64_t inner_idx;  /* indices' stride along the columns */
+    kg_red_dims outer;  /* kept dims (COLS: without the columns) */
+    kg_red_dims rdims;  /* STRIDED: reduced dims, innermost first */
 } kg_red_args;
 
 #endif

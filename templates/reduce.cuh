@@ -200,8 +200,8 @@ __device__ __forceinline__ void kg_red_outer(const kg_red_args &A, int64_t o, in
     }
 }
 
-template <class Op> __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, int64_t xo,
-                                                                 const kg_racc<Op> &a)
+template <class Op>
+__device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, int64_t xo, const kg_racc<Op> &a)
 {
     if (A.out)
         ((typename Op::out_t *)A.out)[oo] = Op::finish(a.v, A.red);
@@ -213,8 +213,8 @@ template <class Op> __device__ __forceinline__ void kg_red_store(const kg_red_ar
 /* Split bookkeeping for a block-wide unit: thread 0 holds this split's
    partial `a`. Returns true in the block that completes output `grp`, with
    the combined result in thread 0's `a`. */
-template <class Op> __device__ __forceinline__ bool kg_red_split(const kg_red_args &A, int64_t grp, int64_t split,
-                                                                 kg_racc<Op> &a)
+template <class Op>
+__device__ __forceinline__ bool kg_red_split(const kg_red_args &A, int64_t grp, int64_t split, kg_racc<Op> &a)
 {
     __shared__ int last;
     typedef typename Op::acc_t AT;
@@ -527,9 +527,9 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
     const int width = cw * V; /* columns per tile */
 
     /* Combines the ny partials of each column; ty == 0 ends with them. */
-    auto tree = [&](kg_racc<Op> (&a)[V]) {
+    auto tree = [&](kg_racc<Op>(&a)[V]) {
         if (ny == 1)
-            return; /* one lane down each column: nothing to combine */
+            return;      /* one lane down each column: nothing to combine */
         __syncthreads(); /* a previous tree's readers are done */
 #pragma unroll
         for (int k = 0; k < V; k++) {
