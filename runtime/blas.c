@@ -90,16 +90,6 @@ static kg_status bind(kg_context *ctx, kg_blas *bl)
     return KG_OK;
 }
 
-static int capturing(cudaStream_t s)
-{
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return cs != cudaStreamCaptureStatusNone;
-}
-
 kg_status kg_blas_set_stream(kg_context *ctx)
 {
     kg_blas *bl = ctx->blas;
@@ -109,7 +99,7 @@ kg_status kg_blas_set_stream(kg_context *ctx)
        finish before the new stream's GEMMs use it. Inside a capture the
        graph's own edges order the work, and an event joining a capturing
        stream to a plain one would be an error, so nothing is added there. */
-    if (bl->issued && !capturing(bl->bound) && !capturing(ctx->stream)) {
+    if (bl->issued && !kg_stream_capturing(bl->bound) && !kg_stream_capturing(ctx->stream)) {
         cudaError_t err = cudaEventRecord(bl->switch_event, bl->bound);
         if (err == cudaSuccess)
             err = cudaStreamWaitEvent(ctx->stream, bl->switch_event, 0);
@@ -129,7 +119,7 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     *out = bl;
     if (bl->ready)
         return KG_OK;
-    if (capturing(ctx->stream))
+    if (kg_stream_capturing(ctx->stream))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: the context's first GEMM creates its cuBLAS handles and "
                        "workspace, which cannot happen during CUDA graph capture; call kg_gemm_prepare() "

@@ -107,6 +107,16 @@ kg_status kg_ready(kg_context *ctx)
     return KG_OK;
 }
 
+int kg_stream_capturing(cudaStream_t s)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return cs != cudaStreamCaptureStatusNone;
+}
+
 kg_status kg_set_stream(kg_context *ctx, kg_stream stream)
 {
     if (!ctx)

@@ -55,6 +55,9 @@ kg_status kg_ok(kg_context *ctx);
 kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what);
 /* Returns KG_OK when ctx can run device work, else its open failure. */
 kg_status kg_ready(kg_context *ctx);
+/* 1 when stream s is being captured into a CUDA graph (0 when the query
+   fails: the error is cleared). */
+int kg_stream_capturing(cudaStream_t s);
 
 /* Formats a shape as "[2,3]" into buf (always terminated). */
 const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape);

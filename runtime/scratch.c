@@ -13,16 +13,6 @@
 /* Partial results of split reductions: 4 MiB after the counters. */
 enum { RESERVE_BYTES = (int)KG_SCRATCH_COUNTER_BYTES + (4 << 20) };
 
-static int capturing(cudaStream_t s)
-{
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return cs != cudaStreamCaptureStatusNone;
-}
-
 kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base)
 {
     if (bytes < KG_SCRATCH_COUNTER_BYTES)
@@ -31,7 +21,7 @@ kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base)
         *base = ctx->scratch;
         return KG_OK;
     }
-    if (capturing(ctx->stream))
+    if (kg_stream_capturing(ctx->stream))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: this call needs %zu bytes of device scratch but the context has %zu, and "
                        "it cannot grow during CUDA graph capture; call kg_reserve_scratch(ctx, 0) (or run the "
