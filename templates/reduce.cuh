@@ -50,8 +50,9 @@ template <class Op> __device__ __forceinline__ kg_racc<Op> kg_red_identity()
 }
 
 /* a = a (+) b, where a holds earlier or lower-indexed elements than b, or
-   any order for index reductions (ties resolve by index). */
-template <class Op> __device__ __forceinline__ void kg_red_merge(kg_racc<Op> &a, const kg_racc<Op> &b)
+   any order for index reductions (ties resolve by index). Acc is a partial
+   with a value v and an index i: kg_racc, or kg_rpk in the packed class. */
+template <class Op, class Acc> __device__ __forceinline__ void kg_red_merge(Acc &a, const Acc &b)
 {
     if constexpr (Op::indexed) {
         if (Op::better(b.v, a.v) || (!Op::better(a.v, b.v) && b.i < a.i))
@@ -337,16 +338,6 @@ template <class Op> struct kg_rpk {
     int i;
 };
 
-/* a = a (+) b, a on the left (lower lanes, lower indices). */
-template <class Op> __device__ __forceinline__ void kg_rpk_merge(kg_rpk<Op> &a, const kg_rpk<Op> &b)
-{
-    if constexpr (Op::indexed) {
-        if (Op::better(b.v, a.v) || (!Op::better(a.v, b.v) && b.i < a.i))
-            a = b;
-    } else {
-        a.v = Op::combine(a.v, b.v);
-    }
-}
 
 /* One butterfly step between lanes l and l ^ m over a lane's first C
    partials (C = 8, 4, 2): each lane sends the half it gives away and merges
@@ -374,7 +365,7 @@ template <class Op, int C> __device__ __forceinline__ void kg_rpk_halve(kg_rpk<O
         left.i = upper ? r.i : lo.i;
         right.v = upper ? hi.v : r.v;
         right.i = upper ? hi.i : r.i;
-        kg_rpk_merge<Op>(left, right);
+        kg_red_merge<Op>(left, right); /* left: lower lanes, lower indices */
         a[k] = left;
     }
 }
