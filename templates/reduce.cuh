@@ -338,7 +338,6 @@ template <class Op> struct kg_rpk {
     int i;
 };
 
-
 /* One butterfly step between lanes l and l ^ m over a lane's first C
    partials (C = 8, 4, 2): each lane sends the half it gives away and merges
    its partner's copy of the half it keeps, the lower lane keeping the first
