@@ -119,17 +119,18 @@ local function plan_sm90(dt, d, kind, tiles)
 end
 
 -- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
--- one module per dtype each, prefix .. dtype.
+-- one module per dtype each, prefix .. dtype. sm90a: built for sm_90a alone
+-- (build.ninja's fatbin90 rule), so it runs on compute capability 9.0 only.
 local variants = {
-  { enum = "KG_ATTN_V_PORTABLE", prefix = "attn_", dtypes = dtypes, plan = plan, include = "attention.cuh",
-    what = "portable path (mma.sync / FFMA)" },
-  { enum = "KG_ATTN_V_NARROW", prefix = "attn_narrow_", dtypes = { "f32" }, plan = plan_narrow,
+  { enum = "KG_ATTN_V_PORTABLE", name = "portable", prefix = "attn_", dtypes = dtypes, plan = plan,
+    include = "attention.cuh", what = "portable path (mma.sync / FFMA)" },
+  { enum = "KG_ATTN_V_NARROW", name = "narrow", prefix = "attn_narrow_", dtypes = { "f32" }, plan = plan_narrow,
     include = "attention.cuh", what = "portable path, narrow blocks for small problems (FFMA)" },
-  { enum = "KG_ATTN_V_HOPPER", prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
-    include = "attention_sm90.cuh", what = "Hopper path (sm_90a, wgmma)" },
-  { enum = "KG_ATTN_V_HOPPER_LONG", prefix = "attn90l_", dtypes = sm90_dtypes,
+  { enum = "KG_ATTN_V_HOPPER", name = "Hopper", prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper path (sm_90a, wgmma)" },
+  { enum = "KG_ATTN_V_HOPPER_LONG", name = "Hopper long", prefix = "attn90l_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long) or nil end,
-    include = "attention_sm90.cuh", what = "Hopper path, more keys per tile for long sequences" },
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, more keys per tile for long sequences" },
 }
 
 -- One module per dtype of a variant; returns the table rows.
@@ -164,9 +165,11 @@ function M.generate(G)
   G:dep(G.root .. "/templates/attention.cu")
   G:dep(G.root .. "/gen/wgmma.lua")
   local by = require("common").by_name(G.dtypes)
-  local rows, enums = {}, {}
+  local rows, enums, names, sm90a = {}, {}, {}, {}
   for _, v in ipairs(variants) do
     enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"
+    names[#names + 1] = '"' .. v.name .. '"'
+    sm90a[#sm90a + 1] = v.sm90a and "1" or "0"
     for _, r in ipairs(path_modules(G, by, v)) do rows[#rows + 1] = r end
   end
   local ns = {}
@@ -198,6 +201,11 @@ typedef enum kg_attn_variant {
 %s    KG_ATTN_V_COUNT
 } kg_attn_variant;
 
+/* Each variant's name, for messages, and 1 where it is sm_90a machine code
+   alone (it runs on compute capability 9.0 only). */
+extern const char *const kg_attn_variant_names[KG_ATTN_V_COUNT];
+extern const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT];
+
 typedef struct kg_attn_entry {
     int16_t kernel;  /* index into kg_kernels; 0 with threads 0: not generated */
     int16_t threads; /* block size */
@@ -212,6 +220,8 @@ extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATT
 ]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
   G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
     "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
+    "const char *const kg_attn_variant_names[KG_ATTN_V_COUNT] = {" .. table.concat(names, ", ") .. "};\n" ..
+    "const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT] = {" .. table.concat(sm90a, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
     table.concat(rows) .. "};\n")
 end

@@ -159,8 +159,6 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
     return kg_attn_table[v][dt][slot][kind].threads > 0;
 }
 
-static int hopper_variant(kg_attn_variant v) { return v == KG_ATTN_V_HOPPER || v == KG_ATTN_V_HOPPER_LONG; }
-
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else), its long-key variant from KG_ATTN_LONG_KEYS keys on; the narrow
    variant when the portable grid (bh x query blocks) would leave
@@ -172,7 +170,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
     const int f = ctx->attn_force_variant;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
-        (!hopper_variant((kg_attn_variant)f) || sm90))
+        (!kg_attn_variant_sm90a[f] || sm90))
         return (kg_attn_variant)f;
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_LONG;

@@ -308,7 +308,6 @@ static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
 
 /* The kernel variant the case runs on, for messages. */
 static const char *path_name = "";
-static const char *const variant_names[KG_ATTN_V_COUNT] = {"portable", "narrow", "Hopper", "Hopper long"};
 
 static void run_case_once(const acase *c)
 {
@@ -368,7 +367,7 @@ static void run_case_once(const acase *c)
     kg_attention_opts opts = {c->scale, c->causal};
     KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, c->mask ? &tm : NULL, &opts));
     KT_OK(ctx, kg_sync(ctx));
-    path_name = variant_names[kg_test_last_attn_variant(ctx)];
+    path_name = kg_attn_variant_names[kg_test_last_attn_variant(ctx)];
     kt_download(ctx, ho, dout, nq * es);
     float *hl2 = malloc(nl * 8);
     kt_download(ctx, hl2, dl, nl * 8);
@@ -506,11 +505,12 @@ static void run_case(const acase *c)
     const int chosen = kg_test_last_attn_variant(ctx);
     for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
         if (v == chosen || kg_attn_table[v][c->dt][slot][kind].threads == 0 ||
-            ((v == KG_ATTN_V_HOPPER || v == KG_ATTN_V_HOPPER_LONG) && !(major == 9 && minor == 0)))
+            (kg_attn_variant_sm90a[v] && !(major == 9 && minor == 0)))
             continue;
         kg_test_force_attn_variant(ctx, v);
         run_case_once(c);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take", variant_names[v]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take",
+                     kg_attn_variant_names[v]);
     }
     kg_test_force_attn_variant(ctx, -1);
 }

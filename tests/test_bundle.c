@@ -3,7 +3,8 @@
  * is a fatbin holding one ELF cubin per architecture (uncompressed) and PTX.
  * The cubins' symbol tables must hold exactly the kernels the table names
  * for that module, for every architecture the build lists (sm_80 and sm_90),
- * or, for the Hopper attention modules (the KG_ATTN_V_HOPPER* kernels),
+ * or, for the Hopper attention modules (the variants kg_attn_variant_sm90a
+ * marks),
  * for sm_90a alone.
  */
 #include <elf.h>
@@ -71,18 +72,17 @@ static int has(const cubin *c, const char *name)
     return 0;
 }
 
-/* 1 when module m holds kernels of the Hopper attention variant. */
+/* 1 when module m holds kernels of an sm_90a-only attention variant. */
 static int hopper_module(int m)
 {
-    for (int d = 0; d < KG_DTYPE_COUNT; d++)
-        for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
-            for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
-                const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_HOPPER][d][s][k];
-                const kg_attn_entry *l = &kg_attn_table[KG_ATTN_V_HOPPER_LONG][d][s][k];
-                if ((e->threads > 0 && kg_kernels[e->kernel].module == m) ||
-                    (l->threads > 0 && kg_kernels[l->kernel].module == m))
-                    return 1;
-            }
+    for (int v = 0; v < KG_ATTN_V_COUNT; v++)
+        for (int d = 0; kg_attn_variant_sm90a[v] && d < KG_DTYPE_COUNT; d++)
+            for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
+                for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
+                    const kg_attn_entry *e = &kg_attn_table[v][d][s][k];
+                    if (e->threads > 0 && kg_kernels[e->kernel].module == m)
+                        return 1;
+                }
     return 0;
 }
 
