@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Stages what the GPU machine needs into gpu/ (git-ignored; name it in the
-# device tool's `carry`): the shared library, every test and bench program,
-# the PyTorch comparison scripts and the non-system libraries they load
-# (Criterion and its dependencies). There, run programs from the repository
-# root with LD_LIBRARY_PATH=gpu/lib, e.g. gpu/build/tests/test_elementwise
-# (cd gpu first for the tests that read generated/manifest.txt).
+# Stages what the GPU machine needs into a git-ignored folder (default gpu/;
+# or the folder given as $1, relative to the repository root or absolute):
+# the shared library, every test and bench program, the bench scripts, the
+# manifest and the non-system libraries they load (Criterion and its
+# dependencies). Name the folder in the device tool's `carry`; there, cd into
+# it and run programs with LD_LIBRARY_PATH=lib, e.g.
+#   cd gpu && LD_LIBRARY_PATH=lib build/tests/test_elementwise
+#   cd gpu && LD_LIBRARY_PATH=lib KG_BENCH_DIR=build bench/run-all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dest=${1:-gpu}
 ninja
-rm -rf gpu
-mkdir -p gpu/build/tests gpu/build/bench gpu/lib
-cp build/libkgen.so gpu/build/
+rm -rf "$dest"
+mkdir -p "$dest/build/tests" "$dest/build/bench" "$dest/lib" "$dest/bench" "$dest/generated"
+cp build/libkgen.so "$dest/build/"
 progs=$(find build/tests build/bench -maxdepth 1 -type f -perm -u+x 2>/dev/null || true)
-for p in $progs; do cp "$p" "gpu/$p"; done
-[ -z "$progs" ] || ../shared/tools/gpu-bundle-libs gpu/lib $progs >/dev/null
-rm -f gpu/lib/libkgen.so          # travels once, in gpu/build (the programs' rpath)
-mkdir -p gpu/generated && cp generated/manifest.txt gpu/generated/
-cp build/demo gpu/build/ 2>/dev/null || true
-strip --strip-debug gpu/build/libkgen.so gpu/build/tests/* gpu/build/bench/* 2>/dev/null || true
-du -sh gpu
+for p in $progs; do cp "$p" "$dest/$p"; done
+[ -z "$progs" ] || ../shared/tools/gpu-bundle-libs "$dest/lib" $progs >/dev/null
+rm -f "$dest/lib/libkgen.so" # travels once, in build/ (the programs' rpath)
+cp generated/manifest.txt "$dest/generated/"
+cp bench/*.py bench/*.sh "$dest/bench/"
+cp build/demo "$dest/build/" 2>/dev/null || true
+strip --strip-debug "$dest/build/libkgen.so" "$dest"/build/tests/* "$dest"/build/bench/* 2>/dev/null || true
+du -sh "$dest"
