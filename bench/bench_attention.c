@@ -221,7 +221,7 @@ int main(void)
         const double tf = flop / (us * 1e6), gbps = kvbytes / (us * 1e3);
         /* short queries: the prefill path's time too (forced), for the crossover */
         double other = 0;
-        if (variant == KG_ATTN_V_DECODE || variant == KG_ATTN_V_DECODE2) {
+        if (variant == KG_ATTN_V_DECODE || variant == KG_ATTN_V_DECODE2 || variant == KG_ATTN_V_DECODE4) {
             kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER);
             run(&c);
             if (kg_test_last_attn_variant(ctx) == variant) {

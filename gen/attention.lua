@@ -82,8 +82,11 @@ M.long_keys = 2048
 
 -- Short-query (decode) path, templates/attention_decode.cuh: 4 warps, MT x 16
 -- packed query rows (the heads of a KV group times Sq), bn keys per tile
--- (bn / 4 per warp), nst pipeline stages of K and V. Two variants: 16 rows
--- and 32 rows (not at D=256: 256 accumulators a thread).
+-- (bn / 4 per warp), nst pipeline stages of K and V. Three variants: 16 rows
+-- and 32 rows (not at D=256: 256 accumulators a thread), every warp all rows
+-- and a quarter of the keys; 64 rows, each warp 16 rows and all the keys
+-- (D <= 128: at D=256 it needs 255 registers and spills).
+-- The merge of splits needs 256 (most splits) x rows floats.
 M.dec = {
   [32] = { bn = 128, nst = 3 },
   [64] = { bn = 128, nst = 3 },
@@ -131,15 +134,16 @@ local function plan_sm90(dt, d, kind, tiles)
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma", bm, c.bn, c.nwg) }
 end
 
-local function plan_dec(mt)
+local function plan_dec(mt, wr)
   return function(dt, d, kind)
-    if dt.name == "f32" or mt > M.dec_max_mt[d] then return nil end
+    if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
     local c = M.dec[d]
-    local r, pd = mt * 16, d + 8
+    local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
-    local merge = (4 * r * 2 + 4 * r * (d + 4)) * 4
+    local merge = math.max((nw * r * 2 + nw * r * (d + 4)) * 4, 256 * r * 4)
     return { threads = 128, minb = 1, bm = r, smem = math.max(pipe, merge),
-             call = string.format("attn_dec<%s, %d, %d, %d, %d, %s>", dt.storage, d, mt, c.bn, c.nst, kind_enum[kind]),
+             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
+                                  kind_enum[kind]),
              shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
   end
 end
@@ -157,14 +161,16 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_LONG", name = "Hopper long", prefix = "attn90l_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, more keys per tile for long sequences" },
-  { enum = "KG_ATTN_V_DECODE", name = "decode", prefix = "attn_dec_", dtypes = sm90_dtypes, plan = plan_dec(1),
-    include = "attention_decode.cuh", what = "short queries: 16 packed rows, split keys (mma.sync)", combine = true },
-  { enum = "KG_ATTN_V_DECODE2", name = "decode 32", prefix = "attn_dec2_", dtypes = sm90_dtypes, plan = plan_dec(2),
+  { enum = "KG_ATTN_V_DECODE", name = "decode", prefix = "attn_dec_", dtypes = sm90_dtypes, plan = plan_dec(1, 1),
+    include = "attention_decode.cuh", what = "short queries: 16 packed rows, split keys (mma.sync)" },
+  { enum = "KG_ATTN_V_DECODE2", name = "decode 32", prefix = "attn_dec2_", dtypes = sm90_dtypes, plan = plan_dec(2, 1),
     include = "attention_decode.cuh", what = "short queries: 32 packed rows, split keys (mma.sync)" },
+  { enum = "KG_ATTN_V_DECODE4", name = "decode 64", prefix = "attn_dec4_", dtypes = sm90_dtypes, plan = plan_dec(1, 4),
+    include = "attention_decode.cuh", what = "short queries: 64 packed rows, a warp's 16 rows each (mma.sync)" },
 }
 
 -- One module per dtype of a variant; returns the table rows.
-local function path_modules(G, by, path, crows)
+local function path_modules(G, by, path)
   local rows = {}
   for _, name in ipairs(path.dtypes) do
     local dt = by[name]
@@ -182,14 +188,6 @@ local function path_modules(G, by, path, crows)
                                           kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
         end
       end
-      if path.combine then
-        local kname = string.format("kg_%s%s_d%d_combine", path.prefix, name, d)
-        local desc = string.format("attention %s D=%d: merge of the key splits", name, d)
-        local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
-        kernels[#kernels + 1] = { name = kname, threads = 128, minb = 1, desc = desc,
-                                  call = string.format("attn_dec_combine<%s, %d>", dt.storage, d) }
-        crows[#crows + 1] = string.format("    [%s][%d] = %d,\n", dt.enum, di - 1, idx + 1)
-      end
     end
     G:write(path.prefix .. name .. ".cu", G:render("attention.cu", {
       header = G.header("templates/attention.cu and gen/attention.lua"),
@@ -204,12 +202,12 @@ function M.generate(G)
   G:dep(G.root .. "/gen/wgmma.lua")
   local by = require("common").by_name(G.dtypes)
   G:dep(G.root .. "/templates/attention_decode.cuh")
-  local rows, enums, names, sm90a, crows = {}, {}, {}, {}, {}
+  local rows, enums, names, sm90a = {}, {}, {}, {}
   for _, v in ipairs(variants) do
     enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"
     names[#names + 1] = '"' .. v.name .. '"'
     sm90a[#sm90a + 1] = v.sm90a and "1" or "0"
-    for _, r in ipairs(path_modules(G, by, v, crows)) do rows[#rows + 1] = r end
+    for _, r in ipairs(path_modules(G, by, v)) do rows[#rows + 1] = r end
   end
   local ns = {}
   for _, t in ipairs({ M.sm90, M.sm90_long }) do
@@ -258,10 +256,6 @@ typedef struct kg_attn_entry {
 /* [variant][q dtype][head dim slot][kind]; threads == 0 where not generated. */
 extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
 
-/* The decode variants' merge of key splits (128 threads, no shared memory):
-   1 + kernel index by [q dtype][head dim slot], 0 where not generated. */
-extern const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
-
 #endif
 ]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
   G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
@@ -270,9 +264,7 @@ extern const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
     "const char *const kg_attn_variant_names[KG_ATTN_V_COUNT] = {" .. table.concat(names, ", ") .. "};\n" ..
     "const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT] = {" .. table.concat(sm90a, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
-    table.concat(rows) .. "};\n\n" ..
-    "const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" ..
-    table.concat(crows) .. "};\n")
+    table.concat(rows) .. "};\n")
 end
 
 return M

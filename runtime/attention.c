@@ -160,7 +160,10 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
     return kg_attn_table[v][dt][slot][kind].threads > 0;
 }
 
-static int is_decode(kg_attn_variant v) { return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2; }
+static int is_decode(kg_attn_variant v)
+{
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
+}
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int forced)
 {
@@ -185,16 +188,11 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
         int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
         if (most > max_splits)
             most = max_splits;
-        /* the best splits / waves; then the fewest splits within 10% of it
-           (fewer, longer blocks: less pipeline start-up and merge work) */
-        double best = 0;
-        for (int64_t c = 1; c <= (most > 1 ? most : 1); c++) {
-            const double e = (double)c / (double)((blocks * c + slots - 1) / slots);
-            best = e > best ? e : best;
-        }
-        for (s = 1; s < most; s++)
-            if ((double)s / (double)((blocks * s + slots - 1) / slots) >= 0.9 * best)
-                break;
+        /* as many splits as keep every block resident at once: memory-bound
+           blocks share the bandwidth, so one full wave is what counts */
+        s = slots / blocks;
+        if (s > most)
+            s = most;
     }
     if (s > max_splits)
         s = max_splits;
@@ -222,8 +220,14 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok))
         return (kg_attn_variant)f;
-    if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind))
-        return group * sq > 16 && has_variant(KG_ATTN_V_DECODE2, dt, slot, kind) ? KG_ATTN_V_DECODE2 : KG_ATTN_V_DECODE;
+    /* short queries: the packed rows (group x Sq) in as few tiles as possible */
+    if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
+        if (group * sq > 32 && has_variant(KG_ATTN_V_DECODE4, dt, slot, kind))
+            return KG_ATTN_V_DECODE4;
+        if (group * sq > 16 && has_variant(KG_ATTN_V_DECODE2, dt, slot, kind))
+            return KG_ATTN_V_DECODE2;
+        return KG_ATTN_V_DECODE;
+    }
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
@@ -253,15 +257,20 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
 /* The short-query path: packed rows of each KV head, keys split across
-   blocks (kg_attn_plan_split), then the merge of the splits where there is
-   more than one. */
+   blocks (kg_attn_plan_split); where there is more than one split, the last
+   block of each row tile merges them (a counter per row tile in the
+   scratch's counters, so at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles
+   split). */
 static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const kg_attn_entry *e, kg_attn_params *p,
-                               kg_dtype dt, int slot, int64_t B, int64_t Hkv, int64_t D)
+                               int slot, int64_t B, int64_t Hkv, int64_t D)
 {
     const int64_t R = e->bm, rows = (int64_t)p->group * p->sq, nrt = (rows + R - 1) / R;
     const int64_t blocks = B * Hkv * nrt;
     const int64_t row_bytes = R * (D + 2) * 4; /* partial bytes of a row tile and split */
     int64_t max_splits = blocks > KG_ATTN_PART_BYTES / row_bytes ? 1 : KG_ATTN_PART_BYTES / (blocks * row_bytes);
+    /* the merge counts finished splits in one int per row tile */
+    if (blocks > (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
+        max_splits = 1;
     if (max_splits > INT32_MAX / nrt)
         max_splits = INT32_MAX / nrt;
     if (max_splits < 1)
@@ -280,6 +289,7 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
+        p->counters = (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -288,10 +298,6 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
     void *argv[1] = {p};
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
     st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
-    if (st == KG_OK && sp.splits > 1) {
-        const dim3 cgrid = {(unsigned)((rows + 3) / 4), (unsigned)Hkv, (unsigned)B};
-        st = kg_launch(ctx, kg_attn_combine[dt][slot] - 1, cgrid, (dim3){128, 1, 1}, argv, 0);
-    }
     if (st != KG_OK)
         return st;
     ctx->attn_last_variant = (int)variant;
@@ -394,7 +400,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.scale_log2 = scale * 1.4426950408889634f;
 
     if (is_decode(variant))
-        return launch_decode(ctx, variant, e, &p, q->dtype, slot, B, Hkv, D);
+        return launch_decode(ctx, variant, e, &p, slot, B, Hkv, D);
 
     /* blocks need more than the default 48 KB of shared memory */
     st = raise_smem(ctx, e->kernel, e->smem);

@@ -25,9 +25,9 @@ typedef struct kg_attn_split {
 /* The split of `keys` keys for `blocks` row tiles (B x Hkv x row tiles per
    KV head) on a GPU with `slots` resident blocks (multiprocessors x blocks
    per multiprocessor), tiles of `bn` keys, at most max_splits splits. The
-   count maximizes splits / waves (waves = ceil(blocks x splits / slots): the
-   work per block shrinks with the splits, a partial last wave costs a full
-   one): the smallest count within 10% of the best; each split gets at least KG_ATTN_MIN_SPLIT_TILES
+   count is slots / blocks (rounded down, at least 1): every block resident
+   at once, since memory-bound blocks share the bandwidth rather than queue
+   for multiprocessors; each split gets at least KG_ATTN_MIN_SPLIT_TILES
    tiles. `forced` > 0 asks for that count instead (still capped by
    max_splits and by one tile per split). The chunk is keys / splits rounded
    up to whole tiles, and splits is recomputed from it, so no split is empty.

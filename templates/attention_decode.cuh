@@ -8,13 +8,14 @@
  * row tile instead of once per query head. The key range is split across
  * blocks: grid (row tiles x splits, Hkv, B); block (tile rt, split s) walks
  * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage cp.async
- * pipeline, its four warps taking BN / 4 keys of each tile each (every warp
- * all the rows; mma.sync m16n8k16, f32 accumulators, the online softmax of
- * attention.cuh). The warps' partial (max, sum, output) are merged in warp
+ * pipeline, its four warps taking BN / 4 keys of each tile each and every
+ * row (or, for 64-row tiles, 16 rows each and every key; mma.sync m16n8k16,
+ * f32 accumulators, the online softmax of attention.cuh). The warps' partial (max, sum, output) are merged in warp
  * order through shared memory; with one split the block writes the result,
- * else f32 partials go to scratch and attn_dec_combine merges the splits of
- * each row in split order. Fixed orders throughout, no atomics: a call is
- * bitwise reproducible.
+ * else f32 partials go to scratch, and the last block of a row tile to finish
+ * (an integer counter per row tile, p.counters, zero between calls) merges
+ * the splits of its rows in split order. Fixed orders throughout, no float
+ * atomics: a call is bitwise reproducible.
  *
  * Partials (p.part): for partial index x = ((b * Hkv + hk) * nrt + rt) *
  * splits + s, rows R = p.rows_tile: output [R][D] at part + x * R * (D + 2),
@@ -35,10 +36,97 @@ __device__ __forceinline__ void dec_row(const kg_attn_params &p, int r, int &hg,
     i = r - hg * p.sq;
 }
 
-template <typename T, int D, int MT, int BN, int NST, int KIND>
+/* 16 bytes global -> shared with a 256-byte L2 prefetch (K and V stream). */
+__device__ __forceinline__ void cp_async16_pf(uint32_t dst, const void *src, bool pred)
+{
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
+}
+
+/* load_tile (attention.cuh) with the prefetching copy */
+template <int ROWS, int D, int P, int E, int NT>
+__device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    constexpr int CPR = D * E / 16;
+#pragma unroll
+    for (int i = tid; i < ROWS * CPR; i += NT) {
+        const int r = i / CPR, c = i % CPR;
+        const bool ok = row0 + r < n;
+        const char *src = ok ? base + ((int64_t)(row0 + r) * ld) * E + c * 16 : base;
+        cp_async16_pf(dst + (r * P) * E + c * 16, src, ok);
+    }
+}
+
+/* Merges the p.splits partials of one row tile (part: split 0's) in split
+   order and writes the rows' output and lse. NT threads, NT / R per row, each
+   a stripe of float4 columns; sw: p.splits x R floats of shared memory. The
+   partials were written by other blocks: read through L2 (ld.cg). */
+template <typename T, int D, int R, int NT>
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, float *sw, const float *part, int r0, int rows,
+                                          int hk, int b)
+{
+    constexpr int LPR = NT / R, NC = D / (4 * LPR);
+    static_assert(D % (4 * LPR) == 0 && 32 % LPR == 0, "merge layout");
+    const int tid = threadIdx.x, r = tid / LPR, ln = tid % LPR, S = p.splits;
+    const int64_t ps = (int64_t)R * (D + 2);
+    float m = -CUDART_INF_F;
+    for (int s = ln; s < S; s += LPR)
+        m = fmaxf(m, __ldcg(part + s * ps + R * D + r));
+#pragma unroll
+    for (int o = 1; o < LPR; o <<= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float use = m == -CUDART_INF_F ? 0.f : m;
+    float sum = 0.f;
+    for (int s = ln; s < S; s += LPR) {
+        const float w = ex2(__ldcg(part + s * ps + R * D + r) - use);
+        sw[s * R + r] = w;
+        sum += __ldcg(part + s * ps + R * D + R + r) * w;
+    }
+#pragma unroll
+    for (int o = 1; o < LPR; o <<= 1) /* a fixed butterfly: the same order every run */
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    __syncthreads();
+    float4 acc[NC];
+#pragma unroll
+    for (int x = 0; x < NC; x++)
+        acc[x] = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (int s = 0; s < S; s++) {
+        const float w = sw[s * R + r];
+        const float *src = part + s * ps + r * D + 4 * ln;
+#pragma unroll
+        for (int x = 0; x < NC; x++) {
+            const float4 v = __ldcg((const float4 *)(src + 4 * LPR * x));
+            acc[x].x += v.x * w;
+            acc[x].y += v.y * w;
+            acc[x].z += v.z * w;
+            acc[x].w += v.w * w;
+        }
+    }
+    if (r0 + r >= rows)
+        return;
+    int hg, i;
+    dec_row(p, r0 + r, hg, i);
+    const int h = hk * p.group + hg;
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
+#pragma unroll
+    for (int x = 0; x < NC; x++) {
+        uint2 u;
+        u.x = mma<T>::pack(acc[x].x * inv, acc[x].y * inv);
+        u.y = mma<T>::pack(acc[x].z * inv, acc[x].w * inv);
+        *(uint2 *)&out[4 * ln + 4 * LPR * x] = u;
+    }
+    if (p.lse && ln == 0)
+        p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] = sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+}
+
+/* WR: warps along the rows (1: every warp all R rows, BN / 4 keys of a tile;
+   4: each warp MT x 16 rows of its own, all BN keys); NW = 4 / WR warps share
+   each row and are merged at the end. */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
 {
-    constexpr int NW = 4, NT = NW * 32, R = MT * 16, PD = D + 8, E = 2;
+    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, PD = D + 8, E = 2;
     constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16, CPR = D * E / 16;
     static_assert(KW % 16 == 0, "each warp takes a multiple of 16 keys");
     extern __shared__ __align__(16) unsigned char smem[];
@@ -47,7 +135,8 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     const uint32_t aQ = smem_addr(sQ), aKV = smem_addr(sKV);
     constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
 
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int warp = (tid >> 5) / WR, wr = ((tid >> 5) % WR) * MT * 16; /* key group, first row */
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
     const int hk = blockIdx.y, b = blockIdx.z;
     const int rows = p.group * p.sq, r0 = rt * R;
@@ -80,8 +169,8 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
 #pragma unroll
     for (int st = 0; st < NST - 1; st++) {
         if (st < ntiles) {
-            load_tile<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
-            load_tile<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
+            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
+            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
         }
         cp_async_commit();
     }
@@ -100,7 +189,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
             mx[mt][x] = -CUDART_INF_F;
             l[mt][x] = 0.f;
             int hg, i;
-            dec_row(p, min(r0 + mt * 16 + g + 8 * x, rows - 1), hg, i);
+            dec_row(p, min(r0 + wr + mt * 16 + g + 8 * x, rows - 1), hg, i);
             qi[mt][x] = i;
             mrow[mt][x] = KIND == KG_ATTN_MASK
                               ? p.mask + b * p.m_sb + (int64_t)(hk * p.group + hg) * p.m_sh + (int64_t)i * p.m_sq
@@ -119,8 +208,8 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
         {
             const int jn = j + NST - 1, sn = jn % NST;
             if (jn < ntiles) {
-                load_tile<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
-                load_tile<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
+                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
+                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
             }
             cp_async_commit();
         }
@@ -138,7 +227,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
-                ldmatrix_x4(a[mt], aQ + ((mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
+                ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
 #pragma unroll
             for (int nn = 0; nn < KW / 16; nn++) {
                 uint32_t bf[4];
@@ -216,7 +305,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
 
-    /* merge the four warps in warp order: each writes (m, l, o) of its rows */
+    /* merge the NW warps of each row in key order: each writes (m, l, o) of its rows */
     float *wm = (float *)smem; /* [NW][R] */
     float *wl = wm + NW * R;   /* [NW][R] */
     float *wo = wl + NW * R;   /* [NW][R][D + 4] */
@@ -225,7 +314,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
         for (int i = 0; i < 2; i++) {
-            const int r = mt * 16 + g + 8 * i;
+            const int r = wr + mt * 16 + g + 8 * i;
             const float sum = quad_sum(l[mt][i]);
             if (t == 0) {
                 wm[warp * R + r] = mx[mt][i];
@@ -287,55 +376,21 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
             part[R * D + r] = m;
             part[R * D + R + r] = sum;
         }
-    }
-}
-
-/* Merges the splits of each packed row in split order: one warp per row, grid
-   (ceil(nrt * R / 4), Hkv, B), 128 threads. */
-template <typename T, int D> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
-{
-    constexpr int NC = (D + 31) / 32;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int R = p.rows_tile, rows = p.group * p.sq, nrt = (rows + R - 1) / R;
-    const int gr = blockIdx.x * 4 + warp; /* packed row */
-    const int hk = blockIdx.y, b = blockIdx.z;
-    if (gr >= rows)
-        return;
-    const int rt = gr / R, r = gr - rt * R;
-    const float *part = p.part + (((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits * R * (D + 2);
-    const int64_t ps = (int64_t)R * (D + 2);
-    float m = -CUDART_INF_F;
-    for (int s = 0; s < p.splits; s++)
-        m = fmaxf(m, part[s * ps + R * D + r]);
-    const float use = m == -CUDART_INF_F ? 0.f : m;
-    float sum = 0.f, acc[NC];
-#pragma unroll
-    for (int x = 0; x < NC; x++)
-        acc[x] = 0.f;
-    for (int s = 0; s < p.splits; s++) {
-        const float *ps_ = part + s * ps;
-        const float sc = ex2(ps_[R * D + r] - use);
-        sum += ps_[R * D + R + r] * sc;
-#pragma unroll
-        for (int x = 0; x < NC; x++) {
-            const int c = lane + 32 * x;
-            if (c < D)
-                acc[x] += ps_[r * D + c] * sc;
+        /* the last block of the row tile to finish merges every split */
+        __shared__ int last;
+        const int64_t gi = ((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt;
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            dec_merge<T, D, R, NT>(p, (float *)smem, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
+            if (tid == 0)
+                p.counters[gi] = 0; /* zero again for the next call */
         }
     }
-    int hg, i;
-    dec_row(p, gr, hg, i);
-    const int h = hk * p.group + hg;
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
-#pragma unroll
-    for (int x = 0; x < NC; x++) {
-        const int c = lane + 32 * x;
-        if (c < D)
-            out[c] = (T)(acc[x] * inv);
-    }
-    if (p.lse && lane == 0)
-        p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] = sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
 }
 
 } // namespace kg_attn

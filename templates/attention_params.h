@@ -36,9 +36,11 @@ typedef struct kg_attn_params {
     float scale_log2; /* softmax scale * log2(e) */
     /* Short-query kernels (attention_decode.cuh) only: the key range is cut
        into `splits` chunks of `chunk` keys; with splits > 1 each block writes
-       f32 partials of rows_tile packed rows to `part` (scratch) and the
-       combine kernel merges them. */
+       f32 partials of rows_tile packed rows to `part` (scratch), and the
+       last block of each row tile (counted in `counters`, zero between
+       calls) merges them. */
     float *part;
+    int *counters;
     int32_t splits, chunk;
     int32_t rows_tile;
 } kg_attn_params;

@@ -243,7 +243,7 @@ Test(attention_validation, empty_problems_validate_then_report_the_device)
 /* ---- CPU: the decode path's key split ------------------------------------ */
 
 /* The planner against a brute-force reading of its contract. */
-Test(attention_plan, split_maximizes_splits_per_wave_and_covers_every_key)
+Test(attention_plan, split_fills_one_wave_and_covers_every_key)
 {
     const int64_t blocks[] = {1, 7, 8, 64, 100, 131, 132, 263, 264, 265, 1000, 5000};
     const int64_t keys[] = {1, 63, 64, 65, 129, 1000, 4096, 8191, 8192, 32768, 100003, 1 << 20};
@@ -261,15 +261,8 @@ Test(attention_plan, split_maximizes_splits_per_wave_and_covers_every_key)
                     const int64_t tiles = (keys[b] + bn - 1) / bn;
                     int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
                     most = most > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : most < 1 ? 1 : most;
-                    double eff[KG_ATTN_MAX_SPLITS + 1], best = 0;
-                    for (int64_t s = 1; s <= most; s++) {
-                        eff[s] = (double)s / (double)((blocks[a] * s + sl - 1) / sl);
-                        best = eff[s] > best ? eff[s] : best;
-                    }
-                    int64_t want = most;
-                    for (int64_t s = most; s >= 1; s--)
-                        if (eff[s] >= 0.9 * best)
-                            want = s;
+                    int64_t want = sl / blocks[a];
+                    want = want > most ? most : want < 1 ? 1 : want;
                     const int64_t per = (keys[b] + want - 1) / want, chunk = (per + bn - 1) / bn * bn;
                     cr_assert_eq(r.chunk, chunk, "blocks %lld keys %lld bn %d slots %lld: chunk %d, want %lld",
                                  (long long)blocks[a], (long long)keys[b], bn, (long long)sl, r.chunk,
@@ -288,13 +281,16 @@ Test(attention_plan, split_examples_edges_and_forced_counts)
     /* B 8 x Hkv 8 on 132 SMs x 2: four splits of 2048 keys fill one wave */
     kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
     cr_assert(r.splits == 4 && r.chunk == 2048, "%d x %d", r.splits, r.chunk);
-    /* B 1 x Hkv 8, 32k keys: 33 splits are best, 30 within 10%: 1093 keys
-       round to 1152, 29 splits */
+    /* B 1 x Hkv 8, 32k keys: 33 splits fit, 993 keys round to 1024: 32 */
     r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0);
-    cr_assert(r.splits == 29 && r.chunk == 1152, "%d x %d", r.splits, r.chunk);
-    /* a full grid already: no split */
+    cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
+    /* a full grid already: no split; nor with more than half of one */
     r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 2 && r.chunk == 4096, "%d x %d", r.splits, r.chunk);
     /* no keys; fewer keys than two tiles */
     r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0);
     cr_assert(r.splits == 1 && r.chunk == 64);
