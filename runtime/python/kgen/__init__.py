@@ -344,7 +344,7 @@ def _call(pyname, cfn, cargs, builder, args, kw):
         elif kind == "axes":
             axes = vals[name]
             axes = [] if axes is None else ([axes] if isinstance(axes, int) else list(axes))
-            cvals.append((ctypes.c_int * max(len(axes), 1))(*axes))
+            cvals.append((ctypes.c_int * (len(axes) or 1))(*axes))
             cvals.append(len(axes))
         elif kind == "int":
             cvals.append(int(vals[name]))
