@@ -28,8 +28,8 @@ int main(void)
     int kernels, modules;
     size_t bundle;
     const char *archs = kg_bundle_info(&kernels, &modules, &bundle);
-    printf("kgen %s: %d kernels in %d modules, bundle %.1f MiB embedded (%s)\n", kg_version(NULL, NULL, NULL),
-           kernels, modules, (double)bundle / (1 << 20), archs);
+    printf("kgen %s: %d kernels in %d modules, bundle %.1f MiB embedded (%s)\n", kg_version(NULL, NULL, NULL), kernels,
+           modules, (double)bundle / (1 << 20), archs);
 
     kg_context *ctx;
     kg_status st = kg_open(&ctx, 0);

@@ -156,16 +156,21 @@ Test(dlpack, dtypes_kgen_lacks_are_refused)
         uint8_t code, bits;
         const char *text;
     } cases[] = {
-        {kDLComplex, 64, "DLPack dtype complex64 (code 5) is not supported (kgen has float16/32/64, bfloat16, "
-                         "int32/64, uint8 and bool)"},
-        {kDLInt, 8, "DLPack dtype int8 (code 0) is not supported (kgen has float16/32/64, bfloat16, int32/64, uint8 "
-                    "and bool)"},
-        {kDLUInt, 16, "DLPack dtype uint16 (code 1) is not supported (kgen has float16/32/64, bfloat16, int32/64, "
-                      "uint8 and bool)"},
-        {kDLFloat, 8, "DLPack dtype float8 (code 2) is not supported (kgen has float16/32/64, bfloat16, int32/64, "
-                      "uint8 and bool)"},
-        {kDLBfloat, 32, "DLPack dtype bfloat32 (code 4) is not supported (kgen has float16/32/64, bfloat16, "
-                        "int32/64, uint8 and bool)"},
+        {kDLComplex, 64,
+         "DLPack dtype complex64 (code 5) is not supported (kgen has float16/32/64, bfloat16, "
+         "int32/64, uint8 and bool)"},
+        {kDLInt, 8,
+         "DLPack dtype int8 (code 0) is not supported (kgen has float16/32/64, bfloat16, int32/64, uint8 "
+         "and bool)"},
+        {kDLUInt, 16,
+         "DLPack dtype uint16 (code 1) is not supported (kgen has float16/32/64, bfloat16, int32/64, "
+         "uint8 and bool)"},
+        {kDLFloat, 8,
+         "DLPack dtype float8 (code 2) is not supported (kgen has float16/32/64, bfloat16, int32/64, "
+         "uint8 and bool)"},
+        {kDLBfloat, 32,
+         "DLPack dtype bfloat32 (code 4) is not supported (kgen has float16/32/64, bfloat16, "
+         "int32/64, uint8 and bool)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         DLTensor src = dl(kDLCUDA, cases[i].code, cases[i].bits, 1, NULL, 0);
