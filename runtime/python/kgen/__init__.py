@@ -388,6 +388,10 @@ def _elementwise(op_index, info):
     return op
 
 
+elementwise_ops = []  # the names of the element-wise ops, in catalogue order
+family_ops = []  # the names of the other families' entry points (_FAMILIES) this library has
+
+
 def _install():
     g = globals()
     i = 1
@@ -395,13 +399,15 @@ def _install():
         info = _kg_op_get_info(i)
         if not info:
             break
-        g[info.contents.name.decode()] = _elementwise(i, info.contents)
-        __all__.append(info.contents.name.decode())
+        name = info.contents.name.decode()
+        g[name] = _elementwise(i, info.contents)
+        elementwise_ops.append(name)
         i += 1
     for pyname, (cname, cargs, builder, doc) in _FAMILIES.items():
         if hasattr(_lib, cname):  # a family this library build has
             g[pyname] = _make(pyname, cname, cargs, builder, doc)
-            __all__.append(pyname)
+            family_ops.append(pyname)
+    __all__.extend(elementwise_ops + family_ops + ["elementwise_ops", "family_ops"])
 
 
 _install()
