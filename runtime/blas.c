@@ -117,7 +117,7 @@ kg_status kg_blas_set_stream(kg_context *ctx)
 
 kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
 {
-    kg_blas *bl;
+    kg_blas *bl = NULL; /* gcc cannot see that kg_blas_state sets it when it returns KG_OK */
     kg_status st = kg_blas_state(ctx, &bl);
     if (st != KG_OK)
         return st;

@@ -55,6 +55,12 @@ extern "C" {
 
 #define KG_MAX_DIMS 8
 
+/* The headers' version; kg_version() gives the library's. The shared
+   library's SONAME is libkgen.so.MAJOR. */
+#define KG_VERSION_MAJOR 0
+#define KG_VERSION_MINOR 1
+#define KG_VERSION_PATCH 0
+
 typedef enum kg_status {
 #define KG_STATUS_ENUM(sym, val, text) sym = val,
     KG_STATUS_LIST(KG_STATUS_ENUM)
@@ -130,6 +136,16 @@ KG_API int64_t kg_numel(const kg_tensor *t);
 KG_API size_t kg_dtype_size(kg_dtype dtype);
 /* "f32", "bf16", ... ; "?" for an invalid value. */
 KG_API const char *kg_dtype_name(kg_dtype dtype);
+
+/* ---- Version and bundle (version.c) -------------------------------------- */
+
+/* "MAJOR.MINOR.PATCH" of the library linked at run time; each pointer may be
+   NULL. */
+KG_API const char *kg_version(int *major, int *minor, int *patch);
+/* The embedded bundle: its GPU architectures as text ("sm_80, sm_90 (+PTX
+   compute_90)") and, where the pointers are not NULL, how many kernels and
+   modules it holds and its size in bytes. */
+KG_API const char *kg_bundle_info(int *kernels, int *modules, size_t *bytes);
 
 #ifdef __cplusplus
 }
