@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "trust.h"
 
 /* cuBLAS's recommendation for Hopper (cublasSetWorkspace docs), also
    PyTorch's cuBLASLt default there. */
@@ -34,7 +35,7 @@ kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *wha
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
 {
     if (!ctx->blas) {
-        ctx->blas = calloc(1, sizeof(kg_blas));
+        ctx->blas = kg_host_alloc(sizeof(kg_blas));
         if (!ctx->blas)
             return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
                            sizeof(kg_blas));
@@ -146,8 +147,7 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
         return kg_cuda_fail(ctx, err, "cudaEventCreate for the cuBLAS state");
     }
     void *mem = bl->workspace;
-    if (!mem && (err = cudaMalloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
-        cudaGetLastError();
+    if (!mem && (err = kg_device_alloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
         return kg_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
                        "%s: the cuBLAS workspace (%d bytes): %s",
                        err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES,

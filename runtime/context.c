@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trust.h" /* kg_scratch_release (per-stream scratch, scratch.c) */
 
 static double gib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
 
@@ -83,8 +84,7 @@ void kg_close(kg_context *ctx)
     if (ctx->usable) {
         cudaSetDevice(ctx->device);
         kg_blas_release(ctx);
-        if (ctx->scratch)
-            cudaFree(ctx->scratch);
+        kg_scratch_release(ctx);
     }
     free(ctx);
 }
