@@ -19,6 +19,11 @@ void *kg_host_alloc(size_t bytes); /* zero-filled, NULL on failure */
    how many allocations were counted since the last call. */
 KG_API int kg_test_fail_alloc(int n);
 
+/* 1 for the CUDA errors that mean the device faulted (illegal address and
+   the like): the CUDA context is lost, every later call fails; reported as
+   KG_ERR_CUDA ("a device fault (sticky ...)"). */
+int kg_cuda_sticky(cudaError_t err);
+
 /* ---- Per-stream state (scratch.c) -------------------------------------------
  * The context keeps one slot per stream it has run on (up to
  * KG_STREAM_SLOTS; the least recently used one is freed when a new stream
