@@ -743,7 +743,10 @@ ParameterizedTestParameters(gemm_gpu, shapes) { return cr_make_param_array(kg_dt
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, shapes)
 {
     kg_context *c = kt_open_gpu();
-    for (int s = 0; s < N_MNK; s++)
+    /* $KG_TEST_QUICK (compute-sanitizer runs): the first 5 sizes, which
+       still hold every value of M, N and K but 513 */
+    const int n_mnk = getenv("KG_TEST_QUICK") ? 5 : N_MNK;
+    for (int s = 0; s < n_mnk; s++)
         for (int exact = 0; exact < 2; exact++) {
             gcase g = {0};
             g.M = mnk[s][0], g.N = mnk[s][1], g.K = mnk[s][2], g.exact = exact;
