@@ -11,6 +11,7 @@ s=$(date +%s)
 t() { echo "== $* ($(( $(date +%s) - s ))s)"; }
 t test_gemm;    timeout 60 build/tests/test_gemm 2>&1 | tail -25 | tee $out/test_gemm.log
 t test_faults;  timeout 40 build/tests/test_faults --verbose 2>&1 | tail -25 | tee $out/test_faults.log
+t test_noimage; timeout 20 build/tests/test_noimage 2>&1 | tail -5 | tee $out/test_noimage.log
 t test_threads; timeout 30 build/tests/test_threads 2>&1 | tee $out/test_threads.log
 t conformance
 if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site; fi
