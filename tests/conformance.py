@@ -136,6 +136,8 @@ def run_elementwise(kg, name, kgop, s, twin_out):
     if len({t.dtype for t in ins}) != 1:
         raise NotExpressible("type promotion between inputs")
     want = s_call(s)
+    if isinstance(want, torch.Tensor) and want.dtype not in (x.dtype, torch.bool):
+        raise NotExpressible("type promotion (%s in, %s out)" % (str(x.dtype)[6:], str(want.dtype)[6:]))
     out = new_out(want, twin_out)
     st, msg = kg.call("kg_" + kgop, kg.t(out), *[kg.t(t) for t in ins])
     return st, msg, out, want
