@@ -17,13 +17,12 @@ for t in elementwise reduce gemm attention tensor; do
         "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix=build/fuzz/findings/$t- "$work" tests/fuzz/corpus/$t >"$log" 2>&1
     rc=$?
-    runs=$(grep -o 'Done [0-9]* runs' "$log" | grep -o '[0-9]*' || echo "?")
-    [ -z "$runs" ] && runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     if [ $rc -eq 0 ]; then
         echo "fuzz_$t: ${runs} executions in ${secs} s, no finding"
     else
         echo "fuzz_$t: FINDING (exit $rc) after ${runs:-?} executions; log $log:"
-        grep -E 'runtime error|ERROR: AddressSanitizer|deadly signal|Test unit written' "$log" | head -5
+        grep -E 'runtime error|ERROR: AddressSanitizer|deadly signal|Test unit written|-crash-' "$log" | head -5
         status=1
     fi
     rm -rf "$work"
