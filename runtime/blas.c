@@ -32,9 +32,14 @@ kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *wha
                    cublasGetStatusName(status));
 }
 
+static const kgi_hooks blas_hooks = {"cuBLAS", kg_blas_set_stream, kg_blas_release};
+
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
 {
     if (!ctx->blas) {
+        kg_status st = kgi_register_hooks(ctx, &blas_hooks);
+        if (st != KG_OK)
+            return st;
         ctx->blas = kg_host_alloc(sizeof(kg_blas));
         if (!ctx->blas)
             return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
@@ -113,7 +118,7 @@ kg_status kg_blas_set_stream(kg_context *ctx)
 
 kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
 {
-    kg_blas *bl;
+    kg_blas *bl = NULL; /* gcc cannot see that kg_blas_state sets it when it returns KG_OK */
     kg_status st = kg_blas_state(ctx, &bl);
     if (st != KG_OK)
         return st;
@@ -147,7 +152,8 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
         return kg_cuda_fail(ctx, err, "cudaEventCreate for the cuBLAS state");
     }
     void *mem = bl->workspace;
-    if (!mem && (err = kg_device_alloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
+    if (!mem && (err = cudaMalloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
+        cudaGetLastError();
         return kg_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
                        "%s: the cuBLAS workspace (%d bytes): %s",
                        err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES,

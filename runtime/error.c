@@ -42,7 +42,7 @@ const char *kg_errmsg(const kg_context *ctx)
     return ctx->msg;
 }
 
-kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
+kg_status kgi_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
 {
     if (ctx) {
         va_list ap;
@@ -53,7 +53,7 @@ kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
     return status;
 }
 
-kg_status kg_ok(kg_context *ctx)
+kg_status kgi_ok(kg_context *ctx)
 {
     if (ctx)
         ctx->msg[0] = '\0';
@@ -75,7 +75,7 @@ int kg_cuda_sticky(cudaError_t err)
     }
 }
 
-kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
+kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
 {
     kg_status st;
     switch (err) {
@@ -85,15 +85,15 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorStubLibrary:
     case cudaErrorCallRequiresNewerDriver:
         st = KG_ERR_NO_DEVICE;
-        return kg_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
+        return kgi_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
     case cudaErrorInvalidDevice: st = KG_ERR_DEVICE_RANGE; break;
     case cudaErrorMemoryAllocation: st = KG_ERR_OUT_OF_MEMORY; break;
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidKernelImage:
     case cudaErrorUnsupportedPtxVersion:
         st = KG_ERR_NO_KERNEL_IMAGE;
-        return kg_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
-                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kg_bundle_archs(), what,
+        return kgi_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
+                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kgi_bundle_archs(), what,
                        cudaGetErrorString(err));
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
@@ -105,13 +105,13 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorAssert:
         /* sticky: the CUDA context is lost for the rest of the process */
         st = KG_ERR_CUDA;
-        return kg_fail(ctx, st,
-                       "CUDA error: a device fault (sticky: every later call in this process fails too): %s: %s (%s)",
-                       what, cudaGetErrorString(err), cudaGetErrorName(err));
+        return kgi_fail(ctx, st,
+                        "CUDA error: a device fault (sticky: every later call in this process fails too): %s: %s (%s)",
+                        what, cudaGetErrorString(err), cudaGetErrorName(err));
     case cudaErrorLaunchOutOfResources:
     case cudaErrorInvalidConfiguration:
     case cudaErrorLaunchTimeout: st = KG_ERR_LAUNCH; break;
     default: st = KG_ERR_CUDA; break;
     }
-    return kg_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return kgi_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
 }

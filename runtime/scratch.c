@@ -22,10 +22,18 @@
 #include <stdlib.h>
 
 #include "kg_reduce_params.h"
+#include "reduce_plan.h"
 #include "trust.h"
 
 /* Partial results of split reductions: 4 MiB after the counters. */
 enum { RESERVE_BYTES = (int)KG_SCRATCH_COUNTER_BYTES + (4 << 20) };
+
+/* host and device agree: the reduction kernels' semaphores (one unsigned
+   each) fit the counters, the planner's partials the reserve, and its dims
+   the tensors' */
+_Static_assert(KG_RED_MAX_SEMAPHORES * sizeof(unsigned) <= KG_SCRATCH_COUNTER_BYTES, "semaphores exceed the counters");
+_Static_assert(KG_RED_PARTIAL_BYTES == RESERVE_BYTES - KG_SCRATCH_COUNTER_BYTES, "reduce_plan.h's partials != reserve");
+_Static_assert(KG_RED_MAX_DIMS == KG_MAX_DIMS, "kg_reduce_params.h KG_RED_MAX_DIMS != kgen.h KG_MAX_DIMS");
 
 /* ---- Allocation hook ----------------------------------------------------- */
 
@@ -93,7 +101,7 @@ static void free_slot(slot *s)
     s->used = 0;
 }
 
-void kg_scratch_release(kg_context *ctx)
+void kgi_scratch_release(kg_context *ctx)
 {
     slots *all = ctx->scratch;
     if (!all)

@@ -37,7 +37,7 @@ enum { KG_STREAM_SLOTS = 8 };
    KG_ERR_INVALID_ARGUMENT naming the sizes and the call that reserves it. */
 kg_status kg_pack_area(kg_context *ctx, size_t bytes, void **base);
 /* Frees every slot (kg_close). */
-void kg_scratch_release(kg_context *ctx);
+void kgi_scratch_release(kg_context *ctx);
 
 /* ---- Packing (pack.c) ---------------------------------------------------------
  * Copies tensors of any strides (0 for broadcast included) into dense,
