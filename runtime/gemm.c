@@ -669,9 +669,8 @@ static kg_status run_all(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, in
 /* K = 0: out = epilogue(bias) broadcast over out's rows and batch, or zeros
    without a bias (relu and gelu of 0 are 0): one strided copy from a
    stride-0 view, whatever out's strides, then relu in place. gelu (tanh) of
-   the bias is computed first into the pack area, as a K = 1 product of the
-   zero operand with the bias epilogue (one call per zero-buffer's worth of
-   the bias, never per row or matrix). */
+   the bias is computed first into the pack area, as one K = 1 product of
+   zeros with the bias epilogue. */
 static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const kg_tensor *out,
                       const kg_tensor *bias)
 {
@@ -691,22 +690,26 @@ static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const
         if (row)
             src.strides[out->ndim - 1] = bias->strides[0];
         if (g->epilogue == KG_EPILOGUE_GELU_TANH) {
+            /* pack area: N zeros (one memset), then gelu(bias), as one
+               N x 1 x 1 cuBLASLt product with the bias epilogue */
             void *v;
-            if ((st = kg_pack_area(ctx, (size_t)N * es, &v)) != KG_OK)
+            const size_t vec = ((size_t)N * es + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN;
+            if ((st = kg_pack_area(ctx, 2 * vec, &v)) != KG_OK)
                 return st;
-            const int64_t cap = (int64_t)(bl->zeros_bytes / es);
-            for (int64_t j0 = 0; j0 < N; j0 += cap) {
-                kg_gemm_desc t;
-                memset(&t, 0, sizeof t);
-                t.dtype = g->dtype, t.epilogue = g->epilogue;
-                t.m = N - j0 < cap ? N - j0 : cap, t.n = 1, t.k = 1;
-                t.x = t.y = bl->zeros;
-                t.ldx = t.m, t.ldy = 1, t.ldd = t.m, t.batch = 1;
-                t.d = (char *)v + j0 * (int64_t)es;
-                t.bias = (const char *)bias->data + j0 * (int64_t)es;
-                if ((st = run_all(ctx, bl, &t, 1)) != KG_OK)
-                    return st;
-            }
+            cudaError_t err = cudaMemsetAsync(v, 0, vec, ctx->stream);
+            if (err != cudaSuccess)
+                return kg_cuda_fail(ctx, err, "matmul with K = 0: clearing the zero operand");
+            kg_gemm_desc t;
+            memset(&t, 0, sizeof t);
+            t.dtype = g->dtype, t.epilogue = g->epilogue;
+            t.m = N, t.n = 1, t.k = 1;
+            t.x = t.y = v;
+            t.ldx = N, t.ldy = 1, t.ldd = N, t.batch = 1;
+            t.d = (char *)v + vec;
+            t.bias = bias->data;
+            if ((st = run_all(ctx, bl, &t, 1)) != KG_OK)
+                return st;
+            v = (char *)v + vec;
             src.data = v;
             if (row)
                 src.strides[out->ndim - 1] = 1;
