@@ -133,5 +133,7 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Normalizations (softmax, log_softmax, logsumexp, layer_norm, rms_norm). */
+#include "kg_norm.h"
 
 #endif
