@@ -141,7 +141,7 @@ M.reduce = {
 -- Expressions are C, typed by T (float on the device for f32/f16/bf16,
 -- double for f64 and in the float64 CPU reference).
 M.norm = {
-  { name = "softmax", stats = "lse", axes = "one", apply = "exp(x - m) / s",
+  { name = "softmax", stats = "lse", axes = "one", apply = "exp(x - m) * ((T)1 / s)",
     doc = "exp(x - max) / sum(exp(x - max)) along one axis" },
   { name = "log_softmax", stats = "lse", axes = "one", apply = "x - lse",
     doc = "x - logsumexp(x) along one axis" },

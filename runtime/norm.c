@@ -445,10 +445,11 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         fill_dims(&A->inner, N, nn, 0);
     }
     /* ROWS, STRIDED: a lane group per row, each lane up to KG_NORM_NV
-       vectors (elements) per chunk, aiming at 4 */
+       vectors (elements) per chunk: 8 where the row allows (more bytes in
+       flight per lane, fewer lanes per row, more rows resident) */
     const int64_t vl = plan->cls == KG_NORM_ROWS ? V : 1;
     const int64_t nvec = L / vl;
-    int64_t g = pow2_ceil(cdiv(nvec, 4));
+    int64_t g = pow2_ceil(cdiv(nvec, KG_NORM_NV));
     if (g > KG_NORM_MAX_GROUP)
         g = KG_NORM_MAX_GROUP;
     int64_t nv = cdiv(nvec, g);

@@ -62,9 +62,9 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
     kg_norm_plan p;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
-    cr_assert_eq(p.args.group, 256); /* 1024 vectors, 4 a lane */
-    cr_assert_eq(p.args.nv, 4);
-    cr_assert_eq(p.block, 256);
+    cr_assert_eq(p.args.group, 128); /* 1024 vectors, 8 a lane */
+    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.block, 128);
     cr_assert_eq(p.args.rows, 65536);
     /* 16384 f32: 512 lanes of 8 vectors, still on chip */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
