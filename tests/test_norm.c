@@ -204,7 +204,7 @@ Test(errors, every_argument_error_is_reported_before_the_device)
               "softmax: out is f16 but must be f32 (the input's dtype)");
     KT_EXPECT(ctx, kg_softmax(ctx, &o32, &in, 0), KG_ERR_SHAPE, "shape mismatch: softmax: out is [3,2] but must be [2,3]");
     KT_EXPECT(ctx, kg_softmax(ctx, &out, &mis, 0), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: softmax: in's data 0x10000002 is not aligned to its 4-byte elements");
+              "invalid argument: in's data 0x10000002 is not aligned to its 4-byte f32 elements");
     KT_EXPECT(ctx, kg_softmax(ctx, &part, &in, 0), KG_ERR_INVALID_ARGUMENT,
               "invalid argument: out partially overlaps in (bytes [0x10000004, 0x1000001c) and [0x10000000, "
               "0x10000018)); an output may only alias an input exactly (in place)");
