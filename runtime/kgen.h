@@ -160,5 +160,7 @@ KG_API const char *kg_bundle_info(int *kernels, int *modules, size_t *bytes);
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Normalizations (softmax, log_softmax, logsumexp, layer_norm, rms_norm). */
+#include "kg_norm.h"
 
 #endif
