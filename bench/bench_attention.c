@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "kg_attention.h"
 #include "kg_test.h"
 
 typedef struct {

@@ -27,6 +27,7 @@
 #include <cublas_v2.h>
 
 #include "bench_common.h"
+#include "kg_gemm.h"
 #include "kg_test.h"
 
 enum { PATTERN = 1000003 };
