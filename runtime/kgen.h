@@ -56,5 +56,7 @@
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Normalizations (softmax, log_softmax, logsumexp, layer_norm, rms_norm). */
+#include "kg_norm.h"
 
 #endif
