@@ -11,6 +11,7 @@ local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
 M.classes = { "rows", "packed", "strided", "cols_stats", "cols_apply" }
+M.enums = { { "templates/norm_params.h", "kg_norm_class", "KG_NORM_", M.classes } } -- checked by expand.lua
 
 local common = require("common")
 local typed = common.typed
