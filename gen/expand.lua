@@ -246,8 +246,12 @@ do
   n[#n + 1] = string.format("kernel_count = %d\nmodule_count = %d\n", #G.kernels, #G.modules)
   n[#n + 1] = "fatbin_list = " .. table.concat(fatbins, " ") .. "\n"
   local ready = " || " .. out .. "/manifest.txt"
+  local obj_of = {} -- object -> source: two sources may not share an object name
   local function obj(src)
-    return "build/obj/" .. src:match("([^/]*)%.[cS]$") .. ".o"
+    local o = "build/obj/" .. src:match("([^/]*)%.[cS]$") .. ".o"
+    assert(not obj_of[o] or obj_of[o] == src, o .. " would be built from both " .. tostring(obj_of[o]) .. " and " .. src)
+    obj_of[o] = src
+    return o
   end
   local lib, tests, benches = {}, {}, {}
   for _, w in ipairs(G.written_by) do -- what the families share: the kernel table
