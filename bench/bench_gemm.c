@@ -27,6 +27,7 @@
 #include <cublas_v2.h>
 
 #include "bench_common.h"
+#include "kg_gemm.h"
 #include "kg_test.h"
 
 enum { PATTERN = 1000003 };
@@ -196,13 +197,7 @@ static double cpu_gflops(void)
 
 int main(void)
 {
-    kg_context *ctx;
-    kg_status st = kg_open(&ctx, 0);
-    if (st != KG_OK) {
-        printf("bench_gemm: no GPU (%s); nothing to time\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_gemm");
     char name[256];
     BENCH_CHECK(ctx, kg_device_info(ctx, name, sizeof name, NULL, NULL, NULL));
     const double cpu = cpu_gflops();

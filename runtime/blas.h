@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 
 #include "internal.h"
+#include "kg_gemm.h"
 
 /* ---- One product in cuBLAS's column-major terms -------------------------
  *

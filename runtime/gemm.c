@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "kg_ops.h"
 #include "layout.h"
 #include "trust.h"
 

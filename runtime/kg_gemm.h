@@ -1,5 +1,5 @@
 /*
- * kg_gemm.h - matrix products through cuBLAS (included from kgen.h).
+ * kg_gemm.h - matrix products through cuBLAS (kgen.h includes it).
  *
  * kg_matmul(ctx, out, a, b) computes out = a @ b with NumPy's matmul rules:
  *
@@ -53,7 +53,7 @@
 #ifndef KG_GEMM_H
 #define KG_GEMM_H
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #ifdef __cplusplus
 extern "C" {

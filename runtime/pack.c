@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "kg_ops.h"
 #include "trust.h"
 
 static size_t round_up(size_t v) { return (v + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN; }

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "kg_test.h"
+#include "kgen.h"
 
 static kg_context *ctx;
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kg_test.h"
+#include "kgen.h"
 #include "trust.h"
 
 /* $KG_TEST_QUICK: smaller problems (compute-sanitizer runs). */
