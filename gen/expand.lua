@@ -90,7 +90,7 @@ G:dep(gen_dir .. "/dtypes.lua")
 G:dep(gen_dir .. "/catalogue.lua")
 G:dep(gen_dir .. "/common.lua")
 
-local families = { "elementwise", "attention", "reduce" }
+local families = { "elementwise", "attention", "reduce", "attention_bwd" }
 for _, fam in ipairs(families) do
   G:dep(gen_dir .. "/" .. fam .. ".lua")
   require(fam).generate(G)

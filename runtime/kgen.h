@@ -133,5 +133,7 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Its backward pass (dq, dk, dv). */
+#include "kg_attention_bwd.h"
 
 #endif
