@@ -211,8 +211,8 @@ int main(void)
             snprintf(worst_name, sizeof worst_name, "%s", name);
         }
         if (csv)
-            fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D,
-                    cases[ci].causal, us, tf);
+            fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal,
+                    us, tf);
         for (int i = 0; i < 8; i++)
             kg_free(ctx, d[i]);
         kg_free(ctx, dl);

@@ -61,11 +61,11 @@ local function plans(dt, d, kind)
   local bn, bm = 16 * kv.nkw, 16 * q.nw
   return {
     kv = { threads = 32 * kv.nkw * (kv.split and 2 or 1), minb = 1, rows = bn,
-           smem = (2 * bn + 2 * kv.bm) * p * 2 + 2 * kv.bm * 4,
+           smem = (2 * bn + 4 * kv.bm) * p * 2 + 4 * kv.bm * 4,
            call = string.format("attnb_kv_tc<%s, %d, %d, %d, %s, %s>", dt.storage, d, kv.nkw, kv.bm,
                                 tostring(kv.split or false), ke),
            shape = string.format("%d keys x %d-query tiles%s, mma.sync", bn, kv.bm, kv.split and ", dV/dK warps" or "") },
-    q = { threads = 32 * q.nw, minb = 1, rows = bm, smem = (2 * bm + 2 * q.bn) * p * 2,
+    q = { threads = 32 * q.nw, minb = 1, rows = bm, smem = (2 * bm + 4 * q.bn) * p * 2,
           call = string.format("attnb_q_tc<%s, %d, %d, %d, %s>", dt.storage, d, q.nw, q.bn, ke),
           shape = string.format("%d queries x %d-key tiles, mma.sync", bm, q.bn) },
   }

@@ -223,10 +223,10 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         if (kg_attnb_dims[i] == D)
             slot = i;
     if (slot < 0)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: attention backward: head dim %lld is not generated (generated: " KG_ATTNB_DIMS_TEXT
-                       ")",
-                       (long long)D);
+        return kg_fail(
+            ctx, KG_ERR_INVALID_ARGUMENT,
+            "invalid argument: attention backward: head dim %lld is not generated (generated: " KG_ATTNB_DIMS_TEXT ")",
+            (long long)D);
     const float scale = opts && opts->scale != 0.f ? opts->scale : (float)(1.0 / sqrt((double)D));
     if (!isfinite(scale))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: scale %g is not finite",

@@ -20,7 +20,9 @@
  *         atomics and no per-key-block partials: bitwise reproducible.
  *
  * Tensor-core kernels (f16, bf16): mma.sync m16n8k16 with f32 accumulation,
- * operands through ldmatrix from shared memory filled by cp.async. kv takes
+ * operands through ldmatrix from shared memory filled by cp.async, two stages
+ * (the next Q/dout tile in kv, the next K/V tile in q, load while the
+ * current one computes). kv takes
  * the keys as the M dimension (each warp owns 16 keys and computes S^T and
  * dP^T for them), so P^T and dS^T go from the accumulators straight into A
  * fragments of dV += P^T dout and dK += dS^T q. SPLIT (D = 256): two warps
@@ -123,13 +125,12 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
     constexpr int NT = NKW * 32 * (SPLIT ? 2 : 1), BN = NKW * 16, P = D + 8, E = 2;
     constexpr int NQ = BM / 8, ND = D / 8, KD = D / 16, NACC = SPLIT ? 1 : 2;
     extern __shared__ __align__(16) unsigned char smem[];
+    /* K, V; then two stages of (Q, dout) tiles and of their rows' lse2, delta */
     T *sK = (T *)smem;
     T *sV = sK + BN * P;
-    T *sQ = sV + BN * P;
-    T *sO = sQ + BM * P;
-    float *sL = (float *)(sO + BM * P);
-    float *sDl = sL + BM;
-    const uint32_t aK = smem_addr(sK), aV = smem_addr(sV), aQ = smem_addr(sQ), aO = smem_addr(sO);
+    T *sQ0 = sV + BN * P;
+    float *sRows = (float *)(sQ0 + 4 * BM * P);
+    const uint32_t aK = smem_addr(sK), aV = smem_addr(sV);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int kw = warp % NKW, role = SPLIT ? warp / NKW : 0;
@@ -161,24 +162,57 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
         for (int d = 0; d < ND; d++)
             acc[a][d][0] = acc[a][d][1] = acc[a][d][2] = acc[a][d][3] = 0.f;
 
-    for (int hi = 0; hi < p.group; hi++) {
-        const int h = hk * p.group + hi;
+    /* the (query head, query tile) steps, flattened so that the next step's
+       tiles load while this one computes */
+    const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+    /* issues the loads of step `it` into stage `st`; its rows come back in
+       registers (stored after this step's compute, not stalling it) */
+    auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
+        const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
         const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
         const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+        const uint32_t aQ = smem_addr(sQ0 + 2 * st * BM * P);
+        load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
+        load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
         const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-        const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
-        for (int m0 = mstart; m0 < p.sq; m0 += BM) {
-            __syncthreads(); /* every warp is done with the previous tile */
-            load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
-            load_tile<BM, D, P, E, NT>(aO, dout, p.do_ss, m0, p.sq, tid);
-            cp_async_commit();
-            for (int i = tid; i < BM; i += NT) {
-                const bool ok = m0 + i < p.sq;
-                sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                sDl[i] = ok ? rows[m0 + i] : 0.f;
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            const int i = tid + x * NT;
+            const bool ok = i < BM && m0 + i < p.sq;
+            rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+            rd[x] = ok ? rows[m0 + i] : 0.f;
+        }
+    };
+    auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            const int i = tid + x * NT;
+            if (i < BM) {
+                sRows[st * 2 * BM + i] = rl[x];
+                sRows[st * 2 * BM + BM + i] = rd[x];
             }
-            cp_async_wait<0>();
+        }
+    };
+    static_assert(BM <= 2 * NT, "rows per step");
+    if (nsteps > 0) {
+        float rl[2], rd[2];
+        issue(0, 0, rl, rd);
+        put_rows(0, rl, rd);
+    }
+    cp_async_commit();
+    for (int it = 0; it < nsteps; it++) {
+        const int st = it & 1;
+        const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+        const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+        float nl[2], nd[2];
+        if (it + 1 < nsteps)
+            issue(it + 1, st ^ 1, nl, nd);
+        cp_async_commit();
+        {
+            cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
             __syncthreads();
+            const uint32_t aQ = smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
+            const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
             /* S^T = K Q^T for the warp's 16 keys x BM queries */
             float s[NQ][4], dp[NQ][4];
@@ -215,7 +249,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
             /* P^T and dS^T; keys past Sk need no mask (never written) */
             const bool check = causal && n0 + BN - 1 > m0 + p.sk - p.sq;
 #pragma unroll
-            for (int n = 0; n < NQ; n++)
+            for (int n = 0; n < NQ; n++) {
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
                     const int kj = n0 + kr0 + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
@@ -229,6 +263,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
                     if (do_dk)
                         dp[n][x] = pr * (dp[n][x] - sDl[ql]);
                 }
+            }
             /* dV += P^T dout, dK += dS^T Q */
 #pragma unroll
             for (int kk = 0; kk < BM / 16; kk++) {
@@ -269,6 +304,9 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
                 }
             }
         }
+        if (it + 1 < nsteps)
+            put_rows(st ^ 1, nl, nd);
+        __syncthreads(); /* every warp is done with stage st before it is refilled */
     }
     cp_async_wait<0>();
 
@@ -289,11 +327,11 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
     constexpr int NT = NW * 32, BM = NW * 16, P = D + 8, E = 2;
     constexpr int NS = BN / 8, ND = D / 8, KD = D / 16;
     extern __shared__ __align__(16) unsigned char smem[];
+    /* Q, dout; then two stages of (K, V) tiles */
     T *sQ = (T *)smem;
     T *sO = sQ + BM * P;
-    T *sK = sO + BM * P;
-    T *sV = sK + BN * P;
-    const uint32_t aQ = smem_addr(sQ), aO = smem_addr(sO), aK = smem_addr(sK), aV = smem_addr(sV);
+    T *sK0 = sO + BM * P;
+    const uint32_t aQ = smem_addr(sQ), aO = smem_addr(sO);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
@@ -333,14 +371,23 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
     for (int d = 0; d < ND; d++)
         acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.f;
 
+    if (ntiles > 0) {
+        load_tile<BN, D, P, E, NT>(smem_addr(sK0), k, p.k_ss, 0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(smem_addr(sK0 + BN * P), v, p.v_ss, 0, p.sk, tid);
+    }
+    cp_async_commit();
     for (int j = 0; j < ntiles; j++) {
-        const int n0 = j * BN;
-        __syncthreads(); /* every warp is done with the previous K and V */
-        load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, n0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+        const int n0 = j * BN, st = j & 1;
+        /* the next K and V tiles load while this one computes */
+        if (j + 1 < ntiles) {
+            const uint32_t nK = smem_addr(sK0 + 2 * (st ^ 1) * BN * P);
+            load_tile<BN, D, P, E, NT>(nK, k, p.k_ss, n0 + BN, p.sk, tid);
+            load_tile<BN, D, P, E, NT>(nK + BN * P * E, v, p.v_ss, n0 + BN, p.sk, tid);
+        }
         cp_async_commit();
-        cp_async_wait<0>();
+        cp_async_wait<1>(); /* this tile (and Q, dout) arrived */
         __syncthreads();
+        const uint32_t aK = smem_addr(sK0 + 2 * st * BN * P), aV = aK + BN * P * E;
 
         float s[NS][4], dp[NS][4];
 #pragma unroll
@@ -364,7 +411,7 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
         }
         const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
 #pragma unroll
-        for (int n = 0; n < NS; n++)
+        for (int n = 0; n < NS; n++) {
 #pragma unroll
             for (int x = 0; x < 4; x++) {
                 const int i = x >> 1, qi = m0 + wr + g + 8 * i, kj = n0 + n * 8 + 2 * t + (x & 1);
@@ -376,6 +423,7 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
                 const float pr = ex2(xs - lse2[i]);
                 dp[n][x] = pr * (dp[n][x] - dl[i]);
             }
+        }
         /* dQ += dS K */
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
@@ -392,6 +440,7 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
                 mma<T>::run(acc[2 * dn + 1], da, bf[2], bf[3]);
             }
         }
+        __syncthreads(); /* every warp is done with stage st before it is refilled */
     }
     cp_async_wait<0>();
     T *dq = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;

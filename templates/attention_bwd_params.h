@@ -32,7 +32,7 @@ typedef struct kg_attnb_params {
     int64_t dv_sb, dv_sh, dv_ss;
     int64_t l_sb, l_sh, l_ss;
     int64_t m_sb, m_sh, m_sq, m_sk;
-    int64_t nrows;    /* B * Hq * Sq */
+    int64_t nrows; /* B * Hq * Sq */
     int32_t hq, sq, sk;
     int32_t group;    /* Hq / Hkv */
     int32_t causal;   /* KG_ATTN_MASK: also apply the causal mask */

@@ -59,8 +59,8 @@ static call_t valid_call(kg_dtype dt, int64_t D)
 }
 
 #define CALL(c, mask, opts)                                                                                            \
-    kg_attention_backward(ctx, &(c).dq, &(c).dk, &(c).dv, &(c).dout, &(c).q, &(c).k, &(c).v, &(c).out, &(c).lse,      \
-                          mask, opts)
+    kg_attention_backward(ctx, &(c).dq, &(c).dk, &(c).dv, &(c).dout, &(c).q, &(c).k, &(c).v, &(c).out, &(c).lse, mask, \
+                          opts)
 
 TestSuite(attention_bwd_validation, .init = open_without_device, .fini = close_ctx);
 
@@ -83,8 +83,9 @@ Test(attention_bwd_validation, a_valid_call_reaches_the_device_check_for_every_d
 Test(attention_bwd_validation, every_tensor_but_the_mask_is_required)
 {
     call_t c = valid_call(KG_BF16, 64);
-    cr_assert_eq(kg_attention_backward(NULL, &c.dq, &c.dk, &c.dv, &c.dout, &c.q, &c.k, &c.v, &c.out, &c.lse, NULL, NULL),
-                 KG_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(
+        kg_attention_backward(NULL, &c.dq, &c.dk, &c.dv, &c.dout, &c.q, &c.k, &c.v, &c.out, &c.lse, NULL, NULL),
+        KG_ERR_INVALID_ARGUMENT);
     const char *names[9] = {"dq", "dk", "dv", "dout", "q", "k", "v", "out", "lse"};
     for (int i = 0; i < 9; i++) {
         const kg_tensor *t[9] = {&c.dq, &c.dk, &c.dv, &c.dout, &c.q, &c.k, &c.v, &c.out, &c.lse};
@@ -117,8 +118,7 @@ Test(attention_bwd_validation, dtypes)
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_DTYPE, "dtype mismatch: attention backward: lse must be f32, got bf16");
     c = valid_call(KG_BF16, 64);
     kg_tensor mask = kg_tensor_contiguous(KT_DEV(9 << 24), KG_F16, 1, KT_SHAPE(120));
-    KT_EXPECT(ctx, CALL(c, &mask, NULL), KG_ERR_DTYPE,
-              "dtype mismatch: attention backward: mask must be f32, got f16");
+    KT_EXPECT(ctx, CALL(c, &mask, NULL), KG_ERR_DTYPE, "dtype mismatch: attention backward: mask must be f32, got f16");
 }
 
 Test(attention_bwd_validation, gradient_and_input_shapes)
@@ -225,7 +225,8 @@ Test(attention_bwd_validation, gradients_must_not_overlap_inputs_or_each_other)
               "invalid argument: attention backward: dq overlaps dout");
     c = valid_call(KG_BF16, 64);
     c.dv.data = KT_DEV((7 << 24) + 4096);
-    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: dk overlaps dv");
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dk overlaps dv");
     c = valid_call(KG_BF16, 64);
     c.dk.data = KT_DEV((4 << 24) + 512);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
@@ -578,7 +579,8 @@ static grads run_gpu(const acase *c, void *q, void *k, void *v, void *out, void 
             tm = kg_tensor_contiguous(mask, KG_F32, 4, (const int64_t[]){c->B, c->Hq, c->Sq, c->Sk});
     }
     kg_attention_opts opts = {c->scale, c->causal};
-    KT_OK(ctx, kg_attention_backward(ctx, &tdq, &tdk, &tdv, &tdo, &tq, &tk, &tv, &to, &tl, c->mask ? &tm : NULL, &opts));
+    KT_OK(ctx,
+          kg_attention_backward(ctx, &tdq, &tdk, &tdv, &tdo, &tq, &tk, &tv, &to, &tl, c->mask ? &tm : NULL, &opts));
     KT_OK(ctx, kg_sync(ctx));
     grads g = {malloc(nq * es + 1), malloc(nk * es + 1), malloc(nk * es + 1)};
     kt_download(ctx, g.dq, dq, nq * es);
