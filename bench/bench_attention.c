@@ -156,6 +156,14 @@ int main(void)
         if (csv)
             fprintf(csv, "attention,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us,
                     tf);
+        bench_record(ctx, &(bench_case){.family = "attention",
+                                        .name = cases[ci].causal ? "attention causal" : "attention",
+                                        .dtype = kg_dtype_name(dt),
+                                        .ndim = 4,
+                                        .shape = {B, H, S, D},
+                                        .time_us = us,
+                                        .tflops = tf,
+                                        .note = "shape is [B, H, S, D]; TFLOP/s = 4 B H S^2 D, halved if causal"});
         for (int i = 0; i < 3; i++) {
             free(h[i]);
             kg_free(ctx, d[i]);

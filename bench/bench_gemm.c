@@ -306,6 +306,19 @@ int main(void)
             if (csv)
                 fprintf(csv, "gemm,%s,%s,%lld,%lld,%lld,%lld,%.3f,%.3f,%.3f\n", v->name, s->label, (long long)s->batch,
                         (long long)s->M, (long long)s->N, (long long)s->K, t_kg, tf_kg, tf_cb);
+            char limit[64], case_name[32];
+            snprintf(limit, sizeof limit, "direct cuBLAS %.1f TFLOP/s", tf_cb);
+            snprintf(case_name, sizeof case_name, "matmul %s", v->name);
+            bench_record(ctx, &(bench_case){.family = "gemm",
+                                            .name = case_name,
+                                            .dtype = kg_dtype_name(v->dt),
+                                            .ndim = 4,
+                                            .shape = {s->batch, s->M, s->N, s->K},
+                                            .time_us = t_kg,
+                                            .tflops = tf_kg,
+                                            .pct_of_limit = 100 * ratio,
+                                            .limit = limit,
+                                            .note = "shape is [batch, M, N, K]"});
         }
     }
     printf("\n== GEMM (kgen vs direct cuBLAS, same run; TFLOP/s; ratio = cuBLAS time / kgen time) ==\n");

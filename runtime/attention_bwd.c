@@ -201,7 +201,7 @@ static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg
 kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_tensor *dk, const kg_tensor *dv,
                                 const kg_tensor *dout, const kg_tensor *q, const kg_tensor *k, const kg_tensor *v,
                                 const kg_tensor *out, const kg_tensor *lse, const kg_tensor *mask,
-                                const kg_attention_opts *opts)
+                                const struct kg_attention_opts *opts)
 {
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;

@@ -31,9 +31,14 @@ kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *wha
                    cublasGetStatusName(status));
 }
 
+static const kgi_hooks blas_hooks = {"cuBLAS", kg_blas_set_stream, kg_blas_release};
+
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
 {
     if (!ctx->blas) {
+        kg_status st = kgi_register_hooks(ctx, &blas_hooks);
+        if (st != KG_OK)
+            return st;
         ctx->blas = calloc(1, sizeof(kg_blas));
         if (!ctx->blas)
             return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
@@ -112,7 +117,7 @@ kg_status kg_blas_set_stream(kg_context *ctx)
 
 kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
 {
-    kg_blas *bl;
+    kg_blas *bl = NULL; /* gcc cannot see that kg_blas_state sets it when it returns KG_OK */
     kg_status st = kg_blas_state(ctx, &bl);
     if (st != KG_OK)
         return st;

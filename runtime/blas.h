@@ -77,6 +77,11 @@ typedef struct kg_blas {
     kg_plan plans[KG_GEMM_PLANS];
 } kg_blas;
 
+/* The context's hooks (registered with its state): release frees the state,
+   set_stream binds the handle to the context's new stream. */
+void kg_blas_release(kg_context *ctx);
+kg_status kg_blas_set_stream(kg_context *ctx);
+
 /* The context's host-side state, created on first use (ctx must be ready). */
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out);
 /* The state with handles and workspace, created on first use; refuses to

@@ -40,7 +40,7 @@ const char *kg_errmsg(const kg_context *ctx)
     return ctx->msg;
 }
 
-kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
+kg_status kgi_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
 {
     if (ctx) {
         va_list ap;
@@ -51,14 +51,14 @@ kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
     return status;
 }
 
-kg_status kg_ok(kg_context *ctx)
+kg_status kgi_ok(kg_context *ctx)
 {
     if (ctx)
         ctx->msg[0] = '\0';
     return KG_OK;
 }
 
-kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
+kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
 {
     kg_status st;
     switch (err) {
@@ -68,15 +68,15 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorStubLibrary:
     case cudaErrorCallRequiresNewerDriver:
         st = KG_ERR_NO_DEVICE;
-        return kg_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
+        return kgi_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
     case cudaErrorInvalidDevice: st = KG_ERR_DEVICE_RANGE; break;
     case cudaErrorMemoryAllocation: st = KG_ERR_OUT_OF_MEMORY; break;
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidKernelImage:
     case cudaErrorUnsupportedPtxVersion:
         st = KG_ERR_NO_KERNEL_IMAGE;
-        return kg_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
-                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kg_bundle_archs(), what,
+        return kgi_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
+                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kgi_bundle_archs(), what,
                        cudaGetErrorString(err));
     case cudaErrorLaunchFailure:
     case cudaErrorLaunchOutOfResources:
@@ -84,5 +84,5 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorLaunchTimeout: st = KG_ERR_LAUNCH; break;
     default: st = KG_ERR_CUDA; break;
     }
-    return kg_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return kgi_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
 }

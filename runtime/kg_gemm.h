@@ -44,6 +44,8 @@
 #ifndef KG_GEMM_H
 #define KG_GEMM_H
 
+#include "kgen.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -15,7 +15,11 @@
  *
  * Tensors are plain data: a device pointer, a dtype, a shape and strides
  * counted in elements (not bytes). Strides may be any non-negative values; 0
- * expresses an expanded (broadcast) view. Inputs broadcast as in NumPy; the
+ * expresses an expanded (broadcast) view. Every op checks each tensor first:
+ * ndim 0..KG_MAX_DIMS, sizes and strides >= 0, at most 2^63 - 1 elements,
+ * and, unless it is empty, data aligned to the element size and a byte
+ * extent ((1 + sum of (size - 1) * stride) * element size) below 2^63 that
+ * does not wrap past the end of the address space. Inputs broadcast as in NumPy; the
  * output's shape must be the broadcast shape. An output may alias an input
  * exactly (in place); any other overlap of memory ranges is refused.
  *
@@ -50,6 +54,12 @@ extern "C" {
 #endif
 
 #define KG_MAX_DIMS 8
+
+/* The headers' version; kg_version() gives the library's. The shared
+   library's SONAME is libkgen.so.MAJOR. */
+#define KG_VERSION_MAJOR 0
+#define KG_VERSION_MINOR 1
+#define KG_VERSION_PATCH 0
 
 typedef enum kg_status {
 #define KG_STATUS_ENUM(sym, val, text) sym = val,
@@ -113,12 +123,29 @@ KG_API kg_status kg_memset(kg_context *ctx, void *dst_device, int byte, size_t b
 
 /* ---- Tensors ---------------------------------------------------------------- */
 
-/* A row-major (C-contiguous) tensor over `data`. */
+/* A row-major (C-contiguous) tensor over `data`. Defined for any input; ops
+   refuse what is not a valid tensor, with the reason: with ndim outside
+   0..KG_MAX_DIMS (or shape NULL and ndim > 0) the result has that ndim and
+   all-zero shape and strides; a stride that would exceed INT64_MAX is
+   INT64_MAX (such a non-empty tensor spans more than 2^63 bytes). */
 KG_API kg_tensor kg_tensor_contiguous(void *data, kg_dtype dtype, int ndim, const int64_t *shape);
+/* The element count (the product of the shape; 1 for a scalar, 0 when a
+   size is 0), or -1 when t is NULL, its ndim is outside 0..KG_MAX_DIMS, a
+   size is negative, or the count exceeds INT64_MAX. */
 KG_API int64_t kg_numel(const kg_tensor *t);
 KG_API size_t kg_dtype_size(kg_dtype dtype);
 /* "f32", "bf16", ... ; "?" for an invalid value. */
 KG_API const char *kg_dtype_name(kg_dtype dtype);
+
+/* ---- Version and bundle (version.c) -------------------------------------- */
+
+/* "MAJOR.MINOR.PATCH" of the library linked at run time; each pointer may be
+   NULL. */
+KG_API const char *kg_version(int *major, int *minor, int *patch);
+/* The embedded bundle: its GPU architectures as text ("sm_80, sm_90 (+PTX
+   compute_90)") and, where the pointers are not NULL, how many kernels and
+   modules it holds and its size in bytes. */
+KG_API const char *kg_bundle_info(int *kernels, int *modules, size_t *bytes);
 
 #ifdef __cplusplus
 }

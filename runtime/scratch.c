@@ -9,9 +9,17 @@
  */
 #include "internal.h"
 #include "kg_reduce_params.h"
+#include "reduce_plan.h"
 
 /* Partial results of split reductions: 4 MiB after the counters. */
 enum { RESERVE_BYTES = (int)KG_SCRATCH_COUNTER_BYTES + (4 << 20) };
+
+/* host and device agree: the reduction kernels' semaphores (one unsigned
+   each) fit the counters, the planner's partials the reserve, and its dims
+   the tensors' */
+_Static_assert(KG_RED_MAX_SEMAPHORES * sizeof(unsigned) <= KG_SCRATCH_COUNTER_BYTES, "semaphores exceed the counters");
+_Static_assert(KG_RED_PARTIAL_BYTES == RESERVE_BYTES - KG_SCRATCH_COUNTER_BYTES, "reduce_plan.h's partials != reserve");
+_Static_assert(KG_RED_MAX_DIMS == KG_MAX_DIMS, "kg_reduce_params.h KG_RED_MAX_DIMS != kgen.h KG_MAX_DIMS");
 
 kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base)
 {
