@@ -241,6 +241,16 @@ Test(attention_bwd_validation, scale_must_be_finite)
               "invalid argument: attention backward: scale inf is not finite");
 }
 
+Test(attention_bwd_validation, sizes_out_of_range)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.q.shape[0] = c.out.shape[0] = c.dout.shape[0] = c.dq.shape[0] = c.lse.shape[0] = 70000;
+    c.k.shape[0] = c.v.shape[0] = c.dk.shape[0] = c.dv.shape[0] = 70000;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: sizes out of range (Sq, Sk < 2^31; B, Hq <= 65535), got "
+              "B=70000 Hq=8 Sq=100 Sk=120");
+}
+
 Test(attention_bwd_validation, scratch_size)
 {
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 100), (size_t)(64 << 10) + 2 * 8 * 100 * 8);
