@@ -248,6 +248,10 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         return kg_ok(ctx);
     /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
     const size_t bytes = kg_attention_backward_scratch_bytes(B, Hq, Sq);
+    if (bytes == 0) /* unreachable for tensors that passed kg_check_tensor; kept as a guard */
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld overflows",
+                       (long long)B, (long long)Hq, (long long)Sq);
     void *base = NULL;
     st = kg_scratch(ctx, bytes, &base);
     if (st != KG_OK)
