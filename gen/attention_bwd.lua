@@ -112,7 +112,7 @@ function M.generate(G)
 #ifndef KG_ATTNB_TABLE_H
 #define KG_ATTNB_TABLE_H
 
-#include "kgen.h"
+#include "kg_core.h"
 #include "attention_bwd_params.h"
 
 #define KG_ATTNB_DIM_COUNT %d

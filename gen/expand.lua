@@ -83,14 +83,14 @@ end
 
 -- check dtypes.lua against the runtime's enum order
 do
-  local src = G:read(root .. "/runtime/kgen.h")
+  local src = G:read(root .. "/runtime/kg_core.h")
   local body = src:match("typedef enum kg_dtype {(.-)}")
   local i = 0
   for name in body:gmatch("(KG_[%w_]+)") do
     i = i + 1
     if name == "KG_DTYPE_COUNT" then break end
     assert(G.dtypes[i] and G.dtypes[i].enum == name,
-           "gen/dtypes.lua is out of order with kg_dtype in runtime/kgen.h at " .. name)
+           "gen/dtypes.lua is out of order with kg_dtype in runtime/kg_core.h at " .. name)
   end
 end
 
@@ -121,7 +121,7 @@ G:dep(gen_dir .. "/common.lua")
 -- kg_*reference.c is instead a CPU reference, built with -fwrapv and linked
 -- into the family's test and bench programs), and build/tests/test_<name>
 -- and build/bench/bench_<name> where those sources exist.
-local families = { "elementwise", "attention", "reduce", "gemm", "attention_bwd" }
+local families = { "elementwise", "attention", "reduce", "gemm", "norm", "faults", "attention_bwd" }
 
 local function exists(path)
   local f = io.open(path, "r")
@@ -149,23 +149,29 @@ lines[#lines + 1] = "const kg_module_image kg_modules[KG_MODULE_COUNT] = {\n"
 for i, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format("    {\"%s\", kg_fatbin_%s, kg_fatbin_%s_end},\n", m, m, m)
 end
-lines[#lines + 1] = "};\n\nconst kg_kernel_entry kg_kernels[KG_KERNEL_COUNT] = {\n"
+lines[#lines + 1] = "};\n\nconst kg_kernel_entry kg_kernels[] = {\n"
 for i, k in ipairs(G.kernels) do
   lines[#lines + 1] = string.format("    /* %5d */ {\"%s\", %d, %d},\n", i - 1, k.name, k.module, k.vec or 1)
 end
-lines[#lines + 1] = "};\n"
+lines[#lines + 1] = "};\n\nconst int kg_kernel_count = " .. #G.kernels .. ";\n\n"
+lines[#lines + 1] = "/* bundle.c's cache of loaded kernel handles, one per table entry */\n"
+lines[#lines + 1] = "_Atomic(void *) kg_kernel_handles[" .. #G.kernels .. "];\n"
 G:write("kg_table.c", table.concat(lines))
 
 lines = { G.header("gen/catalogue.lua"), "#ifndef KG_TABLE_H\n#define KG_TABLE_H\n\n",
           "#include <stdint.h>\n\n",
-          string.format("#define KG_MODULE_COUNT %d\n#define KG_KERNEL_COUNT %d\n\n", #G.modules, #G.kernels),
+          -- no kernel count here: adding an op changes kg_table.c only, so
+          -- what includes this header is not rebuilt for it
+          string.format("#define KG_MODULE_COUNT %d\n", #G.modules),
+          "/* the number of kernels (not a constant expression) */\n#define KG_KERNEL_COUNT kg_kernel_count\n\n",
           "typedef struct kg_module_image {\n    const char *name;\n    const unsigned char *begin, *end;\n} kg_module_image;\n\n",
           "typedef struct kg_kernel_entry {\n    const char *name;\n    int16_t module;\n    int16_t vec; /* elements per thread of a vectorized variant */\n} kg_kernel_entry;\n\n" }
 for _, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format("extern const unsigned char kg_fatbin_%s[], kg_fatbin_%s_end[];\n", m, m)
 end
 lines[#lines + 1] = "\nextern const kg_module_image kg_modules[KG_MODULE_COUNT];\n"
-lines[#lines + 1] = "extern const kg_kernel_entry kg_kernels[KG_KERNEL_COUNT];\n\n#endif\n"
+lines[#lines + 1] = "extern const kg_kernel_entry kg_kernels[];\nextern const int kg_kernel_count;\n"
+lines[#lines + 1] = "extern _Atomic(void *) kg_kernel_handles[];\n\n#endif\n"
 G:write("kg_table.h", table.concat(lines))
 
 -- the bundle: each module's fatbin, embedded (paths relative to the build dir)

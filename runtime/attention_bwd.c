@@ -18,6 +18,7 @@
 
 #include "attention_bwd_params.h"
 #include "internal.h"
+#include "kg_attention_bwd.h"
 #include "kg_attnb_table.h"
 #include "kg_table.h"
 
@@ -201,7 +202,7 @@ static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg
 kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_tensor *dk, const kg_tensor *dv,
                                 const kg_tensor *dout, const kg_tensor *q, const kg_tensor *k, const kg_tensor *v,
                                 const kg_tensor *out, const kg_tensor *lse, const kg_tensor *mask,
-                                const struct kg_attention_opts *opts)
+                                const kg_attention_opts *opts)
 {
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;

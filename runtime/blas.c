@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "trust.h"
 
 /* cuBLAS's recommendation for Hopper (cublasSetWorkspace docs), also
    PyTorch's cuBLASLt default there. */
@@ -39,7 +40,7 @@ kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
         kg_status st = kgi_register_hooks(ctx, &blas_hooks);
         if (st != KG_OK)
             return st;
-        ctx->blas = calloc(1, sizeof(kg_blas));
+        ctx->blas = kg_host_alloc(sizeof(kg_blas));
         if (!ctx->blas)
             return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
                            sizeof(kg_blas));

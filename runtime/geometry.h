@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kgen.h"
+#include "kg_core.h"
 
 /* Operands of a coalesced problem (the output plus up to 3 inputs); the
    element-wise kernel arguments hold as many (kg_params.h,

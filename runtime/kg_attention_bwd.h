@@ -34,19 +34,17 @@
 #ifndef KG_ATTENTION_BWD_H
 #define KG_ATTENTION_BWD_H
 
-#include "kgen.h"
+#include "kg_attention.h" /* kg_attention_opts */
+#include "kg_core.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* kg_attention.h's options (named by tag: each header compiles alone). */
-struct kg_attention_opts;
-
 KG_API kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_tensor *dk, const kg_tensor *dv,
                                        const kg_tensor *dout, const kg_tensor *q, const kg_tensor *k,
                                        const kg_tensor *v, const kg_tensor *out, const kg_tensor *lse,
-                                       const kg_tensor *mask, const struct kg_attention_opts *opts);
+                                       const kg_tensor *mask, const kg_attention_opts *opts);
 
 /* Bytes of device scratch kg_attention_backward needs for B x Hq x Sq query
    rows (0 for negative sizes or a count that overflows), for

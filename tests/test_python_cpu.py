@@ -92,6 +92,8 @@ def expect_error(what, fn, status_name, pattern):
 header = open(os.path.join(os.path.dirname(__file__), "..", "runtime", "kgen.h")).read()
 want = ".".join(re.search(r"#define KG_VERSION_%s (\d+)" % p, header).group(1) for p in ("MAJOR", "MINOR", "PATCH"))
 check(kgen.version() == want, "kgen.version() %s is the headers' %s (%s)" % (kgen.version(), want, kgen.library_path))
+check(kgen._SOVERSION == int(want.split(".")[0]),
+      "the package's SONAME major %d is KG_VERSION_MAJOR %s" % (kgen._SOVERSION, want.split(".")[0]))
 archs, kernels, modules, nbytes = kgen.bundle_info()
 check(kernels > 0 and modules > 0 and nbytes > 0 and "sm_" in archs,
       "bundle_info: %d kernels in %d modules, %d bytes, %s" % (kernels, modules, nbytes, archs))

@@ -223,12 +223,16 @@ def _device_of(obj):
 
 def _tensor(ctx, obj, stream, keep):
     """obj as a kg_tensor; the DLPack capsule is kept in `keep` for the call."""
-    try:
-        # DLPack's stream convention: 1 is the legacy default stream, else the
-        # handle; the producer orders its pending work before that stream.
-        cap = obj.__dlpack__(stream=stream if stream else 1)
-    except TypeError:
-        cap = obj.__dlpack__()
+    on_cuda = hasattr(obj, "__dlpack_device__") and int(obj.__dlpack_device__()[0]) in (_KDLCUDA, _KDLCUDA_MANAGED)
+    if on_cuda:
+        try:
+            # DLPack's stream convention: 1 is the legacy default stream, else
+            # the handle; the producer orders its pending work before that stream.
+            cap = obj.__dlpack__(stream=stream if stream else 1)
+        except TypeError:
+            cap = obj.__dlpack__()
+    else:
+        cap = obj.__dlpack__()  # not on a GPU (stream must be None): kg_tensor_from_dlpack says so
     keep.append(cap)
     ptr = _capsule_get_pointer(cap, b"dltensor")  # DLManagedTensor starts with its DLTensor
     t = _Tensor()
