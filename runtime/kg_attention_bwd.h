@@ -22,8 +22,9 @@
  * Results are bitwise reproducible: no floating-point atomics anywhere.
  *
  * Scratch: the call uses 8 B Hq Sq bytes of the context's device scratch
- * (delta = rowsum(dout * out) and lse in base 2). It grows on first use;
- * before capturing a call in a CUDA graph, reserve it with
+ * for its stream (delta = rowsum(dout * out) and lse in base 2). It grows on
+ * first use; before capturing a call in a CUDA graph, reserve it on the
+ * capturing stream (after kg_set_stream) with
  *     kg_reserve_scratch(ctx, kg_attention_backward_scratch_bytes(B, Hq, Sq));
  * (a call too big for the scratch during capture fails with
  * KG_ERR_INVALID_ARGUMENT instead of allocating).

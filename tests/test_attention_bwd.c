@@ -846,10 +846,11 @@ Test(attention_bwd, captured_in_a_cuda_graph_after_reserving_scratch)
               tdv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
               tl = kg_tensor_contiguous(l, KG_F32, 3, KT_SHAPE(B, H, S));
     cr_assert_gt(kg_attention_backward_scratch_bytes(B, H, S), (size_t)(64 << 10) + (4 << 20));
-    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, S)));
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(fresh, kg_set_stream(fresh, (kg_stream)s));
+    /* the scratch is per stream: reserve it on the stream that captures */
+    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, S)));
     /* a small call loads the module outside capture */
     kg_tensor sq = tq, sdq = tdq, sl = tl;
     sq.shape[2] = sdq.shape[2] = sl.shape[2] = 64;
