@@ -219,6 +219,7 @@ do
   end
   n[#n + 1] = "\nbuild build/obj/kg_bundle.o: cc " .. out .. "/kg_bundle.S | " .. list(fatbins) .. "\n"
   n[#n + 1] = string.format("kernel_count = %d\nmodule_count = %d\n", #G.kernels, #G.modules)
+  n[#n + 1] = "fatbin_list = " .. table.concat(fatbins, " ") .. "\n"
   local ready = " || " .. out .. "/manifest.txt"
   local function obj(src)
     return "build/obj/" .. src:match("([^/]*)%.[cS]$") .. ".o"
