@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "kgen.h"
 #include "kg_test.h"
 
 typedef struct {
@@ -125,12 +126,7 @@ static int check(const call_t *c, int B, int H, int S, int D)
 
 int main(void)
 {
-    kg_context *ctx;
-    if (kg_open(&ctx, 0) != KG_OK) {
-        printf("bench_attention_bwd: no device (%s); nothing timed\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_attention_bwd");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
     struct {
@@ -213,6 +209,15 @@ int main(void)
         if (csv)
             fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal,
                     us, tf);
+        bench_record(ctx,
+                     &(bench_case){.family = "attention_bwd",
+                                   .name = cases[ci].causal ? "attention backward causal" : "attention backward",
+                                   .dtype = kg_dtype_name(dt),
+                                   .ndim = 4,
+                                   .shape = {B, H, S, D},
+                                   .time_us = us,
+                                   .tflops = tf,
+                                   .note = "shape is [B, H, S, D]; TFLOP/s = 2.5 x 4 B H S^2 D, halved if causal"});
         for (int i = 0; i < 8; i++)
             kg_free(ctx, d[i]);
         kg_free(ctx, dl);

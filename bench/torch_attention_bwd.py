@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from torch_common import time_us
+from torch_common import Results, time_us
 
 
 def main():
@@ -28,6 +28,7 @@ def main():
     if not rows:
         return
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    results = Results()
     print(f"# attention backward, {torch.cuda.get_device_name()} torch {torch.__version__}")
     print(f"{'case':34} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s)")
     worst = None
@@ -55,11 +56,17 @@ def main():
         def tf(us):
             return flop / (us * 1e6) if us else float("nan")
         case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
+        for name, us in res.items():
+            if us:
+                results.add("attention_bwd", "attention backward causal" if causal else "attention backward", dn,
+                            [B, H, S, D], us, tflops=tf(us), backend="efficient" if dn == "f32" and name == "flash"
+                            else name)
         r_f, r_c = kg_tf / tf(res["flash"]), kg_tf / tf(res["cudnn"])
         print(f"{case:34} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} {r_f:8.2f} {r_c:8.2f}")
         if worst is None or r_f < worst[1]:
             worst = (case, r_f)
         del q, k, v, dout
+    results.save()
     print(f"# worst kgen / flash (f32: / efficient): {worst[0]}: {worst[1]:.2f}")
     print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
 
