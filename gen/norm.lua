@@ -11,7 +11,6 @@ local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
 M.classes = { "rows", "packed", "strided", "cols_stats", "cols_apply" }
-M.enums = { { "templates/norm_params.h", "kg_norm_class", "KG_NORM_", M.classes } } -- checked by expand.lua
 
 local common = require("common")
 local typed = common.typed
@@ -202,5 +201,8 @@ extern const kg_norm_ref_fn kg_norm_refs[KG_NORM_COUNT];
 #endif
 ]])
 end
+
+-- the C enums whose order the lists above must match (expand.lua checks)
+M.enums = { { "templates/norm_params.h", "kg_norm_class", "KG_NORM_", M.classes } }
 
 return M
