@@ -401,14 +401,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int64_t nvec = L / V;
         A->fast = rows < ((int64_t)1 << 31);
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0) {
-            plan->cls = KG_NORM_PACKED;
+            plan->cls = KG_NORM_PACKED2;
             A->group = (int32_t)nvec;
             A->nv = 1;
             A->rows = rows;
             fill_dims(&A->outer, K, nk, A->fast);
             plan->block = KG_NORM_THREADS;
-            const int64_t units = cdiv(rows, KG_NORM_THREADS / nvec * KG_NORM_PACK);
-            const int64_t cap = sm * 4;
+            const int64_t units = cdiv(rows, KG_NORM_THREADS / nvec * 2);
+            const int64_t cap = sm * 8;
             plan->grid = (unsigned)(units < cap ? units : cap);
             return KG_OK;
         }
@@ -448,13 +448,13 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
        vectors (elements) per chunk: 8 where the row allows (more bytes in
        flight per lane, fewer lanes per row, more rows resident) */
     const int64_t vl = plan->cls == KG_NORM_ROWS ? V : 1;
-    const int64_t nvec = L / vl;
-    int64_t g = pow2_ceil(cdiv(nvec, KG_NORM_NV));
+    const int64_t nvec = L / vl, nvmax = plan->cls == KG_NORM_ROWS ? KG_NORM_ROWS_NV((int64_t)es) : KG_NORM_NV;
+    int64_t g = pow2_ceil(cdiv(nvec, nvmax));
     if (g > KG_NORM_MAX_GROUP)
         g = KG_NORM_MAX_GROUP;
     int64_t nv = cdiv(nvec, g);
-    if (nv > KG_NORM_NV)
-        nv = KG_NORM_NV;
+    if (nv > nvmax)
+        nv = nvmax;
     if (nv < 1)
         nv = 1;
     A->group = (int32_t)g;

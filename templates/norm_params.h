@@ -26,7 +26,10 @@
    registers between the statistics and the apply; longer rows stream in
    chunks of that size and are read twice. */
 #define KG_NORM_NV 8
-/* PACKED: rows a lane group holds at once (one vector of each). */
+/* ... 4 for the 2-byte types (32 values of the accumulator either way). */
+#define KG_NORM_ROWS_NV(elem_bytes) ((elem_bytes) == 2 ? KG_NORM_NV / 2 : KG_NORM_NV)
+/* PACKED: rows a lane group holds at once (one vector of each); PACKED2
+   holds 2. */
 #define KG_NORM_PACK 8
 /* Most lanes a row's group may have (one block). */
 #define KG_NORM_MAX_GROUP 512
@@ -47,6 +50,7 @@ enum {
 typedef enum kg_norm_class {
     KG_NORM_ROWS,       /* one contiguous normalized run, 16-byte vectors; a lane group per row */
     KG_NORM_PACKED,     /* short contiguous rows of 1..32 vectors, KG_NORM_PACK rows per lane group */
+    KG_NORM_PACKED2,    /* the same, 2 rows per lane group (fewer registers, more warps) */
     KG_NORM_STRIDED,    /* any normalized dims, element by element; a lane group per row */
     KG_NORM_COLS_STATS, /* one normalized dim across a contiguous kept dim: per-split statistics */
     KG_NORM_COLS_APPLY, /* ... then the merge of the splits' statistics and the apply */

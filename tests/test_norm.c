@@ -88,7 +88,7 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
         kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
         kg_norm_call c = {.op = KG_NORM_LOG_SOFTMAX, .in = &in, .out = &out, .axis = 1};
         kg_norm_plan p;
-        cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED, "length %lld", (long long)lens[i]);
+        cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED2, "length %lld", (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] / 4);
     }
     /* 96 elements: 24 vectors, not a power of two: rows */
@@ -633,11 +633,25 @@ static void check_case(kg_context *ctx, const ncase *c)
         }
         double r0 = 0, r1 = 0;
         kg_norm_refs[c->op](x, L, c->w ? wr : NULL, c->b ? br : NULL, 1e-5, y, &r0, &r1);
+        /* layer_norm's conditioning: x - mean carries the rounding of the
+           mean in the accumulator (u |mean|), which rstd scales up when the
+           deviations are small next to the values; a row's statistics carry
+           the same relative error into rstd. That bound is added to the
+           output dtype's tolerance (a constant or nearly constant row with a
+           large mean needs it). */
+        const double u = dt == KG_F64 ? 0x1p-53 : 0x1p-24;
+        double cond = 0;
+        if (info->stats == KG_NORM_STATS_MOMENTS) {
+            double xmax = 0;
+            for (int64_t e = 0; e < L; e++)
+                xmax = fabs(x[e]) > xmax ? fabs(x[e]) : xmax;
+            cond = 4 * u * (xmax + fabs(r0)) * (isfinite(r1) ? r1 : 0);
+        }
         if (info->elementwise)
             for (int64_t e = 0; e < L && bad < 5; e++) {
                 const double got = kt_get(od->host, dt, off_of(&od->t, at[e]));
                 const double want = kt_round(dt, y[e]);
-                if (!kt_close(got, want, rtol, atol)) {
+                if (!kt_close(got, want, rtol, atol + cond * fabs(wr[e]))) {
                     bad++;
                     cr_log_error("%s %s row %lld elem %lld: got %.9g want %.9g (x %.9g) (seed %llu)", info->name,
                                  kg_dtype_name(dt), (long long)r, (long long)e, got, want, x[e],
@@ -656,7 +670,7 @@ static void check_case(kg_context *ctx, const ncase *c)
         }
         if (s1.host) {
             const double got = kt_get(s1.host, sdt, off_of(&s1.t, r));
-            if (!kt_close(got, kt_round(sdt, r1), srtol * 4, satol)) {
+            if (!kt_close(got, kt_round(sdt, r1), srtol * 4 + cond, satol)) {
                 bad++;
                 cr_log_error("%s %s row %lld rstd: got %.9g want %.9g (seed %llu)", info->name, kg_dtype_name(dt),
                              (long long)r, got, r1, (unsigned long long)kt_seed());
@@ -850,7 +864,7 @@ Test(gpu, every_class_is_reached)
     every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
-    cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
+    cr_assert_gt(classes_seen[KG_NORM_PACKED2], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     kg_close(ctx);
