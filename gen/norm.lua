@@ -10,7 +10,7 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
-M.classes = { "rows", "packed", "packed2", "strided", "cols_stats", "cols_apply" }
+M.classes = { "rows", "rows_res", "packed", "packed2", "strided", "cols_stats", "cols_apply" }
 
 local common = require("common")
 local typed = common.typed
@@ -46,25 +46,29 @@ function M.generate(G)
         elementwise = op.apply and "true" or "false", residual = op.residual and "true" or "false",
         nres = #res, load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
         -- ROWS launch bound: two 512-lane blocks per multiprocessor (64
-        -- registers) where that does not spill; the norms (weight, residual)
-        -- and f64 take 128
-        rows_min_blocks = (op.axes == "last" or op.axes == "last1" or dt.name == "f64") and 1 or 2,
+        -- registers) for the softmax family, where that does not spill;
+        -- the norms (weight, bias) take 96 (a 640-lane bound), f64 and the
+        -- residual form 128
+        rows_bound = dt.name == "f64" and "KG_NORM_MAX_GROUP, 1"
+                     or (op.axes == "last" or op.axes == "last1") and "640, 1" or "KG_NORM_MAX_GROUP, 2",
         apply = op.apply and typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp(") or "x", res0 = res[1] or "lse", res1 = res[2] or "rstd",
       }
       functors[#functors + 1] = f
       table_[op.id][dt.index] = {}
       for ci, c in ipairs(M.classes) do
-        table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
-                                                     desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+        if c == "rows_res" and not op.residual then
+          table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][0] -- no residual form: ROWS
+        else
+          table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
+                                                       desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+        end
       end
     end
     G:write("norm_" .. dt.name .. ".cu", G:render("norm.cu", {
       header = G.header("templates/norm.cu and gen/catalogue.lua"),
       dtype = dt, acc = acc, functors = functors, classes = M.classes, vec = 16 // dt.size,
-      -- ROWS: vectors a lane holds per chunk, 32 values (16 for f64) when
-      -- unpacked to the accumulator (as templates/norm_params.h's
-      -- KG_NORM_ROWS_NV says)
-      rows_nv = dt.size == 2 and "KG_NORM_NV / 2" or "KG_NORM_NV",
+      -- ROWS: vectors a lane holds per chunk (KG_NORM_ROWS_NV)
+      rows_nv = "KG_NORM_ROWS_NV(" .. dt.size .. ")",
     }))
   end
 

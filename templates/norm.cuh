@@ -268,7 +268,8 @@ __device__ __forceinline__ int64_t kg_ninner(const kg_norm_dims &D, int64_t j, i
  * A row of one chunk stays in registers from the statistics to the apply;
  * longer rows are read again (the fused residual form reads back h).
  */
-template <class Op, int V, int R, int NVR, bool GEN> __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
+template <class Op, int V, int R, int NVR, bool GEN, bool RES>
+__device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
@@ -327,7 +328,7 @@ template <class Op, int V, int R, int NVR, bool GEN> __device__ __forceinline__ 
                 x = *(const VT *)(base + roff(r, k) + eoff(vi, k));
             return x;
         };
-        const bool hres = Op::residual && res != NULL;
+        const bool hres = RES && res != NULL; /* RES: this kernel has the residual code */
         auto valid = [&](int r, int k, int64_t c0) -> bool {
             return act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec;
         };
@@ -448,8 +449,8 @@ template <class Op, int V, int R, int NVR, bool GEN> __device__ __forceinline__ 
 #pragma unroll
                         for (int k = 0; k < NVR; k++)
                             if (valid(r, k, c0))
-                                x[r][k] = load_in(r, c0 + (int64_t)k * g + lane, hres ? res : in,
-                                                  hres ? KG_NO_RES : KG_NO_IN);
+                                x[r][k] = hres ? load_in(r, c0 + (int64_t)k * g + lane, res, KG_NO_RES)
+                                               : load_in(r, c0 + (int64_t)k * g + lane, in, KG_NO_IN);
                 }
 #pragma unroll
                 for (int r = 0; r < R; r++)

@@ -26,7 +26,8 @@
    registers between the statistics and the apply; longer rows stream in
    chunks of that size and are read twice. */
 #define KG_NORM_NV 8
-/* ... 4 for the 2-byte types (32 values of the accumulator either way). */
+/* ROWS: 4 for the 2-byte types (their 32 values a lane, unpacked to f32,
+   fill the registers that 8 vectors of f32 do). */
 #define KG_NORM_ROWS_NV(elem_bytes) ((elem_bytes) == 2 ? KG_NORM_NV / 2 : KG_NORM_NV)
 /* PACKED: rows a lane group holds at once (one vector of each); PACKED2
    holds 2. */
@@ -49,6 +50,7 @@ enum {
 /* Kernel classes, in the order of gen/norm.lua's `classes`. */
 typedef enum kg_norm_class {
     KG_NORM_ROWS,       /* one contiguous normalized run, 16-byte vectors; a lane group per row */
+    KG_NORM_ROWS_RES,   /* ROWS with the fused residual (ops without one: the ROWS kernel) */
     KG_NORM_PACKED,     /* short contiguous rows of 1..32 vectors, KG_NORM_PACK rows per lane group */
     KG_NORM_PACKED2,    /* the same, 2 rows per lane group (fewer registers, more warps) */
     KG_NORM_STRIDED,    /* any normalized dims, element by element; a lane group per row */
