@@ -292,33 +292,35 @@ int main(void)
                 filled = c->dt;
             }
             const int64_t shape[2] = {c->rows, c->cols};
-            kg_tensor in = kg_tensor_contiguous(din, c->dt, 2, shape), out = kg_tensor_contiguous(dout, c->dt, 2, shape);
+            kg_tensor in = kg_tensor_contiguous(din, c->dt, 2, shape),
+                      out = kg_tensor_contiguous(dout, c->dt, 2, shape);
             kg_tensor w = kg_tensor_contiguous(dw, c->dt, 1, &c->cols);
-            kg_norm_call call = {.op = c->op, .in = &in, .out = &out, .axis = -1, .k = 1, .eps = 1e-6,
+            kg_norm_call call = {.op = c->op,
+                                 .in = &in,
+                                 .out = &out,
+                                 .axis = -1,
+                                 .k = 1,
+                                 .eps = 1e-6,
                                  .w = c->op == KG_NORM_RMS_NORM ? &w : NULL};
             kg_norm_plan base;
             BENCH_CHECK(ctx, kg_norm_plan_call(ctx, &call, sms, &base));
-            const int packed = base.cls == KG_NORM_PACKED || base.cls == KG_NORM_PACKED2;
+            const int packed = base.cls == KG_NORM_PACKED;
             const int caps[] = {1, 2, 4, 8, 16, 32};
-            for (int variant = 0; variant < (packed ? 2 : 1); variant++)
-                for (int ci = 0; ci < 6; ci++) {
-                    sweep_arg a = {ctx, call, base};
-                    int R = 1;
-                    if (packed) {
-                        a.plan.cls = variant ? KG_NORM_PACKED : KG_NORM_PACKED2;
-                        R = variant ? KG_NORM_PACK : 2;
-                    }
-                    const int64_t per_block = a.plan.block > 32 && a.plan.args.group > 32 ? 1 : a.plan.block / a.plan.args.group;
-                    const int64_t units = (c->rows + per_block * R - 1) / (per_block * R);
-                    const int64_t cap = (int64_t)caps[ci] * sms;
-                    a.plan.grid = (unsigned)(units < cap ? units : cap);
-                    const double us = bench_time_us(ctx, run_plan, &a, 10, 7);
-                    const double gbps = 2.0 * (double)(c->rows * c->cols) * (double)es / (us * 1e3);
-                    printf("%-30s %-5s %-8s group %4d nv %d block %4u grid %6u: %8.1f us %7.1f GB/s %5.1f%%%s\n",
-                           c->name, kg_dtype_name(c->dt), packed ? (variant ? "packed8" : "packed2") : "rows",
-                           a.plan.args.group, a.plan.args.nv, a.plan.block, a.plan.grid, us, gbps, 100 * gbps / copy,
-                           a.plan.grid == base.grid && a.plan.cls == base.cls ? " (default)" : "");
-                }
+            for (int ci = 0; ci < 6; ci++) {
+                sweep_arg a = {ctx, call, base};
+                const int R = packed ? KG_NORM_PACK : 1;
+                const int64_t per_block =
+                    a.plan.block > 32 && a.plan.args.group > 32 ? 1 : a.plan.block / a.plan.args.group;
+                const int64_t units = (c->rows + per_block * R - 1) / (per_block * R);
+                const int64_t cap = (int64_t)caps[ci] * sms;
+                a.plan.grid = (unsigned)(units < cap ? units : cap);
+                const double us = bench_time_us(ctx, run_plan, &a, 10, 7);
+                const double gbps = 2.0 * (double)(c->rows * c->cols) * (double)es / (us * 1e3);
+                printf("%-30s %-5s %-8s group %4d nv %d block %4u grid %6u: %8.1f us %7.1f GB/s %5.1f%%%s\n", c->name,
+                       kg_dtype_name(c->dt), packed ? "packed" : "rows", a.plan.args.group, a.plan.args.nv,
+                       a.plan.block, a.plan.grid, us, gbps, 100 * gbps / copy,
+                       a.plan.grid == base.grid && a.plan.cls == base.cls ? " (default)" : "");
+            }
         }
     }
     if (csv)

@@ -67,8 +67,8 @@ static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
     return 1;
 }
 
-static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an,
-                                const kg_tensor *b, const char *bn)
+static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an, const kg_tensor *b,
+                                const char *bn)
 {
     uintptr_t a0, a1, b0, b1;
     if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
@@ -100,15 +100,15 @@ static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *
     }
     if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name,
-                       t->data, kg_dtype_size(t->dtype));
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
+                       kg_dtype_size(t->dtype));
     return KG_OK;
 }
 
 /* weight / bias: dtype of in, at most k dims, broadcasting (right-aligned)
    to the normalized shape in.shape[ndim-k ..]. */
-static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name,
-                             const kg_tensor *in, int k)
+static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, const kg_tensor *in,
+                             int k)
 {
     kg_status st = kg_check_tensor(ctx, t, name);
     if (st != KG_OK)
@@ -130,8 +130,8 @@ static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t
     }
     if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name,
-                       t->data, kg_dtype_size(t->dtype));
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
+                       kg_dtype_size(t->dtype));
     return KG_OK;
 }
 
@@ -318,8 +318,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         T[KG_NO_S1] = c->s1;
     }
     if (norm_k && !(isfinite(c->eps) && c->eps >= 0))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)",
-                       op, c->eps);
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)", op,
+                       c->eps);
 
     /* overlaps: every written tensor is free of self-overlap and disjoint
        from every other tensor, except out aliasing in exactly */
@@ -401,13 +401,13 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int64_t nvec = L / V;
         A->fast = rows < ((int64_t)1 << 31);
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0) {
-            plan->cls = KG_NORM_PACKED2;
+            plan->cls = KG_NORM_PACKED;
             A->group = (int32_t)nvec;
             A->nv = 1;
             A->rows = rows;
             fill_dims(&A->outer, K, nk, A->fast);
             plan->block = KG_NORM_THREADS;
-            const int64_t units = cdiv(rows, KG_NORM_THREADS / nvec * 2);
+            const int64_t units = cdiv(rows, KG_NORM_THREADS / nvec * KG_NORM_PACK);
             const int64_t cap = sm * 32; /* measured: more blocks, each fewer rows, run faster */
             plan->grid = (unsigned)(units < cap ? units : cap);
             return KG_OK;

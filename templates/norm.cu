@@ -33,7 +33,6 @@ extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_rows(con
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_rows_res(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 1, $(rows_nv), false, true>(A); }
 @end
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, 1, false, $(f.residual)>(A); }
-extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed2(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 2, 1, false, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_apply(const kg_norm_args A) { kg_norm_cols_apply<$(f.name)>(A); }

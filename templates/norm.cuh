@@ -140,8 +140,8 @@ template <typename T> __device__ __forceinline__ kg_nstat<T> kg_nstat_init()
     return s;
 }
 
-template <class Op> __device__ __forceinline__ void kg_nmerge(kg_nstat<typename Op::acc_t> &a,
-                                                              const kg_nstat<typename Op::acc_t> &b)
+template <class Op>
+__device__ __forceinline__ void kg_nmerge(kg_nstat<typename Op::acc_t> &a, const kg_nstat<typename Op::acc_t> &b)
 {
     if constexpr (Op::stats == KG_NS_LSE)
         kg_nlse_merge(a.a, a.c, b.a, b.c);
@@ -154,8 +154,9 @@ template <class Op> __device__ __forceinline__ void kg_nmerge(kg_nstat<typename 
 }
 
 /* The row's values from its statistics over n elements. */
-template <class Op> __device__ __forceinline__ kg_nrow<typename Op::acc_t> kg_nfinish(const kg_nstat<typename Op::acc_t> &s,
-                                                                                   int64_t n, double eps)
+template <class Op>
+__device__ __forceinline__ kg_nrow<typename Op::acc_t> kg_nfinish(const kg_nstat<typename Op::acc_t> &s, int64_t n,
+                                                                  double eps)
 {
     typedef typename Op::acc_t T;
     kg_nrow<T> r;
@@ -497,8 +498,9 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
  * (lse: the online rescaling; moments: sums shifted by the lane's first
  * element), then the 8 lanes of a column merge in order.
  */
-template <class Op> __device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, int64_t &o,
-                                                                 int64_t &col, int64_t &split, int64_t &grp)
+template <class Op>
+__device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, int64_t &o, int64_t &col,
+                                              int64_t &split, int64_t &grp)
 {
     grp = u / A.splits;
     split = u - grp * A.splits;
@@ -615,7 +617,8 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_
             kg_nstore_results<Op>(A, off[KG_NO_S0] + col * A.cst[KG_NO_S0], off[KG_NO_S1] + col * A.cst[KG_NO_S1], rv);
         if constexpr (Op::elementwise) {
             const bool hres = Op::residual && res;
-            const T *p = hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+            const T *p =
+                hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
             const int64_t ns = hres ? A.inner.st[0][KG_NO_RES] : A.inner.st[0][KG_NO_IN];
             T *y = out + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
             const int64_t ns_out = A.inner.st[0][KG_NO_OUT];

@@ -88,7 +88,7 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
         kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
         kg_norm_call c = {.op = KG_NORM_LOG_SOFTMAX, .in = &in, .out = &out, .axis = 1};
         kg_norm_plan p;
-        cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED2, "length %lld", (long long)lens[i]);
+        cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED, "length %lld", (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] / 4);
     }
     /* 96 elements: 24 vectors, not a power of two: rows */
@@ -117,7 +117,8 @@ Test(plan, unaligned_or_odd_rows_are_strided)
 
 Test(plan, an_outer_axis_takes_columns_split_when_too_few)
 {
-    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
@@ -202,7 +203,8 @@ Test(errors, every_argument_error_is_reported_before_the_device)
               "invalid argument: log_softmax: axis -3 is out of range for a 2-dim input (valid: -2..1)");
     KT_EXPECT(ctx, kg_softmax(ctx, &o16, &in, 0), KG_ERR_DTYPE,
               "softmax: out is f16 but must be f32 (the input's dtype)");
-    KT_EXPECT(ctx, kg_softmax(ctx, &o32, &in, 0), KG_ERR_SHAPE, "shape mismatch: softmax: out is [3,2] but must be [2,3]");
+    KT_EXPECT(ctx, kg_softmax(ctx, &o32, &in, 0), KG_ERR_SHAPE,
+              "shape mismatch: softmax: out is [3,2] but must be [2,3]");
     KT_EXPECT(ctx, kg_softmax(ctx, &out, &mis, 0), KG_ERR_INVALID_ARGUMENT,
               "invalid argument: in's data 0x10000002 is not aligned to its 4-byte f32 elements");
     KT_EXPECT(ctx, kg_softmax(ctx, &part, &in, 0), KG_ERR_INVALID_ARGUMENT,
@@ -210,9 +212,10 @@ Test(errors, every_argument_error_is_reported_before_the_device)
               "0x10000018)); an output may only alias an input exactly (in place)");
     kg_tensor self = out;
     self.strides[0] = 0;
-    KT_EXPECT(ctx, kg_softmax(ctx, &self, &in, 0), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: out overlaps itself (shape [2,3], strides [0,1]): an output needs one memory location per "
-              "element");
+    KT_EXPECT(
+        ctx, kg_softmax(ctx, &self, &in, 0), KG_ERR_INVALID_ARGUMENT,
+        "invalid argument: out overlaps itself (shape [2,3], strides [0,1]): an output needs one memory location per "
+        "element");
 
     /* logsumexp */
     kg_tensor r2 = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(2));
@@ -361,7 +364,7 @@ typedef struct ncase {
     int64_t shape[KG_MAX_DIMS];
     const int *perm;
     int step;
-    int axis;        /* softmax, log_softmax */
+    int axis; /* softmax, log_softmax */
     int axes[8], n_axes, keepdim;
     int k;           /* layer_norm */
     int w, b, stats; /* layer_norm/rms_norm: weight, bias (1: full; 2: broadcast over the first k-1 dims), mean/rstd */
@@ -421,8 +424,14 @@ static void dfree(kg_context *ctx, dten *d)
     free(d->host);
 }
 
-static void dput(kg_context *ctx, dten *d) { kt_upload(ctx, d->t.data, d->host, (size_t)d->ext * kg_dtype_size(d->t.dtype)); }
-static void dget(kg_context *ctx, dten *d) { kt_download(ctx, d->host, d->t.data, (size_t)d->ext * kg_dtype_size(d->t.dtype)); }
+static void dput(kg_context *ctx, dten *d)
+{
+    kt_upload(ctx, d->t.data, d->host, (size_t)d->ext * kg_dtype_size(d->t.dtype));
+}
+static void dget(kg_context *ctx, dten *d)
+{
+    kt_download(ctx, d->host, d->t.data, (size_t)d->ext * kg_dtype_size(d->t.dtype));
+}
 
 /* Offset of the logical index idx (row-major number) of t. */
 static int64_t off_of(const kg_tensor *t, int64_t idx)
@@ -501,7 +510,8 @@ static void check_case(kg_context *ctx, const ncase *c)
         if (c->inplace) {
             outp = &in.t;
         } else {
-            out = dalloc(ctx, dt, nd, c->shape, c->out_like_in ? c->perm : NULL, c->out_like_in && c->step ? c->step : 1);
+            out =
+                dalloc(ctx, dt, nd, c->shape, c->out_like_in ? c->perm : NULL, c->out_like_in && c->step ? c->step : 1);
             dput(ctx, &out);
             outp = &out.t;
         }
@@ -564,7 +574,9 @@ static void check_case(kg_context *ctx, const ncase *c)
     case KG_NORM_SOFTMAX: KT_OK(ctx, kg_softmax(ctx, outp, &in.t, c->axis)); break;
     case KG_NORM_LOG_SOFTMAX: KT_OK(ctx, kg_log_softmax(ctx, outp, &in.t, c->axis)); break;
     case KG_NORM_LOGSUMEXP: KT_OK(ctx, kg_logsumexp(ctx, call.s0, &in.t, c->axes, c->n_axes, c->keepdim)); break;
-    case KG_NORM_LAYER_NORM: KT_OK(ctx, kg_layer_norm(ctx, outp, call.s0, call.s1, &in.t, c->k, call.w, call.b, 1e-5)); break;
+    case KG_NORM_LAYER_NORM:
+        KT_OK(ctx, kg_layer_norm(ctx, outp, call.s0, call.s1, &in.t, c->k, call.w, call.b, 1e-5));
+        break;
     default:
         if (c->res)
             KT_OK(ctx, kg_rms_norm_residual(ctx, outp, &res.t, &in.t, call.w, 1e-5));
@@ -591,7 +603,8 @@ static void check_case(kg_context *ctx, const ncase *c)
     kt_tolerance(dt, &rtol, &atol);
     kt_tolerance(sdt, &srtol, &satol);
     double *x = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1)), *y = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1));
-    double *wr = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1)), *br = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1));
+    double *wr = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1)),
+           *br = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1));
     int64_t *at = malloc(sizeof(int64_t) * (size_t)(L > 0 ? L : 1));
     int bad = 0;
     for (int64_t r = 0; r < rows && bad < 5; r++) {
@@ -838,17 +851,18 @@ Test(gpu, huge_magnitudes_constant_rows_and_special_values)
     kg_context *ctx = kt_open_gpu();
     for (int d = 0; d < 4; d++)
         for (int fill = 1; fill <= 3; fill++) {
-            every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);    /* packed */
-            every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);  /* rows */
-            every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill); /* streamed rows */
-            every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);    /* strided */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* rows */
+            every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);                /* strided */
             every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
         }
     /* softmax of [1e4, -1e4] is exactly [1, 0] */
     float h[2] = {1e4f, -1e4f}, o[2];
     void *dx = kt_alloc(ctx, 8), *dy = kt_alloc(ctx, 8);
     kt_upload(ctx, dx, h, 8);
-    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 1, KT_SHAPE(2)), y = kg_tensor_contiguous(dy, KG_F32, 1, KT_SHAPE(2));
+    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 1, KT_SHAPE(2)),
+              y = kg_tensor_contiguous(dy, KG_F32, 1, KT_SHAPE(2));
     KT_OK(ctx, kg_softmax(ctx, &y, &x, 0));
     kt_download(ctx, o, dy, 8);
     cr_assert(o[0] == 1.0f && o[1] == 0.0f, "softmax [1e4,-1e4] = [%g, %g]", o[0], o[1]);
@@ -866,7 +880,8 @@ Test(gpu, every_class_is_reached)
     every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
-    cr_assert_gt(classes_seen[KG_NORM_PACKED2], 0);
+    cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
+    cr_assert_gt(classes_seen[KG_NORM_ROWS_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     kg_close(ctx);
@@ -912,15 +927,17 @@ Test(gpu, results_are_bitwise_deterministic)
             h[i] = (float)kt_uniform(&rng, -5, 5);
         void *dx = kt_alloc(ctx, sizeof(float) * (size_t)n), *dy = kt_alloc(ctx, sizeof(float) * (size_t)n);
         kt_upload(ctx, dx, h, sizeof(float) * (size_t)n);
-        kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, shapes[s]), y = kg_tensor_contiguous(dy, KG_F32, 2, shapes[s]);
+        kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, shapes[s]),
+                  y = kg_tensor_contiguous(dy, KG_F32, 2, shapes[s]);
         for (int axis = 0; axis < 2; axis++) {
             KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
             kt_download(ctx, a, dy, sizeof(float) * (size_t)n);
             KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * (size_t)n));
             KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
             kt_download(ctx, b, dy, sizeof(float) * (size_t)n);
-            cr_assert(memcmp(a, b, sizeof(float) * (size_t)n) == 0, "softmax of [%lld,%lld] along %d differs run to run",
-                      (long long)shapes[s][0], (long long)shapes[s][1], axis);
+            cr_assert(memcmp(a, b, sizeof(float) * (size_t)n) == 0,
+                      "softmax of [%lld,%lld] along %d differs run to run", (long long)shapes[s][0],
+                      (long long)shapes[s][1], axis);
         }
         kg_free(ctx, dx);
         kg_free(ctx, dy);
@@ -941,7 +958,8 @@ Test(gpu, normalizations_are_captured_in_a_cuda_graph)
         h[i] = (float)kt_uniform(&rng, -3, 3);
     void *dx = kt_alloc(ctx, sizeof(float) * n), *dy = kt_alloc(ctx, sizeof(float) * n);
     kt_upload(ctx, dx, h, sizeof(float) * n);
-    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(3000, 40)), y = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(3000, 40));
+    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(3000, 40)),
+              y = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(3000, 40));
     KT_OK(ctx, kg_reserve_scratch(ctx, 0));
     KT_OK(ctx, kg_softmax(ctx, &y, &x, 0)); /* columns, split */
     kt_download(ctx, a, dy, sizeof(float) * n);
