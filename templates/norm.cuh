@@ -126,6 +126,14 @@ template <typename T> __device__ __forceinline__ void kg_nmom_merge(kg_nstat<T> 
         return;
     }
     const T n = a.n + b.n, d = b.a - a.a;
+    if (!isfinite(a.a) || !isfinite(b.a)) {
+        /* an infinite or NaN mean: the weighted mean (+-inf or NaN, as
+           sum(x) / n is), and no variance (x - mean is NaN) */
+        a.a = a.a * (a.n / n) + b.a * (b.n / n);
+        a.c = (T)NAN;
+        a.n = n;
+        return;
+    }
     a.a = a.a + d * (b.n / n);
     a.c = a.c + b.c + d * d * (a.n * (b.n / n));
     a.n = n;
