@@ -2,7 +2,8 @@
 """The Python package on the GPU against PyTorch: every op family on torch
 tensors (every element-wise op of the catalogue in f32, f16 and bf16 where it
 takes them, broadcast and strided views, every reduction, matmul with its
-epilogues, attention with GQA, causal, a mask and lse), kgen's errors as
+epilogues, attention with GQA, causal, a mask and lse, every normalization
+in four dtypes), kgen's errors as
 kgen.Error, and the caller's current stream. The reference is PyTorch's own
 op, with float64 where a low-precision result is compared (TESTING.md's
 tolerances: torch.testing's defaults per dtype). Prints one line per check
@@ -231,6 +232,51 @@ kgen.attention(q, kv, kv, out=out, mask=mask, scale=0.1)
 ref = F.scaled_dot_product_attention(q.double(), kv.double(), kv.double(), attn_mask=mask.double(), scale=0.1)
 lp = F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask.to(torch.bfloat16), scale=0.1)
 close_lp(out, lp, ref, 1e-5, "attention", "bf16 with an additive mask and scale 0.1")
+
+# ---- normalization -----------------------------------------------------------------
+# Tolerance (TESTING.md): as element-wise for the output dtype, reference in f64.
+if hasattr(kgen, "softmax"):
+    for dt in ("f32", "f16", "bf16", "f64"):
+        x = (torch.randn(33, 1000, device=dev) * 3).to(DT[dt])
+        xd = x.double()
+        # row statistics sum 1000 values: f32 accumulation, not one rounding
+        stol = (1e-10, 1e-10) if dt == "f64" else (1e-5, 1e-5)
+        for name, ref in (("softmax", torch.softmax), ("log_softmax", torch.log_softmax)):
+            for axis in (-1, 0):
+                out = torch.full_like(x, float("nan"))
+                getattr(kgen, name)(x, axis=axis, out=out)
+                close(out, ref(xd, axis).to(DT[dt]), "norm", f"{name} {dt} axis {axis}")
+        out = torch.empty(33, 1, device=dev, dtype=DT[dt])
+        kgen.logsumexp(x, axes=[1], keepdim=True, out=out)
+        close(out, torch.logsumexp(xd, 1, keepdim=True).to(DT[dt]), "norm", f"logsumexp {dt}",
+              *(stol if dt in ("f32", "f64") else (None, None)))
+        w = torch.randn(1000, device=dev, dtype=DT[dt])
+        b = torch.randn(1000, device=dev, dtype=DT[dt])
+        out = torch.full_like(x, float("nan"))
+        stat = torch.float64 if dt == "f64" else torch.float32
+        mean = torch.empty(33, device=dev, dtype=stat)
+        rstd = torch.empty(33, device=dev, dtype=stat)
+        kgen.layer_norm(x, k=1, weight=w, bias=b, eps=1e-5, out=out, mean=mean, rstd=rstd)
+        want = F.layer_norm(xd, (1000,), w.double(), b.double(), 1e-5)
+        close(out, want.to(DT[dt]), "norm", f"layer_norm {dt}")
+        close(mean, xd.mean(1).to(stat), "norm", f"layer_norm {dt} mean", *stol)
+        close(rstd, (xd.var(1, unbiased=False) + 1e-5).rsqrt().to(stat), "norm", f"layer_norm {dt} rstd", *stol)
+        out = torch.full_like(x, float("nan"))
+        kgen.rms_norm(x, weight=w, eps=1e-6, out=out)
+        rms = lambda h: h * (h.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w.double()
+        close(out, rms(xd).to(DT[dt]), "norm", f"rms_norm {dt}")
+        res = torch.randn_like(x)
+        res0 = res.clone()
+        kgen.rms_norm_residual(res, x, weight=w, eps=1e-6, out=out)
+        h = (res0.double() + xd).to(DT[dt])
+        close(res, h, "norm", f"rms_norm_residual {dt}: residual += x")
+        close(out, rms(h.double()).to(DT[dt]), "norm", f"rms_norm_residual {dt}")
+    x = torch.randn(8, 64, 50, device=dev).transpose(1, 2)  # a strided, permuted input
+    out = torch.empty(8, 50, 64, device=dev)
+    kgen.softmax(x, axis=1, out=out)
+    close(out, torch.softmax(x.double(), 1).float(), "norm", "softmax along a strided axis")
+else:
+    check(False, "norm", "this library has no normalization family")
 
 # ---- errors, streams ------------------------------------------------------------
 try:
