@@ -13,7 +13,10 @@ kgen counterpart: type promotion, kwargs kgen lacks, more than 8 dims, ...).
 Exit status 1 when anything mismatched (the pass condition is zero), or when
 the runner itself failed on a sample.
 
-    python3 tests/conformance.py [path/to/libkgen.so] [--markdown FILE]
+    python3 tests/conformance.py [path/to/libkgen.so] [--markdown FILE] [--package]
+
+--package calls kgen through its Python package (runtime/python/kgen, DLPack)
+instead of ctypes on the C entry points; the results must be the same.
 
 Needs a CUDA device, torch, and expecttest (which common_methods_invocations
 imports; it travels as a wheel to the GPU machine).
@@ -79,13 +82,41 @@ class Kgen:
         self.keep.append(x)
         return ctypes.byref(k)
 
-    def call(self, name, *args):
+    def call(self, name, *args, py=None):
         fn = getattr(self.lib, name)
         torch.cuda.synchronize()
         st = fn(self.ctx, *args)
         msg = self.lib.kg_errmsg(self.ctx).decode() if st != 0 else ""
         torch.cuda.synchronize()
         self.keep.clear()
+        return st, msg
+
+
+class KgenPackage(Kgen):
+    """The same calls through the kgen Python package (runtime/python; it
+    takes the tensors through DLPack and runs on PyTorch's current stream)."""
+
+    def __init__(self, path):
+        os.environ.setdefault("KGEN_LIBRARY", path)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "python"))
+        import kgen  # noqa: E402
+        self.kgen = kgen
+        self.keep = []
+
+    def t(self, x):
+        Kgen.t(self, x)  # the same expressibility checks
+        self.keep.pop()
+        return x
+
+    def call(self, name, *args, py=None):
+        pyname, pargs, pkw = py
+        torch.cuda.synchronize()
+        try:
+            getattr(self.kgen, pyname)(*pargs, **pkw)
+            st, msg = 0, ""
+        except self.kgen.Error as e:
+            st, msg = e.status, str(e)
+        torch.cuda.synchronize()
         return st, msg
 
 
@@ -139,7 +170,7 @@ def run_elementwise(kg, name, kgop, s, twin_out):
     if isinstance(want, torch.Tensor) and want.dtype not in (x.dtype, torch.bool):
         raise NotExpressible("type promotion (%s in, %s out)" % (str(x.dtype)[6:], str(want.dtype)[6:]))
     out = new_out(want, twin_out)
-    st, msg = kg.call("kg_" + kgop, kg.t(out), *[kg.t(t) for t in ins])
+    st, msg = kg.call("kg_" + kgop, kg.t(out), *[kg.t(t) for t in ins], py=(kgop, ins, {"out": out}))
     return st, msg, out, want
 
 
@@ -155,7 +186,8 @@ def run_where(kg, s, twin_out):
         raise NotExpressible("type promotion between inputs")
     want = s_call(s)
     out = new_out(want, twin_out)
-    st, msg = kg.call("kg_where", kg.t(out), kg.t(cond), kg.t(x), kg.t(other))
+    st, msg = kg.call("kg_where", kg.t(out), kg.t(cond), kg.t(x), kg.t(other), py=("where", [cond, x, other],
+                                                                                      {"out": out}))
     return st, msg, out, want
 
 
@@ -196,7 +228,10 @@ def run_reduce(kg, name, fn, s, twin_out):
     if name in ("argmax", "argmin") and dim is None and keepdim:
         raise NotExpressible("argmax(keepdim=True) without dim")
     arr = (ctypes.c_int * max(1, len(axes)))(*axes) if axes else None
-    st, msg = kg.call(fn, kg.t(out), kg.t(x), arr, len(axes), int(bool(keepdim)))
+    pyname = {"kg_sum": "sum", "kg_mean": "mean", "kg_prod": "prod", "kg_max": "max", "kg_min": "min",
+              "kg_argmax": "argmax", "kg_argmin": "argmin", "kg_norm": "norm"}[fn]
+    pkw = {"axes": list(axes), "keepdim": bool(keepdim), ("indices" if "arg" in fn else "out"): out}
+    st, msg = kg.call(fn, kg.t(out), kg.t(x), arr, len(axes), int(bool(keepdim)), py=(pyname, [x], pkw))
     return st, msg, out, want
 
 
@@ -208,7 +243,7 @@ def run_matmul(kg, name, s, twin_out):
         raise NotExpressible("type promotion between inputs")
     want = s_call(s)
     out = new_out(want, twin_out)
-    st, msg = kg.call("kg_matmul", kg.t(out), kg.t(a), kg.t(b))
+    st, msg = kg.call("kg_matmul", kg.t(out), kg.t(a), kg.t(b), py=("matmul", [a, b], {"out": out}))
     return st, msg, out, want
 
 
@@ -241,7 +276,9 @@ def run_attention(kg, s, twin_out):
             m = mask.float()
     opts = AttnOpts(0.0 if scale is None else float(scale), int(bool(causal)))
     st, msg = kg.call("kg_attention", kg.t(o4), None, kg.t(q4), kg.t(k4), kg.t(v4),
-                      kg.t(m) if m is not None else None, ctypes.byref(opts))
+                      kg.t(m) if m is not None else None, ctypes.byref(opts),
+                      py=("attention", [q4, k4, v4], {"out": o4, "mask": m, "scale": opts.scale,
+                                                      "causal": bool(opts.causal)}))
     return st, msg, out, want
 
 
@@ -265,7 +302,7 @@ def main():
     path = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "build/libkgen.so"
     md = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
     from torch.testing._internal.common_methods_invocations import op_db
-    kg = Kgen(os.path.abspath(path))
+    kg = (KgenPackage if "--package" in sys.argv else Kgen)(os.path.abspath(path))
     wanted = set(UNARY) | set(BINARY) | set(REDUCE) | MATMUL | ATTN | {"where"}
     ops = [op for op in op_db if op.name in wanted and op.variant_test_name == ""]
     table = collections.OrderedDict()
