@@ -104,9 +104,9 @@ missing = [n for n in ew if not callable(getattr(kgen, n, None))]
 check(len(ew) > 30 and not missing, "every element-wise op of kg_ops.h is a function (%d; missing %s)" % (len(ew), missing))
 families = ["sum", "mean", "prod", "norm", "max", "min", "argmax", "argmin", "max_with_indices", "min_with_indices",
             "matmul", "attention", "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm",
-            "rms_norm_residual"]
+            "rms_norm_residual", "attention_backward"]
 missing = [n for n in families if not callable(getattr(kgen, n, None))]
-check(not missing, "reductions, matmul, attention and normalizations are functions (missing %s)" % missing)
+check(not missing, "reductions, matmul, attention (forward and backward) and normalizations are functions (missing %s)" % missing)
 
 # ---- no device -------------------------------------------------------------
 expect_error("device_info() without a GPU", kgen.device_info, "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")

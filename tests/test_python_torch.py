@@ -2,7 +2,8 @@
 """The Python package on the GPU against PyTorch: every op family on torch
 tensors (every element-wise op of the catalogue in f32, f16 and bf16 where it
 takes them, broadcast and strided views, every reduction, matmul with its
-epilogues, attention with GQA, causal, a mask and lse, every normalization
+epilogues, attention with GQA, causal, a mask and lse, attention backward
+against autograd, every normalization
 in four dtypes), kgen's errors as
 kgen.Error, and the caller's current stream. The reference is PyTorch's own
 op, with float64 where a low-precision result is compared (TESTING.md's
@@ -232,6 +233,42 @@ kgen.attention(q, kv, kv, out=out, mask=mask, scale=0.1)
 ref = F.scaled_dot_product_attention(q.double(), kv.double(), kv.double(), attn_mask=mask.double(), scale=0.1)
 lp = F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask.to(torch.bfloat16), scale=0.1)
 close_lp(out, lp, ref, 1e-5, "attention", "bf16 with an additive mask and scale 0.1")
+
+# ---- attention backward -----------------------------------------------------------
+# Reference: autograd of the same math in f64; the rule as the forward's, with
+# PyTorch's own backward in the dtype as the low-precision reference.
+if hasattr(kgen, "attention_backward"):
+    for dt, D, causal, hkv, sq, sk in (("bf16", 64, True, 2, 256, 256), ("f16", 128, False, 4, 128, 200),
+                                      ("f32", 64, True, 1, 100, 130), ("bf16", 128, False, 4, 300, 300)):
+        q = torch.randn(2, 4, sq, D, device=dev, dtype=DT[dt])
+        k = torch.randn(2, hkv, sk, D, device=dev, dtype=DT[dt])
+        v = torch.randn(2, hkv, sk, D, device=dev, dtype=DT[dt])
+        dout = torch.randn(2, 4, sq, D, device=dev, dtype=DT[dt])
+        out = torch.empty_like(q)
+        lse = torch.empty(2, 4, sq, device=dev, dtype=torch.float32)
+        kgen.attention(q, k, v, out=out, lse=lse, causal=causal)
+        dq, dk, dv = (torch.full_like(t, float("nan")) for t in (q, k, v))
+        kgen.attention_backward(dout, q, k, v, out, lse, dq=dq, dk=dk, dv=dv, causal=causal)
+        mask = torch.zeros(sq, sk, device=dev)
+        if causal:
+            i = torch.arange(sq, device=dev).view(-1, 1)
+            j = torch.arange(sk, device=dev).view(1, -1)
+            mask = torch.where(j > i + sk - sq, float("-inf"), 0.0)
+
+        def grads(qq, kk, vv, in_dtype):
+            qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (qq, kk, vv))
+            kr, vr = kk.repeat_interleave(4 // hkv, dim=1), vv.repeat_interleave(4 // hkv, dim=1)
+            o = F.scaled_dot_product_attention(qq, kr, vr, attn_mask=mask.to(in_dtype))
+            o.backward(dout.to(in_dtype))
+            return qq.grad, kk.grad, vv.grad
+
+        ref = grads(q.double(), k.double(), v.double(), torch.float64)
+        lp = grads(q, k, v, DT[dt])
+        what = f"{dt} D{D} Hq4 Hkv{hkv} Sq{sq} Sk{sk} causal={causal}"
+        for name, got, l, r in zip(("dq", "dk", "dv"), (dq, dk, dv), lp, ref):
+            close_lp(got, l, r, 1e-5, "attention_bwd", f"{what} {name}")
+else:
+    check(False, "attention_bwd", "this library has no attention backward")
 
 # ---- normalization -----------------------------------------------------------------
 # Tolerance (TESTING.md): as element-wise for the output dtype, reference in f64.

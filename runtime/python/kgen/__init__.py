@@ -306,6 +306,11 @@ _FAMILIES = {
                   [("out", "out"), ("opt", "lse"), ("in", "q"), ("in", "k"), ("in", "v"), ("opt", "mask"),
                    ("opts", [("scale", 0.0), ("causal", False)])],
                   _attention_opts, "softmax(scale q k^T + mask) v, fused (flash attention)"),
+    "attention_backward": ("kg_attention_backward",
+                           [("out", "dq"), ("out", "dk"), ("out", "dv"), ("in", "dout"), ("in", "q"), ("in", "k"),
+                            ("in", "v"), ("in", "out"), ("in", "lse"), ("opt", "mask"),
+                            ("opts", [("scale", 0.0), ("causal", False)])],
+                           _attention_opts, "dq, dk, dv of attention from dout, the forward's inputs, out and lse"),
 }
 
 
