@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "kgen.h"
+#include "kg_attention_bwd.h"
 #include "kg_test.h"
 
 typedef struct {

@@ -28,7 +28,7 @@
 #include "internal.h"
 #include "kg_attnb_table.h"
 #include "kg_test.h"
-#include "kgen.h"
+#include "kg_attention_bwd.h"
 
 /* ---- CPU: validation ------------------------------------------------------ */
 

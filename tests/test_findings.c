@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "kg_test.h"
+#include "kgen.h"
 
 static kg_context *ctx;
 static void open_without_device(void) { ctx = kt_open_without_device(); }
