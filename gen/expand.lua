@@ -121,7 +121,7 @@ G:dep(gen_dir .. "/common.lua")
 -- kg_*reference.c is instead a CPU reference, built with -fwrapv and linked
 -- into the family's test and bench programs), and build/tests/test_<name>
 -- and build/bench/bench_<name> where those sources exist.
-local families = { "elementwise", "attention", "reduce", "gemm", "norm", "faults" }
+local families = { "elementwise", "attention", "reduce", "gemm", "norm", "faults", "attention_bwd" }
 
 local function exists(path)
   local f = io.open(path, "r")
@@ -219,6 +219,7 @@ do
   end
   n[#n + 1] = "\nbuild build/obj/kg_bundle.o: cc " .. out .. "/kg_bundle.S | " .. list(fatbins) .. "\n"
   n[#n + 1] = string.format("kernel_count = %d\nmodule_count = %d\n", #G.kernels, #G.modules)
+  n[#n + 1] = "fatbin_list = " .. table.concat(fatbins, " ") .. "\n"
   local ready = " || " .. out .. "/manifest.txt"
   local function obj(src)
     return "build/obj/" .. src:match("([^/]*)%.[cS]$") .. ".o"

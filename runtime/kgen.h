@@ -56,6 +56,8 @@
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Its backward pass (dq, dk, dv). */
+#include "kg_attention_bwd.h"
 /* Normalizations (softmax, log_softmax, logsumexp, layer_norm, rms_norm). */
 #include "kg_norm.h"
 
