@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "kg_attention.h"
 #include "kg_test.h"
 
 typedef struct {
@@ -79,12 +80,7 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
 
 int main(void)
 {
-    kg_context *ctx;
-    if (kg_open(&ctx, 0) != KG_OK) {
-        printf("bench_attention: no device (%s); nothing timed\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_attention");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
     struct {

@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #define BENCH_CHECK(ctx, call)                                                                                         \
     do {                                                                                                               \

@@ -183,7 +183,7 @@ function M.generate(G)
 #ifndef KG_ATTN_TABLE_H
 #define KG_ATTN_TABLE_H
 
-#include "kgen.h"
+#include "kg_attention.h"
 #include "attention_params.h"
 
 #define KG_ATTN_DIM_COUNT %d

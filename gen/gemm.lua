@@ -3,6 +3,6 @@
 -- runtime/gemm.c plus runtime/blas.c, tests/test_gemm.c, bench/bench_gemm.c,
 -- whose programs also link cuBLAS directly.
 return {
-  runtime = { "blas.c" },
+  runtime = { "blas.c", "pack.c" },
   libs = "-lcublasLt -lcublas",
 }

@@ -4,7 +4,8 @@
  *
  * A cudaLibrary_t is context-independent: loaded once per process, the driver
  * then loads it into each device's context lazily, so one load serves every
- * device and every kg_context. Kernel handles are cached per table index.
+ * device and every kg_context. Kernel handles are cached per table index
+ * (kg_kernel_handles, generated with the table).
  * Lookups are O(1): an index into the generated kernel table.
  */
 #include <pthread.h>
@@ -13,11 +14,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trust.h" /* kgi_cuda_sticky */
 #include "kg_table.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static cudaLibrary_t libraries[KG_MODULE_COUNT];
-static _Atomic(cudaKernel_t) kernels[KG_KERNEL_COUNT];
 
 static kg_status load_module(kg_context *ctx, int m)
 {
@@ -39,7 +40,7 @@ static kg_status load_module(kg_context *ctx, int m)
 
 kg_status kgi_kernel(kg_context *ctx, int k, cudaKernel_t *out)
 {
-    cudaKernel_t kern = atomic_load_explicit(&kernels[k], memory_order_acquire);
+    cudaKernel_t kern = (cudaKernel_t)atomic_load_explicit(&kg_kernel_handles[k], memory_order_acquire);
     if (kern) {
         *out = kern;
         return KG_OK;
@@ -55,7 +56,7 @@ kg_status kgi_kernel(kg_context *ctx, int k, cudaKernel_t *out)
         snprintf(what, sizeof what, "looking up kernel %s", kg_kernels[k].name);
         return kgi_cuda_fail(ctx, err, what);
     }
-    atomic_store_explicit(&kernels[k], kern, memory_order_release);
+    atomic_store_explicit(&kg_kernel_handles[k], (void *)kern, memory_order_release);
     *out = kern;
     return KG_OK;
 }
@@ -72,7 +73,7 @@ kg_status kgi_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args,
         char what[160];
         snprintf(what, sizeof what, "launching %s (grid %u, block %u)", kg_kernels[k].name, grid.x, block.x);
         st = kgi_cuda_fail(ctx, err, what);
-        if (st != KG_ERR_CUDA)
+        if (st != KG_ERR_CUDA || kgi_cuda_sticky(err)) /* a device fault stays KG_ERR_CUDA */
             return st;
         char detail[KG_MSG_LEN];
         memcpy(detail, ctx->msg, sizeof detail);

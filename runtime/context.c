@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trust.h" /* kgi_scratch_release */
 
 static double gib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
 
@@ -88,8 +89,7 @@ void kg_close(kg_context *ctx)
         for (int i = ctx->nhooks - 1; i >= 0; i--)
             if (ctx->hooks[i]->release)
                 ctx->hooks[i]->release(ctx);
-        if (ctx->scratch)
-            cudaFree(ctx->scratch);
+        kgi_scratch_release(ctx); /* per-stream scratch and pack areas (scratch.c) */
     }
     free(ctx);
 }

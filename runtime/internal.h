@@ -17,7 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #define KG_MSG_LEN 512
 

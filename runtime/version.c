@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 #include "kg_table.h"
+#include "kgen.h" /* KG_VERSION_* */
 
 #define KG_STR_(x) #x
 #define KG_STR(x) KG_STR_(x)

@@ -8,6 +8,7 @@
 #  - every installed header compiles alone as C11 and as C++17;
 #  - nm -D of libkgen.so lists exactly the KG_API functions of the installed
 #    headers, all kg_, none of the internal ones;
+#  - bench/run-all.sh (`ninja bench`) without a GPU: says why, succeeds;
 #  - the Python package (tests/test_python_cpu.py) over the installed library.
 # Run from anywhere; needs build/ built (ninja).
 set -euo pipefail
@@ -81,6 +82,17 @@ for internal in kg_fail kg_launch kg_test_force_ew_variant kg_fatbin_ew_f32 kg_k
   if grep -qx "$internal" "$tmp/exported"; then fail "internal symbol $internal is exported"; fi
 done
 pass "nm -D: libkgen.so exports the $(wc -l < "$tmp/api") KG_API functions and nothing else"
+
+# `ninja bench` where there is no GPU (hidden here, so the same everywhere):
+# each program says why it ran nothing and the run succeeds, writing nothing
+if ! CUDA_VISIBLE_DEVICES= KG_BENCH_DIR=build KG_BENCH_CSV=$tmp/b.csv KG_BENCH_JSON=$tmp/b.json bench/run-all.sh \
+  > "$tmp/bench.log" 2>&1; then
+  cat "$tmp/bench.log"
+  fail "bench/run-all.sh without a GPU exits non-zero"
+fi
+grep -q "no benchmark ran: no usable CUDA GPU" "$tmp/bench.log" || { cat "$tmp/bench.log"; fail "run-all.sh does not say why nothing ran"; }
+[ ! -e "$tmp/b.json" ] || fail "run-all.sh wrote results without a GPU"
+pass "ninja bench without a GPU says why nothing ran and succeeds ($(grep -c 'no GPU work ran' "$tmp/bench.log") programs)"
 
 if command -v python3 > /dev/null; then
   KGEN_LIBRARY=$lib/libkgen.so.$major PYTHONPATH=runtime/python python3 tests/test_python_cpu.py || fail "Python package"
