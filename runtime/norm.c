@@ -343,7 +343,24 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         }
     }
 
-    /* dims: kept (rows) and normalized, innermost first */
+    /* an empty set of rows: nothing to write (checked first: with a 0 dim
+       elsewhere, the product of the other dims may pass 2^63) */
+    int l_empty = 0;
+    for (int d = 0; d < in->ndim; d++)
+        if (in->shape[d] == 0) {
+            if (!((mask >> d) & 1u)) {
+                plan->empty = 1;
+                return KG_OK;
+            }
+            l_empty = 1;
+        }
+    if (l_empty && !T[KG_NO_S0] && !T[KG_NO_S1]) {
+        plan->empty = 1; /* no row has an element and no row result is asked for */
+        return KG_OK;
+    }
+
+    /* dims: kept (rows) and normalized, innermost first; with no 0 dim
+       both products are at most the input's element count */
     ndim_ K[KG_MAX_DIMS], N[KG_MAX_DIMS];
     int nk = 0, nn = 0;
     int64_t rows = 1, L = 1;
@@ -364,7 +381,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 if (pd >= 0 && p->shape[pd] != 1)
                     v.st[k] = p->strides[pd];
             }
-            L *= v.size;
+            if (!l_empty)
+                L *= v.size;
             if (v.size != 1)
                 N[nn++] = v;
         } else {
@@ -376,6 +394,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 K[nk++] = v;
         }
     }
+    if (l_empty)
+        L = 0;
     if (rows == 0 || (L == 0 && info->nres == 0) || (L == 0 && !T[KG_NO_S0] && !T[KG_NO_S1])) {
         plan->empty = 1;
         return KG_OK;

@@ -173,6 +173,29 @@ Test(plan, empty_inputs_plan_nothing_or_the_results)
     cr_assert_eq(p.args.n, 0);
 }
 
+Test(plan, huge_dims_beside_a_zero_dim_do_not_overflow)
+{
+    /* found by fuzz_norm (branch trust): with a 0 dim, the product of the
+       other dims could pass 2^63; the core now refuses such a tensor, and
+       the planner stops at the 0 dim before any product */
+    const int64_t big = 4803324847834923012;
+    kg_tensor in = fake(IN_AT, KG_F32, 3, KT_SHAPE(0, 16, big)), o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(0));
+    const int axes[] = {1, 2};
+    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 2};
+    kg_norm_plan p;
+    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &l, 132, &p), KG_ERR_INVALID_ARGUMENT);
+    const int64_t half = (int64_t)1 << 50;
+    kg_tensor in2 = fake(IN_AT, KG_F32, 3, KT_SHAPE(half, 16, 0)), out2 = fake(OUT_AT, KG_F32, 3, KT_SHAPE(half, 16, 0));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in2, .out = &out2, .axis = 2};
+    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &c, 132, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert(p.empty);
+    kg_tensor in3 = fake(IN_AT, KG_F32, 3, KT_SHAPE(0, 16, half)), o3 = fake(OUT_AT, KG_F32, 1, KT_SHAPE(0));
+    l.in = &in3;
+    l.s0 = &o3;
+    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &l, 132, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert(p.empty);
+}
+
 /* ---- CPU: every validation error ------------------------------------------ */
 
 TestSuite(errors);
