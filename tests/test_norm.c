@@ -185,7 +185,8 @@ Test(plan, huge_dims_beside_a_zero_dim_do_not_overflow)
     kg_norm_plan p;
     cr_assert_eq(kg_norm_plan_call(cpu_ctx, &l, 132, &p), KG_ERR_INVALID_ARGUMENT);
     const int64_t half = (int64_t)1 << 50;
-    kg_tensor in2 = fake(IN_AT, KG_F32, 3, KT_SHAPE(half, 16, 0)), out2 = fake(OUT_AT, KG_F32, 3, KT_SHAPE(half, 16, 0));
+    kg_tensor in2 = fake(IN_AT, KG_F32, 3, KT_SHAPE(half, 16, 0)),
+              out2 = fake(OUT_AT, KG_F32, 3, KT_SHAPE(half, 16, 0));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in2, .out = &out2, .axis = 2};
     cr_assert_eq(kg_norm_plan_call(cpu_ctx, &c, 132, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
     cr_assert(p.empty);
@@ -329,6 +330,28 @@ Test(errors, every_argument_error_is_reported_before_the_device)
     KT_EXPECT(ctx, kg_rms_norm_residual(ctx, &out_at_res, &res, &in, NULL, 1e-6), KG_ERR_INVALID_ARGUMENT,
               "invalid argument: rms_norm: out overlaps residual (bytes [0x10004000, 0x10004018) and [0x10004000, "
               "0x10004018)); only out may alias in, and only exactly");
+
+    /* tensors an op does not take (through the planner, as the entry points
+       never pass them) */
+    kg_norm_call sw = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .w = &w3};
+    kg_norm_plan pl;
+    KT_EXPECT(ctx, kg_norm_plan_call(ctx, &sw, 132, &pl), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: softmax takes no weight");
+    kg_norm_call sr = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .res = &res};
+    KT_EXPECT(ctx, kg_norm_plan_call(ctx, &sr, 132, &pl), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: softmax takes no residual");
+    kg_norm_call rb = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .b = &w3, .eps = 1e-6};
+    KT_EXPECT(ctx, kg_norm_plan_call(ctx, &rb, 132, &pl), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm takes no bias");
+    kg_norm_call rm = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .s0 = &m2, .eps = 1e-6};
+    KT_EXPECT(ctx, kg_norm_plan_call(ctx, &rm, 132, &pl), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm returns no mean or rstd");
+    kg_tensor in64 = kg_tensor_contiguous(KT_DEV(0), KG_F64, 2, s23);
+    kg_tensor out64 = kg_tensor_contiguous(KT_DEV(0x1000), KG_F64, 2, s23);
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out64, &m2, NULL, &in64, 1, NULL, NULL, 1e-5), KG_ERR_DTYPE,
+              "layer_norm: mean is f32 but must be f64 (statistics of f64 are f64)");
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &m2, &in64, ax1, 1, 0), KG_ERR_DTYPE,
+              "logsumexp: out is f32 but must be f64 (the input's dtype)");
 
     /* an invalid op through the planner */
     kg_norm_call c = {.op = (kg_norm_op)99, .in = &in, .out = &out};
