@@ -1035,3 +1035,64 @@ Test(gpu, normalizations_are_captured_in_a_cuda_graph)
     free(g);
     kg_close(ctx);
 }
+
+/* A seeded random sweep: ranks 1-4, odd sizes, every op (and the residual
+   form), random axes, axis sets, k, weights, permutations, steps, in-place
+   outputs and dtypes. A failure prints the op, dtype, shape and seed. */
+Test(gpu, seeded_random_sweep)
+{
+    kg_context *ctx = kt_open_gpu();
+    uint64_t rng = kt_seed() * 2654435761u + 17;
+    static const int64_t sizes[] = {1, 2, 3, 5, 7, 16, 33, 64, 100, 257};
+    for (int t = 0; t < 60; t++) {
+        ncase c;
+        memset(&c, 0, sizeof c);
+        c.dt = floats[kt_next(&rng) % 4];
+        c.ndim = 1 + (int)(kt_next(&rng) % 4);
+        int64_t n = 1;
+        for (int d = 0; d < c.ndim; d++) {
+            c.shape[d] = sizes[kt_next(&rng) % 10];
+            if (n * c.shape[d] > ((int64_t)1 << 17))
+                c.shape[d] = 1;
+            n *= c.shape[d];
+        }
+        static int perms[60][KG_MAX_DIMS];
+        if (kt_next(&rng) % 2) {
+            for (int d = 0; d < c.ndim; d++)
+                perms[t][d] = d;
+            for (int d = c.ndim - 1; d > 0; d--) {
+                const int j = (int)(kt_next(&rng) % (uint64_t)(d + 1)), x = perms[t][d];
+                perms[t][d] = perms[t][j];
+                perms[t][j] = x;
+            }
+            c.perm = perms[t];
+        }
+        c.step = kt_next(&rng) % 4 == 0 ? 2 : 1;
+        const int op = (int)(kt_next(&rng) % 6);
+        c.op = op == 5 ? KG_NORM_RMS_NORM : (kg_norm_op)(KG_NORM_SOFTMAX + op);
+        c.axis = (int)(kt_next(&rng) % (uint64_t)(2 * c.ndim)) - c.ndim;
+        c.k = 1;
+        if (c.op == KG_NORM_LOGSUMEXP) {
+            const unsigned m = (unsigned)(kt_next(&rng) % (1u << c.ndim));
+            for (int d = 0; d < c.ndim; d++)
+                if ((m >> d) & 1u)
+                    c.axes[c.n_axes++] = kt_next(&rng) % 2 ? d : d - c.ndim;
+            c.keepdim = (int)(kt_next(&rng) % 2);
+        } else if (c.op == KG_NORM_LAYER_NORM) {
+            c.k = 1 + (int)(kt_next(&rng) % (uint64_t)c.ndim);
+            c.w = (int)(kt_next(&rng) % 3);
+            c.b = (int)(kt_next(&rng) % 3);
+            c.stats = (int)(kt_next(&rng) % 2);
+        } else if (c.op == KG_NORM_RMS_NORM) {
+            c.w = (int)(kt_next(&rng) % 2);
+            c.res = op == 5;
+        }
+        if (c.op != KG_NORM_LOGSUMEXP) {
+            const int o = (int)(kt_next(&rng) % 3);
+            c.inplace = o == 1;
+            c.out_like_in = o == 2;
+        }
+        check_case(ctx, &c);
+    }
+    kg_close(ctx);
+}
