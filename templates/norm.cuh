@@ -534,7 +534,7 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
         const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
         kg_nstat<AT> s = kg_nstat_init<AT>();
         s.a = Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0;
-        AT k0 = 0, s1 = 0, s2 = 0; /* moments: shift and shifted sums */
+        AT k0 = 0, s1 = 0, s2 = 0, sx = 0; /* moments: shift, shifted sums, plain sum */
         if (col < A.cols) {
             const T *p = in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
             T *q = res ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
@@ -557,6 +557,7 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
                     const AT d = x - k0;
                     s1 += d;
                     s2 += d * d;
+                    sx += x;
                     s.n += (AT)1;
                 } else {
                     s.c += x * x;
@@ -582,6 +583,13 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
                 s.c = s2 - s1 * (s1 / s.n);
                 if (s.c < (AT)0)
                     s.c = 0;
+                if (!isfinite(s.a)) {
+                    /* an infinity or NaN among the values: the mean is
+                       sum(x) / n (+-inf or NaN, as the reference's), no
+                       variance */
+                    s.a = sx / s.n;
+                    s.c = (AT)NAN;
+                }
             }
         }
         __syncthreads(); /* the previous unit's readers are done */
