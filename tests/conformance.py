@@ -109,6 +109,8 @@ class KgenPackage(Kgen):
         return x
 
     def call(self, name, *args, py=None):
+        if py is None:
+            raise NotExpressible("not in the Python package")
         pyname, pargs, pkw = py
         torch.cuda.synchronize()
         try:
@@ -132,6 +134,7 @@ BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "true_divide":
 REDUCE = {"sum": "kg_sum", "mean": "kg_mean", "prod": "kg_prod", "amax": "kg_max", "amin": "kg_min",
           "argmax": "kg_argmax", "argmin": "kg_argmin", "linalg.vector_norm": "kg_norm"}
 MATMUL = {"matmul", "mm", "bmm", "mv", "dot"}
+NORM = {"softmax", "log_softmax", "logsumexp", "nn.functional.layer_norm", "nn.functional.rms_norm"}
 ATTN = {"nn.functional.scaled_dot_product_attention"}
 
 
@@ -282,6 +285,60 @@ def run_attention(kg, s, twin_out):
     return st, msg, out, want
 
 
+def run_norm(kg, name, s, twin_out):
+    x = s.input
+    args = list(s.args)
+    kw = dict(s.kwargs)
+    if kw.pop("dtype", None) is not None:
+        raise NotExpressible("dtype= (type conversion)")
+
+    def take(key, default=None):
+        return kw.pop(key) if key in kw else (args.pop(0) if args else default)
+
+    if name in ("softmax", "log_softmax"):
+        dim = take("dim")
+        if dim is None:
+            raise NotExpressible("softmax without dim")
+        call = ("kg_" + name, [int(dim)])
+    elif name == "logsumexp":
+        dim = take("dim")
+        keepdim = take("keepdim", False)
+        axes = dims_of(dim, x.dim())
+        if not axes and x.dim() > 0:
+            raise NotExpressible("logsumexp over dim=()")
+        if x.dim() == 0:
+            axes = []
+        arr = (ctypes.c_int * max(1, len(axes)))(*axes) if axes else None
+        call = ("kg_logsumexp", [arr, len(axes), int(bool(keepdim))])
+    elif name == "nn.functional.layer_norm":
+        shape = take("normalized_shape")
+        w, b, eps = take("weight"), take("bias"), take("eps", 1e-5)
+        call = ("kg_layer_norm", [len(shape), w, b, ctypes.c_double(eps)])
+    else:
+        shape = take("normalized_shape")
+        w, eps = take("weight"), take("eps")
+        if len(shape) != 1:
+            raise NotExpressible("rms_norm over more than the last dim")
+        if eps is None:
+            eps = torch.finfo(x.dtype).eps
+        call = ("kg_rms_norm", [w, ctypes.c_double(eps)])
+    if kw or args:
+        raise NotExpressible("other args/kwargs")
+    want = s_call(s)
+    if not isinstance(want, torch.Tensor) or want.dtype != x.dtype:
+        raise NotExpressible("type promotion")
+    out = new_out(want, twin_out)
+    fn, extra = call
+    targ = lambda v: kg.t(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    if fn == "kg_layer_norm":
+        st, msg = kg.call(fn, kg.t(out), None, None, kg.t(x), extra[0], targ(extra[1]), targ(extra[2]), extra[3])
+    elif fn == "kg_rms_norm":
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), targ(extra[0]), extra[1])
+    else:
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra)
+    return st, msg, out, want
+
+
 def s_call(s):
     return S_OP(s.input, *s.args, **s.kwargs)
 
@@ -303,7 +360,7 @@ def main():
     md = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
     from torch.testing._internal.common_methods_invocations import op_db
     kg = (KgenPackage if "--package" in sys.argv else Kgen)(os.path.abspath(path))
-    wanted = set(UNARY) | set(BINARY) | set(REDUCE) | MATMUL | ATTN | {"where"}
+    wanted = set(UNARY) | set(BINARY) | set(REDUCE) | MATMUL | ATTN | NORM | {"where"}
     ops = [op for op in op_db if op.name in wanted and op.variant_test_name == ""]
     table = collections.OrderedDict()
     runner_errors = 0
@@ -337,6 +394,8 @@ def main():
                             r = run_reduce(kg, op.name, REDUCE[op.name], s, twin)
                         elif op.name in MATMUL:
                             r = run_matmul(kg, op.name, s, twin)
+                        elif op.name in NORM:
+                            r = run_norm(kg, op.name, s, twin)
                         else:
                             r = run_attention(kg, s, twin)
                     except NotExpressible as e:
