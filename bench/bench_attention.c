@@ -18,6 +18,7 @@
 
 #include "bench_common.h"
 #include "internal.h"
+#include "kg_attention.h"
 #include "kg_attn_table.h"
 #include "kg_test.h"
 
@@ -129,12 +130,7 @@ static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void *
 
 int main(void)
 {
-    kg_context *ctx;
-    if (kg_open(&ctx, 0) != KG_OK) {
-        printf("bench_attention: no device (%s); nothing timed\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_attention");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
     bcase cases[128];
@@ -241,6 +237,23 @@ int main(void)
         printf("%-5s %3d %3d %3d %5d %6d %4d %6d %10.1f %8.1f %8.0f %5.0f%% %7s %10.1f\n", kg_dtype_name(dt), B, Hq,
                Hkv, Sq, Sk, D, bc.causal, us, tf, gbps, 100.0 * gbps / copy, kg_attn_variant_names[variant], other);
         fflush(stdout);
+        char rname[96], note[160];
+        if (Hq == Hkv && Sq == Sk)
+            snprintf(rname, sizeof rname, "attention%s", bc.causal ? " causal" : "");
+        else
+            snprintf(rname, sizeof rname, "attention Hkv %d Sk %d%s", Hkv, Sk, bc.causal ? " causal" : "");
+        snprintf(note, sizeof note,
+                 "shape is [B, Hq, Sq, D]; TFLOP/s = 4 B Hq D x visible pairs; GB/s = K+V bytes; variant %s",
+                 kg_attn_variant_names[variant]);
+        bench_record(ctx, &(bench_case){.family = "attention",
+                                        .name = rname,
+                                        .dtype = kg_dtype_name(dt),
+                                        .ndim = 4,
+                                        .shape = {B, Hq, Sq, D},
+                                        .time_us = us,
+                                        .gbps = gbps,
+                                        .tflops = tf,
+                                        .note = note});
         if (csv)
             fprintf(csv, "attention_gqa,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.2f,%.1f,%.1f\n", kg_dtype_name(dt), B, Hq, Hkv,
                     Sq, Sk, D, bc.causal, us, tf, gbps, copy);

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from torch_common import time_us
+from torch_common import Results, time_us
 
 try:
     from torch.nn.attention.bias import causal_lower_right
@@ -28,7 +28,7 @@ except ImportError:  # older torch
     causal_lower_right = None
 
 
-def gqa_rows(rows):
+def gqa_rows(rows, results):
     print(f"{'case':44} {'kgen us':>8} {'flash':>8} {'cudnn':>8} {'kg/fl':>6} {'kg/cd':>6} {'kgTF':>6} {'KV%copy':>7}"
           "   (ratio = speedup of kgen)")
     worst = {}
@@ -57,6 +57,12 @@ def gqa_rows(rows):
         nan = float("nan")
         f_us, c_us = res["flash"] or nan, res["cudnn"] or nan
         case = f"{dn} B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}{' causal' if causal else ''}"
+        for name, us in res.items():
+            if us:
+                name_ = "attention" if Hq == Hkv and Sq == Sk else f"attention Hkv {Hkv} Sk {Sk}"
+                results.add("attention", name_ + (" causal" if causal else ""), dn, [B, Hq, Sq, D], us,
+                            tflops=flop / (us * 1e6),
+                            backend="efficient" if dn == "f32" and name == "flash" else name)
         print(f"{case:44} {kg_us:8.1f} {f_us:8.1f} {c_us:8.1f} {f_us / kg_us:6.2f} {c_us / kg_us:6.2f} "
               f"{kg_tf:6.1f} {100 * kg_gbps / copy:6.0f}%")
         kind = "decode" if Sq <= 16 else "prefill"
@@ -78,6 +84,7 @@ def main():
             if row and row[0] == "attention_gqa":
                 grows.append((row[1], *map(int, row[2:9]), *map(float, row[9:13])))
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    results = Results()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
     print(f"{'case':34} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s; us for small)")
     for dn, B, H, S, D, causal, kg_us, kg_tf in rows:
@@ -99,6 +106,10 @@ def main():
         def tf(us):
             return flop / (us * 1e6) if us else float("nan")
         case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
+        for name, us in res.items():
+            if us:
+                results.add("attention", "attention causal" if causal else "attention", dn, [B, H, S, D], us,
+                            tflops=tf(us), backend="efficient" if dn == "f32" and name == "flash" else name)
         if flop < 1e9:
             f_us, c_us = res["flash"], res["cudnn"]
             print(f"{case:34} {kg_us:7.1f}u {f_us or float('nan'):7.1f}u {c_us or float('nan'):7.1f}u "
@@ -108,7 +119,8 @@ def main():
                   f"{kg_tf / tf(res['flash']):8.2f} {kg_tf / tf(res['cudnn']):8.2f}")
         del q, k, v
     if grows:
-        gqa_rows(grows)
+        gqa_rows(grows, results)
+    results.save()
     print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
 
 

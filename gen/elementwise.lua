@@ -222,4 +222,7 @@ extern const kg_ref_entry kg_ref_ops[KG_OP_COUNT];
 ]])
 end
 
+-- the C enums whose order the lists above must match (expand.lua checks)
+M.enums = { { "templates/kg_params.h", "kg_ew_variant", "KG_EW_", M.variants } }
+
 return M
