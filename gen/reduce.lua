@@ -10,7 +10,7 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
-M.classes = { "rows", "cols", "strided32", "strided64", "packed" }
+M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
