@@ -83,7 +83,8 @@ def main():
             if row[0] == "reduce-limit":
                 copy = float(row[5])
             elif row[0] in ("reduce-named", "reduce-sweep"):
-                rows.append(row)
+                if len(row) == 10:  # a run cut short may leave a partial last line
+                    rows.append(row)
             elif row[0].startswith("reduce"):
                 kg[(row[0], row[1], row[2])] = (float(row[4]), float(row[5]))
     if copy is None:

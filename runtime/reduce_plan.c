@@ -21,6 +21,8 @@
  *                 COLS           the innermost kept dim has stride 1 and is
  *                                innermost: column tiles over it, up to
  *                                KG_RED_WALK_DIMS reduced dims walked outside
+ *                                (unless the columns are too few for the
+ *                                reduced elements: then NEST)
  *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
  *                                innermost of them innermost (in vectors where
  *                                the inner run is contiguous and aligned)
@@ -404,6 +406,7 @@ typedef struct shape_of_work {
     int64_t per_group; /* partial results per group per split */
     int64_t min_chunk; /* > 0: the reduced elements may be split, chunks at least this */
     int64_t align;     /* chunks a multiple of this */
+    int64_t red;       /* what splits cut: reduced elements, or rows of runs (COLS with a run) */
 } shape_of_work;
 
 /* Lanes per output in a unit over `items` positions: enough that each lane
@@ -439,13 +442,26 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     }
 }
 
-static void plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                      int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
+/* Returns 0 (and plans nothing) when the columns are too few for the
+   reduced walk: most of a block's lanes down the reduced dims would idle. */
+static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
+                     int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+    /* a short contiguous reduced run innermost with the columns right
+       outside it: each lane reads its column's run (the walk counts runs) */
+    const int64_t run =
+        nr >= 2 && D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64 ? D[0].size : 1;
+    if (run > 1) {
+        D++;
+        nr--;
+    }
+    if (nr > KG_RED_WALK_DIMS || K[0].in != run)
+        return 0;
+    const int64_t rows = red / run;
     const dim inner = K[0];
-    int vec = inner.size % cv == 0 && is_aligned(in->data, es * (size_t)cv);
+    int vec = run == 1 && inner.size % cv == 0 && is_aligned(in->data, es * (size_t)cv);
     for (int d = 0; d < nr; d++)
         vec = vec && D[d].in % cv == 0;
     for (int d = 1; d < nk; d++)
@@ -457,8 +473,12 @@ static void plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     if (cw > T->cols_lanes)
         cw = T->cols_lanes;
     const int64_t outer = n_out / inner.size;
-    if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes)
+    const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
+    if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
+        rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
         cw = T->cols_split_lanes; /* too few tiles: the reduced dims will be split, in narrower tiles */
+    if (rows < 2 * (KG_RED_THREADS / cw))
+        return 0;
     plan->cls = KG_RED_COLS;
     A->fast = outer < ((int64_t)1 << 31);
     fill_dims(&A->outer, K + 1, nk - 1, A->fast);
@@ -469,12 +489,16 @@ static void plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     A->tiles = cdiv(inner.size, cw * vu);
     A->inner_out = inner.out;
     A->inner_idx = inner.idx;
+    A->run = run;
     const int64_t ny = KG_RED_THREADS / cw;
-    fill_walk(&A->walk, D, nr, 1, ny);
+    static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
+    fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
-    if (smul(w->groups, 2) < target && red > ny * 16 && smul(smul(n_out, red), (int64_t)es) >= ((int64_t)1 << 18))
+    w->red = rows;
+    if (smul(w->groups, 2) < target && rows > ny * 16 && bytes >= ((int64_t)1 << 18))
         w->min_chunk = ny * 8;
+    return 1;
 }
 
 static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
@@ -562,10 +586,11 @@ static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int6
     return splits;
 }
 
-static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t red, int64_t sm, int64_t target,
+static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, int64_t target,
                        const kg_red_tuning *T, const shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
+    const int64_t red = w->red;
     const size_t entry = (size_t)info->acc_size[dt] + (info->indexed ? 8 : 0);
     A->splits = 1;
     A->chunk = red;
@@ -653,16 +678,17 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t sm = sm_count > 0 ? sm_count : 1;
     const int64_t target = sm * BLOCKS_PER_SM * 2;
     const int64_t lanes_full = sm * 1024; /* half the resident threads */
-    shape_of_work w = {n_out, 1, 0, 1};
+    shape_of_work w = {n_out, 1, 0, 1, red};
     if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
-    else if (nk >= 1 && K[0].in == 1 && nr <= KG_RED_WALK_DIMS)
-        plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w);
+    else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
+             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
+        ;
     else if (nr <= KG_RED_WALK_DIMS)
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
-    plan_split(plan, info, dt, red, sm, target, T, &w);
+    plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);
     return KG_OK;
 }

@@ -90,6 +90,8 @@ typedef struct kg_red_args {
     int32_t cw;         /* lanes across columns (power of two <= KG_RED_THREADS) */
     int32_t vec;        /* 1: columns (COLS) or the inner run (NEST) move in vectors */
     int64_t inner;      /* columns (the contiguous kept dim) */
+    int64_t run;        /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
+                           innermost, the columns right outside it; the walk counts runs) */
     int64_t tiles;      /* column tiles per outer position */
     int64_t inner_out;  /* values' stride along the columns */
     int64_t inner_idx;  /* indices' stride along the columns */

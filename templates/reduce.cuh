@@ -353,6 +353,14 @@ template <class Op, class Run> __device__ __forceinline__ void kg_red_units(cons
    memory latency. */
 #define KG_RED_UNROLL 8
 
+/* Loads in flight per lane in the walking classes for loads of VT: eight
+   16-byte loads, and for narrower loads as many more as keep the bytes in
+   flight (up to 16), since their small grids leave few warps to hide
+   latency. */
+template <typename VT> struct kg_red_walk_unroll {
+    static constexpr int n = (int)(KG_RED_UNROLL * 16 / sizeof(VT)) < 16 ? (int)(KG_RED_UNROLL * 16 / sizeof(VT)) : 16;
+};
+
 /* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
    head up to 16-byte alignment, 16-byte vectors (eight in flight), a scalar
    tail. */
@@ -565,14 +573,14 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
 /* NEST: up to KG_RED_WALK_DIMS reduced dims, innermost first, walked
    without division. V > 1: the walk's positions are V-element vectors of a
    contiguous inner run (run % V == 0, every stride and the base aligned), so
-   the lanes of a unit read consecutive 16-byte vectors. Eight loads in
-   flight per lane, predicated at the end. In a unit of nt lanes, lane t
+   the lanes of a unit read consecutive 16-byte vectors. Eight 16-byte loads
+   (or up to 16 narrower ones) in flight per lane, predicated at the end. In a unit of nt lanes, lane t
    takes positions t, t + nt, ... of [c0, c1) / V in increasing order. */
 template <class Op, int V> __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
     typedef kg_rvec<T, V> VT;
-    constexpr int U = KG_RED_UNROLL;
+    constexpr int U = kg_red_walk_unroll<VT>::n;
     const T *in = (const T *)A.in;
     kg_red_units<Op>(A, [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
         kg_racc<Op> a = kg_red_identity<Op>();
@@ -665,28 +673,69 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
         const int64_t col = (tile * cw + tx) * V;
         const bool active = col < A.inner;
         const int64_t r0 = split * A.chunk;
-        const int64_t r1 = r0 + A.chunk < A.red ? r0 + A.chunk : A.red;
+        const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
+        const int64_t r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
         kg_racc<Op> a[V];
 #pragma unroll
         for (int k = 0; k < V; k++)
             a[k] = kg_red_identity<Op>();
         int64_t r = r0 + ty;
+        if constexpr (V == 1) {
+            if (A.run > 1) {
+                /* a short contiguous run per column and row: the lane reads
+                   its column's run (neighbouring lanes' runs are adjacent),
+                   row after row, U loads in flight across runs and rows */
+                const int64_t run = A.run;
+                if (active && r < r1) {
+                    const T *p = (const T *)A.in + io + col * run;
+                    kg_red_pos w;
+                    kg_walk_at(A.walk, r, w);
+                    /* index reductions carry an index per load: fewer */
+                    constexpr int U = Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<VT>::n;
+                    int64_t e = 0;
+                    while (r < r1) {
+                        T x[U];
+                        int64_t ix[U];
+                        bool ok[U];
+#pragma unroll
+                        for (int j = 0; j < U; j++) {
+                            ok[j] = r < r1;
+                            if (ok[j]) {
+                                x[j] = p[w.off + e];
+                                ix[j] = r * run + e;
+                                if (++e == run) {
+                                    e = 0;
+                                    r += ny;
+                                    kg_walk_step(A.walk, w);
+                                }
+                            }
+                        }
+#pragma unroll
+                        for (int j = 0; j < U; j++)
+                            if (ok[j])
+                                kg_red_push<Op>(a[0], x[j], ix[j]);
+                    }
+                }
+                r = r1; /* done: the vector path below is skipped */
+            }
+        }
         if (active && r < r1) {
             const T *p = (const T *)A.in + io + col;
             kg_red_pos w;
             kg_walk_at(A.walk, r, w);
-            /* eight loads in flight, predicated at the end: a short reduced
-               walk (a few rows) still has all its loads in flight at once */
-            for (; r < r1; r += KG_RED_UNROLL * (int64_t)ny) {
-                VT x[KG_RED_UNROLL];
+            /* U loads in flight, predicated at the end: a short reduced walk
+               (a few rows) still has all its loads in flight at once */
+            constexpr int U = kg_red_walk_unroll<VT>::n;
+            for (; r < r1; r += U * (int64_t)ny) {
+                VT x[U];
 #pragma unroll
-                for (int j = 0; j < KG_RED_UNROLL; j++)
+                for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1) {
                         x[j] = *(const VT *)(p + w.off);
                         kg_walk_step(A.walk, w);
                     }
 #pragma unroll
-                for (int j = 0; j < KG_RED_UNROLL; j++)
+                for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1)
 #pragma unroll
                         for (int k = 0; k < V; k++)

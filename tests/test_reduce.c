@@ -138,18 +138,22 @@ static layout layout_of(const rcase *c)
     return L;
 }
 
-/* c's dims laid out in memory in the order perm (outermost first), every
-   stride doubled when gap (a sliced view). */
+/* c's dims laid out in memory in the order perm (outermost first); with
+   gap, every other element of the innermost one and every other block of
+   the second innermost (a sliced view, t[..., ::2, ::2] of the permuted
+   tensor). */
 static layout layout_permuted(const rcase *c, const int *perm, int gap)
 {
     layout L;
     memset(&L, 0, sizeof L);
-    int64_t s = gap ? 2 : 1;
+    int64_t s = 1;
     for (int i = c->ndim - 1; i >= 0; i--) {
+        const int g = gap && i >= c->ndim - 2 ? 2 : 1;
+        s *= g;
         L.strides[perm[i]] = s;
-        s *= (c->shape[perm[i]] > 0 ? c->shape[perm[i]] : 1) * (gap ? 2 : 1);
+        s *= c->shape[perm[i]] > 0 ? c->shape[perm[i]] : 1;
     }
-    L.alloc = s;
+    L.alloc = s > 0 ? s : 1;
     return L;
 }
 

@@ -289,12 +289,18 @@ Test(plan, adjacent_reduced_dims_merge)
     cr_assert_eq(p.args.red, 12);
     cr_assert_eq(p.args.n_out, 2);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 1}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.inner, 4);
+    cr_assert_eq(p.cls, KG_RED_NEST, "4 columns, 6 rows: too few for a block of columns");
     cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
     cr_assert_eq(p.args.walk.in[0], 4);
     cr_assert_eq(p.args.walk.size[0], 6);
     cr_assert_eq(p.args.red, 6);
+    kg_tensor w = fake(IN_AT, KG_F32, 3, (int64_t[]){200, 3, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &w, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 64);
+    cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
+    cr_assert_eq(p.args.walk.in[0], 64);
+    cr_assert_eq(p.args.walk.size[0], 600);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.walk.n, 2);
@@ -548,7 +554,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    if (A->splits > 1 && ((A->splits - 1) * A->chunk >= A->red || A->splits * A->chunk < A->red))
+    const int64_t cut = p->cls == KG_RED_COLS && A->run > 1 ? A->red / A->run : A->red; /* what splits cut */
+    if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
         fail(c, "splits do not cut the reduced elements into non-empty chunks");
     if (p->cls == KG_RED_PACKED) {
         if (A->units * (32 / A->group) * KG_RED_PACK < A->n_out)
@@ -572,7 +579,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
             int64_t io, oo;
             outer_of(&A->outer, c->indexed, o, &io, &oo);
-            const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < A->red ? r0 + A->chunk : A->red;
+            const int64_t rows = A->run > 1 ? A->red / A->run : A->red;
+            const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < rows ? r0 + A->chunk : rows;
+            if (A->run > 1 && (A->vec || A->red % A->run))
+                fail(c, "a column run with vectors, or rows that are not whole runs");
             for (int64_t tx = 0; tx < cw; tx++) {
                 const int64_t col = (tile * cw + tx) * vu;
                 if (col >= A->inner)
@@ -583,6 +593,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                         continue;
                     wpos w;
                     walk_at(&A->walk, r, &w);
+                    for (; A->run > 1 && r < r1; r += ny, walk_step(&A->walk, &w))
+                        for (int64_t e = 0; e < A->run; e++)
+                            visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
+                                  io + col * A->run + w.off + e);
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
                         if ((io + col + w.off) % vu)
                             fail(c, "a column vector load is misaligned");
@@ -757,8 +771,28 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
                 by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_NEST], by_class[KG_RED_PACKED]);
     cr_assert_gt(plans, 10000);
     cr_assert_gt(by_class[KG_RED_ROWS], 0);
-    cr_assert_gt(by_class[KG_RED_COLS], 0);
-    cr_assert_gt(by_class[KG_RED_NEST], 0);
+    cr_assert_gt(by_class[KG_RED_NEST], 0); /* columns need wider shapes: the next tests */
+}
+
+Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
+{
+    kg_red_plan p;
+    /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
+    kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.inner, 1974);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.walk.n, 1);
+    cr_assert_eq(p.args.walk.size[0], 500);
+    cr_assert_eq(p.args.walk.in[0], 1974 * 17);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.run, 17, "the run is the logically innermost reduced dim");
+    /* runs longer than 64 bytes: the walk over vectors instead */
+    kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
 }
 
 Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_once)
