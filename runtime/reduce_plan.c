@@ -22,7 +22,11 @@
  *                                innermost: column tiles over it, up to
  *                                KG_RED_WALK_DIMS reduced dims walked outside
  *                                (unless the columns are too few for the
- *                                reduced elements: then NEST)
+ *                                reduced elements: then NEST); with the
+ *                                tuning's cols_runs, also a short reduced run
+ *                                innermost right under the columns (each lane
+ *                                reads its column's run; off by default: not
+ *                                yet run on a GPU)
  *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
  *                                innermost of them innermost (in vectors where
  *                                the inner run is contiguous and aligned)
@@ -64,6 +68,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .rows_group = 0,
     .blocks_per_sm = 2 * BLOCKS_PER_SM,
     .splits = 0,
+    .cols_runs = 0,
 };
 
 typedef struct dim {
@@ -451,8 +456,10 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
     /* a short contiguous reduced run innermost with the columns right
        outside it: each lane reads its column's run (the walk counts runs) */
-    const int64_t run =
-        nr >= 2 && D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64 ? D[0].size : 1;
+    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size &&
+                                D[0].size * (int64_t)es <= 64
+                            ? D[0].size
+                            : 1;
     if (run > 1) {
         D++;
         nr--;

@@ -354,11 +354,10 @@ template <class Op, class Run> __device__ __forceinline__ void kg_red_units(cons
 #define KG_RED_UNROLL 8
 
 /* Loads in flight per lane in the walking classes for loads of VT: eight
-   16-byte loads, and for narrower loads as many more as keep the bytes in
-   flight (up to 16), since their small grids leave few warps to hide
-   latency. */
+   (the configuration measured on the H200; more for narrow loads is an open
+   tuning question). */
 template <typename VT> struct kg_red_walk_unroll {
-    static constexpr int n = (int)(KG_RED_UNROLL * 16 / sizeof(VT)) < 16 ? (int)(KG_RED_UNROLL * 16 / sizeof(VT)) : 16;
+    static constexpr int n = KG_RED_UNROLL;
 };
 
 /* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
@@ -573,8 +572,8 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
 /* NEST: up to KG_RED_WALK_DIMS reduced dims, innermost first, walked
    without division. V > 1: the walk's positions are V-element vectors of a
    contiguous inner run (run % V == 0, every stride and the base aligned), so
-   the lanes of a unit read consecutive 16-byte vectors. Eight 16-byte loads
-   (or up to 16 narrower ones) in flight per lane, predicated at the end. In a unit of nt lanes, lane t
+   the lanes of a unit read consecutive 16-byte vectors. Eight loads in
+   flight per lane, predicated at the end. In a unit of nt lanes, lane t
    takes positions t, t + nt, ... of [c0, c1) / V in increasing order. */
 template <class Op, int V> __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
 {

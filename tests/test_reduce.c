@@ -549,7 +549,7 @@ Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .time
 /* The kernels under other plans than the default picks: columns with 128
    and 256 lanes across (one lane down each column, with and without splits),
    forced split counts, packed rows in a grid of 16 blocks per SM, the
-   plans of before the sweep. */
+   plans of before the sweep, columns over short reduced runs. */
 Test(gpu, every_case_under_other_tunings)
 {
     static const kg_red_tuning tunings[] = {
@@ -566,6 +566,15 @@ Test(gpu, every_case_under_other_tunings)
          .blocks_per_sm = 2},
         {.cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 3},
         {.cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16},
+        /* the default with the column run path on (off by default) */
+        {.cols_lanes = KG_RED_THREADS,
+         .cols_split_lanes = 64,
+         .cols_split_units_per_sm = 8,
+         .cols_split_pow2 = 1,
+         .pack_rows = 1,
+         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+         .blocks_per_sm = 16,
+         .cols_runs = 1},
     };
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {

@@ -73,6 +73,16 @@ static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, 
 static const kg_red_tuning old_tuning = {
     .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
 
+/* The default tuning with the column run path on (off by default). */
+static const kg_red_tuning runs_tuning = {.cols_lanes = KG_RED_THREADS,
+                                          .cols_split_lanes = 64,
+                                          .cols_split_units_per_sm = 8,
+                                          .cols_split_pow2 = 1,
+                                          .pack_rows = 1,
+                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+                                          .blocks_per_sm = 16,
+                                          .cols_runs = 1};
+
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
 Test(plan, negative_and_unsorted_axes_give_the_same_result_shape)
@@ -780,6 +790,8 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
     kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "off by default");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.run, 17);
     cr_assert_eq(p.args.inner, 1974);
@@ -787,11 +799,11 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     cr_assert_eq(p.args.walk.n, 1);
     cr_assert_eq(p.args.walk.size[0], 500);
     cr_assert_eq(p.args.walk.in[0], 1974 * 17);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.run, 17, "the run is the logically innermost reduced dim");
     /* runs longer than 64 bytes: the walk over vectors instead */
     kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 64});
-    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
 }
 
@@ -806,7 +818,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {2, {7, 40000}}, {2, {40000, 7}}, {3, {300, 3, 700}}, {3, {64, 1000, 9}}, {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
-    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0;
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -841,12 +853,14 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                               kg_shape_str(st, sizeof st, nd, in.strides), mask, why);
                     by_class[cls]++;
                     cr_assert(check_plan(op, &in, mask, &old_tuning, why, sizeof why, &cls), "old tuning: %s", why);
+                    cr_assert(check_plan(op, &in, mask, &runs_tuning, why, sizeof why, &cls), "column runs: %s", why);
+                    runs += cls == KG_RED_COLS;
                     plans++;
                 }
             }
         }
     }
-    cr_log_info("%d larger plans checked, %d split", plans, split);
+    cr_log_info("%d larger plans checked, %d split, %d columns with the run path on", plans, split, runs);
     cr_assert_gt(split, 0);
     for (int k = 0; k < KG_RED_CLASS_COUNT; k++)
         if (k != KG_RED_STRIDED64)
