@@ -11,6 +11,11 @@ local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest" }
+M.enums = { { "templates/kg_reduce_params.h", "kg_red_class", "KG_RED_", M.classes } } -- checked by expand.lua
+-- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
+-- test program beside tests/test_reduce.c (the GPU parity tests)
+M.runtime = { "reduce_plan.c" }
+M.tests = { "test_reduce_plan" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -129,7 +134,7 @@ function M.generate(G)
 #define KG_RED_TABLE_H
 
 #include "kg_reduce_params.h"
-#include "kgen.h"
+#include "kg_reduce.h"
 
 /* What the runtime needs to know of each reduction. */
 typedef struct kg_red_info {
@@ -163,7 +168,7 @@ KG_API kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *ou
                            const kg_tensor *in, const int *axes, int n_axes, int keepdim);
 
 ]]
-  local c = { G.header("gen/catalogue.lua"), '#include "kgen.h"\n' }
+  local c = { G.header("gen/catalogue.lua"), '#include "kg_reduce.h"\n' }
   local tail = "const kg_tensor *in, const int *axes, int n_axes, int keepdim)"
   for _, op in ipairs(ops) do
     if op.indexed then
@@ -242,7 +247,7 @@ static %s %s(const %s *in, int64_t n, int64_t *index)
 
 #include <stdint.h>
 
-#include "kgen.h"
+#include "kg_reduce.h"
 
 /* The CPU reference of each reduction over n elements in order: f in double
    (float dtypes), i in int64 with wrapping (integers and bool; NULL where the

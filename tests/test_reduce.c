@@ -448,7 +448,8 @@ Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .time
     uint64_t rng = kt_seed() ^ 0x5eedull;
     int by_class[KG_RED_CLASS_COUNT] = {0}, total = 0, cases_run = 0;
     run_twice = 1;
-    for (int n = 0; n < 400; n++) {
+    const int count = getenv("KG_TEST_QUICK") ? 60 : 400; /* fewer under the sanitizers */
+    for (int n = 0; n < count; n++) {
         rcase c;
         memset(&c, 0, sizeof c);
         c.name = "random";
