@@ -11,7 +11,6 @@ local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest" }
-M.enums = { { "templates/kg_reduce_params.h", "kg_red_class", "KG_RED_", M.classes } } -- checked by expand.lua
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)
 M.runtime = { "reduce_plan.c" }
@@ -263,5 +262,8 @@ extern const kg_red_ref_entry kg_red_refs[KG_RED_COUNT];
 #endif
 ]])
 end
+
+-- the C enums whose order the lists above must match (expand.lua checks)
+M.enums = { { "templates/kg_reduce_params.h", "kg_red_class", "KG_RED_", M.classes } }
 
 return M
