@@ -11,6 +11,14 @@
  * case is checked against the CPU reference (on a sample of its outputs)
  * before it is timed. Bytes count the input read once and every result
  * written once. CSV rows go to $KG_BENCH_CSV for bench/torch_reduce.py.
+ *
+ * Issue 10: the named shapes below (f32 sum over axis sets that are neither
+ * rows nor columns) and a seeded sweep of random cases (KG_RED_CASES, default
+ * 240): ranks 2 to 6, sizes with odd factors, 2^24 to 2^27 elements, random
+ * axis sets, contiguous and permuted inputs, f32 / bf16 / i32 sums, each
+ * checked on a sample of outputs, then timed; bench/torch_reduce.py times
+ * PyTorch on the same cases and prints the distribution and every case below
+ * target (90% of copy, or slower than PyTorch).
  */
 #include <math.h>
 #include <string.h>
@@ -29,7 +37,7 @@ typedef struct rcall {
     kg_reduce_op op;
     const char *name;
     kg_tensor in, out, idx;
-    int axes[2], n_axes, keepdim;
+    int axes[KG_MAX_DIMS], n_axes, keepdim;
     const void *host;            /* the input's host copy, for the check */
     const kg_red_tuning *tuning; /* NULL: kg_reduce; else planned with this tuning (sweeps) */
     int sms;
@@ -84,7 +92,9 @@ static int verify(rcall *c)
     double *xf = isf ? malloc(sizeof(double) * (size_t)red) : NULL;
     double *xa = isf ? malloc(sizeof(double) * (size_t)red) : NULL;
     int64_t *xi = isf ? NULL : malloc(sizeof(int64_t) * (size_t)red);
-    const int samples = n_out < 64 ? (int)n_out : 64;
+    int samples = n_out < 64 ? (int)n_out : 64;
+    while (samples > 1 && (double)samples * (double)red > (double)(1 << 23))
+        samples /= 2; /* the CPU reference reads samples x red elements */
     double rtol, atol;
     kt_tolerance(c->out.data ? c->out.dtype : KG_F32, &rtol, &atol);
     int bad = 0;
@@ -192,7 +202,185 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
     return c;
 }
 
-static const char *const class_names[] = {"rows", "cols", "strided32", "strided64", "packed"};
+static const char *const class_names[] = {"rows", "cols", "strided32", "strided64", "packed", "nest"};
+_Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
+
+/* A call over in of `shape` laid out in memory in the order perm (outermost
+   first; NULL: row-major), reducing the dims of mask, contiguous results. */
+static rcall make_nd(kg_context *ctx, kg_reduce_op op, const char *name, void *dev, const void *host, kg_dtype dt,
+                     int nd, const int64_t *shape, const int *perm, unsigned mask, void *dout, void *didx)
+{
+    rcall c;
+    memset(&c, 0, sizeof c);
+    c.ctx = ctx;
+    c.op = op;
+    c.name = name;
+    c.host = host;
+    c.in = kg_tensor_contiguous(dev, dt, nd, shape);
+    if (perm) {
+        int64_t st = 1;
+        for (int i = nd - 1; i >= 0; i--) {
+            c.in.strides[perm[i]] = st;
+            st *= shape[perm[i]];
+        }
+    }
+    int64_t os[KG_MAX_DIMS];
+    int ond = 0;
+    for (int d = 0; d < nd; d++) {
+        if ((mask >> d) & 1u)
+            c.axes[c.n_axes++] = d;
+        else
+            os[ond++] = shape[d];
+    }
+    const kg_red_info *info = &kg_red_infos[op];
+    c.out = kg_tensor_contiguous(dout, info->out[dt], ond, os);
+    c.idx = kg_tensor_contiguous(didx, KG_I64, ond, os);
+    return c;
+}
+
+/* Checks, times and prints one case; returns GB/s (0: wrong results). */
+static double run_case(rcall *c, double copy, const char *label, FILE *csv, const char *kind, const int *perm)
+{
+    if (verify(c)) {
+        printf("%-44s %-5s WRONG RESULTS\n", label, kg_dtype_name(c->in.dtype));
+        return 0;
+    }
+    const double us = bench_time_us(c->ctx, run_rcall, c, 10, 9);
+    const double gbps = bytes_of(c) / (us * 1e3);
+    kg_red_plan plan;
+    const kg_red_info *info = &kg_red_infos[c->op];
+    BENCH_CHECK(c->ctx, kg_reduce_plan(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
+                                       &c->in, c->axes, c->n_axes, c->keepdim, c->sms, &plan));
+    printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s vec %d group %d cw %d splits %d grid %u\n", label,
+           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls], plan.args.vec,
+           plan.args.group, plan.args.cw, plan.args.splits, plan.grid);
+    if (csv) {
+        const int nd = c->in.ndim;
+        fprintf(csv, "%s,\"%s\",%s,%lld,%.3f,%.1f,", kind, label, kg_dtype_name(c->in.dtype),
+                (long long)kg_numel(&c->in), us, gbps);
+        for (int d = 0; d < nd; d++)
+            fprintf(csv, d ? "x%lld" : "%lld", (long long)c->in.shape[d]);
+        fprintf(csv, ",");
+        for (int d = 0; d < nd; d++)
+            fprintf(csv, d ? ".%d" : "%d", perm ? perm[d] : d);
+        fprintf(csv, ",");
+        for (int i = 0; i < c->n_axes; i++)
+            fprintf(csv, i ? ".%d" : "%d", c->axes[i]);
+        fprintf(csv, ",%s\n", class_names[plan.cls]);
+    }
+    return gbps;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The issue-10 shapes and the seeded random sweep. */
+static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df, const float *hf, void *db,
+                     const uint16_t *hb, void *dout, void *didx)
+{
+    static const struct {
+        int nd;
+        int64_t shape[4];
+        unsigned mask;
+    } named[] = {
+        {4, {64, 256, 32, 256}, 0x5}, {4, {64, 256, 32, 256}, 0xa}, {3, {8, 4096, 4096}, 0x5},
+        {3, {4096, 64, 1024}, 0x5},   {3, {2048, 3, 4096}, 0x2},    {4, {96, 96, 96, 96}, 0x9},
+        {2, {7, 1048576}, 0x1},
+    };
+    printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        char label[96];
+        int at = snprintf(label, sizeof label, "sum [");
+        for (int d = 0; d < named[i].nd; d++)
+            at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld", (long long)named[i].shape[d]);
+        at += snprintf(label + at, sizeof label - (size_t)at, "] axes (");
+        for (int d = 0, k = 0; d < named[i].nd; d++)
+            if ((named[i].mask >> d) & 1u)
+                at += snprintf(label + at, sizeof label - (size_t)at, k++ ? ",%d" : "%d", d);
+        snprintf(label + at, sizeof label - (size_t)at, ")");
+        rcall c = make_nd(ctx, KG_RED_SUM, label, df, hf, KG_F32, named[i].nd, named[i].shape, NULL, named[i].mask,
+                          dout, didx);
+        c.sms = sms;
+        run_case(&c, copy, label, csv, "reduce-named", NULL);
+    }
+    const char *env = getenv("KG_RED_CASES");
+    const int n = env ? atoi(env) : 240;
+    static const int64_t factors[] = {3, 5, 7, 9, 11, 13, 15, 17, 24, 31, 33, 63, 64, 96, 100, 127, 128, 255, 256,
+                                      384, 500, 511, 1000, 1023, 2048, 4095};
+    const int nf = (int)(sizeof factors / sizeof factors[0]);
+    uint64_t rng = 20261201;
+    double *pct = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    int done = 0;
+    printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
+    for (int k = 0; k < n; k++) {
+        const int nd = 2 + (int)(kt_next(&rng) % 5);
+        const kg_dtype dt = (kg_dtype[]){KG_F32, KG_BF16, KG_I32}[kt_next(&rng) % 3];
+        const int64_t want = (int64_t)1 << (24 + kt_next(&rng) % 4); /* 2^24 .. 2^27 elements */
+        int64_t shape[KG_MAX_DIMS], prod = 1;
+        const int last = (int)(kt_next(&rng) % (uint64_t)nd); /* the dim that fills up to `want` */
+        for (int d = 0; d < nd; d++) {
+            if (d == last)
+                continue;
+            int64_t f = factors[kt_next(&rng) % (uint64_t)nf];
+            while (f > 2 && prod * f * 64 > want)
+                f = (f + 1) / 2;
+            shape[d] = f;
+            prod *= f;
+        }
+        shape[last] = (want + prod - 1) / prod;
+        if (shape[last] % 2 == 0 && kt_next(&rng) % 2)
+            shape[last] += 1; /* an odd factor there too */
+        int perm[KG_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            perm[d] = d;
+        const int permuted = (int)(kt_next(&rng) % 2);
+        if (permuted)
+            for (int d = nd - 1; d > 0; d--) {
+                const int j = (int)(kt_next(&rng) % (uint64_t)(d + 1));
+                const int x = perm[d];
+                perm[d] = perm[j];
+                perm[j] = x;
+            }
+        unsigned mask = 0;
+        while (mask == 0)
+            mask = (unsigned)(kt_next(&rng) % (1u << nd));
+        int64_t numel = 1;
+        for (int d = 0; d < nd; d++)
+            numel *= shape[d];
+        if (numel > N28) { /* the input buffers hold 2^28 elements */
+            k--;
+            continue;
+        }
+        char label[128];
+        int at = snprintf(label, sizeof label, "#%d [", k);
+        for (int d = 0; d < nd; d++)
+            at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld", (long long)shape[d]);
+        at += snprintf(label + at, sizeof label - (size_t)at, "]%s axes (", permuted ? "p" : "");
+        for (int d = 0, j = 0; d < nd; d++)
+            if ((mask >> d) & 1u)
+                at += snprintf(label + at, sizeof label - (size_t)at, j++ ? ",%d" : "%d", d);
+        snprintf(label + at, sizeof label - (size_t)at, ")");
+        void *dev = dt == KG_BF16 ? db : df;
+        const void *host = dt == KG_BF16 ? (const void *)hb : (const void *)hf;
+        rcall c = make_nd(ctx, KG_RED_SUM, label, dev, host, dt, nd, shape, permuted ? perm : NULL, mask, dout, didx);
+        c.sms = sms;
+        const double g = run_case(&c, copy, label, csv, "reduce-sweep", permuted ? perm : NULL);
+        pct[done++] = 100 * g / copy;
+    }
+    if (done) {
+        qsort(pct, (size_t)done, sizeof *pct, cmp_dbl);
+        int under = 0;
+        for (int i = 0; i < done; i++)
+            under += pct[i] < 90;
+        printf("# sweep: %d cases; %% of copy: worst %.1f, 10th pct %.1f, median %.1f, 90th pct %.1f, best %.1f; "
+               "%d under 90%%\n",
+               done, pct[0], pct[done / 10], pct[done / 2], pct[done * 9 / 10], pct[done - 1], under);
+    }
+    free(pct);
+}
 
 /* Times c as planned with tuning t and prints one line. */
 static void time_tuned(rcall *c, const char *label, const kg_red_tuning *t, double copy)
@@ -284,7 +472,8 @@ int main(void)
     BENCH_CHECK(ctx, kg_malloc(ctx, &df, 4 * (size_t)N28));
     BENCH_CHECK(ctx, kg_malloc(ctx, &dp, 4 * (size_t)N28));
     BENCH_CHECK(ctx, kg_malloc(ctx, &db, 2 * (size_t)N28));
-    BENCH_CHECK(ctx, kg_malloc(ctx, &dout, 8 * (size_t)4194304));
+    /* results: up to 2^27 i64 values (the sweep reduces small dims too) */
+    BENCH_CHECK(ctx, kg_malloc(ctx, &dout, 8 * (size_t)N28 / 2));
     BENCH_CHECK(ctx, kg_malloc(ctx, &didx, 8 * (size_t)4194304));
     BENCH_CHECK(ctx, kg_copy_in(ctx, df, hf, 4 * (size_t)N28));
     BENCH_CHECK(ctx, kg_copy_in(ctx, dp, hp, 4 * (size_t)N28));
@@ -335,6 +524,9 @@ int main(void)
         memcpy(bc.shape, c->in.shape, sizeof bc.shape);
         bench_record(ctx, &bc);
     }
+
+    if (!getenv("KG_RED_NO_SWEEP"))
+        any_axes(ctx, sms, copy, csv, df, hf, db, hb, dout, didx);
 
     /* latency: mean keepdim f32 [32,64,128] dim 1 */
     const int64_t small[] = {32, 64, 128};

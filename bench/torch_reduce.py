@@ -4,21 +4,87 @@
 to kgen's figures from the CSV that bench_reduce wrote, with the ratio and
 both as a percentage of the copy bandwidth kgen measured in the same run.
 
+The any-axes rows (issue 10: the named shapes and the seeded random sweep)
+are rebuilt here from their shape, memory order and axes, timed, and
+summarized: kgen as a percentage of copy and as a ratio to PyTorch, worst,
+median and distribution, and every case under target (< 90% of copy or
+slower than PyTorch).
+
 usage: KG_BENCH_CSV=red.csv build/bench/bench_reduce && python3 bench/torch_reduce.py red.csv
 """
 import csv
+import math
 import sys
 
 import torch
 from torch_common import Results, host_us, time_us
 
 
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "i32": torch.int32}
+OUT_SIZE = {"f32": 4, "bf16": 2, "i32": 8}
+
+
+def any_axes(rows, copy, dev):
+    """Times PyTorch on each any-axes case and prints the comparison."""
+    print(f"\n# any axes: kgen vs PyTorch, same run (target: >= 90% of copy and >= PyTorch)")
+    print(f"{'case':46} {'dtype':5} {'class':9} {'kgen GB/s':>9} {'torch GB/s':>10} {'kgen/torch':>10} "
+          f"{'kgen %copy':>10} {'torch %copy':>11}")
+    res = []
+    for kind, label, dn, numel, us, gbps, shape, perm, axes, cls in rows:
+        shape = [int(v) for v in shape.split("x")]
+        perm = [int(v) for v in perm.split(".")]
+        axes = [int(v) for v in axes.split(".")]
+        phys = [shape[p] for p in perm]
+        if dn == "i32":
+            x = torch.randint(-1000, 1000, phys, device=dev, dtype=torch.int32)
+        else:
+            x = torch.empty(phys, device=dev).uniform_(-1, 1).to(DTYPES[dn])
+        where = {p: i for i, p in enumerate(perm)}
+        t = x.permute([where[d] for d in range(len(shape))])
+        fn = lambda: t.sum(dim=axes)
+        n_out = t.numel() // max(1, math.prod(shape[a] for a in axes))
+        nbytes = t.numel() * t.element_size() + n_out * OUT_SIZE[dn]
+        tg = nbytes / (time_us(fn, 10, 9) * 1e3)
+        kg = float(gbps)
+        res.append((label, dn, cls, kg, tg, kind))
+        print(f"{label:46} {dn:5} {cls:9} {kg:9.1f} {tg:10.1f} {kg / tg:9.2f}x {100 * kg / copy:9.1f}% "
+              f"{100 * tg / copy:10.1f}%")
+        del x, t
+    sweep = [r for r in res if r[5] == "reduce-sweep"]
+    if sweep:
+        pc = sorted(100 * r[3] / copy for r in sweep)
+        rt = sorted(r[3] / r[4] for r in sweep)
+        n = len(sweep)
+        q = lambda v, f: v[min(n - 1, int(f * n))]
+        print(f"\n# sweep of {n} cases: kgen % of copy: worst {pc[0]:.1f}, 10th pct {q(pc, .1):.1f}, median "
+              f"{q(pc, .5):.1f}, 90th pct {q(pc, .9):.1f}, best {pc[-1]:.1f}")
+        print(f"# sweep: kgen / PyTorch: worst {rt[0]:.2f}x, 10th pct {q(rt, .1):.2f}x, median {q(rt, .5):.2f}x, "
+              f"90th pct {q(rt, .9):.2f}x, best {rt[-1]:.2f}x")
+        edges = [0, 50, 70, 80, 90, 95, 100, 1000]
+        hist = [sum(1 for v in pc if lo <= v < hi) for lo, hi in zip(edges, edges[1:])]
+        print("# distribution of kgen % of copy: " +
+              ", ".join(f"[{lo},{hi}): {h}" for lo, hi, h in zip(edges, edges[1:], hist)))
+        by = {}
+        for r in sweep:
+            by.setdefault(r[2], []).append(100 * r[3] / copy)
+        print("# by class: " + ", ".join(f"{k} n={len(v)} worst {min(v):.1f}% median {sorted(v)[len(v) // 2]:.1f}%"
+                                          for k, v in sorted(by.items())))
+    under = [r for r in res if 100 * r[3] / copy < 90 or r[3] < r[4]]
+    print(f"\n# {len(under)} of {len(res)} any-axes cases under target:")
+    for label, dn, cls, kg, tg, kind in sorted(under, key=lambda r: r[3] / copy):
+        print(f"#   {label:46} {dn:5} {cls:9} kgen {100 * kg / copy:5.1f}% of copy, {kg / tg:.2f}x PyTorch")
+
+
 def main():
     kg, copy = {}, None
+    rows = []
     with open(sys.argv[1]) as f:
         for row in csv.reader(f):
             if row[0] == "reduce-limit":
                 copy = float(row[5])
+            elif row[0] in ("reduce-named", "reduce-sweep"):
+                if len(row) == 10:  # a run cut short may leave a partial last line
+                    rows.append(row)
             elif row[0].startswith("reduce"):
                 kg[(row[0], row[1], row[2])] = (float(row[4]), float(row[5]))
     if copy is None:
@@ -71,6 +137,9 @@ def main():
     kb = kg.get(("reduce-host", "bare launch", "f32"), (float("nan"), 0))[0]
     print(f"{name}: per call on the GPU kgen {kd:.2f} us, torch {dev_us:.2f} us; host time per call kgen "
           f"{kh:.2f} us (bare cudaLaunchKernel {kb:.2f} us), torch {h_us:.2f} us")
+    del x, xb, xi, xp, sq, sqb, sr, lc, m
+    if rows:
+        any_axes(rows, copy, dev)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
-M.classes = { "rows", "cols", "strided32", "strided64", "packed" }
+M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest" }
+-- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
+-- test program beside tests/test_reduce.c (the GPU parity tests)
+M.runtime = { "reduce_plan.c" }
+M.tests = { "test_reduce_plan" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed

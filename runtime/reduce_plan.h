@@ -36,6 +36,8 @@ typedef struct kg_red_tuning {
     int rows_group;              /* ROWS: lanes per row (0: by the row's length) */
     int blocks_per_sm;           /* every other class: most blocks per multiprocessor in the grid */
     int splits;                  /* split count (0: by the planner) */
+    int cols_runs;               /* COLS over short reduced runs innermost (the run path of reduce.cuh):
+                                    off by default until it has been measured and tested on a GPU */
 } kg_red_tuning;
 
 extern const kg_red_tuning kg_red_tuning_default;

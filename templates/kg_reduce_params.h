@@ -5,10 +5,12 @@
  * A call is coalesced on the host to outputs x reduced elements. The
  * outputs are walked through `outer` (kept dims, innermost first, with the
  * input's, the values' and the indices' strides); the reduced elements by
- * class (kg_red_class): one contiguous run (ROWS), one strided dim whose
- * outputs' innermost kept dim is contiguous (COLS), or any set of dims
- * (STRIDED, in logical order so that indices are the flattened logical
- * index). Everything travels by value: a launch copies nothing to the device.
+ * class (kg_red_class): one contiguous run (ROWS, PACKED), up to
+ * KG_RED_WALK_DIMS reduced dims under a contiguous kept run of columns
+ * (COLS), up to KG_RED_WALK_DIMS reduced dims innermost (NEST), or any set of
+ * dims (STRIDED). Reduced dims of index reductions stay in logical order, so
+ * that an element's index is its position in the walk. Everything travels by
+ * value: a launch copies nothing to the device.
  */
 #ifndef KG_REDUCE_PARAMS_H
 #define KG_REDUCE_PARAMS_H
@@ -21,12 +23,17 @@
    at once (its launch bound: at most 64 registers a thread); the planner
    sizes its waves by it. */
 #define KG_RED_MIN_BLOCKS 4
+/* The same for the walking classes (COLS, NEST): their eight loads in flight
+   and the walk's digits take up to 128 registers a thread. */
+#define KG_RED_WALK_MIN_BLOCKS 2
 /* Counters at the start of the context's scratch: one per output group
    whose reduction is split across blocks (see templates/reduce.cuh). */
 #define KG_RED_MAX_SEMAPHORES 16384
 /* PACKED: rows each lane takes a vector of per warp unit (the loads it
    keeps in flight). */
 #define KG_RED_PACK 8
+/* Reduced dims a walk (COLS, NEST) steps through without division. */
+#define KG_RED_WALK_DIMS 4
 
 /* Kernel classes, in the order of gen/reduce.lua's `classes`. */
 typedef enum kg_red_class {
@@ -35,6 +42,7 @@ typedef enum kg_red_class {
     KG_RED_STRIDED32, /* any reduced dims, 32-bit offsets and fast divmod */
     KG_RED_STRIDED64, /* any reduced dims, 64-bit offsets */
     KG_RED_PACKED,    /* short dense rows of 8, 16 or 32 vectors, several rows per warp load */
+    KG_RED_NEST,      /* reduced dims innermost (a walk, in vectors where the inner run allows) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 
@@ -48,6 +56,20 @@ typedef struct kg_red_dims {
     int64_t out[KG_RED_MAX_DIMS]; /* values' strides (outer dims only) */
     int64_t idx[KG_RED_MAX_DIMS]; /* indices' strides (outer dims only) */
 } kg_red_dims;
+
+/* A walk over the positions of up to KG_RED_WALK_DIMS reduced dims,
+   innermost first: position r has digits r = x0 + size0 * (x1 + size1 * ...)
+   and input offset sum x_d * in_d. A lane starts at one position (divisions,
+   once) and then advances by a fixed step, added digit by digit with
+   carries (no division); the last digit never wraps. NEST walks vectors:
+   dim 0's size and stride count vectors of the inner run. */
+typedef struct kg_red_walk {
+    int32_t n;                      /* dims (>= 1) */
+    int32_t hi;                     /* 1: the step has digits past the first */
+    int64_t size[KG_RED_WALK_DIMS]; /* positions per dim */
+    int64_t in[KG_RED_WALK_DIMS];   /* input stride per position, elements */
+    int64_t step[KG_RED_WALK_DIMS]; /* the step's digits (the last one: the rest) */
+} kg_red_walk;
 
 typedef struct kg_red_args {
     void *out;    /* values, or NULL (argmax without values) */
@@ -66,14 +88,16 @@ typedef struct kg_red_args {
     int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
     int32_t cw;         /* lanes across columns (power of two <= KG_RED_THREADS) */
-    int32_t vec;        /* 1: columns move in vectors (aligned, inner % V == 0) */
+    int32_t vec;        /* 1: columns (COLS) or the inner run (NEST) move in vectors */
     int64_t inner;      /* columns (the contiguous kept dim) */
+    int64_t run;        /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
+                           innermost, the columns right outside it; the walk counts runs) */
     int64_t tiles;      /* column tiles per outer position */
-    int64_t red_stride; /* input stride of the reduced dim */
     int64_t inner_out;  /* values' stride along the columns */
     int64_t inner_idx;  /* indices' stride along the columns */
     kg_red_dims outer;  /* kept dims (COLS: without the columns) */
     kg_red_dims rdims;  /* STRIDED: reduced dims, innermost first */
+    kg_red_walk walk;   /* COLS, NEST: the reduced dims' walk */
 } kg_red_args;
 
 #endif

@@ -27,8 +27,9 @@ struct $(f.name) {
     static __device__ __forceinline__ out_t finish(acc_t acc, int64_t n) { return $(f.finish); }
 };
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows<$(f.name)>(A); }
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_cols(const kg_red_args A) { kg_red_cols<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_cols(const kg_red_args A) { kg_red_cols<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_strided32(const kg_red_args A) { kg_red_strided<$(f.name), uint32_t>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_strided64(const kg_red_args A) { kg_red_strided<$(f.name), int64_t>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_packed(const kg_red_args A) { kg_red_rows_packed<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_nest(const kg_red_args A) { kg_red_nest<$(f.name)>(A); }
 @end

@@ -211,6 +211,68 @@ __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, i
             A.idx[xo] = a.i;
 }
 
+/* A lane's place in a walk (kg_red_walk): the digits and the input offset. */
+struct kg_red_pos {
+    int64_t x[KG_RED_WALK_DIMS];
+    int64_t off;
+};
+
+/* The position of walk index r: divisions, once per unit and lane (32-bit
+   where both operands fit). */
+__device__ __forceinline__ void kg_walk_at(const kg_red_walk &W, int64_t r, kg_red_pos &p)
+{
+    p.off = 0;
+#pragma unroll
+    for (int d = 0; d < KG_RED_WALK_DIMS; d++) {
+        p.x[d] = 0;
+        if (d < W.n) {
+            int64_t q = 0, m = r;
+            if (d < W.n - 1) {
+                const int64_t s = W.size[d];
+                if (((uint64_t)r | (uint64_t)s) >> 32 == 0) {
+                    q = (int64_t)((uint32_t)r / (uint32_t)s);
+                } else {
+                    q = r / s;
+                }
+                m = r - q * s;
+            }
+            p.x[d] = m;
+            p.off += m * W.in[d];
+            r = q;
+        }
+    }
+}
+
+/* Advances p by the walk's step: digit by digit, each carry at most one,
+   no division. The last digit takes the rest and never wraps (a lane past
+   the end never loads). */
+__device__ __forceinline__ void kg_walk_step(const kg_red_walk &W, kg_red_pos &p)
+{
+    bool c = false;
+    p.x[0] += W.step[0];
+    p.off += W.step[0] * W.in[0];
+    if (W.n > 1 && p.x[0] >= W.size[0]) {
+        p.x[0] -= W.size[0];
+        p.off -= W.size[0] * W.in[0];
+        c = true;
+    }
+    if (!c && !W.hi)
+        return;
+#pragma unroll
+    for (int d = 1; d < KG_RED_WALK_DIMS; d++) {
+        if (d >= W.n)
+            break;
+        const int64_t s = W.step[d] + (c ? 1 : 0);
+        p.x[d] += s;
+        p.off += s * W.in[d];
+        c = d < W.n - 1 && p.x[d] >= W.size[d];
+        if (c) {
+            p.x[d] -= W.size[d];
+            p.off -= W.size[d] * W.in[d];
+        }
+    }
+}
+
 /* Split bookkeeping for a block-wide unit: thread 0 holds this split's
    partial `a`. Returns true in the block that completes output `grp`, with
    the combined result in thread 0's `a`. */
@@ -290,6 +352,13 @@ template <class Op, class Run> __device__ __forceinline__ void kg_red_units(cons
    loads (128 bytes) per thread, so a few warps per scheduler cover the
    memory latency. */
 #define KG_RED_UNROLL 8
+
+/* Loads in flight per lane in the walking classes for loads of VT: eight
+   (the configuration measured on the H200; more for narrow loads is an open
+   tuning question). */
+template <typename VT> struct kg_red_walk_unroll {
+    static constexpr int n = KG_RED_UNROLL;
+};
 
 /* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
    head up to 16-byte alignment, 16-byte vectors (eight in flight), a scalar
@@ -500,9 +569,58 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
     });
 }
 
+/* NEST: up to KG_RED_WALK_DIMS reduced dims, innermost first, walked
+   without division. V > 1: the walk's positions are V-element vectors of a
+   contiguous inner run (run % V == 0, every stride and the base aligned), so
+   the lanes of a unit read consecutive 16-byte vectors. Eight loads in
+   flight per lane, predicated at the end. In a unit of nt lanes, lane t
+   takes positions t, t + nt, ... of [c0, c1) / V in increasing order. */
+template <class Op, int V> __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef kg_rvec<T, V> VT;
+    constexpr int U = kg_red_walk_unroll<VT>::n;
+    const T *in = (const T *)A.in;
+    kg_red_units<Op>(A, [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
+        kg_racc<Op> a = kg_red_identity<Op>();
+        const int64_t i1 = c1 / V;
+        int64_t i = c0 / V + t;
+        if (i >= i1)
+            return a;
+        kg_red_pos p;
+        kg_walk_at(A.walk, i, p);
+        const T *base = in + io;
+        for (; i < i1; i += U * (int64_t)nt) {
+            VT x[U];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (i + j * (int64_t)nt < i1) {
+                    x[j] = *(const VT *)(base + p.off);
+                    kg_walk_step(A.walk, p);
+                }
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (i + j * (int64_t)nt < i1)
+                    kg_red_push_vec<Op>(a, x[j], (i + j * (int64_t)nt) * V);
+        }
+        return a;
+    });
+}
+
+template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_args &A)
+{
+    if (A.vec)
+        kg_red_nest_v<Op, Op::vec>(A);
+    else
+        kg_red_nest_v<Op, 1>(A);
+}
+
 /* COLS with V columns per lane. Block = cw lanes across columns x ny =
-   256/cw lanes down the reduced dim (cw a power of two up to 256); the ny
-   partials of a column are combined through shared memory in a fixed tree. */
+   256/cw lanes down the reduced positions (cw a power of two up to 256); the
+   reduced positions are a walk over up to KG_RED_WALK_DIMS dims (step ny), so
+   any reduced dims under the contiguous kept run stream once, without
+   division; the ny partials of a column are combined through shared memory
+   in a fixed tree. */
 template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
@@ -513,7 +631,6 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
     __shared__ int last;
     const int cw = A.cw, ny = KG_RED_THREADS / cw;
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
-    const int64_t sr = A.red_stride;
     const int width = cw * V; /* columns per tile */
 
     /* Combines the ny partials of each column; ty == 0 ends with them. */
@@ -555,30 +672,73 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
         const int64_t col = (tile * cw + tx) * V;
         const bool active = col < A.inner;
         const int64_t r0 = split * A.chunk;
-        const int64_t r1 = r0 + A.chunk < A.red ? r0 + A.chunk : A.red;
+        const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
+        const int64_t r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
         kg_racc<Op> a[V];
 #pragma unroll
         for (int k = 0; k < V; k++)
             a[k] = kg_red_identity<Op>();
-        if (active) {
-            const T *p = (const T *)A.in + io + col;
-            int64_t r = r0 + ty;
-            for (; r + (KG_RED_UNROLL - 1) * (int64_t)ny < r1; r += KG_RED_UNROLL * (int64_t)ny) {
-                VT x[KG_RED_UNROLL];
+        int64_t r = r0 + ty;
+        if constexpr (V == 1) {
+            if (A.run > 1) {
+                /* a short contiguous run per column and row: the lane reads
+                   its column's run (neighbouring lanes' runs are adjacent),
+                   row after row, U loads in flight across runs and rows */
+                const int64_t run = A.run;
+                if (active && r < r1) {
+                    const T *p = (const T *)A.in + io + col * run;
+                    kg_red_pos w;
+                    kg_walk_at(A.walk, r, w);
+                    /* index reductions carry an index per load: fewer */
+                    constexpr int U = Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<VT>::n;
+                    int64_t e = 0;
+                    while (r < r1) {
+                        T x[U];
+                        int64_t ix[U];
+                        bool ok[U];
 #pragma unroll
-                for (int j = 0; j < KG_RED_UNROLL; j++)
-                    x[j] = *(const VT *)(p + (r + j * (int64_t)ny) * sr);
+                        for (int j = 0; j < U; j++) {
+                            ok[j] = r < r1;
+                            if (ok[j]) {
+                                x[j] = p[w.off + e];
+                                ix[j] = r * run + e;
+                                if (++e == run) {
+                                    e = 0;
+                                    r += ny;
+                                    kg_walk_step(A.walk, w);
+                                }
+                            }
+                        }
 #pragma unroll
-                for (int j = 0; j < KG_RED_UNROLL; j++)
-#pragma unroll
-                    for (int k = 0; k < V; k++)
-                        kg_red_push<Op>(a[k], x[j].v[k], r + j * (int64_t)ny);
+                        for (int j = 0; j < U; j++)
+                            if (ok[j])
+                                kg_red_push<Op>(a[0], x[j], ix[j]);
+                    }
+                }
+                r = r1; /* done: the vector path below is skipped */
             }
-            for (; r < r1; r += ny) {
-                const VT x = *(const VT *)(p + r * sr);
+        }
+        if (active && r < r1) {
+            const T *p = (const T *)A.in + io + col;
+            kg_red_pos w;
+            kg_walk_at(A.walk, r, w);
+            /* U loads in flight, predicated at the end: a short reduced walk
+               (a few rows) still has all its loads in flight at once */
+            constexpr int U = kg_red_walk_unroll<VT>::n;
+            for (; r < r1; r += U * (int64_t)ny) {
+                VT x[U];
 #pragma unroll
-                for (int k = 0; k < V; k++)
-                    kg_red_push<Op>(a[k], x.v[k], r);
+                for (int j = 0; j < U; j++)
+                    if (r + j * (int64_t)ny < r1) {
+                        x[j] = *(const VT *)(p + w.off);
+                        kg_walk_step(A.walk, w);
+                    }
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    if (r + j * (int64_t)ny < r1)
+#pragma unroll
+                        for (int k = 0; k < V; k++)
+                            kg_red_push<Op>(a[k], x[j].v[k], r + j * (int64_t)ny);
             }
         }
         tree(a);

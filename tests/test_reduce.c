@@ -1,17 +1,18 @@
 /*
- * test_reduce.c - reductions.
+ * test_reduce.c - reductions on the GPU (each test skips with the reason
+ * where there is none; the planner's CPU tests are test_reduce_plan.c).
  *
- * CPU (every machine): axis normalization, the result's shape, coalescing and
- * the class chosen (kg_reduce_plan), every validation error, the generated
- * float64 / int64 reference against hand-computed values.
- * GPU (skipped with the reason where there is none): every op x dtype over
- * TESTING.md's reduction shapes, axes, views and empty cases, which between
- * them reach every class (rows, short rows, packed short rows, split rows,
- * columns, split columns, strided 32/64-bit), also under other tunings of the
- * planner; NaN, ties and infinities; integer overflow;
- * the f32 accuracy bound at 2^28; determinism; graph capture; > 2^31 elements.
- * Inputs are fresh random values (seed printed on failure), results are
- * poisoned first, the reference is the generated float64 / int64 one.
+ * Every op x dtype over the reduction shapes, axes, views and empty cases
+ * below, which between them reach every class (rows, short rows, packed
+ * short rows, split rows, columns over one or several reduced dims, split
+ * columns, the reduced-innermost walk in vectors and in elements, split
+ * walks, strided 32/64-bit), also under other tunings of the planner; a
+ * seeded random sweep (ranks 1..6, random sizes, axis sets, permuted and
+ * sliced inputs, every op and dtype) where every case runs twice and must be
+ * bitwise equal; NaN, ties and infinities; integer overflow; the f32 accuracy
+ * bound at 2^28; determinism; graph capture; > 2^31 elements. Inputs are
+ * fresh random values (seed printed on failure), results are poisoned
+ * first, the reference is the generated float64 / int64 one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,507 +25,6 @@
 #include "kg_red_table.h"
 #include "kg_test.h"
 #include "reduce_plan.h"
-
-/* ---- CPU: planning and validation ----------------------------------------- */
-
-static kg_context *cpu_ctx;
-
-static void cpu_setup(void)
-{
-    kg_open(&cpu_ctx, 0); /* fails without a GPU; the context still validates */
-    cr_assert_not_null(cpu_ctx);
-}
-
-static void cpu_teardown(void) { kg_close(cpu_ctx); }
-
-/* A tensor at a fake, well-aligned address (planning never dereferences). */
-static kg_tensor fake(uintptr_t at, kg_dtype dt, int ndim, const int64_t *shape)
-{
-    return kg_tensor_contiguous((void *)at, dt, ndim, shape);
-}
-
-#define IN_AT ((uintptr_t)1 << 40)
-#define OUT_AT ((uintptr_t)1 << 41)
-#define IDX_AT ((uintptr_t)1 << 42)
-
-static kg_status plan_tuned(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
-                            const kg_red_tuning *t, kg_red_plan *p)
-{
-    /* the result's shape from a first planning pass with a matching out */
-    kg_red_plan probe;
-    const kg_red_info *info = &kg_red_infos[op];
-    kg_tensor o = fake(OUT_AT, info->out[in->dtype], 0, NULL), x = fake(IDX_AT, KG_I64, 0, NULL);
-    kg_status st = kg_reduce_plan_tuned(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes,
-                                        n_axes, keepdim, 132, t, &probe);
-    if (st != KG_ERR_SHAPE && st != KG_OK)
-        return st;
-    o = fake(OUT_AT, info->out[in->dtype], probe.out_ndim, probe.out_shape);
-    x = fake(IDX_AT, KG_I64, probe.out_ndim, probe.out_shape);
-    if (!t) /* the default tuning, through the entry point kg_reduce uses */
-        return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
-                              keepdim, 132, p);
-    return kg_reduce_plan_tuned(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
-                                keepdim, 132, t, p);
-}
-
-static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *p)
-{
-    return plan_tuned(op, in, axes, n_axes, keepdim, NULL, p);
-}
-
-/* The tuning that gives the plans of before the sweep (bench_reduce.c). */
-static const kg_red_tuning old_tuning = {
-    .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
-
-TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
-
-Test(plan, negative_and_unsorted_axes_give_the_same_result_shape)
-{
-    const int64_t s[] = {2, 3, 4, 5};
-    kg_tensor in = fake(IN_AT, KG_F32, 4, s);
-    kg_red_plan a, b, c;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 0, 2}, 3, 0, &a), KG_OK, "%s", kg_errmsg(cpu_ctx));
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){-2, -4, -1}, 3, 0, &b), KG_OK, "%s", kg_errmsg(cpu_ctx));
-    cr_assert_eq(a.out_ndim, 1);
-    cr_assert_eq(a.out_shape[0], 3);
-    cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "the same axes in another order/sign plan differently");
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 0, 2}, 3, 1, &c), KG_OK);
-    cr_assert_eq(c.out_ndim, 4);
-    cr_assert(c.out_shape[0] == 1 && c.out_shape[1] == 3 && c.out_shape[2] == 1 && c.out_shape[3] == 1);
-    cr_assert_eq(c.cls, KG_RED_STRIDED32, "dims 0 and 2 and 3 are not adjacent around dim 1");
-}
-
-Test(plan, no_axes_means_every_axis)
-{
-    const int64_t s[] = {2, 3, 4};
-    kg_tensor in = fake(IN_AT, KG_F32, 3, s);
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
-    cr_assert_eq(p.out_ndim, 0);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.n_out, 1);
-    cr_assert_eq(p.args.red, 24);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 1, &p), KG_OK);
-    cr_assert(p.out_ndim == 3 && p.out_shape[0] == 1 && p.out_shape[1] == 1 && p.out_shape[2] == 1);
-}
-
-Test(plan, a_zero_dim_tensor_takes_axis_0_or_minus_1)
-{
-    kg_tensor in = fake(IN_AT, KG_F32, 0, NULL);
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.out_ndim, 0);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){-1}, 1, 1, &p), KG_OK);
-    cr_assert_eq(p.out_ndim, 0);
-    cr_assert_eq(p.args.red, 1);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_ERR_INVALID_ARGUMENT);
-}
-
-Test(plan, short_rows_take_narrow_lane_groups)
-{
-    const int64_t s[] = {4194304, 63};
-    kg_tensor in = fake(IN_AT, KG_F32, 2, s);
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS, "63 is not a whole number of vectors: not packed");
-    cr_assert_eq(p.args.n_out, 4194304);
-    cr_assert_eq(p.args.red, 63);
-    cr_assert_eq(p.args.group, 1, "15 vectors per row: one lane");
-    cr_assert_eq(p.args.splits, 1);
-    cr_assert_eq(p.partial_bytes, 0);
-    const int64_t s64[] = {4194304, 64};
-    in = fake(IN_AT, KG_F32, 2, s64);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &old_tuning, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS, "packing off");
-    cr_assert_eq(p.args.group, 2, "16 vectors per row: 2 lanes of 8 vectors");
-    const int64_t t[] = {1000, 8};
-    in = fake(IN_AT, KG_F32, 2, t);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, (int[]){-1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.group, 1);
-    const int64_t u[] = {16384, 16384};
-    in = fake(IN_AT, KG_F32, 2, u);
-    cr_assert_eq(plan_of(KG_RED_MAX, &in, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.group, 32);
-    cr_assert_eq(p.args.splits, 1);
-}
-
-Test(plan, short_dense_rows_of_8_16_or_32_vectors_are_packed)
-{
-    kg_red_plan p;
-    static const struct {
-        kg_dtype dt;
-        int64_t cols, lanes; /* lanes per row: the row's 16-byte vectors, 0: not packed */
-    } rows[] = {
-        {KG_F32, 64, 16},   {KG_F32, 32, 8},  {KG_F32, 128, 32}, {KG_F32, 256, 0}, {KG_F32, 16, 0},  {KG_BF16, 64, 8},
-        {KG_BF16, 256, 32}, {KG_F64, 64, 32}, {KG_U8, 128, 8},   {KG_U8, 64, 0},   {KG_I64, 32, 16}, {KG_F32, 96, 0},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        kg_tensor in = fake(IN_AT, rows[i].dt, 2, (int64_t[]){4194304, rows[i].cols});
-        const kg_reduce_op op = rows[i].dt == KG_U8 ? KG_RED_SUM : KG_RED_ARGMAX;
-        cr_assert_eq(plan_of(op, &in, (int[]){1}, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
-        if (!rows[i].lanes) {
-            cr_expect_eq(p.cls, KG_RED_ROWS, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
-            continue;
-        }
-        cr_expect_eq(p.cls, KG_RED_PACKED, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
-        cr_expect_eq(p.args.group, rows[i].lanes, "%s rows of %lld", kg_dtype_name(rows[i].dt),
-                     (long long)rows[i].cols);
-        const int64_t per_unit = 32 / rows[i].lanes * KG_RED_PACK; /* rows of a warp's unit */
-        cr_expect_eq(p.args.units, (4194304 + per_unit - 1) / per_unit);
-        cr_expect_eq(p.args.splits, 1);
-        cr_expect_eq(p.partial_bytes, 0);
-        cr_expect_eq(p.grid, 132u * KG_RED_MIN_BLOCKS, "one block per resident slot");
-    }
-    /* a short last unit */
-    kg_tensor in = fake(IN_AT, KG_F32, 2, (int64_t[]){1001, 64});
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_PACKED);
-    cr_assert_eq(p.args.units, 63, "1001 rows in units of 16");
-    cr_assert_eq(p.grid, 8u, "8 warps a block");
-    /* not dense, not aligned, or rows not adjacent: not packed */
-    kg_tensor v = fake(IN_AT, KG_F32, 2, (int64_t[]){1000, 64});
-    v.strides[0] = 128; /* t[:, :64] of a (1000, 128) tensor */
-    cr_assert_eq(plan_of(KG_RED_SUM, &v, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){1000, 64});
-    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){10, 100, 64});
-    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){2}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_PACKED, "dense outer dims merge into one");
-    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_neq(p.cls, KG_RED_PACKED);
-}
-
-Test(plan, few_long_rows_split_across_blocks)
-{
-    const int64_t s[] = {(int64_t)1 << 28};
-    kg_tensor in = fake(IN_AT, KG_F32, 1, s);
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS, "a full reduction of a dense tensor is one row");
-    cr_assert_eq(p.args.group, KG_RED_THREADS);
-    cr_assert_gt(p.args.splits, 1000);
-    cr_assert_geq(p.args.splits * p.args.chunk, p.args.red);
-    cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red, "no split may be empty");
-    cr_assert_eq(p.args.chunk % 4, 0, "splits start on vector boundaries");
-    cr_assert_gt(p.partial_bytes, 0);
-    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
-    const int64_t t[] = {32, 65536};
-    in = fake(IN_AT, KG_BF16, 2, t);
-    cr_assert_eq(plan_of(KG_RED_ARGMIN, &in, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.group, KG_RED_THREADS);
-    cr_assert_gt(p.args.splits, 1);
-    cr_assert_geq(p.partial_idx_at, (size_t)(32 * p.args.splits * 4));
-}
-
-Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
-{
-    const int64_t s[] = {64, 4194304};
-    kg_tensor in = fake(IN_AT, KG_F32, 2, s);
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.inner, 4194304);
-    cr_assert_eq(p.args.n_out, 1);
-    cr_assert_eq(p.args.red, 64);
-    cr_assert_eq(p.args.red_stride, 4194304);
-    cr_assert_eq(p.args.cw, 256, "one lane down each column");
-    cr_assert_eq(p.args.vec, 1);
-    cr_assert_eq(p.args.tiles, 4096);
-    cr_assert_eq(p.args.splits, 1, "4096 column tiles fill the GPU");
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
-    cr_assert_eq(p.args.cw, 32);
-    cr_assert_eq(p.args.tiles, 32768);
-    const int64_t t[] = {16384, 16384};
-    in = fake(IN_AT, KG_F32, 2, t);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.cw, 64, "too few tiles of 256 lanes: the split takes tiles of 64");
-    cr_assert_eq(p.args.tiles, 64);
-    cr_assert_eq(p.args.splits, 16, "17 splits for 8 units per SM, rounded down to a power of two");
-    cr_assert_eq(p.args.chunk, 1024);
-    cr_assert_eq(p.args.units, 1024);
-    cr_assert_eq(p.grid, 1024u);
-    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
-    cr_assert_eq(p.args.cw, 32);
-    cr_assert_eq(p.args.splits, 17, "2112 units aimed at, not rounded");
-    cr_assert_eq(p.args.chunk, 964);
-    const kg_red_tuning forced = {
-        .cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 64};
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &forced, &p), KG_OK);
-    cr_assert_eq(p.args.cw, 256);
-    cr_assert_eq(p.args.splits, 64);
-    cr_assert_eq(p.partial_bytes, (size_t)16384 * 64 * 4, "every column's partial per split");
-    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
-    const int64_t u[] = {32, 64, 128};
-    in = fake(IN_AT, KG_F32, 3, u);
-    cr_assert_eq(plan_of(KG_RED_MEAN, &in, (int[]){1}, 1, 1, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.n_out, 32);
-    cr_assert_eq(p.args.inner, 128);
-    cr_assert_eq(p.args.splits, 1, "a small problem runs in one launch without scratch");
-    cr_assert_eq(p.partial_bytes, 0);
-    const int64_t v[] = {7, 300, 33};
-    in = fake(IN_AT, KG_F32, 3, v);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0, "33 columns are not a whole number of vectors");
-}
-
-Test(plan, adjacent_reduced_dims_merge)
-{
-    const int64_t s[] = {2, 3, 4};
-    kg_tensor in = fake(IN_AT, KG_F32, 3, s);
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.red, 12);
-    cr_assert_eq(p.args.n_out, 2);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 1}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.inner, 4);
-    cr_assert_eq(p.args.red_stride, 4);
-    cr_assert_eq(p.args.red, 6);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_STRIDED32);
-    cr_assert_eq(p.args.rdims.n, 2);
-    const int64_t t[] = {3, 2, 1, 2};
-    in = fake(IN_AT, KG_F32, 4, t);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS, "a size-1 dim between reduced dims does not separate them");
-    cr_assert_eq(p.args.red, 4);
-}
-
-Test(plan, views_transposed_sliced_and_expanded)
-{
-    kg_red_plan p;
-    /* a transposed [5,7] (strides 1,5): summing every axis is one dense run,
-       but argmax keeps the logical order (its index is the logical one) */
-    kg_tensor t = fake(IN_AT, KG_F32, 2, (int64_t[]){5, 7});
-    t.strides[0] = 1;
-    t.strides[1] = 5;
-    cr_assert_eq(plan_of(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.red, 35);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_STRIDED32);
-    cr_assert_eq(p.args.rdims.size[0], 7, "innermost logical dim first");
-    cr_assert_eq(p.args.rdims.in[0], 5);
-    cr_assert_eq(plan_of(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS, "dim 0 of the transpose is contiguous");
-    cr_assert_eq(p.args.n_out, 7);
-    /* t[:, ::2] along dim 1 and t[::2, :] along dim 0 */
-    kg_tensor s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 1500});
-    s.strides[0] = 3000;
-    s.strides[1] = 2;
-    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_STRIDED32);
-    s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 3000});
-    s.strides[0] = 6000;
-    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.red_stride, 6000);
-    /* an expanded input: stride 0 along the reduced dim */
-    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 100});
-    e.strides[0] = 0;
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.red_stride, 0);
-    /* a misaligned start: columns fall back to one element per lane */
-    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){64, 100});
-    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.vec, 0);
-}
-
-Test(plan, offsets_past_2_pow_31_take_the_64_bit_class)
-{
-    kg_tensor in = fake(IN_AT, KG_U8, 3, (int64_t[]){(int64_t)1 << 20, 4, 2048});
-    kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_STRIDED64);
-    in = fake(IN_AT, KG_U8, 3, (int64_t[]){1024, 4, 2048});
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_STRIDED32);
-}
-
-Test(plan, is_deterministic_and_bounded_over_many_shapes)
-{
-    static const int64_t sizes[] = {1, 2, 3, 7, 64, 100, 1000, 4096, 65536, 1 << 20};
-    const int ns = (int)(sizeof sizes / sizeof sizes[0]);
-    for (int i = 0; i < ns; i++)
-        for (int j = 0; j < ns; j++)
-            for (int ax = 0; ax < 2; ax++)
-                for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
-                    if (sizes[i] * sizes[j] > ((int64_t)1 << 31))
-                        continue;
-                    kg_tensor in = fake(IN_AT, (kg_dtype)dt, 2, (int64_t[]){sizes[i], sizes[j]});
-                    kg_red_plan a, b;
-                    const kg_reduce_op op = dt == KG_BOOL ? KG_RED_MAX : KG_RED_ARGMAX;
-                    cr_assert_eq(plan_of(op, &in, &ax, 1, 0, &a), KG_OK, "%s", kg_errmsg(cpu_ctx));
-                    cr_assert_eq(plan_of(op, &in, &ax, 1, 0, &b), KG_OK);
-                    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
-                    cr_assert_leq(a.partial_bytes, KG_RED_PARTIAL_BYTES);
-                    cr_assert_geq(a.grid, 1u);
-                    if (a.cls == KG_RED_PACKED)
-                        cr_assert_geq(a.args.units * (32 / a.args.group) * KG_RED_PACK, a.args.n_out);
-                    if (a.cls == KG_RED_COLS)
-                        cr_assert(a.args.cw >= 1 && a.args.cw <= KG_RED_THREADS && (a.args.cw & (a.args.cw - 1)) == 0);
-                    if (a.args.splits > 1) {
-                        cr_assert_lt((a.args.splits - 1) * a.args.chunk, a.args.red);
-                        cr_assert_leq(a.args.units / a.args.splits, KG_RED_MAX_SEMAPHORES);
-                    }
-                }
-}
-
-/* ---- CPU: every validation error ------------------------------------------ */
-
-#define EXPECT_ERR(code, what, call)                                                                                   \
-    do {                                                                                                               \
-        kg_status st_ = (call);                                                                                        \
-        cr_expect_eq(st_, code, "%s: %s -> %s (%s), expected %s", what, #call, kg_status_name(st_),                    \
-                     kg_errmsg(cpu_ctx), kg_status_name(code));                                                        \
-    } while (0)
-
-TestSuite(errors, .init = cpu_setup, .fini = cpu_teardown);
-
-Test(errors, every_argument_error_is_reported_before_the_device)
-{
-    const int64_t s[] = {3, 4}, r[] = {3};
-    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r);
-    kg_tensor idx = fake(IDX_AT, KG_I64, 1, r);
-    const int ax1[] = {1};
-    cr_assert_eq(kg_reduce(NULL, KG_RED_SUM, &out, NULL, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT);
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op 0", kg_reduce(cpu_ctx, KG_RED_NONE, &out, NULL, &in, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op past the end",
-               kg_reduce(cpu_ctx, KG_RED_COUNT, &out, NULL, &in, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL in", kg_sum(cpu_ctx, &out, NULL, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL out", kg_sum(cpu_ctx, NULL, &in, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL indices", kg_argmax(cpu_ctx, NULL, &in, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "indices for sum", kg_reduce(cpu_ctx, KG_RED_SUM, &out, &idx, &in, ax1, 1, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "kg_max_with_indices") != NULL, "%s", kg_errmsg(cpu_ctx));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axis 2", kg_sum(cpu_ctx, &out, &in, (int[]){2}, 1, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "out of range") != NULL, "%s", kg_errmsg(cpu_ctx));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axis -3", kg_sum(cpu_ctx, &out, &in, (int[]){-3}, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "duplicate", kg_sum(cpu_ctx, &out, &in, (int[]){1, -1}, 2, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "twice") != NULL, "%s", kg_errmsg(cpu_ctx));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "n_axes < 0", kg_sum(cpu_ctx, &out, &in, ax1, -1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "n_axes > 8", kg_sum(cpu_ctx, &out, &in, ax1, 9, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axes NULL", kg_sum(cpu_ctx, &out, &in, NULL, 1, 0));
-    /* dtypes */
-    kg_tensor ii = fake(IN_AT, KG_I32, 2, s), bb = fake(IN_AT, KG_BOOL, 2, s);
-    kg_tensor oi32 = fake(OUT_AT, KG_I32, 1, r), oi64 = fake(OUT_AT, KG_I64, 1, r);
-    EXPECT_ERR(KG_ERR_DTYPE, "mean of i32", kg_mean(cpu_ctx, &oi32, &ii, ax1, 1, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "not available for i32") != NULL, "%s", kg_errmsg(cpu_ctx));
-    EXPECT_ERR(KG_ERR_DTYPE, "norm of i32", kg_norm(cpu_ctx, &oi32, &ii, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_DTYPE, "argmax of bool", kg_argmax(cpu_ctx, &idx, &bb, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_DTYPE, "sum of i32 into i32", kg_sum(cpu_ctx, &oi32, &ii, ax1, 1, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "i64") != NULL, "%s", kg_errmsg(cpu_ctx));
-    EXPECT_ERR(KG_ERR_DTYPE, "max of i32 into i64", kg_max(cpu_ctx, &oi64, &ii, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_DTYPE, "f32 indices", kg_argmax(cpu_ctx, &out, &in, ax1, 1, 0));
-    kg_tensor bad = in;
-    bad.dtype = (kg_dtype)42;
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "bad dtype", kg_sum(cpu_ctx, &out, &bad, ax1, 1, 0));
-    /* shapes */
-    kg_tensor o4 = fake(OUT_AT, KG_F32, 1, (int64_t[]){4});
-    EXPECT_ERR(KG_ERR_SHAPE, "out [4] for [3,4] over dim 1", kg_sum(cpu_ctx, &o4, &in, ax1, 1, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "[3]") != NULL, "%s", kg_errmsg(cpu_ctx));
-    EXPECT_ERR(KG_ERR_SHAPE, "keepdim needs [3,1]", kg_sum(cpu_ctx, &out, &in, ax1, 1, 1));
-    kg_tensor i4 = fake(IDX_AT, KG_I64, 1, (int64_t[]){4});
-    EXPECT_ERR(KG_ERR_SHAPE, "indices shape", kg_max_with_indices(cpu_ctx, &out, &i4, &in, ax1, 1, 0));
-    /* empty reduced slices */
-    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){3, 0});
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max of nothing", kg_max(cpu_ctx, &out, &e, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "argmin of nothing", kg_argmin(cpu_ctx, &idx, &e, ax1, 1, 0));
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "min of nothing", kg_min(cpu_ctx, &out, &e, ax1, 1, 0));
-    kg_tensor ez = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 0}), o0 = fake(OUT_AT, KG_F32, 1, (int64_t[]){0});
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max over an empty dim of an empty tensor",
-               kg_max(cpu_ctx, &o0, &ez, ax1, 1, 0));
-    /* overlap and alignment */
-    kg_tensor ov = fake(IN_AT + 8, KG_F32, 1, r);
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out inside in", kg_sum(cpu_ctx, &ov, &in, ax1, 1, 0));
-    cr_expect(strstr(kg_errmsg(cpu_ctx), "overlaps") != NULL, "%s", kg_errmsg(cpu_ctx));
-    kg_tensor ovi = fake(OUT_AT + 8, KG_I64, 1, r);
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "values overlap indices",
-               kg_max_with_indices(cpu_ctx, &out, &ovi, &in, ax1, 1, 0));
-    kg_tensor st0 = out;
-    st0.strides[0] = 0;
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out overlaps itself", kg_sum(cpu_ctx, &st0, &in, ax1, 1, 0));
-    kg_tensor mis = fake(IN_AT + 2, KG_F32, 2, s);
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "misaligned in", kg_sum(cpu_ctx, &out, &mis, ax1, 1, 0));
-    kg_tensor miso = fake(OUT_AT + 1, KG_F32, 1, r);
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "misaligned out", kg_sum(cpu_ctx, &miso, &in, ax1, 1, 0));
-    kg_tensor neg = in;
-    neg.strides[1] = -1;
-    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "negative stride", kg_sum(cpu_ctx, &out, &neg, ax1, 1, 0));
-}
-
-Test(errors, a_valid_call_reaches_the_device_check)
-{
-    /* on a machine without a GPU, a valid call fails only at the device */
-    const int64_t s[] = {3, 4}, r[] = {3};
-    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r);
-    kg_red_plan p;
-    cr_assert_eq(kg_reduce_plan(cpu_ctx, KG_RED_SUM, &out, NULL, &in, (int[]){1}, 1, 0, 132, &p), KG_OK);
-    kg_context *c = NULL;
-    if (kg_open(&c, 0) != KG_OK) {
-        cr_expect_eq(kg_sum(c, &out, &in, (int[]){1}, 1, 0), KG_ERR_NO_DEVICE, "%s", kg_errmsg(c));
-        cr_expect_eq(kg_reserve_scratch(c, 0), KG_ERR_NO_DEVICE);
-    } else {
-        cr_expect_eq(kg_reserve_scratch(c, 0), KG_OK, "%s", kg_errmsg(c));
-    }
-    kg_close(c);
-}
-
-Test(errors, empty_results_and_empty_slices_plan_correctly)
-{
-    kg_red_plan p;
-    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 4});
-    cr_assert_eq(plan_of(KG_RED_MAX, &e, (int[]){1}, 1, 0, &p), KG_OK, "a non-empty dim of an empty tensor");
-    cr_assert_eq(p.empty, 1);
-    cr_assert_eq(p.out_shape[0], 0);
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.empty, 0);
-    cr_assert_eq(p.args.red, 0);
-    cr_assert_eq(p.args.n_out, 4);
-}
-
-/* ---- CPU: the generated reference ----------------------------------------- */
-
-Test(reference, matches_hand_computed_values)
-{
-    const double x[] = {3, -1, 7, 7, 2};
-    int64_t at;
-    cr_assert_eq(kg_red_refs[KG_RED_SUM].f(x, 5, NULL), 18);
-    cr_assert_eq(kg_red_refs[KG_RED_MEAN].f(x, 5, NULL), 3.6);
-    cr_assert_eq(kg_red_refs[KG_RED_PROD].f(x, 5, NULL), -294);
-    cr_assert_eq(kg_red_refs[KG_RED_NORM].f((double[]){3, 4}, 2, NULL), 5);
-    cr_assert_eq(kg_red_refs[KG_RED_MAX].f(x, 5, NULL), 7);
-    cr_assert_eq(kg_red_refs[KG_RED_MIN].f(x, 5, NULL), -1);
-    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].f(x, 5, &at), 7);
-    cr_assert_eq(at, 2, "ties go to the first index");
-    cr_assert_eq(kg_red_refs[KG_RED_ARGMIN].f(x, 5, &at), -1);
-    cr_assert_eq(at, 1);
-    const double y[] = {1, NAN, 5, NAN};
-    cr_assert(isnan(kg_red_refs[KG_RED_MAX].f(y, 4, NULL)));
-    cr_assert(isnan(kg_red_refs[KG_RED_MIN].f(y, 4, NULL)));
-    kg_red_refs[KG_RED_ARGMAX].f(y, 4, &at);
-    cr_assert_eq(at, 1, "the first NaN wins");
-    kg_red_refs[KG_RED_ARGMIN].f(y, 4, &at);
-    cr_assert_eq(at, 1);
-    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].f((double[]){-INFINITY, -INFINITY}, 2, &at), -INFINITY);
-    cr_assert_eq(at, 0);
-    cr_assert_eq(kg_red_refs[KG_RED_SUM].f(x, 0, NULL), 0);
-    cr_assert_eq(kg_red_refs[KG_RED_PROD].f(x, 0, NULL), 1);
-    cr_assert(isnan(kg_red_refs[KG_RED_MEAN].f(x, 0, NULL)));
-    const int64_t v[] = {INT64_MAX, 1, -5, 1};
-    cr_assert_eq(kg_red_refs[KG_RED_SUM].i(v, 2, NULL), INT64_MIN, "i64 sums wrap");
-    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].i(v + 1, 3, &at), 1);
-    cr_assert_eq(at, 0);
-    cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
-}
 
 /* ---- GPU ------------------------------------------------------------------- */
 
@@ -574,6 +74,12 @@ static const rcase cases[] = {
     {"(30000,2,3) 0 (split columns, narrow)", 3, {30000, 2, 3}, 1, {0}, 0, DENSE},
     {"(64,700,5) (0,2) strided", 3, {64, 700, 5}, 2, {0, 2}, 0, DENSE},
     {"(2,9000,3) (0,2) strided split", 3, {2, 9000, 3}, 2, {0, 2}, 0, DENSE},
+    {"(64,40,32,20) (0,2) columns under two reduced dims", 4, {64, 40, 32, 20}, 2, {0, 2}, 0, DENSE},
+    {"(3,40,5,20) (0,2) columns of 20, few rows", 4, {3, 40, 5, 20}, 2, {0, 2}, 0, DENSE},
+    {"(6,50,7,64) (1,3) reduced innermost in vectors", 4, {6, 50, 7, 64}, 2, {1, 3}, 0, DENSE},
+    {"(64,8,4096) (0,2) reduced innermost, split", 3, {64, 8, 4096}, 2, {0, 2}, 0, DENSE},
+    {"(30,100,3) (0,2) short runs innermost", 3, {30, 100, 3}, 2, {0, 2}, 0, DENSE},
+    {"(5,7,9,11,13) (0,2,4)", 5, {5, 7, 9, 11, 13}, 3, {0, 2, 4}, 0, DENSE},
     {"t[:, ::2] (64,1500) 1", 2, {64, 1500}, 1, {1}, 0, EVERY_OTHER_INNER},
     {"t[::2, :] (128,500) 0", 2, {128, 500}, 1, {0}, 0, EVERY_OTHER_OUTER},
     {"transpose (789,357) 0", 2, {789, 357}, 1, {0}, 0, TRANSPOSED},
@@ -625,9 +131,29 @@ static layout layout_of(const rcase *c)
         L.offset = 1;
         n += 1;
         break;
+
     default: break;
     }
     L.alloc = n > 0 ? n : 1;
+    return L;
+}
+
+/* c's dims laid out in memory in the order perm (outermost first); with
+   gap, every other element of the innermost one and every other block of
+   the second innermost (a sliced view, t[..., ::2, ::2] of the permuted
+   tensor). */
+static layout layout_permuted(const rcase *c, const int *perm, int gap)
+{
+    layout L;
+    memset(&L, 0, sizeof L);
+    int64_t s = 1;
+    for (int i = c->ndim - 1; i >= 0; i--) {
+        const int g = gap && i >= c->ndim - 2 ? 2 : 1;
+        s *= g;
+        L.strides[perm[i]] = s;
+        s *= c->shape[perm[i]] > 0 ? c->shape[perm[i]] : 1;
+    }
+    L.alloc = s > 0 ? s : 1;
     return L;
 }
 
@@ -662,6 +188,9 @@ static double eps_of_acc(kg_dtype dt) { return dt == KG_F64 ? 0x1p-53 : 0x1p-24;
 /* NULL: check_case calls kg_reduce; else it plans with this tuning
    (kg_reduce_plan_tuned) and launches that plan. */
 static const kg_red_tuning *gpu_tuning;
+
+/* 1: check_case runs every call twice and requires bitwise equal results. */
+static int run_twice;
 
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
@@ -738,6 +267,34 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
         kt_download(gpu, got, dout, (size_t)n_out * oes);
     if (didx)
         kt_download(gpu, gidx, didx, (size_t)n_out * 8);
+    int bad = 0;
+    if (run_twice && n_out > 0) {
+        void *got2 = malloc((size_t)n_out * oes);
+        int64_t *gidx2 = malloc((size_t)n_out * 8);
+        if (dout)
+            KT_OK(gpu, kg_memset(gpu, dout, 0xff, (size_t)n_out * oes));
+        if (didx)
+            KT_OK(gpu, kg_memset(gpu, didx, 0xff, (size_t)n_out * 8));
+        KT_OK(gpu, reduce_tuned(op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes, c->n_axes,
+                                c->keepdim));
+        KT_OK(gpu, kg_sync(gpu));
+        if (dout) {
+            kt_download(gpu, got2, dout, (size_t)n_out * oes);
+            if (memcmp(got, got2, (size_t)n_out * oes)) {
+                bad++;
+                cr_log_error("%s(%s) %s: a second run differs in its values", info->name, kg_dtype_name(dt), c->name);
+            }
+        }
+        if (didx) {
+            kt_download(gpu, gidx2, didx, (size_t)n_out * 8);
+            if (memcmp(gidx, gidx2, (size_t)n_out * 8)) {
+                bad++;
+                cr_log_error("%s(%s) %s: a second run differs in its indices", info->name, kg_dtype_name(dt), c->name);
+            }
+        }
+        free(got2);
+        free(gidx2);
+    }
 
     /* the reference, output by output, reduced elements in logical order */
     int kd[KG_MAX_DIMS], rd[KG_MAX_DIMS], nk = 0, nr = 0;
@@ -754,7 +311,6 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
     double rtol, atol;
     kt_tolerance(odt, &rtol, &atol);
     const int mult = strchr(info->combine, '*') != NULL;
-    int bad = 0;
     for (int64_t o = 0; o < n_out; o++) {
         int64_t base = L->offset, r = o;
         for (int j = nk - 1; j >= 0; j--) {
@@ -880,10 +436,121 @@ Test(gpu, max_min_of_small_integers_with_many_ties)
     check_op(KG_RED_MIN, TIES);
 }
 
+/* The seeded random sweep: ranks 1..6, random sizes (odd and even, ones),
+   random axis sets (sometimes every axis, sometimes keepdim), contiguous,
+   permuted and permuted-and-sliced inputs, every op over a random dtype it
+   takes, ties and NaNs planted; every case twice, bitwise equal. Counts the
+   classes the planner chose and requires each walking class among them. */
+Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .timeout = 900)
+{
+    static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 64, 65, 100, 128, 257, 1000};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    uint64_t rng = kt_seed() ^ 0x5eedull;
+    int by_class[KG_RED_CLASS_COUNT] = {0}, total = 0, cases_run = 0;
+    run_twice = 1;
+    const int count = getenv("KG_TEST_QUICK") ? 60 : 400; /* fewer under the sanitizers */
+    for (int n = 0; n < count; n++) {
+        rcase c;
+        memset(&c, 0, sizeof c);
+        c.name = "random";
+        c.ndim = 1 + (int)(kt_next(&rng) % 6);
+        int64_t numel = 1;
+        for (int d = 0; d < c.ndim; d++) {
+            int64_t s = sizes[kt_next(&rng) % (uint64_t)nsizes];
+            while (s > 1 && numel * s > (1 << 17))
+                s /= 3;
+            c.shape[d] = s;
+            numel *= s;
+        }
+        const unsigned mask = (unsigned)(kt_next(&rng) % (1u << c.ndim));
+        for (int d = 0; d < c.ndim; d++)
+            if ((mask >> d) & 1u)
+                c.axes[c.n_axes++] = kt_next(&rng) & 1 ? d : d - c.ndim; /* negative axes too */
+        c.keepdim = (int)(kt_next(&rng) % 4 == 0);
+        const int layout_kind = (int)(kt_next(&rng) % 3); /* dense, permuted, permuted and sliced */
+        int perm[KG_MAX_DIMS];
+        for (int d = 0; d < c.ndim; d++)
+            perm[d] = d;
+        if (layout_kind)
+            for (int d = c.ndim - 1; d > 0; d--) {
+                const int j = (int)(kt_next(&rng) % (uint64_t)(d + 1));
+                const int x = perm[d];
+                perm[d] = perm[j];
+                perm[j] = x;
+            }
+        const kg_reduce_op op = (kg_reduce_op)(1 + n % (KG_RED_COUNT - 1));
+        const kg_red_info *info = &kg_red_infos[op];
+        kg_dtype dt;
+        do
+            dt = (kg_dtype)(kt_next(&rng) % KG_DTYPE_COUNT);
+        while (!(info->dtype_mask & (1u << dt)));
+        const layout L = layout_permuted(&c, perm, layout_kind == 2);
+        const size_t es = kg_dtype_size(dt);
+        void *h = malloc((size_t)L.alloc * es);
+        const fill how = op == KG_RED_PROD ? NEAR_ONE : n % 3 == 1 ? TIES : RANDOM;
+        fill_input(h, dt, L.alloc, how, &rng);
+        if (kt_is_float(dt) && info->nonempty && n % 5 == 0) /* NaNs for max, min, argmax, argmin */
+            for (int k = 0; k < 3; k++)
+                kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+        void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+        kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+        char name[200];
+        int at = snprintf(name, sizeof name, "random #%d [", n);
+        for (int d = 0; d < c.ndim; d++)
+            at += snprintf(name + at, sizeof name - (size_t)at, d ? ",%lld" : "%lld", (long long)c.shape[d]);
+        at += snprintf(name + at, sizeof name - (size_t)at, "] mask 0x%x layout %d perm", mask, layout_kind);
+        for (int d = 0; d < c.ndim; d++)
+            at += snprintf(name + at, sizeof name - (size_t)at, " %d", perm[d]);
+        c.name = name;
+        /* the class it takes */
+        {
+            kg_tensor in;
+            memset(&in, 0, sizeof in);
+            in.data = dev;
+            in.dtype = dt;
+            in.ndim = c.ndim;
+            memcpy(in.shape, c.shape, sizeof in.shape);
+            memcpy(in.strides, L.strides, sizeof in.strides);
+            int64_t os[KG_MAX_DIMS];
+            int k = 0;
+            for (int d = 0; d < c.ndim; d++) {
+                const int reduced = c.n_axes == 0 || ((mask >> d) & 1u);
+                if (!reduced)
+                    os[k++] = c.shape[d];
+                else if (c.keepdim)
+                    os[k++] = 1;
+            }
+            kg_tensor o = kg_tensor_contiguous((void *)((uintptr_t)1 << 46), info->out[dt], k, os);
+            kg_tensor x = kg_tensor_contiguous((void *)((uintptr_t)1 << 47), KG_I64, k, os);
+            kg_red_plan p;
+            if (kg_reduce_plan(gpu, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, &in, c.axes, c.n_axes,
+                               c.keepdim, 132, &p) == KG_OK &&
+                !p.empty)
+                by_class[p.cls]++;
+        }
+        const int bad = check_case(op, dt, &c, &L, h, dev, n % 2);
+        cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c.name, bad,
+                     (unsigned long long)kt_seed());
+        total += bad;
+        cases_run++;
+        kg_free(gpu, dev);
+        free(h);
+    }
+    run_twice = 0;
+    cr_log_info("random sweep: %d cases; rows %d cols %d strided32 %d strided64 %d packed %d nest %d", cases_run,
+                by_class[KG_RED_ROWS], by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_STRIDED64],
+                by_class[KG_RED_PACKED], by_class[KG_RED_NEST]);
+    cr_assert_eq(total, 0);
+    cr_assert_gt(by_class[KG_RED_ROWS], 0);
+    cr_assert_gt(by_class[KG_RED_COLS], 0);
+    cr_assert_gt(by_class[KG_RED_NEST], 0);
+    cr_assert_gt(by_class[KG_RED_STRIDED32], 0);
+}
+
 /* The kernels under other plans than the default picks: columns with 128
    and 256 lanes across (one lane down each column, with and without splits),
    forced split counts, packed rows in a grid of 16 blocks per SM, the
-   plans of before the sweep. */
+   plans of before the sweep, columns over short reduced runs. */
 Test(gpu, every_case_under_other_tunings)
 {
     static const kg_red_tuning tunings[] = {
@@ -900,6 +567,15 @@ Test(gpu, every_case_under_other_tunings)
          .blocks_per_sm = 2},
         {.cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 3},
         {.cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16},
+        /* the default with the column run path on (off by default) */
+        {.cols_lanes = KG_RED_THREADS,
+         .cols_split_lanes = 64,
+         .cols_split_units_per_sm = 8,
+         .cols_split_pow2 = 1,
+         .pack_rows = 1,
+         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+         .blocks_per_sm = 16,
+         .cols_runs = 1},
     };
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {

@@ -1,0 +1,701 @@
+/*
+ * reduce_plan.c - how a reduction call becomes one kernel launch: pure host
+ * code (no device call), so every step is tested on machines without a GPU.
+ *
+ * kg_reduce_plan_tuned runs these steps in order:
+ *   validate    arguments, axes, dtypes, the result's shape, alignment,
+ *               overlap and the geometry of every tensor (element count and
+ *               byte extent computed with overflow checks and refused past
+ *               2^63 bytes, before any other arithmetic on them; after that
+ *               every product below is bounded by an extent or an element
+ *               count and cannot overflow)
+ *   nest        the input's dims split into kept and reduced dims, dims of
+ *               size 1 dropped, each list ordered by input stride (reduced
+ *               dims of index reductions keep their logical order, so an
+ *               index is the position in the walk) and neighbours whose
+ *               strides chain merged: innermost first, the nest of kept and
+ *               reduced groups
+ *   class       by what is innermost:
+ *                 ROWS / PACKED  one reduced run of stride 1 (also the full
+ *                                reduction of a dense tensor)
+ *                 COLS           the innermost kept dim has stride 1 and is
+ *                                innermost: column tiles over it, up to
+ *                                KG_RED_WALK_DIMS reduced dims walked outside
+ *                                (unless the columns are too few for the
+ *                                reduced elements: then NEST); with the
+ *                                tuning's cols_runs, also a short reduced run
+ *                                innermost right under the columns (each lane
+ *                                reads its column's run; off by default: not
+ *                                yet run on a GPU)
+ *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
+ *                                innermost of them innermost (in vectors where
+ *                                the inner run is contiguous and aligned)
+ *                 STRIDED32/64   anything else (more reduced groups than a
+ *                                walk holds)
+ *   split       lanes per output, or whole blocks per output split across
+ *               blocks (combined by the last block, deterministically) when
+ *               there are too few outputs to fill the GPU
+ *   grid        blocks, capped at a few per multiprocessor (grid-stride loops)
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "kg_red_table.h"
+#include "layout.h"
+#include "reduce_plan.h"
+
+/* Blocks per multiprocessor the plans aim for (two waves of four). */
+enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
+
+/* Measured on an H200 (bench_reduce's sweep, KG_RED_SWEEP=1):
+   - columns: with the tiles alone filling the GPU, 128 or 256 lanes across
+     columns (one or two down each) ran [64,4194304] dim 0 at 103% of copy,
+     32 lanes at 101%; with too few tiles, so that the reduced dim is split
+     across blocks, 64 lanes and a power-of-two split count near 8 units per
+     multiprocessor ran [16384,16384] dim 0 at 106% (32 lanes and 17 splits:
+     103%; more splits were slower, up to 8%, whole waves of resident blocks
+     did not help);
+   - packed short rows: 101% (sum) and 99% (argmax) of copy on
+     [4194304,64] dim 1 with one block per resident slot, 100% and 97% with
+     16 blocks per multiprocessor; lane groups of 1, 2 or 4 per row: 64-88%. */
+const kg_red_tuning kg_red_tuning_default = {
+    .cols_lanes = KG_RED_THREADS,
+    .cols_split_lanes = 64,
+    .cols_split_units_per_sm = BLOCKS_PER_SM,
+    .cols_split_pow2 = 1,
+    .pack_rows = 1,
+    .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+    .rows_group = 0,
+    .blocks_per_sm = 2 * BLOCKS_PER_SM,
+    .splits = 0,
+    .cols_runs = 0,
+};
+
+typedef struct dim {
+    int64_t size, in, out, idx;
+} dim;
+
+/* ---- arithmetic that cannot overflow ------------------------------------ */
+
+/* ceil(a / b) for a >= 0, b > 0, without forming a + b - 1. */
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* a * b for a, b >= 0, saturating at INT64_MAX. */
+static int64_t smul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t pow2_floor(int64_t x)
+{
+    int64_t p = 1;
+    while (p <= x / 2)
+        p *= 2;
+    return p;
+}
+
+static int64_t pow2_ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x && p <= INT64_MAX / 2)
+        p *= 2;
+    return p;
+}
+
+static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+
+/* ---- validate ------------------------------------------------------------ */
+
+/* The byte extent of t (the span from its first to one past its last
+   element; 0 when it has none), computed with overflow checks: refused when
+   it passes 2^63 bytes or the address range wraps past 2^64. */
+static kg_status check_extent(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name,
+                              uint64_t *bytes)
+{
+    *bytes = 0;
+    int64_t last = 0; /* offset of the last element, in elements */
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] == 0)
+            return KG_OK;
+    const int64_t es = (int64_t)kg_dtype_size(t->dtype);
+    int ok = 1;
+    for (int d = 0; d < t->ndim && ok; d++) {
+        int64_t span;
+        ok = !__builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &span) &&
+             !__builtin_add_overflow(last, span, &last);
+    }
+    int64_t b = 0;
+    ok = ok && !__builtin_add_overflow(last, 1, &b) && !__builtin_mul_overflow(b, es, &b);
+    if (!ok) {
+        char a[128], s[128];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: %s: shape %s with strides %s spans more than 2^63 bytes", opname, name,
+                       kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(s, sizeof s, t->ndim, t->strides));
+    }
+    if ((uintptr_t)t->data > UINTPTR_MAX - (uint64_t)b) {
+        char a[128];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: %s: shape %s at %p: its %lld bytes wrap past the end of the address "
+                       "space",
+                       opname, name, kg_shape_str(a, sizeof a, t->ndim, t->shape), t->data, (long long)b);
+    }
+    *bytes = (uint64_t)b;
+    return KG_OK;
+}
+
+/* Byte range [lo, hi) of t's elements; 0 when t has none (its extent was
+   checked: no overflow). */
+static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    uint64_t end = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0)
+            return 0;
+        end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+    }
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (end + 1) * kg_dtype_size(t->dtype);
+    return 1;
+}
+
+static kg_status check_disjoint(kg_context *ctx, const kg_tensor *a, const char *an, const kg_tensor *b, const char *bn)
+{
+    uintptr_t a0, a1, b0, b1;
+    if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
+        return KG_OK;
+    return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                   "invalid argument: %s overlaps %s (bytes [%p, %p) and [%p, %p)); a reduction's results may not "
+                   "share memory with its input or each other",
+                   an, bn, (void *)a0, (void *)a1, (void *)b0, (void *)b1);
+}
+
+static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *in, const int *axes, int n_axes,
+                            unsigned *mask)
+{
+    const int nd = in->ndim > 0 ? in->ndim : 1; /* a 0-d tensor takes axis 0 or -1, as in PyTorch */
+    *mask = 0;
+    if (n_axes < 0 || n_axes > KG_MAX_DIMS)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: n_axes is %d (0..%d; 0 = every axis)", name,
+                       n_axes, KG_MAX_DIMS);
+    if (n_axes > 0 && !axes)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axes is NULL but n_axes is %d", name,
+                       n_axes);
+    if (n_axes == 0) {
+        *mask = in->ndim ? (1u << in->ndim) - 1 : 0;
+        return KG_OK;
+    }
+    unsigned m = 0;
+    for (int i = 0; i < n_axes; i++) {
+        const int a = axes[i];
+        if (a < -nd || a >= nd)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)", name, a,
+                           in->ndim, -nd, nd - 1);
+        const int d = a < 0 ? a + nd : a;
+        if (m & (1u << d))
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axis %d (dim %d) appears twice in axes",
+                           name, a, d);
+        m |= 1u << d;
+    }
+    *mask = in->ndim ? m : 0;
+    return KG_OK;
+}
+
+/* Checks a result tensor: dtype, shape, geometry, alignment, no
+   self-overlap. */
+static kg_status check_result(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name, kg_dtype want,
+                              int nd, const int64_t *shape, const kg_tensor *in)
+{
+    kg_status st = kg_check_tensor(ctx, t, name);
+    if (st != KG_OK)
+        return st;
+    if (t->dtype != want)
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: %s is %s but the result over %s is %s", opname, name,
+                       kg_dtype_name(t->dtype), kg_dtype_name(in->dtype), kg_dtype_name(want));
+    int same = t->ndim == nd;
+    for (int d = 0; same && d < nd; d++)
+        same = t->shape[d] == shape[d];
+    if (!same) {
+        char a[128], b[128], c[128];
+        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: %s: %s is %s but reducing in %s gives %s", opname, name,
+                       kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(b, sizeof b, in->ndim, in->shape),
+                       kg_shape_str(c, sizeof c, nd, shape));
+    }
+    uint64_t bytes;
+    if ((st = check_extent(ctx, opname, t, name, &bytes)) != KG_OK)
+        return st;
+    if (bytes > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", opname, name,
+                       t->data, kg_dtype_size(t->dtype));
+    return kg_check_no_self_overlap(ctx, t, name);
+}
+
+/* Everything but the plan: returns the reduced-dims mask and the result's
+   shape in plan->out_ndim / out_shape. */
+static kg_status plan_validate(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                               const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *plan,
+                               unsigned *mask_out, int64_t *red_out)
+{
+    if ((int)op <= KG_RED_NONE || op >= KG_RED_COUNT)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)", (int)op);
+    const kg_red_info *info = &kg_red_infos[op];
+    kg_status st = kg_check_tensor(ctx, in, "in");
+    if (st != KG_OK)
+        return st;
+    const kg_dtype dt = in->dtype;
+    const size_t es = kg_dtype_size(dt);
+    if (!(info->dtype_mask & (1u << dt)))
+        return kg_fail_dtype(ctx, info->name, dt, info->dtype_mask);
+    uint64_t in_bytes;
+    if ((st = check_extent(ctx, info->name, in, "in", &in_bytes)) != KG_OK)
+        return st;
+    if (in_bytes > 0 && !is_aligned(in->data, es))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", info->name,
+                       in->data, es);
+    unsigned mask;
+    if ((st = check_axes(ctx, info->name, in, axes, n_axes, &mask)) != KG_OK)
+        return st;
+
+    /* the result's shape; red <= numel(in) <= INT64_MAX (kg_check_tensor) */
+    plan->out_ndim = 0;
+    int64_t red = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        const int reduced = (mask >> d) & 1u;
+        if (reduced)
+            red = smul(red, in->shape[d]);
+        if (!reduced || keepdim)
+            plan->out_shape[plan->out_ndim++] = reduced ? 1 : in->shape[d];
+    }
+
+    if (info->indexed) {
+        if (!indices)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: indices is NULL (it returns indices; values are optional)",
+                           info->name);
+    } else {
+        if (!out)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: out is NULL", info->name);
+        if (indices)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s returns no indices (pass NULL; for the indices of the maximum "
+                           "or minimum use kg_max_with_indices or kg_min_with_indices)",
+                           info->name);
+    }
+    if (out && (st = check_result(ctx, info->name, out, info->indexed ? "values" : "out", info->out[dt], plan->out_ndim,
+                                  plan->out_shape, in)) != KG_OK)
+        return st;
+    if (indices &&
+        (st = check_result(ctx, info->name, indices, "indices", KG_I64, plan->out_ndim, plan->out_shape, in)) != KG_OK)
+        return st;
+    if (red == 0 && info->nonempty) {
+        char a[128];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s of an empty slice: reducing in %s over dims of total size 0 has no "
+                       "result (only sum, mean, prod and norm have one)",
+                       info->name, kg_shape_str(a, sizeof a, in->ndim, in->shape));
+    }
+    if ((st = check_disjoint(ctx, out, info->indexed ? "values" : "out", in, "in")) != KG_OK ||
+        (st = check_disjoint(ctx, indices, "indices", in, "in")) != KG_OK ||
+        (st = check_disjoint(ctx, out, "values", indices, "indices")) != KG_OK)
+        return st;
+    *mask_out = mask;
+    *red_out = red;
+    return KG_OK;
+}
+
+/* ---- nest ---------------------------------------------------------------- */
+
+/* Stable insertion sort of dims by input stride, then merging of neighbours
+   whose strides chain (for every operand). Returns the new count. Sizes and
+   strides come from checked tensors: a merged size is at most the element
+   count, a chained stride at most the extent. */
+static int coalesce(dim *v, int n, int sort)
+{
+    if (sort)
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && v[j].in < v[j - 1].in; j--) {
+                const dim x = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = x;
+            }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m > 0) {
+            dim *p = &v[m - 1];
+            if (v[i].in == smul(p->in, p->size) && v[i].out == smul(p->out, p->size) &&
+                v[i].idx == smul(p->idx, p->size)) {
+                p->size = smul(p->size, v[i].size);
+                continue;
+            }
+        }
+        v[m++] = v[i];
+    }
+    return m;
+}
+
+/* Kept dims (K, with the results' strides) and reduced dims (D), innermost
+   first, size-1 dims dropped, coalesced. Returns the output count. */
+static int64_t plan_nest(const kg_tensor *out, const kg_tensor *indices, const kg_tensor *in, unsigned mask,
+                         int keepdim, int indexed, int64_t red, dim *K, int *nk, dim *D, int *nr)
+{
+    int place[KG_MAX_DIMS], at = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        place[d] = at;
+        if (!((mask >> d) & 1u) || keepdim)
+            at++;
+    }
+    int k = 0, r = 0;
+    int64_t n_out = 1;
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        const int64_t size = in->shape[d];
+        if ((mask >> d) & 1u) {
+            if (size > 1)
+                D[r++] = (dim){size, in->strides[d], 0, 0};
+            continue;
+        }
+        n_out = smul(n_out, size);
+        if (size > 1)
+            K[k++] =
+                (dim){size, in->strides[d], out ? out->strides[place[d]] : 0, indices ? indices->strides[place[d]] : 0};
+    }
+    *nk = coalesce(K, k, 1);
+    *nr = red == 0 ? 0 : coalesce(D, r, !indexed);
+    return n_out;
+}
+
+/* ---- class --------------------------------------------------------------- */
+
+static void fill_dims(kg_red_dims *o, const dim *v, int n, int fast)
+{
+    memset(o, 0, sizeof *o);
+    o->n = n;
+    for (int d = 0; d < n; d++) {
+        o->size[d] = v[d].size;
+        o->in[d] = v[d].in;
+        o->out[d] = v[d].out;
+        o->idx[d] = v[d].idx;
+        if (fast && d < n - 1)
+            kg_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
+    }
+}
+
+/* The walk over reduced dims v (n <= KG_RED_WALK_DIMS), dim 0 in units of
+   `vec` elements, advancing `step` positions at a time. */
+static void fill_walk(kg_red_walk *w, const dim *v, int n, int64_t vec, int64_t step)
+{
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    for (int d = 0; d < n; d++) {
+        w->size[d] = d == 0 ? v[d].size / vec : v[d].size;
+        w->in[d] = d == 0 ? v[d].in * vec : v[d].in;
+    }
+    int64_t s = step;
+    for (int d = 0; d < n; d++) {
+        if (d == n - 1) {
+            w->step[d] = s;
+        } else {
+            w->step[d] = s % w->size[d];
+            s /= w->size[d];
+        }
+        if (d > 0 && w->step[d])
+            w->hi = 1;
+    }
+}
+
+/* What the class step leaves to the split step. */
+typedef struct shape_of_work {
+    int64_t groups;    /* output groups (outputs, or column tiles) */
+    int64_t per_group; /* partial results per group per split */
+    int64_t min_chunk; /* > 0: the reduced elements may be split, chunks at least this */
+    int64_t align;     /* chunks a multiple of this */
+    int64_t red;       /* what splits cut: reduced elements, or rows of runs (COLS with a run) */
+} shape_of_work;
+
+/* Lanes per output in a unit over `items` positions: enough that each lane
+   keeps eight loads in flight, up to a warp. */
+static int64_t lanes_for(int64_t items)
+{
+    const int64_t g = pow2_floor(items / 8 > 1 ? items / 8 : 1);
+    return g > 32 ? 32 : g;
+}
+
+static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red,
+                      int64_t n_out, size_t es, int64_t lanes_full, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    const int64_t V = 16 / (int64_t)es, nvec = red / V;
+    int64_t g = lanes_for(nvec);
+    if (T->rows_group > 0)
+        g = T->rows_group;
+    plan->cls = KG_RED_ROWS;
+    fill_dims(&A->outer, K, nk, A->fast);
+    A->n_out = n_out;
+    A->group = (int32_t)g;
+    /* PACKED: dense rows of 8, 16 or 32 whole vectors, several to a warp's
+       load of 512 contiguous bytes (reduce.cuh) */
+    if (T->pack_rows && nr == 1 && nk == 1 && K[0].in == red && red % V == 0 &&
+        (nvec == 8 || nvec == 16 || nvec == 32) && is_aligned(in->data, 16)) {
+        plan->cls = KG_RED_PACKED;
+        A->group = (int32_t)nvec;
+    } else if (smul(n_out, g) < lanes_full && red > 32 * V * 8) {
+        A->group = KG_RED_THREADS;
+        w->min_chunk = KG_RED_THREADS * V * 8;
+        w->align = V;
+    }
+}
+
+/* Returns 0 (and plans nothing) when the columns are too few for the
+   reduced walk: most of a block's lanes down the reduced dims would idle. */
+static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
+                     int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+    /* a short contiguous reduced run innermost with the columns right
+       outside it: each lane reads its column's run (the walk counts runs) */
+    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size &&
+                                D[0].size * (int64_t)es <= 64
+                            ? D[0].size
+                            : 1;
+    if (run > 1) {
+        D++;
+        nr--;
+    }
+    if (nr > KG_RED_WALK_DIMS || K[0].in != run)
+        return 0;
+    const int64_t rows = red / run;
+    const dim inner = K[0];
+    int vec = run == 1 && inner.size % cv == 0 && is_aligned(in->data, es * (size_t)cv);
+    for (int d = 0; d < nr; d++)
+        vec = vec && D[d].in % cv == 0;
+    for (int d = 1; d < nk; d++)
+        vec = vec && K[d].in % cv == 0;
+    const int64_t vu = vec ? cv : 1;
+    /* lanes across columns: as many as there are vectors of columns, up to
+       cols_lanes (the whole block: one lane down each column) */
+    int64_t cw = pow2_ceil(cdiv(inner.size, vu));
+    if (cw > T->cols_lanes)
+        cw = T->cols_lanes;
+    const int64_t outer = n_out / inner.size;
+    const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
+    if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
+        rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
+        cw = T->cols_split_lanes; /* too few tiles: the reduced dims will be split, in narrower tiles */
+    if (rows < 2 * (KG_RED_THREADS / cw))
+        return 0;
+    plan->cls = KG_RED_COLS;
+    A->fast = outer < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K + 1, nk - 1, A->fast);
+    A->n_out = outer;
+    A->cw = (int32_t)cw;
+    A->vec = vec;
+    A->inner = inner.size;
+    A->tiles = cdiv(inner.size, cw * vu);
+    A->inner_out = inner.out;
+    A->inner_idx = inner.idx;
+    A->run = run;
+    const int64_t ny = KG_RED_THREADS / cw;
+    static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
+    fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
+    w->groups = smul(outer, A->tiles);
+    w->per_group = cw * vu;
+    w->red = rows;
+    if (smul(w->groups, 2) < target && rows > ny * 16 && bytes >= ((int64_t)1 << 18))
+        w->min_chunk = ny * 8;
+    return 1;
+}
+
+static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
+                            int64_t red, int64_t n_out, size_t es, int64_t lanes_full, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    const int64_t V = 16 / (int64_t)es;
+    /* vectors: the inner run contiguous, every start aligned */
+    int vec = V > 1 && D[0].in == 1 && D[0].size % V == 0 && is_aligned(in->data, 16);
+    for (int d = 1; d < nr; d++)
+        vec = vec && D[d].in % V == 0;
+    for (int d = 0; d < nk; d++)
+        vec = vec && K[d].in % V == 0;
+    const int64_t vu = vec ? V : 1, items = red / vu;
+    plan->cls = KG_RED_NEST;
+    fill_dims(&A->outer, K, nk, A->fast);
+    A->n_out = n_out;
+    A->vec = vec;
+    int64_t g = lanes_for(items);
+    if (smul(n_out, g) < lanes_full && items > 32 * 8) {
+        g = KG_RED_THREADS;
+        w->min_chunk = KG_RED_THREADS * vu * 8;
+        w->align = vu;
+    }
+    A->group = (int32_t)g;
+    fill_walk(&A->walk, D, nr, vu, g);
+}
+
+static void plan_strided(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
+                         int64_t lanes_full, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    int64_t maxoff = 0; /* at most the input's extent (checked) */
+    for (int d = 0; d < nr; d++)
+        maxoff += (D[d].size - 1) * D[d].in;
+    const int small = red < ((int64_t)1 << 31) && maxoff < ((int64_t)1 << 31);
+    int64_t g = pow2_floor(red / 4 > 1 ? red / 4 : 1);
+    if (g > 32)
+        g = 32;
+    if (nk > 0 && K[0].in < D[0].in)
+        g = 1; /* neighbouring outputs are closer in memory than reduced elements */
+    plan->cls = small ? KG_RED_STRIDED32 : KG_RED_STRIDED64;
+    fill_dims(&A->outer, K, nk, A->fast);
+    fill_dims(&A->rdims, D, nr, small);
+    A->n_out = n_out;
+    A->group = (int32_t)g;
+    if (smul(n_out, g) < lanes_full && red > 32 * 4 * 4) {
+        A->group = KG_RED_THREADS;
+        w->min_chunk = KG_RED_THREADS * 4;
+    }
+}
+
+/* ---- split --------------------------------------------------------------- */
+
+/* Splits of `red` elements per group so that groups x splits reaches about
+   `target` units, each split at least `min_chunk` (a multiple of `align`)
+   elements. Sets chunk and returns the split count (1..MAX_SPLITS). */
+static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk)
+{
+    int64_t s = cdiv(target, groups > 0 ? groups : 1);
+    const int64_t most = cdiv(red, min_chunk);
+    if (s > most)
+        s = most;
+    if (s > MAX_SPLITS)
+        s = MAX_SPLITS;
+    if (s < 1)
+        s = 1;
+    int64_t c = smul(cdiv(cdiv(red, s), align), align);
+    if (c < 1)
+        c = 1;
+    *chunk = c;
+    const int64_t n = cdiv(red, c);
+    return n > 0 ? n : 1;
+}
+
+/* Shrinks splits until the partials fit the scratch budget. */
+static int64_t fit_partials(int64_t groups, int64_t per_group, int64_t red, int64_t splits, size_t entry, int64_t align,
+                            int64_t *chunk)
+{
+    while (splits > 1 && smul(smul(smul(groups, splits), per_group), (int64_t)entry) > (int64_t)KG_RED_PARTIAL_BYTES) {
+        splits = (splits + 1) / 2;
+        *chunk = smul(cdiv(cdiv(red, splits), align), align);
+        splits = cdiv(red, *chunk);
+    }
+    return splits;
+}
+
+static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, int64_t target,
+                       const kg_red_tuning *T, const shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    const int64_t red = w->red;
+    const size_t entry = (size_t)info->acc_size[dt] + (info->indexed ? 8 : 0);
+    A->splits = 1;
+    A->chunk = red;
+    if (w->min_chunk > 0) {
+        int64_t chunk;
+        const int cols = plan->cls == KG_RED_COLS;
+        int64_t s =
+            split(w->groups, red, cols ? sm * T->cols_split_units_per_sm : target, w->min_chunk, w->align, &chunk);
+        if (T->splits > 0 || cols) {
+            const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
+            s = T->splits > 0 ? T->splits : T->cols_split_pow2 ? pow2_floor(s) : s;
+            if (s > most)
+                s = most;
+            chunk = smul(cdiv(cdiv(red, s), w->align), w->align);
+            s = cdiv(red, chunk);
+        }
+        s = fit_partials(w->groups, w->per_group, red, s, entry, w->align, &chunk);
+        if (s > 1 && w->groups <= KG_RED_MAX_SEMAPHORES) {
+            A->splits = (int32_t)s;
+            A->chunk = chunk;
+            /* at most KG_RED_PARTIAL_BYTES (fit_partials) */
+            const size_t vals = (size_t)(w->groups * s * w->per_group) * (size_t)info->acc_size[dt];
+            plan->partial_idx_at = (vals + 255) / 256 * 256;
+            plan->partial_bytes =
+                plan->partial_idx_at + (info->indexed ? (size_t)(w->groups * s * w->per_group) * 8 : 0);
+        }
+    }
+    A->units = smul(w->groups, A->splits);
+}
+
+/* ---- grid ---------------------------------------------------------------- */
+
+static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red_tuning *T)
+{
+    kg_red_args *A = &plan->args;
+    int64_t blocks;
+    if (plan->cls == KG_RED_PACKED) {
+        A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
+        blocks = cdiv(A->units, KG_RED_THREADS / 32);
+    } else if (plan->cls == KG_RED_COLS || A->group == KG_RED_THREADS) {
+        blocks = A->units;
+    } else {
+        blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
+    }
+    const int per_sm = plan->cls == KG_RED_PACKED ? T->packed_blocks_per_sm : T->blocks_per_sm;
+    const int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
+    plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
+}
+
+/* ---- the planner --------------------------------------------------------- */
+
+kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                         const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count, kg_red_plan *plan)
+{
+    return kg_reduce_plan_tuned(ctx, op, out, indices, in, axes, n_axes, keepdim, sm_count, NULL, plan);
+}
+
+kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                               const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
+                               const kg_red_tuning *T, kg_red_plan *plan)
+{
+    if (!T)
+        T = &kg_red_tuning_default;
+    memset(plan, 0, sizeof *plan);
+    unsigned mask = 0;
+    int64_t red = 0;
+    kg_status st = plan_validate(ctx, op, out, indices, in, axes, n_axes, keepdim, plan, &mask, &red);
+    if (st != KG_OK)
+        return st;
+    const kg_red_info *info = &kg_red_infos[op];
+    const kg_dtype dt = in->dtype;
+    const size_t es = kg_dtype_size(dt);
+
+    dim K[KG_MAX_DIMS], D[KG_MAX_DIMS];
+    int nk, nr;
+    const int64_t n_out = plan_nest(out, indices, in, mask, keepdim, info->indexed, red, K, &nk, D, &nr);
+    if (n_out == 0) {
+        plan->empty = 1;
+        return KG_OK;
+    }
+
+    kg_red_args *A = &plan->args;
+    A->red = red;
+    A->fast = n_out < ((int64_t)1 << 31);
+    const int64_t sm = sm_count > 0 ? sm_count : 1;
+    const int64_t target = sm * BLOCKS_PER_SM * 2;
+    const int64_t lanes_full = sm * 1024; /* half the resident threads */
+    shape_of_work w = {n_out, 1, 0, 1, red};
+    if (nr == 0 || (nr == 1 && D[0].in == 1))
+        plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
+    else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
+             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
+        ;
+    else if (nr <= KG_RED_WALK_DIMS)
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, &w);
+    else
+        plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
+    plan_split(plan, info, dt, sm, target, T, &w);
+    plan_grid(plan, n_out, sm, T);
+    return KG_OK;
+}

@@ -1,0 +1,1082 @@
+/*
+ * test_reduce_plan.c - the reduction planner (runtime/reduce_plan.c), on the
+ * CPU (no GPU needed).
+ *
+ * Axis normalization, the result's shape, coalescing and the class chosen;
+ * every validation error, including the geometry that would overflow (the
+ * regression cases of issue 13); the plan checker: for every (rank, axis
+ * set, stride order) of a generated list, and for larger shapes that split,
+ * a host walk that follows each class's kernel loop (units, splits, tiles,
+ * lanes, the division-free reduced walk) must visit every (output, reduced
+ * element) exactly once at the input offset the tensor's strides give, at
+ * the logical index for index reductions; the generated float64 / int64
+ * reference against hand-computed values.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kg_red_reference.h"
+#include "kg_red_table.h"
+#include "kg_test.h"
+#include "reduce_plan.h"
+
+/* ---- CPU: planning and validation ----------------------------------------- */
+
+static kg_context *cpu_ctx;
+
+static void cpu_setup(void)
+{
+    kg_open(&cpu_ctx, 0); /* fails without a GPU; the context still validates */
+    cr_assert_not_null(cpu_ctx);
+}
+
+static void cpu_teardown(void) { kg_close(cpu_ctx); }
+
+/* A tensor at a fake, well-aligned address (planning never dereferences). */
+static kg_tensor fake(uintptr_t at, kg_dtype dt, int ndim, const int64_t *shape)
+{
+    return kg_tensor_contiguous((void *)at, dt, ndim, shape);
+}
+
+#define IN_AT ((uintptr_t)1 << 40)
+#define OUT_AT ((uintptr_t)1 << 41)
+#define IDX_AT ((uintptr_t)1 << 42)
+
+static kg_status plan_tuned(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
+                            const kg_red_tuning *t, kg_red_plan *p)
+{
+    /* the result's shape from a first planning pass with a matching out */
+    kg_red_plan probe;
+    const kg_red_info *info = &kg_red_infos[op];
+    kg_tensor o = fake(OUT_AT, info->out[in->dtype], 0, NULL), x = fake(IDX_AT, KG_I64, 0, NULL);
+    kg_status st = kg_reduce_plan_tuned(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes,
+                                        n_axes, keepdim, 132, t, &probe);
+    if (st != KG_ERR_SHAPE && st != KG_OK)
+        return st;
+    o = fake(OUT_AT, info->out[in->dtype], probe.out_ndim, probe.out_shape);
+    x = fake(IDX_AT, KG_I64, probe.out_ndim, probe.out_shape);
+    if (!t) /* the default tuning, through the entry point kg_reduce uses */
+        return kg_reduce_plan(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
+                              keepdim, 132, p);
+    return kg_reduce_plan_tuned(cpu_ctx, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, in, axes, n_axes,
+                                keepdim, 132, t, p);
+}
+
+static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *p)
+{
+    return plan_tuned(op, in, axes, n_axes, keepdim, NULL, p);
+}
+
+/* The tuning that gives the plans of before the sweep (bench_reduce.c). */
+static const kg_red_tuning old_tuning = {
+    .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
+
+/* The default tuning with the column run path on (off by default). */
+static const kg_red_tuning runs_tuning = {.cols_lanes = KG_RED_THREADS,
+                                          .cols_split_lanes = 64,
+                                          .cols_split_units_per_sm = 8,
+                                          .cols_split_pow2 = 1,
+                                          .pack_rows = 1,
+                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+                                          .blocks_per_sm = 16,
+                                          .cols_runs = 1};
+
+TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
+
+Test(plan, negative_and_unsorted_axes_give_the_same_result_shape)
+{
+    const int64_t s[] = {2, 3, 4, 5};
+    kg_tensor in = fake(IN_AT, KG_F32, 4, s);
+    kg_red_plan a, b, c;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 0, 2}, 3, 0, &a), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){-2, -4, -1}, 3, 0, &b), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_eq(a.out_ndim, 1);
+    cr_assert_eq(a.out_shape[0], 3);
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "the same axes in another order/sign plan differently");
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 0, 2}, 3, 1, &c), KG_OK);
+    cr_assert_eq(c.out_ndim, 4);
+    cr_assert(c.out_shape[0] == 1 && c.out_shape[1] == 3 && c.out_shape[2] == 1 && c.out_shape[3] == 1);
+    cr_assert_eq(c.cls, KG_RED_NEST, "reduced dims 2, 3 (one run) innermost, dim 0 outside the kept dim 1");
+    cr_assert_eq(c.args.walk.n, 2);
+    cr_assert_eq(c.args.walk.size[0], 5, "the run of 20 elements in vectors of 4");
+    cr_assert_eq(c.args.walk.in[0], 4);
+    cr_assert_eq(c.args.walk.size[1], 2);
+    cr_assert_eq(c.args.walk.in[1], 60);
+    cr_assert_eq(c.args.vec, 1);
+}
+
+Test(plan, no_axes_means_every_axis)
+{
+    const int64_t s[] = {2, 3, 4};
+    kg_tensor in = fake(IN_AT, KG_F32, 3, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.out_ndim, 0);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.n_out, 1);
+    cr_assert_eq(p.args.red, 24);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 1, &p), KG_OK);
+    cr_assert(p.out_ndim == 3 && p.out_shape[0] == 1 && p.out_shape[1] == 1 && p.out_shape[2] == 1);
+}
+
+Test(plan, a_zero_dim_tensor_takes_axis_0_or_minus_1)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 0, NULL);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.out_ndim, 0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){-1}, 1, 1, &p), KG_OK);
+    cr_assert_eq(p.out_ndim, 0);
+    cr_assert_eq(p.args.red, 1);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_ERR_INVALID_ARGUMENT);
+}
+
+Test(plan, short_rows_take_narrow_lane_groups)
+{
+    const int64_t s[] = {4194304, 63};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "63 is not a whole number of vectors: not packed");
+    cr_assert_eq(p.args.n_out, 4194304);
+    cr_assert_eq(p.args.red, 63);
+    cr_assert_eq(p.args.group, 1, "15 vectors per row: one lane");
+    cr_assert_eq(p.args.splits, 1);
+    cr_assert_eq(p.partial_bytes, 0);
+    const int64_t s64[] = {4194304, 64};
+    in = fake(IN_AT, KG_F32, 2, s64);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "packing off");
+    cr_assert_eq(p.args.group, 2, "16 vectors per row: 2 lanes of 8 vectors");
+    const int64_t t[] = {1000, 8};
+    in = fake(IN_AT, KG_F32, 2, t);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, (int[]){-1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 1);
+    const int64_t u[] = {16384, 16384};
+    in = fake(IN_AT, KG_F32, 2, u);
+    cr_assert_eq(plan_of(KG_RED_MAX, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.args.splits, 1);
+}
+
+Test(plan, short_dense_rows_of_8_16_or_32_vectors_are_packed)
+{
+    kg_red_plan p;
+    static const struct {
+        kg_dtype dt;
+        int64_t cols, lanes; /* lanes per row: the row's 16-byte vectors, 0: not packed */
+    } rows[] = {
+        {KG_F32, 64, 16},   {KG_F32, 32, 8},  {KG_F32, 128, 32}, {KG_F32, 256, 0}, {KG_F32, 16, 0},  {KG_BF16, 64, 8},
+        {KG_BF16, 256, 32}, {KG_F64, 64, 32}, {KG_U8, 128, 8},   {KG_U8, 64, 0},   {KG_I64, 32, 16}, {KG_F32, 96, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        kg_tensor in = fake(IN_AT, rows[i].dt, 2, (int64_t[]){4194304, rows[i].cols});
+        const kg_reduce_op op = rows[i].dt == KG_U8 ? KG_RED_SUM : KG_RED_ARGMAX;
+        cr_assert_eq(plan_of(op, &in, (int[]){1}, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        if (!rows[i].lanes) {
+            cr_expect_eq(p.cls, KG_RED_ROWS, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
+            continue;
+        }
+        cr_expect_eq(p.cls, KG_RED_PACKED, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
+        cr_expect_eq(p.args.group, rows[i].lanes, "%s rows of %lld", kg_dtype_name(rows[i].dt),
+                     (long long)rows[i].cols);
+        const int64_t per_unit = 32 / rows[i].lanes * KG_RED_PACK; /* rows of a warp's unit */
+        cr_expect_eq(p.args.units, (4194304 + per_unit - 1) / per_unit);
+        cr_expect_eq(p.args.splits, 1);
+        cr_expect_eq(p.partial_bytes, 0);
+        cr_expect_eq(p.grid, 132u * KG_RED_MIN_BLOCKS, "one block per resident slot");
+    }
+    /* a short last unit */
+    kg_tensor in = fake(IN_AT, KG_F32, 2, (int64_t[]){1001, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_PACKED);
+    cr_assert_eq(p.args.units, 63, "1001 rows in units of 16");
+    cr_assert_eq(p.grid, 8u, "8 warps a block");
+    /* not dense, not aligned, or rows not adjacent: not packed */
+    kg_tensor v = fake(IN_AT, KG_F32, 2, (int64_t[]){1000, 64});
+    v.strides[0] = 128; /* t[:, :64] of a (1000, 128) tensor */
+    cr_assert_eq(plan_of(KG_RED_SUM, &v, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){1000, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){10, 100, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){2}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_PACKED, "dense outer dims merge into one");
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_PACKED);
+}
+
+Test(plan, few_long_rows_split_across_blocks)
+{
+    const int64_t s[] = {(int64_t)1 << 28};
+    kg_tensor in = fake(IN_AT, KG_F32, 1, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "a full reduction of a dense tensor is one row");
+    cr_assert_eq(p.args.group, KG_RED_THREADS);
+    cr_assert_gt(p.args.splits, 1000);
+    cr_assert_geq(p.args.splits * p.args.chunk, p.args.red);
+    cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red, "no split may be empty");
+    cr_assert_eq(p.args.chunk % 4, 0, "splits start on vector boundaries");
+    cr_assert_gt(p.partial_bytes, 0);
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    const int64_t t[] = {32, 65536};
+    in = fake(IN_AT, KG_BF16, 2, t);
+    cr_assert_eq(plan_of(KG_RED_ARGMIN, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.group, KG_RED_THREADS);
+    cr_assert_gt(p.args.splits, 1);
+    cr_assert_geq(p.partial_idx_at, (size_t)(32 * p.args.splits * 4));
+}
+
+Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
+{
+    const int64_t s[] = {64, 4194304};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 4194304);
+    cr_assert_eq(p.args.n_out, 1);
+    cr_assert_eq(p.args.red, 64);
+    cr_assert_eq(p.args.walk.n, 1);
+    cr_assert_eq(p.args.walk.in[0], 4194304);
+    cr_assert_eq(p.args.walk.step[0], 1, "one lane down each column: a step of one row");
+    cr_assert_eq(p.args.cw, 256, "one lane down each column");
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.tiles, 4096);
+    cr_assert_eq(p.args.splits, 1, "4096 column tiles fill the GPU");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 32);
+    cr_assert_eq(p.args.tiles, 32768);
+    const int64_t t[] = {16384, 16384};
+    in = fake(IN_AT, KG_F32, 2, t);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.cw, 64, "too few tiles of 256 lanes: the split takes tiles of 64");
+    cr_assert_eq(p.args.tiles, 64);
+    cr_assert_eq(p.args.splits, 16, "17 splits for 8 units per SM, rounded down to a power of two");
+    cr_assert_eq(p.args.chunk, 1024);
+    cr_assert_eq(p.args.units, 1024);
+    cr_assert_eq(p.grid, 1024u);
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 32);
+    cr_assert_eq(p.args.splits, 17, "2112 units aimed at, not rounded");
+    cr_assert_eq(p.args.chunk, 964);
+    const kg_red_tuning forced = {
+        .cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 64};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &forced, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 256);
+    cr_assert_eq(p.args.splits, 64);
+    cr_assert_eq(p.partial_bytes, (size_t)16384 * 64 * 4, "every column's partial per split");
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    const int64_t u[] = {32, 64, 128};
+    in = fake(IN_AT, KG_F32, 3, u);
+    cr_assert_eq(plan_of(KG_RED_MEAN, &in, (int[]){1}, 1, 1, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.n_out, 32);
+    cr_assert_eq(p.args.inner, 128);
+    cr_assert_eq(p.args.splits, 1, "a small problem runs in one launch without scratch");
+    cr_assert_eq(p.partial_bytes, 0);
+    const int64_t v[] = {7, 300, 33};
+    in = fake(IN_AT, KG_F32, 3, v);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0, "33 columns are not a whole number of vectors");
+}
+
+Test(plan, adjacent_reduced_dims_merge)
+{
+    const int64_t s[] = {2, 3, 4};
+    kg_tensor in = fake(IN_AT, KG_F32, 3, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.red, 12);
+    cr_assert_eq(p.args.n_out, 2);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "4 columns, 6 rows: too few for a block of columns");
+    cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
+    cr_assert_eq(p.args.walk.in[0], 4);
+    cr_assert_eq(p.args.walk.size[0], 6);
+    cr_assert_eq(p.args.red, 6);
+    kg_tensor w = fake(IN_AT, KG_F32, 3, (int64_t[]){200, 3, 64});
+    cr_assert_eq(plan_of(KG_RED_SUM, &w, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 64);
+    cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
+    cr_assert_eq(p.args.walk.in[0], 64);
+    cr_assert_eq(p.args.walk.size[0], 600);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.walk.n, 2);
+    cr_assert_eq(p.args.vec, 1, "runs of 4 f32: one vector each");
+    const int64_t t[] = {3, 2, 1, 2};
+    in = fake(IN_AT, KG_F32, 4, t);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "a size-1 dim between reduced dims does not separate them");
+    cr_assert_eq(p.args.red, 4);
+}
+
+Test(plan, views_transposed_sliced_and_expanded)
+{
+    kg_red_plan p;
+    /* a transposed [5,7] (strides 1,5): summing every axis is one dense run,
+       but argmax keeps the logical order (its index is the logical one) */
+    kg_tensor t = fake(IN_AT, KG_F32, 2, (int64_t[]){5, 7});
+    t.strides[0] = 1;
+    t.strides[1] = 5;
+    cr_assert_eq(plan_of(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.red, 35);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.walk.size[0], 7, "innermost logical dim first");
+    cr_assert_eq(p.args.walk.in[0], 5);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "dim 0 of the transpose is contiguous");
+    cr_assert_eq(p.args.n_out, 7);
+    /* t[:, ::2] along dim 1 and t[::2, :] along dim 0 */
+    kg_tensor s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 1500});
+    s.strides[0] = 3000;
+    s.strides[1] = 2;
+    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 0, "every other element: no vectors");
+    s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 3000});
+    s.strides[0] = 6000;
+    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.walk.in[0], 6000);
+    /* an expanded input: stride 0 along the reduced dim */
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 100});
+    e.strides[0] = 0;
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.walk.in[0], 0);
+    /* a misaligned start: columns fall back to one element per lane */
+    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){64, 100});
+    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, 0);
+}
+
+Test(plan, more_reduced_groups_than_a_walk_holds_take_the_strided_class)
+{
+    /* five reduced dims whose strides do not chain: no walk of 4 holds them */
+    kg_tensor in = fake(IN_AT, KG_U8, 5, (int64_t[]){3, 3, 3, 3, 3});
+    const int64_t st[] = {2000, 300, 40, 7, 2};
+    memcpy(in.strides, st, sizeof st);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED32);
+    in.strides[0] = (int64_t)1 << 33;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_STRIDED64, "offsets past 2^31");
+    /* the same dims, four of them reduced: a walk */
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 1, 2, 3}, 4, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.walk.n, 4);
+}
+
+Test(plan, the_issue_10_shapes_take_the_walking_classes)
+{
+    kg_red_plan p;
+    /* [64,256,32,256] (0,2): columns of 256 under two reduced dims */
+    kg_tensor a = fake(IN_AT, KG_F32, 4, (int64_t[]){64, 256, 32, 256});
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 256);
+    cr_assert_eq(p.args.walk.n, 2);
+    cr_assert_eq(p.args.vec, 1);
+    /* (1,3): runs of 256 innermost, in vectors */
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){1, 3}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.walk.size[0], 64);
+    cr_assert_eq(p.args.walk.in[1], 8192);
+    /* [4096,64,1024] (0,2): 64 outputs of 4M elements, split across blocks */
+    kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){4096, 64, 1024});
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.group, KG_RED_THREADS);
+    cr_assert_gt(p.args.splits, 1);
+    cr_assert_eq(p.args.chunk % 4, 0);
+    /* [2048,3,4096] axis 1, [7,1048576] axis 0: a few rows under wide columns */
+    kg_tensor c = fake(IN_AT, KG_F32, 3, (int64_t[]){2048, 3, 4096});
+    cr_assert_eq(plan_of(KG_RED_SUM, &c, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.cw, 256);
+}
+
+Test(plan, is_deterministic_and_bounded_over_many_shapes)
+{
+    static const int64_t sizes[] = {1, 2, 3, 7, 64, 100, 1000, 4096, 65536, 1 << 20};
+    const int ns = (int)(sizeof sizes / sizeof sizes[0]);
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++)
+            for (int ax = 0; ax < 2; ax++)
+                for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
+                    if (sizes[i] * sizes[j] > ((int64_t)1 << 31))
+                        continue;
+                    kg_tensor in = fake(IN_AT, (kg_dtype)dt, 2, (int64_t[]){sizes[i], sizes[j]});
+                    kg_red_plan a, b;
+                    const kg_reduce_op op = dt == KG_BOOL ? KG_RED_MAX : KG_RED_ARGMAX;
+                    cr_assert_eq(plan_of(op, &in, &ax, 1, 0, &a), KG_OK, "%s", kg_errmsg(cpu_ctx));
+                    cr_assert_eq(plan_of(op, &in, &ax, 1, 0, &b), KG_OK);
+                    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+                    cr_assert_leq(a.partial_bytes, KG_RED_PARTIAL_BYTES);
+                    cr_assert_geq(a.grid, 1u);
+                    if (a.cls == KG_RED_PACKED)
+                        cr_assert_geq(a.args.units * (32 / a.args.group) * KG_RED_PACK, a.args.n_out);
+                    if (a.cls == KG_RED_COLS)
+                        cr_assert(a.args.cw >= 1 && a.args.cw <= KG_RED_THREADS && (a.args.cw & (a.args.cw - 1)) == 0);
+                    if (a.args.splits > 1) {
+                        cr_assert_lt((a.args.splits - 1) * a.args.chunk, a.args.red);
+                        cr_assert_leq(a.args.units / a.args.splits, KG_RED_MAX_SEMAPHORES);
+                    }
+                }
+}
+
+/* ---- CPU: the plan checker -------------------------------------------------- */
+
+/* The host image of kg_walk_at / kg_walk_step (templates/reduce.cuh). */
+typedef struct wpos {
+    int64_t x[KG_RED_WALK_DIMS], off;
+} wpos;
+
+static void walk_at(const kg_red_walk *W, int64_t r, wpos *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int d = 0; d < W->n; d++) {
+        int64_t q = 0, m = r;
+        if (d < W->n - 1) {
+            q = r / W->size[d];
+            m = r - q * W->size[d];
+        }
+        p->x[d] = m;
+        p->off += m * W->in[d];
+        r = q;
+    }
+}
+
+static void walk_step(const kg_red_walk *W, wpos *p)
+{
+    int c = 0;
+    p->x[0] += W->step[0];
+    p->off += W->step[0] * W->in[0];
+    if (W->n > 1 && p->x[0] >= W->size[0]) {
+        p->x[0] -= W->size[0];
+        p->off -= W->size[0] * W->in[0];
+        c = 1;
+    }
+    if (!c && !W->hi)
+        return;
+    for (int d = 1; d < W->n; d++) {
+        const int64_t s = W->step[d] + c;
+        p->x[d] += s;
+        p->off += s * W->in[d];
+        c = d < W->n - 1 && p->x[d] >= W->size[d];
+        if (c) {
+            p->x[d] -= W->size[d];
+            p->off -= W->size[d] * W->in[d];
+        }
+    }
+}
+
+/* Input offset and result offset (the values', or the indices' for index
+   reductions) of outer position o. */
+static void outer_of(const kg_red_dims *D, int indexed, int64_t o, int64_t *io, int64_t *oo)
+{
+    *io = *oo = 0;
+    for (int d = 0; d < D->n; d++) {
+        const int64_t m = d == D->n - 1 ? o : o % D->size[d];
+        *io += m * D->in[d];
+        *oo += m * (indexed ? D->idx[d] : D->out[d]);
+        o = d == D->n - 1 ? 0 : o / D->size[d];
+    }
+}
+
+static uint64_t mix(int64_t x)
+{
+    uint64_t z = (uint64_t)x + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* What the checker compares: per output, the visits and a hash of the
+   multiset of input offsets; for index reductions every visit's index must
+   be the logical one of its input offset. */
+typedef struct pcheck {
+    const kg_tensor *in;
+    unsigned mask;
+    int64_t n_out, red, *count;
+    uint64_t *hash;
+    int indexed, bad;
+    char why[200];
+} pcheck;
+
+/* The input offset of output o (row-major over kept dims) and reduced
+   element r (row-major over reduced dims). */
+static int64_t logical_off(const pcheck *c, int64_t o, int64_t r)
+{
+    int64_t off = 0;
+    for (int d = c->in->ndim - 1; d >= 0; d--) {
+        if ((c->mask >> d) & 1u) {
+            off += (r % c->in->shape[d]) * c->in->strides[d];
+            r /= c->in->shape[d];
+        } else {
+            off += (o % c->in->shape[d]) * c->in->strides[d];
+            o /= c->in->shape[d];
+        }
+    }
+    return off;
+}
+
+static void visit(pcheck *c, int64_t oo, int64_t r, int64_t in_off)
+{
+    if (oo < 0 || oo >= c->n_out || r < 0 || r >= c->red) {
+        if (!c->bad++)
+            snprintf(c->why, sizeof c->why, "visit of output %lld, element %lld out of range", (long long)oo,
+                     (long long)r);
+        return;
+    }
+    c->count[oo]++;
+    c->hash[oo] += mix(in_off);
+    if (c->indexed && logical_off(c, oo, r) != in_off && !c->bad++)
+        snprintf(c->why, sizeof c->why, "output %lld: index %lld read at %lld, not %lld", (long long)oo, (long long)r,
+                 (long long)in_off, (long long)logical_off(c, oo, r));
+}
+
+static void fail(pcheck *c, const char *what)
+{
+    if (!c->bad++)
+        snprintf(c->why, sizeof c->why, "%s", what);
+}
+
+/* Follows the kernel loops of plan p (reduce.cuh) on the host. */
+static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
+{
+    const kg_red_args *A = &p->args;
+    const int64_t V = 16 / (int64_t)es;
+    const int64_t cut = p->cls == KG_RED_COLS && A->run > 1 ? A->red / A->run : A->red; /* what splits cut */
+    if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
+        fail(c, "splits do not cut the reduced elements into non-empty chunks");
+    if (p->cls == KG_RED_PACKED) {
+        if (A->units * (32 / A->group) * KG_RED_PACK < A->n_out)
+            fail(c, "packed units do not cover the rows");
+        for (int64_t o = 0; o < A->n_out; o++) {
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            if (io != o * A->red)
+                fail(c, "packed rows are not dense");
+            for (int64_t r = 0; r < A->red; r++)
+                visit(c, oo, r, o * A->red + r);
+        }
+        return;
+    }
+    const int block = A->group == KG_RED_THREADS || p->cls == KG_RED_COLS;
+    if (p->cls == KG_RED_COLS) {
+        const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = A->vec ? (es >= 4 ? 16 / (int64_t)es : 4) : 1;
+        if (A->units != A->n_out * A->tiles * A->splits || A->tiles * cw * vu < A->inner)
+            fail(c, "column units do not cover the columns");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            const int64_t rows = A->run > 1 ? A->red / A->run : A->red;
+            const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < rows ? r0 + A->chunk : rows;
+            if (A->run > 1 && (A->vec || A->red % A->run))
+                fail(c, "a column run with vectors, or rows that are not whole runs");
+            for (int64_t tx = 0; tx < cw; tx++) {
+                const int64_t col = (tile * cw + tx) * vu;
+                if (col >= A->inner)
+                    continue;
+                for (int64_t ty = 0; ty < ny; ty++) {
+                    int64_t r = r0 + ty;
+                    if (r >= r1)
+                        continue;
+                    wpos w;
+                    walk_at(&A->walk, r, &w);
+                    for (; A->run > 1 && r < r1; r += ny, walk_step(&A->walk, &w))
+                        for (int64_t e = 0; e < A->run; e++)
+                            visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
+                                  io + col * A->run + w.off + e);
+                    for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
+                        if ((io + col + w.off) % vu)
+                            fail(c, "a column vector load is misaligned");
+                        for (int64_t k = 0; k < vu; k++)
+                            if (col + k < A->inner)
+                                visit(c, oo + (col + k) * (c->indexed ? A->inner_idx : A->inner_out), r,
+                                      io + col + k + w.off);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    const int64_t g = A->group;
+    const int64_t units = block ? A->units : A->n_out;
+    for (int64_t u = 0; u < units; u++) {
+        const int64_t row = block ? u / A->splits : u, split = block ? u % A->splits : 0;
+        int64_t io, oo;
+        outer_of(&A->outer, c->indexed, row, &io, &oo);
+        const int64_t c0 = split * A->chunk, c1 = block && c0 + A->chunk < A->red ? c0 + A->chunk : A->red;
+        if (p->cls == KG_RED_ROWS) {
+            for (int64_t r = c0; r < c1; r++)
+                visit(c, oo, r, io + r);
+        } else if (p->cls == KG_RED_NEST) {
+            const int64_t vu = A->vec ? V : 1;
+            if (c0 % vu || (c1 % vu && c1 != A->red) || A->red % vu)
+                fail(c, "a walk chunk is not whole vectors");
+            for (int64_t t = 0; t < g; t++) {
+                int64_t i = c0 / vu + t;
+                if (i >= c1 / vu)
+                    continue;
+                wpos w;
+                walk_at(&A->walk, i, &w);
+                for (; i < c1 / vu; i += g, walk_step(&A->walk, &w)) {
+                    if ((io + w.off) % vu)
+                        fail(c, "a walk vector load is misaligned");
+                    for (int64_t e = 0; e < vu; e++)
+                        visit(c, oo, i * vu + e, io + w.off + e);
+                }
+            }
+        } else { /* STRIDED32/64: the division per element of the kernel */
+            for (int64_t r = c0; r < c1; r++) {
+                int64_t off = 0, q = r;
+                for (int d = 0; d < A->rdims.n; d++) {
+                    const int64_t m = d == A->rdims.n - 1 ? q : q % A->rdims.size[d];
+                    off += m * A->rdims.in[d];
+                    q = d == A->rdims.n - 1 ? 0 : q / A->rdims.size[d];
+                }
+                visit(c, oo, r, io + off);
+            }
+        }
+    }
+}
+
+/* Plans op over in (axes by mask) with a contiguous result and checks the
+   plan covers each (output, reduced element) exactly once. Returns 1 when
+   it does; why says what is wrong otherwise. */
+static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why,
+                      size_t wl, kg_red_class *cls)
+{
+    int axes[KG_MAX_DIMS] = {0}, n = 0;
+    for (int d = 0; d < in->ndim; d++)
+        if ((mask >> d) & 1u)
+            axes[n++] = d;
+    kg_red_plan p;
+    if (plan_tuned(op, in, axes, n, 0, t, &p) != KG_OK) {
+        snprintf(why, wl, "planning failed: %s", kg_errmsg(cpu_ctx));
+        return 0;
+    }
+    *cls = p.cls;
+    pcheck c;
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    c.mask = n ? mask : (1u << in->ndim) - 1;
+    c.indexed = kg_red_infos[op].indexed;
+    c.n_out = 1;
+    c.red = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if ((c.mask >> d) & 1u)
+            c.red *= in->shape[d];
+        else
+            c.n_out *= in->shape[d];
+    }
+    if (p.empty)
+        return c.n_out == 0;
+    c.count = calloc((size_t)c.n_out, sizeof *c.count);
+    c.hash = calloc((size_t)c.n_out, sizeof *c.hash);
+    simulate(&p, &c, kg_dtype_size(in->dtype));
+    for (int64_t o = 0; o < c.n_out && !c.bad; o++) {
+        uint64_t h = 0;
+        for (int64_t r = 0; r < c.red; r++)
+            h += mix(logical_off(&c, o, r));
+        if (c.count[o] != c.red || c.hash[o] != h) {
+            c.bad++;
+            snprintf(c.why, sizeof c.why, "output %lld: %lld visits of %lld, %s", (long long)o,
+                     (long long)c.count[o], (long long)c.red, c.hash[o] == h ? "the right offsets" : "wrong offsets");
+        }
+    }
+    free(c.count);
+    free(c.hash);
+    snprintf(why, wl, "%s", c.why);
+    return !c.bad;
+}
+
+static int next_perm(int *a, int n)
+{
+    int i = n - 2;
+    while (i >= 0 && a[i] >= a[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = n - 1;
+    while (a[j] <= a[i])
+        j--;
+    int t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+    for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+        t = a[l];
+        a[l] = a[r];
+        a[r] = t;
+    }
+    return 1;
+}
+
+/* A tensor of `shape` whose dims are laid out in memory in order perm
+   (perm[0] outermost), dense or with every dim's stride doubled (`gap`). */
+static kg_tensor permuted(kg_dtype dt, int nd, const int64_t *shape, const int *perm, int gap, int64_t at)
+{
+    kg_tensor t = fake((uintptr_t)at, dt, nd, shape);
+    int64_t st = gap ? 2 : 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        t.strides[perm[i]] = st;
+        st *= shape[perm[i]] * (gap ? 2 : 1);
+    }
+    return t;
+}
+
+Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
+{
+    static const int64_t sizes[] = {3, 4, 2, 5, 8, 1, 6};
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0};
+    for (int nd = 1; nd <= 5; nd++) {
+        int64_t shape[KG_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            shape[d] = sizes[(d + nd) % 7];
+        for (unsigned mask = 0; mask < (1u << nd); mask++) {
+            int perm[KG_MAX_DIMS];
+            for (int d = 0; d < nd; d++)
+                perm[d] = d;
+            do {
+                for (int v = 0; v < 4; v++) { /* f32 dense, bf16 dense, f32 gapped, f32 misaligned */
+                    const kg_dtype dt = v == 1 ? KG_BF16 : KG_F32;
+                    kg_tensor in = permuted(dt, nd, shape, perm, v == 2, (int64_t)IN_AT + (v == 3 ? 4 : 0));
+                    for (int k = 0; k < 2; k++) {
+                        const kg_reduce_op op = k ? KG_RED_ARGMAX : KG_RED_SUM;
+                        char why[256];
+                        kg_red_class cls;
+                        const int ok = check_plan(op, &in, mask, NULL, why, sizeof why, &cls);
+                        char sh[128], st[128];
+                        cr_assert(ok, "%s of %s strides %s over mask 0x%x: %s", kg_red_infos[op].name,
+                                  kg_shape_str(sh, sizeof sh, nd, in.shape), kg_shape_str(st, sizeof st, nd, in.strides),
+                                  mask, why);
+                        by_class[cls]++;
+                        plans++;
+                    }
+                }
+            } while (next_perm(perm, nd));
+        }
+    }
+    cr_log_info("%d plans checked; rows %d cols %d strided32 %d nest %d packed %d", plans, by_class[KG_RED_ROWS],
+                by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_NEST], by_class[KG_RED_PACKED]);
+    cr_assert_gt(plans, 10000);
+    cr_assert_gt(by_class[KG_RED_ROWS], 0);
+    cr_assert_gt(by_class[KG_RED_NEST], 0); /* columns need wider shapes: the next tests */
+}
+
+Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
+{
+    kg_red_plan p;
+    /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
+    kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "off by default");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.inner, 1974);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.walk.n, 1);
+    cr_assert_eq(p.args.walk.size[0], 500);
+    cr_assert_eq(p.args.walk.in[0], 1974 * 17);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.run, 17, "the run is the logically innermost reduced dim");
+    /* runs longer than 64 bytes: the walk over vectors instead */
+    kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 64});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+}
+
+Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_once)
+{
+    /* sizes that reach block-wide units, splits, several tiles, lane groups,
+       packed rows and more reduced groups than a walk holds */
+    static const struct {
+        int nd;
+        int64_t shape[6];
+    } S[] = {
+        {2, {7, 40000}}, {2, {40000, 7}}, {3, {300, 3, 700}}, {3, {64, 1000, 9}}, {4, {5, 64, 6, 300}},
+        {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
+    };
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0;
+    uint64_t rng = 99;
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+        const int nd = S[i].nd;
+        for (unsigned mask = 1; mask < (1u << nd); mask++) {
+            for (int v = 0; v < 3; v++) {
+                int perm[KG_MAX_DIMS];
+                for (int d = 0; d < nd; d++)
+                    perm[d] = d;
+                if (v == 2) /* a random stride order */
+                    for (int d = nd - 1; d > 0; d--) {
+                        const int j = (int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) %
+                                      (d + 1);
+                        const int x = perm[d];
+                        perm[d] = perm[j];
+                        perm[j] = x;
+                    }
+                kg_tensor in = permuted(v == 1 ? KG_BF16 : KG_F32, nd, S[i].shape, perm, 0, (int64_t)IN_AT);
+                for (int k = 0; k < 2; k++) {
+                    const kg_reduce_op op = k ? KG_RED_ARGMIN : KG_RED_SUM;
+                    char why[256];
+                    kg_red_class cls;
+                    kg_red_plan p;
+                    int axes[KG_MAX_DIMS] = {0}, n = 0;
+                    for (int d = 0; d < nd; d++)
+                        if ((mask >> d) & 1u)
+                            axes[n++] = d;
+                    cr_assert_eq(plan_of(op, &in, axes, n, 0, &p), KG_OK);
+                    split += p.args.splits > 1;
+                    char sh[128], st[128];
+                    cr_assert(check_plan(op, &in, mask, NULL, why, sizeof why, &cls), "%s of %s strides %s mask 0x%x: %s",
+                              kg_red_infos[op].name, kg_shape_str(sh, sizeof sh, nd, in.shape),
+                              kg_shape_str(st, sizeof st, nd, in.strides), mask, why);
+                    by_class[cls]++;
+                    cr_assert(check_plan(op, &in, mask, &old_tuning, why, sizeof why, &cls), "old tuning: %s", why);
+                    cr_assert(check_plan(op, &in, mask, &runs_tuning, why, sizeof why, &cls), "column runs: %s", why);
+                    runs += cls == KG_RED_COLS;
+                    plans++;
+                }
+            }
+        }
+    }
+    cr_log_info("%d larger plans checked, %d split, %d columns with the run path on", plans, split, runs);
+    cr_assert_gt(split, 0);
+    for (int k = 0; k < KG_RED_CLASS_COUNT; k++)
+        if (k != KG_RED_STRIDED64)
+            cr_expect_gt(by_class[k], 0, "class %d never planned", k);
+}
+
+/* ---- CPU: geometry that would overflow (issue 13) ------------------------------ */
+
+Test(errors, shapes_and_strides_past_2_pow_63_bytes_are_refused_not_crashed)
+{
+    kg_red_plan p;
+    /* the fuzzer's crash: f32 [INT64_MAX] stride 1 (4 * INT64_MAX bytes) */
+    kg_tensor in = fake(IN_AT, KG_F32, 1, (int64_t[]){INT64_MAX});
+    kg_tensor out = fake(OUT_AT, KG_F32, 0, NULL);
+    cr_assert_eq(kg_sum(cpu_ctx, &out, &in, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "spans more than 2^63 bytes") != NULL, "%s", kg_errmsg(cpu_ctx));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "9223372036854775807") != NULL, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_eq(kg_reduce_plan(cpu_ctx, KG_RED_SUM, &out, NULL, &in, NULL, 0, 0, 132, &p), KG_ERR_INVALID_ARGUMENT);
+    /* 2^61 f32 elements: 2^63 bytes, one past */
+    in = fake(IN_AT, KG_F32, 1, (int64_t[]){(int64_t)1 << 61});
+    cr_assert_eq(kg_sum(cpu_ctx, &out, &in, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT);
+    /* strides whose span overflows though the element count does not */
+    in = fake(IN_AT, KG_F32, 2, (int64_t[]){4, 8});
+    in.strides[0] = INT64_MAX;
+    in.strides[1] = INT64_MAX;
+    kg_tensor o4 = fake(OUT_AT, KG_F32, 1, (int64_t[]){4});
+    cr_assert_eq(kg_sum(cpu_ctx, &o4, &in, (int[]){1}, 1, 0), KG_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "spans more than") != NULL, "%s", kg_errmsg(cpu_ctx));
+    in.strides[0] = (int64_t)1 << 60;
+    in.strides[1] = 1;
+    cr_assert_eq(kg_sum(cpu_ctx, &o4, &in, (int[]){1}, 1, 0), KG_ERR_INVALID_ARGUMENT, "3 * 2^60 * 4 bytes");
+    /* an out whose strides overflow: refused before the overlap check */
+    kg_tensor in2 = fake(IN_AT, KG_F32, 2, (int64_t[]){4, 8});
+    kg_tensor ob = fake(OUT_AT, KG_F32, 2, (int64_t[]){4, 1});
+    ob.strides[0] = INT64_MAX;
+    cr_assert_eq(kg_sum(cpu_ctx, &ob, &in2, (int[]){1}, 1, 1), KG_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "out") != NULL, "%s", kg_errmsg(cpu_ctx));
+    /* an address range that wraps past 2^64 */
+    kg_tensor w = fake(UINTPTR_MAX - 63, KG_F32, 1, (int64_t[]){64});
+    cr_assert_eq(kg_sum(cpu_ctx, &out, &w, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "wrap") != NULL, "%s", kg_errmsg(cpu_ctx));
+}
+
+Test(plan, huge_but_valid_geometry_plans_without_overflow)
+{
+    kg_red_plan p;
+    /* an expanded input of 2^62 elements (stride 0: 4 bytes): the planner's
+       products (elements x bytes, outputs x lanes) saturate, never wrap */
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){(int64_t)1 << 31, (int64_t)1 << 31});
+    e.strides[0] = e.strides[1] = 0;
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_geq(p.grid, 1u);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, NULL, 0, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    cr_assert_eq(p.args.red, (int64_t)1 << 62);
+    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+    cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &e, (int[]){1}, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    /* the largest dense u8 tensor under 2^63 bytes, reduced every way */
+    kg_tensor u = fake((uintptr_t)1 << 62, KG_U8, 3, (int64_t[]){(int64_t)1 << 20, (int64_t)1 << 20, (int64_t)1 << 22});
+    for (unsigned mask = 1; mask < 8; mask++) {
+        int axes[3], n = 0;
+        for (int d = 0; d < 3; d++)
+            if ((mask >> d) & 1u)
+                axes[n++] = d;
+        cr_assert_eq(plan_of(KG_RED_SUM, &u, axes, n, 0, &p), KG_OK, "mask %u: %s", mask, kg_errmsg(cpu_ctx));
+        cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+        cr_assert_geq(p.grid, 1u);
+        if (p.args.splits > 1)
+            cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red);
+    }
+}
+
+/* ---- CPU: every validation error ------------------------------------------ */
+
+#define EXPECT_ERR(code, what, call)                                                                                   \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_expect_eq(st_, code, "%s: %s -> %s (%s), expected %s", what, #call, kg_status_name(st_),                    \
+                     kg_errmsg(cpu_ctx), kg_status_name(code));                                                        \
+    } while (0)
+
+TestSuite(errors, .init = cpu_setup, .fini = cpu_teardown);
+
+Test(errors, every_argument_error_is_reported_before_the_device)
+{
+    const int64_t s[] = {3, 4}, r[] = {3};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r);
+    kg_tensor idx = fake(IDX_AT, KG_I64, 1, r);
+    const int ax1[] = {1};
+    cr_assert_eq(kg_reduce(NULL, KG_RED_SUM, &out, NULL, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op 0", kg_reduce(cpu_ctx, KG_RED_NONE, &out, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "op past the end",
+               kg_reduce(cpu_ctx, KG_RED_COUNT, &out, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL in", kg_sum(cpu_ctx, &out, NULL, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL out", kg_sum(cpu_ctx, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "NULL indices", kg_argmax(cpu_ctx, NULL, &in, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "indices for sum", kg_reduce(cpu_ctx, KG_RED_SUM, &out, &idx, &in, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "kg_max_with_indices") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axis 2", kg_sum(cpu_ctx, &out, &in, (int[]){2}, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "out of range") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axis -3", kg_sum(cpu_ctx, &out, &in, (int[]){-3}, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "duplicate", kg_sum(cpu_ctx, &out, &in, (int[]){1, -1}, 2, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "twice") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "n_axes < 0", kg_sum(cpu_ctx, &out, &in, ax1, -1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "n_axes > 8", kg_sum(cpu_ctx, &out, &in, ax1, 9, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "axes NULL", kg_sum(cpu_ctx, &out, &in, NULL, 1, 0));
+    /* dtypes */
+    kg_tensor ii = fake(IN_AT, KG_I32, 2, s), bb = fake(IN_AT, KG_BOOL, 2, s);
+    kg_tensor oi32 = fake(OUT_AT, KG_I32, 1, r), oi64 = fake(OUT_AT, KG_I64, 1, r);
+    EXPECT_ERR(KG_ERR_DTYPE, "mean of i32", kg_mean(cpu_ctx, &oi32, &ii, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "not available for i32") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_DTYPE, "norm of i32", kg_norm(cpu_ctx, &oi32, &ii, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_DTYPE, "argmax of bool", kg_argmax(cpu_ctx, &idx, &bb, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_DTYPE, "sum of i32 into i32", kg_sum(cpu_ctx, &oi32, &ii, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "i64") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_DTYPE, "max of i32 into i64", kg_max(cpu_ctx, &oi64, &ii, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_DTYPE, "f32 indices", kg_argmax(cpu_ctx, &out, &in, ax1, 1, 0));
+    kg_tensor bad = in;
+    bad.dtype = (kg_dtype)42;
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "bad dtype", kg_sum(cpu_ctx, &out, &bad, ax1, 1, 0));
+    /* shapes */
+    kg_tensor o4 = fake(OUT_AT, KG_F32, 1, (int64_t[]){4});
+    EXPECT_ERR(KG_ERR_SHAPE, "out [4] for [3,4] over dim 1", kg_sum(cpu_ctx, &o4, &in, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "[3]") != NULL, "%s", kg_errmsg(cpu_ctx));
+    EXPECT_ERR(KG_ERR_SHAPE, "keepdim needs [3,1]", kg_sum(cpu_ctx, &out, &in, ax1, 1, 1));
+    kg_tensor i4 = fake(IDX_AT, KG_I64, 1, (int64_t[]){4});
+    EXPECT_ERR(KG_ERR_SHAPE, "indices shape", kg_max_with_indices(cpu_ctx, &out, &i4, &in, ax1, 1, 0));
+    /* empty reduced slices */
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){3, 0});
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max of nothing", kg_max(cpu_ctx, &out, &e, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "argmin of nothing", kg_argmin(cpu_ctx, &idx, &e, ax1, 1, 0));
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "min of nothing", kg_min(cpu_ctx, &out, &e, ax1, 1, 0));
+    kg_tensor ez = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 0}), o0 = fake(OUT_AT, KG_F32, 1, (int64_t[]){0});
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "max over an empty dim of an empty tensor",
+               kg_max(cpu_ctx, &o0, &ez, ax1, 1, 0));
+    /* overlap and alignment */
+    kg_tensor ov = fake(IN_AT + 8, KG_F32, 1, r);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out inside in", kg_sum(cpu_ctx, &ov, &in, ax1, 1, 0));
+    cr_expect(strstr(kg_errmsg(cpu_ctx), "overlaps") != NULL, "%s", kg_errmsg(cpu_ctx));
+    kg_tensor ovi = fake(OUT_AT + 8, KG_I64, 1, r);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "values overlap indices",
+               kg_max_with_indices(cpu_ctx, &out, &ovi, &in, ax1, 1, 0));
+    kg_tensor st0 = out;
+    st0.strides[0] = 0;
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "out overlaps itself", kg_sum(cpu_ctx, &st0, &in, ax1, 1, 0));
+    kg_tensor mis = fake(IN_AT + 2, KG_F32, 2, s);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "misaligned in", kg_sum(cpu_ctx, &out, &mis, ax1, 1, 0));
+    kg_tensor miso = fake(OUT_AT + 1, KG_F32, 1, r);
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "misaligned out", kg_sum(cpu_ctx, &miso, &in, ax1, 1, 0));
+    kg_tensor neg = in;
+    neg.strides[1] = -1;
+    EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "negative stride", kg_sum(cpu_ctx, &out, &neg, ax1, 1, 0));
+}
+
+Test(errors, a_valid_call_reaches_the_device_check)
+{
+    /* on a machine without a GPU, a valid call fails only at the device */
+    const int64_t s[] = {3, 4}, r[] = {3};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r);
+    kg_red_plan p;
+    cr_assert_eq(kg_reduce_plan(cpu_ctx, KG_RED_SUM, &out, NULL, &in, (int[]){1}, 1, 0, 132, &p), KG_OK);
+    kg_context *c = NULL;
+    if (kg_open(&c, 0) != KG_OK) {
+        cr_expect_eq(kg_sum(c, &out, &in, (int[]){1}, 1, 0), KG_ERR_NO_DEVICE, "%s", kg_errmsg(c));
+        cr_expect_eq(kg_reserve_scratch(c, 0), KG_ERR_NO_DEVICE);
+    } else {
+        cr_expect_eq(kg_reserve_scratch(c, 0), KG_OK, "%s", kg_errmsg(c));
+    }
+    kg_close(c);
+}
+
+Test(errors, empty_results_and_empty_slices_plan_correctly)
+{
+    kg_red_plan p;
+    kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){0, 4});
+    cr_assert_eq(plan_of(KG_RED_MAX, &e, (int[]){1}, 1, 0, &p), KG_OK, "a non-empty dim of an empty tensor");
+    cr_assert_eq(p.empty, 1);
+    cr_assert_eq(p.out_shape[0], 0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.empty, 0);
+    cr_assert_eq(p.args.red, 0);
+    cr_assert_eq(p.args.n_out, 4);
+}
+
+/* ---- CPU: the generated reference ----------------------------------------- */
+
+Test(reference, matches_hand_computed_values)
+{
+    const double x[] = {3, -1, 7, 7, 2};
+    int64_t at;
+    cr_assert_eq(kg_red_refs[KG_RED_SUM].f(x, 5, NULL), 18);
+    cr_assert_eq(kg_red_refs[KG_RED_MEAN].f(x, 5, NULL), 3.6);
+    cr_assert_eq(kg_red_refs[KG_RED_PROD].f(x, 5, NULL), -294);
+    cr_assert_eq(kg_red_refs[KG_RED_NORM].f((double[]){3, 4}, 2, NULL), 5);
+    cr_assert_eq(kg_red_refs[KG_RED_MAX].f(x, 5, NULL), 7);
+    cr_assert_eq(kg_red_refs[KG_RED_MIN].f(x, 5, NULL), -1);
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].f(x, 5, &at), 7);
+    cr_assert_eq(at, 2, "ties go to the first index");
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMIN].f(x, 5, &at), -1);
+    cr_assert_eq(at, 1);
+    const double y[] = {1, NAN, 5, NAN};
+    cr_assert(isnan(kg_red_refs[KG_RED_MAX].f(y, 4, NULL)));
+    cr_assert(isnan(kg_red_refs[KG_RED_MIN].f(y, 4, NULL)));
+    kg_red_refs[KG_RED_ARGMAX].f(y, 4, &at);
+    cr_assert_eq(at, 1, "the first NaN wins");
+    kg_red_refs[KG_RED_ARGMIN].f(y, 4, &at);
+    cr_assert_eq(at, 1);
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].f((double[]){-INFINITY, -INFINITY}, 2, &at), -INFINITY);
+    cr_assert_eq(at, 0);
+    cr_assert_eq(kg_red_refs[KG_RED_SUM].f(x, 0, NULL), 0);
+    cr_assert_eq(kg_red_refs[KG_RED_PROD].f(x, 0, NULL), 1);
+    cr_assert(isnan(kg_red_refs[KG_RED_MEAN].f(x, 0, NULL)));
+    const int64_t v[] = {INT64_MAX, 1, -5, 1};
+    cr_assert_eq(kg_red_refs[KG_RED_SUM].i(v, 2, NULL), INT64_MIN, "i64 sums wrap");
+    cr_assert_eq(kg_red_refs[KG_RED_ARGMAX].i(v + 1, 3, &at), 1);
+    cr_assert_eq(at, 0);
+    cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
+}
+
