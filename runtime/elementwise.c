@@ -4,9 +4,11 @@
  * Order: arguments, dtypes, shapes and overlap are checked on the host; only
  * then is the device touched. The call is coalesced (layout.c) and sent to
  * one of the generated variants (kg_params.h): dense when every operand is
- * one aligned contiguous range, tile for 2-d problems with a transposed input,
- * nd32v when the inner dim is contiguous or broadcast for every operand, nd32
- * or nd64 otherwise (by whether offsets fit in 31 bits).
+ * one aligned contiguous range, perm when an input's fast dim is not the
+ * output's (transposes and permutations of any rank), nd32v when the inner
+ * dim is contiguous or broadcast for every operand, nd32 or nd64 otherwise
+ * (by whether offsets fit in 31 bits). tile (the 2-d form of perm) runs
+ * when forced by the test hook, or for a 2-d transpose perm cannot take.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +67,15 @@ static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_
 
 static int aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
+/* 1 when every stride of operand k but the one along `along` is a multiple of vec. */
+static int strides_divide(const kg_layout *L, int k, int along, int vec)
+{
+    for (int d = 0; d < L->ndim; d++)
+        if (d != along && L->stride[k][d] % vec)
+            return 0;
+    return 1;
+}
+
 static unsigned grid_for(int64_t work)
 {
     int64_t blocks = (work + THREADS - 1) / THREADS;
@@ -100,6 +111,79 @@ static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *o
         V.stride[k][0] *= vec;
     kg_layout_to_nd32(&V, o);
     o->bcast = bcast;
+    return 1;
+}
+
+/* The perm form of L (kg_params.h): J is the fast dim (smallest non-zero
+   stride) of the first input whose fast dim is not dim 0 and that is not
+   broadcast along dim 0; every such input with the same fast dim is staged.
+   Vectors of `vec` elements along J (staged inputs) and along dim 0 (the
+   output and the other inputs) where the sizes, strides and pointers allow.
+   es[k] and ptrs[k] are operand k's element size and base (0 = output).
+   Returns 0 when no input is transposed, or for more than 2^31 - 1 tiles. */
+KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS)
+        return 0;
+    int fast[KG_EW_MAX_OPERANDS], J = -1;
+    size_t maxes = 0;
+    for (int k = 0; k < L->nops; k++) {
+        fast[k] = -1;
+        for (int d = 0; d < L->ndim; d++)
+            if (L->stride[k][d] != 0 && (fast[k] < 0 || L->stride[k][d] < L->stride[k][fast[k]]))
+                fast[k] = d;
+        if (k > 0 && J < 0 && fast[k] > 0 && L->stride[k][0] != 0)
+            J = fast[k];
+        maxes = es[k] > maxes ? es[k] : maxes;
+    }
+    if (J < 0)
+        return 0;
+    const int64_t T = maxes >= 8 ? 32 : 64; /* kg_perm_shape in elementwise.cuh */
+    const int64_t lim = (int64_t)1 << 31; /* 32-bit tile indices; no product below overflows */
+    const int64_t tiles_c = (L->size[0] + T - 1) / T, tiles_j = (L->size[J] + T - 1) / T;
+    if (tiles_c >= lim || tiles_j >= lim || tiles_c * tiles_j >= lim)
+        return 0;
+    int64_t tiles = tiles_c * tiles_j;
+    for (int d = 1; d < L->ndim; d++)
+        if (d != J && (L->size[d] >= lim || (tiles *= L->size[d]) >= lim))
+            return 0;
+    o->n0 = L->size[0];
+    o->nj = L->size[J];
+    o->tiles = (uint32_t)tiles;
+    o->tiles_c = (uint32_t)tiles_c;
+    o->tiles_j = (uint32_t)tiles_j;
+    kg_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
+    kg_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+    for (int k = 0; k < L->nops; k++) {
+        o->stride[k][0] = L->stride[k][0];
+        o->stride[k][1] = L->stride[k][J];
+    }
+    for (int d = 1; d < L->ndim; d++) {
+        if (d == J)
+            continue;
+        const int b = o->nbatch++;
+        o->bsize[b] = (uint32_t)L->size[d];
+        kg_divmod_magic(o->bsize[b], &o->bmagic[b], &o->bshift[b]);
+        for (int k = 0; k < L->nops; k++)
+            o->stride[k][2 + b] = L->stride[k][d];
+    }
+    for (int k = 1; k < L->nops; k++)
+        if (fast[k] == J && L->stride[k][0] != 0)
+            o->staged |= 1u << k;
+    /* operand k moves `vec` elements at a time along dim `along` */
+#define VEC_OK(k, along)                                                                                               \
+    (L->stride[k][along] == 1 && ((uintptr_t)ptrs[k] % (es[k] * (size_t)vec)) == 0 && strides_divide(L, k, along, vec))
+    int vj = vec > 1 && L->size[J] % vec == 0, vc = vec > 1 && L->size[0] % vec == 0 && VEC_OK(0, 0);
+    for (int k = 1; k < L->nops; k++) {
+        if (o->staged & (1u << k))
+            vj = vj && VEC_OK(k, J);
+        else
+            vc = vc && (L->stride[k][0] == 0 || VEC_OK(k, 0));
+    }
+#undef VEC_OK
+    o->vec_j = (uint32_t)vj;
+    o->vec_c = (uint32_t)vc;
     return 1;
 }
 
@@ -160,6 +244,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     const int force = ctx->ew_force_variant;
     unsigned transposed = 0;
     kg_nd32 v32;
+    kg_perm pm;
     int var = -1;
     if (ok[KG_EW_DENSE] && (force < 0 || force == KG_EW_DENSE)) {
         var = KG_EW_DENSE;
@@ -169,6 +254,13 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                 if (L.stride[k][0] > 1 && L.stride[k][1] > 0 && L.stride[k][1] < L.stride[k][0])
                     transposed |= 1u << k;
         ok[KG_EW_TILE] = L.ndim == 2;
+        if (L.ndim >= 2) {
+            const void *ptrs[KG_EW_MAX_OPERANDS] = {p.out, p.in[0], p.in[1], p.in[2]};
+            size_t es[KG_EW_MAX_OPERANDS] = {kg_dtype_size(out->dtype), 0, 0, 0};
+            for (int k = 1; k < L.nops; k++)
+                es[k] = kg_dtype_size(in[k - 1]->dtype);
+            ok[KG_EW_PERM] = kg_ew_plan_perm(&L, ptrs, es, vec, &pm);
+        }
         ok[KG_EW_ND32] = kg_layout_fits32(&L);
         ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
         ok[KG_EW_ND64] = 1;
@@ -176,6 +268,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = force;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
+        else if (ok[KG_EW_PERM])
+            var = KG_EW_PERM;
         else if (transposed)
             var = KG_EW_TILE;
         else if (ok[KG_EW_ND32V])
@@ -216,6 +310,11 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             tiles = MAX_BLOCKS;
         void *args[] = {&p, &t};
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
+        break;
+    }
+    case KG_EW_PERM: {
+        void *args[] = {&p, &pm};
+        st = kg_launch(ctx, ks[var], (dim3){pm.tiles, 1, 1}, threads, args, 0);
         break;
     }
     default: {

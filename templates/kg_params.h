@@ -21,6 +21,7 @@ typedef enum kg_ew_variant {
     KG_EW_ND32V, /* inner dim contiguous or broadcast: a vector per thread */
     KG_EW_ND64,  /* any strides, 64-bit offsets */
     KG_EW_TILE,  /* 2-d with transposed inputs: staged through shared memory */
+    KG_EW_PERM,  /* any rank, inputs whose fast dim is not the output's: tiles of that plane */
     KG_EW_VARIANT_COUNT
 } kg_ew_variant;
 
@@ -48,5 +49,26 @@ typedef struct kg_nd64 {
     int64_t size[KG_LAYOUT_MAX_DIMS];
     int64_t stride[KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
 } kg_nd64;
+
+/* PERM: the plane of dim 0 (the output's fast dim) and dim J (the staged
+   inputs' fast dim) in T x T tiles; every other dim ("batch") is walked by
+   block. stride[k][0] is operand k's stride along dim 0, stride[k][1] along
+   J, stride[k][2 + d] along batch dim d (innermost first). Block b serves
+   tile b % tiles_c along dim 0, (b / tiles_c) % tiles_j along J, and batch
+   index b / (tiles_c * tiles_j); the divisions use kg_nd32's magic numbers
+   (tiles < 2^31). */
+typedef struct kg_perm {
+    int64_t n0, nj;
+    uint32_t tiles, tiles_c, tiles_j;
+    uint32_t magic_c, shift_c, magic_j, shift_j;
+    int32_t nbatch;
+    uint32_t staged; /* bit k: input k is read along J into shared memory */
+    uint32_t vec_j;  /* staged inputs move N elements at a time along J */
+    uint32_t vec_c;  /* the output and the direct inputs move N at a time along dim 0 */
+    uint32_t bsize[KG_LAYOUT_MAX_DIMS - 2];
+    uint32_t bmagic[KG_LAYOUT_MAX_DIMS - 2];
+    uint32_t bshift[KG_LAYOUT_MAX_DIMS - 2];
+    int64_t stride[KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
+} kg_perm;
 
 #endif
