@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "kg_attention.h"
 #include "kg_test.h"
 
 typedef struct {
@@ -79,12 +80,7 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
 
 int main(void)
 {
-    kg_context *ctx;
-    if (kg_open(&ctx, 0) != KG_OK) {
-        printf("bench_attention: no device (%s); nothing timed\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_attention");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
     struct {
@@ -156,6 +152,14 @@ int main(void)
         if (csv)
             fprintf(csv, "attention,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us,
                     tf);
+        bench_record(ctx, &(bench_case){.family = "attention",
+                                        .name = cases[ci].causal ? "attention causal" : "attention",
+                                        .dtype = kg_dtype_name(dt),
+                                        .ndim = 4,
+                                        .shape = {B, H, S, D},
+                                        .time_us = us,
+                                        .tflops = tf,
+                                        .note = "shape is [B, H, S, D]; TFLOP/s = 4 B H S^2 D, halved if causal"});
         for (int i = 0; i < 3; i++) {
             free(h[i]);
             kg_free(ctx, d[i]);

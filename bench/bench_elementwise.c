@@ -162,6 +162,14 @@ static void report(const char *name, kg_dtype dt, int64_t n, call *c, double us,
     if (csv)
         fprintf(csv, "elementwise,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)n, us, gbps,
                 100.0 * gbps / copy_gbps);
+    bench_case bc = {.family = "elementwise",
+                     .name = name,
+                     .dtype = kg_dtype_name(dt),
+                     .ndim = c->out.ndim,
+                     .time_us = us,
+                     .gbps = gbps};
+    memcpy(bc.shape, c->out.shape, sizeof bc.shape);
+    bench_record(c->ctx, &bc);
 }
 
 static void fill_random(kg_context *ctx, void *dev, kg_dtype dt, int64_t n)
@@ -335,12 +343,7 @@ typedef struct {
 
 int main(void)
 {
-    kg_context *ctx;
-    if (kg_open(&ctx, 0) != KG_OK) {
-        printf("bench_elementwise: no GPU work ran: %s\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_elementwise");
     char gpu[128];
     int ccM, ccm, sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));
@@ -466,6 +469,20 @@ int main(void)
     }
     printf("host time per call, 16-element add: kgen %.2f us, bare cudaLaunchKernel %.2f us (+%.2f us)\n", best_kg,
            best_bare, best_kg - best_bare);
+    bench_record(ctx, &(bench_case){.family = "host",
+                                    .name = "add",
+                                    .dtype = "f32",
+                                    .ndim = 1,
+                                    .shape = {16},
+                                    .time_us = best_kg,
+                                    .note = "host time per call"});
+    bench_record(ctx, &(bench_case){.family = "host",
+                                    .name = "bare launch",
+                                    .dtype = "f32",
+                                    .ndim = 1,
+                                    .shape = {16},
+                                    .time_us = best_bare,
+                                    .note = "host time per cudaLaunchKernel"});
     if (csv) {
         fprintf(csv, "host,tiny add,f32,16,%.3f,0,0\n", best_kg);
         fprintf(csv, "host,bare launch,f32,16,%.3f,0,0\n", best_bare);

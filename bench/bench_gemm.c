@@ -21,11 +21,13 @@
  * Small cases fit in L2, as they do in PyTorch's own numbers.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cublas_v2.h>
 
 #include "bench_common.h"
+#include "kg_gemm.h"
 #include "kg_test.h"
 
 enum { PATTERN = 1000003 };
@@ -195,13 +197,7 @@ static double cpu_gflops(void)
 
 int main(void)
 {
-    kg_context *ctx;
-    kg_status st = kg_open(&ctx, 0);
-    if (st != KG_OK) {
-        printf("bench_gemm: no GPU (%s); nothing to time\n", kg_errmsg(ctx));
-        kg_close(ctx);
-        return 0;
-    }
+    kg_context *ctx = bench_open("bench_gemm");
     char name[256];
     BENCH_CHECK(ctx, kg_device_info(ctx, name, sizeof name, NULL, NULL, NULL));
     const double cpu = cpu_gflops();
@@ -237,7 +233,9 @@ int main(void)
 
     char table[N_VARIANTS * N_SHAPES][200];
     int rows = 0, below = 0;
-    for (int vi = 0; vi < N_VARIANTS; vi++) {
+    /* $KG_BENCH_GEMM_PACKED: only the packed-operand cases at the end */
+    const int packed_only = getenv("KG_BENCH_GEMM_PACKED") != NULL;
+    for (int vi = 0; !packed_only && vi < N_VARIANTS; vi++) {
         const variant *v = &variants[vi];
         const size_t es = kg_dtype_size(v->dt);
         fill(ctx, da, v->dt, max_a, pat, stage);
@@ -306,6 +304,19 @@ int main(void)
             if (csv)
                 fprintf(csv, "gemm,%s,%s,%lld,%lld,%lld,%lld,%.3f,%.3f,%.3f\n", v->name, s->label, (long long)s->batch,
                         (long long)s->M, (long long)s->N, (long long)s->K, t_kg, tf_kg, tf_cb);
+            char limit[64], case_name[32];
+            snprintf(limit, sizeof limit, "direct cuBLAS %.1f TFLOP/s", tf_cb);
+            snprintf(case_name, sizeof case_name, "matmul %s", v->name);
+            bench_record(ctx, &(bench_case){.family = "gemm",
+                                            .name = case_name,
+                                            .dtype = kg_dtype_name(v->dt),
+                                            .ndim = 4,
+                                            .shape = {s->batch, s->M, s->N, s->K},
+                                            .time_us = t_kg,
+                                            .tflops = tf_kg,
+                                            .pct_of_limit = 100 * ratio,
+                                            .limit = limit,
+                                            .note = "shape is [batch, M, N, K]"});
         }
     }
     printf("\n== GEMM (kgen vs direct cuBLAS, same run; TFLOP/s; ratio = cuBLAS time / kgen time) ==\n");
@@ -314,6 +325,67 @@ int main(void)
     for (int r = 0; r < rows; r++)
         printf("%s\n", table[r]);
     printf("cases from 1024 up below 0.98 of direct cuBLAS: %d\n", below);
+
+    /* Packed operands (issue 16): b = x[:, ::2], a view cuBLAS cannot read,
+       against the same product with a contiguous b, timed interleaved in
+       this run. The difference is the strided copy of b into the pack area:
+       one read and one write of b (its bytes / extra time = the copy's
+       GB/s). */
+    printf("\n== packed b (b = x[:, ::2]) vs contiguous b, same run ==\n");
+    printf("%-5s %-7s %10s %10s %9s %10s %7s\n", "dtype", "shape", "contig us", "packed us", "extra us", "copy GB/s",
+           "ratio");
+    static const kg_dtype pdt[] = {KG_F32, KG_F16};
+    static const int64_t pn[] = {1024, 4096};
+    BENCH_CHECK(ctx, kg_set_tf32(ctx, 0));
+    for (int di = 0; di < 2; di++)
+        for (int ni = 0; ni < 2; ni++) {
+            const kg_dtype dt = pdt[di];
+            const int64_t n = pn[ni];
+            const size_t es = kg_dtype_size(dt);
+            fill(ctx, da, dt, n * n, pat, stage);
+            fill(ctx, db, dt, 2 * n * n, pat, stage);
+            variant pv = {dt == KG_F32 ? "f32" : "f16", dt, 0};
+            job j;
+            memset(&j, 0, sizeof j);
+            j.ctx = ctx, j.h = h, j.v = &pv, j.c2 = dc2;
+            j.a = kg_tensor_contiguous(da, dt, 2, (int64_t[]){n, n});
+            j.b = kg_tensor_contiguous(db, dt, 2, (int64_t[]){n, n});
+            j.out = kg_tensor_contiguous(dc, dt, 2, (int64_t[]){n, n});
+            job jp = j;
+            jp.b.strides[0] = 2 * n, jp.b.strides[1] = 2;
+            run_kg(&jp);
+            BENCH_CHECK(ctx, kg_sync(ctx));
+            double rtol, atol;
+            kt_tolerance(dt, &rtol, &atol);
+            for (int q = 0; q < 8; q++) {
+                const int64_t i = (q * 7919) % n, jj = (q * 104729) % n;
+                double ref = 0, mag = 0;
+                for (int64_t k = 0; k < n; k++) {
+                    const double p = tile_value(pat, dt, i * n + k) * tile_value(pat, dt, k * 2 * n + 2 * jj);
+                    ref += p, mag += fabs(p);
+                }
+                char got[8];
+                BENCH_CHECK(ctx, kg_copy_out(ctx, got, (char *)dc + (i * n + jj) * (int64_t)es, es));
+                const double g = kt_get(got, dt, 0);
+                if (!(fabs(g - ref) <= atol + rtol * fabs(ref) + (double)n * 0x1p-24 * mag)) {
+                    fprintf(stderr, "WRONG packed %s %lld at [%lld,%lld]: got %.9g want %.9g\n", pv.name,
+                            (long long)n, (long long)i, (long long)jj, g, ref);
+                    return 1;
+                }
+            }
+            const double est_us = bench_time_us(ctx, run_kg, &jp, 1, 3);
+            int inner = (int)(2000.0 / (est_us > 1 ? est_us : 1));
+            inner = inner < 1 ? 1 : inner > 2000 ? 2000 : inner;
+            bench_fn fns[] = {run_kg, run_kg};
+            void *args[] = {&j, &jp};
+            double us[2];
+            time_interleaved(ctx, fns, args, 2, inner, est_us > 5000 ? 7 : 15, us);
+            const double extra = us[1] - us[0];
+            printf("%-5s %-7lld %10.1f %10.1f %9.1f %10.0f %7.3f\n", pv.name, (long long)n, us[0], us[1], extra,
+                   extra > 0 ? 2.0 * (double)(n * n) * (double)es / extra / 1e3 : 0.0, us[0] / us[1]);
+            if (csv)
+                fprintf(csv, "gemm_packed,%s,%lld,%.3f,%.3f\n", pv.name, (long long)n, us[0], us[1]);
+        }
     if (csv)
         fclose(csv);
     cublasDestroy(h);

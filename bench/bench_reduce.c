@@ -259,8 +259,7 @@ static void sweep(rcall *cases, int n, double copy)
 
 int main(void)
 {
-    kg_context *ctx;
-    BENCH_CHECK(ctx, kg_open(&ctx, 0));
+    kg_context *ctx = bench_open("bench_reduce");
     char dev_name[128];
     int sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, dev_name, sizeof dev_name, NULL, NULL, &sms));
@@ -326,6 +325,15 @@ int main(void)
         if (csv)
             fprintf(csv, "reduce,\"%s\",%s,%lld,%.3f,%.1f\n", c->name, kg_dtype_name(c->in.dtype),
                     (long long)kg_numel(&c->in), us, gbps);
+        bench_case bc = {.family = "reduce",
+                         .name = c->name,
+                         .dtype = kg_dtype_name(c->in.dtype),
+                         .ndim = c->in.ndim,
+                         .time_us = us,
+                         .gbps = gbps,
+                         .note = class_names[plan.cls]};
+        memcpy(bc.shape, c->in.shape, sizeof bc.shape);
+        bench_record(ctx, &bc);
     }
 
     /* latency: mean keepdim f32 [32,64,128] dim 1 */
@@ -371,6 +379,20 @@ int main(void)
     printf("%-34s %-5s %10.2f us per call on the GPU (events); host per call: kgen %.2f us, bare "
            "cudaLaunchKernel %.2f us (+%.2f us)\n",
            m.name, "f32", dev_us, host_kg[7], host_bare[7], host_kg[7] - host_bare[7]);
+    bench_record(ctx, &(bench_case){.family = "reduce",
+                                    .name = m.name,
+                                    .dtype = "f32",
+                                    .ndim = 3,
+                                    .shape = {32, 64, 128},
+                                    .time_us = dev_us,
+                                    .note = "latency"});
+    bench_record(ctx, &(bench_case){.family = "host",
+                                    .name = m.name,
+                                    .dtype = "f32",
+                                    .ndim = 3,
+                                    .shape = {32, 64, 128},
+                                    .time_us = host_kg[7],
+                                    .note = "host time per call"});
     if (csv) {
         fprintf(csv, "reduce-latency,\"%s\",f32,%d,%.3f,0\n", m.name, 32 * 64 * 128, dev_us);
         fprintf(csv, "reduce-host,\"%s\",f32,%d,%.3f,0\n", m.name, 32 * 64 * 128, host_kg[7]);

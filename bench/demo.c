@@ -1,13 +1,12 @@
 /*
  * demo.c - the README's first command runs this: a short tour of real ops on
  * the GPU with their results, or, where there is no GPU, what was built and
- * why no GPU work ran.
+ * why no GPU work ran. It sees only the public headers, as a user's program does.
  */
 #include <math.h>
 #include <stdio.h>
 
-#include "internal.h"
-#include "kg_table.h"
+#include "kgen.h"
 
 static int check(kg_context *ctx, kg_status st, const char *what)
 {
@@ -26,11 +25,11 @@ static void print_row(const char *label, const float *v, int n)
 
 int main(void)
 {
-    size_t bundle = 0;
-    for (int m = 0; m < KG_MODULE_COUNT; m++)
-        bundle += (size_t)(kg_modules[m].end - kg_modules[m].begin);
-    printf("kgen: %d kernels in %d modules, bundle %.1f MiB embedded (%s)\n", KG_KERNEL_COUNT, KG_MODULE_COUNT,
-           (double)bundle / (1 << 20), kg_bundle_archs());
+    int kernels, modules;
+    size_t bundle;
+    const char *archs = kg_bundle_info(&kernels, &modules, &bundle);
+    printf("kgen %s: %d kernels in %d modules, bundle %.1f MiB embedded (%s)\n", kg_version(NULL, NULL, NULL), kernels,
+           modules, (double)bundle / (1 << 20), archs);
 
     kg_context *ctx;
     kg_status st = kg_open(&ctx, 0);

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from torch_common import time_us
+from torch_common import Results, time_us
 
 
 def main():
@@ -25,6 +25,7 @@ def main():
             if row and row[0] == "attention":
                 rows.append((row[1], *map(int, row[2:7]), float(row[7]), float(row[8])))
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    results = Results()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
     print(f"{'case':34} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s; us for small)")
     for dn, B, H, S, D, causal, kg_us, kg_tf in rows:
@@ -46,6 +47,10 @@ def main():
         def tf(us):
             return flop / (us * 1e6) if us else float("nan")
         case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
+        for name, us in res.items():
+            if us:
+                results.add("attention", "attention causal" if causal else "attention", dn, [B, H, S, D], us,
+                            tflops=tf(us), backend="efficient" if dn == "f32" and name == "flash" else name)
         if flop < 1e9:
             f_us, c_us = res["flash"], res["cudnn"]
             print(f"{case:34} {kg_us:7.1f}u {f_us or float('nan'):7.1f}u {c_us or float('nan'):7.1f}u "
@@ -54,6 +59,7 @@ def main():
             print(f"{case:34} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} "
                   f"{kg_tf / tf(res['flash']):8.2f} {kg_tf / tf(res['cudnn']):8.2f}")
         del q, k, v
+    results.save()
     print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
 
 

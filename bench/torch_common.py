@@ -1,7 +1,10 @@
 """Timing shared by the PyTorch side-by-side scripts (bench/torch_*.py), the
 same method as bench/bench_common.c: CUDA events around `inner` back-to-back
 calls after a warm-up, median of `reps` repeats; host time per call on the
-host's clock in batches that stay below the launch queue's depth."""
+host's clock in batches that stay below the launch queue's depth; and
+Results, which adds PyTorch's figures to kgen's cases in build/bench.json."""
+import json
+import os
 import time
 
 import torch
@@ -37,3 +40,42 @@ def host_us(fn, inner=1000, reps=15):
     torch.cuda.synchronize()
     per.sort()
     return per[len(per) // 2]
+
+
+class Results:
+    """build/bench.json ($KG_BENCH_JSON): kgen's cases, one schema for every
+    family, written by the bench programs through bench/run-all.sh. add()
+    puts PyTorch's figures into the matching case's "torch" column, keyed by
+    backend ("eager" for a plain PyTorch op, "flash", "cudnn", ...); a case
+    kgen did not record is appended with kgen's fields null. save() writes
+    the file back."""
+
+    def __init__(self, path=None):
+        self.path = path or os.environ.get("KG_BENCH_JSON") or os.path.join("build", "bench.json")
+        self.rows = []
+        if os.path.exists(self.path):
+            with open(self.path) as f:
+                self.rows = json.load(f)
+        copies = [r["gbps"] for r in self.rows if r["family"] == "limit" and r.get("gbps")]
+        self.copy_gbps = copies[-1] if copies else None
+
+    def add(self, family, case, dtype, shape, time_us, gbps=None, tflops=None, backend="eager"):
+        """shape or dtype None: match on the other keys alone."""
+        row = next((r for r in self.rows if r["family"] == family and r["case"] == case
+                    and (dtype is None or r["dtype"] == dtype) and (shape is None or r["shape"] == list(shape))),
+                   None)
+        if row is None:
+            row = {"family": family, "case": case, "dtype": dtype, "shape": list(shape or []), "time_us": None,
+                   "gbps": None, "tflops": None, "pct_of_limit": None, "limit": None, "note": "PyTorch only",
+                   "gpu": torch.cuda.get_device_name(), "sm": None, "date": None, "torch": {}}
+            self.rows.append(row)
+        pct = 100.0 * gbps / self.copy_gbps if gbps and self.copy_gbps else None
+        row.setdefault("torch", {})[backend] = {
+            "time_us": time_us, "gbps": gbps, "tflops": tflops, "pct_of_limit": pct,
+            "version": torch.__version__}
+
+    def save(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("[\n" + ",\n".join(json.dumps(r) for r in self.rows) + "\n]\n")
+        os.replace(tmp, self.path)

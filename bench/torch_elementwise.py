@@ -9,7 +9,7 @@ import csv
 import sys
 
 import torch
-from torch_common import host_us, time_us
+from torch_common import Results, host_us, time_us
 
 
 def perm_rows(perms, copy, dev, dts):
@@ -56,6 +56,7 @@ def main():
             elif row[0] == "perm":
                 perms.append((row[1], row[2], int(row[3]), float(row[4]), float(row[5])))
     copy = next(v[1] for k, v in kg.items() if k[0] == "copy")
+    res = Results()
     dev = torch.device("cuda")
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; kgen's copy limit {copy:.0f} GB/s")
@@ -92,6 +93,7 @@ def main():
                 us = time_us(fn, inner)
                 tg = nbytes / (us * 1e3)
                 k = kg.get((name, dn, n))
+                res.add("elementwise", name, dn, [n], us, gbps=tg)
                 kgs = f"{k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x" if k else f"{'-':>10} {tg:10.1f} {'-':>10}"
                 print(f"{name:24} {dn:5} {n:11d} {kgs}")
                 name = "cast" if name.startswith("cast") else name
@@ -106,11 +108,14 @@ def main():
         us = time_us(fn, 20)
         tg = nbytes / (us * 1e3)
         k = kg.get((name, "f32", 4096 * 4096))
+        res.add("elementwise", name, "f32", [4096, 4096], us, gbps=tg)
         print(f"{name:24} {'f32':5} {4096 * 4096:11d} {k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x  "
               f"({100 * k[1] / copy:.0f}% vs {100 * tg / copy:.0f}% of copy)")
     perm_rows(perms, copy, dev, dts)
     x, y, out = torch.randn(16, device=dev), torch.randn(16, device=dev), torch.empty(16, device=dev)
     torch_host = host_us(lambda: torch.add(x, y, out=out), inner=500, reps=41)
+    res.add("host", "add", "f32", [16], torch_host)
+    res.save()
     kt = kg.get(("tiny add", "f32", 16), (float("nan"), 0))[0]
     kb = kg.get(("bare launch", "f32", 16), (float("nan"), 0))[0]
     print(f"host time per tiny add: kgen {kt:.2f} us, torch {torch_host:.2f} us, bare cudaLaunchKernel {kb:.2f} us")

@@ -11,7 +11,7 @@ import csv
 import sys
 
 import torch
-from torch_common import time_us
+from torch_common import Results, time_us
 
 
 def main():
@@ -27,6 +27,7 @@ def main():
            "bf16": torch.bfloat16}
     dev = torch.device("cuda")
     out = []
+    res = Results()
     for row in rows:
         name, label = row[1], row[2]
         batch, M, N, K = (int(x) for x in row[3:7])
@@ -45,9 +46,11 @@ def main():
         flops = 2.0 * batch * M * N * K
         tf = flops / t / 1e6
         out.append((name, label, kg_us, kg_tf, t, tf, kg_tf / tf))
+        res.add("gemm", "matmul " + name, None, [batch, M, N, K], t, tflops=tf)
         del a, b, c
         torch.cuda.empty_cache()
     torch.backends.cuda.matmul.allow_tf32 = False
+    res.save()
     print(f"\n== GEMM: kgen vs PyTorch {torch.__version__} (same shapes; ratio = kgen TFLOP/s / torch TFLOP/s) ==")
     print(f"{'dtype':5} {'shape':16} {'kg us':>10} {'kg TF/s':>9} {'torch us':>10} {'torch TF/s':>10} {'ratio':>7}")
     for name, label, kus, ktf, tus, ttf, r in out:

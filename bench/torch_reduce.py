@@ -10,7 +10,7 @@ import csv
 import sys
 
 import torch
-from torch_common import host_us, time_us
+from torch_common import Results, host_us, time_us
 
 
 def main():
@@ -25,6 +25,7 @@ def main():
         print("bench_reduce wrote no rows: nothing to compare")
         return
     dev = torch.device("cuda")
+    res = Results()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; kgen's copy limit {copy:.0f} GB/s")
     n = 1 << 28
     x = torch.empty(n, device=dev).uniform_(-1, 1)
@@ -52,6 +53,7 @@ def main():
         us = time_us(fn, 20)
         tg = nbytes / (us * 1e3)
         k = kg.get(("reduce", name, dn))
+        res.add("reduce", name, dn, None, us, gbps=tg)
         if k:
             print(f"{name:34} {dn:5} {k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x {100 * k[1] / copy:9.1f}% "
                   f"{100 * tg / copy:10.1f}%")
@@ -61,6 +63,9 @@ def main():
     mean = lambda: m.mean(1, keepdim=True)
     dev_us, h_us = time_us(mean, 200), host_us(mean)
     name = "mean keepdim [32,64,128] dim 1"
+    res.add("reduce", name, "f32", [32, 64, 128], dev_us)
+    res.add("host", name, "f32", [32, 64, 128], h_us)
+    res.save()
     kd = kg.get(("reduce-latency", name, "f32"), (float("nan"), 0))[0]
     kh = kg.get(("reduce-host", name, "f32"), (float("nan"), 0))[0]
     kb = kg.get(("reduce-host", "bare launch", "f32"), (float("nan"), 0))[0]

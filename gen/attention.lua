@@ -138,7 +138,7 @@ local function path_modules(G, by, path)
   local rows = {}
   for _, name in ipairs(path.dtypes) do
     local dt = by[name]
-    local module = G:module(path.prefix .. name)
+    local module = G:module(path.prefix .. name, { sm90a = path.sm90a })
     local kernels = {}
     for di, d in ipairs(M.dims) do
       for _, kind in ipairs(M.kinds) do
@@ -183,7 +183,7 @@ function M.generate(G)
 #ifndef KG_ATTN_TABLE_H
 #define KG_ATTN_TABLE_H
 
-#include "kgen.h"
+#include "kg_attention.h"
 #include "attention_params.h"
 
 #define KG_ATTN_DIM_COUNT %d

@@ -136,4 +136,35 @@ M.reduce = {
     doc = "index of the smallest element (the first one; a NaN counts as the smallest)" },
 }
 
+-- Normalizations (gen/norm.lua): per row (the normalized elements of one
+-- position of the other dims) a statistic, then an element-wise apply.
+--   name     the op: KG_NORM_<NAME> its enum (entry points: runtime/kg_norm.h)
+--   stats    what the row is reduced to (shared code in templates/norm.cuh):
+--            "lse"     m = the row's maximum where finite, else 0 (the shift),
+--                      s = sum of exp(x - m), lse = m + log(s)
+--            "moments" mean = sum(x) / n, rstd = 1 / sqrt(sum((x-mean)^2) / n + eps)
+--            "sumsq"   rstd = 1 / sqrt(sum(x^2) / n + eps)
+--   axes     "one" (one axis), "any" (any set of axes, a reduction),
+--            "last" (the last k dims) or "last1" (the last dim)
+--   apply    the output element from x, the row's values (m, s, lse, mean,
+--            rstd) and, for the norms, w (weight, 1 when absent) and b (bias,
+--            0 when absent); nil: the op writes only its row results
+--   results  the per-row results it can return (from the row's values)
+--   residual true: a fused form reads a residual r, writes h = x + r back
+--            into it (rounded to the dtype) and normalizes h
+-- Expressions are C, typed by T (float on the device for f32/f16/bf16,
+-- double for f64 and in the float64 CPU reference).
+M.norm = {
+  { name = "softmax", stats = "lse", axes = "one", apply = "exp(x - m) * ((T)1 / s)",
+    doc = "exp(x - max) / sum(exp(x - max)) along one axis" },
+  { name = "log_softmax", stats = "lse", axes = "one", apply = "x - lse",
+    doc = "x - logsumexp(x) along one axis" },
+  { name = "logsumexp", stats = "lse", axes = "any", results = { "lse" },
+    doc = "log(sum(exp(x))) over any set of axes (a reduction)" },
+  { name = "layer_norm", stats = "moments", axes = "last", apply = "(x - mean) * rstd * w + b",
+    results = { "mean", "rstd" }, doc = "(x - mean) / sqrt(var + eps) * weight + bias over the last k dims" },
+  { name = "rms_norm", stats = "sumsq", axes = "last1", apply = "x * rstd * w", residual = true,
+    doc = "x / sqrt(mean(x^2) + eps) * weight over the last dim (and the fused residual form)" },
+}
+
 return M

@@ -27,7 +27,7 @@ end
 -- `count`. Returns the list of parts; the family appends its declarations,
 -- then M.header_end.
 function M.op_header(G, guard, comment, enum, none, count, ops)
-  local h = { G.header("gen/catalogue.lua"), "#ifndef " .. guard .. "\n#define " .. guard .. "\n\n",
+  local h = { G.header("gen/catalogue.lua"), "#ifndef " .. guard .. "\n#define " .. guard .. "\n\n#include \"kg_core.h\"\n\n",
               "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
               "/* " .. comment .. " */\ntypedef enum " .. enum .. " {\n    " .. none .. " = 0,\n" }
   for _, op in ipairs(ops) do

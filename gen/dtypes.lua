@@ -1,5 +1,5 @@
 -- dtypes.lua - the element types kgen generates kernels for, in the order of
--- kg_dtype in runtime/kgen.h (the generator checks that order).
+-- kg_dtype in runtime/kg_core.h (the generator checks that order).
 --
 --   storage : the device C type an element is stored as
 --   compute : the device type arithmetic happens in (f16/bf16 compute in f32;

@@ -2,12 +2,16 @@
 --
 --   lua5.4 gen/expand.lua OUTDIR
 --
--- Runs every kernel family (elementwise.lua, ...), each of which adds its
--- kernels and writes its .cu files, then writes what the families share:
+-- Runs every op family listed in `families` below (gen/<family>.lua), each of
+-- which adds its kernels and writes its .cu files and tables, then writes
+-- what the families share:
 --   kg_table.c     the kernel table: names, module, vector width (O(1) by index)
 --   kg_bundle.S    embeds every module's fatbin into the library
+--   build.ninja    the build fragment the hand-written ../build.ninja includes:
+--                  this generator's edge, one fatbin edge per module, the
+--                  library's family objects, each family's test and bench
+--                  programs (see "A family is a plug-in" below)
 --   manifest.txt   every generated kernel, one per line, for people and tests
---   gen.d          depfile: the Lua and template files this run read
 -- Output is deterministic, and a file whose content is unchanged is not
 -- rewritten, so ninja's restat stops needless rebuilds.
 local gen_dir = arg[0]:match("^(.*)/[^/]*$") or "."
@@ -16,9 +20,11 @@ local root = gen_dir:match("^(.*)/[^/]*$") or "."
 local template = require("template")
 
 local outdir = assert(arg[1], "usage: lua5.4 gen/expand.lua OUTDIR")
+assert(outdir:match("^[%w_./-]+$"), "OUTDIR: letters, digits and _ . / - only: " .. outdir)
+assert(os.execute("mkdir -p '" .. outdir .. "'"), "cannot create " .. outdir)
 
 local G = { outdir = outdir, root = root, kernels = {}, modules = {}, deps = {}, manifest = {},
-            written = {}, dtypes = require("dtypes"), catalogue = require("catalogue") }
+            written = {}, module_opts = {}, written_by = {}, dtypes = require("dtypes"), catalogue = require("catalogue") }
 
 -- Records a file the generator read, for the depfile.
 function G:dep(path) if not self.deps[path] then self.deps[path] = true end end
@@ -41,6 +47,7 @@ end
 function G:write(name, content)
   assert(not self.written[name], "file written twice: " .. name)
   self.written[name] = true
+  self.written_by[#self.written_by + 1] = { name = name, family = self.family }
   local path = self.outdir .. "/" .. name
   local f = io.open(path, "r")
   if f then
@@ -53,9 +60,12 @@ function G:write(name, content)
   f:close()
 end
 
--- Declares a module (one generated .cu file -> one fatbin); returns its index.
-function G:module(name)
+-- Declares a module (the generated file <name>.cu -> build/fatbin/<name>.fatbin);
+-- returns its index. opts.sm90a: machine code for sm_90a alone (the build's
+-- fatbin90 rule; such a module runs on compute capability 9.0 only).
+function G:module(name, opts)
   self.modules[#self.modules + 1] = name
+  self.module_opts[name] = opts or {}
   return #self.modules - 1
 end
 
@@ -73,14 +83,14 @@ end
 
 -- check dtypes.lua against the runtime's enum order
 do
-  local src = G:read(root .. "/runtime/kgen.h")
+  local src = G:read(root .. "/runtime/kg_core.h")
   local body = src:match("typedef enum kg_dtype {(.-)}")
   local i = 0
   for name in body:gmatch("(KG_[%w_]+)") do
     i = i + 1
     if name == "KG_DTYPE_COUNT" then break end
     assert(G.dtypes[i] and G.dtypes[i].enum == name,
-           "gen/dtypes.lua is out of order with kg_dtype in runtime/kgen.h at " .. name)
+           "gen/dtypes.lua is out of order with kg_dtype in runtime/kg_core.h at " .. name)
   end
 end
 
@@ -90,10 +100,47 @@ G:dep(gen_dir .. "/dtypes.lua")
 G:dep(gen_dir .. "/catalogue.lua")
 G:dep(gen_dir .. "/common.lua")
 
-local families = { "elementwise", "attention", "reduce" }
+-- The op families, in build and test order: the one place that lists them.
+--
+-- A family is a plug-in. Adding one means adding its name here and its files;
+-- no line of build.ninja changes:
+--   gen/<name>.lua         optional: a module returning a table with
+--                          generate(G) (declares modules with G:module, adds
+--                          kernels with G:kernel, writes files with G:write),
+--                          and optional build fields: runtime (more runtime
+--                          .c files than runtime/<name>.c), libs (more link
+--                          flags for its test and bench programs)
+--   templates/<name>.cu    the kernel template its generate renders, and its
+--                          .cuh and params header
+--   runtime/<name>.c       its host code (validation, planning, launch); its
+--                          public header runtime/kg_<name>.h
+--   tests/test_<name>.c    its Criterion tests; bench/bench_<name>.c its bench
+-- The generated build fragment (generated/build.ninja) then holds, for each
+-- family: a fatbin edge per module it declared, an object for runtime/<name>.c
+-- and for every generated .c file it wrote (into the library; a file named
+-- kg_*reference.c is instead a CPU reference, built with -fwrapv and linked
+-- into the family's test and bench programs), and build/tests/test_<name>
+-- and build/bench/bench_<name> where those sources exist.
+local families = { "elementwise", "attention", "reduce", "gemm", "norm", "faults" }
+
+local function exists(path)
+  local f = io.open(path, "r")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local family_mods = {}
 for _, fam in ipairs(families) do
-  G:dep(gen_dir .. "/" .. fam .. ".lua")
-  require(fam).generate(G)
+  local path = gen_dir .. "/" .. fam .. ".lua"
+  local mod = {}
+  if exists(path) then
+    G:dep(path)
+    mod = require(fam)
+  end
+  family_mods[fam] = mod
+  G.family = fam
+  if mod.generate then mod.generate(G) end
+  G.family = nil
 end
 
 -- the kernel table
@@ -102,23 +149,29 @@ lines[#lines + 1] = "const kg_module_image kg_modules[KG_MODULE_COUNT] = {\n"
 for i, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format("    {\"%s\", kg_fatbin_%s, kg_fatbin_%s_end},\n", m, m, m)
 end
-lines[#lines + 1] = "};\n\nconst kg_kernel_entry kg_kernels[KG_KERNEL_COUNT] = {\n"
+lines[#lines + 1] = "};\n\nconst kg_kernel_entry kg_kernels[] = {\n"
 for i, k in ipairs(G.kernels) do
   lines[#lines + 1] = string.format("    /* %5d */ {\"%s\", %d, %d},\n", i - 1, k.name, k.module, k.vec or 1)
 end
-lines[#lines + 1] = "};\n"
+lines[#lines + 1] = "};\n\nconst int kg_kernel_count = " .. #G.kernels .. ";\n\n"
+lines[#lines + 1] = "/* bundle.c's cache of loaded kernel handles, one per table entry */\n"
+lines[#lines + 1] = "_Atomic(void *) kg_kernel_handles[" .. #G.kernels .. "];\n"
 G:write("kg_table.c", table.concat(lines))
 
 lines = { G.header("gen/catalogue.lua"), "#ifndef KG_TABLE_H\n#define KG_TABLE_H\n\n",
           "#include <stdint.h>\n\n",
-          string.format("#define KG_MODULE_COUNT %d\n#define KG_KERNEL_COUNT %d\n\n", #G.modules, #G.kernels),
+          -- no kernel count here: adding an op changes kg_table.c only, so
+          -- what includes this header is not rebuilt for it
+          string.format("#define KG_MODULE_COUNT %d\n", #G.modules),
+          "/* the number of kernels (not a constant expression) */\n#define KG_KERNEL_COUNT kg_kernel_count\n\n",
           "typedef struct kg_module_image {\n    const char *name;\n    const unsigned char *begin, *end;\n} kg_module_image;\n\n",
           "typedef struct kg_kernel_entry {\n    const char *name;\n    int16_t module;\n    int16_t vec; /* elements per thread of a vectorized variant */\n} kg_kernel_entry;\n\n" }
 for _, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format("extern const unsigned char kg_fatbin_%s[], kg_fatbin_%s_end[];\n", m, m)
 end
 lines[#lines + 1] = "\nextern const kg_module_image kg_modules[KG_MODULE_COUNT];\n"
-lines[#lines + 1] = "extern const kg_kernel_entry kg_kernels[KG_KERNEL_COUNT];\n\n#endif\n"
+lines[#lines + 1] = "extern const kg_kernel_entry kg_kernels[];\nextern const int kg_kernel_count;\n"
+lines[#lines + 1] = "extern _Atomic(void *) kg_kernel_handles[];\n\n#endif\n"
 G:write("kg_table.h", table.concat(lines))
 
 -- the bundle: each module's fatbin, embedded (paths relative to the build dir)
@@ -126,8 +179,9 @@ lines = { "/* Generated by gen/expand.lua. Do not edit. Embeds each module's fat
           "    .section .rodata\n" }
 for _, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format(
-    "    .balign 64\n    .global kg_fatbin_%s\nkg_fatbin_%s:\n    .incbin \"build/fatbin/%s.fatbin\"\n" ..
-    "    .global kg_fatbin_%s_end\nkg_fatbin_%s_end:\n", m, m, m, m, m)
+    "    .balign 64\n    .global kg_fatbin_%s\n    .type kg_fatbin_%s, @object\nkg_fatbin_%s:\n" ..
+    "    .incbin \"build/fatbin/%s.fatbin\"\n    .size kg_fatbin_%s, . - kg_fatbin_%s\n" ..
+    "    .global kg_fatbin_%s_end\n    .type kg_fatbin_%s_end, @object\nkg_fatbin_%s_end:\n", m, m, m, m, m, m, m, m, m)
 end
 lines[#lines + 1] = "    .section .note.GNU-stack,\"\",@progbits\n"
 G:write("kg_bundle.S", table.concat(lines))
@@ -136,7 +190,97 @@ G:write("manifest.txt", "# kgen kernels: name, module, what it computes. Generat
         string.format("# %d kernels in %d modules\n", #G.kernels, #G.modules) ..
         table.concat(G.manifest, "\n") .. "\n")
 
-local deps = {}
-for p in pairs(G.deps) do deps[#deps + 1] = p end
-table.sort(deps)
-G:write("gen.d", outdir .. "/manifest.txt: " .. table.concat(deps, " ") .. "\n")
+-- the build fragment (generated/build.ninja), included by ../build.ninja
+do
+  local out = outdir
+  local gen_outputs = { out .. "/build.ninja" }
+  for _, w in ipairs(G.written_by) do
+    if w.name ~= "gen.d" then gen_outputs[#gen_outputs + 1] = out .. "/" .. w.name end
+  end
+  local deps = {}
+  for p in pairs(G.deps) do deps[#deps + 1] = (p:gsub("^%./", "")) end
+  table.sort(deps)
+  local function list(t, indent)
+    return table.concat(t, " $\n" .. (indent or "    "))
+  end
+  local n = { "# Generated by gen/expand.lua. Do not edit: included by build.ninja.\n",
+              "# The generator's edge, one fatbin per module, the library's family objects,\n",
+              "# each family's test and bench programs.\n\n",
+              "build " .. list(gen_outputs) .. ": gen $\n    | " .. list(deps) .. "\n",
+              "# the manifest (this file) is rebuilt, and ninja reloads it, when the generator's inputs change\n",
+              "build build.ninja: phony " .. out .. "/build.ninja\n\n",
+              "# ---- kernels: one fatbin per module ----\n" }
+  local fatbins = {}
+  for _, m in ipairs(G.modules) do
+    assert(G.written[m .. ".cu"], "module " .. m .. " has no generated " .. m .. ".cu")
+    local fb = "build/fatbin/" .. m .. ".fatbin"
+    fatbins[#fatbins + 1] = fb
+    n[#n + 1] = string.format("build %s: %s %s/%s.cu\n", fb, G.module_opts[m].sm90a and "fatbin90" or "fatbin", out, m)
+  end
+  n[#n + 1] = "\nbuild build/obj/kg_bundle.o: cc " .. out .. "/kg_bundle.S | " .. list(fatbins) .. "\n"
+  n[#n + 1] = string.format("kernel_count = %d\nmodule_count = %d\n", #G.kernels, #G.modules)
+  local ready = " || " .. out .. "/manifest.txt"
+  local function obj(src)
+    return "build/obj/" .. src:match("([^/]*)%.[cS]$") .. ".o"
+  end
+  local lib, tests, benches = {}, {}, {}
+  for _, w in ipairs(G.written_by) do -- what the families share: the kernel table
+    if not w.family and w.name:match("%.c$") then
+      lib[#lib + 1] = obj(out .. "/" .. w.name)
+      n[#n + 1] = "build " .. lib[#lib] .. ": cc " .. out .. "/" .. w.name .. ready .. "\n"
+    end
+  end
+  for _, fam in ipairs(families) do
+    local mod = family_mods[fam]
+    n[#n + 1] = "\n# ---- family " .. fam .. " ----\n"
+    local refs = {}
+    local runtime = { root .. "/runtime/" .. fam .. ".c" }
+    for _, r in ipairs(mod.runtime or {}) do runtime[#runtime + 1] = root .. "/runtime/" .. r end
+    for _, src in ipairs(runtime) do
+      if exists(src) then
+        src = src:gsub("^%./", "")
+        lib[#lib + 1] = obj(src)
+        n[#n + 1] = "build " .. obj(src) .. ": cc " .. src .. ready .. "\n"
+      end
+    end
+    for _, w in ipairs(G.written_by) do
+      if w.family == fam and w.name:match("%.c$") then
+        local src = out .. "/" .. w.name
+        if w.name:match("^kg_.*reference%.c$") then
+          refs[#refs + 1] = obj(src)
+          n[#n + 1] = "build " .. obj(src) .. ": cc " .. src .. ready .. "\n  extra = -fwrapv\n"
+        else
+          lib[#lib + 1] = obj(src)
+          n[#n + 1] = "build " .. obj(src) .. ": cc " .. src .. ready .. "\n"
+        end
+      end
+    end
+    local libs = mod.libs and (" " .. mod.libs) or ""
+    local with = #refs > 0 and (" " .. table.concat(refs, " ")) or ""
+    local t = "tests/test_" .. fam .. ".c"
+    if exists(root .. "/" .. t) then
+      local prog = "build/tests/test_" .. fam
+      tests[#tests + 1] = prog
+      n[#n + 1] = "build " .. obj(t) .. ": cc " .. t .. ready .. "\n"
+      n[#n + 1] = "build " .. prog .. ": link " .. obj(t) .. " build/obj/kg_test.o" .. with ..
+                  " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+    end
+    local b = "bench/bench_" .. fam .. ".c"
+    if exists(root .. "/" .. b) then
+      local prog = "build/bench/bench_" .. fam
+      benches[#benches + 1] = prog
+      n[#n + 1] = "build " .. obj(b) .. ": cc " .. b .. ready .. "\n  extra = -Itests\n"
+      n[#n + 1] = "build " .. prog .. ": link " .. obj(b) .. " build/obj/bench_common.o build/obj/kg_test.o" .. with ..
+                  " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+    end
+  end
+  -- ninja expands a variable in a path to one path, so build.ninja depends
+  -- on these lists through phony targets and reads the strings in commands
+  n[#n + 1] = "\n# what build.ninja's library, test, bench and default edges use\n"
+  for _, v in ipairs({ { "family_objs", lib }, { "family_tests", tests }, { "family_benches", benches } }) do
+    n[#n + 1] = "build " .. v[1] .. ": phony " .. list(v[2]) .. "\n"
+    n[#n + 1] = v[1]:gsub("s$", "") .. "_list = " .. table.concat(v[2], " ") .. "\n"
+  end
+  G:write("build.ninja", table.concat(n))
+end
+

@@ -129,7 +129,7 @@ function M.generate(G)
 #define KG_RED_TABLE_H
 
 #include "kg_reduce_params.h"
-#include "kgen.h"
+#include "kg_reduce.h"
 
 /* What the runtime needs to know of each reduction. */
 typedef struct kg_red_info {
@@ -163,7 +163,7 @@ KG_API kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *ou
                            const kg_tensor *in, const int *axes, int n_axes, int keepdim);
 
 ]]
-  local c = { G.header("gen/catalogue.lua"), '#include "kgen.h"\n' }
+  local c = { G.header("gen/catalogue.lua"), '#include "kg_reduce.h"\n' }
   local tail = "const kg_tensor *in, const int *axes, int n_axes, int keepdim)"
   for _, op in ipairs(ops) do
     if op.indexed then
@@ -242,7 +242,7 @@ static %s %s(const %s *in, int64_t n, int64_t *index)
 
 #include <stdint.h>
 
-#include "kgen.h"
+#include "kg_reduce.h"
 
 /* The CPU reference of each reduction over n elements in order: f in double
    (float dtypes), i in int64 with wrapping (integers and bool; NULL where the

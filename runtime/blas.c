@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "trust.h"
 
 /* cuBLAS's recommendation for Hopper (cublasSetWorkspace docs), also
    PyTorch's cuBLASLt default there. */
@@ -31,10 +32,15 @@ kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *wha
                    cublasGetStatusName(status));
 }
 
+static const kgi_hooks blas_hooks = {"cuBLAS", kg_blas_set_stream, kg_blas_release};
+
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
 {
     if (!ctx->blas) {
-        ctx->blas = calloc(1, sizeof(kg_blas));
+        kg_status st = kgi_register_hooks(ctx, &blas_hooks);
+        if (st != KG_OK)
+            return st;
+        ctx->blas = kg_host_alloc(sizeof(kg_blas));
         if (!ctx->blas)
             return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
                            sizeof(kg_blas));
@@ -112,7 +118,7 @@ kg_status kg_blas_set_stream(kg_context *ctx)
 
 kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
 {
-    kg_blas *bl;
+    kg_blas *bl = NULL; /* gcc cannot see that kg_blas_state sets it when it returns KG_OK */
     kg_status st = kg_blas_state(ctx, &bl);
     if (st != KG_OK)
         return st;

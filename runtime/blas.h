@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 
 #include "internal.h"
+#include "kg_gemm.h"
 
 /* ---- One product in cuBLAS's column-major terms -------------------------
  *
@@ -35,7 +36,21 @@ typedef struct kg_gemm_desc {
     const void *bias; /* NULL or m elements, added to every column of D */
     kg_epilogue epilogue;
     int empty; /* 1: nothing to compute (M, N or the batch is 0) */
+    int fill;  /* 1: K = 0: out = epilogue(bias, or 0), one strided copy */
+    /* Packing: an operand cuBLAS cannot read (pack_x, pack_y) is first
+       copied densely (row-major, batch dims outermost) into the pack area
+       from src_x / src_y; an out it cannot write, or a batch no single
+       stride describes, is computed densely there and copied into out
+       (pack_d). x, y, d are then offsets off_x, off_y, off_d into the area,
+       filled in at run time. */
+    int pack_x, pack_y, pack_d;
+    kg_tensor src_x, src_y;
+    size_t off_x, off_y, off_d, pack_bytes;
 } kg_gemm_desc;
+
+/* Batch dims that run as host-looped calls at most (their product); beyond
+   it the call is packed into one strided-batched GEMM. */
+enum { KG_GEMM_MAX_LOOP = 16 };
 
 /* Validates a matmul call (host only) and maps it onto a kg_gemm_desc. */
 kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b,
@@ -76,6 +91,11 @@ typedef struct kg_blas {
     unsigned next_plan;
     kg_plan plans[KG_GEMM_PLANS];
 } kg_blas;
+
+/* The context's hooks (registered with its state): release frees the state,
+   set_stream binds the handle to the context's new stream. */
+void kg_blas_release(kg_context *ctx);
+kg_status kg_blas_set_stream(kg_context *ctx);
 
 /* The context's host-side state, created on first use (ctx must be ready). */
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out);

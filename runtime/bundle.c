@@ -4,7 +4,8 @@
  *
  * A cudaLibrary_t is context-independent: loaded once per process, the driver
  * then loads it into each device's context lazily, so one load serves every
- * device and every kg_context. Kernel handles are cached per table index.
+ * device and every kg_context. Kernel handles are cached per table index
+ * (kg_kernel_handles, generated with the table).
  * Lookups are O(1): an index into the generated kernel table.
  */
 #include <pthread.h>
@@ -13,29 +14,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trust.h" /* kg_cuda_sticky */
 #include "kg_table.h"
-
-#ifndef KG_BUNDLE_ARCHS
-#error "build.ninja defines KG_BUNDLE_ARCHS, e.g. -DKG_BUNDLE_ARCHS=\"80,90\" -DKG_BUNDLE_PTX=90"
-#endif
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static cudaLibrary_t libraries[KG_MODULE_COUNT];
-static _Atomic(cudaKernel_t) kernels[KG_KERNEL_COUNT];
-
-int kg_bundle_supports(int major, int minor)
-{
-    /* machine code for sm_XY runs on X.Z with Z >= Y; PTX for compute_XY is
-       compiled by the driver for any X.Z >= X.Y */
-    static const int archs[] = {KG_BUNDLE_ARCHS};
-    const int cc = major * 10 + minor;
-    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
-        if (archs[i] / 10 == major && archs[i] % 10 <= minor)
-            return 1;
-    return cc >= KG_BUNDLE_PTX;
-}
-
-const char *kg_bundle_archs(void) { return KG_BUNDLE_ARCHS_TEXT; }
 
 static kg_status load_module(kg_context *ctx, int m)
 {
@@ -48,16 +31,16 @@ static kg_status load_module(kg_context *ctx, int m)
             cudaGetLastError();
             char what[96];
             snprintf(what, sizeof what, "loading kernel module %s", kg_modules[m].name);
-            st = kg_cuda_fail(ctx, err, what);
+            st = kgi_cuda_fail(ctx, err, what);
         }
     }
     pthread_mutex_unlock(&load_lock);
     return st;
 }
 
-kg_status kg_kernel(kg_context *ctx, int k, cudaKernel_t *out)
+kg_status kgi_kernel(kg_context *ctx, int k, cudaKernel_t *out)
 {
-    cudaKernel_t kern = atomic_load_explicit(&kernels[k], memory_order_acquire);
+    cudaKernel_t kern = (cudaKernel_t)atomic_load_explicit(&kg_kernel_handles[k], memory_order_acquire);
     if (kern) {
         *out = kern;
         return KG_OK;
@@ -71,17 +54,17 @@ kg_status kg_kernel(kg_context *ctx, int k, cudaKernel_t *out)
         cudaGetLastError();
         char what[160];
         snprintf(what, sizeof what, "looking up kernel %s", kg_kernels[k].name);
-        return kg_cuda_fail(ctx, err, what);
+        return kgi_cuda_fail(ctx, err, what);
     }
-    atomic_store_explicit(&kernels[k], kern, memory_order_release);
+    atomic_store_explicit(&kg_kernel_handles[k], (void *)kern, memory_order_release);
     *out = kern;
     return KG_OK;
 }
 
-kg_status kg_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args, size_t smem)
+kg_status kgi_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args, size_t smem)
 {
     cudaKernel_t kern;
-    kg_status st = kg_kernel(ctx, k, &kern);
+    kg_status st = kgi_kernel(ctx, k, &kern);
     if (st != KG_OK)
         return st;
     cudaError_t err = cudaLaunchKernel((const void *)kern, grid, block, args, smem, ctx->stream);
@@ -89,12 +72,12 @@ kg_status kg_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args, 
         cudaGetLastError();
         char what[160];
         snprintf(what, sizeof what, "launching %s (grid %u, block %u)", kg_kernels[k].name, grid.x, block.x);
-        st = kg_cuda_fail(ctx, err, what);
-        if (st != KG_ERR_CUDA)
+        st = kgi_cuda_fail(ctx, err, what);
+        if (st != KG_ERR_CUDA || kg_cuda_sticky(err)) /* a device fault stays KG_ERR_CUDA */
             return st;
         char detail[KG_MSG_LEN];
         memcpy(detail, ctx->msg, sizeof detail);
-        return kg_fail(ctx, KG_ERR_LAUNCH, "kernel launch failed: %s", detail);
+        return kgi_fail(ctx, KG_ERR_LAUNCH, "kernel launch failed: %s", detail);
     }
     return KG_OK;
 }

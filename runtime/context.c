@@ -2,6 +2,9 @@
  * context.c - opening a context on a device, its stream, synchronization and
  * device memory.
  *
+ * The core calls no op family: a family with per-context state registers
+ * hooks (kgi_register_hooks) that kg_set_stream and kg_close call.
+ *
  * A context that cannot reach a device is still returned (as sqlite3_open
  * does) so its message can be read and so it can validate calls; it records
  * why it is unusable and every op reports that after its argument checks.
@@ -10,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trust.h" /* kgi_scratch_release */
 
 static double gib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
 
@@ -39,21 +43,21 @@ kg_status kg_open(kg_context **out, int device)
     kg_status st;
     if (err != cudaSuccess) {
         cudaGetLastError();
-        st = kg_cuda_fail(ctx, err, "cudaGetDeviceCount");
+        st = kgi_cuda_fail(ctx, err, "cudaGetDeviceCount");
         if (st != KG_ERR_NO_DEVICE)
-            st = kg_fail(ctx, KG_ERR_NO_DEVICE, "no CUDA driver or device: cudaGetDeviceCount: %s",
-                         cudaGetErrorString(err));
+            st = kgi_fail(ctx, KG_ERR_NO_DEVICE, "no CUDA driver or device: cudaGetDeviceCount: %s",
+                          cudaGetErrorString(err));
         mark_unusable(ctx, st);
         return st;
     }
     if (count == 0) {
-        st = kg_fail(ctx, KG_ERR_NO_DEVICE, "no CUDA driver or device: the driver reports 0 devices");
+        st = kgi_fail(ctx, KG_ERR_NO_DEVICE, "no CUDA driver or device: the driver reports 0 devices");
         mark_unusable(ctx, st);
         return st;
     }
     if (device < 0 || device >= count) {
-        st = kg_fail(ctx, KG_ERR_DEVICE_RANGE, "device index out of range: %d (this machine has %d device%s, 0..%d)",
-                     device, count, count == 1 ? "" : "s", count - 1);
+        st = kgi_fail(ctx, KG_ERR_DEVICE_RANGE, "device index out of range: %d (this machine has %d device%s, 0..%d)",
+                      device, count, count == 1 ? "" : "s", count - 1);
         mark_unusable(ctx, st);
         return st;
     }
@@ -62,18 +66,18 @@ kg_status kg_open(kg_context **out, int device)
         (err = cudaDeviceGetAttribute(&ctx->cc_minor, cudaDevAttrComputeCapabilityMinor, device)) != cudaSuccess ||
         (err = cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) {
         cudaGetLastError();
-        st = kg_cuda_fail(ctx, err, "opening the device");
+        st = kgi_cuda_fail(ctx, err, "opening the device");
         mark_unusable(ctx, st);
         return st;
     }
-    if (!kg_bundle_supports(ctx->cc_major, ctx->cc_minor)) {
-        st = kg_fail(ctx, KG_ERR_NO_KERNEL_IMAGE, "no kernel image for sm_%d%d in this bundle (built for %s)",
-                     ctx->cc_major, ctx->cc_minor, kg_bundle_archs());
+    if (!kgi_bundle_supports(ctx->cc_major, ctx->cc_minor)) {
+        st = kgi_fail(ctx, KG_ERR_NO_KERNEL_IMAGE, "no kernel image for sm_%d%d in this bundle (built for %s)",
+                      ctx->cc_major, ctx->cc_minor, kgi_bundle_archs());
         mark_unusable(ctx, st);
         return st;
     }
     ctx->usable = 1;
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }
 
 void kg_close(kg_context *ctx)
@@ -82,14 +86,15 @@ void kg_close(kg_context *ctx)
         return;
     if (ctx->usable) {
         cudaSetDevice(ctx->device);
-        kg_blas_release(ctx);
-        if (ctx->scratch)
-            cudaFree(ctx->scratch);
+        for (int i = ctx->nhooks - 1; i >= 0; i--)
+            if (ctx->hooks[i]->release)
+                ctx->hooks[i]->release(ctx);
+        kgi_scratch_release(ctx); /* per-stream scratch and pack areas (scratch.c) */
     }
     free(ctx);
 }
 
-kg_status kg_ready(kg_context *ctx)
+kg_status kgi_ready(kg_context *ctx)
 {
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
@@ -103,11 +108,11 @@ kg_status kg_ready(kg_context *ctx)
         return KG_OK;
     err = cudaSetDevice(ctx->device);
     if (err != cudaSuccess)
-        return kg_cuda_fail(ctx, err, "cudaSetDevice");
+        return kgi_cuda_fail(ctx, err, "cudaSetDevice");
     return KG_OK;
 }
 
-int kg_stream_capturing(cudaStream_t s)
+int kgi_stream_capturing(cudaStream_t s)
 {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
@@ -122,36 +127,52 @@ kg_status kg_set_stream(kg_context *ctx, kg_stream stream)
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     ctx->stream = (cudaStream_t)stream;
-    kg_status st = kg_blas_set_stream(ctx);
-    return st != KG_OK ? st : kg_ok(ctx);
+    for (int i = 0; i < ctx->nhooks; i++) {
+        kg_status st = ctx->hooks[i]->set_stream ? ctx->hooks[i]->set_stream(ctx) : KG_OK;
+        if (st != KG_OK)
+            return st;
+    }
+    return kgi_ok(ctx);
+}
+
+kg_status kgi_register_hooks(kg_context *ctx, const kgi_hooks *hooks)
+{
+    for (int i = 0; i < ctx->nhooks; i++)
+        if (ctx->hooks[i] == hooks)
+            return KG_OK;
+    if (ctx->nhooks == KGI_MAX_HOOKS)
+        return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: no room for the %s hooks (%d registered)",
+                        hooks->name, KGI_MAX_HOOKS);
+    ctx->hooks[ctx->nhooks++] = hooks;
+    return KG_OK;
 }
 
 kg_stream kg_get_stream(const kg_context *ctx) { return ctx ? (kg_stream)ctx->stream : NULL; }
 
 kg_status kg_sync(kg_context *ctx)
 {
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     cudaError_t err = cudaStreamSynchronize(ctx->stream);
     if (err != cudaSuccess) {
-        kg_cuda_fail(ctx, err, "cudaStreamSynchronize");
-        return kg_fail(ctx, KG_ERR_SYNC, "synchronization failed: %s (%s)", cudaGetErrorString(err),
-                       cudaGetErrorName(err));
+        kgi_cuda_fail(ctx, err, "cudaStreamSynchronize");
+        return kgi_fail(ctx, KG_ERR_SYNC, "synchronization failed: %s (%s)", cudaGetErrorString(err),
+                        cudaGetErrorName(err));
     }
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }
 
 kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_major, int *cc_minor, int *sm_count)
 {
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     if (name && name_len) {
         struct cudaDeviceProp prop;
         cudaError_t err = cudaGetDeviceProperties(&prop, ctx->device);
         if (err != cudaSuccess)
-            return kg_cuda_fail(ctx, err, "cudaGetDeviceProperties");
+            return kgi_cuda_fail(ctx, err, "cudaGetDeviceProperties");
         strncpy(name, prop.name, name_len - 1);
         name[name_len - 1] = '\0';
     }
@@ -161,7 +182,7 @@ kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_m
         *cc_minor = ctx->cc_minor;
     if (sm_count)
         *sm_count = ctx->sm_count;
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }
 
 kg_status kg_malloc(kg_context *ctx, void **ptr, size_t bytes)
@@ -169,37 +190,37 @@ kg_status kg_malloc(kg_context *ctx, void **ptr, size_t bytes)
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     if (!ptr)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_malloc: ptr is NULL");
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_malloc: ptr is NULL");
     *ptr = NULL;
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     if (bytes == 0)
-        return kg_ok(ctx);
+        return kgi_ok(ctx);
     cudaError_t err = cudaMalloc(ptr, bytes);
     if (err == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         size_t free_b = 0, total_b = 0;
         cudaMemGetInfo(&free_b, &total_b);
         *ptr = NULL;
-        return kg_fail(ctx, KG_ERR_OUT_OF_MEMORY,
-                       "out of memory: requested %.2f GiB (%zu bytes), %.2f GiB total, %.2f GiB free", gib(bytes),
-                       bytes, gib(total_b), gib(free_b));
+        return kgi_fail(ctx, KG_ERR_OUT_OF_MEMORY,
+                        "out of memory: requested %.2f GiB (%zu bytes), %.2f GiB total, %.2f GiB free", gib(bytes),
+                        bytes, gib(total_b), gib(free_b));
     }
     if (err != cudaSuccess) {
         *ptr = NULL;
-        return kg_cuda_fail(ctx, err, "cudaMalloc");
+        return kgi_cuda_fail(ctx, err, "cudaMalloc");
     }
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }
 
 kg_status kg_free(kg_context *ctx, void *ptr)
 {
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     cudaError_t err = cudaFree(ptr);
-    return err == cudaSuccess ? kg_ok(ctx) : kg_cuda_fail(ctx, err, "cudaFree");
+    return err == cudaSuccess ? kgi_ok(ctx) : kgi_cuda_fail(ctx, err, "cudaFree");
 }
 
 static kg_status copy(kg_context *ctx, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
@@ -208,15 +229,15 @@ static kg_status copy(kg_context *ctx, void *dst, const void *src, size_t bytes,
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     if (bytes && (!dst || !src))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: %s pointer is NULL", what,
-                       !dst ? "destination" : "source");
-    kg_status st = kg_ready(ctx);
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: %s pointer is NULL", what,
+                        !dst ? "destination" : "source");
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK || bytes == 0)
-        return st != KG_OK ? st : kg_ok(ctx);
+        return st != KG_OK ? st : kgi_ok(ctx);
     cudaError_t err = cudaMemcpyAsync(dst, src, bytes, kind, ctx->stream);
     if (err == cudaSuccess)
         err = cudaStreamSynchronize(ctx->stream);
-    return err == cudaSuccess ? kg_ok(ctx) : kg_cuda_fail(ctx, err, what);
+    return err == cudaSuccess ? kgi_ok(ctx) : kgi_cuda_fail(ctx, err, what);
 }
 
 kg_status kg_copy_in(kg_context *ctx, void *dst_device, const void *src_host, size_t bytes)
@@ -234,10 +255,10 @@ kg_status kg_memset(kg_context *ctx, void *dst_device, int byte, size_t bytes)
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     if (bytes && !dst_device)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_memset: destination pointer is NULL");
-    kg_status st = kg_ready(ctx);
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_memset: destination pointer is NULL");
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK || bytes == 0)
-        return st != KG_OK ? st : kg_ok(ctx);
+        return st != KG_OK ? st : kgi_ok(ctx);
     cudaError_t err = cudaMemsetAsync(dst_device, byte, bytes, ctx->stream);
-    return err == cudaSuccess ? kg_ok(ctx) : kg_cuda_fail(ctx, err, "cudaMemsetAsync");
+    return err == cudaSuccess ? kgi_ok(ctx) : kgi_cuda_fail(ctx, err, "cudaMemsetAsync");
 }

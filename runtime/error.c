@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "trust.h" /* kg_cuda_sticky */
 
 static const char *const status_names[] = {
 #define KG_STATUS_NAME(sym, val, text) [val] = #sym,
@@ -36,11 +37,12 @@ const char *kg_status_text(kg_status status)
 const char *kg_errmsg(const kg_context *ctx)
 {
     if (!ctx)
-        return "no context (kg_open could not allocate one: out of host memory)";
+        return "no context: the kg_context pointer is NULL (kg_open sets it to NULL only when host memory "
+               "runs out; otherwise a context was never opened)";
     return ctx->msg;
 }
 
-kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
+kg_status kgi_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
 {
     if (ctx) {
         va_list ap;
@@ -51,14 +53,29 @@ kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...)
     return status;
 }
 
-kg_status kg_ok(kg_context *ctx)
+kg_status kgi_ok(kg_context *ctx)
 {
     if (ctx)
         ctx->msg[0] = '\0';
     return KG_OK;
 }
 
-kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
+int kg_cuda_sticky(cudaError_t err)
+{
+    switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert: return 1;
+    default: return 0;
+    }
+}
+
+kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
 {
     kg_status st;
     switch (err) {
@@ -68,21 +85,33 @@ kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorStubLibrary:
     case cudaErrorCallRequiresNewerDriver:
         st = KG_ERR_NO_DEVICE;
-        return kg_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
+        return kgi_fail(ctx, st, "no CUDA driver or device: %s: %s", what, cudaGetErrorString(err));
     case cudaErrorInvalidDevice: st = KG_ERR_DEVICE_RANGE; break;
     case cudaErrorMemoryAllocation: st = KG_ERR_OUT_OF_MEMORY; break;
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidKernelImage:
     case cudaErrorUnsupportedPtxVersion:
         st = KG_ERR_NO_KERNEL_IMAGE;
-        return kg_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
-                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kg_bundle_archs(), what,
+        return kgi_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
+                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kgi_bundle_archs(), what,
                        cudaGetErrorString(err));
+    case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+        /* sticky: the CUDA context is lost for the rest of the process */
+        st = KG_ERR_CUDA;
+        return kgi_fail(ctx, st,
+                        "CUDA error: a device fault (sticky: every later call in this process fails too): %s: %s (%s)",
+                        what, cudaGetErrorString(err), cudaGetErrorName(err));
     case cudaErrorLaunchOutOfResources:
     case cudaErrorInvalidConfiguration:
     case cudaErrorLaunchTimeout: st = KG_ERR_LAUNCH; break;
     default: st = KG_ERR_CUDA; break;
     }
-    return kg_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return kgi_fail(ctx, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
 }

@@ -24,6 +24,7 @@
 
 #include "blas.h"
 #include "layout.h"
+#include "trust.h"
 
 /* A 2-d operand: element (i, j) at i * rs + j * cs. */
 typedef struct view {
@@ -66,36 +67,46 @@ static const char *strides_str(char *buf, size_t len, const kg_tensor *t)
     return kg_shape_str(buf, len, t->ndim, t->strides);
 }
 
-static kg_status layout_error(kg_context *ctx, const kg_tensor *t, const char *name, const char *verb)
+/* Byte range [lo, hi) that t's elements span (empty when t has none), with
+   every step overflow-checked: 0 when the range would pass 2^63 bytes or wrap
+   past the end of the address space (refused by the caller), else 1. */
+static int span(const kg_tensor *t, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t last = 0;
+    *lo = *hi = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] == 0)
+            return 1;
+    for (int d = 0; d < t->ndim; d++) {
+        uint64_t step;
+        if (__builtin_mul_overflow((uint64_t)(t->shape[d] - 1), (uint64_t)t->strides[d], &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return 0;
+    }
+    uint64_t bytes;
+    if (__builtin_add_overflow(last, 1, &bytes) || __builtin_mul_overflow(bytes, kg_dtype_size(t->dtype), &bytes) ||
+        bytes > ((uint64_t)1 << 63))
+        return 0;
+    *lo = (uint64_t)(uintptr_t)t->data;
+    return !__builtin_add_overflow(*lo, bytes, hi);
+}
+
+static kg_status span_error(kg_context *ctx, const kg_tensor *t, const char *name)
 {
     char s[128], st[128];
     return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                   "invalid argument: matmul: %s %s with strides %s has no layout cuBLAS can %s: one of its last "
-                   "two dims needs stride 1 and the other a stride >= that dim's extent (copy it to a contiguous "
-                   "tensor first)",
-                   name, kg_shape_str(s, sizeof s, t->ndim, t->shape), strides_str(st, sizeof st, t), verb);
-}
-
-/* Byte range [lo, hi) that t's elements span; empty when t has none. */
-static void span(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    uint64_t last = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] == 0) {
-            *lo = *hi = 0;
-            return;
-        }
-        last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
-    }
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (last + 1) * kg_dtype_size(t->dtype);
+                   "invalid argument: matmul: %s %s with strides %s at %p spans more than 2^63 bytes or past the "
+                   "end of the address space",
+                   name, kg_shape_str(s, sizeof s, t->ndim, t->shape), strides_str(st, sizeof st, t), t->data);
 }
 
 static kg_status check_no_overlap(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, const char *name)
 {
-    uintptr_t olo, ohi, ilo, ihi;
-    span(out, &olo, &ohi);
-    span(in, &ilo, &ihi);
+    uint64_t olo, ohi, ilo, ihi;
+    if (!span(out, &olo, &ohi))
+        return span_error(ctx, out, "out");
+    if (!span(in, &ilo, &ihi))
+        return span_error(ctx, in, name);
     if (olo < ohi && ilo < ihi && olo < ihi && ilo < ohi)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: out overlaps %s (cuBLAS would read %s while writing out)", name,
@@ -209,15 +220,19 @@ static int try_fold(view *x, view *y, view *dv, int64_t n, int64_t sx, int64_t s
     const int64_t g_st = into_rows ? grow->rs : grow->cs, d_st = into_rows ? dv->rs : dv->cs;
     if (s_other != 0)
         return 0;
-    if (ext > 1 && (s_grow != ext * g_st || sd != ext * d_st))
+    int64_t p1, p2;
+    if (ext > 1 && (__builtin_mul_overflow(ext, g_st, &p1) || __builtin_mul_overflow(ext, d_st, &p2) ||
+                    s_grow != p1 || sd != p2))
         return 0;
     view g2 = *grow, d2 = *dv;
     if (into_rows) {
-        g2.rows *= n, d2.rows *= n;
+        if (__builtin_mul_overflow(g2.rows, n, &g2.rows) || __builtin_mul_overflow(d2.rows, n, &d2.rows))
+            return 0;
         if (ext <= 1)
             g2.rs = s_grow, d2.rs = sd;
     } else {
-        g2.cols *= n, d2.cols *= n;
+        if (__builtin_mul_overflow(g2.cols, n, &g2.cols) || __builtin_mul_overflow(d2.cols, n, &d2.cols))
+            return 0;
         if (ext <= 1)
             g2.cs = s_grow, d2.cs = sd;
     }
@@ -228,6 +243,232 @@ static int try_fold(view *x, view *y, view *dv, int64_t n, int64_t sx, int64_t s
     *grow = g2;
     *dv = d2;
     return 1;
+}
+
+/* The direct mapping: every operand read where it is, batch dims folded into
+   one GEMM where the strides allow (never into D's rows with a bias, which
+   runs along them), merged where they chain, the largest run as the strided
+   batch and the others looped. 0 when some operand has no layout cuBLAS can
+   read or write as is. Fills g's geometry (not its limits: see the caller). */
+static int direct_desc(kg_gemm_desc *g, int has_bias, const void *a_data, const void *b_data, int n0,
+                       const int64_t *sz0, const int64_t *sa, const int64_t *sb, const int64_t *sc, const view *va,
+                       const view *vb, const view *vc)
+{
+    const int64_t M = va->rows, N = vb->cols, K = va->cols;
+    /* Orientation: out^T = b^T a^T when out is row-major (preferred), else
+       out = a b when out is column-major (not with a bias). */
+    const view dt = {N, M, vc->cs, vc->rs}, dn = *vc;
+    int64_t ld;
+    if (map_out(&dt, &ld))
+        g->swapped = 1;
+    else if (!has_bias && map_out(&dn, &ld))
+        g->swapped = 0;
+    else
+        return 0;
+    view x, y, dv;
+    const int64_t *bx, *by;
+    if (g->swapped) {
+        x = (view){N, K, vb->cs, vb->rs}, y = (view){K, M, va->cs, va->rs}, dv = dt;
+        bx = sb, by = sa, g->x = b_data, g->y = a_data;
+    } else {
+        x = *va, y = *vb, dv = dn;
+        bx = sa, by = sb, g->x = a_data, g->y = b_data;
+    }
+    int t;
+    if (!map_operand(&x, &t, &ld) || !map_operand(&y, &t, &ld))
+        return 0;
+    int n = n0;
+    int64_t sz[KG_MAX_DIMS], s0[KG_MAX_DIMS], s1[KG_MAX_DIMS], s2[KG_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        sz[i] = sz0[i], s0[i] = bx[i], s1[i] = by[i], s2[i] = sc[i];
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            if (try_fold(&x, &y, &dv, sz[i], s0[i], s1[i], s2[i], 0, 1) ||
+                (!has_bias && try_fold(&x, &y, &dv, sz[i], s0[i], s1[i], s2[i], 1, 1))) {
+                for (int j = i; j + 1 < n; j++)
+                    sz[j] = sz[j + 1], s0[j] = s0[j + 1], s1[j] = s1[j + 1], s2[j] = s2[j + 1];
+                n--;
+                changed = 1;
+                break;
+            }
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t p0, p1, p2;
+        if (m > 0 && !__builtin_mul_overflow(s0[i], sz[i], &p0) && !__builtin_mul_overflow(s1[i], sz[i], &p1) &&
+            !__builtin_mul_overflow(s2[i], sz[i], &p2) && s0[m - 1] == p0 && s1[m - 1] == p1 && s2[m - 1] == p2) {
+            sz[m - 1] *= sz[i], s0[m - 1] = s0[i], s1[m - 1] = s1[i], s2[m - 1] = s2[i]; /* <= out's count */
+            continue;
+        }
+        sz[m] = sz[i], s0[m] = s0[i], s1[m] = s1[i], s2[m] = s2[i], m++;
+    }
+    int big = -1;
+    for (int i = 0; i < m; i++)
+        if (big < 0 || sz[i] > sz[big])
+            big = i;
+    g->batch = 1;
+    if (big >= 0)
+        g->batch = sz[big], g->sx = s0[big], g->sy = s1[big], g->sd = s2[big];
+    g->nloop = 0;
+    for (int i = 0; i < m; i++)
+        if (i != big) {
+            g->loop_size[g->nloop] = sz[i];
+            g->loop_sx[g->nloop] = s0[i], g->loop_sy[g->nloop] = s1[i], g->loop_sd[g->nloop] = s2[i];
+            g->nloop++;
+        }
+    g->m = dv.rows, g->n = dv.cols, g->k = K;
+    map_operand(&x, &g->trans_x, &g->ldx);
+    map_operand(&y, &g->trans_y, &g->ldy);
+    map_out(&dv, &g->ldd);
+    return 1;
+}
+
+/* 1 when the batch strides s of n dims of sizes sz are one stride (each
+   dim's stride is the next one's times that one's size; all 0 for an operand
+   broadcast along every batch dim), stored in *stride. */
+static int one_stride(int n, const int64_t *sz, const int64_t *s, int64_t *stride)
+{
+    for (int i = 1; i < n; i++) {
+        int64_t p;
+        if (__builtin_mul_overflow(s[i], sz[i], &p) || p != s[i - 1])
+            return 0;
+    }
+    *stride = n ? s[n - 1] : 0;
+    return 1;
+}
+
+static size_t round_pack(size_t v) { return (v + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN; }
+
+/* Plans an operand's dense copy: `src` gets the view to copy (batch dims of
+   extent > 1, then the matrix; only the matrix when the operand is
+   broadcast along the whole batch), *packed the dense row-major matrix and
+   *bstride its batch stride. Adds its bytes at *at. */
+static int plan_pack(const kg_tensor *t, int vec_rows, int n, const int64_t *sz, const int64_t *s, int64_t rows,
+                     int64_t cols, int64_t batch, kg_tensor *src, view *packed, int64_t *bstride, size_t *off,
+                     size_t *at)
+{
+    int64_t st0;
+    const int bcast = one_stride(n, sz, s, &st0) && st0 == 0;
+    memset(src, 0, sizeof *src);
+    src->data = t->data;
+    src->dtype = t->dtype;
+    int d = 0;
+    if (!bcast)
+        for (int i = 0; i < n; i++)
+            src->shape[d] = sz[i], src->strides[d] = s[i], d++;
+    if (t->ndim == 1) { /* a vector: a row of a (vec_rows 0) or a column of b */
+        src->shape[d] = t->shape[0], src->strides[d] = t->strides[0], d++;
+    } else {
+        src->shape[d] = rows, src->strides[d] = t->strides[t->ndim - 2], d++;
+        src->shape[d] = cols, src->strides[d] = t->strides[t->ndim - 1], d++;
+    }
+    src->ndim = d;
+    (void)vec_rows;
+    *packed = (view){rows, cols, cols, 1};
+    int64_t mat = rows * cols; /* <= the operand's own element count */
+    *bstride = bcast ? 0 : mat;
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)mat, (uint64_t)(bcast ? 1 : batch), &bytes) ||
+        __builtin_mul_overflow(bytes, (uint64_t)kg_dtype_size(t->dtype), &bytes) || bytes > ((uint64_t)1 << 62))
+        return 0;
+    *off = *at;
+    *at += round_pack((size_t)bytes);
+    return *at <= ((size_t)1 << 62);
+}
+
+/* The packed mapping (any strides, one call): operands cuBLAS cannot read
+   as they are, or whose batch no single stride describes, are copied
+   densely into the pack area; an out it cannot write (or with such a batch)
+   is computed densely there and copied back. The result is one strided-
+   batched GEMM between at most three strided copies. */
+static kg_status packed_desc(kg_context *ctx, kg_gemm_desc *g, const kg_tensor *out, const kg_tensor *a,
+                             const kg_tensor *b, int n, const int64_t *sz, const int64_t *sa, const int64_t *sb,
+                             const int64_t *sc, const view *va, const view *vb, const view *vc)
+{
+    const int64_t M = va->rows, N = vb->cols, K = va->cols;
+    int64_t B = 1;
+    for (int i = 0; i < n; i++)
+        B *= sz[i]; /* <= out's element count */
+    if (B > INT_MAX)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
+                       (long long)B, INT_MAX);
+    const int has_bias = g->bias != NULL;
+    int64_t bsa, bsb, bsc, ld;
+    const int ca = one_stride(n, sz, sa, &bsa), cb = one_stride(n, sz, sb, &bsb), cc = one_stride(n, sz, sc, &bsc);
+    const view dt = {N, M, vc->cs, vc->rs}, dn = *vc;
+    g->pack_x = g->pack_y = g->pack_d = 0;
+    g->nloop = 0;
+    view dv;
+    if (cc && map_out(&dt, &ld))
+        g->swapped = 1, dv = dt, g->sd = bsc;
+    else if (cc && !has_bias && map_out(&dn, &ld))
+        g->swapped = 0, dv = dn, g->sd = bsc;
+    else
+        g->swapped = 1, g->pack_d = 1, dv = (view){N, M, 1, N}, g->sd = M * N;
+    /* a and b in cuBLAS's orientation */
+    view A = *va, Bm = *vb;
+    view ax = g->swapped ? (view){K, M, A.cs, A.rs} : A, bx = g->swapped ? (view){N, K, Bm.cs, Bm.rs} : Bm;
+    int t;
+    const int read_a = ca && map_operand(&ax, &t, &ld), read_b = cb && map_operand(&bx, &t, &ld);
+    size_t at = 0, off_a = 0, off_b = 0;
+    kg_tensor src_a, src_b;
+    int ok = 1;
+    if (!read_a) {
+        view p;
+        ok &= plan_pack(a, 0, n, sz, sa, M, K, B, &src_a, &p, &bsa, &off_a, &at);
+        ax = g->swapped ? (view){K, M, p.cs, p.rs} : p;
+    }
+    if (!read_b) {
+        view p;
+        ok &= plan_pack(b, 1, n, sz, sb, K, N, B, &src_b, &p, &bsb, &off_b, &at);
+        bx = g->swapped ? (view){N, K, p.cs, p.rs} : p;
+    }
+    if (g->pack_d) {
+        uint64_t bytes;
+        g->off_d = at;
+        if (__builtin_mul_overflow((uint64_t)M * (uint64_t)N, (uint64_t)B, &bytes) ||
+            __builtin_mul_overflow(bytes, (uint64_t)kg_dtype_size(out->dtype), &bytes) || bytes > ((uint64_t)1 << 62))
+            ok = 0;
+        else
+            at += round_pack((size_t)bytes);
+    }
+    if (!ok) {
+        char s1[128], s2[128], s3[128];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: matmul: a %s @ b %s -> out %s needs dense copies of more than 2^62 bytes",
+                       kg_shape_str(s1, sizeof s1, a->ndim, a->shape), kg_shape_str(s2, sizeof s2, b->ndim, b->shape),
+                       kg_shape_str(s3, sizeof s3, out->ndim, out->shape));
+    }
+    g->pack_bytes = at;
+    if (g->swapped) {
+        g->x = b->data, g->y = a->data, g->sx = bsb, g->sy = bsa;
+        g->pack_x = !read_b, g->pack_y = !read_a, g->off_x = off_b, g->off_y = off_a;
+        if (!read_b)
+            g->src_x = src_b;
+        if (!read_a)
+            g->src_y = src_a;
+        map_operand(&bx, &g->trans_x, &g->ldx);
+        map_operand(&ax, &g->trans_y, &g->ldy);
+    } else {
+        g->x = a->data, g->y = b->data, g->sx = bsa, g->sy = bsb;
+        g->pack_x = !read_a, g->pack_y = !read_b, g->off_x = off_a, g->off_y = off_b;
+        if (!read_a)
+            g->src_x = src_a;
+        if (!read_b)
+            g->src_y = src_b;
+        map_operand(&ax, &g->trans_x, &g->ldx);
+        map_operand(&bx, &g->trans_y, &g->ldy);
+    }
+    g->d = out->data;
+    g->batch = B;
+    if (B == 1)
+        g->sx = g->sy = g->sd = 0;
+    g->m = dv.rows, g->n = dv.cols, g->k = K;
+    map_out(&dv, &g->ldd);
+    return KG_OK;
 }
 
 kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b,
@@ -273,97 +514,43 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
     g->dtype = out->dtype;
     g->epilogue = o->epilogue;
     g->bias = o->bias ? o->bias->data : NULL;
-    int64_t total = M * N;
+    /* M * N * batch is out's element count, which kg_check_tensor bounded;
+       checked anyway so this never depends on that. */
+    int64_t total;
+    int over = __builtin_mul_overflow(M, N, &total);
     for (int i = 0; i < nb; i++)
-        total *= bs[i];
+        over |= __builtin_mul_overflow(total, bs[i], &total);
+    if (over)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: out has more than 2^63 elements");
     g->empty = total == 0;
     if (g->empty) /* nothing is read or written: any strides will do */
         return KG_OK;
-
-    /* Orientation: out^T = b^T a^T when out is row-major (preferred), else
-       out = a b when out is column-major. */
-    const view dt = {N, M, vc.cs, vc.rs}, dn = vc;
-    int64_t ld;
-    if (map_out(&dt, &ld))
-        g->swapped = 1;
-    else if (!o->bias && map_out(&dn, &ld))
-        g->swapped = 0;
-    else if (o->bias && map_out(&dn, &ld)) {
-        char s[128], t[128];
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: a bias needs out's last dim to have stride 1 (out %s has strides %s)",
-                       kg_shape_str(s, sizeof s, out->ndim, out->shape), strides_str(t, sizeof t, out));
-    } else
-        return layout_error(ctx, out, "out", "write");
-    view x, y, dv;
-    int64_t *bx, *by;
-    if (g->swapped) {
-        x = (view){N, K, vb.cs, vb.rs}, y = (view){K, M, va.cs, va.rs}, dv = dt;
-        bx = sb, by = sa, g->x = b->data, g->y = a->data;
-    } else {
-        x = va, y = vb, dv = dn;
-        bx = sa, by = sb, g->x = a->data, g->y = b->data;
-    }
     g->d = out->data;
-    int t;
-    if (K > 0 && !map_operand(&x, &t, &ld)) /* with K = 0 nothing is read */
-        return layout_error(ctx, g->swapped ? b : a, g->swapped ? "b" : "a", "read");
-    if (K > 0 && !map_operand(&y, &t, &ld))
-        return layout_error(ctx, g->swapped ? a : b, g->swapped ? "a" : "b", "read");
+    g->k = K;
+    if (K == 0) { /* nothing is read: out = epilogue(bias or 0), whatever a's and b's strides */
+        g->fill = 1;
+        return KG_OK;
+    }
 
-    /* Batch dims: drop size 1, fold into one GEMM where the strides allow
-       (never into D's rows with a bias, which runs along them), merge the
-       rest where they chain, run the largest as the strided batch and loop
-       over the others. */
+    /* The batch dims of extent > 1, in a, b, out terms. */
     int n = 0;
-    int64_t sz[KG_MAX_DIMS], s0[KG_MAX_DIMS], s1[KG_MAX_DIMS], s2[KG_MAX_DIMS];
+    int64_t sz[KG_MAX_DIMS], ra[KG_MAX_DIMS], rb[KG_MAX_DIMS], rc[KG_MAX_DIMS];
     for (int i = 0; i < nb; i++)
         if (bs[i] != 1)
-            sz[n] = bs[i], s0[n] = bx[i], s1[n] = by[i], s2[n] = sc[i], n++;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (int i = n - 1; i >= 0; i--) {
-            if (try_fold(&x, &y, &dv, sz[i], s0[i], s1[i], s2[i], 0, K > 0) ||
-                (!g->bias && try_fold(&x, &y, &dv, sz[i], s0[i], s1[i], s2[i], 1, K > 0))) {
-                for (int j = i; j + 1 < n; j++)
-                    sz[j] = sz[j + 1], s0[j] = s0[j + 1], s1[j] = s1[j + 1], s2[j] = s2[j + 1];
-                n--;
-                changed = 1;
-                break;
-            }
-        }
+            sz[n] = bs[i], ra[n] = sa[i], rb[n] = sb[i], rc[n] = sc[i], n++;
+    int direct = direct_desc(g, o->bias != NULL, a->data, b->data, n, sz, ra, rb, rc, &va, &vb, &vc);
+    if (direct && g->nloop > 0) {
+        int64_t calls = 1;
+        for (int i = 0; i < g->nloop; i++)
+            calls *= g->loop_size[i]; /* <= out's element count */
+        direct = calls <= KG_GEMM_MAX_LOOP;
     }
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (m > 0 && s0[m - 1] == s0[i] * sz[i] && s1[m - 1] == s1[i] * sz[i] && s2[m - 1] == s2[i] * sz[i]) {
-            sz[m - 1] *= sz[i], s0[m - 1] = s0[i], s1[m - 1] = s1[i], s2[m - 1] = s2[i];
-            continue;
-        }
-        sz[m] = sz[i], s0[m] = s0[i], s1[m] = s1[i], s2[m] = s2[i], m++;
-    }
-    int big = -1;
-    for (int i = 0; i < m; i++)
-        if (big < 0 || sz[i] > sz[big])
-            big = i;
-    g->batch = 1;
-    if (big >= 0) {
-        if (sz[big] > INT_MAX)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
-                           (long long)sz[big], INT_MAX);
-        g->batch = sz[big], g->sx = s0[big], g->sy = s1[big], g->sd = s2[big];
-    }
-    for (int i = 0; i < m; i++)
-        if (i != big) {
-            g->loop_size[g->nloop] = sz[i];
-            g->loop_sx[g->nloop] = s0[i], g->loop_sy[g->nloop] = s1[i], g->loop_sd[g->nloop] = s2[i];
-            g->nloop++;
-        }
-
-    g->m = dv.rows, g->n = dv.cols, g->k = K;
-    map_operand(&x, &g->trans_x, &g->ldx);
-    map_operand(&y, &g->trans_y, &g->ldy);
-    map_out(&dv, &g->ldd);
+    if (!direct)
+        return packed_desc(ctx, g, out, a, b, n, sz, ra, rb, rc, &va, &vb, &vc);
+    if (g->batch > INT_MAX)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
+                       (long long)g->batch, INT_MAX);
     return KG_OK;
 }
 
@@ -479,58 +666,92 @@ static kg_status run_all(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, in
     }
 }
 
-/* K = 0 without a bias: D is zeros (relu and gelu of 0 are 0). One 2-d
-   memset per matrix, or one for the whole batch when it is dense. */
-static kg_status zero_fill(kg_context *ctx, const kg_gemm_desc *g)
+/* K = 0: out = epilogue(bias) broadcast over out's rows and batch, or zeros
+   without a bias (relu and gelu of 0 are 0): one strided copy from a
+   stride-0 view, whatever out's strides, then relu in place. gelu (tanh) of
+   the bias is computed first into the pack area, as one K = 1 product of
+   zeros with the bias epilogue. */
+static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const kg_tensor *out,
+                      const kg_tensor *bias)
 {
     const size_t es = kg_dtype_size(g->dtype);
-    const int dense = g->batch == 1 || g->sd == g->ldd * g->n;
-    const int64_t per = dense ? 1 : g->batch;
-    const size_t height = (size_t)(dense ? g->n * g->batch : g->n);
-    int64_t idx[KG_MAX_DIMS] = {0};
-    for (;;) {
-        int64_t od = 0;
-        for (int i = 0; i < g->nloop; i++)
-            od += idx[i] * g->loop_sd[i];
-        for (int64_t j = 0; j < per; j++) {
-            char *d = (char *)g->d + (od + j * g->sd) * (int64_t)es;
-            cudaError_t err = cudaMemset2DAsync(d, (size_t)g->ldd * es, 0, (size_t)g->m * es, height, ctx->stream);
+    kg_tensor src;
+    memset(&src, 0, sizeof src);
+    src.dtype = out->dtype;
+    src.ndim = out->ndim;
+    for (int d = 0; d < out->ndim; d++)
+        src.shape[d] = out->shape[d];
+    src.data = bl->zeros;
+    kg_status st;
+    if (bias) {
+        const int64_t N = bias->shape[0];
+        const int row = out->ndim > 0 && out->shape[out->ndim - 1] == N && N > 1;
+        src.data = bias->data;
+        if (row)
+            src.strides[out->ndim - 1] = bias->strides[0];
+        if (g->epilogue == KG_EPILOGUE_GELU_TANH) {
+            /* pack area: N zeros (one memset), then gelu(bias), as one
+               N x 1 x 1 cuBLASLt product with the bias epilogue */
+            void *v;
+            const size_t vec = ((size_t)N * es + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN;
+            if ((st = kg_pack_area(ctx, 2 * vec, &v)) != KG_OK)
+                return st;
+            cudaError_t err = cudaMemsetAsync(v, 0, vec, ctx->stream);
             if (err != cudaSuccess)
-                return kg_cuda_fail(ctx, err, "matmul with K = 0: cudaMemset2DAsync");
+                return kg_cuda_fail(ctx, err, "matmul with K = 0: clearing the zero operand");
+            kg_gemm_desc t;
+            memset(&t, 0, sizeof t);
+            t.dtype = g->dtype, t.epilogue = g->epilogue;
+            t.m = N, t.n = 1, t.k = 1;
+            t.x = t.y = v;
+            t.ldx = N, t.ldy = 1, t.ldd = N, t.batch = 1;
+            t.d = (char *)v + vec;
+            t.bias = bias->data;
+            if ((st = run_all(ctx, bl, &t, 1)) != KG_OK)
+                return st;
+            v = (char *)v + vec;
+            src.data = v;
+            if (row)
+                src.strides[out->ndim - 1] = 1;
         }
-        int i = g->nloop - 1;
-        while (i >= 0 && ++idx[i] == g->loop_size[i])
-            idx[i--] = 0;
-        if (i < 0)
-            return KG_OK;
     }
+    if ((st = kg_cast(ctx, out, &src)) != KG_OK)
+        return st;
+    if (bias && g->epilogue == KG_EPILOGUE_RELU)
+        st = kg_relu(ctx, out, out);
+    return st;
 }
 
-/* K = 0 with a bias: D = epilogue(bias) through cuBLASLt, as a K = 1
-   product of zero operands from the context's zero buffer, tiled so each
-   tile's operands fit in it. */
-static kg_status bias_only(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g)
+/* A packed description: the dense copies into the pack area, the GEMM, and
+   the copy of a dense result into out. */
+static kg_status run_packed(kg_context *ctx, kg_blas *bl, kg_gemm_desc *g, const kg_tensor *out, int use_lt)
 {
-    const size_t es = kg_dtype_size(g->dtype);
-    const int64_t cap = (int64_t)(bl->zeros_bytes / es);
-    for (int64_t j0 = 0; j0 < g->n; j0 += cap)
-        for (int64_t i0 = 0; i0 < g->m; i0 += cap) {
-            kg_gemm_desc t = *g;
-            t.m = g->m - i0 < cap ? g->m - i0 : cap;
-            t.n = g->n - j0 < cap ? g->n - j0 : cap;
-            t.k = 1;
-            t.x = t.y = bl->zeros;
-            t.trans_x = 0, t.ldx = t.m, t.trans_y = 1, t.ldy = t.n;
-            t.sx = t.sy = 0;
-            for (int i = 0; i < t.nloop; i++)
-                t.loop_sx[i] = t.loop_sy[i] = 0;
-            t.d = (char *)g->d + (i0 + j0 * g->ldd) * (int64_t)es;
-            t.bias = (const char *)g->bias + i0 * (int64_t)es;
-            kg_status st = run_all(ctx, bl, &t, 1);
-            if (st != KG_OK)
-                return st;
-        }
-    return KG_OK;
+    void *area;
+    kg_status st = kg_pack_area(ctx, g->pack_bytes, &area);
+    if (st != KG_OK)
+        return st;
+    char *base = area;
+    if (g->pack_x) {
+        kg_tensor dst = kg_tensor_contiguous(base + g->off_x, g->dtype, g->src_x.ndim, g->src_x.shape);
+        if ((st = kg_cast(ctx, &dst, &g->src_x)) != KG_OK)
+            return st;
+        g->x = dst.data;
+    }
+    if (g->pack_y) {
+        kg_tensor dst = kg_tensor_contiguous(base + g->off_y, g->dtype, g->src_y.ndim, g->src_y.shape);
+        if ((st = kg_cast(ctx, &dst, &g->src_y)) != KG_OK)
+            return st;
+        g->y = dst.data;
+    }
+    if (g->pack_d)
+        g->d = base + g->off_d;
+    if ((st = run_all(ctx, bl, g, use_lt)) != KG_OK)
+        return st;
+    if (g->pack_d) {
+        kg_tensor dense = kg_tensor_contiguous(g->d, g->dtype, out->ndim, out->shape);
+        st = kg_cast(ctx, out, &dense);
+    }
+    return st;
 }
 
 kg_status kg_matmul_ex(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b,
@@ -553,8 +774,10 @@ kg_status kg_matmul_ex(kg_context *ctx, const kg_tensor *out, const kg_tensor *a
     const double work = (double)g.batch * (double)g.m * (double)g.n * (double)g.k;
     const int use_lt = g.bias || g.epilogue != KG_EPILOGUE_NONE || be == KG_GEMM_CUBLASLT || !fits_int(&g) ||
                        (be == KG_GEMM_AUTO && work <= 0x1p30);
-    if (g.k == 0)
-        st = g.bias ? bias_only(ctx, bl, &g) : zero_fill(ctx, &g);
+    if (g.fill)
+        st = fill(ctx, bl, &g, out, opts ? opts->bias : NULL);
+    else if (g.pack_x || g.pack_y || g.pack_d)
+        st = run_packed(ctx, bl, &g, out, use_lt);
     else
         st = run_all(ctx, bl, &g, use_lt);
     if (st != KG_OK)
@@ -580,11 +803,16 @@ kg_status kg_set_tf32(kg_context *ctx, int enable)
     return kg_ok(ctx);
 }
 
-kg_status kg_gemm_prepare(kg_context *ctx)
+kg_status kg_gemm_reserve(kg_context *ctx, size_t pack_bytes)
 {
     kg_blas *bl;
+    void *area;
     kg_status st = kg_ready(ctx);
     if (st == KG_OK)
         st = kg_blas_ready(ctx, &bl);
+    if (st == KG_OK)
+        st = kg_pack_area(ctx, pack_bytes, &area);
     return st != KG_OK ? st : kg_ok(ctx);
 }
+
+kg_status kg_gemm_prepare(kg_context *ctx) { return kg_gemm_reserve(ctx, KG_GEMM_PACK_BYTES); }

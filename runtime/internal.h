@@ -1,6 +1,12 @@
 /*
  * internal.h - what the runtime's files share and users do not see.
  *
+ * Layers: the core (error.c, archs.c, tensor.c, geometry.c, context.c,
+ * bundle.c, scratch.c) calls no op family; each family (elementwise.c,
+ * reduce.c, attention.c, gemm.c + blas.c, ...) builds on the core and hooks
+ * its per-context state in with kgi_register_hooks. Internal names start
+ * with kgi_ (public ones with kg_).
+ *
  * Conventions: every function that can fail returns kg_status and, on
  * failure, has already stored the specific message on the context with
  * kg_fail(). Validation (host only) comes before any CUDA call, so a context
@@ -11,9 +17,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #define KG_MSG_LEN 512
+
+typedef struct kgi_hooks kgi_hooks; /* below */
+#define KGI_MAX_HOOKS 8
 
 struct kg_context {
     int device;            /* CUDA ordinal asked for */
@@ -25,7 +34,9 @@ struct kg_context {
     int cc_major, cc_minor;
     char msg[KG_MSG_LEN]; /* message of the last failure */
     /* Extensions of other op families hang their per-context state here. */
-    void *blas;    /* see blas.c */
+    void *blas;                            /* see blas.c */
+    const kgi_hooks *hooks[KGI_MAX_HOOKS]; /* kgi_register_hooks */
+    int nhooks;
     void *scratch; /* device scratch, see kg_scratch() */
     size_t scratch_bytes;
     /* Testing aids: force an element-wise variant (-1: choose), and the
@@ -47,29 +58,42 @@ KG_API int kg_test_last_ew_variant(const kg_context *ctx);
 KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 
+/* ---- Messages and status (error.c) -------------------------------------- */
+
 /* Stores a formatted message and returns `status`. */
-kg_status kg_fail(kg_context *ctx, kg_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+kg_status kgi_fail(kg_context *ctx, kg_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Clears the message (successful call) and returns KG_OK. */
-kg_status kg_ok(kg_context *ctx);
+kg_status kgi_ok(kg_context *ctx);
 /* Maps a CUDA error to a status and message, prefixed by what was done. */
-kg_status kg_cuda_fail(kg_context *ctx, cudaError_t err, const char *what);
+kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what);
+
+/* ---- Context (context.c) --------------------------------------------------- */
+
 /* Returns KG_OK when ctx can run device work, else its open failure. */
-kg_status kg_ready(kg_context *ctx);
+kg_status kgi_ready(kg_context *ctx);
 /* 1 when stream s is being captured into a CUDA graph (0 when the query
    fails: the error is cleared). */
-int kg_stream_capturing(cudaStream_t s);
+int kgi_stream_capturing(cudaStream_t s);
+
+/* Per-context state of an op family hooks into the context's life: the core
+   calls no family. A family registers its hooks on a context when it first
+   creates state there (registering the same hooks again does nothing);
+   kg_set_stream calls every set_stream after changing ctx->stream, kg_close
+   every release (latest registered first) before freeing the context. */
+struct kgi_hooks {
+    const char *name;                         /* for messages: "cuBLAS" */
+    kg_status (*set_stream)(kg_context *ctx); /* may be NULL */
+    void (*release)(kg_context *ctx);         /* may be NULL */
+};
+kg_status kgi_register_hooks(kg_context *ctx, const kgi_hooks *hooks);
+
+/* ---- Tensors (tensor.c) and geometry (geometry.h) ---------------------------- */
 
 /* Formats a shape as "[2,3]" into buf (always terminated). */
-const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
+const char *kgi_shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
 /* KG_ERR_DTYPE: "<op> is not available for <dt> (it accepts f32, f64, ...)",
    listing the dtypes whose bit (1 << dtype) is set in accepted. */
-kg_status kg_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned accepted);
-/* Checks one tensor argument: dtype, ndim, sizes and strides, data pointer. */
-kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name);
-
-/* ---- cuBLAS state (blas.c): created lazily, bound to the context's stream. */
-void kg_blas_release(kg_context *ctx);
-kg_status kg_blas_set_stream(kg_context *ctx);
+kg_status kgi_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned accepted);
 
 /* ---- Device scratch (scratch.c) ------------------------------------------ */
 
@@ -81,17 +105,38 @@ kg_status kg_blas_set_stream(kg_context *ctx);
    to zero before it ends); the rest holds any op's partial results for the
    duration of one call, ordered by the context's stream. */
 #define KG_SCRATCH_COUNTER_BYTES ((size_t)64 << 10)
-kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base);
+kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base);
 
 /* ---- Bundle (bundle.c) ---------------------------------------------------- */
 
 /* The kernel of table index `k`, loading the bundle on first use. */
-kg_status kg_kernel(kg_context *ctx, int k, cudaKernel_t *out);
+kg_status kgi_kernel(kg_context *ctx, int k, cudaKernel_t *out);
 /* Launch with the launch error mapped to a status. */
-kg_status kg_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args, size_t smem);
+kg_status kgi_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args, size_t smem);
+
+/* ---- What the bundle was built for (archs.c) ---------------------------------- */
+
 /* 1 when the bundle has code that runs on compute capability major.minor. */
-int kg_bundle_supports(int major, int minor);
+int kgi_bundle_supports(int major, int minor);
 /* "sm_80, sm_90 (+PTX compute_90)" */
-const char *kg_bundle_archs(void);
+const char *kgi_bundle_archs(void);
+
+/* ---- Older names (to be removed once every family uses the kgi_ ones) ------ */
+#define kg_fail kgi_fail
+#define kg_ok kgi_ok
+#define kg_cuda_fail kgi_cuda_fail
+#define kg_ready kgi_ready
+#define kg_stream_capturing kgi_stream_capturing
+#define kg_shape_str kgi_shape_str
+#define kg_fail_dtype kgi_fail_dtype
+#define kg_scratch kgi_scratch
+#define kg_kernel kgi_kernel
+#define kg_launch kgi_launch
+#define kg_bundle_supports kgi_bundle_supports
+#define kg_bundle_archs kgi_bundle_archs
+
+/* The shared geometry: the boundary check of tensor arguments, extents,
+   overlap, alignment, broadcasting, coalescing. */
+#include "geometry.h"
 
 #endif

@@ -36,7 +36,7 @@
 #ifndef KG_ATTENTION_H
 #define KG_ATTENTION_H
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /*
- * kg_gemm.h - matrix products through cuBLAS (included from kgen.h).
+ * kg_gemm.h - matrix products through cuBLAS (kgen.h includes it).
  *
  * kg_matmul(ctx, out, a, b) computes out = a @ b with NumPy's matmul rules:
  *
@@ -14,20 +14,24 @@
  * once into out. f32 is true FP32 unless kg_set_tf32(ctx, 1) opts the
  * context into TF32 tensor cores (about 7x faster, 10-bit mantissa inputs).
  *
- * Layouts, without a copy: each operand's last two dims need stride 1 in one
- * of them and, in the other, a stride at least that dim's extent (row-major,
- * column-major/transposed, or padded rows); out likewise. These become
- * cuBLAS's transpose flags and leading dimensions. Batch dims may have any
- * strides, 0 for broadcast: batches that one stride per operand describes
- * run as one strided-batched call; batches of a broadcast operand fold into
- * the rows of one larger GEMM where the strides allow ([B,M,K] @ [K,N] is one
- * [B*M,K] @ [K,N] GEMM); other batch dims are looped on the host, one call
- * per outer index. A layout outside these rules is refused with
- * KG_ERR_INVALID_ARGUMENT naming the operand's shape and strides (copy it to
- * a contiguous tensor first). out must not overlap a, b or the bias.
+ * Layouts: any strides (0 for broadcast). Without a copy, when each
+ * operand's last two dims have stride 1 in one of them and, in the other, a
+ * stride at least that dim's extent (row-major, column-major/transposed, or
+ * padded rows), and out likewise: these become cuBLAS's transpose flags and
+ * leading dimensions. Batches that one stride per operand describes run as
+ * one strided-batched call; batches of a broadcast operand fold into the rows
+ * of one larger GEMM where the strides allow ([B,M,K] @ [K,N] is one
+ * [B*M,K] @ [K,N] GEMM); up to KG_GEMM_MAX_LOOP (16) other batch indices run
+ * as one call each. Anything else is packed: an operand cuBLAS cannot read
+ * (e.g. b[:, ::2]) or whose batch no single stride describes is first copied
+ * densely into the context's pack area (one strided copy kernel), and an out
+ * it cannot write is computed densely there and copied into out; the whole
+ * call is then one strided-batched GEMM, at the cost of one extra read and
+ * write of each packed tensor. out must not overlap a, b or the bias.
  *
- * Edge cases: K = 0 gives zeros (plus the bias and epilogue when given); an
- * empty M, N or batch does nothing and succeeds.
+ * Edge cases: K = 0 gives zeros (plus the bias and epilogue when given) in
+ * one strided fill, whatever the strides of the empty operands; an empty M,
+ * N or batch does nothing and succeeds.
  *
  * Epilogues (kg_matmul_ex): the bias add and relu/gelu run inside the GEMM
  * (cuBLASLt epilogues), so a linear layer is one call. In f16 and bf16,
@@ -37,12 +41,19 @@
  *
  * State: the first GEMM on a context (or kg_gemm_prepare) creates the
  * context's cuBLAS and cuBLASLt handles and one 32 MiB workspace; this must
- * happen outside CUDA graph capture. After that, calls allocate nothing and
- * do no host synchronization, so they may be captured and replayed. Problem
- * descriptions and the algorithm cuBLASLt chose are cached per context.
+ * happen outside CUDA graph capture. The pack area is per stream: made (or
+ * grown) by the first packed call on a stream outside capture, or reserved
+ * up front by kg_gemm_prepare (KG_GEMM_PACK_BYTES) or kg_gemm_reserve on the
+ * stream that will be captured. After that, calls allocate nothing and do no
+ * host synchronization, so they may be captured and replayed; a packed call
+ * in capture whose area is too small fails with KG_ERR_INVALID_ARGUMENT
+ * naming the bytes it needs. Problem descriptions and the algorithm
+ * cuBLASLt chose are cached per context.
  */
 #ifndef KG_GEMM_H
 #define KG_GEMM_H
+
+#include "kg_core.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,8 +94,13 @@ KG_API kg_status kg_matmul_ex(kg_context *ctx, const kg_tensor *out, const kg_te
 /* 1: f32 products may use TF32 tensor cores; 0 (the default): true FP32. */
 KG_API kg_status kg_set_tf32(kg_context *ctx, int enable);
 /* Creates the context's cuBLAS handles and workspace now (otherwise the
-   first GEMM does); call it before capturing a graph that holds a GEMM. */
+   first GEMM does) and a pack area of KG_GEMM_PACK_BYTES for the context's
+   current stream; call it before capturing a graph that holds a GEMM. */
 KG_API kg_status kg_gemm_prepare(kg_context *ctx);
+#define KG_GEMM_PACK_BYTES ((size_t)16 << 20)
+/* kg_gemm_prepare with a pack area of at least pack_bytes (for packed
+   operands larger than the default, inside graph capture). */
+KG_API kg_status kg_gemm_reserve(kg_context *ctx, size_t pack_bytes);
 
 #ifdef __cplusplus
 }

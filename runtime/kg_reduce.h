@@ -42,7 +42,7 @@
 #ifndef KG_REDUCE_H
 #define KG_REDUCE_H
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #ifdef __cplusplus
 extern "C" {

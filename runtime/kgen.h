@@ -15,7 +15,11 @@
  *
  * Tensors are plain data: a device pointer, a dtype, a shape and strides
  * counted in elements (not bytes). Strides may be any non-negative values; 0
- * expresses an expanded (broadcast) view. Inputs broadcast as in NumPy; the
+ * expresses an expanded (broadcast) view. Every op checks each tensor first:
+ * ndim 0..KG_MAX_DIMS, sizes and strides >= 0, at most 2^63 - 1 elements,
+ * and, unless it is empty, data aligned to the element size and a byte
+ * extent ((1 + sum of (size - 1) * stride) * element size) below 2^63 that
+ * does not wrap past the end of the address space. Inputs broadcast as in NumPy; the
  * output's shape must be the broadcast shape. An output may alias an input
  * exactly (in place); any other overlap of memory ranges is refused.
  *
@@ -34,95 +38,14 @@
 #ifndef KGEN_H
 #define KGEN_H
 
-#include <stddef.h>
-#include <stdint.h>
+/* Status codes, dtypes, tensors, the context, device memory, version. */
+#include "kg_core.h"
 
-#include "kg_status.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#if defined(__GNUC__)
-#define KG_API __attribute__((visibility("default")))
-#else
-#define KG_API
-#endif
-
-#define KG_MAX_DIMS 8
-
-typedef enum kg_status {
-#define KG_STATUS_ENUM(sym, val, text) sym = val,
-    KG_STATUS_LIST(KG_STATUS_ENUM)
-#undef KG_STATUS_ENUM
-        KG_STATUS_COUNT
-} kg_status;
-
-/* Element types. f16/bf16 compute in f32; bool is one byte holding 0 or 1. */
-typedef enum kg_dtype { KG_F32, KG_F64, KG_F16, KG_BF16, KG_I32, KG_I64, KG_U8, KG_BOOL, KG_DTYPE_COUNT } kg_dtype;
-
-typedef struct kg_tensor {
-    void *data; /* device pointer; may be NULL when empty */
-    kg_dtype dtype;
-    int ndim; /* 0 (a scalar) .. KG_MAX_DIMS */
-    int64_t shape[KG_MAX_DIMS];
-    int64_t strides[KG_MAX_DIMS]; /* in elements, >= 0 */
-} kg_tensor;
-
-typedef struct kg_context kg_context;
-
-/* Same type as cudaStream_t, without including the CUDA headers. */
-typedef struct CUstream_st *kg_stream;
-
-/* ---- Status and messages ------------------------------------------------ */
-
-/* The message of the last failure on ctx ("" after success). Never NULL. */
-KG_API const char *kg_errmsg(const kg_context *ctx);
-/* "KG_ERR_SHAPE" and "shape mismatch" for KG_ERR_SHAPE, and so on. */
-KG_API const char *kg_status_name(kg_status status);
-KG_API const char *kg_status_text(kg_status status);
-
-/* ---- Context -------------------------------------------------------------- */
-
-/*
- * Opens a context on CUDA device `device`. As sqlite3_open does, *ctx is set
- * even when this fails (unless host memory ran out, when it is NULL), so the
- * reason can be read with kg_errmsg(*ctx); close it with kg_close either way.
- * A context that failed to open still validates calls: ops check their
- * arguments first and only then report KG_ERR_NO_DEVICE.
- */
-KG_API kg_status kg_open(kg_context **ctx, int device);
-KG_API void kg_close(kg_context *ctx);
-/* The stream ops are enqueued on; NULL (the default) is the legacy stream. */
-KG_API kg_status kg_set_stream(kg_context *ctx, kg_stream stream);
-KG_API kg_stream kg_get_stream(const kg_context *ctx);
-/* Waits for all work on the context's stream. */
-KG_API kg_status kg_sync(kg_context *ctx);
-/* Human-readable device name and compute capability, for logs. */
-KG_API kg_status kg_device_info(kg_context *ctx, char *name, size_t name_len, int *cc_major, int *cc_minor,
-                                int *sm_count);
-
-/* ---- Device memory --------------------------------------------------------- */
-
-KG_API kg_status kg_malloc(kg_context *ctx, void **ptr, size_t bytes);
-KG_API kg_status kg_free(kg_context *ctx, void *ptr);
-/* Copies on the context's stream and waits for the copy to finish. */
-KG_API kg_status kg_copy_in(kg_context *ctx, void *dst_device, const void *src_host, size_t bytes);
-KG_API kg_status kg_copy_out(kg_context *ctx, void *dst_host, const void *src_device, size_t bytes);
-KG_API kg_status kg_memset(kg_context *ctx, void *dst_device, int byte, size_t bytes);
-
-/* ---- Tensors ---------------------------------------------------------------- */
-
-/* A row-major (C-contiguous) tensor over `data`. */
-KG_API kg_tensor kg_tensor_contiguous(void *data, kg_dtype dtype, int ndim, const int64_t *shape);
-KG_API int64_t kg_numel(const kg_tensor *t);
-KG_API size_t kg_dtype_size(kg_dtype dtype);
-/* "f32", "bf16", ... ; "?" for an invalid value. */
-KG_API const char *kg_dtype_name(kg_dtype dtype);
-
-#ifdef __cplusplus
-}
-#endif
+/* The headers' version; kg_version() gives the library's. The shared
+   library's SONAME is libkgen.so.MAJOR. */
+#define KG_VERSION_MAJOR 0
+#define KG_VERSION_MINOR 1
+#define KG_VERSION_PATCH 0
 
 /* Matrix products through cuBLAS: kg_matmul, kg_matmul_ex, kg_set_tf32. */
 #include "kg_gemm.h"
@@ -133,5 +56,7 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Normalizations (softmax, log_softmax, logsumexp, layer_norm, rms_norm). */
+#include "kg_norm.h"
 
 #endif

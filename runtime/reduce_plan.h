@@ -7,6 +7,7 @@
 #define KG_REDUCE_PLAN_H
 
 #include "internal.h"
+#include "kg_reduce.h"
 #include "kg_reduce_params.h"
 
 /* Bytes of split partial results a plan may use after the counters. */

@@ -1,6 +1,6 @@
 /*
- * tensor.c - tensors as plain data: construction, sizes, names, and the
- * checks every op applies to each tensor argument.
+ * tensor.c - tensors as plain data: construction, sizes, names. (The check
+ * every op applies to each tensor argument is kgi_check_tensor, geometry.c.)
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,25 +30,38 @@ kg_tensor kg_tensor_contiguous(void *data, kg_dtype dtype, int ndim, const int64
     t.dtype = dtype;
     t.ndim = ndim;
     if (ndim < 0 || ndim > KG_MAX_DIMS || (ndim > 0 && !shape))
-        return t; /* kg_check_tensor reports it */
+        return t; /* kgi_check_tensor reports it */
+    /* past an overflow the strides saturate at INT64_MAX: the tensor then
+       spans more than 2^63 bytes, which kgi_check_tensor reports (unless it
+       is empty, when no stride is used) */
     int64_t stride = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         t.shape[d] = shape[d];
         t.strides[d] = stride;
-        stride *= shape[d] > 1 ? shape[d] : 1;
+        if (shape[d] > 1 && __builtin_mul_overflow(stride, shape[d], &stride))
+            stride = INT64_MAX;
     }
     return t;
 }
 
 int64_t kg_numel(const kg_tensor *t)
 {
+    if (!t || t->ndim < 0 || t->ndim > KG_MAX_DIMS)
+        return -1;
     int64_t n = 1;
     for (int d = 0; d < t->ndim; d++)
-        n *= t->shape[d];
+        if (t->shape[d] < 0)
+            return -1;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] == 0)
+            return 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (__builtin_mul_overflow(n, t->shape[d], &n))
+            return -1;
     return n;
 }
 
-const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
+const char *kgi_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
 {
     size_t at = 0;
     at += (size_t)snprintf(buf + at, len - at, "[");
@@ -59,41 +72,12 @@ const char *kg_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
     return buf;
 }
 
-kg_status kg_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned accepted)
+kg_status kgi_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned accepted)
 {
     char list[128] = "";
     size_t at = 0;
     for (int d = 0; d < KG_DTYPE_COUNT; d++)
         if (accepted & (1u << d))
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", kg_dtype_name((kg_dtype)d));
-    return kg_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", op, kg_dtype_name(dt), list);
-}
-
-kg_status kg_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name)
-{
-    if (!t)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor %s is NULL", name);
-    if ((int)t->dtype < 0 || t->dtype >= KG_DTYPE_COUNT)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has dtype %d, not a kg_dtype", name,
-                       (int)t->dtype);
-    if (t->ndim < 0 || t->ndim > KG_MAX_DIMS)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has %d dims (0..%d supported)", name,
-                       t->ndim, KG_MAX_DIMS);
-    int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] < 0)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has size %lld in dim %d", name,
-                           (long long)t->shape[d], d);
-        if (t->strides[d] < 0)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: %s has stride %lld in dim %d (strides must be >= 0)", name,
-                           (long long)t->strides[d], d);
-        if (t->shape[d] && n > INT64_MAX / t->shape[d])
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
-        n *= t->shape[d];
-    }
-    if (n > 0 && !t->data)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has %lld elements but a NULL data pointer",
-                       name, (long long)n);
-    return KG_OK;
+    return kgi_fail(ctx, KG_ERR_DTYPE, "%s is not available for %s (it accepts %s)", op, kg_dtype_name(dt), list);
 }

@@ -22,7 +22,7 @@
 #include "internal.h"
 #include "kg_attn_table.h"
 #include "kg_test.h"
-#include "kgen.h"
+#include "kg_attention.h"
 
 /* ---- CPU: validation ------------------------------------------------------ */
 

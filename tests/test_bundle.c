@@ -1,6 +1,8 @@
 /*
  * test_bundle.c - the kernel table against the compiled bundle. Each module
- * is a fatbin holding one ELF cubin per architecture (uncompressed) and PTX.
+ * is a fatbin holding one ELF cubin per architecture and PTX, each entry
+ * stored zstd-compressed (nvcc --compress-mode=size); the test walks the
+ * fatbin's entry headers and inflates every cubin with libzstd.
  * The cubins' symbol tables must hold exactly the kernels the table names
  * for that module, for every architecture the build lists (sm_80 and sm_90),
  * or, for the Hopper attention modules (the variants kg_attn_variant_sm90a
@@ -8,8 +10,10 @@
  * for sm_90a alone.
  */
 #include <elf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "internal.h"
 #include "kg_attn_table.h"
@@ -24,12 +28,13 @@ typedef struct {
     int arch;
     int nsyms;
     const char **syms;
+    unsigned char *image; /* the inflated ELF image the names point into */
 } cubin;
 
 /* Lists the global FUNC symbols of the ELF image at p. */
 static cubin read_cubin(const unsigned char *p, size_t avail)
 {
-    cubin c = {0, 0, NULL};
+    cubin c = {0, 0, NULL, NULL};
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
     cr_assert_eq(eh->e_ident[EI_CLASS], ELFCLASS64);
     cr_assert_eq(eh->e_machine, EM_CUDA, "not a CUDA ELF: machine %d", eh->e_machine);
@@ -52,15 +57,75 @@ static cubin read_cubin(const unsigned char *p, size_t avail)
     return c;
 }
 
-/* Finds every embedded ELF image in a fatbin (at 8-byte aligned offsets). */
-static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max)
+/*
+ * A fatbin: a 16-byte header (magic 0xBA55ED50, u16 version, u16 header
+ * size, u64 size of the entries that follow), then entries, each a header
+ * followed by its payload. The entry header fields read here (little
+ * endian, offsets from the entry's start):
+ *   +0 u16 kind (1 PTX, 2 ELF cubin)   +4 u32 header size
+ *   +8 u64 payload size (padded)       +16 u32 payload size (stored bytes)
+ *   +28 u32 SM version                 +40 u64 flags (0x8000: compressed)
+ *   +56 u64 uncompressed payload size (when compressed)
+ */
+enum { FATBIN_ELF = 2, FATBIN_COMPRESSED = 0x8000 };
+
+static uint64_t rd(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Inflates (when compressed) and reads every ELF entry of a fatbin. */
+static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max, const char *module)
 {
     cr_assert_geq(n, 16u);
-    cr_assert_eq(*(const uint32_t *)b, 0xBA55ED50u, "not a fatbin (magic %08x)", *(const uint32_t *)b);
-    int k = 0;
-    for (size_t off = 16; off + sizeof(Elf64_Ehdr) <= n && k < max; off += 8)
-        if (memcmp(b + off, ELFMAG, SELFMAG) == 0)
-            out[k++] = read_cubin(b + off, n - off);
+    cr_assert_eq(rd(b, 4), 0xBA55ED50u, "%s: not a fatbin (magic %08x)", module, (unsigned)rd(b, 4));
+    const size_t hs = rd(b + 6, 2), end = hs + rd(b + 8, 8);
+    cr_assert_leq(end, n, "%s: fatbin header says %zu bytes, the bundle holds %zu", module, end, n);
+    int k = 0, compressed = 0;
+    size_t off = hs;
+    while (off < end) {
+        cr_assert_leq(off + 64, end, "%s: truncated entry header at %zu", module, off);
+        const unsigned char *e = b + off;
+        const size_t ehs = rd(e + 4, 4), padded = rd(e + 8, 8), stored = rd(e + 16, 4);
+        const int kind = (int)rd(e, 2), sm = (int)rd(e + 28, 4);
+        const uint64_t flags = rd(e + 40, 8), full = rd(e + 56, 8);
+        cr_assert(ehs >= 64 && stored <= padded && off + ehs + padded <= end, "%s: bad entry at %zu", module, off);
+        const unsigned char *payload = e + ehs;
+        if (kind == FATBIN_ELF) {
+            cr_assert_lt(k, max, "%s: more than %d cubins", module, max);
+            unsigned char *image = NULL;
+            size_t size = stored;
+            if (flags & FATBIN_COMPRESSED) {
+                compressed++;
+                cr_assert(stored >= 4 && rd(payload, 4) == 0xFD2FB528u, "%s sm_%d: compressed entry is not zstd",
+                          module, sm);
+                cr_assert_eq(ZSTD_getFrameContentSize(payload, stored), full,
+                             "%s sm_%d: zstd frame size differs from the entry header's %zu", module, sm,
+                             (size_t)full);
+                image = malloc(full);
+                cr_assert_not_null(image);
+                size = ZSTD_decompress(image, full, payload, stored);
+                cr_assert(!ZSTD_isError(size) && size == full, "%s sm_%d: zstd: %s", module, sm,
+                          ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short");
+            } else {
+                image = malloc(stored);
+                cr_assert_not_null(image);
+                memcpy(image, payload, stored);
+            }
+            cr_assert(size >= sizeof(Elf64_Ehdr) && memcmp(image, ELFMAG, SELFMAG) == 0, "%s sm_%d: not an ELF image",
+                      module, sm);
+            out[k] = read_cubin(image, size);
+            out[k].image = image;
+            cr_assert_eq(out[k].arch, sm, "%s: entry header says sm_%d, the ELF sm_%d", module, sm, out[k].arch);
+            k++;
+        }
+        off += ehs + padded;
+    }
+    /* the build stores the fatbins compressed (build.ninja's nvccflags) */
+    cr_assert_eq(compressed, k, "%s: %d of %d cubins compressed", module, compressed, k);
     return k;
 }
 
@@ -92,7 +157,7 @@ Test(bundle, table_matches_the_kernels_in_every_cubin)
     for (int m = 0; m < KG_MODULE_COUNT; m++) {
         cubin cs[8];
         const size_t size = (size_t)(kg_modules[m].end - kg_modules[m].begin);
-        int n = find_cubins(kg_modules[m].begin, size, cs, 8);
+        int n = find_cubins(kg_modules[m].begin, size, cs, 8, kg_modules[m].name);
         const int hopper = hopper_module(m);
         hoppers += hopper;
         /* one cubin per listed arch: sm_80 and sm_90; sm_90a alone for Hopper */
@@ -113,6 +178,7 @@ Test(bundle, table_matches_the_kernels_in_every_cubin)
             cr_assert_eq(cs[c].nsyms, expected, "%s sm_%d has %d kernels, the table %d", kg_modules[m].name, cs[c].arch,
                          cs[c].nsyms, expected);
             free(cs[c].syms);
+            free(cs[c].image);
         }
         if (hopper)
             cr_assert(seen90 == 1, "module %s: arch is not sm_90a", kg_modules[m].name);

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "kg_test.h"
+#include "kgen.h"
 
 static kg_context *ctx;
 
@@ -54,7 +55,8 @@ Test(status, every_code_has_its_name_and_text)
     cr_assert_str_eq(kg_status_text(KG_ERR_SHAPE), "shape mismatch");
     cr_assert_str_eq(kg_status_name((kg_status)999), "KG_STATUS_UNKNOWN");
     cr_assert_str_eq(kg_status_text((kg_status)-1), "unknown status code");
-    cr_assert_str_eq(kg_errmsg(NULL), "no context (kg_open could not allocate one: out of host memory)");
+    cr_assert_str_eq(kg_errmsg(NULL), "no context: the kg_context pointer is NULL (kg_open sets it to NULL only "
+                                      "when host memory runs out; otherwise a context was never opened)");
 }
 
 Test(no_device, open_reports_it_and_every_call_after_validation_too, .init = open_without_device, .fini = close_ctx)
@@ -236,4 +238,123 @@ Test(validation, empty_inputs_pass_validation)
     kg_tensor a = tensor(NULL, KG_F32, 3, KT_SHAPE(0, 1, 3)), b = tensor(NULL, KG_F32, 3, KT_SHAPE(0, 10, 3)),
               r = tensor(NULL, KG_F32, 3, KT_SHAPE(0, 10, 3));
     cr_assert_eq(kg_add(ctx, &r, &a, &b), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+/* ---- The boundary check (runtime/geometry.c): every family, every tensor
+   argument, before any other arithmetic. Regression cases of issue 13's
+   fuzzing findings. */
+
+Test(validation, extent_beyond_2_63_bytes_is_refused_in_every_family)
+{
+    kg_tensor huge = tensor(KT_DEV(0), KG_F32, 1, KT_SHAPE(INT64_MAX)), o = tensor(KT_DEV(4096), KG_F32, 0, NULL);
+    /* kg_sum of f32 [INT64_MAX] used to divide by zero in the split planner */
+    KT_EXPECT(ctx, kg_sum(ctx, &o, &huge, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in: shape [9223372036854775807] spans more than 2^63 bytes (strides [1], 4-byte "
+              "f32 elements)");
+    KT_EXPECT(ctx, kg_neg(ctx, &huge, &huge), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out: shape [9223372036854775807] spans more than 2^63 bytes (strides [1], 4-byte "
+              "f32 elements)");
+    kg_tensor m = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 2)), big = m;
+    big.shape[0] = (int64_t)1 << 61; /* (2^61 - 1) * 2 + 2 elements: 2^64 bytes */
+    EXPECT_PREFIX(kg_matmul(ctx, &m, &big, &m), KG_ERR_INVALID_ARGUMENT,
+                  "invalid argument: a: shape [2305843009213693952,2] spans more than 2^63 bytes");
+    /* strides whose sum overflows: [4,8] with strides [INT64_MAX, INT64_MAX]
+       (two indices at one address) used to be accepted as an output */
+    kg_tensor wrap = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 8)),
+              a = tensor(KT_DEV(1 << 20), KG_F32, 2, KT_SHAPE(4, 8));
+    wrap.strides[0] = wrap.strides[1] = INT64_MAX;
+    EXPECT_PREFIX(kg_neg(ctx, &wrap, &a), KG_ERR_INVALID_ARGUMENT,
+                  "invalid argument: out: shape [4,8] spans more than 2^63 bytes (strides "
+                  "[9223372036854775807,9223372036854775807]");
+    /* just below the limit is a valid descriptor (the device is what fails) */
+    kg_tensor edge = tensor(KT_DEV(0), KG_U8, 1, KT_SHAPE(2)), e2 = tensor((void *)0x1000, KG_U8, 1, KT_SHAPE(2));
+    edge.strides[0] = INT64_MAX - 1; /* 1 + (INT64_MAX - 1) = 2^63 - 1 bytes */
+    cr_assert_eq(kg_relu(ctx, &e2, &edge), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+    edge.strides[0] = INT64_MAX; /* one byte more */
+    EXPECT_PREFIX(kg_relu(ctx, &e2, &edge), KG_ERR_INVALID_ARGUMENT, "invalid argument: a: shape [2] spans more");
+}
+
+Test(validation, address_ranges_that_wrap_are_refused)
+{
+    /* 32 bytes from 16 bytes below the end of the address space */
+    kg_tensor w = tensor((void *)(UINTPTR_MAX - 15), KG_U8, 1, KT_SHAPE(32)),
+              o = tensor(KT_DEV(0), KG_U8, 1, KT_SHAPE(32));
+    KT_EXPECT(ctx, kg_neg(ctx, &o, &w), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: a: its 32 bytes from data 0xfffffffffffffff0 wrap past the end of the address space");
+    /* ending exactly at 2^64 wraps too: the end address must exist */
+    w.shape[0] = 16;
+    o.shape[0] = 16;
+    cr_assert_eq(kg_neg(ctx, &o, &w), KG_ERR_INVALID_ARGUMENT, "%s", kg_errmsg(ctx));
+    w.shape[0] = 15;
+    o.shape[0] = 15;
+    cr_assert_eq(kg_neg(ctx, &o, &w), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+Test(validation, data_must_be_aligned_to_the_element_size)
+{
+    kg_tensor a = tensor(KT_DEV(1), KG_F32, 1, KT_SHAPE(8)), o = tensor(KT_DEV(4096), KG_F32, 1, KT_SHAPE(8));
+    char want[160];
+    snprintf(want, sizeof want, "invalid argument: a's data %p is not aligned to its 4-byte f32 elements", a.data);
+    KT_EXPECT(ctx, kg_neg(ctx, &o, &a), KG_ERR_INVALID_ARGUMENT, want);
+    /* an empty tensor reads nothing, and one-byte elements are always aligned */
+    a.shape[0] = 0;
+    o.shape[0] = 0;
+    cr_assert_eq(kg_neg(ctx, &o, &a), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+    kg_tensor b = tensor(KT_DEV(1), KG_U8, 1, KT_SHAPE(8)), ob = tensor(KT_DEV(4096), KG_U8, 1, KT_SHAPE(8));
+    cr_assert_eq(kg_neg(ctx, &ob, &b), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+Test(validation, element_count_beyond_2_63_is_refused)
+{
+    /* stride 0 everywhere: a tiny extent, but 2^64 elements */
+    kg_tensor a = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE((int64_t)1 << 32, (int64_t)1 << 32));
+    a.strides[0] = a.strides[1] = 0;
+    kg_tensor o = tensor(KT_DEV(4096), KG_F32, 0, NULL);
+    KT_EXPECT(ctx, kg_sum(ctx, &o, &a, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in has more than 2^63 elements");
+    /* an empty dim anywhere makes the tensor empty, whatever the others */
+    kg_tensor e = tensor(NULL, KG_F32, 3, KT_SHAPE(INT64_MAX, INT64_MAX, 0));
+    e.strides[0] = e.strides[1] = INT64_MAX;
+    kg_tensor eo = tensor(NULL, KG_F32, 3, KT_SHAPE(INT64_MAX, INT64_MAX, 0));
+    cr_assert_eq(kg_neg(ctx, &eo, &e), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+Test(validation, numel_is_defined_for_every_input)
+{
+    cr_assert_eq(kg_numel(NULL), -1);
+    kg_tensor t = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(3, 4));
+    cr_assert_eq(kg_numel(&t), 12);
+    t.ndim = 0;
+    cr_assert_eq(kg_numel(&t), 1);
+    t.ndim = 9; /* would read past shape[8] */
+    cr_assert_eq(kg_numel(&t), -1);
+    t.ndim = -1;
+    cr_assert_eq(kg_numel(&t), -1);
+    t = tensor(KT_DEV(0), KG_F32, 3, KT_SHAPE(INT64_MAX, 2, 1));
+    cr_assert_eq(kg_numel(&t), -1, "overflow");
+    t.shape[1] = 0;
+    cr_assert_eq(kg_numel(&t), 0, "empty, whatever the other sizes");
+    t.shape[1] = -1;
+    cr_assert_eq(kg_numel(&t), -1, "negative size");
+}
+
+Test(validation, contiguous_is_defined_for_every_input)
+{
+    kg_tensor t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 3, KT_SHAPE(2, 3, 4));
+    cr_assert(t.strides[0] == 12 && t.strides[1] == 4 && t.strides[2] == 1);
+    /* strides past an overflow saturate: the tensor is then refused for its extent */
+    t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 3, KT_SHAPE((int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40));
+    cr_assert(t.strides[2] == 1 && t.strides[1] == (int64_t)1 << 40 && t.strides[0] == INT64_MAX, "%lld %lld %lld",
+              (long long)t.strides[0], (long long)t.strides[1], (long long)t.strides[2]);
+    kg_tensor o = tensor(KT_DEV(0), KG_F32, 0, NULL);
+    EXPECT_PREFIX(kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+                  "invalid argument: in has more than 2^63 elements");
+    t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, KT_SHAPE((int64_t)1 << 60, 4));
+    EXPECT_PREFIX(kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+                  "invalid argument: in: shape [1152921504606846976,4] spans more than 2^63 bytes");
+    /* ndim out of range or no shape: zero shape and strides, refused by ops */
+    t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 9, KT_SHAPE(1, 2, 3, 4, 5, 6, 7, 8, 9));
+    cr_assert(t.ndim == 9 && t.shape[0] == 0 && t.strides[7] == 0);
+    t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, NULL);
+    cr_assert(t.ndim == 2 && t.shape[0] == 0 && t.shape[1] == 0);
 }

@@ -38,8 +38,8 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* Every file one run wrote, compared with a second run and with the build's
-   generated/ (gen.d names its own output directory, and ninja consumes the
-   build's copy). */
+   generated/ (build.ninja names its own output directory, and ninja consumes
+   the build's copy). */
 Test(generator, output_is_deterministic_and_matches_the_build)
 {
     need_lua();
@@ -56,7 +56,7 @@ Test(generator, output_is_deterministic_and_matches_the_build)
     cr_assert_not_null(d);
     int files = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' || strcmp(e->d_name, "gen.d") == 0)
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "build.ninja") == 0)
             continue;
         char p0[512], p1[512], pb[512];
         snprintf(p0, sizeof p0, "%s/r0/%s", tmpl, e->d_name);

@@ -1,7 +1,10 @@
 /*
- * test_layout.c - broadcasting, coalescing and the fast division the 32-bit
+ * test_layout.c - the shared geometry (extent, overlap, alignment, finite
+ * parameters), broadcasting, coalescing and the fast division the 32-bit
  * kernels use: pure host logic, checked against direct computation.
  */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "kg_test.h"
@@ -249,4 +252,80 @@ Test(overlap, transposed_outputs_do_not_overlap_themselves)
     cr_assert_eq(kg_check_no_self_overlap(NULL, &t, "out"), KG_OK);
     kg_tensor bad = view(2, SHAPE(4, 5), SHAPE(3, 1));
     cr_assert_eq(kg_check_no_self_overlap(NULL, &bad, "out"), KG_ERR_INVALID_ARGUMENT);
+}
+
+/* ---- The shared geometry (geometry.h) ------------------------------------- */
+
+Test(geometry, size_and_extent_with_overflow_checks)
+{
+    int64_t n = -1, bytes = -1;
+    kg_tensor t = view(2, SHAPE(3, 4), SHAPE(8, 1)); /* rows of 4 in rows of 8 */
+    cr_assert(kgi_tensor_size(&t, &n, &bytes));
+    cr_assert(n == 12 && bytes == (2 * 8 + 3 + 1) * 4, "%lld %lld", (long long)n, (long long)bytes);
+    t = view(1, SHAPE(INT64_MAX), SHAPE(1));
+    cr_assert_not(kgi_tensor_size(&t, &n, &bytes), "4 * (2^63 - 1) bytes");
+    t = view(2, SHAPE(3, 0), SHAPE(INT64_MAX, INT64_MAX));
+    cr_assert(kgi_tensor_size(&t, &n, &bytes) && n == 0 && bytes == 0, "empty");
+    t = view(1, SHAPE(5), SHAPE(0));
+    cr_assert(kgi_tensor_size(&t, &n, &bytes) && n == 5 && bytes == 4, "broadcast: one element's bytes");
+    t.ndim = 9;
+    cr_assert_not(kgi_tensor_size(&t, &n, &bytes));
+    t = view(1, SHAPE(5), SHAPE(-1));
+    cr_assert_not(kgi_tensor_size(&t, &n, &bytes));
+    cr_assert_not(kgi_tensor_size(NULL, &n, &bytes));
+}
+
+Test(geometry, ranges_and_disjointness)
+{
+    kg_tensor a = view(1, SHAPE(4), SHAPE(1)), b = a;
+    kgi_range r = kgi_tensor_range(&a);
+    cr_assert(r.lo == 0x100000 && r.hi == 0x100000 + 16);
+    b.data = (char *)a.data + 16; /* adjacent, not overlapping */
+    cr_assert_not(kgi_ranges_overlap(kgi_tensor_range(&a), kgi_tensor_range(&b)));
+    cr_assert_eq(kgi_check_disjoint(NULL, "op", &a, "a", &b, "b"), KG_OK);
+    b.data = (char *)a.data + 12;
+    cr_assert(kgi_ranges_overlap(kgi_tensor_range(&a), kgi_tensor_range(&b)));
+    kg_context *ctx = kt_open_without_device();
+    cr_assert_eq(kgi_check_disjoint(ctx, "op", &a, "a", &b, "b"), KG_ERR_INVALID_ARGUMENT);
+    cr_assert_str_eq(kg_errmsg(ctx), "invalid argument: op: a overlaps b (bytes [0x100000, 0x100010) and [0x10000c, "
+                                     "0x10001c))");
+    /* an empty tensor meets nothing, even at the same address */
+    kg_tensor e = view(1, SHAPE(0), SHAPE(1));
+    cr_assert_eq(kgi_check_disjoint(ctx, "op", &a, "a", &e, "e"), KG_OK);
+    kg_close(ctx);
+}
+
+Test(geometry, alignment_and_finite_parameters)
+{
+    kg_context *ctx = kt_open_without_device();
+    kg_tensor a = view(1, SHAPE(4), SHAPE(1));
+    cr_assert_eq(kgi_check_aligned(ctx, "op", &a, "a", 16), KG_OK);
+    a.data = (char *)a.data + 4;
+    cr_assert_eq(kgi_check_aligned(ctx, "op", &a, "a", 16), KG_ERR_INVALID_ARGUMENT);
+    cr_assert_str_eq(kg_errmsg(ctx), "invalid argument: op: a's data 0x100004 is not 16-byte aligned");
+    a.shape[0] = 0;
+    cr_assert_eq(kgi_check_aligned(ctx, "op", &a, "a", 16), KG_OK, "empty: nothing is read");
+    cr_assert_eq(kgi_check_finite(ctx, "attention", "scale", 0.125, FLT_MAX), KG_OK);
+    cr_assert_eq(kgi_check_finite(ctx, "attention", "scale", -FLT_MAX, FLT_MAX), KG_OK);
+    cr_assert_eq(kgi_check_finite(ctx, "attention", "scale", 3.5e38, FLT_MAX), KG_ERR_INVALID_ARGUMENT);
+    cr_assert_str_eq(kg_errmsg(ctx), "invalid argument: attention: scale is 3.5e+38 (it must be finite and at most "
+                                     "3.40282e+38 in magnitude, the largest float)");
+    /* a family picks the limit its kernel needs (e.g. scale * log2(e) must stay finite) */
+    cr_assert_eq(kgi_check_finite(ctx, "attention", "scale", 2.4e38, FLT_MAX / 1.4426950408889634),
+                 KG_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(kgi_check_finite(ctx, "attention", "scale", NAN, FLT_MAX), KG_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(kgi_check_finite(ctx, "attention", "scale", -INFINITY, DBL_MAX), KG_ERR_INVALID_ARGUMENT);
+    kg_close(ctx);
+}
+
+Test(geometry, coalescing_never_overflows_on_huge_strides)
+{
+    /* an input whose next stride would be stride * size = 2^63: no merge */
+    kg_tensor out = view(2, SHAPE(2, 2), SHAPE(2, 1));
+    kg_tensor in = view(2, SHAPE(2, 2), SHAPE((int64_t)1 << 61, (int64_t)1 << 62));
+    in.dtype = KG_U8;
+    const kg_tensor *ins[] = {&in};
+    kgi_layout L;
+    kgi_layout_build(&L, &out, ins, 1);
+    cr_assert_eq(L.ndim, 2);
 }

@@ -1,0 +1,268 @@
+/*
+ * bench_norm.c - normalizations against the limit measured in the same run
+ * (device-to-device copy bandwidth); bench/torch_norm.py times PyTorch on the
+ * same cases from the CSV rows this writes to $KG_BENCH_CSV.
+ *
+ * Cases (issue 14): softmax f32 [65536,4096] last dim and [16384,16384] dim
+ * 0; rows of 32, 64 and 128 elements; log_softmax; logsumexp; layer_norm and
+ * rms_norm f32 and bf16 at hidden 1024, 4096, 16384; the fused residual
+ * rms_norm. Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
+ * all, well above L2); every case is checked against the float64 reference
+ * on sample rows before it is timed. Bytes count every tensor read once and
+ * every tensor written once (the fused residual form: in, residual read,
+ * residual and out written).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "kg_norm_reference.h"
+#include "kg_test.h"
+#include "norm_plan.h"
+
+typedef struct bcase {
+    const char *name;
+    kg_norm_op op;
+    kg_dtype dt;
+    int64_t rows, cols;
+    int axis; /* 1: along the last dim; 0: along dim 0 */
+    int res;  /* rms_norm: the fused residual form */
+} bcase;
+
+typedef struct brun {
+    kg_context *ctx;
+    const bcase *c;
+    kg_tensor in, out, res, w, b, s0;
+} brun;
+
+static void run_case(void *p)
+{
+    brun *r = p;
+    kg_context *ctx = r->ctx;
+    const bcase *c = r->c;
+    const int ax[] = {c->axis};
+    switch (c->op) {
+    case KG_NORM_SOFTMAX: BENCH_CHECK(ctx, kg_softmax(ctx, &r->out, &r->in, c->axis)); break;
+    case KG_NORM_LOG_SOFTMAX: BENCH_CHECK(ctx, kg_log_softmax(ctx, &r->out, &r->in, c->axis)); break;
+    case KG_NORM_LOGSUMEXP: BENCH_CHECK(ctx, kg_logsumexp(ctx, &r->s0, &r->in, ax, 1, 0)); break;
+    case KG_NORM_LAYER_NORM:
+        BENCH_CHECK(ctx, kg_layer_norm(ctx, &r->out, NULL, NULL, &r->in, 1, &r->w, &r->b, 1e-5));
+        break;
+    default:
+        if (c->res)
+            BENCH_CHECK(ctx, kg_rms_norm_residual(ctx, &r->out, &r->res, &r->in, &r->w, 1e-6));
+        else
+            BENCH_CHECK(ctx, kg_rms_norm(ctx, &r->out, &r->in, &r->w, 1e-6));
+    }
+}
+
+#define PATTERN ((int64_t)4 << 20) /* elements of the random block */
+
+/* Fills n elements of dtype dt at dev with the host block repeated. */
+static void fill(kg_context *ctx, void *dev, kg_dtype dt, int64_t n, const void *block)
+{
+    const size_t es = kg_dtype_size(dt);
+    const int64_t first = n < PATTERN ? n : PATTERN;
+    BENCH_CHECK(ctx, kg_copy_in(ctx, dev, block, (size_t)first * es));
+    for (int64_t at = first; at < n; at += PATTERN) {
+        const int64_t k = n - at < PATTERN ? n - at : PATTERN;
+        cudaMemcpy((char *)dev + at * (int64_t)es, dev, (size_t)k * es, cudaMemcpyDeviceToDevice);
+    }
+}
+
+/* Checks sample rows (columns for dim 0) against the reference; 0 when all
+   match. block/wblk/bblk/rblk: the host values (element i is block[i %
+   PATTERN]); residual rows are checked as written back. */
+static int verify(brun *r, const void *block, const void *wh, const void *bh, const void *rblk)
+{
+    kg_context *ctx = r->ctx;
+    const bcase *c = r->c;
+    const kg_dtype dt = c->dt;
+    const size_t es = kg_dtype_size(dt);
+    const int64_t n_el = c->rows * c->cols, L = c->axis ? c->cols : c->rows, nrow = c->axis ? c->rows : c->cols;
+    const int elementwise = c->op != KG_NORM_LOGSUMEXP;
+    if (elementwise)
+        BENCH_CHECK(ctx, kg_memset(ctx, r->out.data, 0xff, (size_t)n_el * es));
+    else
+        BENCH_CHECK(ctx, kg_memset(ctx, r->s0.data, 0xff, (size_t)nrow * es));
+    if (c->res)
+        fill(ctx, r->res.data, dt, n_el, rblk);
+    run_case(r);
+    BENCH_CHECK(ctx, kg_sync(ctx));
+    double rtol, atol;
+    kt_tolerance(dt, &rtol, &atol);
+    double *x = malloc(sizeof(double) * (size_t)L), *y = malloc(sizeof(double) * (size_t)L);
+    double *wv = malloc(sizeof(double) * (size_t)L), *bv = malloc(sizeof(double) * (size_t)L);
+    unsigned char *got = malloc((size_t)L * es), *hres = malloc((size_t)L * es);
+    int bad = 0;
+    const int64_t samples[] = {0, 1, nrow / 3, nrow / 2 + 7, nrow - 1};
+    /* a row (dim 1) or a column (dim 0) of t into host, in one copy */
+    const size_t pitch = c->axis ? es : (size_t)c->cols * es;
+    for (int s = 0; s < 5 && !bad; s++) {
+        const int64_t row = samples[s] < nrow ? samples[s] : nrow - 1;
+        const int64_t base = c->axis ? row * c->cols : row, step = c->axis ? 1 : c->cols;
+        if (c->res && cudaMemcpy2D(hres, es, (char *)r->res.data + base * (int64_t)es, pitch, es, (size_t)L,
+                                   cudaMemcpyDeviceToHost) != cudaSuccess)
+            bad = 1;
+        if (elementwise && cudaMemcpy2D(got, es, (char *)r->out.data + base * (int64_t)es, pitch, es, (size_t)L,
+                                        cudaMemcpyDeviceToHost) != cudaSuccess)
+            bad = 1;
+        for (int64_t e = 0; e < L; e++) {
+            const int64_t i = base + e * step;
+            x[e] = kt_get(block, dt, i % PATTERN);
+            if (c->res) {
+                const double want = kt_round(dt, x[e] + kt_get(rblk, dt, i % PATTERN));
+                const double h = kt_get(hres, dt, e);
+                if (!kt_close(h, want, rtol, atol) && !bad) {
+                    fprintf(stderr, "%s %s: residual row %lld elem %lld: got %.9g want %.9g\n", c->name,
+                            kg_dtype_name(dt), (long long)row, (long long)e, h, want);
+                    bad = 1;
+                }
+                x[e] = h;
+            }
+            wv[e] = wh ? kt_get(wh, dt, e) : 1;
+            bv[e] = bh ? kt_get(bh, dt, e) : 0;
+        }
+        double r0 = 0, r1 = 0;
+        kg_norm_refs[c->op](x, L, wh ? wv : NULL, bh ? bv : NULL, c->op == KG_NORM_LAYER_NORM ? 1e-5 : 1e-6, y, &r0,
+                            &r1);
+        if (elementwise) {
+            for (int64_t e = 0; e < L && !bad; e++) {
+                const double g = kt_get(got, dt, e);
+                if (!kt_close(g, kt_round(dt, y[e]), rtol, atol)) {
+                    fprintf(stderr, "%s %s: row %lld elem %lld: got %.9g want %.9g\n", c->name, kg_dtype_name(dt),
+                            (long long)row, (long long)e, g, kt_round(dt, y[e]));
+                    bad = 1;
+                }
+            }
+        } else {
+            unsigned char v[8];
+            BENCH_CHECK(ctx, kg_copy_out(ctx, v, (char *)r->s0.data + row * (int64_t)es, es));
+            if (!kt_close(kt_get(v, dt, 0), kt_round(dt, r0), rtol, atol)) {
+                fprintf(stderr, "%s: row %lld: got %.9g want %.9g\n", c->name, (long long)row, kt_get(v, dt, 0), r0);
+                bad = 1;
+            }
+        }
+    }
+    free(x);
+    free(y);
+    free(wv);
+    free(bv);
+    free(got);
+    free(hres);
+    return bad;
+}
+
+int main(void)
+{
+    kg_context *ctx;
+    if (kg_open(&ctx, 0) != KG_OK) {
+        printf("bench_norm: no GPU (%s): nothing to measure\n", kg_errmsg(ctx));
+        kg_close(ctx);
+        return 0;
+    }
+    FILE *csv = bench_csv_open();
+    const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
+    printf("# normalizations; same-run copy bandwidth %.0f GB/s\n", copy);
+    if (csv)
+        fprintf(csv, "norm-limit,copy,u8,%lld,0,%.1f\n", (long long)1 << 30, copy);
+
+    static const bcase cases[] = {
+        {"softmax [65536,4096] dim 1", KG_NORM_SOFTMAX, KG_F32, 65536, 4096, 1, 0},
+        {"softmax [16384,16384] dim 0", KG_NORM_SOFTMAX, KG_F32, 16384, 16384, 0, 0},
+        {"softmax [16384,16384] dim 1", KG_NORM_SOFTMAX, KG_F32, 16384, 16384, 1, 0},
+        {"softmax [4194304,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 4194304, 32, 1, 0},
+        {"softmax [4194304,64] dim 1", KG_NORM_SOFTMAX, KG_F32, 4194304, 64, 1, 0},
+        {"softmax [2097152,128] dim 1", KG_NORM_SOFTMAX, KG_F32, 2097152, 128, 1, 0},
+        {"softmax [32768,1024] dim 1", KG_NORM_SOFTMAX, KG_F32, 32768, 1024, 1, 0},
+        {"softmax [65536,4096] dim 1", KG_NORM_SOFTMAX, KG_BF16, 65536, 4096, 1, 0},
+        {"softmax [4194304,64] dim 1", KG_NORM_SOFTMAX, KG_BF16, 4194304, 64, 1, 0},
+        {"log_softmax [65536,4096] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 65536, 4096, 1, 0},
+        {"log_softmax [4194304,64] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 4194304, 64, 1, 0},
+        {"logsumexp [65536,4096] dim 1", KG_NORM_LOGSUMEXP, KG_F32, 65536, 4096, 1, 0},
+        {"logsumexp [4194304,64] dim 1", KG_NORM_LOGSUMEXP, KG_F32, 4194304, 64, 1, 0},
+        {"logsumexp [16384,16384] dim 0", KG_NORM_LOGSUMEXP, KG_F32, 16384, 16384, 0, 0},
+        {"layer_norm [262144,1024]", KG_NORM_LAYER_NORM, KG_F32, 262144, 1024, 1, 0},
+        {"layer_norm [65536,4096]", KG_NORM_LAYER_NORM, KG_F32, 65536, 4096, 1, 0},
+        {"layer_norm [16384,16384]", KG_NORM_LAYER_NORM, KG_F32, 16384, 16384, 1, 0},
+        {"layer_norm [262144,1024]", KG_NORM_LAYER_NORM, KG_BF16, 262144, 1024, 1, 0},
+        {"layer_norm [65536,4096]", KG_NORM_LAYER_NORM, KG_BF16, 65536, 4096, 1, 0},
+        {"layer_norm [16384,16384]", KG_NORM_LAYER_NORM, KG_BF16, 16384, 16384, 1, 0},
+        {"rms_norm [262144,1024]", KG_NORM_RMS_NORM, KG_F32, 262144, 1024, 1, 0},
+        {"rms_norm [65536,4096]", KG_NORM_RMS_NORM, KG_F32, 65536, 4096, 1, 0},
+        {"rms_norm [16384,16384]", KG_NORM_RMS_NORM, KG_F32, 16384, 16384, 1, 0},
+        {"rms_norm [262144,1024]", KG_NORM_RMS_NORM, KG_BF16, 262144, 1024, 1, 0},
+        {"rms_norm [65536,4096]", KG_NORM_RMS_NORM, KG_BF16, 65536, 4096, 1, 0},
+        {"rms_norm [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 0},
+        {"rms_norm+residual [65536,4096]", KG_NORM_RMS_NORM, KG_BF16, 65536, 4096, 1, 1},
+        {"rms_norm+residual [65536,4096]", KG_NORM_RMS_NORM, KG_F32, 65536, 4096, 1, 1},
+    };
+    const int64_t max_el = (int64_t)1 << 28;
+    void *din, *dout, *dres, *dw, *db;
+    BENCH_CHECK(ctx, kg_malloc(ctx, &din, (size_t)max_el * 4));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &dout, (size_t)max_el * 4));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &dres, (size_t)max_el * 4));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &dw, 16384 * 8));
+    BENCH_CHECK(ctx, kg_malloc(ctx, &db, 16384 * 8));
+    void *blk = malloc((size_t)PATTERN * 8), *rblk = malloc((size_t)PATTERN * 8);
+    void *wh = malloc(16384 * 8), *bh = malloc(16384 * 8);
+    uint64_t rng = 12345;
+    printf("%-34s %-5s %10s %10s %8s %6s\n", "case", "dtype", "us", "GB/s", "%copy", "check");
+    int failed = 0;
+    kg_dtype filled = KG_DTYPE_COUNT;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bcase *c = &cases[i];
+        const kg_dtype dt = c->dt;
+        const size_t es = kg_dtype_size(dt);
+        const int64_t n = c->rows * c->cols;
+        if (filled != dt) {
+            for (int64_t k = 0; k < PATTERN; k++) {
+                kt_set(blk, dt, k, kt_uniform(&rng, -4, 4));
+                kt_set(rblk, dt, k, kt_uniform(&rng, -1, 1));
+            }
+            for (int64_t k = 0; k < 16384; k++) {
+                kt_set(wh, dt, k, kt_uniform(&rng, 0.5, 1.5));
+                kt_set(bh, dt, k, kt_uniform(&rng, -0.5, 0.5));
+            }
+            BENCH_CHECK(ctx, kg_copy_in(ctx, dw, wh, 16384 * es));
+            BENCH_CHECK(ctx, kg_copy_in(ctx, db, bh, 16384 * es));
+            filled = dt;
+            fill(ctx, din, dt, max_el, blk);
+        }
+        brun r = {.ctx = ctx, .c = c};
+        const int64_t shape[2] = {c->rows, c->cols};
+        r.in = kg_tensor_contiguous(din, dt, 2, shape);
+        r.out = kg_tensor_contiguous(dout, dt, 2, shape);
+        r.res = kg_tensor_contiguous(dres, dt, 2, shape);
+        r.w = kg_tensor_contiguous(dw, dt, 1, &c->cols);
+        r.b = kg_tensor_contiguous(db, dt, 1, &c->cols);
+        const int64_t nrow = c->axis ? c->rows : c->cols;
+        r.s0 = kg_tensor_contiguous(dout, dt, 1, &nrow);
+        const int use_w = c->op == KG_NORM_LAYER_NORM || c->op == KG_NORM_RMS_NORM;
+        const int bad = verify(&r, blk, use_w ? wh : NULL, c->op == KG_NORM_LAYER_NORM ? bh : NULL, rblk);
+        failed |= bad;
+        const double us = bench_time_us(ctx, run_case, &r, 10, 9);
+        double bytes = (double)n * (double)es * (c->op == KG_NORM_LOGSUMEXP ? 1 : 2) +
+                       (c->op == KG_NORM_LOGSUMEXP ? (double)nrow * (double)es : 0);
+        if (c->res)
+            bytes += 2.0 * (double)n * (double)es;
+        const double gbps = bytes / (us * 1e3);
+        printf("%-34s %-5s %10.1f %10.1f %7.1f%% %6s\n", c->name, kg_dtype_name(dt), us, gbps, 100 * gbps / copy,
+               bad ? "FAIL" : "ok");
+        if (csv)
+            fprintf(csv, "norm,\"%s\",%s,%lld,%.3f,%.1f\n", c->name, kg_dtype_name(dt), (long long)n, us, gbps);
+    }
+    if (csv)
+        fclose(csv);
+    kg_free(ctx, din);
+    kg_free(ctx, dout);
+    kg_free(ctx, dres);
+    kg_free(ctx, dw);
+    kg_free(ctx, db);
+    free(blk);
+    free(rblk);
+    free(wh);
+    free(bh);
+    kg_close(ctx);
+    return failed;
+}

@@ -1,0 +1,205 @@
+-- norm.lua - the normalization family: every catalogue normalization
+-- (M.norm: softmax, log_softmax, logsumexp, layer_norm, rms_norm) crossed
+-- with the float dtypes and the kernel classes below.
+--
+-- Writes norm_<dtype>.cu (one module per dtype, from templates/norm.cu),
+-- kg_norm_ops.h (the public op enum), kg_norm_table.c / .h (op x dtype x
+-- class -> kernel index, and each op's rules for the runtime) and
+-- kg_norm_reference.c / .h (the float64 CPU reference of one row, from the
+-- same expressions).
+local M = {}
+
+-- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
+M.classes = { "rows", "packed", "strided", "cols_stats", "cols_apply" }
+
+local common = require("common")
+local typed = common.typed
+
+local stats_enum = { lse = "KG_NS_LSE", moments = "KG_NS_MOMENTS", sumsq = "KG_NS_SUMSQ" }
+local axes_enum = { one = "KG_NORM_AXIS_ONE", any = "KG_NORM_AXIS_ANY", last = "KG_NORM_AXIS_LAST",
+                    last1 = "KG_NORM_AXIS_LAST1" }
+local row_values = { m = true, s = true, lse = true, mean = true, rstd = true }
+
+function M.generate(G)
+  local dtypes, ops = G.dtypes, G.catalogue.norm
+  local D = common.by_name(dtypes)
+  local floats = { D.f32, D.f64, D.f16, D.bf16 }
+  local table_ = {}
+  for i, op in ipairs(ops) do
+    assert(stats_enum[op.stats], op.name .. ": unknown stats " .. tostring(op.stats))
+    assert(axes_enum[op.axes], op.name .. ": unknown axes " .. tostring(op.axes))
+    assert(op.apply or op.results, op.name .. ": needs an apply or results")
+    for _, r in ipairs(op.results or {}) do assert(row_values[r], op.name .. ": unknown result " .. r) end
+    op.enum = "KG_NORM_" .. op.name:upper()
+    op.id = i
+    table_[i] = {}
+  end
+
+  for _, dt in ipairs(floats) do
+    local module = G:module("norm_" .. dt.name)
+    local acc = dt.name == "f64" and "double" or "float"
+    local functors = {}
+    for _, op in ipairs(ops) do
+      local res = op.results or {}
+      local f = {
+        name = "kg_norm_" .. op.name .. "_" .. dt.name, stats = stats_enum[op.stats],
+        elementwise = op.apply and "true" or "false", residual = op.residual and "true" or "false",
+        nres = #res, load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
+        apply = op.apply and typed(op.apply, "T") or "x", res0 = res[1] or "lse", res1 = res[2] or "rstd",
+      }
+      functors[#functors + 1] = f
+      table_[op.id][dt.index] = {}
+      for ci, c in ipairs(M.classes) do
+        table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
+                                                     desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+      end
+    end
+    G:write("norm_" .. dt.name .. ".cu", G:render("norm.cu", {
+      header = G.header("templates/norm.cu and gen/catalogue.lua"),
+      dtype = dt, acc = acc, functors = functors, classes = M.classes, vec = 16 // dt.size,
+    }))
+  end
+
+  -- the dispatch table and each op's rules
+  local t = { G.header("gen/catalogue.lua"), '#include "kg_norm_table.h"\n\n',
+              "const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_COUNT] = {\n" }
+  for _, op in ipairs(ops) do
+    for _, dt in ipairs(floats) do
+      local ks = table_[op.id][dt.index]
+      local row = {}
+      for ci = 1, #M.classes do row[ci] = tostring(ks[ci - 1]) end
+      t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(row, ", "))
+    end
+  end
+  t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
+  for _, op in ipairs(ops) do
+    t[#t + 1] = string.format("    [%s] = {\"%s\", %s, %s, %d, %d, %d},\n", op.enum, op.name, stats_enum[op.stats]:gsub("KG_NS", "KG_NORM_STATS"),
+                              axes_enum[op.axes], op.apply and 1 or 0, #(op.results or {}), op.residual and 1 or 0)
+  end
+  t[#t + 1] = "};\n"
+  G:write("kg_norm_table.c", table.concat(t))
+  G:write("kg_norm_table.h", G.header("gen/norm.lua") .. [[
+#ifndef KG_NORM_TABLE_H
+#define KG_NORM_TABLE_H
+
+#include "kgen.h"
+#include "norm_params.h"
+
+typedef enum { KG_NORM_STATS_LSE, KG_NORM_STATS_MOMENTS, KG_NORM_STATS_SUMSQ } kg_norm_stats;
+typedef enum { KG_NORM_AXIS_ONE, KG_NORM_AXIS_ANY, KG_NORM_AXIS_LAST, KG_NORM_AXIS_LAST1 } kg_norm_axes;
+
+/* What the runtime needs to know of each normalization. */
+typedef struct kg_norm_info {
+    const char *name;
+    kg_norm_stats stats;
+    kg_norm_axes axes;
+    int elementwise; /* 1: writes an output element per input element */
+    int nres;        /* per-row results it can return */
+    int residual;    /* 1: has the fused residual form */
+} kg_norm_info;
+
+extern const kg_norm_info kg_norm_infos[KG_NORM_COUNT];
+
+/* Kernel index for [op][dtype][class]; entries of non-float dtypes are 0
+   and never reached (the dtype is checked first). */
+extern const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_COUNT];
+
+#endif
+]])
+
+  -- the public op enum
+  local h = common.op_header(G, "KG_NORM_OPS_H", "Normalizations, in catalogue order (see kg_norm.h).", "kg_norm_op",
+                             "KG_NORM_NONE", "KG_NORM_COUNT", ops)
+  h[#h + 1] = common.header_end
+  G:write("kg_norm_ops.h", table.concat(h))
+
+  -- the CPU reference of one row, in double
+  local r = { G.header("gen/catalogue.lua"),
+              "#include <math.h>\n#include <stdint.h>\n\n#include \"kg_norm_reference.h\"\n" }
+  local entries = {}
+  for _, op in ipairs(ops) do
+    local stats
+    if op.stats == "lse" then
+      stats = [[
+    double M = -INFINITY;
+    for (int64_t k = 0; k < n; k++)
+        M = (x[k] != x[k] || x[k] > M) ? x[k] : M;
+    const double m = isfinite(M) ? M : 0.0;
+    double s = 0;
+    for (int64_t k = 0; k < n; k++)
+        s += exp(x[k] - m);
+    const double lse = m + log(s), mean = 0, rstd = 0;
+]]
+    elseif op.stats == "moments" then
+      stats = [[
+    double sum = 0, q = 0;
+    for (int64_t k = 0; k < n; k++)
+        sum += x[k];
+    const double mean = sum / (double)n;
+    for (int64_t k = 0; k < n; k++)
+        q += (x[k] - mean) * (x[k] - mean);
+    const double rstd = 1.0 / sqrt(q / (double)n + eps), m = 0, s = 0, lse = 0;
+]]
+    else
+      stats = [[
+    double q = 0;
+    for (int64_t k = 0; k < n; k++)
+        q += x[k] * x[k];
+    const double rstd = 1.0 / sqrt(q / (double)n + eps), m = 0, s = 0, lse = 0, mean = 0;
+]]
+    end
+    local res = op.results or {}
+    local apply = op.apply and string.format([[
+    for (int64_t k = 0; k < n; k++) {
+        const double xk = x[k], w = wt ? wt[k] : 1.0, b = bs ? bs[k] : 0.0;
+        y[k] = norm_apply_%s(xk, m, s, lse, mean, rstd, w, b);
+    }
+]], op.name) or ""
+    if op.apply then
+      r[#r + 1] = string.format([[
+
+static double norm_apply_%s(double x, double m, double s, double lse, double mean, double rstd, double w, double b)
+{
+    typedef double T;
+    (void)sizeof(T), (void)m, (void)s, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
+    return %s;
+}
+]], op.name, typed(op.apply, "T"))
+    end
+    r[#r + 1] = string.format([[
+
+static void norm_ref_%s(const double *x, int64_t n, const double *wt, const double *bs, double eps, double *y,
+                        double *r0, double *r1)
+{
+%s%s    (void)wt, (void)bs, (void)eps, (void)y, (void)m, (void)s, (void)lse, (void)mean, (void)rstd;
+    if (r0)
+        *r0 = %s;
+    if (r1)
+        *r1 = %s;
+}
+]], op.name, stats, apply, res[1] or "0", res[2] or "0")
+    entries[#entries + 1] = string.format("    [%s] = norm_ref_%s,\n", op.enum, op.name)
+  end
+  r[#r + 1] = "\nconst kg_norm_ref_fn kg_norm_refs[KG_NORM_COUNT] = {\n" .. table.concat(entries) .. "};\n"
+  G:write("kg_norm_reference.c", table.concat(r))
+  G:write("kg_norm_reference.h", G.header("gen/catalogue.lua") .. [[
+#ifndef KG_NORM_REFERENCE_H
+#define KG_NORM_REFERENCE_H
+
+#include <stdint.h>
+
+#include "kgen.h"
+
+/* The CPU reference of one row of n elements x, in double: y (the output
+   row, element-wise ops), *r0 and *r1 (the per-row results, where not
+   NULL). wt and bs are the weight and bias along the row (NULL: 1 and 0). */
+typedef void (*kg_norm_ref_fn)(const double *x, int64_t n, const double *wt, const double *bs, double eps, double *y,
+                               double *r0, double *r1);
+
+extern const kg_norm_ref_fn kg_norm_refs[KG_NORM_COUNT];
+
+#endif
+]])
+end
+
+return M

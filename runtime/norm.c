@@ -1,0 +1,564 @@
+/*
+ * norm.c - validation, coalescing, class choice and launch of every
+ * normalization (softmax, log_softmax, logsumexp, layer_norm, rms_norm).
+ *
+ * Order: the call's tensors, axes, dtypes, shapes, eps and overlaps are
+ * checked on the host (kg_norm_plan_call, also used by the CPU tests); only
+ * then is the device touched. The input's dims are split into kept dims
+ * (rows) and normalized dims; dims of size 1 are dropped, each list is
+ * ordered by input stride and dims whose strides chain for every tensor are
+ * merged. What remains picks the class (norm_params.h):
+ *   ROWS / PACKED  one normalized run of stride 1 for every tensor, 16-byte
+ *                  aligned: a lane group per row (PACKED: rows of 1..32
+ *                  vectors, several per group)
+ *   COLS           one normalized dim with a stride, and a contiguous kept
+ *                  dim: column tiles, two launches (statistics, apply)
+ *   STRIDED        anything else, element by element
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kg_norm.h"
+#include "layout.h"
+#include "norm_plan.h"
+
+/* Scratch a COLS plan aims to stay within when it splits columns (what
+   kg_reserve_scratch(ctx, 0) provides after the counters). */
+#define PARTIAL_BUDGET ((size_t)4 << 20)
+
+typedef struct ndim_ {
+    int64_t size;
+    int64_t st[KG_NORM_NOPS];
+} ndim_;
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t pow2_ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+
+static const char *const op_names[KG_NORM_NOPS] = {"in", "out", "residual", "weight", "bias", "mean", "rstd"};
+
+static const char *tensor_name(const kg_norm_call *c, int k)
+{
+    if (c->op == KG_NORM_LOGSUMEXP && k == KG_NO_S0)
+        return "out";
+    return op_names[k];
+}
+
+/* Byte range [lo, hi) of t's elements; 0 when t has none. */
+static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    uint64_t end = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0)
+            return 0;
+        end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+    }
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (end + 1) * kg_dtype_size(t->dtype);
+    return 1;
+}
+
+static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an,
+                                const kg_tensor *b, const char *bn)
+{
+    uintptr_t a0, a1, b0, b1;
+    if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
+        return KG_OK;
+    return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                   "invalid argument: %s: %s overlaps %s (bytes [%p, %p) and [%p, %p)); only out may alias in, "
+                   "and only exactly",
+                   op, an, bn, (void *)a0, (void *)a1, (void *)b0, (void *)b1);
+}
+
+/* A result or operand tensor: present, valid, of dtype `want`, of shape
+   (nd, shape), aligned. */
+static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, kg_dtype want,
+                              const char *why, int nd, const int64_t *shape)
+{
+    kg_status st = kg_check_tensor(ctx, t, name);
+    if (st != KG_OK)
+        return st;
+    if (t->dtype != want)
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: %s is %s but must be %s (%s)", op, name, kg_dtype_name(t->dtype),
+                       kg_dtype_name(want), why);
+    int same = t->ndim == nd;
+    for (int d = 0; same && d < nd; d++)
+        same = t->shape[d] == shape[d];
+    if (!same) {
+        char a[128], b[128];
+        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: %s: %s is %s but must be %s", op, name,
+                       kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(b, sizeof b, nd, shape));
+    }
+    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name,
+                       t->data, kg_dtype_size(t->dtype));
+    return KG_OK;
+}
+
+/* weight / bias: dtype of in, at most k dims, broadcasting (right-aligned)
+   to the normalized shape in.shape[ndim-k ..]. */
+static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name,
+                             const kg_tensor *in, int k)
+{
+    kg_status st = kg_check_tensor(ctx, t, name);
+    if (st != KG_OK)
+        return st;
+    if (t->dtype != in->dtype)
+        return kg_fail(ctx, KG_ERR_DTYPE, "%s: %s is %s but in is %s (they must match)", op, name,
+                       kg_dtype_name(t->dtype), kg_dtype_name(in->dtype));
+    int ok = t->ndim <= k;
+    for (int d = 0; ok && d < t->ndim; d++) {
+        const int64_t want = in->shape[in->ndim - t->ndim + d];
+        ok = t->shape[d] == want || t->shape[d] == 1;
+    }
+    if (!ok) {
+        char a[128], b[128];
+        return kg_fail(ctx, KG_ERR_SHAPE,
+                       "shape mismatch: %s: %s is %s but the normalized shape is %s (%s must broadcast to it)", op,
+                       name, kg_shape_str(a, sizeof a, t->ndim, t->shape),
+                       kg_shape_str(b, sizeof b, k, in->shape + in->ndim - k), name);
+    }
+    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name,
+                       t->data, kg_dtype_size(t->dtype));
+    return KG_OK;
+}
+
+/* Stable insertion sort of dims by input stride, then merging of neighbours
+   whose strides chain for every operand. Returns the new count. */
+static int coalesce(ndim_ *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j].st[KG_NO_IN] < v[j - 1].st[KG_NO_IN]; j--) {
+            const ndim_ x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m > 0) {
+            ndim_ *p = &v[m - 1];
+            int chain = 1;
+            for (int k = 0; k < KG_NORM_NOPS; k++)
+                chain = chain && v[i].st[k] == p->st[k] * p->size;
+            if (chain) {
+                p->size *= v[i].size;
+                continue;
+            }
+        }
+        v[m++] = v[i];
+    }
+    return m;
+}
+
+static void fill_dims(kg_norm_dims *o, const ndim_ *v, int n, int fast)
+{
+    memset(o, 0, sizeof *o);
+    o->n = n;
+    for (int d = 0; d < n; d++) {
+        o->size[d] = v[d].size;
+        for (int k = 0; k < KG_NORM_NOPS; k++)
+            o->st[d][k] = v[d].st[k];
+        if (fast && d < n - 1)
+            kg_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
+    }
+}
+
+/* The normalized dims as a bit mask, after checking the call's axes. */
+static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_norm_info *info, unsigned *mask)
+{
+    const kg_tensor *in = c->in;
+    const int nd = in->ndim > 0 ? in->ndim : 1;
+    *mask = 0;
+    switch (info->axes) {
+    case KG_NORM_AXIS_ONE:
+        if (c->axis < -nd || c->axis >= nd)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)",
+                           info->name, c->axis, in->ndim, -nd, nd - 1);
+        *mask = in->ndim ? 1u << (c->axis < 0 ? c->axis + nd : c->axis) : 0;
+        return KG_OK;
+    case KG_NORM_AXIS_ANY: {
+        if (c->n_axes < 0 || c->n_axes > KG_MAX_DIMS)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: n_axes is %d (0..%d; 0 = every axis)",
+                           info->name, c->n_axes, KG_MAX_DIMS);
+        if (c->n_axes > 0 && !c->axes)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axes is NULL but n_axes is %d",
+                           info->name, c->n_axes);
+        if (c->n_axes == 0) {
+            *mask = in->ndim ? (1u << in->ndim) - 1 : 0;
+            return KG_OK;
+        }
+        unsigned m = 0;
+        for (int i = 0; i < c->n_axes; i++) {
+            const int a = c->axes[i];
+            if (a < -nd || a >= nd)
+                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                               "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)",
+                               info->name, a, in->ndim, -nd, nd - 1);
+            const int d = a < 0 ? a + nd : a;
+            if (m & (1u << d))
+                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                               "invalid argument: %s: axis %d (dim %d) appears twice in axes", info->name, a, d);
+            m |= 1u << d;
+        }
+        *mask = in->ndim ? m : 0;
+        return KG_OK;
+    }
+    case KG_NORM_AXIS_LAST:
+    case KG_NORM_AXIS_LAST1:
+        if (c->k < 1 || c->k > in->ndim)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: cannot normalize the last %d dims of a %d-dim input (1..%d)",
+                           info->name, c->k, in->ndim, in->ndim);
+        *mask = ((1u << c->k) - 1) << (in->ndim - c->k);
+        return KG_OK;
+    }
+    return KG_OK;
+}
+
+kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count, kg_norm_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if ((int)c->op <= KG_NORM_NONE || c->op >= KG_NORM_COUNT)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
+                       (int)c->op);
+    const kg_norm_info *info = &kg_norm_infos[c->op];
+    const char *op = info->name;
+    const kg_tensor *in = c->in;
+    kg_status st = kg_check_tensor(ctx, in, "in");
+    if (st != KG_OK)
+        return st;
+    const kg_dtype dt = in->dtype;
+    const unsigned floats = (1u << KG_F32) | (1u << KG_F64) | (1u << KG_F16) | (1u << KG_BF16);
+    if (!(floats & (1u << dt)))
+        return kg_fail_dtype(ctx, op, dt, floats);
+    const size_t es = kg_dtype_size(dt);
+    if (kg_numel(in) > 0 && !is_aligned(in->data, es))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", op, in->data, es);
+    unsigned mask;
+    if ((st = check_axes(ctx, c, info, &mask)) != KG_OK)
+        return st;
+    const int norm_k = info->axes == KG_NORM_AXIS_LAST || info->axes == KG_NORM_AXIS_LAST1 ? c->k : 0;
+
+    /* the per-row results' shape, and each input dim's place in it */
+    int place[KG_MAX_DIMS];
+    int rnd = 0;
+    int64_t rshape[KG_MAX_DIMS];
+    for (int d = 0; d < in->ndim; d++) {
+        const int normed = (mask >> d) & 1u;
+        place[d] = rnd;
+        if (info->axes == KG_NORM_AXIS_ANY) {
+            if (!normed || c->keepdim)
+                rshape[rnd++] = normed ? 1 : in->shape[d];
+        } else if (!normed) {
+            rshape[rnd++] = in->shape[d];
+        }
+    }
+
+    /* tensors by role */
+    const kg_tensor *T[KG_NORM_NOPS] = {in, NULL, NULL, NULL, NULL, NULL, NULL};
+    if (info->elementwise) {
+        if (!c->out)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: out is NULL", op);
+        if ((st = check_shaped(ctx, op, c->out, "out", dt, "the input's dtype", in->ndim, in->shape)) != KG_OK)
+            return st;
+        T[KG_NO_OUT] = c->out;
+    } else if (info->nres > 0 && !norm_k) {
+        /* logsumexp: out is the reduction's result */
+        if (!c->s0)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: out is NULL", op);
+        if ((st = check_shaped(ctx, op, c->s0, "out", dt, "the input's dtype", rnd, rshape)) != KG_OK)
+            return st;
+        T[KG_NO_S0] = c->s0;
+    }
+    if (c->res) {
+        if (!info->residual)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s takes no residual", op);
+        if ((st = check_shaped(ctx, op, c->res, "residual", dt, "the input's dtype", in->ndim, in->shape)) != KG_OK)
+            return st;
+        T[KG_NO_RES] = c->res;
+    }
+    if (c->w) {
+        if (!norm_k)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s takes no weight", op);
+        if ((st = check_param(ctx, op, c->w, "weight", in, norm_k)) != KG_OK)
+            return st;
+        T[KG_NO_W] = c->w;
+    }
+    if (c->b) {
+        if (!norm_k || info->stats != KG_NORM_STATS_MOMENTS)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s takes no bias", op);
+        if ((st = check_param(ctx, op, c->b, "bias", in, norm_k)) != KG_OK)
+            return st;
+        T[KG_NO_B] = c->b;
+    }
+    if (norm_k && (c->s0 || c->s1)) {
+        if (info->nres < 2)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s returns no mean or rstd", op);
+        const kg_dtype sd = dt == KG_F64 ? KG_F64 : KG_F32;
+        const char *why = dt == KG_F64 ? "statistics of f64 are f64" : "statistics of f32, f16 and bf16 are f32";
+        if (c->s0 && (st = check_shaped(ctx, op, c->s0, "mean", sd, why, rnd, rshape)) != KG_OK)
+            return st;
+        if (c->s1 && (st = check_shaped(ctx, op, c->s1, "rstd", sd, why, rnd, rshape)) != KG_OK)
+            return st;
+        T[KG_NO_S0] = c->s0;
+        T[KG_NO_S1] = c->s1;
+    }
+    if (norm_k && !(isfinite(c->eps) && c->eps >= 0))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)",
+                       op, c->eps);
+
+    /* overlaps: every written tensor is free of self-overlap and disjoint
+       from every other tensor, except out aliasing in exactly */
+    static const int written[] = {KG_NO_OUT, KG_NO_RES, KG_NO_S0, KG_NO_S1};
+    for (int i = 0; i < 4; i++) {
+        const int k = written[i];
+        if (!T[k])
+            continue;
+        if ((st = kg_check_no_self_overlap(ctx, T[k], tensor_name(c, k))) != KG_OK)
+            return st;
+        for (int j = 0; j < KG_NORM_NOPS; j++) {
+            if (j == k || !T[j] || (j < k && (j == KG_NO_OUT || j == KG_NO_RES || j == KG_NO_S0)))
+                continue; /* each written pair once */
+            if (k == KG_NO_OUT && j == KG_NO_IN) {
+                if ((st = kg_check_alias(ctx, T[k], T[j], "in")) != KG_OK)
+                    return st;
+                continue;
+            }
+            if ((st = check_disjoint(ctx, op, T[k], tensor_name(c, k), T[j], tensor_name(c, j))) != KG_OK)
+                return st;
+        }
+    }
+
+    /* dims: kept (rows) and normalized, innermost first */
+    ndim_ K[KG_MAX_DIMS], N[KG_MAX_DIMS];
+    int nk = 0, nn = 0;
+    int64_t rows = 1, L = 1;
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        const int normed = (mask >> d) & 1u;
+        ndim_ v;
+        v.size = in->shape[d];
+        memset(v.st, 0, sizeof v.st);
+        v.st[KG_NO_IN] = in->strides[d];
+        if (T[KG_NO_OUT])
+            v.st[KG_NO_OUT] = T[KG_NO_OUT]->strides[d];
+        if (T[KG_NO_RES])
+            v.st[KG_NO_RES] = T[KG_NO_RES]->strides[d];
+        if (normed) {
+            for (int k = KG_NO_W; k <= KG_NO_B; k++) {
+                const kg_tensor *p = T[k];
+                const int pd = p ? d - (in->ndim - p->ndim) : -1;
+                if (pd >= 0 && p->shape[pd] != 1)
+                    v.st[k] = p->strides[pd];
+            }
+            L *= v.size;
+            if (v.size != 1)
+                N[nn++] = v;
+        } else {
+            for (int k = KG_NO_S0; k <= KG_NO_S1; k++)
+                if (T[k])
+                    v.st[k] = T[k]->strides[place[d]];
+            rows *= v.size;
+            if (v.size != 1)
+                K[nk++] = v;
+        }
+    }
+    if (rows == 0 || (L == 0 && info->nres == 0) || (L == 0 && !T[KG_NO_S0] && !T[KG_NO_S1])) {
+        plan->empty = 1;
+        return KG_OK;
+    }
+    nk = coalesce(K, nk);
+    nn = L == 0 ? 0 : coalesce(N, nn);
+
+    kg_norm_args *A = &plan->args;
+    A->n = L;
+    A->eps = c->eps;
+    const int64_t sm = sm_count > 0 ? sm_count : 1;
+    const int64_t V = 16 / (int64_t)es;
+
+    int rows_ok = nn == 1 && L % V == 0;
+    for (int k = 0; rows_ok && k < KG_NORM_NOPS; k++) {
+        if (!T[k] || k == KG_NO_S0 || k == KG_NO_S1)
+            continue;
+        rows_ok = N[0].st[k] == 1 && is_aligned(T[k]->data, 16);
+        for (int d = 0; rows_ok && d < nk; d++)
+            rows_ok = K[d].st[k] % V == 0;
+    }
+    if (rows_ok) {
+        const int64_t nvec = L / V;
+        A->fast = rows < ((int64_t)1 << 31);
+        if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0) {
+            plan->cls = KG_NORM_PACKED;
+            A->group = (int32_t)nvec;
+            A->nv = 1;
+            A->rows = rows;
+            fill_dims(&A->outer, K, nk, A->fast);
+            plan->block = KG_NORM_THREADS;
+            const int64_t units = cdiv(rows, KG_NORM_THREADS / nvec * KG_NORM_PACK);
+            const int64_t cap = sm * 4;
+            plan->grid = (unsigned)(units < cap ? units : cap);
+            return KG_OK;
+        }
+        plan->cls = KG_NORM_ROWS;
+    } else if (nn == 1 && N[0].st[KG_NO_IN] != 1 && nk >= 1 && K[0].st[KG_NO_IN] == 1) {
+        /* columns: K[0] is the contiguous kept dim */
+        plan->cls = KG_NORM_COLS_STATS;
+        A->cols = K[0].size;
+        for (int k = 0; k < KG_NORM_NOPS; k++)
+            A->cst[k] = K[0].st[k];
+        A->rows = rows / K[0].size;
+        A->fast = A->rows < ((int64_t)1 << 31);
+        fill_dims(&A->outer, K + 1, nk - 1, A->fast);
+        fill_dims(&A->inner, N, 1, 0);
+        A->tiles = cdiv(A->cols, KG_NORM_COL_LANES);
+        const int64_t groups = A->rows * A->tiles;
+        const size_t entry = (size_t)KG_NORM_COL_LANES * 3 * (dt == KG_F64 ? 8 : 4);
+        int64_t splits = cdiv(sm * 8, groups);
+        const int64_t most = L / 64 > 1 ? L / 64 : 1;
+        if (splits > most)
+            splits = most;
+        while (splits > 1 && (size_t)(groups * splits) * entry > PARTIAL_BUDGET)
+            splits = (splits + 1) / 2;
+        A->chunk = cdiv(L, splits);
+        A->splits = cdiv(L, A->chunk);
+        A->units = groups * A->splits;
+        plan->partial_bytes = (size_t)(groups * A->splits) * entry;
+        plan->block = KG_NORM_THREADS;
+        const int64_t cap = sm * 8;
+        plan->grid = (unsigned)(A->units < cap ? A->units : cap);
+        return KG_OK;
+    } else {
+        plan->cls = KG_NORM_STRIDED;
+        fill_dims(&A->inner, N, nn, 0);
+    }
+    /* ROWS, STRIDED: a lane group per row, each lane up to KG_NORM_NV
+       vectors (elements) per chunk: 8 where the row allows (more bytes in
+       flight per lane, fewer lanes per row, more rows resident) */
+    const int64_t vl = plan->cls == KG_NORM_ROWS ? V : 1;
+    const int64_t nvec = L / vl;
+    int64_t g = pow2_ceil(cdiv(nvec, KG_NORM_NV));
+    if (g > KG_NORM_MAX_GROUP)
+        g = KG_NORM_MAX_GROUP;
+    int64_t nv = cdiv(nvec, g);
+    if (nv > KG_NORM_NV)
+        nv = KG_NORM_NV;
+    if (nv < 1)
+        nv = 1;
+    A->group = (int32_t)g;
+    A->nv = (int32_t)nv;
+    A->rows = rows;
+    A->fast = rows < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K, nk, A->fast);
+    plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
+    const int64_t per_block = g > 32 ? 1 : KG_NORM_THREADS / g;
+    const int64_t units = cdiv(rows, per_block);
+    const int64_t cap = sm * (2048 / (int64_t)plan->block);
+    plan->grid = (unsigned)(units < cap ? units : cap);
+    return KG_OK;
+}
+
+kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
+{
+    kg_status st = kg_ready(ctx);
+    if (st != KG_OK)
+        return st;
+    if (plan->empty)
+        return kg_ok(ctx);
+    kg_norm_args *A = &plan->args;
+    const kg_tensor *T[KG_NORM_NOPS] = {c->in, c->out, c->res, c->w, c->b, c->s0, c->s1};
+    for (int k = 0; k < KG_NORM_NOPS; k++)
+        A->p[k] = T[k] ? T[k]->data : NULL;
+    if (!kg_norm_infos[c->op].elementwise)
+        A->p[KG_NO_OUT] = NULL;
+    const int16_t *ks = kg_norm_table[c->op][c->in->dtype];
+    void *args[] = {A};
+    if (plan->cls == KG_NORM_COLS_STATS) {
+        void *base;
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan->partial_bytes, &base);
+        if (st != KG_OK)
+            return st;
+        A->partial = (char *)base + KG_SCRATCH_COUNTER_BYTES;
+        st = kg_launch(ctx, ks[KG_NORM_COLS_STATS], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+        if (st != KG_OK)
+            return st;
+        st = kg_launch(ctx, ks[KG_NORM_COLS_APPLY], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+        return st == KG_OK ? kg_ok(ctx) : st;
+    }
+    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+    return st == KG_OK ? kg_ok(ctx) : st;
+}
+
+static kg_status run(kg_context *ctx, const kg_norm_call *c)
+{
+    if (!ctx)
+        return KG_ERR_INVALID_ARGUMENT;
+    kg_norm_plan plan;
+    kg_status st = kg_norm_plan_call(ctx, c, ctx->sm_count, &plan);
+    if (st != KG_OK)
+        return st;
+    return kg_norm_launch(ctx, c, &plan);
+}
+
+kg_status kg_softmax(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, int axis)
+{
+    const kg_norm_call c = {.op = KG_NORM_SOFTMAX, .out = out, .in = in, .axis = axis};
+    return run(ctx, &c);
+}
+
+kg_status kg_log_softmax(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, int axis)
+{
+    const kg_norm_call c = {.op = KG_NORM_LOG_SOFTMAX, .out = out, .in = in, .axis = axis};
+    return run(ctx, &c);
+}
+
+kg_status kg_logsumexp(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, const int *axes, int n_axes,
+                       int keepdim)
+{
+    const kg_norm_call c = {
+        .op = KG_NORM_LOGSUMEXP, .s0 = out, .in = in, .axes = axes, .n_axes = n_axes, .keepdim = keepdim};
+    return run(ctx, &c);
+}
+
+kg_status kg_layer_norm(kg_context *ctx, const kg_tensor *out, const kg_tensor *mean, const kg_tensor *rstd,
+                        const kg_tensor *in, int k, const kg_tensor *weight, const kg_tensor *bias, double eps)
+{
+    const kg_norm_call c = {.op = KG_NORM_LAYER_NORM,
+                            .out = out,
+                            .s0 = mean,
+                            .s1 = rstd,
+                            .in = in,
+                            .k = k,
+                            .w = weight,
+                            .b = bias,
+                            .eps = eps};
+    return run(ctx, &c);
+}
+
+kg_status kg_rms_norm(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, const kg_tensor *weight, double eps)
+{
+    const kg_norm_call c = {.op = KG_NORM_RMS_NORM, .out = out, .in = in, .k = 1, .w = weight, .eps = eps};
+    return run(ctx, &c);
+}
+
+kg_status kg_rms_norm_residual(kg_context *ctx, const kg_tensor *out, const kg_tensor *residual, const kg_tensor *in,
+                               const kg_tensor *weight, double eps)
+{
+    if (ctx && !residual)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: rms_norm: residual is NULL");
+    const kg_norm_call c = {
+        .op = KG_NORM_RMS_NORM, .out = out, .res = residual, .in = in, .k = 1, .w = weight, .eps = eps};
+    return run(ctx, &c);
+}

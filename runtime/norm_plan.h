@@ -1,0 +1,40 @@
+/*
+ * norm_plan.h - how a normalization call becomes one or two kernel launches
+ * (norm.c). Pure host code, so validation, coalescing and the class choice
+ * are tested on machines without a GPU.
+ */
+#ifndef KG_NORM_PLAN_H
+#define KG_NORM_PLAN_H
+
+#include "internal.h"
+#include "kg_norm_table.h"
+#include "norm_params.h"
+
+/* One call of any normalization: the tensors it names (NULL where absent)
+   and its scalars. */
+typedef struct kg_norm_call {
+    kg_norm_op op;
+    const kg_tensor *out, *in, *res, *w, *b, *s0, *s1;
+    int axis;         /* softmax, log_softmax */
+    const int *axes;  /* logsumexp */
+    int n_axes, keepdim;
+    int k;            /* layer_norm: normalized dims (rms_norm: 1) */
+    double eps;
+} kg_norm_call;
+
+typedef struct kg_norm_plan {
+    kg_norm_class cls; /* ROWS, PACKED, STRIDED or COLS_STATS (then COLS_APPLY) */
+    int empty;         /* nothing to write: nothing to launch */
+    kg_norm_args args; /* everything but the pointers */
+    unsigned grid, block;
+    size_t partial_bytes; /* COLS: scratch for the statistics */
+} kg_norm_plan;
+
+/* Validates a call (every error but the device's) and plans it for a GPU
+   of sm_count multiprocessors. */
+kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count, kg_norm_plan *plan);
+
+/* Launches a plan of kg_norm_plan_call for the same call. */
+kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan);
+
+#endif

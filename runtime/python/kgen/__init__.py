@@ -1,0 +1,417 @@
+"""kgen for Python: kgen's CUDA kernels on any tensor that speaks DLPack.
+
+    import torch, kgen
+    x = torch.randn(4096, 1024, device="cuda")
+    y = torch.empty_like(x)
+    kgen.gelu(x, out=y)                      # element-wise: every catalogue op
+    kgen.sum(y, axes=[1], out=torch.empty(4096, device="cuda"))
+
+Arguments are any objects with __dlpack__ (PyTorch, CuPy, JAX arrays, ...);
+inputs are positional, results are written into the tensors given as out=
+(and indices=, lse=): kgen allocates nothing per call, as in C. Calls run on
+the caller's current CUDA stream (PyTorch's or CuPy's current stream of the
+first tensor's framework, or the stream= argument: a handle or an object with
+.cuda_stream or .ptr) and return without waiting, like the framework's own
+ops. A failed call raises kgen.Error whose text is kgen's message
+(kg_errmsg) and whose .status/.name are the kg_status code.
+
+This module is pure Python over the shared library (ctypes, no compiled
+extension). It finds libkgen.so through $KGEN_LIBRARY, else the build tree it
+sits in (build/libkgen.so), else the dynamic loader (libkgen.so.MAJOR after
+`ninja install` and ldconfig, or on LD_LIBRARY_PATH).
+"""
+import ctypes
+import ctypes.util
+import os
+import threading
+
+__all__ = ["Error", "version", "bundle_info", "device_info", "library_path"]
+
+# ---- the library --------------------------------------------------------
+
+_SOVERSION = 0  # KG_VERSION_MAJOR of the headers this module was written for
+
+
+def _find_library():
+    env = os.environ.get("KGEN_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    tree = os.path.join(here, "..", "..", "..", "build", "libkgen.so")
+    if os.path.exists(tree):
+        return os.path.normpath(tree)
+    return "libkgen.so.%d" % _SOVERSION
+
+
+library_path = _find_library()
+_lib = ctypes.CDLL(library_path)
+
+KG_MAX_DIMS = 8
+_c_int64_p = ctypes.POINTER(ctypes.c_int64)
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),
+        ("ndim", ctypes.c_int),
+        ("shape", ctypes.c_int64 * KG_MAX_DIMS),
+        ("strides", ctypes.c_int64 * KG_MAX_DIMS),
+    ]
+
+
+_TensorP = ctypes.POINTER(_Tensor)
+
+
+class _OpInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("arity", ctypes.c_int),
+        ("out_rule", ctypes.c_int),
+        ("cond_first", ctypes.c_int),
+        ("inputs", ctypes.c_char_p * 3),
+        ("dtype_mask", ctypes.c_uint),
+        ("doc", ctypes.c_char_p),
+    ]
+
+
+class _MatmulOpts(ctypes.Structure):
+    _fields_ = [("bias", _TensorP), ("epilogue", ctypes.c_int), ("backend", ctypes.c_int)]
+
+
+class _AttentionOpts(ctypes.Structure):
+    _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int)]
+
+
+def _proto(name, restype, *argtypes):
+    fn = getattr(_lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+_vp = ctypes.c_void_p
+_kg_open = _proto("kg_open", ctypes.c_int, ctypes.POINTER(_vp), ctypes.c_int)
+_kg_close = _proto("kg_close", None, _vp)
+_kg_errmsg = _proto("kg_errmsg", ctypes.c_char_p, _vp)
+_kg_status_name = _proto("kg_status_name", ctypes.c_char_p, ctypes.c_int)
+_kg_status_text = _proto("kg_status_text", ctypes.c_char_p, ctypes.c_int)
+_kg_set_stream = _proto("kg_set_stream", ctypes.c_int, _vp, _vp)
+_kg_version = _proto("kg_version", ctypes.c_char_p, _vp, _vp, _vp)
+_kg_bundle_info = _proto(
+    "kg_bundle_info", ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+    ctypes.POINTER(ctypes.c_size_t))
+_kg_device_info = _proto(
+    "kg_device_info", ctypes.c_int, _vp, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
+    ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+_kg_from_dlpack = _proto("kg_tensor_from_dlpack", ctypes.c_int, _vp, _vp, _TensorP)
+_kg_op_get_info = _proto("kg_op_get_info", ctypes.POINTER(_OpInfo), ctypes.c_int)
+_kg_elementwise = _proto("kg_elementwise", ctypes.c_int, _vp, ctypes.c_int, _TensorP, ctypes.POINTER(_TensorP),
+                         ctypes.c_int)
+
+_capsule_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_get_pointer.restype = ctypes.c_void_p
+_capsule_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+# ---- errors -------------------------------------------------------------
+
+
+class Error(Exception):
+    """A kgen call failed: str(e) is kgen's message, e.status the kg_status
+    code and e.name its name ("KG_ERR_SHAPE", ...)."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.name = _kg_status_name(status).decode()
+        super().__init__(message or _kg_status_text(status).decode())
+
+
+def _check(ctx, status):
+    if status != 0:
+        raise Error(status, _kg_errmsg(ctx).decode())
+
+
+def version():
+    """The library's version, e.g. "0.1.0"."""
+    return _kg_version(None, None, None).decode()
+
+
+def bundle_info():
+    """(architectures as text, kernel count, module count, bytes) of the bundle."""
+    k, m, b = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
+    archs = _kg_bundle_info(ctypes.byref(k), ctypes.byref(m), ctypes.byref(b))
+    return archs.decode(), k.value, m.value, b.value
+
+
+# ---- contexts and streams -----------------------------------------------
+
+_local = threading.local()  # a context is used by one thread at a time
+
+
+def _context(device):
+    ctxs = getattr(_local, "contexts", None)
+    if ctxs is None:
+        ctxs = _local.contexts = {}
+    ctx = ctxs.get(device)
+    if ctx is None:
+        h = _vp()
+        _kg_open(ctypes.byref(h), device)  # a failed context still validates calls and says why
+        if not h.value:
+            raise Error(12, "kg_open: out of host memory")
+        ctx = ctxs[device] = _Context(h)
+    return ctx
+
+
+class _Context:
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __del__(self):
+        if _kg_close is not None:
+            _kg_close(self.handle)
+
+
+def device_info(device=0):
+    """(name, (major, minor), SM count) of a CUDA device; raises kgen.Error
+    (KG_ERR_NO_DEVICE) where there is none."""
+    ctx = _context(device).handle
+    name = ctypes.create_string_buffer(256)
+    ma, mi, sms = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    _check(ctx, _kg_device_info(ctx, name, len(name), ctypes.byref(ma), ctypes.byref(mi), ctypes.byref(sms)))
+    return name.value.decode(), (ma.value, mi.value), sms.value
+
+
+def _current_stream(obj, device):
+    """The caller's current stream for obj's framework: a handle (0 = legacy default)."""
+    mod = type(obj).__module__.split(".")[0]
+    try:
+        if mod == "torch":
+            import torch
+            return torch.cuda.current_stream(device).cuda_stream
+        if mod == "cupy":
+            import cupy
+            return cupy.cuda.get_current_stream().ptr
+    except Exception:  # no CUDA in that framework: the tensor is not on a GPU, which the call reports
+        pass
+    return 0
+
+
+def _stream_handle(stream):
+    if stream is None:
+        return None
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError("stream= takes a CUDA stream handle (int) or an object with .cuda_stream or .ptr")
+
+
+_KDLCUDA, _KDLCUDA_MANAGED = 2, 13
+
+
+def _device_of(obj):
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError("kgen takes objects with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not %s"
+                        % type(obj).__name__)
+    if hasattr(obj, "__dlpack_device__"):
+        dtype, dev = obj.__dlpack_device__()
+        if int(dtype) in (_KDLCUDA, _KDLCUDA_MANAGED):
+            return int(dev)
+    return 0  # not CUDA: kg_tensor_from_dlpack says so
+
+
+def _tensor(ctx, obj, stream, keep):
+    """obj as a kg_tensor; the DLPack capsule is kept in `keep` for the call."""
+    on_cuda = hasattr(obj, "__dlpack_device__") and int(obj.__dlpack_device__()[0]) in (_KDLCUDA, _KDLCUDA_MANAGED)
+    if on_cuda:
+        try:
+            # DLPack's stream convention: 1 is the legacy default stream, else
+            # the handle; the producer orders its pending work before that stream.
+            cap = obj.__dlpack__(stream=stream if stream else 1)
+        except TypeError:
+            cap = obj.__dlpack__()
+    else:
+        cap = obj.__dlpack__()  # not on a GPU (stream must be None): kg_tensor_from_dlpack says so
+    keep.append(cap)
+    ptr = _capsule_get_pointer(cap, b"dltensor")  # DLManagedTensor starts with its DLTensor
+    t = _Tensor()
+    _check(ctx, _kg_from_dlpack(ctx, ptr, ctypes.byref(t)))
+    return t
+
+
+# ---- op families ----------------------------------------------------------
+#
+# Every entry point is described by its C arguments after the context, in
+# order, each a (kind, name[, default]) pair:
+#   "in"    a required input tensor, passed positionally
+#   "out"   a required output tensor, keyword (out=, indices=, ...)
+#   "opt"   an optional tensor, keyword, None -> NULL
+#   "axes"  a list of axes (None: every axis) -> const int *axes, int n_axes
+#   "int"   an int keyword with a default
+#   "opts"  a struct pointer built from keywords by a builder (below)
+# Adding a family (normalization, attention backward, ...) is one entry in
+# _FAMILIES, plus a builder when it takes an options struct.
+
+_EPILOGUES = {"none": 0, "relu": 1, "gelu_tanh": 2}
+_BACKENDS = {"auto": 0, "cublas": 1, "cublaslt": 2}
+
+
+def _matmul_opts(kw, tensor):
+    return _MatmulOpts(
+        ctypes.pointer(tensor(kw["bias"])) if kw["bias"] is not None else None,
+        _EPILOGUES[kw["epilogue"]], _BACKENDS[kw["backend"]])
+
+
+def _attention_opts(kw, tensor):
+    return _AttentionOpts(float(kw["scale"]), int(bool(kw["causal"])))
+
+
+_RED = [("out", "out"), ("in", "x"), ("axes", "axes"), ("int", "keepdim", False)]
+_ARG = [("out", "indices"), ("in", "x"), ("axes", "axes"), ("int", "keepdim", False)]
+_WITH = [("out", "out"), ("out", "indices"), ("in", "x"), ("axes", "axes"), ("int", "keepdim", False)]
+
+_FAMILIES = {
+    # python name: (C entry point, C arguments after ctx, options builder, doc)
+    "sum": ("kg_sum", _RED, None, "sum over axes"),
+    "mean": ("kg_mean", _RED, None, "mean over axes"),
+    "prod": ("kg_prod", _RED, None, "product over axes"),
+    "norm": ("kg_norm", _RED, None, "L2 norm over axes"),
+    "max": ("kg_max", _RED, None, "maximum over axes"),
+    "min": ("kg_min", _RED, None, "minimum over axes"),
+    "argmax": ("kg_argmax", _ARG, None, "index of the maximum over axes (i64)"),
+    "argmin": ("kg_argmin", _ARG, None, "index of the minimum over axes (i64)"),
+    "max_with_indices": ("kg_max_with_indices", _WITH, None, "maximum and its index over axes"),
+    "min_with_indices": ("kg_min_with_indices", _WITH, None, "minimum and its index over axes"),
+    "matmul": ("kg_matmul_ex",
+               [("out", "out"), ("in", "a"), ("in", "b"),
+                ("opts", [("bias", None), ("epilogue", "none"), ("backend", "auto")])],
+               _matmul_opts, "a @ b (+ bias, relu or gelu_tanh epilogue) through cuBLAS"),
+    "attention": ("kg_attention",
+                  [("out", "out"), ("opt", "lse"), ("in", "q"), ("in", "k"), ("in", "v"), ("opt", "mask"),
+                   ("opts", [("scale", 0.0), ("causal", False)])],
+                  _attention_opts, "softmax(scale q k^T + mask) v, fused (flash attention)"),
+}
+
+
+def _bind(pyname, cargs, args, kw):
+    """Python arguments -> {name: value} in the order of cargs."""
+    ins = [a[1] for a in cargs if a[0] == "in"]
+    if len(args) != len(ins):
+        raise TypeError("%s() takes %d positional tensors (%s), got %d" % (pyname, len(ins), ", ".join(ins), len(args)))
+    vals = dict(zip(ins, args))
+    for a in cargs:
+        kind, name = a[0], a[1]
+        if kind == "in":
+            continue
+        if kind == "opts":
+            for oname, default in name:
+                vals[oname] = kw.pop(oname, default)
+        elif kind == "out":
+            if name not in kw:
+                raise TypeError("%s() needs %s= (the tensor the result is written to)" % (pyname, name))
+            vals[name] = kw.pop(name)
+        else:
+            vals[name] = kw.pop(name, a[2] if len(a) > 2 else None)
+    if kw:
+        raise TypeError("%s() got unexpected keyword arguments %s" % (pyname, ", ".join(sorted(kw))))
+    return vals
+
+
+def _first_tensor(cargs, vals):
+    for a in cargs:
+        if a[0] in ("in", "out") and vals.get(a[1]) is not None:
+            return vals[a[1]]
+    raise TypeError("no tensor argument")
+
+
+def _call(pyname, cfn, cargs, builder, args, kw):
+    stream = _stream_handle(kw.pop("stream", None))
+    vals = _bind(pyname, cargs, args, kw)
+    first = _first_tensor(cargs, vals)
+    device = _device_of(first)
+    if stream is None:
+        stream = _current_stream(first, device)
+    ctx = _context(device).handle
+    keep = []
+
+    def tensor(obj):
+        return _tensor(ctx, obj, stream, keep)
+
+    cvals = []
+    for a in cargs:
+        kind, name = a[0], a[1]
+        if kind in ("in", "out"):
+            cvals.append(ctypes.pointer(tensor(vals[name])))
+        elif kind == "opt":
+            cvals.append(ctypes.pointer(tensor(vals[name])) if vals[name] is not None else None)
+        elif kind == "axes":
+            axes = vals[name]
+            axes = [] if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+            cvals.append((ctypes.c_int * (len(axes) or 1))(*axes))
+            cvals.append(len(axes))
+        elif kind == "int":
+            cvals.append(int(vals[name]))
+        elif kind == "opts":
+            cvals.append(ctypes.byref(builder(vals, tensor)))
+    _check(ctx, _kg_set_stream(ctx, stream or None))
+    _check(ctx, cfn(ctx, *cvals))
+    del keep  # the capsules (and the producers' DLManagedTensors) are released after the call
+
+
+def _make(pyname, cname, cargs, builder, doc):
+    cfn = getattr(_lib, cname)
+    cfn.restype = ctypes.c_int
+
+    def op(*args, **kw):
+        return _call(pyname, cfn, cargs, builder, args, kw)
+
+    ins = ", ".join(a[1] for a in cargs if a[0] == "in")
+    kws = ", ".join("%s=%s" % (a[1], "..." if a[0] == "out" else a[2] if len(a) > 2 else None)
+                    for a in cargs if a[0] not in ("in", "opts"))
+    opts = ", ".join("%s=%r" % o for a in cargs if a[0] == "opts" for o in a[1])
+    op.__name__ = op.__qualname__ = pyname
+    op.__doc__ = "%s(%s, %s%s): %s (C: %s)" % (pyname, ins, kws, ", " + opts if opts else "", doc, cname)
+    return op
+
+
+def _elementwise(op_index, info):
+    names = [info.inputs[i].decode() for i in range(info.arity)]
+    cargs = [("in", n) for n in names] + [("out", "out")]
+    pyname = info.name.decode()
+
+    def cfn(ctx, *cvals):
+        *ins, out = cvals
+        return _kg_elementwise(ctx, op_index, out, (_TensorP * 3)(*ins), len(ins))
+
+    def op(*args, **kw):
+        return _call(pyname, cfn, cargs, None, args, kw)
+
+    op.__name__ = op.__qualname__ = pyname
+    op.__doc__ = "%s(%s, out=...): %s (C: kg_%s)" % (pyname, ", ".join(names), info.doc.decode(), pyname)
+    return op
+
+
+elementwise_ops = []  # the names of the element-wise ops, in catalogue order
+family_ops = []  # the names of the other families' entry points (_FAMILIES) this library has
+
+
+def _install():
+    g = globals()
+    i = 1
+    while True:  # every element-wise op of the catalogue, as the library lists them
+        info = _kg_op_get_info(i)
+        if not info:
+            break
+        name = info.contents.name.decode()
+        g[name] = _elementwise(i, info.contents)
+        elementwise_ops.append(name)
+        i += 1
+    for pyname, (cname, cargs, builder, doc) in _FAMILIES.items():
+        if hasattr(_lib, cname):  # a family this library build has
+            g[pyname] = _make(pyname, cname, cargs, builder, doc)
+            family_ops.append(pyname)
+    __all__.extend(elementwise_ops + family_ops + ["elementwise_ops", "family_ops"])
+
+
+_install()

@@ -1,0 +1,36 @@
+@-- norm.cu - template of one normalization module (one dtype).
+@-- For each op: a functor (statistics kind, apply and results, from the
+@-- catalogue) and one kernel per class, each a call into norm.cuh.
+$(header)/*
+ * Normalizations over $(dtype.name) inputs, accumulating in $(acc). Classes:
+ * $(table.concat(classes, ", ")) (see templates/norm_params.h). Rows move $(vec)
+ * elements per 16-byte load.
+ */
+#include "norm.cuh"
+@for _, f in ipairs(functors) do
+
+struct $(f.name) {
+    typedef $(dtype.storage) in_t;
+    typedef $(acc) acc_t;
+    static constexpr int stats = $(f.stats);
+    static constexpr bool elementwise = $(f.elementwise);
+    static constexpr bool residual = $(f.residual);
+    static constexpr int nres = $(f.nres);
+    static __device__ __forceinline__ acc_t ld(in_t x_) { return (acc_t)($(f.load)); }
+    static __device__ __forceinline__ in_t st(acc_t v_) { return $(f.store); }
+    static __device__ __forceinline__ acc_t apply(acc_t x, const kg_nrow<acc_t> &R_, acc_t w, acc_t b)
+    {
+        typedef acc_t T;
+        const T m = R_.m, s = R_.s, lse = R_.lse, mean = R_.mean, rstd = R_.rstd;
+        (void)m, (void)s, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
+        return $(f.apply);
+    }
+    static __device__ __forceinline__ acc_t result0(const kg_nrow<acc_t> &R_) { return R_.$(f.res0); }
+    static __device__ __forceinline__ acc_t result1(const kg_nrow<acc_t> &R_) { return R_.$(f.res1); }
+};
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP) $(f.name)_rows(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 1, false>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, false>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, true>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_apply(const kg_norm_args A) { kg_norm_cols_apply<$(f.name)>(A); }
+@end

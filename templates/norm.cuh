@@ -1,0 +1,593 @@
+/*
+ * norm.cuh - the loops every normalization kernel runs.
+ *
+ * A generated kernel is one of these loops instantiated with a functor Op
+ * (templates/norm.cu, from gen/catalogue.lua's M.norm):
+ *   Op::in_t, acc_t        storage and accumulator (f32 for 2-byte types)
+ *   Op::stats              KG_NS_LSE, KG_NS_MOMENTS or KG_NS_SUMSQ
+ *   Op::elementwise        true: writes an output element per input element
+ *   Op::nres               per-row results it writes (0..2)
+ *   Op::ld(x), Op::st(v)   storage <-> accumulator
+ *   Op::apply(x, row, w, b), Op::result0(row), Op::result1(row)
+ *
+ * Statistics are exact per chunk and merged between chunks:
+ *   lse      the chunk's maximum M (NaN propagates), then s = sum exp(x - sh)
+ *            with sh = M where finite, else 0; chunks merge by rescaling
+ *            (the online softmax), so a row of all -inf has s = 0 and
+ *            lse = -inf, a +inf gives s = lse = +inf;
+ *   moments  the chunk's mean, then the sum of squared deviations from it;
+ *            chunks merge with Chan's formula;
+ *   sumsq    the sum of squares.
+ * Lanes combine through butterflies (within a warp) and a fixed left fold
+ * over the warps (a block), so every result is the same run to run.
+ */
+#ifndef KG_NORM_CUH
+#define KG_NORM_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "norm_params.h"
+
+enum { KG_NS_LSE, KG_NS_MOMENTS, KG_NS_SUMSQ };
+
+template <typename T, int N> struct alignas(sizeof(T) * N) kg_nvec {
+    T v[N];
+};
+
+/* A row's values, as the catalogue's apply expressions name them. */
+template <typename T> struct kg_nrow {
+    T m, s, lse, mean, rstd;
+};
+
+/* A row's running statistics. lse: a = the maximum, c = the sum of
+   exp(x - shift(a)); moments: n, a = mean, c = M2; sumsq: c = the sum. */
+template <typename T> struct kg_nstat {
+    T n, a, c;
+};
+
+template <typename T> __device__ __forceinline__ T kg_nshfl(T v, int m)
+{
+    if constexpr (sizeof(T) == 8) {
+        long long b;
+        memcpy(&b, &v, 8);
+        b = __shfl_xor_sync(0xffffffffu, b, m);
+        memcpy(&v, &b, 8);
+    } else {
+        int b;
+        memcpy(&b, &v, 4);
+        b = __shfl_xor_sync(0xffffffffu, b, m);
+        memcpy(&v, &b, 4);
+    }
+    return v;
+}
+
+template <typename T> __device__ __forceinline__ T kg_nmax(T a, T b) { return (a != a || a > b) ? a : b; }
+template <typename T> __device__ __forceinline__ T kg_nshift(T m) { return isfinite(m) ? m : (T)0; }
+
+struct kg_nsum_f {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct kg_nmax_f {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return kg_nmax(a, b); }
+};
+
+/* Combines v over the aligned group of g lanes (g <= 32, a power of two) or,
+   for g > 32, over the whole block (blockDim.x == g). Every lane of the
+   group ends with the same value. Every lane of the warp (of the block)
+   must call it. */
+template <typename T, class F> __device__ __forceinline__ T kg_ngroup(T v, int g, F f)
+{
+    const int w = g < 32 ? g : 32;
+    for (int m = w >> 1; m > 0; m >>= 1) {
+        const T o = kg_nshfl(v, m);
+        v = (threadIdx.x & m) ? f(o, v) : f(v, o);
+    }
+    if (g > 32) {
+        __shared__ T sh[KG_NORM_MAX_GROUP / 32];
+        __syncthreads(); /* the previous call's readers are done */
+        if ((threadIdx.x & 31) == 0)
+            sh[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = sh[0];
+        for (int k = 1; k < (g >> 5); k++)
+            v = f(v, sh[k]);
+    }
+    return v;
+}
+
+/* lse: merges (m2, s2) into (m1, s1); s is relative to each max's shift. */
+template <typename T> __device__ __forceinline__ void kg_nlse_merge(T &m1, T &s1, T m2, T s2)
+{
+    const T M = kg_nmax(m1, m2), sh = kg_nshift(M);
+    const T t1 = s1 == (T)0 ? (T)0 : s1 * exp(kg_nshift(m1) - sh);
+    const T t2 = s2 == (T)0 ? (T)0 : s2 * exp(kg_nshift(m2) - sh);
+    m1 = M;
+    s1 = t1 + t2;
+}
+
+/* moments: Chan's merge of (n2, mean2, M2_2) into (n1, mean1, M2_1). */
+template <typename T> __device__ __forceinline__ void kg_nmom_merge(kg_nstat<T> &a, const kg_nstat<T> &b)
+{
+    if (b.n == (T)0)
+        return;
+    if (a.n == (T)0) {
+        a = b;
+        return;
+    }
+    const T n = a.n + b.n, d = b.a - a.a;
+    a.a = a.a + d * (b.n / n);
+    a.c = a.c + b.c + d * d * (a.n * (b.n / n));
+    a.n = n;
+}
+
+template <typename T> __device__ __forceinline__ kg_nstat<T> kg_nstat_init()
+{
+    kg_nstat<T> s;
+    s.n = (T)0;
+    s.a = -(T)INFINITY;
+    s.c = (T)0;
+    return s;
+}
+
+template <class Op> __device__ __forceinline__ void kg_nmerge(kg_nstat<typename Op::acc_t> &a,
+                                                              const kg_nstat<typename Op::acc_t> &b)
+{
+    if constexpr (Op::stats == KG_NS_LSE)
+        kg_nlse_merge(a.a, a.c, b.a, b.c);
+    else if constexpr (Op::stats == KG_NS_MOMENTS)
+        kg_nmom_merge(a, b);
+    else {
+        a.n += b.n;
+        a.c += b.c;
+    }
+}
+
+/* The row's values from its statistics over n elements. */
+template <class Op> __device__ __forceinline__ kg_nrow<typename Op::acc_t> kg_nfinish(const kg_nstat<typename Op::acc_t> &s,
+                                                                                   int64_t n, double eps)
+{
+    typedef typename Op::acc_t T;
+    kg_nrow<T> r;
+    r.m = r.s = r.lse = r.mean = r.rstd = (T)0;
+    if constexpr (Op::stats == KG_NS_LSE) {
+        r.m = kg_nshift(s.a);
+        r.s = s.c;
+        r.lse = r.m + log(r.s);
+    } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+        r.mean = n > 0 ? s.a : (T)NAN;
+        r.rstd = (T)1 / sqrt(s.c / (T)n + (T)eps);
+    } else {
+        r.rstd = (T)1 / sqrt(s.c / (T)n + (T)eps);
+    }
+    return r;
+}
+
+/* Offsets of row `row` for every operand. */
+__device__ __forceinline__ void kg_nouter(const kg_norm_args &A, int64_t row, int64_t (&off)[KG_NORM_NOPS])
+{
+    const kg_norm_dims &D = A.outer;
+#pragma unroll
+    for (int k = 0; k < KG_NORM_NOPS; k++)
+        off[k] = 0;
+    int64_t r = row;
+#pragma unroll 1
+    for (int d = 0; d < D.n; d++) {
+        int64_t q, m;
+        if (d == D.n - 1) {
+            q = 0;
+            m = r;
+        } else if (A.fast) {
+            const uint32_t r32 = (uint32_t)r;
+            const uint32_t q32 = (__umulhi(r32, D.magic[d]) + r32) >> D.shift[d];
+            q = q32;
+            m = r32 - q32 * (uint32_t)D.size[d];
+        } else {
+            q = r / D.size[d];
+            m = r - q * D.size[d];
+        }
+#pragma unroll
+        for (int k = 0; k < KG_NORM_NOPS; k++)
+            off[k] += m * D.st[d][k];
+        r = q;
+    }
+}
+
+/* Offset of normalized element j for operand k (STRIDED; any dims). */
+__device__ __forceinline__ int64_t kg_ninner(const kg_norm_dims &D, int64_t j, int k)
+{
+    if (D.n == 1)
+        return j * D.st[0][k];
+    int64_t off = 0;
+#pragma unroll 1
+    for (int d = 0; d < D.n; d++) {
+        const int64_t q = d == D.n - 1 ? 0 : j / D.size[d];
+        off += (j - q * D.size[d]) * D.st[d][k];
+        j = q;
+    }
+    return off;
+}
+
+/*
+ * ROWS, PACKED, STRIDED: a group of g lanes serves R rows at once (R = 1,
+ * or KG_NORM_PACK in the packed class). Each lane holds up to NV / R
+ * vectors of V elements per row per chunk: vector k of lane l in chunk c is
+ * the row's vector c * g * nv + k * g + l, so each of a group's loads is
+ * contiguous. V = 1 (STRIDED) addresses elements through the inner dims.
+ * A row of one chunk stays in registers from the statistics to the apply;
+ * longer rows are read again (the fused residual form reads back h).
+ */
+template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kg_nvec<T, V> VT;
+    constexpr int NVR = KG_NORM_NV / R;
+    const int g = A.group;
+    const bool whole = g > 32;
+    const int lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));
+    const int slots = whole ? 1 : (int)blockDim.x / g;
+    const int slot = whole ? 0 : (int)threadIdx.x / g;
+    const int64_t n = A.n, nvec = n / V;
+    const int nv = A.nv;
+    const int64_t per_chunk = (int64_t)g * nv;
+    const int64_t nchunks = (nvec + per_chunk - 1) / per_chunk;
+    const int64_t step = (int64_t)slots * R;
+    const T *in = (const T *)A.p[KG_NO_IN];
+    T *out = (T *)A.p[KG_NO_OUT];
+    T *res = (T *)A.p[KG_NO_RES];
+    const T *wp = (const T *)A.p[KG_NO_W];
+    const T *bp = (const T *)A.p[KG_NO_B];
+
+    for (int64_t base = (int64_t)blockIdx.x * step; base < A.rows; base += (int64_t)gridDim.x * step) {
+        int64_t row[R];
+        bool act[R];
+        int64_t off[KG_NORM_NOPS];
+        if constexpr (R == 1) {
+            row[0] = base + slot;
+            act[0] = row[0] < A.rows;
+            kg_nouter(A, act[0] ? row[0] : 0, off);
+        } else {
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                row[r] = base + (int64_t)r * slots + slot;
+                act[r] = row[r] < A.rows;
+            }
+        }
+        /* the offset of operand k of row r (PACKED: one outer dim at most) */
+        auto roff = [&](int r, int k) -> int64_t {
+            if constexpr (R == 1)
+                return off[k];
+            else
+                return A.outer.n ? row[r] * A.outer.st[0][k] : 0;
+        };
+        /* element offset of vector index vi for operand k */
+        auto eoff = [&](int64_t vi, int k) -> int64_t {
+            if constexpr (GEN)
+                return kg_ninner(A.inner, vi, k);
+            else
+                return vi * V;
+        };
+        auto load_x = [&](int r, int64_t vi, bool fresh) -> VT {
+            VT x;
+            if (fresh || !Op::residual || !res) {
+                if constexpr (GEN)
+                    x.v[0] = in[roff(r, KG_NO_IN) + eoff(vi, KG_NO_IN)];
+                else
+                    x = *(const VT *)(in + roff(r, KG_NO_IN) + eoff(vi, KG_NO_IN));
+            }
+            if (Op::residual && res) {
+                T *rp = res + roff(r, KG_NO_RES) + eoff(vi, KG_NO_RES);
+                VT h;
+                if constexpr (GEN)
+                    h.v[0] = *rp;
+                else
+                    h = *(const VT *)rp;
+                if (fresh) {
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        h.v[e] = Op::st(Op::ld(x.v[e]) + Op::ld(h.v[e]));
+                    if constexpr (GEN)
+                        *rp = h.v[0];
+                    else
+                        *(VT *)rp = h;
+                }
+                x = h;
+            }
+            return x;
+        };
+
+        kg_nstat<AT> st[R];
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            st[r] = kg_nstat_init<AT>();
+        VT x[R][NVR];
+        for (int64_t c = 0; c < nchunks; c++) {
+            const int64_t c0 = c * per_chunk;
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int k = 0; k < NVR; k++) {
+                    const int64_t vi = c0 + (int64_t)k * g + lane;
+                    if (act[r] && k < nv && vi < nvec)
+                        x[r][k] = load_x(r, vi, true);
+                }
+            const int64_t cnt = (nvec - c0 < per_chunk ? nvec - c0 : per_chunk) * V;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                kg_nstat<AT> cs;
+                cs.n = (AT)cnt;
+                if constexpr (Op::stats == KG_NS_LSE) {
+                    AT m = -(AT)INFINITY;
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
+#pragma unroll
+                            for (int e = 0; e < V; e++)
+                                m = kg_nmax(m, Op::ld(x[r][k].v[e]));
+                    m = kg_ngroup(m, g, kg_nmax_f());
+                    const AT sh = kg_nshift(m);
+                    AT s = 0;
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
+#pragma unroll
+                            for (int e = 0; e < V; e++)
+                                s += exp(Op::ld(x[r][k].v[e]) - sh);
+                    cs.a = m;
+                    cs.c = kg_ngroup(s, g, kg_nsum_f());
+                } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+                    AT s = 0;
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
+#pragma unroll
+                            for (int e = 0; e < V; e++)
+                                s += Op::ld(x[r][k].v[e]);
+                    const AT mean = kg_ngroup(s, g, kg_nsum_f()) / (AT)cnt;
+                    AT q = 0;
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
+#pragma unroll
+                            for (int e = 0; e < V; e++) {
+                                const AT d = Op::ld(x[r][k].v[e]) - mean;
+                                q += d * d;
+                            }
+                    cs.a = mean;
+                    cs.c = kg_ngroup(q, g, kg_nsum_f());
+                } else {
+                    AT q = 0;
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
+#pragma unroll
+                            for (int e = 0; e < V; e++) {
+                                const AT v = Op::ld(x[r][k].v[e]);
+                                q += v * v;
+                            }
+                    cs.a = 0;
+                    cs.c = kg_ngroup(q, g, kg_nsum_f());
+                }
+                kg_nmerge<Op>(st[r], cs);
+            }
+        }
+
+        kg_nrow<AT> rv[R];
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            rv[r] = kg_nfinish<Op>(st[r], n, A.eps);
+
+        if constexpr (Op::elementwise) {
+            for (int64_t c = 0; c < nchunks; c++) {
+                const int64_t c0 = c * per_chunk;
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int k = 0; k < NVR; k++) {
+                        const int64_t vi = c0 + (int64_t)k * g + lane;
+                        if (!(act[r] && k < nv && vi < nvec))
+                            continue;
+                        const VT xv = nchunks == 1 ? x[r][k] : load_x(r, vi, false);
+                        VT w, b;
+                        if (wp) {
+                            if constexpr (GEN)
+                                w.v[0] = wp[eoff(vi, KG_NO_W)];
+                            else
+                                w = *(const VT *)(wp + eoff(vi, KG_NO_W));
+                        }
+                        if (bp) {
+                            if constexpr (GEN)
+                                b.v[0] = bp[eoff(vi, KG_NO_B)];
+                            else
+                                b = *(const VT *)(bp + eoff(vi, KG_NO_B));
+                        }
+                        VT y;
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            y.v[e] = Op::st(Op::apply(Op::ld(xv.v[e]), rv[r], wp ? Op::ld(w.v[e]) : (AT)1,
+                                                      bp ? Op::ld(b.v[e]) : (AT)0));
+                        if constexpr (GEN)
+                            out[roff(r, KG_NO_OUT) + eoff(vi, KG_NO_OUT)] = y.v[0];
+                        else
+                            *(VT *)(out + roff(r, KG_NO_OUT) + eoff(vi, KG_NO_OUT)) = y;
+                    }
+            }
+        }
+        if constexpr (Op::nres > 0) {
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                if (act[r] && lane == 0) {
+                    if (A.p[KG_NO_S0])
+                        ((AT *)A.p[KG_NO_S0])[roff(r, KG_NO_S0)] = Op::result0(rv[r]);
+                    if (Op::nres > 1 && A.p[KG_NO_S1])
+                        ((AT *)A.p[KG_NO_S1])[roff(r, KG_NO_S1)] = Op::result1(rv[r]);
+                }
+        }
+    }
+}
+
+/*
+ * COLS: the normalized dim has a stride, and a kept dim (the columns) is
+ * contiguous. A unit is one outer position x one tile of 32 columns x one
+ * slice (split) of the normalized dim; a block of 32 x 8 lanes serves it,
+ * lanes across columns (coalesced), 8 down the slice.
+ * STATS writes each unit's statistics per column to the scratch; APPLY
+ * merges a column's slices in order and applies to its own slice (or, for
+ * a reduction, writes the result). Each lane accumulates element by element
+ * (lse: the online rescaling; moments: sums shifted by the lane's first
+ * element), then the 8 lanes of a column merge in order.
+ */
+template <class Op> __device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, int64_t &o,
+                                                                 int64_t &col, int64_t &split, int64_t &grp)
+{
+    grp = u / A.splits;
+    split = u - grp * A.splits;
+    o = grp / A.tiles;
+    col = (grp - o * A.tiles) * KG_NORM_COL_LANES + (threadIdx.x & (KG_NORM_COL_LANES - 1));
+}
+
+template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int NY = KG_NORM_THREADS / KG_NORM_COL_LANES;
+    __shared__ kg_nstat<AT> sh[KG_NORM_THREADS];
+    const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
+    const T *in = (const T *)A.p[KG_NO_IN];
+    T *res = (T *)A.p[KG_NO_RES];
+    const int64_t ns_in = A.inner.st[0][KG_NO_IN], ns_res = A.inner.st[0][KG_NO_RES];
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        int64_t o, col, split, grp;
+        kg_ncols_unit<Op>(A, u, o, col, split, grp);
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+        kg_nstat<AT> s = kg_nstat_init<AT>();
+        s.a = Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0;
+        AT k0 = 0, s1 = 0, s2 = 0; /* moments: shift and shifted sums */
+        if (col < A.cols) {
+            const T *p = in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+            T *q = res ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
+            int64_t r = r0 + ty;
+            auto push = [&](T xs, int64_t rr) {
+                AT x = Op::ld(xs);
+                if (Op::residual && q) {
+                    const T h = Op::st(x + Op::ld(q[rr * ns_res]));
+                    q[rr * ns_res] = h;
+                    x = Op::ld(h);
+                }
+                if constexpr (Op::stats == KG_NS_LSE) {
+                    if (x <= s.a && isfinite(s.a))
+                        s.c += exp(x - s.a);
+                    else
+                        kg_nlse_merge(s.a, s.c, x, exp(x - kg_nshift(x)));
+                } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+                    if (s.n == (AT)0)
+                        k0 = x;
+                    const AT d = x - k0;
+                    s1 += d;
+                    s2 += d * d;
+                    s.n += (AT)1;
+                } else {
+                    s.c += x * x;
+                    s.n += (AT)1;
+                }
+            };
+            constexpr int U = 4;
+            for (; r + (U - 1) * NY < r1; r += U * NY) {
+                T xs[U];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    xs[j] = p[(r + j * NY) * ns_in];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    push(xs[j], r + j * NY);
+            }
+            for (; r < r1; r += NY)
+                push(p[r * ns_in], r);
+        }
+        if constexpr (Op::stats == KG_NS_MOMENTS) {
+            if (s.n > (AT)0) {
+                s.a = k0 + s1 / s.n;
+                s.c = s2 - s1 * (s1 / s.n);
+                if (s.c < (AT)0)
+                    s.c = 0;
+            }
+        }
+        __syncthreads(); /* the previous unit's readers are done */
+        sh[threadIdx.x] = s;
+        __syncthreads();
+        if (ty == 0 && col < A.cols) {
+            for (int k = 1; k < NY; k++)
+                kg_nmerge<Op>(s, sh[k * KG_NORM_COL_LANES + tx]);
+            kg_nstat<AT> *P = (kg_nstat<AT> *)A.partial;
+            P[(grp * A.splits + split) * KG_NORM_COL_LANES + tx] = s;
+        }
+    }
+}
+
+template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int NY = KG_NORM_THREADS / KG_NORM_COL_LANES;
+    const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
+    const T *in = (const T *)A.p[KG_NO_IN];
+    const T *res = (const T *)A.p[KG_NO_RES];
+    T *out = (T *)A.p[KG_NO_OUT];
+    const T *wp = (const T *)A.p[KG_NO_W];
+    const T *bp = (const T *)A.p[KG_NO_B];
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        int64_t o, col, split, grp;
+        kg_ncols_unit<Op>(A, u, o, col, split, grp);
+        if (col >= A.cols)
+            continue;
+        if (!Op::elementwise && (split != 0 || ty != 0))
+            continue;
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        const kg_nstat<AT> *P = (const kg_nstat<AT> *)A.partial;
+        kg_nstat<AT> s = P[grp * A.splits * KG_NORM_COL_LANES + tx];
+        for (int64_t k = 1; k < A.splits; k++)
+            kg_nmerge<Op>(s, P[(grp * A.splits + k) * KG_NORM_COL_LANES + tx]);
+        const kg_nrow<AT> rv = kg_nfinish<Op>(s, A.n, A.eps);
+        if (Op::nres > 0 && split == 0 && ty == 0) {
+            if (A.p[KG_NO_S0])
+                ((AT *)A.p[KG_NO_S0])[off[KG_NO_S0] + col * A.cst[KG_NO_S0]] = Op::result0(rv);
+            if (Op::nres > 1 && A.p[KG_NO_S1])
+                ((AT *)A.p[KG_NO_S1])[off[KG_NO_S1] + col * A.cst[KG_NO_S1]] = Op::result1(rv);
+        }
+        if constexpr (Op::elementwise) {
+            const bool hres = Op::residual && res;
+            const T *p = hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+            const int64_t ns = hres ? A.inner.st[0][KG_NO_RES] : A.inner.st[0][KG_NO_IN];
+            T *y = out + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
+            const int64_t ns_out = A.inner.st[0][KG_NO_OUT];
+            const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+            auto one = [&](T xs, int64_t r) {
+                const AT w = wp ? Op::ld(wp[r * A.inner.st[0][KG_NO_W] + col * A.cst[KG_NO_W]]) : (AT)1;
+                const AT b = bp ? Op::ld(bp[r * A.inner.st[0][KG_NO_B] + col * A.cst[KG_NO_B]]) : (AT)0;
+                y[r * ns_out] = Op::st(Op::apply(Op::ld(xs), rv, w, b));
+            };
+            int64_t r = r0 + ty;
+            constexpr int U = 4;
+            for (; r + (U - 1) * NY < r1; r += U * NY) {
+                T xs[U];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    xs[j] = p[(r + j * NY) * ns];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    one(xs[j], r + j * NY);
+            }
+            for (; r < r1; r += NY)
+                one(p[r * ns], r);
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * norm_params.h - the argument of every normalization kernel, shared by the
+ * runtime (runtime/norm.c, C) and the kernels (templates/norm.cuh).
+ *
+ * A call is coalesced on the host to rows x normalized elements. Every
+ * tensor of the call is an operand with one stride per dim (0 where it does
+ * not vary along that dim): the input, the output, the residual (read, then
+ * written back), the weight, the bias and two per-row results (logsumexp's
+ * result, or layer_norm's mean and rstd). Rows are walked through `outer`
+ * (kept dims, innermost first); the normalized elements by class
+ * (kg_norm_class). Everything travels by value: a launch copies nothing to
+ * the device.
+ */
+#ifndef KG_NORM_PARAMS_H
+#define KG_NORM_PARAMS_H
+
+#include <stdint.h>
+
+#define KG_NORM_MAX_DIMS 8
+/* Threads of a block whose rows are served by lane groups of <= 32 lanes,
+   and of the column kernels (32 columns x 8 lanes down). */
+#define KG_NORM_THREADS 256
+#define KG_NORM_COL_LANES 32
+/* Vectors (16 bytes, or one element in the strided class) a lane holds per
+   row per chunk: a row of up to group x KG_NORM_NV vectors stays in
+   registers between the statistics and the apply; longer rows stream in
+   chunks of that size and are read twice. */
+#define KG_NORM_NV 8
+/* PACKED: rows a lane group holds at once (one vector of each). */
+#define KG_NORM_PACK 8
+/* Most lanes a row's group may have (one block). */
+#define KG_NORM_MAX_GROUP 512
+
+/* Operands, in the order of kg_norm_args.p. */
+enum {
+    KG_NO_IN,  /* input */
+    KG_NO_OUT, /* output (element-wise ops) */
+    KG_NO_RES, /* residual: read, then h = x + residual written back (fused rms_norm) */
+    KG_NO_W,   /* weight (norms; 1 when absent) */
+    KG_NO_B,   /* bias (layer_norm; 0 when absent) */
+    KG_NO_S0,  /* first per-row result: logsumexp's value, layer_norm's mean */
+    KG_NO_S1,  /* second per-row result: layer_norm's rstd */
+    KG_NORM_NOPS
+};
+
+/* Kernel classes, in the order of gen/norm.lua's `classes`. */
+typedef enum kg_norm_class {
+    KG_NORM_ROWS,       /* one contiguous normalized run, 16-byte vectors; a lane group per row */
+    KG_NORM_PACKED,     /* short contiguous rows of 1..32 vectors, KG_NORM_PACK rows per lane group */
+    KG_NORM_STRIDED,    /* any normalized dims, element by element; a lane group per row */
+    KG_NORM_COLS_STATS, /* one normalized dim across a contiguous kept dim: per-split statistics */
+    KG_NORM_COLS_APPLY, /* ... then the merge of the splits' statistics and the apply */
+    KG_NORM_CLASS_COUNT
+} kg_norm_class;
+
+/* Division of r < 2^31 by size: q = (umulhi(r, magic) + r) >> shift. */
+typedef struct kg_norm_dims {
+    int32_t n;
+    uint32_t magic[KG_NORM_MAX_DIMS];
+    uint32_t shift[KG_NORM_MAX_DIMS];
+    int64_t size[KG_NORM_MAX_DIMS];
+    int64_t st[KG_NORM_MAX_DIMS][KG_NORM_NOPS]; /* each operand's stride, in elements */
+} kg_norm_dims;
+
+typedef struct kg_norm_args {
+    void *p[KG_NORM_NOPS]; /* operand pointers, NULL where absent */
+    void *partial;         /* COLS: scratch for the splits' statistics */
+    int64_t rows;          /* rows (COLS: positions of the outer dims) */
+    int64_t n;             /* normalized elements per row */
+    int32_t group;         /* lanes per row: 1..32 within a warp, or the block (64..1024) */
+    int32_t nv;            /* vectors per lane per chunk (1..KG_NORM_NV) */
+    int32_t fast;          /* 1: the outer divmods may use magic numbers */
+    int32_t pad_;
+    double eps;
+    kg_norm_dims outer; /* kept dims (COLS: without the column dim) */
+    kg_norm_dims inner; /* normalized dims (STRIDED, COLS: one dim) */
+    /* COLS */
+    int64_t cols;                /* size of the contiguous kept dim */
+    int64_t cst[KG_NORM_NOPS];   /* strides along it */
+    int64_t tiles;               /* column tiles per outer position */
+    int64_t splits;              /* slices of the normalized dim per tile */
+    int64_t chunk;               /* normalized elements per slice */
+    int64_t units;               /* outer positions x tiles x splits */
+} kg_norm_args;
+
+#endif

@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""Conformance with PyTorch's own op samples (issue 16).
+
+Feeds PyTorch's OpInfo sample inputs (torch.testing._internal.
+common_methods_invocations: the samples PyTorch's test suite runs every op
+on) and each sample's non-contiguous twin through kgen, on the same CUDA
+tensors (kgen reads PyTorch's memory through ctypes on libkgen.so), and
+compares with PyTorch's own result (torch.testing.assert_close tolerances).
+
+Per op it prints: passed, mismatched, refused (kgen returned an error; each
+distinct message is listed with its count), not expressible (the call has no
+kgen counterpart: type promotion, kwargs kgen lacks, more than 8 dims, ...).
+Exit status 1 when anything mismatched (the pass condition is zero), or when
+the runner itself failed on a sample.
+
+    python3 tests/conformance.py [path/to/libkgen.so] [--markdown FILE]
+
+Needs a CUDA device, torch, and expecttest (which common_methods_invocations
+imports; it travels as a wheel to the GPU machine).
+"""
+import collections
+import ctypes
+import math
+import os
+import sys
+import traceback
+
+import torch
+
+MAX_DIMS = 8
+KG_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
+             torch.int32: 4, torch.int64: 5, torch.uint8: 6, torch.bool: 7}
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("shape", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS)]
+
+
+class AttnOpts(ctypes.Structure):
+    _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int)]
+
+
+class NotExpressible(Exception):
+    pass
+
+
+class Kgen:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.kg_errmsg.restype = ctypes.c_char_p
+        self.lib.kg_errmsg.argtypes = [ctypes.c_void_p]
+        self.ctx = ctypes.c_void_p()
+        st = self.lib.kg_open(ctypes.byref(self.ctx), 0)
+        if st != 0:
+            raise SystemExit("kg_open: " + self.lib.kg_errmsg(self.ctx).decode())
+        # kgen's default stream is the legacy stream, which PyTorch's default
+        # stream also is; synchronize around calls anyway.
+        self.keep = []
+
+    def t(self, x):
+        if not isinstance(x, torch.Tensor):
+            raise NotExpressible("a non-tensor argument")
+        if x.dtype not in KG_DTYPES:
+            raise NotExpressible("dtype %s" % x.dtype)
+        if x.dim() > MAX_DIMS:
+            raise NotExpressible("more than 8 dims")
+        if not x.is_cuda:
+            raise NotExpressible("a CPU tensor")
+        if any(s < 0 for s in x.stride()):
+            raise NotExpressible("negative strides")
+        k = Tensor()
+        k.data = x.data_ptr() if x.numel() > 0 else (x.data_ptr() or None)
+        k.dtype = KG_DTYPES[x.dtype]
+        k.ndim = x.dim()
+        for d in range(x.dim()):
+            k.shape[d] = x.shape[d]
+            k.strides[d] = x.stride(d)
+        self.keep.append(x)
+        return ctypes.byref(k)
+
+    def call(self, name, *args):
+        fn = getattr(self.lib, name)
+        torch.cuda.synchronize()
+        st = fn(self.ctx, *args)
+        msg = self.lib.kg_errmsg(self.ctx).decode() if st != 0 else ""
+        torch.cuda.synchronize()
+        self.keep.clear()
+        return st, msg
+
+
+# ---- op mapping -------------------------------------------------------------
+
+UNARY = {"neg": "neg", "abs": "abs", "sign": "sign", "nn.functional.relu": "relu", "exp": "exp", "log": "log",
+         "sin": "sin", "cos": "cos", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh", "sigmoid": "sigmoid",
+         "nn.functional.silu": "silu", "floor": "floor", "ceil": "ceil", "round": "round",
+         "reciprocal": "reciprocal", "nn.functional.gelu": "gelu"}
+BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "true_divide": "div", "maximum": "maximum",
+          "minimum": "minimum", "pow": "pow", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt",
+          "ge": "ge"}
+REDUCE = {"sum": "kg_sum", "mean": "kg_mean", "prod": "kg_prod", "amax": "kg_max", "amin": "kg_min",
+          "argmax": "kg_argmax", "argmin": "kg_argmin", "linalg.vector_norm": "kg_norm"}
+MATMUL = {"matmul", "mm", "bmm", "mv", "dot"}
+ATTN = {"nn.functional.scaled_dot_product_attention"}
+
+
+def scalar_as_tensor(v, like):
+    """A Python scalar operand as a 0-d tensor of like's dtype, where that is
+    what PyTorch computes in (same type category, no promotion)."""
+    if isinstance(v, torch.Tensor):
+        return v
+    if isinstance(v, bool) or isinstance(v, (int, float)):
+        if torch.result_type(like, v) != like.dtype:
+            raise NotExpressible("type promotion with a scalar")
+        return torch.tensor(v, dtype=like.dtype, device=like.device)
+    raise NotExpressible("argument of type %s" % type(v).__name__)
+
+
+def run_elementwise(kg, name, kgop, s, twin_out):
+    args = list(s.args)
+    kw = dict(s.kwargs)
+    if name == "nn.functional.gelu":
+        if kw.pop("approximate", "none") != "none":
+            raise NotExpressible("gelu approximate='tanh'")
+    if name == "round" and kw.get("decimals", 0) != 0:
+        raise NotExpressible("round(decimals=)")
+    kw.pop("decimals", None)
+    if kw:
+        raise NotExpressible("kwargs " + ",".join(sorted(kw)))
+    x = s.input
+    if not isinstance(x, torch.Tensor):
+        raise NotExpressible("a scalar first operand")
+    ins = [x] + [scalar_as_tensor(a, x) for a in args]
+    if len(ins) != (2 if name in BINARY else 1):
+        raise NotExpressible("extra positional arguments")
+    if len({t.dtype for t in ins}) != 1:
+        raise NotExpressible("type promotion between inputs")
+    want = s_call(s)
+    if isinstance(want, torch.Tensor) and want.dtype not in (x.dtype, torch.bool):
+        raise NotExpressible("type promotion (%s in, %s out)" % (str(x.dtype)[6:], str(want.dtype)[6:]))
+    out = new_out(want, twin_out)
+    st, msg = kg.call("kg_" + kgop, kg.t(out), *[kg.t(t) for t in ins])
+    return st, msg, out, want
+
+
+def run_where(kg, s, twin_out):
+    cond, other = s.args[0], s.args[1]
+    x = s.input
+    if s.kwargs:
+        raise NotExpressible("kwargs")
+    if not isinstance(cond, torch.Tensor) or cond.dtype != torch.bool:
+        raise NotExpressible("a non-bool condition")
+    other = scalar_as_tensor(other, x) if isinstance(x, torch.Tensor) else other
+    if not isinstance(x, torch.Tensor) or x.dtype != other.dtype:
+        raise NotExpressible("type promotion between inputs")
+    want = s_call(s)
+    out = new_out(want, twin_out)
+    st, msg = kg.call("kg_where", kg.t(out), kg.t(cond), kg.t(x), kg.t(other))
+    return st, msg, out, want
+
+
+def dims_of(dim, ndim):
+    if dim is None:
+        return []
+    if isinstance(dim, int):
+        return [dim]
+    return list(dim)
+
+
+def run_reduce(kg, name, fn, s, twin_out):
+    args = list(s.args)
+    kw = dict(s.kwargs)
+    x = s.input
+    if name == "linalg.vector_norm":
+        ord_ = kw.pop("ord", args.pop(0) if args else 2)
+        if ord_ != 2:
+            raise NotExpressible("vector_norm ord=%s" % ord_)
+    dim = kw.pop("dim", args.pop(0) if args else None)
+    keepdim = kw.pop("keepdim", args.pop(0) if args else False)
+    if kw.pop("dtype", None) is not None:
+        raise NotExpressible("dtype= (type conversion)")
+    if kw or args:
+        raise NotExpressible("other args/kwargs")
+    if x.dim() == 0 and dim not in (None, 0, -1, (), []):
+        raise NotExpressible("dim on a 0-d tensor")
+    axes = dims_of(dim, x.dim())
+    if x.dim() == 0:
+        axes = []
+    if name in ("sum", "mean", "prod", "linalg.vector_norm") and dim is not None and len(axes) == 0 \
+            and x.dim() > 0:
+        pass  # dim=() reduces everything in PyTorch, as n_axes = 0 does in kgen
+    want = s_call(s)
+    if isinstance(want, tuple):
+        raise NotExpressible("a tuple result")
+    out = new_out(want, twin_out)
+    if name in ("argmax", "argmin") and dim is None and keepdim:
+        raise NotExpressible("argmax(keepdim=True) without dim")
+    arr = (ctypes.c_int * max(1, len(axes)))(*axes) if axes else None
+    st, msg = kg.call(fn, kg.t(out), kg.t(x), arr, len(axes), int(bool(keepdim)))
+    return st, msg, out, want
+
+
+def run_matmul(kg, name, s, twin_out):
+    if s.kwargs:
+        raise NotExpressible("kwargs")
+    a, b = s.input, s.args[0]
+    if a.dtype != b.dtype:
+        raise NotExpressible("type promotion between inputs")
+    want = s_call(s)
+    out = new_out(want, twin_out)
+    st, msg = kg.call("kg_matmul", kg.t(out), kg.t(a), kg.t(b))
+    return st, msg, out, want
+
+
+def run_attention(kg, s, twin_out):
+    q = s.input
+    k, v = s.args[0], s.args[1]
+    kw = dict(s.kwargs)
+    mask = kw.pop("attn_mask", s.args[2] if len(s.args) > 2 else None)
+    if kw.pop("dropout_p", 0.0):
+        raise NotExpressible("dropout")
+    causal = kw.pop("is_causal", False)
+    scale = kw.pop("scale", None)
+    kw.pop("enable_gqa", None)
+    if kw:
+        raise NotExpressible("kwargs " + ",".join(sorted(kw)))
+    want = s_call(s)
+    if q.dim() < 3 or q.dim() > 4:
+        raise NotExpressible("%d-d q" % q.dim())
+    if causal and q.shape[-2] != k.shape[-2]:
+        raise NotExpressible("is_causal with Sq != Sk (PyTorch aligns the mask top-left, kgen bottom-right)")
+    if causal and mask is not None:
+        raise NotExpressible("is_causal with a mask")
+    out = new_out(want, twin_out)
+    q4, k4, v4, o4 = [t if t.dim() == 4 else t.unsqueeze(-3) for t in (q, k, v, out)]
+    m = None
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            m = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill(~mask, -math.inf)
+        else:
+            m = mask.float()
+    opts = AttnOpts(0.0 if scale is None else float(scale), int(bool(causal)))
+    st, msg = kg.call("kg_attention", kg.t(o4), None, kg.t(q4), kg.t(k4), kg.t(v4),
+                      kg.t(m) if m is not None else None, ctypes.byref(opts))
+    return st, msg, out, want
+
+
+def s_call(s):
+    return S_OP(s.input, *s.args, **s.kwargs)
+
+
+def new_out(want, twin):
+    if not isinstance(want, torch.Tensor):
+        raise NotExpressible("a non-tensor result")
+    if not twin or want.dim() == 0 or want.numel() <= 1:
+        return torch.full_like(want, 0, memory_format=torch.contiguous_format)
+    big = torch.zeros(want.shape[:-1] + (want.shape[-1] * 2,), dtype=want.dtype, device=want.device)
+    return big[..., ::2]
+
+
+# ---- driver -------------------------------------------------------------------
+
+def main():
+    global S_OP
+    path = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "build/libkgen.so"
+    md = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
+    from torch.testing._internal.common_methods_invocations import op_db
+    kg = Kgen(os.path.abspath(path))
+    wanted = set(UNARY) | set(BINARY) | set(REDUCE) | MATMUL | ATTN | {"where"}
+    ops = [op for op in op_db if op.name in wanted and op.variant_test_name == ""]
+    table = collections.OrderedDict()
+    runner_errors = 0
+    mism_examples = []
+    for op in ops:
+        row = table.setdefault(op.name, {"passed": 0, "mismatched": 0, "refused": collections.Counter(),
+                                         "inexpressible": collections.Counter()})
+        S_OP = op.op
+        dts = [dt for dt in op.supported_dtypes("cuda") if dt in KG_DTYPES]
+        for dt in dts:
+            try:
+                samples = list(op.sample_inputs("cuda", dt, requires_grad=False))
+            except Exception as e:  # noqa: BLE001
+                row["inexpressible"]["no samples: %s" % type(e).__name__] += 1
+                continue
+            for s0 in samples:
+                variants = [(s0, False)]
+                try:
+                    variants.append((s0.noncontiguous(), True))
+                except Exception:  # noqa: BLE001
+                    pass
+                for s, twin in variants:
+                    try:
+                        if op.name in UNARY:
+                            r = run_elementwise(kg, op.name, UNARY[op.name], s, twin)
+                        elif op.name in BINARY:
+                            r = run_elementwise(kg, op.name, BINARY[op.name], s, twin)
+                        elif op.name == "where":
+                            r = run_where(kg, s, twin)
+                        elif op.name in REDUCE:
+                            r = run_reduce(kg, op.name, REDUCE[op.name], s, twin)
+                        elif op.name in MATMUL:
+                            r = run_matmul(kg, op.name, s, twin)
+                        else:
+                            r = run_attention(kg, s, twin)
+                    except NotExpressible as e:
+                        row["inexpressible"][str(e)] += 1
+                        continue
+                    except Exception:  # noqa: BLE001
+                        runner_errors += 1
+                        if runner_errors <= 5:
+                            traceback.print_exc()
+                        row["inexpressible"]["runner error"] += 1
+                        continue
+                    st, msg, out, want = r
+                    if st != 0:
+                        row["refused"][short(msg)] += 1
+                        continue
+                    try:
+                        torch.testing.assert_close(out, want, equal_nan=True, check_stride=False)
+                        row["passed"] += 1
+                    except AssertionError as e:
+                        row["mismatched"] += 1
+                        if len(mism_examples) < 20:
+                            mism_examples.append("%s %s %s: %s" % (op.name, dt, "twin" if twin else "",
+                                                                   str(e).splitlines()[0:4]))
+        r = row
+        print("op %s: passed %d, mismatched %d, refused %d, not expressible %d" % (
+            op.name, r["passed"], r["mismatched"], sum(r["refused"].values()), sum(r["inexpressible"].values())),
+            flush=True)
+    report(table, md)
+    for m in mism_examples:
+        print("MISMATCH", m)
+    total_mis = sum(r["mismatched"] for r in table.values())
+    total = {k: sum((r[k] if isinstance(r[k], int) else sum(r[k].values())) for r in table.values())
+             for k in ("passed", "mismatched", "refused", "inexpressible")}
+    print("TOTAL passed %(passed)d, mismatched %(mismatched)d, refused %(refused)d, not expressible "
+          "%(inexpressible)d" % total, "runner errors %d" % runner_errors)
+    return 1 if total_mis or runner_errors else 0
+
+
+def short(msg):
+    import re
+    m = re.sub(r"\[[0-9, ]*\]", "[..]", msg)
+    m = re.sub(r"\b\d+\b", "N", m)
+    return m[:160]
+
+
+def report(table, md):
+    lines = ["| op | passed | mismatched | refused | not expressible |", "|---|---|---|---|---|"]
+    for name, r in table.items():
+        ref = "; ".join("%s (%d)" % (k, v) for k, v in r["refused"].most_common()) or "0"
+        nex = "; ".join("%s (%d)" % (k, v) for k, v in r["inexpressible"].most_common()) or "0"
+        lines.append("| %s | %d | %d | %s | %s |" % (name, r["passed"], r["mismatched"],
+                                                      ("%d: " % sum(r["refused"].values()) + ref) if r["refused"]
+                                                      else "0",
+                                                      ("%d: " % sum(r["inexpressible"].values()) + nex)
+                                                      if r["inexpressible"] else "0"))
+    text = "\n".join(lines)
+    print(text)
+    if md:
+        with open(md, "w") as f:
+            f.write(text + "\n")
+
+
+S_OP = None
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+/*
+ * test_findings.c - one CPU regression test per finding of the 2026-12-01
+ * fuzzing campaign (issue 13), each reproduced on a context without a
+ * device: a crash, undefined behaviour or a wrong acceptance before the
+ * checked geometry layer; now a specific KG_ERR_INVALID_ARGUMENT (or a
+ * documented result for the helpers) with nothing launched. The fuzz
+ * corpus keeps the raw inputs (tests/fuzz/corpus/<target>/finding-*).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "kg_test.h"
+
+static kg_context *ctx;
+static void open_without_device(void) { ctx = kt_open_without_device(); }
+static void close_ctx(void) { kg_close(ctx); }
+
+TestSuite(findings, .init = open_without_device, .fini = close_ctx);
+
+static kg_tensor strided(void *data, kg_dtype dt, int nd, const int64_t *shape, const int64_t *strides)
+{
+    kg_tensor t = kg_tensor_contiguous(data, dt, nd, shape);
+    for (int d = 0; d < nd; d++)
+        t.strides[d] = strides[d];
+    return t;
+}
+
+#define REFUSED(call)                                                                                                  \
+    do {                                                                                                               \
+        kg_status st_ = (call);                                                                                        \
+        cr_assert_eq(st_, KG_ERR_INVALID_ARGUMENT, "%s -> %s: %s", #call, kg_status_name(st_), kg_errmsg(ctx));        \
+    } while (0)
+
+/* The crash: SIGFPE in the split planner (cdiv overflow, then a division
+   by zero in fit_partials). */
+Test(findings, sum_of_int64_max_elements_is_refused_not_a_crash)
+{
+    kg_tensor in = kg_tensor_contiguous(KT_DEV(0), KG_F32, 1, KT_SHAPE(INT64_MAX));
+    kg_tensor out = kg_tensor_contiguous(KT_DEV(0), KG_F32, 0, NULL);
+    out.data = (void *)(uintptr_t)0x1000; /* apart from in */
+    REFUSED(kg_sum(ctx, &out, &in, NULL, 0, 0));
+    cr_assert(strstr(kg_errmsg(ctx), "2^63") != NULL, "%s", kg_errmsg(ctx));
+}
+
+/* Two indices at one address after the extent wrapped: accepted before. */
+Test(findings, wrapping_strides_do_not_hide_self_overlap)
+{
+    kg_tensor out = strided(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 8), KT_SHAPE(INT64_MAX, INT64_MAX));
+    kg_tensor a = kg_tensor_contiguous(KT_DEV(0x100000), KG_F32, 2, KT_SHAPE(4, 8));
+    REFUSED(kg_add(ctx, &out, &a, &a));
+}
+
+/* An out and an input at one address, not in place: the extent wrapped and
+   the alias check passed. */
+Test(findings, wrapping_extent_does_not_hide_an_alias)
+{
+    kg_tensor out = strided(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3), KT_SHAPE(INT64_MAX / 2, 1));
+    kg_tensor a = strided(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3), KT_SHAPE(1, 2));
+    REFUSED(kg_add(ctx, &out, &a, &a));
+}
+
+/* Attention's stride-in-bytes product overflowed. */
+Test(findings, attention_strides_in_bytes_do_not_overflow)
+{
+    const int64_t s[] = {2, 2, 4, 64};
+    kg_tensor q = strided(KT_DEV(0), KG_F32, 4, s, KT_SHAPE(INT64_MAX / 3, 512, 64, 1));
+    kg_tensor k = kg_tensor_contiguous(KT_DEV(0x100000), KG_F32, 4, s);
+    kg_tensor v = kg_tensor_contiguous(KT_DEV(0x200000), KG_F32, 4, s);
+    kg_tensor o = kg_tensor_contiguous(KT_DEV(0x300000), KG_F32, 4, s);
+    REFUSED(kg_attention(ctx, &o, NULL, &q, &k, &v, NULL, NULL));
+}
+
+/* Element-wise ops accepted an f32 tensor at an odd address (kg_sum
+   refused the same). */
+Test(findings, elementwise_refuses_a_misaligned_tensor)
+{
+    kg_tensor a = kg_tensor_contiguous((void *)(uintptr_t)0x10000001u, KG_F32, 1, KT_SHAPE(4));
+    kg_tensor o = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(4));
+    REFUSED(kg_neg(ctx, &o, &a));
+}
+
+/* kg_numel read past shape[8] for ndim > 8 and crashed on NULL; both now
+   have a documented result, and products that overflow are not UB. */
+Test(findings, numel_is_defined_for_every_input)
+{
+    kg_tensor t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, KT_SHAPE(3, 5));
+    cr_assert_eq(kg_numel(&t), 15);
+    const int64_t nul = kg_numel(NULL);
+    t.ndim = 9;
+    const int64_t nine = kg_numel(&t);
+    t.ndim = 2;
+    t.shape[0] = INT64_MAX, t.shape[1] = 3;
+    const int64_t over = kg_numel(&t);
+    cr_assert(nul < 0 && nine < 0 && over < 0, "kg_numel: NULL -> %lld, ndim 9 -> %lld, overflow -> %lld",
+              (long long)nul, (long long)nine, (long long)over);
+}

@@ -1,0 +1,957 @@
+/*
+ * test_norm.c - normalizations (softmax, log_softmax, logsumexp, layer_norm,
+ * rms_norm and its fused residual form).
+ *
+ * CPU (every machine): the class each layout takes (kg_norm_plan_call), every
+ * validation error with its message, the generated float64 reference against
+ * hand-computed values.
+ * GPU (skipped with the reason where there is none): every op x dtype over
+ * rows of 1, 2, 31, 32, 33, 1000, 4097 and 65537 elements, every axis of 3-d
+ * and 4-d inputs, permuted, strided and in-place layouts, broadcast weights,
+ * -inf rows, NaN, huge magnitudes, constant rows; the classes reached are
+ * checked (rows, packed, strided, columns with and without splits);
+ * determinism and graph capture. Inputs are fresh random values (seed
+ * printed on failure), outputs are poisoned (NaN bytes) first, the reference
+ * is the generated float64 one.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kg_norm_reference.h"
+#include "kg_test.h"
+#include "norm_plan.h"
+
+/* ---- CPU: planning and validation ----------------------------------------- */
+
+static kg_context *cpu_ctx;
+
+static void cpu_setup(void)
+{
+    kg_open(&cpu_ctx, 0);
+    cr_assert_not_null(cpu_ctx);
+}
+
+static void cpu_teardown(void) { kg_close(cpu_ctx); }
+
+#define IN_AT ((uintptr_t)1 << 40)
+#define OUT_AT ((uintptr_t)1 << 41)
+#define W_AT ((uintptr_t)1 << 42)
+#define S_AT ((uintptr_t)1 << 43)
+
+static kg_tensor fake(uintptr_t at, kg_dtype dt, int ndim, const int64_t *shape)
+{
+    return kg_tensor_contiguous((void *)at, dt, ndim, shape);
+}
+
+static kg_norm_class plan_class(const kg_norm_call *c, kg_norm_plan *p)
+{
+    kg_status st = kg_norm_plan_call(cpu_ctx, c, 132, p);
+    cr_assert_eq(st, KG_OK, "%s", kg_errmsg(cpu_ctx));
+    return p->cls;
+}
+
+TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
+
+Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
+    kg_norm_plan p;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(p.args.group, 128); /* 1024 vectors, 8 a lane */
+    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.args.rows, 65536);
+    /* 16384 f32: 512 lanes of 8 vectors, still on chip */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(p.args.group, 512);
+    cr_assert_eq(p.args.nv, 8);
+    /* longer rows stream in chunks */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(3, 65536));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(3, 65536));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(p.args.group, 512);
+    cr_assert_eq(p.args.nv, 8);
+}
+
+Test(plan, short_rows_of_1_to_32_vectors_are_packed)
+{
+    const int64_t lens[] = {4, 8, 32, 64, 128};
+    for (int i = 0; i < 5; i++) {
+        kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
+        kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
+        kg_norm_call c = {.op = KG_NORM_LOG_SOFTMAX, .in = &in, .out = &out, .axis = 1};
+        kg_norm_plan p;
+        cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED, "length %lld", (long long)lens[i]);
+        cr_assert_eq(p.args.group, lens[i] / 4);
+    }
+    /* 96 elements: 24 vectors, not a power of two: rows */
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 96)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 96));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
+    kg_norm_plan p;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+}
+
+Test(plan, unaligned_or_odd_rows_are_strided)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(10, 33)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 33));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
+    kg_norm_plan p;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
+    in = fake(IN_AT + 4, KG_F32, 2, KT_SHAPE(10, 64)); /* misaligned start */
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 64));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
+    /* every other element, nothing contiguous */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(64, 64));
+    in.strides[0] = 256;
+    in.strides[1] = 2;
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(64, 64));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
+}
+
+Test(plan, an_outer_axis_takes_columns_split_when_too_few)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    kg_norm_plan p;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.args.cols, 16384);
+    cr_assert_eq(p.args.tiles, 512);
+    cr_assert_eq(p.args.n, 16384);
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(4194304, 64));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(4194304, 64));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_gt(p.args.splits, 100);
+    cr_assert_leq(p.partial_bytes, (size_t)4 << 20);
+    /* logsumexp over the two outer dims of [8,128,256]: they merge into one */
+    kg_tensor x = fake(IN_AT, KG_F32, 3, KT_SHAPE(8, 128, 256)), o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(256));
+    const int axes[] = {0, 1};
+    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &x, .s0 = &o, .axes = axes, .n_axes = 2};
+    cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.args.n, 1024);
+}
+
+Test(plan, layer_norm_dims_merge_and_weights_broadcast)
+{
+    kg_tensor in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(4, 32, 64)), out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(4, 32, 64));
+    kg_tensor w = fake(W_AT, KG_BF16, 2, KT_SHAPE(32, 64)), m = fake(S_AT, KG_F32, 1, KT_SHAPE(4));
+    kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .s0 = &m, .k = 2, .eps = 1e-5};
+    kg_norm_plan p;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(p.args.n, 2048);
+    /* a weight broadcast along the first normalized dim: stride 0 -> strided */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(64));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
+    cr_assert_eq(p.args.inner.n, 2);
+}
+
+Test(plan, empty_inputs_plan_nothing_or_the_results)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(0, 5)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(0, 5));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
+    kg_norm_plan p;
+    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &c, 132, &p), KG_OK);
+    cr_assert(p.empty);
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(5, 0));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(5, 0));
+    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &c, 132, &p), KG_OK);
+    cr_assert(p.empty);
+    /* logsumexp of an empty slice is -inf: it launches */
+    kg_tensor o = fake(S_AT, KG_F32, 1, KT_SHAPE(5));
+    const int ax[] = {1};
+    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = ax, .n_axes = 1};
+    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &l, 132, &p), KG_OK);
+    cr_assert(!p.empty);
+    cr_assert_eq(p.cls, KG_NORM_STRIDED);
+    cr_assert_eq(p.args.n, 0);
+}
+
+/* ---- CPU: every validation error ------------------------------------------ */
+
+TestSuite(errors);
+
+Test(errors, every_argument_error_is_reported_before_the_device)
+{
+    kg_context *ctx = kt_open_without_device();
+    const int64_t s23[] = {2, 3};
+    kg_tensor in = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, s23);
+    kg_tensor out = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 2, s23);
+    kg_tensor i32 = kg_tensor_contiguous(KT_DEV(0), KG_I32, 2, s23);
+    kg_tensor o16 = kg_tensor_contiguous(KT_DEV(0x1000), KG_F16, 2, s23);
+    kg_tensor o32 = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(3, 2));
+    kg_tensor mis = kg_tensor_contiguous(KT_DEV(2), KG_F32, 2, s23);
+    kg_tensor part = kg_tensor_contiguous(KT_DEV(4), KG_F32, 2, s23);
+    kg_tensor bad = in;
+    bad.strides[1] = -1;
+    cr_assert_eq(kg_softmax(NULL, &out, &in, 0), KG_ERR_INVALID_ARGUMENT);
+    KT_EXPECT(ctx, kg_softmax(ctx, &out, NULL, 0), KG_ERR_INVALID_ARGUMENT, "invalid argument: tensor in is NULL");
+    KT_EXPECT(ctx, kg_softmax(ctx, NULL, &in, 0), KG_ERR_INVALID_ARGUMENT, "invalid argument: softmax: out is NULL");
+    KT_EXPECT(ctx, kg_softmax(ctx, &out, &bad, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in has stride -1 in dim 1 (strides must be >= 0)");
+    KT_EXPECT(ctx, kg_softmax(ctx, &out, &i32, 0), KG_ERR_DTYPE,
+              "softmax is not available for i32 (it accepts f32, f64, f16, bf16)");
+    KT_EXPECT(ctx, kg_softmax(ctx, &out, &in, 2), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: softmax: axis 2 is out of range for a 2-dim input (valid: -2..1)");
+    KT_EXPECT(ctx, kg_log_softmax(ctx, &out, &in, -3), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: log_softmax: axis -3 is out of range for a 2-dim input (valid: -2..1)");
+    KT_EXPECT(ctx, kg_softmax(ctx, &o16, &in, 0), KG_ERR_DTYPE,
+              "softmax: out is f16 but must be f32 (the input's dtype)");
+    KT_EXPECT(ctx, kg_softmax(ctx, &o32, &in, 0), KG_ERR_SHAPE, "shape mismatch: softmax: out is [3,2] but must be [2,3]");
+    KT_EXPECT(ctx, kg_softmax(ctx, &out, &mis, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in's data 0x10000002 is not aligned to its 4-byte f32 elements");
+    KT_EXPECT(ctx, kg_softmax(ctx, &part, &in, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out partially overlaps in (bytes [0x10000004, 0x1000001c) and [0x10000000, "
+              "0x10000018)); an output may only alias an input exactly (in place)");
+    kg_tensor self = out;
+    self.strides[0] = 0;
+    KT_EXPECT(ctx, kg_softmax(ctx, &self, &in, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out overlaps itself (shape [2,3], strides [0,1]): an output needs one memory location per "
+              "element");
+
+    /* logsumexp */
+    kg_tensor r2 = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(2));
+    const int ax1[] = {1}, dup[] = {1, -1}, oor[] = {5};
+    KT_EXPECT(ctx, kg_logsumexp(ctx, NULL, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: logsumexp: out is NULL");
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &r2, &in, dup, 2, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: logsumexp: axis -1 (dim 1) appears twice in axes");
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &r2, &in, oor, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: logsumexp: axis 5 is out of range for a 2-dim input (valid: -2..1)");
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &r2, &in, NULL, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: logsumexp: axes is NULL but n_axes is 1");
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &r2, &in, ax1, 9, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: logsumexp: n_axes is 9 (0..8; 0 = every axis)");
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &r2, &in, ax1, 1, 1), KG_ERR_SHAPE,
+              "shape mismatch: logsumexp: out is [2] but must be [2,1]");
+    kg_tensor r2in = kg_tensor_contiguous(KT_DEV(4), KG_F32, 1, KT_SHAPE(2));
+    KT_EXPECT(ctx, kg_logsumexp(ctx, &r2in, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: logsumexp: out overlaps in (bytes [0x10000004, 0x1000000c) and [0x10000000, "
+              "0x10000018)); only out may alias in, and only exactly");
+
+    /* layer_norm */
+    kg_tensor w3 = kg_tensor_contiguous(KT_DEV(0x2000), KG_F32, 1, KT_SHAPE(3));
+    kg_tensor w4 = kg_tensor_contiguous(KT_DEV(0x2000), KG_F32, 1, KT_SHAPE(4));
+    kg_tensor w23 = kg_tensor_contiguous(KT_DEV(0x2000), KG_F32, 2, s23);
+    kg_tensor wf16 = kg_tensor_contiguous(KT_DEV(0x2000), KG_F16, 1, KT_SHAPE(3));
+    kg_tensor m2 = kg_tensor_contiguous(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(2));
+    kg_tensor m3 = kg_tensor_contiguous(KT_DEV(0x3000), KG_F32, 1, KT_SHAPE(3));
+    kg_tensor m16 = kg_tensor_contiguous(KT_DEV(0x3000), KG_F16, 1, KT_SHAPE(2));
+    kg_tensor r_at_m = kg_tensor_contiguous(KT_DEV(0x3004), KG_F32, 1, KT_SHAPE(2));
+    kg_tensor m_at_out = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(2));
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 0, NULL, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: cannot normalize the last 0 dims of a 2-dim input (1..2)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 3, NULL, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: cannot normalize the last 3 dims of a 2-dim input (1..2)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, &w4, NULL, 1e-5), KG_ERR_SHAPE,
+              "shape mismatch: layer_norm: weight is [4] but the normalized shape is [3] (weight must broadcast to "
+              "it)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, &w23, NULL, 1e-5), KG_ERR_SHAPE,
+              "shape mismatch: layer_norm: weight is [2,3] but the normalized shape is [3] (weight must broadcast "
+              "to it)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, NULL, &w4, 1e-5), KG_ERR_SHAPE,
+              "shape mismatch: layer_norm: bias is [4] but the normalized shape is [3] (bias must broadcast to it)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, &wf16, NULL, 1e-5), KG_ERR_DTYPE,
+              "layer_norm: weight is f16 but in is f32 (they must match)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, &m3, NULL, &in, 1, &w3, NULL, 1e-5), KG_ERR_SHAPE,
+              "shape mismatch: layer_norm: mean is [3] but must be [2]");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, &m16, NULL, &in, 1, &w3, NULL, 1e-5), KG_ERR_DTYPE,
+              "layer_norm: mean is f16 but must be f32 (statistics of f32, f16 and bf16 are f32)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, &m3, &in, 1, &w3, NULL, 1e-5), KG_ERR_SHAPE,
+              "shape mismatch: layer_norm: rstd is [3] but must be [2]");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, &m2, &r_at_m, &in, 1, &w3, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: mean overlaps rstd (bytes [0x10003000, 0x10003008) and [0x10003004, "
+              "0x1000300c)); only out may alias in, and only exactly");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, &m_at_out, NULL, &in, 1, &w3, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: out overlaps mean (bytes [0x10001000, 0x10001018) and [0x10001000, "
+              "0x10001008)); only out may alias in, and only exactly");
+    kg_tensor w_at_out = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(3));
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, &w_at_out, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: out overlaps weight (bytes [0x10001000, 0x10001018) and [0x10001000, "
+              "0x1000100c)); only out may alias in, and only exactly");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, NULL, NULL, NAN), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: eps is nan (it must be finite and >= 0)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, NULL, NULL, -1), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: eps is -1 (it must be finite and >= 0)");
+    KT_EXPECT(ctx, kg_rms_norm(ctx, &out, &in, NULL, INFINITY), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm: eps is inf (it must be finite and >= 0)");
+
+    /* rms_norm and its residual form */
+    kg_tensor s0 = kg_tensor_contiguous(KT_DEV(0), KG_F32, 0, NULL);
+    KT_EXPECT(ctx, kg_rms_norm(ctx, &s0, &s0, NULL, 1e-6), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm: cannot normalize the last 1 dims of a 0-dim input (1..0)");
+    KT_EXPECT(ctx, kg_rms_norm(ctx, &out, &in, &w4, 1e-6), KG_ERR_SHAPE,
+              "shape mismatch: rms_norm: weight is [4] but the normalized shape is [3] (weight must broadcast to it)");
+    kg_tensor res = kg_tensor_contiguous(KT_DEV(0x4000), KG_F32, 2, s23);
+    kg_tensor res16 = kg_tensor_contiguous(KT_DEV(0x4000), KG_F16, 2, s23);
+    kg_tensor res_at_in = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, s23);
+    KT_EXPECT(ctx, kg_rms_norm_residual(ctx, &out, NULL, &in, NULL, 1e-6), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm: residual is NULL");
+    KT_EXPECT(ctx, kg_rms_norm_residual(ctx, &out, &res16, &in, NULL, 1e-6), KG_ERR_DTYPE,
+              "rms_norm: residual is f16 but must be f32 (the input's dtype)");
+    KT_EXPECT(ctx, kg_rms_norm_residual(ctx, &out, &o32, &in, NULL, 1e-6), KG_ERR_SHAPE,
+              "shape mismatch: rms_norm: residual is [3,2] but must be [2,3]");
+    KT_EXPECT(ctx, kg_rms_norm_residual(ctx, &out, &res_at_in, &in, NULL, 1e-6), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm: residual overlaps in (bytes [0x10000000, 0x10000018) and [0x10000000, "
+              "0x10000018)); only out may alias in, and only exactly");
+    kg_tensor out_at_res = kg_tensor_contiguous(KT_DEV(0x4000), KG_F32, 2, s23);
+    KT_EXPECT(ctx, kg_rms_norm_residual(ctx, &out_at_res, &res, &in, NULL, 1e-6), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: rms_norm: out overlaps residual (bytes [0x10004000, 0x10004018) and [0x10004000, "
+              "0x10004018)); only out may alias in, and only exactly");
+
+    /* an invalid op through the planner */
+    kg_norm_call c = {.op = (kg_norm_op)99, .in = &in, .out = &out};
+    kg_norm_plan p;
+    KT_EXPECT(ctx, kg_norm_plan_call(ctx, &c, 132, &p), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: 99 is not a normalization (kg_norm_op)");
+    /* a valid call reaches the device check */
+    cr_assert_eq(kg_softmax(ctx, &out, &in, 1), KG_ERR_NO_DEVICE);
+    cr_assert_eq(kg_softmax(ctx, &in, &in, 1), KG_ERR_NO_DEVICE); /* in place */
+    cr_assert_eq(kg_layer_norm(ctx, &out, &m2, NULL, &in, 1, &w3, &w3, 1e-5), KG_ERR_NO_DEVICE);
+    cr_assert_eq(kg_rms_norm_residual(ctx, &in, &res, &in, &w3, 1e-6), KG_ERR_NO_DEVICE);
+    kg_close(ctx);
+}
+
+/* ---- CPU: the reference -------------------------------------------------- */
+
+Test(reference, matches_hand_computed_values)
+{
+    const double x[] = {1, 2, 3};
+    double y[3], r0, r1;
+    kg_norm_refs[KG_NORM_SOFTMAX](x, 3, NULL, NULL, 0, y, NULL, NULL);
+    const double z = exp(1) + exp(2) + exp(3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_float_eq(y[i], exp(x[i]) / z, 1e-15);
+    kg_norm_refs[KG_NORM_LOG_SOFTMAX](x, 3, NULL, NULL, 0, y, NULL, NULL);
+    cr_assert_float_eq(y[0], 1 - log(z), 1e-14);
+    kg_norm_refs[KG_NORM_LOGSUMEXP](x, 3, NULL, NULL, 0, NULL, &r0, NULL);
+    cr_assert_float_eq(r0, log(z), 1e-14);
+    const double ninf[] = {-INFINITY, -INFINITY};
+    kg_norm_refs[KG_NORM_LOGSUMEXP](ninf, 2, NULL, NULL, 0, NULL, &r0, NULL);
+    cr_assert(isinf(r0) && r0 < 0);
+    kg_norm_refs[KG_NORM_SOFTMAX](ninf, 2, NULL, NULL, 0, y, NULL, NULL);
+    cr_assert(isnan(y[0]) && isnan(y[1]));
+    const double big[] = {1e4, -1e4};
+    kg_norm_refs[KG_NORM_SOFTMAX](big, 2, NULL, NULL, 0, y, NULL, NULL);
+    cr_assert(y[0] == 1 && y[1] == 0);
+    const double v[] = {1, 2, 3, 4}, w[] = {2, 2, 2, 2}, b[] = {1, 1, 1, 1};
+    double y4[4];
+    kg_norm_refs[KG_NORM_LAYER_NORM](v, 4, w, b, 0, y4, &r0, &r1);
+    cr_assert_float_eq(r0, 2.5, 1e-15);
+    cr_assert_float_eq(r1, 1 / sqrt(1.25), 1e-15);
+    cr_assert_float_eq(y4[0], (1 - 2.5) / sqrt(1.25) * 2 + 1, 1e-14);
+    kg_norm_refs[KG_NORM_RMS_NORM](v, 4, NULL, NULL, 0, y4, NULL, NULL);
+    cr_assert_float_eq(y4[3], 4 / sqrt(7.5), 1e-14);
+}
+
+/* ---- GPU: parity with the reference --------------------------------------- */
+
+/* One GPU call: an op over a tensor of `shape`, stored with its dims in the
+   order perm (outermost first; NULL: row-major), every `step`-th element
+   along the storage's innermost dim. */
+typedef struct ncase {
+    kg_norm_op op;
+    kg_dtype dt;
+    int ndim;
+    int64_t shape[KG_MAX_DIMS];
+    const int *perm;
+    int step;
+    int axis;        /* softmax, log_softmax */
+    int axes[8], n_axes, keepdim;
+    int k;           /* layer_norm */
+    int w, b, stats; /* layer_norm/rms_norm: weight, bias (1: full; 2: broadcast over the first k-1 dims), mean/rstd */
+    int res;         /* rms_norm: the residual form */
+    int out_like_in; /* out has the input's strides (else contiguous) */
+    int inplace;     /* out is in */
+    int fill;        /* 0 random; 1 huge magnitudes; 2 constant rows; 3 specials (-inf rows, NaN, +inf) */
+} ncase;
+
+static int classes_seen[KG_NORM_CLASS_COUNT];
+
+/* Strides of a dense storage of `shape` with dims in order perm, the
+   innermost spaced by step; returns the storage's extent in elements. */
+static int64_t layout(int nd, const int64_t *shape, const int *perm, int step, int64_t *strides)
+{
+    int64_t s = step;
+    for (int i = nd - 1; i >= 0; i--) {
+        const int d = perm ? perm[i] : i;
+        strides[d] = s;
+        s *= shape[d] > 0 ? shape[d] : 1;
+    }
+    int64_t ext = 1;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] == 0)
+            return 1;
+        ext += (shape[d] - 1) * strides[d];
+    }
+    return ext;
+}
+
+typedef struct dten {
+    kg_tensor t;
+    void *host;
+    int64_t ext;
+} dten;
+
+static dten dalloc(kg_context *ctx, kg_dtype dt, int nd, const int64_t *shape, const int *perm, int step)
+{
+    dten d;
+    memset(&d, 0, sizeof d);
+    d.t.dtype = dt;
+    d.t.ndim = nd;
+    for (int i = 0; i < nd; i++)
+        d.t.shape[i] = shape[i];
+    d.ext = layout(nd, shape, perm, step, d.t.strides);
+    const size_t bytes = (size_t)d.ext * kg_dtype_size(dt);
+    d.t.data = kt_alloc(ctx, bytes);
+    d.host = malloc(bytes);
+    memset(d.host, 0xff, bytes); /* NaN for every float dtype */
+    return d;
+}
+
+static void dfree(kg_context *ctx, dten *d)
+{
+    if (d->t.data)
+        kg_free(ctx, d->t.data);
+    free(d->host);
+}
+
+static void dput(kg_context *ctx, dten *d) { kt_upload(ctx, d->t.data, d->host, (size_t)d->ext * kg_dtype_size(d->t.dtype)); }
+static void dget(kg_context *ctx, dten *d) { kt_download(ctx, d->host, d->t.data, (size_t)d->ext * kg_dtype_size(d->t.dtype)); }
+
+/* Offset of the logical index idx (row-major number) of t. */
+static int64_t off_of(const kg_tensor *t, int64_t idx)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += (idx % t->shape[d]) * t->strides[d];
+        idx /= t->shape[d];
+    }
+    return off;
+}
+
+static void check_case(kg_context *ctx, const ncase *c)
+{
+    const kg_norm_info *info = &kg_norm_infos[c->op];
+    const kg_dtype dt = c->dt, sdt = dt == KG_F64 ? KG_F64 : KG_F32;
+    const int nd = c->ndim;
+    uint64_t rng = kt_seed() ^ (uint64_t)(c->op * 7919 + dt * 104729 + nd * 31 + c->shape[nd ? nd - 1 : 0]);
+    /* the normalized dims */
+    unsigned mask = 0;
+    if (info->axes == KG_NORM_AXIS_ONE)
+        mask = nd ? 1u << (c->axis < 0 ? c->axis + nd : c->axis) : 0;
+    else if (info->axes == KG_NORM_AXIS_ANY) {
+        for (int i = 0; i < c->n_axes; i++)
+            mask |= 1u << (c->axes[i] < 0 ? c->axes[i] + nd : c->axes[i]);
+        if (c->n_axes == 0)
+            mask = (1u << nd) - 1;
+    } else
+        mask = ((1u << c->k) - 1) << (nd - c->k);
+    int64_t rows = 1, L = 1, kshape[KG_MAX_DIMS], nshape[KG_MAX_DIMS];
+    int nk = 0, nn = 0;
+    int64_t rshape[KG_MAX_DIMS];
+    int rnd = 0;
+    for (int d = 0; d < nd; d++) {
+        if ((mask >> d) & 1u) {
+            L *= c->shape[d];
+            nshape[nn++] = c->shape[d];
+            if (info->axes == KG_NORM_AXIS_ANY && c->keepdim)
+                rshape[rnd++] = 1;
+        } else {
+            rows *= c->shape[d];
+            kshape[nk++] = c->shape[d];
+            rshape[rnd++] = c->shape[d];
+        }
+    }
+
+    dten in = dalloc(ctx, dt, nd, c->shape, c->perm, c->step ? c->step : 1);
+    const double lo = -3, hi = 3;
+    for (int64_t i = 0; i < in.ext; i++)
+        kt_set(in.host, dt, i, kt_uniform(&rng, lo, hi));
+    const int64_t total = rows * L;
+    for (int64_t i = 0; i < total; i++) {
+        const int64_t o = off_of(&in.t, i);
+        const int64_t r = i / (c->shape[nd - 1] ? c->shape[nd - 1] : 1);
+        if (c->fill == 1)
+            kt_set(in.host, dt, o, (i & 1 ? -1 : 1) * (dt == KG_F16 ? 6e4 : 1e4) * kt_uniform(&rng, 0.5, 1));
+        else if (c->fill == 2)
+            kt_set(in.host, dt, o, (double)(r % 5) - 2.5);
+        else if (c->fill == 3) {
+            const int kind = (int)(r % 5);
+            if (kind == 0)
+                kt_set(in.host, dt, o, -INFINITY);
+            else if (kind == 1 && i % 7 == 3)
+                kt_set(in.host, dt, o, NAN);
+            else if (kind == 2 && i % 5 == 1)
+                kt_set(in.host, dt, o, INFINITY);
+            else if (kind == 3 && i % 3 == 0)
+                kt_set(in.host, dt, o, -INFINITY);
+        }
+    }
+    dput(ctx, &in);
+
+    dten out = {0}, res = {0}, w = {0}, b = {0}, s0 = {0}, s1 = {0};
+    const kg_tensor *outp = NULL;
+    if (info->elementwise) {
+        if (c->inplace) {
+            outp = &in.t;
+        } else {
+            out = dalloc(ctx, dt, nd, c->shape, c->out_like_in ? c->perm : NULL, c->out_like_in && c->step ? c->step : 1);
+            dput(ctx, &out);
+            outp = &out.t;
+        }
+    }
+    double *resh = NULL;
+    if (c->res) {
+        res = dalloc(ctx, dt, nd, c->shape, NULL, 1);
+        for (int64_t i = 0; i < res.ext; i++)
+            kt_set(res.host, dt, i, kt_uniform(&rng, lo, hi));
+        dput(ctx, &res);
+        resh = malloc(sizeof(double) * (size_t)(total > 0 ? total : 1));
+        for (int64_t i = 0; i < total; i++)
+            resh[i] = kt_get(res.host, dt, off_of(&res.t, i));
+    }
+    const int kparam = info->axes == KG_NORM_AXIS_LAST || info->axes == KG_NORM_AXIS_LAST1 ? c->k : 0;
+    if (c->w) {
+        const int wn = c->w == 2 ? 1 : kparam;
+        w = dalloc(ctx, dt, wn, c->shape + nd - wn, NULL, 1);
+        for (int64_t i = 0; i < w.ext; i++)
+            kt_set(w.host, dt, i, kt_uniform(&rng, 0.5, 1.5));
+        dput(ctx, &w);
+    }
+    if (c->b) {
+        const int bn = c->b == 2 ? 1 : kparam;
+        b = dalloc(ctx, dt, bn, c->shape + nd - bn, NULL, 1);
+        for (int64_t i = 0; i < b.ext; i++)
+            kt_set(b.host, dt, i, kt_uniform(&rng, -1, 1));
+        dput(ctx, &b);
+    }
+    if (info->nres && !kparam) {
+        s0 = dalloc(ctx, dt, rnd, rshape, NULL, 1);
+        dput(ctx, &s0);
+    }
+    if (c->stats) {
+        s0 = dalloc(ctx, sdt, rnd, rshape, NULL, 1);
+        s1 = dalloc(ctx, sdt, rnd, rshape, NULL, 1);
+        dput(ctx, &s0);
+        dput(ctx, &s1);
+    }
+    kg_norm_call call = {.op = c->op,
+                         .out = outp,
+                         .in = &in.t,
+                         .res = c->res ? &res.t : NULL,
+                         .w = c->w ? &w.t : NULL,
+                         .b = c->b ? &b.t : NULL,
+                         .s0 = s0.host ? &s0.t : NULL,
+                         .s1 = s1.host ? &s1.t : NULL,
+                         .axis = c->axis,
+                         .axes = c->axes,
+                         .n_axes = c->n_axes,
+                         .keepdim = c->keepdim,
+                         .k = c->k,
+                         .eps = 1e-5};
+    kg_norm_plan plan;
+    kg_status st = kg_norm_plan_call(ctx, &call, 132, &plan);
+    cr_assert_eq(st, KG_OK, "%s", kg_errmsg(ctx));
+    if (!plan.empty)
+        classes_seen[plan.cls]++;
+    switch (c->op) {
+    case KG_NORM_SOFTMAX: KT_OK(ctx, kg_softmax(ctx, outp, &in.t, c->axis)); break;
+    case KG_NORM_LOG_SOFTMAX: KT_OK(ctx, kg_log_softmax(ctx, outp, &in.t, c->axis)); break;
+    case KG_NORM_LOGSUMEXP: KT_OK(ctx, kg_logsumexp(ctx, call.s0, &in.t, c->axes, c->n_axes, c->keepdim)); break;
+    case KG_NORM_LAYER_NORM: KT_OK(ctx, kg_layer_norm(ctx, outp, call.s0, call.s1, &in.t, c->k, call.w, call.b, 1e-5)); break;
+    default:
+        if (c->res)
+            KT_OK(ctx, kg_rms_norm_residual(ctx, outp, &res.t, &in.t, call.w, 1e-5));
+        else
+            KT_OK(ctx, kg_rms_norm(ctx, outp, &in.t, call.w, 1e-5));
+    }
+    KT_OK(ctx, kg_sync(ctx));
+
+    /* the input as uploaded (in place overwrites the device copy only) */
+    double *xin = malloc(sizeof(double) * (size_t)(total > 0 ? total : 1));
+    for (int64_t i = 0; i < total; i++)
+        xin[i] = kt_get(in.host, dt, off_of(&in.t, i));
+    dten *od = c->inplace ? &in : &out;
+    if (info->elementwise)
+        dget(ctx, od);
+    if (c->res)
+        dget(ctx, &res);
+    if (s0.host)
+        dget(ctx, &s0);
+    if (s1.host)
+        dget(ctx, &s1);
+
+    double rtol, atol, srtol, satol;
+    kt_tolerance(dt, &rtol, &atol);
+    kt_tolerance(sdt, &srtol, &satol);
+    double *x = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1)), *y = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1));
+    double *wr = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1)), *br = malloc(sizeof(double) * (size_t)(L > 0 ? L : 1));
+    int64_t *at = malloc(sizeof(int64_t) * (size_t)(L > 0 ? L : 1));
+    int bad = 0;
+    for (int64_t r = 0; r < rows && bad < 5; r++) {
+        /* logical index of (row r, element e): interleave the kept and normalized digits */
+        for (int64_t e = 0; e < L; e++) {
+            int64_t rr = r, ee = e, idx = 0, mul = 1;
+            int ik = nk - 1, in_ = nn - 1;
+            for (int d = nd - 1; d >= 0; d--) {
+                int64_t digit;
+                if ((mask >> d) & 1u) {
+                    digit = ee % nshape[in_];
+                    ee /= nshape[in_--];
+                } else {
+                    digit = rr % kshape[ik];
+                    rr /= kshape[ik--];
+                }
+                idx += digit * mul;
+                mul *= c->shape[d];
+            }
+            at[e] = idx;
+            if (c->res) {
+                /* h as the device wrote it, checked against x + r rounded */
+                const double h = kt_get(res.host, dt, off_of(&res.t, idx));
+                const double want = kt_round(dt, xin[idx] + resh[idx]);
+                if (!kt_close(h, want, rtol, atol) && bad++ < 5)
+                    cr_log_error("residual at %lld: got %.9g want %.9g (seed %llu)", (long long)idx, h, want,
+                                 (unsigned long long)kt_seed());
+                x[e] = h;
+            } else {
+                x[e] = xin[idx];
+            }
+            const int64_t ne = e; /* position within the normalized shape (row-major) */
+            wr[e] = 1;
+            br[e] = 0;
+            if (c->w)
+                wr[e] = kt_get(w.host, dt, off_of(&w.t, ne % kg_numel(&w.t)));
+            if (c->b)
+                br[e] = kt_get(b.host, dt, off_of(&b.t, ne % kg_numel(&b.t)));
+        }
+        double r0 = 0, r1 = 0;
+        kg_norm_refs[c->op](x, L, c->w ? wr : NULL, c->b ? br : NULL, 1e-5, y, &r0, &r1);
+        if (info->elementwise)
+            for (int64_t e = 0; e < L && bad < 5; e++) {
+                const double got = kt_get(od->host, dt, off_of(&od->t, at[e]));
+                const double want = kt_round(dt, y[e]);
+                if (!kt_close(got, want, rtol, atol)) {
+                    bad++;
+                    cr_log_error("%s %s row %lld elem %lld: got %.9g want %.9g (x %.9g) (seed %llu)", info->name,
+                                 kg_dtype_name(dt), (long long)r, (long long)e, got, want, x[e],
+                                 (unsigned long long)kt_seed());
+                }
+            }
+        if (s0.host) {
+            const double got = kt_get(s0.host, s0.t.dtype, off_of(&s0.t, r));
+            const double want = kt_round(s0.t.dtype, r0);
+            const double tr = s0.t.dtype == dt ? rtol : srtol, ta = s0.t.dtype == dt ? atol : satol;
+            if (!kt_close(got, want, tr, ta)) {
+                bad++;
+                cr_log_error("%s %s row %lld result: got %.9g want %.9g (seed %llu)", info->name, kg_dtype_name(dt),
+                             (long long)r, got, want, (unsigned long long)kt_seed());
+            }
+        }
+        if (s1.host) {
+            const double got = kt_get(s1.host, sdt, off_of(&s1.t, r));
+            if (!kt_close(got, kt_round(sdt, r1), srtol * 4, satol)) {
+                bad++;
+                cr_log_error("%s %s row %lld rstd: got %.9g want %.9g (seed %llu)", info->name, kg_dtype_name(dt),
+                             (long long)r, got, r1, (unsigned long long)kt_seed());
+            }
+        }
+    }
+    char sh[128];
+    cr_assert_eq(bad, 0, "%s %s %s: %d mismatches (plan class %d, seed %llu)", info->name, kg_dtype_name(dt),
+                 kg_shape_str(sh, sizeof sh, nd, c->shape), bad, plan.cls, (unsigned long long)kt_seed());
+    free(x);
+    free(y);
+    free(wr);
+    free(br);
+    free(at);
+    free(xin);
+    free(resh);
+    dfree(ctx, &in);
+    dfree(ctx, &out);
+    dfree(ctx, &res);
+    dfree(ctx, &w);
+    dfree(ctx, &b);
+    dfree(ctx, &s0);
+    dfree(ctx, &s1);
+}
+
+static const kg_dtype floats[] = {KG_F32, KG_F64, KG_F16, KG_BF16};
+
+/* The five ops and the residual form over one shape along its last dim. */
+static void every_op(kg_context *ctx, kg_dtype dt, int nd, const int64_t *shape, const int *perm, int step, int fill)
+{
+    ncase c = {.dt = dt, .ndim = nd, .perm = perm, .step = step, .fill = fill, .axis = -1, .k = 1};
+    memcpy(c.shape, shape, sizeof(int64_t) * (size_t)nd);
+    c.op = KG_NORM_SOFTMAX;
+    check_case(ctx, &c);
+    c.op = KG_NORM_LOG_SOFTMAX;
+    check_case(ctx, &c);
+    c.op = KG_NORM_LOGSUMEXP;
+    c.axes[0] = nd - 1;
+    c.n_axes = 1;
+    check_case(ctx, &c);
+    c.op = KG_NORM_LAYER_NORM;
+    c.w = c.b = c.stats = 1;
+    check_case(ctx, &c);
+    c.op = KG_NORM_RMS_NORM;
+    c.b = c.stats = 0;
+    check_case(ctx, &c);
+    c.res = 1;
+    check_case(ctx, &c);
+}
+
+TestSuite(gpu, .timeout = 300);
+
+Test(gpu, rows_of_every_length_every_op_and_dtype)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t lens[] = {1, 2, 31, 32, 33, 64, 1000, 4096, 4097, 16384, 65537};
+    for (int d = 0; d < 4; d++)
+        for (int i = 0; i < 11; i++) {
+            int64_t rows = (int64_t)(1 << 17) / lens[i];
+            rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
+            every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
+        }
+    kg_close(ctx);
+}
+
+Test(gpu, every_axis_of_3d_and_4d_inputs)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t s3[] = {5, 33, 7}, s4[] = {3, 4, 5, 8};
+    for (int d = 0; d < 4; d++)
+        for (int which = 0; which < 2; which++) {
+            const int nd = which ? 4 : 3;
+            const int64_t *s = which ? s4 : s3;
+            ncase c = {.dt = floats[d], .ndim = nd};
+            memcpy(c.shape, s, sizeof(int64_t) * (size_t)nd);
+            for (int a = -nd; a < nd; a++) {
+                c.axis = a;
+                c.op = KG_NORM_SOFTMAX;
+                check_case(ctx, &c);
+                c.op = KG_NORM_LOG_SOFTMAX;
+                check_case(ctx, &c);
+                c.op = KG_NORM_LOGSUMEXP;
+                c.axes[0] = a;
+                c.n_axes = 1;
+                c.keepdim = a & 1;
+                check_case(ctx, &c);
+            }
+            /* axis sets: pairs, all, unsorted */
+            c.op = KG_NORM_LOGSUMEXP;
+            for (int a0 = 0; a0 < nd; a0++)
+                for (int a1 = a0 + 1; a1 < nd; a1++) {
+                    c.axes[0] = a1;
+                    c.axes[1] = a0;
+                    c.n_axes = 2;
+                    c.keepdim = (a0 + a1) & 1;
+                    check_case(ctx, &c);
+                }
+            c.n_axes = 0;
+            check_case(ctx, &c);
+            c.axes[0] = nd - 1;
+            c.axes[1] = 0;
+            c.axes[2] = 1;
+            c.n_axes = 3;
+            check_case(ctx, &c);
+            c.n_axes = 0;
+            for (int k = 1; k <= nd; k++) {
+                c.op = KG_NORM_LAYER_NORM;
+                c.k = k;
+                c.w = c.b = 1;
+                c.stats = 1;
+                check_case(ctx, &c);
+                c.w = c.b = 2; /* broadcast along all but the last dim */
+                c.stats = 0;
+                check_case(ctx, &c);
+                c.w = c.b = 0;
+            }
+            c.op = KG_NORM_RMS_NORM;
+            c.k = 1;
+            c.w = 1;
+            check_case(ctx, &c);
+            c.w = 0;
+        }
+    kg_close(ctx);
+}
+
+Test(gpu, permuted_strided_and_in_place_layouts)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int p10[] = {1, 0}, p021[] = {0, 2, 1}, p210[] = {2, 1, 0}, p3012[] = {3, 0, 1, 2};
+    for (int d = 0; d < 4; d++) {
+        const kg_dtype dt = floats[d];
+        every_op(ctx, dt, 2, KT_SHAPE(300, 64), p10, 1, 0);    /* transposed: columns */
+        every_op(ctx, dt, 2, KT_SHAPE(3000, 40), p10, 1, 0);   /* long columns: split */
+        every_op(ctx, dt, 2, KT_SHAPE(100, 64), NULL, 2, 0);   /* every other element */
+        every_op(ctx, dt, 3, KT_SHAPE(6, 10, 36), p021, 1, 0); /* last dim strided, middle contiguous */
+        every_op(ctx, dt, 3, KT_SHAPE(4, 6, 40), p210, 3, 0);
+        every_op(ctx, dt, 4, KT_SHAPE(2, 3, 4, 50), p3012, 1, 0);
+        /* out with the input's strides, and in place */
+        ncase c = {.op = KG_NORM_SOFTMAX, .dt = dt, .ndim = 2, .shape = {300, 64}, .perm = p10, .axis = 0};
+        c.out_like_in = 1;
+        check_case(ctx, &c);
+        c.out_like_in = 0;
+        c.inplace = 1;
+        check_case(ctx, &c);
+        c.axis = 1;
+        check_case(ctx, &c);
+        c.perm = NULL;
+        check_case(ctx, &c);
+        c.op = KG_NORM_LAYER_NORM;
+        c.k = 1;
+        c.w = c.b = 1;
+        check_case(ctx, &c);
+        c.op = KG_NORM_RMS_NORM;
+        c.b = 0;
+        c.res = 1;
+        check_case(ctx, &c);
+    }
+    kg_close(ctx);
+}
+
+Test(gpu, huge_magnitudes_constant_rows_and_special_values)
+{
+    kg_context *ctx = kt_open_gpu();
+    for (int d = 0; d < 4; d++)
+        for (int fill = 1; fill <= 3; fill++) {
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);    /* packed */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);  /* rows */
+            every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill); /* streamed rows */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);    /* strided */
+            every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
+        }
+    /* softmax of [1e4, -1e4] is exactly [1, 0] */
+    float h[2] = {1e4f, -1e4f}, o[2];
+    void *dx = kt_alloc(ctx, 8), *dy = kt_alloc(ctx, 8);
+    kt_upload(ctx, dx, h, 8);
+    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 1, KT_SHAPE(2)), y = kg_tensor_contiguous(dy, KG_F32, 1, KT_SHAPE(2));
+    KT_OK(ctx, kg_softmax(ctx, &y, &x, 0));
+    kt_download(ctx, o, dy, 8);
+    cr_assert(o[0] == 1.0f && o[1] == 0.0f, "softmax [1e4,-1e4] = [%g, %g]", o[0], o[1]);
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_close(ctx);
+}
+
+Test(gpu, every_class_is_reached)
+{
+    kg_context *ctx = kt_open_gpu();
+    memset(classes_seen, 0, sizeof classes_seen);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
+    cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
+    cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
+    cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
+    cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
+    kg_close(ctx);
+}
+
+Test(gpu, empty_axes)
+{
+    kg_context *ctx = kt_open_gpu();
+    /* logsumexp over an empty dim is -inf; softmax of it writes nothing */
+    void *d = kt_alloc(ctx, 64);
+    kg_tensor in = kg_tensor_contiguous(d, KG_F32, 2, KT_SHAPE(4, 0));
+    kg_tensor o = kg_tensor_contiguous((char *)d + 32, KG_F32, 1, KT_SHAPE(4));
+    KT_OK(ctx, kg_memset(ctx, d, 0xff, 64));
+    const int ax[] = {1};
+    KT_OK(ctx, kg_logsumexp(ctx, &o, &in, ax, 1, 0));
+    float h[4];
+    kt_download(ctx, h, (char *)d + 32, 16);
+    for (int i = 0; i < 4; i++)
+        cr_assert(isinf(h[i]) && h[i] < 0, "logsumexp of nothing = %g", h[i]);
+    KT_OK(ctx, kg_softmax(ctx, &in, &in, 1));
+    /* layer_norm over an empty last dim: NaN mean and rstd */
+    kg_tensor m = kg_tensor_contiguous((char *)d + 32, KG_F32, 1, KT_SHAPE(4));
+    KT_OK(ctx, kg_memset(ctx, (char *)d + 32, 0, 16));
+    KT_OK(ctx, kg_layer_norm(ctx, &in, &m, NULL, &in, 1, NULL, NULL, 1e-5));
+    kt_download(ctx, h, (char *)d + 32, 16);
+    for (int i = 0; i < 4; i++)
+        cr_assert(isnan(h[i]), "mean of nothing = %g", h[i]);
+    kg_free(ctx, d);
+    kg_close(ctx);
+}
+
+/* Runs `call` twice over the same input and compares the bits. */
+Test(gpu, results_are_bitwise_deterministic)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t shapes[][2] = {{40000, 64}, {64, 40000}, {7, 300000}};
+    for (int s = 0; s < 3; s++) {
+        const int64_t n = shapes[s][0] * shapes[s][1];
+        float *h = malloc(sizeof(float) * (size_t)n), *a = malloc(sizeof(float) * (size_t)n),
+              *b = malloc(sizeof(float) * (size_t)n);
+        uint64_t rng = kt_seed() + (uint64_t)s;
+        for (int64_t i = 0; i < n; i++)
+            h[i] = (float)kt_uniform(&rng, -5, 5);
+        void *dx = kt_alloc(ctx, sizeof(float) * (size_t)n), *dy = kt_alloc(ctx, sizeof(float) * (size_t)n);
+        kt_upload(ctx, dx, h, sizeof(float) * (size_t)n);
+        kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, shapes[s]), y = kg_tensor_contiguous(dy, KG_F32, 2, shapes[s]);
+        for (int axis = 0; axis < 2; axis++) {
+            KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
+            kt_download(ctx, a, dy, sizeof(float) * (size_t)n);
+            KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * (size_t)n));
+            KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
+            kt_download(ctx, b, dy, sizeof(float) * (size_t)n);
+            cr_assert(memcmp(a, b, sizeof(float) * (size_t)n) == 0, "softmax of [%lld,%lld] along %d differs run to run",
+                      (long long)shapes[s][0], (long long)shapes[s][1], axis);
+        }
+        kg_free(ctx, dx);
+        kg_free(ctx, dy);
+        free(h);
+        free(a);
+        free(b);
+    }
+    kg_close(ctx);
+}
+
+Test(gpu, normalizations_are_captured_in_a_cuda_graph)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t n = 3000 * 40;
+    float *h = malloc(sizeof(float) * n), *a = malloc(sizeof(float) * n), *g = malloc(sizeof(float) * n);
+    uint64_t rng = kt_seed();
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)kt_uniform(&rng, -3, 3);
+    void *dx = kt_alloc(ctx, sizeof(float) * n), *dy = kt_alloc(ctx, sizeof(float) * n);
+    kt_upload(ctx, dx, h, sizeof(float) * n);
+    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(3000, 40)), y = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(3000, 40));
+    KT_OK(ctx, kg_reserve_scratch(ctx, 0));
+    KT_OK(ctx, kg_softmax(ctx, &y, &x, 0)); /* columns, split */
+    kt_download(ctx, a, dy, sizeof(float) * n);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * n));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    KT_OK(ctx, kg_softmax(ctx, &y, &x, 0));
+    KT_OK(ctx, kg_layer_norm(ctx, &x, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+    cr_assert_eq(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(exec, s), cudaSuccess);
+    cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+    kt_download(ctx, g, dy, sizeof(float) * n);
+    cr_assert(memcmp(a, g, sizeof(float) * n) == 0, "the captured softmax differs from the direct one");
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    free(h);
+    free(a);
+    free(g);
+    kg_close(ctx);
+}

@@ -1,0 +1,154 @@
+"""The Python package without a GPU (part of `ninja test`, from
+tests/test_install.sh): it imports, lists every op family, reports
+KG_ERR_NO_DEVICE as a kgen.Error, and returns kgen's own messages for bad
+arguments. Tensors are stand-ins that speak DLPack (a ctypes DLManagedTensor
+in a "dltensor" capsule) with fake device addresses: every call fails on the
+host before anything is dereferenced. The GPU is hidden
+(CUDA_VISIBLE_DEVICES=""), so this runs the same on every machine."""
+import ctypes
+import os
+import re
+import sys
+
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+import kgen  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok: " if ok else "FAILED: ") + what)
+    if not ok:
+        failures.append(what)
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+DTYPES = {"f32": (2, 32), "f16": (2, 16), "bf16": (4, 16), "i64": (0, 64), "bool": (6, 8), "c64": (5, 64)}
+_next_addr = [0x10000000]
+
+
+class Fake:
+    """A tensor of a framework kgen has never heard of, on a fake address."""
+
+    def __init__(self, shape, dtype="f32", device_type=2):
+        self.shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self.m = DLManagedTensor()
+        t = self.m.dl_tensor
+        t.data = _next_addr[0]
+        _next_addr[0] += 1 << 20
+        t.device = DLDevice(device_type, 0)
+        t.ndim = len(shape)
+        t.dtype = DLDataType(*DTYPES[dtype], 1)
+        t.shape = self.shape
+        t.strides = None
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return _capsule_new(ctypes.addressof(self.m), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (self.m.dl_tensor.device.device_type, 0)
+
+
+def raises(fn, status_name, pattern):
+    try:
+        fn()
+    except kgen.Error as e:
+        ok = e.name == status_name and re.fullmatch(pattern, str(e)) is not None
+        return ok, "%s: %s" % (e.name, e)
+    except Exception as e:  # noqa: BLE001
+        return False, "%s: %s" % (type(e).__name__, e)
+    return False, "no exception"
+
+
+def expect_error(what, fn, status_name, pattern):
+    ok, got = raises(fn, status_name, pattern)
+    check(ok, "%s -> %s (%s)" % (what, status_name, got))
+
+
+# ---- the package and the library ------------------------------------------
+header = open(os.path.join(os.path.dirname(__file__), "..", "runtime", "kgen.h")).read()
+want = ".".join(re.search(r"#define KG_VERSION_%s (\d+)" % p, header).group(1) for p in ("MAJOR", "MINOR", "PATCH"))
+check(kgen.version() == want, "kgen.version() %s is the headers' %s (%s)" % (kgen.version(), want, kgen.library_path))
+check(kgen._SOVERSION == int(want.split(".")[0]),
+      "the package's SONAME major %d is KG_VERSION_MAJOR %s" % (kgen._SOVERSION, want.split(".")[0]))
+archs, kernels, modules, nbytes = kgen.bundle_info()
+check(kernels > 0 and modules > 0 and nbytes > 0 and "sm_" in archs,
+      "bundle_info: %d kernels in %d modules, %d bytes, %s" % (kernels, modules, nbytes, archs))
+
+manifest = os.path.join(os.path.dirname(__file__), "..", "generated", "kg_ops.h")
+ew = re.findall(r"^KG_API kg_status kg_(\w+)\(kg_context \*ctx, const kg_tensor \*out", open(manifest).read(), re.M)
+missing = [n for n in ew if not callable(getattr(kgen, n, None))]
+check(len(ew) > 30 and not missing, "every element-wise op of kg_ops.h is a function (%d; missing %s)" % (len(ew), missing))
+families = ["sum", "mean", "prod", "norm", "max", "min", "argmax", "argmin", "max_with_indices", "min_with_indices",
+            "matmul", "attention"]
+missing = [n for n in families if not callable(getattr(kgen, n, None))]
+check(not missing, "reductions, matmul and attention are functions (missing %s)" % missing)
+
+# ---- no device -------------------------------------------------------------
+expect_error("device_info() without a GPU", kgen.device_info, "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")
+a, b, c = Fake([2, 3]), Fake([3]), Fake([2, 3])
+expect_error("a valid add without a GPU", lambda: kgen.add(a, b, out=c), "KG_ERR_NO_DEVICE",
+             r"no CUDA driver or device: .+")
+check(a.streams == [1], "with no framework stream, the producer is asked for the legacy default stream (got %s)"
+      % a.streams)
+kgen.Error  # noqa: B018
+try:
+    kgen.exp(a, out=c, stream=0x1234)
+except kgen.Error:
+    pass
+check(a.streams[-1] == 0x1234, "stream= is passed to __dlpack__ (got %s)" % a.streams[-1])
+
+# ---- kgen's messages, as in C ----------------------------------------------
+expect_error("add of [2,3] and [4]", lambda: kgen.add(Fake([2, 3]), Fake([4]), out=Fake([2, 3])), "KG_ERR_SHAPE",
+             re.escape("shape mismatch: a is [2,3], b is [4] (dim -1: 3 vs 4 do not broadcast)"))
+expect_error("exp of i64", lambda: kgen.exp(Fake([4], "i64"), out=Fake([4], "i64")), "KG_ERR_DTYPE",
+             re.escape("exp is not available for i64 (it accepts f32, f64, f16, bf16)"))
+expect_error("a CPU tensor", lambda: kgen.neg(Fake([4], device_type=1), out=Fake([4])), "KG_ERR_INVALID_ARGUMENT",
+             re.escape("invalid argument: DLPack tensor is on a CPU device (device_type 1); kgen needs CUDA device "
+                       "memory (kDLCUDA or kDLCUDAManaged)"))
+expect_error("a complex64 tensor", lambda: kgen.neg(Fake([4], "c64"), out=Fake([4])), "KG_ERR_DTYPE",
+             r"DLPack dtype complex64 \(code 5\) is not supported .*")
+expect_error("sum over a duplicate axis", lambda: kgen.sum(Fake([4, 5]), axes=[1, -1], out=Fake([4])),
+             "KG_ERR_INVALID_ARGUMENT", r"invalid argument: .*(duplicate|twice|repeated).*")
+expect_error("matmul f32 @ f16", lambda: kgen.matmul(Fake([4, 8]), Fake([8, 2], "f16"), out=Fake([4, 2])),
+             "KG_ERR_DTYPE", r".*f32.*f16.*")
+expect_error("attention with head dim 48",
+             lambda: kgen.attention(Fake([1, 2, 8, 48], "f16"), Fake([1, 2, 8, 48], "f16"), Fake([1, 2, 8, 48], "f16"),
+                                    out=Fake([1, 2, 8, 48], "f16")),
+             "KG_ERR_INVALID_ARGUMENT", r".*48.*")
+
+# ---- Python-side argument errors ---------------------------------------------
+for what, fn in [("add without out=", lambda: kgen.add(Fake([2]), Fake([2]))),
+                 ("a list instead of a tensor", lambda: kgen.neg([1, 2], out=Fake([2]))),
+                 ("an unknown keyword", lambda: kgen.sum(Fake([2]), out=Fake([]), axis=0))]:
+    try:
+        fn()
+        check(False, what + " raises TypeError")
+    except TypeError as e:
+        check(True, "%s raises TypeError (%s)" % (what, e))
+
+print("%d failures" % len(failures))
+sys.exit(1 if failures else 0)
