@@ -12,7 +12,8 @@
  * printed. Each result is checked against the CPU reference before it is
  * timed. CSV rows go to $KG_BENCH_CSV for bench/torch_elementwise.py, which
  * runs the same cases in PyTorch. KG_EW_BENCH_QUICK=1 times only 2^24 and
- * 2^28 of the size sweep.
+ * 2^28 of the size sweep; KG_EW_BENCH_PERM_ONLY=1 only the permutations and
+ * the host time per call.
  */
 #include <math.h>
 #include <string.h>
@@ -370,7 +371,8 @@ int main(void)
     } ops[] = {{"add", KG_OP_ADD, 2},   {"mul", KG_OP_MUL, 2},     {"exp", KG_OP_EXP, 1},
                {"gelu", KG_OP_GELU, 1}, {"where", KG_OP_WHERE, 3}, {"cast", KG_OP_CAST, 1}};
     const int quick = getenv("KG_EW_BENCH_QUICK") && atoi(getenv("KG_EW_BENCH_QUICK"));
-    for (size_t di = 0; di < 3; di++) {
+    const int perm_only = getenv("KG_EW_BENCH_PERM_ONLY") && atoi(getenv("KG_EW_BENCH_PERM_ONLY"));
+    for (size_t di = 0; di < (perm_only ? 0u : 3u); di++) {
         const kg_dtype dt = dts[di];
         fill_random(ctx, A, dt, MAXN);
         fill_random(ctx, B, dt, MAXN);
@@ -406,6 +408,8 @@ int main(void)
     }
 
     /* layouts: broadcast row and transposed input */
+    if (perm_only)
+        goto perms;
     fill_random(ctx, A, KG_F32, (int64_t)4096 * 4096);
     fill_random(ctx, B, KG_F32, (int64_t)4096 * 4096);
     const int64_t sq[2] = {4096, 4096}, row[1] = {4096};
@@ -423,6 +427,7 @@ int main(void)
     verify(&tr, 65536, "transposed add");
     report("add a^T + b [4096^2]", KG_F32, 4096 * 4096, &tr, bench_time_us(ctx, run_call, &tr, 20, 15), -1);
 
+perms:
     perms_bench(ctx, A, B, O);
 
     /* host time per call: a 16-element add through kgen, and a bare

@@ -117,50 +117,76 @@ static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *o
 /* The perm form of L (kg_params.h): J is the fast dim (smallest non-zero
    stride) of the first input whose fast dim is not dim 0 and that is not
    broadcast along dim 0; every such input with the same fast dim is staged.
-   Vectors of `vec` elements along J (staged inputs) and along dim 0 (the
-   output and the other inputs) where the sizes, strides and pointers allow.
-   es[k] and ptrs[k] are operand k's element size and base (0 = output).
-   Returns 0 when no input is transposed, or for more than 2^31 - 1 tiles. */
+   Dim 0 or J shorter than a tile is folded with one more dim (the batch dim
+   of the smallest output stride, resp. the smallest non-zero stride of the
+   first staged input). Vectors of `vec` elements along J (staged inputs) and
+   along dim 0 (the output and the other inputs) where the sizes, strides and
+   pointers allow. es[k] and ptrs[k] are operand k's element size and base
+   (0 = output). Returns 0 when no input is transposed, or for more than
+   2^31 - 1 tiles. */
 KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o)
 {
     memset(o, 0, sizeof *o);
     if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS)
         return 0;
-    int fast[KG_EW_MAX_OPERANDS], J = -1;
+    int fast[KG_EW_MAX_OPERANDS], J = -1, k0 = -1;
     size_t maxes = 0;
     for (int k = 0; k < L->nops; k++) {
         fast[k] = -1;
         for (int d = 0; d < L->ndim; d++)
             if (L->stride[k][d] != 0 && (fast[k] < 0 || L->stride[k][d] < L->stride[k][fast[k]]))
                 fast[k] = d;
-        if (k > 0 && J < 0 && fast[k] > 0 && L->stride[k][0] != 0)
+        if (k > 0 && J < 0 && fast[k] > 0 && L->stride[k][0] != 0) {
             J = fast[k];
+            k0 = k;
+        }
         maxes = es[k] > maxes ? es[k] : maxes;
     }
     if (J < 0)
         return 0;
     const int64_t T = maxes >= 8 ? 32 : 64; /* kg_perm_shape in elementwise.cuh */
-    const int64_t lim = (int64_t)1 << 31; /* 32-bit tile indices; no product below overflows */
-    const int64_t tiles_c = (L->size[0] + T - 1) / T, tiles_j = (L->size[J] + T - 1) / T;
-    if (tiles_c >= lim || tiles_j >= lim || tiles_c * tiles_j >= lim)
+    const int64_t lim = (int64_t)1 << 31;   /* 32-bit tile indices; no product below overflows */
+    int fc = -1, fj = -1;
+    if (L->size[0] < T) /* dims are ordered by the output's stride */
+        for (int d = 1; d < L->ndim && fc < 0; d++)
+            if (d != J && L->size[d] < lim / L->size[0])
+                fc = d;
+    if (L->size[J] < T)
+        for (int d = 1; d < L->ndim; d++)
+            if (d != J && d != fc && L->stride[k0][d] != 0 && L->size[d] < lim / L->size[J] &&
+                (fj < 0 || L->stride[k0][d] < L->stride[k0][fj]))
+                fj = d;
+    const int64_t n0 = L->size[0] * (fc >= 0 ? L->size[fc] : 1), nj = L->size[J] * (fj >= 0 ? L->size[fj] : 1);
+    const int64_t tiles_c = (n0 + T - 1) / T, tiles_j = (nj + T - 1) / T;
+    if (n0 >= lim || nj >= lim || tiles_c * tiles_j >= lim)
         return 0;
     int64_t tiles = tiles_c * tiles_j;
     for (int d = 1; d < L->ndim; d++)
-        if (d != J && (L->size[d] >= lim || (tiles *= L->size[d]) >= lim))
+        if (d != J && d != fc && d != fj && (L->size[d] >= lim || (tiles *= L->size[d]) >= lim))
             return 0;
-    o->n0 = L->size[0];
-    o->nj = L->size[J];
+    o->n0 = n0;
+    o->nj = nj;
     o->tiles = (uint32_t)tiles;
     o->tiles_c = (uint32_t)tiles_c;
     o->tiles_j = (uint32_t)tiles_j;
     kg_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
     kg_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+    if (fc >= 0) {
+        o->fold_c = (uint32_t)L->size[0];
+        kg_divmod_magic(o->fold_c, &o->fmagic_c, &o->fshift_c);
+    }
+    if (fj >= 0) {
+        o->fold_j = (uint32_t)L->size[J];
+        kg_divmod_magic(o->fold_j, &o->fmagic_j, &o->fshift_j);
+    }
     for (int k = 0; k < L->nops; k++) {
         o->stride[k][0] = L->stride[k][0];
         o->stride[k][1] = L->stride[k][J];
+        o->fstride[0][k] = fc >= 0 ? L->stride[k][fc] : 0;
+        o->fstride[1][k] = fj >= 0 ? L->stride[k][fj] : 0;
     }
     for (int d = 1; d < L->ndim; d++) {
-        if (d == J)
+        if (d == J || d == fc || d == fj)
             continue;
         const int b = o->nbatch++;
         o->bsize[b] = (uint32_t)L->size[d];
@@ -297,7 +323,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else
             kg_layout_to_nd32(&L, &a);
         void *args[] = {&p, &a};
-        st = kg_launch(ctx, ks[var], (dim3){grid_for(a.n), 1, 1}, threads, args, 0);
+        const int64_t per = var == KG_EW_ND32V ? KG_ND32_ILP / 2 : KG_ND32_ILP;
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(((int64_t)a.n + per - 1) / per), 1, 1}, threads, args, 0);
         break;
     }
     case KG_EW_TILE: {

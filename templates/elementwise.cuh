@@ -15,9 +15,10 @@
  *          through a shared-memory tile so both reads and writes coalesce
  *   perm   any rank, inputs whose fast dim J is not the output's fast dim
  *          (transposes, permutations): 64 x 64 tiles of the (0, J) plane
- *          (32 x 32 for 8-byte types) staged through shared memory, N-wide
- *          vector loads along each operand's own fast dim where aligned,
- *          the other dims walked by block
+ *          (32 x 32 for 8-byte types; a dim shorter than a tile folded with
+ *          one more) staged through shared memory, N-wide vector loads
+ *          along each operand's own fast dim where aligned, the other dims
+ *          walked by block
  */
 #ifndef KG_ELEMENTWISE_CUH
 #define KG_ELEMENTWISE_CUH
@@ -182,11 +183,23 @@ __device__ __forceinline__ void kg_offsets32(const kg_nd32 &L, uint32_t i, int32
 
 template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32(const kg_ew_ptrs &p, const kg_nd32 &L)
 {
-    const uint32_t step = gridDim.x * blockDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(L, i, off);
-        ((typename F::out_t *)p.out)[off[0]] = kg_apply_at<F>(p, off[1], off[2], off[3]);
+    constexpr int U = KG_ND32_ILP;
+    const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < L.n; i0 += U * step) {
+        int32_t off[U][KG_EW_MAX_OPERANDS];
+        typename F::out_t v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint64_t i = i0 + u * step;
+            if (i < L.n) {
+                kg_offsets32(L, (uint32_t)i, off[u]);
+                v[u] = kg_apply_at<F>(p, off[u][1], off[u][2], off[u][3]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i0 + u * step < L.n)
+                ((typename F::out_t *)p.out)[off[u][0]] = v[u];
     }
 }
 
@@ -209,22 +222,32 @@ __device__ __forceinline__ kg_vec<T, N> kg_load_vec(const void *base, int32_t at
 template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const kg_ew_ptrs &p, const kg_nd32 &L)
 {
     typedef typename F::out_t O;
-    const uint32_t step = gridDim.x * blockDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(L, i, off);
-        kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[1], L.bcast & 2u);
-        kg_vec<typename F::in1_t, N> b{};
-        kg_vec<typename F::in2_t, N> c{};
-        if constexpr (F::arity > 1)
-            b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[2], L.bcast & 4u);
-        if constexpr (F::arity > 2)
-            c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[3], L.bcast & 8u);
-        kg_vec<O, N> o;
+    constexpr int U = KG_ND32_ILP / 2; /* vectors per thread and step */
+    const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < L.n; i0 += U * step) {
+        int32_t off[U][KG_EW_MAX_OPERANDS];
+        kg_vec<O, N> o[U];
 #pragma unroll
-        for (int k = 0; k < N; k++)
-            o.v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
-        *(kg_vec<O, N> *)((O *)p.out + off[0]) = o;
+        for (int u = 0; u < U; u++) {
+            const uint64_t i = i0 + u * step;
+            if (i >= L.n)
+                continue;
+            kg_offsets32(L, (uint32_t)i, off[u]);
+            kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[u][1], L.bcast & 2u);
+            kg_vec<typename F::in1_t, N> b{};
+            kg_vec<typename F::in2_t, N> c{};
+            if constexpr (F::arity > 1)
+                b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[u][2], L.bcast & 4u);
+            if constexpr (F::arity > 2)
+                c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[u][3], L.bcast & 8u);
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                o[u].v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i0 + u * step < L.n)
+                *(kg_vec<O, N> *)((O *)p.out + off[u][0]) = o[u];
     }
 }
 
@@ -368,33 +391,50 @@ template <int N, int T> struct kg_perm_map {
     }
 };
 
+/* Operand k's offset of position c on the c axis / j on the j axis. */
+__device__ __forceinline__ int64_t kg_perm_offc(const kg_perm &L, int k, int64_t c)
+{
+    if (!L.fold_c)
+        return c * L.stride[k][0];
+    const int64_t hi = kg_div32((uint32_t)c, L.fmagic_c, L.fshift_c);
+    return (c - hi * L.fold_c) * L.stride[k][0] + hi * L.fstride[0][k];
+}
+
+__device__ __forceinline__ int64_t kg_perm_offj(const kg_perm &L, int k, int64_t j)
+{
+    if (!L.fold_j)
+        return j * L.stride[k][1];
+    const int64_t hi = kg_div32((uint32_t)j, L.fmagic_j, L.fshift_j);
+    return (j - hi * L.fold_j) * L.stride[k][1] + hi * L.fstride[1][k];
+}
+
 /* A staged input: element (c0 + c, j0 + j) of the tile, read along J (its
    fast dim). Out-of-range elements are zero (staged, never stored). */
 template <typename X, int N, int T, int E>
 __device__ __forceinline__ void kg_perm_load_staged(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
                                                     X (&r)[E])
 {
-    const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
     const kg_perm_map<N, T> at(L.vec_j);
-    const int64_t c = c0 + at.row, j = j0 + at.col, cl = L.n0 - c;
+    const int64_t j = j0 + at.col;
+    const bool jin = j < L.nj;
+    const X *q = base + (jin ? kg_perm_offj(L, k, j) : 0);
     if (L.vec_j) {
-        const X *q = base + c * s0 + j;
-        const bool jin = j < L.nj;
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
+            const int64_t c = c0 + at.row + i * at.step;
             kg_vec<X, N> v{};
-            if (jin && i * at.step < cl)
-                v = *(const kg_vec<X, N> *)(q + (int64_t)(i * at.step) * s0);
+            if (jin && c < L.n0)
+                v = *(const kg_vec<X, N> *)(q + kg_perm_offc(L, k, c));
 #pragma unroll
             for (int e = 0; e < N; e++)
                 r[i * N + e] = v.v[e];
         }
     } else {
-        const X *q = base + c * s0 + j * sj;
-        const bool jin = j < L.nj;
 #pragma unroll
-        for (int m = 0; m < E; m++)
-            r[m] = (jin && m * at.step < cl) ? q[(int64_t)(m * at.step) * s0] : X{};
+        for (int m = 0; m < E; m++) {
+            const int64_t c = c0 + at.row + m * at.step;
+            r[m] = (jin && c < L.n0) ? q[kg_perm_offc(L, k, c)] : X{};
+        }
     }
 }
 
@@ -422,18 +462,19 @@ template <typename X, int N, int T, int E>
 __device__ __forceinline__ void kg_perm_load_direct(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
                                                     X (&r)[E])
 {
-    const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
     const kg_perm_map<N, T> at(L.vec_c);
-    const int64_t j = j0 + at.row, c = c0 + at.col, jl = L.nj - j;
-    const X *q = base + j * sj + c * s0;
+    const int64_t c = c0 + at.col;
     const bool cin = c < L.n0;
+    const X *q = base + (cin ? kg_perm_offc(L, k, c) : 0);
     if (L.vec_c) {
+        const bool bcast = L.stride[k][0] == 0;
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
+            const int64_t j = j0 + at.row + i * at.step;
             kg_vec<X, N> v{};
-            if (cin && i * at.step < jl) {
-                const X *qi = q + (int64_t)(i * at.step) * sj;
-                if (s0 == 0) {
+            if (cin && j < L.nj) {
+                const X *qi = q + kg_perm_offj(L, k, j);
+                if (bcast) {
                     const X x = *qi;
 #pragma unroll
                     for (int e = 0; e < N; e++)
@@ -448,8 +489,10 @@ __device__ __forceinline__ void kg_perm_load_direct(const X *base, const kg_perm
         }
     } else {
 #pragma unroll
-        for (int m = 0; m < E; m++)
-            r[m] = (cin && m * at.step < jl) ? q[(int64_t)(m * at.step) * sj] : X{};
+        for (int m = 0; m < E; m++) {
+            const int64_t j = j0 + at.row + m * at.step;
+            r[m] = (cin && j < L.nj) ? q[kg_perm_offj(L, k, j)] : X{};
+        }
     }
 }
 
@@ -514,10 +557,8 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
         __syncthreads();
         /* 3. compute and store along dim 0 */
         const kg_perm_map<N, T> at(L.vec_c);
-        const int64_t os0 = L.stride[0][0], osj = L.stride[0][1];
-        const int64_t jl = L.nj - (j0 + at.row);
         const bool cin = c0 + at.col < L.n0;
-        O *out = (O *)p.out + off[0] + (j0 + at.row) * osj + (c0 + at.col) * os0;
+        O *out = (O *)p.out + off[0] + (cin ? kg_perm_offc(L, 0, c0 + at.col) : 0);
         if (L.vec_c) {
 #pragma unroll
             for (int i = 0; i < E / N; i++) {
@@ -534,8 +575,8 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
                         z = t2 ? s2[jj][cc_] : cc[m];
                     v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
                 }
-                if (cin && i * at.step < jl)
-                    *(kg_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+                if (cin && j0 + jj < L.nj)
+                    *(kg_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
             }
         } else {
 #pragma unroll
@@ -548,8 +589,8 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
                 if constexpr (F::arity > 2)
                     z = t2 ? s2[jj][at.col] : cc[m];
                 const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
-                if (cin && m * at.step < jl)
-                    out[(int64_t)(m * at.step) * osj] = v;
+                if (cin && j0 + jj < L.nj)
+                    out[kg_perm_offj(L, 0, j0 + jj)] = v;
             }
         }
         __syncthreads(); /* the next tile reuses shared memory */

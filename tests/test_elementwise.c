@@ -795,6 +795,8 @@ static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perms(op, dt, odt, 3, S(24, 64, 40));
     check_perms(op, dt, odt, 4, S(5, 34, 7, 67));
     check_perms(op, dt, odt, 4, S(4, 16, 24, 64));
+    check_perms(op, dt, odt, 3, S(7, 301, 5)); /* dims shorter than a tile: folded */
+    check_perms(op, dt, odt, 4, S(5, 67, 3, 70));
 }
 
 Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
@@ -827,6 +829,27 @@ static uint32_t magic_div(uint32_t r, uint32_t magic, uint32_t shift)
 {
     return (uint32_t)((((uint64_t)r * magic) >> 32) + r) >> shift;
 }
+
+/* kg_perm_offc / kg_perm_offj of elementwise.cuh */
+static int64_t offc(const kg_perm *L, int k, int64_t c)
+{
+    if (!L->fold_c)
+        return c * L->stride[k][0];
+    const int64_t hi = magic_div((uint32_t)c, L->fmagic_c, L->fshift_c);
+    cr_assert_eq(hi, c / L->fold_c);
+    return (c - hi * L->fold_c) * L->stride[k][0] + hi * L->fstride[0][k];
+}
+
+static int64_t offj(const kg_perm *L, int k, int64_t j)
+{
+    if (!L->fold_j)
+        return j * L->stride[k][1];
+    const int64_t hi = magic_div((uint32_t)j, L->fmagic_j, L->fshift_j);
+    cr_assert_eq(hi, j / L->fold_j);
+    return (j - hi * L->fold_j) * L->stride[k][1] + hi * L->fstride[1][k];
+}
+
+static int folded; /* plans walked with a folded axis */
 
 /* Plans out = f(ins) and walks every tile of the plan the way kg_ew_perm
    does: each output element must be visited once, with every input's offset
@@ -869,7 +892,7 @@ static int walk_plan(const kg_tensor *out, const kg_tensor *const *in, int n_in,
         }
         for (int64_t j = j0; j < j0 + T && j < pm->nj; j++)
             for (int64_t c = c0; c < c0 + T && c < pm->n0; c++) {
-                const int64_t o = off[0] + j * pm->stride[0][1] + c * pm->stride[0][0];
+                const int64_t o = off[0] + offj(pm, 0, j) + offc(pm, 0, c);
                 cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
                 cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
                 seen[o] = 1;
@@ -879,7 +902,7 @@ static int walk_plan(const kg_tensor *out, const kg_tensor *const *in, int n_in,
                         want += (r % out->shape[d]) * bst[k][d];
                         r /= out->shape[d];
                     }
-                    const int64_t got = off[k + 1] + j * pm->stride[k + 1][1] + c * pm->stride[k + 1][0];
+                    const int64_t got = off[k + 1] + offj(pm, k + 1, j) + offc(pm, k + 1, c);
                     cr_assert_eq(got, want, "input %d at output element %lld: offset %lld, want %lld", k,
                                  (long long)o, (long long)got, (long long)want);
                 }
@@ -888,6 +911,12 @@ static int walk_plan(const kg_tensor *out, const kg_tensor *const *in, int n_in,
     for (int64_t e = 0; e < n; e++)
         cr_assert_eq(seen[e], 1, "output element %lld never visited", (long long)e);
     free(seen);
+    folded += pm->fold_c || pm->fold_j;
+    /* vectors only where the sizes allow (within a fold) */
+    if (pm->vec_c)
+        cr_assert_eq(L.size[0] % vec, 0);
+    if (pm->vec_j)
+        cr_assert_eq((pm->fold_j ? pm->fold_j : pm->nj) % vec, 0);
     return 1;
 }
 
@@ -908,7 +937,9 @@ Test(perm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     static const struct {
         int nd;
         int64_t s[5];
-    } shapes[] = {{2, {130, 67}}, {3, {3, 70, 129}}, {3, {64, 8, 64}}, {4, {3, 70, 5, 67}}, {5, {2, 3, 65, 2, 66}}};
+    } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},       {3, {64, 8, 64}},     {4, {3, 70, 5, 67}},
+                  {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}}};
+    folded = 0;
     static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
@@ -932,6 +963,7 @@ Test(perm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
             } while (next_perm(perm, nd));
             cr_assert(planned > 0);
         }
+    cr_assert(folded > 0, "no plan folded a short dim");
 }
 
 Test(perm_plan, vectors_only_where_sizes_strides_and_pointers_allow)
