@@ -11,6 +11,7 @@ local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
 M.classes = { "rows", "packed", "strided", "cols_stats", "cols_apply" }
+M.enums = { { "templates/norm_params.h", "kg_norm_class", "KG_NORM_", M.classes } } -- checked by expand.lua
 
 local common = require("common")
 local typed = common.typed
@@ -82,7 +83,7 @@ function M.generate(G)
 #ifndef KG_NORM_TABLE_H
 #define KG_NORM_TABLE_H
 
-#include "kgen.h"
+#include "kg_norm.h"
 #include "norm_params.h"
 
 typedef enum { KG_NORM_STATS_LSE, KG_NORM_STATS_MOMENTS, KG_NORM_STATS_SUMSQ } kg_norm_stats;
@@ -188,7 +189,7 @@ static void norm_ref_%s(const double *x, int64_t n, const double *wt, const doub
 
 #include <stdint.h>
 
-#include "kgen.h"
+#include "kg_norm.h"
 
 /* The CPU reference of one row of n elements x, in double: y (the output
    row, element-wise ops), *r0 and *r1 (the per-row results, where not

@@ -11,6 +11,7 @@ local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed" }
+M.enums = { { "templates/kg_reduce_params.h", "kg_red_class", "KG_RED_", M.classes } } -- checked by expand.lua
 
 local common = require("common")
 local sets, typed = common.sets, common.typed

@@ -28,7 +28,7 @@ enum { WORKSPACE_BYTES = 32 << 20, ZEROS_BYTES = 256 << 10 };
 
 kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *what)
 {
-    return kg_fail(ctx, KG_ERR_CUBLAS, "cuBLAS error: %s: %s (%s)", what, cublasGetStatusString(status),
+    return kgi_fail(ctx, KG_ERR_CUBLAS, "cuBLAS error: %s: %s (%s)", what, cublasGetStatusString(status),
                    cublasGetStatusName(status));
 }
 
@@ -40,9 +40,9 @@ kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
         kg_status st = kgi_register_hooks(ctx, &blas_hooks);
         if (st != KG_OK)
             return st;
-        ctx->blas = kg_host_alloc(sizeof(kg_blas));
+        ctx->blas = kgi_host_alloc(sizeof(kg_blas));
         if (!ctx->blas)
-            return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
+            return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
                            sizeof(kg_blas));
     }
     *out = ctx->blas;
@@ -105,12 +105,12 @@ kg_status kg_blas_set_stream(kg_context *ctx)
        finish before the new stream's GEMMs use it. Inside a capture the
        graph's own edges order the work, and an event joining a capturing
        stream to a plain one would be an error, so nothing is added there. */
-    if (bl->issued && !kg_stream_capturing(bl->bound) && !kg_stream_capturing(ctx->stream)) {
+    if (bl->issued && !kgi_stream_capturing(bl->bound) && !kgi_stream_capturing(ctx->stream)) {
         cudaError_t err = cudaEventRecord(bl->switch_event, bl->bound);
         if (err == cudaSuccess)
             err = cudaStreamWaitEvent(ctx->stream, bl->switch_event, 0);
         if (err != cudaSuccess)
-            return kg_cuda_fail(ctx, err, "ordering GEMMs across the stream switch");
+            return kgi_cuda_fail(ctx, err, "ordering GEMMs across the stream switch");
     }
     bl->issued = 0;
     return bind(ctx, bl);
@@ -125,8 +125,8 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     *out = bl;
     if (bl->ready)
         return KG_OK;
-    if (kg_stream_capturing(ctx->stream))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+    if (kgi_stream_capturing(ctx->stream))
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: the context's first GEMM creates its cuBLAS handles and "
                        "workspace, which cannot happen during CUDA graph capture; call kg_gemm_prepare() "
                        "(or run one GEMM) before capturing");
@@ -149,12 +149,12 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     if (!bl->switch_event &&
         (err = cudaEventCreateWithFlags(&bl->switch_event, cudaEventDisableTiming)) != cudaSuccess) {
         bl->switch_event = NULL;
-        return kg_cuda_fail(ctx, err, "cudaEventCreate for the cuBLAS state");
+        return kgi_cuda_fail(ctx, err, "cudaEventCreate for the cuBLAS state");
     }
     void *mem = bl->workspace;
     if (!mem && (err = cudaMalloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
         cudaGetLastError();
-        return kg_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
+        return kgi_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
                        "%s: the cuBLAS workspace (%d bytes): %s",
                        err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES,
                        cudaGetErrorString(err));
@@ -166,7 +166,7 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     /* Synchronous on purpose: this runs once, outside capture, and the
        zeros must be in place before any stream reads them. */
     if ((err = cudaMemset(bl->zeros, 0, ZEROS_BYTES)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess)
-        return kg_cuda_fail(ctx, err, "clearing the cuBLAS state's zero operand");
+        return kgi_cuda_fail(ctx, err, "clearing the cuBLAS state's zero operand");
     if ((st = bind(ctx, bl)) != KG_OK)
         return st;
     bl->ready = 1;
@@ -288,7 +288,7 @@ static kg_status build_plan(kg_context *ctx, kg_blas *bl, kg_plan *p)
         s = CUBLAS_STATUS_NOT_SUPPORTED;
     if (s != CUBLAS_STATUS_SUCCESS) {
         drop_plan(p);
-        return kg_fail(
+        return kgi_fail(
             ctx, KG_ERR_CUBLAS, "cuBLAS error: %s for %s %lldx%lldx%lld (batch %lld) with %s epilogue%s: %s (%s)", what,
             kg_dtype_name((kg_dtype)k->dtype), (long long)k->m, (long long)k->n, (long long)k->k, (long long)k->batch,
             epilogue_name(k), k->has_bias ? " and a bias" : "", cublasGetStatusString(s), cublasGetStatusName(s));

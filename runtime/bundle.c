@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "trust.h" /* kg_cuda_sticky */
+#include "trust.h" /* kgi_cuda_sticky */
 #include "kg_table.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -73,7 +73,7 @@ kg_status kgi_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args,
         char what[160];
         snprintf(what, sizeof what, "launching %s (grid %u, block %u)", kg_kernels[k].name, grid.x, block.x);
         st = kgi_cuda_fail(ctx, err, what);
-        if (st != KG_ERR_CUDA || kg_cuda_sticky(err)) /* a device fault stays KG_ERR_CUDA */
+        if (st != KG_ERR_CUDA || kgi_cuda_sticky(err)) /* a device fault stays KG_ERR_CUDA */
             return st;
         char detail[KG_MSG_LEN];
         memcpy(detail, ctx->msg, sizeof detail);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "internal.h"
-#include "trust.h" /* kg_cuda_sticky */
+#include "trust.h" /* kgi_cuda_sticky */
 
 static const char *const status_names[] = {
 #define KG_STATUS_NAME(sym, val, text) [val] = #sym,
@@ -60,7 +60,7 @@ kg_status kgi_ok(kg_context *ctx)
     return KG_OK;
 }
 
-int kg_cuda_sticky(cudaError_t err)
+int kgi_cuda_sticky(cudaError_t err)
 {
     switch (err) {
     case cudaErrorIllegalAddress:

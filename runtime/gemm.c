@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "kg_ops.h"
 #include "layout.h"
 #include "trust.h"
 
@@ -64,7 +65,7 @@ static int map_out(const view *v, int64_t *ld)
 
 static const char *strides_str(char *buf, size_t len, const kg_tensor *t)
 {
-    return kg_shape_str(buf, len, t->ndim, t->strides);
+    return kgi_shape_str(buf, len, t->ndim, t->strides);
 }
 
 /* Byte range [lo, hi) that t's elements span (empty when t has none), with
@@ -94,10 +95,10 @@ static int span(const kg_tensor *t, uint64_t *lo, uint64_t *hi)
 static kg_status span_error(kg_context *ctx, const kg_tensor *t, const char *name)
 {
     char s[128], st[128];
-    return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+    return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                    "invalid argument: matmul: %s %s with strides %s at %p spans more than 2^63 bytes or past the "
                    "end of the address space",
-                   name, kg_shape_str(s, sizeof s, t->ndim, t->shape), strides_str(st, sizeof st, t), t->data);
+                   name, kgi_shape_str(s, sizeof s, t->ndim, t->shape), strides_str(st, sizeof st, t), t->data);
 }
 
 static kg_status check_no_overlap(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, const char *name)
@@ -108,7 +109,7 @@ static kg_status check_no_overlap(kg_context *ctx, const kg_tensor *out, const k
     if (!span(in, &ilo, &ihi))
         return span_error(ctx, in, name);
     if (olo < ohi && ilo < ihi && olo < ihi && ilo < ohi)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: out overlaps %s (cuBLAS would read %s while writing out)", name,
                        name);
     return KG_OK;
@@ -117,14 +118,14 @@ static kg_status check_no_overlap(kg_context *ctx, const kg_tensor *out, const k
 static kg_status check_dtypes(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b)
 {
     if (a->dtype != b->dtype)
-        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: a is %s, b is %s (a, b and out share one dtype)",
+        return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: a is %s, b is %s (a, b and out share one dtype)",
                        kg_dtype_name(a->dtype), kg_dtype_name(b->dtype));
     if (out->dtype != a->dtype)
-        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: out is %s but a and b are %s",
+        return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: out is %s but a and b are %s",
                        kg_dtype_name(out->dtype), kg_dtype_name(a->dtype));
     const unsigned accepted = 1u << KG_F32 | 1u << KG_F64 | 1u << KG_F16 | 1u << KG_BF16;
     if (!(accepted & (1u << a->dtype)))
-        return kg_fail_dtype(ctx, "matmul", a->dtype, accepted);
+        return kgi_fail_dtype(ctx, "matmul", a->dtype, accepted);
     return KG_OK;
 }
 
@@ -137,8 +138,8 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
     const int a1 = a->ndim == 1, b1 = b->ndim == 1;
     const int64_t K = a->shape[a->ndim - 1], K2 = b->shape[b1 ? 0 : b->ndim - 2];
     if (K != K2)
-        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: a is %s, b is %s: inner dims %lld and %lld differ",
-                       kg_shape_str(as, sizeof as, a->ndim, a->shape), kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
+        return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: a is %s, b is %s: inner dims %lld and %lld differ",
+                       kgi_shape_str(as, sizeof as, a->ndim, a->shape), kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
                        (long long)K, (long long)K2);
     const int na = a1 ? 0 : a->ndim - 2, nbb = b1 ? 0 : b->ndim - 2;
     const int nb = na > nbb ? na : nbb;
@@ -147,10 +148,10 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
         const int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
         if (da != db && da != 1 && db != 1) {
             char ab[128], bb[128];
-            return kg_fail(
+            return kgi_fail(
                 ctx, KG_ERR_SHAPE, "shape mismatch: matmul: a is %s, b is %s: batch dims %s and %s do not broadcast",
-                kg_shape_str(as, sizeof as, a->ndim, a->shape), kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
-                kg_shape_str(ab, sizeof ab, na, a->shape), kg_shape_str(bb, sizeof bb, nbb, b->shape));
+                kgi_shape_str(as, sizeof as, a->ndim, a->shape), kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
+                kgi_shape_str(ab, sizeof ab, na, a->shape), kgi_shape_str(bb, sizeof bb, nbb, b->shape));
         }
         bs[i] = da == 1 ? db : da;
         sa[i] = ia >= 0 && da != 1 ? a->strides[ia] : 0;
@@ -168,10 +169,10 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
     for (int d = 0; same && d < nw; d++)
         same = out->shape[d] == want[d];
     if (!same)
-        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: out is %s but a %s @ b %s is %s",
-                       kg_shape_str(os, sizeof os, out->ndim, out->shape),
-                       kg_shape_str(as, sizeof as, a->ndim, a->shape), kg_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
-                       kg_shape_str(es, sizeof es, nw, want));
+        return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: out is %s but a %s @ b %s is %s",
+                       kgi_shape_str(os, sizeof os, out->ndim, out->shape),
+                       kgi_shape_str(as, sizeof as, a->ndim, a->shape), kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
+                       kgi_shape_str(es, sizeof es, nw, want));
     *nb_out = nb;
     return KG_OK;
 }
@@ -179,30 +180,30 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
 static kg_status check_opts(kg_context *ctx, const kg_tensor *out, const kg_tensor *b, const kg_matmul_opts *o)
 {
     if ((int)o->epilogue < 0 || o->epilogue >= KG_EPILOGUE_COUNT)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: epilogue %d is not a kg_epilogue",
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: epilogue %d is not a kg_epilogue",
                        (int)o->epilogue);
     if ((int)o->backend < 0 || o->backend >= KG_GEMM_BACKEND_COUNT)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: backend %d is not a kg_gemm_backend",
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: backend %d is not a kg_gemm_backend",
                        (int)o->backend);
     if (o->backend == KG_GEMM_CUBLAS && (o->bias || o->epilogue != KG_EPILOGUE_NONE))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: a bias or epilogue needs cuBLASLt, not the KG_GEMM_CUBLAS backend");
     const kg_tensor *bias = o->bias;
     if (!bias)
         return KG_OK;
-    kg_status st = kg_check_tensor(ctx, bias, "bias");
+    kg_status st = kgi_check_tensor(ctx, bias, "bias");
     if (st != KG_OK)
         return st;
     const int64_t N = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
     char s[128];
     if (bias->dtype != out->dtype)
-        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: bias is %s but out is %s",
+        return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: bias is %s but out is %s",
                        kg_dtype_name(bias->dtype), kg_dtype_name(out->dtype));
     if (bias->ndim != 1 || bias->shape[0] != N)
-        return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: bias is %s but must be [%lld] (out's last dim)",
-                       kg_shape_str(s, sizeof s, bias->ndim, bias->shape), (long long)N);
+        return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: bias is %s but must be [%lld] (out's last dim)",
+                       kgi_shape_str(s, sizeof s, bias->ndim, bias->shape), (long long)N);
     if (N > 1 && bias->strides[0] != 1)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: bias [%lld] has stride %lld; it must be contiguous (stride 1)",
                        (long long)N, (long long)bias->strides[0]);
     return KG_OK;
@@ -392,7 +393,7 @@ static kg_status packed_desc(kg_context *ctx, kg_gemm_desc *g, const kg_tensor *
     for (int i = 0; i < n; i++)
         B *= sz[i]; /* <= out's element count */
     if (B > INT_MAX)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
                        (long long)B, INT_MAX);
     const int has_bias = g->bias != NULL;
@@ -437,10 +438,10 @@ static kg_status packed_desc(kg_context *ctx, kg_gemm_desc *g, const kg_tensor *
     }
     if (!ok) {
         char s1[128], s2[128], s3[128];
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: a %s @ b %s -> out %s needs dense copies of more than 2^62 bytes",
-                       kg_shape_str(s1, sizeof s1, a->ndim, a->shape), kg_shape_str(s2, sizeof s2, b->ndim, b->shape),
-                       kg_shape_str(s3, sizeof s3, out->ndim, out->shape));
+                       kgi_shape_str(s1, sizeof s1, a->ndim, a->shape), kgi_shape_str(s2, sizeof s2, b->ndim, b->shape),
+                       kgi_shape_str(s3, sizeof s3, out->ndim, out->shape));
     }
     g->pack_bytes = at;
     if (g->swapped) {
@@ -476,15 +477,15 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
 {
     static const kg_matmul_opts none = {NULL, KG_EPILOGUE_NONE, KG_GEMM_AUTO};
     const kg_matmul_opts *o = opts ? opts : &none;
-    kg_status st = kg_check_tensor(ctx, out, "out");
+    kg_status st = kgi_check_tensor(ctx, out, "out");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, a, "a");
+        st = kgi_check_tensor(ctx, a, "a");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, b, "b");
+        st = kgi_check_tensor(ctx, b, "b");
     if (st != KG_OK)
         return st;
     if (a->ndim == 0 || b->ndim == 0)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: %s is 0-d (a scalar); matmul needs at least 1 dim",
                        a->ndim == 0 ? "a" : "b");
     if ((st = check_dtypes(ctx, out, a, b)) != KG_OK)
@@ -495,7 +496,7 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
         return st;
     if ((st = check_opts(ctx, out, b, o)) != KG_OK)
         return st;
-    if ((st = kg_check_no_self_overlap(ctx, out, "out")) != KG_OK)
+    if ((st = kgi_check_no_self_overlap(ctx, out, "out")) != KG_OK)
         return st;
     if ((st = check_no_overlap(ctx, out, a, "a")) != KG_OK || (st = check_no_overlap(ctx, out, b, "b")) != KG_OK ||
         (o->bias && (st = check_no_overlap(ctx, out, o->bias, "bias")) != KG_OK))
@@ -521,7 +522,7 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
     for (int i = 0; i < nb; i++)
         over |= __builtin_mul_overflow(total, bs[i], &total);
     if (over)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: out has more than 2^63 elements");
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: out has more than 2^63 elements");
     g->empty = total == 0;
     if (g->empty) /* nothing is read or written: any strides will do */
         return KG_OK;
@@ -548,7 +549,7 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
     if (!direct)
         return packed_desc(ctx, g, out, a, b, n, sz, ra, rb, rc, &va, &vb, &vc);
     if (g->batch > INT_MAX)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
                        (long long)g->batch, INT_MAX);
     return KG_OK;
@@ -694,11 +695,11 @@ static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const
                N x 1 x 1 cuBLASLt product with the bias epilogue */
             void *v;
             const size_t vec = ((size_t)N * es + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN;
-            if ((st = kg_pack_area(ctx, 2 * vec, &v)) != KG_OK)
+            if ((st = kgi_pack_area(ctx, 2 * vec, &v)) != KG_OK)
                 return st;
             cudaError_t err = cudaMemsetAsync(v, 0, vec, ctx->stream);
             if (err != cudaSuccess)
-                return kg_cuda_fail(ctx, err, "matmul with K = 0: clearing the zero operand");
+                return kgi_cuda_fail(ctx, err, "matmul with K = 0: clearing the zero operand");
             kg_gemm_desc t;
             memset(&t, 0, sizeof t);
             t.dtype = g->dtype, t.epilogue = g->epilogue;
@@ -727,7 +728,7 @@ static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const
 static kg_status run_packed(kg_context *ctx, kg_blas *bl, kg_gemm_desc *g, const kg_tensor *out, int use_lt)
 {
     void *area;
-    kg_status st = kg_pack_area(ctx, g->pack_bytes, &area);
+    kg_status st = kgi_pack_area(ctx, g->pack_bytes, &area);
     if (st != KG_OK)
         return st;
     char *base = area;
@@ -762,11 +763,11 @@ kg_status kg_matmul_ex(kg_context *ctx, const kg_tensor *out, const kg_tensor *a
     kg_gemm_desc g;
     kg_status st = kg_gemm_describe(ctx, out, a, b, opts, &g);
     if (st == KG_OK)
-        st = kg_ready(ctx);
+        st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     if (g.empty)
-        return kg_ok(ctx);
+        return kgi_ok(ctx);
     kg_blas *bl;
     if ((st = kg_blas_ready(ctx, &bl)) != KG_OK)
         return st;
@@ -783,7 +784,7 @@ kg_status kg_matmul_ex(kg_context *ctx, const kg_tensor *out, const kg_tensor *a
     if (st != KG_OK)
         return st;
     bl->issued = 1;
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }
 
 kg_status kg_matmul(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b)
@@ -794,25 +795,25 @@ kg_status kg_matmul(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, c
 kg_status kg_set_tf32(kg_context *ctx, int enable)
 {
     kg_blas *bl;
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st == KG_OK)
         st = kg_blas_state(ctx, &bl);
     if (st != KG_OK)
         return st;
     bl->tf32 = enable != 0;
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }
 
 kg_status kg_gemm_reserve(kg_context *ctx, size_t pack_bytes)
 {
     kg_blas *bl;
     void *area;
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st == KG_OK)
         st = kg_blas_ready(ctx, &bl);
     if (st == KG_OK)
-        st = kg_pack_area(ctx, pack_bytes, &area);
-    return st != KG_OK ? st : kg_ok(ctx);
+        st = kgi_pack_area(ctx, pack_bytes, &area);
+    return st != KG_OK ? st : kgi_ok(ctx);
 }
 
 kg_status kg_gemm_prepare(kg_context *ctx) { return kg_gemm_reserve(ctx, KG_GEMM_PACK_BYTES); }

@@ -14,35 +14,58 @@
 
 #include "internal.h"
 
-int kgi_tensor_size(const kg_tensor *t, int64_t *numel, int64_t *bytes)
+/* The element count and byte extent of t with every size 0 counted as 1:
+   what the boundary check bounds, so that any product of sizes and any sum
+   of (size - 1) * stride that a family computes fits int64, empty tensors
+   included. 0: not a valid descriptor or an overflow (*what says which:
+   'n' the element count, 'b' the extent). */
+static int nominal(const kg_tensor *t, int64_t *numel, int64_t *bytes, int *empty, char *what)
 {
+    *what = 0;
     if (!t || t->ndim < 0 || t->ndim > KG_MAX_DIMS)
         return 0;
-    for (int d = 0; d < t->ndim; d++)
+    int64_t n = 1, last = 0; /* element count; offset of the last element */
+    *empty = 0;
+    for (int d = 0; d < t->ndim; d++) {
         if (t->shape[d] < 0 || t->strides[d] < 0)
             return 0;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] == 0) { /* empty: no element, no extent */
-            if (numel)
-                *numel = 0;
-            if (bytes)
-                *bytes = 0;
-            return 1;
-        }
-    int64_t n = 1, last = 0; /* element count; offset of the last element */
-    for (int d = 0; d < t->ndim; d++) {
-        int64_t span;
-        if (__builtin_mul_overflow(n, t->shape[d], &n) ||
-            __builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &span) || __builtin_add_overflow(last, span, &last))
-            return 0;
+        *empty |= t->shape[d] == 0;
     }
-    int64_t e;
-    if (__builtin_add_overflow(last, 1, &e) || __builtin_mul_overflow(e, (int64_t)kg_dtype_size(t->dtype), &e))
+    for (int d = 0; d < t->ndim; d++) {
+        const int64_t s = t->shape[d] ? t->shape[d] : 1;
+        if (__builtin_mul_overflow(n, s, &n)) {
+            *what = 'n';
+            return 0;
+        }
+    }
+    for (int d = 0; d < t->ndim; d++) {
+        const int64_t s = t->shape[d] ? t->shape[d] : 1;
+        int64_t span;
+        if (__builtin_mul_overflow(s - 1, t->strides[d], &span) || __builtin_add_overflow(last, span, &last)) {
+            *what = 'b';
+            return 0;
+        }
+    }
+    if (__builtin_add_overflow(last, 1, bytes) ||
+        __builtin_mul_overflow(*bytes, (int64_t)kg_dtype_size(t->dtype), bytes)) {
+        *what = 'b';
+        return 0;
+    }
+    *numel = n;
+    return 1;
+}
+
+int kgi_tensor_size(const kg_tensor *t, int64_t *numel, int64_t *bytes)
+{
+    int64_t n, e;
+    int empty;
+    char what;
+    if (!nominal(t, &n, &e, &empty, &what))
         return 0;
     if (numel)
-        *numel = n;
+        *numel = empty ? 0 : n;
     if (bytes)
-        *bytes = e;
+        *bytes = empty ? 0 : e;
     return 1;
 }
 
@@ -56,8 +79,6 @@ kg_status kgi_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name
     if (t->ndim < 0 || t->ndim > KG_MAX_DIMS)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has %d dims (0..%d supported)", name,
                        t->ndim, KG_MAX_DIMS);
-    int64_t n = 1;
-    int empty = 0;
     for (int d = 0; d < t->ndim; d++) {
         if (t->shape[d] < 0)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has size %lld in dim %d", name,
@@ -66,22 +87,26 @@ kg_status kgi_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: %s has stride %lld in dim %d (strides must be >= 0)", name,
                            (long long)t->strides[d], d);
-        empty |= t->shape[d] == 0;
     }
-    for (int d = 0; d < t->ndim && !empty; d++)
-        if (__builtin_mul_overflow(n, t->shape[d], &n))
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
-    if (empty)
-        return KG_OK; /* no element: no address is read or written */
     const size_t es = kg_dtype_size(t->dtype);
-    int64_t bytes;
-    if (!kgi_tensor_size(t, NULL, &bytes)) {
+    int64_t n, bytes;
+    int empty;
+    char what;
+    if (!nominal(t, &n, &bytes, &empty, &what)) {
         char sh[KG_MSG_LEN / 4], st[KG_MSG_LEN / 4];
+        kg_shape_str(sh, sizeof sh, t->ndim, t->shape);
+        if (what == 'n' && !empty)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
+        if (what == 'n')
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: shape %s: the product of its nonzero sizes exceeds 2^63 - 1", name,
+                           sh);
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: shape %s spans more than 2^63 bytes (strides %s, %zu-byte %s elements)",
-                       name, kg_shape_str(sh, sizeof sh, t->ndim, t->shape),
-                       kg_shape_str(st, sizeof st, t->ndim, t->strides), es, kg_dtype_name(t->dtype));
+                       name, sh, kg_shape_str(st, sizeof st, t->ndim, t->strides), es, kg_dtype_name(t->dtype));
     }
+    if (empty)
+        return KG_OK; /* no element: no address is read or written */
     if (!t->data)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has %lld elements but a NULL data pointer",
                        name, (long long)n);

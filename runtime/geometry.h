@@ -10,16 +10,17 @@
  * accepts satisfies:
  *   - 0 <= ndim <= KG_MAX_DIMS, a valid dtype;
  *   - shape[d] >= 0 and strides[d] >= 0 for every d < ndim;
- *   - numel = prod(shape) <= INT64_MAX, so every partial product of the
- *     shape fits int64;
+ *   - with s_d = max(shape[d], 1) (so empty tensors too): prod_d s_d <=
+ *     INT64_MAX, and E = (1 + sum_d (s_d - 1) * strides[d]) * elsize <=
+ *     INT64_MAX;
  *   - when numel > 0: a non-NULL data pointer aligned to the element size,
- *     a byte extent E = (1 + sum_d (shape[d] - 1) * strides[d]) * elsize
- *     <= INT64_MAX, and data + E <= 2^64 (the range does not wrap).
- * So after it, for any index (i_d < shape[d]), sum_d i_d * strides[d] fits
- * int64 in elements and in bytes, every single term and partial sum does,
- * and [data, data + E) is an honest address range: callers need no further
- * overflow checks on one tensor's offsets. (Products across tensors, e.g. a
- * matmul's M * N, are the family's to check.)
+ *     and data + E <= 2^64 - 1 (the range [data, data + E) does not wrap).
+ * So after it, any product of any subset of the sizes, and any sum of
+ * i_d * strides[d] with 0 <= i_d < s_d (any single term, any partial sum),
+ * fits int64 in elements and in bytes, for empty tensors as well: callers
+ * need no further overflow checks on one tensor's sizes and offsets.
+ * (Products across tensors, e.g. a matmul's M * N * batch, or a reduction's
+ * rounding up of a count, are the family's to check.)
  *
  * Names: kgi_ is the internal prefix (users see kg_). The older kg_ names of
  * these helpers remain as macros at the end of this file until every family
@@ -48,8 +49,9 @@ kg_status kgi_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name
 
 /* The element count and byte extent of t without any check beyond overflow:
    returns 1 and stores them (either pointer may be NULL) when ndim is in
-   range, shapes and strides are non-negative and both fit int64; else 0.
-   An empty tensor has extent 0. */
+   range, shapes and strides are non-negative and both fit int64 (with sizes
+   0 counted as 1, as the boundary check bounds them); else 0. An empty
+   tensor has count 0 and extent 0. */
 int kgi_tensor_size(const kg_tensor *t, int64_t *numel, int64_t *bytes);
 
 /* ---- Address ranges -------------------------------------------------- */

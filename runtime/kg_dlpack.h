@@ -18,7 +18,7 @@
 
 #include <dlpack/dlpack.h>
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -56,7 +56,7 @@
 #ifndef KG_NORM_H
 #define KG_NORM_H
 
-#include "kgen.h"
+#include "kg_core.h"
 
 #include "kg_norm_ops.h"
 

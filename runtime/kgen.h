@@ -16,10 +16,12 @@
  * Tensors are plain data: a device pointer, a dtype, a shape and strides
  * counted in elements (not bytes). Strides may be any non-negative values; 0
  * expresses an expanded (broadcast) view. Every op checks each tensor first:
- * ndim 0..KG_MAX_DIMS, sizes and strides >= 0, at most 2^63 - 1 elements,
- * and, unless it is empty, data aligned to the element size and a byte
- * extent ((1 + sum of (size - 1) * stride) * element size) below 2^63 that
- * does not wrap past the end of the address space. Inputs broadcast as in NumPy; the
+ * ndim 0..KG_MAX_DIMS, sizes and strides >= 0, at most 2^63 - 1 elements
+ * and a byte extent ((1 + sum of (size - 1) * stride) * element size) below
+ * 2^63 (for these two bounds a size 0 counts as 1, so they hold for empty
+ * tensors too), and, unless it is empty, data aligned to the element size
+ * whose extent does not wrap past the end of the address space. Inputs
+ * broadcast as in NumPy; the
  * output's shape must be the broadcast shape. An output may alias an input
  * exactly (in place); any other overlap of memory ranges is refused.
  *
@@ -56,6 +58,8 @@
 #include "kg_reduce.h"
 /* Fused attention forward (flash attention). */
 #include "kg_attention.h"
+/* Its backward pass (dq, dk, dv). */
+#include "kg_attention_bwd.h"
 /* Normalizations (softmax, log_softmax, logsumexp, layer_norm, rms_norm). */
 #include "kg_norm.h"
 

@@ -9,7 +9,7 @@
 _Static_assert(KG_LAYOUT_MAX_DIMS == KG_MAX_DIMS, "kg_params.h KG_LAYOUT_MAX_DIMS != kgen.h KG_MAX_DIMS");
 _Static_assert(KG_EW_MAX_OPERANDS == KGI_MAX_OPERANDS, "kg_params.h KG_EW_MAX_OPERANDS != geometry.h KGI_MAX_OPERANDS");
 
-void kg_layout_to_nd32(const kgi_layout *L, kg_nd32 *o)
+void kgi_layout_to_nd32(const kgi_layout *L, kg_nd32 *o)
 {
     memset(o, 0, sizeof *o);
     int64_t n = 1;
@@ -24,7 +24,7 @@ void kg_layout_to_nd32(const kgi_layout *L, kg_nd32 *o)
     o->n = (uint32_t)n;
 }
 
-void kg_layout_to_nd64(const kgi_layout *L, kg_nd64 *o)
+void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *o)
 {
     memset(o, 0, sizeof *o);
     int64_t n = 1;

@@ -6,11 +6,12 @@
  */
 #include <string.h>
 
+#include "kg_ops.h"
 #include "trust.h"
 
 static size_t round_up(size_t v) { return (v + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN; }
 
-kg_status kg_pack_bytes(kg_context *ctx, int n, const kg_tensor *const *src, size_t *bytes)
+kg_status kgi_pack_bytes(kg_context *ctx, int n, const kg_tensor *const *src, size_t *bytes)
 {
     size_t total = 0;
     *bytes = 0;
@@ -24,9 +25,9 @@ kg_status kg_pack_bytes(kg_context *ctx, int n, const kg_tensor *const *src, siz
         if (e == UINT64_MAX || r == SIZE_MAX || __builtin_add_overflow(total, r, &total) ||
             total > ((size_t)1 << 62)) {
             char s[128];
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+            return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: a dense copy of a %s tensor %s would take more than 2^62 bytes",
-                           kg_dtype_name(t->dtype), kg_shape_str(s, sizeof s, t->ndim, t->shape));
+                           kg_dtype_name(t->dtype), kgi_shape_str(s, sizeof s, t->ndim, t->shape));
         }
     }
     *bytes = total;
@@ -46,22 +47,22 @@ static kg_status copy(kg_context *ctx, const kg_tensor *dst, const kg_tensor *sr
     return kg_cast(ctx, dst, src);
 }
 
-kg_status kg_pack(kg_context *ctx, int n, const kg_tensor *const *src, kg_tensor *dst)
+kg_status kgi_pack(kg_context *ctx, int n, const kg_tensor *const *src, kg_tensor *dst)
 {
     if (n < 0 || n > KG_PACK_MAX)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_pack of %d tensors (at most %d)", n,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kgi_pack of %d tensors (at most %d)", n,
                        KG_PACK_MAX);
     size_t bytes;
-    kg_status st = kg_pack_bytes(ctx, n, src, &bytes);
+    kg_status st = kgi_pack_bytes(ctx, n, src, &bytes);
     if (st != KG_OK)
         return st;
     void *base = NULL;
-    if (bytes > 0 && (st = kg_pack_area(ctx, bytes, &base)) != KG_OK)
+    if (bytes > 0 && (st = kgi_pack_area(ctx, bytes, &base)) != KG_OK)
         return st;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         size_t one;
-        kg_pack_bytes(ctx, 1, &src[i], &one);
+        kgi_pack_bytes(ctx, 1, &src[i], &one);
         dst[i] = dense_at(src[i], one ? (char *)base + at : NULL);
         at += one;
         if (one && (st = copy(ctx, &dst[i], src[i])) != KG_OK)
@@ -70,9 +71,9 @@ kg_status kg_pack(kg_context *ctx, int n, const kg_tensor *const *src, kg_tensor
     return KG_OK;
 }
 
-kg_status kg_unpack(kg_context *ctx, const kg_tensor *dst, const kg_tensor *src) { return copy(ctx, dst, src); }
+kg_status kgi_unpack(kg_context *ctx, const kg_tensor *dst, const kg_tensor *src) { return copy(ctx, dst, src); }
 
-int kg_pack_is_aligned(const kg_tensor *t, size_t align)
+int kgi_pack_is_aligned(const kg_tensor *t, size_t align)
 {
     if (t->ndim > 0 && t->shape[t->ndim - 1] > 1 && t->strides[t->ndim - 1] != 1)
         return 0;

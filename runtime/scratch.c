@@ -58,7 +58,7 @@ int kg_test_fail_alloc(int n)
     return c;
 }
 
-cudaError_t kg_device_alloc(void **p, size_t bytes)
+cudaError_t kgi_device_alloc(void **p, size_t bytes)
 {
     *p = NULL;
     if (injected_failure())
@@ -71,7 +71,7 @@ cudaError_t kg_device_alloc(void **p, size_t bytes)
     return err;
 }
 
-void *kg_host_alloc(size_t bytes) { return injected_failure() ? NULL : calloc(1, bytes); }
+void *kgi_host_alloc(size_t bytes) { return injected_failure() ? NULL : calloc(1, bytes); }
 
 /* ---- Slots --------------------------------------------------------------- */
 
@@ -119,9 +119,9 @@ static kg_status find_slot(kg_context *ctx, const char *what, size_t bytes, slot
 {
     slots *all = ctx->scratch;
     if (!all) {
-        all = kg_host_alloc(sizeof *all);
+        all = kgi_host_alloc(sizeof *all);
         if (!all)
-            return kg_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the per-stream scratch table (%zu bytes)",
+            return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the per-stream scratch table (%zu bytes)",
                            sizeof *all);
         ctx->scratch = all;
     }
@@ -137,8 +137,8 @@ static kg_status find_slot(kg_context *ctx, const char *what, size_t bytes, slot
         if (!lru || (!s->used && lru->used) || (s->used == lru->used && s->last_use < lru->last_use))
             lru = s;
     }
-    if (kg_stream_capturing(ctx->stream))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+    if (kgi_stream_capturing(ctx->stream))
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                 "invalid argument: this call needs %zu bytes of device %s for the context's stream, which has "
                 "none, and it cannot be allocated during CUDA graph capture; call %s on that stream (or run the "
                 "call once on it) before capturing",
@@ -155,8 +155,8 @@ static kg_status find_slot(kg_context *ctx, const char *what, size_t bytes, slot
 static kg_status grow(kg_context *ctx, void **buf, size_t *have, size_t bytes, int zero, const char *what,
                       const char *reserve)
 {
-    if (kg_stream_capturing(ctx->stream))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+    if (kgi_stream_capturing(ctx->stream))
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: this call needs %zu bytes of device %s but the context's stream has %zu, "
                        "and it cannot grow during CUDA graph capture; call %s on that stream (or run the call "
                        "once on it) before capturing",
@@ -165,28 +165,28 @@ static kg_status grow(kg_context *ctx, void **buf, size_t *have, size_t bytes, i
     if (*buf) {
         /* cudaFree waits for the device, so no queued kernel still uses it */
         if ((err = cudaFree(*buf)) != cudaSuccess)
-            return kg_cuda_fail(ctx, err, "freeing the old device scratch");
+            return kgi_cuda_fail(ctx, err, "freeing the old device scratch");
         *buf = NULL;
         *have = 0;
     }
     void *p = NULL;
-    err = kg_device_alloc(&p, bytes);
+    err = kgi_device_alloc(&p, bytes);
     if (err == cudaErrorMemoryAllocation)
-        return kg_fail(ctx, KG_ERR_OUT_OF_MEMORY, "out of memory: the device %s (%zu bytes)", what, bytes);
+        return kgi_fail(ctx, KG_ERR_OUT_OF_MEMORY, "out of memory: the device %s (%zu bytes)", what, bytes);
     if (err != cudaSuccess)
-        return kg_cuda_fail(ctx, err, "cudaMalloc of the device scratch");
+        return kgi_cuda_fail(ctx, err, "cudaMalloc of the device scratch");
     /* synchronous on purpose: the counters must be zero before any stream
        uses them */
     if (zero && ((err = cudaMemset(p, 0, bytes)) != cudaSuccess || (err = cudaDeviceSynchronize()) != cudaSuccess)) {
         cudaFree(p);
-        return kg_cuda_fail(ctx, err, "clearing the device scratch");
+        return kgi_cuda_fail(ctx, err, "clearing the device scratch");
     }
     *buf = p;
     *have = bytes;
     return KG_OK;
 }
 
-kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base)
+kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base)
 {
     if (bytes < KG_SCRATCH_COUNTER_BYTES)
         bytes = KG_SCRATCH_COUNTER_BYTES;
@@ -205,7 +205,7 @@ kg_status kg_scratch(kg_context *ctx, size_t bytes, void **base)
     return KG_OK;
 }
 
-kg_status kg_pack_area(kg_context *ctx, size_t bytes, void **base)
+kg_status kgi_pack_area(kg_context *ctx, size_t bytes, void **base)
 {
     slot *s;
     kg_status st = find_slot(ctx, "pack area", bytes, &s);
@@ -223,10 +223,10 @@ kg_status kg_pack_area(kg_context *ctx, size_t bytes, void **base)
 
 kg_status kg_reserve_scratch(kg_context *ctx, size_t bytes)
 {
-    kg_status st = kg_ready(ctx);
+    kg_status st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     void *base;
-    st = kg_scratch(ctx, bytes ? bytes : (size_t)RESERVE_BYTES, &base);
-    return st == KG_OK ? kg_ok(ctx) : st;
+    st = kgi_scratch(ctx, bytes ? bytes : (size_t)RESERVE_BYTES, &base);
+    return st == KG_OK ? kgi_ok(ctx) : st;
 }

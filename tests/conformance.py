@@ -13,7 +13,10 @@ kgen counterpart: type promotion, kwargs kgen lacks, more than 8 dims, ...).
 Exit status 1 when anything mismatched (the pass condition is zero), or when
 the runner itself failed on a sample.
 
-    python3 tests/conformance.py [path/to/libkgen.so] [--markdown FILE]
+    python3 tests/conformance.py [path/to/libkgen.so] [--markdown FILE] [--package]
+
+--package calls kgen through its Python package (runtime/python/kgen, DLPack)
+instead of ctypes on the C entry points; the results must be the same.
 
 Needs a CUDA device, torch, and expecttest (which common_methods_invocations
 imports; it travels as a wheel to the GPU machine).
@@ -79,13 +82,43 @@ class Kgen:
         self.keep.append(x)
         return ctypes.byref(k)
 
-    def call(self, name, *args):
+    def call(self, name, *args, py=None):
         fn = getattr(self.lib, name)
         torch.cuda.synchronize()
         st = fn(self.ctx, *args)
         msg = self.lib.kg_errmsg(self.ctx).decode() if st != 0 else ""
         torch.cuda.synchronize()
         self.keep.clear()
+        return st, msg
+
+
+class KgenPackage(Kgen):
+    """The same calls through the kgen Python package (runtime/python; it
+    takes the tensors through DLPack and runs on PyTorch's current stream)."""
+
+    def __init__(self, path):
+        os.environ.setdefault("KGEN_LIBRARY", path)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "python"))
+        import kgen  # noqa: E402
+        self.kgen = kgen
+        self.keep = []
+
+    def t(self, x):
+        Kgen.t(self, x)  # the same expressibility checks
+        self.keep.pop()
+        return x
+
+    def call(self, name, *args, py=None):
+        if py is None:
+            raise NotExpressible("not in the Python package")
+        pyname, pargs, pkw = py
+        torch.cuda.synchronize()
+        try:
+            getattr(self.kgen, pyname)(*pargs, **pkw)
+            st, msg = 0, ""
+        except self.kgen.Error as e:
+            st, msg = e.status, str(e)
+        torch.cuda.synchronize()
         return st, msg
 
 
@@ -101,6 +134,7 @@ BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "true_divide":
 REDUCE = {"sum": "kg_sum", "mean": "kg_mean", "prod": "kg_prod", "amax": "kg_max", "amin": "kg_min",
           "argmax": "kg_argmax", "argmin": "kg_argmin", "linalg.vector_norm": "kg_norm"}
 MATMUL = {"matmul", "mm", "bmm", "mv", "dot"}
+NORM = {"softmax", "log_softmax", "logsumexp", "nn.functional.layer_norm", "nn.functional.rms_norm"}
 ATTN = {"nn.functional.scaled_dot_product_attention"}
 
 
@@ -139,7 +173,7 @@ def run_elementwise(kg, name, kgop, s, twin_out):
     if isinstance(want, torch.Tensor) and want.dtype not in (x.dtype, torch.bool):
         raise NotExpressible("type promotion (%s in, %s out)" % (str(x.dtype)[6:], str(want.dtype)[6:]))
     out = new_out(want, twin_out)
-    st, msg = kg.call("kg_" + kgop, kg.t(out), *[kg.t(t) for t in ins])
+    st, msg = kg.call("kg_" + kgop, kg.t(out), *[kg.t(t) for t in ins], py=(kgop, ins, {"out": out}))
     return st, msg, out, want
 
 
@@ -155,7 +189,8 @@ def run_where(kg, s, twin_out):
         raise NotExpressible("type promotion between inputs")
     want = s_call(s)
     out = new_out(want, twin_out)
-    st, msg = kg.call("kg_where", kg.t(out), kg.t(cond), kg.t(x), kg.t(other))
+    st, msg = kg.call("kg_where", kg.t(out), kg.t(cond), kg.t(x), kg.t(other), py=("where", [cond, x, other],
+                                                                                      {"out": out}))
     return st, msg, out, want
 
 
@@ -196,7 +231,10 @@ def run_reduce(kg, name, fn, s, twin_out):
     if name in ("argmax", "argmin") and dim is None and keepdim:
         raise NotExpressible("argmax(keepdim=True) without dim")
     arr = (ctypes.c_int * max(1, len(axes)))(*axes) if axes else None
-    st, msg = kg.call(fn, kg.t(out), kg.t(x), arr, len(axes), int(bool(keepdim)))
+    pyname = {"kg_sum": "sum", "kg_mean": "mean", "kg_prod": "prod", "kg_max": "max", "kg_min": "min",
+              "kg_argmax": "argmax", "kg_argmin": "argmin", "kg_norm": "norm"}[fn]
+    pkw = {"axes": list(axes), "keepdim": bool(keepdim), ("indices" if "arg" in fn else "out"): out}
+    st, msg = kg.call(fn, kg.t(out), kg.t(x), arr, len(axes), int(bool(keepdim)), py=(pyname, [x], pkw))
     return st, msg, out, want
 
 
@@ -208,7 +246,7 @@ def run_matmul(kg, name, s, twin_out):
         raise NotExpressible("type promotion between inputs")
     want = s_call(s)
     out = new_out(want, twin_out)
-    st, msg = kg.call("kg_matmul", kg.t(out), kg.t(a), kg.t(b))
+    st, msg = kg.call("kg_matmul", kg.t(out), kg.t(a), kg.t(b), py=("matmul", [a, b], {"out": out}))
     return st, msg, out, want
 
 
@@ -241,7 +279,63 @@ def run_attention(kg, s, twin_out):
             m = mask.float()
     opts = AttnOpts(0.0 if scale is None else float(scale), int(bool(causal)))
     st, msg = kg.call("kg_attention", kg.t(o4), None, kg.t(q4), kg.t(k4), kg.t(v4),
-                      kg.t(m) if m is not None else None, ctypes.byref(opts))
+                      kg.t(m) if m is not None else None, ctypes.byref(opts),
+                      py=("attention", [q4, k4, v4], {"out": o4, "mask": m, "scale": opts.scale,
+                                                      "causal": bool(opts.causal)}))
+    return st, msg, out, want
+
+
+def run_norm(kg, name, s, twin_out):
+    x = s.input
+    args = list(s.args)
+    kw = dict(s.kwargs)
+    if kw.pop("dtype", None) is not None:
+        raise NotExpressible("dtype= (type conversion)")
+
+    def take(key, default=None):
+        return kw.pop(key) if key in kw else (args.pop(0) if args else default)
+
+    if name in ("softmax", "log_softmax"):
+        dim = take("dim")
+        if dim is None:
+            raise NotExpressible("softmax without dim")
+        call = ("kg_" + name, [int(dim)])
+    elif name == "logsumexp":
+        dim = take("dim")
+        keepdim = take("keepdim", False)
+        axes = dims_of(dim, x.dim())
+        if not axes and x.dim() > 0:
+            raise NotExpressible("logsumexp over dim=()")
+        if x.dim() == 0:
+            axes = []
+        arr = (ctypes.c_int * max(1, len(axes)))(*axes) if axes else None
+        call = ("kg_logsumexp", [arr, len(axes), int(bool(keepdim))])
+    elif name == "nn.functional.layer_norm":
+        shape = take("normalized_shape")
+        w, b, eps = take("weight"), take("bias"), take("eps", 1e-5)
+        call = ("kg_layer_norm", [len(shape), w, b, ctypes.c_double(eps)])
+    else:
+        shape = take("normalized_shape")
+        w, eps = take("weight"), take("eps")
+        if len(shape) != 1:
+            raise NotExpressible("rms_norm over more than the last dim")
+        if eps is None:
+            eps = torch.finfo(x.dtype).eps
+        call = ("kg_rms_norm", [w, ctypes.c_double(eps)])
+    if kw or args:
+        raise NotExpressible("other args/kwargs")
+    want = s_call(s)
+    if not isinstance(want, torch.Tensor) or want.dtype != x.dtype:
+        raise NotExpressible("type promotion")
+    out = new_out(want, twin_out)
+    fn, extra = call
+    targ = lambda v: kg.t(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    if fn == "kg_layer_norm":
+        st, msg = kg.call(fn, kg.t(out), None, None, kg.t(x), extra[0], targ(extra[1]), targ(extra[2]), extra[3])
+    elif fn == "kg_rms_norm":
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), targ(extra[0]), extra[1])
+    else:
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra)
     return st, msg, out, want
 
 
@@ -265,8 +359,8 @@ def main():
     path = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "build/libkgen.so"
     md = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
     from torch.testing._internal.common_methods_invocations import op_db
-    kg = Kgen(os.path.abspath(path))
-    wanted = set(UNARY) | set(BINARY) | set(REDUCE) | MATMUL | ATTN | {"where"}
+    kg = (KgenPackage if "--package" in sys.argv else Kgen)(os.path.abspath(path))
+    wanted = set(UNARY) | set(BINARY) | set(REDUCE) | MATMUL | ATTN | NORM | {"where"}
     ops = [op for op in op_db if op.name in wanted and op.variant_test_name == ""]
     table = collections.OrderedDict()
     runner_errors = 0
@@ -300,6 +394,8 @@ def main():
                             r = run_reduce(kg, op.name, REDUCE[op.name], s, twin)
                         elif op.name in MATMUL:
                             r = run_matmul(kg, op.name, s, twin)
+                        elif op.name in NORM:
+                            r = run_norm(kg, op.name, s, twin)
                         else:
                             r = run_attention(kg, s, twin)
                     except NotExpressible as e:

@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 
-#include "kg_core.h"
+#include "kg_core.h" /* a test includes the headers of the families it calls (kgen.h for all) */
 
 /* The run's seed: $KG_TEST_SEED if set, else from the clock. Tests print it
    in every failure message so a failing run can be repeated. */

@@ -16,13 +16,15 @@ mkdir -p "$dest/build/tests" "$dest/build/bench" "$dest/lib" "$dest/bench" "$des
 cp build/libkgen.so build/libkgen_bundle.so "$dest/build/"
 progs=$(find build/tests build/bench -maxdepth 1 -type f -perm -u+x 2>/dev/null || true)
 for p in $progs; do cp "$p" "$dest/$p"; done
-[ -z "$progs" ] || ../shared/tools/gpu-bundle-libs "$dest/lib" $progs >/dev/null
+# the tools folder sits next to the main checkout, also when run from a worktree
+tools=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)/../shared/tools
+[ -z "$progs" ] || "$tools/gpu-bundle-libs" "$dest/lib" $progs >/dev/null
 rm -f "$dest/lib/libkgen.so" "$dest/lib/libkgen_bundle.so" # travel once, in build/ (the programs' rpath)
 cp generated/manifest.txt "$dest/generated/"
 cp bench/*.py bench/*.sh "$dest/bench/"
 mkdir -p "$dest/runtime" "$dest/tests" # the Python package (it loads build/libkgen.so) and its GPU test
 cp -r runtime/python "$dest/runtime/"
-cp tests/test_python_torch.py "$dest/tests/"
+cp tests/test_python_torch.py tests/conformance.py tests/*.sh "$dest/tests/"
 cp build/demo "$dest/build/" 2>/dev/null || true
 strip --strip-debug "$dest/build/libkgen.so" "$dest/build/libkgen_bundle.so" "$dest"/build/tests/* "$dest"/build/bench/* 2>/dev/null || true
 du -sh "$dest"

@@ -312,11 +312,22 @@ Test(validation, element_count_beyond_2_63_is_refused)
     kg_tensor o = tensor(KT_DEV(4096), KG_F32, 0, NULL);
     KT_EXPECT(ctx, kg_sum(ctx, &o, &a, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
               "invalid argument: in has more than 2^63 elements");
-    /* an empty dim anywhere makes the tensor empty, whatever the others */
-    kg_tensor e = tensor(NULL, KG_F32, 3, KT_SHAPE(INT64_MAX, INT64_MAX, 0));
-    e.strides[0] = e.strides[1] = INT64_MAX;
-    kg_tensor eo = tensor(NULL, KG_F32, 3, KT_SHAPE(INT64_MAX, INT64_MAX, 0));
-    cr_assert_eq(kg_neg(ctx, &eo, &e), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+    /* an empty tensor's other sizes and strides are bounded too, so that no
+       family's product of some of its sizes overflows (a reduction of
+       [2^61, 2^31, 0] over dim 2 multiplies the first two) */
+    kg_tensor e = tensor(NULL, KG_F32, 3, KT_SHAPE((int64_t)1 << 61, (int64_t)1 << 31, 0));
+    kg_tensor eo = tensor(NULL, KG_F32, 2, KT_SHAPE((int64_t)1 << 61, (int64_t)1 << 31));
+    int ax2[] = {2};
+    KT_EXPECT(ctx, kg_sum(ctx, &eo, &e, ax2, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in: shape [2305843009213693952,2147483648,0]: the product of its nonzero sizes "
+              "exceeds 2^63 - 1");
+    e = tensor(NULL, KG_F32, 2, KT_SHAPE(3, 0));
+    e.strides[0] = INT64_MAX;
+    EXPECT_PREFIX(kg_neg(ctx, &e, &e), KG_ERR_INVALID_ARGUMENT, "invalid argument: out: shape [3,0] spans more than");
+    /* within those bounds an empty tensor needs no data and passes */
+    e = tensor(NULL, KG_F32, 3, KT_SHAPE((int64_t)1 << 40, 0, (int64_t)1 << 20));
+    kg_tensor eo2 = e;
+    cr_assert_eq(kg_neg(ctx, &eo2, &e), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
 Test(validation, numel_is_defined_for_every_input)

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kg_test.h"
+#include "kgen.h"
 #include "trust.h"
 
 /* $KG_TEST_QUICK: smaller problems (compute-sanitizer runs). */
@@ -34,8 +35,8 @@ Test(faults_cpu, injected_host_allocation_failure)
 {
     /* the hook counts and fails host allocations too (no device needed) */
     kg_test_fail_alloc(1);
-    cr_assert_null(kg_host_alloc(16));
-    void *p = kg_host_alloc(16);
+    cr_assert_null(kgi_host_alloc(16));
+    void *p = kgi_host_alloc(16);
     cr_assert_not_null(p);
     free(p);
     cr_assert_eq(kg_test_fail_alloc(0), 2, "the failed allocation and the next one are counted");

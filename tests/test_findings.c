@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "kg_test.h"
+#include "kgen.h"
 
 static kg_context *ctx;
 static void open_without_device(void) { ctx = kt_open_without_device(); }
@@ -70,6 +71,19 @@ Test(findings, attention_strides_in_bytes_do_not_overflow)
     kg_tensor v = kg_tensor_contiguous(KT_DEV(0x200000), KG_F32, 4, s);
     kg_tensor o = kg_tensor_contiguous(KT_DEV(0x300000), KG_F32, 4, s);
     REFUSED(kg_attention(ctx, &o, NULL, &q, &k, &v, NULL, NULL));
+}
+
+/* Attention's overlap check was fooled by a byte range that wraps past
+   2^64 (out near the top of the address space, q at address 0x...). */
+Test(findings, attention_ranges_that_wrap_are_refused)
+{
+    const int64_t s[] = {1, 2, 4, 64};
+    kg_tensor q = kg_tensor_contiguous(KT_DEV(0), KG_F16, 4, s);
+    kg_tensor k = kg_tensor_contiguous(KT_DEV(0x100000), KG_F16, 4, s);
+    kg_tensor v = kg_tensor_contiguous(KT_DEV(0x200000), KG_F16, 4, s);
+    kg_tensor o = kg_tensor_contiguous((void *)(uintptr_t)(UINTPTR_MAX - 511), KG_F16, 4, s);
+    REFUSED(kg_attention(ctx, &o, NULL, &q, &k, &v, NULL, NULL));
+    cr_assert(strstr(kg_errmsg(ctx), "out") != NULL, "%s", kg_errmsg(ctx));
 }
 
 /* Element-wise ops accepted an f32 tensor at an odd address (kg_sum

@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include "blas.h"
+#include "trust.h"
 #include "kg_test.h"
 
 /* ---- CPU: validation errors ------------------------------------------------ */
@@ -1209,4 +1210,68 @@ Test(gemm_gpu, packed_call_in_graph_capture)
     kg_free(c, o);
     kg_close(c);
     cudaStreamDestroy(s);
+}
+
+/* ---- The packing helper (trust.h), also for attention's operands ------------ */
+
+Test(gemm_layout, pack_helper_sizes_and_alignment)
+{
+    kg_tensor a = kg_tensor_contiguous(KT_DEV(0), KG_F16, 4, KT_SHAPE(2, 3, 5, 64));
+    kg_tensor b = with_strides(kg_tensor_contiguous(KT_DEV(0x100000), KG_F32, 2, KT_SHAPE(3, 7)), KT_SHAPE(1, 3));
+    const kg_tensor *src[] = {&a, &b};
+    size_t bytes = 0;
+    cr_assert_eq(kgi_pack_bytes(ctx, 2, src, &bytes), KG_OK);
+    cr_assert_eq(bytes, 2 * 3 * 5 * 64 * 2 + 256, "%zu", bytes); /* each rounded up to 256 bytes */
+    cr_assert(kgi_pack_is_aligned(&a, 16));
+    cr_assert(!kgi_pack_is_aligned(&b, 16), "b's last dim is strided");
+    kg_tensor odd = a;
+    odd.data = (char *)a.data + 2;
+    cr_assert(!kgi_pack_is_aligned(&odd, 16));
+    kg_tensor s = with_strides(a, KT_SHAPE(960 * 3 + 8, 960 + 8, 72, 1)); /* 16-byte multiples */
+    cr_assert(kgi_pack_is_aligned(&s, 16));
+    s.strides[2] = 65; /* 130 bytes */
+    cr_assert(!kgi_pack_is_aligned(&s, 16));
+    /* a dense copy beyond 2^62 bytes is refused with the shape */
+    kg_tensor huge = with_strides(kg_tensor_contiguous(KT_DEV(0), KG_F64, 2, KT_SHAPE((int64_t)1 << 31, (int64_t)1 << 30)),
+                                  KT_SHAPE(0, 0));
+    const kg_tensor *hs[] = {&huge};
+    cr_assert_eq(kgi_pack_bytes(ctx, 1, hs, &bytes), KG_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(kg_errmsg(ctx), "[2147483648,1073741824]") != NULL, "%s", kg_errmsg(ctx));
+}
+
+/* kgi_pack copies any layout (transposed, broadcast, stepped) into dense
+   row-major tensors in the pack area, in one call. */
+Test(gemm_gpu, pack_helper_copies_any_layout)
+{
+    kg_context *c = kt_open_gpu();
+    float h[64];
+    for (int i = 0; i < 64; i++)
+        h[i] = (float)i;
+    float *d = kt_alloc(c, sizeof h);
+    kt_upload(c, d, h, sizeof h);
+    kg_tensor t = with_strides(kg_tensor_contiguous(d, KG_F32, 2, KT_SHAPE(4, 8)), KT_SHAPE(1, 8)); /* transposed */
+    kg_tensor bc = with_strides(kg_tensor_contiguous(d + 3, KG_F32, 3, KT_SHAPE(2, 3, 4)), KT_SHAPE(0, 2, 5));
+    const kg_tensor *src[] = {&t, &bc};
+    kg_tensor dst[2];
+    KT_OK(c, kgi_pack(c, 2, src, dst));
+    KT_OK(c, kg_sync(c));
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq((uintptr_t)dst[k].data % 256, 0, "packed data is 256-byte aligned");
+        cr_assert_eq(dst[k].strides[dst[k].ndim - 1], 1);
+        const int64_t n = kg_numel(&dst[k]);
+        float got[32];
+        kt_download(c, got, dst[k].data, (size_t)n * sizeof(float));
+        int64_t idx[3] = {0};
+        for (int64_t e = 0; e < n; e++) {
+            int64_t r = e, off = 0;
+            for (int dd = src[k]->ndim - 1; dd >= 0; dd--)
+                idx[dd] = r % src[k]->shape[dd], r /= src[k]->shape[dd];
+            for (int dd = 0; dd < src[k]->ndim; dd++)
+                off += idx[dd] * src[k]->strides[dd];
+            const float want = h[((float *)src[k]->data - d) + off];
+            cr_assert_eq(got[e], want, "tensor %d element %lld: %g, want %g", k, (long long)e, got[e], want);
+        }
+    }
+    kg_free(c, d);
+    kg_close(c);
 }

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kg_test.h"
+#include "kgen.h"
 
 Test(noimage, bundle_without_this_gpus_arch)
 {

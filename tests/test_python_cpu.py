@@ -103,9 +103,10 @@ ew = re.findall(r"^KG_API kg_status kg_(\w+)\(kg_context \*ctx, const kg_tensor 
 missing = [n for n in ew if not callable(getattr(kgen, n, None))]
 check(len(ew) > 30 and not missing, "every element-wise op of kg_ops.h is a function (%d; missing %s)" % (len(ew), missing))
 families = ["sum", "mean", "prod", "norm", "max", "min", "argmax", "argmin", "max_with_indices", "min_with_indices",
-            "matmul", "attention"]
+            "matmul", "attention", "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm",
+            "rms_norm_residual", "attention_backward"]
 missing = [n for n in families if not callable(getattr(kgen, n, None))]
-check(not missing, "reductions, matmul and attention are functions (missing %s)" % missing)
+check(not missing, "reductions, matmul, attention (forward and backward) and normalizations are functions (missing %s)" % missing)
 
 # ---- no device -------------------------------------------------------------
 expect_error("device_info() without a GPU", kgen.device_info, "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")
@@ -133,6 +134,10 @@ expect_error("a complex64 tensor", lambda: kgen.neg(Fake([4], "c64"), out=Fake([
              r"DLPack dtype complex64 \(code 5\) is not supported .*")
 expect_error("sum over a duplicate axis", lambda: kgen.sum(Fake([4, 5]), axes=[1, -1], out=Fake([4])),
              "KG_ERR_INVALID_ARGUMENT", r"invalid argument: .*(duplicate|twice|repeated).*")
+expect_error("layer_norm with a negative eps", lambda: kgen.layer_norm(Fake([4, 8]), out=Fake([4, 8]), eps=-1.0),
+             "KG_ERR_INVALID_ARGUMENT", r".*eps.*-1.*")
+expect_error("softmax along axis 5 of a 2-d tensor", lambda: kgen.softmax(Fake([4, 8]), axis=5, out=Fake([4, 8])),
+             "KG_ERR_INVALID_ARGUMENT", r".*5.*")
 expect_error("matmul f32 @ f16", lambda: kgen.matmul(Fake([4, 8]), Fake([8, 2], "f16"), out=Fake([4, 2])),
              "KG_ERR_DTYPE", r".*f32.*f16.*")
 expect_error("attention with head dim 48",

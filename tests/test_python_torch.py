@@ -2,7 +2,9 @@
 """The Python package on the GPU against PyTorch: every op family on torch
 tensors (every element-wise op of the catalogue in f32, f16 and bf16 where it
 takes them, broadcast and strided views, every reduction, matmul with its
-epilogues, attention with GQA, causal, a mask and lse), kgen's errors as
+epilogues, attention with GQA, causal, a mask and lse, attention backward
+against autograd, every normalization
+in four dtypes), kgen's errors as
 kgen.Error, and the caller's current stream. The reference is PyTorch's own
 op, with float64 where a low-precision result is compared (TESTING.md's
 tolerances: torch.testing's defaults per dtype). Prints one line per check
@@ -231,6 +233,87 @@ kgen.attention(q, kv, kv, out=out, mask=mask, scale=0.1)
 ref = F.scaled_dot_product_attention(q.double(), kv.double(), kv.double(), attn_mask=mask.double(), scale=0.1)
 lp = F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask.to(torch.bfloat16), scale=0.1)
 close_lp(out, lp, ref, 1e-5, "attention", "bf16 with an additive mask and scale 0.1")
+
+# ---- attention backward -----------------------------------------------------------
+# Reference: autograd of the same math in f64; the rule as the forward's, with
+# PyTorch's own backward in the dtype as the low-precision reference.
+if hasattr(kgen, "attention_backward"):
+    for dt, D, causal, hkv, sq, sk in (("bf16", 64, True, 2, 256, 256), ("f16", 128, False, 4, 128, 200),
+                                      ("f32", 64, True, 1, 100, 130), ("bf16", 128, False, 4, 300, 300)):
+        q = torch.randn(2, 4, sq, D, device=dev, dtype=DT[dt])
+        k = torch.randn(2, hkv, sk, D, device=dev, dtype=DT[dt])
+        v = torch.randn(2, hkv, sk, D, device=dev, dtype=DT[dt])
+        dout = torch.randn(2, 4, sq, D, device=dev, dtype=DT[dt])
+        out = torch.empty_like(q)
+        lse = torch.empty(2, 4, sq, device=dev, dtype=torch.float32)
+        kgen.attention(q, k, v, out=out, lse=lse, causal=causal)
+        dq, dk, dv = (torch.full_like(t, float("nan")) for t in (q, k, v))
+        kgen.attention_backward(dout, q, k, v, out, lse, dq=dq, dk=dk, dv=dv, causal=causal)
+        mask = torch.zeros(sq, sk, device=dev)
+        if causal:
+            i = torch.arange(sq, device=dev).view(-1, 1)
+            j = torch.arange(sk, device=dev).view(1, -1)
+            mask = torch.where(j > i + sk - sq, float("-inf"), 0.0)
+
+        def grads(qq, kk, vv, in_dtype):
+            qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (qq, kk, vv))
+            kr, vr = kk.repeat_interleave(4 // hkv, dim=1), vv.repeat_interleave(4 // hkv, dim=1)
+            o = F.scaled_dot_product_attention(qq, kr, vr, attn_mask=mask.to(in_dtype))
+            o.backward(dout.to(in_dtype))
+            return qq.grad, kk.grad, vv.grad
+
+        ref = grads(q.double(), k.double(), v.double(), torch.float64)
+        lp = grads(q, k, v, DT[dt])
+        what = f"{dt} D{D} Hq4 Hkv{hkv} Sq{sq} Sk{sk} causal={causal}"
+        for name, got, l, r in zip(("dq", "dk", "dv"), (dq, dk, dv), lp, ref):
+            close_lp(got, l, r, 1e-5, "attention_bwd", f"{what} {name}")
+else:
+    check(False, "attention_bwd", "this library has no attention backward")
+
+# ---- normalization -----------------------------------------------------------------
+# Tolerance (TESTING.md): as element-wise for the output dtype, reference in f64.
+if hasattr(kgen, "softmax"):
+    for dt in ("f32", "f16", "bf16", "f64"):
+        x = (torch.randn(33, 1000, device=dev) * 3).to(DT[dt])
+        xd = x.double()
+        # row statistics sum 1000 values: f32 accumulation, not one rounding
+        stol = (1e-10, 1e-10) if dt == "f64" else (1e-5, 1e-5)
+        for name, ref in (("softmax", torch.softmax), ("log_softmax", torch.log_softmax)):
+            for axis in (-1, 0):
+                out = torch.full_like(x, float("nan"))
+                getattr(kgen, name)(x, axis=axis, out=out)
+                close(out, ref(xd, axis).to(DT[dt]), "norm", f"{name} {dt} axis {axis}")
+        out = torch.empty(33, 1, device=dev, dtype=DT[dt])
+        kgen.logsumexp(x, axes=[1], keepdim=True, out=out)
+        close(out, torch.logsumexp(xd, 1, keepdim=True).to(DT[dt]), "norm", f"logsumexp {dt}",
+              *(stol if dt in ("f32", "f64") else (None, None)))
+        w = torch.randn(1000, device=dev, dtype=DT[dt])
+        b = torch.randn(1000, device=dev, dtype=DT[dt])
+        out = torch.full_like(x, float("nan"))
+        stat = torch.float64 if dt == "f64" else torch.float32
+        mean = torch.empty(33, device=dev, dtype=stat)
+        rstd = torch.empty(33, device=dev, dtype=stat)
+        kgen.layer_norm(x, k=1, weight=w, bias=b, eps=1e-5, out=out, mean=mean, rstd=rstd)
+        want = F.layer_norm(xd, (1000,), w.double(), b.double(), 1e-5)
+        close(out, want.to(DT[dt]), "norm", f"layer_norm {dt}")
+        close(mean, xd.mean(1).to(stat), "norm", f"layer_norm {dt} mean", *stol)
+        close(rstd, (xd.var(1, unbiased=False) + 1e-5).rsqrt().to(stat), "norm", f"layer_norm {dt} rstd", *stol)
+        out = torch.full_like(x, float("nan"))
+        kgen.rms_norm(x, weight=w, eps=1e-6, out=out)
+        rms = lambda h: h * (h.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w.double()
+        close(out, rms(xd).to(DT[dt]), "norm", f"rms_norm {dt}")
+        res = torch.randn_like(x)
+        res0 = res.clone()
+        kgen.rms_norm_residual(res, x, weight=w, eps=1e-6, out=out)
+        h = (res0.double() + xd).to(DT[dt])
+        close(res, h, "norm", f"rms_norm_residual {dt}: residual += x")
+        close(out, rms(h.double()).to(DT[dt]), "norm", f"rms_norm_residual {dt}")
+    x = torch.randn(8, 64, 50, device=dev).transpose(1, 2)  # a strided, permuted input
+    out = torch.empty(8, 50, 64, device=dev)
+    kgen.softmax(x, axis=1, out=out)
+    close(out, torch.softmax(x.double(), 1).float(), "norm", "softmax along a strided axis")
+else:
+    check(False, "norm", "this library has no normalization family")
 
 # ---- errors, streams ------------------------------------------------------------
 try:

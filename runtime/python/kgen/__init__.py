@@ -249,6 +249,7 @@ def _tensor(ctx, obj, stream, keep):
 #   "opt"   an optional tensor, keyword, None -> NULL
 #   "axes"  a list of axes (None: every axis) -> const int *axes, int n_axes
 #   "int"   an int keyword with a default
+#   "double" a float keyword with a default (a C double)
 #   "opts"  a struct pointer built from keywords by a builder (below)
 # Adding a family (normalization, attention backward, ...) is one entry in
 # _FAMILIES, plus a builder when it takes an options struct.
@@ -283,6 +284,20 @@ _FAMILIES = {
     "argmin": ("kg_argmin", _ARG, None, "index of the minimum over axes (i64)"),
     "max_with_indices": ("kg_max_with_indices", _WITH, None, "maximum and its index over axes"),
     "min_with_indices": ("kg_min_with_indices", _WITH, None, "minimum and its index over axes"),
+    "logsumexp": ("kg_logsumexp", _RED, None, "log(sum(exp(x))) over axes"),
+    "softmax": ("kg_softmax", [("out", "out"), ("in", "x"), ("int", "axis", -1)], None, "softmax along axis"),
+    "log_softmax": ("kg_log_softmax", [("out", "out"), ("in", "x"), ("int", "axis", -1)], None,
+                    "log_softmax along axis"),
+    "layer_norm": ("kg_layer_norm",
+                   [("out", "out"), ("opt", "mean"), ("opt", "rstd"), ("in", "x"), ("int", "k", 1),
+                    ("opt", "weight"), ("opt", "bias"), ("double", "eps", 1e-5)],
+                   None, "layer_norm over the last k dims (optional weight, bias; mean and rstd out)"),
+    "rms_norm": ("kg_rms_norm", [("out", "out"), ("in", "x"), ("opt", "weight"), ("double", "eps", 1e-6)], None,
+                 "rms_norm over the last dim"),
+    "rms_norm_residual": ("kg_rms_norm_residual",
+                          [("out", "out"), ("in", "residual"), ("in", "x"), ("opt", "weight"),
+                           ("double", "eps", 1e-6)],
+                          None, "residual += x (in place), then out = rms_norm(residual)"),
     "matmul": ("kg_matmul_ex",
                [("out", "out"), ("in", "a"), ("in", "b"),
                 ("opts", [("bias", None), ("epilogue", "none"), ("backend", "auto")])],
@@ -291,6 +306,11 @@ _FAMILIES = {
                   [("out", "out"), ("opt", "lse"), ("in", "q"), ("in", "k"), ("in", "v"), ("opt", "mask"),
                    ("opts", [("scale", 0.0), ("causal", False)])],
                   _attention_opts, "softmax(scale q k^T + mask) v, fused (flash attention)"),
+    "attention_backward": ("kg_attention_backward",
+                           [("out", "dq"), ("out", "dk"), ("out", "dv"), ("in", "dout"), ("in", "q"), ("in", "k"),
+                            ("in", "v"), ("in", "out"), ("in", "lse"), ("opt", "mask"),
+                            ("opts", [("scale", 0.0), ("causal", False)])],
+                           _attention_opts, "dq, dk, dv of attention from dout, the forward's inputs, out and lse"),
 }
 
 
@@ -352,6 +372,8 @@ def _call(pyname, cfn, cargs, builder, args, kw):
             cvals.append(len(axes))
         elif kind == "int":
             cvals.append(int(vals[name]))
+        elif kind == "double":
+            cvals.append(ctypes.c_double(float(vals[name])))
         elif kind == "opts":
             cvals.append(ctypes.byref(builder(vals, tensor)))
     _check(ctx, _kg_set_stream(ctx, stream or None))

@@ -1,0 +1,231 @@
+/*
+ * bench_attention_bwd.c - kg_attention_backward on the cases of issue 15:
+ * bf16 and f16, D 64 and 128, Sq = Sk in {1024, 4096, 16384} with
+ * B x S = 32768 and 16 heads, causal and not; f32 [2,16,4096,128].
+ * TFLOP/s counts 2.5 x the forward's 4 B H Sq Sk D, halved when causal.
+ *
+ * out and lse come from kg_attention. Each case is checked before it is
+ * timed: dq, dk and dv rows of (b, h) = (0, 0) and (last, last) against
+ * float64 on the CPU. Rows go to $KG_BENCH_CSV for
+ * bench/torch_attention_bwd.py:
+ *   attention_bwd,<dtype>,B,H,S,D,causal,us,tflops
+ * Set KG_BENCH_FILTER=<substring of "dtype D S causal"> to run a subset.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "kg_attention_bwd.h"
+#include "kg_test.h"
+
+typedef struct {
+    kg_context *ctx;
+    kg_tensor dq, dk, dv, dout, q, k, v, out, lse;
+    kg_attention_opts opts;
+} call_t;
+
+static void run(void *arg)
+{
+    call_t *c = arg;
+    BENCH_CHECK(c->ctx, kg_attention_backward(c->ctx, &c->dq, &c->dk, &c->dv, &c->dout, &c->q, &c->k, &c->v, &c->out,
+                                              &c->lse, NULL, &c->opts));
+}
+
+/* One (b, h) slice of a device tensor as doubles. */
+static double *slice(kg_context *ctx, const kg_tensor *t, int64_t bh, int S, int D)
+{
+    const size_t es = kg_dtype_size(t->dtype);
+    const int64_t n = (int64_t)S * D;
+    void *h = malloc(n * es);
+    BENCH_CHECK(ctx, kg_copy_out(ctx, h, (const char *)t->data + bh * n * es, n * es));
+    double *x = malloc(sizeof(double) * n);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = kt_get(h, t->dtype, i);
+    free(h);
+    return x;
+}
+
+/* Rows 0, 1, S/2 + 3, S - 1 of dq, dk and dv in two (b, h) slices against
+   float64 (from the inputs, out and lse the GPU used); the error relative to
+   the largest reference value of the checked rows. */
+static int check(const call_t *c, int B, int H, int S, int D)
+{
+    const kg_dtype dt = c->q.dtype;
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    const double scale = 1.0 / sqrt((double)D);
+    const int rows[4] = {0, 1, S / 2 + 3, S - 1};
+    double worst = 0, big = 0;
+    float *lse = malloc(sizeof(float) * S);
+    double *delta = malloc(sizeof(double) * S);
+    for (int sl = 0; sl < 2; sl++) {
+        const int64_t bh = sl ? (int64_t)B * H - 1 : 0;
+        double *q = slice(c->ctx, &c->q, bh, S, D), *k = slice(c->ctx, &c->k, bh, S, D),
+               *v = slice(c->ctx, &c->v, bh, S, D), *o = slice(c->ctx, &c->out, bh, S, D),
+               *g = slice(c->ctx, &c->dout, bh, S, D), *gq = slice(c->ctx, &c->dq, bh, S, D),
+               *gk = slice(c->ctx, &c->dk, bh, S, D), *gv = slice(c->ctx, &c->dv, bh, S, D);
+        BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, lse, (const float *)c->lse.data + bh * S, sizeof(float) * S));
+        for (int i = 0; i < S; i++) {
+            delta[i] = 0;
+            for (int d = 0; d < D; d++)
+                delta[i] += g[(int64_t)i * D + d] * o[(int64_t)i * D + d];
+        }
+        for (int r = 0; r < 4; r++) {
+            const int x = rows[r];
+            double rq[256], rk[256], rv[256];
+            for (int d = 0; d < D; d++)
+                rq[d] = rk[d] = rv[d] = 0;
+            for (int y = 0; y < S; y++) {
+                /* (query x, key y) for dq; (query y, key x) for dk, dv */
+                for (int pass = 0; pass < 2; pass++) {
+                    const int i = pass ? y : x, j = pass ? x : y;
+                    if (c->opts.causal && j > i)
+                        continue;
+                    double s = 0, dp = 0;
+                    for (int d = 0; d < D; d++) {
+                        s += q[(int64_t)i * D + d] * k[(int64_t)j * D + d];
+                        dp += g[(int64_t)i * D + d] * v[(int64_t)j * D + d];
+                    }
+                    const double p = exp(s * scale - lse[i]), ds = p * (dp - delta[i]);
+                    for (int d = 0; d < D; d++) {
+                        if (pass == 0) {
+                            rq[d] += scale * ds * k[(int64_t)j * D + d];
+                        } else {
+                            rk[d] += scale * ds * q[(int64_t)i * D + d];
+                            rv[d] += p * g[(int64_t)i * D + d];
+                        }
+                    }
+                }
+            }
+            for (int d = 0; d < D; d++) {
+                const double want[3] = {rq[d], rk[d], rv[d]};
+                const double got[3] = {gq[(int64_t)x * D + d], gk[(int64_t)x * D + d], gv[(int64_t)x * D + d]};
+                for (int e = 0; e < 3; e++) {
+                    big = fabs(want[e]) > big ? fabs(want[e]) : big;
+                    const double err = fabs(got[e] - want[e]);
+                    worst = err > worst || isnan(err) ? err : worst;
+                }
+            }
+        }
+        double *all[8] = {q, k, v, o, g, gq, gk, gv};
+        for (int i = 0; i < 8; i++)
+            free(all[i]);
+    }
+    free(lse);
+    free(delta);
+    const double rel = worst / (big > 0 ? big : 1), tol = dt == KG_F32 ? 1e-4 : dt == KG_F16 ? 5e-3 : 3e-2;
+    if (!(rel <= tol)) {
+        fprintf(stderr, "%s B=%d H=%d S=%d D=%d causal=%d: max error %.3g of max |grad| %.3g (%.3g) > %.3g\n",
+                kg_dtype_name(dt), B, H, S, D, c->opts.causal, worst, big, rel, tol);
+        return 0;
+    }
+    return 1;
+}
+
+int main(void)
+{
+    kg_context *ctx = bench_open("bench_attention_bwd");
+    FILE *csv = bench_csv_open();
+    const char *filter = getenv("KG_BENCH_FILTER");
+    struct {
+        kg_dtype dt;
+        int B, H, S, D, causal;
+    } cases[64];
+    int nc = 0;
+    const kg_dtype tc[2] = {KG_BF16, KG_F16};
+    for (int t = 0; t < 2; t++)
+        for (int D = 64; D <= 128; D += 64)
+            for (int S = 1024; S <= 16384; S *= 4)
+                for (int causal = 0; causal < 2; causal++)
+                    cases[nc].dt = tc[t], cases[nc].B = 32768 / S, cases[nc].H = 16, cases[nc].S = S, cases[nc].D = D,
+                    cases[nc++].causal = causal;
+    for (int causal = 0; causal < 2; causal++)
+        cases[nc].dt = KG_F32, cases[nc].B = 2, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = 128,
+        cases[nc++].causal = causal;
+
+    printf("attention backward\n%-5s %3s %3s %6s %4s %6s %10s %8s\n", "dtype", "B", "H", "S", "D", "causal", "us",
+           "TFLOP/s");
+    uint64_t rng = 12345;
+    int ok = 1;
+    double worst_tf = INFINITY;
+    char worst_name[64] = "";
+    for (int ci = 0; ci < nc; ci++) {
+        const kg_dtype dt = cases[ci].dt;
+        const int B = cases[ci].B, H = cases[ci].H, S = cases[ci].S, D = cases[ci].D;
+        char name[64];
+        snprintf(name, sizeof name, "%s D%d S%d causal%d", kg_dtype_name(dt), D, S, cases[ci].causal);
+        if (filter && !strstr(name, filter))
+            continue;
+        const size_t es = kg_dtype_size(dt);
+        const int64_t n = (int64_t)B * H * S * D;
+        /* q, k, v, dout: chunks of a pool of uniform(-1, 1) values */
+        enum { POOL = 1 << 20, CHUNK = 4096 };
+        unsigned char *pool = malloc((size_t)(POOL + CHUNK) * es), *h = malloc(n * es);
+        for (int64_t e = 0; e < POOL + CHUNK; e++)
+            kt_set(pool, dt, e, kt_uniform(&rng, -1, 1));
+        void *d[8];
+        for (int i = 0; i < 8; i++) {
+            BENCH_CHECK(ctx, kg_malloc(ctx, &d[i], n * es));
+            if (i < 4) {
+                for (int64_t e = 0; e < n; e += CHUNK) {
+                    const int64_t len = n - e < CHUNK ? n - e : CHUNK;
+                    memcpy(h + e * es, pool + (kt_next(&rng) % POOL) * es, (size_t)len * es);
+                }
+                BENCH_CHECK(ctx, kg_copy_in(ctx, d[i], h, n * es));
+            }
+        }
+        free(pool);
+        free(h);
+        void *dl;
+        BENCH_CHECK(ctx, kg_malloc(ctx, &dl, (size_t)B * H * S * 4));
+        const int64_t shape[4] = {B, H, S, D};
+        call_t c = {ctx,
+                    kg_tensor_contiguous(d[5], dt, 4, shape),
+                    kg_tensor_contiguous(d[6], dt, 4, shape),
+                    kg_tensor_contiguous(d[7], dt, 4, shape),
+                    kg_tensor_contiguous(d[3], dt, 4, shape),
+                    kg_tensor_contiguous(d[0], dt, 4, shape),
+                    kg_tensor_contiguous(d[1], dt, 4, shape),
+                    kg_tensor_contiguous(d[2], dt, 4, shape),
+                    kg_tensor_contiguous(d[4], dt, 4, shape),
+                    kg_tensor_contiguous(dl, KG_F32, 3, shape),
+                    {0.f, cases[ci].causal}};
+        BENCH_CHECK(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, &c.opts));
+        run(&c);
+        if (!check(&c, B, H, S, D))
+            ok = 0;
+        const double flop = 2.5 * 4.0 * B * H * (double)S * S * D / (cases[ci].causal ? 2 : 1);
+        const int inner = flop > 1e12 ? 3 : flop > 1e10 ? 10 : 100;
+        const double us = bench_time_us(ctx, run, &c, inner, 5);
+        const double tf = flop / (us * 1e6);
+        printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us, tf);
+        fflush(stdout);
+        if (dt != KG_F32 && tf < worst_tf) {
+            worst_tf = tf;
+            snprintf(worst_name, sizeof worst_name, "%s", name);
+        }
+        if (csv)
+            fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal,
+                    us, tf);
+        bench_record(ctx,
+                     &(bench_case){.family = "attention_bwd",
+                                   .name = cases[ci].causal ? "attention backward causal" : "attention backward",
+                                   .dtype = kg_dtype_name(dt),
+                                   .ndim = 4,
+                                   .shape = {B, H, S, D},
+                                   .time_us = us,
+                                   .tflops = tf,
+                                   .note = "shape is [B, H, S, D]; TFLOP/s = 2.5 x 4 B H S^2 D, halved if causal"});
+        for (int i = 0; i < 8; i++)
+            kg_free(ctx, d[i]);
+        kg_free(ctx, dl);
+    }
+    if (worst_name[0])
+        printf("worst f16/bf16 case: %s, %.1f TFLOP/s\n", worst_name, worst_tf);
+    if (csv)
+        fclose(csv);
+    kg_close(ctx);
+    return ok ? 0 : 1;
+}

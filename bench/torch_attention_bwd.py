@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""PyTorch side of bench_attention_bwd: the backward of the same cases through
+torch.nn.functional.scaled_dot_product_attention with the FLASH_ATTENTION and
+CUDNN_ATTENTION backends (f32: EFFICIENT_ATTENTION, the only fused one that
+takes f32), timed the same way (CUDA events around back-to-back
+torch.autograd.grad calls on a retained graph, median of 5 repeats),
+printed next to kgen's figures from the CSV bench_attention_bwd wrote.
+TFLOP/s = 2.5 x 4 B H Sq Sk D, halved when causal.
+
+usage: KG_BENCH_CSV=a.csv build/bench/bench_attention_bwd && python3 bench/torch_attention_bwd.py a.csv
+"""
+import csv
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from torch_common import Results, time_us
+
+
+def main():
+    rows = []
+    with open(sys.argv[1]) as f:
+        for row in csv.reader(f):
+            if row and row[0] == "attention_bwd":
+                rows.append((row[1], *map(int, row[2:7]), float(row[7]), float(row[8])))
+    if not rows:
+        return
+    dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    results = Results()
+    print(f"# attention backward, {torch.cuda.get_device_name()} torch {torch.__version__}")
+    print(f"{'case':34} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s)")
+    worst = None
+    for dn, B, H, S, D, causal, kg_us, kg_tf in rows:
+        dt = dts[dn]
+        q, k, v = (torch.empty(B, H, S, D, device="cuda", dtype=dt).uniform_(-1, 1).requires_grad_()
+                   for _ in range(3))
+        dout = torch.empty(B, H, S, D, device="cuda", dtype=dt).uniform_(-1, 1)
+        flop = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
+        inner = 3 if flop > 1e12 else 10 if flop > 1e10 else 100
+        res = {}
+        backs = ([("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if dn != "f32"
+                 else [("flash", SDPBackend.EFFICIENT_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)])
+        for name, be in backs:
+            try:
+                with sdpa_kernel([be]):
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                    fn = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+                    fn()
+                    res[name] = time_us(fn, inner, reps=5)
+                del out
+            except RuntimeError:
+                res[name] = None
+
+        def tf(us):
+            return flop / (us * 1e6) if us else float("nan")
+        case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
+        for name, us in res.items():
+            if us:
+                results.add("attention_bwd", "attention backward causal" if causal else "attention backward", dn,
+                            [B, H, S, D], us, tflops=tf(us), backend="efficient" if dn == "f32" and name == "flash"
+                            else name)
+        r_f, r_c = kg_tf / tf(res["flash"]), kg_tf / tf(res["cudnn"])
+        print(f"{case:34} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} {r_f:8.2f} {r_c:8.2f}")
+        if worst is None or r_f < worst[1]:
+            worst = (case, r_f)
+        del q, k, v, dout
+    results.save()
+    print(f"# worst kgen / flash (f32: / efficient): {worst[0]}: {worst[1]:.2f}")
+    print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+/*
+ * attention_bwd.c - validation and dispatch of kg_attention_backward
+ * (kg_attention_bwd.h).
+ *
+ * Everything is checked on the host first (a context without a device still
+ * reports argument errors). Then three launches on the context's stream, the
+ * kernels from the generated table (kg_attnb_table.h) for q's dtype, the
+ * head dim and the mask kind:
+ *   pre  delta = rowsum(dout * out) and lse2 into the scratch, one warp a row;
+ *   kv   dk and dv, grid (key blocks, Hkv, B), each block summing its group's
+ *        query heads in order;
+ *   q    dq, grid (query blocks, Hq, B).
+ * No atomics and no partials to combine: the same call gives the same bits.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention_bwd_params.h"
+#include "internal.h"
+#include "kg_attention_bwd.h"
+#include "kg_attnb_table.h"
+#include "kg_table.h"
+
+enum { T_DQ, T_DK, T_DV, T_DOUT, T_Q, T_K, T_V, T_OUT, T_LSE, T_MASK, T_COUNT };
+static const char *const names[T_COUNT] = {"dq", "dk", "dv", "dout", "q", "k", "v", "out", "lse", "mask"};
+
+static kg_status shape_error(kg_context *ctx, const kg_tensor *const *t, const char *why)
+{
+    char q[96], k[96];
+    return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s (q is %s, k is %s)", why,
+                   kg_shape_str(q, sizeof q, t[T_Q]->ndim, t[T_Q]->shape),
+                   kg_shape_str(k, sizeof k, t[T_K]->ndim, t[T_K]->shape));
+}
+
+static int same_shape(const kg_tensor *a, const kg_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return 0;
+    return 1;
+}
+
+static kg_status check_shapes(kg_context *ctx, const kg_tensor *const *t)
+{
+    const kg_tensor *q = t[T_Q], *k = t[T_K];
+    if (q->ndim != 4 || k->ndim != 4 || t[T_V]->ndim != 4)
+        return shape_error(ctx, t, "q, k and v must have 4 dims [B, H, S, D]");
+    if (!same_shape(k, t[T_V]))
+        return shape_error(ctx, t, "k and v must have the same shape");
+    if (q->shape[0] != k->shape[0])
+        return shape_error(ctx, t, "q and k must have the same batch size");
+    if (q->shape[3] != k->shape[3])
+        return shape_error(ctx, t, "q and k must have the same head dim");
+    if (k->shape[1] == 0 ? q->shape[1] != 0 : q->shape[1] % k->shape[1] != 0)
+        return shape_error(ctx, t, "q's heads must be a multiple of k's heads");
+    const int like_q[3] = {T_OUT, T_DOUT, T_DQ}, like_k[2] = {T_DK, T_DV};
+    for (int i = 0; i < 3; i++)
+        if (!same_shape(t[like_q[i]], q)) {
+            char s[96], w[96];
+            return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s is %s but must be q's shape %s",
+                           names[like_q[i]], kg_shape_str(s, sizeof s, t[like_q[i]]->ndim, t[like_q[i]]->shape),
+                           kg_shape_str(w, sizeof w, 4, q->shape));
+        }
+    for (int i = 0; i < 2; i++)
+        if (!same_shape(t[like_k[i]], k)) {
+            char s[96], w[96];
+            return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s is %s but must be k's shape %s",
+                           names[like_k[i]], kg_shape_str(s, sizeof s, t[like_k[i]]->ndim, t[like_k[i]]->shape),
+                           kg_shape_str(w, sizeof w, 4, k->shape));
+        }
+    const kg_tensor *l = t[T_LSE];
+    if (l->ndim != 3 || l->shape[0] != q->shape[0] || l->shape[1] != q->shape[1] || l->shape[2] != q->shape[2]) {
+        char ls[96], qs[96];
+        return kg_fail(ctx, KG_ERR_SHAPE,
+                       "shape mismatch: attention backward: lse is %s but must be [B, Hq, Sq] for q %s",
+                       kg_shape_str(ls, sizeof ls, l->ndim, l->shape), kg_shape_str(qs, sizeof qs, 4, q->shape));
+    }
+    if (t[T_MASK]) {
+        const kg_tensor *m = t[T_MASK];
+        const int64_t want[4] = {q->shape[0], q->shape[1], q->shape[2], k->shape[2]};
+        int ok = m->ndim <= 4;
+        for (int d = 0; ok && d < m->ndim; d++) {
+            const int64_t s = m->shape[m->ndim - 1 - d];
+            ok = s == 1 || s == want[3 - d];
+        }
+        if (!ok) {
+            char ms[96], ws[96];
+            return kg_fail(ctx, KG_ERR_SHAPE,
+                           "shape mismatch: attention backward: mask %s is not broadcastable to [B, Hq, Sq, Sk] = %s",
+                           kg_shape_str(ms, sizeof ms, m->ndim, m->shape), kg_shape_str(ws, sizeof ws, 4, want));
+        }
+    }
+    return KG_OK;
+}
+
+static kg_status check_dtypes(kg_context *ctx, const kg_tensor *const *t)
+{
+    const kg_dtype dt = t[T_Q]->dtype;
+    const unsigned accepted = 1u << KG_F32 | 1u << KG_F16 | 1u << KG_BF16;
+    if (!(accepted & (1u << dt)))
+        return kg_fail_dtype(ctx, "attention backward", dt, accepted);
+    for (int i = 0; i < T_LSE; i++)
+        if (t[i]->dtype != dt)
+            return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention backward: q is %s but %s is %s",
+                           kg_dtype_name(dt), names[i], kg_dtype_name(t[i]->dtype));
+    for (int i = T_LSE; i < T_COUNT; i++)
+        if (t[i] && t[i]->dtype != KG_F32)
+            return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention backward: %s must be f32, got %s", names[i],
+                           kg_dtype_name(t[i]->dtype));
+    return KG_OK;
+}
+
+/* The head dim contiguous, 16-byte aligned data and B/H/S strides. */
+static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *name)
+{
+    if (kg_numel(t) == 0)
+        return KG_OK;
+    const int64_t es = (int64_t)kg_dtype_size(t->dtype), D = t->shape[3];
+    if (D > 1 && t->strides[3] != 1)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention backward: %s's head dim must be contiguous (stride %lld)", name,
+                       (long long)t->strides[3]);
+    if ((uintptr_t)t->data % 16)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention backward: %s's data must be 16-byte aligned", name);
+    for (int d = 0; d < 3; d++)
+        if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: attention backward: %s's stride in dim %d (%lld elements) must be a "
+                           "multiple of 16 bytes",
+                           name, d, (long long)t->strides[d]);
+    return KG_OK;
+}
+
+/* [lo, hi) bytes a tensor can touch. */
+static void extent(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    int64_t last = 0;
+    for (int d = 0; d < t->ndim; d++)
+        last += (t->shape[d] - 1) * t->strides[d];
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)kg_dtype_size(t->dtype));
+}
+
+/* dq, dk and dv against every input and each other. */
+static kg_status check_overlap(kg_context *ctx, const kg_tensor *const *t)
+{
+    for (int i = T_DQ; i <= T_DV; i++) {
+        if (kg_numel(t[i]) == 0)
+            continue;
+        uintptr_t olo, ohi;
+        extent(t[i], &olo, &ohi);
+        for (int j = 0; j < T_COUNT; j++) {
+            if (j == i || !t[j] || kg_numel(t[j]) == 0)
+                continue;
+            uintptr_t lo, hi;
+            extent(t[j], &lo, &hi);
+            if (lo < ohi && olo < hi)
+                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: %s overlaps %s",
+                               names[i], names[j]);
+        }
+    }
+    return KG_OK;
+}
+
+static void strides3(const kg_tensor *t, int64_t *sb, int64_t *sh, int64_t *ss)
+{
+    *sb = t->strides[0], *sh = t->strides[1], *ss = t->strides[2];
+}
+
+size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Sq)
+{
+    if (B < 0 || Hq < 0 || Sq < 0 || B > 65535 || Hq > 65535 || Sq > INT32_MAX)
+        return 0;
+    const uint64_t rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq;
+    if (rows > (SIZE_MAX - KG_SCRATCH_COUNTER_BYTES) / 8)
+        return 0;
+    return KG_SCRATCH_COUNTER_BYTES + (size_t)rows * 8;
+}
+
+static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
+{
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, e->kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    if (e->smem > 48 * 1024) {
+        cudaError_t err =
+            cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem, ctx->device);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            return kg_cuda_fail(ctx, err, "raising the attention backward kernel's shared memory limit");
+        }
+    }
+    void *argv[1] = {p};
+    return kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+}
+
+kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_tensor *dk, const kg_tensor *dv,
+                                const kg_tensor *dout, const kg_tensor *q, const kg_tensor *k, const kg_tensor *v,
+                                const kg_tensor *out, const kg_tensor *lse, const kg_tensor *mask,
+                                const kg_attention_opts *opts)
+{
+    if (!ctx)
+        return KG_ERR_INVALID_ARGUMENT;
+    const kg_tensor *t[T_COUNT] = {dq, dk, dv, dout, q, k, v, out, lse, mask};
+    kg_status st = KG_OK;
+    for (int i = 0; st == KG_OK && i < T_COUNT; i++)
+        if (i != T_MASK || mask)
+            st = kg_check_tensor(ctx, t[i], names[i]);
+    if (st == KG_OK)
+        st = check_dtypes(ctx, t);
+    if (st == KG_OK)
+        st = check_shapes(ctx, t);
+    if (st != KG_OK)
+        return st;
+    const int64_t B = q->shape[0], Hq = q->shape[1], Sq = q->shape[2], D = q->shape[3];
+    const int64_t Hkv = k->shape[1], Sk = k->shape[2];
+    int slot = -1;
+    for (int i = 0; i < KG_ATTNB_DIM_COUNT; i++)
+        if (kg_attnb_dims[i] == D)
+            slot = i;
+    if (slot < 0)
+        return kg_fail(
+            ctx, KG_ERR_INVALID_ARGUMENT,
+            "invalid argument: attention backward: head dim %lld is not generated (generated: " KG_ATTNB_DIMS_TEXT ")",
+            (long long)D);
+    const float scale = opts && opts->scale != 0.f ? opts->scale : (float)(1.0 / sqrt((double)D));
+    if (!isfinite(scale))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: scale %g is not finite",
+                       (double)scale);
+    if (Sq > INT32_MAX || Sk > INT32_MAX || B > 65535 || Hq > 65535)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention backward: sizes out of range (Sq, Sk < 2^31; B, Hq <= 65535), got "
+                       "B=%lld Hq=%lld Sq=%lld Sk=%lld",
+                       (long long)B, (long long)Hq, (long long)Sq, (long long)Sk);
+    for (int i = 0; st == KG_OK && i < T_LSE; i++)
+        st = check_layout(ctx, t[i], names[i]);
+    if (st == KG_OK)
+        st = check_overlap(ctx, t);
+    if (st == KG_OK)
+        st = kg_ready(ctx);
+    if (st != KG_OK)
+        return st;
+    if (B * Hq * Sq == 0 && B * Hkv * Sk == 0)
+        return kg_ok(ctx);
+    /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
+    const size_t bytes = kg_attention_backward_scratch_bytes(B, Hq, Sq);
+    if (bytes == 0) /* unreachable for tensors that passed kg_check_tensor; kept as a guard */
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld overflows",
+                       (long long)B, (long long)Hq, (long long)Sq);
+    void *base = NULL;
+    st = kg_scratch(ctx, bytes, &base);
+    if (st != KG_OK)
+        return st;
+
+    const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    const kg_attnb_entry *e = &kg_attnb_table[q->dtype][slot];
+
+    kg_attnb_params p;
+    memset(&p, 0, sizeof p);
+    p.q = q->data, p.k = k->data, p.v = v->data, p.out = out->data, p.dout = dout->data;
+    p.dq = dq->data, p.dk = dk->data, p.dv = dv->data;
+    p.lse = (const float *)lse->data;
+    p.rows = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
+    strides3(q, &p.q_sb, &p.q_sh, &p.q_ss);
+    strides3(k, &p.k_sb, &p.k_sh, &p.k_ss);
+    strides3(v, &p.v_sb, &p.v_sh, &p.v_ss);
+    strides3(out, &p.o_sb, &p.o_sh, &p.o_ss);
+    strides3(dout, &p.do_sb, &p.do_sh, &p.do_ss);
+    strides3(dq, &p.dq_sb, &p.dq_sh, &p.dq_ss);
+    strides3(dk, &p.dk_sb, &p.dk_sh, &p.dk_ss);
+    strides3(dv, &p.dv_sb, &p.dv_sh, &p.dv_ss);
+    p.l_sb = lse->strides[0], p.l_sh = lse->strides[1], p.l_ss = lse->strides[2];
+    if (mask) {
+        /* right-aligned broadcast: missing and size-1 dims read stride 0 */
+        int64_t ms[4] = {0, 0, 0, 0};
+        for (int d = 0; d < mask->ndim; d++)
+            ms[4 - mask->ndim + d] = mask->shape[d] == 1 ? 0 : mask->strides[d];
+        p.mask = (const float *)mask->data;
+        p.m_sb = ms[0], p.m_sh = ms[1], p.m_sq = ms[2], p.m_sk = ms[3];
+    }
+    p.nrows = B * Hq * Sq;
+    p.hq = (int32_t)Hq, p.sq = (int32_t)Sq, p.sk = (int32_t)Sk;
+    p.group = Hkv ? (int32_t)(Hq / Hkv) : 1;
+    p.causal = opts && opts->causal;
+    p.scale = scale;
+    p.scale_log2 = scale * 1.4426950408889634f;
+
+    if (p.nrows > 0) {
+        int64_t blocks = (p.nrows + e->pre.rows - 1) / e->pre.rows;
+        if (blocks > 65536)
+            blocks = 65536; /* grid-stride over the rest */
+        st = launch(ctx, &e->pre, (dim3){(unsigned)blocks, 1, 1}, &p);
+        if (st != KG_OK)
+            return st;
+    }
+    if (B * Hkv * Sk > 0) {
+        const kg_attnb_launch *kv = &e->kv[kind];
+        st = launch(ctx, kv, (dim3){(unsigned)((Sk + kv->rows - 1) / kv->rows), (unsigned)Hkv, (unsigned)B}, &p);
+        if (st != KG_OK)
+            return st;
+    }
+    if (p.nrows > 0) {
+        const kg_attnb_launch *ql = &e->q[kind];
+        st = launch(ctx, ql, (dim3){(unsigned)((Sq + ql->rows - 1) / ql->rows), (unsigned)Hq, (unsigned)B}, &p);
+        if (st != KG_OK)
+            return st;
+    }
+    return kg_ok(ctx);
+}

@@ -1,0 +1,59 @@
+/*
+ * kg_attention_bwd.h - fused attention backward (flash attention 2).
+ *
+ * Given the forward's inputs q, k, v, mask and options, its output out and
+ * its lse (kg_attention with a non-NULL lse), and dout, the gradient of a
+ * loss with respect to out, computes the gradients
+ *
+ *     dq, dk, dv  of  out = softmax(scale * q k^T + mask) v
+ *
+ * without storing the Sq x Sk matrix: the probabilities are recomputed from
+ * q, k and lse. Shapes and dtypes follow the forward (kg_attention.h): q,
+ * out, dout and dq are [B, Hq, Sq, D], k, v, dk and dv [B, Hkv, Sk, D], all
+ * of one dtype (f16 and bf16 on tensor cores with f32 accumulation, f32 in
+ * true FP32); lse is f32 [B, Hq, Sq]; mask is f32, broadcastable to
+ * [B, Hq, Sq, Sk]. Any strides on B, H and S (so [B, S, H, D] storage works
+ * as a view); the head dim contiguous, data and B/H/S strides 16-byte
+ * aligned. Head dims 32, 64, 96, 128 and 256.
+ *
+ * Grouped-query and multi-query attention: dk and dv of a key/value head sum
+ * the contributions of its Hq / Hkv query heads, in a fixed order. Rows
+ * whose keys are all masked (lse -inf) get dq = 0 and add nothing to dk, dv.
+ * Results are bitwise reproducible: no floating-point atomics anywhere.
+ *
+ * Scratch: the call uses 8 B Hq Sq bytes of the context's device scratch
+ * for its stream (delta = rowsum(dout * out) and lse in base 2). It grows on
+ * first use; before capturing a call in a CUDA graph, reserve it on the
+ * capturing stream (after kg_set_stream) with
+ *     kg_reserve_scratch(ctx, kg_attention_backward_scratch_bytes(B, Hq, Sq));
+ * (a call too big for the scratch during capture fails with
+ * KG_ERR_INVALID_ARGUMENT instead of allocating).
+ *
+ * opts must be the forward's (scale, causal). dq, dk and dv must not overlap
+ * any input or each other.
+ */
+#ifndef KG_ATTENTION_BWD_H
+#define KG_ATTENTION_BWD_H
+
+#include "kg_attention.h" /* kg_attention_opts */
+#include "kg_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+KG_API kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_tensor *dk, const kg_tensor *dv,
+                                       const kg_tensor *dout, const kg_tensor *q, const kg_tensor *k,
+                                       const kg_tensor *v, const kg_tensor *out, const kg_tensor *lse,
+                                       const kg_tensor *mask, const kg_attention_opts *opts);
+
+/* Bytes of device scratch kg_attention_backward needs for B x Hq x Sq query
+   rows (0 for negative sizes or a count that overflows), for
+   kg_reserve_scratch. */
+KG_API size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Sq);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

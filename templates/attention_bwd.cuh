@@ -1,0 +1,712 @@
+/*
+ * attention_bwd.cuh - flash attention backward (FlashAttention-2's
+ * algorithm): given q, k, v, out, dout and the forward's lse, the gradients
+ *
+ *     P  = exp(scale q k^T + mask - lse)        (recomputed, never stored)
+ *     dV = P^T dout        dP = dout v^T        dS = P * (dP - delta)
+ *     dQ = scale dS k      dK = scale dS^T q    delta = rowsum(dout * out)
+ *
+ * Three kernels, launched in this order on one stream:
+ *   pre   one warp per query row: delta and lse2 = lse * log2 e (+inf for a
+ *         row whose keys are all masked, so that every P of it is
+ *         exp2(x - inf) = 0 and its gradients are 0) into the scratch rows.
+ *   kv    one block per key block of one (batch, kv head): walks the query
+ *         heads of its group in order and, for each, the query tiles; dK and
+ *         dV stay in registers for the whole walk, so the GQA sum over the
+ *         group happens in a fixed order without atomics. Written once.
+ *   q     one block per query block of one (batch, head): walks the key
+ *         tiles, recomputing S and dP, and accumulates dQ in registers.
+ *         Separate from kv (S and dP are computed twice) so that dQ needs no
+ *         atomics and no per-key-block partials: bitwise reproducible.
+ *
+ * Tensor-core kernels (f16, bf16): mma.sync m16n8k16 with f32 accumulation,
+ * operands through ldmatrix from shared memory filled by cp.async, two stages
+ * (the next Q/dout tile in kv, the next K/V tile in q, load while the
+ * current one computes). kv takes
+ * the keys as the M dimension (each warp owns 16 keys and computes S^T and
+ * dP^T for them), so P^T and dS^T go from the accumulators straight into A
+ * fragments of dV += P^T dout and dK += dS^T q. SPLIT (D = 256): two warps
+ * per 16 keys, one accumulating dV and one dK (each computes S^T; only the
+ * dK warp computes dP^T), which halves the accumulators per thread.
+ * FP32 kernels: FFMA on 16 x 16 threads, P and dS through shared memory.
+ *
+ * Rows and keys past the ends: tiles are zero-filled; a query row past Sq
+ * has lse2 = +inf (P = 0), a key past Sk is masked in q and never written
+ * in kv (a key's gradients depend on that key alone).
+ */
+#ifndef KG_ATTENTION_BWD_CUH
+#define KG_ATTENTION_BWD_CUH
+
+#include "attention.cuh" /* PTX helpers, mma, load_tile, ex2 (read-only) */
+#include "attention_bwd_params.h"
+
+namespace kg_attnb
+{
+
+using kg_attn::cp_async_commit;
+using kg_attn::cp_async_wait;
+using kg_attn::ex2;
+using kg_attn::ldmatrix_x4;
+using kg_attn::ldmatrix_x4_trans;
+using kg_attn::load_tile;
+using kg_attn::mma;
+using kg_attn::smem_addr;
+
+template <typename T> __device__ __forceinline__ float to_f(T x);
+template <> __device__ __forceinline__ float to_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ float to_f<__half>(__half x) { return __half2float(x); }
+template <> __device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/* ---- pre: delta and lse2 -------------------------------------------------- */
+
+template <typename T, int D> __device__ __forceinline__ void attnb_pre(const kg_attnb_params &p)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t per_head = p.sq, per_batch = (int64_t)p.hq * p.sq;
+    const int64_t stride = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < p.nrows; r += stride) {
+        const int64_t b = r / per_batch, h = (r / per_head) % p.hq, i = r % per_head;
+        const T *o = (const T *)p.out + b * p.o_sb + h * p.o_sh + i * p.o_ss;
+        const T *g = (const T *)p.dout + b * p.do_sb + h * p.do_sh + i * p.do_ss;
+        float acc = 0.f;
+#pragma unroll
+        for (int d = lane; d < D; d += 32)
+            acc = fmaf(to_f(o[d]), to_f(g[d]), acc);
+#pragma unroll
+        for (int w = 16; w > 0; w >>= 1)
+            acc += __shfl_xor_sync(0xffffffffu, acc, w);
+        if (lane == 0) {
+            const float l = p.lse[b * p.l_sb + h * p.l_sh + i * p.l_ss];
+            p.rows[r] = acc;
+            p.rows[p.nrows + r] = l == -CUDART_INF_F ? CUDART_INF_F : l * KG_LOG2E;
+        }
+    }
+}
+
+/* The score of (query qi, key kj) in the log2 domain after scaling, the
+   additive mask and the causal rule (when `check`); keys past Sk count as
+   masked when `check`. */
+template <int KIND>
+__device__ __forceinline__ float bwd_masked(const kg_attnb_params &p, const float *mbase, float s, int qi, int kj,
+                                            bool check, bool causal)
+{
+    float x = s * p.scale_log2;
+    if (KIND == KG_ATTN_MASK && qi < p.sq && kj < p.sk)
+        x += mbase[(int64_t)qi * p.m_sq + (int64_t)kj * p.m_sk] * KG_LOG2E;
+    if (check && (kj >= p.sk || (causal && kj > qi + p.sk - p.sq)))
+        x = -CUDART_INF_F;
+    return x;
+}
+
+/* Stores a warp's 16 x D accumulator (rows row0 + g, + 8) times `mul` as T. */
+template <typename T, int ND>
+__device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, int64_t ld, int row0, int nrows, int col0,
+                                          float mul, int g, int t)
+{
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int r = row0 + g + 8 * i;
+        if (r < nrows) {
+#pragma unroll
+            for (int d = 0; d < ND; d++)
+                *(uint32_t *)(base + (int64_t)r * ld + col0 + d * 8 + 2 * t) =
+                    mma<T>::pack(acc[d][2 * i] * mul, acc[d][2 * i + 1] * mul);
+        }
+    }
+}
+
+/* ---- f16 / bf16: kv ----------------------------------------------------------- */
+
+/* NKW key warps (16 keys each, BN = 16 NKW keys per block), BM queries per
+   tile; SPLIT doubles the warps (dV warps, then dK warps). */
+template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
+__device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
+{
+    constexpr int NT = NKW * 32 * (SPLIT ? 2 : 1), BN = NKW * 16, P = D + 8, E = 2;
+    constexpr int NQ = BM / 8, ND = D / 8, KD = D / 16, NACC = SPLIT ? 1 : 2;
+    extern __shared__ __align__(16) unsigned char smem[];
+    /* K, V; then two stages of (Q, dout) tiles and of their rows' lse2, delta */
+    T *sK = (T *)smem;
+    T *sV = sK + BN * P;
+    T *sQ0 = sV + BN * P;
+    float *sRows = (float *)(sQ0 + 4 * BM * P);
+    const uint32_t aK = smem_addr(sK), aV = smem_addr(sV);
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int kw = warp % NKW, role = SPLIT ? warp / NKW : 0;
+    const bool do_dv = !SPLIT || role == 0, do_dk = !SPLIT || role == 1;
+    const int hk = blockIdx.y, b = blockIdx.z;
+    const int n0 = blockIdx.x * BN;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, n0, p.sk, tid);
+    load_tile<BN, D, P, E, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+    cp_async_commit();
+
+    /* the first query that sees key n0 under the causal rule */
+    int mstart = 0;
+    if (causal)
+        mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
+    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
+    const int kr0 = kw * 16; /* the warp's keys in the block */
+
+    float acc[NACC][ND][4];
+#pragma unroll
+    for (int a = 0; a < NACC; a++)
+#pragma unroll
+        for (int d = 0; d < ND; d++)
+            acc[a][d][0] = acc[a][d][1] = acc[a][d][2] = acc[a][d][3] = 0.f;
+
+    /* the (query head, query tile) steps, flattened so that the next step's
+       tiles load while this one computes */
+    const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+    /* issues the loads of step `it` into stage `st`; its rows come back in
+       registers (stored after this step's compute, not stalling it) */
+    auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
+        const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+        const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+        const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+        const uint32_t aQ = smem_addr(sQ0 + 2 * st * BM * P);
+        load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
+        load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
+        const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            const int i = tid + x * NT;
+            const bool ok = i < BM && m0 + i < p.sq;
+            rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+            rd[x] = ok ? rows[m0 + i] : 0.f;
+        }
+    };
+    auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            const int i = tid + x * NT;
+            if (i < BM) {
+                sRows[st * 2 * BM + i] = rl[x];
+                sRows[st * 2 * BM + BM + i] = rd[x];
+            }
+        }
+    };
+    static_assert(BM <= 2 * NT, "rows per step");
+    if (nsteps > 0) {
+        float rl[2], rd[2];
+        issue(0, 0, rl, rd);
+        put_rows(0, rl, rd);
+    }
+    cp_async_commit();
+    for (int it = 0; it < nsteps; it++) {
+        const int st = it & 1;
+        const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+        const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+        float nl[2], nd[2];
+        if (it + 1 < nsteps)
+            issue(it + 1, st ^ 1, nl, nd);
+        cp_async_commit();
+        {
+            cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
+            __syncthreads();
+            const uint32_t aQ = smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
+            const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
+
+            /* S^T = K Q^T for the warp's 16 keys x BM queries */
+            float s[NQ][4], dp[NQ][4];
+#pragma unroll
+            for (int n = 0; n < NQ; n++)
+                s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++) {
+                uint32_t a[4];
+                ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+                for (int nn = 0; nn < BM / 16; nn++) {
+                    uint32_t bf[4];
+                    ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                    mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
+                    mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
+                }
+            }
+            /* dP^T = V dout^T */
+            if (do_dk) {
+#pragma unroll
+                for (int kk = 0; kk < KD; kk++) {
+                    uint32_t a[4];
+                    ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+                    for (int nn = 0; nn < BM / 16; nn++) {
+                        uint32_t bf[4];
+                        ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                        mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
+                        mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
+                    }
+                }
+            }
+            /* P^T and dS^T; keys past Sk need no mask (never written) */
+            const bool check = causal && n0 + BN - 1 > m0 + p.sk - p.sq;
+#pragma unroll
+            for (int n = 0; n < NQ; n++) {
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int kj = n0 + kr0 + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
+                    float xs;
+                    if (KIND == KG_ATTN_MASK || check)
+                        xs = bwd_masked<KIND>(p, mbase, s[n][x], m0 + ql, kj, check, causal);
+                    else
+                        xs = s[n][x] * p.scale_log2;
+                    const float pr = ex2(xs - sL[ql]);
+                    s[n][x] = pr;
+                    if (do_dk)
+                        dp[n][x] = pr * (dp[n][x] - sDl[ql]);
+                }
+            }
+            /* dV += P^T dout, dK += dS^T Q */
+#pragma unroll
+            for (int kk = 0; kk < BM / 16; kk++) {
+                uint32_t pa[4];
+                /* P^T for dV; with SPLIT, the dK warps take dS^T instead */
+                const bool ps = !SPLIT || role == 0;
+#define KG_SEL(n, x) (ps ? s[n][x] : dp[n][x])
+                pa[0] = mma<T>::pack(KG_SEL(2 * kk, 0), KG_SEL(2 * kk, 1));
+                pa[1] = mma<T>::pack(KG_SEL(2 * kk, 2), KG_SEL(2 * kk, 3));
+                pa[2] = mma<T>::pack(KG_SEL(2 * kk + 1, 0), KG_SEL(2 * kk + 1, 1));
+                pa[3] = mma<T>::pack(KG_SEL(2 * kk + 1, 2), KG_SEL(2 * kk + 1, 3));
+#undef KG_SEL
+                if (SPLIT) {
+                    const uint32_t base = role == 0 ? aO : aQ;
+#pragma unroll
+                    for (int dn = 0; dn < KD; dn++) {
+                        uint32_t bf[4];
+                        ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
+                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
+                    }
+                } else {
+                    uint32_t da[4];
+                    da[0] = mma<T>::pack(dp[2 * kk][0], dp[2 * kk][1]);
+                    da[1] = mma<T>::pack(dp[2 * kk][2], dp[2 * kk][3]);
+                    da[2] = mma<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+                    da[3] = mma<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+#pragma unroll
+                    for (int dn = 0; dn < KD; dn++) {
+                        uint32_t bf[4];
+                        ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
+                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
+                        ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        mma<T>::run(acc[NACC - 1][2 * dn], da, bf[0], bf[1]);
+                        mma<T>::run(acc[NACC - 1][2 * dn + 1], da, bf[2], bf[3]);
+                    }
+                }
+            }
+        }
+        if (it + 1 < nsteps)
+            put_rows(st ^ 1, nl, nd);
+        __syncthreads(); /* every warp is done with stage st before it is refilled */
+    }
+    cp_async_wait<0>();
+
+    T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
+    T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
+    if (do_dv)
+        store_acc<T, ND>(acc[0], dv, p.dv_ss, n0 + kr0, p.sk, 0, 1.f, g, t);
+    if (do_dk)
+        store_acc<T, ND>(acc[NACC - 1], dk, p.dk_ss, n0 + kr0, p.sk, 0, p.scale, g, t);
+}
+
+/* ---- f16 / bf16: q ------------------------------------------------------------ */
+
+/* NW warps of 16 query rows (BM = 16 NW), BN keys per tile. */
+template <typename T, int D, int NW, int BN, int KIND>
+__device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
+{
+    constexpr int NT = NW * 32, BM = NW * 16, P = D + 8, E = 2;
+    constexpr int NS = BN / 8, ND = D / 8, KD = D / 16;
+    extern __shared__ __align__(16) unsigned char smem[];
+    /* Q, dout; then two stages of (K, V) tiles */
+    T *sQ = (T *)smem;
+    T *sO = sQ + BM * P;
+    T *sK0 = sO + BM * P;
+    const uint32_t aQ = smem_addr(sQ), aO = smem_addr(sO);
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
+    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+    const int m0 = mb * BM, wr = warp * 16;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+    const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+    int end = p.sk;
+    if (causal)
+        end = min(end, m0 + BM + p.sk - p.sq);
+    const int ntiles = end > 0 ? (end + BN - 1) / BN : 0;
+
+    load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
+    load_tile<BM, D, P, E, NT>(aO, dout, p.do_ss, m0, p.sq, tid);
+    cp_async_commit();
+
+    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+    float lse2[2], dl[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int r = m0 + wr + g + 8 * i;
+        lse2[i] = r < p.sq ? rows[p.nrows + r] : CUDART_INF_F;
+        dl[i] = r < p.sq ? rows[r] : 0.f;
+    }
+
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
+    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
+
+    float acc[ND][4];
+#pragma unroll
+    for (int d = 0; d < ND; d++)
+        acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.f;
+
+    if (ntiles > 0) {
+        load_tile<BN, D, P, E, NT>(smem_addr(sK0), k, p.k_ss, 0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(smem_addr(sK0 + BN * P), v, p.v_ss, 0, p.sk, tid);
+    }
+    cp_async_commit();
+    for (int j = 0; j < ntiles; j++) {
+        const int n0 = j * BN, st = j & 1;
+        /* the next K and V tiles load while this one computes */
+        if (j + 1 < ntiles) {
+            const uint32_t nK = smem_addr(sK0 + 2 * (st ^ 1) * BN * P);
+            load_tile<BN, D, P, E, NT>(nK, k, p.k_ss, n0 + BN, p.sk, tid);
+            load_tile<BN, D, P, E, NT>(nK + BN * P * E, v, p.v_ss, n0 + BN, p.sk, tid);
+        }
+        cp_async_commit();
+        cp_async_wait<1>(); /* this tile (and Q, dout) arrived */
+        __syncthreads();
+        const uint32_t aK = smem_addr(sK0 + 2 * st * BN * P), aV = aK + BN * P * E;
+
+        float s[NS][4], dp[NS][4];
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+            s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < KD; kk++) {
+            uint32_t a[4], c[4];
+            ldmatrix_x4(a, aQ + ((wr + a_row) * P + kk * 16 + a_col) * E);
+            ldmatrix_x4(c, aO + ((wr + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+            for (int nn = 0; nn < BN / 16; nn++) {
+                uint32_t bf[4];
+                ldmatrix_x4(bf, aK + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
+                mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
+                ldmatrix_x4(bf, aV + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                mma<T>::run(dp[2 * nn], c, bf[0], bf[1]);
+                mma<T>::run(dp[2 * nn + 1], c, bf[2], bf[3]);
+            }
+        }
+        const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
+#pragma unroll
+        for (int n = 0; n < NS; n++) {
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                const int i = x >> 1, qi = m0 + wr + g + 8 * i, kj = n0 + n * 8 + 2 * t + (x & 1);
+                float xs;
+                if (KIND == KG_ATTN_MASK || check)
+                    xs = bwd_masked<KIND>(p, mbase, s[n][x], qi, kj, check, causal);
+                else
+                    xs = s[n][x] * p.scale_log2;
+                const float pr = ex2(xs - lse2[i]);
+                dp[n][x] = pr * (dp[n][x] - dl[i]);
+            }
+        }
+        /* dQ += dS K */
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            uint32_t da[4];
+            da[0] = mma<T>::pack(dp[2 * kk][0], dp[2 * kk][1]);
+            da[1] = mma<T>::pack(dp[2 * kk][2], dp[2 * kk][3]);
+            da[2] = mma<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+            da[3] = mma<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+#pragma unroll
+            for (int dn = 0; dn < KD; dn++) {
+                uint32_t bf[4];
+                ldmatrix_x4_trans(bf, aK + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                mma<T>::run(acc[2 * dn], da, bf[0], bf[1]);
+                mma<T>::run(acc[2 * dn + 1], da, bf[2], bf[3]);
+            }
+        }
+        __syncthreads(); /* every warp is done with stage st before it is refilled */
+    }
+    cp_async_wait<0>();
+    T *dq = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
+    store_acc<T, ND>(acc, dq, p.dq_ss, m0 + wr, p.sq, 0, p.scale, g, t);
+}
+
+/* ---- f32: FFMA ------------------------------------------------------------ */
+
+/* acc[i][c] += A[row ty + 16 i] . B[row tx + 16 c] over D (pitch P). */
+template <int TR, int TC, int D, int P>
+__device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, const float *B, int ty, int tx)
+{
+#pragma unroll 2
+    for (int d = 0; d < D; d += 4) {
+        float4 bv[TC];
+#pragma unroll
+        for (int c = 0; c < TC; c++)
+            bv[c] = *(const float4 *)&B[(tx + 16 * c) * P + d];
+#pragma unroll
+        for (int i = 0; i < TR; i++) {
+            const float4 av = *(const float4 *)&A[(ty + 16 * i) * P + d];
+#pragma unroll
+            for (int c = 0; c < TC; c++) {
+                acc[i][c] = fmaf(av.x, bv[c].x, acc[i][c]);
+                acc[i][c] = fmaf(av.y, bv[c].y, acc[i][c]);
+                acc[i][c] = fmaf(av.z, bv[c].z, acc[i][c]);
+                acc[i][c] = fmaf(av.w, bv[c].w, acc[i][c]);
+            }
+        }
+    }
+}
+
+/* acc[i][d][e] += sum_k W[row ty + 16 i][k] X[k][VW (tx + 16 d) + e] for
+   k < K (W pitch PW, X pitch P). */
+template <int TR, int K, int PW, int NV, int VW, int P>
+__device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
+{
+    typedef typename kg_attn::fvec<VW>::t vec;
+#pragma unroll 1
+    for (int c = 0; c < K; c += 4) {
+        float4 wv[TR];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+            wv[i] = *(const float4 *)&W[(ty + 16 * i) * PW + c];
+#pragma unroll
+        for (int cc = 0; cc < 4; cc++) {
+            vec xv[NV];
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+                xv[d] = *(const vec *)&X[(c + cc) * P + VW * (tx + 16 * d)];
+#pragma unroll
+            for (int i = 0; i < TR; i++) {
+                const float w = kg_attn::fvec<4>::at(wv[i], cc);
+#pragma unroll
+                for (int d = 0; d < NV; d++)
+#pragma unroll
+                    for (int e = 0; e < VW; e++)
+                        acc[i][d][e] = fmaf(w, kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+            }
+        }
+    }
+}
+
+/* Writes rows row0 + ty + 16 i (< n) of acc times mul. */
+template <int TR, int NV, int VW>
+__device__ __forceinline__ void f32_store(const float (&acc)[TR][NV][VW], float *base, int64_t ld, int row0, int n,
+                                          float mul, int ty, int tx)
+{
+    typedef typename kg_attn::fvec<VW>::t vec;
+#pragma unroll
+    for (int i = 0; i < TR; i++) {
+        const int r = row0 + ty + 16 * i;
+        if (r < n) {
+#pragma unroll
+            for (int d = 0; d < NV; d++) {
+                vec w;
+                float *wf = (float *)&w;
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    wf[e] = acc[i][d][e] * mul;
+                *(vec *)&base[(int64_t)r * ld + VW * (tx + 16 * d)] = w;
+            }
+        }
+    }
+}
+
+template <int D> struct f32_shape {
+    static constexpr int VW = D % 64 == 0 ? 4 : 2, NV = D / (16 * VW);
+};
+
+/* kv: 256 threads, BN keys per block, BM queries per tile. */
+template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kv_f32(const kg_attnb_params &p)
+{
+    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *sK = (float *)smem;
+    float *sV = sK + BN * P;
+    float *sQ = sV + BN * P;
+    float *sO = sQ + BM * P;
+    float *sP = sO + BM * P;
+    float *sS = sP + BN * PP;
+    float *sL = sS + BN * PP;
+    float *sDl = sL + BM;
+
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int hk = blockIdx.y, b = blockIdx.z;
+    const int n0 = blockIdx.x * BN;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
+    load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+    cp_async_commit();
+    int mstart = 0;
+    if (causal)
+        mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+
+    float dv[TN][NV][VW], dk[TN][NV][VW];
+#pragma unroll
+    for (int i = 0; i < TN; i++)
+#pragma unroll
+        for (int d = 0; d < NV; d++)
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                dv[i][d][e] = dk[i][d][e] = 0.f;
+
+    for (int hi = 0; hi < p.group; hi++) {
+        const int h = hk * p.group + hi;
+        const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+        const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+        const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+        const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+        for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+            __syncthreads();
+            load_tile<BM, D, P, E, NT>(smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+            load_tile<BM, D, P, E, NT>(smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
+            cp_async_commit();
+            for (int i = tid; i < BM; i += NT) {
+                const bool ok = m0 + i < p.sq;
+                sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+                sDl[i] = ok ? rows[m0 + i] : 0.f;
+            }
+            cp_async_wait<0>();
+            __syncthreads();
+
+            float s[TN][TM], dp[TN][TM];
+#pragma unroll
+            for (int i = 0; i < TN; i++)
+#pragma unroll
+                for (int c = 0; c < TM; c++)
+                    s[i][c] = dp[i][c] = 0.f;
+            f32_dots<TN, TM, D, P>(s, sK, sQ, ty, tx);
+            f32_dots<TN, TM, D, P>(dp, sV, sO, ty, tx);
+            const bool check = causal && n0 + BN - 1 > m0 + p.sk - p.sq;
+#pragma unroll
+            for (int i = 0; i < TN; i++)
+#pragma unroll
+                for (int c = 0; c < TM; c++) {
+                    const int kl = ty + 16 * i, ql = tx + 16 * c;
+                    float xs;
+                    if (KIND == KG_ATTN_MASK || check)
+                        xs = bwd_masked<KIND>(p, mbase, s[i][c], m0 + ql, n0 + kl, check, causal);
+                    else
+                        xs = s[i][c] * p.scale_log2;
+                    const float pr = exp2f(xs - sL[ql]);
+                    sP[kl * PP + ql] = pr;
+                    sS[kl * PP + ql] = pr * (dp[i][c] - sDl[ql]);
+                }
+            __syncthreads();
+            f32_acc<TN, BM, PP, NV, VW, P>(dv, sP, sO, ty, tx);
+            f32_acc<TN, BM, PP, NV, VW, P>(dk, sS, sQ, ty, tx);
+        }
+    }
+    cp_async_wait<0>();
+    f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
+    f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+}
+
+/* q: 256 threads, BM queries per block, BN keys per tile. */
+template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb_q_f32(const kg_attnb_params &p)
+{
+    constexpr int NT = 256, P = D + 4, PP = BN + 4, E = 4, TM = BM / 16, TN = BN / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *sQ = (float *)smem;
+    float *sO = sQ + BM * P;
+    float *sK = sO + BM * P;
+    float *sV = sK + BN * P;
+    float *sS = sV + BN * P;
+
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int mb = gridDim.x - 1 - blockIdx.x;
+    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+    const int m0 = mb * BM;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+    const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+    int end = p.sk;
+    if (causal)
+        end = min(end, m0 + BM + p.sk - p.sq);
+    const int ntiles = end > 0 ? (end + BN - 1) / BN : 0;
+
+    load_tile<BM, D, P, E, NT>(smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+    load_tile<BM, D, P, E, NT>(smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
+    cp_async_commit();
+    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+    float lse2[TM], dl[TM];
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int r = m0 + ty + 16 * i;
+        lse2[i] = r < p.sq ? rows[p.nrows + r] : CUDART_INF_F;
+        dl[i] = r < p.sq ? rows[r] : 0.f;
+    }
+
+    float acc[TM][NV][VW];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int d = 0; d < NV; d++)
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                acc[i][d][e] = 0.f;
+
+    for (int j = 0; j < ntiles; j++) {
+        const int n0 = j * BN;
+        __syncthreads();
+        load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+        cp_async_commit();
+        cp_async_wait<0>();
+        __syncthreads();
+        float s[TM][TN], dp[TM][TN];
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int c = 0; c < TN; c++)
+                s[i][c] = dp[i][c] = 0.f;
+        f32_dots<TM, TN, D, P>(s, sQ, sK, ty, tx);
+        f32_dots<TM, TN, D, P>(dp, sO, sV, ty, tx);
+        const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int c = 0; c < TN; c++) {
+                const int ql = ty + 16 * i, kl = tx + 16 * c;
+                float xs;
+                if (KIND == KG_ATTN_MASK || check)
+                    xs = bwd_masked<KIND>(p, mbase, s[i][c], m0 + ql, n0 + kl, check, causal);
+                else
+                    xs = s[i][c] * p.scale_log2;
+                const float pr = exp2f(xs - lse2[i]);
+                sS[ql * PP + kl] = pr * (dp[i][c] - dl[i]);
+            }
+        __syncthreads();
+        f32_acc<TM, BN, PP, NV, VW, P>(acc, sS, sK, ty, tx);
+    }
+    cp_async_wait<0>();
+    f32_store<TM, NV, VW>(acc, (float *)p.dq + b * p.dq_sb + h * p.dq_sh, p.dq_ss, m0, p.sq, p.scale, ty, tx);
+}
+
+} // namespace kg_attnb
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * attention_bwd_params.h - the argument of every attention backward kernel,
+ * shared by the runtime (runtime/attention_bwd.c) and the kernels
+ * (templates/attention_bwd.cuh). Passed by value.
+ *
+ * Strides are in elements; the head dim of every [B, H, S, D] tensor is
+ * contiguous. Head h of q reads head h / group of k and v. rows is the
+ * call's device scratch: n = B * Hq * Sq floats of delta (rowsum(dout * out))
+ * followed by n floats of lse2 (lse * log2 e, +inf for a row without keys),
+ * both indexed (b * Hq + h) * Sq + i.
+ */
+#ifndef KG_ATTENTION_BWD_PARAMS_H
+#define KG_ATTENTION_BWD_PARAMS_H
+
+#include <stdint.h>
+
+#include "attention_params.h" /* kg_attn_kind */
+
+typedef struct kg_attnb_params {
+    const void *q, *k, *v, *out, *dout;
+    void *dq, *dk, *dv;
+    const float *lse;
+    const float *mask; /* KG_ATTN_MASK only; broadcast dims have stride 0 */
+    float *rows;       /* scratch: delta then lse2, 2 * B * Hq * Sq floats */
+    int64_t q_sb, q_sh, q_ss;
+    int64_t k_sb, k_sh, k_ss;
+    int64_t v_sb, v_sh, v_ss;
+    int64_t o_sb, o_sh, o_ss;
+    int64_t do_sb, do_sh, do_ss;
+    int64_t dq_sb, dq_sh, dq_ss;
+    int64_t dk_sb, dk_sh, dk_ss;
+    int64_t dv_sb, dv_sh, dv_ss;
+    int64_t l_sb, l_sh, l_ss;
+    int64_t m_sb, m_sh, m_sq, m_sk;
+    int64_t nrows; /* B * Hq * Sq */
+    int32_t hq, sq, sk;
+    int32_t group;    /* Hq / Hkv */
+    int32_t causal;   /* KG_ATTN_MASK: also apply the causal mask */
+    float scale;      /* softmax scale */
+    float scale_log2; /* scale * log2(e) */
+} kg_attnb_params;
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One call on the GPU machine that checks and times a staged build
+# (tests/stage-gpu.sh DEST): every test program, `ninja bench`'s programs with
+# the PyTorch side-by-side scripts and the plots, the Python package against
+# torch, the conformance runner and compute-sanitizer in quick mode.
+#   cd DEST && bash tests/gpu-final.sh OUTDIR
+# Logs (few files, the device tool brings back at most 8): OUTDIR/tests.log,
+# bench.log, bench.json, plots.tar, py.log, conformance.md, sanitize.log.
+# $KG_FINAL_STEPS narrows the run (default: tests bench py conformance sanitize).
+set -u
+out=${1:-.}
+export LD_LIBRARY_PATH=lib PYTHONUNBUFFERED=1
+py=$(command -v python3)
+[ -x /opt/torch/.venv/bin/python3 ] && py=/opt/torch/.venv/bin/python3
+start=$(date +%s)
+stamp() { echo "== $* (+$(($(date +%s) - start)) s)"; }
+steps=${KG_FINAL_STEPS:-tests bench py conformance sanitize}
+for step in $steps; do
+    case $step in
+    tests)
+        stamp tests | tee -a "$out/tests.log"
+        for t in build/tests/test_*; do
+            echo "-- $t" >>"$out/tests.log"
+            timeout "${KG_FINAL_TEST_SECS:-120}" "$t" >>"$out/tests.log" 2>&1
+            rc=$?
+            echo "$(basename "$t"): exit $rc; $(grep -E 'Synthesis|passed|failed' "$out/tests.log" | tail -1)"
+        done
+        ;;
+    bench)
+        stamp bench | tee -a "$out/bench.log"
+        timeout "${KG_FINAL_BENCH_SECS:-240}" env KG_BENCH_DIR=build bench/run-all.sh >>"$out/bench.log" 2>&1
+        echo "bench exit $?"
+        cp build/bench.json "$out/" 2>/dev/null
+        if [ -f build/bench.json ]; then
+            mkdir -p /tmp/plots && "$py" bench/plot.py build/bench.json /tmp/plots >>"$out/bench.log" 2>&1 &&
+                tar -C /tmp/plots -cf "$out/plots.tar" .
+        fi
+        ;;
+    py)
+        stamp python
+        PYTHONPATH=runtime/python timeout 120 "$py" tests/test_python_torch.py >"$out/py.log" 2>&1
+        echo "python exit $?; $(tail -1 "$out/py.log")"
+        ;;
+    conformance)
+        stamp conformance
+        if [ -d .whl ]; then
+            "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl &&
+                export PYTHONPATH=/tmp/site
+        fi
+        timeout "${KG_CONF_SECS:-90}" "$py" tests/conformance.py build/libkgen.so --markdown "$out/conformance.md" \
+            >/tmp/conformance.log 2>&1
+        echo "conformance exit $?"
+        tail -5 /tmp/conformance.log
+        ;;
+    sanitize)
+        stamp sanitize
+        timeout "${KG_FINAL_SAN_SECS:-120}" tests/sanitize.sh build >"$out/sanitize.log" 2>&1
+        echo "sanitize exit $?"
+        cat "$out/sanitize.log" | grep -E 'errors' | head -40
+        ;;
+    esac
+done
+stamp done

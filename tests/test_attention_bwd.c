@@ -1,0 +1,884 @@
+/*
+ * test_attention_bwd.c - kg_attention_backward: every validation error on
+ * the CPU (no device needed); a finite-difference check of the float64
+ * reference; then on the GPU every generated dtype x head dim x mask kind and
+ * TESTING.md's backward cases against that reference.
+ *
+ * The reference (float64, from the same rounded inputs): P = softmax(scale
+ * q k^T + mask) exactly, out = P v, delta = rowsum(dout * out), dS = P (dout
+ * v^T - delta), dq = scale dS k, dk = scale dS^T q (summed over the query
+ * heads of a group), dv = P^T dout (likewise). The inputs out and lse the
+ * kernels get are the float64 forward rounded to the dtype and to f32.
+ *
+ * Tolerance (TESTING.md, as the forward's): per gradient, max|got - ref| <=
+ * 2 max|lp - ref| + atol, where lp is the same math the way an unfused
+ * program in the dtype would compute it: scores from rounded dot products,
+ * P = exp(s - lse) in f32 rounded to the dtype, dP rounded to the dtype,
+ * delta from the given out in f32, dS rounded to the dtype, products
+ * accumulated in f32 and rounded once (f32: everything in float). Rows whose
+ * keys are all masked must give dq exactly 0.
+ */
+#include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "kg_attnb_table.h"
+#include "kg_test.h"
+#include "kg_attention_bwd.h"
+
+/* ---- CPU: validation ------------------------------------------------------ */
+
+static kg_context *ctx;
+
+static void open_without_device(void) { ctx = kt_open_without_device(); }
+
+static void close_ctx(void) { kg_close(ctx); }
+
+/* A valid call: q/out/dout/dq [2,8,100,D], k/v/dk/dv [2,2,120,D], lse [2,8,100]. */
+typedef struct {
+    kg_tensor dq, dk, dv, dout, q, k, v, out, lse;
+} call_t;
+
+static call_t valid_call(kg_dtype dt, int64_t D)
+{
+    call_t c;
+    c.q = kg_tensor_contiguous(KT_DEV(0), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.k = kg_tensor_contiguous(KT_DEV(1 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.v = kg_tensor_contiguous(KT_DEV(2 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.out = kg_tensor_contiguous(KT_DEV(3 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.lse = kg_tensor_contiguous(KT_DEV(4 << 24), KG_F32, 3, KT_SHAPE(2, 8, 100));
+    c.dout = kg_tensor_contiguous(KT_DEV(5 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.dq = kg_tensor_contiguous(KT_DEV(6 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.dk = kg_tensor_contiguous(KT_DEV(7 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.dv = kg_tensor_contiguous(KT_DEV(8 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    return c;
+}
+
+#define CALL(c, mask, opts)                                                                                            \
+    kg_attention_backward(ctx, &(c).dq, &(c).dk, &(c).dv, &(c).dout, &(c).q, &(c).k, &(c).v, &(c).out, &(c).lse, mask, \
+                          opts)
+
+TestSuite(attention_bwd_validation, .init = open_without_device, .fini = close_ctx);
+
+Test(attention_bwd_validation, a_valid_call_reaches_the_device_check_for_every_dtype_head_dim_and_kind)
+{
+    const kg_dtype dts[3] = {KG_F32, KG_F16, KG_BF16};
+    const int64_t dims[5] = {32, 64, 96, 128, 256};
+    kg_tensor mask = kg_tensor_contiguous(KT_DEV(9 << 24), KG_F32, 2, KT_SHAPE(100, 120));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+            for (int kind = 0; kind < 3; kind++) {
+                call_t c = valid_call(dts[i], dims[j]);
+                kg_attention_opts o = {0.f, kind == 1};
+                kg_status st = CALL(c, kind == 2 ? &mask : NULL, &o);
+                cr_assert_eq(st, KG_ERR_NO_DEVICE, "%s D=%lld kind %d: %s", kg_dtype_name(dts[i]), (long long)dims[j],
+                             kind, kg_errmsg(ctx));
+            }
+}
+
+Test(attention_bwd_validation, every_tensor_but_the_mask_is_required)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    cr_assert_eq(
+        kg_attention_backward(NULL, &c.dq, &c.dk, &c.dv, &c.dout, &c.q, &c.k, &c.v, &c.out, &c.lse, NULL, NULL),
+        KG_ERR_INVALID_ARGUMENT);
+    const char *names[9] = {"dq", "dk", "dv", "dout", "q", "k", "v", "out", "lse"};
+    for (int i = 0; i < 9; i++) {
+        const kg_tensor *t[9] = {&c.dq, &c.dk, &c.dv, &c.dout, &c.q, &c.k, &c.v, &c.out, &c.lse};
+        t[i] = NULL;
+        char want[64];
+        snprintf(want, sizeof want, "invalid argument: tensor %s is NULL", names[i]);
+        KT_EXPECT(ctx, kg_attention_backward(ctx, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], NULL, NULL),
+                  KG_ERR_INVALID_ARGUMENT, want);
+    }
+}
+
+Test(attention_bwd_validation, dtypes)
+{
+    call_t c = valid_call(KG_F64, 64);
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_DTYPE,
+              "attention backward is not available for f64 (it accepts f32, f16, bf16)");
+    const char *names[8] = {"dq", "dk", "dv", "dout", "q", "k", "v", "out"};
+    for (int i = 0; i < 8; i++) {
+        if (i == 4)
+            continue;
+        c = valid_call(KG_BF16, 64);
+        kg_tensor *t[8] = {&c.dq, &c.dk, &c.dv, &c.dout, &c.q, &c.k, &c.v, &c.out};
+        t[i]->dtype = KG_F16;
+        char want[96];
+        snprintf(want, sizeof want, "dtype mismatch: attention backward: q is bf16 but %s is f16", names[i]);
+        KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_DTYPE, want);
+    }
+    c = valid_call(KG_BF16, 64);
+    c.lse.dtype = KG_BF16;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_DTYPE, "dtype mismatch: attention backward: lse must be f32, got bf16");
+    c = valid_call(KG_BF16, 64);
+    kg_tensor mask = kg_tensor_contiguous(KT_DEV(9 << 24), KG_F16, 1, KT_SHAPE(120));
+    KT_EXPECT(ctx, CALL(c, &mask, NULL), KG_ERR_DTYPE, "dtype mismatch: attention backward: mask must be f32, got f16");
+}
+
+Test(attention_bwd_validation, gradient_and_input_shapes)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.dq.shape[2] = 99;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: dq is [2,8,99,64] but must be q's shape [2,8,100,64]");
+    c = valid_call(KG_BF16, 64);
+    c.dk.shape[1] = 8;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: dk is [2,8,120,64] but must be k's shape [2,2,120,64]");
+    c = valid_call(KG_BF16, 64);
+    c.dv.ndim = 3;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: dv is [2,2,120] but must be k's shape [2,2,120,64]");
+    c = valid_call(KG_BF16, 64);
+    c.out.shape[0] = 1;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: out is [1,8,100,64] but must be q's shape [2,8,100,64]");
+    c = valid_call(KG_BF16, 64);
+    c.dout.shape[3] = 32;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: dout is [2,8,100,32] but must be q's shape [2,8,100,64]");
+    c = valid_call(KG_BF16, 64);
+    c.lse.shape[2] = 120;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: lse is [2,8,120] but must be [B, Hq, Sq] for q [2,8,100,64]");
+    c = valid_call(KG_BF16, 64);
+    c.lse.ndim = 4;
+    c.lse.shape[3] = 1;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: lse is [2,8,100,1] but must be [B, Hq, Sq] for q [2,8,100,64]");
+    c = valid_call(KG_BF16, 64);
+    c.v.shape[2] = 121;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: k and v must have the same shape (q is [2,8,100,64], k is "
+              "[2,2,120,64])");
+    c = valid_call(KG_BF16, 64);
+    c.k.shape[1] = c.v.shape[1] = c.dk.shape[1] = c.dv.shape[1] = 3;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: q's heads must be a multiple of k's heads (q is [2,8,100,64], k "
+              "is [2,3,120,64])");
+    c = valid_call(KG_BF16, 64);
+    c.k.shape[3] = c.v.shape[3] = 128;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: q and k must have the same head dim (q is [2,8,100,64], k is "
+              "[2,2,120,128])");
+    c = valid_call(KG_BF16, 64);
+    c.q.ndim = 3;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: q, k and v must have 4 dims [B, H, S, D] (q is [2,8,100], k is "
+              "[2,2,120,64])");
+    c = valid_call(KG_BF16, 64);
+    kg_tensor m = kg_tensor_contiguous(KT_DEV(9 << 24), KG_F32, 2, KT_SHAPE(120, 100));
+    KT_EXPECT(ctx, CALL(c, &m, NULL), KG_ERR_SHAPE,
+              "shape mismatch: attention backward: mask [120,100] is not broadcastable to [B, Hq, Sq, Sk] = "
+              "[2,8,100,120]");
+    m = kg_tensor_contiguous(KT_DEV(9 << 24), KG_F32, 4, KT_SHAPE(2, 1, 1, 120));
+    cr_assert_eq(CALL(c, &m, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+Test(attention_bwd_validation, head_dims_that_are_not_generated_are_named)
+{
+    const int64_t bad[] = {1, 16, 48, 80, 100, 160, 512};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        call_t c = valid_call(KG_F16, bad[i]);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "invalid argument: attention backward: head dim %lld is not generated (generated: 32, 64, 96, 128, "
+                 "256)",
+                 (long long)bad[i]);
+        KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT, want);
+    }
+}
+
+Test(attention_bwd_validation, layout_requirements)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.dk.strides[3] = 2;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dk's head dim must be contiguous (stride 2)");
+    c = valid_call(KG_BF16, 64);
+    c.dout.data = KT_DEV((5 << 24) + 2);
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dout's data must be 16-byte aligned");
+    c = valid_call(KG_BF16, 64);
+    c.dq.strides[2] = 68;
+    c.dq.strides[1] = 68 * 100, c.dq.strides[0] = 68 * 100 * 8;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dq's stride in dim 2 (68 elements) must be a multiple of 16 "
+              "bytes");
+    /* [B, S, H, D] storage as a strided view is fine */
+    c = valid_call(KG_BF16, 64);
+    c.q.strides[1] = 64, c.q.strides[2] = 8 * 64, c.q.strides[0] = 100 * 8 * 64;
+    cr_assert_eq(CALL(c, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+Test(attention_bwd_validation, gradients_must_not_overlap_inputs_or_each_other)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.dq.data = c.dout.data;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dq overlaps dout");
+    c = valid_call(KG_BF16, 64);
+    c.dv.data = KT_DEV((7 << 24) + 4096);
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dk overlaps dv");
+    c = valid_call(KG_BF16, 64);
+    c.dk.data = KT_DEV((4 << 24) + 512);
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: dk overlaps lse");
+}
+
+Test(attention_bwd_validation, scale_must_be_finite)
+{
+    call_t c = valid_call(KG_F32, 32);
+    kg_attention_opts o = {INFINITY, 0};
+    KT_EXPECT(ctx, CALL(c, NULL, &o), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: scale inf is not finite");
+}
+
+Test(attention_bwd_validation, sizes_out_of_range)
+{
+    call_t c = valid_call(KG_BF16, 64);
+    c.q.shape[0] = c.out.shape[0] = c.dout.shape[0] = c.dq.shape[0] = c.lse.shape[0] = 70000;
+    c.k.shape[0] = c.v.shape[0] = c.dk.shape[0] = c.dv.shape[0] = 70000;
+    KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention backward: sizes out of range (Sq, Sk < 2^31; B, Hq <= 65535), got "
+              "B=70000 Hq=8 Sq=100 Sk=120");
+}
+
+Test(attention_bwd_validation, scratch_size)
+{
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 100), (size_t)(64 << 10) + 2 * 8 * 100 * 8);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(-1, 8, 100), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 100), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 100), (size_t)(64 << 10));
+}
+
+Test(attention_bwd_validation, empty_problems_validate_then_report_the_device)
+{
+    call_t c = valid_call(KG_F16, 64);
+    c.q.shape[2] = c.out.shape[2] = c.dout.shape[2] = c.dq.shape[2] = c.lse.shape[2] = 0;
+    cr_assert_eq(CALL(c, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+/* ---- the float64 reference ----------------------------------------------- */
+
+typedef enum { MASK_NONE, MASK_PAD, MASK_RANDOM, MASK_EMPTY_ROWS } mask_fill;
+
+typedef struct {
+    kg_dtype dt;
+    int B, Hq, Hkv, Sq, Sk, D;
+    int causal;
+    mask_fill mask;
+    int mask_ndim; /* 1: [Sk], 2: [Sq,Sk], 4: [B,1,1,Sk] (PAD) or [B,Hq,Sq,Sk] */
+    int bshd;      /* every [B,H,S,D] tensor stored [B,S,H,D] (strided views) */
+    float scale;
+} acase;
+
+static double mask_at(const acase *c, const float *m, int b, int h, int i, int j)
+{
+    if (c->mask == MASK_NONE)
+        return 0.0;
+    switch (c->mask_ndim) {
+    case 1: return m[j];
+    case 2: return m[(int64_t)i * c->Sk + j];
+    default:
+        if (c->mask == MASK_PAD)
+            return m[(int64_t)b * c->Sk + j];
+        return m[(((int64_t)b * c->Hq + h) * c->Sq + i) * c->Sk + j];
+    }
+}
+
+static int64_t mask_numel(const acase *c)
+{
+    switch (c->mask_ndim) {
+    case 1: return c->Sk;
+    case 2: return (int64_t)c->Sq * c->Sk;
+    default: return c->mask == MASK_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->B * c->Hq * c->Sq * c->Sk;
+    }
+}
+
+/* Logical [B,H,S,D] arrays of doubles (inputs already rounded to the dtype). */
+typedef struct {
+    const acase *c;
+    const double *q, *k, *v, *dout, *out; /* out: as given to the kernels */
+    const float *lse;                     /* as given to the kernels */
+    const float *mask;
+    double scale;
+} ref_in;
+
+static int64_t lidx(int H, int S, int D, int b, int h, int s) { return (((int64_t)b * H + h) * S + s) * D; }
+
+static double dot(const double *a, const double *b, int D)
+{
+    double s = 0;
+    for (int d = 0; d < D; d++)
+        s += a[d] * b[d];
+    return s;
+}
+
+/* The forward in float64: out and lse (for the kernels' inputs). */
+static void forward64(const ref_in *r, double *out, double *lse)
+{
+    const acase *c = r->c;
+    const int D = c->D, g = c->Hq / c->Hkv;
+    double *p = malloc(sizeof(double) * (c->Sk + 1));
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->Hq; h++)
+            for (int i = 0; i < c->Sq; i++) {
+                const double *qi = r->q + lidx(c->Hq, c->Sq, D, b, h, i);
+                double m = -INFINITY, l = 0;
+                for (int j = 0; j < c->Sk; j++) {
+                    const int hidden = c->causal && j > i + c->Sk - c->Sq;
+                    p[j] = hidden ? -INFINITY
+                                  : dot(qi, r->k + lidx(c->Hkv, c->Sk, D, b, h / g, j), D) * r->scale +
+                                        mask_at(c, r->mask, b, h, i, j);
+                    m = p[j] > m ? p[j] : m;
+                }
+                for (int j = 0; j < c->Sk; j++)
+                    l += (p[j] = m == -INFINITY ? 0 : exp(p[j] - m));
+                double *o = out + lidx(c->Hq, c->Sq, D, b, h, i);
+                for (int d = 0; d < D; d++)
+                    o[d] = 0;
+                for (int j = 0; j < c->Sk; j++)
+                    for (int d = 0; d < D; d++)
+                        o[d] += l > 0 ? p[j] / l * r->v[lidx(c->Hkv, c->Sk, D, b, h / g, j) + d] : 0;
+                lse[((int64_t)b * c->Hq + h) * c->Sq + i] = l > 0 ? m + log(l) : -INFINITY;
+            }
+    free(p);
+}
+
+static double rnd(kg_dtype dt, double x) { return kt_round(dt, x); }
+
+/* The gradients, logical layout. lp = 0: exact float64 math (P from the
+   float64 scores, delta from the exact out); lp = 1: the dtype's own
+   precision as described at the top. */
+static void backward_ref(const ref_in *r, int lp, double *gq, double *gk, double *gv)
+{
+    const acase *c = r->c;
+    const kg_dtype dt = c->dt;
+    const int D = c->D, g = c->Hq / c->Hkv;
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * D, nk = (int64_t)c->B * c->Hkv * c->Sk * D;
+    for (int64_t i = 0; i < nq; i++)
+        gq[i] = 0;
+    for (int64_t i = 0; i < nk; i++)
+        gk[i] = gv[i] = 0;
+    double *p = malloc(sizeof(double) * (c->Sk + 1)), *o = malloc(sizeof(double) * D);
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->Hq; h++)
+            for (int i = 0; i < c->Sq; i++) {
+                const int64_t qo = lidx(c->Hq, c->Sq, D, b, h, i);
+                const double *qi = r->q + qo, *gi = r->dout + qo;
+                const float lse = r->lse[((int64_t)b * c->Hq + h) * c->Sq + i];
+                double m = -INFINITY, l = 0;
+                for (int j = 0; j < c->Sk; j++) {
+                    const int hidden = c->causal && j > i + c->Sk - c->Sq;
+                    const double *kj = r->k + lidx(c->Hkv, c->Sk, D, b, h / g, j);
+                    if (hidden) {
+                        p[j] = -INFINITY;
+                    } else if (lp) {
+                        float dd = 0;
+                        for (int d = 0; d < D; d++)
+                            dd += (float)qi[d] * (float)kj[d];
+                        p[j] = (float)rnd(dt, dd) * (float)r->scale + (float)mask_at(c, r->mask, b, h, i, j);
+                    } else {
+                        p[j] = dot(qi, kj, D) * r->scale + mask_at(c, r->mask, b, h, i, j);
+                    }
+                    m = p[j] > m ? p[j] : m;
+                }
+                if (lp) {
+                    for (int j = 0; j < c->Sk; j++)
+                        p[j] = lse == -INFINITY ? 0.0 : (double)expf((float)p[j] - lse);
+                } else {
+                    for (int j = 0; j < c->Sk; j++)
+                        l += (p[j] = m == -INFINITY ? 0 : exp(p[j] - m));
+                    for (int j = 0; j < c->Sk; j++)
+                        p[j] = l > 0 ? p[j] / l : 0;
+                }
+                double delta = 0;
+                if (lp) {
+                    float dl = 0;
+                    for (int d = 0; d < D; d++)
+                        dl += (float)gi[d] * (float)r->out[qo + d];
+                    delta = dl;
+                } else {
+                    for (int d = 0; d < D; d++)
+                        o[d] = 0;
+                    for (int j = 0; j < c->Sk; j++)
+                        for (int d = 0; d < D; d++)
+                            o[d] += p[j] * r->v[lidx(c->Hkv, c->Sk, D, b, h / g, j) + d];
+                    delta = dot(gi, o, D);
+                }
+                for (int j = 0; j < c->Sk; j++) {
+                    if (p[j] == 0)
+                        continue;
+                    const int64_t ko = lidx(c->Hkv, c->Sk, D, b, h / g, j);
+                    double dp, ds, pv;
+                    if (lp) {
+                        float f = 0;
+                        for (int d = 0; d < D; d++)
+                            f += (float)gi[d] * (float)r->v[ko + d];
+                        dp = rnd(dt, f);
+                        ds = rnd(dt, (float)p[j] * ((float)dp - (float)delta));
+                        pv = rnd(dt, p[j]);
+                        for (int d = 0; d < D; d++) {
+                            gq[qo + d] = (float)gq[qo + d] + (float)ds * (float)r->k[ko + d];
+                            gk[ko + d] = (float)gk[ko + d] + (float)ds * (float)qi[d];
+                            gv[ko + d] = (float)gv[ko + d] + (float)pv * (float)gi[d];
+                        }
+                    } else {
+                        dp = dot(gi, r->v + ko, D);
+                        ds = p[j] * (dp - delta);
+                        pv = p[j];
+                        for (int d = 0; d < D; d++) {
+                            gq[qo + d] += ds * r->k[ko + d];
+                            gk[ko + d] += ds * qi[d];
+                            gv[ko + d] += pv * gi[d];
+                        }
+                    }
+                }
+            }
+    for (int64_t i = 0; i < nq; i++)
+        gq[i] = lp ? rnd(dt, (float)(gq[i] * (float)r->scale)) : gq[i] * r->scale;
+    for (int64_t i = 0; i < nk; i++) {
+        gk[i] = lp ? rnd(dt, (float)(gk[i] * (float)r->scale)) : gk[i] * r->scale;
+        gv[i] = lp ? rnd(dt, gv[i]) : gv[i];
+    }
+    free(p);
+    free(o);
+}
+
+/* The reference's own gradients against central differences of
+   L = sum(dout * out(q, k, v)) in float64, on a tiny causal GQA case with a
+   mask (every path of the math). */
+Test(attention_bwd_reference, matches_finite_differences)
+{
+    acase c = {KG_F32, 1, 2, 1, 3, 4, 3, 1, MASK_RANDOM, 2, 0, 0.7f};
+    uint64_t rng = kt_seed();
+    const int nq = 2 * 3 * 3, nk = 4 * 3;
+    double q[18], k[12], v[12], dout[18], out[18], lse64[6];
+    float lse[6], mask[12];
+    for (int i = 0; i < nq; i++) {
+        q[i] = kt_uniform(&rng, -1, 1);
+        dout[i] = kt_uniform(&rng, -1, 1);
+    }
+    for (int i = 0; i < nk; i++) {
+        k[i] = kt_uniform(&rng, -1, 1);
+        v[i] = kt_uniform(&rng, -1, 1);
+    }
+    for (int i = 0; i < 12; i++)
+        mask[i] = (float)kt_uniform(&rng, -1, 1);
+    mask[0] = -INFINITY; /* row 0 then sees no key at all (causal hides keys 2, 3; mask key 0) */
+    mask[1] = -INFINITY;
+    ref_in r = {&c, q, k, v, dout, out, lse, mask, 0.7};
+    forward64(&r, out, lse64);
+    for (int i = 0; i < 6; i++)
+        lse[i] = (float)lse64[i];
+    double gq[18], gk[12], gv[12];
+    backward_ref(&r, 0, gq, gk, gv);
+    double *x[3] = {q, k, v}, *gx[3] = {gq, gk, gv};
+    const int n[3] = {nq, nk, nk};
+    const char *nm[3] = {"dq", "dk", "dv"};
+    for (int t = 0; t < 3; t++)
+        for (int i = 0; i < n[t]; i++) {
+            const double h = 1e-6, keep = x[t][i];
+            double lo = 0, hi = 0, o2[18], l2[6];
+            x[t][i] = keep + h;
+            forward64(&r, o2, l2);
+            for (int e = 0; e < nq; e++)
+                hi += dout[e] * o2[e];
+            x[t][i] = keep - h;
+            forward64(&r, o2, l2);
+            for (int e = 0; e < nq; e++)
+                lo += dout[e] * o2[e];
+            x[t][i] = keep;
+            const double fd = (hi - lo) / (2 * h);
+            cr_assert(fabs(fd - gx[t][i]) <= 1e-7 + 1e-6 * fabs(fd), "%s[%d]: reference %.12g, finite difference %.12g",
+                      nm[t], i, gx[t][i], fd);
+        }
+    for (int d = 0; d < 3; d++)
+        cr_assert_eq(gq[d], 0.0, "row 0 has no visible key: dq must be 0");
+}
+
+/* ---- GPU: numerics ----------------------------------------------------------- */
+
+static uint64_t rng;
+
+static void gpu_setup(void)
+{
+    ctx = kt_open_gpu();
+    rng = kt_seed();
+}
+
+/* element offset of logical [b,h,s,0] in the storage layout */
+static int64_t off(const acase *c, int H, int S, int b, int h, int s)
+{
+    if (c->bshd)
+        return (((int64_t)b * S + s) * H + h) * c->D;
+    return lidx(H, S, c->D, b, h, s);
+}
+
+static kg_tensor view4(const acase *c, void *data, int H, int S)
+{
+    kg_tensor t = kg_tensor_contiguous(data, c->dt, 4, (const int64_t[]){c->B, H, S, c->D});
+    if (c->bshd) {
+        t.strides[3] = 1;
+        t.strides[1] = c->D;
+        t.strides[2] = (int64_t)H * c->D;
+        t.strides[0] = (int64_t)S * H * c->D;
+    }
+    return t;
+}
+
+/* Logical doubles -> a host buffer in the storage layout, rounded to dt. */
+static void *store(const acase *c, const double *x, int H, int S)
+{
+    const size_t es = kg_dtype_size(c->dt);
+    const int64_t n = (int64_t)c->B * H * S * c->D;
+    void *buf = malloc(n * es + 16);
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < S; s++)
+                for (int d = 0; d < c->D; d++)
+                    kt_set(buf, c->dt, off(c, H, S, b, h, s) + d, x[lidx(H, S, c->D, b, h, s) + d]);
+    return buf;
+}
+
+static void *to_device(const void *host, size_t bytes)
+{
+    void *d = kt_alloc(ctx, bytes + 16);
+    if (bytes)
+        kt_upload(ctx, d, host, bytes);
+    return d;
+}
+
+typedef struct {
+    void *dq, *dk, *dv; /* host, storage layout */
+} grads;
+
+/* Runs the backward once on device buffers; returns the gradients. */
+static grads run_gpu(const acase *c, void *q, void *k, void *v, void *out, void *dout, void *lse, void *mask)
+{
+    const size_t es = kg_dtype_size(c->dt);
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
+    void *dq = kt_alloc(ctx, nq * es + 16), *dk = kt_alloc(ctx, nk * es + 16), *dv = kt_alloc(ctx, nk * es + 16);
+    KT_OK(ctx, kg_memset(ctx, dq, 0xff, nq * es + 16)); /* NaN poison */
+    KT_OK(ctx, kg_memset(ctx, dk, 0xff, nk * es + 16));
+    KT_OK(ctx, kg_memset(ctx, dv, 0xff, nk * es + 16));
+    kg_tensor tq = view4(c, q, c->Hq, c->Sq), tk = view4(c, k, c->Hkv, c->Sk), tv = view4(c, v, c->Hkv, c->Sk),
+              to = view4(c, out, c->Hq, c->Sq), tdo = view4(c, dout, c->Hq, c->Sq), tdq = view4(c, dq, c->Hq, c->Sq),
+              tdk = view4(c, dk, c->Hkv, c->Sk), tdv = view4(c, dv, c->Hkv, c->Sk);
+    /* lse as a strided view: every other float */
+    kg_tensor tl = kg_tensor_contiguous(lse, KG_F32, 3, (const int64_t[]){c->B, c->Hq, c->Sq});
+    for (int d = 0; d < 3; d++)
+        tl.strides[d] *= 2;
+    kg_tensor tm;
+    if (c->mask) {
+        if (c->mask_ndim == 1)
+            tm = kg_tensor_contiguous(mask, KG_F32, 1, (const int64_t[]){c->Sk});
+        else if (c->mask_ndim == 2)
+            tm = kg_tensor_contiguous(mask, KG_F32, 2, (const int64_t[]){c->Sq, c->Sk});
+        else if (c->mask == MASK_PAD)
+            tm = kg_tensor_contiguous(mask, KG_F32, 4, (const int64_t[]){c->B, 1, 1, c->Sk});
+        else
+            tm = kg_tensor_contiguous(mask, KG_F32, 4, (const int64_t[]){c->B, c->Hq, c->Sq, c->Sk});
+    }
+    kg_attention_opts opts = {c->scale, c->causal};
+    KT_OK(ctx,
+          kg_attention_backward(ctx, &tdq, &tdk, &tdv, &tdo, &tq, &tk, &tv, &to, &tl, c->mask ? &tm : NULL, &opts));
+    KT_OK(ctx, kg_sync(ctx));
+    grads g = {malloc(nq * es + 1), malloc(nk * es + 1), malloc(nk * es + 1)};
+    kt_download(ctx, g.dq, dq, nq * es);
+    kt_download(ctx, g.dk, dk, nk * es);
+    kt_download(ctx, g.dv, dv, nk * es);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    return g;
+}
+
+static void check_grad(const acase *c, const char *name, const void *got, const double *ref, const double *lp, int H,
+                       int S)
+{
+    double max_err = 0, max_lp = 0, wgot = 0, wwant = 0;
+    int wb = 0, wh = 0, ws = 0, wd = 0;
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < S; s++)
+                for (int d = 0; d < c->D; d++) {
+                    const int64_t li = lidx(H, S, c->D, b, h, s) + d;
+                    const double x = kt_get(got, c->dt, off(c, H, S, b, h, s) + d), want = ref[li];
+                    cr_assert(!isnan(x), "%s %s [%d,%d,%d,%d]: NaN (unwritten or invalid) (seed %llu)",
+                              kg_dtype_name(c->dt), name, b, h, s, d, (unsigned long long)kt_seed());
+                    if (fabs(lp[li] - want) > max_lp)
+                        max_lp = fabs(lp[li] - want);
+                    if (fabs(x - want) > max_err) {
+                        max_err = fabs(x - want);
+                        wb = b, wh = h, ws = s, wd = d, wgot = x, wwant = want;
+                    }
+                }
+    double rtol, atol;
+    kt_tolerance(c->dt, &rtol, &atol);
+    const double tol = 2 * max_lp + atol;
+    cr_assert(max_err <= tol,
+              "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d/%d bshd=%d: max error %.3g at "
+              "[%d,%d,%d,%d] (got %.6g, want %.6g) > %.3g = 2 x %.3g (low-precision reference) + %.0e (seed %llu)",
+              kg_dtype_name(c->dt), name, c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, c->mask_ndim,
+              c->bshd, max_err, wb, wh, ws, wd, wgot, wwant, tol, max_lp, atol, (unsigned long long)kt_seed());
+}
+
+static void run_case(const acase *c)
+{
+    const kg_dtype dt = c->dt;
+    const int D = c->D;
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * D, nk = (int64_t)c->B * c->Hkv * c->Sk * D;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? mask_numel(c) : 0;
+    const size_t es = kg_dtype_size(dt);
+    double *q = malloc(sizeof(double) * (nq + 1)), *k = malloc(sizeof(double) * (nk + 1)),
+           *v = malloc(sizeof(double) * (nk + 1)), *dout = malloc(sizeof(double) * (nq + 1)),
+           *out = malloc(sizeof(double) * (nq + 1)), *lse64 = malloc(sizeof(double) * (nl + 1));
+    float *lse = malloc(sizeof(float) * (2 * nl + 1)), *hm = malloc(sizeof(float) * (nm + 1));
+    for (int64_t i = 0; i < nq; i++) {
+        q[i] = rnd(dt, kt_uniform(&rng, -1.5, 1.5));
+        dout[i] = rnd(dt, kt_uniform(&rng, -1, 1));
+    }
+    for (int64_t i = 0; i < nk; i++) {
+        k[i] = rnd(dt, kt_uniform(&rng, -1.5, 1.5));
+        v[i] = rnd(dt, kt_uniform(&rng, -1, 1));
+    }
+    for (int64_t i = 0; i < nm; i++) {
+        switch (c->mask) {
+        case MASK_PAD: hm[i] = (i % c->Sk) >= c->Sk - 1 - (i / c->Sk) % 7 * (c->Sk / 8) ? -INFINITY : 0.f; break;
+        case MASK_RANDOM: hm[i] = kt_uniform(&rng, 0, 1) < 0.2 ? -INFINITY : (float)kt_uniform(&rng, -2, 2); break;
+        default: hm[i] = 0.f; break;
+        }
+    }
+    if (c->mask == MASK_EMPTY_ROWS) /* [Sq,Sk]: rows 0, 3, 6, ... and the last entirely -inf */
+        for (int64_t i = 0; i < c->Sq; i++)
+            for (int64_t j = 0; j < c->Sk; j++)
+                hm[i * c->Sk + j] = (i % 3 == 0 || i == c->Sq - 1) ? -INFINITY : (float)kt_uniform(&rng, -1, 1);
+    const double scale = c->scale != 0.f ? c->scale : (double)(float)(1.0 / sqrt((double)D));
+    ref_in r = {c, q, k, v, dout, out, lse, hm, scale};
+    forward64(&r, out, lse64);
+    for (int64_t i = 0; i < nq; i++)
+        out[i] = rnd(dt, out[i]); /* the out the kernels get */
+    float *lse2 = malloc(sizeof(float) * (2 * nl + 1));
+    for (int64_t i = 0; i < nl; i++) {
+        lse[i] = (float)lse64[i];
+        lse2[2 * i] = lse[i];
+        lse2[2 * i + 1] = NAN;
+    }
+
+    void *hq = store(c, q, c->Hq, c->Sq), *hk = store(c, k, c->Hkv, c->Sk), *hv = store(c, v, c->Hkv, c->Sk),
+         *ho = store(c, out, c->Hq, c->Sq), *hdo = store(c, dout, c->Hq, c->Sq);
+    void *dq_ = to_device(hq, nq * es), *dk_ = to_device(hk, nk * es), *dv_ = to_device(hv, nk * es),
+         *do_ = to_device(ho, nq * es), *ddo = to_device(hdo, nq * es), *dl = to_device(lse2, nl * 8),
+         *dm = to_device(hm, nm * 4);
+    grads g = run_gpu(c, dq_, dk_, dv_, do_, ddo, dl, dm);
+
+    double *rq = malloc(sizeof(double) * (nq + 1)), *rk = malloc(sizeof(double) * (nk + 1)),
+           *rv = malloc(sizeof(double) * (nk + 1)), *lq = malloc(sizeof(double) * (nq + 1)),
+           *lk = malloc(sizeof(double) * (nk + 1)), *lv = malloc(sizeof(double) * (nk + 1));
+    backward_ref(&r, 0, rq, rk, rv);
+    backward_ref(&r, 1, lq, lk, lv);
+    check_grad(c, "dq", g.dq, rq, lq, c->Hq, c->Sq);
+    check_grad(c, "dk", g.dk, rk, lk, c->Hkv, c->Sk);
+    check_grad(c, "dv", g.dv, rv, lv, c->Hkv, c->Sk);
+    /* rows with no visible key: dq exactly 0 */
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->Hq; h++)
+            for (int i = 0; i < c->Sq; i++)
+                if (lse[((int64_t)b * c->Hq + h) * c->Sq + i] == -INFINITY)
+                    for (int d = 0; d < D; d++)
+                        cr_assert(kt_get(g.dq, dt, off(c, c->Hq, c->Sq, b, h, i) + d) == 0.0,
+                                  "%s dq[%d,%d,%d,%d] of a fully masked row is not 0 (seed %llu)", kg_dtype_name(dt), b,
+                                  h, i, d, (unsigned long long)kt_seed());
+
+    free(g.dq);
+    free(g.dk);
+    free(g.dv);
+    void *bufs[] = {q, k, v, dout, out, lse64, lse, lse2, hm, hq, hk, hv, ho, hdo, rq, rk, rv, lq, lk, lv};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+    void *dev[] = {dq_, dk_, dv_, do_, ddo, dl, dm};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        kg_free(ctx, dev[i]);
+}
+
+static const kg_dtype DTS[3] = {KG_F32, KG_F16, KG_BF16};
+static const int DIMS[5] = {32, 64, 96, 128, 256};
+
+TestSuite(attention_bwd, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
+
+/* Every generated kernel: dtype x head dim x {none, causal, mask}; GQA 2:1 and
+   MQA, lengths that are no multiple of any tile, Sq > Sk causal (rows that
+   see no key), a padding mask with causal on top, [B,S,H,D] views. */
+Test(attention_bwd, every_dtype_head_dim_and_mask_kind)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+            acase none = {DTS[i], 1, 4, 2, 77, 130, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
+            run_case(&none);
+            acase causal = {DTS[i], 1, 4, 2, 130, 77, DIMS[j], 1, MASK_NONE, 0, 0, 0.f};
+            run_case(&causal);
+            acase mask = {DTS[i], 2, 2, 1, 77, 130, DIMS[j], j % 2, MASK_PAD, 4, 1, 0.f};
+            run_case(&mask);
+        }
+}
+
+/* GQA 4:1 and MQA (dk, dv summed over 4 and 8 query heads), causal with
+   Sq < Sk and Sq > Sk, [B,S,H,D] views, a custom scale. */
+Test(attention_bwd, gqa_mqa_and_causal_alignment)
+{
+    for (int i = 0; i < 3; i++) {
+        acase gqa = {DTS[i], 2, 8, 2, 100, 150, 64, 1, MASK_NONE, 0, 1, 0.f};
+        run_case(&gqa);
+        acase mqa = {DTS[i], 1, 8, 1, 150, 100, 128, 1, MASK_NONE, 0, 0, 0.3f};
+        run_case(&mqa);
+        acase lo = {DTS[i], 1, 2, 2, 33, 200, 64, 1, MASK_NONE, 0, 0, 0.f};
+        run_case(&lo);
+        acase hi = {DTS[i], 1, 2, 1, 200, 33, 128, 1, MASK_NONE, 0, 1, 0.f};
+        run_case(&hi);
+    }
+}
+
+/* TESTING.md's (Sq, Sk) pairs at D = 64 (the two 1k pairs in bf16 only, to
+   keep the float64 reference short). */
+Test(attention_bwd, sequence_lengths)
+{
+    const int pairs[][2] = {{1, 1}, {3, 3}, {64, 1}, {239, 1}, {799, 3}, {113, 203}};
+    for (int i = 0; i < 3; i++)
+        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+            for (int causal = 0; causal < 2; causal++) {
+                acase c = {DTS[i], 1, 2, 1, pairs[p][0], pairs[p][1], 64, causal, MASK_NONE, 0, 0, 0.f};
+                run_case(&c);
+            }
+    acase a = {KG_BF16, 1, 1, 1, 1023, 1024, 128, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&a);
+    acase b = {KG_BF16, 1, 1, 1, 1024, 1023, 64, 0, MASK_NONE, 0, 0, 0.f};
+    run_case(&b);
+}
+
+/* Fully masked rows (by the mask, by the causal rule) give zero gradients;
+   random masks with -inf holes in every mask rank. */
+Test(attention_bwd, fully_masked_rows_and_masks)
+{
+    for (int i = 0; i < 3; i++) {
+        acase m = {DTS[i], 1, 2, 2, 70, 90, 64, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
+        run_case(&m);
+        acase mc = {DTS[i], 1, 2, 1, 70, 90, 128, 1, MASK_EMPTY_ROWS, 2, 0, 0.f};
+        run_case(&mc);
+        acase r4 = {DTS[i], 2, 3, 3, 77, 130, 96, 0, MASK_RANDOM, 4, 0, 0.f};
+        run_case(&r4);
+        acase r1 = {DTS[i], 1, 4, 2, 50, 70, 256, 1, MASK_RANDOM, 1, 1, 0.f};
+        run_case(&r1);
+        acase r2 = {DTS[i], 1, 2, 1, 90, 200, 32, 1, MASK_RANDOM, 2, 0, 0.f};
+        run_case(&r2);
+    }
+}
+
+/* No keys: dq = 0 (and nothing else to write); no queries: dk = dv = 0. */
+Test(attention_bwd, empty_sequences)
+{
+    for (int i = 0; i < 3; i++) {
+        acase nok = {DTS[i], 1, 2, 2, 5, 0, 64, 0, MASK_NONE, 0, 0, 0.f};
+        run_case(&nok);
+        acase noq = {DTS[i], 1, 2, 1, 0, 40, 128, 1, MASK_NONE, 0, 0, 0.f};
+        run_case(&noq);
+    }
+}
+
+/* The same call twice gives the same bits (GQA sums, dq, every dtype). */
+Test(attention_bwd, bitwise_reproducible)
+{
+    for (int i = 0; i < 3; i++) {
+        acase c = {DTS[i], 2, 8, 2, 300, 333, 128, 1, MASK_NONE, 0, 0, 0.f};
+        const size_t es = kg_dtype_size(c.dt);
+        const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+        const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
+        void *hq = malloc(nq * es), *hk = malloc(nk * es);
+        float *hl = malloc(nl * 8);
+        for (int64_t e = 0; e < nq; e++)
+            kt_set(hq, c.dt, e, kt_uniform(&rng, -1, 1));
+        for (int64_t e = 0; e < nk; e++)
+            kt_set(hk, c.dt, e, kt_uniform(&rng, -1, 1));
+        for (int64_t e = 0; e < 2 * nl; e++)
+            hl[e] = (float)kt_uniform(&rng, 2, 4);
+        void *q = to_device(hq, nq * es), *k = to_device(hk, nk * es), *l = to_device(hl, nl * 8);
+        /* q doubles as out and dout, k as v: valid inputs for the arithmetic */
+        grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
+        cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "%s: dq differs between two runs", kg_dtype_name(c.dt));
+        cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "%s: dk differs between two runs", kg_dtype_name(c.dt));
+        cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "%s: dv differs between two runs", kg_dtype_name(c.dt));
+        free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+        free(hq), free(hk), free(hl);
+        kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+    }
+}
+
+/* A call whose rows need more scratch than the default reservation: it can
+   be captured in a CUDA graph once kg_reserve_scratch sized the scratch with
+   kg_attention_backward_scratch_bytes, and the replay gives the direct
+   call's bits. (1M query rows of 16 keys: little arithmetic.) */
+Test(attention_bwd, captured_in_a_cuda_graph_after_reserving_scratch)
+{
+    kg_context *fresh = NULL;
+    KT_OK(fresh, kg_open(&fresh, 0));
+    const int B = 1, H = 16, S = 65536, SK = 16, D = 32;
+    const int64_t n = (int64_t)B * H * S * D, nk = (int64_t)B * SK * D, nl = (int64_t)B * H * S;
+    uint16_t *hx = malloc(n * 2), *r1 = malloc(n * 2), *r2 = malloc(n * 2);
+    for (int64_t i = 0; i < n; i++)
+        hx[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
+    float *hl = malloc(nl * 4);
+    for (int64_t i = 0; i < nl; i++)
+        hl[i] = (float)kt_uniform(&rng, 2, 3);
+    void *q = to_device(hx, n * 2), *dq = kt_alloc(ctx, n * 2), *k = to_device(hx, nk * 2), *dk = kt_alloc(ctx, nk * 2),
+         *dv = kt_alloc(ctx, nk * 2), *l = to_device(hl, nl * 4);
+    kg_tensor tq = kg_tensor_contiguous(q, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tdq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(k, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
+              tdk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
+              tdv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
+              tl = kg_tensor_contiguous(l, KG_F32, 3, KT_SHAPE(B, H, S));
+    cr_assert_gt(kg_attention_backward_scratch_bytes(B, H, S), (size_t)(64 << 10) + (4 << 20));
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(fresh, kg_set_stream(fresh, (kg_stream)s));
+    /* the scratch is per stream: reserve it on the stream that captures */
+    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, S)));
+    /* a small call loads the module outside capture */
+    kg_tensor sq = tq, sdq = tdq, sl = tl;
+    sq.shape[2] = sdq.shape[2] = sl.shape[2] = 64;
+    KT_OK(fresh, kg_attention_backward(fresh, &sdq, &tdk, &tdv, &sq, &sq, &tk, &tk, &sq, &sl, NULL, NULL));
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(fresh, kg_attention_backward(fresh, &tdq, &tdk, &tdv, &tq, &tq, &tk, &tk, &tq, &tl, NULL, NULL));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    KT_OK(fresh, kg_memset(fresh, dq, 0xff, n * 2));
+    cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+    KT_OK(fresh, kg_sync(fresh));
+    kt_download(fresh, r1, dq, n * 2);
+    KT_OK(fresh, kg_memset(fresh, dq, 0xff, n * 2));
+    KT_OK(fresh, kg_attention_backward(fresh, &tdq, &tdk, &tdv, &tq, &tq, &tk, &tk, &tq, &tl, NULL, NULL));
+    KT_OK(fresh, kg_sync(fresh));
+    kt_download(fresh, r2, dq, n * 2);
+    cr_assert(memcmp(r1, r2, n * 2) == 0, "the graph replay differs from a direct call");
+    for (int64_t i = 0; i < n; i += 997)
+        cr_assert(!isnan(kt_from_bf16(r1[i])), "NaN at %lld", (long long)i);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(fresh, kg_set_stream(fresh, NULL));
+    cudaStreamDestroy(s);
+    kg_close(fresh);
+    void *dev[] = {q, dq, k, dk, dv, l};
+    for (size_t i = 0; i < 6; i++)
+        kg_free(ctx, dev[i]);
+    free(hx), free(r1), free(r2), free(hl);
+}
