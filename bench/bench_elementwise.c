@@ -227,10 +227,10 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     const int var = kg_test_last_ew_variant(ctx);
     const double us = bench_time_us(ctx, run_call, &c, 10, 15);
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var < 6 ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var < 7 ? vn[var] : "?");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
                 100.0 * gbps / copy_gbps);

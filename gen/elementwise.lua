@@ -8,7 +8,7 @@
 local M = {}
 
 -- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
-M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm" }
+M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf" }
 M.enums = { { "templates/kg_params.h", "kg_ew_variant", "KG_EW_", M.variants } } -- checked by expand.lua
 
 local common = require("common")

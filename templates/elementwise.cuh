@@ -15,10 +15,13 @@
  *          through a shared-memory tile so both reads and writes coalesce
  *   perm   any rank, inputs whose fast dim J is not the output's fast dim
  *          (transposes, permutations): 64 x 64 tiles of the (0, J) plane
- *          (32 x 32 for 8-byte types; a dim shorter than a tile folded with
- *          one more) staged through shared memory, N-wide vector loads
- *          along each operand's own fast dim where aligned, the other dims
- *          walked by block
+ *          (32 x 32 for 8-byte types) staged through shared memory, N-wide
+ *          vector loads along each operand's own fast dim where aligned,
+ *          the other dims walked by block
+ *   permf  perm with a dim shorter than a tile folded with one more, so
+ *          short dims still fill tiles (each position's offset by a magic
+ *          division; perm's strength-reduced addressing is faster where no
+ *          dim needs folding)
  */
 #ifndef KG_ELEMENTWISE_CUH
 #define KG_ELEMENTWISE_CUH
@@ -414,6 +417,36 @@ template <typename X, int N, int T, int E>
 __device__ __forceinline__ void kg_perm_load_staged(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
                                                     X (&r)[E])
 {
+    const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
+    const kg_perm_map<N, T> at(L.vec_j);
+    const int64_t c = c0 + at.row, j = j0 + at.col, cl = L.n0 - c;
+    if (L.vec_j) {
+        const X *q = base + c * s0 + j;
+        const bool jin = j < L.nj;
+#pragma unroll
+        for (int i = 0; i < E / N; i++) {
+            kg_vec<X, N> v{};
+            if (jin && i * at.step < cl)
+                v = *(const kg_vec<X, N> *)(q + (int64_t)(i * at.step) * s0);
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                r[i * N + e] = v.v[e];
+        }
+    } else {
+        const X *q = base + c * s0 + j * sj;
+        const bool jin = j < L.nj;
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            r[m] = (jin && m * at.step < cl) ? q[(int64_t)(m * at.step) * s0] : X{};
+    }
+}
+
+/* permf: a staged input: element (c0 + c, j0 + j) of the tile, read along J (its
+   fast dim). Out-of-range elements are zero (staged, never stored). */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_permf_load_staged(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                                    X (&r)[E])
+{
     const kg_perm_map<N, T> at(L.vec_j);
     const int64_t j = j0 + at.col;
     const bool jin = j < L.nj;
@@ -460,6 +493,43 @@ __device__ __forceinline__ void kg_perm_stage(X (*s)[T + 1], const kg_perm &L, c
    neither): read in the output's mapping. */
 template <typename X, int N, int T, int E>
 __device__ __forceinline__ void kg_perm_load_direct(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                                    X (&r)[E])
+{
+    const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
+    const kg_perm_map<N, T> at(L.vec_c);
+    const int64_t j = j0 + at.row, c = c0 + at.col, jl = L.nj - j;
+    const X *q = base + j * sj + c * s0;
+    const bool cin = c < L.n0;
+    if (L.vec_c) {
+#pragma unroll
+        for (int i = 0; i < E / N; i++) {
+            kg_vec<X, N> v{};
+            if (cin && i * at.step < jl) {
+                const X *qi = q + (int64_t)(i * at.step) * sj;
+                if (s0 == 0) {
+                    const X x = *qi;
+#pragma unroll
+                    for (int e = 0; e < N; e++)
+                        v.v[e] = x;
+                } else {
+                    v = *(const kg_vec<X, N> *)qi;
+                }
+            }
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                r[i * N + e] = v.v[e];
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            r[m] = (cin && m * at.step < jl) ? q[(int64_t)(m * at.step) * sj] : X{};
+    }
+}
+
+/* permf: a direct input (fast along dim 0 like the output, broadcast along it, or
+   neither): read in the output's mapping. */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_permf_load_direct(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
                                                     X (&r)[E])
 {
     const kg_perm_map<N, T> at(L.vec_c);
@@ -544,6 +614,110 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
                 kg_perm_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
             else
                 kg_perm_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
+        }
+        /* 2. stage */
+        if (t0)
+            kg_perm_stage<A, N, T, E>(s0, L, a);
+        if constexpr (F::arity > 1)
+            if (t1)
+                kg_perm_stage<B, N, T, E>(s1, L, bb);
+        if constexpr (F::arity > 2)
+            if (t2)
+                kg_perm_stage<C, N, T, E>(s2, L, cc);
+        __syncthreads();
+        /* 3. compute and store along dim 0 */
+        const kg_perm_map<N, T> at(L.vec_c);
+        const int64_t os0 = L.stride[0][0], osj = L.stride[0][1];
+        const int64_t jl = L.nj - (j0 + at.row);
+        const bool cin = c0 + at.col < L.n0;
+        O *out = (O *)p.out + off[0] + (j0 + at.row) * osj + (c0 + at.col) * os0;
+        if (L.vec_c) {
+#pragma unroll
+            for (int i = 0; i < E / N; i++) {
+                const int jj = at.row + i * at.step;
+                kg_vec<O, N> v;
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    const int m = i * N + e, cc_ = at.col + e;
+                    B y{};
+                    C z{};
+                    if constexpr (F::arity > 1)
+                        y = t1 ? s1[jj][cc_] : bb[m];
+                    if constexpr (F::arity > 2)
+                        z = t2 ? s2[jj][cc_] : cc[m];
+                    v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
+                }
+                if (cin && i * at.step < jl)
+                    *(kg_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+            }
+        } else {
+#pragma unroll
+            for (int m = 0; m < E; m++) {
+                const int jj = at.row + m * at.step;
+                B y{};
+                C z{};
+                if constexpr (F::arity > 1)
+                    y = t1 ? s1[jj][at.col] : bb[m];
+                if constexpr (F::arity > 2)
+                    z = t2 ? s2[jj][at.col] : cc[m];
+                const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
+                if (cin && m * at.step < jl)
+                    out[(int64_t)(m * at.step) * osj] = v;
+            }
+        }
+        __syncthreads(); /* the next tile reuses shared memory */
+    }
+}
+
+/* permf: kg_ew_perm on folded axes (kg_perm_offc / kg_perm_offj give each
+   position's offset). One block per tile and index of the other dims (grid-
+   stride beyond the grid). Every global load of a tile is issued before the
+   first shared-memory store (see kg_ew_tile), then the staged inputs go
+   through shared memory, and the output is written along dim 0. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const kg_ew_ptrs &p, const kg_perm &L)
+{
+    typedef kg_perm_shape<F> PS;
+    constexpr int T = PS::T, E = PS::E;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    typedef typename F::out_t O;
+    __shared__ A s0[T][T + 1];
+    __shared__ B s1[F::arity > 1 ? T : 1][T + 1];
+    __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
+    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
+    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
+        const uint32_t q = kg_div32(tile, L.magic_c, L.shift_c);
+        uint32_t b = kg_div32(q, L.magic_j, L.shift_j);
+        const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
+        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        for (int d = 0; d < L.nbatch; d++) {
+            const uint32_t nb = kg_div32(b, L.bmagic[d], L.bshift[d]);
+            const int64_t m = b - nb * L.bsize[d];
+            b = nb;
+#pragma unroll
+            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+                off[k] += m * L.stride[k][2 + d];
+        }
+        A a[E];
+        B bb[E];
+        C cc[E];
+        /* 1. every load */
+        if (t0)
+            kg_permf_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        else
+            kg_permf_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        if constexpr (F::arity > 1) {
+            if (t1)
+                kg_permf_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+            else
+                kg_permf_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+        }
+        if constexpr (F::arity > 2) {
+            if (t2)
+                kg_permf_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
+            else
+                kg_permf_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
         }
         /* 2. stage */
         if (t0)

@@ -27,6 +27,7 @@ typedef enum kg_ew_variant {
     KG_EW_ND64,  /* any strides, 64-bit offsets */
     KG_EW_TILE,  /* 2-d with transposed inputs: staged through shared memory */
     KG_EW_PERM,  /* any rank, inputs whose fast dim is not the output's: tiles of that plane */
+    KG_EW_PERMF, /* PERM with a short dim folded into a tile axis */
     KG_EW_VARIANT_COUNT
 } kg_ew_variant;
 

@@ -784,8 +784,8 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    cr_assert(ran & (1u << KG_EW_PERM), "%s %s: perm never ran (variants %#x)", kg_op_get_info(op)->name,
-              kg_dtype_name(dt), ran);
+    cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "%s %s: perm never ran (variants %#x)",
+              kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
 }
 
 static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
