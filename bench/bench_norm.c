@@ -56,6 +56,18 @@ static void run_case(void *p)
     }
 }
 
+typedef struct sweep_arg {
+    kg_context *ctx;
+    kg_norm_call call;
+    kg_norm_plan plan;
+} sweep_arg;
+
+static void run_plan(void *p)
+{
+    sweep_arg *a = p;
+    BENCH_CHECK(a->ctx, kg_norm_launch(a->ctx, &a->call, &a->plan));
+}
+
 #define PATTERN ((int64_t)4 << 20) /* elements of the random block */
 
 /* Fills n elements of dtype dt at dev with the host block repeated. */
@@ -251,6 +263,65 @@ int main(void)
                bad ? "FAIL" : "ok");
         if (csv)
             fprintf(csv, "norm,\"%s\",%s,%lld,%.3f,%.1f\n", c->name, kg_dtype_name(dt), (long long)n, us, gbps);
+    }
+    /* KG_NORM_SWEEP=1: the packed classes and grid sizes for short rows,
+       grid sizes for rows (the planner's defaults are what the table above
+       used; the 2026-12-01 sweep chose them) */
+    if (getenv("KG_NORM_SWEEP")) {
+        int sms = 132;
+        char dn[128];
+        int ma, mi;
+        BENCH_CHECK(ctx, kg_device_info(ctx, dn, sizeof dn, &ma, &mi, &sms));
+        static const bcase sw[] = {
+            {"sweep softmax [4194304,64]", KG_NORM_SOFTMAX, KG_F32, 4194304, 64, 1, 0},
+            {"sweep softmax [4194304,32]", KG_NORM_SOFTMAX, KG_F32, 4194304, 32, 1, 0},
+            {"sweep softmax [65536,4096]", KG_NORM_SOFTMAX, KG_F32, 65536, 4096, 1, 0},
+            {"sweep softmax [16384,16384]", KG_NORM_SOFTMAX, KG_F32, 16384, 16384, 1, 0},
+            {"sweep rms_norm [65536,4096]", KG_NORM_RMS_NORM, KG_BF16, 65536, 4096, 1, 0},
+        };
+        for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+            const bcase *c = &sw[i];
+            const size_t es = kg_dtype_size(c->dt);
+            if (filled != c->dt) {
+                for (int64_t k = 0; k < PATTERN; k++)
+                    kt_set(blk, c->dt, k, kt_uniform(&rng, -4, 4));
+                fill(ctx, din, c->dt, max_el, blk);
+                for (int64_t k = 0; k < 16384; k++)
+                    kt_set(wh, c->dt, k, kt_uniform(&rng, 0.5, 1.5));
+                BENCH_CHECK(ctx, kg_copy_in(ctx, dw, wh, 16384 * es));
+                filled = c->dt;
+            }
+            const int64_t shape[2] = {c->rows, c->cols};
+            kg_tensor in = kg_tensor_contiguous(din, c->dt, 2, shape),
+                      out = kg_tensor_contiguous(dout, c->dt, 2, shape);
+            kg_tensor w = kg_tensor_contiguous(dw, c->dt, 1, &c->cols);
+            kg_norm_call call = {.op = c->op,
+                                 .in = &in,
+                                 .out = &out,
+                                 .axis = -1,
+                                 .k = 1,
+                                 .eps = 1e-6,
+                                 .w = c->op == KG_NORM_RMS_NORM ? &w : NULL};
+            kg_norm_plan base;
+            BENCH_CHECK(ctx, kg_norm_plan_call(ctx, &call, sms, &base));
+            const int packed = base.cls == KG_NORM_PACKED;
+            const int caps[] = {1, 2, 4, 8, 16, 32};
+            for (int ci = 0; ci < 6; ci++) {
+                sweep_arg a = {ctx, call, base};
+                const int R = packed ? KG_NORM_PACK : 1;
+                const int64_t per_block =
+                    a.plan.block > 32 && a.plan.args.group > 32 ? 1 : a.plan.block / a.plan.args.group;
+                const int64_t units = (c->rows + per_block * R - 1) / (per_block * R);
+                const int64_t cap = (int64_t)caps[ci] * sms;
+                a.plan.grid = (unsigned)(units < cap ? units : cap);
+                const double us = bench_time_us(ctx, run_plan, &a, 10, 7);
+                const double gbps = 2.0 * (double)(c->rows * c->cols) * (double)es / (us * 1e3);
+                printf("%-30s %-5s %-8s group %4d nv %d block %4u grid %6u: %8.1f us %7.1f GB/s %5.1f%%%s\n", c->name,
+                       kg_dtype_name(c->dt), packed ? "packed" : "rows", a.plan.args.group, a.plan.args.nv,
+                       a.plan.block, a.plan.grid, us, gbps, 100 * gbps / copy,
+                       a.plan.grid == base.grid && a.plan.cls == base.cls ? " (default)" : "");
+            }
+        }
     }
     if (csv)
         fclose(csv);

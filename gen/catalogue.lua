@@ -146,18 +146,19 @@ M.reduce = {
 --            "sumsq"   rstd = 1 / sqrt(sum(x^2) / n + eps)
 --   axes     "one" (one axis), "any" (any set of axes, a reduction),
 --            "last" (the last k dims) or "last1" (the last dim)
---   apply    the output element from x, the row's values (m, s, lse, mean,
+--   apply    the output element from x, the row's values (m, s, ls, lse, mean,
 --            rstd) and, for the norms, w (weight, 1 when absent) and b (bias,
 --            0 when absent); nil: the op writes only its row results
 --   results  the per-row results it can return (from the row's values)
 --   residual true: a fused form reads a residual r, writes h = x + r back
 --            into it (rounded to the dtype) and normalizes h
 -- Expressions are C, typed by T (float on the device for f32/f16/bf16,
--- double for f64 and in the float64 CPU reference).
+-- double for f64 and in the float64 CPU reference); on the device exp() of a
+-- float is 2^(x log2 e) on the special-function unit (templates/norm.cuh).
 M.norm = {
   { name = "softmax", stats = "lse", axes = "one", apply = "exp(x - m) * ((T)1 / s)",
     doc = "exp(x - max) / sum(exp(x - max)) along one axis" },
-  { name = "log_softmax", stats = "lse", axes = "one", apply = "x - lse",
+  { name = "log_softmax", stats = "lse", axes = "one", apply = "x - m - ls",
     doc = "x - logsumexp(x) along one axis" },
   { name = "logsumexp", stats = "lse", axes = "any", results = { "lse" },
     doc = "log(sum(exp(x))) over any set of axes (a reduction)" },

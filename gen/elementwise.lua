@@ -9,7 +9,6 @@ local M = {}
 
 -- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
 M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf" }
-M.enums = { { "templates/kg_params.h", "kg_ew_variant", "KG_EW_", M.variants } } -- checked by expand.lua
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -245,5 +244,8 @@ extern const kg_ref_entry kg_ref_ops[KG_OP_COUNT];
 #endif
 ]])
 end
+
+-- the C enums whose order the lists above must match (expand.lua checks)
+M.enums = { { "templates/kg_params.h", "kg_ew_variant", "KG_EW_", M.variants } }
 
 return M

@@ -130,7 +130,9 @@ G:dep(gen_dir .. "/common.lua")
 --                          kernels with G:kernel, writes files with G:write),
 --                          and optional build fields: runtime (more runtime
 --                          .c files than runtime/<name>.c), libs (more link
---                          flags for its test and bench programs), enums
+--                          flags for its test and bench programs), tests
+--                          and benches (more programs than test_<name> and
+--                          bench_<name>, e.g. { "test_reduce_plan" }), enums
 --                          (C enums whose order must match a Lua list; see
 --                          G:check_enum)
 --   templates/<name>.cu    the kernel template its generate renders, and its
@@ -287,29 +289,41 @@ do
     end
     local libs = mod.libs and (" " .. mod.libs) or ""
     local with = #refs > 0 and (" " .. table.concat(refs, " ")) or ""
-    local t = "tests/test_" .. fam .. ".c"
-    if exists(root .. "/" .. t) then
-      local prog = "build/tests/test_" .. fam
-      tests[#tests + 1] = prog
-      n[#n + 1] = "build " .. obj(t) .. ": cc " .. t .. ready .. "\n"
-      n[#n + 1] = "build " .. prog .. ": link " .. obj(t) .. " build/obj/kg_test.o" .. with ..
-                  " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+    -- test programs: tests/test_<name>.c and those the module lists in
+    -- `tests` (more programs, e.g. { "test_reduce_plan" }); likewise bench
+    local tnames, bnames = { "test_" .. fam }, { "bench_" .. fam }
+    for _, x in ipairs(mod.tests or {}) do tnames[#tnames + 1] = x end
+    for _, x in ipairs(mod.benches or {}) do bnames[#bnames + 1] = x end
+    for i, name in ipairs(tnames) do
+      local t = "tests/" .. name .. ".c"
+      assert(i == 1 or exists(root .. "/" .. t), fam .. ": tests lists " .. name .. " but there is no " .. t)
+      if exists(root .. "/" .. t) then
+        local prog = "build/tests/" .. name
+        tests[#tests + 1] = prog
+        n[#n + 1] = "build " .. obj(t) .. ": cc " .. t .. ready .. "\n"
+        n[#n + 1] = "build " .. prog .. ": link " .. obj(t) .. " build/obj/kg_test.o" .. with ..
+                    " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+      end
     end
-    local b = "bench/bench_" .. fam .. ".c"
-    if exists(root .. "/" .. b) then
-      local prog = "build/bench/bench_" .. fam
-      benches[#benches + 1] = prog
-      n[#n + 1] = "build " .. obj(b) .. ": cc " .. b .. ready .. "\n  extra = -Itests\n"
-      n[#n + 1] = "build " .. prog .. ": link " .. obj(b) .. " build/obj/bench_common.o build/obj/kg_test.o" .. with ..
-                  " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+    for i, name in ipairs(bnames) do
+      local b = "bench/" .. name .. ".c"
+      assert(i == 1 or exists(root .. "/" .. b), fam .. ": benches lists " .. name .. " but there is no " .. b)
+      if exists(root .. "/" .. b) then
+        local prog = "build/bench/" .. name
+        benches[#benches + 1] = prog
+        n[#n + 1] = "build " .. obj(b) .. ": cc " .. b .. ready .. "\n  extra = -Itests\n"
+        n[#n + 1] = "build " .. prog .. ": link " .. obj(b) .. " build/obj/bench_common.o build/obj/kg_test.o" ..
+                    with .. " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+      end
     end
   end
   -- ninja expands a variable in a path to one path, so build.ninja depends
   -- on these lists through phony targets and reads the strings in commands
   n[#n + 1] = "\n# what build.ninja's library, test, bench and default edges use\n"
-  for _, v in ipairs({ { "family_objs", lib }, { "family_tests", tests }, { "family_benches", benches } }) do
-    n[#n + 1] = "build " .. v[1] .. ": phony " .. list(v[2]) .. "\n"
-    n[#n + 1] = v[1]:gsub("s$", "") .. "_list = " .. table.concat(v[2], " ") .. "\n"
+  for _, v in ipairs({ { "family_objs", "family_obj_list", lib }, { "family_tests", "family_test_list", tests },
+                       { "family_benches", "family_bench_list", benches } }) do
+    n[#n + 1] = "build " .. v[1] .. ": phony " .. list(v[3]) .. "\n"
+    n[#n + 1] = v[2] .. " = " .. table.concat(v[3], " ") .. "\n"
   end
   G:write("build.ninja", table.concat(n))
 end

@@ -10,8 +10,7 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
-M.classes = { "rows", "packed", "strided", "cols_stats", "cols_apply" }
-M.enums = { { "templates/norm_params.h", "kg_norm_class", "KG_NORM_", M.classes } } -- checked by expand.lua
+M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply" }
 
 local common = require("common")
 local typed = common.typed
@@ -19,7 +18,7 @@ local typed = common.typed
 local stats_enum = { lse = "KG_NS_LSE", moments = "KG_NS_MOMENTS", sumsq = "KG_NS_SUMSQ" }
 local axes_enum = { one = "KG_NORM_AXIS_ONE", any = "KG_NORM_AXIS_ANY", last = "KG_NORM_AXIS_LAST",
                     last1 = "KG_NORM_AXIS_LAST1" }
-local row_values = { m = true, s = true, lse = true, mean = true, rstd = true }
+local row_values = { m = true, s = true, ls = true, lse = true, mean = true, rstd = true }
 
 function M.generate(G)
   local dtypes, ops = G.dtypes, G.catalogue.norm
@@ -46,18 +45,30 @@ function M.generate(G)
         name = "kg_norm_" .. op.name .. "_" .. dt.name, stats = stats_enum[op.stats],
         elementwise = op.apply and "true" or "false", residual = op.residual and "true" or "false",
         nres = #res, load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
-        apply = op.apply and typed(op.apply, "T") or "x", res0 = res[1] or "lse", res1 = res[2] or "rstd",
+        -- ROWS launch bound: two 512-lane blocks per multiprocessor (64
+        -- registers) for the softmax family, where that does not spill;
+        -- the norms (weight, bias) take 96 (a 640-lane bound), f64 and the
+        -- residual form 128
+        rows_bound = dt.name == "f64" and "KG_NORM_MAX_GROUP, 1"
+                     or (op.axes == "last" or op.axes == "last1") and "640, 1" or "KG_NORM_MAX_GROUP, 2",
+        apply = op.apply and typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp(") or "x", res0 = res[1] or "lse", res1 = res[2] or "rstd",
       }
       functors[#functors + 1] = f
       table_[op.id][dt.index] = {}
       for ci, c in ipairs(M.classes) do
-        table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
-                                                     desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+        if c == "rows_res" and not op.residual then
+          table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][0] -- no residual form: ROWS
+        else
+          table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
+                                                       desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+        end
       end
     end
     G:write("norm_" .. dt.name .. ".cu", G:render("norm.cu", {
       header = G.header("templates/norm.cu and gen/catalogue.lua"),
       dtype = dt, acc = acc, functors = functors, classes = M.classes, vec = 16 // dt.size,
+      -- ROWS: vectors a lane holds per chunk (KG_NORM_ROWS_NV)
+      rows_nv = "KG_NORM_ROWS_NV(" .. dt.size .. ")",
     }))
   end
 
@@ -129,7 +140,7 @@ extern const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_
     double s = 0;
     for (int64_t k = 0; k < n; k++)
         s += exp(x[k] - m);
-    const double lse = m + log(s), mean = 0, rstd = 0;
+    const double ls = log(s), lse = m + ls, mean = 0, rstd = 0;
 ]]
     elseif op.stats == "moments" then
       stats = [[
@@ -139,30 +150,31 @@ extern const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_
     const double mean = sum / (double)n;
     for (int64_t k = 0; k < n; k++)
         q += (x[k] - mean) * (x[k] - mean);
-    const double rstd = 1.0 / sqrt(q / (double)n + eps), m = 0, s = 0, lse = 0;
+    const double rstd = 1.0 / sqrt(q / (double)n + eps), m = 0, s = 0, ls = 0, lse = 0;
 ]]
     else
       stats = [[
     double q = 0;
     for (int64_t k = 0; k < n; k++)
         q += x[k] * x[k];
-    const double rstd = 1.0 / sqrt(q / (double)n + eps), m = 0, s = 0, lse = 0, mean = 0;
+    const double rstd = 1.0 / sqrt(q / (double)n + eps), m = 0, s = 0, ls = 0, lse = 0, mean = 0;
 ]]
     end
     local res = op.results or {}
     local apply = op.apply and string.format([[
     for (int64_t k = 0; k < n; k++) {
         const double xk = x[k], w = wt ? wt[k] : 1.0, b = bs ? bs[k] : 0.0;
-        y[k] = norm_apply_%s(xk, m, s, lse, mean, rstd, w, b);
+        y[k] = norm_apply_%s(xk, m, s, ls, lse, mean, rstd, w, b);
     }
 ]], op.name) or ""
     if op.apply then
       r[#r + 1] = string.format([[
 
-static double norm_apply_%s(double x, double m, double s, double lse, double mean, double rstd, double w, double b)
+static double norm_apply_%s(double x, double m, double s, double ls, double lse, double mean, double rstd, double w,
+                          double b)
 {
     typedef double T;
-    (void)sizeof(T), (void)m, (void)s, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
+    (void)sizeof(T), (void)m, (void)s, (void)ls, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
     return %s;
 }
 ]], op.name, typed(op.apply, "T"))
@@ -172,7 +184,7 @@ static double norm_apply_%s(double x, double m, double s, double lse, double mea
 static void norm_ref_%s(const double *x, int64_t n, const double *wt, const double *bs, double eps, double *y,
                         double *r0, double *r1)
 {
-%s%s    (void)wt, (void)bs, (void)eps, (void)y, (void)m, (void)s, (void)lse, (void)mean, (void)rstd;
+%s%s    (void)wt, (void)bs, (void)eps, (void)y, (void)m, (void)s, (void)ls, (void)lse, (void)mean, (void)rstd;
     if (r0)
         *r0 = %s;
     if (r1)
@@ -202,5 +214,8 @@ extern const kg_norm_ref_fn kg_norm_refs[KG_NORM_COUNT];
 #endif
 ]])
 end
+
+-- the C enums whose order the lists above must match (expand.lua checks)
+M.enums = { { "templates/norm_params.h", "kg_norm_class", "KG_NORM_", M.classes } }
 
 return M

@@ -11,7 +11,6 @@ local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed" }
-M.enums = { { "templates/kg_reduce_params.h", "kg_red_class", "KG_RED_", M.classes } } -- checked by expand.lua
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -259,5 +258,8 @@ extern const kg_red_ref_entry kg_red_refs[KG_RED_COUNT];
 #endif
 ]])
 end
+
+-- the C enums whose order the lists above must match (expand.lua checks)
+M.enums = { { "templates/kg_reduce_params.h", "kg_red_class", "KG_RED_", M.classes } }
 
 return M

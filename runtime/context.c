@@ -84,13 +84,15 @@ void kg_close(kg_context *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->usable) {
+    if (ctx->usable)
         cudaSetDevice(ctx->device);
-        for (int i = ctx->nhooks - 1; i >= 0; i--)
-            if (ctx->hooks[i]->release)
-                ctx->hooks[i]->release(ctx);
+    /* every family that registered hooks has state to free (a family creates
+       device state only on a usable context; its hook knows what it made) */
+    for (int i = ctx->nhooks - 1; i >= 0; i--)
+        if (ctx->hooks[i]->release)
+            ctx->hooks[i]->release(ctx);
+    if (ctx->usable)
         kgi_scratch_release(ctx); /* per-stream scratch and pack areas (scratch.c) */
-    }
     free(ctx);
 }
 

@@ -67,8 +67,8 @@ static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
     return 1;
 }
 
-static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an,
-                                const kg_tensor *b, const char *bn)
+static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an, const kg_tensor *b,
+                                const char *bn)
 {
     uintptr_t a0, a1, b0, b1;
     if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
@@ -100,15 +100,15 @@ static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *
     }
     if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name,
-                       t->data, kg_dtype_size(t->dtype));
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
+                       kg_dtype_size(t->dtype));
     return KG_OK;
 }
 
 /* weight / bias: dtype of in, at most k dims, broadcasting (right-aligned)
    to the normalized shape in.shape[ndim-k ..]. */
-static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name,
-                             const kg_tensor *in, int k)
+static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, const kg_tensor *in,
+                             int k)
 {
     kg_status st = kg_check_tensor(ctx, t, name);
     if (st != KG_OK)
@@ -130,8 +130,8 @@ static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t
     }
     if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name,
-                       t->data, kg_dtype_size(t->dtype));
+                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
+                       kg_dtype_size(t->dtype));
     return KG_OK;
 }
 
@@ -318,8 +318,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         T[KG_NO_S1] = c->s1;
     }
     if (norm_k && !(isfinite(c->eps) && c->eps >= 0))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)",
-                       op, c->eps);
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)", op,
+                       c->eps);
 
     /* overlaps: every written tensor is free of self-overlap and disjoint
        from every other tensor, except out aliasing in exactly */
@@ -343,7 +343,24 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         }
     }
 
-    /* dims: kept (rows) and normalized, innermost first */
+    /* an empty set of rows: nothing to write (checked first: with a 0 dim
+       elsewhere, the product of the other dims may pass 2^63) */
+    int l_empty = 0;
+    for (int d = 0; d < in->ndim; d++)
+        if (in->shape[d] == 0) {
+            if (!((mask >> d) & 1u)) {
+                plan->empty = 1;
+                return KG_OK;
+            }
+            l_empty = 1;
+        }
+    if (l_empty && !T[KG_NO_S0] && !T[KG_NO_S1]) {
+        plan->empty = 1; /* no row has an element and no row result is asked for */
+        return KG_OK;
+    }
+
+    /* dims: kept (rows) and normalized, innermost first; with no 0 dim
+       both products are at most the input's element count */
     ndim_ K[KG_MAX_DIMS], N[KG_MAX_DIMS];
     int nk = 0, nn = 0;
     int64_t rows = 1, L = 1;
@@ -364,7 +381,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 if (pd >= 0 && p->shape[pd] != 1)
                     v.st[k] = p->strides[pd];
             }
-            L *= v.size;
+            if (!l_empty)
+                L *= v.size;
             if (v.size != 1)
                 N[nn++] = v;
         } else {
@@ -376,6 +394,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 K[nk++] = v;
         }
     }
+    if (l_empty)
+        L = 0;
     if (rows == 0 || (L == 0 && info->nres == 0) || (L == 0 && !T[KG_NO_S0] && !T[KG_NO_S1])) {
         plan->empty = 1;
         return KG_OK;
@@ -408,11 +428,11 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             fill_dims(&A->outer, K, nk, A->fast);
             plan->block = KG_NORM_THREADS;
             const int64_t units = cdiv(rows, KG_NORM_THREADS / nvec * KG_NORM_PACK);
-            const int64_t cap = sm * 4;
+            const int64_t cap = sm * 32; /* measured: more blocks, each fewer rows, run faster */
             plan->grid = (unsigned)(units < cap ? units : cap);
             return KG_OK;
         }
-        plan->cls = KG_NORM_ROWS;
+        plan->cls = T[KG_NO_RES] ? KG_NORM_ROWS_RES : KG_NORM_ROWS;
     } else if (nn == 1 && N[0].st[KG_NO_IN] != 1 && nk >= 1 && K[0].st[KG_NO_IN] == 1) {
         /* columns: K[0] is the contiguous kept dim */
         plan->cls = KG_NORM_COLS_STATS;
@@ -447,14 +467,15 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     /* ROWS, STRIDED: a lane group per row, each lane up to KG_NORM_NV
        vectors (elements) per chunk: 8 where the row allows (more bytes in
        flight per lane, fewer lanes per row, more rows resident) */
-    const int64_t vl = plan->cls == KG_NORM_ROWS ? V : 1;
-    const int64_t nvec = L / vl;
-    int64_t g = pow2_ceil(cdiv(nvec, KG_NORM_NV));
+    const int rowcls = plan->cls == KG_NORM_ROWS || plan->cls == KG_NORM_ROWS_RES;
+    const int64_t vl = rowcls ? V : 1;
+    const int64_t nvec = L / vl, nvmax = rowcls ? KG_NORM_ROWS_NV((int64_t)es) : KG_NORM_NV;
+    int64_t g = pow2_ceil(cdiv(nvec, nvmax));
     if (g > KG_NORM_MAX_GROUP)
         g = KG_NORM_MAX_GROUP;
     int64_t nv = cdiv(nvec, g);
-    if (nv > KG_NORM_NV)
-        nv = KG_NORM_NV;
+    if (nv > nvmax)
+        nv = nvmax;
     if (nv < 1)
         nv = 1;
     A->group = (int32_t)g;
@@ -465,7 +486,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     const int64_t per_block = g > 32 ? 1 : KG_NORM_THREADS / g;
     const int64_t units = cdiv(rows, per_block);
-    const int64_t cap = sm * (2048 / (int64_t)plan->block);
+    const int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
     plan->grid = (unsigned)(units < cap ? units : cap);
     return KG_OK;
 }

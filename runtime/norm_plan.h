@@ -15,10 +15,10 @@
 typedef struct kg_norm_call {
     kg_norm_op op;
     const kg_tensor *out, *in, *res, *w, *b, *s0, *s1;
-    int axis;         /* softmax, log_softmax */
-    const int *axes;  /* logsumexp */
+    int axis;        /* softmax, log_softmax */
+    const int *axes; /* logsumexp */
     int n_axes, keepdim;
-    int k;            /* layer_norm: normalized dims (rms_norm: 1) */
+    int k; /* layer_norm: normalized dims (rms_norm: 1) */
     double eps;
 } kg_norm_call;
 

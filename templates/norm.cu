@@ -21,16 +21,19 @@ struct $(f.name) {
     static __device__ __forceinline__ acc_t apply(acc_t x, const kg_nrow<acc_t> &R_, acc_t w, acc_t b)
     {
         typedef acc_t T;
-        const T m = R_.m, s = R_.s, lse = R_.lse, mean = R_.mean, rstd = R_.rstd;
-        (void)m, (void)s, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
+        const T m = R_.m, s = R_.s, ls = R_.ls, lse = R_.lse, mean = R_.mean, rstd = R_.rstd;
+        (void)m, (void)s, (void)ls, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
         return $(f.apply);
     }
     static __device__ __forceinline__ acc_t result0(const kg_nrow<acc_t> &R_) { return R_.$(f.res0); }
     static __device__ __forceinline__ acc_t result1(const kg_nrow<acc_t> &R_) { return R_.$(f.res1); }
 };
-extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP) $(f.name)_rows(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 1, false>(A); }
-extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, false>(A); }
-extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, true>(A); }
+extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_rows(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 1, $(rows_nv), false, false>(A); }
+@if f.residual == "true" then
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_rows_res(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 1, $(rows_nv), false, true>(A); }
+@end
+extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, 1, false, $(f.residual)>(A); }
+extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_apply(const kg_norm_args A) { kg_norm_cols_apply<$(f.name)>(A); }
 @end

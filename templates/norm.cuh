@@ -40,7 +40,7 @@ template <typename T, int N> struct alignas(sizeof(T) * N) kg_nvec {
 
 /* A row's values, as the catalogue's apply expressions name them. */
 template <typename T> struct kg_nrow {
-    T m, s, lse, mean, rstd;
+    T m, s, ls, lse, mean, rstd; /* ls = log(s) */
 };
 
 /* A row's running statistics. lse: a = the maximum, c = the sum of
@@ -66,6 +66,13 @@ template <typename T> __device__ __forceinline__ T kg_nshfl(T v, int m)
 }
 
 template <typename T> __device__ __forceinline__ T kg_nmax(T a, T b) { return (a != a || a > b) ? a : b; }
+
+/* exp on the device: for float, 2^(x log2 e) on the special-function unit
+   (within a few ulp; the argument's rounding adds |x| 2^-24 relative), so
+   that the 2-byte types stay memory-bound; for double, exp. The catalogue's
+   exp() in apply expressions becomes this (gen/norm.lua). */
+__device__ __forceinline__ float kg_nexp(float x) { return exp2f(x * 1.4426950408889634f); }
+__device__ __forceinline__ double kg_nexp(double x) { return exp(x); }
 template <typename T> __device__ __forceinline__ T kg_nshift(T m) { return isfinite(m) ? m : (T)0; }
 
 struct kg_nsum_f {
@@ -119,6 +126,14 @@ template <typename T> __device__ __forceinline__ void kg_nmom_merge(kg_nstat<T> 
         return;
     }
     const T n = a.n + b.n, d = b.a - a.a;
+    if (!isfinite(a.a) || !isfinite(b.a)) {
+        /* an infinite or NaN mean: the weighted mean (+-inf or NaN, as
+           sum(x) / n is), and no variance (x - mean is NaN) */
+        a.a = a.a * (a.n / n) + b.a * (b.n / n);
+        a.c = (T)NAN;
+        a.n = n;
+        return;
+    }
     a.a = a.a + d * (b.n / n);
     a.c = a.c + b.c + d * d * (a.n * (b.n / n));
     a.n = n;
@@ -133,8 +148,8 @@ template <typename T> __device__ __forceinline__ kg_nstat<T> kg_nstat_init()
     return s;
 }
 
-template <class Op> __device__ __forceinline__ void kg_nmerge(kg_nstat<typename Op::acc_t> &a,
-                                                              const kg_nstat<typename Op::acc_t> &b)
+template <class Op>
+__device__ __forceinline__ void kg_nmerge(kg_nstat<typename Op::acc_t> &a, const kg_nstat<typename Op::acc_t> &b)
 {
     if constexpr (Op::stats == KG_NS_LSE)
         kg_nlse_merge(a.a, a.c, b.a, b.c);
@@ -147,16 +162,18 @@ template <class Op> __device__ __forceinline__ void kg_nmerge(kg_nstat<typename 
 }
 
 /* The row's values from its statistics over n elements. */
-template <class Op> __device__ __forceinline__ kg_nrow<typename Op::acc_t> kg_nfinish(const kg_nstat<typename Op::acc_t> &s,
-                                                                                   int64_t n, double eps)
+template <class Op>
+__device__ __forceinline__ kg_nrow<typename Op::acc_t> kg_nfinish(const kg_nstat<typename Op::acc_t> &s, int64_t n,
+                                                                  double eps)
 {
     typedef typename Op::acc_t T;
     kg_nrow<T> r;
-    r.m = r.s = r.lse = r.mean = r.rstd = (T)0;
+    r.m = r.s = r.ls = r.lse = r.mean = r.rstd = (T)0;
     if constexpr (Op::stats == KG_NS_LSE) {
         r.m = kg_nshift(s.a);
         r.s = s.c;
-        r.lse = r.m + log(r.s);
+        r.ls = log(r.s);
+        r.lse = r.m + r.ls;
     } else if constexpr (Op::stats == KG_NS_MOMENTS) {
         r.mean = n > 0 ? s.a : (T)NAN;
         r.rstd = (T)1 / sqrt(s.c / (T)n + (T)eps);
@@ -164,6 +181,46 @@ template <class Op> __device__ __forceinline__ kg_nrow<typename Op::acc_t> kg_nf
         r.rstd = (T)1 / sqrt(s.c / (T)n + (T)eps);
     }
     return r;
+}
+
+/* A read-only load of the vector type VT at p (16, 8, 4 or 2 bytes). */
+template <typename T, typename VT> __device__ __forceinline__ VT kg_nldg(const T *p, const VT *)
+{
+    VT v;
+    if constexpr (sizeof(VT) == 16) {
+        const uint4 u = __ldg((const uint4 *)p);
+        memcpy(&v, &u, 16);
+    } else if constexpr (sizeof(VT) == 8) {
+        const uint2 u = __ldg((const uint2 *)p);
+        memcpy(&v, &u, 8);
+    } else if constexpr (sizeof(VT) == 4) {
+        const unsigned u = __ldg((const unsigned *)p);
+        memcpy(&v, &u, 4);
+    } else {
+        const unsigned short u = __ldg((const unsigned short *)p);
+        memcpy(&v, &u, 2);
+    }
+    return v;
+}
+
+/* Writes a row's results: a reduction's (logsumexp) in the input's dtype,
+   statistics (layer_norm's mean, rstd) in the accumulator's. */
+template <class Op>
+__device__ __forceinline__ void kg_nstore_results(const kg_norm_args &A, int64_t o0, int64_t o1,
+                                                  const kg_nrow<typename Op::acc_t> &rv)
+{
+    typedef typename Op::acc_t AT;
+    if (!A.p[KG_NO_S0] && !A.p[KG_NO_S1])
+        return;
+    if constexpr (!Op::elementwise) {
+        if (A.p[KG_NO_S0])
+            ((typename Op::in_t *)A.p[KG_NO_S0])[o0] = Op::st(Op::result0(rv));
+    } else {
+        if (A.p[KG_NO_S0])
+            ((AT *)A.p[KG_NO_S0])[o0] = Op::result0(rv);
+        if (Op::nres > 1 && A.p[KG_NO_S1])
+            ((AT *)A.p[KG_NO_S1])[o1] = Op::result1(rv);
+    }
 }
 
 /* Offsets of row `row` for every operand. */
@@ -213,19 +270,19 @@ __device__ __forceinline__ int64_t kg_ninner(const kg_norm_dims &D, int64_t j, i
 
 /*
  * ROWS, PACKED, STRIDED: a group of g lanes serves R rows at once (R = 1,
- * or KG_NORM_PACK in the packed class). Each lane holds up to NV / R
- * vectors of V elements per row per chunk: vector k of lane l in chunk c is
+ * or KG_NORM_PACK / 2 in the packed classes). Each lane holds up to NVR
+ * vectors of V elements per row per chunk (KG_NORM_NV, or 1 packed): vector k of lane l in chunk c is
  * the row's vector c * g * nv + k * g + l, so each of a group's loads is
  * contiguous. V = 1 (STRIDED) addresses elements through the inner dims.
  * A row of one chunk stays in registers from the statistics to the apply;
  * longer rows are read again (the fused residual form reads back h).
  */
-template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
+template <class Op, int V, int R, int NVR, bool GEN, bool RES>
+__device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kg_nvec<T, V> VT;
-    constexpr int NVR = KG_NORM_NV / R;
     const int g = A.group;
     const bool whole = g > 32;
     const int lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));
@@ -271,33 +328,18 @@ template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_n
             else
                 return vi * V;
         };
-        auto load_x = [&](int r, int64_t vi, bool fresh) -> VT {
+        /* vector vi of the row's input (or, reading back, of h in the residual) */
+        auto load_in = [&](int r, int64_t vi, const T *base, int k) -> VT {
             VT x;
-            if (fresh || !Op::residual || !res) {
-                if constexpr (GEN)
-                    x.v[0] = in[roff(r, KG_NO_IN) + eoff(vi, KG_NO_IN)];
-                else
-                    x = *(const VT *)(in + roff(r, KG_NO_IN) + eoff(vi, KG_NO_IN));
-            }
-            if (Op::residual && res) {
-                T *rp = res + roff(r, KG_NO_RES) + eoff(vi, KG_NO_RES);
-                VT h;
-                if constexpr (GEN)
-                    h.v[0] = *rp;
-                else
-                    h = *(const VT *)rp;
-                if (fresh) {
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        h.v[e] = Op::st(Op::ld(x.v[e]) + Op::ld(h.v[e]));
-                    if constexpr (GEN)
-                        *rp = h.v[0];
-                    else
-                        *(VT *)rp = h;
-                }
-                x = h;
-            }
+            if constexpr (GEN)
+                x.v[0] = base[roff(r, k) + eoff(vi, k)];
+            else
+                x = *(const VT *)(base + roff(r, k) + eoff(vi, k));
             return x;
+        };
+        const bool hres = RES && res != NULL; /* RES: this kernel has the residual code */
+        auto valid = [&](int r, int k, int64_t c0) -> bool {
+            return act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec;
         };
 
         kg_nstat<AT> st[R];
@@ -307,27 +349,52 @@ template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_n
         VT x[R][NVR];
         for (int64_t c = 0; c < nchunks; c++) {
             const int64_t c0 = c * per_chunk;
+            /* every load of the chunk first (no store between them), then
+               the residual's h = x + r written back */
 #pragma unroll
             for (int r = 0; r < R; r++)
 #pragma unroll
-                for (int k = 0; k < NVR; k++) {
-                    const int64_t vi = c0 + (int64_t)k * g + lane;
-                    if (act[r] && k < nv && vi < nvec)
-                        x[r][k] = load_x(r, vi, true);
-                }
+                for (int k = 0; k < NVR; k++)
+                    if (valid(r, k, c0))
+                        x[r][k] = load_in(r, c0 + (int64_t)k * g + lane, in, KG_NO_IN);
+            if (hres) {
+                VT hv[R][NVR];
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (valid(r, k, c0))
+                            hv[r][k] = load_in(r, c0 + (int64_t)k * g + lane, res, KG_NO_RES);
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int k = 0; k < NVR; k++)
+                        if (valid(r, k, c0)) {
+#pragma unroll
+                            for (int e = 0; e < V; e++)
+                                hv[r][k].v[e] = Op::st(Op::ld(x[r][k].v[e]) + Op::ld(hv[r][k].v[e]));
+                            T *rp = res + roff(r, KG_NO_RES) + eoff(c0 + (int64_t)k * g + lane, KG_NO_RES);
+                            if constexpr (GEN)
+                                *rp = hv[r][k].v[0];
+                            else
+                                *(VT *)rp = hv[r][k];
+                            x[r][k] = hv[r][k];
+                        }
+            }
             const int64_t cnt = (nvec - c0 < per_chunk ? nvec - c0 : per_chunk) * V;
 #pragma unroll
             for (int r = 0; r < R; r++) {
                 kg_nstat<AT> cs;
                 cs.n = (AT)cnt;
                 if constexpr (Op::stats == KG_NS_LSE) {
+                    /* fmax skips NaN: a NaN still makes s (so every result) NaN */
                     AT m = -(AT)INFINITY;
 #pragma unroll
                     for (int k = 0; k < NVR; k++)
                         if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
 #pragma unroll
                             for (int e = 0; e < V; e++)
-                                m = kg_nmax(m, Op::ld(x[r][k].v[e]));
+                                m = fmax(m, Op::ld(x[r][k].v[e]));
                     m = kg_ngroup(m, g, kg_nmax_f());
                     const AT sh = kg_nshift(m);
                     AT s = 0;
@@ -336,7 +403,7 @@ template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_n
                         if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
 #pragma unroll
                             for (int e = 0; e < V; e++)
-                                s += exp(Op::ld(x[r][k].v[e]) - sh);
+                                s += kg_nexp(Op::ld(x[r][k].v[e]) - sh);
                     cs.a = m;
                     cs.c = kg_ngroup(s, g, kg_nsum_f());
                 } else if constexpr (Op::stats == KG_NS_MOMENTS) {
@@ -384,32 +451,34 @@ template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_n
         if constexpr (Op::elementwise) {
             for (int64_t c = 0; c < nchunks; c++) {
                 const int64_t c0 = c * per_chunk;
+                /* the row again when it streams: every load before the stores */
+                if (nchunks > 1) {
+#pragma unroll
+                    for (int r = 0; r < R; r++)
+#pragma unroll
+                        for (int k = 0; k < NVR; k++)
+                            if (valid(r, k, c0))
+                                x[r][k] = hres ? load_in(r, c0 + (int64_t)k * g + lane, res, KG_NO_RES)
+                                               : load_in(r, c0 + (int64_t)k * g + lane, in, KG_NO_IN);
+                }
 #pragma unroll
                 for (int r = 0; r < R; r++)
 #pragma unroll
                     for (int k = 0; k < NVR; k++) {
                         const int64_t vi = c0 + (int64_t)k * g + lane;
-                        if (!(act[r] && k < nv && vi < nvec))
+                        if (!valid(r, k, c0))
                             continue;
-                        const VT xv = nchunks == 1 ? x[r][k] : load_x(r, vi, false);
-                        VT w, b;
-                        if (wp) {
-                            if constexpr (GEN)
-                                w.v[0] = wp[eoff(vi, KG_NO_W)];
-                            else
-                                w = *(const VT *)(wp + eoff(vi, KG_NO_W));
-                        }
-                        if (bp) {
-                            if constexpr (GEN)
-                                b.v[0] = bp[eoff(vi, KG_NO_B)];
-                            else
-                                b = *(const VT *)(bp + eoff(vi, KG_NO_B));
-                        }
+                        /* read-only loads (ld.global.nc): free to move above the stores */
+                        VT wv, bv;
+                        if (wp)
+                            wv = kg_nldg(wp + eoff(vi, KG_NO_W), (const VT *)0);
+                        if (bp)
+                            bv = kg_nldg(bp + eoff(vi, KG_NO_B), (const VT *)0);
                         VT y;
 #pragma unroll
                         for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply(Op::ld(xv.v[e]), rv[r], wp ? Op::ld(w.v[e]) : (AT)1,
-                                                      bp ? Op::ld(b.v[e]) : (AT)0));
+                            y.v[e] = Op::st(Op::apply(Op::ld(x[r][k].v[e]), rv[r], wp ? Op::ld(wv.v[e]) : (AT)1,
+                                                      bp ? Op::ld(bv.v[e]) : (AT)0));
                         if constexpr (GEN)
                             out[roff(r, KG_NO_OUT) + eoff(vi, KG_NO_OUT)] = y.v[0];
                         else
@@ -420,12 +489,8 @@ template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_n
         if constexpr (Op::nres > 0) {
 #pragma unroll
             for (int r = 0; r < R; r++)
-                if (act[r] && lane == 0) {
-                    if (A.p[KG_NO_S0])
-                        ((AT *)A.p[KG_NO_S0])[roff(r, KG_NO_S0)] = Op::result0(rv[r]);
-                    if (Op::nres > 1 && A.p[KG_NO_S1])
-                        ((AT *)A.p[KG_NO_S1])[roff(r, KG_NO_S1)] = Op::result1(rv[r]);
-                }
+                if (act[r] && lane == 0)
+                    kg_nstore_results<Op>(A, roff(r, KG_NO_S0), roff(r, KG_NO_S1), rv[r]);
         }
     }
 }
@@ -441,8 +506,9 @@ template <class Op, int V, int R, bool GEN> __device__ __forceinline__ void kg_n
  * (lse: the online rescaling; moments: sums shifted by the lane's first
  * element), then the 8 lanes of a column merge in order.
  */
-template <class Op> __device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, int64_t &o,
-                                                                 int64_t &col, int64_t &split, int64_t &grp)
+template <class Op>
+__device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, int64_t &o, int64_t &col,
+                                              int64_t &split, int64_t &grp)
 {
     grp = u / A.splits;
     split = u - grp * A.splits;
@@ -468,7 +534,7 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
         const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
         kg_nstat<AT> s = kg_nstat_init<AT>();
         s.a = Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0;
-        AT k0 = 0, s1 = 0, s2 = 0; /* moments: shift and shifted sums */
+        AT k0 = 0, s1 = 0, s2 = 0, sx = 0; /* moments: shift, shifted sums, plain sum */
         if (col < A.cols) {
             const T *p = in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
             T *q = res ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
@@ -482,7 +548,7 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
                 }
                 if constexpr (Op::stats == KG_NS_LSE) {
                     if (x <= s.a && isfinite(s.a))
-                        s.c += exp(x - s.a);
+                        s.c += kg_nexp(x - s.a);
                     else
                         kg_nlse_merge(s.a, s.c, x, exp(x - kg_nshift(x)));
                 } else if constexpr (Op::stats == KG_NS_MOMENTS) {
@@ -491,6 +557,7 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
                     const AT d = x - k0;
                     s1 += d;
                     s2 += d * d;
+                    sx += x;
                     s.n += (AT)1;
                 } else {
                     s.c += x * x;
@@ -516,6 +583,13 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
                 s.c = s2 - s1 * (s1 / s.n);
                 if (s.c < (AT)0)
                     s.c = 0;
+                if (!isfinite(s.a)) {
+                    /* an infinity or NaN among the values: the mean is
+                       sum(x) / n (+-inf or NaN, as the reference's), no
+                       variance */
+                    s.a = sx / s.n;
+                    s.c = (AT)NAN;
+                }
             }
         }
         __syncthreads(); /* the previous unit's readers are done */
@@ -555,15 +629,12 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_
         for (int64_t k = 1; k < A.splits; k++)
             kg_nmerge<Op>(s, P[(grp * A.splits + k) * KG_NORM_COL_LANES + tx]);
         const kg_nrow<AT> rv = kg_nfinish<Op>(s, A.n, A.eps);
-        if (Op::nres > 0 && split == 0 && ty == 0) {
-            if (A.p[KG_NO_S0])
-                ((AT *)A.p[KG_NO_S0])[off[KG_NO_S0] + col * A.cst[KG_NO_S0]] = Op::result0(rv);
-            if (Op::nres > 1 && A.p[KG_NO_S1])
-                ((AT *)A.p[KG_NO_S1])[off[KG_NO_S1] + col * A.cst[KG_NO_S1]] = Op::result1(rv);
-        }
+        if (Op::nres > 0 && split == 0 && ty == 0)
+            kg_nstore_results<Op>(A, off[KG_NO_S0] + col * A.cst[KG_NO_S0], off[KG_NO_S1] + col * A.cst[KG_NO_S1], rv);
         if constexpr (Op::elementwise) {
             const bool hres = Op::residual && res;
-            const T *p = hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+            const T *p =
+                hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
             const int64_t ns = hres ? A.inner.st[0][KG_NO_RES] : A.inner.st[0][KG_NO_IN];
             T *y = out + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
             const int64_t ns_out = A.inner.st[0][KG_NO_OUT];

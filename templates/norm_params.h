@@ -26,8 +26,13 @@
    registers between the statistics and the apply; longer rows stream in
    chunks of that size and are read twice. */
 #define KG_NORM_NV 8
-/* PACKED: rows a lane group holds at once (one vector of each). */
-#define KG_NORM_PACK 8
+/* ROWS: 4 for the 2-byte types (their 32 values a lane, unpacked to f32,
+   fill the registers that 8 vectors of f32 do). */
+#define KG_NORM_ROWS_NV(elem_bytes) ((elem_bytes) == 2 ? KG_NORM_NV / 2 : KG_NORM_NV)
+/* PACKED: rows a lane group holds at once (one vector of each). 2: the
+   2026-12-01 sweep ran 8 (more loads in flight, 124 registers) at 59-62% of
+   copy and 2 (40-64 registers, more warps) at 79-85%. */
+#define KG_NORM_PACK 2
 /* Most lanes a row's group may have (one block). */
 #define KG_NORM_MAX_GROUP 512
 
@@ -46,6 +51,7 @@ enum {
 /* Kernel classes, in the order of gen/norm.lua's `classes`. */
 typedef enum kg_norm_class {
     KG_NORM_ROWS,       /* one contiguous normalized run, 16-byte vectors; a lane group per row */
+    KG_NORM_ROWS_RES,   /* ROWS with the fused residual (ops without one: the ROWS kernel) */
     KG_NORM_PACKED,     /* short contiguous rows of 1..32 vectors, KG_NORM_PACK rows per lane group */
     KG_NORM_STRIDED,    /* any normalized dims, element by element; a lane group per row */
     KG_NORM_COLS_STATS, /* one normalized dim across a contiguous kept dim: per-split statistics */
@@ -75,12 +81,12 @@ typedef struct kg_norm_args {
     kg_norm_dims outer; /* kept dims (COLS: without the column dim) */
     kg_norm_dims inner; /* normalized dims (STRIDED, COLS: one dim) */
     /* COLS */
-    int64_t cols;                /* size of the contiguous kept dim */
-    int64_t cst[KG_NORM_NOPS];   /* strides along it */
-    int64_t tiles;               /* column tiles per outer position */
-    int64_t splits;              /* slices of the normalized dim per tile */
-    int64_t chunk;               /* normalized elements per slice */
-    int64_t units;               /* outer positions x tiles x splits */
+    int64_t cols;              /* size of the contiguous kept dim */
+    int64_t cst[KG_NORM_NOPS]; /* strides along it */
+    int64_t tiles;             /* column tiles per outer position */
+    int64_t splits;            /* slices of the normalized dim per tile */
+    int64_t chunk;             /* normalized elements per slice */
+    int64_t units;             /* outer positions x tiles x splits */
 } kg_norm_args;
 
 #endif

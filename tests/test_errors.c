@@ -369,3 +369,55 @@ Test(validation, contiguous_is_defined_for_every_input)
     t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, NULL);
     cr_assert(t.ndim == 2 && t.shape[0] == 0 && t.shape[1] == 0);
 }
+
+/* ---- Family hooks (internal.h): the core calls no family; a family that
+   keeps per-context state registers what kg_set_stream and kg_close call. */
+
+static int hook_streams, hook_releases;
+static kg_status count_stream(kg_context *c)
+{
+    (void)c;
+    hook_streams++;
+    return KG_OK;
+}
+static void count_release(kg_context *c)
+{
+    (void)c;
+    hook_releases++;
+}
+static kg_status refuse_stream(kg_context *c)
+{
+    return kgi_fail(c, KG_ERR_CUBLAS, "cuBLAS error: refused by the test hook");
+}
+
+Test(hooks, set_stream_and_close_call_every_registered_family)
+{
+    static const kgi_hooks counting = {"counting", count_stream, count_release};
+    static const kgi_hooks refusing = {"refusing", refuse_stream, NULL};
+    kg_context *c = kt_open_without_device();
+    hook_streams = hook_releases = 0;
+    cr_assert_eq(kgi_register_hooks(c, &counting), KG_OK);
+    cr_assert_eq(kgi_register_hooks(c, &counting), KG_OK, "registering twice is one registration");
+    cr_assert_eq(kg_set_stream(c, NULL), KG_OK, "%s", kg_errmsg(c));
+    cr_assert_eq(hook_streams, 1);
+    /* a failing hook's status and message are kg_set_stream's */
+    cr_assert_eq(kgi_register_hooks(c, &refusing), KG_OK);
+    KT_EXPECT(c, kg_set_stream(c, NULL), KG_ERR_CUBLAS, "cuBLAS error: refused by the test hook");
+    cr_assert_eq(hook_streams, 2);
+    kg_close(c);
+    cr_assert_eq(hook_releases, 1, "kg_close releases every family's state once");
+}
+
+Test(hooks, the_table_is_bounded)
+{
+    static kgi_hooks many[KGI_MAX_HOOKS + 1];
+    kg_context *c = kt_open_without_device();
+    for (int i = 0; i < KGI_MAX_HOOKS; i++) {
+        many[i].name = "family";
+        cr_assert_eq(kgi_register_hooks(c, &many[i]), KG_OK);
+    }
+    many[KGI_MAX_HOOKS].name = "one too many";
+    KT_EXPECT(c, kgi_register_hooks(c, &many[KGI_MAX_HOOKS]), KG_ERR_HOST_MEMORY,
+              "out of host memory: no room for the one too many hooks (8 registered)");
+    kg_close(c);
+}
