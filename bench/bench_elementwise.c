@@ -5,9 +5,15 @@
  *
  * Cases (issue 2): add, mul, exp, gelu, where, cast in f32/f16/bf16 at 2^12 ..
  * 2^28 elements; [4096,4096] + [4096] broadcast; a transposed [4096,4096]
- * view + a dense one; host time of a tiny add. Each result is checked against
- * the CPU reference before it is timed. CSV rows go to $KG_BENCH_CSV for
- * bench/torch_elementwise.py, which runs the same cases in PyTorch.
+ * view + a dense one; host time of a tiny add. Permutations (issue 10): 2-d
+ * transposes (odd shapes too), every permutation of a 3-d and a 4-d tensor,
+ * [B,S,H,D] <-> [B,H,S,D], in f32 and bf16, and a seeded sweep of random
+ * permutations (rank 2-5, odd sizes, >= 2^24 elements) whose worst case is
+ * printed. Each result is checked against the CPU reference before it is
+ * timed. CSV rows go to $KG_BENCH_CSV for bench/torch_elementwise.py, which
+ * runs the same cases in PyTorch. KG_EW_BENCH_QUICK=1 times only 2^24 and
+ * 2^28 of the size sweep; KG_EW_BENCH_PERM_ONLY=1 only the permutations and
+ * the host time per call.
  */
 #include <math.h>
 #include <string.h>
@@ -21,6 +27,31 @@
 #include "kg_test.h"
 
 #define MAXN ((int64_t)1 << 28)
+#define S2(a, b) ((const int64_t[]){a, b})
+#define S3(a, b, c) ((const int64_t[]){a, b, c})
+#define S4(a, b, c, d) ((const int64_t[]){a, b, c, d})
+
+/* The next permutation in lexicographic order; 0 after the last. */
+static int kt_next_perm(int *p, int n)
+{
+    int i = n - 2;
+    while (i >= 0 && p[i] >= p[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = n - 1;
+    while (p[j] <= p[i])
+        j--;
+    int t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+    for (int a = i + 1, b = n - 1; a < b; a++, b--) {
+        t = p[a];
+        p[a] = p[b];
+        p[b] = t;
+    }
+    return 1;
+}
 
 typedef struct {
     kg_context *ctx;
@@ -161,6 +192,149 @@ static void fill_random(kg_context *ctx, void *dev, kg_dtype dt, int64_t n)
     free(h);
 }
 
+/* ---- permutations ---------------------------------------------------------- */
+
+/* Input a: a dense buffer of physical shape P seen with logical dim d =
+   physical dim perm[d]; out (and b, for add) dense in the logical shape.
+   Verified, timed, reported (CSV kind "perm": op, physical shape, perm).
+   force >= 0 forces a variant (the same-run "before" of the tile variant).
+   Returns the fraction of copy. */
+static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const int64_t *P, const int *perm, void *A,
+                        void *B, void *O, int force, const char *tag)
+{
+    int64_t L[KG_MAX_DIMS], ps[KG_MAX_DIMS], s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        ps[d] = s;
+        s *= P[d];
+    }
+    call c = {ctx, op, {0}, {{0}}, op == KG_OP_ADD ? 2 : 1};
+    for (int d = 0; d < nd; d++)
+        L[d] = P[perm[d]];
+    c.out = kg_tensor_contiguous(O, dt, nd, L);
+    c.in[0] = kg_tensor_contiguous(A, dt, nd, L);
+    for (int d = 0; d < nd; d++)
+        c.in[0].strides[d] = ps[perm[d]];
+    if (op == KG_OP_ADD)
+        c.in[1] = kg_tensor_contiguous(B, dt, nd, L);
+    char name[160], shp[80] = "", pm[40] = "";
+    for (int d = 0; d < nd; d++) {
+        snprintf(shp + strlen(shp), sizeof shp - strlen(shp), "%s%lld", d ? "x" : "", (long long)P[d]);
+        snprintf(pm + strlen(pm), sizeof pm - strlen(pm), "%s%d", d ? "." : "", perm[d]);
+    }
+    snprintf(name, sizeof name, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
+    kg_test_force_ew_variant(ctx, force);
+    verify(&c, 65536, name);
+    const int var = kg_test_last_ew_variant(ctx);
+    const double us = bench_time_us(ctx, run_call, &c, 10, 15);
+    kg_test_force_ew_variant(ctx, -1);
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf"};
+    const double gbps = bytes_of(&c) / (us * 1e3);
+    printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
+           100.0 * gbps / copy_gbps, var >= 0 && var < 7 ? vn[var] : "?");
+    if (csv)
+        fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
+                100.0 * gbps / copy_gbps);
+    return gbps / copy_gbps;
+}
+
+static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
+{
+    printf("\n%-40s %-5s %11s %9s %9s %8s  %s\n", "permutation (input a = buffer P permuted)", "dtype", "elements",
+           "us", "GB/s", "of copy", "variant");
+    const kg_dtype dts[2] = {KG_F32, KG_BF16};
+    for (int di = 0; di < 2; di++) {
+        const kg_dtype dt = dts[di];
+        fill_random(ctx, A, dt, (int64_t)1 << 26);
+        fill_random(ctx, B, dt, (int64_t)1 << 26);
+        double worst = 1e9;
+        /* 2-d transposes; the tile variant (before perm) in the same run */
+        const int t2[2] = {1, 0};
+        perm_case(ctx, KG_OP_ADD, dt, 2, S2(4096, 4096), t2, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_ADD, dt, 2, S2(4096, 4096), t2, A, B, O, KG_EW_TILE, " [tile]");
+        perm_case(ctx, KG_OP_ADD, dt, 2, S2(6007, 5003), t2, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_ADD, dt, 2, S2(6007, 5003), t2, A, B, O, KG_EW_TILE, " [tile]");
+        perm_case(ctx, KG_OP_COPY, dt, 2, S2(8192, 8192), t2, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_COPY, dt, 2, S2(6007, 5003), t2, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_COPY, dt, 2, S2(5003, 6007), t2, A, B, O, KG_EW_TILE, " [tile]");
+        /* [B,S,H,D] <-> [B,H,S,D] */
+        const int bshd[4] = {0, 2, 1, 3};
+        double w;
+        perm_case(ctx, KG_OP_COPY, dt, 4, S4(8, 2048, 16, 64), bshd, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_COPY, dt, 4, S4(8, 16, 2048, 64), bshd, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_COPY, dt, 4, S4(8, 2048, 8, 128), bshd, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_COPY, dt, 4, S4(8, 8, 2048, 128), bshd, A, B, O, -1, "");
+        /* every permutation of a 3-d and a 4-d tensor (odd sizes, >= 2^24) */
+        int p3[3] = {0, 1, 2}, p4[4] = {0, 1, 2, 3};
+        while (kt_next_perm(p3, 3))
+            if ((w = perm_case(ctx, KG_OP_COPY, dt, 3, S3(255, 387, 259), p3, A, B, O, -1, "")) < worst)
+                worst = w;
+        while (kt_next_perm(p4, 4))
+            if ((w = perm_case(ctx, KG_OP_COPY, dt, 4, S4(33, 64, 95, 91), p4, A, B, O, -1, "")) < worst)
+                worst = w;
+        printf("every permutation of [255,387,259] and [33,64,95,91], %s: worst %.1f%% of copy\n", kg_dtype_name(dt),
+               100 * worst);
+    }
+    /* seeded sweep: random rank 2-5, random sizes with odd factors (>= 2^24
+       elements), random non-identity permutation, f32 and bf16, copy and add */
+    uint64_t rng = 20261201;
+    double worst = 1e9;
+    char worst_at[64] = "";
+    int below = 0;
+    const int ncase = 24;
+    for (int i = 0; i < ncase; i++) {
+        const int nd = 2 + (int)(kt_next(&rng) % 4);
+        const kg_dtype dt = i % 2 ? KG_BF16 : KG_F32;
+        int64_t P[5], n = 1;
+        const double base = pow(1.3 * (1 << 24), 1.0 / nd);
+        for (int d = 0; d < nd - 1; d++) {
+            const double f = 0.25 + (double)(kt_next(&rng) % 1000) / 1000.0 * 3.75;
+            P[d] = ((int64_t)(base * f) | 1);
+            if (P[d] < 3)
+                P[d] = 3;
+            n *= P[d];
+        }
+        const int64_t target = (int64_t)(1.3 * (1 << 24));
+        while (n * 3 > target) { /* keep the last dim >= 3: halve the largest */
+            int big = 0;
+            for (int d = 1; d < nd - 1; d++)
+                big = P[d] > P[big] ? d : big;
+            n /= P[big];
+            P[big] = (P[big] / 2) | 1;
+            n *= P[big];
+        }
+        P[nd - 1] = (target / n + 1) | 1;
+        n *= P[nd - 1];
+        int perm[5];
+        do {
+            for (int d = 0; d < nd; d++)
+                perm[d] = d;
+            for (int d = nd - 1; d > 0; d--) {
+                const int j = (int)(kt_next(&rng) % (uint64_t)(d + 1)), t = perm[d];
+                perm[d] = perm[j];
+                perm[j] = t;
+            }
+        } while (perm[nd - 1] == nd - 1 && nd > 1 && (kt_next(&rng) % 4)); /* mostly moves the fast dim */
+        int identity = 1;
+        for (int d = 0; d < nd; d++)
+            identity = identity && perm[d] == d;
+        if (identity) {
+            perm[0] = 1;
+            perm[1] = 0;
+        }
+        fill_random(ctx, A, dt, n);
+        fill_random(ctx, B, dt, n);
+        const double w =
+            perm_case(ctx, i % 4 == 3 ? KG_OP_ADD : KG_OP_COPY, dt, nd, P, perm, A, B, O, -1, " [sweep]");
+        below += w < 0.85;
+        if (w < worst) {
+            worst = w;
+            snprintf(worst_at, sizeof worst_at, "case %d", i);
+        }
+    }
+    printf("random permutation sweep (%d cases, seed 20261201): worst %.1f%% of copy (%s), %d below 85%%\n", ncase,
+           100 * worst, worst_at, below);
+}
+
 typedef struct {
     kg_context *ctx;
     int k;
@@ -196,13 +370,15 @@ int main(void)
         int n_in;
     } ops[] = {{"add", KG_OP_ADD, 2},   {"mul", KG_OP_MUL, 2},     {"exp", KG_OP_EXP, 1},
                {"gelu", KG_OP_GELU, 1}, {"where", KG_OP_WHERE, 3}, {"cast", KG_OP_CAST, 1}};
-    for (size_t di = 0; di < 3; di++) {
+    const int quick = getenv("KG_EW_BENCH_QUICK") && atoi(getenv("KG_EW_BENCH_QUICK"));
+    const int perm_only = getenv("KG_EW_BENCH_PERM_ONLY") && atoi(getenv("KG_EW_BENCH_PERM_ONLY"));
+    for (size_t di = 0; di < (perm_only ? 0u : 3u); di++) {
         const kg_dtype dt = dts[di];
         fill_random(ctx, A, dt, MAXN);
         fill_random(ctx, B, dt, MAXN);
         fill_random(ctx, C, KG_BOOL, MAXN);
         for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
-            for (int lg = 12; lg <= 28; lg += 4) {
+            for (int lg = quick ? 24 : 12; lg <= 28; lg += 4) {
                 const int64_t n = (int64_t)1 << lg;
                 call c = {ctx, ops[oi].op, {0}, {{0}}, ops[oi].n_in};
                 const kg_dtype odt = ops[oi].op != KG_OP_CAST ? dt : dt == KG_F32 ? KG_BF16 : KG_F32;
@@ -223,7 +399,7 @@ int main(void)
                 const int inner = lg <= 20 ? 200 : lg <= 24 ? 50 : 10;
                 const double us = bench_time_us(ctx, run_call, &c, inner, 15);
                 const double cpu = lg == 12 ? cpu_ns_per_element(&c, (int64_t)1 << 22) : -1;
-                static double cpu_cache;
+                static double cpu_cache = -1;
                 if (cpu > 0)
                     cpu_cache = cpu;
                 report(name, dt, n, &c, us, cpu_cache);
@@ -232,6 +408,8 @@ int main(void)
     }
 
     /* layouts: broadcast row and transposed input */
+    if (perm_only)
+        goto perms;
     fill_random(ctx, A, KG_F32, (int64_t)4096 * 4096);
     fill_random(ctx, B, KG_F32, (int64_t)4096 * 4096);
     const int64_t sq[2] = {4096, 4096}, row[1] = {4096};
@@ -248,6 +426,9 @@ int main(void)
     tr.in[1] = kg_tensor_contiguous(B, KG_F32, 2, sq);
     verify(&tr, 65536, "transposed add");
     report("add a^T + b [4096^2]", KG_F32, 4096 * 4096, &tr, bench_time_us(ctx, run_call, &tr, 20, 15), -1);
+
+perms:
+    perms_bench(ctx, A, B, O);
 
     /* host time per call: a 16-element add through kgen, and a bare
        cudaLaunchKernel of the same kernel, each in batches that stay below

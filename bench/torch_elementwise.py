@@ -12,12 +12,49 @@ import torch
 from torch_common import Results, host_us, time_us
 
 
+def perm_rows(perms, copy, dev, dts):
+    """The permutation rows: input a = a dense buffer of physical shape P
+    permuted by p (logical dim d = physical dim p[d]); out (and b) dense."""
+    print(f"\n{'permutation':44} {'dtype':5} {'kgen GB/s':>9} {'%copy':>6} {'torch GB/s':>10} {'%copy':>6} "
+          f"{'kgen/torch':>10}")
+    worst = {}
+    for name, dn, n, kus, kgbps in perms:
+        words = name.split()
+        op, shape, perm = words[0], [int(x) for x in words[1].split("x")], [int(x) for x in words[2][1:].split(".")]
+        tag = " ".join(words[3:])
+        dt = dts[dn]
+        a = torch.empty(shape, device=dev, dtype=dt).uniform_(-3, 3)
+        x = a.permute(perm)
+        out = torch.empty(x.shape, device=dev, dtype=dt)
+        if op == "add":
+            b = torch.empty(x.shape, device=dev, dtype=dt).uniform_(-3, 3)
+            fn, nbytes = (lambda: torch.add(x, b, out=out)), 3 * n * a.element_size()
+        else:
+            fn, nbytes = (lambda: out.copy_(x)), 2 * n * a.element_size()
+        tg = nbytes / (time_us(fn, 10) * 1e3)
+        print(f"{name:44} {dn:5} {kgbps:9.1f} {100 * kgbps / copy:5.1f}% {tg:10.1f} {100 * tg / copy:5.1f}% "
+              f"{kgbps / tg:9.2f}x")
+        group = "sweep" if "[sweep]" in tag else "tile (before)" if "[tile]" in tag else "fixed"
+        w = worst.get((group, dn))
+        if w is None or kgbps / copy < w[0]:
+            worst[(group, dn)] = (kgbps / copy, kgbps / tg, name)
+        wr = worst.get((group + " vs torch", dn))
+        if wr is None or kgbps / tg < wr[1]:
+            worst[(group + " vs torch", dn)] = (kgbps / copy, kgbps / tg, name)
+        del a, x, out
+    for (group, dn), (fc, ft, name) in sorted(worst.items()):
+        print(f"worst {group:22} {dn:5}: {100 * fc:5.1f}% of copy, {ft:.2f}x torch  ({name})")
+
+
 def main():
     kg = {}
+    perms = []
     with open(sys.argv[1]) as f:
         for row in csv.reader(f):
             if row[0] in ("elementwise", "host", "limit"):
                 kg[(row[1], row[2], int(row[3]))] = (float(row[4]), float(row[5]))
+            elif row[0] == "perm":
+                perms.append((row[1], row[2], int(row[3]), float(row[4]), float(row[5])))
     copy = next(v[1] for k, v in kg.items() if k[0] == "copy")
     res = Results()
     dev = torch.device("cuda")
@@ -33,6 +70,9 @@ def main():
         for name in ("add", "mul", "exp", "gelu", "where", "cast"):
             for lg in range(12, 29, 4):
                 n = 1 << lg
+                cname = name if name != "cast" else ("cast->bf16" if dt == torch.float32 else "cast->f32")
+                if (cname, dn, n) not in kg:
+                    continue  # kgen did not time it (KG_EW_BENCH_QUICK)
                 x, y, z, out = a[:n], b[:n], c[:n], o[:n]
                 if name == "add":
                     fn, nbytes = (lambda: torch.add(x, y, out=out)), 3 * n * x.element_size()
@@ -65,12 +105,15 @@ def main():
     nb = 4096 * 4096 * 4
     for name, fn, nbytes in (("add [4096,4096]+[4096]", lambda: torch.add(A, r, out=O), 2 * nb + 4096 * 4),
                              ("add a^T + b [4096^2]", lambda: torch.add(A.t(), B, out=O), 3 * nb)):
+        k = kg.get((name, "f32", 4096 * 4096))
+        if k is None:
+            continue  # kgen did not time it (KG_EW_BENCH_PERM_ONLY)
         us = time_us(fn, 20)
         tg = nbytes / (us * 1e3)
-        k = kg.get((name, "f32", 4096 * 4096))
         res.add("elementwise", name, "f32", [4096, 4096], us, gbps=tg)
         print(f"{name:24} {'f32':5} {4096 * 4096:11d} {k[1]:10.1f} {tg:10.1f} {k[1] / tg:9.2f}x  "
               f"({100 * k[1] / copy:.0f}% vs {100 * tg / copy:.0f}% of copy)")
+    perm_rows(perms, copy, dev, dts)
     x, y, out = torch.randn(16, device=dev), torch.randn(16, device=dev), torch.empty(16, device=dev)
     torch_host = host_us(lambda: torch.add(x, y, out=out), inner=500, reps=41)
     res.add("host", "add", "f32", [16], torch_host)

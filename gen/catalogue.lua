@@ -15,7 +15,13 @@
 --   int_expr the expression for integer and bool dtypes, when it differs;
 --            T is the integer compute type (int32_t, int64_t, uint32_t for u8
 --            and bool on the device; int64_t in the reference, whose result
---            is then wrapped to the dtype's width).
+--            is then wrapped to the dtype's width). A bool result is stored
+--            as (x != 0), so on bool inputs a + b is a logical or, a * b a
+--            logical and. kg_ipow(a, b) is the integer power (defined in the
+--            device loops and in the reference).
+--   half_expr the device expression for f16 and bf16, when it differs: the
+--            fast form (intrinsics) of expr, whose error is far below those
+--            types' rounding step; the reference and the tests use expr.
 --   doc      one line for the manifest and the header
 --
 -- Adding an op is adding an entry here and running `ninja`.
@@ -23,17 +29,18 @@ local M = {}
 
 M.elementwise = {
   -- binary arithmetic
-  { name = "add", arity = 2, dtypes = "numeric", expr = "a + b", doc = "a + b (integers wrap)" },
+  { name = "add", arity = 2, dtypes = "all", expr = "a + b", doc = "a + b (integers wrap; bool: a or b)" },
   { name = "sub", arity = 2, dtypes = "numeric", expr = "a - b", doc = "a - b (integers wrap)" },
-  { name = "mul", arity = 2, dtypes = "numeric", expr = "a * b", doc = "a * b (integers wrap)" },
+  { name = "mul", arity = 2, dtypes = "all", expr = "a * b", doc = "a * b (integers wrap; bool: a and b)" },
   { name = "div", arity = 2, dtypes = "numeric", expr = "a / b",
     int_expr = "b == (T)0 ? (T)0 : (b == (T)-1 ? (T)0 - a : a / b)",
     doc = "a / b; floats IEEE (x/0 = +-inf or nan); integers truncate, x/0 = 0" },
-  { name = "maximum", arity = 2, dtypes = "numeric", expr = "(a != a || a > b) ? a : b",
+  { name = "maximum", arity = 2, dtypes = "all", expr = "(a != a || a > b) ? a : b",
     int_expr = "a > b ? a : b", doc = "larger of a and b; NaN if either is NaN" },
-  { name = "minimum", arity = 2, dtypes = "numeric", expr = "(a != a || a < b) ? a : b",
+  { name = "minimum", arity = 2, dtypes = "all", expr = "(a != a || a < b) ? a : b",
     int_expr = "a < b ? a : b", doc = "smaller of a and b; NaN if either is NaN" },
-  { name = "pow", arity = 2, dtypes = "float", expr = "pow(a, b)", doc = "a raised to b (C pow)" },
+  { name = "pow", arity = 2, dtypes = "numeric", expr = "pow(a, b)", int_expr = "(T)kg_ipow((int64_t)a, (int64_t)b)",
+    doc = "a raised to b (floats: C pow; integers: exact, wrapping; b < 0 gives 1 for a = 1, +-1 for a = -1, else 0)" },
   -- comparisons (bool out)
   { name = "eq", arity = 2, dtypes = "all", out = "bool", expr = "a == b", doc = "a == b" },
   { name = "ne", arity = 2, dtypes = "all", out = "bool", expr = "a != b", doc = "a != b (true for NaN)" },
@@ -46,13 +53,13 @@ M.elementwise = {
     expr = "cond ? a : b", doc = "cond ? a : b, cond a bool tensor" },
   -- unary, any numeric dtype
   { name = "neg", arity = 1, dtypes = "numeric", expr = "-a", int_expr = "(T)0 - a", doc = "-a (integers wrap)" },
-  { name = "abs", arity = 1, dtypes = "numeric", expr = "fabs(a)", int_expr = "a < (T)0 ? (T)0 - a : a",
-    doc = "|a| (abs of the most negative integer wraps to itself)" },
-  { name = "sign", arity = 1, dtypes = "numeric", expr = "a != a ? a : (T)((a > (T)0) - (a < (T)0))",
-    int_expr = "(T)((a > (T)0) - (a < (T)0))", doc = "-1, 0 or 1 (NaN stays NaN)" },
+  { name = "abs", arity = 1, dtypes = "all", expr = "fabs(a)", int_expr = "a < (T)0 ? (T)0 - a : a",
+    doc = "|a| (abs of the most negative integer wraps to itself; bool: a)" },
+  { name = "sign", arity = 1, dtypes = "all", expr = "a != a ? a : (T)((a > (T)0) - (a < (T)0))",
+    int_expr = "(T)((a > (T)0) - (a < (T)0))", doc = "-1, 0 or 1 (NaN stays NaN; bool: a)" },
   { name = "relu", arity = 1, dtypes = "numeric", expr = "a < (T)0 ? (T)0 : a", doc = "max(a, 0); NaN stays NaN" },
   -- unary, float dtypes only
-  { name = "exp", arity = 1, dtypes = "float", expr = "exp(a)", doc = "e^a" },
+  { name = "exp", arity = 1, dtypes = "float", expr = "exp(a)", half_expr = "__expf(a)", doc = "e^a" },
   { name = "log", arity = 1, dtypes = "float", expr = "log(a)", doc = "natural log; NaN below 0, -inf at 0" },
   { name = "sin", arity = 1, dtypes = "float", expr = "sin(a)", doc = "sine" },
   { name = "cos", arity = 1, dtypes = "float", expr = "cos(a)", doc = "cosine" },
@@ -61,12 +68,19 @@ M.elementwise = {
   { name = "tanh", arity = 1, dtypes = "float", expr = "tanh(a)", doc = "hyperbolic tangent" },
   { name = "sigmoid", arity = 1, dtypes = "float", expr = "(T)1 / ((T)1 + exp(-a))", doc = "1 / (1 + e^-a)" },
   { name = "gelu", arity = 1, dtypes = "float",
-    expr = "(T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752440))", doc = "a/2 * (1 + erf(a/sqrt 2))" },
+    expr = "(T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752440))", half_expr = "kg_gelu_fast(a)",
+    doc = "a/2 * (1 + erf(a/sqrt 2))" },
   { name = "silu", arity = 1, dtypes = "float", expr = "a / ((T)1 + exp(-a))", doc = "a * sigmoid(a)" },
-  { name = "floor", arity = 1, dtypes = "float", expr = "floor(a)", doc = "round toward -inf" },
-  { name = "ceil", arity = 1, dtypes = "float", expr = "ceil(a)", doc = "round toward +inf" },
-  { name = "round", arity = 1, dtypes = "float", expr = "rint(a)", doc = "round half to even" },
+  { name = "floor", arity = 1, dtypes = "numeric", expr = "floor(a)", int_expr = "a",
+    doc = "round toward -inf (integers: the identity)" },
+  { name = "ceil", arity = 1, dtypes = "numeric", expr = "ceil(a)", int_expr = "a",
+    doc = "round toward +inf (integers: the identity)" },
+  { name = "round", arity = 1, dtypes = "numeric", expr = "rint(a)", int_expr = "a",
+    doc = "round half to even (integers: the identity)" },
   { name = "reciprocal", arity = 1, dtypes = "float", expr = "(T)1 / a", doc = "1 / a" },
+  -- data movement, any dtype
+  { name = "copy", arity = 1, dtypes = "all", expr = "a",
+    doc = "a, into out's layout (a strided copy: transposes, permutes, broadcasts)" },
 }
 
 -- cast between any two dtypes: one kernel per (source, destination). Its

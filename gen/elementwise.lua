@@ -8,7 +8,7 @@
 local M = {}
 
 -- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
-M.variants = { "dense", "nd32", "nd32v", "nd64", "tile" }
+M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -16,7 +16,10 @@ local sets, typed = common.sets, common.typed
 local function accepts(op, dt) return sets[op.dtypes][dt.name] == true end
 
 local function expr_for(op, dt)
-  if dt.kind == "float" then return op.expr end
+  if dt.kind == "float" then
+    if dt.size == 2 and op.half_expr then return op.half_expr end
+    return op.expr
+  end
   return op.int_expr or op.expr
 end
 
@@ -62,9 +65,11 @@ function M.generate(G)
   for _, dt in ipairs(dtypes) do
     local module = G:module("ew_" .. dt.name)
     local functors = {}
-    local vec = 16 // dt.size
     local function add(fname, opi, out, inputs, body, desc)
-      functors[#functors + 1] = { name = fname, out = out, inputs = inputs, body = body }
+      -- elements per vector: 16 bytes of the widest of the dtype and the
+      -- output, so each warp-wide store covers whole 32-byte sectors
+      local vec = 16 // math.max(dt.size, out.size)
+      functors[#functors + 1] = { name = fname, out = out, inputs = inputs, body = body, vec = vec }
       for vi, v in ipairs(M.variants) do
         local k = G:kernel({ name = fname .. "_" .. v, module = module, vec = vec, desc = desc .. " [" .. v .. "]" })
         table_[slot(opi, dt.index, out.index, vi - 1)] = k
@@ -182,7 +187,25 @@ KG_API kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out,
 
   -- the float64 / int64 CPU reference, from the same expressions
   local r = { G.header("gen/catalogue.lua"),
-              "#include <math.h>\n#include <stdint.h>\n\n#include \"kg_reference.h\"\n" }
+              "#include <math.h>\n#include <stdint.h>\n\n#include \"kg_reference.h\"\n", [[
+
+/* Integer power, as kg_ipow in templates/elementwise.cuh: exact with
+   two's-complement wrapping; b < 0 gives 1 for a = 1, +-1 for a = -1 (by
+   b's parity) and 0 otherwise (0 to a negative power included). */
+static int64_t kg_ipow(int64_t a, int64_t b)
+{
+    if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, x = (uint64_t)a, e = (uint64_t)b;
+    while (e) {
+        if (e & 1)
+            r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+]] }
   local entries = {}
   for _, op in ipairs(ops) do
     local names = {}

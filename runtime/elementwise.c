@@ -4,9 +4,12 @@
  * Order: arguments, dtypes, shapes and overlap are checked on the host; only
  * then is the device touched. The call is coalesced (layout.c) and sent to
  * one of the generated variants (kg_params.h): dense when every operand is
- * one aligned contiguous range, tile for 2-d problems with a transposed input,
- * nd32v when the inner dim is contiguous or broadcast for every operand, nd32
- * or nd64 otherwise (by whether offsets fit in 31 bits).
+ * one aligned contiguous range, perm when an input's fast dim is not the
+ * output's (transposes and permutations of any rank; permf when a dim must
+ * be folded to fill tiles), nd32v when the inner
+ * dim is contiguous or broadcast for every operand, nd32 or nd64 otherwise
+ * (by whether offsets fit in 31 bits). tile (the 2-d form of perm) runs
+ * when forced by the test hook, or for a 2-d transpose perm cannot take.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +68,15 @@ static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_
 
 static int aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
+/* 1 when every stride of operand k but the one along `along` is a multiple of vec. */
+static int strides_divide(const kg_layout *L, int k, int along, int vec)
+{
+    for (int d = 0; d < L->ndim; d++)
+        if (d != along && L->stride[k][d] % vec)
+            return 0;
+    return 1;
+}
+
 static unsigned grid_for(int64_t work)
 {
     int64_t blocks = (work + THREADS - 1) / THREADS;
@@ -100,6 +112,108 @@ static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *o
         V.stride[k][0] *= vec;
     kg_layout_to_nd32(&V, o);
     o->bcast = bcast;
+    return 1;
+}
+
+/* The perm form of L (kg_params.h): J is the fast dim (smallest non-zero
+   stride) of the first input whose fast dim is not dim 0 and that is not
+   broadcast along dim 0; every such input with the same fast dim is staged.
+   Dim 0 or J of at most half a tile is folded with one more dim (the batch dim
+   of the smallest output stride, resp. the smallest non-zero stride of the
+   first staged input). Vectors of `vec` elements along J (staged inputs) and
+   along dim 0 (the output and the other inputs) where the sizes, strides and
+   pointers allow. es[k] and ptrs[k] are operand k's element size and base
+   (0 = output). Returns 0 when no input is transposed, or for more than
+   2^31 - 1 tiles. */
+KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS)
+        return 0;
+    int fast[KG_EW_MAX_OPERANDS], J = -1, k0 = -1;
+    size_t maxes = 0;
+    for (int k = 0; k < L->nops; k++) {
+        fast[k] = -1;
+        for (int d = 0; d < L->ndim; d++)
+            if (L->stride[k][d] != 0 && (fast[k] < 0 || L->stride[k][d] < L->stride[k][fast[k]]))
+                fast[k] = d;
+        if (k > 0 && J < 0 && fast[k] > 0 && L->stride[k][0] != 0) {
+            J = fast[k];
+            k0 = k;
+        }
+        maxes = es[k] > maxes ? es[k] : maxes;
+    }
+    if (J < 0)
+        return 0;
+    const int64_t T = maxes >= 8 ? 32 : 64; /* kg_perm_shape in elementwise.cuh */
+    const int64_t lim = (int64_t)1 << 31;   /* 32-bit tile indices; no product below overflows */
+    int fc = -1, fj = -1;
+    /* fold an axis whose dim fills at most half a tile: measured on the H200,
+       a dim of 5-23 runs 2-5x faster folded, one of 33-59 mostly slower
+       (permf's per-position offsets cost more than the idle lanes) */
+    if (2 * L->size[0] <= T) /* dims are ordered by the output's stride */
+        for (int d = 1; d < L->ndim && fc < 0; d++)
+            if (d != J && L->size[d] < lim / L->size[0])
+                fc = d;
+    if (2 * L->size[J] <= T)
+        for (int d = 1; d < L->ndim; d++)
+            if (d != J && d != fc && L->stride[k0][d] != 0 && L->size[d] < lim / L->size[J] &&
+                (fj < 0 || L->stride[k0][d] < L->stride[k0][fj]))
+                fj = d;
+    const int64_t n0 = L->size[0] * (fc >= 0 ? L->size[fc] : 1), nj = L->size[J] * (fj >= 0 ? L->size[fj] : 1);
+    const int64_t tiles_c = (n0 + T - 1) / T, tiles_j = (nj + T - 1) / T;
+    if (n0 >= lim || nj >= lim || tiles_c * tiles_j >= lim)
+        return 0;
+    int64_t tiles = tiles_c * tiles_j;
+    for (int d = 1; d < L->ndim; d++)
+        if (d != J && d != fc && d != fj && (L->size[d] >= lim || (tiles *= L->size[d]) >= lim))
+            return 0;
+    o->n0 = n0;
+    o->nj = nj;
+    o->tiles = (uint32_t)tiles;
+    o->tiles_c = (uint32_t)tiles_c;
+    o->tiles_j = (uint32_t)tiles_j;
+    kg_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
+    kg_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+    if (fc >= 0) {
+        o->fold_c = (uint32_t)L->size[0];
+        kg_divmod_magic(o->fold_c, &o->fmagic_c, &o->fshift_c);
+    }
+    if (fj >= 0) {
+        o->fold_j = (uint32_t)L->size[J];
+        kg_divmod_magic(o->fold_j, &o->fmagic_j, &o->fshift_j);
+    }
+    for (int k = 0; k < L->nops; k++) {
+        o->stride[k][0] = L->stride[k][0];
+        o->stride[k][1] = L->stride[k][J];
+        o->fstride[0][k] = fc >= 0 ? L->stride[k][fc] : 0;
+        o->fstride[1][k] = fj >= 0 ? L->stride[k][fj] : 0;
+    }
+    for (int d = 1; d < L->ndim; d++) {
+        if (d == J || d == fc || d == fj)
+            continue;
+        const int b = o->nbatch++;
+        o->bsize[b] = (uint32_t)L->size[d];
+        kg_divmod_magic(o->bsize[b], &o->bmagic[b], &o->bshift[b]);
+        for (int k = 0; k < L->nops; k++)
+            o->stride[k][2 + b] = L->stride[k][d];
+    }
+    for (int k = 1; k < L->nops; k++)
+        if (fast[k] == J && L->stride[k][0] != 0)
+            o->staged |= 1u << k;
+    /* operand k moves `vec` elements at a time along dim `along` */
+#define VEC_OK(k, along)                                                                                               \
+    (L->stride[k][along] == 1 && ((uintptr_t)ptrs[k] % (es[k] * (size_t)vec)) == 0 && strides_divide(L, k, along, vec))
+    int vj = vec > 1 && L->size[J] % vec == 0, vc = vec > 1 && L->size[0] % vec == 0 && VEC_OK(0, 0);
+    for (int k = 1; k < L->nops; k++) {
+        if (o->staged & (1u << k))
+            vj = vj && VEC_OK(k, J);
+        else
+            vc = vc && (L->stride[k][0] == 0 || VEC_OK(k, 0));
+    }
+#undef VEC_OK
+    o->vec_j = (uint32_t)vj;
+    o->vec_c = (uint32_t)vc;
     return 1;
 }
 
@@ -160,6 +274,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     const int force = ctx->ew_force_variant;
     unsigned transposed = 0;
     kg_nd32 v32;
+    kg_perm pm;
     int var = -1;
     if (ok[KG_EW_DENSE] && (force < 0 || force == KG_EW_DENSE)) {
         var = KG_EW_DENSE;
@@ -169,6 +284,14 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                 if (L.stride[k][0] > 1 && L.stride[k][1] > 0 && L.stride[k][1] < L.stride[k][0])
                     transposed |= 1u << k;
         ok[KG_EW_TILE] = L.ndim == 2;
+        if (L.ndim >= 2) {
+            const void *ptrs[KG_EW_MAX_OPERANDS] = {p.out, p.in[0], p.in[1], p.in[2]};
+            size_t es[KG_EW_MAX_OPERANDS] = {kg_dtype_size(out->dtype), 0, 0, 0};
+            for (int k = 1; k < L.nops; k++)
+                es[k] = kg_dtype_size(in[k - 1]->dtype);
+            ok[KG_EW_PERMF] = kg_ew_plan_perm(&L, ptrs, es, vec, &pm);
+            ok[KG_EW_PERM] = ok[KG_EW_PERMF] && !pm.fold_c && !pm.fold_j; /* perm reads no fold */
+        }
         ok[KG_EW_ND32] = kg_layout_fits32(&L);
         ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
         ok[KG_EW_ND64] = 1;
@@ -176,6 +299,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = force;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
+        else if (ok[KG_EW_PERM])
+            var = KG_EW_PERM;
+        else if (ok[KG_EW_PERMF])
+            var = KG_EW_PERMF;
         else if (transposed)
             var = KG_EW_TILE;
         else if (ok[KG_EW_ND32V])
@@ -203,7 +330,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else
             kg_layout_to_nd32(&L, &a);
         void *args[] = {&p, &a};
-        st = kg_launch(ctx, ks[var], (dim3){grid_for(a.n), 1, 1}, threads, args, 0);
+        const int64_t per = var == KG_EW_ND32V ? KG_ND32_ILP / 2 : KG_ND32_ILP;
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(((int64_t)a.n + per - 1) / per), 1, 1}, threads, args, 0);
         break;
     }
     case KG_EW_TILE: {
@@ -216,6 +344,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             tiles = MAX_BLOCKS;
         void *args[] = {&p, &t};
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
+        break;
+    }
+    case KG_EW_PERM:
+    case KG_EW_PERMF: {
+        void *args[] = {&p, &pm};
+        st = kg_launch(ctx, ks[var], (dim3){pm.tiles, 1, 1}, threads, args, 0);
         break;
     }
     default: {

@@ -27,7 +27,8 @@ struct $(f.name) {
     }
 };
 @  for _, v in ipairs(variants) do
-@    local arg = (v == "dense") and "int64_t n" or (v == "nd32" or v == "nd32v") and "kg_nd32 layout" or "kg_nd64 layout"
-extern "C" __global__ void __launch_bounds__(KG_EW_THREADS) $(f.name)_$(v)(kg_ew_ptrs p, $(arg)) { kg_ew_$(v)<$(f.name), $(16 // dtype.size)>(p, $(v == "dense" and "n" or "layout")); }
+@    local arg = (v == "dense") and "int64_t n" or (v == "nd32" or v == "nd32v") and "kg_nd32 layout"
+@      or (v == "perm" or v == "permf") and "kg_perm layout" or "kg_nd64 layout"
+extern "C" __global__ void __launch_bounds__(KG_EW_THREADS) $(f.name)_$(v)(kg_ew_ptrs p, $(arg)) { kg_ew_$(v)<$(f.name), $(f.vec)>(p, $(v == "dense" and "n" or "layout")); }
 @  end
 @end

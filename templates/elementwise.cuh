@@ -13,6 +13,15 @@
  *   nd64   any strides, 64-bit offsets (tensors over 2^31 elements)
  *   tile   2-d with inputs whose fast dim is the output's slow dim: those go
  *          through a shared-memory tile so both reads and writes coalesce
+ *   perm   any rank, inputs whose fast dim J is not the output's fast dim
+ *          (transposes, permutations): 64 x 64 tiles of the (0, J) plane
+ *          (32 x 32 for 8-byte types) staged through shared memory, N-wide
+ *          vector loads along each operand's own fast dim where aligned,
+ *          the other dims walked by block
+ *   permf  perm with a dim shorter than a tile folded with one more, so
+ *          short dims still fill tiles (each position's offset by a magic
+ *          division; perm's strength-reduced addressing is faster where no
+ *          dim needs folding)
  */
 #ifndef KG_ELEMENTWISE_CUH
 #define KG_ELEMENTWISE_CUH
@@ -56,6 +65,42 @@ template <typename To, typename From> __device__ __forceinline__ To kg_saturate(
     if (x >= (From)9223372036854775808.0)
         return (To)INT64_MAX;
     return (To)x;
+}
+
+/* Integer power with two's-complement wrapping (the CPU reference has the
+   same function): b < 0 gives 1 for a = 1, +-1 for a = -1 by b's parity,
+   and 0 otherwise (0 to a negative power included). */
+__device__ __forceinline__ int64_t kg_ipow(int64_t a, int64_t b)
+{
+    if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, x = (uint64_t)a, e = (uint64_t)b;
+    while (e) {
+        if (e & 1)
+            r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* gelu for f16/bf16 (computed in f32): x * Phi(x) with the normal tail
+   Q(z) = phi(z) * t * P(t), t = 1 / (1 + p z), z = |x| (Abramowitz & Stegun
+   26.2.17, |error| < 7.5e-8 on Q), on the fast reciprocal and exp2. Checked
+   against the float64 erf form to far below the f16 rounding step; about
+   half the instructions of erff, which made gelu compute-bound at 2-byte
+   elements. Matches the reference on +-inf (-inf gives NaN, as a/2 *
+   (1 + erf) does) and NaN. */
+__device__ __forceinline__ float kg_gelu_fast(float x)
+{
+    const float z = fabsf(x);
+    const float t = __fdividef(1.0f, fmaf(0.2316419f, z, 1.0f));
+    const float k = 0.3989422804014327f; /* 1 / sqrt(2 pi) */
+    const float poly =
+        t * (0.319381530f * k +
+             t * (-0.356563782f * k + t * (1.781477937f * k + t * (-1.821255978f * k + t * (1.330274429f * k)))));
+    const float q = exp2f((z * -0.72134752044448170368f) * z) * poly; /* e^(-z^2/2) */
+    return x * (x >= 0.0f ? 1.0f - q : q);
 }
 
 template <typename F>
@@ -141,11 +186,23 @@ __device__ __forceinline__ void kg_offsets32(const kg_nd32 &L, uint32_t i, int32
 
 template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32(const kg_ew_ptrs &p, const kg_nd32 &L)
 {
-    const uint32_t step = gridDim.x * blockDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(L, i, off);
-        ((typename F::out_t *)p.out)[off[0]] = kg_apply_at<F>(p, off[1], off[2], off[3]);
+    constexpr int U = KG_ND32_ILP;
+    const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < L.n; i0 += U * step) {
+        int32_t off[U][KG_EW_MAX_OPERANDS];
+        typename F::out_t v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint64_t i = i0 + u * step;
+            if (i < L.n) {
+                kg_offsets32(L, (uint32_t)i, off[u]);
+                v[u] = kg_apply_at<F>(p, off[u][1], off[u][2], off[u][3]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i0 + u * step < L.n)
+                ((typename F::out_t *)p.out)[off[u][0]] = v[u];
     }
 }
 
@@ -168,22 +225,32 @@ __device__ __forceinline__ kg_vec<T, N> kg_load_vec(const void *base, int32_t at
 template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const kg_ew_ptrs &p, const kg_nd32 &L)
 {
     typedef typename F::out_t O;
-    const uint32_t step = gridDim.x * blockDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += step) {
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(L, i, off);
-        kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[1], L.bcast & 2u);
-        kg_vec<typename F::in1_t, N> b{};
-        kg_vec<typename F::in2_t, N> c{};
-        if constexpr (F::arity > 1)
-            b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[2], L.bcast & 4u);
-        if constexpr (F::arity > 2)
-            c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[3], L.bcast & 8u);
-        kg_vec<O, N> o;
+    constexpr int U = KG_ND32_ILP / 2; /* vectors per thread and step */
+    const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < L.n; i0 += U * step) {
+        int32_t off[U][KG_EW_MAX_OPERANDS];
+        kg_vec<O, N> o[U];
 #pragma unroll
-        for (int k = 0; k < N; k++)
-            o.v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
-        *(kg_vec<O, N> *)((O *)p.out + off[0]) = o;
+        for (int u = 0; u < U; u++) {
+            const uint64_t i = i0 + u * step;
+            if (i >= L.n)
+                continue;
+            kg_offsets32(L, (uint32_t)i, off[u]);
+            kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[u][1], L.bcast & 2u);
+            kg_vec<typename F::in1_t, N> b{};
+            kg_vec<typename F::in2_t, N> c{};
+            if constexpr (F::arity > 1)
+                b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[u][2], L.bcast & 4u);
+            if constexpr (F::arity > 2)
+                c = kg_load_vec<typename F::in2_t, N>(p.in[2], off[u][3], L.bcast & 8u);
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                o[u].v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i0 + u * step < L.n)
+                *(kg_vec<O, N> *)((O *)p.out + off[u][0]) = o[u];
     }
 }
 
@@ -283,6 +350,422 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tile(const kg
                 if (t2)
                     c[j] = s2[tx][lr];
             ((typename F::out_t *)p.out)[row * L.stride[0][1] + col * L.stride[0][0]] = F::apply(a[j], b[j], c[j]);
+        }
+        __syncthreads(); /* the next tile reuses shared memory */
+    }
+}
+
+/* ---- perm: the (0, J) plane in tiles, any number of dims outside it ------ */
+
+template <typename F> struct kg_perm_shape {
+    static constexpr int S0 = sizeof(typename F::out_t) > sizeof(typename F::in0_t) ? sizeof(typename F::out_t)
+                                                                                      : sizeof(typename F::in0_t);
+    static constexpr int S1 = S0 > sizeof(typename F::in1_t) ? S0 : sizeof(typename F::in1_t);
+    static constexpr int SZ = S1 > sizeof(typename F::in2_t) ? S1 : sizeof(typename F::in2_t);
+    static constexpr int T = SZ >= 8 ? 32 : 64;           /* tile edge, elements */
+    static constexpr int E = T * T / KG_EW_THREADS;       /* elements per thread and operand */
+};
+
+__device__ __forceinline__ uint32_t kg_div32(uint32_t r, uint32_t magic, uint32_t shift)
+{
+    return (__umulhi(r, magic) + r) >> shift;
+}
+
+/* Which tile element each thread holds. Thread t's m-th element (of E) is
+   at (c, j) = (c_at + m * c_step, j_at) on the staged side (consecutive
+   lanes along J; groups of N consecutive m are one vector along J when
+   L.vec_j) and at (j_at + m * j_step, c_at) on the output side (consecutive
+   lanes along dim 0; N-vectors along it when L.vec_c). The steps are
+   constants, so a thread's addresses are one base plus constant multiples. */
+template <int N, int T> struct kg_perm_map {
+    int row, col, step; /* row: c (staged) / j (out); col: j / c; row of element m: row + (m / G) * step */
+    static constexpr int G_VEC = N, G_SCALAR = 1;
+    __device__ __forceinline__ kg_perm_map(bool vec)
+    {
+        if (vec) { /* T / N lanes per row, N elements each */
+            row = threadIdx.x / (T / N);
+            col = (threadIdx.x % (T / N)) * N;
+            step = KG_EW_THREADS / (T / N);
+        } else {
+            row = threadIdx.x / T;
+            col = threadIdx.x % T;
+            step = KG_EW_THREADS / T;
+        }
+    }
+};
+
+/* Operand k's offset of position c on the c axis / j on the j axis. */
+__device__ __forceinline__ int64_t kg_perm_offc(const kg_perm &L, int k, int64_t c)
+{
+    if (!L.fold_c)
+        return c * L.stride[k][0];
+    const int64_t hi = kg_div32((uint32_t)c, L.fmagic_c, L.fshift_c);
+    return (c - hi * L.fold_c) * L.stride[k][0] + hi * L.fstride[0][k];
+}
+
+__device__ __forceinline__ int64_t kg_perm_offj(const kg_perm &L, int k, int64_t j)
+{
+    if (!L.fold_j)
+        return j * L.stride[k][1];
+    const int64_t hi = kg_div32((uint32_t)j, L.fmagic_j, L.fshift_j);
+    return (j - hi * L.fold_j) * L.stride[k][1] + hi * L.fstride[1][k];
+}
+
+/* A staged input: element (c0 + c, j0 + j) of the tile, read along J (its
+   fast dim). Out-of-range elements are zero (staged, never stored). */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_perm_load_staged(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                                    X (&r)[E])
+{
+    const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
+    const kg_perm_map<N, T> at(L.vec_j);
+    const int64_t c = c0 + at.row, j = j0 + at.col, cl = L.n0 - c;
+    if (L.vec_j) {
+        const X *q = base + c * s0 + j;
+        const bool jin = j < L.nj;
+#pragma unroll
+        for (int i = 0; i < E / N; i++) {
+            kg_vec<X, N> v{};
+            if (jin && i * at.step < cl)
+                v = *(const kg_vec<X, N> *)(q + (int64_t)(i * at.step) * s0);
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                r[i * N + e] = v.v[e];
+        }
+    } else {
+        const X *q = base + c * s0 + j * sj;
+        const bool jin = j < L.nj;
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            r[m] = (jin && m * at.step < cl) ? q[(int64_t)(m * at.step) * s0] : X{};
+    }
+}
+
+/* permf: a staged input: element (c0 + c, j0 + j) of the tile, read along J (its
+   fast dim). Out-of-range elements are zero (staged, never stored). */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_permf_load_staged(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                                    X (&r)[E])
+{
+    const kg_perm_map<N, T> at(L.vec_j);
+    const int64_t j = j0 + at.col;
+    const bool jin = j < L.nj;
+    const X *q = base + (jin ? kg_perm_offj(L, k, j) : 0);
+    if (L.vec_j) {
+#pragma unroll
+        for (int i = 0; i < E / N; i++) {
+            const int64_t c = c0 + at.row + i * at.step;
+            kg_vec<X, N> v{};
+            if (jin && c < L.n0)
+                v = *(const kg_vec<X, N> *)(q + kg_perm_offc(L, k, c));
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                r[i * N + e] = v.v[e];
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++) {
+            const int64_t c = c0 + at.row + m * at.step;
+            r[m] = (jin && c < L.n0) ? q[kg_perm_offc(L, k, c)] : X{};
+        }
+    }
+}
+
+/* The staged values into s[j][c] (the mapping of kg_perm_load_staged). */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_perm_stage(X (*s)[T + 1], const kg_perm &L, const X (&r)[E])
+{
+    const kg_perm_map<N, T> at(L.vec_j);
+    if (L.vec_j) {
+#pragma unroll
+        for (int i = 0; i < E / N; i++)
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                s[at.col + e][at.row + i * at.step] = r[i * N + e];
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            s[at.col][at.row + m * at.step] = r[m];
+    }
+}
+
+/* A direct input (fast along dim 0 like the output, broadcast along it, or
+   neither): read in the output's mapping. */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_perm_load_direct(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                                    X (&r)[E])
+{
+    const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
+    const kg_perm_map<N, T> at(L.vec_c);
+    const int64_t j = j0 + at.row, c = c0 + at.col, jl = L.nj - j;
+    const X *q = base + j * sj + c * s0;
+    const bool cin = c < L.n0;
+    if (L.vec_c) {
+#pragma unroll
+        for (int i = 0; i < E / N; i++) {
+            kg_vec<X, N> v{};
+            if (cin && i * at.step < jl) {
+                const X *qi = q + (int64_t)(i * at.step) * sj;
+                if (s0 == 0) {
+                    const X x = *qi;
+#pragma unroll
+                    for (int e = 0; e < N; e++)
+                        v.v[e] = x;
+                } else {
+                    v = *(const kg_vec<X, N> *)qi;
+                }
+            }
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                r[i * N + e] = v.v[e];
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            r[m] = (cin && m * at.step < jl) ? q[(int64_t)(m * at.step) * sj] : X{};
+    }
+}
+
+/* permf: a direct input (fast along dim 0 like the output, broadcast along it, or
+   neither): read in the output's mapping. */
+template <typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_permf_load_direct(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                                    X (&r)[E])
+{
+    const kg_perm_map<N, T> at(L.vec_c);
+    const int64_t c = c0 + at.col;
+    const bool cin = c < L.n0;
+    const X *q = base + (cin ? kg_perm_offc(L, k, c) : 0);
+    if (L.vec_c) {
+        const bool bcast = L.stride[k][0] == 0;
+#pragma unroll
+        for (int i = 0; i < E / N; i++) {
+            const int64_t j = j0 + at.row + i * at.step;
+            kg_vec<X, N> v{};
+            if (cin && j < L.nj) {
+                const X *qi = q + kg_perm_offj(L, k, j);
+                if (bcast) {
+                    const X x = *qi;
+#pragma unroll
+                    for (int e = 0; e < N; e++)
+                        v.v[e] = x;
+                } else {
+                    v = *(const kg_vec<X, N> *)qi;
+                }
+            }
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                r[i * N + e] = v.v[e];
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++) {
+            const int64_t j = j0 + at.row + m * at.step;
+            r[m] = (cin && j < L.nj) ? q[kg_perm_offj(L, k, j)] : X{};
+        }
+    }
+}
+
+/* One block per tile of the (0, J) plane and index of the other dims (grid-
+   stride beyond the grid). Every global load of a tile is issued before the
+   first shared-memory store (see kg_ew_tile), then the staged inputs go
+   through shared memory, and the output is written along dim 0. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg_ew_ptrs &p, const kg_perm &L)
+{
+    typedef kg_perm_shape<F> PS;
+    constexpr int T = PS::T, E = PS::E;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    typedef typename F::out_t O;
+    __shared__ A s0[T][T + 1];
+    __shared__ B s1[F::arity > 1 ? T : 1][T + 1];
+    __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
+    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
+    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
+        const uint32_t q = kg_div32(tile, L.magic_c, L.shift_c);
+        uint32_t b = kg_div32(q, L.magic_j, L.shift_j);
+        const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
+        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        for (int d = 0; d < L.nbatch; d++) {
+            const uint32_t nb = kg_div32(b, L.bmagic[d], L.bshift[d]);
+            const int64_t m = b - nb * L.bsize[d];
+            b = nb;
+#pragma unroll
+            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+                off[k] += m * L.stride[k][2 + d];
+        }
+        A a[E];
+        B bb[E];
+        C cc[E];
+        /* 1. every load */
+        if (t0)
+            kg_perm_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        else
+            kg_perm_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        if constexpr (F::arity > 1) {
+            if (t1)
+                kg_perm_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+            else
+                kg_perm_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+        }
+        if constexpr (F::arity > 2) {
+            if (t2)
+                kg_perm_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
+            else
+                kg_perm_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
+        }
+        /* 2. stage */
+        if (t0)
+            kg_perm_stage<A, N, T, E>(s0, L, a);
+        if constexpr (F::arity > 1)
+            if (t1)
+                kg_perm_stage<B, N, T, E>(s1, L, bb);
+        if constexpr (F::arity > 2)
+            if (t2)
+                kg_perm_stage<C, N, T, E>(s2, L, cc);
+        __syncthreads();
+        /* 3. compute and store along dim 0 */
+        const kg_perm_map<N, T> at(L.vec_c);
+        const int64_t os0 = L.stride[0][0], osj = L.stride[0][1];
+        const int64_t jl = L.nj - (j0 + at.row);
+        const bool cin = c0 + at.col < L.n0;
+        O *out = (O *)p.out + off[0] + (j0 + at.row) * osj + (c0 + at.col) * os0;
+        if (L.vec_c) {
+#pragma unroll
+            for (int i = 0; i < E / N; i++) {
+                const int jj = at.row + i * at.step;
+                kg_vec<O, N> v;
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    const int m = i * N + e, cc_ = at.col + e;
+                    B y{};
+                    C z{};
+                    if constexpr (F::arity > 1)
+                        y = t1 ? s1[jj][cc_] : bb[m];
+                    if constexpr (F::arity > 2)
+                        z = t2 ? s2[jj][cc_] : cc[m];
+                    v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
+                }
+                if (cin && i * at.step < jl)
+                    *(kg_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+            }
+        } else {
+#pragma unroll
+            for (int m = 0; m < E; m++) {
+                const int jj = at.row + m * at.step;
+                B y{};
+                C z{};
+                if constexpr (F::arity > 1)
+                    y = t1 ? s1[jj][at.col] : bb[m];
+                if constexpr (F::arity > 2)
+                    z = t2 ? s2[jj][at.col] : cc[m];
+                const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
+                if (cin && m * at.step < jl)
+                    out[(int64_t)(m * at.step) * osj] = v;
+            }
+        }
+        __syncthreads(); /* the next tile reuses shared memory */
+    }
+}
+
+/* permf: kg_ew_perm on folded axes (kg_perm_offc / kg_perm_offj give each
+   position's offset). One block per tile and index of the other dims (grid-
+   stride beyond the grid). Every global load of a tile is issued before the
+   first shared-memory store (see kg_ew_tile), then the staged inputs go
+   through shared memory, and the output is written along dim 0. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const kg_ew_ptrs &p, const kg_perm &L)
+{
+    typedef kg_perm_shape<F> PS;
+    constexpr int T = PS::T, E = PS::E;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    typedef typename F::out_t O;
+    __shared__ A s0[T][T + 1];
+    __shared__ B s1[F::arity > 1 ? T : 1][T + 1];
+    __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
+    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
+    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
+        const uint32_t q = kg_div32(tile, L.magic_c, L.shift_c);
+        uint32_t b = kg_div32(q, L.magic_j, L.shift_j);
+        const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
+        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        for (int d = 0; d < L.nbatch; d++) {
+            const uint32_t nb = kg_div32(b, L.bmagic[d], L.bshift[d]);
+            const int64_t m = b - nb * L.bsize[d];
+            b = nb;
+#pragma unroll
+            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+                off[k] += m * L.stride[k][2 + d];
+        }
+        A a[E];
+        B bb[E];
+        C cc[E];
+        /* 1. every load */
+        if (t0)
+            kg_permf_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        else
+            kg_permf_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        if constexpr (F::arity > 1) {
+            if (t1)
+                kg_permf_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+            else
+                kg_permf_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+        }
+        if constexpr (F::arity > 2) {
+            if (t2)
+                kg_permf_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
+            else
+                kg_permf_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
+        }
+        /* 2. stage */
+        if (t0)
+            kg_perm_stage<A, N, T, E>(s0, L, a);
+        if constexpr (F::arity > 1)
+            if (t1)
+                kg_perm_stage<B, N, T, E>(s1, L, bb);
+        if constexpr (F::arity > 2)
+            if (t2)
+                kg_perm_stage<C, N, T, E>(s2, L, cc);
+        __syncthreads();
+        /* 3. compute and store along dim 0 */
+        const kg_perm_map<N, T> at(L.vec_c);
+        const bool cin = c0 + at.col < L.n0;
+        O *out = (O *)p.out + off[0] + (cin ? kg_perm_offc(L, 0, c0 + at.col) : 0);
+        if (L.vec_c) {
+#pragma unroll
+            for (int i = 0; i < E / N; i++) {
+                const int jj = at.row + i * at.step;
+                kg_vec<O, N> v;
+#pragma unroll
+                for (int e = 0; e < N; e++) {
+                    const int m = i * N + e, cc_ = at.col + e;
+                    B y{};
+                    C z{};
+                    if constexpr (F::arity > 1)
+                        y = t1 ? s1[jj][cc_] : bb[m];
+                    if constexpr (F::arity > 2)
+                        z = t2 ? s2[jj][cc_] : cc[m];
+                    v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
+                }
+                if (cin && j0 + jj < L.nj)
+                    *(kg_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
+            }
+        } else {
+#pragma unroll
+            for (int m = 0; m < E; m++) {
+                const int jj = at.row + m * at.step;
+                B y{};
+                C z{};
+                if constexpr (F::arity > 1)
+                    y = t1 ? s1[jj][at.col] : bb[m];
+                if constexpr (F::arity > 2)
+                    z = t2 ? s2[jj][at.col] : cc[m];
+                const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
+                if (cin && j0 + jj < L.nj)
+                    out[kg_perm_offj(L, 0, j0 + jj)] = v;
+            }
         }
         __syncthreads(); /* the next tile reuses shared memory */
     }

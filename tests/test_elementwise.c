@@ -7,7 +7,11 @@
  *
  * Every case runs once per layout variant the call is eligible for (the
  * runtime's test hook forces each in turn), and each op x dtype asserts that
- * all five variants ran somewhere in its cases.
+ * every variant ran somewhere in its cases. The perm variant has its own
+ * tests: every permutation of 3-d and 4-d views (odd and vector-aligned
+ * sizes, misaligned, broadcast, in place), and CPU tests of its planner that
+ * walk every tile of a plan and check it covers each output element once,
+ * reading the right input element.
  */
 #include <math.h>
 #include <pthread.h>
@@ -20,6 +24,10 @@
 #include "kg_params.h"
 #include "kg_reference.h"
 #include "kg_test.h"
+#include "layout.h"
+
+/* runtime/elementwise.c: the perm variant's plan (kg_params.h) */
+int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o);
 
 /* ---- views: a shape, strides and an offset into a storage buffer -------- */
 
@@ -453,7 +461,7 @@ static void check_op_dtype(kg_op op, kg_dtype dt, kg_dtype out_dt)
     unsigned ran = 0;
     for (int i = 0; i < n_cases; i++)
         run_case(op, dt, out_dt, &cases[i], &ran);
-    cr_assert_eq(ran, (1u << KG_EW_VARIANT_COUNT) - 1, "%s %s->%s: variants run %#x, want all five",
+    cr_assert_eq(ran, (1u << KG_EW_VARIANT_COUNT) - 1, "%s %s->%s: variants run %#x, want all of them",
                  kg_op_get_info(op)->name, kg_dtype_name(dt), kg_dtype_name(out_dt), ran);
 }
 
@@ -697,4 +705,308 @@ Test(runtime, separate_contexts_in_separate_threads, .init = setup, .fini = tear
         pthread_join(th[i], NULL);
         cr_assert(ok[i], "thread %d computed a wrong result", i);
     }
+}
+
+/* ---- perm: transposes and permutations of any rank -------------------------- */
+
+/* A view of a dense buffer whose dims are laid out in the order `perm`
+   (perm[0] the slowest): logical shape `shape`, strides permuted. */
+static view permuted(int nd, const int64_t *shape, const int *perm)
+{
+    view v;
+    memset(&v, 0, sizeof v);
+    v.ndim = nd;
+    int64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        v.strides[perm[i]] = s;
+        s *= shape[perm[i]];
+    }
+    for (int d = 0; d < nd; d++)
+        v.shape[d] = shape[d];
+    return v;
+}
+
+/* The next permutation in lexicographic order; 0 after the last. */
+static int next_perm(int *p, int n)
+{
+    int i = n - 2;
+    while (i >= 0 && p[i] >= p[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = n - 1;
+    while (p[j] <= p[i])
+        j--;
+    int t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+    for (int a = i + 1, b = n - 1; a < b; a++, b--) {
+        t = p[a];
+        p[a] = p[b];
+        p[b] = t;
+    }
+    return 1;
+}
+
+/* Every permutation of `shape` as input 0 (the others dense, or permuted the
+   reverse way every other time), into a dense output; then a misaligned
+   one, one with a broadcast input and one in place. Asserts the perm variant
+   ran. */
+static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64_t *shape)
+{
+    const int arity = op == KG_OP_CAST ? 1 : kg_op_get_info(op)->arity;
+    int perm[KG_MAX_DIMS];
+    for (int d = 0; d < nd; d++)
+        perm[d] = d;
+    unsigned ran = 0;
+    int idx = 0;
+    const view o = dense(nd, shape);
+    do {
+        int rev[KG_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            rev[d] = perm[nd - 1 - d];
+        const view a = permuted(nd, shape, perm), b = (idx++ % 2) ? permuted(nd, shape, rev) : o;
+        ew_case c = {"every permutation", arity, {a, b, b}, o, -1, FILL_MIXED, 0};
+        run_case(op, dt, odt, &c, &ran);
+    } while (next_perm(perm, nd));
+    for (int d = 0; d < nd; d++)
+        perm[d] = nd - 1 - d;
+    const view a = permuted(nd, shape, perm);
+    ew_case mis = {"misaligned permutation", arity, {offset(a, 1), offset(o, 1), offset(o, 3)}, offset(o, 1), -1,
+                   FILL_MIXED, 0};
+    run_case(op, dt, odt, &mis, &ran);
+    if (arity >= 2) {
+        int64_t bs[KG_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            bs[d] = d % 2 ? shape[d] : 1;
+        ew_case bc = {"permutation with a broadcast input", arity, {a, dense(nd, bs), o}, o, -1, FILL_MIXED, 0};
+        run_case(op, dt, odt, &bc, &ran);
+        ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
+        run_case(op, dt, odt, &ip, &ran);
+    }
+    cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "%s %s: perm never ran (variants %#x)",
+              kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+}
+
+static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
+{
+    check_perms(op, dt, odt, 2, S(6007 / 8, 503));
+    check_perms(op, dt, odt, 3, S(37, 66, 45));
+    check_perms(op, dt, odt, 3, S(24, 64, 40));
+    check_perms(op, dt, odt, 4, S(5, 34, 7, 67));
+    check_perms(op, dt, odt, 4, S(4, 16, 24, 64));
+    check_perms(op, dt, odt, 3, S(7, 301, 5)); /* dims shorter than a tile: folded */
+    check_perms(op, dt, odt, 4, S(5, 67, 3, 70));
+}
+
+Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8, KG_BOOL};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
+        check_perm_shapes(KG_OP_COPY, dts[i], dts[i]);
+}
+
+Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_perm_shapes(KG_OP_CAST, KG_BF16, KG_BF16);
+    check_perm_shapes(KG_OP_CAST, KG_F16, KG_F32);
+    check_perm_shapes(KG_OP_CAST, KG_F32, KG_BF16);
+    check_perm_shapes(KG_OP_CAST, KG_I32, KG_I64);
+}
+
+Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_perm_shapes(KG_OP_ADD, KG_F32, KG_F32);
+    check_perm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
+    check_perm_shapes(KG_OP_MUL, KG_I64, KG_I64);
+    check_perm_shapes(KG_OP_LT, KG_F16, KG_BOOL);
+    check_perm_shapes(KG_OP_WHERE, KG_F32, KG_F32);
+}
+
+/* ---- perm's planner (CPU) ---------------------------------------------------- */
+
+static uint32_t magic_div(uint32_t r, uint32_t magic, uint32_t shift)
+{
+    return (uint32_t)((((uint64_t)r * magic) >> 32) + r) >> shift;
+}
+
+/* kg_perm_offc / kg_perm_offj of elementwise.cuh */
+static int64_t offc(const kg_perm *L, int k, int64_t c)
+{
+    if (!L->fold_c)
+        return c * L->stride[k][0];
+    const int64_t hi = magic_div((uint32_t)c, L->fmagic_c, L->fshift_c);
+    cr_assert_eq(hi, c / L->fold_c);
+    return (c - hi * L->fold_c) * L->stride[k][0] + hi * L->fstride[0][k];
+}
+
+static int64_t offj(const kg_perm *L, int k, int64_t j)
+{
+    if (!L->fold_j)
+        return j * L->stride[k][1];
+    const int64_t hi = magic_div((uint32_t)j, L->fmagic_j, L->fshift_j);
+    cr_assert_eq(hi, j / L->fold_j);
+    return (j - hi * L->fold_j) * L->stride[k][1] + hi * L->fstride[1][k];
+}
+
+static int folded; /* plans walked with a folded axis */
+
+/* Plans out = f(ins) and walks every tile of the plan the way kg_ew_perm
+   does: each output element must be visited once, with every input's offset
+   the one its broadcast strides give. Returns the plan (0 = not planned). */
+static int walk_plan(const kg_tensor *out, const kg_tensor *const *in, int n_in, kg_perm *pm)
+{
+    kg_layout L;
+    kg_layout_build(&L, out, in, n_in);
+    const void *ptrs[KG_EW_MAX_OPERANDS] = {out->data, 0, 0, 0};
+    size_t es[KG_EW_MAX_OPERANDS] = {kg_dtype_size(out->dtype), 0, 0, 0}, maxes = es[0];
+    for (int k = 0; k < n_in; k++) {
+        ptrs[k + 1] = in[k]->data;
+        es[k + 1] = kg_dtype_size(in[k]->dtype);
+        maxes = es[k + 1] > maxes ? es[k + 1] : maxes;
+    }
+    const int vec = (int)(16 / maxes);
+    if (!kg_ew_plan_perm(&L, ptrs, es, vec, pm))
+        return 0;
+    const int64_t T = maxes >= 8 ? 32 : 64, n = kg_numel(out);
+    /* out is dense: its offset is the row-major index */
+    int64_t bst[KG_EW_MAX_OPERANDS][KG_MAX_DIMS];
+    for (int k = 0; k < n_in; k++)
+        kg_broadcast_strides(in[k], out->ndim, out->shape, bst[k]);
+    unsigned char *seen = calloc((size_t)n, 1);
+    cr_assert_not_null(seen);
+    cr_assert_eq(pm->tiles, (uint32_t)(pm->tiles_c * pm->tiles_j * (uint64_t)(n / (pm->n0 * pm->nj))));
+    for (uint32_t tile = 0; tile < pm->tiles; tile++) {
+        const uint32_t q = magic_div(tile, pm->magic_c, pm->shift_c);
+        uint32_t b = magic_div(q, pm->magic_j, pm->shift_j);
+        cr_assert_eq(q, tile / pm->tiles_c);
+        cr_assert_eq(b, q / pm->tiles_j);
+        const int64_t c0 = (int64_t)(tile - q * pm->tiles_c) * T, j0 = (int64_t)(q - b * pm->tiles_j) * T;
+        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        for (int d = 0; d < pm->nbatch; d++) {
+            const uint32_t nb = magic_div(b, pm->bmagic[d], pm->bshift[d]);
+            cr_assert_eq(nb, b / pm->bsize[d]);
+            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+                off[k] += (int64_t)(b - nb * pm->bsize[d]) * pm->stride[k][2 + d];
+            b = nb;
+        }
+        for (int64_t j = j0; j < j0 + T && j < pm->nj; j++)
+            for (int64_t c = c0; c < c0 + T && c < pm->n0; c++) {
+                const int64_t o = off[0] + offj(pm, 0, j) + offc(pm, 0, c);
+                cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
+                cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
+                seen[o] = 1;
+                for (int k = 0; k < n_in; k++) {
+                    int64_t r = o, want = 0;
+                    for (int d = out->ndim - 1; d >= 0; d--) {
+                        want += (r % out->shape[d]) * bst[k][d];
+                        r /= out->shape[d];
+                    }
+                    const int64_t got = off[k + 1] + offj(pm, k + 1, j) + offc(pm, k + 1, c);
+                    cr_assert_eq(got, want, "input %d at output element %lld: offset %lld, want %lld", k,
+                                 (long long)o, (long long)got, (long long)want);
+                }
+            }
+    }
+    for (int64_t e = 0; e < n; e++)
+        cr_assert_eq(seen[e], 1, "output element %lld never visited", (long long)e);
+    free(seen);
+    folded += pm->fold_c || pm->fold_j;
+    /* vectors only where the sizes allow (within a fold) */
+    if (pm->vec_c)
+        cr_assert_eq(L.size[0] % vec, 0);
+    if (pm->vec_j)
+        cr_assert_eq((pm->fold_j ? pm->fold_j : pm->nj) % vec, 0);
+    return 1;
+}
+
+static kg_tensor tview(void *data, kg_dtype dt, const view *v)
+{
+    kg_tensor t;
+    memset(&t, 0, sizeof t);
+    t.data = (char *)data + v->offset * (int64_t)kg_dtype_size(dt);
+    t.dtype = dt;
+    t.ndim = v->ndim;
+    memcpy(t.shape, v->shape, sizeof t.shape);
+    memcpy(t.strides, v->strides, sizeof t.strides);
+    return t;
+}
+
+Test(perm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t s[5];
+    } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},       {3, {64, 8, 64}},     {4, {3, 70, 5, 67}},
+                  {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}}};
+    folded = 0;
+    static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+            const int nd = shapes[si].nd;
+            int perm[5] = {0, 1, 2, 3, 4};
+            int planned = 0, count = 0;
+            do {
+                const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+                kg_tensor ta = tview(KT_DEV(0), dts[di], &a), tb = tview(KT_DEV(1 << 24), dts[di], &o),
+                          to = tview(KT_DEV(1 << 26), dts[di], &o);
+                const kg_tensor *ins[2] = {&ta, &tb};
+                kg_perm pm;
+                const int ok = walk_plan(&to, ins, 2, &pm);
+                /* planned exactly when a's fast dim is not the output's */
+                cr_assert_eq(ok, perm[nd - 1] != nd - 1, "shape %zu perm %d: planned %d", si, count, ok);
+                if (ok) {
+                    cr_assert_eq(pm.staged, 2u, "a staged, b direct");
+                    planned++;
+                }
+                count++;
+            } while (next_perm(perm, nd));
+            cr_assert(planned > 0);
+        }
+    cr_assert(folded > 0, "no plan folded a short dim");
+}
+
+Test(perm_plan, vectors_only_where_sizes_strides_and_pointers_allow)
+{
+    kg_perm pm;
+    view a = permuted(2, S(4096, 4096), (const int[]){1, 0}), o = dense(2, S(4096, 4096));
+    kg_tensor ta = tview(KT_DEV(0), KG_F32, &a), to = tview(KT_DEV(1 << 28), KG_F32, &o);
+    const kg_tensor *ins[1] = {&ta};
+    cr_assert(walk_plan(&to, ins, 1, &pm));
+    cr_assert(pm.vec_j && pm.vec_c && pm.staged == 2u && pm.nbatch == 0);
+    cr_assert_eq(pm.tiles, 64u * 64u);
+    /* a misaligned input: no vectors along J; the output still vectorizes */
+    kg_tensor tm = tview(KT_DEV(4), KG_F32, &a);
+    ins[0] = &tm;
+    cr_assert(walk_plan(&to, ins, 1, &pm));
+    cr_assert(!pm.vec_j && pm.vec_c);
+    /* odd sizes: no vectors on either side */
+    view a2 = permuted(2, S(6007, 5003), (const int[]){1, 0}), o2 = dense(2, S(6007, 5003));
+    kg_tensor ta2 = tview(KT_DEV(0), KG_F32, &a2), to2 = tview(KT_DEV(1 << 28), KG_F32, &o2);
+    ins[0] = &ta2;
+    cr_assert(walk_plan(&to2, ins, 1, &pm));
+    cr_assert(!pm.vec_j && !pm.vec_c);
+    /* [B,S,H,D] -> [B,H,S,D]: the fast dim stays, nothing to stage */
+    const int64_t bshd[4] = {2, 64, 8, 64};
+    view p = permuted(4, bshd, (const int[]){0, 2, 1, 3}), od = dense(4, bshd);
+    kg_tensor tp = tview(KT_DEV(0), KG_BF16, &p), tod = tview(KT_DEV(1 << 28), KG_BF16, &od);
+    ins[0] = &tp;
+    cr_assert_not(walk_plan(&tod, ins, 1, &pm));
+    /* a broadcast input along the output's fast dim is read directly */
+    view bc = dense(2, S(4096, 1));
+    bc.shape[1] = 4096;
+    bc.strides[1] = 0;
+    kg_tensor tbc = tview(KT_DEV(0), KG_F32, &bc);
+    const kg_tensor *two[2] = {&ta, &tbc};
+    cr_assert(walk_plan(&to, two, 2, &pm));
+    cr_assert(pm.staged == 2u && pm.vec_c && pm.vec_j);
+    /* more tiles than a 32-bit grid: not planned (nothing is allocated) */
+    view h = permuted(3, S(1 << 20, 1 << 16, 1 << 12), (const int[]){0, 2, 1}), oh = dense(3, S(1 << 20, 1 << 16, 1 << 12));
+    kg_tensor th = tview(KT_DEV(0), KG_U8, &h), toh = tview(KT_DEV(1 << 28), KG_U8, &oh);
+    kg_layout L;
+    const kg_tensor *hi[1] = {&th};
+    kg_layout_build(&L, &toh, hi, 1);
+    const void *ptrs[4] = {toh.data, th.data, 0, 0};
+    const size_t es[4] = {1, 1, 0, 0};
+    cr_assert_not(kg_ew_plan_perm(&L, ptrs, es, 16, &pm));
 }

@@ -97,6 +97,8 @@ static const fcase fcases[] = {
     {"round", {-0.5}, -0.0},
     {"reciprocal", {4}, 0.25},
     {"reciprocal", {0}, INFINITY},
+    {"copy", {-2.5}, -2.5},
+    {"copy", {NAN}, NAN},
 };
 
 static const icase icases[] = {
@@ -128,6 +130,28 @@ static const icase icases[] = {
     {"sign", {9}, 1},
     {"relu", {-9}, 0},
     {"relu", {9}, 9},
+    /* integer power: exact, wrapping; negative exponents (README) */
+    {"pow", {2, 10}, 1024},
+    {"pow", {-2, 3}, -8},
+    {"pow", {0, 0}, 1},
+    {"pow", {7, 0}, 1},
+    {"pow", {0, 5}, 0},
+    {"pow", {3, 40}, -6289078614652622815}, /* 3^40 mod 2^64 */
+    {"pow", {2, 64}, 0},
+    {"pow", {1, -5}, 1},
+    {"pow", {-1, -3}, -1},
+    {"pow", {-1, -4}, 1},
+    {"pow", {2, -1}, 0},
+    {"pow", {0, -1}, 0},
+    {"pow", {-5, -2}, 0},
+    /* rounding an integer is the identity */
+    {"floor", {-7}, -7},
+    {"floor", {INT64_MAX}, INT64_MAX},
+    {"ceil", {-7}, -7},
+    {"ceil", {5}, 5},
+    {"round", {-3}, -3},
+    {"round", {INT64_MIN}, INT64_MIN},
+    {"copy", {-9}, -9},
 };
 
 static int op_by_name(const char *name)
@@ -169,6 +193,33 @@ Test(reference, integer_ops_match_hand_computed_values)
         int64_t got = kg_ref_ops[op].i(icases[i].in);
         cr_assert_eq(got, icases[i].want, "%s(%lld, %lld) = %lld, want %lld", icases[i].op, (long long)icases[i].in[0],
                      (long long)icases[i].in[1], (long long)got, (long long)icases[i].want);
+    }
+}
+
+/* bool results are stored as (x != 0): the integer reference, then that
+   wrap, makes add/maximum a logical or, mul/minimum a logical and, and abs,
+   sign and the rounding ops the identity. */
+Test(reference, bool_ops_are_logical)
+{
+    static const struct {
+        const char *op;
+        int64_t want[4]; /* for (a, b) = (0,0), (0,1), (1,0), (1,1); unary: a = 0, 1 */
+    } bcases[] = {
+        {"add", {0, 1, 1, 1}},     {"mul", {0, 0, 0, 1}},     {"maximum", {0, 1, 1, 1}},
+        {"minimum", {0, 0, 0, 1}}, {"abs", {0, 1, -1, -1}},   {"sign", {0, 1, -1, -1}},
+        {"copy", {0, 1, -1, -1}},
+    };
+    for (size_t i = 0; i < sizeof bcases / sizeof bcases[0]; i++) {
+        const int op = op_by_name(bcases[i].op);
+        const kg_op_info *info = kg_op_get_info((kg_op)op);
+        cr_assert(info->dtype_mask & (1u << KG_BOOL), "%s does not accept bool", bcases[i].op);
+        cr_assert_not_null(kg_ref_ops[op].i);
+        for (int v = 0; v < (info->arity == 2 ? 4 : 2); v++) {
+            const int64_t in[3] = {info->arity == 2 ? v >> 1 : v, v & 1, 0};
+            const int64_t got = kg_ref_ops[op].i(in) != 0;
+            cr_assert_eq(got, bcases[i].want[v], "%s(%lld, %lld) on bool = %lld, want %lld", bcases[i].op,
+                         (long long)in[0], (long long)in[1], (long long)got, (long long)bcases[i].want[v]);
+        }
     }
 }
 
