@@ -2,7 +2,8 @@
  * bench_attention.c - kg_attention on the cases of issue 5: bf16 and f16,
  * D 64 and 128, Sq = Sk in {1024, 4096, 16384} with B x S = 32768 and 16
  * heads, causal and not; f32 [2,16,4096,128]; the seed's [2,8,128,64] f32
- * causal (latency). TFLOP/s counts 4 B H Sq Sk D, halved when causal.
+ * causal (latency). TFLOP/s counts 4 B Hq D per visible (query, key) pair
+ * (causal: bottom-right).
  *
  * Each case is checked before it is timed: a few rows against a float64 CPU
  * reference. Rows go to $KG_BENCH_CSV for bench/torch_attention.py:
@@ -16,7 +17,9 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "internal.h"
 #include "kg_attention.h"
+#include "kg_attn_table.h"
 #include "kg_test.h"
 
 typedef struct {
@@ -31,28 +34,31 @@ static void run(void *arg)
     BENCH_CHECK(c->ctx, kg_attention(c->ctx, &c->out, &c->lse, &c->q, &c->k, &c->v, NULL, &c->opts));
 }
 
-/* Checks rows of (b, h) = (last, last) and (0, 0) against float64. */
-static int check(const call_t *c, const void *hq, const void *hk, const void *hv, int B, int H, int S, int D)
+/* Checks rows of (b, h) = (last, last) and (0, 0) against float64 (q, out
+   [B,Hq,Sq,D]; k, v [B,Hkv,Sk,D]; causal bottom-right). */
+static int check(const call_t *c, const void *hq, const void *hk, const void *hv, int B, int Hq, int Hkv, int Sq,
+                 int Sk, int D)
 {
     const kg_dtype dt = c->q.dtype;
     const size_t es = kg_dtype_size(dt);
-    const int64_t n = (int64_t)B * H * S * D;
+    const int64_t n = (int64_t)B * Hq * Sq * D;
     void *ho = malloc(n * es);
     BENCH_CHECK(c->ctx, kg_sync(c->ctx));
     BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, ho, c->out.data, n * es));
-    double *s = malloc(sizeof(double) * S), worst = 0;
+    double *s = malloc(sizeof(double) * Sk), worst = 0;
     const double scale = 1.0 / sqrt((double)D);
-    const int rows[4] = {0, 1, S / 2 + 3, S - 1};
+    const int rows[4] = {0, Sq > 1 ? 1 : 0, Sq / 2, Sq - 1};
     for (int bh = 0; bh < 2; bh++) {
-        const int64_t base = bh ? (int64_t)(B * H - 1) * S * D : 0;
+        const int b = bh ? B - 1 : 0, h = bh ? Hq - 1 : 0, kh = h / (Hq / Hkv);
+        const int64_t qb = ((int64_t)b * Hq + h) * Sq * D, kb = ((int64_t)b * Hkv + kh) * Sk * D;
         for (int r = 0; r < 4; r++) {
             const int i = rows[r];
             double m = -INFINITY, l = 0;
-            const int nk = c->opts.causal ? i + 1 : S;
+            const int nk = c->opts.causal ? i + 1 + Sk - Sq : Sk;
             for (int j = 0; j < nk; j++) {
                 double dot = 0;
                 for (int d = 0; d < D; d++)
-                    dot += kt_get(hq, dt, base + (int64_t)i * D + d) * kt_get(hk, dt, base + (int64_t)j * D + d);
+                    dot += kt_get(hq, dt, qb + (int64_t)i * D + d) * kt_get(hk, dt, kb + (int64_t)j * D + d);
                 s[j] = dot * scale;
                 m = s[j] > m ? s[j] : m;
             }
@@ -61,8 +67,8 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
             for (int d = 0; d < D; d++) {
                 double o = 0;
                 for (int j = 0; j < nk; j++)
-                    o += s[j] * kt_get(hv, dt, base + (int64_t)j * D + d);
-                const double err = fabs(o / l - kt_get(ho, dt, base + (int64_t)i * D + d));
+                    o += s[j] * kt_get(hv, dt, kb + (int64_t)j * D + d);
+                const double err = fabs(o / l - kt_get(ho, dt, qb + (int64_t)i * D + d));
                 worst = err > worst ? err : worst;
             }
         }
@@ -71,11 +77,55 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
     free(ho);
     const double tol = dt == KG_F32 ? 1e-5 : dt == KG_F16 ? 2e-3 : 1.6e-2;
     if (!(worst <= tol)) {
-        fprintf(stderr, "%s B=%d H=%d S=%d D=%d causal=%d: max error %.3g over checked rows > %.3g\n",
-                kg_dtype_name(dt), B, H, S, D, c->opts.causal, worst, tol);
+        fprintf(stderr, "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d: max error %.3g over checked rows > %.3g\n",
+                kg_dtype_name(dt), B, Hq, Hkv, Sq, Sk, D, c->opts.causal, worst, tol);
         return 0;
     }
     return 1;
+}
+
+typedef struct {
+    kg_dtype dt;
+    int B, Hq, Hkv, Sq, Sk, D, causal;
+} bcase;
+
+/* 1 when name contains one of the '|'-separated parts of filter. */
+static int matches(const char *name, const char *filter)
+{
+    char part[96];
+    for (const char *p = filter;;) {
+        const char *e = strchr(p, '|');
+        const size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n < sizeof part) {
+            memcpy(part, p, n);
+            part[n] = 0;
+            if (strstr(name, part))
+                return 1;
+        }
+        if (!e)
+            return 0;
+        p = e + 1;
+    }
+}
+
+/* Random inputs: chunks of a pool of uniform(-1, 1) values at random offsets
+   (rounding every element through kt_set is slow). */
+static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void **dev)
+{
+    const size_t es = kg_dtype_size(dt);
+    enum { POOL = 1 << 20, CHUNK = 4096 };
+    unsigned char *pool = malloc((size_t)(POOL + CHUNK) * es);
+    for (int64_t e = 0; e < POOL + CHUNK; e++)
+        kt_set(pool, dt, e, kt_uniform(rng, -1, 1));
+    void *h = malloc(n * es);
+    for (int64_t e = 0; e < n; e += CHUNK) {
+        const int64_t len = n - e < CHUNK ? n - e : CHUNK;
+        memcpy((char *)h + e * es, pool + (kt_next(rng) % POOL) * es, (size_t)len * es);
+    }
+    free(pool);
+    BENCH_CHECK(ctx, kg_malloc(ctx, dev, n * es));
+    BENCH_CHECK(ctx, kg_copy_in(ctx, *dev, h, n * es));
+    return h;
 }
 
 int main(void)
@@ -83,87 +133,136 @@ int main(void)
     kg_context *ctx = bench_open("bench_attention");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
-    struct {
-        kg_dtype dt;
-        int B, H, S, D, causal;
-    } cases[64];
+    bcase cases[128];
     int nc = 0;
     const kg_dtype tc[2] = {KG_BF16, KG_F16};
     for (int t = 0; t < 2; t++)
         for (int D = 64; D <= 128; D += 64)
             for (int S = 1024; S <= 16384; S *= 4)
                 for (int causal = 0; causal < 2; causal++)
-                    cases[nc].dt = tc[t], cases[nc].B = 32768 / S, cases[nc].H = 16, cases[nc].S = S, cases[nc].D = D,
-                    cases[nc++].causal = causal;
+                    cases[nc++] = (bcase){tc[t], 32768 / S, 16, 16, S, S, D, causal};
     for (int causal = 0; causal < 2; causal++)
-        cases[nc].dt = KG_F32, cases[nc].B = 2, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = 128,
-        cases[nc++].causal = causal;
-    cases[nc].dt = KG_F32, cases[nc].B = 2, cases[nc].H = 8, cases[nc].S = 128, cases[nc].D = 64,
-    cases[nc++].causal = 1;
+        cases[nc++] = (bcase){KG_F32, 2, 16, 16, 4096, 4096, 128, causal};
+    cases[nc++] = (bcase){KG_F32, 2, 8, 8, 128, 128, 64, 1};
+    /* every head dim; GQA prefill; long */
+    cases[nc++] = (bcase){KG_BF16, 8, 16, 16, 4096, 4096, 32, 0};
+    cases[nc++] = (bcase){KG_BF16, 4, 16, 16, 4096, 4096, 96, 0};
+    cases[nc++] = (bcase){KG_BF16, 2, 16, 16, 4096, 4096, 256, 1};
+    cases[nc++] = (bcase){KG_BF16, 4, 32, 8, 4096, 4096, 128, 1};
+    cases[nc++] = (bcase){KG_BF16, 4, 16, 16, 8192, 8192, 128, 0};
+    /* decode and chunked prefill: Sq 1 / 4 / 16 / 512 against Sk 4k..32k, GQA 4:1 and 8:1 */
+    const int dsk[3] = {4096, 8192, 32768};
+    for (int i = 0; i < 3; i++) {
+        const int B = 65536 / dsk[i] > 8 ? 8 : 65536 / dsk[i] < 1 ? 1 : 65536 / dsk[i];
+        cases[nc++] = (bcase){KG_BF16, B, 32, 8, 1, dsk[i], 128, 0};
+        cases[nc++] = (bcase){KG_BF16, B, 64, 8, 1, dsk[i], 128, 0};
+    }
+    cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 1, 32768, 128, 0};
+    cases[nc++] = (bcase){KG_BF16, 16, 32, 8, 1, 4096, 128, 0};
+    cases[nc++] = (bcase){KG_BF16, 8, 32, 8, 1, 8192, 64, 0};
+    cases[nc++] = (bcase){KG_BF16, 8, 32, 8, 1, 8192, 32, 0};
+    cases[nc++] = (bcase){KG_BF16, 8, 32, 8, 1, 8192, 96, 0};
+    cases[nc++] = (bcase){KG_BF16, 4, 16, 4, 1, 8192, 256, 0};
+    cases[nc++] = (bcase){KG_BF16, 8, 32, 1, 1, 8192, 128, 0}; /* MQA */
+    cases[nc++] = (bcase){KG_F16, 8, 32, 8, 1, 8192, 128, 0};
+    for (int sq = 4; sq <= 16; sq *= 4) {
+        cases[nc++] = (bcase){KG_BF16, 8, 32, 8, sq, 8192, 128, 1};
+        cases[nc++] = (bcase){KG_BF16, 8, 64, 8, sq, 8192, 128, 1};
+        cases[nc++] = (bcase){KG_BF16, 1, 32, 8, sq, 32768, 128, 1};
+    }
+    cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 4096, 128, 1};
+    cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 32768, 128, 1};
+    cases[nc++] = (bcase){KG_BF16, 1, 64, 8, 512, 16384, 128, 1};
 
-    printf("%-5s %3s %3s %6s %4s %6s %10s %8s\n", "dtype", "B", "H", "S", "D", "causal", "us", "TFLOP/s");
+    const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
+    printf("same-run device copy: %.0f GB/s\n", copy);
+    printf("%-5s %3s %3s %3s %5s %6s %4s %6s %10s %8s %8s %6s %7s %10s\n", "dtype", "B", "Hq", "Hkv", "Sq", "Sk", "D",
+           "causal", "us", "TFLOP/s", "KV GB/s", "%copy", "variant", "other us");
     uint64_t rng = 12345;
     int ok = 1;
     for (int ci = 0; ci < nc; ci++) {
-        const kg_dtype dt = cases[ci].dt;
-        const int B = cases[ci].B, H = cases[ci].H, S = cases[ci].S, D = cases[ci].D;
-        char name[64];
-        snprintf(name, sizeof name, "%s D%d S%d causal%d", kg_dtype_name(dt), D, S, cases[ci].causal);
-        if (filter && !strstr(name, filter))
+        const bcase bc = cases[ci];
+        const kg_dtype dt = bc.dt;
+        const int B = bc.B, Hq = bc.Hq, Hkv = bc.Hkv, Sq = bc.Sq, Sk = bc.Sk, D = bc.D;
+        char name[96];
+        snprintf(name, sizeof name, "%s D%d S%d causal%d Hq%d Hkv%d Sq%d Sk%d ", kg_dtype_name(dt), D, Sq, bc.causal,
+                 Hq, Hkv, Sq, Sk);
+        if (filter && !matches(name, filter))
             continue;
         const size_t es = kg_dtype_size(dt);
-        const int64_t n = (int64_t)B * H * S * D;
-        void *h[3], *d[3], *dout, *dl;
-        /* inputs: chunks of a pool of uniform(-1, 1) values at random
-           offsets (rounding every element through kt_set is slow) */
-        enum { POOL = 1 << 20, CHUNK = 4096 };
-        unsigned char *pool = malloc((size_t)(POOL + CHUNK) * es);
-        for (int64_t e = 0; e < POOL + CHUNK; e++)
-            kt_set(pool, dt, e, kt_uniform(&rng, -1, 1));
-        for (int i = 0; i < 3; i++) {
-            h[i] = malloc(n * es);
-            for (int64_t e = 0; e < n; e += CHUNK) {
-                const int64_t len = n - e < CHUNK ? n - e : CHUNK;
-                memcpy((char *)h[i] + e * es, pool + (kt_next(&rng) % POOL) * es, (size_t)len * es);
-            }
-            BENCH_CHECK(ctx, kg_malloc(ctx, &d[i], n * es));
-            BENCH_CHECK(ctx, kg_copy_in(ctx, d[i], h[i], n * es));
-        }
-        free(pool);
-        BENCH_CHECK(ctx, kg_malloc(ctx, &dout, n * es));
-        BENCH_CHECK(ctx, kg_malloc(ctx, &dl, (size_t)B * H * S * 4));
-        const int64_t shape[4] = {B, H, S, D};
+        const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
+        void *dq, *dk, *dv, *dout, *dl;
+        void *hq = fill(ctx, dt, nq, &rng, &dq), *hk = fill(ctx, dt, nk, &rng, &dk), *hv = fill(ctx, dt, nk, &rng, &dv);
+        BENCH_CHECK(ctx, kg_malloc(ctx, &dout, nq * es));
+        BENCH_CHECK(ctx, kg_malloc(ctx, &dl, (size_t)B * Hq * Sq * 4));
         call_t c = {ctx,
-                    kg_tensor_contiguous(d[0], dt, 4, shape),
-                    kg_tensor_contiguous(d[1], dt, 4, shape),
-                    kg_tensor_contiguous(d[2], dt, 4, shape),
-                    kg_tensor_contiguous(dout, dt, 4, shape),
-                    kg_tensor_contiguous(dl, KG_F32, 3, shape),
-                    {0.f, cases[ci].causal}};
+                    kg_tensor_contiguous(dq, dt, 4, (const int64_t[]){B, Hq, Sq, D}),
+                    kg_tensor_contiguous(dk, dt, 4, (const int64_t[]){B, Hkv, Sk, D}),
+                    kg_tensor_contiguous(dv, dt, 4, (const int64_t[]){B, Hkv, Sk, D}),
+                    kg_tensor_contiguous(dout, dt, 4, (const int64_t[]){B, Hq, Sq, D}),
+                    kg_tensor_contiguous(dl, KG_F32, 3, (const int64_t[]){B, Hq, Sq}),
+                    {0.f, bc.causal}};
         run(&c);
-        if (!check(&c, h[0], h[1], h[2], B, H, S, D))
+        const int variant = kg_test_last_attn_variant(ctx);
+        if (!check(&c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
             ok = 0;
-        const double flop = 4.0 * B * H * (double)S * S * D / (cases[ci].causal ? 2 : 1);
+        /* visible (query, key) pairs: causal bottom-right */
+        double pairs = (double)Sq * Sk;
+        if (bc.causal)
+            pairs = Sq <= Sk ? (double)Sq * Sk - (double)Sq * (Sq - 1) / 2 : (double)Sk * (Sk + 1) / 2;
+        const double flop = 4.0 * B * Hq * pairs * D;
+        const double kvbytes = 2.0 * (double)nk * es;
         const int inner = flop > 1e11 ? 5 : flop > 1e9 ? 20 : 200;
         const double us = bench_time_us(ctx, run, &c, inner, 7);
-        const double tf = flop / (us * 1e6);
-        printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us, tf);
+        const double tf = flop / (us * 1e6), gbps = kvbytes / (us * 1e3);
+        /* short queries: the prefill path's time too (forced), for the crossover */
+        double other = 0;
+        if (variant == KG_ATTN_V_DECODE || variant == KG_ATTN_V_DECODE2 || variant == KG_ATTN_V_DECODE4) {
+            kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER);
+            run(&c);
+            if (kg_test_last_attn_variant(ctx) == variant) {
+                kg_test_force_attn_variant(ctx, KG_ATTN_V_PORTABLE);
+                run(&c);
+            }
+            if (kg_test_last_attn_variant(ctx) != variant)
+                other = bench_time_us(ctx, run, &c, inner, 7);
+            kg_test_force_attn_variant(ctx, -1);
+        } else if (Sq <= 512 && Sq < Sk && dt != KG_F32) {
+            kg_test_force_attn_variant(ctx, Hq / Hkv * Sq <= 16 ? KG_ATTN_V_DECODE : KG_ATTN_V_DECODE2);
+            run(&c);
+            if (kg_test_last_attn_variant(ctx) != variant)
+                other = bench_time_us(ctx, run, &c, inner, 7);
+            kg_test_force_attn_variant(ctx, -1);
+        }
+        printf("%-5s %3d %3d %3d %5d %6d %4d %6d %10.1f %8.1f %8.0f %5.0f%% %7s %10.1f\n", kg_dtype_name(dt), B, Hq,
+               Hkv, Sq, Sk, D, bc.causal, us, tf, gbps, 100.0 * gbps / copy, kg_attn_variant_names[variant], other);
         fflush(stdout);
-        if (csv)
-            fprintf(csv, "attention,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us,
-                    tf);
+        char rname[96], note[160];
+        if (Hq == Hkv && Sq == Sk)
+            snprintf(rname, sizeof rname, "attention%s", bc.causal ? " causal" : "");
+        else
+            snprintf(rname, sizeof rname, "attention Hkv %d Sk %d%s", Hkv, Sk, bc.causal ? " causal" : "");
+        snprintf(note, sizeof note,
+                 "shape is [B, Hq, Sq, D]; TFLOP/s = 4 B Hq D x visible pairs; GB/s = K+V bytes; variant %s",
+                 kg_attn_variant_names[variant]);
         bench_record(ctx, &(bench_case){.family = "attention",
-                                        .name = cases[ci].causal ? "attention causal" : "attention",
+                                        .name = rname,
                                         .dtype = kg_dtype_name(dt),
                                         .ndim = 4,
-                                        .shape = {B, H, S, D},
+                                        .shape = {B, Hq, Sq, D},
                                         .time_us = us,
+                                        .gbps = gbps,
                                         .tflops = tf,
-                                        .note = "shape is [B, H, S, D]; TFLOP/s = 4 B H S^2 D, halved if causal"});
-        for (int i = 0; i < 3; i++) {
-            free(h[i]);
-            kg_free(ctx, d[i]);
-        }
+                                        .note = note});
+        if (csv)
+            fprintf(csv, "attention_gqa,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.2f,%.1f,%.1f\n", kg_dtype_name(dt), B, Hq, Hkv,
+                    Sq, Sk, D, bc.causal, us, tf, gbps, copy);
+        free(hq);
+        free(hk);
+        free(hv);
+        kg_free(ctx, dq);
+        kg_free(ctx, dk);
+        kg_free(ctx, dv);
         kg_free(ctx, dout);
         kg_free(ctx, dl);
     }

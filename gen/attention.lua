@@ -80,6 +80,22 @@ M.sm90 = {
 M.sm90_long = { [64] = { nwg = 2, bn = 192 } }
 M.long_keys = 2048
 
+-- Short-query (decode) path, templates/attention_decode.cuh: 4 warps, MT x 16
+-- packed query rows (the heads of a KV group times Sq), bn keys per tile
+-- (bn / 4 per warp), nst pipeline stages of K and V. Three variants: 16 rows
+-- and 32 rows (not at D=256: 256 accumulators a thread), every warp all rows
+-- and a quarter of the keys; 64 rows, each warp 16 rows and all the keys
+-- (D <= 128: at D=256 it needs 255 registers and spills).
+-- The merge of splits needs 256 (most splits) x rows floats.
+M.dec = {
+  [32] = { bn = 128, nst = 3 },
+  [64] = { bn = 128, nst = 3 },
+  [96] = { bn = 64, nst = 3 },
+  [128] = { bn = 64, nst = 3 },
+  [256] = { bn = 64, nst = 3 },
+}
+M.dec_max_mt = { [32] = 2, [64] = 2, [96] = 2, [128] = 2, [256] = 1 }
+
 local dtypes = { "f32", "f16", "bf16" }
 local sm90_dtypes = { "f16", "bf16" }
 
@@ -118,6 +134,20 @@ local function plan_sm90(dt, d, kind, tiles)
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma", bm, c.bn, c.nwg) }
 end
 
+local function plan_dec(mt, wr)
+  return function(dt, d, kind)
+    if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
+    local c = M.dec[d]
+    local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
+    local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
+    local merge = math.max((nw * r * 2 + nw * r * (d + 4)) * 4, 256 * r * 4)
+    return { threads = 128, minb = 1, bm = r, smem = math.max(pipe, merge),
+             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
+                                  kind_enum[kind]),
+             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
+  end
+end
+
 -- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
 -- one module per dtype each, prefix .. dtype. sm90a: built for sm_90a alone
 -- (build.ninja's fatbin90 rule), so it runs on compute capability 9.0 only.
@@ -131,6 +161,12 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_LONG", name = "Hopper long", prefix = "attn90l_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, more keys per tile for long sequences" },
+  { enum = "KG_ATTN_V_DECODE", name = "decode", prefix = "attn_dec_", dtypes = sm90_dtypes, plan = plan_dec(1, 1),
+    include = "attention_decode.cuh", what = "short queries: 16 packed rows, split keys (mma.sync)" },
+  { enum = "KG_ATTN_V_DECODE2", name = "decode 32", prefix = "attn_dec2_", dtypes = sm90_dtypes, plan = plan_dec(2, 1),
+    include = "attention_decode.cuh", what = "short queries: 32 packed rows, split keys (mma.sync)" },
+  { enum = "KG_ATTN_V_DECODE4", name = "decode 64", prefix = "attn_dec4_", dtypes = sm90_dtypes, plan = plan_dec(1, 4),
+    include = "attention_decode.cuh", what = "short queries: 64 packed rows, a warp's 16 rows each (mma.sync)" },
 }
 
 -- One module per dtype of a variant; returns the table rows.
@@ -165,6 +201,7 @@ function M.generate(G)
   G:dep(G.root .. "/templates/attention.cu")
   G:dep(G.root .. "/gen/wgmma.lua")
   local by = require("common").by_name(G.dtypes)
+  G:dep(G.root .. "/templates/attention_decode.cuh")
   local rows, enums, names, sm90a = {}, {}, {}, {}
   for _, v in ipairs(variants) do
     enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"
@@ -178,7 +215,8 @@ function M.generate(G)
   end
   G:write("kg_wgmma.cuh", require("wgmma").header(G, ns))
   local dims = {}
-  for i, d in ipairs(M.dims) do dims[i] = tostring(d) end
+  local decbn = {}
+  for i, d in ipairs(M.dims) do dims[i] = tostring(d); decbn[i] = tostring(M.dec[d].bn) end
   G:write("kg_attn_table.h", G.header("gen/attention.lua") .. string.format([[
 #ifndef KG_ATTN_TABLE_H
 #define KG_ATTN_TABLE_H
@@ -191,6 +229,8 @@ function M.generate(G)
 extern const int kg_attn_dims[KG_ATTN_DIM_COUNT];
 #define KG_ATTN_DIMS_TEXT "%s"
 #define KG_ATTN_LONG_KEYS %d
+/* The decode variants' keys per tile, by head dim slot. */
+extern const int kg_attn_dec_bn[KG_ATTN_DIM_COUNT];
 
 /* Kernel variants. Portable: every dtype, head dim and kind, for every arch
    of the bundle. Narrow: small blocks where the portable grid would leave
@@ -219,7 +259,8 @@ extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATT
 #endif
 ]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
   G:write("kg_attn_table.c", G.header("gen/attention.lua") .. '#include "kg_attn_table.h"\n\n' ..
-    "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
+    "const int kg_attn_dims[KG_ATTN_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n" ..
+    "const int kg_attn_dec_bn[KG_ATTN_DIM_COUNT] = {" .. table.concat(decbn, ", ") .. "};\n\n" ..
     "const char *const kg_attn_variant_names[KG_ATTN_V_COUNT] = {" .. table.concat(names, ", ") .. "};\n" ..
     "const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT] = {" .. table.concat(sm90a, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attention_params.h"
+#include "attn_plan.h"
 #include "internal.h"
 #include "kg_attn_table.h"
 #include "kg_table.h"
@@ -159,19 +160,74 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
     return kg_attn_table[v][dt][slot][kind].threads > 0;
 }
 
+static int is_decode(kg_attn_variant v)
+{
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
+}
+
+kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int forced)
+{
+    kg_attn_split r = {1, bn > 0 ? bn : 1};
+    if (keys <= 0 || bn <= 0)
+        return r;
+    if (blocks <= 0 || blocks > ((int64_t)1 << 40)) { /* one split covering every key */
+        r.chunk = keys > INT32_MAX ? INT32_MAX : (int)keys;
+        return r;
+    }
+    if (slots < 1)
+        slots = 1;
+    if (max_splits > KG_ATTN_MAX_SPLITS)
+        max_splits = KG_ATTN_MAX_SPLITS;
+    const int64_t tiles = (keys + bn - 1) / bn;
+    int64_t s = 1;
+    if (forced > 0) {
+        s = forced;
+        if (s > tiles)
+            s = tiles;
+    } else {
+        int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
+        if (most > max_splits)
+            most = max_splits;
+        /* as many splits as keep every block resident at once: memory-bound
+           blocks share the bandwidth, so one full wave is what counts */
+        s = slots / blocks;
+        if (s > most)
+            s = most;
+    }
+    if (s > max_splits)
+        s = max_splits;
+    if (s < 1)
+        s = 1;
+    const int64_t per = (keys + s - 1) / s;
+    const int64_t chunk = (per + bn - 1) / bn * bn;
+    r.chunk = chunk > INT32_MAX ? INT32_MAX / bn * bn : (int)chunk;
+    r.splits = (int)((keys + r.chunk - 1) / r.chunk);
+    return r;
+}
+
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else), its long-key variant from KG_ATTN_LONG_KEYS keys on; the narrow
    variant when the portable grid (bh x query blocks) would leave
    multiprocessors without a block; else the portable path. A variant forced
    by a test is taken where it exists and can run. */
 static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int slot, kg_attn_kind kind, int64_t bh,
-                                      int64_t sq, int64_t sk)
+                                      int64_t sq, int64_t sk, int64_t group)
 {
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
     const int f = ctx->attn_force_variant;
+    /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
+    const int dec_ok = group * sq <= INT32_MAX / 2;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
-        (!kg_attn_variant_sm90a[f] || sm90))
+        (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok))
         return (kg_attn_variant)f;
+    /* short queries: the packed rows (group x Sq) in as few tiles as possible */
+    if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
+        if (group * sq > 32 && has_variant(KG_ATTN_V_DECODE4, dt, slot, kind))
+            return KG_ATTN_V_DECODE4;
+        if (group * sq > 16 && has_variant(KG_ATTN_V_DECODE2, dt, slot, kind))
+            return KG_ATTN_V_DECODE2;
+        return KG_ATTN_V_DECODE;
+    }
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
@@ -180,6 +236,73 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     if (has_variant(KG_ATTN_V_NARROW, dt, slot, kind) && bh * ((sq + e->bm - 1) / e->bm) < ctx->sm_count)
         return KG_ATTN_V_NARROW;
     return KG_ATTN_V_PORTABLE;
+}
+
+static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
+{
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    cudaError_t err =
+        cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem, ctx->device);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "raising the attention kernel's shared memory limit");
+    }
+    return KG_OK;
+}
+
+/* Bytes of split partials one decode launch may use after the counters. */
+#define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
+
+/* The short-query path: packed rows of each KV head, keys split across
+   blocks (kg_attn_plan_split); where there is more than one split, the last
+   block of each row tile merges them (a counter per row tile in the
+   scratch's counters, so at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles
+   split). */
+static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const kg_attn_entry *e, kg_attn_params *p,
+                               int slot, int64_t B, int64_t Hkv, int64_t D)
+{
+    const int64_t R = e->bm, rows = (int64_t)p->group * p->sq, nrt = (rows + R - 1) / R;
+    const int64_t blocks = B * Hkv * nrt;
+    const int64_t row_bytes = R * (D + 2) * 4; /* partial bytes of a row tile and split */
+    int64_t max_splits = blocks > KG_ATTN_PART_BYTES / row_bytes ? 1 : KG_ATTN_PART_BYTES / (blocks * row_bytes);
+    /* the merge counts finished splits in one int per row tile */
+    if (blocks > (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
+        max_splits = 1;
+    if (max_splits > INT32_MAX / nrt)
+        max_splits = INT32_MAX / nrt;
+    if (max_splits < 1)
+        max_splits = 1;
+    int per_sm = (int)((228 << 10) / (e->smem + 1024));
+    per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
+    const kg_attn_split sp = kg_attn_plan_split(
+        blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+        (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits), ctx->attn_force_splits);
+    p->splits = sp.splits;
+    p->chunk = sp.chunk;
+    p->rows_tile = (int32_t)R;
+    kg_status st;
+    if (sp.splits > 1) {
+        void *base;
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
+        if (st != KG_OK)
+            return st;
+        p->counters = (int *)base;
+        p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
+    }
+    st = raise_smem(ctx, e->kernel, e->smem);
+    if (st != KG_OK)
+        return st;
+    void *argv[1] = {p};
+    const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
+    st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+    if (st != KG_OK)
+        return st;
+    ctx->attn_last_variant = (int)variant;
+    ctx->attn_last_splits = sp.splits;
+    return kg_ok(ctx);
 }
 
 static int dim_slot(int64_t D)
@@ -243,7 +366,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         return kg_ok(ctx);
 
     const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
-    const kg_attn_variant variant = choose_variant(ctx, q->dtype, slot, kind, B * Hq, Sq, Sk);
+    const kg_attn_variant variant = choose_variant(ctx, q->dtype, slot, kind, B * Hq, Sq, Sk, Hq / Hkv);
     const kg_attn_entry *e = &kg_attn_table[variant][q->dtype][slot][kind];
 
     kg_attn_params p;
@@ -276,17 +399,13 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.causal = opts && opts->causal;
     p.scale_log2 = scale * 1.4426950408889634f;
 
+    if (is_decode(variant))
+        return launch_decode(ctx, variant, e, &p, slot, B, Hkv, D);
+
     /* blocks need more than the default 48 KB of shared memory */
-    cudaKernel_t kern;
-    st = kg_kernel(ctx, e->kernel, &kern);
+    st = raise_smem(ctx, e->kernel, e->smem);
     if (st != KG_OK)
         return st;
-    cudaError_t err =
-        cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem, ctx->device);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        return kg_cuda_fail(ctx, err, "raising the attention kernel's shared memory limit");
-    }
     const dim3 grid = {(unsigned)((Sq + e->bm - 1) / e->bm), (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
     void *argv[1] = {&p};
@@ -303,3 +422,11 @@ void kg_test_force_attn_variant(kg_context *ctx, int variant)
 }
 
 int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? ctx->attn_last_variant : -1; }
+
+void kg_test_force_attn_splits(kg_context *ctx, int splits)
+{
+    if (ctx)
+        ctx->attn_force_splits = splits;
+}
+
+int kg_test_last_attn_splits(const kg_context *ctx) { return ctx ? ctx->attn_last_splits : 0; }

@@ -47,6 +47,10 @@ struct kg_context {
        the variant of the last launch (-1: none yet). */
     int attn_force_variant;
     int attn_last_variant;
+    /* Attention decode variants: a forced key split count (0: the planner's)
+       and the split count of the last decode launch. */
+    int attn_force_splits;
+    int attn_last_splits;
 };
 
 /* Tests use these to run every eligible layout variant over the same cases:
@@ -57,6 +61,8 @@ KG_API int kg_test_last_ew_variant(const kg_context *ctx);
    kg_attn_table.h). */
 KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_attn_variant(const kg_context *ctx);
+KG_API void kg_test_force_attn_splits(kg_context *ctx, int splits);
+KG_API int kg_test_last_attn_splits(const kg_context *ctx);
 
 /* ---- Messages and status (error.c) -------------------------------------- */
 

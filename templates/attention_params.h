@@ -34,6 +34,15 @@ typedef struct kg_attn_params {
     int32_t group;    /* Hq / Hkv */
     int32_t causal;   /* KG_ATTN_MASK: also apply the causal mask */
     float scale_log2; /* softmax scale * log2(e) */
+    /* Short-query kernels (attention_decode.cuh) only: the key range is cut
+       into `splits` chunks of `chunk` keys; with splits > 1 each block writes
+       f32 partials of rows_tile packed rows to `part` (scratch), and the
+       last block of each row tile (counted in `counters`, zero between
+       calls) merges them. */
+    float *part;
+    int *counters;
+    int32_t splits, chunk;
+    int32_t rows_tile;
 } kg_attn_params;
 
 #endif

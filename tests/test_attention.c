@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_plan.h"
 #include "internal.h"
 #include "kg_attn_table.h"
 #include "kg_test.h"
@@ -237,6 +238,78 @@ Test(attention_validation, empty_problems_validate_then_report_the_device)
     c.q.shape[2] = c.out.shape[2] = 0;
     c.q.data = c.out.data = NULL;
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
+/* ---- CPU: the decode path's key split ------------------------------------ */
+
+/* The planner against a brute-force reading of its contract. */
+Test(attention_plan, split_fills_one_wave_and_covers_every_key)
+{
+    const int64_t blocks[] = {1, 7, 8, 64, 100, 131, 132, 263, 264, 265, 1000, 5000};
+    const int64_t keys[] = {1, 63, 64, 65, 129, 1000, 4096, 8191, 8192, 32768, 100003, 1 << 20};
+    const int bns[] = {64, 128};
+    const int64_t slotss[] = {132, 264, 528};
+    int n = 0;
+    for (size_t a = 0; a < sizeof blocks / sizeof blocks[0]; a++)
+        for (size_t b = 0; b < sizeof keys / sizeof keys[0]; b++)
+            for (size_t c = 0; c < 2; c++)
+                for (size_t d = 0; d < 3; d++) {
+                    const int bn = bns[c];
+                    const int64_t sl = slotss[d];
+                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, 0);
+                    /* brute force: the best splits / waves over the allowed counts */
+                    const int64_t tiles = (keys[b] + bn - 1) / bn;
+                    int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
+                    most = most > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : most < 1 ? 1 : most;
+                    int64_t want = sl / blocks[a];
+                    want = want > most ? most : want < 1 ? 1 : want;
+                    const int64_t per = (keys[b] + want - 1) / want, chunk = (per + bn - 1) / bn * bn;
+                    cr_assert_eq(r.chunk, chunk, "blocks %lld keys %lld bn %d slots %lld: chunk %d, want %lld",
+                                 (long long)blocks[a], (long long)keys[b], bn, (long long)sl, r.chunk,
+                                 (long long)chunk);
+                    cr_assert_eq(r.splits, (keys[b] + chunk - 1) / chunk);
+                    cr_assert(r.splits >= 1 && r.splits <= want);
+                    cr_assert(r.chunk % bn == 0);
+                    cr_assert((int64_t)(r.splits - 1) * r.chunk < keys[b] && (int64_t)r.splits * r.chunk >= keys[b]);
+                    n++;
+                }
+    cr_assert_eq(n, 12 * 12 * 2 * 3);
+}
+
+Test(attention_plan, split_examples_edges_and_forced_counts)
+{
+    /* B 8 x Hkv 8 on 132 SMs x 2: four splits of 2048 keys fill one wave */
+    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 4 && r.chunk == 2048, "%d x %d", r.splits, r.chunk);
+    /* B 1 x Hkv 8, 32k keys: 33 splits fit, 993 keys round to 1024: 32 */
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
+    /* a full grid already: no split; nor with more than half of one */
+    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 2 && r.chunk == 4096, "%d x %d", r.splits, r.chunk);
+    /* no keys; fewer keys than two tiles */
+    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 1 && r.chunk == 64);
+    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 1 && r.chunk == 128);
+    /* max_splits caps the count */
+    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0);
+    cr_assert(r.splits == 5 && r.chunk == 209728, "%d x %d", r.splits, r.chunk);
+    /* forced: 7 asked of 1000 keys -> chunks of 192 -> 6 splits, the last 40 keys */
+    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 7);
+    cr_assert(r.splits == 6 && r.chunk == 192, "%d x %d", r.splits, r.chunk);
+    /* forced beyond one tile per split */
+    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 50);
+    cr_assert(r.splits == 2 && r.chunk == 64, "%d x %d", r.splits, r.chunk);
+    /* absurd block counts: one split over every key, no overflow */
+    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert(r.splits == 1 && r.chunk == INT32_MAX);
+    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    cr_assert((int64_t)(r.splits - 1) * r.chunk < INT32_MAX && (int64_t)r.splits * r.chunk >= INT32_MAX);
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -517,6 +590,118 @@ static void run_case(const acase *c)
 
 static const kg_dtype DTS[3] = {KG_F32, KG_F16, KG_BF16};
 static const int DIMS[5] = {32, 64, 96, 128, 256};
+
+/* Short queries (the decode variants, also forced on every case above):
+   Sq 1..16 against Sk from 1 to beyond 2^15, GQA and MQA, causal, masks with
+   empty rows, [B,S,H,D] layouts, forced split counts that do not divide the
+   keys. */
+static void run_split_case(const acase *c, int splits)
+{
+    kg_test_force_attn_splits(ctx, splits);
+    run_case(c);
+    kg_test_force_attn_splits(ctx, 0);
+}
+
+Test(attention, decode_short_queries_every_head_dim)
+{
+    for (int i = 1; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+            acase a = {DTS[i], 2, 8, 2, 1, 1000, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
+            run_split_case(&a, 0);
+            run_split_case(&a, 3);
+            acase b = {DTS[i], 1, 8, 1, 4, 777, DIMS[j], 1, MASK_NONE, 0, 1, 0.f};
+            run_split_case(&b, 5);
+            acase m = {DTS[i], 2, 6, 2, 3, 300, DIMS[j], j % 2, MASK_RANDOM, 4, 0, 0.f};
+            run_split_case(&m, 2);
+        }
+}
+
+Test(attention, decode_query_and_key_lengths)
+{
+    const int sqs[] = {1, 2, 3, 5, 8, 16};
+    const int sks[] = {1, 2, 17, 64, 65, 129, 1023, 4097, 33000};
+    const int groups[][2] = {{4, 4}, {8, 2}, {8, 1}, {32, 4}};
+    int n = 0;
+    for (size_t a = 0; a < sizeof sqs / sizeof sqs[0]; a++)
+        for (size_t b = 0; b < sizeof sks / sizeof sks[0]; b++) {
+            const int g = sks[b] > 4097 ? 2 : (int)((a + b) % 4);
+            const kg_dtype dt = (a + b) % 2 ? KG_F16 : KG_BF16;
+            const int D = sks[b] > 4097 ? 64 : (a % 2 ? 128 : 64);
+            const int B = sks[b] > 4097 ? 1 : 2;
+            acase c = {dt,        B, groups[g][0], groups[g][1], sqs[a], sks[b], D, (int)(b % 2),
+                       MASK_NONE, 0, (int)(a % 2), 0.f};
+            run_split_case(&c, b % 3 == 0 ? 7 : 0);
+            n++;
+        }
+    cr_assert_eq(n, 54);
+}
+
+Test(attention, decode_fully_masked_rows_and_causal_overhang)
+{
+    for (int i = 1; i < 3; i++) {
+        acase m = {DTS[i], 1, 4, 1, 7, 500, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
+        run_split_case(&m, 3);
+        acase mc = {DTS[i], 1, 4, 2, 9, 300, 64, 1, MASK_EMPTY_ROWS, 2, 1, 0.f};
+        run_split_case(&mc, 0);
+        /* Sq > Sk causal: the first Sq - Sk queries see no key */
+        acase c = {DTS[i], 2, 8, 2, 16, 5, 96, 1, MASK_NONE, 0, 0, 0.f};
+        run_split_case(&c, 2);
+        acase z = {DTS[i], 1, 8, 2, 3, 0, 256, 0, MASK_NONE, 0, 0, 0.f};
+        run_split_case(&z, 0);
+    }
+}
+
+/* The same call twice gives the same bits (split partials merged in a fixed
+   order), on the planner's split and a forced one; 8 query heads of a KV head
+   x 2 queries = 16 packed rows. */
+Test(attention, decode_is_bitwise_reproducible)
+{
+    const int B = 2, Hq = 16, Hkv = 2, Sq = 2, Sk = 9000, D = 128;
+    const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D, nl = (int64_t)B * Hq * Sq;
+    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
+    for (int64_t i = 0; i < nk; i++)
+        h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+    kt_upload(ctx, dq, h, nq * 2);
+    kt_upload(ctx, dk, h, nk * 2);
+    for (int64_t i = 0; i < nk; i++)
+        h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
+    kt_upload(ctx, dv, h, nk * 2);
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+              tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, Sq));
+    const int forced[2] = {0, 11};
+    for (int f = 0; f < 2; f++) {
+        kg_test_force_attn_splits(ctx, forced[f]);
+        for (int rep = 0; rep < 2; rep++) {
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, NULL));
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert(kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE, "variant %s",
+                      kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+            cr_assert_gt(kg_test_last_attn_splits(ctx), 1);
+            kt_download(ctx, rep ? o2 : o1, dout, nq * 2);
+            kt_download(ctx, rep ? l2 : l1, dl, nl * 4);
+        }
+        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "forced splits %d: runs differ",
+                  forced[f]);
+    }
+    kg_test_force_attn_splits(ctx, 0);
+    free(h);
+    free(o1);
+    free(o2);
+    free(l1);
+    free(l2);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+    kg_free(ctx, dl);
+}
 
 TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
 

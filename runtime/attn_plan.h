@@ -1,0 +1,38 @@
+/*
+ * attn_plan.h - the key split of attention's short-query (decode) kernels
+ * (templates/attention_decode.cuh): pure host code, tested on the CPU.
+ */
+#ifndef KG_ATTN_PLAN_H
+#define KG_ATTN_PLAN_H
+
+#include <stdint.h>
+
+#include "kgen.h"
+
+/* Most key splits of one call. */
+#define KG_ATTN_MAX_SPLITS 256
+/* Fewest key tiles a split gets (the planner's choice; a forced count may
+   give fewer). */
+#define KG_ATTN_MIN_SPLIT_TILES 2
+/* The runtime takes the decode variants for Sq up to this (f16 / bf16). */
+#define KG_ATTN_DECODE_MAX_SQ 16
+
+typedef struct kg_attn_split {
+    int splits; /* blocks along the keys of one row tile; 1: no partials, no combine */
+    int chunk;  /* keys per split, a multiple of the tile's keys (the last split may have fewer) */
+} kg_attn_split;
+
+/* The split of `keys` keys for `blocks` row tiles (B x Hkv x row tiles per
+   KV head) on a GPU with `slots` resident blocks (multiprocessors x blocks
+   per multiprocessor), tiles of `bn` keys, at most max_splits splits. The
+   count is slots / blocks (rounded down, at least 1): every block resident
+   at once, since memory-bound blocks share the bandwidth rather than queue
+   for multiprocessors; each split gets at least KG_ATTN_MIN_SPLIT_TILES
+   tiles. `forced` > 0 asks for that count instead (still capped by
+   max_splits and by one tile per split). The chunk is keys / splits rounded
+   up to whole tiles, and splits is recomputed from it, so no split is empty.
+   keys <= 0 gives {1, bn}. */
+KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
+                                        int forced);
+
+#endif

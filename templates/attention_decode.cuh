@@ -1,0 +1,398 @@
+/*
+ * attention_decode.cuh - flash attention forward for short queries (decode,
+ * speculative decode, chunked prefill with few rows): flash-decoding.
+ *
+ * The query rows of all the query heads that share one key/value head are
+ * packed into one tile (GQA / MQA: packed row r of KV head hk is query head
+ * hk * group + r / Sq, query r % Sq), so K and V are read once per KV head and
+ * row tile instead of once per query head. The key range is split across
+ * blocks: grid (row tiles x splits, Hkv, B); block (tile rt, split s) walks
+ * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage cp.async
+ * pipeline, its four warps taking BN / 4 keys of each tile each and every
+ * row (or, for 64-row tiles, 16 rows each and every key; mma.sync m16n8k16,
+ * f32 accumulators, the online softmax of attention.cuh). The warps' partial (max, sum, output) are merged in warp
+ * order through shared memory; with one split the block writes the result,
+ * else f32 partials go to scratch, and the last block of a row tile to finish
+ * (an integer counter per row tile, p.counters, zero between calls) merges
+ * the splits of its rows in split order. Fixed orders throughout, no float
+ * atomics: a call is bitwise reproducible.
+ *
+ * Partials (p.part): for partial index x = ((b * Hkv + hk) * nrt + rt) *
+ * splits + s, rows R = p.rows_tile: output [R][D] at part + x * R * (D + 2),
+ * then max [R] (log2 domain) and sum [R].
+ */
+#ifndef KG_ATTENTION_DECODE_CUH
+#define KG_ATTENTION_DECODE_CUH
+
+#include "attention.cuh"
+
+namespace kg_attn
+{
+
+/* the query row of packed row r: (query head offset in the group, query) */
+__device__ __forceinline__ void dec_row(const kg_attn_params &p, int r, int &hg, int &i)
+{
+    hg = r / p.sq;
+    i = r - hg * p.sq;
+}
+
+/* 16 bytes global -> shared with a 256-byte L2 prefetch (K and V stream). */
+__device__ __forceinline__ void cp_async16_pf(uint32_t dst, const void *src, bool pred)
+{
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
+}
+
+/* load_tile (attention.cuh) with the prefetching copy */
+template <int ROWS, int D, int P, int E, int NT>
+__device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    constexpr int CPR = D * E / 16;
+#pragma unroll
+    for (int i = tid; i < ROWS * CPR; i += NT) {
+        const int r = i / CPR, c = i % CPR;
+        const bool ok = row0 + r < n;
+        const char *src = ok ? base + ((int64_t)(row0 + r) * ld) * E + c * 16 : base;
+        cp_async16_pf(dst + (r * P) * E + c * 16, src, ok);
+    }
+}
+
+/* Merges the p.splits partials of one row tile (part: split 0's) in split
+   order and writes the rows' output and lse. NT threads, NT / R per row, each
+   a stripe of float4 columns; sw: p.splits x R floats of shared memory. The
+   partials were written by other blocks: read through L2 (ld.cg). */
+template <typename T, int D, int R, int NT>
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, float *sw, const float *part, int r0, int rows,
+                                          int hk, int b)
+{
+    constexpr int LPR = NT / R, NC = D / (4 * LPR);
+    static_assert(D % (4 * LPR) == 0 && 32 % LPR == 0, "merge layout");
+    const int tid = threadIdx.x, r = tid / LPR, ln = tid % LPR, S = p.splits;
+    const int64_t ps = (int64_t)R * (D + 2);
+    float m = -CUDART_INF_F;
+    for (int s = ln; s < S; s += LPR)
+        m = fmaxf(m, __ldcg(part + s * ps + R * D + r));
+#pragma unroll
+    for (int o = 1; o < LPR; o <<= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float use = m == -CUDART_INF_F ? 0.f : m;
+    float sum = 0.f;
+    for (int s = ln; s < S; s += LPR) {
+        const float w = ex2(__ldcg(part + s * ps + R * D + r) - use);
+        sw[s * R + r] = w;
+        sum += __ldcg(part + s * ps + R * D + R + r) * w;
+    }
+#pragma unroll
+    for (int o = 1; o < LPR; o <<= 1) /* a fixed butterfly: the same order every run */
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    __syncthreads();
+    float4 acc[NC];
+#pragma unroll
+    for (int x = 0; x < NC; x++)
+        acc[x] = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (int s = 0; s < S; s++) {
+        const float w = sw[s * R + r];
+        const float *src = part + s * ps + r * D + 4 * ln;
+#pragma unroll
+        for (int x = 0; x < NC; x++) {
+            const float4 v = __ldcg((const float4 *)(src + 4 * LPR * x));
+            acc[x].x += v.x * w;
+            acc[x].y += v.y * w;
+            acc[x].z += v.z * w;
+            acc[x].w += v.w * w;
+        }
+    }
+    if (r0 + r >= rows)
+        return;
+    int hg, i;
+    dec_row(p, r0 + r, hg, i);
+    const int h = hk * p.group + hg;
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
+#pragma unroll
+    for (int x = 0; x < NC; x++) {
+        uint2 u;
+        u.x = mma<T>::pack(acc[x].x * inv, acc[x].y * inv);
+        u.y = mma<T>::pack(acc[x].z * inv, acc[x].w * inv);
+        *(uint2 *)&out[4 * ln + 4 * LPR * x] = u;
+    }
+    if (p.lse && ln == 0)
+        p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] = sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+}
+
+/* WR: warps along the rows (1: every warp all R rows, BN / 4 keys of a tile;
+   4: each warp MT x 16 rows of its own, all BN keys); NW = 4 / WR warps share
+   each row and are merged at the end. */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
+__device__ __forceinline__ void attn_dec(const kg_attn_params &p)
+{
+    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, PD = D + 8, E = 2;
+    constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16, CPR = D * E / 16;
+    static_assert(KW % 16 == 0, "each warp takes a multiple of 16 keys");
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *sQ = (T *)smem;
+    T *sKV = sQ + R * PD; /* NST stages of [K tile, V tile] */
+    const uint32_t aQ = smem_addr(sQ), aKV = smem_addr(sKV);
+    constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
+
+    const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int warp = (tid >> 5) / WR, wr = ((tid >> 5) % WR) * MT * 16; /* key group, first row */
+    const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
+    const int hk = blockIdx.y, b = blockIdx.z;
+    const int rows = p.group * p.sq, r0 = rt * R;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    /* the queries of the tile's valid rows span [imin, imax] */
+    const int rl = min(r0 + R, rows) - 1;
+    int imin = 0, imax = p.sq - 1;
+    if (r0 / p.sq == rl / p.sq)
+        imin = r0 % p.sq, imax = rl % p.sq;
+    const int k0 = split * p.chunk;
+    int kend = (int)min((int64_t)p.sk, (int64_t)k0 + p.chunk);
+    if (causal)
+        kend = min(kend, imax + 1 + p.sk - p.sq);
+    const int ntiles = kend > k0 ? (kend - k0 + BN - 1) / BN : 0;
+
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+
+    /* Q rows (each its own head and query), zero past the last row */
+    for (int x = tid; x < R * CPR; x += NT) {
+        const int r = x / CPR, c = x % CPR;
+        int hg, i;
+        dec_row(p, min(r0 + r, rows - 1), hg, i);
+        const char *src =
+            (const char *)p.q + (b * p.q_sb + (int64_t)(hk * p.group + hg) * p.q_sh + (int64_t)i * p.q_ss) * E + c * 16;
+        cp_async16(aQ + (r * PD) * E + c * 16, src, r0 + r < rows);
+    }
+    cp_async_commit();
+#pragma unroll
+    for (int st = 0; st < NST - 1; st++) {
+        if (st < ntiles) {
+            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
+            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
+        }
+        cp_async_commit();
+    }
+
+    float o[MT][ND][4];
+    float mx[MT][2], l[MT][2];
+    const float *mrow[MT][2];
+    int qi[MT][2]; /* query index of the lane's rows */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int d = 0; d < ND; d++)
+            o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            mx[mt][x] = -CUDART_INF_F;
+            l[mt][x] = 0.f;
+            int hg, i;
+            dec_row(p, min(r0 + wr + mt * 16 + g + 8 * x, rows - 1), hg, i);
+            qi[mt][x] = i;
+            mrow[mt][x] = KIND == KG_ATTN_MASK
+                              ? p.mask + b * p.m_sb + (int64_t)(hk * p.group + hg) * p.m_sh + (int64_t)i * p.m_sq
+                              : nullptr;
+        }
+    }
+
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
+    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
+    const int wk = warp * KW; /* the warp's keys inside a tile */
+
+    for (int j = 0; j < ntiles; j++) {
+        cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
+        __syncthreads();          /* ... for every thread; tile j - 1's stage is free */
+        {
+            const int jn = j + NST - 1, sn = jn % NST;
+            if (jn < ntiles) {
+                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
+                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
+            }
+            cp_async_commit();
+        }
+        const uint32_t aK = aKV + (j % NST) * STAGE, aV = aK + TILE;
+        const int n0 = k0 + j * BN + wk; /* the warp's first key */
+
+        float s[MT][NS][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+                s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < KD; kk++) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
+#pragma unroll
+            for (int nn = 0; nn < KW / 16; nn++) {
+                uint32_t bf[4];
+                ldmatrix_x4(bf, aK + ((wk + nn * 16 + b_row) * PD + kk * 16 + b_col) * E);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma<T>::run(s[mt][2 * nn], a[mt], bf[0], bf[1]);
+                    mma<T>::run(s[mt][2 * nn + 1], a[mt], bf[2], bf[3]);
+                }
+            }
+        }
+
+        const bool check = n0 + KW > kend || (causal && n0 + KW - 1 > imin + p.sk - p.sq);
+        uint32_t pa[MT][KW / 16][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                    float y = s[mt][n][x] * p.scale_log2;
+                    if (KIND == KG_ATTN_MASK && c < kend)
+                        y += mrow[mt][i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                    if (check && (c >= kend || (causal && c > qi[mt][i] + p.sk - p.sq)))
+                        y = -CUDART_INF_F;
+                    s[mt][n][x] = y;
+                    tmax[i] = fmaxf(tmax[i], y);
+                }
+            float use[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const float mnew = fmaxf(mx[mt][i], quad_max(tmax[i]));
+                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                const float alpha = ex2(mx[mt][i] - use[i]);
+                mx[mt][i] = mnew;
+                l[mt][i] *= alpha;
+#pragma unroll
+                for (int d = 0; d < ND; d++) {
+                    o[mt][d][2 * i] *= alpha;
+                    o[mt][d][2 * i + 1] *= alpha;
+                }
+            }
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    s[mt][n][x] = ex2(s[mt][n][x] - use[x >> 1]);
+                    rs[x >> 1] += s[mt][n][x];
+                }
+            l[mt][0] += rs[0];
+            l[mt][1] += rs[1];
+#pragma unroll
+            for (int kk = 0; kk < KW / 16; kk++) {
+                pa[mt][kk][0] = mma<T>::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                pa[mt][kk][1] = mma<T>::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                pa[mt][kk][2] = mma<T>::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                pa[mt][kk][3] = mma<T>::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < KW / 16; kk++)
+#pragma unroll
+            for (int dn = 0; dn < D / 16; dn++) {
+                uint32_t bf[4];
+                ldmatrix_x4_trans(bf, aV + ((wk + kk * 16 + v_row) * PD + dn * 16 + v_col) * E);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma<T>::run(o[mt][2 * dn], pa[mt][kk], bf[0], bf[1]);
+                    mma<T>::run(o[mt][2 * dn + 1], pa[mt][kk], bf[2], bf[3]);
+                }
+            }
+    }
+    cp_async_wait<0>();
+    __syncthreads(); /* the pipeline's shared memory is free */
+
+    /* merge the NW warps of each row in key order: each writes (m, l, o) of its rows */
+    float *wm = (float *)smem; /* [NW][R] */
+    float *wl = wm + NW * R;   /* [NW][R] */
+    float *wo = wl + NW * R;   /* [NW][R][D + 4] */
+    constexpr int OP = D + 4;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int r = wr + mt * 16 + g + 8 * i;
+            const float sum = quad_sum(l[mt][i]);
+            if (t == 0) {
+                wm[warp * R + r] = mx[mt][i];
+                wl[warp * R + r] = sum;
+            }
+#pragma unroll
+            for (int d = 0; d < ND; d++)
+                *(float2 *)&wo[(warp * R + r) * OP + d * 8 + 2 * t] = make_float2(o[mt][d][2 * i], o[mt][d][2 * i + 1]);
+        }
+    __syncthreads();
+
+    const bool final = p.splits == 1;
+    const int64_t px = (((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt) * p.splits + split;
+    float *part = p.part + px * R * (D + 2);
+    /* one row per 32 / (R / ... ) : thread x handles row x / (NT / R) columns strided */
+    constexpr int TPR = NT / R; /* threads per row */
+    const int r = tid / TPR, c0 = tid % TPR;
+    float m = -CUDART_INF_F;
+#pragma unroll
+    for (int w = 0; w < NW; w++)
+        m = fmaxf(m, wm[w * R + r]);
+    const float use = m == -CUDART_INF_F ? 0.f : m;
+    float sc[NW], sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < NW; w++) {
+        sc[w] = ex2(wm[w * R + r] - use);
+        sum += wl[w * R + r] * sc[w];
+    }
+    const bool valid = r0 + r < rows;
+    if (final) {
+        int hg, i;
+        dec_row(p, min(r0 + r, rows - 1), hg, i);
+        const int h = hk * p.group + hg;
+        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
+        if (valid) {
+            for (int c = 2 * c0; c < D; c += 2 * TPR) {
+                float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+                for (int w = 0; w < NW; w++) {
+                    a0 += wo[(w * R + r) * OP + c] * sc[w];
+                    a1 += wo[(w * R + r) * OP + c + 1] * sc[w];
+                }
+                *(uint32_t *)&out[c] = mma<T>::pack(a0 * inv, a1 * inv);
+            }
+            if (p.lse && c0 == 0)
+                p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] =
+                    sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+        }
+    } else {
+        for (int c = c0; c < D; c += TPR) {
+            float a = 0.f;
+#pragma unroll
+            for (int w = 0; w < NW; w++)
+                a += wo[(w * R + r) * OP + c] * sc[w];
+            part[r * D + c] = a;
+        }
+        if (c0 == 0) {
+            part[R * D + r] = m;
+            part[R * D + R + r] = sum;
+        }
+        /* the last block of the row tile to finish merges every split */
+        __shared__ int last;
+        const int64_t gi = ((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt;
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            dec_merge<T, D, R, NT>(p, (float *)smem, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
+            if (tid == 0)
+                p.counters[gi] = 0; /* zero again for the next call */
+        }
+    }
+}
+
+} // namespace kg_attn
+
+#endif
