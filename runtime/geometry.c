@@ -38,6 +38,7 @@ static int nominal(const kg_tensor *t, int64_t *numel, int64_t *bytes, int *empt
             return 0;
         }
     }
+    *numel = n;
     for (int d = 0; d < t->ndim; d++) {
         const int64_t s = t->shape[d] ? t->shape[d] : 1;
         int64_t span;
@@ -51,7 +52,13 @@ static int nominal(const kg_tensor *t, int64_t *numel, int64_t *bytes, int *empt
         *what = 'b';
         return 0;
     }
-    *numel = n;
+    /* the bytes the elements would occupy stored densely: only a broadcast
+       or overlapping layout gets here with more than its extent */
+    int64_t dense;
+    if (__builtin_mul_overflow(n, (int64_t)kg_dtype_size(t->dtype), &dense)) {
+        *what = 'd';
+        return 0;
+    }
     return 1;
 }
 
@@ -97,6 +104,12 @@ kg_status kgi_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name
         kg_shape_str(sh, sizeof sh, t->ndim, t->shape);
         if (what == 'n' && !empty)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
+        if (what == 'd')
+            return kg_fail(
+                ctx, KG_ERR_INVALID_ARGUMENT,
+                "invalid argument: %s: shape %s: %lld %s of %zu-byte %s exceed 2^63 - 1 bytes (more than any "
+                "allocation holds)",
+                name, sh, (long long)n, empty ? "elements (nonzero sizes)" : "elements", es, kg_dtype_name(t->dtype));
         if (what == 'n')
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: %s: shape %s: the product of its nonzero sizes exceeds 2^63 - 1", name,

@@ -10,9 +10,10 @@
  * accepts satisfies:
  *   - 0 <= ndim <= KG_MAX_DIMS, a valid dtype;
  *   - shape[d] >= 0 and strides[d] >= 0 for every d < ndim;
- *   - with s_d = max(shape[d], 1) (so empty tensors too): prod_d s_d <=
- *     INT64_MAX, and E = (1 + sum_d (s_d - 1) * strides[d]) * elsize <=
- *     INT64_MAX;
+ *   - with s_d = max(shape[d], 1) (so empty tensors too): the count
+ *     prod_d s_d times elsize <= INT64_MAX (what the elements would occupy
+ *     stored densely), and E = (1 + sum_d (s_d - 1) * strides[d]) * elsize
+ *     <= INT64_MAX;
  *   - when numel > 0: a non-NULL data pointer aligned to the element size,
  *     and data + E <= 2^64 - 1 (the range [data, data + E) does not wrap).
  * So after it, any product of any subset of the sizes, and any sum of

@@ -16,8 +16,8 @@
  * Tensors are plain data: a device pointer, a dtype, a shape and strides
  * counted in elements (not bytes). Strides may be any non-negative values; 0
  * expresses an expanded (broadcast) view. Every op checks each tensor first:
- * ndim 0..KG_MAX_DIMS, sizes and strides >= 0, at most 2^63 - 1 elements
- * and a byte extent ((1 + sum of (size - 1) * stride) * element size) below
+ * ndim 0..KG_MAX_DIMS, sizes and strides >= 0, elements * element size and
+ * the byte extent ((1 + sum of (size - 1) * stride) * element size) below
  * 2^63 (for these two bounds a size 0 counts as 1, so they hold for empty
  * tensors too), and, unless it is empty, data aligned to the element size
  * whose extent does not wrap past the end of the address space. Inputs

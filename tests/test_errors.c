@@ -421,3 +421,21 @@ Test(hooks, the_table_is_bounded)
               "out of host memory: no room for the one too many hooks (8 registered)");
     kg_close(c);
 }
+
+Test(validation, element_count_beyond_an_allocation_is_refused)
+{
+    /* stride 0: one element of memory, but 2^62 f32 elements are 2^64 bytes
+       of values, more than any allocation (and any output) holds; counts
+       stay below 2^63 / element size, which keeps every family's count
+       arithmetic away from int64's end */
+    kg_tensor a = tensor(KT_DEV(0), KG_F32, 1, KT_SHAPE((int64_t)1 << 62));
+    a.strides[0] = 0;
+    kg_tensor o = tensor(KT_DEV(4096), KG_F32, 0, NULL);
+    KT_EXPECT(ctx, kg_sum(ctx, &o, &a, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in: shape [4611686018427387904]: 4611686018427387904 elements of 4-byte f32 exceed "
+              "2^63 - 1 bytes (more than any allocation holds)");
+    /* the same count of one-byte elements fits */
+    a.dtype = KG_U8;
+    kg_tensor oi = tensor(KT_DEV(4096), KG_I64, 0, NULL);
+    cr_assert_eq(kg_sum(ctx, &oi, &a, NULL, 0, 0), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
