@@ -347,6 +347,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     if (!isfinite(scale))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: scale %g is not finite",
                        (double)scale);
+    /* the kernels use scale * log2(e): it must be finite too (issue 13) */
+    if (!isfinite(scale * 1.4426950408889634f))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention: scale %g overflows float once multiplied by log2(e)",
+                       (double)scale);
     if (Sq > INT32_MAX || Sk > INT32_MAX || B > 65535 || Hq > 65535)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention: sizes out of range (Sq, Sk < 2^31; B, Hq <= 65535), got B=%lld "
@@ -356,6 +361,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const char *names[4] = {"q", "k", "v", "out"};
     for (int i = 0; st == KG_OK && i < 4; i++)
         st = check_layout(ctx, lay[i], names[i]);
+    /* outputs need one location per element (issue 13) */
+    if (st == KG_OK)
+        st = kgi_check_no_self_overlap(ctx, out, "out");
+    if (st == KG_OK && lse)
+        st = kgi_check_no_self_overlap(ctx, lse, "lse");
     if (st == KG_OK)
         st = check_overlap(ctx, &a);
     if (st == KG_OK)

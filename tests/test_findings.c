@@ -86,6 +86,30 @@ Test(findings, attention_ranges_that_wrap_are_refused)
     cr_assert(strstr(kg_errmsg(ctx), "out") != NULL, "%s", kg_errmsg(ctx));
 }
 
+/* Attention never checked out for self-overlap (every other family does). */
+Test(findings, attention_out_must_not_overlap_itself)
+{
+    const int64_t s[] = {1, 2, 4, 64};
+    kg_tensor q = kg_tensor_contiguous(KT_DEV(0), KG_F16, 4, s);
+    kg_tensor k = kg_tensor_contiguous(KT_DEV(0x100000), KG_F16, 4, s);
+    kg_tensor v = kg_tensor_contiguous(KT_DEV(0x200000), KG_F16, 4, s);
+    kg_tensor o = strided(KT_DEV(0x300000), KG_F16, 4, s, KT_SHAPE(0, 0, 0, 1));
+    REFUSED(kg_attention(ctx, &o, NULL, &q, &k, &v, NULL, NULL));
+    cr_assert(strstr(kg_errmsg(ctx), "out") != NULL, "%s", kg_errmsg(ctx));
+}
+
+/* A finite scale >= 2.4e38 became inf inside the kernel. */
+Test(findings, attention_scale_that_overflows_is_refused)
+{
+    const int64_t s[] = {1, 2, 4, 64};
+    kg_tensor q = kg_tensor_contiguous(KT_DEV(0), KG_F16, 4, s);
+    kg_tensor k = kg_tensor_contiguous(KT_DEV(0x100000), KG_F16, 4, s);
+    kg_tensor v = kg_tensor_contiguous(KT_DEV(0x200000), KG_F16, 4, s);
+    kg_tensor o = kg_tensor_contiguous(KT_DEV(0x300000), KG_F16, 4, s);
+    kg_attention_opts opts = {2.4e38f, 0};
+    REFUSED(kg_attention(ctx, &o, NULL, &q, &k, &v, NULL, &opts));
+}
+
 /* Element-wise ops accepted an f32 tensor at an odd address (kg_sum
    refused the same). */
 Test(findings, elementwise_refuses_a_misaligned_tensor)
