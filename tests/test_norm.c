@@ -1012,6 +1012,8 @@ Test(gpu, normalizations_are_captured_in_a_cuda_graph)
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
     KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    /* scratch is per stream: reserve it on the stream that is captured */
+    KT_OK(ctx, kg_reserve_scratch(ctx, 0));
     KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * n));
     cudaGraph_t graph;
     cudaGraphExec_t exec;

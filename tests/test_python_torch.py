@@ -57,6 +57,7 @@ REF = {
     "relu": torch.relu, "exp": torch.exp, "log": torch.log, "sin": torch.sin, "cos": torch.cos, "sqrt": torch.sqrt,
     "rsqrt": torch.rsqrt, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "gelu": F.gelu, "silu": F.silu,
     "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "reciprocal": torch.reciprocal,
+    "copy": torch.clone,
 }
 POSITIVE = {"log", "sqrt", "rsqrt", "pow", "reciprocal"}
 

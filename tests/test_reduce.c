@@ -544,7 +544,11 @@ Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .time
     cr_assert_gt(by_class[KG_RED_ROWS], 0);
     cr_assert_gt(by_class[KG_RED_COLS], 0);
     cr_assert_gt(by_class[KG_RED_NEST], 0);
-    cr_assert_gt(by_class[KG_RED_STRIDED32], 0);
+    /* the strided class takes only irregular nests: the 60 cases of
+       KG_TEST_QUICK (sanitizer runs) need not draw one (the H200 run of
+       2026-12-01 in quick mode drew none); the full sweep of 400 must */
+    if (cases_run >= 200)
+        cr_assert_gt(by_class[KG_RED_STRIDED32], 0);
 }
 
 /* The kernels under other plans than the default picks: columns with 128
