@@ -120,16 +120,6 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
     return KG_OK;
 }
 
-/* [lo, hi) bytes a tensor can touch. */
-static void extent(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    int64_t last = 0;
-    for (int d = 0; d < t->ndim; d++)
-        last += (t->shape[d] - 1) * t->strides[d];
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)kg_dtype_size(t->dtype));
-}
-
 static kg_status check_overlap(kg_context *ctx, const args *a)
 {
     const kg_tensor *outs[2] = {a->out, a->lse};
@@ -139,15 +129,12 @@ static kg_status check_overlap(kg_context *ctx, const args *a)
     for (int i = 0; i < 2; i++) {
         if (!outs[i] || kg_numel(outs[i]) == 0)
             continue;
-        uintptr_t olo, ohi;
-        extent(outs[i], &olo, &ohi);
+        const kgi_range o = kgi_tensor_range(outs[i]);
         for (int j = 0; j < 4 + i; j++) {
             const kg_tensor *t = j < 4 ? ins[j] : a->out;
             if (!t || kg_numel(t) == 0)
                 continue;
-            uintptr_t lo, hi;
-            extent(t, &lo, &hi);
-            if (lo < ohi && olo < hi)
+            if (kgi_ranges_overlap(o, kgi_tensor_range(t)))
                 return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s", onames[i],
                                j < 4 ? inames[j] : "out");
         }

@@ -135,30 +135,17 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
     return KG_OK;
 }
 
-/* [lo, hi) bytes a tensor can touch. */
-static void extent(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    int64_t last = 0;
-    for (int d = 0; d < t->ndim; d++)
-        last += (t->shape[d] - 1) * t->strides[d];
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)kg_dtype_size(t->dtype));
-}
-
 /* dq, dk and dv against every input and each other. */
 static kg_status check_overlap(kg_context *ctx, const kg_tensor *const *t)
 {
     for (int i = T_DQ; i <= T_DV; i++) {
         if (kg_numel(t[i]) == 0)
             continue;
-        uintptr_t olo, ohi;
-        extent(t[i], &olo, &ohi);
+        const kgi_range o = kgi_tensor_range(t[i]);
         for (int j = 0; j < T_COUNT; j++) {
             if (j == i || !t[j] || kg_numel(t[j]) == 0)
                 continue;
-            uintptr_t lo, hi;
-            extent(t[j], &lo, &hi);
-            if (lo < ohi && olo < hi)
+            if (kgi_ranges_overlap(o, kgi_tensor_range(t[j])))
                 return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: %s overlaps %s",
                                names[i], names[j]);
         }
