@@ -29,7 +29,7 @@ enum { WORKSPACE_BYTES = 32 << 20, ZEROS_BYTES = 256 << 10 };
 kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *what)
 {
     return kgi_fail(ctx, KG_ERR_CUBLAS, "cuBLAS error: %s: %s (%s)", what, cublasGetStatusString(status),
-                   cublasGetStatusName(status));
+                    cublasGetStatusName(status));
 }
 
 static const kgi_hooks blas_hooks = {"cuBLAS", kg_blas_set_stream, kg_blas_release};
@@ -43,7 +43,7 @@ kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
         ctx->blas = kgi_host_alloc(sizeof(kg_blas));
         if (!ctx->blas)
             return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
-                           sizeof(kg_blas));
+                            sizeof(kg_blas));
     }
     *out = ctx->blas;
     return KG_OK;
@@ -127,9 +127,9 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
         return KG_OK;
     if (kgi_stream_capturing(ctx->stream))
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: the context's first GEMM creates its cuBLAS handles and "
-                       "workspace, which cannot happen during CUDA graph capture; call kg_gemm_prepare() "
-                       "(or run one GEMM) before capturing");
+                        "invalid argument: matmul: the context's first GEMM creates its cuBLAS handles and "
+                        "workspace, which cannot happen during CUDA graph capture; call kg_gemm_prepare() "
+                        "(or run one GEMM) before capturing");
     /* Each piece is kept as soon as it exists, so a failed start resumes
        where it stopped and kg_blas_release frees whatever was made. */
     cublasStatus_t s;
@@ -155,9 +155,9 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     if (!mem && (err = cudaMalloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
         cudaGetLastError();
         return kgi_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
-                       "%s: the cuBLAS workspace (%d bytes): %s",
-                       err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES,
-                       cudaGetErrorString(err));
+                        "%s: the cuBLAS workspace (%d bytes): %s",
+                        err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error",
+                        WORKSPACE_BYTES + ZEROS_BYTES, cudaGetErrorString(err));
     }
     bl->workspace = mem;
     bl->workspace_bytes = WORKSPACE_BYTES;
