@@ -34,18 +34,29 @@ kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *wha
 
 static const kgi_hooks blas_hooks = {"cuBLAS", kg_blas_set_stream, kg_blas_release};
 
+/* The context's cuBLAS state, kept with the hooks (NULL before the first GEMM). */
+static kg_blas *blas_of(kg_context *ctx)
+{
+    void **state = kgi_hooks_state(ctx, &blas_hooks);
+    return state ? *state : NULL;
+}
+
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
 {
-    if (!ctx->blas) {
+    void **state = kgi_hooks_state(ctx, &blas_hooks);
+    if (!state) {
         kg_status st = kgi_register_hooks(ctx, &blas_hooks);
         if (st != KG_OK)
             return st;
-        ctx->blas = kgi_host_alloc(sizeof(kg_blas));
-        if (!ctx->blas)
+        state = kgi_hooks_state(ctx, &blas_hooks);
+    }
+    if (!*state) {
+        *state = kgi_host_alloc(sizeof(kg_blas));
+        if (!*state)
             return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
                             sizeof(kg_blas));
     }
-    *out = ctx->blas;
+    *out = *state;
     return KG_OK;
 }
 
@@ -66,7 +77,7 @@ static void drop_plan(kg_plan *p)
 
 void kg_blas_release(kg_context *ctx)
 {
-    kg_blas *bl = ctx->blas;
+    kg_blas *bl = blas_of(ctx);
     if (!bl)
         return;
     for (int i = 0; i < KG_GEMM_PLANS; i++)
@@ -80,7 +91,7 @@ void kg_blas_release(kg_context *ctx)
     if (bl->workspace)
         cudaFree(bl->workspace);
     free(bl);
-    ctx->blas = NULL;
+    *kgi_hooks_state(ctx, &blas_hooks) = NULL;
 }
 
 /* Binds the classic handle to ctx->stream; cublasSetStream resets the
@@ -98,7 +109,7 @@ static kg_status bind(kg_context *ctx, kg_blas *bl)
 
 kg_status kg_blas_set_stream(kg_context *ctx)
 {
-    kg_blas *bl = ctx->blas;
+    kg_blas *bl = blas_of(ctx);
     if (!bl || !bl->ready || bl->bound == ctx->stream)
         return KG_OK;
     /* The workspace is shared: work still queued on the old stream must
