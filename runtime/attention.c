@@ -193,7 +193,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
                                       int64_t sq, int64_t sk, int64_t group)
 {
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
-    const int f = ctx->attn_force_variant;
+    const int f = (int)ctx->test_force[KGI_TEST_ATTN_VARIANT];
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
@@ -256,9 +256,10 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         max_splits = 1;
     int per_sm = (int)((228 << 10) / (e->smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
-    const kg_attn_split sp = kg_attn_plan_split(
-        blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
-        (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits), ctx->attn_force_splits);
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+                           (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
+                           (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
@@ -279,8 +280,8 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
     st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
-    ctx->attn_last_variant = (int)variant;
-    ctx->attn_last_splits = sp.splits;
+    ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
+    ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     return kg_ok(ctx);
 }
 
@@ -400,22 +401,25 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK)
-        ctx->attn_last_variant = (int)variant;
+        ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
 void kg_test_force_attn_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->attn_force_variant = variant;
+        ctx->test_force[KGI_TEST_ATTN_VARIANT] = variant;
 }
 
-int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? ctx->attn_last_variant : -1; }
+int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? (int)ctx->test_last[KGI_TEST_ATTN_VARIANT] : -1; }
 
 void kg_test_force_attn_splits(kg_context *ctx, int splits)
 {
     if (ctx)
-        ctx->attn_force_splits = splits;
+        ctx->test_force[KGI_TEST_ATTN_SPLITS] = splits;
 }
 
-int kg_test_last_attn_splits(const kg_context *ctx) { return ctx ? ctx->attn_last_splits : 0; }
+int kg_test_last_attn_splits(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
+}
