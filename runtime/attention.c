@@ -108,9 +108,9 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention: %s's head dim must be contiguous (stride %lld)", name,
                        (long long)t->strides[3]);
-    if ((uintptr_t)t->data % 16)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s's data must be 16-byte aligned",
-                       name);
+    kg_status st = kgi_check_aligned(ctx, "attention", t, name, 16);
+    if (st != KG_OK)
+        return st;
     for (int d = 0; d < 3; d++)
         if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
@@ -124,22 +124,14 @@ static kg_status check_overlap(kg_context *ctx, const args *a)
 {
     const kg_tensor *outs[2] = {a->out, a->lse};
     const char *onames[2] = {"out", "lse"};
-    const kg_tensor *ins[4] = {a->q, a->k, a->v, a->mask};
-    const char *inames[4] = {"q", "k", "v", "mask"};
-    for (int i = 0; i < 2; i++) {
-        if (!outs[i] || kg_numel(outs[i]) == 0)
-            continue;
-        const kgi_range o = kgi_tensor_range(outs[i]);
-        for (int j = 0; j < 4 + i; j++) {
-            const kg_tensor *t = j < 4 ? ins[j] : a->out;
-            if (!t || kg_numel(t) == 0)
-                continue;
-            if (kgi_ranges_overlap(o, kgi_tensor_range(t)))
-                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s", onames[i],
-                               j < 4 ? inames[j] : "out");
-        }
-    }
-    return KG_OK;
+    const kg_tensor *ins[5] = {a->q, a->k, a->v, a->mask, a->out};
+    const char *inames[5] = {"q", "k", "v", "mask", "out"};
+    kg_status st = KG_OK;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; st == KG_OK && outs[i] && j < 4 + i; j++)
+            if (ins[j])
+                st = kgi_check_disjoint(ctx, "attention", outs[i], onames[i], ins[j], inames[j]);
+    return st;
 }
 
 static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind kind)
@@ -307,17 +299,17 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     const args a = {out, lse, q, k, v, mask};
-    kg_status st = kg_check_tensor(ctx, out, "out");
+    kg_status st = kgi_check_tensor(ctx, out, "out");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, q, "q");
+        st = kgi_check_tensor(ctx, q, "q");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, k, "k");
+        st = kgi_check_tensor(ctx, k, "k");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, v, "v");
+        st = kgi_check_tensor(ctx, v, "v");
     if (st == KG_OK && lse)
-        st = kg_check_tensor(ctx, lse, "lse");
+        st = kgi_check_tensor(ctx, lse, "lse");
     if (st == KG_OK && mask)
-        st = kg_check_tensor(ctx, mask, "mask");
+        st = kgi_check_tensor(ctx, mask, "mask");
     if (st == KG_OK)
         st = check_dtypes(ctx, &a);
     if (st == KG_OK)
