@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "kg_attn_table.h"
+#include "kg_attnb_table.h"
 #include "kg_table.h"
 #include "kg_test.h"
 
@@ -137,9 +138,16 @@ static int has(const cubin *c, const char *name)
     return 0;
 }
 
-/* 1 when module m holds kernels of an sm_90a-only attention variant. */
+/* 1 when module m holds kernels of an sm_90a-only attention variant (the
+   forward's Hopper variants, the backward's Hopper kvq kernels). */
 static int hopper_module(int m)
 {
+    for (int d = 0; d < KG_DTYPE_COUNT; d++)
+        for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++)
+            for (int t = 0; t < kg_attnb_table[d][s].ntunes90; t++)
+                for (int k = 0; k < KG_ATTN_KIND_COUNT; k++)
+                    if (kg_kernels[kg_attnb_table[d][s].kvq90[t][k].kernel].module == m)
+                        return 1;
     for (int v = 0; v < KG_ATTN_V_COUNT; v++)
         for (int d = 0; kg_attn_variant_sm90a[v] && d < KG_DTYPE_COUNT; d++)
             for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
@@ -185,7 +193,8 @@ Test(bundle, table_matches_the_kernels_in_every_cubin)
         else
             cr_assert(seen80 == 1 && seen90 == 1, "module %s: archs are not sm_80 + sm_90", kg_modules[m].name);
     }
-    cr_assert_eq(hoppers, 4, "want the four Hopper attention modules (f16, bf16; both tilings), found %d", hoppers);
+    cr_assert_eq(hoppers, 6, "want the six Hopper attention modules (f16, bf16; forward both tilings, backward), found %d",
+                 hoppers);
 }
 
 Test(bundle, kernel_entries_are_well_formed)
