@@ -196,7 +196,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
-            /* S^T and dP^T: 64 keys x BM queries */
+            /* S^T and dP^T: 64 keys x BM queries, two groups: P^T is formed
+               while dP^T is still on the tensor cores */
             float s[BM / 2], dp[BM / 2];
             wgb_fence();
 #pragma unroll
@@ -205,6 +206,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
                 wgb<T, BM>::ss(s, sw_desc(aK + ko, 16, 1024), sw_desc(aQ + qo, 16, 1024), kk > 0);
             }
+            wgb_commit();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
@@ -212,9 +214,9 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 wgb<T, BM>::ss(dp, sw_desc(aV + ko, 16, 1024), sw_desc(aO + qo, 16, 1024), kk > 0);
             }
             wgb_commit();
-            wgb_wait<0>();
+            wgb_wait<1>();
 
-            /* P^T, dS^T; dS^T also into shared memory for dQ */
+            /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
@@ -226,9 +228,17 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                         xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, kj, check, causal);
                     else
                         xs = s[4 * n + x] * p.scale_log2;
-                    const float pr = ex2(xs - sL[ql]);
-                    s[4 * n + x] = pr;
-                    dp[4 * n + x] = pr * (dp[4 * n + x] - sDl[ql]);
+                    s[4 * n + x] = ex2(xs - sL[ql]);
+                }
+            }
+            wgb_wait<0>();
+            /* dS^T, also into shared memory for dQ */
+#pragma unroll
+            for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int ql = n * 8 + 2 * t + (x & 1);
+                    dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                 }
                 *(uint32_t *)(sSb + sw_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
                 *(uint32_t *)(sSb + sw_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);

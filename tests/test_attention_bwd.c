@@ -817,9 +817,9 @@ Test(attention_bwd, empty_sequences)
 /* The fused path's dq partials: every generated kvq tuning (KG_ATTNB_TUNE:
    portable 0-1, Hopper h0-h1 where the device is one; a tuning a head dim
    lacks runs the default) and the separate dq kernel ("sep") on the same
-   cases, with lanes that walk
-   several key blocks (Sk = 2100: 16 lanes for 33 or 17 key blocks), GQA 2:1
-   over them, causal with Sq < Sk and with Sq > Sk. */
+   cases, with lanes that walk several key blocks (B Hkv = 66 kv heads: 4
+   lanes for 10 or 5 key blocks), GQA 2:1 over them, causal with Sq < Sk and
+   with Sq > Sk. */
 Test(attention_bwd, every_tuning_and_lanes_of_several_key_blocks)
 {
     const char *tunes[5] = {"0", "1", "h0", "h1", "sep"};
@@ -828,9 +828,9 @@ Test(attention_bwd, every_tuning_and_lanes_of_several_key_blocks)
         for (int j = 0; j < 2; j++)
             for (int u = 0; u < 5; u++) {
                 setenv("KG_ATTNB_TUNE", tunes[u], 1);
-                acase wide = {DTS[i], 1, 4, 2, 45, 2100, dims[j], 0, MASK_NONE, 0, 0, 0.f};
+                acase wide = {DTS[i], 2, 66, 33, 10, 600, dims[j], 0, MASK_NONE, 0, 0, 0.f};
                 run_case(&wide);
-                acase lo = {DTS[i], 1, 2, 1, 100, 2100, dims[j], 1, MASK_NONE, 0, 1, 0.f};
+                acase lo = {DTS[i], 1, 66, 66, 20, 700, dims[j], 1, MASK_NONE, 0, 1, 0.f};
                 run_case(&lo);
                 acase hi = {DTS[i], 1, 2, 2, 300, 90, dims[j], 1, MASK_PAD, 4, 0, 0.f};
                 run_case(&hi);
