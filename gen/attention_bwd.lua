@@ -43,6 +43,9 @@ M.tc_kvq = {
   [256] = { { nkw = 4, bm = 32, split = true } },
 }
 M.max_tunes = 2
+-- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials.
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 64, bm = 64 } }, [96] = { { bn = 64, bm = 64 } },
+              [128] = { { bn = 64, bm = 64 } }, [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -53,6 +56,13 @@ M.f32_q = { [32] = { bm = 64, bn = 64 }, [64] = { bm = 64, bn = 64 }, [96] = { b
 local dtypes = { "f32", "f16", "bf16" }
 
 local function kvq_plan(dt, d, kind, tu)
+  if dt.name == "f32" then
+    local p = d + 4
+    return { threads = 256, minb = 1, rows = tu.bn, tile = tu.bm,
+             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * (tu.bm + 4) + 2 * tu.bm) * 4,
+             call = string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind]),
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA", tu.bn, tu.bm) }
+  end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
   return { threads = nt, minb = 1, rows = bn, tile = bm,
@@ -221,8 +231,8 @@ function M.generate(G)
           kvq90[#kvq90 + 1] = "{" .. table.concat(per, ", ") .. "}"
         end
       end
-      if name ~= "f32" then
-        tunes = M.tc_kvq[d]
+      do
+        tunes = name == "f32" and M.f32_kvq[d] or M.tc_kvq[d]
         assert(#tunes <= M.max_tunes, "too many kvq tunings")
         for ti, tu in ipairs(tunes) do
           local per = {}

@@ -7,13 +7,14 @@
  * kernels from the generated table (kg_attnb_table.h) for q's dtype, the
  * head dim and the mask kind:
  *   pre    delta = rowsum(dout * out) and lse2 into the scratch, a warp a row;
- * f16 / bf16 (the fused path):
+ * the fused path (the default):
  *   kvq    dk, dv and the dq partials, grid (lanes, Hkv, B): lane c walks
  *          key blocks c, c + lanes, ... and each block its group's query
- *          heads in order (Hopper wgmma kernel on compute capability 9.0
- *          where generated, else the portable mma.sync one);
+ *          heads in order (f16 / bf16: the Hopper wgmma kernel on compute
+ *          capability 9.0 where generated, else the portable mma.sync one;
+ *          f32: FFMA);
  *   dqsum  dq = scale * the partials added up in lane order;
- * f32 (and KG_ATTNB_TUNE=sep):
+ * the separate dq pass (KG_ATTNB_TUNE=sep):
  *   kv     dk and dv, grid (key blocks, Hkv, B);
  *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
  * No atomics; the lane count is a function of the shape: the same call
@@ -211,10 +212,10 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, i
 }
 
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
-   9.0 where generated, else the portable one (tuning 0); NULL for the
-   separate dq kernel (f32). KG_ATTNB_TUNE, a tuning hook for benchmarks and
+   9.0 where generated, else the portable one (tuning 0; f32's FFMA one);
+   NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
-   portable tuning i, "sep" the separate dq kernel of f16 / bf16; values
+   portable tuning i, "sep" the separate dq kernel; values
    that do not apply give the default. */
 static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_attn_kind kind)
 {

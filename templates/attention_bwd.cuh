@@ -934,6 +934,157 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
     f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
 }
 
+/* acc[i][d][e] += sum_k W[k][ty + 16 i] X[k][VW (tx + 16 d) + e] for k < K:
+   f32_acc with W read transposed (W pitch PW, X pitch P). */
+template <int TR, int K, int PW, int NV, int VW, int P>
+__device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
+{
+    typedef typename kg_attn::fvec<VW>::t vec;
+#pragma unroll 4
+    for (int c = 0; c < K; c++) {
+        float w[TR];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+            w[i] = W[c * PW + ty + 16 * i];
+        vec xv[NV];
+#pragma unroll
+        for (int d = 0; d < NV; d++)
+            xv[d] = *(const vec *)&X[c * P + VW * (tx + 16 * d)];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    acc[i][d][e] = fmaf(w[i], kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+    }
+}
+
+/* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
+   each key block of lane blockIdx.x (key blocks c, c + lanes, ...), plus per
+   step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
+   added to the lane's partial (read straight from global memory: the lane's
+   first key block starts from 0). See attnb_kvq_tc for the lanes. */
+template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
+{
+    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *sK = (float *)smem;
+    float *sV = sK + BN * P;
+    float *sQ = sV + BN * P;
+    float *sO = sQ + BM * P;
+    float *sP = sO + BM * P;
+    float *sS = sP + BN * PP;
+    float *sL = sS + BN * PP;
+    float *sDl = sL + BM;
+
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int nkb = (p.sk + BN - 1) / BN;
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+
+    for (int kb = c; kb < nkb; kb += p.lanes) {
+        const int n0 = kb * BN;
+        const bool first = kb == c;
+        __syncthreads(); /* the previous key block is done with K, V */
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+        kgd_cp_async_commit();
+        int mstart = 0;
+        if (causal)
+            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+
+        float dv[TN][NV][VW], dk[TN][NV][VW];
+#pragma unroll
+        for (int i = 0; i < TN; i++)
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    dv[i][d][e] = dk[i][d][e] = 0.f;
+
+        for (int hi = 0; hi < p.group; hi++) {
+            const int h = hk * p.group + hi;
+            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+                __syncthreads();
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
+                kgd_cp_async_commit();
+                for (int i = tid; i < BM; i += NT) {
+                    const bool ok = m0 + i < p.sq;
+                    sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+                    sDl[i] = ok ? rows[m0 + i] : 0.f;
+                }
+                kgd_cp_async_wait<0>();
+                __syncthreads();
+
+                float s[TN][TM], dp[TN][TM];
+#pragma unroll
+                for (int i = 0; i < TN; i++)
+#pragma unroll
+                    for (int cc = 0; cc < TM; cc++)
+                        s[i][cc] = dp[i][cc] = 0.f;
+                f32_dots<TN, TM, D, P>(s, sK, sQ, ty, tx);
+                f32_dots<TN, TM, D, P>(dp, sV, sO, ty, tx);
+                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+#pragma unroll
+                for (int i = 0; i < TN; i++)
+#pragma unroll
+                    for (int cc = 0; cc < TM; cc++) {
+                        const int kl = ty + 16 * i, ql = tx + 16 * cc;
+                        float xs;
+                        if (KIND == KG_ATTN_MASK || check)
+                            xs = bwd_masked<KIND>(p, mbase, s[i][cc], m0 + ql, n0 + kl, check, causal);
+                        else
+                            xs = s[i][cc] * p.scale_log2;
+                        const float pr = exp2f(xs - sL[ql]);
+                        sP[kl * PP + ql] = pr;
+                        sS[kl * PP + ql] = pr * (dp[i][cc] - sDl[ql]);
+                    }
+                __syncthreads();
+                f32_acc<TN, BM, PP, NV, VW, P>(dv, sP, sO, ty, tx);
+                f32_acc<TN, BM, PP, NV, VW, P>(dk, sS, sQ, ty, tx);
+                /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
+                {
+                    typedef typename kg_attn::fvec<VW>::t vec;
+                    float dq[TM][NV][VW];
+#pragma unroll
+                    for (int i = 0; i < TM; i++) {
+                        const int r = m0 + ty + 16 * i;
+#pragma unroll
+                        for (int d = 0; d < NV; d++) {
+                            vec o;
+                            float *of = (float *)&o;
+                            if (!first && r < p.sq)
+                                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+                            else
+#pragma unroll
+                                for (int e = 0; e < VW; e++)
+                                    of[e] = 0.f;
+#pragma unroll
+                            for (int e = 0; e < VW; e++)
+                                dq[i][d][e] = of[e];
+                        }
+                    }
+                    f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sS, sK, ty, tx);
+                    f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+                }
+            }
+        }
+        kgd_cp_async_wait<0>();
+        f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
+        f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+    }
+}
+
 /* q: 256 threads, BM queries per block, BN keys per tile. */
 template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb_q_f32(const kg_attnb_params &p)
 {
