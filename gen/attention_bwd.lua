@@ -34,13 +34,18 @@ M.tc_q = {
 -- The fused path (f16 / bf16; kvq kernel + dqsum): kv's tiles plus dQ
 -- partials. Several tunings per head dim; the first is the default, the
 -- others are picked with KG_ATTNB_TUNE=i (runtime/attention_bwd.c) so that
--- one GPU run compares them.
+-- one GPU run compares them. A head dim without tunings takes the separate
+-- dq pass (kv + q).
 M.tc_kvq = {
-  [32] = { { nkw = 4, bm = 64 } },
-  [64] = { { nkw = 4, bm = 64 }, { nkw = 8, bm = 64 } },
-  [96] = { { nkw = 4, bm = 32 } },
-  [128] = { { nkw = 4, bm = 32 }, { nkw = 8, bm = 32 } },
-  [256] = { { nkw = 4, bm = 32, split = true } },
+  [32] = { { nkw = 8, bm = 64 } },
+  [64] = { { nkw = 8, bm = 64 }, { nkw = 4, bm = 64 } },
+  [96] = { { nkw = 8, bm = 64 } },
+  [128] = { { nkw = 8, bm = 32 }, { nkw = 4, bm = 32 } },
+  -- none: D = 256 fits only 64 keys a block (4 key warps + 4 dV warps), and
+  -- window 1 (H200, 2026-12-01) had the 64-key kvq 0.78-0.81x of the
+  -- separate dq pass at D 64 and 128 (the partials' traffic per product
+  -- doubles), the 128-key one 1.07x
+  [256] = {},
 }
 M.max_tunes = 2
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials.

@@ -9,7 +9,8 @@
  *   pre    delta = rowsum(dout * out) and lse2 into the scratch, a warp a row;
  * the fused path (the default):
  *   kvq    dk, dv and the dq partials, grid (lanes, Hkv, B): lane c walks
- *          key blocks c, c + lanes, ... and each block its group's query
+ *          key blocks c, 2 lanes - 1 - c, 2 lanes + c, ... (snake order)
+ *          and each block its group's query
  *          heads in order (f16 / bf16: the Hopper wgmma kernel on compute
  *          capability 9.0 where generated, else the portable mma.sync one;
  *          f32: FFMA);
@@ -167,11 +168,13 @@ static void strides3(const kg_tensor *t, int64_t *sb, int64_t *sh, int64_t *ss)
     *sb = t->strides[0], *sh = t->strides[1], *ss = t->strides[2];
 }
 
-/* The dQ partial lanes of the fused path for a shape: enough kvq blocks for
-   about two waves of an H200 (264 blocks over the B * Hkv key/value heads),
-   at most 16, at most one per 64 keys, and partials of at most 2 GiB
-   (yet at least one lane). A function of the shape alone, so that a shape
-   always sums in the same order. 0 when there is nothing to sum. */
+/* The dQ partial lanes of the fused path for a shape: kvq blocks for at
+   most two full waves of an H200 (264 blocks over the B * Hkv key/value
+   heads, rounded down: window 1 of 2026-12-01 lost up to a quarter to a
+   third, short wave at 288 blocks), at least 1, at most 16, at most one per
+   64 keys, and partials of at most 2 GiB (yet at least one lane). A
+   function of the shape alone, so that a shape always sums in the same
+   order. 0 when there is nothing to sum. */
 #define LANE_BLOCKS 264
 #define LANE_MAX 16
 #define PARTIAL_BUDGET ((uint64_t)1 << 31)
@@ -180,7 +183,7 @@ static int64_t dq_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t 
     const uint64_t heads = (uint64_t)B * (uint64_t)Hkv, rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq;
     if (heads == 0 || rows == 0 || Sk == 0 || D == 0)
         return 0;
-    int64_t c = (int64_t)((LANE_BLOCKS + heads - 1) / heads);
+    int64_t c = heads < LANE_BLOCKS ? (int64_t)(LANE_BLOCKS / heads) : 1;
     if (c > LANE_MAX)
         c = LANE_MAX;
     if (c > (Sk + 63) / 64)

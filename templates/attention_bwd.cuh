@@ -327,13 +327,25 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
  * separate q kernel's three more.
  *
  * Determinism without atomics: the grid's x is the lane c of `lanes`; lane c
- * walks key blocks c, c + lanes, c + 2 lanes, ... one after the other, so
+ * walks its key blocks (lane_block: c, 2 lanes - 1 - c, 2 lanes + c, ...)
+ * one after the other, so
  * partial c (rows of every query head, f32, p.dqp + c * nrows * D) is only
  * ever touched by this one block, in program order: its first key block
  * writes, the later ones read (cp.async, with the step's Q / dout tiles)
  * and add. attnb_dqsum then sums the partials in lane order. Which rows a
  * lane touched is a function of the shape alone (lane_touches below).
  */
+/* The j-th key block of lane c of `lanes`: the rows of `lanes` key blocks
+   are dealt in snake order (c in even rows, lanes - 1 - c in odd ones), so
+   that under the causal rule, where a key block's work falls with its
+   index, every lane gets about the same. Increasing in j, and the lane's
+   first block (c) is its smallest: every row a later block reaches, the
+   first one reached (and wrote) before. */
+__device__ __forceinline__ int lane_block(int lanes, int c, int j)
+{
+    return j * lanes + ((j & 1) ? lanes - 1 - c : c);
+}
+
 template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
@@ -372,9 +384,9 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     const int kr0 = kw * 16; /* the warp's keys in the block */
     const int qr = (warp % RT) * 16, qc0 = (warp / RT) * QC; /* the warp's dQ slice */
 
-    for (int kb = c; kb < nkb; kb += p.lanes) {
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
         const int n0 = kb * BN;
-        const bool first = kb == c;
+        const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
         kgd_cp_async_wait<0>();
         load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, n0, p.sk, tid);
@@ -433,12 +445,14 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
             const int st = it & 1;
             const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            /* this step's tiles (and K, V) arrived, and every warp is done
+               with the previous step: its stage and dS^T may be refilled */
+            kgd_cp_async_wait<0>();
+            __syncthreads();
             float nl[2], nd[2];
             if (it + 1 < nsteps)
                 issue(it + 1, st ^ 1, nl, nd);
             kgd_cp_async_commit();
-            kgd_cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
-            __syncthreads();
             const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
@@ -574,8 +588,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 }
             }
             if (it + 1 < nsteps)
-                put_rows(st ^ 1, nl, nd);
-            __syncthreads(); /* every warp is done with stage st and dS^T before they are refilled */
+                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
         }
 
         if (do_dv)
@@ -961,7 +974,7 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
 }
 
 /* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
-   each key block of lane blockIdx.x (key blocks c, c + lanes, ...), plus per
+   each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
    added to the lane's partial (read straight from global memory: the lane's
    first key block starts from 0). See attnb_kvq_tc for the lanes. */
@@ -986,9 +999,9 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
 
-    for (int kb = c; kb < nkb; kb += p.lanes) {
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
         const int n0 = kb * BN;
-        const bool first = kb == c;
+        const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
         load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
         load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);

@@ -40,7 +40,7 @@ typedef struct kg_attnb_params {
     int32_t group;    /* Hq / Hkv */
     int32_t causal;   /* KG_ATTN_MASK: also apply the causal mask */
     int32_t kind;     /* kg_attn_kind of the call (dqsum) */
-    int32_t lanes;    /* dQ partials: kvq blocks per (batch, kv head); lane c walks key blocks c + j lanes */
+    int32_t lanes;    /* dQ partials: kvq blocks per (batch, kv head), see lane_block */
     int32_t nkb;      /* key blocks of kv_bn keys */
     int32_t kv_bn;    /* kvq: keys per block */
     int32_t kv_bm;    /* kvq: queries per tile */

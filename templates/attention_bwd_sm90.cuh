@@ -23,7 +23,9 @@
  * Q, dout, K, V and dS^T live in shared memory in the 128-byte-swizzled
  * layout wgmma reads (per 64-element panel, row r's 16-byte chunk c at
  * chunk c ^ (r % 8)), filled by cp.async from every thread, two stages of
- * Q / dout / partial / rows so that the next step's loads overlap this one.
+ * Q / dout / partial / rows so that the next step's loads overlap this one
+ * (issued right after the step's first barrier, which also ends every
+ * warp's use of the other stage: two block barriers a step).
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
@@ -130,9 +132,9 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
     T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
 
-    for (int kb = c; kb < nkb; kb += p.lanes) {
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
         const int n0 = kb * BN;
-        const bool first = kb == c;
+        const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
         load_sw<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
         load_sw<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
@@ -186,13 +188,15 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             const int st = it & 1;
             const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            /* this step's tiles (and K, V) arrived, and every warp is done
+               with the previous step: its stage and dS^T may be refilled */
+            kgd_cp_async_wait<0>();
+            fence_async_smem();
+            __syncthreads();
             float nl[2], nd[2];
             if (it + 1 < nsteps)
                 issue(it + 1, st ^ 1, nl, nd);
             kgd_cp_async_commit();
-            kgd_cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
-            fence_async_smem();
-            __syncthreads();
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
@@ -303,8 +307,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 }
             }
             if (it + 1 < nsteps)
-                put_rows(st ^ 1, nl, nd);
-            __syncthreads(); /* every warp is done with stage st and dS^T before they are refilled */
+                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
         }
         kgd_cp_async_wait<0>();
 
