@@ -325,8 +325,9 @@ int main(void)
             /* other tunings of the same call: without STAGED, blocks per
                multiprocessor, stage counts, threads of long rows */
             static const kg_norm_tuning alts[] = {
-                {1, 0, 0, 0, 0}, {0, 0, 2, 0, 0}, {0, 0, 0, 2, 0}, {0, 0, 0, 4, 0},
-                {0, 512, 0, 0, 0}, {0, 0, 2, 4, 0}, {0, 0, 0, 0, 1}, {0, 0, 2, 0, 1},
+                {1, 0, 0, 0, 0},  {0, 64, 0, 0, 0}, {0, 128, 0, 0, 0}, {0, 512, 0, 0, 0}, {0, 1024, 0, 0, 0},
+                {0, 0, 2, 0, 0},  {0, 0, 8, 0, 0},  {0, 0, 0, 2, 0},   {0, 0, 0, 6, 0},   {0, 0, 0, 0, 1},
+                {0, 0, 2, 0, 1},
             };
             const kg_norm_plan def = pl;
             for (size_t a = 0; a < sizeof alts / sizeof alts[0]; a++) {

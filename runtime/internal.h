@@ -117,6 +117,10 @@ kg_status kgi_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned 
    to zero before it ends); the rest holds any op's partial results for the
    duration of one call, ordered by the context's stream. */
 #define KG_SCRATCH_COUNTER_BYTES ((size_t)64 << 10)
+/* What a stream's scratch holds from its first use: the counters and 4 MiB
+   for partial results, which a planner may count on without growing it
+   (the reductions plan within it; tests/kg_constants_check.c ties them). */
+#define KGI_SCRATCH_RESERVE_BYTES (KG_SCRATCH_COUNTER_BYTES + ((size_t)4 << 20))
 kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base);
 
 /* ---- Bundle (bundle.c) ---------------------------------------------------- */

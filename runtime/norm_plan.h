@@ -34,8 +34,9 @@ typedef struct kg_norm_plan {
 
 /* Tuning of the STAGED class, for tests and the bench's sweeps (the
    defaults, all 0, are the planner's choice): staged_off 1 plans without
-   the class; threads: the block of rows longer than 32 vectors (64..512);
-   bps: blocks per multiprocessor (1..4, the shared memory split among
+   the class; threads: the block of a row served by a whole block
+   (64..1024; default 256 or what the row needs); bps: blocks per
+   multiprocessor (1..16; default 1024 lanes' worth; the shared memory split among
    them); max_stages: at most this many stages (1..KG_NORM_MAX_STAGES);
    cols_cluster 1: columns by the COLS_CLUSTER class (sm_90; bps clusters'
    blocks per multiprocessor). */

@@ -92,37 +92,37 @@ Test(plan, sm90_rows_that_fit_a_stage_are_staged)
     cr_assert_eq(p.args.pr, 1);
     cr_assert_eq(p.args.stage_rows, 1);
     cr_assert_eq(p.args.stage_bytes, 16384);
-    cr_assert_eq(p.args.stages, 12);
+    cr_assert_eq(p.args.stages, 3); /* 4 blocks a multiprocessor, 50 KiB each */
     cr_assert_eq(p.args.contig, 1);
     cr_assert_eq(p.block, 256);
-    cr_assert_eq(p.grid, 132);
-    cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 12 * 16384);
-    /* 16384 f32: 512 lanes of 8 vectors, 3 stages of 64 KiB */
+    cr_assert_eq(p.grid, 4 * 132);
+    cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 3 * 16384);
+    /* 16384 f32: 1024 lanes of 4 vectors, 3 stages of 64 KiB */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.group, 512);
-    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.args.group, 1024);
+    cr_assert_eq(p.args.nv, 4);
     cr_assert_eq(p.args.stages, 3);
     cr_assert_eq(p.grid, 100);
-    /* rows of 32 f32: 8 lanes a row, 8 rows a group, 256 rows a stage */
+    /* rows of 32 f32: 8 lanes a row, 4 rows a group, 128 rows a stage */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 8);
-    cr_assert_eq(p.args.pr, 8);
-    cr_assert_eq(p.args.stage_rows, 256);
+    cr_assert_eq(p.args.pr, 4);
+    cr_assert_eq(p.args.stage_rows, 128);
     /* ... fewer rows a group when the stages would not reach every block */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 32));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 32));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.pr, 1);
-    /* a warp per row of 1024 f32, 8 rows a stage */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(32768, 1024));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(32768, 1024));
+    /* a warp per row of 512 f32, 8 rows a stage */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(32768, 512));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(32768, 512));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 32);
-    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.args.nv, 4);
     cr_assert_eq(p.args.stage_rows, 8);
     /* longer rows stream (ROWS); so does a residual stage that fits once */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(3, 65536));
