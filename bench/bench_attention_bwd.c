@@ -10,7 +10,7 @@
  * bench/torch_attention_bwd.py:
  *   attention_bwd,<dtype>,B,H,S,D,causal,us,tflops
  * Set KG_BENCH_FILTER=<substring of "dtype D S causal">[,<another>...] to
- * run a subset. KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
+ * run a subset (^<text>: names that start with it). KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
  * "sep" for the separate dq kernel) is written as a tenth CSV column.
  */
 #include <math.h>
@@ -29,7 +29,8 @@ typedef struct {
     kg_attention_opts opts;
 } call_t;
 
-/* 1 when name contains one of the comma-separated parts of filter. */
+/* 1 when name contains one of the comma-separated parts of filter (a part
+   that starts with '^': when name starts with the rest). */
 static int matches(const char *filter, const char *name)
 {
     char part[64];
@@ -38,7 +39,7 @@ static int matches(const char *filter, const char *name)
         if (n > 0 && n < sizeof part) {
             memcpy(part, f, n);
             part[n] = 0;
-            if (strstr(name, part))
+            if (part[0] == '^' ? strncmp(name, part + 1, n - 1) == 0 : strstr(name, part) != NULL)
                 return 1;
         }
         f += n + (f[n] == ',');
