@@ -6,9 +6,11 @@
  *     dV = P^T dout        dP = dout v^T        dS = P * (dP - delta)
  *     dQ = scale dS k      dK = scale dS^T q    delta = rowsum(dout * out)
  *
- * Kernels, launched in this order on one stream (f16 / bf16 take the fused
- * path, pre + kvq + dqsum, described at attnb_kvq_tc; f32 the separate one,
- * pre + kv + q):
+ * Kernels, launched in this order on one stream: the fused path pre + kvq +
+ * dqsum (described at attnb_kvq_tc; the default where gen/attention_bwd.lua
+ * lists kvq tunings: every dtype and head dim but f16 / bf16 D = 256, with
+ * the Hopper kvq of attention_bwd_sm90.cuh on sm_90 for D 64 and 128), or
+ * the separate path pre + kv + q (the others, and KG_ATTNB_TUNE=sep):
  *   pre   one warp per query row: delta and lse2 = lse * log2 e (+inf for a
  *         row whose keys are all masked, so that every P of it is
  *         exp2(x - inf) = 0 and its gradients are 0) into the scratch rows.
