@@ -199,7 +199,7 @@ Test(attention_validation, layout_requirements)
     c = valid_call(KG_BF16, 64);
     c.v.data = KT_DEV((2 << 24) + 2);
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: v's data must be 16-byte aligned");
+              "invalid argument: attention: v's data 0x12000002 is not 16-byte aligned");
     c = valid_call(KG_BF16, 64);
     c.q.strides[2] = 68; /* 136 bytes */
     c.q.strides[1] = 68 * 100, c.q.strides[0] = 68 * 100 * 8;
@@ -215,11 +215,13 @@ Test(attention_validation, outputs_must_not_overlap_inputs)
     call_t c = valid_call(KG_BF16, 64);
     c.out.data = c.q.data;
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: out overlaps q");
+              "invalid argument: attention: out overlaps q (bytes [0x10000000, 0x10032000) and [0x10000000, "
+              "0x10032000))");
     c = valid_call(KG_BF16, 64);
     c.lse.data = KT_DEV((3 << 24) + 256);
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: lse overlaps out");
+              "invalid argument: attention: lse overlaps out (bytes [0x13000100, 0x13001a00) and [0x13000000, "
+              "0x13032000))");
 }
 
 Test(attention_validation, scale_must_be_finite)
