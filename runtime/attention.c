@@ -144,7 +144,8 @@ static int is_decode(kg_attn_variant v)
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
-kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int forced)
+kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
+                                 int forced)
 {
     kg_attn_split r = {1, bn > 0 ? bn : 1};
     if (keys <= 0 || bn <= 0)
@@ -165,6 +166,8 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
             s = tiles;
     } else {
         int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
+        if (min_chunk > 0 && most > keys / min_chunk)
+            most = keys / min_chunk;
         if (most > max_splits)
             most = max_splits;
         /* as many splits as keep every block resident at once: memory-bound
@@ -232,6 +235,42 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
+/* The fused merge (one block per row tile) reads at most this many bytes
+   of partials (splits x valid rows x D floats); more go to the combine
+   kernel. */
+#define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)96 << 10)
+/* One launch of the decode path: with programmatic dependent launch on
+   compute capability 9.0 and up (the kernels wait for the previous grid
+   before any global access, attention_decode.cuh), so that a launch's start
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
+{
+    if (ctx->cc_major < 9 || ctx->attn_no_pdl)
+        return kg_launch(ctx, kernel, grid, block, argv, smem);
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = ctx->stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "launching an attention decode kernel");
+    }
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -240,8 +279,8 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
    block of each row tile merges them (a counter per row tile in the
    scratch's counters, so at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles
    split). */
-static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const kg_attn_entry *e, kg_attn_params *p,
-                               int slot, int64_t B, int64_t Hkv, int64_t D)
+static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant variant, const kg_attn_entry *e,
+                               kg_attn_params *p, int slot, int64_t B, int64_t Hkv, int64_t D)
 {
     const int64_t R = e->bm, rows = (int64_t)p->group * p->sq, nrt = (rows + R - 1) / R;
     const int64_t blocks = B * Hkv * nrt;
@@ -256,19 +295,31 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         max_splits = 1;
     int per_sm = (int)((228 << 10) / (e->smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
-    const kg_attn_split sp = kg_attn_plan_split(
-        blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
-        (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits), ctx->attn_force_splits);
+    /* a split's partials (valid rows x D floats) at most 1/16 of its keys' K
+       and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
+       splits 23.6 us, the one-wave 32 splits 33.2 */
+    const int64_t vr = rows < R ? rows : R;
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+                           (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
+                           KG_ATTN_CHUNK_PER_ROW * vr, ctx->attn_force_splits);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
+    p->trace = ctx->attn_trace;
+    /* the merge: fused (the last block of each row tile) unless one block
+       would read too many partials (splits x valid rows), then its own grid */
+    const int comb = kg_attn_combine[dt][slot];
+    int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
+    if (comb > 0 && ctx->attn_force_combine)
+        separate = ctx->attn_force_combine == 2;
     kg_status st;
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
-        p->counters = (int *)base;
+        p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -276,11 +327,19 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         return st;
     void *argv[1] = {p};
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
+    if (sp.splits > 1 && separate) {
+        const int64_t threads = rows * (D / 4); /* per (KV head, batch) */
+        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((threads + 127) / 128), (unsigned)Hkv, (unsigned)B},
+                        (dim3){128, 1, 1}, argv, 0);
+        if (st != KG_OK)
+            return st;
+    }
     ctx->attn_last_variant = (int)variant;
     ctx->attn_last_splits = sp.splits;
+    ctx->attn_last_combine = sp.splits > 1 ? 1 + separate : 0;
     return kg_ok(ctx);
 }
 
@@ -389,7 +448,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.scale_log2 = scale * 1.4426950408889634f;
 
     if (is_decode(variant))
-        return launch_decode(ctx, variant, e, &p, slot, B, Hkv, D);
+        return launch_decode(ctx, q->dtype, variant, e, &p, slot, B, Hkv, D);
 
     /* blocks need more than the default 48 KB of shared memory */
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -419,3 +478,23 @@ void kg_test_force_attn_splits(kg_context *ctx, int splits)
 }
 
 int kg_test_last_attn_splits(const kg_context *ctx) { return ctx ? ctx->attn_last_splits : 0; }
+
+void kg_test_force_attn_combine(kg_context *ctx, int mode)
+{
+    if (ctx)
+        ctx->attn_force_combine = mode;
+}
+
+int kg_test_last_attn_combine(const kg_context *ctx) { return ctx ? ctx->attn_last_combine : 0; }
+
+void kg_test_attn_pdl(kg_context *ctx, int on)
+{
+    if (ctx)
+        ctx->attn_no_pdl = !on;
+}
+
+void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace)
+{
+    if (ctx)
+        ctx->attn_trace = trace;
+}

@@ -51,6 +51,10 @@ struct kg_context {
        and the split count of the last decode launch. */
     int attn_force_splits;
     int attn_last_splits;
+    unsigned long long *attn_trace; /* device words, 4 per decode block (kg_test_attn_trace) */
+    int attn_force_combine;         /* decode merge: 0 planner, 1 fused, 2 combine kernel */
+    int attn_last_combine;          /* the last decode launch's: 0 no split, 1 fused, 2 combine kernel */
+    int attn_no_pdl;                /* 1: decode launches without programmatic dependent launch */
 };
 
 /* Tests use these to run every eligible layout variant over the same cases:
@@ -63,6 +67,15 @@ KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 KG_API void kg_test_force_attn_splits(kg_context *ctx, int splits);
 KG_API int kg_test_last_attn_splits(const kg_context *ctx);
+/* Decode launches write each block's globaltimer stamps to `trace` (device
+   memory, 4 words per block; NULL: off). */
+KG_API void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace);
+/* The decode merge (1: fused in the last block, 2: the combine kernel; 0:
+   the runtime's choice) and the one the last decode launch used (0: no
+   split); programmatic dependent launch of the decode kernels on / off. */
+KG_API void kg_test_force_attn_combine(kg_context *ctx, int mode);
+KG_API int kg_test_last_attn_combine(const kg_context *ctx);
+KG_API void kg_test_attn_pdl(kg_context *ctx, int on);
 
 /* ---- Messages and status (error.c) -------------------------------------- */
 
