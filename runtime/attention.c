@@ -196,7 +196,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
                                       int64_t sq, int64_t sk, int64_t group)
 {
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
-    const int f = ctx->attn_force_variant;
+    const int f = (int)ctx->test_force[KGI_TEST_ATTN_VARIANT];
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
@@ -237,15 +237,18 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
 
 /* The fused merge (one block per row tile) reads at most this many bytes
    of partials (splits x valid rows x D floats); more go to the combine
-   kernel. */
-#define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)96 << 10)
+   kernel. H200 (window 2, 33 decode shapes, both forced): the combine kernel
+   as fast or faster everywhere but within noise (at most 0.3 us slower), up
+   to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
+   B 8: 19.3 against 30.2): so always the combine kernel. */
+#define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
    overlaps the end of the grid before it; a test can turn it off. */
 static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
 {
-    if (ctx->cc_major < 9 || ctx->attn_no_pdl)
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
         return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
@@ -302,17 +305,21 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const kg_attn_split sp =
         kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
                            (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
-                           KG_ATTN_CHUNK_PER_ROW * vr, ctx->attn_force_splits);
+                           KG_ATTN_CHUNK_PER_ROW * vr, (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
-    p->trace = ctx->attn_trace;
-    /* the merge: fused (the last block of each row tile) unless one block
-       would read too many partials (splits x valid rows), then its own grid */
+    p->trace =
+        ctx->test_force[KGI_TEST_ATTN_TRACE] > 0 ? (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE] : NULL;
+    /* the merge: the combine kernel's grid where the fused one (the last
+       block of each row tile) would read more than KG_ATTN_FUSED_MERGE_BYTES
+       of partials (splits x valid rows x D floats): now always; a test may
+       force either */
     const int comb = kg_attn_combine[dt][slot];
     int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
-    if (comb > 0 && ctx->attn_force_combine)
-        separate = ctx->attn_force_combine == 2;
+    const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
+    if (comb > 0 && (fm == 1 || fm == 2))
+        separate = fm == 2;
     kg_status st;
     if (sp.splits > 1) {
         void *base;
@@ -337,9 +344,9 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         if (st != KG_OK)
             return st;
     }
-    ctx->attn_last_variant = (int)variant;
-    ctx->attn_last_splits = sp.splits;
-    ctx->attn_last_combine = sp.splits > 1 ? 1 + separate : 0;
+    ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
+    ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
     return kg_ok(ctx);
 }
 
@@ -459,42 +466,48 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK)
-        ctx->attn_last_variant = (int)variant;
+        ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
 void kg_test_force_attn_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->attn_force_variant = variant;
+        ctx->test_force[KGI_TEST_ATTN_VARIANT] = variant;
 }
 
-int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? ctx->attn_last_variant : -1; }
+int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? (int)ctx->test_last[KGI_TEST_ATTN_VARIANT] : -1; }
 
 void kg_test_force_attn_splits(kg_context *ctx, int splits)
 {
     if (ctx)
-        ctx->attn_force_splits = splits;
+        ctx->test_force[KGI_TEST_ATTN_SPLITS] = splits;
 }
 
-int kg_test_last_attn_splits(const kg_context *ctx) { return ctx ? ctx->attn_last_splits : 0; }
+int kg_test_last_attn_splits(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
+}
 
 void kg_test_force_attn_combine(kg_context *ctx, int mode)
 {
     if (ctx)
-        ctx->attn_force_combine = mode;
+        ctx->test_force[KGI_TEST_ATTN_MERGE] = mode;
 }
 
-int kg_test_last_attn_combine(const kg_context *ctx) { return ctx ? ctx->attn_last_combine : 0; }
+int kg_test_last_attn_combine(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_MERGE] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_MERGE] : 0;
+}
 
 void kg_test_attn_pdl(kg_context *ctx, int on)
 {
     if (ctx)
-        ctx->attn_no_pdl = !on;
+        ctx->test_force[KGI_TEST_ATTN_PDL] = on ? 1 : 0;
 }
 
 void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace)
 {
     if (ctx)
-        ctx->attn_trace = trace;
+        ctx->test_force[KGI_TEST_ATTN_TRACE] = trace ? (intptr_t)trace : -1;
 }
