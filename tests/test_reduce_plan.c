@@ -91,7 +91,7 @@ static const kg_red_tuning tile_tuning = {.cols_lanes = KG_RED_THREADS,
                                           .pack_rows = 1,
                                           .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
                                           .blocks_per_sm = 16,
-                                          .tile = 1,
+                                          .tile = 2,
                                           .tile_max_bytes = 256,
                                           .tile_min_elems = 1024};
 
@@ -852,7 +852,11 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
     kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_NEST, "off by default");
+    cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.deep, 1, "2-byte elements: a narrow walk");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "off in the old tuning");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.run, 17);
@@ -941,6 +945,49 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
 }
 
 /* ---- CPU: geometry that would overflow (issue 13) ------------------------------ */
+
+Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits)
+{
+    kg_red_plan p;
+    /* rows of 3 bf16 (6 bytes): tiles for value reductions, rows for index ones */
+    kg_tensor r3 = fake(IN_AT, KG_BF16, 2, (int64_t[]){22369622, 3});
+    cr_assert_eq(plan_of(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TILE);
+    cr_assert_eq(p.args.run, 3);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "tiles take index reductions only with tile = 2");
+    /* rows of 11 f32 (44 bytes): rows, as measured */
+    kg_tensor r11 = fake(IN_AT, KG_F32, 2, (int64_t[]){3050403, 11});
+    cr_assert_eq(plan_of(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    /* a misaligned reduced run innermost: a narrow nest walk in any dtype */
+    kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
+    cr_assert_eq(plan_of(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    /* scalar columns: narrow walks for 2-byte elements only */
+    kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    kg_tensor cf = fake(IN_AT, KG_I32, 2, (int64_t[]){500, 33555});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 0);
+    /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
+    kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.splits, 128);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.splits, 512, "without the vector rule");
+}
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
 {
