@@ -14,7 +14,7 @@
  *
  * Issue 10: the named shapes below (f32 sum over axis sets that are neither
  * rows nor columns) and a seeded sweep of random cases (KG_RED_CASES, default
- * 240, cut after KG_RED_SWEEP_SECONDS, default 30): ranks 2 to 6, sizes with odd factors, 2^24 to 2^27 elements, random
+ * 240, cut after KG_RED_SWEEP_SECONDS, default 25): ranks 2 to 6, sizes with odd factors, 2^24 to 2^27 elements, random
  * axis sets, contiguous and permuted inputs, f32 / bf16 / i32 sums, each
  * checked on a sample of outputs, then timed; bench/torch_reduce.py times
  * PyTorch on the same cases and prints the distribution and every case below
@@ -429,12 +429,12 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
     for (int a = 0; a < n_alts; a++)
         alts[a].pct = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     int done = 0;
-    /* KG_RED_SWEEP_SECONDS (default 30): stop the sweep after that long (a
+    /* KG_RED_SWEEP_SECONDS (default 25): stop the sweep after that long (a
        time-capped run still prints its summaries; the default bench run and
        torch_reduce.py fit about 70 s on the H200) */
     const char *lim = getenv("KG_RED_SWEEP_SECONDS");
     if (!lim)
-        lim = "30";
+        lim = "25";
     const double t_end = bench_now() + atof(lim);
     printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
     for (int k = 0; k < n; k++) {
