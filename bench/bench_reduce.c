@@ -14,9 +14,10 @@
  *
  * Issue 10: the named shapes below (f32 sum over axis sets that are neither
  * rows nor columns) and a seeded sweep of random cases (KG_RED_CASES, default
- * 240, cut after KG_RED_SWEEP_SECONDS, default 25): ranks 2 to 6, sizes with odd factors, 2^24 to 2^27 elements, random
- * axis sets, contiguous and permuted inputs, f32 / bf16 / i32 sums, each
- * checked on a sample of outputs, then timed; bench/torch_reduce.py times
+ * 240, cut after KG_RED_SWEEP_SECONDS, default 25): ranks 2 to 6, sizes
+ * with odd factors, 2^24 to 2^27 elements, random axis sets, contiguous and
+ * permuted inputs, f32 / bf16 / i32 sums, each checked on a sample of
+ * outputs, then timed; bench/torch_reduce.py times
  * PyTorch on the same cases and prints the distribution and every case below
  * target (90% of copy, or slower than PyTorch).
  */
