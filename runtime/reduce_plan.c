@@ -97,16 +97,16 @@ const kg_red_tuning kg_red_tuning_default = {
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
 {
+/* clang-format off */
 #define F(x) {#x, offsetof(kg_red_tuning, x)}
     static const struct {
         const char *name;
         size_t at;
-    } fields[] = {F(cols_lanes),    F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
-                  F(cols_split_pow2),
-                  F(pack_rows),     F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
-                  F(splits),        F(cols_runs),
-                  F(deep_walk),     F(tile),             F(tile_max_bytes),       F(tile_min_elems)};
+    } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
+                  F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
+                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems)};
 #undef F
+    /* clang-format on */
     const char *p = text;
     while (p && *p) {
         const char *eq = strchr(p, '=');
@@ -433,8 +433,8 @@ static int64_t lanes_for(int64_t items)
     return g > 32 ? 32 : g;
 }
 
-static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red,
-                      int64_t n_out, size_t es, int64_t lanes_full, const kg_red_tuning *T, shape_of_work *w)
+static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red, int64_t n_out,
+                      size_t es, int64_t lanes_full, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es, nvec = red / V;
@@ -467,8 +467,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
     /* a short contiguous reduced run innermost with the columns right
        outside it: each lane reads its column's run (the walk counts runs) */
-    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size &&
-                                D[0].size * (int64_t)es <= 64
+    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64
                             ? D[0].size
                             : 1;
     if (run > 1) {
@@ -531,15 +530,16 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
                      int64_t n_out, size_t es, int indexed, int64_t target, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (T->tile < (indexed ? 2 : 1) || nr < 1 || nk < 1 || nr - 1 > KG_RED_WALK_DIMS || D[0].in != 1 || K[0].in != D[0].size)
+    if (T->tile < (indexed ? 2 : 1) || nr < 1 || nk < 1 || nr - 1 > KG_RED_WALK_DIMS || D[0].in != 1 ||
+        K[0].in != D[0].size)
         return 0;
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
     if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16)
         return 0;
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;
-    if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 &&
-        (L / V == 8 || L / V == 16 || L / V == 32) && kgi_aligned(in->data, 16))
+    if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 && (L / V == 8 || L / V == 16 || L / V == 32) &&
+        kgi_aligned(in->data, 16))
         return 0;
     int64_t g = pow2_floor(L / 2 > 1 ? L / 2 : 1);
     if (g > 32)
