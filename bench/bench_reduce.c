@@ -14,9 +14,10 @@
  *
  * Issue 10: the named shapes below (f32 sum over axis sets that are neither
  * rows nor columns) and a seeded sweep of random cases (KG_RED_CASES, default
- * 240): ranks 2 to 6, sizes with odd factors, 2^24 to 2^27 elements, random
- * axis sets, contiguous and permuted inputs, f32 / bf16 / i32 sums, each
- * checked on a sample of outputs, then timed; bench/torch_reduce.py times
+ * 240, cut after KG_RED_SWEEP_SECONDS, default 25): ranks 2 to 6, sizes
+ * with odd factors, 2^24 to 2^27 elements, random axis sets, contiguous and
+ * permuted inputs, f32 / bf16 / i32 sums, each checked on a sample of
+ * outputs, then timed; bench/torch_reduce.py times
  * PyTorch on the same cases and prints the distribution and every case below
  * target (90% of copy, or slower than PyTorch).
  */
@@ -205,8 +206,8 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
     return c;
 }
 
-static const char *const class_names[] = {"rows",  "cols",  "strided32", "strided64", "packed",
-                                          "nest",  "colsn", "nestn",     "tile"};
+static const char *const class_names[] = {"rows", "cols",  "strided32", "strided64", "packed",
+                                          "nest", "colsn", "nestn",     "tile"};
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
 
 /* A call over in of `shape` laid out in memory in the order perm (outermost
@@ -280,9 +281,9 @@ static void parse_alts(void)
 
 static int same_plan(const kg_red_plan *a, const kg_red_plan *b)
 {
-    return a->cls == b->cls && a->args.deep == b->args.deep && a->grid == b->grid && a->args.group == b->args.group && a->args.cw == b->args.cw &&
-           a->args.vec == b->args.vec && a->args.splits == b->args.splits && a->args.run == b->args.run &&
-           a->args.chunk == b->args.chunk && a->args.units == b->args.units;
+    return a->cls == b->cls && a->args.deep == b->args.deep && a->grid == b->grid && a->args.group == b->args.group &&
+           a->args.cw == b->args.cw && a->args.vec == b->args.vec && a->args.splits == b->args.splits &&
+           a->args.run == b->args.run && a->args.chunk == b->args.chunk && a->args.units == b->args.units;
 }
 
 /* The input's dims in memory order, innermost first, K (kept) or R
@@ -315,9 +316,9 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
     const kg_red_info *info = &kg_red_infos[c->op];
     for (int a = 0; a < n_alts; a++) {
         kg_red_plan p;
-        BENCH_CHECK(c->ctx, kg_reduce_plan_tuned(c->ctx, c->op, c->out.data ? &c->out : NULL,
-                                                 info->indexed ? &c->idx : NULL, &c->in, c->axes, c->n_axes,
-                                                 c->keepdim, c->sms, &alts[a].t, &p));
+        BENCH_CHECK(c->ctx,
+                    kg_reduce_plan_tuned(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
+                                         &c->in, c->axes, c->n_axes, c->keepdim, c->sms, &alts[a].t, &p));
         double g = g0;
         if (!same_plan(&p, def)) {
             rcall v = *c;
@@ -333,8 +334,8 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
                 const double us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
                 g = bytes_of(&v) / (us * 1e3);
                 printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
-                       alts[a].label, us, g, 100 * g / copy, class_names[p.cls], p.args.deep ? " deep" : "", p.args.vec, p.args.group, p.args.cw,
-                       (long long)p.args.run, p.args.splits, p.grid);
+                       alts[a].label, us, g, 100 * g / copy, class_names[p.cls], p.args.deep ? " deep" : "", p.args.vec,
+                       p.args.group, p.args.cw, (long long)p.args.run, p.args.splits, p.grid);
             }
             if (pct_at >= 0)
                 alts[a].changed++;
@@ -364,8 +365,9 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
     char nest[160];
     nest_str(c, nest, sizeof nest);
     printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u | %s\n", label,
-           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls], plan.args.deep ? " deep" : "", plan.args.vec,
-           plan.args.group, plan.args.cw, (long long)plan.args.run, plan.args.splits, plan.grid, nest);
+           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls],
+           plan.args.deep ? " deep" : "", plan.args.vec, plan.args.group, plan.args.cw, (long long)plan.args.run,
+           plan.args.splits, plan.grid, nest);
     run_alts(c, &plan, gbps, copy, sweep_at);
     if (csv) {
         const int nd = c->in.ndim;
@@ -421,18 +423,21 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
     }
     const char *env = getenv("KG_RED_CASES");
     const int n = env ? atoi(env) : 240;
-    static const int64_t factors[] = {3, 5, 7, 9, 11, 13, 15, 17, 24, 31, 33, 63, 64, 96, 100, 127, 128, 255, 256,
-                                      384, 500, 511, 1000, 1023, 2048, 4095};
+    static const int64_t factors[] = {3,  5,   7,   9,   11,  13,  15,  17,  24,  31,   33,   63,   64,
+                                      96, 100, 127, 128, 255, 256, 384, 500, 511, 1000, 1023, 2048, 4095};
     const int nf = (int)(sizeof factors / sizeof factors[0]);
     uint64_t rng = 20261201;
     double *pct = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     for (int a = 0; a < n_alts; a++)
         alts[a].pct = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     int done = 0;
-    /* KG_RED_SWEEP_SECONDS: stop the sweep after that long (a time-capped
-       run still prints its summaries) */
+    /* KG_RED_SWEEP_SECONDS (default 25): stop the sweep after that long (a
+       time-capped run still prints its summaries; the default bench run and
+       torch_reduce.py fit about 70 s on the H200) */
     const char *lim = getenv("KG_RED_SWEEP_SECONDS");
-    const double t_end = lim ? bench_now() + atof(lim) : 1e300;
+    if (!lim)
+        lim = "25";
+    const double t_end = bench_now() + atof(lim);
     printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
     for (int k = 0; k < n; k++) {
         if (bench_now() > t_end) {

@@ -87,7 +87,7 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
     void *args[] = {A};
     /* narrow walks (args.deep) have kernels of their own (kg_reduce_params.h) */
     const kg_red_class k = !A->deep ? plan->cls : plan->cls == KG_RED_COLS ? KG_RED_COLSN : KG_RED_NESTN;
-    st = kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args,
-                   0);
+    st =
+        kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;
 }

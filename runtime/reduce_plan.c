@@ -59,35 +59,54 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
      did not help);
    - packed short rows: 101% (sum) and 99% (argmax) of copy on
      [4194304,64] dim 1 with one block per resident slot, 100% and 97% with
-     16 blocks per multiprocessor; lane groups of 1, 2 or 4 per row: 64-88%. */
+     16 blocks per multiprocessor; lane groups of 1, 2 or 4 per row: 64-88%.
+   Any axes (bench_reduce's sweep with KG_RED_ALTS, H200, 2026-12-01 15:52,
+   87 cases of 2^24..2^27 elements, each variant timed on every case):
+   - narrow walks: nest plans gained on every case they changed (e.g. 25 ->
+     40%, 12 -> 21%, 19 -> 28% of copy); column plans gained on 2-byte
+     elements (16 -> 23%, 20 -> 28%, 22 -> 31%) and lost on 4-byte ones
+     (39 -> 31%, 31 -> 25%, 14 -> 10%): deep_walk 1 takes nests and 2-byte
+     columns;
+   - column runs: 9 -> 27%, 11 -> 21%, 12 -> 31%, 23 -> 34%, one loss 34 ->
+     23% (runs of 24 bf16);
+   - tiles: rows of 2 to 7 elements of at most 14 bytes gained (22 -> 72%,
+     19 -> 30%, 12 -> 29%); rows of 11 to 96 elements lost (73 -> 35%, 31 ->
+     21%, 34 -> 16%): at most 16-byte rows;
+   - vector column splits: 2 units per multiprocessor instead of 8 gained on
+     every vector case (11 -> 21%, 15 -> 18%, 18.5 -> 21% where 8 gave 512 to
+     1024 splits; 96.5 -> 98.9% at 4 splits) and lost on narrow ones: taken
+     where 8 would split more than 64 ways (the headline [16384,16384] dim 0,
+     16 splits, keeps its measured plan). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
     .cols_split_units_per_sm = BLOCKS_PER_SM,
+    .cols_split_units_per_sm_vec = 2,
     .cols_split_pow2 = 1,
     .pack_rows = 1,
     .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
     .rows_group = 0,
     .blocks_per_sm = 2 * BLOCKS_PER_SM,
     .splits = 0,
-    .cols_runs = 0,
-    .deep_walk = 0,
-    .tile = 0,
-    .tile_max_bytes = 256,
+    .cols_runs = 1,
+    .deep_walk = 1,
+    .tile = 1,
+    .tile_max_bytes = 16,
     .tile_min_elems = 1024,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
 {
+/* clang-format off */
 #define F(x) {#x, offsetof(kg_red_tuning, x)}
     static const struct {
         const char *name;
         size_t at;
-    } fields[] = {F(cols_lanes),    F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_pow2),
-                  F(pack_rows),     F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
-                  F(splits),        F(cols_runs),
-                  F(deep_walk),     F(tile),             F(tile_max_bytes),       F(tile_min_elems)};
+    } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
+                  F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
+                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems)};
 #undef F
+    /* clang-format on */
     const char *p = text;
     while (p && *p) {
         const char *eq = strchr(p, '=');
@@ -414,8 +433,8 @@ static int64_t lanes_for(int64_t items)
     return g > 32 ? 32 : g;
 }
 
-static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red,
-                      int64_t n_out, size_t es, int64_t lanes_full, const kg_red_tuning *T, shape_of_work *w)
+static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red, int64_t n_out,
+                      size_t es, int64_t lanes_full, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es, nvec = red / V;
@@ -448,8 +467,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
     /* a short contiguous reduced run innermost with the columns right
        outside it: each lane reads its column's run (the walk counts runs) */
-    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size &&
-                                D[0].size * (int64_t)es <= 64
+    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64
                             ? D[0].size
                             : 1;
     if (run > 1) {
@@ -492,7 +510,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
-    A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
+    A->deep = !vec && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -509,18 +527,19 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    vectors) or the tile would be small (few rows under a long walk: a sync
    per few elements). */
 static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                     int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
+                     int64_t n_out, size_t es, int indexed, int64_t target, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (!T->tile || nr < 1 || nk < 1 || nr - 1 > KG_RED_WALK_DIMS || D[0].in != 1 || K[0].in != D[0].size)
+    if (T->tile < (indexed ? 2 : 1) || nr < 1 || nk < 1 || nr - 1 > KG_RED_WALK_DIMS || D[0].in != 1 ||
+        K[0].in != D[0].size)
         return 0;
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
     if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16)
         return 0;
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;
-    if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 &&
-        (L / V == 8 || L / V == 16 || L / V == 32) && kgi_aligned(in->data, 16))
+    if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 && (L / V == 8 || L / V == 16 || L / V == 32) &&
+        kgi_aligned(in->data, 16))
         return 0;
     int64_t g = pow2_floor(L / 2 > 1 ? L / 2 : 1);
     if (g > 32)
@@ -655,6 +674,10 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
         const int cols = plan->cls == KG_RED_COLS;
         int64_t s =
             split(w->groups, red, cols ? sm * T->cols_split_units_per_sm : target, w->min_chunk, w->align, &chunk);
+        /* vector columns split more than 64 ways: fewer splits (the last
+           block's combine reads splits / lanes-down partials in a row) */
+        if (cols && A->vec && T->cols_split_units_per_sm_vec > 0 && s > 64)
+            s = split(w->groups, red, sm * T->cols_split_units_per_sm_vec, w->min_chunk, w->align, &chunk);
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
             s = T->splits > 0 ? T->splits : T->cols_split_pow2 ? pow2_floor(s) : s;
@@ -735,7 +758,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t target = sm * BLOCKS_PER_SM * 2;
     const int64_t lanes_full = sm * 1024; /* half the resident threads */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
+    if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);

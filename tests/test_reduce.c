@@ -615,7 +615,7 @@ Test(gpu, every_case_under_other_tunings)
          .pack_rows = 1,
          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
          .blocks_per_sm = 16,
-         .tile = 1,
+         .tile = 2,
          .tile_max_bytes = 512,
          .tile_min_elems = 1},
     };

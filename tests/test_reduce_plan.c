@@ -91,7 +91,7 @@ static const kg_red_tuning tile_tuning = {.cols_lanes = KG_RED_THREADS,
                                           .pack_rows = 1,
                                           .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
                                           .blocks_per_sm = 16,
-                                          .tile = 1,
+                                          .tile = 2,
                                           .tile_max_bytes = 256,
                                           .tile_min_elems = 1024};
 
@@ -587,8 +587,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run
-                                                                                         : A->red; /* what splits cut */
+    const int64_t cut =
+        (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run : A->red; /* what splits cut */
     if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
         fail(c, "splits do not cut the reduced elements into non-empty chunks");
     if (p->cls == KG_RED_PACKED) {
@@ -714,8 +714,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 /* Plans op over in (axes by mask) with a contiguous result and checks the
    plan covers each (output, reduced element) exactly once. Returns 1 when
    it does; why says what is wrong otherwise. */
-static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why,
-                      size_t wl, kg_red_class *cls)
+static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why, size_t wl,
+                      kg_red_class *cls)
 {
     int axes[KG_MAX_DIMS] = {0}, n = 0;
     for (int d = 0; d < in->ndim; d++)
@@ -763,8 +763,8 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
             h += mix(logical_off(&c, o, r));
         if (c.count[o] != c.red || c.hash[o] != h) {
             c.bad++;
-            snprintf(c.why, sizeof c.why, "output %lld: %lld visits of %lld, %s", (long long)o,
-                     (long long)c.count[o], (long long)c.red, c.hash[o] == h ? "the right offsets" : "wrong offsets");
+            snprintf(c.why, sizeof c.why, "output %lld: %lld visits of %lld, %s", (long long)o, (long long)c.count[o],
+                     (long long)c.red, c.hash[o] == h ? "the right offsets" : "wrong offsets");
         }
     }
     free(c.count);
@@ -830,8 +830,8 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
                         const int ok = check_plan(op, &in, mask, NULL, why, sizeof why, &cls);
                         char sh[128], st[128];
                         cr_assert(ok, "%s of %s strides %s over mask 0x%x: %s", kg_red_infos[op].name,
-                                  kg_shape_str(sh, sizeof sh, nd, in.shape), kg_shape_str(st, sizeof st, nd, in.strides),
-                                  mask, why);
+                                  kg_shape_str(sh, sizeof sh, nd, in.shape),
+                                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why);
                         by_class[cls]++;
                         plans++;
                     }
@@ -852,7 +852,11 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
     kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_NEST, "off by default");
+    cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.deep, 1, "2-byte elements: a narrow walk");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "off in the old tuning");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.run, 17);
@@ -877,7 +881,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         int nd;
         int64_t shape[6];
     } S[] = {
-        {2, {7, 40000}}, {2, {40000, 7}}, {3, {300, 3, 700}}, {3, {64, 1000, 9}}, {4, {5, 64, 6, 300}},
+        {2, {7, 40000}},   {2, {40000, 7}}, {3, {300, 3, 700}},    {3, {64, 1000, 9}},       {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0;
@@ -891,8 +895,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     perm[d] = d;
                 if (v == 2) /* a random stride order */
                     for (int d = nd - 1; d > 0; d--) {
-                        const int j = (int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) %
-                                      (d + 1);
+                        const int j =
+                            (int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (d + 1);
                         const int x = perm[d];
                         perm[d] = perm[j];
                         perm[j] = x;
@@ -910,9 +914,10 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert_eq(plan_of(op, &in, axes, n, 0, &p), KG_OK);
                     split += p.args.splits > 1;
                     char sh[128], st[128];
-                    cr_assert(check_plan(op, &in, mask, NULL, why, sizeof why, &cls), "%s of %s strides %s mask 0x%x: %s",
-                              kg_red_infos[op].name, kg_shape_str(sh, sizeof sh, nd, in.shape),
-                              kg_shape_str(st, sizeof st, nd, in.strides), mask, why);
+                    cr_assert(check_plan(op, &in, mask, NULL, why, sizeof why, &cls),
+                              "%s of %s strides %s mask 0x%x: %s", kg_red_infos[op].name,
+                              kg_shape_str(sh, sizeof sh, nd, in.shape), kg_shape_str(st, sizeof st, nd, in.strides),
+                              mask, why);
                     by_class[cls]++;
                     cr_assert(check_plan(op, &in, mask, &old_tuning, why, sizeof why, &cls), "old tuning: %s", why);
                     cr_assert(check_plan(op, &in, mask, &runs_tuning, why, sizeof why, &cls), "column runs: %s", why);
@@ -941,6 +946,49 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
 }
 
 /* ---- CPU: geometry that would overflow (issue 13) ------------------------------ */
+
+Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits)
+{
+    kg_red_plan p;
+    /* rows of 3 bf16 (6 bytes): tiles for value reductions, rows for index ones */
+    kg_tensor r3 = fake(IN_AT, KG_BF16, 2, (int64_t[]){22369622, 3});
+    cr_assert_eq(plan_of(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TILE);
+    cr_assert_eq(p.args.run, 3);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "tiles take index reductions only with tile = 2");
+    /* rows of 11 f32 (44 bytes): rows, as measured */
+    kg_tensor r11 = fake(IN_AT, KG_F32, 2, (int64_t[]){3050403, 11});
+    cr_assert_eq(plan_of(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    /* a misaligned reduced run innermost: a narrow nest walk in any dtype */
+    kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
+    cr_assert_eq(plan_of(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    /* scalar columns: narrow walks for 2-byte elements only */
+    kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    kg_tensor cf = fake(IN_AT, KG_I32, 2, (int64_t[]){500, 33555});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 0);
+    /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
+    kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.splits, 128);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.splits, 512, "without the vector rule");
+}
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
 {
@@ -1170,4 +1218,3 @@ Test(reference, matches_hand_computed_values)
     cr_assert_eq(at, 0);
     cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
 }
-
