@@ -108,9 +108,9 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention: %s's head dim must be contiguous (stride %lld)", name,
                        (long long)t->strides[3]);
-    if ((uintptr_t)t->data % 16)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s's data must be 16-byte aligned",
-                       name);
+    kg_status st = kgi_check_aligned(ctx, "attention", t, name, 16);
+    if (st != KG_OK)
+        return st;
     for (int d = 0; d < 3; d++)
         if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
@@ -124,22 +124,14 @@ static kg_status check_overlap(kg_context *ctx, const args *a)
 {
     const kg_tensor *outs[2] = {a->out, a->lse};
     const char *onames[2] = {"out", "lse"};
-    const kg_tensor *ins[4] = {a->q, a->k, a->v, a->mask};
-    const char *inames[4] = {"q", "k", "v", "mask"};
-    for (int i = 0; i < 2; i++) {
-        if (!outs[i] || kg_numel(outs[i]) == 0)
-            continue;
-        const kgi_range o = kgi_tensor_range(outs[i]);
-        for (int j = 0; j < 4 + i; j++) {
-            const kg_tensor *t = j < 4 ? ins[j] : a->out;
-            if (!t || kg_numel(t) == 0)
-                continue;
-            if (kgi_ranges_overlap(o, kgi_tensor_range(t)))
-                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s", onames[i],
-                               j < 4 ? inames[j] : "out");
-        }
-    }
-    return KG_OK;
+    const kg_tensor *ins[5] = {a->q, a->k, a->v, a->mask, a->out};
+    const char *inames[5] = {"q", "k", "v", "mask", "out"};
+    kg_status st = KG_OK;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; st == KG_OK && outs[i] && j < 4 + i; j++)
+            if (ins[j])
+                st = kgi_check_disjoint(ctx, "attention", outs[i], onames[i], ins[j], inames[j]);
+    return st;
 }
 
 static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind kind)
@@ -152,7 +144,8 @@ static int is_decode(kg_attn_variant v)
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
-kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int forced)
+kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
+                                 int forced)
 {
     kg_attn_split r = {1, bn > 0 ? bn : 1};
     if (keys <= 0 || bn <= 0)
@@ -173,6 +166,8 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
             s = tiles;
     } else {
         int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
+        if (min_chunk > 0 && most > keys / min_chunk)
+            most = keys / min_chunk;
         if (most > max_splits)
             most = max_splits;
         /* as many splits as keep every block resident at once: memory-bound
@@ -201,7 +196,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
                                       int64_t sq, int64_t sk, int64_t group)
 {
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
-    const int f = ctx->attn_force_variant;
+    const int f = (int)ctx->test_force[KGI_TEST_ATTN_VARIANT];
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
@@ -240,6 +235,45 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
+/* The fused merge (one block per row tile) reads at most this many bytes
+   of partials (splits x valid rows x D floats); more go to the combine
+   kernel. H200 (window 2, 33 decode shapes, both forced): the combine kernel
+   as fast or faster everywhere but within noise (at most 0.3 us slower), up
+   to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
+   B 8: 19.3 against 30.2): so always the combine kernel. */
+#define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
+/* One launch of the decode path: with programmatic dependent launch on
+   compute capability 9.0 and up (the kernels wait for the previous grid
+   before any global access, attention_decode.cuh), so that a launch's start
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
+{
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
+        return kg_launch(ctx, kernel, grid, block, argv, smem);
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = ctx->stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "launching an attention decode kernel");
+    }
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -248,8 +282,8 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
    block of each row tile merges them (a counter per row tile in the
    scratch's counters, so at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles
    split). */
-static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const kg_attn_entry *e, kg_attn_params *p,
-                               int slot, int64_t B, int64_t Hkv, int64_t D)
+static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant variant, const kg_attn_entry *e,
+                               kg_attn_params *p, int slot, int64_t B, int64_t Hkv, int64_t D)
 {
     const int64_t R = e->bm, rows = (int64_t)p->group * p->sq, nrt = (rows + R - 1) / R;
     const int64_t blocks = B * Hkv * nrt;
@@ -264,19 +298,35 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         max_splits = 1;
     int per_sm = (int)((228 << 10) / (e->smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
-    const kg_attn_split sp = kg_attn_plan_split(
-        blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
-        (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits), ctx->attn_force_splits);
+    /* a split's partials (valid rows x D floats) at most 1/16 of its keys' K
+       and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
+       splits 23.6 us, the one-wave 32 splits 33.2 */
+    const int64_t vr = rows < R ? rows : R;
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+                           (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
+                           KG_ATTN_CHUNK_PER_ROW * vr, (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
+    p->trace =
+        ctx->test_force[KGI_TEST_ATTN_TRACE] > 0 ? (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE] : NULL;
+    /* the merge: the combine kernel's grid where the fused one (the last
+       block of each row tile) would read more than KG_ATTN_FUSED_MERGE_BYTES
+       of partials (splits x valid rows x D floats): now always; a test may
+       force either */
+    const int comb = kg_attn_combine[dt][slot];
+    int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
+    const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
+    if (comb > 0 && (fm == 1 || fm == 2))
+        separate = fm == 2;
     kg_status st;
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
-        p->counters = (int *)base;
+        p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -284,11 +334,19 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         return st;
     void *argv[1] = {p};
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
-    ctx->attn_last_variant = (int)variant;
-    ctx->attn_last_splits = sp.splits;
+    if (sp.splits > 1 && separate) {
+        const int64_t threads = rows * (D / 4); /* per (KV head, batch) */
+        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((threads + 127) / 128), (unsigned)Hkv, (unsigned)B},
+                        (dim3){128, 1, 1}, argv, 0);
+        if (st != KG_OK)
+            return st;
+    }
+    ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
+    ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
     return kg_ok(ctx);
 }
 
@@ -306,17 +364,17 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     const args a = {out, lse, q, k, v, mask};
-    kg_status st = kg_check_tensor(ctx, out, "out");
+    kg_status st = kgi_check_tensor(ctx, out, "out");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, q, "q");
+        st = kgi_check_tensor(ctx, q, "q");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, k, "k");
+        st = kgi_check_tensor(ctx, k, "k");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, v, "v");
+        st = kgi_check_tensor(ctx, v, "v");
     if (st == KG_OK && lse)
-        st = kg_check_tensor(ctx, lse, "lse");
+        st = kgi_check_tensor(ctx, lse, "lse");
     if (st == KG_OK && mask)
-        st = kg_check_tensor(ctx, mask, "mask");
+        st = kgi_check_tensor(ctx, mask, "mask");
     if (st == KG_OK)
         st = check_dtypes(ctx, &a);
     if (st == KG_OK)
@@ -397,7 +455,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.scale_log2 = scale * 1.4426950408889634f;
 
     if (is_decode(variant))
-        return launch_decode(ctx, variant, e, &p, slot, B, Hkv, D);
+        return launch_decode(ctx, q->dtype, variant, e, &p, slot, B, Hkv, D);
 
     /* blocks need more than the default 48 KB of shared memory */
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -408,22 +466,48 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK)
-        ctx->attn_last_variant = (int)variant;
+        ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
 void kg_test_force_attn_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->attn_force_variant = variant;
+        ctx->test_force[KGI_TEST_ATTN_VARIANT] = variant;
 }
 
-int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? ctx->attn_last_variant : -1; }
+int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? (int)ctx->test_last[KGI_TEST_ATTN_VARIANT] : -1; }
 
 void kg_test_force_attn_splits(kg_context *ctx, int splits)
 {
     if (ctx)
-        ctx->attn_force_splits = splits;
+        ctx->test_force[KGI_TEST_ATTN_SPLITS] = splits;
 }
 
-int kg_test_last_attn_splits(const kg_context *ctx) { return ctx ? ctx->attn_last_splits : 0; }
+int kg_test_last_attn_splits(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
+}
+
+void kg_test_force_attn_combine(kg_context *ctx, int mode)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_MERGE] = mode;
+}
+
+int kg_test_last_attn_combine(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_MERGE] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_MERGE] : 0;
+}
+
+void kg_test_attn_pdl(kg_context *ctx, int on)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_PDL] = on ? 1 : 0;
+}
+
+void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_TRACE] = trace ? (intptr_t)trace : -1;
+}

@@ -306,7 +306,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         const size_t es = kg_dtype_size(k ? in[k - 1]->dtype : out->dtype);
         ok[KG_EW_DENSE] = L.stride[k][0] == 1 && kgi_aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
     }
-    const int force = ctx->ew_force_variant;
+    const int force = (int)ctx->test_force[KGI_TEST_EW_VARIANT];
     unsigned transposed = 0;
     kg_nd32 v32;
     kg_perm pm;
@@ -351,7 +351,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else
             var = KG_EW_ND64;
     }
-    ctx->ew_last_variant = var;
+    ctx->test_last[KGI_TEST_EW_VARIANT] = var;
 
     const dim3 threads = {KG_EW_THREADS, 1, 1};
     switch (var) {
@@ -434,7 +434,7 @@ void kg_test_ew_tune(int what, int value)
 void kg_test_force_ew_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->ew_force_variant = variant;
+        ctx->test_force[KGI_TEST_EW_VARIANT] = variant;
 }
 
-int kg_test_last_ew_variant(const kg_context *ctx) { return ctx ? ctx->ew_last_variant : -1; }
+int kg_test_last_ew_variant(const kg_context *ctx) { return ctx ? (int)ctx->test_last[KGI_TEST_EW_VARIANT] : -1; }

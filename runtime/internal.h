@@ -24,6 +24,21 @@
 typedef struct kgi_hooks kgi_hooks; /* below */
 #define KGI_MAX_HOOKS 8
 
+/* Testing aids of the op families: a test forces a planner choice (a kernel
+   variant, a split count) and reads back what the last launch chose. The
+   context keeps one value per slot and per direction and knows nothing of
+   their meaning; each slot belongs to one family, which documents its
+   values. Both start at -1 ("the planner chooses", "no launch yet"). */
+typedef enum kgi_test_slot {
+    KGI_TEST_EW_VARIANT,   /* elementwise.c: kg_ew_variant */
+    KGI_TEST_ATTN_VARIANT, /* attention.c: kg_attn_variant */
+    KGI_TEST_ATTN_SPLITS,  /* attention.c: key splits of a decode launch (force 0: the planner's) */
+    KGI_TEST_ATTN_MERGE,   /* attention.c: decode merge (1 fused, 2 combine kernel; last 0: no split) */
+    KGI_TEST_ATTN_PDL,     /* attention.c: force 0: decode launches without programmatic dependent launch */
+    KGI_TEST_ATTN_TRACE,   /* attention.c: force: device words for the decode blocks' stamps */
+    KGI_TEST_SLOT_COUNT
+} kgi_test_slot;
+
 struct kg_context {
     int device;            /* CUDA ordinal asked for */
     int usable;            /* 1 when the device opened and the bundle fits it */
@@ -33,24 +48,14 @@ struct kg_context {
     int sm_count;
     int cc_major, cc_minor;
     char msg[KG_MSG_LEN]; /* message of the last failure */
-    /* Extensions of other op families hang their per-context state here. */
-    void *blas;                            /* see blas.c */
-    const kgi_hooks *hooks[KGI_MAX_HOOKS]; /* kgi_register_hooks */
+    /* Op families hang their per-context state here, with their hooks
+       (kgi_register_hooks, kgi_hooks_state). */
+    const kgi_hooks *hooks[KGI_MAX_HOOKS];
+    void *hooks_state[KGI_MAX_HOOKS];
     int nhooks;
-    void *scratch; /* device scratch, see kg_scratch() */
+    void *scratch; /* per-stream device scratch and pack areas (scratch.c) */
     size_t scratch_bytes;
-    /* Testing aids: force an element-wise variant (-1: choose), and the
-       variant the last element-wise launch used. */
-    int ew_force_variant;
-    int ew_last_variant;
-    /* Attention: a forced kernel variant (kg_attn_variant; -1: choose), and
-       the variant of the last launch (-1: none yet). */
-    int attn_force_variant;
-    int attn_last_variant;
-    /* Attention decode variants: a forced key split count (0: the planner's)
-       and the split count of the last decode launch. */
-    int attn_force_splits;
-    int attn_last_splits;
+    intptr_t test_force[KGI_TEST_SLOT_COUNT], test_last[KGI_TEST_SLOT_COUNT];
 };
 
 /* Tests use these to run every eligible layout variant over the same cases:
@@ -63,6 +68,15 @@ KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 KG_API void kg_test_force_attn_splits(kg_context *ctx, int splits);
 KG_API int kg_test_last_attn_splits(const kg_context *ctx);
+/* Decode launches write each block's globaltimer stamps to `trace` (device
+   memory, 4 words per block; NULL: off). */
+KG_API void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace);
+/* The decode merge (1: fused in the last block, 2: the combine kernel; 0:
+   the runtime's choice) and the one the last decode launch used (0: no
+   split); programmatic dependent launch of the decode kernels on / off. */
+KG_API void kg_test_force_attn_combine(kg_context *ctx, int mode);
+KG_API int kg_test_last_attn_combine(const kg_context *ctx);
+KG_API void kg_test_attn_pdl(kg_context *ctx, int on);
 
 /* ---- Messages and status (error.c) -------------------------------------- */
 
@@ -92,6 +106,10 @@ struct kgi_hooks {
     void (*release)(kg_context *ctx);         /* may be NULL */
 };
 kg_status kgi_register_hooks(kg_context *ctx, const kgi_hooks *hooks);
+/* The state pointer the context keeps for a family with its registered
+   hooks (*slot is NULL until the family stores its state there; its release
+   hook frees it). NULL when these hooks are not registered on ctx. */
+void **kgi_hooks_state(kg_context *ctx, const kgi_hooks *hooks);
 
 /* ---- Tensors (tensor.c) and geometry (geometry.h) ---------------------------- */
 
@@ -111,6 +129,10 @@ kg_status kgi_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned 
    to zero before it ends); the rest holds any op's partial results for the
    duration of one call, ordered by the context's stream. */
 #define KG_SCRATCH_COUNTER_BYTES ((size_t)64 << 10)
+/* What a stream's scratch holds from its first use: the counters and 4 MiB
+   for partial results, which a planner may count on without growing it
+   (the reductions plan within it; tests/kg_constants_check.c ties them). */
+#define KGI_SCRATCH_RESERVE_BYTES (KG_SCRATCH_COUNTER_BYTES + ((size_t)4 << 20))
 kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base);
 
 /* ---- Bundle (bundle.c) ---------------------------------------------------- */

@@ -15,6 +15,7 @@
  *                  dim: column tiles, two launches (statistics, apply)
  *   STRIDED        anything else, element by element
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,11 @@
 /* Scratch a COLS plan aims to stay within when it splits columns (what
    kg_reserve_scratch(ctx, 0) provides after the counters). */
 #define PARTIAL_BUDGET ((size_t)4 << 20)
+/* STAGED: shared memory of the stages of one multiprocessor (of its 227
+   KiB; the rest for the reductions' words and the L1). */
+#define STAGED_BUDGET ((int64_t)200 << 10)
+
+kg_norm_tuning kgi_norm_tuning;
 
 typedef struct ndim_ {
     int64_t size;
@@ -42,8 +48,6 @@ static int64_t pow2_ceil(int64_t x)
     return p;
 }
 
-static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
-
 static const char *const op_names[KG_NORM_NOPS] = {"in", "out", "residual", "weight", "bias", "mean", "rstd"};
 
 static const char *tensor_name(const kg_norm_call *c, int k)
@@ -53,30 +57,20 @@ static const char *tensor_name(const kg_norm_call *c, int k)
     return op_names[k];
 }
 
-/* Byte range [lo, hi) of t's elements; 0 when t has none. */
-static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    uint64_t end = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] == 0)
-            return 0;
-        end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
-    }
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (end + 1) * kg_dtype_size(t->dtype);
-    return 1;
-}
-
+/* kgi_check_disjoint's test with this family's message (which says what
+   may alias). */
 static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an, const kg_tensor *b,
                                 const char *bn)
 {
-    uintptr_t a0, a1, b0, b1;
-    if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
+    if (!a || !b)
+        return KG_OK;
+    const kgi_range ra = kgi_tensor_range(a), rb = kgi_tensor_range(b);
+    if (!kgi_ranges_overlap(ra, rb))
         return KG_OK;
     return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                    "invalid argument: %s: %s overlaps %s (bytes [%p, %p) and [%p, %p)); only out may alias in, "
                    "and only exactly",
-                   op, an, bn, (void *)a0, (void *)a1, (void *)b0, (void *)b1);
+                   op, an, bn, (void *)ra.lo, (void *)ra.hi, (void *)rb.lo, (void *)rb.hi);
 }
 
 /* A result or operand tensor: present, valid, of dtype `want`, of shape
@@ -84,7 +78,7 @@ static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor
 static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, kg_dtype want,
                               const char *why, int nd, const int64_t *shape)
 {
-    kg_status st = kg_check_tensor(ctx, t, name);
+    kg_status st = kgi_check_tensor(ctx, t, name);
     if (st != KG_OK)
         return st;
     if (t->dtype != want)
@@ -98,7 +92,7 @@ static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *
         return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: %s: %s is %s but must be %s", op, name,
                        kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(b, sizeof b, nd, shape));
     }
-    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+    if (kg_numel(t) > 0 && !kgi_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
                        kg_dtype_size(t->dtype));
@@ -110,7 +104,7 @@ static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *
 static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, const kg_tensor *in,
                              int k)
 {
-    kg_status st = kg_check_tensor(ctx, t, name);
+    kg_status st = kgi_check_tensor(ctx, t, name);
     if (st != KG_OK)
         return st;
     if (t->dtype != in->dtype)
@@ -128,7 +122,7 @@ static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t
                        name, kg_shape_str(a, sizeof a, t->ndim, t->shape),
                        kg_shape_str(b, sizeof b, k, in->shape + in->ndim - k), name);
     }
-    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+    if (kg_numel(t) > 0 && !kgi_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
                        kg_dtype_size(t->dtype));
@@ -171,8 +165,79 @@ static void fill_dims(kg_norm_dims *o, const ndim_ *v, int n, int fast)
         for (int k = 0; k < KG_NORM_NOPS; k++)
             o->st[d][k] = v[d].st[k];
         if (fast && d < n - 1)
-            kg_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
+            kgi_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
     }
+}
+
+/* STAGED: a lane group per row (or several rows per group for rows of at
+   most 32 vectors), the rows of a stage brought into shared memory ahead.
+   Returns 0 (nothing planned) when a stage does not fit twice. */
+static int plan_staged(kg_norm_plan *plan, const ndim_ *K, int nk, int64_t rows, int64_t L, int64_t es, int64_t sm,
+                       int res)
+{
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    kg_norm_args *A = &plan->args;
+    const int64_t V = 16 / es, nvec = L / V, NVS = KG_NORM_STAGED_NV(es);
+    int64_t T = KG_NORM_THREADS, g, nv, pr0 = 1;
+    if (nvec <= 32) {
+        g = pow2_ceil(nvec);
+        nv = 1;
+        pr0 = NVS;
+    } else if (nvec <= 32 * NVS) {
+        g = 32;
+        nv = cdiv(nvec, 32);
+    } else {
+        /* a block per row: at least 256 lanes (or the tuning's) */
+        g = pow2_ceil(cdiv(nvec, NVS));
+        const int64_t want = tu->threads >= 64 && tu->threads <= KG_NORM_STAGED_MAX_T ? tu->threads : KG_NORM_THREADS;
+        if (g < want)
+            g = pow2_ceil(want);
+        if (g > KG_NORM_STAGED_MAX_T)
+            return 0;
+        nv = cdiv(nvec, g);
+        T = g;
+    }
+    const int64_t slots = g > 32 ? 1 : T / g, row_bytes = L * es;
+    const int64_t smax =
+        tu->max_stages >= 1 && tu->max_stages <= KG_NORM_MAX_STAGES ? tu->max_stages : KG_NORM_MAX_STAGES;
+    /* blocks per multiprocessor: 1024 lanes in all (or the tuning's), fewer
+       where a block's share of shared memory would not hold two stages */
+    int64_t bps = tu->bps >= 1 && tu->bps <= 16 ? tu->bps : KG_NORM_STAGED_MAX_T / T;
+    if (bps < 1)
+        bps = 1;
+    int64_t pr, RS, stage_bytes, S;
+    for (;;) {
+        /* rows per group: enough stages for every block */
+        pr = pr0;
+        while (pr > 1 && cdiv(rows, slots * pr) < sm * bps)
+            pr /= 2;
+        RS = slots * pr;
+        stage_bytes = RS * row_bytes * (res ? 2 : 1);
+        S = STAGED_BUDGET / bps / stage_bytes;
+        if (S > smax)
+            S = smax;
+        if (S >= 2 || (tu->max_stages == 1 && S == 1) || bps == 1)
+            break;
+        bps--;
+    }
+    if (S < 2 && !(tu->max_stages == 1 && S == 1))
+        return 0;
+    plan->cls = KG_NORM_STAGED;
+    A->group = (int32_t)g;
+    A->nv = (int32_t)nv;
+    A->pr = (int32_t)pr;
+    A->stages = (int32_t)S;
+    A->stage_rows = (int32_t)RS;
+    A->stage_bytes = stage_bytes;
+    A->contig = nk == 0 || (nk == 1 && K[0].st[KG_NO_IN] == L && (!res || K[0].st[KG_NO_RES] == L));
+    A->rows = rows;
+    A->fast = rows < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K, nk, A->fast);
+    plan->block = (unsigned)T;
+    const int64_t nst = cdiv(rows, RS), cap = sm * bps;
+    plan->grid = (unsigned)(nst < cap ? nst : cap);
+    plan->smem = (size_t)(KG_NORM_STAGE_BASE + S * stage_bytes);
+    return 1;
 }
 
 /* The normalized dims as a bit mask, after checking the call's axes. */
@@ -237,7 +302,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const kg_norm_info *info = &kg_norm_infos[c->op];
     const char *op = info->name;
     const kg_tensor *in = c->in;
-    kg_status st = kg_check_tensor(ctx, in, "in");
+    kg_status st = kgi_check_tensor(ctx, in, "in");
     if (st != KG_OK)
         return st;
     const kg_dtype dt = in->dtype;
@@ -245,7 +310,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     if (!(floats & (1u << dt)))
         return kg_fail_dtype(ctx, op, dt, floats);
     const size_t es = kg_dtype_size(dt);
-    if (kg_numel(in) > 0 && !is_aligned(in->data, es))
+    if (kg_numel(in) > 0 && !kgi_aligned(in->data, es))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", op, in->data, es);
     unsigned mask;
@@ -317,9 +382,11 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         T[KG_NO_S0] = c->s0;
         T[KG_NO_S1] = c->s1;
     }
-    if (norm_k && !(isfinite(c->eps) && c->eps >= 0))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)", op,
-                       c->eps);
+    /* eps: any finite value the kernels' accumulator holds. A negative eps
+       is accepted as PyTorch accepts it: rstd = 1 / sqrt(var + eps), NaN
+       where var + eps < 0 (inf where it is 0). */
+    if (norm_k && (st = kgi_check_finite(ctx, op, "eps", c->eps, dt == KG_F64 ? DBL_MAX : FLT_MAX)) != KG_OK)
+        return st;
 
     /* overlaps: every written tensor is free of self-overlap and disjoint
        from every other tensor, except out aliasing in exactly */
@@ -328,13 +395,13 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int k = written[i];
         if (!T[k])
             continue;
-        if ((st = kg_check_no_self_overlap(ctx, T[k], tensor_name(c, k))) != KG_OK)
+        if ((st = kgi_check_no_self_overlap(ctx, T[k], tensor_name(c, k))) != KG_OK)
             return st;
         for (int j = 0; j < KG_NORM_NOPS; j++) {
             if (j == k || !T[j] || (j < k && (j == KG_NO_OUT || j == KG_NO_RES || j == KG_NO_S0)))
                 continue; /* each written pair once */
             if (k == KG_NO_OUT && j == KG_NO_IN) {
-                if ((st = kg_check_alias(ctx, T[k], T[j], "in")) != KG_OK)
+                if ((st = kgi_check_alias(ctx, T[k], T[j], "in")) != KG_OK)
                     return st;
                 continue;
             }
@@ -413,12 +480,15 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     for (int k = 0; rows_ok && k < KG_NORM_NOPS; k++) {
         if (!T[k] || k == KG_NO_S0 || k == KG_NO_S1)
             continue;
-        rows_ok = N[0].st[k] == 1 && is_aligned(T[k]->data, 16);
+        rows_ok = N[0].st[k] == 1 && kgi_aligned(T[k]->data, 16);
         for (int d = 0; rows_ok && d < nk; d++)
             rows_ok = K[d].st[k] % V == 0;
     }
     if (rows_ok) {
         const int64_t nvec = L / V;
+        if (c->sm90 && kgi_norm_tuning.staged &&
+            plan_staged(plan, K, nk, rows, L, (int64_t)es, sm, T[KG_NO_RES] != NULL))
+            return KG_OK;
         A->fast = rows < ((int64_t)1 << 31);
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0) {
             plan->cls = KG_NORM_PACKED;
@@ -445,6 +515,20 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         fill_dims(&A->inner, N, 1, 0);
         A->tiles = cdiv(A->cols, KG_NORM_COL_LANES);
         const int64_t groups = A->rows * A->tiles;
+        if (c->sm90 && kgi_norm_tuning.cols_cluster) {
+            /* one launch: a cluster per column tile, its blocks down the
+               normalized dim; as many clusters as fill the multiprocessors */
+            const int64_t bps = kgi_norm_tuning.bps >= 1 && kgi_norm_tuning.bps <= 4 ? kgi_norm_tuning.bps : 1;
+            int64_t ncl = sm * bps / KG_NORM_CLUSTER;
+            if (ncl < 1)
+                ncl = 1;
+            if (ncl > groups)
+                ncl = groups;
+            plan->cls = KG_NORM_COLS_CLUSTER;
+            plan->block = KG_NORM_CL_THREADS;
+            plan->grid = (unsigned)(ncl * KG_NORM_CLUSTER);
+            return KG_OK;
+        }
         const size_t entry = (size_t)KG_NORM_COL_LANES * 3 * (dt == KG_F64 ? 8 : 4);
         int64_t splits = cdiv(sm * 8, groups);
         const int64_t most = L / 64 > 1 ? L / 64 : 1;
@@ -518,7 +602,18 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         st = kg_launch(ctx, ks[KG_NORM_COLS_APPLY], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
-    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+    if (plan->cls == KG_NORM_STAGED) {
+        cudaKernel_t kern;
+        if ((st = kg_kernel(ctx, ks[plan->cls], &kern)) != KG_OK)
+            return st;
+        cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                          (int)plan->smem, ctx->device);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            return kg_cuda_fail(ctx, err, "raising a normalization kernel's shared memory limit");
+        }
+    }
+    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, plan->smem);
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
@@ -527,6 +622,9 @@ static kg_status run(kg_context *ctx, const kg_norm_call *c)
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     kg_norm_plan plan;
+    kg_norm_call cc = *c;
+    cc.sm90 = ctx->cc_major >= 9;
+    c = &cc;
     kg_status st = kg_norm_plan_call(ctx, c, ctx->sm_count, &plan);
     if (st != KG_OK)
         return st;

@@ -20,6 +20,7 @@ typedef struct kg_norm_call {
     int n_axes, keepdim;
     int k; /* layer_norm: normalized dims (rms_norm: 1) */
     double eps;
+    int sm90; /* 1: the device runs sm_90 code (the STAGED class's bulk copies) */
 } kg_norm_call;
 
 typedef struct kg_norm_plan {
@@ -28,7 +29,22 @@ typedef struct kg_norm_plan {
     kg_norm_args args; /* everything but the pointers */
     unsigned grid, block;
     size_t partial_bytes; /* COLS: scratch for the statistics */
+    size_t smem;          /* STAGED: dynamic shared memory per block */
 } kg_norm_plan;
+
+/* Opt-in classes and their tuning, for tests and the bench's sweeps (all
+   0: the planner's defaults, which use neither). staged 1: rows that fit
+   take the STAGED class (sm_90); threads: its block for a row served by a
+   whole block (64..1024); bps: its blocks per multiprocessor (1..16; default
+   1024 lanes' worth, the shared memory split among them); max_stages: at
+   most this many stages (1..KG_NORM_MAX_STAGES); cols_cluster 1: columns by
+   the COLS_CLUSTER class (sm_90; bps clusters' blocks per multiprocessor).
+   Both are off by default because they measured slower than the classes
+   every device runs (2026-12-01 window 2, README "Normalizations"). */
+typedef struct kg_norm_tuning {
+    int staged, threads, bps, max_stages, cols_cluster;
+} kg_norm_tuning;
+extern kg_norm_tuning kgi_norm_tuning;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

@@ -27,6 +27,7 @@
 
 #include "internal.h"
 #include "kg_attnb_table.h"
+#include "attn_ref.h"
 #include "kg_test.h"
 #include "kg_attention_bwd.h"
 
@@ -253,10 +254,32 @@ Test(attention_bwd_validation, sizes_out_of_range)
 
 Test(attention_bwd_validation, scratch_size)
 {
-    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 100), (size_t)(64 << 10) + 2 * 8 * 100 * 8);
-    cr_assert_eq(kg_attention_backward_scratch_bytes(-1, 8, 100), 0u);
-    cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 100), 0u);
-    cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 100), (size_t)(64 << 10));
+    /* counters, then 8 bytes a query row rounded up to 256, then the dq
+       partials: lanes = min(16, max(1, floor(264 / (B Hkv))), ceil(Sk / 64)),
+       f32 [B Hq Sq D] each */
+    const size_t rows = 2 * 8 * 100, part = rows * 64 * 4;
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 64), (size_t)(64 << 10) + rows * 8 + 2 * part);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 2000, 64),
+                 (size_t)(64 << 10) + rows * 8 + 16 * part);
+    /* 32 kv heads: 8 lanes (256 blocks), not 9 */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 16, 16, 100, 2000, 64),
+                 (size_t)(64 << 10) + 2 * rows * 8 + 8 * 2 * part);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(200, 8, 2, 100, 2000, 64),
+                 (size_t)(64 << 10) + 100 * rows * 8 + 1 * 100 * part);
+    /* no keys: no partials; no query rows: nothing but the counters */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 0, 64), (size_t)(64 << 10) + rows * 8);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 2, 100, 120, 64), (size_t)(64 << 10));
+    /* the partials stay within 2 GiB while there is more than one: 1M rows
+       of D = 128 are 512 MiB a lane, so 4 lanes instead of 16 */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(1, 16, 16, 65536, 65536, 128),
+                 (size_t)(64 << 10) + ((size_t)1 << 23) + ((size_t)1 << 31));
+    /* one lane may exceed it */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(1, 64, 64, 1 << 20, 64, 256),
+                 (size_t)(64 << 10) + ((size_t)1 << 29) + ((size_t)1 << 36));
+    cr_assert_eq(kg_attention_backward_scratch_bytes(-1, 8, 2, 100, 120, 64), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 2, 100, 120, 64), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 512), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, -5, 64), 0u);
 }
 
 Test(attention_bwd_validation, empty_problems_validate_then_report_the_device)
@@ -267,41 +290,6 @@ Test(attention_bwd_validation, empty_problems_validate_then_report_the_device)
 }
 
 /* ---- the float64 reference ----------------------------------------------- */
-
-typedef enum { MASK_NONE, MASK_PAD, MASK_RANDOM, MASK_EMPTY_ROWS } mask_fill;
-
-typedef struct {
-    kg_dtype dt;
-    int B, Hq, Hkv, Sq, Sk, D;
-    int causal;
-    mask_fill mask;
-    int mask_ndim; /* 1: [Sk], 2: [Sq,Sk], 4: [B,1,1,Sk] (PAD) or [B,Hq,Sq,Sk] */
-    int bshd;      /* every [B,H,S,D] tensor stored [B,S,H,D] (strided views) */
-    float scale;
-} acase;
-
-static double mask_at(const acase *c, const float *m, int b, int h, int i, int j)
-{
-    if (c->mask == MASK_NONE)
-        return 0.0;
-    switch (c->mask_ndim) {
-    case 1: return m[j];
-    case 2: return m[(int64_t)i * c->Sk + j];
-    default:
-        if (c->mask == MASK_PAD)
-            return m[(int64_t)b * c->Sk + j];
-        return m[(((int64_t)b * c->Hq + h) * c->Sq + i) * c->Sk + j];
-    }
-}
-
-static int64_t mask_numel(const acase *c)
-{
-    switch (c->mask_ndim) {
-    case 1: return c->Sk;
-    case 2: return (int64_t)c->Sq * c->Sk;
-    default: return c->mask == MASK_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->B * c->Hq * c->Sq * c->Sk;
-    }
-}
 
 /* Logical [B,H,S,D] arrays of doubles (inputs already rounded to the dtype). */
 typedef struct {
@@ -337,7 +325,7 @@ static void forward64(const ref_in *r, double *out, double *lse)
                     const int hidden = c->causal && j > i + c->Sk - c->Sq;
                     p[j] = hidden ? -INFINITY
                                   : dot(qi, r->k + lidx(c->Hkv, c->Sk, D, b, h / g, j), D) * r->scale +
-                                        mask_at(c, r->mask, b, h, i, j);
+                                        attn_ref_mask_at(c, r->mask, b, h, i, j);
                     m = p[j] > m ? p[j] : m;
                 }
                 for (int j = 0; j < c->Sk; j++)
@@ -385,9 +373,9 @@ static void backward_ref(const ref_in *r, int lp, double *gq, double *gk, double
                         float dd = 0;
                         for (int d = 0; d < D; d++)
                             dd += (float)qi[d] * (float)kj[d];
-                        p[j] = (float)rnd(dt, dd) * (float)r->scale + (float)mask_at(c, r->mask, b, h, i, j);
+                        p[j] = (float)rnd(dt, dd) * (float)r->scale + (float)attn_ref_mask_at(c, r->mask, b, h, i, j);
                     } else {
-                        p[j] = dot(qi, kj, D) * r->scale + mask_at(c, r->mask, b, h, i, j);
+                        p[j] = dot(qi, kj, D) * r->scale + attn_ref_mask_at(c, r->mask, b, h, i, j);
                     }
                     m = p[j] > m ? p[j] : m;
                 }
@@ -515,26 +503,6 @@ static void gpu_setup(void)
     rng = kt_seed();
 }
 
-/* element offset of logical [b,h,s,0] in the storage layout */
-static int64_t off(const acase *c, int H, int S, int b, int h, int s)
-{
-    if (c->bshd)
-        return (((int64_t)b * S + s) * H + h) * c->D;
-    return lidx(H, S, c->D, b, h, s);
-}
-
-static kg_tensor view4(const acase *c, void *data, int H, int S)
-{
-    kg_tensor t = kg_tensor_contiguous(data, c->dt, 4, (const int64_t[]){c->B, H, S, c->D});
-    if (c->bshd) {
-        t.strides[3] = 1;
-        t.strides[1] = c->D;
-        t.strides[2] = (int64_t)H * c->D;
-        t.strides[0] = (int64_t)S * H * c->D;
-    }
-    return t;
-}
-
 /* Logical doubles -> a host buffer in the storage layout, rounded to dt. */
 static void *store(const acase *c, const double *x, int H, int S)
 {
@@ -545,7 +513,7 @@ static void *store(const acase *c, const double *x, int H, int S)
         for (int h = 0; h < H; h++)
             for (int s = 0; s < S; s++)
                 for (int d = 0; d < c->D; d++)
-                    kt_set(buf, c->dt, off(c, H, S, b, h, s) + d, x[lidx(H, S, c->D, b, h, s) + d]);
+                    kt_set(buf, c->dt, attn_ref_off(c, H, S, b, h, s) + d, x[lidx(H, S, c->D, b, h, s) + d]);
     return buf;
 }
 
@@ -570,9 +538,10 @@ static grads run_gpu(const acase *c, void *q, void *k, void *v, void *out, void 
     KT_OK(ctx, kg_memset(ctx, dq, 0xff, nq * es + 16)); /* NaN poison */
     KT_OK(ctx, kg_memset(ctx, dk, 0xff, nk * es + 16));
     KT_OK(ctx, kg_memset(ctx, dv, 0xff, nk * es + 16));
-    kg_tensor tq = view4(c, q, c->Hq, c->Sq), tk = view4(c, k, c->Hkv, c->Sk), tv = view4(c, v, c->Hkv, c->Sk),
-              to = view4(c, out, c->Hq, c->Sq), tdo = view4(c, dout, c->Hq, c->Sq), tdq = view4(c, dq, c->Hq, c->Sq),
-              tdk = view4(c, dk, c->Hkv, c->Sk), tdv = view4(c, dv, c->Hkv, c->Sk);
+    kg_tensor tq = attn_ref_view4(c, q, c->Hq, c->Sq), tk = attn_ref_view4(c, k, c->Hkv, c->Sk),
+              tv = attn_ref_view4(c, v, c->Hkv, c->Sk), to = attn_ref_view4(c, out, c->Hq, c->Sq),
+              tdo = attn_ref_view4(c, dout, c->Hq, c->Sq), tdq = attn_ref_view4(c, dq, c->Hq, c->Sq),
+              tdk = attn_ref_view4(c, dk, c->Hkv, c->Sk), tdv = attn_ref_view4(c, dv, c->Hkv, c->Sk);
     /* lse as a strided view: every other float */
     kg_tensor tl = kg_tensor_contiguous(lse, KG_F32, 3, (const int64_t[]){c->B, c->Hq, c->Sq});
     for (int d = 0; d < 3; d++)
@@ -612,9 +581,11 @@ static void check_grad(const acase *c, const char *name, const void *got, const 
             for (int s = 0; s < S; s++)
                 for (int d = 0; d < c->D; d++) {
                     const int64_t li = lidx(H, S, c->D, b, h, s) + d;
-                    const double x = kt_get(got, c->dt, off(c, H, S, b, h, s) + d), want = ref[li];
-                    cr_assert(!isnan(x), "%s %s [%d,%d,%d,%d]: NaN (unwritten or invalid) (seed %llu)",
-                              kg_dtype_name(c->dt), name, b, h, s, d, (unsigned long long)kt_seed());
+                    const double x = kt_get(got, c->dt, attn_ref_off(c, H, S, b, h, s) + d), want = ref[li];
+                    cr_assert(!isnan(x), "%s %s [%d,%d,%d,%d] D=%d tune=%s: NaN (unwritten or invalid) (seed %llu)",
+                              kg_dtype_name(c->dt), name, b, h, s, d, c->D,
+                              getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
+                              (unsigned long long)kt_seed());
                     if (fabs(lp[li] - want) > max_lp)
                         max_lp = fabs(lp[li] - want);
                     if (fabs(x - want) > max_err) {
@@ -626,10 +597,11 @@ static void check_grad(const acase *c, const char *name, const void *got, const 
     kt_tolerance(c->dt, &rtol, &atol);
     const double tol = 2 * max_lp + atol;
     cr_assert(max_err <= tol,
-              "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d/%d bshd=%d: max error %.3g at "
+              "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d/%d bshd=%d tune=%s: max error %.3g at "
               "[%d,%d,%d,%d] (got %.6g, want %.6g) > %.3g = 2 x %.3g (low-precision reference) + %.0e (seed %llu)",
               kg_dtype_name(c->dt), name, c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, c->mask_ndim,
-              c->bshd, max_err, wb, wh, ws, wd, wgot, wwant, tol, max_lp, atol, (unsigned long long)kt_seed());
+              c->bshd, getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default", max_err, wb, wh, ws, wd, wgot,
+              wwant, tol, max_lp, atol, (unsigned long long)kt_seed());
 }
 
 static void run_case(const acase *c)
@@ -637,7 +609,7 @@ static void run_case(const acase *c)
     const kg_dtype dt = c->dt;
     const int D = c->D;
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * D, nk = (int64_t)c->B * c->Hkv * c->Sk * D;
-    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? mask_numel(c) : 0;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? attn_ref_mask_numel(c) : 0;
     const size_t es = kg_dtype_size(dt);
     double *q = malloc(sizeof(double) * (nq + 1)), *k = malloc(sizeof(double) * (nk + 1)),
            *v = malloc(sizeof(double) * (nk + 1)), *dout = malloc(sizeof(double) * (nq + 1)),
@@ -695,7 +667,7 @@ static void run_case(const acase *c)
             for (int i = 0; i < c->Sq; i++)
                 if (lse[((int64_t)b * c->Hq + h) * c->Sq + i] == -INFINITY)
                     for (int d = 0; d < D; d++)
-                        cr_assert(kt_get(g.dq, dt, off(c, c->Hq, c->Sq, b, h, i) + d) == 0.0,
+                        cr_assert(kt_get(g.dq, dt, attn_ref_off(c, c->Hq, c->Sq, b, h, i) + d) == 0.0,
                                   "%s dq[%d,%d,%d,%d] of a fully masked row is not 0 (seed %llu)", kg_dtype_name(dt), b,
                                   h, i, d, (unsigned long long)kt_seed());
 
@@ -793,6 +765,40 @@ Test(attention_bwd, empty_sequences)
     }
 }
 
+/* The fused path's dq partials under one KG_ATTNB_TUNE value (f16 / bf16
+   portable "0" / "1", Hopper "h0" / "h1" where the device is one, "sep" the
+   separate dq kernel; a tuning a head dim lacks runs the default), D 64 and
+   128: lanes that walk several key blocks (B Hkv = 66 kv heads: 4 lanes for
+   10 or 5 key blocks), GQA 2:1 over them, causal with Sq < Sk and with
+   Sq > Sk under a padding mask. One test per tuning, so that they run in
+   parallel. */
+static void tuning_cases(const char *tune, kg_dtype dt)
+{
+    setenv("KG_ATTNB_TUNE", tune, 1);
+    const int dims[2] = {64, 128};
+    for (int j = 0; j < 2; j++) {
+        acase wide = {dt, 2, 66, 33, 3, 600, dims[j], 0, MASK_NONE, 0, 0, 0.f};
+        run_case(&wide);
+        acase lo = {dt, 1, 66, 66, 3, 600, dims[j], 1, MASK_NONE, 0, 1, 0.f};
+        run_case(&lo);
+        acase hi = {dt, 1, 2, 2, 300, 90, dims[j], 1, MASK_PAD, 4, 0, 0.f};
+        run_case(&hi);
+    }
+    unsetenv("KG_ATTNB_TUNE");
+}
+
+Test(attention_bwd, tuning_h0_lanes_of_several_key_blocks) { tuning_cases("h0", KG_BF16); }
+Test(attention_bwd, tuning_h1_lanes_of_several_key_blocks) { tuning_cases("h1", KG_BF16); }
+Test(attention_bwd, tuning_0_lanes_of_several_key_blocks) { tuning_cases("0", KG_BF16); }
+Test(attention_bwd, tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_BF16); }
+Test(attention_bwd, tuning_sep_lanes_of_several_key_blocks) { tuning_cases("sep", KG_BF16); }
+Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
+Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
+{
+    tuning_cases("default", KG_F32);
+    tuning_cases("sep", KG_F32);
+}
+
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
 {
@@ -845,12 +851,12 @@ Test(attention_bwd, captured_in_a_cuda_graph_after_reserving_scratch)
               tdk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
               tdv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
               tl = kg_tensor_contiguous(l, KG_F32, 3, KT_SHAPE(B, H, S));
-    cr_assert_gt(kg_attention_backward_scratch_bytes(B, H, S), (size_t)(64 << 10) + (4 << 20));
+    cr_assert_gt(kg_attention_backward_scratch_bytes(B, H, 1, S, SK, D), (size_t)(64 << 10) + (4 << 20));
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(fresh, kg_set_stream(fresh, (kg_stream)s));
     /* the scratch is per stream: reserve it on the stream that captures */
-    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, S)));
+    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, 1, S, SK, D)));
     /* a small call loads the module outside capture */
     kg_tensor sq = tq, sdq = tdq, sl = tl;
     sq.shape[2] = sdq.shape[2] = sl.shape[2] = 64;
