@@ -32,8 +32,13 @@ static int perm_blocks_per_sm = 0;
 /* rows for elements of at most this many bytes (wider ones: nd32, measured
    faster for 4-byte elements on the H200) */
 static int rows_max_bytes = 2;
-/* perm folds a dim of at most fold_max elements (0: half a tile) */
+/* perm folds a dim of at most fold_max elements (0: 48 for 64-element
+   tiles, measured on the H200: a dim of 33-47 then runs 1.1-1.2x faster
+   than in half-empty tiles; half a tile for 32-element ones) */
 static int fold_max = 0;
+/* rows only with at least this many warps per SM (a warp takes 32 rows):
+   long rows are few, and a few warps cannot fill the GPU (nd32 then) */
+static int rows_min_warps_per_sm = 16;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -180,7 +185,7 @@ KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const s
     /* fold an axis whose dim fills at most half a tile: measured on the H200,
        a dim of 5-23 runs 2-5x faster folded, one of 33-59 mostly slower
        (permf's per-position offsets cost more than the idle lanes) */
-    const int64_t fmax = fold_max > 0 ? fold_max : T / 2;
+    const int64_t fmax = fold_max > 0 ? fold_max : T == 64 ? 48 : T / 2;
     if (L->size[0] <= fmax) /* dims are ordered by the output's stride */
         for (int d = 1; d < L->ndim && fc < 0; d++)
             if (d != J && L->size[d] < lim / L->size[0])
@@ -338,7 +343,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = KG_EW_TILE;
         else if (ok[KG_EW_ND32V])
             var = KG_EW_ND32V;
-        else if (ok[KG_EW_ROWS] && L.ndim >= 2 && L.size[0] >= rows_min && 16 / vec <= rows_max_bytes)
+        else if (ok[KG_EW_ROWS] && L.ndim >= 2 && L.size[0] >= rows_min && 16 / vec <= rows_max_bytes &&
+                 kg_numel(out) / L.size[0] / 32 >= (int64_t)rows_min_warps_per_sm * ctx->sm_count)
             var = KG_EW_ROWS;
         else if (ok[KG_EW_ND32])
             var = KG_EW_ND32;
@@ -421,6 +427,8 @@ void kg_test_ew_tune(int what, int value)
         rows_max_bytes = value;
     else if (what == KG_EW_TUNE_FOLD_MAX)
         fold_max = value > 0 && value < 1024 ? value : 0;
+    else if (what == KG_EW_TUNE_ROWS_MIN_WARPS)
+        rows_min_warps_per_sm = value >= 0 ? value : 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

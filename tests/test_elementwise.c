@@ -843,6 +843,7 @@ Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown,
 Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
 {
     kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, 8);
+    kg_test_ew_tune(KG_EW_TUNE_ROWS_MIN_WARPS, 0); /* these tensors are small */
     static const struct {
         int nd;
         int64_t s[4];
@@ -864,6 +865,7 @@ Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
                          ran);
         }
     kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, 2);
+    kg_test_ew_tune(KG_EW_TUNE_ROWS_MIN_WARPS, 16);
     unsigned ran = 0;
     const view a = permuted(3, S(37, 66, 45), (const int[]){1, 0, 2}), o = dense(3, S(37, 66, 45));
     ew_case c = {"inner dim in place, f32", 1, {a, o, o}, o, -1, FILL_MIXED, 0};
