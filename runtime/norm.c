@@ -486,7 +486,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     if (rows_ok) {
         const int64_t nvec = L / V;
-        if (c->sm90 && !kgi_norm_tuning.staged_off &&
+        if (c->sm90 && kgi_norm_tuning.staged &&
             plan_staged(plan, K, nk, rows, L, (int64_t)es, sm, T[KG_NO_RES] != NULL))
             return KG_OK;
         A->fast = rows < ((int64_t)1 << 31);

@@ -27,20 +27,35 @@ typedef struct kg_red_plan {
 /* The planner's tunable choices; kg_red_tuning_default is what kg_reduce
    uses. Other values are for the benchmark's sweeps and the tests. */
 typedef struct kg_red_tuning {
-    int cols_lanes;              /* COLS: most lanes across columns (power of two, 32..KG_RED_THREADS) */
-    int cols_split_lanes;        /* COLS: most lanes across columns when the reduced dim is split */
-    int cols_split_units_per_sm; /* COLS split: units per multiprocessor aimed at */
-    int cols_split_pow2;         /* COLS split: the split count rounded down to a power of two */
-    int pack_rows;               /* the PACKED class for short dense rows where the shape allows */
-    int packed_blocks_per_sm;    /* PACKED: blocks per multiprocessor in the grid */
-    int rows_group;              /* ROWS: lanes per row (0: by the row's length) */
-    int blocks_per_sm;           /* every other class: most blocks per multiprocessor in the grid */
-    int splits;                  /* split count (0: by the planner) */
-    int cols_runs;               /* COLS over short reduced runs innermost (the run path of reduce.cuh):
-                                    off by default until it has been measured and tested on a GPU */
+    int cols_lanes;                  /* COLS: most lanes across columns (power of two, 32..KG_RED_THREADS) */
+    int cols_split_lanes;            /* COLS: most lanes across columns when the reduced dim is split */
+    int cols_split_units_per_sm;     /* COLS split: units per multiprocessor aimed at */
+    int cols_split_units_per_sm_vec; /* the same where the columns move in vectors (0: as above) */
+    int cols_split_pow2;             /* COLS split: the split count rounded down to a power of two */
+    int pack_rows;                   /* the PACKED class for short dense rows where the shape allows */
+    int packed_blocks_per_sm;        /* PACKED: blocks per multiprocessor in the grid */
+    int rows_group;                  /* ROWS: lanes per row (0: by the row's length) */
+    int blocks_per_sm;               /* every other class: most blocks per multiprocessor in the grid */
+    int splits;                      /* split count (0: by the planner) */
+    int cols_runs;                   /* COLS over short reduced runs innermost (the run path of reduce.cuh):
+                                        off by default until it has been measured and tested on a GPU */
+    int deep_walk;                   /* narrow walks (kg_red_args.deep: 16 loads in flight, 32-bit walk arithmetic
+                                        where the walk fits): 1: NEST, and COLS of 1- and 2-byte elements; 2: also
+                                        COLS of wider elements */
+    int tile;                        /* TILE for short reduced runs under a dense kept dim (rows of at most
+                                        tile_max_bytes), where the tile holds at least tile_min_elems elements:
+                                        1: value reductions, 2: index reductions too */
+    int tile_max_bytes;
+    int tile_min_elems;
 } kg_red_tuning;
 
 extern const kg_red_tuning kg_red_tuning_default;
+
+/* Sets fields of *t from text "name=value,name=value" (the field names
+   above, values decimal integers), for the benchmark's and the tests'
+   KG_RED_TUNE variants. Returns 0, or -1 at an unknown name or a bad value
+   (t then partly set). */
+int kg_red_tuning_parse(const char *text, kg_red_tuning *t);
 
 /* Validates a kg_reduce call (every error but the device's) and plans it for
    a GPU of sm_count multiprocessors. */

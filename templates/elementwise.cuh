@@ -11,6 +11,9 @@
  *   nd32v  as nd32 but the inner dim moves N elements at a time (each
  *          input's inner stride 1, or 0 = broadcast of one element)
  *   nd64   any strides, 64-bit offsets (tensors over 2^31 elements)
+ *   rows   any strides, 32-bit offsets: groups of 4 to 32 lanes walk a row
+ *          of dim 0 each, its offsets computed once (inner dims that no
+ *          vector fits, e.g. a permutation keeping an odd inner dim)
  *   tile   2-d with inputs whose fast dim is the output's slow dim: those go
  *          through a shared-memory tile so both reads and writes coalesce
  *   perm   any rank, inputs whose fast dim J is not the output's fast dim
@@ -80,6 +83,28 @@ __device__ __forceinline__ int64_t kg_ipow(int64_t a, int64_t b)
     return (int64_t)r;
 }
 
+/* The MUFU forms without denormal handling: ex2.approx.ftz and rcp.approx.ftz
+   are one instruction each, where the non-ftz forms (what exp2f / __expf /
+   __fdividef compile to without -ftz) add a range test and two multiplies.
+   A result below 2^-126 becomes 0 (far below the f16/bf16 test tolerance;
+   README "Numbers"). */
+__device__ __forceinline__ float kg_ex2_ftz(float x)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ float kg_rcp_ftz(float x)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+/* exp for f16/bf16 (computed in f32): 2^(x log2 e) on the exp2 unit; relative
+   error about 2^-22 + |x| 2^-24, far below those types' rounding step. */
+__device__ __forceinline__ float kg_exp_fast(float x) { return kg_ex2_ftz(x * 1.4426950408889634f); }
+
 /* gelu for f16/bf16 (computed in f32): x * Phi(x) with the normal tail
    Q(z) = phi(z) * t * P(t), t = 1 / (1 + p z), z = |x| (Abramowitz & Stegun
    26.2.17, |error| < 7.5e-8 on Q), on the fast reciprocal and exp2. Checked
@@ -90,12 +115,12 @@ __device__ __forceinline__ int64_t kg_ipow(int64_t a, int64_t b)
 __device__ __forceinline__ float kg_gelu_fast(float x)
 {
     const float z = fabsf(x);
-    const float t = __fdividef(1.0f, fmaf(0.2316419f, z, 1.0f));
+    const float t = kg_rcp_ftz(fmaf(0.2316419f, z, 1.0f));
     const float k = 0.3989422804014327f; /* 1 / sqrt(2 pi) */
     const float poly =
         t * (0.319381530f * k +
              t * (-0.356563782f * k + t * (1.781477937f * k + t * (-1.821255978f * k + t * (1.330274429f * k)))));
-    const float q = exp2f((z * -0.72134752044448170368f) * z) * poly; /* e^(-z^2/2) */
+    const float q = kg_ex2_ftz((z * -0.72134752044448170368f) * z) * poly; /* e^(-z^2/2) */
     return x * (x >= 0.0f ? 1.0f - q : q);
 }
 
@@ -247,6 +272,60 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const k
         for (int u = 0; u < U; u++)
             if (i0 + u * step < L.n)
                 *(kgd_vec<O, N> *)((O *)p.out + off[u][0]) = o[u];
+    }
+}
+
+/* rows: dim 0 walked by groups of 2^L.bcast lanes (4 to 32), every other
+   dim once per row (for an inner dim that is the fast dim of the operands
+   but no vector fits, e.g. a permutation keeping an odd inner dim in place).
+   A warp takes 32 rows per step: lane l computes the offsets of row r0 + l
+   (its first element's); then each lane group walks its rows, KG_ROWS_ILP
+   of them at a time with the offsets shuffled from their lanes, every lane
+   loading its element of each before storing any. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_rows(const kg_ew_ptrs &p, const kg_nd32 &L)
+{
+    typedef typename F::out_t O;
+    constexpr int U = KG_ROWS_ILP;
+    constexpr int K = F::arity + 1; /* operands */
+    const uint32_t n0 = L.size[0], nrows = L.n / n0;
+    const int lane = threadIdx.x & 31, lg = (int)L.bcast, lp = 1 << lg, groups = 32 >> lg;
+    const int g = lane >> lg, li = lane & (lp - 1);
+    const uint32_t nw = (gridDim.x * (uint32_t)blockDim.x) >> 5;
+    int32_t s[K];
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        s[k] = L.stride[k][0];
+    for (uint32_t r0 = ((blockIdx.x * (uint32_t)blockDim.x + threadIdx.x) >> 5) * 32; r0 < nrows; r0 += nw * 32) {
+        int32_t mine[KG_EW_MAX_OPERANDS];
+        kg_offsets32(L, (r0 + lane < nrows ? r0 + lane : nrows - 1) * n0, mine);
+        const int rows = nrows - r0 < 32 ? (int)(nrows - r0) : 32;
+        for (int u0 = 0; u0 < rows; u0 += groups * U) {
+            int32_t off[U][K];
+            bool ok[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int row = u0 + g + u * groups;
+                ok[u] = row < rows;
+#pragma unroll
+                for (int k = 0; k < K; k++)
+                    off[u][k] = __shfl_sync(0xffffffffu, mine[k], row & 31) + li * s[k];
+            }
+            for (uint32_t e = li; e < n0; e += lp) {
+                O v[U];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (ok[u])
+                        v[u] = kg_apply_at<F>(p, off[u][1 % K], off[u][2 % K], off[u][3 % K]);
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (ok[u])
+                        ((O *)p.out)[off[u][0]] = v[u];
+#pragma unroll
+                    for (int k = 0; k < K; k++)
+                        off[u][k] += lp * s[k];
+                }
+            }
+        }
     }
 }
 

@@ -83,6 +83,29 @@ static const kg_red_tuning runs_tuning = {.cols_lanes = KG_RED_THREADS,
                                           .blocks_per_sm = 16,
                                           .cols_runs = 1};
 
+/* The default with the tile class on. */
+static const kg_red_tuning tile_tuning = {.cols_lanes = KG_RED_THREADS,
+                                          .cols_split_lanes = 64,
+                                          .cols_split_units_per_sm = 8,
+                                          .cols_split_pow2 = 1,
+                                          .pack_rows = 1,
+                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+                                          .blocks_per_sm = 16,
+                                          .tile = 2,
+                                          .tile_max_bytes = 256,
+                                          .tile_min_elems = 1024};
+
+/* The same with the narrow walks too. */
+static const kg_red_tuning deep_tuning = {.cols_lanes = KG_RED_THREADS,
+                                          .cols_split_lanes = 64,
+                                          .cols_split_units_per_sm = 8,
+                                          .cols_split_pow2 = 1,
+                                          .pack_rows = 1,
+                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+                                          .blocks_per_sm = 16,
+                                          .cols_runs = 1,
+                                          .deep_walk = 1};
+
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
 Test(plan, negative_and_unsorted_axes_give_the_same_result_shape)
@@ -564,7 +587,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    const int64_t cut = p->cls == KG_RED_COLS && A->run > 1 ? A->red / A->run : A->red; /* what splits cut */
+    const int64_t cut =
+        (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run : A->red; /* what splits cut */
     if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
         fail(c, "splits do not cut the reduced elements into non-empty chunks");
     if (p->cls == KG_RED_PACKED) {
@@ -577,6 +601,32 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 fail(c, "packed rows are not dense");
             for (int64_t r = 0; r < A->red; r++)
                 visit(c, oo, r, o * A->red + r);
+        }
+        return;
+    }
+    if (p->cls == KG_RED_TILE) {
+        const int64_t L = A->run, g = A->group, npos = A->red / L;
+        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || (g > 1 && g > L / 2) ||
+            A->tile_rows * L > KG_RED_TILE_ELEMS ||
+            A->tile_rows > KG_RED_TILE_ELEMS / (2 * KG_RED_THREADS) * (KG_RED_THREADS / g) ||
+            A->tiles * A->tile_rows < A->inner || A->units != A->n_out * A->tiles * A->splits)
+            fail(c, "tile geometry out of bounds");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            const int64_t row0 = tile * A->tile_rows;
+            const int64_t rows = A->inner - row0 < A->tile_rows ? A->inner - row0 : A->tile_rows;
+            const int64_t w0 = split * A->chunk, w1 = w0 + A->chunk < npos ? w0 + A->chunk : npos;
+            if (w0 >= w1)
+                continue;
+            wpos w;
+            walk_at(&A->walk, w0, &w);
+            for (int64_t k = w0; k < w1; k++, walk_step(&A->walk, &w))
+                for (int64_t r = 0; r < rows; r++)
+                    for (int64_t e = 0; e < L; e++)
+                        visit(c, oo + (row0 + r) * (c->indexed ? A->inner_idx : A->inner_out), k * L + e,
+                              io + (row0 + r) * L + w.off + e);
         }
         return;
     }
@@ -664,8 +714,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 /* Plans op over in (axes by mask) with a contiguous result and checks the
    plan covers each (output, reduced element) exactly once. Returns 1 when
    it does; why says what is wrong otherwise. */
-static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why,
-                      size_t wl, kg_red_class *cls)
+static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why, size_t wl,
+                      kg_red_class *cls)
 {
     int axes[KG_MAX_DIMS] = {0}, n = 0;
     for (int d = 0; d < in->ndim; d++)
@@ -677,6 +727,18 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
         return 0;
     }
     *cls = p.cls;
+    if (p.args.deep) {
+        /* narrow walks: 32-bit arithmetic, every span below 2^30 in all */
+        int64_t sum = 0;
+        const kg_red_walk *w = &p.args.walk;
+        for (int d = 0; d < w->n; d++)
+            sum += (w->size[d] + (d == w->n - 1 ? w->step[d] + 1 : 0)) * w->in[d];
+        if (p.args.vec || (p.cls != KG_RED_COLS && p.cls != KG_RED_NEST) || sum >= ((int64_t)1 << 30)) {
+            snprintf(why, wl, "a narrow walk (deep) where it does not apply: class %d vec %d spans %lld", p.cls,
+                     p.args.vec, (long long)sum);
+            return 0;
+        }
+    }
     pcheck c;
     memset(&c, 0, sizeof c);
     c.in = in;
@@ -701,8 +763,8 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
             h += mix(logical_off(&c, o, r));
         if (c.count[o] != c.red || c.hash[o] != h) {
             c.bad++;
-            snprintf(c.why, sizeof c.why, "output %lld: %lld visits of %lld, %s", (long long)o,
-                     (long long)c.count[o], (long long)c.red, c.hash[o] == h ? "the right offsets" : "wrong offsets");
+            snprintf(c.why, sizeof c.why, "output %lld: %lld visits of %lld, %s", (long long)o, (long long)c.count[o],
+                     (long long)c.red, c.hash[o] == h ? "the right offsets" : "wrong offsets");
         }
     }
     free(c.count);
@@ -768,8 +830,8 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
                         const int ok = check_plan(op, &in, mask, NULL, why, sizeof why, &cls);
                         char sh[128], st[128];
                         cr_assert(ok, "%s of %s strides %s over mask 0x%x: %s", kg_red_infos[op].name,
-                                  kg_shape_str(sh, sizeof sh, nd, in.shape), kg_shape_str(st, sizeof st, nd, in.strides),
-                                  mask, why);
+                                  kg_shape_str(sh, sizeof sh, nd, in.shape),
+                                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why);
                         by_class[cls]++;
                         plans++;
                     }
@@ -790,7 +852,11 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
     kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_NEST, "off by default");
+    cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.deep, 1, "2-byte elements: a narrow walk");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "off in the old tuning");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.run, 17);
@@ -815,10 +881,10 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         int nd;
         int64_t shape[6];
     } S[] = {
-        {2, {7, 40000}}, {2, {40000, 7}}, {3, {300, 3, 700}}, {3, {64, 1000, 9}}, {4, {5, 64, 6, 300}},
+        {2, {7, 40000}},   {2, {40000, 7}}, {3, {300, 3, 700}},    {3, {64, 1000, 9}},       {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
-    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0;
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -829,8 +895,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     perm[d] = d;
                 if (v == 2) /* a random stride order */
                     for (int d = nd - 1; d > 0; d--) {
-                        const int j = (int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) %
-                                      (d + 1);
+                        const int j =
+                            (int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (d + 1);
                         const int x = perm[d];
                         perm[d] = perm[j];
                         perm[j] = x;
@@ -848,26 +914,97 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert_eq(plan_of(op, &in, axes, n, 0, &p), KG_OK);
                     split += p.args.splits > 1;
                     char sh[128], st[128];
-                    cr_assert(check_plan(op, &in, mask, NULL, why, sizeof why, &cls), "%s of %s strides %s mask 0x%x: %s",
-                              kg_red_infos[op].name, kg_shape_str(sh, sizeof sh, nd, in.shape),
-                              kg_shape_str(st, sizeof st, nd, in.strides), mask, why);
+                    cr_assert(check_plan(op, &in, mask, NULL, why, sizeof why, &cls),
+                              "%s of %s strides %s mask 0x%x: %s", kg_red_infos[op].name,
+                              kg_shape_str(sh, sizeof sh, nd, in.shape), kg_shape_str(st, sizeof st, nd, in.strides),
+                              mask, why);
                     by_class[cls]++;
                     cr_assert(check_plan(op, &in, mask, &old_tuning, why, sizeof why, &cls), "old tuning: %s", why);
                     cr_assert(check_plan(op, &in, mask, &runs_tuning, why, sizeof why, &cls), "column runs: %s", why);
                     runs += cls == KG_RED_COLS;
+                    kg_red_plan dp;
+                    cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &deep_tuning, &dp), KG_OK);
+                    deep += dp.args.deep;
+                    cr_assert(check_plan(op, &in, mask, &deep_tuning, why, sizeof why, &cls), "narrow walks: %s", why);
+                    cr_assert(check_plan(op, &in, mask, &tile_tuning, why, sizeof why, &cls), "tiles: %s", why);
+                    tiles += cls == KG_RED_TILE;
                     plans++;
                 }
             }
         }
     }
-    cr_log_info("%d larger plans checked, %d split, %d columns with the run path on", plans, split, runs);
+    cr_log_info("%d larger plans checked, %d split, %d columns with the run path on, %d narrow walks", plans, split,
+                runs, deep);
     cr_assert_gt(split, 0);
-    for (int k = 0; k < KG_RED_CLASS_COUNT; k++)
+    cr_assert_gt(deep, 0);
+    cr_assert_gt(tiles, 0);
+    cr_log_info("%d tile plans", tiles);
+    for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
+                                              by default (above) */
         if (k != KG_RED_STRIDED64)
             cr_expect_gt(by_class[k], 0, "class %d never planned", k);
 }
 
 /* ---- CPU: geometry that would overflow (issue 13) ------------------------------ */
+
+Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits)
+{
+    kg_red_plan p;
+    /* rows of 3 bf16 (6 bytes): tiles for value reductions, rows for index ones */
+    kg_tensor r3 = fake(IN_AT, KG_BF16, 2, (int64_t[]){22369622, 3});
+    cr_assert_eq(plan_of(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TILE);
+    cr_assert_eq(p.args.run, 3);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "tiles take index reductions only with tile = 2");
+    /* rows of 11 f32 (44 bytes): rows, as measured */
+    kg_tensor r11 = fake(IN_AT, KG_F32, 2, (int64_t[]){3050403, 11});
+    cr_assert_eq(plan_of(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    /* a misaligned reduced run innermost: a narrow nest walk in any dtype */
+    kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
+    cr_assert_eq(plan_of(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    /* scalar columns: narrow walks for 2-byte elements only */
+    kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    kg_tensor cf = fake(IN_AT, KG_I32, 2, (int64_t[]){500, 33555});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 0);
+    /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
+    kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.splits, 128);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.splits, 512, "without the vector rule");
+}
+
+Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_parse("deep_walk=1,cols_runs=1,blocks_per_sm=12", &t), 0);
+    cr_assert_eq(t.deep_walk, 1);
+    cr_assert_eq(t.cols_runs, 1);
+    cr_assert_eq(t.blocks_per_sm, 12);
+    cr_assert_eq(t.cols_lanes, kg_red_tuning_default.cols_lanes, "untouched fields keep their value");
+    cr_assert_eq(kg_red_tuning_parse("", &t), 0);
+    cr_assert_eq(kg_red_tuning_parse("nope=1", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep_walk", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep_walk=x", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep_walk=1;", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep=1", &t), -1, "a prefix of a name is not the name");
+}
 
 Test(errors, shapes_and_strides_past_2_pow_63_bytes_are_refused_not_crashed)
 {
@@ -1081,4 +1218,3 @@ Test(reference, matches_hand_computed_values)
     cr_assert_eq(at, 0);
     cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
 }
-
