@@ -270,13 +270,33 @@ def run_attention(kg, s, twin_out):
     if causal and mask is not None:
         raise NotExpressible("is_causal with a mask")
     out = new_out(want, twin_out)
-    q4, k4, v4, o4 = [t if t.dim() == 4 else t.unsqueeze(-3) for t in (q, k, v, out)]
+    if want.dim() == 3:  # [B, S, D]: one head
+        q4, k4, v4, o4 = [t.unsqueeze(-3) for t in (q, k, v, out)]
+    else:
+        # PyTorch broadcasts the leading dims as matmul does: a 3-d q [H, Sq, D]
+        # with 4-d k, v reads as [1, H, Sq, D] expanded to k's batch (OpInfo's
+        # "broadcast" sample). kgen takes that as a stride-0 batch dim.
+        def four(t):
+            while t.dim() < 4:
+                t = t.unsqueeze(0)
+            return t
+        q4, k4, v4, o4 = four(q), four(k), four(v), out
+        q4 = q4.expand(want.shape[0], want.shape[1], -1, -1)
+        k4 = k4.expand(want.shape[0], -1, -1, -1)
+        v4 = v4.expand(want.shape[0], -1, -1, -1)
     m = None
     if mask is not None:
+        # kgen's masks are f32 (and f64 for f64 attention); a bool mask is
+        # the additive 0 / -inf one
+        mdt = torch.float64 if q.dtype == torch.float64 else torch.float32
         if mask.dtype == torch.bool:
-            m = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill(~mask, -math.inf)
+            m = torch.zeros(mask.shape, dtype=mdt, device=mask.device).masked_fill(~mask, -math.inf)
+        elif mask.dtype == mdt:
+            m = mask
+        elif mdt == torch.float32 and mask.dtype in (torch.float16, torch.bfloat16):
+            m = mask.float()  # exact
         else:
-            m = mask.float()
+            raise NotExpressible("a %s mask" % mask.dtype)
     opts = AttnOpts(0.0 if scale is None else float(scale), int(bool(causal)))
     st, msg = kg.call("kg_attention", kg.t(o4), None, kg.t(q4), kg.t(k4), kg.t(v4),
                       kg.t(m) if m is not None else None, ctypes.byref(opts),
