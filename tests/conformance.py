@@ -7,6 +7,10 @@ on) and each sample's non-contiguous twin through kgen, on the same CUDA
 tensors (kgen reads PyTorch's memory through ctypes on libkgen.so), and
 compares with PyTorch's own result (torch.testing.assert_close tolerances).
 
+Attention results (f16, bf16, f32), whose error grows with the problem, that
+miss assert_close's dtype tolerance pass by TESTING.md's rule instead: within
+twice PyTorch's own error against float64, plus atol (counted apart).
+
 Per op it prints: passed, mismatched, refused (kgen returned an error; each
 distinct message is listed with its count), not expressible (the call has no
 kgen counterpart: type promotion, kwargs kgen lacks, more than 8 dims, ...).
@@ -359,6 +363,36 @@ def run_norm(kg, name, s, twin_out):
     return st, msg, out, want
 
 
+def to_f64(x):
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.double()
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_f64(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_f64(v) for k, v in x.items()}
+    return x
+
+
+def within_lowp_rule(s, out, want):
+    """TESTING.md's rule for results whose error grows with the problem
+    (attention): against the op computed in float64 on the same inputs,
+    kgen's largest error is at most twice PyTorch's own in the dtype, plus
+    the dtype's atol; NaN exactly where the float64 result has NaN."""
+    if not out.is_floating_point() or out.dtype == torch.float64:
+        return False
+    ref = S_OP(to_f64(s.input), *to_f64(list(s.args)), **to_f64(dict(s.kwargs)))
+    nan = torch.isnan(ref)
+    if not torch.equal(torch.isnan(out), nan):
+        return False
+    atol = {torch.float32: 1e-5, torch.float16: 1e-5, torch.bfloat16: 1e-5}[out.dtype]
+    ok = ~nan
+    if not bool(ok.any()):
+        return True
+    err_k = (out.double() - ref)[ok].abs().max().item()
+    err_t = (want.double() - ref)[ok].abs().max().item()
+    return err_k <= 2 * err_t + atol
+
+
 def s_call(s):
     return S_OP(s.input, *s.args, **s.kwargs)
 
@@ -386,7 +420,7 @@ def main():
     runner_errors = 0
     mism_examples = []
     for op in ops:
-        row = table.setdefault(op.name, {"passed": 0, "mismatched": 0, "refused": collections.Counter(),
+        row = table.setdefault(op.name, {"passed": 0, "lowp": 0, "mismatched": 0, "refused": collections.Counter(),
                                          "inexpressible": collections.Counter()})
         S_OP = op.op
         dts = [dt for dt in op.supported_dtypes("cuda") if dt in KG_DTYPES]
@@ -435,14 +469,18 @@ def main():
                         torch.testing.assert_close(out, want, equal_nan=True, check_stride=False)
                         row["passed"] += 1
                     except AssertionError as e:
+                        if op.name in ATTN and within_lowp_rule(s, out, want):
+                            row["passed"] += 1
+                            row["lowp"] += 1
+                            continue
                         row["mismatched"] += 1
                         if len(mism_examples) < 20:
                             mism_examples.append("%s %s %s: %s" % (op.name, dt, "twin" if twin else "",
                                                                    str(e).splitlines()[0:4]))
         r = row
-        print("op %s: passed %d, mismatched %d, refused %d, not expressible %d" % (
-            op.name, r["passed"], r["mismatched"], sum(r["refused"].values()), sum(r["inexpressible"].values())),
-            flush=True)
+        print("op %s: passed %d%s, mismatched %d, refused %d, not expressible %d" % (
+            op.name, r["passed"], " (%d by the float64 rule)" % r["lowp"] if r["lowp"] else "", r["mismatched"],
+            sum(r["refused"].values()), sum(r["inexpressible"].values())), flush=True)
     report(table, md)
     for m in mism_examples:
         print("MISMATCH", m)
