@@ -10,6 +10,7 @@
 #   KG_TRUST_SECS     the cap (default 60): the sanitizer's deadline follows
 #   KG_TRUST_JOBLIST  a sanitize job list (default: every GPU test x 4 tools)
 #   KG_TRUST_BENCH=0  skip the bench
+#   KG_TRUST_PACKAGE=1  also the conformance runner through the Python package
 set -u
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=lib PYTHONUNBUFFERED=1 PATH=/opt/torch/.venv/bin:$PATH
@@ -32,6 +33,12 @@ t "parallel, $left s"
   timeout $(( left - 2 )) python3 tests/conformance.py build/libkgen.so --markdown "$OUT/conformance.md" \
       >"$OUT/conformance.log" 2>&1
   echo "conformance exit $?" >>"$OUT/conformance.log" ) &
+if [ "${KG_TRUST_PACKAGE:-0}" = 1 ]; then
+    ( export PYTHONPATH=$(ls "$PWD"/.whl/*.whl | tr '\n' ':') KGEN_LIBRARY=$PWD/build/libkgen.so
+      timeout $(( left - 2 )) python3 tests/conformance.py build/libkgen.so --package \
+          --markdown "$OUT/conformance-package.md" >"$OUT/conformance-package.log" 2>&1
+      echo "conformance exit $?" >>"$OUT/conformance-package.log" ) &
+fi
 KG_SANITIZE_LIST=tests/sanitize.list KG_SANITIZE_TOOLS="memcheck initcheck synccheck racecheck" KG_SANITIZE_PAR=8 \
     KG_SANITIZE_DEADLINE=$(( left - 8 )) KG_SANITIZE_LOGS="$OUT/san" KG_SANITIZE_JOBLIST=${KG_TRUST_JOBLIST:-} \
     tests/sanitize.sh build >"$OUT/sanitize.log" 2>&1
@@ -41,5 +48,6 @@ tail -3 "$OUT/test_attention_f64.log"; grep -E "FAIL|Assert" "$OUT/test_attentio
 tail -2 "$OUT/test_noimage_real.log"; grep -E "FAIL|Assert" -A2 "$OUT/test_noimage_real.log" | head -5
 grep -E '^(TOTAL|MISMATCH)|Traceback|Error' "$OUT/conformance.log" | head; tail -2 "$OUT/conformance.log"
 grep scaled_dot "$OUT/conformance.log"
+[ -f "$OUT/conformance-package.log" ] && grep -E '^(TOTAL|MISMATCH)|Traceback' "$OUT/conformance-package.log" | head
 grep -v ': 0 errors, 0 leaks, exit 0,\|not run (deadline)' "$OUT/sanitize.log" | head -30
 du -sh "$OUT"
