@@ -301,7 +301,7 @@ do
         local prog = "build/tests/" .. name
         tests[#tests + 1] = prog
         n[#n + 1] = "build " .. obj(t) .. ": cc " .. t .. ready .. "\n"
-        n[#n + 1] = "build " .. prog .. ": link " .. obj(t) .. " build/obj/kg_test.o" .. with ..
+        n[#n + 1] = "build " .. prog .. ": link " .. obj(t) .. with .. " build/libkg_test.a" ..
                     " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
       end
     end
@@ -312,8 +312,8 @@ do
         local prog = "build/bench/" .. name
         benches[#benches + 1] = prog
         n[#n + 1] = "build " .. obj(b) .. ": cc " .. b .. ready .. "\n  extra = -Itests\n"
-        n[#n + 1] = "build " .. prog .. ": link " .. obj(b) .. " build/obj/bench_common.o build/obj/kg_test.o" ..
-                    with .. " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+        n[#n + 1] = "build " .. prog .. ": link " .. obj(b) .. " build/obj/bench_common.o" .. with ..
+                    " build/libkg_test.a | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
       end
     end
   end

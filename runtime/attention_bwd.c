@@ -28,9 +28,9 @@ static const char *const names[T_COUNT] = {"dq", "dk", "dv", "dout", "q", "k", "
 static kg_status shape_error(kg_context *ctx, const kg_tensor *const *t, const char *why)
 {
     char q[96], k[96];
-    return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s (q is %s, k is %s)", why,
-                   kg_shape_str(q, sizeof q, t[T_Q]->ndim, t[T_Q]->shape),
-                   kg_shape_str(k, sizeof k, t[T_K]->ndim, t[T_K]->shape));
+    return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s (q is %s, k is %s)", why,
+                   kgi_shape_str(q, sizeof q, t[T_Q]->ndim, t[T_Q]->shape),
+                   kgi_shape_str(k, sizeof k, t[T_K]->ndim, t[T_K]->shape));
 }
 
 static int same_shape(const kg_tensor *a, const kg_tensor *b)
@@ -60,23 +60,23 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *const *t)
     for (int i = 0; i < 3; i++)
         if (!same_shape(t[like_q[i]], q)) {
             char s[96], w[96];
-            return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s is %s but must be q's shape %s",
-                           names[like_q[i]], kg_shape_str(s, sizeof s, t[like_q[i]]->ndim, t[like_q[i]]->shape),
-                           kg_shape_str(w, sizeof w, 4, q->shape));
+            return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s is %s but must be q's shape %s",
+                           names[like_q[i]], kgi_shape_str(s, sizeof s, t[like_q[i]]->ndim, t[like_q[i]]->shape),
+                           kgi_shape_str(w, sizeof w, 4, q->shape));
         }
     for (int i = 0; i < 2; i++)
         if (!same_shape(t[like_k[i]], k)) {
             char s[96], w[96];
-            return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s is %s but must be k's shape %s",
-                           names[like_k[i]], kg_shape_str(s, sizeof s, t[like_k[i]]->ndim, t[like_k[i]]->shape),
-                           kg_shape_str(w, sizeof w, 4, k->shape));
+            return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention backward: %s is %s but must be k's shape %s",
+                           names[like_k[i]], kgi_shape_str(s, sizeof s, t[like_k[i]]->ndim, t[like_k[i]]->shape),
+                           kgi_shape_str(w, sizeof w, 4, k->shape));
         }
     const kg_tensor *l = t[T_LSE];
     if (l->ndim != 3 || l->shape[0] != q->shape[0] || l->shape[1] != q->shape[1] || l->shape[2] != q->shape[2]) {
         char ls[96], qs[96];
-        return kg_fail(ctx, KG_ERR_SHAPE,
+        return kgi_fail(ctx, KG_ERR_SHAPE,
                        "shape mismatch: attention backward: lse is %s but must be [B, Hq, Sq] for q %s",
-                       kg_shape_str(ls, sizeof ls, l->ndim, l->shape), kg_shape_str(qs, sizeof qs, 4, q->shape));
+                       kgi_shape_str(ls, sizeof ls, l->ndim, l->shape), kgi_shape_str(qs, sizeof qs, 4, q->shape));
     }
     if (t[T_MASK]) {
         const kg_tensor *m = t[T_MASK];
@@ -88,9 +88,9 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *const *t)
         }
         if (!ok) {
             char ms[96], ws[96];
-            return kg_fail(ctx, KG_ERR_SHAPE,
+            return kgi_fail(ctx, KG_ERR_SHAPE,
                            "shape mismatch: attention backward: mask %s is not broadcastable to [B, Hq, Sq, Sk] = %s",
-                           kg_shape_str(ms, sizeof ms, m->ndim, m->shape), kg_shape_str(ws, sizeof ws, 4, want));
+                           kgi_shape_str(ms, sizeof ms, m->ndim, m->shape), kgi_shape_str(ws, sizeof ws, 4, want));
         }
     }
     return KG_OK;
@@ -101,14 +101,14 @@ static kg_status check_dtypes(kg_context *ctx, const kg_tensor *const *t)
     const kg_dtype dt = t[T_Q]->dtype;
     const unsigned accepted = 1u << KG_F32 | 1u << KG_F16 | 1u << KG_BF16;
     if (!(accepted & (1u << dt)))
-        return kg_fail_dtype(ctx, "attention backward", dt, accepted);
+        return kgi_fail_dtype(ctx, "attention backward", dt, accepted);
     for (int i = 0; i < T_LSE; i++)
         if (t[i]->dtype != dt)
-            return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention backward: q is %s but %s is %s",
+            return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention backward: q is %s but %s is %s",
                            kg_dtype_name(dt), names[i], kg_dtype_name(t[i]->dtype));
     for (int i = T_LSE; i < T_COUNT; i++)
         if (t[i] && t[i]->dtype != KG_F32)
-            return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention backward: %s must be f32, got %s", names[i],
+            return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention backward: %s must be f32, got %s", names[i],
                            kg_dtype_name(t[i]->dtype));
     return KG_OK;
 }
@@ -120,15 +120,15 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
         return KG_OK;
     const int64_t es = (int64_t)kg_dtype_size(t->dtype), D = t->shape[3];
     if (D > 1 && t->strides[3] != 1)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention backward: %s's head dim must be contiguous (stride %lld)", name,
                        (long long)t->strides[3]);
-    if ((uintptr_t)t->data % 16)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+    if (!kgi_aligned(t->data, 16))
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention backward: %s's data must be 16-byte aligned", name);
     for (int d = 0; d < 3; d++)
         if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+            return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: attention backward: %s's stride in dim %d (%lld elements) must be a "
                            "multiple of 16 bytes",
                            name, d, (long long)t->strides[d]);
@@ -146,7 +146,7 @@ static kg_status check_overlap(kg_context *ctx, const kg_tensor *const *t)
             if (j == i || !t[j] || kg_numel(t[j]) == 0)
                 continue;
             if (kgi_ranges_overlap(o, kgi_tensor_range(t[j])))
-                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: %s overlaps %s",
+                return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: %s overlaps %s",
                                names[i], names[j]);
         }
     }
@@ -171,7 +171,7 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Sq)
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
 {
     cudaKernel_t kern;
-    kg_status st = kg_kernel(ctx, e->kernel, &kern);
+    kg_status st = kgi_kernel(ctx, e->kernel, &kern);
     if (st != KG_OK)
         return st;
     if (e->smem > 48 * 1024) {
@@ -179,11 +179,11 @@ static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg
             cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem, ctx->device);
         if (err != cudaSuccess) {
             cudaGetLastError();
-            return kg_cuda_fail(ctx, err, "raising the attention backward kernel's shared memory limit");
+            return kgi_cuda_fail(ctx, err, "raising the attention backward kernel's shared memory limit");
         }
     }
     void *argv[1] = {p};
-    return kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+    return kgi_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
 }
 
 kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_tensor *dk, const kg_tensor *dv,
@@ -197,7 +197,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     kg_status st = KG_OK;
     for (int i = 0; st == KG_OK && i < T_COUNT; i++)
         if (i != T_MASK || mask)
-            st = kg_check_tensor(ctx, t[i], names[i]);
+            st = kgi_check_tensor(ctx, t[i], names[i]);
     if (st == KG_OK)
         st = check_dtypes(ctx, t);
     if (st == KG_OK)
@@ -211,16 +211,16 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         if (kg_attnb_dims[i] == D)
             slot = i;
     if (slot < 0)
-        return kg_fail(
+        return kgi_fail(
             ctx, KG_ERR_INVALID_ARGUMENT,
             "invalid argument: attention backward: head dim %lld is not generated (generated: " KG_ATTNB_DIMS_TEXT ")",
             (long long)D);
     const float scale = opts && opts->scale != 0.f ? opts->scale : (float)(1.0 / sqrt((double)D));
     if (!isfinite(scale))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: scale %g is not finite",
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: scale %g is not finite",
                        (double)scale);
     if (Sq > INT32_MAX || Sk > INT32_MAX || B > 65535 || Hq > 65535)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention backward: sizes out of range (Sq, Sk < 2^31; B, Hq <= 65535), got "
                        "B=%lld Hq=%lld Sq=%lld Sk=%lld",
                        (long long)B, (long long)Hq, (long long)Sq, (long long)Sk);
@@ -229,19 +229,19 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     if (st == KG_OK)
         st = check_overlap(ctx, t);
     if (st == KG_OK)
-        st = kg_ready(ctx);
+        st = kgi_ready(ctx);
     if (st != KG_OK)
         return st;
     if (B * Hq * Sq == 0 && B * Hkv * Sk == 0)
-        return kg_ok(ctx);
+        return kgi_ok(ctx);
     /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
     const size_t bytes = kg_attention_backward_scratch_bytes(B, Hq, Sq);
     if (bytes == 0) /* unreachable for tensors that passed kg_check_tensor; kept as a guard */
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld overflows",
                        (long long)B, (long long)Hq, (long long)Sq);
     void *base = NULL;
-    st = kg_scratch(ctx, bytes, &base);
+    st = kgi_scratch(ctx, bytes, &base);
     if (st != KG_OK)
         return st;
 
@@ -298,5 +298,5 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         if (st != KG_OK)
             return st;
     }
-    return kg_ok(ctx);
+    return kgi_ok(ctx);
 }

@@ -42,8 +42,6 @@ static int64_t pow2_ceil(int64_t x)
     return p;
 }
 
-static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
-
 static const char *const op_names[KG_NORM_NOPS] = {"in", "out", "residual", "weight", "bias", "mean", "rstd"};
 
 static const char *tensor_name(const kg_norm_call *c, int k)
@@ -53,30 +51,20 @@ static const char *tensor_name(const kg_norm_call *c, int k)
     return op_names[k];
 }
 
-/* Byte range [lo, hi) of t's elements; 0 when t has none. */
-static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    uint64_t end = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] == 0)
-            return 0;
-        end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
-    }
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (end + 1) * kg_dtype_size(t->dtype);
-    return 1;
-}
-
+/* kgi_check_disjoint's test with this family's message (which says what
+   may alias). */
 static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor *a, const char *an, const kg_tensor *b,
                                 const char *bn)
 {
-    uintptr_t a0, a1, b0, b1;
-    if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
+    if (!a || !b)
+        return KG_OK;
+    const kgi_range ra = kgi_tensor_range(a), rb = kgi_tensor_range(b);
+    if (!kgi_ranges_overlap(ra, rb))
         return KG_OK;
     return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                    "invalid argument: %s: %s overlaps %s (bytes [%p, %p) and [%p, %p)); only out may alias in, "
                    "and only exactly",
-                   op, an, bn, (void *)a0, (void *)a1, (void *)b0, (void *)b1);
+                   op, an, bn, (void *)ra.lo, (void *)ra.hi, (void *)rb.lo, (void *)rb.hi);
 }
 
 /* A result or operand tensor: present, valid, of dtype `want`, of shape
@@ -84,7 +72,7 @@ static kg_status check_disjoint(kg_context *ctx, const char *op, const kg_tensor
 static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, kg_dtype want,
                               const char *why, int nd, const int64_t *shape)
 {
-    kg_status st = kg_check_tensor(ctx, t, name);
+    kg_status st = kgi_check_tensor(ctx, t, name);
     if (st != KG_OK)
         return st;
     if (t->dtype != want)
@@ -98,7 +86,7 @@ static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *
         return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: %s: %s is %s but must be %s", op, name,
                        kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(b, sizeof b, nd, shape));
     }
-    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+    if (kg_numel(t) > 0 && !kgi_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
                        kg_dtype_size(t->dtype));
@@ -110,7 +98,7 @@ static kg_status check_shaped(kg_context *ctx, const char *op, const kg_tensor *
 static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t, const char *name, const kg_tensor *in,
                              int k)
 {
-    kg_status st = kg_check_tensor(ctx, t, name);
+    kg_status st = kgi_check_tensor(ctx, t, name);
     if (st != KG_OK)
         return st;
     if (t->dtype != in->dtype)
@@ -128,7 +116,7 @@ static kg_status check_param(kg_context *ctx, const char *op, const kg_tensor *t
                        name, kg_shape_str(a, sizeof a, t->ndim, t->shape),
                        kg_shape_str(b, sizeof b, k, in->shape + in->ndim - k), name);
     }
-    if (kg_numel(t) > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
+    if (kg_numel(t) > 0 && !kgi_aligned(t->data, kg_dtype_size(t->dtype)))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", op, name, t->data,
                        kg_dtype_size(t->dtype));
@@ -171,7 +159,7 @@ static void fill_dims(kg_norm_dims *o, const ndim_ *v, int n, int fast)
         for (int k = 0; k < KG_NORM_NOPS; k++)
             o->st[d][k] = v[d].st[k];
         if (fast && d < n - 1)
-            kg_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
+            kgi_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
     }
 }
 
@@ -237,7 +225,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const kg_norm_info *info = &kg_norm_infos[c->op];
     const char *op = info->name;
     const kg_tensor *in = c->in;
-    kg_status st = kg_check_tensor(ctx, in, "in");
+    kg_status st = kgi_check_tensor(ctx, in, "in");
     if (st != KG_OK)
         return st;
     const kg_dtype dt = in->dtype;
@@ -245,7 +233,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     if (!(floats & (1u << dt)))
         return kg_fail_dtype(ctx, op, dt, floats);
     const size_t es = kg_dtype_size(dt);
-    if (kg_numel(in) > 0 && !is_aligned(in->data, es))
+    if (kg_numel(in) > 0 && !kgi_aligned(in->data, es))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", op, in->data, es);
     unsigned mask;
@@ -328,13 +316,13 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int k = written[i];
         if (!T[k])
             continue;
-        if ((st = kg_check_no_self_overlap(ctx, T[k], tensor_name(c, k))) != KG_OK)
+        if ((st = kgi_check_no_self_overlap(ctx, T[k], tensor_name(c, k))) != KG_OK)
             return st;
         for (int j = 0; j < KG_NORM_NOPS; j++) {
             if (j == k || !T[j] || (j < k && (j == KG_NO_OUT || j == KG_NO_RES || j == KG_NO_S0)))
                 continue; /* each written pair once */
             if (k == KG_NO_OUT && j == KG_NO_IN) {
-                if ((st = kg_check_alias(ctx, T[k], T[j], "in")) != KG_OK)
+                if ((st = kgi_check_alias(ctx, T[k], T[j], "in")) != KG_OK)
                     return st;
                 continue;
             }
@@ -413,7 +401,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     for (int k = 0; rows_ok && k < KG_NORM_NOPS; k++) {
         if (!T[k] || k == KG_NO_S0 || k == KG_NO_S1)
             continue;
-        rows_ok = N[0].st[k] == 1 && is_aligned(T[k]->data, 16);
+        rows_ok = N[0].st[k] == 1 && kgi_aligned(T[k]->data, 16);
         for (int d = 0; rows_ok && d < nk; d++)
             rows_ok = K[d].st[k] % V == 0;
     }

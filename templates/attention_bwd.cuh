@@ -37,20 +37,16 @@
 #ifndef KG_ATTENTION_BWD_CUH
 #define KG_ATTENTION_BWD_CUH
 
-#include "attention.cuh" /* PTX helpers, mma, load_tile, ex2 (read-only) */
+#include "attention.cuh" /* mma, load_tile, ex2, fvec (read-only) */
+#include "kg_device.cuh"
 #include "attention_bwd_params.h"
 
 namespace kg_attnb
 {
 
-using kg_attn::cp_async_commit;
-using kg_attn::cp_async_wait;
 using kg_attn::ex2;
-using kg_attn::ldmatrix_x4;
-using kg_attn::ldmatrix_x4_trans;
 using kg_attn::load_tile;
 using kg_attn::mma;
-using kg_attn::smem_addr;
 
 template <typename T> __device__ __forceinline__ float to_f(T x);
 template <> __device__ __forceinline__ float to_f<float>(float x) { return x; }
@@ -74,7 +70,7 @@ template <typename T, int D> __device__ __forceinline__ void attnb_pre(const kg_
             acc = fmaf(to_f(o[d]), to_f(g[d]), acc);
 #pragma unroll
         for (int w = 16; w > 0; w >>= 1)
-            acc += __shfl_xor_sync(0xffffffffu, acc, w);
+            acc += kgd_shfl_xor(acc, w);
         if (lane == 0) {
             const float l = p.lse[b * p.l_sb + h * p.l_sh + i * p.l_ss];
             p.rows[r] = acc;
@@ -130,7 +126,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
     T *sV = sK + BN * P;
     T *sQ0 = sV + BN * P;
     float *sRows = (float *)(sQ0 + 4 * BM * P);
-    const uint32_t aK = smem_addr(sK), aV = smem_addr(sV);
+    const uint32_t aK = kgd_smem_addr(sK), aV = kgd_smem_addr(sV);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int kw = warp % NKW, role = SPLIT ? warp / NKW : 0;
@@ -143,7 +139,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
     load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, n0, p.sk, tid);
     load_tile<BN, D, P, E, NT>(aV, v, p.v_ss, n0, p.sk, tid);
-    cp_async_commit();
+    kgd_cp_async_commit();
 
     /* the first query that sees key n0 under the causal rule */
     int mstart = 0;
@@ -171,7 +167,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
         const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
         const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
         const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-        const uint32_t aQ = smem_addr(sQ0 + 2 * st * BM * P);
+        const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P);
         load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
         load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
         const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
@@ -199,7 +195,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
         issue(0, 0, rl, rd);
         put_rows(0, rl, rd);
     }
-    cp_async_commit();
+    kgd_cp_async_commit();
     for (int it = 0; it < nsteps; it++) {
         const int st = it & 1;
         const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
@@ -207,11 +203,11 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
         float nl[2], nd[2];
         if (it + 1 < nsteps)
             issue(it + 1, st ^ 1, nl, nd);
-        cp_async_commit();
+        kgd_cp_async_commit();
         {
-            cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
+            kgd_cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
             __syncthreads();
-            const uint32_t aQ = smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
+            const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
             /* S^T = K Q^T for the warp's 16 keys x BM queries */
@@ -222,11 +218,11 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
 #pragma unroll
             for (int kk = 0; kk < KD; kk++) {
                 uint32_t a[4];
-                ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+                kgd_ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
 #pragma unroll
                 for (int nn = 0; nn < BM / 16; nn++) {
                     uint32_t bf[4];
-                    ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                    kgd_ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
                     mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
                     mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
                 }
@@ -236,11 +232,11 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
 #pragma unroll
                 for (int kk = 0; kk < KD; kk++) {
                     uint32_t a[4];
-                    ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+                    kgd_ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
 #pragma unroll
                     for (int nn = 0; nn < BM / 16; nn++) {
                         uint32_t bf[4];
-                        ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                        kgd_ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
                         mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
                         mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
                     }
@@ -281,7 +277,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
 #pragma unroll
                     for (int dn = 0; dn < KD; dn++) {
                         uint32_t bf[4];
-                        ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        kgd_ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
                         mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
                         mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
                     }
@@ -294,10 +290,10 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
 #pragma unroll
                     for (int dn = 0; dn < KD; dn++) {
                         uint32_t bf[4];
-                        ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        kgd_ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
                         mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
                         mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
-                        ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        kgd_ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
                         mma<T>::run(acc[NACC - 1][2 * dn], da, bf[0], bf[1]);
                         mma<T>::run(acc[NACC - 1][2 * dn + 1], da, bf[2], bf[3]);
                     }
@@ -308,7 +304,7 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
             put_rows(st ^ 1, nl, nd);
         __syncthreads(); /* every warp is done with stage st before it is refilled */
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
 
     T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
     T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
@@ -331,7 +327,7 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
     T *sQ = (T *)smem;
     T *sO = sQ + BM * P;
     T *sK0 = sO + BM * P;
-    const uint32_t aQ = smem_addr(sQ), aO = smem_addr(sO);
+    const uint32_t aQ = kgd_smem_addr(sQ), aO = kgd_smem_addr(sO);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
@@ -351,7 +347,7 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
 
     load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
     load_tile<BM, D, P, E, NT>(aO, dout, p.do_ss, m0, p.sq, tid);
-    cp_async_commit();
+    kgd_cp_async_commit();
 
     const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
     float lse2[2], dl[2];
@@ -372,22 +368,22 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
         acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.f;
 
     if (ntiles > 0) {
-        load_tile<BN, D, P, E, NT>(smem_addr(sK0), k, p.k_ss, 0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(smem_addr(sK0 + BN * P), v, p.v_ss, 0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK0), k, p.k_ss, 0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK0 + BN * P), v, p.v_ss, 0, p.sk, tid);
     }
-    cp_async_commit();
+    kgd_cp_async_commit();
     for (int j = 0; j < ntiles; j++) {
         const int n0 = j * BN, st = j & 1;
         /* the next K and V tiles load while this one computes */
         if (j + 1 < ntiles) {
-            const uint32_t nK = smem_addr(sK0 + 2 * (st ^ 1) * BN * P);
+            const uint32_t nK = kgd_smem_addr(sK0 + 2 * (st ^ 1) * BN * P);
             load_tile<BN, D, P, E, NT>(nK, k, p.k_ss, n0 + BN, p.sk, tid);
             load_tile<BN, D, P, E, NT>(nK + BN * P * E, v, p.v_ss, n0 + BN, p.sk, tid);
         }
-        cp_async_commit();
-        cp_async_wait<1>(); /* this tile (and Q, dout) arrived */
+        kgd_cp_async_commit();
+        kgd_cp_async_wait<1>(); /* this tile (and Q, dout) arrived */
         __syncthreads();
-        const uint32_t aK = smem_addr(sK0 + 2 * st * BN * P), aV = aK + BN * P * E;
+        const uint32_t aK = kgd_smem_addr(sK0 + 2 * st * BN * P), aV = aK + BN * P * E;
 
         float s[NS][4], dp[NS][4];
 #pragma unroll
@@ -396,15 +392,15 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
 #pragma unroll
         for (int kk = 0; kk < KD; kk++) {
             uint32_t a[4], c[4];
-            ldmatrix_x4(a, aQ + ((wr + a_row) * P + kk * 16 + a_col) * E);
-            ldmatrix_x4(c, aO + ((wr + a_row) * P + kk * 16 + a_col) * E);
+            kgd_ldmatrix_x4(a, aQ + ((wr + a_row) * P + kk * 16 + a_col) * E);
+            kgd_ldmatrix_x4(c, aO + ((wr + a_row) * P + kk * 16 + a_col) * E);
 #pragma unroll
             for (int nn = 0; nn < BN / 16; nn++) {
                 uint32_t bf[4];
-                ldmatrix_x4(bf, aK + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                kgd_ldmatrix_x4(bf, aK + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
                 mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
                 mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
-                ldmatrix_x4(bf, aV + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                kgd_ldmatrix_x4(bf, aV + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
                 mma<T>::run(dp[2 * nn], c, bf[0], bf[1]);
                 mma<T>::run(dp[2 * nn + 1], c, bf[2], bf[3]);
             }
@@ -435,14 +431,14 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
 #pragma unroll
             for (int dn = 0; dn < KD; dn++) {
                 uint32_t bf[4];
-                ldmatrix_x4_trans(bf, aK + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                kgd_ldmatrix_x4_trans(bf, aK + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
                 mma<T>::run(acc[2 * dn], da, bf[0], bf[1]);
                 mma<T>::run(acc[2 * dn + 1], da, bf[2], bf[3]);
             }
         }
         __syncthreads(); /* every warp is done with stage st before it is refilled */
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
     T *dq = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
     store_acc<T, ND>(acc, dq, p.dq_ss, m0 + wr, p.sq, 0, p.scale, g, t);
 }
@@ -553,9 +549,9 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
 
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-    load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
-    load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
-    cp_async_commit();
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+    kgd_cp_async_commit();
     int mstart = 0;
     if (causal)
         mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
@@ -577,15 +573,15 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
         const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
         for (int m0 = mstart; m0 < p.sq; m0 += BM) {
             __syncthreads();
-            load_tile<BM, D, P, E, NT>(smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
-            load_tile<BM, D, P, E, NT>(smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
-            cp_async_commit();
+            load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+            load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
+            kgd_cp_async_commit();
             for (int i = tid; i < BM; i += NT) {
                 const bool ok = m0 + i < p.sq;
                 sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
                 sDl[i] = ok ? rows[m0 + i] : 0.f;
             }
-            cp_async_wait<0>();
+            kgd_cp_async_wait<0>();
             __syncthreads();
 
             float s[TN][TM], dp[TN][TM];
@@ -616,7 +612,7 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
             f32_acc<TN, BM, PP, NV, VW, P>(dk, sS, sQ, ty, tx);
         }
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
     f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
     f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
 }
@@ -649,9 +645,9 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb
         end = min(end, m0 + BM + p.sk - p.sq);
     const int ntiles = end > 0 ? (end + BN - 1) / BN : 0;
 
-    load_tile<BM, D, P, E, NT>(smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
-    load_tile<BM, D, P, E, NT>(smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
-    cp_async_commit();
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
+    kgd_cp_async_commit();
     const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
     float lse2[TM], dl[TM];
 #pragma unroll
@@ -673,10 +669,10 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb
     for (int j = 0; j < ntiles; j++) {
         const int n0 = j * BN;
         __syncthreads();
-        load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
-        cp_async_commit();
-        cp_async_wait<0>();
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+        kgd_cp_async_commit();
+        kgd_cp_async_wait<0>();
         __syncthreads();
         float s[TM][TN], dp[TM][TN];
 #pragma unroll
@@ -703,7 +699,7 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb
         __syncthreads();
         f32_acc<TM, BN, PP, NV, VW, P>(acc, sS, sK, ty, tx);
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
     f32_store<TM, NV, VW>(acc, (float *)p.dq + b * p.dq_sb + h * p.dq_sh, p.dq_ss, m0, p.sq, p.scale, ty, tx);
 }
 

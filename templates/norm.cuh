@@ -30,13 +30,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kg_device.cuh"
 #include "norm_params.h"
 
 enum { KG_NS_LSE, KG_NS_MOMENTS, KG_NS_SUMSQ };
-
-template <typename T, int N> struct alignas(sizeof(T) * N) kg_nvec {
-    T v[N];
-};
 
 /* A row's values, as the catalogue's apply expressions name them. */
 template <typename T> struct kg_nrow {
@@ -48,22 +45,6 @@ template <typename T> struct kg_nrow {
 template <typename T> struct kg_nstat {
     T n, a, c;
 };
-
-template <typename T> __device__ __forceinline__ T kg_nshfl(T v, int m)
-{
-    if constexpr (sizeof(T) == 8) {
-        long long b;
-        memcpy(&b, &v, 8);
-        b = __shfl_xor_sync(0xffffffffu, b, m);
-        memcpy(&v, &b, 8);
-    } else {
-        int b;
-        memcpy(&b, &v, 4);
-        b = __shfl_xor_sync(0xffffffffu, b, m);
-        memcpy(&v, &b, 4);
-    }
-    return v;
-}
 
 template <typename T> __device__ __forceinline__ T kg_nmax(T a, T b) { return (a != a || a > b) ? a : b; }
 
@@ -90,7 +71,7 @@ template <typename T, class F> __device__ __forceinline__ T kg_ngroup(T v, int g
 {
     const int w = g < 32 ? g : 32;
     for (int m = w >> 1; m > 0; m >>= 1) {
-        const T o = kg_nshfl(v, m);
+        const T o = kgd_shfl_xor(v, m);
         v = (threadIdx.x & m) ? f(o, v) : f(v, o);
     }
     if (g > 32) {
@@ -239,7 +220,7 @@ __device__ __forceinline__ void kg_nouter(const kg_norm_args &A, int64_t row, in
             m = r;
         } else if (A.fast) {
             const uint32_t r32 = (uint32_t)r;
-            const uint32_t q32 = (__umulhi(r32, D.magic[d]) + r32) >> D.shift[d];
+            const uint32_t q32 = kgd_div_magic(r32, D.magic[d], D.shift[d]);
             q = q32;
             m = r32 - q32 * (uint32_t)D.size[d];
         } else {
@@ -282,7 +263,7 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
-    typedef kg_nvec<T, V> VT;
+    typedef kgd_vec<T, V> VT;
     const int g = A.group;
     const bool whole = g > 32;
     const int lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attn_plan.h"
+#include "attn_ref.h"
 #include "internal.h"
 #include "kg_attn_table.h"
 #include "kg_test.h"
@@ -313,67 +314,12 @@ Test(attention_plan, split_examples_edges_and_forced_counts)
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
-typedef enum { MASK_NONE, MASK_PAD, MASK_RANDOM, MASK_EMPTY_ROWS } mask_fill;
-
-typedef struct {
-    kg_dtype dt;
-    int B, Hq, Hkv, Sq, Sk, D;
-    int causal;
-    mask_fill mask;
-    int mask_ndim; /* 1: [Sk], 2: [Sq,Sk], 4: [B,1,1,Sk] or [B,Hq,Sq,Sk] */
-    int bshd;      /* q, k, v, out stored [B,S,H,D] (strided views) */
-    float scale;
-} acase;
-
 static uint64_t rng;
 
 static void gpu_setup(void)
 {
     ctx = kt_open_gpu();
     rng = kt_seed();
-}
-
-static double mask_at(const acase *c, const float *m, int b, int h, int i, int j)
-{
-    if (c->mask == MASK_NONE)
-        return 0.0;
-    switch (c->mask_ndim) {
-    case 1: return m[j];
-    case 2: return m[(int64_t)i * c->Sk + j];
-    default:
-        if (c->mask == MASK_PAD)
-            return m[(int64_t)b * c->Sk + j];
-        return m[(((int64_t)b * c->Hq + h) * c->Sq + i) * c->Sk + j];
-    }
-}
-
-static int64_t mask_numel(const acase *c)
-{
-    switch (c->mask_ndim) {
-    case 1: return c->Sk;
-    case 2: return (int64_t)c->Sq * c->Sk;
-    default: return c->mask == MASK_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->B * c->Hq * c->Sq * c->Sk;
-    }
-}
-
-/* element offset of [b,h,s,0] in the chosen layout */
-static int64_t off(const acase *c, int H, int S, int b, int h, int s)
-{
-    if (c->bshd)
-        return (((int64_t)b * S + s) * H + h) * c->D;
-    return (((int64_t)b * H + h) * S + s) * c->D;
-}
-
-static kg_tensor view4(const acase *c, void *data, int H, int S)
-{
-    kg_tensor t = kg_tensor_contiguous(data, c->dt, 4, (const int64_t[]){c->B, H, S, c->D});
-    if (c->bshd) {
-        t.strides[3] = 1;
-        t.strides[1] = c->D;
-        t.strides[2] = (int64_t)H * c->D;
-        t.strides[0] = (int64_t)S * H * c->D;
-    }
-    return t;
 }
 
 static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
@@ -386,7 +332,7 @@ static void run_case_once(const acase *c)
     const kg_dtype dt = c->dt;
     const int D = c->D;
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * D, nk = (int64_t)c->B * c->Hkv * c->Sk * D;
-    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? mask_numel(c) : 0;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? attn_ref_mask_numel(c) : 0;
     const size_t es = kg_dtype_size(dt);
     void *hq = malloc(nq * es), *hk = malloc(nk * es + 1), *hv = malloc(nk * es + 1), *ho = malloc(nq * es);
     float *hm = malloc(nm * 4 + 4), *hl = malloc(nl * 4);
@@ -419,8 +365,8 @@ static void run_case_once(const acase *c)
     KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * es + 16)); /* NaN poison */
     KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 8 + 16));
 
-    kg_tensor tq = view4(c, dq, c->Hq, c->Sq), tk = view4(c, dk, c->Hkv, c->Sk), tv = view4(c, dv, c->Hkv, c->Sk),
-              to = view4(c, dout, c->Hq, c->Sq);
+    kg_tensor tq = attn_ref_view4(c, dq, c->Hq, c->Sq), tk = attn_ref_view4(c, dk, c->Hkv, c->Sk),
+              tv = attn_ref_view4(c, dv, c->Hkv, c->Sk), to = attn_ref_view4(c, dout, c->Hq, c->Sq);
     /* lse as a strided view: every other float */
     kg_tensor tl = kg_tensor_contiguous(dl, KG_F32, 3, (const int64_t[]){c->B, c->Hq, c->Sq});
     for (int d = 0; d < 3; d++)
@@ -469,15 +415,15 @@ static void run_case_once(const acase *c)
                float64 reference short */
             const int step = (int64_t)c->Sq * c->Sk > 2000000 ? 13 : 1;
             for (int i = 0; i < c->Sq; i += (i + step < c->Sq || i == c->Sq - 1) ? step : c->Sq - 1 - i) {
-                const int64_t qo = off(c, c->Hq, c->Sq, b, h, i);
+                const int64_t qo = attn_ref_off(c, c->Hq, c->Sq, b, h, i);
                 double m = -INFINITY;
                 float ml = -INFINITY;
                 for (int j = 0; j < c->Sk; j++) {
-                    const int64_t ko = off(c, c->Hkv, c->Sk, b, hk_, j);
+                    const int64_t ko = attn_ref_off(c, c->Hkv, c->Sk, b, hk_, j);
                     double dot = 0;
                     for (int d = 0; d < D; d++)
                         dot += xq[qo + d] * xk[ko + d];
-                    const double mk = mask_at(c, hm, b, h, i, j);
+                    const double mk = attn_ref_mask_at(c, hm, b, h, i, j);
                     const int hidden = c->causal && j > i + c->Sk - c->Sq;
                     s[j] = hidden ? -INFINITY : dot * scale + mk;
                     sl[j] = hidden ? -INFINITY : lowp(dt, dot) * (float)scale + (float)mk;
@@ -499,7 +445,7 @@ static void run_case_once(const acase *c)
                     acc[d] = 0;
                 }
                 for (int j = 0; j < c->Sk; j++) {
-                    const int64_t vo = off(c, c->Hkv, c->Sk, b, hk_, j);
+                    const int64_t vo = attn_ref_off(c, c->Hkv, c->Sk, b, hk_, j);
                     const float pl = ll > 0 ? lowp(dt, sl[j] / ll) : 0.f;
                     for (int d = 0; d < D; d++) {
                         const double vv = xv[vo + d];

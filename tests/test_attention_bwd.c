@@ -27,6 +27,7 @@
 
 #include "internal.h"
 #include "kg_attnb_table.h"
+#include "attn_ref.h"
 #include "kg_test.h"
 #include "kg_attention_bwd.h"
 
@@ -268,41 +269,6 @@ Test(attention_bwd_validation, empty_problems_validate_then_report_the_device)
 
 /* ---- the float64 reference ----------------------------------------------- */
 
-typedef enum { MASK_NONE, MASK_PAD, MASK_RANDOM, MASK_EMPTY_ROWS } mask_fill;
-
-typedef struct {
-    kg_dtype dt;
-    int B, Hq, Hkv, Sq, Sk, D;
-    int causal;
-    mask_fill mask;
-    int mask_ndim; /* 1: [Sk], 2: [Sq,Sk], 4: [B,1,1,Sk] (PAD) or [B,Hq,Sq,Sk] */
-    int bshd;      /* every [B,H,S,D] tensor stored [B,S,H,D] (strided views) */
-    float scale;
-} acase;
-
-static double mask_at(const acase *c, const float *m, int b, int h, int i, int j)
-{
-    if (c->mask == MASK_NONE)
-        return 0.0;
-    switch (c->mask_ndim) {
-    case 1: return m[j];
-    case 2: return m[(int64_t)i * c->Sk + j];
-    default:
-        if (c->mask == MASK_PAD)
-            return m[(int64_t)b * c->Sk + j];
-        return m[(((int64_t)b * c->Hq + h) * c->Sq + i) * c->Sk + j];
-    }
-}
-
-static int64_t mask_numel(const acase *c)
-{
-    switch (c->mask_ndim) {
-    case 1: return c->Sk;
-    case 2: return (int64_t)c->Sq * c->Sk;
-    default: return c->mask == MASK_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->B * c->Hq * c->Sq * c->Sk;
-    }
-}
-
 /* Logical [B,H,S,D] arrays of doubles (inputs already rounded to the dtype). */
 typedef struct {
     const acase *c;
@@ -337,7 +303,7 @@ static void forward64(const ref_in *r, double *out, double *lse)
                     const int hidden = c->causal && j > i + c->Sk - c->Sq;
                     p[j] = hidden ? -INFINITY
                                   : dot(qi, r->k + lidx(c->Hkv, c->Sk, D, b, h / g, j), D) * r->scale +
-                                        mask_at(c, r->mask, b, h, i, j);
+                                        attn_ref_mask_at(c, r->mask, b, h, i, j);
                     m = p[j] > m ? p[j] : m;
                 }
                 for (int j = 0; j < c->Sk; j++)
@@ -385,9 +351,9 @@ static void backward_ref(const ref_in *r, int lp, double *gq, double *gk, double
                         float dd = 0;
                         for (int d = 0; d < D; d++)
                             dd += (float)qi[d] * (float)kj[d];
-                        p[j] = (float)rnd(dt, dd) * (float)r->scale + (float)mask_at(c, r->mask, b, h, i, j);
+                        p[j] = (float)rnd(dt, dd) * (float)r->scale + (float)attn_ref_mask_at(c, r->mask, b, h, i, j);
                     } else {
-                        p[j] = dot(qi, kj, D) * r->scale + mask_at(c, r->mask, b, h, i, j);
+                        p[j] = dot(qi, kj, D) * r->scale + attn_ref_mask_at(c, r->mask, b, h, i, j);
                     }
                     m = p[j] > m ? p[j] : m;
                 }
@@ -515,26 +481,6 @@ static void gpu_setup(void)
     rng = kt_seed();
 }
 
-/* element offset of logical [b,h,s,0] in the storage layout */
-static int64_t off(const acase *c, int H, int S, int b, int h, int s)
-{
-    if (c->bshd)
-        return (((int64_t)b * S + s) * H + h) * c->D;
-    return lidx(H, S, c->D, b, h, s);
-}
-
-static kg_tensor view4(const acase *c, void *data, int H, int S)
-{
-    kg_tensor t = kg_tensor_contiguous(data, c->dt, 4, (const int64_t[]){c->B, H, S, c->D});
-    if (c->bshd) {
-        t.strides[3] = 1;
-        t.strides[1] = c->D;
-        t.strides[2] = (int64_t)H * c->D;
-        t.strides[0] = (int64_t)S * H * c->D;
-    }
-    return t;
-}
-
 /* Logical doubles -> a host buffer in the storage layout, rounded to dt. */
 static void *store(const acase *c, const double *x, int H, int S)
 {
@@ -545,7 +491,7 @@ static void *store(const acase *c, const double *x, int H, int S)
         for (int h = 0; h < H; h++)
             for (int s = 0; s < S; s++)
                 for (int d = 0; d < c->D; d++)
-                    kt_set(buf, c->dt, off(c, H, S, b, h, s) + d, x[lidx(H, S, c->D, b, h, s) + d]);
+                    kt_set(buf, c->dt, attn_ref_off(c, H, S, b, h, s) + d, x[lidx(H, S, c->D, b, h, s) + d]);
     return buf;
 }
 
@@ -570,9 +516,10 @@ static grads run_gpu(const acase *c, void *q, void *k, void *v, void *out, void 
     KT_OK(ctx, kg_memset(ctx, dq, 0xff, nq * es + 16)); /* NaN poison */
     KT_OK(ctx, kg_memset(ctx, dk, 0xff, nk * es + 16));
     KT_OK(ctx, kg_memset(ctx, dv, 0xff, nk * es + 16));
-    kg_tensor tq = view4(c, q, c->Hq, c->Sq), tk = view4(c, k, c->Hkv, c->Sk), tv = view4(c, v, c->Hkv, c->Sk),
-              to = view4(c, out, c->Hq, c->Sq), tdo = view4(c, dout, c->Hq, c->Sq), tdq = view4(c, dq, c->Hq, c->Sq),
-              tdk = view4(c, dk, c->Hkv, c->Sk), tdv = view4(c, dv, c->Hkv, c->Sk);
+    kg_tensor tq = attn_ref_view4(c, q, c->Hq, c->Sq), tk = attn_ref_view4(c, k, c->Hkv, c->Sk),
+              tv = attn_ref_view4(c, v, c->Hkv, c->Sk), to = attn_ref_view4(c, out, c->Hq, c->Sq),
+              tdo = attn_ref_view4(c, dout, c->Hq, c->Sq), tdq = attn_ref_view4(c, dq, c->Hq, c->Sq),
+              tdk = attn_ref_view4(c, dk, c->Hkv, c->Sk), tdv = attn_ref_view4(c, dv, c->Hkv, c->Sk);
     /* lse as a strided view: every other float */
     kg_tensor tl = kg_tensor_contiguous(lse, KG_F32, 3, (const int64_t[]){c->B, c->Hq, c->Sq});
     for (int d = 0; d < 3; d++)
@@ -612,7 +559,7 @@ static void check_grad(const acase *c, const char *name, const void *got, const 
             for (int s = 0; s < S; s++)
                 for (int d = 0; d < c->D; d++) {
                     const int64_t li = lidx(H, S, c->D, b, h, s) + d;
-                    const double x = kt_get(got, c->dt, off(c, H, S, b, h, s) + d), want = ref[li];
+                    const double x = kt_get(got, c->dt, attn_ref_off(c, H, S, b, h, s) + d), want = ref[li];
                     cr_assert(!isnan(x), "%s %s [%d,%d,%d,%d]: NaN (unwritten or invalid) (seed %llu)",
                               kg_dtype_name(c->dt), name, b, h, s, d, (unsigned long long)kt_seed());
                     if (fabs(lp[li] - want) > max_lp)
@@ -637,7 +584,7 @@ static void run_case(const acase *c)
     const kg_dtype dt = c->dt;
     const int D = c->D;
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * D, nk = (int64_t)c->B * c->Hkv * c->Sk * D;
-    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? mask_numel(c) : 0;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, nm = c->mask ? attn_ref_mask_numel(c) : 0;
     const size_t es = kg_dtype_size(dt);
     double *q = malloc(sizeof(double) * (nq + 1)), *k = malloc(sizeof(double) * (nk + 1)),
            *v = malloc(sizeof(double) * (nk + 1)), *dout = malloc(sizeof(double) * (nq + 1)),
@@ -695,7 +642,7 @@ static void run_case(const acase *c)
             for (int i = 0; i < c->Sq; i++)
                 if (lse[((int64_t)b * c->Hq + h) * c->Sq + i] == -INFINITY)
                     for (int d = 0; d < D; d++)
-                        cr_assert(kt_get(g.dq, dt, off(c, c->Hq, c->Sq, b, h, i) + d) == 0.0,
+                        cr_assert(kt_get(g.dq, dt, attn_ref_off(c, c->Hq, c->Sq, b, h, i) + d) == 0.0,
                                   "%s dq[%d,%d,%d,%d] of a fully masked row is not 0 (seed %llu)", kg_dtype_name(dt), b,
                                   h, i, d, (unsigned long long)kt_seed());
 

@@ -1,0 +1,36 @@
+/*
+ * attn_ref.h - what the attention tests share (tests/test_attention.c, the
+ * forward; tests/test_attention_bwd.c, the backward): the case description,
+ * the mask layouts a case draws, and the [B,H,S,D] / [B,S,H,D] storage of
+ * q, k, v and out that both float64 references index.
+ */
+#ifndef ATTN_REF_H
+#define ATTN_REF_H
+
+#include <stdint.h>
+
+#include "kg_core.h"
+
+typedef enum { MASK_NONE, MASK_PAD, MASK_RANDOM, MASK_EMPTY_ROWS } mask_fill;
+
+typedef struct {
+    kg_dtype dt;
+    int B, Hq, Hkv, Sq, Sk, D;
+    int causal;
+    mask_fill mask;
+    int mask_ndim; /* 1: [Sk], 2: [Sq,Sk], 4: [B,1,1,Sk] (PAD) or [B,Hq,Sq,Sk] */
+    int bshd;      /* q, k, v, out (and the backward's tensors) stored [B,S,H,D] (strided views) */
+    float scale;
+} acase;
+
+/* The additive mask at [b,h,i,j] of the case's layout (0 without a mask). */
+double attn_ref_mask_at(const acase *c, const float *m, int b, int h, int i, int j);
+/* Elements of the case's mask tensor. */
+int64_t attn_ref_mask_numel(const acase *c);
+/* Element offset of logical [b,h,s,0] in the case's storage layout, for a
+   tensor of H heads and S positions. */
+int64_t attn_ref_off(const acase *c, int H, int S, int b, int h, int s);
+/* The [B,H,S,D] view of data in the case's storage layout. */
+kg_tensor attn_ref_view4(const acase *c, void *data, int H, int S);
+
+#endif
