@@ -64,7 +64,7 @@ kg_status kgi_attention_f64(kg_context *ctx, const kg_tensor *out, const kg_tens
         cudaGetLastError();
         return kgi_cuda_fail(ctx, err, "raising the f64 attention kernel's shared memory limit");
     }
-    const dim3 grid = {(unsigned)((Sq + KG_ATTN64_ROWS - 1) / KG_ATTN64_ROWS), (unsigned)Hq, (unsigned)B};
+    const dim3 grid = {(unsigned)((Sq + e->rows - 1) / e->rows), (unsigned)Hq, (unsigned)B};
     void *argv[1] = {&p};
     st = kgi_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     return st == KG_OK ? kgi_ok(ctx) : st;

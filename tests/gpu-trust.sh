@@ -11,6 +11,7 @@
 #   KG_TRUST_JOBLIST  a sanitize job list (default: every GPU test x 4 tools)
 #   KG_TRUST_BENCH=0  skip the bench
 #   KG_TRUST_PACKAGE=1  also the conformance runner through the Python package
+#   KG_TRUST_PAR      sanitizer jobs at once (default 8)
 set -u
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=lib PYTHONUNBUFFERED=1 PATH=/opt/torch/.venv/bin:$PATH
@@ -39,7 +40,7 @@ if [ "${KG_TRUST_PACKAGE:-0}" = 1 ]; then
           --markdown "$OUT/conformance-package.md" >"$OUT/conformance-package.log" 2>&1
       echo "conformance exit $?" >>"$OUT/conformance-package.log" ) &
 fi
-KG_SANITIZE_LIST=tests/sanitize.list KG_SANITIZE_TOOLS="memcheck initcheck synccheck racecheck" KG_SANITIZE_PAR=8 \
+KG_SANITIZE_LIST=tests/sanitize.list KG_SANITIZE_TOOLS="memcheck initcheck synccheck racecheck" KG_SANITIZE_PAR=${KG_TRUST_PAR:-8} \
     KG_SANITIZE_DEADLINE=$(( left - 8 )) KG_SANITIZE_LOGS="$OUT/san" KG_SANITIZE_JOBLIST=${KG_TRUST_JOBLIST:-} \
     tests/sanitize.sh build >"$OUT/sanitize.log" 2>&1
 wait
