@@ -51,4 +51,6 @@ grep -E '^(TOTAL|MISMATCH)|Traceback|Error' "$OUT/conformance.log" | head; tail 
 grep scaled_dot "$OUT/conformance.log"
 [ -f "$OUT/conformance-package.log" ] && grep -E '^(TOTAL|MISMATCH)|Traceback' "$OUT/conformance-package.log" | head
 grep -v ': 0 errors, 0 leaks, exit 0,\|not run (deadline)' "$OUT/sanitize.log" | head -30
-du -sh "$OUT"
+# few files back: the sanitizer's kept logs (findings and cut jobs) as one archive
+[ -d "$OUT/san" ] && tar -C "$OUT" -czf "$OUT/san.tgz" san && rm -rf "$OUT/san"
+du -sh "$OUT"; ls "$OUT"
