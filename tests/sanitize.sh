@@ -73,6 +73,7 @@ for tool in $tools; do
         fi
     done
 done
+awk '!seen[$0]++' "$jobs" >"$jobs.u" && mv "$jobs.u" "$jobs" # each job once
 if [ -n "${KG_SANITIZE_FILTER:-}" ]; then
     grep -E "$KG_SANITIZE_FILTER" "$jobs" >"$jobs.f"
     mv "$jobs.f" "$jobs"
