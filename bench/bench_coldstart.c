@@ -62,10 +62,11 @@ int main(void)
     BENCH_CHECK(ctx, kg_sync(ctx));
     const double first_sum_ms = ms_since(t);
 
-    const double total = open_ms + first_add_ms;
+    const double total = open_ms + first_add_ms, total_sum = open_ms + first_sum_ms;
     printf("bench_coldstart: kg_open %.3f ms; first kg_add (loads module ew_f32) %.3f ms, warm %.3f ms; first kg_sum "
-           "(loads red_f32) %.3f ms; kg_open + first op %.3f ms (target < 10 ms: %s)\n",
-           open_ms, first_add_ms, warm_add_ms, first_sum_ms, total, total < 10.0 ? "met" : "MISSED");
+           "(loads red_f32) %.3f ms; kg_open + first op: kg_add %.3f ms (target < 10 ms: %s), kg_sum %.3f ms (%s)\n",
+           open_ms, first_add_ms, warm_add_ms, first_sum_ms, total, total < 10.0 ? "met" : "MISSED", total_sum,
+           total_sum < 10.0 ? "met" : "MISSED");
     bench_case c;
     memset(&c, 0, sizeof c);
     c.family = "host";
@@ -76,8 +77,8 @@ int main(void)
     c.time_us = total * 1e3;
     c.note = "after CUDA context creation; one event in a fresh process; target < 10 ms";
     bench_record(ctx, &c);
-    c.name = "cold start: first kg_sum (module load)";
-    c.time_us = first_sum_ms * 1e3;
+    c.name = "cold start: kg_open + first kg_sum (second module)";
+    c.time_us = total_sum * 1e3;
     bench_record(ctx, &c);
     kg_close(ctx);
     cudaFree(x);

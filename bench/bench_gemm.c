@@ -368,8 +368,8 @@ int main(void)
                 BENCH_CHECK(ctx, kg_copy_out(ctx, got, (char *)dc + (i * n + jj) * (int64_t)es, es));
                 const double g = kt_get(got, dt, 0);
                 if (!(fabs(g - ref) <= atol + rtol * fabs(ref) + (double)n * 0x1p-24 * mag)) {
-                    fprintf(stderr, "WRONG packed %s %lld at [%lld,%lld]: got %.9g want %.9g\n", pv.name,
-                            (long long)n, (long long)i, (long long)jj, g, ref);
+                    fprintf(stderr, "WRONG packed %s %lld at [%lld,%lld]: got %.9g want %.9g\n", pv.name, (long long)n,
+                            (long long)i, (long long)jj, g, ref);
                     return 1;
                 }
             }

@@ -11,6 +11,14 @@
  * on sample rows before it is timed. Bytes count every tensor read once and
  * every tensor written once (the fused residual form: in, residual read,
  * residual and out written).
+ *
+ * Tuning hooks (the planner's STAGED class, kgi_norm_tuning): KG_NORM_STAGED_OFF=1
+ * plans without it; KG_NORM_THREADS, KG_NORM_BPS, KG_NORM_STAGES set its block
+ * of long rows, blocks per multiprocessor and most stages; KG_NORM_CLUSTER=1
+ * takes the COLS_CLUSTER class for columns. KG_NORM_CASES=a,b
+ * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1
+ * times, after each case, the same call under other tunings (and without
+ * the STAGED class), one line each.
  */
 #include <math.h>
 #include <string.h>
@@ -61,6 +69,29 @@ typedef struct sweep_arg {
     kg_norm_call call;
     kg_norm_plan plan;
 } sweep_arg;
+
+/* 1 when the case's name (and dtype) matches $KG_NORM_CASES (a comma list of
+   substrings, "name dtype"), or it is unset. */
+static int wanted(const bcase *c)
+{
+    const char *f = getenv("KG_NORM_CASES");
+    if (!f || !*f)
+        return 1;
+    char full[96];
+    snprintf(full, sizeof full, "%s %s", c->name, kg_dtype_name(c->dt));
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", f);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        if (strstr(full, tok))
+            return 1;
+    return 0;
+}
+
+static int env_int(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? atoi(v) : 0;
+}
 
 static void run_plan(void *p)
 {
@@ -174,6 +205,13 @@ int main(void)
         return 0;
     }
     FILE *csv = bench_csv_open();
+    kgi_norm_tuning.staged_off = env_int("KG_NORM_STAGED_OFF");
+    kgi_norm_tuning.threads = env_int("KG_NORM_THREADS");
+    kgi_norm_tuning.bps = env_int("KG_NORM_BPS");
+    kgi_norm_tuning.max_stages = env_int("KG_NORM_STAGES");
+    kgi_norm_tuning.cols_cluster = env_int("KG_NORM_CLUSTER");
+    const kg_norm_tuning tuned = kgi_norm_tuning;
+    const int tune = env_int("KG_NORM_TUNE");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("# normalizations; same-run copy bandwidth %.0f GB/s\n", copy);
     if (csv)
@@ -224,6 +262,8 @@ int main(void)
     kg_dtype filled = KG_DTYPE_COUNT;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bcase *c = &cases[i];
+        if (!wanted(c))
+            continue;
         const kg_dtype dt = c->dt;
         const size_t es = kg_dtype_size(dt);
         const int64_t n = c->rows * c->cols;
@@ -259,8 +299,53 @@ int main(void)
         if (c->res)
             bytes += 2.0 * (double)n * (double)es;
         const double gbps = bytes / (us * 1e3);
-        printf("%-34s %-5s %10.1f %10.1f %7.1f%% %6s\n", c->name, kg_dtype_name(dt), us, gbps, 100 * gbps / copy,
-               bad ? "FAIL" : "ok");
+        /* the class the call ran */
+        kg_norm_plan pl;
+        kg_norm_call pc = {.op = c->op,
+                           .in = &r.in,
+                           .out = c->op == KG_NORM_LOGSUMEXP ? NULL : &r.out,
+                           .s0 = c->op == KG_NORM_LOGSUMEXP ? &r.s0 : NULL,
+                           .res = c->res ? &r.res : NULL,
+                           .axis = c->axis,
+                           .axes = (const int[]){c->axis},
+                           .n_axes = 1,
+                           .k = 1,
+                           .eps = 1e-5,
+                           .sm90 = 1};
+        int ma = 0, mi = 0, sms = 132;
+        char dn[128];
+        BENCH_CHECK(ctx, kg_device_info(ctx, dn, sizeof dn, &ma, &mi, &sms));
+        pc.sm90 = ma >= 9;
+        const int planned = kg_norm_plan_call(ctx, &pc, sms, &pl) == KG_OK;
+        printf("%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d pr %d S %d block %u grid %u\n", c->name,
+               kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
+               pl.args.group, pl.args.nv, pl.args.pr, pl.args.stages, pl.block, pl.grid);
+        fflush(stdout);
+        if (tune) {
+            /* other tunings of the same call: without STAGED, blocks per
+               multiprocessor, stage counts, threads of long rows */
+            static const kg_norm_tuning alts[] = {
+                {1, 0, 0, 0, 0}, {0, 0, 2, 0, 0}, {0, 0, 0, 2, 0}, {0, 0, 0, 4, 0},
+                {0, 512, 0, 0, 0}, {0, 0, 2, 4, 0}, {0, 0, 0, 0, 1}, {0, 0, 2, 0, 1},
+            };
+            const kg_norm_plan def = pl;
+            for (size_t a = 0; a < sizeof alts / sizeof alts[0]; a++) {
+                kgi_norm_tuning = alts[a];
+                if (kg_norm_plan_call(ctx, &pc, sms, &pl) != KG_OK)
+                    continue;
+                if (pl.cls == def.cls && pl.grid == def.grid && pl.block == def.block && pl.smem == def.smem &&
+                    pl.args.group == def.args.group && pl.args.stages == def.args.stages)
+                    continue; /* the same launch as the default */
+                const double ut = bench_time_us(ctx, run_case, &r, 10, 5);
+                const double gt = bytes / (ut * 1e3);
+                printf("  tune off %d threads %d bps %d stages %d cluster %d: %10.1f us %8.1f GB/s %6.1f%%  cls %d g %d nv %d pr "
+                       "%d S %d block %u grid %u\n",
+                       alts[a].staged_off, alts[a].threads, alts[a].bps, alts[a].max_stages, alts[a].cols_cluster, ut, gt, 100 * gt / copy,
+                       (int)pl.cls, pl.args.group, pl.args.nv, pl.args.pr, pl.args.stages, pl.block, pl.grid);
+            }
+            kgi_norm_tuning = tuned;
+            fflush(stdout);
+        }
         if (csv)
             fprintf(csv, "norm,\"%s\",%s,%lld,%.3f,%.1f\n", c->name, kg_dtype_name(dt), (long long)n, us, gbps);
     }

@@ -10,7 +10,7 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
-M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply" }
+M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "staged", "cols_cluster" }
 
 local common = require("common")
 local typed = common.typed

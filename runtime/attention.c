@@ -102,22 +102,14 @@ static kg_status check_overlap(kg_context *ctx, const args *a)
 {
     const kg_tensor *outs[2] = {a->out, a->lse};
     const char *onames[2] = {"out", "lse"};
-    const kg_tensor *ins[4] = {a->q, a->k, a->v, a->mask};
-    const char *inames[4] = {"q", "k", "v", "mask"};
-    for (int i = 0; i < 2; i++) {
-        if (!outs[i] || kg_numel(outs[i]) == 0)
-            continue;
-        const kgi_range o = kgi_tensor_range(outs[i]);
-        for (int j = 0; j < 4 + i; j++) {
-            const kg_tensor *t = j < 4 ? ins[j] : a->out;
-            if (!t || kg_numel(t) == 0)
-                continue;
-            if (kgi_ranges_overlap(o, kgi_tensor_range(t)))
-                return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: %s overlaps %s", onames[i],
-                               j < 4 ? inames[j] : "out");
-        }
-    }
-    return KG_OK;
+    const kg_tensor *ins[5] = {a->q, a->k, a->v, a->mask, a->out};
+    const char *inames[5] = {"q", "k", "v", "mask", "out"};
+    kg_status st = KG_OK;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; st == KG_OK && outs[i] && j < 4 + i; j++)
+            if (ins[j])
+                st = kgi_check_disjoint(ctx, "attention", outs[i], onames[i], ins[j], inames[j]);
+    return st;
 }
 
 static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind kind)
@@ -179,7 +171,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
                                       int64_t sq, int64_t sk, int64_t group)
 {
     const int sm90 = ctx->cc_major == 9 && ctx->cc_minor == 0;
-    const int f = ctx->attn_force_variant;
+    const int f = (int)ctx->test_force[KGI_TEST_ATTN_VARIANT];
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
@@ -242,9 +234,10 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         max_splits = 1;
     int per_sm = (int)((228 << 10) / (e->smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
-    const kg_attn_split sp = kg_attn_plan_split(
-        blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
-        (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits), ctx->attn_force_splits);
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+                           (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
+                           (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
@@ -265,8 +258,8 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
     st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
-    ctx->attn_last_variant = (int)variant;
-    ctx->attn_last_splits = sp.splits;
+    ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
+    ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     return kg_ok(ctx);
 }
 
@@ -284,17 +277,17 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     const args a = {out, lse, q, k, v, mask};
-    kg_status st = kg_check_tensor(ctx, out, "out");
+    kg_status st = kgi_check_tensor(ctx, out, "out");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, q, "q");
+        st = kgi_check_tensor(ctx, q, "q");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, k, "k");
+        st = kgi_check_tensor(ctx, k, "k");
     if (st == KG_OK)
-        st = kg_check_tensor(ctx, v, "v");
+        st = kgi_check_tensor(ctx, v, "v");
     if (st == KG_OK && lse)
-        st = kg_check_tensor(ctx, lse, "lse");
+        st = kgi_check_tensor(ctx, lse, "lse");
     if (st == KG_OK && mask)
-        st = kg_check_tensor(ctx, mask, "mask");
+        st = kgi_check_tensor(ctx, mask, "mask");
     if (st == KG_OK)
         st = check_dtypes(ctx, &a);
     if (st == KG_OK)
@@ -396,22 +389,25 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK)
-        ctx->attn_last_variant = (int)variant;
+        ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
 void kg_test_force_attn_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->attn_force_variant = variant;
+        ctx->test_force[KGI_TEST_ATTN_VARIANT] = variant;
 }
 
-int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? ctx->attn_last_variant : -1; }
+int kg_test_last_attn_variant(const kg_context *ctx) { return ctx ? (int)ctx->test_last[KGI_TEST_ATTN_VARIANT] : -1; }
 
 void kg_test_force_attn_splits(kg_context *ctx, int splits)
 {
     if (ctx)
-        ctx->attn_force_splits = splits;
+        ctx->test_force[KGI_TEST_ATTN_SPLITS] = splits;
 }
 
-int kg_test_last_attn_splits(const kg_context *ctx) { return ctx ? ctx->attn_last_splits : 0; }
+int kg_test_last_attn_splits(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
+}

@@ -29,23 +29,34 @@ enum { WORKSPACE_BYTES = 32 << 20, ZEROS_BYTES = 256 << 10 };
 kg_status kg_cublas_fail(kg_context *ctx, cublasStatus_t status, const char *what)
 {
     return kgi_fail(ctx, KG_ERR_CUBLAS, "cuBLAS error: %s: %s (%s)", what, cublasGetStatusString(status),
-                   cublasGetStatusName(status));
+                    cublasGetStatusName(status));
 }
 
 static const kgi_hooks blas_hooks = {"cuBLAS", kg_blas_set_stream, kg_blas_release};
 
+/* The context's cuBLAS state, kept with the hooks (NULL before the first GEMM). */
+static kg_blas *blas_of(kg_context *ctx)
+{
+    void **state = kgi_hooks_state(ctx, &blas_hooks);
+    return state ? *state : NULL;
+}
+
 kg_status kg_blas_state(kg_context *ctx, kg_blas **out)
 {
-    if (!ctx->blas) {
+    void **state = kgi_hooks_state(ctx, &blas_hooks);
+    if (!state) {
         kg_status st = kgi_register_hooks(ctx, &blas_hooks);
         if (st != KG_OK)
             return st;
-        ctx->blas = kgi_host_alloc(sizeof(kg_blas));
-        if (!ctx->blas)
-            return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
-                           sizeof(kg_blas));
+        state = kgi_hooks_state(ctx, &blas_hooks);
     }
-    *out = ctx->blas;
+    if (!*state) {
+        *state = kgi_host_alloc(sizeof(kg_blas));
+        if (!*state)
+            return kgi_fail(ctx, KG_ERR_HOST_MEMORY, "out of host memory: the cuBLAS state (%zu bytes)",
+                            sizeof(kg_blas));
+    }
+    *out = *state;
     return KG_OK;
 }
 
@@ -66,7 +77,7 @@ static void drop_plan(kg_plan *p)
 
 void kg_blas_release(kg_context *ctx)
 {
-    kg_blas *bl = ctx->blas;
+    kg_blas *bl = blas_of(ctx);
     if (!bl)
         return;
     for (int i = 0; i < KG_GEMM_PLANS; i++)
@@ -80,7 +91,7 @@ void kg_blas_release(kg_context *ctx)
     if (bl->workspace)
         cudaFree(bl->workspace);
     free(bl);
-    ctx->blas = NULL;
+    *kgi_hooks_state(ctx, &blas_hooks) = NULL;
 }
 
 /* Binds the classic handle to ctx->stream; cublasSetStream resets the
@@ -98,7 +109,7 @@ static kg_status bind(kg_context *ctx, kg_blas *bl)
 
 kg_status kg_blas_set_stream(kg_context *ctx)
 {
-    kg_blas *bl = ctx->blas;
+    kg_blas *bl = blas_of(ctx);
     if (!bl || !bl->ready || bl->bound == ctx->stream)
         return KG_OK;
     /* The workspace is shared: work still queued on the old stream must
@@ -127,9 +138,9 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
         return KG_OK;
     if (kgi_stream_capturing(ctx->stream))
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: the context's first GEMM creates its cuBLAS handles and "
-                       "workspace, which cannot happen during CUDA graph capture; call kg_gemm_prepare() "
-                       "(or run one GEMM) before capturing");
+                        "invalid argument: matmul: the context's first GEMM creates its cuBLAS handles and "
+                        "workspace, which cannot happen during CUDA graph capture; call kg_gemm_prepare() "
+                        "(or run one GEMM) before capturing");
     /* Each piece is kept as soon as it exists, so a failed start resumes
        where it stopped and kg_blas_release frees whatever was made. */
     cublasStatus_t s;
@@ -155,9 +166,9 @@ kg_status kg_blas_ready(kg_context *ctx, kg_blas **out)
     if (!mem && (err = cudaMalloc(&mem, (size_t)WORKSPACE_BYTES + ZEROS_BYTES)) != cudaSuccess) {
         cudaGetLastError();
         return kgi_fail(ctx, err == cudaErrorMemoryAllocation ? KG_ERR_OUT_OF_MEMORY : KG_ERR_CUDA,
-                       "%s: the cuBLAS workspace (%d bytes): %s",
-                       err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error", WORKSPACE_BYTES + ZEROS_BYTES,
-                       cudaGetErrorString(err));
+                        "%s: the cuBLAS workspace (%d bytes): %s",
+                        err == cudaErrorMemoryAllocation ? "out of memory" : "CUDA error",
+                        WORKSPACE_BYTES + ZEROS_BYTES, cudaGetErrorString(err));
     }
     bl->workspace = mem;
     bl->workspace_bytes = WORKSPACE_BYTES;

@@ -33,10 +33,8 @@ kg_status kg_open(kg_context **out, int device)
     if (!ctx)
         return KG_ERR_HOST_MEMORY;
     ctx->device = device;
-    ctx->ew_force_variant = -1;
-    ctx->ew_last_variant = -1;
-    ctx->attn_force_variant = -1;
-    ctx->attn_last_variant = -1;
+    for (int i = 0; i < KGI_TEST_SLOT_COUNT; i++)
+        ctx->test_force[i] = ctx->test_last[i] = -1;
 
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
@@ -147,6 +145,14 @@ kg_status kgi_register_hooks(kg_context *ctx, const kgi_hooks *hooks)
                         hooks->name, KGI_MAX_HOOKS);
     ctx->hooks[ctx->nhooks++] = hooks;
     return KG_OK;
+}
+
+void **kgi_hooks_state(kg_context *ctx, const kgi_hooks *hooks)
+{
+    for (int i = 0; i < ctx->nhooks; i++)
+        if (ctx->hooks[i] == hooks)
+            return &ctx->hooks_state[i];
+    return NULL;
 }
 
 kg_stream kg_get_stream(const kg_context *ctx) { return ctx ? (kg_stream)ctx->stream : NULL; }

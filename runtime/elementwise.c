@@ -21,7 +21,6 @@
 
 /* Grids cover the whole problem (one pass, as PyTorch's kernels do; the
    kernels' grid-stride loops only matter beyond 2^31 - 1 blocks). */
-enum { THREADS = 256 };
 #define MAX_BLOCKS ((int64_t)0x7fffffff)
 
 static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out, const kg_tensor *const *in,
@@ -52,7 +51,7 @@ static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_
 {
     int nd;
     int64_t shape[KG_MAX_DIMS];
-    kg_status st = kg_broadcast_shapes(ctx, in, info->inputs, info->arity, &nd, shape);
+    kg_status st = kgi_broadcast_shapes(ctx, in, info->inputs, info->arity, &nd, shape);
     if (st != KG_OK)
         return st;
     int same = out->ndim == nd;
@@ -66,10 +65,8 @@ static kg_status check_shapes(kg_context *ctx, const kg_op_info *info, const kg_
     return KG_OK;
 }
 
-static int aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
-
 /* 1 when every stride of operand k but the one along `along` is a multiple of vec. */
-static int strides_divide(const kg_layout *L, int k, int along, int vec)
+static int strides_divide(const kgi_layout *L, int k, int along, int vec)
 {
     for (int d = 0; d < L->ndim; d++)
         if (d != along && L->stride[k][d] % vec)
@@ -79,7 +76,7 @@ static int strides_divide(const kg_layout *L, int k, int along, int vec)
 
 static unsigned grid_for(int64_t work)
 {
-    int64_t blocks = (work + THREADS - 1) / THREADS;
+    int64_t blocks = (work + KG_EW_THREADS - 1) / KG_EW_THREADS;
     if (blocks > MAX_BLOCKS)
         blocks = MAX_BLOCKS;
     return (unsigned)(blocks > 0 ? blocks : 1);
@@ -87,7 +84,7 @@ static unsigned grid_for(int64_t work)
 
 /* The nd32v form of L: inner dim moved `vec` elements at a time. 0 when some
    operand's inner dim is neither contiguous nor broadcast, or not aligned. */
-static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *out, const kg_tensor *const *in, int vec,
+static int try_nd32v(const kgi_layout *L, const kg_ew_ptrs *p, const kg_tensor *out, const kg_tensor *const *in, int vec,
                      kg_nd32 *o)
 {
     if (L->ndim < 1 || L->size[0] % vec || L->stride[0][0] != 1)
@@ -100,17 +97,17 @@ static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *o
             bcast |= 1u << k;
             continue;
         }
-        if (L->stride[k][0] != 1 || !aligned(base, es * (size_t)vec))
+        if (L->stride[k][0] != 1 || !kgi_aligned(base, es * (size_t)vec))
             return 0;
         for (int d = 1; d < L->ndim; d++)
             if (L->stride[k][d] % vec)
                 return 0;
     }
-    kg_layout V = *L;
+    kgi_layout V = *L;
     V.size[0] /= vec;
     for (int k = 0; k < L->nops; k++)
         V.stride[k][0] *= vec;
-    kg_layout_to_nd32(&V, o);
+    kgi_layout_to_nd32(&V, o);
     o->bcast = bcast;
     return 1;
 }
@@ -125,7 +122,7 @@ static int try_nd32v(const kg_layout *L, const kg_ew_ptrs *p, const kg_tensor *o
    pointers allow. es[k] and ptrs[k] are operand k's element size and base
    (0 = output). Returns 0 when no input is transposed, or for more than
    2^31 - 1 tiles. */
-KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o)
+KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o)
 {
     memset(o, 0, sizeof *o);
     if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS)
@@ -173,15 +170,15 @@ KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const si
     o->tiles = (uint32_t)tiles;
     o->tiles_c = (uint32_t)tiles_c;
     o->tiles_j = (uint32_t)tiles_j;
-    kg_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
-    kg_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+    kgi_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
+    kgi_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
     if (fc >= 0) {
         o->fold_c = (uint32_t)L->size[0];
-        kg_divmod_magic(o->fold_c, &o->fmagic_c, &o->fshift_c);
+        kgi_divmod_magic(o->fold_c, &o->fmagic_c, &o->fshift_c);
     }
     if (fj >= 0) {
         o->fold_j = (uint32_t)L->size[J];
-        kg_divmod_magic(o->fold_j, &o->fmagic_j, &o->fshift_j);
+        kgi_divmod_magic(o->fold_j, &o->fmagic_j, &o->fshift_j);
     }
     for (int k = 0; k < L->nops; k++) {
         o->stride[k][0] = L->stride[k][0];
@@ -194,7 +191,7 @@ KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const si
             continue;
         const int b = o->nbatch++;
         o->bsize[b] = (uint32_t)L->size[d];
-        kg_divmod_magic(o->bsize[b], &o->bmagic[b], &o->bshift[b]);
+        kgi_divmod_magic(o->bsize[b], &o->bmagic[b], &o->bshift[b]);
         for (int k = 0; k < L->nops; k++)
             o->stride[k][2 + b] = L->stride[k][d];
     }
@@ -203,7 +200,7 @@ KG_API int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const si
             o->staged |= 1u << k;
     /* operand k moves `vec` elements at a time along dim `along` */
 #define VEC_OK(k, along)                                                                                               \
-    (L->stride[k][along] == 1 && ((uintptr_t)ptrs[k] % (es[k] * (size_t)vec)) == 0 && strides_divide(L, k, along, vec))
+    (L->stride[k][along] == 1 && (kgi_aligned(ptrs[k], es[k] * (size_t)vec)) && strides_divide(L, k, along, vec))
     int vj = vec > 1 && L->size[J] % vec == 0, vc = vec > 1 && L->size[0] % vec == 0 && VEC_OK(0, 0);
     for (int k = 1; k < L->nops; k++) {
         if (o->staged & (1u << k))
@@ -227,18 +224,18 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     if (n_in != info->arity || (n_in > 0 && !in))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s takes %d input%s, got %d", info->name,
                        info->arity, info->arity == 1 ? "" : "s", n_in);
-    kg_status st = kg_check_tensor(ctx, out, "out");
+    kg_status st = kgi_check_tensor(ctx, out, "out");
     for (int i = 0; st == KG_OK && i < n_in; i++)
-        st = kg_check_tensor(ctx, in[i], info->inputs[i]);
+        st = kgi_check_tensor(ctx, in[i], info->inputs[i]);
     kg_dtype dt = KG_F32;
     if (st == KG_OK)
         st = check_dtypes(ctx, info, out, in, &dt);
     if (st == KG_OK)
         st = check_shapes(ctx, info, out, in);
     if (st == KG_OK)
-        st = kg_check_no_self_overlap(ctx, out, "out");
+        st = kgi_check_no_self_overlap(ctx, out, "out");
     for (int i = 0; st == KG_OK && i < n_in; i++)
-        st = kg_check_alias(ctx, out, in[i], info->inputs[i]);
+        st = kgi_check_alias(ctx, out, in[i], info->inputs[i]);
     if (st == KG_OK)
         st = kg_ready(ctx);
     if (st != KG_OK)
@@ -253,8 +250,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     for (int i = 0; i < n_in; i++)
         p.in[i] = in[i]->data;
 
-    kg_layout L;
-    kg_layout_build(&L, out, in, n_in);
+    kgi_layout L;
+    kgi_layout_build(&L, out, in, n_in);
     if (L.ndim == 0) { /* a single element */
         L.ndim = 1;
         L.size[0] = 1;
@@ -269,9 +266,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     ok[KG_EW_DENSE] = L.ndim == 1;
     for (int k = 0; ok[KG_EW_DENSE] && k < L.nops; k++) {
         const size_t es = kg_dtype_size(k ? in[k - 1]->dtype : out->dtype);
-        ok[KG_EW_DENSE] = L.stride[k][0] == 1 && aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
+        ok[KG_EW_DENSE] = L.stride[k][0] == 1 && kgi_aligned(k ? p.in[k - 1] : p.out, es * (size_t)vec);
     }
-    const int force = ctx->ew_force_variant;
+    const int force = (int)ctx->test_force[KGI_TEST_EW_VARIANT];
     unsigned transposed = 0;
     kg_nd32 v32;
     kg_perm pm;
@@ -292,7 +289,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             ok[KG_EW_PERMF] = kg_ew_plan_perm(&L, ptrs, es, vec, &pm);
             ok[KG_EW_PERM] = ok[KG_EW_PERMF] && !pm.fold_c && !pm.fold_j; /* perm reads no fold */
         }
-        ok[KG_EW_ND32] = kg_layout_fits32(&L);
+        ok[KG_EW_ND32] = kgi_layout_fits32(&L);
         ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
@@ -312,9 +309,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else
             var = KG_EW_ND64;
     }
-    ctx->ew_last_variant = var;
+    ctx->test_last[KGI_TEST_EW_VARIANT] = var;
 
-    const dim3 threads = {THREADS, 1, 1};
+    const dim3 threads = {KG_EW_THREADS, 1, 1};
     switch (var) {
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
@@ -328,7 +325,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         if (var == KG_EW_ND32V)
             a = v32;
         else
-            kg_layout_to_nd32(&L, &a);
+            kgi_layout_to_nd32(&L, &a);
         void *args[] = {&p, &a};
         const int64_t per = var == KG_EW_ND32V ? KG_ND32_ILP / 2 : KG_ND32_ILP;
         st = kg_launch(ctx, ks[var], (dim3){grid_for(((int64_t)a.n + per - 1) / per), 1, 1}, threads, args, 0);
@@ -336,7 +333,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     }
     case KG_EW_TILE: {
         kg_nd64 t;
-        kg_layout_to_nd64(&L, &t);
+        kgi_layout_to_nd64(&L, &t);
         t.transposed = transposed;
         /* one block per 32 x 32 tile */
         int64_t tiles = ((L.size[0] + 31) / 32) * ((L.size[1] + 31) / 32);
@@ -354,7 +351,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     }
     default: {
         kg_nd64 w;
-        kg_layout_to_nd64(&L, &w);
+        kgi_layout_to_nd64(&L, &w);
         void *args[] = {&p, &w};
         st = kg_launch(ctx, ks[KG_EW_ND64], (dim3){grid_for(w.n), 1, 1}, threads, args, 0);
         break;
@@ -366,7 +363,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)
 {
     if (ctx)
-        ctx->ew_force_variant = variant;
+        ctx->test_force[KGI_TEST_EW_VARIANT] = variant;
 }
 
-int kg_test_last_ew_variant(const kg_context *ctx) { return ctx ? ctx->ew_last_variant : -1; }
+int kg_test_last_ew_variant(const kg_context *ctx) { return ctx ? (int)ctx->test_last[KGI_TEST_EW_VARIANT] : -1; }

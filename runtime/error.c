@@ -93,8 +93,8 @@ kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
     case cudaErrorUnsupportedPtxVersion:
         st = KG_ERR_NO_KERNEL_IMAGE;
         return kgi_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
-                       ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kgi_bundle_archs(), what,
-                       cudaGetErrorString(err));
+                        ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kgi_bundle_archs(), what,
+                        cudaGetErrorString(err));
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorHardwareStackError:

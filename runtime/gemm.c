@@ -24,7 +24,6 @@
 
 #include "blas.h"
 #include "kg_ops.h"
-#include "layout.h"
 #include "trust.h"
 
 /* A 2-d operand: element (i, j) at i * rs + j * cs. */
@@ -63,66 +62,24 @@ static int map_out(const view *v, int64_t *ld)
     return *ld >= max1(v->rows);
 }
 
-static const char *strides_str(char *buf, size_t len, const kg_tensor *t)
-{
-    return kgi_shape_str(buf, len, t->ndim, t->strides);
-}
-
-/* Byte range [lo, hi) that t's elements span (empty when t has none), with
-   every step overflow-checked: 0 when the range would pass 2^63 bytes or wrap
-   past the end of the address space (refused by the caller), else 1. */
-static int span(const kg_tensor *t, uint64_t *lo, uint64_t *hi)
-{
-    uint64_t last = 0;
-    *lo = *hi = 0;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] == 0)
-            return 1;
-    for (int d = 0; d < t->ndim; d++) {
-        uint64_t step;
-        if (__builtin_mul_overflow((uint64_t)(t->shape[d] - 1), (uint64_t)t->strides[d], &step) ||
-            __builtin_add_overflow(last, step, &last))
-            return 0;
-    }
-    uint64_t bytes;
-    if (__builtin_add_overflow(last, 1, &bytes) || __builtin_mul_overflow(bytes, kg_dtype_size(t->dtype), &bytes) ||
-        bytes > ((uint64_t)1 << 63))
-        return 0;
-    *lo = (uint64_t)(uintptr_t)t->data;
-    return !__builtin_add_overflow(*lo, bytes, hi);
-}
-
-static kg_status span_error(kg_context *ctx, const kg_tensor *t, const char *name)
-{
-    char s[128], st[128];
-    return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                   "invalid argument: matmul: %s %s with strides %s at %p spans more than 2^63 bytes or past the "
-                   "end of the address space",
-                   name, kgi_shape_str(s, sizeof s, t->ndim, t->shape), strides_str(st, sizeof st, t), t->data);
-}
-
+/* out may share no byte with an input (checked tensors): cuBLAS reads the
+   inputs while it writes out. */
 static kg_status check_no_overlap(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, const char *name)
 {
-    uint64_t olo, ohi, ilo, ihi;
-    if (!span(out, &olo, &ohi))
-        return span_error(ctx, out, "out");
-    if (!span(in, &ilo, &ihi))
-        return span_error(ctx, in, name);
-    if (olo < ohi && ilo < ihi && olo < ihi && ilo < ohi)
-        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: out overlaps %s (cuBLAS would read %s while writing out)", name,
-                       name);
-    return KG_OK;
+    if (!kgi_ranges_overlap(kgi_tensor_range(out), kgi_tensor_range(in)))
+        return KG_OK;
+    return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                    "invalid argument: matmul: out overlaps %s (cuBLAS would read %s while writing out)", name, name);
 }
 
 static kg_status check_dtypes(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b)
 {
     if (a->dtype != b->dtype)
         return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: a is %s, b is %s (a, b and out share one dtype)",
-                       kg_dtype_name(a->dtype), kg_dtype_name(b->dtype));
+                        kg_dtype_name(a->dtype), kg_dtype_name(b->dtype));
     if (out->dtype != a->dtype)
         return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: out is %s but a and b are %s",
-                       kg_dtype_name(out->dtype), kg_dtype_name(a->dtype));
+                        kg_dtype_name(out->dtype), kg_dtype_name(a->dtype));
     const unsigned accepted = 1u << KG_F32 | 1u << KG_F64 | 1u << KG_F16 | 1u << KG_BF16;
     if (!(accepted & (1u << a->dtype)))
         return kgi_fail_dtype(ctx, "matmul", a->dtype, accepted);
@@ -139,8 +96,8 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
     const int64_t K = a->shape[a->ndim - 1], K2 = b->shape[b1 ? 0 : b->ndim - 2];
     if (K != K2)
         return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: a is %s, b is %s: inner dims %lld and %lld differ",
-                       kgi_shape_str(as, sizeof as, a->ndim, a->shape), kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
-                       (long long)K, (long long)K2);
+                        kgi_shape_str(as, sizeof as, a->ndim, a->shape),
+                        kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape), (long long)K, (long long)K2);
     const int na = a1 ? 0 : a->ndim - 2, nbb = b1 ? 0 : b->ndim - 2;
     const int nb = na > nbb ? na : nbb;
     for (int i = 0; i < nb; i++) {
@@ -170,9 +127,9 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *out, const kg_te
         same = out->shape[d] == want[d];
     if (!same)
         return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: out is %s but a %s @ b %s is %s",
-                       kgi_shape_str(os, sizeof os, out->ndim, out->shape),
-                       kgi_shape_str(as, sizeof as, a->ndim, a->shape), kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape),
-                       kgi_shape_str(es, sizeof es, nw, want));
+                        kgi_shape_str(os, sizeof os, out->ndim, out->shape),
+                        kgi_shape_str(as, sizeof as, a->ndim, a->shape),
+                        kgi_shape_str(bsh, sizeof bsh, b->ndim, b->shape), kgi_shape_str(es, sizeof es, nw, want));
     *nb_out = nb;
     return KG_OK;
 }
@@ -181,13 +138,13 @@ static kg_status check_opts(kg_context *ctx, const kg_tensor *out, const kg_tens
 {
     if ((int)o->epilogue < 0 || o->epilogue >= KG_EPILOGUE_COUNT)
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: epilogue %d is not a kg_epilogue",
-                       (int)o->epilogue);
+                        (int)o->epilogue);
     if ((int)o->backend < 0 || o->backend >= KG_GEMM_BACKEND_COUNT)
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: matmul: backend %d is not a kg_gemm_backend",
-                       (int)o->backend);
+                        (int)o->backend);
     if (o->backend == KG_GEMM_CUBLAS && (o->bias || o->epilogue != KG_EPILOGUE_NONE))
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: a bias or epilogue needs cuBLASLt, not the KG_GEMM_CUBLAS backend");
+                        "invalid argument: matmul: a bias or epilogue needs cuBLASLt, not the KG_GEMM_CUBLAS backend");
     const kg_tensor *bias = o->bias;
     if (!bias)
         return KG_OK;
@@ -198,14 +155,14 @@ static kg_status check_opts(kg_context *ctx, const kg_tensor *out, const kg_tens
     char s[128];
     if (bias->dtype != out->dtype)
         return kgi_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: matmul: bias is %s but out is %s",
-                       kg_dtype_name(bias->dtype), kg_dtype_name(out->dtype));
+                        kg_dtype_name(bias->dtype), kg_dtype_name(out->dtype));
     if (bias->ndim != 1 || bias->shape[0] != N)
         return kgi_fail(ctx, KG_ERR_SHAPE, "shape mismatch: matmul: bias is %s but must be [%lld] (out's last dim)",
-                       kgi_shape_str(s, sizeof s, bias->ndim, bias->shape), (long long)N);
+                        kgi_shape_str(s, sizeof s, bias->ndim, bias->shape), (long long)N);
     if (N > 1 && bias->strides[0] != 1)
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: bias [%lld] has stride %lld; it must be contiguous (stride 1)",
-                       (long long)N, (long long)bias->strides[0]);
+                        "invalid argument: matmul: bias [%lld] has stride %lld; it must be contiguous (stride 1)",
+                        (long long)N, (long long)bias->strides[0]);
     return KG_OK;
 }
 
@@ -222,8 +179,8 @@ static int try_fold(view *x, view *y, view *dv, int64_t n, int64_t sx, int64_t s
     if (s_other != 0)
         return 0;
     int64_t p1, p2;
-    if (ext > 1 && (__builtin_mul_overflow(ext, g_st, &p1) || __builtin_mul_overflow(ext, d_st, &p2) ||
-                    s_grow != p1 || sd != p2))
+    if (ext > 1 &&
+        (__builtin_mul_overflow(ext, g_st, &p1) || __builtin_mul_overflow(ext, d_st, &p2) || s_grow != p1 || sd != p2))
         return 0;
     view g2 = *grow, d2 = *dv;
     if (into_rows) {
@@ -394,8 +351,8 @@ static kg_status packed_desc(kg_context *ctx, kg_gemm_desc *g, const kg_tensor *
         B *= sz[i]; /* <= out's element count */
     if (B > INT_MAX)
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
-                       (long long)B, INT_MAX);
+                        "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d", (long long)B,
+                        INT_MAX);
     const int has_bias = g->bias != NULL;
     int64_t bsa, bsb, bsc, ld;
     const int ca = one_stride(n, sz, sa, &bsa), cb = one_stride(n, sz, sb, &bsb), cc = one_stride(n, sz, sc, &bsc);
@@ -439,9 +396,10 @@ static kg_status packed_desc(kg_context *ctx, kg_gemm_desc *g, const kg_tensor *
     if (!ok) {
         char s1[128], s2[128], s3[128];
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: a %s @ b %s -> out %s needs dense copies of more than 2^62 bytes",
-                       kgi_shape_str(s1, sizeof s1, a->ndim, a->shape), kgi_shape_str(s2, sizeof s2, b->ndim, b->shape),
-                       kgi_shape_str(s3, sizeof s3, out->ndim, out->shape));
+                        "invalid argument: matmul: a %s @ b %s -> out %s needs dense copies of more than 2^62 bytes",
+                        kgi_shape_str(s1, sizeof s1, a->ndim, a->shape),
+                        kgi_shape_str(s2, sizeof s2, b->ndim, b->shape),
+                        kgi_shape_str(s3, sizeof s3, out->ndim, out->shape));
     }
     g->pack_bytes = at;
     if (g->swapped) {
@@ -486,8 +444,8 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
         return st;
     if (a->ndim == 0 || b->ndim == 0)
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: %s is 0-d (a scalar); matmul needs at least 1 dim",
-                       a->ndim == 0 ? "a" : "b");
+                        "invalid argument: matmul: %s is 0-d (a scalar); matmul needs at least 1 dim",
+                        a->ndim == 0 ? "a" : "b");
     if ((st = check_dtypes(ctx, out, a, b)) != KG_OK)
         return st;
     int nb = 0;
@@ -550,8 +508,8 @@ kg_status kg_gemm_describe(kg_context *ctx, const kg_tensor *out, const kg_tenso
         return packed_desc(ctx, g, out, a, b, n, sz, ra, rb, rc, &va, &vb, &vc);
     if (g->batch > INT_MAX)
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
-                       (long long)g->batch, INT_MAX);
+                        "invalid argument: matmul: a batch of %lld matrices exceeds cuBLAS's limit of %d",
+                        (long long)g->batch, INT_MAX);
     return KG_OK;
 }
 
@@ -672,8 +630,7 @@ static kg_status run_all(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, in
    stride-0 view, whatever out's strides, then relu in place. gelu (tanh) of
    the bias is computed first into the pack area, as one K = 1 product of
    zeros with the bias epilogue. */
-static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const kg_tensor *out,
-                      const kg_tensor *bias)
+static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const kg_tensor *out, const kg_tensor *bias)
 {
     const size_t es = kg_dtype_size(g->dtype);
     kg_tensor src;

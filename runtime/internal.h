@@ -24,6 +24,18 @@
 typedef struct kgi_hooks kgi_hooks; /* below */
 #define KGI_MAX_HOOKS 8
 
+/* Testing aids of the op families: a test forces a planner choice (a kernel
+   variant, a split count) and reads back what the last launch chose. The
+   context keeps one value per slot and per direction and knows nothing of
+   their meaning; each slot belongs to one family, which documents its
+   values. Both start at -1 ("the planner chooses", "no launch yet"). */
+typedef enum kgi_test_slot {
+    KGI_TEST_EW_VARIANT,   /* elementwise.c: kg_ew_variant */
+    KGI_TEST_ATTN_VARIANT, /* attention.c: kg_attn_variant */
+    KGI_TEST_ATTN_SPLITS,  /* attention.c: key splits of a decode launch (force 0: the planner's) */
+    KGI_TEST_SLOT_COUNT
+} kgi_test_slot;
+
 struct kg_context {
     int device;            /* CUDA ordinal asked for */
     int usable;            /* 1 when the device opened and the bundle fits it */
@@ -33,24 +45,14 @@ struct kg_context {
     int sm_count;
     int cc_major, cc_minor;
     char msg[KG_MSG_LEN]; /* message of the last failure */
-    /* Extensions of other op families hang their per-context state here. */
-    void *blas;                            /* see blas.c */
-    const kgi_hooks *hooks[KGI_MAX_HOOKS]; /* kgi_register_hooks */
+    /* Op families hang their per-context state here, with their hooks
+       (kgi_register_hooks, kgi_hooks_state). */
+    const kgi_hooks *hooks[KGI_MAX_HOOKS];
+    void *hooks_state[KGI_MAX_HOOKS];
     int nhooks;
-    void *scratch; /* device scratch, see kg_scratch() */
+    void *scratch; /* per-stream device scratch and pack areas (scratch.c) */
     size_t scratch_bytes;
-    /* Testing aids: force an element-wise variant (-1: choose), and the
-       variant the last element-wise launch used. */
-    int ew_force_variant;
-    int ew_last_variant;
-    /* Attention: a forced kernel variant (kg_attn_variant; -1: choose), and
-       the variant of the last launch (-1: none yet). */
-    int attn_force_variant;
-    int attn_last_variant;
-    /* Attention decode variants: a forced key split count (0: the planner's)
-       and the split count of the last decode launch. */
-    int attn_force_splits;
-    int attn_last_splits;
+    intptr_t test_force[KGI_TEST_SLOT_COUNT], test_last[KGI_TEST_SLOT_COUNT];
 };
 
 /* Tests use these to run every eligible layout variant over the same cases:
@@ -92,6 +94,10 @@ struct kgi_hooks {
     void (*release)(kg_context *ctx);         /* may be NULL */
 };
 kg_status kgi_register_hooks(kg_context *ctx, const kgi_hooks *hooks);
+/* The state pointer the context keeps for a family with its registered
+   hooks (*slot is NULL until the family stores its state there; its release
+   hook frees it). NULL when these hooks are not registered on ctx. */
+void **kgi_hooks_state(kg_context *ctx, const kgi_hooks *hooks);
 
 /* ---- Tensors (tensor.c) and geometry (geometry.h) ---------------------------- */
 

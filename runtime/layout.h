@@ -15,8 +15,4 @@
 void kgi_layout_to_nd32(const kgi_layout *L, kg_nd32 *out);
 void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
 
-/* Older names (until the element-wise family switches) */
-#define kg_layout_to_nd32 kgi_layout_to_nd32
-#define kg_layout_to_nd64 kgi_layout_to_nd64
-
 #endif

@@ -15,6 +15,7 @@
  *                  dim: column tiles, two launches (statistics, apply)
  *   STRIDED        anything else, element by element
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,11 @@
 /* Scratch a COLS plan aims to stay within when it splits columns (what
    kg_reserve_scratch(ctx, 0) provides after the counters). */
 #define PARTIAL_BUDGET ((size_t)4 << 20)
+/* STAGED: shared memory of the stages of one multiprocessor (of its 227
+   KiB; the rest for the reductions' words and the L1). */
+#define STAGED_BUDGET ((int64_t)200 << 10)
+
+kg_norm_tuning kgi_norm_tuning;
 
 typedef struct ndim_ {
     int64_t size;
@@ -161,6 +167,67 @@ static void fill_dims(kg_norm_dims *o, const ndim_ *v, int n, int fast)
         if (fast && d < n - 1)
             kgi_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
     }
+}
+
+/* STAGED: a lane group per row (or several rows per group for rows of at
+   most 32 vectors), the rows of a stage brought into shared memory ahead.
+   Returns 0 (nothing planned) when a stage does not fit twice. */
+static int plan_staged(kg_norm_plan *plan, const ndim_ *K, int nk, int64_t rows, int64_t L, int64_t es, int64_t sm,
+                       int res)
+{
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    kg_norm_args *A = &plan->args;
+    const int64_t V = 16 / es, nvec = L / V, NVS = KG_NORM_ROWS_NV(es);
+    int64_t T = KG_NORM_THREADS, g, nv, pr = 1;
+    if (nvec <= 32) {
+        g = pow2_ceil(nvec);
+        nv = 1;
+        pr = NVS;
+    } else if (nvec <= 32 * NVS) {
+        g = 32;
+        nv = cdiv(nvec, 32);
+    } else {
+        /* a block per row: at least 256 lanes (the statistics of one row at
+           a time are the block's work) */
+        g = pow2_ceil(cdiv(nvec, NVS));
+        const int64_t want = tu->threads >= 64 && tu->threads <= KG_NORM_MAX_GROUP ? tu->threads : KG_NORM_THREADS;
+        if (g < want)
+            g = pow2_ceil(want);
+        if (g > KG_NORM_MAX_GROUP)
+            return 0;
+        nv = cdiv(nvec, g);
+        T = g;
+    }
+    const int64_t slots = g > 32 ? 1 : T / g;
+    /* enough stages for every block */
+    while (pr > 1 && cdiv(rows, slots * pr) < sm)
+        pr /= 2;
+    const int64_t RS = slots * pr, row_bytes = L * es;
+    const int64_t stage_bytes = RS * row_bytes * (res ? 2 : 1);
+    const int64_t bps = tu->bps >= 1 && tu->bps <= 4 ? tu->bps : 1;
+    int64_t S = STAGED_BUDGET / bps / stage_bytes;
+    const int64_t smax = tu->max_stages >= 1 && tu->max_stages <= KG_NORM_MAX_STAGES ? tu->max_stages
+                                                                                      : KG_NORM_MAX_STAGES;
+    if (S > smax)
+        S = smax;
+    if (S < 2 && !(tu->max_stages == 1 && S == 1))
+        return 0;
+    plan->cls = KG_NORM_STAGED;
+    A->group = (int32_t)g;
+    A->nv = (int32_t)nv;
+    A->pr = (int32_t)pr;
+    A->stages = (int32_t)S;
+    A->stage_rows = (int32_t)RS;
+    A->stage_bytes = stage_bytes;
+    A->contig = nk == 0 || (nk == 1 && K[0].st[KG_NO_IN] == L && (!res || K[0].st[KG_NO_RES] == L));
+    A->rows = rows;
+    A->fast = rows < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K, nk, A->fast);
+    plan->block = (unsigned)T;
+    const int64_t nst = cdiv(rows, RS), cap = sm * bps;
+    plan->grid = (unsigned)(nst < cap ? nst : cap);
+    plan->smem = (size_t)(KG_NORM_STAGE_BASE + S * stage_bytes);
+    return 1;
 }
 
 /* The normalized dims as a bit mask, after checking the call's axes. */
@@ -305,9 +372,11 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         T[KG_NO_S0] = c->s0;
         T[KG_NO_S1] = c->s1;
     }
-    if (norm_k && !(isfinite(c->eps) && c->eps >= 0))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: eps is %g (it must be finite and >= 0)", op,
-                       c->eps);
+    /* eps: any finite value the kernels' accumulator holds. A negative eps
+       is accepted as PyTorch accepts it: rstd = 1 / sqrt(var + eps), NaN
+       where var + eps < 0 (inf where it is 0). */
+    if (norm_k && (st = kgi_check_finite(ctx, op, "eps", c->eps, dt == KG_F64 ? DBL_MAX : FLT_MAX)) != KG_OK)
+        return st;
 
     /* overlaps: every written tensor is free of self-overlap and disjoint
        from every other tensor, except out aliasing in exactly */
@@ -407,6 +476,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     if (rows_ok) {
         const int64_t nvec = L / V;
+        if (c->sm90 && !kgi_norm_tuning.staged_off &&
+            plan_staged(plan, K, nk, rows, L, (int64_t)es, sm, T[KG_NO_RES] != NULL))
+            return KG_OK;
         A->fast = rows < ((int64_t)1 << 31);
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0) {
             plan->cls = KG_NORM_PACKED;
@@ -433,6 +505,20 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         fill_dims(&A->inner, N, 1, 0);
         A->tiles = cdiv(A->cols, KG_NORM_COL_LANES);
         const int64_t groups = A->rows * A->tiles;
+        if (c->sm90 && kgi_norm_tuning.cols_cluster) {
+            /* one launch: a cluster per column tile, its blocks down the
+               normalized dim; as many clusters as fill the multiprocessors */
+            const int64_t bps = kgi_norm_tuning.bps >= 1 && kgi_norm_tuning.bps <= 4 ? kgi_norm_tuning.bps : 1;
+            int64_t ncl = sm * bps / KG_NORM_CLUSTER;
+            if (ncl < 1)
+                ncl = 1;
+            if (ncl > groups)
+                ncl = groups;
+            plan->cls = KG_NORM_COLS_CLUSTER;
+            plan->block = KG_NORM_CL_THREADS;
+            plan->grid = (unsigned)(ncl * KG_NORM_CLUSTER);
+            return KG_OK;
+        }
         const size_t entry = (size_t)KG_NORM_COL_LANES * 3 * (dt == KG_F64 ? 8 : 4);
         int64_t splits = cdiv(sm * 8, groups);
         const int64_t most = L / 64 > 1 ? L / 64 : 1;
@@ -506,7 +592,18 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         st = kg_launch(ctx, ks[KG_NORM_COLS_APPLY], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
-    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+    if (plan->cls == KG_NORM_STAGED) {
+        cudaKernel_t kern;
+        if ((st = kg_kernel(ctx, ks[plan->cls], &kern)) != KG_OK)
+            return st;
+        cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                          (int)plan->smem, ctx->device);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            return kg_cuda_fail(ctx, err, "raising a normalization kernel's shared memory limit");
+        }
+    }
+    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, plan->smem);
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
@@ -515,6 +612,9 @@ static kg_status run(kg_context *ctx, const kg_norm_call *c)
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     kg_norm_plan plan;
+    kg_norm_call cc = *c;
+    cc.sm90 = ctx->cc_major >= 9;
+    c = &cc;
     kg_status st = kg_norm_plan_call(ctx, c, ctx->sm_count, &plan);
     if (st != KG_OK)
         return st;

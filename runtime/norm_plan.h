@@ -20,6 +20,7 @@ typedef struct kg_norm_call {
     int n_axes, keepdim;
     int k; /* layer_norm: normalized dims (rms_norm: 1) */
     double eps;
+    int sm90; /* 1: the device runs sm_90 code (the STAGED class's bulk copies) */
 } kg_norm_call;
 
 typedef struct kg_norm_plan {
@@ -28,7 +29,20 @@ typedef struct kg_norm_plan {
     kg_norm_args args; /* everything but the pointers */
     unsigned grid, block;
     size_t partial_bytes; /* COLS: scratch for the statistics */
+    size_t smem;          /* STAGED: dynamic shared memory per block */
 } kg_norm_plan;
+
+/* Tuning of the STAGED class, for tests and the bench's sweeps (the
+   defaults, all 0, are the planner's choice): staged_off 1 plans without
+   the class; threads: the block of rows longer than 32 vectors (64..512);
+   bps: blocks per multiprocessor (1..4, the shared memory split among
+   them); max_stages: at most this many stages (1..KG_NORM_MAX_STAGES);
+   cols_cluster 1: columns by the COLS_CLUSTER class (sm_90; bps clusters'
+   blocks per multiprocessor). */
+typedef struct kg_norm_tuning {
+    int staged_off, threads, bps, max_stages, cols_cluster;
+} kg_norm_tuning;
+extern kg_norm_tuning kgi_norm_tuning;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "attention_params.h"
+#include "kg_device.cuh"
 
 namespace kg_attn
 {
@@ -45,28 +46,16 @@ namespace kg_attn
 
 /* ---- PTX helpers -------------------------------------------------------- */
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-/* 16 bytes global -> shared; when !pred, zero-fills and reads nothing. */
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool pred)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
+/* The shared helpers (templates/kg_device.cuh: kgd_smem_addr, kgd_cp_async16,
+   kgd_cp_async_commit/wait, kgd_ldmatrix_x4(_trans)) under the names the
+   backward kernels (attention_bwd.cuh) import from this namespace: forwards,
+   no copies. */
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return kgd_smem_addr(p); }
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool pred) { kgd_cp_async16(dst, src, pred); }
+__device__ __forceinline__ void cp_async_commit() { kgd_cp_async_commit(); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { kgd_cp_async_wait<N>(); }
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) { kgd_ldmatrix_x4(r, addr); }
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) { kgd_ldmatrix_x4_trans(r, addr); }
 
 template <typename T> struct mma;
 template <> struct mma<__half> {
@@ -110,7 +99,7 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const char *base, int64_
         const int r = i / CPR, c = i % CPR;
         const bool ok = row0 + r < n;
         const char *src = ok ? base + ((int64_t)(row0 + r) * ld) * E + c * 16 : base;
-        cp_async16(dst + (r * P) * E + c * 16, src, ok);
+        kgd_cp_async16(dst + (r * P) * E + c * 16, src, ok);
     }
 }
 
@@ -124,13 +113,13 @@ __device__ __forceinline__ float ex2(float x)
 
 __device__ __forceinline__ float quad_max(float x)
 {
-    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-    return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+    x = fmaxf(x, kgd_shfl_xor(x, 1));
+    return fmaxf(x, kgd_shfl_xor(x, 2));
 }
 __device__ __forceinline__ float quad_sum(float x)
 {
-    x += __shfl_xor_sync(0xffffffffu, x, 1);
-    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+    x += kgd_shfl_xor(x, 1);
+    return x + kgd_shfl_xor(x, 2);
 }
 
 /* How many key tiles block rows [m0, m0 + BM) need: all of them, or up to the
@@ -167,7 +156,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
     T *sQ = (T *)smem;
     T *sK = sQ + BM * P;
     T *sV = sK + BN * P;
-    const uint32_t aQ = smem_addr(sQ), aK = smem_addr(sK), aV = smem_addr(sV);
+    const uint32_t aQ = kgd_smem_addr(sQ), aK = kgd_smem_addr(sK), aV = kgd_smem_addr(sV);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
@@ -181,10 +170,10 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
     const int ntiles = key_tiles(p, causal, m0, BM, BN);
 
     load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
-    cp_async_commit();
+    kgd_cp_async_commit();
     if (ntiles > 0)
         load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, 0, p.sk, tid);
-    cp_async_commit();
+    kgd_cp_async_commit();
 
     /* the warp's rows: m0 + warp*MT*16 + mt*16 + {g, g+8} */
     const int wr = warp * MT * 16;
@@ -214,21 +203,21 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
 
     uint32_t qf[QREG ? MT : 1][QREG ? KD : 1][4];
     if (QREG) {
-        cp_async_wait<1>();
+        kgd_cp_async_wait<1>();
         __syncthreads();
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int kk = 0; kk < KD; kk++)
-                ldmatrix_x4(qf[QREG ? mt : 0][QREG ? kk : 0], aQ + ((wr + mt * 16 + a_row) * P + kk * 16 + a_col) * E);
+                kgd_ldmatrix_x4(qf[QREG ? mt : 0][QREG ? kk : 0], aQ + ((wr + mt * 16 + a_row) * P + kk * 16 + a_col) * E);
     }
 
     for (int j = 0; j < ntiles; j++) {
         const int n0 = j * BN;
         __syncthreads(); /* every warp is done with the previous V tile */
         load_tile<BN, D, P, E, NT>(aV, v, p.v_ss, n0, p.sk, tid);
-        cp_async_commit();
-        cp_async_wait<1>(); /* this K tile (and Q) arrived */
+        kgd_cp_async_commit();
+        kgd_cp_async_wait<1>(); /* this K tile (and Q) arrived */
         __syncthreads();
 
         float s[MT][NS][4];
@@ -247,13 +236,13 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
                     for (int x = 0; x < 4; x++)
                         a[mt][x] = qf[QREG ? mt : 0][QREG ? kk : 0][x];
                 } else {
-                    ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * P + kk * 16 + a_col) * E);
+                    kgd_ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * P + kk * 16 + a_col) * E);
                 }
             }
 #pragma unroll
             for (int nn = 0; nn < BN / 16; nn++) {
                 uint32_t bf[4];
-                ldmatrix_x4(bf, aK + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                kgd_ldmatrix_x4(bf, aK + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma<T>::run(s[mt][2 * nn], a[mt], bf[0], bf[1]);
@@ -264,7 +253,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
         __syncthreads(); /* every warp is done with this K tile */
         if (j + 1 < ntiles)
             load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, n0 + BN, p.sk, tid);
-        cp_async_commit();
+        kgd_cp_async_commit();
 
         /* masks only where this tile crosses the sequence end or the diagonal */
         const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
@@ -316,14 +305,14 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
             }
         }
 
-        cp_async_wait<1>(); /* this V tile arrived */
+        kgd_cp_async_wait<1>(); /* this V tile arrived */
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
             for (int dn = 0; dn < D / 16; dn++) {
                 uint32_t bf[4];
-                ldmatrix_x4_trans(bf, aV + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                kgd_ldmatrix_x4_trans(bf, aV + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma<T>::run(o[mt][2 * dn], pa[mt][kk], bf[0], bf[1]);
@@ -331,7 +320,7 @@ __device__ __forceinline__ void attn_tc(const kg_attn_params &p)
                 }
             }
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
 
     /* epilogue: normalize, stage the warp's own rows of sQ, store 16 bytes a lane */
     __syncthreads();
@@ -412,14 +401,14 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
     const int ntiles = key_tiles(p, causal, m0, BM, BN);
 
-    load_tile<BM, D, P, E, NT>(smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
-    cp_async_commit();
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+    kgd_cp_async_commit();
     if (ntiles > 0)
-        load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, 0, p.sk, tid);
-    cp_async_commit();
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, 0, p.sk, tid);
+    kgd_cp_async_commit();
     if (PK && ntiles > 0) {
-        load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, 0, p.sk, tid);
-        cp_async_commit();
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, 0, p.sk, tid);
+        kgd_cp_async_commit();
     }
 
     float o[TM][NV][VW], mx[TM], l[TM];
@@ -441,10 +430,10 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
         const int n0 = j * BN;
         if (!PK) {
             __syncthreads(); /* every thread is done with the previous V and P */
-            load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
-            cp_async_commit();
+            load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+            kgd_cp_async_commit();
         }
-        cp_async_wait<1>(); /* this K tile (and Q) arrived */
+        kgd_cp_async_wait<1>(); /* this K tile (and Q) arrived */
         __syncthreads();
 
         float s[TM][TN];
@@ -474,8 +463,8 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
         __syncthreads(); /* every thread is done with this K tile */
         if (!PK) {
             if (j + 1 < ntiles)
-                load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
-            cp_async_commit();
+                load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
+            kgd_cp_async_commit();
         }
 
         const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
@@ -493,7 +482,7 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
             }
 #pragma unroll
             for (int w = 1; w < 16; w <<= 1)
-                tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, w));
+                tmax = fmaxf(tmax, kgd_shfl_xor(tmax, w));
             const float mnew = fmaxf(mx[i], tmax);
             const float use = mnew == -CUDART_INF_F ? 0.f : mnew;
             const float alpha = exp2f(mx[i] - use);
@@ -514,9 +503,9 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
         }
 
         if (PK)
-            cp_async_wait<0>(); /* this V tile arrived */
+            kgd_cp_async_wait<0>(); /* this V tile arrived */
         else
-            cp_async_wait<1>();
+            kgd_cp_async_wait<1>();
         __syncthreads();
 #pragma unroll 1
         for (int c = 0; c < BN; c += 4) {
@@ -544,14 +533,14 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
         if (PK) {
             __syncthreads(); /* every thread is done with P (the K tile) and V */
             if (j + 1 < ntiles) {
-                load_tile<BN, D, P, E, NT>(smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
-                cp_async_commit();
-                load_tile<BN, D, P, E, NT>(smem_addr(sV), v, p.v_ss, n0 + BN, p.sk, tid);
-                cp_async_commit();
+                load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
+                kgd_cp_async_commit();
+                load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0 + BN, p.sk, tid);
+                kgd_cp_async_commit();
             }
         }
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
 
     float *out = (float *)p.out + b * p.o_sb + h * p.o_sh;
 #pragma unroll
@@ -559,7 +548,7 @@ template <int D, int BM, int BN, bool PK, int KIND> __device__ __forceinline__ v
         float sum = l[i];
 #pragma unroll
         for (int w = 1; w < 16; w <<= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, w);
+            sum += kgd_shfl_xor(sum, w);
         const float inv = sum > 0.f ? 1.f / sum : 0.f;
         const int r = m0 + ty + 16 * i;
         if (r < p.sq) {

@@ -73,7 +73,7 @@ __device__ __forceinline__ void dec_merge(const kg_attn_params &p, float *sw, co
         m = fmaxf(m, __ldcg(part + s * ps + R * D + r));
 #pragma unroll
     for (int o = 1; o < LPR; o <<= 1)
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        m = fmaxf(m, kgd_shfl_xor(m, o));
     const float use = m == -CUDART_INF_F ? 0.f : m;
     float sum = 0.f;
     for (int s = ln; s < S; s += LPR) {
@@ -83,7 +83,7 @@ __device__ __forceinline__ void dec_merge(const kg_attn_params &p, float *sw, co
     }
 #pragma unroll
     for (int o = 1; o < LPR; o <<= 1) /* a fixed butterfly: the same order every run */
-        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        sum += kgd_shfl_xor(sum, o);
     __syncthreads();
     float4 acc[NC];
 #pragma unroll
@@ -132,7 +132,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     extern __shared__ __align__(16) unsigned char smem[];
     T *sQ = (T *)smem;
     T *sKV = sQ + R * PD; /* NST stages of [K tile, V tile] */
-    const uint32_t aQ = smem_addr(sQ), aKV = smem_addr(sKV);
+    const uint32_t aQ = kgd_smem_addr(sQ), aKV = kgd_smem_addr(sKV);
     constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
 
     const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -163,16 +163,16 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
         dec_row(p, min(r0 + r, rows - 1), hg, i);
         const char *src =
             (const char *)p.q + (b * p.q_sb + (int64_t)(hk * p.group + hg) * p.q_sh + (int64_t)i * p.q_ss) * E + c * 16;
-        cp_async16(aQ + (r * PD) * E + c * 16, src, r0 + r < rows);
+        kgd_cp_async16(aQ + (r * PD) * E + c * 16, src, r0 + r < rows);
     }
-    cp_async_commit();
+    kgd_cp_async_commit();
 #pragma unroll
     for (int st = 0; st < NST - 1; st++) {
         if (st < ntiles) {
             load_kv<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
             load_kv<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
         }
-        cp_async_commit();
+        kgd_cp_async_commit();
     }
 
     float o[MT][ND][4];
@@ -203,7 +203,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     const int wk = warp * KW; /* the warp's keys inside a tile */
 
     for (int j = 0; j < ntiles; j++) {
-        cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
+        kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
         __syncthreads();          /* ... for every thread; tile j - 1's stage is free */
         {
             const int jn = j + NST - 1, sn = jn % NST;
@@ -211,7 +211,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
                 load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
                 load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
             }
-            cp_async_commit();
+            kgd_cp_async_commit();
         }
         const uint32_t aK = aKV + (j % NST) * STAGE, aV = aK + TILE;
         const int n0 = k0 + j * BN + wk; /* the warp's first key */
@@ -227,11 +227,11 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
-                ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
+                kgd_ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
 #pragma unroll
             for (int nn = 0; nn < KW / 16; nn++) {
                 uint32_t bf[4];
-                ldmatrix_x4(bf, aK + ((wk + nn * 16 + b_row) * PD + kk * 16 + b_col) * E);
+                kgd_ldmatrix_x4(bf, aK + ((wk + nn * 16 + b_row) * PD + kk * 16 + b_col) * E);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma<T>::run(s[mt][2 * nn], a[mt], bf[0], bf[1]);
@@ -294,7 +294,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
 #pragma unroll
             for (int dn = 0; dn < D / 16; dn++) {
                 uint32_t bf[4];
-                ldmatrix_x4_trans(bf, aV + ((wk + kk * 16 + v_row) * PD + dn * 16 + v_col) * E);
+                kgd_ldmatrix_x4_trans(bf, aV + ((wk + kk * 16 + v_row) * PD + dn * 16 + v_col) * E);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma<T>::run(o[mt][2 * dn], pa[mt][kk], bf[0], bf[1]);
@@ -302,7 +302,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
                 }
             }
     }
-    cp_async_wait<0>();
+    kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
 
     /* merge the NW warps of each row in key order: each writes (m, l, o) of its rows */

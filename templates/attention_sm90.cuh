@@ -67,7 +67,7 @@ __device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64
         const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
         const bool ok = row0 + r < n;
         const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
-        cp_async16(dst + sw128_at<ROWS>(r, cc), src, ok);
+        kgd_cp_async16(dst + sw128_at<ROWS>(r, cc), src, ok);
     }
 }
 
@@ -117,7 +117,7 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
     constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 64 == 0 && BN % 16 == 0, "64-element panels of D; 16-key steps");
     extern __shared__ __align__(16) unsigned char smem[];
-    const uint32_t raw = smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
+    const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                    /* two stages each */
     const uint32_t bars = aV + 2 * KB;                                /* fullK[2], fullV[2], emptyK[2], emptyV[2] */
     unsigned char *sQ = smem + (aQ - raw);
@@ -159,7 +159,7 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
             load_sw128<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
             cp_async_arrive(full_v(s));
         }
-        cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
+        kgd_cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
@@ -172,10 +172,10 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR;
                 const bool ok = m0 + rl < p.sq;
                 const char *src = ok ? q + (int64_t)(m0 + rl) * p.q_ss * E + cc * 16 : q;
-                cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
+                kgd_cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
             }
-            cp_async_commit();
-            cp_async_wait<0>();
+            kgd_cp_async_commit();
+            kgd_cp_async_wait<0>();
             fence_async_smem();
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
         }

@@ -30,16 +30,12 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "kg_device.cuh"
 #include "kg_params.h"
 
-#define KG_EW_THREADS 256
 #define KG_TILE_ROWS 8
 
 typedef uint8_t kg_unused;
-
-template <typename T, int N> struct alignas(sizeof(T) * N) kg_vec {
-    T v[N];
-};
 
 /* float -> integer: truncate toward zero, saturate to the type's range, NaN -> 0. */
 template <typename To, typename From> __device__ __forceinline__ To kg_saturate(From x)
@@ -118,24 +114,24 @@ __device__ __forceinline__ typename F::out_t kg_apply_at(const kg_ew_ptrs &p, in
 
 /* One vector: N elements of every operand at vector index i. */
 template <typename F, int N> struct kg_dense_vecs {
-    kg_vec<typename F::in0_t, N> a;
-    kg_vec<typename F::in1_t, N> b;
-    kg_vec<typename F::in2_t, N> c;
+    kgd_vec<typename F::in0_t, N> a;
+    kgd_vec<typename F::in1_t, N> b;
+    kgd_vec<typename F::in2_t, N> c;
     __device__ __forceinline__ void load(const kg_ew_ptrs &p, int64_t i)
     {
-        a = ((const kg_vec<typename F::in0_t, N> *)p.in[0])[i];
+        a = ((const kgd_vec<typename F::in0_t, N> *)p.in[0])[i];
         if constexpr (F::arity > 1)
-            b = ((const kg_vec<typename F::in1_t, N> *)p.in[1])[i];
+            b = ((const kgd_vec<typename F::in1_t, N> *)p.in[1])[i];
         if constexpr (F::arity > 2)
-            c = ((const kg_vec<typename F::in2_t, N> *)p.in[2])[i];
+            c = ((const kgd_vec<typename F::in2_t, N> *)p.in[2])[i];
     }
     __device__ __forceinline__ void store(const kg_ew_ptrs &p, int64_t i) const
     {
-        kg_vec<typename F::out_t, N> o;
+        kgd_vec<typename F::out_t, N> o;
 #pragma unroll
         for (int k = 0; k < N; k++)
             o.v[k] = F::apply(a.v[k], b.v[k], c.v[k]);
-        ((kg_vec<typename F::out_t, N> *)p.out)[i] = o;
+        ((kgd_vec<typename F::out_t, N> *)p.out)[i] = o;
     }
 };
 
@@ -175,7 +171,7 @@ __device__ __forceinline__ void kg_offsets32(const kg_nd32 &L, uint32_t i, int32
     for (int d = 0; d < KG_LAYOUT_MAX_DIMS; d++) {
         if (d == L.ndim)
             break;
-        const uint32_t q = (__umulhi(r, L.magic[d]) + r) >> L.shift[d];
+        const uint32_t q = kgd_div_magic(r, L.magic[d], L.shift[d]);
         const int32_t m = (int32_t)(r - q * L.size[d]);
         r = q;
 #pragma unroll
@@ -208,16 +204,16 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32(const kg
 
 /* Loads N elements at `at`, or one element repeated when `bcast`. */
 template <typename T, int N>
-__device__ __forceinline__ kg_vec<T, N> kg_load_vec(const void *base, int32_t at, bool bcast)
+__device__ __forceinline__ kgd_vec<T, N> kg_load_vec(const void *base, int32_t at, bool bcast)
 {
-    kg_vec<T, N> v;
+    kgd_vec<T, N> v;
     if (bcast) {
         const T x = ((const T *)base)[at];
 #pragma unroll
         for (int k = 0; k < N; k++)
             v.v[k] = x;
     } else {
-        v = *(const kg_vec<T, N> *)((const T *)base + at);
+        v = *(const kgd_vec<T, N> *)((const T *)base + at);
     }
     return v;
 }
@@ -229,16 +225,16 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const k
     const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < L.n; i0 += U * step) {
         int32_t off[U][KG_EW_MAX_OPERANDS];
-        kg_vec<O, N> o[U];
+        kgd_vec<O, N> o[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const uint64_t i = i0 + u * step;
             if (i >= L.n)
                 continue;
             kg_offsets32(L, (uint32_t)i, off[u]);
-            kg_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[u][1], L.bcast & 2u);
-            kg_vec<typename F::in1_t, N> b{};
-            kg_vec<typename F::in2_t, N> c{};
+            kgd_vec<typename F::in0_t, N> a = kg_load_vec<typename F::in0_t, N>(p.in[0], off[u][1], L.bcast & 2u);
+            kgd_vec<typename F::in1_t, N> b{};
+            kgd_vec<typename F::in2_t, N> c{};
             if constexpr (F::arity > 1)
                 b = kg_load_vec<typename F::in1_t, N>(p.in[1], off[u][2], L.bcast & 4u);
             if constexpr (F::arity > 2)
@@ -250,7 +246,7 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const k
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (i0 + u * step < L.n)
-                *(kg_vec<O, N> *)((O *)p.out + off[u][0]) = o[u];
+                *(kgd_vec<O, N> *)((O *)p.out + off[u][0]) = o[u];
     }
 }
 
@@ -366,11 +362,6 @@ template <typename F> struct kg_perm_shape {
     static constexpr int E = T * T / KG_EW_THREADS;       /* elements per thread and operand */
 };
 
-__device__ __forceinline__ uint32_t kg_div32(uint32_t r, uint32_t magic, uint32_t shift)
-{
-    return (__umulhi(r, magic) + r) >> shift;
-}
-
 /* Which tile element each thread holds. Thread t's m-th element (of E) is
    at (c, j) = (c_at + m * c_step, j_at) on the staged side (consecutive
    lanes along J; groups of N consecutive m are one vector along J when
@@ -399,7 +390,7 @@ __device__ __forceinline__ int64_t kg_perm_offc(const kg_perm &L, int k, int64_t
 {
     if (!L.fold_c)
         return c * L.stride[k][0];
-    const int64_t hi = kg_div32((uint32_t)c, L.fmagic_c, L.fshift_c);
+    const int64_t hi = kgd_div_magic((uint32_t)c, L.fmagic_c, L.fshift_c);
     return (c - hi * L.fold_c) * L.stride[k][0] + hi * L.fstride[0][k];
 }
 
@@ -407,7 +398,7 @@ __device__ __forceinline__ int64_t kg_perm_offj(const kg_perm &L, int k, int64_t
 {
     if (!L.fold_j)
         return j * L.stride[k][1];
-    const int64_t hi = kg_div32((uint32_t)j, L.fmagic_j, L.fshift_j);
+    const int64_t hi = kgd_div_magic((uint32_t)j, L.fmagic_j, L.fshift_j);
     return (j - hi * L.fold_j) * L.stride[k][1] + hi * L.fstride[1][k];
 }
 
@@ -425,9 +416,9 @@ __device__ __forceinline__ void kg_perm_load_staged(const X *base, const kg_perm
         const bool jin = j < L.nj;
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
-            kg_vec<X, N> v{};
+            kgd_vec<X, N> v{};
             if (jin && i * at.step < cl)
-                v = *(const kg_vec<X, N> *)(q + (int64_t)(i * at.step) * s0);
+                v = *(const kgd_vec<X, N> *)(q + (int64_t)(i * at.step) * s0);
 #pragma unroll
             for (int e = 0; e < N; e++)
                 r[i * N + e] = v.v[e];
@@ -455,9 +446,9 @@ __device__ __forceinline__ void kg_permf_load_staged(const X *base, const kg_per
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
             const int64_t c = c0 + at.row + i * at.step;
-            kg_vec<X, N> v{};
+            kgd_vec<X, N> v{};
             if (jin && c < L.n0)
-                v = *(const kg_vec<X, N> *)(q + kg_perm_offc(L, k, c));
+                v = *(const kgd_vec<X, N> *)(q + kg_perm_offc(L, k, c));
 #pragma unroll
             for (int e = 0; e < N; e++)
                 r[i * N + e] = v.v[e];
@@ -503,7 +494,7 @@ __device__ __forceinline__ void kg_perm_load_direct(const X *base, const kg_perm
     if (L.vec_c) {
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
-            kg_vec<X, N> v{};
+            kgd_vec<X, N> v{};
             if (cin && i * at.step < jl) {
                 const X *qi = q + (int64_t)(i * at.step) * sj;
                 if (s0 == 0) {
@@ -512,7 +503,7 @@ __device__ __forceinline__ void kg_perm_load_direct(const X *base, const kg_perm
                     for (int e = 0; e < N; e++)
                         v.v[e] = x;
                 } else {
-                    v = *(const kg_vec<X, N> *)qi;
+                    v = *(const kgd_vec<X, N> *)qi;
                 }
             }
 #pragma unroll
@@ -541,7 +532,7 @@ __device__ __forceinline__ void kg_permf_load_direct(const X *base, const kg_per
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
             const int64_t j = j0 + at.row + i * at.step;
-            kg_vec<X, N> v{};
+            kgd_vec<X, N> v{};
             if (cin && j < L.nj) {
                 const X *qi = q + kg_perm_offj(L, k, j);
                 if (bcast) {
@@ -550,7 +541,7 @@ __device__ __forceinline__ void kg_permf_load_direct(const X *base, const kg_per
                     for (int e = 0; e < N; e++)
                         v.v[e] = x;
                 } else {
-                    v = *(const kg_vec<X, N> *)qi;
+                    v = *(const kgd_vec<X, N> *)qi;
                 }
             }
 #pragma unroll
@@ -583,12 +574,12 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
     __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
     const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
     for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        const uint32_t q = kg_div32(tile, L.magic_c, L.shift_c);
-        uint32_t b = kg_div32(q, L.magic_j, L.shift_j);
+        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+        uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
         const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
         int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
         for (int d = 0; d < L.nbatch; d++) {
-            const uint32_t nb = kg_div32(b, L.bmagic[d], L.bshift[d]);
+            const uint32_t nb = kgd_div_magic(b, L.bmagic[d], L.bshift[d]);
             const int64_t m = b - nb * L.bsize[d];
             b = nb;
 #pragma unroll
@@ -635,7 +626,7 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
 #pragma unroll
             for (int i = 0; i < E / N; i++) {
                 const int jj = at.row + i * at.step;
-                kg_vec<O, N> v;
+                kgd_vec<O, N> v;
 #pragma unroll
                 for (int e = 0; e < N; e++) {
                     const int m = i * N + e, cc_ = at.col + e;
@@ -648,7 +639,7 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
                     v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
                 }
                 if (cin && i * at.step < jl)
-                    *(kg_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+                    *(kgd_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
             }
         } else {
 #pragma unroll
@@ -687,12 +678,12 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const k
     __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
     const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
     for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        const uint32_t q = kg_div32(tile, L.magic_c, L.shift_c);
-        uint32_t b = kg_div32(q, L.magic_j, L.shift_j);
+        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+        uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
         const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
         int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
         for (int d = 0; d < L.nbatch; d++) {
-            const uint32_t nb = kg_div32(b, L.bmagic[d], L.bshift[d]);
+            const uint32_t nb = kgd_div_magic(b, L.bmagic[d], L.bshift[d]);
             const int64_t m = b - nb * L.bsize[d];
             b = nb;
 #pragma unroll
@@ -737,7 +728,7 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const k
 #pragma unroll
             for (int i = 0; i < E / N; i++) {
                 const int jj = at.row + i * at.step;
-                kg_vec<O, N> v;
+                kgd_vec<O, N> v;
 #pragma unroll
                 for (int e = 0; e < N; e++) {
                     const int m = i * N + e, cc_ = at.col + e;
@@ -750,7 +741,7 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const k
                     v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
                 }
                 if (cin && j0 + jj < L.nj)
-                    *(kg_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
+                    *(kgd_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
             }
         } else {
 #pragma unroll

@@ -14,6 +14,10 @@
 #define KG_EW_MAX_OPERANDS 4
 #define KG_LAYOUT_MAX_DIMS 8
 
+/* Threads per block of every element-wise kernel (the kernels'
+   __launch_bounds__ and the runtime's launches). */
+#define KG_EW_THREADS 256
+
 /* Elements per thread and grid-stride step of ND32 (ND32V: half as many
    vectors): every load is issued before the first store, so a thread keeps
    several in flight. The runtime sizes those grids by it. */

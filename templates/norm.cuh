@@ -642,4 +642,444 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_
     }
 }
 
+/*
+ * STAGED (sm_90): rows that fit a stage come into shared memory by bulk
+ * copies (cp.async.bulk, the TMA's one-dimensional form) several stages
+ * ahead of the lanes, so the loads in flight do not depend on registers or
+ * on how many blocks a multiprocessor holds. One persistent block per
+ * multiprocessor (or two) walks stages blockIdx.x, + gridDim.x, ...; the
+ * stage's rows go from shared memory into the lanes' registers, the stage
+ * is handed back to the copy engine (one __syncthreads), then statistics,
+ * apply and stores run from registers. A stage's barrier completes when its
+ * bytes have landed (mbarrier transaction count).
+ * Two layouts of a lane's registers x[NVS]: pr == 1, x[k] = vector k * g +
+ * lane of the group's row (nv <= NVS vectors); pr > 1 (nv == 1), x[p] =
+ * vector `lane` of the group's p-th row of the stage.
+ */
+__device__ __forceinline__ void kg_nbar_init(uint32_t bar, uint32_t count)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void kg_nbar_expect(uint32_t bar, uint32_t bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void kg_nbulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void kg_nbar_wait(uint32_t bar, uint32_t parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+#endif
+}
+
+/* Statistics of one row (or chunk) whose lane holds x[i] for the i < NX
+   with ok(i), cnt elements over the group of g lanes (every lane of the
+   warp, or of the block when g > 32, must call it). */
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nstats(const VT (&x)[NX], OK ok, int64_t cnt, int g)
+{
+    typedef typename Op::acc_t AT;
+    kg_nstat<AT> cs;
+    cs.n = (AT)cnt;
+    if constexpr (Op::stats == KG_NS_LSE) {
+        AT m = -(AT)INFINITY;
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            if (ok(k))
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    m = fmax(m, Op::ld(x[k].v[e]));
+        m = kg_ngroup(m, g, kg_nmax_f());
+        const AT sh = kg_nshift(m);
+        AT s = 0;
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            if (ok(k))
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    s += kg_nexp(Op::ld(x[k].v[e]) - sh);
+        cs.a = m;
+        cs.c = kg_ngroup(s, g, kg_nsum_f());
+    } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+        AT s = 0;
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            if (ok(k))
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    s += Op::ld(x[k].v[e]);
+        const AT mean = kg_ngroup(s, g, kg_nsum_f()) / (AT)cnt;
+        AT q = 0;
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            if (ok(k))
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const AT d = Op::ld(x[k].v[e]) - mean;
+                    q += d * d;
+                }
+        cs.a = mean;
+        cs.c = kg_ngroup(q, g, kg_nsum_f());
+    } else {
+        AT q = 0;
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            if (ok(k))
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const AT v = Op::ld(x[k].v[e]);
+                    q += v * v;
+                }
+        cs.a = 0;
+        cs.c = kg_ngroup(q, g, kg_nsum_f());
+    }
+    return cs;
+}
+
+template <class Op, int V, int NVS, bool RES> __device__ __forceinline__ void kg_norm_staged(const kg_norm_args &A)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<T, V> VT;
+    extern __shared__ __align__(128) unsigned char kg_nsmem[];
+    const int g = A.group;
+    const bool whole = g > 32;
+    const int lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));
+    const int slots = whole ? 1 : (int)blockDim.x / g;
+    const int slot = whole ? 0 : (int)threadIdx.x / g;
+    const int nv = A.nv, pr = A.pr, S = A.stages, RS = A.stage_rows;
+    const int64_t n = A.n, nvec = n / V;
+    const int64_t nst = (A.rows + RS - 1) / RS;
+    const int64_t mine = (int64_t)blockIdx.x < nst ? (nst - 1 - (int64_t)blockIdx.x) / gridDim.x + 1 : 0;
+    const T *in = (const T *)A.p[KG_NO_IN];
+    T *out = (T *)A.p[KG_NO_OUT];
+    T *res = (T *)A.p[KG_NO_RES];
+    const T *wp = (const T *)A.p[KG_NO_W];
+    const T *bp = (const T *)A.p[KG_NO_B];
+    const bool hres = RES && res != NULL;
+    const uint32_t bar0 = kgd_smem_addr(kg_nsmem), buf0 = bar0 + KG_NORM_STAGE_BASE;
+    const uint32_t row_bytes = (uint32_t)(n * (int64_t)sizeof(T));
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++)
+            kg_nbar_init(bar0 + 8 * s, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    /* warp 0: the copies of this block's stage tl into its slot */
+    auto issue = [&](int64_t tl) {
+        const int s = (int)(tl % S);
+        const int64_t r0 = ((int64_t)blockIdx.x + tl * gridDim.x) * RS;
+        const int nr = (int)(A.rows - r0 < RS ? A.rows - r0 : RS);
+        const uint32_t bar = bar0 + 8 * s, dst = buf0 + (uint32_t)(s * A.stage_bytes);
+        const uint32_t res_at = (uint32_t)RS * row_bytes; /* the residual's rows follow the input's */
+        if (threadIdx.x == 0)
+            kg_nbar_expect(bar, (uint32_t)nr * row_bytes * (hres ? 2u : 1u));
+        __syncwarp();
+        if (A.contig) {
+            if (threadIdx.x == 0) {
+                const int64_t o_in = A.outer.n ? r0 * A.outer.st[0][KG_NO_IN] : 0;
+                kg_nbulk_load(dst, in + o_in, (uint32_t)nr * row_bytes, bar);
+                if (hres) {
+                    const int64_t o_res = A.outer.n ? r0 * A.outer.st[0][KG_NO_RES] : 0;
+                    kg_nbulk_load(dst + res_at, res + o_res, (uint32_t)nr * row_bytes, bar);
+                }
+            }
+        } else {
+            for (int i = (int)threadIdx.x; i < nr; i += 32) {
+                int64_t off[KG_NORM_NOPS];
+                kg_nouter(A, r0 + i, off);
+                kg_nbulk_load(dst + (uint32_t)i * row_bytes, in + off[KG_NO_IN], row_bytes, bar);
+                if (hres)
+                    kg_nbulk_load(dst + res_at + (uint32_t)i * row_bytes, res + off[KG_NO_RES], row_bytes, bar);
+            }
+        }
+    };
+    if (threadIdx.x < 32)
+        for (int64_t tl = 0; tl < S && tl < mine; tl++)
+            issue(tl);
+
+    for (int64_t tl = 0; tl < mine; tl++) {
+        const int s = (int)(tl % S);
+        const int64_t r0 = ((int64_t)blockIdx.x + tl * gridDim.x) * RS;
+        kg_nbar_wait(bar0 + 8 * s, (uint32_t)((tl / S) & 1));
+        const T *sin = (const T *)(kg_nsmem + KG_NORM_STAGE_BASE + s * A.stage_bytes);
+        const T *sres = sin + (int64_t)RS * n;
+        /* x[i]: (pr == 1) vector i * g + lane of local row `slot`; (pr > 1)
+           vector lane of local row i * slots + slot */
+        auto lrow = [&](int i) -> int { return pr > 1 ? i * slots + slot : slot; };
+        auto vidx = [&](int i) -> int64_t { return pr > 1 ? (int64_t)lane : (int64_t)i * g + lane; };
+        auto ok = [&](int i) -> bool {
+            return pr > 1 ? (i < pr && lane < nvec && r0 + lrow(i) < A.rows)
+                          : (i < nv && vidx(i) < nvec && r0 + slot < A.rows);
+        };
+        VT x[NVS];
+#pragma unroll
+        for (int i = 0; i < NVS; i++)
+            if (ok(i))
+                x[i] = *(const VT *)(sin + (int64_t)lrow(i) * n + vidx(i) * V);
+        if (hres) {
+#pragma unroll
+            for (int i = 0; i < NVS; i++)
+                if (ok(i)) {
+                    const VT r = *(const VT *)(sres + (int64_t)lrow(i) * n + vidx(i) * V);
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        x[i].v[e] = Op::st(Op::ld(x[i].v[e]) + Op::ld(r.v[e]));
+                }
+        }
+        __syncthreads(); /* every lane has its values: the slot goes back to the copy engine */
+        if (threadIdx.x < 32 && tl + S < mine)
+            issue(tl + S);
+
+        if (pr > 1) {
+            /* several short rows per group: each its statistics, apply, store */
+#pragma unroll
+            for (int i = 0; i < NVS; i++) {
+                if (i >= pr)
+                    break;
+                const int64_t row = r0 + lrow(i);
+                const bool act = row < A.rows, mine_v = act && lane < nvec;
+                const VT xi[1] = {x[i]};
+                const kg_nstat<AT> cs = kg_nstats<Op, V, 1>(xi, [&](int) { return mine_v; }, n, g);
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                kg_nmerge<Op>(st, cs);
+                const kg_nrow<AT> rv = kg_nfinish<Op>(st, n, A.eps);
+                if (!act)
+                    continue;
+                int64_t off[KG_NORM_NOPS];
+                kg_nouter(A, row, off);
+                if (Op::nres > 0 && lane == 0)
+                    kg_nstore_results<Op>(A, off[KG_NO_S0], off[KG_NO_S1], rv);
+                if (lane >= nvec)
+                    continue;
+                if (hres)
+                    *(VT *)(res + off[KG_NO_RES] + lane * V) = x[i];
+                if constexpr (Op::elementwise) {
+                    VT wv, bv, y;
+                    if (wp)
+                        wv = kg_nldg(wp + lane * V, (const VT *)0);
+                    if (bp)
+                        bv = kg_nldg(bp + lane * V, (const VT *)0);
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        y.v[e] = Op::st(Op::apply(Op::ld(x[i].v[e]), rv, wp ? Op::ld(wv.v[e]) : (AT)1,
+                                                  bp ? Op::ld(bv.v[e]) : (AT)0));
+                    *(VT *)(out + off[KG_NO_OUT] + lane * V) = y;
+                }
+            }
+        } else {
+            const int64_t row = r0 + slot;
+            const bool act = row < A.rows;
+            const int64_t cnt = n;
+            const kg_nstat<AT> cs = kg_nstats<Op, V, NVS>(x, ok, cnt, g);
+            kg_nstat<AT> st = kg_nstat_init<AT>();
+            kg_nmerge<Op>(st, cs);
+            const kg_nrow<AT> rv = kg_nfinish<Op>(st, n, A.eps);
+            if (act) {
+                int64_t off[KG_NORM_NOPS];
+                kg_nouter(A, row, off);
+                if (hres) {
+#pragma unroll
+                    for (int i = 0; i < NVS; i++)
+                        if (ok(i))
+                            *(VT *)(res + off[KG_NO_RES] + vidx(i) * V) = x[i];
+                }
+                if constexpr (Op::elementwise) {
+#pragma unroll
+                    for (int i = 0; i < NVS; i++) {
+                        if (!ok(i))
+                            continue;
+                        const int64_t vi = vidx(i);
+                        VT wv, bv, y;
+                        if (wp)
+                            wv = kg_nldg(wp + vi * V, (const VT *)0);
+                        if (bp)
+                            bv = kg_nldg(bp + vi * V, (const VT *)0);
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            y.v[e] = Op::st(Op::apply(Op::ld(x[i].v[e]), rv, wp ? Op::ld(wv.v[e]) : (AT)1,
+                                                      bp ? Op::ld(bv.v[e]) : (AT)0));
+                        *(VT *)(out + off[KG_NO_OUT] + vi * V) = y;
+                    }
+                }
+                if (Op::nres > 0 && lane == 0)
+                    kg_nstore_results<Op>(A, off[KG_NO_S0], off[KG_NO_S1], rv);
+            }
+        }
+    }
+#endif
+}
+
+/*
+ * COLS_CLUSTER (sm_90): the column class in one launch. A cluster of
+ * KG_NORM_CLUSTER blocks serves one tile of 32 columns at a time, each block
+ * a slice of the normalized dim (32 lanes down it per column); the blocks'
+ * statistics meet through distributed shared memory (merged in rank order,
+ * so every block holds the same, run-to-run identical values), then each
+ * block applies to its own slice. The slice is read twice, but the second
+ * read follows the first by one tile (KG_NORM_CLUSTER x 32 columns in
+ * flight per cluster), so it comes from L2 and memory sees one read.
+ */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include <cooperative_groups.h>
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KG_NORM_CLUSTER_DIMS
+#else
+#define KG_NORM_CLUSTER_DIMS __cluster_dims__(KG_NORM_CLUSTER, 1, 1)
+#endif
+
+template <class Op> __device__ __forceinline__ void kg_norm_cols_cluster(const kg_norm_args &A)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int NY = KG_NORM_CL_THREADS / KG_NORM_COL_LANES, CL = KG_NORM_CLUSTER;
+    __shared__ kg_nstat<AT> sh[KG_NORM_CL_THREADS];
+    __shared__ kg_nstat<AT> part[2][KG_NORM_COL_LANES];
+    cg::cluster_group cl = cg::this_cluster();
+    const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
+    const int rank = (int)cl.block_rank();
+    const int64_t ncl = gridDim.x / CL, cid = blockIdx.x / CL;
+    const int64_t ntile = A.rows * A.tiles;
+    const int64_t chunk = (A.n + CL - 1) / CL;
+    const int64_t r0 = rank * chunk < A.n ? rank * chunk : A.n;
+    const int64_t r1 = r0 + chunk < A.n ? r0 + chunk : A.n;
+    const T *in = (const T *)A.p[KG_NO_IN];
+    T *res = (T *)A.p[KG_NO_RES];
+    T *out = (T *)A.p[KG_NO_OUT];
+    const T *wp = (const T *)A.p[KG_NO_W];
+    const T *bp = (const T *)A.p[KG_NO_B];
+    const int64_t ns_in = A.inner.st[0][KG_NO_IN], ns_res = A.inner.st[0][KG_NO_RES];
+    const int64_t ns_out = A.inner.st[0][KG_NO_OUT];
+    int par = 0;
+    for (int64_t t = cid; t < ntile; t += ncl, par ^= 1) {
+        const int64_t o = t / A.tiles;
+        const int64_t col = (t - o * A.tiles) * KG_NORM_COL_LANES + tx;
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        kg_nstat<AT> s = kg_nstat_init<AT>();
+        s.a = Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0;
+        AT k0 = 0, s1 = 0, s2 = 0, sx = 0;
+        const bool hres = Op::residual && res != NULL;
+        if (col < A.cols) {
+            const T *p = in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+            T *q = hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
+            auto push = [&](T xs, int64_t rr) {
+                AT x = Op::ld(xs);
+                if (Op::residual && q) {
+                    const T h = Op::st(x + Op::ld(q[rr * ns_res]));
+                    q[rr * ns_res] = h;
+                    x = Op::ld(h);
+                }
+                if constexpr (Op::stats == KG_NS_LSE) {
+                    if (x <= s.a && isfinite(s.a))
+                        s.c += kg_nexp(x - s.a);
+                    else
+                        kg_nlse_merge(s.a, s.c, x, exp(x - kg_nshift(x)));
+                } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+                    if (s.n == (AT)0)
+                        k0 = x;
+                    const AT d = x - k0;
+                    s1 += d;
+                    s2 += d * d;
+                    sx += x;
+                    s.n += (AT)1;
+                } else {
+                    s.c += x * x;
+                    s.n += (AT)1;
+                }
+            };
+            int64_t r = r0 + ty;
+            constexpr int U = KG_NORM_CL_UNROLL;
+            for (; r + (U - 1) * NY < r1; r += U * NY) {
+                T xs[U];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    xs[j] = p[(r + j * NY) * ns_in];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    push(xs[j], r + j * NY);
+            }
+            for (; r < r1; r += NY)
+                push(p[r * ns_in], r);
+        }
+        if constexpr (Op::stats == KG_NS_MOMENTS) {
+            if (s.n > (AT)0) {
+                s.a = k0 + s1 / s.n;
+                s.c = s2 - s1 * (s1 / s.n);
+                if (s.c < (AT)0)
+                    s.c = 0;
+                if (!isfinite(s.a)) {
+                    s.a = sx / s.n;
+                    s.c = (AT)NAN;
+                }
+            }
+        }
+        sh[threadIdx.x] = s; /* the previous tile's readers passed the cluster barrier */
+        __syncthreads();
+        if (ty == 0) {
+            for (int k = 1; k < NY; k++)
+                kg_nmerge<Op>(s, sh[k * KG_NORM_COL_LANES + tx]);
+            part[par][tx] = s;
+        }
+        cl.sync();
+        kg_nstat<AT> tot = *cl.map_shared_rank(&part[par][tx], 0);
+        for (int k = 1; k < CL; k++)
+            kg_nmerge<Op>(tot, *cl.map_shared_rank(&part[par][tx], k));
+        const kg_nrow<AT> rv = kg_nfinish<Op>(tot, A.n, A.eps);
+        if (col < A.cols) {
+            if (Op::nres > 0 && rank == 0 && ty == 0)
+                kg_nstore_results<Op>(A, off[KG_NO_S0] + col * A.cst[KG_NO_S0], off[KG_NO_S1] + col * A.cst[KG_NO_S1],
+                                      rv);
+            if constexpr (Op::elementwise) {
+                const T *p =
+                    hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+                const int64_t ns = hres ? ns_res : ns_in;
+                T *y = out + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
+                auto one = [&](T xs, int64_t r) {
+                    const AT w = wp ? Op::ld(wp[r * A.inner.st[0][KG_NO_W] + col * A.cst[KG_NO_W]]) : (AT)1;
+                    const AT b = bp ? Op::ld(bp[r * A.inner.st[0][KG_NO_B] + col * A.cst[KG_NO_B]]) : (AT)0;
+                    y[r * ns_out] = Op::st(Op::apply(Op::ld(xs), rv, w, b));
+                };
+                int64_t r = r0 + ty;
+                constexpr int U = KG_NORM_CL_UNROLL;
+                for (; r + (U - 1) * NY < r1; r += U * NY) {
+                    T xs[U];
+#pragma unroll
+                    for (int j = 0; j < U; j++)
+                        xs[j] = p[(r + j * NY) * ns];
+#pragma unroll
+                    for (int j = 0; j < U; j++)
+                        one(xs[j], r + j * NY);
+                }
+                for (; r < r1; r += NY)
+                    one(p[r * ns], r);
+            }
+        }
+    }
+    cl.sync(); /* no block leaves while another may still read its statistics */
+#endif
+}
+
 #endif

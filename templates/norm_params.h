@@ -35,6 +35,15 @@
 #define KG_NORM_PACK 2
 /* Most lanes a row's group may have (one block). */
 #define KG_NORM_MAX_GROUP 512
+/* STAGED: most stages in the ring, and the bytes before the first stage
+   (the stages' barriers). */
+#define KG_NORM_MAX_STAGES 16
+#define KG_NORM_STAGE_BASE 128
+/* COLS_CLUSTER: blocks of a cluster (slices of the normalized dim), lanes of
+   a block (32 columns x 32 down), elements each lane loads at once. */
+#define KG_NORM_CLUSTER 8
+#define KG_NORM_CL_THREADS 1024
+#define KG_NORM_CL_UNROLL 8
 
 /* Operands, in the order of kg_norm_args.p. */
 enum {
@@ -56,6 +65,9 @@ typedef enum kg_norm_class {
     KG_NORM_STRIDED,    /* any normalized dims, element by element; a lane group per row */
     KG_NORM_COLS_STATS, /* one normalized dim across a contiguous kept dim: per-split statistics */
     KG_NORM_COLS_APPLY, /* ... then the merge of the splits' statistics and the apply */
+    KG_NORM_STAGED,     /* sm_90: ROWS / PACKED rows that fit a stage, brought into shared memory by
+                           bulk copies (TMA) several stages ahead, one read and one write */
+    KG_NORM_COLS_CLUSTER, /* sm_90: the column class in one launch, a cluster per column tile */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 
@@ -87,6 +99,15 @@ typedef struct kg_norm_args {
     int64_t splits;            /* slices of the normalized dim per tile */
     int64_t chunk;             /* normalized elements per slice */
     int64_t units;             /* outer positions x tiles x splits */
+    /* STAGED: a stage is stage_rows consecutive rows (slots x pr: each
+       lane group holds pr rows of nv vectors, or one row of nv vectors a
+       lane); `stages` stages of stage_bytes (input rows, then the
+       residual's) ring in dynamic shared memory behind the barriers */
+    int32_t pr;          /* rows per lane group per stage (> 1 only with nv == 1) */
+    int32_t stages;      /* stages in the ring (1..KG_NORM_MAX_STAGES) */
+    int32_t stage_rows;  /* rows per stage */
+    int32_t contig;      /* 1: a stage's rows are consecutive in memory (one copy per operand) */
+    int64_t stage_bytes; /* bytes of one stage (a multiple of 16) */
 } kg_norm_args;
 
 #endif

@@ -103,8 +103,7 @@ static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max, co
                 cr_assert(stored >= 4 && rd(payload, 4) == 0xFD2FB528u, "%s sm_%d: compressed entry is not zstd",
                           module, sm);
                 cr_assert_eq(ZSTD_getFrameContentSize(payload, stored), full,
-                             "%s sm_%d: zstd frame size differs from the entry header's %zu", module, sm,
-                             (size_t)full);
+                             "%s sm_%d: zstd frame size differs from the entry header's %zu", module, sm, (size_t)full);
                 image = malloc(full);
                 cr_assert_not_null(image);
                 size = ZSTD_decompress(image, full, payload, stored);

@@ -422,6 +422,50 @@ Test(hooks, the_table_is_bounded)
     kg_close(c);
 }
 
+/* A family keeps its per-context state with its hooks: one pointer per
+   registration, NULL until stored, found again by the same hooks, and still
+   there when its release hook runs. */
+static int released_with_state;
+static kgi_hooks stateful;
+static void release_state(kg_context *c)
+{
+    void **state = kgi_hooks_state(c, &stateful);
+    released_with_state = state && *state == (void *)&released_with_state;
+}
+
+Test(hooks, each_family_keeps_its_state_pointer)
+{
+    static const kgi_hooks other = {"other", NULL, NULL};
+    stateful = (kgi_hooks){"stateful", NULL, release_state};
+    kg_context *c = kt_open_without_device();
+    cr_assert_null(kgi_hooks_state(c, &stateful), "no state slot before the hooks are registered");
+    cr_assert_eq(kgi_register_hooks(c, &other), KG_OK);
+    cr_assert_eq(kgi_register_hooks(c, &stateful), KG_OK);
+    void **mine = kgi_hooks_state(c, &stateful), **theirs = kgi_hooks_state(c, &other);
+    cr_assert(mine && theirs && mine != theirs);
+    cr_assert(*mine == NULL && *theirs == NULL, "a new slot is empty");
+    *mine = &released_with_state;
+    cr_assert_eq(kgi_register_hooks(c, &stateful), KG_OK);
+    cr_assert_eq(*kgi_hooks_state(c, &stateful), (void *)&released_with_state, "registering again keeps the state");
+    cr_assert_null(*kgi_hooks_state(c, &other));
+    released_with_state = 0;
+    kg_close(c);
+    cr_assert_eq(released_with_state, 1, "the release hook sees its state");
+}
+
+/* The families' test slots start at -1 (the planner chooses; no launch
+   yet) on every context, also one without a device. */
+Test(hooks, test_slots_start_unset)
+{
+    kg_context *c = kt_open_without_device();
+    for (int i = 0; i < KGI_TEST_SLOT_COUNT; i++)
+        cr_assert(c->test_force[i] == -1 && c->test_last[i] == -1, "slot %d", i);
+    cr_assert_eq(kg_test_last_ew_variant(c), -1);
+    cr_assert_eq(kg_test_last_attn_variant(c), -1);
+    cr_assert_eq(kg_test_last_attn_splits(c), 0, "no decode launch yet: 0 splits");
+    kg_close(c);
+}
+
 Test(validation, element_count_beyond_an_allocation_is_refused)
 {
     /* stride 0: one element of memory, but 2^62 f32 elements are 2^64 bytes

@@ -1015,8 +1015,7 @@ typedef struct sten {
     size_t bytes;
 } sten;
 
-static sten sten_make(kg_context *c, kg_dtype dt, int nd, const int64_t *shape, const int64_t *strides,
-                      uint64_t *rng)
+static sten sten_make(kg_context *c, kg_dtype dt, int nd, const int64_t *shape, const int64_t *strides, uint64_t *rng)
 {
     sten s;
     memset(&s, 0, sizeof s);
@@ -1107,15 +1106,15 @@ static void check_strided(kg_context *c, kg_dtype dt, int na, const int64_t *as,
                 const int64_t off = offset_of(&O.t, oidx);
                 const double v = kt_get(got, dt, off);
                 const double tol = epi == KG_EPILOGUE_GELU_TANH ? 1e-2 * (1 + fabs(acc)) : 0;
-                cr_assert(fabs(v - kt_round(dt, acc)) <= tol, "%s %s: out[%lld][%lld,%lld] = %.9g, want %.9g",
-                          what, kg_dtype_name(dt), (long long)mtx, (long long)i, (long long)j, v, acc);
+                cr_assert(fabs(v - kt_round(dt, acc)) <= tol, "%s %s: out[%lld][%lld,%lld] = %.9g, want %.9g", what,
+                          kg_dtype_name(dt), (long long)mtx, (long long)i, (long long)j, v, acc);
                 memset(seen + (size_t)off * es, 1, es);
             }
     }
     for (size_t i = 0; i < O.bytes; i++)
         if (!seen[i])
-            cr_assert_eq(got[i], 0xff, "%s %s: byte %zu outside out's elements was written", what,
-                         kg_dtype_name(dt), i);
+            cr_assert_eq(got[i], 0xff, "%s %s: byte %zu outside out's elements was written", what, kg_dtype_name(dt),
+                         i);
     free(seen);
     free(got);
     sten_drop(c, &A);
@@ -1232,8 +1231,8 @@ Test(gemm_layout, pack_helper_sizes_and_alignment)
     s.strides[2] = 65; /* 130 bytes */
     cr_assert(!kgi_pack_is_aligned(&s, 16));
     /* a dense copy beyond 2^62 bytes is refused with the shape */
-    kg_tensor huge = with_strides(kg_tensor_contiguous(KT_DEV(0), KG_F64, 2, KT_SHAPE((int64_t)1 << 31, (int64_t)1 << 30)),
-                                  KT_SHAPE(0, 0));
+    kg_tensor huge = with_strides(
+        kg_tensor_contiguous(KT_DEV(0), KG_F64, 2, KT_SHAPE((int64_t)1 << 31, (int64_t)1 << 30)), KT_SHAPE(0, 0));
     const kg_tensor *hs[] = {&huge};
     cr_assert_eq(kgi_pack_bytes(ctx, 1, hs, &bytes), KG_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(kg_errmsg(ctx), "[2147483648,1073741824]") != NULL, "%s", kg_errmsg(ctx));

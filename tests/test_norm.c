@@ -80,6 +80,79 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.args.nv, 8);
 }
 
+/* sm_90: rows that fit a stage twice in shared memory are STAGED. */
+Test(plan, sm90_rows_that_fit_a_stage_are_staged)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1, .sm90 = 1};
+    kg_norm_plan p;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.group, 256); /* a block per row: 1024 vectors, 4 a lane */
+    cr_assert_eq(p.args.nv, 4);
+    cr_assert_eq(p.args.pr, 1);
+    cr_assert_eq(p.args.stage_rows, 1);
+    cr_assert_eq(p.args.stage_bytes, 16384);
+    cr_assert_eq(p.args.stages, 12);
+    cr_assert_eq(p.args.contig, 1);
+    cr_assert_eq(p.block, 256);
+    cr_assert_eq(p.grid, 132);
+    cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 12 * 16384);
+    /* 16384 f32: 512 lanes of 8 vectors, 3 stages of 64 KiB */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.group, 512);
+    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.args.stages, 3);
+    cr_assert_eq(p.grid, 100);
+    /* rows of 32 f32: 8 lanes a row, 8 rows a group, 256 rows a stage */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.args.pr, 8);
+    cr_assert_eq(p.args.stage_rows, 256);
+    /* ... fewer rows a group when the stages would not reach every block */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 32));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 32));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.pr, 1);
+    /* a warp per row of 1024 f32, 8 rows a stage */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(32768, 1024));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(32768, 1024));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.args.stage_rows, 8);
+    /* longer rows stream (ROWS); so does a residual stage that fits once */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(3, 65536));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(3, 65536));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    kg_tensor res = fake(W_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    kg_norm_call r = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &res, .k = 1, .sm90 = 1};
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_ROWS_RES);
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    res = fake(W_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.stage_bytes, 32768);
+    /* rows apart in memory: one copy per row */
+    kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
+    pin.strides[0] = 64;
+    pin.strides[1] = 9 * 64;
+    kg_tensor pout = fake(OUT_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
+    kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &pin, .out = &pout, .axis = -1, .sm90 = 1};
+    cr_assert_eq(plan_class(&pc, &p), KG_NORM_STAGED);
+    cr_assert_eq(p.args.contig, 0);
+    /* without sm_90: ROWS */
+    c.sm90 = 0;
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+}
+
 Test(plan, short_rows_of_1_to_32_vectors_are_packed)
 {
     const int64_t lens[] = {4, 8, 32, 64, 128};
@@ -302,11 +375,22 @@ Test(errors, every_argument_error_is_reported_before_the_device)
               "invalid argument: layer_norm: out overlaps weight (bytes [0x10001000, 0x10001018) and [0x10001000, "
               "0x1000100c)); only out may alias in, and only exactly");
     KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, NULL, NULL, NAN), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: layer_norm: eps is nan (it must be finite and >= 0)");
-    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, NULL, NULL, -1), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: layer_norm: eps is -1 (it must be finite and >= 0)");
+              "invalid argument: layer_norm: eps is nan (it must be finite and at most 3.40282e+38 in magnitude, the "
+              "largest float)");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, NULL, NULL, -1e39), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: eps is -1e+39 (it must be finite and at most 3.40282e+38 in magnitude, "
+              "the largest float)");
     KT_EXPECT(ctx, kg_rms_norm(ctx, &out, &in, NULL, INFINITY), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: rms_norm: eps is inf (it must be finite and >= 0)");
+              "invalid argument: rms_norm: eps is inf (it must be finite and at most 3.40282e+38 in magnitude, the "
+              "largest float)");
+    /* a negative eps is taken (as PyTorch takes it); f64 holds any finite one */
+    kg_norm_plan ep;
+    kg_norm_call neg = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = -1};
+    KT_OK(ctx, kg_norm_plan_call(ctx, &neg, 132, &ep));
+    kg_tensor d64in = kg_tensor_contiguous(KT_DEV(0), KG_F64, 2, s23);
+    kg_tensor d64out = kg_tensor_contiguous(KT_DEV(0x1000), KG_F64, 2, s23);
+    kg_norm_call big = {.op = KG_NORM_RMS_NORM, .in = &d64in, .out = &d64out, .k = 1, .eps = -1e300};
+    KT_OK(ctx, kg_norm_plan_call(ctx, &big, 132, &ep));
 
     /* rms_norm and its residual form */
     kg_tensor s0 = kg_tensor_contiguous(KT_DEV(0), KG_F32, 0, NULL);
@@ -490,6 +574,15 @@ static int64_t off_of(const kg_tensor *t, int64_t idx)
     return off;
 }
 
+/* 1 when the device runs sm_90 code (the planner's STAGED class). */
+static int dev_sm90(kg_context *ctx)
+{
+    char name[128];
+    int ma = 0, mi = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, name, sizeof name, &ma, &mi, &sms));
+    return ma >= 9;
+}
+
 static void check_case(kg_context *ctx, const ncase *c)
 {
     const kg_norm_info *info = &kg_norm_infos[c->op];
@@ -610,7 +703,8 @@ static void check_case(kg_context *ctx, const ncase *c)
                          .n_axes = c->n_axes,
                          .keepdim = c->keepdim,
                          .k = c->k,
-                         .eps = 1e-5};
+                         .eps = 1e-5,
+                         .sm90 = dev_sm90(ctx)};
     kg_norm_plan plan;
     kg_status st = kg_norm_plan_call(ctx, &call, 132, &plan);
     cr_assert_eq(st, KG_OK, "%s", kg_errmsg(ctx));
@@ -784,16 +878,53 @@ static void every_op(kg_context *ctx, kg_dtype dt, int nd, const int64_t *shape,
 
 TestSuite(gpu, .timeout = 300);
 
+/* Rows of every length, with the STAGED class (sm_90) and without it (the
+   ROWS and PACKED classes every device runs). */
 Test(gpu, rows_of_every_length_every_op_and_dtype)
 {
     kg_context *ctx = kt_open_gpu();
     const int64_t lens[] = {1, 2, 31, 32, 33, 64, 1000, 4096, 4097, 16384, 65537};
-    for (int d = 0; d < 4; d++)
-        for (int i = 0; i < 11; i++) {
-            int64_t rows = (int64_t)(1 << 17) / lens[i];
-            rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
-            every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
+    for (int off = 0; off < 2; off++) {
+        kgi_norm_tuning.staged_off = off;
+        for (int d = 0; d < 4; d++)
+            for (int i = 0; i < 11; i++) {
+                int64_t rows = (int64_t)(1 << 17) / lens[i];
+                rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
+                every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
+            }
+    }
+    kgi_norm_tuning.staged_off = 0;
+    kg_close(ctx);
+}
+
+/* STAGED: the ring of stages wraps (a block serves more stages than it
+   holds), with every stage count from 1, rows per group of 1 to 8, a block
+   per row, rows that are not consecutive in memory (one copy per row), and
+   the residual's second buffer. */
+Test(gpu, staged_ring_wraps_with_any_stage_count)
+{
+    kg_context *ctx = kt_open_gpu();
+    if (!dev_sm90(ctx)) {
+        kg_close(ctx);
+        cr_skip_test("the STAGED class needs sm_90");
+    }
+    const int p102[] = {1, 0, 2};
+    const int stages[] = {1, 2, 3, 0};
+    for (int si = 0; si < 4; si++) {
+        kgi_norm_tuning.max_stages = stages[si];
+        memset(classes_seen, 0, sizeof classes_seen);
+        for (int d = 0; d < 4; d++) {
+            every_op(ctx, floats[d], 2, KT_SHAPE(5000, 32), NULL, 1, 0);  /* 8 rows a group */
+            every_op(ctx, floats[d], 2, KT_SHAPE(3000, 256), NULL, 1, 0); /* a warp per row */
+            every_op(ctx, floats[d], 2, KT_SHAPE(700, 4096), NULL, 1, 0); /* a block per row */
+            every_op(ctx, floats[d], 3, KT_SHAPE(9, 37, 64), p102, 1, 0); /* rows apart: a copy each */
+            every_op(ctx, floats[d], 3, KT_SHAPE(5, 41, 512), p102, 1, 0);
         }
+        cr_assert_gt(classes_seen[KG_NORM_STAGED], 0, "max_stages %d", stages[si]);
+    }
+    kgi_norm_tuning.max_stages = 0;
+    /* a long run of rows through the default ring */
+    every_op(ctx, KG_F32, 2, KT_SHAPE(20000, 1024), NULL, 1, 0);
     kg_close(ctx);
 }
 
@@ -895,14 +1026,18 @@ Test(gpu, permuted_strided_and_in_place_layouts)
 Test(gpu, huge_magnitudes_constant_rows_and_special_values)
 {
     kg_context *ctx = kt_open_gpu();
-    for (int d = 0; d < 4; d++)
-        for (int fill = 1; fill <= 3; fill++) {
-            every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
-            every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* rows */
-            every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */
-            every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);                /* strided */
-            every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
-        }
+    for (int off = 0; off < 2; off++) {
+        kgi_norm_tuning.staged_off = off; /* with and without the STAGED class */
+        for (int d = 0; d < 4; d++)
+            for (int fill = 1; fill <= 3; fill++) {
+                every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
+                every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* rows */
+                every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */
+                every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);                /* strided */
+                every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
+            }
+    }
+    kgi_norm_tuning.staged_off = 0;
     /* softmax of [1e4, -1e4] is exactly [1, 0] */
     float h[2] = {1e4f, -1e4f}, o[2];
     void *dx = kt_alloc(ctx, 8), *dy = kt_alloc(ctx, 8);
@@ -917,6 +1052,70 @@ Test(gpu, huge_magnitudes_constant_rows_and_special_values)
     kg_close(ctx);
 }
 
+/* COLS_CLUSTER (sm_90, chosen through the tuning): the column cases of the
+   other tests, special values included. */
+Test(gpu, cluster_columns)
+{
+    kg_context *ctx = kt_open_gpu();
+    if (!dev_sm90(ctx)) {
+        kg_close(ctx);
+        cr_skip_test("the COLS_CLUSTER class needs sm_90");
+    }
+    kgi_norm_tuning.cols_cluster = 1;
+    memset(classes_seen, 0, sizeof classes_seen);
+    const int p10[] = {1, 0}, p021[] = {0, 2, 1};
+    for (int d = 0; d < 4; d++) {
+        every_op(ctx, floats[d], 2, KT_SHAPE(300, 64), p10, 1, 0);
+        every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
+        every_op(ctx, floats[d], 2, KT_SHAPE(5, 7), p10, 1, 0);
+        every_op(ctx, floats[d], 3, KT_SHAPE(6, 10, 36), p021, 1, 0);
+        for (int fill = 1; fill <= 3; fill++)
+            every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), p10, 1, fill);
+        ncase c = {.op = KG_NORM_SOFTMAX, .dt = floats[d], .ndim = 2, .shape = {3000, 70}, .axis = 0};
+        check_case(ctx, &c);
+        c.op = KG_NORM_LOGSUMEXP;
+        c.axes[0] = 0;
+        c.n_axes = 1;
+        check_case(ctx, &c);
+    }
+    kgi_norm_tuning.cols_cluster = 0;
+    cr_assert_gt(classes_seen[KG_NORM_COLS_CLUSTER], 0);
+    kg_close(ctx);
+}
+
+/* A negative eps, as PyTorch takes it: rstd = 1 / sqrt(var + eps), NaN
+   where var + eps < 0. Rows of 4 (the STAGED or PACKED class) and of 33
+   (STRIDED). */
+Test(gpu, negative_eps_follows_pytorch)
+{
+    kg_context *ctx = kt_open_gpu();
+    for (int len = 4; len <= 33; len += 29) {
+        float h[2 * 33], y[2 * 33], r[2];
+        for (int i = 0; i < len; i++) {
+            h[i] = i < 4 ? (float)(i + 1) : 2.5f; /* var = 1.25 * 4 / len */
+            h[len + i] = 5.0f;                    /* var = 0 */
+        }
+        const double var = 1.25 * 4 / len, eps = -0.5 * var;
+        void *dx = kt_alloc(ctx, sizeof h), *dy = kt_alloc(ctx, sizeof h), *dr = kt_alloc(ctx, sizeof r);
+        kt_upload(ctx, dx, h, sizeof(float) * 2 * (size_t)len);
+        kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(2, len)),
+                  o = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(2, len)),
+                  rs = kg_tensor_contiguous(dr, KG_F32, 1, KT_SHAPE(2));
+        KT_OK(ctx, kg_layer_norm(ctx, &o, NULL, &rs, &x, 1, NULL, NULL, eps));
+        kt_download(ctx, r, dr, sizeof r);
+        kt_download(ctx, y, dy, sizeof(float) * 2 * (size_t)len);
+        const double want = 1 / sqrt(var + eps);
+        cr_assert(fabs(r[0] - want) <= 1e-5 * want, "len %d: rstd %g, want %g", len, r[0], want);
+        cr_assert(isnan(r[1]), "len %d: rstd of a constant row with eps < 0 is %g, want NaN", len, r[1]);
+        cr_assert(fabs(y[0] - (1 - 2.5) * want) <= 1e-5 * want, "len %d: y[0] = %g", len, y[0]);
+        cr_assert(isnan(y[len]), "len %d: y of a constant row with eps < 0 is %g, want NaN", len, y[len]);
+        kg_free(ctx, dx);
+        kg_free(ctx, dy);
+        kg_free(ctx, dr);
+    }
+    kg_close(ctx);
+}
+
 Test(gpu, every_class_is_reached)
 {
     kg_context *ctx = kt_open_gpu();
@@ -925,11 +1124,21 @@ Test(gpu, every_class_is_reached)
     every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(4, 65536), NULL, 1, 0); /* streamed rows: ROWS on every device */
+    cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
+    cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
+    cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
+    if (dev_sm90(ctx))
+        cr_assert_gt(classes_seen[KG_NORM_STAGED], 0);
+    /* without STAGED: the rows classes of every device */
+    memset(classes_seen, 0, sizeof classes_seen);
+    kgi_norm_tuning.staged_off = 1;
+    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0);
+    kgi_norm_tuning.staged_off = 0;
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
     cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS_RES], 0);
-    cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
-    cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     kg_close(ctx);
 }
 

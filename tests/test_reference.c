@@ -205,9 +205,8 @@ Test(reference, bool_ops_are_logical)
         const char *op;
         int64_t want[4]; /* for (a, b) = (0,0), (0,1), (1,0), (1,1); unary: a = 0, 1 */
     } bcases[] = {
-        {"add", {0, 1, 1, 1}},     {"mul", {0, 0, 0, 1}},     {"maximum", {0, 1, 1, 1}},
-        {"minimum", {0, 0, 0, 1}}, {"abs", {0, 1, -1, -1}},   {"sign", {0, 1, -1, -1}},
-        {"copy", {0, 1, -1, -1}},
+        {"add", {0, 1, 1, 1}},   {"mul", {0, 0, 0, 1}},    {"maximum", {0, 1, 1, 1}}, {"minimum", {0, 0, 0, 1}},
+        {"abs", {0, 1, -1, -1}}, {"sign", {0, 1, -1, -1}}, {"copy", {0, 1, -1, -1}},
     };
     for (size_t i = 0; i < sizeof bcases / sizeof bcases[0]; i++) {
         const int op = op_by_name(bcases[i].op);
