@@ -355,11 +355,19 @@ def run_norm(kg, name, s, twin_out):
     fn, extra = call
     targ = lambda v: kg.t(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
     if fn == "kg_layer_norm":
-        st, msg = kg.call(fn, kg.t(out), None, None, kg.t(x), extra[0], targ(extra[1]), targ(extra[2]), extra[3])
+        py = ("layer_norm", [x], {"out": out, "k": extra[0], "weight": extra[1], "bias": extra[2],
+                                  "eps": extra[3].value})
+        st, msg = kg.call(fn, kg.t(out), None, None, kg.t(x), extra[0], targ(extra[1]), targ(extra[2]), extra[3],
+                          py=py)
     elif fn == "kg_rms_norm":
-        st, msg = kg.call(fn, kg.t(out), kg.t(x), targ(extra[0]), extra[1])
+        py = ("rms_norm", [x], {"out": out, "weight": extra[0], "eps": extra[1].value})
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), targ(extra[0]), extra[1], py=py)
+    elif fn == "kg_logsumexp":
+        py = ("logsumexp", [x], {"out": out, "axes": list(extra[0] or []), "keepdim": bool(extra[2])})
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra, py=py)
     else:
-        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra)
+        py = (fn[3:], [x], {"out": out, "axis": extra[0]})
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra, py=py)
     return st, msg, out, want
 
 
