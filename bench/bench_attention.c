@@ -46,11 +46,17 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
     BENCH_CHECK(c->ctx, kg_sync(c->ctx));
     BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, ho, c->out.data, n * es));
     double *s = malloc(sizeof(double) * Sk), worst = 0;
+    /* the (b, kv head)'s K and V as doubles, once (kt_get per product is slow at 32k keys) */
+    double *xk = malloc(sizeof(double) * Sk * D), *xv = malloc(sizeof(double) * Sk * D);
     const double scale = 1.0 / sqrt((double)D);
     const int rows[4] = {0, Sq > 1 ? 1 : 0, Sq / 2, Sq - 1};
     for (int bh = 0; bh < 2; bh++) {
         const int b = bh ? B - 1 : 0, h = bh ? Hq - 1 : 0, kh = h / (Hq / Hkv);
         const int64_t qb = ((int64_t)b * Hq + h) * Sq * D, kb = ((int64_t)b * Hkv + kh) * Sk * D;
+        for (int64_t e = 0; e < (int64_t)Sk * D; e++) {
+            xk[e] = kt_get(hk, dt, kb + e);
+            xv[e] = kt_get(hv, dt, kb + e);
+        }
         for (int r = 0; r < 4; r++) {
             const int i = rows[r];
             double m = -INFINITY, l = 0;
@@ -58,7 +64,7 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
             for (int j = 0; j < nk; j++) {
                 double dot = 0;
                 for (int d = 0; d < D; d++)
-                    dot += kt_get(hq, dt, qb + (int64_t)i * D + d) * kt_get(hk, dt, kb + (int64_t)j * D + d);
+                    dot += kt_get(hq, dt, qb + (int64_t)i * D + d) * xk[(int64_t)j * D + d];
                 s[j] = dot * scale;
                 m = s[j] > m ? s[j] : m;
             }
@@ -67,13 +73,15 @@ static int check(const call_t *c, const void *hq, const void *hk, const void *hv
             for (int d = 0; d < D; d++) {
                 double o = 0;
                 for (int j = 0; j < nk; j++)
-                    o += s[j] * kt_get(hv, dt, kb + (int64_t)j * D + d);
+                    o += s[j] * xv[(int64_t)j * D + d];
                 const double err = fabs(o / l - kt_get(ho, dt, qb + (int64_t)i * D + d));
                 worst = err > worst ? err : worst;
             }
         }
     }
     free(s);
+    free(xk);
+    free(xv);
     free(ho);
     const double tol = dt == KG_F32 ? 1e-5 : dt == KG_F16 ? 2e-3 : 1.6e-2;
     if (!(worst <= tol)) {
@@ -128,12 +136,64 @@ static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void *
     return h;
 }
 
+static int is_decode_variant(int v)
+{
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* $KG_BENCH_TRACE: one decode call with the trace hook on: each block's
+   globaltimer stamps (start, end of its keys, end; merged) summarized against
+   the first start: the kernel's span, the start skew, the spread of the
+   blocks' key-stream ends and the longest merge. */
+static void trace_call(call_t *c, double event_us)
+{
+    enum { MAXB = 1 << 18 };
+    unsigned long long *dt;
+    BENCH_CHECK(c->ctx, kg_malloc(c->ctx, (void **)&dt, (size_t)MAXB * 32));
+    BENCH_CHECK(c->ctx, kg_memset(c->ctx, dt, 0, (size_t)MAXB * 32));
+    kg_test_attn_trace(c->ctx, dt);
+    for (int i = 0; i < 3; i++) /* the last of three back-to-back calls */
+        run(c);
+    kg_test_attn_trace(c->ctx, NULL);
+    unsigned long long *h = malloc((size_t)MAXB * 32), *ends = malloc((size_t)MAXB * 8);
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, h, dt, (size_t)MAXB * 32));
+    unsigned long long t0 = ~0ull, smax = 0, emax = 0, mmax = 0;
+    int n = 0, nm = 0;
+    for (int i = 0; i < MAXB && h[4 * i]; i++, n++) {
+        t0 = h[4 * i] < t0 ? h[4 * i] : t0;
+        smax = h[4 * i] > smax ? h[4 * i] : smax;
+        emax = h[4 * i + 2] > emax ? h[4 * i + 2] : emax;
+        ends[n] = h[4 * i + 1];
+        if (h[4 * i + 3]) {
+            nm++;
+            mmax = h[4 * i + 2] - h[4 * i + 1] > mmax ? h[4 * i + 2] - h[4 * i + 1] : mmax;
+        }
+    }
+    if (n > 0) {
+        qsort(ends, n, 8, cmp_u64);
+        printf("      trace: %d blocks, span %.1f us (event %.1f), start skew %.1f, key ends min/med/max %.1f / %.1f "
+               "/ %.1f, %d merges, longest %.1f us\n",
+               n, (emax - t0) / 1e3, event_us, (smax - t0) / 1e3, (ends[0] - t0) / 1e3, (ends[n / 2] - t0) / 1e3,
+               (ends[n - 1] - t0) / 1e3, nm, mmax / 1e3);
+    }
+    free(h);
+    free(ends);
+    kg_free(c->ctx, dt);
+}
+
 int main(void)
 {
     kg_context *ctx = bench_open("bench_attention");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
-    bcase cases[128];
+    bcase cases[160];
     int nc = 0;
     const kg_dtype tc[2] = {KG_BF16, KG_F16};
     for (int t = 0; t < 2; t++)
@@ -169,6 +229,25 @@ int main(void)
         cases[nc++] = (bcase){KG_BF16, 8, 32, 8, sq, 8192, 128, 1};
         cases[nc++] = (bcase){KG_BF16, 8, 64, 8, sq, 8192, 128, 1};
         cases[nc++] = (bcase){KG_BF16, 1, 32, 8, sq, 32768, 128, 1};
+    }
+    cases[nc++] = (bcase){KG_BF16, 1, 32, 1, 1, 32768, 128, 0};  /* MQA, one sequence */
+    cases[nc++] = (bcase){KG_BF16, 32, 32, 32, 1, 4096, 128, 0}; /* MHA (1:1) */
+    cases[nc++] = (bcase){KG_BF16, 64, 32, 8, 1, 4096, 128, 0};
+    cases[nc++] = (bcase){KG_BF16, 8, 32, 1, 16, 8192, 128, 1}; /* MQA speculative rows */
+    /* a seeded sweep of decode shapes (bf16/f16, Sq 1, D 64/128, any group,
+       B 1..64, Sk 4k..32k, K+V 16 MB..1 GB) for the worst ratio to cuDNN */
+    {
+        uint64_t sr = 777;
+        const int hkvs[] = {1, 2, 4, 8, 16, 32}, groups[] = {1, 4, 8, 16, 32}, bs[] = {1, 2, 4, 8, 16, 32, 64};
+        for (int n = 0; n < 12;) {
+            const int hkv = hkvs[kt_next(&sr) % 6], g = groups[kt_next(&sr) % 5], B = bs[kt_next(&sr) % 7];
+            const int Sk = 4096 + (int)(kt_next(&sr) % 28673), D = kt_next(&sr) % 3 ? 128 : 64;
+            const double kv = 4.0 * B * hkv * (double)Sk * D;
+            if (hkv * g > 64 || kv < 16e6 || kv > 1.1e9)
+                continue;
+            cases[nc++] = (bcase){kt_next(&sr) % 2 ? KG_BF16 : KG_F16, B, hkv * g, hkv, 1, Sk, D, 0};
+            n++;
+        }
     }
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 4096, 128, 1};
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 32768, 128, 1};
@@ -217,7 +296,9 @@ int main(void)
         const double tf = flop / (us * 1e6), gbps = kvbytes / (us * 1e3);
         /* short queries: the prefill path's time too (forced), for the crossover */
         double other = 0;
-        if (variant == KG_ATTN_V_DECODE || variant == KG_ATTN_V_DECODE2 || variant == KG_ATTN_V_DECODE4) {
+        if (is_decode_variant(variant) && Sq < 4) {
+            /* Sq 1: the prefill path is many times slower; not timed */
+        } else if (is_decode_variant(variant)) {
             kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER);
             run(&c);
             if (kg_test_last_attn_variant(ctx) == variant) {
@@ -236,6 +317,50 @@ int main(void)
         }
         printf("%-5s %3d %3d %3d %5d %6d %4d %6d %10.1f %8.1f %8.0f %5.0f%% %7s %10.1f\n", kg_dtype_name(dt), B, Hq,
                Hkv, Sq, Sk, D, bc.causal, us, tf, gbps, 100.0 * gbps / copy, kg_attn_variant_names[variant], other);
+        fflush(stdout);
+        /* $KG_BENCH_SPLITS (e.g. "4,8,16,32"): short-query rows again with each forced key split count */
+        const char *sweep = getenv("KG_BENCH_SPLITS");
+        if (sweep && is_decode_variant(variant)) {
+            printf("      splits (planner %d):", kg_test_last_attn_splits(ctx));
+            for (const char *x = sweep; *x;) {
+                const int f = atoi(x);
+                kg_test_force_attn_splits(ctx, f);
+                run(&c);
+                const int got = kg_test_last_attn_splits(ctx);
+                printf(" %d:%.1f", got, bench_time_us(ctx, run, &c, inner, 5));
+                const char *e = strchr(x, ',');
+                x = e ? e + 1 : x + strlen(x);
+            }
+            kg_test_force_attn_splits(ctx, 0);
+            printf("\n");
+        }
+        /* $KG_BENCH_COMBINE: the merge forced fused / to the combine kernel, and without PDL */
+        if (getenv("KG_BENCH_COMBINE") && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
+            printf("      merge (runtime's %s):", kg_test_last_attn_combine(ctx) == 2 ? "combine" : "fused");
+            for (int mode = 1; mode <= 2; mode++) {
+                kg_test_force_attn_combine(ctx, mode);
+                printf(" %s %.1f", mode == 1 ? "fused" : "combine", bench_time_us(ctx, run, &c, inner, 5));
+            }
+            kg_test_force_attn_combine(ctx, 0);
+            kg_test_attn_pdl(ctx, 0);
+            printf(" | no PDL %.1f\n", bench_time_us(ctx, run, &c, inner, 5));
+            kg_test_attn_pdl(ctx, 1);
+        }
+        if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
+            trace_call(&c, us);
+        /* head dims the Hopper path gained: each variant that can run it */
+        if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
+            printf("      variants:");
+            const int vs[3] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG};
+            for (int x = 0; x < 3; x++) {
+                kg_test_force_attn_variant(ctx, vs[x]);
+                run(&c);
+                if (kg_test_last_attn_variant(ctx) == vs[x])
+                    printf(" %s %.1f us", kg_attn_variant_names[vs[x]], bench_time_us(ctx, run, &c, inner, 5));
+            }
+            kg_test_force_attn_variant(ctx, -1);
+            printf("\n");
+        }
         fflush(stdout);
         char rname[96], note[160];
         if (Hq == Hkv && Sq == Sk)
@@ -257,6 +382,8 @@ int main(void)
         if (csv)
             fprintf(csv, "attention_gqa,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.2f,%.1f,%.1f\n", kg_dtype_name(dt), B, Hq, Hkv,
                     Sq, Sk, D, bc.causal, us, tf, gbps, copy);
+        if (csv)
+            fflush(csv); /* rows survive a timeout */
         free(hq);
         free(hk);
         free(hv);

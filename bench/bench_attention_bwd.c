@@ -9,7 +9,9 @@
  * float64 on the CPU. Rows go to $KG_BENCH_CSV for
  * bench/torch_attention_bwd.py:
  *   attention_bwd,<dtype>,B,H,S,D,causal,us,tflops
- * Set KG_BENCH_FILTER=<substring of "dtype D S causal"> to run a subset.
+ * Set KG_BENCH_FILTER=<substring of "dtype D S causal">[,<another>...] to
+ * run a subset (^<text>: names that start with it). KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
+ * "sep" for the separate dq kernel) is written as a tenth CSV column.
  */
 #include <math.h>
 #include <stdint.h>
@@ -26,6 +28,24 @@ typedef struct {
     kg_tensor dq, dk, dv, dout, q, k, v, out, lse;
     kg_attention_opts opts;
 } call_t;
+
+/* 1 when name contains one of the comma-separated parts of filter (a part
+   that starts with '^': when name starts with the rest). */
+static int matches(const char *filter, const char *name)
+{
+    char part[64];
+    for (const char *f = filter; *f;) {
+        size_t n = strcspn(f, ",");
+        if (n > 0 && n < sizeof part) {
+            memcpy(part, f, n);
+            part[n] = 0;
+            if (part[0] == '^' ? strncmp(name, part + 1, n - 1) == 0 : strstr(name, part) != NULL)
+                return 1;
+        }
+        f += n + (f[n] == ',');
+    }
+    return 0;
+}
 
 static void run(void *arg)
 {
@@ -129,6 +149,7 @@ int main(void)
     kg_context *ctx = bench_open("bench_attention_bwd");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
+    const char *tune = getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default";
     struct {
         kg_dtype dt;
         int B, H, S, D, causal;
@@ -156,7 +177,7 @@ int main(void)
         const int B = cases[ci].B, H = cases[ci].H, S = cases[ci].S, D = cases[ci].D;
         char name[64];
         snprintf(name, sizeof name, "%s D%d S%d causal%d", kg_dtype_name(dt), D, S, cases[ci].causal);
-        if (filter && !strstr(name, filter))
+        if (filter && !matches(filter, name))
             continue;
         const size_t es = kg_dtype_size(dt);
         const int64_t n = (int64_t)B * H * S * D;
@@ -207,8 +228,10 @@ int main(void)
             snprintf(worst_name, sizeof worst_name, "%s", name);
         }
         if (csv)
-            fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal,
-                    us, tf);
+            fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, S, D,
+                    cases[ci].causal, us, tf, tune);
+        if (csv)
+            fflush(csv); /* rows survive a run cut short */
         bench_record(ctx,
                      &(bench_case){.family = "attention_bwd",
                                    .name = cases[ci].causal ? "attention backward causal" : "attention backward",

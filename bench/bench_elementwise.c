@@ -13,7 +13,10 @@
  * timed. CSV rows go to $KG_BENCH_CSV for bench/torch_elementwise.py, which
  * runs the same cases in PyTorch. KG_EW_BENCH_QUICK=1 times only 2^24 and
  * 2^28 of the size sweep; KG_EW_BENCH_PERM_ONLY=1 only the permutations and
- * the host time per call.
+ * the host time per call; KG_EW_BENCH_OPS=exp,gelu only the named ops of the
+ * size sweep; KG_EW_BENCH_VERIFY=0 times without checking (a tuning rerun).
+ * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
+ * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX.
  */
 #include <math.h>
 #include <string.h>
@@ -25,6 +28,7 @@
 #include "kg_table.h"
 #include "kg_ew_table.h"
 #include "kg_test.h"
+#include "layout.h"
 
 #define MAXN ((int64_t)1 << 28)
 #define S2(a, b) ((const int64_t[]){a, b})
@@ -81,9 +85,15 @@ static double bytes_of(const call *c)
 
 /* Checks the first `check` output elements (row-major, dense inputs and
    output assumed unless `strided_a`) against the CPU reference. */
+static int no_verify; /* KG_EW_BENCH_VERIFY=0: time only (a tuning rerun) */
+
 static void verify(call *c, int64_t check, const char *name)
 {
     kg_context *ctx = c->ctx;
+    if (no_verify) {
+        run_call(c);
+        return;
+    }
     const kg_op_info *info = kg_op_get_info(c->op);
     const size_t oes = kg_dtype_size(c->out.dtype);
     const int64_t n = kg_numel(&c->out) < check ? kg_numel(&c->out) : check;
@@ -175,21 +185,25 @@ static void report(const char *name, kg_dtype dt, int64_t n, call *c, double us,
 
 static void fill_random(kg_context *ctx, void *dev, kg_dtype dt, int64_t n)
 {
+    /* one host chunk per dtype, made once and uploaded as often as needed */
     const int64_t chunk = (int64_t)1 << 22;
     const size_t es = kg_dtype_size(dt);
-    void *h = malloc((size_t)chunk * es);
-    uint64_t rng = 12345;
-    for (int64_t i = 0; i < chunk; i++) {
-        if (dt == KG_BOOL)
-            ((uint8_t *)h)[i] = kt_next(&rng) & 1;
-        else
-            kt_set(h, dt, i, kt_uniform(&rng, -3, 3));
+    static void *made[KG_DTYPE_COUNT];
+    if (!made[dt]) {
+        void *h = malloc((size_t)chunk * es);
+        uint64_t rng = 12345;
+        for (int64_t i = 0; i < chunk; i++) {
+            if (dt == KG_BOOL)
+                ((uint8_t *)h)[i] = kt_next(&rng) & 1;
+            else
+                kt_set(h, dt, i, kt_uniform(&rng, -3, 3));
+        }
+        made[dt] = h;
     }
     for (int64_t at = 0; at < n; at += chunk) {
         const int64_t m = n - at < chunk ? n - at : chunk;
-        BENCH_CHECK(ctx, kg_copy_in(ctx, (char *)dev + at * (int64_t)es, h, (size_t)m * es));
+        BENCH_CHECK(ctx, kg_copy_in(ctx, (char *)dev + at * (int64_t)es, made[dt], (size_t)m * es));
     }
-    free(h);
 }
 
 /* ---- permutations ---------------------------------------------------------- */
@@ -227,10 +241,10 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     const int var = kg_test_last_ew_variant(ctx);
     const double us = bench_time_us(ctx, run_call, &c, 10, 15);
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var < 7 ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var < KG_EW_VARIANT_COUNT ? vn[var] : "?");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
                 100.0 * gbps / copy_gbps);
@@ -345,6 +359,19 @@ typedef struct {
 int main(void)
 {
     kg_context *ctx = bench_open("bench_elementwise");
+    /* KG_EW_PERM_BPSM=k: perm/permf with k persistent blocks per SM;
+       KG_EW_ROWS_MIN=n: rows for inner dims of n elements and up */
+    if (getenv("KG_EW_PERM_BPSM"))
+        kg_test_ew_tune(KG_EW_TUNE_PERM_BLOCKS_PER_SM, atoi(getenv("KG_EW_PERM_BPSM")));
+    if (getenv("KG_EW_ROWS_MIN"))
+        kg_test_ew_tune(KG_EW_TUNE_ROWS_MIN, atoi(getenv("KG_EW_ROWS_MIN")));
+    /* KG_EW_ROWS_MAX_BYTES=n: rows for elements up to n bytes; KG_EW_FOLD_MAX=n:
+       perm folds dims up to n elements */
+    if (getenv("KG_EW_ROWS_MAX_BYTES"))
+        kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, atoi(getenv("KG_EW_ROWS_MAX_BYTES")));
+    if (getenv("KG_EW_FOLD_MAX"))
+        kg_test_ew_tune(KG_EW_TUNE_FOLD_MAX, atoi(getenv("KG_EW_FOLD_MAX")));
+    no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     char gpu[128];
     int ccM, ccm, sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));
@@ -372,12 +399,16 @@ int main(void)
                {"gelu", KG_OP_GELU, 1}, {"where", KG_OP_WHERE, 3}, {"cast", KG_OP_CAST, 1}};
     const int quick = getenv("KG_EW_BENCH_QUICK") && atoi(getenv("KG_EW_BENCH_QUICK"));
     const int perm_only = getenv("KG_EW_BENCH_PERM_ONLY") && atoi(getenv("KG_EW_BENCH_PERM_ONLY"));
+    /* KG_EW_BENCH_OPS=exp,gelu: only those ops in the size sweep */
+    const char *only = getenv("KG_EW_BENCH_OPS");
     for (size_t di = 0; di < (perm_only ? 0u : 3u); di++) {
         const kg_dtype dt = dts[di];
         fill_random(ctx, A, dt, MAXN);
         fill_random(ctx, B, dt, MAXN);
         fill_random(ctx, C, KG_BOOL, MAXN);
         for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+            if (only && !strstr(only, ops[oi].name))
+                continue;
             for (int lg = quick ? 24 : 12; lg <= 28; lg += 4) {
                 const int64_t n = (int64_t)1 << lg;
                 call c = {ctx, ops[oi].op, {0}, {{0}}, ops[oi].n_in};

@@ -12,8 +12,8 @@
  * every tensor written once (the fused residual form: in, residual read,
  * residual and out written).
  *
- * Tuning hooks (the planner's STAGED class, kgi_norm_tuning): KG_NORM_STAGED_OFF=1
- * plans without it; KG_NORM_THREADS, KG_NORM_BPS, KG_NORM_STAGES set its block
+ * Tuning hooks (the opt-in classes, kgi_norm_tuning): KG_NORM_STAGED=1 plans
+ * rows with the STAGED class; KG_NORM_THREADS, KG_NORM_BPS, KG_NORM_STAGES set its block
  * of long rows, blocks per multiprocessor and most stages; KG_NORM_CLUSTER=1
  * takes the COLS_CLUSTER class for columns. KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1
@@ -205,7 +205,7 @@ int main(void)
         return 0;
     }
     FILE *csv = bench_csv_open();
-    kgi_norm_tuning.staged_off = env_int("KG_NORM_STAGED_OFF");
+    kgi_norm_tuning.staged = env_int("KG_NORM_STAGED");
     kgi_norm_tuning.threads = env_int("KG_NORM_THREADS");
     kgi_norm_tuning.bps = env_int("KG_NORM_BPS");
     kgi_norm_tuning.max_stages = env_int("KG_NORM_STAGES");
@@ -322,11 +322,10 @@ int main(void)
                pl.args.group, pl.args.nv, pl.args.pr, pl.args.stages, pl.block, pl.grid);
         fflush(stdout);
         if (tune) {
-            /* other tunings of the same call: without STAGED, blocks per
-               multiprocessor, stage counts, threads of long rows */
+            /* other tunings of the same call: the STAGED class (threads,
+               blocks per multiprocessor), COLS_CLUSTER */
             static const kg_norm_tuning alts[] = {
-                {1, 0, 0, 0, 0}, {0, 0, 2, 0, 0}, {0, 0, 0, 2, 0}, {0, 0, 0, 4, 0},
-                {0, 512, 0, 0, 0}, {0, 0, 2, 4, 0}, {0, 0, 0, 0, 1}, {0, 0, 2, 0, 1},
+                {1, 0, 0, 0, 0}, {1, 64, 0, 0, 0}, {1, 512, 0, 0, 0}, {1, 0, 8, 0, 0}, {0, 0, 0, 0, 1},
             };
             const kg_norm_plan def = pl;
             for (size_t a = 0; a < sizeof alts / sizeof alts[0]; a++) {
@@ -338,9 +337,9 @@ int main(void)
                     continue; /* the same launch as the default */
                 const double ut = bench_time_us(ctx, run_case, &r, 10, 5);
                 const double gt = bytes / (ut * 1e3);
-                printf("  tune off %d threads %d bps %d stages %d cluster %d: %10.1f us %8.1f GB/s %6.1f%%  cls %d g %d nv %d pr "
+                printf("  tune staged %d threads %d bps %d stages %d cluster %d: %10.1f us %8.1f GB/s %6.1f%%  cls %d g %d nv %d pr "
                        "%d S %d block %u grid %u\n",
-                       alts[a].staged_off, alts[a].threads, alts[a].bps, alts[a].max_stages, alts[a].cols_cluster, ut, gt, 100 * gt / copy,
+                       alts[a].staged, alts[a].threads, alts[a].bps, alts[a].max_stages, alts[a].cols_cluster, ut, gt, 100 * gt / copy,
                        (int)pl.cls, pl.args.group, pl.args.nv, pl.args.pr, pl.args.stages, pl.block, pl.grid);
             }
             kgi_norm_tuning = tuned;

@@ -64,6 +64,9 @@ static void run_rcall(void *p)
     }
 }
 
+/* Elements the CPU reference reads per check (verify). */
+static double verify_budget = 1 << 21;
+
 /* Checks up to 64 outputs spread over the result against the reference;
    returns 0 when all match. */
 static int verify(rcall *c)
@@ -93,7 +96,7 @@ static int verify(rcall *c)
     double *xa = isf ? malloc(sizeof(double) * (size_t)red) : NULL;
     int64_t *xi = isf ? NULL : malloc(sizeof(int64_t) * (size_t)red);
     int samples = n_out < 64 ? (int)n_out : 64;
-    while (samples > 1 && (double)samples * (double)red > (double)(1 << 23))
+    while (samples > 1 && (double)samples * (double)red > verify_budget)
         samples /= 2; /* the CPU reference reads samples x red elements */
     double rtol, atol;
     kt_tolerance(c->out.data ? c->out.dtype : KG_F32, &rtol, &atol);
@@ -202,7 +205,8 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
     return c;
 }
 
-static const char *const class_names[] = {"rows", "cols", "strided32", "strided64", "packed", "nest"};
+static const char *const class_names[] = {"rows",  "cols",  "strided32", "strided64", "packed",
+                                          "nest",  "colsn", "nestn",     "tile"};
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
 
 /* A call over in of `shape` laid out in memory in the order perm (outermost
@@ -238,22 +242,131 @@ static rcall make_nd(kg_context *ctx, kg_reduce_op op, const char *name, void *d
     return c;
 }
 
+/* KG_RED_ALTS="label:name=value,...;label:...": other tunings of the
+   planner (reduce_plan.h) timed on every any-axes case next to the default,
+   each summarized like the default; cases where a tuning plans the same as
+   the default reuse its time. */
+#define MAX_ALTS 8
+static struct alt {
+    char label[32];
+    kg_red_tuning t;
+    double *pct; /* per sweep case */
+    int changed; /* sweep cases planned differently */
+} alts[MAX_ALTS];
+static int n_alts;
+
+static void parse_alts(void)
+{
+    const char *env = getenv("KG_RED_ALTS");
+    if (!env)
+        return;
+    char *s = strdup(env), *save = NULL;
+    for (char *tok = strtok_r(s, ";", &save); tok && n_alts < MAX_ALTS; tok = strtok_r(NULL, ";", &save)) {
+        char *colon = strchr(tok, ':');
+        struct alt *a = &alts[n_alts];
+        a->t = kg_red_tuning_default;
+        if (colon) {
+            *colon = 0;
+            if (kg_red_tuning_parse(colon + 1, &a->t)) {
+                fprintf(stderr, "KG_RED_ALTS: bad tuning '%s'\n", colon + 1);
+                exit(1);
+            }
+        }
+        snprintf(a->label, sizeof a->label, "%s", tok);
+        n_alts++;
+    }
+    free(s);
+}
+
+static int same_plan(const kg_red_plan *a, const kg_red_plan *b)
+{
+    return a->cls == b->cls && a->args.deep == b->args.deep && a->grid == b->grid && a->args.group == b->args.group && a->args.cw == b->args.cw &&
+           a->args.vec == b->args.vec && a->args.splits == b->args.splits && a->args.run == b->args.run &&
+           a->args.chunk == b->args.chunk && a->args.units == b->args.units;
+}
+
+/* The input's dims in memory order, innermost first, K (kept) or R
+   (reduced) and size, for the printed lines. */
+static void nest_str(const rcall *c, char *buf, size_t n)
+{
+    int ord[KG_MAX_DIMS], nd = c->in.ndim, at = 0;
+    unsigned mask = 0;
+    for (int i = 0; i < c->n_axes; i++)
+        mask |= 1u << c->axes[i];
+    for (int d = 0; d < nd; d++)
+        ord[d] = d;
+    for (int i = 1; i < nd; i++)
+        for (int j = i; j > 0 && c->in.strides[ord[j]] < c->in.strides[ord[j - 1]]; j--) {
+            const int t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    buf[0] = 0;
+    for (int i = 0; i < nd && (size_t)at < n; i++)
+        if (c->in.shape[ord[i]] > 1)
+            at += snprintf(buf + at, n - (size_t)at, "%s%c%lld", at ? " " : "", (mask >> ord[i]) & 1u ? 'R' : 'K',
+                           (long long)c->in.shape[ord[i]]);
+}
+
+/* Times each alternative tuning on c (default plan `def`, its GB/s `g0`);
+   stores the percentages at pct_at (< 0: not a sweep case). */
+static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, int pct_at)
+{
+    const kg_red_info *info = &kg_red_infos[c->op];
+    for (int a = 0; a < n_alts; a++) {
+        kg_red_plan p;
+        BENCH_CHECK(c->ctx, kg_reduce_plan_tuned(c->ctx, c->op, c->out.data ? &c->out : NULL,
+                                                 info->indexed ? &c->idx : NULL, &c->in, c->axes, c->n_axes,
+                                                 c->keepdim, c->sms, &alts[a].t, &p));
+        double g = g0;
+        if (!same_plan(&p, def)) {
+            rcall v = *c;
+            v.tuning = &alts[a].t;
+            const double vb = verify_budget;
+            verify_budget = 1 << 18; /* fewer samples: the tests check the variants too */
+            const int bad = verify(&v);
+            verify_budget = vb;
+            if (bad) {
+                printf("    alt %-12s WRONG RESULTS\n", alts[a].label);
+                g = 0;
+            } else {
+                const double us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
+                g = bytes_of(&v) / (us * 1e3);
+                printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
+                       alts[a].label, us, g, 100 * g / copy, class_names[p.cls], p.args.deep ? " deep" : "", p.args.vec, p.args.group, p.args.cw,
+                       (long long)p.args.run, p.args.splits, p.grid);
+            }
+            if (pct_at >= 0)
+                alts[a].changed++;
+        }
+        if (pct_at >= 0)
+            alts[a].pct[pct_at] = 100 * g / copy;
+    }
+}
+
 /* Checks, times and prints one case; returns GB/s (0: wrong results). */
-static double run_case(rcall *c, double copy, const char *label, FILE *csv, const char *kind, const int *perm)
+static double run_case(rcall *c, double copy, const char *label, FILE *csv, const char *kind, const int *perm,
+                       int sweep_at)
 {
     if (verify(c)) {
         printf("%-44s %-5s WRONG RESULTS\n", label, kg_dtype_name(c->in.dtype));
+        for (int a = 0; sweep_at >= 0 && a < n_alts; a++)
+            alts[a].pct[sweep_at] = 0;
         return 0;
     }
-    const double us = bench_time_us(c->ctx, run_rcall, c, 10, 9);
+    /* inputs of 2^24 elements and more, far above L2: a few calls suffice */
+    const double us = bench_time_us(c->ctx, run_rcall, c, 3, 5);
     const double gbps = bytes_of(c) / (us * 1e3);
     kg_red_plan plan;
     const kg_red_info *info = &kg_red_infos[c->op];
     BENCH_CHECK(c->ctx, kg_reduce_plan(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
                                        &c->in, c->axes, c->n_axes, c->keepdim, c->sms, &plan));
-    printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s vec %d group %d cw %d splits %d grid %u\n", label,
-           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls], plan.args.vec,
-           plan.args.group, plan.args.cw, plan.args.splits, plan.grid);
+    char nest[160];
+    nest_str(c, nest, sizeof nest);
+    printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u | %s\n", label,
+           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls], plan.args.deep ? " deep" : "", plan.args.vec,
+           plan.args.group, plan.args.cw, (long long)plan.args.run, plan.args.splits, plan.grid, nest);
+    run_alts(c, &plan, gbps, copy, sweep_at);
     if (csv) {
         const int nd = c->in.ndim;
         fprintf(csv, "%s,\"%s\",%s,%lld,%.3f,%.1f,", kind, label, kg_dtype_name(c->in.dtype),
@@ -304,7 +417,7 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         rcall c = make_nd(ctx, KG_RED_SUM, label, df, hf, KG_F32, named[i].nd, named[i].shape, NULL, named[i].mask,
                           dout, didx);
         c.sms = sms;
-        run_case(&c, copy, label, csv, "reduce-named", NULL);
+        run_case(&c, copy, label, csv, "reduce-named", NULL, -1);
     }
     const char *env = getenv("KG_RED_CASES");
     const int n = env ? atoi(env) : 240;
@@ -313,9 +426,19 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
     const int nf = (int)(sizeof factors / sizeof factors[0]);
     uint64_t rng = 20261201;
     double *pct = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    for (int a = 0; a < n_alts; a++)
+        alts[a].pct = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     int done = 0;
+    /* KG_RED_SWEEP_SECONDS: stop the sweep after that long (a time-capped
+       run still prints its summaries) */
+    const char *lim = getenv("KG_RED_SWEEP_SECONDS");
+    const double t_end = lim ? bench_now() + atof(lim) : 1e300;
     printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
     for (int k = 0; k < n; k++) {
+        if (bench_now() > t_end) {
+            printf("# sweep stopped after %d cases (KG_RED_SWEEP_SECONDS=%s)\n", done, lim);
+            break;
+        }
         const int nd = 2 + (int)(kt_next(&rng) % 5);
         const kg_dtype dt = (kg_dtype[]){KG_F32, KG_BF16, KG_I32}[kt_next(&rng) % 3];
         const int64_t want = (int64_t)1 << (24 + kt_next(&rng) % 4); /* 2^24 .. 2^27 elements */
@@ -367,8 +490,26 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         const void *host = dt == KG_BF16 ? (const void *)hb : (const void *)hf;
         rcall c = make_nd(ctx, KG_RED_SUM, label, dev, host, dt, nd, shape, permuted ? perm : NULL, mask, dout, didx);
         c.sms = sms;
-        const double g = run_case(&c, copy, label, csv, "reduce-sweep", permuted ? perm : NULL);
+        const double g = run_case(&c, copy, label, csv, "reduce-sweep", permuted ? perm : NULL, done);
         pct[done++] = 100 * g / copy;
+    }
+    for (int a = 0; a < n_alts && done; a++) {
+        double *best = malloc(sizeof(double) * (size_t)done);
+        for (int i = 0; i < done; i++)
+            best[i] = pct[i] > alts[a].pct[i] ? pct[i] : alts[a].pct[i];
+        qsort(alts[a].pct, (size_t)done, sizeof(double), cmp_dbl);
+        qsort(best, (size_t)done, sizeof(double), cmp_dbl);
+        int under = 0, bu = 0;
+        for (int i = 0; i < done; i++) {
+            under += alts[a].pct[i] < 90;
+            bu += best[i] < 90;
+        }
+        printf("# alt %s (%d cases planned differently): %% of copy worst %.1f, 10th pct %.1f, median %.1f, %d under "
+               "90%%; best of it and the default: worst %.1f, median %.1f, %d under 90%%\n",
+               alts[a].label, alts[a].changed, alts[a].pct[0], alts[a].pct[done / 10], alts[a].pct[done / 2], under,
+               best[0], best[done / 2], bu);
+        free(best);
+        free(alts[a].pct);
     }
     if (done) {
         qsort(pct, (size_t)done, sizeof *pct, cmp_dbl);
@@ -460,13 +601,27 @@ int main(void)
 
     /* inputs: 2^28 f32 in [-1,1), the same bits as i32, a bf16 rounding of
        it, and values near 1 for the product */
+    /* (2^22 values from an xorshift with a bit-level bf16 rounding, repeated
+       64 times: the test helpers take seconds per 2^24 values, too slow for
+       2^28 in a timed GPU window; every check uses these host copies) */
     uint64_t rng = 12345;
     float *hf = malloc(sizeof(float) * (size_t)N28), *hp = malloc(sizeof(float) * (size_t)N28);
     uint16_t *hb = malloc(2 * (size_t)N28);
-    for (int64_t i = 0; i < N28; i++) {
-        hf[i] = (float)kt_uniform(&rng, -1, 1);
+    const int64_t NB = (int64_t)1 << 22;
+    for (int64_t i = 0; i < NB; i++) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        hf[i] = (float)((int64_t)(rng >> 40) - ((int64_t)1 << 23)) * 0x1p-23f; /* [-1, 1) */
         hp[i] = 1.0f + hf[i] * 1e-3f;
-        hb[i] = kt_to_bf16(hf[i]);
+        uint32_t u;
+        memcpy(&u, &hf[i], 4);
+        hb[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* to nearest even (finite values) */
+    }
+    for (int64_t at = NB; at < N28; at += NB) {
+        memcpy(hf + at, hf, sizeof(float) * (size_t)NB);
+        memcpy(hp + at, hp, sizeof(float) * (size_t)NB);
+        memcpy(hb + at, hb, 2 * (size_t)NB);
     }
     void *df, *dp, *db, *dout, *didx;
     BENCH_CHECK(ctx, kg_malloc(ctx, &df, 4 * (size_t)N28));
@@ -495,10 +650,12 @@ int main(void)
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < ncases; i++)
         cases[i].sms = sms;
+    parse_alts();
     if (getenv("KG_RED_SWEEP"))
         sweep(cases, ncases, copy);
     printf("%-34s %-5s %10s %10s %8s  %s\n", "case", "dtype", "us", "GB/s", "% copy", "class");
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    /* KG_RED_NO_BASE: only the any-axes cases and the latency */
+    for (size_t i = 0; i < (getenv("KG_RED_NO_BASE") ? 0 : sizeof cases / sizeof cases[0]); i++) {
         rcall *c = &cases[i];
         if (verify(c))
             exit(1);

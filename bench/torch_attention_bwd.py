@@ -24,15 +24,20 @@ def main():
     with open(sys.argv[1]) as f:
         for row in csv.reader(f):
             if row and row[0] == "attention_bwd":
-                rows.append((row[1], *map(int, row[2:7]), float(row[7]), float(row[8])))
+                rows.append((row[1], *map(int, row[2:7]), float(row[7]), float(row[8]),
+                             row[9] if len(row) > 9 else "default"))
     if not rows:
         return
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     results = Results()
     print(f"# attention backward, {torch.cuda.get_device_name()} torch {torch.__version__}")
-    print(f"{'case':34} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s)")
+    print(f"{'case':34} {'tune':>7} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} {'kg/cudnn':>8}   (TFLOP/s)")
     worst = None
-    for dn, B, H, S, D, causal, kg_us, kg_tf in rows:
+    # the same case under several tunings (KG_ATTNB_TUNE): torch runs once
+    cases = {}
+    for r in rows:
+        cases.setdefault(r[:6], []).append(r[6:])
+    for (dn, B, H, S, D, causal), kg in cases.items():
         dt = dts[dn]
         q, k, v = (torch.empty(B, H, S, D, device="cuda", dtype=dt).uniform_(-1, 1).requires_grad_()
                    for _ in range(3))
@@ -61,13 +66,16 @@ def main():
                 results.add("attention_bwd", "attention backward causal" if causal else "attention backward", dn,
                             [B, H, S, D], us, tflops=tf(us), backend="efficient" if dn == "f32" and name == "flash"
                             else name)
-        r_f, r_c = kg_tf / tf(res["flash"]), kg_tf / tf(res["cudnn"])
-        print(f"{case:34} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} {r_f:8.2f} {r_c:8.2f}")
-        if worst is None or r_f < worst[1]:
-            worst = (case, r_f)
+        for kg_us, kg_tf, tune in kg:
+            r_f, r_c = kg_tf / tf(res["flash"]), kg_tf / tf(res["cudnn"])
+            print(f"{case:34} {tune:>7} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} {r_f:8.2f} "
+                  f"{r_c:8.2f}")
+            if tune == "default" and (worst is None or r_f < worst[1]):
+                worst = (case, r_f)
         del q, k, v, dout
     results.save()
-    print(f"# worst kgen / flash (f32: / efficient): {worst[0]}: {worst[1]:.2f}")
+    if worst:
+        print(f"# worst kgen (default tuning) / flash (f32: / efficient): {worst[0]}: {worst[1]:.2f}")
     print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
 
 

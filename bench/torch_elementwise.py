@@ -51,6 +51,8 @@ def main():
     perms = []
     with open(sys.argv[1]) as f:
         for row in csv.reader(f):
+            if len(row) < 6:
+                continue  # a row cut short (the bench was stopped)
             if row[0] in ("elementwise", "host", "limit"):
                 kg[(row[1], row[2], int(row[3]))] = (float(row[4]), float(row[5]))
             elif row[0] == "perm":

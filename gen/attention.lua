@@ -69,10 +69,15 @@ M.f32_narrow = { bm = 16, bn = 64 }
 -- specialization (2 warpgroups loading and multiplying in lockstep with
 -- __syncthreads): D=128 374 / 412 / 425, D=64 261 / 291 / 298.
 M.sm90 = {
+  [32] = { nwg = 2, bn = 128 },
   [64] = { nwg = 2, bn = 128 },
+  [96] = { nwg = 2, bn = 128 },
   [128] = { nwg = 2, bn = 128 },
   [256] = { nwg = 2, bn = 64 },
 }
+-- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
+-- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
+-- Hopper 1101 us, portable 1718.
 -- The long-key Hopper variant: 192 keys per tile at D=64, where it is faster
 -- once the keys fill several tiles (above); the runtime takes it from
 -- M.long_keys keys on. Not for the mask kind: with the mask's addresses it
@@ -95,6 +100,11 @@ M.dec = {
   [256] = { bn = 64, nst = 3 },
 }
 M.dec_max_mt = { [32] = 2, [64] = 2, [96] = 2, [128] = 2, [256] = 1 }
+
+-- The Hopper path's shared-memory width of a head dim: whole 64-element
+-- (128-byte swizzle) panels; D 32 and 96 leave half a panel unused and run
+-- the P V product N = 64 / 128 wide (attention_sm90.cuh).
+function M.panel_dim(d) return (d + 63) // 64 * 64 end
 
 local dtypes = { "f32", "f16", "bf16" }
 local sm90_dtypes = { "f16", "bf16" }
@@ -128,8 +138,9 @@ local function plan_sm90(dt, d, kind, tiles)
   if not c then return nil end
   local bm = c.nwg * 64
   -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
-  -- V, 8 mbarriers, and 1 KB to align the swizzled tiles
-  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, smem = (bm + 4 * c.bn) * d * 2 + 64 + 1024,
+  -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
+  -- the swizzled tiles
+  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024,
            call = string.format("attn_wg<%s, %d, %d, %d, %s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind]),
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma", bm, c.bn, c.nwg) }
 end
@@ -162,6 +173,7 @@ local variants = {
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, more keys per tile for long sequences" },
   { enum = "KG_ATTN_V_DECODE", name = "decode", prefix = "attn_dec_", dtypes = sm90_dtypes, plan = plan_dec(1, 1),
+    combine = true,
     include = "attention_decode.cuh", what = "short queries: 16 packed rows, split keys (mma.sync)" },
   { enum = "KG_ATTN_V_DECODE2", name = "decode 32", prefix = "attn_dec2_", dtypes = sm90_dtypes, plan = plan_dec(2, 1),
     include = "attention_decode.cuh", what = "short queries: 32 packed rows, split keys (mma.sync)" },
@@ -169,8 +181,9 @@ local variants = {
     include = "attention_decode.cuh", what = "short queries: 64 packed rows, a warp's 16 rows each (mma.sync)" },
 }
 
--- One module per dtype of a variant; returns the table rows.
-local function path_modules(G, by, path)
+-- One module per dtype of a variant; returns the table rows (and appends
+-- the combine kernels' rows to `comb`).
+local function path_modules(G, by, path, comb)
   local rows = {}
   for _, name in ipairs(path.dtypes) do
     local dt = by[name]
@@ -188,6 +201,15 @@ local function path_modules(G, by, path)
                                           kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
         end
       end
+      if path.combine then
+        -- the split merge as its own grid (attention_decode.cuh, attn_dec_combine)
+        local kname = string.format("kg_%s%s_d%d_combine", path.prefix, name, d)
+        local desc = string.format("attention decode D=%d: merge of the key splits", d)
+        local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
+        kernels[#kernels + 1] = { name = kname, threads = 128, minb = 1, desc = desc,
+                                  call = string.format("attn_dec_combine<%s, %d, 128>", dt.storage, d) }
+        comb[#comb + 1] = string.format("    [%s][%d] = %d,\n", dt.enum, di - 1, idx + 1)
+      end
     end
     G:write(path.prefix .. name .. ".cu", G:render("attention.cu", {
       header = G.header("templates/attention.cu and gen/attention.lua"),
@@ -202,16 +224,16 @@ function M.generate(G)
   G:dep(G.root .. "/gen/wgmma.lua")
   local by = require("common").by_name(G.dtypes)
   G:dep(G.root .. "/templates/attention_decode.cuh")
-  local rows, enums, names, sm90a = {}, {}, {}, {}
+  local rows, enums, names, sm90a, comb = {}, {}, {}, {}, {}
   for _, v in ipairs(variants) do
     enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"
     names[#names + 1] = '"' .. v.name .. '"'
     sm90a[#sm90a + 1] = v.sm90a and "1" or "0"
-    for _, r in ipairs(path_modules(G, by, v)) do rows[#rows + 1] = r end
+    for _, r in ipairs(path_modules(G, by, v, comb)) do rows[#rows + 1] = r end
   end
   local ns = {}
   for _, t in ipairs({ M.sm90, M.sm90_long }) do
-    for d, c in pairs(t) do ns[#ns + 1] = d; ns[#ns + 1] = c.bn end
+    for d, c in pairs(t) do ns[#ns + 1] = M.panel_dim(d); ns[#ns + 1] = c.bn end
   end
   G:write("kg_wgmma.cuh", require("wgmma").header(G, ns))
   local dims = {}
@@ -255,6 +277,9 @@ typedef struct kg_attn_entry {
 
 /* [variant][q dtype][head dim slot][kind]; threads == 0 where not generated. */
 extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
+/* The decode path's combine kernel (128 threads, no shared memory) by dtype
+   and head dim slot: its kernel index + 1; 0 where not generated. */
+extern const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
 
 #endif
 ]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
@@ -264,7 +289,8 @@ extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATT
     "const char *const kg_attn_variant_names[KG_ATTN_V_COUNT] = {" .. table.concat(names, ", ") .. "};\n" ..
     "const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT] = {" .. table.concat(sm90a, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
-    table.concat(rows) .. "};\n")
+    table.concat(rows) .. "};\n\n" ..
+    "const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" .. table.concat(comb) .. "};\n")
 end
 
 return M

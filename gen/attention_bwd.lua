@@ -31,6 +31,26 @@ M.tc_q = {
   [128] = { nw = 4, bn = 32 },
   [256] = { nw = 4, bn = 32 },
 }
+-- The fused path (f16 / bf16; kvq kernel + dqsum): kv's tiles plus dQ
+-- partials. Several tunings per head dim; the first is the default, the
+-- others are picked with KG_ATTNB_TUNE=i (runtime/attention_bwd.c) so that
+-- one GPU run compares them. A head dim without tunings takes the separate
+-- dq pass (kv + q).
+M.tc_kvq = {
+  [32] = { { nkw = 8, bm = 64 } },
+  [64] = { { nkw = 8, bm = 64 }, { nkw = 4, bm = 64 } },
+  [96] = { { nkw = 8, bm = 64 } },
+  [128] = { { nkw = 8, bm = 32 }, { nkw = 4, bm = 32 } },
+  -- none: D = 256 fits only 64 keys a block (4 key warps + 4 dV warps), and
+  -- window 1 (H200, 2026-12-01) had the 64-key kvq 0.78-0.81x of the
+  -- separate dq pass at D 64 and 128 (the partials' traffic per product
+  -- doubles), the 128-key one 1.07x
+  [256] = {},
+}
+M.max_tunes = 2
+-- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials.
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 64, bm = 64 } }, [96] = { { bn = 64, bm = 64 } },
+              [128] = { { bn = 64, bm = 64 } }, [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -39,6 +59,24 @@ M.f32_q = { [32] = { bm = 64, bn = 64 }, [64] = { bm = 64, bn = 64 }, [96] = { b
             [128] = { bm = 64, bn = 64 }, [256] = { bm = 64, bn = 32 } }
 
 local dtypes = { "f32", "f16", "bf16" }
+
+local function kvq_plan(dt, d, kind, tu)
+  if dt.name == "f32" then
+    local p = d + 4
+    return { threads = 256, minb = 1, rows = tu.bn, tile = tu.bm,
+             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * (tu.bm + 4) + 2 * tu.bm) * 4,
+             call = string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind]),
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA", tu.bn, tu.bm) }
+  end
+  local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
+  local nt = 32 * tu.nkw * (tu.split and 2 or 1)
+  return { threads = nt, minb = 1, rows = bn, tile = bm,
+           smem = (2 * bn + 4 * bm) * p * 2 + bn * (bm + 8) * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
+           call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s>", dt.storage, d, tu.nkw, bm,
+                                tostring(tu.split or false), kind_enum[kind]),
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, mma.sync", bn, bm,
+                                 tu.split and ", dV/dK warps" or "") }
+end
 
 local function plans(dt, d, kind)
   local ke = kind_enum[kind]
@@ -71,6 +109,89 @@ local function plans(dt, d, kind)
   }
 end
 
+-- Hopper (sm_90a, wgmma): templates/attention_bwd_sm90.cuh's kvq kernel for
+-- the head dims listed, nwg warpgroups (64 keys each), bm queries per tile.
+-- Picked over the portable kvq on compute capability 9.0 (KG_ATTNB_TUNE=h<i>
+-- picks tuning i, a plain number the portable one).
+M.wg_kvq = {
+  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
+  [128] = { { nwg = 2, bm = 64 } },
+}
+M.max_tunes90 = 2
+
+local function wg_plan(dt, d, kind, tu)
+  local bn, bm = 64 * tu.nwg, tu.bm
+  local nt = 128 * tu.nwg
+  -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
+  -- of the f32 partial tile (pitch D + 8) and of the rows
+  local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
+  return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem,
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s>", dt.storage, d, tu.nwg, bm, kind_enum[kind]),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma", bn, bm, tu.nwg) }
+end
+
+-- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators),
+-- one asm operand per accumulator register, for the N the kernel uses:
+--   wgb<T, N>::ss(d, a, b, acc)    A, B from shared memory, both K-major
+--   wgb<T, N>::rs(d, a[4], b, acc) A from registers, B N-major
+--   wgb<T, N>::sstt(d, a, b, acc)  A M-major, B N-major
+local function wg_header(G, ns)
+  local types = { { "__half", "f16" }, { "__nv_bfloat16", "bf16" } }
+  local parts = { G.header("gen/attention_bwd.lua"), [[
+#ifndef KG_WGMMA_BWD_CUH
+#define KG_WGMMA_BWD_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace kg_attnb {
+
+template <typename T, int N> struct wgb;
+]] }
+  for _, ty in ipairs(types) do
+    for _, n in ipairs(ns) do
+      local nd = n / 2
+      local regs, cons = {}, {}
+      for i = 0, nd - 1 do
+        regs[#regs + 1] = "%" .. i
+        cons[#cons + 1] = string.format('"+f"(d[%d])', i)
+      end
+      regs, cons = table.concat(regs, ", "), table.concat(cons, ", ")
+      local instr = string.format("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", n, ty[2], ty[2])
+      parts[#parts + 1] = string.format([[
+template <> struct wgb<%s, %d> {
+    static __device__ __forceinline__ void ss(float (&d)[%d], uint64_t a, uint64_t b, int acc)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
+                     "%s {%s}, %%%d, %%%d, p, 1, 1, 0, 0;\n}\n"
+                     : %s
+                     : "l"(a), "l"(b), "r"(acc));
+    }
+    static __device__ __forceinline__ void rs(float (&d)[%d], const uint32_t (&a)[4], uint64_t b, int acc)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
+                     "%s {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, 1;\n}\n"
+                     : %s
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
+    }
+    static __device__ __forceinline__ void sstt(float (&d)[%d], uint64_t a, uint64_t b, int acc)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
+                     "%s {%s}, %%%d, %%%d, p, 1, 1, 1, 1;\n}\n"
+                     : %s
+                     : "l"(a), "l"(b), "r"(acc));
+    }
+};
+]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons,
+        nd, nd + 5, instr, regs, nd, nd + 1, nd + 2, nd + 3, nd + 4, cons,
+        nd, nd + 2, instr, regs, nd, nd + 1, cons)
+    end
+  end
+  parts[#parts + 1] = "\n} // namespace kg_attnb\n\n#endif\n"
+  return table.concat(parts)
+end
+
 function M.generate(G)
   G:dep(G.root .. "/templates/attention_bwd.cu")
   local by = require("common").by_name(G.dtypes)
@@ -78,12 +199,14 @@ function M.generate(G)
   for _, name in ipairs(dtypes) do
     local dt = by[name]
     local module = G:module("attnb_" .. name)
-    local kernels = {}
-    local function add(kname, pl, desc)
-      local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
-      kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-      return string.format("{%d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.smem)
+    local module90 = name ~= "f32" and G:module("attnb90_" .. name, { sm90a = true }) or nil
+    local kernels, kernels90 = {}, {}
+    local function add_to(mod, list, kname, pl, desc)
+      local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
+      list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
+      return string.format("{%d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem)
     end
+    local function add(kname, pl, desc) return add_to(module, kernels, kname, pl, desc) end
     for di, d in ipairs(M.dims) do
       local pre = add(string.format("kg_attnb_%s_d%d_pre", name, d),
                       { threads = 256, minb = 1, rows = 8, smem = 0,
@@ -97,14 +220,59 @@ function M.generate(G)
         q[#q + 1] = add(string.format("kg_attnb_%s_d%d_%s_q", name, d, kind), pl.q,
                         string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.q.shape))
       end
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}},\n", dt.enum, di - 1, pre,
-                                      table.concat(kv, ", "), table.concat(q, ", "))
+      local kvq, dqsum, tunes = {}, "{0, 0, 0, 0, 0}", {}
+      local kvq90, tunes90 = {}, {}
+      if name ~= "f32" and M.wg_kvq[d] then
+        tunes90 = M.wg_kvq[d]
+        assert(#tunes90 <= M.max_tunes90, "too many Hopper kvq tunings")
+        for ti, tu in ipairs(tunes90) do
+          local per = {}
+          for _, kind in ipairs(M.kinds) do
+            local pl = wg_plan(dt, d, kind, tu)
+            per[#per + 1] = add_to(module90, kernels90, string.format("kg_attnb90_%s_d%d_%s_kvq%d", name, d, kind, ti - 1),
+                                   pl, string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
+                                                     d, kind, pl.shape))
+          end
+          kvq90[#kvq90 + 1] = "{" .. table.concat(per, ", ") .. "}"
+        end
+      end
+      do
+        tunes = name == "f32" and M.f32_kvq[d] or M.tc_kvq[d]
+        assert(#tunes <= M.max_tunes, "too many kvq tunings")
+        for ti, tu in ipairs(tunes) do
+          local per = {}
+          for _, kind in ipairs(M.kinds) do
+            local pl = kvq_plan(dt, d, kind, tu)
+            per[#per + 1] = add(string.format("kg_attnb_%s_d%d_%s_kvq%d", name, d, kind, ti - 1), pl,
+                                string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name, d,
+                                              kind, pl.shape))
+          end
+          kvq[#kvq + 1] = "{" .. table.concat(per, ", ") .. "}"
+        end
+        dqsum = add(string.format("kg_attnb_%s_d%d_dqsum", name, d),
+                    { threads = 256, minb = 1, rows = 0, smem = 0,
+                      call = string.format("attnb_dqsum<%s, %d>", dt.storage, d) },
+                    string.format("attention backward %s D=%d: dq = scale * sum of the dQ partials", name, d))
+      end
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %d, {%s}, %d},\n", dt.enum, di - 1,
+                                      pre, table.concat(kv, ", "), table.concat(q, ", "),
+                                      #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, #tunes,
+                                      #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90)
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
       dtype = dt, dims = M.dims, kinds = M.kinds, kernels = kernels,
-      path = name == "f32" and "FFMA" or "mma.sync",
+      path = name == "f32" and "FFMA" or "mma.sync", include = "attention_bwd.cuh",
     }))
+    if module90 then
+      local d90 = {}
+      for _, d in ipairs(M.dims) do if M.wg_kvq[d] then d90[#d90 + 1] = d end end
+      G:write("attnb90_" .. name .. ".cu", G:render("attention_bwd.cu", {
+        header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
+        dtype = dt, dims = d90, kinds = M.kinds, kernels = kernels90,
+        path = "wgmma (sm_90a)", include = "attention_bwd_sm90.cuh",
+      }))
+    end
   end
   local dims = {}
   for i, d in ipairs(M.dims) do dims[i] = tostring(d) end
@@ -123,21 +291,42 @@ extern const int kg_attnb_dims[KG_ATTNB_DIM_COUNT];
 typedef struct kg_attnb_launch {
     int16_t kernel;  /* index into kg_kernels; 0 with threads 0: not generated */
     int16_t threads; /* block size */
-    int16_t rows;    /* pre: rows per block; kv: keys per block; q: queries per block */
+    int16_t rows;    /* pre: rows per block; kv, kvq: keys per block; q: queries per block */
+    int16_t tile;    /* kvq: queries per tile */
     int32_t smem;    /* dynamic shared memory, bytes */
 } kg_attnb_launch;
+
+#define KG_ATTNB_MAX_TUNES %d
+#define KG_ATTNB_MAX_TUNES90 %d
 
 typedef struct kg_attnb_entry {
     kg_attnb_launch pre;
     kg_attnb_launch kv[KG_ATTN_KIND_COUNT];
     kg_attnb_launch q[KG_ATTN_KIND_COUNT];
+    /* the fused path (f16 / bf16): kvq tunings (the first is the default) and dqsum */
+    kg_attnb_launch kvq[KG_ATTNB_MAX_TUNES][KG_ATTN_KIND_COUNT];
+    kg_attnb_launch dqsum;
+    int32_t ntunes; /* 0: no fused path (f32) */
+    /* Hopper kvq tunings (sm_90a modules; ntunes90 == 0: none for this head dim) */
+    kg_attnb_launch kvq90[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
+    int32_t ntunes90;
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */
 extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
 
 #endif
-]], #M.dims, table.concat(dims, ", ")))
+]], #M.dims, table.concat(dims, ", "), M.max_tunes, M.max_tunes90))
+  local ns, seen = {}, {}
+  for d, tunes in pairs(M.wg_kvq) do
+    for _, tu in ipairs(tunes) do
+      for _, n in ipairs({ tu.bm, d, tu.bm == 64 * tu.nwg and d or d // tu.nwg }) do
+        if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
+      end
+    end
+  end
+  table.sort(ns)
+  G:write("kg_wgmma_bwd.cuh", wg_header(G, ns))
   G:write("kg_attnb_table.c", G.header("gen/attention_bwd.lua") .. '#include "kg_attnb_table.h"\n\n' ..
     "const int kg_attnb_dims[KG_ATTNB_DIM_COUNT] = {" .. table.concat(dims, ", ") .. "};\n\n" ..
     "const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT] = {\n" ..

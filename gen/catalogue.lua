@@ -23,63 +23,68 @@
 --            fast form (intrinsics) of expr, whose error is far below those
 --            types' rounding step; the reference and the tests use expr.
 --   doc      one line for the manifest and the header
+--   group    the op's module group: its kernels go in the module
+--            ew_<dtype>_<group> (ew_<dtype> for "core"), one per accepted
+--            dtype, compiled apart from the other groups. A new op joins the
+--            group of its kind (or a new one), so adding it recompiles only
+--            those few small modules; keep a group to a handful of ops.
 --
 -- Adding an op is adding an entry here and running `ninja`.
 local M = {}
 
 M.elementwise = {
   -- binary arithmetic
-  { name = "add", arity = 2, dtypes = "all", expr = "a + b", doc = "a + b (integers wrap; bool: a or b)" },
-  { name = "sub", arity = 2, dtypes = "numeric", expr = "a - b", doc = "a - b (integers wrap)" },
-  { name = "mul", arity = 2, dtypes = "all", expr = "a * b", doc = "a * b (integers wrap; bool: a and b)" },
-  { name = "div", arity = 2, dtypes = "numeric", expr = "a / b",
+  { name = "add", group = "core", arity = 2, dtypes = "all", expr = "a + b", doc = "a + b (integers wrap; bool: a or b)" },
+  { name = "sub", group = "core", arity = 2, dtypes = "numeric", expr = "a - b", doc = "a - b (integers wrap)" },
+  { name = "mul", group = "core", arity = 2, dtypes = "all", expr = "a * b", doc = "a * b (integers wrap; bool: a and b)" },
+  { name = "div", group = "core", arity = 2, dtypes = "numeric", expr = "a / b",
     int_expr = "b == (T)0 ? (T)0 : (b == (T)-1 ? (T)0 - a : a / b)",
     doc = "a / b; floats IEEE (x/0 = +-inf or nan); integers truncate, x/0 = 0" },
-  { name = "maximum", arity = 2, dtypes = "all", expr = "(a != a || a > b) ? a : b",
+  { name = "maximum", group = "select", arity = 2, dtypes = "all", expr = "(a != a || a > b) ? a : b",
     int_expr = "a > b ? a : b", doc = "larger of a and b; NaN if either is NaN" },
-  { name = "minimum", arity = 2, dtypes = "all", expr = "(a != a || a < b) ? a : b",
+  { name = "minimum", group = "select", arity = 2, dtypes = "all", expr = "(a != a || a < b) ? a : b",
     int_expr = "a < b ? a : b", doc = "smaller of a and b; NaN if either is NaN" },
-  { name = "pow", arity = 2, dtypes = "numeric", expr = "pow(a, b)", int_expr = "(T)kg_ipow((int64_t)a, (int64_t)b)",
+  { name = "pow", group = "pow", arity = 2, dtypes = "numeric", expr = "pow(a, b)", int_expr = "(T)kg_ipow((int64_t)a, (int64_t)b)",
     doc = "a raised to b (floats: C pow; integers: exact, wrapping; b < 0 gives 1 for a = 1, +-1 for a = -1, else 0)" },
   -- comparisons (bool out)
-  { name = "eq", arity = 2, dtypes = "all", out = "bool", expr = "a == b", doc = "a == b" },
-  { name = "ne", arity = 2, dtypes = "all", out = "bool", expr = "a != b", doc = "a != b (true for NaN)" },
-  { name = "lt", arity = 2, dtypes = "all", out = "bool", expr = "a < b", doc = "a < b" },
-  { name = "le", arity = 2, dtypes = "all", out = "bool", expr = "a <= b", doc = "a <= b" },
-  { name = "gt", arity = 2, dtypes = "all", out = "bool", expr = "a > b", doc = "a > b" },
-  { name = "ge", arity = 2, dtypes = "all", out = "bool", expr = "a >= b", doc = "a >= b" },
+  { name = "eq", group = "cmp", arity = 2, dtypes = "all", out = "bool", expr = "a == b", doc = "a == b" },
+  { name = "ne", group = "cmp", arity = 2, dtypes = "all", out = "bool", expr = "a != b", doc = "a != b (true for NaN)" },
+  { name = "lt", group = "cmp", arity = 2, dtypes = "all", out = "bool", expr = "a < b", doc = "a < b" },
+  { name = "le", group = "cmp", arity = 2, dtypes = "all", out = "bool", expr = "a <= b", doc = "a <= b" },
+  { name = "gt", group = "cmp", arity = 2, dtypes = "all", out = "bool", expr = "a > b", doc = "a > b" },
+  { name = "ge", group = "cmp", arity = 2, dtypes = "all", out = "bool", expr = "a >= b", doc = "a >= b" },
   -- selection
-  { name = "where", arity = 3, inputs = { "cond", "a", "b" }, cond = true, dtypes = "all",
+  { name = "where", group = "select", arity = 3, inputs = { "cond", "a", "b" }, cond = true, dtypes = "all",
     expr = "cond ? a : b", doc = "cond ? a : b, cond a bool tensor" },
   -- unary, any numeric dtype
-  { name = "neg", arity = 1, dtypes = "numeric", expr = "-a", int_expr = "(T)0 - a", doc = "-a (integers wrap)" },
-  { name = "abs", arity = 1, dtypes = "all", expr = "fabs(a)", int_expr = "a < (T)0 ? (T)0 - a : a",
+  { name = "neg", group = "unary", arity = 1, dtypes = "numeric", expr = "-a", int_expr = "(T)0 - a", doc = "-a (integers wrap)" },
+  { name = "abs", group = "unary", arity = 1, dtypes = "all", expr = "fabs(a)", int_expr = "a < (T)0 ? (T)0 - a : a",
     doc = "|a| (abs of the most negative integer wraps to itself; bool: a)" },
-  { name = "sign", arity = 1, dtypes = "all", expr = "a != a ? a : (T)((a > (T)0) - (a < (T)0))",
+  { name = "sign", group = "unary", arity = 1, dtypes = "all", expr = "a != a ? a : (T)((a > (T)0) - (a < (T)0))",
     int_expr = "(T)((a > (T)0) - (a < (T)0))", doc = "-1, 0 or 1 (NaN stays NaN; bool: a)" },
-  { name = "relu", arity = 1, dtypes = "numeric", expr = "a < (T)0 ? (T)0 : a", doc = "max(a, 0); NaN stays NaN" },
+  { name = "relu", group = "unary", arity = 1, dtypes = "numeric", expr = "a < (T)0 ? (T)0 : a", doc = "max(a, 0); NaN stays NaN" },
   -- unary, float dtypes only
-  { name = "exp", arity = 1, dtypes = "float", expr = "exp(a)", half_expr = "__expf(a)", doc = "e^a" },
-  { name = "log", arity = 1, dtypes = "float", expr = "log(a)", doc = "natural log; NaN below 0, -inf at 0" },
-  { name = "sin", arity = 1, dtypes = "float", expr = "sin(a)", doc = "sine" },
-  { name = "cos", arity = 1, dtypes = "float", expr = "cos(a)", doc = "cosine" },
-  { name = "sqrt", arity = 1, dtypes = "float", expr = "sqrt(a)", doc = "square root; NaN below 0" },
-  { name = "rsqrt", arity = 1, dtypes = "float", expr = "(T)1 / sqrt(a)", doc = "1 / sqrt(a)" },
-  { name = "tanh", arity = 1, dtypes = "float", expr = "tanh(a)", doc = "hyperbolic tangent" },
-  { name = "sigmoid", arity = 1, dtypes = "float", expr = "(T)1 / ((T)1 + exp(-a))", doc = "1 / (1 + e^-a)" },
-  { name = "gelu", arity = 1, dtypes = "float",
+  { name = "exp", group = "math", arity = 1, dtypes = "float", expr = "exp(a)", half_expr = "kg_exp_fast(a)", doc = "e^a" },
+  { name = "log", group = "math", arity = 1, dtypes = "float", expr = "log(a)", doc = "natural log; NaN below 0, -inf at 0" },
+  { name = "sin", group = "trig", arity = 1, dtypes = "float", expr = "sin(a)", doc = "sine" },
+  { name = "cos", group = "trig", arity = 1, dtypes = "float", expr = "cos(a)", doc = "cosine" },
+  { name = "sqrt", group = "math", arity = 1, dtypes = "float", expr = "sqrt(a)", doc = "square root; NaN below 0" },
+  { name = "rsqrt", group = "math", arity = 1, dtypes = "float", expr = "(T)1 / sqrt(a)", doc = "1 / sqrt(a)" },
+  { name = "tanh", group = "trig", arity = 1, dtypes = "float", expr = "tanh(a)", doc = "hyperbolic tangent" },
+  { name = "sigmoid", group = "act", arity = 1, dtypes = "float", expr = "(T)1 / ((T)1 + exp(-a))", doc = "1 / (1 + e^-a)" },
+  { name = "gelu", group = "act", arity = 1, dtypes = "float",
     expr = "(T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752440))", half_expr = "kg_gelu_fast(a)",
     doc = "a/2 * (1 + erf(a/sqrt 2))" },
-  { name = "silu", arity = 1, dtypes = "float", expr = "a / ((T)1 + exp(-a))", doc = "a * sigmoid(a)" },
-  { name = "floor", arity = 1, dtypes = "numeric", expr = "floor(a)", int_expr = "a",
+  { name = "silu", group = "act", arity = 1, dtypes = "float", expr = "a / ((T)1 + exp(-a))", doc = "a * sigmoid(a)" },
+  { name = "floor", group = "unary", arity = 1, dtypes = "numeric", expr = "floor(a)", int_expr = "a",
     doc = "round toward -inf (integers: the identity)" },
-  { name = "ceil", arity = 1, dtypes = "numeric", expr = "ceil(a)", int_expr = "a",
+  { name = "ceil", group = "unary", arity = 1, dtypes = "numeric", expr = "ceil(a)", int_expr = "a",
     doc = "round toward +inf (integers: the identity)" },
-  { name = "round", arity = 1, dtypes = "numeric", expr = "rint(a)", int_expr = "a",
+  { name = "round", group = "unary", arity = 1, dtypes = "numeric", expr = "rint(a)", int_expr = "a",
     doc = "round half to even (integers: the identity)" },
-  { name = "reciprocal", arity = 1, dtypes = "float", expr = "(T)1 / a", doc = "1 / a" },
+  { name = "reciprocal", group = "math", arity = 1, dtypes = "float", expr = "(T)1 / a", doc = "1 / a" },
   -- data movement, any dtype
-  { name = "copy", arity = 1, dtypes = "all", expr = "a",
+  { name = "copy", group = "core", arity = 1, dtypes = "all", expr = "a",
     doc = "a, into out's layout (a strided copy: transposes, permutes, broadcasts)" },
 }
 

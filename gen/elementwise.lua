@@ -1,14 +1,15 @@
 -- elementwise.lua - the element-wise family: every catalogue op (and cast)
 -- crossed with the dtypes it accepts and the layout variants below.
 --
--- Writes ew_<dtype>.cu (one module per dtype, from templates/elementwise.cu),
+-- Writes ew_<dtype>[_<group>].cu (one module per dtype and op group, from
+-- templates/elementwise.cu),
 -- kg_ops.h / kg_ops.c (the op enum, op descriptions, one entry point per op),
 -- kg_ew_table.c (op x dtype x out dtype x variant -> kernel index) and
 -- kg_reference.c / .h (the float64 CPU reference from the same expressions).
 local M = {}
 
 -- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
-M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf" }
+M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -54,6 +55,9 @@ function M.generate(G)
     op.inputs = op.inputs or (op.arity == 1 and { "a" } or { "a", "b" })
     assert(#op.inputs == op.arity, op.name .. ": inputs and arity disagree")
     assert(sets[op.dtypes], op.name .. ": unknown dtype set " .. tostring(op.dtypes))
+    assert(type(op.group) == "string" and op.group:match("^[a-z][a-z0-9]*$"),
+           op.name .. ": every op names its group (lower-case letters and digits)")
+    assert(op.group ~= "cast", op.name .. ": the group cast is the casts'")
     op.enum = "KG_OP_" .. op.name:upper()
     op.id = i
     all_ops[i] = op
@@ -62,18 +66,22 @@ function M.generate(G)
                  inputs = { "a" }, dtypes = "all" }
   all_ops[#all_ops + 1] = cast
 
+  -- One module per dtype and op group (the catalogue's `group`; casts are
+  -- the group "cast"): ew_<dtype> for the group "core", ew_<dtype>_<group>
+  -- for the others. A new op then recompiles only its group's modules, and
+  -- the first call of an op loads (inflates) only its group's machine code.
   for _, dt in ipairs(dtypes) do
-    local module = G:module("ew_" .. dt.name)
-    local functors = {}
-    local function add(fname, opi, out, inputs, body, desc)
+    local groups, order = {}, {}
+    local function add(group, fname, opi, out, inputs, body, desc)
       -- elements per vector: 16 bytes of the widest of the dtype and the
       -- output, so each warp-wide store covers whole 32-byte sectors
       local vec = 16 // math.max(dt.size, out.size)
-      functors[#functors + 1] = { name = fname, out = out, inputs = inputs, body = body, vec = vec }
-      for vi, v in ipairs(M.variants) do
-        local k = G:kernel({ name = fname .. "_" .. v, module = module, vec = vec, desc = desc .. " [" .. v .. "]" })
-        table_[slot(opi, dt.index, out.index, vi - 1)] = k
+      if not groups[group] then
+        groups[group] = {}
+        order[#order + 1] = group
       end
+      local g = groups[group]
+      g[#g + 1] = { name = fname, out = out, inputs = inputs, body = body, vec = vec, opi = opi, desc = desc }
     end
     for _, op in ipairs(ops) do
       if accepts(op, dt) then
@@ -83,19 +91,30 @@ function M.generate(G)
           inputs[j] = { name = nm, dt = (op.cond and j == 1) and D.bool or dt }
         end
         local ex = typed(expr_for(op, dt), dt.compute)
-        add("kg_" .. op.name .. "_" .. dt.name, op.id, out, inputs, string.format(out.store, ex),
+        add(op.group, "kg_" .. op.name .. "_" .. dt.name, op.id, out, inputs, string.format(out.store, ex),
             op.name .. "(" .. dt.name .. ") = " .. op.doc)
       end
     end
     for _, dst in ipairs(dtypes) do
       local via, to = cast_plan(dt, dst)
-      add("kg_cast_" .. dt.name .. "_" .. dst.name, cast.id, dst, { { name = "a", dt = dt, via = via } },
+      add("cast", "kg_cast_" .. dt.name .. "_" .. dst.name, cast.id, dst, { { name = "a", dt = dt, via = via } },
           string.format(to, "a"), "cast " .. dt.name .. " -> " .. dst.name)
     end
-    G:write("ew_" .. dt.name .. ".cu", G:render("elementwise.cu", {
-      header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-      dtype = dt, functors = functors, variants = M.variants,
-    }))
+    for _, group in ipairs(order) do
+      local name = "ew_" .. dt.name .. (group == "core" and "" or "_" .. group)
+      local module = G:module(name)
+      local functors = groups[group]
+      for _, f in ipairs(functors) do
+        for vi, v in ipairs(M.variants) do
+          local k = G:kernel({ name = f.name .. "_" .. v, module = module, vec = f.vec, desc = f.desc .. " [" .. v .. "]" })
+          table_[slot(f.opi, dt.index, f.out.index, vi - 1)] = k
+        end
+      end
+      G:write(name .. ".cu", G:render("elementwise.cu", {
+        header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
+        dtype = dt, group = group, functors = functors, variants = M.variants,
+      }))
+    end
   end
 
   -- the dispatch table

@@ -174,7 +174,8 @@ end
 local lines = { G.header("gen/catalogue.lua"), '#include "kg_table.h"\n\n' }
 lines[#lines + 1] = "const kg_module_image kg_modules[KG_MODULE_COUNT] = {\n"
 for i, m in ipairs(G.modules) do
-  lines[#lines + 1] = string.format("    {\"%s\", kg_fatbin_%s, kg_fatbin_%s_end},\n", m, m, m)
+  lines[#lines + 1] = string.format("    {\"%s\", kg_fatbin_%s, kg_fatbin_%s_end, %d},\n", m, m, m,
+                                    G.module_opts[m].sm90a and 1 or 0)
 end
 lines[#lines + 1] = "};\n\nconst kg_kernel_entry kg_kernels[] = {\n"
 for i, k in ipairs(G.kernels) do
@@ -191,7 +192,9 @@ lines = { G.header("gen/catalogue.lua"), "#ifndef KG_TABLE_H\n#define KG_TABLE_H
           -- what includes this header is not rebuilt for it
           string.format("#define KG_MODULE_COUNT %d\n", #G.modules),
           "/* the number of kernels (not a constant expression) */\n#define KG_KERNEL_COUNT kg_kernel_count\n\n",
-          "typedef struct kg_module_image {\n    const char *name;\n    const unsigned char *begin, *end;\n} kg_module_image;\n\n",
+          "typedef struct kg_module_image {\n    const char *name;\n    const unsigned char *begin, *end;\n" ..
+          "    unsigned char sm90a; /* 1: machine code for sm_90a alone (G:module's sm90a; runs on 9.0 only) */\n" ..
+          "} kg_module_image;\n\n",
           "typedef struct kg_kernel_entry {\n    const char *name;\n    int16_t module;\n    int16_t vec; /* elements per thread of a vectorized variant */\n} kg_kernel_entry;\n\n" }
 for _, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format("extern const unsigned char kg_fatbin_%s[], kg_fatbin_%s_end[];\n", m, m)

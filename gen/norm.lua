@@ -69,6 +69,7 @@ function M.generate(G)
       dtype = dt, acc = acc, functors = functors, classes = M.classes, vec = 16 // dt.size,
       -- ROWS: vectors a lane holds per chunk (KG_NORM_ROWS_NV)
       rows_nv = "KG_NORM_ROWS_NV(" .. dt.size .. ")",
+      staged_nv = "KG_NORM_STAGED_NV(" .. dt.size .. ")",
     }))
   end
 

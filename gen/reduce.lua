@@ -10,7 +10,13 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_red_class in templates/kg_reduce_params.h.
-M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest" }
+-- colsn and nestn: the narrow (one element per load) walks of cols and nest
+-- with 16 loads in flight and 32-bit walk arithmetic, under a tighter launch
+-- bound (more blocks per multiprocessor); the planner keeps the class cols or
+-- nest and sets kg_red_args.deep, the launch picks these kernels.
+-- tile: short reduced runs under a dense kept dim, staged through shared
+-- memory (templates/reduce.cuh, kg_red_tile).
+M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile" }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)
 M.runtime = { "reduce_plan.c" }

@@ -122,7 +122,8 @@ static int is_decode(kg_attn_variant v)
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
-kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int forced)
+kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
+                                 int forced)
 {
     kg_attn_split r = {1, bn > 0 ? bn : 1};
     if (keys <= 0 || bn <= 0)
@@ -143,6 +144,8 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
             s = tiles;
     } else {
         int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
+        if (min_chunk > 0 && most > keys / min_chunk)
+            most = keys / min_chunk;
         if (most > max_splits)
             most = max_splits;
         /* as many splits as keep every block resident at once: memory-bound
@@ -210,6 +213,45 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
+/* The fused merge (one block per row tile) reads at most this many bytes
+   of partials (splits x valid rows x D floats); more go to the combine
+   kernel. H200 (window 2, 33 decode shapes, both forced): the combine kernel
+   as fast or faster everywhere but within noise (at most 0.3 us slower), up
+   to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
+   B 8: 19.3 against 30.2): so always the combine kernel. */
+#define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
+/* One launch of the decode path: with programmatic dependent launch on
+   compute capability 9.0 and up (the kernels wait for the previous grid
+   before any global access, attention_decode.cuh), so that a launch's start
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
+{
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
+        return kg_launch(ctx, kernel, grid, block, argv, smem);
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = ctx->stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "launching an attention decode kernel");
+    }
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -218,8 +260,8 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
    block of each row tile merges them (a counter per row tile in the
    scratch's counters, so at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles
    split). */
-static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const kg_attn_entry *e, kg_attn_params *p,
-                               int slot, int64_t B, int64_t Hkv, int64_t D)
+static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant variant, const kg_attn_entry *e,
+                               kg_attn_params *p, int slot, int64_t B, int64_t Hkv, int64_t D)
 {
     const int64_t R = e->bm, rows = (int64_t)p->group * p->sq, nrt = (rows + R - 1) / R;
     const int64_t blocks = B * Hkv * nrt;
@@ -234,20 +276,35 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         max_splits = 1;
     int per_sm = (int)((228 << 10) / (e->smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
+    /* a split's partials (valid rows x D floats) at most 1/16 of its keys' K
+       and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
+       splits 23.6 us, the one-wave 32 splits 33.2 */
+    const int64_t vr = rows < R ? rows : R;
     const kg_attn_split sp =
         kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
                            (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
-                           (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
+                           KG_ATTN_CHUNK_PER_ROW * vr, (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
+    p->trace =
+        ctx->test_force[KGI_TEST_ATTN_TRACE] > 0 ? (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE] : NULL;
+    /* the merge: the combine kernel's grid where the fused one (the last
+       block of each row tile) would read more than KG_ATTN_FUSED_MERGE_BYTES
+       of partials (splits x valid rows x D floats): now always; a test may
+       force either */
+    const int comb = kg_attn_combine[dt][slot];
+    int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
+    const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
+    if (comb > 0 && (fm == 1 || fm == 2))
+        separate = fm == 2;
     kg_status st;
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
-        p->counters = (int *)base;
+        p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -255,11 +312,19 @@ static kg_status launch_decode(kg_context *ctx, kg_attn_variant variant, const k
         return st;
     void *argv[1] = {p};
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = kg_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
+    if (sp.splits > 1 && separate) {
+        const int64_t threads = rows * (D / 4); /* per (KV head, batch) */
+        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((threads + 127) / 128), (unsigned)Hkv, (unsigned)B},
+                        (dim3){128, 1, 1}, argv, 0);
+        if (st != KG_OK)
+            return st;
+    }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
     return kg_ok(ctx);
 }
 
@@ -378,7 +443,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.scale_log2 = scale * 1.4426950408889634f;
 
     if (is_decode(variant))
-        return launch_decode(ctx, variant, e, &p, slot, B, Hkv, D);
+        return launch_decode(ctx, q->dtype, variant, e, &p, slot, B, Hkv, D);
 
     /* blocks need more than the default 48 KB of shared memory */
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -410,4 +475,27 @@ void kg_test_force_attn_splits(kg_context *ctx, int splits)
 int kg_test_last_attn_splits(const kg_context *ctx)
 {
     return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
+}
+
+void kg_test_force_attn_combine(kg_context *ctx, int mode)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_MERGE] = mode;
+}
+
+int kg_test_last_attn_combine(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_MERGE] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_MERGE] : 0;
+}
+
+void kg_test_attn_pdl(kg_context *ctx, int on)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_PDL] = on ? 1 : 0;
+}
+
+void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_TRACE] = trace ? (intptr_t)trace : -1;
 }

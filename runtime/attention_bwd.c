@@ -3,17 +3,27 @@
  * (kg_attention_bwd.h).
  *
  * Everything is checked on the host first (a context without a device still
- * reports argument errors). Then three launches on the context's stream, the
+ * reports argument errors). Then launches on the context's stream, the
  * kernels from the generated table (kg_attnb_table.h) for q's dtype, the
  * head dim and the mask kind:
- *   pre  delta = rowsum(dout * out) and lse2 into the scratch, one warp a row;
- *   kv   dk and dv, grid (key blocks, Hkv, B), each block summing its group's
- *        query heads in order;
- *   q    dq, grid (query blocks, Hq, B).
- * No atomics and no partials to combine: the same call gives the same bits.
+ *   pre    delta = rowsum(dout * out) and lse2 into the scratch, a warp a row;
+ * the fused path (the default):
+ *   kvq    dk, dv and the dq partials, grid (lanes, Hkv, B): lane c walks
+ *          key blocks c, 2 lanes - 1 - c, 2 lanes + c, ... (snake order)
+ *          and each block its group's query
+ *          heads in order (f16 / bf16: the Hopper wgmma kernel on compute
+ *          capability 9.0 where generated, else the portable mma.sync one;
+ *          f32: FFMA);
+ *   dqsum  dq = scale * the partials added up in lane order;
+ * the separate dq pass (KG_ATTNB_TUNE=sep):
+ *   kv     dk and dv, grid (key blocks, Hkv, B);
+ *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
+ * No atomics; the lane count is a function of the shape: the same call
+ * gives the same bits.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attention_bwd_params.h"
@@ -158,14 +168,77 @@ static void strides3(const kg_tensor *t, int64_t *sb, int64_t *sh, int64_t *ss)
     *sb = t->strides[0], *sh = t->strides[1], *ss = t->strides[2];
 }
 
-size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Sq)
+/* The dQ partial lanes of the fused path for a shape: kvq blocks for at
+   most two full waves of an H200 (264 blocks over the B * Hkv key/value
+   heads, rounded down: window 1 of 2026-12-01 lost up to a quarter to a
+   third, short wave at 288 blocks), at least 1, at most 16, at most one per
+   64 keys, and partials of at most 2 GiB (yet at least one lane). A
+   function of the shape alone, so that a shape always sums in the same
+   order. 0 when there is nothing to sum. */
+#define LANE_BLOCKS 264
+#define LANE_MAX 16
+#define PARTIAL_BUDGET ((uint64_t)1 << 31)
+static int64_t dq_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
 {
-    if (B < 0 || Hq < 0 || Sq < 0 || B > 65535 || Hq > 65535 || Sq > INT32_MAX)
+    const uint64_t heads = (uint64_t)B * (uint64_t)Hkv, rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq;
+    if (heads == 0 || rows == 0 || Sk == 0 || D == 0)
         return 0;
-    const uint64_t rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq;
-    if (rows > (SIZE_MAX - KG_SCRATCH_COUNTER_BYTES) / 8)
+    int64_t c = heads < LANE_BLOCKS ? (int64_t)(LANE_BLOCKS / heads) : 1;
+    if (c > LANE_MAX)
+        c = LANE_MAX;
+    if (c > (Sk + 63) / 64)
+        c = (Sk + 63) / 64;
+    const uint64_t one = rows * (uint64_t)D * 4;
+    while (c > 1 && (uint64_t)c * one > PARTIAL_BUDGET)
+        c--;
+    return c;
+}
+
+/* delta and lse2 (8 bytes a row), then the partials 256-byte aligned */
+static size_t rows_bytes(uint64_t rows) { return ((size_t)rows * 8 + 255) & ~(size_t)255; }
+
+size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+{
+    if (B < 0 || Hq < 0 || Hkv < 0 || Sq < 0 || Sk < 0 || D < 0 || B > 65535 || Hq > 65535 || Hkv > 65535 ||
+        Sq > INT32_MAX || Sk > INT32_MAX || D > 256)
         return 0;
-    return KG_SCRATCH_COUNTER_BYTES + (size_t)rows * 8;
+    const uint64_t rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq; /* < 2^63 */
+    const uint64_t avail = SIZE_MAX - KG_SCRATCH_COUNTER_BYTES - 255;
+    if (rows > avail / 8)
+        return 0;
+    const uint64_t lanes = (uint64_t)dq_lanes(B, Hq, Hkv, Sq, Sk, D);
+    const uint64_t fixed = rows_bytes(rows);
+    /* lanes * rows * D * 4 <= 2^31 when lanes > 1; one lane can be any size */
+    if (lanes && rows > (avail - fixed) / ((uint64_t)D * 4) / lanes)
+        return 0;
+    return KG_SCRATCH_COUNTER_BYTES + fixed + (size_t)(lanes * rows * (uint64_t)D * 4);
+}
+
+/* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
+   9.0 where generated, else the portable one (tuning 0; f32's FFMA one);
+   NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
+   tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
+   portable tuning i, "sep" the separate dq kernel; values
+   that do not apply give the default. */
+static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_attn_kind kind)
+{
+    if (e->ntunes == 0)
+        return NULL;
+    const int hopper = e->ntunes90 > 0 && ctx->cc_major == 9 && ctx->cc_minor == 0;
+    const char *env = getenv("KG_ATTNB_TUNE");
+    if (env && strcmp(env, "sep") == 0)
+        return NULL;
+    if (env && env[0] == 'h' && hopper) {
+        const int i = atoi(env + 1);
+        if (i >= 0 && i < e->ntunes90)
+            return &e->kvq90[i][kind];
+    }
+    if (env && env[0] >= '0' && env[0] <= '9') {
+        const int i = atoi(env);
+        if (i < e->ntunes)
+            return &e->kvq[i][kind];
+    }
+    return hopper ? &e->kvq90[0][kind] : &e->kvq[0][kind];
 }
 
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
@@ -235,11 +308,11 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     if (B * Hq * Sq == 0 && B * Hkv * Sk == 0)
         return kgi_ok(ctx);
     /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
-    const size_t bytes = kg_attention_backward_scratch_bytes(B, Hq, Sq);
-    if (bytes == 0) /* unreachable for tensors that passed kg_check_tensor; kept as a guard */
+    const size_t bytes = kg_attention_backward_scratch_bytes(B, Hq, Hkv, Sq, Sk, D);
+    if (bytes == 0) /* unreachable for tensors that passed kgi_check_tensor; kept as a guard */
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld overflows",
-                       (long long)B, (long long)Hq, (long long)Sq);
+                        "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld D=%lld overflows",
+                        (long long)B, (long long)Hq, (long long)Sq, (long long)D);
     void *base = NULL;
     st = kgi_scratch(ctx, bytes, &base);
     if (st != KG_OK)
@@ -254,6 +327,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     p.dq = dq->data, p.dk = dk->data, p.dv = dv->data;
     p.lse = (const float *)lse->data;
     p.rows = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
+    p.dqp = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES + rows_bytes((uint64_t)(B * Hq * Sq)));
     strides3(q, &p.q_sb, &p.q_sh, &p.q_ss);
     strides3(k, &p.k_sb, &p.k_sh, &p.k_ss);
     strides3(v, &p.v_sb, &p.v_sh, &p.v_ss);
@@ -275,6 +349,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     p.hq = (int32_t)Hq, p.sq = (int32_t)Sq, p.sk = (int32_t)Sk;
     p.group = Hkv ? (int32_t)(Hq / Hkv) : 1;
     p.causal = opts && opts->causal;
+    p.kind = (int32_t)kind;
     p.scale = scale;
     p.scale_log2 = scale * 1.4426950408889634f;
 
@@ -285,6 +360,32 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         st = launch(ctx, &e->pre, (dim3){(unsigned)blocks, 1, 1}, &p);
         if (st != KG_OK)
             return st;
+    }
+    const kg_attnb_launch *kvq = pick_kvq(ctx, e, kind);
+    if (kvq) {
+        /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
+        p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;
+        p.nkb = (int32_t)((Sk + kvq->rows - 1) / kvq->rows);
+        const int64_t lanes = dq_lanes(B, Hq, Hkv, Sq, Sk, D);
+        p.lanes = (int32_t)(lanes < p.nkb ? lanes : p.nkb);
+        if (B * Hkv * Sk > 0) {
+            /* a lane for every key block when there are no queries (dk = dv = 0) */
+            const unsigned gx = (unsigned)(p.lanes > 0 ? p.lanes : p.nkb);
+            if (p.lanes == 0)
+                p.lanes = p.nkb;
+            st = launch(ctx, kvq, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
+            if (st != KG_OK)
+                return st;
+        }
+        if (p.nrows > 0) {
+            int64_t blocks = (p.nrows * (D / 4) + e->dqsum.threads - 1) / e->dqsum.threads;
+            if (blocks > 65536)
+                blocks = 65536; /* grid-stride over the rest */
+            st = launch(ctx, &e->dqsum, (dim3){(unsigned)blocks, 1, 1}, &p);
+            if (st != KG_OK)
+                return st;
+        }
+        return kgi_ok(ctx);
     }
     if (B * Hkv * Sk > 0) {
         const kg_attnb_launch *kv = &e->kv[kind];

@@ -14,6 +14,10 @@
 /* Fewest key tiles a split gets (the planner's choice; a forced count may
    give fewer). */
 #define KG_ATTN_MIN_SPLIT_TILES 2
+/* Fewest keys per split, per valid packed row of a tile (the planner's
+   choice): the partials a split writes and the merge reads stay within
+   1/16 of the split's K and V bytes. */
+#define KG_ATTN_CHUNK_PER_ROW 16
 /* The runtime takes the decode variants for Sq up to this (f16 / bf16). */
 #define KG_ATTN_DECODE_MAX_SQ 16
 
@@ -27,12 +31,14 @@ typedef struct kg_attn_split {
    per multiprocessor), tiles of `bn` keys, at most max_splits splits. The
    count is slots / blocks (rounded down, at least 1): every block resident
    at once, since memory-bound blocks share the bandwidth rather than queue
-   for multiprocessors; each split gets at least KG_ATTN_MIN_SPLIT_TILES
-   tiles. `forced` > 0 asks for that count instead (still capped by
-   max_splits and by one tile per split). The chunk is keys / splits rounded
-   up to whole tiles, and splits is recomputed from it, so no split is empty.
-   keys <= 0 gives {1, bn}. */
+   for multiprocessors (more waves measured slower: each block's start and
+   merge cost more than the balance gains); each split gets at least
+   KG_ATTN_MIN_SPLIT_TILES tiles and, when min_chunk > 0, min_chunk keys.
+   `forced` > 0 asks for that count instead (still capped by max_splits and
+   by one tile per split). The chunk is keys / splits rounded up to whole
+   tiles, and splits is recomputed from it, so no split is empty. keys <= 0
+   gives {1, bn}. */
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
-                                        int forced);
+                                        int64_t min_chunk, int forced);
 
 #endif

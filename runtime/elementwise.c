@@ -7,8 +7,9 @@
  * one aligned contiguous range, perm when an input's fast dim is not the
  * output's (transposes and permutations of any rank; permf when a dim must
  * be folded to fill tiles), nd32v when the inner
- * dim is contiguous or broadcast for every operand, nd32 or nd64 otherwise
- * (by whether offsets fit in 31 bits). tile (the 2-d form of perm) runs
+ * dim is contiguous or broadcast for every operand, rows when the inner dim
+ * is long enough for a warp, nd32 or nd64 otherwise (by whether offsets fit
+ * in 31 bits). tile (the 2-d form of perm) runs
  * when forced by the test hook, or for a 2-d transpose perm cannot take.
  */
 #include <stdio.h>
@@ -22,6 +23,37 @@
 /* Grids cover the whole problem (one pass, as PyTorch's kernels do; the
    kernels' grid-stride loops only matter beyond 2^31 - 1 blocks). */
 #define MAX_BLOCKS ((int64_t)0x7fffffff)
+/* Tunings (kg_test_ew_tune; process-wide):
+   rows serves inner dims of at least rows_min elements when no vector fits
+   (nd32 the shorter ones); perm/permf launch one block per tile
+   (perm_blocks_per_sm = 0) or that many persistent blocks per SM. */
+static int rows_min = 8;
+static int perm_blocks_per_sm = 0;
+/* rows for elements of at most this many bytes (wider ones: nd32, measured
+   faster for 4-byte elements on the H200) */
+static int rows_max_bytes = 2;
+/* perm folds a dim of at most fold_max elements (0: half a tile) */
+static int fold_max = 0;
+
+/* The lanes per row of rows, as a log2 (2..5): the widest group (longest
+   runs per warp access) that leaves at most 30% of the lanes idle over a
+   row, else the one leaving the fewest idle. */
+static uint32_t rows_lanes_log2(int64_t n0)
+{
+    uint32_t best = 5;
+    double beff = 0;
+    for (uint32_t lg = 5; lg >= 2; lg--) {
+        const int64_t lp = (int64_t)1 << lg, steps = (n0 + lp - 1) / lp;
+        const double e = (double)n0 / (double)(steps * lp);
+        if (e >= 0.7)
+            return lg;
+        if (e > beff) {
+            beff = e;
+            best = lg;
+        }
+    }
+    return best;
+}
 
 static kg_status check_dtypes(kg_context *ctx, const kg_op_info *info, const kg_tensor *out, const kg_tensor *const *in,
                               kg_dtype *dt)
@@ -148,11 +180,12 @@ KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const s
     /* fold an axis whose dim fills at most half a tile: measured on the H200,
        a dim of 5-23 runs 2-5x faster folded, one of 33-59 mostly slower
        (permf's per-position offsets cost more than the idle lanes) */
-    if (2 * L->size[0] <= T) /* dims are ordered by the output's stride */
+    const int64_t fmax = fold_max > 0 ? fold_max : T / 2;
+    if (L->size[0] <= fmax) /* dims are ordered by the output's stride */
         for (int d = 1; d < L->ndim && fc < 0; d++)
             if (d != J && L->size[d] < lim / L->size[0])
                 fc = d;
-    if (2 * L->size[J] <= T)
+    if (L->size[J] <= fmax)
         for (int d = 1; d < L->ndim; d++)
             if (d != J && d != fc && L->stride[k0][d] != 0 && L->size[d] < lim / L->size[J] &&
                 (fj < 0 || L->stride[k0][d] < L->stride[k0][fj]))
@@ -291,6 +324,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         }
         ok[KG_EW_ND32] = kgi_layout_fits32(&L);
         ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
+        ok[KG_EW_ROWS] = ok[KG_EW_ND32];
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
@@ -304,6 +338,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = KG_EW_TILE;
         else if (ok[KG_EW_ND32V])
             var = KG_EW_ND32V;
+        else if (ok[KG_EW_ROWS] && L.ndim >= 2 && L.size[0] >= rows_min && 16 / vec <= rows_max_bytes)
+            var = KG_EW_ROWS;
         else if (ok[KG_EW_ND32])
             var = KG_EW_ND32;
         else
@@ -331,6 +367,16 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         st = kg_launch(ctx, ks[var], (dim3){grid_for(((int64_t)a.n + per - 1) / per), 1, 1}, threads, args, 0);
         break;
     }
+    case KG_EW_ROWS: {
+        kg_nd32 a;
+        kgi_layout_to_nd32(&L, &a);
+        a.bcast = rows_lanes_log2(L.size[0]);
+        void *args[] = {&p, &a};
+        /* one warp per 32 rows */
+        const int64_t warps = ((int64_t)a.n / a.size[0] + 31) / 32;
+        st = kg_launch(ctx, ks[var], (dim3){grid_for(warps * 32), 1, 1}, threads, args, 0);
+        break;
+    }
     case KG_EW_TILE: {
         kg_nd64 t;
         kgi_layout_to_nd64(&L, &t);
@@ -346,7 +392,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_PERM:
     case KG_EW_PERMF: {
         void *args[] = {&p, &pm};
-        st = kg_launch(ctx, ks[var], (dim3){pm.tiles, 1, 1}, threads, args, 0);
+        /* one block per tile, or (perm_blocks_per_sm > 0) that many blocks
+           per SM, each taking every grid-th tile */
+        uint32_t grid = pm.tiles;
+        if (perm_blocks_per_sm > 0 && (int64_t)perm_blocks_per_sm * ctx->sm_count < (int64_t)grid)
+            grid = (uint32_t)(perm_blocks_per_sm * ctx->sm_count);
+        st = kg_launch(ctx, ks[var], (dim3){grid, 1, 1}, threads, args, 0);
         break;
     }
     default: {
@@ -358,6 +409,18 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     }
     }
     return st == KG_OK ? kg_ok(ctx) : st;
+}
+
+void kg_test_ew_tune(int what, int value)
+{
+    if (what == KG_EW_TUNE_PERM_BLOCKS_PER_SM)
+        perm_blocks_per_sm = value > 0 && value <= 64 ? value : 0;
+    else if (what == KG_EW_TUNE_ROWS_MIN)
+        rows_min = value >= 1 ? value : 1;
+    else if (what == KG_EW_TUNE_ROWS_MAX_BYTES)
+        rows_max_bytes = value;
+    else if (what == KG_EW_TUNE_FOLD_MAX)
+        fold_max = value > 0 && value < 1024 ? value : 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

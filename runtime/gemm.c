@@ -297,8 +297,6 @@ static int one_stride(int n, const int64_t *sz, const int64_t *s, int64_t *strid
     return 1;
 }
 
-static size_t round_pack(size_t v) { return (v + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN; }
-
 /* Plans an operand's dense copy: `src` gets the view to copy (batch dims of
    extent > 1, then the matrix; only the matrix when the operand is
    broadcast along the whole batch), *packed the dense row-major matrix and
@@ -332,7 +330,7 @@ static int plan_pack(const kg_tensor *t, int vec_rows, int n, const int64_t *sz,
         __builtin_mul_overflow(bytes, (uint64_t)kg_dtype_size(t->dtype), &bytes) || bytes > ((uint64_t)1 << 62))
         return 0;
     *off = *at;
-    *at += round_pack((size_t)bytes);
+    *at += kgi_pack_round((size_t)bytes);
     return *at <= ((size_t)1 << 62);
 }
 
@@ -391,7 +389,7 @@ static kg_status packed_desc(kg_context *ctx, kg_gemm_desc *g, const kg_tensor *
             __builtin_mul_overflow(bytes, (uint64_t)kg_dtype_size(out->dtype), &bytes) || bytes > ((uint64_t)1 << 62))
             ok = 0;
         else
-            at += round_pack((size_t)bytes);
+            at += kgi_pack_round((size_t)bytes);
     }
     if (!ok) {
         char s1[128], s2[128], s3[128];
@@ -651,7 +649,7 @@ static kg_status fill(kg_context *ctx, kg_blas *bl, const kg_gemm_desc *g, const
             /* pack area: N zeros (one memset), then gelu(bias), as one
                N x 1 x 1 cuBLASLt product with the bias epilogue */
             void *v;
-            const size_t vec = ((size_t)N * es + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN;
+            const size_t vec = kgi_pack_round((size_t)N * es);
             if ((st = kgi_pack_area(ctx, 2 * vec, &v)) != KG_OK)
                 return st;
             cudaError_t err = cudaMemsetAsync(v, 0, vec, ctx->stream);

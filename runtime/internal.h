@@ -33,6 +33,9 @@ typedef enum kgi_test_slot {
     KGI_TEST_EW_VARIANT,   /* elementwise.c: kg_ew_variant */
     KGI_TEST_ATTN_VARIANT, /* attention.c: kg_attn_variant */
     KGI_TEST_ATTN_SPLITS,  /* attention.c: key splits of a decode launch (force 0: the planner's) */
+    KGI_TEST_ATTN_MERGE,   /* attention.c: decode merge (1 fused, 2 combine kernel; last 0: no split) */
+    KGI_TEST_ATTN_PDL,     /* attention.c: force 0: decode launches without programmatic dependent launch */
+    KGI_TEST_ATTN_TRACE,   /* attention.c: force: device words for the decode blocks' stamps */
     KGI_TEST_SLOT_COUNT
 } kgi_test_slot;
 
@@ -65,6 +68,15 @@ KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 KG_API void kg_test_force_attn_splits(kg_context *ctx, int splits);
 KG_API int kg_test_last_attn_splits(const kg_context *ctx);
+/* Decode launches write each block's globaltimer stamps to `trace` (device
+   memory, 4 words per block; NULL: off). */
+KG_API void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace);
+/* The decode merge (1: fused in the last block, 2: the combine kernel; 0:
+   the runtime's choice) and the one the last decode launch used (0: no
+   split); programmatic dependent launch of the decode kernels on / off. */
+KG_API void kg_test_force_attn_combine(kg_context *ctx, int mode);
+KG_API int kg_test_last_attn_combine(const kg_context *ctx);
+KG_API void kg_test_attn_pdl(kg_context *ctx, int on);
 
 /* ---- Messages and status (error.c) -------------------------------------- */
 
@@ -117,6 +129,10 @@ kg_status kgi_fail_dtype(kg_context *ctx, const char *op, kg_dtype dt, unsigned 
    to zero before it ends); the rest holds any op's partial results for the
    duration of one call, ordered by the context's stream. */
 #define KG_SCRATCH_COUNTER_BYTES ((size_t)64 << 10)
+/* What a stream's scratch holds from its first use: the counters and 4 MiB
+   for partial results, which a planner may count on without growing it
+   (the reductions plan within it; tests/kg_constants_check.c ties them). */
+#define KGI_SCRATCH_RESERVE_BYTES (KG_SCRATCH_COUNTER_BYTES + ((size_t)4 << 20))
 kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base);
 
 /* ---- Bundle (bundle.c) ---------------------------------------------------- */

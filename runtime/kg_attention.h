@@ -35,15 +35,17 @@
  * -inf, never NaN. Sk = 0 is such a case for every row.
  *
  * Kernels: the call picks one generated variant by device and shape (see
- * runtime/attention.c): on compute capability 9.0, f16/bf16 at D 64, 128 and
- * 256 run the Hopper kernels (wgmma; at D 64 with Sk >= 2048 and no mask, 192
+ * runtime/attention.c): on compute capability 9.0, f16/bf16 at every head
+ * dim run the Hopper kernels (wgmma; at D 64 with Sk >= 2048 and no mask, 192
  * keys per tile instead of 128); f32 calls with few query blocks run 16-row
  * blocks. f16/bf16 calls with Sq <= 16 (decode, speculative decode) on any
  * device run the short-query kernels: the query heads sharing a KV head are
  * packed into one tile (K and V read once per KV head) and the keys are split
- * across blocks, the partial results merged in a fixed order (scratch
- * memory of the context, kg_scratch). A given call on a given device is bitwise reproducible; different
- * variants round differently and agree within the tolerance of TESTING.md.
+ * across blocks, the partial results merged in a fixed order by a second
+ * kernel (scratch memory of the context, kg_scratch); on compute capability
+ * 9.0 these two are launched with programmatic dependent launch. A given
+ * call on a given device is bitwise reproducible; different variants round
+ * differently and agree within the tolerance of TESTING.md.
  */
 #ifndef KG_ATTENTION_H
 #define KG_ATTENTION_H

@@ -19,13 +19,16 @@
  * Grouped-query and multi-query attention: dk and dv of a key/value head sum
  * the contributions of its Hq / Hkv query heads, in a fixed order. Rows
  * whose keys are all masked (lse -inf) get dq = 0 and add nothing to dk, dv.
- * Results are bitwise reproducible: no floating-point atomics anywhere.
+ * Results are bitwise reproducible: no floating-point atomics anywhere; the
+ * partial sums of dq are added up in a fixed order.
  *
- * Scratch: the call uses 8 B Hq Sq bytes of the context's device scratch
- * for its stream (delta = rowsum(dout * out) and lse in base 2). It grows on
- * first use; before capturing a call in a CUDA graph, reserve it on the
- * capturing stream (after kg_set_stream) with
- *     kg_reserve_scratch(ctx, kg_attention_backward_scratch_bytes(B, Hq, Sq));
+ * Scratch: the call uses the context's device scratch for its stream: 8
+ * bytes a query row (delta = rowsum(dout * out) and lse in base 2) and, for
+ * f16 and bf16, up to 16 f32 partial sums of dq (B Hq Sq D 4 bytes each;
+ * their count depends on the shape only, and they total at most 2 GiB unless
+ * one alone is larger). It grows on first use; before capturing a call in a
+ * CUDA graph, reserve it on the capturing stream (after kg_set_stream) with
+ *     kg_reserve_scratch(ctx, kg_attention_backward_scratch_bytes(B, Hq, Hkv, Sq, Sk, D));
  * (a call too big for the scratch during capture fails with
  * KG_ERR_INVALID_ARGUMENT instead of allocating).
  *
@@ -47,10 +50,11 @@ KG_API kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, con
                                        const kg_tensor *v, const kg_tensor *out, const kg_tensor *lse,
                                        const kg_tensor *mask, const kg_attention_opts *opts);
 
-/* Bytes of device scratch kg_attention_backward needs for B x Hq x Sq query
-   rows (0 for negative sizes or a count that overflows), for
-   kg_reserve_scratch. */
-KG_API size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Sq);
+/* Bytes of device scratch kg_attention_backward needs for q [B, Hq, Sq, D]
+   and k [B, Hkv, Sk, D] (any dtype; 0 for negative or out-of-range sizes or
+   a size that overflows), for kg_reserve_scratch. */
+KG_API size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk,
+                                                  int64_t D);
 
 #ifdef __cplusplus
 }

@@ -177,39 +177,49 @@ static int plan_staged(kg_norm_plan *plan, const ndim_ *K, int nk, int64_t rows,
 {
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     kg_norm_args *A = &plan->args;
-    const int64_t V = 16 / es, nvec = L / V, NVS = KG_NORM_ROWS_NV(es);
-    int64_t T = KG_NORM_THREADS, g, nv, pr = 1;
+    const int64_t V = 16 / es, nvec = L / V, NVS = KG_NORM_STAGED_NV(es);
+    int64_t T = KG_NORM_THREADS, g, nv, pr0 = 1;
     if (nvec <= 32) {
         g = pow2_ceil(nvec);
         nv = 1;
-        pr = NVS;
+        pr0 = NVS;
     } else if (nvec <= 32 * NVS) {
         g = 32;
         nv = cdiv(nvec, 32);
     } else {
-        /* a block per row: at least 256 lanes (the statistics of one row at
-           a time are the block's work) */
+        /* a block per row: at least 256 lanes (or the tuning's) */
         g = pow2_ceil(cdiv(nvec, NVS));
-        const int64_t want = tu->threads >= 64 && tu->threads <= KG_NORM_MAX_GROUP ? tu->threads : KG_NORM_THREADS;
+        const int64_t want = tu->threads >= 64 && tu->threads <= KG_NORM_STAGED_MAX_T ? tu->threads : KG_NORM_THREADS;
         if (g < want)
             g = pow2_ceil(want);
-        if (g > KG_NORM_MAX_GROUP)
+        if (g > KG_NORM_STAGED_MAX_T)
             return 0;
         nv = cdiv(nvec, g);
         T = g;
     }
-    const int64_t slots = g > 32 ? 1 : T / g;
-    /* enough stages for every block */
-    while (pr > 1 && cdiv(rows, slots * pr) < sm)
-        pr /= 2;
-    const int64_t RS = slots * pr, row_bytes = L * es;
-    const int64_t stage_bytes = RS * row_bytes * (res ? 2 : 1);
-    const int64_t bps = tu->bps >= 1 && tu->bps <= 4 ? tu->bps : 1;
-    int64_t S = STAGED_BUDGET / bps / stage_bytes;
-    const int64_t smax = tu->max_stages >= 1 && tu->max_stages <= KG_NORM_MAX_STAGES ? tu->max_stages
-                                                                                      : KG_NORM_MAX_STAGES;
-    if (S > smax)
-        S = smax;
+    const int64_t slots = g > 32 ? 1 : T / g, row_bytes = L * es;
+    const int64_t smax =
+        tu->max_stages >= 1 && tu->max_stages <= KG_NORM_MAX_STAGES ? tu->max_stages : KG_NORM_MAX_STAGES;
+    /* blocks per multiprocessor: 1024 lanes in all (or the tuning's), fewer
+       where a block's share of shared memory would not hold two stages */
+    int64_t bps = tu->bps >= 1 && tu->bps <= 16 ? tu->bps : KG_NORM_STAGED_MAX_T / T;
+    if (bps < 1)
+        bps = 1;
+    int64_t pr, RS, stage_bytes, S;
+    for (;;) {
+        /* rows per group: enough stages for every block */
+        pr = pr0;
+        while (pr > 1 && cdiv(rows, slots * pr) < sm * bps)
+            pr /= 2;
+        RS = slots * pr;
+        stage_bytes = RS * row_bytes * (res ? 2 : 1);
+        S = STAGED_BUDGET / bps / stage_bytes;
+        if (S > smax)
+            S = smax;
+        if (S >= 2 || (tu->max_stages == 1 && S == 1) || bps == 1)
+            break;
+        bps--;
+    }
     if (S < 2 && !(tu->max_stages == 1 && S == 1))
         return 0;
     plan->cls = KG_NORM_STAGED;
@@ -476,7 +486,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     if (rows_ok) {
         const int64_t nvec = L / V;
-        if (c->sm90 && !kgi_norm_tuning.staged_off &&
+        if (c->sm90 && kgi_norm_tuning.staged &&
             plan_staged(plan, K, nk, rows, L, (int64_t)es, sm, T[KG_NO_RES] != NULL))
             return KG_OK;
         A->fast = rows < ((int64_t)1 << 31);

@@ -32,15 +32,17 @@ typedef struct kg_norm_plan {
     size_t smem;          /* STAGED: dynamic shared memory per block */
 } kg_norm_plan;
 
-/* Tuning of the STAGED class, for tests and the bench's sweeps (the
-   defaults, all 0, are the planner's choice): staged_off 1 plans without
-   the class; threads: the block of rows longer than 32 vectors (64..512);
-   bps: blocks per multiprocessor (1..4, the shared memory split among
-   them); max_stages: at most this many stages (1..KG_NORM_MAX_STAGES);
-   cols_cluster 1: columns by the COLS_CLUSTER class (sm_90; bps clusters'
-   blocks per multiprocessor). */
+/* Opt-in classes and their tuning, for tests and the bench's sweeps (all
+   0: the planner's defaults, which use neither). staged 1: rows that fit
+   take the STAGED class (sm_90); threads: its block for a row served by a
+   whole block (64..1024); bps: its blocks per multiprocessor (1..16; default
+   1024 lanes' worth, the shared memory split among them); max_stages: at
+   most this many stages (1..KG_NORM_MAX_STAGES); cols_cluster 1: columns by
+   the COLS_CLUSTER class (sm_90; bps clusters' blocks per multiprocessor).
+   Both are off by default because they measured slower than the classes
+   every device runs (2026-12-01 window 2, README "Normalizations"). */
 typedef struct kg_norm_tuning {
-    int staged_off, threads, bps, max_stages, cols_cluster;
+    int staged, threads, bps, max_stages, cols_cluster;
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 

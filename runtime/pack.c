@@ -9,8 +9,6 @@
 #include "kg_ops.h"
 #include "trust.h"
 
-static size_t round_up(size_t v) { return (v + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN; }
-
 kg_status kgi_pack_bytes(kg_context *ctx, int n, const kg_tensor *const *src, size_t *bytes)
 {
     size_t total = 0;
@@ -21,7 +19,7 @@ kg_status kgi_pack_bytes(kg_context *ctx, int n, const kg_tensor *const *src, si
         for (int d = 0; d < t->ndim; d++)
             if (__builtin_mul_overflow(e, (uint64_t)t->shape[d], &e))
                 e = UINT64_MAX;
-        size_t r = e > SIZE_MAX - KG_PACK_ALIGN ? SIZE_MAX : round_up((size_t)e);
+        size_t r = e > SIZE_MAX - KG_PACK_ALIGN ? SIZE_MAX : kgi_pack_round((size_t)e);
         if (e == UINT64_MAX || r == SIZE_MAX || __builtin_add_overflow(total, r, &total) ||
             total > ((size_t)1 << 62)) {
             char s[128];

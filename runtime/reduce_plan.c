@@ -3,12 +3,12 @@
  * code (no device call), so every step is tested on machines without a GPU.
  *
  * kg_reduce_plan_tuned runs these steps in order:
- *   validate    arguments, axes, dtypes, the result's shape, alignment,
- *               overlap and the geometry of every tensor (element count and
- *               byte extent computed with overflow checks and refused past
- *               2^63 bytes, before any other arithmetic on them; after that
- *               every product below is bounded by an extent or an element
- *               count and cannot overflow)
+ *   validate    arguments, axes, dtypes, the result's shape, overlap, and
+ *               every tensor through the geometry layer's boundary check
+ *               (runtime/geometry.h: element count and byte extent refused
+ *               past 2^63 bytes, alignment, no wrap, before any other
+ *               arithmetic on them; after that every product below is
+ *               bounded by an extent or an element count and cannot overflow)
  *   nest        the input's dims split into kept and reduced dims, dims of
  *               size 1 dropped, each list ordered by input stride (reduced
  *               dims of index reductions keep their logical order, so an
@@ -37,11 +37,13 @@
  *               there are too few outputs to fill the GPU
  *   grid        blocks, capped at a few per multiprocessor (grid-stride loops)
  */
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "kg_red_table.h"
-#include "layout.h"
+#include "geometry.h"
 #include "reduce_plan.h"
 
 /* Blocks per multiprocessor the plans aim for (two waves of four). */
@@ -69,7 +71,43 @@ const kg_red_tuning kg_red_tuning_default = {
     .blocks_per_sm = 2 * BLOCKS_PER_SM,
     .splits = 0,
     .cols_runs = 0,
+    .deep_walk = 0,
+    .tile = 0,
+    .tile_max_bytes = 256,
+    .tile_min_elems = 1024,
 };
+
+int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
+{
+#define F(x) {#x, offsetof(kg_red_tuning, x)}
+    static const struct {
+        const char *name;
+        size_t at;
+    } fields[] = {F(cols_lanes),    F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_pow2),
+                  F(pack_rows),     F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
+                  F(splits),        F(cols_runs),
+                  F(deep_walk),     F(tile),             F(tile_max_bytes),       F(tile_min_elems)};
+#undef F
+    const char *p = text;
+    while (p && *p) {
+        const char *eq = strchr(p, '=');
+        if (!eq)
+            return -1;
+        size_t i = 0, n = sizeof fields / sizeof fields[0];
+        for (; i < n; i++)
+            if (strlen(fields[i].name) == (size_t)(eq - p) && !strncmp(fields[i].name, p, (size_t)(eq - p)))
+                break;
+        if (i == n)
+            return -1;
+        char *end;
+        const long v = strtol(eq + 1, &end, 10);
+        if (end == eq + 1 || (*end && *end != ',') || v < INT32_MIN / 2 || v > INT32_MAX / 2)
+            return -1;
+        *(int *)((char *)t + fields[i].at) = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
 
 typedef struct dim {
     int64_t size, in, out, idx;
@@ -103,71 +141,19 @@ static int64_t pow2_ceil(int64_t x)
     return p;
 }
 
-static int is_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
-
 /* ---- validate ------------------------------------------------------------ */
 
-/* The byte extent of t (the span from its first to one past its last
-   element; 0 when it has none), computed with overflow checks: refused when
-   it passes 2^63 bytes or the address range wraps past 2^64. */
-static kg_status check_extent(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name,
-                              uint64_t *bytes)
+/* Refuses the byte ranges ra (of tensor an) and rb (bn) sharing a byte
+   (checked tensors: the ranges do not overflow or wrap; a missing tensor has
+   an empty range). */
+static kg_status check_disjoint(kg_context *ctx, kgi_range ra, const char *an, kgi_range rb, const char *bn)
 {
-    *bytes = 0;
-    int64_t last = 0; /* offset of the last element, in elements */
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] == 0)
-            return KG_OK;
-    const int64_t es = (int64_t)kg_dtype_size(t->dtype);
-    int ok = 1;
-    for (int d = 0; d < t->ndim && ok; d++) {
-        int64_t span;
-        ok = !__builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &span) &&
-             !__builtin_add_overflow(last, span, &last);
-    }
-    int64_t b = 0;
-    ok = ok && !__builtin_add_overflow(last, 1, &b) && !__builtin_mul_overflow(b, es, &b);
-    if (!ok) {
-        char a[128], s[128];
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s: shape %s with strides %s spans more than 2^63 bytes", opname, name,
-                       kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(s, sizeof s, t->ndim, t->strides));
-    }
-    if ((uintptr_t)t->data > UINTPTR_MAX - (uint64_t)b) {
-        char a[128];
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s: shape %s at %p: its %lld bytes wrap past the end of the address "
-                       "space",
-                       opname, name, kg_shape_str(a, sizeof a, t->ndim, t->shape), t->data, (long long)b);
-    }
-    *bytes = (uint64_t)b;
-    return KG_OK;
-}
-
-/* Byte range [lo, hi) of t's elements; 0 when t has none (its extent was
-   checked: no overflow). */
-static int byte_range(const kg_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    uint64_t end = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] == 0)
-            return 0;
-        end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
-    }
-    *lo = (uintptr_t)t->data;
-    *hi = *lo + (end + 1) * kg_dtype_size(t->dtype);
-    return 1;
-}
-
-static kg_status check_disjoint(kg_context *ctx, const kg_tensor *a, const char *an, const kg_tensor *b, const char *bn)
-{
-    uintptr_t a0, a1, b0, b1;
-    if (!a || !b || !byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1) || a1 <= b0 || b1 <= a0)
+    if (!kgi_ranges_overlap(ra, rb))
         return KG_OK;
     return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                    "invalid argument: %s overlaps %s (bytes [%p, %p) and [%p, %p)); a reduction's results may not "
                    "share memory with its input or each other",
-                   an, bn, (void *)a0, (void *)a1, (void *)b0, (void *)b1);
+                   an, bn, (void *)ra.lo, (void *)ra.hi, (void *)rb.lo, (void *)rb.hi);
 }
 
 static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *in, const int *axes, int n_axes,
@@ -207,7 +193,7 @@ static kg_status check_axes(kg_context *ctx, const char *name, const kg_tensor *
 static kg_status check_result(kg_context *ctx, const char *opname, const kg_tensor *t, const char *name, kg_dtype want,
                               int nd, const int64_t *shape, const kg_tensor *in)
 {
-    kg_status st = kg_check_tensor(ctx, t, name);
+    kg_status st = kgi_check_tensor(ctx, t, name);
     if (st != KG_OK)
         return st;
     if (t->dtype != want)
@@ -222,14 +208,7 @@ static kg_status check_result(kg_context *ctx, const char *opname, const kg_tens
                        kg_shape_str(a, sizeof a, t->ndim, t->shape), kg_shape_str(b, sizeof b, in->ndim, in->shape),
                        kg_shape_str(c, sizeof c, nd, shape));
     }
-    uint64_t bytes;
-    if ((st = check_extent(ctx, opname, t, name, &bytes)) != KG_OK)
-        return st;
-    if (bytes > 0 && !is_aligned(t->data, kg_dtype_size(t->dtype)))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: %s's data %p is not aligned to its %zu-byte elements", opname, name,
-                       t->data, kg_dtype_size(t->dtype));
-    return kg_check_no_self_overlap(ctx, t, name);
+    return kgi_check_no_self_overlap(ctx, t, name);
 }
 
 /* Everything but the plan: returns the reduced-dims mask and the result's
@@ -241,20 +220,12 @@ static kg_status plan_validate(kg_context *ctx, kg_reduce_op op, const kg_tensor
     if ((int)op <= KG_RED_NONE || op >= KG_RED_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)", (int)op);
     const kg_red_info *info = &kg_red_infos[op];
-    kg_status st = kg_check_tensor(ctx, in, "in");
+    kg_status st = kgi_check_tensor(ctx, in, "in");
     if (st != KG_OK)
         return st;
     const kg_dtype dt = in->dtype;
-    const size_t es = kg_dtype_size(dt);
     if (!(info->dtype_mask & (1u << dt)))
         return kg_fail_dtype(ctx, info->name, dt, info->dtype_mask);
-    uint64_t in_bytes;
-    if ((st = check_extent(ctx, info->name, in, "in", &in_bytes)) != KG_OK)
-        return st;
-    if (in_bytes > 0 && !is_aligned(in->data, es))
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", info->name,
-                       in->data, es);
     unsigned mask;
     if ((st = check_axes(ctx, info->name, in, axes, n_axes, &mask)) != KG_OK)
         return st;
@@ -297,9 +268,12 @@ static kg_status plan_validate(kg_context *ctx, kg_reduce_op op, const kg_tensor
                        "result (only sum, mean, prod and norm have one)",
                        info->name, kg_shape_str(a, sizeof a, in->ndim, in->shape));
     }
-    if ((st = check_disjoint(ctx, out, info->indexed ? "values" : "out", in, "in")) != KG_OK ||
-        (st = check_disjoint(ctx, indices, "indices", in, "in")) != KG_OK ||
-        (st = check_disjoint(ctx, out, "values", indices, "indices")) != KG_OK)
+    /* each range once (the geometry layer computes it) */
+    const kgi_range none = {0, 0}, ri = kgi_tensor_range(in), ro = out ? kgi_tensor_range(out) : none,
+                    rx = indices ? kgi_tensor_range(indices) : none;
+    if ((st = check_disjoint(ctx, ro, info->indexed ? "values" : "out", ri, "in")) != KG_OK ||
+        (st = check_disjoint(ctx, rx, "indices", ri, "in")) != KG_OK ||
+        (st = check_disjoint(ctx, ro, "values", rx, "indices")) != KG_OK)
         return st;
     *mask_out = mask;
     *red_out = red;
@@ -378,7 +352,7 @@ static void fill_dims(kg_red_dims *o, const dim *v, int n, int fast)
         o->out[d] = v[d].out;
         o->idx[d] = v[d].idx;
         if (fast && d < n - 1)
-            kg_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
+            kgi_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
     }
 }
 
@@ -403,6 +377,24 @@ static void fill_walk(kg_red_walk *w, const dim *v, int n, int64_t vec, int64_t 
         if (d > 0 && w->step[d])
             w->hi = 1;
     }
+}
+
+/* 1 when every digit and input offset of walk w, a lane's offset one step
+   past its end and the sums in between (before a carry takes a digit's
+   size back) stay below 2^31 (32-bit walk arithmetic): the spans sum below
+   2^30. */
+static int walk_fits32(const kg_red_walk *w)
+{
+    int64_t sum = 0;
+    for (int d = 0; d < w->n; d++) {
+        const int64_t span = smul(w->size[d] + (d == w->n - 1 ? w->step[d] + 1 : 0), w->in[d]);
+        if (span >= ((int64_t)1 << 31) || w->size[d] + w->step[d] + 1 >= ((int64_t)1 << 31))
+            return 0;
+        sum += span;
+        if (sum >= ((int64_t)1 << 30))
+            return 0;
+    }
+    return 1;
 }
 
 /* What the class step leaves to the split step. */
@@ -437,7 +429,7 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     /* PACKED: dense rows of 8, 16 or 32 whole vectors, several to a warp's
        load of 512 contiguous bytes (reduce.cuh) */
     if (T->pack_rows && nr == 1 && nk == 1 && K[0].in == red && red % V == 0 &&
-        (nvec == 8 || nvec == 16 || nvec == 32) && is_aligned(in->data, 16)) {
+        (nvec == 8 || nvec == 16 || nvec == 32) && kgi_aligned(in->data, 16)) {
         plan->cls = KG_RED_PACKED;
         A->group = (int32_t)nvec;
     } else if (smul(n_out, g) < lanes_full && red > 32 * V * 8) {
@@ -468,7 +460,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         return 0;
     const int64_t rows = red / run;
     const dim inner = K[0];
-    int vec = run == 1 && inner.size % cv == 0 && is_aligned(in->data, es * (size_t)cv);
+    int vec = run == 1 && inner.size % cv == 0 && kgi_aligned(in->data, es * (size_t)cv);
     for (int d = 0; d < nr; d++)
         vec = vec && D[d].in % cv == 0;
     for (int d = 1; d < nk; d++)
@@ -500,6 +492,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
+    A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -508,13 +501,68 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     return 1;
 }
 
+/* TILE: a short contiguous reduced run D[0] (the logically innermost reduced
+   dim for index reductions) under the dense kept dim K[0] (stride = the
+   run), further reduced dims walked outside (at most KG_RED_WALK_DIMS),
+   further kept dims as outer positions. Returns 0 (and plans nothing) where
+   that is not the nest, where the rows are long (ROWS / NEST read them in
+   vectors) or the tile would be small (few rows under a long walk: a sync
+   per few elements). */
+static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
+                     int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->tile || nr < 1 || nk < 1 || nr - 1 > KG_RED_WALK_DIMS || D[0].in != 1 || K[0].in != D[0].size)
+        return 0;
+    const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
+    if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16)
+        return 0;
+    /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
+    const int64_t V = 16 / (int64_t)es;
+    if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 &&
+        (L / V == 8 || L / V == 16 || L / V == 32) && kgi_aligned(in->data, 16))
+        return 0;
+    int64_t g = pow2_floor(L / 2 > 1 ? L / 2 : 1);
+    if (g > 32)
+        g = 32;
+    const int64_t mr = E / (2 * KG_RED_THREADS);
+    int64_t rows = E / L;
+    if (rows > mr * (KG_RED_THREADS / g))
+        rows = mr * (KG_RED_THREADS / g);
+    if (rows > K[0].size)
+        rows = K[0].size;
+    if (rows * L < T->tile_min_elems)
+        return 0;
+    static const dim one = {1, 0, 0, 0}; /* no reduced dim outside the runs: one position */
+    plan->cls = KG_RED_TILE;
+    const int64_t outer = n_out / K[0].size;
+    A->fast = outer < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K + 1, nk - 1, A->fast);
+    A->n_out = outer;
+    A->run = L;
+    A->inner = K[0].size;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->group = (int32_t)g;
+    A->tile_rows = rows;
+    A->tiles = cdiv(K[0].size, rows);
+    fill_walk(&A->walk, nr > 1 ? D + 1 : &one, nr > 1 ? nr - 1 : 1, 1, 1);
+    w->groups = smul(outer, A->tiles);
+    w->per_group = rows;
+    w->red = red / L;
+    if (smul(w->groups, 2) < target && w->red >= 8)
+        w->min_chunk = 2;
+    return 1;
+}
+
 static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
-                            int64_t red, int64_t n_out, size_t es, int64_t lanes_full, shape_of_work *w)
+                            int64_t red, int64_t n_out, size_t es, int64_t lanes_full, const kg_red_tuning *T,
+                            shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es;
     /* vectors: the inner run contiguous, every start aligned */
-    int vec = V > 1 && D[0].in == 1 && D[0].size % V == 0 && is_aligned(in->data, 16);
+    int vec = V > 1 && D[0].in == 1 && D[0].size % V == 0 && kgi_aligned(in->data, 16);
     for (int d = 1; d < nr; d++)
         vec = vec && D[d].in % V == 0;
     for (int d = 0; d < nk; d++)
@@ -532,6 +580,7 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     }
     A->group = (int32_t)g;
     fill_walk(&A->walk, D, nr, vu, g);
+    A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
 }
 
 static void plan_strided(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
@@ -637,7 +686,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     if (plan->cls == KG_RED_PACKED) {
         A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
         blocks = cdiv(A->units, KG_RED_THREADS / 32);
-    } else if (plan->cls == KG_RED_COLS || A->group == KG_RED_THREADS) {
+    } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || A->group == KG_RED_THREADS) {
         blocks = A->units;
     } else {
         blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
@@ -686,13 +735,15 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t target = sm * BLOCKS_PER_SM * 2;
     const int64_t lanes_full = sm * 1024; /* half the resident threads */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (nr == 0 || (nr == 1 && D[0].in == 1))
+    if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
+        ;
+    else if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
              plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
-        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, &w);
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, T, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
     plan_split(plan, info, dt, sm, target, T, &w);

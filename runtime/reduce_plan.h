@@ -38,9 +38,21 @@ typedef struct kg_red_tuning {
     int splits;                  /* split count (0: by the planner) */
     int cols_runs;               /* COLS over short reduced runs innermost (the run path of reduce.cuh):
                                     off by default until it has been measured and tested on a GPU */
+    int deep_walk;               /* COLS, NEST without vectors: 16 loads in flight and 32-bit walk arithmetic
+                                    where the walk fits (kg_red_args.deep) */
+    int tile;                    /* TILE for short reduced runs under a dense kept dim (rows of at most
+                                    tile_max_bytes), where the tile holds at least tile_min_elems elements */
+    int tile_max_bytes;
+    int tile_min_elems;
 } kg_red_tuning;
 
 extern const kg_red_tuning kg_red_tuning_default;
+
+/* Sets fields of *t from text "name=value,name=value" (the field names
+   above, values decimal integers), for the benchmark's and the tests'
+   KG_RED_TUNE variants. Returns 0, or -1 at an unknown name or a bad value
+   (t then partly set). */
+int kg_red_tuning_parse(const char *text, kg_red_tuning *t);
 
 /* Validates a kg_reduce call (every error but the device's) and plans it for
    a GPU of sm_count multiprocessors. */

@@ -21,19 +21,7 @@
  */
 #include <stdlib.h>
 
-#include "kg_reduce_params.h"
-#include "reduce_plan.h"
 #include "trust.h"
-
-/* Partial results of split reductions: 4 MiB after the counters. */
-enum { RESERVE_BYTES = (int)KG_SCRATCH_COUNTER_BYTES + (4 << 20) };
-
-/* host and device agree: the reduction kernels' semaphores (one unsigned
-   each) fit the counters, the planner's partials the reserve, and its dims
-   the tensors' */
-_Static_assert(KG_RED_MAX_SEMAPHORES * sizeof(unsigned) <= KG_SCRATCH_COUNTER_BYTES, "semaphores exceed the counters");
-_Static_assert(KG_RED_PARTIAL_BYTES == RESERVE_BYTES - KG_SCRATCH_COUNTER_BYTES, "reduce_plan.h's partials != reserve");
-_Static_assert(KG_RED_MAX_DIMS == KG_MAX_DIMS, "kg_reduce_params.h KG_RED_MAX_DIMS != kgen.h KG_MAX_DIMS");
 
 /* ---- Allocation hook ----------------------------------------------------- */
 
@@ -195,8 +183,9 @@ kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base)
     if (st != KG_OK)
         return st;
     if (s->scratch_bytes < bytes) {
-        st = grow(ctx, &s->scratch, &s->scratch_bytes, bytes < RESERVE_BYTES ? RESERVE_BYTES : bytes, 1,
-                            "scratch", "kg_reserve_scratch(ctx, 0)");
+        st = grow(ctx, &s->scratch, &s->scratch_bytes,
+                  bytes < KGI_SCRATCH_RESERVE_BYTES ? KGI_SCRATCH_RESERVE_BYTES : bytes, 1, "scratch",
+                  "kg_reserve_scratch(ctx, 0)");
         if (st != KG_OK)
             return st;
     }
@@ -227,6 +216,6 @@ kg_status kg_reserve_scratch(kg_context *ctx, size_t bytes)
     if (st != KG_OK)
         return st;
     void *base;
-    st = kgi_scratch(ctx, bytes ? bytes : (size_t)RESERVE_BYTES, &base);
+    st = kgi_scratch(ctx, bytes ? bytes : (size_t)KGI_SCRATCH_RESERVE_BYTES, &base);
     return st == KG_OK ? kgi_ok(ctx) : st;
 }

@@ -51,6 +51,9 @@ void kgi_scratch_release(kg_context *ctx);
  * overflow-checked; an area that cannot grow (graph capture) or an
  * allocation failure is reported with the sizes. */
 enum { KG_PACK_MAX = 4, KG_PACK_ALIGN = 256 };
+/* v rounded up to a multiple of KG_PACK_ALIGN: where the next copy starts
+   (v <= SIZE_MAX - KG_PACK_ALIGN). */
+static inline size_t kgi_pack_round(size_t v) { return (v + KG_PACK_ALIGN - 1) / KG_PACK_ALIGN * KG_PACK_ALIGN; }
 kg_status kgi_pack(kg_context *ctx, int n, const kg_tensor *const *src, kg_tensor *dst);
 /* The bytes kgi_pack needs for these tensors (0 and KG_ERR_INVALID_ARGUMENT
    with a message on overflow). */

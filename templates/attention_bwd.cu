@@ -6,7 +6,7 @@ $(header)/*
  * Flash attention backward kernels for $(dtype.name), $(path).
  * Head dims: $(table.concat(dims, ", ")). Mask kinds: $(table.concat(kinds, ", ")).
  */
-#include "attention_bwd.cuh"
+#include "$(include)"
 @for _, k in ipairs(kernels) do
 
 /* $(k.desc) */

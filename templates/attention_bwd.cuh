@@ -6,7 +6,11 @@
  *     dV = P^T dout        dP = dout v^T        dS = P * (dP - delta)
  *     dQ = scale dS k      dK = scale dS^T q    delta = rowsum(dout * out)
  *
- * Three kernels, launched in this order on one stream:
+ * Kernels, launched in this order on one stream: the fused path pre + kvq +
+ * dqsum (described at attnb_kvq_tc; the default where gen/attention_bwd.lua
+ * lists kvq tunings: every dtype and head dim but f16 / bf16 D = 256, with
+ * the Hopper kvq of attention_bwd_sm90.cuh on sm_90 for D 64 and 128), or
+ * the separate path pre + kv + q (the others, and KG_ATTNB_TUNE=sep):
  *   pre   one warp per query row: delta and lse2 = lse * log2 e (+inf for a
  *         row whose keys are all masked, so that every P of it is
  *         exp2(x - inf) = 0 and its gradients are 0) into the scratch rows.
@@ -314,6 +318,334 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
         store_acc<T, ND>(acc[NACC - 1], dk, p.dk_ss, n0 + kr0, p.sk, 0, p.scale, g, t);
 }
 
+/* ---- f16 / bf16: kv with dQ partials (the fused path) --------------------- */
+
+/*
+ * The kv kernel's walk plus dQ: each step also forms dQ_tile = dS K for its
+ * BM queries over the block's BN keys (dS^T goes from the registers into
+ * shared memory, where every warp reads a 16-row x D/CG-column slice of
+ * the product) and adds it to the block's own f32 partial of those rows.
+ * Five matrix products per step (FlashAttention-2's count) instead of the
+ * separate q kernel's three more.
+ *
+ * Determinism without atomics: the grid's x is the lane c of `lanes`; lane c
+ * walks its key blocks (lane_block: c, 2 lanes - 1 - c, 2 lanes + c, ...)
+ * one after the other, so
+ * partial c (rows of every query head, f32, p.dqp + c * nrows * D) is only
+ * ever touched by this one block, in program order: its first key block
+ * writes, the later ones read (cp.async, with the step's Q / dout tiles)
+ * and add. attnb_dqsum then sums the partials in lane order. Which rows a
+ * lane touched is a function of the shape alone (lane_touches below).
+ */
+/* The j-th key block of lane c of `lanes`: the rows of `lanes` key blocks
+   are dealt in snake order (c in even rows, lanes - 1 - c in odd ones), so
+   that under the causal rule, where a key block's work falls with its
+   index, every lane gets about the same. Increasing in j, and the lane's
+   first block (c) is its smallest: every row a later block reaches, the
+   first one reached (and wrote) before. */
+__device__ __forceinline__ int lane_block(int lanes, int c, int j)
+{
+    return j * lanes + ((j & 1) ? lanes - 1 - c : c);
+}
+
+template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
+__device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
+{
+    constexpr int NW = NKW * (SPLIT ? 2 : 1), NT = NW * 32, BN = NKW * 16, P = D + 8, E = 2;
+    constexpr int NQ = BM / 8, ND = D / 8, KD = D / 16, NACC = SPLIT ? 1 : 2;
+    constexpr int PS = BM + 8, PF = D + 8;        /* pitches of dS^T (T) and of the partial tile (f32) */
+    constexpr int RT = BM / 16, CG = NW / RT;     /* dQ: row tiles x column groups over the warps */
+    constexpr int QC = D / CG, QN = QC / 8;       /* columns and n8 tiles per warp */
+    static_assert(NW % RT == 0 && D % CG == 0 && QN % 2 == 0, "dQ warp partition");
+    extern __shared__ __align__(16) unsigned char smem[];
+    /* K, V; two stages of (Q, dout); dS^T; two stages of the partial tile;
+       two stages of the rows' lse2, delta */
+    T *sK = (T *)smem;
+    T *sV = sK + BN * P;
+    T *sQ0 = sV + BN * P;
+    T *sS = sQ0 + 4 * BM * P;
+    float *sF0 = (float *)(sS + BN * PS);
+    float *sRows = sF0 + 2 * BM * PF;
+    const uint32_t aK = kgd_smem_addr(sK), aV = kgd_smem_addr(sV), aS = kgd_smem_addr(sS);
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int kw = warp % NKW, role = SPLIT ? warp / NKW : 0;
+    const bool do_dv = !SPLIT || role == 0, do_dk = !SPLIT || role == 1;
+    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int nkb = (p.sk + BN - 1) / BN;
+
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
+    T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
+
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
+    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
+    const int kr0 = kw * 16; /* the warp's keys in the block */
+    const int qr = (warp % RT) * 16, qc0 = (warp / RT) * QC; /* the warp's dQ slice */
+
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
+        const int n0 = kb * BN;
+        const bool first = j == 0;
+        __syncthreads(); /* the previous key block is done with K, V */
+        kgd_cp_async_wait<0>();
+        load_tile<BN, D, P, E, NT>(aK, k, p.k_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+        kgd_cp_async_commit();
+
+        int mstart = 0; /* the first query tile that sees key n0 under the causal rule */
+        if (causal)
+            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+
+        float acc[NACC][ND][4];
+#pragma unroll
+        for (int a = 0; a < NACC; a++)
+#pragma unroll
+            for (int d = 0; d < ND; d++)
+                acc[a][d][0] = acc[a][d][1] = acc[a][d][2] = acc[a][d][3] = 0.f;
+
+        const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+        auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
+            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+            const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P);
+            load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
+            load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
+            /* the partial's rows so far (none yet in the lane's first key block) */
+            const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
+            load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
+            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const int i = tid + x * NT;
+                const bool ok = i < BM && m0 + i < p.sq;
+                rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+                rd[x] = ok ? rows[m0 + i] : 0.f;
+            }
+        };
+        auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const int i = tid + x * NT;
+                if (i < BM) {
+                    sRows[st * 2 * BM + i] = rl[x];
+                    sRows[st * 2 * BM + BM + i] = rd[x];
+                }
+            }
+        };
+        static_assert(BM <= 2 * NT, "rows per step");
+        if (nsteps > 0) {
+            float rl[2], rd[2];
+            issue(0, 0, rl, rd);
+            put_rows(0, rl, rd);
+        }
+        kgd_cp_async_commit();
+        for (int it = 0; it < nsteps; it++) {
+            const int st = it & 1;
+            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            /* this step's tiles (and K, V) arrived, and every warp is done
+               with the previous step: its stage and dS^T may be refilled */
+            kgd_cp_async_wait<0>();
+            __syncthreads();
+            float nl[2], nd[2];
+            if (it + 1 < nsteps)
+                issue(it + 1, st ^ 1, nl, nd);
+            kgd_cp_async_commit();
+            const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
+            const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
+
+            /* S^T = K Q^T and dP^T = V dout^T for the warp's 16 keys x BM queries */
+            float s[NQ][4], dp[NQ][4];
+#pragma unroll
+            for (int n = 0; n < NQ; n++)
+                s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++) {
+                uint32_t a[4];
+                kgd_ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+                for (int nn = 0; nn < BM / 16; nn++) {
+                    uint32_t bf[4];
+                    kgd_ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                    mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
+                    mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
+                }
+            }
+            if (do_dk) {
+#pragma unroll
+                for (int kk = 0; kk < KD; kk++) {
+                    uint32_t a[4];
+                    kgd_ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+                    for (int nn = 0; nn < BM / 16; nn++) {
+                        uint32_t bf[4];
+                        kgd_ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                        mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
+                        mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
+                    }
+                }
+            }
+            /* P^T and dS^T; keys past Sk are masked here (their dS^T feeds dQ) */
+            const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+#pragma unroll
+            for (int n = 0; n < NQ; n++) {
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int kj = n0 + kr0 + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
+                    float xs;
+                    if (KIND == KG_ATTN_MASK || check)
+                        xs = bwd_masked<KIND>(p, mbase, s[n][x], m0 + ql, kj, check, causal);
+                    else
+                        xs = s[n][x] * p.scale_log2;
+                    const float pr = ex2(xs - sL[ql]);
+                    s[n][x] = pr;
+                    if (do_dk)
+                        dp[n][x] = pr * (dp[n][x] - sDl[ql]);
+                }
+            }
+            /* dS^T (as T, the precision the products take it in) for dQ */
+            if (do_dk) {
+#pragma unroll
+                for (int n = 0; n < NQ; n++) {
+                    *(uint32_t *)(sS + (kr0 + g) * PS + n * 8 + 2 * t) = mma<T>::pack(dp[n][0], dp[n][1]);
+                    *(uint32_t *)(sS + (kr0 + g + 8) * PS + n * 8 + 2 * t) = mma<T>::pack(dp[n][2], dp[n][3]);
+                }
+            }
+            /* dV += P^T dout, dK += dS^T Q */
+#pragma unroll
+            for (int kk = 0; kk < BM / 16; kk++) {
+                uint32_t pa[4];
+                const bool ps = !SPLIT || role == 0;
+#define KG_SEL(n, x) (ps ? s[n][x] : dp[n][x])
+                pa[0] = mma<T>::pack(KG_SEL(2 * kk, 0), KG_SEL(2 * kk, 1));
+                pa[1] = mma<T>::pack(KG_SEL(2 * kk, 2), KG_SEL(2 * kk, 3));
+                pa[2] = mma<T>::pack(KG_SEL(2 * kk + 1, 0), KG_SEL(2 * kk + 1, 1));
+                pa[3] = mma<T>::pack(KG_SEL(2 * kk + 1, 2), KG_SEL(2 * kk + 1, 3));
+#undef KG_SEL
+                if (SPLIT) {
+                    const uint32_t base = role == 0 ? aO : aQ;
+#pragma unroll
+                    for (int dn = 0; dn < KD; dn++) {
+                        uint32_t bf[4];
+                        kgd_ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
+                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
+                    }
+                } else {
+                    uint32_t da[4];
+                    da[0] = mma<T>::pack(dp[2 * kk][0], dp[2 * kk][1]);
+                    da[1] = mma<T>::pack(dp[2 * kk][2], dp[2 * kk][3]);
+                    da[2] = mma<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+                    da[3] = mma<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+#pragma unroll
+                    for (int dn = 0; dn < KD; dn++) {
+                        uint32_t bf[4];
+                        kgd_ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
+                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
+                        kgd_ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                        mma<T>::run(acc[NACC - 1][2 * dn], da, bf[0], bf[1]);
+                        mma<T>::run(acc[NACC - 1][2 * dn + 1], da, bf[2], bf[3]);
+                    }
+                }
+            }
+            __syncthreads(); /* dS^T complete */
+            /* dQ slice (rows qr.., columns qc0..) = dS K over the block's keys,
+               plus the partial so far; into the lane's partial */
+            {
+                float dq[QN][4];
+#pragma unroll
+                for (int n = 0; n < QN; n++)
+                    dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    uint32_t a[4];
+                    kgd_ldmatrix_x4_trans(a, aS + ((kk * 16 + b_row) * PS + qr + b_col) * E);
+#pragma unroll
+                    for (int dn = 0; dn < QN / 2; dn++) {
+                        uint32_t bf[4];
+                        kgd_ldmatrix_x4_trans(bf, aK + ((kk * 16 + v_row) * P + qc0 + dn * 16 + v_col) * E);
+                        mma<T>::run(dq[2 * dn], a, bf[0], bf[1]);
+                        mma<T>::run(dq[2 * dn + 1], a, bf[2], bf[3]);
+                    }
+                }
+                const float *sF = sF0 + st * BM * PF;
+                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const int r = qr + g + 8 * i;
+                    if (m0 + r < p.sq) {
+#pragma unroll
+                        for (int n = 0; n < QN; n++) {
+                            const int col = qc0 + n * 8 + 2 * t;
+                            const float2 old = *(const float2 *)&sF[r * PF + col];
+                            *(float2 *)&part[(int64_t)(m0 + r) * D + col] =
+                                make_float2(old.x + dq[n][2 * i], old.y + dq[n][2 * i + 1]);
+                        }
+                    }
+                }
+            }
+            if (it + 1 < nsteps)
+                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
+        }
+
+        if (do_dv)
+            store_acc<T, ND>(acc[0], dv, p.dv_ss, n0 + kr0, p.sk, 0, 1.f, g, t);
+        if (do_dk)
+            store_acc<T, ND>(acc[NACC - 1], dk, p.dk_ss, n0 + kr0, p.sk, 0, p.scale, g, t);
+    }
+    kgd_cp_async_wait<0>();
+}
+
+/* Whether lane c wrote query row i's partial: c is a key block and, under the
+   causal rule, row i is at or past the first query tile (BM rows) that key
+   block c reaches (the kvq kernel's mstart). */
+__device__ __forceinline__ bool lane_touches(const kg_attnb_params &p, int c, int i, bool causal)
+{
+    if (c >= p.nkb)
+        return false;
+    if (!causal)
+        return true;
+    const int mstart = max(0, c * p.kv_bn - (p.sk - p.sq)) / p.kv_bm * p.kv_bm;
+    return i >= mstart;
+}
+
+/* dq = scale * (sum of the lanes' partials, lane 0 first), 4 columns a
+   thread; rows no lane touched get 0. */
+template <typename T, int D> __device__ __forceinline__ void attnb_dqsum(const kg_attnb_params &p)
+{
+    constexpr int CPR = D / 4;
+    const bool causal = p.kind == KG_ATTN_CAUSAL || (p.kind == KG_ATTN_MASK && p.causal);
+    const int64_t total = p.nrows * CPR, per_head = p.sq, per_batch = (int64_t)p.hq * p.sq;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < total; x += stride) {
+        const int64_t r = x / CPR;
+        const int col = (int)(x % CPR) * 4;
+        const int64_t b = r / per_batch, h = (r / per_head) % p.hq;
+        const int i = (int)(r % per_head);
+        float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int c = 0; c < p.lanes; c++) {
+            if (!lane_touches(p, c, i, causal))
+                continue;
+            const float4 v = *(const float4 *)&p.dqp[((int64_t)c * p.nrows + r) * D + col];
+            s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+        }
+        T *dq = (T *)p.dq + b * p.dq_sb + h * p.dq_sh + (int64_t)i * p.dq_ss + col;
+        if constexpr (sizeof(T) == 2) {
+            uint2 w;
+            w.x = mma<T>::pack(s.x * p.scale, s.y * p.scale);
+            w.y = mma<T>::pack(s.z * p.scale, s.w * p.scale);
+            *(uint2 *)dq = w;
+        } else {
+            *(float4 *)dq = make_float4(s.x * p.scale, s.y * p.scale, s.z * p.scale, s.w * p.scale);
+        }
+    }
+}
+
 /* ---- f16 / bf16: q ------------------------------------------------------------ */
 
 /* NW warps of 16 query rows (BM = 16 NW), BN keys per tile. */
@@ -615,6 +947,157 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
     kgd_cp_async_wait<0>();
     f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
     f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+}
+
+/* acc[i][d][e] += sum_k W[k][ty + 16 i] X[k][VW (tx + 16 d) + e] for k < K:
+   f32_acc with W read transposed (W pitch PW, X pitch P). */
+template <int TR, int K, int PW, int NV, int VW, int P>
+__device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
+{
+    typedef typename kg_attn::fvec<VW>::t vec;
+#pragma unroll 4
+    for (int c = 0; c < K; c++) {
+        float w[TR];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+            w[i] = W[c * PW + ty + 16 * i];
+        vec xv[NV];
+#pragma unroll
+        for (int d = 0; d < NV; d++)
+            xv[d] = *(const vec *)&X[c * P + VW * (tx + 16 * d)];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    acc[i][d][e] = fmaf(w[i], kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+    }
+}
+
+/* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
+   each key block of lane blockIdx.x (lane_block), plus per
+   step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
+   added to the lane's partial (read straight from global memory: the lane's
+   first key block starts from 0). See attnb_kvq_tc for the lanes. */
+template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
+{
+    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *sK = (float *)smem;
+    float *sV = sK + BN * P;
+    float *sQ = sV + BN * P;
+    float *sO = sQ + BM * P;
+    float *sP = sO + BM * P;
+    float *sS = sP + BN * PP;
+    float *sL = sS + BN * PP;
+    float *sDl = sL + BM;
+
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int nkb = (p.sk + BN - 1) / BN;
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
+        const int n0 = kb * BN;
+        const bool first = j == 0;
+        __syncthreads(); /* the previous key block is done with K, V */
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+        kgd_cp_async_commit();
+        int mstart = 0;
+        if (causal)
+            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+
+        float dv[TN][NV][VW], dk[TN][NV][VW];
+#pragma unroll
+        for (int i = 0; i < TN; i++)
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    dv[i][d][e] = dk[i][d][e] = 0.f;
+
+        for (int hi = 0; hi < p.group; hi++) {
+            const int h = hk * p.group + hi;
+            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+                __syncthreads();
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
+                kgd_cp_async_commit();
+                for (int i = tid; i < BM; i += NT) {
+                    const bool ok = m0 + i < p.sq;
+                    sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+                    sDl[i] = ok ? rows[m0 + i] : 0.f;
+                }
+                kgd_cp_async_wait<0>();
+                __syncthreads();
+
+                float s[TN][TM], dp[TN][TM];
+#pragma unroll
+                for (int i = 0; i < TN; i++)
+#pragma unroll
+                    for (int cc = 0; cc < TM; cc++)
+                        s[i][cc] = dp[i][cc] = 0.f;
+                f32_dots<TN, TM, D, P>(s, sK, sQ, ty, tx);
+                f32_dots<TN, TM, D, P>(dp, sV, sO, ty, tx);
+                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+#pragma unroll
+                for (int i = 0; i < TN; i++)
+#pragma unroll
+                    for (int cc = 0; cc < TM; cc++) {
+                        const int kl = ty + 16 * i, ql = tx + 16 * cc;
+                        float xs;
+                        if (KIND == KG_ATTN_MASK || check)
+                            xs = bwd_masked<KIND>(p, mbase, s[i][cc], m0 + ql, n0 + kl, check, causal);
+                        else
+                            xs = s[i][cc] * p.scale_log2;
+                        const float pr = exp2f(xs - sL[ql]);
+                        sP[kl * PP + ql] = pr;
+                        sS[kl * PP + ql] = pr * (dp[i][cc] - sDl[ql]);
+                    }
+                __syncthreads();
+                f32_acc<TN, BM, PP, NV, VW, P>(dv, sP, sO, ty, tx);
+                f32_acc<TN, BM, PP, NV, VW, P>(dk, sS, sQ, ty, tx);
+                /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
+                {
+                    typedef typename kg_attn::fvec<VW>::t vec;
+                    float dq[TM][NV][VW];
+#pragma unroll
+                    for (int i = 0; i < TM; i++) {
+                        const int r = m0 + ty + 16 * i;
+#pragma unroll
+                        for (int d = 0; d < NV; d++) {
+                            vec o;
+                            float *of = (float *)&o;
+                            if (!first && r < p.sq)
+                                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+                            else
+#pragma unroll
+                                for (int e = 0; e < VW; e++)
+                                    of[e] = 0.f;
+#pragma unroll
+                            for (int e = 0; e < VW; e++)
+                                dq[i][d][e] = of[e];
+                        }
+                    }
+                    f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sS, sK, ty, tx);
+                    f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+                }
+            }
+        }
+        kgd_cp_async_wait<0>();
+        f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
+        f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+    }
 }
 
 /* q: 256 threads, BM queries per block, BN keys per tile. */

@@ -7,7 +7,9 @@
  * contiguous. Head h of q reads head h / group of k and v. rows is the
  * call's device scratch: n = B * Hq * Sq floats of delta (rowsum(dout * out))
  * followed by n floats of lse2 (lse * log2 e, +inf for a row without keys),
- * both indexed (b * Hq + h) * Sq + i.
+ * both indexed (b * Hq + h) * Sq + i. dqp (the fused path, f16 / bf16) holds
+ * `lanes` f32 partial sums of dq, lane c at dqp + c * nrows * D, row-major
+ * [(b * Hq + h) * Sq + i][D].
  */
 #ifndef KG_ATTENTION_BWD_PARAMS_H
 #define KG_ATTENTION_BWD_PARAMS_H
@@ -22,6 +24,7 @@ typedef struct kg_attnb_params {
     const float *lse;
     const float *mask; /* KG_ATTN_MASK only; broadcast dims have stride 0 */
     float *rows;       /* scratch: delta then lse2, 2 * B * Hq * Sq floats */
+    float *dqp;        /* scratch: lanes dQ partials of B * Hq * Sq * D floats (kvq, dqsum) */
     int64_t q_sb, q_sh, q_ss;
     int64_t k_sb, k_sh, k_ss;
     int64_t v_sb, v_sh, v_ss;
@@ -36,6 +39,11 @@ typedef struct kg_attnb_params {
     int32_t hq, sq, sk;
     int32_t group;    /* Hq / Hkv */
     int32_t causal;   /* KG_ATTN_MASK: also apply the causal mask */
+    int32_t kind;     /* kg_attn_kind of the call (dqsum) */
+    int32_t lanes;    /* dQ partials: kvq blocks per (batch, kv head), see lane_block */
+    int32_t nkb;      /* key blocks of kv_bn keys */
+    int32_t kv_bn;    /* kvq: keys per block */
+    int32_t kv_bm;    /* kvq: queries per tile */
     float scale;      /* softmax scale */
     float scale_log2; /* scale * log2(e) */
 } kg_attnb_params;

@@ -10,12 +10,17 @@
  * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage cp.async
  * pipeline, its four warps taking BN / 4 keys of each tile each and every
  * row (or, for 64-row tiles, 16 rows each and every key; mma.sync m16n8k16,
- * f32 accumulators, the online softmax of attention.cuh). The warps' partial (max, sum, output) are merged in warp
- * order through shared memory; with one split the block writes the result,
- * else f32 partials go to scratch, and the last block of a row tile to finish
- * (an integer counter per row tile, p.counters, zero between calls) merges
- * the splits of its rows in split order. Fixed orders throughout, no float
- * atomics: a call is bitwise reproducible.
+ * f32 accumulators, the online softmax of attention.cuh). The warps'
+ * partial (max, sum, output) are merged in warp order through shared memory;
+ * with one split the block writes the result, else f32 partials of its valid
+ * rows go to scratch and are merged in split order, one pass per (row,
+ * float4 column) with the online softmax: by the last block of the row tile
+ * to finish (an integer counter per row tile, p.counters, zero between
+ * calls), or, where that one block would read too much (p.counters NULL), by
+ * a second grid (attn_dec_combine). Fixed orders throughout, no float
+ * atomics: a call is bitwise reproducible. On sm_90 the kernels are launched
+ * with programmatic dependent launch: they wait for the previous grid before
+ * any global access (pdl_wait) and let the next one start launching.
  *
  * Partials (p.part): for partial index x = ((b * Hkv + hk) * nrt + rt) *
  * splits + s, rows R = p.rows_tile: output [R][D] at part + x * R * (D + 2),
@@ -34,6 +39,31 @@ __device__ __forceinline__ void dec_row(const kg_attn_params &p, int r, int &hg,
 {
     hg = r / p.sq;
     i = r - hg * p.sq;
+}
+
+/* the global nanosecond timer (the trace test hook) */
+__device__ __forceinline__ uint64_t globaltimer()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
+
+/* Programmatic dependent launch (sm_90; the runtime sets the launch
+   attribute there): wait until the grids this one depends on have finished
+   and their writes are visible; let the grids that depend on this one start
+   launching (they wait in turn). No-ops below sm_90. */
+__device__ __forceinline__ void pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
 }
 
 /* 16 bytes global -> shared with a 256-byte L2 prefetch (K and V stream). */
@@ -56,68 +86,89 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
     }
 }
 
-/* Merges the p.splits partials of one row tile (part: split 0's) in split
-   order and writes the rows' output and lse. NT threads, NT / R per row, each
-   a stripe of float4 columns; sw: p.splits x R floats of shared memory. The
-   partials were written by other blocks: read through L2 (ld.cg). */
-template <typename T, int D, int R, int NT>
-__device__ __forceinline__ void dec_merge(const kg_attn_params &p, float *sw, const float *part, int r0, int rows,
-                                          int hk, int b)
+/* One split's partial (max m, sum l, output v) folded into a running
+   (mr, sum, acc) in the log2 domain: the online softmax once more. A split
+   with no visible key has m = -inf, l = 0, v = 0 and adds nothing. */
+__device__ __forceinline__ void fold_split(float &mr, float &sum, float4 &acc, float m, float l, float4 v)
 {
-    constexpr int LPR = NT / R, NC = D / (4 * LPR);
-    static_assert(D % (4 * LPR) == 0 && 32 % LPR == 0, "merge layout");
-    const int tid = threadIdx.x, r = tid / LPR, ln = tid % LPR, S = p.splits;
-    const int64_t ps = (int64_t)R * (D + 2);
-    float m = -CUDART_INF_F;
-    for (int s = ln; s < S; s += LPR)
-        m = fmaxf(m, __ldcg(part + s * ps + R * D + r));
-#pragma unroll
-    for (int o = 1; o < LPR; o <<= 1)
-        m = fmaxf(m, kgd_shfl_xor(m, o));
-    const float use = m == -CUDART_INF_F ? 0.f : m;
-    float sum = 0.f;
-    for (int s = ln; s < S; s += LPR) {
-        const float w = ex2(__ldcg(part + s * ps + R * D + r) - use);
-        sw[s * R + r] = w;
-        sum += __ldcg(part + s * ps + R * D + R + r) * w;
-    }
-#pragma unroll
-    for (int o = 1; o < LPR; o <<= 1) /* a fixed butterfly: the same order every run */
-        sum += kgd_shfl_xor(sum, o);
-    __syncthreads();
-    float4 acc[NC];
-#pragma unroll
-    for (int x = 0; x < NC; x++)
-        acc[x] = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-    for (int s = 0; s < S; s++) {
-        const float w = sw[s * R + r];
-        const float *src = part + s * ps + r * D + 4 * ln;
-#pragma unroll
-        for (int x = 0; x < NC; x++) {
-            const float4 v = __ldcg((const float4 *)(src + 4 * LPR * x));
-            acc[x].x += v.x * w;
-            acc[x].y += v.y * w;
-            acc[x].z += v.z * w;
-            acc[x].w += v.w * w;
-        }
-    }
-    if (r0 + r >= rows)
+    const float mn = fmaxf(mr, m);
+    if (mn == -CUDART_INF_F)
         return;
+    const float a = ex2(mr - mn), w = ex2(m - mn);
+    sum = sum * a + l * w;
+    acc.x = acc.x * a + v.x * w;
+    acc.y = acc.y * a + v.y * w;
+    acc.z = acc.z * a + v.z * w;
+    acc.w = acc.w * a + v.w * w;
+    mr = mn;
+}
+
+/* Writes one merged float4 of a row (and, from its first column, the lse). */
+template <typename T>
+__device__ __forceinline__ void dec_store(const kg_attn_params &p, int r, int c, int hk, int b, float m, float sum,
+                                          float4 acc)
+{
     int hg, i;
-    dec_row(p, r0 + r, hg, i);
+    dec_row(p, r, hg, i);
     const int h = hk * p.group + hg;
     const float inv = sum > 0.f ? 1.f / sum : 0.f;
     T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
-#pragma unroll
-    for (int x = 0; x < NC; x++) {
-        uint2 u;
-        u.x = mma<T>::pack(acc[x].x * inv, acc[x].y * inv);
-        u.y = mma<T>::pack(acc[x].z * inv, acc[x].w * inv);
-        *(uint2 *)&out[4 * ln + 4 * LPR * x] = u;
-    }
-    if (p.lse && ln == 0)
+    uint2 u;
+    u.x = mma<T>::pack(acc.x * inv, acc.y * inv);
+    u.y = mma<T>::pack(acc.z * inv, acc.w * inv);
+    *(uint2 *)&out[4 * c] = u;
+    if (p.lse && c == 0)
         p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] = sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+}
+
+/* Merges the S partials of one row (part: split 0's partial of its row tile,
+   rr: the row in the tile) for float4 column c, in split order, in one pass:
+   U splits' loads in flight, then folded. The partials were written by other
+   blocks: read through L2 (ld.cg). */
+template <int D, int U>
+__device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, int rr, int c, int S, float &mr,
+                                          float &sum, float4 &acc)
+{
+    mr = -CUDART_INF_F;
+    sum = 0.f;
+    acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float *src = part + rr * D + 4 * c, *ml = part + R * D + rr;
+    int s = 0;
+    for (; s + U <= S; s += U) {
+        float4 v[U];
+        float m[U], l[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            v[u] = __ldcg((const float4 *)(src + (s + u) * ps));
+            m[u] = __ldcg(ml + (s + u) * ps);
+            l[u] = __ldcg(ml + (s + u) * ps + R);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            fold_split(mr, sum, acc, m[u], l[u], v[u]);
+    }
+    for (; s < S; s++)
+        fold_split(mr, sum, acc, __ldcg(ml + s * ps), __ldcg(ml + s * ps + R),
+                   __ldcg((const float4 *)(src + s * ps)));
+}
+
+/* The fused merge: the last block of a row tile merges its p.splits partials
+   (part: split 0's) for the tile's vr valid rows (the others were never
+   written): every thread takes (row, float4 column) items, each merged in
+   one pass (merge_row; the merge is a latency tail after the last split's
+   stream). */
+template <typename T, int D, int R, int NT>
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
+{
+    constexpr int C4 = D / 4;
+    const int vr = min(R, rows - r0);
+    for (int it = threadIdx.x; it < vr * C4; it += NT) {
+        const int r = it / C4, c = it - r * C4;
+        float m, sum;
+        float4 acc;
+        merge_row<D, 16>(part, (int64_t)R * (D + 2), R, r, c, p.splits, m, sum, acc);
+        dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
+    }
 }
 
 /* WR: warps along the rows (1: every warp all R rows, BN / 4 keys of a tile;
@@ -147,6 +198,13 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     int imin = 0, imax = p.sq - 1;
     if (r0 / p.sq == rl / p.sq)
         imin = r0 % p.sq, imax = rl % p.sq;
+    /* before any global access: the previous grid in the stream may still be
+       writing q, k, v or reading out (launched early with PDL) */
+    pdl_wait();
+    pdl_launch_dependents();
+    uint64_t t_start = 0;
+    if (p.trace && tid == 0)
+        t_start = globaltimer();
     const int k0 = split * p.chunk;
     int kend = (int)min((int64_t)p.sk, (int64_t)k0 + p.chunk);
     if (causal)
@@ -304,6 +362,9 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
+    uint64_t t_stream = 0;
+    if (p.trace && tid == 0)
+        t_stream = globaltimer();
 
     /* merge the NW warps of each row in key order: each writes (m, l, o) of its rows */
     float *wm = (float *)smem; /* [NW][R] */
@@ -364,18 +425,27 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
                 p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] =
                     sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
         }
-    } else {
-        for (int c = c0; c < D; c += TPR) {
-            float a = 0.f;
+    } else if (valid) { /* the merge reads the valid rows only */
+        static_assert(D % (4 * TPR) == 0, "partial rows in float4 columns");
+        for (int c = 4 * c0; c < D; c += 4 * TPR) {
+            float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-            for (int w = 0; w < NW; w++)
-                a += wo[(w * R + r) * OP + c] * sc[w];
-            part[r * D + c] = a;
+            for (int w = 0; w < NW; w++) {
+                const float4 x = *(const float4 *)&wo[(w * R + r) * OP + c];
+                a.x += x.x * sc[w];
+                a.y += x.y * sc[w];
+                a.z += x.z * sc[w];
+                a.w += x.w * sc[w];
+            }
+            *(float4 *)&part[r * D + c] = a;
         }
         if (c0 == 0) {
             part[R * D + r] = m;
             part[R * D + R + r] = sum;
         }
+    }
+    int merged = 0;
+    if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt;
@@ -386,11 +456,45 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
         __syncthreads();
         if (last) {
             __threadfence();
-            dec_merge<T, D, R, NT>(p, (float *)smem, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
+            dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
             if (tid == 0)
                 p.counters[gi] = 0; /* zero again for the next call */
         }
+        merged = last;
     }
+    if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
+        unsigned long long *tr = p.trace + 4 * ((int64_t)(b * gridDim.y + hk) * gridDim.x + blockIdx.x);
+        tr[0] = t_start;
+        tr[1] = t_stream;
+        tr[2] = globaltimer();
+        tr[3] = merged;
+    }
+}
+
+/* The combine kernel, for a split launch whose merge would be long for the
+   one block the fused merge gives each row tile (many splits of many rows,
+   e.g. MQA): the decode kernel ran with p.counters NULL (partials only), and
+   this grid (x, Hkv, B) has one thread per (valid packed row, float4 column)
+   of a KV head's group x Sq rows: the row's max over the splits, then its
+   splits in split order, eight loads in flight. Same partial layout as
+   dec_merge. */
+template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
+{
+    constexpr int C4 = D / 4;
+    pdl_wait(); /* the decode grid's partials */
+    pdl_launch_dependents();
+    const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R;
+    const int64_t x = (int64_t)blockIdx.x * NT + threadIdx.x;
+    if (x >= (int64_t)rows * C4)
+        return;
+    const int r = (int)(x / C4), c = (int)(x - (int64_t)r * C4);
+    const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
+    const int64_t ps = (int64_t)R * (D + 2);
+    const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
+    float m, sum;
+    float4 acc;
+    merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, m, sum, acc);
+    dec_store<T>(p, r, c, hk, b, m, sum, acc);
 }
 
 } // namespace kg_attn

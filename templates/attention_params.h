@@ -43,6 +43,10 @@ typedef struct kg_attn_params {
     int *counters;
     int32_t splits, chunk;
     int32_t rows_tile;
+    /* test hook (kg_test_attn_trace), NULL otherwise: 4 words per block of
+       a short-query launch (start, end of its keys, end, 1 if it merged),
+       globaltimer nanoseconds */
+    unsigned long long *trace;
 } kg_attn_params;
 
 #endif

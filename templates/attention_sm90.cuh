@@ -112,10 +112,16 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  */
 template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
+    /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
+       columns of Q, K and V in shared memory are never written: S = Q K^T
+       takes D / 16 steps (the real columns only); O = P V runs N = DP wide,
+       so the accumulator's padding columns hold whatever the padding of V
+       held, and are never stored. */
+    constexpr int DP = (D + 63) / 64 * 64;
     constexpr int BM = NWG * 64, E = 2;
-    constexpr int QB = BM * D * E, KB = BN * D * E, NS = BN / 8, ND = D / 8;
+    constexpr int QB = BM * DP * E, KB = BN * DP * E, NS = BN / 8, ND = D / 8;
     constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
-    static_assert(D % 64 == 0 && BN % 16 == 0, "64-element panels of D; 16-key steps");
+    static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                    /* two stages each */
@@ -182,11 +188,11 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
 
         /* this thread's rows: m0 + wr + g and + 8 */
         const int wr = wgi * 64 + wq * 16;
-        float o[D / 2], s[BN / 2];
+        float o[DP / 2], s[BN / 2];
         uint32_t pa[BN / 16][4];
         float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
 #pragma unroll
-        for (int i = 0; i < D / 2; i++)
+        for (int i = 0; i < DP / 2; i++)
             o[i] = 0.f;
         const float *mrow[2];
 #pragma unroll
@@ -280,7 +286,7 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
             const uint32_t vb = aV + stage * KB;
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
-                wg<T, D>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
+                wg<T, DP>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
             wg_commit();
         };
         /* this warp is done reading a stage */

@@ -3,7 +3,8 @@
 @-- expression) and one kernel per layout variant, each a call into the
 @-- loops of elementwise.cuh.
 $(header)/*
- * Element-wise kernels whose first input is $(dtype.name).
+ * Element-wise kernels whose first input is $(dtype.name), op group $(group)
+ * (gen/catalogue.lua; casts: the group cast).
  * Variants: $(table.concat(variants, ", ")) (see templates/kg_params.h).
  */
 #include "elementwise.cuh"
@@ -27,7 +28,7 @@ struct $(f.name) {
     }
 };
 @  for _, v in ipairs(variants) do
-@    local arg = (v == "dense") and "int64_t n" or (v == "nd32" or v == "nd32v") and "kg_nd32 layout"
+@    local arg = (v == "dense") and "int64_t n" or (v == "nd32" or v == "nd32v" or v == "rows") and "kg_nd32 layout"
 @      or (v == "perm" or v == "permf") and "kg_perm layout" or "kg_nd64 layout"
 extern "C" __global__ void __launch_bounds__(KG_EW_THREADS) $(f.name)_$(v)(kg_ew_ptrs p, $(arg)) { kg_ew_$(v)<$(f.name), $(f.vec)>(p, $(v == "dense" and "n" or "layout")); }
 @  end

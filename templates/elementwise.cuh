@@ -11,6 +11,9 @@
  *   nd32v  as nd32 but the inner dim moves N elements at a time (each
  *          input's inner stride 1, or 0 = broadcast of one element)
  *   nd64   any strides, 64-bit offsets (tensors over 2^31 elements)
+ *   rows   any strides, 32-bit offsets: a warp walks 32 rows of dim 0 at a
+ *          time, each row's offsets computed once (inner dims that no
+ *          vector fits, e.g. a permutation keeping an odd inner dim)
  *   tile   2-d with inputs whose fast dim is the output's slow dim: those go
  *          through a shared-memory tile so both reads and writes coalesce
  *   perm   any rank, inputs whose fast dim J is not the output's fast dim
@@ -80,6 +83,28 @@ __device__ __forceinline__ int64_t kg_ipow(int64_t a, int64_t b)
     return (int64_t)r;
 }
 
+/* The MUFU forms without denormal handling: ex2.approx.ftz and rcp.approx.ftz
+   are one instruction each, where the non-ftz forms (what exp2f / __expf /
+   __fdividef compile to without -ftz) add a range test and two multiplies.
+   A result below 2^-126 becomes 0 (far below the f16/bf16 test tolerance;
+   README "Numbers"). */
+__device__ __forceinline__ float kg_ex2_ftz(float x)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ float kg_rcp_ftz(float x)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+/* exp for f16/bf16 (computed in f32): 2^(x log2 e) on the exp2 unit; relative
+   error about 2^-22 + |x| 2^-24, far below those types' rounding step. */
+__device__ __forceinline__ float kg_exp_fast(float x) { return kg_ex2_ftz(x * 1.4426950408889634f); }
+
 /* gelu for f16/bf16 (computed in f32): x * Phi(x) with the normal tail
    Q(z) = phi(z) * t * P(t), t = 1 / (1 + p z), z = |x| (Abramowitz & Stegun
    26.2.17, |error| < 7.5e-8 on Q), on the fast reciprocal and exp2. Checked
@@ -90,12 +115,12 @@ __device__ __forceinline__ int64_t kg_ipow(int64_t a, int64_t b)
 __device__ __forceinline__ float kg_gelu_fast(float x)
 {
     const float z = fabsf(x);
-    const float t = __fdividef(1.0f, fmaf(0.2316419f, z, 1.0f));
+    const float t = kg_rcp_ftz(fmaf(0.2316419f, z, 1.0f));
     const float k = 0.3989422804014327f; /* 1 / sqrt(2 pi) */
     const float poly =
         t * (0.319381530f * k +
              t * (-0.356563782f * k + t * (1.781477937f * k + t * (-1.821255978f * k + t * (1.330274429f * k)))));
-    const float q = exp2f((z * -0.72134752044448170368f) * z) * poly; /* e^(-z^2/2) */
+    const float q = kg_ex2_ftz((z * -0.72134752044448170368f) * z) * poly; /* e^(-z^2/2) */
     return x * (x >= 0.0f ? 1.0f - q : q);
 }
 
@@ -250,6 +275,60 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_nd32v(const k
     }
 }
 
+/* rows: dim 0 walked by groups of 2^L.bcast lanes (4 to 32), every other
+   dim once per row (for an inner dim that is the fast dim of the operands
+   but no vector fits, e.g. a permutation keeping an odd inner dim in place).
+   A warp takes 32 rows per step: lane l computes the offsets of row r0 + l
+   (its first element's); then each lane group walks its rows, KG_ROWS_ILP
+   of them at a time with the offsets shuffled from their lanes, every lane
+   loading its element of each before storing any. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_rows(const kg_ew_ptrs &p, const kg_nd32 &L)
+{
+    typedef typename F::out_t O;
+    constexpr int U = KG_ROWS_ILP;
+    constexpr int K = F::arity + 1; /* operands */
+    const uint32_t n0 = L.size[0], nrows = L.n / n0;
+    const int lane = threadIdx.x & 31, lg = (int)L.bcast, lp = 1 << lg, groups = 32 >> lg;
+    const int g = lane >> lg, li = lane & (lp - 1);
+    const uint32_t nw = (gridDim.x * (uint32_t)blockDim.x) >> 5;
+    int32_t s[K];
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        s[k] = L.stride[k][0];
+    for (uint32_t r0 = ((blockIdx.x * (uint32_t)blockDim.x + threadIdx.x) >> 5) * 32; r0 < nrows; r0 += nw * 32) {
+        int32_t mine[KG_EW_MAX_OPERANDS];
+        kg_offsets32(L, (r0 + lane < nrows ? r0 + lane : nrows - 1) * n0, mine);
+        const int rows = nrows - r0 < 32 ? (int)(nrows - r0) : 32;
+        for (int u0 = 0; u0 < rows; u0 += groups * U) {
+            int32_t off[U][K];
+            bool ok[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int row = u0 + g + u * groups;
+                ok[u] = row < rows;
+#pragma unroll
+                for (int k = 0; k < K; k++)
+                    off[u][k] = __shfl_sync(0xffffffffu, mine[k], row & 31) + li * s[k];
+            }
+            for (uint32_t e = li; e < n0; e += lp) {
+                O v[U];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (ok[u])
+                        v[u] = kg_apply_at<F>(p, off[u][1 % K], off[u][2 % K], off[u][3 % K]);
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (ok[u])
+                        ((O *)p.out)[off[u][0]] = v[u];
+#pragma unroll
+                    for (int k = 0; k < K; k++)
+                        off[u][k] += lp * s[k];
+                }
+            }
+        }
+    }
+}
+
 template <typename F, int N> __device__ __forceinline__ void kg_ew_nd64(const kg_ew_ptrs &p, const kg_nd64 &L)
 {
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -367,10 +446,13 @@ template <typename F> struct kg_perm_shape {
    lanes along J; groups of N consecutive m are one vector along J when
    L.vec_j) and at (j_at + m * j_step, c_at) on the output side (consecutive
    lanes along dim 0; N-vectors along it when L.vec_c). The steps are
-   constants, so a thread's addresses are one base plus constant multiples. */
-template <int N, int T> struct kg_perm_map {
-    int row, col, step; /* row: c (staged) / j (out); col: j / c; row of element m: row + (m / G) * step */
-    static constexpr int G_VEC = N, G_SCALAR = 1;
+   constants, so a thread's addresses are one base plus constant multiples.
+   PAIR (staged inputs of 2-byte types): a thread's rows come in adjacent
+   pairs, row(g) = 2 * (row + (g / 2) * step) + g % 2 for vector or element
+   g, so it packs (c, j) and (c + 1, j) into one 32-bit shared-memory word
+   (kg_tilebuf). */
+template <int N, int T, bool PAIR = false> struct kg_perm_map {
+    int row, col, step; /* row: c (staged) / j (out); col: j / c */
     __device__ __forceinline__ kg_perm_map(bool vec)
     {
         if (vec) { /* T / N lanes per row, N elements each */
@@ -382,6 +464,40 @@ template <int N, int T> struct kg_perm_map {
             col = threadIdx.x % T;
             step = KG_EW_THREADS / T;
         }
+    }
+    /* the row (c on the staged side, j on the output side) of vector or
+       element g, relative to the tile */
+    __device__ __forceinline__ int r(int g) const { return PAIR ? 2 * row + (g >> 1) * 2 * step + (g & 1) : row + g * step; }
+};
+
+/* The shared-memory tile of a staged input, element (j, c) at s[j][c] (one
+   column of padding). 2-byte types: 32-bit words of two elements adjacent
+   along c, w[j][c / 2], so staging and reading move words (half the
+   shared-memory instructions of 2-byte accesses, and none of their bank
+   conflicts); the word column is XOR-swizzled by row so both the stores
+   (lanes along j) and the loads (lanes along c) hit distinct banks. */
+template <typename X, int T, bool PAIR = (sizeof(X) == 2)> struct kg_tilebuf {
+    X s[T][T + 1];
+    __device__ __forceinline__ X get(int j, int c, bool) const { return s[j][c]; }
+};
+template <typename X, int T> struct kg_tilebuf<X, T, true> {
+    uint32_t w[T][T / 2];
+    /* vc (the output moves vectors along c): groups of 4 words stay together */
+    static __device__ __forceinline__ int swz(int j, bool vc) { return (vc ? 4 * (j >> 3) : j) & (T / 2 - 1); }
+    __device__ __forceinline__ X get(int j, int c, bool vc) const
+    {
+        const uint32_t x = w[j][(c >> 1) ^ swz(j, vc)];
+        const uint16_t h = (uint16_t)((c & 1) ? x >> 16 : x);
+        X v;
+        memcpy(&v, &h, 2);
+        return v;
+    }
+    __device__ __forceinline__ void put2(int j, int cp, X lo, X hi, bool vc)
+    {
+        uint16_t a, b;
+        memcpy(&a, &lo, 2);
+        memcpy(&b, &hi, 2);
+        w[j][cp ^ swz(j, vc)] = (uint32_t)a | ((uint32_t)b << 16);
     }
 };
 
@@ -409,26 +525,26 @@ __device__ __forceinline__ void kg_perm_load_staged(const X *base, const kg_perm
                                                     X (&r)[E])
 {
     const int64_t s0 = L.stride[k][0], sj = L.stride[k][1];
-    const kg_perm_map<N, T> at(L.vec_j);
-    const int64_t c = c0 + at.row, j = j0 + at.col, cl = L.n0 - c;
+    const kg_perm_map<N, T, sizeof(X) == 2> at(L.vec_j);
+    const int64_t j = j0 + at.col, cl = L.n0 - c0;
     if (L.vec_j) {
-        const X *q = base + c * s0 + j;
+        const X *q = base + c0 * s0 + j;
         const bool jin = j < L.nj;
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
             kgd_vec<X, N> v{};
-            if (jin && i * at.step < cl)
-                v = *(const kgd_vec<X, N> *)(q + (int64_t)(i * at.step) * s0);
+            if (jin && at.r(i) < cl)
+                v = *(const kgd_vec<X, N> *)(q + (int64_t)at.r(i) * s0);
 #pragma unroll
             for (int e = 0; e < N; e++)
                 r[i * N + e] = v.v[e];
         }
     } else {
-        const X *q = base + c * s0 + j * sj;
+        const X *q = base + c0 * s0 + j * sj;
         const bool jin = j < L.nj;
 #pragma unroll
         for (int m = 0; m < E; m++)
-            r[m] = (jin && m * at.step < cl) ? q[(int64_t)(m * at.step) * s0] : X{};
+            r[m] = (jin && at.r(m) < cl) ? q[(int64_t)at.r(m) * s0] : X{};
     }
 }
 
@@ -438,14 +554,14 @@ template <typename X, int N, int T, int E>
 __device__ __forceinline__ void kg_permf_load_staged(const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
                                                     X (&r)[E])
 {
-    const kg_perm_map<N, T> at(L.vec_j);
+    const kg_perm_map<N, T, sizeof(X) == 2> at(L.vec_j);
     const int64_t j = j0 + at.col;
     const bool jin = j < L.nj;
     const X *q = base + (jin ? kg_perm_offj(L, k, j) : 0);
     if (L.vec_j) {
 #pragma unroll
         for (int i = 0; i < E / N; i++) {
-            const int64_t c = c0 + at.row + i * at.step;
+            const int64_t c = c0 + at.r(i);
             kgd_vec<X, N> v{};
             if (jin && c < L.n0)
                 v = *(const kgd_vec<X, N> *)(q + kg_perm_offc(L, k, c));
@@ -456,27 +572,43 @@ __device__ __forceinline__ void kg_permf_load_staged(const X *base, const kg_per
     } else {
 #pragma unroll
         for (int m = 0; m < E; m++) {
-            const int64_t c = c0 + at.row + m * at.step;
+            const int64_t c = c0 + at.r(m);
             r[m] = (jin && c < L.n0) ? q[kg_perm_offc(L, k, c)] : X{};
         }
     }
 }
 
-/* The staged values into s[j][c] (the mapping of kg_perm_load_staged). */
+/* The staged values into the tile buffer (the mapping of kg_perm_load_staged). */
 template <typename X, int N, int T, int E>
-__device__ __forceinline__ void kg_perm_stage(X (*s)[T + 1], const kg_perm &L, const X (&r)[E])
+__device__ __forceinline__ void kg_perm_stage(kg_tilebuf<X, T> &s, const kg_perm &L, const X (&r)[E])
 {
-    const kg_perm_map<N, T> at(L.vec_j);
-    if (L.vec_j) {
+    if constexpr (sizeof(X) == 2) {
+        const kg_perm_map<N, T, true> at(L.vec_j);
+        const bool vc = L.vec_c;
+        if (L.vec_j) {
 #pragma unroll
-        for (int i = 0; i < E / N; i++)
+            for (int i = 0; i < E / N; i += 2)
 #pragma unroll
-            for (int e = 0; e < N; e++)
-                s[at.col + e][at.row + i * at.step] = r[i * N + e];
+                for (int e = 0; e < N; e++)
+                    s.put2(at.col + e, at.row + (i >> 1) * at.step, r[i * N + e], r[(i + 1) * N + e], vc);
+        } else {
+#pragma unroll
+            for (int m = 0; m < E; m += 2)
+                s.put2(at.col, at.row + (m >> 1) * at.step, r[m], r[m + 1], vc);
+        }
     } else {
+        const kg_perm_map<N, T> at(L.vec_j);
+        if (L.vec_j) {
 #pragma unroll
-        for (int m = 0; m < E; m++)
-            s[at.col][at.row + m * at.step] = r[m];
+            for (int i = 0; i < E / N; i++)
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    s.s[at.col + e][at.r(i)] = r[i * N + e];
+        } else {
+#pragma unroll
+            for (int m = 0; m < E; m++)
+                s.s[at.col][at.r(m)] = r[m];
+        }
     }
 }
 
@@ -557,11 +689,52 @@ __device__ __forceinline__ void kg_permf_load_direct(const X *base, const kg_per
     }
 }
 
-/* One block per tile of the (0, J) plane and index of the other dims (grid-
-   stride beyond the grid). Every global load of a tile is issued before the
-   first shared-memory store (see kg_ew_tile), then the staged inputs go
-   through shared memory, and the output is written along dim 0. */
-template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg_ew_ptrs &p, const kg_perm &L)
+/* Tile b's coordinates: c0, j0 and every operand's offset of its batch index. */
+__device__ __forceinline__ void kg_perm_tile_at(const kg_perm &L, uint32_t tile, int T, int64_t &c0, int64_t &j0,
+                                                int64_t (&off)[KG_EW_MAX_OPERANDS])
+{
+    const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+    uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
+    c0 = (int64_t)(tile - q * L.tiles_c) * T;
+    j0 = (int64_t)(q - b * L.tiles_j) * T;
+#pragma unroll
+    for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+        off[k] = 0;
+    for (int d = 0; d < L.nbatch; d++) {
+        const uint32_t nb = kgd_div_magic(b, L.bmagic[d], L.bshift[d]);
+        const int64_t m = b - nb * L.bsize[d];
+        b = nb;
+#pragma unroll
+        for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
+            off[k] += m * L.stride[k][2 + d];
+    }
+}
+
+/* A tile's input, staged (read along J) or direct (read along dim 0). */
+template <typename X, int N, int T, int E, bool FOLD>
+__device__ __forceinline__ void kg_perm_load(bool staged, const X *base, const kg_perm &L, int k, int64_t c0, int64_t j0,
+                                             X (&r)[E])
+{
+    if constexpr (FOLD) {
+        if (staged)
+            kg_permf_load_staged<X, N, T, E>(base, L, k, c0, j0, r);
+        else
+            kg_permf_load_direct<X, N, T, E>(base, L, k, c0, j0, r);
+    } else {
+        if (staged)
+            kg_perm_load_staged<X, N, T, E>(base, L, k, c0, j0, r);
+        else
+            kg_perm_load_direct<X, N, T, E>(base, L, k, c0, j0, r);
+    }
+}
+
+/* perm (FOLD false) and permf (FOLD true: kg_perm_offc / kg_perm_offj give
+   each position's offset). One block per tile of the (0, J) plane and index
+   of the other dims (grid-stride beyond the grid). Every global load of a
+   tile is issued before the first shared-memory store (see kg_ew_tile), then
+   the staged inputs go through shared memory and the output is written along
+   dim 0. */
+template <typename F, int N, bool FOLD> __device__ __forceinline__ void kg_ew_perm_impl(const kg_ew_ptrs &p, const kg_perm &L)
 {
     typedef kg_perm_shape<F> PS;
     constexpr int T = PS::T, E = PS::E;
@@ -569,43 +742,22 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
     typedef typename F::in1_t B;
     typedef typename F::in2_t C;
     typedef typename F::out_t O;
-    __shared__ A s0[T][T + 1];
-    __shared__ B s1[F::arity > 1 ? T : 1][T + 1];
-    __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
-    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
+    __shared__ kg_tilebuf<A, T> s0;
+    __shared__ kg_tilebuf<B, (F::arity > 1 ? T : 1)> s1;
+    __shared__ kg_tilebuf<C, (F::arity > 2 ? T : 1)> s2;
+    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u, vc = L.vec_c;
     for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-        uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
-        const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
-        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
-        for (int d = 0; d < L.nbatch; d++) {
-            const uint32_t nb = kgd_div_magic(b, L.bmagic[d], L.bshift[d]);
-            const int64_t m = b - nb * L.bsize[d];
-            b = nb;
-#pragma unroll
-            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
-                off[k] += m * L.stride[k][2 + d];
-        }
+        int64_t c0, j0, off[KG_EW_MAX_OPERANDS];
+        kg_perm_tile_at(L, tile, T, c0, j0, off);
         A a[E];
         B bb[E];
         C cc[E];
         /* 1. every load */
-        if (t0)
-            kg_perm_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        else
-            kg_perm_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        if constexpr (F::arity > 1) {
-            if (t1)
-                kg_perm_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-            else
-                kg_perm_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-        }
-        if constexpr (F::arity > 2) {
-            if (t2)
-                kg_perm_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-            else
-                kg_perm_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-        }
+        kg_perm_load<A, N, T, E, FOLD>(t0, (const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        if constexpr (F::arity > 1)
+            kg_perm_load<B, N, T, E, FOLD>(t1, (const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+        if constexpr (F::arity > 2)
+            kg_perm_load<C, N, T, E, FOLD>(t2, (const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
         /* 2. stage */
         if (t0)
             kg_perm_stage<A, N, T, E>(s0, L, a);
@@ -618,148 +770,66 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
         __syncthreads();
         /* 3. compute and store along dim 0 */
         const kg_perm_map<N, T> at(L.vec_c);
-        const int64_t os0 = L.stride[0][0], osj = L.stride[0][1];
-        const int64_t jl = L.nj - (j0 + at.row);
         const bool cin = c0 + at.col < L.n0;
-        O *out = (O *)p.out + off[0] + (j0 + at.row) * osj + (c0 + at.col) * os0;
-        if (L.vec_c) {
+        O *out;
+        if constexpr (FOLD)
+            out = (O *)p.out + off[0] + (cin ? kg_perm_offc(L, 0, c0 + at.col) : 0);
+        else
+            out = (O *)p.out + off[0] + (j0 + at.row) * L.stride[0][1] + (c0 + at.col) * L.stride[0][0];
+        if (vc) {
 #pragma unroll
             for (int i = 0; i < E / N; i++) {
-                const int jj = at.row + i * at.step;
+                const int jj = at.r(i);
                 kgd_vec<O, N> v;
 #pragma unroll
                 for (int e = 0; e < N; e++) {
-                    const int m = i * N + e, cc_ = at.col + e;
+                    const int m = i * N + e, c_ = at.col + e;
                     B y{};
                     C z{};
                     if constexpr (F::arity > 1)
-                        y = t1 ? s1[jj][cc_] : bb[m];
+                        y = t1 ? s1.get(jj, c_, vc) : bb[m];
                     if constexpr (F::arity > 2)
-                        z = t2 ? s2[jj][cc_] : cc[m];
-                    v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
+                        z = t2 ? s2.get(jj, c_, vc) : cc[m];
+                    v.v[e] = F::apply(t0 ? s0.get(jj, c_, vc) : a[m], y, z);
                 }
-                if (cin && i * at.step < jl)
-                    *(kgd_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+                if (cin && j0 + jj < L.nj) {
+                    if constexpr (FOLD)
+                        *(kgd_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
+                    else
+                        *(kgd_vec<O, N> *)(out + (int64_t)(i * at.step) * L.stride[0][1]) = v;
+                }
             }
         } else {
 #pragma unroll
             for (int m = 0; m < E; m++) {
-                const int jj = at.row + m * at.step;
+                const int jj = at.r(m);
                 B y{};
                 C z{};
                 if constexpr (F::arity > 1)
-                    y = t1 ? s1[jj][at.col] : bb[m];
+                    y = t1 ? s1.get(jj, at.col, vc) : bb[m];
                 if constexpr (F::arity > 2)
-                    z = t2 ? s2[jj][at.col] : cc[m];
-                const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
-                if (cin && m * at.step < jl)
-                    out[(int64_t)(m * at.step) * osj] = v;
+                    z = t2 ? s2.get(jj, at.col, vc) : cc[m];
+                const O v = F::apply(t0 ? s0.get(jj, at.col, vc) : a[m], y, z);
+                if (cin && j0 + jj < L.nj) {
+                    if constexpr (FOLD)
+                        out[kg_perm_offj(L, 0, j0 + jj)] = v;
+                    else
+                        out[(int64_t)(m * at.step) * L.stride[0][1]] = v;
+                }
             }
         }
         __syncthreads(); /* the next tile reuses shared memory */
     }
 }
 
-/* permf: kg_ew_perm on folded axes (kg_perm_offc / kg_perm_offj give each
-   position's offset). One block per tile and index of the other dims (grid-
-   stride beyond the grid). Every global load of a tile is issued before the
-   first shared-memory store (see kg_ew_tile), then the staged inputs go
-   through shared memory, and the output is written along dim 0. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg_ew_ptrs &p, const kg_perm &L)
+{
+    kg_ew_perm_impl<F, N, false>(p, L);
+}
+
 template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const kg_ew_ptrs &p, const kg_perm &L)
 {
-    typedef kg_perm_shape<F> PS;
-    constexpr int T = PS::T, E = PS::E;
-    typedef typename F::in0_t A;
-    typedef typename F::in1_t B;
-    typedef typename F::in2_t C;
-    typedef typename F::out_t O;
-    __shared__ A s0[T][T + 1];
-    __shared__ B s1[F::arity > 1 ? T : 1][T + 1];
-    __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
-    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
-    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-        uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
-        const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
-        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
-        for (int d = 0; d < L.nbatch; d++) {
-            const uint32_t nb = kgd_div_magic(b, L.bmagic[d], L.bshift[d]);
-            const int64_t m = b - nb * L.bsize[d];
-            b = nb;
-#pragma unroll
-            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
-                off[k] += m * L.stride[k][2 + d];
-        }
-        A a[E];
-        B bb[E];
-        C cc[E];
-        /* 1. every load */
-        if (t0)
-            kg_permf_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        else
-            kg_permf_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        if constexpr (F::arity > 1) {
-            if (t1)
-                kg_permf_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-            else
-                kg_permf_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-        }
-        if constexpr (F::arity > 2) {
-            if (t2)
-                kg_permf_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-            else
-                kg_permf_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-        }
-        /* 2. stage */
-        if (t0)
-            kg_perm_stage<A, N, T, E>(s0, L, a);
-        if constexpr (F::arity > 1)
-            if (t1)
-                kg_perm_stage<B, N, T, E>(s1, L, bb);
-        if constexpr (F::arity > 2)
-            if (t2)
-                kg_perm_stage<C, N, T, E>(s2, L, cc);
-        __syncthreads();
-        /* 3. compute and store along dim 0 */
-        const kg_perm_map<N, T> at(L.vec_c);
-        const bool cin = c0 + at.col < L.n0;
-        O *out = (O *)p.out + off[0] + (cin ? kg_perm_offc(L, 0, c0 + at.col) : 0);
-        if (L.vec_c) {
-#pragma unroll
-            for (int i = 0; i < E / N; i++) {
-                const int jj = at.row + i * at.step;
-                kgd_vec<O, N> v;
-#pragma unroll
-                for (int e = 0; e < N; e++) {
-                    const int m = i * N + e, cc_ = at.col + e;
-                    B y{};
-                    C z{};
-                    if constexpr (F::arity > 1)
-                        y = t1 ? s1[jj][cc_] : bb[m];
-                    if constexpr (F::arity > 2)
-                        z = t2 ? s2[jj][cc_] : cc[m];
-                    v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
-                }
-                if (cin && j0 + jj < L.nj)
-                    *(kgd_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
-            }
-        } else {
-#pragma unroll
-            for (int m = 0; m < E; m++) {
-                const int jj = at.row + m * at.step;
-                B y{};
-                C z{};
-                if constexpr (F::arity > 1)
-                    y = t1 ? s1[jj][at.col] : bb[m];
-                if constexpr (F::arity > 2)
-                    z = t2 ? s2[jj][at.col] : cc[m];
-                const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
-                if (cin && j0 + jj < L.nj)
-                    out[kg_perm_offj(L, 0, j0 + jj)] = v;
-            }
-        }
-        __syncthreads(); /* the next tile reuses shared memory */
-    }
+    kg_ew_perm_impl<F, N, true>(p, L);
 }
 
 #endif

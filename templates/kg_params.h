@@ -23,6 +23,10 @@
    several in flight. The runtime sizes those grids by it. */
 #define KG_ND32_ILP 4
 
+/* ROWS: rows each lane has a load in flight for (of the 32 rows a warp
+   takes per step; one warp per 32 rows of the grid). */
+#define KG_ROWS_ILP 4
+
 /* Element-wise layout variants, in the order of gen/elementwise.lua. */
 typedef enum kg_ew_variant {
     KG_EW_DENSE, /* one contiguous range, 16-byte vector loads, scalar tail */
@@ -32,6 +36,7 @@ typedef enum kg_ew_variant {
     KG_EW_TILE,  /* 2-d with transposed inputs: staged through shared memory */
     KG_EW_PERM,  /* any rank, inputs whose fast dim is not the output's: tiles of that plane */
     KG_EW_PERMF, /* PERM with a short dim folded into a tile axis */
+    KG_EW_ROWS,  /* any strides, 32-bit offsets: lanes along dim 0, offsets once per row */
     KG_EW_VARIANT_COUNT
 } kg_ew_variant;
 
@@ -45,7 +50,8 @@ typedef struct kg_ew_ptrs {
 typedef struct kg_nd32 {
     uint32_t n; /* elements (vectors for ND32V) */
     int32_t ndim;
-    uint32_t bcast; /* ND32V: bit k set when input k's inner stride is 0 */
+    uint32_t bcast; /* ND32V: bit k set when input k's inner stride is 0;
+                       ROWS: log2 of the lanes per row (2 to 5) */
     uint32_t size[KG_LAYOUT_MAX_DIMS];
     uint32_t magic[KG_LAYOUT_MAX_DIMS];
     uint32_t shift[KG_LAYOUT_MAX_DIMS];

@@ -26,6 +26,13 @@
 /* The same for the walking classes (COLS, NEST): their eight loads in flight
    and the walk's digits take up to 128 registers a thread. */
 #define KG_RED_WALK_MIN_BLOCKS 2
+/* The same for the narrow walks (COLSN, NESTN): at most 80 registers (64
+   spilled on sm_90). */
+#define KG_RED_NARROW_MIN_BLOCKS 3
+/* TILE: elements of one tile in shared memory (whole rows of the run), and
+   the kernel's blocks per multiprocessor. */
+#define KG_RED_TILE_ELEMS 4096
+#define KG_RED_TILE_MIN_BLOCKS 3
 /* Counters at the start of the context's scratch: one per output group
    whose reduction is split across blocks (see templates/reduce.cuh). */
 #define KG_RED_MAX_SEMAPHORES 16384
@@ -43,6 +50,10 @@ typedef enum kg_red_class {
     KG_RED_STRIDED64, /* any reduced dims, 64-bit offsets */
     KG_RED_PACKED,    /* short dense rows of 8, 16 or 32 vectors, several rows per warp load */
     KG_RED_NEST,      /* reduced dims innermost (a walk, in vectors where the inner run allows) */
+    KG_RED_COLSN,     /* kernels only: COLS and NEST plans with args.deep (narrow walks, 16 loads in */
+    KG_RED_NESTN,     /* flight, 32-bit walk arithmetic, KG_RED_NARROW_MIN_BLOCKS); no plan has these classes */
+    KG_RED_TILE,      /* short reduced runs (run) innermost under a dense kept dim: tiles of whole rows staged
+                         through shared memory, further reduced dims walked outside */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 
@@ -89,10 +100,13 @@ typedef struct kg_red_args {
     /* COLS */
     int32_t cw;         /* lanes across columns (power of two <= KG_RED_THREADS) */
     int32_t vec;        /* 1: columns (COLS) or the inner run (NEST) move in vectors */
+    int32_t deep;       /* COLS, NEST without vectors: 16 loads in flight, 32-bit walk arithmetic (every
+                           digit and offset of the walk, past the end by a step too, below 2^31) */
     int64_t inner;      /* columns (the contiguous kept dim) */
     int64_t run;        /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
                            innermost, the columns right outside it; the walk counts runs) */
-    int64_t tiles;      /* column tiles per outer position */
+    int64_t tiles;      /* column tiles (COLS) or row tiles (TILE) per outer position */
+    int64_t tile_rows;  /* TILE: rows (of `run` elements) per tile */
     int64_t inner_out;  /* values' stride along the columns */
     int64_t inner_idx;  /* indices' stride along the columns */
     kg_red_dims outer;  /* kept dims (COLS: without the columns) */

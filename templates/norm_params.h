@@ -39,6 +39,14 @@
    (the stages' barriers). */
 #define KG_NORM_MAX_STAGES 16
 #define KG_NORM_STAGE_BASE 128
+/* STAGED: most vectors a lane holds per row (4 for f32 and f64, 2 for the
+   2-byte types: 16 values), so that 1024 lanes fit a multiprocessor (64
+   registers) and hide the reductions' latency (2026-12-01 window 1: the
+   first STAGED kernel, 8 vectors a lane at 128 registers and 256 lanes a
+   multiprocessor, ran 4096-element rows at 33% of copy). The most lanes a
+   STAGED block has. */
+#define KG_NORM_STAGED_NV(elem_bytes) ((elem_bytes) == 2 ? 2 : 4)
+#define KG_NORM_STAGED_MAX_T 1024
 /* COLS_CLUSTER: blocks of a cluster (slices of the normalized dim), lanes of
    a block (32 columns x 32 down), elements each lane loads at once. */
 #define KG_NORM_CLUSTER 8

@@ -29,11 +29,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kg_reduce_params.h"
+#include <type_traits>
 
-template <typename T, int N> struct alignas(sizeof(T) * N) kg_rvec {
-    T v[N];
-};
+#include "kg_device.cuh"
+#include "kg_reduce_params.h"
 
 /* A partial result: the value and, for index reductions, its index. */
 template <class Op> struct kg_racc {
@@ -107,22 +106,6 @@ __device__ __forceinline__ void kg_red_push_vec(kg_racc<Op> &a, const VT &x, int
     }
 }
 
-template <typename T> __device__ __forceinline__ T kg_shfl_xor(T v, int mask)
-{
-    if constexpr (sizeof(T) == 8) {
-        long long b;
-        memcpy(&b, &v, 8);
-        b = __shfl_xor_sync(0xffffffffu, b, mask);
-        memcpy(&v, &b, 8);
-    } else {
-        int b;
-        memcpy(&b, &v, 4);
-        b = __shfl_xor_sync(0xffffffffu, b, mask);
-        memcpy(&v, &b, 4);
-    }
-    return v;
-}
-
 /* Combines aligned groups of g lanes (g a power of two <= 32); every lane
    of the warp must call it. Lane 0 of each group ends with the group's
    result, lower lanes always on the left. */
@@ -130,10 +113,10 @@ template <class Op> __device__ __forceinline__ void kg_red_warp(kg_racc<Op> &a, 
 {
     for (int m = g >> 1; m > 0; m >>= 1) {
         kg_racc<Op> b;
-        b.v = kg_shfl_xor(a.v, m);
+        b.v = kgd_shfl_xor(a.v, m);
         b.i = 0;
         if constexpr (Op::indexed)
-            b.i = kg_shfl_xor(a.i, m);
+            b.i = kgd_shfl_xor(a.i, m);
         if ((threadIdx.x & m) == 0)
             kg_red_merge<Op>(a, b);
         else {
@@ -187,7 +170,7 @@ __device__ __forceinline__ void kg_red_outer(const kg_red_args &A, int64_t o, in
             m = r;
         } else if (A.fast) {
             const uint32_t r32 = (uint32_t)r;
-            const uint32_t q32 = (__umulhi(r32, D.magic[d]) + r32) >> D.shift[d];
+            const uint32_t q32 = kgd_div_magic(r32, D.magic[d], D.shift[d]);
             q = q32;
             m = r32 - q32 * (uint32_t)D.size[d];
         } else {
@@ -211,15 +194,17 @@ __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, i
             A.idx[xo] = a.i;
 }
 
-/* A lane's place in a walk (kg_red_walk): the digits and the input offset. */
-struct kg_red_pos {
-    int64_t x[KG_RED_WALK_DIMS];
-    int64_t off;
+/* A lane's place in a walk (kg_red_walk): the digits and the input offset,
+   in I: int64_t, or int32_t where the planner found every digit and offset
+   of the walk below 2^31 (A.deep: fewer instructions per load). */
+template <typename I> struct kg_red_pos {
+    I x[KG_RED_WALK_DIMS];
+    I off;
 };
 
 /* The position of walk index r: divisions, once per unit and lane (32-bit
    where both operands fit). */
-__device__ __forceinline__ void kg_walk_at(const kg_red_walk &W, int64_t r, kg_red_pos &p)
+template <typename I> __device__ __forceinline__ void kg_walk_at(const kg_red_walk &W, int64_t r, kg_red_pos<I> &p)
 {
     p.off = 0;
 #pragma unroll
@@ -236,8 +221,8 @@ __device__ __forceinline__ void kg_walk_at(const kg_red_walk &W, int64_t r, kg_r
                 }
                 m = r - q * s;
             }
-            p.x[d] = m;
-            p.off += m * W.in[d];
+            p.x[d] = (I)m;
+            p.off += (I)m * (I)W.in[d];
             r = q;
         }
     }
@@ -246,14 +231,14 @@ __device__ __forceinline__ void kg_walk_at(const kg_red_walk &W, int64_t r, kg_r
 /* Advances p by the walk's step: digit by digit, each carry at most one,
    no division. The last digit takes the rest and never wraps (a lane past
    the end never loads). */
-__device__ __forceinline__ void kg_walk_step(const kg_red_walk &W, kg_red_pos &p)
+template <typename I> __device__ __forceinline__ void kg_walk_step(const kg_red_walk &W, kg_red_pos<I> &p)
 {
     bool c = false;
-    p.x[0] += W.step[0];
-    p.off += W.step[0] * W.in[0];
-    if (W.n > 1 && p.x[0] >= W.size[0]) {
-        p.x[0] -= W.size[0];
-        p.off -= W.size[0] * W.in[0];
+    p.x[0] += (I)W.step[0];
+    p.off += (I)W.step[0] * (I)W.in[0];
+    if (W.n > 1 && p.x[0] >= (I)W.size[0]) {
+        p.x[0] -= (I)W.size[0];
+        p.off -= (I)W.size[0] * (I)W.in[0];
         c = true;
     }
     if (!c && !W.hi)
@@ -262,13 +247,13 @@ __device__ __forceinline__ void kg_walk_step(const kg_red_walk &W, kg_red_pos &p
     for (int d = 1; d < KG_RED_WALK_DIMS; d++) {
         if (d >= W.n)
             break;
-        const int64_t s = W.step[d] + (c ? 1 : 0);
+        const I s = (I)W.step[d] + (c ? 1 : 0);
         p.x[d] += s;
-        p.off += s * W.in[d];
-        c = d < W.n - 1 && p.x[d] >= W.size[d];
+        p.off += s * (I)W.in[d];
+        c = d < W.n - 1 && p.x[d] >= (I)W.size[d];
         if (c) {
-            p.x[d] -= W.size[d];
-            p.off -= W.size[d] * W.in[d];
+            p.x[d] -= (I)W.size[d];
+            p.off -= (I)W.size[d] * (I)W.in[d];
         }
     }
 }
@@ -354,10 +339,10 @@ template <class Op, class Run> __device__ __forceinline__ void kg_red_units(cons
 #define KG_RED_UNROLL 8
 
 /* Loads in flight per lane in the walking classes for loads of VT: eight
-   (the configuration measured on the H200; more for narrow loads is an open
-   tuning question). */
-template <typename VT> struct kg_red_walk_unroll {
-    static constexpr int n = KG_RED_UNROLL;
+   (the configuration measured on the H200); Deep (A.deep, narrow loads):
+   sixteen, with 32-bit walk arithmetic. */
+template <typename VT, bool Deep> struct kg_red_walk_unroll {
+    static constexpr int n = Deep && sizeof(VT) <= 4 ? 2 * KG_RED_UNROLL : KG_RED_UNROLL;
 };
 
 /* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
@@ -369,7 +354,7 @@ __device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *r
 {
     typedef typename Op::in_t T;
     constexpr int V = Op::vec;
-    typedef kg_rvec<T, V> VT;
+    typedef kgd_vec<T, V> VT;
     kg_racc<Op> a = kg_red_identity<Op>();
     const int64_t n = c1 - c0;
     if (n <= 0)
@@ -424,10 +409,10 @@ template <class Op, int C> __device__ __forceinline__ void kg_rpk_halve(kg_rpk<O
         kg_rpk<Op> s, r;
         s.v = upper ? lo.v : hi.v;
         s.i = upper ? lo.i : hi.i;
-        r.v = kg_shfl_xor(s.v, m);
+        r.v = kgd_shfl_xor(s.v, m);
         r.i = 0;
         if constexpr (Op::indexed)
-            r.i = kg_shfl_xor(s.i, m);
+            r.i = kgd_shfl_xor(s.i, m);
         kg_rpk<Op> left, right;
         left.v = upper ? r.v : lo.v;
         left.i = upper ? r.i : lo.i;
@@ -453,7 +438,7 @@ template <class Op> __device__ __forceinline__ void kg_red_rows_packed(const kg_
     typedef typename Op::in_t T;
     constexpr int V = Op::vec, U = KG_RED_PACK;
     static_assert(U == 8, "three halving steps take 8 rows to 1");
-    typedef kg_rvec<T, V> VT;
+    typedef kgd_vec<T, V> VT;
     const VT *vin = (const VT *)A.in;
     const int nv = A.group, rpl = 32 / nv; /* lanes per row, rows per load */
     const int lg = __ffs(nv) - 1;          /* log2(nv) */
@@ -528,7 +513,7 @@ template <typename I> __device__ __forceinline__ I kg_red_roff(const kg_red_dims
             q = 0;
             m = r;
         } else if constexpr (sizeof(I) == 4) {
-            q = (__umulhi(r, D.magic[d]) + r) >> D.shift[d];
+            q = kgd_div_magic(r, D.magic[d], D.shift[d]);
             m = r - q * (I)D.size[d];
         } else {
             q = r / D.size[d];
@@ -575,11 +560,12 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
    the lanes of a unit read consecutive 16-byte vectors. Eight loads in
    flight per lane, predicated at the end. In a unit of nt lanes, lane t
    takes positions t, t + nt, ... of [c0, c1) / V in increasing order. */
-template <class Op, int V> __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
+template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
-    typedef kg_rvec<T, V> VT;
-    constexpr int U = kg_red_walk_unroll<VT>::n;
+    typedef kgd_vec<T, V> VT;
+    typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
+    constexpr int U = kg_red_walk_unroll<VT, Deep>::n;
     const T *in = (const T *)A.in;
     kg_red_units<Op>(A, [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
         kg_racc<Op> a = kg_red_identity<Op>();
@@ -587,7 +573,7 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_nest_v(const k
         int64_t i = c0 / V + t;
         if (i >= i1)
             return a;
-        kg_red_pos p;
+        kg_red_pos<I> p;
         kg_walk_at(A.walk, i, p);
         const T *base = in + io;
         for (; i < i1; i += U * (int64_t)nt) {
@@ -610,9 +596,9 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_nest_v(const k
 template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_args &A)
 {
     if (A.vec)
-        kg_red_nest_v<Op, Op::vec>(A);
+        kg_red_nest_v<Op, Op::vec, false>(A);
     else
-        kg_red_nest_v<Op, 1>(A);
+        kg_red_nest_v<Op, 1, false>(A);
 }
 
 /* COLS with V columns per lane. Block = cw lanes across columns x ny =
@@ -621,11 +607,12 @@ template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_arg
    any reduced dims under the contiguous kept run stream once, without
    division; the ny partials of a column are combined through shared memory
    in a fixed tree. */
-template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
+template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
-    typedef kg_rvec<T, V> VT;
+    typedef kgd_vec<T, V> VT;
+    typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
     __shared__ AT sv[KG_RED_THREADS * V];
     __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * V : 1];
     __shared__ int last;
@@ -687,10 +674,10 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
                 const int64_t run = A.run;
                 if (active && r < r1) {
                     const T *p = (const T *)A.in + io + col * run;
-                    kg_red_pos w;
+                    kg_red_pos<I> w;
                     kg_walk_at(A.walk, r, w);
                     /* index reductions carry an index per load: fewer */
-                    constexpr int U = Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<VT>::n;
+                    constexpr int U = Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<VT, Deep>::n;
                     int64_t e = 0;
                     while (r < r1) {
                         T x[U];
@@ -720,11 +707,11 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
         }
         if (active && r < r1) {
             const T *p = (const T *)A.in + io + col;
-            kg_red_pos w;
+            kg_red_pos<I> w;
             kg_walk_at(A.walk, r, w);
             /* U loads in flight, predicated at the end: a short reduced walk
                (a few rows) still has all its loads in flight at once */
-            constexpr int U = kg_red_walk_unroll<VT>::n;
+            constexpr int U = kg_red_walk_unroll<VT, Deep>::n;
             for (; r < r1; r += U * (int64_t)ny) {
                 VT x[U];
 #pragma unroll
@@ -792,12 +779,144 @@ template <class Op, int V> __device__ __forceinline__ void kg_red_cols_v(const k
     }
 }
 
+/* TILE: short contiguous reduced runs of L = A.run elements (2 <= L) under a
+   dense kept dim of A.inner rows (row stride L): the input holds [rows, L]
+   blocks, further reduced dims are walked outside them (A.walk: one position
+   per block) and further kept dims are outer positions. A unit is one tile of
+   at most A.tile_rows rows of one outer position and one split of the walk.
+   Per walk position the block loads the tile's rows x L contiguous elements
+   in aligned 16-byte vectors (the bytes around them in the same 16 bytes are
+   loaded and ignored), stages them in shared memory and reduces whole rows:
+   groups of g = A.group lanes (a power of two up to 32) take rows g-lane
+   strided and combine with shuffles. The loads of the next walk position are
+   in flight while this one is reduced. Every combination order is fixed. */
+template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr int V = Op::vec;
+    typedef kgd_vec<T, V> VT;
+    constexpr int E = KG_RED_TILE_ELEMS;
+    constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
+    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (g <= L / 2) */
+    __shared__ VT sm[E / V + 1];
+    __shared__ int last;
+    typedef typename Op::acc_t AT;
+    const T *st = (const T *)sm;
+    const int L = (int)A.run, g = A.group, gpp = KG_RED_THREADS / g; /* rows per pass */
+    const int t = threadIdx.x, gi = t / g, gl = t & (g - 1);
+    const int64_t npos = A.red / L;
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t grp = u / A.splits, split = u - grp * A.splits;
+        const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const int64_t row0 = tile * A.tile_rows;
+        const int rows = (int)(A.inner - row0 < A.tile_rows ? A.inner - row0 : A.tile_rows);
+        const int n = rows * L;
+        const T *base = (const T *)A.in + io + row0 * L;
+        const int64_t w0 = split * A.chunk, w1 = w0 + A.chunk < npos ? w0 + A.chunk : npos;
+        kg_racc<Op> acc[MR];
+#pragma unroll
+        for (int j = 0; j < MR; j++)
+            acc[j] = kg_red_identity<Op>();
+        kg_red_pos<int64_t> wp;
+        kg_walk_at(A.walk, w0, wp);
+        VT x[NV];
+        int phase = 0, nv = 0;
+        /* issues the loads of the tile at walk offset off */
+        auto load = [&](int64_t off) {
+            const T *p = base + off;
+            phase = (int)(((uintptr_t)p & 15) / sizeof(T));
+            const VT *pa = (const VT *)(p - phase);
+            nv = (phase + n + V - 1) / V;
+#pragma unroll
+            for (int j = 0; j < NV; j++)
+                if (t + j * KG_RED_THREADS < nv)
+                    x[j] = pa[t + j * KG_RED_THREADS];
+        };
+        if (w0 < w1)
+            load(wp.off);
+        for (int64_t w = w0; w < w1; w++) {
+            __syncthreads(); /* the previous position's readers are done */
+#pragma unroll
+            for (int j = 0; j < NV; j++)
+                if (t + j * KG_RED_THREADS < nv)
+                    sm[t + j * KG_RED_THREADS] = x[j];
+            const int ph = phase;
+            __syncthreads();
+            if (w + 1 < w1) {
+                kg_walk_step(A.walk, wp);
+                load(wp.off);
+            }
+#pragma unroll
+            for (int j = 0; j < MR; j++) {
+                const int r = gi + j * gpp;
+                if (j * gpp >= rows)
+                    break; /* uniform across the block */
+                kg_racc<Op> a = kg_red_identity<Op>();
+                if (r < rows) {
+                    const T *q = st + ph + r * L;
+                    for (int e = gl; e < L; e += g)
+                        kg_red_push<Op>(a, q[e], w * L + e);
+                }
+                kg_red_warp<Op>(a, g);
+                kg_red_merge<Op>(acc[j], a); /* meaningful in lane 0 of each group */
+            }
+        }
+        if (A.splits > 1) {
+            const int64_t at = (grp * A.splits + split) * A.tile_rows;
+#pragma unroll
+            for (int j = 0; j < MR; j++) {
+                const int r = gi + j * gpp;
+                if (gl == 0 && r < rows) {
+                    ((AT *)A.partial)[at + r] = acc[j].v;
+                    if constexpr (Op::indexed)
+                        A.partial_idx[at + r] = acc[j].i;
+                }
+            }
+            __threadfence();
+            __syncthreads();
+            if (t == 0) {
+                const unsigned prev = atomicAdd(&A.sema[grp], 1u);
+                last = prev == (unsigned)A.splits - 1;
+                if (last)
+                    A.sema[grp] = 0;
+            }
+            __syncthreads();
+            if (!last)
+                continue;
+            __threadfence();
+#pragma unroll
+            for (int j = 0; j < MR; j++) {
+                const int r = gi + j * gpp;
+                acc[j] = kg_red_identity<Op>();
+                if (gl == 0 && r < rows)
+                    for (int64_t s = 0; s < A.splits; s++) {
+                        const int64_t at2 = (grp * A.splits + s) * A.tile_rows + r;
+                        kg_racc<Op> b;
+                        b.v = ((volatile AT *)A.partial)[at2];
+                        b.i = 0;
+                        if constexpr (Op::indexed)
+                            b.i = ((volatile int64_t *)A.partial_idx)[at2];
+                        kg_red_merge<Op>(acc[j], b);
+                    }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < MR; j++) {
+            const int r = gi + j * gpp;
+            if (gl == 0 && r < rows)
+                kg_red_store<Op>(A, oo + (row0 + r) * A.inner_out, xo + (row0 + r) * A.inner_idx, acc[j]);
+        }
+    }
+}
+
 template <class Op> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
     if (A.vec)
-        kg_red_cols_v<Op, Op::cvec>(A);
+        kg_red_cols_v<Op, Op::cvec, false>(A);
     else
-        kg_red_cols_v<Op, 1>(A);
+        kg_red_cols_v<Op, 1, false>(A);
 }
 
 #endif

@@ -215,11 +215,13 @@ Test(attention_validation, outputs_must_not_overlap_inputs)
     call_t c = valid_call(KG_BF16, 64);
     c.out.data = c.q.data;
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: out overlaps q");
+              "invalid argument: attention: out overlaps q (bytes [0x10000000, 0x10032000) and [0x10000000, "
+              "0x10032000))");
     c = valid_call(KG_BF16, 64);
     c.lse.data = KT_DEV((3 << 24) + 256);
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: lse overlaps out");
+              "invalid argument: attention: lse overlaps out (bytes [0x13000100, 0x13001a00) and [0x13000000, "
+              "0x13032000))");
 }
 
 Test(attention_validation, scale_must_be_finite)
@@ -249,17 +251,20 @@ Test(attention_plan, split_fills_one_wave_and_covers_every_key)
     const int64_t keys[] = {1, 63, 64, 65, 129, 1000, 4096, 8191, 8192, 32768, 100003, 1 << 20};
     const int bns[] = {64, 128};
     const int64_t slotss[] = {132, 264, 528};
+    const int64_t mins[] = {0, 64, 512, 1000};
     int n = 0;
     for (size_t a = 0; a < sizeof blocks / sizeof blocks[0]; a++)
         for (size_t b = 0; b < sizeof keys / sizeof keys[0]; b++)
             for (size_t c = 0; c < 2; c++)
-                for (size_t d = 0; d < 3; d++) {
+                for (size_t d = 0; d < 3 * 4; d++) {
                     const int bn = bns[c];
-                    const int64_t sl = slotss[d];
-                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, 0);
+                    const int64_t sl = slotss[d % 3], mc = mins[d / 3];
+                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, mc, 0);
                     /* brute force: the best splits / waves over the allowed counts */
                     const int64_t tiles = (keys[b] + bn - 1) / bn;
                     int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
+                    if (mc > 0 && most > keys[b] / mc)
+                        most = keys[b] / mc;
                     most = most > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : most < 1 ? 1 : most;
                     int64_t want = sl / blocks[a];
                     want = want > most ? most : want < 1 ? 1 : want;
@@ -271,44 +276,56 @@ Test(attention_plan, split_fills_one_wave_and_covers_every_key)
                     cr_assert(r.splits >= 1 && r.splits <= want);
                     cr_assert(r.chunk % bn == 0);
                     cr_assert((int64_t)(r.splits - 1) * r.chunk < keys[b] && (int64_t)r.splits * r.chunk >= keys[b]);
+                    cr_assert(r.splits == 1 || mc == 0 || r.chunk >= mc, "chunk %d below the minimum %lld", r.chunk,
+                              (long long)mc);
                     n++;
                 }
-    cr_assert_eq(n, 12 * 12 * 2 * 3);
+    cr_assert_eq(n, 12 * 12 * 2 * 12);
 }
 
 Test(attention_plan, split_examples_edges_and_forced_counts)
 {
     /* B 8 x Hkv 8 on 132 SMs x 2: four splits of 2048 keys fill one wave */
-    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 4 && r.chunk == 2048, "%d x %d", r.splits, r.chunk);
     /* B 1 x Hkv 8, 32k keys: 33 splits fit, 993 keys round to 1024: 32 */
-    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
+    /* MQA, B 8: 8 row tiles of 32 valid rows, 16 keys per row: chunks of at
+       least 512 keys, 16 splits rather than 32 */
+    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0);
+    cr_assert(r.splits == 16 && r.chunk == 512, "%d x %d", r.splits, r.chunk);
+    /* B 1 x Hkv 8 (4 valid rows): the minimum (64 keys) does not bind */
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 4, 0);
+    cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
+    /* a forced count ignores the minimum */
+    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 32);
+    cr_assert(r.splits == 32 && r.chunk == 256, "%d x %d", r.splits, r.chunk);
     /* a full grid already: no split; nor with more than half of one */
-    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
-    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
-    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 2 && r.chunk == 4096, "%d x %d", r.splits, r.chunk);
     /* no keys; fewer keys than two tiles */
-    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 64);
-    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 128);
     /* max_splits caps the count */
-    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0);
+    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0, 0);
     cr_assert(r.splits == 5 && r.chunk == 209728, "%d x %d", r.splits, r.chunk);
     /* forced: 7 asked of 1000 keys -> chunks of 192 -> 6 splits, the last 40 keys */
-    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 7);
+    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 7);
     cr_assert(r.splits == 6 && r.chunk == 192, "%d x %d", r.splits, r.chunk);
     /* forced beyond one tile per split */
-    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 50);
+    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 0, 50);
     cr_assert(r.splits == 2 && r.chunk == 64, "%d x %d", r.splits, r.chunk);
     /* absurd block counts: one split over every key, no overflow */
-    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == INT32_MAX);
-    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0);
+    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
     cr_assert((int64_t)(r.splits - 1) * r.chunk < INT32_MAX && (int64_t)r.splits * r.chunk >= INT32_MAX);
 }
 
@@ -596,6 +613,77 @@ Test(attention, decode_fully_masked_rows_and_causal_overhang)
     }
 }
 
+/* Merges of many splits (the merge's unrolled 16-split steps and their
+   remainder) with tiles only partly filled by valid rows: 4 of 16 (group
+   4), MQA's 32 of 32, 40 of 64; and the trace hook's stamps of such a call. */
+Test(attention, decode_merges_many_splits)
+{
+    /* each merge: fused in the last block (1), the combine kernel (2) */
+    for (int mode = 1; mode <= 2; mode++) {
+        kg_test_force_attn_combine(ctx, mode);
+        acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
+        run_split_case(&g4, 37);
+        cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
+        run_split_case(&g4, 0);
+        acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
+        run_split_case(&mqa, 20);
+        run_split_case(&mqa, 0);
+        acase g40 = {KG_BF16, 1, 40, 1, 1, 4100, 96, 1, MASK_NONE, 0, 0, 0.f};
+        run_split_case(&g40, 33);
+        acase m = {KG_BF16, 1, 16, 4, 2, 2500, 32, 0, MASK_RANDOM, 4, 0, 0.f};
+        run_split_case(&m, 17);
+        acase e = {KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
+        run_split_case(&e, 6);
+    }
+    kg_test_force_attn_combine(ctx, 0);
+    /* without programmatic dependent launch */
+    kg_test_attn_pdl(ctx, 0);
+    acase np = {KG_BF16, 2, 32, 1, 1, 3000, 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_split_case(&np, 24);
+    kg_test_attn_pdl(ctx, 1);
+
+    /* trace: B 2 x Hkv 2 row tiles of 16 rows (group 4 x Sq 2), 8 splits of 512 keys, fused merge */
+    const int B = 2, Hq = 8, Hkv = 2, Sq = 2, Sk = 4000, D = 64;
+    const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dt = kt_alloc(ctx, 4 * 64 * 8);
+    KT_OK(ctx, kg_memset(ctx, dq, 0, nq * 2));
+    KT_OK(ctx, kg_memset(ctx, dk, 0, nk * 2));
+    KT_OK(ctx, kg_memset(ctx, dv, 0, nk * 2));
+    KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 64 * 8));
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+    kg_test_force_attn_splits(ctx, 8);
+    kg_test_force_attn_combine(ctx, 1); /* the fused merge: one merging block per row tile */
+    kg_test_attn_trace(ctx, dt);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    kg_test_attn_trace(ctx, NULL);
+    kg_test_force_attn_combine(ctx, 0);
+    kg_test_force_attn_splits(ctx, 0);
+    KT_OK(ctx, kg_sync(ctx));
+    cr_assert_eq(kg_test_last_attn_splits(ctx), 8);
+    unsigned long long h[4 * 64];
+    kt_download(ctx, h, dt, sizeof h);
+    int merged = 0;
+    for (int i = 0; i < 64; i++) {
+        if (i < B * Hkv * 8) {
+            cr_assert(h[4 * i] > 0 && h[4 * i] <= h[4 * i + 1] && h[4 * i + 1] <= h[4 * i + 2] && h[4 * i + 3] <= 1,
+                      "block %d: stamps %llu %llu %llu, merged %llu", i, h[4 * i], h[4 * i + 1], h[4 * i + 2],
+                      h[4 * i + 3]);
+            merged += (int)h[4 * i + 3];
+        } else
+            cr_assert(h[4 * i] == 0, "block %d past the grid wrote its stamps", i);
+    }
+    cr_assert_eq(merged, B * Hkv, "one merging block per row tile, got %d", merged);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+    kg_free(ctx, dt);
+}
+
 /* The same call twice gives the same bits (split partials merged in a fixed
    order), on the planner's split and a forced one; 8 query heads of a KV head
    x 2 queries = 16 packed rows. */
@@ -619,8 +707,9 @@ Test(attention, decode_is_bitwise_reproducible)
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
               to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
               tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, Sq));
-    const int forced[2] = {0, 11};
-    for (int f = 0; f < 2; f++) {
+    const int forced[4] = {0, 11, 0, 11};
+    for (int f = 0; f < 4; f++) {
+        kg_test_force_attn_combine(ctx, f < 2 ? 1 : 2);
         kg_test_force_attn_splits(ctx, forced[f]);
         for (int rep = 0; rep < 2; rep++) {
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
@@ -632,10 +721,11 @@ Test(attention, decode_is_bitwise_reproducible)
             kt_download(ctx, rep ? o2 : o1, dout, nq * 2);
             kt_download(ctx, rep ? l2 : l1, dl, nl * 4);
         }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "forced splits %d: runs differ",
-                  forced[f]);
+        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "forced splits %d, merge %d: runs differ",
+                  forced[f], f < 2 ? 1 : 2);
     }
     kg_test_force_attn_splits(ctx, 0);
+    kg_test_force_attn_combine(ctx, 0);
     free(h);
     free(o1);
     free(o2);
@@ -733,6 +823,11 @@ Test(attention, strided_layouts_mqa_masks_and_scale)
         run_case(&b);
         acase d = {DTS[i], 1, 2, 1, 90, 200, 64, 1, MASK_RANDOM, 2, 0, 0.f};
         run_case(&d);
+        /* the head dims whose Hopper tiles are padded to whole panels */
+        acase e = {DTS[i], 2, 4, 2, 130, 300, 32, 1, MASK_NONE, 0, 1, 0.f};
+        run_case(&e);
+        acase f = {DTS[i], 1, 6, 3, 200, 129, 96, 0, MASK_RANDOM, 4, 1, 0.f};
+        run_case(&f);
     }
 }
 
@@ -783,9 +878,51 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
     }
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
+    /* decode (Sq 1, 4 query heads per KV head, split keys): the decode kernel
+       and the combine kernel back to back in one graph */
+    for (int mode = 1; mode <= 2; mode++) {
+        const int Hq = 8, Hkv = 2, Sk = 3000;
+        void *dk2 = kt_alloc(ctx, (size_t)Hkv * Sk * D * 2), *dv2 = kt_alloc(ctx, (size_t)Hkv * Sk * D * 2);
+        uint16_t *hk = malloc((size_t)Hkv * Sk * D * 2);
+        for (int64_t i = 0; i < (int64_t)Hkv * Sk * D; i++)
+            hk[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, dk2, hk, (size_t)Hkv * Sk * D * 2);
+        kt_upload(ctx, dv2, hk, (size_t)Hkv * Sk * D * 2);
+        kg_tensor q1 = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(1, Hq, 1, D)),
+                  k1 = kg_tensor_contiguous(dk2, KG_BF16, 4, KT_SHAPE(1, Hkv, Sk, D)),
+                  v1 = kg_tensor_contiguous(dv2, KG_BF16, 4, KT_SHAPE(1, Hkv, Sk, D)),
+                  o1 = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(1, Hq, 1, D));
+        kg_test_force_attn_combine(ctx, mode);
+        kg_test_force_attn_splits(ctx, 12);
+        KT_OK(ctx, kg_attention(ctx, &o1, NULL, &q1, &k1, &v1, NULL, NULL));
+        KT_OK(ctx, kg_sync(ctx));
+        cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
+        kt_download(ctx, ho2, dout, (size_t)Hq * D * 2);
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)Hq * D * 2));
+        cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        KT_OK(ctx, kg_attention(ctx, &o1, NULL, &q1, &k1, &v1, NULL, NULL));
+        KT_OK(ctx, kg_attention(ctx, &o1, NULL, &q1, &k1, &v1, NULL, NULL));
+        cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+        cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, ho, dout, (size_t)Hq * D * 2);
+        cr_assert(memcmp(ho, ho2, (size_t)Hq * D * 2) == 0, "decode graph (merge %d) differs from a direct call", mode);
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+        kg_test_force_attn_splits(ctx, 0);
+        kg_test_force_attn_combine(ctx, 0);
+        free(hk);
+        kg_free(ctx, dk2);
+        kg_free(ctx, dv2);
+    }
     KT_OK(ctx, kg_set_stream(ctx, NULL));
     cudaStreamDestroy(s);
     free(hq);
     free(ho);
     free(ho2);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
 }

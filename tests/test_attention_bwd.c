@@ -254,10 +254,32 @@ Test(attention_bwd_validation, sizes_out_of_range)
 
 Test(attention_bwd_validation, scratch_size)
 {
-    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 100), (size_t)(64 << 10) + 2 * 8 * 100 * 8);
-    cr_assert_eq(kg_attention_backward_scratch_bytes(-1, 8, 100), 0u);
-    cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 100), 0u);
-    cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 100), (size_t)(64 << 10));
+    /* counters, then 8 bytes a query row rounded up to 256, then the dq
+       partials: lanes = min(16, max(1, floor(264 / (B Hkv))), ceil(Sk / 64)),
+       f32 [B Hq Sq D] each */
+    const size_t rows = 2 * 8 * 100, part = rows * 64 * 4;
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 64), (size_t)(64 << 10) + rows * 8 + 2 * part);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 2000, 64),
+                 (size_t)(64 << 10) + rows * 8 + 16 * part);
+    /* 32 kv heads: 8 lanes (256 blocks), not 9 */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 16, 16, 100, 2000, 64),
+                 (size_t)(64 << 10) + 2 * rows * 8 + 8 * 2 * part);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(200, 8, 2, 100, 2000, 64),
+                 (size_t)(64 << 10) + 100 * rows * 8 + 1 * 100 * part);
+    /* no keys: no partials; no query rows: nothing but the counters */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 0, 64), (size_t)(64 << 10) + rows * 8);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 2, 100, 120, 64), (size_t)(64 << 10));
+    /* the partials stay within 2 GiB while there is more than one: 1M rows
+       of D = 128 are 512 MiB a lane, so 4 lanes instead of 16 */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(1, 16, 16, 65536, 65536, 128),
+                 (size_t)(64 << 10) + ((size_t)1 << 23) + ((size_t)1 << 31));
+    /* one lane may exceed it */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(1, 64, 64, 1 << 20, 64, 256),
+                 (size_t)(64 << 10) + ((size_t)1 << 29) + ((size_t)1 << 36));
+    cr_assert_eq(kg_attention_backward_scratch_bytes(-1, 8, 2, 100, 120, 64), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 2, 100, 120, 64), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 512), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, -5, 64), 0u);
 }
 
 Test(attention_bwd_validation, empty_problems_validate_then_report_the_device)
@@ -560,8 +582,10 @@ static void check_grad(const acase *c, const char *name, const void *got, const 
                 for (int d = 0; d < c->D; d++) {
                     const int64_t li = lidx(H, S, c->D, b, h, s) + d;
                     const double x = kt_get(got, c->dt, attn_ref_off(c, H, S, b, h, s) + d), want = ref[li];
-                    cr_assert(!isnan(x), "%s %s [%d,%d,%d,%d]: NaN (unwritten or invalid) (seed %llu)",
-                              kg_dtype_name(c->dt), name, b, h, s, d, (unsigned long long)kt_seed());
+                    cr_assert(!isnan(x), "%s %s [%d,%d,%d,%d] D=%d tune=%s: NaN (unwritten or invalid) (seed %llu)",
+                              kg_dtype_name(c->dt), name, b, h, s, d, c->D,
+                              getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
+                              (unsigned long long)kt_seed());
                     if (fabs(lp[li] - want) > max_lp)
                         max_lp = fabs(lp[li] - want);
                     if (fabs(x - want) > max_err) {
@@ -573,10 +597,11 @@ static void check_grad(const acase *c, const char *name, const void *got, const 
     kt_tolerance(c->dt, &rtol, &atol);
     const double tol = 2 * max_lp + atol;
     cr_assert(max_err <= tol,
-              "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d/%d bshd=%d: max error %.3g at "
+              "%s %s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d/%d bshd=%d tune=%s: max error %.3g at "
               "[%d,%d,%d,%d] (got %.6g, want %.6g) > %.3g = 2 x %.3g (low-precision reference) + %.0e (seed %llu)",
               kg_dtype_name(c->dt), name, c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, c->mask_ndim,
-              c->bshd, max_err, wb, wh, ws, wd, wgot, wwant, tol, max_lp, atol, (unsigned long long)kt_seed());
+              c->bshd, getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default", max_err, wb, wh, ws, wd, wgot,
+              wwant, tol, max_lp, atol, (unsigned long long)kt_seed());
 }
 
 static void run_case(const acase *c)
@@ -740,6 +765,40 @@ Test(attention_bwd, empty_sequences)
     }
 }
 
+/* The fused path's dq partials under one KG_ATTNB_TUNE value (f16 / bf16
+   portable "0" / "1", Hopper "h0" / "h1" where the device is one, "sep" the
+   separate dq kernel; a tuning a head dim lacks runs the default), D 64 and
+   128: lanes that walk several key blocks (B Hkv = 66 kv heads: 4 lanes for
+   10 or 5 key blocks), GQA 2:1 over them, causal with Sq < Sk and with
+   Sq > Sk under a padding mask. One test per tuning, so that they run in
+   parallel. */
+static void tuning_cases(const char *tune, kg_dtype dt)
+{
+    setenv("KG_ATTNB_TUNE", tune, 1);
+    const int dims[2] = {64, 128};
+    for (int j = 0; j < 2; j++) {
+        acase wide = {dt, 2, 66, 33, 3, 600, dims[j], 0, MASK_NONE, 0, 0, 0.f};
+        run_case(&wide);
+        acase lo = {dt, 1, 66, 66, 3, 600, dims[j], 1, MASK_NONE, 0, 1, 0.f};
+        run_case(&lo);
+        acase hi = {dt, 1, 2, 2, 300, 90, dims[j], 1, MASK_PAD, 4, 0, 0.f};
+        run_case(&hi);
+    }
+    unsetenv("KG_ATTNB_TUNE");
+}
+
+Test(attention_bwd, tuning_h0_lanes_of_several_key_blocks) { tuning_cases("h0", KG_BF16); }
+Test(attention_bwd, tuning_h1_lanes_of_several_key_blocks) { tuning_cases("h1", KG_BF16); }
+Test(attention_bwd, tuning_0_lanes_of_several_key_blocks) { tuning_cases("0", KG_BF16); }
+Test(attention_bwd, tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_BF16); }
+Test(attention_bwd, tuning_sep_lanes_of_several_key_blocks) { tuning_cases("sep", KG_BF16); }
+Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
+Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
+{
+    tuning_cases("default", KG_F32);
+    tuning_cases("sep", KG_F32);
+}
+
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
 {
@@ -792,12 +851,12 @@ Test(attention_bwd, captured_in_a_cuda_graph_after_reserving_scratch)
               tdk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
               tdv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, 1, SK, D)),
               tl = kg_tensor_contiguous(l, KG_F32, 3, KT_SHAPE(B, H, S));
-    cr_assert_gt(kg_attention_backward_scratch_bytes(B, H, S), (size_t)(64 << 10) + (4 << 20));
+    cr_assert_gt(kg_attention_backward_scratch_bytes(B, H, 1, S, SK, D), (size_t)(64 << 10) + (4 << 20));
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(fresh, kg_set_stream(fresh, (kg_stream)s));
     /* the scratch is per stream: reserve it on the stream that captures */
-    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, S)));
+    KT_OK(fresh, kg_reserve_scratch(fresh, kg_attention_backward_scratch_bytes(B, H, 1, S, SK, D)));
     /* a small call loads the module outside capture */
     kg_tensor sq = tq, sdq = tdq, sl = tl;
     sq.shape[2] = sdq.shape[2] = sl.shape[2] = 64;

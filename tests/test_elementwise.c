@@ -823,6 +823,54 @@ Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, 
     check_perm_shapes(KG_OP_WHERE, KG_F32, KG_F32);
 }
 
+/* Persistent perm blocks (fewer blocks than tiles): a block takes several
+   tiles in turn. */
+Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_PERM_BLOCKS_PER_SM, 1);
+    check_perm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
+    check_perm_shapes(KG_OP_COPY, KG_F32, KG_F32);
+    check_perm_shapes(KG_OP_CAST, KG_F16, KG_F32);
+    check_perm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
+    check_perm_shapes(KG_OP_WHERE, KG_F32, KG_F32);
+    kg_test_ew_tune(KG_EW_TUNE_PERM_BLOCKS_PER_SM, 0);
+}
+
+/* A permutation that keeps an odd inner dim in place (no vector fits) runs
+   rows: each row's offsets once, lanes along it. By default only for
+   elements of up to 2 bytes (nd32 is faster for wider ones); the tuning
+   hook opens it to every dtype here, so the kernel is checked on each. */
+Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
+{
+    kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, 8);
+    static const struct {
+        int nd;
+        int64_t s[4];
+        int perm[4];
+    } cs[] = {{3, {37, 66, 45}, {1, 0, 2}}, {4, {5, 34, 7, 67}, {2, 0, 1, 3}}, {3, {3, 101, 33}, {1, 0, 2}},
+              {3, {40, 31, 9}, {1, 0, 2}}, {4, {6, 5, 11, 17}, {1, 2, 0, 3}}}; /* 32, 8 and 4 lanes per row */
+    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_U8, KG_F64};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            unsigned ran = 0;
+            const view a = permuted(cs[i].nd, cs[i].s, cs[i].perm), o = dense(cs[i].nd, cs[i].s);
+            ew_case c = {"inner dim in place", 1, {a, o, o}, o, -1, FILL_MIXED, 0};
+            run_case(KG_OP_COPY, dts[d], dts[d], &c, &ran);
+            cr_assert_eq(ran, 1u << KG_EW_ROWS, "case %zu %s: variants %#x, want rows", i, kg_dtype_name(dts[d]), ran);
+            ran = 0;
+            ew_case b = {"inner dim in place, binary", 2, {a, offset(o, 1), o}, offset(o, 1), -1, FILL_MIXED, 0};
+            run_case(KG_OP_ADD, dts[d], dts[d], &b, &ran);
+            cr_assert_eq(ran, 1u << KG_EW_ROWS, "case %zu %s add: variants %#x, want rows", i, kg_dtype_name(dts[d]),
+                         ran);
+        }
+    kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, 2);
+    unsigned ran = 0;
+    const view a = permuted(3, S(37, 66, 45), (const int[]){1, 0, 2}), o = dense(3, S(37, 66, 45));
+    ew_case c = {"inner dim in place, f32", 1, {a, o, o}, o, -1, FILL_MIXED, 0};
+    run_case(KG_OP_COPY, KG_F32, KG_F32, &c, &ran);
+    cr_assert_eq(ran, 1u << KG_EW_ND32, "f32: variants %#x, want nd32 (rows only up to 2-byte elements)", ran);
+}
+
 /* ---- perm's planner (CPU) ---------------------------------------------------- */
 
 static uint32_t magic_div(uint32_t r, uint32_t magic, uint32_t shift)

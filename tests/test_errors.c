@@ -4,7 +4,8 @@
  *
  * Validation runs on the host before any device call, so these tests run on
  * every machine: each hides the GPU (CUDA_VISIBLE_DEVICES="") and works on a
- * context that failed to open, which still validates calls.
+ * context that failed to open, which still validates calls. What they hold
+ * to: tests/TESTING.md, "Errors are exact" and "Hostile input".
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -110,7 +110,7 @@ Test(generator, template_errors_name_the_problem)
     cr_assert_eq(system(script), 0, "template engine check failed");
 }
 
-static const char *const variants[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf"};
+static const char *const variants[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows"};
 
 /* Every op x accepted dtype (x output dtype for cast) x variant is in the
    table, and its kernel carries the expected name; nothing else is. */
@@ -119,7 +119,7 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
     size_t mlen;
     char *manifest = slurp("generated/manifest.txt", &mlen);
     cr_assert_not_null(manifest, "generated/manifest.txt is missing");
-    cr_assert_eq(KG_EW_VARIANT_COUNT, 7);
+    cr_assert_eq(KG_EW_VARIANT_COUNT, 8);
     int expected = 0;
     for (int op = KG_OP_NONE + 1; op < KG_OP_COUNT; op++) {
         const kg_op_info *info = kg_op_get_info((kg_op)op);

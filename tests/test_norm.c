@@ -83,6 +83,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
 /* sm_90: rows that fit a stage twice in shared memory are STAGED. */
 Test(plan, sm90_rows_that_fit_a_stage_are_staged)
 {
+    kgi_norm_tuning.staged = 1;
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1, .sm90 = 1};
     kg_norm_plan p;
@@ -92,37 +93,37 @@ Test(plan, sm90_rows_that_fit_a_stage_are_staged)
     cr_assert_eq(p.args.pr, 1);
     cr_assert_eq(p.args.stage_rows, 1);
     cr_assert_eq(p.args.stage_bytes, 16384);
-    cr_assert_eq(p.args.stages, 12);
+    cr_assert_eq(p.args.stages, 3); /* 4 blocks a multiprocessor, 50 KiB each */
     cr_assert_eq(p.args.contig, 1);
     cr_assert_eq(p.block, 256);
-    cr_assert_eq(p.grid, 132);
-    cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 12 * 16384);
-    /* 16384 f32: 512 lanes of 8 vectors, 3 stages of 64 KiB */
+    cr_assert_eq(p.grid, 4 * 132);
+    cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 3 * 16384);
+    /* 16384 f32: 1024 lanes of 4 vectors, 3 stages of 64 KiB */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.group, 512);
-    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.args.group, 1024);
+    cr_assert_eq(p.args.nv, 4);
     cr_assert_eq(p.args.stages, 3);
     cr_assert_eq(p.grid, 100);
-    /* rows of 32 f32: 8 lanes a row, 8 rows a group, 256 rows a stage */
+    /* rows of 32 f32: 8 lanes a row, 4 rows a group, 128 rows a stage */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 8);
-    cr_assert_eq(p.args.pr, 8);
-    cr_assert_eq(p.args.stage_rows, 256);
+    cr_assert_eq(p.args.pr, 4);
+    cr_assert_eq(p.args.stage_rows, 128);
     /* ... fewer rows a group when the stages would not reach every block */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 32));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 32));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.pr, 1);
-    /* a warp per row of 1024 f32, 8 rows a stage */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(32768, 1024));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(32768, 1024));
+    /* a warp per row of 512 f32, 8 rows a stage */
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(32768, 512));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(32768, 512));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 32);
-    cr_assert_eq(p.args.nv, 8);
+    cr_assert_eq(p.args.nv, 4);
     cr_assert_eq(p.args.stage_rows, 8);
     /* longer rows stream (ROWS); so does a residual stage that fits once */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(3, 65536));
@@ -146,10 +147,13 @@ Test(plan, sm90_rows_that_fit_a_stage_are_staged)
     kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &pin, .out = &pout, .axis = -1, .sm90 = 1};
     cr_assert_eq(plan_class(&pc, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.contig, 0);
-    /* without sm_90: ROWS */
+    /* without sm_90, or without the opt-in: ROWS */
     c.sm90 = 0;
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    c.sm90 = 1;
+    kgi_norm_tuning.staged = 0;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
 }
 
@@ -884,8 +888,8 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
 {
     kg_context *ctx = kt_open_gpu();
     const int64_t lens[] = {1, 2, 31, 32, 33, 64, 1000, 4096, 4097, 16384, 65537};
-    for (int off = 0; off < 2; off++) {
-        kgi_norm_tuning.staged_off = off;
+    for (int on = 0; on < 2; on++) {
+        kgi_norm_tuning.staged = on;
         for (int d = 0; d < 4; d++)
             for (int i = 0; i < 11; i++) {
                 int64_t rows = (int64_t)(1 << 17) / lens[i];
@@ -893,7 +897,7 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
                 every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
             }
     }
-    kgi_norm_tuning.staged_off = 0;
+    kgi_norm_tuning.staged = 0;
     kg_close(ctx);
 }
 
@@ -910,6 +914,7 @@ Test(gpu, staged_ring_wraps_with_any_stage_count)
     }
     const int p102[] = {1, 0, 2};
     const int stages[] = {1, 2, 3, 0};
+    kgi_norm_tuning.staged = 1;
     for (int si = 0; si < 4; si++) {
         kgi_norm_tuning.max_stages = stages[si];
         memset(classes_seen, 0, sizeof classes_seen);
@@ -923,8 +928,7 @@ Test(gpu, staged_ring_wraps_with_any_stage_count)
         cr_assert_gt(classes_seen[KG_NORM_STAGED], 0, "max_stages %d", stages[si]);
     }
     kgi_norm_tuning.max_stages = 0;
-    /* a long run of rows through the default ring */
-    every_op(ctx, KG_F32, 2, KT_SHAPE(20000, 1024), NULL, 1, 0);
+    kgi_norm_tuning.staged = 0;
     kg_close(ctx);
 }
 
@@ -1026,8 +1030,8 @@ Test(gpu, permuted_strided_and_in_place_layouts)
 Test(gpu, huge_magnitudes_constant_rows_and_special_values)
 {
     kg_context *ctx = kt_open_gpu();
-    for (int off = 0; off < 2; off++) {
-        kgi_norm_tuning.staged_off = off; /* with and without the STAGED class */
+    for (int on = 0; on < 2; on++) {
+        kgi_norm_tuning.staged = on; /* without and with the STAGED class */
         for (int d = 0; d < 4; d++)
             for (int fill = 1; fill <= 3; fill++) {
                 every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
@@ -1037,7 +1041,7 @@ Test(gpu, huge_magnitudes_constant_rows_and_special_values)
                 every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
             }
     }
-    kgi_norm_tuning.staged_off = 0;
+    kgi_norm_tuning.staged = 0;
     /* softmax of [1e4, -1e4] is exactly [1, 0] */
     float h[2] = {1e4f, -1e4f}, o[2];
     void *dx = kt_alloc(ctx, 8), *dy = kt_alloc(ctx, 8);
@@ -1128,17 +1132,16 @@ Test(gpu, every_class_is_reached)
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
-    if (dev_sm90(ctx))
-        cr_assert_gt(classes_seen[KG_NORM_STAGED], 0);
-    /* without STAGED: the rows classes of every device */
-    memset(classes_seen, 0, sizeof classes_seen);
-    kgi_norm_tuning.staged_off = 1;
-    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
-    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0);
-    kgi_norm_tuning.staged_off = 0;
-    cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
     cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS_RES], 0);
+    /* the opt-in STAGED class (sm_90) */
+    if (dev_sm90(ctx)) {
+        memset(classes_seen, 0, sizeof classes_seen);
+        kgi_norm_tuning.staged = 1;
+        every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
+        kgi_norm_tuning.staged = 0;
+        cr_assert_gt(classes_seen[KG_NORM_STAGED], 0);
+    }
     kg_close(ctx);
 }
 

@@ -30,7 +30,23 @@
 
 static kg_context *gpu;
 
-static void gpu_setup(void) { gpu = kt_open_gpu(); }
+static const kg_red_tuning *gpu_tuning, *env_tuning;
+static kg_red_tuning env_tuning_value;
+
+/* KG_RED_TUNE="name=value,..." (reduce_plan.h): every GPU test plans with
+   the default tuning changed so (a variant under test), instead of
+   kg_reduce's default. */
+static void gpu_setup(void)
+{
+    gpu = kt_open_gpu();
+    const char *t = getenv("KG_RED_TUNE");
+    if (t && *t) {
+        env_tuning_value = kg_red_tuning_default;
+        cr_assert_eq(kg_red_tuning_parse(t, &env_tuning_value), 0, "KG_RED_TUNE=%s: unknown field or bad value", t);
+        env_tuning = &env_tuning_value;
+    }
+    gpu_tuning = env_tuning;
+}
 static void gpu_teardown(void) { kg_close(gpu); }
 
 /* How a case lays out its input over the allocation. */
@@ -185,9 +201,8 @@ static void fill_input(void *h, kg_dtype dt, int64_t n, fill how, uint64_t *rng)
 
 static double eps_of_acc(kg_dtype dt) { return dt == KG_F64 ? 0x1p-53 : 0x1p-24; }
 
-/* NULL: check_case calls kg_reduce; else it plans with this tuning
-   (kg_reduce_plan_tuned) and launches that plan. */
-static const kg_red_tuning *gpu_tuning;
+/* gpu_tuning: NULL: check_case calls kg_reduce; else it plans with this
+   tuning (kg_reduce_plan_tuned) and launches that plan. */
 
 /* 1: check_case runs every call twice and requires bitwise equal results. */
 static int run_twice;
@@ -523,10 +538,10 @@ Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .time
             kg_tensor o = kg_tensor_contiguous((void *)((uintptr_t)1 << 46), info->out[dt], k, os);
             kg_tensor x = kg_tensor_contiguous((void *)((uintptr_t)1 << 47), KG_I64, k, os);
             kg_red_plan p;
-            if (kg_reduce_plan(gpu, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, &in, c.axes, c.n_axes,
-                               c.keepdim, 132, &p) == KG_OK &&
+            if (kg_reduce_plan_tuned(gpu, op, info->indexed ? NULL : &o, info->indexed ? &x : NULL, &in, c.axes,
+                                     c.n_axes, c.keepdim, 132, gpu_tuning, &p) == KG_OK &&
                 !p.empty)
-                by_class[p.cls]++;
+                by_class[p.args.deep ? (p.cls == KG_RED_COLS ? KG_RED_COLSN : KG_RED_NESTN) : p.cls]++;
         }
         const int bad = check_case(op, dt, &c, &L, h, dev, n % 2);
         cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c.name, bad,
@@ -537,13 +552,15 @@ Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .time
         free(h);
     }
     run_twice = 0;
-    cr_log_info("random sweep: %d cases; rows %d cols %d strided32 %d strided64 %d packed %d nest %d", cases_run,
-                by_class[KG_RED_ROWS], by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_STRIDED64],
-                by_class[KG_RED_PACKED], by_class[KG_RED_NEST]);
+    cr_log_info("random sweep: %d cases; rows %d cols %d strided32 %d strided64 %d packed %d nest %d tile %d; narrow "
+                "walks: cols %d nest %d",
+                cases_run, by_class[KG_RED_ROWS], by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32],
+                by_class[KG_RED_STRIDED64], by_class[KG_RED_PACKED], by_class[KG_RED_NEST], by_class[KG_RED_TILE],
+                by_class[KG_RED_COLSN], by_class[KG_RED_NESTN]);
     cr_assert_eq(total, 0);
     cr_assert_gt(by_class[KG_RED_ROWS], 0);
-    cr_assert_gt(by_class[KG_RED_COLS], 0);
-    cr_assert_gt(by_class[KG_RED_NEST], 0);
+    cr_assert_gt(by_class[KG_RED_COLS] + by_class[KG_RED_COLSN], 0);
+    cr_assert_gt(by_class[KG_RED_NEST] + by_class[KG_RED_NESTN], 0);
     /* the strided class takes only irregular nests: the 60 cases of
        KG_TEST_QUICK (sanitizer runs) need not draw one (the H200 run of
        2026-12-01 in quick mode drew none); the full sweep of 400 must */
@@ -580,14 +597,38 @@ Test(gpu, every_case_under_other_tunings)
          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
          .blocks_per_sm = 16,
          .cols_runs = 1},
+        /* the default with the narrow walks (16 loads in flight, 32-bit walk arithmetic) */
+        {.cols_lanes = KG_RED_THREADS,
+         .cols_split_lanes = 64,
+         .cols_split_units_per_sm = 8,
+         .cols_split_pow2 = 1,
+         .pack_rows = 1,
+         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+         .blocks_per_sm = 16,
+         .cols_runs = 1,
+         .deep_walk = 1},
+        /* the default with tiles of short reduced runs, also small ones */
+        {.cols_lanes = KG_RED_THREADS,
+         .cols_split_lanes = 64,
+         .cols_split_units_per_sm = 8,
+         .cols_split_pow2 = 1,
+         .pack_rows = 1,
+         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+         .blocks_per_sm = 16,
+         .tile = 1,
+         .tile_max_bytes = 512,
+         .tile_min_elems = 1},
     };
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
-    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+    /* KG_TEST_QUICK (a time-capped run): the last three tunings, the paths
+       most recently added (column runs, narrow walks, tiles) */
+    const size_t nt = sizeof tunings / sizeof tunings[0];
+    for (size_t t = getenv("KG_TEST_QUICK") ? nt - 3 : 0; t < nt; t++) {
         gpu_tuning = &tunings[t];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             check_op(ops[o], t % 2 ? TIES : RANDOM);
     }
-    gpu_tuning = NULL;
+    gpu_tuning = env_tuning;
 }
 
 /* One op over one dense 2-d input with special values planted. */

@@ -83,6 +83,29 @@ static const kg_red_tuning runs_tuning = {.cols_lanes = KG_RED_THREADS,
                                           .blocks_per_sm = 16,
                                           .cols_runs = 1};
 
+/* The default with the tile class on. */
+static const kg_red_tuning tile_tuning = {.cols_lanes = KG_RED_THREADS,
+                                          .cols_split_lanes = 64,
+                                          .cols_split_units_per_sm = 8,
+                                          .cols_split_pow2 = 1,
+                                          .pack_rows = 1,
+                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+                                          .blocks_per_sm = 16,
+                                          .tile = 1,
+                                          .tile_max_bytes = 256,
+                                          .tile_min_elems = 1024};
+
+/* The same with the narrow walks too. */
+static const kg_red_tuning deep_tuning = {.cols_lanes = KG_RED_THREADS,
+                                          .cols_split_lanes = 64,
+                                          .cols_split_units_per_sm = 8,
+                                          .cols_split_pow2 = 1,
+                                          .pack_rows = 1,
+                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+                                          .blocks_per_sm = 16,
+                                          .cols_runs = 1,
+                                          .deep_walk = 1};
+
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
 Test(plan, negative_and_unsorted_axes_give_the_same_result_shape)
@@ -564,7 +587,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    const int64_t cut = p->cls == KG_RED_COLS && A->run > 1 ? A->red / A->run : A->red; /* what splits cut */
+    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run
+                                                                                         : A->red; /* what splits cut */
     if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
         fail(c, "splits do not cut the reduced elements into non-empty chunks");
     if (p->cls == KG_RED_PACKED) {
@@ -577,6 +601,32 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 fail(c, "packed rows are not dense");
             for (int64_t r = 0; r < A->red; r++)
                 visit(c, oo, r, o * A->red + r);
+        }
+        return;
+    }
+    if (p->cls == KG_RED_TILE) {
+        const int64_t L = A->run, g = A->group, npos = A->red / L;
+        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || (g > 1 && g > L / 2) ||
+            A->tile_rows * L > KG_RED_TILE_ELEMS ||
+            A->tile_rows > KG_RED_TILE_ELEMS / (2 * KG_RED_THREADS) * (KG_RED_THREADS / g) ||
+            A->tiles * A->tile_rows < A->inner || A->units != A->n_out * A->tiles * A->splits)
+            fail(c, "tile geometry out of bounds");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            const int64_t row0 = tile * A->tile_rows;
+            const int64_t rows = A->inner - row0 < A->tile_rows ? A->inner - row0 : A->tile_rows;
+            const int64_t w0 = split * A->chunk, w1 = w0 + A->chunk < npos ? w0 + A->chunk : npos;
+            if (w0 >= w1)
+                continue;
+            wpos w;
+            walk_at(&A->walk, w0, &w);
+            for (int64_t k = w0; k < w1; k++, walk_step(&A->walk, &w))
+                for (int64_t r = 0; r < rows; r++)
+                    for (int64_t e = 0; e < L; e++)
+                        visit(c, oo + (row0 + r) * (c->indexed ? A->inner_idx : A->inner_out), k * L + e,
+                              io + (row0 + r) * L + w.off + e);
         }
         return;
     }
@@ -677,6 +727,18 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
         return 0;
     }
     *cls = p.cls;
+    if (p.args.deep) {
+        /* narrow walks: 32-bit arithmetic, every span below 2^30 in all */
+        int64_t sum = 0;
+        const kg_red_walk *w = &p.args.walk;
+        for (int d = 0; d < w->n; d++)
+            sum += (w->size[d] + (d == w->n - 1 ? w->step[d] + 1 : 0)) * w->in[d];
+        if (p.args.vec || (p.cls != KG_RED_COLS && p.cls != KG_RED_NEST) || sum >= ((int64_t)1 << 30)) {
+            snprintf(why, wl, "a narrow walk (deep) where it does not apply: class %d vec %d spans %lld", p.cls,
+                     p.args.vec, (long long)sum);
+            return 0;
+        }
+    }
     pcheck c;
     memset(&c, 0, sizeof c);
     c.in = in;
@@ -818,7 +880,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {2, {7, 40000}}, {2, {40000, 7}}, {3, {300, 3, 700}}, {3, {64, 1000, 9}}, {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
-    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0;
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -855,19 +917,46 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert(check_plan(op, &in, mask, &old_tuning, why, sizeof why, &cls), "old tuning: %s", why);
                     cr_assert(check_plan(op, &in, mask, &runs_tuning, why, sizeof why, &cls), "column runs: %s", why);
                     runs += cls == KG_RED_COLS;
+                    kg_red_plan dp;
+                    cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &deep_tuning, &dp), KG_OK);
+                    deep += dp.args.deep;
+                    cr_assert(check_plan(op, &in, mask, &deep_tuning, why, sizeof why, &cls), "narrow walks: %s", why);
+                    cr_assert(check_plan(op, &in, mask, &tile_tuning, why, sizeof why, &cls), "tiles: %s", why);
+                    tiles += cls == KG_RED_TILE;
                     plans++;
                 }
             }
         }
     }
-    cr_log_info("%d larger plans checked, %d split, %d columns with the run path on", plans, split, runs);
+    cr_log_info("%d larger plans checked, %d split, %d columns with the run path on, %d narrow walks", plans, split,
+                runs, deep);
     cr_assert_gt(split, 0);
-    for (int k = 0; k < KG_RED_CLASS_COUNT; k++)
+    cr_assert_gt(deep, 0);
+    cr_assert_gt(tiles, 0);
+    cr_log_info("%d tile plans", tiles);
+    for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
+                                              by default (above) */
         if (k != KG_RED_STRIDED64)
             cr_expect_gt(by_class[k], 0, "class %d never planned", k);
 }
 
 /* ---- CPU: geometry that would overflow (issue 13) ------------------------------ */
+
+Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_parse("deep_walk=1,cols_runs=1,blocks_per_sm=12", &t), 0);
+    cr_assert_eq(t.deep_walk, 1);
+    cr_assert_eq(t.cols_runs, 1);
+    cr_assert_eq(t.blocks_per_sm, 12);
+    cr_assert_eq(t.cols_lanes, kg_red_tuning_default.cols_lanes, "untouched fields keep their value");
+    cr_assert_eq(kg_red_tuning_parse("", &t), 0);
+    cr_assert_eq(kg_red_tuning_parse("nope=1", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep_walk", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep_walk=x", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep_walk=1;", &t), -1);
+    cr_assert_eq(kg_red_tuning_parse("deep=1", &t), -1, "a prefix of a name is not the name");
+}
 
 Test(errors, shapes_and_strides_past_2_pow_63_bytes_are_refused_not_crashed)
 {

@@ -2,6 +2,8 @@
  * test_reference.c - the CPU reference generated from the catalogue's
  * expressions, against values computed by hand. Every op has cases; the
  * coverage test fails when an op is added to the catalogue without them.
+ * The GPU tests compare with this reference (tests/TESTING.md, "Rules" and
+ * "Tolerances"), so it is checked against values nobody computed with it.
  */
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * bench_modload.c - what loading one kernel module image costs, for choosing
+ * modload.c - what loading one kernel module image costs, for choosing
  * how the bundle stores its modules (nvcc --compress-mode, which entries a
  * fatbin holds). In a fresh process, after the CUDA context exists, as the
  * library's first op of a module does it: cudaLibraryLoadData on the image,
@@ -8,7 +8,7 @@
  * into the context), then the same again on a second copy of the image
  * (the driver's one-time costs paid).
  *
- *   bench_modload IMAGE KERNEL [ew]
+ *   modload IMAGE KERNEL [ew]
  *
  * IMAGE: a fatbin or cubin file; a name ending in .zst is inflated first
  * (outside the load timing, timed apart: the staged files travel small,
@@ -106,27 +106,27 @@ static int load_once(const unsigned char *image, const char *kernel, int ew, dou
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_modload IMAGE KERNEL [ew]\n");
+        fprintf(stderr, "usage: modload IMAGE KERNEL [ew]\n");
         return 2;
     }
     const int ew = argc > 3 && strcmp(argv[3], "ew") == 0;
     size_t n = 0;
     unsigned char *image = read_image(argv[1], &n), *copy = image ? malloc(n) : NULL;
     if (!image || !copy) {
-        fprintf(stderr, "bench_modload: cannot read %s\n", argv[1]);
+        fprintf(stderr, "modload: cannot read %s\n", argv[1]);
         return 1;
     }
     memcpy(copy, image, n);
     if (cudaFree(0) != cudaSuccess) {
-        printf("bench_modload: no GPU work ran: %s\n", cudaGetErrorString(cudaGetLastError()));
+        printf("modload: no GPU work ran: %s\n", cudaGetErrorString(cudaGetLastError()));
         return 0;
     }
     double first[3], again[3];
     if (!load_once(image, argv[2], ew, first) || !load_once(copy, argv[2], ew, again)) {
-        printf("bench_modload: %s %s: %s\n", argv[1], argv[2], cudaGetErrorString(cudaGetLastError()));
+        printf("modload: %s %s: %s\n", argv[1], argv[2], cudaGetErrorString(cudaGetLastError()));
         return 1;
     }
-    printf("bench_modload: %s %.2f MiB: first load %.3f ms, kernel %.3f ms, first launch %.3f ms, total %.3f ms; "
+    printf("modload: %s %.2f MiB: first load %.3f ms, kernel %.3f ms, first launch %.3f ms, total %.3f ms; "
            "second copy total %.3f ms (load %.3f); .zst inflate on the host %.3f ms\n",
            argv[1], (double)n / 1048576, first[0], first[1], first[2], first[0] + first[1] + first[2],
            again[0] + again[1] + again[2], again[0], inflate_ms);

@@ -1,0 +1,322 @@
+/*
+ * attention_bwd_sm90.cuh - the attention backward's key/value pass on
+ * Hopper (sm_90a): the kvq kernel of attention_bwd.cuh (dK, dV and the dQ
+ * partials of one lane's key blocks) with its five matrix products on
+ * warpgroup MMA (wgmma.mma_async) instead of mma.sync.
+ *
+ * A block is NWG warpgroups; warpgroup w owns keys [n0 + 64 w, + 64) of the
+ * block's BN = 64 NWG keys and keeps their dK and dV (64 x D each) in
+ * registers for the whole walk over the query tiles (BM queries each) of
+ * every query head of its group. Per step:
+ *
+ *   S^T  = K_w Q^T        wgmma, A = K (shared, K-major), B = Q (K-major)
+ *   dP^T = V_w dout^T     likewise
+ *   P^T  = exp2(S^T scale log2 e - lse2),  dS^T = P^T (dP^T - delta)
+ *   dV  += P^T dout       A = P^T from registers, B = dout (N-major)
+ *   dK  += dS^T Q         A = dS^T from registers, B = Q (N-major)
+ *   dQ   = dS K           A = dS^T stored [key][query] in shared memory
+ *                         (M-major), B = K (N-major); the warpgroups split
+ *                         it by query rows (BM = 64 NWG) or by head-dim
+ *                         panels (BM = 64); its accumulators start from the
+ *                         lane's partial so far, then go back to it.
+ *
+ * Q, dout, K, V and dS^T live in shared memory in the 128-byte-swizzled
+ * layout wgmma reads (per 64-element panel, row r's 16-byte chunk c at
+ * chunk c ^ (r % 8)), filled by cp.async from every thread, two stages of
+ * Q / dout / partial / rows so that the next step's loads overlap this one
+ * (issued right after the step's first barrier, which also ends every
+ * warp's use of the other stage: two block barriers a step).
+ * The lanes, the partial layout and the masking are those of
+ * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
+ *
+ * The swizzle helpers below follow attention_sm90.cuh's (the forward's);
+ * kept here so that the backward does not depend on that file's internals.
+ */
+#ifndef KG_ATTENTION_BWD_SM90_CUH
+#define KG_ATTENTION_BWD_SM90_CUH
+
+#include "attention_bwd.cuh"
+#include "kg_wgmma_bwd.cuh"
+
+namespace kg_attnb
+{
+
+__device__ __forceinline__ void wgb_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgb_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgb_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* shared memory written by the generic proxy (stores, cp.async), then read
+   by wgmma through the async proxy */
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
+   byte offset (between 64-element panels of an M/N-major operand; unused
+   for K-major), stride byte offset (between groups of 8 rows). */
+__device__ __forceinline__ uint64_t sw_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+
+/* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of 64-element
+   panels (each panel ROWS x 128 bytes, 1024-byte aligned). */
+template <int ROWS> __device__ __forceinline__ uint32_t sw_at(int r, int cc)
+{
+    return (uint32_t)((cc >> 3) * ROWS * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
+}
+
+/* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
+   elements) into the swizzled tile at dst; rows past n are zero-filled. */
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void load_sw(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    constexpr int CPR = D / 8;
+    static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
+#pragma unroll 4
+    for (int it = 0; it < ROWS * CPR / NT; it++) {
+        const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
+        const bool ok = row0 + r < n;
+        const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
+        kgd_cp_async16(dst + sw_at<ROWS>(r, cc), src, ok);
+    }
+}
+
+/* Stores a warpgroup's 64 x D accumulator (this thread's rows row0 + g and
+   + 8, wgmma's fragment order) times mul as T. */
+template <typename T, int D>
+__device__ __forceinline__ void store_wg(const float (&acc)[D / 2], T *base, int64_t ld, int row0, int nrows, float mul,
+                                         int g, int t)
+{
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int r = row0 + g + 8 * i;
+        if (r < nrows) {
+#pragma unroll
+            for (int n = 0; n < D / 8; n++)
+                *(uint32_t *)(base + (int64_t)r * ld + n * 8 + 2 * t) =
+                    mma<T>::pack(acc[4 * n + 2 * i] * mul, acc[4 * n + 2 * i + 1] * mul);
+        }
+    }
+}
+
+template <typename T, int D, int NWG, int BM, int KIND>
+__device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
+{
+    constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
+    /* dQ split: by query rows (each warpgroup 64 rows, all of D) or by
+       head-dim panels (each warpgroup D / NWG columns of the 64 rows) */
+    constexpr bool QROWS = BM == 64 * NWG;
+    constexpr int QC = QROWS ? D : D / NWG;
+    static_assert(BM == 64 * NWG || (BM == 64 && (D / NWG) % 64 == 0), "dQ warpgroup split");
+    static_assert(D % 64 == 0, "64-element panels of D");
+    constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
+    const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: two stages of (Q, dout) */
+    const uint32_t aS = aQ0 + 4 * QB;                     /* dS^T [BN keys][BM queries] */
+    unsigned char *base = smem + (a0 - raw);
+    unsigned char *sSb = base + (aS - a0);
+    float *sF0 = (float *)(sSb + SB); /* two stages of the partial tile, BM x PF f32 */
+    float *sRows = sF0 + 2 * BM * PF; /* two stages of lse2[BM], delta[BM] */
+
+    const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int nkb = (p.sk + BN - 1) / BN;
+    const int kr = wgi * 64 + wq * 16; /* this warp's 16 keys in the block */
+
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
+    T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
+
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
+        const int n0 = kb * BN;
+        const bool first = j == 0;
+        __syncthreads(); /* the previous key block is done with K, V */
+        load_sw<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
+        load_sw<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+        kgd_cp_async_commit();
+
+        int mstart = 0;
+        if (causal)
+            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+        const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+
+        float dva[D / 2], dka[D / 2];
+#pragma unroll
+        for (int i = 0; i < D / 2; i++)
+            dva[i] = dka[i] = 0.f;
+
+        auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
+            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+            load_sw<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
+            load_sw<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
+            const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
+            load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
+            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const int i = tid + x * NT;
+                const bool ok = i < BM && m0 + i < p.sq;
+                rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+                rd[x] = ok ? rows[m0 + i] : 0.f;
+            }
+        };
+        auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const int i = tid + x * NT;
+                if (i < BM) {
+                    sRows[st * 2 * BM + i] = rl[x];
+                    sRows[st * 2 * BM + BM + i] = rd[x];
+                }
+            }
+        };
+        static_assert(BM <= 2 * NT, "rows per step");
+        if (nsteps > 0) {
+            float rl[2], rd[2];
+            issue(0, 0, rl, rd);
+            put_rows(0, rl, rd);
+        }
+        kgd_cp_async_commit();
+        for (int it = 0; it < nsteps; it++) {
+            const int st = it & 1;
+            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            /* this step's tiles (and K, V) arrived, and every warp is done
+               with the previous step: its stage and dS^T may be refilled */
+            kgd_cp_async_wait<0>();
+            fence_async_smem();
+            __syncthreads();
+            float nl[2], nd[2];
+            if (it + 1 < nsteps)
+                issue(it + 1, st ^ 1, nl, nd);
+            kgd_cp_async_commit();
+            const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
+            const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
+
+            /* S^T and dP^T: 64 keys x BM queries, two groups: P^T is formed
+               while dP^T is still on the tensor cores */
+            float s[BM / 2], dp[BM / 2];
+            wgb_fence();
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
+                const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                wgb<T, BM>::ss(s, sw_desc(aK + ko, 16, 1024), sw_desc(aQ + qo, 16, 1024), kk > 0);
+            }
+            wgb_commit();
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
+                const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                wgb<T, BM>::ss(dp, sw_desc(aV + ko, 16, 1024), sw_desc(aO + qo, 16, 1024), kk > 0);
+            }
+            wgb_commit();
+            wgb_wait<1>();
+
+            /* P^T */
+            const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+#pragma unroll
+            for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int kj = n0 + kr + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
+                    float xs;
+                    if (KIND == KG_ATTN_MASK || check)
+                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, kj, check, causal);
+                    else
+                        xs = s[4 * n + x] * p.scale_log2;
+                    s[4 * n + x] = ex2(xs - sL[ql]);
+                }
+            }
+            wgb_wait<0>();
+            /* dS^T, also into shared memory for dQ */
+#pragma unroll
+            for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int ql = n * 8 + 2 * t + (x & 1);
+                    dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+                }
+                *(uint32_t *)(sSb + sw_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
+                *(uint32_t *)(sSb + sw_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+            }
+            fence_async_smem();
+
+            /* dV += P^T dout, dK += dS^T Q */
+            {
+                uint32_t pa[BM / 16][4], da[BM / 16][4];
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++) {
+                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+                    da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
+                    da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
+                    da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
+                    da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
+                }
+                wgb_fence();
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+                    wgb<T, D>::rs(dva, pa[kk], sw_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+                    wgb<T, D>::rs(dka, da[kk], sw_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                wgb_commit();
+            }
+            __syncthreads(); /* dS^T complete */
+
+            /* dQ: this warpgroup's 64 rows x QC columns, from the partial so far */
+            {
+                const int qr = QROWS ? wgi * 64 : 0, qc = QROWS ? 0 : wgi * QC;
+                const float *sF = sF0 + st * BM * PF;
+                float dq[QC / 2];
+#pragma unroll
+                for (int n = 0; n < QC / 8; n++)
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        const float2 o = *(const float2 *)&sF[(qr + wq * 16 + g + 8 * i) * PF + qc + n * 8 + 2 * t];
+                        dq[4 * n + 2 * i] = o.x;
+                        dq[4 * n + 2 * i + 1] = o.y;
+                    }
+                wgb_fence();
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wgb<T, QC>::sstt(dq, sw_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                     sw_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+                wgb_commit();
+                wgb_wait<0>();
+                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const int r = m0 + qr + wq * 16 + g + 8 * i;
+                    if (r < p.sq) {
+#pragma unroll
+                        for (int n = 0; n < QC / 8; n++)
+                            *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
+                                make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                    }
+                }
+            }
+            if (it + 1 < nsteps)
+                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
+        }
+        kgd_cp_async_wait<0>();
+
+        store_wg<T, D>(dva, dv, p.dv_ss, n0 + kr, p.sk, 1.f, g, t);
+        store_wg<T, D>(dka, dk, p.dk_ss, n0 + kr, p.sk, p.scale, g, t);
+    }
+    kgd_cp_async_wait<0>();
+}
+
+} // namespace kg_attnb
+
+#endif
