@@ -120,7 +120,8 @@ Test(attention_more_validation, packing_does_not_bypass_the_other_checks)
     call_t c = valid_call(KG_F16, 8);
     c.out.data = c.q.data;
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: out overlaps q");
+              "invalid argument: attention: out overlaps q (bytes [0x10000000, 0x10006400) and [0x10000000, "
+              "0x10006400))");
     c = valid_call(KG_F16, 8);
     c.out.strides[3] = 0;
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
