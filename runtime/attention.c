@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attention_params.h"
+#include "attention_pack.h"
 #include "attn_plan.h"
 #include "internal.h"
 #include "kg_attn_table.h"
@@ -79,7 +80,7 @@ static kg_status check_shapes(kg_context *ctx, const args *a)
 static kg_status check_dtypes(kg_context *ctx, const args *a)
 {
     const kg_dtype dt = a->q->dtype;
-    const unsigned accepted = 1u << KG_F32 | 1u << KG_F16 | 1u << KG_BF16;
+    const unsigned accepted = 1u << KG_F32 | 1u << KG_F64 | 1u << KG_F16 | 1u << KG_BF16;
     if (!(accepted & (1u << dt)))
         return kg_fail_dtype(ctx, "attention", dt, accepted);
     const kg_tensor *same[3] = {a->k, a->v, a->out};
@@ -91,32 +92,9 @@ static kg_status check_dtypes(kg_context *ctx, const args *a)
     if (a->lse && a->lse->dtype != KG_F32)
         return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention: lse must be f32, got %s",
                        kg_dtype_name(a->lse->dtype));
-    if (a->mask && a->mask->dtype != KG_F32)
-        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention: mask must be f32, got %s",
-                       kg_dtype_name(a->mask->dtype));
-    return KG_OK;
-}
-
-/* The head dim contiguous, 16-byte aligned data and B/H/S strides: what the
-   kernels' 16-byte loads and stores need. Empty tensors are not read. */
-static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *name)
-{
-    if (kg_numel(t) == 0)
-        return KG_OK;
-    const int64_t es = (int64_t)kg_dtype_size(t->dtype), D = t->shape[3];
-    if (D > 1 && t->strides[3] != 1)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: attention: %s's head dim must be contiguous (stride %lld)", name,
-                       (long long)t->strides[3]);
-    kg_status st = kgi_check_aligned(ctx, "attention", t, name, 16);
-    if (st != KG_OK)
-        return st;
-    for (int d = 0; d < 3; d++)
-        if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: attention: %s's stride in dim %d (%lld elements) must be a multiple "
-                           "of 16 bytes",
-                           name, d, (long long)t->strides[d]);
+    if (a->mask && a->mask->dtype != KG_F32 && !(dt == KG_F64 && a->mask->dtype == KG_F64))
+        return kg_fail(ctx, KG_ERR_DTYPE, "dtype mismatch: attention: mask must be f32%s, got %s",
+                       dt == KG_F64 ? " or f64" : "", kg_dtype_name(a->mask->dtype));
     return KG_OK;
 }
 
@@ -384,11 +362,18 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const int64_t B = q->shape[0], Hq = q->shape[1], Sq = q->shape[2], D = q->shape[3];
     const int64_t Hkv = k->shape[1], Sk = k->shape[2];
     const int slot = dim_slot(D);
-    if (slot < 0)
+    /* f64 runs the f64 kernels (any layout); a head dim that is not
+       generated, or an operand the kernels cannot load as it is (head dim
+       not contiguous, data or B/H/S strides not 16-byte aligned), goes
+       through packed, zero-padded copies (attention_pack.c, issue 16) */
+    const int64_t Dp = kgi_attn_padded_dim(D);
+    if (Dp < 0)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: attention: head dim %lld is not generated (generated: " KG_ATTN_DIMS_TEXT ")",
-                       (long long)D);
-    const float scale = opts && opts->scale != 0.f ? opts->scale : (float)(1.0 / sqrt((double)D));
+                       "invalid argument: attention: head dim %lld is larger than %lld (generated: " KG_ATTN_DIMS_TEXT
+                       "; a smaller one is zero-padded to the next)",
+                       (long long)D, (long long)kg_attn_dims[KG_ATTN_DIM_COUNT - 1]);
+    const double scale_d = opts && opts->scale != 0.f ? (double)opts->scale : 1.0 / sqrt((double)D);
+    const float scale = (float)scale_d;
     if (!isfinite(scale))
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention: scale %g is not finite",
                        (double)scale);
@@ -403,12 +388,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                        "Hq=%lld Sq=%lld Sk=%lld",
                        (long long)B, (long long)Hq, (long long)Sq, (long long)Sk);
     const kg_tensor *lay[4] = {q, k, v, out};
-    const char *names[4] = {"q", "k", "v", "out"};
-    for (int i = 0; st == KG_OK && i < 4; i++)
-        st = check_layout(ctx, lay[i], names[i]);
+    int packed = slot < 0;
+    for (int i = 0; i < 4; i++)
+        packed |= !kgi_attn_direct(lay[i]);
     /* outputs need one location per element (issue 13) */
-    if (st == KG_OK)
-        st = kgi_check_no_self_overlap(ctx, out, "out");
+    st = kgi_check_no_self_overlap(ctx, out, "out");
     if (st == KG_OK && lse)
         st = kgi_check_no_self_overlap(ctx, lse, "lse");
     if (st == KG_OK)
@@ -419,6 +403,10 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         return st;
     if (B * Hq * Sq == 0)
         return kg_ok(ctx);
+    if (q->dtype == KG_F64)
+        return kgi_attention_f64(ctx, out, lse, q, k, v, mask, opts && opts->causal, scale_d);
+    if (packed)
+        return kgi_attention_packed(ctx, out, lse, q, k, v, mask, opts && opts->causal, scale, Dp);
 
     const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
     const kg_attn_variant variant = choose_variant(ctx, q->dtype, slot, kind, B * Hq, Sq, Sk, Hq / Hkv);

@@ -6,12 +6,20 @@
  * q is [B, Hq, Sq, D]; k and v are [B, Hkv, Sk, D] with Hq a multiple of Hkv
  * (multi-head, grouped-query and multi-query attention: query head h reads
  * key/value head h / (Hq / Hkv)); out is [B, Hq, Sq, D] of q's dtype. Any
- * strides on B, H and S; the head dim must be contiguous, each tensor's data
- * 16-byte aligned and its B/H/S strides multiples of 16 bytes.
+ * strides (0 for broadcast inputs too). The kernels read q, k, v and write
+ * out directly where the head dim is contiguous, the data 16-byte aligned
+ * and the B/H/S strides multiples of 16 bytes; any other operand is first
+ * copied densely into the context's pack area (one extra read and write of
+ * it; out is written there and copied back), which graph capture needs
+ * reserved ahead (kg_gemm_reserve on the captured stream).
  *
  * dtypes: f16 and bf16 run on tensor cores with f32 accumulation and an f32
- * softmax; f32 is computed in true FP32 (no TF32). Head dims 32, 64, 96, 128
- * and 256 are generated; another D is refused (KG_ERR_INVALID_ARGUMENT).
+ * softmax; f32 is computed in true FP32 (no TF32); f64 runs portable f64
+ * kernels (FFMA and softmax in f64; mask f32 or f64; any D <= 256). Head
+ * dims 32, 64, 96, 128 and 256 are generated; another D up to 256 is
+ * zero-padded to the next generated one (exact: the added products are 0;
+ * scale 1/sqrt(D) of the original D), a larger one is refused
+ * (KG_ERR_INVALID_ARGUMENT).
  *
  * lse (optional, NULL to skip) is an f32 tensor [B, Hq, Sq] (any strides)
  * receiving the natural-log row log-sum-exp of the scaled, masked scores.

@@ -7,6 +7,10 @@ on) and each sample's non-contiguous twin through kgen, on the same CUDA
 tensors (kgen reads PyTorch's memory through ctypes on libkgen.so), and
 compares with PyTorch's own result (torch.testing.assert_close tolerances).
 
+Attention results (f16, bf16, f32), whose error grows with the problem, that
+miss assert_close's dtype tolerance pass by TESTING.md's rule instead: within
+twice PyTorch's own error against float64, plus atol (counted apart).
+
 Per op it prints: passed, mismatched, refused (kgen returned an error; each
 distinct message is listed with its count), not expressible (the call has no
 kgen counterpart: type promotion, kwargs kgen lacks, more than 8 dims, ...).
@@ -270,13 +274,33 @@ def run_attention(kg, s, twin_out):
     if causal and mask is not None:
         raise NotExpressible("is_causal with a mask")
     out = new_out(want, twin_out)
-    q4, k4, v4, o4 = [t if t.dim() == 4 else t.unsqueeze(-3) for t in (q, k, v, out)]
+    if want.dim() == 3:  # [B, S, D]: one head
+        q4, k4, v4, o4 = [t.unsqueeze(-3) for t in (q, k, v, out)]
+    else:
+        # PyTorch broadcasts the leading dims as matmul does: a 3-d q [H, Sq, D]
+        # with 4-d k, v reads as [1, H, Sq, D] expanded to k's batch (OpInfo's
+        # "broadcast" sample). kgen takes that as a stride-0 batch dim.
+        def four(t):
+            while t.dim() < 4:
+                t = t.unsqueeze(0)
+            return t
+        q4, k4, v4, o4 = four(q), four(k), four(v), out
+        q4 = q4.expand(want.shape[0], want.shape[1], -1, -1)
+        k4 = k4.expand(want.shape[0], -1, -1, -1)
+        v4 = v4.expand(want.shape[0], -1, -1, -1)
     m = None
     if mask is not None:
+        # kgen's masks are f32 (and f64 for f64 attention); a bool mask is
+        # the additive 0 / -inf one
+        mdt = torch.float64 if q.dtype == torch.float64 else torch.float32
         if mask.dtype == torch.bool:
-            m = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill(~mask, -math.inf)
+            m = torch.zeros(mask.shape, dtype=mdt, device=mask.device).masked_fill(~mask, -math.inf)
+        elif mask.dtype == mdt:
+            m = mask
+        elif mdt == torch.float32 and mask.dtype in (torch.float16, torch.bfloat16):
+            m = mask.float()  # exact
         else:
-            m = mask.float()
+            raise NotExpressible("a %s mask" % mask.dtype)
     opts = AttnOpts(0.0 if scale is None else float(scale), int(bool(causal)))
     st, msg = kg.call("kg_attention", kg.t(o4), None, kg.t(q4), kg.t(k4), kg.t(v4),
                       kg.t(m) if m is not None else None, ctypes.byref(opts),
@@ -331,12 +355,50 @@ def run_norm(kg, name, s, twin_out):
     fn, extra = call
     targ = lambda v: kg.t(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
     if fn == "kg_layer_norm":
-        st, msg = kg.call(fn, kg.t(out), None, None, kg.t(x), extra[0], targ(extra[1]), targ(extra[2]), extra[3])
+        py = ("layer_norm", [x], {"out": out, "k": extra[0], "weight": extra[1], "bias": extra[2],
+                                  "eps": extra[3].value})
+        st, msg = kg.call(fn, kg.t(out), None, None, kg.t(x), extra[0], targ(extra[1]), targ(extra[2]), extra[3],
+                          py=py)
     elif fn == "kg_rms_norm":
-        st, msg = kg.call(fn, kg.t(out), kg.t(x), targ(extra[0]), extra[1])
+        py = ("rms_norm", [x], {"out": out, "weight": extra[0], "eps": extra[1].value})
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), targ(extra[0]), extra[1], py=py)
+    elif fn == "kg_logsumexp":
+        py = ("logsumexp", [x], {"out": out, "axes": list(extra[0] or []), "keepdim": bool(extra[2])})
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra, py=py)
     else:
-        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra)
+        py = (fn[3:], [x], {"out": out, "axis": extra[0]})
+        st, msg = kg.call(fn, kg.t(out), kg.t(x), *extra, py=py)
     return st, msg, out, want
+
+
+def to_f64(x):
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.double()
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_f64(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_f64(v) for k, v in x.items()}
+    return x
+
+
+def within_lowp_rule(s, out, want):
+    """TESTING.md's rule for results whose error grows with the problem
+    (attention): against the op computed in float64 on the same inputs,
+    kgen's largest error is at most twice PyTorch's own in the dtype, plus
+    the dtype's atol; NaN exactly where the float64 result has NaN."""
+    if not out.is_floating_point() or out.dtype == torch.float64:
+        return False
+    ref = S_OP(to_f64(s.input), *to_f64(list(s.args)), **to_f64(dict(s.kwargs)))
+    nan = torch.isnan(ref)
+    if not torch.equal(torch.isnan(out), nan):
+        return False
+    atol = {torch.float32: 1e-5, torch.float16: 1e-5, torch.bfloat16: 1e-5}[out.dtype]
+    ok = ~nan
+    if not bool(ok.any()):
+        return True
+    err_k = (out.double() - ref)[ok].abs().max().item()
+    err_t = (want.double() - ref)[ok].abs().max().item()
+    return err_k <= 2 * err_t + atol
 
 
 def s_call(s):
@@ -366,7 +428,7 @@ def main():
     runner_errors = 0
     mism_examples = []
     for op in ops:
-        row = table.setdefault(op.name, {"passed": 0, "mismatched": 0, "refused": collections.Counter(),
+        row = table.setdefault(op.name, {"passed": 0, "lowp": 0, "mismatched": 0, "refused": collections.Counter(),
                                          "inexpressible": collections.Counter()})
         S_OP = op.op
         dts = [dt for dt in op.supported_dtypes("cuda") if dt in KG_DTYPES]
@@ -415,14 +477,18 @@ def main():
                         torch.testing.assert_close(out, want, equal_nan=True, check_stride=False)
                         row["passed"] += 1
                     except AssertionError as e:
+                        if op.name in ATTN and within_lowp_rule(s, out, want):
+                            row["passed"] += 1
+                            row["lowp"] += 1
+                            continue
                         row["mismatched"] += 1
                         if len(mism_examples) < 20:
                             mism_examples.append("%s %s %s: %s" % (op.name, dt, "twin" if twin else "",
                                                                    str(e).splitlines()[0:4]))
         r = row
-        print("op %s: passed %d, mismatched %d, refused %d, not expressible %d" % (
-            op.name, r["passed"], r["mismatched"], sum(r["refused"].values()), sum(r["inexpressible"].values())),
-            flush=True)
+        print("op %s: passed %d%s, mismatched %d, refused %d, not expressible %d" % (
+            op.name, r["passed"], " (%d by the float64 rule)" % r["lowp"] if r["lowp"] else "", r["mismatched"],
+            sum(r["refused"].values()), sum(r["inexpressible"].values())), flush=True)
     report(table, md)
     for m in mism_examples:
         print("MISMATCH", m)

@@ -83,9 +83,9 @@ Test(attention_validation, null_arguments)
 
 Test(attention_validation, dtypes)
 {
-    call_t c = valid_call(KG_F64, 64);
+    call_t c = valid_call(KG_I32, 64); /* f64: test_attention_f64.c */
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
-              "attention is not available for f64 (it accepts f32, f16, bf16)");
+              "attention is not available for i32 (it accepts f32, f64, f16, bf16)");
     c = valid_call(KG_BF16, 64);
     c.k.dtype = KG_F16;
     KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_DTYPE,
@@ -180,32 +180,31 @@ Test(attention_validation, mask_must_broadcast)
 
 Test(attention_validation, head_dims_that_are_not_generated_are_named)
 {
-    const int64_t bad[] = {1, 16, 48, 80, 100, 160, 512};
+    const int64_t bad[] = {257, 512}; /* smaller ones are zero-padded (test_attention_f64.c) */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         call_t c = valid_call(KG_F16, bad[i]);
         char want[160];
         snprintf(want, sizeof want,
-                 "invalid argument: attention: head dim %lld is not generated (generated: 32, 64, 96, 128, 256)",
+                 "invalid argument: attention: head dim %lld is larger than 256 (generated: 32, 64, 96, 128, 256; a "
+                 "smaller one is zero-padded to the next)",
                  (long long)bad[i]);
         KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT, want);
     }
 }
 
+/* Layouts the kernels cannot load are packed first (test_attention_f64.c). */
 Test(attention_validation, layout_requirements)
 {
     call_t c = valid_call(KG_BF16, 64);
     c.k.strides[3] = 2;
-    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: k's head dim must be contiguous (stride 2)");
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
     c = valid_call(KG_BF16, 64);
     c.v.data = KT_DEV((2 << 24) + 2);
-    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: v's data 0x12000002 is not 16-byte aligned");
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
     c = valid_call(KG_BF16, 64);
     c.q.strides[2] = 68; /* 136 bytes */
     c.q.strides[1] = 68 * 100, c.q.strides[0] = 68 * 100 * 8;
-    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention: q's stride in dim 2 (68 elements) must be a multiple of 16 bytes");
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
     c.q.strides[2] = 72; /* 144 bytes: padded rows are fine */
     c.q.strides[1] = 72 * 100, c.q.strides[0] = 72 * 100 * 8;
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));

@@ -968,6 +968,7 @@ Test(gemm_gpu, first_gemm_inside_capture_is_refused)
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(c, kg_set_stream(c, (kg_stream)s));
     float *d = kt_alloc(c, 3 * 4 * 4);
+    KT_OK(c, kg_memset(c, d, 0, 3 * 4 * 4)); /* the inputs are read: initialized (initcheck) */
     kg_tensor a = kg_tensor_contiguous(d, KG_F32, 2, KT_SHAPE(2, 2)),
               b = kg_tensor_contiguous(d + 4, KG_F32, 2, KT_SHAPE(2, 2));
     kg_tensor o = kg_tensor_contiguous(d + 8, KG_F32, 2, KT_SHAPE(2, 2));
