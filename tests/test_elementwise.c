@@ -568,7 +568,11 @@ Test(runtime, ops_are_captured_in_a_cuda_graph_and_replayed, .init = setup, .fin
          *dout = kt_alloc(ctx, n * 4);
     kg_tensor ta = kg_tensor_contiguous(da, KG_F32, 1, S(n)), tb = kg_tensor_contiguous(db, KG_F32, 1, S(n)),
               tt = kg_tensor_contiguous(dt, KG_F32, 1, S(n)), to = kg_tensor_contiguous(dout, KG_F32, 1, S(n));
-    /* warm up outside capture (module load) on the default stream */
+    /* warm up outside capture (module load) on the default stream, on
+       initialized inputs (compute-sanitizer's initcheck) */
+    for (int i = 0; i < n; i++) a[i] = b[i] = 1.0f;
+    kt_upload(ctx, da, a, n * 4);
+    kt_upload(ctx, db, b, n * 4);
     KT_OK(ctx, kg_add(ctx, &tt, &ta, &tb));
     KT_OK(ctx, kg_sync(ctx));
     cudaStream_t s;
@@ -604,6 +608,10 @@ Test(runtime, ops_are_captured_in_a_cuda_graph_and_replayed, .init = setup, .fin
     free(a);
     free(b);
     free(got);
+    kg_free(ctx, da);
+    kg_free(ctx, db);
+    kg_free(ctx, dt);
+    kg_free(ctx, dout);
 }
 
 /* Over 2^31 elements: the dense path (64-bit indices) and a broadcast that
