@@ -42,7 +42,8 @@ kg_status kg_reduce(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, cons
         k.keepdim = keepdim;
         k.has_out = out != NULL;
         k.has_idx = indices != NULL;
-        memcpy(k.axes, axes, sizeof(int) * (size_t)n_axes);
+        if (n_axes > 0) /* axes may be NULL when there are none */
+            memcpy(k.axes, axes, sizeof(int) * (size_t)n_axes);
         if (out)
             k.out = *out;
         if (indices)
