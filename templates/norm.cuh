@@ -249,6 +249,51 @@ __device__ __forceinline__ int64_t kg_ninner(const kg_norm_dims &D, int64_t j, i
     return off;
 }
 
+/* Folds a = f(a, value) over a lane's values x[k] (k < NX with ok(k)), in
+   order, each value in the accumulator's type. */
+template <class Op, int V, int NX, class VT, class OK, class F>
+__device__ __forceinline__ typename Op::acc_t kg_nfold(const VT (&x)[NX], OK ok, typename Op::acc_t a, F f)
+{
+#pragma unroll
+    for (int k = 0; k < NX; k++)
+        if (ok(k))
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                a = f(a, Op::ld(x[k].v[e]));
+    return a;
+}
+
+/* The lane's maximum (fmax skips NaN: a NaN still makes the sum of exps,
+   so every result, NaN) and its sum of exp(x - sh). */
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ typename Op::acc_t kg_nfold_max(const VT (&x)[NX], OK ok)
+{
+    typedef typename Op::acc_t AT;
+    return kg_nfold<Op, V>(x, ok, -(AT)INFINITY, [](AT a, AT v) { return fmax(a, v); });
+}
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ typename Op::acc_t kg_nfold_exp(const VT (&x)[NX], OK ok, typename Op::acc_t sh)
+{
+    typedef typename Op::acc_t AT;
+    return kg_nfold<Op, V>(x, ok, (AT)0, [sh](AT a, AT v) { return a + kg_nexp(v - sh); });
+}
+/* The sum, and the sum of squared deviations from mean. */
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ typename Op::acc_t kg_nfold_sum(const VT (&x)[NX], OK ok)
+{
+    typedef typename Op::acc_t AT;
+    return kg_nfold<Op, V>(x, ok, (AT)0, [](AT a, AT v) { return a + v; });
+}
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ typename Op::acc_t kg_nfold_dev2(const VT (&x)[NX], OK ok, typename Op::acc_t mean)
+{
+    typedef typename Op::acc_t AT;
+    return kg_nfold<Op, V>(x, ok, (AT)0, [mean](AT a, AT v) {
+        const AT d = v - mean;
+        return a + d * d;
+    });
+}
+
 /* One lane's statistics of its values x[i] (i < NX with ok(i)), in the form
    chunks merge in: lse (its max, the sum of exp(x - shift(max))), moments
    (its count, mean and M2, two passes over its registers), sumsq. */
@@ -261,23 +306,8 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nlocal(const VT (&x)[
     s.a = 0;
     s.c = 0;
     if constexpr (Op::stats == KG_NS_LSE) {
-        AT m = -(AT)INFINITY;
-#pragma unroll
-        for (int k = 0; k < NX; k++)
-            if (ok(k))
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    m = fmax(m, Op::ld(x[k].v[e])); /* NaN: c below is NaN */
-        const AT sh = kg_nshift(m);
-        AT c = 0;
-#pragma unroll
-        for (int k = 0; k < NX; k++)
-            if (ok(k))
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    c += kg_nexp(Op::ld(x[k].v[e]) - sh);
-        s.a = m;
-        s.c = c;
+        s.a = kg_nfold_max<Op, V>(x, ok);
+        s.c = kg_nfold_exp<Op, V>(x, ok, kg_nshift(s.a));
     } else if constexpr (Op::stats == KG_NS_MOMENTS) {
         AT n = 0, sum = 0;
 #pragma unroll
@@ -289,18 +319,9 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nlocal(const VT (&x)[
                     sum += Op::ld(x[k].v[e]);
             }
         const AT mean = n > (AT)0 ? sum / n : (AT)0;
-        AT q = 0;
-#pragma unroll
-        for (int k = 0; k < NX; k++)
-            if (ok(k))
-#pragma unroll
-                for (int e = 0; e < V; e++) {
-                    const AT d = Op::ld(x[k].v[e]) - mean;
-                    q += d * d;
-                }
         s.n = n;
         s.a = mean;
-        s.c = q;
+        s.c = kg_nfold_dev2<Op, V>(x, ok, mean);
     } else {
         AT n = 0, q = 0;
 #pragma unroll
@@ -353,6 +374,78 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nstat_group(kg_nstat<
 }
 
 /*
+ * The statistics of one chunk of a row held by a group of g lanes: lane
+ * values x[k] where ok(k), cnt elements in all. sumsq, and moments of 4- and
+ * 8-byte types: one merged group reduction (each lane's count, mean, M2 or
+ * sum of squares); lse, and moments of the 2-byte types: two cheap
+ * reductions (2026-12-01 window 2: merging (max, sum) pairs costs exps and
+ * ran logsumexp rows at 68% instead of 97% of copy, packed softmax rows at
+ * 31-44% instead of 75-85%; merged moments ran f32 layer_norm at 85% instead
+ * of 78% but bf16 at 48% instead of 62%).
+ */
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT (&x)[NX], OK ok, int g, int64_t cnt)
+{
+    typedef typename Op::acc_t AT;
+    typedef typename Op::in_t T;
+    if constexpr (Op::stats == KG_NS_SUMSQ || (Op::stats == KG_NS_MOMENTS && sizeof(T) >= 4)) {
+        return kg_nstat_group<Op>(kg_nlocal<Op, V, NX>(x, ok), g);
+    } else {
+        kg_nstat<AT> cs;
+        cs.n = (AT)cnt;
+        if constexpr (Op::stats == KG_NS_LSE) {
+            const AT m = kg_ngroup(kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f());
+            cs.a = m;
+            cs.c = kg_ngroup(kg_nfold_exp<Op, V>(x, ok, kg_nshift(m)), g, kg_nsum_f());
+        } else {
+            /* moments of the 2-byte types: the mean, then the squared deviations */
+            const AT mean = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), g, kg_nsum_f()) / (AT)cnt;
+            cs.a = mean;
+            cs.c = kg_ngroup(kg_nfold_dev2<Op, V>(x, ok, mean), g, kg_nsum_f());
+        }
+        return cs;
+    }
+}
+
+/* The output vector of input vector x of a row with values rv; w and b
+   point at the vector's weight and bias (NULL: 1 and 0). */
+template <class Op, int V>
+__device__ __forceinline__ kgd_vec<typename Op::in_t, V> kg_napply(const kgd_vec<typename Op::in_t, V> &x,
+                                                                  const kg_nrow<typename Op::acc_t> &rv,
+                                                                  const typename Op::in_t *w,
+                                                                  const typename Op::in_t *b)
+{
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<typename Op::in_t, V> VT;
+    /* read-only loads (ld.global.nc): free to move above the stores */
+    VT wv, bv, y;
+    if (w)
+        wv = kg_nldg(w, (const VT *)0);
+    if (b)
+        bv = kg_nldg(b, (const VT *)0);
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        y.v[e] = Op::st(Op::apply(Op::ld(x.v[e]), rv, w ? Op::ld(wv.v[e]) : (AT)1, b ? Op::ld(bv.v[e]) : (AT)0));
+    return y;
+}
+
+/* A lane's place in its row's group of g lanes: aligned lanes of a warp
+   (g <= 32, several groups a block) or the whole block (g > 32). */
+struct kg_nlanes {
+    int g, lane, slots, slot;
+};
+__device__ __forceinline__ kg_nlanes kg_nlanes_of(int g)
+{
+    const bool whole = g > 32;
+    kg_nlanes L;
+    L.g = g;
+    L.lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));
+    L.slots = whole ? 1 : (int)blockDim.x / g;
+    L.slot = whole ? 0 : (int)threadIdx.x / g;
+    return L;
+}
+
+/*
  * ROWS, PACKED, STRIDED: a group of g lanes serves R rows at once (R = 1,
  * or KG_NORM_PACK / 2 in the packed classes). Each lane holds up to NVR
  * vectors of V elements per row per chunk (KG_NORM_NV, or 1 packed): vector k of lane l in chunk c is
@@ -367,11 +460,8 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
-    const int g = A.group;
-    const bool whole = g > 32;
-    const int lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));
-    const int slots = whole ? 1 : (int)blockDim.x / g;
-    const int slot = whole ? 0 : (int)threadIdx.x / g;
+    const kg_nlanes L = kg_nlanes_of(A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
     const int64_t n = A.n, nvec = n / V;
     const int nv = A.nv;
     const int64_t per_chunk = (int64_t)g * nv;
@@ -465,82 +555,11 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
                             x[r][k] = hv[r][k];
                         }
             }
-            /* statistics of the chunk. sumsq, and moments of 4- and 8-byte
-               types: one merged group reduction (each lane's count, mean, M2
-               or sum of squares); lse, and moments of the 2-byte types: two
-               cheap reductions (2026-12-01 window 2: merging (max, sum)
-               pairs costs exps and ran logsumexp rows at 68% instead of 97%
-               of copy, packed softmax rows at 31-44% instead of 75-85%;
-               merged moments ran f32 layer_norm at 85% instead of 78% but
-               bf16 at 48% instead of 62%) */
-            if constexpr (Op::stats == KG_NS_SUMSQ || (Op::stats == KG_NS_MOMENTS && sizeof(T) >= 4)) {
+            /* statistics of the chunk (kg_nchunk_stat) */
 #pragma unroll
-                for (int r = 0; r < R; r++) {
-                    const kg_nstat<AT> cs =
-                        kg_nstat_group<Op>(kg_nlocal<Op, V, NVR>(x[r], [&](int k) { return valid(r, k, c0); }), g);
-                    kg_nmerge<Op>(st[r], cs);
-                }
-            } else {
+            for (int r = 0; r < R; r++) {
                 const int64_t cnt = (nvec - c0 < per_chunk ? nvec - c0 : per_chunk) * V;
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    kg_nstat<AT> cs;
-                    cs.n = (AT)cnt;
-                    if constexpr (Op::stats == KG_NS_LSE) {
-                        /* fmax skips NaN: a NaN still makes s (so every result) NaN */
-                        AT m = -(AT)INFINITY;
-#pragma unroll
-                        for (int k = 0; k < NVR; k++)
-                            if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
-#pragma unroll
-                                for (int e = 0; e < V; e++)
-                                    m = fmax(m, Op::ld(x[r][k].v[e]));
-                        m = kg_ngroup(m, g, kg_nmax_f());
-                        const AT sh = kg_nshift(m);
-                        AT s = 0;
-#pragma unroll
-                        for (int k = 0; k < NVR; k++)
-                            if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
-#pragma unroll
-                                for (int e = 0; e < V; e++)
-                                    s += kg_nexp(Op::ld(x[r][k].v[e]) - sh);
-                        cs.a = m;
-                        cs.c = kg_ngroup(s, g, kg_nsum_f());
-                    } else if constexpr (Op::stats == KG_NS_MOMENTS) {
-                        AT s = 0;
-#pragma unroll
-                        for (int k = 0; k < NVR; k++)
-                            if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
-#pragma unroll
-                                for (int e = 0; e < V; e++)
-                                    s += Op::ld(x[r][k].v[e]);
-                        const AT mean = kg_ngroup(s, g, kg_nsum_f()) / (AT)cnt;
-                        AT q = 0;
-#pragma unroll
-                        for (int k = 0; k < NVR; k++)
-                            if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
-#pragma unroll
-                                for (int e = 0; e < V; e++) {
-                                    const AT d = Op::ld(x[r][k].v[e]) - mean;
-                                    q += d * d;
-                                }
-                        cs.a = mean;
-                        cs.c = kg_ngroup(q, g, kg_nsum_f());
-                    } else {
-                        AT q = 0;
-#pragma unroll
-                        for (int k = 0; k < NVR; k++)
-                            if (act[r] && k < nv && c0 + (int64_t)k * g + lane < nvec)
-#pragma unroll
-                                for (int e = 0; e < V; e++) {
-                                    const AT v = Op::ld(x[r][k].v[e]);
-                                    q += v * v;
-                                }
-                        cs.a = 0;
-                        cs.c = kg_ngroup(q, g, kg_nsum_f());
-                    }
-                    kg_nmerge<Op>(st[r], cs);
-                }
+                kg_nmerge<Op>(st[r], kg_nchunk_stat<Op, V, NVR>(x[r], [&](int k) { return valid(r, k, c0); }, g, cnt));
             }
         }
 
@@ -569,17 +588,8 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
                         const int64_t vi = c0 + (int64_t)k * g + lane;
                         if (!valid(r, k, c0))
                             continue;
-                        /* read-only loads (ld.global.nc): free to move above the stores */
-                        VT wv, bv;
-                        if (wp)
-                            wv = kg_nldg(wp + eoff(vi, KG_NO_W), (const VT *)0);
-                        if (bp)
-                            bv = kg_nldg(bp + eoff(vi, KG_NO_B), (const VT *)0);
-                        VT y;
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply(Op::ld(x[r][k].v[e]), rv[r], wp ? Op::ld(wv.v[e]) : (AT)1,
-                                                      bp ? Op::ld(bv.v[e]) : (AT)0));
+                        const VT y = kg_napply<Op, V>(x[r][k], rv[r], wp ? wp + eoff(vi, KG_NO_W) : NULL,
+                                                      bp ? bp + eoff(vi, KG_NO_B) : NULL);
                         if constexpr (GEN)
                             out[roff(r, KG_NO_OUT) + eoff(vi, KG_NO_OUT)] = y.v[0];
                         else
@@ -617,67 +627,42 @@ __device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, 
     col = (grp - o * A.tiles) * KG_NORM_COL_LANES + (threadIdx.x & (KG_NORM_COL_LANES - 1));
 }
 
-template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_norm_args &A)
-{
-    typedef typename Op::in_t T;
+/* COLS, COLS_CLUSTER: one lane's running statistics of a column slice,
+   element by element (lse: the online rescaling; moments: sums shifted by
+   the lane's first element, and the plain sum for a non-finite mean). */
+template <class Op> struct kg_ncol_acc {
     typedef typename Op::acc_t AT;
-    constexpr int NY = KG_NORM_THREADS / KG_NORM_COL_LANES;
-    __shared__ kg_nstat<AT> sh[KG_NORM_THREADS];
-    const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
-    const T *in = (const T *)A.p[KG_NO_IN];
-    T *res = (T *)A.p[KG_NO_RES];
-    const int64_t ns_in = A.inner.st[0][KG_NO_IN], ns_res = A.inner.st[0][KG_NO_RES];
-    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
-        int64_t o, col, split, grp;
-        kg_ncols_unit<Op>(A, u, o, col, split, grp);
-        int64_t off[KG_NORM_NOPS];
-        kg_nouter(A, o, off);
-        const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
-        kg_nstat<AT> s = kg_nstat_init<AT>();
+    kg_nstat<AT> s;
+    AT k0, s1, s2, sx; /* moments: shift, shifted sums, plain sum */
+    __device__ __forceinline__ void init()
+    {
+        s = kg_nstat_init<AT>();
         s.a = Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0;
-        AT k0 = 0, s1 = 0, s2 = 0, sx = 0; /* moments: shift, shifted sums, plain sum */
-        if (col < A.cols) {
-            const T *p = in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
-            T *q = res ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
-            int64_t r = r0 + ty;
-            auto push = [&](T xs, int64_t rr) {
-                AT x = Op::ld(xs);
-                if (Op::residual && q) {
-                    const T h = Op::st(x + Op::ld(q[rr * ns_res]));
-                    q[rr * ns_res] = h;
-                    x = Op::ld(h);
-                }
-                if constexpr (Op::stats == KG_NS_LSE) {
-                    if (x <= s.a && isfinite(s.a))
-                        s.c += kg_nexp(x - s.a);
-                    else
-                        kg_nlse_merge(s.a, s.c, x, exp(x - kg_nshift(x)));
-                } else if constexpr (Op::stats == KG_NS_MOMENTS) {
-                    if (s.n == (AT)0)
-                        k0 = x;
-                    const AT d = x - k0;
-                    s1 += d;
-                    s2 += d * d;
-                    sx += x;
-                    s.n += (AT)1;
-                } else {
-                    s.c += x * x;
-                    s.n += (AT)1;
-                }
-            };
-            constexpr int U = 4;
-            for (; r + (U - 1) * NY < r1; r += U * NY) {
-                T xs[U];
-#pragma unroll
-                for (int j = 0; j < U; j++)
-                    xs[j] = p[(r + j * NY) * ns_in];
-#pragma unroll
-                for (int j = 0; j < U; j++)
-                    push(xs[j], r + j * NY);
-            }
-            for (; r < r1; r += NY)
-                push(p[r * ns_in], r);
+        k0 = s1 = s2 = sx = 0;
+    }
+    __device__ __forceinline__ void push(AT x)
+    {
+        if constexpr (Op::stats == KG_NS_LSE) {
+            if (x <= s.a && isfinite(s.a))
+                s.c += kg_nexp(x - s.a);
+            else
+                kg_nlse_merge(s.a, s.c, x, exp(x - kg_nshift(x)));
+        } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+            if (s.n == (AT)0)
+                k0 = x;
+            const AT d = x - k0;
+            s1 += d;
+            s2 += d * d;
+            sx += x;
+            s.n += (AT)1;
+        } else {
+            s.c += x * x;
+            s.n += (AT)1;
         }
+    }
+    /* the statistics in the form they merge in */
+    __device__ __forceinline__ kg_nstat<AT> done()
+    {
         if constexpr (Op::stats == KG_NS_MOMENTS) {
             if (s.n > (AT)0) {
                 s.a = k0 + s1 / s.n;
@@ -693,6 +678,92 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
                 }
             }
         }
+        return s;
+    }
+};
+
+/* Rows r, r + NY, ... below r1 of a column at p (element stride ns), U
+   loads at once before their uses: f(value, row). */
+template <int U, class T, class F>
+__device__ __forceinline__ void kg_ncol_walk(const T *p, int64_t ns, int64_t r, int64_t r1, int NY, F f)
+{
+    for (; r + (U - 1) * NY < r1; r += U * NY) {
+        T xs[U];
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            xs[j] = p[(r + j * NY) * ns];
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            f(xs[j], r + j * NY);
+    }
+    for (; r < r1; r += NY)
+        f(p[r * ns], r);
+}
+
+/* A lane's statistics of rows r, r + NY, ... below r1 of column col (outer
+   offsets off), writing the residual's h = x + r back where there is one. */
+template <class Op, int U>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_ncol_stats(const kg_norm_args &A, const int64_t (&off)[KG_NORM_NOPS],
+                                                                      int64_t col, int64_t r, int64_t r1, int NY)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    kg_ncol_acc<Op> acc;
+    acc.init();
+    if (col < A.cols) {
+        const T *p = (const T *)A.p[KG_NO_IN] + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+        T *res = (T *)A.p[KG_NO_RES];
+        T *q = Op::residual && res ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
+        const int64_t ns_res = A.inner.st[0][KG_NO_RES];
+        kg_ncol_walk<U>(p, A.inner.st[0][KG_NO_IN], r, r1, NY, [&](T xs, int64_t rr) {
+            AT x = Op::ld(xs);
+            if (Op::residual && q) {
+                const T h = Op::st(x + Op::ld(q[rr * ns_res]));
+                q[rr * ns_res] = h;
+                x = Op::ld(h);
+            }
+            acc.push(x);
+        });
+    }
+    return acc.done();
+}
+
+/* The apply to rows r, r + NY, ... below r1 of column col (outer offsets
+   off; the residual's h where there is one) with the column's values rv. */
+template <class Op, int U>
+__device__ __forceinline__ void kg_ncol_apply(const kg_norm_args &A, const int64_t (&off)[KG_NORM_NOPS], int64_t col,
+                                              int64_t r, int64_t r1, int NY, const kg_nrow<typename Op::acc_t> &rv)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    const T *res = (const T *)A.p[KG_NO_RES];
+    const T *wp = (const T *)A.p[KG_NO_W];
+    const T *bp = (const T *)A.p[KG_NO_B];
+    const bool hres = Op::residual && res;
+    const T *p = hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES]
+                      : (const T *)A.p[KG_NO_IN] + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
+    T *y = (T *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
+    const int64_t ns_out = A.inner.st[0][KG_NO_OUT];
+    kg_ncol_walk<U>(p, hres ? A.inner.st[0][KG_NO_RES] : A.inner.st[0][KG_NO_IN], r, r1, NY, [&](T xs, int64_t rr) {
+        const AT w = wp ? Op::ld(wp[rr * A.inner.st[0][KG_NO_W] + col * A.cst[KG_NO_W]]) : (AT)1;
+        const AT b = bp ? Op::ld(bp[rr * A.inner.st[0][KG_NO_B] + col * A.cst[KG_NO_B]]) : (AT)0;
+        y[rr * ns_out] = Op::st(Op::apply(Op::ld(xs), rv, w, b));
+    });
+}
+
+template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_norm_args &A)
+{
+    typedef typename Op::acc_t AT;
+    constexpr int NY = KG_NORM_THREADS / KG_NORM_COL_LANES;
+    __shared__ kg_nstat<AT> sh[KG_NORM_THREADS];
+    const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        int64_t o, col, split, grp;
+        kg_ncols_unit<Op>(A, u, o, col, split, grp);
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+        kg_nstat<AT> s = kg_ncol_stats<Op, 4>(A, off, col, r0 + ty, r1, NY);
         __syncthreads(); /* the previous unit's readers are done */
         sh[threadIdx.x] = s;
         __syncthreads();
@@ -707,15 +778,9 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_stats(const kg_
 
 template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_norm_args &A)
 {
-    typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     constexpr int NY = KG_NORM_THREADS / KG_NORM_COL_LANES;
     const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
-    const T *in = (const T *)A.p[KG_NO_IN];
-    const T *res = (const T *)A.p[KG_NO_RES];
-    T *out = (T *)A.p[KG_NO_OUT];
-    const T *wp = (const T *)A.p[KG_NO_W];
-    const T *bp = (const T *)A.p[KG_NO_B];
     for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
         int64_t o, col, split, grp;
         kg_ncols_unit<Op>(A, u, o, col, split, grp);
@@ -733,31 +798,8 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_
         if (Op::nres > 0 && split == 0 && ty == 0)
             kg_nstore_results<Op>(A, off[KG_NO_S0] + col * A.cst[KG_NO_S0], off[KG_NO_S1] + col * A.cst[KG_NO_S1], rv);
         if constexpr (Op::elementwise) {
-            const bool hres = Op::residual && res;
-            const T *p =
-                hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
-            const int64_t ns = hres ? A.inner.st[0][KG_NO_RES] : A.inner.st[0][KG_NO_IN];
-            T *y = out + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
-            const int64_t ns_out = A.inner.st[0][KG_NO_OUT];
             const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
-            auto one = [&](T xs, int64_t r) {
-                const AT w = wp ? Op::ld(wp[r * A.inner.st[0][KG_NO_W] + col * A.cst[KG_NO_W]]) : (AT)1;
-                const AT b = bp ? Op::ld(bp[r * A.inner.st[0][KG_NO_B] + col * A.cst[KG_NO_B]]) : (AT)0;
-                y[r * ns_out] = Op::st(Op::apply(Op::ld(xs), rv, w, b));
-            };
-            int64_t r = r0 + ty;
-            constexpr int U = 4;
-            for (; r + (U - 1) * NY < r1; r += U * NY) {
-                T xs[U];
-#pragma unroll
-                for (int j = 0; j < U; j++)
-                    xs[j] = p[(r + j * NY) * ns];
-#pragma unroll
-                for (int j = 0; j < U; j++)
-                    one(xs[j], r + j * NY);
-            }
-            for (; r < r1; r += NY)
-                one(p[r * ns], r);
+            kg_ncol_apply<Op, 4>(A, off, col, r0 + ty, r1, NY, rv);
         }
     }
 }
@@ -815,11 +857,8 @@ template <class Op, int V, int NVS, bool RES> __device__ __forceinline__ void kg
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     extern __shared__ __align__(128) unsigned char kg_nsmem[];
-    const int g = A.group;
-    const bool whole = g > 32;
-    const int lane = whole ? (int)threadIdx.x : (int)(threadIdx.x & (g - 1));
-    const int slots = whole ? 1 : (int)blockDim.x / g;
-    const int slot = whole ? 0 : (int)threadIdx.x / g;
+    const kg_nlanes L = kg_nlanes_of(A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
     const int nv = A.nv, pr = A.pr, S = A.stages, RS = A.stage_rows;
     const int64_t n = A.n, nvec = n / V;
     const int64_t nst = (A.rows + RS - 1) / RS;
@@ -928,16 +967,8 @@ template <class Op, int V, int NVS, bool RES> __device__ __forceinline__ void kg
                 if (hres)
                     *(VT *)(res + off[KG_NO_RES] + lane * V) = x[i];
                 if constexpr (Op::elementwise) {
-                    VT wv, bv, y;
-                    if (wp)
-                        wv = kg_nldg(wp + lane * V, (const VT *)0);
-                    if (bp)
-                        bv = kg_nldg(bp + lane * V, (const VT *)0);
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        y.v[e] = Op::st(Op::apply(Op::ld(x[i].v[e]), rv, wp ? Op::ld(wv.v[e]) : (AT)1,
-                                                  bp ? Op::ld(bv.v[e]) : (AT)0));
-                    *(VT *)(out + off[KG_NO_OUT] + lane * V) = y;
+                    *(VT *)(out + off[KG_NO_OUT] + lane * V) =
+                        kg_napply<Op, V>(x[i], rv, wp ? wp + lane * V : NULL, bp ? bp + lane * V : NULL);
                 }
             }
         } else {
@@ -960,16 +991,8 @@ template <class Op, int V, int NVS, bool RES> __device__ __forceinline__ void kg
                         if (!ok(i))
                             continue;
                         const int64_t vi = vidx(i);
-                        VT wv, bv, y;
-                        if (wp)
-                            wv = kg_nldg(wp + vi * V, (const VT *)0);
-                        if (bp)
-                            bv = kg_nldg(bp + vi * V, (const VT *)0);
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply(Op::ld(x[i].v[e]), rv, wp ? Op::ld(wv.v[e]) : (AT)1,
-                                                      bp ? Op::ld(bv.v[e]) : (AT)0));
-                        *(VT *)(out + off[KG_NO_OUT] + vi * V) = y;
+                        *(VT *)(out + off[KG_NO_OUT] + vi * V) =
+                            kg_napply<Op, V>(x[i], rv, wp ? wp + vi * V : NULL, bp ? bp + vi * V : NULL);
                     }
                 }
                 if (Op::nres > 0 && lane == 0)
@@ -1003,7 +1026,6 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_cluster(const k
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cg = cooperative_groups;
-    typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     constexpr int NY = KG_NORM_CL_THREADS / KG_NORM_COL_LANES, CL = KG_NORM_CLUSTER;
     __shared__ kg_nstat<AT> sh[KG_NORM_CL_THREADS];
@@ -1016,77 +1038,13 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_cluster(const k
     const int64_t chunk = (A.n + CL - 1) / CL;
     const int64_t r0 = rank * chunk < A.n ? rank * chunk : A.n;
     const int64_t r1 = r0 + chunk < A.n ? r0 + chunk : A.n;
-    const T *in = (const T *)A.p[KG_NO_IN];
-    T *res = (T *)A.p[KG_NO_RES];
-    T *out = (T *)A.p[KG_NO_OUT];
-    const T *wp = (const T *)A.p[KG_NO_W];
-    const T *bp = (const T *)A.p[KG_NO_B];
-    const int64_t ns_in = A.inner.st[0][KG_NO_IN], ns_res = A.inner.st[0][KG_NO_RES];
-    const int64_t ns_out = A.inner.st[0][KG_NO_OUT];
     int par = 0;
     for (int64_t t = cid; t < ntile; t += ncl, par ^= 1) {
         const int64_t o = t / A.tiles;
         const int64_t col = (t - o * A.tiles) * KG_NORM_COL_LANES + tx;
         int64_t off[KG_NORM_NOPS];
         kg_nouter(A, o, off);
-        kg_nstat<AT> s = kg_nstat_init<AT>();
-        s.a = Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0;
-        AT k0 = 0, s1 = 0, s2 = 0, sx = 0;
-        const bool hres = Op::residual && res != NULL;
-        if (col < A.cols) {
-            const T *p = in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
-            T *q = hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : NULL;
-            auto push = [&](T xs, int64_t rr) {
-                AT x = Op::ld(xs);
-                if (Op::residual && q) {
-                    const T h = Op::st(x + Op::ld(q[rr * ns_res]));
-                    q[rr * ns_res] = h;
-                    x = Op::ld(h);
-                }
-                if constexpr (Op::stats == KG_NS_LSE) {
-                    if (x <= s.a && isfinite(s.a))
-                        s.c += kg_nexp(x - s.a);
-                    else
-                        kg_nlse_merge(s.a, s.c, x, exp(x - kg_nshift(x)));
-                } else if constexpr (Op::stats == KG_NS_MOMENTS) {
-                    if (s.n == (AT)0)
-                        k0 = x;
-                    const AT d = x - k0;
-                    s1 += d;
-                    s2 += d * d;
-                    sx += x;
-                    s.n += (AT)1;
-                } else {
-                    s.c += x * x;
-                    s.n += (AT)1;
-                }
-            };
-            int64_t r = r0 + ty;
-            constexpr int U = KG_NORM_CL_UNROLL;
-            for (; r + (U - 1) * NY < r1; r += U * NY) {
-                T xs[U];
-#pragma unroll
-                for (int j = 0; j < U; j++)
-                    xs[j] = p[(r + j * NY) * ns_in];
-#pragma unroll
-                for (int j = 0; j < U; j++)
-                    push(xs[j], r + j * NY);
-            }
-            for (; r < r1; r += NY)
-                push(p[r * ns_in], r);
-        }
-        if constexpr (Op::stats == KG_NS_MOMENTS) {
-            if (s.n > (AT)0) {
-                s.a = k0 + s1 / s.n;
-                s.c = s2 - s1 * (s1 / s.n);
-                if (s.c < (AT)0)
-                    s.c = 0;
-                if (!isfinite(s.a)) {
-                    s.a = sx / s.n;
-                    s.c = (AT)NAN;
-                }
-            }
-        }
+        kg_nstat<AT> s = kg_ncol_stats<Op, KG_NORM_CL_UNROLL>(A, off, col, r0 + ty, r1, NY);
         sh[threadIdx.x] = s; /* the previous tile's readers passed the cluster barrier */
         __syncthreads();
         if (ty == 0) {
@@ -1103,30 +1061,8 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_cluster(const k
             if (Op::nres > 0 && rank == 0 && ty == 0)
                 kg_nstore_results<Op>(A, off[KG_NO_S0] + col * A.cst[KG_NO_S0], off[KG_NO_S1] + col * A.cst[KG_NO_S1],
                                       rv);
-            if constexpr (Op::elementwise) {
-                const T *p =
-                    hres ? res + off[KG_NO_RES] + col * A.cst[KG_NO_RES] : in + off[KG_NO_IN] + col * A.cst[KG_NO_IN];
-                const int64_t ns = hres ? ns_res : ns_in;
-                T *y = out + off[KG_NO_OUT] + col * A.cst[KG_NO_OUT];
-                auto one = [&](T xs, int64_t r) {
-                    const AT w = wp ? Op::ld(wp[r * A.inner.st[0][KG_NO_W] + col * A.cst[KG_NO_W]]) : (AT)1;
-                    const AT b = bp ? Op::ld(bp[r * A.inner.st[0][KG_NO_B] + col * A.cst[KG_NO_B]]) : (AT)0;
-                    y[r * ns_out] = Op::st(Op::apply(Op::ld(xs), rv, w, b));
-                };
-                int64_t r = r0 + ty;
-                constexpr int U = KG_NORM_CL_UNROLL;
-                for (; r + (U - 1) * NY < r1; r += U * NY) {
-                    T xs[U];
-#pragma unroll
-                    for (int j = 0; j < U; j++)
-                        xs[j] = p[(r + j * NY) * ns];
-#pragma unroll
-                    for (int j = 0; j < U; j++)
-                        one(xs[j], r + j * NY);
-                }
-                for (; r < r1; r += NY)
-                    one(p[r * ns], r);
-            }
+            if constexpr (Op::elementwise)
+                kg_ncol_apply<Op, KG_NORM_CL_UNROLL>(A, off, col, r0 + ty, r1, NY, rv);
         }
     }
     cl.sync(); /* no block leaves while another may still read its statistics */

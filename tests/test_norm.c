@@ -54,6 +54,16 @@ static kg_norm_class plan_class(const kg_norm_call *c, kg_norm_plan *p)
     return p->cls;
 }
 
+/* Re-points in and out at contiguous [rows, cols] tensors of their dtypes
+   and plans c (which names them). */
+static kg_norm_class plan_shape(const kg_norm_call *c, kg_tensor *in, kg_tensor *out, int64_t rows, int64_t cols,
+                                kg_norm_plan *p)
+{
+    *in = fake(IN_AT, in->dtype, 2, KT_SHAPE(rows, cols));
+    *out = fake(OUT_AT, out->dtype, 2, KT_SHAPE(rows, cols));
+    return plan_class(c, p);
+}
+
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
 Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
@@ -67,15 +77,11 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.args.rows, 65536);
     /* 16384 f32: 512 lanes of 8 vectors, still on chip */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_ROWS);
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(p.args.nv, 8);
     /* longer rows stream in chunks */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(3, 65536));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(3, 65536));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 3, 65536, &p), KG_NORM_ROWS);
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(p.args.nv, 8);
 }
@@ -99,36 +105,26 @@ Test(plan, sm90_rows_that_fit_a_stage_are_staged)
     cr_assert_eq(p.grid, 4 * 132);
     cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 3 * 16384);
     /* 16384 f32: 1024 lanes of 4 vectors, 3 stages of 64 KiB */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 1024);
     cr_assert_eq(p.args.nv, 4);
     cr_assert_eq(p.args.stages, 3);
     cr_assert_eq(p.grid, 100);
     /* rows of 32 f32: 8 lanes a row, 4 rows a group, 128 rows a stage */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(4194304, 32));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 8);
     cr_assert_eq(p.args.pr, 4);
     cr_assert_eq(p.args.stage_rows, 128);
     /* ... fewer rows a group when the stages would not reach every block */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 32));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 32));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 32, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.pr, 1);
     /* a warp per row of 512 f32, 8 rows a stage */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(32768, 512));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(32768, 512));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
+    cr_assert_eq(plan_shape(&c, &in, &out, 32768, 512, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.args.nv, 4);
     cr_assert_eq(p.args.stage_rows, 8);
     /* longer rows stream (ROWS); so does a residual stage that fits once */
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(3, 65536));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(3, 65536));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 3, 65536, &p), KG_NORM_ROWS);
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     kg_tensor res = fake(W_AT, KG_F32, 2, KT_SHAPE(100, 16384));
@@ -149,9 +145,7 @@ Test(plan, sm90_rows_that_fit_a_stage_are_staged)
     cr_assert_eq(p.args.contig, 0);
     /* without sm_90, or without the opt-in: ROWS */
     c.sm90 = 0;
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
     c.sm90 = 1;
     kgi_norm_tuning.staged = 0;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
@@ -202,9 +196,7 @@ Test(plan, an_outer_axis_takes_columns_split_when_too_few)
     cr_assert_eq(p.args.cols, 16384);
     cr_assert_eq(p.args.tiles, 512);
     cr_assert_eq(p.args.n, 16384);
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(4194304, 64));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(4194304, 64));
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_COLS_STATS);
     cr_assert_gt(p.args.splits, 100);
     cr_assert_leq(p.partial_bytes, (size_t)4 << 20);
     /* logsumexp over the two outer dims of [8,128,256]: they merge into one */
