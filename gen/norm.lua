@@ -10,7 +10,8 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
-M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "staged", "cols_cluster" }
+M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "staged", "cols_cluster",
+               "lean4", "lean8", "lean4_res", "lean8_res", "stream", "lean4l", "lean8l" }
 
 local common = require("common")
 local typed = common.typed
@@ -53,11 +54,21 @@ function M.generate(G)
                      or (op.axes == "last" or op.axes == "last1") and "640, 1" or "KG_NORM_MAX_GROUP, 2",
         apply = op.apply and typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp(") or "x", res0 = res[1] or "lse", res1 = res[2] or "rstd",
       }
+      -- softmax-like applies, exp(x - m) times what does not name x: the LEAN
+      -- class keeps the exps of the statistics (f32, f64) and applies
+      -- apply_e to them
+      local ae, nexp = f.apply:gsub("kg_nexp%(x %- m%)", "e")
+      f.expm = (nexp == 1 and not ae:find("%f[%w_]x%f[^%w_]")) and "true" or "false"
+      f.apply_e = f.expm == "true" and ae or "e"
       functors[#functors + 1] = f
       table_[op.id][dt.index] = {}
       for ci, c in ipairs(M.classes) do
-        if c == "rows_res" and not op.residual then
-          table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][0] -- no residual form: ROWS
+        if c:match("_res$") and not op.residual then
+          -- no residual form: the class without it (rows_res -> rows, lean4_res -> lean4)
+          local base = c:gsub("_res$", "")
+          for bi, bc in ipairs(M.classes) do
+            if bc == base then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
+          end
         else
           table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
                                                        desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })

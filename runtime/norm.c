@@ -490,7 +490,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             plan_staged(plan, K, nk, rows, L, (int64_t)es, sm, T[KG_NO_RES] != NULL))
             return KG_OK;
         A->fast = rows < ((int64_t)1 << 31);
-        if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0) {
+        /* rows of 1..32 vectors: PACKED (unless a LEAN tuning asks for LEAN) */
+        if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0 && kgi_norm_tuning.lean <= 0) {
             plan->cls = KG_NORM_PACKED;
             A->group = (int32_t)nvec;
             A->nv = 1;
@@ -530,7 +531,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             return KG_OK;
         }
         const size_t entry = (size_t)KG_NORM_COL_LANES * 3 * (dt == KG_F64 ? 8 : 4);
-        int64_t splits = cdiv(sm * 8, groups);
+        /* splits of the normalized dim: at most a unit for each of 8
+           blocks a multiprocessor (or the tuning's blocks, or splits) */
+        const int64_t cbps = kgi_norm_tuning.bps >= 1 && kgi_norm_tuning.bps <= 16 ? kgi_norm_tuning.bps : 8;
+        /* (rounded down: window 1 ran logsumexp [16384,16384] dim 0 with 2
+           splits, one wave of 1024 blocks, at 91% of copy, with 3 at 80%) */
+        int64_t splits = kgi_norm_tuning.col_splits >= 1 ? kgi_norm_tuning.col_splits : sm * cbps / groups;
+        if (splits < 1)
+            splits = 1;
         const int64_t most = L / 64 > 1 ? L / 64 : 1;
         if (splits > most)
             splits = most;
@@ -541,7 +549,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         A->units = groups * A->splits;
         plan->partial_bytes = (size_t)(groups * A->splits) * entry;
         plan->block = KG_NORM_THREADS;
-        const int64_t cap = sm * 8;
+        const int64_t cap = sm * cbps;
         plan->grid = (unsigned)(A->units < cap ? A->units : cap);
         return KG_OK;
     } else {
@@ -562,13 +570,66 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         nv = nvmax;
     if (nv < 1)
         nv = 1;
+    /* LEAN: a row of one chunk and one outer dim at most (2026-12-01 window
+       1: 80-96% of copy where ROWS ran 44-90%). NV: the tuning's (4 or 8),
+       else the ROWS default (8, 4 for the 2-byte types; 4 with a residual:
+       LEAN8_RES ran 59%, LEAN4_RES 91%); lanes per row: the fewest that hold
+       it (or the tuning's, when more), at most a block (512 for the
+       residual and LOOSE classes). The residual form of the 2-byte types
+       stays ROWS_RES unless tuned (window 1: 83% against LEAN4_RES's 45%). */
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    const int res = plan->cls == KG_NORM_ROWS_RES;
+    if (rowcls && nk <= 1 && tu->stream) {
+        /* STREAM: lane groups of the tuning's size (else 512), no larger
+           than 4 vectors a lane of the row need */
+        int64_t sg = tu->group >= 1 && tu->group <= KG_NORM_LEAN_MAX_T ? pow2_ceil(tu->group) : 512;
+        const int64_t need = pow2_ceil(cdiv(nvec, 4));
+        if (sg > need)
+            sg = need;
+        plan->cls = KG_NORM_STREAM;
+        g = sg;
+        nv = cdiv(nvec, g);
+    } else if (rowcls && nk <= 1 && tu->lean >= 0 && !(res && es == 2 && tu->lean == 0 && !tu->loose)) {
+        const int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
+        int64_t lg = pow2_ceil(cdiv(nvec, lnv));
+        if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
+            lg = pow2_ceil(tu->group);
+        const int64_t gmax = res || tu->loose ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
+        /* layer_norm of 4- and 8-byte types with a group of 64..256 lanes
+           stays ROWS unless tuned: LEAN8 spills its moments there (48-56
+           bytes) and ran hidden 4096 f32 at 82.7% and 79.7% of copy
+           (windows 1 and 4) against ROWS's 84.3% and 83.9% (window 1, the
+           16:35 run); at hidden 1024 and 16384 LEAN is ahead (87-89% and
+           66-73% against 85% and 50%) */
+        const int mid_moments = info->stats == KG_NORM_STATS_MOMENTS && es >= 4 && lg > 32 && lg < 512;
+        if (lg <= gmax && !(mid_moments && tu->lean == 0 && !tu->loose)) {
+            plan->cls = res         ? (lnv == 4 ? KG_NORM_LEAN4_RES : KG_NORM_LEAN8_RES)
+                        : tu->loose ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
+                                    : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+            g = lg;
+            nv = cdiv(nvec, g);
+        }
+    }
     A->group = (int32_t)g;
     A->nv = (int32_t)nv;
     A->rows = rows;
     A->fast = rows < ((int64_t)1 << 31);
     fill_dims(&A->outer, K, nk, A->fast);
+    const int lean = plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8L;
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
-    const int64_t per_block = g > 32 ? 1 : KG_NORM_THREADS / g;
+    if (lean && g <= 32) {
+        /* warp groups: blocks of the tuning's lanes, else of 512 while
+           there are two blocks a multiprocessor (window 1: 512 ran norms of
+           1024 0.7-1.7 points above 256) */
+        if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
+            plan->block = (unsigned)pow2_ceil(tu->threads);
+        } else {
+            plan->block = KG_NORM_MAX_GROUP;
+            while (plan->block > 64 && cdiv(rows, plan->block / g) < 2 * sm)
+                plan->block /= 2;
+        }
+    }
+    const int64_t per_block = g > 32 ? 1 : plan->block / g;
     const int64_t units = cdiv(rows, per_block);
     const int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
     plan->grid = (unsigned)(units < cap ? units : cap);

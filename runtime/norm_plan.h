@@ -40,9 +40,15 @@ typedef struct kg_norm_plan {
    most this many stages (1..KG_NORM_MAX_STAGES); cols_cluster 1: columns by
    the COLS_CLUSTER class (sm_90; bps clusters' blocks per multiprocessor).
    Both are off by default because they measured slower than the classes
-   every device runs (2026-12-01 window 2, README "Normalizations"). */
+   every device runs (2026-12-01 window 2, README "Normalizations").
+   threads also sets the block of LEAN rows of <= 32 lanes. */
 typedef struct kg_norm_tuning {
     int staged, threads, bps, max_stages, cols_cluster;
+    int lean;       /* LEAN rows: 0 the default, 4 or 8 that class, -1 none (ROWS) */
+    int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024); STREAM: this many */
+    int stream;     /* 1: rows of one outer dim at most by the STREAM class */
+    int col_splits; /* COLS: slices of the normalized dim per column tile (bps: blocks a multiprocessor) */
+    int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 

@@ -25,6 +25,15 @@ struct $(f.name) {
         (void)m, (void)s, (void)ls, (void)lse, (void)mean, (void)rstd, (void)w, (void)b;
         return $(f.apply);
     }
+    /* expm: apply(x) = apply_e(exp(x - m)) */
+    static constexpr bool expm = $(f.expm);
+    static __device__ __forceinline__ acc_t apply_e(acc_t e, const kg_nrow<acc_t> &R_)
+    {
+        typedef acc_t T;
+        const T m = R_.m, s = R_.s, ls = R_.ls, lse = R_.lse, mean = R_.mean, rstd = R_.rstd;
+        (void)m, (void)s, (void)ls, (void)lse, (void)mean, (void)rstd;
+        return $(f.apply_e);
+    }
     static __device__ __forceinline__ acc_t result0(const kg_nrow<acc_t> &R_) { return R_.$(f.res0); }
     static __device__ __forceinline__ acc_t result1(const kg_nrow<acc_t> &R_) { return R_.$(f.res1); }
 };
@@ -32,6 +41,15 @@ extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_rows(con
 @if f.residual == "true" then
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_rows_res(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), 1, $(rows_nv), false, true>(A); }
 @end
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_lean4(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 4, false>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_lean8(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 8, false>(A); }
+@if f.residual == "true" then
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean4_res(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 4, true>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean8_res(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 8, true>(A); }
+@end
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean4l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 4, false>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean8l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 8, false>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_stream(const kg_norm_args A) { kg_norm_stream<$(f.name), $(vec), 4>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, 1, false, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }

@@ -445,6 +445,12 @@ __device__ __forceinline__ kg_nlanes kg_nlanes_of(int g)
     return L;
 }
 
+/* LEAN, STREAM: operand k's stride between rows (one outer dim at most). */
+__device__ __forceinline__ int64_t kg_nrow_stride(const kg_norm_args &A, int k)
+{
+    return A.outer.n > 0 ? A.outer.st[0][k] : 0;
+}
+
 /*
  * ROWS, PACKED, STRIDED: a group of g lanes serves R rows at once (R = 1,
  * or KG_NORM_PACK / 2 in the packed classes). Each lane holds up to NVR
@@ -602,6 +608,206 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
             for (int r = 0; r < R; r++)
                 if (act[r] && lane == 0)
                     kg_nstore_results<Op>(A, roff(r, KG_NO_S0), roff(r, KG_NO_S1), rv[r]);
+        }
+    }
+}
+
+/* A copy of v the compiler cannot see through (an empty asm per word):
+   values computed from it are not shared with those computed from v, so
+   LEAN holds the 2-byte types' rows packed and unpacks them in each pass
+   rather than holding both forms. */
+template <class VT> __device__ __forceinline__ VT kg_nopaque(const VT &v)
+{
+    static_assert(sizeof(VT) % 4 == 0, "kg_nopaque: whole words");
+    uint32_t w[sizeof(VT) / 4];
+    memcpy(w, &v, sizeof v);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(VT) / 4); i++)
+        asm volatile("" : "+r"(w[i]));
+    VT o;
+    memcpy(&o, w, sizeof o);
+    return o;
+}
+
+/* LEAN, STREAM: a lane's vectors x[k] of the row at xin (element offset
+   at(k)) where ok(k), every load first; with a residual row xr (not NULL)
+   its vectors are added and h = x + r written back (x becomes h). */
+template <class Op, int V, int NV, class AT_, class OK>
+__device__ __forceinline__ void kg_nload_row(kgd_vec<typename Op::in_t, V> (&x)[NV], const typename Op::in_t *xin,
+                                             typename Op::in_t *xr, AT_ at, OK ok)
+{
+    typedef kgd_vec<typename Op::in_t, V> VT;
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (ok(k))
+            x[k] = *(const VT *)(xin + at(k));
+    if (xr) {
+        VT h[NV];
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (ok(k))
+                h[k] = *(const VT *)(xr + at(k));
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (ok(k)) {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    x[k].v[e] = Op::st(Op::ld(x[k].v[e]) + Op::ld(h[k].v[e]));
+                *(VT *)(xr + at(k)) = x[k];
+            }
+    }
+}
+
+/*
+ * LEAN (ROWS where a row is one chunk and the rows are one outer dim at
+ * most): the same lane layout as ROWS (vector k of lane l is the row's
+ * vector k * g + l, NV a lane), without ROWS's general addressing and chunk
+ * loop, so fewer registers and more rows resident per multiprocessor. Each
+ * group loads its whole row (and the residual's) before any reduction, then
+ * statistics (kg_nchunk_stat), apply and stores from registers: one read
+ * and one write. NV is a template argument (the class: LEAN4, LEAN8) so the
+ * registers held are what the row needs.
+ */
+template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<T, V> VT;
+    const kg_nlanes L = kg_nlanes_of(A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
+    const int nvec = (int)(A.n / V);
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
+    const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
+    T *out = (T *)A.p[KG_NO_OUT], *res = (T *)A.p[KG_NO_RES];
+    const bool hres = RES && res != NULL;
+    const int64_t step = (int64_t)gridDim.x * slots;
+    /* every group of a warp (of the block) walks the same bases: the
+       reductions need all of its lanes */
+    for (int64_t base = (int64_t)blockIdx.x * slots; base < A.rows; base += step) {
+        const int64_t row = base + slot;
+        const bool act = row < A.rows;
+        const int64_t r = act ? row : 0;
+        auto ok = [&](int k) -> bool { return act && k * g + lane < nvec; };
+        VT x[NV];
+        /* offsets in 32 bits (a row of one chunk: < 2^16 elements), so
+           that hoisted addresses hold fewer registers */
+        kg_nload_row<Op, V, NV>(x, in + r * s_in, hres ? res + r * s_res : NULL,
+                                [&](int k) -> int { return (k * g + lane) * V; }, ok);
+        /* softmax of f32 / f64 (Op::expm): the sum's exps replace x and the
+           apply reuses them (the same values kg_nchunk_stat and the apply's
+           exp compute, so the same bits). Not for the 2-byte types: their
+           exps in f32 beside the packed row spill (ptxas, 2026-12-01). */
+        constexpr bool reuse = Op::expm && Op::stats == KG_NS_LSE && sizeof(T) == sizeof(AT);
+        kg_nrow<AT> rv;
+        if constexpr (reuse) {
+            const AT m = kg_ngroup(kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f()); /* NaN: s below is NaN */
+            const AT sh = kg_nshift(m);
+            AT s = 0;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k))
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const AT ex = kg_nexp(Op::ld(x[k].v[e]) - sh);
+                        x[k].v[e] = Op::st(ex);
+                        s += ex;
+                    }
+            kg_nstat<AT> cs;
+            cs.n = (AT)A.n;
+            cs.a = m;
+            cs.c = kg_ngroup(s, g, kg_nsum_f());
+            rv = kg_nfinish<Op>(cs, A.n, A.eps);
+        } else if constexpr (sizeof(T) == 2) {
+            /* the 2-byte types: statistics of an opaque copy, so the
+               unpacked values die with the pass (the row stays packed) */
+            VT xs[NV];
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                xs[k] = kg_nopaque(x[k]);
+            rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n), A.n, A.eps);
+        } else {
+            rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(x, ok, g, A.n), A.n, A.eps);
+        }
+        if constexpr (Op::elementwise) {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+                    const int e0 = (k * g + lane) * V;
+                    VT y;
+                    if constexpr (reuse) {
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            y.v[e] = Op::st(Op::apply_e(Op::ld(x[k].v[e]), rv));
+                    } else {
+                        y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wp ? wp + e0 : NULL,
+                                             bp ? bp + e0 : NULL);
+                    }
+                    *(VT *)(out + r * s_out + e0) = y;
+                }
+        }
+        if constexpr (Op::nres > 0) {
+            if (act && lane == 0)
+                kg_nstore_results<Op>(A, r * kg_nrow_stride(A, KG_NO_S0), r * kg_nrow_stride(A, KG_NO_S1), rv);
+        }
+    }
+}
+
+/*
+ * STREAM (long rows, one outer dim at most): each lane walks its vectors of
+ * the row (vector c * g * NV + k * g + l, NV at a time) keeping only its
+ * running statistics (merged chunk by chunk in its registers), the group
+ * merges them once, then the lanes read the row again and write it. The
+ * second read follows the first by one row per group, so it comes from L2:
+ * memory sees one read and one write, and no register holds the row.
+ */
+template <class Op, int V, int NV> __device__ __forceinline__ void kg_norm_stream(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<T, V> VT;
+    const kg_nlanes L = kg_nlanes_of(A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
+    const int64_t nvec = A.n / V, per = (int64_t)g * NV;
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
+    const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
+    T *out = (T *)A.p[KG_NO_OUT], *res = (T *)A.p[KG_NO_RES];
+    const bool hres = Op::residual && res != NULL;
+    const int64_t step = (int64_t)gridDim.x * slots;
+    for (int64_t base = (int64_t)blockIdx.x * slots; base < A.rows; base += step) {
+        const int64_t row = base + slot;
+        const bool act = row < A.rows;
+        const int64_t r = act ? row : 0;
+        const T *xi = in + r * s_in;
+        T *xr = hres ? res + r * s_res : NULL;
+        kg_nstat<AT> st = kg_nstat_init<AT>();
+        for (int64_t c0 = 0; c0 < nvec; c0 += per) {
+            auto ok = [&](int k) -> bool { return act && c0 + k * g + lane < nvec; };
+            VT x[NV];
+            kg_nload_row<Op, V, NV>(x, xi, xr, [&](int k) -> int64_t { return (c0 + k * g + lane) * V; }, ok);
+            kg_nmerge<Op>(st, kg_nlocal<Op, V, NV>(x, ok));
+        }
+        const kg_nrow<AT> rv = kg_nfinish<Op>(kg_nstat_group<Op>(st, g), A.n, A.eps);
+        if constexpr (Op::elementwise) {
+            const T *src = hres ? xr : xi;
+            for (int64_t c0 = 0; c0 < nvec; c0 += per) {
+                auto ok = [&](int k) -> bool { return act && c0 + k * g + lane < nvec; };
+                VT x[NV];
+                kg_nload_row<Op, V, NV>(x, src, (T *)NULL, [&](int k) -> int64_t { return (c0 + k * g + lane) * V; },
+                                        ok);
+#pragma unroll
+                for (int k = 0; k < NV; k++)
+                    if (ok(k)) {
+                        const int64_t e0 = (c0 + k * g + lane) * V;
+                        *(VT *)(out + r * s_out + e0) =
+                            kg_napply<Op, V>(x[k], rv, wp ? wp + e0 : NULL, bp ? bp + e0 : NULL);
+                    }
+            }
+        }
+        if constexpr (Op::nres > 0) {
+            if (act && lane == 0)
+                kg_nstore_results<Op>(A, r * kg_nrow_stride(A, KG_NO_S0), r * kg_nrow_stride(A, KG_NO_S1), rv);
         }
     }
 }

@@ -47,6 +47,8 @@
    STAGED block has. */
 #define KG_NORM_STAGED_NV(elem_bytes) ((elem_bytes) == 2 ? 2 : 4)
 #define KG_NORM_STAGED_MAX_T 1024
+/* LEAN: most lanes of a block (a row's group, up to a block). */
+#define KG_NORM_LEAN_MAX_T 1024
 /* COLS_CLUSTER: blocks of a cluster (slices of the normalized dim), lanes of
    a block (32 columns x 32 down), elements each lane loads at once. */
 #define KG_NORM_CLUSTER 8
@@ -76,6 +78,16 @@ typedef enum kg_norm_class {
     KG_NORM_STAGED,     /* sm_90: ROWS / PACKED rows that fit a stage, brought into shared memory by
                            bulk copies (TMA) several stages ahead, one read and one write */
     KG_NORM_COLS_CLUSTER, /* sm_90: the column class in one launch, a cluster per column tile */
+    KG_NORM_LEAN4,        /* ROWS of one chunk, at most one outer dim: 4 vectors a lane, lean addressing */
+    KG_NORM_LEAN8,        /* ... 8 vectors a lane */
+    KG_NORM_LEAN4_RES,    /* LEAN4 with the fused residual, <= 512 lanes, 128 registers (ops without one:
+                             LEAN4) */
+    KG_NORM_LEAN8_RES,    /* LEAN8 with the fused residual, <= 512 lanes, 128 registers (ops without one:
+                             LEAN8) */
+    KG_NORM_STREAM,       /* long rows, one outer dim at most: lane statistics streamed, one merge, the
+                             row read again (from L2) and written */
+    KG_NORM_LEAN4L,       /* LEAN4 for <= 512 lanes: 128 registers, no spills (the LOOSE tuning) */
+    KG_NORM_LEAN8L,       /* LEAN8 for <= 512 lanes: 128 registers */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

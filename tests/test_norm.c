@@ -71,19 +71,103 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
     kg_norm_plan p;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
-    cr_assert_eq(p.args.group, 128); /* 1024 vectors, 8 a lane */
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8); /* one chunk, one outer dim: LEAN */
+    cr_assert_eq(p.args.group, 128);                 /* 1024 vectors, 8 a lane */
     cr_assert_eq(p.args.nv, 8);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.args.rows, 65536);
     /* 16384 f32: 512 lanes of 8 vectors, still on chip */
-    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_LEAN8);
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(p.args.nv, 8);
-    /* longer rows stream in chunks */
+    /* longer rows stream in chunks (ROWS) */
     cr_assert_eq(plan_shape(&c, &in, &out, 3, 65536, &p), KG_NORM_ROWS);
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(p.args.nv, 8);
+    /* 24 vectors (not a power of two, so not packed): 4 lanes a row; blocks
+       of 512 lanes while two a multiprocessor remain, else fewer */
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 96, &p), KG_NORM_LEAN8);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 64);
+    cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 512);
+    /* a LEAN tuning takes short rows from PACKED: 4 lanes of 8 vectors */
+    kgi_norm_tuning.lean = 8;
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN8);
+    cr_assert_eq(p.args.group, 4);
+    kgi_norm_tuning.lean = 0;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
+    /* LOOSE: the 512-lane classes */
+    kgi_norm_tuning.loose = 1;
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8L);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 32768, &p), KG_NORM_ROWS); /* 1024 lanes */
+    kgi_norm_tuning.loose = 0;
+    /* layer_norm f32 of 64..256 lanes stays ROWS (measured); 32 and 512: LEAN */
+    kg_norm_call ln = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 1024, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8);
+    kgi_norm_tuning.lean = 8;
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8);
+    kgi_norm_tuning.lean = 0;
+    /* the 2-byte types: 4 vectors a lane (layer_norm too) */
+    in.dtype = out.dtype = KG_BF16;
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 128); /* 512 vectors of 8 */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    in.dtype = out.dtype = KG_F32;
+    /* the tunings: ROWS, LEAN4, more lanes, a block for warp groups, STREAM */
+    kgi_norm_tuning.lean = -1;
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
+    kgi_norm_tuning.lean = 4;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 256);
+    kgi_norm_tuning.group = 1024;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 1024);
+    cr_assert_eq(p.args.nv, 1);
+    cr_assert_eq(p.block, 1024);
+    kgi_norm_tuning.group = 0;
+    kgi_norm_tuning.threads = 512;
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 512, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 63); /* 16 rows a block */
+    kgi_norm_tuning.threads = 0;
+    kgi_norm_tuning.lean = 0;
+    kgi_norm_tuning.stream = 1;
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_STREAM);
+    cr_assert_eq(p.args.group, 256); /* no more lanes than 4 vectors each need */
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_STREAM);
+    cr_assert_eq(p.args.group, 512);
+    cr_assert_eq(p.args.nv, 8);
+    kgi_norm_tuning.group = 64;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STREAM);
+    cr_assert_eq(p.args.group, 64);
+    cr_assert_eq(p.block, 64);
+    kgi_norm_tuning.group = 0;
+    kgi_norm_tuning.stream = 0;
+    /* the residual form: LEAN4_RES up to 512 lanes (f32), ROWS_RES for the
+       2-byte types and longer rows; rows in two outer dims take ROWS */
+    kg_tensor res = fake(W_AT, KG_F32, 2, KT_SHAPE(100, 16384));
+    kg_norm_call r = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &res, .k = 1};
+    cr_assert_eq(plan_shape(&r, &in, &out, 100, 16384, &p), KG_NORM_ROWS_RES);
+    res = fake(W_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
+    cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES);
+    cr_assert_eq(p.args.group, 256);
+    in.dtype = out.dtype = res.dtype = KG_BF16;
+    cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_ROWS_RES);
+    kgi_norm_tuning.lean = 8;
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN8_RES);
+    kgi_norm_tuning.lean = 0;
+    kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
+    pin.strides[0] = 64;
+    pin.strides[1] = 9 * 64;
+    kg_tensor pout = fake(OUT_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
+    kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &pin, .out = &pout, .axis = -1};
+    cr_assert_eq(plan_class(&pc, &p), KG_NORM_ROWS);
 }
 
 /* sm_90: rows that fit a stage twice in shared memory are STAGED. */
@@ -143,12 +227,12 @@ Test(plan, sm90_rows_that_fit_a_stage_are_staged)
     kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &pin, .out = &pout, .axis = -1, .sm90 = 1};
     cr_assert_eq(plan_class(&pc, &p), KG_NORM_STAGED);
     cr_assert_eq(p.args.contig, 0);
-    /* without sm_90, or without the opt-in: ROWS */
+    /* without sm_90, or without the opt-in: LEAN */
     c.sm90 = 0;
-    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8);
     c.sm90 = 1;
     kgi_norm_tuning.staged = 0;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8);
 }
 
 Test(plan, short_rows_of_1_to_32_vectors_are_packed)
@@ -162,11 +246,11 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
         cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED, "length %lld", (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] / 4);
     }
-    /* 96 elements: 24 vectors, not a power of two: rows */
+    /* 96 elements: 24 vectors, not a power of two: rows (LEAN) */
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 96)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 96));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
     kg_norm_plan p;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8);
 }
 
 Test(plan, unaligned_or_odd_rows_are_strided)
@@ -213,7 +297,7 @@ Test(plan, layer_norm_dims_merge_and_weights_broadcast)
     kg_tensor w = fake(W_AT, KG_BF16, 2, KT_SHAPE(32, 64)), m = fake(S_AT, KG_F32, 1, KT_SHAPE(4));
     kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .s0 = &m, .k = 2, .eps = 1e-5};
     kg_norm_plan p;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.n, 2048);
     /* a weight broadcast along the first normalized dim: stride 0 -> strided */
     w = fake(W_AT, KG_BF16, 1, KT_SHAPE(64));
@@ -893,6 +977,71 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
     kg_close(ctx);
 }
 
+/* LEAN and STREAM under their tunings (4 or 8 vectors a lane, more lanes a
+   row than it needs, blocks of 512 for warp groups, STREAM groups of the
+   default 512 and of 32 lanes), and ROWS without them: rows of 3 to 16384
+   vectors, every op and dtype, special values and huge magnitudes. */
+Test(gpu, lean_and_stream_rows_under_every_tuning)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const kg_norm_tuning tunings[] = {
+        {.lean = 4},
+        {.lean = 8},
+        {.lean = 4, .group = 512},
+        {.lean = 8, .threads = 512},
+        {.lean = -1},
+        {.stream = 1},
+        {.stream = 1, .group = 32},
+        {.lean = 4, .loose = 1},
+        {.lean = 8, .loose = 1},
+    };
+    const int64_t lens[] = {32, 128, 1000, 4096, 16384, 32768};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        kgi_norm_tuning = tunings[t];
+        memset(classes_seen, 0, sizeof classes_seen);
+        for (int d = 0; d < 4; d++)
+            for (int i = 0; i < 6; i++) {
+                int64_t rows = (int64_t)(1 << 16) / lens[i];
+                rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
+                every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
+            }
+        every_op(ctx, KG_F32, 2, KT_SHAPE(20, 2000), NULL, 1, 3);  /* -inf rows, NaN, +inf */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(20, 2000), NULL, 1, 2); /* constant rows */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 32768), NULL, 1, 1); /* huge magnitudes */
+        every_op(ctx, KG_F32, 2, KT_SHAPE(6, 32768), NULL, 1, 3);
+        const kg_norm_tuning *tu = &tunings[t];
+        const kg_norm_class want = tu->stream     ? KG_NORM_STREAM
+                                   : tu->lean < 0 ? KG_NORM_ROWS
+                                   : tu->loose    ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
+                                                  : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+        cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
+/* COLS under the split tunings: one slice per column tile, 3, 16; 4 and 16
+   blocks a multiprocessor. */
+Test(gpu, columns_under_split_tunings)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const kg_norm_tuning tunings[] = {
+        {.col_splits = 1}, {.col_splits = 3}, {.col_splits = 16}, {.bps = 4}, {.bps = 16}};
+    const int p10[] = {1, 0};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        kgi_norm_tuning = tunings[t];
+        memset(classes_seen, 0, sizeof classes_seen);
+        for (int d = 0; d < 4; d++) {
+            every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
+            every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), p10, 1, 3);
+        }
+        every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 300), p10, 1, 1);
+        cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0, "tuning %zu", t);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
 /* STAGED: the ring of stages wraps (a block serves more stages than it
    holds), with every stage count from 1, rows per group of 1 to 8, a block
    per row, rows that are not consecutive in memory (one copy per row), and
@@ -1125,6 +1274,8 @@ Test(gpu, every_class_is_reached)
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(4, 65536), NULL, 1, 0); /* streamed rows: ROWS on every device */
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEAN8], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEAN4_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
