@@ -21,6 +21,23 @@ uint64_t kt_seed(void)
     return seed;
 }
 
+int kt_sanitizer(void)
+{
+    const char *s = getenv("KG_TEST_SANITIZER");
+    return s && *s && strcmp(s, "0") != 0 && strcmp(s, "full") != 0;
+}
+
+int kt_take(int every)
+{
+    static int64_t calls;
+    const int64_t i = calls++;
+    if (!kt_sanitizer() || every <= 1 || i == 0)
+        return 1;
+    return (uint64_t)(i - 1 + (int64_t)(kt_seed() % (uint64_t)every)) % (uint64_t)every == 0;
+}
+
+int64_t kt_size(int64_t n, int64_t small) { return kt_sanitizer() && small < n ? small : n; }
+
 uint64_t kt_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

@@ -858,7 +858,8 @@ ParameterizedTestParameters(gemm_gpu, large) { return cr_make_param_array(kg_dty
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, large)
 {
     kg_context *c = kt_open_gpu();
-    gcase g = {.M = 2048, .N = 3000, .K = 4096, .sample = 3000};
+    /* sanitizer mode (kg_test.h): a quarter of each size */
+    gcase g = {.M = kt_size(2048, 512), .N = kt_size(3000, 750), .K = kt_size(4096, 1024), .sample = 3000};
     run_case(c, *dt, &g);
     gcase t = {.nba = 1, .ba = {4}, .M = 1024, .N = 1024, .K = 1024, .ta = 1, .sample = 3000, .exact = 1};
     run_case(c, *dt, &t);

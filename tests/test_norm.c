@@ -892,6 +892,8 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
         kgi_norm_tuning.staged = on;
         for (int d = 0; d < 4; d++)
             for (int i = 0; i < 11; i++) {
+                if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
                 int64_t rows = (int64_t)(1 << 17) / lens[i];
                 rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
                 every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
@@ -1037,6 +1039,8 @@ Test(gpu, huge_magnitudes_constant_rows_and_special_values)
         kgi_norm_tuning.staged = on; /* without and with the STAGED class */
         for (int d = 0; d < 4; d++)
             for (int fill = 1; fill <= 3; fill++) {
+                if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
                 every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
                 every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* rows */
                 every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */

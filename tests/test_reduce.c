@@ -410,6 +410,8 @@ static void check_op(kg_reduce_op op, fill how)
         if (!(info->dtype_mask & (1u << dt)))
             continue;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded quarter */
+                continue;
             const rcase *c = &cases[i];
             const layout L = layout_of(c);
             const size_t es = kg_dtype_size((kg_dtype)dt);
@@ -720,6 +722,8 @@ Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
         const layout L = layout_of(&big[i]);
         for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
+            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
             const size_t es = kg_dtype_size(runs[r].dt);
             void *h = malloc((size_t)L.alloc * es);
             fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
@@ -857,6 +861,8 @@ Test(gpu, more_than_2_pow_31_elements, .timeout = 600)
         {"(2^20+1,2,2^10) (0,2)", 3, {((int64_t)1 << 20) + 1, 2, 1024}, 2, {0, 2}, 0, DENSE},
     };
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): one shape, seeded */
+            continue;
         const layout L = layout_of(&big[i]);
         uint8_t *h = malloc((size_t)L.alloc);
         for (int64_t k = 0; k < L.alloc; k += 8) {

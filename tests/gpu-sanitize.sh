@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The GPU window script of the reliability checks, from a stage:
+#   KG_STAGE_PROGS="<every GPU test program> bench_coldstart" tests/stage-gpu.sh DEST
+#   tests/sanitize.sh --list | sort -u > DEST/tests/sanitize.list
+#   cp tests/gpu-sanitize.sh DEST/gpu.sh; then there: OUT=... bash gpu.sh
+# 1. Cold start of every module (alone, before the sanitizers load the GPU):
+#    bench_coldstart (kg_add, kg_sum), `modules` (every module in turn in one
+#    process) and `module M` (each module as a fresh process's first use),
+#    the fresh-process loop cut at KG_COLD_SECS (default 25).
+# 2. compute-sanitizer over every GPU test (tests/sanitize.sh: one job per
+#    test and tool, longest first, KG_SANITIZE_PAR at once, default 16), cut
+#    at the cap; durations written to $OUT/sanitize.times for the next run.
+#   KG_GPU_SECS           the cap (default 150)
+#   KG_COLD=0             skip the cold-start part
+#   KG_SANITIZE_FILTER    only the matching jobs (e.g. '^test_(norm|reduce) ')
+set -u
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=lib
+cap=${KG_GPU_SECS:-150}
+s=$(date +%s)
+t() { echo "== $* (+$(( $(date +%s) - s ))s)"; }
+if [ "${KG_COLD:-1}" != 0 ]; then
+    t coldstart
+    {
+        for i in 1 2 3; do timeout 10 build/bench/bench_coldstart; done
+        timeout 20 build/bench/bench_coldstart modules
+    } >"$OUT/coldstart.txt" 2>&1
+    cs=$(date +%s)
+    for m in $(seq 0 999); do
+        [ $(( $(date +%s) - cs )) -ge "${KG_COLD_SECS:-25}" ] && { echo "(cut at module $m)"; break; }
+        timeout 5 build/bench/bench_coldstart module "$m"
+        [ $? = 3 ] && break
+    done >"$OUT/coldstart-fresh.txt" 2>&1
+    grep -E 'bench_coldstart' "$OUT/coldstart.txt"
+    sort -t= -k2 -g "$OUT/coldstart-fresh.txt" | tail -5 # the worst
+    echo "fresh-process modules over 10 ms: $(grep -c MISSED "$OUT/coldstart-fresh.txt")"
+fi
+left=$(( cap - ($(date +%s) - s) - 6 ))
+t "sanitize, deadline $left s"
+KG_SANITIZE_LIST=tests/sanitize.list KG_SANITIZE_PAR=${KG_SANITIZE_PAR:-16} KG_SANITIZE_DEADLINE=$left \
+    KG_SANITIZE_LOGS="$OUT/san" KG_SANITIZE_TIMES_OUT="$OUT/sanitize.times" \
+    tests/sanitize.sh build >"$OUT/sanitize.log" 2>&1
+t done
+grep -v ': 0 errors, 0 leaks, exit 0,\|not run (deadline)' "$OUT/sanitize.log" | tail -40
+du -sh "$OUT"
