@@ -3,6 +3,8 @@
 #   KG_STAGE_PROGS="<every GPU test program> bench_coldstart" tests/stage-gpu.sh DEST
 #   tests/sanitize.sh --list | sort -u > DEST/tests/sanitize.list
 #   cp tests/gpu-sanitize.sh DEST/gpu.sh; then there: OUT=... bash gpu.sh
+#   (to travel under 32 MiB: (cd DEST && tar -czf payload.tar.gz lib build/tests
+#   build/bench && rm -rf lib build/tests build/bench): unpacked here first)
 # 1. Cold start of every module (alone, before the sanitizers load the GPU):
 #    bench_coldstart (kg_add, kg_sum), `modules` (every module in turn in one
 #    process) and `module M` (each module as a fresh process's first use),
@@ -16,6 +18,7 @@
 set -u
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=lib
+[ -f payload.tar.gz ] && [ ! -d lib ] && tar -xzf payload.tar.gz
 cap=${KG_GPU_SECS:-150}
 s=$(date +%s)
 t() { echo "== $* (+$(( $(date +%s) - s ))s)"; }
