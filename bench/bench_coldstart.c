@@ -32,7 +32,8 @@
 #include <cuda_runtime_api.h>
 
 #include "bench_common.h"
-#include "kg_ops.h"
+#include "kg_ops_core.h" /* kg_add */
+#include "kg_ops_math.h" /* kg_exp */
 #include "kg_norm.h"
 #include "kg_reduce.h"
 #include "kg_table.h"

@@ -146,7 +146,7 @@ G:dep(gen_dir .. "/common.lua")
 -- kg_*reference.c is instead a CPU reference, built with -fwrapv and linked
 -- into the family's test and bench programs), and build/tests/test_<name>
 -- and build/bench/bench_<name> where those sources exist.
-local families = { "elementwise", "attention", "reduce", "gemm", "norm", "faults", "attention_bwd", "attention_f64" }
+local families = { "attention", "reduce", "gemm", "norm", "faults", "attention_bwd", "attention_f64", "elementwise" }
 
 local function exists(path)
   local f = io.open(path, "r")

@@ -12,7 +12,11 @@
 #include <criterion/criterion.h>
 
 #include "kg_test.h"
-#include "kgen.h"
+#include "kg_attention.h"
+#include "kg_core.h"
+#include "kg_ops_core.h"  /* kg_add */
+#include "kg_ops_unary.h" /* kg_neg */
+#include "kg_reduce.h"
 
 static kg_context *ctx;
 static void open_without_device(void) { ctx = kt_open_without_device(); }
