@@ -69,6 +69,22 @@ static const kg_module_image *module_of(const char *op)
     return NULL;
 }
 
+/* kg_open, timed into *open_ms; NULL (with the reason printed) when no
+   context opens: the bench then reports that no GPU work ran. */
+static kg_context *open_timed(double *open_ms)
+{
+    const double t = bench_now();
+    kg_context *ctx;
+    kg_status st = kg_open(&ctx, 0);
+    *open_ms = ms_since(t);
+    if (st != KG_OK) {
+        printf("bench_coldstart: no GPU work ran: %s\n", kg_errmsg(ctx));
+        kg_close(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 /* The first use of module m (see the top): milliseconds, or -1 on an error
    (printed). */
 static double first_use_ms(kg_context *ctx, int m, int *kernels)
@@ -111,15 +127,10 @@ static int modules_main(int m)
         return 0;
     }
     int major = 0, minor = 0;
-    const double t = bench_now();
-    kg_context *ctx;
-    kg_status st = kg_open(&ctx, 0);
-    const double open_ms = ms_since(t);
-    if (st != KG_OK) {
-        printf("bench_coldstart: no GPU work ran: %s\n", kg_errmsg(ctx));
-        kg_close(ctx);
+    double open_ms;
+    kg_context *ctx = open_timed(&open_ms);
+    if (!ctx)
         return 0;
-    }
     kg_device_info(ctx, NULL, 0, &major, &minor, NULL);
     int kernels, rc = 0;
     if (m >= 0) { /* one module, the process's first */
@@ -193,15 +204,10 @@ int main(int argc, char **argv)
     to = kg_tensor_contiguous(o, KG_F32, 1, (int64_t[]){N});
     ts = kg_tensor_contiguous(s, KG_F32, 0, NULL);
 
-    double t = bench_now();
-    kg_context *ctx;
-    kg_status st = kg_open(&ctx, 0);
-    const double open_ms = ms_since(t);
-    if (st != KG_OK) {
-        printf("bench_coldstart: no GPU work ran: %s\n", kg_errmsg(ctx));
-        kg_close(ctx);
+    double open_ms, t;
+    kg_context *ctx = open_timed(&open_ms);
+    if (!ctx)
         return 0;
-    }
 
     if (first) {
         t = bench_now();

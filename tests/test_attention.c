@@ -34,21 +34,9 @@ static void open_without_device(void) { ctx = kt_open_without_device(); }
 
 static void close_ctx(void) { kg_close(ctx); }
 
-/* A valid call's tensors: q [2,8,100,64], k/v [2,2,120,64] bf16, lse [2,8,100]. */
-typedef struct {
-    kg_tensor q, k, v, out, lse;
-} call_t;
-
-static call_t valid_call(kg_dtype dt, int64_t D)
-{
-    call_t c;
-    c.q = kg_tensor_contiguous(KT_DEV(0), dt, 4, KT_SHAPE(2, 8, 100, D));
-    c.k = kg_tensor_contiguous(KT_DEV(1 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
-    c.v = kg_tensor_contiguous(KT_DEV(2 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
-    c.out = kg_tensor_contiguous(KT_DEV(3 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
-    c.lse = kg_tensor_contiguous(KT_DEV(4 << 24), KG_F32, 3, KT_SHAPE(2, 8, 100));
-    return c;
-}
+/* A valid call's tensors (attn_ref.h): q/out/dout/dq [2,8,100,D], k/v/dk/dv [2,2,120,D], lse [2,8,100]. */
+typedef attn_call call_t;
+#define valid_call attn_ref_valid_call
 
 TestSuite(attention_validation, .init = open_without_device, .fini = close_ctx);
 
