@@ -38,6 +38,16 @@ if [ "${KG_COLD:-1}" != 0 ]; then
     sort -t= -k2 -g "$OUT/coldstart-fresh.txt" | tail -5 # the worst
     echo "fresh-process modules over 10 ms: $(grep -c MISSED "$OUT/coldstart-fresh.txt")"
 fi
+# the bench scripts' shared helpers against the real torch (in the background)
+if [ -x /opt/torch/.venv/bin/python3 ] && [ -f bench/torch_common.py ]; then
+    ( cd bench && printf 'gemm,f32,1\nnorm,x\ngemm,bf16,2\n' >"$OUT/rows.csv" &&
+      timeout 60 /opt/torch/.venv/bin/python3 -c "
+import torch_common as c, sys
+print('sdpa_backends f32:', c.sdpa_backends('f32'), 'bf16:', c.sdpa_backends('bf16'))
+print('csv_rows gemm:', c.csv_rows(sys.argv[1], 'gemm'))
+import torch_attention, torch_attention_bwd, torch_gemm
+print('torch_attention, torch_attention_bwd, torch_gemm import: ok')" "$OUT/rows.csv" ) >"$OUT/torch_common.txt" 2>&1 &
+fi
 left=$(( cap - ($(date +%s) - s) - 6 ))
 t "sanitize, deadline $left s"
 KG_SANITIZE_LIST=tests/sanitize.list KG_SANITIZE_PAR=${KG_SANITIZE_PAR:-16} KG_SANITIZE_DEADLINE=$left \
