@@ -27,7 +27,10 @@ double kt_uniform(uint64_t *state, double lo, double hi);
 int kt_sanitizer(void);
 /* 1 when the case about to run is to run: always outside sanitizer mode; in
    it the first call of the process (Criterion runs each test in its own
-   process) and then one call in `every`, at an offset drawn from the seed. */
+   process) and then one call in `every` x the tool's factor, at an offset
+   drawn from the seed. $KG_TEST_SANITIZER names the tool (sanitize.sh):
+   memcheck and synccheck 2, initcheck 3, racecheck 8 (it checks every
+   shared-memory access), any other value 1. */
 int kt_take(int every);
 /* n outside sanitizer mode, else min(n, small). */
 int64_t kt_size(int64_t n, int64_t small);

@@ -117,7 +117,7 @@ one() { # program test tool -> one result line in $work/res.<n>
     case " test_core test_findings test_reduce_plan " in *" $p "*) extra+=(--report-api-errors no) ;; esac
     local log="$logs/$p.$(echo "$t" | tr '/' '.').$tool.log" s0
     s0=$(date +%s)
-    timeout "$lim" "$cs" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 97 \
+    KG_TEST_SANITIZER=$tool timeout "$lim" "$cs" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 97 \
         "$build/tests/$p" "${args[@]}" >"$log" 2>&1
     local rc=$? secs_=$(( $(date +%s) - s0 ))
     # a test that skips before any CUDA call (KG_TEST_SANITIZER), or a

@@ -813,6 +813,8 @@ Test(attention, no_keys_gives_zero_and_minus_inf)
 Test(attention, strided_layouts_mqa_masks_and_scale)
 {
     for (int i = 0; i < 3; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
         acase a = {DTS[i], 2, 8, 1, 100, 150, 128, 0, MASK_NONE, 0, 1, 0.3f};
         run_case(&a);
         acase b = {DTS[i], 2, 4, 2, 64, 64, 256, 1, MASK_RANDOM, 1, 1, 0.f};

@@ -272,5 +272,11 @@ Test(test_helpers, sanitizer_mode_samples_cases_and_shrinks_sizes)
         }
     cr_assert_eq(taken, 10);
     cr_assert_lt(first, 4);
+    /* a tool's factor: racecheck takes one in 8 x every */
+    setenv("KG_TEST_SANITIZER", "racecheck", 1);
+    taken = 0;
+    for (int i = 0; i < 320; i++)
+        taken += kt_take(4);
+    cr_assert_eq(taken, 10, "racecheck: one call in 32, got %d of 320", taken);
     unsetenv("KG_TEST_SANITIZER");
 }
