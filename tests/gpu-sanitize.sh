@@ -8,7 +8,7 @@
 # 1. Cold start of every module (alone, before the sanitizers load the GPU):
 #    bench_coldstart (kg_add, kg_sum), `modules` (every module in turn in one
 #    process) and `module M` (each module as a fresh process's first use),
-#    the fresh-process loop cut at KG_COLD_SECS (default 20).
+#    the fresh-process loop cut at KG_COLD_SECS (default 12: the other modules first, the element-wise ones last).
 # 2. compute-sanitizer over every GPU test (tests/sanitize.sh: one job per
 #    test and tool, longest first, KG_SANITIZE_PAR at once, default 16), cut
 #    at the cap; durations written to $OUT/sanitize.times for the next run.
@@ -30,7 +30,7 @@ if [ "${KG_COLD:-1}" != 0 ]; then
     } >"$OUT/coldstart.txt" 2>&1
     cs=$(date +%s)
     for m in $(seq 0 999); do
-        [ $(( $(date +%s) - cs )) -ge "${KG_COLD_SECS:-20}" ] && { echo "(cut at module $m)"; break; }
+        [ $(( $(date +%s) - cs )) -ge "${KG_COLD_SECS:-12}" ] && { echo "(cut at module $m)"; break; }
         timeout 5 build/bench/bench_coldstart module "$m"
         [ $? = 3 ] && break
     done >"$OUT/coldstart-fresh.txt" 2>&1
