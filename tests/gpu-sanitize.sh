@@ -52,6 +52,8 @@ left=$(( cap - ($(date +%s) - s) - 6 ))
 t "sanitize, deadline $left s"
 # the GPU tests: tests/sanitize.list when staged with it, else found here
 [ -f tests/sanitize.list ] && export KG_SANITIZE_LIST=tests/sanitize.list
+# tests/sanitize.jobs when staged: only those jobs (e.g. what an earlier run left)
+[ -f tests/sanitize.jobs ] && [ -z "${KG_SANITIZE_JOBLIST:-}" ] && export KG_SANITIZE_JOBLIST=tests/sanitize.jobs
 KG_SANITIZE_PAR=${KG_SANITIZE_PAR:-16} KG_SANITIZE_DEADLINE=$left \
     KG_SANITIZE_LOGS="$OUT/san" KG_SANITIZE_TIMES_OUT="$OUT/sanitize.times" \
     tests/sanitize.sh build >"$OUT/sanitize.log" 2>&1

@@ -15,9 +15,9 @@
 # (found by running each program once with CUDA_VISIBLE_DEVICES= -- their
 # CPU tests run then, quickly -- or read from $KG_SANITIZE_LIST, a file of
 # "program suite/test" lines that `tests/sanitize.sh --list` writes), plus
-# the programs without such tests as a whole (test_threads; test_core,
-# test_findings and test_reduce_plan, whose few device calls -- a context
-# opened, scratch reserved -- do not skip). The other CPU-only tests launch
+# the programs without such tests as a whole (test_threads; test_core and
+# test_findings, whose few device calls -- a context opened -- do not skip)
+# and test_reduce_plan's one test that reserves scratch on the device. The other CPU-only tests launch
 # nothing a device tool could check (valgrind and the fuzz targets cover
 # their host code).
 #
@@ -36,6 +36,8 @@
 #                         are listed as not run) and running jobs are cut there
 #   KG_SANITIZE_JOBLIST   a file of "program suite/test tool" lines to run instead
 #                         (a whole program as "test_threads - tool")
+#   KG_SANITIZE_EXTRA     a "program suite/test" line added to the GPU tests
+#                         (default: test_reduce_plan's device-touching test)
 #   KG_SANITIZE_LOGS      keep every job's full log in this folder
 # Prints one line per job (errors, leaks, exit status, seconds, the tests it
 # passed) and a coverage summary; exits 1 when a job reports an error or a
@@ -55,7 +57,9 @@ progs=${KG_SANITIZE_TESTS:-$(cd "$build/tests" && ls test_* 2>/dev/null | grep -
 par=${KG_SANITIZE_PAR:-$(nproc)}
 [ -z "${KG_SANITIZE_PAR:-}" ] && [ "$par" -gt 16 ] && par=16
 times=${KG_SANITIZE_TIMES:-$(dirname "$0")/sanitize.times}
-whole="test_threads test_core test_findings test_reduce_plan" # run as a whole
+whole="test_threads test_core test_findings" # run as a whole
+# device-touching tests of CPU programs that do not skip without a device
+extra_tests=${KG_SANITIZE_EXTRA:-"test_reduce_plan errors/a_valid_call_reaches_the_device_check"}
 secs=${KG_SANITIZE_SECS:-600}
 export KG_TEST_QUICK=1 KG_TEST_SANITIZER=1
 start=$(date +%s)
@@ -71,6 +75,7 @@ if [ -n "${KG_SANITIZE_LIST:-}" ]; then
 else
     "$0" --list "$build" | sort -u >"$list"
 fi
+[ -n "$extra_tests" ] && echo "$extra_tests" >>"$list"
 jobs=$work/jobs
 : >"$jobs"
 [ -n "${KG_SANITIZE_JOBLIST:-}" ] && tools="" && cp "$KG_SANITIZE_JOBLIST" "$jobs"
@@ -114,7 +119,7 @@ one() { # program test tool -> one result line in $work/res.<n>
     echo "$t" | grep -qxE "$api_errors_expected" && extra+=(--report-api-errors no)
     # the CPU programs run as a whole: their validation tests hide the device
     # on purpose (CUDA_VISIBLE_DEVICES=, the failing device query is the point)
-    case " test_core test_findings test_reduce_plan " in *" $p "*) extra+=(--report-api-errors no) ;; esac
+    case " test_core test_findings " in *" $p "*) extra+=(--report-api-errors no) ;; esac
     local log="$logs/$p.$(echo "$t" | tr '/' '.').$tool.log" s0
     s0=$(date +%s)
     KG_TEST_SANITIZER=$tool timeout "$lim" "$cs" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 97 \

@@ -617,20 +617,26 @@ Test(attention, decode_merges_many_splits)
         cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
         run_split_case(&g4, 0);
         acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
-        run_split_case(&mqa, 20);
-        run_split_case(&mqa, 0);
+        if (kt_take(3)) { /* sanitizer mode (kg_test.h): a seeded sample */
+            run_split_case(&mqa, 20);
+            run_split_case(&mqa, 0);
+        }
         acase g40 = {KG_BF16, 1, 40, 1, 1, 4100, 96, 1, MASK_NONE, 0, 0, 0.f};
-        run_split_case(&g40, 33);
+        if (kt_take(3))
+            run_split_case(&g40, 33);
         acase m = {KG_BF16, 1, 16, 4, 2, 2500, 32, 0, MASK_RANDOM, 4, 0, 0.f};
-        run_split_case(&m, 17);
+        if (kt_take(3))
+            run_split_case(&m, 17);
         acase e = {KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
-        run_split_case(&e, 6);
+        if (kt_take(3))
+            run_split_case(&e, 6);
     }
     kg_test_force_attn_combine(ctx, 0);
     /* without programmatic dependent launch */
     kg_test_attn_pdl(ctx, 0);
     acase np = {KG_BF16, 2, 32, 1, 1, 3000, 128, 0, MASK_NONE, 0, 0, 0.f};
-    run_split_case(&np, 24);
+    if (kt_take(2))
+        run_split_case(&np, 24);
     kg_test_attn_pdl(ctx, 1);
 
     /* trace: B 2 x Hkv 2 row tiles of 16 rows (group 4 x Sq 2), 8 splits of 512 keys, fused merge */

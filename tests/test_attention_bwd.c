@@ -832,7 +832,7 @@ Test(attention_bwd, captured_in_a_cuda_graph_after_reserving_scratch)
 {
     kg_context *fresh = NULL;
     KT_OK(fresh, kg_open(&fresh, 0));
-    const int B = 1, H = 16, S = (int)kt_size(65536, 8192), SK = 16, D = 32; /* sanitizer mode: still > 4 MiB */
+    const int B = 1, H = 16, S = (int)kt_size(65536, 2304), SK = 16, D = 32; /* sanitizer mode: still > 4 MiB */
     const int64_t n = (int64_t)B * H * S * D, nk = (int64_t)B * SK * D, nl = (int64_t)B * H * S;
     uint16_t *hx = malloc(n * 2), *r1 = malloc(n * 2), *r2 = malloc(n * 2);
     for (int64_t i = 0; i < n; i++)

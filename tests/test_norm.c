@@ -923,9 +923,10 @@ Test(gpu, staged_ring_wraps_with_any_stage_count)
         kgi_norm_tuning.max_stages = stages[si];
         memset(classes_seen, 0, sizeof classes_seen);
         for (int d = 0; d < 2; d++) {
-            every_op(ctx, dts[d], 2, KT_SHAPE(60000, 32), NULL, 1, 0); /* 4 rows a group */
-            every_op(ctx, dts[d], 2, KT_SHAPE(4000, 256), NULL, 1, 0); /* a warp per row */
-            every_op(ctx, dts[d], 2, KT_SHAPE(600, 4096), NULL, 1, 0); /* a block per row */
+            /* sanitizer mode (kg_test.h): fewer rows, still 3 or more stages a block */
+            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(60000, 6000), 32), NULL, 1, 0); /* 4 rows a group */
+            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(4000, 600), 256), NULL, 1, 0);  /* a warp per row */
+            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(600, 400), 4096), NULL, 1, 0);  /* a block per row */
             every_op(ctx, dts[d], 3, KT_SHAPE(9, 37, 64), p102, 1, 0); /* rows apart: a copy each */
             every_op(ctx, dts[d], 3, KT_SHAPE(5, 41, 512), p102, 1, 0);
         }
@@ -1076,6 +1077,8 @@ Test(gpu, cluster_columns)
     memset(classes_seen, 0, sizeof classes_seen);
     const int p10[] = {1, 0}, p021[] = {0, 2, 1};
     for (int d = 0; d < 4; d++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the dtypes */
+            continue;
         every_op(ctx, floats[d], 2, KT_SHAPE(300, 64), p10, 1, 0);
         every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
         every_op(ctx, floats[d], 2, KT_SHAPE(5, 7), p10, 1, 0);
