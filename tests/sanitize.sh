@@ -38,6 +38,8 @@
 #                         (a whole program as "test_threads - tool")
 #   KG_SANITIZE_EXTRA     a "program suite/test" line added to the GPU tests
 #                         (default: test_reduce_plan's device-touching test)
+#   KG_SANITIZE_GROUP     "suite": one job per (program, suite, tool) where it can
+#                         (see below); default one job per (test, tool)
 #   KG_SANITIZE_SKIP      an extended regex on "program suite/test tool": jobs left
 #                         out by design (default: see the reason below; "" runs all)
 #   KG_SANITIZE_LOGS      keep every job's full log in this folder
@@ -60,6 +62,10 @@ par=${KG_SANITIZE_PAR:-$(nproc)}
 [ -z "${KG_SANITIZE_PAR:-}" ] && [ "$par" -gt 16 ] && par=16
 times=${KG_SANITIZE_TIMES:-$(dirname "$0")/sanitize.times}
 whole="test_threads test_core test_findings" # run as a whole
+# Tests that provoke a CUDA error on purpose (a real cudaMalloc failure; a
+# bundle without this GPU's machine code): the tools' report of failing API
+# calls is off for them alone; every memory access is still checked.
+api_errors_expected='runtime/out_of_memory_is_reported_and_the_context_stays_usable|noimage/real_bundle_without_this_gpus_machine_code'
 # device-touching tests of CPU programs that do not skip without a device
 extra_tests=${KG_SANITIZE_EXTRA:-"test_reduce_plan errors/a_valid_call_reaches_the_device_check"}
 secs=${KG_SANITIZE_SECS:-600}
@@ -106,16 +112,34 @@ if [ -n "${KG_SANITIZE_FILTER:-}" ]; then
     grep -E "$KG_SANITIZE_FILTER" "$jobs" >"$jobs.f"
     mv "$jobs.f" "$jobs"
 fi
-# longest first (the last duration seen of each job; 30 s when unknown)
+# KG_SANITIZE_GROUP=suite: one job per (program, suite, tool) where the
+# jobs cover every GPU test of the suite, none provokes a CUDA error on
+# purpose and none is left out (Criterion --filter 'suite/*': the suite's
+# tests run one after the other under one compute-sanitizer process, which
+# saves the tool's start per test; its CPU tests, if any, run too)
+if [ "${KG_SANITIZE_GROUP:-}" = suite ]; then
+    : >>"$work/skipped"
+    awk -v api="^($api_errors_expected)\$" '
+        FILENAME == ARGV[1] { split($2, a, "/"); all[$1 " " a[1]]++; next }
+        FILENAME == ARGV[2] { sk[$1 " " $2] = 1; next }
+        { split($2, a, "/"); k = $1 " " a[1] " " $3; n[k]++; line[k, n[k]] = $0
+          if ($2 ~ api || ($1 " " $2) in sk) bad[k] = 1
+          order[++m] = k }
+        END { for (i = 1; i <= m; i++) {
+                k = order[i]
+                if (done[k]++) continue
+                split(k, f, " ")
+                if (!bad[k] && n[k] > 1 && n[k] == all[f[1] " " f[2]]) print f[1], f[2] "/*", f[3]
+                else for (j = 1; j <= n[k]; j++) print line[k, j] } }' "$list" "$work/skipped" "$jobs" >"$jobs.g"
+    mv "$jobs.g" "$jobs"
+fi
+# longest first (the last duration seen of each job, a group's the sum of its
+# tests'; 30 s when unknown)
 [ -f "$times" ] || times=/dev/null
-awk 'NR == FNR { t[$1 " " $2 " " $3] = $4; next }
-     { k = $1 " " $2 " " $3; print (k in t ? t[k] : 30), NR, $0 }' "$times" "$jobs" |
+awk 'NR == FNR { t[$1 " " $2 " " $3] = $4; split($2, a, "/"); g[$1 " " a[1] "/* " $3] += $4; next }
+     { k = $1 " " $2 " " $3; print (k in t ? t[k] : k in g ? g[k] : 30), NR, $0 }' "$times" "$jobs" |
     sort -k1,1nr -k2,2n | cut -d' ' -f3- >"$jobs.s" && mv "$jobs.s" "$jobs"
 
-# Tests that provoke a CUDA error on purpose (a real cudaMalloc failure; a
-# bundle without this GPU's machine code): the tools' report of failing API
-# calls is off for them alone; every memory access is still checked.
-api_errors_expected='runtime/out_of_memory_is_reported_and_the_context_stays_usable|noimage/real_bundle_without_this_gpus_machine_code'
 
 one() { # program test tool -> one result line in $work/res.<n>
     local p=$1 t=$2 tool=$3 n=$4
@@ -132,7 +156,7 @@ one() { # program test tool -> one result line in $work/res.<n>
     # the CPU programs run as a whole: their validation tests hide the device
     # on purpose (CUDA_VISIBLE_DEVICES=, the failing device query is the point)
     case " test_core test_findings " in *" $p "*) extra+=(--report-api-errors no) ;; esac
-    local log="$logs/$p.$(echo "$t" | tr '/' '.').$tool.log" s0
+    local log="$logs/$p.$(echo "$t" | tr '/*' '._').$tool.log" s0
     s0=$(date +%s)
     KG_TEST_SANITIZER=$tool timeout "$lim" "$cs" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 97 \
         "$build/tests/$p" "${args[@]}" >"$log" 2>&1
