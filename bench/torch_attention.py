@@ -18,9 +18,9 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import sdpa_kernel
 
-from torch_common import Results, time_us
+from torch_common import Results, sdpa_backends, time_us
 
 try:
     from torch.nn.attention.bias import causal_lower_right
@@ -44,8 +44,7 @@ def gqa_rows(rows, results):
         flop = kg_tf * kg_us * 1e6
         inner = 5 if flop > 1e11 else 20 if flop > 1e9 else 200
         res = {}
-        backs = ([("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if dn != "f32"
-                 else [("flash", SDPBackend.EFFICIENT_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)])
+        backs = sdpa_backends(dn)
         for name, be in backs:
             try:
                 with sdpa_kernel([be]):
@@ -93,8 +92,7 @@ def main():
         flop = 4.0 * B * H * S * S * D / (2 if causal else 1)
         inner = 5 if flop > 1e11 else 20 if flop > 1e9 else 200
         res = {}
-        backs = ([("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if dn != "f32"
-                 else [("flash", SDPBackend.EFFICIENT_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)])
+        backs = sdpa_backends(dn)
         for name, be in backs:
             try:
                 with sdpa_kernel([be]):

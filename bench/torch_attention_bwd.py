@@ -9,23 +9,18 @@ TFLOP/s = 2.5 x 4 B H Sq Sk D, halved when causal.
 
 usage: KG_BENCH_CSV=a.csv build/bench/bench_attention_bwd && python3 bench/torch_attention_bwd.py a.csv
 """
-import csv
 import sys
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import sdpa_kernel
 
-from torch_common import Results, time_us
+from torch_common import Results, csv_rows, sdpa_backends, time_us
 
 
 def main():
-    rows = []
-    with open(sys.argv[1]) as f:
-        for row in csv.reader(f):
-            if row and row[0] == "attention_bwd":
-                rows.append((row[1], *map(int, row[2:7]), float(row[7]), float(row[8]),
-                             row[9] if len(row) > 9 else "default"))
+    rows = [(row[1], *map(int, row[2:7]), float(row[7]), float(row[8]), row[9] if len(row) > 9 else "default")
+            for row in csv_rows(sys.argv[1], "attention_bwd")]
     if not rows:
         return
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -45,8 +40,7 @@ def main():
         flop = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
         inner = 3 if flop > 1e12 else 10 if flop > 1e10 else 100
         res = {}
-        backs = ([("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if dn != "f32"
-                 else [("flash", SDPBackend.EFFICIENT_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)])
+        backs = sdpa_backends(dn)
         for name, be in backs:
             try:
                 with sdpa_kernel([be]):

@@ -1,13 +1,31 @@
 """Timing shared by the PyTorch side-by-side scripts (bench/torch_*.py), the
 same method as bench/bench_common.c: CUDA events around `inner` back-to-back
 calls after a warm-up, median of `reps` repeats; host time per call on the
-host's clock in batches that stay below the launch queue's depth; and
-Results, which adds PyTorch's figures to kgen's cases in build/bench.json."""
+host's clock in batches that stay below the launch queue's depth;
+Results, which adds PyTorch's figures to kgen's cases in build/bench.json;
+reading a bench program's CSV; the fused attention backends compared with."""
+import csv
 import json
 import os
 import time
 
 import torch
+
+
+def csv_rows(path, family):
+    """The rows of a bench program's CSV ($KG_BENCH_CSV) whose first column
+    is family, as lists of strings."""
+    with open(path) as f:
+        return [row for row in csv.reader(f) if row and row[0] == family]
+
+
+def sdpa_backends(dtype_name):
+    """The fused scaled_dot_product_attention backends kgen's attention is
+    compared with, as (column, backend): flash and cuDNN; for f32, which the
+    flash backend does not take, the memory-efficient one in flash's column."""
+    from torch.nn.attention import SDPBackend
+    first = SDPBackend.EFFICIENT_ATTENTION if dtype_name == "f32" else SDPBackend.FLASH_ATTENTION
+    return [("flash", first), ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
 
 def time_us(fn, inner, reps=15):

@@ -7,19 +7,14 @@ Inputs are uniform in [-1, 1). f32 runs with TF32 off; "tf32" with it on
 
 usage: KG_BENCH_CSV=b.csv build/bench/bench_gemm && python3 bench/torch_gemm.py b.csv
 """
-import csv
 import sys
 
 import torch
-from torch_common import Results, time_us
+from torch_common import Results, csv_rows, time_us
 
 
 def main():
-    rows = []
-    with open(sys.argv[1]) as f:
-        for row in csv.reader(f):
-            if row and row[0] == "gemm":
-                rows.append(row)
+    rows = csv_rows(sys.argv[1], "gemm")
     if not rows:
         print("torch_gemm: no gemm rows in", sys.argv[1])
         return

@@ -187,6 +187,7 @@ KG_API kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out,
   end
   c[#c + 1] = "};\n\nconst kg_op_info *kg_op_get_info(kg_op op)\n{\n" ..
               "    return op > KG_OP_NONE && op < KG_OP_COUNT ? &op_info[op] : 0;\n}\n"
+  local by_group, groups = {}, {} -- the entry points again, by op group (below)
   for _, op in ipairs(all_ops) do
     local params, args = {}, {}
     for _, nm in ipairs(op.inputs) do
@@ -196,6 +197,9 @@ KG_API kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out,
     local proto = string.format("kg_status kg_%s(kg_context *ctx, const kg_tensor *out, %s)", op.name,
                                 table.concat(params, ", "))
     h[#h + 1] = string.format("/* %s */\nKG_API %s;\n", op.doc, proto)
+    local g = op == cast and "cast" or op.group
+    if not by_group[g] then by_group[g] = {}; groups[#groups + 1] = g end
+    table.insert(by_group[g], string.format("KG_API %s;\n", proto))
     c[#c + 1] = string.format("\n%s\n{\n    const kg_tensor *in[%d] = {%s};\n" ..
                               "    return kg_elementwise(ctx, %s, out, in, %d);\n}\n",
                               proto, op.arity, table.concat(args, ", "), op.enum, op.arity)
@@ -203,6 +207,16 @@ KG_API kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out,
   h[#h + 1] = common.header_end
   G:write("kg_ops.h", table.concat(h))
   G:write("kg_ops.c", table.concat(c))
+  -- kg_ops_<group>.h: one group's entry points alone (the same declarations
+  -- as kg_ops.h), for the library's and tests' own files that call a few
+  -- ops: adding an op to another group leaves them unchanged, so they are
+  -- not recompiled (users include kgen.h / kg_ops.h)
+  for _, g in ipairs(groups) do
+    local guard = "KG_OPS_" .. g:upper() .. "_H"
+    G:write("kg_ops_" .. g .. ".h", table.concat({ G.header("gen/catalogue.lua"), "#ifndef ", guard, "\n#define ",
+      guard, "\n\n#include \"kg_core.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n/* the ", g,
+      " group's element-wise ops (kg_ops.h documents them) */\n", table.concat(by_group[g]), common.header_end }))
+  end
 
   -- the float64 / int64 CPU reference, from the same expressions
   local r = { G.header("gen/catalogue.lua"),

@@ -146,7 +146,7 @@ G:dep(gen_dir .. "/common.lua")
 -- kg_*reference.c is instead a CPU reference, built with -fwrapv and linked
 -- into the family's test and bench programs), and build/tests/test_<name>
 -- and build/bench/bench_<name> where those sources exist.
-local families = { "elementwise", "attention", "reduce", "gemm", "norm", "faults", "attention_bwd", "attention_f64" }
+local families = { "attention", "reduce", "gemm", "norm", "faults", "attention_bwd", "attention_f64", "elementwise" }
 
 local function exists(path)
   local f = io.open(path, "r")
@@ -297,28 +297,23 @@ do
     local tnames, bnames = { "test_" .. fam }, { "bench_" .. fam }
     for _, x in ipairs(mod.tests or {}) do tnames[#tnames + 1] = x end
     for _, x in ipairs(mod.benches or {}) do bnames[#bnames + 1] = x end
-    for i, name in ipairs(tnames) do
-      local t = "tests/" .. name .. ".c"
-      assert(i == 1 or exists(root .. "/" .. t), fam .. ": tests lists " .. name .. " but there is no " .. t)
-      if exists(root .. "/" .. t) then
-        local prog = "build/tests/" .. name
-        tests[#tests + 1] = prog
-        n[#n + 1] = "build " .. obj(t) .. ": cc " .. t .. ready .. "\n"
-        n[#n + 1] = "build " .. prog .. ": link " .. obj(t) .. with .. " build/libkg_test.a" ..
-                    " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+    -- one program per name: tests/<name>.c or bench/<name>.c, when it
+    -- exists (the first, test_<fam> / bench_<fam>, may be absent)
+    local function programs(names, dir, what, list, cc_extra, link_extra)
+      for i, name in ipairs(names) do
+        local src = dir .. "/" .. name .. ".c"
+        assert(i == 1 or exists(root .. "/" .. src), fam .. ": " .. what .. " lists " .. name .. " but there is no " .. src)
+        if exists(root .. "/" .. src) then
+          local prog = "build/" .. dir .. "/" .. name
+          list[#list + 1] = prog
+          n[#n + 1] = "build " .. obj(src) .. ": cc " .. src .. ready .. "\n" .. cc_extra
+          n[#n + 1] = "build " .. prog .. ": link " .. obj(src) .. link_extra .. with .. " build/libkg_test.a" ..
+                      " | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
+        end
       end
     end
-    for i, name in ipairs(bnames) do
-      local b = "bench/" .. name .. ".c"
-      assert(i == 1 or exists(root .. "/" .. b), fam .. ": benches lists " .. name .. " but there is no " .. b)
-      if exists(root .. "/" .. b) then
-        local prog = "build/bench/" .. name
-        benches[#benches + 1] = prog
-        n[#n + 1] = "build " .. obj(b) .. ": cc " .. b .. ready .. "\n  extra = -Itests\n"
-        n[#n + 1] = "build " .. prog .. ": link " .. obj(b) .. " build/obj/bench_common.o" .. with ..
-                    " build/libkg_test.a | build/libkgen.so\n  linkflags = $testlibs" .. libs .. "\n"
-      end
-    end
+    programs(tnames, "tests", "tests", tests, "", "")
+    programs(bnames, "bench", "benches", benches, "  extra = -Itests\n", " build/obj/bench_common.o")
   end
   -- ninja expands a variable in a path to one path, so build.ninja depends
   -- on these lists through phony targets and reads the strings in commands

@@ -21,7 +21,7 @@
 #include "attention_pack.h"
 #include "kg_attention.h"
 #include "kg_attn_table.h"
-#include "kg_ops.h"
+#include "kg_ops_cast.h" /* kg_cast */
 #include "trust.h"
 
 int64_t kgi_attn_padded_dim(int64_t D)

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "kgen.h"
+#include "kg_core.h"
 
 /* Most key splits of one call. */
 #define KG_ATTN_MAX_SPLITS 256

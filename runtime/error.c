@@ -78,6 +78,10 @@ int kgi_cuda_sticky(cudaError_t err)
 kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
 {
     kg_status st;
+    if (kgi_cuda_sticky(err)) /* the CUDA context is lost for the rest of the process */
+        return kgi_fail(ctx, KG_ERR_CUDA,
+                        "CUDA error: a device fault (sticky: every later call in this process fails too): %s: %s (%s)",
+                        what, cudaGetErrorString(err), cudaGetErrorName(err));
     switch (err) {
     case cudaErrorInsufficientDriver:
     case cudaErrorNoDevice:
@@ -95,19 +99,6 @@ kg_status kgi_cuda_fail(kg_context *ctx, cudaError_t err, const char *what)
         return kgi_fail(ctx, st, "no kernel image for sm_%d%d in this bundle (built for %s): %s: %s",
                         ctx ? ctx->cc_major : 0, ctx ? ctx->cc_minor : 0, kgi_bundle_archs(), what,
                         cudaGetErrorString(err));
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-        /* sticky: the CUDA context is lost for the rest of the process */
-        st = KG_ERR_CUDA;
-        return kgi_fail(ctx, st,
-                        "CUDA error: a device fault (sticky: every later call in this process fails too): %s: %s (%s)",
-                        what, cudaGetErrorString(err), cudaGetErrorName(err));
     case cudaErrorLaunchOutOfResources:
     case cudaErrorInvalidConfiguration:
     case cudaErrorLaunchTimeout: st = KG_ERR_LAUNCH; break;

@@ -23,7 +23,8 @@
 #include <string.h>
 
 #include "blas.h"
-#include "kg_ops.h"
+#include "kg_ops_cast.h"  /* kg_cast */
+#include "kg_ops_unary.h" /* kg_relu */
 #include "trust.h"
 
 /* A 2-d operand: element (i, j) at i * rs + j * cs. */

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "kg_ops.h"
+#include "kg_ops_cast.h" /* kg_cast */
 #include "trust.h"
 
 kg_status kgi_pack_bytes(kg_context *ctx, int n, const kg_tensor *const *src, size_t *bytes)

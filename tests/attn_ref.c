@@ -2,6 +2,7 @@
  * attn_ref.c - the attention tests' shared case helpers (attn_ref.h).
  */
 #include "attn_ref.h"
+#include "kg_test.h" /* KT_DEV, KT_SHAPE */
 
 double attn_ref_mask_at(const acase *c, const float *m, int b, int h, int i, int j)
 {
@@ -43,4 +44,19 @@ kg_tensor attn_ref_view4(const acase *c, void *data, int H, int S)
         t.strides[0] = (int64_t)S * H * c->D;
     }
     return t;
+}
+
+attn_call attn_ref_valid_call(kg_dtype dt, int64_t D)
+{
+    attn_call c;
+    c.q = kg_tensor_contiguous(KT_DEV(0), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.k = kg_tensor_contiguous(KT_DEV(1 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.v = kg_tensor_contiguous(KT_DEV(2 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.out = kg_tensor_contiguous(KT_DEV(3 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.lse = kg_tensor_contiguous(KT_DEV(4 << 24), KG_F32, 3, KT_SHAPE(2, 8, 100));
+    c.dout = kg_tensor_contiguous(KT_DEV(5 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.dq = kg_tensor_contiguous(KT_DEV(6 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
+    c.dk = kg_tensor_contiguous(KT_DEV(7 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    c.dv = kg_tensor_contiguous(KT_DEV(8 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
+    return c;
 }

@@ -1,8 +1,9 @@
 /*
  * attn_ref.h - what the attention tests share (tests/test_attention.c, the
- * forward; tests/test_attention_bwd.c, the backward): the case description,
- * the mask layouts a case draws, and the [B,H,S,D] / [B,S,H,D] storage of
- * q, k, v and out that both float64 references index.
+ * forward; tests/test_attention_bwd.c, the backward; tests/test_attention_f64.c):
+ * the case description, the mask layouts a case draws, the [B,H,S,D] /
+ * [B,S,H,D] storage of q, k, v and out that both float64 references index,
+ * and a valid call's tensors for the validation tests.
  */
 #ifndef ATTN_REF_H
 #define ATTN_REF_H
@@ -32,5 +33,14 @@ int64_t attn_ref_mask_numel(const acase *c);
 int64_t attn_ref_off(const acase *c, int H, int S, int b, int h, int s);
 /* The [B,H,S,D] view of data in the case's storage layout. */
 kg_tensor attn_ref_view4(const acase *c, void *data, int H, int S);
+
+/* A valid call's tensors at fake device addresses (KT_DEV, 16 MiB apart),
+   for validation tests on a context without a device: q and out
+   [2,8,100,D], k and v [2,2,120,D] of dt, lse f32 [2,8,100]; the backward's
+   dout and dq [2,8,100,D], dk and dv [2,2,120,D]. */
+typedef struct {
+    kg_tensor q, k, v, out, lse, dout, dq, dk, dv;
+} attn_call;
+attn_call attn_ref_valid_call(kg_dtype dt, int64_t D);
 
 #endif

@@ -21,6 +21,34 @@ uint64_t kt_seed(void)
     return seed;
 }
 
+int kt_sanitizer(void)
+{
+    const char *s = getenv("KG_TEST_SANITIZER");
+    return s && *s && strcmp(s, "0") != 0 && strcmp(s, "full") != 0;
+}
+
+/* How much slower than memcheck's ordinary pace each tool runs the tests'
+   kernels (H200, 2026-12-01): racecheck checks every shared-memory access. */
+static int tool_factor(void)
+{
+    const char *s = getenv("KG_TEST_SANITIZER");
+    if (!kt_sanitizer())
+        return 1;
+    return !strcmp(s, "racecheck") ? 8 : !strcmp(s, "initcheck") ? 3 : !strcmp(s, "memcheck") || !strcmp(s, "synccheck") ? 2 : 1;
+}
+
+int kt_take(int every)
+{
+    static int64_t calls;
+    const int64_t i = calls++;
+    if (!kt_sanitizer() || every <= 1 || i == 0)
+        return 1;
+    const uint64_t n = (uint64_t)every * (uint64_t)tool_factor();
+    return (uint64_t)(i - 1 + (int64_t)(kt_seed() % n)) % n == 0;
+}
+
+int64_t kt_size(int64_t n, int64_t small) { return kt_sanitizer() && small < n ? small : n; }
+
 uint64_t kt_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

@@ -18,6 +18,23 @@ uint64_t kt_seed(void);
 uint64_t kt_next(uint64_t *state);
 double kt_uniform(uint64_t *state, double lo, double hi);
 
+/* Sanitizer size mode: $KG_TEST_SANITIZER is set (tests/sanitize.sh sets
+   it for every job of `ninja sanitize`) and is not "full". The GPU tests
+   then run a seeded sample of their cases at smaller sizes, so that each
+   (test, tool) job of compute-sanitizer finishes in seconds; a run with
+   another seed samples other cases. Outside this mode every helper below is
+   the identity: the ordinary runs are unchanged. */
+int kt_sanitizer(void);
+/* 1 when the case about to run is to run: always outside sanitizer mode; in
+   it the first call of the process (Criterion runs each test in its own
+   process) and then one call in `every` x the tool's factor, at an offset
+   drawn from the seed. $KG_TEST_SANITIZER names the tool (sanitize.sh):
+   memcheck and synccheck 2, initcheck 3, racecheck 8 (it checks every
+   shared-memory access), any other value 1. */
+int kt_take(int every);
+/* n outside sanitizer mode, else min(n, small). */
+int64_t kt_size(int64_t n, int64_t small);
+
 /* Independent conversions (round to nearest even, overflow to inf). */
 uint16_t kt_to_f16(double x);
 uint16_t kt_to_bf16(double x);

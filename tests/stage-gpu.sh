@@ -35,7 +35,7 @@ cp generated/manifest.txt "$dest/generated/"
 cp bench/*.py bench/*.sh "$dest/bench/"
 mkdir -p "$dest/runtime" "$dest/tests" # the Python package (it loads build/libkgen.so) and its GPU test
 cp -r runtime/python "$dest/runtime/"
-cp tests/test_python_torch.py tests/conformance.py tests/*.sh "$dest/tests/"
+cp tests/test_python_torch.py tests/conformance.py tests/*.sh tests/sanitize.times "$dest/tests/"
 # the demo links libkgen.a statically (the whole bundle again): not staged, to stay under the device tool's 64 MiB
 strip --strip-debug "$dest"/build/libkgen*.so "$dest"/build/tests/* "$dest"/build/bench/* 2>/dev/null || true
 du -sh "$dest"

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_ref.h"
 #include "kg_attention.h"
 #include "kg_attn_table.h"
 #include "kg_gemm.h"
@@ -40,20 +41,9 @@ static void close_ctx(void) { kg_close(ctx); }
 
 /* ---- CPU: validation ---------------------------------------------------------- */
 
-typedef struct {
-    kg_tensor q, k, v, out, lse;
-} call_t;
-
-static call_t valid_call(kg_dtype dt, int64_t D)
-{
-    call_t c;
-    c.q = kg_tensor_contiguous(KT_DEV(0), dt, 4, KT_SHAPE(2, 8, 100, D));
-    c.k = kg_tensor_contiguous(KT_DEV(1 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
-    c.v = kg_tensor_contiguous(KT_DEV(2 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
-    c.out = kg_tensor_contiguous(KT_DEV(3 << 24), dt, 4, KT_SHAPE(2, 8, 100, D));
-    c.lse = kg_tensor_contiguous(KT_DEV(4 << 24), KG_F32, 3, KT_SHAPE(2, 8, 100));
-    return c;
-}
+/* a valid call's tensors (attn_ref.h) */
+typedef attn_call call_t;
+#define valid_call attn_ref_valid_call
 
 TestSuite(attention_more_validation, .init = open_without_device, .fini = close_ctx);
 
@@ -164,7 +154,7 @@ typedef struct {
     layout_kind lq, lkv, lo; /* q; k and v; out */
     float scale;
     int mask64; /* an f64 mask (f64 only) */
-} acase;
+} lcase;
 
 /* A tensor [B,H,S,D] laid out by kind inside a host/device buffer of
    span elements, its first element at off. */
@@ -222,12 +212,12 @@ typedef struct {
 /* The inputs of a case (host), made once per case so two runs (dense and
    packed) see the same values. */
 typedef struct {
-    acase c;
+    lcase c;
     double *q, *k, *v; /* dense [B,H,S,D], values exactly representable in dt */
     double *mask;      /* [Sq, Sk] (M_RANDOM, M_EMPTY_ROWS) or [B, Sk] (M_PAD); f32 values unless mask64 */
 } inputs_t;
 
-static inputs_t make_inputs(const acase *c)
+static inputs_t make_inputs(const lcase *c)
 {
     inputs_t in = {*c, NULL, NULL, NULL, NULL};
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
@@ -271,11 +261,21 @@ static int64_t dense_at(int64_t H, int64_t S, int64_t D, int64_t b, int64_t h, i
     return ((b * H + h) * S + s) * D;
 }
 
+/* Frees a run's host copies of q, k and v and its n device buffers. */
+static void free_run(void *hq, void *hk, void *hv, void *const *dev, int n)
+{
+    free(hq);
+    free(hk);
+    free(hv);
+    for (int i = 0; i < n; i++)
+        kg_free(ctx, dev[i]);
+}
+
 /* Runs the case with the given layouts; out's buffer is poisoned with 0xFF
    bytes first and returned whole (gaps included). */
 static result_t run(const inputs_t *in, layout_kind lq, layout_kind lkv, layout_kind lo)
 {
-    const acase *c = &in->c;
+    const lcase *c = &in->c;
     const kg_dtype dt = c->dt;
     const size_t es = kg_dtype_size(dt);
     const lay_t Lq = make_layout(lq, c->B, c->Hq, c->Sq, c->D), Lk = make_layout(lkv, c->B, c->Hkv, c->Sk, c->D),
@@ -345,15 +345,7 @@ static result_t run(const inputs_t *in, layout_kind lq, layout_kind lkv, layout_
                              "%s %s out layout %s: element %lld outside out was written (seed %llu)", kg_dtype_name(dt),
                              r.variant, layout_names[lo], (long long)i, (unsigned long long)kt_seed());
     free(mark);
-    free(hq);
-    free(hk);
-    free(hv);
-    kg_free(ctx, dq);
-    kg_free(ctx, dk);
-    kg_free(ctx, dv);
-    kg_free(ctx, dout);
-    kg_free(ctx, dl);
-    kg_free(ctx, dm);
+    free_run(hq, hk, hv, (void *[]){dq, dk, dv, dout, dl, dm}, 6);
     return r;
 }
 
@@ -365,7 +357,7 @@ static void free_result(result_t *r)
 
 static double mask_at(const inputs_t *in, int b, int i, int j)
 {
-    const acase *c = &in->c;
+    const lcase *c = &in->c;
     switch (c->mask) {
     case M_NONE: return 0.0;
     case M_PAD: return in->mask[(int64_t)b * c->Sk + j];
@@ -379,7 +371,7 @@ static double mask_at(const inputs_t *in, int b, int i, int j)
    rounded to dt, probabilities rounded to dt, f32 sums) + atol. lse: f32. */
 static void check_reference(const inputs_t *in, const result_t *r, layout_kind lo, const char *what)
 {
-    const acase *c = &in->c;
+    const lcase *c = &in->c;
     const kg_dtype dt = c->dt;
     const lay_t Lo = make_layout(lo, c->B, c->Hq, c->Sq, c->D);
     const double scale = c->scale != 0.f ? c->scale
@@ -464,7 +456,7 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
     free(acc);
 }
 
-static void describe(const acase *c, char *buf, size_t n)
+static void describe(const lcase *c, char *buf, size_t n)
 {
     snprintf(buf, n, "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d%s q:%s kv:%s out:%s scale=%g",
              kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, c->mask64 ? " (f64)" : "", layout_names[c->lq],
@@ -475,7 +467,7 @@ static void describe(const acase *c, char *buf, size_t n)
    grouped heads, no keys; and the same bits on a second run. */
 Test(attention_more_gpu, f64_matches_the_float64_reference, .init = gpu_setup, .fini = close_ctx)
 {
-    const acase cases[] = {
+    const lcase cases[] = {
         {KG_F64, 2, 4, 2, 37, 45, 64, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
         {KG_F64, 1, 2, 1, 1, 1, 1, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
         {KG_F64, 4, 4, 4, 3, 6, 8, 0, M_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 1}, /* PyTorch's OpInfo shape */
@@ -513,7 +505,7 @@ Test(attention_more_gpu, packed_layouts_give_the_bits_of_the_dense_call, .init =
                                     {L_DENSE, L_MISALIGNED, L_DMAJOR}};
     for (int di = 0; di < 3; di++)
         for (int li = 0; li < 3; li++) {
-            const acase c = {dts[di], 2, 4, 2, 33 + 16 * li, 70, li == 2 ? 128 : 64, li == 1, (mask_kind)li,
+            const lcase c = {dts[di], 2, 4, 2, 33 + 16 * li, 70, li == 2 ? 128 : 64, li == 1, (mask_kind)li,
                              lays[li][0], lays[li][1], lays[li][2], 0.f, 0};
             char what[256];
             describe(&c, what, sizeof what);
@@ -548,7 +540,7 @@ Test(attention_more_gpu, packed_layouts_give_the_bits_of_the_dense_call, .init =
    one (scale 1/sqrt(D) of the original), any layout. */
 Test(attention_more_gpu, head_dims_not_generated_are_zero_padded, .init = gpu_setup, .fini = close_ctx)
 {
-    const acase cases[] = {
+    const lcase cases[] = {
         {KG_F32, 4, 4, 4, 3, 6, 8, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0}, /* PyTorch's OpInfo shape */
         {KG_F16, 4, 4, 4, 3, 6, 8, 0, M_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
         {KG_BF16, 4, 4, 4, 3, 6, 8, 0, M_NONE, L_HEADSTRIDE, L_HEADSTRIDE, L_HEADSTRIDE, 0.f, 0},
@@ -575,7 +567,7 @@ Test(attention_more_gpu, head_dims_not_generated_are_zero_padded, .init = gpu_se
    and replayed with the result of the same call outside capture. */
 Test(attention_more_gpu, packed_call_in_graph_capture, .init = gpu_setup, .fini = close_ctx)
 {
-    const acase c = {KG_F16, 1, 2, 2, 16, 24, 8, 0, M_NONE, L_HEADSTRIDE, L_DENSE, L_DENSE, 0.f, 0};
+    const lcase c = {KG_F16, 1, 2, 2, 16, 24, 8, 0, M_NONE, L_HEADSTRIDE, L_DENSE, L_DENSE, 0.f, 0};
     inputs_t in = make_inputs(&c);
     result_t want = run(&in, c.lq, c.lkv, c.lo);
     cudaStream_t s;
@@ -625,14 +617,7 @@ Test(attention_more_gpu, packed_call_in_graph_capture, .init = gpu_setup, .fini 
     KT_OK(ctx, kg_set_stream(ctx, NULL));
     cudaStreamDestroy(s);
     free(got);
-    free(hq);
-    free(hk);
-    free(hv);
-    kg_free(ctx, dq);
-    kg_free(ctx, dk);
-    kg_free(ctx, dv);
-    kg_free(ctx, dout);
-    kg_free(ctx, dl);
+    free_run(hq, hk, hv, (void *[]){dq, dk, dv, dout, dl}, 5);
     free_result(&want);
     free_inputs(&in);
 }

@@ -6,6 +6,7 @@
  * Conversion is host-only, so these run on every machine on a context that
  * failed to open; the device-mismatch check needs a GPU.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "kg_dlpack.h"
@@ -129,18 +130,21 @@ Test(dlpack, scalars_and_empty_tensors_convert)
 
 Test(dlpack, a_non_cuda_device_is_refused)
 {
-    DLTensor src = dl(kDLCPU, kDLFloat, 32, 1, NULL, 0);
-    expect_refused(&src, KG_ERR_INVALID_ARGUMENT,
-                   "invalid argument: DLPack tensor is on a CPU device (device_type 1); kgen needs CUDA device memory "
-                   "(kDLCUDA or kDLCUDAManaged)");
-    src = dl(kDLCUDAHost, kDLFloat, 32, 1, NULL, 0);
-    expect_refused(&src, KG_ERR_INVALID_ARGUMENT,
-                   "invalid argument: DLPack tensor is on a CUDA host (pinned) device (device_type 3); kgen needs "
-                   "CUDA device memory (kDLCUDA or kDLCUDAManaged)");
-    src = dl(kDLROCM, kDLFloat, 32, 1, NULL, 0);
-    expect_refused(&src, KG_ERR_INVALID_ARGUMENT,
-                   "invalid argument: DLPack tensor is on a ROCm device (device_type 10); kgen needs CUDA device "
-                   "memory (kDLCUDA or kDLCUDAManaged)");
+    static const struct {
+        int type;
+        const char *what;
+    } cases[] = {{kDLCPU, "a CPU device (device_type 1)"},
+                 {kDLCUDAHost, "a CUDA host (pinned) device (device_type 3)"},
+                 {kDLROCM, "a ROCm device (device_type 10)"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "invalid argument: DLPack tensor is on %s; kgen needs CUDA device memory (kDLCUDA or "
+                 "kDLCUDAManaged)",
+                 cases[i].what);
+        DLTensor src = dl(cases[i].type, kDLFloat, 32, 1, NULL, 0);
+        expect_refused(&src, KG_ERR_INVALID_ARGUMENT, text);
+    }
 }
 
 Test(dlpack, vector_lanes_are_refused)

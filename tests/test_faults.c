@@ -13,7 +13,10 @@
 #include <cuda_runtime_api.h>
 
 #include "kg_test.h"
-#include "kgen.h"
+#include "kg_core.h"
+#include "kg_gemm.h"
+#include "kg_ops_core.h" /* kg_add */
+#include "kg_reduce.h"
 #include "trust.h"
 
 /* $KG_TEST_QUICK: smaller problems (compute-sanitizer runs). */

@@ -603,6 +603,8 @@ static const char *case_str(char *buf, size_t len, kg_dtype dt, const gcase *g)
 /* Runs one case on the GPU and checks it against the float64 reference. */
 static void run_case(kg_context *c, kg_dtype dt, const gcase *g)
 {
+    if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample of the cases */
+        return;
     char what[512];
     case_str(what, sizeof what, dt, g);
     uint64_t rng = kt_seed() ^ (uint64_t)(g->M * 1000003 + g->N * 1009 + g->K) ^ ((uint64_t)dt << 40);
@@ -858,9 +860,17 @@ ParameterizedTestParameters(gemm_gpu, large) { return cr_make_param_array(kg_dty
 ParameterizedTest(const kg_dtype *dt, gemm_gpu, large)
 {
     kg_context *c = kt_open_gpu();
-    gcase g = {.M = 2048, .N = 3000, .K = 4096, .sample = 3000};
+    /* sanitizer mode (kg_test.h): smaller */
+    gcase g = {.M = kt_size(2048, 256), .N = kt_size(3000, 300), .K = kt_size(4096, 520), .sample = 3000};
     run_case(c, *dt, &g);
-    gcase t = {.nba = 1, .ba = {4}, .M = 1024, .N = 1024, .K = 1024, .ta = 1, .sample = 3000, .exact = 1};
+    gcase t = {.nba = 1,
+               .ba = {4},
+               .M = kt_size(1024, 256),
+               .N = kt_size(1024, 256),
+               .K = kt_size(1024, 256),
+               .ta = 1,
+               .sample = 3000,
+               .exact = 1};
     run_case(c, *dt, &t);
     kg_close(c);
 }

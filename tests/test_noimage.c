@@ -24,7 +24,8 @@
 #include <cuda_runtime_api.h>
 
 #include "kg_test.h"
-#include "kgen.h"
+#include "kg_core.h"
+#include "kg_ops_core.h" /* kg_add */
 
 #ifndef KG_NOIMAGE_REAL
 Test(noimage, bundle_without_this_gpus_arch)

@@ -968,6 +968,8 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
         kgi_norm_tuning.staged = on;
         for (int d = 0; d < 4; d++)
             for (int i = 0; i < 11; i++) {
+                if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
                 int64_t rows = (int64_t)(1 << 17) / lens[i];
                 rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
                 every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
@@ -1062,9 +1064,10 @@ Test(gpu, staged_ring_wraps_with_any_stage_count)
         kgi_norm_tuning.max_stages = stages[si];
         memset(classes_seen, 0, sizeof classes_seen);
         for (int d = 0; d < 2; d++) {
-            every_op(ctx, dts[d], 2, KT_SHAPE(60000, 32), NULL, 1, 0); /* 4 rows a group */
-            every_op(ctx, dts[d], 2, KT_SHAPE(4000, 256), NULL, 1, 0); /* a warp per row */
-            every_op(ctx, dts[d], 2, KT_SHAPE(600, 4096), NULL, 1, 0); /* a block per row */
+            /* sanitizer mode (kg_test.h): fewer rows, still 3 or more stages a block */
+            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(60000, 6000), 32), NULL, 1, 0); /* 4 rows a group */
+            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(4000, 600), 256), NULL, 1, 0);  /* a warp per row */
+            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(600, 400), 4096), NULL, 1, 0);  /* a block per row */
             every_op(ctx, dts[d], 3, KT_SHAPE(9, 37, 64), p102, 1, 0); /* rows apart: a copy each */
             every_op(ctx, dts[d], 3, KT_SHAPE(5, 41, 512), p102, 1, 0);
         }
@@ -1178,6 +1181,8 @@ Test(gpu, huge_magnitudes_constant_rows_and_special_values)
         kgi_norm_tuning.staged = on; /* without and with the STAGED class */
         for (int d = 0; d < 4; d++)
             for (int fill = 1; fill <= 3; fill++) {
+                if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
                 every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
                 every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* rows */
                 every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */
@@ -1213,18 +1218,26 @@ Test(gpu, cluster_columns)
     memset(classes_seen, 0, sizeof classes_seen);
     const int p10[] = {1, 0}, p021[] = {0, 2, 1};
     for (int d = 0; d < 4; d++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the dtypes */
+            continue;
         every_op(ctx, floats[d], 2, KT_SHAPE(300, 64), p10, 1, 0);
-        every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
-        every_op(ctx, floats[d], 2, KT_SHAPE(5, 7), p10, 1, 0);
-        every_op(ctx, floats[d], 3, KT_SHAPE(6, 10, 36), p021, 1, 0);
+        if (kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the rest */
+            every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
+        if (kt_take(2))
+            every_op(ctx, floats[d], 2, KT_SHAPE(5, 7), p10, 1, 0);
+        if (kt_take(2))
+            every_op(ctx, floats[d], 3, KT_SHAPE(6, 10, 36), p021, 1, 0);
         for (int fill = 1; fill <= 3; fill++)
-            every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), p10, 1, fill);
+            if (kt_take(2))
+                every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), p10, 1, fill);
         ncase c = {.op = KG_NORM_SOFTMAX, .dt = floats[d], .ndim = 2, .shape = {3000, 70}, .axis = 0};
-        check_case(ctx, &c);
+        if (kt_take(2))
+            check_case(ctx, &c);
         c.op = KG_NORM_LOGSUMEXP;
         c.axes[0] = 0;
         c.n_axes = 1;
-        check_case(ctx, &c);
+        if (kt_take(2))
+            check_case(ctx, &c);
     }
     kgi_norm_tuning.cols_cluster = 0;
     cr_assert_gt(classes_seen[KG_NORM_COLS_CLUSTER], 0);

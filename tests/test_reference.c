@@ -6,6 +6,7 @@
  * "Tolerances"), so it is checked against values nobody computed with it.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kg_reference.h"
@@ -240,4 +241,42 @@ Test(reference, every_op_has_hand_computed_cases)
         cr_assert(!has_int || i > 0, "%s accepts integers but has no integer case", info->name);
         cr_assert(has_int || !kg_ref_ops[op].i, "%s has an integer reference but accepts no integer", info->name);
     }
+}
+
+/* The sanitizer size mode of kg_test.h: identity outside it; in it the first
+   case and then one in `every`, at an offset the seed picks, and min sizes. */
+Test(test_helpers, sanitizer_mode_samples_cases_and_shrinks_sizes)
+{
+    unsetenv("KG_TEST_SANITIZER");
+    cr_assert_eq(kt_sanitizer(), 0);
+    cr_assert_eq(kt_size(4224, 1100), 4224);
+    int all = 0;
+    for (int i = 0; i < 40; i++)
+        all += kt_take(4);
+    cr_assert_eq(all, 40, "outside the mode every case runs");
+    setenv("KG_TEST_SANITIZER", "full", 1);
+    cr_assert_eq(kt_sanitizer(), 0, "\"full\": sanitizer runs at full size");
+    setenv("KG_TEST_SANITIZER", "1", 1);
+    cr_assert_eq(kt_sanitizer(), 1);
+    cr_assert_eq(kt_size(4224, 1100), 1100);
+    cr_assert_eq(kt_size(64, 1100), 64);
+    /* the counter is per process: 40 calls made above */
+    int taken = 0, first = -1;
+    for (int i = 0; i < 40; i++)
+        if (kt_take(4)) {
+            taken++;
+            if (first < 0)
+                first = i;
+            else
+                cr_assert_eq((i - first) % 4, 0, "one call in 4: call %d after %d", i, first);
+        }
+    cr_assert_eq(taken, 10);
+    cr_assert_lt(first, 4);
+    /* a tool's factor: racecheck takes one in 8 x every */
+    setenv("KG_TEST_SANITIZER", "racecheck", 1);
+    taken = 0;
+    for (int i = 0; i < 320; i++)
+        taken += kt_take(4);
+    cr_assert_eq(taken, 10, "racecheck: one call in 32, got %d of 320", taken);
+    unsetenv("KG_TEST_SANITIZER");
 }

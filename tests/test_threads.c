@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kgen.h"
+#include "kg_core.h"
+#include "kg_gemm.h"
+#include "kg_ops_core.h" /* kg_add */
+#include "kg_reduce.h"
 
 enum { THREADS = 4 };
 
