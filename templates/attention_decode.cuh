@@ -316,49 +316,9 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
                     s[mt][n][x] = y;
                     tmax[i] = fmaxf(tmax[i], y);
                 }
-            float use[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const float mnew = fmaxf(mx[mt][i], quad_max(tmax[i]));
-                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                const float alpha = ex2(mx[mt][i] - use[i]);
-                mx[mt][i] = mnew;
-                l[mt][i] *= alpha;
-#pragma unroll
-                for (int d = 0; d < ND; d++) {
-                    o[mt][d][2 * i] *= alpha;
-                    o[mt][d][2 * i + 1] *= alpha;
-                }
-            }
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    s[mt][n][x] = ex2(s[mt][n][x] - use[x >> 1]);
-                    rs[x >> 1] += s[mt][n][x];
-                }
-            l[mt][0] += rs[0];
-            l[mt][1] += rs[1];
-#pragma unroll
-            for (int kk = 0; kk < KW / 16; kk++) {
-                pa[mt][kk][0] = mma<T>::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-                pa[mt][kk][1] = mma<T>::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-                pa[mt][kk][2] = mma<T>::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-                pa[mt][kk][3] = mma<T>::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-            }
+            softmax_tile<T, NS, ND>(s[mt], tmax, mx[mt], l[mt], o[mt], pa[mt]);
         }
-#pragma unroll
-        for (int kk = 0; kk < KW / 16; kk++)
-#pragma unroll
-            for (int dn = 0; dn < D / 16; dn++) {
-                uint32_t bf[4];
-                kgd_ldmatrix_x4_trans(bf, aV + ((wk + kk * 16 + v_row) * PD + dn * 16 + v_col) * E);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma<T>::run(o[mt][2 * dn], pa[mt][kk], bf[0], bf[1]);
-                    mma<T>::run(o[mt][2 * dn + 1], pa[mt][kk], bf[2], bf[3]);
-                }
-            }
+        pv_tile<T, MT, KW, D, PD>(o, pa, aV, wk, v_row, v_col);
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
