@@ -175,7 +175,8 @@ __device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *
    4: each warp MT x 16 rows of its own, all BN keys); NW = 4 / WR warps share
    each row and are merged at the end. */
 template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
-__device__ __forceinline__ void attn_dec(const kg_attn_params &p)
+__device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int split, int hk, int b, int nrt, int hkv,
+                                        uint64_t &t_stream)
 {
     constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, PD = D + 8, E = 2;
     constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16, CPR = D * E / 16;
@@ -188,8 +189,6 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
 
     const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int warp = (tid >> 5) / WR, wr = ((tid >> 5) % WR) * MT * 16; /* key group, first row */
-    const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
-    const int hk = blockIdx.y, b = blockIdx.z;
     const int rows = p.group * p.sq, r0 = rt * R;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
 
@@ -198,13 +197,6 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     int imin = 0, imax = p.sq - 1;
     if (r0 / p.sq == rl / p.sq)
         imin = r0 % p.sq, imax = rl % p.sq;
-    /* before any global access: the previous grid in the stream may still be
-       writing q, k, v or reading out (launched early with PDL) */
-    pdl_wait();
-    pdl_launch_dependents();
-    uint64_t t_start = 0;
-    if (p.trace && tid == 0)
-        t_start = globaltimer();
     const int k0 = split * p.chunk;
     int kend = (int)min((int64_t)p.sk, (int64_t)k0 + p.chunk);
     if (causal)
@@ -322,7 +314,6 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
-    uint64_t t_stream = 0;
     if (p.trace && tid == 0)
         t_stream = globaltimer();
 
@@ -348,7 +339,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     __syncthreads();
 
     const bool final = p.splits == 1;
-    const int64_t px = (((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt) * p.splits + split;
+    const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
     float *part = p.part + px * R * (D + 2);
     /* one row per 32 / (R / ... ) : thread x handles row x / (NT / R) columns strided */
     constexpr int TPR = NT / R; /* threads per row */
@@ -408,7 +399,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
-        const int64_t gi = ((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt;
+        const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
         __threadfence();
         __syncthreads();
         if (tid == 0)
@@ -422,8 +413,66 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
         }
         merged = last;
     }
+    return merged;
+}
+
+/* The decode kernel. Grid mode (p.queue NULL): grid (row tiles x splits,
+   Hkv, B), one work unit (row tile, split) a block. Work-queue mode: a
+   persistent 1-D grid of about the resident block count; each block takes
+   the next unit u = ((b * Hkv + hk) * nrt + rt) * splits + s from an integer
+   counter (p.queue[0]) until there is none left, so that blocks whose
+   multiprocessors stream faster take more units and every block ends at
+   about the same time. A unit's partial depends on the unit alone and goes
+   to the same place whichever block computes it; the combine kernel merges
+   them in split order: a call is bitwise reproducible whatever the order
+   blocks take units. The last block to leave (p.queue[1] counts them) sets
+   both counters back to zero. */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
+__device__ __forceinline__ void attn_dec(const kg_attn_params &p)
+{
+    const int tid = threadIdx.x;
+    /* before any global access: the previous grid in the stream may still be
+       writing q, k, v or reading out (launched early with PDL) */
+    pdl_wait();
+    pdl_launch_dependents();
+    uint64_t t_start = 0, t_stream = 0;
+    if (p.trace && tid == 0)
+        t_start = globaltimer();
+    const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
+    int64_t tb; /* the trace words' block */
+    int merged;
+    if (!p.queue) {
+        const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
+        merged = dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
+        tb = (int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    } else {
+        __shared__ int unit;
+        merged = 0; /* the trace's last word: units taken */
+        for (;;) {
+            __syncthreads(); /* every thread is done with the previous unit (and its shared memory) */
+            if (tid == 0)
+                unit = atomicAdd(p.queue, 1);
+            __syncthreads();
+            const int u = unit;
+            if (u >= p.units)
+                break;
+            const int rest = u / p.splits, split = u - rest * p.splits;
+            const int r2 = rest / nrt, rt = rest - r2 * nrt;
+            const int b = r2 / p.hkv, hk = r2 - b * p.hkv;
+            dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, hk, b, nrt, p.hkv, t_stream);
+            merged++;
+        }
+        if (tid == 0) {
+            __threadfence(); /* this block's last claim before its count */
+            if (atomicAdd(p.queue + 1, 1) == (int)gridDim.x - 1) {
+                p.queue[0] = 0; /* every block has left: zero again for the next call */
+                p.queue[1] = 0;
+            }
+        }
+        tb = blockIdx.x;
+    }
     if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
-        unsigned long long *tr = p.trace + 4 * ((int64_t)(b * gridDim.y + hk) * gridDim.x + blockIdx.x);
+        unsigned long long *tr = p.trace + 4 * tb;
         tr[0] = t_start;
         tr[1] = t_stream;
         tr[2] = globaltimer();

@@ -110,7 +110,8 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  * one warpgroup's softmax runs while another's products keep the tensor
  * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
  */
-template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false>
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
        columns of Q, K and V in shared memory are never written: S = Q K^T
@@ -289,6 +290,20 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 wg<T, DP>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
             wg_commit();
         };
+        /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns
+           to issue their products (named barriers 3 and 4: a warpgroup waits
+           for its turn, issues, and passes the turn on), so that one's
+           softmax runs while the other's products occupy the tensor cores
+           rather than both multiplying, then both exponentiating. */
+        static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
+        auto turn_wait = [&]() {
+            if constexpr (PP)
+                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+        };
+        auto turn_pass = [&]() {
+            if constexpr (PP)
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+        };
         /* this warp is done reading a stage */
         auto release = [&](uint32_t bar) {
             __syncwarp();
@@ -296,12 +311,16 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 mbar_arrive(bar);
         };
 
+        if (wgi == 1)
+            turn_pass(); /* warpgroup 0 goes first */
         if (ntiles > 0) {
             float alpha[2], rs[2];
             mbar_wait(full_k(0), 0);
             fence_async_smem();
             wg_fence();
+            turn_wait();
             issue_s(0);
+            turn_pass();
             wg_wait<0>();
             release(empty_k(0));
             softmax(0, alpha, rs);
@@ -313,8 +332,10 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 mbar_wait(full_v(sv), ((j - 1) >> 1) & 1);
                 fence_async_smem();
                 wg_fence();
+                turn_wait();
                 issue_s(sk_);
                 issue_pv(sv);
+                turn_pass();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
                 release(empty_k(sk_));
                 softmax(j, alpha, rs);
@@ -336,9 +357,13 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
             mbar_wait(full_v(sv), ((ntiles - 1) >> 1) & 1);
             fence_async_smem();
             wg_fence();
+            turn_wait();
             issue_pv(sv);
+            turn_pass();
             wg_wait<0>();
         }
+        if (wgi == 0)
+            turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
 
         /* epilogue: normalize, stage the warpgroup's own (swizzled, so
            conflict-free) rows of the Q tile, then 16-byte coalesced stores */

@@ -329,6 +329,43 @@ Test(attention_plan, split_examples_edges_and_forced_counts)
     cr_assert((int64_t)(r.splits - 1) * r.chunk < INT32_MAX && (int64_t)r.splits * r.chunk >= INT32_MAX);
 }
 
+/* The work-queue planner: the split of kg_attn_plan_split for per_block x
+   slots resident blocks, a grid of min(slots, units), every key covered. */
+Test(attention_plan, queue_aims_at_units_per_block)
+{
+    const int64_t blocks[] = {1, 8, 64, 128, 264, 1000, 4096};
+    const int64_t keys[] = {0, 1, 64, 1000, 4096, 8192, 32768, 100003};
+    const int pbs[] = {1, 2, 4, 8};
+    for (size_t a = 0; a < sizeof blocks / sizeof blocks[0]; a++)
+        for (size_t b = 0; b < sizeof keys / sizeof keys[0]; b++)
+            for (size_t c = 0; c < 4; c++) {
+                const kg_attn_queue q =
+                    kg_attn_plan_queue(blocks[a], keys[b], 64, 264, KG_ATTN_MAX_SPLITS, 256, pbs[c], 0);
+                const kg_attn_split s =
+                    kg_attn_plan_split(blocks[a], keys[b], 64, 264 * pbs[c], KG_ATTN_MAX_SPLITS, 256, 0);
+                cr_assert(q.splits == s.splits && q.chunk == s.chunk, "blocks %lld keys %lld per block %d",
+                          (long long)blocks[a], (long long)keys[b], pbs[c]);
+                const int64_t units = blocks[a] * q.splits;
+                cr_assert_eq(q.grid, units < 264 ? units : 264);
+                cr_assert(keys[b] <= 0 ||
+                          ((int64_t)(q.splits - 1) * q.chunk < keys[b] && (int64_t)q.splits * q.chunk >= keys[b]));
+            }
+    /* B 16 x Hkv 8, 4096 keys, 4 units a block of 264: 8 splits of 512 keys
+       (1024 units over 264 blocks) */
+    kg_attn_queue q = kg_attn_plan_queue(128, 4096, 64, 264, KG_ATTN_MAX_SPLITS, 256, 4, 0);
+    cr_assert(q.splits == 8 && q.chunk == 512 && q.grid == 264, "%d x %d, grid %d", q.splits, q.chunk, q.grid);
+    /* forced counts win; a grid never above the units */
+    q = kg_attn_plan_queue(2, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 4, 7);
+    cr_assert(q.splits == 6 && q.chunk == 192 && q.grid == 12, "%d x %d, grid %d", q.splits, q.chunk, q.grid);
+    q = kg_attn_plan_queue(3, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 4, 1);
+    cr_assert(q.splits == 1 && q.chunk == 1024 && q.grid == 3, "%d x %d, grid %d", q.splits, q.chunk, q.grid);
+    /* absurd inputs: no overflow, at least one block */
+    q = kg_attn_plan_queue((int64_t)1 << 50, INT32_MAX, 64, (int64_t)1 << 50, KG_ATTN_MAX_SPLITS, 0, 64, 0);
+    cr_assert(q.splits == 1 && q.grid >= 1);
+    q = kg_attn_plan_queue(0, 100, 64, 0, KG_ATTN_MAX_SPLITS, 0, 0, 0);
+    cr_assert(q.splits == 1 && q.grid == 1);
+}
+
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -677,6 +714,161 @@ Test(attention, decode_merges_many_splits)
             cr_assert(h[4 * i] == 0, "block %d past the grid wrote its stamps", i);
     }
     cr_assert_eq(merged, B * Hkv, "one merging block per row tile, got %d", merged);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+    kg_free(ctx, dt);
+}
+
+/* The decode work queue (a persistent grid taking (row tile, split) units
+   from a counter; partials merged by the combine kernel), forced on each
+   decode variant: GQA 1:1 / 4:1 / 8:1 / MQA, Sq > 1 causal, a mask with
+   empty rows, [B,S,H,D], keys beyond 2^15, split counts that do not divide
+   the keys, one unit per row tile (no partials), several targets of units
+   per block. */
+static void run_queue_case(const acase *c, int per_block, int splits)
+{
+    int slot = -1;
+    for (int i = 0; i < KG_ATTN_DIM_COUNT; i++)
+        if (kg_attn_dims[i] == c->D)
+            slot = i;
+    cr_assert_geq(slot, 0);
+    const kg_attn_kind kind = c->mask ? KG_ATTN_MASK : c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    const int vs[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
+    kg_test_force_attn_queue(ctx, per_block);
+    kg_test_force_attn_splits(ctx, splits);
+    for (int x = 0; x < 3; x++) {
+        if (kg_attn_table[vs[x]][c->dt][slot][kind].threads == 0)
+            continue;
+        kg_test_force_attn_variant(ctx, vs[x]);
+        run_case_once(c);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), vs[x]);
+        cr_assert_gt(kg_test_last_attn_queue(ctx), 0, "%s: the work queue did not take", kg_attn_variant_names[vs[x]]);
+        if (splits > 0)
+            cr_assert_leq(kg_test_last_attn_splits(ctx), splits);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+    kg_test_force_attn_splits(ctx, 0);
+    kg_test_force_attn_queue(ctx, -1);
+}
+
+Test(attention, decode_work_queue)
+{
+    acase mha = {KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_queue_case(&mha, 4, 0);
+    run_queue_case(&mha, 1, 0);
+    run_queue_case(&mha, 2, 7);
+    run_queue_case(&mha, 4, 1); /* one unit per row tile: no partials */
+    acase g4 = {KG_F16, 2, 16, 4, 1, 4097, 64, 0, MASK_NONE, 0, 1, 0.f};
+    run_queue_case(&g4, 8, 0);
+    run_queue_case(&g4, 3, 5);
+    acase g8 = {KG_BF16, 2, 16, 2, 2, 3001, 96, 1, MASK_NONE, 0, 0, 0.f};
+    run_queue_case(&g8, 4, 0);
+    acase mqa = {KG_BF16, 1, 32, 1, 1, 33000, 128, 0, MASK_NONE, 0, 1, 0.f};
+    run_queue_case(&mqa, 4, 0);
+    acase d32 = {KG_F16, 4, 8, 2, 3, 2000, 32, 1, MASK_RANDOM, 4, 0, 0.f};
+    run_queue_case(&d32, 2, 0);
+    acase d256 = {KG_BF16, 2, 8, 2, 1, 1500, 256, 0, MASK_NONE, 0, 0, 0.f};
+    run_queue_case(&d256, 4, 0);
+    acase e = {KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
+    run_queue_case(&e, 4, 6);
+    acase one = {KG_BF16, 2, 8, 2, 1, 1, 64, 0, MASK_NONE, 0, 0, 0.f};
+    run_queue_case(&one, 4, 0);
+    acase over = {KG_F16, 2, 8, 2, 16, 5, 128, 1, MASK_NONE, 0, 0, 0.f}; /* Sq > Sk causal: empty rows */
+    run_queue_case(&over, 4, 2);
+}
+
+/* Every unit of the queue is taken exactly once, by blocks that all start
+   (trace: the units each block took add up to the units), and the counters
+   are back to zero: the next call, planned alike, gives the same bits; so do
+   calls under other targets of units per block (same splits, other grids)
+   and a graph replay of the decode and combine kernels. */
+Test(attention, decode_work_queue_units_trace_bits_and_graph)
+{
+    const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
+    const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
+    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dt = kt_alloc(ctx, 4 * 1024 * 8);
+    for (int64_t i = 0; i < nk; i++)
+        h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+    kt_upload(ctx, dq, h, nq * 2);
+    kt_upload(ctx, dk, h, nk * 2);
+    for (int64_t i = 0; i < nk; i++)
+        h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
+    kt_upload(ctx, dv, h, nk * 2);
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+    /* 17 splits asked: chunks of 384 keys, 16 splits (the last 240 keys); 8
+       row tiles x 16 = 128 units */
+    kg_test_force_attn_splits(ctx, 17);
+    const int pbs[3] = {1, 4, 64};
+    for (int x = 0; x < 3; x++) {
+        kg_test_force_attn_queue(ctx, pbs[x]);
+        KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        kg_test_attn_trace(ctx, dt);
+        KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+        kg_test_attn_trace(ctx, NULL);
+        KT_OK(ctx, kg_sync(ctx));
+        const int grid = kg_test_last_attn_queue(ctx), units = B * Hkv * kg_test_last_attn_splits(ctx);
+        cr_assert(grid > 0 && grid <= units && units == B * Hkv * 16, "grid %d, units %d", grid, units);
+        unsigned long long tr[4 * 1024];
+        kt_download(ctx, tr, dt, sizeof tr);
+        long long taken = 0;
+        for (int i = 0; i < 1024; i++) {
+            if (i < grid) {
+                cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2], "block %d: stamps %llu %llu", i, tr[4 * i],
+                          tr[4 * i + 2]);
+                taken += (long long)tr[4 * i + 3];
+            } else
+                cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
+        }
+        cr_assert_eq(taken, units, "per block %d: blocks took %lld units of %d", pbs[x], taken, units);
+        kt_download(ctx, x ? o2 : o1, dout, nq * 2);
+        if (x)
+            cr_assert(memcmp(o1, o2, nq * 2) == 0, "per block %d: bits differ from per block 1", pbs[x]);
+        for (int rep = 0; rep < 2; rep++) { /* the counters are zero again: the same bits */
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+            KT_OK(ctx, kg_sync(ctx));
+            kt_download(ctx, o2, dout, nq * 2);
+            cr_assert(memcmp(o1, o2, nq * 2) == 0, "per block %d, repeat %d: bits differ", pbs[x], rep);
+        }
+    }
+    /* a graph of two queue calls, replayed twice */
+    kg_test_force_attn_queue(ctx, 4);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL)); /* the stream's scratch, outside capture */
+    KT_OK(ctx, kg_sync(ctx));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, o2, dout, nq * 2);
+        cr_assert(memcmp(o1, o2, nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    kg_test_force_attn_queue(ctx, -1);
+    kg_test_force_attn_splits(ctx, 0);
+    free(h);
+    free(o1);
+    free(o2);
     kg_free(ctx, dq);
     kg_free(ctx, dk);
     kg_free(ctx, dv);
