@@ -371,6 +371,15 @@ int main(void)
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);
+        /* $KG_BENCH_ORDER: causal prefill rows again with the other block
+           order (heaviest blocks first or the plain grid; Hopper variants) */
+        if (getenv("KG_BENCH_ORDER") && bc.causal && !is_decode_variant(variant)) {
+            const int on = kg_test_last_attn_order(ctx);
+            kg_test_attn_order(ctx, !on);
+            printf("      order (runtime's %s): %s %.1f us\n", on ? "heaviest first" : "grid",
+                   on ? "grid" : "heaviest first", bench_time_us(ctx, run, &c, inner, 5));
+            kg_test_attn_order(ctx, -1);
+        }
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");

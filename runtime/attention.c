@@ -209,6 +209,16 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
             return KG_ATTN_V_DECODE2;
         return KG_ATTN_V_DECODE;
     }
+    /* the ping-pong variant where it measured faster (H200, bf16, two runs,
+       us, Hopper / pp: D 64 S 1k 475 / 454-456, causal 314 / 297-310; D 32 S 4k
+       1237-1241 / 1210-1217; D 256 S 4k causal 630-716 / 618-701); level or
+       slower elsewhere (D 64 S 4k: the long variant 1540 / pp 1565, causal S
+       16k long 2962 / pp 3082; D 96 1096 / 1111; D 128 S 4k causal 1335 /
+       1366; GQA D 128 causal 1314 / 1356) */
+    const int D = kg_attn_dims[slot];
+    const int pp = D == 32 || (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
+    if (sm90 && pp && has_variant(KG_ATTN_V_HOPPER_PP, dt, slot, kind))
+        return KG_ATTN_V_HOPPER_PP;
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
@@ -274,7 +284,10 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
 }
 
 /* Units per block the decode work queue aims at (0: grid mode, one block
-   per unit). */
+   per unit). H200 (last run, same process, us, grid / queue at 2 / 4 / 8
+   units per block, the pipeline running across units): B 8 Hq 32 Hkv 8 Sk 8k
+   73.8 / 77.6 / 79.5 / 85.1; B 16 Sk 4k 73.6 / 76.8 / 78.3 / 82.9; B 32 MHA
+   Sk 4k 523 / 530 / 530 / 535; slower on every row: grid mode. */
 #define KG_ATTN_QUEUE_PER_BLOCK 0
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
@@ -500,12 +513,26 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     st = raise_smem(ctx, e->kernel, e->smem);
     if (st != KG_OK)
         return st;
-    const dim3 grid = {(unsigned)((Sq + e->bm - 1) / e->bm), (unsigned)Hq, (unsigned)B};
+    /* causal on the Hopper variants at D >= 128: grid (query blocks x Hq, 1,
+       B), which the kernel reads as sections of heads, heaviest blocks first
+       (attention_sm90.cuh). H200, bf16, us, heaviest first / plain order:
+       D 256 S 4k causal 620 / 705, GQA D 128 S 4k 1321 / 1367, D 128 S 4k
+       1317 / 1344, S 1k 442 / 437; at D 64 plain is level or better (S 1k
+       311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
+    const int64_t nmb = (Sq + e->bm - 1) / e->bm;
+    const int hopper =
+        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
+    const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
+    const int order = hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
+    const dim3 grid =
+        order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B} : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
-    if (st == KG_OK)
+    if (st == KG_OK) {
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
+        ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
+    }
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
@@ -561,3 +588,11 @@ int kg_test_last_attn_queue(const kg_context *ctx)
 {
     return ctx && ctx->test_last[KGI_TEST_ATTN_QUEUE] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_QUEUE] : 0;
 }
+
+void kg_test_attn_order(kg_context *ctx, int on)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_ORDER] = on < 0 ? -1 : on > 0;
+}
+
+int kg_test_last_attn_order(const kg_context *ctx) { return ctx && ctx->test_last[KGI_TEST_ATTN_ORDER] > 0 ? 1 : 0; }

@@ -63,4 +63,10 @@ KG_API kg_attn_queue kg_attn_plan_queue(int64_t blocks, int64_t keys, int bn, in
 KG_API void kg_test_force_attn_queue(kg_context *ctx, int per_block);
 KG_API int kg_test_last_attn_queue(const kg_context *ctx);
 
+/* Causal prefill on the Hopper variants: heaviest blocks first (1), the
+   plain grid order (0) or the runtime's choice (-1: heaviest first at
+   D >= 128); whether the last launch took the heaviest-first order. */
+KG_API void kg_test_attn_order(kg_context *ctx, int on);
+KG_API int kg_test_last_attn_order(const kg_context *ctx);
+
 #endif

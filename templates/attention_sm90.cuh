@@ -134,8 +134,24 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
-    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+    int mb, h;
+    if (KIND != KG_ATTN_NONE && gridDim.y == 1) {
+        /* causal, grid (query blocks x Hq, 1, B) (attention.c): the heads of
+           a batch in sections of G, each section's blocks heaviest (longest
+           key range) first across its heads, so that a launch ends on the
+           lightest blocks; G heads' K and V (about 16 MB) stay in L2 */
+        const int nmb = (p.sq + BM - 1) / BM, H = gridDim.x / nmb;
+        const int64_t kv = (int64_t)p.sk * D * 4;
+        const int G = (int)max((int64_t)1, min((int64_t)H, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+        const int sec = blockIdx.x / (G * nmb), rem = blockIdx.x - sec * G * nmb;
+        const int gs = min(G, H - sec * G);
+        mb = nmb - 1 - rem / gs;
+        h = sec * G + rem % gs;
+    } else {
+        mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
+        h = blockIdx.y;
+    }
+    const int b = blockIdx.z, hk = h / p.group;
     const int m0 = mb * BM;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int ntiles = key_tiles(p, causal, m0, BM, BN);

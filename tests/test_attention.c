@@ -876,6 +876,65 @@ Test(attention, decode_work_queue_units_trace_bits_and_graph)
     kg_free(ctx, dt);
 }
 
+/* Causal prefill on the Hopper variants may run its blocks heaviest first
+   in sections of heads (grid (query blocks x Hq, 1, B); the runtime's choice
+   at D >= 128), forced here at D 64 and 128: every block written once
+   (poisoned output), the same bits as the plain (query blocks, Hq, B) grid,
+   on each Hopper variant; and against the float64 reference. */
+Test(attention, causal_block_order)
+{
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    if (!(major == 9 && minor == 0))
+        return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
+    const int vs[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
+    const int shapes[3][5] = {{3, 11, 300, 400, 64}, {2, 5, 600, 700, 128}, {1, 3, 700, 2500, 64}}; /* B H Sq Sk D */
+    for (int x = 0; x < 3; x++) {
+        const int B = shapes[x][0], H = shapes[x][1], Sq = shapes[x][2], Sk = shapes[x][3], D = shapes[x][4];
+        acase c = {KG_BF16, B, H, H, Sq, Sk, D, 1, MASK_NONE, 0, 0, 0.f};
+        kg_test_force_attn_variant(ctx, vs[x]);
+        kg_test_attn_order(ctx, 1);
+        run_case_once(&c); /* float64 reference */
+        cr_assert_eq(kg_test_last_attn_order(ctx), 1, "the heaviest-first order did not take");
+        const int64_t nq = (int64_t)B * H * Sq * D, nk = (int64_t)B * H * Sk * D;
+        uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+        void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+             *dout = kt_alloc(ctx, nq * 2);
+        for (int64_t i = 0; i < nk; i++)
+            h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, dq, h, nq * 2);
+        kt_upload(ctx, dk, h, nk * 2);
+        kt_upload(ctx, dv, h, nk * 2);
+        kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, H, Sq, D)),
+                  tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, H, Sk, D)),
+                  tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, H, Sk, D)),
+                  to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, H, Sq, D));
+        kg_attention_opts o = {0.f, 1};
+        for (int on = 1; on >= 0; on--) {
+            kg_test_attn_order(ctx, on);
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_variant(ctx), vs[x]);
+            cr_assert_eq(kg_test_last_attn_order(ctx), on);
+            kt_download(ctx, on ? o1 : o2, dout, nq * 2);
+        }
+        kg_test_attn_order(ctx, -1);
+        for (int64_t i = 0; i < nq; i++)
+            cr_assert(!isnan(kt_from_bf16(o1[i])), "%s: element %lld never written", kg_attn_variant_names[vs[x]],
+                      (long long)i);
+        cr_assert(memcmp(o1, o2, nq * 2) == 0, "%s: the block order changed the bits", kg_attn_variant_names[vs[x]]);
+        free(h);
+        free(o1);
+        free(o2);
+        kg_free(ctx, dq);
+        kg_free(ctx, dk);
+        kg_free(ctx, dv);
+        kg_free(ctx, dout);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
 /* The same call twice gives the same bits (split partials merged in a fixed
    order), on the planner's split and a forced one; 8 query heads of a KV head
    x 2 queries = 16 packed rows. */
