@@ -721,6 +721,19 @@ Test(attention, decode_merges_many_splits)
     kg_free(ctx, dt);
 }
 
+/* Random bf16 inputs of the decode tests: k uniform(-2, 2) with q the
+   first nq of the same values, v uniform(-1, 1); h holds nk >= nq elements. */
+static void upload_qkv_bf16(uint16_t *h, void *dq, void *dk, void *dv, int64_t nq, int64_t nk)
+{
+    for (int64_t i = 0; i < nk; i++)
+        h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+    kt_upload(ctx, dq, h, nq * 2);
+    kt_upload(ctx, dk, h, nk * 2);
+    for (int64_t i = 0; i < nk; i++)
+        h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
+    kt_upload(ctx, dv, h, nk * 2);
+}
+
 /* The decode work queue (a persistent grid taking (row tile, split) units
    from a counter; partials merged by the combine kernel), forced on each
    decode variant: GQA 1:1 / 4:1 / 8:1 / MQA, Sq > 1 causal, a mask with
@@ -755,28 +768,27 @@ static void run_queue_case(const acase *c, int per_block, int splits)
 
 Test(attention, decode_work_queue)
 {
-    acase mha = {KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
-    run_queue_case(&mha, 4, 0);
-    run_queue_case(&mha, 1, 0);
-    run_queue_case(&mha, 2, 7);
-    run_queue_case(&mha, 4, 1); /* one unit per row tile: no partials */
-    acase g4 = {KG_F16, 2, 16, 4, 1, 4097, 64, 0, MASK_NONE, 0, 1, 0.f};
-    run_queue_case(&g4, 8, 0);
-    run_queue_case(&g4, 3, 5);
-    acase g8 = {KG_BF16, 2, 16, 2, 2, 3001, 96, 1, MASK_NONE, 0, 0, 0.f};
-    run_queue_case(&g8, 4, 0);
-    acase mqa = {KG_BF16, 1, 32, 1, 1, 33000, 128, 0, MASK_NONE, 0, 1, 0.f};
-    run_queue_case(&mqa, 4, 0);
-    acase d32 = {KG_F16, 4, 8, 2, 3, 2000, 32, 1, MASK_RANDOM, 4, 0, 0.f};
-    run_queue_case(&d32, 2, 0);
-    acase d256 = {KG_BF16, 2, 8, 2, 1, 1500, 256, 0, MASK_NONE, 0, 0, 0.f};
-    run_queue_case(&d256, 4, 0);
-    acase e = {KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
-    run_queue_case(&e, 4, 6);
-    acase one = {KG_BF16, 2, 8, 2, 1, 1, 64, 0, MASK_NONE, 0, 0, 0.f};
-    run_queue_case(&one, 4, 0);
-    acase over = {KG_F16, 2, 8, 2, 16, 5, 128, 1, MASK_NONE, 0, 0, 0.f}; /* Sq > Sk causal: empty rows */
-    run_queue_case(&over, 4, 2);
+    /* case, units per block, forced splits (0: the planner's) */
+    static const struct {
+        acase c;
+        int per_block, splits;
+    } qc[] = {
+        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 4, 0}, /* MHA */
+        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 1, 0},
+        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 2, 7},
+        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 4, 1}, /* one unit per row tile: no partials */
+        {{KG_F16, 2, 16, 4, 1, 4097, 64, 0, MASK_NONE, 0, 1, 0.f}, 8, 0},  /* GQA 4:1, [B,S,H,D] */
+        {{KG_F16, 2, 16, 4, 1, 4097, 64, 0, MASK_NONE, 0, 1, 0.f}, 3, 5},
+        {{KG_BF16, 2, 16, 2, 2, 3001, 96, 1, MASK_NONE, 0, 0, 0.f}, 4, 0},   /* 8:1, Sq 2 causal */
+        {{KG_BF16, 1, 32, 1, 1, 33000, 128, 0, MASK_NONE, 0, 1, 0.f}, 4, 0}, /* MQA, keys > 2^15 */
+        {{KG_F16, 4, 8, 2, 3, 2000, 32, 1, MASK_RANDOM, 4, 0, 0.f}, 2, 0},
+        {{KG_BF16, 2, 8, 2, 1, 1500, 256, 0, MASK_NONE, 0, 0, 0.f}, 4, 0},
+        {{KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 4, 6},
+        {{KG_BF16, 2, 8, 2, 1, 1, 64, 0, MASK_NONE, 0, 0, 0.f}, 4, 0},
+        {{KG_F16, 2, 8, 2, 16, 5, 128, 1, MASK_NONE, 0, 0, 0.f}, 4, 2}, /* Sq > Sk causal: empty rows */
+    };
+    for (size_t i = 0; i < sizeof qc / sizeof qc[0]; i++)
+        run_queue_case(&qc[i].c, qc[i].per_block, qc[i].splits);
 }
 
 /* Every unit of the queue is taken exactly once, by blocks that all start
@@ -791,13 +803,7 @@ Test(attention, decode_work_queue_units_trace_bits_and_graph)
     uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
     void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
          *dout = kt_alloc(ctx, nq * 2), *dt = kt_alloc(ctx, 4 * 1024 * 8);
-    for (int64_t i = 0; i < nk; i++)
-        h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
-    kt_upload(ctx, dq, h, nq * 2);
-    kt_upload(ctx, dk, h, nk * 2);
-    for (int64_t i = 0; i < nk; i++)
-        h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
-    kt_upload(ctx, dv, h, nk * 2);
+    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
     kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
               tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
@@ -946,13 +952,7 @@ Test(attention, decode_is_bitwise_reproducible)
     float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
     void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
          *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
-    for (int64_t i = 0; i < nk; i++)
-        h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
-    kt_upload(ctx, dq, h, nq * 2);
-    kt_upload(ctx, dk, h, nk * 2);
-    for (int64_t i = 0; i < nk; i++)
-        h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
-    kt_upload(ctx, dv, h, nk * 2);
+    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
     kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
               tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
