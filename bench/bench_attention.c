@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "attn_plan.h"
 #include "internal.h"
 #include "kg_attention.h"
 #include "kg_attn_table.h"
@@ -334,6 +335,28 @@ int main(void)
             kg_test_force_attn_splits(ctx, 0);
             printf("\n");
         }
+        /* $KG_BENCH_QUEUE (e.g. "0,2,4,8"): short-query rows again with the
+           work queue forced to each target of units per block (0: grid mode) */
+        const char *qs = getenv("KG_BENCH_QUEUE");
+        if (qs && is_decode_variant(variant)) {
+            printf("      queue (runtime's grid %d, splits %d):", kg_test_last_attn_queue(ctx),
+                   kg_test_last_attn_splits(ctx));
+            for (const char *x = qs; *x;) {
+                const int f = atoi(x);
+                kg_test_force_attn_queue(ctx, f);
+                run(&c);
+                const int sp = kg_test_last_attn_splits(ctx), grid = kg_test_last_attn_queue(ctx);
+                printf(" %d[%dx%d]:%.1f", f, sp, grid, bench_time_us(ctx, run, &c, inner, 5));
+                if (getenv("KG_BENCH_TRACE") && f > 0) {
+                    printf("\n");
+                    trace_call(&c, 0);
+                }
+                const char *e = strchr(x, ',');
+                x = e ? e + 1 : x + strlen(x);
+            }
+            kg_test_force_attn_queue(ctx, -1);
+            printf("\n");
+        }
         /* $KG_BENCH_COMBINE: the merge forced fused / to the combine kernel, and without PDL */
         if (getenv("KG_BENCH_COMBINE") && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
             printf("      merge (runtime's %s):", kg_test_last_attn_combine(ctx) == 2 ? "combine" : "fused");
@@ -348,11 +371,20 @@ int main(void)
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);
+        /* $KG_BENCH_ORDER: causal prefill rows again with the other block
+           order (heaviest blocks first or the plain grid; Hopper variants) */
+        if (getenv("KG_BENCH_ORDER") && bc.causal && !is_decode_variant(variant)) {
+            const int on = kg_test_last_attn_order(ctx);
+            kg_test_attn_order(ctx, !on);
+            printf("      order (runtime's %s): %s %.1f us\n", on ? "heaviest first" : "grid",
+                   on ? "grid" : "heaviest first", bench_time_us(ctx, run, &c, inner, 5));
+            kg_test_attn_order(ctx, -1);
+        }
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[3] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG};
-            for (int x = 0; x < 3; x++) {
+            const int vs[4] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_PP};
+            for (int x = 0; x < 4; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) == vs[x])

@@ -133,7 +133,7 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
-local function plan_sm90(dt, d, kind, tiles)
+local function plan_sm90(dt, d, kind, tiles, pp)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local bm = c.nwg * 64
@@ -141,8 +141,9 @@ local function plan_sm90(dt, d, kind, tiles)
   -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
   -- the swizzled tiles
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024,
-           call = string.format("attn_wg<%s, %d, %d, %d, %s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind]),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma", bm, c.bn, c.nwg) }
+           call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind],
+                                pp and ", true" or ""),
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -179,6 +180,9 @@ local variants = {
     include = "attention_decode.cuh", what = "short queries: 32 packed rows, split keys (mma.sync)" },
   { enum = "KG_ATTN_V_DECODE4", name = "decode 64", prefix = "attn_dec4_", dtypes = sm90_dtypes, plan = plan_dec(1, 4),
     include = "attention_decode.cuh", what = "short queries: 64 packed rows, a warp's 16 rows each (mma.sync)" },
+  { enum = "KG_ATTN_V_HOPPER_PP", name = "Hopper pp", prefix = "attn90p_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -165,6 +165,27 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
     return r;
 }
 
+kg_attn_queue kg_attn_plan_queue(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
+                                 int per_block, int forced)
+{
+    kg_attn_queue r = {1, bn > 0 ? bn : 1, 1};
+    if (slots < 1)
+        slots = 1;
+    if (per_block < 1)
+        per_block = 1;
+    /* kg_attn_plan_split's count for per_block x slots resident blocks
+       (slots stays far below 2^40: no overflow) */
+    const int64_t want = slots > ((int64_t)1 << 40) / per_block ? ((int64_t)1 << 40) : slots * per_block;
+    const kg_attn_split sp = kg_attn_plan_split(blocks, keys, bn, want, max_splits, min_chunk, forced);
+    r.splits = sp.splits;
+    r.chunk = sp.chunk;
+    const int64_t units = blocks > 0 && blocks <= ((int64_t)1 << 40) ? blocks * sp.splits : 1;
+    r.grid = (int)(units < slots ? units : slots > INT32_MAX ? INT32_MAX : slots);
+    if (r.grid < 1)
+        r.grid = 1;
+    return r;
+}
+
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else), its long-key variant from KG_ATTN_LONG_KEYS keys on; the narrow
    variant when the portable grid (bh x query blocks) would leave
@@ -188,6 +209,16 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
             return KG_ATTN_V_DECODE2;
         return KG_ATTN_V_DECODE;
     }
+    /* the ping-pong variant where it measured faster (H200, bf16, two runs,
+       us, Hopper / pp: D 64 S 1k 475 / 454-456, causal 314 / 297-310; D 32 S 4k
+       1237-1241 / 1210-1217; D 256 S 4k causal 630-716 / 618-701); level or
+       slower elsewhere (D 64 S 4k: the long variant 1540 / pp 1565, causal S
+       16k long 2962 / pp 3082; D 96 1096 / 1111; D 128 S 4k causal 1335 /
+       1366; GQA D 128 causal 1314 / 1356) */
+    const int D = kg_attn_dims[slot];
+    const int pp = D == 32 || (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
+    if (sm90 && pp && has_variant(KG_ATTN_V_HOPPER_PP, dt, slot, kind))
+        return KG_ATTN_V_HOPPER_PP;
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
@@ -252,6 +283,12 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     return KG_OK;
 }
 
+/* Units per block the decode work queue aims at (0: grid mode, one block
+   per unit). H200 (last run, same process, us, grid / queue at 2 / 4 / 8
+   units per block, the pipeline running across units): B 8 Hq 32 Hkv 8 Sk 8k
+   73.8 / 77.6 / 79.5 / 85.1; B 16 Sk 4k 73.6 / 76.8 / 78.3 / 82.9; B 32 MHA
+   Sk 4k 523 / 530 / 530 / 535; slower on every row: grid mode. */
+#define KG_ATTN_QUEUE_PER_BLOCK 0
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -280,13 +317,31 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
        splits 23.6 us, the one-wave 32 splits 33.2 */
     const int64_t vr = rows < R ? rows : R;
-    const kg_attn_split sp =
-        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
-                           (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits),
-                           KG_ATTN_CHUNK_PER_ROW * vr, (int)ctx->test_force[KGI_TEST_ATTN_SPLITS]);
+    const int64_t slots = (int64_t)ctx->sm_count * per_sm;
+    const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
+    const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
+    /* the work queue (a persistent grid) or one block per unit */
+    const intptr_t fq = ctx->test_force[KGI_TEST_ATTN_QUEUE];
+    const int per_block = fq >= 0 ? (int)(fq > 64 ? 64 : fq) : KG_ATTN_QUEUE_PER_BLOCK;
+    /* (the queue's partials are merged by the combine kernel alone) */
+    const int queue =
+        per_block > 0 && kg_attn_combine[dt][slot] > 0 && (int64_t)blocks * KG_ATTN_MAX_SPLITS <= INT32_MAX;
+    kg_attn_split sp;
+    int qgrid = 0;
+    if (queue) {
+        const kg_attn_queue qp = kg_attn_plan_queue(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms,
+                                                    KG_ATTN_CHUNK_PER_ROW * vr, per_block, forced);
+        sp.splits = qp.splits;
+        sp.chunk = qp.chunk;
+        qgrid = qp.grid;
+    } else
+        sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, KG_ATTN_CHUNK_PER_ROW * vr, forced);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
+    p->queue = NULL;
+    p->units = (int32_t)(queue ? blocks * sp.splits : 0);
+    p->hkv = (int32_t)Hkv;
     p->trace =
         ctx->test_force[KGI_TEST_ATTN_TRACE] > 0 ? (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE] : NULL;
     /* the merge: the combine kernel's grid where the fused one (the last
@@ -298,20 +353,28 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
     if (comb > 0 && (fm == 1 || fm == 2))
         separate = fm == 2;
+    if (queue) /* the queue's blocks do not know which is a row tile's last */
+        separate = comb > 0;
     kg_status st;
-    if (sp.splits > 1) {
+    if (sp.splits > 1 || queue) {
         void *base;
-        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(sp.splits > 1 ? blocks * row_bytes * sp.splits : 0),
+                        &base);
         if (st != KG_OK)
             return st;
         p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
+        if (queue) {
+            p->queue = (int *)base;
+            p->counters = NULL;
+        }
     }
     st = raise_smem(ctx, e->kernel, e->smem);
     if (st != KG_OK)
         return st;
     void *argv[1] = {p};
-    const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
+    const dim3 grid =
+        queue ? (dim3){(unsigned)qgrid, 1, 1} : (dim3){(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
     st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
@@ -325,6 +388,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    ctx->test_last[KGI_TEST_ATTN_QUEUE] = qgrid;
     return kg_ok(ctx);
 }
 
@@ -449,12 +513,26 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     st = raise_smem(ctx, e->kernel, e->smem);
     if (st != KG_OK)
         return st;
-    const dim3 grid = {(unsigned)((Sq + e->bm - 1) / e->bm), (unsigned)Hq, (unsigned)B};
+    /* causal on the Hopper variants at D >= 128: grid (query blocks x Hq, 1,
+       B), which the kernel reads as sections of heads, heaviest blocks first
+       (attention_sm90.cuh). H200, bf16, us, heaviest first / plain order:
+       D 256 S 4k causal 620 / 705, GQA D 128 S 4k 1321 / 1367, D 128 S 4k
+       1317 / 1344, S 1k 442 / 437; at D 64 plain is level or better (S 1k
+       311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
+    const int64_t nmb = (Sq + e->bm - 1) / e->bm;
+    const int hopper =
+        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
+    const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
+    const int order = hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
+    const dim3 grid =
+        order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B} : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
-    if (st == KG_OK)
+    if (st == KG_OK) {
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
+        ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
+    }
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
@@ -499,3 +577,22 @@ void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace)
     if (ctx)
         ctx->test_force[KGI_TEST_ATTN_TRACE] = trace ? (intptr_t)trace : -1;
 }
+
+void kg_test_force_attn_queue(kg_context *ctx, int per_block)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_QUEUE] = per_block < 0 ? -1 : per_block;
+}
+
+int kg_test_last_attn_queue(const kg_context *ctx)
+{
+    return ctx && ctx->test_last[KGI_TEST_ATTN_QUEUE] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_QUEUE] : 0;
+}
+
+void kg_test_attn_order(kg_context *ctx, int on)
+{
+    if (ctx)
+        ctx->test_force[KGI_TEST_ATTN_ORDER] = on < 0 ? -1 : on > 0;
+}
+
+int kg_test_last_attn_order(const kg_context *ctx) { return ctx && ctx->test_last[KGI_TEST_ATTN_ORDER] > 0 ? 1 : 0; }

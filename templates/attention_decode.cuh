@@ -171,40 +171,229 @@ __device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *
     }
 }
 
-/* WR: warps along the rows (1: every warp all R rows, BN / 4 keys of a tile;
-   4: each warp MT x 16 rows of its own, all BN keys); NW = 4 / WR warps share
-   each row and are merged at the end. */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
-__device__ __forceinline__ void attn_dec(const kg_attn_params &p)
+/* The rows a thread accumulates (WR: warps along the rows; 1: every warp
+   all R = MT x 16 rows, 4: each warp MT x 16 rows of its own): running max,
+   sum and output zeroed, and each row's query index and mask row. */
+template <int D, int MT, int WR, int KIND>
+__device__ __forceinline__ void dec_rows(const kg_attn_params &p, int r0, int hk, int b, float (&o)[MT][D / 8][4],
+                                         float (&mx)[MT][2], float (&l)[MT][2], int (&qi)[MT][2],
+                                         const float *(&mrow)[MT][2])
 {
-    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, PD = D + 8, E = 2;
-    constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16, CPR = D * E / 16;
+    const int g = (threadIdx.x & 31) >> 2, wr = ((threadIdx.x >> 5) % WR) * MT * 16;
+    const int rows = p.group * p.sq;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int d = 0; d < D / 8; d++)
+            o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
+#pragma unroll
+        for (int x = 0; x < 2; x++) {
+            mx[mt][x] = -CUDART_INF_F;
+            l[mt][x] = 0.f;
+            int hg, i;
+            dec_row(p, min(r0 + wr + mt * 16 + g + 8 * x, rows - 1), hg, i);
+            qi[mt][x] = i;
+            mrow[mt][x] = KIND == KG_ATTN_MASK
+                              ? p.mask + b * p.m_sb + (int64_t)(hk * p.group + hg) * p.m_sh + (int64_t)i * p.m_sq
+                              : nullptr;
+        }
+    }
+}
+
+/* One key tile of a unit: keys [j0, j0 + BN) in shared memory (K at aK, V
+   at aV, row pitch D + 8), the NW = 4 / WR warps taking BN / NW keys each;
+   S = Q K^T (Q at aQ), scaled, masked (keys from kend on, the causal rule,
+   the additive mask), the online softmax and O += P V. */
+template <typename T, int D, int MT, int WR, int BN, int KIND>
+__device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, uint32_t aK, uint32_t aV, int j0,
+                                         int kend, int imin, const int (&qi)[MT][2], const float *const (&mrow)[MT][2],
+                                         float (&o)[MT][D / 8][4], float (&mx)[MT][2], float (&l)[MT][2])
+{
+    constexpr int NW = 4 / WR, PD = D + 8, E = 2;
+    constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16;
     static_assert(KW % 16 == 0, "each warp takes a multiple of 16 keys");
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int lane = threadIdx.x & 31, t = lane & 3;
+    const int warp = (threadIdx.x >> 5) / WR, wr = ((threadIdx.x >> 5) % WR) * MT * 16; /* key group, first row */
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
+    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
+    const int wk = warp * KW; /* the warp's keys inside a tile */
+    const int n0 = j0 + wk;   /* the warp's first key */
+
+    float s[MT][NS][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+            s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KD; kk++) {
+        uint32_t a[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+            kgd_ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
+#pragma unroll
+        for (int nn = 0; nn < KW / 16; nn++) {
+            uint32_t bf[4];
+            kgd_ldmatrix_x4(bf, aK + ((wk + nn * 16 + b_row) * PD + kk * 16 + b_col) * E);
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                mma<T>::run(s[mt][2 * nn], a[mt], bf[0], bf[1]);
+                mma<T>::run(s[mt][2 * nn + 1], a[mt], bf[2], bf[3]);
+            }
+        }
+    }
+
+    const bool check = n0 + KW > kend || (causal && n0 + KW - 1 > imin + p.sk - p.sq);
+    uint32_t pa[MT][KW / 16][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+        float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                float y = s[mt][n][x] * p.scale_log2;
+                if (KIND == KG_ATTN_MASK && c < kend)
+                    y += mrow[mt][i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                if (check && (c >= kend || (causal && c > qi[mt][i] + p.sk - p.sq)))
+                    y = -CUDART_INF_F;
+                s[mt][n][x] = y;
+                tmax[i] = fmaxf(tmax[i], y);
+            }
+        softmax_tile<T, NS, ND>(s[mt], tmax, mx[mt], l[mt], o[mt], pa[mt]);
+    }
+    pv_tile<T, MT, KW, D, PD>(o, pa, aV, wk, v_row, v_col);
+}
+
+/* The end of a unit: the NW warps' (max, sum, output) of each row merged in
+   warp (key) order through shared memory at buf, ER rows a pass; with one
+   split (final) the normalized rows and lse go to out, else the valid rows'
+   partial (output, max, sum) to part. */
+template <typename T, int D, int MT, int WR, int ER>
+__device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, const float (&o)[MT][D / 8][4],
+                                           const float (&mx)[MT][2], const float (&l)[MT][2], float *part, int r0,
+                                           int hk, int b, bool final)
+{
+    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, OP = D + 4, ND = D / 8;
+    constexpr int TPR = NT / ER; /* threads per row of a pass */
+    static_assert(R % ER == 0 && ER % 16 == 0 && (WR == 1 || ER == R), "passes of whole m-tiles");
+    static_assert(D % (4 * TPR) == 0, "partial rows in float4 columns");
+    const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int warp = (tid >> 5) / WR, wr = ((tid >> 5) % WR) * MT * 16;
+    const int rows = p.group * p.sq;
+    float *wm = buf;         /* [NW][ER] */
+    float *wl = wm + NW * ER; /* [NW][ER] */
+    float *wo = wl + NW * ER; /* [NW][ER][D + 4] */
+#pragma unroll
+    for (int e = 0; e < R / ER; e++) {
+        /* each warp writes (m, l, o) of its rows of this pass */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            if ((wr + mt * 16) / ER != e) /* warp-uniform */
+                continue;
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int r = wr + mt * 16 + g + 8 * i - e * ER;
+                const float sum = quad_sum(l[mt][i]);
+                if (t == 0) {
+                    wm[warp * ER + r] = mx[mt][i];
+                    wl[warp * ER + r] = sum;
+                }
+#pragma unroll
+                for (int d = 0; d < ND; d++)
+                    *(float2 *)&wo[(warp * ER + r) * OP + d * 8 + 2 * t] =
+                        make_float2(o[mt][d][2 * i], o[mt][d][2 * i + 1]);
+            }
+        }
+        __syncthreads();
+
+        const int r = tid / TPR, c0 = tid % TPR, pr = e * ER + r; /* pass row, tile row */
+        float m = -CUDART_INF_F;
+#pragma unroll
+        for (int w = 0; w < NW; w++)
+            m = fmaxf(m, wm[w * ER + r]);
+        const float use = m == -CUDART_INF_F ? 0.f : m;
+        float sc[NW], sum = 0.f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) {
+            sc[w] = ex2(wm[w * ER + r] - use);
+            sum += wl[w * ER + r] * sc[w];
+        }
+        const bool valid = r0 + pr < rows;
+        if (final) {
+            int hg, i;
+            dec_row(p, min(r0 + pr, rows - 1), hg, i);
+            const int h = hk * p.group + hg;
+            const float inv = sum > 0.f ? 1.f / sum : 0.f;
+            T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
+            if (valid) {
+                for (int c = 2 * c0; c < D; c += 2 * TPR) {
+                    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+                    for (int w = 0; w < NW; w++) {
+                        a0 += wo[(w * ER + r) * OP + c] * sc[w];
+                        a1 += wo[(w * ER + r) * OP + c + 1] * sc[w];
+                    }
+                    *(uint32_t *)&out[c] = mma<T>::pack(a0 * inv, a1 * inv);
+                }
+                if (p.lse && c0 == 0)
+                    p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] =
+                        sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+            }
+        } else if (valid) { /* the merge reads the valid rows only */
+            for (int c = 4 * c0; c < D; c += 4 * TPR) {
+                float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                for (int w = 0; w < NW; w++) {
+                    const float4 x = *(const float4 *)&wo[(w * ER + r) * OP + c];
+                    a.x += x.x * sc[w];
+                    a.y += x.y * sc[w];
+                    a.z += x.z * sc[w];
+                    a.w += x.w * sc[w];
+                }
+                *(float4 *)&part[pr * D + c] = a;
+            }
+            if (c0 == 0) {
+                part[R * D + pr] = m;
+                part[R * D + R + pr] = sum;
+            }
+        }
+        if (e + 1 < R / ER)
+            __syncthreads(); /* the next pass writes over buf */
+    }
+}
+
+/* The queries of packed rows [r0, r0 + R) that are valid span [imin, imax]. */
+__device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R, int &imin, int &imax)
+{
+    const int rl = min(r0 + R, p.group * p.sq) - 1;
+    imin = 0, imax = p.sq - 1;
+    if (r0 / p.sq == rl / p.sq)
+        imin = r0 % p.sq, imax = rl % p.sq;
+}
+
+/* Grid mode: one work unit (row tile rt, split) a block; keys [split x
+   chunk, + chunk) in tiles of BN through an NST-stage cp.async pipeline.
+   Returns 1 where this block merged the row tile's splits (fused merge). */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
+__device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int split, int hk, int b, int nrt, int hkv,
+                                        uint64_t &t_stream)
+{
+    constexpr int NT = 128, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16;
     extern __shared__ __align__(16) unsigned char smem[];
     T *sQ = (T *)smem;
     T *sKV = sQ + R * PD; /* NST stages of [K tile, V tile] */
     const uint32_t aQ = kgd_smem_addr(sQ), aKV = kgd_smem_addr(sKV);
     constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
 
-    const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int warp = (tid >> 5) / WR, wr = ((tid >> 5) % WR) * MT * 16; /* key group, first row */
-    const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
-    const int hk = blockIdx.y, b = blockIdx.z;
+    const int tid = threadIdx.x;
     const int rows = p.group * p.sq, r0 = rt * R;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-
-    /* the queries of the tile's valid rows span [imin, imax] */
-    const int rl = min(r0 + R, rows) - 1;
-    int imin = 0, imax = p.sq - 1;
-    if (r0 / p.sq == rl / p.sq)
-        imin = r0 % p.sq, imax = rl % p.sq;
-    /* before any global access: the previous grid in the stream may still be
-       writing q, k, v or reading out (launched early with PDL) */
-    pdl_wait();
-    pdl_launch_dependents();
-    uint64_t t_start = 0;
-    if (p.trace && tid == 0)
-        t_start = globaltimer();
+    int imin, imax;
+    dec_span(p, r0, R, imin, imax);
     const int k0 = split * p.chunk;
     int kend = (int)min((int64_t)p.sk, (int64_t)k0 + p.chunk);
     if (causal)
@@ -233,36 +422,14 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
         kgd_cp_async_commit();
     }
 
-    float o[MT][ND][4];
-    float mx[MT][2], l[MT][2];
+    float o[MT][D / 8][4], mx[MT][2], l[MT][2];
     const float *mrow[MT][2];
     int qi[MT][2]; /* query index of the lane's rows */
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int d = 0; d < ND; d++)
-            o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
-#pragma unroll
-        for (int x = 0; x < 2; x++) {
-            mx[mt][x] = -CUDART_INF_F;
-            l[mt][x] = 0.f;
-            int hg, i;
-            dec_row(p, min(r0 + wr + mt * 16 + g + 8 * x, rows - 1), hg, i);
-            qi[mt][x] = i;
-            mrow[mt][x] = KIND == KG_ATTN_MASK
-                              ? p.mask + b * p.m_sb + (int64_t)(hk * p.group + hg) * p.m_sh + (int64_t)i * p.m_sq
-                              : nullptr;
-        }
-    }
-
-    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
-    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
-    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
-    const int wk = warp * KW; /* the warp's keys inside a tile */
+    dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
     for (int j = 0; j < ntiles; j++) {
         kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
-        __syncthreads();          /* ... for every thread; tile j - 1's stage is free */
+        __syncthreads();              /* ... for every thread; tile j - 1's stage is free */
         {
             const int jn = j + NST - 1, sn = jn % NST;
             if (jn < ntiles) {
@@ -271,184 +438,22 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
             }
             kgd_cp_async_commit();
         }
-        const uint32_t aK = aKV + (j % NST) * STAGE, aV = aK + TILE;
-        const int n0 = k0 + j * BN + wk; /* the warp's first key */
-
-        float s[MT][NS][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-                s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < KD; kk++) {
-            uint32_t a[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-                kgd_ldmatrix_x4(a[mt], aQ + ((wr + mt * 16 + a_row) * PD + kk * 16 + a_col) * E);
-#pragma unroll
-            for (int nn = 0; nn < KW / 16; nn++) {
-                uint32_t bf[4];
-                kgd_ldmatrix_x4(bf, aK + ((wk + nn * 16 + b_row) * PD + kk * 16 + b_col) * E);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma<T>::run(s[mt][2 * nn], a[mt], bf[0], bf[1]);
-                    mma<T>::run(s[mt][2 * nn + 1], a[mt], bf[2], bf[3]);
-                }
-            }
-        }
-
-        const bool check = n0 + KW > kend || (causal && n0 + KW - 1 > imin + p.sk - p.sq);
-        uint32_t pa[MT][KW / 16][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
-                    float y = s[mt][n][x] * p.scale_log2;
-                    if (KIND == KG_ATTN_MASK && c < kend)
-                        y += mrow[mt][i][(int64_t)c * p.m_sk] * KG_LOG2E;
-                    if (check && (c >= kend || (causal && c > qi[mt][i] + p.sk - p.sq)))
-                        y = -CUDART_INF_F;
-                    s[mt][n][x] = y;
-                    tmax[i] = fmaxf(tmax[i], y);
-                }
-            float use[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const float mnew = fmaxf(mx[mt][i], quad_max(tmax[i]));
-                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                const float alpha = ex2(mx[mt][i] - use[i]);
-                mx[mt][i] = mnew;
-                l[mt][i] *= alpha;
-#pragma unroll
-                for (int d = 0; d < ND; d++) {
-                    o[mt][d][2 * i] *= alpha;
-                    o[mt][d][2 * i + 1] *= alpha;
-                }
-            }
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    s[mt][n][x] = ex2(s[mt][n][x] - use[x >> 1]);
-                    rs[x >> 1] += s[mt][n][x];
-                }
-            l[mt][0] += rs[0];
-            l[mt][1] += rs[1];
-#pragma unroll
-            for (int kk = 0; kk < KW / 16; kk++) {
-                pa[mt][kk][0] = mma<T>::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-                pa[mt][kk][1] = mma<T>::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-                pa[mt][kk][2] = mma<T>::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-                pa[mt][kk][3] = mma<T>::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-            }
-        }
-#pragma unroll
-        for (int kk = 0; kk < KW / 16; kk++)
-#pragma unroll
-            for (int dn = 0; dn < D / 16; dn++) {
-                uint32_t bf[4];
-                kgd_ldmatrix_x4_trans(bf, aV + ((wk + kk * 16 + v_row) * PD + dn * 16 + v_col) * E);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma<T>::run(o[mt][2 * dn], pa[mt][kk], bf[0], bf[1]);
-                    mma<T>::run(o[mt][2 * dn + 1], pa[mt][kk], bf[2], bf[3]);
-                }
-            }
+        const uint32_t aK = aKV + (j % NST) * STAGE;
+        dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
-    uint64_t t_stream = 0;
     if (p.trace && tid == 0)
         t_stream = globaltimer();
 
-    /* merge the NW warps of each row in key order: each writes (m, l, o) of its rows */
-    float *wm = (float *)smem; /* [NW][R] */
-    float *wl = wm + NW * R;   /* [NW][R] */
-    float *wo = wl + NW * R;   /* [NW][R][D + 4] */
-    constexpr int OP = D + 4;
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const int r = wr + mt * 16 + g + 8 * i;
-            const float sum = quad_sum(l[mt][i]);
-            if (t == 0) {
-                wm[warp * R + r] = mx[mt][i];
-                wl[warp * R + r] = sum;
-            }
-#pragma unroll
-            for (int d = 0; d < ND; d++)
-                *(float2 *)&wo[(warp * R + r) * OP + d * 8 + 2 * t] = make_float2(o[mt][d][2 * i], o[mt][d][2 * i + 1]);
-        }
-    __syncthreads();
-
     const bool final = p.splits == 1;
-    const int64_t px = (((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt) * p.splits + split;
-    float *part = p.part + px * R * (D + 2);
-    /* one row per 32 / (R / ... ) : thread x handles row x / (NT / R) columns strided */
-    constexpr int TPR = NT / R; /* threads per row */
-    const int r = tid / TPR, c0 = tid % TPR;
-    float m = -CUDART_INF_F;
-#pragma unroll
-    for (int w = 0; w < NW; w++)
-        m = fmaxf(m, wm[w * R + r]);
-    const float use = m == -CUDART_INF_F ? 0.f : m;
-    float sc[NW], sum = 0.f;
-#pragma unroll
-    for (int w = 0; w < NW; w++) {
-        sc[w] = ex2(wm[w * R + r] - use);
-        sum += wl[w * R + r] * sc[w];
-    }
-    const bool valid = r0 + r < rows;
-    if (final) {
-        int hg, i;
-        dec_row(p, min(r0 + r, rows - 1), hg, i);
-        const int h = hk * p.group + hg;
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
-        if (valid) {
-            for (int c = 2 * c0; c < D; c += 2 * TPR) {
-                float a0 = 0.f, a1 = 0.f;
-#pragma unroll
-                for (int w = 0; w < NW; w++) {
-                    a0 += wo[(w * R + r) * OP + c] * sc[w];
-                    a1 += wo[(w * R + r) * OP + c + 1] * sc[w];
-                }
-                *(uint32_t *)&out[c] = mma<T>::pack(a0 * inv, a1 * inv);
-            }
-            if (p.lse && c0 == 0)
-                p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] =
-                    sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
-        }
-    } else if (valid) { /* the merge reads the valid rows only */
-        static_assert(D % (4 * TPR) == 0, "partial rows in float4 columns");
-        for (int c = 4 * c0; c < D; c += 4 * TPR) {
-            float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-            for (int w = 0; w < NW; w++) {
-                const float4 x = *(const float4 *)&wo[(w * R + r) * OP + c];
-                a.x += x.x * sc[w];
-                a.y += x.y * sc[w];
-                a.z += x.z * sc[w];
-                a.w += x.w * sc[w];
-            }
-            *(float4 *)&part[r * D + c] = a;
-        }
-        if (c0 == 0) {
-            part[R * D + r] = m;
-            part[R * D + R + r] = sum;
-        }
-    }
+    const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
+    dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
     if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
-        const int64_t gi = ((int64_t)b * gridDim.y + hk) * (gridDim.x / p.splits) + rt;
+        const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
         __threadfence();
         __syncthreads();
         if (tid == 0)
@@ -462,8 +467,214 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
         }
         merged = last;
     }
+    return merged;
+}
+
+/* A work unit of the queue: its row tile, split, KV head and batch, its keys
+   [k0, kend) (causal: up to the last key its rows see), its tiles and its
+   steps in the block's stream (at least NST - 1: a unit with fewer tiles
+   takes empty steps, so the loads in flight reach at most one unit ahead),
+   and its K and V rows. u >= p.units: no unit (no steps end). */
+struct dec_work {
+    int u, rt, split, hk, b, k0, kend, ntiles, steps;
+    const char *k, *v;
+};
+
+template <int BN, int NST, int R>
+__device__ __forceinline__ dec_work dec_work_of(const kg_attn_params &p, int u, int nrt, bool causal)
+{
+    dec_work w;
+    w.u = u;
+    if (u >= p.units) {
+        w.ntiles = 0;
+        w.steps = 1 << 30;
+        return w;
+    }
+    const int rest = u / p.splits;
+    w.split = u - rest * p.splits;
+    const int r2 = rest / nrt;
+    w.rt = rest - r2 * nrt;
+    w.b = r2 / p.hkv;
+    w.hk = r2 - w.b * p.hkv;
+    int imin, imax;
+    dec_span(p, w.rt * R, R, imin, imax);
+    w.k0 = w.split * p.chunk;
+    w.kend = (int)min((int64_t)p.sk, (int64_t)w.k0 + p.chunk);
+    if (causal)
+        w.kend = min(w.kend, imax + 1 + p.sk - p.sq);
+    w.ntiles = w.kend > w.k0 ? (w.kend - w.k0 + BN - 1) / BN : 0;
+    w.steps = max(w.ntiles, NST - 1);
+    w.k = (const char *)p.k + (w.b * p.k_sb + w.hk * p.k_sh) * 2;
+    w.v = (const char *)p.v + (w.b * p.v_sb + w.hk * p.v_sh) * 2;
+    return w;
+}
+
+/* Work-queue mode: the block's units form one stream of key tiles with the
+   cp.async pipeline running across unit boundaries (the next unit, taken
+   from the queue one unit ahead, has its first tiles in flight while this
+   one ends; its Q rows are loaded into registers during this one). Each
+   unit's end (merge of the warps, partial or output) runs in the shared
+   memory stage of its last tile, the only one not in flight then. Returns
+   the units taken. */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
+__device__ __forceinline__ int dec_stream(const kg_attn_params &p, uint64_t &t_stream)
+{
+    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16;
+    constexpr int ER = WR == 1 ? 16 : R; /* rows a pass of the unit's end */
+    constexpr int QV = (R * CPR + NT - 1) / NT;
+    constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
+    static_assert((2 * NW * ER + NW * ER * (D + 4)) * 4 <= (int)STAGE, "a unit's end fits in one stage");
+    static_assert(NST >= 2, "stages");
+    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ int ring[2]; /* the queue's units: the block's n-th at ring[n & 1] */
+    T *sQ = (T *)smem;
+    T *sKV = sQ + R * PD;
+    const uint32_t aQ = kgd_smem_addr(sQ), aKV = kgd_smem_addr(sKV);
+    const int tid = threadIdx.x;
+    const int rows = p.group * p.sq, nrt = (rows + R - 1) / R;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+
+    /* a unit's Q rows into registers (zero past the last row) and from there
+       into sQ */
+    uint4 qr[QV];
+    auto q_load = [&](const dec_work &w) {
+#pragma unroll
+        for (int x = 0; x < QV; x++) {
+            const int i = tid + x * NT, r = i / CPR, c = i % CPR;
+            qr[x] = make_uint4(0u, 0u, 0u, 0u);
+            if (w.u < p.units && i < R * CPR && w.rt * R + r < rows) {
+                int hg, q;
+                dec_row(p, w.rt * R + r, hg, q);
+                const int64_t off = w.b * p.q_sb + (int64_t)(w.hk * p.group + hg) * p.q_sh + (int64_t)q * p.q_ss;
+                qr[x] = *(const uint4 *)((const char *)p.q + off * E + c * 16);
+            }
+        }
+    };
+    auto q_store = [&]() {
+#pragma unroll
+        for (int x = 0; x < QV; x++) {
+            const int i = tid + x * NT, r = i / CPR, c = i % CPR;
+            if (i < R * CPR)
+                *(uint4 *)((char *)sQ + (r * PD) * E + c * 16) = qr[x];
+        }
+    };
+
+    if (tid == 0) {
+        ring[0] = atomicAdd(p.queue, 1);
+        ring[1] = atomicAdd(p.queue, 1);
+    }
+    __syncthreads();
+    dec_work cur = dec_work_of<BN, NST, R>(p, ring[0], nrt, causal);
+    if (cur.u >= p.units)
+        return 0;
+    /* the load cursor: step lj of the block's ln-th unit lw */
+    dec_work lw = cur;
+    int ln = 0, lj = 0;
+    auto issue = [&](int step) { /* the cursor's loads into stage step % NST, then one step on */
+        if (lj < lw.ntiles) {
+            const uint32_t st = aKV + (step % NST) * STAGE;
+            load_kv<BN, D, PD, E, NT>(st, lw.k, p.k_ss, lw.k0 + lj * BN, lw.kend, tid);
+            load_kv<BN, D, PD, E, NT>(st + TILE, lw.v, p.v_ss, lw.k0 + lj * BN, lw.kend, tid);
+        }
+        kgd_cp_async_commit();
+        if (++lj >= lw.steps) {
+            ln++;
+            lj = 0;
+            lw = dec_work_of<BN, NST, R>(p, ring[ln & 1], nrt, causal);
+        }
+    };
+    q_load(cur);
+    q_store();
+    int gs = 0; /* the stream's step of the current unit's first tile */
+#pragma unroll
+    for (int st = 0; st < NST - 1; st++)
+        issue(st);
+
+    int taken = 0;
+    for (int n = 0;; n++) {
+        /* unit n of this block is cur (valid); unit n + 1 is in ring[(n + 1) & 1] */
+        int imin, imax;
+        dec_span(p, cur.rt * R, R, imin, imax);
+        float o[MT][D / 8][4], mx[MT][2], l[MT][2];
+        const float *mrow[MT][2];
+        int qi[MT][2];
+        dec_rows<D, MT, WR, KIND>(p, cur.rt * R, cur.hk, cur.b, o, mx, l, qi, mrow);
+        for (int j = 0; j < cur.steps; j++) {
+            kgd_cp_async_wait<NST - 2>(); /* step gs + j arrived */
+            __syncthreads();              /* ... for every thread (and sQ); the previous step's stage is free */
+            if (j == 0) {
+                if (tid == 0) /* the unit after next, one unit ahead of the cursor's need */
+                    ring[n & 1] = atomicAdd(p.queue, 1);
+                q_load(dec_work_of<BN, NST, R>(p, ring[(n + 1) & 1], nrt, causal)); /* kept in registers until
+                                                                                      this unit is done with sQ */
+            }
+            issue(gs + j + NST - 1);
+            if (j < cur.ntiles) {
+                const uint32_t aK = aKV + ((gs + j) % NST) * STAGE;
+                dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, cur.k0 + j * BN, cur.kend, imin, qi, mrow, o,
+                                                 mx, l);
+            }
+        }
+        gs += cur.steps;
+        __syncthreads(); /* every warp is done with the last step's stage: the unit's end runs there */
+        if (p.trace && tid == 0)
+            t_stream = globaltimer();
+        const int64_t px = (((int64_t)cur.b * p.hkv + cur.hk) * nrt + cur.rt) * p.splits + cur.split;
+        dec_finish<T, D, MT, WR, ER>(p, (float *)(smem + R * PD * E + ((gs - 1) % NST) * STAGE), o, mx, l,
+                                     p.part + px * R * (D + 2), cur.rt * R, cur.hk, cur.b, p.splits == 1);
+        taken++;
+        __syncthreads(); /* sQ and the stage are free */
+        cur = dec_work_of<BN, NST, R>(p, ring[(n + 1) & 1], nrt, causal); /* written a unit ago */
+        if (cur.u >= p.units)
+            break;
+        q_store();
+    }
+    kgd_cp_async_wait<0>();
+    return taken;
+}
+
+/* The decode kernel. Grid mode (p.queue NULL): grid (row tiles x splits,
+   Hkv, B), one work unit (row tile, split) a block. Work-queue mode: a
+   persistent 1-D grid of about the resident block count; each block takes
+   the next unit u = ((b * Hkv + hk) * nrt + rt) * splits + s from an integer
+   counter (p.queue[0]) until there is none left (dec_stream), so that
+   blocks whose multiprocessors stream faster take more units and every
+   block ends at about the same time. A unit's partial depends on the unit
+   alone and goes to the same place whichever block computes it; the
+   combine kernel merges them in split order: a call is bitwise
+   reproducible whatever the order blocks take units. The last block to
+   leave (p.queue[1] counts them) sets both counters back to zero. */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
+__device__ __forceinline__ void attn_dec(const kg_attn_params &p)
+{
+    const int tid = threadIdx.x;
+    /* before any global access: the previous grid in the stream may still be
+       writing q, k, v or reading out (launched early with PDL) */
+    pdl_wait();
+    pdl_launch_dependents();
+    uint64_t t_start = 0, t_stream = 0;
+    if (p.trace && tid == 0)
+        t_start = globaltimer();
+    int64_t tb; /* the trace words' block */
+    int merged;
+    if (!p.queue) {
+        const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
+        const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
+        merged = dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
+        tb = (int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    } else {
+        merged = dec_stream<T, D, MT, WR, BN, NST, KIND>(p, t_stream); /* the trace's last word: units taken */
+        if (tid == 0) {
+            __threadfence(); /* this block's last claim before its count */
+            if (atomicAdd(p.queue + 1, 1) == (int)gridDim.x - 1) {
+                p.queue[0] = 0; /* every block has left: zero again for the next call */
+                p.queue[1] = 0;
+            }
+        }
+        tb = blockIdx.x;
+    }
     if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
-        unsigned long long *tr = p.trace + 4 * ((int64_t)(b * gridDim.y + hk) * gridDim.x + blockIdx.x);
+        unsigned long long *tr = p.trace + 4 * tb;
         tr[0] = t_start;
         tr[1] = t_stream;
         tr[2] = globaltimer();

@@ -47,6 +47,11 @@ typedef struct kg_attn_params {
        a short-query launch (start, end of its keys, end, 1 if it merged),
        globaltimer nanoseconds */
     unsigned long long *trace;
+    /* Work-queue mode of the short-query kernels (NULL: grid mode): two
+       counters, zero between calls (the next unit to take, the blocks that
+       have left); `units` = B x hkv x row tiles x splits work units. */
+    int *queue;
+    int32_t units, hkv;
 } kg_attn_params;
 
 #endif

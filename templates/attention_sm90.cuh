@@ -110,7 +110,8 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  * one warpgroup's softmax runs while another's products keep the tensor
  * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
  */
-template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false>
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
        columns of Q, K and V in shared memory are never written: S = Q K^T
@@ -133,8 +134,24 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
     auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
-    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+    int mb, h;
+    if (KIND != KG_ATTN_NONE && gridDim.y == 1) {
+        /* causal, grid (query blocks x Hq, 1, B) (attention.c): the heads of
+           a batch in sections of G, each section's blocks heaviest (longest
+           key range) first across its heads, so that a launch ends on the
+           lightest blocks; G heads' K and V (about 16 MB) stay in L2 */
+        const int nmb = (p.sq + BM - 1) / BM, H = gridDim.x / nmb;
+        const int64_t kv = (int64_t)p.sk * D * 4;
+        const int G = (int)max((int64_t)1, min((int64_t)H, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+        const int sec = blockIdx.x / (G * nmb), rem = blockIdx.x - sec * G * nmb;
+        const int gs = min(G, H - sec * G);
+        mb = nmb - 1 - rem / gs;
+        h = sec * G + rem % gs;
+    } else {
+        mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
+        h = blockIdx.y;
+    }
+    const int b = blockIdx.z, hk = h / p.group;
     const int m0 = mb * BM;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int ntiles = key_tiles(p, causal, m0, BM, BN);
@@ -289,6 +306,20 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 wg<T, DP>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
             wg_commit();
         };
+        /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns
+           to issue their products (named barriers 3 and 4: a warpgroup waits
+           for its turn, issues, and passes the turn on), so that one's
+           softmax runs while the other's products occupy the tensor cores
+           rather than both multiplying, then both exponentiating. */
+        static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
+        auto turn_wait = [&]() {
+            if constexpr (PP)
+                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+        };
+        auto turn_pass = [&]() {
+            if constexpr (PP)
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+        };
         /* this warp is done reading a stage */
         auto release = [&](uint32_t bar) {
             __syncwarp();
@@ -296,12 +327,16 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 mbar_arrive(bar);
         };
 
+        if (wgi == 1)
+            turn_pass(); /* warpgroup 0 goes first */
         if (ntiles > 0) {
             float alpha[2], rs[2];
             mbar_wait(full_k(0), 0);
             fence_async_smem();
             wg_fence();
+            turn_wait();
             issue_s(0);
+            turn_pass();
             wg_wait<0>();
             release(empty_k(0));
             softmax(0, alpha, rs);
@@ -313,8 +348,10 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
                 mbar_wait(full_v(sv), ((j - 1) >> 1) & 1);
                 fence_async_smem();
                 wg_fence();
+                turn_wait();
                 issue_s(sk_);
                 issue_pv(sv);
+                turn_pass();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
                 release(empty_k(sk_));
                 softmax(j, alpha, rs);
@@ -336,9 +373,13 @@ template <typename T, int D, int NWG, int BN, int KIND> __device__ __forceinline
             mbar_wait(full_v(sv), ((ntiles - 1) >> 1) & 1);
             fence_async_smem();
             wg_fence();
+            turn_wait();
             issue_pv(sv);
+            turn_pass();
             wg_wait<0>();
         }
+        if (wgi == 0)
+            turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
 
         /* epilogue: normalize, stage the warpgroup's own (swizzled, so
            conflict-free) rows of the Q tile, then 16-byte coalesced stores */
