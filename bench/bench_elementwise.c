@@ -16,7 +16,8 @@
  * the host time per call; KG_EW_BENCH_OPS=exp,gelu only the named ops of the
  * size sweep; KG_EW_BENCH_VERIFY=0 times without checking (a tuning rerun).
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
- * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX.
+ * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
+ * KG_EW_TPERM_FILL.
  */
 #include <math.h>
 #include <string.h>
@@ -241,10 +242,10 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     const int var = kg_test_last_ew_variant(ctx);
     const double us = bench_time_us(ctx, run_call, &c, 10, 15);
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var < KG_EW_VARIANT_COUNT ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERM ? vn[var] : "?");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
                 100.0 * gbps / copy_gbps);
@@ -371,6 +372,12 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, atoi(getenv("KG_EW_ROWS_MAX_BYTES")));
     if (getenv("KG_EW_FOLD_MAX"))
         kg_test_ew_tune(KG_EW_TUNE_FOLD_MAX, atoi(getenv("KG_EW_FOLD_MAX")));
+    /* KG_EW_TPERM=0|1|2: tperm by default / wherever planned / never;
+       KG_EW_TPERM_FILL=p: tperm folds dims into axes whose tiles are < p% full */
+    if (getenv("KG_EW_TPERM"))
+        kg_test_ew_tune(KG_EW_TUNE_TPERM, atoi(getenv("KG_EW_TPERM")));
+    if (getenv("KG_EW_TPERM_FILL"))
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, atoi(getenv("KG_EW_TPERM_FILL")));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     char gpu[128];
     int ccM, ccm, sms;

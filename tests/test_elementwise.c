@@ -26,7 +26,7 @@
 #include "kg_test.h"
 #include "layout.h"
 
-/* runtime/elementwise.c: the perm variant's plan (kg_params.h) */
+/* runtime/elementwise.c: the perm variant's plan (kg_params.h; tperm's is in layout.h) */
 int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o);
 
 /* ---- views: a shape, strides and an offset into a storage buffer -------- */
@@ -461,7 +461,10 @@ static void check_op_dtype(kg_op op, kg_dtype dt, kg_dtype out_dt)
     unsigned ran = 0;
     for (int i = 0; i < n_cases; i++)
         run_case(op, dt, out_dt, &cases[i], &ran);
-    cr_assert_eq(ran, (1u << KG_EW_VARIANT_COUNT) - 1, "%s %s->%s: variants run %#x, want all of them",
+    /* (tperm, outside kg_ew_variant, may serve cases whose forced variant
+       is not eligible: the runtime's own choice then) */
+    cr_assert_eq(ran & ((1u << KG_EW_VARIANT_COUNT) - 1), (1u << KG_EW_VARIANT_COUNT) - 1,
+                 "%s %s->%s: variants run %#x, want all of them",
                  kg_op_get_info(op)->name, kg_dtype_name(dt), kg_dtype_name(out_dt), ran);
 }
 
@@ -756,10 +759,14 @@ static int next_perm(int *p, int n)
     return 1;
 }
 
+/* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
+   set it; the tuning hook then routes every planned call to tperm). */
+static int want_tperm;
+
 /* Every permutation of `shape` as input 0 (the others dense, or permuted the
    reverse way every other time), into a dense output; then a misaligned
-   one, one with a broadcast input and one in place. Asserts the perm variant
-   ran. */
+   one, one with a broadcast input and one in place. Asserts the perm (or
+   tperm) variant ran. */
 static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64_t *shape)
 {
     const int arity = op == KG_OP_CAST ? 1 : kg_op_get_info(op)->arity;
@@ -792,8 +799,12 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "%s %s: perm never ran (variants %#x)",
-              kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+    if (want_tperm)
+        cr_assert(ran & (1u << KG_EW_TPERM), "%s %s: tperm never ran (variants %#x)", kg_op_get_info(op)->name,
+                  kg_dtype_name(dt), ran);
+    else
+        cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "%s %s: perm never ran (variants %#x)",
+                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
 }
 
 static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
@@ -809,6 +820,7 @@ static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
 
 Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
     const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8, KG_BOOL};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
         check_perm_shapes(KG_OP_COPY, dts[i], dts[i]);
@@ -816,6 +828,7 @@ Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 6
 
 Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
     check_perm_shapes(KG_OP_CAST, KG_BF16, KG_BF16);
     check_perm_shapes(KG_OP_CAST, KG_F16, KG_F32);
     check_perm_shapes(KG_OP_CAST, KG_F32, KG_BF16);
@@ -824,6 +837,7 @@ Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 6
 
 Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
     check_perm_shapes(KG_OP_ADD, KG_F32, KG_F32);
     check_perm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
     check_perm_shapes(KG_OP_MUL, KG_I64, KG_I64);
@@ -835,6 +849,7 @@ Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, 
    tiles in turn. */
 Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2);
     kg_test_ew_tune(KG_EW_TUNE_PERM_BLOCKS_PER_SM, 1);
     check_perm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
     check_perm_shapes(KG_OP_COPY, KG_F32, KG_F32);
@@ -850,6 +865,7 @@ Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown,
    hook opens it to every dtype here, so the kernel is checked on each. */
 Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* rows and nd32 (tperm takes these by default) */
     kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, 8);
     kg_test_ew_tune(KG_EW_TUNE_ROWS_MIN_WARPS, 0); /* these tensors are small */
     static const struct {
@@ -879,6 +895,96 @@ Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
     ew_case c = {"inner dim in place, f32", 1, {a, o, o}, o, -1, FILL_MIXED, 0};
     run_case(KG_OP_COPY, KG_F32, KG_F32, &c, &ran);
     cr_assert_eq(ran, 1u << KG_EW_ND32, "f32: variants %#x, want nd32 (rows only up to 2-byte elements)", ran);
+}
+
+/* ---- tperm: permutations through per-tile offset tables ----------------------- */
+
+static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
+{
+    check_perm_shapes(op, dt, odt);
+    check_perms(op, dt, odt, 5, S(3, 5, 7, 9, 11)); /* every dim shorter than a tile */
+    check_perms(op, dt, odt, 3, S(3, 131, 67));     /* several tiles along c and j, a short batch dim */
+}
+
+/* The tuning hook routes every planned call to tperm; check_perms asserts
+   that it ran (bitwise results: copy and cast are exact, add is rounded
+   once like the reference). */
+Test(tperm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    want_tperm = 1;
+    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F16, KG_F64, KG_U8, KG_BOOL, KG_I32};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
+        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
+}
+
+Test(tperm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    want_tperm = 1;
+    check_tperm_shapes(KG_OP_CAST, KG_BF16, KG_BF16);
+    check_tperm_shapes(KG_OP_CAST, KG_F16, KG_F32);
+    check_tperm_shapes(KG_OP_CAST, KG_F32, KG_BF16);
+    check_tperm_shapes(KG_OP_CAST, KG_U8, KG_F64);
+    check_tperm_shapes(KG_OP_CAST, KG_I32, KG_I64);
+}
+
+Test(tperm, binary_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    want_tperm = 1;
+    check_tperm_shapes(KG_OP_ADD, KG_F32, KG_F32);
+    check_tperm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
+    check_tperm_shapes(KG_OP_SUB, KG_F16, KG_F16);
+    check_tperm_shapes(KG_OP_MUL, KG_I64, KG_I64);
+    check_tperm_shapes(KG_OP_DIV, KG_U8, KG_U8);
+}
+
+/* The fill threshold changes which dims fold into the axes: every setting
+   is a valid plan. */
+Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    want_tperm = 1;
+    const int fills[] = {1, 50, 100};
+    for (int i = 0; i < 3; i++) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, fills[i]);
+        check_tperm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
+        check_tperm_shapes(KG_OP_ADD, KG_F32, KG_F32);
+    }
+}
+
+/* The default choice: tperm for permutations no vector fits, perm where
+   both sides vectorize, nd32v for an aligned inner dim kept in place, and
+   never for ops without a tperm kernel. */
+Test(tperm, default_choice, .init = setup, .fini = teardown)
+{
+    static const struct {
+        int nd;
+        int64_t s[4];
+        int perm[4];
+        kg_op op;
+        kg_dtype dt;
+        int want;
+    } cs[] = {
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM},
+        {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
+        {4, {5, 34, 7, 67}, {2, 0, 1, 3}, KG_OP_COPY, KG_F32, KG_EW_TPERM}, /* odd inner dim kept in place */
+        {2, {256, 512}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},
+        {4, {2, 64, 8, 64}, {0, 2, 1, 3}, KG_OP_COPY, KG_BF16, KG_EW_ND32V},
+        {3, {37, 66, 45}, {2, 1, 0}, KG_OP_EXP, KG_F32, -1}, /* no tperm kernel: perm or permf */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        unsigned ran = 0;
+        const view a = permuted(cs[i].nd, cs[i].s, cs[i].perm), o = dense(cs[i].nd, cs[i].s);
+        const int arity = kg_op_get_info(cs[i].op)->arity;
+        ew_case c = {"default choice", arity, {a, o, o}, o, -1, FILL_MIXED, 0};
+        run_case(cs[i].op, cs[i].dt, cs[i].dt, &c, &ran);
+        if (cs[i].want >= 0)
+            cr_assert_eq(ran, 1u << cs[i].want, "case %zu: variants %#x, want %d", i, ran, cs[i].want);
+        else
+            cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "case %zu: variants %#x, want perm", i, ran);
+    }
 }
 
 /* ---- perm's planner (CPU) ---------------------------------------------------- */
@@ -1067,4 +1173,144 @@ Test(perm_plan, vectors_only_where_sizes_strides_and_pointers_allow)
     const void *ptrs[4] = {toh.data, th.data, 0, 0};
     const size_t es[4] = {1, 1, 0, 0};
     cr_assert_not(kg_ew_plan_perm(&L, ptrs, es, 16, &pm));
+}
+
+/* ---- tperm's planner (CPU) --------------------------------------------------- */
+
+/* kg_tp_offsets of elementwise_tperm.cuh, with the magic divisions checked */
+static void tp_offsets(const kg_tperm *L, int a, uint32_t x, int n_ops, int64_t *off)
+{
+    for (int d = 0; d < L->nd[a]; d++) {
+        const uint32_t q = magic_div(x, L->magic[a][d], L->shift[a][d]);
+        cr_assert_eq(q, x / L->size[a][d]);
+        const int64_t m = x - (int64_t)q * L->size[a][d];
+        x = q;
+        for (int k = 0; k < n_ops; k++)
+            off[k] += m * L->stride[a][k][d];
+    }
+    cr_assert_eq(x, 0u, "axis %d position beyond its dims", a);
+}
+
+/* Plans out = f(ins) for tperm and walks every tile the way kg_ew_tperm
+   does (dense out): each output element visited once, every input's offset
+   the one its broadcast strides give. Returns the plan (0 = not planned). */
+static int walk_tperm(const kg_tensor *out, const kg_tensor *const *in, int n_in, kg_tperm *tp)
+{
+    kg_layout L;
+    kg_layout_build(&L, out, in, n_in);
+    size_t es[KG_EW_MAX_OPERANDS] = {kg_dtype_size(out->dtype), 0, 0, 0}, maxes = es[0];
+    for (int k = 0; k < n_in; k++) {
+        es[k + 1] = kg_dtype_size(in[k]->dtype);
+        maxes = es[k + 1] > maxes ? es[k + 1] : maxes;
+    }
+    if (!kg_ew_plan_tperm(&L, es, tp))
+        return 0;
+    const int64_t T = maxes >= 8 ? 32 : 64, n = kg_numel(out);
+    int64_t bst[KG_EW_MAX_OPERANDS][KG_MAX_DIMS];
+    for (int k = 0; k < n_in; k++)
+        kg_broadcast_strides(in[k], out->ndim, out->shape, bst[k]);
+    cr_assert_eq((int64_t)tp->n[0] * tp->n[1] * tp->n[2], n, "axes cover %u x %u x %u of %lld elements", tp->n[0],
+                 tp->n[1], tp->n[2], (long long)n);
+    cr_assert_eq(tp->tiles, tp->tiles_c * tp->tiles_j * tp->n[2]);
+    cr_assert_eq(tp->nd[0] + tp->nd[1] + tp->nd[2], L.ndim);
+    unsigned char *seen = calloc((size_t)n, 1);
+    cr_assert_not_null(seen);
+    for (uint32_t tile = 0; tile < tp->tiles; tile++) {
+        const uint32_t q = magic_div(tile, tp->magic_c, tp->shift_c);
+        const uint32_t b = magic_div(q, tp->magic_j, tp->shift_j);
+        cr_assert_eq(q, tile / tp->tiles_c);
+        cr_assert_eq(b, q / tp->tiles_j);
+        const int64_t c0 = (int64_t)(tile - q * tp->tiles_c) * T, j0 = (int64_t)(q - b * tp->tiles_j) * T;
+        int64_t boff[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        tp_offsets(tp, KG_TP_B, b, n_in + 1, boff);
+        for (int64_t j = j0; j < j0 + T && j < tp->n[1]; j++) {
+            int64_t joff[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+            tp_offsets(tp, KG_TP_J, (uint32_t)j, n_in + 1, joff);
+            for (int64_t c = c0; c < c0 + T && c < tp->n[0]; c++) {
+                int64_t off[KG_EW_MAX_OPERANDS];
+                memcpy(off, boff, sizeof off);
+                tp_offsets(tp, KG_TP_C, (uint32_t)c, n_in + 1, off);
+                const int64_t o = off[0] + joff[0];
+                cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
+                cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
+                seen[o] = 1;
+                for (int k = 0; k < n_in; k++) {
+                    int64_t r = o, want = 0;
+                    for (int d = out->ndim - 1; d >= 0; d--) {
+                        want += (r % out->shape[d]) * bst[k][d];
+                        r /= out->shape[d];
+                    }
+                    cr_assert_eq(off[k + 1] + joff[k + 1], want, "input %d at output element %lld", k, (long long)o);
+                }
+            }
+        }
+    }
+    for (int64_t e = 0; e < n; e++)
+        cr_assert_eq(seen[e], 1, "output element %lld never visited", (long long)e);
+    free(seen);
+    return 1;
+}
+
+Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t s[5];
+    } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},     {3, {64, 8, 64}},        {4, {3, 70, 5, 67}},
+                  {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}}};
+    static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
+    const int fills[] = {90, 1, 100};
+    for (int fi = 0; fi < 3; fi++) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, fills[fi]);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+                const int nd = shapes[si].nd;
+                int perm[5] = {0, 1, 2, 3, 4}, count = 0;
+                do {
+                    const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+                    kg_tensor ta = tview(KT_DEV(0), dts[di], &a), tb = tview(KT_DEV(1 << 24), dts[di], &o),
+                              to = tview(KT_DEV(1 << 26), dts[di], &o);
+                    const kg_tensor *ins[2] = {&ta, &tb};
+                    kg_tperm tp;
+                    int ident = 1;
+                    for (int d = 0; d < nd; d++)
+                        ident = ident && perm[d] == d;
+                    /* planned unless everything is dense (one coalesced dim) */
+                    const int ok = walk_tperm(&to, ins, 2, &tp);
+                    cr_assert_eq(ok, !ident, "shape %zu perm %d: planned %d", si, count, ok);
+                    if (!ok) {
+                        count++;
+                        continue;
+                    }
+                    /* a is staged exactly when its fast dim is not the output's */
+                    cr_assert_eq(tp.staged, perm[nd - 1] != nd - 1 ? 2u : 0u, "shape %zu perm %d: staged %#x", si,
+                                 count, tp.staged);
+                    /* a broadcast input (every other dim) is never staged along a dim it lacks */
+                    view bv = o;
+                    for (int d = 0; d < nd; d += 2)
+                        bv.strides[d] = 0;
+                    kg_tensor tbv = tview(KT_DEV(1 << 24), dts[di], &bv);
+                    const kg_tensor *ins2[2] = {&ta, &tbv};
+                    cr_assert(walk_tperm(&to, ins2, 2, &tp));
+                    count++;
+                } while (next_perm(perm, nd));
+            }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, 90);
+    /* short dims fold: [3,5,7,9,11] reversed fills both axes past a tile */
+    const view a = permuted(5, S(3, 5, 7, 9, 11), (const int[]){4, 3, 2, 1, 0}), o = dense(5, S(3, 5, 7, 9, 11));
+    kg_tensor ta = tview(KT_DEV(0), KG_BF16, &a), to = tview(KT_DEV(1 << 26), KG_BF16, &o);
+    const kg_tensor *ins[1] = {&ta};
+    kg_tperm tp;
+    cr_assert(walk_tperm(&to, ins, 1, &tp));
+    cr_assert(tp.n[0] >= 64 && tp.n[1] >= 64 && tp.nd[0] >= 2 && tp.nd[1] >= 2, "c %u (%d dims), j %u (%d dims)",
+              tp.n[0], tp.nd[0], tp.n[1], tp.nd[1]);
+    /* offsets beyond 31 bits: not planned */
+    view h = permuted(2, S(1 << 16, 1 << 16), (const int[]){1, 0}), oh = dense(2, S(1 << 16, 1 << 16));
+    kg_tensor th = tview(KT_DEV(0), KG_F32, &h), toh = tview(KT_DEV(1 << 28), KG_F32, &oh);
+    kg_layout L;
+    const kg_tensor *hi[1] = {&th};
+    kg_layout_build(&L, &toh, hi, 1);
+    const size_t es[4] = {4, 4, 0, 0};
+    cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
 }
