@@ -45,6 +45,8 @@ static int tperm_mode = 0;
 /* tperm grows an axis (folds one more dim into it) while it is shorter
    than a tile or its tiles are less than tperm_fill percent full */
 static int tperm_fill = 90;
+/* tperm's element mapping (kg_tperm.h map) */
+static int tperm_map = 1;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -376,6 +378,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o)
         if (sm[KG_TP_J] != 0 && sm[KG_TP_C] != 0 && sm[KG_TP_J] < sm[KG_TP_C])
             o->staged |= 1u << k;
     }
+    o->map = (uint32_t)tperm_map;
     return 1;
 }
 
@@ -575,6 +578,8 @@ void kg_test_ew_tune(int what, int value)
         tperm_mode = value >= 0 && value <= 2 ? value : 0;
     else if (what == KG_EW_TUNE_TPERM_FILL)
         tperm_fill = value > 0 && value <= 100 ? value : 90;
+    else if (what == KG_EW_TUNE_TPERM_MAP)
+        tperm_map = value == 0 ? 0 : 1;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

@@ -39,7 +39,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM: where tperm runs: 0 the default choice, 1 wherever it
      has a kernel and a plan (dense layouts aside), 2 never;
    KG_EW_TUNE_TPERM_FILL: tperm folds another dim into an axis whose tiles
-     are less than that many percent full (default 90). */
+     are less than that many percent full (default 90);
+   KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0 or 1 (default; kg_tperm.h). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
@@ -47,7 +48,8 @@ enum {
     KG_EW_TUNE_FOLD_MAX,
     KG_EW_TUNE_ROWS_MIN_WARPS,
     KG_EW_TUNE_TPERM,
-    KG_EW_TUNE_TPERM_FILL
+    KG_EW_TUNE_TPERM_FILL,
+    KG_EW_TUNE_TPERM_MAP
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

@@ -53,22 +53,67 @@ template <int K> __device__ __forceinline__ void kg_tp_offsets(const kg_tperm &L
     }
 }
 
-/* Loads the E elements of one operand: staged = lanes along j (thread's j
-   fixed, its rows along c), else lanes along c. tf: the thread's table
-   entry on its fixed axis; tv: the table of the varying axis; nf / nv: the
-   tile's extents on those axes. */
-template <typename X, int T, int E, int R>
-__device__ __forceinline__ void kg_tp_load(const X *base, int32_t tf, const int32_t *tv, bool fin, int nv, X (&r)[E])
+/* Position on the varying axis of a thread's m-th element (of E). MAP 0:
+   rows tx / T, + R, + 2R, ...; MAP 1: E consecutive rows from (tx / T) * E,
+   whose table entries are read 4 at a time. Either way the lanes of a warp
+   share their varying position, so each table read is a broadcast. */
+template <int MAP, int T, int E, int R> __device__ __forceinline__ int kg_tp_v(int m)
 {
-    const int v0 = threadIdx.x / T;
+    return MAP ? (int)(threadIdx.x / T) * E + m : (int)(threadIdx.x / T) + R * m;
+}
+
+/* The varying axis's table entries of a thread's E elements. */
+template <int MAP, int T, int E, int R>
+__device__ __forceinline__ void kg_tp_entries(const int32_t *tv, int32_t (&e)[E])
+{
+    if constexpr (MAP == 1 && E % 4 == 0) {
+        const int4 *q = (const int4 *)(tv + kg_tp_v<MAP, T, E, R>(0));
 #pragma unroll
-    for (int m = 0; m < E; m++) {
-        const int v = v0 + R * m;
-        r[m] = (fin && v < nv) ? base[tf + tv[v]] : X{};
+        for (int i = 0; i < E / 4; i++) {
+            const int4 w = q[i];
+            e[4 * i] = w.x;
+            e[4 * i + 1] = w.y;
+            e[4 * i + 2] = w.z;
+            e[4 * i + 3] = w.w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            e[m] = tv[kg_tp_v<MAP, T, E, R>(m)];
     }
 }
 
-template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const kg_ew_ptrs &p, const kg_tperm &L)
+/* Loads the E elements of one operand: staged = lanes along j (thread's j
+   fixed, its rows along c), else lanes along c. tf: the thread's table
+   entry on its fixed axis; tv: the table of the varying axis; fin: the
+   fixed position is inside the tensor; nv: the tile's extent on the
+   varying axis. */
+template <int MAP, typename X, int T, int E, int R>
+__device__ __forceinline__ void kg_tp_load(const X *base, int32_t tf, const int32_t *tv, bool fin, int nv, X (&r)[E])
+{
+    int32_t e[E];
+    kg_tp_entries<MAP, T, E, R>(tv, e);
+#pragma unroll
+    for (int m = 0; m < E; m++)
+        r[m] = (fin && kg_tp_v<MAP, T, E, R>(m) < nv) ? base[tf + e[m]] : X{};
+}
+
+template <typename F> struct kg_tp_smem {
+    typedef kg_tp_shape<F> PS;
+    static constexpr int T = PS::T, K = F::arity + 1;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    __align__(16) int32_t tc[K][T];
+    __align__(16) int32_t tj[K][T];
+    A s0[T][kg_tp_pitch<A, T>::P];
+    B s1[F::arity > 1 ? T : 1][kg_tp_pitch<B, T>::P];
+    C s2[F::arity > 2 ? T : 1][kg_tp_pitch<C, T>::P];
+};
+
+/* One tile: tables, loads, staging, compute and store. */
+template <typename F, int MAP>
+__device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> &S, uint32_t tile)
 {
     typedef kg_tp_shape<F> PS;
     constexpr int T = PS::T, E = PS::E, R = PS::R, K = F::arity + 1;
@@ -76,87 +121,95 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const k
     typedef typename F::in1_t B;
     typedef typename F::in2_t C;
     typedef typename F::out_t O;
-    constexpr int PA = kg_tp_pitch<A, T>::P, PB = kg_tp_pitch<B, T>::P, PC = kg_tp_pitch<C, T>::P;
-    __shared__ int32_t tc[K][T], tj[K][T];
-    __shared__ A s0[T][PA];
-    __shared__ B s1[F::arity > 1 ? T : 1][PB];
-    __shared__ C s2[F::arity > 2 ? T : 1][PC];
     const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
     const int tx = threadIdx.x, lo = tx % T; /* lo: the thread's fixed position (j if staged, c if direct) */
-    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-        const uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
-        const uint32_t c0 = (tile - q * L.tiles_c) * T, j0 = (q - b * L.tiles_j) * T;
-        const int cn = L.n[KG_TP_C] - c0 < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0) : T;
-        const int jn = L.n[KG_TP_J] - j0 < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0) : T;
-        /* 0. the offset tables (b's offset in the c table) */
-        if (tx < 2 * T) {
-            const int a = tx < T ? KG_TP_C : KG_TP_J, i = tx - a * T;
-            int32_t off[K];
+    const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+    const uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
+    const uint32_t c0 = (tile - q * L.tiles_c) * T, j0 = (q - b * L.tiles_j) * T;
+    const int cn = L.n[KG_TP_C] - c0 < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0) : T;
+    const int jn = L.n[KG_TP_J] - j0 < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0) : T;
+    /* 0. the offset tables (b's offset in the c table) */
+    if (tx < 2 * T) {
+        const int a = tx < T ? KG_TP_C : KG_TP_J, i = tx - a * T;
+        int32_t off[K];
 #pragma unroll
-            for (int k = 0; k < K; k++)
-                off[k] = 0;
-            if (a == KG_TP_C)
-                kg_tp_offsets<K>(L, KG_TP_B, b, off);
-            if (i < (a == KG_TP_C ? cn : jn))
-                kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0 : j0) + i, off);
+        for (int k = 0; k < K; k++)
+            off[k] = 0;
+        if (a == KG_TP_C)
+            kg_tp_offsets<K>(L, KG_TP_B, b, off);
+        if (i < (a == KG_TP_C ? cn : jn))
+            kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0 : j0) + i, off);
 #pragma unroll
-            for (int k = 0; k < K; k++)
-                (a == KG_TP_C ? tc : tj)[k][i] = off[k];
-        }
-        __syncthreads();
-        /* 1. every load */
-        A ra[E];
-        B rb[E];
-        C rc[E];
-        if (t0)
-            kg_tp_load<A, T, E, R>((const A *)p.in[0], tj[1][lo], tc[1], lo < jn, cn, ra);
+        for (int k = 0; k < K; k++)
+            (a == KG_TP_C ? S.tc : S.tj)[k][i] = off[k];
+    }
+    __syncthreads();
+    /* 1. every load */
+    A ra[E];
+    B rb[E];
+    C rc[E];
+    if (t0)
+        kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], S.tj[1][lo], S.tc[1], lo < jn, cn, ra);
+    else
+        kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], S.tc[1][lo], S.tj[1], lo < cn, jn, ra);
+    if constexpr (F::arity > 1) {
+        if (t1)
+            kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], S.tj[2][lo], S.tc[2], lo < jn, cn, rb);
         else
-            kg_tp_load<A, T, E, R>((const A *)p.in[0], tc[1][lo], tj[1], lo < cn, jn, ra);
-        if constexpr (F::arity > 1) {
+            kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], S.tc[2][lo], S.tj[2], lo < cn, jn, rb);
+    }
+    if constexpr (F::arity > 2) {
+        if (t2)
+            kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], S.tj[3][lo], S.tc[3], lo < jn, cn, rc);
+        else
+            kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], S.tc[3][lo], S.tj[3], lo < cn, jn, rc);
+    }
+    /* 2. stage: s[j][c] */
+#pragma unroll
+    for (int m = 0; m < E; m++) {
+        const int v = kg_tp_v<MAP, T, E, R>(m);
+        if (t0)
+            S.s0[lo][v] = ra[m];
+        if constexpr (F::arity > 1)
             if (t1)
-                kg_tp_load<B, T, E, R>((const B *)p.in[1], tj[2][lo], tc[2], lo < jn, cn, rb);
-            else
-                kg_tp_load<B, T, E, R>((const B *)p.in[1], tc[2][lo], tj[2], lo < cn, jn, rb);
-        }
-        if constexpr (F::arity > 2) {
+                S.s1[lo][v] = rb[m];
+        if constexpr (F::arity > 2)
             if (t2)
-                kg_tp_load<C, T, E, R>((const C *)p.in[2], tj[3][lo], tc[3], lo < jn, cn, rc);
-            else
-                kg_tp_load<C, T, E, R>((const C *)p.in[2], tc[3][lo], tj[3], lo < cn, jn, rc);
-        }
-        /* 2. stage: s[j][c] */
+                S.s2[lo][v] = rc[m];
+    }
+    __syncthreads();
+    /* 3. compute and store along c: thread at c = lo, j = v(m) */
+    if (lo < cn) {
+        O *out = (O *)p.out + S.tc[0][lo];
+        int32_t e[E];
+        kg_tp_entries<MAP, T, E, R>(S.tj[0], e);
 #pragma unroll
         for (int m = 0; m < E; m++) {
-            const int v = tx / T + R * m;
-            if (t0)
-                s0[lo][v] = ra[m];
+            const int v = kg_tp_v<MAP, T, E, R>(m);
+            B y{};
+            C z{};
             if constexpr (F::arity > 1)
-                if (t1)
-                    s1[lo][v] = rb[m];
+                y = t1 ? S.s1[v][lo] : rb[m];
             if constexpr (F::arity > 2)
-                if (t2)
-                    s2[lo][v] = rc[m];
+                z = t2 ? S.s2[v][lo] : rc[m];
+            const O o = F::apply(t0 ? S.s0[v][lo] : ra[m], y, z);
+            if (v < jn)
+                out[e[m]] = o;
         }
-        __syncthreads();
-        /* 3. compute and store along c: thread at c = lo, j = tx / T + R m */
-        if (lo < cn) {
-            O *out = (O *)p.out + tc[0][lo];
-#pragma unroll
-            for (int m = 0; m < E; m++) {
-                const int v = tx / T + R * m;
-                B y{};
-                C z{};
-                if constexpr (F::arity > 1)
-                    y = t1 ? s1[v][lo] : rb[m];
-                if constexpr (F::arity > 2)
-                    z = t2 ? s2[v][lo] : rc[m];
-                const O o = F::apply(t0 ? s0[v][lo] : ra[m], y, z);
-                if (v < jn)
-                    out[tj[0][v]] = o;
-            }
-        }
-        __syncthreads(); /* the next tile reuses the tables and tiles */
+    }
+    __syncthreads(); /* the next tile reuses the tables and tiles */
+}
+
+/* Block b serves tiles b, b + grid, ...; L.map picks the element mapping
+   (kg_tp_v; a tuning choice, both exact). */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const kg_ew_ptrs &p, const kg_tperm &L)
+{
+    __shared__ kg_tp_smem<F> S;
+    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
+        if (L.map)
+            kg_tp_tile<F, 1>(p, L, S, tile);
+        else
+            kg_tp_tile<F, 0>(p, L, S, tile);
     }
 }
 

@@ -954,6 +954,18 @@ Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 60
     }
 }
 
+/* The other element mapping (kg_tp_v: strided rows per thread) */
+Test(tperm, other_mapping, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, 0);
+    want_tperm = 1;
+    check_tperm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
+    check_tperm_shapes(KG_OP_COPY, KG_F64, KG_F64);
+    check_tperm_shapes(KG_OP_CAST, KG_U8, KG_F32);
+    check_tperm_shapes(KG_OP_ADD, KG_F32, KG_F32);
+}
+
 /* The default choice: tperm for permutations no vector fits, perm where
    both sides vectorize, nd32v for an aligned inner dim kept in place, and
    never for ops without a tperm kernel. */
