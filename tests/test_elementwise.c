@@ -906,65 +906,66 @@ static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perms(op, dt, odt, 3, S(3, 131, 67));     /* several tiles along c and j, a short batch dim */
 }
 
-/* The tuning hook routes every planned call to tperm; check_perms asserts
-   that it ran (bitwise results: copy and cast are exact, add is rounded
-   once like the reference). */
-Test(tperm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+typedef struct {
+    kg_op op;
+    kg_dtype dt, odt;
+} tp_call;
+
+/* The tuning hook routes every planned call to tperm (element mapping
+   `map`); check_perms asserts that it ran (bitwise results: copy and cast
+   are exact, the arithmetic ops round once like the reference). */
+static void check_tperm_calls(const tp_call *cs, size_t n, int map)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, map);
     want_tperm = 1;
-    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F16, KG_F64, KG_U8, KG_BOOL, KG_I32};
-    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
-        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
+    for (size_t i = 0; i < n; i++)
+        check_tperm_shapes(cs[i].op, cs[i].dt, cs[i].odt);
+}
+
+#define TP_CALLS(...) ((const tp_call[]){__VA_ARGS__}), sizeof((const tp_call[]){__VA_ARGS__}) / sizeof(tp_call)
+
+Test(tperm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_F32, KG_F32}, {KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F16, KG_F16},
+                               {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_COPY, KG_U8, KG_U8}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
+                               {KG_OP_COPY, KG_I32, KG_I32}),
+                      1);
 }
 
 Test(tperm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    want_tperm = 1;
-    check_tperm_shapes(KG_OP_CAST, KG_BF16, KG_BF16);
-    check_tperm_shapes(KG_OP_CAST, KG_F16, KG_F32);
-    check_tperm_shapes(KG_OP_CAST, KG_F32, KG_BF16);
-    check_tperm_shapes(KG_OP_CAST, KG_U8, KG_F64);
-    check_tperm_shapes(KG_OP_CAST, KG_I32, KG_I64);
+    check_tperm_calls(TP_CALLS({KG_OP_CAST, KG_BF16, KG_BF16}, {KG_OP_CAST, KG_F16, KG_F32}, {KG_OP_CAST, KG_F32, KG_BF16},
+                               {KG_OP_CAST, KG_U8, KG_F64}, {KG_OP_CAST, KG_I32, KG_I64}),
+                      1);
 }
 
 Test(tperm, binary_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    want_tperm = 1;
-    check_tperm_shapes(KG_OP_ADD, KG_F32, KG_F32);
-    check_tperm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
-    check_tperm_shapes(KG_OP_SUB, KG_F16, KG_F16);
-    check_tperm_shapes(KG_OP_MUL, KG_I64, KG_I64);
-    check_tperm_shapes(KG_OP_DIV, KG_U8, KG_U8);
+    check_tperm_calls(TP_CALLS({KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_BF16, KG_BF16}, {KG_OP_SUB, KG_F16, KG_F16},
+                               {KG_OP_MUL, KG_I64, KG_I64}, {KG_OP_DIV, KG_U8, KG_U8}),
+                      1);
+}
+
+/* The other element mapping (kg_tp_v: strided rows per thread) */
+Test(tperm, other_mapping, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
+                               {KG_OP_ADD, KG_F32, KG_F32}),
+                      0);
 }
 
 /* The fill threshold changes which dims fold into the axes: every setting
    is a valid plan. */
 Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    want_tperm = 1;
     const int fills[] = {1, 50, 100};
     for (int i = 0; i < 3; i++) {
         kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, fills[i]);
-        check_tperm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
-        check_tperm_shapes(KG_OP_ADD, KG_F32, KG_F32);
+        check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_ADD, KG_F32, KG_F32}), 1);
     }
 }
 
-/* The other element mapping (kg_tp_v: strided rows per thread) */
-Test(tperm, other_mapping, .init = setup, .fini = teardown, .timeout = 600)
-{
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, 0);
-    want_tperm = 1;
-    check_tperm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
-    check_tperm_shapes(KG_OP_COPY, KG_F64, KG_F64);
-    check_tperm_shapes(KG_OP_CAST, KG_U8, KG_F32);
-    check_tperm_shapes(KG_OP_ADD, KG_F32, KG_F32);
-}
 
 /* The default choice: tperm for permutations no vector fits, perm where
    both sides vectorize, nd32v for an aligned inner dim kept in place, and
@@ -1025,6 +1026,27 @@ static int64_t offj(const kg_perm *L, int k, int64_t j)
     return (j - hi * L->fold_j) * L->stride[k][1] + hi * L->fstride[1][k];
 }
 
+/* A plan walker's visit of one position: got[0] its output offset (out
+   dense), got[1 + k] input k's offset; the output element must be new and
+   every input offset the one input k's broadcast strides bst[k] give. */
+static void visit(unsigned char *seen, int64_t n, const kg_tensor *out, int n_in,
+                  const int64_t (*bst)[KG_MAX_DIMS], const int64_t *got)
+{
+    const int64_t o = got[0];
+    cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
+    cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
+    seen[o] = 1;
+    for (int k = 0; k < n_in; k++) {
+        int64_t r = o, want = 0;
+        for (int d = out->ndim - 1; d >= 0; d--) {
+            want += (r % out->shape[d]) * bst[k][d];
+            r /= out->shape[d];
+        }
+        cr_assert_eq(got[k + 1], want, "input %d at output element %lld: offset %lld, want %lld", k, (long long)o,
+                     (long long)got[k + 1], (long long)want);
+    }
+}
+
 static int folded; /* plans walked with a folded axis */
 
 /* Plans out = f(ins) and walks every tile of the plan the way kg_ew_perm
@@ -1068,20 +1090,10 @@ static int walk_plan(const kg_tensor *out, const kg_tensor *const *in, int n_in,
         }
         for (int64_t j = j0; j < j0 + T && j < pm->nj; j++)
             for (int64_t c = c0; c < c0 + T && c < pm->n0; c++) {
-                const int64_t o = off[0] + offj(pm, 0, j) + offc(pm, 0, c);
-                cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
-                cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
-                seen[o] = 1;
-                for (int k = 0; k < n_in; k++) {
-                    int64_t r = o, want = 0;
-                    for (int d = out->ndim - 1; d >= 0; d--) {
-                        want += (r % out->shape[d]) * bst[k][d];
-                        r /= out->shape[d];
-                    }
-                    const int64_t got = off[k + 1] + offj(pm, k + 1, j) + offc(pm, k + 1, c);
-                    cr_assert_eq(got, want, "input %d at output element %lld: offset %lld, want %lld", k,
-                                 (long long)o, (long long)got, (long long)want);
-                }
+                int64_t got[KG_EW_MAX_OPERANDS];
+                for (int k = 0; k <= n_in; k++)
+                    got[k] = off[k] + offj(pm, k, j) + offc(pm, k, c);
+                visit(seen, n, out, n_in, (const int64_t(*)[KG_MAX_DIMS])bst, got);
             }
     }
     for (int64_t e = 0; e < n; e++)
@@ -1242,18 +1254,9 @@ static int walk_tperm(const kg_tensor *out, const kg_tensor *const *in, int n_in
                 int64_t off[KG_EW_MAX_OPERANDS];
                 memcpy(off, boff, sizeof off);
                 tp_offsets(tp, KG_TP_C, (uint32_t)c, n_in + 1, off);
-                const int64_t o = off[0] + joff[0];
-                cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
-                cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
-                seen[o] = 1;
-                for (int k = 0; k < n_in; k++) {
-                    int64_t r = o, want = 0;
-                    for (int d = out->ndim - 1; d >= 0; d--) {
-                        want += (r % out->shape[d]) * bst[k][d];
-                        r /= out->shape[d];
-                    }
-                    cr_assert_eq(off[k + 1] + joff[k + 1], want, "input %d at output element %lld", k, (long long)o);
-                }
+                for (int k = 0; k <= n_in; k++)
+                    off[k] += joff[k];
+                visit(seen, n, out, n_in, (const int64_t(*)[KG_MAX_DIMS])bst, off);
             }
         }
     }
