@@ -379,7 +379,7 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM, atoi(getenv("KG_EW_TPERM")));
     if (getenv("KG_EW_TPERM_FILL"))
         kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, atoi(getenv("KG_EW_TPERM_FILL")));
-    if (getenv("KG_EW_TPERM_MAP")) /* tperm's element mapping, 0 or 1 */
+    if (getenv("KG_EW_TPERM_MAP")) /* tperm's element mapping, 0, 1 or 2 */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, atoi(getenv("KG_EW_TPERM_MAP")));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     char gpu[128];

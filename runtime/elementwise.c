@@ -579,7 +579,7 @@ void kg_test_ew_tune(int what, int value)
     else if (what == KG_EW_TUNE_TPERM_FILL)
         tperm_fill = value > 0 && value <= 100 ? value : 90;
     else if (what == KG_EW_TUNE_TPERM_MAP)
-        tperm_map = value == 0 ? 0 : 1;
+        tperm_map = value >= 0 && value <= 2 ? value : 1;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

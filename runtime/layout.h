@@ -40,7 +40,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      has a kernel and a plan (dense layouts aside), 2 never;
    KG_EW_TUNE_TPERM_FILL: tperm folds another dim into an axis whose tiles
      are less than that many percent full (default 90);
-   KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0 or 1 (default; kg_tperm.h). */
+   KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0, 1 (default) or 2 (kg_tperm.h). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,

@@ -62,6 +62,44 @@ template <int MAP, int T, int E, int R> __device__ __forceinline__ int kg_tp_v(i
     return MAP ? (int)(threadIdx.x / T) * E + m : (int)(threadIdx.x / T) + R * m;
 }
 
+/* An element's bits (1- and 2-byte types), for packing into 32-bit words. */
+template <typename X> __device__ __forceinline__ uint32_t kg_tp_bits(const X &x)
+{
+    if constexpr (sizeof(X) == 2) {
+        uint16_t u;
+        memcpy(&u, &x, 2);
+        return u;
+    } else {
+        uint8_t u;
+        memcpy(&u, &x, 1);
+        return u;
+    }
+}
+
+/* Stages a thread's E values at s[lo][v(m)]. MAP 2 (MAP 1's rows) packs the
+   4 / sizeof(X) consecutive rows of a 1- or 2-byte type into one 32-bit
+   store (rows start at multiples of 4 elements; the pitch keeps them
+   aligned): fewer shared-memory stores, the same bytes. */
+template <int MAP, typename X, int T, int E, int R, int P>
+__device__ __forceinline__ void kg_tp_stage(X (*s)[P], int lo, const X (&r)[E])
+{
+    if constexpr (MAP == 2 && sizeof(X) < 4 && E % 4 == 0) {
+        constexpr int G = 4 / sizeof(X);
+#pragma unroll
+        for (int m = 0; m < E; m += G) {
+            uint32_t w = 0;
+#pragma unroll
+            for (int g = 0; g < G; g++)
+                w |= kg_tp_bits(r[m + g]) << (8 * sizeof(X) * g);
+            *(uint32_t *)&s[lo][kg_tp_v<MAP, T, E, R>(m)] = w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            s[lo][kg_tp_v<MAP, T, E, R>(m)] = r[m];
+    }
+}
+
 /* The varying axis's table entries of a thread's E elements. */
 template <int MAP, int T, int E, int R>
 __device__ __forceinline__ void kg_tp_entries(const int32_t *tv, int32_t (&e)[E])
@@ -106,9 +144,9 @@ template <typename F> struct kg_tp_smem {
     typedef typename F::in2_t C;
     __align__(16) int32_t tc[K][T];
     __align__(16) int32_t tj[K][T];
-    A s0[T][kg_tp_pitch<A, T>::P];
-    B s1[F::arity > 1 ? T : 1][kg_tp_pitch<B, T>::P];
-    C s2[F::arity > 2 ? T : 1][kg_tp_pitch<C, T>::P];
+    __align__(16) A s0[T][kg_tp_pitch<A, T>::P];
+    __align__(16) B s1[F::arity > 1 ? T : 1][kg_tp_pitch<B, T>::P];
+    __align__(16) C s2[F::arity > 2 ? T : 1][kg_tp_pitch<C, T>::P];
 };
 
 /* One tile: tables, loads, staging, compute and store. */
@@ -165,18 +203,14 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
             kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], S.tc[3][lo], S.tj[3], lo < cn, jn, rc);
     }
     /* 2. stage: s[j][c] */
-#pragma unroll
-    for (int m = 0; m < E; m++) {
-        const int v = kg_tp_v<MAP, T, E, R>(m);
-        if (t0)
-            S.s0[lo][v] = ra[m];
-        if constexpr (F::arity > 1)
-            if (t1)
-                S.s1[lo][v] = rb[m];
-        if constexpr (F::arity > 2)
-            if (t2)
-                S.s2[lo][v] = rc[m];
-    }
+    if (t0)
+        kg_tp_stage<MAP, A, T, E, R>(S.s0, lo, ra);
+    if constexpr (F::arity > 1)
+        if (t1)
+            kg_tp_stage<MAP, B, T, E, R>(S.s1, lo, rb);
+    if constexpr (F::arity > 2)
+        if (t2)
+            kg_tp_stage<MAP, C, T, E, R>(S.s2, lo, rc);
     __syncthreads();
     /* 3. compute and store along c: thread at c = lo, j = v(m) */
     if (lo < cn) {
@@ -201,12 +235,14 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
 }
 
 /* Block b serves tiles b, b + grid, ...; L.map picks the element mapping
-   (kg_tp_v; a tuning choice, both exact). */
+   (kg_tp_v, kg_tp_stage; a tuning choice, all exact). */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const kg_ew_ptrs &p, const kg_tperm &L)
 {
     __shared__ kg_tp_smem<F> S;
     for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        if (L.map)
+        if (L.map == 2)
+            kg_tp_tile<F, 2>(p, L, S, tile);
+        else if (L.map == 1)
             kg_tp_tile<F, 1>(p, L, S, tile);
         else
             kg_tp_tile<F, 0>(p, L, S, tile);

@@ -34,7 +34,7 @@ typedef struct kg_tperm {
     uint32_t magic_c, shift_c, magic_j, shift_j; /* division by tiles_c, tiles_j */
     int32_t nd[3];          /* dims in each axis */
     uint32_t staged;        /* bit k: input k is read along j through shared memory */
-    uint32_t map;           /* element mapping (kg_tp_v in elementwise_tperm.cuh): 0 or 1 */
+    uint32_t map;           /* element mapping (kg_tp_v, kg_tp_stage in elementwise_tperm.cuh): 0, 1 or 2 */
     uint32_t size[3][KG_LAYOUT_MAX_DIMS];  /* each axis's dims, innermost first */
     uint32_t magic[3][KG_LAYOUT_MAX_DIMS];
     uint32_t shift[3][KG_LAYOUT_MAX_DIMS];

@@ -947,12 +947,15 @@ Test(tperm, binary_every_permutation, .init = setup, .fini = teardown, .timeout 
                       1);
 }
 
-/* The other element mapping (kg_tp_v: strided rows per thread) */
-Test(tperm, other_mapping, .init = setup, .fini = teardown, .timeout = 600)
+/* The other element mappings (kg_tp_v: strided rows per thread; kg_tp_stage:
+   1- and 2-byte rows packed into 32-bit shared-memory stores) */
+Test(tperm, other_mappings, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
-                               {KG_OP_ADD, KG_F32, KG_F32}),
-                      0);
+    for (int map = 0; map <= 2; map += 2)
+        check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
+                                   {KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_F16, KG_F16}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
+                                   {KG_OP_CAST, KG_F32, KG_BF16}),
+                          map);
 }
 
 /* The fill threshold changes which dims fold into the axes: every setting
