@@ -17,7 +17,7 @@
  * size sweep; KG_EW_BENCH_VERIFY=0 times without checking (a tuning rerun).
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
- * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP.
+ * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST.
  */
 #include <math.h>
 #include <string.h>
@@ -381,6 +381,10 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, atoi(getenv("KG_EW_TPERM_FILL")));
     if (getenv("KG_EW_TPERM_MAP")) /* tperm's element mapping, 0, 1 or 2 */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, atoi(getenv("KG_EW_TPERM_MAP")));
+    if (getenv("KG_EW_TPERM_FLAT")) /* 0: offset tables even for one-dim axes */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, atoi(getenv("KG_EW_TPERM_FLAT")));
+    if (getenv("KG_EW_TPERM_JFIRST")) /* 1: blocks take the j tiles fastest */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, atoi(getenv("KG_EW_TPERM_JFIRST")));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     char gpu[128];
     int ccM, ccm, sms;

@@ -45,8 +45,12 @@ static int tperm_mode = 0;
 /* tperm grows an axis (folds one more dim into it) while it is shorter
    than a tile or its tiles are less than tperm_fill percent full */
 static int tperm_fill = 90;
-/* tperm's element mapping (kg_tperm.h map) */
+/* tperm's element mapping (kg_tperm.h map); table-free addressing where
+   the axes are one dim each (kg_tperm.h flat; 0 = tables always) */
 static int tperm_map = 1;
+static int tperm_flat = 1;
+/* tperm's block order (kg_tperm.h jfirst) */
+static int tperm_jfirst = 0;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -268,13 +272,16 @@ KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const s
    While an axis is shorter than a tile T, or its last tile leaves it less
    than tperm_fill percent full, it folds in its next dim not taken yet (the
    shorter axis first, so the run an operand reads contiguously grows where
-   it is shortest); every dim left is walked by block. Inputs more
+   it is shortest); with no dim left, a power-of-2 part of the other axis's
+   outermost dim moves over (a transpose with one short side); every dim
+   left is walked by block. Inputs more
    contiguous along j than along c are staged. */
-KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o)
+KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
 {
     memset(o, 0, sizeof *o);
-    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops < 2 || !kgi_layout_fits32(L))
+    if (L0->ndim < 2 || L0->ndim > KG_LAYOUT_MAX_DIMS || L0->nops < 2 || !kgi_layout_fits32(L0))
         return 0;
+    kgi_layout M = *L0, *L = &M; /* split dims (below) are added to this copy */
     size_t maxes = 0;
     for (int k = 0; k < L->nops; k++)
         maxes = es[k] > maxes ? es[k] : maxes;
@@ -332,8 +339,39 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o)
             want[a] = cand[a] >= 0 && L->size[cand[a]] < lim / n[a] &&
                       (n[a] < T || n[a] * 100 < (int64_t)tperm_fill * tiles * T);
         }
-        if (!want[KG_TP_C] && !want[KG_TP_J])
-            break;
+        if (!want[KG_TP_C] && !want[KG_TP_J]) {
+            /* an axis still below the fill with no dim left: split the other
+               axis's outermost dim d (size s) into s / f (staying) and f (moving
+               over), f the smallest power of 2 dividing s that fills the short
+               axis and leaves the other one at least a tile */
+            int a = -1;
+            for (int x = 0; x < 2; x++) {
+                const int64_t tiles = (n[x] + T - 1) / T;
+                if (cand[x] < 0 && n[x] * 100 < (int64_t)tperm_fill * tiles * T)
+                    a = x;
+            }
+            if (a < 0 || L->ndim >= KG_LAYOUT_MAX_DIMS || cnt[1 - a] == 0)
+                break;
+            const int d = list[1 - a][cnt[1 - a] - 1];
+            int64_t f = 2;
+            for (; f <= L->size[d] && L->size[d] % f == 0 && n[1 - a] / f >= T; f *= 2) {
+                const int64_t nn = n[a] * f, tiles = (nn + T - 1) / T;
+                if (nn * 100 >= (int64_t)tperm_fill * tiles * T)
+                    break;
+            }
+            if (f > L->size[d] || L->size[d] % f || n[1 - a] / f < T)
+                break;
+            const int nd_ = L->ndim++;
+            L->size[d] /= f;
+            L->size[nd_] = f;
+            for (int k = 0; k < L->nops; k++)
+                L->stride[k][nd_] = L->stride[k][d] * L->size[d];
+            axis[nd_] = a;
+            list[a][cnt[a]++] = nd_;
+            n[a] *= f;
+            n[1 - a] /= f;
+            continue;
+        }
         const int a = want[KG_TP_C] && (!want[KG_TP_J] || n[KG_TP_C] <= n[KG_TP_J]) ? KG_TP_C : KG_TP_J;
         axis[cand[a]] = a;
         n[a] *= L->size[cand[a]];
@@ -379,6 +417,8 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o)
             o->staged |= 1u << k;
     }
     o->map = (uint32_t)tperm_map;
+    o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
+    o->jfirst = (uint32_t)tperm_jfirst;
     return 1;
 }
 
@@ -580,6 +620,10 @@ void kg_test_ew_tune(int what, int value)
         tperm_fill = value > 0 && value <= 100 ? value : 90;
     else if (what == KG_EW_TUNE_TPERM_MAP)
         tperm_map = value >= 0 && value <= 2 ? value : 1;
+    else if (what == KG_EW_TUNE_TPERM_FLAT)
+        tperm_flat = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_JFIRST)
+        tperm_jfirst = value != 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

@@ -40,7 +40,11 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      has a kernel and a plan (dense layouts aside), 2 never;
    KG_EW_TUNE_TPERM_FILL: tperm folds another dim into an axis whose tiles
      are less than that many percent full (default 90);
-   KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0, 1 (default) or 2 (kg_tperm.h). */
+   KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0, 1 (default) or 2 (kg_tperm.h);
+   KG_EW_TUNE_TPERM_FLAT: 0 = tperm reads offset tables even where both
+     axes are one dim (default 1: offsets by multiplication there);
+   KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest
+     (default 0: the c tiles). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
@@ -49,7 +53,9 @@ enum {
     KG_EW_TUNE_ROWS_MIN_WARPS,
     KG_EW_TUNE_TPERM,
     KG_EW_TUNE_TPERM_FILL,
-    KG_EW_TUNE_TPERM_MAP
+    KG_EW_TUNE_TPERM_MAP,
+    KG_EW_TUNE_TPERM_FLAT,
+    KG_EW_TUNE_TPERM_JFIRST
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

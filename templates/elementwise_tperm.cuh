@@ -121,20 +121,38 @@ __device__ __forceinline__ void kg_tp_entries(const int32_t *tv, int32_t (&e)[E]
     }
 }
 
+/* The varying axis's offsets of a thread's E elements: from the table tv,
+   or (FLAT: the axis is one dim) (a0 + v(m)) * stride. */
+template <bool FLAT, int MAP, int T, int E, int R>
+__device__ __forceinline__ void kg_tp_var(const int32_t *tv, uint32_t a0, int32_t stride, int32_t (&e)[E])
+{
+    if constexpr (FLAT) {
+#pragma unroll
+        for (int m = 0; m < E; m++)
+            e[m] = (int32_t)(a0 + kg_tp_v<MAP, T, E, R>(m)) * stride;
+    } else {
+        kg_tp_entries<MAP, T, E, R>(tv, e);
+    }
+}
+
 /* Loads the E elements of one operand: staged = lanes along j (thread's j
-   fixed, its rows along c), else lanes along c. tf: the thread's table
-   entry on its fixed axis; tv: the table of the varying axis; fin: the
+   fixed, its rows along c), else lanes along c. tf: the thread's offset on
+   its fixed axis (b's included); e: the varying axis's offsets; fin: the
    fixed position is inside the tensor; nv: the tile's extent on the
    varying axis. */
 template <int MAP, typename X, int T, int E, int R>
-__device__ __forceinline__ void kg_tp_load(const X *base, int32_t tf, const int32_t *tv, bool fin, int nv, X (&r)[E])
+__device__ __forceinline__ void kg_tp_load(const X *base, int32_t tf, const int32_t (&e)[E], bool fin, int nv,
+                                           X (&r)[E])
 {
-    int32_t e[E];
-    kg_tp_entries<MAP, T, E, R>(tv, e);
 #pragma unroll
     for (int m = 0; m < E; m++)
         r[m] = (fin && kg_tp_v<MAP, T, E, R>(m) < nv) ? base[tf + e[m]] : X{};
 }
+
+template <int K, int T> struct kg_tp_tables {
+    __align__(16) int32_t tc[K][T]; /* per operand: the tile's c positions' offsets (b's included) */
+    __align__(16) int32_t tj[K][T]; /* per operand: its j positions' offsets */
+};
 
 template <typename F> struct kg_tp_smem {
     typedef kg_tp_shape<F> PS;
@@ -142,15 +160,30 @@ template <typename F> struct kg_tp_smem {
     typedef typename F::in0_t A;
     typedef typename F::in1_t B;
     typedef typename F::in2_t C;
-    __align__(16) int32_t tc[K][T];
-    __align__(16) int32_t tj[K][T];
+    kg_tp_tables<K, T> t;
     __align__(16) A s0[T][kg_tp_pitch<A, T>::P];
     __align__(16) B s1[F::arity > 1 ? T : 1][kg_tp_pitch<B, T>::P];
     __align__(16) C s2[F::arity > 2 ? T : 1][kg_tp_pitch<C, T>::P];
 };
 
-/* One tile: tables, loads, staging, compute and store. */
-template <typename F, int MAP>
+/* One operand's offsets in a tile: tf its fixed position's (staged: along
+   j, else along c; b's offset included), e its varying positions'. */
+template <bool FLAT, int MAP, int T, int E, int R, int K>
+__device__ __forceinline__ int32_t kg_tp_operand(const kg_tperm &L, const kg_tp_tables<K, T> &S, int k, bool staged,
+                                                 int lo, uint32_t c0, uint32_t j0, const int32_t (&boff)[K],
+                                                 int32_t (&e)[E])
+{
+    const int fa = staged ? KG_TP_J : KG_TP_C, va = staged ? KG_TP_C : KG_TP_J;
+    kg_tp_var<FLAT, MAP, T, E, R>(staged ? S.tc[k] : S.tj[k], staged ? c0 : j0, L.stride[va][k][0], e);
+    if constexpr (FLAT)
+        return boff[k] + (int32_t)((staged ? j0 : c0) + lo) * L.stride[fa][k][0];
+    else
+        return staged ? S.tj[k][lo] : S.tc[k][lo];
+}
+
+/* One tile: tables, loads, staging, compute and store. FLAT (c and j one
+   dim each, L.flat): offsets by multiplication, no tables. */
+template <typename F, int MAP, bool FLAT>
 __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> &S, uint32_t tile)
 {
     typedef kg_tp_shape<F> PS;
@@ -161,46 +194,63 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     typedef typename F::out_t O;
     const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
     const int tx = threadIdx.x, lo = tx % T; /* lo: the thread's fixed position (j if staged, c if direct) */
-    const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-    const uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
-    const uint32_t c0 = (tile - q * L.tiles_c) * T, j0 = (q - b * L.tiles_j) * T;
+    /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
+    uint32_t c0, j0, b;
+    if (L.jfirst) {
+        const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
+        b = kgd_div_magic(q, L.magic_c, L.shift_c);
+        j0 = (tile - q * L.tiles_j) * T;
+        c0 = (q - b * L.tiles_c) * T;
+    } else {
+        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+        b = kgd_div_magic(q, L.magic_j, L.shift_j);
+        c0 = (tile - q * L.tiles_c) * T;
+        j0 = (q - b * L.tiles_j) * T;
+    }
     const int cn = L.n[KG_TP_C] - c0 < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0) : T;
     const int jn = L.n[KG_TP_J] - j0 < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0) : T;
-    /* 0. the offset tables (b's offset in the c table) */
-    if (tx < 2 * T) {
-        const int a = tx < T ? KG_TP_C : KG_TP_J, i = tx - a * T;
-        int32_t off[K];
+    int32_t boff[K];
 #pragma unroll
-        for (int k = 0; k < K; k++)
-            off[k] = 0;
-        if (a == KG_TP_C)
-            kg_tp_offsets<K>(L, KG_TP_B, b, off);
-        if (i < (a == KG_TP_C ? cn : jn))
-            kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0 : j0) + i, off);
+    for (int k = 0; k < K; k++)
+        boff[k] = 0;
+    if constexpr (FLAT) {
+        kg_tp_offsets<K>(L, KG_TP_B, b, boff);
+    } else {
+        /* 0. the offset tables (b's offset in the c table) */
+        if (tx < 2 * T) {
+            const int a = tx < T ? KG_TP_C : KG_TP_J, i = tx - a * T;
+            int32_t off[K];
 #pragma unroll
-        for (int k = 0; k < K; k++)
-            (a == KG_TP_C ? S.tc : S.tj)[k][i] = off[k];
+            for (int k = 0; k < K; k++)
+                off[k] = 0;
+            if (a == KG_TP_C)
+                kg_tp_offsets<K>(L, KG_TP_B, b, off);
+            if (i < (a == KG_TP_C ? cn : jn))
+                kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0 : j0) + i, off);
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                (a == KG_TP_C ? S.t.tc : S.t.tj)[k][i] = off[k];
+        }
+        __syncthreads();
     }
-    __syncthreads();
     /* 1. every load */
     A ra[E];
     B rb[E];
     C rc[E];
-    if (t0)
-        kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], S.tj[1][lo], S.tc[1], lo < jn, cn, ra);
-    else
-        kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], S.tc[1][lo], S.tj[1], lo < cn, jn, ra);
+    {
+        int32_t e[E];
+        const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 1, t0, lo, c0, j0, boff, e);
+        kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], tf, e, lo < (t0 ? jn : cn), t0 ? cn : jn, ra);
+    }
     if constexpr (F::arity > 1) {
-        if (t1)
-            kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], S.tj[2][lo], S.tc[2], lo < jn, cn, rb);
-        else
-            kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], S.tc[2][lo], S.tj[2], lo < cn, jn, rb);
+        int32_t e[E];
+        const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 2, t1, lo, c0, j0, boff, e);
+        kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], tf, e, lo < (t1 ? jn : cn), t1 ? cn : jn, rb);
     }
     if constexpr (F::arity > 2) {
-        if (t2)
-            kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], S.tj[3][lo], S.tc[3], lo < jn, cn, rc);
-        else
-            kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], S.tc[3][lo], S.tj[3], lo < cn, jn, rc);
+        int32_t e[E];
+        const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 3, t2, lo, c0, j0, boff, e);
+        kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], tf, e, lo < (t2 ? jn : cn), t2 ? cn : jn, rc);
     }
     /* 2. stage: s[j][c] */
     if (t0)
@@ -214,9 +264,8 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     __syncthreads();
     /* 3. compute and store along c: thread at c = lo, j = v(m) */
     if (lo < cn) {
-        O *out = (O *)p.out + S.tc[0][lo];
         int32_t e[E];
-        kg_tp_entries<MAP, T, E, R>(S.tj[0], e);
+        O *out = (O *)p.out + kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 0, false, lo, c0, j0, boff, e);
 #pragma unroll
         for (int m = 0; m < E; m++) {
             const int v = kg_tp_v<MAP, T, E, R>(m);
@@ -235,17 +284,27 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
 }
 
 /* Block b serves tiles b, b + grid, ...; L.map picks the element mapping
-   (kg_tp_v, kg_tp_stage; a tuning choice, all exact). */
+   (kg_tp_v, kg_tp_stage; a tuning choice, all exact), L.flat the table-free
+   addressing where c and j are one dim each. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const kg_ew_ptrs &p, const kg_tperm &L)
 {
     __shared__ kg_tp_smem<F> S;
     for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        if (L.map == 2)
-            kg_tp_tile<F, 2>(p, L, S, tile);
-        else if (L.map == 1)
-            kg_tp_tile<F, 1>(p, L, S, tile);
-        else
-            kg_tp_tile<F, 0>(p, L, S, tile);
+        if (L.flat) {
+            if (L.map == 2)
+                kg_tp_tile<F, 2, true>(p, L, S, tile);
+            else if (L.map == 1)
+                kg_tp_tile<F, 1, true>(p, L, S, tile);
+            else
+                kg_tp_tile<F, 0, true>(p, L, S, tile);
+        } else {
+            if (L.map == 2)
+                kg_tp_tile<F, 2, false>(p, L, S, tile);
+            else if (L.map == 1)
+                kg_tp_tile<F, 1, false>(p, L, S, tile);
+            else
+                kg_tp_tile<F, 0, false>(p, L, S, tile);
+        }
     }
 }
 

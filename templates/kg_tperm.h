@@ -35,6 +35,8 @@ typedef struct kg_tperm {
     int32_t nd[3];          /* dims in each axis */
     uint32_t staged;        /* bit k: input k is read along j through shared memory */
     uint32_t map;           /* element mapping (kg_tp_v, kg_tp_stage in elementwise_tperm.cuh): 0, 1 or 2 */
+    uint32_t flat;          /* 1: c and j are one dim each, offsets by multiplication (no tables) */
+    uint32_t jfirst;        /* block order: 0 = c tiles fastest, then j, then b; 1 = j tiles fastest */
     uint32_t size[3][KG_LAYOUT_MAX_DIMS];  /* each axis's dims, innermost first */
     uint32_t magic[3][KG_LAYOUT_MAX_DIMS];
     uint32_t shift[3][KG_LAYOUT_MAX_DIMS];

@@ -904,6 +904,8 @@ static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perm_shapes(op, dt, odt);
     check_perms(op, dt, odt, 5, S(3, 5, 7, 9, 11)); /* every dim shorter than a tile */
     check_perms(op, dt, odt, 3, S(3, 131, 67));     /* several tiles along c and j, a short batch dim */
+    check_perms(op, dt, odt, 2, S(33, 2048));       /* one short side: part of the long one moves over */
+    check_perms(op, dt, odt, 2, S(1536, 11));
 }
 
 typedef struct {
@@ -951,6 +953,8 @@ Test(tperm, binary_every_permutation, .init = setup, .fini = teardown, .timeout 
    1- and 2-byte rows packed into 32-bit shared-memory stores) */
 Test(tperm, other_mappings, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 0);   /* and tables where the axes are one dim, */
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, 1); /* the other block order */
     for (int map = 0; map <= 2; map += 2)
         check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
                                    {KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_F16, KG_F16}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
@@ -1239,7 +1243,9 @@ static int walk_tperm(const kg_tensor *out, const kg_tensor *const *in, int n_in
     cr_assert_eq((int64_t)tp->n[0] * tp->n[1] * tp->n[2], n, "axes cover %u x %u x %u of %lld elements", tp->n[0],
                  tp->n[1], tp->n[2], (long long)n);
     cr_assert_eq(tp->tiles, tp->tiles_c * tp->tiles_j * tp->n[2]);
-    cr_assert_eq(tp->nd[0] + tp->nd[1] + tp->nd[2], L.ndim);
+    /* every dim in one axis (a split dim in two) */
+    cr_assert(tp->nd[0] + tp->nd[1] + tp->nd[2] >= L.ndim && tp->nd[0] + tp->nd[1] + tp->nd[2] <= KG_LAYOUT_MAX_DIMS);
+    cr_assert_eq(tp->flat, tp->nd[0] == 1 && tp->nd[1] == 1);
     unsigned char *seen = calloc((size_t)n, 1);
     cr_assert_not_null(seen);
     for (uint32_t tile = 0; tile < tp->tiles; tile++) {
@@ -1275,7 +1281,8 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
         int nd;
         int64_t s[5];
     } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},     {3, {64, 8, 64}},        {4, {3, 70, 5, 67}},
-                  {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}}};
+                  {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}},
+                  {2, {33, 2048}},        {2, {1536, 11}},     {3, {5, 33, 1024}}};
     static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
     const int fills[] = {90, 1, 100};
     for (int fi = 0; fi < 3; fi++) {
@@ -1323,6 +1330,18 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     cr_assert(walk_tperm(&to, ins, 1, &tp));
     cr_assert(tp.n[0] >= 64 && tp.n[1] >= 64 && tp.nd[0] >= 2 && tp.nd[1] >= 2, "c %u (%d dims), j %u (%d dims)",
               tp.n[0], tp.nd[0], tp.n[1], tp.nd[1]);
+    /* a transpose with one short side: a power-of-2 part of the long side
+       moves over, so both axes fill tiles */
+    const int64_t sides[2][2] = {{33, 2048}, {2048, 33}};
+    for (int i = 0; i < 2; i++) {
+        const view at = permuted(2, sides[i], (const int[]){1, 0}), ot = dense(2, sides[i]);
+        kg_tensor tat = tview(KT_DEV(0), KG_BF16, &at), tot = tview(KT_DEV(1 << 26), KG_BF16, &ot);
+        const kg_tensor *one[1] = {&tat};
+        cr_assert(walk_tperm(&tot, one, 1, &tp));
+        for (int a = 0; a < 2; a++) /* each axis at least 90% of its tiles */
+            cr_assert(tp.n[a] >= 64 && tp.n[a] * 10 >= (tp.n[a] + 63) / 64 * 64 * 9 && !tp.flat, "side %d: c %u, j %u", i,
+                      tp.n[0], tp.n[1]);
+    }
     /* offsets beyond 31 bits: not planned */
     view h = permuted(2, S(1 << 16, 1 << 16), (const int[]){1, 0}), oh = dense(2, S(1 << 16, 1 << 16));
     kg_tensor th = tview(KT_DEV(0), KG_F32, &h), toh = tview(KT_DEV(1 << 28), KG_F32, &oh);
