@@ -422,6 +422,31 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     return 1;
 }
 
+/* The default choice between a tperm plan tp and the other variants (where
+   perm's plan pm and nd32v are eligible), from the H200 measurements of
+   2026-12-01 (README): vectors win where they fit (nd32v; perm with vectors
+   on both sides); for elements of at most 2 bytes perm's kernel (40
+   registers against tperm's 60, so more blocks per SM) wins where the tperm
+   plan is flat and perm takes the same tiles; for wider elements with no
+   staged input (an inner dim kept in place), nd32 wins unless every row the
+   tiles write starts on a 32-byte sector (every output stride outside the c
+   axis a multiple of 32 bytes). es_max: the widest operand's element size,
+   out_es the output's. */
+KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
+                                 size_t out_es)
+{
+    if (nd32v_ok || (perm_ok && pm->vec_j && pm->vec_c))
+        return 0;
+    if (es_max <= 2 && tp->flat && perm_ok)
+        return 0;
+    if (es_max >= 4 && tp->staged == 0)
+        for (int a = KG_TP_J; a <= KG_TP_B; a++)
+            for (int i = 0; i < tp->nd[a]; i++)
+                if (((int64_t)tp->stride[a][0][i] * (int64_t)out_es) % 32)
+                    return 0;
+    return 1;
+}
+
 kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)
 {
     if (!ctx)
@@ -482,6 +507,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     kg_perm pm;
     kg_tperm tp;
     int var = -1, tperm_ok = 0;
+    size_t es_max = kg_dtype_size(out->dtype);
+    for (int i = 0; i < n_in; i++)
+        es_max = kg_dtype_size(in[i]->dtype) > es_max ? kg_dtype_size(in[i]->dtype) : es_max;
     const int tperm_k = kg_ew_tperm_table[op][dt][out->dtype] - 1;
     if (ok[KG_EW_DENSE] && (force < 0 || force == KG_EW_DENSE)) {
         var = KG_EW_DENSE;
@@ -510,9 +538,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
-        else if (tperm_ok && (tperm_mode == 1 || !ok[KG_EW_ND32V]) &&
-                 (tperm_mode == 1 || !ok[KG_EW_PERM] || !pm.vec_j || !pm.vec_c))
-            var = KG_EW_TPERM; /* tperm unless vectors fit (nd32v, or perm with vectors on both sides) */
+        else if (tperm_ok && (tperm_mode == 1 || kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V],
+                                                                        es_max, kg_dtype_size(out->dtype))))
+            var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
         else if (ok[KG_EW_PERM])

@@ -22,6 +22,12 @@
    has a non-zero stride. */
 KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o);
 
+/* 1 when the default choice takes the tperm plan tp over the other
+   eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
+   es_max: the widest operand's element size, out_es the output's. */
+KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
+                                 size_t out_es);
+
 /* Fills a 32-bit layout (kgi_layout_fits32) with magic numbers for fast
    division. */
 void kgi_layout_to_nd32(const kgi_layout *L, kg_nd32 *out);

@@ -974,9 +974,11 @@ Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 60
 }
 
 
-/* The default choice: tperm for permutations no vector fits, perm where
-   both sides vectorize, nd32v for an aligned inner dim kept in place, and
-   never for ops without a tperm kernel. */
+/* The default choice (kg_ew_tperm_preferred; its rule is checked on the CPU
+   below): tperm for permutations no vector fits, perm where both sides
+   vectorize or (2-byte) where the tperm plan is flat, nd32v for an aligned
+   inner dim kept in place, nd32 for a 4-byte one whose rows miss sectors,
+   and never for ops without a tperm kernel. */
 Test(tperm, default_choice, .init = setup, .fini = teardown)
 {
     static const struct {
@@ -987,9 +989,11 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         kg_dtype dt;
         int want;
     } cs[] = {
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM},
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM}, /* 2-byte, flat: perm's kernel */
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
-        {4, {5, 34, 7, 67}, {2, 0, 1, 3}, KG_OP_COPY, KG_F32, KG_EW_TPERM}, /* odd inner dim kept in place */
+        {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
+        {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
         {2, {256, 512}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},
         {4, {2, 64, 8, 64}, {0, 2, 1, 3}, KG_OP_COPY, KG_BF16, KG_EW_ND32V},
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_EXP, KG_F32, -1}, /* no tperm kernel: perm or permf */
@@ -1350,4 +1354,95 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     kg_layout_build(&L, &toh, hi, 1);
     const size_t es[4] = {4, 4, 0, 0};
     cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
+}
+
+/* The default choice's rule against the winners measured on the H200
+   (2026-12-01, same run, README): bench_elementwise's layouts (input a = a
+   dense buffer of physical shape P, logical dim d = physical dim p[d]; out
+   dense). */
+Test(tperm_plan, default_choice_follows_the_measured_winners)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want; /* 1: tperm */
+    } cs[] = {
+        {4, {33, 64, 95, 91}, {1, 0, 2, 3}, KG_F32, 0},  /* nd32 74.9% vs tperm 61.7% */
+        {4, {33, 64, 95, 91}, {1, 2, 0, 3}, KG_F32, 0},  /* nd32 74.5 vs 69.8 */
+        {3, {255, 387, 259}, {1, 0, 2}, KG_F32, 0},      /* nd32 76.2 vs 65.1 */
+        {4, {83, 99, 129, 21}, {1, 0, 2, 3}, KG_F32, 0}, /* nd32 74.7 vs 64.1 */
+        {4, {33, 64, 95, 91}, {0, 2, 1, 3}, KG_F32, 1},  /* tperm 86.0 vs nd32 66.4 */
+        {4, {33, 64, 95, 91}, {2, 0, 1, 3}, KG_F32, 1},  /* tperm 83.4 vs nd32 73.7 */
+        {2, {6007, 5003}, {1, 0}, KG_F32, 1},           /* tperm 74.2 vs perm 71.4 */
+        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, KG_F32, 1},  /* tperm 71.1 vs permf 49.4 */
+        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_BF16, 0}, /* perm 64.3 vs tperm 56.3 */
+        {4, {33, 64, 95, 91}, {2, 3, 0, 1}, KG_BF16, 0}, /* perm 65.8 vs 56.4 */
+        {2, {8192, 8192}, {1, 0}, KG_BF16, 0},          /* perm with vectors 72.0 vs 63.1 */
+        {3, {429, 487, 105}, {2, 1, 0}, KG_BF16, 1},    /* tperm 52.0 vs perm 44.9 */
+        {3, {255, 387, 259}, {0, 2, 1}, KG_BF16, 1},    /* tperm 52.2 vs perm 41.5 */
+        {4, {33, 64, 95, 91}, {0, 1, 3, 2}, KG_BF16, 1}, /* tperm 53.0 vs perm 32.1 */
+        {4, {33, 64, 95, 91}, {0, 2, 1, 3}, KG_BF16, 1}, /* tperm 58.1 vs rows 42.0 */
+        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, KG_BF16, 1}, /* tperm 53.0 vs permf 23.8 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int nd = cs[i].nd;
+        view a, o;
+        memset(&a, 0, sizeof a);
+        int64_t ps[4], s = 1, shape[4];
+        for (int d = nd - 1; d >= 0; d--) {
+            ps[d] = s;
+            s *= cs[i].P[d];
+        }
+        a.ndim = nd;
+        for (int d = 0; d < nd; d++) {
+            shape[d] = cs[i].P[cs[i].p[d]];
+            a.shape[d] = shape[d];
+            a.strides[d] = ps[cs[i].p[d]];
+        }
+        o = dense(nd, shape);
+        kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(cs[i].dt), kg_dtype_size(cs[i].dt), 0, 0};
+        const void *ptrs[4] = {to.data, ta.data, 0, 0};
+        kg_tperm tp;
+        kg_perm pm;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        const int permf_ok = kg_ew_plan_perm(&L, ptrs, es, (int)(16 / es[0]), &pm);
+        const int perm_ok = permf_ok && !pm.fold_c && !pm.fold_j;
+        /* nd32v: the inner dim kept in place and a multiple of a vector (none of these) */
+        const int got = kg_ew_tperm_preferred(&tp, &pm, perm_ok, 0, es[0], es[0]);
+        cr_assert_eq(got, cs[i].want, "case %zu (%s): tperm preferred %d, want %d (flat %u, staged %#x)", i,
+                     kg_dtype_name(cs[i].dt), got, cs[i].want, tp.flat, tp.staged);
+    }
+    /* the GPU test tperm::default_choice's layouts (permuted()) */
+    static const struct {
+        int nd;
+        int64_t s[3];
+        int perm[3];
+        kg_dtype dt;
+        int want;
+    } gs[] = {{2, {503, 751}, {1, 0}, KG_F32, 1},
+              {2, {503, 751}, {1, 0}, KG_BF16, 0},
+              {3, {37, 66, 45}, {2, 1, 0}, KG_F32, 1},
+              {3, {37, 66, 45}, {1, 0, 2}, KG_BF16, 1},
+              {3, {37, 66, 45}, {1, 0, 2}, KG_F32, 0}};
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
+        const view a = permuted(gs[i].nd, gs[i].s, gs[i].perm), o = dense(gs[i].nd, gs[i].s);
+        kg_tensor ta = tview(KT_DEV(0), gs[i].dt, &a), to = tview(KT_DEV(1 << 28), gs[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(gs[i].dt), kg_dtype_size(gs[i].dt), 0, 0};
+        const void *ptrs[4] = {to.data, ta.data, 0, 0};
+        kg_tperm tp;
+        kg_perm pm;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp));
+        const int permf_ok = kg_ew_plan_perm(&L, ptrs, es, (int)(16 / es[0]), &pm);
+        const int got = kg_ew_tperm_preferred(&tp, &pm, permf_ok && !pm.fold_c && !pm.fold_j, 0, es[0], es[0]);
+        cr_assert_eq(got, gs[i].want, "GPU test case %zu: tperm preferred %d, want %d", i, got, gs[i].want);
+    }
 }
