@@ -424,21 +424,24 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
 
 /* The default choice between a tperm plan tp and the other variants (where
    perm's plan pm and nd32v are eligible), from the H200 measurements of
-   2026-12-01 (README): vectors win where they fit (nd32v; perm with vectors
-   on both sides); for elements of at most 2 bytes perm's kernel (40
-   registers against tperm's 60, so more blocks per SM) wins where the tperm
-   plan is flat and perm takes the same tiles; for wider elements with no
-   staged input (an inner dim kept in place), nd32 wins unless every row the
-   tiles write starts on a 32-byte sector (every output stride outside the c
-   axis a multiple of 32 bytes). es_max: the widest operand's element size,
-   out_es the output's. */
+   2026-12-01 (README): vectors win where they fit (nd32v; perm with vector
+   stores along the output's fast dim and tiles at least 90% full on both
+   axes, e.g. bf16 [33,64,95,91] p0.2.3.1 64.3% against tperm's 56.3%; with
+   a tile axis less full tperm wins, p0.3.1.2 54.2 vs 50.8); for elements of 4 bytes and more
+   with no staged input (an inner dim kept in place), nd32 wins unless every
+   row the tiles write starts on a 32-byte sector (every output stride
+   outside the c axis a multiple of 32 bytes); tperm everywhere else.
+   es_max: the widest operand's element size, out_es the output's. */
 KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
                                  size_t out_es)
 {
-    if (nd32v_ok || (perm_ok && pm->vec_j && pm->vec_c))
+    if (nd32v_ok)
         return 0;
-    if (es_max <= 2 && tp->flat && perm_ok)
-        return 0;
+    if (perm_ok && pm->vec_c) { /* perm's tiles full on both axes (>= 90%) */
+        const int64_t T = es_max >= 8 ? 32 : 64, tc = (pm->n0 + T - 1) / T * T, tj = (pm->nj + T - 1) / T * T;
+        if (pm->n0 * 10 >= tc * 9 && pm->nj * 10 >= tj * 9)
+            return 0;
+    }
     if (es_max >= 4 && tp->staged == 0)
         for (int a = KG_TP_J; a <= KG_TP_B; a++)
             for (int i = 0; i < tp->nd[a]; i++)

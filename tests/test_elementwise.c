@@ -975,8 +975,8 @@ Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 60
 
 
 /* The default choice (kg_ew_tperm_preferred; its rule is checked on the CPU
-   below): tperm for permutations no vector fits, perm where both sides
-   vectorize or (2-byte) where the tperm plan is flat, nd32v for an aligned
+   below): tperm for permutations no vector fits, perm where it stores
+   vectors along the output's fast dim with full tiles, nd32v for an aligned
    inner dim kept in place, nd32 for a 4-byte one whose rows miss sectors,
    and never for ops without a tperm kernel. */
 Test(tperm, default_choice, .init = setup, .fini = teardown)
@@ -990,7 +990,8 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         int want;
     } cs[] = {
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM}, /* 2-byte, flat: perm's kernel */
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM},
+        {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM}, /* vector stores, full tiles: perm */
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
@@ -1377,8 +1378,11 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         {4, {33, 64, 95, 91}, {2, 0, 1, 3}, KG_F32, 1},  /* tperm 83.4 vs nd32 73.7 */
         {2, {6007, 5003}, {1, 0}, KG_F32, 1},           /* tperm 74.2 vs perm 71.4 */
         {4, {33, 64, 95, 91}, {1, 3, 2, 0}, KG_F32, 1},  /* tperm 71.1 vs permf 49.4 */
-        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_BF16, 0}, /* perm 64.3 vs tperm 56.3 */
+        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_BF16, 0}, /* perm (vector stores, full tiles) 64.3 vs tperm 56.3 */
         {4, {33, 64, 95, 91}, {2, 3, 0, 1}, KG_BF16, 0}, /* perm 65.8 vs 56.4 */
+        {4, {33, 64, 95, 91}, {0, 3, 1, 2}, KG_BF16, 1}, /* perm's j tiles 71% full: tperm 54.2 vs perm 50.8 */
+        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_F32, 0},  /* perm 88.4 vs tperm 87.5 */
+        {3, {115, 1041, 183}, {0, 2, 1}, KG_BF16, 1},   /* tperm 55.6 vs perm 50.3 */
         {2, {8192, 8192}, {1, 0}, KG_BF16, 0},          /* perm with vectors 72.0 vs 63.1 */
         {3, {429, 487, 105}, {2, 1, 0}, KG_BF16, 1},    /* tperm 52.0 vs perm 44.9 */
         {3, {255, 387, 259}, {0, 2, 1}, KG_BF16, 1},    /* tperm 52.2 vs perm 41.5 */
@@ -1426,7 +1430,8 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         kg_dtype dt;
         int want;
     } gs[] = {{2, {503, 751}, {1, 0}, KG_F32, 1},
-              {2, {503, 751}, {1, 0}, KG_BF16, 0},
+              {2, {503, 751}, {1, 0}, KG_BF16, 1},
+              {2, {1001, 64}, {1, 0}, KG_BF16, 0},
               {3, {37, 66, 45}, {2, 1, 0}, KG_F32, 1},
               {3, {37, 66, 45}, {1, 0, 2}, KG_BF16, 1},
               {3, {37, 66, 45}, {1, 0, 2}, KG_F32, 0}};
