@@ -11,6 +11,9 @@
  * is long enough for a warp, nd32 or nd64 otherwise (by whether offsets fit
  * in 31 bits). tile (the 2-d form of perm) runs
  * when forced by the test hook, or for a 2-d transpose perm cannot take.
+ * For the core and cast ops, tperm (kg_tperm.h, own modules and table)
+ * serves permuted layouts first unless kg_ew_tperm_preferred says another
+ * eligible variant measured faster.
  */
 #include <stdio.h>
 #include <string.h>
