@@ -16,7 +16,8 @@
  * the host time per call; KG_EW_BENCH_OPS=exp,gelu only the named ops of the
  * size sweep; KG_EW_BENCH_VERIFY=0 times without checking (a tuning rerun).
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
- * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX.
+ * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
+ * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST.
  */
 #include <math.h>
 #include <string.h>
@@ -35,26 +36,23 @@
 #define S3(a, b, c) ((const int64_t[]){a, b, c})
 #define S4(a, b, c, d) ((const int64_t[]){a, b, c, d})
 
-/* The next permutation in lexicographic order; 0 after the last. */
-static int kt_next_perm(int *p, int n)
+/* Permutation number k (0 .. n! - 1, lexicographic order) of 0 .. n-1, from
+   k's digits in the factorial number system. */
+static void nth_perm(int k, int n, int *p)
 {
-    int i = n - 2;
-    while (i >= 0 && p[i] >= p[i + 1])
-        i--;
-    if (i < 0)
-        return 0;
-    int j = n - 1;
-    while (p[j] <= p[i])
-        j--;
-    int t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-    for (int a = i + 1, b = n - 1; a < b; a++, b--) {
-        t = p[a];
-        p[a] = p[b];
-        p[b] = t;
+    int pool[KG_MAX_DIMS], f = 1;
+    for (int i = 0; i < n; i++) {
+        pool[i] = i;
+        f *= i + 1;
     }
-    return 1;
+    for (int i = 0; i < n; i++) {
+        f /= n - i;
+        const int q = k / f;
+        k %= f;
+        p[i] = pool[q];
+        for (int j = q; j < n - 1 - i; j++)
+            pool[j] = pool[j + 1];
+    }
 }
 
 typedef struct {
@@ -241,10 +239,10 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     const int var = kg_test_last_ew_variant(ctx);
     const double us = bench_time_us(ctx, run_call, &c, 10, 15);
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var < KG_EW_VARIANT_COUNT ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERM ? vn[var] : "?");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
                 100.0 * gbps / copy_gbps);
@@ -278,13 +276,17 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         perm_case(ctx, KG_OP_COPY, dt, 4, S4(8, 2048, 8, 128), bshd, A, B, O, -1, "");
         perm_case(ctx, KG_OP_COPY, dt, 4, S4(8, 8, 2048, 128), bshd, A, B, O, -1, "");
         /* every permutation of a 3-d and a 4-d tensor (odd sizes, >= 2^24) */
-        int p3[3] = {0, 1, 2}, p4[4] = {0, 1, 2, 3};
-        while (kt_next_perm(p3, 3))
+        int p3[3], p4[4];
+        for (int k = 1; k < 6; k++) { /* every one but the identity (k = 0) */
+            nth_perm(k, 3, p3);
             if ((w = perm_case(ctx, KG_OP_COPY, dt, 3, S3(255, 387, 259), p3, A, B, O, -1, "")) < worst)
                 worst = w;
-        while (kt_next_perm(p4, 4))
+        }
+        for (int k = 1; k < 24; k++) {
+            nth_perm(k, 4, p4);
             if ((w = perm_case(ctx, KG_OP_COPY, dt, 4, S4(33, 64, 95, 91), p4, A, B, O, -1, "")) < worst)
                 worst = w;
+        }
         printf("every permutation of [255,387,259] and [33,64,95,91], %s: worst %.1f%% of copy\n", kg_dtype_name(dt),
                100 * worst);
     }
@@ -371,6 +373,18 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, atoi(getenv("KG_EW_ROWS_MAX_BYTES")));
     if (getenv("KG_EW_FOLD_MAX"))
         kg_test_ew_tune(KG_EW_TUNE_FOLD_MAX, atoi(getenv("KG_EW_FOLD_MAX")));
+    /* KG_EW_TPERM=0|1|2: tperm by default / wherever planned / never;
+       KG_EW_TPERM_FILL=p: tperm folds dims into axes whose tiles are < p% full */
+    if (getenv("KG_EW_TPERM"))
+        kg_test_ew_tune(KG_EW_TUNE_TPERM, atoi(getenv("KG_EW_TPERM")));
+    if (getenv("KG_EW_TPERM_FILL"))
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, atoi(getenv("KG_EW_TPERM_FILL")));
+    if (getenv("KG_EW_TPERM_MAP")) /* tperm's element mapping, 0, 1 or 2 */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, atoi(getenv("KG_EW_TPERM_MAP")));
+    if (getenv("KG_EW_TPERM_FLAT")) /* 0: offset tables even for one-dim axes */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, atoi(getenv("KG_EW_TPERM_FLAT")));
+    if (getenv("KG_EW_TPERM_JFIRST")) /* 1: blocks take the j tiles fastest */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, atoi(getenv("KG_EW_TPERM_JFIRST")));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     char gpu[128];
     int ccM, ccm, sms;

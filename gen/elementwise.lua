@@ -10,6 +10,9 @@ local M = {}
 
 -- Layout variants, in the order of kg_ew_variant in templates/kg_params.h.
 M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows" }
+-- The op groups that also get a tperm kernel (kg_tperm.h), in modules of
+-- their own; the runtime calls it KG_EW_TPERM (runtime/layout.h).
+M.tperm_groups = { "core", "cast" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -66,6 +69,7 @@ function M.generate(G)
                  inputs = { "a" }, dtypes = "all" }
   all_ops[#all_ops + 1] = cast
 
+  local tperm_sets = {}
   -- One module per dtype and op group (the catalogue's `group`; casts are
   -- the group "cast"): ew_<dtype> for the group "core", ew_<dtype>_<group>
   -- for the others. A new op then recompiles only its group's modules, and
@@ -112,7 +116,33 @@ function M.generate(G)
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = group, functors = functors, variants = M.variants,
+        dtype = dt, group = group, functors = functors, variants = M.variants, include = "elementwise.cuh",
+      }))
+    end
+    -- the tperm kernels (kg_tperm.h) of the core and cast groups
+    local tp = {}
+    for _, group in ipairs(M.tperm_groups) do
+      for _, f in ipairs(groups[group] or {}) do tp[#tp + 1] = f end
+    end
+    tperm_sets[#tperm_sets + 1] = { dt = dt, functors = tp }
+  end
+
+  -- One module per dtype for tperm, after every other element-wise module
+  -- (its own template header: changing tperm rebuilds only these).
+  local tperm_ = {}
+  for _, set in ipairs(tperm_sets) do
+    local dt = set.dt
+    if #set.functors > 0 then
+      local name = "ew_" .. dt.name .. "_tperm"
+      local module = G:module(name)
+      for _, f in ipairs(set.functors) do
+        local k = G:kernel({ name = f.name .. "_tperm", module = module, vec = f.vec, desc = f.desc .. " [tperm]" })
+        tperm_[(f.opi * #dtypes + dt.index) * #dtypes + f.out.index] = k
+      end
+      G:write(name .. ".cu", G:render("elementwise.cu", {
+        header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm" },
+        include = "elementwise_tperm.cuh",
       }))
     end
   end
@@ -136,6 +166,17 @@ function M.generate(G)
       end
     end
   end
+  lines[#lines + 1] = "};\n\nconst int16_t kg_ew_tperm_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT] = {\n"
+  for _, op in ipairs(all_ops) do
+    for _, dt in ipairs(dtypes) do
+      for _, od in ipairs(dtypes) do
+        local k = tperm_[(op.id * #dtypes + dt.index) * #dtypes + od.index]
+        if k then
+          lines[#lines + 1] = string.format("    [%s][%s][%s] = %d,\n", op.enum, dt.enum, od.enum, k + 1)
+        end
+      end
+    end
+  end
   lines[#lines + 1] = "};\n"
   G:write("kg_ew_table.c", table.concat(lines))
   G:write("kg_ew_table.h", G.header("gen/elementwise.lua") ..
@@ -143,7 +184,10 @@ function M.generate(G)
     "/* Kernel index for [op][input dtype][output dtype][variant]; -1 where none\n" ..
     "   (entries not listed are 0 and are never reached: the op's dtype rule is\n" ..
     "   checked first, and every accepted combination is listed). */\n" ..
-    "extern const int16_t kg_ew_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT][KG_EW_VARIANT_COUNT];\n\n#endif\n")
+    "extern const int16_t kg_ew_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT][KG_EW_VARIANT_COUNT];\n\n" ..
+    "/* The tperm kernel (kg_tperm.h) for [op][input dtype][output dtype], as its\n" ..
+    "   index + 1; 0 where none (ops outside the groups core and cast). */\n" ..
+    "extern const int16_t kg_ew_tperm_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT];\n\n#endif\n")
 
   -- public op enum, descriptions and entry points
   local h = common.op_header(G, "KG_OPS_H", "Element-wise ops, in catalogue order.", "kg_op", "KG_OP_NONE",

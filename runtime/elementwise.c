@@ -11,6 +11,9 @@
  * is long enough for a warp, nd32 or nd64 otherwise (by whether offsets fit
  * in 31 bits). tile (the 2-d form of perm) runs
  * when forced by the test hook, or for a 2-d transpose perm cannot take.
+ * For the core and cast ops, tperm (kg_tperm.h, own modules and table)
+ * serves permuted layouts first unless kg_ew_tperm_preferred says another
+ * eligible variant measured faster.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +42,18 @@ static int fold_max = 0;
 /* rows only with at least this many warps per SM (a warp takes 32 rows):
    long rows are few, and a few warps cannot fill the GPU (nd32 then) */
 static int rows_min_warps_per_sm = 16;
+/* where tperm runs (KG_EW_TUNE_TPERM): 0 the default choice, 1 wherever
+   planned, 2 never */
+static int tperm_mode = 0;
+/* tperm grows an axis (folds one more dim into it) while it is shorter
+   than a tile or its tiles are less than tperm_fill percent full */
+static int tperm_fill = 90;
+/* tperm's element mapping (kg_tperm.h map); table-free addressing where
+   the axes are one dim each (kg_tperm.h flat; 0 = tables always) */
+static int tperm_map = 1;
+static int tperm_flat = 1;
+/* tperm's block order (kg_tperm.h jfirst) */
+static int tperm_jfirst = 0;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -252,6 +267,192 @@ KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const s
     return 1;
 }
 
+/* The tperm form of L (kg_tperm.h). The c axis starts with dim 0 (the
+   output's fast dim) and takes further dims in the output's order; the j
+   axis starts with the fast dim of the first input whose fast dim is not
+   dim 0 and that is not broadcast along dim 0 (else of the first input with
+   a non-zero stride) and takes further dims in that input's stride order.
+   While an axis is shorter than a tile T, or its last tile leaves it less
+   than tperm_fill percent full, it folds in its next dim not taken yet (the
+   shorter axis first, so the run an operand reads contiguously grows where
+   it is shortest); with no dim left, a power-of-2 part of the other axis's
+   outermost dim moves over (a transpose with one short side); every dim
+   left is walked by block. Inputs more
+   contiguous along j than along c are staged. */
+KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (L0->ndim < 2 || L0->ndim > KG_LAYOUT_MAX_DIMS || L0->nops < 2 || !kgi_layout_fits32(L0))
+        return 0;
+    kgi_layout M = *L0, *L = &M; /* split dims (below) are added to this copy */
+    size_t maxes = 0;
+    for (int k = 0; k < L->nops; k++)
+        maxes = es[k] > maxes ? es[k] : maxes;
+    const int64_t T = maxes >= 8 ? 32 : 64; /* kg_tp_shape in elementwise_tperm.cuh */
+    const int64_t lim = (int64_t)1 << 31;
+    int kr = -1, kany = -1;
+    for (int k = 1; k < L->nops && kr < 0; k++) {
+        int fast = -1;
+        for (int d = 0; d < L->ndim; d++)
+            if (L->stride[k][d] != 0 && (fast < 0 || L->stride[k][d] < L->stride[k][fast]))
+                fast = d;
+        if (fast > 0 && L->stride[k][0] != 0)
+            kr = k;
+        if (fast >= 0 && kany < 0)
+            kany = k;
+    }
+    if (kr < 0)
+        kr = kany;
+    if (kr < 0)
+        return 0;
+    /* j candidates: dims 1.. with a non-zero stride in kr, by that stride */
+    int ord[KG_LAYOUT_MAX_DIMS], no = 0;
+    for (int d = 1; d < L->ndim; d++) {
+        if (L->stride[kr][d] == 0)
+            continue;
+        int i = no++;
+        while (i > 0 && L->stride[kr][ord[i - 1]] > L->stride[kr][d]) {
+            ord[i] = ord[i - 1];
+            i--;
+        }
+        ord[i] = d;
+    }
+    int axis[KG_LAYOUT_MAX_DIMS];
+    for (int d = 0; d < L->ndim; d++)
+        axis[d] = KG_TP_B;
+    axis[0] = KG_TP_C;
+    int64_t n[2] = {L->size[0], 1};
+    int list[2][KG_LAYOUT_MAX_DIMS], cnt[2] = {1, 0};
+    list[KG_TP_C][0] = 0;
+    if (no > 0) {
+        axis[ord[0]] = KG_TP_J;
+        n[KG_TP_J] = L->size[ord[0]];
+        list[KG_TP_J][cnt[KG_TP_J]++] = ord[0];
+    }
+    for (;;) {
+        int cand[2] = {-1, -1}, want[2];
+        for (int d = 1; d < L->ndim && cand[KG_TP_C] < 0; d++)
+            if (axis[d] == KG_TP_B)
+                cand[KG_TP_C] = d;
+        for (int i = 0; i < no && cand[KG_TP_J] < 0; i++)
+            if (axis[ord[i]] == KG_TP_B)
+                cand[KG_TP_J] = ord[i];
+        for (int a = 0; a < 2; a++) {
+            const int64_t tiles = (n[a] + T - 1) / T;
+            want[a] = cand[a] >= 0 && L->size[cand[a]] < lim / n[a] &&
+                      (n[a] < T || n[a] * 100 < (int64_t)tperm_fill * tiles * T);
+        }
+        if (!want[KG_TP_C] && !want[KG_TP_J]) {
+            /* an axis still below the fill with no dim left: split the other
+               axis's outermost dim d (size s) into s / f (staying) and f (moving
+               over), f the smallest power of 2 dividing s that fills the short
+               axis and leaves the other one at least a tile */
+            int a = -1;
+            for (int x = 0; x < 2; x++) {
+                const int64_t tiles = (n[x] + T - 1) / T;
+                if (cand[x] < 0 && n[x] * 100 < (int64_t)tperm_fill * tiles * T)
+                    a = x;
+            }
+            if (a < 0 || L->ndim >= KG_LAYOUT_MAX_DIMS || cnt[1 - a] == 0)
+                break;
+            const int d = list[1 - a][cnt[1 - a] - 1];
+            int64_t f = 2;
+            for (; f <= L->size[d] && L->size[d] % f == 0 && n[1 - a] / f >= T; f *= 2) {
+                const int64_t nn = n[a] * f, tiles = (nn + T - 1) / T;
+                if (nn * 100 >= (int64_t)tperm_fill * tiles * T)
+                    break;
+            }
+            if (f > L->size[d] || L->size[d] % f || n[1 - a] / f < T)
+                break;
+            const int nd_ = L->ndim++;
+            L->size[d] /= f;
+            L->size[nd_] = f;
+            for (int k = 0; k < L->nops; k++)
+                L->stride[k][nd_] = L->stride[k][d] * L->size[d];
+            axis[nd_] = a;
+            list[a][cnt[a]++] = nd_;
+            n[a] *= f;
+            n[1 - a] /= f;
+            continue;
+        }
+        const int a = want[KG_TP_C] && (!want[KG_TP_J] || n[KG_TP_C] <= n[KG_TP_J]) ? KG_TP_C : KG_TP_J;
+        axis[cand[a]] = a;
+        n[a] *= L->size[cand[a]];
+        list[a][cnt[a]++] = cand[a];
+    }
+    const int64_t tiles_c = (n[KG_TP_C] + T - 1) / T, tiles_j = (n[KG_TP_J] + T - 1) / T;
+    int64_t tiles = tiles_c * tiles_j, nb = 1;
+    int nbd = 0, blist[KG_LAYOUT_MAX_DIMS];
+    for (int d = 1; d < L->ndim; d++)
+        if (axis[d] == KG_TP_B) {
+            blist[nbd++] = d;
+            nb *= L->size[d];
+        }
+    if ((tiles *= nb) >= lim) /* n < 2^31 (fits32), so no product above overflows */
+        return 0;
+    o->n[KG_TP_C] = (uint32_t)n[KG_TP_C];
+    o->n[KG_TP_J] = (uint32_t)n[KG_TP_J];
+    o->n[KG_TP_B] = (uint32_t)nb;
+    o->tiles_c = (uint32_t)tiles_c;
+    o->tiles_j = (uint32_t)tiles_j;
+    o->tiles = (uint32_t)tiles;
+    kgi_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
+    kgi_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+    const int *lists[3] = {list[KG_TP_C], list[KG_TP_J], blist};
+    const int counts[3] = {cnt[KG_TP_C], cnt[KG_TP_J], nbd};
+    for (int a = 0; a < 3; a++) {
+        o->nd[a] = counts[a];
+        for (int i = 0; i < counts[a]; i++) {
+            const int d = lists[a][i];
+            o->size[a][i] = (uint32_t)L->size[d];
+            kgi_divmod_magic(o->size[a][i], &o->magic[a][i], &o->shift[a][i]);
+            for (int k = 0; k < L->nops; k++)
+                o->stride[a][k][i] = (int32_t)L->stride[k][d];
+        }
+    }
+    /* staged: the smallest non-zero stride along j below the one along c */
+    for (int k = 1; k < L->nops; k++) {
+        int64_t sm[2] = {0, 0};
+        for (int d = 0; d < L->ndim; d++)
+            if (axis[d] != KG_TP_B && L->stride[k][d] != 0 && (sm[axis[d]] == 0 || L->stride[k][d] < sm[axis[d]]))
+                sm[axis[d]] = L->stride[k][d];
+        if (sm[KG_TP_J] != 0 && sm[KG_TP_C] != 0 && sm[KG_TP_J] < sm[KG_TP_C])
+            o->staged |= 1u << k;
+    }
+    o->map = (uint32_t)tperm_map;
+    o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
+    o->jfirst = (uint32_t)tperm_jfirst;
+    return 1;
+}
+
+/* The default choice between a tperm plan tp and the other variants (where
+   perm's plan pm and nd32v are eligible), from the H200 measurements of
+   2026-12-01 (README): vectors win where they fit (nd32v; perm with vector
+   stores along the output's fast dim and tiles at least 90% full on both
+   axes, e.g. bf16 [33,64,95,91] p0.2.3.1 64.3% against tperm's 56.3%; with
+   a tile axis less full tperm wins, p0.3.1.2 54.2 vs 50.8); for elements of 4 bytes and more
+   with no staged input (an inner dim kept in place), nd32 wins unless every
+   row the tiles write starts on a 32-byte sector (every output stride
+   outside the c axis a multiple of 32 bytes); tperm everywhere else.
+   es_max: the widest operand's element size, out_es the output's. */
+KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
+                                 size_t out_es)
+{
+    if (nd32v_ok)
+        return 0;
+    if (perm_ok && pm->vec_c) { /* perm's tiles full on both axes (>= 90%) */
+        const int64_t T = es_max >= 8 ? 32 : 64, tc = (pm->n0 + T - 1) / T * T, tj = (pm->nj + T - 1) / T * T;
+        if (pm->n0 * 10 >= tc * 9 && pm->nj * 10 >= tj * 9)
+            return 0;
+    }
+    if (es_max >= 4 && tp->staged == 0)
+        for (int a = KG_TP_J; a <= KG_TP_B; a++)
+            for (int i = 0; i < tp->nd[a]; i++)
+                if (((int64_t)tp->stride[a][0][i] * (int64_t)out_es) % 32)
+                    return 0;
+    return 1;
+}
+
 kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)
 {
     if (!ctx)
@@ -310,7 +511,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     unsigned transposed = 0;
     kg_nd32 v32;
     kg_perm pm;
-    int var = -1;
+    kg_tperm tp;
+    int var = -1, tperm_ok = 0;
+    size_t es_max = kg_dtype_size(out->dtype);
+    for (int i = 0; i < n_in; i++)
+        es_max = kg_dtype_size(in[i]->dtype) > es_max ? kg_dtype_size(in[i]->dtype) : es_max;
+    const int tperm_k = kg_ew_tperm_table[op][dt][out->dtype] - 1;
     if (ok[KG_EW_DENSE] && (force < 0 || force == KG_EW_DENSE)) {
         var = KG_EW_DENSE;
     } else {
@@ -326,6 +532,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                 es[k] = kg_dtype_size(in[k - 1]->dtype);
             ok[KG_EW_PERMF] = kg_ew_plan_perm(&L, ptrs, es, vec, &pm);
             ok[KG_EW_PERM] = ok[KG_EW_PERMF] && !pm.fold_c && !pm.fold_j; /* perm reads no fold */
+            tperm_ok = tperm_k >= 0 && tperm_mode != 2 && kg_ew_plan_tperm(&L, es, &tp);
         }
         ok[KG_EW_ND32] = kgi_layout_fits32(&L);
         ok[KG_EW_ND32V] = ok[KG_EW_ND32] && try_nd32v(&L, &p, out, in, vec, &v32);
@@ -333,6 +540,13 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
+        else if (force == KG_EW_TPERM && tperm_ok)
+            var = KG_EW_TPERM;
+        else if (ok[KG_EW_DENSE])
+            var = KG_EW_DENSE;
+        else if (tperm_ok && (tperm_mode == 1 || kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V],
+                                                                        es_max, kg_dtype_size(out->dtype))))
+            var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
         else if (ok[KG_EW_PERM])
@@ -395,6 +609,11 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)tiles, 1, 1}, (dim3){32, 8, 1}, args, 0);
         break;
     }
+    case KG_EW_TPERM: {
+        void *args[] = {&p, &tp};
+        st = kg_launch(ctx, tperm_k, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+        break;
+    }
     case KG_EW_PERM:
     case KG_EW_PERMF: {
         void *args[] = {&p, &pm};
@@ -429,6 +648,16 @@ void kg_test_ew_tune(int what, int value)
         fold_max = value > 0 && value < 1024 ? value : 0;
     else if (what == KG_EW_TUNE_ROWS_MIN_WARPS)
         rows_min_warps_per_sm = value >= 0 ? value : 0;
+    else if (what == KG_EW_TUNE_TPERM)
+        tperm_mode = value >= 0 && value <= 2 ? value : 0;
+    else if (what == KG_EW_TUNE_TPERM_FILL)
+        tperm_fill = value > 0 && value <= 100 ? value : 90;
+    else if (what == KG_EW_TUNE_TPERM_MAP)
+        tperm_map = value >= 0 && value <= 2 ? value : 1;
+    else if (what == KG_EW_TUNE_TPERM_FLAT)
+        tperm_flat = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_JFIRST)
+        tperm_jfirst = value != 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

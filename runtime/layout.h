@@ -9,6 +9,24 @@
 
 #include "internal.h"
 #include "kg_params.h"
+#include "kg_tperm.h"
+
+/* tperm (kg_tperm.h): permuted layouts through per-tile offset tables, for
+   the ops of the groups core and cast. A variant outside kg_ew_variant (its
+   kernels have their own table, kg_ew_tperm_table); the force / last
+   variant test hooks call it KG_EW_TPERM. */
+#define KG_EW_TPERM KG_EW_VARIANT_COUNT
+
+/* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
+   L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
+   has a non-zero stride. */
+KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o);
+
+/* 1 when the default choice takes the tperm plan tp over the other
+   eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
+   es_max: the widest operand's element size, out_es the output's. */
+KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
+                                 size_t out_es);
 
 /* Fills a 32-bit layout (kgi_layout_fits32) with magic numbers for fast
    division. */
@@ -23,13 +41,27 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_FOLD_MAX: perm folds dims of at most that many elements (0:
      the default, 48 for 64-element tiles, half a tile for 32-element ones);
    KG_EW_TUNE_ROWS_MIN_WARPS: rows only where its warps (one per 32 rows)
-     number at least that many per SM (default 16). */
+     number at least that many per SM (default 16);
+   KG_EW_TUNE_TPERM: where tperm runs: 0 the default choice, 1 wherever it
+     has a kernel and a plan (dense layouts aside), 2 never;
+   KG_EW_TUNE_TPERM_FILL: tperm folds another dim into an axis whose tiles
+     are less than that many percent full (default 90);
+   KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0, 1 (default) or 2 (kg_tperm.h);
+   KG_EW_TUNE_TPERM_FLAT: 0 = tperm reads offset tables even where both
+     axes are one dim (default 1: offsets by multiplication there);
+   KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest
+     (default 0: the c tiles). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
     KG_EW_TUNE_ROWS_MAX_BYTES,
     KG_EW_TUNE_FOLD_MAX,
-    KG_EW_TUNE_ROWS_MIN_WARPS
+    KG_EW_TUNE_ROWS_MIN_WARPS,
+    KG_EW_TUNE_TPERM,
+    KG_EW_TUNE_TPERM_FILL,
+    KG_EW_TUNE_TPERM_MAP,
+    KG_EW_TUNE_TPERM_FLAT,
+    KG_EW_TUNE_TPERM_JFIRST
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

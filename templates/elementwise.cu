@@ -7,7 +7,7 @@ $(header)/*
  * (gen/catalogue.lua; casts: the group cast).
  * Variants: $(table.concat(variants, ", ")) (see templates/kg_params.h).
  */
-#include "elementwise.cuh"
+#include "$(include or "elementwise.cuh")"
 @for _, f in ipairs(functors) do
 
 struct $(f.name) {
@@ -29,7 +29,7 @@ struct $(f.name) {
 };
 @  for _, v in ipairs(variants) do
 @    local arg = (v == "dense") and "int64_t n" or (v == "nd32" or v == "nd32v" or v == "rows") and "kg_nd32 layout"
-@      or (v == "perm" or v == "permf") and "kg_perm layout" or "kg_nd64 layout"
+@      or (v == "perm" or v == "permf") and "kg_perm layout" or v == "tperm" and "kg_tperm layout" or "kg_nd64 layout"
 extern "C" __global__ void __launch_bounds__(KG_EW_THREADS) $(f.name)_$(v)(kg_ew_ptrs p, $(arg)) { kg_ew_$(v)<$(f.name), $(f.vec)>(p, $(v == "dense" and "n" or "layout")); }
 @  end
 @end

@@ -26,7 +26,7 @@
 #include "kg_test.h"
 #include "layout.h"
 
-/* runtime/elementwise.c: the perm variant's plan (kg_params.h) */
+/* runtime/elementwise.c: the perm variant's plan (kg_params.h; tperm's is in layout.h) */
 int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o);
 
 /* ---- views: a shape, strides and an offset into a storage buffer -------- */
@@ -463,7 +463,10 @@ static void check_op_dtype(kg_op op, kg_dtype dt, kg_dtype out_dt)
         return;
     for (int i = 0; i < n_cases; i++)
         run_case(op, dt, out_dt, &cases[i], &ran);
-    cr_assert_eq(ran, (1u << KG_EW_VARIANT_COUNT) - 1, "%s %s->%s: variants run %#x, want all of them",
+    /* (tperm, outside kg_ew_variant, may serve cases whose forced variant
+       is not eligible: the runtime's own choice then) */
+    cr_assert_eq(ran & ((1u << KG_EW_VARIANT_COUNT) - 1), (1u << KG_EW_VARIANT_COUNT) - 1,
+                 "%s %s->%s: variants run %#x, want all of them",
                  kg_op_get_info(op)->name, kg_dtype_name(dt), kg_dtype_name(out_dt), ran);
 }
 
@@ -758,10 +761,14 @@ static int next_perm(int *p, int n)
     return 1;
 }
 
+/* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
+   set it; the tuning hook then routes every planned call to tperm). */
+static int want_tperm;
+
 /* Every permutation of `shape` as input 0 (the others dense, or permuted the
    reverse way every other time), into a dense output; then a misaligned
-   one, one with a broadcast input and one in place. Asserts the perm variant
-   ran. */
+   one, one with a broadcast input and one in place. Asserts the perm (or
+   tperm) variant ran. */
 static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64_t *shape)
 {
     if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample of the shapes */
@@ -796,8 +803,12 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "%s %s: perm never ran (variants %#x)",
-              kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+    if (want_tperm)
+        cr_assert(ran & (1u << KG_EW_TPERM), "%s %s: tperm never ran (variants %#x)", kg_op_get_info(op)->name,
+                  kg_dtype_name(dt), ran);
+    else
+        cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "%s %s: perm never ran (variants %#x)",
+                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
 }
 
 static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
@@ -813,6 +824,7 @@ static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
 
 Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
     const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8, KG_BOOL};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
         check_perm_shapes(KG_OP_COPY, dts[i], dts[i]);
@@ -820,6 +832,7 @@ Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 6
 
 Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
     check_perm_shapes(KG_OP_CAST, KG_BF16, KG_BF16);
     check_perm_shapes(KG_OP_CAST, KG_F16, KG_F32);
     check_perm_shapes(KG_OP_CAST, KG_F32, KG_BF16);
@@ -828,6 +841,7 @@ Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 6
 
 Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
     check_perm_shapes(KG_OP_ADD, KG_F32, KG_F32);
     check_perm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
     check_perm_shapes(KG_OP_MUL, KG_I64, KG_I64);
@@ -839,6 +853,7 @@ Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, 
    tiles in turn. */
 Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2);
     kg_test_ew_tune(KG_EW_TUNE_PERM_BLOCKS_PER_SM, 1);
     check_perm_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
     check_perm_shapes(KG_OP_COPY, KG_F32, KG_F32);
@@ -854,6 +869,7 @@ Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown,
    hook opens it to every dtype here, so the kernel is checked on each. */
 Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
 {
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* rows and nd32 (tperm takes these by default) */
     kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, 8);
     kg_test_ew_tune(KG_EW_TUNE_ROWS_MIN_WARPS, 0); /* these tensors are small */
     static const struct {
@@ -885,6 +901,121 @@ Test(perm, inner_dim_in_place_runs_rows, .init = setup, .fini = teardown)
     cr_assert_eq(ran, 1u << KG_EW_ND32, "f32: variants %#x, want nd32 (rows only up to 2-byte elements)", ran);
 }
 
+/* ---- tperm: permutations through per-tile offset tables ----------------------- */
+
+static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
+{
+    check_perm_shapes(op, dt, odt);
+    check_perms(op, dt, odt, 5, S(3, 5, 7, 9, 11)); /* every dim shorter than a tile */
+    check_perms(op, dt, odt, 3, S(3, 131, 67));     /* several tiles along c and j, a short batch dim */
+    check_perms(op, dt, odt, 2, S(33, 2048));       /* one short side: part of the long one moves over */
+    check_perms(op, dt, odt, 2, S(1536, 11));
+}
+
+typedef struct {
+    kg_op op;
+    kg_dtype dt, odt;
+} tp_call;
+
+/* The tuning hook routes every planned call to tperm (element mapping
+   `map`); check_perms asserts that it ran (bitwise results: copy and cast
+   are exact, the arithmetic ops round once like the reference). */
+static void check_tperm_calls(const tp_call *cs, size_t n, int map)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, map);
+    want_tperm = 1;
+    for (size_t i = 0; i < n; i++)
+        check_tperm_shapes(cs[i].op, cs[i].dt, cs[i].odt);
+}
+
+#define TP_CALLS(...) ((const tp_call[]){__VA_ARGS__}), sizeof((const tp_call[]){__VA_ARGS__}) / sizeof(tp_call)
+
+Test(tperm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_F32, KG_F32}, {KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F16, KG_F16},
+                               {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_COPY, KG_U8, KG_U8}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
+                               {KG_OP_COPY, KG_I32, KG_I32}),
+                      1);
+}
+
+Test(tperm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperm_calls(TP_CALLS({KG_OP_CAST, KG_BF16, KG_BF16}, {KG_OP_CAST, KG_F16, KG_F32}, {KG_OP_CAST, KG_F32, KG_BF16},
+                               {KG_OP_CAST, KG_U8, KG_F64}, {KG_OP_CAST, KG_I32, KG_I64}),
+                      1);
+}
+
+Test(tperm, binary_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperm_calls(TP_CALLS({KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_BF16, KG_BF16}, {KG_OP_SUB, KG_F16, KG_F16},
+                               {KG_OP_MUL, KG_I64, KG_I64}, {KG_OP_DIV, KG_U8, KG_U8}),
+                      1);
+}
+
+/* The other element mappings (kg_tp_v: strided rows per thread; kg_tp_stage:
+   1- and 2-byte rows packed into 32-bit shared-memory stores) */
+Test(tperm, other_mappings, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 0);   /* and tables where the axes are one dim, */
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, 1); /* the other block order */
+    for (int map = 0; map <= 2; map += 2)
+        check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
+                                   {KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_F16, KG_F16}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
+                                   {KG_OP_CAST, KG_F32, KG_BF16}),
+                          map);
+}
+
+/* The fill threshold changes which dims fold into the axes: every setting
+   is a valid plan. */
+Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
+{
+    const int fills[] = {1, 50, 100};
+    for (int i = 0; i < 3; i++) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, fills[i]);
+        check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_ADD, KG_F32, KG_F32}), 1);
+    }
+}
+
+
+/* The default choice (kg_ew_tperm_preferred; its rule is checked on the CPU
+   below): tperm for permutations no vector fits, perm where it stores
+   vectors along the output's fast dim with full tiles, nd32v for an aligned
+   inner dim kept in place, nd32 for a 4-byte one whose rows miss sectors,
+   and never for ops without a tperm kernel. */
+Test(tperm, default_choice, .init = setup, .fini = teardown)
+{
+    static const struct {
+        int nd;
+        int64_t s[4];
+        int perm[4];
+        kg_op op;
+        kg_dtype dt;
+        int want;
+    } cs[] = {
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM},
+        {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM}, /* vector stores, full tiles: perm */
+        {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
+        {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
+        {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
+        {2, {256, 512}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},
+        {4, {2, 64, 8, 64}, {0, 2, 1, 3}, KG_OP_COPY, KG_BF16, KG_EW_ND32V},
+        {3, {37, 66, 45}, {2, 1, 0}, KG_OP_EXP, KG_F32, -1}, /* no tperm kernel: perm or permf */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        unsigned ran = 0;
+        const view a = permuted(cs[i].nd, cs[i].s, cs[i].perm), o = dense(cs[i].nd, cs[i].s);
+        const int arity = kg_op_get_info(cs[i].op)->arity;
+        ew_case c = {"default choice", arity, {a, o, o}, o, -1, FILL_MIXED, 0};
+        run_case(cs[i].op, cs[i].dt, cs[i].dt, &c, &ran);
+        if (cs[i].want >= 0)
+            cr_assert_eq(ran, 1u << cs[i].want, "case %zu: variants %#x, want %d", i, ran, cs[i].want);
+        else
+            cr_assert(ran & ((1u << KG_EW_PERM) | (1u << KG_EW_PERMF)), "case %zu: variants %#x, want perm", i, ran);
+    }
+}
+
 /* ---- perm's planner (CPU) ---------------------------------------------------- */
 
 static uint32_t magic_div(uint32_t r, uint32_t magic, uint32_t shift)
@@ -909,6 +1040,27 @@ static int64_t offj(const kg_perm *L, int k, int64_t j)
     const int64_t hi = magic_div((uint32_t)j, L->fmagic_j, L->fshift_j);
     cr_assert_eq(hi, j / L->fold_j);
     return (j - hi * L->fold_j) * L->stride[k][1] + hi * L->fstride[1][k];
+}
+
+/* A plan walker's visit of one position: got[0] its output offset (out
+   dense), got[1 + k] input k's offset; the output element must be new and
+   every input offset the one input k's broadcast strides bst[k] give. */
+static void visit(unsigned char *seen, int64_t n, const kg_tensor *out, int n_in,
+                  const int64_t (*bst)[KG_MAX_DIMS], const int64_t *got)
+{
+    const int64_t o = got[0];
+    cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
+    cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
+    seen[o] = 1;
+    for (int k = 0; k < n_in; k++) {
+        int64_t r = o, want = 0;
+        for (int d = out->ndim - 1; d >= 0; d--) {
+            want += (r % out->shape[d]) * bst[k][d];
+            r /= out->shape[d];
+        }
+        cr_assert_eq(got[k + 1], want, "input %d at output element %lld: offset %lld, want %lld", k, (long long)o,
+                     (long long)got[k + 1], (long long)want);
+    }
 }
 
 static int folded; /* plans walked with a folded axis */
@@ -954,20 +1106,10 @@ static int walk_plan(const kg_tensor *out, const kg_tensor *const *in, int n_in,
         }
         for (int64_t j = j0; j < j0 + T && j < pm->nj; j++)
             for (int64_t c = c0; c < c0 + T && c < pm->n0; c++) {
-                const int64_t o = off[0] + offj(pm, 0, j) + offc(pm, 0, c);
-                cr_assert(o >= 0 && o < n, "output offset %lld outside [0, %lld)", (long long)o, (long long)n);
-                cr_assert_eq(seen[o], 0, "output element %lld visited twice", (long long)o);
-                seen[o] = 1;
-                for (int k = 0; k < n_in; k++) {
-                    int64_t r = o, want = 0;
-                    for (int d = out->ndim - 1; d >= 0; d--) {
-                        want += (r % out->shape[d]) * bst[k][d];
-                        r /= out->shape[d];
-                    }
-                    const int64_t got = off[k + 1] + offj(pm, k + 1, j) + offc(pm, k + 1, c);
-                    cr_assert_eq(got, want, "input %d at output element %lld: offset %lld, want %lld", k,
-                                 (long long)o, (long long)got, (long long)want);
-                }
+                int64_t got[KG_EW_MAX_OPERANDS];
+                for (int k = 0; k <= n_in; k++)
+                    got[k] = off[k] + offj(pm, k, j) + offc(pm, k, c);
+                visit(seen, n, out, n_in, (const int64_t(*)[KG_MAX_DIMS])bst, got);
             }
     }
     for (int64_t e = 0; e < n; e++)
@@ -1071,4 +1213,245 @@ Test(perm_plan, vectors_only_where_sizes_strides_and_pointers_allow)
     const void *ptrs[4] = {toh.data, th.data, 0, 0};
     const size_t es[4] = {1, 1, 0, 0};
     cr_assert_not(kg_ew_plan_perm(&L, ptrs, es, 16, &pm));
+}
+
+/* ---- tperm's planner (CPU) --------------------------------------------------- */
+
+/* kg_tp_offsets of elementwise_tperm.cuh, with the magic divisions checked */
+static void tp_offsets(const kg_tperm *L, int a, uint32_t x, int n_ops, int64_t *off)
+{
+    for (int d = 0; d < L->nd[a]; d++) {
+        const uint32_t q = magic_div(x, L->magic[a][d], L->shift[a][d]);
+        cr_assert_eq(q, x / L->size[a][d]);
+        const int64_t m = x - (int64_t)q * L->size[a][d];
+        x = q;
+        for (int k = 0; k < n_ops; k++)
+            off[k] += m * L->stride[a][k][d];
+    }
+    cr_assert_eq(x, 0u, "axis %d position beyond its dims", a);
+}
+
+/* Plans out = f(ins) for tperm and walks every tile the way kg_ew_tperm
+   does (dense out): each output element visited once, every input's offset
+   the one its broadcast strides give. Returns the plan (0 = not planned). */
+static int walk_tperm(const kg_tensor *out, const kg_tensor *const *in, int n_in, kg_tperm *tp)
+{
+    kg_layout L;
+    kg_layout_build(&L, out, in, n_in);
+    size_t es[KG_EW_MAX_OPERANDS] = {kg_dtype_size(out->dtype), 0, 0, 0}, maxes = es[0];
+    for (int k = 0; k < n_in; k++) {
+        es[k + 1] = kg_dtype_size(in[k]->dtype);
+        maxes = es[k + 1] > maxes ? es[k + 1] : maxes;
+    }
+    if (!kg_ew_plan_tperm(&L, es, tp))
+        return 0;
+    const int64_t T = maxes >= 8 ? 32 : 64, n = kg_numel(out);
+    int64_t bst[KG_EW_MAX_OPERANDS][KG_MAX_DIMS];
+    for (int k = 0; k < n_in; k++)
+        kg_broadcast_strides(in[k], out->ndim, out->shape, bst[k]);
+    cr_assert_eq((int64_t)tp->n[0] * tp->n[1] * tp->n[2], n, "axes cover %u x %u x %u of %lld elements", tp->n[0],
+                 tp->n[1], tp->n[2], (long long)n);
+    cr_assert_eq(tp->tiles, tp->tiles_c * tp->tiles_j * tp->n[2]);
+    /* every dim in one axis (a split dim in two) */
+    cr_assert(tp->nd[0] + tp->nd[1] + tp->nd[2] >= L.ndim && tp->nd[0] + tp->nd[1] + tp->nd[2] <= KG_LAYOUT_MAX_DIMS);
+    cr_assert_eq(tp->flat, tp->nd[0] == 1 && tp->nd[1] == 1);
+    unsigned char *seen = calloc((size_t)n, 1);
+    cr_assert_not_null(seen);
+    for (uint32_t tile = 0; tile < tp->tiles; tile++) {
+        const uint32_t q = magic_div(tile, tp->magic_c, tp->shift_c);
+        const uint32_t b = magic_div(q, tp->magic_j, tp->shift_j);
+        cr_assert_eq(q, tile / tp->tiles_c);
+        cr_assert_eq(b, q / tp->tiles_j);
+        const int64_t c0 = (int64_t)(tile - q * tp->tiles_c) * T, j0 = (int64_t)(q - b * tp->tiles_j) * T;
+        int64_t boff[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+        tp_offsets(tp, KG_TP_B, b, n_in + 1, boff);
+        for (int64_t j = j0; j < j0 + T && j < tp->n[1]; j++) {
+            int64_t joff[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
+            tp_offsets(tp, KG_TP_J, (uint32_t)j, n_in + 1, joff);
+            for (int64_t c = c0; c < c0 + T && c < tp->n[0]; c++) {
+                int64_t off[KG_EW_MAX_OPERANDS];
+                memcpy(off, boff, sizeof off);
+                tp_offsets(tp, KG_TP_C, (uint32_t)c, n_in + 1, off);
+                for (int k = 0; k <= n_in; k++)
+                    off[k] += joff[k];
+                visit(seen, n, out, n_in, (const int64_t(*)[KG_MAX_DIMS])bst, off);
+            }
+        }
+    }
+    for (int64_t e = 0; e < n; e++)
+        cr_assert_eq(seen[e], 1, "output element %lld never visited", (long long)e);
+    free(seen);
+    return 1;
+}
+
+Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t s[5];
+    } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},     {3, {64, 8, 64}},        {4, {3, 70, 5, 67}},
+                  {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}},
+                  {2, {33, 2048}},        {2, {1536, 11}},     {3, {5, 33, 1024}}};
+    static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
+    const int fills[] = {90, 1, 100};
+    for (int fi = 0; fi < 3; fi++) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, fills[fi]);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+                const int nd = shapes[si].nd;
+                int perm[5] = {0, 1, 2, 3, 4}, count = 0;
+                do {
+                    const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+                    kg_tensor ta = tview(KT_DEV(0), dts[di], &a), tb = tview(KT_DEV(1 << 24), dts[di], &o),
+                              to = tview(KT_DEV(1 << 26), dts[di], &o);
+                    const kg_tensor *ins[2] = {&ta, &tb};
+                    kg_tperm tp;
+                    int ident = 1;
+                    for (int d = 0; d < nd; d++)
+                        ident = ident && perm[d] == d;
+                    /* planned unless everything is dense (one coalesced dim) */
+                    const int ok = walk_tperm(&to, ins, 2, &tp);
+                    cr_assert_eq(ok, !ident, "shape %zu perm %d: planned %d", si, count, ok);
+                    if (!ok) {
+                        count++;
+                        continue;
+                    }
+                    /* a is staged exactly when its fast dim is not the output's */
+                    cr_assert_eq(tp.staged, perm[nd - 1] != nd - 1 ? 2u : 0u, "shape %zu perm %d: staged %#x", si,
+                                 count, tp.staged);
+                    /* a broadcast input (every other dim) is never staged along a dim it lacks */
+                    view bv = o;
+                    for (int d = 0; d < nd; d += 2)
+                        bv.strides[d] = 0;
+                    kg_tensor tbv = tview(KT_DEV(1 << 24), dts[di], &bv);
+                    const kg_tensor *ins2[2] = {&ta, &tbv};
+                    cr_assert(walk_tperm(&to, ins2, 2, &tp));
+                    count++;
+                } while (next_perm(perm, nd));
+            }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, 90);
+    /* short dims fold: [3,5,7,9,11] reversed fills both axes past a tile */
+    const view a = permuted(5, S(3, 5, 7, 9, 11), (const int[]){4, 3, 2, 1, 0}), o = dense(5, S(3, 5, 7, 9, 11));
+    kg_tensor ta = tview(KT_DEV(0), KG_BF16, &a), to = tview(KT_DEV(1 << 26), KG_BF16, &o);
+    const kg_tensor *ins[1] = {&ta};
+    kg_tperm tp;
+    cr_assert(walk_tperm(&to, ins, 1, &tp));
+    cr_assert(tp.n[0] >= 64 && tp.n[1] >= 64 && tp.nd[0] >= 2 && tp.nd[1] >= 2, "c %u (%d dims), j %u (%d dims)",
+              tp.n[0], tp.nd[0], tp.n[1], tp.nd[1]);
+    /* a transpose with one short side: a power-of-2 part of the long side
+       moves over, so both axes fill tiles */
+    const int64_t sides[2][2] = {{33, 2048}, {2048, 33}};
+    for (int i = 0; i < 2; i++) {
+        const view at = permuted(2, sides[i], (const int[]){1, 0}), ot = dense(2, sides[i]);
+        kg_tensor tat = tview(KT_DEV(0), KG_BF16, &at), tot = tview(KT_DEV(1 << 26), KG_BF16, &ot);
+        const kg_tensor *one[1] = {&tat};
+        cr_assert(walk_tperm(&tot, one, 1, &tp));
+        for (int a = 0; a < 2; a++) /* each axis at least 90% of its tiles */
+            cr_assert(tp.n[a] >= 64 && tp.n[a] * 10 >= (tp.n[a] + 63) / 64 * 64 * 9 && !tp.flat, "side %d: c %u, j %u", i,
+                      tp.n[0], tp.n[1]);
+    }
+    /* offsets beyond 31 bits: not planned */
+    view h = permuted(2, S(1 << 16, 1 << 16), (const int[]){1, 0}), oh = dense(2, S(1 << 16, 1 << 16));
+    kg_tensor th = tview(KT_DEV(0), KG_F32, &h), toh = tview(KT_DEV(1 << 28), KG_F32, &oh);
+    kg_layout L;
+    const kg_tensor *hi[1] = {&th};
+    kg_layout_build(&L, &toh, hi, 1);
+    const size_t es[4] = {4, 4, 0, 0};
+    cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
+}
+
+/* The default choice's rule against the winners measured on the H200
+   (2026-12-01, same run, README): bench_elementwise's layouts (input a = a
+   dense buffer of physical shape P, logical dim d = physical dim p[d]; out
+   dense). */
+Test(tperm_plan, default_choice_follows_the_measured_winners)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want; /* 1: tperm */
+    } cs[] = {
+        {4, {33, 64, 95, 91}, {1, 0, 2, 3}, KG_F32, 0},  /* nd32 74.9% vs tperm 61.7% */
+        {4, {33, 64, 95, 91}, {1, 2, 0, 3}, KG_F32, 0},  /* nd32 74.5 vs 69.8 */
+        {3, {255, 387, 259}, {1, 0, 2}, KG_F32, 0},      /* nd32 76.2 vs 65.1 */
+        {4, {83, 99, 129, 21}, {1, 0, 2, 3}, KG_F32, 0}, /* nd32 74.7 vs 64.1 */
+        {4, {33, 64, 95, 91}, {0, 2, 1, 3}, KG_F32, 1},  /* tperm 86.0 vs nd32 66.4 */
+        {4, {33, 64, 95, 91}, {2, 0, 1, 3}, KG_F32, 1},  /* tperm 83.4 vs nd32 73.7 */
+        {2, {6007, 5003}, {1, 0}, KG_F32, 1},           /* tperm 74.2 vs perm 71.4 */
+        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, KG_F32, 1},  /* tperm 71.1 vs permf 49.4 */
+        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_BF16, 0}, /* perm (vector stores, full tiles) 64.3 vs tperm 56.3 */
+        {4, {33, 64, 95, 91}, {2, 3, 0, 1}, KG_BF16, 0}, /* perm 65.8 vs 56.4 */
+        {4, {33, 64, 95, 91}, {0, 3, 1, 2}, KG_BF16, 1}, /* perm's j tiles 71% full: tperm 54.2 vs perm 50.8 */
+        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_F32, 0},  /* perm 88.4 vs tperm 87.5 */
+        {3, {115, 1041, 183}, {0, 2, 1}, KG_BF16, 1},   /* tperm 55.6 vs perm 50.3 */
+        {2, {8192, 8192}, {1, 0}, KG_BF16, 0},          /* perm with vectors 72.0 vs 63.1 */
+        {3, {429, 487, 105}, {2, 1, 0}, KG_BF16, 1},    /* tperm 52.0 vs perm 44.9 */
+        {3, {255, 387, 259}, {0, 2, 1}, KG_BF16, 1},    /* tperm 52.2 vs perm 41.5 */
+        {4, {33, 64, 95, 91}, {0, 1, 3, 2}, KG_BF16, 1}, /* tperm 53.0 vs perm 32.1 */
+        {4, {33, 64, 95, 91}, {0, 2, 1, 3}, KG_BF16, 1}, /* tperm 58.1 vs rows 42.0 */
+        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, KG_BF16, 1}, /* tperm 53.0 vs permf 23.8 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int nd = cs[i].nd;
+        view a, o;
+        memset(&a, 0, sizeof a);
+        int64_t ps[4], s = 1, shape[4];
+        for (int d = nd - 1; d >= 0; d--) {
+            ps[d] = s;
+            s *= cs[i].P[d];
+        }
+        a.ndim = nd;
+        for (int d = 0; d < nd; d++) {
+            shape[d] = cs[i].P[cs[i].p[d]];
+            a.shape[d] = shape[d];
+            a.strides[d] = ps[cs[i].p[d]];
+        }
+        o = dense(nd, shape);
+        kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(cs[i].dt), kg_dtype_size(cs[i].dt), 0, 0};
+        const void *ptrs[4] = {to.data, ta.data, 0, 0};
+        kg_tperm tp;
+        kg_perm pm;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        const int permf_ok = kg_ew_plan_perm(&L, ptrs, es, (int)(16 / es[0]), &pm);
+        const int perm_ok = permf_ok && !pm.fold_c && !pm.fold_j;
+        /* nd32v: the inner dim kept in place and a multiple of a vector (none of these) */
+        const int got = kg_ew_tperm_preferred(&tp, &pm, perm_ok, 0, es[0], es[0]);
+        cr_assert_eq(got, cs[i].want, "case %zu (%s): tperm preferred %d, want %d (flat %u, staged %#x)", i,
+                     kg_dtype_name(cs[i].dt), got, cs[i].want, tp.flat, tp.staged);
+    }
+    /* the GPU test tperm::default_choice's layouts (permuted()) */
+    static const struct {
+        int nd;
+        int64_t s[3];
+        int perm[3];
+        kg_dtype dt;
+        int want;
+    } gs[] = {{2, {503, 751}, {1, 0}, KG_F32, 1},
+              {2, {503, 751}, {1, 0}, KG_BF16, 1},
+              {2, {1001, 64}, {1, 0}, KG_BF16, 0},
+              {3, {37, 66, 45}, {2, 1, 0}, KG_F32, 1},
+              {3, {37, 66, 45}, {1, 0, 2}, KG_BF16, 1},
+              {3, {37, 66, 45}, {1, 0, 2}, KG_F32, 0}};
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
+        const view a = permuted(gs[i].nd, gs[i].s, gs[i].perm), o = dense(gs[i].nd, gs[i].s);
+        kg_tensor ta = tview(KT_DEV(0), gs[i].dt, &a), to = tview(KT_DEV(1 << 28), gs[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(gs[i].dt), kg_dtype_size(gs[i].dt), 0, 0};
+        const void *ptrs[4] = {to.data, ta.data, 0, 0};
+        kg_tperm tp;
+        kg_perm pm;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp));
+        const int permf_ok = kg_ew_plan_perm(&L, ptrs, es, (int)(16 / es[0]), &pm);
+        const int got = kg_ew_tperm_preferred(&tp, &pm, permf_ok && !pm.fold_c && !pm.fold_j, 0, es[0], es[0]);
+        cr_assert_eq(got, gs[i].want, "GPU test case %zu: tperm preferred %d, want %d", i, got, gs[i].want);
+    }
 }

@@ -152,6 +152,15 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                     snprintf(line, sizeof line, "\n%s ", name);
                     cr_assert_not_null(strstr(manifest, line), "%s missing from the manifest", name);
                 }
+                /* tperm (own table, index + 1): named like the dense kernel with _tperm */
+                const int kt = kg_ew_tperm_table[op][d][od] - 1, kd = kg_ew_table[op][d][od][0];
+                if (kt >= 0) {
+                    char tn[96];
+                    cr_assert(want && kt < KG_KERNEL_COUNT);
+                    snprintf(tn, sizeof tn, "%.*s_tperm", (int)strlen(kg_kernels[kd].name) - 6, kg_kernels[kd].name);
+                    cr_assert_str_eq(kg_kernels[kt].name, tn);
+                    expected++;
+                }
             }
         }
     }

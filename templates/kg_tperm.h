@@ -1,0 +1,46 @@
+/*
+ * kg_tperm.h - the argument of the element-wise tperm kernels (shared by
+ * the runtime, C, and templates/elementwise_tperm.cuh, CUDA C++). Kept out
+ * of kg_params.h so that the other element-wise modules do not depend on it.
+ *
+ * tperm serves permuted layouts (transposes, N-d permutations, inner dims
+ * kept in place) with 32-bit offsets. The dims of a coalesced layout are
+ * split into three sets, each flattened into one axis:
+ *   c  the output's innermost dims (dim 0 first): the output and the direct
+ *      inputs move along it, consecutive lanes at consecutive positions;
+ *   j  the staged inputs' innermost dims (their fast dim first): those are
+ *      read along it and transposed through shared memory;
+ *   b  every other dim, walked by block.
+ * A block serves one T x T tile of the (c, j) plane at one b index. Each
+ * axis position's offsets are computed once per tile by one thread (a magic
+ * division per dim of the axis) into a shared-memory table, so any number
+ * of dims may make up an axis at the cost of one table read per element:
+ * odd and short dims fold into long axes and tiles stay full.
+ */
+#ifndef KG_TPERM_H
+#define KG_TPERM_H
+
+#include <stdint.h>
+
+#include "kg_params.h"
+
+#define KG_TP_C 0
+#define KG_TP_J 1
+#define KG_TP_B 2
+
+typedef struct kg_tperm {
+    uint32_t n[3];          /* extents of the c, j and b axes */
+    uint32_t tiles_c, tiles_j, tiles; /* tiles along c, along j, in all (b included) */
+    uint32_t magic_c, shift_c, magic_j, shift_j; /* division by tiles_c, tiles_j */
+    int32_t nd[3];          /* dims in each axis */
+    uint32_t staged;        /* bit k: input k is read along j through shared memory */
+    uint32_t map;           /* element mapping (kg_tp_v, kg_tp_stage in elementwise_tperm.cuh): 0, 1 or 2 */
+    uint32_t flat;          /* 1: c and j are one dim each, offsets by multiplication (no tables) */
+    uint32_t jfirst;        /* block order: 0 = c tiles fastest, then j, then b; 1 = j tiles fastest */
+    uint32_t size[3][KG_LAYOUT_MAX_DIMS];  /* each axis's dims, innermost first */
+    uint32_t magic[3][KG_LAYOUT_MAX_DIMS];
+    uint32_t shift[3][KG_LAYOUT_MAX_DIMS];
+    int32_t stride[3][KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
+} kg_tperm;
+
+#endif
