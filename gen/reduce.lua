@@ -1,7 +1,10 @@
 -- reduce.lua - the reduction family: every catalogue reduction (M.reduce)
 -- crossed with the dtypes it accepts and the kernel classes below.
 --
--- Writes red_<dtype>.cu (one module per dtype, from templates/reduce.cu),
+-- Writes red_<dtype>_<op>.cu (one module per input dtype and op, from
+-- templates/reduce.cu: the first call of an op loads, and a change of one
+-- op's functor rebuilds, only that op's kernels; red_f32 with every op was a
+-- 4 MB sm_90 cubin whose load made the first kg_sum cost 13.6 ms),
 -- kg_red_ops.h / kg_red_ops.c (the public op enum and one entry point per
 -- op, plus <name>_with_indices for index reductions), kg_red_table.c / .h
 -- (op x dtype x class -> kernel index, and each op's rules for the runtime)
@@ -74,10 +77,10 @@ function M.generate(G)
   end
 
   for _, dt in ipairs(dtypes) do
-    local module = G:module("red_" .. dt.name)
-    local functors = {}
     for _, op in ipairs(ops) do
       if sets[op.dtypes][dt.name] then
+        local mname = "red_" .. dt.name .. "_" .. op.name
+        local module = G:module(mname)
         local acc = acc_type(op, dt)
         local od = out_dtype(op, dt, D)
         local f = {
@@ -90,19 +93,18 @@ function M.generate(G)
           better = op.indexed and typed(pick(op, dt, "better"), acc) or "false",
           finish = string.format(od.store, typed(op.finish or "acc", acc)),
         }
-        functors[#functors + 1] = f
         table_[op.id][dt.index] = {}
         for ci, c in ipairs(M.classes) do
           table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
                                                        desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
         end
+        G:write(mname .. ".cu", G:render("reduce.cu", {
+          header = G.header("templates/reduce.cu and gen/catalogue.lua"),
+          dtype = dt, functors = { f }, classes = M.classes, vec = 16 // dt.size,
+          cvec = math.min(4, 16 // dt.size),
+        }))
       end
     end
-    G:write("red_" .. dt.name .. ".cu", G:render("reduce.cu", {
-      header = G.header("templates/reduce.cu and gen/catalogue.lua"),
-      dtype = dt, functors = functors, classes = M.classes, vec = 16 // dt.size,
-      cvec = math.min(4, 16 // dt.size),
-    }))
   end
 
   -- the dispatch table and each op's rules

@@ -1,8 +1,8 @@
-@-- reduce.cu - template of one reduction module (one input dtype).
-@-- For each op: a functor (identity, map, combine or better, finish, from
+@-- reduce.cu - template of one reduction module (one input dtype and one op,
+@-- gen/reduce.lua). For its op: a functor (identity, map, combine or better, finish, from
 @-- the catalogue) and one kernel per class, each a call into reduce.cuh.
 $(header)/*
- * Reductions over $(dtype.name) inputs. Classes: $(table.concat(classes, ", "))
+ * $(functors[1].name): reductions over $(dtype.name) inputs. Classes: $(table.concat(classes, ", "))
  * (see templates/kg_reduce_params.h). Rows move $(vec) elements per 16-byte
  * load, columns $(cvec).
  */
