@@ -93,6 +93,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .tile = 1,
     .tile_max_bytes = 16,
     .tile_min_elems = 1024,
+    .cols_wide = 1,
+    .cols_strided = 1,
+    .split_waves = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -104,7 +107,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
         size_t at;
     } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
                   F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
-                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems)};
+                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems),
+                  F(cols_wide), F(cols_strided), F(split_waves)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -458,6 +462,23 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     }
 }
 
+/* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of
+   es bytes (the kernels' Op::cvec, 16-byte vectors, KG_RED_SCOLS). */
+int kg_red_cols_per_lane(int vec, size_t es)
+{
+    switch (vec) {
+    case KG_RED_CV_VEC:
+        return es >= 4 ? 16 / (int)es : 4;
+    case KG_RED_CV_WIDE:
+        return 16 / (int)es;
+    case KG_RED_CV_STRIDED:
+        return KG_RED_SCOLS;
+    default:
+        return 1;
+    }
+}
+#define cols_per_lane(v, es) ((int64_t)kg_red_cols_per_lane((v), (es)))
+
 /* Returns 0 (and plans nothing) when the columns are too few for the
    reduced walk: most of a block's lanes down the reduced dims would idle. */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
@@ -478,12 +499,22 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         return 0;
     const int64_t rows = red / run;
     const dim inner = K[0];
-    int vec = run == 1 && inner.size % cv == 0 && kgi_aligned(in->data, es * (size_t)cv);
-    for (int d = 0; d < nr; d++)
-        vec = vec && D[d].in % cv == 0;
-    for (int d = 1; d < nk; d++)
-        vec = vec && K[d].in % cv == 0;
-    const int64_t vu = vec ? cv : 1;
+    /* vectors of n adjacent columns: every column group's start aligned */
+    int vec = KG_RED_CV_SCALAR;
+    for (int wide = es == 2 && T->cols_wide; wide >= 0 && vec == KG_RED_CV_SCALAR; wide--) {
+        const int64_t n = wide ? 16 / (int64_t)es : cv;
+        int ok = run == 1 && inner.size % n == 0 && kgi_aligned(in->data, es * (size_t)n);
+        for (int d = 0; d < nr; d++)
+            ok = ok && D[d].in % n == 0;
+        for (int d = 1; d < nk; d++)
+            ok = ok && K[d].in % n == 0;
+        if (ok)
+            vec = wide ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
+    }
+    /* else several columns per lane, cw apart, each loaded on its own */
+    if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 1)
+        vec = KG_RED_CV_STRIDED;
+    const int64_t vu = cols_per_lane(vec, es);
     /* lanes across columns: as many as there are vectors of columns, up to
        cols_lanes (the whole block: one lane down each column) */
     int64_t cw = pow2_ceil(cdiv(inner.size, vu));
@@ -510,7 +541,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
-    A->deep = !vec && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
+    A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) &&
+              walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -674,9 +706,26 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
         const int cols = plan->cls == KG_RED_COLS;
         int64_t s =
             split(w->groups, red, cols ? sm * T->cols_split_units_per_sm : target, w->min_chunk, w->align, &chunk);
+        /* whole blocks per output (ROWS, NEST, STRIDED): split_waves waves
+           of the kernel's resident blocks at most (each block streams a
+           long chunk; few last-block combines) */
+        if (!cols && plan->cls != KG_RED_TILE && T->split_waves > 0) {
+            const int64_t resident = plan->cls == KG_RED_NEST ? (A->deep ? KG_RED_NARROW_MIN_BLOCKS
+                                                                          : KG_RED_WALK_MIN_BLOCKS)
+                                                              : KG_RED_MIN_BLOCKS;
+            const int64_t units = smul(smul(sm, resident), T->split_waves);
+            int64_t want = units / (w->groups > 0 ? w->groups : 1);
+            if (want < 1)
+                want = 1;
+            const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
+            if (want > most)
+                want = most;
+            chunk = smul(cdiv(cdiv(red, want), w->align), w->align);
+            s = cdiv(red, chunk);
+        }
         /* vector columns split more than 64 ways: fewer splits (the last
            block's combine reads splits / lanes-down partials in a row) */
-        if (cols && A->vec && T->cols_split_units_per_sm_vec > 0 && s > 64)
+        if (cols && A->vec != KG_RED_CV_SCALAR && T->cols_split_units_per_sm_vec > 0 && s > 64)
             s = split(w->groups, red, sm * T->cols_split_units_per_sm_vec, w->min_chunk, w->align, &chunk);
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;

@@ -32,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) 
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_strided64(const kg_red_args A) { kg_red_strided<$(f.name), int64_t>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_packed(const kg_red_args A) { kg_red_rows_packed<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_nest(const kg_red_args A) { kg_red_nest<$(f.name)>(A); }
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_colsn(const kg_red_args A) { kg_red_cols_v<$(f.name), 1, true>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_colsn(const kg_red_args A) { kg_red_cols_narrow<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_nestn(const kg_red_args A) { kg_red_nest_v<$(f.name), 1, true>(A); }
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLOCKS) $(f.name)_tile(const kg_red_args A) { kg_red_tile<$(f.name)>(A); }
 @end

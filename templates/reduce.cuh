@@ -34,6 +34,10 @@
 #include "kg_device.cuh"
 #include "kg_reduce_params.h"
 
+/* Split partials a thread of the last block loads at once when it combines
+   them (kg_red_split, COLS). */
+#define KG_RED_COMBINE 4
+
 /* A partial result: the value and, for index reductions, its index. */
 template <class Op> struct kg_racc {
     typename Op::acc_t v;
@@ -280,14 +284,26 @@ __device__ __forceinline__ bool kg_red_split(const kg_red_args &A, int64_t grp, 
     if (!last)
         return false;
     __threadfence();
+    /* each thread merges partials s, s + 256, ... in that order, their
+       loads issued KG_RED_COMBINE at a time (not one round trip each) */
     kg_racc<Op> t = kg_red_identity<Op>();
-    for (int s = threadIdx.x; s < A.splits; s += KG_RED_THREADS) {
-        kg_racc<Op> b;
-        b.v = ((volatile AT *)A.partial)[grp * A.splits + s];
-        b.i = 0;
-        if constexpr (Op::indexed)
-            b.i = ((volatile int64_t *)A.partial_idx)[grp * A.splits + s];
-        kg_red_merge<Op>(t, b);
+    for (int s0 = threadIdx.x; s0 < A.splits; s0 += KG_RED_COMBINE * KG_RED_THREADS) {
+        kg_racc<Op> b[KG_RED_COMBINE];
+#pragma unroll
+        for (int j = 0; j < KG_RED_COMBINE; j++) {
+            const int s = s0 + j * KG_RED_THREADS;
+            b[j].v = Op::identity();
+            b[j].i = INT64_MAX;
+            if (s < A.splits) {
+                b[j].v = ((volatile AT *)A.partial)[grp * A.splits + s];
+                if constexpr (Op::indexed)
+                    b[j].i = ((volatile int64_t *)A.partial_idx)[grp * A.splits + s];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < KG_RED_COMBINE; j++)
+            if (s0 + j * KG_RED_THREADS < A.splits)
+                kg_red_merge<Op>(t, b[j]);
     }
     a = kg_red_block<Op>(t);
     return true;
@@ -606,15 +622,18 @@ template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_arg
    reduced positions are a walk over up to KG_RED_WALK_DIMS dims (step ny), so
    any reduced dims under the contiguous kept run stream once, without
    division; the ny partials of a column are combined through shared memory
-   in a fixed tree. */
-template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
+   (sv, si: KG_RED_THREADS * V entries) in a fixed tree. Strided: the V
+   columns of a lane are cw apart (tile * cw * V + k * cw + tx), each loaded
+   on its own, so a warp's load k is still one contiguous run and a lane
+   keeps U x V loads in flight with one walk step per U; else V adjacent
+   columns move as one vector. */
+template <class Op, int V, bool Deep, bool Strided = false>
+__device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
-    __shared__ AT sv[KG_RED_THREADS * V];
-    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * V : 1];
     __shared__ int last;
     const int cw = A.cw, ny = KG_RED_THREADS / cw;
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
@@ -656,7 +675,9 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
         const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
         int64_t io, oo, xo;
         kg_red_outer(A, o, io, oo, xo);
-        const int64_t col = (tile * cw + tx) * V;
+        /* the lane's first column; column k is col + k * cs */
+        const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
+        const int64_t cs = Strided ? cw : 1;
         const bool active = col < A.inner;
         const int64_t r0 = split * A.chunk;
         const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
@@ -707,6 +728,12 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
         }
         if (active && r < r1) {
             const T *p = (const T *)A.in + io + col;
+            /* strided: a lane's columns past the last one load the last
+               column again (in bounds; never stored) */
+            int dk[V];
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                dk[k] = Strided ? (int)((col + k * cs < A.inner ? col + k * cs : A.inner - 1) - col) : 0;
             kg_red_pos<I> w;
             kg_walk_at(A.walk, r, w);
             /* U loads in flight, predicated at the end: a short reduced walk
@@ -717,7 +744,13 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
 #pragma unroll
                 for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1) {
-                        x[j] = *(const VT *)(p + w.off);
+                        if constexpr (Strided) {
+#pragma unroll
+                            for (int k = 0; k < V; k++)
+                                x[j].v[k] = p[w.off + dk[k]];
+                        } else {
+                            x[j] = *(const VT *)(p + w.off);
+                        }
                         kg_walk_step(A.walk, w);
                     }
 #pragma unroll
@@ -754,29 +787,56 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
 #pragma unroll
             for (int k = 0; k < V; k++)
                 a[k] = kg_red_identity<Op>();
+            /* partials s, s + ny, ... in that order, two splits' loads at once */
             if (active)
-                for (int64_t s = ty; s < A.splits; s += ny) {
-                    const int64_t at = (grp * A.splits + s) * width + tx * V;
+                for (int64_t s = ty; s < A.splits; s += 2 * ny) {
+                    kg_racc<Op> b[2][V];
 #pragma unroll
-                    for (int k = 0; k < V; k++) {
-                        kg_racc<Op> b;
-                        b.v = ((volatile AT *)A.partial)[at + k];
-                        b.i = 0;
-                        if constexpr (Op::indexed)
-                            b.i = ((volatile int64_t *)A.partial_idx)[at + k];
-                        kg_red_merge<Op>(a[k], b);
+                    for (int h = 0; h < 2; h++) {
+                        const int64_t at = (grp * A.splits + s + h * ny) * width + tx * V;
+#pragma unroll
+                        for (int k = 0; k < V; k++) {
+                            b[h][k].v = Op::identity();
+                            b[h][k].i = INT64_MAX;
+                            if (s + h * ny < A.splits) {
+                                b[h][k].v = ((volatile AT *)A.partial)[at + k];
+                                if constexpr (Op::indexed)
+                                    b[h][k].i = ((volatile int64_t *)A.partial_idx)[at + k];
+                            }
+                        }
                     }
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+                        if (s + h * ny < A.splits)
+#pragma unroll
+                            for (int k = 0; k < V; k++)
+                                kg_red_merge<Op>(a[k], b[h][k]);
                 }
             tree(a);
         }
         if (ty == 0 && active) {
 #pragma unroll
             for (int k = 0; k < V; k++) {
-                if (col + k < A.inner)
-                    kg_red_store<Op>(A, oo + (col + k) * A.inner_out, xo + (col + k) * A.inner_idx, a[k]);
+                if (col + k * cs < A.inner)
+                    kg_red_store<Op>(A, oo + (col + k * cs) * A.inner_out, xo + (col + k * cs) * A.inner_idx, a[k]);
             }
         }
     }
+}
+
+/* Columns a COLS plan's lanes take (kg_red_args.vec): the widest of its
+   modes sizes the shared memory of the tree. */
+template <class Op> struct kg_red_cols_width {
+    static constexpr int wide = sizeof(typename Op::in_t) == 2 ? 16 / sizeof(typename Op::in_t) : Op::cvec;
+    static constexpr int n = wide > KG_RED_SCOLS ? wide : KG_RED_SCOLS;
+};
+
+/* The narrow walk of COLS (kernel colsn). */
+template <class Op> __device__ __forceinline__ void kg_red_cols_narrow(const kg_red_args &A)
+{
+    __shared__ typename Op::acc_t sv[KG_RED_THREADS];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS : 1];
+    kg_red_cols_v<Op, 1, true>(A, sv, si);
 }
 
 /* TILE: short contiguous reduced runs of L = A.run elements (2 <= L) under a
@@ -911,12 +971,24 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
     }
 }
 
+/* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec
+   adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
+   KG_RED_SCOLS columns cw apart, one load each. */
 template <class Op> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
-    if (A.vec)
-        kg_red_cols_v<Op, Op::cvec, false>(A);
-    else
-        kg_red_cols_v<Op, 1, false>(A);
+    constexpr int W = kg_red_cols_width<Op>::n;
+    __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
+    if (A.vec == KG_RED_CV_VEC) {
+        kg_red_cols_v<Op, Op::cvec, false>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_STRIDED) {
+        kg_red_cols_v<Op, KG_RED_SCOLS, false, true>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_WIDE) {
+        if constexpr (sizeof(typename Op::in_t) == 2)
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false>(A, sv, si);
+    } else {
+        kg_red_cols_v<Op, 1, false>(A, sv, si);
+    }
 }
 
 #endif

@@ -73,38 +73,17 @@ static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, 
 static const kg_red_tuning old_tuning = {
     .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
 
-/* The default tuning with the column run path on (off by default). */
-static const kg_red_tuning runs_tuning = {.cols_lanes = KG_RED_THREADS,
-                                          .cols_split_lanes = 64,
-                                          .cols_split_units_per_sm = 8,
-                                          .cols_split_pow2 = 1,
-                                          .pack_rows = 1,
-                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-                                          .blocks_per_sm = 16,
-                                          .cols_runs = 1};
-
-/* The default with the tile class on. */
-static const kg_red_tuning tile_tuning = {.cols_lanes = KG_RED_THREADS,
-                                          .cols_split_lanes = 64,
-                                          .cols_split_units_per_sm = 8,
-                                          .cols_split_pow2 = 1,
-                                          .pack_rows = 1,
-                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-                                          .blocks_per_sm = 16,
-                                          .tile = 2,
-                                          .tile_max_bytes = 256,
-                                          .tile_min_elems = 1024};
-
-/* The same with the narrow walks too. */
-static const kg_red_tuning deep_tuning = {.cols_lanes = KG_RED_THREADS,
-                                          .cols_split_lanes = 64,
-                                          .cols_split_units_per_sm = 8,
-                                          .cols_split_pow2 = 1,
-                                          .pack_rows = 1,
-                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-                                          .blocks_per_sm = 16,
-                                          .cols_runs = 1,
-                                          .deep_walk = 1};
+/* The defaults of the afternoon of 2026-12-01 (before the column modes
+   and the one-wave splits) with one path on each. */
+#define AFTERNOON_TUNING                                                                                               \
+    .cols_lanes = KG_RED_THREADS, .cols_split_lanes = 64, .cols_split_units_per_sm = 8, .cols_split_pow2 = 1,          \
+    .pack_rows = 1, .packed_blocks_per_sm = KG_RED_MIN_BLOCKS, .blocks_per_sm = 16
+/* the column run path on */
+static const kg_red_tuning runs_tuning = {AFTERNOON_TUNING, .cols_runs = 1};
+/* the tile class on, index reductions too */
+static const kg_red_tuning tile_tuning = {AFTERNOON_TUNING, .tile = 2, .tile_max_bytes = 256, .tile_min_elems = 1024};
+/* the column runs and the narrow walks */
+static const kg_red_tuning deep_tuning = {AFTERNOON_TUNING, .cols_runs = 1, .deep_walk = 1};
 
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
@@ -240,7 +219,10 @@ Test(plan, few_long_rows_split_across_blocks)
     cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS, "a full reduction of a dense tensor is one row");
     cr_assert_eq(p.args.group, KG_RED_THREADS);
-    cr_assert_gt(p.args.splits, 1000);
+    cr_assert_eq(p.args.splits, 132 * KG_RED_MIN_BLOCKS, "one wave of resident blocks, each a long chunk");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, NULL, 0, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_gt(p.args.splits, 1000, "before: about 16 units per multiprocessor");
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
     cr_assert_geq(p.args.splits * p.args.chunk, p.args.red);
     cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red, "no split may be empty");
     cr_assert_eq(p.args.chunk % 4, 0, "splits start on vector boundaries");
@@ -309,7 +291,22 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     in = fake(IN_AT, KG_F32, 3, v);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0, "33 columns are not a whole number of vectors");
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED, "33 columns are not a whole number of vectors");
+    cr_assert_eq(p.args.tiles * p.args.cw * KG_RED_SCOLS, 64, "lanes of 4 columns, 16 apart");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR, "one column per lane without cols_strided");
+    /* 2-byte columns: 16-byte vectors of 8 (4 without cols_wide) */
+    const int64_t b[] = {1000, 256};
+    in = fake(IN_AT, KG_BF16, 2, b);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.tiles * p.args.cw * 8, 256);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
+    const int64_t b4[] = {1000, 260};
+    in = fake(IN_AT, KG_BF16, 2, b4);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC, "260 columns: vectors of 4, not 8");
 }
 
 Test(plan, adjacent_reduced_dims_merge)
@@ -385,7 +382,7 @@ Test(plan, views_transposed_sliced_and_expanded)
     /* a misaligned start: columns fall back to one element per lane */
     kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){64, 100});
     cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
 }
 
 Test(plan, more_reduced_groups_than_a_walk_holds_take_the_strided_class)
@@ -632,7 +629,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
     const int block = A->group == KG_RED_THREADS || p->cls == KG_RED_COLS;
     if (p->cls == KG_RED_COLS) {
-        const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = A->vec ? (es >= 4 ? 16 / (int64_t)es : 4) : 1;
+        const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = kg_red_cols_per_lane(A->vec, es);
+        const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE;
+        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_STRIDED || (A->vec == KG_RED_CV_WIDE && es != 2))
+            fail(c, "a column mode the kernels do not have");
         if (A->units != A->n_out * A->tiles * A->splits || A->tiles * cw * vu < A->inner)
             fail(c, "column units do not cover the columns");
         for (int64_t u = 0; u < A->units; u++) {
@@ -644,7 +644,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             if (A->run > 1 && (A->vec || A->red % A->run))
                 fail(c, "a column run with vectors, or rows that are not whole runs");
             for (int64_t tx = 0; tx < cw; tx++) {
-                const int64_t col = (tile * cw + tx) * vu;
+                /* the lane's first column; column k is col + k * cs */
+                const int64_t col = strided ? tile * cw * vu + tx : (tile * cw + tx) * vu, cs = strided ? cw : 1;
                 if (col >= A->inner)
                     continue;
                 for (int64_t ty = 0; ty < ny; ty++) {
@@ -658,12 +659,12 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                             visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
                                   io + col * A->run + w.off + e);
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
-                        if ((io + col + w.off) % vu)
+                        if (vector && (io + col + w.off) % vu)
                             fail(c, "a column vector load is misaligned");
                         for (int64_t k = 0; k < vu; k++)
-                            if (col + k < A->inner)
-                                visit(c, oo + (col + k) * (c->indexed ? A->inner_idx : A->inner_out), r,
-                                      io + col + k + w.off);
+                            if (col + k * cs < A->inner)
+                                visit(c, oo + (col + k * cs) * (c->indexed ? A->inner_idx : A->inner_out), r,
+                                      io + col + k * cs + w.off);
                     }
                 }
             }
@@ -969,23 +970,27 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0);
     cr_assert_eq(p.args.deep, 1);
-    /* scalar columns: narrow walks for 2-byte elements only */
+    /* columns of no vector: several per lane (one per lane: narrow walks
+       for 2-byte elements only) */
     kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
     cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
+    cr_assert_eq(p.args.deep, 0);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &deep_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
     cr_assert_eq(p.args.deep, 1);
     kg_tensor cf = fake(IN_AT, KG_I32, 2, (int64_t[]){500, 33555});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &deep_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
     cr_assert_eq(p.args.deep, 0);
     /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
     cr_assert_eq(plan_of(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 1);
-    cr_assert_eq(p.args.splits, 128);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_leq(p.args.units, 132 * 2, "2 units per multiprocessor");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.splits, 512, "without the vector rule");
 }
