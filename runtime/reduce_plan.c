@@ -80,7 +80,7 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
-    .cols_split_units_per_sm = BLOCKS_PER_SM,
+    .cols_split_units_per_sm = BLOCKS_PER_SM / 2,
     .cols_split_units_per_sm_vec = 2,
     .cols_split_pow2 = 1,
     .pack_rows = 1,
@@ -96,6 +96,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_wide = 1,
     .cols_strided = 1,
     .split_waves = 1,
+    .tile_banks = 1,
+    .cols_fit = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -108,7 +110,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
     } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
                   F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems),
-                  F(cols_wide), F(cols_strided), F(split_waves)};
+                  F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -512,14 +514,29 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
             vec = wide ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
     }
     /* else several columns per lane, cw apart, each loaded on its own */
-    if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 1)
+    /* (two columns: half of a lane's loads would be repeats) */
+    if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 2)
         vec = KG_RED_CV_STRIDED;
     const int64_t vu = cols_per_lane(vec, es);
     /* lanes across columns: as many as there are vectors of columns, up to
-       cols_lanes (the whole block: one lane down each column) */
-    int64_t cw = pow2_ceil(cdiv(inner.size, vu));
+       cols_lanes (the whole block: one lane down each column); with
+       cols_fit, narrower tiles where one tile would leave more than an
+       eighth of its lanes idle (48 vectors: 3 tiles of 16, not 1 of 64) */
+    const int64_t nv = cdiv(inner.size, vu);
+    int64_t cw = pow2_ceil(nv);
     if (cw > T->cols_lanes)
         cw = T->cols_lanes;
+    if (T->cols_fit && nv < cw * 7 / 8) {
+        int64_t best = cw, best_used = nv * 8 / (cdiv(nv, cw) * cw); /* eighths of the lanes used */
+        for (int64_t c = cw / 2; c >= 8 && best_used < 7; c /= 2) {
+            const int64_t used = nv * 8 / (cdiv(nv, c) * c);
+            if (used > best_used) {
+                best = c;
+                best_used = used;
+            }
+        }
+        cw = best;
+    }
     const int64_t outer = n_out / inner.size;
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
@@ -551,6 +568,36 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     return 1;
 }
 
+/* TILE with tile_banks: the fewest lanes per row g (a power of two from g0
+   up, at most 32 and L) such that a warp's first reads of rows of L elements (es bytes)
+   in shared memory, lane l reading element l % g of row l / g, meet at most
+   one other word in a bank (4-byte words, lanes of a word share it; 8-byte
+   elements: per half warp, 8-byte banks): a two-way conflict costs less
+   than the shuffles of more lanes per row. */
+static int64_t tile_lanes(int64_t L, size_t es, int64_t g0)
+{
+    const int64_t unit = es > 4 ? 8 : 4, lanes = es > 4 ? 16 : 32, banks = 128 / unit;
+    int64_t g = g0;
+    for (; g < 32 && g * 2 <= L; g *= 2) {
+        int64_t word[32][2];
+        int ok = 1;
+        for (int64_t b = 0; b < banks; b++)
+            word[b][0] = word[b][1] = -1;
+        for (int64_t l = 0; l < lanes && ok; l++) {
+            const int64_t w = ((l / g) * L + l % g) * (int64_t)es / unit, b = w % banks;
+            if (word[b][0] < 0 || word[b][0] == w)
+                word[b][0] = w;
+            else if (word[b][1] < 0 || word[b][1] == w)
+                word[b][1] = w;
+            else
+                ok = 0;
+        }
+        if (ok)
+            return g;
+    }
+    return g;
+}
+
 /* TILE: a short contiguous reduced run D[0] (the logically innermost reduced
    dim for index reductions) under the dense kept dim K[0] (stride = the
    run), further reduced dims walked outside (at most KG_RED_WALK_DIMS),
@@ -576,6 +623,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     int64_t g = pow2_floor(L / 2 > 1 ? L / 2 : 1);
     if (g > 32)
         g = 32;
+    if (T->tile_banks) /* enough lanes that a tile's rows fill the block */
+        g = tile_lanes(L, es, pow2_ceil(cdiv(L * KG_RED_THREADS, E)));
     const int64_t mr = E / (2 * KG_RED_THREADS);
     int64_t rows = E / L;
     if (rows > mr * (KG_RED_THREADS / g))

@@ -262,28 +262,42 @@ template <typename I> __device__ __forceinline__ void kg_walk_step(const kg_red_
     }
 }
 
+/* Counts a split of output group grp as written (every thread that wrote
+   one of its partials fenced after writing) and returns, in every thread,
+   whether this block came last; the last block zeroes the counter again
+   (the scratch's counters stay zeroed between launches) and fences before
+   it reads the others' partials. */
+__device__ __forceinline__ bool kg_red_arrive(const kg_red_args &A, int64_t grp)
+{
+    __shared__ int last;
+    __syncthreads(); /* this split's partials are written; a previous call's readers are done */
+    if (threadIdx.x == 0) {
+        const unsigned prev = atomicAdd(&A.sema[grp], 1u);
+        last = prev == (unsigned)A.splits - 1;
+        if (last)
+            A.sema[grp] = 0;
+    }
+    __syncthreads();
+    if (last)
+        __threadfence();
+    return last;
+}
+
 /* Split bookkeeping for a block-wide unit: thread 0 holds this split's
    partial `a`. Returns true in the block that completes output `grp`, with
    the combined result in thread 0's `a`. */
 template <class Op>
 __device__ __forceinline__ bool kg_red_split(const kg_red_args &A, int64_t grp, int64_t split, kg_racc<Op> &a)
 {
-    __shared__ int last;
     typedef typename Op::acc_t AT;
     if (threadIdx.x == 0) {
         ((AT *)A.partial)[grp * A.splits + split] = a.v;
         if constexpr (Op::indexed)
             A.partial_idx[grp * A.splits + split] = a.i;
         __threadfence();
-        const unsigned prev = atomicAdd(&A.sema[grp], 1u);
-        last = prev == (unsigned)A.splits - 1;
-        if (last)
-            A.sema[grp] = 0; /* every split has counted: leave it zeroed */
     }
-    __syncthreads();
-    if (!last)
+    if (!kg_red_arrive(A, grp))
         return false;
-    __threadfence();
     /* each thread merges partials s, s + 256, ... in that order, their
        loads issued KG_RED_COMBINE at a time (not one round trip each) */
     kg_racc<Op> t = kg_red_identity<Op>();
@@ -634,7 +648,6 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
-    __shared__ int last;
     const int cw = A.cw, ny = KG_RED_THREADS / cw;
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
     const int width = cw * V; /* columns per tile */
@@ -773,17 +786,8 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 }
                 __threadfence();
             }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                const unsigned prev = atomicAdd(&A.sema[grp], 1u);
-                last = prev == (unsigned)A.splits - 1;
-                if (last)
-                    A.sema[grp] = 0;
-            }
-            __syncthreads();
-            if (!last)
+            if (!kg_red_arrive(A, grp))
                 continue;
-            __threadfence();
 #pragma unroll
             for (int k = 0; k < V; k++)
                 a[k] = kg_red_identity<Op>();
@@ -845,11 +849,13 @@ template <class Op> __device__ __forceinline__ void kg_red_cols_narrow(const kg_
    per block) and further kept dims are outer positions. A unit is one tile of
    at most A.tile_rows rows of one outer position and one split of the walk.
    Per walk position the block loads the tile's rows x L contiguous elements
-   in aligned 16-byte vectors (the bytes around them in the same 16 bytes are
-   loaded and ignored), stages them in shared memory and reduces whole rows:
-   groups of g = A.group lanes (a power of two up to 32) take rows g-lane
-   strided and combine with shuffles. The loads of the next walk position are
-   in flight while this one is reduced. Every combination order is fixed. */
+   in aligned 16-byte vectors (a first or last vector that reaches past them
+   element by element), stages them in shared memory and reduces whole rows:
+   groups of g = A.group lanes (a power of two up to 32; the planner picks
+   one whose lanes read distinct banks) take rows g-lane strided and combine
+   with shuffles. The loads of the next tile (the next walk position, or,
+   unsplit, the block's next unit) are in flight while this one is reduced.
+   Every combination order is fixed. */
 template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
@@ -857,64 +863,101 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
     typedef kgd_vec<T, V> VT;
     constexpr int E = KG_RED_TILE_ELEMS;
     constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
-    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (g <= L / 2) */
+    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (rows <= E / 2) */
     __shared__ VT sm[E / V + 1];
-    __shared__ int last;
     typedef typename Op::acc_t AT;
     const T *st = (const T *)sm;
     const int L = (int)A.run, g = A.group, gpp = KG_RED_THREADS / g; /* rows per pass */
     const int t = threadIdx.x, gi = t / g, gl = t & (g - 1);
     const int64_t npos = A.red / L;
-    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
-        const int64_t grp = u / A.splits, split = u - grp * A.splits;
-        const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
-        int64_t io, oo, xo;
-        kg_red_outer(A, o, io, oo, xo);
-        const int64_t row0 = tile * A.tile_rows;
-        const int rows = (int)(A.inner - row0 < A.tile_rows ? A.inner - row0 : A.tile_rows);
-        const int n = rows * L;
-        const T *base = (const T *)A.in + io + row0 * L;
-        const int64_t w0 = split * A.chunk, w1 = w0 + A.chunk < npos ? w0 + A.chunk : npos;
+    /* one unit: its place and its walk */
+    struct tile_unit {
+        int64_t grp, oo, xo, row0, w0, w1;
+        const T *base;
+        int rows;
+        kg_red_pos<int64_t> wp;
+    };
+    auto setup = [&](int64_t u, tile_unit &s) {
+        s.grp = u / A.splits;
+        const int64_t split = u - s.grp * A.splits;
+        const int64_t o = s.grp / A.tiles, tile = s.grp - o * A.tiles;
+        int64_t io;
+        kg_red_outer(A, o, io, s.oo, s.xo);
+        s.row0 = tile * A.tile_rows;
+        s.rows = (int)(A.inner - s.row0 < A.tile_rows ? A.inner - s.row0 : A.tile_rows);
+        s.base = (const T *)A.in + io + s.row0 * L;
+        s.w0 = split * A.chunk;
+        s.w1 = s.w0 + A.chunk < npos ? s.w0 + A.chunk : npos;
+        kg_walk_at(A.walk, s.w0, s.wp);
+    };
+    VT x[NV];
+    int phase = 0, nv = 0;
+    /* issues the loads of n elements at p: the aligned 16-byte vectors that
+       hold them, the first and the last element by element where they
+       reach past [p, p + n) (no byte outside the tensor is read; the
+       vector's other elements are never used) */
+    auto load = [&](const T *p, int n) {
+        phase = (int)(((uintptr_t)p & 15) / sizeof(T));
+        const VT *pa = (const VT *)(p - phase);
+        nv = (phase + n + V - 1) / V;
+        const bool ragged = phase > 0 || (phase + n) % V != 0;
+#pragma unroll
+        for (int j = 0; j < NV; j++) {
+            const int v = t + j * KG_RED_THREADS;
+            if (v < nv) {
+                if (ragged && (v == 0 || v == nv - 1)) {
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const int k = v * V + e - phase;
+                        if (k >= 0 && k < n)
+                            x[j].v[e] = p[k];
+                    }
+                } else {
+                    x[j] = pa[v];
+                }
+            }
+        }
+    };
+    int64_t u = blockIdx.x;
+    if (u >= A.units)
+        return;
+    tile_unit cur;
+    setup(u, cur);
+    load(cur.base + cur.wp.off, cur.rows * L); /* every unit has a position (w0 < w1: the planner's chunks) */
+    for (;;) {
         kg_racc<Op> acc[MR];
 #pragma unroll
         for (int j = 0; j < MR; j++)
             acc[j] = kg_red_identity<Op>();
-        kg_red_pos<int64_t> wp;
-        kg_walk_at(A.walk, w0, wp);
-        VT x[NV];
-        int phase = 0, nv = 0;
-        /* issues the loads of the tile at walk offset off */
-        auto load = [&](int64_t off) {
-            const T *p = base + off;
-            phase = (int)(((uintptr_t)p & 15) / sizeof(T));
-            const VT *pa = (const VT *)(p - phase);
-            nv = (phase + n + V - 1) / V;
-#pragma unroll
-            for (int j = 0; j < NV; j++)
-                if (t + j * KG_RED_THREADS < nv)
-                    x[j] = pa[t + j * KG_RED_THREADS];
-        };
-        if (w0 < w1)
-            load(wp.off);
-        for (int64_t w = w0; w < w1; w++) {
-            __syncthreads(); /* the previous position's readers are done */
+        bool more = false;
+        for (int64_t w = cur.w0; w < cur.w1; w++) {
+            __syncthreads(); /* the previous tile's readers are done */
 #pragma unroll
             for (int j = 0; j < NV; j++)
                 if (t + j * KG_RED_THREADS < nv)
                     sm[t + j * KG_RED_THREADS] = x[j];
             const int ph = phase;
             __syncthreads();
-            if (w + 1 < w1) {
-                kg_walk_step(A.walk, wp);
-                load(wp.off);
+            if (w + 1 < cur.w1) {
+                kg_walk_step(A.walk, cur.wp);
+                load(cur.base + cur.wp.off, cur.rows * L);
+            } else if (A.splits == 1 && u + gridDim.x < A.units) {
+                /* the block's next unit (its walk starts at 0): its first
+                   tile's place only, the rest set up again below */
+                const int64_t nu = u + gridDim.x, o = nu / A.tiles, row0 = (nu - o * A.tiles) * A.tile_rows;
+                int64_t io, oo, xo;
+                kg_red_outer(A, o, io, oo, xo);
+                load((const T *)A.in + io + row0 * L,
+                     (int)(A.inner - row0 < A.tile_rows ? A.inner - row0 : A.tile_rows) * L);
+                more = true;
             }
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
-                if (j * gpp >= rows)
+                if (j * gpp >= cur.rows)
                     break; /* uniform across the block */
                 kg_racc<Op> a = kg_red_identity<Op>();
-                if (r < rows) {
+                if (r < cur.rows) {
                     const T *q = st + ph + r * L;
                     for (int e = gl; e < L; e += g)
                         kg_red_push<Op>(a, q[e], w * L + e);
@@ -923,51 +966,54 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
                 kg_red_merge<Op>(acc[j], a); /* meaningful in lane 0 of each group */
             }
         }
+        bool store = true;
         if (A.splits > 1) {
-            const int64_t at = (grp * A.splits + split) * A.tile_rows;
+            const int64_t split = u - cur.grp * A.splits;
+            const int64_t at = (cur.grp * A.splits + split) * A.tile_rows;
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
-                if (gl == 0 && r < rows) {
+                if (gl == 0 && r < cur.rows) {
                     ((AT *)A.partial)[at + r] = acc[j].v;
                     if constexpr (Op::indexed)
                         A.partial_idx[at + r] = acc[j].i;
                 }
             }
             __threadfence();
-            __syncthreads();
-            if (t == 0) {
-                const unsigned prev = atomicAdd(&A.sema[grp], 1u);
-                last = prev == (unsigned)A.splits - 1;
-                if (last)
-                    A.sema[grp] = 0;
+            store = kg_red_arrive(A, cur.grp);
+            if (store) {
+#pragma unroll
+                for (int j = 0; j < MR; j++) {
+                    const int r = gi + j * gpp;
+                    acc[j] = kg_red_identity<Op>();
+                    if (gl == 0 && r < cur.rows)
+                        for (int64_t sp = 0; sp < A.splits; sp++) {
+                            const int64_t at2 = (cur.grp * A.splits + sp) * A.tile_rows + r;
+                            kg_racc<Op> b;
+                            b.v = ((volatile AT *)A.partial)[at2];
+                            b.i = 0;
+                            if constexpr (Op::indexed)
+                                b.i = ((volatile int64_t *)A.partial_idx)[at2];
+                            kg_red_merge<Op>(acc[j], b);
+                        }
+                }
             }
-            __syncthreads();
-            if (!last)
-                continue;
-            __threadfence();
+        }
+        if (store) {
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
-                acc[j] = kg_red_identity<Op>();
-                if (gl == 0 && r < rows)
-                    for (int64_t s = 0; s < A.splits; s++) {
-                        const int64_t at2 = (grp * A.splits + s) * A.tile_rows + r;
-                        kg_racc<Op> b;
-                        b.v = ((volatile AT *)A.partial)[at2];
-                        b.i = 0;
-                        if constexpr (Op::indexed)
-                            b.i = ((volatile int64_t *)A.partial_idx)[at2];
-                        kg_red_merge<Op>(acc[j], b);
-                    }
+                if (gl == 0 && r < cur.rows)
+                    kg_red_store<Op>(A, cur.oo + (cur.row0 + r) * A.inner_out, cur.xo + (cur.row0 + r) * A.inner_idx,
+                                     acc[j]);
             }
         }
-#pragma unroll
-        for (int j = 0; j < MR; j++) {
-            const int r = gi + j * gpp;
-            if (gl == 0 && r < rows)
-                kg_red_store<Op>(A, oo + (row0 + r) * A.inner_out, xo + (row0 + r) * A.inner_idx, acc[j]);
-        }
+        u += gridDim.x;
+        if (u >= A.units)
+            break;
+        setup(u, cur);
+        if (!more)
+            load(cur.base + cur.wp.off, cur.rows * L);
     }
 }
 

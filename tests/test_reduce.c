@@ -105,6 +105,11 @@ static const rcase cases[] = {
     {"expanded (64,100) all", 2, {64, 100}, 0, {0}, 0, EXPANDED},
     {"misaligned (1001,) all", 1, {1001}, 0, {0}, 0, MISALIGNED},
     {"misaligned (40,24) 0", 2, {40, 24}, 1, {0}, 0, MISALIGNED},
+    /* tiles whose first or last 16 bytes reach past the input (its ends off a
+       16-byte boundary): loaded element by element there (memcheck, W0) */
+    {"(1023,3) 1 tiles, the end off 16 bytes", 2, {1023, 3}, 1, {1}, 0, DENSE},
+    {"misaligned (1023,5) 1 tiles, both ends off 16 bytes", 2, {1023, 5}, 1, {1}, 0, MISALIGNED},
+    {"(700,7,3) (0,2) tiles under a walk", 3, {700, 7, 3}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -602,14 +607,19 @@ Test(gpu, every_case_under_other_tunings)
         /* tiles of short reduced runs, also small ones */
         {AFTERNOON_TUNING, .tile = 2, .tile_max_bytes = 512, .tile_min_elems = 1},
         /* the column modes (several columns per lane, 16-byte 2-byte vectors)
-           in narrow tiles, and two waves of split blocks */
+           in narrow tiles, two waves of split blocks, tiles of rows up to
+           1 KB with bank-friendly lane groups, index reductions too */
         {.cols_lanes = 32,
          .cols_split_lanes = 32,
          .cols_split_units_per_sm = 16,
          .blocks_per_sm = 16,
          .cols_wide = 1,
          .cols_strided = 1,
-         .split_waves = 2},
+         .split_waves = 2,
+         .tile = 2,
+         .tile_max_bytes = 1024,
+         .tile_min_elems = 1,
+         .tile_banks = 1},
     };
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
     /* KG_TEST_QUICK (a time-capped run): the last two tunings, the paths

@@ -263,10 +263,10 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.cw, 64, "too few tiles of 256 lanes: the split takes tiles of 64");
     cr_assert_eq(p.args.tiles, 64);
-    cr_assert_eq(p.args.splits, 16, "17 splits for 8 units per SM, rounded down to a power of two");
-    cr_assert_eq(p.args.chunk, 1024);
-    cr_assert_eq(p.args.units, 1024);
-    cr_assert_eq(p.grid, 1024u);
+    cr_assert_eq(p.args.splits, 8, "9 splits for 4 units per SM, rounded down to a power of two");
+    cr_assert_eq(p.args.chunk, 2048);
+    cr_assert_eq(p.args.units, 512);
+    cr_assert_eq(p.grid, 512u);
     cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
     cr_assert_eq(p.args.cw, 32);
@@ -307,6 +307,19 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     in = fake(IN_AT, KG_BF16, 2, b4);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC, "260 columns: vectors of 4, not 8");
+    /* 48 vectors of columns: 3 tiles of 16 lanes (one of 64 would idle 16) */
+    const int64_t b3[] = {1000, 384};
+    in = fake(IN_AT, KG_BF16, 2, b3);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.cw, 16);
+    cr_assert_eq(p.args.tiles, 3);
+    /* two columns: one per lane, not four with two repeated */
+    const int64_t two[] = {100000, 2};
+    in = fake(IN_AT, KG_F32, 2, two);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
 }
 
 Test(plan, adjacent_reduced_dims_merge)
@@ -603,7 +616,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
     if (p->cls == KG_RED_TILE) {
         const int64_t L = A->run, g = A->group, npos = A->red / L;
-        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || (g > 1 && g > L / 2) ||
+        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || g > L ||
             A->tile_rows * L > KG_RED_TILE_ELEMS ||
             A->tile_rows > KG_RED_TILE_ELEMS / (2 * KG_RED_THREADS) * (KG_RED_THREADS / g) ||
             A->tiles * A->tile_rows < A->inner || A->units != A->n_out * A->tiles * A->splits)
@@ -993,6 +1006,34 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_leq(p.args.units, 132 * 2, "2 units per multiprocessor");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.splits, 512, "without the vector rule");
+}
+
+Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the_banks)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.tile_max_bytes = 1024;
+    t.tile_banks = 1;
+    kg_red_plan p;
+    static const struct {
+        kg_dtype dt;
+        int64_t L, g;
+    } want[] = {
+        {KG_F32, 11, 1},  /* odd rows: lane l reads bank 11 l % 32, all distinct */
+        {KG_F32, 48, 8},  /* 85 rows of 48: 4 lanes fill the block, 8 keep 2 rows a bank (48 = 3 x 16) */
+        {KG_F32, 96, 16}, /* 42 rows: 8 lanes fill the block, 16 keep 2 rows a bank (96 = 3 x 32) */
+        {KG_BF16, 3, 1},  /* 6-byte rows: at most two words a bank */
+        {KG_F32, 4, 2},   /* 16-byte rows: one lane a row would put 4 rows in a bank */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        kg_tensor in = fake(IN_AT, want[i].dt, 2, (int64_t[]){100003, want[i].L});
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_TILE, "rows of %lld", (long long)want[i].L);
+        cr_assert_eq(p.args.group, want[i].g, "rows of %lld: %d lanes, want %lld", (long long)want[i].L, p.args.group,
+                     (long long)want[i].g);
+        cr_assert_geq(p.args.tile_rows * p.args.group, KG_RED_THREADS > KG_RED_TILE_ELEMS / want[i].L * want[i].g
+                                                           ? KG_RED_TILE_ELEMS / want[i].L * want[i].g
+                                                           : KG_RED_THREADS);
+    }
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
