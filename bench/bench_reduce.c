@@ -401,11 +401,17 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         int64_t shape[4];
         unsigned mask;
     } named[] = {
-        {4, {64, 256, 32, 256}, 0x5}, {4, {64, 256, 32, 256}, 0xa}, {3, {8, 4096, 4096}, 0x5},
-        {3, {4096, 64, 1024}, 0x5},   {3, {2048, 3, 4096}, 0x2},    {4, {96, 96, 96, 96}, 0x9},
+        {4, {64, 256, 32, 256}, 0x5},
+        {4, {64, 256, 32, 256}, 0xa},
+        {3, {8, 4096, 4096}, 0x5},
+        {3, {4096, 64, 1024}, 0x5},
+        {3, {2048, 3, 4096}, 0x2},
+        {4, {96, 96, 96, 96}, 0x9},
         {2, {7, 1048576}, 0x1},
         /* the issue-4 column and short-row shapes, for plans that change them */
-        {2, {16384, 16384}, 0x1},     {2, {64, 4194304}, 0x1},    {2, {4194304, 64}, 0x2},
+        {2, {16384, 16384}, 0x1},
+        {2, {64, 4194304}, 0x1},
+        {2, {4194304, 64}, 0x2},
     };
     printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {

@@ -76,7 +76,26 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
      every vector case (11 -> 21%, 15 -> 18%, 18.5 -> 21% where 8 gave 512 to
      1024 splits; 96.5 -> 98.9% at 4 splits) and lost on narrow ones: taken
      where 8 would split more than 64 ways (the headline [16384,16384] dim 0,
-     16 splits, keeps its measured plan). */
+     16 splits, keeps its measured plan).
+   Evening of 2026-12-01 (two runs, each variant timed beside the default
+   on every sweep case it changes; 60 and 188 cases):
+   - column modes: several 4-byte columns per lane, cw apart, won almost
+     everywhere (25 -> 57%, 32 -> 79%, 44 -> 83%, 37 -> 79% of copy) but
+     lost with 2 columns (25.7 -> 22.6%, 13.5 -> 10.3%: one per lane
+     there); 16-byte vectors of 2-byte columns won everywhere (23 -> 34%,
+     21 -> 32%, 26 -> 39%);
+   - ROWS / NEST / STRIDED splits of one wave of resident blocks won on
+     every case they changed ([2048,16384] all 67.5 -> 84.3%, [65537,256]
+     all 60 -> 66%, [43691,384] dim 0 53 -> 75%);
+   - 4 column split units per multiprocessor instead of 8: median 56.4%
+     against 53.0% over 37 changed cases ([16384,16384] dim 0 101.2%
+     against 99.3%);
+   - narrower column tiles where one tile idles lanes (cols_fit) lost where
+     they took 8 lanes (38 -> 18%, 31 -> 17%) and gained a little at 16:
+     off; tiles of rows up to 64 or 256 bytes lost to the lane groups and
+     column runs on all 13 cases (31 -> 21%, 72 -> 39%): 16 bytes kept;
+     bank-friendly tile lanes won the one case they changed (24.5 ->
+     27.9%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -97,7 +116,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_strided = 1,
     .split_waves = 1,
     .tile_banks = 1,
-    .cols_fit = 1,
+    .cols_fit = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -469,14 +488,10 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
 int kg_red_cols_per_lane(int vec, size_t es)
 {
     switch (vec) {
-    case KG_RED_CV_VEC:
-        return es >= 4 ? 16 / (int)es : 4;
-    case KG_RED_CV_WIDE:
-        return 16 / (int)es;
-    case KG_RED_CV_STRIDED:
-        return KG_RED_SCOLS;
-    default:
-        return 1;
+    case KG_RED_CV_VEC: return es >= 4 ? 16 / (int)es : 4;
+    case KG_RED_CV_WIDE: return 16 / (int)es;
+    case KG_RED_CV_STRIDED: return KG_RED_SCOLS;
+    default: return 1;
     }
 }
 #define cols_per_lane(v, es) ((int64_t)kg_red_cols_per_lane((v), (es)))
@@ -558,8 +573,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
-    A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) &&
-              walk_fits32(&A->walk);
+    A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -759,9 +773,9 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
            of the kernel's resident blocks at most (each block streams a
            long chunk; few last-block combines) */
         if (!cols && plan->cls != KG_RED_TILE && T->split_waves > 0) {
-            const int64_t resident = plan->cls == KG_RED_NEST ? (A->deep ? KG_RED_NARROW_MIN_BLOCKS
-                                                                          : KG_RED_WALK_MIN_BLOCKS)
-                                                              : KG_RED_MIN_BLOCKS;
+            const int64_t resident = plan->cls == KG_RED_NEST
+                                         ? (A->deep ? KG_RED_NARROW_MIN_BLOCKS : KG_RED_WALK_MIN_BLOCKS)
+                                         : KG_RED_MIN_BLOCKS;
             const int64_t units = smul(smul(sm, resident), T->split_waves);
             int64_t want = units / (w->groups > 0 ? w->groups : 1);
             if (want < 1)

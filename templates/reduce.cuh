@@ -851,11 +851,10 @@ template <class Op> __device__ __forceinline__ void kg_red_cols_narrow(const kg_
    Per walk position the block loads the tile's rows x L contiguous elements
    in aligned 16-byte vectors (a first or last vector that reaches past them
    element by element), stages them in shared memory and reduces whole rows:
-   groups of g = A.group lanes (a power of two up to 32; the planner picks
-   one whose lanes read distinct banks) take rows g-lane strided and combine
-   with shuffles. The loads of the next tile (the next walk position, or,
-   unsplit, the block's next unit) are in flight while this one is reduced.
-   Every combination order is fixed. */
+   groups of g = A.group lanes (a power of two up to 32; the planner's
+   tile_banks picks one whose lanes read distinct banks) take rows g-lane
+   strided and combine with shuffles. The loads of the next walk position are
+   in flight while this one is reduced. Every combination order is fixed. */
 template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
@@ -863,101 +862,79 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
     typedef kgd_vec<T, V> VT;
     constexpr int E = KG_RED_TILE_ELEMS;
     constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
-    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (rows <= E / 2) */
+    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (the planner: rows <= MR x 256 / g) */
     __shared__ VT sm[E / V + 1];
     typedef typename Op::acc_t AT;
     const T *st = (const T *)sm;
     const int L = (int)A.run, g = A.group, gpp = KG_RED_THREADS / g; /* rows per pass */
     const int t = threadIdx.x, gi = t / g, gl = t & (g - 1);
     const int64_t npos = A.red / L;
-    /* one unit: its place and its walk */
-    struct tile_unit {
-        int64_t grp, oo, xo, row0, w0, w1;
-        const T *base;
-        int rows;
-        kg_red_pos<int64_t> wp;
-    };
-    auto setup = [&](int64_t u, tile_unit &s) {
-        s.grp = u / A.splits;
-        const int64_t split = u - s.grp * A.splits;
-        const int64_t o = s.grp / A.tiles, tile = s.grp - o * A.tiles;
-        int64_t io;
-        kg_red_outer(A, o, io, s.oo, s.xo);
-        s.row0 = tile * A.tile_rows;
-        s.rows = (int)(A.inner - s.row0 < A.tile_rows ? A.inner - s.row0 : A.tile_rows);
-        s.base = (const T *)A.in + io + s.row0 * L;
-        s.w0 = split * A.chunk;
-        s.w1 = s.w0 + A.chunk < npos ? s.w0 + A.chunk : npos;
-        kg_walk_at(A.walk, s.w0, s.wp);
-    };
-    VT x[NV];
-    int phase = 0, nv = 0;
-    /* issues the loads of n elements at p: the aligned 16-byte vectors that
-       hold them, the first and the last element by element where they
-       reach past [p, p + n) (no byte outside the tensor is read; the
-       vector's other elements are never used) */
-    auto load = [&](const T *p, int n) {
-        phase = (int)(((uintptr_t)p & 15) / sizeof(T));
-        const VT *pa = (const VT *)(p - phase);
-        nv = (phase + n + V - 1) / V;
-        const bool ragged = phase > 0 || (phase + n) % V != 0;
-#pragma unroll
-        for (int j = 0; j < NV; j++) {
-            const int v = t + j * KG_RED_THREADS;
-            if (v < nv) {
-                if (ragged && (v == 0 || v == nv - 1)) {
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const int k = v * V + e - phase;
-                        if (k >= 0 && k < n)
-                            x[j].v[e] = p[k];
-                    }
-                } else {
-                    x[j] = pa[v];
-                }
-            }
-        }
-    };
-    int64_t u = blockIdx.x;
-    if (u >= A.units)
-        return;
-    tile_unit cur;
-    setup(u, cur);
-    load(cur.base + cur.wp.off, cur.rows * L); /* every unit has a position (w0 < w1: the planner's chunks) */
-    for (;;) {
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t grp = u / A.splits, split = u - grp * A.splits;
+        const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const int64_t row0 = tile * A.tile_rows;
+        const int rows = (int)(A.inner - row0 < A.tile_rows ? A.inner - row0 : A.tile_rows);
+        const int n = rows * L;
+        const T *base = (const T *)A.in + io + row0 * L;
+        const int64_t w0 = split * A.chunk, w1 = w0 + A.chunk < npos ? w0 + A.chunk : npos;
         kg_racc<Op> acc[MR];
 #pragma unroll
         for (int j = 0; j < MR; j++)
             acc[j] = kg_red_identity<Op>();
-        bool more = false;
-        for (int64_t w = cur.w0; w < cur.w1; w++) {
-            __syncthreads(); /* the previous tile's readers are done */
+        kg_red_pos<int64_t> wp;
+        kg_walk_at(A.walk, w0, wp);
+        VT x[NV];
+        int phase = 0, nv = 0;
+        /* issues the loads of the tile at walk offset off: the aligned
+           16-byte vectors that hold its n elements, the first and the last
+           element by element where they reach past them (no byte outside
+           the tensor is read; the vector's other elements are never used) */
+        auto load = [&](int64_t off) {
+            const T *p = base + off;
+            phase = (int)(((uintptr_t)p & 15) / sizeof(T));
+            const VT *pa = (const VT *)(p - phase);
+            nv = (phase + n + V - 1) / V;
+            const bool ragged = phase > 0 || (phase + n) % V != 0;
+#pragma unroll
+            for (int j = 0; j < NV; j++) {
+                const int v = t + j * KG_RED_THREADS;
+                if (v < nv) {
+                    if (ragged && (v == 0 || v == nv - 1)) {
+#pragma unroll
+                        for (int e = 0; e < V; e++) {
+                            const int k = v * V + e - phase;
+                            if (k >= 0 && k < n)
+                                x[j].v[e] = p[k];
+                        }
+                    } else {
+                        x[j] = pa[v];
+                    }
+                }
+            }
+        };
+        if (w0 < w1)
+            load(wp.off);
+        for (int64_t w = w0; w < w1; w++) {
+            __syncthreads(); /* the previous position's readers are done */
 #pragma unroll
             for (int j = 0; j < NV; j++)
                 if (t + j * KG_RED_THREADS < nv)
                     sm[t + j * KG_RED_THREADS] = x[j];
             const int ph = phase;
             __syncthreads();
-            if (w + 1 < cur.w1) {
-                kg_walk_step(A.walk, cur.wp);
-                load(cur.base + cur.wp.off, cur.rows * L);
-            } else if (A.splits == 1 && u + gridDim.x < A.units) {
-                /* the block's next unit (its walk starts at 0): its first
-                   tile's place only, the rest set up again below */
-                const int64_t nu = u + gridDim.x, o = nu / A.tiles, row0 = (nu - o * A.tiles) * A.tile_rows;
-                int64_t io, oo, xo;
-                kg_red_outer(A, o, io, oo, xo);
-                load((const T *)A.in + io + row0 * L,
-                     (int)(A.inner - row0 < A.tile_rows ? A.inner - row0 : A.tile_rows) * L);
-                more = true;
+            if (w + 1 < w1) {
+                kg_walk_step(A.walk, wp);
+                load(wp.off);
             }
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
-                if (j * gpp >= cur.rows)
+                if (j * gpp >= rows)
                     break; /* uniform across the block */
                 kg_racc<Op> a = kg_red_identity<Op>();
-                if (r < cur.rows) {
+                if (r < rows) {
                     const T *q = st + ph + r * L;
                     for (int e = gl; e < L; e += g)
                         kg_red_push<Op>(a, q[e], w * L + e);
@@ -966,54 +943,42 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
                 kg_red_merge<Op>(acc[j], a); /* meaningful in lane 0 of each group */
             }
         }
-        bool store = true;
         if (A.splits > 1) {
-            const int64_t split = u - cur.grp * A.splits;
-            const int64_t at = (cur.grp * A.splits + split) * A.tile_rows;
+            const int64_t at = (grp * A.splits + split) * A.tile_rows;
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
-                if (gl == 0 && r < cur.rows) {
+                if (gl == 0 && r < rows) {
                     ((AT *)A.partial)[at + r] = acc[j].v;
                     if constexpr (Op::indexed)
                         A.partial_idx[at + r] = acc[j].i;
                 }
             }
             __threadfence();
-            store = kg_red_arrive(A, cur.grp);
-            if (store) {
-#pragma unroll
-                for (int j = 0; j < MR; j++) {
-                    const int r = gi + j * gpp;
-                    acc[j] = kg_red_identity<Op>();
-                    if (gl == 0 && r < cur.rows)
-                        for (int64_t sp = 0; sp < A.splits; sp++) {
-                            const int64_t at2 = (cur.grp * A.splits + sp) * A.tile_rows + r;
-                            kg_racc<Op> b;
-                            b.v = ((volatile AT *)A.partial)[at2];
-                            b.i = 0;
-                            if constexpr (Op::indexed)
-                                b.i = ((volatile int64_t *)A.partial_idx)[at2];
-                            kg_red_merge<Op>(acc[j], b);
-                        }
-                }
-            }
-        }
-        if (store) {
+            if (!kg_red_arrive(A, grp))
+                continue;
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
-                if (gl == 0 && r < cur.rows)
-                    kg_red_store<Op>(A, cur.oo + (cur.row0 + r) * A.inner_out, cur.xo + (cur.row0 + r) * A.inner_idx,
-                                     acc[j]);
+                acc[j] = kg_red_identity<Op>();
+                if (gl == 0 && r < rows)
+                    for (int64_t s = 0; s < A.splits; s++) {
+                        const int64_t at2 = (grp * A.splits + s) * A.tile_rows + r;
+                        kg_racc<Op> b;
+                        b.v = ((volatile AT *)A.partial)[at2];
+                        b.i = 0;
+                        if constexpr (Op::indexed)
+                            b.i = ((volatile int64_t *)A.partial_idx)[at2];
+                        kg_red_merge<Op>(acc[j], b);
+                    }
             }
         }
-        u += gridDim.x;
-        if (u >= A.units)
-            break;
-        setup(u, cur);
-        if (!more)
-            load(cur.base + cur.wp.off, cur.rows * L);
+#pragma unroll
+        for (int j = 0; j < MR; j++) {
+            const int r = gi + j * gpp;
+            if (gl == 0 && r < rows)
+                kg_red_store<Op>(A, oo + (row0 + r) * A.inner_out, xo + (row0 + r) * A.inner_idx, acc[j]);
+        }
     }
 }
 

@@ -307,11 +307,16 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     in = fake(IN_AT, KG_BF16, 2, b4);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC, "260 columns: vectors of 4, not 8");
-    /* 48 vectors of columns: 3 tiles of 16 lanes (one of 64 would idle 16) */
+    /* 48 vectors of columns: one tile of 64 lanes; with cols_fit (off: it
+       lost where it took 8 lanes) 3 tiles of 16 */
     const int64_t b3[] = {1000, 384};
     in = fake(IN_AT, KG_BF16, 2, b3);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.cw, 64);
+    kg_red_tuning fit = kg_red_tuning_default;
+    fit.cols_fit = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &fit, &p), KG_OK);
     cr_assert_eq(p.args.cw, 16);
     cr_assert_eq(p.args.tiles, 3);
     /* two columns: one per lane, not four with two repeated */
@@ -616,8 +621,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
     if (p->cls == KG_RED_TILE) {
         const int64_t L = A->run, g = A->group, npos = A->red / L;
-        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || g > L ||
-            A->tile_rows * L > KG_RED_TILE_ELEMS ||
+        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || g > L || A->tile_rows * L > KG_RED_TILE_ELEMS ||
             A->tile_rows > KG_RED_TILE_ELEMS / (2 * KG_RED_THREADS) * (KG_RED_THREADS / g) ||
             A->tiles * A->tile_rows < A->inner || A->units != A->n_out * A->tiles * A->splits)
             fail(c, "tile geometry out of bounds");
@@ -858,6 +862,72 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
     cr_assert_gt(plans, 10000);
     cr_assert_gt(by_class[KG_RED_ROWS], 0);
     cr_assert_gt(by_class[KG_RED_NEST], 0); /* columns need wider shapes: the next tests */
+}
+
+/* The GPU random sweep's kind of case (test_reduce.c): ranks 1 to 6, sizes
+   with odd factors up to 2^17 elements, random axis sets, dense, permuted
+   and permuted-and-sliced inputs, every op over a dtype it takes: each plan
+   covers every element once, and its work units stay within a few per
+   element (a grid-stride loop over them must end soon). */
+Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
+{
+    static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 64, 65, 100, 128, 257, 1000};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    uint64_t rng = kt_seed() ^ 0x5eedull;
+    int by_class[KG_RED_CLASS_COUNT] = {0};
+    for (int n = 0; n < 600; n++) {
+        int nd = 1 + (int)(kt_next(&rng) % 6);
+        int64_t shape[KG_MAX_DIMS], numel = 1;
+        for (int d = 0; d < nd; d++) {
+            int64_t sz = sizes[kt_next(&rng) % (uint64_t)nsizes];
+            while (sz > 1 && numel * sz > (1 << 17))
+                sz /= 3;
+            shape[d] = sz;
+            numel *= sz;
+        }
+        const unsigned mask = (unsigned)(kt_next(&rng) % (1u << nd));
+        const int kind = (int)(kt_next(&rng) % 3);
+        int perm[KG_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            perm[d] = d;
+        if (kind)
+            for (int d = nd - 1; d > 0; d--) {
+                const int j = (int)(kt_next(&rng) % (uint64_t)(d + 1));
+                const int x = perm[d];
+                perm[d] = perm[j];
+                perm[j] = x;
+            }
+        const kg_reduce_op op = (kg_reduce_op)(1 + n % (KG_RED_COUNT - 1));
+        kg_dtype dt;
+        do
+            dt = (kg_dtype)(kt_next(&rng) % KG_DTYPE_COUNT);
+        while (!(kg_red_infos[op].dtype_mask & (1u << dt)));
+        int64_t elems = 1;
+        for (int d = 0; d < nd; d++)
+            elems *= shape[d];
+        if (elems == 0)
+            continue; /* an empty slice: an error for some ops (test_reduce checks those) */
+        kg_tensor in = permuted(dt, nd, shape, perm, kind == 2, (int64_t)IN_AT);
+        char why[256], sh[128], st[128];
+        kg_red_class cls;
+        const int ok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, NULL, why, sizeof why, &cls);
+        cr_assert(ok, "case %d: %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n, kg_red_infos[op].name,
+                  kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        int axes[KG_MAX_DIMS], na = 0;
+        for (int d = 0; d < nd; d++)
+            if ((mask >> d) & 1u)
+                axes[na++] = d;
+        kg_red_plan p;
+        cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
+        cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
+                  "case %d: %lld units for %lld elements, grid %u", n, (long long)p.args.units, (long long)numel,
+                  p.grid);
+        by_class[cls]++;
+    }
+    cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d", by_class[KG_RED_ROWS],
+                by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_NEST], by_class[KG_RED_PACKED],
+                by_class[KG_RED_TILE]);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
