@@ -324,7 +324,7 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
             rcall v = *c;
             v.tuning = &alts[a].t;
             const double vb = verify_budget;
-            verify_budget = 1 << 18; /* fewer samples: the tests check the variants too */
+            verify_budget = vb < (1 << 18) ? vb : 1 << 18; /* fewer samples: the tests check the variants too */
             const int bad = verify(&v);
             verify_budget = vb;
             if (bad) {
@@ -401,9 +401,17 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         int64_t shape[4];
         unsigned mask;
     } named[] = {
-        {4, {64, 256, 32, 256}, 0x5}, {4, {64, 256, 32, 256}, 0xa}, {3, {8, 4096, 4096}, 0x5},
-        {3, {4096, 64, 1024}, 0x5},   {3, {2048, 3, 4096}, 0x2},    {4, {96, 96, 96, 96}, 0x9},
+        {4, {64, 256, 32, 256}, 0x5},
+        {4, {64, 256, 32, 256}, 0xa},
+        {3, {8, 4096, 4096}, 0x5},
+        {3, {4096, 64, 1024}, 0x5},
+        {3, {2048, 3, 4096}, 0x2},
+        {4, {96, 96, 96, 96}, 0x9},
         {2, {7, 1048576}, 0x1},
+        /* the issue-4 column and short-row shapes, for plans that change them */
+        {2, {16384, 16384}, 0x1},
+        {2, {64, 4194304}, 0x1},
+        {2, {4194304, 64}, 0x2},
     };
     printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
@@ -439,15 +447,21 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         lim = "25";
     const double t_end = bench_now() + atof(lim);
     printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
+    /* the cases, drawn in order (the seed fixes them), then run in order, or
+       KG_RED_SWEEP_FIRST="i,j,..." first (e.g. cases a report names) */
+    typedef struct scase {
+        int nd, permuted, perm[KG_MAX_DIMS];
+        kg_dtype dt;
+        int64_t shape[KG_MAX_DIMS];
+        unsigned mask;
+    } scase;
+    scase *all = calloc((size_t)(n > 0 ? n : 1), sizeof *all);
     for (int k = 0; k < n; k++) {
-        if (bench_now() > t_end) {
-            printf("# sweep stopped after %d cases (KG_RED_SWEEP_SECONDS=%s)\n", done, lim);
-            break;
-        }
+        scase *q = &all[k];
         const int nd = 2 + (int)(kt_next(&rng) % 5);
         const kg_dtype dt = (kg_dtype[]){KG_F32, KG_BF16, KG_I32}[kt_next(&rng) % 3];
         const int64_t want = (int64_t)1 << (24 + kt_next(&rng) % 4); /* 2^24 .. 2^27 elements */
-        int64_t shape[KG_MAX_DIMS], prod = 1;
+        int64_t *shape = q->shape, prod = 1;
         const int last = (int)(kt_next(&rng) % (uint64_t)nd); /* the dim that fills up to `want` */
         for (int d = 0; d < nd; d++) {
             if (d == last)
@@ -461,7 +475,7 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         shape[last] = (want + prod - 1) / prod;
         if (shape[last] % 2 == 0 && kt_next(&rng) % 2)
             shape[last] += 1; /* an odd factor there too */
-        int perm[KG_MAX_DIMS];
+        int *perm = q->perm;
         for (int d = 0; d < nd; d++)
             perm[d] = d;
         const int permuted = (int)(kt_next(&rng) % 2);
@@ -482,6 +496,38 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
             k--;
             continue;
         }
+        q->nd = nd;
+        q->dt = dt;
+        q->permuted = permuted;
+        q->mask = mask;
+    }
+    int *order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), no = 0;
+    char *first = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (getenv("KG_RED_SWEEP_FIRST")) {
+        char *list = strdup(getenv("KG_RED_SWEEP_FIRST")), *save = NULL;
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            const int k = atoi(tok);
+            if (k >= 0 && k < n && !first[k]) {
+                first[k] = 1;
+                order[no++] = k;
+            }
+        }
+        free(list);
+    }
+    for (int k = 0; k < n; k++)
+        if (!first[k])
+            order[no++] = k;
+    for (int oi = 0; oi < no; oi++) {
+        if (bench_now() > t_end) {
+            printf("# sweep stopped after %d cases (KG_RED_SWEEP_SECONDS=%s)\n", done, lim);
+            break;
+        }
+        const int k = order[oi];
+        const int nd = all[k].nd, permuted = all[k].permuted;
+        const int *perm = all[k].perm;
+        const kg_dtype dt = all[k].dt;
+        const int64_t *shape = all[k].shape;
+        const unsigned mask = all[k].mask;
         char label[128];
         int at = snprintf(label, sizeof label, "#%d [", k);
         for (int d = 0; d < nd; d++)
@@ -526,6 +572,9 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
                done, pct[0], pct[done / 10], pct[done / 2], pct[done * 9 / 10], pct[done - 1], under);
     }
     free(pct);
+    free(all);
+    free(order);
+    free(first);
 }
 
 /* Times c as planned with tuning t and prints one line. */
@@ -656,6 +705,10 @@ int main(void)
     for (int i = 0; i < ncases; i++)
         cases[i].sms = sms;
     parse_alts();
+    /* KG_RED_VERIFY: elements the CPU reference reads per check (default
+       2^21; fewer make a time-capped sweep reach more cases) */
+    if (getenv("KG_RED_VERIFY"))
+        verify_budget = atof(getenv("KG_RED_VERIFY"));
     if (getenv("KG_RED_SWEEP"))
         sweep(cases, ncases, copy);
     printf("%-34s %-5s %10s %10s %8s  %s\n", "case", "dtype", "us", "GB/s", "% copy", "class");

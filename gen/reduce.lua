@@ -1,7 +1,8 @@
 -- reduce.lua - the reduction family: every catalogue reduction (M.reduce)
 -- crossed with the dtypes it accepts and the kernel classes below.
 --
--- Writes red_<dtype>.cu (one module per dtype, from templates/reduce.cu),
+-- Writes red_<dtype>[_<group>].cu (one module per input dtype and group of
+-- kernel classes, M.groups, from templates/reduce.cu),
 -- kg_red_ops.h / kg_red_ops.c (the public op enum and one entry point per
 -- op, plus <name>_with_indices for index reductions), kg_red_table.c / .h
 -- (op x dtype x class -> kernel index, and each op's rules for the runtime)
@@ -17,6 +18,19 @@ local M = {}
 -- tile: short reduced runs under a dense kept dim, staged through shared
 -- memory (templates/reduce.cuh, kg_red_tile).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile" }
+-- Modules: one per input dtype and group of classes, each with every op the
+-- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
+-- first call of a class loads only its group's machine code (each group
+-- about 1 MB of sm_90 code or less for f32; the whole f32 module was 4 MB and
+-- cost the first kg_sum 13.6 ms), and the ops of a module, nearly the same
+-- code, compress together (a module per op and dtype made the bundle 30% larger).
+M.groups = {
+  { name = "", classes = { "rows", "strided32", "strided64", "packed" } },
+  { name = "cols", classes = { "cols" } },
+  { name = "nest", classes = { "nest" } },
+  { name = "narrow", classes = { "colsn", "nestn" } },
+  { name = "tile", classes = { "tile" } },
+}
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)
 M.runtime = { "reduce_plan.c" }
@@ -73,15 +87,24 @@ function M.generate(G)
     table_[i] = {}
   end
 
+  local grouped = {}
+  for _, grp in ipairs(M.groups) do
+    for _, c in ipairs(grp.classes) do
+      assert(not grouped[c], "class " .. c .. " in two module groups")
+      grouped[c] = true
+    end
+  end
+  for _, c in ipairs(M.classes) do assert(grouped[c], "class " .. c .. " in no module group") end
+
   for _, dt in ipairs(dtypes) do
-    local module = G:module("red_" .. dt.name)
+    -- the functors of every op over dt
     local functors = {}
     for _, op in ipairs(ops) do
       if sets[op.dtypes][dt.name] then
         local acc = acc_type(op, dt)
         local od = out_dtype(op, dt, D)
-        local f = {
-          name = "kg_red_" .. op.name .. "_" .. dt.name, acc = acc, out = od.storage,
+        functors[#functors + 1] = {
+          op = op, name = "kg_red_" .. op.name .. "_" .. dt.name, acc = acc, out = od.storage,
           indexed = op.indexed and "true" or "false",
           identity = identity(op, acc),
           load = string.format(dt.load, "x_"),
@@ -90,19 +113,30 @@ function M.generate(G)
           better = op.indexed and typed(pick(op, dt, "better"), acc) or "false",
           finish = string.format(od.store, typed(op.finish or "acc", acc)),
         }
-        functors[#functors + 1] = f
         table_[op.id][dt.index] = {}
-        for ci, c in ipairs(M.classes) do
-          table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
-                                                       desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
-        end
       end
     end
-    G:write("red_" .. dt.name .. ".cu", G:render("reduce.cu", {
-      header = G.header("templates/reduce.cu and gen/catalogue.lua"),
-      dtype = dt, functors = functors, classes = M.classes, vec = 16 // dt.size,
-      cvec = math.min(4, 16 // dt.size),
-    }))
+    -- one module per class group, every op in it
+    for _, grp in ipairs(M.groups) do
+      local mname = "red_" .. dt.name .. (grp.name == "" and "" or "_" .. grp.name)
+      local module = G:module(mname)
+      local has = {}
+      for _, c in ipairs(grp.classes) do has[c] = true end
+      for _, f in ipairs(functors) do
+        for ci, c in ipairs(M.classes) do
+          if has[c] then
+            table_[f.op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module,
+                                                           vec = 16 // dt.size,
+                                                           desc = f.op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+          end
+        end
+      end
+      G:write(mname .. ".cu", G:render("reduce.cu", {
+        header = G.header("templates/reduce.cu and gen/catalogue.lua"),
+        dtype = dt, functors = functors, classes = grp.classes, has = has, vec = 16 // dt.size,
+        cvec = math.min(4, 16 // dt.size),
+      }))
+    end
   end
 
   -- the dispatch table and each op's rules

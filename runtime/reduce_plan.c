@@ -76,11 +76,30 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
      every vector case (11 -> 21%, 15 -> 18%, 18.5 -> 21% where 8 gave 512 to
      1024 splits; 96.5 -> 98.9% at 4 splits) and lost on narrow ones: taken
      where 8 would split more than 64 ways (the headline [16384,16384] dim 0,
-     16 splits, keeps its measured plan). */
+     16 splits, keeps its measured plan).
+   Evening of 2026-12-01 (two runs, each variant timed beside the default
+   on every sweep case it changes; 60 and 188 cases):
+   - column modes: several 4-byte columns per lane, cw apart, won almost
+     everywhere (25 -> 57%, 32 -> 79%, 44 -> 83%, 37 -> 79% of copy) but
+     lost with 2 columns (25.7 -> 22.6%, 13.5 -> 10.3%: one per lane
+     there); 16-byte vectors of 2-byte columns won everywhere (23 -> 34%,
+     21 -> 32%, 26 -> 39%);
+   - ROWS / NEST / STRIDED splits of one wave of resident blocks won on
+     every case they changed ([2048,16384] all 67.5 -> 84.3%, [65537,256]
+     all 60 -> 66%, [43691,384] dim 0 53 -> 75%);
+   - 4 column split units per multiprocessor instead of 8: median 56.4%
+     against 53.0% over 37 changed cases ([16384,16384] dim 0 101.2%
+     against 99.3%);
+   - narrower column tiles where one tile idles lanes (cols_fit) lost where
+     they took 8 lanes (38 -> 18%, 31 -> 17%) and gained a little at 16:
+     off; tiles of rows up to 64 or 256 bytes lost to the lane groups and
+     column runs on all 13 cases (31 -> 21%, 72 -> 39%): 16 bytes kept;
+     bank-friendly tile lanes won the one case they changed (24.5 ->
+     27.9%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
-    .cols_split_units_per_sm = BLOCKS_PER_SM,
+    .cols_split_units_per_sm = BLOCKS_PER_SM / 2,
     .cols_split_units_per_sm_vec = 2,
     .cols_split_pow2 = 1,
     .pack_rows = 1,
@@ -93,6 +112,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .tile = 1,
     .tile_max_bytes = 16,
     .tile_min_elems = 1024,
+    .cols_wide = 1,
+    .cols_strided = 1,
+    .split_waves = 1,
+    .tile_banks = 1,
+    .cols_fit = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -104,7 +128,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
         size_t at;
     } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
                   F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
-                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems)};
+                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems),
+                  F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -458,6 +483,19 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     }
 }
 
+/* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of
+   es bytes (the kernels' Op::cvec, 16-byte vectors, KG_RED_SCOLS). */
+int kg_red_cols_per_lane(int vec, size_t es)
+{
+    switch (vec) {
+    case KG_RED_CV_VEC: return es >= 4 ? 16 / (int)es : 4;
+    case KG_RED_CV_WIDE: return 16 / (int)es;
+    case KG_RED_CV_STRIDED: return KG_RED_SCOLS;
+    default: return 1;
+    }
+}
+#define cols_per_lane(v, es) ((int64_t)kg_red_cols_per_lane((v), (es)))
+
 /* Returns 0 (and plans nothing) when the columns are too few for the
    reduced walk: most of a block's lanes down the reduced dims would idle. */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
@@ -478,17 +516,42 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         return 0;
     const int64_t rows = red / run;
     const dim inner = K[0];
-    int vec = run == 1 && inner.size % cv == 0 && kgi_aligned(in->data, es * (size_t)cv);
-    for (int d = 0; d < nr; d++)
-        vec = vec && D[d].in % cv == 0;
-    for (int d = 1; d < nk; d++)
-        vec = vec && K[d].in % cv == 0;
-    const int64_t vu = vec ? cv : 1;
+    /* vectors of n adjacent columns: every column group's start aligned */
+    int vec = KG_RED_CV_SCALAR;
+    for (int wide = es == 2 && T->cols_wide; wide >= 0 && vec == KG_RED_CV_SCALAR; wide--) {
+        const int64_t n = wide ? 16 / (int64_t)es : cv;
+        int ok = run == 1 && inner.size % n == 0 && kgi_aligned(in->data, es * (size_t)n);
+        for (int d = 0; d < nr; d++)
+            ok = ok && D[d].in % n == 0;
+        for (int d = 1; d < nk; d++)
+            ok = ok && K[d].in % n == 0;
+        if (ok)
+            vec = wide ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
+    }
+    /* else several columns per lane, cw apart, each loaded on its own */
+    /* (two columns: half of a lane's loads would be repeats) */
+    if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 2)
+        vec = KG_RED_CV_STRIDED;
+    const int64_t vu = cols_per_lane(vec, es);
     /* lanes across columns: as many as there are vectors of columns, up to
-       cols_lanes (the whole block: one lane down each column) */
-    int64_t cw = pow2_ceil(cdiv(inner.size, vu));
+       cols_lanes (the whole block: one lane down each column); with
+       cols_fit, narrower tiles where one tile would leave more than an
+       eighth of its lanes idle (48 vectors: 3 tiles of 16, not 1 of 64) */
+    const int64_t nv = cdiv(inner.size, vu);
+    int64_t cw = pow2_ceil(nv);
     if (cw > T->cols_lanes)
         cw = T->cols_lanes;
+    if (T->cols_fit && nv < cw * 7 / 8) {
+        int64_t best = cw, best_used = nv * 8 / (cdiv(nv, cw) * cw); /* eighths of the lanes used */
+        for (int64_t c = cw / 2; c >= 8 && best_used < 7; c /= 2) {
+            const int64_t used = nv * 8 / (cdiv(nv, c) * c);
+            if (used > best_used) {
+                best = c;
+                best_used = used;
+            }
+        }
+        cw = best;
+    }
     const int64_t outer = n_out / inner.size;
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
@@ -510,13 +573,43 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
-    A->deep = !vec && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
+    A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
     if (smul(w->groups, 2) < target && rows > ny * 16 && bytes >= ((int64_t)1 << 18))
         w->min_chunk = ny * 8;
     return 1;
+}
+
+/* TILE with tile_banks: the fewest lanes per row g (a power of two from g0
+   up, at most 32 and L) such that a warp's first reads of rows of L elements (es bytes)
+   in shared memory, lane l reading element l % g of row l / g, meet at most
+   one other word in a bank (4-byte words, lanes of a word share it; 8-byte
+   elements: per half warp, 8-byte banks): a two-way conflict costs less
+   than the shuffles of more lanes per row. */
+static int64_t tile_lanes(int64_t L, size_t es, int64_t g0)
+{
+    const int64_t unit = es > 4 ? 8 : 4, lanes = es > 4 ? 16 : 32, banks = 128 / unit;
+    int64_t g = g0;
+    for (; g < 32 && g * 2 <= L; g *= 2) {
+        int64_t word[32][2];
+        int ok = 1;
+        for (int64_t b = 0; b < banks; b++)
+            word[b][0] = word[b][1] = -1;
+        for (int64_t l = 0; l < lanes && ok; l++) {
+            const int64_t w = ((l / g) * L + l % g) * (int64_t)es / unit, b = w % banks;
+            if (word[b][0] < 0 || word[b][0] == w)
+                word[b][0] = w;
+            else if (word[b][1] < 0 || word[b][1] == w)
+                word[b][1] = w;
+            else
+                ok = 0;
+        }
+        if (ok)
+            return g;
+    }
+    return g;
 }
 
 /* TILE: a short contiguous reduced run D[0] (the logically innermost reduced
@@ -544,6 +637,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     int64_t g = pow2_floor(L / 2 > 1 ? L / 2 : 1);
     if (g > 32)
         g = 32;
+    if (T->tile_banks) /* enough lanes that a tile's rows fill the block */
+        g = tile_lanes(L, es, pow2_ceil(cdiv(L * KG_RED_THREADS, E)));
     const int64_t mr = E / (2 * KG_RED_THREADS);
     int64_t rows = E / L;
     if (rows > mr * (KG_RED_THREADS / g))
@@ -674,9 +769,26 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
         const int cols = plan->cls == KG_RED_COLS;
         int64_t s =
             split(w->groups, red, cols ? sm * T->cols_split_units_per_sm : target, w->min_chunk, w->align, &chunk);
+        /* whole blocks per output (ROWS, NEST, STRIDED): split_waves waves
+           of the kernel's resident blocks at most (each block streams a
+           long chunk; few last-block combines) */
+        if (!cols && plan->cls != KG_RED_TILE && T->split_waves > 0) {
+            const int64_t resident = plan->cls == KG_RED_NEST
+                                         ? (A->deep ? KG_RED_NARROW_MIN_BLOCKS : KG_RED_WALK_MIN_BLOCKS)
+                                         : KG_RED_MIN_BLOCKS;
+            const int64_t units = smul(smul(sm, resident), T->split_waves);
+            int64_t want = units / (w->groups > 0 ? w->groups : 1);
+            if (want < 1)
+                want = 1;
+            const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
+            if (want > most)
+                want = most;
+            chunk = smul(cdiv(cdiv(red, want), w->align), w->align);
+            s = cdiv(red, chunk);
+        }
         /* vector columns split more than 64 ways: fewer splits (the last
            block's combine reads splits / lanes-down partials in a row) */
-        if (cols && A->vec && T->cols_split_units_per_sm_vec > 0 && s > 64)
+        if (cols && A->vec != KG_RED_CV_SCALAR && T->cols_split_units_per_sm_vec > 0 && s > 64)
             s = split(w->groups, red, sm * T->cols_split_units_per_sm_vec, w->min_chunk, w->align, &chunk);
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;

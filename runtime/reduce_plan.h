@@ -47,7 +47,18 @@ typedef struct kg_red_tuning {
                                         1: value reductions, 2: index reductions too */
     int tile_max_bytes;
     int tile_min_elems;
+    int cols_wide;    /* COLS of 2-byte elements: 8 adjacent columns per 16-byte load where aligned */
+    int cols_strided; /* COLS without vectors: KG_RED_SCOLS columns per lane, cw apart */
+    int split_waves;  /* ROWS, NEST, STRIDED split across blocks: at most this many waves of the kernel's
+                         resident blocks (0: about 2 x BLOCKS_PER_SM units per multiprocessor, as before) */
+    int tile_banks;   /* TILE: the fewest lanes per row that read shared memory without bank conflicts
+                         (0: half the row, at most 32) */
+    int cols_fit;     /* COLS: narrower column tiles where one tile would leave lanes idle */
 } kg_red_tuning;
+
+/* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of
+   es bytes (for the plan checker). */
+int kg_red_cols_per_lane(int vec, size_t es);
 
 extern const kg_red_tuning kg_red_tuning_default;
 

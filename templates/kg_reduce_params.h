@@ -39,6 +39,15 @@
 /* PACKED: rows each lane takes a vector of per warp unit (the loads it
    keeps in flight). */
 #define KG_RED_PACK 8
+/* COLS: how a lane's columns move (kg_red_args.vec). */
+typedef enum kg_red_cols_mode {
+    KG_RED_CV_SCALAR,  /* one column per lane */
+    KG_RED_CV_VEC,     /* Op::cvec adjacent columns, one vector load (16 bytes, 8 for 2-byte elements) */
+    KG_RED_CV_WIDE,    /* 2-byte elements: 8 adjacent columns, one 16-byte load */
+    KG_RED_CV_STRIDED, /* KG_RED_SCOLS columns cw apart, one load each (columns of any alignment) */
+} kg_red_cols_mode;
+#define KG_RED_SCOLS 4
+
 /* Reduced dims a walk (COLS, NEST) steps through without division. */
 #define KG_RED_WALK_DIMS 4
 
@@ -99,7 +108,7 @@ typedef struct kg_red_args {
     int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
     int32_t cw;         /* lanes across columns (power of two <= KG_RED_THREADS) */
-    int32_t vec;        /* 1: columns (COLS) or the inner run (NEST) move in vectors */
+    int32_t vec;        /* NEST: 1: the inner run moves in vectors; COLS: a kg_red_cols_mode */
     int32_t deep;       /* COLS, NEST without vectors: 16 loads in flight, 32-bit walk arithmetic (every
                            digit and offset of the walk, past the end by a step too, below 2^31) */
     int64_t inner;      /* columns (the contiguous kept dim) */

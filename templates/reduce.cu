@@ -1,6 +1,7 @@
-@-- reduce.cu - template of one reduction module (one input dtype).
-@-- For each op: a functor (identity, map, combine or better, finish, from
-@-- the catalogue) and one kernel per class, each a call into reduce.cuh.
+@-- reduce.cu - template of one reduction module (one input dtype, one group of
+@-- classes: gen/reduce.lua). For each op: a functor (identity, map, combine or
+@-- better, finish, from the catalogue) and one kernel per class of the group
+@-- (`has`), each a call into reduce.cuh.
 $(header)/*
  * Reductions over $(dtype.name) inputs. Classes: $(table.concat(classes, ", "))
  * (see templates/kg_reduce_params.h). Rows move $(vec) elements per 16-byte
@@ -26,13 +27,31 @@ struct $(f.name) {
     static __device__ __forceinline__ bool better(acc_t a, acc_t b) { return $(f.better); }
     static __device__ __forceinline__ out_t finish(acc_t acc, int64_t n) { return $(f.finish); }
 };
+@if has.rows then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows<$(f.name)>(A); }
+@end
+@if has.cols then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_cols(const kg_red_args A) { kg_red_cols<$(f.name)>(A); }
+@end
+@if has.strided32 then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_strided32(const kg_red_args A) { kg_red_strided<$(f.name), uint32_t>(A); }
+@end
+@if has.strided64 then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_strided64(const kg_red_args A) { kg_red_strided<$(f.name), int64_t>(A); }
+@end
+@if has.packed then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_packed(const kg_red_args A) { kg_red_rows_packed<$(f.name)>(A); }
+@end
+@if has.nest then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_nest(const kg_red_args A) { kg_red_nest<$(f.name)>(A); }
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_colsn(const kg_red_args A) { kg_red_cols_v<$(f.name), 1, true>(A); }
+@end
+@if has.colsn then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_colsn(const kg_red_args A) { kg_red_cols_narrow<$(f.name)>(A); }
+@end
+@if has.nestn then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_nestn(const kg_red_args A) { kg_red_nest_v<$(f.name), 1, true>(A); }
+@end
+@if has.tile then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLOCKS) $(f.name)_tile(const kg_red_args A) { kg_red_tile<$(f.name)>(A); }
+@end
 @end

@@ -34,6 +34,10 @@
 #include "kg_device.cuh"
 #include "kg_reduce_params.h"
 
+/* Split partials a thread of the last block loads at once when it combines
+   them (kg_red_split, COLS). */
+#define KG_RED_COMBINE 4
+
 /* A partial result: the value and, for index reductions, its index. */
 template <class Op> struct kg_racc {
     typename Op::acc_t v;
@@ -258,36 +262,62 @@ template <typename I> __device__ __forceinline__ void kg_walk_step(const kg_red_
     }
 }
 
+/* Counts a split of output group grp as written (every thread that wrote
+   one of its partials fenced after writing) and returns, in every thread,
+   whether this block came last; the last block zeroes the counter again
+   (the scratch's counters stay zeroed between launches) and fences before
+   it reads the others' partials. */
+__device__ __forceinline__ bool kg_red_arrive(const kg_red_args &A, int64_t grp)
+{
+    __shared__ int last;
+    __syncthreads(); /* this split's partials are written; a previous call's readers are done */
+    if (threadIdx.x == 0) {
+        const unsigned prev = atomicAdd(&A.sema[grp], 1u);
+        last = prev == (unsigned)A.splits - 1;
+        if (last)
+            A.sema[grp] = 0;
+    }
+    __syncthreads();
+    if (last)
+        __threadfence();
+    return last;
+}
+
 /* Split bookkeeping for a block-wide unit: thread 0 holds this split's
    partial `a`. Returns true in the block that completes output `grp`, with
    the combined result in thread 0's `a`. */
 template <class Op>
 __device__ __forceinline__ bool kg_red_split(const kg_red_args &A, int64_t grp, int64_t split, kg_racc<Op> &a)
 {
-    __shared__ int last;
     typedef typename Op::acc_t AT;
     if (threadIdx.x == 0) {
         ((AT *)A.partial)[grp * A.splits + split] = a.v;
         if constexpr (Op::indexed)
             A.partial_idx[grp * A.splits + split] = a.i;
         __threadfence();
-        const unsigned prev = atomicAdd(&A.sema[grp], 1u);
-        last = prev == (unsigned)A.splits - 1;
-        if (last)
-            A.sema[grp] = 0; /* every split has counted: leave it zeroed */
     }
-    __syncthreads();
-    if (!last)
+    if (!kg_red_arrive(A, grp))
         return false;
-    __threadfence();
+    /* each thread merges partials s, s + 256, ... in that order, their
+       loads issued KG_RED_COMBINE at a time (not one round trip each) */
     kg_racc<Op> t = kg_red_identity<Op>();
-    for (int s = threadIdx.x; s < A.splits; s += KG_RED_THREADS) {
-        kg_racc<Op> b;
-        b.v = ((volatile AT *)A.partial)[grp * A.splits + s];
-        b.i = 0;
-        if constexpr (Op::indexed)
-            b.i = ((volatile int64_t *)A.partial_idx)[grp * A.splits + s];
-        kg_red_merge<Op>(t, b);
+    for (int s0 = threadIdx.x; s0 < A.splits; s0 += KG_RED_COMBINE * KG_RED_THREADS) {
+        kg_racc<Op> b[KG_RED_COMBINE];
+#pragma unroll
+        for (int j = 0; j < KG_RED_COMBINE; j++) {
+            const int s = s0 + j * KG_RED_THREADS;
+            b[j].v = Op::identity();
+            b[j].i = INT64_MAX;
+            if (s < A.splits) {
+                b[j].v = ((volatile AT *)A.partial)[grp * A.splits + s];
+                if constexpr (Op::indexed)
+                    b[j].i = ((volatile int64_t *)A.partial_idx)[grp * A.splits + s];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < KG_RED_COMBINE; j++)
+            if (s0 + j * KG_RED_THREADS < A.splits)
+                kg_red_merge<Op>(t, b[j]);
     }
     a = kg_red_block<Op>(t);
     return true;
@@ -606,16 +636,18 @@ template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_arg
    reduced positions are a walk over up to KG_RED_WALK_DIMS dims (step ny), so
    any reduced dims under the contiguous kept run stream once, without
    division; the ny partials of a column are combined through shared memory
-   in a fixed tree. */
-template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A)
+   (sv, si: KG_RED_THREADS * V entries) in a fixed tree. Strided: the V
+   columns of a lane are cw apart (tile * cw * V + k * cw + tx), each loaded
+   on its own, so a warp's load k is still one contiguous run and a lane
+   keeps U x V loads in flight with one walk step per U; else V adjacent
+   columns move as one vector. */
+template <class Op, int V, bool Deep, bool Strided = false>
+__device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
-    __shared__ AT sv[KG_RED_THREADS * V];
-    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * V : 1];
-    __shared__ int last;
     const int cw = A.cw, ny = KG_RED_THREADS / cw;
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
     const int width = cw * V; /* columns per tile */
@@ -656,7 +688,9 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
         const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
         int64_t io, oo, xo;
         kg_red_outer(A, o, io, oo, xo);
-        const int64_t col = (tile * cw + tx) * V;
+        /* the lane's first column; column k is col + k * cs */
+        const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
+        const int64_t cs = Strided ? cw : 1;
         const bool active = col < A.inner;
         const int64_t r0 = split * A.chunk;
         const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
@@ -707,6 +741,12 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
         }
         if (active && r < r1) {
             const T *p = (const T *)A.in + io + col;
+            /* strided: a lane's columns past the last one load the last
+               column again (in bounds; never stored) */
+            int dk[V];
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                dk[k] = Strided ? (int)((col + k * cs < A.inner ? col + k * cs : A.inner - 1) - col) : 0;
             kg_red_pos<I> w;
             kg_walk_at(A.walk, r, w);
             /* U loads in flight, predicated at the end: a short reduced walk
@@ -717,7 +757,13 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
 #pragma unroll
                 for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1) {
-                        x[j] = *(const VT *)(p + w.off);
+                        if constexpr (Strided) {
+#pragma unroll
+                            for (int k = 0; k < V; k++)
+                                x[j].v[k] = p[w.off + dk[k]];
+                        } else {
+                            x[j] = *(const VT *)(p + w.off);
+                        }
                         kg_walk_step(A.walk, w);
                     }
 #pragma unroll
@@ -740,43 +786,61 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
                 }
                 __threadfence();
             }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                const unsigned prev = atomicAdd(&A.sema[grp], 1u);
-                last = prev == (unsigned)A.splits - 1;
-                if (last)
-                    A.sema[grp] = 0;
-            }
-            __syncthreads();
-            if (!last)
+            if (!kg_red_arrive(A, grp))
                 continue;
-            __threadfence();
 #pragma unroll
             for (int k = 0; k < V; k++)
                 a[k] = kg_red_identity<Op>();
+            /* partials s, s + ny, ... in that order, two splits' loads at once */
             if (active)
-                for (int64_t s = ty; s < A.splits; s += ny) {
-                    const int64_t at = (grp * A.splits + s) * width + tx * V;
+                for (int64_t s = ty; s < A.splits; s += 2 * ny) {
+                    kg_racc<Op> b[2][V];
 #pragma unroll
-                    for (int k = 0; k < V; k++) {
-                        kg_racc<Op> b;
-                        b.v = ((volatile AT *)A.partial)[at + k];
-                        b.i = 0;
-                        if constexpr (Op::indexed)
-                            b.i = ((volatile int64_t *)A.partial_idx)[at + k];
-                        kg_red_merge<Op>(a[k], b);
+                    for (int h = 0; h < 2; h++) {
+                        const int64_t at = (grp * A.splits + s + h * ny) * width + tx * V;
+#pragma unroll
+                        for (int k = 0; k < V; k++) {
+                            b[h][k].v = Op::identity();
+                            b[h][k].i = INT64_MAX;
+                            if (s + h * ny < A.splits) {
+                                b[h][k].v = ((volatile AT *)A.partial)[at + k];
+                                if constexpr (Op::indexed)
+                                    b[h][k].i = ((volatile int64_t *)A.partial_idx)[at + k];
+                            }
+                        }
                     }
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+                        if (s + h * ny < A.splits)
+#pragma unroll
+                            for (int k = 0; k < V; k++)
+                                kg_red_merge<Op>(a[k], b[h][k]);
                 }
             tree(a);
         }
         if (ty == 0 && active) {
 #pragma unroll
             for (int k = 0; k < V; k++) {
-                if (col + k < A.inner)
-                    kg_red_store<Op>(A, oo + (col + k) * A.inner_out, xo + (col + k) * A.inner_idx, a[k]);
+                if (col + k * cs < A.inner)
+                    kg_red_store<Op>(A, oo + (col + k * cs) * A.inner_out, xo + (col + k * cs) * A.inner_idx, a[k]);
             }
         }
     }
+}
+
+/* Columns a COLS plan's lanes take (kg_red_args.vec): the widest of its
+   modes sizes the shared memory of the tree. */
+template <class Op> struct kg_red_cols_width {
+    static constexpr int wide = sizeof(typename Op::in_t) == 2 ? 16 / sizeof(typename Op::in_t) : Op::cvec;
+    static constexpr int n = wide > KG_RED_SCOLS ? wide : KG_RED_SCOLS;
+};
+
+/* The narrow walk of COLS (kernel colsn). */
+template <class Op> __device__ __forceinline__ void kg_red_cols_narrow(const kg_red_args &A)
+{
+    __shared__ typename Op::acc_t sv[KG_RED_THREADS];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS : 1];
+    kg_red_cols_v<Op, 1, true>(A, sv, si);
 }
 
 /* TILE: short contiguous reduced runs of L = A.run elements (2 <= L) under a
@@ -785,9 +849,10 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_col
    per block) and further kept dims are outer positions. A unit is one tile of
    at most A.tile_rows rows of one outer position and one split of the walk.
    Per walk position the block loads the tile's rows x L contiguous elements
-   in aligned 16-byte vectors (the bytes around them in the same 16 bytes are
-   loaded and ignored), stages them in shared memory and reduces whole rows:
-   groups of g = A.group lanes (a power of two up to 32) take rows g-lane
+   in aligned 16-byte vectors (a first or last vector that reaches past them
+   element by element), stages them in shared memory and reduces whole rows:
+   groups of g = A.group lanes (a power of two up to 32; the planner's
+   tile_banks picks one whose lanes read distinct banks) take rows g-lane
    strided and combine with shuffles. The loads of the next walk position are
    in flight while this one is reduced. Every combination order is fixed. */
 template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_args &A)
@@ -797,9 +862,8 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
     typedef kgd_vec<T, V> VT;
     constexpr int E = KG_RED_TILE_ELEMS;
     constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
-    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (g <= L / 2) */
+    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (the planner: rows <= MR x 256 / g) */
     __shared__ VT sm[E / V + 1];
-    __shared__ int last;
     typedef typename Op::acc_t AT;
     const T *st = (const T *)sm;
     const int L = (int)A.run, g = A.group, gpp = KG_RED_THREADS / g; /* rows per pass */
@@ -823,16 +887,32 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
         kg_walk_at(A.walk, w0, wp);
         VT x[NV];
         int phase = 0, nv = 0;
-        /* issues the loads of the tile at walk offset off */
+        /* issues the loads of the tile at walk offset off: the aligned
+           16-byte vectors that hold its n elements, the first and the last
+           element by element where they reach past them (no byte outside
+           the tensor is read; the vector's other elements are never used) */
         auto load = [&](int64_t off) {
             const T *p = base + off;
             phase = (int)(((uintptr_t)p & 15) / sizeof(T));
             const VT *pa = (const VT *)(p - phase);
             nv = (phase + n + V - 1) / V;
+            const bool ragged = phase > 0 || (phase + n) % V != 0;
 #pragma unroll
-            for (int j = 0; j < NV; j++)
-                if (t + j * KG_RED_THREADS < nv)
-                    x[j] = pa[t + j * KG_RED_THREADS];
+            for (int j = 0; j < NV; j++) {
+                const int v = t + j * KG_RED_THREADS;
+                if (v < nv) {
+                    if (ragged && (v == 0 || v == nv - 1)) {
+#pragma unroll
+                        for (int e = 0; e < V; e++) {
+                            const int k = v * V + e - phase;
+                            if (k >= 0 && k < n)
+                                x[j].v[e] = p[k];
+                        }
+                    } else {
+                        x[j] = pa[v];
+                    }
+                }
+            }
         };
         if (w0 < w1)
             load(wp.off);
@@ -875,17 +955,8 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
                 }
             }
             __threadfence();
-            __syncthreads();
-            if (t == 0) {
-                const unsigned prev = atomicAdd(&A.sema[grp], 1u);
-                last = prev == (unsigned)A.splits - 1;
-                if (last)
-                    A.sema[grp] = 0;
-            }
-            __syncthreads();
-            if (!last)
+            if (!kg_red_arrive(A, grp))
                 continue;
-            __threadfence();
 #pragma unroll
             for (int j = 0; j < MR; j++) {
                 const int r = gi + j * gpp;
@@ -911,12 +982,24 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
     }
 }
 
+/* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec
+   adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
+   KG_RED_SCOLS columns cw apart, one load each. */
 template <class Op> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
-    if (A.vec)
-        kg_red_cols_v<Op, Op::cvec, false>(A);
-    else
-        kg_red_cols_v<Op, 1, false>(A);
+    constexpr int W = kg_red_cols_width<Op>::n;
+    __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
+    if (A.vec == KG_RED_CV_VEC) {
+        kg_red_cols_v<Op, Op::cvec, false>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_STRIDED) {
+        kg_red_cols_v<Op, KG_RED_SCOLS, false, true>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_WIDE) {
+        if constexpr (sizeof(typename Op::in_t) == 2)
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false>(A, sv, si);
+    } else {
+        kg_red_cols_v<Op, 1, false>(A, sv, si);
+    }
 }
 
 #endif

@@ -105,6 +105,11 @@ static const rcase cases[] = {
     {"expanded (64,100) all", 2, {64, 100}, 0, {0}, 0, EXPANDED},
     {"misaligned (1001,) all", 1, {1001}, 0, {0}, 0, MISALIGNED},
     {"misaligned (40,24) 0", 2, {40, 24}, 1, {0}, 0, MISALIGNED},
+    /* tiles whose first or last 16 bytes reach past the input (its ends off a
+       16-byte boundary): loaded element by element there (memcheck, W0) */
+    {"(1023,3) 1 tiles, the end off 16 bytes", 2, {1023, 3}, 1, {1}, 0, DENSE},
+    {"misaligned (1023,5) 1 tiles, both ends off 16 bytes", 2, {1023, 5}, 1, {1}, 0, MISALIGNED},
+    {"(700,7,3) (0,2) tiles under a walk", 3, {700, 7, 3}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -570,10 +575,17 @@ Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .time
         cr_assert_gt(by_class[KG_RED_STRIDED32], 0);
 }
 
+/* The defaults of the afternoon of 2026-12-01 (before the column modes and
+   the one-wave splits) with one path on each */
+#define AFTERNOON_TUNING                                                                                               \
+    .cols_lanes = KG_RED_THREADS, .cols_split_lanes = 64, .cols_split_units_per_sm = 8, .cols_split_pow2 = 1,          \
+    .pack_rows = 1, .packed_blocks_per_sm = KG_RED_MIN_BLOCKS, .blocks_per_sm = 16
+
 /* The kernels under other plans than the default picks: columns with 128
    and 256 lanes across (one lane down each column, with and without splits),
    forced split counts, packed rows in a grid of 16 blocks per SM, the
-   plans of before the sweep, columns over short reduced runs. */
+   plans of before the sweep, columns over short reduced runs, narrow walks,
+   tiles, column modes in narrow tiles. */
 Test(gpu, every_case_under_other_tunings)
 {
     static const kg_red_tuning tunings[] = {
@@ -590,42 +602,32 @@ Test(gpu, every_case_under_other_tunings)
          .blocks_per_sm = 2},
         {.cols_lanes = 256, .cols_split_lanes = 256, .cols_split_units_per_sm = 8, .blocks_per_sm = 16, .splits = 3},
         {.cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16},
-        /* the default with the column run path on (off by default) */
-        {.cols_lanes = KG_RED_THREADS,
-         .cols_split_lanes = 64,
-         .cols_split_units_per_sm = 8,
-         .cols_split_pow2 = 1,
-         .pack_rows = 1,
-         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
+        /* the column run path */
+        {AFTERNOON_TUNING, .cols_runs = 1},
+        /* the narrow walks (16 loads in flight, 32-bit walk arithmetic) */
+        {AFTERNOON_TUNING, .cols_runs = 1, .deep_walk = 1},
+        /* tiles of short reduced runs, also small ones */
+        {AFTERNOON_TUNING, .tile = 2, .tile_max_bytes = 512, .tile_min_elems = 1},
+        /* the column modes (several columns per lane, 16-byte 2-byte vectors)
+           in narrow tiles, two waves of split blocks, tiles of rows up to
+           1 KB with bank-friendly lane groups, index reductions too */
+        {.cols_lanes = 32,
+         .cols_split_lanes = 32,
+         .cols_split_units_per_sm = 16,
          .blocks_per_sm = 16,
-         .cols_runs = 1},
-        /* the default with the narrow walks (16 loads in flight, 32-bit walk arithmetic) */
-        {.cols_lanes = KG_RED_THREADS,
-         .cols_split_lanes = 64,
-         .cols_split_units_per_sm = 8,
-         .cols_split_pow2 = 1,
-         .pack_rows = 1,
-         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-         .blocks_per_sm = 16,
-         .cols_runs = 1,
-         .deep_walk = 1},
-        /* the default with tiles of short reduced runs, also small ones */
-        {.cols_lanes = KG_RED_THREADS,
-         .cols_split_lanes = 64,
-         .cols_split_units_per_sm = 8,
-         .cols_split_pow2 = 1,
-         .pack_rows = 1,
-         .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-         .blocks_per_sm = 16,
+         .cols_wide = 1,
+         .cols_strided = 1,
+         .split_waves = 2,
          .tile = 2,
-         .tile_max_bytes = 512,
-         .tile_min_elems = 1},
+         .tile_max_bytes = 1024,
+         .tile_min_elems = 1,
+         .tile_banks = 1},
     };
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
-    /* KG_TEST_QUICK (a time-capped run): the last three tunings, the paths
-       most recently added (column runs, narrow walks, tiles) */
+    /* KG_TEST_QUICK (a time-capped run): the last two tunings, the paths
+       most recently added (tiles, column modes) */
     const size_t nt = sizeof tunings / sizeof tunings[0];
-    for (size_t t = getenv("KG_TEST_QUICK") ? nt - 3 : 0; t < nt; t++) {
+    for (size_t t = getenv("KG_TEST_QUICK") ? nt - 2 : 0; t < nt; t++) {
         gpu_tuning = &tunings[t];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             check_op(ops[o], t % 2 ? TIES : RANDOM);

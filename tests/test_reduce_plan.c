@@ -73,38 +73,17 @@ static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, 
 static const kg_red_tuning old_tuning = {
     .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
 
-/* The default tuning with the column run path on (off by default). */
-static const kg_red_tuning runs_tuning = {.cols_lanes = KG_RED_THREADS,
-                                          .cols_split_lanes = 64,
-                                          .cols_split_units_per_sm = 8,
-                                          .cols_split_pow2 = 1,
-                                          .pack_rows = 1,
-                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-                                          .blocks_per_sm = 16,
-                                          .cols_runs = 1};
-
-/* The default with the tile class on. */
-static const kg_red_tuning tile_tuning = {.cols_lanes = KG_RED_THREADS,
-                                          .cols_split_lanes = 64,
-                                          .cols_split_units_per_sm = 8,
-                                          .cols_split_pow2 = 1,
-                                          .pack_rows = 1,
-                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-                                          .blocks_per_sm = 16,
-                                          .tile = 2,
-                                          .tile_max_bytes = 256,
-                                          .tile_min_elems = 1024};
-
-/* The same with the narrow walks too. */
-static const kg_red_tuning deep_tuning = {.cols_lanes = KG_RED_THREADS,
-                                          .cols_split_lanes = 64,
-                                          .cols_split_units_per_sm = 8,
-                                          .cols_split_pow2 = 1,
-                                          .pack_rows = 1,
-                                          .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
-                                          .blocks_per_sm = 16,
-                                          .cols_runs = 1,
-                                          .deep_walk = 1};
+/* The defaults of the afternoon of 2026-12-01 (before the column modes
+   and the one-wave splits) with one path on each. */
+#define AFTERNOON_TUNING                                                                                               \
+    .cols_lanes = KG_RED_THREADS, .cols_split_lanes = 64, .cols_split_units_per_sm = 8, .cols_split_pow2 = 1,          \
+    .pack_rows = 1, .packed_blocks_per_sm = KG_RED_MIN_BLOCKS, .blocks_per_sm = 16
+/* the column run path on */
+static const kg_red_tuning runs_tuning = {AFTERNOON_TUNING, .cols_runs = 1};
+/* the tile class on, index reductions too */
+static const kg_red_tuning tile_tuning = {AFTERNOON_TUNING, .tile = 2, .tile_max_bytes = 256, .tile_min_elems = 1024};
+/* the column runs and the narrow walks */
+static const kg_red_tuning deep_tuning = {AFTERNOON_TUNING, .cols_runs = 1, .deep_walk = 1};
 
 TestSuite(plan, .init = cpu_setup, .fini = cpu_teardown);
 
@@ -240,7 +219,10 @@ Test(plan, few_long_rows_split_across_blocks)
     cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS, "a full reduction of a dense tensor is one row");
     cr_assert_eq(p.args.group, KG_RED_THREADS);
-    cr_assert_gt(p.args.splits, 1000);
+    cr_assert_eq(p.args.splits, 132 * KG_RED_MIN_BLOCKS, "one wave of resident blocks, each a long chunk");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, NULL, 0, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_gt(p.args.splits, 1000, "before: about 16 units per multiprocessor");
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
     cr_assert_geq(p.args.splits * p.args.chunk, p.args.red);
     cr_assert_lt((p.args.splits - 1) * p.args.chunk, p.args.red, "no split may be empty");
     cr_assert_eq(p.args.chunk % 4, 0, "splits start on vector boundaries");
@@ -281,10 +263,10 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.cw, 64, "too few tiles of 256 lanes: the split takes tiles of 64");
     cr_assert_eq(p.args.tiles, 64);
-    cr_assert_eq(p.args.splits, 16, "17 splits for 8 units per SM, rounded down to a power of two");
-    cr_assert_eq(p.args.chunk, 1024);
-    cr_assert_eq(p.args.units, 1024);
-    cr_assert_eq(p.grid, 1024u);
+    cr_assert_eq(p.args.splits, 8, "9 splits for 4 units per SM, rounded down to a power of two");
+    cr_assert_eq(p.args.chunk, 2048);
+    cr_assert_eq(p.args.units, 512);
+    cr_assert_eq(p.grid, 512u);
     cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &old_tuning, &p), KG_OK);
     cr_assert_eq(p.args.cw, 32);
@@ -309,7 +291,40 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     in = fake(IN_AT, KG_F32, 3, v);
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0, "33 columns are not a whole number of vectors");
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED, "33 columns are not a whole number of vectors");
+    cr_assert_eq(p.args.tiles * p.args.cw * KG_RED_SCOLS, 64, "lanes of 4 columns, 16 apart");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR, "one column per lane without cols_strided");
+    /* 2-byte columns: 16-byte vectors of 8 (4 without cols_wide) */
+    const int64_t b[] = {1000, 256};
+    in = fake(IN_AT, KG_BF16, 2, b);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.tiles * p.args.cw * 8, 256);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
+    const int64_t b4[] = {1000, 260};
+    in = fake(IN_AT, KG_BF16, 2, b4);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC, "260 columns: vectors of 4, not 8");
+    /* 48 vectors of columns: one tile of 64 lanes; with cols_fit (off: it
+       lost where it took 8 lanes) 3 tiles of 16 */
+    const int64_t b3[] = {1000, 384};
+    in = fake(IN_AT, KG_BF16, 2, b3);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.cw, 64);
+    kg_red_tuning fit = kg_red_tuning_default;
+    fit.cols_fit = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &fit, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 16);
+    cr_assert_eq(p.args.tiles, 3);
+    /* two columns: one per lane, not four with two repeated */
+    const int64_t two[] = {100000, 2};
+    in = fake(IN_AT, KG_F32, 2, two);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
 }
 
 Test(plan, adjacent_reduced_dims_merge)
@@ -385,7 +400,7 @@ Test(plan, views_transposed_sliced_and_expanded)
     /* a misaligned start: columns fall back to one element per lane */
     kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){64, 100});
     cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
 }
 
 Test(plan, more_reduced_groups_than_a_walk_holds_take_the_strided_class)
@@ -606,8 +621,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
     if (p->cls == KG_RED_TILE) {
         const int64_t L = A->run, g = A->group, npos = A->red / L;
-        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || (g > 1 && g > L / 2) ||
-            A->tile_rows * L > KG_RED_TILE_ELEMS ||
+        if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || g > L || A->tile_rows * L > KG_RED_TILE_ELEMS ||
             A->tile_rows > KG_RED_TILE_ELEMS / (2 * KG_RED_THREADS) * (KG_RED_THREADS / g) ||
             A->tiles * A->tile_rows < A->inner || A->units != A->n_out * A->tiles * A->splits)
             fail(c, "tile geometry out of bounds");
@@ -632,7 +646,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
     const int block = A->group == KG_RED_THREADS || p->cls == KG_RED_COLS;
     if (p->cls == KG_RED_COLS) {
-        const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = A->vec ? (es >= 4 ? 16 / (int64_t)es : 4) : 1;
+        const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = kg_red_cols_per_lane(A->vec, es);
+        const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE;
+        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_STRIDED || (A->vec == KG_RED_CV_WIDE && es != 2))
+            fail(c, "a column mode the kernels do not have");
         if (A->units != A->n_out * A->tiles * A->splits || A->tiles * cw * vu < A->inner)
             fail(c, "column units do not cover the columns");
         for (int64_t u = 0; u < A->units; u++) {
@@ -644,7 +661,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             if (A->run > 1 && (A->vec || A->red % A->run))
                 fail(c, "a column run with vectors, or rows that are not whole runs");
             for (int64_t tx = 0; tx < cw; tx++) {
-                const int64_t col = (tile * cw + tx) * vu;
+                /* the lane's first column; column k is col + k * cs */
+                const int64_t col = strided ? tile * cw * vu + tx : (tile * cw + tx) * vu, cs = strided ? cw : 1;
                 if (col >= A->inner)
                     continue;
                 for (int64_t ty = 0; ty < ny; ty++) {
@@ -658,12 +676,12 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                             visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
                                   io + col * A->run + w.off + e);
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
-                        if ((io + col + w.off) % vu)
+                        if (vector && (io + col + w.off) % vu)
                             fail(c, "a column vector load is misaligned");
                         for (int64_t k = 0; k < vu; k++)
-                            if (col + k < A->inner)
-                                visit(c, oo + (col + k) * (c->indexed ? A->inner_idx : A->inner_out), r,
-                                      io + col + k + w.off);
+                            if (col + k * cs < A->inner)
+                                visit(c, oo + (col + k * cs) * (c->indexed ? A->inner_idx : A->inner_out), r,
+                                      io + col + k * cs + w.off);
                     }
                 }
             }
@@ -846,6 +864,72 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
     cr_assert_gt(by_class[KG_RED_NEST], 0); /* columns need wider shapes: the next tests */
 }
 
+/* The GPU random sweep's kind of case (test_reduce.c): ranks 1 to 6, sizes
+   with odd factors up to 2^17 elements, random axis sets, dense, permuted
+   and permuted-and-sliced inputs, every op over a dtype it takes: each plan
+   covers every element once, and its work units stay within a few per
+   element (a grid-stride loop over them must end soon). */
+Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
+{
+    static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 64, 65, 100, 128, 257, 1000};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    uint64_t rng = kt_seed() ^ 0x5eedull;
+    int by_class[KG_RED_CLASS_COUNT] = {0};
+    for (int n = 0; n < 600; n++) {
+        int nd = 1 + (int)(kt_next(&rng) % 6);
+        int64_t shape[KG_MAX_DIMS], numel = 1;
+        for (int d = 0; d < nd; d++) {
+            int64_t sz = sizes[kt_next(&rng) % (uint64_t)nsizes];
+            while (sz > 1 && numel * sz > (1 << 17))
+                sz /= 3;
+            shape[d] = sz;
+            numel *= sz;
+        }
+        const unsigned mask = (unsigned)(kt_next(&rng) % (1u << nd));
+        const int kind = (int)(kt_next(&rng) % 3);
+        int perm[KG_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            perm[d] = d;
+        if (kind)
+            for (int d = nd - 1; d > 0; d--) {
+                const int j = (int)(kt_next(&rng) % (uint64_t)(d + 1));
+                const int x = perm[d];
+                perm[d] = perm[j];
+                perm[j] = x;
+            }
+        const kg_reduce_op op = (kg_reduce_op)(1 + n % (KG_RED_COUNT - 1));
+        kg_dtype dt;
+        do
+            dt = (kg_dtype)(kt_next(&rng) % KG_DTYPE_COUNT);
+        while (!(kg_red_infos[op].dtype_mask & (1u << dt)));
+        int64_t elems = 1;
+        for (int d = 0; d < nd; d++)
+            elems *= shape[d];
+        if (elems == 0)
+            continue; /* an empty slice: an error for some ops (test_reduce checks those) */
+        kg_tensor in = permuted(dt, nd, shape, perm, kind == 2, (int64_t)IN_AT);
+        char why[256], sh[128], st[128];
+        kg_red_class cls;
+        const int ok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, NULL, why, sizeof why, &cls);
+        cr_assert(ok, "case %d: %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n, kg_red_infos[op].name,
+                  kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        int axes[KG_MAX_DIMS], na = 0;
+        for (int d = 0; d < nd; d++)
+            if ((mask >> d) & 1u)
+                axes[na++] = d;
+        kg_red_plan p;
+        cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
+        cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
+                  "case %d: %lld units for %lld elements, grid %u", n, (long long)p.args.units, (long long)numel,
+                  p.grid);
+        by_class[cls]++;
+    }
+    cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d", by_class[KG_RED_ROWS],
+                by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_NEST], by_class[KG_RED_PACKED],
+                by_class[KG_RED_TILE]);
+}
+
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
 {
     kg_red_plan p;
@@ -969,25 +1053,57 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0);
     cr_assert_eq(p.args.deep, 1);
-    /* scalar columns: narrow walks for 2-byte elements only */
+    /* columns of no vector: several per lane (one per lane: narrow walks
+       for 2-byte elements only) */
     kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
     cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
+    cr_assert_eq(p.args.deep, 0);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &deep_tuning, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
     cr_assert_eq(p.args.deep, 1);
     kg_tensor cf = fake(IN_AT, KG_I32, 2, (int64_t[]){500, 33555});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cf, (int[]){0}, 1, 0, &deep_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
     cr_assert_eq(p.args.deep, 0);
     /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
     cr_assert_eq(plan_of(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, 1);
-    cr_assert_eq(p.args.splits, 128);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_leq(p.args.units, 132 * 2, "2 units per multiprocessor");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.splits, 512, "without the vector rule");
+}
+
+Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the_banks)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.tile_max_bytes = 1024;
+    t.tile_banks = 1;
+    kg_red_plan p;
+    static const struct {
+        kg_dtype dt;
+        int64_t L, g;
+    } want[] = {
+        {KG_F32, 11, 1},  /* odd rows: lane l reads bank 11 l % 32, all distinct */
+        {KG_F32, 48, 8},  /* 85 rows of 48: 4 lanes fill the block, 8 keep 2 rows a bank (48 = 3 x 16) */
+        {KG_F32, 96, 16}, /* 42 rows: 8 lanes fill the block, 16 keep 2 rows a bank (96 = 3 x 32) */
+        {KG_BF16, 3, 1},  /* 6-byte rows: at most two words a bank */
+        {KG_F32, 4, 2},   /* 16-byte rows: one lane a row would put 4 rows in a bank */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        kg_tensor in = fake(IN_AT, want[i].dt, 2, (int64_t[]){100003, want[i].L});
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_TILE, "rows of %lld", (long long)want[i].L);
+        cr_assert_eq(p.args.group, want[i].g, "rows of %lld: %d lanes, want %lld", (long long)want[i].L, p.args.group,
+                     (long long)want[i].g);
+        cr_assert_geq(p.args.tile_rows * p.args.group, KG_RED_THREADS > KG_RED_TILE_ELEMS / want[i].L * want[i].g
+                                                           ? KG_RED_TILE_ELEMS / want[i].L * want[i].g
+                                                           : KG_RED_THREADS);
+    }
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
