@@ -83,6 +83,12 @@ __device__ __forceinline__ void load_sw(uint32_t dst, const char *base, int64_t 
     }
 }
 
+/* 4 bytes global -> shared; zero-filled when !pred. */
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void *src, bool pred)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 4 : 0));
+}
+
 /* Stores a warpgroup's 64 x D accumulator (this thread's rows row0 + g and
    + 8, wgmma's fragment order) times mul as T. */
 template <typename T, int D>
@@ -144,58 +150,57 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         if (causal)
             mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
         const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+        /* p.direct (one lane): the first query tile that the next key block
+           reaches; this block's steps below it are the rows' last */
+        const int mnext = kb + 1 >= nkb ? INT_MAX : causal ? max(0, n0 + BN - (p.sk - p.sq)) / BM * BM : 0;
+        /* the query tile of step `it`: upwards from mstart, or (p.mrev) from
+           the last tile down, so that under the causal rule the lanes of a
+           head, whose key blocks start at different tiles, read the same Q
+           and dout tiles at about the same time */
+        auto m_at = [&](int it) {
+            const int mt = it % nmt;
+            return mstart + (p.mrev ? nmt - 1 - mt : mt) * BM;
+        };
 
         float dva[D / 2], dka[D / 2];
 #pragma unroll
         for (int i = 0; i < D / 2; i++)
             dva[i] = dka[i] = 0.f;
 
-        auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
-            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+        /* the loads of step `it` into stage `st`: Q, dout, the partial so far
+           (none in the lane's first key block) and the rows' lse2 and delta
+           (4-byte cp.async; rows past Sq read 0: their Q and dout rows are
+           0 too, so every product of theirs is 0 whatever P is) */
+        auto issue = [&](int it, int st) {
+            const int h = hk * p.group + it / nmt, m0 = m_at(it);
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
             load_sw<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
             load_sw<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
-            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-#pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const int i = tid + x * NT;
-                const bool ok = i < BM && m0 + i < p.sq;
-                rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                rd[x] = ok ? rows[m0 + i] : 0.f;
+            static_assert(BM <= NT, "rows per step");
+            if (tid < BM) {
+                const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq + m0 + tid;
+                const bool ok = m0 + tid < p.sq;
+                cp_async4(kgd_smem_addr(sRows + st * 2 * BM + tid), ok ? rows + p.nrows : p.rows, ok);
+                cp_async4(kgd_smem_addr(sRows + st * 2 * BM + BM + tid), ok ? rows : p.rows, ok);
             }
         };
-        auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
-#pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const int i = tid + x * NT;
-                if (i < BM) {
-                    sRows[st * 2 * BM + i] = rl[x];
-                    sRows[st * 2 * BM + BM + i] = rd[x];
-                }
-            }
-        };
-        static_assert(BM <= 2 * NT, "rows per step");
-        if (nsteps > 0) {
-            float rl[2], rd[2];
-            issue(0, 0, rl, rd);
-            put_rows(0, rl, rd);
-        }
+        if (nsteps > 0)
+            issue(0, 0);
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
             const int st = it & 1;
-            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const int h = hk * p.group + it / nmt, m0 = m_at(it);
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             /* this step's tiles (and K, V) arrived, and every warp is done
                with the previous step: its stage and dS^T may be refilled */
             kgd_cp_async_wait<0>();
             fence_async_smem();
             __syncthreads();
-            float nl[2], nd[2];
             if (it + 1 < nsteps)
-                issue(it + 1, st ^ 1, nl, nd);
+                issue(it + 1, st ^ 1);
             kgd_cp_async_commit();
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
@@ -222,14 +227,25 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+            /* without an additive mask, key kj = n0 + kr + g + 8 (x >> 1) of query
+               qi = m0 + 8 n + 2 t + (x & 1) is masked when 8 (x >> 1) >= kthr (past
+               Sk) or, causal, when 8 (x >> 1) - 8 n - (x & 1) > cthr (kj > qi + Sk - Sq):
+               two registers and compile-time left-hand sides */
+            const int kthr = p.sk - n0 - kr - g;
+            const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
-                    const int kj = n0 + kr + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
+                    const int ql = n * 8 + 2 * t + (x & 1);
                     float xs;
-                    if (KIND == KG_ATTN_MASK || check)
-                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, kj, check, causal);
+                    if (KIND == KG_ATTN_MASK)
+                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
+                                              causal);
+                    else if (check)
+                        xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
+                                 ? -CUDART_INF_F
+                                 : s[4 * n + x] * p.scale_log2;
                     else
                         xs = s[4 * n + x] * p.scale_log2;
                     s[4 * n + x] = ex2(xs - sL[ql]);
@@ -294,20 +310,34 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                                      sw_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
                 wgb_commit();
                 wgb_wait<0>();
-                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+                if (p.direct && m0 < mnext) {
+                    /* one lane and no later key block reaches these rows: dq
+                       itself, the bits dqsum would write */
+                    T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
 #pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const int r = m0 + qr + wq * 16 + g + 8 * i;
-                    if (r < p.sq) {
+                    for (int i = 0; i < 2; i++) {
+                        const int r = m0 + qr + wq * 16 + g + 8 * i;
+                        if (r < p.sq) {
 #pragma unroll
-                        for (int n = 0; n < QC / 8; n++)
-                            *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
-                                make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                            for (int n = 0; n < QC / 8; n++)
+                                *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
+                                    mma<T>::pack(dq[4 * n + 2 * i] * p.scale, dq[4 * n + 2 * i + 1] * p.scale);
+                        }
+                    }
+                } else {
+                    float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        const int r = m0 + qr + wq * 16 + g + 8 * i;
+                        if (r < p.sq) {
+#pragma unroll
+                            for (int n = 0; n < QC / 8; n++)
+                                *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
+                                    make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                        }
                     }
                 }
             }
-            if (it + 1 < nsteps)
-                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
         }
         kgd_cp_async_wait<0>();
 
