@@ -29,59 +29,28 @@
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
- * The swizzle helpers below follow attention_sm90.cuh's (the forward's);
- * kept here so that the backward does not depend on that file's internals.
+ * The wgmma and swizzle helpers are the forward's (attention_sm90.cuh).
  */
 #ifndef KG_ATTENTION_BWD_SM90_CUH
 #define KG_ATTENTION_BWD_SM90_CUH
 
 #include "attention_bwd.cuh"
+#include "attention_sm90.cuh" /* the Hopper helpers (read-only) */
 #include "kg_wgmma_bwd.cuh"
 
 namespace kg_attnb
 {
 
-__device__ __forceinline__ void wgb_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgb_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wgb_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* shared memory written by the generic proxy (stores, cp.async), then read
-   by wgmma through the async proxy */
-__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-/* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
-   byte offset (between 64-element panels of an M/N-major operand; unused
-   for K-major), stride byte offset (between groups of 8 rows). */
-__device__ __forceinline__ uint64_t sw_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
-           (uint64_t)1 << 62;
-}
-
-/* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of 64-element
-   panels (each panel ROWS x 128 bytes, 1024-byte aligned). */
-template <int ROWS> __device__ __forceinline__ uint32_t sw_at(int r, int cc)
-{
-    return (uint32_t)((cc >> 3) * ROWS * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
-}
-
-/* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
-   elements) into the swizzled tile at dst; rows past n are zero-filled. */
-template <int ROWS, int D, int NT>
-__device__ __forceinline__ void load_sw(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
-{
-    constexpr int CPR = D / 8;
-    static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
-#pragma unroll 4
-    for (int it = 0; it < ROWS * CPR / NT; it++) {
-        const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
-        const bool ok = row0 + r < n;
-        const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
-        kgd_cp_async16(dst + sw_at<ROWS>(r, cc), src, ok);
-    }
-}
+/* the forward's Hopper helpers (attention_sm90.cuh, read-only): wgmma fence,
+   commit and wait, the generic-to-async proxy fence, 128-byte-swizzle
+   descriptors and offsets, swizzled tile loads by cp.async */
+using kg_attn::fence_async_smem;
+using kg_attn::load_sw128;
+using kg_attn::sw128_at;
+using kg_attn::sw128_desc;
+using kg_attn::wg_commit;
+using kg_attn::wg_fence;
+using kg_attn::wg_wait;
 
 /* 4 bytes global -> shared; zero-filled when !pred. */
 __device__ __forceinline__ void cp_async4(uint32_t dst, const void *src, bool pred)
@@ -142,8 +111,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
-        load_sw<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
-        load_sw<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+        load_sw128<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
+        load_sw128<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
 
         int mstart = 0;
@@ -175,8 +144,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             const int h = hk * p.group + it / nmt, m0 = m_at(it);
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-            load_sw<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
-            load_sw<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
+            load_sw128<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
+            load_sw128<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
             static_assert(BM <= NT, "rows per step");
@@ -208,22 +177,22 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             /* S^T and dP^T: 64 keys x BM queries, two groups: P^T is formed
                while dP^T is still on the tensor cores */
             float s[BM / 2], dp[BM / 2];
-            wgb_fence();
+            wg_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
                 const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(s, sw_desc(aK + ko, 16, 1024), sw_desc(aQ + qo, 16, 1024), kk > 0);
+                wgb<T, BM>::ss(s, sw128_desc(aK + ko, 16, 1024), sw128_desc(aQ + qo, 16, 1024), kk > 0);
             }
-            wgb_commit();
+            wg_commit();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
                 const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(dp, sw_desc(aV + ko, 16, 1024), sw_desc(aO + qo, 16, 1024), kk > 0);
+                wgb<T, BM>::ss(dp, sw128_desc(aV + ko, 16, 1024), sw128_desc(aO + qo, 16, 1024), kk > 0);
             }
-            wgb_commit();
-            wgb_wait<1>();
+            wg_commit();
+            wg_wait<1>();
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
@@ -251,7 +220,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     s[4 * n + x] = ex2(xs - sL[ql]);
                 }
             }
-            wgb_wait<0>();
+            wg_wait<0>();
             /* dS^T, also into shared memory for dQ */
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
@@ -260,8 +229,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     const int ql = n * 8 + 2 * t + (x & 1);
                     dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                 }
-                *(uint32_t *)(sSb + sw_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
-                *(uint32_t *)(sSb + sw_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+                *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
+                *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
             }
             fence_async_smem();
 
@@ -279,14 +248,14 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
                     da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
                 }
-                wgb_fence();
+                wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dva, pa[kk], sw_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+                    wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dka, da[kk], sw_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
-                wgb_commit();
+                    wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                wg_commit();
             }
             __syncthreads(); /* dS^T complete */
 
@@ -303,13 +272,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                         dq[4 * n + 2 * i] = o.x;
                         dq[4 * n + 2 * i + 1] = o.y;
                     }
-                wgb_fence();
+                wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
-                    wgb<T, QC>::sstt(dq, sw_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                     sw_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
-                wgb_commit();
-                wgb_wait<0>();
+                    wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                     sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+                wg_commit();
+                wg_wait<0>();
                 if (p.direct && m0 < mnext) {
                     /* one lane and no later key block reaches these rows: dq
                        itself, the bits dqsum would write */
