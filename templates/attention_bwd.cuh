@@ -98,6 +98,12 @@ __device__ __forceinline__ float bwd_masked(const kg_attnb_params &p, const floa
     return x;
 }
 
+/* 4 bytes global -> shared; zero-filled when !pred. */
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void *src, bool pred)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 4 : 0));
+}
+
 /* Stores a warp's 16 x D accumulator (rows row0 + g, + 8) times `mul` as T. */
 template <typename T, int ND>
 __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, int64_t ld, int row0, int nrows, int col0,
@@ -797,10 +803,10 @@ template <int D> struct f32_shape {
 
 /* The f32 kv layout in shared memory (pitch P = D + 4 for the tiles, BM + 4
    for P^T and dS^T): K, V [BN], Q, dout [BM], P^T, dS^T [BN][BM], lse2,
-   delta [BM]. */
+   delta [BM]; kvq's prefetching variant: then the dQ partial tile [BM]. */
 template <int D, int BN, int BM> struct f32_kv_smem {
     static constexpr int P = D + 4, PP = BM + 4;
-    float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl;
+    float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl, *sF;
     __device__ __forceinline__ explicit f32_kv_smem(unsigned char *smem)
     {
         sK = (float *)smem;
@@ -811,35 +817,24 @@ template <int D, int BN, int BM> struct f32_kv_smem {
         sS = sP + BN * PP;
         sL = sS + BN * PP;
         sDl = sL + BM;
+        sF = sDl + BM;
     }
 };
 
-/* One step of the f32 kv walk (kv and kvq): query rows m0.. of head h
-   (q, dout, rows, mbase of that head) against the block's keys n0.. (K, V
-   in shared memory): dv += P^T dout, dk += dS^T Q, with P^T and dS^T left
-   in shared memory (for kvq's dQ). Starts and ends with a block barrier. */
+/* The arithmetic of one step of the f32 kv walk (kv and kvq), with Q, dout
+   and the rows' lse2, delta of query rows m0.. of one head in shared memory
+   (mbase: that head's mask) and the block's keys n0.. (K, V): P^T and dS^T
+   into shared memory (left there for kvq's dQ), a block barrier, then
+   dv += P^T dout, dk += dS^T Q. */
 template <int D, int BN, int BM, int KIND>
-__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *q,
-                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
-                                            bool check, bool causal,
-                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
-                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+__device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm,
+                                               const float *mbase, int n0, int m0, bool check, bool causal,
+                                               float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                               float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
 {
-    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int P = D + 4, PP = BM + 4, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     const int tx = tid & 15, ty = tid >> 4;
-    __syncthreads();
-    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
-    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
-    kgd_cp_async_commit();
-    for (int i = tid; i < BM; i += NT) {
-        const bool ok = m0 + i < p.sq;
-        sm.sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-        sm.sDl[i] = ok ? rows[m0 + i] : 0.f;
-    }
-    kgd_cp_async_wait<0>();
-    __syncthreads();
-
     float s[TN][TM], dp[TN][TM];
 #pragma unroll
     for (int i = 0; i < TN; i++)
@@ -865,6 +860,31 @@ __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_
     __syncthreads();
     f32_acc<TN, BM, PP, NV, VW, P>(dv, sm.sP, sm.sO, ty, tx);
     f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
+}
+
+/* One step of the f32 kv walk, loads included: query rows m0.. of head h
+   (q, dout, rows, mbase of that head) into shared memory, then
+   kv_f32_compute. Starts with a block barrier. */
+template <int D, int BN, int BM, int KIND>
+__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *q,
+                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
+                                            bool check, bool causal,
+                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    constexpr int NT = 256, P = D + 4, E = 4;
+    __syncthreads();
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
+    kgd_cp_async_commit();
+    for (int i = tid; i < BM; i += NT) {
+        const bool ok = m0 + i < p.sq;
+        sm.sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+        sm.sDl[i] = ok ? rows[m0 + i] : 0.f;
+    }
+    kgd_cp_async_wait<0>();
+    __syncthreads();
+    kv_f32_compute<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
 }
 
 /* kv: 256 threads, BN keys per block, BM queries per tile. */
@@ -944,8 +964,12 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
    each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
    added to the lane's partial (read straight from global memory: the lane's
-   first key block starts from 0). See attnb_kvq_tc for the lanes. */
-template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
+   first key block starts from 0). See attnb_kvq_tc for the lanes. PF: the
+   loads of a step overlap the previous step's dQ (Q, dout, rows) and this
+   step's scores (the partial, through shared memory); D <= 128 (shared
+   memory). */
+template <int D, int BN, int BM, int KIND, bool PF>
+__device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
     constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
@@ -979,41 +1003,102 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
                 for (int e = 0; e < VW; e++)
                     dv[i][d][e] = dk[i][d][e] = 0.f;
 
-        for (int hi = 0; hi < p.group; hi++) {
-            const int h = hk * p.group + hi;
-            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
-            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
-                /* keys past Sk are masked here (their dS^T feeds dQ) */
+        if constexpr (PF) {
+            /* the (query head, query tile) steps flattened: the next step's
+               Q, dout and rows load during this one's dQ, this step's
+               partial during its scores and dV / dK */
+            const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+            auto issue_q = [&](int it) {
+                const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+                const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
+                /* rows past Sq read 0: their Q and dout rows are 0 too, so
+                   every product of theirs is 0 whatever P is */
+                if (tid < BM) {
+                    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq + m0 + tid;
+                    const bool ok = m0 + tid < p.sq;
+                    cp_async4(kgd_smem_addr(sm.sL + tid), ok ? rows + p.nrows : p.rows, ok);
+                    cp_async4(kgd_smem_addr(sm.sDl + tid), ok ? rows : p.rows, ok);
+                }
+            };
+            static_assert(BM <= NT, "rows per step");
+            if (nsteps > 0)
+                issue_q(0);
+            kgd_cp_async_commit();
+            for (int it = 0; it < nsteps; it++) {
+                const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+                const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+                /* Q, dout, rows (and K, V) arrived; the previous step's dQ is
+                   done with the partial tile */
+                kgd_cp_async_wait<0>();
+                __syncthreads();
+                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sF), (const char *)part, D, m0, first ? 0 : p.sq, tid);
+                kgd_cp_async_commit();
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-                kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
+                kv_f32_compute<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
+                __syncthreads(); /* every thread is done with Q, dout and the rows */
+                if (it + 1 < nsteps)
+                    issue_q(it + 1);
+                kgd_cp_async_commit();
+                kgd_cp_async_wait<1>(); /* this step's partial arrived */
+                __syncthreads();
                 /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
                 {
                     typedef typename kg_attn::fvec<VW>::t vec;
                     float dq[TM][NV][VW];
 #pragma unroll
-                    for (int i = 0; i < TM; i++) {
-                        const int r = m0 + ty + 16 * i;
+                    for (int i = 0; i < TM; i++)
 #pragma unroll
                         for (int d = 0; d < NV; d++) {
-                            vec o;
-                            float *of = (float *)&o;
-                            if (!first && r < p.sq)
-                                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
-                            else
-#pragma unroll
-                                for (int e = 0; e < VW; e++)
-                                    of[e] = 0.f;
+                            const vec o = *(const vec *)&sm.sF[(ty + 16 * i) * P + VW * (tx + 16 * d)];
 #pragma unroll
                             for (int e = 0; e < VW; e++)
-                                dq[i][d][e] = of[e];
+                                dq[i][d][e] = kg_attn::fvec<VW>::at(o, e);
                         }
-                    }
                     f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
                     f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+                }
+            }
+        } else {
+            for (int hi = 0; hi < p.group; hi++) {
+                const int h = hk * p.group + hi;
+                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+                const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+                const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+                const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+                for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+                    /* keys past Sk are masked here (their dS^T feeds dQ) */
+                    const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+                    kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
+                    /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
+                    {
+                        typedef typename kg_attn::fvec<VW>::t vec;
+                        float dq[TM][NV][VW];
+    #pragma unroll
+                        for (int i = 0; i < TM; i++) {
+                            const int r = m0 + ty + 16 * i;
+    #pragma unroll
+                            for (int d = 0; d < NV; d++) {
+                                vec o;
+                                float *of = (float *)&o;
+                                if (!first && r < p.sq)
+                                    o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+                                else
+    #pragma unroll
+                                    for (int e = 0; e < VW; e++)
+                                        of[e] = 0.f;
+    #pragma unroll
+                                for (int e = 0; e < VW; e++)
+                                    dq[i][d][e] = of[e];
+                            }
+                        }
+                        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+                        f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+                    }
                 }
             }
         }

@@ -52,12 +52,6 @@ using kg_attn::wg_commit;
 using kg_attn::wg_fence;
 using kg_attn::wg_wait;
 
-/* 4 bytes global -> shared; zero-filled when !pred. */
-__device__ __forceinline__ void cp_async4(uint32_t dst, const void *src, bool pred)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 4 : 0));
-}
-
 /* Stores a warpgroup's 64 x D accumulator (this thread's rows row0 + g and
    + 8, wgmma's fragment order) times mul as T. */
 template <typename T, int D>
