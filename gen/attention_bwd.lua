@@ -48,13 +48,9 @@ M.tc_kvq = {
   [256] = {},
 }
 M.max_tunes = 2
--- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials; pf:
--- a step's loads overlap the previous step's dQ and its own scores (one
--- more partial tile of shared memory: not for D 256).
-local f32_pf = { bn = 64, bm = 64, pf = true }
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, f32_pf }, [64] = { { bn = 64, bm = 64 }, f32_pf },
-              [96] = { { bn = 64, bm = 64 }, f32_pf }, [128] = { { bn = 64, bm = 64 }, f32_pf },
-              [256] = { { bn = 64, bm = 32 } } }
+-- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials.
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 64, bm = 64 } }, [96] = { { bn = 64, bm = 64 } },
+              [128] = { { bn = 64, bm = 64 } }, [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -68,11 +64,9 @@ local function kvq_plan(dt, d, kind, tu)
   if dt.name == "f32" then
     local p = d + 4
     return { threads = 256, minb = 1, rows = tu.bn, tile = tu.bm,
-             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * (tu.bm + 4) + 2 * tu.bm + (tu.pf and tu.bm * p or 0)) * 4,
-             call = string.format("attnb_kvq_f32<%d, %d, %d, %s, %s>", d, tu.bn, tu.bm, kind_enum[kind],
-                                  tostring(tu.pf or false)),
-             shape = string.format("%d keys x %d-query tiles, dQ partials%s, FFMA", tu.bn, tu.bm,
-                                   tu.pf and " (prefetched)" or "") }
+             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * (tu.bm + 4) + 2 * tu.bm) * 4,
+             call = string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind]),
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA", tu.bn, tu.bm) }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)

@@ -215,21 +215,15 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, i
     return KG_SCRATCH_COUNTER_BYTES + fixed + (size_t)(lanes * rows * (uint64_t)D * 4);
 }
 
-/* f32's default kvq tuning where it has more than one (gen/attention_bwd.lua:
-   1 is the prefetching one) */
-#define F32_TUNE 1
-
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
-   9.0 where generated, else the portable one (tuning 0; f32's FFMA one:
-   tuning F32_TUNE where generated);
+   9.0 where generated, else the portable one (tuning 0; f32's FFMA one);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
    portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
    sets *mrev (the Hopper kernel's query tiles walked from the last one
    down, or up; the portable kernels always walk up); values that do not
    apply give the default. */
-static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_dtype dt, kg_attn_kind kind,
-                                       int *mrev)
+static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_attn_kind kind, int *mrev)
 {
     if (e->ntunes == 0)
         return NULL;
@@ -251,10 +245,7 @@ static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_ent
         if (i < e->ntunes)
             return &e->kvq[i][kind];
     }
-    if (hopper)
-        return &e->kvq90[0][kind];
-    /* f32: the prefetching kvq (tuning 1, D <= 128) where generated */
-    return &e->kvq[dt == KG_F32 && e->ntunes > F32_TUNE ? F32_TUNE : 0][kind];
+    return hopper ? &e->kvq90[0][kind] : &e->kvq[0][kind];
 }
 
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
@@ -378,7 +369,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             return st;
     }
     p.mrev = 0;
-    const kg_attnb_launch *kvq = pick_kvq(ctx, e, q->dtype, kind, &p.mrev);
+    const kg_attnb_launch *kvq = pick_kvq(ctx, e, kind, &p.mrev);
     if (kvq) {
         /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
         p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;

@@ -803,10 +803,10 @@ template <int D> struct f32_shape {
 
 /* The f32 kv layout in shared memory (pitch P = D + 4 for the tiles, BM + 4
    for P^T and dS^T): K, V [BN], Q, dout [BM], P^T, dS^T [BN][BM], lse2,
-   delta [BM]; kvq's prefetching variant: then the dQ partial tile [BM]. */
+   delta [BM]. */
 template <int D, int BN, int BM> struct f32_kv_smem {
     static constexpr int P = D + 4, PP = BM + 4;
-    float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl, *sF;
+    float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl;
     __device__ __forceinline__ explicit f32_kv_smem(unsigned char *smem)
     {
         sK = (float *)smem;
@@ -817,7 +817,6 @@ template <int D, int BN, int BM> struct f32_kv_smem {
         sS = sP + BN * PP;
         sL = sS + BN * PP;
         sDl = sL + BM;
-        sF = sDl + BM;
     }
 };
 
@@ -964,12 +963,10 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
    each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
    added to the lane's partial (read straight from global memory: the lane's
-   first key block starts from 0). See attnb_kvq_tc for the lanes. PF: the
-   loads of a step overlap the previous step's dQ (Q, dout, rows) and this
-   step's scores (the partial, through shared memory); D <= 128 (shared
-   memory). */
-template <int D, int BN, int BM, int KIND, bool PF>
-__device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
+   first key block starts from 0). See attnb_kvq_tc for the lanes. (A
+   variant that loaded a step's tiles during the previous step's dQ and the
+   partial through shared memory ran no faster: H200, 2026-12-01.) */
+template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
     constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
@@ -1003,102 +1000,41 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
                 for (int e = 0; e < VW; e++)
                     dv[i][d][e] = dk[i][d][e] = 0.f;
 
-        if constexpr (PF) {
-            /* the (query head, query tile) steps flattened: the next step's
-               Q, dout and rows load during this one's dQ, this step's
-               partial during its scores and dV / dK */
-            const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
-            auto issue_q = [&](int it) {
-                const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
-                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
-                /* rows past Sq read 0: their Q and dout rows are 0 too, so
-                   every product of theirs is 0 whatever P is */
-                if (tid < BM) {
-                    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq + m0 + tid;
-                    const bool ok = m0 + tid < p.sq;
-                    cp_async4(kgd_smem_addr(sm.sL + tid), ok ? rows + p.nrows : p.rows, ok);
-                    cp_async4(kgd_smem_addr(sm.sDl + tid), ok ? rows : p.rows, ok);
-                }
-            };
-            static_assert(BM <= NT, "rows per step");
-            if (nsteps > 0)
-                issue_q(0);
-            kgd_cp_async_commit();
-            for (int it = 0; it < nsteps; it++) {
-                const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
-                const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
-                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-                /* Q, dout, rows (and K, V) arrived; the previous step's dQ is
-                   done with the partial tile */
-                kgd_cp_async_wait<0>();
-                __syncthreads();
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sF), (const char *)part, D, m0, first ? 0 : p.sq, tid);
-                kgd_cp_async_commit();
+        for (int hi = 0; hi < p.group; hi++) {
+            const int h = hk * p.group + hi;
+            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+                /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-                kv_f32_compute<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
-                __syncthreads(); /* every thread is done with Q, dout and the rows */
-                if (it + 1 < nsteps)
-                    issue_q(it + 1);
-                kgd_cp_async_commit();
-                kgd_cp_async_wait<1>(); /* this step's partial arrived */
-                __syncthreads();
+                kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
                 /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
                 {
                     typedef typename kg_attn::fvec<VW>::t vec;
                     float dq[TM][NV][VW];
 #pragma unroll
-                    for (int i = 0; i < TM; i++)
+                    for (int i = 0; i < TM; i++) {
+                        const int r = m0 + ty + 16 * i;
 #pragma unroll
                         for (int d = 0; d < NV; d++) {
-                            const vec o = *(const vec *)&sm.sF[(ty + 16 * i) * P + VW * (tx + 16 * d)];
+                            vec o;
+                            float *of = (float *)&o;
+                            if (!first && r < p.sq)
+                                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+                            else
+#pragma unroll
+                                for (int e = 0; e < VW; e++)
+                                    of[e] = 0.f;
 #pragma unroll
                             for (int e = 0; e < VW; e++)
-                                dq[i][d][e] = kg_attn::fvec<VW>::at(o, e);
+                                dq[i][d][e] = of[e];
                         }
+                    }
                     f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
                     f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
-                }
-            }
-        } else {
-            for (int hi = 0; hi < p.group; hi++) {
-                const int h = hk * p.group + hi;
-                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-                const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-                const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
-                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-                for (int m0 = mstart; m0 < p.sq; m0 += BM) {
-                    /* keys past Sk are masked here (their dS^T feeds dQ) */
-                    const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-                    kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
-                    /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
-                    {
-                        typedef typename kg_attn::fvec<VW>::t vec;
-                        float dq[TM][NV][VW];
-    #pragma unroll
-                        for (int i = 0; i < TM; i++) {
-                            const int r = m0 + ty + 16 * i;
-    #pragma unroll
-                            for (int d = 0; d < NV; d++) {
-                                vec o;
-                                float *of = (float *)&o;
-                                if (!first && r < p.sq)
-                                    o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
-                                else
-    #pragma unroll
-                                    for (int e = 0; e < VW; e++)
-                                        of[e] = 0.f;
-    #pragma unroll
-                                for (int e = 0; e < VW; e++)
-                                    dq[i][d][e] = of[e];
-                            }
-                        }
-                        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                        f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
-                    }
                 }
             }
         }

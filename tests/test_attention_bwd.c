@@ -811,7 +811,6 @@ Test(attention_bwd, tuning_h0r_one_lane_f16)
     tuning_cases("h0r", KG_F16);
 }
 Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
-Test(attention_bwd, f32_tuning_0_unprefetched_lanes_of_several_key_blocks) { tuning_cases("0", KG_F32); }
 Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
 {
     tuning_cases("default", KG_F32);
