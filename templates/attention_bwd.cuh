@@ -886,10 +886,36 @@ __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_
     kv_f32_compute<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
 }
 
+/* The start of a key block of the f32 kv walk (kv and kvq): K and V rows
+   n0.. into shared memory (one cp.async group), dv = dk = 0; returns the
+   first query tile that sees key n0 under the causal rule. */
+template <int D, int BN, int BM>
+__device__ __forceinline__ int kv_f32_begin(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *k,
+                                            const char *v, int n0, bool causal,
+                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    constexpr int NT = 256, P = D + 4, E = 4;
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
+    kgd_cp_async_commit();
+    int mstart = 0;
+    if (causal)
+        mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+#pragma unroll
+    for (int i = 0; i < BN / 16; i++)
+#pragma unroll
+        for (int d = 0; d < f32_shape<D>::NV; d++)
+#pragma unroll
+            for (int e = 0; e < f32_shape<D>::VW; e++)
+                dv[i][d][e] = dk[i][d][e] = 0.f;
+    return mstart;
+}
+
 /* kv: 256 threads, BN keys per block, BM queries per tile. */
 template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kv_f32(const kg_attnb_params &p)
 {
-    constexpr int NT = 256, P = D + 4, E = 4, TN = BN / 16;
+    constexpr int E = 4, TN = BN / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     extern __shared__ __align__(16) unsigned char smem[];
     const f32_kv_smem<D, BN, BM> sm(smem);
@@ -901,21 +927,8 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
 
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
-    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
-    kgd_cp_async_commit();
-    int mstart = 0;
-    if (causal)
-        mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
-
     float dv[TN][NV][VW], dk[TN][NV][VW];
-#pragma unroll
-    for (int i = 0; i < TN; i++)
-#pragma unroll
-        for (int d = 0; d < NV; d++)
-#pragma unroll
-            for (int e = 0; e < VW; e++)
-                dv[i][d][e] = dk[i][d][e] = 0.f;
+    const int mstart = kv_f32_begin<D, BN, BM>(p, sm, k, v, n0, causal, dv, dk, tid);
 
     for (int hi = 0; hi < p.group; hi++) {
         const int h = hk * p.group + hi;
@@ -968,7 +981,7 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
    partial through shared memory ran no faster: H200, 2026-12-01.) */
 template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
-    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     extern __shared__ __align__(16) unsigned char smem[];
     const f32_kv_smem<D, BN, BM> sm(smem);
@@ -984,21 +997,8 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
-        kgd_cp_async_commit();
-        int mstart = 0;
-        if (causal)
-            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
-
         float dv[TN][NV][VW], dk[TN][NV][VW];
-#pragma unroll
-        for (int i = 0; i < TN; i++)
-#pragma unroll
-            for (int d = 0; d < NV; d++)
-#pragma unroll
-                for (int e = 0; e < VW; e++)
-                    dv[i][d][e] = dk[i][d][e] = 0.f;
+        const int mstart = kv_f32_begin<D, BN, BM>(p, sm, k, v, n0, causal, dv, dk, tid);
 
         for (int hi = 0; hi < p.group; hi++) {
             const int h = hk * p.group + hi;
