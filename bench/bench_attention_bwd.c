@@ -1,7 +1,8 @@
 /*
  * bench_attention_bwd.c - kg_attention_backward on the cases of issue 15:
  * bf16 and f16, D 64 and 128, Sq = Sk in {1024, 4096, 16384} with
- * B x S = 32768 and 16 heads, causal and not; f32 [2,16,4096,128].
+ * B x S = 32768 and 16 heads, causal and not; f32 [2,16,4096,128]; bf16
+ * D 32, 96 and 256 at [8,16,4096].
  * TFLOP/s counts 2.5 x the forward's 4 B H Sq Sk D, halved when causal.
  *
  * out and lse come from kg_attention. Each case is checked before it is
@@ -165,6 +166,12 @@ int main(void)
     for (int causal = 0; causal < 2; causal++)
         cases[nc].dt = KG_F32, cases[nc].B = 2, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = 128,
         cases[nc++].causal = causal;
+    /* the other generated head dims (no target of issue 15; the whole space) */
+    const int other[3] = {32, 96, 256};
+    for (int i = 0; i < 3; i++)
+        for (int causal = 0; causal < 2; causal++)
+            cases[nc].dt = KG_BF16, cases[nc].B = 8, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = other[i],
+            cases[nc++].causal = causal;
 
     printf("attention backward\n%-5s %3s %3s %6s %4s %6s %10s %8s\n", "dtype", "B", "H", "S", "D", "causal", "us",
            "TFLOP/s");

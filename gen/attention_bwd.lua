@@ -130,25 +130,29 @@ local function wg_plan(dt, d, kind, tu)
            shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma", bn, bm, tu.nwg) }
 end
 
--- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators),
--- one asm operand per accumulator register, for the N the kernel uses:
+-- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
+-- for the N the kernel uses, in namespace kg_attnb:
 --   wgb<T, N>::ss(d, a, b, acc)    A, B from shared memory, both K-major
 --   wgb<T, N>::rs(d, a[4], b, acc) A from registers, B N-major
---   wgb<T, N>::sstt(d, a, b, acc)  A M-major, B N-major
+-- are gen/wgmma.lua's wrappers (the forward's wg<T, N>), renamed so that
+-- the backward's N list does not depend on the forward's; and
+--   wgt<T, N>::sstt(d, a, b, acc)  A M-major, B N-major (dQ = dS K)
+-- written here.
 local function wg_header(G, ns)
+  local text = require("wgmma").header(G, ns):gsub("gen/wgmma.lua", "gen/attention_bwd.lua (gen/wgmma.lua's wrappers)", 1)
+  local function sub(pat, rep)
+    local n
+    text, n = text:gsub(pat, rep)
+    assert(n > 0, "gen/wgmma.lua's header changed: no '" .. pat .. "' to rename")
+  end
+  sub("KG_WGMMA_CUH", "KG_WGMMA_BWD_CUH")
+  sub("namespace kg_attn ", "namespace kg_attnb ")
+  sub("namespace kg_attn\n", "namespace kg_attnb\n")
+  sub("struct wg<", "struct wgb<")
+  sub("struct wg;", "struct wgb;")
   local types = { { "__half", "f16" }, { "__nv_bfloat16", "bf16" } }
-  local parts = { G.header("gen/attention_bwd.lua"), [[
-#ifndef KG_WGMMA_BWD_CUH
-#define KG_WGMMA_BWD_CUH
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <stdint.h>
-
-namespace kg_attnb {
-
-template <typename T, int N> struct wgb;
-]] }
+  local parts = { "\nnamespace kg_attnb {\n\n/* wgmma m64nNk16, A M-major and B N-major (transposed) from shared memory */\n" ..
+                  "template <typename T, int N> struct wgt;\n" }
   for _, ty in ipairs(types) do
     for _, n in ipairs(ns) do
       local nd = n / 2
@@ -160,21 +164,7 @@ template <typename T, int N> struct wgb;
       regs, cons = table.concat(regs, ", "), table.concat(cons, ", ")
       local instr = string.format("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", n, ty[2], ty[2])
       parts[#parts + 1] = string.format([[
-template <> struct wgb<%s, %d> {
-    static __device__ __forceinline__ void ss(float (&d)[%d], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
-                     "%s {%s}, %%%d, %%%d, p, 1, 1, 0, 0;\n}\n"
-                     : %s
-                     : "l"(a), "l"(b), "r"(acc));
-    }
-    static __device__ __forceinline__ void rs(float (&d)[%d], const uint32_t (&a)[4], uint64_t b, int acc)
-    {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
-                     "%s {%s}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, 1;\n}\n"
-                     : %s
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
-    }
+template <> struct wgt<%s, %d> {
     static __device__ __forceinline__ void sstt(float (&d)[%d], uint64_t a, uint64_t b, int acc)
     {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
@@ -183,17 +173,20 @@ template <> struct wgb<%s, %d> {
                      : "l"(a), "l"(b), "r"(acc));
     }
 };
-]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons,
-        nd, nd + 5, instr, regs, nd, nd + 1, nd + 2, nd + 3, nd + 4, cons,
-        nd, nd + 2, instr, regs, nd, nd + 1, cons)
+]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons)
     end
   end
-  parts[#parts + 1] = "\n} // namespace kg_attnb\n\n#endif\n"
-  return table.concat(parts)
+  parts[#parts + 1] = "\n} // namespace kg_attnb\n"
+  -- the sstt wrappers go inside the include guard
+  local body = table.concat(parts)
+  local at = text:find("#endif%s*$")
+  assert(at, "gen/wgmma.lua's header changed: no closing #endif")
+  return text:sub(1, at - 1) .. body .. "\n#endif\n"
 end
 
 function M.generate(G)
   G:dep(G.root .. "/templates/attention_bwd.cu")
+  G:dep(G.root .. "/gen/wgmma.lua")
   local by = require("common").by_name(G.dtypes)
   local rows = {}
   for _, name in ipairs(dtypes) do

@@ -14,7 +14,8 @@
  *          heads in order (f16 / bf16: the Hopper wgmma kernel on compute
  *          capability 9.0 where generated, else the portable mma.sync one;
  *          f32: FFMA);
- *   dqsum  dq = scale * the partials added up in lane order;
+ *   dqsum  dq = scale * the partials added up in lane order (skipped where
+ *          the Hopper kvq has one lane reaching every row: it writes dq);
  * the separate dq pass (KG_ATTNB_TUNE=sep):
  *   kv     dk and dv, grid (key blocks, Hkv, B);
  *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
@@ -218,9 +219,11 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, i
    9.0 where generated, else the portable one (tuning 0; f32's FFMA one);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
-   portable tuning i, "sep" the separate dq kernel; values
-   that do not apply give the default. */
-static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_attn_kind kind)
+   portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
+   sets *mrev (the Hopper kernel's query tiles walked from the last one
+   down, or up; the portable kernels always walk up); values that do not
+   apply give the default. */
+static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_attn_kind kind, int *mrev)
 {
     if (e->ntunes == 0)
         return NULL;
@@ -228,9 +231,13 @@ static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_ent
     const char *env = getenv("KG_ATTNB_TUNE");
     if (env && strcmp(env, "sep") == 0)
         return NULL;
-    if (env && env[0] == 'h' && hopper) {
+    /* a trailing 'r' / 'f': the Hopper kernel's query walk reversed / forward */
+    const size_t n = env ? strlen(env) : 0;
+    if (n > 0 && (env[n - 1] == 'r' || env[n - 1] == 'f'))
+        *mrev = env[n - 1] == 'r';
+    if (env && env[0] == 'h' && env[1] >= '0' && env[1] <= '9' && hopper) {
         const int i = atoi(env + 1);
-        if (i >= 0 && i < e->ntunes90)
+        if (i < e->ntunes90)
             return &e->kvq90[i][kind];
     }
     if (env && env[0] >= '0' && env[0] <= '9') {
@@ -361,13 +368,29 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         if (st != KG_OK)
             return st;
     }
-    const kg_attnb_launch *kvq = pick_kvq(ctx, e, kind);
+    p.mrev = 0;
+    const kg_attnb_launch *kvq = pick_kvq(ctx, e, kind, &p.mrev);
     if (kvq) {
         /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
         p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;
         p.nkb = (int32_t)((Sk + kvq->rows - 1) / kvq->rows);
-        const int64_t lanes = dq_lanes(B, Hq, Hkv, Sq, Sk, D);
+        int64_t lanes = dq_lanes(B, Hq, Hkv, Sq, Sk, D);
+        /* KG_ATTNB_LANES=<n> (a test and benchmark hook): fewer lanes than the
+           rule's, which the scratch always holds */
+        const char *lenv = getenv("KG_ATTNB_LANES");
+        if (lenv && atoi(lenv) >= 1 && atoi(lenv) < lanes)
+            lanes = atoi(lenv);
         p.lanes = (int32_t)(lanes < p.nkb ? lanes : p.nkb);
+        /* Hopper kvq with one lane that reaches every query row (not: causal
+           with Sq - Sk >= a query tile, whose first rows see no key): kvq
+           writes dq itself at each row's last key block (the bits dqsum would
+           write), no dqsum; KG_ATTNB_DIRECT=0 (a benchmark hook) turns it off */
+        const kg_attnb_launch *k90 = &e->kvq90[0][0];
+        const int hopper_kvq = kvq >= k90 && kvq < k90 + KG_ATTNB_MAX_TUNES90 * KG_ATTN_KIND_COUNT;
+        const char *denv = getenv("KG_ATTNB_DIRECT");
+        const int causal = kind == KG_ATTN_CAUSAL || (kind == KG_ATTN_MASK && p.causal);
+        p.direct = hopper_kvq && p.lanes == 1 && p.nkb > 0 && !(causal && Sq - Sk >= kvq->tile) &&
+                   !(denv && strcmp(denv, "0") == 0);
         if (B * Hkv * Sk > 0) {
             /* a lane for every key block when there are no queries (dk = dv = 0) */
             const unsigned gx = (unsigned)(p.lanes > 0 ? p.lanes : p.nkb);
@@ -377,7 +400,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             if (st != KG_OK)
                 return st;
         }
-        if (p.nrows > 0) {
+        if (p.nrows > 0 && !p.direct) {
             int64_t blocks = (p.nrows * (D / 4) + e->dqsum.threads - 1) / e->dqsum.threads;
             if (blocks > 65536)
                 blocks = 65536; /* grid-stride over the rest */

@@ -98,6 +98,12 @@ __device__ __forceinline__ float bwd_masked(const kg_attnb_params &p, const floa
     return x;
 }
 
+/* 4 bytes global -> shared; zero-filled when !pred. */
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void *src, bool pred)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 4 : 0));
+}
+
 /* Stores a warp's 16 x D accumulator (rows row0 + g, + 8) times `mul` as T. */
 template <typename T, int ND>
 __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, int64_t ld, int row0, int nrows, int col0,
@@ -117,13 +123,169 @@ __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, in
 
 /* ---- f16 / bf16: kv ----------------------------------------------------------- */
 
+/* The step of the kv walk that the kv and kvq kernels share: a warp owns 16
+   keys (rows kr0.. of the K and V tiles, pitch D + 8) and the step a BM-query
+   tile (Q, dout at aQ, aO). */
+
+/* Issues the cp.async loads of a step's Q and dout tiles (query rows m0.. of
+   head h) into aQ and aQ + the tile's bytes; the rows' lse2 and delta come
+   back in registers (put into shared memory after the step's compute by
+   kv_put_rows, not stalling it). */
+template <int D, int BM, int NT>
+__device__ __forceinline__ void kv_issue(const kg_attnb_params &p, int b, int h, int m0, uint32_t aQ, int tid,
+                                         float (&rl)[2], float (&rd)[2])
+{
+    constexpr int P = D + 8, E = 2;
+    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+    const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+    load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
+    load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
+    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+    static_assert(BM <= 2 * NT, "rows per step");
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        const int i = tid + x * NT;
+        const bool ok = i < BM && m0 + i < p.sq;
+        rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+        rd[x] = ok ? rows[m0 + i] : 0.f;
+    }
+}
+
+/* The rows kv_issue returned into stage st of sRows (lse2[BM], delta[BM]). */
+template <int BM, int NT>
+__device__ __forceinline__ void kv_put_rows(float *sRows, int st, const float (&rl)[2], const float (&rd)[2], int tid)
+{
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+        const int i = tid + x * NT;
+        if (i < BM) {
+            sRows[st * 2 * BM + i] = rl[x];
+            sRows[st * 2 * BM + BM + i] = rd[x];
+        }
+    }
+}
+
+/* S^T = K Q^T and (do_dk) dP^T = V dout^T for the warp's 16 keys x BM queries. */
+template <typename T, int D, int BM>
+__device__ __forceinline__ void kv_scores(float (&s)[BM / 8][4], float (&dp)[BM / 8][4], uint32_t aK, uint32_t aV,
+                                          uint32_t aQ, uint32_t aO, int kr0, int lane, bool do_dk)
+{
+    constexpr int P = D + 8, E = 2, KD = D / 16;
+    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
+    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+#pragma unroll
+    for (int n = 0; n < BM / 8; n++)
+        s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KD; kk++) {
+        uint32_t a[4];
+        kgd_ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+        for (int nn = 0; nn < BM / 16; nn++) {
+            uint32_t bf[4];
+            kgd_ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+            mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
+            mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
+        }
+    }
+    if (do_dk) {
+#pragma unroll
+        for (int kk = 0; kk < KD; kk++) {
+            uint32_t a[4];
+            kgd_ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+#pragma unroll
+            for (int nn = 0; nn < BM / 16; nn++) {
+                uint32_t bf[4];
+                kgd_ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
+                mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
+            }
+        }
+    }
+}
+
+/* P^T into s and (do_dk) dS^T into dp for keys kb + g (+ 8) x queries m0..,
+   with the mask and, where `check`, the causal rule and the end of the keys
+   (bwd_masked). */
+template <int KIND, int BM>
+__device__ __forceinline__ void kv_probs(const kg_attnb_params &p, const float *mbase, float (&s)[BM / 8][4],
+                                         float (&dp)[BM / 8][4], const float *sL, const float *sDl, int kb, int m0,
+                                         bool check, bool causal, bool do_dk, int g, int t)
+{
+#pragma unroll
+    for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+        for (int x = 0; x < 4; x++) {
+            const int kj = kb + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
+            float xs;
+            if (KIND == KG_ATTN_MASK || check)
+                xs = bwd_masked<KIND>(p, mbase, s[n][x], m0 + ql, kj, check, causal);
+            else
+                xs = s[n][x] * p.scale_log2;
+            const float pr = ex2(xs - sL[ql]);
+            s[n][x] = pr;
+            if (do_dk)
+                dp[n][x] = pr * (dp[n][x] - sDl[ql]);
+        }
+    }
+}
+
+/* dV += P^T dout (acc[0]) and dK += dS^T Q (acc[NACC - 1]); with SPLIT the
+   warp's one of them (role 0: dV, 1: dK, into acc[0]). */
+template <typename T, int D, int BM, bool SPLIT, int NACC>
+__device__ __forceinline__ void kv_accumulate(float (&acc)[NACC][D / 8][4], const float (&s)[BM / 8][4],
+                                              const float (&dp)[BM / 8][4], uint32_t aQ, uint32_t aO, int role,
+                                              int lane)
+{
+    constexpr int P = D + 8, E = 2, KD = D / 16;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
+#pragma unroll
+    for (int kk = 0; kk < BM / 16; kk++) {
+        uint32_t pa[4];
+        /* P^T for dV; with SPLIT, the dK warps take dS^T instead */
+        const bool ps = !SPLIT || role == 0;
+#define KG_SEL(n, x) (ps ? s[n][x] : dp[n][x])
+        pa[0] = mma<T>::pack(KG_SEL(2 * kk, 0), KG_SEL(2 * kk, 1));
+        pa[1] = mma<T>::pack(KG_SEL(2 * kk, 2), KG_SEL(2 * kk, 3));
+        pa[2] = mma<T>::pack(KG_SEL(2 * kk + 1, 0), KG_SEL(2 * kk + 1, 1));
+        pa[3] = mma<T>::pack(KG_SEL(2 * kk + 1, 2), KG_SEL(2 * kk + 1, 3));
+#undef KG_SEL
+        if (SPLIT) {
+            const uint32_t base = role == 0 ? aO : aQ;
+#pragma unroll
+            for (int dn = 0; dn < KD; dn++) {
+                uint32_t bf[4];
+                kgd_ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
+                mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
+            }
+        } else {
+            uint32_t da[4];
+            da[0] = mma<T>::pack(dp[2 * kk][0], dp[2 * kk][1]);
+            da[1] = mma<T>::pack(dp[2 * kk][2], dp[2 * kk][3]);
+            da[2] = mma<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+            da[3] = mma<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+#pragma unroll
+            for (int dn = 0; dn < KD; dn++) {
+                uint32_t bf[4];
+                kgd_ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
+                mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
+                kgd_ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
+                mma<T>::run(acc[NACC - 1][2 * dn], da, bf[0], bf[1]);
+                mma<T>::run(acc[NACC - 1][2 * dn + 1], da, bf[2], bf[3]);
+            }
+        }
+    }
+}
+
 /* NKW key warps (16 keys each, BN = 16 NKW keys per block), BM queries per
    tile; SPLIT doubles the warps (dV warps, then dK warps). */
 template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
 __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
 {
     constexpr int NT = NKW * 32 * (SPLIT ? 2 : 1), BN = NKW * 16, P = D + 8, E = 2;
-    constexpr int NQ = BM / 8, ND = D / 8, KD = D / 16, NACC = SPLIT ? 1 : 2;
+    constexpr int NQ = BM / 8, ND = D / 8, NACC = SPLIT ? 1 : 2;
     extern __shared__ __align__(16) unsigned char smem[];
     /* K, V; then two stages of (Q, dout) tiles and of their rows' lse2, delta */
     T *sK = (T *)smem;
@@ -149,10 +311,6 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
     int mstart = 0;
     if (causal)
         mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
-
-    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
-    const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
-    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
     const int kr0 = kw * 16; /* the warp's keys in the block */
 
     float acc[NACC][ND][4];
@@ -165,39 +323,10 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
     /* the (query head, query tile) steps, flattened so that the next step's
        tiles load while this one computes */
     const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
-    /* issues the loads of step `it` into stage `st`; its rows come back in
-       registers (stored after this step's compute, not stalling it) */
-    auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
-        const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
-        const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-        const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-        const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P);
-        load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
-        load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
-        const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-#pragma unroll
-        for (int x = 0; x < 2; x++) {
-            const int i = tid + x * NT;
-            const bool ok = i < BM && m0 + i < p.sq;
-            rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-            rd[x] = ok ? rows[m0 + i] : 0.f;
-        }
-    };
-    auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
-#pragma unroll
-        for (int x = 0; x < 2; x++) {
-            const int i = tid + x * NT;
-            if (i < BM) {
-                sRows[st * 2 * BM + i] = rl[x];
-                sRows[st * 2 * BM + BM + i] = rd[x];
-            }
-        }
-    };
-    static_assert(BM <= 2 * NT, "rows per step");
     if (nsteps > 0) {
         float rl[2], rd[2];
-        issue(0, 0, rl, rd);
-        put_rows(0, rl, rd);
+        kv_issue<D, BM, NT>(p, b, hk * p.group, mstart, kgd_smem_addr(sQ0), tid, rl, rd);
+        kv_put_rows<BM, NT>(sRows, 0, rl, rd, tid);
     }
     kgd_cp_async_commit();
     for (int it = 0; it < nsteps; it++) {
@@ -206,106 +335,23 @@ __device__ __forceinline__ void attnb_kv_tc(const kg_attnb_params &p)
         const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
         float nl[2], nd[2];
         if (it + 1 < nsteps)
-            issue(it + 1, st ^ 1, nl, nd);
+            kv_issue<D, BM, NT>(p, b, hk * p.group + (it + 1) / nmt, mstart + ((it + 1) % nmt) * BM,
+                                kgd_smem_addr(sQ0 + 2 * (st ^ 1) * BM * P), tid, nl, nd);
         kgd_cp_async_commit();
         {
             kgd_cp_async_wait<1>(); /* this step's tiles (and K, V) arrived */
             __syncthreads();
             const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
-
-            /* S^T = K Q^T for the warp's 16 keys x BM queries */
             float s[NQ][4], dp[NQ][4];
-#pragma unroll
-            for (int n = 0; n < NQ; n++)
-                s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
-#pragma unroll
-            for (int kk = 0; kk < KD; kk++) {
-                uint32_t a[4];
-                kgd_ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
-#pragma unroll
-                for (int nn = 0; nn < BM / 16; nn++) {
-                    uint32_t bf[4];
-                    kgd_ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
-                    mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
-                    mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
-                }
-            }
-            /* dP^T = V dout^T */
-            if (do_dk) {
-#pragma unroll
-                for (int kk = 0; kk < KD; kk++) {
-                    uint32_t a[4];
-                    kgd_ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
-#pragma unroll
-                    for (int nn = 0; nn < BM / 16; nn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
-                        mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
-                        mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
-                    }
-                }
-            }
-            /* P^T and dS^T; keys past Sk need no mask (never written) */
+            kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);
+            /* keys past Sk need no mask (never written) */
             const bool check = causal && n0 + BN - 1 > m0 + p.sk - p.sq;
-#pragma unroll
-            for (int n = 0; n < NQ; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int kj = n0 + kr0 + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
-                    float xs;
-                    if (KIND == KG_ATTN_MASK || check)
-                        xs = bwd_masked<KIND>(p, mbase, s[n][x], m0 + ql, kj, check, causal);
-                    else
-                        xs = s[n][x] * p.scale_log2;
-                    const float pr = ex2(xs - sL[ql]);
-                    s[n][x] = pr;
-                    if (do_dk)
-                        dp[n][x] = pr * (dp[n][x] - sDl[ql]);
-                }
-            }
-            /* dV += P^T dout, dK += dS^T Q */
-#pragma unroll
-            for (int kk = 0; kk < BM / 16; kk++) {
-                uint32_t pa[4];
-                /* P^T for dV; with SPLIT, the dK warps take dS^T instead */
-                const bool ps = !SPLIT || role == 0;
-#define KG_SEL(n, x) (ps ? s[n][x] : dp[n][x])
-                pa[0] = mma<T>::pack(KG_SEL(2 * kk, 0), KG_SEL(2 * kk, 1));
-                pa[1] = mma<T>::pack(KG_SEL(2 * kk, 2), KG_SEL(2 * kk, 3));
-                pa[2] = mma<T>::pack(KG_SEL(2 * kk + 1, 0), KG_SEL(2 * kk + 1, 1));
-                pa[3] = mma<T>::pack(KG_SEL(2 * kk + 1, 2), KG_SEL(2 * kk + 1, 3));
-#undef KG_SEL
-                if (SPLIT) {
-                    const uint32_t base = role == 0 ? aO : aQ;
-#pragma unroll
-                    for (int dn = 0; dn < KD; dn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
-                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
-                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
-                    }
-                } else {
-                    uint32_t da[4];
-                    da[0] = mma<T>::pack(dp[2 * kk][0], dp[2 * kk][1]);
-                    da[1] = mma<T>::pack(dp[2 * kk][2], dp[2 * kk][3]);
-                    da[2] = mma<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-                    da[3] = mma<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-#pragma unroll
-                    for (int dn = 0; dn < KD; dn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
-                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
-                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
-                        kgd_ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
-                        mma<T>::run(acc[NACC - 1][2 * dn], da, bf[0], bf[1]);
-                        mma<T>::run(acc[NACC - 1][2 * dn + 1], da, bf[2], bf[3]);
-                    }
-                }
-            }
+            kv_probs<KIND, BM>(p, mbase, s, dp, sL, sDl, n0 + kr0, m0, check, causal, do_dk, g, t);
+            kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);
         }
         if (it + 1 < nsteps)
-            put_rows(st ^ 1, nl, nd);
+            kv_put_rows<BM, NT>(sRows, st ^ 1, nl, nd, tid);
         __syncthreads(); /* every warp is done with stage st before it is refilled */
     }
     kgd_cp_async_wait<0>();
@@ -352,7 +398,7 @@ template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
     constexpr int NW = NKW * (SPLIT ? 2 : 1), NT = NW * 32, BN = NKW * 16, P = D + 8, E = 2;
-    constexpr int NQ = BM / 8, ND = D / 8, KD = D / 16, NACC = SPLIT ? 1 : 2;
+    constexpr int NQ = BM / 8, ND = D / 8, NACC = SPLIT ? 1 : 2;
     constexpr int PS = BM + 8, PF = D + 8;        /* pitches of dS^T (T) and of the partial tile (f32) */
     constexpr int RT = BM / 16, CG = NW / RT;     /* dQ: row tiles x column groups over the warps */
     constexpr int QC = D / CG, QN = QC / 8;       /* columns and n8 tiles per warp */
@@ -380,7 +426,6 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
     T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
 
-    const int a_row = lane & 15, a_col = (lane >> 4) * 8;
     const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
     const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
     const int kr0 = kw * 16; /* the warp's keys in the block */
@@ -407,40 +452,18 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 acc[a][d][0] = acc[a][d][1] = acc[a][d][2] = acc[a][d][3] = 0.f;
 
         const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+        /* step it's tiles into stage st: kv's, and the partial's rows so far
+           (none yet in the lane's first key block) */
         auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
             const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
-            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-            const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P);
-            load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
-            load_tile<BM, D, P, E, NT>(aQ + BM * P * E, dout, p.do_ss, m0, p.sq, tid);
-            /* the partial's rows so far (none yet in the lane's first key block) */
+            kv_issue<D, BM, NT>(p, b, h, m0, kgd_smem_addr(sQ0 + 2 * st * BM * P), tid, rl, rd);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
-            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-#pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const int i = tid + x * NT;
-                const bool ok = i < BM && m0 + i < p.sq;
-                rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                rd[x] = ok ? rows[m0 + i] : 0.f;
-            }
         };
-        auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
-#pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const int i = tid + x * NT;
-                if (i < BM) {
-                    sRows[st * 2 * BM + i] = rl[x];
-                    sRows[st * 2 * BM + BM + i] = rd[x];
-                }
-            }
-        };
-        static_assert(BM <= 2 * NT, "rows per step");
         if (nsteps > 0) {
             float rl[2], rd[2];
             issue(0, 0, rl, rd);
-            put_rows(0, rl, rd);
+            kv_put_rows<BM, NT>(sRows, 0, rl, rd, tid);
         }
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
@@ -458,55 +481,11 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
             const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
-            /* S^T = K Q^T and dP^T = V dout^T for the warp's 16 keys x BM queries */
             float s[NQ][4], dp[NQ][4];
-#pragma unroll
-            for (int n = 0; n < NQ; n++)
-                s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
-#pragma unroll
-            for (int kk = 0; kk < KD; kk++) {
-                uint32_t a[4];
-                kgd_ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
-#pragma unroll
-                for (int nn = 0; nn < BM / 16; nn++) {
-                    uint32_t bf[4];
-                    kgd_ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
-                    mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
-                    mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
-                }
-            }
-            if (do_dk) {
-#pragma unroll
-                for (int kk = 0; kk < KD; kk++) {
-                    uint32_t a[4];
-                    kgd_ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
-#pragma unroll
-                    for (int nn = 0; nn < BM / 16; nn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
-                        mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
-                        mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
-                    }
-                }
-            }
-            /* P^T and dS^T; keys past Sk are masked here (their dS^T feeds dQ) */
+            kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);
+            /* keys past Sk are masked here (their dS^T feeds dQ) */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-#pragma unroll
-            for (int n = 0; n < NQ; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int kj = n0 + kr0 + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
-                    float xs;
-                    if (KIND == KG_ATTN_MASK || check)
-                        xs = bwd_masked<KIND>(p, mbase, s[n][x], m0 + ql, kj, check, causal);
-                    else
-                        xs = s[n][x] * p.scale_log2;
-                    const float pr = ex2(xs - sL[ql]);
-                    s[n][x] = pr;
-                    if (do_dk)
-                        dp[n][x] = pr * (dp[n][x] - sDl[ql]);
-                }
-            }
+            kv_probs<KIND, BM>(p, mbase, s, dp, sL, sDl, n0 + kr0, m0, check, causal, do_dk, g, t);
             /* dS^T (as T, the precision the products take it in) for dQ */
             if (do_dk) {
 #pragma unroll
@@ -515,44 +494,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                     *(uint32_t *)(sS + (kr0 + g + 8) * PS + n * 8 + 2 * t) = mma<T>::pack(dp[n][2], dp[n][3]);
                 }
             }
-            /* dV += P^T dout, dK += dS^T Q */
-#pragma unroll
-            for (int kk = 0; kk < BM / 16; kk++) {
-                uint32_t pa[4];
-                const bool ps = !SPLIT || role == 0;
-#define KG_SEL(n, x) (ps ? s[n][x] : dp[n][x])
-                pa[0] = mma<T>::pack(KG_SEL(2 * kk, 0), KG_SEL(2 * kk, 1));
-                pa[1] = mma<T>::pack(KG_SEL(2 * kk, 2), KG_SEL(2 * kk, 3));
-                pa[2] = mma<T>::pack(KG_SEL(2 * kk + 1, 0), KG_SEL(2 * kk + 1, 1));
-                pa[3] = mma<T>::pack(KG_SEL(2 * kk + 1, 2), KG_SEL(2 * kk + 1, 3));
-#undef KG_SEL
-                if (SPLIT) {
-                    const uint32_t base = role == 0 ? aO : aQ;
-#pragma unroll
-                    for (int dn = 0; dn < KD; dn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4_trans(bf, base + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
-                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
-                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
-                    }
-                } else {
-                    uint32_t da[4];
-                    da[0] = mma<T>::pack(dp[2 * kk][0], dp[2 * kk][1]);
-                    da[1] = mma<T>::pack(dp[2 * kk][2], dp[2 * kk][3]);
-                    da[2] = mma<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-                    da[3] = mma<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-#pragma unroll
-                    for (int dn = 0; dn < KD; dn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4_trans(bf, aO + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
-                        mma<T>::run(acc[0][2 * dn], pa, bf[0], bf[1]);
-                        mma<T>::run(acc[0][2 * dn + 1], pa, bf[2], bf[3]);
-                        kgd_ldmatrix_x4_trans(bf, aQ + ((kk * 16 + v_row) * P + dn * 16 + v_col) * E);
-                        mma<T>::run(acc[NACC - 1][2 * dn], da, bf[0], bf[1]);
-                        mma<T>::run(acc[NACC - 1][2 * dn + 1], da, bf[2], bf[3]);
-                    }
-                }
-            }
+            kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);
             __syncthreads(); /* dS^T complete */
             /* dQ slice (rows qr.., columns qc0..) = dS K over the block's keys,
                plus the partial so far; into the lane's partial */
@@ -590,7 +532,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 }
             }
             if (it + 1 < nsteps)
-                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
+                kv_put_rows<BM, NT>(sRows, st ^ 1, nl, nd, tid); /* read after the next step's barrier */
         }
 
         if (do_dv)
@@ -859,20 +801,124 @@ template <int D> struct f32_shape {
     static constexpr int VW = D % 64 == 0 ? 4 : 2, NV = D / (16 * VW);
 };
 
+/* The f32 kv layout in shared memory (pitch P = D + 4 for the tiles, BM + 4
+   for P^T and dS^T): K, V [BN], Q, dout [BM], P^T, dS^T [BN][BM], lse2,
+   delta [BM]. */
+template <int D, int BN, int BM> struct f32_kv_smem {
+    static constexpr int P = D + 4, PP = BM + 4;
+    float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl;
+    __device__ __forceinline__ explicit f32_kv_smem(unsigned char *smem)
+    {
+        sK = (float *)smem;
+        sV = sK + BN * P;
+        sQ = sV + BN * P;
+        sO = sQ + BM * P;
+        sP = sO + BM * P;
+        sS = sP + BN * PP;
+        sL = sS + BN * PP;
+        sDl = sL + BM;
+    }
+};
+
+/* The arithmetic of one step of the f32 kv walk (kv and kvq), with Q, dout
+   and the rows' lse2, delta of query rows m0.. of one head in shared memory
+   (mbase: that head's mask) and the block's keys n0.. (K, V): P^T and dS^T
+   into shared memory (left there for kvq's dQ), a block barrier, then
+   dv += P^T dout, dk += dS^T Q. */
+template <int D, int BN, int BM, int KIND>
+__device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm,
+                                               const float *mbase, int n0, int m0, bool check, bool causal,
+                                               float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                               float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    constexpr int P = D + 4, PP = BM + 4, TN = BN / 16, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    const int tx = tid & 15, ty = tid >> 4;
+    float s[TN][TM], dp[TN][TM];
+#pragma unroll
+    for (int i = 0; i < TN; i++)
+#pragma unroll
+        for (int c = 0; c < TM; c++)
+            s[i][c] = dp[i][c] = 0.f;
+    f32_dots<TN, TM, D, P>(s, sm.sK, sm.sQ, ty, tx);
+    f32_dots<TN, TM, D, P>(dp, sm.sV, sm.sO, ty, tx);
+#pragma unroll
+    for (int i = 0; i < TN; i++)
+#pragma unroll
+        for (int c = 0; c < TM; c++) {
+            const int kl = ty + 16 * i, ql = tx + 16 * c;
+            float xs;
+            if (KIND == KG_ATTN_MASK || check)
+                xs = bwd_masked<KIND>(p, mbase, s[i][c], m0 + ql, n0 + kl, check, causal);
+            else
+                xs = s[i][c] * p.scale_log2;
+            const float pr = exp2f(xs - sm.sL[ql]);
+            sm.sP[kl * PP + ql] = pr;
+            sm.sS[kl * PP + ql] = pr * (dp[i][c] - sm.sDl[ql]);
+        }
+    __syncthreads();
+    f32_acc<TN, BM, PP, NV, VW, P>(dv, sm.sP, sm.sO, ty, tx);
+    f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
+}
+
+/* One step of the f32 kv walk, loads included: query rows m0.. of head h
+   (q, dout, rows, mbase of that head) into shared memory, then
+   kv_f32_compute. Starts with a block barrier. */
+template <int D, int BN, int BM, int KIND>
+__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *q,
+                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
+                                            bool check, bool causal,
+                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    constexpr int NT = 256, P = D + 4, E = 4;
+    __syncthreads();
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
+    kgd_cp_async_commit();
+    for (int i = tid; i < BM; i += NT) {
+        const bool ok = m0 + i < p.sq;
+        sm.sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
+        sm.sDl[i] = ok ? rows[m0 + i] : 0.f;
+    }
+    kgd_cp_async_wait<0>();
+    __syncthreads();
+    kv_f32_compute<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
+}
+
+/* The start of a key block of the f32 kv walk (kv and kvq): K and V rows
+   n0.. into shared memory (one cp.async group), dv = dk = 0; returns the
+   first query tile that sees key n0 under the causal rule. */
+template <int D, int BN, int BM>
+__device__ __forceinline__ int kv_f32_begin(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *k,
+                                            const char *v, int n0, bool causal,
+                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    constexpr int NT = 256, P = D + 4, E = 4;
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
+    kgd_cp_async_commit();
+    int mstart = 0;
+    if (causal)
+        mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+#pragma unroll
+    for (int i = 0; i < BN / 16; i++)
+#pragma unroll
+        for (int d = 0; d < f32_shape<D>::NV; d++)
+#pragma unroll
+            for (int e = 0; e < f32_shape<D>::VW; e++)
+                dv[i][d][e] = dk[i][d][e] = 0.f;
+    return mstart;
+}
+
 /* kv: 256 threads, BN keys per block, BM queries per tile. */
 template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kv_f32(const kg_attnb_params &p)
 {
-    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int E = 4, TN = BN / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     extern __shared__ __align__(16) unsigned char smem[];
-    float *sK = (float *)smem;
-    float *sV = sK + BN * P;
-    float *sQ = sV + BN * P;
-    float *sO = sQ + BM * P;
-    float *sP = sO + BM * P;
-    float *sS = sP + BN * PP;
-    float *sL = sS + BN * PP;
-    float *sDl = sL + BM;
+    const f32_kv_smem<D, BN, BM> sm(smem);
 
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int hk = blockIdx.y, b = blockIdx.z;
@@ -881,21 +927,8 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
 
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
-    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
-    kgd_cp_async_commit();
-    int mstart = 0;
-    if (causal)
-        mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
-
     float dv[TN][NV][VW], dk[TN][NV][VW];
-#pragma unroll
-    for (int i = 0; i < TN; i++)
-#pragma unroll
-        for (int d = 0; d < NV; d++)
-#pragma unroll
-            for (int e = 0; e < VW; e++)
-                dv[i][d][e] = dk[i][d][e] = 0.f;
+    const int mstart = kv_f32_begin<D, BN, BM>(p, sm, k, v, n0, causal, dv, dk, tid);
 
     for (int hi = 0; hi < p.group; hi++) {
         const int h = hk * p.group + hi;
@@ -904,44 +937,8 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
         const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
         const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
         for (int m0 = mstart; m0 < p.sq; m0 += BM) {
-            __syncthreads();
-            load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
-            load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
-            kgd_cp_async_commit();
-            for (int i = tid; i < BM; i += NT) {
-                const bool ok = m0 + i < p.sq;
-                sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                sDl[i] = ok ? rows[m0 + i] : 0.f;
-            }
-            kgd_cp_async_wait<0>();
-            __syncthreads();
-
-            float s[TN][TM], dp[TN][TM];
-#pragma unroll
-            for (int i = 0; i < TN; i++)
-#pragma unroll
-                for (int c = 0; c < TM; c++)
-                    s[i][c] = dp[i][c] = 0.f;
-            f32_dots<TN, TM, D, P>(s, sK, sQ, ty, tx);
-            f32_dots<TN, TM, D, P>(dp, sV, sO, ty, tx);
             const bool check = causal && n0 + BN - 1 > m0 + p.sk - p.sq;
-#pragma unroll
-            for (int i = 0; i < TN; i++)
-#pragma unroll
-                for (int c = 0; c < TM; c++) {
-                    const int kl = ty + 16 * i, ql = tx + 16 * c;
-                    float xs;
-                    if (KIND == KG_ATTN_MASK || check)
-                        xs = bwd_masked<KIND>(p, mbase, s[i][c], m0 + ql, n0 + kl, check, causal);
-                    else
-                        xs = s[i][c] * p.scale_log2;
-                    const float pr = exp2f(xs - sL[ql]);
-                    sP[kl * PP + ql] = pr;
-                    sS[kl * PP + ql] = pr * (dp[i][c] - sDl[ql]);
-                }
-            __syncthreads();
-            f32_acc<TN, BM, PP, NV, VW, P>(dv, sP, sO, ty, tx);
-            f32_acc<TN, BM, PP, NV, VW, P>(dk, sS, sQ, ty, tx);
+            kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
         }
     }
     kgd_cp_async_wait<0>();
@@ -979,20 +976,15 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
    each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
    added to the lane's partial (read straight from global memory: the lane's
-   first key block starts from 0). See attnb_kvq_tc for the lanes. */
+   first key block starts from 0). See attnb_kvq_tc for the lanes. (A
+   variant that loaded a step's tiles during the previous step's dQ and the
+   partial through shared memory ran no faster: H200, 2026-12-01.) */
 template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
-    constexpr int NT = 256, P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     extern __shared__ __align__(16) unsigned char smem[];
-    float *sK = (float *)smem;
-    float *sV = sK + BN * P;
-    float *sQ = sV + BN * P;
-    float *sO = sQ + BM * P;
-    float *sP = sO + BM * P;
-    float *sS = sP + BN * PP;
-    float *sL = sS + BN * PP;
-    float *sDl = sL + BM;
+    const f32_kv_smem<D, BN, BM> sm(smem);
 
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
@@ -1005,21 +997,8 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
-        kgd_cp_async_commit();
-        int mstart = 0;
-        if (causal)
-            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
-
         float dv[TN][NV][VW], dk[TN][NV][VW];
-#pragma unroll
-        for (int i = 0; i < TN; i++)
-#pragma unroll
-            for (int d = 0; d < NV; d++)
-#pragma unroll
-                for (int e = 0; e < VW; e++)
-                    dv[i][d][e] = dk[i][d][e] = 0.f;
+        const int mstart = kv_f32_begin<D, BN, BM>(p, sm, k, v, n0, causal, dv, dk, tid);
 
         for (int hi = 0; hi < p.group; hi++) {
             const int h = hk * p.group + hi;
@@ -1029,44 +1008,9 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
             for (int m0 = mstart; m0 < p.sq; m0 += BM) {
-                __syncthreads();
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
-                kgd_cp_async_commit();
-                for (int i = tid; i < BM; i += NT) {
-                    const bool ok = m0 + i < p.sq;
-                    sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                    sDl[i] = ok ? rows[m0 + i] : 0.f;
-                }
-                kgd_cp_async_wait<0>();
-                __syncthreads();
-
-                float s[TN][TM], dp[TN][TM];
-#pragma unroll
-                for (int i = 0; i < TN; i++)
-#pragma unroll
-                    for (int cc = 0; cc < TM; cc++)
-                        s[i][cc] = dp[i][cc] = 0.f;
-                f32_dots<TN, TM, D, P>(s, sK, sQ, ty, tx);
-                f32_dots<TN, TM, D, P>(dp, sV, sO, ty, tx);
+                /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-#pragma unroll
-                for (int i = 0; i < TN; i++)
-#pragma unroll
-                    for (int cc = 0; cc < TM; cc++) {
-                        const int kl = ty + 16 * i, ql = tx + 16 * cc;
-                        float xs;
-                        if (KIND == KG_ATTN_MASK || check)
-                            xs = bwd_masked<KIND>(p, mbase, s[i][cc], m0 + ql, n0 + kl, check, causal);
-                        else
-                            xs = s[i][cc] * p.scale_log2;
-                        const float pr = exp2f(xs - sL[ql]);
-                        sP[kl * PP + ql] = pr;
-                        sS[kl * PP + ql] = pr * (dp[i][cc] - sDl[ql]);
-                    }
-                __syncthreads();
-                f32_acc<TN, BM, PP, NV, VW, P>(dv, sP, sO, ty, tx);
-                f32_acc<TN, BM, PP, NV, VW, P>(dk, sS, sQ, ty, tx);
+                kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
                 /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
                 {
                     typedef typename kg_attn::fvec<VW>::t vec;
@@ -1089,7 +1033,7 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
                                 dq[i][d][e] = of[e];
                         }
                     }
-                    f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sS, sK, ty, tx);
+                    f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
                     f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
                 }
             }

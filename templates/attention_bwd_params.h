@@ -44,6 +44,8 @@ typedef struct kg_attnb_params {
     int32_t nkb;      /* key blocks of kv_bn keys */
     int32_t kv_bn;    /* kvq: keys per block */
     int32_t kv_bm;    /* kvq: queries per tile */
+    int32_t mrev;     /* Hopper kvq: walk a key block's query tiles from the last one down */
+    int32_t direct;   /* Hopper kvq, lanes == 1, every query row reached: dq written at the last touch, no dqsum */
     float scale;      /* softmax scale */
     float scale_log2; /* scale * log2(e) */
 } kg_attnb_params;

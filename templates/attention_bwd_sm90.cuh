@@ -29,59 +29,28 @@
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
- * The swizzle helpers below follow attention_sm90.cuh's (the forward's);
- * kept here so that the backward does not depend on that file's internals.
+ * The wgmma and swizzle helpers are the forward's (attention_sm90.cuh).
  */
 #ifndef KG_ATTENTION_BWD_SM90_CUH
 #define KG_ATTENTION_BWD_SM90_CUH
 
 #include "attention_bwd.cuh"
+#include "attention_sm90.cuh" /* the Hopper helpers (read-only) */
 #include "kg_wgmma_bwd.cuh"
 
 namespace kg_attnb
 {
 
-__device__ __forceinline__ void wgb_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgb_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wgb_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* shared memory written by the generic proxy (stores, cp.async), then read
-   by wgmma through the async proxy */
-__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-/* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
-   byte offset (between 64-element panels of an M/N-major operand; unused
-   for K-major), stride byte offset (between groups of 8 rows). */
-__device__ __forceinline__ uint64_t sw_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
-           (uint64_t)1 << 62;
-}
-
-/* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of 64-element
-   panels (each panel ROWS x 128 bytes, 1024-byte aligned). */
-template <int ROWS> __device__ __forceinline__ uint32_t sw_at(int r, int cc)
-{
-    return (uint32_t)((cc >> 3) * ROWS * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
-}
-
-/* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
-   elements) into the swizzled tile at dst; rows past n are zero-filled. */
-template <int ROWS, int D, int NT>
-__device__ __forceinline__ void load_sw(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
-{
-    constexpr int CPR = D / 8;
-    static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
-#pragma unroll 4
-    for (int it = 0; it < ROWS * CPR / NT; it++) {
-        const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
-        const bool ok = row0 + r < n;
-        const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
-        kgd_cp_async16(dst + sw_at<ROWS>(r, cc), src, ok);
-    }
-}
+/* the forward's Hopper helpers (attention_sm90.cuh, read-only): wgmma fence,
+   commit and wait, the generic-to-async proxy fence, 128-byte-swizzle
+   descriptors and offsets, swizzled tile loads by cp.async */
+using kg_attn::fence_async_smem;
+using kg_attn::load_sw128;
+using kg_attn::sw128_at;
+using kg_attn::sw128_desc;
+using kg_attn::wg_commit;
+using kg_attn::wg_fence;
+using kg_attn::wg_wait;
 
 /* Stores a warpgroup's 64 x D accumulator (this thread's rows row0 + g and
    + 8, wgmma's fragment order) times mul as T. */
@@ -136,66 +105,65 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
-        load_sw<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
-        load_sw<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+        load_sw128<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
+        load_sw128<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
 
         int mstart = 0;
         if (causal)
             mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
         const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+        /* p.direct (one lane): the first query tile that the next key block
+           reaches; this block's steps below it are the rows' last */
+        const int mnext = kb + 1 >= nkb ? INT_MAX : causal ? max(0, n0 + BN - (p.sk - p.sq)) / BM * BM : 0;
+        /* the query tile of step `it`: upwards from mstart, or (p.mrev) from
+           the last tile down, so that under the causal rule the lanes of a
+           head, whose key blocks start at different tiles, read the same Q
+           and dout tiles at about the same time */
+        auto m_at = [&](int it) {
+            const int mt = it % nmt;
+            return mstart + (p.mrev ? nmt - 1 - mt : mt) * BM;
+        };
 
         float dva[D / 2], dka[D / 2];
 #pragma unroll
         for (int i = 0; i < D / 2; i++)
             dva[i] = dka[i] = 0.f;
 
-        auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
-            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+        /* the loads of step `it` into stage `st`: Q, dout, the partial so far
+           (none in the lane's first key block) and the rows' lse2 and delta
+           (4-byte cp.async; rows past Sq read 0: their Q and dout rows are
+           0 too, so every product of theirs is 0 whatever P is) */
+        auto issue = [&](int it, int st) {
+            const int h = hk * p.group + it / nmt, m0 = m_at(it);
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-            load_sw<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
-            load_sw<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
+            load_sw128<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
+            load_sw128<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
-            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
-#pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const int i = tid + x * NT;
-                const bool ok = i < BM && m0 + i < p.sq;
-                rl[x] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                rd[x] = ok ? rows[m0 + i] : 0.f;
+            static_assert(BM <= NT, "rows per step");
+            if (tid < BM) {
+                const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq + m0 + tid;
+                const bool ok = m0 + tid < p.sq;
+                cp_async4(kgd_smem_addr(sRows + st * 2 * BM + tid), ok ? rows + p.nrows : p.rows, ok);
+                cp_async4(kgd_smem_addr(sRows + st * 2 * BM + BM + tid), ok ? rows : p.rows, ok);
             }
         };
-        auto put_rows = [&](int st, const float(&rl)[2], const float(&rd)[2]) {
-#pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const int i = tid + x * NT;
-                if (i < BM) {
-                    sRows[st * 2 * BM + i] = rl[x];
-                    sRows[st * 2 * BM + BM + i] = rd[x];
-                }
-            }
-        };
-        static_assert(BM <= 2 * NT, "rows per step");
-        if (nsteps > 0) {
-            float rl[2], rd[2];
-            issue(0, 0, rl, rd);
-            put_rows(0, rl, rd);
-        }
+        if (nsteps > 0)
+            issue(0, 0);
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
             const int st = it & 1;
-            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const int h = hk * p.group + it / nmt, m0 = m_at(it);
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             /* this step's tiles (and K, V) arrived, and every warp is done
                with the previous step: its stage and dS^T may be refilled */
             kgd_cp_async_wait<0>();
             fence_async_smem();
             __syncthreads();
-            float nl[2], nd[2];
             if (it + 1 < nsteps)
-                issue(it + 1, st ^ 1, nl, nd);
+                issue(it + 1, st ^ 1);
             kgd_cp_async_commit();
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
@@ -203,39 +171,50 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             /* S^T and dP^T: 64 keys x BM queries, two groups: P^T is formed
                while dP^T is still on the tensor cores */
             float s[BM / 2], dp[BM / 2];
-            wgb_fence();
+            wg_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
                 const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(s, sw_desc(aK + ko, 16, 1024), sw_desc(aQ + qo, 16, 1024), kk > 0);
+                wgb<T, BM>::ss(s, sw128_desc(aK + ko, 16, 1024), sw128_desc(aQ + qo, 16, 1024), kk > 0);
             }
-            wgb_commit();
+            wg_commit();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
                 const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(dp, sw_desc(aV + ko, 16, 1024), sw_desc(aO + qo, 16, 1024), kk > 0);
+                wgb<T, BM>::ss(dp, sw128_desc(aV + ko, 16, 1024), sw128_desc(aO + qo, 16, 1024), kk > 0);
             }
-            wgb_commit();
-            wgb_wait<1>();
+            wg_commit();
+            wg_wait<1>();
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+            /* without an additive mask, key kj = n0 + kr + g + 8 (x >> 1) of query
+               qi = m0 + 8 n + 2 t + (x & 1) is masked when 8 (x >> 1) >= kthr (past
+               Sk) or, causal, when 8 (x >> 1) - 8 n - (x & 1) > cthr (kj > qi + Sk - Sq):
+               two registers and compile-time left-hand sides */
+            const int kthr = p.sk - n0 - kr - g;
+            const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
-                    const int kj = n0 + kr + g + 8 * (x >> 1), ql = n * 8 + 2 * t + (x & 1);
+                    const int ql = n * 8 + 2 * t + (x & 1);
                     float xs;
-                    if (KIND == KG_ATTN_MASK || check)
-                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, kj, check, causal);
+                    if (KIND == KG_ATTN_MASK)
+                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
+                                              causal);
+                    else if (check)
+                        xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
+                                 ? -CUDART_INF_F
+                                 : s[4 * n + x] * p.scale_log2;
                     else
                         xs = s[4 * n + x] * p.scale_log2;
                     s[4 * n + x] = ex2(xs - sL[ql]);
                 }
             }
-            wgb_wait<0>();
+            wg_wait<0>();
             /* dS^T, also into shared memory for dQ */
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
@@ -244,8 +223,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     const int ql = n * 8 + 2 * t + (x & 1);
                     dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                 }
-                *(uint32_t *)(sSb + sw_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
-                *(uint32_t *)(sSb + sw_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+                *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
+                *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
             }
             fence_async_smem();
 
@@ -263,14 +242,14 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
                     da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
                 }
-                wgb_fence();
+                wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dva, pa[kk], sw_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+                    wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dka, da[kk], sw_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
-                wgb_commit();
+                    wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                wg_commit();
             }
             __syncthreads(); /* dS^T complete */
 
@@ -287,27 +266,41 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                         dq[4 * n + 2 * i] = o.x;
                         dq[4 * n + 2 * i + 1] = o.y;
                     }
-                wgb_fence();
+                wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
-                    wgb<T, QC>::sstt(dq, sw_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                     sw_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
-                wgb_commit();
-                wgb_wait<0>();
-                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+                    wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                     sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+                wg_commit();
+                wg_wait<0>();
+                if (p.direct && m0 < mnext) {
+                    /* one lane and no later key block reaches these rows: dq
+                       itself, the bits dqsum would write */
+                    T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
 #pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const int r = m0 + qr + wq * 16 + g + 8 * i;
-                    if (r < p.sq) {
+                    for (int i = 0; i < 2; i++) {
+                        const int r = m0 + qr + wq * 16 + g + 8 * i;
+                        if (r < p.sq) {
 #pragma unroll
-                        for (int n = 0; n < QC / 8; n++)
-                            *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
-                                make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                            for (int n = 0; n < QC / 8; n++)
+                                *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
+                                    mma<T>::pack(dq[4 * n + 2 * i] * p.scale, dq[4 * n + 2 * i + 1] * p.scale);
+                        }
+                    }
+                } else {
+                    float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        const int r = m0 + qr + wq * 16 + g + 8 * i;
+                        if (r < p.sq) {
+#pragma unroll
+                            for (int n = 0; n < QC / 8; n++)
+                                *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
+                                    make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                        }
                     }
                 }
             }
-            if (it + 1 < nsteps)
-                put_rows(st ^ 1, nl, nd); /* read after the next step's barrier */
         }
         kgd_cp_async_wait<0>();
 

@@ -758,11 +758,12 @@ Test(attention_bwd, empty_sequences)
 }
 
 /* The fused path's dq partials under one KG_ATTNB_TUNE value (f16 / bf16
-   portable "0" / "1", Hopper "h0" / "h1" where the device is one, "sep" the
+   portable "0" / "1", Hopper "h0" / "h1" where the device is one, a trailing
+   "r" / "f" the Hopper kernel's query walk reversed / forward, "sep" the
    separate dq kernel; a tuning a head dim lacks runs the default), D 64 and
    128: lanes that walk several key blocks (B Hkv = 66 kv heads: 4 lanes for
    10 or 5 key blocks), GQA 2:1 over them, causal with Sq < Sk and with
-   Sq > Sk under a padding mask. One test per tuning, so that they run in
+   Sq > Sk under a padding mask, causal GQA 2:1 of several query tiles. One test per tuning, so that they run in
    parallel. */
 static void tuning_cases(const char *tune, kg_dtype dt)
 {
@@ -777,15 +778,32 @@ static void tuning_cases(const char *tune, kg_dtype dt)
         run_case(&lo);
         acase hi = {dt, 1, 2, 2, 300, 90, dims[j], 1, MASK_PAD, 4, 0, 0.f};
         run_case(&hi);
+        acase gqa = {dt, 1, 6, 3, 300, 300, dims[j], 1, MASK_NONE, 0, 0, 0.f};
+        run_case(&gqa);
     }
     unsetenv("KG_ATTNB_TUNE");
 }
 
 Test(attention_bwd, tuning_h0_lanes_of_several_key_blocks) { tuning_cases("h0", KG_BF16); }
 Test(attention_bwd, tuning_h1_lanes_of_several_key_blocks) { tuning_cases("h1", KG_BF16); }
+Test(attention_bwd, tuning_h0r_lanes_of_several_key_blocks) { tuning_cases("h0r", KG_BF16); }
+Test(attention_bwd, tuning_h1r_lanes_of_several_key_blocks) { tuning_cases("h1r", KG_BF16); }
+Test(attention_bwd, tuning_h0f_lanes_of_several_key_blocks) { tuning_cases("h0f", KG_BF16); }
 Test(attention_bwd, tuning_0_lanes_of_several_key_blocks) { tuning_cases("0", KG_BF16); }
 Test(attention_bwd, tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_BF16); }
 Test(attention_bwd, tuning_sep_lanes_of_several_key_blocks) { tuning_cases("sep", KG_BF16); }
+/* One lane (KG_ATTNB_LANES=1, as for B Hkv >= 264): on the Hopper kernel dq
+   is written at each row's last key block, without dqsum. */
+Test(attention_bwd, tuning_h0_one_lane)
+{
+    setenv("KG_ATTNB_LANES", "1", 1);
+    tuning_cases("h0", KG_BF16);
+}
+Test(attention_bwd, tuning_h0r_one_lane_f16)
+{
+    setenv("KG_ATTNB_LANES", "1", 1);
+    tuning_cases("h0r", KG_F16);
+}
 Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
 Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
 {
@@ -822,6 +840,50 @@ Test(attention_bwd, bitwise_reproducible)
         free(hq), free(hk), free(hl);
         kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     }
+}
+
+/* One lane: dq written by the kvq kernel (the default on the Hopper kernel)
+   has the bits of the partial + dqsum path (KG_ATTNB_DIRECT=0), with and
+   without the causal rule, GQA, rows that see no key (Sq > Sk causal: the
+   partial path), D 64 and 128. */
+Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
+{
+    setenv("KG_ATTNB_LANES", "1", 1);
+    const acase cases[] = {
+        {KG_BF16, 2, 4, 2, 300, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 1, 4, 4, 260, 390, 128, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 1, 2, 1, 333, 300, 128, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 1, 2, 2, 500, 200, 64, 1, MASK_NONE, 0, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const acase c = cases[i];
+        const size_t es = kg_dtype_size(c.dt);
+        const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+        const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
+        void *hq = malloc(nq * es), *hk = malloc(nk * es);
+        float *hl = malloc(nl * 8);
+        for (int64_t e = 0; e < nq; e++)
+            kt_set(hq, c.dt, e, kt_uniform(&rng, -1, 1));
+        for (int64_t e = 0; e < nk; e++)
+            kt_set(hk, c.dt, e, kt_uniform(&rng, -1, 1));
+        for (int64_t e = 0; e < 2 * nl; e++)
+            hl[e] = (float)kt_uniform(&rng, 2, 4);
+        void *q = to_device(hq, nq * es), *k = to_device(hk, nk * es), *l = to_device(hl, nl * 8);
+        unsetenv("KG_ATTNB_DIRECT");
+        grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
+        setenv("KG_ATTNB_DIRECT", "0", 1);
+        grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
+        unsetenv("KG_ATTNB_DIRECT");
+        cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "case %zu: dq differs between direct and dqsum", i);
+        cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "case %zu: dk differs", i);
+        cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "case %zu: dv differs", i);
+        for (int64_t e = 0; e < nq; e++)
+            cr_assert(!isnan(kt_get(a.dq, c.dt, e)), "case %zu: dq[%lld] is NaN (unwritten)", i, (long long)e);
+        free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+        free(hq), free(hk), free(hl);
+        kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+    }
+    unsetenv("KG_ATTNB_LANES");
 }
 
 /* A call whose rows need more scratch than the default reservation: it can
