@@ -288,7 +288,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     size_t maxes = 0;
     for (int k = 0; k < L->nops; k++)
         maxes = es[k] > maxes ? es[k] : maxes;
-    const int64_t T = maxes >= 8 ? 32 : 64; /* kg_tp_shape in elementwise_tperm.cuh */
+    const int64_t T = KG_TP_TILE(maxes);
     const int64_t lim = (int64_t)1 << 31;
     int kr = -1, kany = -1;
     for (int k = 1; k < L->nops && kr < 0; k++) {
@@ -441,7 +441,7 @@ KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm
     if (nd32v_ok)
         return 0;
     if (perm_ok && pm->vec_c) { /* perm's tiles full on both axes (>= 90%) */
-        const int64_t T = es_max >= 8 ? 32 : 64, tc = (pm->n0 + T - 1) / T * T, tj = (pm->nj + T - 1) / T * T;
+        const int64_t T = KG_TP_TILE(es_max), tc = (pm->n0 + T - 1) / T * T, tj = (pm->nj + T - 1) / T * T;
         if (pm->n0 * 10 >= tc * 9 && pm->nj * 10 >= tj * 9)
             return 0;
     }
@@ -513,9 +513,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     kg_perm pm;
     kg_tperm tp;
     int var = -1, tperm_ok = 0;
-    size_t es_max = kg_dtype_size(out->dtype);
-    for (int i = 0; i < n_in; i++)
-        es_max = kg_dtype_size(in[i]->dtype) > es_max ? kg_dtype_size(in[i]->dtype) : es_max;
+    size_t es_max = 0; /* the widest operand's element size (set where tperm is planned) */
     const int tperm_k = kg_ew_tperm_table[op][dt][out->dtype] - 1;
     if (ok[KG_EW_DENSE] && (force < 0 || force == KG_EW_DENSE)) {
         var = KG_EW_DENSE;
@@ -528,8 +526,11 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         if (L.ndim >= 2) {
             const void *ptrs[KG_EW_MAX_OPERANDS] = {p.out, p.in[0], p.in[1], p.in[2]};
             size_t es[KG_EW_MAX_OPERANDS] = {kg_dtype_size(out->dtype), 0, 0, 0};
-            for (int k = 1; k < L.nops; k++)
+            es_max = es[0];
+            for (int k = 1; k < L.nops; k++) {
                 es[k] = kg_dtype_size(in[k - 1]->dtype);
+                es_max = es[k] > es_max ? es[k] : es_max;
+            }
             ok[KG_EW_PERMF] = kg_ew_plan_perm(&L, ptrs, es, vec, &pm);
             ok[KG_EW_PERM] = ok[KG_EW_PERMF] && !pm.fold_c && !pm.fold_j; /* perm reads no fold */
             tperm_ok = tperm_k >= 0 && tperm_mode != 2 && kg_ew_plan_tperm(&L, es, &tp);
@@ -547,8 +548,6 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else if (tperm_ok && (tperm_mode == 1 || kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V],
                                                                         es_max, kg_dtype_size(out->dtype))))
             var = KG_EW_TPERM;
-        else if (ok[KG_EW_DENSE])
-            var = KG_EW_DENSE;
         else if (ok[KG_EW_PERM])
             var = KG_EW_PERM;
         else if (ok[KG_EW_PERMF])

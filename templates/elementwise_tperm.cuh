@@ -25,7 +25,7 @@ template <typename F> struct kg_tp_shape {
                                                                                       : sizeof(typename F::in0_t);
     static constexpr int S1 = F::arity > 1 && sizeof(typename F::in1_t) > S0 ? sizeof(typename F::in1_t) : S0;
     static constexpr int SZ = F::arity > 2 && sizeof(typename F::in2_t) > S1 ? sizeof(typename F::in2_t) : S1;
-    static constexpr int T = SZ >= 8 ? 32 : 64;     /* tile edge, elements */
+    static constexpr int T = KG_TP_TILE(SZ);        /* tile edge, elements */
     static constexpr int E = T * T / KG_EW_THREADS; /* elements per thread and operand */
     static constexpr int R = KG_EW_THREADS / T;     /* tile rows per pass of the block */
 };

@@ -28,6 +28,10 @@
 #define KG_TP_J 1
 #define KG_TP_B 2
 
+/* the tile edge in elements, by the widest operand's element size in bytes
+   (host planner and kg_tp_shape alike) */
+#define KG_TP_TILE(es) ((es) >= 8 ? 32 : 64)
+
 typedef struct kg_tperm {
     uint32_t n[3];          /* extents of the c, j and b axes */
     uint32_t tiles_c, tiles_j, tiles; /* tiles along c, along j, in all (b included) */
