@@ -156,12 +156,7 @@ local function wg_header(G, ns)
   for _, ty in ipairs(types) do
     for _, n in ipairs(ns) do
       local nd = n / 2
-      local regs, cons = {}, {}
-      for i = 0, nd - 1 do
-        regs[#regs + 1] = "%" .. i
-        cons[#cons + 1] = string.format('"+f"(d[%d])', i)
-      end
-      regs, cons = table.concat(regs, ", "), table.concat(cons, ", ")
+      local regs, cons = require("wgmma").operands(n)
       local instr = string.format("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", n, ty[2], ty[2])
       parts[#parts + 1] = string.format([[
 template <> struct wgt<%s, %d> {

@@ -13,6 +13,8 @@ local M = {}
 
 local types = { { "__half", "f16" }, { "__nv_bfloat16", "bf16" } }
 
+-- the accumulator operands of an m64nNk16 wgmma: "%0, %1, ..." and the
+-- matching "+f"(d[i]) constraints (also gen/attention_bwd.lua's wrappers)
 local function operands(n)
   local regs, cons = {}, {}
   for i = 0, n / 2 - 1 do
@@ -46,6 +48,8 @@ template <> struct wg<%s, %d> {
 ]], ctype, n, nd, nd + 2, instr, regs, nd, nd + 1, cons,
     nd, nd + 5, instr, regs, nd, nd + 1, nd + 2, nd + 3, nd + 4, cons)
 end
+
+M.operands = operands
 
 -- ns: the N extents wanted (key-tile sizes and head dims), each a multiple of 8
 -- from 8 to 256.
