@@ -171,13 +171,22 @@ for _, fam in ipairs(families) do
 end
 
 -- the kernel table
+-- The module list (each fatbin's symbols, the count) lives here, not in
+-- kg_table.h: adding a module (an op in a group of its own) then changes this
+-- file only, and what includes the header is not recompiled for it.
 local lines = { G.header("gen/catalogue.lua"), '#include "kg_table.h"\n\n' }
-lines[#lines + 1] = "const kg_module_image kg_modules[KG_MODULE_COUNT] = {\n"
+for _, m in ipairs(G.modules) do
+  lines[#lines + 1] = string.format("extern const unsigned char kg_fatbin_%s[], kg_fatbin_%s_end[];\n", m, m)
+end
+lines[#lines + 1] = "\nconst kg_module_image kg_modules[" .. #G.modules .. "] = {\n"
 for i, m in ipairs(G.modules) do
   lines[#lines + 1] = string.format("    {\"%s\", kg_fatbin_%s, kg_fatbin_%s_end, %d},\n", m, m, m,
                                     G.module_opts[m].sm90a and 1 or 0)
 end
-lines[#lines + 1] = "};\n\nconst kg_kernel_entry kg_kernels[] = {\n"
+lines[#lines + 1] = "};\n\nconst int kg_module_count = " .. #G.modules .. ";\n\n"
+lines[#lines + 1] = "/* bundle.c's loaded modules (cudaLibrary_t), one per module */\n"
+lines[#lines + 1] = "void *kg_module_handles[" .. #G.modules .. "];\n\n"
+lines[#lines + 1] = "const kg_kernel_entry kg_kernels[] = {\n"
 for i, k in ipairs(G.kernels) do
   lines[#lines + 1] = string.format("    /* %5d */ {\"%s\", %d, %d},\n", i - 1, k.name, k.module, k.vec or 1)
 end
@@ -188,18 +197,17 @@ G:write("kg_table.c", table.concat(lines))
 
 lines = { G.header("gen/catalogue.lua"), "#ifndef KG_TABLE_H\n#define KG_TABLE_H\n\n",
           "#include <stdint.h>\n\n",
-          -- no kernel count here: adding an op changes kg_table.c only, so
-          -- what includes this header is not rebuilt for it
-          string.format("#define KG_MODULE_COUNT %d\n", #G.modules),
-          "/* the number of kernels (not a constant expression) */\n#define KG_KERNEL_COUNT kg_kernel_count\n\n",
+          -- no kernel or module count here: adding an op (or a module)
+          -- changes kg_table.c only, so what includes this header is not
+          -- rebuilt for it
+          "/* the numbers of modules and kernels (not constant expressions) */\n" ..
+          "#define KG_MODULE_COUNT kg_module_count\n#define KG_KERNEL_COUNT kg_kernel_count\n\n",
           "typedef struct kg_module_image {\n    const char *name;\n    const unsigned char *begin, *end;\n" ..
           "    unsigned char sm90a; /* 1: machine code for sm_90a alone (G:module's sm90a; runs on 9.0 only) */\n" ..
           "} kg_module_image;\n\n",
           "typedef struct kg_kernel_entry {\n    const char *name;\n    int16_t module;\n    int16_t vec; /* elements per thread of a vectorized variant */\n} kg_kernel_entry;\n\n" }
-for _, m in ipairs(G.modules) do
-  lines[#lines + 1] = string.format("extern const unsigned char kg_fatbin_%s[], kg_fatbin_%s_end[];\n", m, m)
-end
-lines[#lines + 1] = "\nextern const kg_module_image kg_modules[KG_MODULE_COUNT];\n"
+lines[#lines + 1] = "extern const kg_module_image kg_modules[];\nextern const int kg_module_count;\n"
+lines[#lines + 1] = "extern void *kg_module_handles[];\n"
 lines[#lines + 1] = "extern const kg_kernel_entry kg_kernels[];\nextern const int kg_kernel_count;\n"
 lines[#lines + 1] = "extern _Atomic(void *) kg_kernel_handles[];\n\n#endif\n"
 G:write("kg_table.h", table.concat(lines))

@@ -18,22 +18,27 @@
 #include "kg_table.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
-static cudaLibrary_t libraries[KG_MODULE_COUNT];
 
-static kg_status load_module(kg_context *ctx, int m)
+/* Module m's cudaLibrary_t (kg_module_handles, generated with the table:
+   its size is the module count, which this file does not compile in), loaded
+   on first use. */
+static kg_status load_module(kg_context *ctx, int m, cudaLibrary_t *out)
 {
     kg_status st = KG_OK;
     pthread_mutex_lock(&load_lock);
-    if (!libraries[m]) {
-        cudaError_t err = cudaLibraryLoadData(&libraries[m], kg_modules[m].begin, NULL, NULL, 0, NULL, NULL, 0);
+    if (!kg_module_handles[m]) {
+        cudaLibrary_t lib = NULL;
+        cudaError_t err = cudaLibraryLoadData(&lib, kg_modules[m].begin, NULL, NULL, 0, NULL, NULL, 0);
         if (err != cudaSuccess) {
-            libraries[m] = NULL;
             cudaGetLastError();
             char what[96];
             snprintf(what, sizeof what, "loading kernel module %s", kg_modules[m].name);
             st = kgi_cuda_fail(ctx, err, what);
+        } else {
+            kg_module_handles[m] = (void *)lib;
         }
     }
+    *out = (cudaLibrary_t)kg_module_handles[m];
     pthread_mutex_unlock(&load_lock);
     return st;
 }
@@ -45,11 +50,11 @@ kg_status kgi_kernel(kg_context *ctx, int k, cudaKernel_t *out)
         *out = kern;
         return KG_OK;
     }
-    const int m = kg_kernels[k].module;
-    kg_status st = load_module(ctx, m);
+    cudaLibrary_t lib;
+    kg_status st = load_module(ctx, kg_kernels[k].module, &lib);
     if (st != KG_OK)
         return st;
-    cudaError_t err = cudaLibraryGetKernel(&kern, libraries[m], kg_kernels[k].name);
+    cudaError_t err = cudaLibraryGetKernel(&kern, lib, kg_kernels[k].name);
     if (err != cudaSuccess) {
         cudaGetLastError();
         char what[160];

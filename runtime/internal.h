@@ -148,7 +148,7 @@ kg_status kgi_launch(kg_context *ctx, int k, dim3 grid, dim3 block, void **args,
 
 /* 1 when the bundle has code that runs on compute capability major.minor. */
 int kgi_bundle_supports(int major, int minor);
-/* "sm_80, sm_90 (+PTX compute_90)" */
+/* "sm_80, sm_90" (+ " (+PTX compute_90)" where PTX is embedded) */
 const char *kgi_bundle_archs(void);
 
 /* ---- Older names (to be removed once every family uses the kgi_ ones) ------ */

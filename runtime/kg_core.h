@@ -110,8 +110,8 @@ KG_API const char *kg_dtype_name(kg_dtype dtype);
 /* "MAJOR.MINOR.PATCH" of the library linked at run time; each pointer may be
    NULL. */
 KG_API const char *kg_version(int *major, int *minor, int *patch);
-/* The embedded bundle: its GPU architectures as text ("sm_80, sm_90 (+PTX
-   compute_90)") and, where the pointers are not NULL, how many kernels and
+/* The embedded bundle: its GPU architectures as text ("sm_80, sm_90", with
+   " (+PTX compute_90)" where build.ninja's ptx_arch embeds PTX) and, where the pointers are not NULL, how many kernels and
    modules it holds and its size in bytes. */
 KG_API const char *kg_bundle_info(int *kernels, int *modules, size_t *bytes);
 

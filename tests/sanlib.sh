@@ -14,8 +14,8 @@ shift
 dir=${out%.a}.obj
 mkdir -p "$dir"
 archs=$(sed -n 's/^archs = //p' build.ninja)
-ptx=$(sed -n 's/^ptx_arch = //p' build.ninja)
-text="$(echo $archs | sed 's/\([0-9]*\)/sm_\1/g; s/ /, /g') (+PTX compute_$ptx)"
+ptx=$(sed -n 's/^ptx_arch = *//p' build.ninja)
+text="$(echo $archs | sed 's/\([0-9]*\)/sm_\1/g; s/ /, /g')${ptx:+ (+PTX compute_$ptx)}"
 srcs=$(cat build.ninja generated/build.ninja | sed -n 's/^build build\/obj\/[^ ]*\.o: cc \(\(runtime\|generated\)\/[^ ]*\.c\).*/\1/p' |
        grep -v 'reference\.c$' | sort -u)
 objs=()
@@ -25,7 +25,7 @@ for src in $srcs; do
     if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ "$out" -ot build/libkgen.a ]; then
         clang -std=c11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -Iruntime -Igenerated -Itemplates \
             -I/usr/local/cuda/include "$@" -DKG_BUNDLE_ARCHS="$(echo $archs | sed 's/ /,/g')" \
-            -DKG_BUNDLE_PTX="$ptx" -DKG_BUNDLE_ARCHS_TEXT="\"$text\"" -c "$src" -o "$o" &
+            -DKG_BUNDLE_PTX="${ptx:-0}" -DKG_BUNDLE_ARCHS_TEXT="\"$text\"" -c "$src" -o "$o" &
         while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
     fi
 done

@@ -1,6 +1,7 @@
 /*
  * test_bundle.c - the kernel table against the compiled bundle. Each module
- * is a fatbin holding one ELF cubin per architecture and PTX, each entry
+ * is a fatbin holding one ELF cubin per architecture (and PTX where
+ * build.ninja's ptx_arch asks for it), each entry
  * stored zstd-compressed (nvcc --compress-mode=size); the test walks the
  * fatbin's entry headers and inflates every cubin with libzstd.
  * The cubins' symbol tables must hold exactly the kernels the table names
@@ -66,7 +67,7 @@ static cubin read_cubin(const unsigned char *p, size_t avail)
  *   +28 u32 SM version                 +40 u64 flags (0x8000: compressed)
  *   +56 u64 uncompressed payload size (when compressed)
  */
-enum { FATBIN_ELF = 2, FATBIN_COMPRESSED = 0x8000 };
+enum { FATBIN_PTX = 1, FATBIN_ELF = 2, FATBIN_COMPRESSED = 0x8000 };
 
 static uint64_t rd(const unsigned char *p, int bytes)
 {
@@ -76,9 +77,11 @@ static uint64_t rd(const unsigned char *p, int bytes)
     return v;
 }
 
-/* Inflates (when compressed) and reads every ELF entry of a fatbin. */
-static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max, const char *module)
+/* Inflates (when compressed) and reads every ELF entry of a fatbin; counts
+   its PTX entries in *ptx. */
+static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max, const char *module, int *ptx)
 {
+    *ptx = 0;
     cr_assert_geq(n, 16u);
     cr_assert_eq(rd(b, 4), 0xBA55ED50u, "%s: not a fatbin (magic %08x)", module, (unsigned)rd(b, 4));
     const size_t hs = rd(b + 6, 2), end = hs + rd(b + 8, 8);
@@ -93,6 +96,7 @@ static int find_cubins(const unsigned char *b, size_t n, cubin *out, int max, co
         const uint64_t flags = rd(e + 40, 8), full = rd(e + 56, 8);
         cr_assert(ehs >= 64 && stored <= padded && off + ehs + padded <= end, "%s: bad entry at %zu", module, off);
         const unsigned char *payload = e + ehs;
+        *ptx += kind == FATBIN_PTX;
         if (kind == FATBIN_ELF) {
             cr_assert_lt(k, max, "%s: more than %d cubins", module, max);
             unsigned char *image = NULL;
@@ -152,11 +156,17 @@ static int holds_sm90a_attention(int m)
 Test(bundle, table_matches_the_kernels_in_every_cubin)
 {
     int hoppers = 0;
+    /* PTX (build.ninja's ptx_arch, none by default) in every module but the
+       sm_90a ones, exactly where the arch text says so */
+    const int with_ptx = strstr(kgi_bundle_archs(), "+PTX") != NULL;
     for (int m = 0; m < KG_MODULE_COUNT; m++) {
         cubin cs[8];
         const size_t size = (size_t)(kg_modules[m].end - kg_modules[m].begin);
-        int n = find_cubins(kg_modules[m].begin, size, cs, 8, kg_modules[m].name);
+        int ptx;
+        int n = find_cubins(kg_modules[m].begin, size, cs, 8, kg_modules[m].name, &ptx);
         const int hopper = kg_modules[m].sm90a;
+        cr_assert_eq(ptx, hopper ? 0 : with_ptx, "module %s holds %d PTX entries, the bundle says \"%s\"",
+                     kg_modules[m].name, ptx, kgi_bundle_archs());
         hoppers += hopper;
         /* the attention variants the runtime runs on 9.0 only live in modules
            built for sm_90a only */
