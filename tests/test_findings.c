@@ -106,6 +106,26 @@ Test(findings, attention_out_must_not_overlap_itself)
     attn_refused(&o, NULL, "out");
 }
 
+/* Attention never checked lse and mask for alignment: an f32 lse or mask at
+   an address that is not 4-byte aligned is refused, naming it. */
+Test(findings, attention_lse_and_mask_must_be_aligned)
+{
+    kg_tensor q = kg_tensor_contiguous(KT_DEV(0), KG_F16, 4, attn_shape);
+    kg_tensor k = kg_tensor_contiguous(KT_DEV(0x100000), KG_F16, 4, attn_shape);
+    kg_tensor v = kg_tensor_contiguous(KT_DEV(0x200000), KG_F16, 4, attn_shape);
+    kg_tensor o = kg_tensor_contiguous(KT_DEV(0x300000), KG_F16, 4, attn_shape);
+    kg_tensor lse = kg_tensor_contiguous((void *)((uintptr_t)KT_DEV(0x400000) + 2), KG_F32, 3, KT_SHAPE(1, 2, 4));
+    REFUSED(kg_attention(ctx, &o, &lse, &q, &k, &v, NULL, NULL));
+    cr_assert(strstr(kg_errmsg(ctx), "lse") != NULL && strstr(kg_errmsg(ctx), "aligned") != NULL, "%s",
+              kg_errmsg(ctx));
+    lse.data = KT_DEV(0x400000); /* aligned: the same call reaches the device check */
+    cr_assert_eq(kg_attention(ctx, &o, &lse, &q, &k, &v, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+    kg_tensor mask = kg_tensor_contiguous((void *)((uintptr_t)KT_DEV(0x500000) + 1), KG_F32, 2, KT_SHAPE(4, 4));
+    REFUSED(kg_attention(ctx, &o, &lse, &q, &k, &v, &mask, NULL));
+    cr_assert(strstr(kg_errmsg(ctx), "mask") != NULL && strstr(kg_errmsg(ctx), "aligned") != NULL, "%s",
+              kg_errmsg(ctx));
+}
+
 /* A finite scale >= 2.4e38 became inf inside the kernel. */
 Test(findings, attention_scale_that_overflows_is_refused)
 {
