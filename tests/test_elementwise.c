@@ -966,6 +966,20 @@ Test(tperm, other_mappings, .init = setup, .fini = teardown, .timeout = 600)
                           map);
 }
 
+/* Ops of one input run two tiles per pass by default (<op>_tperm2, the
+   tests above, including a last pass with one tile where the tiles are
+   odd); here one tile per pass (<op>_tperm), with and without tables. */
+Test(tperm, one_tile_per_pass, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_PAIR, 0);
+    for (int flat = 0; flat <= 1; flat++) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+        check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_F32, KG_F32}, {KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64},
+                                   {KG_OP_COPY, KG_U8, KG_U8}, {KG_OP_CAST, KG_F16, KG_F32}, {KG_OP_CAST, KG_F32, KG_BF16}),
+                          1);
+    }
+}
+
 /* The fill threshold changes which dims fold into the axes: every setting
    is a valid plan. */
 Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
