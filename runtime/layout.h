@@ -51,9 +51,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      axes are one dim (default 1: offsets by multiplication there);
    KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest
      (default 0: the c tiles);
-   KG_EW_TUNE_TPERM_PAIR: ops of one input run tperm with two tiles per pass
-     (the kernels <op>_tperm2): 1 (default) where every element has at most
-     2 bytes, 2 for every dtype, 0 never (one tile per pass). */
+   KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
+     bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
+     the default), or one (0). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,

@@ -313,8 +313,9 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
    the launch takes ceil(tiles / NT) blocks (at most); L.map picks the
    element mapping (kg_tp_v, kg_tp_stage; a tuning choice, all exact), L.flat
    the table-free addressing where c and j are one dim each. NT > 1 (the
-   kernels <op>_tperm2, ops of one input) runs mapping 1 whatever L.map says:
-   one mapping keeps its compile time and code size at tperm's. */
+   kernels <op>_tperm2: ops of one input, elements of at most 2 bytes) runs
+   mapping 1 whatever L.map says: one mapping keeps its compile time and
+   code size at tperm's. */
 template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm_nt(const kg_ew_ptrs &p, const kg_tperm &L)
 {
     __shared__ kg_tp_smem<F> S[NT];
