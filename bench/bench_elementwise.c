@@ -385,6 +385,8 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, atoi(getenv("KG_EW_TPERM_FLAT")));
     if (getenv("KG_EW_TPERM_JFIRST")) /* 1: blocks take the j tiles fastest */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, atoi(getenv("KG_EW_TPERM_JFIRST")));
+    if (getenv("KG_EW_TPERM_PAIR")) /* 0: one tile per pass also for ops of one input of <= 2-byte elements */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_PAIR, atoi(getenv("KG_EW_TPERM_PAIR")));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     char gpu[128];
     int ccM, ccm, sms;

@@ -138,10 +138,19 @@ function M.generate(G)
       for _, f in ipairs(set.functors) do
         local k = G:kernel({ name = f.name .. "_tperm", module = module, vec = f.vec, desc = f.desc .. " [tperm]" })
         tperm_[(f.opi * #dtypes + dt.index) * #dtypes + f.out.index] = k
+        -- ops of one input whose elements have at most 2 bytes: <op>_tperm2
+        -- (two tiles per pass) right after, at index k + 1 (the runtime
+        -- launches it as tperm's index + 1 under the same rule)
+        f.tperm2 = #f.inputs == 1 and math.max(dt.size, f.out.size) <= 2
+        if f.tperm2 then
+          local k2 = G:kernel({ name = f.name .. "_tperm2", module = module, vec = f.vec,
+                                desc = f.desc .. " [tperm, two tiles per pass]" })
+          assert(k2 == k + 1)
+        end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm" },
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2" },
         include = "elementwise_tperm.cuh",
       }))
     end

@@ -54,6 +54,14 @@ static int tperm_map = 1;
 static int tperm_flat = 1;
 /* tperm's block order (kg_tperm.h jfirst) */
 static int tperm_jfirst = 0;
+/* ops of one input whose elements have at most 2 bytes: tperm with two
+   tiles per pass (<op>_tperm2, the kernel after <op>_tperm, generated for
+   those ops only; twice the bytes in flight per block); 0 = one tile.
+   Wider elements have no such kernel: in the H200 run of 2026-12-01 21:00
+   UTC (forced tperm, 48 cases per dtype), bf16 better in
+   33 cases (up to +10 points of copy), worse in 9 (at most -3.4); f32 worse
+   in 44 (down to -11.4: 255x387x259 p0.2.1 80.0 -> 68.6%), better in 2. */
+static int tperm_pair = 1;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -610,7 +618,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     }
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
-        st = kg_launch(ctx, tperm_k, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+        /* <op>_tperm2 (one input): a block per two tiles */
+        const int pair = n_in == 1 && tperm_pair && es_max <= 2;
+        st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
+                       args, 0);
         break;
     }
     case KG_EW_PERM:
@@ -657,6 +668,8 @@ void kg_test_ew_tune(int what, int value)
         tperm_flat = value != 0;
     else if (what == KG_EW_TUNE_TPERM_JFIRST)
         tperm_jfirst = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_PAIR)
+        tperm_pair = value != 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

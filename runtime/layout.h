@@ -50,7 +50,10 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_FLAT: 0 = tperm reads offset tables even where both
      axes are one dim (default 1: offsets by multiplication there);
    KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest
-     (default 0: the c tiles). */
+     (default 0: the c tiles);
+   KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
+     bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
+     the default), or one (0). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
@@ -61,7 +64,8 @@ enum {
     KG_EW_TUNE_TPERM_FILL,
     KG_EW_TUNE_TPERM_MAP,
     KG_EW_TUNE_TPERM_FLAT,
-    KG_EW_TUNE_TPERM_JFIRST
+    KG_EW_TUNE_TPERM_JFIRST,
+    KG_EW_TUNE_TPERM_PAIR
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

@@ -181,131 +181,173 @@ __device__ __forceinline__ int32_t kg_tp_operand(const kg_tperm &L, const kg_tp_
         return staged ? S.tj[k][lo] : S.tc[k][lo];
 }
 
-/* One tile: tables, loads, staging, compute and store. FLAT (c and j one
-   dim each, L.flat): offsets by multiplication, no tables. */
-template <typename F, int MAP, bool FLAT>
-__device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> &S, uint32_t tile)
+/* NT tiles (tile0, tile0 + 1, ...): tables, loads, staging, compute and
+   store, each phase for every tile before the next phase, so the loads of
+   all NT tiles are in flight together (NT > 1: more bytes in flight per
+   block at the cost of registers; a tile past the last one does nothing).
+   FLAT (c and j one dim each, L.flat): offsets by multiplication, no tables. */
+template <typename F, int MAP, bool FLAT, int NT>
+__device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
+                                           uint32_t tile0)
 {
     typedef kg_tp_shape<F> PS;
     constexpr int T = PS::T, E = PS::E, R = PS::R, K = F::arity + 1;
+    static_assert(2 * T * NT <= KG_EW_THREADS, "one thread per table entry");
     typedef typename F::in0_t A;
     typedef typename F::in1_t B;
     typedef typename F::in2_t C;
     typedef typename F::out_t O;
     const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
     const int tx = threadIdx.x, lo = tx % T; /* lo: the thread's fixed position (j if staged, c if direct) */
-    /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
-    uint32_t c0, j0, b;
-    if (L.jfirst) {
-        const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
-        b = kgd_div_magic(q, L.magic_c, L.shift_c);
-        j0 = (tile - q * L.tiles_j) * T;
-        c0 = (q - b * L.tiles_c) * T;
-    } else {
-        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-        b = kgd_div_magic(q, L.magic_j, L.shift_j);
-        c0 = (tile - q * L.tiles_c) * T;
-        j0 = (q - b * L.tiles_j) * T;
+    uint32_t c0[NT], j0[NT], b[NT];
+    int cn[NT], jn[NT];
+    int32_t boff[NT][K];
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
+        const uint32_t tile = tile0 + u;
+        if (L.jfirst) {
+            const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
+            b[u] = kgd_div_magic(q, L.magic_c, L.shift_c);
+            j0[u] = (tile - q * L.tiles_j) * T;
+            c0[u] = (q - b[u] * L.tiles_c) * T;
+        } else {
+            const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+            b[u] = kgd_div_magic(q, L.magic_j, L.shift_j);
+            c0[u] = (tile - q * L.tiles_c) * T;
+            j0[u] = (q - b[u] * L.tiles_j) * T;
+        }
+        const bool in = NT == 1 || tile < L.tiles;
+        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
+        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            boff[u][k] = 0;
+        if constexpr (FLAT)
+            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
     }
-    const int cn = L.n[KG_TP_C] - c0 < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0) : T;
-    const int jn = L.n[KG_TP_J] - j0 < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0) : T;
-    int32_t boff[K];
+    if constexpr (!FLAT) {
+        /* 0. the offset tables (b's offset in the c table): 2T threads per tile */
 #pragma unroll
-    for (int k = 0; k < K; k++)
-        boff[k] = 0;
-    if constexpr (FLAT) {
-        kg_tp_offsets<K>(L, KG_TP_B, b, boff);
-    } else {
-        /* 0. the offset tables (b's offset in the c table) */
-        if (tx < 2 * T) {
-            const int a = tx < T ? KG_TP_C : KG_TP_J, i = tx - a * T;
-            int32_t off[K];
+        for (int u = 0; u < NT; u++) {
+            if (tx / (2 * T) == u) {
+                const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
+                int32_t off[K];
 #pragma unroll
-            for (int k = 0; k < K; k++)
-                off[k] = 0;
-            if (a == KG_TP_C)
-                kg_tp_offsets<K>(L, KG_TP_B, b, off);
-            if (i < (a == KG_TP_C ? cn : jn))
-                kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0 : j0) + i, off);
+                for (int k = 0; k < K; k++)
+                    off[k] = 0;
+                if (a == KG_TP_C)
+                    kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
+                if (i < (a == KG_TP_C ? cn[u] : jn[u]))
+                    kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
 #pragma unroll
-            for (int k = 0; k < K; k++)
-                (a == KG_TP_C ? S.t.tc : S.t.tj)[k][i] = off[k];
+                for (int k = 0; k < K; k++)
+                    (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[k][i] = off[k];
+            }
         }
         __syncthreads();
     }
-    /* 1. every load */
-    A ra[E];
-    B rb[E];
-    C rc[E];
-    {
-        int32_t e[E];
-        const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 1, t0, lo, c0, j0, boff, e);
-        kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], tf, e, lo < (t0 ? jn : cn), t0 ? cn : jn, ra);
-    }
-    if constexpr (F::arity > 1) {
-        int32_t e[E];
-        const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 2, t1, lo, c0, j0, boff, e);
-        kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], tf, e, lo < (t1 ? jn : cn), t1 ? cn : jn, rb);
-    }
-    if constexpr (F::arity > 2) {
-        int32_t e[E];
-        const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 3, t2, lo, c0, j0, boff, e);
-        kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], tf, e, lo < (t2 ? jn : cn), t2 ? cn : jn, rc);
+    /* 1. every load of every tile */
+    A ra[NT][E];
+    B rb[NT][E];
+    C rc[NT][E];
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        {
+            int32_t e[E];
+            const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 1, t0, lo, c0[u], j0[u], boff[u], e);
+            kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], tf, e, lo < (t0 ? jn[u] : cn[u]), t0 ? cn[u] : jn[u],
+                                        ra[u]);
+        }
+        if constexpr (F::arity > 1) {
+            int32_t e[E];
+            const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 2, t1, lo, c0[u], j0[u], boff[u], e);
+            kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], tf, e, lo < (t1 ? jn[u] : cn[u]), t1 ? cn[u] : jn[u],
+                                        rb[u]);
+        }
+        if constexpr (F::arity > 2) {
+            int32_t e[E];
+            const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 3, t2, lo, c0[u], j0[u], boff[u], e);
+            kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], tf, e, lo < (t2 ? jn[u] : cn[u]), t2 ? cn[u] : jn[u],
+                                        rc[u]);
+        }
     }
     /* 2. stage: s[j][c] */
-    if (t0)
-        kg_tp_stage<MAP, A, T, E, R>(S.s0, lo, ra);
-    if constexpr (F::arity > 1)
-        if (t1)
-            kg_tp_stage<MAP, B, T, E, R>(S.s1, lo, rb);
-    if constexpr (F::arity > 2)
-        if (t2)
-            kg_tp_stage<MAP, C, T, E, R>(S.s2, lo, rc);
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        if (t0)
+            kg_tp_stage<MAP, A, T, E, R>(S[u].s0, lo, ra[u]);
+        if constexpr (F::arity > 1)
+            if (t1)
+                kg_tp_stage<MAP, B, T, E, R>(S[u].s1, lo, rb[u]);
+        if constexpr (F::arity > 2)
+            if (t2)
+                kg_tp_stage<MAP, C, T, E, R>(S[u].s2, lo, rc[u]);
+    }
     __syncthreads();
     /* 3. compute and store along c: thread at c = lo, j = v(m) */
-    if (lo < cn) {
-        int32_t e[E];
-        O *out = (O *)p.out + kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S.t, 0, false, lo, c0, j0, boff, e);
 #pragma unroll
-        for (int m = 0; m < E; m++) {
-            const int v = kg_tp_v<MAP, T, E, R>(m);
-            B y{};
-            C z{};
-            if constexpr (F::arity > 1)
-                y = t1 ? S.s1[v][lo] : rb[m];
-            if constexpr (F::arity > 2)
-                z = t2 ? S.s2[v][lo] : rc[m];
-            const O o = F::apply(t0 ? S.s0[v][lo] : ra[m], y, z);
-            if (v < jn)
-                out[e[m]] = o;
+    for (int u = 0; u < NT; u++) {
+        if (lo < cn[u]) {
+            int32_t e[E];
+            O *out = (O *)p.out + kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 0, false, lo, c0[u], j0[u], boff[u], e);
+#pragma unroll
+            for (int m = 0; m < E; m++) {
+                const int v = kg_tp_v<MAP, T, E, R>(m);
+                B y{};
+                C z{};
+                if constexpr (F::arity > 1)
+                    y = t1 ? S[u].s1[v][lo] : rb[u][m];
+                if constexpr (F::arity > 2)
+                    z = t2 ? S[u].s2[v][lo] : rc[u][m];
+                const O o = F::apply(t0 ? S[u].s0[v][lo] : ra[u][m], y, z);
+                if (v < jn[u])
+                    out[e[m]] = o;
+            }
         }
     }
-    __syncthreads(); /* the next tile reuses the tables and tiles */
+    __syncthreads(); /* the next tiles reuse the tables and tiles */
 }
 
-/* Block b serves tiles b, b + grid, ...; L.map picks the element mapping
-   (kg_tp_v, kg_tp_stage; a tuning choice, all exact), L.flat the table-free
-   addressing where c and j are one dim each. */
-template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const kg_ew_ptrs &p, const kg_tperm &L)
+/* Block b serves tiles NT b .. NT b + NT - 1, then NT (b + grid) ..., so
+   the launch takes ceil(tiles / NT) blocks (at most); L.map picks the
+   element mapping (kg_tp_v, kg_tp_stage; a tuning choice, all exact), L.flat
+   the table-free addressing where c and j are one dim each. NT > 1 (the
+   kernels <op>_tperm2: ops of one input, elements of at most 2 bytes) runs
+   mapping 1 whatever L.map says: one mapping keeps its compile time and
+   code size at tperm's. */
+template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm_nt(const kg_ew_ptrs &p, const kg_tperm &L)
 {
-    __shared__ kg_tp_smem<F> S;
-    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
+    __shared__ kg_tp_smem<F> S[NT];
+    for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
         if (L.flat) {
-            if (L.map == 2)
-                kg_tp_tile<F, 2, true>(p, L, S, tile);
-            else if (L.map == 1)
-                kg_tp_tile<F, 1, true>(p, L, S, tile);
+            if (NT == 1 && L.map == 2)
+                kg_tp_tile<F, 2, true, NT>(p, L, S, tile);
+            else if (NT > 1 || L.map == 1)
+                kg_tp_tile<F, 1, true, NT>(p, L, S, tile);
             else
-                kg_tp_tile<F, 0, true>(p, L, S, tile);
+                kg_tp_tile<F, 0, true, NT>(p, L, S, tile);
         } else {
-            if (L.map == 2)
-                kg_tp_tile<F, 2, false>(p, L, S, tile);
-            else if (L.map == 1)
-                kg_tp_tile<F, 1, false>(p, L, S, tile);
+            if (NT == 1 && L.map == 2)
+                kg_tp_tile<F, 2, false, NT>(p, L, S, tile);
+            else if (NT > 1 || L.map == 1)
+                kg_tp_tile<F, 1, false, NT>(p, L, S, tile);
             else
-                kg_tp_tile<F, 0, false>(p, L, S, tile);
+                kg_tp_tile<F, 0, false, NT>(p, L, S, tile);
         }
     }
+}
+
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const kg_ew_ptrs &p, const kg_tperm &L)
+{
+    kg_ew_tperm_nt<F, N, 1>(p, L);
+}
+
+/* Two tiles per pass (ops of one input; see kg_ew_tperm_nt). */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm2(const kg_ew_ptrs &p, const kg_tperm &L)
+{
+    static_assert(F::arity == 1, "tperm2: ops of one input (two tiles of two operands exceed static shared memory)");
+    kg_ew_tperm_nt<F, N, 2>(p, L);
 }
 
 #endif

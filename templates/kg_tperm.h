@@ -32,6 +32,11 @@
    (host planner and kg_tp_shape alike) */
 #define KG_TP_TILE(es) ((es) >= 8 ? 32 : 64)
 
+/* the kernels <op>_tperm2 (two tiles per pass, ops of one input) are
+   compiled for at least this many resident blocks per SM (64 registers a
+   thread): 4 blocks of two tiles each keep twice tperm's bytes in flight */
+#define KG_TP2_MIN_BLOCKS 4
+
 typedef struct kg_tperm {
     uint32_t n[3];          /* extents of the c, j and b axes */
     uint32_t tiles_c, tiles_j, tiles; /* tiles along c, along j, in all (b included) */

@@ -955,15 +955,46 @@ Test(tperm, binary_every_permutation, .init = setup, .fini = teardown, .timeout 
 
 /* The other element mappings (kg_tp_v: strided rows per thread; kg_tp_stage:
    1- and 2-byte rows packed into 32-bit shared-memory stores) */
-Test(tperm, other_mappings, .init = setup, .fini = teardown, .timeout = 600)
+static void check_other_mapping(int map)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 0);   /* and tables where the axes are one dim, */
     kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, 1); /* the other block order */
-    for (int map = 0; map <= 2; map += 2)
-        check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
-                                   {KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_F16, KG_F16}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
-                                   {KG_OP_CAST, KG_F32, KG_BF16}),
-                          map);
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F64, KG_F64}, {KG_OP_CAST, KG_U8, KG_F32},
+                               {KG_OP_ADD, KG_F32, KG_F32}, {KG_OP_ADD, KG_F16, KG_F16}, {KG_OP_COPY, KG_BOOL, KG_BOOL},
+                               {KG_OP_CAST, KG_F32, KG_BF16}),
+                      map);
+}
+
+Test(tperm, mapping_0, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_other_mapping(0);
+}
+
+Test(tperm, mapping_2, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_other_mapping(2);
+}
+
+/* Ops of one input whose elements have at most 2 bytes run two tiles per
+   pass by default (<op>_tperm2: the tests above, including a last pass with
+   one tile where the tiles are odd); here one tile per pass (<op>_tperm),
+   with and without tables. */
+static void check_other_tiles_per_pass(int flat)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_PAIR, 0);
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_U8, KG_U8}, {KG_OP_CAST, KG_F16, KG_BF16}),
+                      1);
+}
+
+Test(tperm, other_tiles_per_pass_flat, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_other_tiles_per_pass(1);
+}
+
+Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_other_tiles_per_pass(0);
 }
 
 /* The fill threshold changes which dims fold into the axes: every setting

@@ -160,6 +160,13 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                     snprintf(tn, sizeof tn, "%.*s_tperm", (int)strlen(kg_kernels[kd].name) - 6, kg_kernels[kd].name);
                     cr_assert_str_eq(kg_kernels[kt].name, tn);
                     expected++;
+                    if (info->arity == 1 && kg_dtype_size((kg_dtype)d) <= 2 && kg_dtype_size((kg_dtype)od) <= 2) {
+                        /* ops of one input, elements of at most 2 bytes: <op>_tperm2 right after (index + 1) */
+                        strcat(tn, "2");
+                        cr_assert(kt + 1 < KG_KERNEL_COUNT);
+                        cr_assert_str_eq(kg_kernels[kt + 1].name, tn);
+                        expected++;
+                    }
                 }
             }
         }
