@@ -12,16 +12,14 @@
  * every tensor written once (the fused residual form: in, residual read,
  * residual and out written).
  *
- * Tuning hooks (the opt-in classes, kgi_norm_tuning): KG_NORM_STAGED=1 plans
- * rows with the STAGED class; KG_NORM_THREADS, KG_NORM_BPS, KG_NORM_STAGES set its block
- * of long rows, blocks per multiprocessor and most stages; KG_NORM_CLUSTER=1
- * takes the COLS_CLUSTER class for columns. KG_NORM_LEAN=4|8|-1 picks the LEAN
- * class of 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a
- * row (at least), KG_NORM_LOOSE=1 its 512-lane 128-register form,
- * KG_NORM_STREAM=1 the STREAM class. KG_NORM_CASES=a,b
+ * Tuning hooks (kgi_norm_tuning): KG_NORM_LEAN=4|8|-1 picks the LEAN class of
+ * 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a row (at
+ * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_THREADS the
+ * block of warp groups, KG_NORM_CHAN=1 LEAN layer_norm statistics by the
+ * merged (Chan) reduction, KG_NORM_SPLITS and KG_NORM_BPS the column splits
+ * and blocks a multiprocessor (COLS). KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1
- * times, after each case, the same call under other tunings (and without
- * the STAGED class), one line each.
+ * times, after each case, the same call under other tunings, one line each.
  */
 #include <math.h>
 #include <string.h>
@@ -208,15 +206,13 @@ int main(void)
         return 0;
     }
     FILE *csv = bench_csv_open();
-    kgi_norm_tuning.staged = env_int("KG_NORM_STAGED");
     kgi_norm_tuning.threads = env_int("KG_NORM_THREADS");
     kgi_norm_tuning.bps = env_int("KG_NORM_BPS");
-    kgi_norm_tuning.max_stages = env_int("KG_NORM_STAGES");
-    kgi_norm_tuning.cols_cluster = env_int("KG_NORM_CLUSTER");
     kgi_norm_tuning.lean = env_int("KG_NORM_LEAN");
     kgi_norm_tuning.group = env_int("KG_NORM_GROUP");
-    kgi_norm_tuning.stream = env_int("KG_NORM_STREAM");
     kgi_norm_tuning.loose = env_int("KG_NORM_LOOSE");
+    kgi_norm_tuning.chan = env_int("KG_NORM_CHAN");
+    kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
@@ -317,41 +313,40 @@ int main(void)
                            .axes = (const int[]){c->axis},
                            .n_axes = 1,
                            .k = 1,
-                           .eps = 1e-5,
-                           .sm90 = 1};
+                           .eps = 1e-5};
         int ma = 0, mi = 0, sms = 132;
         char dn[128];
         BENCH_CHECK(ctx, kg_device_info(ctx, dn, sizeof dn, &ma, &mi, &sms));
-        pc.sm90 = ma >= 9;
         const int planned = kg_norm_plan_call(ctx, &pc, sms, &pl) == KG_OK;
-        printf("%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d pr %d S %d block %u grid %u\n", c->name,
+        printf("%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u\n", c->name,
                kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
-               pl.args.group, pl.args.nv, pl.args.pr, pl.args.stages, pl.block, pl.grid);
+               pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid);
         fflush(stdout);
         if (tune) {
-            /* other tunings of the same call, each launch timed once: ROWS
-               (no LEAN), LEAN4 / LEAN8 with more lanes a row, STREAM with
-               groups of 32..1024 lanes, blocks of 128 / 512 for warp groups,
-               STAGED, COLS_CLUSTER */
-            kg_norm_tuning alts[64];
+            /* other tunings of the same call, each timed: ROWS (no LEAN),
+               the merged (Chan) layer_norm statistics, LEAN4 / LEAN8 with
+               more lanes a row, LOOSE, blocks of 128 / 512 for warp groups,
+               COLS splits and blocks a multiprocessor */
+            kg_norm_tuning alts[80];
             int na = 0;
             alts[na++] = (kg_norm_tuning){.lean = -1};
+            alts[na++] = (kg_norm_tuning){.chan = 1};
+            alts[na++] = (kg_norm_tuning){.loose = 1};
+            alts[na++] = (kg_norm_tuning){.loose = 1, .chan = 1};
             for (int nvx = 4; nvx <= 8; nvx += 4) {
                 for (int gg = 0; gg <= 1024; gg = gg ? gg * 2 : 32)
                     alts[na++] = (kg_norm_tuning){.lean = nvx, .group = gg};
+                alts[na++] = (kg_norm_tuning){.lean = nvx, .chan = 1};
                 alts[na++] = (kg_norm_tuning){.lean = nvx, .loose = 1};
+                alts[na++] = (kg_norm_tuning){.lean = nvx, .loose = 1, .chan = 1};
                 alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 128};
                 alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 512};
             }
-            for (int gg = 32; gg <= 1024; gg *= 2)
-                alts[na++] = (kg_norm_tuning){.stream = 1, .group = gg};
             for (int sp = 1; sp <= 16; sp *= 2)
                 alts[na++] = (kg_norm_tuning){.col_splits = sp};
             alts[na++] = (kg_norm_tuning){.bps = 4};
             alts[na++] = (kg_norm_tuning){.bps = 16};
-            alts[na++] = (kg_norm_tuning){.staged = 1};
-            alts[na++] = (kg_norm_tuning){.cols_cluster = 1};
-            kg_norm_plan seen[64];
+            kg_norm_plan seen[80];
             int ns = 0;
             seen[ns++] = pl;
             for (int a = 0; a < na; a++) {
@@ -361,20 +356,18 @@ int main(void)
                 int dup = 0;
                 for (int k = 0; k < ns && !dup; k++)
                     dup = pl.cls == seen[k].cls && pl.grid == seen[k].grid && pl.block == seen[k].block &&
-                          pl.args.splits == seen[k].args.splits && pl.smem == seen[k].smem &&
-                          pl.args.group == seen[k].args.group && pl.args.stages == seen[k].args.stages;
+                          pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
+                          pl.args.opt == seen[k].args.opt;
                 if (dup)
                     continue; /* a launch already timed */
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
-                printf("  tune lean %d loose %d group %d stream %d threads %d splits %d bps %d staged %d cluster %d: "
-                       "%10.1f us "
-                       "%8.1f GB/s "
+                printf("  tune lean %d loose %d chan %d group %d threads %d splits %d bps %d: %10.1f us %8.1f GB/s "
                        "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u\n",
-                       alts[a].lean, alts[a].loose, alts[a].group, alts[a].stream, alts[a].threads, alts[a].col_splits,
-                       alts[a].bps, alts[a].staged, alts[a].cols_cluster, ut, gt, 100 * gt / copy, (int)pl.cls,
-                       pl.args.group, pl.args.nv, (long long)pl.args.splits, pl.block, pl.grid);
+                       alts[a].lean, alts[a].loose, alts[a].chan, alts[a].group, alts[a].threads, alts[a].col_splits,
+                       alts[a].bps, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv,
+                       (long long)pl.args.splits, pl.block, pl.grid);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);

@@ -10,8 +10,8 @@
 local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
-M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "staged", "cols_cluster",
-               "lean4", "lean8", "lean4_res", "lean8_res", "stream", "lean4l", "lean8l" }
+M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "lean4", "lean8", "lean4_res",
+               "lean8_res", "lean4l", "lean8l" }
 
 local common = require("common")
 local typed = common.typed
@@ -80,7 +80,6 @@ function M.generate(G)
       dtype = dt, acc = acc, functors = functors, classes = M.classes, vec = 16 // dt.size,
       -- ROWS: vectors a lane holds per chunk (KG_NORM_ROWS_NV)
       rows_nv = "KG_NORM_ROWS_NV(" .. dt.size .. ")",
-      staged_nv = "KG_NORM_STAGED_NV(" .. dt.size .. ")",
     }))
   end
 

@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kg_norm.h"
@@ -27,9 +28,6 @@
 /* Scratch a COLS plan aims to stay within when it splits columns (what
    kg_reserve_scratch(ctx, 0) provides after the counters). */
 #define PARTIAL_BUDGET ((size_t)4 << 20)
-/* STAGED: shared memory of the stages of one multiprocessor (of its 227
-   KiB; the rest for the reductions' words and the L1). */
-#define STAGED_BUDGET ((int64_t)200 << 10)
 
 kg_norm_tuning kgi_norm_tuning;
 
@@ -167,77 +165,6 @@ static void fill_dims(kg_norm_dims *o, const ndim_ *v, int n, int fast)
         if (fast && d < n - 1)
             kgi_divmod_magic((uint32_t)v[d].size, &o->magic[d], &o->shift[d]);
     }
-}
-
-/* STAGED: a lane group per row (or several rows per group for rows of at
-   most 32 vectors), the rows of a stage brought into shared memory ahead.
-   Returns 0 (nothing planned) when a stage does not fit twice. */
-static int plan_staged(kg_norm_plan *plan, const ndim_ *K, int nk, int64_t rows, int64_t L, int64_t es, int64_t sm,
-                       int res)
-{
-    const kg_norm_tuning *tu = &kgi_norm_tuning;
-    kg_norm_args *A = &plan->args;
-    const int64_t V = 16 / es, nvec = L / V, NVS = KG_NORM_STAGED_NV(es);
-    int64_t T = KG_NORM_THREADS, g, nv, pr0 = 1;
-    if (nvec <= 32) {
-        g = pow2_ceil(nvec);
-        nv = 1;
-        pr0 = NVS;
-    } else if (nvec <= 32 * NVS) {
-        g = 32;
-        nv = cdiv(nvec, 32);
-    } else {
-        /* a block per row: at least 256 lanes (or the tuning's) */
-        g = pow2_ceil(cdiv(nvec, NVS));
-        const int64_t want = tu->threads >= 64 && tu->threads <= KG_NORM_STAGED_MAX_T ? tu->threads : KG_NORM_THREADS;
-        if (g < want)
-            g = pow2_ceil(want);
-        if (g > KG_NORM_STAGED_MAX_T)
-            return 0;
-        nv = cdiv(nvec, g);
-        T = g;
-    }
-    const int64_t slots = g > 32 ? 1 : T / g, row_bytes = L * es;
-    const int64_t smax =
-        tu->max_stages >= 1 && tu->max_stages <= KG_NORM_MAX_STAGES ? tu->max_stages : KG_NORM_MAX_STAGES;
-    /* blocks per multiprocessor: 1024 lanes in all (or the tuning's), fewer
-       where a block's share of shared memory would not hold two stages */
-    int64_t bps = tu->bps >= 1 && tu->bps <= 16 ? tu->bps : KG_NORM_STAGED_MAX_T / T;
-    if (bps < 1)
-        bps = 1;
-    int64_t pr, RS, stage_bytes, S;
-    for (;;) {
-        /* rows per group: enough stages for every block */
-        pr = pr0;
-        while (pr > 1 && cdiv(rows, slots * pr) < sm * bps)
-            pr /= 2;
-        RS = slots * pr;
-        stage_bytes = RS * row_bytes * (res ? 2 : 1);
-        S = STAGED_BUDGET / bps / stage_bytes;
-        if (S > smax)
-            S = smax;
-        if (S >= 2 || (tu->max_stages == 1 && S == 1) || bps == 1)
-            break;
-        bps--;
-    }
-    if (S < 2 && !(tu->max_stages == 1 && S == 1))
-        return 0;
-    plan->cls = KG_NORM_STAGED;
-    A->group = (int32_t)g;
-    A->nv = (int32_t)nv;
-    A->pr = (int32_t)pr;
-    A->stages = (int32_t)S;
-    A->stage_rows = (int32_t)RS;
-    A->stage_bytes = stage_bytes;
-    A->contig = nk == 0 || (nk == 1 && K[0].st[KG_NO_IN] == L && (!res || K[0].st[KG_NO_RES] == L));
-    A->rows = rows;
-    A->fast = rows < ((int64_t)1 << 31);
-    fill_dims(&A->outer, K, nk, A->fast);
-    plan->block = (unsigned)T;
-    const int64_t nst = cdiv(rows, RS), cap = sm * bps;
-    plan->grid = (unsigned)(nst < cap ? nst : cap);
-    plan->smem = (size_t)(KG_NORM_STAGE_BASE + S * stage_bytes);
-    return 1;
 }
 
 /* The normalized dims as a bit mask, after checking the call's axes. */
@@ -486,9 +413,6 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     if (rows_ok) {
         const int64_t nvec = L / V;
-        if (c->sm90 && kgi_norm_tuning.staged &&
-            plan_staged(plan, K, nk, rows, L, (int64_t)es, sm, T[KG_NO_RES] != NULL))
-            return KG_OK;
         A->fast = rows < ((int64_t)1 << 31);
         /* rows of 1..32 vectors: PACKED (unless a LEAN tuning asks for LEAN) */
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0 && kgi_norm_tuning.lean <= 0) {
@@ -516,20 +440,6 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         fill_dims(&A->inner, N, 1, 0);
         A->tiles = cdiv(A->cols, KG_NORM_COL_LANES);
         const int64_t groups = A->rows * A->tiles;
-        if (c->sm90 && kgi_norm_tuning.cols_cluster) {
-            /* one launch: a cluster per column tile, its blocks down the
-               normalized dim; as many clusters as fill the multiprocessors */
-            const int64_t bps = kgi_norm_tuning.bps >= 1 && kgi_norm_tuning.bps <= 4 ? kgi_norm_tuning.bps : 1;
-            int64_t ncl = sm * bps / KG_NORM_CLUSTER;
-            if (ncl < 1)
-                ncl = 1;
-            if (ncl > groups)
-                ncl = groups;
-            plan->cls = KG_NORM_COLS_CLUSTER;
-            plan->block = KG_NORM_CL_THREADS;
-            plan->grid = (unsigned)(ncl * KG_NORM_CLUSTER);
-            return KG_OK;
-        }
         const size_t entry = (size_t)KG_NORM_COL_LANES * 3 * (dt == KG_F64 ? 8 : 4);
         /* splits of the normalized dim: at most a unit for each of 8
            blocks a multiprocessor (or the tuning's blocks, or splits) */
@@ -575,37 +485,39 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
        else the ROWS default (8, 4 for the 2-byte types; 4 with a residual:
        LEAN8_RES ran 59%, LEAN4_RES 91%); lanes per row: the fewest that hold
        it (or the tuning's, when more), at most a block (512 for the
-       residual and LOOSE classes). The residual form of the 2-byte types
-       stays ROWS_RES unless tuned (window 1: 83% against LEAN4_RES's 45%). */
+       residual and LOOSE classes). The 2-byte residual form takes LEAN4_RES
+       (128 registers): 87.8% of copy against ROWS_RES's 83.2% (r3, bf16
+       [65536,4096]).
+       layer_norm of f32 (r3, kg_nmoments): rows of <= 32 lanes of 8
+       vectors by LEAN8L (hidden 1024: 94.7% against LEAN8's 90.2%), of
+       64..256 lanes by LEAN4 with twice the lanes (hidden 4096: 91.5%
+       against LEAN8L's 90.7%, LEAN8's 83.8%, ROWS's 84.3%), of 512 lanes by
+       LEAN8 (hidden 16384: 85.5% against LEAN8L's 77.0%, LEAN4's 66.5%,
+       ROWS's 50.7%). f64 layer_norm of 64..256 lanes stays ROWS (LEAN8
+       spilled there, 2026-12-01 windows 1 and 4). */
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     const int res = plan->cls == KG_NORM_ROWS_RES;
-    if (rowcls && nk <= 1 && tu->stream) {
-        /* STREAM: lane groups of the tuning's size (else 512), no larger
-           than 4 vectors a lane of the row need */
-        int64_t sg = tu->group >= 1 && tu->group <= KG_NORM_LEAN_MAX_T ? pow2_ceil(tu->group) : 512;
-        const int64_t need = pow2_ceil(cdiv(nvec, 4));
-        if (sg > need)
-            sg = need;
-        plan->cls = KG_NORM_STREAM;
-        g = sg;
-        nv = cdiv(nvec, g);
-    } else if (rowcls && nk <= 1 && tu->lean >= 0 && !(res && es == 2 && tu->lean == 0 && !tu->loose)) {
-        const int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
+    A->opt = tu->chan ? KG_NORM_OPT_CHAN : 0;
+    if (rowcls && nk <= 1 && tu->lean >= 0) {
+        int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
+        int loose = tu->loose, rows_instead = 0;
+        const int64_t g8 = pow2_ceil(cdiv(nvec, 8));
+        if (info->stats == KG_NORM_STATS_MOMENTS && !res && tu->lean == 0 && !tu->loose && es == 4) {
+            if (g8 <= 32)
+                loose = 1;
+            else if (g8 < 512)
+                lnv = 4;
+        } else if (info->stats == KG_NORM_STATS_MOMENTS && tu->lean == 0 && !tu->loose && es == 8) {
+            rows_instead = g8 > 32 && g8 < 512;
+        }
         int64_t lg = pow2_ceil(cdiv(nvec, lnv));
         if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
             lg = pow2_ceil(tu->group);
-        const int64_t gmax = res || tu->loose ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
-        /* layer_norm of 4- and 8-byte types with a group of 64..256 lanes
-           stays ROWS unless tuned: LEAN8 spills its moments there (48-56
-           bytes) and ran hidden 4096 f32 at 82.7% and 79.7% of copy
-           (windows 1 and 4) against ROWS's 84.3% and 83.9% (window 1, the
-           16:35 run); at hidden 1024 and 16384 LEAN is ahead (87-89% and
-           66-73% against 85% and 50%) */
-        const int mid_moments = info->stats == KG_NORM_STATS_MOMENTS && es >= 4 && lg > 32 && lg < 512;
-        if (lg <= gmax && !(mid_moments && tu->lean == 0 && !tu->loose)) {
-            plan->cls = res         ? (lnv == 4 ? KG_NORM_LEAN4_RES : KG_NORM_LEAN8_RES)
-                        : tu->loose ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
-                                    : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+        const int64_t gmax = res || loose ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
+        if (lg <= gmax && !rows_instead) {
+            plan->cls = res     ? (lnv == 4 ? KG_NORM_LEAN4_RES : KG_NORM_LEAN8_RES)
+                        : loose ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
+                                : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -663,18 +575,7 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         st = kg_launch(ctx, ks[KG_NORM_COLS_APPLY], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
-    if (plan->cls == KG_NORM_STAGED) {
-        cudaKernel_t kern;
-        if ((st = kg_kernel(ctx, ks[plan->cls], &kern)) != KG_OK)
-            return st;
-        cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                          (int)plan->smem, ctx->device);
-        if (err != cudaSuccess) {
-            cudaGetLastError();
-            return kg_cuda_fail(ctx, err, "raising a normalization kernel's shared memory limit");
-        }
-    }
-    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, plan->smem);
+    st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
@@ -683,9 +584,6 @@ static kg_status run(kg_context *ctx, const kg_norm_call *c)
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
     kg_norm_plan plan;
-    kg_norm_call cc = *c;
-    cc.sm90 = ctx->cc_major >= 9;
-    c = &cc;
     kg_status st = kg_norm_plan_call(ctx, c, ctx->sm_count, &plan);
     if (st != KG_OK)
         return st;

@@ -20,35 +20,28 @@ typedef struct kg_norm_call {
     int n_axes, keepdim;
     int k; /* layer_norm: normalized dims (rms_norm: 1) */
     double eps;
-    int sm90; /* 1: the device runs sm_90 code (the STAGED class's bulk copies) */
 } kg_norm_call;
 
 typedef struct kg_norm_plan {
-    kg_norm_class cls; /* ROWS, PACKED, STRIDED or COLS_STATS (then COLS_APPLY) */
+    kg_norm_class cls; /* the class (COLS_STATS: then COLS_APPLY) */
     int empty;         /* nothing to write: nothing to launch */
     kg_norm_args args; /* everything but the pointers */
     unsigned grid, block;
     size_t partial_bytes; /* COLS: scratch for the statistics */
-    size_t smem;          /* STAGED: dynamic shared memory per block */
 } kg_norm_plan;
 
-/* Opt-in classes and their tuning, for tests and the bench's sweeps (all
-   0: the planner's defaults, which use neither). staged 1: rows that fit
-   take the STAGED class (sm_90); threads: its block for a row served by a
-   whole block (64..1024); bps: its blocks per multiprocessor (1..16; default
-   1024 lanes' worth, the shared memory split among them); max_stages: at
-   most this many stages (1..KG_NORM_MAX_STAGES); cols_cluster 1: columns by
-   the COLS_CLUSTER class (sm_90; bps clusters' blocks per multiprocessor).
-   Both are off by default because they measured slower than the classes
-   every device runs (2026-12-01 window 2, README "Normalizations").
-   threads also sets the block of LEAN rows of <= 32 lanes. */
+/* Tunings, for tests and the bench's sweeps (all 0: the planner's
+   defaults). threads: the block of LEAN rows of <= 32 lanes (64..1024);
+   bps: COLS blocks a multiprocessor (1..16); col_splits: COLS slices of the
+   normalized dim per column tile. */
 typedef struct kg_norm_tuning {
-    int staged, threads, bps, max_stages, cols_cluster;
+    int threads, bps;
     int lean;       /* LEAN rows: 0 the default, 4 or 8 that class, -1 none (ROWS) */
-    int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024); STREAM: this many */
-    int stream;     /* 1: rows of one outer dim at most by the STREAM class */
-    int col_splits; /* COLS: slices of the normalized dim per column tile (bps: blocks a multiprocessor) */
+    int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024) */
+    int col_splits; /* COLS: slices of the normalized dim per column tile */
     int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
+    int chan;       /* 1: LEAN layer_norm statistics of f32 / f64 by the merged (Chan) reduction
+                       (KG_NORM_OPT_CHAN) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 

@@ -49,11 +49,8 @@ extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lea
 @end
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean4l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 4, false>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean8l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 8, false>(A); }
-extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_stream(const kg_norm_args A) { kg_norm_stream<$(f.name), $(vec), 4>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, 1, false, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_apply(const kg_norm_args A) { kg_norm_cols_apply<$(f.name)>(A); }
-extern "C" __global__ void __launch_bounds__(KG_NORM_STAGED_MAX_T, 1) $(f.name)_staged(const kg_norm_args A) { kg_norm_staged<$(f.name), $(vec), $(staged_nv), $(f.residual)>(A); }
-extern "C" __global__ void __launch_bounds__(KG_NORM_CL_THREADS, 1) KG_NORM_CLUSTER_DIMS $(f.name)_cols_cluster(const kg_norm_args A) { kg_norm_cols_cluster<$(f.name)>(A); }
 @end

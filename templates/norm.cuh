@@ -407,6 +407,72 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT 
     }
 }
 
+/*
+ * LEAN moments (layer_norm): the row's count, mean and M2, exactly, by two
+ * passes over the lane's registers and cheap sums. A group of <= 32 lanes:
+ * the sum over the group, the mean, then the squared deviations from it over
+ * the group (two butterflies of one value, no division in them). A block:
+ * each warp the same over its own values (its count, sum, mean, M2), then
+ * one round through shared memory in which every lane merges the warps in
+ * order: M2 = sum of M2_w + n_w (mean_w - mean)^2, a sum of non-negative
+ * terms (no cancellation). The merged reduction (kg_nstat_group: three
+ * values a step, Chan's merge with a division at each) costs ~3x the
+ * instructions and, for a block, 15 serial merges (KG_NORM_OPT_CHAN keeps
+ * it, for comparison). Non-finite values: the mean is sum / n (+-inf or
+ * NaN) and M2 NaN, as the reference's.
+ */
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nmoments(const VT (&x)[NX], OK ok, int g, int64_t n,
+                                                                    int nvec)
+{
+    typedef typename Op::acc_t AT;
+    const int w = g < 32 ? g : 32;
+    AT nw = (AT)n; /* the elements this lane's warp (its group) holds */
+    if (g > 32) {
+        const int l0 = (int)(threadIdx.x & ~31u);
+        int c = 0;
+#pragma unroll
+        for (int k = 0; k < NX; k++) {
+            const int r = nvec - (k * g + l0);
+            c += r < 0 ? 0 : r > 32 ? 32 : r;
+        }
+        nw = (AT)(c * V);
+    }
+    const AT sw = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), w, kg_nsum_f());
+    const AT mw = nw > (AT)0 ? sw / nw : (AT)0;
+    const AT qw = kg_ngroup(kg_nfold_dev2<Op, V>(x, ok, mw), w, kg_nsum_f());
+    kg_nstat<AT> st;
+    st.n = (AT)n;
+    st.a = mw;
+    st.c = qw;
+    if (g > 32) {
+        struct q4 {
+            AT n, s, m, q;
+        };
+        __shared__ q4 sh[1024 / 32];
+        __syncthreads(); /* the previous row's readers are done */
+        if ((threadIdx.x & 31) == 0)
+            sh[threadIdx.x >> 5] = q4{nw, sw, mw, qw};
+        __syncthreads();
+        const int nwarps = g >> 5;
+        AT s = 0;
+        for (int k = 0; k < nwarps; k++)
+            s += sh[k].s;
+        const AT mean = s / (AT)n;
+        AT q = 0;
+        for (int k = 0; k < nwarps; k++) {
+            const q4 e = sh[k];
+            if (e.n > (AT)0) {
+                const AT d = e.m - mean;
+                q += e.q + e.n * (d * d);
+            }
+        }
+        st.a = mean;
+        st.c = q;
+    }
+    return st;
+}
+
 /* The output vector of input vector x of a row with values rv; w and b
    point at the vector's weight and bias (NULL: 1 and 0). */
 template <class Op, int V>
@@ -445,7 +511,7 @@ __device__ __forceinline__ kg_nlanes kg_nlanes_of(int g)
     return L;
 }
 
-/* LEAN, STREAM: operand k's stride between rows (one outer dim at most). */
+/* LEAN: operand k's stride between rows (one outer dim at most). */
 __device__ __forceinline__ int64_t kg_nrow_stride(const kg_norm_args &A, int k)
 {
     return A.outer.n > 0 ? A.outer.st[0][k] : 0;
@@ -629,7 +695,7 @@ template <class VT> __device__ __forceinline__ VT kg_nopaque(const VT &v)
     return o;
 }
 
-/* LEAN, STREAM: a lane's vectors x[k] of the row at xin (element offset
+/* LEAN: a lane's vectors x[k] of the row at xin (element offset
    at(k)) where ok(k), every load first; with a residual row xr (not NULL)
    its vectors are added and h = x + r written back (x becomes h). */
 template <class Op, int V, int NV, class AT_, class OK>
@@ -720,14 +786,30 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
             rv = kg_nfinish<Op>(cs, A.n, A.eps);
         } else if constexpr (sizeof(T) == 2) {
             /* the 2-byte types: statistics of an opaque copy, so the
-               unpacked values die with the pass (the row stays packed) */
+               unpacked values die with the pass (the row stays packed);
+               their moments stay two group reductions (kg_nchunk_stat): with
+               kg_nmoments and KG_NORM_OPT_CHAN in the same kernel, bf16
+               layer_norm ran 60-69% of copy against 68-81% (2026-12-01 r3) */
             VT xs[NV];
 #pragma unroll
             for (int k = 0; k < NV; k++)
                 xs[k] = kg_nopaque(x[k]);
             rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n), A.n, A.eps);
         } else {
-            rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(x, ok, g, A.n), A.n, A.eps);
+            VT xs[NV];
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                xs[k] = x[k];
+            kg_nstat<AT> cs;
+            if constexpr (Op::stats == KG_NS_MOMENTS) {
+                if (!(A.opt & KG_NORM_OPT_CHAN))
+                    cs = kg_nmoments<Op, V, NV>(xs, ok, g, A.n, act ? nvec : 0);
+                else
+                    cs = kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n);
+            } else {
+                cs = kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n);
+            }
+            rv = kg_nfinish<Op>(cs, A.n, A.eps);
         }
         if constexpr (Op::elementwise) {
 #pragma unroll
@@ -745,65 +827,6 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
                     }
                     *(VT *)(out + r * s_out + e0) = y;
                 }
-        }
-        if constexpr (Op::nres > 0) {
-            if (act && lane == 0)
-                kg_nstore_results<Op>(A, r * kg_nrow_stride(A, KG_NO_S0), r * kg_nrow_stride(A, KG_NO_S1), rv);
-        }
-    }
-}
-
-/*
- * STREAM (long rows, one outer dim at most): each lane walks its vectors of
- * the row (vector c * g * NV + k * g + l, NV at a time) keeping only its
- * running statistics (merged chunk by chunk in its registers), the group
- * merges them once, then the lanes read the row again and write it. The
- * second read follows the first by one row per group, so it comes from L2:
- * memory sees one read and one write, and no register holds the row.
- */
-template <class Op, int V, int NV> __device__ __forceinline__ void kg_norm_stream(const kg_norm_args &A)
-{
-    typedef typename Op::in_t T;
-    typedef typename Op::acc_t AT;
-    typedef kgd_vec<T, V> VT;
-    const kg_nlanes L = kg_nlanes_of(A.group);
-    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
-    const int64_t nvec = A.n / V, per = (int64_t)g * NV;
-    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
-    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
-    const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
-    T *out = (T *)A.p[KG_NO_OUT], *res = (T *)A.p[KG_NO_RES];
-    const bool hres = Op::residual && res != NULL;
-    const int64_t step = (int64_t)gridDim.x * slots;
-    for (int64_t base = (int64_t)blockIdx.x * slots; base < A.rows; base += step) {
-        const int64_t row = base + slot;
-        const bool act = row < A.rows;
-        const int64_t r = act ? row : 0;
-        const T *xi = in + r * s_in;
-        T *xr = hres ? res + r * s_res : NULL;
-        kg_nstat<AT> st = kg_nstat_init<AT>();
-        for (int64_t c0 = 0; c0 < nvec; c0 += per) {
-            auto ok = [&](int k) -> bool { return act && c0 + k * g + lane < nvec; };
-            VT x[NV];
-            kg_nload_row<Op, V, NV>(x, xi, xr, [&](int k) -> int64_t { return (c0 + k * g + lane) * V; }, ok);
-            kg_nmerge<Op>(st, kg_nlocal<Op, V, NV>(x, ok));
-        }
-        const kg_nrow<AT> rv = kg_nfinish<Op>(kg_nstat_group<Op>(st, g), A.n, A.eps);
-        if constexpr (Op::elementwise) {
-            const T *src = hres ? xr : xi;
-            for (int64_t c0 = 0; c0 < nvec; c0 += per) {
-                auto ok = [&](int k) -> bool { return act && c0 + k * g + lane < nvec; };
-                VT x[NV];
-                kg_nload_row<Op, V, NV>(x, src, (T *)NULL, [&](int k) -> int64_t { return (c0 + k * g + lane) * V; },
-                                        ok);
-#pragma unroll
-                for (int k = 0; k < NV; k++)
-                    if (ok(k)) {
-                        const int64_t e0 = (c0 + k * g + lane) * V;
-                        *(VT *)(out + r * s_out + e0) =
-                            kg_napply<Op, V>(x[k], rv, wp ? wp + e0 : NULL, bp ? bp + e0 : NULL);
-                    }
-            }
         }
         if constexpr (Op::nres > 0) {
             if (act && lane == 0)
@@ -833,7 +856,7 @@ __device__ __forceinline__ void kg_ncols_unit(const kg_norm_args &A, int64_t u, 
     col = (grp - o * A.tiles) * KG_NORM_COL_LANES + (threadIdx.x & (KG_NORM_COL_LANES - 1));
 }
 
-/* COLS, COLS_CLUSTER: one lane's running statistics of a column slice,
+/* COLS: one lane's running statistics of a column slice,
    element by element (lse: the online rescaling; moments: sums shifted by
    the lane's first element, and the plain sum for a non-finite mean). */
 template <class Op> struct kg_ncol_acc {
@@ -1008,271 +1031,6 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_
             kg_ncol_apply<Op, 4>(A, off, col, r0 + ty, r1, NY, rv);
         }
     }
-}
-
-/*
- * STAGED (sm_90): rows that fit a stage come into shared memory by bulk
- * copies (cp.async.bulk, the TMA's one-dimensional form) several stages
- * ahead of the lanes, so the loads in flight do not depend on registers or
- * on how many blocks a multiprocessor holds. One persistent block per
- * multiprocessor (or two) walks stages blockIdx.x, + gridDim.x, ...; the
- * stage's rows go from shared memory into the lanes' registers, the stage
- * is handed back to the copy engine (one __syncthreads), then statistics,
- * apply and stores run from registers. A stage's barrier completes when its
- * bytes have landed (mbarrier transaction count).
- * Two layouts of a lane's registers x[NVS]: pr == 1, x[k] = vector k * g +
- * lane of the group's row (nv <= NVS vectors); pr > 1 (nv == 1), x[p] =
- * vector `lane` of the group's p-th row of the stage.
- */
-__device__ __forceinline__ void kg_nbar_init(uint32_t bar, uint32_t count)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-#endif
-}
-__device__ __forceinline__ void kg_nbar_expect(uint32_t bar, uint32_t bytes)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-#endif
-}
-__device__ __forceinline__ void kg_nbulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-#endif
-}
-__device__ __forceinline__ void kg_nbar_wait(uint32_t bar, uint32_t parity)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-#endif
-}
-
-template <class Op, int V, int NVS, bool RES> __device__ __forceinline__ void kg_norm_staged(const kg_norm_args &A)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    typedef typename Op::in_t T;
-    typedef typename Op::acc_t AT;
-    typedef kgd_vec<T, V> VT;
-    extern __shared__ __align__(128) unsigned char kg_nsmem[];
-    const kg_nlanes L = kg_nlanes_of(A.group);
-    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
-    const int nv = A.nv, pr = A.pr, S = A.stages, RS = A.stage_rows;
-    const int64_t n = A.n, nvec = n / V;
-    const int64_t nst = (A.rows + RS - 1) / RS;
-    const int64_t mine = (int64_t)blockIdx.x < nst ? (nst - 1 - (int64_t)blockIdx.x) / gridDim.x + 1 : 0;
-    const T *in = (const T *)A.p[KG_NO_IN];
-    T *out = (T *)A.p[KG_NO_OUT];
-    T *res = (T *)A.p[KG_NO_RES];
-    const T *wp = (const T *)A.p[KG_NO_W];
-    const T *bp = (const T *)A.p[KG_NO_B];
-    const bool hres = RES && res != NULL;
-    const uint32_t bar0 = kgd_smem_addr(kg_nsmem), buf0 = bar0 + KG_NORM_STAGE_BASE;
-    const uint32_t row_bytes = (uint32_t)(n * (int64_t)sizeof(T));
-
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++)
-            kg_nbar_init(bar0 + 8 * s, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-
-    /* warp 0: the copies of this block's stage tl into its slot */
-    auto issue = [&](int64_t tl) {
-        const int s = (int)(tl % S);
-        const int64_t r0 = ((int64_t)blockIdx.x + tl * gridDim.x) * RS;
-        const int nr = (int)(A.rows - r0 < RS ? A.rows - r0 : RS);
-        const uint32_t bar = bar0 + 8 * s, dst = buf0 + (uint32_t)(s * A.stage_bytes);
-        const uint32_t res_at = (uint32_t)RS * row_bytes; /* the residual's rows follow the input's */
-        if (threadIdx.x == 0)
-            kg_nbar_expect(bar, (uint32_t)nr * row_bytes * (hres ? 2u : 1u));
-        __syncwarp();
-        if (A.contig) {
-            if (threadIdx.x == 0) {
-                const int64_t o_in = A.outer.n ? r0 * A.outer.st[0][KG_NO_IN] : 0;
-                kg_nbulk_load(dst, in + o_in, (uint32_t)nr * row_bytes, bar);
-                if (hres) {
-                    const int64_t o_res = A.outer.n ? r0 * A.outer.st[0][KG_NO_RES] : 0;
-                    kg_nbulk_load(dst + res_at, res + o_res, (uint32_t)nr * row_bytes, bar);
-                }
-            }
-        } else {
-            for (int i = (int)threadIdx.x; i < nr; i += 32) {
-                int64_t off[KG_NORM_NOPS];
-                kg_nouter(A, r0 + i, off);
-                kg_nbulk_load(dst + (uint32_t)i * row_bytes, in + off[KG_NO_IN], row_bytes, bar);
-                if (hres)
-                    kg_nbulk_load(dst + res_at + (uint32_t)i * row_bytes, res + off[KG_NO_RES], row_bytes, bar);
-            }
-        }
-    };
-    if (threadIdx.x < 32)
-        for (int64_t tl = 0; tl < S && tl < mine; tl++)
-            issue(tl);
-
-    for (int64_t tl = 0; tl < mine; tl++) {
-        const int s = (int)(tl % S);
-        const int64_t r0 = ((int64_t)blockIdx.x + tl * gridDim.x) * RS;
-        kg_nbar_wait(bar0 + 8 * s, (uint32_t)((tl / S) & 1));
-        const T *sin = (const T *)(kg_nsmem + KG_NORM_STAGE_BASE + s * A.stage_bytes);
-        const T *sres = sin + (int64_t)RS * n;
-        /* x[i]: (pr == 1) vector i * g + lane of local row `slot`; (pr > 1)
-           vector lane of local row i * slots + slot */
-        auto lrow = [&](int i) -> int { return pr > 1 ? i * slots + slot : slot; };
-        auto vidx = [&](int i) -> int64_t { return pr > 1 ? (int64_t)lane : (int64_t)i * g + lane; };
-        auto ok = [&](int i) -> bool {
-            return pr > 1 ? (i < pr && lane < nvec && r0 + lrow(i) < A.rows)
-                          : (i < nv && vidx(i) < nvec && r0 + slot < A.rows);
-        };
-        VT x[NVS];
-#pragma unroll
-        for (int i = 0; i < NVS; i++)
-            if (ok(i))
-                x[i] = *(const VT *)(sin + (int64_t)lrow(i) * n + vidx(i) * V);
-        if (hres) {
-#pragma unroll
-            for (int i = 0; i < NVS; i++)
-                if (ok(i)) {
-                    const VT r = *(const VT *)(sres + (int64_t)lrow(i) * n + vidx(i) * V);
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        x[i].v[e] = Op::st(Op::ld(x[i].v[e]) + Op::ld(r.v[e]));
-                }
-        }
-        __syncthreads(); /* every lane has its values: the slot goes back to the copy engine */
-        if (threadIdx.x < 32 && tl + S < mine)
-            issue(tl + S);
-
-        if (pr > 1) {
-            /* several short rows per group: each its statistics, apply, store */
-#pragma unroll
-            for (int i = 0; i < NVS; i++) {
-                if (i >= pr)
-                    break;
-                const int64_t row = r0 + lrow(i);
-                const bool act = row < A.rows, mine_v = act && lane < nvec;
-                const VT xi[1] = {x[i]};
-                const kg_nstat<AT> st = kg_nstat_group<Op>(kg_nlocal<Op, V, 1>(xi, [&](int) { return mine_v; }), g);
-                const kg_nrow<AT> rv = kg_nfinish<Op>(st, n, A.eps);
-                if (!act)
-                    continue;
-                int64_t off[KG_NORM_NOPS];
-                kg_nouter(A, row, off);
-                if (Op::nres > 0 && lane == 0)
-                    kg_nstore_results<Op>(A, off[KG_NO_S0], off[KG_NO_S1], rv);
-                if (lane >= nvec)
-                    continue;
-                if (hres)
-                    *(VT *)(res + off[KG_NO_RES] + lane * V) = x[i];
-                if constexpr (Op::elementwise) {
-                    *(VT *)(out + off[KG_NO_OUT] + lane * V) =
-                        kg_napply<Op, V>(x[i], rv, wp ? wp + lane * V : NULL, bp ? bp + lane * V : NULL);
-                }
-            }
-        } else {
-            const int64_t row = r0 + slot;
-            const bool act = row < A.rows;
-            const kg_nstat<AT> st = kg_nstat_group<Op>(kg_nlocal<Op, V, NVS>(x, ok), g);
-            const kg_nrow<AT> rv = kg_nfinish<Op>(st, n, A.eps);
-            if (act) {
-                int64_t off[KG_NORM_NOPS];
-                kg_nouter(A, row, off);
-                if (hres) {
-#pragma unroll
-                    for (int i = 0; i < NVS; i++)
-                        if (ok(i))
-                            *(VT *)(res + off[KG_NO_RES] + vidx(i) * V) = x[i];
-                }
-                if constexpr (Op::elementwise) {
-#pragma unroll
-                    for (int i = 0; i < NVS; i++) {
-                        if (!ok(i))
-                            continue;
-                        const int64_t vi = vidx(i);
-                        *(VT *)(out + off[KG_NO_OUT] + vi * V) =
-                            kg_napply<Op, V>(x[i], rv, wp ? wp + vi * V : NULL, bp ? bp + vi * V : NULL);
-                    }
-                }
-                if (Op::nres > 0 && lane == 0)
-                    kg_nstore_results<Op>(A, off[KG_NO_S0], off[KG_NO_S1], rv);
-            }
-        }
-    }
-#endif
-}
-
-/*
- * COLS_CLUSTER (sm_90): the column class in one launch. A cluster of
- * KG_NORM_CLUSTER blocks serves one tile of 32 columns at a time, each block
- * a slice of the normalized dim (32 lanes down it per column); the blocks'
- * statistics meet through distributed shared memory (merged in rank order,
- * so every block holds the same, run-to-run identical values), then each
- * block applies to its own slice. The slice is read twice, but the second
- * read follows the first by one tile (KG_NORM_CLUSTER x 32 columns in
- * flight per cluster), so it comes from L2 and memory sees one read.
- */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#include <cooperative_groups.h>
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define KG_NORM_CLUSTER_DIMS
-#else
-#define KG_NORM_CLUSTER_DIMS __cluster_dims__(KG_NORM_CLUSTER, 1, 1)
-#endif
-
-template <class Op> __device__ __forceinline__ void kg_norm_cols_cluster(const kg_norm_args &A)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    namespace cg = cooperative_groups;
-    typedef typename Op::acc_t AT;
-    constexpr int NY = KG_NORM_CL_THREADS / KG_NORM_COL_LANES, CL = KG_NORM_CLUSTER;
-    __shared__ kg_nstat<AT> sh[KG_NORM_CL_THREADS];
-    __shared__ kg_nstat<AT> part[2][KG_NORM_COL_LANES];
-    cg::cluster_group cl = cg::this_cluster();
-    const int ty = threadIdx.x / KG_NORM_COL_LANES, tx = threadIdx.x & (KG_NORM_COL_LANES - 1);
-    const int rank = (int)cl.block_rank();
-    const int64_t ncl = gridDim.x / CL, cid = blockIdx.x / CL;
-    const int64_t ntile = A.rows * A.tiles;
-    const int64_t chunk = (A.n + CL - 1) / CL;
-    const int64_t r0 = rank * chunk < A.n ? rank * chunk : A.n;
-    const int64_t r1 = r0 + chunk < A.n ? r0 + chunk : A.n;
-    int par = 0;
-    for (int64_t t = cid; t < ntile; t += ncl, par ^= 1) {
-        const int64_t o = t / A.tiles;
-        const int64_t col = (t - o * A.tiles) * KG_NORM_COL_LANES + tx;
-        int64_t off[KG_NORM_NOPS];
-        kg_nouter(A, o, off);
-        kg_nstat<AT> s = kg_ncol_stats<Op, KG_NORM_CL_UNROLL>(A, off, col, r0 + ty, r1, NY);
-        sh[threadIdx.x] = s; /* the previous tile's readers passed the cluster barrier */
-        __syncthreads();
-        if (ty == 0) {
-            for (int k = 1; k < NY; k++)
-                kg_nmerge<Op>(s, sh[k * KG_NORM_COL_LANES + tx]);
-            part[par][tx] = s;
-        }
-        cl.sync();
-        kg_nstat<AT> tot = *cl.map_shared_rank(&part[par][tx], 0);
-        for (int k = 1; k < CL; k++)
-            kg_nmerge<Op>(tot, *cl.map_shared_rank(&part[par][tx], k));
-        const kg_nrow<AT> rv = kg_nfinish<Op>(tot, A.n, A.eps);
-        if (col < A.cols) {
-            if (Op::nres > 0 && rank == 0 && ty == 0)
-                kg_nstore_results<Op>(A, off[KG_NO_S0] + col * A.cst[KG_NO_S0], off[KG_NO_S1] + col * A.cst[KG_NO_S1],
-                                      rv);
-            if constexpr (Op::elementwise)
-                kg_ncol_apply<Op, KG_NORM_CL_UNROLL>(A, off, col, r0 + ty, r1, NY, rv);
-        }
-    }
-    cl.sync(); /* no block leaves while another may still read its statistics */
-#endif
 }
 
 #endif

@@ -35,25 +35,12 @@
 #define KG_NORM_PACK 2
 /* Most lanes a row's group may have (one block). */
 #define KG_NORM_MAX_GROUP 512
-/* STAGED: most stages in the ring, and the bytes before the first stage
-   (the stages' barriers). */
-#define KG_NORM_MAX_STAGES 16
-#define KG_NORM_STAGE_BASE 128
-/* STAGED: most vectors a lane holds per row (4 for f32 and f64, 2 for the
-   2-byte types: 16 values), so that 1024 lanes fit a multiprocessor (64
-   registers) and hide the reductions' latency (2026-12-01 window 1: the
-   first STAGED kernel, 8 vectors a lane at 128 registers and 256 lanes a
-   multiprocessor, ran 4096-element rows at 33% of copy). The most lanes a
-   STAGED block has. */
-#define KG_NORM_STAGED_NV(elem_bytes) ((elem_bytes) == 2 ? 2 : 4)
-#define KG_NORM_STAGED_MAX_T 1024
 /* LEAN: most lanes of a block (a row's group, up to a block). */
 #define KG_NORM_LEAN_MAX_T 1024
-/* COLS_CLUSTER: blocks of a cluster (slices of the normalized dim), lanes of
-   a block (32 columns x 32 down), elements each lane loads at once. */
-#define KG_NORM_CLUSTER 8
-#define KG_NORM_CL_THREADS 1024
-#define KG_NORM_CL_UNROLL 8
+/* kg_norm_args.opt: LEAN layer_norm statistics by the merged reduction
+   (kg_nstat_group, Chan's merge) instead of kg_nmoments (a tuning, to
+   compare). */
+#define KG_NORM_OPT_CHAN 1
 
 /* Operands, in the order of kg_norm_args.p. */
 enum {
@@ -75,19 +62,14 @@ typedef enum kg_norm_class {
     KG_NORM_STRIDED,    /* any normalized dims, element by element; a lane group per row */
     KG_NORM_COLS_STATS, /* one normalized dim across a contiguous kept dim: per-split statistics */
     KG_NORM_COLS_APPLY, /* ... then the merge of the splits' statistics and the apply */
-    KG_NORM_STAGED,     /* sm_90: ROWS / PACKED rows that fit a stage, brought into shared memory by
-                           bulk copies (TMA) several stages ahead, one read and one write */
-    KG_NORM_COLS_CLUSTER, /* sm_90: the column class in one launch, a cluster per column tile */
-    KG_NORM_LEAN4,        /* ROWS of one chunk, at most one outer dim: 4 vectors a lane, lean addressing */
-    KG_NORM_LEAN8,        /* ... 8 vectors a lane */
-    KG_NORM_LEAN4_RES,    /* LEAN4 with the fused residual, <= 512 lanes, 128 registers (ops without one:
-                             LEAN4) */
-    KG_NORM_LEAN8_RES,    /* LEAN8 with the fused residual, <= 512 lanes, 128 registers (ops without one:
-                             LEAN8) */
-    KG_NORM_STREAM,       /* long rows, one outer dim at most: lane statistics streamed, one merge, the
-                             row read again (from L2) and written */
-    KG_NORM_LEAN4L,       /* LEAN4 for <= 512 lanes: 128 registers, no spills (the LOOSE tuning) */
-    KG_NORM_LEAN8L,       /* LEAN8 for <= 512 lanes: 128 registers */
+    KG_NORM_LEAN4,      /* ROWS of one chunk, at most one outer dim: 4 vectors a lane, lean addressing */
+    KG_NORM_LEAN8,      /* ... 8 vectors a lane */
+    KG_NORM_LEAN4_RES,  /* LEAN4 with the fused residual, <= 512 lanes, 128 registers (ops without one:
+                           LEAN4) */
+    KG_NORM_LEAN8_RES,  /* LEAN8 with the fused residual, <= 512 lanes, 128 registers (ops without one:
+                           LEAN8) */
+    KG_NORM_LEAN4L,     /* LEAN4 for <= 512 lanes: 128 registers, no spills (the LOOSE tuning) */
+    KG_NORM_LEAN8L,     /* LEAN8 for <= 512 lanes: 128 registers */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 
@@ -108,7 +90,7 @@ typedef struct kg_norm_args {
     int32_t group;         /* lanes per row: 1..32 within a warp, or the block (64..1024) */
     int32_t nv;            /* vectors per lane per chunk (1..KG_NORM_NV) */
     int32_t fast;          /* 1: the outer divmods may use magic numbers */
-    int32_t pad_;
+    int32_t opt;           /* KG_NORM_OPT_* bits (tunings) */
     double eps;
     kg_norm_dims outer; /* kept dims (COLS: without the column dim) */
     kg_norm_dims inner; /* normalized dims (STRIDED, COLS: one dim) */
@@ -119,15 +101,6 @@ typedef struct kg_norm_args {
     int64_t splits;            /* slices of the normalized dim per tile */
     int64_t chunk;             /* normalized elements per slice */
     int64_t units;             /* outer positions x tiles x splits */
-    /* STAGED: a stage is stage_rows consecutive rows (slots x pr: each
-       lane group holds pr rows of nv vectors, or one row of nv vectors a
-       lane); `stages` stages of stage_bytes (input rows, then the
-       residual's) ring in dynamic shared memory behind the barriers */
-    int32_t pr;          /* rows per lane group per stage (> 1 only with nv == 1) */
-    int32_t stages;      /* stages in the ring (1..KG_NORM_MAX_STAGES) */
-    int32_t stage_rows;  /* rows per stage */
-    int32_t contig;      /* 1: a stage's rows are consecutive in memory (one copy per operand) */
-    int64_t stage_bytes; /* bytes of one stage (a multiple of 16) */
 } kg_norm_args;
 
 #endif

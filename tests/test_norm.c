@@ -103,22 +103,41 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8L);
     cr_assert_eq(plan_shape(&c, &in, &out, 100, 32768, &p), KG_NORM_ROWS); /* 1024 lanes */
     kgi_norm_tuning.loose = 0;
-    /* layer_norm f32 of 64..256 lanes stays ROWS (measured); 32 and 512: LEAN */
+    /* layer_norm f32 (measured): rows of <= 32 lanes of 8 vectors by
+       LEAN8L, of 64..256 by LEAN4 with twice the lanes, of 512 by LEAN8 */
     kg_norm_call ln = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
-    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_ROWS);
-    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 1024, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8L);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 256);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 128);
+    cr_assert_eq(p.args.opt, 0);
+    kgi_norm_tuning.chan = 1; /* the merged (Chan) statistics */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.opt, KG_NORM_OPT_CHAN);
+    kgi_norm_tuning.chan = 0;
     cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8);
+    cr_assert_eq(p.args.group, 512);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);
     kgi_norm_tuning.lean = 8;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8);
     kgi_norm_tuning.lean = 0;
+    /* f64: 64..256 lanes of 8 vectors stay ROWS */
+    in.dtype = out.dtype = KG_F64;
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 512, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_ROWS);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 8192, &p), KG_NORM_LEAN8);
+    in.dtype = out.dtype = KG_F32;
     /* the 2-byte types: 4 vectors a lane (layer_norm too) */
     in.dtype = out.dtype = KG_BF16;
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 128); /* 512 vectors of 8 */
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
     in.dtype = out.dtype = KG_F32;
-    /* the tunings: ROWS, LEAN4, more lanes, a block for warp groups, STREAM */
+    /* the tunings: ROWS, LEAN4, more lanes, a block for warp groups */
     kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
     kgi_norm_tuning.lean = 4;
@@ -137,20 +156,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.grid, 63); /* 16 rows a block */
     kgi_norm_tuning.threads = 0;
     kgi_norm_tuning.lean = 0;
-    kgi_norm_tuning.stream = 1;
-    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_STREAM);
-    cr_assert_eq(p.args.group, 256); /* no more lanes than 4 vectors each need */
-    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_STREAM);
-    cr_assert_eq(p.args.group, 512);
-    cr_assert_eq(p.args.nv, 8);
-    kgi_norm_tuning.group = 64;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_STREAM);
-    cr_assert_eq(p.args.group, 64);
-    cr_assert_eq(p.block, 64);
-    kgi_norm_tuning.group = 0;
-    kgi_norm_tuning.stream = 0;
-    /* the residual form: LEAN4_RES up to 512 lanes (f32), ROWS_RES for the
-       2-byte types and longer rows; rows in two outer dims take ROWS */
+    /* the residual form: LEAN4_RES up to 512 lanes (every dtype), ROWS_RES
+       for longer rows; rows in two outer dims take ROWS */
     kg_tensor res = fake(W_AT, KG_F32, 2, KT_SHAPE(100, 16384));
     kg_norm_call r = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &res, .k = 1};
     cr_assert_eq(plan_shape(&r, &in, &out, 100, 16384, &p), KG_NORM_ROWS_RES);
@@ -158,7 +165,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES);
     cr_assert_eq(p.args.group, 256);
     in.dtype = out.dtype = res.dtype = KG_BF16;
-    cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_ROWS_RES);
+    cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES);
+    cr_assert_eq(p.args.group, 128);
     kgi_norm_tuning.lean = 8;
     cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN8_RES);
     kgi_norm_tuning.lean = 0;
@@ -168,71 +176,6 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_tensor pout = fake(OUT_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
     kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &pin, .out = &pout, .axis = -1};
     cr_assert_eq(plan_class(&pc, &p), KG_NORM_ROWS);
-}
-
-/* sm_90: rows that fit a stage twice in shared memory are STAGED. */
-Test(plan, sm90_rows_that_fit_a_stage_are_staged)
-{
-    kgi_norm_tuning.staged = 1;
-    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
-    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1, .sm90 = 1};
-    kg_norm_plan p;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.group, 256); /* a block per row: 1024 vectors, 4 a lane */
-    cr_assert_eq(p.args.nv, 4);
-    cr_assert_eq(p.args.pr, 1);
-    cr_assert_eq(p.args.stage_rows, 1);
-    cr_assert_eq(p.args.stage_bytes, 16384);
-    cr_assert_eq(p.args.stages, 3); /* 4 blocks a multiprocessor, 50 KiB each */
-    cr_assert_eq(p.args.contig, 1);
-    cr_assert_eq(p.block, 256);
-    cr_assert_eq(p.grid, 4 * 132);
-    cr_assert_eq(p.smem, (size_t)KG_NORM_STAGE_BASE + 3 * 16384);
-    /* 16384 f32: 1024 lanes of 4 vectors, 3 stages of 64 KiB */
-    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.group, 1024);
-    cr_assert_eq(p.args.nv, 4);
-    cr_assert_eq(p.args.stages, 3);
-    cr_assert_eq(p.grid, 100);
-    /* rows of 32 f32: 8 lanes a row, 4 rows a group, 128 rows a stage */
-    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.group, 8);
-    cr_assert_eq(p.args.pr, 4);
-    cr_assert_eq(p.args.stage_rows, 128);
-    /* ... fewer rows a group when the stages would not reach every block */
-    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 32, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.pr, 1);
-    /* a warp per row of 512 f32, 8 rows a stage */
-    cr_assert_eq(plan_shape(&c, &in, &out, 32768, 512, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.group, 32);
-    cr_assert_eq(p.args.nv, 4);
-    cr_assert_eq(p.args.stage_rows, 8);
-    /* longer rows stream (ROWS); so does a residual stage that fits once */
-    cr_assert_eq(plan_shape(&c, &in, &out, 3, 65536, &p), KG_NORM_ROWS);
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    kg_tensor res = fake(W_AT, KG_F32, 2, KT_SHAPE(100, 16384));
-    kg_norm_call r = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &res, .k = 1, .sm90 = 1};
-    cr_assert_eq(plan_class(&r, &p), KG_NORM_ROWS_RES);
-    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
-    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
-    res = fake(W_AT, KG_F32, 2, KT_SHAPE(65536, 4096));
-    cr_assert_eq(plan_class(&r, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.stage_bytes, 32768);
-    /* rows apart in memory: one copy per row */
-    kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
-    pin.strides[0] = 64;
-    pin.strides[1] = 9 * 64;
-    kg_tensor pout = fake(OUT_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
-    kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &pin, .out = &pout, .axis = -1, .sm90 = 1};
-    cr_assert_eq(plan_class(&pc, &p), KG_NORM_STAGED);
-    cr_assert_eq(p.args.contig, 0);
-    /* without sm_90, or without the opt-in: LEAN */
-    c.sm90 = 0;
-    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8);
-    c.sm90 = 1;
-    kgi_norm_tuning.staged = 0;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8);
 }
 
 Test(plan, short_rows_of_1_to_32_vectors_are_packed)
@@ -654,14 +597,6 @@ static int64_t off_of(const kg_tensor *t, int64_t idx)
     return off;
 }
 
-/* 1 when the device runs sm_90 code (the planner's STAGED class). */
-static int dev_sm90(kg_context *ctx)
-{
-    char name[128];
-    int ma = 0, mi = 0, sms = 0;
-    KT_OK(ctx, kg_device_info(ctx, name, sizeof name, &ma, &mi, &sms));
-    return ma >= 9;
-}
 
 static void check_case(kg_context *ctx, const ncase *c)
 {
@@ -783,8 +718,7 @@ static void check_case(kg_context *ctx, const ncase *c)
                          .n_axes = c->n_axes,
                          .keepdim = c->keepdim,
                          .k = c->k,
-                         .eps = 1e-5,
-                         .sm90 = dev_sm90(ctx)};
+                         .eps = 1e-5};
     kg_norm_plan plan;
     kg_status st = kg_norm_plan_call(ctx, &call, 132, &plan);
     cr_assert_eq(st, KG_OK, "%s", kg_errmsg(ctx));
@@ -958,32 +892,27 @@ static void every_op(kg_context *ctx, kg_dtype dt, int nd, const int64_t *shape,
 
 TestSuite(gpu, .timeout = 300);
 
-/* Rows of every length, with the STAGED class (sm_90) and without it (the
-   ROWS and PACKED classes every device runs). */
+/* Rows of every length (PACKED, LEAN, ROWS, STRIDED by default). */
 Test(gpu, rows_of_every_length_every_op_and_dtype)
 {
     kg_context *ctx = kt_open_gpu();
-    const int64_t lens[] = {1, 2, 31, 32, 33, 64, 1000, 4096, 4097, 16384, 65537};
-    for (int on = 0; on < 2; on++) {
-        kgi_norm_tuning.staged = on;
-        for (int d = 0; d < 4; d++)
-            for (int i = 0; i < 11; i++) {
-                if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
-                    continue;
-                int64_t rows = (int64_t)(1 << 17) / lens[i];
-                rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
-                every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
-            }
-    }
-    kgi_norm_tuning.staged = 0;
+    const int64_t lens[] = {1, 2, 31, 32, 33, 64, 1000, 2048, 4096, 4097, 16384, 32768, 65537};
+    for (int d = 0; d < 4; d++)
+        for (int i = 0; i < 13; i++) {
+            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            int64_t rows = (int64_t)(1 << 17) / lens[i];
+            rows = rows < 3 ? 3 : rows > 1003 ? 1003 : rows;
+            every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
+        }
     kg_close(ctx);
 }
 
-/* LEAN and STREAM under their tunings (4 or 8 vectors a lane, more lanes a
-   row than it needs, blocks of 512 for warp groups, STREAM groups of the
-   default 512 and of 32 lanes), and ROWS without them: rows of 3 to 16384
-   vectors, every op and dtype, special values and huge magnitudes. */
-Test(gpu, lean_and_stream_rows_under_every_tuning)
+/* LEAN under its tunings (4 or 8 vectors a lane, more lanes a row than it
+   needs, blocks of 512 for warp groups, LOOSE, the merged (Chan) layer_norm
+   statistics), and ROWS without it: rows of 3 to 16384 vectors, every op
+   and dtype, special values and huge magnitudes. */
+Test(gpu, lean_rows_under_every_tuning)
 {
     kg_context *ctx = kt_open_gpu();
     static const kg_norm_tuning tunings[] = {
@@ -992,10 +921,11 @@ Test(gpu, lean_and_stream_rows_under_every_tuning)
         {.lean = 4, .group = 512},
         {.lean = 8, .threads = 512},
         {.lean = -1},
-        {.stream = 1},
-        {.stream = 1, .group = 32},
+        {.chan = 1},
+        {.lean = 4, .chan = 1},
         {.lean = 4, .loose = 1},
         {.lean = 8, .loose = 1},
+        {.lean = 8, .loose = 1, .chan = 1},
     };
     const int64_t lens[] = {32, 128, 1000, 4096, 16384, 32768};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
@@ -1012,10 +942,11 @@ Test(gpu, lean_and_stream_rows_under_every_tuning)
         every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 32768), NULL, 1, 1); /* huge magnitudes */
         every_op(ctx, KG_F32, 2, KT_SHAPE(6, 32768), NULL, 1, 3);
         const kg_norm_tuning *tu = &tunings[t];
-        const kg_norm_class want = tu->stream     ? KG_NORM_STREAM
-                                   : tu->lean < 0 ? KG_NORM_ROWS
-                                   : tu->loose    ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
-                                                  : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+        if (tu->lean == 0)
+            continue; /* the default classes */
+        const kg_norm_class want = tu->lean < 0 ? KG_NORM_ROWS
+                                   : tu->loose  ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
+                                                : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
@@ -1041,41 +972,6 @@ Test(gpu, columns_under_split_tunings)
         cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
-    kg_close(ctx);
-}
-
-/* STAGED: the ring of stages wraps (a block serves more stages than it
-   holds), with every stage count from 1, rows per group of 1 to 8, a block
-   per row, rows that are not consecutive in memory (one copy per row), and
-   the residual's second buffer. */
-Test(gpu, staged_ring_wraps_with_any_stage_count)
-{
-    kg_context *ctx = kt_open_gpu();
-    if (!dev_sm90(ctx)) {
-        kg_close(ctx);
-        cr_skip_test("the STAGED class needs sm_90");
-    }
-    const int p102[] = {1, 0, 2};
-    const int stages[] = {1, 2, 0};
-    const kg_dtype dts[] = {KG_F32, KG_BF16};
-    kgi_norm_tuning.staged = 1;
-    kgi_norm_tuning.bps = 1; /* 132 blocks on an H200: each serves 3 or more stages below */
-    for (int si = 0; si < 3; si++) {
-        kgi_norm_tuning.max_stages = stages[si];
-        memset(classes_seen, 0, sizeof classes_seen);
-        for (int d = 0; d < 2; d++) {
-            /* sanitizer mode (kg_test.h): fewer rows, still 3 or more stages a block */
-            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(60000, 6000), 32), NULL, 1, 0); /* 4 rows a group */
-            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(4000, 600), 256), NULL, 1, 0);  /* a warp per row */
-            every_op(ctx, dts[d], 2, KT_SHAPE(kt_size(600, 400), 4096), NULL, 1, 0);  /* a block per row */
-            every_op(ctx, dts[d], 3, KT_SHAPE(9, 37, 64), p102, 1, 0); /* rows apart: a copy each */
-            every_op(ctx, dts[d], 3, KT_SHAPE(5, 41, 512), p102, 1, 0);
-        }
-        cr_assert_gt(classes_seen[KG_NORM_STAGED], 0, "max_stages %d", stages[si]);
-    }
-    kgi_norm_tuning.max_stages = 0;
-    kgi_norm_tuning.bps = 0;
-    kgi_norm_tuning.staged = 0;
     kg_close(ctx);
 }
 
@@ -1177,20 +1073,18 @@ Test(gpu, permuted_strided_and_in_place_layouts)
 Test(gpu, huge_magnitudes_constant_rows_and_special_values)
 {
     kg_context *ctx = kt_open_gpu();
-    for (int on = 0; on < 2; on++) {
-        kgi_norm_tuning.staged = on; /* without and with the STAGED class */
-        for (int d = 0; d < 4; d++)
-            for (int fill = 1; fill <= 3; fill++) {
-                if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
-                    continue;
-                every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
-                every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* rows */
-                every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */
-                every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);                /* strided */
-                every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
-            }
-    }
-    kgi_norm_tuning.staged = 0;
+    for (int d = 0; d < 4; d++)
+        for (int fill = 1; fill <= 3; fill++) {
+            if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 64), NULL, 1, fill);                /* packed */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 1024), NULL, 1, fill);              /* LEAN, warp groups */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 2000), NULL, 1, fill);              /* LEAN */
+            every_op(ctx, floats[d], 2, KT_SHAPE(8, 16384), NULL, 1, fill);              /* LEAN, a block a row */
+            every_op(ctx, floats[d], 2, KT_SHAPE(8, 65536), NULL, 1, fill);              /* streamed rows */
+            every_op(ctx, floats[d], 2, KT_SHAPE(50, 33), NULL, 1, fill);                /* strided */
+            every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), (const int[]){1, 0}, 1, fill); /* columns */
+        }
     /* softmax of [1e4, -1e4] is exactly [1, 0] */
     float h[2] = {1e4f, -1e4f}, o[2];
     void *dx = kt_alloc(ctx, 8), *dy = kt_alloc(ctx, 8);
@@ -1205,47 +1099,8 @@ Test(gpu, huge_magnitudes_constant_rows_and_special_values)
     kg_close(ctx);
 }
 
-/* COLS_CLUSTER (sm_90, chosen through the tuning): the column cases of the
-   other tests, special values included. */
-Test(gpu, cluster_columns)
-{
-    kg_context *ctx = kt_open_gpu();
-    if (!dev_sm90(ctx)) {
-        kg_close(ctx);
-        cr_skip_test("the COLS_CLUSTER class needs sm_90");
-    }
-    kgi_norm_tuning.cols_cluster = 1;
-    memset(classes_seen, 0, sizeof classes_seen);
-    const int p10[] = {1, 0}, p021[] = {0, 2, 1};
-    for (int d = 0; d < 4; d++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the dtypes */
-            continue;
-        every_op(ctx, floats[d], 2, KT_SHAPE(300, 64), p10, 1, 0);
-        if (kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the rest */
-            every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
-        if (kt_take(2))
-            every_op(ctx, floats[d], 2, KT_SHAPE(5, 7), p10, 1, 0);
-        if (kt_take(2))
-            every_op(ctx, floats[d], 3, KT_SHAPE(6, 10, 36), p021, 1, 0);
-        for (int fill = 1; fill <= 3; fill++)
-            if (kt_take(2))
-                every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), p10, 1, fill);
-        ncase c = {.op = KG_NORM_SOFTMAX, .dt = floats[d], .ndim = 2, .shape = {3000, 70}, .axis = 0};
-        if (kt_take(2))
-            check_case(ctx, &c);
-        c.op = KG_NORM_LOGSUMEXP;
-        c.axes[0] = 0;
-        c.n_axes = 1;
-        if (kt_take(2))
-            check_case(ctx, &c);
-    }
-    kgi_norm_tuning.cols_cluster = 0;
-    cr_assert_gt(classes_seen[KG_NORM_COLS_CLUSTER], 0);
-    kg_close(ctx);
-}
-
 /* A negative eps, as PyTorch takes it: rstd = 1 / sqrt(var + eps), NaN
-   where var + eps < 0. Rows of 4 (the STAGED or PACKED class) and of 33
+   where var + eps < 0. Rows of 4 (the PACKED class) and of 33
    (STRIDED). */
 Test(gpu, negative_eps_follows_pytorch)
 {
@@ -1286,21 +1141,16 @@ Test(gpu, every_class_is_reached)
     every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(4, 65536), NULL, 1, 0); /* streamed rows: ROWS on every device */
+    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 1024), NULL, 1, 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
     cr_assert_gt(classes_seen[KG_NORM_LEAN8], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEAN4], 0);  /* layer_norm of 4096 f32 */
+    cr_assert_gt(classes_seen[KG_NORM_LEAN8L], 0); /* layer_norm of 1024 f32 */
     cr_assert_gt(classes_seen[KG_NORM_LEAN4_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS_RES], 0);
-    /* the opt-in STAGED class (sm_90) */
-    if (dev_sm90(ctx)) {
-        memset(classes_seen, 0, sizeof classes_seen);
-        kgi_norm_tuning.staged = 1;
-        every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
-        kgi_norm_tuning.staged = 0;
-        cr_assert_gt(classes_seen[KG_NORM_STAGED], 0);
-    }
     kg_close(ctx);
 }
 
