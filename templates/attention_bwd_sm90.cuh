@@ -171,21 +171,19 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             /* S^T and dP^T: 64 keys x BM queries, two groups: P^T is formed
                while dP^T is still on the tensor cores */
             float s[BM / 2], dp[BM / 2];
+            /* acc = this warpgroup's 64 rows of tile aA times tile aB (BM rows), transposed: one group */
+            auto rows_x_tile = [&](float (&acc)[BM / 2], uint32_t aA, uint32_t aB) {
+#pragma unroll
+                for (int kk = 0; kk < D / 16; kk++) {
+                    const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
+                    const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                    wgb<T, BM>::ss(acc, sw128_desc(aA + ko, 16, 1024), sw128_desc(aB + qo, 16, 1024), kk > 0);
+                }
+                wg_commit();
+            };
             wg_fence();
-#pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
-                const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(s, sw128_desc(aK + ko, 16, 1024), sw128_desc(aQ + qo, 16, 1024), kk > 0);
-            }
-            wg_commit();
-#pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
-                const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(dp, sw128_desc(aV + ko, 16, 1024), sw128_desc(aO + qo, 16, 1024), kk > 0);
-            }
-            wg_commit();
+            rows_x_tile(s, aK, aQ);
+            rows_x_tile(dp, aV, aO);
             wg_wait<1>();
 
             /* P^T */
