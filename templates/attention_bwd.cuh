@@ -795,9 +795,8 @@ template <int D> struct f32_shape {
 };
 
 /* The f32 kv layout in shared memory (pitch P = D + 4 for the tiles, BM + 4
-   for P^T and dS^T, BM + 8 under layouts L = 1, 2): K, V [BN], Q, dout
-   [BM], P^T, dS^T [BN][BM] (L = 2: one buffer, P^T then dS^T), lse2, delta
-   [BM]. */
+   for P^T and dS^T, BM + 8 under layout L = 1): K, V [BN], Q, dout [BM],
+   P^T, dS^T [BN][BM], lse2, delta [BM]. */
 template <int D, int BN, int BM, int L = 0> struct f32_kv_smem {
     static constexpr int P = D + 4, PP = BM + (L ? 8 : 4);
     float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl;
@@ -808,7 +807,7 @@ template <int D, int BN, int BM, int L = 0> struct f32_kv_smem {
         sQ = sV + BN * P;
         sO = sQ + BM * P;
         sP = sO + BM * P;
-        sS = L == 2 ? sP : sP + BN * PP;
+        sS = sP + BN * PP;
         sL = sS + BN * PP;
         sDl = sL + BM;
     }
@@ -833,9 +832,8 @@ template <int L> __device__ __forceinline__ void f32_txy(int tid, int &tx, int &
 /* The arithmetic of one step of the f32 kv walk (kv and kvq), with Q, dout
    and the rows' lse2, delta of query rows m0.. of one head in shared memory
    (mbase: that head's mask) and the block's keys n0.. (K, V): P^T and dS^T
-   into shared memory (dS^T left there for kvq's dQ), a block barrier, then
-   dv += P^T dout, dk += dS^T Q. L = 2 (one buffer): P^T, barrier, dv,
-   barrier, dS^T (held in registers meanwhile), barrier, dk. */
+   into shared memory (left there for kvq's dQ), a block barrier, then
+   dv += P^T dout, dk += dS^T Q. */
 template <int D, int BN, int BM, int KIND, int L = 0>
 __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
                                                const float *mbase, int n0, int m0, bool check, bool causal,
@@ -866,22 +864,10 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
                 xs = s[i][c] * p.scale_log2;
             const float pr = exp2f(xs - sm.sL[ql]);
             sm.sP[kl * PP + ql] = pr;
-            if (L == 2)
-                dp[i][c] = pr * (dp[i][c] - sm.sDl[ql]);
-            else
-                sm.sS[kl * PP + ql] = pr * (dp[i][c] - sm.sDl[ql]);
+            sm.sS[kl * PP + ql] = pr * (dp[i][c] - sm.sDl[ql]);
         }
     __syncthreads();
     f32_acc<TN, BM, PP, NV, VW, P>(dv, sm.sP, sm.sO, ty, tx);
-    if (L == 2) {
-        __syncthreads(); /* every warp is done with P^T */
-#pragma unroll
-        for (int i = 0; i < TN; i++)
-#pragma unroll
-            for (int c = 0; c < TM; c++)
-                sm.sS[(ty + 16 * i) * PP + tx + 16 * c] = dp[i][c];
-        __syncthreads();
-    }
     f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
 }
 

@@ -812,9 +812,9 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
 }
 /* The f32 kvq tunings other than the default (gen/attention_bwd.lua's
    M.f32_kvq; D 64: 1 = 2 blocks per SM, 2 = warps of 16 x 2 threads; D 128:
-   1 = one P^T / dS^T buffer at 2 blocks per SM, 2 = warps of 16 x 2 threads;
-   D 32, 96, 256: 1 = warps of 8 x 4 threads): the lanes' cases, then every head dim under every kind
-   (a head dim without the tuning runs the default). */
+   1 = warps of 16 x 2 threads; D 32, 96, 256: 1 = warps of 8 x 4 threads):
+   the lanes' cases, then every head dim under every kind (a head dim
+   without the tuning runs the default). */
 static void f32_tuning(const char *tune)
 {
     tuning_cases(tune, KG_F32);
