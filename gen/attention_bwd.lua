@@ -47,23 +47,19 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 3
+M.max_tunes = 2
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
--- 8 x 4 threads, dQ rows adjacent per thread), minb: blocks per SM asked of
--- the compiler. The first is the default. H200 (2026-12-01, runs r2 and r5,
--- kgen TFLOP/s, non-causal): D64 S1k/4k/16k 24.6/25.1/25.1 with 16x2-thread
--- warps (now the last), 24.6/25.1/25.1 with 8x4 ones, 30.1/30.9/25.0 at 2
--- blocks/SM (S16k: 128 blocks, half the SMs), 30.3/31.0/31.1 with 128 keys a
--- block; D128 S1k/4k 30.3/31.0 -> 30.9/31.6 with 8x4 warps; D128 with one
--- P^T/dS^T buffer, 64x32 tiles at 2 blocks/SM (r5): 29.5/30.1/25.3, dropped.
-M.f32_kvq = {
-  [32] = { { bn = 64, bm = 64 }, { bn = 64, bm = 64, lay = 1 } },
-  [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1, minb = 2 }, { bn = 64, bm = 64 } },
-  [96] = { { bn = 64, bm = 64 }, { bn = 64, bm = 64, lay = 1 } },
-  [128] = { { bn = 64, bm = 64, lay = 1 }, { bn = 64, bm = 64 } },
-  [256] = { { bn = 64, bm = 32 }, { bn = 64, bm = 32, lay = 1 } },
-}
+-- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
+-- r5, kgen TFLOP/s, non-causal): D64 S1k/4k/16k 24.6/25.1/25.1 with 64 keys
+-- a block and 16x2-thread warps (lay 0), the same with 8x4 ones, 30.1/30.9/
+-- 25.0 with 8x4 at 2 blocks/SM (S16k: 128 blocks, half the SMs), 30.3/31.0/
+-- 31.1 with 128 keys a block and 8x4; D128 S1k/4k 30.3/31.0 -> 30.9/31.6 with
+-- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
+-- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured).
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 128, bm = 64, lay = 1 } },
+              [96] = { { bn = 64, bm = 64 } }, [128] = { { bn = 64, bm = 64, lay = 1 } },
+              [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },

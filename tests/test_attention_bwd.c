@@ -810,29 +810,6 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
     tuning_cases("default", KG_F32);
     tuning_cases("sep", KG_F32);
 }
-/* The f32 kvq tunings other than the default (gen/attention_bwd.lua's
-   M.f32_kvq; D 64: 1 = 2 blocks per SM, 2 = warps of 16 x 2 threads; D 128:
-   1 = warps of 16 x 2 threads; D 32, 96, 256: 1 = warps of 8 x 4 threads):
-   the lanes' cases, then every head dim under every kind (a head dim
-   without the tuning runs the default). */
-static void f32_tuning(const char *tune)
-{
-    tuning_cases(tune, KG_F32);
-    setenv("KG_ATTNB_TUNE", tune, 1);
-    for (int j = 0; j < 5; j++) {
-        if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        acase none = {KG_F32, 1, 4, 2, 77, 130, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
-        run_case(&none);
-        acase causal = {KG_F32, 1, 4, 2, 130, 77, DIMS[j], 1, MASK_NONE, 0, 0, 0.f};
-        run_case(&causal);
-        acase mask = {KG_F32, 2, 2, 1, 77, 130, DIMS[j], j % 2, MASK_PAD, 4, 1, 0.f};
-        run_case(&mask);
-    }
-    unsetenv("KG_ATTNB_TUNE");
-}
-Test(attention_bwd, f32_tuning_1) { f32_tuning("1"); }
-Test(attention_bwd, f32_tuning_2) { f32_tuning("2"); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
