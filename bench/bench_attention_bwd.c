@@ -1,7 +1,8 @@
 /*
  * bench_attention_bwd.c - kg_attention_backward on the cases of issue 15:
  * bf16 and f16, D 64 and 128, Sq = Sk in {1024, 4096, 16384} with
- * B x S = 32768 and 16 heads, causal and not; f32 [2,16,4096,128]; bf16
+ * B x S = 32768 and 16 heads, causal and not; f32 D 64 and 128, S 1k, 4k
+ * (B x S = 8192, 16 heads) and 16k (B 1, 8 heads); bf16
  * D 32, 96 and 256 at [8,16,4096].
  * TFLOP/s counts 2.5 x the forward's 4 B H Sq Sk D, halved when causal.
  *
@@ -163,9 +164,12 @@ int main(void)
                 for (int causal = 0; causal < 2; causal++)
                     cases[nc].dt = tc[t], cases[nc].B = 32768 / S, cases[nc].H = 16, cases[nc].S = S, cases[nc].D = D,
                     cases[nc++].causal = causal;
-    for (int causal = 0; causal < 2; causal++)
-        cases[nc].dt = KG_F32, cases[nc].B = 2, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = 128,
-        cases[nc++].causal = causal;
+    /* f32: B S = 8192 and 16 heads (S 16k: B 1, 8 heads) */
+    for (int D = 64; D <= 128; D += 64)
+        for (int S = 1024; S <= 16384; S *= 4)
+            for (int causal = 0; causal < 2; causal++)
+                cases[nc].dt = KG_F32, cases[nc].B = S < 16384 ? 8192 / S : 1, cases[nc].H = S < 16384 ? 16 : 8,
+                cases[nc].S = S, cases[nc].D = D, cases[nc++].causal = causal;
     /* the other generated head dims (no target of issue 15; the whole space) */
     const int other[3] = {32, 96, 256};
     for (int i = 0; i < 3; i++)

@@ -48,9 +48,18 @@ M.tc_kvq = {
   [256] = {},
 }
 M.max_tunes = 2
--- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials.
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 64, bm = 64 } }, [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64 } }, [256] = { { bn = 64, bm = 32 } } }
+-- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
+-- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
+-- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
+-- r5, kgen TFLOP/s, non-causal): D64 S1k/4k/16k 24.6/25.1/25.1 with 64 keys
+-- a block and 16x2-thread warps (lay 0), the same with 8x4 ones, 30.1/30.9/
+-- 25.0 with 8x4 at 2 blocks/SM (S16k: 128 blocks, half the SMs), 30.3/31.0/
+-- 31.1 with 128 keys a block and 8x4; D128 S1k/4k 30.3/31.0 -> 30.9/31.6 with
+-- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
+-- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured).
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 128, bm = 64, lay = 1 } },
+              [96] = { { bn = 64, bm = 64 } }, [128] = { { bn = 64, bm = 64, lay = 1 } },
+              [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -62,11 +71,15 @@ local dtypes = { "f32", "f16", "bf16" }
 
 local function kvq_plan(dt, d, kind, tu)
   if dt.name == "f32" then
-    local p = d + 4
-    return { threads = 256, minb = 1, rows = tu.bn, tile = tu.bm,
-             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * (tu.bm + 4) + 2 * tu.bm) * 4,
-             call = string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind]),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA", tu.bn, tu.bm) }
+    local p, lay = d + 4, tu.lay or 0
+    local pp = tu.bm + (lay == 1 and 8 or 4)
+    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
+             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
+             call = lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
+                    or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s", tu.bn, tu.bm,
+                                   lay == 1 and ", 8x4-thread warps" or "",
+                                   (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)

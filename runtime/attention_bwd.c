@@ -345,10 +345,10 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     strides3(dv, &p.dv_sb, &p.dv_sh, &p.dv_ss);
     p.l_sb = lse->strides[0], p.l_sh = lse->strides[1], p.l_ss = lse->strides[2];
     if (mask) {
-        /* right-aligned broadcast: missing and size-1 dims read stride 0 */
-        int64_t ms[4] = {0, 0, 0, 0};
-        for (int d = 0; d < mask->ndim; d++)
-            ms[4 - mask->ndim + d] = mask->shape[d] == 1 ? 0 : mask->strides[d];
+        /* right-aligned broadcast to [B, Hq, Sq, Sk]: broadcast dims read stride 0 */
+        const int64_t mshape[4] = {B, Hq, Sq, Sk};
+        int64_t ms[4];
+        kgi_broadcast_strides(mask, 4, mshape, ms);
         p.mask = (const float *)mask->data;
         p.m_sb = ms[0], p.m_sh = ms[1], p.m_sq = ms[2], p.m_sk = ms[3];
     }

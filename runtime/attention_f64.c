@@ -41,9 +41,9 @@ kg_status kgi_attention_f64(kg_context *ctx, const kg_tensor *out, const kg_tens
             p.l_s[d] = lse->strides[d];
     }
     if (mask) {
-        /* right-aligned broadcast: missing and size-1 dims read stride 0 */
-        for (int d = 0; d < mask->ndim; d++)
-            p.m_s[4 - mask->ndim + d] = mask->shape[d] == 1 ? 0 : mask->strides[d];
+        /* right-aligned broadcast to [B, Hq, Sq, Sk]: broadcast dims read stride 0 */
+        const int64_t mshape[4] = {B, Hq, Sq, k->shape[2]};
+        kgi_broadcast_strides(mask, 4, mshape, p.m_s);
         p.mask = mask->data;
         p.mask_f64 = mask->dtype == KG_F64;
     }

@@ -176,32 +176,24 @@ __device__ __forceinline__ void kv_scores(float (&s)[BM / 8][4], float (&dp)[BM 
 #pragma unroll
     for (int n = 0; n < BM / 8; n++)
         s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < KD; kk++) {
-        uint32_t a[4];
-        kgd_ldmatrix_x4(a, aK + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
-#pragma unroll
-        for (int nn = 0; nn < BM / 16; nn++) {
-            uint32_t bf[4];
-            kgd_ldmatrix_x4(bf, aQ + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
-            mma<T>::run(s[2 * nn], a, bf[0], bf[1]);
-            mma<T>::run(s[2 * nn + 1], a, bf[2], bf[3]);
-        }
-    }
-    if (do_dk) {
+    /* acc += rows kr0.. of tile aA (16 keys) times the BM rows of tile aB, transposed */
+    auto rows_x_tile = [&](float (&acc)[BM / 8][4], uint32_t aA, uint32_t aB) {
 #pragma unroll
         for (int kk = 0; kk < KD; kk++) {
             uint32_t a[4];
-            kgd_ldmatrix_x4(a, aV + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
+            kgd_ldmatrix_x4(a, aA + ((kr0 + a_row) * P + kk * 16 + a_col) * E);
 #pragma unroll
             for (int nn = 0; nn < BM / 16; nn++) {
                 uint32_t bf[4];
-                kgd_ldmatrix_x4(bf, aO + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
-                mma<T>::run(dp[2 * nn], a, bf[0], bf[1]);
-                mma<T>::run(dp[2 * nn + 1], a, bf[2], bf[3]);
+                kgd_ldmatrix_x4(bf, aB + ((nn * 16 + b_row) * P + kk * 16 + b_col) * E);
+                mma<T>::run(acc[2 * nn], a, bf[0], bf[1]);
+                mma<T>::run(acc[2 * nn + 1], a, bf[2], bf[3]);
             }
         }
-    }
+    };
+    rows_x_tile(s, aK, aQ);
+    if (do_dk)
+        rows_x_tile(dp, aV, aO);
 }
 
 /* P^T into s and (do_dk) dS^T into dp for keys kb + g (+ 8) x queries m0..,
@@ -774,15 +766,16 @@ __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W
     }
 }
 
-/* Writes rows row0 + ty + 16 i (< n) of acc times mul. */
-template <int TR, int NV, int VW>
+/* Writes rows row0 + ty + 16 i (CR: row0 + TR ty + i) (< n) of acc times
+   mul. */
+template <int TR, int NV, int VW, bool CR = false>
 __device__ __forceinline__ void f32_store(const float (&acc)[TR][NV][VW], float *base, int64_t ld, int row0, int n,
                                           float mul, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
 #pragma unroll
     for (int i = 0; i < TR; i++) {
-        const int r = row0 + ty + 16 * i;
+        const int r = row0 + (CR ? TR * ty + i : ty + 16 * i);
         if (r < n) {
 #pragma unroll
             for (int d = 0; d < NV; d++) {
@@ -802,10 +795,10 @@ template <int D> struct f32_shape {
 };
 
 /* The f32 kv layout in shared memory (pitch P = D + 4 for the tiles, BM + 4
-   for P^T and dS^T): K, V [BN], Q, dout [BM], P^T, dS^T [BN][BM], lse2,
-   delta [BM]. */
-template <int D, int BN, int BM> struct f32_kv_smem {
-    static constexpr int P = D + 4, PP = BM + 4;
+   for P^T and dS^T, BM + 8 under layout L = 1): K, V [BN], Q, dout [BM],
+   P^T, dS^T [BN][BM], lse2, delta [BM]. */
+template <int D, int BN, int BM, int L = 0> struct f32_kv_smem {
+    static constexpr int P = D + 4, PP = BM + (L ? 8 : 4);
     float *sK, *sV, *sQ, *sO, *sP, *sS, *sL, *sDl;
     __device__ __forceinline__ explicit f32_kv_smem(unsigned char *smem)
     {
@@ -820,20 +813,37 @@ template <int D, int BN, int BM> struct f32_kv_smem {
     }
 };
 
+/* A thread's place (tx, ty) in the 16 x 16 grid of 256 threads. L = 0: a
+   warp is 16 x 2 of it (tx = tid % 16); L = 1: 8 x 4, so that a warp's loads
+   of a tile's rows ty + 16 i touch 4 rows and those of rows tx + 16 c 8
+   (one shared-memory wavefront per 128-bit load instead of 2). */
+template <int L> __device__ __forceinline__ void f32_txy(int tid, int &tx, int &ty)
+{
+    if (L) {
+        const int w = tid >> 5, l = tid & 31;
+        tx = (l & 7) + 8 * (w & 1);
+        ty = (l >> 3) + 4 * (w >> 1);
+    } else {
+        tx = tid & 15;
+        ty = tid >> 4;
+    }
+}
+
 /* The arithmetic of one step of the f32 kv walk (kv and kvq), with Q, dout
    and the rows' lse2, delta of query rows m0.. of one head in shared memory
    (mbase: that head's mask) and the block's keys n0.. (K, V): P^T and dS^T
    into shared memory (left there for kvq's dQ), a block barrier, then
    dv += P^T dout, dk += dS^T Q. */
-template <int D, int BN, int BM, int KIND>
-__device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm,
+template <int D, int BN, int BM, int KIND, int L = 0>
+__device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
                                                const float *mbase, int n0, int m0, bool check, bool causal,
                                                float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
                                                float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
 {
-    constexpr int P = D + 4, PP = BM + 4, TN = BN / 16, TM = BM / 16;
+    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
-    const int tx = tid & 15, ty = tid >> 4;
+    int tx, ty;
+    f32_txy<L>(tid, tx, ty);
     float s[TN][TM], dp[TN][TM];
 #pragma unroll
     for (int i = 0; i < TN; i++)
@@ -864,8 +874,8 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
 /* One step of the f32 kv walk, loads included: query rows m0.. of head h
    (q, dout, rows, mbase of that head) into shared memory, then
    kv_f32_compute. Starts with a block barrier. */
-template <int D, int BN, int BM, int KIND>
-__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *q,
+template <int D, int BN, int BM, int KIND, int L = 0>
+__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
                                             const char *dout, const float *rows, const float *mbase, int n0, int m0,
                                             bool check, bool causal,
                                             float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
@@ -883,14 +893,14 @@ __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_
     }
     kgd_cp_async_wait<0>();
     __syncthreads();
-    kv_f32_compute<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
+    kv_f32_compute<D, BN, BM, KIND, L>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
 }
 
 /* The start of a key block of the f32 kv walk (kv and kvq): K and V rows
    n0.. into shared memory (one cp.async group), dv = dk = 0; returns the
    first query tile that sees key n0 under the causal rule. */
-template <int D, int BN, int BM>
-__device__ __forceinline__ int kv_f32_begin(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM> &sm, const char *k,
+template <int D, int BN, int BM, int L = 0>
+__device__ __forceinline__ int kv_f32_begin(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *k,
                                             const char *v, int n0, bool causal,
                                             float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
                                             float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
@@ -972,21 +982,51 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
     }
 }
 
+/* f32_acc_t for rows TR ty + i of acc (TR = 2 or 4): a thread's W values of
+   one k are adjacent, one vector load. */
+template <int TR, int K, int PW, int NV, int VW, int P>
+__device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
+{
+    typedef typename kg_attn::fvec<VW>::t vec;
+    typedef typename kg_attn::fvec<TR>::t wvec;
+#pragma unroll 4
+    for (int c = 0; c < K; c++) {
+        const wvec w = *(const wvec *)&W[c * PW + TR * ty];
+        vec xv[NV];
+#pragma unroll
+        for (int d = 0; d < NV; d++)
+            xv[d] = *(const vec *)&X[c * P + VW * (tx + 16 * d)];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    acc[i][d][e] = fmaf(kg_attn::fvec<TR>::at(w, i), kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+    }
+}
+
 /* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
    each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
    added to the lane's partial (read straight from global memory: the lane's
    first key block starts from 0). See attnb_kvq_tc for the lanes. (A
    variant that loaded a step's tiles during the previous step's dQ and the
-   partial through shared memory ran no faster: H200, 2026-12-01.) */
-template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
+   partial through shared memory ran no faster: H200, 2026-12-01.) L: the
+   threads' layout (f32_txy); under L = 1 a thread's dQ rows are TM ty + i
+   (f32_acc_tc) instead of ty + 16 i. */
+template <int D, int BN, int BM, int KIND, int L = 0>
+__device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
-    constexpr int P = D + 4, PP = BM + 4, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, E = 4, TN = BN / 16, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    constexpr bool CR = L != 0;
     extern __shared__ __align__(16) unsigned char smem[];
-    const f32_kv_smem<D, BN, BM> sm(smem);
+    const f32_kv_smem<D, BN, BM, L> sm(smem);
 
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int tid = threadIdx.x;
+    int tx, ty;
+    f32_txy<L>(tid, tx, ty);
     const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nkb = (p.sk + BN - 1) / BN;
@@ -998,7 +1038,7 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
         float dv[TN][NV][VW], dk[TN][NV][VW];
-        const int mstart = kv_f32_begin<D, BN, BM>(p, sm, k, v, n0, causal, dv, dk, tid);
+        const int mstart = kv_f32_begin<D, BN, BM, L>(p, sm, k, v, n0, causal, dv, dk, tid);
 
         for (int hi = 0; hi < p.group; hi++) {
             const int h = hk * p.group + hi;
@@ -1010,14 +1050,14 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
             for (int m0 = mstart; m0 < p.sq; m0 += BM) {
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-                kv_f32_step<D, BN, BM, KIND>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
-                /* dQ rows m0 + ty + 16 i: the partial so far + dS K */
+                kv_f32_step<D, BN, BM, KIND, L>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
+                /* dQ rows m0 + ty + 16 i (CR: m0 + TM ty + i): the partial so far + dS K */
                 {
                     typedef typename kg_attn::fvec<VW>::t vec;
                     float dq[TM][NV][VW];
 #pragma unroll
                     for (int i = 0; i < TM; i++) {
-                        const int r = m0 + ty + 16 * i;
+                        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
 #pragma unroll
                         for (int d = 0; d < NV; d++) {
                             vec o;
@@ -1033,8 +1073,11 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
                                 dq[i][d][e] = of[e];
                         }
                     }
-                    f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                    f32_store<TM, NV, VW>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+                    if (CR)
+                        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+                    else
+                        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+                    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
                 }
             }
         }

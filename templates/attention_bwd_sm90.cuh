@@ -70,6 +70,19 @@ __device__ __forceinline__ void store_wg(const float (&acc)[D / 2], T *base, int
     }
 }
 
+/* acc = warpgroup wgi's 64 rows of the swizzled tile at aA (BN rows) times
+   the tile at aB (BM rows), transposed, over D: S^T = K Q^T, dP^T = V dout^T. */
+template <typename T, int D, int BN, int BM>
+__device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA, uint32_t aB, int wgi)
+{
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
+        const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+        wgb<T, BM>::ss(acc, sw128_desc(aA + ko, 16, 1024), sw128_desc(aB + qo, 16, 1024), kk > 0);
+    }
+}
+
 template <typename T, int D, int NWG, int BM, int KIND>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
@@ -172,19 +185,9 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                while dP^T is still on the tensor cores */
             float s[BM / 2], dp[BM / 2];
             wg_fence();
-#pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
-                const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(s, sw128_desc(aK + ko, 16, 1024), sw128_desc(aQ + qo, 16, 1024), kk > 0);
-            }
+            wg_rows_x_tile<T, D, BN, BM>(s, aK, aQ, wgi);
             wg_commit();
-#pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
-                const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wgb<T, BM>::ss(dp, sw128_desc(aV + ko, 16, 1024), sw128_desc(aO + qo, 16, 1024), kk > 0);
-            }
+            wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, wgi);
             wg_commit();
             wg_wait<1>();
 

@@ -144,17 +144,20 @@ Test(attention_more_validation, packing_does_not_bypass_the_other_checks)
 typedef enum { L_DENSE, L_HEADSTRIDE, L_MISALIGNED, L_DMAJOR, L_COUNT } layout_kind;
 static const char *const layout_names[L_COUNT] = {"dense", "head dim stride 2", "misaligned", "[B,H,D,S]"};
 
-typedef enum { M_NONE, M_RANDOM, M_PAD, M_EMPTY_ROWS } mask_kind;
-
+/* A case: attn_ref.h's (its mask [B,1,1,Sk] under MASK_PAD, else [Sq,Sk];
+   bshd unused) with a layout per operand and the mask's dtype. */
 typedef struct {
-    kg_dtype dt;
-    int B, Hq, Hkv, Sq, Sk, D;
-    int causal;
-    mask_kind mask;
+    acase a;
     layout_kind lq, lkv, lo; /* q; k and v; out */
-    float scale;
-    int mask64; /* an f64 mask (f64 only) */
+    int mask64;              /* an f64 mask (f64 only) */
 } lcase;
+
+static lcase lc(kg_dtype dt, int B, int Hq, int Hkv, int Sq, int Sk, int D, int causal, mask_fill mask, layout_kind lq,
+                layout_kind lkv, layout_kind lo, float scale, int mask64)
+{
+    const acase a = {dt, B, Hq, Hkv, Sq, Sk, D, causal, mask, mask == MASK_PAD ? 4 : 2, 0, scale};
+    return (lcase){a, lq, lkv, lo, mask64};
+}
 
 /* A tensor [B,H,S,D] laid out by kind inside a host/device buffer of
    span elements, its first element at off. */
@@ -214,12 +217,13 @@ typedef struct {
 typedef struct {
     lcase c;
     double *q, *k, *v; /* dense [B,H,S,D], values exactly representable in dt */
-    double *mask;      /* [Sq, Sk] (M_RANDOM, M_EMPTY_ROWS) or [B, Sk] (M_PAD); f32 values unless mask64 */
+    double *mask;      /* [Sq, Sk] (MASK_RANDOM, MASK_EMPTY_ROWS) or [B, Sk] (MASK_PAD); f32 values unless mask64 */
 } inputs_t;
 
-static inputs_t make_inputs(const lcase *c)
+static inputs_t make_inputs(const lcase *lcs)
 {
-    inputs_t in = {*c, NULL, NULL, NULL, NULL};
+    inputs_t in = {*lcs, NULL, NULL, NULL, NULL};
+    const acase *c = &lcs->a;
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
     in.q = malloc(sizeof(double) * (nq + 1));
     in.k = malloc(sizeof(double) * (nk + 1));
@@ -230,19 +234,19 @@ static inputs_t make_inputs(const lcase *c)
         in.k[i] = kt_round(c->dt, kt_uniform(&rng, -2, 2));
         in.v[i] = kt_round(c->dt, kt_uniform(&rng, -1, 1));
     }
-    const int64_t nm = c->mask == M_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->Sq * c->Sk;
+    const int64_t nm = attn_ref_mask_numel(c);
     in.mask = malloc(sizeof(double) * (nm + 1));
     for (int64_t i = 0; i < nm; i++) {
         const int64_t r = i / (c->Sk ? c->Sk : 1), j = i % (c->Sk ? c->Sk : 1);
         switch (c->mask) {
-        case M_RANDOM: in.mask[i] = kt_uniform(&rng, 0, 1) < 0.2 ? -INFINITY : kt_uniform(&rng, -2, 2); break;
-        case M_PAD: in.mask[i] = j >= c->Sk - (r % 3) * (c->Sk / 4) - 1 + (r % 3 == 0) ? -INFINITY : 0.f; break;
-        case M_EMPTY_ROWS:
+        case MASK_RANDOM: in.mask[i] = kt_uniform(&rng, 0, 1) < 0.2 ? -INFINITY : kt_uniform(&rng, -2, 2); break;
+        case MASK_PAD: in.mask[i] = j >= c->Sk - (r % 3) * (c->Sk / 4) - 1 + (r % 3 == 0) ? -INFINITY : 0.f; break;
+        case MASK_EMPTY_ROWS:
             in.mask[i] = (r % 3 == 0 || r == c->Sq - 1) ? -INFINITY : kt_uniform(&rng, -1, 1);
             break;
         default: in.mask[i] = 0.f; break;
         }
-        if (!c->mask64)
+        if (!lcs->mask64)
             in.mask[i] = (float)in.mask[i];
     }
     return in;
@@ -275,7 +279,8 @@ static void free_run(void *hq, void *hk, void *hv, void *const *dev, int n)
    bytes first and returned whole (gaps included). */
 static result_t run(const inputs_t *in, layout_kind lq, layout_kind lkv, layout_kind lo)
 {
-    const lcase *c = &in->c;
+    const acase *c = &in->c.a;
+    const int mask64 = in->c.mask64;
     const kg_dtype dt = c->dt;
     const size_t es = kg_dtype_size(dt);
     const lay_t Lq = make_layout(lq, c->B, c->Hq, c->Sq, c->D), Lk = make_layout(lkv, c->B, c->Hkv, c->Sk, c->D),
@@ -300,10 +305,10 @@ static result_t run(const inputs_t *in, layout_kind lq, layout_kind lkv, layout_
                 }
     }
     const int64_t nl = (int64_t)c->B * c->Hq * c->Sq;
-    const int64_t nm = c->mask == M_NONE ? 0 : c->mask == M_PAD ? (int64_t)c->B * c->Sk : (int64_t)c->Sq * c->Sk;
+    const int64_t nm = c->mask == MASK_NONE ? 0 : attn_ref_mask_numel(c);
     void *dq = kt_alloc(ctx, Lq.span * es + 16), *dk = kt_alloc(ctx, Lk.span * es + 16);
     void *dv = kt_alloc(ctx, Lk.span * es + 16), *dout = kt_alloc(ctx, Lo.span * es + 16);
-    const size_t mes = c->mask64 ? 8 : 4;
+    const size_t mes = mask64 ? 8 : 4;
     void *dl = kt_alloc(ctx, nl * 4 + 16), *dm = kt_alloc(ctx, nm * mes + 16);
     kt_upload(ctx, dq, hq, Lq.span * es);
     kt_upload(ctx, dk, hk, Lk.span * es);
@@ -311,7 +316,7 @@ static result_t run(const inputs_t *in, layout_kind lq, layout_kind lkv, layout_
     if (nm) {
         void *hm = malloc(nm * mes);
         for (int64_t i = 0; i < nm; i++)
-            kt_set(hm, c->mask64 ? KG_F64 : KG_F32, i, in->mask[i]);
+            kt_set(hm, mask64 ? KG_F64 : KG_F32, i, in->mask[i]);
         kt_upload(ctx, dm, hm, nm * mes);
         free(hm);
     }
@@ -320,8 +325,8 @@ static result_t run(const inputs_t *in, layout_kind lq, layout_kind lkv, layout_
     kg_tensor tq = view(dt, dq, &Lq, c->B, c->Hq, c->Sq, c->D), tk = view(dt, dk, &Lk, c->B, c->Hkv, c->Sk, c->D),
               tv = view(dt, dv, &Lk, c->B, c->Hkv, c->Sk, c->D), to = view(dt, dout, &Lo, c->B, c->Hq, c->Sq, c->D);
     kg_tensor tl = kg_tensor_contiguous(dl, KG_F32, 3, (const int64_t[]){c->B, c->Hq, c->Sq});
-    const kg_dtype mdt = c->mask64 ? KG_F64 : KG_F32;
-    kg_tensor tm = c->mask == M_PAD ? kg_tensor_contiguous(dm, mdt, 4, (const int64_t[]){c->B, 1, 1, c->Sk})
+    const kg_dtype mdt = mask64 ? KG_F64 : KG_F32;
+    kg_tensor tm = c->mask == MASK_PAD ? kg_tensor_contiguous(dm, mdt, 4, (const int64_t[]){c->B, 1, 1, c->Sk})
                                     : kg_tensor_contiguous(dm, mdt, 2, (const int64_t[]){c->Sq, c->Sk});
     kg_attention_opts opts = {c->scale, c->causal};
     KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, c->mask ? &tm : NULL, &opts));
@@ -357,10 +362,10 @@ static void free_result(result_t *r)
 
 static double mask_at(const inputs_t *in, int b, int i, int j)
 {
-    const lcase *c = &in->c;
+    const acase *c = &in->c.a;
     switch (c->mask) {
-    case M_NONE: return 0.0;
-    case M_PAD: return in->mask[(int64_t)b * c->Sk + j];
+    case MASK_NONE: return 0.0;
+    case MASK_PAD: return in->mask[(int64_t)b * c->Sk + j];
     default: return in->mask[(int64_t)i * c->Sk + j];
     }
 }
@@ -371,7 +376,7 @@ static double mask_at(const inputs_t *in, int b, int i, int j)
    rounded to dt, probabilities rounded to dt, f32 sums) + atol. lse: f32. */
 static void check_reference(const inputs_t *in, const result_t *r, layout_kind lo, const char *what)
 {
-    const lcase *c = &in->c;
+    const acase *c = &in->c.a;
     const kg_dtype dt = c->dt;
     const lay_t Lo = make_layout(lo, c->B, c->Hq, c->Sq, c->D);
     const double scale = c->scale != 0.f ? c->scale
@@ -456,11 +461,13 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
     free(acc);
 }
 
-static void describe(const lcase *c, char *buf, size_t n)
+static void describe(const lcase *lcs, char *buf, size_t n)
 {
+    const acase *c = &lcs->a;
     snprintf(buf, n, "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d mask=%d%s q:%s kv:%s out:%s scale=%g",
-             kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, c->mask64 ? " (f64)" : "", layout_names[c->lq],
-             layout_names[c->lkv], layout_names[c->lo], (double)c->scale);
+             kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, (int)c->mask,
+             lcs->mask64 ? " (f64)" : "", layout_names[lcs->lq], layout_names[lcs->lkv], layout_names[lcs->lo],
+             (double)c->scale);
 }
 
 /* f64: every layout, head dims from 1 to 256, masks, causal both ways,
@@ -468,15 +475,15 @@ static void describe(const lcase *c, char *buf, size_t n)
 Test(attention_more_gpu, f64_matches_the_float64_reference, .init = gpu_setup, .fini = close_ctx)
 {
     const lcase cases[] = {
-        {KG_F64, 2, 4, 2, 37, 45, 64, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
-        {KG_F64, 1, 2, 1, 1, 1, 1, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
-        {KG_F64, 4, 4, 4, 3, 6, 8, 0, M_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 1}, /* PyTorch's OpInfo shape */
-        {KG_F64, 4, 4, 4, 3, 6, 8, 0, M_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
-        {KG_F64, 1, 3, 3, 70, 33, 100, 1, M_NONE, L_HEADSTRIDE, L_DMAJOR, L_MISALIGNED, 0.f, 0},
-        {KG_F64, 2, 2, 1, 20, 65, 32, 1, M_PAD, L_MISALIGNED, L_HEADSTRIDE, L_DMAJOR, 0.3f, 1},
-        {KG_F64, 1, 2, 2, 17, 40, 256, 0, M_EMPTY_ROWS, L_DENSE, L_DENSE, L_HEADSTRIDE, 0.f, 0},
-        {KG_F64, 1, 8, 2, 5, 100, 128, 1, M_RANDOM, L_DMAJOR, L_DENSE, L_DENSE, 0.f, 0},
-        {KG_F64, 2, 2, 2, 9, 0, 48, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0}, /* Sk = 0: out 0, lse -inf */
+        lc(KG_F64, 2, 4, 2, 37, 45, 64, 0, MASK_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0),
+        lc(KG_F64, 1, 2, 1, 1, 1, 1, 0, MASK_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0),
+        lc(KG_F64, 4, 4, 4, 3, 6, 8, 0, MASK_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 1), /* PyTorch's OpInfo shape */
+        lc(KG_F64, 4, 4, 4, 3, 6, 8, 0, MASK_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 0),
+        lc(KG_F64, 1, 3, 3, 70, 33, 100, 1, MASK_NONE, L_HEADSTRIDE, L_DMAJOR, L_MISALIGNED, 0.f, 0),
+        lc(KG_F64, 2, 2, 1, 20, 65, 32, 1, MASK_PAD, L_MISALIGNED, L_HEADSTRIDE, L_DMAJOR, 0.3f, 1),
+        lc(KG_F64, 1, 2, 2, 17, 40, 256, 0, MASK_EMPTY_ROWS, L_DENSE, L_DENSE, L_HEADSTRIDE, 0.f, 0),
+        lc(KG_F64, 1, 8, 2, 5, 100, 128, 1, MASK_RANDOM, L_DMAJOR, L_DENSE, L_DENSE, 0.f, 0),
+        lc(KG_F64, 2, 2, 2, 9, 0, 48, 0, MASK_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0), /* Sk = 0: out 0, lse -inf */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[256];
@@ -485,7 +492,7 @@ Test(attention_more_gpu, f64_matches_the_float64_reference, .init = gpu_setup, .
         result_t r = run(&in, cases[i].lq, cases[i].lkv, cases[i].lo);
         check_reference(&in, &r, cases[i].lo, what);
         result_t r2 = run(&in, cases[i].lq, cases[i].lkv, cases[i].lo);
-        const lay_t Lo = make_layout(cases[i].lo, cases[i].B, cases[i].Hq, cases[i].Sq, cases[i].D);
+        const lay_t Lo = make_layout(cases[i].lo, cases[i].a.B, cases[i].a.Hq, cases[i].a.Sq, cases[i].a.D);
         cr_assert(memcmp(r.out, r2.out, Lo.span * 8) == 0, "%s: two runs differ (seed %llu)", what,
                   (unsigned long long)kt_seed());
         free_result(&r);
@@ -503,18 +510,20 @@ Test(attention_more_gpu, packed_layouts_give_the_bits_of_the_dense_call, .init =
     const layout_kind lays[3][3] = {{L_HEADSTRIDE, L_DENSE, L_DENSE},
                                     {L_MISALIGNED, L_DMAJOR, L_HEADSTRIDE},
                                     {L_DENSE, L_MISALIGNED, L_DMAJOR}};
+    const mask_fill fills[3] = {MASK_NONE, MASK_RANDOM, MASK_PAD};
     for (int di = 0; di < 3; di++)
         for (int li = 0; li < 3; li++) {
-            const lcase c = {dts[di], 2, 4, 2, 33 + 16 * li, 70, li == 2 ? 128 : 64, li == 1, (mask_kind)li,
-                             lays[li][0], lays[li][1], lays[li][2], 0.f, 0};
+            const lcase cl = lc(dts[di], 2, 4, 2, 33 + 16 * li, 70, li == 2 ? 128 : 64, li == 1, fills[li],
+                                lays[li][0], lays[li][1], lays[li][2], 0.f, 0);
+            const acase c = cl.a;
             char what[256];
-            describe(&c, what, sizeof what);
-            inputs_t in = make_inputs(&c);
+            describe(&cl, what, sizeof what);
+            inputs_t in = make_inputs(&cl);
             result_t dense = run(&in, L_DENSE, L_DENSE, L_DENSE);
-            result_t packed = run(&in, c.lq, c.lkv, c.lo);
+            result_t packed = run(&in, cl.lq, cl.lkv, cl.lo);
             cr_assert_str_eq(packed.variant, dense.variant, "%s", what);
-            check_reference(&in, &packed, c.lo, what);
-            const lay_t Lo = make_layout(c.lo, c.B, c.Hq, c.Sq, c.D);
+            check_reference(&in, &packed, cl.lo, what);
+            const lay_t Lo = make_layout(cl.lo, c.B, c.Hq, c.Sq, c.D);
             const size_t es = kg_dtype_size(c.dt);
             for (int b = 0; b < c.B; b++)
                 for (int h = 0; h < c.Hq; h++)
@@ -541,15 +550,15 @@ Test(attention_more_gpu, packed_layouts_give_the_bits_of_the_dense_call, .init =
 Test(attention_more_gpu, head_dims_not_generated_are_zero_padded, .init = gpu_setup, .fini = close_ctx)
 {
     const lcase cases[] = {
-        {KG_F32, 4, 4, 4, 3, 6, 8, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0}, /* PyTorch's OpInfo shape */
-        {KG_F16, 4, 4, 4, 3, 6, 8, 0, M_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
-        {KG_BF16, 4, 4, 4, 3, 6, 8, 0, M_NONE, L_HEADSTRIDE, L_HEADSTRIDE, L_HEADSTRIDE, 0.f, 0},
-        {KG_F16, 1, 2, 2, 40, 40, 1, 1, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0},
-        {KG_F32, 2, 4, 1, 50, 77, 40, 1, M_PAD, L_MISALIGNED, L_DENSE, L_DMAJOR, 0.f, 0},
-        {KG_BF16, 1, 4, 2, 65, 130, 100, 0, M_EMPTY_ROWS, L_DENSE, L_DMAJOR, L_DENSE, 0.f, 0},
-        {KG_F16, 1, 2, 2, 8, 300, 200, 0, M_NONE, L_DENSE, L_DENSE, L_MISALIGNED, 0.f, 0}, /* decode path */
-        {KG_F32, 1, 2, 1, 30, 30, 255, 1, M_RANDOM, L_HEADSTRIDE, L_DENSE, L_DENSE, 0.25f, 0},
-        {KG_F16, 2, 2, 2, 20, 0, 16, 0, M_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0}, /* Sk = 0 */
+        lc(KG_F32, 4, 4, 4, 3, 6, 8, 0, MASK_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0), /* PyTorch's OpInfo shape */
+        lc(KG_F16, 4, 4, 4, 3, 6, 8, 0, MASK_RANDOM, L_DENSE, L_DENSE, L_DENSE, 0.f, 0),
+        lc(KG_BF16, 4, 4, 4, 3, 6, 8, 0, MASK_NONE, L_HEADSTRIDE, L_HEADSTRIDE, L_HEADSTRIDE, 0.f, 0),
+        lc(KG_F16, 1, 2, 2, 40, 40, 1, 1, MASK_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0),
+        lc(KG_F32, 2, 4, 1, 50, 77, 40, 1, MASK_PAD, L_MISALIGNED, L_DENSE, L_DMAJOR, 0.f, 0),
+        lc(KG_BF16, 1, 4, 2, 65, 130, 100, 0, MASK_EMPTY_ROWS, L_DENSE, L_DMAJOR, L_DENSE, 0.f, 0),
+        lc(KG_F16, 1, 2, 2, 8, 300, 200, 0, MASK_NONE, L_DENSE, L_DENSE, L_MISALIGNED, 0.f, 0), /* decode path */
+        lc(KG_F32, 1, 2, 1, 30, 30, 255, 1, MASK_RANDOM, L_HEADSTRIDE, L_DENSE, L_DENSE, 0.25f, 0),
+        lc(KG_F16, 2, 2, 2, 20, 0, 16, 0, MASK_NONE, L_DENSE, L_DENSE, L_DENSE, 0.f, 0), /* Sk = 0 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[256];
@@ -567,13 +576,14 @@ Test(attention_more_gpu, head_dims_not_generated_are_zero_padded, .init = gpu_se
    and replayed with the result of the same call outside capture. */
 Test(attention_more_gpu, packed_call_in_graph_capture, .init = gpu_setup, .fini = close_ctx)
 {
-    const lcase c = {KG_F16, 1, 2, 2, 16, 24, 8, 0, M_NONE, L_HEADSTRIDE, L_DENSE, L_DENSE, 0.f, 0};
-    inputs_t in = make_inputs(&c);
-    result_t want = run(&in, c.lq, c.lkv, c.lo);
+    const lcase cl = lc(KG_F16, 1, 2, 2, 16, 24, 8, 0, MASK_NONE, L_HEADSTRIDE, L_DENSE, L_DENSE, 0.f, 0);
+    const acase c = cl.a;
+    inputs_t in = make_inputs(&cl);
+    result_t want = run(&in, cl.lq, cl.lkv, cl.lo);
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
-    const lay_t Lq = make_layout(c.lq, c.B, c.Hq, c.Sq, c.D), Lk = make_layout(L_DENSE, c.B, c.Hkv, c.Sk, c.D);
+    const lay_t Lq = make_layout(cl.lq, c.B, c.Hq, c.Sq, c.D), Lk = make_layout(L_DENSE, c.B, c.Hkv, c.Sk, c.D);
     void *hq = malloc(Lq.span * 2), *hk = malloc(Lk.span * 2), *hv = malloc(Lk.span * 2);
     for (int64_t i = 0; i < Lq.span; i++)
         kt_set(hq, c.dt, i, i % 2 ? 7.0 : in.q[i / 2]);
