@@ -139,7 +139,7 @@ static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void *
 
 static int is_decode_variant(int v)
 {
-    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE_BULK;
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -357,22 +357,6 @@ int main(void)
                 kg_test_attn_pdl(ctx, 1);
             }
             printf("\n");
-        }
-        /* $KG_BENCH_BULK: rows on the 16-row decode variant again on its
-           bulk-copy twin (sm_90a), with the combine kernel and the fused merge */
-        if (getenv("KG_BENCH_BULK") && variant == KG_ATTN_V_DECODE) {
-            kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE_BULK);
-            run(&c);
-            if (kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE_BULK) {
-                printf("      bulk copies: %.1f us", bench_time_us(ctx, run, &c, inner, 7));
-                if (kg_test_last_attn_splits(ctx) > 1) {
-                    kg_test_force_attn_combine(ctx, 1);
-                    printf(", fused merge %.1f us", bench_time_us(ctx, run, &c, inner, 5));
-                    kg_test_force_attn_combine(ctx, 0);
-                }
-                printf("\n");
-            }
-            kg_test_force_attn_variant(ctx, -1);
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);

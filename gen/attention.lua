@@ -146,7 +146,7 @@ local function plan_sm90(dt, d, kind, tiles, pp)
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "") }
 end
 
-local function plan_dec(mt, wr, bulk)
+local function plan_dec(mt, wr)
   return function(dt, d, kind)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
     local c = M.dec[d]
@@ -154,10 +154,9 @@ local function plan_dec(mt, wr, bulk)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
     local merge = math.max((nw * r * 2 + nw * r * (d + 4)) * 4, 256 * r * 4)
     return { threads = 128, minb = 1, bm = r, smem = math.max(pipe, merge),
-             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s%s>", dt.storage, d, mt, wr, c.bn, c.nst,
-                                  kind_enum[kind], bulk and ", true" or ""),
-             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync%s", r, c.bn, c.nst,
-                                   bulk and ", bulk copies" or "") }
+             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
+                                  kind_enum[kind]),
+             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
   end
 end
 
@@ -184,9 +183,6 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PP", name = "Hopper pp", prefix = "attn90p_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
-  { enum = "KG_ATTN_V_DECODE_BULK", name = "decode bulk", prefix = "attn_decb_", dtypes = sm90_dtypes,
-    plan = plan_dec(1, 1, true), sm90a = true,
-    include = "attention_decode.cuh", what = "short queries: 16 packed rows, K and V by bulk copies (sm_90a)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

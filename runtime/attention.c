@@ -119,7 +119,7 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
 
 static int is_decode(kg_attn_variant v)
 {
-    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE_BULK;
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,

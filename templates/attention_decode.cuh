@@ -86,65 +86,6 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
     }
 }
 
-/* The bulk-copy load path (sm_90 and up; the "decode bulk" variant):
-   each K and V row of a tile is one cp.async.bulk (the copy engine, D x 2
-   bytes), completing on the stage's mbarrier, which thread 0 arms with the
-   tile's byte count. Compiled to nothing below sm_90 (never instantiated
-   there). */
-__device__ __forceinline__ void dec_mbar_init(uint32_t bar)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
-#endif
-}
-__device__ __forceinline__ void dec_mbar_wait(uint32_t bar, int parity)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    uint32_t done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (!done);
-#endif
-}
-/* the mbarrier inits visible to the copy engine (async proxy) */
-__device__ __forceinline__ void dec_fence_async()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-
-/* One tile of BN keys of K and V (rows row0.. of base k / v, row strides
-   kld / vld elements) into dK / dV (row pitch P elements) by bulk copies
-   completing on bar. Rows from n on (past the split's keys) copy row n - 1
-   instead: finite values whose scores are masked, so P . V adds 0; every
-   tile moves the same bytes. */
-template <int BN, int D, int P, int E, int NT>
-__device__ __forceinline__ void bulk_kv(uint32_t dK, uint32_t dV, const char *k, int64_t kld, const char *v,
-                                        int64_t vld, int row0, int n, int tid, uint32_t bar)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    constexpr uint32_t RB = D * E;
-    if (tid == 0)
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(2 * BN * RB)
-                     : "memory");
-#pragma unroll
-    for (int i = tid; i < 2 * BN; i += NT) {
-        const bool isv = i >= BN;
-        const int r = isv ? i - BN : i, row = min(row0 + r, n - 1);
-        const char *src = isv ? v + (int64_t)row * vld * E : k + (int64_t)row * kld * E;
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                         (isv ? dV : dK) + r * P * E),
-                     "l"(src), "r"(RB), "r"(bar)
-                     : "memory");
-    }
-#endif
-}
-
 /* One split's partial (max m, sum l, output v) folded into a running
    (mr, sum, acc) in the log2 domain: the online softmax once more. A split
    with no visible key has m = -inf, l = 0, v = 0 and adds nothing. */
@@ -437,7 +378,7 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
 /* One work unit (row tile rt, split) a block; keys [split x
    chunk, + chunk) in tiles of BN through an NST-stage cp.async pipeline.
    Returns 1 where this block merged the row tile's splits (fused merge). */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, bool BULK>
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int split, int hk, int b, int nrt, int hkv,
                                         uint64_t &t_stream)
 {
@@ -472,32 +413,13 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
         kgd_cp_async16(aQ + (r * PD) * E + c * 16, src, r0 + r < rows);
     }
     kgd_cp_async_commit();
-    uint32_t aBar = 0; /* BULK: the stages' mbarriers (a stage's tile has landed) */
-    if constexpr (BULK) {
-        __shared__ __align__(8) uint64_t bars[NST];
-        aBar = kgd_smem_addr(bars);
-        if (tid == 0) {
 #pragma unroll
-            for (int st = 0; st < NST; st++)
-                dec_mbar_init(aBar + 8 * st);
-            dec_fence_async();
+    for (int st = 0; st < NST - 1; st++) {
+        if (st < ntiles) {
+            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
+            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
         }
-        __syncthreads();
-#pragma unroll
-        for (int st = 0; st < NST - 1; st++)
-            if (st < ntiles)
-                bulk_kv<BN, D, PD, E, NT>(aKV + st * STAGE, aKV + st * STAGE + TILE, k, p.k_ss, v, p.v_ss,
-                                          k0 + st * BN, kend, tid, aBar + 8 * st);
-        kgd_cp_async_wait<0>(); /* Q: this thread's copies (every thread's after the loop's first barrier) */
-    } else {
-#pragma unroll
-        for (int st = 0; st < NST - 1; st++) {
-            if (st < ntiles) {
-                load_kv<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
-                load_kv<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
-            }
-            kgd_cp_async_commit();
-        }
+        kgd_cp_async_commit();
     }
 
     float o[MT][D / 8][4], mx[MT][2], l[MT][2];
@@ -506,24 +428,15 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
     dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
     for (int j = 0; j < ntiles; j++) {
-        if constexpr (BULK)
-            dec_mbar_wait(aBar + 8 * (j % NST), (j / NST) & 1); /* tile j arrived */
-        else
-            kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
-        __syncthreads();                  /* ... for every thread (and Q); tile j - 1's stage is free */
+        kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
+        __syncthreads();              /* ... for every thread; tile j - 1's stage is free */
         {
             const int jn = j + NST - 1, sn = jn % NST;
-            if constexpr (BULK) {
-                if (jn < ntiles)
-                    bulk_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, aKV + sn * STAGE + TILE, k, p.k_ss, v, p.v_ss,
-                                              k0 + jn * BN, kend, tid, aBar + 8 * sn);
-            } else {
-                if (jn < ntiles) {
-                    load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
-                    load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
-                }
-                kgd_cp_async_commit();
+            if (jn < ntiles) {
+                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
+                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
             }
+            kgd_cp_async_commit();
         }
         const uint32_t aK = aKV + (j % NST) * STAGE;
         dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
@@ -558,9 +471,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
 }
 
 /* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
-   tile, split) a block (dec_unit); K and V through cp.async or (BULK, sm_90
-   and up) bulk copies. */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, bool BULK = false>
+   tile, split) a block (dec_unit). */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
 {
     const int tid = threadIdx.x;
@@ -574,7 +486,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
     const int merged =
-        dec_unit<T, D, MT, WR, BN, NST, KIND, BULK>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
         tr[0] = t_start;
