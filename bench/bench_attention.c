@@ -319,12 +319,19 @@ int main(void)
         printf("%-5s %3d %3d %3d %5d %6d %4d %6d %10.1f %8.1f %8.0f %5.0f%% %7s %10.1f\n", kg_dtype_name(dt), B, Hq,
                Hkv, Sq, Sk, D, bc.causal, us, tf, gbps, 100.0 * gbps / copy, kg_attn_variant_names[variant], other);
         fflush(stdout);
-        /* $KG_BENCH_SPLITS (e.g. "4,8,16,32"): short-query rows again with each forced key split count */
+        /* $KG_BENCH_SPLITS (e.g. "4,8,16,32", or relative to the planner's
+           count: "/2,x2" halves and doubles it): short-query rows again with
+           each forced key split count */
         const char *sweep = getenv("KG_BENCH_SPLITS");
         if (sweep && is_decode_variant(variant)) {
-            printf("      splits (planner %d):", kg_test_last_attn_splits(ctx));
+            const int planned = kg_test_last_attn_splits(ctx);
+            printf("      splits (planner %d):", planned);
             for (const char *x = sweep; *x;) {
-                const int f = atoi(x);
+                int f = atoi(x + (*x == 'x' || *x == '/'));
+                if (*x == 'x')
+                    f *= planned;
+                else if (*x == '/')
+                    f = f > 0 && planned / f > 0 ? planned / f : 1;
                 kg_test_force_attn_splits(ctx, f);
                 run(&c);
                 const int got = kg_test_last_attn_splits(ctx);
@@ -335,39 +342,21 @@ int main(void)
             kg_test_force_attn_splits(ctx, 0);
             printf("\n");
         }
-        /* $KG_BENCH_QUEUE (e.g. "0,2,4,8"): short-query rows again with the
-           work queue forced to each target of units per block (0: grid mode) */
-        const char *qs = getenv("KG_BENCH_QUEUE");
-        if (qs && is_decode_variant(variant)) {
-            printf("      queue (runtime's grid %d, splits %d):", kg_test_last_attn_queue(ctx),
-                   kg_test_last_attn_splits(ctx));
-            for (const char *x = qs; *x;) {
-                const int f = atoi(x);
-                kg_test_force_attn_queue(ctx, f);
-                run(&c);
-                const int sp = kg_test_last_attn_splits(ctx), grid = kg_test_last_attn_queue(ctx);
-                printf(" %d[%dx%d]:%.1f", f, sp, grid, bench_time_us(ctx, run, &c, inner, 5));
-                if (getenv("KG_BENCH_TRACE") && f > 0) {
-                    printf("\n");
-                    trace_call(&c, 0);
-                }
-                const char *e = strchr(x, ',');
-                x = e ? e + 1 : x + strlen(x);
-            }
-            kg_test_force_attn_queue(ctx, -1);
-            printf("\n");
-        }
-        /* $KG_BENCH_COMBINE: the merge forced fused / to the combine kernel, and without PDL */
-        if (getenv("KG_BENCH_COMBINE") && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
-            printf("      merge (runtime's %s):", kg_test_last_attn_combine(ctx) == 2 ? "combine" : "fused");
-            for (int mode = 1; mode <= 2; mode++) {
-                kg_test_force_attn_combine(ctx, mode);
-                printf(" %s %.1f", mode == 1 ? "fused" : "combine", bench_time_us(ctx, run, &c, inner, 5));
-            }
+        /* $KG_BENCH_COMBINE: the other merge forced (fused in the last block /
+           the combine kernel); "pdl": also without programmatic dependent launch */
+        const char *cmb = getenv("KG_BENCH_COMBINE");
+        if (cmb && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
+            const int mode = kg_test_last_attn_combine(ctx) == 2 ? 1 : 2;
+            kg_test_force_attn_combine(ctx, mode);
+            printf("      merge (runtime's %s): %s %.1f", mode == 1 ? "combine" : "fused",
+                   mode == 1 ? "fused" : "combine", bench_time_us(ctx, run, &c, inner, 5));
             kg_test_force_attn_combine(ctx, 0);
-            kg_test_attn_pdl(ctx, 0);
-            printf(" | no PDL %.1f\n", bench_time_us(ctx, run, &c, inner, 5));
-            kg_test_attn_pdl(ctx, 1);
+            if (strstr(cmb, "pdl")) {
+                kg_test_attn_pdl(ctx, 0);
+                printf(" | no PDL %.1f", bench_time_us(ctx, run, &c, inner, 5));
+                kg_test_attn_pdl(ctx, 1);
+            }
+            printf("\n");
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);

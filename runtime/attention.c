@@ -165,27 +165,6 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
     return r;
 }
 
-kg_attn_queue kg_attn_plan_queue(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
-                                 int per_block, int forced)
-{
-    kg_attn_queue r = {1, bn > 0 ? bn : 1, 1};
-    if (slots < 1)
-        slots = 1;
-    if (per_block < 1)
-        per_block = 1;
-    /* kg_attn_plan_split's count for per_block x slots resident blocks
-       (slots stays far below 2^40: no overflow) */
-    const int64_t want = slots > ((int64_t)1 << 40) / per_block ? ((int64_t)1 << 40) : slots * per_block;
-    const kg_attn_split sp = kg_attn_plan_split(blocks, keys, bn, want, max_splits, min_chunk, forced);
-    r.splits = sp.splits;
-    r.chunk = sp.chunk;
-    const int64_t units = blocks > 0 && blocks <= ((int64_t)1 << 40) ? blocks * sp.splits : 1;
-    r.grid = (int)(units < slots ? units : slots > INT32_MAX ? INT32_MAX : slots);
-    if (r.grid < 1)
-        r.grid = 1;
-    return r;
-}
-
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else), its long-key variant from KG_ATTN_LONG_KEYS keys on; the narrow
    variant when the portable grid (bh x query blocks) would leave
@@ -283,20 +262,14 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     return KG_OK;
 }
 
-/* Units per block the decode work queue aims at (0: grid mode, one block
-   per unit). H200 (last run, same process, us, grid / queue at 2 / 4 / 8
-   units per block, the pipeline running across units): B 8 Hq 32 Hkv 8 Sk 8k
-   73.8 / 77.6 / 79.5 / 85.1; B 16 Sk 4k 73.6 / 76.8 / 78.3 / 82.9; B 32 MHA
-   Sk 4k 523 / 530 / 530 / 535; slower on every row: grid mode. */
-#define KG_ATTN_QUEUE_PER_BLOCK 0
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
 /* The short-query path: packed rows of each KV head, keys split across
-   blocks (kg_attn_plan_split); where there is more than one split, the last
-   block of each row tile merges them (a counter per row tile in the
-   scratch's counters, so at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles
-   split). */
+   blocks (kg_attn_plan_split); where there is more than one split, the
+   combine kernel merges them, or (forced by a test) the last block of each
+   row tile (a counter per row tile in the scratch's counters, so at most
+   KG_SCRATCH_COUNTER_BYTES / 4 row tiles split). */
 static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant variant, const kg_attn_entry *e,
                                kg_attn_params *p, int slot, int64_t B, int64_t Hkv, int64_t D)
 {
@@ -320,28 +293,11 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t slots = (int64_t)ctx->sm_count * per_sm;
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
-    /* the work queue (a persistent grid) or one block per unit */
-    const intptr_t fq = ctx->test_force[KGI_TEST_ATTN_QUEUE];
-    const int per_block = fq >= 0 ? (int)(fq > 64 ? 64 : fq) : KG_ATTN_QUEUE_PER_BLOCK;
-    /* (the queue's partials are merged by the combine kernel alone) */
-    const int queue =
-        per_block > 0 && kg_attn_combine[dt][slot] > 0 && (int64_t)blocks * KG_ATTN_MAX_SPLITS <= INT32_MAX;
-    kg_attn_split sp;
-    int qgrid = 0;
-    if (queue) {
-        const kg_attn_queue qp = kg_attn_plan_queue(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms,
-                                                    KG_ATTN_CHUNK_PER_ROW * vr, per_block, forced);
-        sp.splits = qp.splits;
-        sp.chunk = qp.chunk;
-        qgrid = qp.grid;
-    } else
-        sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, KG_ATTN_CHUNK_PER_ROW * vr, forced);
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, KG_ATTN_CHUNK_PER_ROW * vr, forced);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
-    p->queue = NULL;
-    p->units = (int32_t)(queue ? blocks * sp.splits : 0);
-    p->hkv = (int32_t)Hkv;
     p->trace =
         ctx->test_force[KGI_TEST_ATTN_TRACE] > 0 ? (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE] : NULL;
     /* the merge: the combine kernel's grid where the fused one (the last
@@ -353,28 +309,20 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
     if (comb > 0 && (fm == 1 || fm == 2))
         separate = fm == 2;
-    if (queue) /* the queue's blocks do not know which is a row tile's last */
-        separate = comb > 0;
     kg_status st;
-    if (sp.splits > 1 || queue) {
+    if (sp.splits > 1) {
         void *base;
-        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(sp.splits > 1 ? blocks * row_bytes * sp.splits : 0),
-                        &base);
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
         p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
-        if (queue) {
-            p->queue = (int *)base;
-            p->counters = NULL;
-        }
     }
     st = raise_smem(ctx, e->kernel, e->smem);
     if (st != KG_OK)
         return st;
     void *argv[1] = {p};
-    const dim3 grid =
-        queue ? (dim3){(unsigned)qgrid, 1, 1} : (dim3){(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
+    const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
     st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
     if (st != KG_OK)
         return st;
@@ -388,7 +336,6 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
-    ctx->test_last[KGI_TEST_ATTN_QUEUE] = qgrid;
     return kg_ok(ctx);
 }
 
@@ -576,17 +523,6 @@ void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace)
 {
     if (ctx)
         ctx->test_force[KGI_TEST_ATTN_TRACE] = trace ? (intptr_t)trace : -1;
-}
-
-void kg_test_force_attn_queue(kg_context *ctx, int per_block)
-{
-    if (ctx)
-        ctx->test_force[KGI_TEST_ATTN_QUEUE] = per_block < 0 ? -1 : per_block;
-}
-
-int kg_test_last_attn_queue(const kg_context *ctx)
-{
-    return ctx && ctx->test_last[KGI_TEST_ATTN_QUEUE] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_QUEUE] : 0;
 }
 
 void kg_test_attn_order(kg_context *ctx, int on)

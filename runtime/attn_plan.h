@@ -41,28 +41,6 @@ typedef struct kg_attn_split {
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
                                         int64_t min_chunk, int forced);
 
-/* The work-queue mode of the decode kernels: a persistent grid of `grid`
-   blocks (at most `slots`, the resident block count) takes the `blocks` x
-   `splits` work units (row tile, split of `chunk` keys) from a counter, the
-   fastest multiprocessors taking the most; partials are merged by the
-   combine kernel in split order (bitwise reproducible). The split: as for
-   kg_attn_plan_split but aiming at `per_block` units per block of the grid
-   (per_block x slots units in all) rather than one wave; each split at
-   least KG_ATTN_MIN_SPLIT_TILES tiles and min_chunk keys (when > 0), at most
-   max_splits; `forced` > 0 asks for that split count. */
-typedef struct kg_attn_queue {
-    int splits, chunk; /* as kg_attn_split */
-    int grid;          /* persistent blocks: min(slots, blocks x splits) */
-} kg_attn_queue;
-KG_API kg_attn_queue kg_attn_plan_queue(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
-                                        int64_t min_chunk, int per_block, int forced);
-
-/* Test hooks (runtime/attention.c): force the decode work queue with
-   `per_block` target units per block (0: grid mode; -1: the runtime's
-   choice); the grid of the last decode launch in queue mode (0: grid mode). */
-KG_API void kg_test_force_attn_queue(kg_context *ctx, int per_block);
-KG_API int kg_test_last_attn_queue(const kg_context *ctx);
-
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at
    D >= 128); whether the last launch took the heaviest-first order. */

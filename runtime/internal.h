@@ -36,7 +36,6 @@ typedef enum kgi_test_slot {
     KGI_TEST_ATTN_MERGE,   /* attention.c: decode merge (1 fused, 2 combine kernel; last 0: no split) */
     KGI_TEST_ATTN_PDL,     /* attention.c: force 0: decode launches without programmatic dependent launch */
     KGI_TEST_ATTN_TRACE,   /* attention.c: force: device words for the decode blocks' stamps */
-    KGI_TEST_ATTN_QUEUE,   /* attention.c: decode work queue (force: units per block, 0 off; last: grid, 0 off) */
     KGI_TEST_ATTN_ORDER,   /* attention.c: causal Hopper block order (1 heaviest first, 0 plain grid) */
     KGI_TEST_SLOT_COUNT
 } kgi_test_slot;

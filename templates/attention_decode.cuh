@@ -375,7 +375,7 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
         imin = r0 % p.sq, imax = rl % p.sq;
 }
 
-/* Grid mode: one work unit (row tile rt, split) a block; keys [split x
+/* One work unit (row tile rt, split) a block; keys [split x
    chunk, + chunk) in tiles of BN through an NST-stage cp.async pipeline.
    Returns 1 where this block merged the row tile's splits (fused merge). */
 template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
@@ -470,180 +470,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
     return merged;
 }
 
-/* A work unit of the queue: its row tile, split, KV head and batch, its keys
-   [k0, kend) (causal: up to the last key its rows see), its tiles and its
-   steps in the block's stream (at least NST - 1: a unit with fewer tiles
-   takes empty steps, so the loads in flight reach at most one unit ahead),
-   and its K and V rows. u >= p.units: no unit (no steps end). */
-struct dec_work {
-    int u, rt, split, hk, b, k0, kend, ntiles, steps;
-    const char *k, *v;
-};
-
-template <int BN, int NST, int R>
-__device__ __forceinline__ dec_work dec_work_of(const kg_attn_params &p, int u, int nrt, bool causal)
-{
-    dec_work w;
-    w.u = u;
-    if (u >= p.units) {
-        w.ntiles = 0;
-        w.steps = 1 << 30;
-        return w;
-    }
-    const int rest = u / p.splits;
-    w.split = u - rest * p.splits;
-    const int r2 = rest / nrt;
-    w.rt = rest - r2 * nrt;
-    w.b = r2 / p.hkv;
-    w.hk = r2 - w.b * p.hkv;
-    int imin, imax;
-    dec_span(p, w.rt * R, R, imin, imax);
-    w.k0 = w.split * p.chunk;
-    w.kend = (int)min((int64_t)p.sk, (int64_t)w.k0 + p.chunk);
-    if (causal)
-        w.kend = min(w.kend, imax + 1 + p.sk - p.sq);
-    w.ntiles = w.kend > w.k0 ? (w.kend - w.k0 + BN - 1) / BN : 0;
-    w.steps = max(w.ntiles, NST - 1);
-    w.k = (const char *)p.k + (w.b * p.k_sb + w.hk * p.k_sh) * 2;
-    w.v = (const char *)p.v + (w.b * p.v_sb + w.hk * p.v_sh) * 2;
-    return w;
-}
-
-/* Work-queue mode: the block's units form one stream of key tiles with the
-   cp.async pipeline running across unit boundaries (the next unit, taken
-   from the queue one unit ahead, has its first tiles in flight while this
-   one ends; its Q rows are loaded into registers during this one). Each
-   unit's end (merge of the warps, partial or output) runs in the shared
-   memory stage of its last tile, the only one not in flight then. Returns
-   the units taken. */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
-__device__ __forceinline__ int dec_stream(const kg_attn_params &p, uint64_t &t_stream)
-{
-    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16;
-    constexpr int ER = WR == 1 ? 16 : R; /* rows a pass of the unit's end */
-    constexpr int QV = (R * CPR + NT - 1) / NT;
-    constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
-    static_assert((2 * NW * ER + NW * ER * (D + 4)) * 4 <= (int)STAGE, "a unit's end fits in one stage");
-    static_assert(NST >= 2, "stages");
-    extern __shared__ __align__(16) unsigned char smem[];
-    __shared__ int ring[2]; /* the queue's units: the block's n-th at ring[n & 1] */
-    T *sQ = (T *)smem;
-    T *sKV = sQ + R * PD;
-    const uint32_t aQ = kgd_smem_addr(sQ), aKV = kgd_smem_addr(sKV);
-    const int tid = threadIdx.x;
-    const int rows = p.group * p.sq, nrt = (rows + R - 1) / R;
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-
-    /* a unit's Q rows into registers (zero past the last row) and from there
-       into sQ */
-    uint4 qr[QV];
-    auto q_load = [&](const dec_work &w) {
-#pragma unroll
-        for (int x = 0; x < QV; x++) {
-            const int i = tid + x * NT, r = i / CPR, c = i % CPR;
-            qr[x] = make_uint4(0u, 0u, 0u, 0u);
-            if (w.u < p.units && i < R * CPR && w.rt * R + r < rows) {
-                int hg, q;
-                dec_row(p, w.rt * R + r, hg, q);
-                const int64_t off = w.b * p.q_sb + (int64_t)(w.hk * p.group + hg) * p.q_sh + (int64_t)q * p.q_ss;
-                qr[x] = *(const uint4 *)((const char *)p.q + off * E + c * 16);
-            }
-        }
-    };
-    auto q_store = [&]() {
-#pragma unroll
-        for (int x = 0; x < QV; x++) {
-            const int i = tid + x * NT, r = i / CPR, c = i % CPR;
-            if (i < R * CPR)
-                *(uint4 *)((char *)sQ + (r * PD) * E + c * 16) = qr[x];
-        }
-    };
-
-    if (tid == 0) {
-        ring[0] = atomicAdd(p.queue, 1);
-        ring[1] = atomicAdd(p.queue, 1);
-    }
-    __syncthreads();
-    dec_work cur = dec_work_of<BN, NST, R>(p, ring[0], nrt, causal);
-    if (cur.u >= p.units)
-        return 0;
-    /* the load cursor: step lj of the block's ln-th unit lw */
-    dec_work lw = cur;
-    int ln = 0, lj = 0;
-    auto issue = [&](int step) { /* the cursor's loads into stage step % NST, then one step on */
-        if (lj < lw.ntiles) {
-            const uint32_t st = aKV + (step % NST) * STAGE;
-            load_kv<BN, D, PD, E, NT>(st, lw.k, p.k_ss, lw.k0 + lj * BN, lw.kend, tid);
-            load_kv<BN, D, PD, E, NT>(st + TILE, lw.v, p.v_ss, lw.k0 + lj * BN, lw.kend, tid);
-        }
-        kgd_cp_async_commit();
-        if (++lj >= lw.steps) {
-            ln++;
-            lj = 0;
-            lw = dec_work_of<BN, NST, R>(p, ring[ln & 1], nrt, causal);
-        }
-    };
-    q_load(cur);
-    q_store();
-    int gs = 0; /* the stream's step of the current unit's first tile */
-#pragma unroll
-    for (int st = 0; st < NST - 1; st++)
-        issue(st);
-
-    int taken = 0;
-    for (int n = 0;; n++) {
-        /* unit n of this block is cur (valid); unit n + 1 is in ring[(n + 1) & 1] */
-        int imin, imax;
-        dec_span(p, cur.rt * R, R, imin, imax);
-        float o[MT][D / 8][4], mx[MT][2], l[MT][2];
-        const float *mrow[MT][2];
-        int qi[MT][2];
-        dec_rows<D, MT, WR, KIND>(p, cur.rt * R, cur.hk, cur.b, o, mx, l, qi, mrow);
-        for (int j = 0; j < cur.steps; j++) {
-            kgd_cp_async_wait<NST - 2>(); /* step gs + j arrived */
-            __syncthreads();              /* ... for every thread (and sQ); the previous step's stage is free */
-            if (j == 0) {
-                if (tid == 0) /* the unit after next, one unit ahead of the cursor's need */
-                    ring[n & 1] = atomicAdd(p.queue, 1);
-                q_load(dec_work_of<BN, NST, R>(p, ring[(n + 1) & 1], nrt, causal)); /* kept in registers until
-                                                                                      this unit is done with sQ */
-            }
-            issue(gs + j + NST - 1);
-            if (j < cur.ntiles) {
-                const uint32_t aK = aKV + ((gs + j) % NST) * STAGE;
-                dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, cur.k0 + j * BN, cur.kend, imin, qi, mrow, o,
-                                                 mx, l);
-            }
-        }
-        gs += cur.steps;
-        __syncthreads(); /* every warp is done with the last step's stage: the unit's end runs there */
-        if (p.trace && tid == 0)
-            t_stream = globaltimer();
-        const int64_t px = (((int64_t)cur.b * p.hkv + cur.hk) * nrt + cur.rt) * p.splits + cur.split;
-        dec_finish<T, D, MT, WR, ER>(p, (float *)(smem + R * PD * E + ((gs - 1) % NST) * STAGE), o, mx, l,
-                                     p.part + px * R * (D + 2), cur.rt * R, cur.hk, cur.b, p.splits == 1);
-        taken++;
-        __syncthreads(); /* sQ and the stage are free */
-        cur = dec_work_of<BN, NST, R>(p, ring[(n + 1) & 1], nrt, causal); /* written a unit ago */
-        if (cur.u >= p.units)
-            break;
-        q_store();
-    }
-    kgd_cp_async_wait<0>();
-    return taken;
-}
-
-/* The decode kernel. Grid mode (p.queue NULL): grid (row tiles x splits,
-   Hkv, B), one work unit (row tile, split) a block. Work-queue mode: a
-   persistent 1-D grid of about the resident block count; each block takes
-   the next unit u = ((b * Hkv + hk) * nrt + rt) * splits + s from an integer
-   counter (p.queue[0]) until there is none left (dec_stream), so that
-   blocks whose multiprocessors stream faster take more units and every
-   block ends at about the same time. A unit's partial depends on the unit
-   alone and goes to the same place whichever block computes it; the
-   combine kernel merges them in split order: a call is bitwise
-   reproducible whatever the order blocks take units. The last block to
-   leave (p.queue[1] counts them) sets both counters back to zero. */
+/* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
+   tile, split) a block (dec_unit). */
 template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
 {
@@ -655,26 +483,12 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     uint64_t t_start = 0, t_stream = 0;
     if (p.trace && tid == 0)
         t_start = globaltimer();
-    int64_t tb; /* the trace words' block */
-    int merged;
-    if (!p.queue) {
-        const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
-        const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
-        merged = dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
-        tb = (int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-    } else {
-        merged = dec_stream<T, D, MT, WR, BN, NST, KIND>(p, t_stream); /* the trace's last word: units taken */
-        if (tid == 0) {
-            __threadfence(); /* this block's last claim before its count */
-            if (atomicAdd(p.queue + 1, 1) == (int)gridDim.x - 1) {
-                p.queue[0] = 0; /* every block has left: zero again for the next call */
-                p.queue[1] = 0;
-            }
-        }
-        tb = blockIdx.x;
-    }
+    const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
+    const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
+    const int merged =
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
-        unsigned long long *tr = p.trace + 4 * tb;
+        unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
         tr[0] = t_start;
         tr[1] = t_stream;
         tr[2] = globaltimer();

@@ -317,43 +317,6 @@ Test(attention_plan, split_examples_edges_and_forced_counts)
     cr_assert((int64_t)(r.splits - 1) * r.chunk < INT32_MAX && (int64_t)r.splits * r.chunk >= INT32_MAX);
 }
 
-/* The work-queue planner: the split of kg_attn_plan_split for per_block x
-   slots resident blocks, a grid of min(slots, units), every key covered. */
-Test(attention_plan, queue_aims_at_units_per_block)
-{
-    const int64_t blocks[] = {1, 8, 64, 128, 264, 1000, 4096};
-    const int64_t keys[] = {0, 1, 64, 1000, 4096, 8192, 32768, 100003};
-    const int pbs[] = {1, 2, 4, 8};
-    for (size_t a = 0; a < sizeof blocks / sizeof blocks[0]; a++)
-        for (size_t b = 0; b < sizeof keys / sizeof keys[0]; b++)
-            for (size_t c = 0; c < 4; c++) {
-                const kg_attn_queue q =
-                    kg_attn_plan_queue(blocks[a], keys[b], 64, 264, KG_ATTN_MAX_SPLITS, 256, pbs[c], 0);
-                const kg_attn_split s =
-                    kg_attn_plan_split(blocks[a], keys[b], 64, 264 * pbs[c], KG_ATTN_MAX_SPLITS, 256, 0);
-                cr_assert(q.splits == s.splits && q.chunk == s.chunk, "blocks %lld keys %lld per block %d",
-                          (long long)blocks[a], (long long)keys[b], pbs[c]);
-                const int64_t units = blocks[a] * q.splits;
-                cr_assert_eq(q.grid, units < 264 ? units : 264);
-                cr_assert(keys[b] <= 0 ||
-                          ((int64_t)(q.splits - 1) * q.chunk < keys[b] && (int64_t)q.splits * q.chunk >= keys[b]));
-            }
-    /* B 16 x Hkv 8, 4096 keys, 4 units a block of 264: 8 splits of 512 keys
-       (1024 units over 264 blocks) */
-    kg_attn_queue q = kg_attn_plan_queue(128, 4096, 64, 264, KG_ATTN_MAX_SPLITS, 256, 4, 0);
-    cr_assert(q.splits == 8 && q.chunk == 512 && q.grid == 264, "%d x %d, grid %d", q.splits, q.chunk, q.grid);
-    /* forced counts win; a grid never above the units */
-    q = kg_attn_plan_queue(2, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 4, 7);
-    cr_assert(q.splits == 6 && q.chunk == 192 && q.grid == 12, "%d x %d, grid %d", q.splits, q.chunk, q.grid);
-    q = kg_attn_plan_queue(3, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 4, 1);
-    cr_assert(q.splits == 1 && q.chunk == 1024 && q.grid == 3, "%d x %d, grid %d", q.splits, q.chunk, q.grid);
-    /* absurd inputs: no overflow, at least one block */
-    q = kg_attn_plan_queue((int64_t)1 << 50, INT32_MAX, 64, (int64_t)1 << 50, KG_ATTN_MAX_SPLITS, 0, 64, 0);
-    cr_assert(q.splits == 1 && q.grid >= 1);
-    q = kg_attn_plan_queue(0, 100, 64, 0, KG_ATTN_MAX_SPLITS, 0, 0, 0);
-    cr_assert(q.splits == 1 && q.grid == 1);
-}
-
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -731,69 +694,13 @@ static void upload_qkv_bf16(uint16_t *h, void *dq, void *dk, void *dv, int64_t n
     kt_upload(ctx, dv, h, nk * 2);
 }
 
-/* The decode work queue (a persistent grid taking (row tile, split) units
-   from a counter; partials merged by the combine kernel), forced on each
-   decode variant: GQA 1:1 / 4:1 / 8:1 / MQA, Sq > 1 causal, a mask with
-   empty rows, [B,S,H,D], keys beyond 2^15, split counts that do not divide
-   the keys, one unit per row tile (no partials), several targets of units
-   per block. */
-static void run_queue_case(const acase *c, int per_block, int splits)
-{
-    int slot = -1;
-    for (int i = 0; i < KG_ATTN_DIM_COUNT; i++)
-        if (kg_attn_dims[i] == c->D)
-            slot = i;
-    cr_assert_geq(slot, 0);
-    const kg_attn_kind kind = c->mask ? KG_ATTN_MASK : c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
-    const int vs[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
-    kg_test_force_attn_queue(ctx, per_block);
-    kg_test_force_attn_splits(ctx, splits);
-    for (int x = 0; x < 3; x++) {
-        if (kg_attn_table[vs[x]][c->dt][slot][kind].threads == 0)
-            continue;
-        kg_test_force_attn_variant(ctx, vs[x]);
-        run_case_once(c);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), vs[x]);
-        cr_assert_gt(kg_test_last_attn_queue(ctx), 0, "%s: the work queue did not take", kg_attn_variant_names[vs[x]]);
-        if (splits > 0)
-            cr_assert_leq(kg_test_last_attn_splits(ctx), splits);
-    }
-    kg_test_force_attn_variant(ctx, -1);
-    kg_test_force_attn_splits(ctx, 0);
-    kg_test_force_attn_queue(ctx, -1);
-}
-
-Test(attention, decode_work_queue)
-{
-    /* case, units per block, forced splits (0: the planner's) */
-    static const struct {
-        acase c;
-        int per_block, splits;
-    } qc[] = {
-        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 4, 0}, /* MHA */
-        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 1, 0},
-        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 2, 7},
-        {{KG_BF16, 3, 4, 4, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 4, 1}, /* one unit per row tile: no partials */
-        {{KG_F16, 2, 16, 4, 1, 4097, 64, 0, MASK_NONE, 0, 1, 0.f}, 8, 0},  /* GQA 4:1, [B,S,H,D] */
-        {{KG_F16, 2, 16, 4, 1, 4097, 64, 0, MASK_NONE, 0, 1, 0.f}, 3, 5},
-        {{KG_BF16, 2, 16, 2, 2, 3001, 96, 1, MASK_NONE, 0, 0, 0.f}, 4, 0},   /* 8:1, Sq 2 causal */
-        {{KG_BF16, 1, 32, 1, 1, 33000, 128, 0, MASK_NONE, 0, 1, 0.f}, 4, 0}, /* MQA, keys > 2^15 */
-        {{KG_F16, 4, 8, 2, 3, 2000, 32, 1, MASK_RANDOM, 4, 0, 0.f}, 2, 0},
-        {{KG_BF16, 2, 8, 2, 1, 1500, 256, 0, MASK_NONE, 0, 0, 0.f}, 4, 0},
-        {{KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 4, 6},
-        {{KG_BF16, 2, 8, 2, 1, 1, 64, 0, MASK_NONE, 0, 0, 0.f}, 4, 0},
-        {{KG_F16, 2, 8, 2, 16, 5, 128, 1, MASK_NONE, 0, 0, 0.f}, 4, 2}, /* Sq > Sk causal: empty rows */
-    };
-    for (size_t i = 0; i < sizeof qc / sizeof qc[0]; i++)
-        run_queue_case(&qc[i].c, qc[i].per_block, qc[i].splits);
-}
-
-/* Every unit of the queue is taken exactly once, by blocks that all start
-   (trace: the units each block took add up to the units), and the counters
-   are back to zero: the next call, planned alike, gives the same bits; so do
-   calls under other targets of units per block (same splits, other grids)
-   and a graph replay of the decode and combine kernels. */
-Test(attention, decode_work_queue_units_trace_bits_and_graph)
+/* The fused merge (the last block of each row tile to finish merges the
+   splits and zeroes the row tile's counter) gives the same bits as the
+   combine kernel (both fold the splits in split order), call after call
+   (the counters are back to zero: the trace shows one merging block per
+   row tile each time) and in a graph replayed twice, with and without
+   programmatic dependent launch. */
+Test(attention, decode_fused_merge_bits_counters_and_graph)
 {
     const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
     const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
@@ -806,44 +713,45 @@ Test(attention, decode_work_queue_units_trace_bits_and_graph)
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
               to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
     /* 17 splits asked: chunks of 384 keys, 16 splits (the last 240 keys); 8
-       row tiles x 16 = 128 units */
+       row tiles (one per KV head and batch) x 16 = 128 blocks */
     kg_test_force_attn_splits(ctx, 17);
-    const int pbs[3] = {1, 4, 64};
-    for (int x = 0; x < 3; x++) {
-        kg_test_force_attn_queue(ctx, pbs[x]);
-        KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
-        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
-        kg_test_attn_trace(ctx, dt);
-        KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
-        kg_test_attn_trace(ctx, NULL);
-        KT_OK(ctx, kg_sync(ctx));
-        const int grid = kg_test_last_attn_queue(ctx), units = B * Hkv * kg_test_last_attn_splits(ctx);
-        cr_assert(grid > 0 && grid <= units && units == B * Hkv * 16, "grid %d, units %d", grid, units);
-        unsigned long long tr[4 * 1024];
-        kt_download(ctx, tr, dt, sizeof tr);
-        long long taken = 0;
-        for (int i = 0; i < 1024; i++) {
-            if (i < grid) {
-                cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2], "block %d: stamps %llu %llu", i, tr[4 * i],
-                          tr[4 * i + 2]);
-                taken += (long long)tr[4 * i + 3];
-            } else
-                cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
-        }
-        cr_assert_eq(taken, units, "per block %d: blocks took %lld units of %d", pbs[x], taken, units);
-        kt_download(ctx, x ? o2 : o1, dout, nq * 2);
-        if (x)
-            cr_assert(memcmp(o1, o2, nq * 2) == 0, "per block %d: bits differ from per block 1", pbs[x]);
-        for (int rep = 0; rep < 2; rep++) { /* the counters are zero again: the same bits */
+    kg_test_force_attn_combine(ctx, 2); /* the combine kernel's bits */
+    KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    KT_OK(ctx, kg_sync(ctx));
+    cr_assert_eq(kg_test_last_attn_splits(ctx), 16);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 2);
+    kt_download(ctx, o1, dout, nq * 2);
+    kg_test_force_attn_combine(ctx, 1);
+    for (int pdl = 1; pdl >= 0; pdl--) {
+        kg_test_attn_pdl(ctx, pdl);
+        for (int rep = 0; rep < 3; rep++) {
+            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            kg_test_attn_trace(ctx, dt);
             KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+            kg_test_attn_trace(ctx, NULL);
             KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_combine(ctx), 1);
+            unsigned long long tr[4 * 1024];
+            kt_download(ctx, tr, dt, sizeof tr);
+            int merged = 0;
+            for (int i = 0; i < 1024; i++) {
+                if (i < B * Hkv * 16) {
+                    cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
+                              "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
+                    merged += (int)tr[4 * i + 3];
+                } else
+                    cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
+            }
+            cr_assert_eq(merged, B * Hkv, "pdl %d, call %d: one merging block per row tile, got %d", pdl, rep, merged);
             kt_download(ctx, o2, dout, nq * 2);
-            cr_assert(memcmp(o1, o2, nq * 2) == 0, "per block %d, repeat %d: bits differ", pbs[x], rep);
+            cr_assert(memcmp(o1, o2, nq * 2) == 0, "pdl %d, call %d: fused merge bits differ from the combine kernel's",
+                      pdl, rep);
         }
     }
-    /* a graph of two queue calls, replayed twice */
-    kg_test_force_attn_queue(ctx, 4);
+    kg_test_attn_pdl(ctx, 1);
+    /* a graph of two fused-merge calls, replayed twice */
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
@@ -867,7 +775,7 @@ Test(attention, decode_work_queue_units_trace_bits_and_graph)
     cudaGraphDestroy(g);
     KT_OK(ctx, kg_set_stream(ctx, NULL));
     cudaStreamDestroy(s);
-    kg_test_force_attn_queue(ctx, -1);
+    kg_test_force_attn_combine(ctx, 0);
     kg_test_force_attn_splits(ctx, 0);
     free(h);
     free(o1);
