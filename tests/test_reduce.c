@@ -589,10 +589,14 @@ static void random_sweep(int part, int parts)
         cr_log_info("random sweep: this seed drew no case of the strided class");
 }
 
-Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .timeout = 900) { random_sweep(0, 2); }
+Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise, .timeout = 900) { random_sweep(0, 3); }
 Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise_part_2, .timeout = 900)
 {
-    random_sweep(1, 2);
+    random_sweep(1, 3);
+}
+Test(gpu, random_sweep_of_ranks_axes_layouts_ops_and_dtypes_twice_bitwise_part_3, .timeout = 900)
+{
+    random_sweep(2, 3);
 }
 
 /* The defaults of the afternoon of 2026-12-01 (before the column modes and
