@@ -681,6 +681,26 @@ static void other_tunings(int part, int parts)
     gpu_tuning = env_tuning;
 }
 
+/* Every value reduction over every dtype and case of the list with the
+   flat class wherever it applies (the default takes it only where its
+   units fill the GPU, inputs far above the list's), split into many short
+   units: as the 20:53 H200 run tested it (its default then took flat
+   wherever it applied). */
+Test(gpu, value_reductions_under_the_flat_class_every_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flat_min_outer = 0;
+    t.flat_min_pct = 0;
+    t.flat_min_pct2 = 0;
+    t.flat_units_per_sm = 16;
+    t.flat_min_elems = 64;
+    gpu_tuning = &t;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        check_op(ops[o], o % 2 ? TIES : RANDOM);
+    gpu_tuning = env_tuning;
+}
+
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
 Test(gpu, every_case_under_other_tunings_part_2) { other_tunings(1, 3); }
