@@ -464,8 +464,9 @@ Test(gpu, max_min_of_small_integers_with_many_ties)
    takes, ties and NaNs planted; every case twice, bitwise equal. Counts the
    classes the planner chose and requires each walking class among them.
    The sweep runs in `parts` tests (Criterion runs them side by side): part
-   p runs cases n % parts == p, every part draws (and plans) all of them, so
-   the cases and the class counts are those of the whole sweep. */
+   p runs cases n % parts == p and draws (and plans) all of them, so under
+   one KG_TEST_SEED the parts are one sweep (a time-based seed is drawn per
+   test process: then each part runs a third of a sweep of its own). */
 static void random_sweep(int part, int parts)
 {
     static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 64, 65, 100, 128, 257, 1000};
