@@ -22,6 +22,7 @@
  * target (90% of copy, or slower than PyTorch).
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "bench_common.h"
@@ -63,6 +64,72 @@ static void run_rcall(void *p)
         fprintf(stderr, "%s: %s: %s\n", c->name, kg_status_name(st), kg_errmsg(c->ctx));
         exit(1);
     }
+}
+
+/* The reduced elements of one output (input offset `base`) in the
+   reference's order (row-major over the reduced dims), read from the host
+   copy: lanes of elements [e0, e1), each from a start of divisions, then
+   an odometer over the reduced dims (no division per element). */
+typedef struct gather_job {
+    const rcall *c;
+    unsigned mask;
+    int64_t base, e0, e1;
+    double *xf, *xa;
+    int64_t *xi;
+} gather_job;
+
+static void *gather_run(void *p)
+{
+    const gather_job *j = p;
+    const kg_tensor *in = &j->c->in;
+    int rd[KG_MAX_DIMS], n = 0;
+    for (int d = in->ndim - 1; d >= 0; d--)
+        if ((j->mask >> d) & 1u)
+            rd[n++] = d;
+    int64_t ctr[KG_MAX_DIMS], off = j->base, q = j->e0;
+    for (int k = 0; k < n; k++) {
+        ctr[k] = q % in->shape[rd[k]];
+        q /= in->shape[rd[k]];
+        off += ctr[k] * in->strides[rd[k]];
+    }
+    for (int64_t e = j->e0; e < j->e1; e++) {
+        if (j->xf) {
+            j->xf[e] = kt_get(j->c->host, in->dtype, off);
+            j->xa[e] = fabs(j->xf[e]);
+        } else {
+            j->xi[e] = kt_get_i(j->c->host, in->dtype, off);
+        }
+        for (int k = 0; k < n; k++) {
+            off += in->strides[rd[k]];
+            if (++ctr[k] < in->shape[rd[k]])
+                break;
+            off -= in->shape[rd[k]] * in->strides[rd[k]];
+            ctr[k] = 0;
+        }
+    }
+    return NULL;
+}
+
+/* gather_run over all red elements, on up to 16 threads for long slices
+   (a full reduction's check reads up to 2^27 elements). */
+static void gather(const rcall *c, unsigned mask, int64_t base, int64_t red, double *xf, double *xa, int64_t *xi)
+{
+    enum { MAXT = 16 };
+    const int nt = red >= ((int64_t)1 << 20) ? MAXT : 1;
+    gather_job jobs[MAXT];
+    pthread_t th[MAXT];
+    int started[MAXT] = {0};
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (gather_job){c, mask, base, red * t / nt, red * (t + 1) / nt, xf, xa, xi};
+        if (t > 0)
+            started[t] = pthread_create(&th[t], NULL, gather_run, &jobs[t]) == 0;
+        if (t > 0 && !started[t])
+            gather_run(&jobs[t]);
+    }
+    gather_run(&jobs[0]);
+    for (int t = 1; t < nt; t++)
+        if (started[t])
+            pthread_join(th[t], NULL);
 }
 
 /* Elements the CPU reference reads per check (verify). */
@@ -111,20 +178,7 @@ static int verify(rcall *c)
                 base += (r % in->shape[d]) * in->strides[d];
                 r /= in->shape[d];
             }
-        for (int64_t e = 0; e < red; e++) {
-            int64_t off = base, q = e;
-            for (int d = in->ndim - 1; d >= 0; d--)
-                if ((mask >> d) & 1u) {
-                    off += (q % in->shape[d]) * in->strides[d];
-                    q /= in->shape[d];
-                }
-            if (isf) {
-                xf[e] = kt_get(c->host, in->dtype, off);
-                xa[e] = fabs(xf[e]);
-            } else {
-                xi[e] = kt_get_i(c->host, in->dtype, off);
-            }
-        }
+        gather(c, mask, base, red, xf, xa, xi);
         int64_t want_i = -1, got_i = -1;
         int ok = 1;
         double g = 0, w = 0;
