@@ -17,7 +17,9 @@ local M = {}
 -- nest and sets kg_red_args.deep, the launch picks these kernels.
 -- tile: short reduced runs under a dense kept dim, staged through shared
 -- memory (templates/reduce.cuh, kg_red_tile).
-M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile" }
+-- flat: value reductions of short contiguous rows streamed as one flat run
+-- (kg_red_flat), in the cols group.
+M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -26,7 +28,7 @@ M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn
 -- code, compress together (a module per op and dtype made the bundle 30% larger).
 M.groups = {
   { name = "", classes = { "rows", "strided32", "strided64", "packed" } },
-  { name = "cols", classes = { "cols" } },
+  { name = "cols", classes = { "cols", "flat" } },
   { name = "nest", classes = { "nest" } },
   { name = "narrow", classes = { "colsn", "nestn" } },
   { name = "tile", classes = { "tile" } },

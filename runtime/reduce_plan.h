@@ -47,13 +47,22 @@ typedef struct kg_red_tuning {
                                         1: value reductions, 2: index reductions too */
     int tile_max_bytes;
     int tile_min_elems;
-    int cols_wide;    /* COLS of 2-byte elements: 8 adjacent columns per 16-byte load where aligned */
-    int cols_strided; /* COLS without vectors: KG_RED_SCOLS columns per lane, cw apart */
-    int split_waves;  /* ROWS, NEST, STRIDED split across blocks: at most this many waves of the kernel's
-                         resident blocks (0: about 2 x BLOCKS_PER_SM units per multiprocessor, as before) */
-    int tile_banks;   /* TILE: the fewest lanes per row that read shared memory without bank conflicts
-                         (0: half the row, at most 32) */
-    int cols_fit;     /* COLS: narrower column tiles where one tile would leave lanes idle */
+    int cols_wide;         /* COLS of 2-byte elements: 8 adjacent columns per 16-byte load where aligned */
+    int cols_strided;      /* COLS without vectors: KG_RED_SCOLS columns per lane, cw apart */
+    int split_waves;       /* ROWS, NEST, STRIDED split across blocks: at most this many waves of the kernel's
+                              resident blocks (0: about 2 x BLOCKS_PER_SM units per multiprocessor, as before) */
+    int tile_banks;        /* TILE: the fewest lanes per row that read shared memory without bank conflicts
+                              (0: half the row, at most 32) */
+    int cols_fit;          /* COLS: narrower column tiles where one tile would leave lanes idle */
+    int flat;              /* COLS mode FLAT for value reductions of short rows (the reduced dim right outside
+                              at most KG_RED_FLAT_COLS columns, elements of 2 bytes or more) */
+    int flat_units_per_sm; /* FLAT: units (outer positions x splits) per multiprocessor aimed at */
+    int flat_partials;     /* FLAT: most split partials per outer position (splits x columns) the last
+                              block folds */
+    int flat_min_elems;    /* FLAT: fewest elements per split */
+    int flat_min_outer;    /* FLAT: fewest elements per outer position (rows x columns) */
+    int flat_min_pct;      /* FLAT: fewest units, in percent of the multiprocessors (4- and 8-byte elements) */
+    int flat_min_pct2;     /* the same for 2-byte elements */
 } kg_red_tuning;
 
 /* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of

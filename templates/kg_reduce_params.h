@@ -47,6 +47,13 @@ typedef enum kg_red_cols_mode {
     KG_RED_CV_STRIDED, /* KG_RED_SCOLS columns cw apart, one load each (columns of any alignment) */
 } kg_red_cols_mode;
 #define KG_RED_SCOLS 4
+/* FLAT: most columns (a lane combines up to KG_RED_FLAT_COLS / 256 of them
+   at the end) and the 16-byte loads a lane keeps in flight. */
+#define KG_RED_FLAT_COLS 1024
+#define KG_RED_FLAT_UNROLL 8
+/* FLAT: blocks per multiprocessor (the kernel's launch bound: at most 80
+   registers, eight 16-byte loads in flight without spilling) */
+#define KG_RED_FLAT_MIN_BLOCKS 3
 
 /* Reduced dims a walk (COLS, NEST) steps through without division. */
 #define KG_RED_WALK_DIMS 4
@@ -63,6 +70,10 @@ typedef enum kg_red_class {
     KG_RED_NESTN,     /* flight, 32-bit walk arithmetic, KG_RED_NARROW_MIN_BLOCKS); no plan has these classes */
     KG_RED_TILE,      /* short reduced runs (run) innermost under a dense kept dim: tiles of whole rows staged
                          through shared memory, further reduced dims walked outside */
+    KG_RED_FLAT,      /* value reductions of short contiguous rows (the one reduced dim right outside at most
+                         KG_RED_FLAT_COLS contiguous columns): a unit streams its rows as one flat run of
+                         16-byte vectors, each lane's elements always in the same columns (cw: lanes per
+                         period, inner / gcd(inner, Op::vec)); KG_RED_FLAT_MIN_BLOCKS */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 
@@ -107,20 +118,20 @@ typedef struct kg_red_args {
                              per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows */
     int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
-    int32_t cw;         /* lanes across columns (power of two <= KG_RED_THREADS) */
-    int32_t vec;        /* NEST: 1: the inner run moves in vectors; COLS: a kg_red_cols_mode */
-    int32_t deep;       /* COLS, NEST without vectors: 16 loads in flight, 32-bit walk arithmetic (every
-                           digit and offset of the walk, past the end by a step too, below 2^31) */
-    int64_t inner;      /* columns (the contiguous kept dim) */
-    int64_t run;        /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
-                           innermost, the columns right outside it; the walk counts runs) */
-    int64_t tiles;      /* column tiles (COLS) or row tiles (TILE) per outer position */
-    int64_t tile_rows;  /* TILE: rows (of `run` elements) per tile */
-    int64_t inner_out;  /* values' stride along the columns */
-    int64_t inner_idx;  /* indices' stride along the columns */
-    kg_red_dims outer;  /* kept dims (COLS: without the columns) */
-    kg_red_dims rdims;  /* STRIDED: reduced dims, innermost first */
-    kg_red_walk walk;   /* COLS, NEST: the reduced dims' walk */
+    int32_t cw;        /* lanes across columns (power of two <= KG_RED_THREADS); FLAT: lanes per period */
+    int32_t vec;       /* NEST: 1: the inner run moves in vectors; COLS: a kg_red_cols_mode */
+    int32_t deep;      /* COLS, NEST without vectors: 16 loads in flight, 32-bit walk arithmetic (every
+                          digit and offset of the walk, past the end by a step too, below 2^31) */
+    int64_t inner;     /* columns (the contiguous kept dim) */
+    int64_t run;       /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
+                          innermost, the columns right outside it; the walk counts runs) */
+    int64_t tiles;     /* column tiles (COLS) or row tiles (TILE) per outer position */
+    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile */
+    int64_t inner_out; /* values' stride along the columns */
+    int64_t inner_idx; /* indices' stride along the columns */
+    kg_red_dims outer; /* kept dims (COLS: without the columns) */
+    kg_red_dims rdims; /* STRIDED: reduced dims, innermost first */
+    kg_red_walk walk;  /* COLS, NEST: the reduced dims' walk */
 } kg_red_args;
 
 #endif

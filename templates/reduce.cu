@@ -51,6 +51,9 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_B
 @if has.nestn then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_nestn(const kg_red_args A) { kg_red_nest_v<$(f.name), 1, true>(A); }
 @end
+@if has.flat then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat<$(f.name)>(A); }
+@end
 @if has.tile then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLOCKS) $(f.name)_tile(const kg_red_args A) { kg_red_tile<$(f.name)>(A); }
 @end

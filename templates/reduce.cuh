@@ -982,6 +982,159 @@ template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_arg
     }
 }
 
+/* Combines ns slots of wd entries of sv (sv[s * wd + i]) into slot 0 in a
+   fixed tree: the upper half of the slots into the lower, until one is
+   left. Every thread calls it after a barrier that follows the writes to
+   sv; it ends with a barrier (when it combines anything). */
+template <class Op> __device__ __forceinline__ void kg_red_fold(typename Op::acc_t *sv, int ns, int wd)
+{
+    while (ns > 1) {
+        const int h = ns >> 1, up = ns - h;
+        for (int i = threadIdx.x; i < h * wd; i += KG_RED_THREADS)
+            sv[i] = Op::combine(sv[i], sv[i + up * wd]);
+        __syncthreads();
+        ns = up;
+    }
+}
+
+/* FLAT (value reductions): the reduced dim right outside K =
+   A.inner contiguous columns, so a unit's rows [r0, r1) of one outer
+   position are one contiguous run of (r1 - r0) x K elements. The block
+   streams it as 16-byte vectors from the aligned address at or before its
+   start (h elements before it): lane t of the NT = 256 / G x G lanes that
+   take part (G = A.cw = K / gcd(K, V), so G x V elements are whole rows)
+   takes vectors t, t + NT, ..., KG_RED_FLAT_UNROLL loads in flight, and
+   element e of every one of them lies in column (t x V + e - h) mod K: each
+   lane keeps V accumulators and does no index arithmetic per element. The
+   first and last vectors, where they reach past the run, are read element
+   by element (no byte outside it). Then the lanes' accumulators go to
+   shared memory, the NT / G periods fold into one (kg_red_fold) and column
+   c combines the period's positions (c + h) mod K + m x K, m in order. With
+   splits, the partials of a unit's columns go to the scratch and the last
+   block folds them, up to sv's capacity of them at a time, in split order.
+   Every combination order is fixed by the plan. */
+template <class Op, int CAP> __device__ __forceinline__ void kg_red_flat_v(const kg_red_args &A, typename Op::acc_t *sv)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int V = Op::vec, U = sizeof(T) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
+    constexpr int NC = KG_RED_FLAT_COLS / KG_RED_THREADS;
+    typedef kgd_vec<T, V> VT;
+    const int K = (int)A.inner, G = A.cw, NT = KG_RED_THREADS / G * G, L = G * V;
+    const int t = threadIdx.x;
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t grp = u / A.splits, split = u - grp * A.splits;
+        int64_t io, oo, xo;
+        kg_red_outer(A, grp, io, oo, xo);
+        const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.red ? r0 + A.chunk : A.red;
+        const T *p = (const T *)A.in + io + r0 * K; /* the unit's first element */
+        const int h = (int)(((uintptr_t)p & 15) / sizeof(T));
+        const int64_t n = (r1 - r0) * K;
+        const VT *vp = (const VT *)(p - h);
+        const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V; /* whole: [jl, jh) */
+        AT acc[V];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            acc[e] = Op::identity();
+        /* a ragged vector, element by element */
+        auto part = [&](int64_t j) {
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const int64_t q = j * V + e - h;
+                if (q >= 0 && q < n)
+                    acc[e] = Op::combine(acc[e], Op::map(p[q]));
+            }
+        };
+        if (t < NT) {
+            const int64_t j0 = t < jl ? t + NT : t;
+            const VT *q = vp + j0;
+            for (int64_t left = jh - j0; left > 0; left -= U * NT, q += U * NT) {
+                VT x[U];
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * NT < left)
+                        x[k] = q[k * NT];
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * NT < left)
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+            }
+            if (t == 0 && h > 0)
+                part(0);
+            if (jh < nvec && jh % NT == t && !(jh == 0 && h > 0))
+                part(jh);
+        }
+        __syncthreads(); /* the previous unit's readers of sv are done */
+        if (t < NT)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                sv[t * V + e] = acc[e];
+        __syncthreads();
+        kg_red_fold<Op>(sv, NT / G, L);
+        AT col[NC];
+#pragma unroll
+        for (int k = 0; k < NC; k++) {
+            const int c = t + k * KG_RED_THREADS;
+            col[k] = Op::identity();
+            if (c < K)
+                for (int q = (c + h) % K; q < L; q += K)
+                    col[k] = Op::combine(col[k], sv[q]);
+        }
+        if (A.splits > 1) {
+            const int64_t at = grp * A.splits * K;
+#pragma unroll
+            for (int k = 0; k < NC; k++) {
+                const int c = t + k * KG_RED_THREADS;
+                if (c < K)
+                    ((AT *)A.partial)[at + split * K + c] = col[k];
+            }
+            __threadfence();
+            if (!kg_red_arrive(A, grp))
+                continue;
+#pragma unroll
+            for (int k = 0; k < NC; k++)
+                col[k] = Op::identity();
+            const int per = CAP / K; /* splits in sv at a time */
+            for (int s0 = 0; s0 < A.splits; s0 += per) {
+                const int m = A.splits - s0 < per ? A.splits - s0 : per;
+                __syncthreads(); /* earlier readers of sv are done */
+                for (int i = t; i < m * K; i += KG_RED_THREADS)
+                    sv[i] = ((volatile AT *)A.partial)[at + (int64_t)s0 * K + i];
+                __syncthreads();
+                kg_red_fold<Op>(sv, m, K);
+#pragma unroll
+                for (int k = 0; k < NC; k++) {
+                    const int c = t + k * KG_RED_THREADS;
+                    if (c < K)
+                        col[k] = Op::combine(col[k], sv[c]);
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < NC; k++) {
+            const int c = t + k * KG_RED_THREADS;
+            if (c < K) {
+                kg_racc<Op> r;
+                r.v = col[k];
+                r.i = 0;
+                kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, r);
+            }
+        }
+    }
+}
+
+/* FLAT: the kernel (the planner takes it for value reductions of elements
+   of 2 to 8 bytes; other ops and dtypes get an empty one). */
+template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_args &A)
+{
+    constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
+    __shared__ typename Op::acc_t sv[N];
+    if constexpr (N > 1)
+        kg_red_flat_v<Op, N>(A, sv);
+}
+
 /* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec
    adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
    KG_RED_SCOLS columns cw apart, one load each. */

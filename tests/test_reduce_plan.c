@@ -69,6 +69,15 @@ static kg_status plan_of(kg_reduce_op op, const kg_tensor *in, const int *axes, 
     return plan_tuned(op, in, axes, n_axes, keepdim, NULL, p);
 }
 
+/* The default tuning without the flat class (the column modes it takes
+   over where it applies). */
+static kg_status plan_nf(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim, kg_red_plan *p)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flat = 0;
+    return plan_tuned(op, in, axes, n_axes, keepdim, &t, p);
+}
+
 /* The tuning that gives the plans of before the sweep (bench_reduce.c). */
 static const kg_red_tuning old_tuning = {
     .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
@@ -242,7 +251,7 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     const int64_t s[] = {64, 4194304};
     kg_tensor in = fake(IN_AT, KG_F32, 2, s);
     kg_red_plan p;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.inner, 4194304);
     cr_assert_eq(p.args.n_out, 1);
@@ -259,7 +268,7 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.args.tiles, 32768);
     const int64_t t[] = {16384, 16384};
     in = fake(IN_AT, KG_F32, 2, t);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.cw, 64, "too few tiles of 256 lanes: the split takes tiles of 64");
     cr_assert_eq(p.args.tiles, 64);
@@ -281,7 +290,7 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
     const int64_t u[] = {32, 64, 128};
     in = fake(IN_AT, KG_F32, 3, u);
-    cr_assert_eq(plan_of(KG_RED_MEAN, &in, (int[]){1}, 1, 1, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_MEAN, &in, (int[]){1}, 1, 1, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.n_out, 32);
     cr_assert_eq(p.args.inner, 128);
@@ -289,7 +298,7 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.partial_bytes, 0);
     const int64_t v[] = {7, 300, 33};
     in = fake(IN_AT, KG_F32, 3, v);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED, "33 columns are not a whole number of vectors");
     cr_assert_eq(p.args.tiles * p.args.cw * KG_RED_SCOLS, 64, "lanes of 4 columns, 16 apart");
@@ -298,33 +307,81 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     /* 2-byte columns: 16-byte vectors of 8 (4 without cols_wide) */
     const int64_t b[] = {1000, 256};
     in = fake(IN_AT, KG_BF16, 2, b);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
     cr_assert_eq(p.args.tiles * p.args.cw * 8, 256);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
     const int64_t b4[] = {1000, 260};
     in = fake(IN_AT, KG_BF16, 2, b4);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC, "260 columns: vectors of 4, not 8");
     /* 48 vectors of columns: one tile of 64 lanes; with cols_fit (off: it
        lost where it took 8 lanes) 3 tiles of 16 */
     const int64_t b3[] = {1000, 384};
     in = fake(IN_AT, KG_BF16, 2, b3);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
     cr_assert_eq(p.args.cw, 64);
     kg_red_tuning fit = kg_red_tuning_default;
     fit.cols_fit = 1;
+    fit.flat = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &fit, &p), KG_OK);
     cr_assert_eq(p.args.cw, 16);
     cr_assert_eq(p.args.tiles, 3);
     /* two columns: one per lane, not four with two repeated */
     const int64_t two[] = {100000, 2};
     in = fake(IN_AT, KG_F32, 2, two);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
+    /* by default value reductions of such short rows are flat where the
+       units fill the GPU: 2 columns, a period of 4 f32 (2 rows) per lane */
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "12 splits of 16384 elements: too few units");
+    const int64_t two_long[] = {4194304, 2};
+    in = fake(IN_AT, KG_F32, 2, two_long);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.cw, 1);
+    cr_assert_eq(p.args.inner, 2);
+    cr_assert_eq(p.args.red, 4194304);
+    cr_assert_eq(p.args.splits, 256, "264 units aimed at, 32768 elements each at least");
+    cr_assert_eq(p.args.units, 256);
+    /* index reductions keep the column modes */
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    /* short rows under many outer positions: flat where an outer position
+       holds at least 2048 elements (a fold per unit), else the columns */
+    kg_tensor o = fake(IN_AT, KG_F32, 3, (int64_t[]){100000, 64, 2});
+    cr_assert_eq(plan_of(KG_RED_SUM, &o, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_FLAT, "128 elements per outer position");
+    o = fake(IN_AT, KG_F32, 3, (int64_t[]){1000, 1024, 2});
+    cr_assert_eq(plan_of(KG_RED_SUM, &o, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.n_out, 1000);
+    cr_assert_eq(p.args.splits, 1);
+    /* few units: 4-byte elements need a unit per multiprocessor, 2-byte ones
+       a quarter of that (their column modes are slower) */
+    kg_tensor f = fake(IN_AT, KG_F32, 2, (int64_t[]){16779, 1000});
+    cr_assert_eq(plan_of(KG_RED_SUM, &f, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "8 units of 1000 columns");
+    kg_tensor hb = fake(IN_AT, KG_BF16, 2, (int64_t[]){131400, 128});
+    cr_assert_eq(plan_of(KG_RED_SUM, &hb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.units, 64);
+    hb.dtype = KG_F32;
+    cr_assert_eq(plan_of(KG_RED_SUM, &hb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "64 units of f32");
+    /* 33 bf16 columns: a period of 33 lanes (33 rows of 8) */
+    const int64_t f33[] = {70001, 33};
+    in = fake(IN_AT, KG_BF16, 2, f33);
+    cr_assert_eq(plan_of(KG_RED_MAX, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.cw, 33);
+    cr_assert_gt(p.args.splits, 1, "one outer position: split");
+    cr_assert_leq(p.args.splits * 33, kg_red_tuning_default.flat_partials);
+    cr_assert_geq(p.args.chunk * 33, kg_red_tuning_default.flat_min_elems);
 }
 
 Test(plan, adjacent_reduced_dims_merge)
@@ -336,14 +393,14 @@ Test(plan, adjacent_reduced_dims_merge)
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.red, 12);
     cr_assert_eq(p.args.n_out, 2);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0, 1}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "4 columns, 6 rows: too few for a block of columns");
     cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
     cr_assert_eq(p.args.walk.in[0], 4);
     cr_assert_eq(p.args.walk.size[0], 6);
     cr_assert_eq(p.args.red, 6);
     kg_tensor w = fake(IN_AT, KG_F32, 3, (int64_t[]){200, 3, 64});
-    cr_assert_eq(plan_of(KG_RED_SUM, &w, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &w, (int[]){0, 1}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.inner, 64);
     cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
@@ -399,7 +456,7 @@ Test(plan, views_transposed_sliced_and_expanded)
     cr_assert_eq(p.args.walk.in[0], 0);
     /* a misaligned start: columns fall back to one element per lane */
     kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){64, 100});
-    cr_assert_eq(plan_of(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &m, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
 }
 
@@ -645,6 +702,41 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         return;
     }
     const int block = A->group == KG_RED_THREADS || p->cls == KG_RED_COLS;
+    if (p->cls == KG_RED_FLAT) {
+        /* kg_red_flat: lane t of NT takes vectors t, t + NT, ... of the
+           unit's run from the aligned element at or before its start (data
+           256-byte aligned: the phase is the offset mod V) and folds element
+           e into column (t V + e - h) mod K: that must be the element's
+           column */
+        const int64_t K = A->inner, G = A->cw, NT = KG_RED_THREADS / (G > 0 ? G : 1) * G;
+        if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || G < 1 || G > KG_RED_THREADS || (G * V) % K ||
+            A->tiles != 1 || A->run != 1 || A->vec || A->units != A->n_out * A->splits ||
+            (A->splits > 1 && A->splits * K > 1 << 20))
+            fail(c, "flat geometry out of bounds");
+        if (c->bad)
+            return;
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t grp = u / A->splits, split = u % A->splits;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, grp, &io, &oo);
+            const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < A->red ? r0 + A->chunk : A->red;
+            const int64_t start = io + r0 * K, h = start % V, n = (r1 - r0) * K;
+            const int64_t nvec = (h + n + V - 1) / V;
+            for (int64_t j = 0; j < nvec; j++) {
+                const int64_t t = j % NT;
+                for (int64_t e = 0; e < V; e++) {
+                    const int64_t q = j * V + e - h;
+                    if (q < 0 || q >= n)
+                        continue;
+                    const int64_t col = (((t % G) * V + e - h) % K + K) % K;
+                    if (col != q % K)
+                        fail(c, "a flat lane folds an element into another column");
+                    visit(c, oo + col * A->inner_out, r0 + q / K, start + q);
+                }
+            }
+        }
+        return;
+    }
     if (p->cls == KG_RED_COLS) {
         const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = kg_red_cols_per_lane(A->vec, es);
         const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE;
@@ -874,7 +966,11 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 64, 65, 100, 128, 257, 1000};
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     uint64_t rng = kt_seed() ^ 0x5eedull;
-    int by_class[KG_RED_CLASS_COUNT] = {0};
+    int by_class[KG_RED_CLASS_COUNT] = {0}, flat_split = 0;
+    kg_red_tuning flat_split_tuning = kg_red_tuning_default;
+    flat_split_tuning.flat_units_per_sm = 64;
+    flat_split_tuning.flat_min_elems = 1;
+    flat_split_tuning.flat_partials = 4096;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -914,6 +1010,13 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         cr_assert(ok, "case %d: %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n, kg_red_infos[op].name,
                   kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        /* flat plans split into many short units (a phase of their own each) */
+        kg_red_class fcls;
+        const int fok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &flat_split_tuning, why, sizeof why, &fcls);
+        cr_assert(fok, "case %d (flat splits): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        flat_split += fcls == KG_RED_FLAT;
         int axes[KG_MAX_DIMS], na = 0;
         for (int d = 0; d < nd; d++)
             if ((mask >> d) & 1u)
@@ -925,9 +1028,13 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   p.grid);
         by_class[cls]++;
     }
-    cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d", by_class[KG_RED_ROWS],
-                by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_NEST], by_class[KG_RED_PACKED],
-                by_class[KG_RED_TILE]);
+    cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d flat %d (%d under a "
+                "split-heavy tuning)",
+                by_class[KG_RED_ROWS], by_class[KG_RED_COLS], by_class[KG_RED_STRIDED32], by_class[KG_RED_NEST],
+                by_class[KG_RED_PACKED], by_class[KG_RED_TILE], by_class[KG_RED_FLAT], flat_split);
+    /* (the default takes flat only where its units fill the GPU, inputs
+       far above these) */
+    cr_assert_gt(flat_split, 0);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
@@ -1070,7 +1177,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.args.deep, 0);
     /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_nf(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
     cr_assert_leq(p.args.units, 132 * 2, "2 units per multiprocessor");
