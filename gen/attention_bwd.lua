@@ -1,11 +1,17 @@
--- attention_bwd.lua - the flash attention backward family: per dtype one
--- module (attnb_<dtype>.cu from templates/attention_bwd.cu +
--- templates/attention_bwd.cuh) with, per head dim, the delta pass and, per
--- head dim x mask kind, the kv kernel (dK, dV) and the q kernel (dQ); and
--- kg_attnb_table.c / .h: [dtype][head dim slot] -> the three launches
--- (kernel index, threads, rows per block, dynamic shared memory) that
--- runtime/attention_bwd.c issues. Head dims and mask kinds are the
--- forward's (gen/attention.lua).
+-- attention_bwd.lua - the flash attention backward family, from
+-- templates/attention_bwd.cu + templates/attention_bwd.cuh; per dtype the
+-- modules
+--   attnb_<dtype>        per head dim the delta pass (pre) and the dQ sum
+--                        (dqsum): the small kernels around the main one;
+--   attnb_<dtype>_d<D>   head dim D's kv kernel (dK, dV), q kernel (dQ) and
+--                        fused kvq kernels, per mask kind;
+--   attnb90_<dtype>      the Hopper kvq kernels (sm_90a; f16 / bf16);
+-- so that the first call loads only what it runs (issue 11: a module's load
+-- time grows with its code; one module per dtype was 0.78 MiB, 58 kernels,
+-- 9.6-10.8 ms to load on the H200, 2026-12-01 run r1). And kg_attnb_table.c
+-- / .h: [dtype][head dim slot] -> the launches (kernel index, threads, rows
+-- per block, dynamic shared memory) that runtime/attention_bwd.c issues.
+-- Head dims and mask kinds are the forward's (gen/attention.lua).
 local M = {}
 
 local fwd = require("attention")
@@ -207,12 +213,18 @@ function M.generate(G)
       list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
       return string.format("{%d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem)
     end
-    local function add(kname, pl, desc) return add_to(module, kernels, kname, pl, desc) end
+    -- pre and dqsum -> attnb_<dtype>; the rest of head dim d -> attnb_<dtype>_d<d>
+    local function add_small(kname, pl, desc) return add_to(module, kernels, kname, pl, desc) end
+    local per_dim = {}
     for di, d in ipairs(M.dims) do
-      local pre = add(string.format("kg_attnb_%s_d%d_pre", name, d),
-                      { threads = 256, minb = 1, rows = 8, smem = 0,
-                        call = string.format("attnb_pre<%s, %d>", dt.storage, d) },
-                      string.format("attention backward %s D=%d: delta = rowsum(dout * out), lse2", name, d))
+      local dname = string.format("attnb_%s_d%d", name, d)
+      local dmod, dkernels = G:module(dname), {}
+      per_dim[#per_dim + 1] = { name = dname, d = d, kernels = dkernels }
+      local function add(kname, pl, desc) return add_to(dmod, dkernels, kname, pl, desc) end
+      local pre = add_small(string.format("kg_attnb_%s_d%d_pre", name, d),
+                            { threads = 256, minb = 1, rows = 8, smem = 0,
+                              call = string.format("attnb_pre<%s, %d>", dt.storage, d) },
+                            string.format("attention backward %s D=%d: delta = rowsum(dout * out), lse2", name, d))
       local kv, q = {}, {}
       for _, kind in ipairs(M.kinds) do
         local pl = plans(dt, d, kind)
@@ -250,10 +262,10 @@ function M.generate(G)
           end
           kvq[#kvq + 1] = "{" .. table.concat(per, ", ") .. "}"
         end
-        dqsum = add(string.format("kg_attnb_%s_d%d_dqsum", name, d),
-                    { threads = 256, minb = 1, rows = 0, smem = 0,
-                      call = string.format("attnb_dqsum<%s, %d>", dt.storage, d) },
-                    string.format("attention backward %s D=%d: dq = scale * sum of the dQ partials", name, d))
+        dqsum = add_small(string.format("kg_attnb_%s_d%d_dqsum", name, d),
+                          { threads = 256, minb = 1, rows = 0, smem = 0,
+                            call = string.format("attnb_dqsum<%s, %d>", dt.storage, d) },
+                          string.format("attention backward %s D=%d: dq = scale * sum of the dQ partials", name, d))
       end
       rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %d, {%s}, %d},\n", dt.enum, di - 1,
                                       pre, table.concat(kv, ", "), table.concat(q, ", "),
@@ -263,8 +275,15 @@ function M.generate(G)
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
       dtype = dt, dims = M.dims, kinds = M.kinds, kernels = kernels,
-      path = name == "f32" and "FFMA" or "mma.sync", include = "attention_bwd.cuh",
+      path = "the delta pass and the dQ sum", include = "attention_bwd.cuh",
     }))
+    for _, pd in ipairs(per_dim) do
+      G:write(pd.name .. ".cu", G:render("attention_bwd.cu", {
+        header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
+        dtype = dt, dims = { pd.d }, kinds = M.kinds, kernels = pd.kernels,
+        path = name == "f32" and "FFMA" or "mma.sync", include = "attention_bwd.cuh",
+      }))
+    end
     if module90 then
       local d90 = {}
       for _, d in ipairs(M.dims) do if M.wg_kvq[d] then d90[#d90 + 1] = d end end

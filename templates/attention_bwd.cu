@@ -1,7 +1,8 @@
-@-- attention_bwd.cu - template of one attention backward module (one dtype):
-@-- per head dim the delta/lse2 pass, and per head dim x mask kind the kv
-@-- and q kernels, each an instantiation of templates/attention_bwd.cuh with
-@-- the tile shape gen/attention_bwd.lua chose.
+@-- attention_bwd.cu - template of one attention backward module (one dtype;
+@-- gen/attention_bwd.lua decides which kernels go to which module): the
+@-- delta/lse2 pass and the dQ sum, or per mask kind the kv, q and kvq
+@-- kernels, each an instantiation of templates/attention_bwd.cuh (or
+@-- templates/attention_bwd_sm90.cuh) with the tile shape the generator chose.
 $(header)/*
  * Flash attention backward kernels for $(dtype.name), $(path).
  * Head dims: $(table.concat(dims, ", ")). Mask kinds: $(table.concat(kinds, ", ")).
