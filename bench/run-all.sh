@@ -17,6 +17,10 @@ rows=$json.rows
 : > "$csv"
 : > "$rows"
 status=0
+# cold start (issue 11): every module's first use in turn, in one fresh
+# process, before the other programs load anything (a line per module, the
+# worst last; no device: one line saying so)
+[ -x "$dir/bench/bench_coldstart" ] && "$dir/bench/bench_coldstart" modules
 for prog in "$dir"/bench/bench_*; do
   [ -x "$prog" ] || continue
   if ! KG_BENCH_CSV=$csv KG_BENCH_JSON=$rows "$prog"; then

@@ -13,10 +13,11 @@
 #    test and tool, longest first by tests/sanitize.times, KG_SANITIZE_PAR at
 #    once, default 20), cut at the cap; durations written to
 #    $OUT/sanitize.times for the next run (copy it over tests/sanitize.times).
-#   KG_GPU_SECS           the cap (default 540: the whole matrix, 463 jobs, is
-#                         about 6,900 job-seconds at 20 at once on the H200 by
-#                         the durations of 2026-12-01's final run: ~350 s
-#                         longest first; its longest job ~225-300 s)
+#   KG_GPU_SECS           the cap (default 540: the whole matrix, 483 jobs on
+#                         the merged main of 2026-12-01 21:25, is about 6,600
+#                         job-seconds at 20 at once on the H200 by
+#                         tests/sanitize.times: ~330 s longest first; its
+#                         longest job ~225-300 s)
 #   KG_COLD=0             skip the cold-start part
 #   KG_SANITIZE_FILTER    only the matching jobs (e.g. '^test_(norm|reduce) ')
 set -u

@@ -27,14 +27,21 @@
 #include "kg_core.h"
 #include "kg_ops_core.h" /* kg_add */
 
+/* The first device's compute capability; the test skips without a device. */
+static void device_arch(int *major, int *minor)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
+        cr_skip_test("no usable CUDA device");
+    cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, 0);
+}
+
 #ifndef KG_NOIMAGE_REAL
 Test(noimage, bundle_without_this_gpus_arch)
 {
-    int n = 0, major = 0, minor = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
-        cr_skip_test("no usable CUDA device");
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    int major = 0, minor = 0;
+    device_arch(&major, &minor);
     if (major * 10 + minor >= 100)
         cr_skip_test("this GPU (sm_%d%d) can run an sm_100 bundle", major, minor);
     kg_context *c = NULL;
@@ -54,11 +61,8 @@ Test(noimage, bundle_without_this_gpus_arch)
 #else
 Test(noimage, real_bundle_without_this_gpus_machine_code)
 {
-    int n = 0, major = 0, minor = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
-        cr_skip_test("no usable CUDA device");
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    int major = 0, minor = 0;
+    device_arch(&major, &minor);
     if (major == 10 && minor == 0)
         cr_skip_test("this GPU (sm_100) can run the sm_100 bundle");
     kg_context *c = NULL;

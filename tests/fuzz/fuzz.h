@@ -130,6 +130,13 @@ static kg_tensor fz_tensor(fz *f, const kg_tensor *prev, int nprev)
     return t;
 }
 
+/* n tensors in turn, each able to alias the ones before it. */
+static void fz_tensors(fz *f, kg_tensor *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        t[i] = fz_tensor(f, t, i);
+}
+
 /* Opens the shared context once, with the device hidden. */
 static kg_context *fz_ctx(void)
 {

@@ -6,8 +6,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz f = {data, size};
     kg_context *ctx = fz_ctx();
     kg_tensor t[6];
-    for (int i = 0; i < 6; i++)
-        t[i] = fz_tensor(&f, t, i);
+    fz_tensors(&f, t, 6);
     const unsigned how = fz_byte(&f);
     static const float scales[] = {0.0f, 0.125f, 1.0f, -1.0f, 3e38f, 2.4e38f, 1e-30f, __builtin_nanf(""),
                                    __builtin_inff(), -0.0f};

@@ -7,8 +7,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz f = {data, size};
     kg_context *ctx = fz_ctx();
     kg_tensor t[11];
-    for (int i = 0; i < 11; i++)
-        t[i] = fz_tensor(&f, t, i);
+    fz_tensors(&f, t, 11);
     const unsigned how = fz_byte(&f);
     static const float scales[] = {0.0f, 0.125f, -1.0f, 2.4e38f, __builtin_nanf(""), __builtin_inff()};
     kg_attention_opts o = {scales[fz_byte(&f) % 6], (int)(how >> 4 & 1)};

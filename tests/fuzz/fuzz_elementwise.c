@@ -8,8 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kg_tensor t[4];
     const kg_op op = (kg_op)(int)(fz_byte(&f) % (KG_OP_COUNT + 2));
     const int n_in = (int)(fz_byte(&f) % 4);
-    for (int i = 0; i < 4; i++)
-        t[i] = fz_tensor(&f, t, i);
+    fz_tensors(&f, t, 4);
     const kg_tensor *in[3] = {&t[1], &t[2], &t[3]};
     const unsigned how = fz_byte(&f) % 8;
     if (how == 0) /* in place: out is an input */

@@ -8,8 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz f = {data, size};
     kg_context *ctx = fz_ctx();
     kg_tensor t[4];
-    for (int i = 0; i < 4; i++)
-        t[i] = fz_tensor(&f, t, i);
+    fz_tensors(&f, t, 4);
     const unsigned how = fz_byte(&f);
     kg_matmul_opts o = {how & 1 ? &t[3] : NULL, (kg_epilogue)((int)(how >> 1 & 3) - (how >> 7)),
                         (kg_gemm_backend)(int)(how >> 3 & 3)};

@@ -7,8 +7,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz f = {data, size};
     kg_context *ctx = fz_ctx();
     kg_tensor t[6];
-    for (int i = 0; i < 6; i++)
-        t[i] = fz_tensor(&f, t, i);
+    fz_tensors(&f, t, 6);
     const unsigned which = fz_byte(&f) % 6, how = fz_byte(&f);
     const int axis = (int)(int8_t)fz_byte(&f) % 12;
     int axes[10];

@@ -7,8 +7,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kg_context *ctx = fz_ctx();
     kg_tensor t[3];
     const kg_reduce_op op = (kg_reduce_op)(int)(fz_byte(&f) % 12) - 1;
-    for (int i = 0; i < 3; i++)
-        t[i] = fz_tensor(&f, t, i);
+    fz_tensors(&f, t, 3);
     int axes[10];
     const int n_axes = (int)(fz_byte(&f) % 11) - 1;
     for (int i = 0; i < 10; i++)
