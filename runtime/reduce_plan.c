@@ -95,7 +95,14 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
      off; tiles of rows up to 64 or 256 bytes lost to the lane groups and
      column runs on all 13 cases (31 -> 21%, 72 -> 39%): 16 bytes kept;
      bank-friendly tile lanes won the one case they changed (24.5 ->
-     27.9%). */
+     27.9%).
+   Round 2 of 2026-12-01 (run r6, H200, copy 4226 GB/s, all 240 sweep
+   cases): 2-byte vectors kept as 32-bit words until a batch's 8 loads are
+   issued (cols_words, nest_words; before, each 16-byte bf16 load was split
+   into 16-bit registers at once and ptxas made the next load wait for it)
+   won on all 17 cases they changed, 1.13x to 2.00x ([256,524288] dim 0
+   bf16 43.3 -> 83.1%, [349526,384] dim 0 31.9 -> 63.8%, [100,63,168,127]
+   (0,2,3) nest 45.5 -> 88.0%, [67,31,128,255] dim 0 34.0 -> 55.1%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -124,6 +131,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_outer = 2048,
     .flat_min_pct = 100,
     .flat_min_pct2 = 25,
+    .cols_words = 1,
+    .nest_words = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -138,7 +147,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
-                  F(flat_min_pct2)};
+                  F(flat_min_pct2), F(cols_words), F(nest_words)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -497,8 +506,10 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
 int kg_red_cols_per_lane(int vec, size_t es)
 {
     switch (vec) {
-    case KG_RED_CV_VEC: return es >= 4 ? 16 / (int)es : 4;
-    case KG_RED_CV_WIDE: return 16 / (int)es;
+    case KG_RED_CV_VEC:
+    case KG_RED_CV_VEC32: return es >= 4 ? 16 / (int)es : 4;
+    case KG_RED_CV_WIDE:
+    case KG_RED_CV_WIDE32: return 16 / (int)es;
     case KG_RED_CV_STRIDED: return KG_RED_SCOLS;
     default: return 1;
     }
@@ -637,6 +648,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     /* (two columns: half of a lane's loads would be repeats) */
     if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 2)
         vec = KG_RED_CV_STRIDED;
+    if (es == 2 && T->cols_words && (vec == KG_RED_CV_WIDE || vec == KG_RED_CV_VEC))
+        vec = vec == KG_RED_CV_WIDE ? KG_RED_CV_WIDE32 : KG_RED_CV_VEC32;
     const int64_t vu = cols_per_lane(vec, es);
     /* lanes across columns: as many as there are vectors of columns, up to
        cols_lanes (the whole block: one lane down each column); with
@@ -790,7 +803,7 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     plan->cls = KG_RED_NEST;
     fill_dims(&A->outer, K, nk, A->fast);
     A->n_out = n_out;
-    A->vec = vec;
+    A->vec = vec && es == 2 && T->nest_words ? 2 : vec;
     int64_t g = lanes_for(items);
     if (smul(n_out, g) < lanes_full && items > 32 * 8) {
         g = KG_RED_THREADS;

@@ -45,6 +45,10 @@ typedef enum kg_red_cols_mode {
     KG_RED_CV_VEC,     /* Op::cvec adjacent columns, one vector load (16 bytes, 8 for 2-byte elements) */
     KG_RED_CV_WIDE,    /* 2-byte elements: 8 adjacent columns, one 16-byte load */
     KG_RED_CV_STRIDED, /* KG_RED_SCOLS columns cw apart, one load each (columns of any alignment) */
+    KG_RED_CV_WIDE32,  /* as KG_RED_CV_WIDE, the loads kept as 32-bit words until every load of a batch is in
+                          flight (WIDE's elements are split into 16-bit registers right at each load, which
+                          makes each load wait for the one before) */
+    KG_RED_CV_VEC32,   /* as KG_RED_CV_VEC for 2-byte elements (4 columns, 8 bytes), as 32-bit words */
 } kg_red_cols_mode;
 #define KG_RED_SCOLS 4
 /* FLAT: most columns (a lane combines up to KG_RED_FLAT_COLS / 256 of them
@@ -119,7 +123,8 @@ typedef struct kg_red_args {
     int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
     int32_t cw;        /* lanes across columns (power of two <= KG_RED_THREADS); FLAT: lanes per period */
-    int32_t vec;       /* NEST: 1: the inner run moves in vectors; COLS: a kg_red_cols_mode */
+    int32_t vec;       /* NEST: 1: the inner run moves in vectors (2: vectors of 2-byte elements loaded as
+                          32-bit words, as KG_RED_CV_WIDE32); COLS: a kg_red_cols_mode */
     int32_t deep;      /* COLS, NEST without vectors: 16 loads in flight, 32-bit walk arithmetic (every
                           digit and offset of the walk, past the end by a step too, below 2^31) */
     int64_t inner;     /* columns (the contiguous kept dim) */

@@ -590,7 +590,8 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
    the lanes of a unit read consecutive 16-byte vectors. Eight loads in
    flight per lane, predicated at the end. In a unit of nt lanes, lane t
    takes positions t, t + nt, ... of [c0, c1) / V in increasing order. */
-template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
+template <class Op, int V, bool Deep, bool Words = false>
+__device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
     typedef kgd_vec<T, V> VT;
@@ -606,7 +607,33 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_nes
         kg_red_pos<I> p;
         kg_walk_at(A.walk, i, p);
         const T *base = in + io;
-        for (; i < i1; i += U * (int64_t)nt) {
+        if constexpr (Words) {
+            /* 2-byte elements loaded as 32-bit words, split only when
+               pushed: every load of the batch is issued first */
+            static_assert(sizeof(T) == 2 && V % 2 == 0, "nest words: vectors of 2-byte elements");
+            typedef kgd_vec<uint32_t, sizeof(VT) / 4> WT;
+            for (; i < i1; i += U * (int64_t)nt) {
+                WT x[U];
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    if (i + j * (int64_t)nt < i1) {
+                        x[j] = *(const WT *)(base + p.off);
+                        kg_walk_step(A.walk, p);
+                    }
+#pragma unroll
+                for (int j = 0; j < U; j++)
+                    if (i + j * (int64_t)nt < i1) {
+                        VT v;
+#pragma unroll
+                        for (int k = 0; k < V; k++) {
+                            const uint16_t b = (uint16_t)(x[j].v[k / 2] >> (16 * (k & 1)));
+                            memcpy(&v.v[k], &b, 2);
+                        }
+                        kg_red_push_vec<Op>(a, v, (i + j * (int64_t)nt) * V);
+                    }
+            }
+        }
+        for (; !Words && i < i1; i += U * (int64_t)nt) {
             VT x[U];
 #pragma unroll
             for (int j = 0; j < U; j++)
@@ -625,7 +652,10 @@ template <class Op, int V, bool Deep> __device__ __forceinline__ void kg_red_nes
 
 template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_args &A)
 {
-    if (A.vec)
+    if (A.vec == 2) {
+        if constexpr (sizeof(typename Op::in_t) == 2)
+            kg_red_nest_v<Op, Op::vec, false, true>(A);
+    } else if (A.vec)
         kg_red_nest_v<Op, Op::vec, false>(A);
     else
         kg_red_nest_v<Op, 1, false>(A);
@@ -640,8 +670,11 @@ template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_arg
    columns of a lane are cw apart (tile * cw * V + k * cw + tx), each loaded
    on its own, so a warp's load k is still one contiguous run and a lane
    keeps U x V loads in flight with one walk step per U; else V adjacent
-   columns move as one vector. */
-template <class Op, int V, bool Deep, bool Strided = false>
+   columns move as one vector. Words (2-byte elements): the vectors are
+   loaded as 32-bit words and split into elements only when added, after
+   the batch's U loads are issued (split at the load, ptxas makes each load
+   wait for the one before). */
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
@@ -752,7 +785,32 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
             /* U loads in flight, predicated at the end: a short reduced walk
                (a few rows) still has all its loads in flight at once */
             constexpr int U = kg_red_walk_unroll<VT, Deep>::n;
-            for (; r < r1; r += U * (int64_t)ny) {
+            if constexpr (Words) {
+                /* 2-byte elements loaded as 32-bit words, split only when
+                   pushed: every load of the batch is issued first */
+                static_assert(sizeof(T) == 2 && V % 2 == 0 && !Strided, "WIDE32: vectors of 2-byte elements");
+                typedef kgd_vec<uint32_t, V / 2> WT;
+                for (; r < r1; r += U * (int64_t)ny) {
+                    WT x[U];
+#pragma unroll
+                    for (int j = 0; j < U; j++)
+                        if (r + j * (int64_t)ny < r1) {
+                            x[j] = *(const WT *)(p + w.off);
+                            kg_walk_step(A.walk, w);
+                        }
+#pragma unroll
+                    for (int j = 0; j < U; j++)
+                        if (r + j * (int64_t)ny < r1)
+#pragma unroll
+                            for (int k = 0; k < V; k++) {
+                                const uint16_t b = (uint16_t)(x[j].v[k / 2] >> (16 * (k & 1)));
+                                T e;
+                                memcpy(&e, &b, 2);
+                                kg_red_push<Op>(a[k], e, r + j * (int64_t)ny);
+                            }
+                }
+            }
+            for (; !Words && r < r1; r += U * (int64_t)ny) {
                 VT x[U];
 #pragma unroll
                 for (int j = 0; j < U; j++)
@@ -1150,6 +1208,12 @@ template <class Op> __device__ __forceinline__ void kg_red_cols(const kg_red_arg
     } else if (A.vec == KG_RED_CV_WIDE) {
         if constexpr (sizeof(typename Op::in_t) == 2)
             kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_WIDE32) {
+        if constexpr (sizeof(typename Op::in_t) == 2)
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_VEC32) {
+        if constexpr (sizeof(typename Op::in_t) == 2 && Op::cvec % 2 == 0)
+            kg_red_cols_v<Op, Op::cvec, false, false, true>(A, sv, si);
     } else {
         kg_red_cols_v<Op, 1, false>(A, sv, si);
     }

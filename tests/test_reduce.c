@@ -702,6 +702,33 @@ Test(gpu, value_reductions_under_the_flat_class_every_dtype_and_case)
     gpu_tuning = env_tuning;
 }
 
+/* Every reduction over every dtype and case of the list with 2-byte
+   vectors loaded as 32-bit words (cols_words: column modes WIDE32 and
+   VEC32; nest_words: NEST vectors), the flat class off so that more short
+   rows take columns; the split-heavy half with narrow column tiles. */
+static void words_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_words = 1;
+    t.nest_words = 1;
+    t.flat = 0;
+    if (part) {
+        t.cols_lanes = 32;
+        t.cols_split_lanes = 32;
+        t.cols_split_units_per_sm = 16;
+        t.blocks_per_sm = 16;
+    }
+    gpu_tuning = &t;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if ((int)(o % 2) == part || part > 1)
+            check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
+    gpu_tuning = env_tuning;
+}
+Test(gpu, two_byte_vectors_as_32_bit_words_every_op_dtype_and_case) { words_tunings(0); }
+Test(gpu, two_byte_vectors_as_32_bit_words_split_in_narrow_tiles) { words_tunings(1); }
+
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
 Test(gpu, every_case_under_other_tunings_part_2) { other_tunings(1, 3); }

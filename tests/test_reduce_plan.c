@@ -304,24 +304,32 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.args.tiles * p.args.cw * KG_RED_SCOLS, 64, "lanes of 4 columns, 16 apart");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR, "one column per lane without cols_strided");
-    /* 2-byte columns: 16-byte vectors of 8 (4 without cols_wide) */
+    /* 2-byte columns: 16-byte vectors of 8 (4 without cols_wide), loaded
+       as 32-bit words (WIDE32, VEC32; WIDE, VEC without cols_words) */
     const int64_t b[] = {1000, 256};
     in = fake(IN_AT, KG_BF16, 2, b);
     cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE32);
     cr_assert_eq(p.args.tiles * p.args.cw * 8, 256);
+    kg_red_tuning nw = kg_red_tuning_default;
+    nw.cols_words = 0;
+    nw.flat = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &nw, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
     const int64_t b4[] = {1000, 260};
     in = fake(IN_AT, KG_BF16, 2, b4);
     cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_VEC, "260 columns: vectors of 4, not 8");
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC32, "260 columns: vectors of 4, not 8");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &nw, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
     /* 48 vectors of columns: one tile of 64 lanes; with cols_fit (off: it
        lost where it took 8 lanes) 3 tiles of 16 */
     const int64_t b3[] = {1000, 384};
     in = fake(IN_AT, KG_BF16, 2, b3);
     cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE32);
     cr_assert_eq(p.args.cw, 64);
     kg_red_tuning fit = kg_red_tuning_default;
     fit.cols_fit = 1;
@@ -739,8 +747,11 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
     if (p->cls == KG_RED_COLS) {
         const int64_t cw = A->cw, ny = KG_RED_THREADS / cw, vu = kg_red_cols_per_lane(A->vec, es);
-        const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE;
-        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_STRIDED || (A->vec == KG_RED_CV_WIDE && es != 2))
+        const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE ||
+                                                                  A->vec == KG_RED_CV_WIDE32 ||
+                                                                  A->vec == KG_RED_CV_VEC32;
+        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_VEC32 ||
+            ((A->vec == KG_RED_CV_WIDE || A->vec == KG_RED_CV_WIDE32 || A->vec == KG_RED_CV_VEC32) && es != 2))
             fail(c, "a column mode the kernels do not have");
         if (A->units != A->n_out * A->tiles * A->splits || A->tiles * cw * vu < A->inner)
             fail(c, "column units do not cover the columns");
@@ -792,6 +803,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 visit(c, oo, r, io + r);
         } else if (p->cls == KG_RED_NEST) {
             const int64_t vu = A->vec ? V : 1;
+            if (A->vec < 0 || A->vec > 2 || (A->vec == 2 && V != 8))
+                fail(c, "a walk vector mode the kernels do not have");
             if (c0 % vu || (c1 % vu && c1 != A->red) || A->red % vu)
                 fail(c, "a walk chunk is not whole vectors");
             for (int64_t t = 0; t < g; t++) {
@@ -1075,7 +1088,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {2, {7, 40000}},   {2, {40000, 7}}, {3, {300, 3, 700}},    {3, {64, 1000, 9}},       {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
-    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0;
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1119,6 +1132,16 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert(check_plan(op, &in, mask, &deep_tuning, why, sizeof why, &cls), "narrow walks: %s", why);
                     cr_assert(check_plan(op, &in, mask, &tile_tuning, why, sizeof why, &cls), "tiles: %s", why);
                     tiles += cls == KG_RED_TILE;
+                    /* 2-byte vectors loaded as 32-bit words (cols_words, nest_words) */
+                    kg_red_tuning wt = kg_red_tuning_default;
+                    wt.cols_words = wt.nest_words = 1;
+                    wt.flat = 0;
+                    kg_red_plan wp;
+                    cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &wt, &wp), KG_OK);
+                    words += (wp.cls == KG_RED_COLS &&
+                              (wp.args.vec == KG_RED_CV_WIDE32 || wp.args.vec == KG_RED_CV_VEC32)) ||
+                             (wp.cls == KG_RED_NEST && wp.args.vec == 2);
+                    cr_assert(check_plan(op, &in, mask, &wt, why, sizeof why, &cls), "words: %s", why);
                     plans++;
                 }
             }
@@ -1129,7 +1152,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(split, 0);
     cr_assert_gt(deep, 0);
     cr_assert_gt(tiles, 0);
-    cr_log_info("%d tile plans", tiles);
+    cr_assert_gt(words, 0);
+    cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words", tiles, words);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
                                               by default (above) */
         if (k != KG_RED_STRIDED64)
@@ -1179,7 +1203,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
     cr_assert_eq(plan_nf(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE32, "16-byte vectors kept as 32-bit words");
     cr_assert_leq(p.args.units, 132 * 2, "2 units per multiprocessor");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.splits, 512, "without the vector rule");
