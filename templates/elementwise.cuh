@@ -636,11 +636,33 @@ __device__ __forceinline__ void kg_permf_load_direct(const X *base, const kg_per
     }
 }
 
-/* One block per tile of the (0, J) plane and index of the other dims (grid-
-   stride beyond the grid). Every global load of a tile is issued before the
-   first shared-memory store (see kg_ew_tile), then the staged inputs go
-   through shared memory, and the output is written along dim 0. */
-template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg_ew_ptrs &p, const kg_perm &L)
+/* A tile's input: staged (read along J, its fast dim) or direct (read in
+   the output's mapping); FOLD: on folded axes (permf). */
+template <bool FOLD, typename X, int N, int T, int E>
+__device__ __forceinline__ void kg_perm_load(bool staged, const X *base, const kg_perm &L, int k, int64_t c0,
+                                             int64_t j0, X (&r)[E])
+{
+    if constexpr (FOLD) {
+        if (staged)
+            kg_permf_load_staged<X, N, T, E>(base, L, k, c0, j0, r);
+        else
+            kg_permf_load_direct<X, N, T, E>(base, L, k, c0, j0, r);
+    } else {
+        if (staged)
+            kg_perm_load_staged<X, N, T, E>(base, L, k, c0, j0, r);
+        else
+            kg_perm_load_direct<X, N, T, E>(base, L, k, c0, j0, r);
+    }
+}
+
+/* perm (FOLD false) and permf (FOLD true: on folded axes, kg_perm_offc /
+   kg_perm_offj give each position's offset): one block per tile of the
+   (0, J) plane and index of the other dims (grid-stride beyond the grid).
+   Every global load of a tile is issued before the first shared-memory
+   store (see kg_ew_tile), then the staged inputs go through shared memory,
+   and the output is written along dim 0. */
+template <typename F, int N, bool FOLD>
+__device__ __forceinline__ void kg_ew_perm_tiles(const kg_ew_ptrs &p, const kg_perm &L)
 {
     typedef kg_perm_shape<F> PS;
     constexpr int T = PS::T, E = PS::E;
@@ -669,22 +691,11 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
         B bb[E];
         C cc[E];
         /* 1. every load */
-        if (t0)
-            kg_perm_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        else
-            kg_perm_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        if constexpr (F::arity > 1) {
-            if (t1)
-                kg_perm_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-            else
-                kg_perm_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-        }
-        if constexpr (F::arity > 2) {
-            if (t2)
-                kg_perm_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-            else
-                kg_perm_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-        }
+        kg_perm_load<FOLD, A, N, T, E>(t0, (const A *)p.in[0] + off[1], L, 1, c0, j0, a);
+        if constexpr (F::arity > 1)
+            kg_perm_load<FOLD, B, N, T, E>(t1, (const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
+        if constexpr (F::arity > 2)
+            kg_perm_load<FOLD, C, N, T, E>(t2, (const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
         /* 2. stage */
         if (t0)
             kg_perm_stage<A, N, T, E>(s0, L, a);
@@ -695,12 +706,15 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
             if (t2)
                 kg_perm_stage<C, N, T, E>(s2, L, cc);
         __syncthreads();
-        /* 3. compute and store along dim 0 */
+        /* 3. compute and store along dim 0; the thread's output row jj:
+           inside the tensor (perm: jl rows from the thread's first), its
+           address */
         const kg_perm_map<N, T> at(L.vec_c);
         const int64_t os0 = L.stride[0][0], osj = L.stride[0][1];
         const int64_t jl = L.nj - (j0 + at.row);
         const bool cin = c0 + at.col < L.n0;
-        O *out = (O *)p.out + off[0] + (j0 + at.row) * osj + (c0 + at.col) * os0;
+        O *out = FOLD ? (O *)p.out + off[0] + (cin ? kg_perm_offc(L, 0, c0 + at.col) : 0)
+                      : (O *)p.out + off[0] + (j0 + at.row) * osj + (c0 + at.col) * os0;
         if (L.vec_c) {
 #pragma unroll
             for (int i = 0; i < E / N; i++) {
@@ -717,8 +731,13 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
                         z = t2 ? s2[jj][cc_] : cc[m];
                     v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
                 }
-                if (cin && i * at.step < jl)
-                    *(kgd_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+                if constexpr (FOLD) {
+                    if (cin && j0 + jj < L.nj)
+                        *(kgd_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
+                } else {
+                    if (cin && i * at.step < jl)
+                        *(kgd_vec<O, N> *)(out + (int64_t)(i * at.step) * osj) = v;
+                }
             }
         } else {
 #pragma unroll
@@ -731,114 +750,27 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg
                 if constexpr (F::arity > 2)
                     z = t2 ? s2[jj][at.col] : cc[m];
                 const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
-                if (cin && m * at.step < jl)
-                    out[(int64_t)(m * at.step) * osj] = v;
+                if constexpr (FOLD) {
+                    if (cin && j0 + jj < L.nj)
+                        out[kg_perm_offj(L, 0, j0 + jj)] = v;
+                } else {
+                    if (cin && m * at.step < jl)
+                        out[(int64_t)(m * at.step) * osj] = v;
+                }
             }
         }
         __syncthreads(); /* the next tile reuses shared memory */
     }
 }
 
-/* permf: kg_ew_perm on folded axes (kg_perm_offc / kg_perm_offj give each
-   position's offset). One block per tile and index of the other dims (grid-
-   stride beyond the grid). Every global load of a tile is issued before the
-   first shared-memory store (see kg_ew_tile), then the staged inputs go
-   through shared memory, and the output is written along dim 0. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_perm(const kg_ew_ptrs &p, const kg_perm &L)
+{
+    kg_ew_perm_tiles<F, N, false>(p, L);
+}
+
 template <typename F, int N> __device__ __forceinline__ void kg_ew_permf(const kg_ew_ptrs &p, const kg_perm &L)
 {
-    typedef kg_perm_shape<F> PS;
-    constexpr int T = PS::T, E = PS::E;
-    typedef typename F::in0_t A;
-    typedef typename F::in1_t B;
-    typedef typename F::in2_t C;
-    typedef typename F::out_t O;
-    __shared__ A s0[T][T + 1];
-    __shared__ B s1[F::arity > 1 ? T : 1][T + 1];
-    __shared__ C s2[F::arity > 2 ? T : 1][T + 1];
-    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
-    for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-        uint32_t b = kgd_div_magic(q, L.magic_j, L.shift_j);
-        const int64_t c0 = (int64_t)(tile - q * L.tiles_c) * T, j0 = (int64_t)(q - b * L.tiles_j) * T;
-        int64_t off[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
-        for (int d = 0; d < L.nbatch; d++) {
-            const uint32_t nb = kgd_div_magic(b, L.bmagic[d], L.bshift[d]);
-            const int64_t m = b - nb * L.bsize[d];
-            b = nb;
-#pragma unroll
-            for (int k = 0; k < KG_EW_MAX_OPERANDS; k++)
-                off[k] += m * L.stride[k][2 + d];
-        }
-        A a[E];
-        B bb[E];
-        C cc[E];
-        /* 1. every load */
-        if (t0)
-            kg_permf_load_staged<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        else
-            kg_permf_load_direct<A, N, T, E>((const A *)p.in[0] + off[1], L, 1, c0, j0, a);
-        if constexpr (F::arity > 1) {
-            if (t1)
-                kg_permf_load_staged<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-            else
-                kg_permf_load_direct<B, N, T, E>((const B *)p.in[1] + off[2], L, 2, c0, j0, bb);
-        }
-        if constexpr (F::arity > 2) {
-            if (t2)
-                kg_permf_load_staged<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-            else
-                kg_permf_load_direct<C, N, T, E>((const C *)p.in[2] + off[3], L, 3, c0, j0, cc);
-        }
-        /* 2. stage */
-        if (t0)
-            kg_perm_stage<A, N, T, E>(s0, L, a);
-        if constexpr (F::arity > 1)
-            if (t1)
-                kg_perm_stage<B, N, T, E>(s1, L, bb);
-        if constexpr (F::arity > 2)
-            if (t2)
-                kg_perm_stage<C, N, T, E>(s2, L, cc);
-        __syncthreads();
-        /* 3. compute and store along dim 0 */
-        const kg_perm_map<N, T> at(L.vec_c);
-        const bool cin = c0 + at.col < L.n0;
-        O *out = (O *)p.out + off[0] + (cin ? kg_perm_offc(L, 0, c0 + at.col) : 0);
-        if (L.vec_c) {
-#pragma unroll
-            for (int i = 0; i < E / N; i++) {
-                const int jj = at.row + i * at.step;
-                kgd_vec<O, N> v;
-#pragma unroll
-                for (int e = 0; e < N; e++) {
-                    const int m = i * N + e, cc_ = at.col + e;
-                    B y{};
-                    C z{};
-                    if constexpr (F::arity > 1)
-                        y = t1 ? s1[jj][cc_] : bb[m];
-                    if constexpr (F::arity > 2)
-                        z = t2 ? s2[jj][cc_] : cc[m];
-                    v.v[e] = F::apply(t0 ? s0[jj][cc_] : a[m], y, z);
-                }
-                if (cin && j0 + jj < L.nj)
-                    *(kgd_vec<O, N> *)(out + kg_perm_offj(L, 0, j0 + jj)) = v;
-            }
-        } else {
-#pragma unroll
-            for (int m = 0; m < E; m++) {
-                const int jj = at.row + m * at.step;
-                B y{};
-                C z{};
-                if constexpr (F::arity > 1)
-                    y = t1 ? s1[jj][at.col] : bb[m];
-                if constexpr (F::arity > 2)
-                    z = t2 ? s2[jj][at.col] : cc[m];
-                const O v = F::apply(t0 ? s0[jj][at.col] : a[m], y, z);
-                if (cin && j0 + jj < L.nj)
-                    out[kg_perm_offj(L, 0, j0 + jj)] = v;
-            }
-        }
-        __syncthreads(); /* the next tile reuses shared memory */
-    }
+    kg_ew_perm_tiles<F, N, true>(p, L);
 }
 
 #endif

@@ -849,6 +849,14 @@ Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, 
     check_perm_shapes(KG_OP_WHERE, KG_F32, KG_F32);
 }
 
+Test(perm, integer_ops_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
+    check_perm_shapes(KG_OP_SUB, KG_U8, KG_U8);
+    check_perm_shapes(KG_OP_DIV, KG_I64, KG_I64);
+    check_perm_shapes(KG_OP_ADD, KG_BOOL, KG_BOOL);
+}
+
 /* Persistent perm blocks (fewer blocks than tiles): a block takes several
    tiles in turn. */
 Test(perm, persistent_blocks_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
