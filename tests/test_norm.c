@@ -929,17 +929,21 @@ Test(gpu, lean_rows_under_every_tuning)
     };
     const int64_t lens[] = {32, 128, 1000, 4096, 16384, 32768};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        /* sanitizer mode (kg_test.h): a seeded sample of the tunings (each
+           run whole: its class must be reached), rows cut to 8 */
+        if (!kt_take(2))
+            continue;
         kgi_norm_tuning = tunings[t];
         memset(classes_seen, 0, sizeof classes_seen);
         for (int d = 0; d < 4; d++)
             for (int i = 0; i < 6; i++) {
                 int64_t rows = (int64_t)(1 << 16) / lens[i];
                 rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
-                every_op(ctx, floats[d], 2, KT_SHAPE(rows, lens[i]), NULL, 1, 0);
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows, 8), lens[i]), NULL, 1, 0);
             }
-        every_op(ctx, KG_F32, 2, KT_SHAPE(20, 2000), NULL, 1, 3);  /* -inf rows, NaN, +inf */
-        every_op(ctx, KG_BF16, 2, KT_SHAPE(20, 2000), NULL, 1, 2); /* constant rows */
-        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 32768), NULL, 1, 1); /* huge magnitudes */
+        every_op(ctx, KG_F32, 2, KT_SHAPE(kt_size(20, 8), 2000), NULL, 1, 3); /* -inf rows, NaN, +inf */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(kt_size(20, 8), 2000), NULL, 1, 2); /* constant rows */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 32768), NULL, 1, 1);            /* huge magnitudes */
         every_op(ctx, KG_F32, 2, KT_SHAPE(6, 32768), NULL, 1, 3);
         const kg_norm_tuning *tu = &tunings[t];
         if (tu->lean == 0)
@@ -962,10 +966,12 @@ Test(gpu, columns_under_split_tunings)
         {.col_splits = 1}, {.col_splits = 3}, {.col_splits = 16}, {.bps = 4}, {.bps = 16}};
     const int p10[] = {1, 0};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the tunings */
+            continue;
         kgi_norm_tuning = tunings[t];
         memset(classes_seen, 0, sizeof classes_seen);
         for (int d = 0; d < 4; d++) {
-            every_op(ctx, floats[d], 2, KT_SHAPE(3000, 40), p10, 1, 0);
+            every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(3000, 600), 40), p10, 1, 0);
             every_op(ctx, floats[d], 2, KT_SHAPE(40, 50), p10, 1, 3);
         }
         every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 300), p10, 1, 1);
