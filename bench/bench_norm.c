@@ -15,8 +15,7 @@
  * Tuning hooks (kgi_norm_tuning): KG_NORM_LEAN=4|8|-1 picks the LEAN class of
  * 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a row (at
  * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_THREADS the
- * block of warp groups, KG_NORM_CHAN=1 LEAN layer_norm statistics by the
- * merged (Chan) reduction, KG_NORM_SPLITS and KG_NORM_BPS the column splits
+ * block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column splits
  * and blocks a multiprocessor (COLS). KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1
  * times, after each case, the same call under other tunings, one line each.
@@ -211,7 +210,6 @@ int main(void)
     kgi_norm_tuning.lean = env_int("KG_NORM_LEAN");
     kgi_norm_tuning.group = env_int("KG_NORM_GROUP");
     kgi_norm_tuning.loose = env_int("KG_NORM_LOOSE");
-    kgi_norm_tuning.chan = env_int("KG_NORM_CHAN");
     kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
@@ -324,21 +322,17 @@ int main(void)
         fflush(stdout);
         if (tune) {
             /* other tunings of the same call, each timed: ROWS (no LEAN),
-               the merged (Chan) layer_norm statistics, LEAN4 / LEAN8 with
+               LEAN4 / LEAN8 with
                more lanes a row, LOOSE, blocks of 128 / 512 for warp groups,
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
             alts[na++] = (kg_norm_tuning){.lean = -1};
-            alts[na++] = (kg_norm_tuning){.chan = 1};
             alts[na++] = (kg_norm_tuning){.loose = 1};
-            alts[na++] = (kg_norm_tuning){.loose = 1, .chan = 1};
             for (int nvx = 4; nvx <= 8; nvx += 4) {
                 for (int gg = 0; gg <= 1024; gg = gg ? gg * 2 : 32)
                     alts[na++] = (kg_norm_tuning){.lean = nvx, .group = gg};
-                alts[na++] = (kg_norm_tuning){.lean = nvx, .chan = 1};
                 alts[na++] = (kg_norm_tuning){.lean = nvx, .loose = 1};
-                alts[na++] = (kg_norm_tuning){.lean = nvx, .loose = 1, .chan = 1};
                 alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 128};
                 alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 512};
             }
@@ -363,9 +357,9 @@ int main(void)
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
-                printf("  tune lean %d loose %d chan %d group %d threads %d splits %d bps %d: %10.1f us %8.1f GB/s "
+                printf("  tune lean %d loose %d group %d threads %d splits %d bps %d: %10.1f us %8.1f GB/s "
                        "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u\n",
-                       alts[a].lean, alts[a].loose, alts[a].chan, alts[a].group, alts[a].threads, alts[a].col_splits,
+                       alts[a].lean, alts[a].loose, alts[a].group, alts[a].threads, alts[a].col_splits,
                        alts[a].bps, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv,
                        (long long)pl.args.splits, pl.block, pl.grid);
             }

@@ -488,24 +488,23 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
        residual and LOOSE classes). The 2-byte residual form takes LEAN4_RES
        (128 registers): 87.8% of copy against ROWS_RES's 83.2% (r3, bf16
        [65536,4096]).
-       layer_norm of f32 (r3, kg_nmoments): rows of <= 32 lanes of 8
-       vectors by LEAN8L (hidden 1024: 94.7% against LEAN8's 90.2%), of
-       64..256 lanes by LEAN4 with twice the lanes (hidden 4096: 91.5%
-       against LEAN8L's 90.7%, LEAN8's 83.8%, ROWS's 84.3%), of 512 lanes by
-       LEAN8 (hidden 16384: 85.5% against LEAN8L's 77.0%, LEAN4's 66.5%,
-       ROWS's 50.7%). f64 layer_norm of 64..256 lanes stays ROWS (LEAN8
-       spilled there, 2026-12-01 windows 1 and 4). */
+       layer_norm of f32 (r6, kg_nmoments alone in the kernels): rows of
+       <= 32 lanes of 8 vectors by LEAN8 (hidden 1024: 94.0% against
+       LEAN8L's 74.3%, LEAN4's 91.3%), of 64..256 lanes by LEAN4 with twice
+       the lanes (hidden 4096: 92.1% against LEAN8's 88.2%, LEAN8L's 75.1%,
+       ROWS's 84.8%), of 512 lanes by LEAN8 (hidden 16384: 89.2% against
+       LEAN4's 67.8%, LEAN8L's 56.0%, ROWS's 50.8%). f64 layer_norm of
+       64..256 lanes stays ROWS (LEAN8 spilled there, 2026-12-01 windows 1
+       and 4). */
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     const int res = plan->cls == KG_NORM_ROWS_RES;
-    A->opt = tu->chan ? KG_NORM_OPT_CHAN : 0;
+    A->opt = 0;
     if (rowcls && nk <= 1 && tu->lean >= 0) {
         int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
         int loose = tu->loose, rows_instead = 0;
         const int64_t g8 = pow2_ceil(cdiv(nvec, 8));
         if (info->stats == KG_NORM_STATS_MOMENTS && !res && tu->lean == 0 && !tu->loose && es == 4) {
-            if (g8 <= 32)
-                loose = 1;
-            else if (g8 < 512)
+            if (g8 > 32 && g8 < 512)
                 lnv = 4;
         } else if (info->stats == KG_NORM_STATS_MOMENTS && tu->lean == 0 && !tu->loose && es == 8) {
             rows_instead = g8 > 32 && g8 < 512;
@@ -535,6 +534,10 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            1024 0.7-1.7 points above 256) */
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
+        } else if (info->stats == KG_NORM_STATS_MOMENTS && es == 2) {
+            /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
+               84.3% of copy against 81.3% with 512) */
+            plan->block = 128;
         } else {
             plan->block = KG_NORM_MAX_GROUP;
             while (plan->block > 64 && cdiv(rows, plan->block / g) < 2 * sm)

@@ -40,8 +40,6 @@ typedef struct kg_norm_tuning {
     int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024) */
     int col_splits; /* COLS: slices of the normalized dim per column tile */
     int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
-    int chan;       /* 1: LEAN layer_norm statistics of f32 / f64 by the merged (Chan) reduction
-                       (KG_NORM_OPT_CHAN) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 

@@ -417,8 +417,8 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT 
  * order: M2 = sum of M2_w + n_w (mean_w - mean)^2, a sum of non-negative
  * terms (no cancellation). The merged reduction (kg_nstat_group: three
  * values a step, Chan's merge with a division at each) costs ~3x the
- * instructions and, for a block, 15 serial merges (KG_NORM_OPT_CHAN keeps
- * it, for comparison). Non-finite values: the mean is sum / n (+-inf or
+ * instructions and, for a block, 15 serial merges (hidden 16384 f32: 75.2%
+ * of copy against 85.5% in r3). Non-finite values: the mean is sum / n (+-inf or
  * NaN) and M2 NaN, as the reference's.
  */
 template <class Op, int V, int NX, class VT, class OK>
@@ -787,9 +787,10 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
         } else if constexpr (sizeof(T) == 2) {
             /* the 2-byte types: statistics of an opaque copy, so the
                unpacked values die with the pass (the row stays packed);
-               their moments stay two group reductions (kg_nchunk_stat): with
-               kg_nmoments and KG_NORM_OPT_CHAN in the same kernel, bf16
-               layer_norm ran 60-69% of copy against 68-81% (2026-12-01 r3) */
+               their moments stay two group reductions (kg_nchunk_stat):
+               kg_nmoments ran bf16 layer_norm at 60-69% of copy against
+               68-81% in every 2-byte kernel (r3, with the merged form
+               beside it) and at 46-73% in the LOOSE kernels alone (r6) */
             VT xs[NV];
 #pragma unroll
             for (int k = 0; k < NV; k++)
@@ -801,14 +802,13 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
             for (int k = 0; k < NV; k++)
                 xs[k] = x[k];
             kg_nstat<AT> cs;
-            if constexpr (Op::stats == KG_NS_MOMENTS) {
-                if (!(A.opt & KG_NORM_OPT_CHAN))
-                    cs = kg_nmoments<Op, V, NV>(xs, ok, g, A.n, act ? nvec : 0);
-                else
-                    cs = kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n);
-            } else {
+            /* layer_norm: kg_nmoments (the merged reduction beside it as a
+               tuning made LEAN8 f32 spill 44 B instead of 24; without it
+               hidden 16384 ran 89.2% of copy against 85.5%, r6) */
+            if constexpr (Op::stats == KG_NS_MOMENTS)
+                cs = kg_nmoments<Op, V, NV>(xs, ok, g, A.n, act ? nvec : 0);
+            else
                 cs = kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n);
-            }
             rv = kg_nfinish<Op>(cs, A.n, A.eps);
         }
         if constexpr (Op::elementwise) {

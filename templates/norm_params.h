@@ -37,10 +37,6 @@
 #define KG_NORM_MAX_GROUP 512
 /* LEAN: most lanes of a block (a row's group, up to a block). */
 #define KG_NORM_LEAN_MAX_T 1024
-/* kg_norm_args.opt: LEAN layer_norm statistics by the merged reduction
-   (kg_nstat_group, Chan's merge) instead of kg_nmoments (a tuning, to
-   compare). */
-#define KG_NORM_OPT_CHAN 1
 
 /* Operands, in the order of kg_norm_args.p. */
 enum {
@@ -90,7 +86,7 @@ typedef struct kg_norm_args {
     int32_t group;         /* lanes per row: 1..32 within a warp, or the block (64..1024) */
     int32_t nv;            /* vectors per lane per chunk (1..KG_NORM_NV) */
     int32_t fast;          /* 1: the outer divmods may use magic numbers */
-    int32_t opt;           /* KG_NORM_OPT_* bits (tunings) */
+    int32_t opt;           /* option bits for tunings (none at present: 0) */
     double eps;
     kg_norm_dims outer; /* kept dims (COLS: without the column dim) */
     kg_norm_dims inner; /* normalized dims (STRIDED, COLS: one dim) */
