@@ -1150,7 +1150,9 @@ Test(gpu, every_class_is_reached)
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
     cr_assert_gt(classes_seen[KG_NORM_LEAN8], 0);
     cr_assert_gt(classes_seen[KG_NORM_LEAN4], 0);  /* layer_norm of 4096 f32 */
-    cr_assert_gt(classes_seen[KG_NORM_LEAN8L], 0); /* layer_norm of 1024 f32 */
+    /* LEAN8L / LEAN4L (the LOOSE classes) are tunings only since run r6
+       (8dcddfe: f32 layer_norm of <= 32 lanes takes LEAN8); the default
+       planner reaches neither, lean_rows_under_every_tuning runs both. */
     cr_assert_gt(classes_seen[KG_NORM_LEAN4_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
