@@ -1,5 +1,6 @@
 -- attention.lua - the flash attention family: one kernel per dtype x head dim
--- x mask kind, from templates/attention.cu + templates/attention.cuh.
+-- x mask kind, from templates/attention.cu + templates/attention.cuh (which
+-- includes attention_common.cuh, attention_tc.cuh and attention_f32.cuh).
 --
 -- Three variants:
 --   portable  attn_<dtype>.cu, built for every arch of the bundle: f32 (FFMA)
