@@ -418,6 +418,16 @@ static void fill_dims(kg_red_dims *o, const dim *v, int n, int fast)
     }
 }
 
+/* The classes whose threads walk a run of kept dims K[0] (FLAT, COLS, TILE):
+   the outer index walks the other kept dims, `outer` positions, with magic
+   division where it fits 32 bits. */
+static void fill_outer_of_run(kg_red_args *A, const dim *K, int nk, int64_t outer)
+{
+    A->fast = outer < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K + 1, nk - 1, A->fast);
+    A->n_out = outer;
+}
+
 /* The walk over reduced dims v (n <= KG_RED_WALK_DIMS), dim 0 in units of
    `vec` elements, advancing `step` positions at a time. */
 static void fill_walk(kg_red_walk *w, const dim *v, int n, int64_t vec, int64_t step)
@@ -588,9 +598,7 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     if (smul(smul(outer, s), 100) < smul(sm, pct))
         return 0;
     plan->cls = KG_RED_FLAT;
-    A->fast = outer < ((int64_t)1 << 31);
-    fill_dims(&A->outer, K + 1, nk - 1, A->fast);
-    A->n_out = outer;
+    fill_outer_of_run(A, K, nk, outer);
     A->cw = (int32_t)G;
     A->inner = cols;
     A->tiles = 1;
@@ -678,9 +686,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (rows < 2 * (KG_RED_THREADS / cw))
         return 0;
     plan->cls = KG_RED_COLS;
-    A->fast = outer < ((int64_t)1 << 31);
-    fill_dims(&A->outer, K + 1, nk - 1, A->fast);
-    A->n_out = outer;
+    fill_outer_of_run(A, K, nk, outer);
     A->cw = (int32_t)cw;
     A->vec = vec;
     A->inner = inner.size;
@@ -768,9 +774,7 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     static const dim one = {1, 0, 0, 0}; /* no reduced dim outside the runs: one position */
     plan->cls = KG_RED_TILE;
     const int64_t outer = n_out / K[0].size;
-    A->fast = outer < ((int64_t)1 << 31);
-    fill_dims(&A->outer, K + 1, nk - 1, A->fast);
-    A->n_out = outer;
+    fill_outer_of_run(A, K, nk, outer);
     A->run = L;
     A->inner = K[0].size;
     A->inner_out = K[0].out;

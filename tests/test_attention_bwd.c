@@ -513,6 +513,26 @@ typedef struct {
     void *dq, *dk, *dv; /* host, storage layout */
 } grads;
 
+/* The device inputs of the bitwise tests: q and k uniform in [-1, 1], lse
+   (two floats a row, as the kernels read it) uniform in [2, 4]; the tests
+   pass q as out and dout too and k as v, valid inputs for the arithmetic. */
+static void random_bitwise_inputs(const acase *c, void **q, void **k, void **l)
+{
+    const size_t es = kg_dtype_size(c->dt);
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq;
+    void *hq = malloc(nq * es), *hk = malloc(nk * es);
+    float *hl = malloc(nl * 8);
+    for (int64_t e = 0; e < nq; e++)
+        kt_set(hq, c->dt, e, kt_uniform(&rng, -1, 1));
+    for (int64_t e = 0; e < nk; e++)
+        kt_set(hk, c->dt, e, kt_uniform(&rng, -1, 1));
+    for (int64_t e = 0; e < 2 * nl; e++)
+        hl[e] = (float)kt_uniform(&rng, 2, 4);
+    *q = to_device(hq, nq * es), *k = to_device(hk, nk * es), *l = to_device(hl, nl * 8);
+    free(hq), free(hk), free(hl);
+}
+
 /* Runs the backward once on device buffers; returns the gradients. */
 static grads run_gpu(const acase *c, void *q, void *k, void *v, void *out, void *dout, void *lse, void *mask)
 {
@@ -821,23 +841,14 @@ Test(attention_bwd, bitwise_reproducible)
         acase c = {DTS[i], 2, 8, 2, (int)kt_size(300, 96), (int)kt_size(333, 101), 128, 1, MASK_NONE, 0, 0, 0.f};
         const size_t es = kg_dtype_size(c.dt);
         const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-        const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
-        void *hq = malloc(nq * es), *hk = malloc(nk * es);
-        float *hl = malloc(nl * 8);
-        for (int64_t e = 0; e < nq; e++)
-            kt_set(hq, c.dt, e, kt_uniform(&rng, -1, 1));
-        for (int64_t e = 0; e < nk; e++)
-            kt_set(hk, c.dt, e, kt_uniform(&rng, -1, 1));
-        for (int64_t e = 0; e < 2 * nl; e++)
-            hl[e] = (float)kt_uniform(&rng, 2, 4);
-        void *q = to_device(hq, nq * es), *k = to_device(hk, nk * es), *l = to_device(hl, nl * 8);
+        void *q, *k, *l;
+        random_bitwise_inputs(&c, &q, &k, &l);
         /* q doubles as out and dout, k as v: valid inputs for the arithmetic */
         grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
         cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "%s: dq differs between two runs", kg_dtype_name(c.dt));
         cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "%s: dk differs between two runs", kg_dtype_name(c.dt));
         cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "%s: dv differs between two runs", kg_dtype_name(c.dt));
         free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
-        free(hq), free(hk), free(hl);
         kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     }
 }
@@ -859,16 +870,8 @@ Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
         const acase c = cases[i];
         const size_t es = kg_dtype_size(c.dt);
         const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-        const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
-        void *hq = malloc(nq * es), *hk = malloc(nk * es);
-        float *hl = malloc(nl * 8);
-        for (int64_t e = 0; e < nq; e++)
-            kt_set(hq, c.dt, e, kt_uniform(&rng, -1, 1));
-        for (int64_t e = 0; e < nk; e++)
-            kt_set(hk, c.dt, e, kt_uniform(&rng, -1, 1));
-        for (int64_t e = 0; e < 2 * nl; e++)
-            hl[e] = (float)kt_uniform(&rng, 2, 4);
-        void *q = to_device(hq, nq * es), *k = to_device(hk, nk * es), *l = to_device(hl, nl * 8);
+        void *q, *k, *l;
+        random_bitwise_inputs(&c, &q, &k, &l);
         unsetenv("KG_ATTNB_DIRECT");
         grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
         setenv("KG_ATTNB_DIRECT", "0", 1);
@@ -880,7 +883,6 @@ Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
         for (int64_t e = 0; e < nq; e++)
             cr_assert(!isnan(kt_get(a.dq, c.dt, e)), "case %zu: dq[%lld] is NaN (unwritten)", i, (long long)e);
         free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
-        free(hq), free(hk), free(hl);
         kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     }
     unsetenv("KG_ATTNB_LANES");
