@@ -8,7 +8,10 @@
  * Each case is checked before it is timed: a few rows against a float64 CPU
  * reference. Rows go to $KG_BENCH_CSV for bench/torch_attention.py:
  *   attention,<dtype>,B,H,S,D,causal,us,tflops
- * Set KG_BENCH_FILTER=<substring of "dtype D S causal"> to run a subset.
+ * Set KG_BENCH_FILTER=<'|'-separated substrings of "dtype D S causal Hq Hkv Sq
+ * Sk kind", kind one of prefill / decode / sweep (the seeded prefill sweep)>
+ * to run a subset; KG_BENCH_VARIANTS=1 times every variant of each prefill
+ * row (=hopper: the Hopper ones only).
  */
 #include <math.h>
 #include <stdint.h>
@@ -253,6 +256,23 @@ int main(void)
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 4096, 128, 1};
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 32768, 128, 1};
     cases[nc++] = (bcase){KG_BF16, 1, 64, 8, 512, 16384, 128, 1};
+    /* a seeded sweep of prefill shapes (bf16/f16, every head dim, causal or
+       not, MHA or GQA 4:1 / 8:1, S 1k..16k not a multiple of the tiles, about
+       0.5 TFLOP each, more where one sequence of one batch is more) for the
+       worst ratio to cuDNN */
+    const int sweep0 = nc; /* rows sweep0.. are the sweep's ("sweep" in their filter names) */
+    {
+        uint64_t sr = 2026;
+        const int dims[] = {32, 64, 96, 128, 256}, groups[] = {1, 4, 8};
+        for (int n = 0; n < 12; n++) {
+            const int D = dims[kt_next(&sr) % 5], g = groups[kt_next(&sr) % 3], causal = (int)(kt_next(&sr) % 2);
+            const int S = 1000 + (int)(kt_next(&sr) % 15385), Hq = g == 1 ? 16 : 32;
+            const double per = 4.0 * Hq * (double)S * S * D / (causal ? 2 : 1);
+            int B = (int)(5e11 / per);
+            B = B < 1 ? 1 : B > 64 ? 64 : B;
+            cases[nc++] = (bcase){kt_next(&sr) % 2 ? KG_BF16 : KG_F16, B, Hq, Hq / g, S, S, D, causal};
+        }
+    }
 
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("same-run device copy: %.0f GB/s\n", copy);
@@ -265,8 +285,8 @@ int main(void)
         const kg_dtype dt = bc.dt;
         const int B = bc.B, Hq = bc.Hq, Hkv = bc.Hkv, Sq = bc.Sq, Sk = bc.Sk, D = bc.D;
         char name[96];
-        snprintf(name, sizeof name, "%s D%d S%d causal%d Hq%d Hkv%d Sq%d Sk%d ", kg_dtype_name(dt), D, Sq, bc.causal,
-                 Hq, Hkv, Sq, Sk);
+        snprintf(name, sizeof name, "%s D%d S%d causal%d Hq%d Hkv%d Sq%d Sk%d %s", kg_dtype_name(dt), D, Sq, bc.causal,
+                 Hq, Hkv, Sq, Sk, ci >= sweep0 ? "sweep " : Sq > 16 ? "prefill " : "decode ");
         if (filter && !matches(name, filter))
             continue;
         const size_t es = kg_dtype_size(dt);
@@ -372,8 +392,10 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[4] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_PP};
-            for (int x = 0; x < 4; x++) {
+            const int vs[6] = {KG_ATTN_V_PORTABLE,  KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_OV, KG_ATTN_V_HOPPER_OVP};
+            const char *which = getenv("KG_BENCH_VARIANTS");
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 6; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) == vs[x])

@@ -177,8 +177,12 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int f = (int)ctx->test_force[KGI_TEST_ATTN_VARIANT];
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
+    /* the persistent variant numbers its work tiles (B x Hq x query blocks)
+       with 32-bit ints */
+    const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
-        (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok))
+        (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
+        (f != KG_ATTN_V_HOPPER_PERSIST || persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -468,11 +472,23 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
     const int64_t nmb = (Sq + e->bm - 1) / e->bm;
     const int hopper =
-        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
+        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP ||
+        variant == KG_ATTN_V_HOPPER_OV || variant == KG_ATTN_V_HOPPER_OVP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int order = hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
-    const dim3 grid =
-        order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B} : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
+    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST;
+    /* persistent: one block per multiprocessor (a block's shared memory
+       fills one), each taking work tiles blockIdx.x + k gridDim.x of
+       p.units; causal tiles always heaviest first (attention_sm90.cuh) */
+    const int order =
+        persist ? p.causal : hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
+    if (persist) {
+        p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
+        p.hkv = (int32_t)Hq;               /* (the decode-only fields, here the work tiles and the heads) */
+    }
+    const int64_t pgrid = persist ? (p.units < ctx->sm_count ? p.units : ctx->sm_count) : 0;
+    const dim3 grid = persist ? (dim3){(unsigned)pgrid, 1, 1}
+                      : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
+                              : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
     void *argv[1] = {&p};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);

@@ -110,7 +110,7 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  * one warpgroup's softmax runs while another's products keep the tensor
  * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool OV = false, bool PERSIST = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -125,42 +125,69 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                    /* two stages each */
-    const uint32_t bars = aV + 2 * KB;                                /* fullK[2], fullV[2], emptyK[2], emptyV[2] */
-    unsigned char *sQ = smem + (aQ - raw);
+    const uint32_t aK = aQ + QB, aV = aK + 2 * KB; /* two stages each */
+    /* PERSIST: the output's own staging tile (the producer may be loading
+       the next work tile's Q into aQ) */
+    const uint32_t aO = aV + 2 * KB, bars = aO + (PERSIST ? QB : 0);
+    /* fullK[2], fullV[2], emptyK[2], emptyV[2]; PERSIST: fullQ, emptyQ */
+    unsigned char *sO = smem + ((PERSIST ? aO : aQ) - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
     auto full_v = [&](int s) { return bars + 16 + 8 * s; };
     auto empty_k = [&](int s) { return bars + 32 + 8 * s; };
     auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
+    const uint32_t full_q = bars + 64, empty_q = bars + 72;
+    static_assert(!PERSIST || OV, "the persistent loop is the overlapped one's");
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    int mb, h;
-    if (KIND != KG_ATTN_NONE && gridDim.y == 1) {
-        /* causal, grid (query blocks x Hq, 1, B) (attention.c): the heads of
-           a batch in sections of G, each section's blocks heaviest (longest
-           key range) first across its heads, so that a launch ends on the
-           lightest blocks; G heads' K and V (about 16 MB) stay in L2 */
-        const int nmb = (p.sq + BM - 1) / BM, H = gridDim.x / nmb;
-        const int64_t kv = (int64_t)p.sk * D * 4;
-        const int G = (int)max((int64_t)1, min((int64_t)H, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
-        const int sec = blockIdx.x / (G * nmb), rem = blockIdx.x - sec * G * nmb;
-        const int gs = min(G, H - sec * G);
-        mb = nmb - 1 - rem / gs;
-        h = sec * G + rem % gs;
-    } else {
-        mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
-        h = blockIdx.y;
-    }
-    const int b = blockIdx.z, hk = h / p.group;
-    const int m0 = mb * BM;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-    const int ntiles = key_tiles(p, causal, m0, BM, BN);
+    const int nmb = (p.sq + BM - 1) / BM;
+    /* The work tile: query block mb of head h of batch b. Grid mode: one per
+       block. PERSIST: gridDim.x blocks take tiles blockIdx.x, + gridDim.x,
+       ... of p.units = B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
+       major, each batch's tiles in the order grid mode launches them. */
+    auto coords = [&](int tile, int &mb, int &h, int &b) {
+        int x = tile, H;
+        if constexpr (PERSIST) {
+            H = p.hkv;
+            b = tile / (nmb * H);
+            x = tile - b * nmb * H;
+        } else {
+            H = KIND != KG_ATTN_NONE && gridDim.y == 1 ? gridDim.x / nmb : gridDim.y;
+            b = blockIdx.z;
+        }
+        if (PERSIST ? causal : KIND != KG_ATTN_NONE && gridDim.y == 1) {
+            /* causal, grid (query blocks x Hq, 1, B) (attention.c): the heads of
+               a batch in sections of G, each section's blocks heaviest (longest
+               key range) first across its heads, so that a launch ends on the
+               lightest blocks; G heads' K and V (about 16 MB) stay in L2 */
+            const int64_t kv = (int64_t)p.sk * D * 4;
+            const int G = (int)max((int64_t)1, min((int64_t)H, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+            const int sec = x / (G * nmb), rem = x - sec * G * nmb;
+            const int gs = min(G, H - sec * G);
+            mb = nmb - 1 - rem / gs;
+            h = sec * G + rem % gs;
+        } else if constexpr (PERSIST) {
+            mb = x % nmb;
+            h = x / nmb;
+        } else {
+            mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
+            h = blockIdx.y;
+        }
+    };
+
+    int mb1 = 0, h1 = 0, b1 = 0; /* grid mode: the block's work tile */
+    if constexpr (!PERSIST)
+        coords(blockIdx.x, mb1, h1, b1);
 
     if (tid == 0) {
         for (int s = 0; s < 4; s++)
             mbar_init(bars + 8 * s, 128); /* full: every producer thread */
         for (int s = 4; s < 8; s++)
             mbar_init(bars + 8 * s, NWG * 4); /* empty: every consumer warp */
+        if (PERSIST) {
+            mbar_init(full_q, 128);
+            mbar_init(empty_q, NWG * 4);
+        }
     }
     __syncthreads();
 
@@ -169,26 +196,51 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         /* ---- producer ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
         const int pt = tid - NWG * 128;
-        const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-        const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-        for (int j = 0; j < ntiles; j++) {
-            const int s = j & 1;
-            if (j >= 2)
-                mbar_wait(empty_k(s), ((j >> 1) - 1) & 1);
-            load_sw128<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
-            cp_async_arrive(full_k(s));
-            if (j >= 2)
-                mbar_wait(empty_v(s), ((j >> 1) - 1) & 1);
-            load_sw128<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
-            cp_async_arrive(full_v(s));
+        /* K and V tiles of one work tile; it0: the tiles streamed before it
+           (stage and phase of the rings) */
+        auto produce = [&](int mb, int h, int b, int it0) {
+            const int hk = h / p.group, ntiles = key_tiles(p, causal, mb * BM, BM, BN);
+            const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+            const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+            for (int j = 0; j < ntiles; j++) {
+                const int x = it0 + j, s = x & 1;
+                if (x >= 2)
+                    mbar_wait(empty_k(s), ((x >> 1) - 1) & 1);
+                load_sw128<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
+                cp_async_arrive(full_k(s));
+                if (x >= 2)
+                    mbar_wait(empty_v(s), ((x >> 1) - 1) & 1);
+                load_sw128<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
+                cp_async_arrive(full_v(s));
+            }
+            return ntiles;
+        };
+        if constexpr (PERSIST) {
+            int it0 = 0, tc = 0;
+            for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
+                int mb, h, b;
+                coords(tile, mb, h, b);
+                /* the tile's Q, once the consumers are done with the last */
+                if (tc >= 1)
+                    mbar_wait(empty_q, (tc - 1) & 1);
+                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+                load_sw128<BM, D, 128>(aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0, p.sq - mb * BM, pt);
+                cp_async_arrive(full_q);
+                it0 += produce(mb, h, b, it0);
+            }
+        } else {
+            produce(mb1, h1, b1, 0);
         }
         kgd_cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-        /* this warpgroup's Q rows */
+      /* one work tile; it0: the K/V tiles streamed before it */
+      auto consume = [&](const int mb, const int h, const int b, const int it0) {
+        const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
+        if constexpr (!PERSIST) {
+        /* this warpgroup's Q rows (PERSIST: the producer loads them) */
         const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-        {
             constexpr int CPR = D / 8;
 #pragma unroll
             for (int it = 0; it < 64 * CPR / 128; it++) {
@@ -206,7 +258,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         /* this thread's rows: m0 + wr + g and + 8 */
         const int wr = wgi * 64 + wq * 16;
         float o[DP / 2], s[BN / 2];
-        uint32_t pa[BN / 16][4];
+        uint32_t pa[1][BN / 16][4];
         float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
 #pragma unroll
         for (int i = 0; i < DP / 2; i++)
@@ -278,7 +330,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                     rs[x >> 1] += e;
                 }
         };
-        auto pack_p = [&]() {
+        auto pack_p = [&](uint32_t(&pa)[BN / 16][4]) {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
                 pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
@@ -299,7 +351,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             wg_commit();
         };
         /* O += P V from V stage `stage` */
-        auto issue_pv = [&](int stage) {
+        auto issue_pv = [&](int stage, const uint32_t(&pa)[BN / 16][4]) {
             const uint32_t vb = aV + stage * KB;
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
@@ -327,56 +379,118 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 mbar_arrive(bar);
         };
 
+        /* O scaled to the new running max */
+        auto rescale_o = [&](const float(&alpha)[2]) {
+#pragma unroll
+            for (int n = 0; n < DP / 8; n++) {
+                o[4 * n] *= alpha[0];
+                o[4 * n + 1] *= alpha[0];
+                o[4 * n + 2] *= alpha[1];
+                o[4 * n + 3] *= alpha[1];
+            }
+        };
+
         if (wgi == 1)
             turn_pass(); /* warpgroup 0 goes first */
         if (ntiles > 0) {
             float alpha[2], rs[2];
-            mbar_wait(full_k(0), 0);
+            mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
             fence_async_smem();
             wg_fence();
             turn_wait();
-            issue_s(0);
+            issue_s(it0 & 1);
             turn_pass();
             wg_wait<0>();
-            release(empty_k(0));
+            release(empty_k(it0 & 1));
             softmax(0, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
-            pack_p();
-            for (int j = 1; j < ntiles; j++) {
-                const int sk_ = j & 1, sv = (j - 1) & 1;
-                mbar_wait(full_k(sk_), (j >> 1) & 1);
-                mbar_wait(full_v(sv), ((j - 1) >> 1) & 1);
-                fence_async_smem();
-                wg_fence();
-                turn_wait();
-                issue_s(sk_);
-                issue_pv(sv);
-                turn_pass();
-                wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-                release(empty_k(sk_));
-                softmax(j, alpha, rs);
-                wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-                release(empty_v(sv));
+            pack_p(pa[0]);
+            if constexpr (!OV) {
+                for (int j = 1; j < ntiles; j++) {
+                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                    fence_async_smem();
+                    wg_fence();
+                    turn_wait();
+                    issue_s(sk_);
+                    issue_pv(sv, pa[0]);
+                    turn_pass();
+                    wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+                    release(empty_k(sk_));
+                    softmax(j, alpha, rs);
+                    wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+                    release(empty_v(sv));
 #pragma unroll
-                for (int i = 0; i < 2; i++)
-                    l[i] = l[i] * alpha[i] + rs[i];
-#pragma unroll
-                for (int n = 0; n < ND; n++) {
-                    o[4 * n] *= alpha[0];
-                    o[4 * n + 1] *= alpha[0];
-                    o[4 * n + 2] *= alpha[1];
-                    o[4 * n + 3] *= alpha[1];
+                    for (int i = 0; i < 2; i++)
+                        l[i] = l[i] * alpha[i] + rs[i];
+                    rescale_o(alpha);
+                    pack_p(pa[0]);
                 }
-                pack_p();
+            } else {
+                /* The overlap, kept. With the loop above, the compiler (ptxas)
+                   schedules the wait for P_{j-1} V_{j-1} before the
+                   exponentials of S_j (it packs them into the P registers as
+                   they come, and those are P_{j-1} V_{j-1}'s operand), so
+                   the softmax and that product never overlap. Here the wait,
+                   O's rescale and the packing of P move to the top of the next
+                   step, behind the barrier wait for the next K tile: a loop,
+                   which the compiler does not hoist the wait across. Step j:
+                     wait P_{j-2} V_{j-2}; O *= alpha_{j-1}; pack P_{j-1};
+                     issue S_j; issue P_{j-1} V_{j-1};
+                     wait S_j; softmax S_j (P_{j-1} V_{j-1} on the tensor cores). */
+                auto step = [&](int j, auto later) {
+                    /* j >= 2, as a constant: the compiler must see every read
+                       of O behind its wait */
+                    constexpr bool LATER = decltype(later)::value;
+                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                    if constexpr (LATER) {
+                        wg_wait<0>(); /* P_{j-2} V_{j-2} is done */
+                        release(empty_v(sv ^ 1));
+                        rescale_o(alpha);
+                        pack_p(pa[0]);
+                    } /* else O is still zero and P_0 packed */
+                    fence_async_smem();
+                    wg_fence();
+                    turn_wait();
+                    issue_s(sk_);
+                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                    fence_async_smem();
+                    wg_fence();
+                    issue_pv(sv, pa[0]);
+                    turn_pass();
+                    wg_wait<1>(); /* S_j is ready */
+                    release(empty_k(sk_));
+                    softmax(j, alpha, rs);
+#pragma unroll
+                    for (int i = 0; i < 2; i++)
+                        l[i] = l[i] * alpha[i] + rs[i];
+                };
+                if (ntiles >= 2) {
+                    step(1, std::false_type());
+                    for (int j = 2; j < ntiles; j++)
+                        step(j, std::true_type());
+                    wg_wait<0>(); /* P_{ntiles-2} V_{ntiles-2} */
+                    release(empty_v((it0 + ntiles) & 1));
+                    rescale_o(alpha);
+                    pack_p(pa[0]);
+                }
             }
-            const int sv = (ntiles - 1) & 1;
-            mbar_wait(full_v(sv), ((ntiles - 1) >> 1) & 1);
+            if constexpr (PERSIST)
+                release(empty_q); /* every S = Q K^T of the tile is done */
+            const int sv = (it0 + ntiles - 1) & 1;
+            mbar_wait(full_v(sv), ((it0 + ntiles - 1) >> 1) & 1);
             fence_async_smem();
             wg_fence();
             turn_wait();
-            issue_pv(sv);
+            issue_pv(sv, pa[0]);
             turn_pass();
             wg_wait<0>();
+            if constexpr (PERSIST)
+                release(empty_v(sv)); /* the next work tile's producer refills it */
+        } else if constexpr (PERSIST) {
+            release(empty_q);
         }
         if (wgi == 0)
             turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
@@ -390,7 +504,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             const int rl = wr + g + 8 * i, r = m0 + rl;
 #pragma unroll
             for (int n = 0; n < ND; n++)
-                *(uint32_t *)(sQ + sw128_at<BM>(rl, n) + 4 * t) =
+                *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
                     mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
             if (p.lse && t == 0 && r < p.sq)
                 p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
@@ -403,7 +517,23 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         for (int it = 0; it < 64 * CPR / 128; it++) {
             const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
             if (r < p.sq)
-                *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sQ + sw128_at<BM>(rl, cc));
+                *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
+        }
+        if constexpr (PERSIST) /* the staging tile is free for the next work tile */
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+        return ntiles;
+      };
+        if constexpr (PERSIST) {
+            int it0 = 0, tc = 0;
+            for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
+                int mb, h, b;
+                coords(tile, mb, h, b);
+                mbar_wait(full_q, tc & 1);
+                fence_async_smem();
+                it0 += consume(mb, h, b, it0);
+            }
+        } else {
+            consume(mb1, h1, b1, 0);
         }
     }
 }

@@ -798,9 +798,14 @@ Test(attention, causal_block_order)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
     if (!(major == 9 && minor == 0))
         return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
-    const int vs[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
-    const int shapes[3][5] = {{3, 11, 300, 400, 64}, {2, 5, 600, 700, 128}, {1, 3, 700, 2500, 64}}; /* B H Sq Sk D */
-    for (int x = 0; x < 3; x++) {
+    const int vs[5] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_OV,
+                       KG_ATTN_V_HOPPER_OVP};
+    const int shapes[5][5] = {{3, 11, 300, 400, 64},
+                              {2, 5, 600, 700, 128},
+                              {1, 3, 700, 2500, 64},
+                              {2, 5, 600, 700, 128},
+                              {3, 7, 333, 1000, 64}}; /* B H Sq Sk D */
+    for (int x = 0; x < 5; x++) {
         const int B = shapes[x][0], H = shapes[x][1], Sq = shapes[x][2], Sk = shapes[x][3], D = shapes[x][4];
         acase c = {KG_BF16, B, H, H, Sq, Sk, D, 1, MASK_NONE, 0, 0, 0.f};
         kg_test_force_attn_variant(ctx, vs[x]);
@@ -842,6 +847,82 @@ Test(attention, causal_block_order)
         kg_free(ctx, dk);
         kg_free(ctx, dv);
         kg_free(ctx, dout);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+/* The persistent Hopper variant (a block per multiprocessor taking work
+   tiles in turn, its K/V ring and Q barrier carried from tile to tile)
+   against the float64 reference, and bit for bit against the grid-mode
+   'ov' variant (the same arithmetic per tile; checked against the reference
+   by every_dtype_head_dim_and_mask_kind), on shapes with several work tiles
+   per block: causal with more queries than keys (leading tiles without
+   keys), GQA, odd lengths, lse written. */
+Test(attention, persistent_matches_grid_bits)
+{
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    if (!(major == 9 && minor == 0))
+        return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
+    const int shapes[6][7] = {
+        /* B Hq Hkv Sq Sk D causal */
+        {4, 16, 16, 1000, 1000, 64, 1}, {3, 32, 8, 777, 1301, 128, 0}, {2, 12, 4, 1500, 600, 96, 1},
+        {5, 8, 8, 2049, 2049, 128, 1},  {1, 40, 5, 3000, 257, 64, 0},  {2, 16, 2, 640, 4100, 128, 1},
+    };
+    /* against the float64 reference: small enough for it, still more work
+       tiles than multiprocessors */
+    const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
+    for (int x = 0; x < 2; x++) {
+        kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER_PERSIST);
+        run_case_once(&refs[x]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_HOPPER_PERSIST, "the variant did not take");
+    }
+    /* bits against grid mode on bigger ones */
+    for (int x = 0; x < 6; x++) {
+        const int *z = shapes[x];
+        const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
+        const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+        const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
+        uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+        float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
+        void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+             *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
+        for (int t = 0; t < 3; t++) {
+            const int64_t n = t == 0 ? nq : nk;
+            for (int64_t i = 0; i < n; i++)
+                h[i] = c.dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+            kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+        }
+        kg_tensor tq = kg_tensor_contiguous(dq, c.dt, 4, KT_SHAPE(c.B, c.Hq, c.Sq, c.D)),
+                  tk = kg_tensor_contiguous(dk, c.dt, 4, KT_SHAPE(c.B, c.Hkv, c.Sk, c.D)),
+                  tv = kg_tensor_contiguous(dv, c.dt, 4, KT_SHAPE(c.B, c.Hkv, c.Sk, c.D)),
+                  to = kg_tensor_contiguous(dout, c.dt, 4, KT_SHAPE(c.B, c.Hq, c.Sq, c.D)),
+                  tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(c.B, c.Hq, c.Sq));
+        kg_attention_opts o = {0.f, c.causal};
+        const int vs[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_OV};
+        for (int w = 0; w < 2; w++) {
+            kg_test_force_attn_variant(ctx, vs[w]);
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
+            KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &o));
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_variant(ctx), vs[w]);
+            kt_download(ctx, w ? o2 : o1, dout, nq * 2);
+            kt_download(ctx, w ? l2 : l1, dl, nl * 4);
+        }
+        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
+                  "shape %d: persistent and grid-mode bits differ", x);
+        free(h);
+        free(o1);
+        free(o2);
+        free(l1);
+        free(l2);
+        kg_free(ctx, dq);
+        kg_free(ctx, dk);
+        kg_free(ctx, dv);
+        kg_free(ctx, dout);
+        kg_free(ctx, dl);
     }
     kg_test_force_attn_variant(ctx, -1);
 }
