@@ -286,7 +286,10 @@ int main(void)
         const int B = bc.B, Hq = bc.Hq, Hkv = bc.Hkv, Sq = bc.Sq, Sk = bc.Sk, D = bc.D;
         char name[96];
         snprintf(name, sizeof name, "%s D%d S%d causal%d Hq%d Hkv%d Sq%d Sk%d %s", kg_dtype_name(dt), D, Sq, bc.causal,
-                 Hq, Hkv, Sq, Sk, ci >= sweep0 ? "sweep " : Sq > 16 ? "prefill " : "decode ");
+                 Hq, Hkv, Sq, Sk,
+                 ci >= sweep0 ? "sweep "
+                 : Sq > 16    ? "prefill "
+                              : "decode ");
         if (filter && !matches(name, filter))
             continue;
         const size_t es = kg_dtype_size(dt);

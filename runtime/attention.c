@@ -471,16 +471,17 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        1317 / 1344, S 1k 442 / 437; at D 64 plain is level or better (S 1k
        311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
     const int64_t nmb = (Sq + e->bm - 1) / e->bm;
-    const int hopper =
-        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP ||
-        variant == KG_ATTN_V_HOPPER_OV || variant == KG_ATTN_V_HOPPER_OVP;
+    const int hopper = variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG ||
+                       variant == KG_ATTN_V_HOPPER_PP || variant == KG_ATTN_V_HOPPER_OV ||
+                       variant == KG_ATTN_V_HOPPER_OVP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
     const int persist = variant == KG_ATTN_V_HOPPER_PERSIST;
     /* persistent: one block per multiprocessor (a block's shared memory
        fills one), each taking work tiles blockIdx.x + k gridDim.x of
        p.units; causal tiles always heaviest first (attention_sm90.cuh) */
     const int order =
-        persist ? p.causal : hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
+        persist ? p.causal
+                : hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
     if (persist) {
         p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
         p.hkv = (int32_t)Hq;               /* (the decode-only fields, here the work tiles and the heads) */

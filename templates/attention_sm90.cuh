@@ -125,7 +125,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = aQ + QB, aV = aK + 2 * KB; /* two stages each */
+    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                        /* two stages each */
     /* PERSIST: the output's own staging tile (the producer may be loading
        the next work tile's Q into aQ) */
     const uint32_t aO = aV + 2 * KB, bars = aO + (PERSIST ? QB : 0);
@@ -235,294 +235,294 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-      /* one work tile; it0: the K/V tiles streamed before it */
-      auto consume = [&](const int mb, const int h, const int b, const int it0) {
-        const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
-        if constexpr (!PERSIST) {
-        /* this warpgroup's Q rows (PERSIST: the producer loads them) */
-        const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-            constexpr int CPR = D / 8;
+        /* one work tile; it0: the K/V tiles streamed before it */
+        auto consume = [&](const int mb, const int h, const int b, const int it0) {
+            const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
+            if constexpr (!PERSIST) {
+                /* this warpgroup's Q rows (PERSIST: the producer loads them) */
+                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+                constexpr int CPR = D / 8;
 #pragma unroll
-            for (int it = 0; it < 64 * CPR / 128; it++) {
-                const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR;
-                const bool ok = m0 + rl < p.sq;
-                const char *src = ok ? q + (int64_t)(m0 + rl) * p.q_ss * E + cc * 16 : q;
-                kgd_cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
-            }
-            kgd_cp_async_commit();
-            kgd_cp_async_wait<0>();
-            fence_async_smem();
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-        }
-
-        /* this thread's rows: m0 + wr + g and + 8 */
-        const int wr = wgi * 64 + wq * 16;
-        float o[DP / 2], s[BN / 2];
-        uint32_t pa[1][BN / 16][4];
-        float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
-#pragma unroll
-        for (int i = 0; i < DP / 2; i++)
-            o[i] = 0.f;
-        const float *mrow[2];
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const int r = min(m0 + wr + g + 8 * i, p.sq - 1);
-            mrow[i] = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
-        }
-        /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
-           inside a panel */
-        const uint64_t dq = sw128_desc(aQ + wgi * 64 * 128, 16, 1024);
-
-        /* The scaled, masked scores of S_j -> exponentials relative to the new
-           running max (in s), their row sums (rs) and the factor alpha the
-           output and the sums so far must be scaled by. */
-        auto softmax = [&](int j, float(&alpha)[2], float(&rs)[2]) {
-            const int n0 = j * BN;
-            const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
-            /* scale (and add the mask) everywhere; key bounds and the causal
-               rule only on tiles that cross the sequence end or the diagonal:
-               row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    float &e = s[4 * n + x];
-                    e *= p.scale_log2;
-                    if (KIND == KG_ATTN_MASK) {
-                        const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
-                        if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
-                            e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
-                    }
+                for (int it = 0; it < 64 * CPR / 128; it++) {
+                    const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR;
+                    const bool ok = m0 + rl < p.sq;
+                    const char *src = ok ? q + (int64_t)(m0 + rl) * p.q_ss * E + cc * 16 : q;
+                    kgd_cp_async16(aQ + sw128_at<BM>(rl, cc), src, ok);
                 }
-            if (check) {
-                int lim[2];
+                kgd_cp_async_commit();
+                kgd_cp_async_wait<0>();
+                fence_async_smem();
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+            }
+
+            /* this thread's rows: m0 + wr + g and + 8 */
+            const int wr = wgi * 64 + wq * 16;
+            float o[DP / 2], s[BN / 2];
+            uint32_t pa[1][BN / 16][4];
+            float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
 #pragma unroll
-                for (int i = 0; i < 2; i++)
-                    lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+            for (int i = 0; i < DP / 2; i++)
+                o[i] = 0.f;
+            const float *mrow[2];
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int r = min(m0 + wr + g + 8 * i, p.sq - 1);
+                mrow[i] = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
+            }
+            /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
+               inside a panel */
+            const uint64_t dq = sw128_desc(aQ + wgi * 64 * 128, 16, 1024);
+
+            /* The scaled, masked scores of S_j -> exponentials relative to the new
+               running max (in s), their row sums (rs) and the factor alpha the
+               output and the sums so far must be scaled by. */
+            auto softmax = [&](int j, float(&alpha)[2], float(&rs)[2]) {
+                const int n0 = j * BN;
+                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
+                /* scale (and add the mask) everywhere; key bounds and the causal
+                   rule only on tiles that cross the sequence end or the diagonal:
+                   row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        float &e = s[4 * n + x];
+                        e *= p.scale_log2;
+                        if (KIND == KG_ATTN_MASK) {
+                            const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                            if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
+                                e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                        }
+                    }
+                if (check) {
+                    int lim[2];
+#pragma unroll
+                    for (int i = 0; i < 2; i++)
+                        lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+#pragma unroll
+                    for (int n = 0; n < NS; n++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++)
+                            if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
+                                s[4 * n + x] = -CUDART_INF_F;
+                }
+                float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++)
-                        if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
-                            s[4 * n + x] = -CUDART_INF_F;
-            }
-            float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
+                        tmax[x >> 1] = fmaxf(tmax[x >> 1], s[4 * n + x]);
+                float use[2];
 #pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int x = 0; x < 4; x++)
-                    tmax[x >> 1] = fmaxf(tmax[x >> 1], s[4 * n + x]);
-            float use[2];
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
-                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                alpha[i] = ex2(mx[i] - use[i]);
-                mx[i] = mnew;
-                rs[i] = 0.f;
-            }
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    float &e = s[4 * n + x];
-                    e = ex2(e - use[x >> 1]);
-                    rs[x >> 1] += e;
+                for (int i = 0; i < 2; i++) {
+                    const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
+                    use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                    alpha[i] = ex2(mx[i] - use[i]);
+                    mx[i] = mnew;
+                    rs[i] = 0.f;
                 }
-        };
-        auto pack_p = [&](uint32_t(&pa)[BN / 16][4]) {
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++) {
-                pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-            }
-        };
-        /* S = Q K^T from K stage `stage` */
-        auto issue_s = [&](int stage) {
-            const uint32_t kb = aK + stage * KB;
+                for (int n = 0; n < NS; n++)
 #pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                wg<T, BN>::ss(s, dq + (off >> 4), sw128_desc(kb + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
-                              kk > 0);
-            }
-            wg_commit();
-        };
-        /* O += P V from V stage `stage` */
-        auto issue_pv = [&](int stage, const uint32_t(&pa)[BN / 16][4]) {
-            const uint32_t vb = aV + stage * KB;
+                    for (int x = 0; x < 4; x++) {
+                        float &e = s[4 * n + x];
+                        e = ex2(e - use[x >> 1]);
+                        rs[x >> 1] += e;
+                    }
+            };
+            auto pack_p = [&](uint32_t(&pa)[BN / 16][4]) {
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++)
-                wg<T, DP>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
-            wg_commit();
-        };
-        /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns
-           to issue their products (named barriers 3 and 4: a warpgroup waits
-           for its turn, issues, and passes the turn on), so that one's
-           softmax runs while the other's products occupy the tensor cores
-           rather than both multiplying, then both exponentiating. */
-        static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
-        auto turn_wait = [&]() {
-            if constexpr (PP)
-                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
-        };
-        auto turn_pass = [&]() {
-            if constexpr (PP)
-                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
-        };
-        /* this warp is done reading a stage */
-        auto release = [&](uint32_t bar) {
-            __syncwarp();
-            if (lane == 0)
-                mbar_arrive(bar);
-        };
-
-        /* O scaled to the new running max */
-        auto rescale_o = [&](const float(&alpha)[2]) {
-#pragma unroll
-            for (int n = 0; n < DP / 8; n++) {
-                o[4 * n] *= alpha[0];
-                o[4 * n + 1] *= alpha[0];
-                o[4 * n + 2] *= alpha[1];
-                o[4 * n + 3] *= alpha[1];
-            }
-        };
-
-        if (wgi == 1)
-            turn_pass(); /* warpgroup 0 goes first */
-        if (ntiles > 0) {
-            float alpha[2], rs[2];
-            mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
-            fence_async_smem();
-            wg_fence();
-            turn_wait();
-            issue_s(it0 & 1);
-            turn_pass();
-            wg_wait<0>();
-            release(empty_k(it0 & 1));
-            softmax(0, alpha, rs);
-            l[0] = rs[0], l[1] = rs[1];
-            pack_p(pa[0]);
-            if constexpr (!OV) {
-                for (int j = 1; j < ntiles; j++) {
-                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                    fence_async_smem();
-                    wg_fence();
-                    turn_wait();
-                    issue_s(sk_);
-                    issue_pv(sv, pa[0]);
-                    turn_pass();
-                    wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-                    release(empty_k(sk_));
-                    softmax(j, alpha, rs);
-                    wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-                    release(empty_v(sv));
-#pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        l[i] = l[i] * alpha[i] + rs[i];
-                    rescale_o(alpha);
-                    pack_p(pa[0]);
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
                 }
-            } else {
-                /* The overlap, kept. With the loop above, the compiler (ptxas)
-                   schedules the wait for P_{j-1} V_{j-1} before the
-                   exponentials of S_j (it packs them into the P registers as
-                   they come, and those are P_{j-1} V_{j-1}'s operand), so
-                   the softmax and that product never overlap. Here the wait,
-                   O's rescale and the packing of P move to the top of the next
-                   step, behind the barrier wait for the next K tile: a loop,
-                   which the compiler does not hoist the wait across. Step j:
-                     wait P_{j-2} V_{j-2}; O *= alpha_{j-1}; pack P_{j-1};
-                     issue S_j; issue P_{j-1} V_{j-1};
-                     wait S_j; softmax S_j (P_{j-1} V_{j-1} on the tensor cores). */
-                auto step = [&](int j, auto later) {
-                    /* j >= 2, as a constant: the compiler must see every read
-                       of O behind its wait */
-                    constexpr bool LATER = decltype(later)::value;
-                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                    if constexpr (LATER) {
-                        wg_wait<0>(); /* P_{j-2} V_{j-2} is done */
-                        release(empty_v(sv ^ 1));
+            };
+            /* S = Q K^T from K stage `stage` */
+            auto issue_s = [&](int stage) {
+                const uint32_t kb = aK + stage * KB;
+#pragma unroll
+                for (int kk = 0; kk < D / 16; kk++) {
+                    const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                    wg<T, BN>::ss(s, dq + (off >> 4), sw128_desc(kb + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
+                                  kk > 0);
+                }
+                wg_commit();
+            };
+            /* O += P V from V stage `stage` */
+            auto issue_pv = [&](int stage, const uint32_t(&pa)[BN / 16][4]) {
+                const uint32_t vb = aV + stage * KB;
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wg<T, DP>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
+                wg_commit();
+            };
+            /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns
+               to issue their products (named barriers 3 and 4: a warpgroup waits
+               for its turn, issues, and passes the turn on), so that one's
+               softmax runs while the other's products occupy the tensor cores
+               rather than both multiplying, then both exponentiating. */
+            static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
+            auto turn_wait = [&]() {
+                if constexpr (PP)
+                    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+            };
+            auto turn_pass = [&]() {
+                if constexpr (PP)
+                    asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+            };
+            /* this warp is done reading a stage */
+            auto release = [&](uint32_t bar) {
+                __syncwarp();
+                if (lane == 0)
+                    mbar_arrive(bar);
+            };
+
+            /* O scaled to the new running max */
+            auto rescale_o = [&](const float(&alpha)[2]) {
+#pragma unroll
+                for (int n = 0; n < DP / 8; n++) {
+                    o[4 * n] *= alpha[0];
+                    o[4 * n + 1] *= alpha[0];
+                    o[4 * n + 2] *= alpha[1];
+                    o[4 * n + 3] *= alpha[1];
+                }
+            };
+
+            if (wgi == 1)
+                turn_pass(); /* warpgroup 0 goes first */
+            if (ntiles > 0) {
+                float alpha[2], rs[2];
+                mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
+                fence_async_smem();
+                wg_fence();
+                turn_wait();
+                issue_s(it0 & 1);
+                turn_pass();
+                wg_wait<0>();
+                release(empty_k(it0 & 1));
+                softmax(0, alpha, rs);
+                l[0] = rs[0], l[1] = rs[1];
+                pack_p(pa[0]);
+                if constexpr (!OV) {
+                    for (int j = 1; j < ntiles; j++) {
+                        const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                        mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                        mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                        fence_async_smem();
+                        wg_fence();
+                        turn_wait();
+                        issue_s(sk_);
+                        issue_pv(sv, pa[0]);
+                        turn_pass();
+                        wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+                        release(empty_k(sk_));
+                        softmax(j, alpha, rs);
+                        wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+                        release(empty_v(sv));
+#pragma unroll
+                        for (int i = 0; i < 2; i++)
+                            l[i] = l[i] * alpha[i] + rs[i];
                         rescale_o(alpha);
                         pack_p(pa[0]);
-                    } /* else O is still zero and P_0 packed */
-                    fence_async_smem();
-                    wg_fence();
-                    turn_wait();
-                    issue_s(sk_);
-                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                    fence_async_smem();
-                    wg_fence();
-                    issue_pv(sv, pa[0]);
-                    turn_pass();
-                    wg_wait<1>(); /* S_j is ready */
-                    release(empty_k(sk_));
-                    softmax(j, alpha, rs);
+                    }
+                } else {
+                    /* The overlap, kept. With the loop above, the compiler (ptxas)
+                       schedules the wait for P_{j-1} V_{j-1} before the
+                       exponentials of S_j (it packs them into the P registers as
+                       they come, and those are P_{j-1} V_{j-1}'s operand), so
+                       the softmax and that product never overlap. Here the wait,
+                       O's rescale and the packing of P move to the top of the next
+                       step, behind the barrier wait for the next K tile: a loop,
+                       which the compiler does not hoist the wait across. Step j:
+                         wait P_{j-2} V_{j-2}; O *= alpha_{j-1}; pack P_{j-1};
+                         issue S_j; issue P_{j-1} V_{j-1};
+                         wait S_j; softmax S_j (P_{j-1} V_{j-1} on the tensor cores). */
+                    auto step = [&](int j, auto later) {
+                        /* j >= 2, as a constant: the compiler must see every read
+                           of O behind its wait */
+                        constexpr bool LATER = decltype(later)::value;
+                        const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                        mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                        if constexpr (LATER) {
+                            wg_wait<0>(); /* P_{j-2} V_{j-2} is done */
+                            release(empty_v(sv ^ 1));
+                            rescale_o(alpha);
+                            pack_p(pa[0]);
+                        } /* else O is still zero and P_0 packed */
+                        fence_async_smem();
+                        wg_fence();
+                        turn_wait();
+                        issue_s(sk_);
+                        mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                        fence_async_smem();
+                        wg_fence();
+                        issue_pv(sv, pa[0]);
+                        turn_pass();
+                        wg_wait<1>(); /* S_j is ready */
+                        release(empty_k(sk_));
+                        softmax(j, alpha, rs);
 #pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        l[i] = l[i] * alpha[i] + rs[i];
-                };
-                if (ntiles >= 2) {
-                    step(1, std::false_type());
-                    for (int j = 2; j < ntiles; j++)
-                        step(j, std::true_type());
-                    wg_wait<0>(); /* P_{ntiles-2} V_{ntiles-2} */
-                    release(empty_v((it0 + ntiles) & 1));
-                    rescale_o(alpha);
-                    pack_p(pa[0]);
+                        for (int i = 0; i < 2; i++)
+                            l[i] = l[i] * alpha[i] + rs[i];
+                    };
+                    if (ntiles >= 2) {
+                        step(1, std::false_type());
+                        for (int j = 2; j < ntiles; j++)
+                            step(j, std::true_type());
+                        wg_wait<0>(); /* P_{ntiles-2} V_{ntiles-2} */
+                        release(empty_v((it0 + ntiles) & 1));
+                        rescale_o(alpha);
+                        pack_p(pa[0]);
+                    }
                 }
+                if constexpr (PERSIST)
+                    release(empty_q); /* every S = Q K^T of the tile is done */
+                const int sv = (it0 + ntiles - 1) & 1;
+                mbar_wait(full_v(sv), ((it0 + ntiles - 1) >> 1) & 1);
+                fence_async_smem();
+                wg_fence();
+                turn_wait();
+                issue_pv(sv, pa[0]);
+                turn_pass();
+                wg_wait<0>();
+                if constexpr (PERSIST)
+                    release(empty_v(sv)); /* the next work tile's producer refills it */
+            } else if constexpr (PERSIST) {
+                release(empty_q);
             }
-            if constexpr (PERSIST)
-                release(empty_q); /* every S = Q K^T of the tile is done */
-            const int sv = (it0 + ntiles - 1) & 1;
-            mbar_wait(full_v(sv), ((it0 + ntiles - 1) >> 1) & 1);
-            fence_async_smem();
-            wg_fence();
-            turn_wait();
-            issue_pv(sv, pa[0]);
-            turn_pass();
-            wg_wait<0>();
-            if constexpr (PERSIST)
-                release(empty_v(sv)); /* the next work tile's producer refills it */
-        } else if constexpr (PERSIST) {
-            release(empty_q);
-        }
-        if (wgi == 0)
-            turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
+            if (wgi == 0)
+                turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
 
-        /* epilogue: normalize, stage the warpgroup's own (swizzled, so
-           conflict-free) rows of the Q tile, then 16-byte coalesced stores */
+                /* epilogue: normalize, stage the warpgroup's own (swizzled, so
+                   conflict-free) rows of the Q tile, then 16-byte coalesced stores */
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const float sum = quad_sum(l[i]);
-            const float inv = sum > 0.f ? 1.f / sum : 0.f;
-            const int rl = wr + g + 8 * i, r = m0 + rl;
+            for (int i = 0; i < 2; i++) {
+                const float sum = quad_sum(l[i]);
+                const float inv = sum > 0.f ? 1.f / sum : 0.f;
+                const int rl = wr + g + 8 * i, r = m0 + rl;
 #pragma unroll
-            for (int n = 0; n < ND; n++)
-                *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
-                    mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
-            if (p.lse && t == 0 && r < p.sq)
-                p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                    sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
-        }
-        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-        char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
-        constexpr int CPR = D / 8;
-#pragma unroll
-        for (int it = 0; it < 64 * CPR / 128; it++) {
-            const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
-            if (r < p.sq)
-                *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
-        }
-        if constexpr (PERSIST) /* the staging tile is free for the next work tile */
+                for (int n = 0; n < ND; n++)
+                    *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
+                        mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
+                if (p.lse && t == 0 && r < p.sq)
+                    p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
+                        sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+            }
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-        return ntiles;
-      };
+            char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
+            constexpr int CPR = D / 8;
+#pragma unroll
+            for (int it = 0; it < 64 * CPR / 128; it++) {
+                const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
+                if (r < p.sq)
+                    *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
+            }
+            if constexpr (PERSIST) /* the staging tile is free for the next work tile */
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+            return ntiles;
+        };
         if constexpr (PERSIST) {
             int it0 = 0, tc = 0;
             for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
