@@ -395,8 +395,8 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[6] = {KG_ATTN_V_PORTABLE,  KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER_LONG,
-                               KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_OV, KG_ATTN_V_HOPPER_OVP};
+            const int vs[6] = {KG_ATTN_V_PORTABLE,  KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
             const char *which = getenv("KG_BENCH_VARIANTS");
             for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 6; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);

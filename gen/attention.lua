@@ -76,18 +76,15 @@ M.sm90 = {
   [128] = { nwg = 2, bn = 128 },
   [256] = { nwg = 2, bn = 64 },
 }
--- The overlapped loop (attention_sm90.cuh, OV: O's rescale and P's packing
--- at the top of the next step, so that the compiler keeps the softmax of S_j
--- under P_{j-1} V_{j-1}), alone and with the ping-pong turns. Where it
--- compiles without spills or serialized wgmma: not the mask kind (spills at
--- D >= 96), nor the 192-key tiles (ptxas serializes the wgmma for register
--- resources).
-M.sm90_ov = { [32] = { nwg = 2, bn = 128 }, [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 },
-              [128] = { nwg = 2, bn = 128 }, [256] = { nwg = 2, bn = 64 } }
--- The persistent form of 'ov' (one block per multiprocessor takes work
--- tiles in turn; the producer loads the next tile's Q, K and V while the
--- consumers finish the last): D 64 to 128 (D 256's output staging tile does
--- not fit in shared memory; D 32 spills in the producer).
+-- Persistent Hopper variants (PERSIST: one block per multiprocessor takes
+-- work tiles in turn; the producer loads the next tile's Q, K and V while
+-- the consumers finish the last; the output staged in its own tile), alone
+-- and with the ping-pong turns: D 64 to 128 (D 256's output staging tile
+-- does not fit in shared memory; D 32 spills in the producer). H200, bf16,
+-- us, grid-mode default / persistent / persistent pp: D 64 S 1k 456 / 429 /
+-- 436, causal 305 / 288 / 277; D 128 S 1k 690 / 679 / 679, causal 445 / 433
+-- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
+-- them for short key ranges only).
 M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
@@ -147,7 +144,7 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
-local function plan_sm90(dt, d, kind, tiles, pp, ov, persist)
+local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local bm = c.nwg * 64
@@ -157,14 +154,11 @@ local function plan_sm90(dt, d, kind, tiles, pp, ov, persist)
   -- more mbarriers
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
   if persist then smem = smem + bm * M.panel_dim(d) * 2 + 16 end
-  local flags = ""
-  if persist then flags = ", false, true, true"
-  elseif ov then flags = pp and ", true, true" or ", false, true"
-  elseif pp then flags = ", true" end
+  local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, smem = smem,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
-                                 ov and ", softmax under P V" or "", persist and ", persistent" or "") }
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
+                                 persist and ", persistent" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -204,17 +198,12 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PP", name = "Hopper pp", prefix = "attn90p_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
-  { enum = "KG_ATTN_V_HOPPER_OV", name = "Hopper ov", prefix = "attn90v_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_ov, false, true) or nil end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the softmax kept under the P V product" },
-  { enum = "KG_ATTN_V_HOPPER_OVP", name = "Hopper ovp", prefix = "attn90w_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_ov, true, true) or nil end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper ov with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper ovq", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, false, true, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper ov, persistent (a block per multiprocessor)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, false, true) or nil end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

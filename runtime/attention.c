@@ -166,7 +166,8 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
 }
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
-   else), its long-key variant from KG_ATTN_LONG_KEYS keys on; the narrow
+   else): persistent for short key ranges, the long-key variant from
+   KG_ATTN_LONG_KEYS keys on; the narrow
    variant when the portable grid (bh x query blocks) would leave
    multiprocessors without a block; else the portable path. A variant forced
    by a test is taken where it exists and can run. */
@@ -182,7 +183,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
-        (f != KG_ATTN_V_HOPPER_PERSIST || persist_ok))
+        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP) || persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -199,6 +200,20 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        16k long 2962 / pp 3082; D 96 1096 / 1111; D 128 S 4k causal 1335 /
        1366; GQA D 128 causal 1314 / 1356) */
     const int D = kg_attn_dims[slot];
+    /* the persistent variants (D 64-128) up to 4096 keys (causal at D 128:
+       2048), with the ping-pong turns when causal. H200, same run, us, the
+       grid-mode default / persistent / persistent pp: D 64 S 1k 456 / 429 /
+       436, causal 305 / 288 / 277; S 4k 1560 / 1527 / 1539, causal 900 / 852
+       / 837; D 96 S 4k 1111 / 1076 / 1083; D 128 S 1k 690 / 679 / 679,
+       causal 445 / 433 / 423; S 4k 2525 / 2533 / 2492, causal 1393 / 1408 /
+       1411. Longer keys favour the grid (the hardware's block scheduler
+       balances long causal launches better than the fixed turns): D 64 S
+       12.8k long 3533 / 3719, D 128 S 13.5k causal 1690 / 1929. */
+    if (sm90 && persist_ok && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
+        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
+        if (has_variant(pv, dt, slot, kind))
+            return pv;
+    }
     const int pp = D == 32 || (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
     if (sm90 && pp && has_variant(KG_ATTN_V_HOPPER_PP, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PP;
@@ -471,11 +486,10 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        1317 / 1344, S 1k 442 / 437; at D 64 plain is level or better (S 1k
        311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
     const int64_t nmb = (Sq + e->bm - 1) / e->bm;
-    const int hopper = variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG ||
-                       variant == KG_ATTN_V_HOPPER_PP || variant == KG_ATTN_V_HOPPER_OV ||
-                       variant == KG_ATTN_V_HOPPER_OVP;
+    const int hopper =
+        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST;
+    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP;
     /* persistent: one block per multiprocessor (a block's shared memory
        fills one), each taking work tiles blockIdx.x + k gridDim.x of
        p.units; causal tiles always heaviest first (attention_sm90.cuh) */

@@ -109,8 +109,15 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  * proxy wgmma reads through before their first product on it. Consumers never wait for each other, so
  * one warpgroup's softmax runs while another's products keep the tensor
  * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
+ *
+ * PERSIST: gridDim.x blocks (one per multiprocessor) take the work tiles
+ * blockIdx.x, + gridDim.x, ... of p.units; the producer also loads each
+ * tile's Q (fullQ barrier; emptyQ once every S of the last tile is done), the
+ * K/V rings run on from tile to tile (stage and phase from the tiles streamed
+ * so far), and the output is staged in its own tile, so the next tile's
+ * loads overlap this tile's last product and its stores.
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool OV = false, bool PERSIST = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -136,7 +143,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     auto empty_k = [&](int s) { return bars + 32 + 8 * s; };
     auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
     const uint32_t full_q = bars + 64, empty_q = bars + 72;
-    static_assert(!PERSIST || OV, "the persistent loop is the overlapped one's");
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
@@ -258,7 +264,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             /* this thread's rows: m0 + wr + g and + 8 */
             const int wr = wgi * 64 + wq * 16;
             float o[DP / 2], s[BN / 2];
-            uint32_t pa[1][BN / 16][4];
+            uint32_t pa[BN / 16][4];
             float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
 #pragma unroll
             for (int i = 0; i < DP / 2; i++)
@@ -330,7 +336,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                         rs[x >> 1] += e;
                     }
             };
-            auto pack_p = [&](uint32_t(&pa)[BN / 16][4]) {
+            auto pack_p = [&]() {
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++) {
                     pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
@@ -351,7 +357,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 wg_commit();
             };
             /* O += P V from V stage `stage` */
-            auto issue_pv = [&](int stage, const uint32_t(&pa)[BN / 16][4]) {
+            auto issue_pv = [&](int stage) {
                 const uint32_t vb = aV + stage * KB;
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
@@ -382,7 +388,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             /* O scaled to the new running max */
             auto rescale_o = [&](const float(&alpha)[2]) {
 #pragma unroll
-                for (int n = 0; n < DP / 8; n++) {
+                for (int n = 0; n < ND; n++) {
                     o[4 * n] *= alpha[0];
                     o[4 * n + 1] *= alpha[0];
                     o[4 * n + 2] *= alpha[1];
@@ -404,78 +410,35 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 release(empty_k(it0 & 1));
                 softmax(0, alpha, rs);
                 l[0] = rs[0], l[1] = rs[1];
-                pack_p(pa[0]);
-                if constexpr (!OV) {
-                    for (int j = 1; j < ntiles; j++) {
-                        const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                        mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                        mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                        fence_async_smem();
-                        wg_fence();
-                        turn_wait();
-                        issue_s(sk_);
-                        issue_pv(sv, pa[0]);
-                        turn_pass();
-                        wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-                        release(empty_k(sk_));
-                        softmax(j, alpha, rs);
-                        wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-                        release(empty_v(sv));
+                pack_p();
+                /* (Measured, H200, session 5: ptxas places the wait for
+                   P_{j-1} V_{j-1} before the exponentials of S_j (it packs
+                   them into the P registers that product reads), so within a
+                   warpgroup only the scaling and masking run under it. A
+                   loop that moved O's rescale and P's packing to the next
+                   step, keeping the softmax under P V in the SASS, was 3-15%
+                   slower on every shape (6-23%): the two warpgroups already
+                   take turns on the tensor cores.) */
+                for (int j = 1; j < ntiles; j++) {
+                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                    fence_async_smem();
+                    wg_fence();
+                    turn_wait();
+                    issue_s(sk_);
+                    issue_pv(sv);
+                    turn_pass();
+                    wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+                    release(empty_k(sk_));
+                    softmax(j, alpha, rs);
+                    wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+                    release(empty_v(sv));
 #pragma unroll
-                        for (int i = 0; i < 2; i++)
-                            l[i] = l[i] * alpha[i] + rs[i];
-                        rescale_o(alpha);
-                        pack_p(pa[0]);
-                    }
-                } else {
-                    /* The overlap, kept. With the loop above, the compiler (ptxas)
-                       schedules the wait for P_{j-1} V_{j-1} before the
-                       exponentials of S_j (it packs them into the P registers as
-                       they come, and those are P_{j-1} V_{j-1}'s operand), so
-                       the softmax and that product never overlap. Here the wait,
-                       O's rescale and the packing of P move to the top of the next
-                       step, behind the barrier wait for the next K tile: a loop,
-                       which the compiler does not hoist the wait across. Step j:
-                         wait P_{j-2} V_{j-2}; O *= alpha_{j-1}; pack P_{j-1};
-                         issue S_j; issue P_{j-1} V_{j-1};
-                         wait S_j; softmax S_j (P_{j-1} V_{j-1} on the tensor cores). */
-                    auto step = [&](int j, auto later) {
-                        /* j >= 2, as a constant: the compiler must see every read
-                           of O behind its wait */
-                        constexpr bool LATER = decltype(later)::value;
-                        const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                        mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                        if constexpr (LATER) {
-                            wg_wait<0>(); /* P_{j-2} V_{j-2} is done */
-                            release(empty_v(sv ^ 1));
-                            rescale_o(alpha);
-                            pack_p(pa[0]);
-                        } /* else O is still zero and P_0 packed */
-                        fence_async_smem();
-                        wg_fence();
-                        turn_wait();
-                        issue_s(sk_);
-                        mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                        fence_async_smem();
-                        wg_fence();
-                        issue_pv(sv, pa[0]);
-                        turn_pass();
-                        wg_wait<1>(); /* S_j is ready */
-                        release(empty_k(sk_));
-                        softmax(j, alpha, rs);
-#pragma unroll
-                        for (int i = 0; i < 2; i++)
-                            l[i] = l[i] * alpha[i] + rs[i];
-                    };
-                    if (ntiles >= 2) {
-                        step(1, std::false_type());
-                        for (int j = 2; j < ntiles; j++)
-                            step(j, std::true_type());
-                        wg_wait<0>(); /* P_{ntiles-2} V_{ntiles-2} */
-                        release(empty_v((it0 + ntiles) & 1));
-                        rescale_o(alpha);
-                        pack_p(pa[0]);
-                    }
+                    for (int i = 0; i < 2; i++)
+                        l[i] = l[i] * alpha[i] + rs[i];
+                    rescale_o(alpha);
+                    pack_p();
                 }
                 if constexpr (PERSIST)
                     release(empty_q); /* every S = Q K^T of the tile is done */
@@ -484,7 +447,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 fence_async_smem();
                 wg_fence();
                 turn_wait();
-                issue_pv(sv, pa[0]);
+                issue_pv(sv);
                 turn_pass();
                 wg_wait<0>();
                 if constexpr (PERSIST)

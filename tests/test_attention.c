@@ -798,14 +798,9 @@ Test(attention, causal_block_order)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
     if (!(major == 9 && minor == 0))
         return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
-    const int vs[5] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_OV,
-                       KG_ATTN_V_HOPPER_OVP};
-    const int shapes[5][5] = {{3, 11, 300, 400, 64},
-                              {2, 5, 600, 700, 128},
-                              {1, 3, 700, 2500, 64},
-                              {2, 5, 600, 700, 128},
-                              {3, 7, 333, 1000, 64}}; /* B H Sq Sk D */
-    for (int x = 0; x < 5; x++) {
+    const int vs[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
+    const int shapes[3][5] = {{3, 11, 300, 400, 64}, {2, 5, 600, 700, 128}, {1, 3, 700, 2500, 64}}; /* B H Sq Sk D */
+    for (int x = 0; x < 3; x++) {
         const int B = shapes[x][0], H = shapes[x][1], Sq = shapes[x][2], Sk = shapes[x][3], D = shapes[x][4];
         acase c = {KG_BF16, B, H, H, Sq, Sk, D, 1, MASK_NONE, 0, 0, 0.f};
         kg_test_force_attn_variant(ctx, vs[x]);
@@ -851,13 +846,13 @@ Test(attention, causal_block_order)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* The persistent Hopper variant (a block per multiprocessor taking work
+/* The persistent Hopper variants (a block per multiprocessor taking work
    tiles in turn, its K/V ring and Q barrier carried from tile to tile)
-   against the float64 reference, and bit for bit against the grid-mode
-   'ov' variant (the same arithmetic per tile; checked against the reference
-   by every_dtype_head_dim_and_mask_kind), on shapes with several work tiles
-   per block: causal with more queries than keys (leading tiles without
-   keys), GQA, odd lengths, lse written. */
+   against the float64 reference, and bit for bit against their grid-mode
+   twins (Hopper, Hopper pp: the same arithmetic per tile; checked against
+   the reference by every_dtype_head_dim_and_mask_kind), on shapes with
+   several work tiles per block: causal with more queries than keys (leading
+   tiles without keys), GQA, odd lengths, lse written. */
 Test(attention, persistent_matches_grid_bits)
 {
     int major = 0, minor = 0;
@@ -873,14 +868,16 @@ Test(attention, persistent_matches_grid_bits)
        tiles than multiprocessors */
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
-    for (int x = 0; x < 2; x++) {
-        kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER_PERSIST);
-        run_case_once(&refs[x]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_HOPPER_PERSIST, "the variant did not take");
+    const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
+              gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
+    for (int x = 0; x < 4; x++) {
+        kg_test_force_attn_variant(ctx, pv[x & 1]);
+        run_case_once(&refs[x >> 1]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
     }
     /* bits against grid mode on bigger ones */
-    for (int x = 0; x < 6; x++) {
-        const int *z = shapes[x];
+    for (int x = 0; x < 12; x++) {
+        const int *z = shapes[x >> 1];
         const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
         const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
         const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
@@ -900,7 +897,7 @@ Test(attention, persistent_matches_grid_bits)
                   to = kg_tensor_contiguous(dout, c.dt, 4, KT_SHAPE(c.B, c.Hq, c.Sq, c.D)),
                   tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(c.B, c.Hq, c.Sq));
         kg_attention_opts o = {0.f, c.causal};
-        const int vs[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_OV};
+        const int vs[2] = {pv[x & 1], gv[x & 1]};
         for (int w = 0; w < 2; w++) {
             kg_test_force_attn_variant(ctx, vs[w]);
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
@@ -911,8 +908,8 @@ Test(attention, persistent_matches_grid_bits)
             kt_download(ctx, w ? o2 : o1, dout, nq * 2);
             kt_download(ctx, w ? l2 : l1, dl, nl * 4);
         }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
-                  "shape %d: persistent and grid-mode bits differ", x);
+        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "shape %d: %s and %s bits differ", x >> 1,
+                  kg_attn_variant_names[vs[0]], kg_attn_variant_names[vs[1]]);
         free(h);
         free(o1);
         free(o2);
