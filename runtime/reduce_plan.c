@@ -113,20 +113,22 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    verified): NEST lanes of 4 outputs each (nest_multi, kg_red_nest_multi),
    for short reductions over many outputs (one lane per output kept 1-2
    loads in flight: a memory latency per output), taken where the outputs
-   give each multiprocessor 512 such lanes (nest_multi_lanes; 2048 and 1024
-   lost the cases they dropped: #11 29.5 -> 14.5%, #48 73.7 -> 37.4%), for
-   up to 1024 positions where the outputs are contiguous (nest_g1_items; 64
-   lost #133 85.6 -> 32.1%), narrow column tiles under 256 columns with such
-   outputs (cols_min_cols; without: #24 61.6 -> 19.1%, #100 66.4 -> 31.3%,
-   #133 85.6 -> 32.1%), contiguous rows of at most 16 elements (rows_multi;
-   64 lost rows of 63: 57.9 -> 15.2%). Against the old plans on the 16
+   give each multiprocessor 256 such lanes (nest_multi_lanes; 2048 and 1024
+   lost the cases they dropped: #11 29.5 -> 14.5%, #48 73.7 -> 37.4%; 256
+   won the two it added, #62 49.6 -> 66.0%, #111 12.0 -> 24.7%), for up to
+   1024 positions where the outputs are contiguous (nest_g1_items; 64 lost
+   #133 85.6 -> 32.1%), narrow column tiles under 256 columns with such
+   outputs that move in no vector (cols_min_cols; without: #24 61.6 ->
+   19.1%, #100 66.4 -> 31.3%, #133 85.6 -> 32.1%; a 2-byte vector tile lost
+   68.9 -> 35.5%), contiguous rows of at most 16 elements (rows_multi; 64
+   lost rows of 63: 57.9 -> 15.2%). Against the old plans on the 16
    cases changed: [87,31,256,3,33,2] (1,3) f32 32.1 -> 85.6%, [63,34,1000,
    8,2]p (1) i32 19.1 -> 61.6%, [96,500,9,2,78]p (0) i32 37.3 -> 73.7%,
    [2048,8,128,2,2,2]p (1,4) bf16 14.6 -> 29.5%, [511,11,24,32,2,2]p (3)
    bf16 15.1 -> 32.4%, [9,15,1023,2,61] (3) bf16 8.5 -> 16.6%, [3728271,9]
    (1) f32 58.7 -> 73.6%, [6710887,5]p (1) f32 46.6 -> 66.6%; level on
    [5,63,512,105]p (0) i32 28.1 -> 27.4%. Wider rules (1024 columns, 4096
-   positions, rows of 256) won 2 cases and lost 4 (#176 68.9 -> 35.5%). */
+   positions, rows of 256) lost 4 cases (#176 68.9 -> 35.5%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -158,7 +160,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_words = 1,
     .nest_words = 1,
     .nest_multi = 4,
-    .nest_multi_lanes = 512,
+    .nest_multi_lanes = 256,
     .nest_g1_items = 1024,
     .cols_min_cols = 256,
     .rows_multi = 16,
@@ -687,9 +689,6 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     }
     if (nr > KG_RED_WALK_DIMS || K[0].in != run)
         return 0;
-    if (T->cols_min_cols > 0 && K[0].size < T->cols_min_cols && run == 1 && K[0].in == 1 && red <= T->nest_g1_items &&
-        nest_multi_of(T, n_out, target / (2 * BLOCKS_PER_SM)) > 1)
-        return 0;
     const int64_t rows = red / run;
     const dim inner = K[0];
     /* vectors of n adjacent columns: every column group's start aligned */
@@ -708,6 +707,13 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     /* (two columns: half of a lane's loads would be repeats) */
     if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 2)
         vec = KG_RED_CV_STRIDED;
+    /* columns that move in no vector, fewer than cols_min_cols: NEST's
+       lanes of 4 outputs where those apply (r4: a 2-byte vector tile of 128
+       columns lost that way, 68.9 -> 35.5%) */
+    if ((vec == KG_RED_CV_SCALAR || vec == KG_RED_CV_STRIDED) && T->cols_min_cols > 0 &&
+        inner.size < T->cols_min_cols && run == 1 && inner.in == 1 && red <= T->nest_g1_items &&
+        nest_multi_of(T, n_out, target / (2 * BLOCKS_PER_SM)) > 1)
+        return 0;
     if (es == 2 && T->cols_words && (vec == KG_RED_CV_WIDE || vec == KG_RED_CV_VEC))
         vec = vec == KG_RED_CV_WIDE ? KG_RED_CV_WIDE32 : KG_RED_CV_VEC32;
     const int64_t vu = cols_per_lane(vec, es);

@@ -73,8 +73,8 @@ typedef struct kg_red_tuning {
     int nest_g1_items;     /* NEST: one lane per output where an output has at most this many walk positions,
                               the outputs are contiguous in the input and nest_multi applies (0: by lanes_for
                               alone) */
-    int cols_min_cols;     /* COLS only over at least this many columns (fewer: NEST's lanes of several outputs
-                              where those apply; 0: any) */
+    int cols_min_cols;     /* COLS that move in no vector only over at least this many columns (fewer: NEST's
+                              lanes of several outputs where those apply; 0: any) */
     int rows_multi;        /* contiguous reduced rows of at most this many elements: NEST's lanes of several
                               outputs (one lane per row) where those apply (0: ROWS) */
 } kg_red_tuning;
