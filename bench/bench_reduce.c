@@ -301,7 +301,7 @@ static rcall make_nd(kg_context *ctx, kg_reduce_op op, const char *name, void *d
    planner (reduce_plan.h) timed on every any-axes case next to the default,
    each summarized like the default; cases where a tuning plans the same as
    the default reuse its time. */
-#define MAX_ALTS 8
+#define MAX_ALTS 10
 static struct alt {
     char label[32];
     kg_red_tuning t;
@@ -309,6 +309,26 @@ static struct alt {
     int changed; /* sweep cases planned differently */
 } alts[MAX_ALTS];
 static int n_alts;
+
+/* KG_RED_BASE="name=value,...": the any-axes cases' own line (and the CSV
+   torch_reduce.py compares) planned with the default tuning changed so, a
+   candidate default (the alternatives still start from the default). */
+static kg_red_tuning base_tuning;
+static const kg_red_tuning *base;
+
+static void parse_base(void)
+{
+    const char *env = getenv("KG_RED_BASE");
+    if (!env || !*env)
+        return;
+    base_tuning = kg_red_tuning_default;
+    if (kg_red_tuning_parse(env, &base_tuning)) {
+        fprintf(stderr, "KG_RED_BASE: bad tuning '%s'\n", env);
+        exit(1);
+    }
+    base = &base_tuning;
+    printf("# any-axes cases planned with KG_RED_BASE=%s (alternatives from the default)\n", env);
+}
 
 static void parse_alts(void)
 {
@@ -403,6 +423,8 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
 static double run_case(rcall *c, double copy, const char *label, FILE *csv, const char *kind, const int *perm,
                        int sweep_at)
 {
+    if (!c->tuning)
+        c->tuning = base;
     if (verify(c)) {
         printf("%-44s %-5s WRONG RESULTS\n", label, kg_dtype_name(c->in.dtype));
         for (int a = 0; sweep_at >= 0 && a < n_alts; a++)
@@ -414,8 +436,9 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
     const double gbps = bytes_of(c) / (us * 1e3);
     kg_red_plan plan;
     const kg_red_info *info = &kg_red_infos[c->op];
-    BENCH_CHECK(c->ctx, kg_reduce_plan(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
-                                       &c->in, c->axes, c->n_axes, c->keepdim, c->sms, &plan));
+    BENCH_CHECK(c->ctx,
+                kg_reduce_plan_tuned(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
+                                     &c->in, c->axes, c->n_axes, c->keepdim, c->sms, c->tuning, &plan));
     char nest[160];
     nest_str(c, nest, sizeof nest);
     printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u | %s\n", label,
@@ -598,9 +621,10 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         c.sms = sms;
         const double g = run_case(&c, copy, label, csv, "reduce-sweep", permuted ? perm : NULL, done);
         kg_red_plan cp;
-        case_cls[done] = kg_reduce_plan(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, c.keepdim, sms, &cp) == KG_OK
-                             ? (int)cp.cls
-                             : -1;
+        case_cls[done] =
+            kg_reduce_plan_tuned(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, c.keepdim, sms, base, &cp) == KG_OK
+                ? (int)cp.cls
+                : -1;
         pct[done++] = 100 * g / copy;
     }
     for (int a = 0; a < n_alts && done; a++) {
@@ -790,6 +814,7 @@ int main(void)
     for (int i = 0; i < ncases; i++)
         cases[i].sms = sms;
     parse_alts();
+    parse_base();
     /* KG_RED_VERIFY: elements the CPU reference reads per check (default
        2^21; fewer make a time-capped sweep reach more cases) */
     if (getenv("KG_RED_VERIFY"))

@@ -29,7 +29,12 @@
  *                                yet run on a GPU)
  *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
  *                                innermost of them innermost (in vectors where
- *                                the inner run is contiguous and aligned)
+ *                                the inner run is contiguous and aligned);
+ *                                short reductions over many outputs take one
+ *                                lane per output and 4 outputs per lane
+ *                                (nest_multi), and so do short contiguous
+ *                                rows (rows_multi) and narrow column tiles
+ *                                over contiguous outputs (cols_min_cols)
  *                 STRIDED32/64   anything else (more reduced groups than a
  *                                walk holds)
  *   split       lanes per output, or whole blocks per output split across
@@ -102,7 +107,28 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    into 16-bit registers at once and ptxas made the next load wait for it)
    won on all 17 cases they changed, 1.13x to 2.00x ([256,524288] dim 0
    bf16 43.3 -> 83.1%, [349526,384] dim 0 31.9 -> 63.8%, [100,63,168,127]
-   (0,2,3) nest 45.5 -> 88.0%, [67,31,128,255] dim 0 34.0 -> 55.1%). */
+   (0,2,3) nest 45.5 -> 88.0%, [67,31,128,255] dim 0 34.0 -> 55.1%).
+   Session 5 (run r4, H200, copy 4185 GB/s, all 240 sweep cases, the
+   candidate as the base line and 9 variants beside it, every changed case
+   verified): NEST lanes of 4 outputs each (nest_multi, kg_red_nest_multi),
+   for short reductions over many outputs (one lane per output kept 1-2
+   loads in flight: a memory latency per output), taken where the outputs
+   give each multiprocessor 256 such lanes (nest_multi_lanes; 2048 and 1024
+   lost the cases they dropped: #11 29.5 -> 14.5%, #48 73.7 -> 37.4%; 256
+   won the two it added, #62 49.6 -> 66.0%, #111 12.0 -> 24.7%), for up to
+   1024 positions where the outputs are contiguous (nest_g1_items; 64 lost
+   #133 85.6 -> 32.1%), narrow column tiles under 256 columns with such
+   outputs that move in no vector (cols_min_cols; without: #24 61.6 ->
+   19.1%, #100 66.4 -> 31.3%, #133 85.6 -> 32.1%; a 2-byte vector tile lost
+   68.9 -> 35.5%), contiguous rows of at most 16 elements (rows_multi; 64
+   lost rows of 63: 57.9 -> 15.2%). Against the old plans on the 16
+   cases changed: [87,31,256,3,33,2] (1,3) f32 32.1 -> 85.6%, [63,34,1000,
+   8,2]p (1) i32 19.1 -> 61.6%, [96,500,9,2,78]p (0) i32 37.3 -> 73.7%,
+   [2048,8,128,2,2,2]p (1,4) bf16 14.6 -> 29.5%, [511,11,24,32,2,2]p (3)
+   bf16 15.1 -> 32.4%, [9,15,1023,2,61] (3) bf16 8.5 -> 16.6%, [3728271,9]
+   (1) f32 58.7 -> 73.6%, [6710887,5]p (1) f32 46.6 -> 66.6%; level on
+   [5,63,512,105]p (0) i32 28.1 -> 27.4%. Wider rules (1024 columns, 4096
+   positions, rows of 256) lost 4 cases (#176 68.9 -> 35.5%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -133,6 +159,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_pct2 = 25,
     .cols_words = 1,
     .nest_words = 1,
+    .nest_multi = 4,
+    .nest_multi_lanes = 256,
+    .nest_g1_items = 1024,
+    .cols_min_cols = 256,
+    .rows_multi = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -147,7 +178,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
-                  F(flat_min_pct2), F(cols_words), F(nest_words)};
+                  F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
+                  F(cols_min_cols), F(rows_multi)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -486,6 +518,14 @@ static int64_t lanes_for(int64_t items)
     return g > 32 ? 32 : g;
 }
 
+/* 1 where ROWS would take PACKED: dense rows of 8, 16 or 32 whole vectors. */
+static int packs_rows(const kg_red_tuning *T, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red, size_t es)
+{
+    const int64_t V = 16 / (int64_t)es, nvec = red / V;
+    return T->pack_rows && nr == 1 && nk == 1 && K[0].in == red && red % V == 0 &&
+           (nvec == 8 || nvec == 16 || nvec == 32) && kgi_aligned(in->data, 16);
+}
+
 static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, int nr, int64_t red, int64_t n_out,
                       size_t es, int64_t lanes_full, const kg_red_tuning *T, shape_of_work *w)
 {
@@ -500,8 +540,7 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     A->group = (int32_t)g;
     /* PACKED: dense rows of 8, 16 or 32 whole vectors, several to a warp's
        load of 512 contiguous bytes (reduce.cuh) */
-    if (T->pack_rows && nr == 1 && nk == 1 && K[0].in == red && red % V == 0 &&
-        (nvec == 8 || nvec == 16 || nvec == 32) && kgi_aligned(in->data, 16)) {
+    if (packs_rows(T, in, K, nk, nr, red, es)) {
         plan->cls = KG_RED_PACKED;
         A->group = (int32_t)nvec;
     } else if (smul(n_out, g) < lanes_full && red > 32 * V * 8) {
@@ -620,8 +659,20 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     return 1;
 }
 
+/* Outputs per lane of NEST (tuning nest_multi: 4, the kernels' one
+   choice) where n_out outputs give each of sm multiprocessors
+   nest_multi_lanes such lanes, else 1. */
+static int64_t nest_multi_of(const kg_red_tuning *T, int64_t n_out, int64_t sm)
+{
+    const int64_t M = T->nest_multi == 4 ? 4 : 1;
+    return M > 1 && n_out / M >= smul(sm, T->nest_multi_lanes) ? M : 1;
+}
+
 /* Returns 0 (and plans nothing) when the columns are too few for the
-   reduced walk: most of a block's lanes down the reduced dims would idle. */
+   reduced walk: most of a block's lanes down the reduced dims would idle;
+   or, with cols_min_cols, when fewer columns than that would take NEST's
+   lanes of several outputs each (outputs contiguous: one lane per output
+   reads the neighbour of the next lane's element). */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
                      int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
 {
@@ -656,6 +707,13 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     /* (two columns: half of a lane's loads would be repeats) */
     if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 2)
         vec = KG_RED_CV_STRIDED;
+    /* columns that move in no vector, fewer than cols_min_cols: NEST's
+       lanes of 4 outputs where those apply (r4: a 2-byte vector tile of 128
+       columns lost that way, 68.9 -> 35.5%) */
+    if ((vec == KG_RED_CV_SCALAR || vec == KG_RED_CV_STRIDED) && T->cols_min_cols > 0 &&
+        inner.size < T->cols_min_cols && run == 1 && inner.in == 1 && red <= T->nest_g1_items &&
+        nest_multi_of(T, n_out, target / (2 * BLOCKS_PER_SM)) > 1)
+        return 0;
     if (es == 2 && T->cols_words && (vec == KG_RED_CV_WIDE || vec == KG_RED_CV_VEC))
         vec = vec == KG_RED_CV_WIDE ? KG_RED_CV_WIDE32 : KG_RED_CV_VEC32;
     const int64_t vu = cols_per_lane(vec, es);
@@ -793,7 +851,7 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
 
 static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
                             int64_t red, int64_t n_out, size_t es, int64_t lanes_full, const kg_red_tuning *T,
-                            shape_of_work *w)
+                            int short_rows, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es;
@@ -809,12 +867,20 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     A->n_out = n_out;
     A->vec = vec && es == 2 && T->nest_words ? 2 : vec;
     int64_t g = lanes_for(items);
+    /* one lane per output, nest_multi outputs per lane (args.cw), where
+       that still gives every multiprocessor nest_multi_lanes lanes */
+    const int64_t M = nest_multi_of(T, n_out, lanes_full / 1024);
+    const int multi = M > 1;
+    if (multi && ((items <= T->nest_g1_items && nk >= 1 && K[0].in == 1) || short_rows))
+        g = 1; /* neighbouring lanes read neighbouring elements, or short rows (rows_multi) */
     if (smul(n_out, g) < lanes_full && items > 32 * 8) {
         g = KG_RED_THREADS;
         w->min_chunk = KG_RED_THREADS * vu * 8;
         w->align = vu;
     }
     A->group = (int32_t)g;
+    if (g == 1 && multi)
+        A->cw = (int32_t)M;
     fill_walk(&A->walk, D, nr, vu, g);
     A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
 }
@@ -936,6 +1002,8 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
                A->group == KG_RED_THREADS) {
         blocks = A->units;
+    } else if (plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1) {
+        blocks = cdiv(cdiv(A->units, A->cw), KG_RED_THREADS); /* A->cw outputs per lane */
     } else {
         blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
     }
@@ -985,6 +1053,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     shape_of_work w = {n_out, 1, 0, 1, red};
     if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
+    else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && nest_multi_of(T, n_out, sm) > 1 &&
+             !packs_rows(T, in, K, nk, nr, red, es))
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, T, 1, &w);
     else if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
     else if (plan_flat(plan, info, dt, K, nk, D, nr, red, n_out, es, sm, T, &w))
@@ -993,7 +1064,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
              plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
-        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, T, &w);
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, T, 0, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
     plan_split(plan, info, dt, sm, target, T, &w);

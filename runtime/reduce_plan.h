@@ -67,6 +67,16 @@ typedef struct kg_red_tuning {
                               32-bit words until the batch is in flight) instead of KG_RED_CV_WIDE, and
                               KG_RED_CV_VEC32 instead of KG_RED_CV_VEC */
     int nest_words;        /* NEST of 2-byte elements in vectors: loaded as 32-bit words (args.vec 2) */
+    int nest_multi;        /* NEST with one lane per output: 4 outputs per lane (args.cw), their loads
+                              interleaved, where the outputs fill the GPU that way (other values: one) */
+    int nest_multi_lanes;  /* nest_multi only where the outputs give each multiprocessor this many such lanes */
+    int nest_g1_items;     /* NEST: one lane per output where an output has at most this many walk positions,
+                              the outputs are contiguous in the input and nest_multi applies (0: by lanes_for
+                              alone) */
+    int cols_min_cols;     /* COLS that move in no vector only over at least this many columns (fewer: NEST's
+                              lanes of several outputs where those apply; 0: any) */
+    int rows_multi;        /* contiguous reduced rows of at most this many elements: NEST's lanes of several
+                              outputs (one lane per row) where those apply (0: ROWS) */
 } kg_red_tuning;
 
 /* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of

@@ -122,7 +122,8 @@ typedef struct kg_red_args {
                              per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows */
     int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
-    int32_t cw;        /* lanes across columns (power of two <= KG_RED_THREADS); FLAT: lanes per period */
+    int32_t cw;        /* lanes across columns (power of two <= KG_RED_THREADS); FLAT: lanes per period; NEST
+                          with group 1: outputs per lane (4: their loads interleaved; else one) */
     int32_t vec;       /* NEST: 1: the inner run moves in vectors (2: vectors of 2-byte elements loaded as
                           32-bit words, as KG_RED_CV_WIDE32); COLS: a kg_red_cols_mode */
     int32_t deep;      /* COLS, NEST without vectors: 16 loads in flight, 32-bit walk arithmetic (every

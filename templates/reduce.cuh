@@ -590,9 +590,92 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
    the lanes of a unit read consecutive 16-byte vectors. Eight loads in
    flight per lane, predicated at the end. In a unit of nt lanes, lane t
    takes positions t, t + nt, ... of [c0, c1) / V in increasing order. */
+/* NEST with one lane per output (group 1) and M = 4 outputs per lane
+   (A.cw == 4; 8 made the narrow kernels spill on sm_90): a lane takes outputs r, r + n, ..., r + (M-1) n (n: the
+   grid's threads), and loads each walk position of all M together, so M
+   loads are in flight even where an output has only a few elements (one
+   lane per output keeps only its output's elements in flight: a memory
+   latency per output). Every output's elements are still pushed in
+   increasing position order, as with one output per lane: the same bits. */
+template <class Op, int V, bool Deep, bool Words, int M>
+__device__ __forceinline__ void kg_red_nest_multi(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef kgd_vec<T, V> VT;
+    typedef typename std::conditional<Words, kgd_vec<uint32_t, (sizeof(VT) + 3) / 4>, VT>::type LT;
+    typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
+    constexpr int U0 = kg_red_walk_unroll<VT, Deep>::n / M;
+    constexpr int U = U0 > 0 ? U0 : 1; /* walk positions per batch: U x M loads in flight */
+    const T *in = (const T *)A.in;
+    const int64_t n = (int64_t)gridDim.x * KG_RED_THREADS;
+    const int64_t i1 = A.red / V;
+    for (int64_t r0 = (int64_t)blockIdx.x * KG_RED_THREADS + threadIdx.x; r0 < A.units; r0 += n * M) {
+        const T *base[M];
+        kg_racc<Op> a[M];
+#pragma unroll
+        for (int m = 0; m < M; m++) {
+            a[m] = kg_red_identity<Op>();
+            base[m] = nullptr;
+            const int64_t row = r0 + m * n;
+            if (row < A.units) {
+                int64_t io, oo, xo;
+                kg_red_outer(A, row, io, oo, xo);
+                base[m] = in + io;
+            }
+        }
+        kg_red_pos<I> p;
+        kg_walk_at(A.walk, 0, p);
+        for (int64_t i = 0; i < i1; i += U) {
+            LT x[U][M];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (i + j < i1) {
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (base[m])
+                            x[j][m] = *(const LT *)(base[m] + p.off);
+                    kg_walk_step(A.walk, p);
+                }
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (i + j < i1) {
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (base[m]) {
+                            VT v;
+                            if constexpr (Words) {
+#pragma unroll
+                                for (int k = 0; k < V; k++) {
+                                    const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
+                                    memcpy(&v.v[k], &b, 2);
+                                }
+                            } else {
+                                v = x[j][m];
+                            }
+                            kg_red_push_vec<Op>(a[m], v, (i + j) * V);
+                        }
+                }
+        }
+#pragma unroll
+        for (int m = 0; m < M; m++) {
+            const int64_t row = r0 + m * n;
+            if (row < A.units) {
+                int64_t io, oo, xo;
+                kg_red_outer(A, row, io, oo, xo);
+                kg_red_store<Op>(A, oo, xo, a[m]);
+            }
+        }
+    }
+}
+
 template <class Op, int V, bool Deep, bool Words = false>
 __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
 {
+    if (A.group == 1 && A.cw == 4) {
+        kg_red_nest_multi<Op, V, Deep, Words, 4>(A);
+        return;
+    }
+
     typedef typename Op::in_t T;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Deep, int32_t, int64_t>::type I;

@@ -738,6 +738,35 @@ static void words_tunings(int part)
 Test(gpu, two_byte_vectors_as_32_bit_words_every_op_dtype_and_case) { words_tunings(0); }
 Test(gpu, two_byte_vectors_as_32_bit_words_split_in_narrow_tiles) { words_tunings(1); }
 
+/* Every reduction over every dtype and case with one lane per NEST output
+   and 4 outputs per lane (kg_red_nest_multi), on
+   every NEST plan whatever its size (no fill rule, every length), narrow
+   column tiles and short (part 1: up to 4096 elements) contiguous rows
+   sent to NEST too (one lane for at most 4096 positions);
+   every call run twice, bitwise equal; half the ops each (half 0, 1). */
+static void multi_tunings(int part, int half)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.nest_multi = 4;
+    t.nest_multi_lanes = 0;
+    t.nest_g1_items = 4096; /* (one lane walking 2^20 elements takes long) */
+    t.cols_min_cols = part ? 64 : 16;
+    t.rows_multi = part ? 4096 : 40;
+    gpu_tuning = &t;
+    run_twice = 1;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if ((int)(o % 2) == half)
+            check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
+    run_twice = 0;
+    gpu_tuning = env_tuning;
+}
+Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
+Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
+Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case) { multi_tunings(1, 0); }
+Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case_part_2) { multi_tunings(1, 1); }
+
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
 Test(gpu, every_case_under_other_tunings_part_2) { other_tunings(1, 3); }

@@ -187,7 +187,12 @@ Test(plan, short_dense_rows_of_8_16_or_32_vectors_are_packed)
         const kg_reduce_op op = rows[i].dt == KG_U8 ? KG_RED_SUM : KG_RED_ARGMAX;
         cr_assert_eq(plan_of(op, &in, (int[]){1}, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
         if (!rows[i].lanes) {
-            cr_expect_eq(p.cls, KG_RED_ROWS, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
+            /* rows of at most rows_multi elements: NEST lanes of 4 rows each */
+            const int lanes4 = rows[i].cols <= kg_red_tuning_default.rows_multi;
+            cr_expect_eq(p.cls, lanes4 ? KG_RED_NEST : KG_RED_ROWS, "%s rows of %lld", kg_dtype_name(rows[i].dt),
+                         (long long)rows[i].cols);
+            if (lanes4)
+                cr_expect_eq(p.args.cw, 4, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
             continue;
         }
         cr_expect_eq(p.cls, KG_RED_PACKED, "%s rows of %lld", kg_dtype_name(rows[i].dt), (long long)rows[i].cols);
@@ -791,6 +796,28 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         return;
     }
+    if (p->cls == KG_RED_NEST && A->cw > 1) {
+        /* kg_red_nest_multi: lane r0 of the grid's n takes outputs r0 + m n
+           (m < cw) for r0 = lane, lane + n cw, ...: every output once, one
+           lane per output, unsplit; the elements as with one lane */
+        const int64_t M = A->cw, n = (int64_t)p->grid * KG_RED_THREADS;
+        if (M != 4 || A->group != 1 || A->splits != 1 || A->units != A->n_out)
+            fail(c, "outputs per lane where the NEST kernels take none");
+        else if (A->units > 0) {
+            unsigned char *seen = calloc((size_t)A->units, 1);
+            for (int64_t lane = 0; lane < n; lane++)
+                for (int64_t r0 = lane; r0 < A->units; r0 += n * M)
+                    for (int64_t m = 0; m < M; m++)
+                        if (r0 + m * n < A->units)
+                            seen[r0 + m * n]++;
+            for (int64_t o = 0; o < A->units; o++)
+                if (seen[o] != 1) {
+                    fail(c, "outputs per lane: an output taken other than once");
+                    break;
+                }
+            free(seen);
+        }
+    }
     const int64_t g = A->group;
     const int64_t units = block ? A->units : A->n_out;
     for (int64_t u = 0; u < units; u++) {
@@ -984,6 +1011,12 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     flat_split_tuning.flat_units_per_sm = 64;
     flat_split_tuning.flat_min_elems = 1;
     flat_split_tuning.flat_partials = 4096;
+    kg_red_tuning multi_tuning = kg_red_tuning_default;
+    multi_tuning.nest_multi_lanes = 0;
+    multi_tuning.nest_g1_items = 1 << 30;
+    multi_tuning.cols_min_cols = 64;
+    multi_tuning.rows_multi = 64;
+    int multi = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1030,6 +1063,14 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         flat_split += fcls == KG_RED_FLAT;
+        /* one lane per output with 4 outputs per lane on every NEST plan,
+           narrow column tiles and short rows sent to NEST too */
+        multi_tuning.nest_multi = n % 2 ? 4 : 8; /* 8: not a choice, one output per lane */
+        const int mok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &multi_tuning, why, sizeof why, &fcls);
+        cr_assert(mok, "case %d (outputs per lane): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        multi += fcls == KG_RED_NEST;
         int axes[KG_MAX_DIMS], na = 0;
         for (int d = 0; d < nd; d++)
             if ((mask >> d) & 1u)
@@ -1048,6 +1089,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     /* (the default takes flat only where its units fill the GPU, inputs
        far above these) */
     cr_assert_gt(flat_split, 0);
+    cr_log_info("random sweep kind: %d NEST plans with outputs per lane", multi);
+    cr_assert_gt(multi, 0);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
@@ -1173,10 +1216,19 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
     cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS, "tiles take index reductions only with tile = 2");
-    /* rows of 11 f32 (44 bytes): rows, as measured */
+    cr_assert_eq(p.cls, KG_RED_NEST, "tiles take index reductions only with tile = 2: NEST lanes of 4 rows");
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &old_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "rows in the old tuning");
+    /* rows of 11 f32 (44 bytes): NEST lanes of 4 rows each (rows_multi, r4), rows before */
     kg_tensor r11 = fake(IN_AT, KG_F32, 2, (int64_t[]){3050403, 11});
     cr_assert_eq(plan_of(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.cw, 4);
+    kg_red_tuning no_multi = kg_red_tuning_default;
+    no_multi.nest_multi = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &no_multi, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
     /* a misaligned reduced run innermost: a narrow nest walk in any dtype */
     kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
@@ -1234,6 +1286,121 @@ Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the
         cr_assert_geq(p.args.tile_rows * p.args.group, KG_RED_THREADS > KG_RED_TILE_ELEMS / want[i].L * want[i].g
                                                            ? KG_RED_TILE_ELEMS / want[i].L * want[i].g
                                                            : KG_RED_THREADS);
+    }
+}
+
+Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.nest_multi = 4;
+    t.nest_multi_lanes = 2048;
+    t.nest_g1_items = 0;
+    t.cols_min_cols = 0;
+    t.rows_multi = 0;
+    kg_red_plan p;
+    /* [9,15,1023,2,61] dim 3 bf16: 8.4M outputs of 2 elements 61 apart */
+    kg_tensor a = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4, "4 outputs per lane");
+    cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){3}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.cw, kg_red_tuning_default.nest_multi == 4 ? 4 : 0);
+    /* too few outputs to give every multiprocessor 2048 lanes of 4: one each */
+    kg_tensor b = fake(IN_AT, KG_BF16, 3, (int64_t[]){1000, 2, 61});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 0);
+    /* longer reductions take one lane per output with nest_g1_items */
+    kg_tensor c = fake(IN_AT, KG_F32, 3, (int64_t[]){20000, 20, 61});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_gt(p.args.group, 1, "20 positions: lanes_for's lanes");
+    t.nest_g1_items = 64;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4);
+    /* every element once, outputs per lane on small shapes (no fill rule) */
+    t.nest_multi_lanes = 0;
+    for (int m = 4; m <= 8; m += 4) {
+        t.nest_multi = m; /* 8: not a choice, one output per lane */
+        kg_tensor d = fake(IN_AT, KG_F32, 3, (int64_t[]){300, 7, 61});
+        char why[256];
+        kg_red_class cls;
+        for (unsigned mask = 1; mask < 8; mask++) {
+            cr_assert(check_plan(KG_RED_SUM, &d, mask, &t, why, sizeof why, &cls), "mask 0x%x: %s", mask, why);
+            cr_assert(check_plan(KG_RED_ARGMAX, &d, mask, &t, why, sizeof why, &cls), "mask 0x%x: %s", mask, why);
+        }
+    }
+    /* narrow column tiles to NEST's lanes of several outputs with
+       cols_min_cols, where those fill the GPU */
+    kg_tensor e = fake(IN_AT, KG_F32, 3, (int64_t[]){5000, 600, 3});
+    t.nest_multi = 4;
+    t.nest_multi_lanes = 2048;
+    t.nest_g1_items = 600;
+    t.cols_min_cols = 0;
+    t.flat = 0; /* (the flat class would take these short rows first) */
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    t.cols_min_cols = 16;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "20000 outputs: too few for lanes of 4");
+    kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){400000, 600, 3});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "1.2M outputs of 3 columns");
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4);
+    /* columns that move in vectors stay columns (r4: 68.9 -> 35.5% for a
+       2-byte vector tile sent to NEST) */
+    kg_tensor f4 = fake(IN_AT, KG_F32, 3, (int64_t[]){400000, 600, 4});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f4, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
+    t.nest_g1_items = 599;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "600 rows: more than nest_g1_items");
+    /* short contiguous rows to NEST's lanes of several rows with rows_multi */
+    kg_tensor r = fake(IN_AT, KG_BF16, 2, (int64_t[]){3050403, 11});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &r, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    t.rows_multi = 16;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &r, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4);
+    kg_tensor r2 = fake(IN_AT, KG_BF16, 2, (int64_t[]){3050403, 17});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &r2, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS, "rows longer than rows_multi");
+    /* the headline shapes keep their plans: packed rows stay packed, long
+       and wide columns stay columns */
+    t.flat = kg_red_tuning_default.flat;
+    t.nest_multi_lanes = 256;
+    t.nest_g1_items = 1024;
+    t.cols_min_cols = 256;
+    t.rows_multi = 64;
+    const struct {
+        kg_dtype dt;
+        int64_t r, c;
+        int axis;
+        kg_red_class cls;
+    } keep[] = {{KG_F32, 4194304, 64, 1, KG_RED_PACKED},
+                {KG_BF16, 4194304, 64, 1, KG_RED_PACKED},
+                {KG_F32, 64, 4194304, 0, KG_RED_COLS},
+                {KG_BF16, 16384, 16384, 0, KG_RED_COLS},
+                {KG_I32, 16384, 16384, 0, KG_RED_COLS}};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        kg_tensor k = fake(IN_AT, keep[i].dt, 2, (int64_t[]){keep[i].r, keep[i].c});
+        for (int op = 0; op < 2; op++) {
+            kg_red_plan q, d;
+            const kg_reduce_op o = op ? KG_RED_ARGMAX : KG_RED_SUM;
+            cr_assert_eq(plan_tuned(o, &k, &keep[i].axis, 1, 0, &t, &q), KG_OK);
+            cr_assert_eq(plan_of(o, &k, &keep[i].axis, 1, 0, &d), KG_OK);
+            cr_assert_eq(q.cls, keep[i].cls, "case %zu", i);
+            cr_assert_eq(q.cls, d.cls, "case %zu", i);
+            cr_assert_eq(q.grid, d.grid, "case %zu", i);
+        }
     }
 }
 
