@@ -14,11 +14,13 @@
  *
  * Tuning hooks (kgi_norm_tuning): KG_NORM_LEAN=4|8|-1 picks the LEAN class of
  * 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a row (at
- * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_THREADS the
- * block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column splits
- * and blocks a multiprocessor (COLS). KG_NORM_CASES=a,b
- * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1
- * times, after each case, the same call under other tunings, one line each.
+ * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_VARIANT=1|2|-1
+ * the norms' LEAN8 variants (1 LEAN8C, 2 LEAN8S, -1 none; norm_plan.h), KG_NORM_LEANU=-1|4|8 the class of contiguous
+ * rows that vectors do not tile (STRIDED, LEANU4, LEANU8), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and
+ * KG_NORM_BPS the column splits and blocks a multiprocessor (COLS). KG_NORM_CASES=a,b runs only the cases whose name
+ * contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under other tunings, one line each
+ * (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU;
+ * KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too).
  */
 #include <math.h>
 #include <string.h>
@@ -210,6 +212,9 @@ int main(void)
     kgi_norm_tuning.lean = env_int("KG_NORM_LEAN");
     kgi_norm_tuning.group = env_int("KG_NORM_GROUP");
     kgi_norm_tuning.loose = env_int("KG_NORM_LOOSE");
+    kgi_norm_tuning.variant = env_int("KG_NORM_VARIANT");
+    kgi_norm_tuning.leanu = env_int("KG_NORM_LEANU");
+    const int tune_sweep = env_int("KG_NORM_TUNE_SWEEP");
     kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
@@ -218,7 +223,7 @@ int main(void)
     if (csv)
         fprintf(csv, "norm-limit,copy,u8,%lld,0,%.1f\n", (long long)1 << 30, copy);
 
-    static const bcase cases[] = {
+    static const bcase fixed[] = {
         {"softmax [65536,4096] dim 1", KG_NORM_SOFTMAX, KG_F32, 65536, 4096, 1, 0},
         {"softmax [16384,16384] dim 0", KG_NORM_SOFTMAX, KG_F32, 16384, 16384, 0, 0},
         {"softmax [16384,16384] dim 1", KG_NORM_SOFTMAX, KG_F32, 16384, 16384, 1, 0},
@@ -248,6 +253,55 @@ int main(void)
         {"rms_norm+residual [65536,4096]", KG_NORM_RMS_NORM, KG_BF16, 65536, 4096, 1, 1},
         {"rms_norm+residual [65536,4096]", KG_NORM_RMS_NORM, KG_F32, 65536, 4096, 1, 1},
     };
+    /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
+       KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
+       seed over shapes no issue names: every op (and the residual form), f32
+       and bf16, hidden sizes m * 2^k with m odd (96..16384), one in six not a
+       multiple of 8 elements (no 16-byte vectors), one in eight softmax along
+       dim 0; 2^26 (f32) or 2^27 (bf16) elements, above L2. Grouped by dtype;
+       written to the CSV as norm-sweep rows (torch_norm.py reports their
+       worst and median), the worst and median %copy printed here. */
+    enum { NRAND_MAX = 64 };
+    static bcase cases[sizeof fixed / sizeof fixed[0] + NRAND_MAX];
+    static char rnames[NRAND_MAX][64];
+    size_t ncases = 0, nfixed = 0;
+    if (!env_int("KG_NORM_RAND_ONLY") || !getenv("KG_NORM_RAND"))
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            cases[ncases++] = fixed[i];
+    nfixed = ncases;
+    if (getenv("KG_NORM_RAND")) {
+        uint64_t st = (uint64_t)env_int("KG_NORM_RAND") * 0x9E3779B97F4A7C15ull + 1;
+        int nr = env_int("KG_NORM_RAND_N");
+        nr = nr < 1 ? 24 : nr > NRAND_MAX ? NRAND_MAX : nr;
+        static const int odd[] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 27, 45, 63, 95};
+        static const kg_norm_op ops[] = {KG_NORM_SOFTMAX,    KG_NORM_LOG_SOFTMAX, KG_NORM_LOGSUMEXP,
+                                         KG_NORM_LAYER_NORM, KG_NORM_RMS_NORM,    KG_NORM_RMS_NORM};
+        for (int pass = 0; pass < 2; pass++) /* f32 cases, then bf16 (one fill each) */
+            for (int k = 0; k < nr; k++) {
+                uint64_t cs = st + (uint64_t)k * 0x2545F4914F6CDD1Dull;
+                const kg_dtype dt = kt_next(&cs) % 2 ? KG_BF16 : KG_F32;
+                if ((dt == KG_BF16) != pass)
+                    continue;
+                const int oi = (int)(kt_next(&cs) % 6);
+                int64_t h;
+                do {
+                    h = odd[kt_next(&cs) % (sizeof odd / sizeof odd[0])] * ((int64_t)1 << (kt_next(&cs) % 15));
+                } while (h < 96 || h > 16384);
+                if (kt_next(&cs) % 6 == 0)
+                    h = h - 1 - (int64_t)(kt_next(&cs) % 7); /* not a multiple of 8 */
+                const int dim0 = oi == 0 && kt_next(&cs) % 8 == 0;
+                const int64_t total = (int64_t)1 << (dt == KG_BF16 ? 27 : 26), rows = total / h;
+                bcase *c = &cases[ncases++];
+                *c = (bcase){rnames[k], ops[oi], dt, rows, h, dim0 ? 0 : 1, oi == 5};
+                snprintf(rnames[k], sizeof rnames[k], "%s [%lld,%lld]%s",
+                         oi == 5 ? "rms_norm+residual" : kg_norm_infos[ops[oi]].name, (long long)rows, (long long)h,
+                         dim0      ? " dim 0"
+                         : oi <= 2 ? " dim 1"
+                                   : "");
+            }
+    }
+    double sweep_pct[NRAND_MAX];
+    int nsweep = 0;
     const int64_t max_el = (int64_t)1 << 28;
     void *din, *dout, *dres, *dw, *db;
     BENCH_CHECK(ctx, kg_malloc(ctx, &din, (size_t)max_el * 4));
@@ -261,9 +315,10 @@ int main(void)
     printf("%-34s %-5s %10s %10s %8s %6s\n", "case", "dtype", "us", "GB/s", "%copy", "check");
     int failed = 0;
     kg_dtype filled = KG_DTYPE_COUNT;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < ncases; i++) {
         const bcase *c = &cases[i];
-        if (!wanted(c))
+        const int sweep = i >= nfixed;
+        if (!sweep && !wanted(c))
             continue;
         const kg_dtype dt = c->dt;
         const size_t es = kg_dtype_size(dt);
@@ -320,26 +375,48 @@ int main(void)
                kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
                pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid);
         fflush(stdout);
-        if (tune) {
+        if (sweep)
+            sweep_pct[nsweep++] = bad ? 0 : 100 * gbps / copy;
+        if (tune && (!sweep || tune_sweep)) {
             /* other tunings of the same call, each timed: ROWS (no LEAN),
                LEAN4 / LEAN8 with
                more lanes a row, LOOSE, blocks of 128 / 512 for warp groups,
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            alts[na++] = (kg_norm_tuning){.lean = -1};
-            alts[na++] = (kg_norm_tuning){.loose = 1};
-            for (int nvx = 4; nvx <= 8; nvx += 4) {
-                for (int gg = 0; gg <= 1024; gg = gg ? gg * 2 : 32)
-                    alts[na++] = (kg_norm_tuning){.lean = nvx, .group = gg};
-                alts[na++] = (kg_norm_tuning){.lean = nvx, .loose = 1};
-                alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 128};
-                alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 512};
+            if (tune == 2) {
+                /* KG_NORM_TUNE=2: LEAN4 / LEAN8, their variants, blocks of 128 */
+                for (int nvx = 4; nvx <= 8; nvx += 4)
+                    for (int v = -1; v <= 2; v++) {
+                        if (nvx == 4 && v > 0)
+                            continue; /* the variants are LEAN8's */
+                        alts[na++] = (kg_norm_tuning){.lean = nvx, .variant = v};
+                        alts[na++] = (kg_norm_tuning){.lean = nvx, .variant = v, .threads = 128};
+                    }
+                /* rows vectors do not tile: LEANU of 4 / 8 vectors a lane, STRIDED */
+                alts[na++] = (kg_norm_tuning){.leanu = -1};
+                alts[na++] = (kg_norm_tuning){.leanu = 4};
+                alts[na++] = (kg_norm_tuning){.leanu = 8};
             }
-            for (int sp = 1; sp <= 16; sp *= 2)
-                alts[na++] = (kg_norm_tuning){.col_splits = sp};
-            alts[na++] = (kg_norm_tuning){.bps = 4};
-            alts[na++] = (kg_norm_tuning){.bps = 16};
+            if (tune != 2) {
+                alts[na++] = (kg_norm_tuning){.lean = -1};
+                alts[na++] = (kg_norm_tuning){.loose = 1};
+                for (int nvx = 4; nvx <= 8; nvx += 4) {
+                    for (int gg = 0; gg <= 1024; gg = gg ? gg * 2 : 32)
+                        alts[na++] = (kg_norm_tuning){.lean = nvx, .group = gg};
+                    alts[na++] = (kg_norm_tuning){.lean = nvx, .loose = 1};
+                    alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 128};
+                    alts[na++] = (kg_norm_tuning){.lean = nvx, .threads = 512};
+                    for (int v = 1; v <= 2; v++) {
+                        alts[na++] = (kg_norm_tuning){.lean = nvx, .variant = v};
+                        alts[na++] = (kg_norm_tuning){.lean = nvx, .variant = v, .threads = 128};
+                    }
+                }
+                for (int sp = 1; sp <= 16; sp *= 2)
+                    alts[na++] = (kg_norm_tuning){.col_splits = sp};
+                alts[na++] = (kg_norm_tuning){.bps = 4};
+                alts[na++] = (kg_norm_tuning){.bps = 16};
+            }
             kg_norm_plan seen[80];
             int ns = 0;
             seen[ns++] = pl;
@@ -357,17 +434,30 @@ int main(void)
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
-                printf("  tune lean %d loose %d group %d threads %d splits %d bps %d: %10.1f us %8.1f GB/s "
+                printf("  tune lean %d var %d leanu %d loose %d group %d threads %d splits %d bps %d: %10.1f us %8.1f "
+                       "GB/s "
                        "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u\n",
-                       alts[a].lean, alts[a].loose, alts[a].group, alts[a].threads, alts[a].col_splits,
-                       alts[a].bps, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv,
+                       alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].loose, alts[a].group, alts[a].threads,
+                       alts[a].col_splits, alts[a].bps, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv,
                        (long long)pl.args.splits, pl.block, pl.grid);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);
         }
         if (csv)
-            fprintf(csv, "norm,\"%s\",%s,%lld,%.3f,%.1f\n", c->name, kg_dtype_name(dt), (long long)n, us, gbps);
+            fprintf(csv, "%s,\"%s\",%s,%lld,%.3f,%.1f\n", sweep ? "norm-sweep" : "norm", c->name, kg_dtype_name(dt),
+                    (long long)n, us, gbps);
+    }
+    if (nsweep > 0) {
+        /* worst and median %copy of the seeded cases (a failed check counts 0) */
+        for (int a = 1; a < nsweep; a++)
+            for (int b = a; b > 0 && sweep_pct[b - 1] > sweep_pct[b]; b--) {
+                const double t = sweep_pct[b];
+                sweep_pct[b] = sweep_pct[b - 1];
+                sweep_pct[b - 1] = t;
+            }
+        printf("# seeded sweep (KG_NORM_RAND=%s): %d cases, worst %.1f%% median %.1f%% best %.1f%% of copy\n",
+               getenv("KG_NORM_RAND"), nsweep, sweep_pct[0], sweep_pct[nsweep / 2], sweep_pct[nsweep - 1]);
     }
     /* KG_NORM_SWEEP=1: the packed classes and grid sizes for short rows,
        grid sizes for rows (the planner's defaults are what the table above

@@ -19,14 +19,16 @@ from torch_common import time_us
 
 
 def main():
-    kg, copy, order = {}, None, []
+    kg, copy, order, sweep = {}, None, [], set()
     with open(sys.argv[1]) as f:
         for row in csv.reader(f):
             if row[0] == "norm-limit":
                 copy = float(row[5])
-            elif row[0] == "norm":
+            elif row[0] in ("norm", "norm-sweep"):
                 kg[(row[1], row[2])] = (float(row[4]), float(row[5]))
                 order.append((row[1], row[2]))
+                if row[0] == "norm-sweep":
+                    sweep.add((row[1], row[2]))
     if copy is None:
         print("bench_norm wrote no rows: nothing to compare")
         return
@@ -73,9 +75,18 @@ def main():
         k = kg.get((name, dn))
         ratio = k[1] / tg
         print(f"{name:34} {dn:5} {k[1]:10.1f} {tg:10.1f} {ratio:9.2f}x {100 * k[1] / copy:9.1f}% "
-              f"{100 * tg / copy:10.1f}%")
+              f"{100 * tg / copy:10.1f}%" + ("  (sweep)" if (name, dn) in sweep else ""))
+        if (name, dn) in sweep:
+            worst[(name, dn)] = (100 * k[1] / copy, ratio)
         del x
     torch.cuda.synchronize()
+    if worst:
+        # the seeded sweep (bench_norm's KG_NORM_RAND): worst and median, of copy and of the ratio
+        pc = sorted(worst.items(), key=lambda kv: kv[1][0])
+        rt = sorted(worst.items(), key=lambda kv: kv[1][1])
+        print(f"# sweep of {len(pc)} cases: kgen %copy worst {pc[0][1][0]:.1f}% ({pc[0][0][0]} {pc[0][0][1]}), "
+              f"median {pc[len(pc) // 2][1][0]:.1f}%; kgen/torch worst {rt[0][1][1]:.2f}x "
+              f"({rt[0][0][0]} {rt[0][0][1]}), median {rt[len(rt) // 2][1][1]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,33 @@ local M = {}
 
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
 M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "lean4", "lean8", "lean4_res",
-               "lean8_res", "lean4l", "lean8l" }
+               "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
+               "leanu4", "leanu8", "leanu4_res" }
+
+-- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
+-- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
+-- the variant is the base class's kernel (the class name without its last
+-- letter). The planner takes them where they measured best (runtime/norm.c).
+local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32 }
+local vclasses = { lean8c = true, lean8s = true }
+local function variant(c, op, dt)
+  if dt.name == "f64" or (op.name ~= "layer_norm" and op.name ~= "rms_norm") then return nil end
+  local two, ln = dt.size == 2, op.name == "layer_norm"
+  -- 2-byte layer_norm: kg_nmoments, each pass over a fresh opaque copy
+  local mom8 = NX.NMOM + NX.OPQ + NX.NOCOPY + NX.OADDR + NX.RECOPY
+  -- 2-byte layer_norm by two group sums (each pass over opaque vectors)
+  local sep8 = NX.OPQ + NX.NOCOPY + NX.OADDR
+  if c == "lean8c" then
+    -- streaming cache hints; the 2-byte types' 8 vectors a lane in 80 registers (a 768-lane bound)
+    if two then return { nv = 8, x = NX.CS + (ln and mom8 or NX.OPQ + NX.OADDR), bound = "768, 1" } end
+    return { nv = 8, x = NX.CS, bound = "KG_NORM_LEAN_MAX_T, 1" }
+  elseif c == "lean8s" then
+    -- LEAN8C of the 2-byte layer_norm by two group sums
+    if two and ln then return { nv = 8, x = NX.CS + sep8, bound = "768, 1" } end
+  end
+  return nil
+end
+M.variant = variant
 
 local common = require("common")
 local typed = common.typed
@@ -62,8 +88,30 @@ function M.generate(G)
       f.apply_e = f.expm == "true" and ae or "e"
       functors[#functors + 1] = f
       table_[op.id][dt.index] = {}
+      f.variants = {}
+      f.leanu = dt.name ~= "f64"
       for ci, c in ipairs(M.classes) do
-        if c:match("_res$") and not op.residual then
+        local isvar = vclasses[c]
+        local vr = isvar and variant(c, op, dt)
+        if isvar and not vr then
+          -- the base class's kernel (lean8x -> lean8)
+          local base = c:sub(1, -2)
+          for bi, bc in ipairs(M.classes) do
+            if bc == base then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
+          end
+          assert(table_[op.id][dt.index][ci - 1], c .. ": no base class")
+        elseif isvar then
+          vr.class = c
+          f.variants[#f.variants + 1] = vr
+          table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
+                                                       desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
+        elseif c:match("^leanu") and dt.name == "f64" and (op.residual or not c:match("_res$")) then
+          -- LEANU: not for f64 (the planner never picks it there): the strided kernel
+          for bi, bc in ipairs(M.classes) do
+            if bc == "strided" then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
+          end
+          assert(table_[op.id][dt.index][ci - 1], c .. ": strided comes first")
+        elseif c:match("_res$") and not op.residual then
           -- no residual form: the class without it (rows_res -> rows, lean4_res -> lean4)
           local base = c:gsub("_res$", "")
           for bi, bc in ipairs(M.classes) do

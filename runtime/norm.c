@@ -11,6 +11,10 @@
  *   ROWS / PACKED  one normalized run of stride 1 for every tensor, 16-byte
  *                  aligned: a lane group per row (PACKED: rows of 1..32
  *                  vectors, several per group)
+ *   LEANU          one normalized run of stride 1 that 16-byte vectors do
+ *                  not tile (its length, or its rows' starts), rows in one
+ *                  outer dim: masked aligned vectors (the last row by
+ *                  STRIDED where its vectors would pass the tensor's end)
  *   COLS           one normalized dim with a stride, and a contiguous kept
  *                  dim: column tiles, two launches (statistics, apply)
  *   STRIDED        anything else, element by element
@@ -218,6 +222,26 @@ static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_nor
         return KG_OK;
     }
     return KG_OK;
+}
+
+/* LEANU's layout: one normalized dim, contiguous in every operand; the
+   input, output and residual 16-byte aligned with one row stride (one outer
+   dim at most); 2- and 4-byte types. */
+static int leanu_fits(const kg_tensor *const *T, const ndim_ *N, int nn, const ndim_ *K, int nk, int64_t L, size_t es)
+{
+    if (es == 8 || nn != 1 || nk > 1 || L < 1)
+        return 0;
+    for (int k = 0; k < KG_NORM_NOPS; k++) {
+        if (!T[k] || k == KG_NO_S0 || k == KG_NO_S1)
+            continue;
+        if (N[0].st[k] != 1)
+            return 0;
+        if (k == KG_NO_IN || k == KG_NO_OUT || k == KG_NO_RES) {
+            if (!kgi_aligned(T[k]->data, 16) || (nk == 1 && K[0].st[k] != K[0].st[KG_NO_IN]))
+                return 0;
+        }
+    }
+    return 1;
 }
 
 kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count, kg_norm_plan *plan)
@@ -428,6 +452,59 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             return KG_OK;
         }
         plan->cls = T[KG_NO_RES] ? KG_NORM_ROWS_RES : KG_NORM_ROWS;
+    } else if (leanu_fits(T, N, nn, K, nk, L, es) && kgi_norm_tuning.leanu >= 0) {
+        /* LEANU: contiguous rows that vectors do not tile, one chunk, one
+           outer dim at most: masked 16-byte vectors (the seeded sweep of
+           run r2, 2026-12-02: such rows ran STRIDED at 10-23% of copy; r5:
+           LEANU 19-73% where STRIDED ran 12-23%, see the README) */
+        const int64_t nvr = (V - 1 + L + V - 1) / V; /* most vectors a row spans */
+        /* vectors a lane: 8 for f32 (r5: rms_norm of 126 at 72.9% of copy
+           against 79.1% with 4, layer_norm of 317 at 64.8% against 56.8%);
+           4 for the 2-byte types unless that takes 1024 lanes (softmax of
+           5630 bf16: 34.8% against 29.3%; logsumexp of 16378: 19.0% at
+           1024 lanes against 30.4% with 8 at 512) */
+        const int64_t lnv = kgi_norm_tuning.leanu == 4 || kgi_norm_tuning.leanu == 8  ? kgi_norm_tuning.leanu
+                            : es == 2 && pow2_ceil(cdiv(nvr, 4)) <= KG_NORM_MAX_GROUP ? 4
+                                                                                      : 8;
+        const int ures = T[KG_NO_RES] != NULL; /* the residual form: LEANU4_RES, 128 registers */
+        const int64_t g = pow2_ceil(cdiv(nvr, ures ? 4 : lnv));
+        /* the last row's vectors must not reach past the tensor's end: where
+           they would, that row takes STRIDED (a second launch) */
+        const int64_t srow = nk ? K[0].st[KG_NO_IN] : 0, end = (rows - 1) * srow + L;
+        const int tail = end % V != 0;
+        if (g <= (ures ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T) && !(tail && rows == 1)) {
+            if (tail) {
+                plan->tail = 1;
+                kg_norm_args *B = &plan->targs;
+                *B = *A;
+                B->rows = 1;
+                fill_dims(&B->outer, K, 0, 1);
+                fill_dims(&B->inner, N, nn, 0);
+                const int64_t tg = pow2_ceil(cdiv(L, KG_NORM_NV));
+                B->group = (int32_t)(tg < KG_NORM_MAX_GROUP ? tg : KG_NORM_MAX_GROUP);
+                B->nv = (int32_t)(cdiv(L, B->group) < KG_NORM_NV ? cdiv(L, B->group) : KG_NORM_NV);
+                B->fast = 1;
+                for (int k = 0; k < KG_NORM_NOPS; k++)
+                    plan->toff[k] = nk ? (rows - 1) * K[0].st[k] : 0;
+                plan->tblock = B->group > 32 ? (unsigned)B->group : KG_NORM_THREADS;
+                plan->tgrid = 1;
+                rows -= 1;
+            }
+            plan->cls = ures ? KG_NORM_LEANU4_RES : lnv == 4 ? KG_NORM_LEANU4 : KG_NORM_LEANU8;
+            A->group = (int32_t)g;
+            A->nv = (int32_t)cdiv(nvr, g);
+            A->rows = rows;
+            A->fast = rows < ((int64_t)1 << 31);
+            fill_dims(&A->outer, K, nk, A->fast);
+            plan->block = g > 32 ? (unsigned)g : KG_NORM_MAX_GROUP;
+            while (g <= 32 && plan->block > 64 && cdiv(rows, plan->block / g) < 2 * sm)
+                plan->block /= 2;
+            const int64_t units = cdiv(rows, g > 32 ? 1 : plan->block / g), cap = sm * 32;
+            plan->grid = (unsigned)(units < cap ? units : cap);
+            return KG_OK;
+        }
+        plan->cls = KG_NORM_STRIDED;
+        fill_dims(&A->inner, N, nn, 0);
     } else if (nn == 1 && N[0].st[KG_NO_IN] != 1 && nk >= 1 && K[0].st[KG_NO_IN] == 1) {
         /* columns: K[0] is the contiguous kept dim */
         plan->cls = KG_NORM_COLS_STATS;
@@ -509,14 +586,36 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         } else if (info->stats == KG_NORM_STATS_MOMENTS && tu->lean == 0 && !tu->loose && es == 8) {
             rows_instead = g8 > 32 && g8 < 512;
         }
+        /* LEAN8's variants (runs r2 and r5 of 2026-12-02, H200): LEAN8S for
+           the 2-byte layer_norm (hidden 1024 / 4096 / 16384 bf16: 91.7 /
+           85.8 / 83.6% of copy against LEAN4's 84.8 / 79.3 / 68.9%, r5);
+           LEAN8C for the norms of 512 lanes in f32 (hidden 16384: layer_norm
+           90.1% against 89.0% in both runs, rms_norm 95.5 / 96.6% against
+           94.9 / 96.1%) and of 256..512 lanes in the 2-byte types (rms_norm
+           bf16 16384: 94.3 / 95.2% against 92.7 / 92.9%) */
+        int var = tu->variant == 1 || tu->variant == 2 ? tu->variant : 0;
+        if (tu->variant == 0 && tu->lean == 0 && !tu->loose && !tu->group && !res) {
+            if (info->stats == KG_NORM_STATS_MOMENTS && es == 2 && g8 <= KG_NORM_MAX_GROUP)
+                var = 2;
+            else if (info->stats != KG_NORM_STATS_LSE && es == 4 && g8 == KG_NORM_MAX_GROUP)
+                var = 1;
+            else if (info->stats == KG_NORM_STATS_SUMSQ && es == 2 && g8 >= 256 && g8 <= KG_NORM_MAX_GROUP)
+                var = 1;
+        }
+        if (res)
+            var = 0;
+        if (var)
+            lnv = 8;
         int64_t lg = pow2_ceil(cdiv(nvec, lnv));
         if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
             lg = pow2_ceil(tu->group);
-        const int64_t gmax = res || loose ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
+        const int64_t gmax = res || loose || var ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
         if (lg <= gmax && !rows_instead) {
-            plan->cls = res     ? (lnv == 4 ? KG_NORM_LEAN4_RES : KG_NORM_LEAN8_RES)
-                        : loose ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
-                                : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+            plan->cls = res        ? (lnv == 4 ? KG_NORM_LEAN4_RES : KG_NORM_LEAN8_RES)
+                        : loose    ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
+                        : var == 1 ? KG_NORM_LEAN8C
+                        : var == 2 ? KG_NORM_LEAN8S
+                                   : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -526,7 +625,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     A->rows = rows;
     A->fast = rows < ((int64_t)1 << 31);
     fill_dims(&A->outer, K, nk, A->fast);
-    const int lean = plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8L;
+    const int lean = plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S;
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
@@ -579,6 +678,14 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         return st == KG_OK ? kg_ok(ctx) : st;
     }
     st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+    if (st == KG_OK && plan->tail) {
+        /* LEANU's last row, by STRIDED */
+        kg_norm_args *B = &plan->targs;
+        for (int k = 0; k < KG_NORM_NOPS; k++)
+            B->p[k] = A->p[k] ? (char *)A->p[k] + plan->toff[k] * (int64_t)kg_dtype_size(T[k]->dtype) : NULL;
+        void *targs[] = {B};
+        st = kg_launch(ctx, ks[KG_NORM_STRIDED], (dim3){plan->tgrid, 1, 1}, (dim3){plan->tblock, 1, 1}, targs, 0);
+    }
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 

@@ -28,6 +28,12 @@ typedef struct kg_norm_plan {
     kg_norm_args args; /* everything but the pointers */
     unsigned grid, block;
     size_t partial_bytes; /* COLS: scratch for the statistics */
+    /* LEANU whose last row ends off a vector boundary: that row by STRIDED,
+       a second launch (targs: its pointers from the row's offsets, toff) */
+    int tail;
+    kg_norm_args targs;
+    int64_t toff[KG_NORM_NOPS];
+    unsigned tgrid, tblock;
 } kg_norm_plan;
 
 /* Tunings, for tests and the bench's sweeps (all 0: the planner's
@@ -40,6 +46,10 @@ typedef struct kg_norm_tuning {
     int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024) */
     int col_splits; /* COLS: slices of the normalized dim per column tile */
     int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
+    int leanu;      /* contiguous rows vectors do not tile: 0 LEANU (the default), 4 or 8 its vectors a
+                       lane, -1 none (STRIDED) */
+    int variant;    /* LEAN8 of the norms, <= 512 lanes: 1 LEAN8C, 2 LEAN8S (elsewhere LEAN8), -1 plain LEAN
+                       (0: the planner's choice) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 

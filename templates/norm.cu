@@ -49,6 +49,16 @@ extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lea
 @end
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean4l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 4, false>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean8l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 8, false>(A); }
+@for _, v in ipairs(f.variants) do
+extern "C" __global__ void __launch_bounds__($(v.bound)) $(f.name)_$(v.class)(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), $(v.nv), $(v.res and "true" or "false"), $(v.x)>(A); }
+@end
+@if f.leanu then
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_leanu4(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 4, false>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_leanu8(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 8, false>(A); }
+@if f.residual == "true" then
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_leanu4_res(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 4, true>(A); }
+@end
+@end
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, 1, false, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }

@@ -76,7 +76,7 @@ template <typename T, class F> __device__ __forceinline__ T kg_ngroup(T v, int g
     }
     if (g > 32) {
         __shared__ T sh[1024 / 32]; /* any block */
-        __syncthreads(); /* the previous call's readers are done */
+        __syncthreads();            /* the previous call's readers are done */
         if ((threadIdx.x & 31) == 0)
             sh[threadIdx.x >> 5] = v;
         __syncthreads();
@@ -184,6 +184,24 @@ template <typename T, typename VT> __device__ __forceinline__ VT kg_nldg(const T
     return v;
 }
 
+/* A 16-byte load and store that stream (evict-first: ld.global.cs,
+   st.global.cs), so that the rows leave the weight and bias in L1. */
+template <typename T, typename VT> __device__ __forceinline__ VT kg_nldcs(const T *p, const VT *)
+{
+    static_assert(sizeof(VT) == 16, "kg_nldcs: 16-byte vectors");
+    const uint4 u = __ldcs((const uint4 *)p);
+    VT v;
+    memcpy(&v, &u, 16);
+    return v;
+}
+template <typename T, typename VT> __device__ __forceinline__ void kg_nstcs(T *p, const VT &v)
+{
+    static_assert(sizeof(VT) == 16, "kg_nstcs: 16-byte vectors");
+    uint4 u;
+    memcpy(&u, &v, 16);
+    __stcs((uint4 *)p, u);
+}
+
 /* Writes a row's results: a reduction's (logsumexp) in the input's dtype,
    statistics (layer_norm's mean, rstd) in the accumulator's. */
 template <class Op>
@@ -249,17 +267,44 @@ __device__ __forceinline__ int64_t kg_ninner(const kg_norm_dims &D, int64_t j, i
     return off;
 }
 
+/* A copy of v the compiler cannot see through (an empty asm per word):
+   values computed from it are not shared with those computed from v, so
+   LEAN holds the 2-byte types' rows packed and unpacks them in each pass
+   rather than holding both forms. */
+template <class VT> __device__ __forceinline__ VT kg_nopaque(const VT &v)
+{
+    static_assert(sizeof(VT) % 4 == 0, "kg_nopaque: whole words");
+    uint32_t w[sizeof(VT) / 4];
+    memcpy(w, &v, sizeof v);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(VT) / 4); i++)
+        asm volatile("" : "+r"(w[i]));
+    VT o;
+    memcpy(&o, w, sizeof o);
+    return o;
+}
+
 /* Folds a = f(a, value) over a lane's values x[k] (k < NX with ok(k)), in
-   order, each value in the accumulator's type. */
-template <class Op, int V, int NX, class VT, class OK, class F>
+   order, each value in the accumulator's type. OPQ (2-byte types): each
+   vector through kg_nopaque as it is used, so its unpacked values die with
+   the fold (the row stays packed between passes). */
+template <class Op, int V, int NX, bool OPQ = false, class VT, class OK, class F>
 __device__ __forceinline__ typename Op::acc_t kg_nfold(const VT (&x)[NX], OK ok, typename Op::acc_t a, F f)
 {
 #pragma unroll
     for (int k = 0; k < NX; k++)
-        if (ok(k))
+        if (ok(k)) {
+            if constexpr (OPQ && sizeof(typename Op::in_t) == 2) {
+                const VT xk = kg_nopaque(x[k]);
 #pragma unroll
-            for (int e = 0; e < V; e++)
-                a = f(a, Op::ld(x[k].v[e]));
+                for (int e = 0; e < V; e++)
+                    a = f(a, Op::ld(xk.v[e]));
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    a = f(a, Op::ld(x[k].v[e]));
+            }
+        }
     return a;
 }
 
@@ -278,17 +323,17 @@ __device__ __forceinline__ typename Op::acc_t kg_nfold_exp(const VT (&x)[NX], OK
     return kg_nfold<Op, V>(x, ok, (AT)0, [sh](AT a, AT v) { return a + kg_nexp(v - sh); });
 }
 /* The sum, and the sum of squared deviations from mean. */
-template <class Op, int V, int NX, class VT, class OK>
+template <class Op, int V, int NX, bool OPQ = false, class VT, class OK>
 __device__ __forceinline__ typename Op::acc_t kg_nfold_sum(const VT (&x)[NX], OK ok)
 {
     typedef typename Op::acc_t AT;
-    return kg_nfold<Op, V>(x, ok, (AT)0, [](AT a, AT v) { return a + v; });
+    return kg_nfold<Op, V, NX, OPQ>(x, ok, (AT)0, [](AT a, AT v) { return a + v; });
 }
-template <class Op, int V, int NX, class VT, class OK>
+template <class Op, int V, int NX, bool OPQ = false, class VT, class OK>
 __device__ __forceinline__ typename Op::acc_t kg_nfold_dev2(const VT (&x)[NX], OK ok, typename Op::acc_t mean)
 {
     typedef typename Op::acc_t AT;
-    return kg_nfold<Op, V>(x, ok, (AT)0, [mean](AT a, AT v) {
+    return kg_nfold<Op, V, NX, OPQ>(x, ok, (AT)0, [mean](AT a, AT v) {
         const AT d = v - mean;
         return a + d * d;
     });
@@ -421,10 +466,18 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT 
  * of copy against 85.5% in r3). Non-finite values: the mean is sum / n (+-inf or
  * NaN) and M2 NaN, as the reference's.
  */
-template <class Op, int V, int NX, class VT, class OK>
-__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nmoments(const VT (&x)[NX], OK ok, int g, int64_t n,
+template <class Op, int V, int NX, bool OPQ = false, bool COPY = false, class VT, class OK>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nmoments(const VT (&x0)[NX], OK ok, int g, int64_t n,
                                                                     int nvec)
 {
+    /* COPY (2-byte): an opaque copy of the row for each pass (x0 itself
+       otherwise) */
+    VT xc[COPY ? NX : 1];
+    if constexpr (COPY)
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            xc[k] = kg_nopaque(x0[k]);
+    const VT(&x)[NX] = *reinterpret_cast<const VT(*)[NX]>(COPY ? xc : x0);
     typedef typename Op::acc_t AT;
     const int w = g < 32 ? g : 32;
     AT nw = (AT)n; /* the elements this lane's warp (its group) holds */
@@ -438,9 +491,13 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nmoments(const VT (&x
         }
         nw = (AT)(c * V);
     }
-    const AT sw = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), w, kg_nsum_f());
+    const AT sw = kg_ngroup(kg_nfold_sum<Op, V, NX, OPQ>(x, ok), w, kg_nsum_f());
     const AT mw = nw > (AT)0 ? sw / nw : (AT)0;
-    const AT qw = kg_ngroup(kg_nfold_dev2<Op, V>(x, ok, mw), w, kg_nsum_f());
+    if constexpr (COPY)
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            xc[k] = kg_nopaque(x0[k]);
+    const AT qw = kg_ngroup(kg_nfold_dev2<Op, V, NX, OPQ>(x, ok, mw), w, kg_nsum_f());
     kg_nstat<AT> st;
     st.n = (AT)n;
     st.a = mw;
@@ -476,10 +533,9 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nmoments(const VT (&x
 /* The output vector of input vector x of a row with values rv; w and b
    point at the vector's weight and bias (NULL: 1 and 0). */
 template <class Op, int V>
-__device__ __forceinline__ kgd_vec<typename Op::in_t, V> kg_napply(const kgd_vec<typename Op::in_t, V> &x,
-                                                                  const kg_nrow<typename Op::acc_t> &rv,
-                                                                  const typename Op::in_t *w,
-                                                                  const typename Op::in_t *b)
+__device__ __forceinline__ kgd_vec<typename Op::in_t, V>
+kg_napply(const kgd_vec<typename Op::in_t, V> &x, const kg_nrow<typename Op::acc_t> &rv, const typename Op::in_t *w,
+          const typename Op::in_t *b)
 {
     typedef typename Op::acc_t AT;
     typedef kgd_vec<typename Op::in_t, V> VT;
@@ -631,7 +687,8 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
 #pragma unroll
             for (int r = 0; r < R; r++) {
                 const int64_t cnt = (nvec - c0 < per_chunk ? nvec - c0 : per_chunk) * V;
-                kg_nmerge<Op>(st[r], kg_nchunk_stat<Op, V, NVR>(x[r], [&](int k) { return valid(r, k, c0); }, g, cnt));
+                kg_nmerge<Op>(st[r], kg_nchunk_stat<Op, V, NVR>(
+                                         x[r], [&](int k) { return valid(r, k, c0); }, g, cnt));
             }
         }
 
@@ -678,35 +735,22 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
     }
 }
 
-/* A copy of v the compiler cannot see through (an empty asm per word):
-   values computed from it are not shared with those computed from v, so
-   LEAN holds the 2-byte types' rows packed and unpacks them in each pass
-   rather than holding both forms. */
-template <class VT> __device__ __forceinline__ VT kg_nopaque(const VT &v)
-{
-    static_assert(sizeof(VT) % 4 == 0, "kg_nopaque: whole words");
-    uint32_t w[sizeof(VT) / 4];
-    memcpy(w, &v, sizeof v);
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(VT) / 4); i++)
-        asm volatile("" : "+r"(w[i]));
-    VT o;
-    memcpy(&o, w, sizeof o);
-    return o;
-}
-
 /* LEAN: a lane's vectors x[k] of the row at xin (element offset
    at(k)) where ok(k), every load first; with a residual row xr (not NULL)
    its vectors are added and h = x + r written back (x becomes h). */
-template <class Op, int V, int NV, class AT_, class OK>
+template <class Op, int V, int NV, bool CS = false, class AT_, class OK>
 __device__ __forceinline__ void kg_nload_row(kgd_vec<typename Op::in_t, V> (&x)[NV], const typename Op::in_t *xin,
                                              typename Op::in_t *xr, AT_ at, OK ok)
 {
     typedef kgd_vec<typename Op::in_t, V> VT;
 #pragma unroll
     for (int k = 0; k < NV; k++)
-        if (ok(k))
-            x[k] = *(const VT *)(xin + at(k));
+        if (ok(k)) {
+            if constexpr (CS)
+                x[k] = kg_nldcs(xin + at(k), (const VT *)0);
+            else
+                x[k] = *(const VT *)(xin + at(k));
+        }
     if (xr) {
         VT h[NV];
 #pragma unroll
@@ -734,7 +778,18 @@ __device__ __forceinline__ void kg_nload_row(kgd_vec<typename Op::in_t, V> (&x)[
  * and one write. NV is a template argument (the class: LEAN4, LEAN8) so the
  * registers held are what the row needs.
  */
-template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
+/* LEAN variants (X, bits; 0: the plain kernel): */
+enum {
+    KG_NX_NMOM = 1,   /* 2-byte moments by kg_nmoments (one block round) instead of two group sums */
+    KG_NX_OPQ = 2,    /* 2-byte: each vector opaque as each pass uses it */
+    KG_NX_NOCOPY = 4, /* 2-byte: no opaque copy of the whole row before the statistics */
+    KG_NX_OADDR = 8,  /* 2-byte: the output, weight and bias pointers opaque before the apply */
+    KG_NX_CS = 16,    /* streaming cache hints: rows loaded and stored evict-first */
+    KG_NX_RECOPY = 32 /* 2-byte, with NMOM: an opaque copy of the row before each pass */
+};
+
+template <class Op, int V, int NV, bool RES, int X = 0>
+__device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
@@ -758,8 +813,8 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
         VT x[NV];
         /* offsets in 32 bits (a row of one chunk: < 2^16 elements), so
            that hoisted addresses hold fewer registers */
-        kg_nload_row<Op, V, NV>(x, in + r * s_in, hres ? res + r * s_res : NULL,
-                                [&](int k) -> int { return (k * g + lane) * V; }, ok);
+        kg_nload_row<Op, V, NV, (X & KG_NX_CS) != 0>(
+            x, in + r * s_in, hres ? res + r * s_res : NULL, [&](int k) -> int { return (k * g + lane) * V; }, ok);
         /* softmax of f32 / f64 (Op::expm): the sum's exps replace x and the
            apply reuses them (the same values kg_nchunk_stat and the apply's
            exp compute, so the same bits). Not for the 2-byte types: their
@@ -791,11 +846,23 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
                kg_nmoments ran bf16 layer_norm at 60-69% of copy against
                68-81% in every 2-byte kernel (r3, with the merged form
                beside it) and at 46-73% in the LOOSE kernels alone (r6) */
+            constexpr bool opq = (X & KG_NX_OPQ) != 0;
             VT xs[NV];
 #pragma unroll
             for (int k = 0; k < NV; k++)
-                xs[k] = kg_nopaque(x[k]);
-            rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n), A.n, A.eps);
+                xs[k] = (X & KG_NX_NOCOPY) ? x[k] : kg_nopaque(x[k]);
+            if constexpr ((X & KG_NX_NMOM) && Op::stats == KG_NS_MOMENTS) {
+                rv = kg_nfinish<Op>(
+                    kg_nmoments<Op, V, NV, opq, (X & KG_NX_RECOPY) != 0>(xs, ok, g, A.n, act ? nvec : 0), A.n, A.eps);
+            } else if constexpr (opq && Op::stats == KG_NS_MOMENTS) {
+                kg_nstat<AT> cs;
+                cs.n = (AT)A.n;
+                cs.a = kg_ngroup(kg_nfold_sum<Op, V, NV, true>(xs, ok), g, kg_nsum_f()) / (AT)A.n;
+                cs.c = kg_ngroup(kg_nfold_dev2<Op, V, NV, true>(xs, ok, cs.a), g, kg_nsum_f());
+                rv = kg_nfinish<Op>(cs, A.n, A.eps);
+            } else {
+                rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n), A.n, A.eps);
+            }
         } else {
             VT xs[NV];
 #pragma unroll
@@ -812,6 +879,13 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
             rv = kg_nfinish<Op>(cs, A.n, A.eps);
         }
         if constexpr (Op::elementwise) {
+            T *orow = out + r * s_out;
+            const T *wrow = wp, *brow = bp;
+            if constexpr ((X & KG_NX_OADDR) != 0) {
+                asm volatile("" : "+l"(orow));
+                asm volatile("" : "+l"(wrow));
+                asm volatile("" : "+l"(brow));
+            }
 #pragma unroll
             for (int k = 0; k < NV; k++)
                 if (ok(k)) {
@@ -822,10 +896,150 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
                         for (int e = 0; e < V; e++)
                             y.v[e] = Op::st(Op::apply_e(Op::ld(x[k].v[e]), rv));
                     } else {
-                        y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wp ? wp + e0 : NULL,
-                                             bp ? bp + e0 : NULL);
+                        y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wrow ? wrow + e0 : NULL,
+                                             brow ? brow + e0 : NULL);
                     }
-                    *(VT *)(out + r * s_out + e0) = y;
+                    if constexpr ((X & KG_NX_CS) != 0)
+                        kg_nstcs(orow + e0, y);
+                    else if constexpr ((X & KG_NX_OADDR) != 0)
+                        *(VT *)(orow + e0) = y;
+                    else
+                        *(VT *)(out + r * s_out + e0) = y;
+                }
+        }
+        if constexpr (Op::nres > 0) {
+            if (act && lane == 0)
+                kg_nstore_results<Op>(A, r * kg_nrow_stride(A, KG_NO_S0), r * kg_nrow_stride(A, KG_NO_S1), rv);
+        }
+    }
+}
+
+/*
+ * LEANU: LEAN for contiguous rows that 16-byte vectors do not tile (a
+ * length that is not a multiple of V, so most rows start inside a vector).
+ * The group loads the aligned vectors that cover its row (the first and
+ * the last may hold a neighbour row's elements), leaves the elements
+ * outside the row out of the statistics, and stores whole vectors inside
+ * the row, element by element at its two ends (a neighbour's elements are
+ * never written; the residual's h likewise). Its vectors never reach past
+ * the tensor's last element: where the last row's would (its end off a
+ * vector boundary), the runtime runs that row by STRIDED, a second launch.
+ * Weight and bias: element loads. The input, the output and the residual share one row stride (in
+ * elements) and 16-byte aligned bases; one outer dim at most.
+ */
+template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<T, V> VT;
+    const kg_nlanes L = kg_nlanes_of(A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
+    const int n = (int)A.n;
+    const int64_t srow = kg_nrow_stride(A, KG_NO_IN);
+    const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
+    T *out = (T *)A.p[KG_NO_OUT], *res = (T *)A.p[KG_NO_RES];
+    const bool hres = RES && res != NULL;
+    const int64_t step = (int64_t)gridDim.x * slots;
+    for (int64_t base = (int64_t)blockIdx.x * slots; base < A.rows; base += step) {
+        const int64_t row = base + slot;
+        const bool act = row < A.rows;
+        const int64_t r = act ? row : 0;
+        const int64_t e0 = r * srow;         /* the row's first element */
+        const int sft = (int)(e0 & (V - 1)); /* its place in its vector */
+        const int64_t v0 = e0 - sft;         /* the first vector's first element */
+        const int nvr = (sft + n + V - 1) / V;
+        auto ok = [&](int k) -> bool { return act && k * g + lane < nvr; };
+        /* the row position of element 0 of the lane's vector k */
+        auto p0 = [&](int k) -> int { return (k * g + lane) * V - sft; };
+        VT x[NV];
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (ok(k))
+                x[k] = *(const VT *)(in + v0 + (k * g + lane) * V);
+        if (hres) {
+            VT h[NV];
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k))
+                    h[k] = *(const VT *)(res + v0 + (k * g + lane) * V);
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        x[k].v[e] = Op::st(Op::ld(x[k].v[e]) + Op::ld(h[k].v[e]));
+                    T *q = res + v0 + (k * g + lane) * V;
+                    const int p = p0(k);
+                    if (p >= 0 && p + V <= n) {
+                        *(VT *)q = x[k];
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            if (p + e >= 0 && p + e < n)
+                                q[e] = x[k].v[e];
+                    }
+                }
+        }
+        /* folds over the row's elements only (2-byte rows stay packed: each
+           vector opaque as a pass uses it) */
+        auto fold = [&](AT a, auto f) -> AT {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+                    const VT xk = sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k];
+                    const int p = p0(k);
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (p + e >= 0 && p + e < n)
+                            a = f(a, Op::ld(xk.v[e]));
+                }
+            return a;
+        };
+        kg_nstat<AT> cs;
+        cs.n = (AT)n;
+        cs.a = 0;
+        if constexpr (Op::stats == KG_NS_LSE) {
+            /* fmax skips NaN; a NaN still makes the sum, so every result, NaN */
+            const AT m = kg_ngroup(fold(-(AT)INFINITY, [](AT a, AT v) { return fmax(a, v); }), g, kg_nmax_f());
+            const AT sh = kg_nshift(m);
+            cs.a = m;
+            cs.c = kg_ngroup(fold((AT)0, [sh](AT a, AT v) { return a + kg_nexp(v - sh); }), g, kg_nsum_f());
+        } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+            const AT mean = kg_ngroup(fold((AT)0, [](AT a, AT v) { return a + v; }), g, kg_nsum_f()) / (AT)n;
+            cs.a = mean;
+            cs.c = kg_ngroup(fold((AT)0,
+                                  [mean](AT a, AT v) {
+                                      const AT d = v - mean;
+                                      return a + d * d;
+                                  }),
+                             g, kg_nsum_f());
+        } else {
+            cs.c = kg_ngroup(fold((AT)0, [](AT a, AT v) { return a + v * v; }), g, kg_nsum_f());
+        }
+        const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
+        if constexpr (Op::elementwise) {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+                    const VT xk = sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k];
+                    const int p = p0(k);
+                    VT y;
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const bool inrow = p + e >= 0 && p + e < n;
+                        const AT w = wp && inrow ? Op::ld(__ldg(wp + p + e)) : (AT)1;
+                        const AT b = bp && inrow ? Op::ld(__ldg(bp + p + e)) : (AT)0;
+                        y.v[e] = Op::st(Op::apply(Op::ld(xk.v[e]), rv, w, b));
+                    }
+                    T *q = out + v0 + (k * g + lane) * V;
+                    if (p >= 0 && p + V <= n) {
+                        *(VT *)q = y;
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            if (p + e >= 0 && p + e < n)
+                                q[e] = y.v[e];
+                    }
                 }
         }
         if constexpr (Op::nres > 0) {
@@ -932,8 +1146,8 @@ __device__ __forceinline__ void kg_ncol_walk(const T *p, int64_t ns, int64_t r, 
 /* A lane's statistics of rows r, r + NY, ... below r1 of column col (outer
    offsets off), writing the residual's h = x + r back where there is one. */
 template <class Op, int U>
-__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_ncol_stats(const kg_norm_args &A, const int64_t (&off)[KG_NORM_NOPS],
-                                                                      int64_t col, int64_t r, int64_t r1, int NY)
+__device__ __forceinline__ kg_nstat<typename Op::acc_t>
+kg_ncol_stats(const kg_norm_args &A, const int64_t (&off)[KG_NORM_NOPS], int64_t col, int64_t r, int64_t r1, int NY)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;

@@ -66,6 +66,14 @@ typedef enum kg_norm_class {
                            LEAN8) */
     KG_NORM_LEAN4L,     /* LEAN4 for <= 512 lanes: 128 registers, no spills (the LOOSE tuning) */
     KG_NORM_LEAN8L,     /* LEAN8 for <= 512 lanes: 128 registers */
+    /* variants of LEAN for the norms (tunings; gen/norm.lua's `variant`; elsewhere the base class) */
+    KG_NORM_LEAN8C,     /* LEAN8 with streaming cache hints on the row; the 2-byte types in 80 registers
+                           (<= 768 lanes), their layer_norm by kg_nmoments over fresh opaque copies */
+    KG_NORM_LEAN8S,     /* 2-byte layer_norm: LEAN8C by two group sums */
+    KG_NORM_LEANU4,     /* contiguous rows 16-byte vectors do not tile: masked vectors, 4 a lane (not f64) */
+    KG_NORM_LEANU8,     /* ... 8 a lane */
+    KG_NORM_LEANU4_RES, /* LEANU4 with the fused residual, <= 512 lanes, 128 registers (ops without one:
+                           LEANU4) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

@@ -114,7 +114,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 128);
     cr_assert_eq(p.args.opt, 0);
-    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8C); /* measured, r2 and r5 */
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);
@@ -127,15 +127,24 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_ROWS);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 8192, &p), KG_NORM_LEAN8);
     in.dtype = out.dtype = KG_F32;
-    /* the 2-byte types: 4 vectors a lane (layer_norm too) */
+    /* the 2-byte types: 4 vectors a lane; layer_norm LEAN8S (8 in 80
+       registers, measured), rms_norm of 256..512 lanes LEAN8C */
     in.dtype = out.dtype = KG_BF16;
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 128); /* 512 vectors of 8 */
-    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8S);
+    cr_assert_eq(p.args.group, 64);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8S);
+    cr_assert_eq(p.args.group, 256);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8S); /* 512 lanes */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);   /* more than a block */
+    kg_norm_call rn = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    cr_assert_eq(plan_shape(&rn, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8C);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
     /* warp groups: blocks of 128 for the 2-byte layer_norm (measured), of
        512 for the other ops while two blocks a multiprocessor remain */
-    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN4);
-    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8S);
+    cr_assert_eq(p.args.group, 16);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.block, 512);
@@ -173,6 +182,20 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean = 8;
     cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN8_RES);
     kgi_norm_tuning.lean = 0;
+    /* the variant tunings, <= 512 lanes (the residual form: none) */
+    kgi_norm_tuning.variant = 1;
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RES);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8C);
+    cr_assert_eq(p.args.group, 64);
+    kgi_norm_tuning.variant = 2;
+    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8S);
+    kgi_norm_tuning.lean = 4; /* the variants are LEAN8's */
+    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8S);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS); /* 1024 lanes */
+    kgi_norm_tuning.lean = 0;
+    kgi_norm_tuning.variant = -1; /* plain LEAN: the old 2-byte layer_norm */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    kgi_norm_tuning.variant = 0;
     kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
     pin.strides[0] = 64;
     pin.strides[1] = 9 * 64;
@@ -204,7 +227,42 @@ Test(plan, unaligned_or_odd_rows_are_strided)
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(10, 33)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 33));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
     kg_norm_plan p;
+    /* contiguous rows vectors do not tile: LEANU (masked vectors; f32 8 a
+       lane: 33 elements span at most 10 vectors, 2 lanes); STRIDED without
+       it (the tuning), for f64, and for rows too long for one block */
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANU8);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.nv, 5);
+    /* 330 elements end off a vector boundary: the last row by STRIDED */
+    cr_assert_eq(p.tail, 1);
+    cr_assert_eq(p.args.rows, 9);
+    cr_assert_eq(p.targs.rows, 1);
+    cr_assert_eq(p.toff[KG_NO_IN], 9 * 33);
+    kgi_norm_tuning.leanu = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
+    kgi_norm_tuning.leanu = 4;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANU4);
+    kgi_norm_tuning.leanu = 0;
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_LEANU8);
+    cr_assert_eq(p.args.group, 256); /* 1026 vectors at most */
+    cr_assert_eq(p.tail, 0);         /* 409700 elements: whole vectors */
+    cr_assert_eq(p.args.rows, 100);
+    cr_assert_eq(plan_shape(&c, &in, &out, 1, 33, &p), KG_NORM_STRIDED); /* one row, its end off a vector */
+    cr_assert_eq(plan_shape(&c, &in, &out, 10, 65537, &p), KG_NORM_STRIDED);
+    in.dtype = out.dtype = KG_BF16;
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_LEANU4);
+    cr_assert_eq(p.args.group, 256); /* 514 vectors at most, 4 a lane: 129 -> 256 lanes */
+    in.dtype = out.dtype = KG_F64;
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_STRIDED);
+    in.dtype = out.dtype = KG_F32;
+    /* a residual of another row stride than the input's: STRIDED */
+    kg_tensor res = fake(W_AT, KG_F32, 2, KT_SHAPE(10, 33)), w = fake(S_AT, KG_F32, 1, KT_SHAPE(33));
+    kg_norm_call r = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &res, .w = &w, .k = 1};
+    in = fake(IN_AT, KG_F32, 2, KT_SHAPE(10, 33));
+    out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 33));
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEANU4_RES);
+    res.strides[0] = 40;
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_STRIDED);
     in = fake(IN_AT + 4, KG_F32, 2, KT_SHAPE(10, 64)); /* misaligned start */
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 64));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
@@ -243,7 +301,7 @@ Test(plan, layer_norm_dims_merge_and_weights_broadcast)
     kg_tensor w = fake(W_AT, KG_BF16, 2, KT_SHAPE(32, 64)), m = fake(S_AT, KG_F32, 1, KT_SHAPE(4));
     kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .s0 = &m, .k = 2, .eps = 1e-5};
     kg_norm_plan p;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8S); /* the 2-byte layer_norm's */
     cr_assert_eq(p.args.n, 2048);
     /* a weight broadcast along the first normalized dim: stride 0 -> strided */
     w = fake(W_AT, KG_BF16, 1, KT_SHAPE(64));
@@ -600,7 +658,6 @@ static int64_t off_of(const kg_tensor *t, int64_t idx)
     return off;
 }
 
-
 static void check_case(kg_context *ctx, const ncase *c)
 {
     const kg_norm_info *info = &kg_norm_infos[c->op];
@@ -911,23 +968,64 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
     kg_close(ctx);
 }
 
+/* LEANU: contiguous rows that 16-byte vectors do not tile (lengths not a
+   multiple of the vector, so rows start inside a vector; a neighbour's
+   elements share the first and last vectors), every op and dtype, the
+   residual form, in place, special values and constant rows, under its
+   tunings (the default, 4 and 8 vectors a lane); f64 takes STRIDED. */
+Test(gpu, rows_vectors_do_not_tile)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const int tus[] = {0, 4, 8};
+    const int64_t lens[] = {3, 5, 7, 9, 31, 33, 100, 126, 317, 1001, 2814, 4097, 5630, 16378};
+    for (int t = 0; t < 3; t++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the tunings */
+            continue;
+        kgi_norm_tuning.leanu = tus[t];
+        memset(classes_seen, 0, sizeof classes_seen);
+        for (int d = 0; d < 4; d++)
+            for (int i = 0; i < 14; i++) {
+                int64_t rows = (int64_t)(1 << 16) / lens[i];
+                rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows, 8), lens[i]), NULL, 1, 0);
+                ncase c = {.op = KG_NORM_LAYER_NORM,
+                           .dt = floats[d],
+                           .ndim = 2,
+                           .step = 1,
+                           .axis = -1,
+                           .k = 1,
+                           .w = 1,
+                           .b = 1,
+                           .stats = 1,
+                           .inplace = 1};
+                c.shape[0] = kt_size(rows, 8);
+                c.shape[1] = lens[i];
+                check_case(ctx, &c); /* in place */
+                c.op = KG_NORM_SOFTMAX;
+                c.w = c.b = c.stats = 0;
+                check_case(ctx, &c);
+            }
+        every_op(ctx, KG_F32, 2, KT_SHAPE(20, 2001), NULL, 1, 3);  /* -inf rows, NaN, +inf */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(20, 2001), NULL, 1, 2); /* constant rows */
+        every_op(ctx, KG_F16, 2, KT_SHAPE(6, 4095), NULL, 1, 1);   /* huge magnitudes */
+        const kg_norm_class want = tus[t] == 4 ? KG_NORM_LEANU4 : KG_NORM_LEANU8;
+        cr_assert_gt(classes_seen[want], 0, "tuning %d", tus[t]);
+        cr_assert_gt(classes_seen[KG_NORM_LEANU4_RES], 0, "tuning %d", tus[t]);
+        if (tus[t] == 0)
+            cr_assert_gt(classes_seen[KG_NORM_LEANU4], 0); /* the 2-byte types' default */
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
 /* LEAN under its tunings (4 or 8 vectors a lane, more lanes a row than it
    needs, blocks of 512 for warp groups, LOOSE), and ROWS without it: rows of 3 to 16384 vectors, every op
    and dtype, special values and huge magnitudes. */
-Test(gpu, lean_rows_under_every_tuning)
+static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
 {
     kg_context *ctx = kt_open_gpu();
-    static const kg_norm_tuning tunings[] = {
-        {.lean = 4},
-        {.lean = 8},
-        {.lean = 4, .group = 512},
-        {.lean = 8, .threads = 512},
-        {.lean = -1},
-        {.lean = 4, .loose = 1},
-        {.lean = 8, .loose = 1},
-    };
     const int64_t lens[] = {32, 128, 1000, 4096, 16384, 32768};
-    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+    for (size_t t = 0; t < ntunings; t++) {
         /* sanitizer mode (kg_test.h): a seeded sample of the tunings (each
            run whole: its class must be reached), rows cut to 8 */
         if (!kt_take(2))
@@ -940,20 +1038,48 @@ Test(gpu, lean_rows_under_every_tuning)
                 rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
                 every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows, 8), lens[i]), NULL, 1, 0);
             }
-        every_op(ctx, KG_F32, 2, KT_SHAPE(kt_size(20, 8), 2000), NULL, 1, 3); /* -inf rows, NaN, +inf */
+        every_op(ctx, KG_F32, 2, KT_SHAPE(kt_size(20, 8), 2000), NULL, 1, 3);  /* -inf rows, NaN, +inf */
         every_op(ctx, KG_BF16, 2, KT_SHAPE(kt_size(20, 8), 2000), NULL, 1, 2); /* constant rows */
-        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 32768), NULL, 1, 1);            /* huge magnitudes */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 32768), NULL, 1, 1);             /* huge magnitudes */
         every_op(ctx, KG_F32, 2, KT_SHAPE(6, 32768), NULL, 1, 3);
         const kg_norm_tuning *tu = &tunings[t];
         if (tu->lean == 0)
             continue; /* the default classes */
-        const kg_norm_class want = tu->lean < 0 ? KG_NORM_ROWS
-                                   : tu->loose  ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
-                                                : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+        const kg_norm_class want = tu->lean < 0       ? KG_NORM_ROWS
+                                   : tu->loose        ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
+                                   : tu->variant == 1 ? KG_NORM_LEAN8C
+                                   : tu->variant == 2 ? KG_NORM_LEAN8S
+                                                      : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
+}
+
+Test(gpu, lean_rows_under_every_tuning)
+{
+    static const kg_norm_tuning tunings[] = {
+        {.lean = 4},
+        {.lean = 8},
+        {.lean = 4, .group = 512},
+        {.lean = 8, .threads = 512},
+        {.lean = -1},
+        {.lean = 4, .loose = 1},
+        {.lean = 8, .loose = 1},
+    };
+    lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
+}
+
+/* The norms' LEAN8 variants (LEAN8C, LEAN8S; every other op, and f64, runs
+   LEAN8 under them). Plain LEAN4 / LEAN8 (where the planner now takes a
+   variant) run under lean_rows_under_every_tuning's {.lean = 4 / 8}. */
+Test(gpu, lean_rows_under_variant_tunings)
+{
+    static const kg_norm_tuning tunings[] = {
+        {.lean = 8, .variant = 1},
+        {.lean = 8, .variant = 2},
+    };
+    lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
 
 /* COLS under the split tunings: one slice per column tile, 3, 16; 4 and 16
@@ -1143,18 +1269,21 @@ Test(gpu, every_class_is_reached)
     memset(classes_seen, 0, sizeof classes_seen);
     every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0);
-    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);
+    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0); /* LEANU (its last row STRIDED) */
+    every_op(ctx, KG_F32, 2, KT_SHAPE(1, 33), NULL, 1, 0);   /* one row ending off a vector: STRIDED */
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(4, 65536), NULL, 1, 0); /* streamed rows: ROWS on every device */
     every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 1024), NULL, 1, 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS], 0);
     cr_assert_gt(classes_seen[KG_NORM_LEAN8], 0);
-    cr_assert_gt(classes_seen[KG_NORM_LEAN4], 0);  /* layer_norm of 4096 f32 */
+    cr_assert_gt(classes_seen[KG_NORM_LEAN4], 0); /* layer_norm of 4096 f32 */
     /* LEAN8L / LEAN4L (the LOOSE classes) are tunings only since run r6
        (8dcddfe: f32 layer_norm of <= 32 lanes takes LEAN8); the default
        planner reaches neither, lean_rows_under_every_tuning runs both. */
     cr_assert_gt(classes_seen[KG_NORM_LEAN4_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANU8], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANU4_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS_RES], 0);
