@@ -17,7 +17,7 @@
  * size sweep; KG_EW_BENCH_VERIFY=0 times without checking (a tuning rerun).
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
- * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST.
+ * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR.
  */
 #include <math.h>
 #include <string.h>
@@ -249,6 +249,34 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     return gbps / copy_gbps;
 }
 
+/* Dense copies through the scalar nd32 kernel with the input and/or the
+   output one element off alignment: what accesses off 32-byte sectors and
+   128-byte lines cost by themselves (H200, 2026-12-02: f32 out+1 -6 points
+   of copy, in+1 -1; bf16 scalar lanes are bound near 38% either way). */
+static void offsets_bench(kg_context *ctx, kg_dtype dt, void *A, void *O)
+{
+    const int64_t n = ((int64_t)1 << 26) - 64;
+    const size_t es = kg_dtype_size(dt);
+    static const char *names[4] = {"copy 2^26 aligned [nd32]", "copy 2^26 out+1", "copy 2^26 in+1",
+                                   "copy 2^26 in+1 out+1"};
+    for (int k = 0; k < 4; k++) {
+        call c = {ctx, KG_OP_COPY, {0}, {{0}}, 1};
+        c.out = kg_tensor_contiguous((char *)O + (k & 1 ? es : 0), dt, 1, &n);
+        c.in[0] = kg_tensor_contiguous((char *)A + (k & 2 ? es : 0), dt, 1, &n);
+        kg_test_force_ew_variant(ctx, KG_EW_ND32);
+        verify(&c, 65536, names[k]);
+        const int var = kg_test_last_ew_variant(ctx);
+        const double us = bench_time_us(ctx, run_call, &c, 10, 15);
+        kg_test_force_ew_variant(ctx, -1);
+        const double gbps = bytes_of(&c) / (us * 1e3);
+        printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", names[k], kg_dtype_name(dt), (long long)n, us, gbps,
+               100.0 * gbps / copy_gbps, var == KG_EW_ND32 ? "nd32" : "?");
+        if (csv)
+            fprintf(csv, "offset,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", names[k], kg_dtype_name(dt), (long long)n, us, gbps,
+                    100.0 * gbps / copy_gbps);
+    }
+}
+
 static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
 {
     printf("\n%-40s %-5s %11s %9s %9s %8s  %s\n", "permutation (input a = buffer P permuted)", "dtype", "elements",
@@ -259,6 +287,7 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         fill_random(ctx, A, dt, (int64_t)1 << 26);
         fill_random(ctx, B, dt, (int64_t)1 << 26);
         double worst = 1e9;
+        offsets_bench(ctx, dt, A, O);
         /* 2-d transposes; the tile variant (before perm) in the same run */
         const int t2[2] = {1, 0};
         perm_case(ctx, KG_OP_ADD, dt, 2, S2(4096, 4096), t2, A, B, O, -1, "");
@@ -268,6 +297,11 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         perm_case(ctx, KG_OP_COPY, dt, 2, S2(8192, 8192), t2, A, B, O, -1, "");
         perm_case(ctx, KG_OP_COPY, dt, 2, S2(6007, 5003), t2, A, B, O, -1, "");
         perm_case(ctx, KG_OP_COPY, dt, 2, S2(5003, 6007), t2, A, B, O, KG_EW_TILE, " [tile]");
+        /* about the same size with every row on a 32-byte sector (f32 rows on
+           128-byte lines): the cost of odd rows (H200, 2026-12-02: f32 tperm
+           90% here, 74% at 6007x5003) */
+        perm_case(ctx, KG_OP_COPY, dt, 2, S2(6016, 5024), t2, A, B, O, -1, "");
+        perm_case(ctx, KG_OP_COPY, dt, 2, S2(6016, 5024), t2, A, B, O, KG_EW_TPERM, " [tperm]");
         /* [B,S,H,D] <-> [B,H,S,D] */
         const int bshd[4] = {0, 2, 1, 3};
         double w;

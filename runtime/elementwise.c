@@ -438,7 +438,15 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
    2026-12-01 (README): vectors win where they fit (nd32v; perm with vector
    stores along the output's fast dim and tiles at least 90% full on both
    axes, e.g. bf16 [33,64,95,91] p0.2.3.1 64.3% against tperm's 56.3%; with
-   a tile axis less full tperm wins, p0.3.1.2 54.2 vs 50.8); for elements of 4 bytes and more
+   a tile axis less full tperm wins, p0.3.1.2 54.2 vs 50.8), except for
+   elements of at most 2 bytes where perm would also load vectors (both
+   fast dims aligned: even 2-d transposes), where tperm wins (two tiles per
+   pass for copies and casts; H200 2026-12-02 run r5: bf16 copy 6016x5024^T
+   67.9% vs perm 64.9, 8192^2 72.8 vs 72.0, add 4096^2 58.5 vs 56.3; run of
+   2026-12-01 21:00: 73.7 vs 72.0, 57.5 vs 56.3). With scalar loads perm
+   stays ahead (r5: [33,64,95,91] p0.2.3.1 64.0 vs 63.1, p2.3.0.1 65.7 vs
+   63.0), and so does it in f32 (0.6-1.0 points);
+   for elements of 4 bytes and more
    with no staged input (an inner dim kept in place), nd32 wins unless every
    row the tiles write starts on a 32-byte sector (every output stride
    outside the c axis a multiple of 32 bytes); tperm everywhere else.
@@ -448,7 +456,7 @@ KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm
 {
     if (nd32v_ok)
         return 0;
-    if (perm_ok && pm->vec_c) { /* perm's tiles full on both axes (>= 90%) */
+    if (perm_ok && pm->vec_c && !(es_max <= 2 && pm->vec_j)) { /* perm's tiles full on both axes (>= 90%) */
         const int64_t T = KG_TP_TILE(es_max), tc = (pm->n0 + T - 1) / T * T, tj = (pm->nj + T - 1) / T * T;
         if (pm->n0 * 10 >= tc * 9 && pm->nj * 10 >= tj * 9)
             return 0;

@@ -1034,7 +1034,9 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
     } cs[] = {
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM},
-        {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM}, /* vector stores, full tiles: perm */
+        {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
+        {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
+        {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
@@ -1426,7 +1428,10 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         {4, {33, 64, 95, 91}, {0, 3, 1, 2}, KG_BF16, 1}, /* perm's j tiles 71% full: tperm 54.2 vs perm 50.8 */
         {4, {33, 64, 95, 91}, {0, 2, 3, 1}, KG_F32, 0},  /* perm 88.4 vs tperm 87.5 */
         {3, {115, 1041, 183}, {0, 2, 1}, KG_BF16, 1},   /* tperm 55.6 vs perm 50.3 */
-        {2, {8192, 8192}, {1, 0}, KG_BF16, 0},          /* perm with vectors 72.0 vs 63.1 */
+        {2, {8192, 8192}, {1, 0}, KG_BF16, 1},          /* 2-byte, flat: tperm 72.8 vs perm 72.0 (r5) */
+        {2, {6016, 5024}, {1, 0}, KG_BF16, 1},          /* tperm 67.9 vs perm 64.9 (r5) */
+        {2, {6016, 5024}, {1, 0}, KG_F32, 0},           /* perm 91.4 vs tperm 90.5 (r5) */
+        {2, {8192, 8192}, {1, 0}, KG_F32, 0},           /* perm 96.8 vs tperm 96.2 (r5) */
         {3, {429, 487, 105}, {2, 1, 0}, KG_BF16, 1},    /* tperm 52.0 vs perm 44.9 */
         {3, {255, 387, 259}, {0, 2, 1}, KG_BF16, 1},    /* tperm 52.2 vs perm 41.5 */
         {4, {33, 64, 95, 91}, {0, 1, 3, 2}, KG_BF16, 1}, /* tperm 53.0 vs perm 32.1 */
@@ -1474,7 +1479,9 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         int want;
     } gs[] = {{2, {503, 751}, {1, 0}, KG_F32, 1},
               {2, {503, 751}, {1, 0}, KG_BF16, 1},
+              {2, {1001, 64}, {1, 0}, KG_F32, 0},
               {2, {1001, 64}, {1, 0}, KG_BF16, 0},
+              {2, {1024, 64}, {1, 0}, KG_BF16, 1},
               {3, {37, 66, 45}, {2, 1, 0}, KG_F32, 1},
               {3, {37, 66, 45}, {1, 0, 2}, KG_BF16, 1},
               {3, {37, 66, 45}, {1, 0, 2}, KG_F32, 0}};
