@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 2
+M.max_tunes = 3
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -62,9 +62,16 @@ M.max_tunes = 2
 -- 25.0 with 8x4 at 2 blocks/SM (S16k: 128 blocks, half the SMs), 30.3/31.0/
 -- 31.1 with 128 keys a block and 8x4; D128 S1k/4k 30.3/31.0 -> 30.9/31.6 with
 -- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
--- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured).
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 128, bm = 64, lay = 1 } },
-              [96] = { { bn = 64, bm = 64 } }, [128] = { { bn = 64, bm = 64, lay = 1 } },
+-- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured). nt: threads a
+-- block (256 when absent; 512: a 16 x 32 thread grid, half the registers a
+-- thread, 16 warps an SM instead of 8 -- ptxas, sm_90: 256 threads use
+-- 210-218 registers at D128, 254 at D64 with 128 keys).
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
+              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1, nt = 512 },
+                       { bn = 64, bm = 64, lay = 1, nt = 512 } },
+              [96] = { { bn = 64, bm = 64 } },
+              [128] = { { bn = 64, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1, nt = 512 },
+                        { bn = 128, bm = 32, lay = 1, nt = 512 } },
               [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -79,12 +86,16 @@ local function kvq_plan(dt, d, kind, tu)
   if dt.name == "f32" then
     local p, lay = d + 4, tu.lay or 0
     local pp = tu.bm + (lay == 1 and 8 or 4)
-    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
+    local nt = tu.nt or 256
+    return { threads = nt, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
-             call = lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
+             call = nt ~= 256 and string.format("attnb_kvq_f32<%d, %d, %d, %s, %d, %d>", d, tu.bn, tu.bm,
+                                                kind_enum[kind], lay, nt)
+                    or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s", tu.bn, tu.bm,
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
+                                   nt ~= 256 and string.format(", %d threads", nt) or "",
                                    (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8

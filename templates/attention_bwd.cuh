@@ -711,8 +711,9 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
 
 /* ---- f32: FFMA ------------------------------------------------------------ */
 
-/* acc[i][c] += A[row ty + 16 i] . B[row tx + 16 c] over D (pitch P). */
-template <int TR, int TC, int D, int P>
+/* acc[i][c] += A[row ty + GY i] . B[row tx + 16 c] over D (pitch P); GY:
+   the rows of the block's 16 x GY thread grid (NT / 16). */
+template <int TR, int TC, int D, int P, int GY = 16>
 __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, const float *B, int ty, int tx)
 {
 #pragma unroll 2
@@ -723,7 +724,7 @@ __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, c
             bv[c] = *(const float4 *)&B[(tx + 16 * c) * P + d];
 #pragma unroll
         for (int i = 0; i < TR; i++) {
-            const float4 av = *(const float4 *)&A[(ty + 16 * i) * P + d];
+            const float4 av = *(const float4 *)&A[(ty + GY * i) * P + d];
 #pragma unroll
             for (int c = 0; c < TC; c++) {
                 acc[i][c] = fmaf(av.x, bv[c].x, acc[i][c]);
@@ -735,9 +736,9 @@ __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, c
     }
 }
 
-/* acc[i][d][e] += sum_k W[row ty + 16 i][k] X[k][VW (tx + 16 d) + e] for
+/* acc[i][d][e] += sum_k W[row ty + GY i][k] X[k][VW (tx + 16 d) + e] for
    k < K (W pitch PW, X pitch P). */
-template <int TR, int K, int PW, int NV, int VW, int P>
+template <int TR, int K, int PW, int NV, int VW, int P, int GY = 16>
 __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
@@ -746,7 +747,7 @@ __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W
         float4 wv[TR];
 #pragma unroll
         for (int i = 0; i < TR; i++)
-            wv[i] = *(const float4 *)&W[(ty + 16 * i) * PW + c];
+            wv[i] = *(const float4 *)&W[(ty + GY * i) * PW + c];
 #pragma unroll
         for (int cc = 0; cc < 4; cc++) {
             vec xv[NV];
@@ -766,16 +767,16 @@ __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W
     }
 }
 
-/* Writes rows row0 + ty + 16 i (CR: row0 + TR ty + i) (< n) of acc times
+/* Writes rows row0 + ty + GY i (CR: row0 + TR ty + i) (< n) of acc times
    mul. */
-template <int TR, int NV, int VW, bool CR = false>
+template <int TR, int NV, int VW, bool CR = false, int GY = 16>
 __device__ __forceinline__ void f32_store(const float (&acc)[TR][NV][VW], float *base, int64_t ld, int row0, int n,
                                           float mul, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
 #pragma unroll
     for (int i = 0; i < TR; i++) {
-        const int r = row0 + (CR ? TR * ty + i : ty + 16 * i);
+        const int r = row0 + (CR ? TR * ty + i : ty + GY * i);
         if (r < n) {
 #pragma unroll
             for (int d = 0; d < NV; d++) {
@@ -813,10 +814,11 @@ template <int D, int BN, int BM, int L = 0> struct f32_kv_smem {
     }
 };
 
-/* A thread's place (tx, ty) in the 16 x 16 grid of 256 threads. L = 0: a
-   warp is 16 x 2 of it (tx = tid % 16); L = 1: 8 x 4, so that a warp's loads
-   of a tile's rows ty + 16 i touch 4 rows and those of rows tx + 16 c 8
-   (one shared-memory wavefront per 128-bit load instead of 2). */
+/* A thread's place (tx, ty) in the 16 x GY grid of NT = 16 GY threads (GY
+   16 or 32). L = 0: a warp is 16 x 2 of it (tx = tid % 16); L = 1: 8 x 4, so
+   that a warp's loads of a tile's rows ty + GY i touch 4 rows and those of
+   rows tx + 16 c 8 (one shared-memory wavefront per 128-bit load instead of
+   2). */
 template <int L> __device__ __forceinline__ void f32_txy(int tid, int &tx, int &ty)
 {
     if (L) {
@@ -834,13 +836,13 @@ template <int L> __device__ __forceinline__ void f32_txy(int tid, int &tx, int &
    (mbase: that head's mask) and the block's keys n0.. (K, V): P^T and dS^T
    into shared memory (left there for kvq's dQ), a block barrier, then
    dv += P^T dout, dk += dS^T Q. */
-template <int D, int BN, int BM, int KIND, int L = 0>
+template <int D, int BN, int BM, int KIND, int L = 0, int NT = 256>
 __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
                                                const float *mbase, int n0, int m0, bool check, bool causal,
-                                               float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
-                                               float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+                                               float (&dv)[BN / (NT / 16)][f32_shape<D>::NV][f32_shape<D>::VW],
+                                               float (&dk)[BN / (NT / 16)][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
 {
-    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TN = BN / 16, TM = BM / 16;
+    constexpr int GY = NT / 16, P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TN = BN / GY, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     int tx, ty;
     f32_txy<L>(tid, tx, ty);
@@ -850,13 +852,13 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
 #pragma unroll
         for (int c = 0; c < TM; c++)
             s[i][c] = dp[i][c] = 0.f;
-    f32_dots<TN, TM, D, P>(s, sm.sK, sm.sQ, ty, tx);
-    f32_dots<TN, TM, D, P>(dp, sm.sV, sm.sO, ty, tx);
+    f32_dots<TN, TM, D, P, GY>(s, sm.sK, sm.sQ, ty, tx);
+    f32_dots<TN, TM, D, P, GY>(dp, sm.sV, sm.sO, ty, tx);
 #pragma unroll
     for (int i = 0; i < TN; i++)
 #pragma unroll
         for (int c = 0; c < TM; c++) {
-            const int kl = ty + 16 * i, ql = tx + 16 * c;
+            const int kl = ty + GY * i, ql = tx + 16 * c;
             float xs;
             if (KIND == KG_ATTN_MASK || check)
                 xs = bwd_masked<KIND>(p, mbase, s[i][c], m0 + ql, n0 + kl, check, causal);
@@ -867,21 +869,21 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
             sm.sS[kl * PP + ql] = pr * (dp[i][c] - sm.sDl[ql]);
         }
     __syncthreads();
-    f32_acc<TN, BM, PP, NV, VW, P>(dv, sm.sP, sm.sO, ty, tx);
-    f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
+    f32_acc<TN, BM, PP, NV, VW, P, GY>(dv, sm.sP, sm.sO, ty, tx);
+    f32_acc<TN, BM, PP, NV, VW, P, GY>(dk, sm.sS, sm.sQ, ty, tx);
 }
 
 /* One step of the f32 kv walk, loads included: query rows m0.. of head h
    (q, dout, rows, mbase of that head) into shared memory, then
    kv_f32_compute. Starts with a block barrier. */
-template <int D, int BN, int BM, int KIND, int L = 0>
+template <int D, int BN, int BM, int KIND, int L = 0, int NT = 256>
 __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
                                             const char *dout, const float *rows, const float *mbase, int n0, int m0,
                                             bool check, bool causal,
-                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
-                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+                                            float (&dv)[BN / (NT / 16)][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / (NT / 16)][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
 {
-    constexpr int NT = 256, P = D + 4, E = 4;
+    constexpr int P = D + 4, E = 4;
     __syncthreads();
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
@@ -893,19 +895,19 @@ __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_
     }
     kgd_cp_async_wait<0>();
     __syncthreads();
-    kv_f32_compute<D, BN, BM, KIND, L>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
+    kv_f32_compute<D, BN, BM, KIND, L, NT>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
 }
 
 /* The start of a key block of the f32 kv walk (kv and kvq): K and V rows
    n0.. into shared memory (one cp.async group), dv = dk = 0; returns the
    first query tile that sees key n0 under the causal rule. */
-template <int D, int BN, int BM, int L = 0>
+template <int D, int BN, int BM, int L = 0, int NT = 256>
 __device__ __forceinline__ int kv_f32_begin(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *k,
                                             const char *v, int n0, bool causal,
-                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
-                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+                                            float (&dv)[BN / (NT / 16)][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / (NT / 16)][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
 {
-    constexpr int NT = 256, P = D + 4, E = 4;
+    constexpr int P = D + 4, E = 4;
     load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
     load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
     kgd_cp_async_commit();
@@ -913,7 +915,7 @@ __device__ __forceinline__ int kv_f32_begin(const kg_attnb_params &p, const f32_
     if (causal)
         mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
 #pragma unroll
-    for (int i = 0; i < BN / 16; i++)
+    for (int i = 0; i < BN / (NT / 16); i++)
 #pragma unroll
         for (int d = 0; d < f32_shape<D>::NV; d++)
 #pragma unroll
@@ -956,9 +958,9 @@ template <int D, int BN, int BM, int KIND> __device__ __forceinline__ void attnb
     f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
 }
 
-/* acc[i][d][e] += sum_k W[k][ty + 16 i] X[k][VW (tx + 16 d) + e] for k < K:
+/* acc[i][d][e] += sum_k W[k][ty + GY i] X[k][VW (tx + 16 d) + e] for k < K:
    f32_acc with W read transposed (W pitch PW, X pitch P). */
-template <int TR, int K, int PW, int NV, int VW, int P>
+template <int TR, int K, int PW, int NV, int VW, int P, int GY = 16>
 __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
@@ -967,7 +969,7 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
         float w[TR];
 #pragma unroll
         for (int i = 0; i < TR; i++)
-            w[i] = W[c * PW + ty + 16 * i];
+            w[i] = W[c * PW + ty + GY * i];
         vec xv[NV];
 #pragma unroll
         for (int d = 0; d < NV; d++)
@@ -982,13 +984,21 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
     }
 }
 
-/* f32_acc_t for rows TR ty + i of acc (TR = 2 or 4): a thread's W values of
-   one k are adjacent, one vector load. */
+/* TR floats as one load: kg_attn::fvec, and a plain float for TR = 1 */
+template <int TR> struct f32_wvec : kg_attn::fvec<TR> {
+};
+template <> struct f32_wvec<1> {
+    typedef float t;
+    static __device__ __forceinline__ float at(float v, int) { return v; }
+};
+
+/* f32_acc_t for rows TR ty + i of acc (TR = 1, 2 or 4): a thread's W
+   values of one k are adjacent, one load. */
 template <int TR, int K, int PW, int NV, int VW, int P>
 __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
-    typedef typename kg_attn::fvec<TR>::t wvec;
+    typedef typename f32_wvec<TR>::t wvec;
 #pragma unroll 4
     for (int c = 0; c < K; c++) {
         const wvec w = *(const wvec *)&W[c * PW + TR * ty];
@@ -1002,7 +1012,7 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
             for (int d = 0; d < NV; d++)
 #pragma unroll
                 for (int e = 0; e < VW; e++)
-                    acc[i][d][e] = fmaf(kg_attn::fvec<TR>::at(w, i), kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+                    acc[i][d][e] = fmaf(f32_wvec<TR>::at(w, i), kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
     }
 }
 
@@ -1014,11 +1024,16 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
    variant that loaded a step's tiles during the previous step's dQ and the
    partial through shared memory ran no faster: H200, 2026-12-01.) L: the
    threads' layout (f32_txy); under L = 1 a thread's dQ rows are TM ty + i
-   (f32_acc_tc) instead of ty + 16 i. */
-template <int D, int BN, int BM, int KIND, int L = 0>
+   (f32_acc_tc) instead of ty + GY i. NT: 256 or 512 threads (a 16 x GY grid,
+   GY = NT / 16: a thread holds BN / GY rows of dK and dV, BM / GY of dQ; 512
+   halves the registers a thread needs, so that 16 warps share an SM instead
+   of 8). */
+template <int D, int BN, int BM, int KIND, int L = 0, int NT = 256>
 __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
-    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int GY = NT / 16, P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, E = 4, TN = BN / GY, TM = BM / GY;
+    static_assert(NT == 256 || NT == 512, "attnb_kvq_f32: 256 or 512 threads");
+    static_assert(BN % GY == 0 && BM % GY == 0 && BM % 16 == 0, "attnb_kvq_f32: tile sizes vs the thread grid");
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     constexpr bool CR = L != 0;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -1038,7 +1053,7 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
         float dv[TN][NV][VW], dk[TN][NV][VW];
-        const int mstart = kv_f32_begin<D, BN, BM, L>(p, sm, k, v, n0, causal, dv, dk, tid);
+        const int mstart = kv_f32_begin<D, BN, BM, L, NT>(p, sm, k, v, n0, causal, dv, dk, tid);
 
         for (int hi = 0; hi < p.group; hi++) {
             const int h = hk * p.group + hi;
@@ -1050,14 +1065,14 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
             for (int m0 = mstart; m0 < p.sq; m0 += BM) {
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-                kv_f32_step<D, BN, BM, KIND, L>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
-                /* dQ rows m0 + ty + 16 i (CR: m0 + TM ty + i): the partial so far + dS K */
+                kv_f32_step<D, BN, BM, KIND, L, NT>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
+                /* dQ rows m0 + ty + GY i (CR: m0 + TM ty + i): the partial so far + dS K */
                 {
                     typedef typename kg_attn::fvec<VW>::t vec;
                     float dq[TM][NV][VW];
 #pragma unroll
                     for (int i = 0; i < TM; i++) {
-                        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
+                        const int r = m0 + (CR ? TM * ty + i : ty + GY * i);
 #pragma unroll
                         for (int d = 0; d < NV; d++) {
                             vec o;
@@ -1076,14 +1091,16 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
                     if (CR)
                         f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
                     else
-                        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+                        f32_acc_t<TM, BN, PP, NV, VW, P, GY>(dq, sm.sS, sm.sK, ty, tx);
+                    f32_store<TM, NV, VW, CR, GY>(dq, part, D, m0, p.sq, 1.f, ty, tx);
                 }
             }
         }
         kgd_cp_async_wait<0>();
-        f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
-        f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+        f32_store<TN, NV, VW, false, GY>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty,
+                                         tx);
+        f32_store<TN, NV, VW, false, GY>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale,
+                                         ty, tx);
     }
 }
 

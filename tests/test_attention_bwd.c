@@ -830,6 +830,10 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
     tuning_cases("default", KG_F32);
     tuning_cases("sep", KG_F32);
 }
+/* f32 kvq tunings 1 (D64, D128: 512 threads) and 2 (512 threads; D64: 64
+   keys x 64 queries, D128: 128 keys x 32 queries) */
+Test(attention_bwd, f32_tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_F32); }
+Test(attention_bwd, f32_tuning_2_lanes_of_several_key_blocks) { tuning_cases("2", KG_F32); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
