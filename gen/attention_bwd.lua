@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 3
+M.max_tunes = 2
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -62,16 +62,16 @@ M.max_tunes = 3
 -- 25.0 with 8x4 at 2 blocks/SM (S16k: 128 blocks, half the SMs), 30.3/31.0/
 -- 31.1 with 128 keys a block and 8x4; D128 S1k/4k 30.3/31.0 -> 30.9/31.6 with
 -- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
--- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured). nt: threads a
--- block (256 when absent; 512: a 16 x 32 thread grid, half the registers a
--- thread, 16 warps an SM instead of 8 -- ptxas, sm_90: 256 threads use
--- 210-218 registers at D128, 254 at D64 with 128 keys).
+-- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured). split: the
+-- split-role kernel (attnb_kvq_f32s: half the block S^T and dV, half dP^T
+-- and dK, twice the tile a thread per product). Run r1 of 2026-12-02 (H200):
+-- 512-thread blocks (a 16 x 32 thread grid at 128 registers, 16 warps an SM)
+-- ran 24-25% slower at D128 (23.4-24.1 against 28.0-31.6 TFLOP/s) and 8-9%
+-- at D64: the kernel is bound by shared-memory bytes per FMA, not occupancy.
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1, nt = 512 },
-                       { bn = 64, bm = 64, lay = 1, nt = 512 } },
+              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 128, bm = 64, split = true } },
               [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1, nt = 512 },
-                        { bn = 128, bm = 32, lay = 1, nt = 512 } },
+              [128] = { { bn = 64, bm = 64, lay = 1 }, { bn = 64, bm = 64, split = true } },
               [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -86,16 +86,15 @@ local function kvq_plan(dt, d, kind, tu)
   if dt.name == "f32" then
     local p, lay = d + 4, tu.lay or 0
     local pp = tu.bm + (lay == 1 and 8 or 4)
-    local nt = tu.nt or 256
-    return { threads = nt, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
+    if tu.split then lay = 1; pp = tu.bm + 8 end
+    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
-             call = nt ~= 256 and string.format("attnb_kvq_f32<%d, %d, %d, %s, %d, %d>", d, tu.bn, tu.bm,
-                                                kind_enum[kind], lay, nt)
+             call = tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
              shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
-                                   nt ~= 256 and string.format(", %d threads", nt) or "",
+                                   tu.split and ", split roles (S^T + dV | dP^T + dK)" or "",
                                    (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
