@@ -64,14 +64,17 @@ M.max_tunes = 2
 -- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
 -- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured). split: the
 -- split-role kernel (attnb_kvq_f32s: half the block S^T and dV, half dP^T
--- and dK, twice the tile a thread per product). Run r1 of 2026-12-02 (H200):
--- 512-thread blocks (a 16 x 32 thread grid at 128 registers, 16 warps an SM)
--- ran 24-25% slower at D128 (23.4-24.1 against 28.0-31.6 TFLOP/s) and 8-9%
--- at D64: the kernel is bound by shared-memory bytes per FMA, not occupancy.
+-- and dK, twice the tile a thread per product), the D128 default since run
+-- r3 of 2026-12-02 (H200, same run: S1k 31.9 / 28.4, S4k 32.7 / 31.6, S16k
+-- causal 32.3 against 30.7 / 27.4, 31.4 / 30.3, 30.9 TFLOP/s for lay 1,
+-- +3.5-4.5%); at D64 (128 keys, 255 registers, up to 24 B spilled) it lost
+-- 4-6% and was dropped. Run r1: 512-thread blocks (a 16 x 32 thread grid at
+-- 128 registers, 16 warps an SM) ran 24-25% slower at D128 and 8-9% at D64:
+-- the kernel is bound by shared-memory bytes per FMA, not by occupancy.
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 128, bm = 64, split = true } },
+              [64] = { { bn = 128, bm = 64, lay = 1 } },
               [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64, lay = 1 }, { bn = 64, bm = 64, split = true } },
+              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 } },
               [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.

@@ -839,7 +839,8 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
     tuning_cases("default", KG_F32);
     tuning_cases("sep", KG_F32);
 }
-/* f32 kvq tuning 1 (D64, D128: split roles, attnb_kvq_f32s) */
+/* f32 kvq tuning 1 (D128: the 8 x 4-thread-warp kernel, the default before
+   the split-role one; D64 has none and runs its default) */
 Test(attention_bwd, f32_tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_F32); }
 /* The earlier lane rule (KG_ATTNB_LANES=old, a benchmark hook: 4 lanes for
    the 66 kv heads of tuning_cases) and many lanes of one key block each
