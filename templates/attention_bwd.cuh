@@ -872,15 +872,12 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
     f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
 }
 
-/* One step of the f32 kv walk, loads included: query rows m0.. of head h
-   (q, dout, rows, mbase of that head) into shared memory, then
-   kv_f32_compute. Starts with a block barrier. */
-template <int D, int BN, int BM, int KIND, int L = 0>
-__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
-                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
-                                            bool check, bool causal,
-                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
-                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+/* The loads of one step of the f32 kv walk: query rows m0.. of one head
+   (q, dout, rows of that head) into shared memory, between two block
+   barriers (the first ends every warp's use of the previous step's tiles). */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kv_f32_load(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
+                                            const char *dout, const float *rows, int m0, int tid)
 {
     constexpr int NT = 256, P = D + 4, E = 4;
     __syncthreads();
@@ -894,6 +891,18 @@ __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_
     }
     kgd_cp_async_wait<0>();
     __syncthreads();
+}
+
+/* One step of the f32 kv walk, loads included: kv_f32_load, then
+   kv_f32_compute (mbase: the head's mask). */
+template <int D, int BN, int BM, int KIND, int L = 0>
+__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
+                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
+                                            bool check, bool causal,
+                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    kv_f32_load<D, BN, BM, L>(p, sm, q, dout, rows, m0, tid);
     kv_f32_compute<D, BN, BM, KIND, L>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
 }
 
@@ -1007,6 +1016,44 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
     }
 }
 
+/* The dQ part of a step of the f32 kvq walk: dQ rows m0 + ty + 16 i (layout
+   L = 1: m0 + TM ty + i) = the lane's partial so far (0 in the lane's first
+   key block) + dS K, from the dS^T and K tiles in shared memory, back to the
+   partial. */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kvq_f32_dq(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, float *part,
+                                           int m0, bool first, int ty, int tx)
+{
+    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    constexpr bool CR = L != 0;
+    typedef typename kg_attn::fvec<VW>::t vec;
+    float dq[TM][NV][VW];
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
+#pragma unroll
+        for (int d = 0; d < NV; d++) {
+            vec o;
+            float *of = (float *)&o;
+            if (!first && r < p.sq)
+                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+            else
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    of[e] = 0.f;
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                dq[i][d][e] = of[e];
+        }
+    }
+    if (CR)
+        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+    else
+        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+}
+
 /* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
    each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
@@ -1015,13 +1062,12 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
    variant that loaded a step's tiles during the previous step's dQ and the
    partial through shared memory ran no faster: H200, 2026-12-01.) L: the
    threads' layout (f32_txy); under L = 1 a thread's dQ rows are TM ty + i
-   (f32_acc_tc) instead of ty + 16 i. */
+   (f32_acc_tc) instead of ty + 16 i (kvq_f32_dq). */
 template <int D, int BN, int BM, int KIND, int L = 0>
 __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
-    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int E = 4, TN = BN / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
-    constexpr bool CR = L != 0;
     extern __shared__ __align__(16) unsigned char smem[];
     const f32_kv_smem<D, BN, BM, L> sm(smem);
 
@@ -1052,34 +1098,7 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
                 kv_f32_step<D, BN, BM, KIND, L>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
-                /* dQ rows m0 + ty + 16 i (CR: m0 + TM ty + i): the partial so far + dS K */
-                {
-                    typedef typename kg_attn::fvec<VW>::t vec;
-                    float dq[TM][NV][VW];
-#pragma unroll
-                    for (int i = 0; i < TM; i++) {
-                        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
-#pragma unroll
-                        for (int d = 0; d < NV; d++) {
-                            vec o;
-                            float *of = (float *)&o;
-                            if (!first && r < p.sq)
-                                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
-                            else
-#pragma unroll
-                                for (int e = 0; e < VW; e++)
-                                    of[e] = 0.f;
-#pragma unroll
-                            for (int e = 0; e < VW; e++)
-                                dq[i][d][e] = of[e];
-                        }
-                    }
-                    if (CR)
-                        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                    else
-                        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
-                }
+                kvq_f32_dq<D, BN, BM, L>(p, sm, part, m0, first, ty, tx);
             }
         }
         kgd_cp_async_wait<0>();
@@ -1112,8 +1131,7 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
     constexpr int TND = BN / 16, TMD = BM / 8;
     /* dV / dK: a half is a GXA (columns of 4) x GYA (keys) grid, 8 columns a thread */
     constexpr int VWA = 4, NVA = 2, GXA = D / (VWA * NVA), GYA = 128 / GXA, TRA = BN / GYA;
-    /* dQ: every thread, f32_txy<1>, rows TMQ ty + i */
-    constexpr int TMQ = BM / 16, VWQ = f32_shape<D>::VW, NVQ = f32_shape<D>::NV;
+    /* dQ: every thread, f32_txy<1> (kvq_f32_dq) */
     static_assert(D == 64 || D == 128, "attnb_kvq_f32s: head dims 64 and 128");
     static_assert(BN % GYA == 0 && BN % 16 == 0 && BM % 16 == 0, "attnb_kvq_f32s: tile sizes");
     extern __shared__ __align__(16) unsigned char smem[];
@@ -1162,17 +1180,7 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
             for (int m0 = mstart; m0 < p.sq; m0 += BM) {
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-                __syncthreads();
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
-                load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
-                kgd_cp_async_commit();
-                for (int i = tid; i < BM; i += NT) {
-                    const bool ok = m0 + i < p.sq;
-                    sm.sL[i] = ok ? rows[p.nrows + m0 + i] : CUDART_INF_F;
-                    sm.sDl[i] = ok ? rows[m0 + i] : 0.f;
-                }
-                kgd_cp_async_wait<0>();
-                __syncthreads();
+                kv_f32_load<D, BN, BM, 1>(p, sm, q, dout, rows, m0, tid);
                 /* S^T (first half) or dP^T (second), keys ky + 16 i x queries qx + 8 c */
                 float x[TND][TMD];
 #pragma unroll
@@ -1207,31 +1215,7 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
                 }
                 __syncthreads();
                 f32_acc<TRA, BM, PP, NVA, VWA, P, GYA, GXA>(acc, accW, accX, ay, ax);
-                /* dQ rows m0 + TMQ ty + i: the partial so far + dS K */
-                {
-                    typedef typename kg_attn::fvec<VWQ>::t vec;
-                    float dq[TMQ][NVQ][VWQ];
-#pragma unroll
-                    for (int i = 0; i < TMQ; i++) {
-                        const int r = m0 + TMQ * ty + i;
-#pragma unroll
-                        for (int d = 0; d < NVQ; d++) {
-                            vec o;
-                            float *of = (float *)&o;
-                            if (!first && r < p.sq)
-                                o = *(const vec *)&part[(int64_t)r * D + VWQ * (tx + 16 * d)];
-                            else
-#pragma unroll
-                                for (int e = 0; e < VWQ; e++)
-                                    of[e] = 0.f;
-#pragma unroll
-                            for (int e = 0; e < VWQ; e++)
-                                dq[i][d][e] = of[e];
-                        }
-                    }
-                    f32_acc_tc<TMQ, BN, PP, NVQ, VWQ, P>(dq, sm.sS, sm.sK, ty, tx);
-                    f32_store<TMQ, NVQ, VWQ, true>(dq, part, D, m0, p.sq, 1.f, ty, tx);
-                }
+                kvq_f32_dq<D, BN, BM, 1>(p, sm, part, m0, first, ty, tx);
             }
         }
         kgd_cp_async_wait<0>();
