@@ -11,6 +11,9 @@
  * float64 on the CPU. Rows go to $KG_BENCH_CSV for
  * bench/torch_attention_bwd.py:
  *   attention_bwd,<dtype>,B,H,S,D,causal,us,tflops
+ * KG_BENCH_SWEEP=<n> runs n shapes drawn from KG_BENCH_SEED instead (odd
+ * lengths, GQA, every head dim; see main), rows
+ *   attention_bwd_sweep,<dtype>,B,Hq,Hkv,S,D,causal,us,tflops,tune
  * Set KG_BENCH_FILTER=<substring of "dtype D S causal">[,<another>...] to
  * run a subset (^<text>: names that start with it). KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
  * "sep" for the separate dq kernel) is written as a tenth CSV column.
@@ -56,7 +59,7 @@ static void run(void *arg)
                                               &c->lse, NULL, &c->opts));
 }
 
-/* One (b, h) slice of a device tensor as doubles. */
+/* One (b, h) slice of a device tensor as doubles (H heads). */
 static double *slice(kg_context *ctx, const kg_tensor *t, int64_t bh, int S, int D)
 {
     const size_t es = kg_dtype_size(t->dtype);
@@ -70,59 +73,72 @@ static double *slice(kg_context *ctx, const kg_tensor *t, int64_t bh, int S, int
     return x;
 }
 
-/* Rows 0, 1, S/2 + 3, S - 1 of dq, dk and dv in two (b, h) slices against
-   float64 (from the inputs, out and lse the GPU used); the error relative to
-   the largest reference value of the checked rows. */
-static int check(const call_t *c, int B, int H, int S, int D)
+/* Rows 0, 1, S/2 + 3, S - 1 of dq (the first query head of the group), dk
+   and dv (summed over the group's Hq / Hkv query heads) in two (b, kv head)
+   slices, the first and the last, against float64 (from the inputs, out and
+   lse the GPU used); the error relative to the largest reference value of
+   the checked rows. */
+static int check(const call_t *c, int B, int Hq, int Hkv, int S, int D)
 {
     const kg_dtype dt = c->q.dtype;
     BENCH_CHECK(c->ctx, kg_sync(c->ctx));
     const double scale = 1.0 / sqrt((double)D);
-    const int rows[4] = {0, 1, S / 2 + 3, S - 1};
+    const int rows[4] = {0, 1, S / 2 + 3 < S ? S / 2 + 3 : S - 1, S - 1}, G = Hq / Hkv;
     double worst = 0, big = 0;
     float *lse = malloc(sizeof(float) * S);
     double *delta = malloc(sizeof(double) * S);
     for (int sl = 0; sl < 2; sl++) {
-        const int64_t bh = sl ? (int64_t)B * H - 1 : 0;
-        double *q = slice(c->ctx, &c->q, bh, S, D), *k = slice(c->ctx, &c->k, bh, S, D),
-               *v = slice(c->ctx, &c->v, bh, S, D), *o = slice(c->ctx, &c->out, bh, S, D),
-               *g = slice(c->ctx, &c->dout, bh, S, D), *gq = slice(c->ctx, &c->dq, bh, S, D),
-               *gk = slice(c->ctx, &c->dk, bh, S, D), *gv = slice(c->ctx, &c->dv, bh, S, D);
-        BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, lse, (const float *)c->lse.data + bh * S, sizeof(float) * S));
-        for (int i = 0; i < S; i++) {
-            delta[i] = 0;
+        const int64_t bk = sl ? (int64_t)B * Hkv - 1 : 0, b = bk / Hkv, hk = bk % Hkv;
+        double *k = slice(c->ctx, &c->k, bk, S, D), *v = slice(c->ctx, &c->v, bk, S, D),
+               *gk = slice(c->ctx, &c->dk, bk, S, D), *gv = slice(c->ctx, &c->dv, bk, S, D);
+        double rk[4][256], rv[4][256], rq[4][256];
+        for (int r = 0; r < 4; r++)
             for (int d = 0; d < D; d++)
-                delta[i] += g[(int64_t)i * D + d] * o[(int64_t)i * D + d];
-        }
-        for (int r = 0; r < 4; r++) {
-            const int x = rows[r];
-            double rq[256], rk[256], rv[256];
-            for (int d = 0; d < D; d++)
-                rq[d] = rk[d] = rv[d] = 0;
-            for (int y = 0; y < S; y++) {
-                /* (query x, key y) for dq; (query y, key x) for dk, dv */
-                for (int pass = 0; pass < 2; pass++) {
-                    const int i = pass ? y : x, j = pass ? x : y;
-                    if (c->opts.causal && j > i)
-                        continue;
-                    double s = 0, dp = 0;
-                    for (int d = 0; d < D; d++) {
-                        s += q[(int64_t)i * D + d] * k[(int64_t)j * D + d];
-                        dp += g[(int64_t)i * D + d] * v[(int64_t)j * D + d];
-                    }
-                    const double p = exp(s * scale - lse[i]), ds = p * (dp - delta[i]);
-                    for (int d = 0; d < D; d++) {
-                        if (pass == 0) {
-                            rq[d] += scale * ds * k[(int64_t)j * D + d];
-                        } else {
-                            rk[d] += scale * ds * q[(int64_t)i * D + d];
-                            rv[d] += p * g[(int64_t)i * D + d];
+                rk[r][d] = rv[r][d] = rq[r][d] = 0;
+        double *gq = NULL;
+        for (int g = 0; g < G; g++) {
+            const int64_t bh = b * Hq + hk * G + g;
+            double *q = slice(c->ctx, &c->q, bh, S, D), *o = slice(c->ctx, &c->out, bh, S, D),
+                   *gd = slice(c->ctx, &c->dout, bh, S, D);
+            if (g == 0)
+                gq = slice(c->ctx, &c->dq, bh, S, D);
+            BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, lse, (const float *)c->lse.data + bh * S, sizeof(float) * S));
+            for (int i = 0; i < S; i++) {
+                delta[i] = 0;
+                for (int d = 0; d < D; d++)
+                    delta[i] += gd[(int64_t)i * D + d] * o[(int64_t)i * D + d];
+            }
+            for (int r = 0; r < 4; r++) {
+                const int x = rows[r];
+                for (int y = 0; y < S; y++) {
+                    /* (query x, key y) for dq; (query y, key x) for dk, dv */
+                    for (int pass = g == 0 ? 0 : 1; pass < 2; pass++) {
+                        const int i = pass ? y : x, j = pass ? x : y;
+                        if (c->opts.causal && j > i)
+                            continue;
+                        double s = 0, dp = 0;
+                        for (int d = 0; d < D; d++) {
+                            s += q[(int64_t)i * D + d] * k[(int64_t)j * D + d];
+                            dp += gd[(int64_t)i * D + d] * v[(int64_t)j * D + d];
+                        }
+                        const double p = exp(s * scale - lse[i]), ds = p * (dp - delta[i]);
+                        for (int d = 0; d < D; d++) {
+                            if (pass == 0) {
+                                rq[r][d] += scale * ds * k[(int64_t)j * D + d];
+                            } else {
+                                rk[r][d] += scale * ds * q[(int64_t)i * D + d];
+                                rv[r][d] += p * gd[(int64_t)i * D + d];
+                            }
                         }
                     }
                 }
             }
+            free(q), free(o), free(gd);
+        }
+        for (int r = 0; r < 4; r++) {
+            const int x = rows[r];
             for (int d = 0; d < D; d++) {
-                const double want[3] = {rq[d], rk[d], rv[d]};
+                const double want[3] = {rq[r][d], rk[r][d], rv[r][d]};
                 const double got[3] = {gq[(int64_t)x * D + d], gk[(int64_t)x * D + d], gv[(int64_t)x * D + d]};
                 for (int e = 0; e < 3; e++) {
                     big = fabs(want[e]) > big ? fabs(want[e]) : big;
@@ -131,16 +147,14 @@ static int check(const call_t *c, int B, int H, int S, int D)
                 }
             }
         }
-        double *all[8] = {q, k, v, o, g, gq, gk, gv};
-        for (int i = 0; i < 8; i++)
-            free(all[i]);
+        free(k), free(v), free(gk), free(gv), free(gq);
     }
     free(lse);
     free(delta);
     const double rel = worst / (big > 0 ? big : 1), tol = dt == KG_F32 ? 1e-4 : dt == KG_F16 ? 5e-3 : 3e-2;
     if (!(rel <= tol)) {
-        fprintf(stderr, "%s B=%d H=%d S=%d D=%d causal=%d: max error %.3g of max |grad| %.3g (%.3g) > %.3g\n",
-                kg_dtype_name(dt), B, H, S, D, c->opts.causal, worst, big, rel, tol);
+        fprintf(stderr, "%s B=%d Hq=%d Hkv=%d S=%d D=%d causal=%d: max error %.3g of max |grad| %.3g (%.3g) > %.3g\n",
+                kg_dtype_name(dt), B, Hq, Hkv, S, D, c->opts.causal, worst, big, rel, tol);
         return 0;
     }
     return 1;
@@ -154,28 +168,58 @@ int main(void)
     const char *tune = getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default";
     struct {
         kg_dtype dt;
-        int B, H, S, D, causal;
+        int B, H, S, D, causal, Hkv;
     } cases[64];
     int nc = 0;
+    const char *sweep_env = getenv("KG_BENCH_SWEEP");
+    const int sweep = sweep_env ? atoi(sweep_env) : 0;
     const kg_dtype tc[2] = {KG_BF16, KG_F16};
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 2 && !sweep; t++)
         for (int D = 64; D <= 128; D += 64)
             for (int S = 1024; S <= 16384; S *= 4)
                 for (int causal = 0; causal < 2; causal++)
                     cases[nc].dt = tc[t], cases[nc].B = 32768 / S, cases[nc].H = 16, cases[nc].S = S, cases[nc].D = D,
                     cases[nc++].causal = causal;
     /* f32: B S = 8192 and 16 heads (S 16k: B 1, 8 heads) */
-    for (int D = 64; D <= 128; D += 64)
+    for (int D = 64; D <= 128 && !sweep; D += 64)
         for (int S = 1024; S <= 16384; S *= 4)
             for (int causal = 0; causal < 2; causal++)
                 cases[nc].dt = KG_F32, cases[nc].B = S < 16384 ? 8192 / S : 1, cases[nc].H = S < 16384 ? 16 : 8,
                 cases[nc].S = S, cases[nc].D = D, cases[nc++].causal = causal;
     /* the other generated head dims (no target of issue 15; the whole space) */
     const int other[3] = {32, 96, 256};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3 && !sweep; i++)
         for (int causal = 0; causal < 2; causal++)
             cases[nc].dt = KG_BF16, cases[nc].B = 8, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = other[i],
             cases[nc++].causal = causal;
+    for (int i = 0; i < nc; i++)
+        cases[i].Hkv = cases[i].H;
+    /* KG_BENCH_SWEEP=<n>: instead, n shapes drawn from KG_BENCH_SEED (1 when
+       unset): dtype (bf16 2 : f16 1 : f32 2), D (64 and 128 three times as
+       often as 32, 96, 256), Sq = Sk an odd number times a power of two in
+       [100, 12000], causal or not, Hkv in {1, 2, 3, 4, 6, 8}, GQA groups
+       {1, 1, 2, 3, 4, 8}, B (1..64) for ~4e11 FLOPs a call (f32 5e10),
+       redrawn where one call exceeds 1.2e12 (f32 1.5e11): a few ms each.
+       CSV family attention_bwd_sweep. */
+    if (sweep > 0) {
+        uint64_t srng = getenv("KG_BENCH_SEED") ? strtoull(getenv("KG_BENCH_SEED"), NULL, 10) : 1;
+        const kg_dtype dts[5] = {KG_BF16, KG_BF16, KG_F16, KG_F32, KG_F32};
+        const int dims[9] = {64, 64, 64, 128, 128, 128, 32, 96, 256}, hkvs[6] = {1, 2, 3, 4, 6, 8},
+                  groups[6] = {1, 1, 2, 3, 4, 8};
+        while (nc < sweep && nc < 64) {
+            const kg_dtype dt = dts[kt_next(&srng) % 5];
+            const int D = dims[kt_next(&srng) % 9], causal = (int)(kt_next(&srng) % 2);
+            const int j = (int)(kt_next(&srng) % 7), o = 2 * (int)(kt_next(&srng) % ((12000 >> j) / 2)) + 1;
+            const int S = o << j, Hkv = hkvs[kt_next(&srng) % 6], Hq = Hkv * groups[kt_next(&srng) % 6];
+            const double one = 2.5 * 4.0 * Hq * (double)S * S * D / (causal ? 2 : 1);
+            int B = (int)((dt == KG_F32 ? 5e10 : 4e11) / one + 0.5);
+            B = B < 1 ? 1 : B > 64 ? 64 : B;
+            if (S < 100 || B * one > (dt == KG_F32 ? 1.5e11 : 1.2e12))
+                continue;
+            cases[nc].dt = dt, cases[nc].B = B, cases[nc].H = Hq, cases[nc].Hkv = Hkv, cases[nc].S = S;
+            cases[nc].D = D, cases[nc++].causal = causal;
+        }
+    }
 
     printf("attention backward\n%-5s %3s %3s %6s %4s %6s %10s %8s\n", "dtype", "B", "H", "S", "D", "causal", "us",
            "TFLOP/s");
@@ -185,60 +229,73 @@ int main(void)
     char worst_name[64] = "";
     for (int ci = 0; ci < nc; ci++) {
         const kg_dtype dt = cases[ci].dt;
-        const int B = cases[ci].B, H = cases[ci].H, S = cases[ci].S, D = cases[ci].D;
+        const int B = cases[ci].B, H = cases[ci].H, S = cases[ci].S, D = cases[ci].D, Hkv = cases[ci].Hkv;
         char name[64];
-        snprintf(name, sizeof name, "%s D%d S%d causal%d", kg_dtype_name(dt), D, S, cases[ci].causal);
+        if (Hkv != H)
+            snprintf(name, sizeof name, "%s D%d S%d causal%d GQA %d:%d", kg_dtype_name(dt), D, S, cases[ci].causal,
+                     H, Hkv);
+        else
+            snprintf(name, sizeof name, "%s D%d S%d causal%d", kg_dtype_name(dt), D, S, cases[ci].causal);
         if (filter && !matches(filter, name))
             continue;
         const size_t es = kg_dtype_size(dt);
-        const int64_t n = (int64_t)B * H * S * D;
+        const int64_t n = (int64_t)B * H * S * D, nkv = (int64_t)B * Hkv * S * D;
         /* q, k, v, dout: chunks of a pool of uniform(-1, 1) values */
         enum { POOL = 1 << 20, CHUNK = 4096 };
         unsigned char *pool = malloc((size_t)(POOL + CHUNK) * es), *h = malloc(n * es);
         for (int64_t e = 0; e < POOL + CHUNK; e++)
             kt_set(pool, dt, e, kt_uniform(&rng, -1, 1));
         void *d[8];
+        /* q, k, v, dout, out, dq, dk, dv; k, v, dk, dv have Hkv heads */
         for (int i = 0; i < 8; i++) {
-            BENCH_CHECK(ctx, kg_malloc(ctx, &d[i], n * es));
+            const int64_t ni = i == 1 || i == 2 || i == 6 || i == 7 ? nkv : n;
+            BENCH_CHECK(ctx, kg_malloc(ctx, &d[i], ni * es));
             if (i < 4) {
-                for (int64_t e = 0; e < n; e += CHUNK) {
-                    const int64_t len = n - e < CHUNK ? n - e : CHUNK;
+                for (int64_t e = 0; e < ni; e += CHUNK) {
+                    const int64_t len = ni - e < CHUNK ? ni - e : CHUNK;
                     memcpy(h + e * es, pool + (kt_next(&rng) % POOL) * es, (size_t)len * es);
                 }
-                BENCH_CHECK(ctx, kg_copy_in(ctx, d[i], h, n * es));
+                BENCH_CHECK(ctx, kg_copy_in(ctx, d[i], h, ni * es));
             }
         }
         free(pool);
         free(h);
         void *dl;
         BENCH_CHECK(ctx, kg_malloc(ctx, &dl, (size_t)B * H * S * 4));
-        const int64_t shape[4] = {B, H, S, D};
+        const int64_t shape[4] = {B, H, S, D}, kshape[4] = {B, Hkv, S, D};
         call_t c = {ctx,
                     kg_tensor_contiguous(d[5], dt, 4, shape),
-                    kg_tensor_contiguous(d[6], dt, 4, shape),
-                    kg_tensor_contiguous(d[7], dt, 4, shape),
+                    kg_tensor_contiguous(d[6], dt, 4, kshape),
+                    kg_tensor_contiguous(d[7], dt, 4, kshape),
                     kg_tensor_contiguous(d[3], dt, 4, shape),
                     kg_tensor_contiguous(d[0], dt, 4, shape),
-                    kg_tensor_contiguous(d[1], dt, 4, shape),
-                    kg_tensor_contiguous(d[2], dt, 4, shape),
+                    kg_tensor_contiguous(d[1], dt, 4, kshape),
+                    kg_tensor_contiguous(d[2], dt, 4, kshape),
                     kg_tensor_contiguous(d[4], dt, 4, shape),
                     kg_tensor_contiguous(dl, KG_F32, 3, shape),
                     {0.f, cases[ci].causal}};
         BENCH_CHECK(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, &c.opts));
         run(&c);
-        if (!check(&c, B, H, S, D))
+        if (!check(&c, B, H, Hkv, S, D))
             ok = 0;
         const double flop = 2.5 * 4.0 * B * H * (double)S * S * D / (cases[ci].causal ? 2 : 1);
         const int inner = flop > 1e12 ? 3 : flop > 1e10 ? 10 : 100;
         const double us = bench_time_us(ctx, run, &c, inner, 5);
         const double tf = flop / (us * 1e6);
-        printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us, tf);
+        char hkv[24] = "";
+        if (Hkv != H)
+            snprintf(hkv, sizeof hkv, " Hkv %d", Hkv);
+        printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f%s\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us, tf,
+               hkv);
         fflush(stdout);
         if (dt != KG_F32 && tf < worst_tf) {
             worst_tf = tf;
             snprintf(worst_name, sizeof worst_name, "%s", name);
         }
-        if (csv)
+        if (csv && sweep)
+            fprintf(csv, "attention_bwd_sweep,%s,%d,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, Hkv, S,
+                    D, cases[ci].causal, us, tf, tune);
+        else if (csv)
             fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, S, D,
                     cases[ci].causal, us, tf, tune);
         if (csv)

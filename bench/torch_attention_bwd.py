@@ -5,7 +5,9 @@ CUDNN_ATTENTION backends (f32: EFFICIENT_ATTENTION, the only fused one that
 takes f32), timed the same way (CUDA events around back-to-back
 torch.autograd.grad calls on a retained graph, median of 5 repeats),
 printed next to kgen's figures from the CSV bench_attention_bwd wrote.
-TFLOP/s = 2.5 x 4 B H Sq Sk D, halved when causal.
+TFLOP/s = 2.5 x 4 B H Sq Sk D, halved when causal. The seeded sweep's rows
+(KG_BENCH_SWEEP, family attention_bwd_sweep: odd lengths, GQA through
+enable_gqa) are printed after, with the worst ratio per column.
 
 usage: KG_BENCH_CSV=a.csv build/bench/bench_attention_bwd && python3 bench/torch_attention_bwd.py a.csv
 """
@@ -18,10 +20,73 @@ from torch.nn.attention import sdpa_kernel
 from torch_common import Results, csv_rows, sdpa_backends, time_us
 
 
+def bench_backends(dn, B, Hq, Hkv, S, D, causal):
+    """{column: microseconds or None} of PyTorch's backward on one shape."""
+    dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dn]
+    q = torch.empty(B, Hq, S, D, device="cuda", dtype=dt).uniform_(-1, 1).requires_grad_()
+    k, v = (torch.empty(B, Hkv, S, D, device="cuda", dtype=dt).uniform_(-1, 1).requires_grad_() for _ in range(2))
+    dout = torch.empty(B, Hq, S, D, device="cuda", dtype=dt).uniform_(-1, 1)
+    flop = 2.5 * 4.0 * B * Hq * S * S * D / (2 if causal else 1)
+    inner = 3 if flop > 1e12 else 10 if flop > 1e10 else 100
+    res, expanded = {}, []
+    for name, be in sdpa_backends(dn):
+        res[name] = None
+        # GQA: enable_gqa where the backend takes it, else k and v repeated
+        # per query head inside the graph (the backward then sums them back)
+        for expand in ([False, True] if Hq != Hkv else [False]):
+            try:
+                with sdpa_kernel([be]):
+                    if expand:
+                        kk, vv = k.repeat_interleave(Hq // Hkv, 1), v.repeat_interleave(Hq // Hkv, 1)
+                        out = F.scaled_dot_product_attention(q, kk, vv, is_causal=bool(causal))
+                    else:
+                        out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), enable_gqa=Hq != Hkv)
+                    fn = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+                    fn()
+                    res[name] = time_us(fn, inner, reps=5)
+                del out
+                if expand:
+                    expanded.append(name)
+                break
+            except RuntimeError:
+                pass
+    del q, k, v, dout
+    return res, flop, expanded
+
+
+def sweep(path):
+    """The seeded sweep's rows beside PyTorch; the worst ratio per column."""
+    rows = csv_rows(path, "attention_bwd_sweep")
+    if not rows:
+        return
+    print(f"# seeded sweep: {'case':44} {'tune':>7} {'kgen':>8} {'flash':>8} {'cudnn':>8} {'kg/flash':>8} "
+          f"{'kg/cudnn':>8}   (TFLOP/s; f32: flash column = efficient)")
+    worst = {}
+    for row in rows:
+        dn = row[1]
+        B, Hq, Hkv, S, D, causal = map(int, row[2:8])
+        kg_tf, tune = float(row[9]), row[10] if len(row) > 10 else "default"
+        res, flop, expanded = bench_backends(dn, B, Hq, Hkv, S, D, causal)
+
+        def tf(us):
+            return flop / (us * 1e6) if us else float("nan")
+        case = f"{dn} B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' if causal else ''}"
+        r_f, r_c = kg_tf / tf(res["flash"]), kg_tf / tf(res["cudnn"])
+        print(f"{case:58} {tune:>7} {kg_tf:8.1f} {tf(res['flash']):8.1f} {tf(res['cudnn']):8.1f} {r_f:8.2f} "
+              f"{r_c:8.2f}" + (f"  (k, v repeated for {', '.join(expanded)})" if expanded else ""))
+        for col, r in (("flash (f32: efficient)", r_f), ("cudnn", r_c)):
+            key = (tune, col, "D64/128" if D in (64, 128) else "other D")
+            if r == r and (key not in worst or r < worst[key][1]):
+                worst[key] = (case, r)
+    for (tune, col, dims), (case, r) in sorted(worst.items()):
+        print(f"# sweep worst kgen ({tune}) / {col}, {dims}: {case}: {r:.2f}")
+
+
 def main():
     rows = [(row[1], *map(int, row[2:7]), float(row[7]), float(row[8]), row[9] if len(row) > 9 else "default")
             for row in csv_rows(sys.argv[1], "attention_bwd")]
     if not rows:
+        sweep(sys.argv[1])
         return
     dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     results = Results()
@@ -71,6 +136,7 @@ def main():
     if worst:
         print(f"# worst kgen (default tuning) / flash (f32: / efficient): {worst[0]}: {worst[1]:.2f}")
     print("# f32 'flash' column is PyTorch's EFFICIENT_ATTENTION (FLASH_ATTENTION has no f32)")
+    sweep(sys.argv[1])
 
 
 if __name__ == "__main__":

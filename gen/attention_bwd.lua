@@ -62,9 +62,19 @@ M.max_tunes = 2
 -- 25.0 with 8x4 at 2 blocks/SM (S16k: 128 blocks, half the SMs), 30.3/31.0/
 -- 31.1 with 128 keys a block and 8x4; D128 S1k/4k 30.3/31.0 -> 30.9/31.6 with
 -- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
--- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured).
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 } }, [64] = { { bn = 128, bm = 64, lay = 1 } },
-              [96] = { { bn = 64, bm = 64 } }, [128] = { { bn = 64, bm = 64, lay = 1 } },
+-- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured). split: the
+-- split-role kernel (attnb_kvq_f32s: half the block S^T and dV, half dP^T
+-- and dK, twice the tile a thread per product), the D128 default since run
+-- r3 of 2026-12-02 (H200, same run: S1k 31.9 / 28.4, S4k 32.7 / 31.6, S16k
+-- causal 32.3 against 30.7 / 27.4, 31.4 / 30.3, 30.9 TFLOP/s for lay 1,
+-- +3.5-4.5%); at D64 (128 keys, 255 registers, up to 24 B spilled) it lost
+-- 4-6% and was dropped. Run r1: 512-thread blocks (a 16 x 32 thread grid at
+-- 128 registers, 16 warps an SM) ran 24-25% slower at D128 and 8-9% at D64:
+-- the kernel is bound by shared-memory bytes per FMA, not by occupancy.
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
+              [64] = { { bn = 128, bm = 64, lay = 1 } },
+              [96] = { { bn = 64, bm = 64 } },
+              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 } },
               [256] = { { bn = 64, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -79,12 +89,15 @@ local function kvq_plan(dt, d, kind, tu)
   if dt.name == "f32" then
     local p, lay = d + 4, tu.lay or 0
     local pp = tu.bm + (lay == 1 and 8 or 4)
+    if tu.split then lay = 1; pp = tu.bm + 8 end
     return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
-             call = lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
+             call = tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
+                    or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s", tu.bn, tu.bm,
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
+                                   tu.split and ", split roles (S^T + dV | dP^T + dK)" or "",
                                    (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8

@@ -169,24 +169,58 @@ static void strides3(const kg_tensor *t, int64_t *sb, int64_t *sh, int64_t *ss)
     *sb = t->strides[0], *sh = t->strides[1], *ss = t->strides[2];
 }
 
-/* The dQ partial lanes of the fused path for a shape: kvq blocks for at
-   most two full waves of an H200 (264 blocks over the B * Hkv key/value
-   heads, rounded down: window 1 of 2026-12-01 lost up to a quarter to a
-   third, short wave at 288 blocks), at least 1, at most 16, at most one per
-   64 keys, and partials of at most 2 GiB (yet at least one lane). A
-   function of the shape alone, so that a shape always sums in the same
-   order. 0 when there is nothing to sum. */
-#define LANE_BLOCKS 264
-#define LANE_MAX 16
+/* The dQ partial lanes of the fused path for a shape, a function of the
+   shape alone (a shape always sums in the same order): the count c that
+   minimizes a cost model of the kvq kernel (one block an SM, 132 SMs on the
+   H200) plus the dQ sum,
+     T(c) = ceil(B Hkv c / 132) / c + 0.3 B Hkv c / Sk   (times 1.05 if c > 1)
+   in units of one kv head's work on one SM: the first term the waves of
+   B Hkv c blocks, each 1/c of a head; the second the dqsum pass reading c
+   partials (bytes over bandwidth against 2.5 x 4 Sk D FLOPs a query row at
+   ~300 TFLOP/s); the factor the partials' read and write in every step (one
+   lane on Hopper writes dq directly: 4-10% faster, H200 2026-12-01). c is at
+   most 128, one per 128 keys, and the partials at most 2 GiB (yet at least
+   one lane); the smallest c of the least cost. The earlier rule, min(16,
+   floor(264 / (B Hkv))), left SMs idle where B Hkv < 17 (16 lanes: 16 blocks
+   for one kv head, 0.15 of PyTorch in run r1's sweep) and made two waves of
+   144 blocks for 9 heads. 0 when there is nothing to sum. */
+#define LANE_SMS 132
+#define LANE_MAX 128
 #define PARTIAL_BUDGET ((uint64_t)1 << 31)
 static int64_t dq_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
 {
     const uint64_t heads = (uint64_t)B * (uint64_t)Hkv, rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq;
     if (heads == 0 || rows == 0 || Sk == 0 || D == 0)
         return 0;
-    int64_t c = heads < LANE_BLOCKS ? (int64_t)(LANE_BLOCKS / heads) : 1;
-    if (c > LANE_MAX)
-        c = LANE_MAX;
+    int64_t cmax = (Sk + 127) / 128;
+    if (cmax > LANE_MAX)
+        cmax = LANE_MAX;
+    const uint64_t one = rows * (uint64_t)D * 4;
+    while (cmax > 1 && (uint64_t)cmax > PARTIAL_BUDGET / one)
+        cmax--;
+    int64_t best = 1;
+    double best_t = 0;
+    for (int64_t c = 1; c <= cmax; c++) {
+        const uint64_t waves = (heads * (uint64_t)c + LANE_SMS - 1) / LANE_SMS;
+        double t = (double)waves / (double)c + 0.3 * (double)heads * (double)c / (double)Sk;
+        if (c > 1)
+            t *= 1.05;
+        if (c == 1 || t < best_t)
+            best = c, best_t = t;
+    }
+    return best;
+}
+
+/* The rule before 2026-12-02 (KG_ATTNB_LANES=old, a benchmark hook):
+   min(16, max(1, floor(264 / (B Hkv))), ceil(Sk / 64)), partials <= 2 GiB. */
+static int64_t dq_lanes_old(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+{
+    const uint64_t heads = (uint64_t)B * (uint64_t)Hkv, rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq;
+    if (heads == 0 || rows == 0 || Sk == 0 || D == 0)
+        return 0;
+    int64_t c = heads < 264 ? (int64_t)(264 / heads) : 1;
+    if (c > 16)
+        c = 16;
     if (c > (Sk + 63) / 64)
         c = (Sk + 63) / 64;
     const uint64_t one = rows * (uint64_t)D * 4;
@@ -198,21 +232,45 @@ static int64_t dq_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t 
 /* delta and lse2 (8 bytes a row), then the partials 256-byte aligned */
 static size_t rows_bytes(uint64_t rows) { return ((size_t)rows * 8 + 255) & ~(size_t)255; }
 
-size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+/* The scratch of a call with `lanes` partials; 0 where it overflows. */
+static size_t scratch_for(int64_t B, int64_t Hq, int64_t Sq, int64_t D, int64_t nlanes)
 {
-    if (B < 0 || Hq < 0 || Hkv < 0 || Sq < 0 || Sk < 0 || D < 0 || B > 65535 || Hq > 65535 || Hkv > 65535 ||
-        Sq > INT32_MAX || Sk > INT32_MAX || D > 256)
-        return 0;
     const uint64_t rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq; /* < 2^63 */
     const uint64_t avail = SIZE_MAX - KG_SCRATCH_COUNTER_BYTES - 255;
     if (rows > avail / 8)
         return 0;
-    const uint64_t lanes = (uint64_t)dq_lanes(B, Hq, Hkv, Sq, Sk, D);
+    const uint64_t lanes = (uint64_t)nlanes;
     const uint64_t fixed = rows_bytes(rows);
     /* lanes * rows * D * 4 <= 2^31 when lanes > 1; one lane can be any size */
     if (lanes && rows > (avail - fixed) / ((uint64_t)D * 4) / lanes)
         return 0;
     return KG_SCRATCH_COUNTER_BYTES + fixed + (size_t)(lanes * rows * (uint64_t)D * 4);
+}
+
+size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+{
+    if (B < 0 || Hq < 0 || Hkv < 0 || Sq < 0 || Sk < 0 || D < 0 || B > 65535 || Hq > 65535 || Hkv > 65535 ||
+        Sq > INT32_MAX || Sk > INT32_MAX || D > 256)
+        return 0;
+    return scratch_for(B, Hq, Sq, D, dq_lanes(B, Hq, Hkv, Sq, Sk, D));
+}
+
+/* The lanes of a call: the rule's; KG_ATTNB_LANES (a test and benchmark
+   hook) "<n>": n lanes (1 to 128, partials within 2 GiB unless n is 1),
+   "old": the earlier rule. The scratch is sized for the count used. */
+static int64_t call_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+{
+    const int64_t rule = dq_lanes(B, Hq, Hkv, Sq, Sk, D);
+    const char *env = getenv("KG_ATTNB_LANES");
+    if (!env || rule == 0)
+        return rule;
+    if (strcmp(env, "old") == 0)
+        return dq_lanes_old(B, Hq, Hkv, Sq, Sk, D);
+    const int64_t n = atoi(env);
+    const uint64_t one = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq * (uint64_t)D * 4;
+    if (n >= 1 && n <= LANE_MAX && (n == 1 || (uint64_t)n <= PARTIAL_BUDGET / one))
+        return n;
+    return rule;
 }
 
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
@@ -315,7 +373,8 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     if (B * Hq * Sq == 0 && B * Hkv * Sk == 0)
         return kgi_ok(ctx);
     /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
-    const size_t bytes = kg_attention_backward_scratch_bytes(B, Hq, Hkv, Sq, Sk, D);
+    const int64_t lanes = call_lanes(B, Hq, Hkv, Sq, Sk, D);
+    const size_t bytes = scratch_for(B, Hq, Sq, D, lanes);
     if (bytes == 0) /* unreachable for tensors that passed kgi_check_tensor; kept as a guard */
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                         "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld D=%lld overflows",
@@ -374,12 +433,6 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
         p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;
         p.nkb = (int32_t)((Sk + kvq->rows - 1) / kvq->rows);
-        int64_t lanes = dq_lanes(B, Hq, Hkv, Sq, Sk, D);
-        /* KG_ATTNB_LANES=<n> (a test and benchmark hook): fewer lanes than the
-           rule's, which the scratch always holds */
-        const char *lenv = getenv("KG_ATTNB_LANES");
-        if (lenv && atoi(lenv) >= 1 && atoi(lenv) < lanes)
-            lanes = atoi(lenv);
         p.lanes = (int32_t)(lanes < p.nkb ? lanes : p.nkb);
         /* Hopper kvq with one lane that reaches every query row (not: causal
            with Sq - Sk >= a query tile, whose first rows see no key): kvq

@@ -24,9 +24,9 @@
  *
  * Scratch: the call uses the context's device scratch for its stream: 8
  * bytes a query row (delta = rowsum(dout * out) and lse in base 2) and, for
- * f16 and bf16, up to 16 f32 partial sums of dq (B Hq Sq D 4 bytes each;
- * their count depends on the shape only, and they total at most 2 GiB unless
- * one alone is larger). It grows on first use; before capturing a call in a
+ * every dtype, up to 128 f32 partial sums of dq (B Hq Sq D 4 bytes each, at
+ * most one per 128 keys; their count depends on the shape only, and they
+ * total at most 2 GiB unless one alone is larger). It grows on first use; before capturing a call in a
  * CUDA graph, reserve it on the capturing stream (after kg_set_stream) with
  *     kg_reserve_scratch(ctx, kg_attention_backward_scratch_bytes(B, Hq, Hkv, Sq, Sk, D));
  * (a call too big for the scratch during capture fails with

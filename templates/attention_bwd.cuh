@@ -711,8 +711,9 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
 
 /* ---- f32: FFMA ------------------------------------------------------------ */
 
-/* acc[i][c] += A[row ty + 16 i] . B[row tx + 16 c] over D (pitch P). */
-template <int TR, int TC, int D, int P>
+/* acc[i][c] += A[row ty + GY i] . B[row tx + GX c] over D (pitch P); GX x
+   GY: the thread grid (16 x 16 unless given). */
+template <int TR, int TC, int D, int P, int GY = 16, int GX = 16>
 __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, const float *B, int ty, int tx)
 {
 #pragma unroll 2
@@ -720,10 +721,10 @@ __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, c
         float4 bv[TC];
 #pragma unroll
         for (int c = 0; c < TC; c++)
-            bv[c] = *(const float4 *)&B[(tx + 16 * c) * P + d];
+            bv[c] = *(const float4 *)&B[(tx + GX * c) * P + d];
 #pragma unroll
         for (int i = 0; i < TR; i++) {
-            const float4 av = *(const float4 *)&A[(ty + 16 * i) * P + d];
+            const float4 av = *(const float4 *)&A[(ty + GY * i) * P + d];
 #pragma unroll
             for (int c = 0; c < TC; c++) {
                 acc[i][c] = fmaf(av.x, bv[c].x, acc[i][c]);
@@ -735,9 +736,9 @@ __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, c
     }
 }
 
-/* acc[i][d][e] += sum_k W[row ty + 16 i][k] X[k][VW (tx + 16 d) + e] for
+/* acc[i][d][e] += sum_k W[row ty + GY i][k] X[k][VW (tx + GX d) + e] for
    k < K (W pitch PW, X pitch P). */
-template <int TR, int K, int PW, int NV, int VW, int P>
+template <int TR, int K, int PW, int NV, int VW, int P, int GY = 16, int GX = 16>
 __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
@@ -746,13 +747,13 @@ __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W
         float4 wv[TR];
 #pragma unroll
         for (int i = 0; i < TR; i++)
-            wv[i] = *(const float4 *)&W[(ty + 16 * i) * PW + c];
+            wv[i] = *(const float4 *)&W[(ty + GY * i) * PW + c];
 #pragma unroll
         for (int cc = 0; cc < 4; cc++) {
             vec xv[NV];
 #pragma unroll
             for (int d = 0; d < NV; d++)
-                xv[d] = *(const vec *)&X[(c + cc) * P + VW * (tx + 16 * d)];
+                xv[d] = *(const vec *)&X[(c + cc) * P + VW * (tx + GX * d)];
 #pragma unroll
             for (int i = 0; i < TR; i++) {
                 const float w = kg_attn::fvec<4>::at(wv[i], cc);
@@ -766,16 +767,16 @@ __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W
     }
 }
 
-/* Writes rows row0 + ty + 16 i (CR: row0 + TR ty + i) (< n) of acc times
-   mul. */
-template <int TR, int NV, int VW, bool CR = false>
+/* Writes rows row0 + ty + GY i (CR: row0 + TR ty + i) (< n), columns
+   VW (tx + GX d) + e of acc times mul. */
+template <int TR, int NV, int VW, bool CR = false, int GY = 16, int GX = 16>
 __device__ __forceinline__ void f32_store(const float (&acc)[TR][NV][VW], float *base, int64_t ld, int row0, int n,
                                           float mul, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
 #pragma unroll
     for (int i = 0; i < TR; i++) {
-        const int r = row0 + (CR ? TR * ty + i : ty + 16 * i);
+        const int r = row0 + (CR ? TR * ty + i : ty + GY * i);
         if (r < n) {
 #pragma unroll
             for (int d = 0; d < NV; d++) {
@@ -784,7 +785,7 @@ __device__ __forceinline__ void f32_store(const float (&acc)[TR][NV][VW], float 
 #pragma unroll
                 for (int e = 0; e < VW; e++)
                     wf[e] = acc[i][d][e] * mul;
-                *(vec *)&base[(int64_t)r * ld + VW * (tx + 16 * d)] = w;
+                *(vec *)&base[(int64_t)r * ld + VW * (tx + GX * d)] = w;
             }
         }
     }
@@ -871,15 +872,12 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
     f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
 }
 
-/* One step of the f32 kv walk, loads included: query rows m0.. of head h
-   (q, dout, rows, mbase of that head) into shared memory, then
-   kv_f32_compute. Starts with a block barrier. */
-template <int D, int BN, int BM, int KIND, int L = 0>
-__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
-                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
-                                            bool check, bool causal,
-                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
-                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+/* The loads of one step of the f32 kv walk: query rows m0.. of one head
+   (q, dout, rows of that head) into shared memory, between two block
+   barriers (the first ends every warp's use of the previous step's tiles). */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kv_f32_load(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
+                                            const char *dout, const float *rows, int m0, int tid)
 {
     constexpr int NT = 256, P = D + 4, E = 4;
     __syncthreads();
@@ -893,6 +891,18 @@ __device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_
     }
     kgd_cp_async_wait<0>();
     __syncthreads();
+}
+
+/* One step of the f32 kv walk, loads included: kv_f32_load, then
+   kv_f32_compute (mbase: the head's mask). */
+template <int D, int BN, int BM, int KIND, int L = 0>
+__device__ __forceinline__ void kv_f32_step(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *q,
+                                            const char *dout, const float *rows, const float *mbase, int n0, int m0,
+                                            bool check, bool causal,
+                                            float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                            float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int tid)
+{
+    kv_f32_load<D, BN, BM, L>(p, sm, q, dout, rows, m0, tid);
     kv_f32_compute<D, BN, BM, KIND, L>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
 }
 
@@ -1006,6 +1016,44 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
     }
 }
 
+/* The dQ part of a step of the f32 kvq walk: dQ rows m0 + ty + 16 i (layout
+   L = 1: m0 + TM ty + i) = the lane's partial so far (0 in the lane's first
+   key block) + dS K, from the dS^T and K tiles in shared memory, back to the
+   partial. */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kvq_f32_dq(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, float *part,
+                                           int m0, bool first, int ty, int tx)
+{
+    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    constexpr bool CR = L != 0;
+    typedef typename kg_attn::fvec<VW>::t vec;
+    float dq[TM][NV][VW];
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
+#pragma unroll
+        for (int d = 0; d < NV; d++) {
+            vec o;
+            float *of = (float *)&o;
+            if (!first && r < p.sq)
+                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+            else
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    of[e] = 0.f;
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                dq[i][d][e] = of[e];
+        }
+    }
+    if (CR)
+        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+    else
+        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+}
+
 /* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
    each key block of lane blockIdx.x (lane_block), plus per
    step dQ_tile = dS K from the dS^T and K tiles already in shared memory,
@@ -1014,13 +1062,12 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
    variant that loaded a step's tiles during the previous step's dQ and the
    partial through shared memory ran no faster: H200, 2026-12-01.) L: the
    threads' layout (f32_txy); under L = 1 a thread's dQ rows are TM ty + i
-   (f32_acc_tc) instead of ty + 16 i. */
+   (f32_acc_tc) instead of ty + 16 i (kvq_f32_dq). */
 template <int D, int BN, int BM, int KIND, int L = 0>
 __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 {
-    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, E = 4, TN = BN / 16, TM = BM / 16;
+    constexpr int E = 4, TN = BN / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
-    constexpr bool CR = L != 0;
     extern __shared__ __align__(16) unsigned char smem[];
     const f32_kv_smem<D, BN, BM, L> sm(smem);
 
@@ -1051,39 +1098,133 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
                 kv_f32_step<D, BN, BM, KIND, L>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
-                /* dQ rows m0 + ty + 16 i (CR: m0 + TM ty + i): the partial so far + dS K */
-                {
-                    typedef typename kg_attn::fvec<VW>::t vec;
-                    float dq[TM][NV][VW];
-#pragma unroll
-                    for (int i = 0; i < TM; i++) {
-                        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
-#pragma unroll
-                        for (int d = 0; d < NV; d++) {
-                            vec o;
-                            float *of = (float *)&o;
-                            if (!first && r < p.sq)
-                                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
-                            else
-#pragma unroll
-                                for (int e = 0; e < VW; e++)
-                                    of[e] = 0.f;
-#pragma unroll
-                            for (int e = 0; e < VW; e++)
-                                dq[i][d][e] = of[e];
-                        }
-                    }
-                    if (CR)
-                        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                    else
-                        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-                    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
-                }
+                kvq_f32_dq<D, BN, BM, L>(p, sm, part, m0, first, ty, tx);
             }
         }
         kgd_cp_async_wait<0>();
         f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
         f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+    }
+}
+
+/* kvq in FP32 with split roles: attnb_kvq_f32's walk, lanes and dQ
+   partials (layout 1), but the block's two halves of 128 threads share the
+   work by product instead of by tile: the first computes S^T = K Q^T and
+   keeps dV, the second dP^T = V dout^T and keeps dK. The kernel is bound by
+   shared-memory bandwidth (32 floats a clock an SM against 128 FMAs): a
+   thread's tiles of 4 x 4 (scores) and 4 x 8 (dK, dV, D 128) read one
+   float per 2.35 FMAs; per product a half's tiles are twice as large, 4 x 8
+   and 8 x 8 (D 128: 3.08 FMAs a float; D 64 with 128 keys: 8 x 8 and 8 x 8),
+   with the same registers. Per step: both dot products at once; P^T from
+   S^T into shared memory (first half); a barrier; dS^T = P^T (dP^T - delta)
+   (second half, from its dP^T registers); a barrier; dV += P^T dout (first
+   half) and dK += dS^T Q (second half) at once; then dQ by every thread as
+   attnb_kvq_f32 does it. The same arithmetic in the same order as
+   attnb_kvq_f32: the same bits. */
+template <int D, int BN, int BM, int KIND>
+__device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
+{
+    constexpr int NT = 256, P = D + 4, E = 4;
+    typedef f32_kv_smem<D, BN, BM, 1> smem_t;
+    constexpr int PP = smem_t::PP;
+    /* scores: a half is a 8 (queries, qx) x 16 (keys, ky) grid */
+    constexpr int TND = BN / 16, TMD = BM / 8;
+    /* dV / dK: a half is a GXA (columns of 4) x GYA (keys) grid, 8 columns a thread */
+    constexpr int VWA = 4, NVA = 2, GXA = D / (VWA * NVA), GYA = 128 / GXA, TRA = BN / GYA;
+    /* dQ: every thread, f32_txy<1> (kvq_f32_dq) */
+    static_assert(D == 64 || D == 128, "attnb_kvq_f32s: head dims 64 and 128");
+    static_assert(BN % GYA == 0 && BN % 16 == 0 && BM % 16 == 0, "attnb_kvq_f32s: tile sizes");
+    extern __shared__ __align__(16) unsigned char smem[];
+    const smem_t sm(smem);
+
+    const int tid = threadIdx.x, half = tid >> 7, t = tid & 127;
+    const int qx = t & 7, ky = t >> 3;       /* a warp: 8 queries x 4 keys */
+    const int ax = t % GXA, ay = t / GXA;
+    int tx, ty;
+    f32_txy<1>(tid, tx, ty);
+    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int nkb = (p.sk + BN - 1) / BN;
+    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
+    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    /* the first half's products read S's operands and P^T, dout; the second's dP's, dS^T, Q */
+    const float *dotA = half ? sm.sV : sm.sK, *dotB = half ? sm.sO : sm.sQ;
+    const float *accW = half ? sm.sS : sm.sP, *accX = half ? sm.sQ : sm.sO;
+
+    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
+        const int n0 = kb * BN;
+        const bool first = j == 0;
+        __syncthreads(); /* the previous key block is done with K, V */
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
+        kgd_cp_async_commit();
+        int mstart = 0;
+        if (causal)
+            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+        float acc[TRA][NVA][VWA]; /* first half: dV, second: dK */
+#pragma unroll
+        for (int i = 0; i < TRA; i++)
+#pragma unroll
+            for (int d = 0; d < NVA; d++)
+#pragma unroll
+                for (int e = 0; e < VWA; e++)
+                    acc[i][d][e] = 0.f;
+
+        for (int hi = 0; hi < p.group; hi++) {
+            const int h = hk * p.group + hi;
+            const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+            const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+            const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+            const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
+            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+                /* keys past Sk are masked here (their dS^T feeds dQ) */
+                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
+                kv_f32_load<D, BN, BM, 1>(p, sm, q, dout, rows, m0, tid);
+                /* S^T (first half) or dP^T (second), keys ky + 16 i x queries qx + 8 c */
+                float x[TND][TMD];
+#pragma unroll
+                for (int i = 0; i < TND; i++)
+#pragma unroll
+                    for (int cc = 0; cc < TMD; cc++)
+                        x[i][cc] = 0.f;
+                f32_dots<TND, TMD, D, P, 16, 8>(x, dotA, dotB, ky, qx);
+                if (half == 0) {
+#pragma unroll
+                    for (int i = 0; i < TND; i++)
+#pragma unroll
+                        for (int cc = 0; cc < TMD; cc++) {
+                            const int kl = ky + 16 * i, ql = qx + 8 * cc;
+                            float xs;
+                            if (KIND == KG_ATTN_MASK || check)
+                                xs = bwd_masked<KIND>(p, mbase, x[i][cc], m0 + ql, n0 + kl, check, causal);
+                            else
+                                xs = x[i][cc] * p.scale_log2;
+                            sm.sP[kl * PP + ql] = exp2f(xs - sm.sL[ql]);
+                        }
+                }
+                __syncthreads();
+                if (half == 1) {
+#pragma unroll
+                    for (int i = 0; i < TND; i++)
+#pragma unroll
+                        for (int cc = 0; cc < TMD; cc++) {
+                            const int kl = ky + 16 * i, ql = qx + 8 * cc;
+                            sm.sS[kl * PP + ql] = sm.sP[kl * PP + ql] * (x[i][cc] - sm.sDl[ql]);
+                        }
+                }
+                __syncthreads();
+                f32_acc<TRA, BM, PP, NVA, VWA, P, GYA, GXA>(acc, accW, accX, ay, ax);
+                kvq_f32_dq<D, BN, BM, 1>(p, sm, part, m0, first, ty, tx);
+            }
+        }
+        kgd_cp_async_wait<0>();
+        if (half == 0)
+            f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0,
+                                                      p.sk, 1.f, ay, ax);
+        else
+            f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0,
+                                                      p.sk, p.scale, ay, ax);
     }
 }
 

@@ -239,17 +239,26 @@ Test(attention_bwd_validation, sizes_out_of_range)
 Test(attention_bwd_validation, scratch_size)
 {
     /* counters, then 8 bytes a query row rounded up to 256, then the dq
-       partials: lanes = min(16, max(1, floor(264 / (B Hkv))), ceil(Sk / 64)),
-       f32 [B Hq Sq D] each */
+       partials, f32 [B Hq Sq D] each: lanes c of least
+       T(c) = ceil(B Hkv c / 132) / c + 0.3 B Hkv c / Sk (times 1.05 if c > 1),
+       c <= min(128, ceil(Sk / 128)), partials <= 2 GiB (runtime/attention_bwd.c;
+       the values below worked out by hand) */
     const size_t rows = 2 * 8 * 100, part = rows * 64 * 4;
-    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 64), (size_t)(64 << 10) + rows * 8 + 2 * part);
+    /* Sk 120: one block of 128 keys, one lane */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 64), (size_t)(64 << 10) + rows * 8 + 1 * part);
+    /* 4 kv heads, 16 key blocks: T(16) = (1/16 + 0.3 * 64 / 2000) * 1.05 = 0.0757 < T(15) = 0.0795 */
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 2000, 64),
                  (size_t)(64 << 10) + rows * 8 + 16 * part);
-    /* 32 kv heads: 8 lanes (256 blocks), not 9 */
+    /* 32 kv heads: 4 lanes (128 blocks, one wave): T(4) = 0.283 < T(8) = 0.303 */
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 16, 16, 100, 2000, 64),
-                 (size_t)(64 << 10) + 2 * rows * 8 + 8 * 2 * part);
+                 (size_t)(64 << 10) + 2 * rows * 8 + 4 * 2 * part);
+    /* 400 kv heads: 4 lanes (13 waves of 1600 blocks, T = 3.66) rather than
+       one (4 waves of 400, T = 4.06) */
     cr_assert_eq(kg_attention_backward_scratch_bytes(200, 8, 2, 100, 2000, 64),
-                 (size_t)(64 << 10) + 100 * rows * 8 + 1 * 100 * part);
+                 (size_t)(64 << 10) + 100 * rows * 8 + 4 * 100 * part);
+    /* one kv head, 6240 keys: 49 lanes (one per 128 keys), not 16 */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(1, 4, 1, 6240, 6240, 64),
+                 (size_t)(64 << 10) + ((4 * 6240 * 8 + 255) & ~(size_t)255) + 49 * (size_t)4 * 6240 * 64 * 4);
     /* no keys: no partials; no query rows: nothing but the counters */
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 0, 64), (size_t)(64 << 10) + rows * 8);
     cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 2, 100, 120, 64), (size_t)(64 << 10));
@@ -781,7 +790,7 @@ Test(attention_bwd, empty_sequences)
    portable "0" / "1", Hopper "h0" / "h1" where the device is one, a trailing
    "r" / "f" the Hopper kernel's query walk reversed / forward, "sep" the
    separate dq kernel; a tuning a head dim lacks runs the default), D 64 and
-   128: lanes that walk several key blocks (B Hkv = 66 kv heads: 4 lanes for
+   128: lanes that walk several key blocks (B Hkv = 66 kv heads: 2 lanes for
    10 or 5 key blocks), GQA 2:1 over them, causal with Sq < Sk and with
    Sq > Sk under a padding mask, causal GQA 2:1 of several query tiles. One test per tuning, so that they run in
    parallel. */
@@ -829,6 +838,20 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
 {
     tuning_cases("default", KG_F32);
     tuning_cases("sep", KG_F32);
+}
+/* f32 kvq tuning 1 (D128: the 8 x 4-thread-warp kernel, the default before
+   the split-role one; D64 has none and runs its default) */
+Test(attention_bwd, f32_tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_F32); }
+/* The earlier lane rule (KG_ATTNB_LANES=old, a benchmark hook: 4 lanes for
+   the 66 kv heads of tuning_cases) and many lanes of one key block each
+   (KG_ATTNB_LANES=10) on the default kernels */
+Test(attention_bwd, lanes_of_the_old_rule_and_ten_lanes)
+{
+    setenv("KG_ATTNB_LANES", "old", 1);
+    tuning_cases("default", KG_BF16);
+    setenv("KG_ATTNB_LANES", "10", 1);
+    tuning_cases("default", KG_F32);
+    unsetenv("KG_ATTNB_LANES");
 }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
