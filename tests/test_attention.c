@@ -877,6 +877,8 @@ Test(attention, persistent_matches_grid_bits)
     }
     /* bits against grid mode on bigger ones */
     for (int x = 0; x < 12; x++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
+            continue;
         const int *z = shapes[x >> 1];
         const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
         const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
