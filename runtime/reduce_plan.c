@@ -489,10 +489,16 @@ static void fill_walk(kg_red_walk *w, const dim *v, int n, int64_t vec, int64_t 
    2^30. */
 static int walk_fits32(const kg_red_walk *w)
 {
+    const int64_t lim = (int64_t)1 << 31;
     int64_t sum = 0;
     for (int d = 0; d < w->n; d++) {
+        /* size and step first, each below 2^31, so that their sum cannot
+           overflow (a stride-0 input of 2^63 - 2 elements reaches here:
+           fuzz finding of 2026-12-02) */
+        if (w->size[d] >= lim || w->step[d] >= lim || w->size[d] + w->step[d] + 1 >= lim)
+            return 0;
         const int64_t span = smul(w->size[d] + (d == w->n - 1 ? w->step[d] + 1 : 0), w->in[d]);
-        if (span >= ((int64_t)1 << 31) || w->size[d] + w->step[d] + 1 >= ((int64_t)1 << 31))
+        if (span >= lim)
             return 0;
         sum += span;
         if (sum >= ((int64_t)1 << 30))

@@ -158,3 +158,16 @@ Test(findings, numel_is_defined_for_every_input)
     cr_assert(nul < 0 && nine < 0 && over < 0, "kg_numel: NULL -> %lld, ndim 9 -> %lld, overflow -> %lld",
               (long long)nul, (long long)nine, (long long)over);
 }
+
+/* Fuzz finding of 2026-12-02 (CI of main ae0d3dc): min over a bool input
+   of 2^63 - 2 elements at stride 0 (one byte of memory, so its geometry is
+   valid) reached the planner's 32-bit walk check, which added the walk's
+   size and step before comparing them with 2^31 (signed overflow). Now it
+   plans, and without a device the call ends in KG_ERR_NO_DEVICE. */
+Test(findings, reduce_of_a_stride_0_input_of_2_pow_63_elements_plans_without_overflow)
+{
+    kg_tensor in = strided(KT_DEV(0), KG_BOOL, 1, KT_SHAPE(INT64_MAX - 1), KT_SHAPE(0));
+    kg_tensor out = kg_tensor_contiguous(KT_DEV(0x1000), KG_BOOL, 0, NULL);
+    const int axes[1] = {0};
+    cr_assert_eq(kg_reduce(ctx, KG_RED_MIN, &out, NULL, &in, axes, 0, 0), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
