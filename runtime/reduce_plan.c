@@ -680,7 +680,7 @@ static int64_t nest_multi_of(const kg_red_tuning *T, int64_t n_out, int64_t sm)
    lanes of several outputs each (outputs contiguous: one lane per output
    reads the neighbour of the next lane's element). */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                     int64_t n_out, size_t es, int64_t target, const kg_red_tuning *T, shape_of_work *w)
+                     int64_t n_out, size_t es, int64_t target, int64_t multi, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
@@ -717,8 +717,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
        lanes of 4 outputs where those apply (r4: a 2-byte vector tile of 128
        columns lost that way, 68.9 -> 35.5%) */
     if ((vec == KG_RED_CV_SCALAR || vec == KG_RED_CV_STRIDED) && T->cols_min_cols > 0 &&
-        inner.size < T->cols_min_cols && run == 1 && inner.in == 1 && red <= T->nest_g1_items &&
-        nest_multi_of(T, n_out, target / (2 * BLOCKS_PER_SM)) > 1)
+        inner.size < T->cols_min_cols && run == 1 && inner.in == 1 && red <= T->nest_g1_items && multi > 1)
         return 0;
     if (es == 2 && T->cols_words && (vec == KG_RED_CV_WIDE || vec == KG_RED_CV_VEC))
         vec = vec == KG_RED_CV_WIDE ? KG_RED_CV_WIDE32 : KG_RED_CV_VEC32;
@@ -856,8 +855,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
 }
 
 static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
-                            int64_t red, int64_t n_out, size_t es, int64_t lanes_full, const kg_red_tuning *T,
-                            int short_rows, shape_of_work *w)
+                            int64_t red, int64_t n_out, size_t es, int64_t lanes_full, int64_t M,
+                            const kg_red_tuning *T, int short_rows, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es;
@@ -873,9 +872,7 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     A->n_out = n_out;
     A->vec = vec && es == 2 && T->nest_words ? 2 : vec;
     int64_t g = lanes_for(items);
-    /* one lane per output, nest_multi outputs per lane (args.cw), where
-       that still gives every multiprocessor nest_multi_lanes lanes */
-    const int64_t M = nest_multi_of(T, n_out, lanes_full / 1024);
+    /* one lane per output, M outputs per lane (args.cw; nest_multi_of) */
     const int multi = M > 1;
     if (multi && ((items <= T->nest_g1_items && nk >= 1 && K[0].in == 1) || short_rows))
         g = 1; /* neighbouring lanes read neighbouring elements, or short rows (rows_multi) */
@@ -1055,22 +1052,22 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     A->fast = n_out < ((int64_t)1 << 31);
     const int64_t sm = sm_count > 0 ? sm_count : 1;
     const int64_t target = sm * BLOCKS_PER_SM * 2;
-    const int64_t lanes_full = sm * 1024; /* half the resident threads */
+    const int64_t lanes_full = sm * 1024;              /* half the resident threads */
+    const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
     if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
-    else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && nest_multi_of(T, n_out, sm) > 1 &&
-             !packs_rows(T, in, K, nk, nr, red, es))
-        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, T, 1, &w);
+    else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 1, &w);
     else if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
     else if (plan_flat(plan, info, dt, K, nk, D, nr, red, n_out, es, sm, T, &w))
         ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
-             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, T, &w))
+             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
-        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, T, 0, &w);
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
     plan_split(plan, info, dt, sm, target, T, &w);
