@@ -15,8 +15,10 @@
  * Tuning hooks (kgi_norm_tuning): KG_NORM_LEAN=4|8|-1 picks the LEAN class of
  * 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a row (at
  * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_VARIANT=1|2|-1
- * the norms' LEAN8 variants (1 LEAN8C, 2 LEAN8S, -1 none; norm_plan.h), KG_NORM_LEANU=-1|4|8 the class of contiguous
- * rows that vectors do not tile (STRIDED, LEANU4, LEANU8), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and
+ * the norms' LEAN8 variants (1 LEAN8C, 2 LEAN8S, 3 the 2-byte lse ops' LEAN4F / LEAN8F, -1 none; norm_plan.h),
+ * KG_NORM_LEANU=-1|4|8 the class of contiguous rows that vectors do not tile (STRIDED, LEANU4S, LEANU8S), KG_NORM_USAN=-1
+ * its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile (LEANW8,
+ * LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and
  * KG_NORM_BPS the column splits and blocks a multiprocessor (COLS). KG_NORM_CASES=a,b runs only the cases whose name
  * contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under other tunings, one line each
  * (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU;
@@ -214,6 +216,8 @@ int main(void)
     kgi_norm_tuning.loose = env_int("KG_NORM_LOOSE");
     kgi_norm_tuning.variant = env_int("KG_NORM_VARIANT");
     kgi_norm_tuning.leanu = env_int("KG_NORM_LEANU");
+    kgi_norm_tuning.usan = env_int("KG_NORM_USAN");
+    kgi_norm_tuning.leanw = env_int("KG_NORM_LEANW");
     const int tune_sweep = env_int("KG_NORM_TUNE_SWEEP");
     kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
     const kg_norm_tuning tuned = kgi_norm_tuning;
@@ -252,6 +256,10 @@ int main(void)
         {"rms_norm [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 0},
         {"rms_norm+residual [65536,4096]", KG_NORM_RMS_NORM, KG_BF16, 65536, 4096, 1, 1},
         {"rms_norm+residual [65536,4096]", KG_NORM_RMS_NORM, KG_F32, 65536, 4096, 1, 1},
+        {"logsumexp [4194304,64] dim 1", KG_NORM_LOGSUMEXP, KG_BF16, 4194304, 64, 1, 0},
+        {"rms_norm [4194304,64]", KG_NORM_RMS_NORM, KG_F32, 4194304, 64, 1, 0},
+        {"layer_norm [2097152,128]", KG_NORM_LAYER_NORM, KG_BF16, 2097152, 128, 1, 0},
+        {"rms_norm+residual [4194304,64]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 64, 1, 1},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
@@ -393,10 +401,30 @@ int main(void)
                         alts[na++] = (kg_norm_tuning){.lean = nvx, .variant = v};
                         alts[na++] = (kg_norm_tuning){.lean = nvx, .variant = v, .threads = 128};
                     }
-                /* rows vectors do not tile: LEANU of 4 / 8 vectors a lane, STRIDED */
+                /* the 2-byte lse ops: LEAN8F, and LEAN4F / LEAN8F at 128 threads */
+                alts[na++] = (kg_norm_tuning){.lean = 8, .variant = 3};
+                alts[na++] = (kg_norm_tuning){.lean = 8, .variant = 3, .threads = 128};
+                /* the residual form: LEAN4_RESC (streaming hints) */
+                alts[na++] = (kg_norm_tuning){.variant = 1};
+                alts[na++] = (kg_norm_tuning){.variant = 1, .group = 2 * (int)pl.args.group};
+                /* 2-byte layer_norm / the residual form: twice the lanes a row */
+                alts[na++] = (kg_norm_tuning){.group = 2 * (int)pl.args.group};
+                alts[na++] = (kg_norm_tuning){.variant = 2, .group = 2 * (int)pl.args.group};
+                /* rows vectors do not tile: LEANU of 4 / 8 vectors a lane (whole-vector folds, then
+                   masked folds), STRIDED */
                 alts[na++] = (kg_norm_tuning){.leanu = -1};
                 alts[na++] = (kg_norm_tuning){.leanu = 4};
                 alts[na++] = (kg_norm_tuning){.leanu = 8};
+                alts[na++] = (kg_norm_tuning){.usan = -1};
+                alts[na++] = (kg_norm_tuning){.leanu = 4, .usan = -1};
+                alts[na++] = (kg_norm_tuning){.leanu = 8, .usan = -1};
+                /* rows 4-byte words tile: LEANW of 8 / 16 words a lane, or none (LEANU) */
+                alts[na++] = (kg_norm_tuning){.leanw = 8};
+                alts[na++] = (kg_norm_tuning){.leanw = 16};
+                alts[na++] = (kg_norm_tuning){.leanw = -1};
+                /* LEAN4 / LEAN8F at blocks of 128 / 512 */
+                alts[na++] = (kg_norm_tuning){.lean = 4, .threads = 512};
+                alts[na++] = (kg_norm_tuning){.lean = 8, .variant = 3, .threads = 512};
             }
             if (tune != 2) {
                 alts[na++] = (kg_norm_tuning){.lean = -1};
@@ -434,10 +462,11 @@ int main(void)
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
-                printf("  tune lean %d var %d leanu %d loose %d group %d threads %d splits %d bps %d: %10.1f us %8.1f "
-                       "GB/s "
+                printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d: "
+                       "%10.1f us %8.1f GB/s "
                        "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u\n",
-                       alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].loose, alts[a].group, alts[a].threads,
+                       alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
+                       alts[a].group, alts[a].threads,
                        alts[a].col_splits, alts[a].bps, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv,
                        (long long)pl.args.splits, pl.block, pl.grid);
             }

@@ -12,16 +12,28 @@ local M = {}
 -- Kernel classes, in the order of kg_norm_class in templates/norm_params.h.
 M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "lean4", "lean8", "lean4_res",
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
-               "leanu4", "leanu8", "leanu4_res" }
+               "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
+               "lean4_resc", "leanw8", "leanw16", "leanw8_res" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
 -- the variant is the base class's kernel (the class name without its last
 -- letter). The planner takes them where they measured best (runtime/norm.c).
-local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32 }
-local vclasses = { lean8c = true, lean8s = true }
+local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64 }
+local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true }
 local function variant(c, op, dt)
+  if c == "lean4f" or c == "lean8f" then
+    -- the 2-byte lse ops: the statistics' exps by kg_nexp_sum (LEAN8F in 80 registers)
+    if dt.size ~= 2 or op.stats ~= "lse" then return nil end
+    if c == "lean4f" then return { nv = 4, x = NX.FTZ, bound = "KG_NORM_LEAN_MAX_T, 1" } end
+    return { nv = 8, x = NX.FTZ, bound = "768, 1" }
+  end
   if dt.name == "f64" or (op.name ~= "layer_norm" and op.name ~= "rms_norm") then return nil end
+  if c == "lean4_resc" then
+    -- the residual form with streaming cache hints on the input and the output
+    if op.residual then return { nv = 4, x = NX.CS, bound = "KG_NORM_MAX_GROUP, 1", res = true } end
+    return nil
+  end
   local two, ln = dt.size == 2, op.name == "layer_norm"
   -- 2-byte layer_norm: kg_nmoments, each pass over a fresh opaque copy
   local mom8 = NX.NMOM + NX.OPQ + NX.NOCOPY + NX.OADDR + NX.RECOPY
@@ -90,6 +102,15 @@ function M.generate(G)
       table_[op.id][dt.index] = {}
       f.variants = {}
       f.leanu = dt.name ~= "f64"
+      -- LEANU4S / LEANU8S bounds: the 2-byte types' 8 vectors a lane, and
+      -- their layer_norm's 4, in 80 registers (a 768-lane bound: <= 512
+      -- lanes a row; ptxas spilled them at 64)
+      f.u4s_bound = (dt.size == 2 and op.name == "layer_norm") and "768, 1" or "KG_NORM_LEAN_MAX_T, 1"
+      f.u8s_bound = dt.size == 2 and "768, 1" or "KG_NORM_LEAN_MAX_T, 1"
+      -- LEANW: LEAN over 4-byte words (2 elements of the 2-byte types, 1 of
+      -- f32); the 2-byte lse ops as LEAN4F (packed max, flushed exps)
+      f.wvec = 4 // dt.size
+      f.wx = (dt.size == 2 and op.stats == "lse") and 64 or 0
       for ci, c in ipairs(M.classes) do
         local isvar = vclasses[c]
         local vr = isvar and variant(c, op, dt)
@@ -105,7 +126,7 @@ function M.generate(G)
           f.variants[#f.variants + 1] = vr
           table_[op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module, vec = 16 // dt.size,
                                                        desc = op.name .. "(" .. dt.name .. ") [" .. c .. "]" })
-        elseif c:match("^leanu") and dt.name == "f64" and (op.residual or not c:match("_res$")) then
+        elseif (c:match("^leanu") or c:match("^leanw")) and dt.name == "f64" and (op.residual or not c:match("_res$")) then
           -- LEANU: not for f64 (the planner never picks it there): the strided kernel
           for bi, bc in ipairs(M.classes) do
             if bc == "strided" then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end

@@ -244,6 +244,69 @@ static int leanu_fits(const kg_tensor *const *T, const ndim_ *N, int nn, const n
     return 1;
 }
 
+/* LEANW's layout: one normalized dim, contiguous in every operand, whose
+   length 4-byte words tile (f32; the 2-byte types of even length); every
+   operand 4-byte aligned with row strides of whole words; one outer dim at
+   most. */
+static int leanw_fits(const kg_tensor *const *T, const ndim_ *N, int nn, const ndim_ *K, int nk, int64_t L, size_t es)
+{
+    const int64_t w = es == 2 ? 2 : 1;
+    if (es == 8 || nn != 1 || nk > 1 || L < 1 || L % w != 0)
+        return 0;
+    for (int k = 0; k < KG_NORM_NOPS; k++) {
+        if (!T[k] || k == KG_NO_S0 || k == KG_NO_S1)
+            continue;
+        if (N[0].st[k] != 1 || !kgi_aligned(T[k]->data, 4))
+            return 0;
+        if (nk == 1 && K[0].st[k] % w != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* LEANW: LEAN over 4-byte words of the 2-byte types, 16 a lane (the
+   residual form: 8, warp groups only); at least 8 lanes a row (a warp's
+   load covers a 32-byte sector of each row); warp groups in blocks of 512
+   while two blocks a multiprocessor remain. 0 where LEANU serves the row:
+   f32 (r2: LEANU ran rms_norm f32 of 126 at 72.4% of copy and layer_norm
+   f32 of 317 at 70.4%, LEANW8 at 66.8% and 35.1%, LEANW16 at 47.0% and
+   46.4%: 4 bytes a load, too few in flight), the residual form past 32
+   lanes (bf16 of 2814: LEANW8_RES 40.7% against LEANU4S_RES 51.9%; of 380:
+   47.4% against 44.7%), rows too long. r2, the 2-byte types, LEANW16 /
+   LEANW8 / LEANU: log_softmax of 190 50.0 / 49.1 / 21.7%, softmax of 5630
+   44.0 / 30.4 / 36.7%, logsumexp of 16378 38.9 / 21.8 / 30.2%, of 1150 28.8
+   / 24.3 / 31.1%. */
+static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_ *K, int nk, int64_t rows, int64_t L,
+                      size_t es, int64_t sm)
+{
+    kg_norm_args *A = &plan->args;
+    const int64_t words = L / (es == 2 ? 2 : 1);
+    const int res = T[KG_NO_RES] != NULL;
+    const int tw = kgi_norm_tuning.leanw;
+    if (es != 2 && tw == 0)
+        return 0; /* f32: LEANU unless the tuning asks */
+    int64_t nv = tw == 8 || tw == 16 ? tw : 16;
+    if (res)
+        nv = 8;
+    int64_t g = pow2_ceil(cdiv(words, nv));
+    if (g < 8)
+        g = 8;
+    if (g > (res ? (tw ? KG_NORM_MAX_GROUP : 32) : KG_NORM_LEAN_MAX_T))
+        return 0;
+    plan->cls = res ? KG_NORM_LEANW8_RES : nv == 8 ? KG_NORM_LEANW8 : KG_NORM_LEANW16;
+    A->group = (int32_t)g;
+    A->nv = (int32_t)cdiv(words, g);
+    A->rows = rows;
+    A->fast = rows < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K, nk, A->fast);
+    plan->block = g > 32 ? (unsigned)g : KG_NORM_MAX_GROUP;
+    while (g <= 32 && plan->block > 64 && cdiv(rows, plan->block / g) < 2 * sm)
+        plan->block /= 2;
+    const int64_t units = cdiv(rows, g > 32 ? 1 : plan->block / g), cap = sm * 32;
+    plan->grid = (unsigned)(units < cap ? units : cap);
+    return 1;
+}
+
 kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count, kg_norm_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
@@ -439,7 +502,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int64_t nvec = L / V;
         A->fast = rows < ((int64_t)1 << 31);
         /* rows of 1..32 vectors: PACKED (unless a LEAN tuning asks for LEAN) */
-        if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0 && kgi_norm_tuning.lean <= 0) {
+        /* (rows of 8..32 vectors: LEAN4. Run r1 of 2026-12-02: softmax f32
+           of 32 / 64 / 128 at 87.9 / 95.9 / 95.7% of copy against PACKED's
+           81.7 / 78.6 / 73.9%, logsumexp f32 of 64 95.1% against 44.8%,
+           softmax bf16 of 64 (LEAN4F) 84.7% against 60.2%; r2: rms_norm f32
+           of 64 94.5% against 90.6%, layer_norm bf16 of 128 83.4% against
+           49.7%, the residual form bf16 of 64 89.6% against 86.6%) */
+        const int short_lean = nvec >= 8 && es <= 4 && kgi_norm_tuning.lean == 0; /* (f64: not measured) */
+        if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0 && kgi_norm_tuning.lean <= 0 && !short_lean) {
             plan->cls = KG_NORM_PACKED;
             A->group = (int32_t)nvec;
             A->nv = 1;
@@ -452,6 +522,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             return KG_OK;
         }
         plan->cls = T[KG_NO_RES] ? KG_NORM_ROWS_RES : KG_NORM_ROWS;
+    } else if (leanw_fits(T, N, nn, K, nk, L, es) && kgi_norm_tuning.leanw >= 0 &&
+               plan_leanw(plan, T, K, nk, rows, L, es, sm)) {
+        return KG_OK;
     } else if (leanu_fits(T, N, nn, K, nk, L, es) && kgi_norm_tuning.leanu >= 0) {
         /* LEANU: contiguous rows that vectors do not tile, one chunk, one
            outer dim at most: masked 16-byte vectors (the seeded sweep of
@@ -463,6 +536,10 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            4 for the 2-byte types unless that takes 1024 lanes (softmax of
            5630 bf16: 34.8% against 29.3%; logsumexp of 16378: 19.0% at
            1024 lanes against 30.4% with 8 at 512) */
+        /* (the whole-vector folds: 4 for the 2-byte types up to a block of
+           1024, 512 for layer_norm, whose LEANU4S is bound to 768 lanes) */
+        /* (r1 of 2026-12-02: LEANU4S at 1024 lanes ran logsumexp bf16 of
+           16378 at 20.8% of copy against LEANU8's 30.4% at 512) */
         const int64_t lnv = kgi_norm_tuning.leanu == 4 || kgi_norm_tuning.leanu == 8  ? kgi_norm_tuning.leanu
                             : es == 2 && pow2_ceil(cdiv(nvr, 4)) <= KG_NORM_MAX_GROUP ? 4
                                                                                       : 8;
@@ -490,13 +567,27 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 plan->tgrid = 1;
                 rows -= 1;
             }
-            plan->cls = ures ? KG_NORM_LEANU4_RES : lnv == 4 ? KG_NORM_LEANU4 : KG_NORM_LEANU8;
+            /* whole-vector folds (LEANU4S / LEANU8S / LEANU4S_RES) unless the
+               tuning asks for the masked folds */
+            /* the 2-byte types' LEANU8S and layer_norm's LEANU4S are bound to
+               768 lanes (80 registers): longer rows take the masked folds;
+               so does LEANU8 of the 2-byte types unless the tuning asks for
+               8 (its LEANU8S spills in 80 registers) */
+            const int b768 = es == 2 && !ures && (lnv == 8 || info->stats == KG_NORM_STATS_MOMENTS);
+            if (kgi_norm_tuning.usan < 0 || (b768 && g > KG_NORM_MAX_GROUP) ||
+                (es == 2 && !ures && lnv == 8 && kgi_norm_tuning.leanu != 8))
+                plan->cls = ures ? KG_NORM_LEANU4_RES : lnv == 4 ? KG_NORM_LEANU4 : KG_NORM_LEANU8;
+            else
+                plan->cls = ures ? KG_NORM_LEANU4S_RES : lnv == 4 ? KG_NORM_LEANU4S : KG_NORM_LEANU8S;
+            const int in768 = b768 && (plan->cls == KG_NORM_LEANU4S || plan->cls == KG_NORM_LEANU8S);
             A->group = (int32_t)g;
             A->nv = (int32_t)cdiv(nvr, g);
             A->rows = rows;
             A->fast = rows < ((int64_t)1 << 31);
             fill_dims(&A->outer, K, nk, A->fast);
-            plan->block = g > 32 ? (unsigned)g : KG_NORM_MAX_GROUP;
+            /* warp groups: blocks of 512 (256 in the 768-lane kernels: three
+               a multiprocessor) */
+            plan->block = g > 32 ? (unsigned)g : in768 ? 256u : KG_NORM_MAX_GROUP;
             while (g <= 32 && plan->block > 64 && cdiv(rows, plan->block / g) < 2 * sm)
                 plan->block /= 2;
             const int64_t units = cdiv(rows, g > 32 ? 1 : plan->block / g), cap = sm * 32;
@@ -580,7 +671,23 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
         int loose = tu->loose, rows_instead = 0;
         const int64_t g8 = pow2_ceil(cdiv(nvec, 8));
-        if (info->stats == KG_NORM_STATS_MOMENTS && !res && tu->lean == 0 && !tu->loose && es == 4) {
+        /* the lse ops' rows of <= 32 vectors: 4 vectors a lane (r1: LEAN8 ran
+           softmax f32 of 64 with 2 lanes a row at 80.9% against 95.9%); the
+           2-byte lse ops of >= 8 lanes of 8 vectors: LEAN8F (80 registers)
+           in blocks of 128 (r1: softmax bf16 [190650,704] 89.0% against
+           LEAN4F's 82.1%, [9362,14336] 88.6% against 71.7%, logsumexp bf16
+           [174762,768] 90.5% against 66.2%, [49932,2688] 70.0% against 58.4%,
+           log_softmax bf16 [93206,1440] 91.2% against 83.4%; [65536,4096]
+           89.4% against 90.2%) */
+        const int short4 = nvec <= 32 && es <= 4 && tu->lean == 0 && !tu->loose && !tu->group;
+        if (short4)
+            lnv = 4; /* every op's rows of <= 32 vectors (r2, above) */
+        else if (info->stats == KG_NORM_STATS_LSE && tu->lean == 0 && !tu->loose && !tu->group && es == 2 &&
+                 g8 >= 8 && g8 <= KG_NORM_MAX_GROUP && tu->variant >= 0)
+            lnv = 8;
+        if (short4) {
+            /* (LEAN4 as is) */
+        } else if (info->stats == KG_NORM_STATS_MOMENTS && !res && tu->lean == 0 && !tu->loose && es == 4) {
             if (g8 > 32 && g8 < 512)
                 lnv = 4;
         } else if (info->stats == KG_NORM_STATS_MOMENTS && tu->lean == 0 && !tu->loose && es == 8) {
@@ -594,14 +701,17 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            94.9 / 96.1%) and of 256..512 lanes in the 2-byte types (rms_norm
            bf16 16384: 94.3 / 95.2% against 92.7 / 92.9%) */
         int var = tu->variant == 1 || tu->variant == 2 ? tu->variant : 0;
-        if (tu->variant == 0 && tu->lean == 0 && !tu->loose && !tu->group && !res) {
+        if (tu->variant == 0 && tu->lean == 0 && !tu->loose && !tu->group && !res && !short4) {
             if (info->stats == KG_NORM_STATS_MOMENTS && es == 2 && g8 <= KG_NORM_MAX_GROUP)
                 var = 2;
             else if (info->stats != KG_NORM_STATS_LSE && es == 4 && g8 == KG_NORM_MAX_GROUP)
                 var = 1;
-            else if (info->stats == KG_NORM_STATS_SUMSQ && es == 2 && g8 >= 256 && g8 <= KG_NORM_MAX_GROUP)
-                var = 1;
+            else if (info->stats == KG_NORM_STATS_SUMSQ && es == 2 && g8 >= 128 && g8 <= KG_NORM_MAX_GROUP)
+                var = 1; /* (r1: rms_norm bf16 [22075,6080] (128 lanes) 90.2% against LEAN4's 86.0%, [18724,7168]
+                            91.2% against 89.9%; at 64 lanes [65536,4096] 86.5% against 87.9%) */
         }
+        /* the residual form: LEAN4_RESC under the tuning's variant 1 */
+        const int resc = res && tu->variant == 1;
         if (res)
             var = 0;
         if (var)
@@ -611,11 +721,19 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             lg = pow2_ceil(tu->group);
         const int64_t gmax = res || loose || var ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
         if (lg <= gmax && !rows_instead) {
-            plan->cls = res        ? (lnv == 4 ? KG_NORM_LEAN4_RES : KG_NORM_LEAN8_RES)
+            plan->cls = res        ? (lnv == 4 ? (resc ? KG_NORM_LEAN4_RESC : KG_NORM_LEAN4_RES) : KG_NORM_LEAN8_RES)
                         : loose    ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
                         : var == 1 ? KG_NORM_LEAN8C
                         : var == 2 ? KG_NORM_LEAN8S
                                    : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
+            /* the 2-byte lse ops: LEAN4F / LEAN8F (the sum's exps flushed
+               below 2^-126) unless the tuning asks for the plain kernels */
+            if (info->stats == KG_NORM_STATS_LSE && es == 2 && tu->variant >= 0) {
+                if (plan->cls == KG_NORM_LEAN4)
+                    plan->cls = KG_NORM_LEAN4F;
+                else if (plan->cls == KG_NORM_LEAN8 && lg <= KG_NORM_MAX_GROUP)
+                    plan->cls = KG_NORM_LEAN8F;
+            }
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -625,7 +743,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     A->rows = rows;
     A->fast = rows < ((int64_t)1 << 31);
     fill_dims(&A->outer, K, nk, A->fast);
-    const int lean = plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S;
+    const int lean =
+        (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
+        plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC;
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
@@ -633,9 +753,16 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            1024 0.7-1.7 points above 256) */
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
-        } else if (info->stats == KG_NORM_STATS_MOMENTS && es == 2) {
+        } else if ((info->stats == KG_NORM_STATS_MOMENTS && es == 2) || plan->cls == KG_NORM_LEAN8F ||
+                   (plan->cls == KG_NORM_LEAN4_RES && es == 2)) {
             /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
-               84.3% of copy against 81.3% with 512) */
+               84.3% of copy against 81.3% with 512); LEAN8F likewise (r1:
+               softmax bf16 [190650,704] 89.0% against 67.7% with 512); the
+               2-byte residual form too (r2: bf16 [4194304,64] 89.6% against
+               85.9%, [466033,288] 71.7% against 68.7%, [199728,672] 72.7%
+               against 72.1%, [266305,504] 81.1% against 80.6%; f32 mixed:
+               [233016,288] 91.4% against 89.4%, [335544,200] 87.4% against
+               91.4%, so it stays at 512) */
             plan->block = 128;
         } else {
             plan->block = KG_NORM_MAX_GROUP;

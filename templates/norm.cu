@@ -58,6 +58,16 @@ extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_le
 @if f.residual == "true" then
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_leanu4_res(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 4, true>(A); }
 @end
+extern "C" __global__ void __launch_bounds__($(f.u4s_bound)) $(f.name)_leanu4s(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 4, false, true>(A); }
+extern "C" __global__ void __launch_bounds__($(f.u8s_bound)) $(f.name)_leanu8s(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 8, false, true>(A); }
+@if f.residual == "true" then
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_leanu4s_res(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 4, true, true>(A); }
+@end
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_leanw8(const kg_norm_args A) { kg_norm_lean<$(f.name), $(f.wvec), 8, false, $(f.wx)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_leanw16(const kg_norm_args A) { kg_norm_lean<$(f.name), $(f.wvec), 16, false, $(f.wx)>(A); }
+@if f.residual == "true" then
+extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_leanw8_res(const kg_norm_args A) { kg_norm_lean<$(f.name), $(f.wvec), 8, true>(A); }
+@end
 @end
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(const kg_norm_args A) { kg_norm_rows<$(f.name), $(vec), KG_NORM_PACK, 1, false, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }

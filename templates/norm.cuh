@@ -29,6 +29,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 
 #include "kg_device.cuh"
 #include "norm_params.h"
@@ -55,6 +56,19 @@ template <typename T> __device__ __forceinline__ T kg_nmax(T a, T b) { return (a
 __device__ __forceinline__ float kg_nexp(float x) { return exp2f(x * 1.4426950408889634f); }
 __device__ __forceinline__ double kg_nexp(double x) { return exp(x); }
 template <typename T> __device__ __forceinline__ T kg_nshift(T m) { return isfinite(m) ? m : (T)0; }
+/* exp for a statistic's sum of exp(x - shift) only (never an output): 2^(x
+   log2 e) with results below 2^-126 flushed to 0 (ex2.approx.ftz: no
+   denormal fix-up around the special-function unit, 4 instructions an
+   element fewer). The sum holds exp(0) = 1 from the row's maximum (or is
+   infinite, NaN or all zeros), so the flushed terms, each below 2^-126, never
+   reach its rounding. */
+__device__ __forceinline__ float kg_nexp_sum(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
+    return y;
+}
+__device__ __forceinline__ double kg_nexp_sum(double x) { return exp(x); }
 
 struct kg_nsum_f {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
@@ -316,12 +330,42 @@ __device__ __forceinline__ typename Op::acc_t kg_nfold_max(const VT (&x)[NX], OK
     typedef typename Op::acc_t AT;
     return kg_nfold<Op, V>(x, ok, -(AT)INFINITY, [](AT a, AT v) { return fmax(a, v); });
 }
-template <class Op, int V, int NX, class VT, class OK>
+template <class Op, int V, int NX, bool FTZ = false, class VT, class OK>
 __device__ __forceinline__ typename Op::acc_t kg_nfold_exp(const VT (&x)[NX], OK ok, typename Op::acc_t sh)
 {
     typedef typename Op::acc_t AT;
-    return kg_nfold<Op, V>(x, ok, (AT)0, [sh](AT a, AT v) { return a + kg_nexp(v - sh); });
+    if constexpr (FTZ)
+        return kg_nfold<Op, V>(x, ok, (AT)0, [sh](AT a, AT v) { return a + kg_nexp_sum(v - sh); });
+    else
+        return kg_nfold<Op, V>(x, ok, (AT)0, [sh](AT a, AT v) { return a + kg_nexp(v - sh); });
 }
+/* The maximum by packed pairs for the 2-byte types (max.bf16x2 / max.f16x2
+   skip NaN as fmax does; a maximum is exact in any precision), else
+   kg_nfold_max: half an instruction an element, none to unpack. */
+template <class Op, int V, int NX, class VT, class OK>
+__device__ __forceinline__ typename Op::acc_t kg_nfold_max2(const VT (&x)[NX], OK ok)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+        typedef typename std::conditional<std::is_same<T, __half>::value, __half2, __nv_bfloat162>::type T2;
+        T2 m;
+        m.x = m.y = Op::st(-(AT)INFINITY);
+#pragma unroll
+        for (int k = 0; k < NX; k++)
+            if (ok(k)) {
+                T2 w[V / 2];
+                memcpy(w, &x[k], sizeof w);
+#pragma unroll
+                for (int i = 0; i < V / 2; i++)
+                    m = __hmax2(m, w[i]);
+            }
+        return fmax(Op::ld(m.x), Op::ld(m.y));
+    } else {
+        return kg_nfold_max<Op, V>(x, ok);
+    }
+}
+
 /* The sum, and the sum of squared deviations from mean. */
 template <class Op, int V, int NX, bool OPQ = false, class VT, class OK>
 __device__ __forceinline__ typename Op::acc_t kg_nfold_sum(const VT (&x)[NX], OK ok)
@@ -428,7 +472,7 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nstat_group(kg_nstat<
  * 31-44% instead of 75-85%; merged moments ran f32 layer_norm at 85% instead
  * of 78% but bf16 at 48% instead of 62%).
  */
-template <class Op, int V, int NX, class VT, class OK>
+template <class Op, int V, int NX, bool FTZ = false, class VT, class OK>
 __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT (&x)[NX], OK ok, int g, int64_t cnt)
 {
     typedef typename Op::acc_t AT;
@@ -439,9 +483,11 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT 
         kg_nstat<AT> cs;
         cs.n = (AT)cnt;
         if constexpr (Op::stats == KG_NS_LSE) {
-            const AT m = kg_ngroup(kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f());
+            /* FTZ: also the maximum by packed pairs */
+            const AT m =
+                kg_ngroup(FTZ ? kg_nfold_max2<Op, V>(x, ok) : kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f());
             cs.a = m;
-            cs.c = kg_ngroup(kg_nfold_exp<Op, V>(x, ok, kg_nshift(m)), g, kg_nsum_f());
+            cs.c = kg_ngroup(kg_nfold_exp<Op, V, NX, FTZ>(x, ok, kg_nshift(m)), g, kg_nsum_f());
         } else {
             /* moments of the 2-byte types: the mean, then the squared deviations */
             const AT mean = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), g, kg_nsum_f()) / (AT)cnt;
@@ -785,7 +831,8 @@ enum {
     KG_NX_NOCOPY = 4, /* 2-byte: no opaque copy of the whole row before the statistics */
     KG_NX_OADDR = 8,  /* 2-byte: the output, weight and bias pointers opaque before the apply */
     KG_NX_CS = 16,    /* streaming cache hints: rows loaded and stored evict-first */
-    KG_NX_RECOPY = 32 /* 2-byte, with NMOM: an opaque copy of the row before each pass */
+    KG_NX_RECOPY = 32, /* 2-byte, with NMOM: an opaque copy of the row before each pass */
+    KG_NX_FTZ = 64     /* lse: the sum's exps by kg_nexp_sum */
 };
 
 template <class Op, int V, int NV, bool RES, int X = 0>
@@ -861,7 +908,7 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                 cs.c = kg_ngroup(kg_nfold_dev2<Op, V, NV, true>(xs, ok, cs.a), g, kg_nsum_f());
                 rv = kg_nfinish<Op>(cs, A.n, A.eps);
             } else {
-                rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n), A.n, A.eps);
+                rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV, (X & KG_NX_FTZ) != 0>(xs, ok, g, A.n), A.n, A.eps);
             }
         } else {
             VT xs[NV];
@@ -895,6 +942,14 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
 #pragma unroll
                         for (int e = 0; e < V; e++)
                             y.v[e] = Op::st(Op::apply_e(Op::ld(x[k].v[e]), rv));
+                    } else if constexpr ((X & KG_NX_FTZ) != 0 && Op::expm && sizeof(T) == 2) {
+                        /* softmax of the 2-byte types: the output's exp flushed
+                           below 2^-126 too (f16 holds nothing there; bf16's
+                           denormals become 0) */
+                        const VT xk = kg_nopaque(x[k]);
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(xk.v[e]) - rv.m), rv));
                     } else {
                         y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wrow ? wrow + e0 : NULL,
                                              brow ? brow + e0 : NULL);
@@ -927,7 +982,16 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
  * Weight and bias: element loads. The input, the output and the residual share one row stride (in
  * elements) and 16-byte aligned bases; one outer dim at most.
  */
-template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
+/* SAN (the LEANU4S / LEANU8S / LEANU4S_RES classes): the elements outside
+   the row, in its first and last vectors only, are replaced once by a value
+   that leaves the statistic unchanged (lse: -inf, whose exp is 0; sums: 0),
+   so the folds take every element of a vector without a test; moments: the
+   second pass (squared deviations) replaces them by the mean as stored, d =
+   ld(st(mean)) - mean from it (0 for f32), and takes their (nvr V - n) d^2
+   back from the sum. The sums' exps by kg_nexp_sum. Weight and bias: element
+   loads without tests in the vectors inside the row. */
+template <class Op, int V, int NV, bool RES, bool SAN = false>
+__device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
@@ -980,6 +1044,51 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
                     }
                 }
         }
+        /* SAN: the elements outside the row (first and last vectors) become neu */
+        auto sanitize = [&](T neu) {
+            /* on whole 32-bit words (a 2-byte row stays packed) */
+            uint32_t nw;
+            if constexpr (sizeof(T) == 2) {
+                uint16_t h;
+                memcpy(&h, &neu, 2);
+                nw = (uint32_t)h * 0x10001u;
+            } else {
+                memcpy(&nw, &neu, 4);
+            }
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+                    const int p = p0(k);
+                    if (p < 0 || p + V > n) {
+                        uint32_t w[4];
+                        memcpy(w, &x[k], 16);
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            uint32_t keep;
+                            if constexpr (sizeof(T) == 2) {
+                                const int e = p + 2 * i;
+                                keep = (e >= 0 && e < n ? 0xffffu : 0u) | (e + 1 >= 0 && e + 1 < n ? 0xffff0000u : 0u);
+                            } else {
+                                keep = p + i >= 0 && p + i < n ? ~0u : 0u;
+                            }
+                            w[i] = (w[i] & keep) | (nw & ~keep);
+                        }
+                        memcpy(&x[k], w, 16);
+                    }
+                }
+        };
+        /* SAN: folds over every element of the lane's vectors */
+        auto sfold = [&](AT a, auto f) -> AT {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+                    const VT xk = sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k];
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        a = f(a, Op::ld(xk.v[e]));
+                }
+            return a;
+        };
         /* folds over the row's elements only (2-byte rows stay packed: each
            vector opaque as a pass uses it) */
         auto fold = [&](AT a, auto f) -> AT {
@@ -998,7 +1107,33 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
         kg_nstat<AT> cs;
         cs.n = (AT)n;
         cs.a = 0;
-        if constexpr (Op::stats == KG_NS_LSE) {
+        if constexpr (SAN) {
+            sanitize(Op::st(Op::stats == KG_NS_LSE ? -(AT)INFINITY : (AT)0));
+            if constexpr (Op::stats == KG_NS_LSE) {
+                const AT m = kg_ngroup(kg_nfold_max2<Op, V>(x, ok), g, kg_nmax_f());
+                const AT sh = kg_nshift(m);
+                cs.a = m;
+                cs.c = kg_ngroup(sfold((AT)0, [sh](AT a, AT v) { return a + kg_nexp_sum(v - sh); }), g, kg_nsum_f());
+            } else if constexpr (Op::stats == KG_NS_MOMENTS) {
+                const AT mean = kg_ngroup(sfold((AT)0, [](AT a, AT v) { return a + v; }), g, kg_nsum_f()) / (AT)n;
+                const T ms = Op::st(mean);
+                sanitize(ms);
+                const AT d = Op::ld(ms) - mean;
+                cs.a = mean;
+                const AT q = kg_ngroup(sfold((AT)0,
+                                             [mean](AT a, AT v) {
+                                                 const AT dv = v - mean;
+                                                 return a + dv * dv;
+                                             }),
+                                       g, kg_nsum_f());
+                const int nvr0 = (sft + n + V - 1) / V;
+                const AT corr = (AT)(nvr0 * V - n) * (d * d);
+                /* (an infinite or NaN q stays so) */
+                cs.c = isfinite(q) && corr != (AT)0 ? fmax(q - corr, (AT)0) : q;
+            } else {
+                cs.c = kg_ngroup(sfold((AT)0, [](AT a, AT v) { return a + v * v; }), g, kg_nsum_f());
+            }
+        } else if constexpr (Op::stats == KG_NS_LSE) {
             /* fmax skips NaN; a NaN still makes the sum, so every result, NaN */
             const AT m = kg_ngroup(fold(-(AT)INFINITY, [](AT a, AT v) { return fmax(a, v); }), g, kg_nmax_f());
             const AT sh = kg_nshift(m);
@@ -1023,15 +1158,26 @@ template <class Op, int V, int NV, bool RES> __device__ __forceinline__ void kg_
                 if (ok(k)) {
                     const VT xk = sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k];
                     const int p = p0(k);
+                    T *q = out + v0 + (k * g + lane) * V;
                     VT y;
 #pragma unroll
                     for (int e = 0; e < V; e++) {
-                        const bool inrow = p + e >= 0 && p + e < n;
-                        const AT w = wp && inrow ? Op::ld(__ldg(wp + p + e)) : (AT)1;
-                        const AT b = bp && inrow ? Op::ld(__ldg(bp + p + e)) : (AT)0;
-                        y.v[e] = Op::st(Op::apply(Op::ld(xk.v[e]), rv, w, b));
+                        AT w, b;
+                        if constexpr (SAN) {
+                            /* outside the row: any element's (not stored) */
+                            const int pe = p + e < 0 ? 0 : p + e >= n ? n - 1 : p + e;
+                            w = wp ? Op::ld(__ldg(wp + pe)) : (AT)1;
+                            b = bp ? Op::ld(__ldg(bp + pe)) : (AT)0;
+                        } else {
+                            const bool inrow = p + e >= 0 && p + e < n;
+                            w = wp && inrow ? Op::ld(__ldg(wp + p + e)) : (AT)1;
+                            b = bp && inrow ? Op::ld(__ldg(bp + p + e)) : (AT)0;
+                        }
+                        if constexpr (SAN && Op::expm && sizeof(T) == 2)
+                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(xk.v[e]) - rv.m), rv)); /* as LEAN4F */
+                        else
+                            y.v[e] = Op::st(Op::apply(Op::ld(xk.v[e]), rv, w, b));
                     }
-                    T *q = out + v0 + (k * g + lane) * V;
                     if (p >= 0 && p + V <= n) {
                         *(VT *)q = y;
                     } else {

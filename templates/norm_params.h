@@ -74,6 +74,18 @@ typedef enum kg_norm_class {
     KG_NORM_LEANU8,     /* ... 8 a lane */
     KG_NORM_LEANU4_RES, /* LEANU4 with the fused residual, <= 512 lanes, 128 registers (ops without one:
                            LEANU4) */
+    KG_NORM_LEANU4S,     /* LEANU4 whose folds take whole vectors (the ends replaced once), sums' exps
+                            flushed below 2^-126 */
+    KG_NORM_LEANU8S,     /* ... 8 a lane */
+    KG_NORM_LEANU4S_RES, /* LEANU4S with the fused residual (ops without one: LEANU4S) */
+    KG_NORM_LEAN4F,      /* 2-byte lse ops: LEAN4 with the sum's exps flushed below 2^-126 (elsewhere LEAN4) */
+    KG_NORM_LEAN8F,      /* ... LEAN8 in 80 registers (elsewhere LEAN8) */
+    KG_NORM_LEAN4_RESC,  /* LEAN4_RES with streaming cache hints on the input and output (ops without the
+                            residual form: LEAN4) */
+    KG_NORM_LEANW8,      /* LEAN over 4-byte words (rows 16-byte vectors do not tile, but 4-byte words do:
+                            f32, the 2-byte types of even length): 8 words a lane (not f64) */
+    KG_NORM_LEANW16,     /* ... 16 words a lane */
+    KG_NORM_LEANW8_RES,  /* LEANW8 with the fused residual, <= 512 lanes (ops without one: LEANW8) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

@@ -84,20 +84,28 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 3, 65536, &p), KG_NORM_ROWS);
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(p.args.nv, 8);
-    /* 24 vectors (not a power of two, so not packed): 4 lanes a row; blocks
+    /* 24 vectors (<= 32: 4 a lane for the lse ops): 8 lanes a row; blocks
        of 512 lanes while two a multiprocessor remain, else fewer */
-    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 96, &p), KG_NORM_LEAN8);
-    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 96, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 8);
     cr_assert_eq(p.block, 64);
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8);
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.block, 512);
-    /* a LEAN tuning takes short rows from PACKED: 4 lanes of 8 vectors */
+    /* the lse ops' short rows of 8..32 vectors: LEAN4 (not PACKED); a LEAN
+       tuning takes any short rows from PACKED: 4 lanes of 8 vectors */
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 8);
     kgi_norm_tuning.lean = 8;
-    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8);
     cr_assert_eq(p.args.group, 4);
     kgi_norm_tuning.lean = 0;
+    kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
+    kgi_norm_tuning.lean = 0;
+    in.dtype = out.dtype = KG_BF16; /* the 2-byte lse ops: LEAN4F */
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN4F);
+    in.dtype = out.dtype = KG_F32;
     /* LOOSE: the 512-lane classes */
     kgi_norm_tuning.loose = 1;
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8L);
@@ -127,11 +135,26 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_ROWS);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 8192, &p), KG_NORM_LEAN8);
     in.dtype = out.dtype = KG_F32;
-    /* the 2-byte types: 4 vectors a lane; layer_norm LEAN8S (8 in 80
-       registers, measured), rms_norm of 256..512 lanes LEAN8C */
+    /* the 2-byte types: 4 vectors a lane (softmax: LEAN4F, its exps
+       flushed); layer_norm LEAN8S (8 in 80 registers, measured), rms_norm
+       of 256..512 lanes LEAN8C */
     in.dtype = out.dtype = KG_BF16;
-    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
-    cr_assert_eq(p.args.group, 128); /* 512 vectors of 8 */
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8F);
+    cr_assert_eq(p.args.group, 64); /* 512 vectors of 8, 8 a lane */
+    kgi_norm_tuning.variant = -1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 128);
+    kgi_norm_tuning.variant = 0;
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 192, &p), KG_NORM_LEAN4F); /* 24 vectors: 4 a lane */
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 320, &p), KG_NORM_LEAN8F); /* 40: 8 lanes of 8 */
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.block, 128);
+    kgi_norm_tuning.variant = 3;
+    kgi_norm_tuning.lean = 8;
+    cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8F);
+    cr_assert_eq(p.args.group, 64);
+    kgi_norm_tuning.variant = 0;
+    kgi_norm_tuning.lean = 0;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8S);
     cr_assert_eq(p.args.group, 64);
     cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8S);
@@ -146,8 +169,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8S);
     cr_assert_eq(p.args.group, 16);
     cr_assert_eq(p.block, 128);
-    cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN4);
-    cr_assert_eq(p.block, 512);
+    cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
+    cr_assert_eq(p.block, 128);
     in.dtype = out.dtype = KG_F32;
     /* the tunings: ROWS, LEAN4, more lanes, a block for warp groups */
     kgi_norm_tuning.lean = -1;
@@ -182,9 +205,9 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean = 8;
     cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN8_RES);
     kgi_norm_tuning.lean = 0;
-    /* the variant tunings, <= 512 lanes (the residual form: none) */
+    /* the variant tunings, <= 512 lanes (the residual form: LEAN4_RESC) */
     kgi_norm_tuning.variant = 1;
-    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RES);
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RESC);
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8C);
     cr_assert_eq(p.args.group, 64);
     kgi_norm_tuning.variant = 2;
@@ -210,16 +233,26 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
     for (int i = 0; i < 5; i++) {
         kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
         kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
-        kg_norm_call c = {.op = KG_NORM_LOG_SOFTMAX, .in = &in, .out = &out, .axis = 1};
+        kg_norm_call c = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1};
         kg_norm_plan p;
+        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8 */
+        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
+                     (long long)lens[i]);
+        cr_assert_eq(p.args.group, lens[i] < 32 ? lens[i] / 4 : lens[i] / 16);
+        c.op = KG_NORM_LOG_SOFTMAX;
+        c.axis = 1;
+        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
+                     (long long)lens[i]);
+        kgi_norm_tuning.lean = -1; /* the tuning without LEAN: PACKED */
         cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED, "length %lld", (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] / 4);
+        kgi_norm_tuning.lean = 0;
     }
     /* 96 elements: 24 vectors, not a power of two: rows (LEAN) */
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(1000, 96)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, 96));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
     kg_norm_plan p;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
 }
 
 Test(plan, unaligned_or_odd_rows_are_strided)
@@ -227,10 +260,34 @@ Test(plan, unaligned_or_odd_rows_are_strided)
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(10, 33)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 33));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
     kg_norm_plan p;
-    /* contiguous rows vectors do not tile: LEANU (masked vectors; f32 8 a
-       lane: 33 elements span at most 10 vectors, 2 lanes); STRIDED without
-       it (the tuning), for f64, and for rows too long for one block */
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANU8);
+    /* contiguous rows 16-byte vectors do not tile but 4-byte words do (2-byte
+       rows of even length): LEANW, 16 words a lane, at least 8 lanes; f32
+       takes LEANU (LEANW only by the tuning) */
+    in.dtype = out.dtype = KG_BF16;
+    cr_assert_eq(plan_shape(&c, &in, &out, 10, 34, &p), KG_NORM_LEANW16);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.args.nv, 3); /* 17 words, 8 lanes */
+    cr_assert_eq(p.tail, 0);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4098, &p), KG_NORM_LEANW16);
+    cr_assert_eq(p.args.group, 256); /* 2049 words */
+    cr_assert_eq(plan_shape(&c, &in, &out, 10, 33, &p), KG_NORM_LEANU4S); /* odd: no whole words */
+    kgi_norm_tuning.leanw = 8;
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4098, &p), KG_NORM_LEANW8);
+    cr_assert_eq(p.args.group, 512);
+    in.dtype = out.dtype = KG_F32;
+    cr_assert_eq(plan_shape(&c, &in, &out, 10, 33, &p), KG_NORM_LEANW8);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.args.nv, 5);
+    kgi_norm_tuning.leanw = 16;
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 8193, &p), KG_NORM_LEANW16);
+    cr_assert_eq(p.args.group, 1024);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 16384 + 33, &p), KG_NORM_LEANU8S); /* too long for LEANW */
+    kgi_norm_tuning.leanw = 0;
+    /* without LEANW (the tuning): LEANU (masked vectors; f32 8 a lane: 33
+       elements span at most 10 vectors, 2 lanes); STRIDED without it (the
+       tuning), for f64, and for rows too long for one block */
+    kgi_norm_tuning.leanw = -1;
+    cr_assert_eq(plan_shape(&c, &in, &out, 10, 33, &p), KG_NORM_LEANU8S);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.args.nv, 5);
     /* 330 elements end off a vector boundary: the last row by STRIDED */
@@ -241,16 +298,20 @@ Test(plan, unaligned_or_odd_rows_are_strided)
     kgi_norm_tuning.leanu = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
     kgi_norm_tuning.leanu = 4;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANU4S);
+    kgi_norm_tuning.usan = -1; /* the masked folds */
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANU4);
     kgi_norm_tuning.leanu = 0;
-    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_LEANU8);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANU8);
+    kgi_norm_tuning.usan = 0;
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_LEANU8S);
     cr_assert_eq(p.args.group, 256); /* 1026 vectors at most */
     cr_assert_eq(p.tail, 0);         /* 409700 elements: whole vectors */
     cr_assert_eq(p.args.rows, 100);
     cr_assert_eq(plan_shape(&c, &in, &out, 1, 33, &p), KG_NORM_STRIDED); /* one row, its end off a vector */
     cr_assert_eq(plan_shape(&c, &in, &out, 10, 65537, &p), KG_NORM_STRIDED);
     in.dtype = out.dtype = KG_BF16;
-    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_LEANU4);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_LEANU4S);
     cr_assert_eq(p.args.group, 256); /* 514 vectors at most, 4 a lane: 129 -> 256 lanes */
     in.dtype = out.dtype = KG_F64;
     cr_assert_eq(plan_shape(&c, &in, &out, 100, 4097, &p), KG_NORM_STRIDED);
@@ -260,11 +321,24 @@ Test(plan, unaligned_or_odd_rows_are_strided)
     kg_norm_call r = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &res, .w = &w, .k = 1};
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(10, 33));
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 33));
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEANU4S_RES);
+    kgi_norm_tuning.usan = -1;
     cr_assert_eq(plan_class(&r, &p), KG_NORM_LEANU4_RES);
+    kgi_norm_tuning.usan = 0;
     res.strides[0] = 40;
     cr_assert_eq(plan_class(&r, &p), KG_NORM_STRIDED);
+    kgi_norm_tuning.leanw = 8; /* LEANW (f32 by the tuning): each operand its own row stride */
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEANW8_RES);
+    kgi_norm_tuning.leanw = -1;
     in = fake(IN_AT + 4, KG_F32, 2, KT_SHAPE(10, 64)); /* misaligned start */
     out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(10, 64));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
+    kgi_norm_tuning.leanw = 0; /* 4-byte aligned 2-byte rows: LEANW */
+    in = fake(IN_AT + 4, KG_BF16, 2, KT_SHAPE(10, 64));
+    out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(10, 64));
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEANW16);
+    in = fake(IN_AT + 2, KG_BF16, 2, KT_SHAPE(10, 64)); /* 2-byte aligned only: STRIDED */
+    out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(10, 64));
     cr_assert_eq(plan_class(&c, &p), KG_NORM_STRIDED);
     /* every other element, nothing contiguous */
     in = fake(IN_AT, KG_F32, 2, KT_SHAPE(64, 64));
@@ -971,17 +1045,22 @@ Test(gpu, rows_of_every_length_every_op_and_dtype)
 /* LEANU: contiguous rows that 16-byte vectors do not tile (lengths not a
    multiple of the vector, so rows start inside a vector; a neighbour's
    elements share the first and last vectors), every op and dtype, the
-   residual form, in place, special values and constant rows, under its
-   tunings (the default, 4 and 8 vectors a lane); f64 takes STRIDED. */
+   residual form, in place, special values and constant rows: LEANU (the
+   whole-vector folds, the masked folds) without LEANW, then LEANW (rows
+   4-byte words tile: even 2-byte lengths by default, f32 too under the
+   tuning of 8 words a lane) beside LEANU for the rest; f64 takes
+   STRIDED. */
 Test(gpu, rows_vectors_do_not_tile)
 {
     kg_context *ctx = kt_open_gpu();
-    static const int tus[] = {0, 4, 8};
+    static const int tus[] = {0, 0, 0, 0}, san[] = {0, -1, 0, 0}, tw[] = {-1, -1, 8, 0};
     const int64_t lens[] = {3, 5, 7, 9, 31, 33, 100, 126, 317, 1001, 2814, 4097, 5630, 16378};
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 4; t++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the tunings */
             continue;
         kgi_norm_tuning.leanu = tus[t];
+        kgi_norm_tuning.usan = san[t];
+        kgi_norm_tuning.leanw = tw[t];
         memset(classes_seen, 0, sizeof classes_seen);
         for (int d = 0; d < 4; d++)
             for (int i = 0; i < 14; i++) {
@@ -1008,11 +1087,16 @@ Test(gpu, rows_vectors_do_not_tile)
         every_op(ctx, KG_F32, 2, KT_SHAPE(20, 2001), NULL, 1, 3);  /* -inf rows, NaN, +inf */
         every_op(ctx, KG_BF16, 2, KT_SHAPE(20, 2001), NULL, 1, 2); /* constant rows */
         every_op(ctx, KG_F16, 2, KT_SHAPE(6, 4095), NULL, 1, 1);   /* huge magnitudes */
-        const kg_norm_class want = tus[t] == 4 ? KG_NORM_LEANU4 : KG_NORM_LEANU8;
-        cr_assert_gt(classes_seen[want], 0, "tuning %d", tus[t]);
-        cr_assert_gt(classes_seen[KG_NORM_LEANU4_RES], 0, "tuning %d", tus[t]);
-        if (tus[t] == 0)
-            cr_assert_gt(classes_seen[KG_NORM_LEANU4], 0); /* the 2-byte types' default */
+        const int m = san[t] < 0;
+        if (tw[t] <= 0) /* f32's LEANU: 8 vectors a lane */
+            cr_assert_gt(classes_seen[m ? KG_NORM_LEANU8 : KG_NORM_LEANU8S], 0, "tuning %d", t);
+        if (tw[t] >= 0) /* LEANW: 16 words a lane by default, 8 under the tuning; the residual form 8 */
+            cr_assert_gt(classes_seen[tw[t] == 8 ? KG_NORM_LEANW8 : KG_NORM_LEANW16], 0, "tuning %d", t);
+        if (tw[t] >= 0)
+            cr_assert_gt(classes_seen[KG_NORM_LEANW8_RES], 0, "tuning %d", t);
+        cr_assert_gt(classes_seen[m ? KG_NORM_LEANU4_RES : KG_NORM_LEANU4S_RES], 0, "tuning %d", t);
+        /* the 2-byte types' default (odd lengths with LEANW) */
+        cr_assert_gt(classes_seen[m ? KG_NORM_LEANU4 : KG_NORM_LEANU4S], 0, "tuning %d", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -1049,8 +1133,11 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
                                    : tu->loose        ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
                                    : tu->variant == 1 ? KG_NORM_LEAN8C
                                    : tu->variant == 2 ? KG_NORM_LEAN8S
+                                   : tu->variant == 3 ? KG_NORM_LEAN8F
                                                       : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
+        if (tu->lean == 4 && tu->variant == 1) /* the residual form's LEAN4_RESC */
+            cr_assert_gt(classes_seen[KG_NORM_LEAN4_RESC], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -1071,13 +1158,16 @@ Test(gpu, lean_rows_under_every_tuning)
 }
 
 /* The norms' LEAN8 variants (LEAN8C, LEAN8S; every other op, and f64, runs
-   LEAN8 under them). Plain LEAN4 / LEAN8 (where the planner now takes a
-   variant) run under lean_rows_under_every_tuning's {.lean = 4 / 8}. */
+   LEAN8 under them), the 2-byte lse ops' LEAN8F (LEAN4F is their default)
+   and the residual form's LEAN4_RESC. Plain LEAN4 / LEAN8 (where the planner now takes a variant) run
+   under lean_rows_under_every_tuning's {.lean = 4 / 8}. */
 Test(gpu, lean_rows_under_variant_tunings)
 {
     static const kg_norm_tuning tunings[] = {
         {.lean = 8, .variant = 1},
         {.lean = 8, .variant = 2},
+        {.lean = 8, .variant = 3},
+        {.lean = 4, .variant = 1},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
@@ -1268,9 +1358,12 @@ Test(gpu, every_class_is_reached)
     kg_context *ctx = kt_open_gpu();
     memset(classes_seen, 0, sizeof classes_seen);
     every_op(ctx, KG_F32, 2, KT_SHAPE(100, 4096), NULL, 1, 0);
-    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0);
-    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0); /* LEANU (its last row STRIDED) */
-    every_op(ctx, KG_F32, 2, KT_SHAPE(1, 33), NULL, 1, 0);   /* one row ending off a vector: STRIDED */
+    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 32), NULL, 1, 0); /* 8 vectors: LEAN4 */
+    every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 16), NULL, 1, 0); /* 4 vectors: PACKED */
+    every_op(ctx, KG_F32, 2, KT_SHAPE(100, 33), NULL, 1, 0);  /* LEANU (its last row STRIDED) */
+    every_op(ctx, KG_BF16, 2, KT_SHAPE(100, 34), NULL, 1, 0); /* LEANW */
+    every_op(ctx, KG_BF16, 2, KT_SHAPE(100, 33), NULL, 1, 0); /* LEANU */
+    every_op(ctx, KG_BF16, 2, KT_SHAPE(1, 33), NULL, 1, 0);   /* one row ending off a vector: STRIDED */
     every_op(ctx, KG_F32, 2, KT_SHAPE(5000, 64), (const int[]){1, 0}, 1, 0);
     every_op(ctx, KG_F32, 2, KT_SHAPE(4, 65536), NULL, 1, 0); /* streamed rows: ROWS on every device */
     every_op(ctx, KG_F32, 2, KT_SHAPE(1000, 1024), NULL, 1, 0);
@@ -1282,8 +1375,11 @@ Test(gpu, every_class_is_reached)
        planner reaches neither, lean_rows_under_every_tuning runs both. */
     cr_assert_gt(classes_seen[KG_NORM_LEAN4_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_STRIDED], 0);
-    cr_assert_gt(classes_seen[KG_NORM_LEANU8], 0);
-    cr_assert_gt(classes_seen[KG_NORM_LEANU4_RES], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANW16], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANW8_RES], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANU8S], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANU4S], 0);
+    cr_assert_gt(classes_seen[KG_NORM_LEANU4S_RES], 0);
     cr_assert_gt(classes_seen[KG_NORM_COLS_STATS], 0);
     cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
     cr_assert_gt(classes_seen[KG_NORM_ROWS_RES], 0);
