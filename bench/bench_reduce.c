@@ -260,8 +260,11 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
     return c;
 }
 
-static const char *const class_names[] = {"rows", "cols",  "strided32", "strided64", "packed",
-                                          "nest", "colsn", "nestn",     "tile",      "flat"};
+static const char *const class_names[] = {"rows",  "cols",  "strided32", "strided64", "packed",
+                                          "nest",  "colsn", "nestn",     "tile",      "flat",
+                                          "colso", "colsp", "nesto",     "colsno",    "nestno"};
+/* " occN" where a plan takes the kernel at N blocks per multiprocessor */
+static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
 
 /* A call over in of `shape` laid out in memory in the order perm (outermost
@@ -355,9 +358,10 @@ static void parse_alts(void)
 
 static int same_plan(const kg_red_plan *a, const kg_red_plan *b)
 {
-    return a->cls == b->cls && a->args.deep == b->args.deep && a->grid == b->grid && a->args.group == b->args.group &&
-           a->args.cw == b->args.cw && a->args.vec == b->args.vec && a->args.splits == b->args.splits &&
-           a->args.run == b->args.run && a->args.chunk == b->args.chunk && a->args.units == b->args.units;
+    return a->cls == b->cls && a->args.deep == b->args.deep && a->occ == b->occ && a->grid == b->grid &&
+           a->args.group == b->args.group && a->args.cw == b->args.cw && a->args.vec == b->args.vec &&
+           a->args.splits == b->args.splits && a->args.run == b->args.run && a->args.chunk == b->args.chunk &&
+           a->args.units == b->args.units;
 }
 
 /* The input's dims in memory order, innermost first, K (kept) or R
@@ -407,9 +411,9 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
             } else {
                 const double us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
                 g = bytes_of(&v) / (us * 1e3);
-                printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
-                       alts[a].label, us, g, 100 * g / copy, class_names[p.cls], p.args.deep ? " deep" : "", p.args.vec,
-                       p.args.group, p.args.cw, (long long)p.args.run, p.args.splits, p.grid);
+                printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
+                       alts[a].label, us, g, 100 * g / copy, class_names[p.cls], p.args.deep ? " deep" : "",
+                       occ_str(&p), p.args.vec, p.args.group, p.args.cw, (long long)p.args.run, p.args.splits, p.grid);
             }
             if (pct_at >= 0)
                 alts[a].changed++;
@@ -441,10 +445,10 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
                                      &c->in, c->axes, c->n_axes, c->keepdim, c->sms, c->tuning, &plan));
     char nest[160];
     nest_str(c, nest, sizeof nest);
-    printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s%s vec %d group %d cw %d run %lld splits %d grid %u | %s\n", label,
+    printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u | %s\n", label,
            kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls],
-           plan.args.deep ? " deep" : "", plan.args.vec, plan.args.group, plan.args.cw, (long long)plan.args.run,
-           plan.args.splits, plan.grid, nest);
+           plan.args.deep ? " deep" : "", occ_str(&plan), plan.args.vec, plan.args.group, plan.args.cw,
+           (long long)plan.args.run, plan.args.splits, plan.grid, nest);
     run_alts(c, &plan, gbps, copy, sweep_at);
     if (csv) {
         const int nd = c->in.ndim;

@@ -19,7 +19,11 @@ local M = {}
 -- memory (templates/reduce.cuh, kg_red_tile).
 -- flat: value reductions of short contiguous rows streamed as one flat run
 -- (kg_red_flat), in the cols group.
-M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat" }
+-- colso, colsp, nesto: cols and nest at more blocks per multiprocessor (fewer
+-- registers, 32-bit walk arithmetic; kg_red_plan.occ), in their class's group;
+-- colsno, nestno: the same for the narrow walks.
+M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
+              "colso", "colsp", "nesto", "colsno", "nestno" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -28,9 +32,9 @@ M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn
 -- code, compress together (a module per op and dtype made the bundle 30% larger).
 M.groups = {
   { name = "", classes = { "rows", "strided32", "strided64", "packed" } },
-  { name = "cols", classes = { "cols", "flat" } },
-  { name = "nest", classes = { "nest" } },
-  { name = "narrow", classes = { "colsn", "nestn" } },
+  { name = "cols", classes = { "cols", "flat", "colso", "colsp" } },
+  { name = "nest", classes = { "nest", "nesto" } },
+  { name = "narrow", classes = { "colsn", "nestn", "colsno", "nestno" } },
   { name = "tile", classes = { "tile" } },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU

@@ -87,7 +87,14 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
     }
     void *args[] = {A};
     /* narrow walks (args.deep) have kernels of their own (kg_reduce_params.h) */
-    const kg_red_class k = !A->deep ? plan->cls : plan->cls == KG_RED_COLS ? KG_RED_COLSN : KG_RED_NESTN;
+    kg_red_class k = !A->deep ? plan->cls : plan->cls == KG_RED_COLS ? KG_RED_COLSN : KG_RED_NESTN;
+    /* and so do the walks at more blocks per multiprocessor (plan->occ) */
+    if (plan->occ && (plan->cls == KG_RED_COLS || plan->cls == KG_RED_NEST)) {
+        if (A->deep)
+            k = plan->cls == KG_RED_NEST ? KG_RED_NESTNO : KG_RED_COLSNO;
+        else
+            k = plan->cls == KG_RED_NEST ? KG_RED_NESTO : plan->occ == 3 ? KG_RED_COLSP : KG_RED_COLSO;
+    }
     st =
         kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;

@@ -128,7 +128,41 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    bf16 15.1 -> 32.4%, [9,15,1023,2,61] (3) bf16 8.5 -> 16.6%, [3728271,9]
    (1) f32 58.7 -> 73.6%, [6710887,5]p (1) f32 46.6 -> 66.6%; level on
    [5,63,512,105]p (0) i32 28.1 -> 27.4%. Wider rules (1024 columns, 4096
-   positions, rows of 256) lost 4 cases (#176 68.9 -> 35.5%). */
+   positions, rows of 256) lost 4 cases (#176 68.9 -> 35.5%).
+   Session 6 (run r1, H200, 2026-12-02, all 240 sweep cases, PyTorch in the
+   same script): the COLS and NEST kernels take 117-128 registers (one
+   function for every column mode, 64-bit walks) under their (256, 2)
+   launch bound: 2 blocks of 256 per multiprocessor. The same code at 4
+   blocks (4 loads in flight per lane, 32-bit walks where they fit; 64
+   registers, 8 bytes of spill for sum f32) on every value COLS and NEST
+   plan: >= 90% of copy 42 cases (32), median 66.1% (65.2%), 40 slower
+   than PyTorch (46), median 1.84x (1.75x); nests gained on every case but
+   one (-1.2 points; #96 72.1 -> 90.7%, #116 80.0 -> 95.3%, #103 77.4 ->
+   92.5%, #137 52.9 -> 70.7%), columns up to +20 points (#165 65.9 ->
+   86.2%, #200 42.1 -> 56.1%, #4 54.4 -> 67.2%, #160 39.9 -> 51.8%, #9 82.0
+   -> 90.7%) and lost where the grid held at most 2 blocks per
+   multiprocessor (column splits of 32 to 256 in 160 to 256 blocks: #49
+   79.0 -> 72.1%, #231 89.7 -> 79.9%) and on some 4-byte strided columns
+   (#229 82.3 -> 64.6%): cols_occ takes grids of more than 2 blocks per
+   multiprocessor (cols_occ_blocks; that rule over the run's figures:
+   median 66.5%, 39 slower than PyTorch). 3 blocks with 8 loads (COLSP, 80
+   registers, 48 bytes of spill) was between the two (median 65.5%); twice
+   the column splits beside the 4-block kernel won where splits were many
+   (#49 72.1 -> 88.7%) and lost elsewhere (#112 29.5 -> 21.2%).
+   Run r2 (all 240 cases, that rule compiled in): the narrow walks at 4
+   blocks with 8 loads (narrow_occ: COLSNO, NESTNO; were 3 blocks with 16)
+   gained up to 6.8 points on 52 cases (#67 67.3 -> 74.1%, #174 32.5 ->
+   38.6%, #56 19.5 -> 25.2%, #101 44.6 -> 50.3%), were level on 4 bf16
+   nests (within 1 point) and lost on NEST lanes of 4 outputs (#62 66.4 ->
+   54.7%, #100 66.8 -> 57.2%, #48 70.3 -> 60.8%), which keep theirs; i32
+   strided columns (8-byte accumulators, 48 bytes of spill at 64
+   registers) lost on the 4-block kernel (#229 82.2 -> 68.7%, #185 56.9 ->
+   49.9%, net -17.6 points over 9 cases; every other dtype and mode
+   gained): cols_occ_wide off. The default of r1 + r2 (each plan timed
+   in r2): worst 7.5%, 10th percentile 29.6%, median 67.0%, 90th
+   percentile 94.2% of copy, 42 cases >= 90% (the old default in r2: 7.5,
+   29.0, 65.6, 93.1%, 32); against PyTorch median 1.90x (1.80x), worst
+   0.60x (0.50x), 25 of 240 slower (39). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -164,6 +198,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_g1_items = 1024,
     .cols_min_cols = 256,
     .rows_multi = 16,
+    .cols_occ = 4,
+    .cols_occ_blocks = KG_RED_WALK_MIN_BLOCKS,
+    .cols_occ_wide = 0,
+    .nest_occ = 4,
+    .narrow_occ = 4,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -179,7 +218,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
                   F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
-                  F(cols_min_cols), F(rows_multi)};
+                  F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
+                  F(narrow_occ)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -912,6 +952,45 @@ static void plan_strided(kg_red_plan *plan, const dim *K, int nk, const dim *D, 
     }
 }
 
+/* ---- occupancy ----------------------------------------------------------- */
+
+/* COLS and NEST value reductions whose walk fits 32-bit arithmetic: the
+   kernels at more blocks per multiprocessor (kg_reduce_params.h: COLSO,
+   COLSP, NESTO; COLSNO, NESTNO for narrow walks; fewer loads in flight per
+   lane, more lanes). NEST (nest_occ) and narrow walks (narrow_occ) here,
+   before the split (NEST's split waves count resident blocks); COLS
+   (cols_occ) after the grid, only where it holds more than cols_occ_blocks
+   blocks per multiprocessor (where the 2-block kernel already holds every
+   block, its 8 loads in flight per lane won: H200 run r1 of 2026-12-02,
+   below). */
+static void plan_occ(kg_red_plan *plan, const kg_red_info *info, const kg_red_tuning *T)
+{
+    const kg_red_args *A = &plan->args;
+    plan->occ = 0;
+    if (info->indexed || (plan->cls != KG_RED_COLS && plan->cls != KG_RED_NEST) || !walk_fits32(&A->walk))
+        return;
+    /* narrow NEST lanes of several outputs keep their 16 loads in flight
+       at 3 blocks (r2: 4 blocks with 8 lost 66.4 -> 54.7%, 66.8 -> 57.2%) */
+    const int multi = plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1;
+    if (A->deep ? T->narrow_occ == 4 && !multi : plan->cls == KG_RED_NEST && T->nest_occ == 4)
+        plan->occ = 4;
+}
+
+static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
+{
+    const kg_red_args *A = &plan->args;
+    const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
+    if (plan->cls != KG_RED_COLS || A->deep || info->indexed || (T->cols_occ != 3 && T->cols_occ != 4) ||
+        (int64_t)plan->grid <= least || !walk_fits32(&A->walk))
+        return;
+    /* 4 strided columns of 8-byte accumulators (i32 sums and the like)
+       spill at 64 registers (48 bytes; 8 for f32): r2 lost on 4 of its 9
+       such cases (82.2 -> 68.7%, 56.9 -> 49.9%), net -17.6 points */
+    if (A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide)
+        return;
+    plan->occ = T->cols_occ;
+}
+
 /* ---- split --------------------------------------------------------------- */
 
 /* Splits of `red` elements per group so that groups x splits reaches about
@@ -954,9 +1033,10 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
            of the kernel's resident blocks at most (each block streams a
            long chunk; few last-block combines) */
         if (!cols && plan->cls != KG_RED_TILE && T->split_waves > 0) {
-            const int64_t resident = plan->cls == KG_RED_NEST
-                                         ? (A->deep ? KG_RED_NARROW_MIN_BLOCKS : KG_RED_WALK_MIN_BLOCKS)
-                                         : KG_RED_MIN_BLOCKS;
+            const int64_t resident = plan->cls != KG_RED_NEST ? KG_RED_MIN_BLOCKS
+                                     : plan->occ              ? KG_RED_OCC_MIN_BLOCKS
+                                     : A->deep                ? KG_RED_NARROW_MIN_BLOCKS
+                                                              : KG_RED_WALK_MIN_BLOCKS;
             const int64_t units = smul(smul(sm, resident), T->split_waves);
             int64_t want = units / (w->groups > 0 ? w->groups : 1);
             if (want < 1)
@@ -1070,7 +1150,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
+    plan_occ(plan, info, T);
     plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);
+    plan_occ_cols(plan, info, dt, sm, T);
     return KG_OK;
 }

@@ -22,6 +22,8 @@ typedef struct kg_red_plan {
     unsigned grid;         /* blocks of KG_RED_THREADS */
     size_t partial_bytes;  /* scratch after the counters (0: none) */
     size_t partial_idx_at; /* offset of the partial indices in that space */
+    int occ;               /* COLS, NEST: 0, or the kernel at more blocks per multiprocessor (4: COLSO / NESTO,
+                              or COLSNO / NESTNO where args.deep, 3: COLSP; kg_reduce_params.h) */
 } kg_red_plan;
 
 /* The planner's tunable choices; kg_red_tuning_default is what kg_reduce
@@ -77,6 +79,13 @@ typedef struct kg_red_tuning {
                               lanes of several outputs where those apply; 0: any) */
     int rows_multi;        /* contiguous reduced rows of at most this many elements: NEST's lanes of several
                               outputs (one lane per row) where those apply (0: ROWS) */
+    int cols_occ;          /* COLS (value reductions, no narrow walk, the walk in 32-bit arithmetic): the kernel
+                              at 4 (COLSO) or 3 (COLSP) blocks per multiprocessor (0: KG_RED_WALK_MIN_BLOCKS) */
+    int cols_occ_blocks;   /* cols_occ only where the grid holds more than this many blocks per multiprocessor */
+    int cols_occ_wide;     /* cols_occ also for strided columns (KG_RED_CV_STRIDED) of 8-byte accumulators */
+    int nest_occ;          /* NEST the same: 4 (NESTO) or 0 */
+    int narrow_occ;        /* the narrow walks (COLS, NEST with args.deep; value reductions): 4 (COLSNO, NESTNO) or
+                              0 (KG_RED_NARROW_MIN_BLOCKS) */
 } kg_red_tuning;
 
 /* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of

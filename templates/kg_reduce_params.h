@@ -29,6 +29,16 @@
 /* The same for the narrow walks (COLSN, NESTN): at most 80 registers (64
    spilled on sm_90). */
 #define KG_RED_NARROW_MIN_BLOCKS 3
+/* The walking classes at more blocks per multiprocessor (COLSO, NESTO:
+   at most 64 registers a thread, 4 loads in flight per lane and 32-bit walk
+   arithmetic; COLSP: at most 80 registers, 8 loads): more warps to cover
+   the latency of the per-unit work (outer divisions, the tree, the split
+   combine) beside the loads. */
+#define KG_RED_OCC_MIN_BLOCKS 4
+#define KG_RED_OCC_UNROLL 4
+#define KG_RED_OCC3_MIN_BLOCKS 3
+#define KG_RED_OCC3_UNROLL 8
+#define KG_RED_OCCN_UNROLL 8
 /* TILE: elements of one tile in shared memory (whole rows of the run), and
    the kernel's blocks per multiprocessor. */
 #define KG_RED_TILE_ELEMS 4096
@@ -78,6 +88,12 @@ typedef enum kg_red_class {
                          KG_RED_FLAT_COLS contiguous columns): a unit streams its rows as one flat run of
                          16-byte vectors, each lane's elements always in the same columns (cw: lanes per
                          period, inner / gcd(inner, Op::vec)); KG_RED_FLAT_MIN_BLOCKS */
+    KG_RED_COLSO,     /* kernels only (kg_red_plan.occ): COLS at KG_RED_OCC_MIN_BLOCKS, KG_RED_OCC_UNROLL loads */
+    KG_RED_COLSP,     /* COLS at KG_RED_OCC3_MIN_BLOCKS, KG_RED_OCC3_UNROLL loads in flight per lane */
+    KG_RED_NESTO,     /* NEST at KG_RED_OCC_MIN_BLOCKS, KG_RED_OCC_UNROLL loads */
+    KG_RED_COLSNO,    /* COLSN (narrow walks) at KG_RED_OCC_MIN_BLOCKS, KG_RED_OCCN_UNROLL loads */
+    KG_RED_NESTNO,    /* NESTN the same. All five: value reductions whose walk fits 32-bit arithmetic (the index
+                         reductions' kernels are empty) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

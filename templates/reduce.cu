@@ -54,6 +54,21 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_B
 @if has.flat then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat<$(f.name)>(A); }
 @end
+@if has.colso then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colso(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC_UNROLL>(A); }
+@end
+@if has.colsp then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }
+@end
+@if has.nesto then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nesto(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_nest<$(f.name), KG_RED_OCC_UNROLL>(A); }
+@end
+@if has.colsno then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsno(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_narrow<$(f.name), KG_RED_OCCN_UNROLL>(A); }
+@end
+@if has.nestno then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nestno(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_nest_v<$(f.name), 1, true, false, KG_RED_OCCN_UNROLL>(A); }
+@end
 @if has.tile then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLOCKS) $(f.name)_tile(const kg_red_args A) { kg_red_tile<$(f.name)>(A); }
 @end

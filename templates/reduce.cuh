@@ -597,14 +597,14 @@ template <class Op, typename I> __device__ __forceinline__ void kg_red_strided(c
    lane per output keeps only its output's elements in flight: a memory
    latency per output). Every output's elements are still pushed in
    increasing position order, as with one output per lane: the same bits. */
-template <class Op, int V, bool Deep, bool Words, int M>
+template <class Op, int V, bool Deep, bool Words, int M, int UO = 0>
 __device__ __forceinline__ void kg_red_nest_multi(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Words, kgd_vec<uint32_t, (sizeof(VT) + 3) / 4>, VT>::type LT;
-    typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
-    constexpr int U0 = kg_red_walk_unroll<VT, Deep>::n / M;
+    typedef typename std::conditional<Deep || (UO > 0), int32_t, int64_t>::type I;
+    constexpr int U0 = (UO > 0 ? UO : kg_red_walk_unroll<VT, Deep>::n) / M;
     constexpr int U = U0 > 0 ? U0 : 1; /* walk positions per batch: U x M loads in flight */
     const T *in = (const T *)A.in;
     const int64_t n = (int64_t)gridDim.x * KG_RED_THREADS;
@@ -668,18 +668,20 @@ __device__ __forceinline__ void kg_red_nest_multi(const kg_red_args &A)
     }
 }
 
-template <class Op, int V, bool Deep, bool Words = false>
+/* UO > 0 (kernel nesto): UO loads in flight per lane, 32-bit walk
+   arithmetic (the planner takes it only where the walk fits). */
+template <class Op, int V, bool Deep, bool Words = false, int UO = 0>
 __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
 {
     if (A.group == 1 && A.cw == 4) {
-        kg_red_nest_multi<Op, V, Deep, Words, 4>(A);
+        kg_red_nest_multi<Op, V, Deep, Words, 4, UO>(A);
         return;
     }
 
     typedef typename Op::in_t T;
     typedef kgd_vec<T, V> VT;
-    typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
-    constexpr int U = kg_red_walk_unroll<VT, Deep>::n;
+    typedef typename std::conditional<Deep || (UO > 0), int32_t, int64_t>::type I;
+    constexpr int U = UO > 0 ? UO : kg_red_walk_unroll<VT, Deep>::n;
     const T *in = (const T *)A.in;
     kg_red_units<Op>(A, [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
         kg_racc<Op> a = kg_red_identity<Op>();
@@ -733,15 +735,15 @@ __device__ __forceinline__ void kg_red_nest_v(const kg_red_args &A)
     });
 }
 
-template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_args &A)
+template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(const kg_red_args &A)
 {
     if (A.vec == 2) {
         if constexpr (sizeof(typename Op::in_t) == 2)
-            kg_red_nest_v<Op, Op::vec, false, true>(A);
+            kg_red_nest_v<Op, Op::vec, false, true, UO>(A);
     } else if (A.vec)
-        kg_red_nest_v<Op, Op::vec, false>(A);
+        kg_red_nest_v<Op, Op::vec, false, false, UO>(A);
     else
-        kg_red_nest_v<Op, 1, false>(A);
+        kg_red_nest_v<Op, 1, false, false, UO>(A);
 }
 
 /* COLS with V columns per lane. Block = cw lanes across columns x ny =
@@ -757,13 +759,13 @@ template <class Op> __device__ __forceinline__ void kg_red_nest(const kg_red_arg
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
    wait for the one before). */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false>
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
-    typedef typename std::conditional<Deep, int32_t, int64_t>::type I;
+    typedef typename std::conditional<Deep || (UO > 0), int32_t, int64_t>::type I;
     const int cw = A.cw, ny = KG_RED_THREADS / cw;
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
     const int width = cw * V; /* columns per tile */
@@ -827,7 +829,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                     kg_red_pos<I> w;
                     kg_walk_at(A.walk, r, w);
                     /* index reductions carry an index per load: fewer */
-                    constexpr int U = Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<VT, Deep>::n;
+                    constexpr int U = UO > 0 ? UO : Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<VT, Deep>::n;
                     int64_t e = 0;
                     while (r < r1) {
                         T x[U];
@@ -867,7 +869,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
             kg_walk_at(A.walk, r, w);
             /* U loads in flight, predicated at the end: a short reduced walk
                (a few rows) still has all its loads in flight at once */
-            constexpr int U = kg_red_walk_unroll<VT, Deep>::n;
+            constexpr int U = UO > 0 ? UO : kg_red_walk_unroll<VT, Deep>::n;
             if constexpr (Words) {
                 /* 2-byte elements loaded as 32-bit words, split only when
                    pushed: every load of the batch is issued first */
@@ -976,12 +978,13 @@ template <class Op> struct kg_red_cols_width {
     static constexpr int n = wide > KG_RED_SCOLS ? wide : KG_RED_SCOLS;
 };
 
-/* The narrow walk of COLS (kernel colsn). */
-template <class Op> __device__ __forceinline__ void kg_red_cols_narrow(const kg_red_args &A)
+/* The narrow walk of COLS (kernel colsn; UO > 0: colsno, UO loads in
+   flight). */
+template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols_narrow(const kg_red_args &A)
 {
     __shared__ typename Op::acc_t sv[KG_RED_THREADS];
     __shared__ int64_t si[Op::indexed ? KG_RED_THREADS : 1];
-    kg_red_cols_v<Op, 1, true>(A, sv, si);
+    kg_red_cols_v<Op, 1, true, false, false, UO>(A, sv, si);
 }
 
 /* TILE: short contiguous reduced runs of L = A.run elements (2 <= L) under a
@@ -1278,27 +1281,29 @@ template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_arg
 
 /* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec
    adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
-   KG_RED_SCOLS columns cw apart, one load each. */
-template <class Op> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
+   KG_RED_SCOLS columns cw apart, one load each. UO > 0 (kernels colso,
+   colsp): UO loads in flight per lane, 32-bit walk arithmetic (the planner
+   takes them only where the walk fits). */
+template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
     constexpr int W = kg_red_cols_width<Op>::n;
     __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
     __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
     if (A.vec == KG_RED_CV_VEC) {
-        kg_red_cols_v<Op, Op::cvec, false>(A, sv, si);
+        kg_red_cols_v<Op, Op::cvec, false, false, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_STRIDED) {
-        kg_red_cols_v<Op, KG_RED_SCOLS, false, true>(A, sv, si);
+        kg_red_cols_v<Op, KG_RED_SCOLS, false, true, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_WIDE) {
         if constexpr (sizeof(typename Op::in_t) == 2)
-            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false>(A, sv, si);
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_WIDE32) {
         if constexpr (sizeof(typename Op::in_t) == 2)
-            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true>(A, sv, si);
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_VEC32) {
         if constexpr (sizeof(typename Op::in_t) == 2 && Op::cvec % 2 == 0)
-            kg_red_cols_v<Op, Op::cvec, false, false, true>(A, sv, si);
+            kg_red_cols_v<Op, Op::cvec, false, false, true, UO>(A, sv, si);
     } else {
-        kg_red_cols_v<Op, 1, false>(A, sv, si);
+        kg_red_cols_v<Op, 1, false, false, false, UO>(A, sv, si);
     }
 }
 

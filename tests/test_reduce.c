@@ -212,6 +212,9 @@ static double eps_of_acc(kg_dtype dt) { return dt == KG_F64 ? 0x1p-53 : 0x1p-24;
 /* 1: check_case runs every call twice and requires bitwise equal results. */
 static int run_twice;
 
+/* Launches of plans at more blocks per multiprocessor (kg_red_plan.occ). */
+static int occ_launches;
+
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
 {
@@ -222,6 +225,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     kg_red_plan plan;
     if (st == KG_OK)
         st = kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, gpu_tuning, &plan);
+    occ_launches += st == KG_OK && plan.occ != 0;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -766,6 +770,44 @@ Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); 
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case) { multi_tunings(1, 0); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case_part_2) { multi_tunings(1, 1); }
+
+/* Every value reduction over every dtype and case with the walking
+   classes' kernels at more blocks per multiprocessor (cols_occ: COLSO at 4
+   or COLSP at 3, on every COLS plan whatever its grid; nest_occ: NESTO;
+   narrow_occ: COLSNO, NESTNO) wherever they apply (their walk in 32-bit
+   arithmetic), every call twice, bitwise equal; parts 2 and 3 in narrow
+   split column tiles with two waves of split blocks; index reductions
+   keep their kernels (the planner never takes these for them). */
+static void occ_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_occ = part < 2 ? 4 : 3;
+    t.cols_occ_blocks = 0; /* every COLS plan, whatever its grid and accumulator */
+    t.cols_occ_wide = 1;
+    t.nest_occ = 4;
+    t.narrow_occ = 4;
+    if (part >= 2) {
+        t.cols_lanes = 32;
+        t.cols_split_lanes = 32;
+        t.cols_split_units_per_sm = 16;
+        t.split_waves = 2;
+    }
+    gpu_tuning = &t;
+    run_twice = 1;
+    occ_launches = 0;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if ((int)(o % 2) == part % 2)
+            check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
+    run_twice = 0;
+    gpu_tuning = env_tuning;
+    cr_log_info("%d launches at more blocks per multiprocessor", occ_launches);
+    cr_assert_gt(occ_launches, 0, "no case took the kernels under test");
+}
+Test(gpu, walks_at_4_blocks_per_sm_every_value_op_dtype_and_case) { occ_tunings(0); }
+Test(gpu, walks_at_4_blocks_per_sm_every_value_op_dtype_and_case_part_2) { occ_tunings(1); }
+Test(gpu, walks_at_3_and_4_blocks_per_sm_in_narrow_split_tiles) { occ_tunings(2); }
+Test(gpu, walks_at_3_and_4_blocks_per_sm_in_narrow_split_tiles_part_2) { occ_tunings(3); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

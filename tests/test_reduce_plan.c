@@ -877,6 +877,23 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
         return 0;
     }
     *cls = p.cls;
+    if (p.occ) {
+        /* the kernels at more blocks per multiprocessor: value reductions'
+           COLS (occ 3 or 4) and NEST (4) plans, narrow walks of either (4),
+           the walk in 32-bit arithmetic (every span below 2^30 in all) */
+        int64_t sum = 0;
+        const kg_red_walk *w = &p.args.walk;
+        for (int d = 0; d < w->n; d++)
+            sum += (w->size[d] + (d == w->n - 1 ? w->step[d] + 1 : 0)) * w->in[d];
+        const int walks = p.cls == KG_RED_COLS || p.cls == KG_RED_NEST;
+        const int ok =
+            !kg_red_infos[op].indexed && walks && (p.occ == 4 || (p.occ == 3 && p.cls == KG_RED_COLS && !p.args.deep));
+        if (!ok || sum >= ((int64_t)1 << 30)) {
+            snprintf(why, wl, "occ %d where it does not apply: class %d deep %d spans %lld", p.occ, p.cls, p.args.deep,
+                     (long long)sum);
+            return 0;
+        }
+    }
     if (p.args.deep) {
         /* narrow walks: 32-bit arithmetic, every span below 2^30 in all */
         int64_t sum = 0;
@@ -1131,7 +1148,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {2, {7, 40000}},   {2, {40000, 7}}, {3, {300, 3, 700}},    {3, {64, 1000, 9}},       {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
-    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0;
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1185,6 +1202,19 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                               (wp.args.vec == KG_RED_CV_WIDE32 || wp.args.vec == KG_RED_CV_VEC32)) ||
                              (wp.cls == KG_RED_NEST && wp.args.vec == 2);
                     cr_assert(check_plan(op, &in, mask, &wt, why, sizeof why, &cls), "words: %s", why);
+                    /* the walks at more blocks per multiprocessor (cols_occ, nest_occ) */
+                    for (int o = 3; o <= 4; o++) {
+                        kg_red_tuning ot = kg_red_tuning_default;
+                        ot.cols_occ = o;
+                        ot.cols_occ_blocks = 0;
+                        ot.cols_occ_wide = 1;
+                        ot.nest_occ = 4;
+                        ot.narrow_occ = 4;
+                        kg_red_plan op_;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ot, &op_), KG_OK);
+                        occ += op_.occ != 0;
+                        cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "occ %d: %s", o, why);
+                    }
                     plans++;
                 }
             }
@@ -1196,7 +1226,9 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(deep, 0);
     cr_assert_gt(tiles, 0);
     cr_assert_gt(words, 0);
-    cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words", tiles, words);
+    cr_assert_gt(occ, 0);
+    cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
+                occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
                                               by default (above) */
         if (k != KG_RED_STRIDED64)
@@ -1402,6 +1434,97 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
             cr_assert_eq(q.grid, d.grid, "case %zu", i);
         }
     }
+}
+
+/* cols_occ / nest_occ / narrow_occ: value reductions' COLS and NEST plans
+   whose walk fits 32-bit arithmetic take the kernels at more blocks per
+   multiprocessor (COLS only where the grid holds more than cols_occ_blocks
+   blocks per multiprocessor; narrow walks only with narrow_occ); index
+   reductions and walks past 2^30 elements keep the others. */
+Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_occ = 4;
+    t.nest_occ = 4;
+    kg_red_plan p;
+    const kg_tensor cols = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 4194304});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(plan_of(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.occ, 4, "the default");
+    /* a grid of at most 2 blocks per multiprocessor: the 2-block kernel
+       ([500,2048,133] axes (0,1): 256 blocks on 132 multiprocessors) */
+    const kg_tensor few = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
+    cr_assert_eq(plan_of(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_leq(p.grid, 2 * 132);
+    cr_assert_eq(p.occ, 0, "grid %u", p.grid);
+    t.cols_occ_blocks = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 4);
+    t.cols_occ_blocks = kg_red_tuning_default.cols_occ_blocks;
+    /* 4 strided columns per lane: f32 yes, i32 (8-byte accumulators) only
+       with cols_occ_wide ([24,255,10966] axis 0: 2796330 columns) */
+    const int64_t sh3[] = {24, 255, 10966};
+    const kg_tensor sf = fake(IN_AT, KG_F32, 3, sh3), si = fake(IN_AT, KG_I32, 3, sh3);
+    cr_assert_eq(plan_of(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(plan_of(KG_RED_SUM, &si, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
+    cr_assert_eq(p.occ, 0, "i32: 8-byte accumulators");
+    t.cols_occ_wide = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &si, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 4);
+    t.cols_occ_wide = 0;
+    /* narrow walks: with narrow_occ ([9,4095,128,2,2,2] bf16 axes (0,1,4):
+       narrow columns of 2-byte elements), but not NEST lanes of several
+       outputs ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
+    const kg_tensor narrow = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
+    cr_assert_eq(plan_of(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 1);
+    cr_assert_eq(p.occ, 4, "the default");
+    t.narrow_occ = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 1);
+    cr_assert_eq(p.occ, 0);
+    t.narrow_occ = 4;
+    const kg_tensor multi = fake(IN_AT, KG_F32, 2, (int64_t[]){3728271, 9});
+    cr_assert_eq(plan_of(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 1);
+    cr_assert_eq(p.occ, 0, "lanes of 4 outputs keep the 3-block narrow kernel");
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.occ, 0, "index reductions keep the 2-block kernel");
+    t.cols_occ = 3;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 3);
+    t.cols_occ = 5;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 0, "no kernel at 5 blocks");
+    t.cols_occ = 4;
+    /* rows 2^31 elements apart: the walk does not fit 32 bits */
+    const kg_tensor far = fake(IN_AT, KG_F32, 2, (int64_t[]){3, (int64_t)1 << 31});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &far, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.occ, 0, "a walk past 2^30 elements");
+    /* a nest: [64,256,32,256] axes (1,3) */
+    const kg_tensor nest = fake(IN_AT, KG_F32, 4, (int64_t[]){64, 256, 32, 256});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &nest, (int[]){1, 3}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(plan_tuned(KG_RED_MIN, &nest, (int[]){1, 3}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMIN, &nest, (int[]){1, 3}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 0);
+    cr_assert_eq(kg_red_tuning_parse("cols_occ=3,nest_occ=4", &t), 0);
+    cr_assert_eq(t.cols_occ, 3);
+    cr_assert_eq(t.nest_occ, 4);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
