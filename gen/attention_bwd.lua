@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 2
+M.max_tunes = 3
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -71,11 +71,16 @@ M.max_tunes = 2
 -- 4-6% and was dropped. Run r1: 512-thread blocks (a 16 x 32 thread grid at
 -- 128 registers, 16 warps an SM) ran 24-25% slower at D128 and 8-9% at D64:
 -- the kernel is bound by shared-memory bytes per FMA, not by occupancy.
+-- The last D128 tuning (64 keys x 32-query tiles, 122112 bytes) and D256's
+-- second (32 x 32, 142592 bytes) fit the 163 KiB a block of compute
+-- capability 8.0, which the others exceed (D128 172544, D256 218368): the
+-- runtime takes the first tuning that fits the device (runtime/attention_bwd.c).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1 } },
               [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 } },
-              [256] = { { bn = 64, bm = 32 } } }
+              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 },
+                        { bn = 64, bm = 32, lay = 1 } },
+              [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -246,7 +251,7 @@ function M.generate(G)
         q[#q + 1] = add(string.format("kg_attnb_%s_d%d_%s_q", name, d, kind), pl.q,
                         string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.q.shape))
       end
-      local kvq, dqsum, tunes = {}, "{0, 0, 0, 0, 0}", {}
+      local kvq, dqsum, dkvsum, tunes = {}, "{0, 0, 0, 0, 0}", "{0, 0, 0, 0, 0}", {}
       local kvq90, tunes90 = {}, {}
       if name ~= "f32" and M.wg_kvq[d] then
         tunes90 = M.wg_kvq[d]
@@ -279,10 +284,15 @@ function M.generate(G)
                           { threads = 256, minb = 1, rows = 0, smem = 0,
                             call = string.format("attnb_dqsum<%s, %d>", dt.storage, d) },
                           string.format("attention backward %s D=%d: dq = scale * sum of the dQ partials", name, d))
+        dkvsum = add_small(string.format("kg_attnb_%s_d%d_dkvsum", name, d),
+                           { threads = 256, minb = 1, rows = 0, smem = 0,
+                             call = string.format("attnb_dkvsum<%s, %d>", dt.storage, d) },
+                           string.format("attention backward %s D=%d: dk, dv = sums of the query splits' partials",
+                                         name, d))
       end
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %d, {%s}, %d},\n", dt.enum, di - 1,
-                                      pre, table.concat(kv, ", "), table.concat(q, ", "),
-                                      #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, #tunes,
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, {%s}, %d},\n", dt.enum,
+                                      di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
+                                      #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90)
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
@@ -339,6 +349,7 @@ typedef struct kg_attnb_entry {
     /* the fused path (f16 / bf16): kvq tunings (the first is the default) and dqsum */
     kg_attnb_launch kvq[KG_ATTNB_MAX_TUNES][KG_ATTN_KIND_COUNT];
     kg_attnb_launch dqsum;
+    kg_attnb_launch dkvsum; /* the portable kvq's query splits: dk, dv from the splits' partials */
     int32_t ntunes; /* 0: no fused path (f32) */
     /* Hopper kvq tunings (sm_90a modules; ntunes90 == 0: none for this head dim) */
     kg_attnb_launch kvq90[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
