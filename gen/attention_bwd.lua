@@ -71,12 +71,14 @@ M.max_tunes = 3
 -- 4-6% and was dropped. Run r1: 512-thread blocks (a 16 x 32 thread grid at
 -- 128 registers, 16 warps an SM) ran 24-25% slower at D128 and 8-9% at D64:
 -- the kernel is bound by shared-memory bytes per FMA, not by occupancy.
--- The last D128 tuning (64 keys x 32-query tiles, 122112 bytes) and D256's
--- second (32 x 32, 142592 bytes) fit the 163 KiB a block of compute
--- capability 8.0, which the others exceed (D128 172544, D256 218368): the
+-- D64's second tuning (64 keys x 64-query tiles, 107008 bytes; r2 of
+-- 2026-12-01 measured it at 30.1 / 26.8 TFLOP/s at S1k against the default's
+-- 30.3 / 25.7), the last D128 one (64 x 32, 122112 bytes) and D256's second
+-- (32 x 32, 142592 bytes) fit the 163 KiB a block of compute capability 8.0,
+-- which the defaults exceed (D64 178688, D128 172544, D256 218368): the
 -- runtime takes the first tuning that fits the device (runtime/attention_bwd.c).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1 } },
+              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1 } },
               [96] = { { bn = 64, bm = 64 } },
               [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 32, lay = 1 } },

@@ -40,9 +40,9 @@
  * any input or each other.
  *
  * Devices with less shared memory a block than the H200 (compute capability
- * 8.0: 163 KiB) run the kernels that fit (f32 D64: separate dk/dv and dq
- * kernels; f32 D128 and D256: smaller tiles); where none fits (f32 at D 64
- * and up on devices of 99 KiB a block) the call fails with
+ * 8.0: 163 KiB) run the kernels that fit (f32 D 64, 128 and 256: smaller
+ * tiles); where none fits (f32 at D 64 and up on devices of 99 KiB a block)
+ * the call fails with
  * KG_ERR_NO_KERNEL_IMAGE naming the bytes needed and allowed, before any
  * launch.
  */

@@ -292,9 +292,9 @@ Test(attention_bwd_validation, scratch_size)
 
 /* The kernels that fit a device's shared memory (kgi_attnb_fit): compute
    capability 8.0 allows 166912 bytes a block, 9.0 232448, 8.6 / 8.9 101376.
-   f32 D 64, 128 and 256's default kvq kernels exceed 8.0's: D64 runs the
-   separate kernels, D128 and D256 a smaller kvq tuning; where nothing fits
-   the call fails naming the bytes. */
+   f32 D 64, 128 and 256's default kvq kernels exceed 8.0's: they run a
+   smaller kvq tuning; f16 / bf16 D256 (no kvq kernel) the separate ones;
+   where nothing fits the call fails naming the bytes. */
 static int slot_of(int D)
 {
     for (int i = 0; i < KG_ATTNB_DIM_COUNT; i++)
@@ -316,9 +316,12 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm90, &need), 0);
         /* sm_80 */
         cr_assert_gt(f64e->kvq[0][k].smem, sm80);
-        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(64), k, 0, sm80, &need), -1);
+        cr_assert_leq(f64e->kvq[1][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(64), k, 0, sm80, &need), 1);
+        /* the separate kernels (KG_ATTNB_TUNE=sep) fit too */
         cr_assert_leq(f64e->kv[k].smem, sm80);
         cr_assert_leq(f64e->q[k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_BF16, slot_of(256), k, 0, sm80, &need), -1);
         cr_assert_gt(f128->kvq[0][k].smem, sm80);
         cr_assert_gt(f128->kvq[1][k].smem, sm80);
         cr_assert_leq(f128->kvq[2][k].smem, sm80);
@@ -1022,15 +1025,15 @@ Test(attention_bwd, query_splits_f16_h1r) { split_cases("3x1", KG_F16, "h1r"); s
 
 /* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
    (kgi_attnb_fit: D128 tuning 2, 64 keys x 32-query tiles; D256 tuning 1,
-   32 x 32), forced on this device: every mask kind, GQA causal of several
+   32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask kind, GQA causal of several
    query tiles, Sq > Sk causal, lanes of several key blocks, a split. */
 Test(attention_bwd, f32_kernels_that_fit_compute_capability_8_0)
 {
     const struct {
         const char *tune;
         int D;
-    } t[2] = {{"2", 128}, {"1", 256}};
-    for (int i = 0; i < 2; i++) {
+    } t[3] = {{"2", 128}, {"1", 256}, {"1", 64}};
+    for (int i = 0; i < 3; i++) {
         setenv("KG_ATTNB_TUNE", t[i].tune, 1);
         acase none = {KG_F32, 1, 4, 2, 77, 130, t[i].D, 0, MASK_NONE, 0, 0, 0.f};
         run_case(&none);
