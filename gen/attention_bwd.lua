@@ -158,15 +158,17 @@ M.wg_kvq = {
 }
 M.max_tunes90 = 2
 
-local function wg_plan(dt, d, kind, tu)
+local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s>", dt.storage, d, tu.nwg, bm, kind_enum[kind]),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma", bn, bm, tu.nwg) }
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                spl and ", true" or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s", bn, bm, tu.nwg,
+                                 spl and ", query splits" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -254,7 +256,7 @@ function M.generate(G)
                         string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.q.shape))
       end
       local kvq, dqsum, dkvsum, tunes = {}, "{0, 0, 0, 0, 0}", "{0, 0, 0, 0, 0}", {}
-      local kvq90, tunes90 = {}, {}
+      local kvq90, kvq90s, tunes90 = {}, {}, {}
       if name ~= "f32" and M.wg_kvq[d] then
         tunes90 = M.wg_kvq[d]
         assert(#tunes90 <= M.max_tunes90, "too many Hopper kvq tunings")
@@ -267,6 +269,17 @@ function M.generate(G)
                                                      d, kind, pl.shape))
           end
           kvq90[#kvq90 + 1] = "{" .. table.concat(per, ", ") .. "}"
+          -- the same kernel for query splits (the instance above keeps the
+          -- registers it had before them)
+          local pers = {}
+          for _, kind in ipairs(M.kinds) do
+            local pl = wg_plan(dt, d, kind, tu, true)
+            pers[#pers + 1] = add_to(module90, kernels90,
+                                     string.format("kg_attnb90_%s_d%d_%s_kvq%ds", name, d, kind, ti - 1), pl,
+                                     string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
+                                                   d, kind, pl.shape))
+          end
+          kvq90s[#kvq90s + 1] = "{" .. table.concat(pers, ", ") .. "}"
         end
       end
       do
@@ -292,10 +305,11 @@ function M.generate(G)
                            string.format("attention backward %s D=%d: dk, dv = sums of the query splits' partials",
                                          name, d))
       end
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, {%s}, %d},\n", dt.enum,
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, {%s}, %d, {%s}},\n", dt.enum,
                                       di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
-                                      #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90)
+                                      #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
+                                      #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}")
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -356,6 +370,8 @@ typedef struct kg_attnb_entry {
     /* Hopper kvq tunings (sm_90a modules; ntunes90 == 0: none for this head dim) */
     kg_attnb_launch kvq90[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t ntunes90;
+    /* the same Hopper kernels for query splits (params splits > 1) */
+    kg_attnb_launch kvq90s[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */

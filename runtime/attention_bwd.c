@@ -664,7 +664,9 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             if (p.lanes == 0)
                 p.lanes = p.nkb;
             const unsigned gx = (unsigned)p.lanes * (unsigned)splits; /* <= 128 x 16 */
-            st = launch(ctx, kvq, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
+            /* the Hopper kernels have an instance for splits */
+            const kg_attnb_launch *run = hopper_kvq && splits > 1 ? &e->kvq90s[0][0] + (kvq - k90) : kvq;
+            st = launch(ctx, run, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
             if (st != KG_OK)
                 return st;
             if (splits > 1) {

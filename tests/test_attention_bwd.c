@@ -995,88 +995,86 @@ static void split_cases(const char *split, kg_dtype dt, const char *tune)
     for (int j = 0; j < (dt == KG_F32 || (tune && tune[0] != 'h') ? 3 : 2); j++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        acase gqa = {dt, 1, 8, 2, 230, 230, dims[j], 1, MASK_NONE, 0, 0, 0.f};
+        acase gqa = {dt, 1, 8, 2, 150, 150, dims[j], 1, MASK_NONE, 0, 0, 0.f};
         run_case(&gqa);
         setenv("KG_ATTNB_LANES", "2", 1);
-        acase lo = {dt, 2, 4, 1, 100, 330, dims[j], 1, MASK_NONE, 0, 1, 0.f};
+        acase lo = {dt, 2, 4, 1, 70, 260, dims[j], 1, MASK_NONE, 0, 1, 0.f};
         run_case(&lo);
         unsetenv("KG_ATTNB_LANES");
-        acase hi = {dt, 1, 4, 2, 270, 130, dims[j], 1, MASK_PAD, 4, 0, 0.f};
+        acase hi = {dt, 1, 4, 2, 200, 100, dims[j], 1, MASK_PAD, 4, 0, 0.f};
         run_case(&hi);
-        acase mqa = {dt, 1, 6, 1, 200, 300, dims[j], 0, MASK_NONE, 0, 0, 0.f};
+        acase mqa = {dt, 1, 6, 1, 130, 200, dims[j], 0, MASK_NONE, 0, 0, 0.f};
         run_case(&mqa);
     }
     unsetenv("KG_ATTNB_SPLIT");
     unsetenv("KG_ATTNB_TUNE");
 }
 
-Test(attention_bwd, query_splits_f32)
+/* one test per kernel and split, so that they run in parallel */
+Test(attention_bwd, query_splits_f32_2x3) { split_cases("2x3", KG_F32, NULL); }
+Test(attention_bwd, query_splits_f32_1x3) { split_cases("1x3", KG_F32, NULL); }
+Test(attention_bwd, query_splits_f32_3x1) { split_cases("3x1", KG_F32, NULL); }
+Test(attention_bwd, query_splits_bf16_portable_2x3) { split_cases("2x3", KG_BF16, "0"); }
+Test(attention_bwd, query_splits_bf16_portable_1x3) { split_cases("1x3", KG_BF16, "0"); }
+Test(attention_bwd, query_splits_f16_portable_3x1) { split_cases("3x1", KG_F16, "0"); }
+Test(attention_bwd, query_splits_f16_portable_4x2) { split_cases("4x2", KG_F16, "0"); }
+/* the default (Hopper's wgmma kernel where the device is one, D 64 and 128:
+   its instance for splits) and Hopper tuning 1 with its query walk reversed */
+Test(attention_bwd, query_splits_bf16_default_2x3) { split_cases("2x3", KG_BF16, NULL); }
+Test(attention_bwd, query_splits_bf16_default_1x2) { split_cases("1x2", KG_BF16, NULL); }
+Test(attention_bwd, query_splits_f16_h1r_3x1) { split_cases("3x1", KG_F16, "h1r"); }
+Test(attention_bwd, query_splits_f16_h1r_2x2) { split_cases("2x2", KG_F16, "h1r"); }
+
+/* The rule's own splits (one kv head of 4 query heads, 600 keys: 5 lanes,
+   4 x 4 splits on 132 SMs), and their bits the same twice: f32 D64 causal,
+   bf16 D96 (mma.sync), bf16 D128 causal (Hopper's where the device is one). */
+static void rule_case(kg_dtype dt, int D, int causal)
 {
-    split_cases("2x3", KG_F32, NULL);
-    split_cases("1x3", KG_F32, NULL);
-    split_cases("3x1", KG_F32, NULL);
+    const acase c = {dt, 1, 4, 1, 600, 600, D, causal, MASK_NONE, 0, 0, 0.f};
+    run_case(&c);
+    const size_t es = kg_dtype_size(c.dt);
+    const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+    void *q, *k, *l;
+    random_bitwise_inputs(&c, &q, &k, &l);
+    grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
+    cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "dq differs between two runs");
+    cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "dk differs between two runs");
+    cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "dv differs between two runs");
+    free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+    kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
 }
-Test(attention_bwd, query_splits_bf16_portable) { split_cases("2x3", KG_BF16, "0"); split_cases("1x3", KG_BF16, "0"); }
-Test(attention_bwd, query_splits_f16_portable) { split_cases("3x1", KG_F16, "0"); split_cases("4x4", KG_F16, "0"); }
-/* the default (Hopper's wgmma kernel where the device is one, D 64 and 128)
-   and Hopper tuning 1 with its query walk reversed */
-Test(attention_bwd, query_splits_bf16_default) { split_cases("2x3", KG_BF16, NULL); split_cases("1x3", KG_BF16, NULL); }
-Test(attention_bwd, query_splits_f16_h1r) { split_cases("3x1", KG_F16, "h1r"); split_cases("2x2", KG_F16, "h1r"); }
+Test(attention_bwd, query_splits_of_the_rule_f32) { rule_case(KG_F32, 64, 1); }
+Test(attention_bwd, query_splits_of_the_rule_bf16_d96) { rule_case(KG_BF16, 96, 0); }
+Test(attention_bwd, query_splits_of_the_rule_bf16_d128) { rule_case(KG_BF16, 128, 1); }
 
 /* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
    (kgi_attnb_fit: D128 tuning 2, 64 keys x 32-query tiles; D256 tuning 1,
-   32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask kind, GQA causal of several
-   query tiles, Sq > Sk causal, lanes of several key blocks, a split. */
-Test(attention_bwd, f32_kernels_that_fit_compute_capability_8_0)
+   32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask
+   kind, GQA causal of several query tiles, Sq > Sk causal, lanes of several
+   key blocks, a split. */
+static void fit_cases(const char *tune, int D)
 {
-    const struct {
-        const char *tune;
-        int D;
-    } t[3] = {{"2", 128}, {"1", 256}, {"1", 64}};
-    for (int i = 0; i < 3; i++) {
-        setenv("KG_ATTNB_TUNE", t[i].tune, 1);
-        acase none = {KG_F32, 1, 4, 2, 77, 130, t[i].D, 0, MASK_NONE, 0, 0, 0.f};
-        run_case(&none);
-        acase causal = {KG_F32, 1, 4, 2, 130, 77, t[i].D, 1, MASK_NONE, 0, 0, 0.f};
-        run_case(&causal);
-        acase mask = {KG_F32, 2, 2, 1, 77, 130, t[i].D, 1, MASK_PAD, 4, 1, 0.f};
-        run_case(&mask);
-        acase gqa = {KG_F32, 1, 6, 3, 300, 300, t[i].D, 1, MASK_NONE, 0, 0, 0.f};
-        run_case(&gqa);
-        setenv("KG_ATTNB_LANES", "2", 1);
-        acase lo = {KG_F32, 1, 2, 2, 40, 300, t[i].D, 1, MASK_NONE, 0, 1, 0.f};
-        run_case(&lo);
-        unsetenv("KG_ATTNB_LANES");
-        setenv("KG_ATTNB_SPLIT", "2x2", 1);
-        run_case(&gqa);
-        unsetenv("KG_ATTNB_SPLIT");
-    }
+    setenv("KG_ATTNB_TUNE", tune, 1);
+    acase none = {KG_F32, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f};
+    run_case(&none);
+    acase causal = {KG_F32, 1, 4, 2, 130, 77, D, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&causal);
+    acase mask = {KG_F32, 2, 2, 1, 77, 130, D, 1, MASK_PAD, 4, 1, 0.f};
+    run_case(&mask);
+    acase gqa = {KG_F32, 1, 6, 3, 200, 200, D, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&gqa);
+    setenv("KG_ATTNB_LANES", "2", 1);
+    acase lo = {KG_F32, 1, 2, 2, 40, 300, D, 1, MASK_NONE, 0, 1, 0.f};
+    run_case(&lo);
+    unsetenv("KG_ATTNB_LANES");
+    setenv("KG_ATTNB_SPLIT", "2x2", 1);
+    run_case(&gqa);
+    unsetenv("KG_ATTNB_SPLIT");
     unsetenv("KG_ATTNB_TUNE");
 }
-
-/* The rule's own splits (few kv heads, long keys: f32 B1 Hq4 Hkv1 S1000 D64
-   causal, bf16 D96 MQA 4:1 S1200), and their bits the same twice. */
-Test(attention_bwd, query_splits_of_the_rule_reproducible)
-{
-    const acase cases[] = {
-        {KG_F32, 1, 4, 1, 1000, 1000, 64, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_BF16, 1, 4, 1, 1200, 1200, 96, 0, MASK_NONE, 0, 0, 0.f},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const acase c = cases[i];
-        run_case(&c);
-        const size_t es = kg_dtype_size(c.dt);
-        const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-        void *q, *k, *l;
-        random_bitwise_inputs(&c, &q, &k, &l);
-        grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
-        cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "case %zu: dq differs between two runs", i);
-        cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "case %zu: dk differs between two runs", i);
-        cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "case %zu: dv differs between two runs", i);
-        free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
-        kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
-    }
-}
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("2", 128); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
