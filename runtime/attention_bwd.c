@@ -16,6 +16,9 @@
  *          f32: FFMA);
  *   dqsum  dq = scale * the partials added up in lane order (skipped where
  *          the Hopper kvq has one lane reaching every row: it writes dq);
+ *   dkvsum with query splits (few (batch, kv head) pairs: grid x = lanes x
+ *          splits, see kgi_attnb_split): dk, dv = the splits' f32 partials
+ *          added up in split order;
  * the separate dq pass (KG_ATTNB_TUNE=sep):
  *   kv     dk and dv, grid (key blocks, Hkv, B);
  *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
@@ -243,14 +246,19 @@ static int64_t dq_lanes_old(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int6
  *
  * The count: the (sh, st) of least modelled time. A block's time is the sum
  * over its lane's key blocks of its steps (one BM-query tile of one head:
- * 10 bn bm D FLOPs at ~0.24 (FFMA), ~1.5 (mma.sync) or ~2.3 (wgmma) TFLOP/s
- * an SM) plus
- * 2 us a key block (K, V in, dK, dV out); blocks go to the SMs in launch
- * order, each to the one that frees first (one block an SM); the splits add
- * dkvsum (reading the partials at ~3 TB/s, plus 4 us). A split must win by
- * 3%. Splits are considered only where the kvq grid is under one wave
- * (B Hkv lanes < nsm), at most 4 waves of blocks, and within the split
- * budget below.
+ * 10 bn bm D FLOPs at ~0.24 (FFMA), ~1.5 (mma.sync) or ~1.75 (wgmma)
+ * TFLOP/s an SM) plus 2 us a key block (K, V in, dK, dV out); blocks go to
+ * the SMs in launch order, each to the one that frees first (one block an
+ * SM); the splits add dkvsum (reading the partials at ~3 TB/s, plus 4 us).
+ * Counts are tried from the fewest splits up, and more must win by 3%.
+ * Splits are considered only where the kvq grid is under one wave (B Hkv
+ * lanes < nsm), up to `waves` waves of blocks (8), and within the split
+ * budget below. H200, 2026-12-02 (run of 02:58 UTC), measured against the
+ * model: f32 B1 Hq4 Hkv1 S6240 D64 causal 1x1 / 1x2 / 1x4 / 2x2 / 4x4 8381 /
+ * 4277 / 2241 / 2198 / 1999 us, modelled 8565 / 4290 / 2197 / 2155 / 1940;
+ * bf16 (wgmma) B1 Hq8 Hkv1 S8192 D64 causal 1x2 / 1x4 / 2x4 / 4x4 1397 /
+ * 1005 / 894 / 873 us against 1176 / 780 / 678 / 653 at 2.3 TFLOP/s an SM
+ * (hence 1.75); the earlier cap of 4 waves excluded 4x4, the best of both.
  */
 #define SPLIT_ELIGIBLE 1024                   /* B Hkv ceil(Sk / 64) at most */
 #define SPLIT_BUDGET ((uint64_t)256 << 20)    /* bytes of dK / dV partials at most */
@@ -308,22 +316,23 @@ static void heap_down(double *h, int n, int i)
 
 #define SPLIT_SM_MAX 1024
 void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
-                     int64_t lanes, int nsm, int path, int *sh, int *st)
+                     int64_t lanes, int nsm, int path, int waves, int *sh, int *st)
 {
     *sh = 1, *st = 1;
     const int smax = kgi_attnb_split_max(B, Hq, Hkv, Sq, Sk, D);
-    if (smax < 2 || bn <= 0 || bm <= 0 || lanes <= 0 || nsm <= 0 || nsm > SPLIT_SM_MAX || Hq % Hkv)
+    if (smax < 2 || bn <= 0 || bm <= 0 || lanes <= 0 || nsm <= 0 || nsm > SPLIT_SM_MAX || waves < 1 || Hq % Hkv)
         return;
     const int64_t heads = B * Hkv, G = Hq / Hkv, nkb = (Sk + bn - 1) / bn, T = (Sq + bm - 1) / bm;
     if (heads * lanes >= nsm || lanes > nkb)
         return;
-    const double step = 10.0 * bn * bm * (double)D / (path == 1 ? 0.24e12 : path == 2 ? 2.3e12 : 1.5e12);
-    static const int st_c[] = {1, 2, 3, 4, 6, 8, 12, 16}, sh_c[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    const double step = 10.0 * bn * bm * (double)D / (path == 1 ? 0.24e12 : path == 2 ? 1.75e12 : 1.5e12);
+    static const int counts[] = {1, 2, 3, 4, 6, 8, 12, 16};
     double best = 0, heap[SPLIT_SM_MAX], work[KGI_ATTNB_SPLIT_MAX * 128];
-    for (size_t a = 0; a < sizeof sh_c / sizeof sh_c[0]; a++)
-        for (size_t z = 0; z < sizeof st_c / sizeof st_c[0]; z++) {
-            const int h = sh_c[a], t = st_c[z], S = h * t;
-            if (S > 1 && (h > G || t > T || S > smax || heads * lanes * S > 4 * (int64_t)nsm))
+    /* fewer splits first: more must win by 3% */
+    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++)
+        for (int h = 1; h <= counts[a]; h++) {
+            const int S = counts[a], t = S / h;
+            if (S % h || (S > 1 && (h > G || t > T || S > smax || heads * lanes * S > (int64_t)waves * nsm)))
                 continue;
             if (lanes * S > (int64_t)(sizeof work / sizeof work[0]))
                 continue;
@@ -412,7 +421,10 @@ static void call_splits(const kg_context *ctx, int64_t B, int64_t Hq, int64_t Hk
                         int causal, const kg_attnb_launch *kvq, int64_t lanes, int path, int *sh, int *st)
 {
     const int64_t nkb = (Sk + kvq->rows - 1) / kvq->rows, l = lanes < nkb ? lanes : nkb;
-    kgi_attnb_split(B, Hq, Hkv, Sq, Sk, D, causal, kvq->rows, kvq->tile, l, ctx->sm_count, path, sh, st);
+    /* KG_ATTNB_SPLIT_WAVES (a benchmark hook): the cap on the blocks, in waves */
+    const char *wenv = getenv("KG_ATTNB_SPLIT_WAVES");
+    const int waves = wenv && atoi(wenv) >= 1 && atoi(wenv) <= 64 ? atoi(wenv) : 8;
+    kgi_attnb_split(B, Hq, Hkv, Sq, Sk, D, causal, kvq->rows, kvq->tile, l, ctx->sm_count, path, waves, sh, st);
     const char *env = getenv("KG_ATTNB_SPLIT");
     int h = 0, t = 0;
     if (env && sscanf(env, "%dx%d", &h, &t) == 2 && h >= 1 && t >= 1 && Hkv > 0 && kvq->tile > 0) {

@@ -20,10 +20,10 @@ int kgi_attnb_split_max(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t 
 /* The splits (*sh parts of the group's query heads times *st parts of the
    query tiles; 1 x 1: none) of least modelled time for kvq blocks of bn keys
    and bm-query tiles, `lanes` dQ lanes, nsm multiprocessors (one block
-   each), steps of `path` 0 (mma.sync), 1 (FFMA) or 2 (wgmma); causal: the
-   bottom-right rule. */
+   each), steps of `path` 0 (mma.sync), 1 (FFMA) or 2 (wgmma), at most
+   `waves` waves of blocks (the runtime: 8); causal: the bottom-right rule. */
 void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
-                     int64_t lanes, int nsm, int path, int *sh, int *st);
+                     int64_t lanes, int nsm, int path, int waves, int *sh, int *st);
 
 /* Which portable kernels of kg_attnb_table[dtype][slot] for mask kind `kind`
    fit `limit` bytes of shared memory a block (limit <= 0: any): kvq tuning

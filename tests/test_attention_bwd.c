@@ -351,30 +351,35 @@ Test(attention_bwd_validation, query_split_plan)
     /* run r3's worst case: f32 B1 Hq4 Hkv1 S6240 D64 causal, 128-key blocks
        of 64-query tiles, 49 lanes on 132 SMs: 49 blocks, the longest 4 x 98
        steps; split, into at least 2 blocks a lane */
-    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 132, 1, &sh, &st);
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 132, 1, 8, &sh, &st);
     cr_assert_geq(sh * st, 2, "%d x %d", sh, st);
     cr_assert_leq(sh, 4);
-    cr_assert_leq(49 * sh * st, 4 * 132);
-    /* the same with 264 SMs: at least as many splits */
+    cr_assert_leq(49 * sh * st, 8 * 132);
+    /* at most 4 waves: fewer splits */
+    int sh4, st4;
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 132, 1, 4, &sh4, &st4);
+    cr_assert_geq(sh4 * st4, 2, "%d x %d", sh4, st4);
+    cr_assert_leq(49 * sh4 * st4, 4 * 132);
+    /* the same with 264 SMs: split too */
     int sh2, st2;
-    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 264, 1, &sh2, &st2);
-    cr_assert_geq(sh2 * st2, sh * st, "%d x %d on 264 SMs, %d x %d on 132", sh2, st2, sh, st);
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 264, 1, 8, &sh2, &st2);
+    cr_assert_geq(sh2 * st2, 2, "%d x %d on 264 SMs", sh2, st2);
     /* non-causal MQA 8:1 of 4096 keys, bf16 D96 (portable): 32 lanes, split */
-    kgi_attnb_split(1, 8, 1, 4096, 4096, 96, 0, 128, 64, 32, 132, 0, &sh, &st);
+    kgi_attnb_split(1, 8, 1, 4096, 4096, 96, 0, 128, 64, 32, 132, 0, 8, &sh, &st);
     cr_assert_geq(sh * st, 2, "%d x %d", sh, st);
     /* B Hkv lanes >= the SMs: never */
-    kgi_attnb_split(2, 32, 32, 4096, 4096, 64, 1, 128, 64, 4, 132, 1, &sh, &st);
+    kgi_attnb_split(2, 32, 32, 4096, 4096, 64, 1, 128, 64, 4, 132, 1, 8, &sh, &st);
     cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
-    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 132, 132, 1, &sh, &st);
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 132, 132, 1, 8, &sh, &st);
     cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
     /* too many key blocks for the scratch bound (kgi_attnb_split_max 0): never */
-    kgi_attnb_split(64, 4, 1, 4096, 4096, 64, 1, 128, 64, 1, 132, 1, &sh, &st);
+    kgi_attnb_split(64, 4, 1, 4096, 4096, 64, 1, 128, 64, 1, 132, 1, 8, &sh, &st);
     cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
     /* one query tile of one head: nothing to split */
-    kgi_attnb_split(1, 1, 1, 40, 8192, 64, 0, 128, 64, 64, 132, 1, &sh, &st);
+    kgi_attnb_split(1, 1, 1, 40, 8192, 64, 0, 128, 64, 64, 132, 1, 8, &sh, &st);
     cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
     /* seeded shapes: within the bounds (heads of the group, query tiles,
-       kgi_attnb_split_max, 4 waves of blocks) and the same answer twice */
+       kgi_attnb_split_max, 8 waves of blocks) and the same answer twice */
     uint64_t r = 2026;
     for (int i = 0; i < 400; i++) {
         r = r * 6364136223846793005ull + 1442695040888963407ull;
@@ -384,9 +389,9 @@ Test(attention_bwd_validation, query_split_plan)
         const int causal = (int)(r & 1), bm = (r >> 1) & 1 ? 64 : 32, bn = (r >> 2) & 1 ? 128 : 64;
         const int nsm = (r >> 3) & 1 ? 132 : 78;
         const int64_t nkb = (Sk + bn - 1) / bn, lanes = 1 + (int64_t)(r >> 20) % (nkb < 128 ? nkb : 128);
-        kgi_attnb_split(B, G * Hkv, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, (int)((r >> 4) & 1), &sh, &st);
+        kgi_attnb_split(B, G * Hkv, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, (int)((r >> 4) & 1), 8, &sh, &st);
         int a, b;
-        kgi_attnb_split(B, G * Hkv, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, (int)((r >> 4) & 1), &a, &b);
+        kgi_attnb_split(B, G * Hkv, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, (int)((r >> 4) & 1), 8, &a, &b);
         cr_assert(a == sh && b == st);
         cr_assert(sh >= 1 && st >= 1);
         if (sh * st == 1)
@@ -394,7 +399,7 @@ Test(attention_bwd_validation, query_split_plan)
         cr_assert_leq(sh, G);
         cr_assert_leq(st, (Sq + bm - 1) / bm);
         cr_assert_leq(sh * st, kgi_attnb_split_max(B, G * Hkv, Hkv, Sq, Sk, D));
-        cr_assert_leq(B * Hkv * lanes * sh * st, 4 * nsm);
+        cr_assert_leq(B * Hkv * lanes * sh * st, 8 * nsm);
         cr_assert_lt(B * Hkv * lanes, nsm);
     }
 }
