@@ -252,13 +252,19 @@ static int64_t dq_lanes_old(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int6
  * SM); the splits add dkvsum (reading the partials at ~3 TB/s, plus 4 us).
  * Counts are tried from the fewest splits up, and more must win by 3%.
  * Splits are considered only where the kvq grid is under one wave (B Hkv
- * lanes < nsm), up to `waves` waves of blocks (8), and within the split
+ * lanes < nsm), up to `waves` waves of blocks (8; wgmma 4), and within the split
  * budget below. H200, 2026-12-02 (run of 02:58 UTC), measured against the
  * model: f32 B1 Hq4 Hkv1 S6240 D64 causal 1x1 / 1x2 / 1x4 / 2x2 / 4x4 8381 /
  * 4277 / 2241 / 2198 / 1999 us, modelled 8565 / 4290 / 2197 / 2155 / 1940;
  * bf16 (wgmma) B1 Hq8 Hkv1 S8192 D64 causal 1x2 / 1x4 / 2x4 / 4x4 1397 /
  * 1005 / 894 / 873 us against 1176 / 780 / 678 / 653 at 2.3 TFLOP/s an SM
  * (hence 1.75); the earlier cap of 4 waves excluded 4x4, the best of both.
+ * With 8 waves (run of 03:23 UTC, same run against 4): f32 B1 Hq4 Hkv1
+ * S6240 D64 causal 25.3 against 22.3 TFLOP/s, f32 B2 Hq2 Hkv1 S6720 D64
+ * causal 25.0 / 24.3, f32 B5 H1 S1952 D256 23.4 / 22.3, f32 B1 H1 S8192
+ * D128 causal 26.4 / 25.5, f16 (mma.sync) B2 Hq4 Hkv1 S6000 D96 causal
+ * 134.0 / 119.4, but wgmma's bf16 B1 Hq8 Hkv1 S8192 D64 causal 186.6 (1x16)
+ * / 193.5 (2x4): wgmma keeps 4.
  */
 #define SPLIT_ELIGIBLE 1024                   /* B Hkv ceil(Sk / 64) at most */
 #define SPLIT_BUDGET ((uint64_t)256 << 20)    /* bytes of dK / dV partials at most */
@@ -421,9 +427,12 @@ static void call_splits(const kg_context *ctx, int64_t B, int64_t Hq, int64_t Hk
                         int causal, const kg_attnb_launch *kvq, int64_t lanes, int path, int *sh, int *st)
 {
     const int64_t nkb = (Sk + kvq->rows - 1) / kvq->rows, l = lanes < nkb ? lanes : nkb;
-    /* KG_ATTNB_SPLIT_WAVES (a benchmark hook): the cap on the blocks, in waves */
+    /* the cap on the blocks, in waves: 8, 4 on the wgmma kernel (H200, run
+       of 03:23 UTC, same run: bf16 B1 Hq8 Hkv1 S8192 D64 causal 193.5
+       TFLOP/s at 4 waves (2x4) against 186.6 at 8 (1x16); f32 and mma.sync
+       gained 3-13% from 8). KG_ATTNB_SPLIT_WAVES (a benchmark hook) sets it. */
     const char *wenv = getenv("KG_ATTNB_SPLIT_WAVES");
-    const int waves = wenv && atoi(wenv) >= 1 && atoi(wenv) <= 64 ? atoi(wenv) : 8;
+    const int waves = wenv && atoi(wenv) >= 1 && atoi(wenv) <= 64 ? atoi(wenv) : path == 2 ? 4 : 8;
     kgi_attnb_split(B, Hq, Hkv, Sq, Sk, D, causal, kvq->rows, kvq->tile, l, ctx->sm_count, path, waves, sh, st);
     const char *env = getenv("KG_ATTNB_SPLIT");
     int h = 0, t = 0;

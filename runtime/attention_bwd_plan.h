@@ -21,7 +21,8 @@ int kgi_attnb_split_max(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t 
    query tiles; 1 x 1: none) of least modelled time for kvq blocks of bn keys
    and bm-query tiles, `lanes` dQ lanes, nsm multiprocessors (one block
    each), steps of `path` 0 (mma.sync), 1 (FFMA) or 2 (wgmma), at most
-   `waves` waves of blocks (the runtime: 8); causal: the bottom-right rule. */
+   `waves` waves of blocks (the runtime: 8, wgmma 4); causal: the bottom-right
+   rule. */
 void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
                      int64_t lanes, int nsm, int path, int waves, int *sh, int *st);
 
