@@ -12,11 +12,13 @@
  * bench/torch_attention_bwd.py:
  *   attention_bwd,<dtype>,B,H,S,D,causal,us,tflops
  * KG_BENCH_SWEEP=<n> runs n shapes drawn from KG_BENCH_SEED instead (odd
- * lengths, GQA, every head dim; see main), rows
+ * lengths, GQA, every head dim; see main), KG_BENCH_SHAPES=
+ * <dtype>/B/Hq/Hkv/S/D/causal[,...] the shapes given, both as rows
  *   attention_bwd_sweep,<dtype>,B,Hq,Hkv,S,D,causal,us,tflops,tune
  * Set KG_BENCH_FILTER=<substring of "dtype D S causal">[,<another>...] to
  * run a subset (^<text>: names that start with it). KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
- * "sep" for the separate dq kernel) is written as a tenth CSV column.
+ * "sep" for the separate dq kernel) is written as a tenth CSV column, followed by
+ * "_s<h>x<t>" where KG_ATTNB_SPLIT (the query splits' hook) is set.
  */
 #include <math.h>
 #include <stdint.h>
@@ -165,14 +167,33 @@ int main(void)
     kg_context *ctx = bench_open("bench_attention_bwd");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
-    const char *tune = getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default";
+    /* the CSV's tune column: KG_ATTNB_TUNE, then "_s" and KG_ATTNB_SPLIT where set */
+    char tune[64];
+    snprintf(tune, sizeof tune, "%s%s%s", getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
+             getenv("KG_ATTNB_SPLIT") ? "_s" : "", getenv("KG_ATTNB_SPLIT") ? getenv("KG_ATTNB_SPLIT") : "");
     struct {
         kg_dtype dt;
         int B, H, S, D, causal, Hkv;
     } cases[64];
     int nc = 0;
-    const char *sweep_env = getenv("KG_BENCH_SWEEP");
-    const int sweep = sweep_env ? atoi(sweep_env) : 0;
+    const char *sweep_env = getenv("KG_BENCH_SWEEP"), *shapes = getenv("KG_BENCH_SHAPES");
+    int sweep = sweep_env ? atoi(sweep_env) : 0;
+    /* KG_BENCH_SHAPES=<dtype>/B/Hq/Hkv/S/D/causal[,...]: those shapes
+       instead, as sweep rows (attention_bwd_sweep) */
+    for (const char *at = shapes; at && *at && nc < 64;) {
+        char dn[8];
+        int v[6], used = 0;
+        kg_dtype dt = KG_F32;
+        if (sscanf(at, "%7[^/]/%d/%d/%d/%d/%d/%d%n", dn, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &used) != 7)
+            break;
+        dt = strcmp(dn, "bf16") == 0 ? KG_BF16 : strcmp(dn, "f16") == 0 ? KG_F16 : KG_F32;
+        cases[nc].dt = dt, cases[nc].B = v[0], cases[nc].H = v[1], cases[nc].Hkv = v[2], cases[nc].S = v[3];
+        cases[nc].D = v[4], cases[nc++].causal = v[5];
+        at += used;
+        if (*at == ',')
+            at++;
+        sweep = -1; /* rows as the sweep's, no drawn shapes */
+    }
     const kg_dtype tc[2] = {KG_BF16, KG_F16};
     for (int t = 0; t < 2 && !sweep; t++)
         for (int D = 64; D <= 128; D += 64)
@@ -192,7 +213,7 @@ int main(void)
         for (int causal = 0; causal < 2; causal++)
             cases[nc].dt = KG_BF16, cases[nc].B = 8, cases[nc].H = 16, cases[nc].S = 4096, cases[nc].D = other[i],
             cases[nc++].causal = causal;
-    for (int i = 0; i < nc; i++)
+    for (int i = 0; i < nc && sweep == 0; i++)
         cases[i].Hkv = cases[i].H;
     /* KG_BENCH_SWEEP=<n>: instead, n shapes drawn from KG_BENCH_SEED (1 when
        unset): dtype (bf16 2 : f16 1 : f32 2), D (64 and 128 three times as

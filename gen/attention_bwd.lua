@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 2
+M.max_tunes = 3
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -71,11 +71,18 @@ M.max_tunes = 2
 -- 4-6% and was dropped. Run r1: 512-thread blocks (a 16 x 32 thread grid at
 -- 128 registers, 16 warps an SM) ran 24-25% slower at D128 and 8-9% at D64:
 -- the kernel is bound by shared-memory bytes per FMA, not by occupancy.
+-- D64's second tuning (64 keys x 64-query tiles, 107008 bytes; r2 of
+-- 2026-12-01 measured it at 30.1 / 26.8 TFLOP/s at S1k against the default's
+-- 30.3 / 25.7), the last D128 one (64 x 32, 122112 bytes) and D256's second
+-- (32 x 32, 142592 bytes) fit the 163 KiB a block of compute capability 8.0,
+-- which the defaults exceed (D64 178688, D128 172544, D256 218368): the
+-- runtime takes the first tuning that fits the device (runtime/attention_bwd.c).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1 } },
+              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1 } },
               [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 } },
-              [256] = { { bn = 64, bm = 32 } } }
+              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 },
+                        { bn = 64, bm = 32, lay = 1 } },
+              [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -151,15 +158,17 @@ M.wg_kvq = {
 }
 M.max_tunes90 = 2
 
-local function wg_plan(dt, d, kind, tu)
+local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s>", dt.storage, d, tu.nwg, bm, kind_enum[kind]),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma", bn, bm, tu.nwg) }
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                spl and ", true" or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s", bn, bm, tu.nwg,
+                                 spl and ", query splits" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -246,8 +255,8 @@ function M.generate(G)
         q[#q + 1] = add(string.format("kg_attnb_%s_d%d_%s_q", name, d, kind), pl.q,
                         string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.q.shape))
       end
-      local kvq, dqsum, tunes = {}, "{0, 0, 0, 0, 0}", {}
-      local kvq90, tunes90 = {}, {}
+      local kvq, dqsum, dkvsum, tunes = {}, "{0, 0, 0, 0, 0}", "{0, 0, 0, 0, 0}", {}
+      local kvq90, kvq90s, tunes90 = {}, {}, {}
       if name ~= "f32" and M.wg_kvq[d] then
         tunes90 = M.wg_kvq[d]
         assert(#tunes90 <= M.max_tunes90, "too many Hopper kvq tunings")
@@ -260,6 +269,17 @@ function M.generate(G)
                                                      d, kind, pl.shape))
           end
           kvq90[#kvq90 + 1] = "{" .. table.concat(per, ", ") .. "}"
+          -- the same kernel for query splits (the instance above keeps the
+          -- registers it had before them)
+          local pers = {}
+          for _, kind in ipairs(M.kinds) do
+            local pl = wg_plan(dt, d, kind, tu, true)
+            pers[#pers + 1] = add_to(module90, kernels90,
+                                     string.format("kg_attnb90_%s_d%d_%s_kvq%ds", name, d, kind, ti - 1), pl,
+                                     string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
+                                                   d, kind, pl.shape))
+          end
+          kvq90s[#kvq90s + 1] = "{" .. table.concat(pers, ", ") .. "}"
         end
       end
       do
@@ -279,11 +299,17 @@ function M.generate(G)
                           { threads = 256, minb = 1, rows = 0, smem = 0,
                             call = string.format("attnb_dqsum<%s, %d>", dt.storage, d) },
                           string.format("attention backward %s D=%d: dq = scale * sum of the dQ partials", name, d))
+        dkvsum = add_small(string.format("kg_attnb_%s_d%d_dkvsum", name, d),
+                           { threads = 256, minb = 1, rows = 0, smem = 0,
+                             call = string.format("attnb_dkvsum<%s, %d>", dt.storage, d) },
+                           string.format("attention backward %s D=%d: dk, dv = sums of the query splits' partials",
+                                         name, d))
       end
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %d, {%s}, %d},\n", dt.enum, di - 1,
-                                      pre, table.concat(kv, ", "), table.concat(q, ", "),
-                                      #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, #tunes,
-                                      #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90)
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, {%s}, %d, {%s}},\n", dt.enum,
+                                      di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
+                                      #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
+                                      #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
+                                      #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}")
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -339,10 +365,13 @@ typedef struct kg_attnb_entry {
     /* the fused path (f16 / bf16): kvq tunings (the first is the default) and dqsum */
     kg_attnb_launch kvq[KG_ATTNB_MAX_TUNES][KG_ATTN_KIND_COUNT];
     kg_attnb_launch dqsum;
+    kg_attnb_launch dkvsum; /* the portable kvq's query splits: dk, dv from the splits' partials */
     int32_t ntunes; /* 0: no fused path (f32) */
     /* Hopper kvq tunings (sm_90a modules; ntunes90 == 0: none for this head dim) */
     kg_attnb_launch kvq90[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t ntunes90;
+    /* the same Hopper kernels for query splits (params splits > 1) */
+    kg_attnb_launch kvq90s[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */

@@ -16,6 +16,9 @@
  *          f32: FFMA);
  *   dqsum  dq = scale * the partials added up in lane order (skipped where
  *          the Hopper kvq has one lane reaching every row: it writes dq);
+ *   dkvsum with query splits (few (batch, kv head) pairs: grid x = lanes x
+ *          splits, see kgi_attnb_split): dk, dv = the splits' f32 partials
+ *          added up in split order;
  * the separate dq pass (KG_ATTNB_TUNE=sep):
  *   kv     dk and dv, grid (key blocks, Hkv, B);
  *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #include "attention_bwd_params.h"
+#include "attention_bwd_plan.h"
 #include "internal.h"
 #include "kg_attention_bwd.h"
 #include "kg_attnb_table.h"
@@ -229,14 +233,151 @@ static int64_t dq_lanes_old(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int6
     return c;
 }
 
+/*
+ * Query splits (every kvq kernel: f32, mma.sync and Hopper's wgmma):
+ * with few (batch, kv head) pairs the kvq grid has few blocks (one per lane
+ * and kv head), and under the causal rule the lane holding key block 0
+ * walks every query tile of the group while the last walks one; that block
+ * sets the time (run r3's sweep: f32 B1 Hq4 Hkv1 S6240 D64 causal, 49
+ * blocks on 132 SMs, 0.25 of PyTorch). Splitting every key block's queries
+ * into sh parts of the group's heads times st parts of the query tiles
+ * gives lanes * sh * st blocks per kv head, each writing its own f32 dK / dV
+ * partial (summed in split order by dkvsum: deterministic).
+ *
+ * The count: the (sh, st) of least modelled time. A block's time is the sum
+ * over its lane's key blocks of its steps (one BM-query tile of one head:
+ * 10 bn bm D FLOPs at ~0.24 (FFMA), ~1.5 (mma.sync) or ~1.75 (wgmma)
+ * TFLOP/s an SM) plus 2 us a key block (K, V in, dK, dV out); blocks go to
+ * the SMs in launch order, each to the one that frees first (one block an
+ * SM); the splits add dkvsum (reading the partials at ~3 TB/s, plus 4 us).
+ * Counts are tried from the fewest splits up, and more must win by 3%.
+ * Splits are considered only where the kvq grid is under one wave (B Hkv
+ * lanes < nsm), up to `waves` waves of blocks (8; wgmma 4), and within the split
+ * budget below. H200, 2026-12-02 (run of 02:58 UTC), measured against the
+ * model: f32 B1 Hq4 Hkv1 S6240 D64 causal 1x1 / 1x2 / 1x4 / 2x2 / 4x4 8381 /
+ * 4277 / 2241 / 2198 / 1999 us, modelled 8565 / 4290 / 2197 / 2155 / 1940;
+ * bf16 (wgmma) B1 Hq8 Hkv1 S8192 D64 causal 1x2 / 1x4 / 2x4 / 4x4 1397 /
+ * 1005 / 894 / 873 us against 1176 / 780 / 678 / 653 at 2.3 TFLOP/s an SM
+ * (hence 1.75); the earlier cap of 4 waves excluded 4x4, the best of both.
+ * With 8 waves (run of 03:23 UTC, same run against 4): f32 B1 Hq4 Hkv1
+ * S6240 D64 causal 25.3 against 22.3 TFLOP/s, f32 B2 Hq2 Hkv1 S6720 D64
+ * causal 25.0 / 24.3, f32 B5 H1 S1952 D256 23.4 / 22.3, f32 B1 H1 S8192
+ * D128 causal 26.4 / 25.5, f16 (mma.sync) B2 Hq4 Hkv1 S6000 D96 causal
+ * 134.0 / 119.4, but wgmma's bf16 B1 Hq8 Hkv1 S8192 D64 causal 186.6 (1x16)
+ * / 193.5 (2x4): wgmma keeps 4.
+ */
+#define SPLIT_ELIGIBLE 1024                   /* B Hkv ceil(Sk / 64) at most */
+#define SPLIT_BUDGET ((uint64_t)256 << 20)    /* bytes of dK / dV partials at most */
+
+int kgi_attnb_split_max(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+{
+    if (B <= 0 || Hq <= 0 || Hkv <= 0 || Sq <= 0 || Sk <= 0 || D <= 0 || B > 65535 || Hkv > 65535 ||
+        Sk > INT32_MAX)
+        return 0;
+    const uint64_t heads = (uint64_t)B * (uint64_t)Hkv;
+    if (heads * (uint64_t)((Sk + 63) / 64) > SPLIT_ELIGIBLE)
+        return 0;
+    const uint64_t one = 2 * heads * (uint64_t)Sk * (uint64_t)D * 4; /* < 2^46 */
+    int s = KGI_ATTNB_SPLIT_MAX;
+    while (s > 1 && (uint64_t)s * one > SPLIT_BUDGET)
+        s--;
+    return s >= 2 ? s : 0;
+}
+
+/* the work of block (c, s) in seconds (see above) */
+static double split_block_time(int64_t Sq, int64_t Sk, int causal, int bn, int bm, int64_t lanes, int64_t nkb,
+                               int64_t c, int64_t nh, int64_t tlo, int64_t thi, double step)
+{
+    double t = 0;
+    for (int64_t j = 0;; j++) {
+        const int64_t kb = j * lanes + ((j & 1) ? lanes - 1 - c : c); /* lane_block */
+        if (kb >= nkb)
+            break;
+        int64_t t0 = 0;
+        if (causal) {
+            const int64_t n0 = kb * bn, off = n0 - (Sk - Sq);
+            t0 = off > 0 ? off / bm : 0;
+        }
+        const int64_t lo = t0 > tlo ? t0 : tlo, tiles = thi > lo ? thi - lo : 0;
+        t += (double)(nh * tiles) * step + 2e-6;
+    }
+    return t;
+}
+
+/* a binary min-heap of the SMs' finish times */
+static void heap_down(double *h, int n, int i)
+{
+    for (;;) {
+        int m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && h[l] < h[m])
+            m = l;
+        if (r < n && h[r] < h[m])
+            m = r;
+        if (m == i)
+            return;
+        const double x = h[i];
+        h[i] = h[m], h[m] = x, i = m;
+    }
+}
+
+#define SPLIT_SM_MAX 1024
+void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
+                     int64_t lanes, int nsm, int path, int waves, int *sh, int *st)
+{
+    *sh = 1, *st = 1;
+    const int smax = kgi_attnb_split_max(B, Hq, Hkv, Sq, Sk, D);
+    if (smax < 2 || bn <= 0 || bm <= 0 || lanes <= 0 || nsm <= 0 || nsm > SPLIT_SM_MAX || waves < 1 || Hq % Hkv)
+        return;
+    const int64_t heads = B * Hkv, G = Hq / Hkv, nkb = (Sk + bn - 1) / bn, T = (Sq + bm - 1) / bm;
+    if (heads * lanes >= nsm || lanes > nkb)
+        return;
+    const double step = 10.0 * bn * bm * (double)D / (path == 1 ? 0.24e12 : path == 2 ? 1.75e12 : 1.5e12);
+    static const int counts[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    double best = 0, heap[SPLIT_SM_MAX], work[KGI_ATTNB_SPLIT_MAX * 128];
+    /* fewer splits first: more must win by 3% */
+    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++)
+        for (int h = 1; h <= counts[a]; h++) {
+            const int S = counts[a], t = S / h;
+            if (S % h || (S > 1 && (h > G || t > T || S > smax || heads * lanes * S > (int64_t)waves * nsm)))
+                continue;
+            if (lanes * S > (int64_t)(sizeof work / sizeof work[0]))
+                continue;
+            /* every block's time, in launch order (x = c + lanes s) */
+            for (int s = 0; s < S; s++) {
+                const int hs = s / t, ts = s % t;
+                const int64_t nh = (hs + 1) * G / h - hs * G / h, tlo = ts * T / t, thi = (ts + 1) * T / t;
+                for (int64_t c = 0; c < lanes; c++)
+                    work[s * lanes + c] = split_block_time(Sq, Sk, causal, bn, bm, lanes, nkb, c, nh, tlo, thi, step);
+            }
+            /* list scheduling on nsm SMs */
+            for (int i = 0; i < nsm; i++)
+                heap[i] = 0;
+            double span = 0;
+            for (int64_t r = 0; r < heads; r++)
+                for (int64_t x = 0; x < lanes * S; x++) {
+                    heap[0] += work[x];
+                    if (heap[0] > span)
+                        span = heap[0];
+                    heap_down(heap, nsm, 0);
+                }
+            if (S > 1)
+                span += (double)(2 * S) * (double)(heads * Sk) * (double)D * 4 / 3e12 + 4e-6;
+            if (S == 1 || span < best * 0.97)
+                best = span, *sh = h, *st = t;
+        }
+}
+
 /* delta and lse2 (8 bytes a row), then the partials 256-byte aligned */
 static size_t rows_bytes(uint64_t rows) { return ((size_t)rows * 8 + 255) & ~(size_t)255; }
 
-/* The scratch of a call with `lanes` partials; 0 where it overflows. */
-static size_t scratch_for(int64_t B, int64_t Hq, int64_t Sq, int64_t D, int64_t nlanes)
+/* The scratch of a call with `lanes` dQ partials and `splits` dK / dV
+   partials (kgi_attnb_split_max bounds them: at most 256 MiB); 0 where it
+   overflows. */
+static size_t scratch_for(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int64_t nlanes,
+                          int splits)
 {
     const uint64_t rows = (uint64_t)B * (uint64_t)Hq * (uint64_t)Sq; /* < 2^63 */
-    const uint64_t avail = SIZE_MAX - KG_SCRATCH_COUNTER_BYTES - 255;
+    const uint64_t avail = SIZE_MAX - KG_SCRATCH_COUNTER_BYTES - 255 - SPLIT_BUDGET - 255;
     if (rows > avail / 8)
         return 0;
     const uint64_t lanes = (uint64_t)nlanes;
@@ -244,7 +385,11 @@ static size_t scratch_for(int64_t B, int64_t Hq, int64_t Sq, int64_t D, int64_t 
     /* lanes * rows * D * 4 <= 2^31 when lanes > 1; one lane can be any size */
     if (lanes && rows > (avail - fixed) / ((uint64_t)D * 4) / lanes)
         return 0;
-    return KG_SCRATCH_COUNTER_BYTES + fixed + (size_t)(lanes * rows * (uint64_t)D * 4);
+    const size_t dkv = splits > 1 ? (size_t)(2 * (uint64_t)splits * (uint64_t)B * (uint64_t)Hkv * (uint64_t)Sk *
+                                            (uint64_t)D * 4)
+                                  : 0;
+    /* the dK / dV partials follow the dQ ones (whose bytes are a multiple of 128) */
+    return KG_SCRATCH_COUNTER_BYTES + fixed + (size_t)(lanes * rows * (uint64_t)D * 4) + dkv;
 }
 
 size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
@@ -252,7 +397,7 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, i
     if (B < 0 || Hq < 0 || Hkv < 0 || Sq < 0 || Sk < 0 || D < 0 || B > 65535 || Hq > 65535 || Hkv > 65535 ||
         Sq > INT32_MAX || Sk > INT32_MAX || D > 256)
         return 0;
-    return scratch_for(B, Hq, Sq, D, dq_lanes(B, Hq, Hkv, Sq, Sk, D));
+    return scratch_for(B, Hq, Hkv, Sq, Sk, D, dq_lanes(B, Hq, Hkv, Sq, Sk, D), kgi_attnb_split_max(B, Hq, Hkv, Sq, Sk, D));
 }
 
 /* The lanes of a call: the rule's; KG_ATTNB_LANES (a test and benchmark
@@ -273,6 +418,64 @@ static int64_t call_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_
     return rule;
 }
 
+/* The query splits of a call to a portable kvq kernel: the rule's
+   (kgi_attnb_split, with the lanes the kernel gets); KG_ATTNB_SPLIT (a test
+   and benchmark hook) "<h>x<t>": h parts of the group's heads times t of the
+   query tiles, where h <= Hq / Hkv, t <= the query tiles and h t <=
+   kgi_attnb_split_max (or 1x1); other values give the rule's. */
+static void call_splits(const kg_context *ctx, int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D,
+                        int causal, const kg_attnb_launch *kvq, int64_t lanes, int path, int *sh, int *st)
+{
+    const int64_t nkb = (Sk + kvq->rows - 1) / kvq->rows, l = lanes < nkb ? lanes : nkb;
+    /* the cap on the blocks, in waves: 8, 4 on the wgmma kernel (H200, run
+       of 03:23 UTC, same run: bf16 B1 Hq8 Hkv1 S8192 D64 causal 193.5
+       TFLOP/s at 4 waves (2x4) against 186.6 at 8 (1x16); f32 and mma.sync
+       gained 3-13% from 8). KG_ATTNB_SPLIT_WAVES (a benchmark hook) sets it. */
+    const char *wenv = getenv("KG_ATTNB_SPLIT_WAVES");
+    const int waves = wenv && atoi(wenv) >= 1 && atoi(wenv) <= 64 ? atoi(wenv) : path == 2 ? 4 : 8;
+    kgi_attnb_split(B, Hq, Hkv, Sq, Sk, D, causal, kvq->rows, kvq->tile, l, ctx->sm_count, path, waves, sh, st);
+    const char *env = getenv("KG_ATTNB_SPLIT");
+    int h = 0, t = 0;
+    if (env && sscanf(env, "%dx%d", &h, &t) == 2 && h >= 1 && t >= 1 && Hkv > 0 && kvq->tile > 0) {
+        const int64_t G = Hq / Hkv, T = (Sq + kvq->tile - 1) / kvq->tile;
+        if (h * t == 1 || (h <= G && t <= T && h * t <= kgi_attnb_split_max(B, Hq, Hkv, Sq, Sk, D)))
+            *sh = h, *st = t;
+    }
+}
+
+int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need)
+{
+    const kg_attnb_entry *e = &kg_attnb_table[dtype][slot];
+    int least = 0;
+#define KGI_NEED(x) (least = least == 0 || (x) < least ? (x) : least)
+    if (want >= 0 && want < e->ntunes && (limit <= 0 || e->kvq[want][kind].smem <= limit))
+        return want;
+    for (int i = 0; i < e->ntunes; i++) {
+        if (limit <= 0 || e->kvq[i][kind].smem <= limit)
+            return i;
+        KGI_NEED(e->kvq[i][kind].smem);
+    }
+    const int sep = e->kv[kind].smem > e->q[kind].smem ? e->kv[kind].smem : e->q[kind].smem;
+    if (limit <= 0 || sep <= limit)
+        return -1;
+    KGI_NEED(sep);
+#undef KGI_NEED
+    *need = least;
+    return -2;
+}
+
+/* The shared memory a block may opt in to on the context's device (0:
+   unknown, no check). */
+static int smem_limit(const kg_context *ctx)
+{
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
    9.0 where generated, else the portable one (tuning 0; f32's FFMA one);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
@@ -281,29 +484,50 @@ static int64_t call_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_
    sets *mrev (the Hopper kernel's query tiles walked from the last one
    down, or up; the portable kernels always walk up); values that do not
    apply give the default. */
-static const kg_attnb_launch *pick_kvq(const kg_context *ctx, const kg_attnb_entry *e, kg_attn_kind kind, int *mrev)
+static kg_status pick_kvq(kg_context *ctx, const kg_attnb_entry *e, kg_dtype dt, int slot, kg_attn_kind kind,
+                          int *mrev, const kg_attnb_launch **out)
 {
-    if (e->ntunes == 0)
-        return NULL;
+    *out = NULL;
     const int hopper = e->ntunes90 > 0 && ctx->cc_major == 9 && ctx->cc_minor == 0;
     const char *env = getenv("KG_ATTNB_TUNE");
-    if (env && strcmp(env, "sep") == 0)
-        return NULL;
     /* a trailing 'r' / 'f': the Hopper kernel's query walk reversed / forward */
     const size_t n = env ? strlen(env) : 0;
     if (n > 0 && (env[n - 1] == 'r' || env[n - 1] == 'f'))
         *mrev = env[n - 1] == 'r';
-    if (env && env[0] == 'h' && env[1] >= '0' && env[1] <= '9' && hopper) {
+    int want = 0, forced = 0; /* a portable tuning, or -1: the separate kernels */
+    if (e->ntunes == 0 || (env && strcmp(env, "sep") == 0))
+        want = -1;
+    else if (env && env[0] == 'h' && env[1] >= '0' && env[1] <= '9' && hopper) {
         const int i = atoi(env + 1);
-        if (i < e->ntunes90)
-            return &e->kvq90[i][kind];
-    }
-    if (env && env[0] >= '0' && env[0] <= '9') {
+        if (i < e->ntunes90) {
+            *out = &e->kvq90[i][kind];
+            return KG_OK;
+        }
+    } else if (env && env[0] >= '0' && env[0] <= '9') {
         const int i = atoi(env);
         if (i < e->ntunes)
-            return &e->kvq[i][kind];
+            want = i, forced = 1;
     }
-    return hopper ? &e->kvq90[0][kind] : &e->kvq[0][kind];
+    if (hopper && want == 0 && !forced) {
+        *out = &e->kvq90[0][kind];
+        return KG_OK;
+    }
+    /* the portable kernels: the first that fits the device's shared memory
+       (compute capability 8.0: 163 KiB a block, less than f32 D 64, 128 and
+       256's default kvq kernels take) */
+    const int limit = smem_limit(ctx);
+    int need = 0;
+    int pick = want >= 0 ? kgi_attnb_fit(dt, slot, kind, want, limit, &need) : -1;
+    if (want < 0 && limit > 0 && (e->kv[kind].smem > limit || e->q[kind].smem > limit))
+        pick = kgi_attnb_fit(dt, slot, kind, -1, limit, &need);
+    if (pick == -2)
+        return kgi_fail(ctx, KG_ERR_NO_KERNEL_IMAGE,
+                        "no kernel image for this GPU's architecture: attention backward %s D=%d: the smallest kernel "
+                        "needs %d bytes of shared memory a block, the device allows %d",
+                        kg_dtype_name(dt), kg_attnb_dims[slot], need, limit);
+    if (pick >= 0)
+        *out = &e->kvq[pick][kind];
+    return KG_OK;
 }
 
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
@@ -374,7 +598,22 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         return kgi_ok(ctx);
     /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
     const int64_t lanes = call_lanes(B, Hq, Hkv, Sq, Sk, D);
-    const size_t bytes = scratch_for(B, Hq, Sq, D, lanes);
+    const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    const kg_attnb_entry *e = &kg_attnb_table[q->dtype][slot];
+    int mrev = 0;
+    const kg_attnb_launch *kvq = NULL;
+    st = pick_kvq(ctx, e, q->dtype, slot, kind, &mrev, &kvq);
+    if (st != KG_OK)
+        return st;
+    const kg_attnb_launch *k90 = &e->kvq90[0][0];
+    const int hopper_kvq = kvq && kvq >= k90 && kvq < k90 + KG_ATTNB_MAX_TUNES90 * KG_ATTN_KIND_COUNT;
+    const int causal = kind == KG_ATTN_CAUSAL || (kind == KG_ATTN_MASK && opts && opts->causal);
+    int split_h = 1, split_t = 1;
+    if (kvq && e->dkvsum.threads > 0)
+        call_splits(ctx, B, Hq, Hkv, Sq, Sk, D, causal, kvq, lanes, q->dtype == KG_F32 ? 1 : hopper_kvq ? 2 : 0,
+                    &split_h, &split_t);
+    const int splits = split_h * split_t;
+    const size_t bytes = scratch_for(B, Hq, Hkv, Sq, Sk, D, lanes, splits);
     if (bytes == 0) /* unreachable for tensors that passed kgi_check_tensor; kept as a guard */
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                         "invalid argument: attention backward: the scratch for B=%lld Hq=%lld Sq=%lld D=%lld overflows",
@@ -383,9 +622,6 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     st = kgi_scratch(ctx, bytes, &base);
     if (st != KG_OK)
         return st;
-
-    const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
-    const kg_attnb_entry *e = &kg_attnb_table[q->dtype][slot];
 
     kg_attnb_params p;
     memset(&p, 0, sizeof p);
@@ -418,6 +654,10 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     p.kind = (int32_t)kind;
     p.scale = scale;
     p.scale_log2 = scale * 1.4426950408889634f;
+    p.splits = splits, p.split_h = split_h, p.split_t = split_t;
+    p.hkv = (int32_t)Hkv;
+    p.nkrows = B * Hkv * Sk;
+    p.dkvp = p.dqp + lanes * p.nrows * D;
 
     if (p.nrows > 0) {
         int64_t blocks = (p.nrows + e->pre.rows - 1) / e->pre.rows;
@@ -427,8 +667,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         if (st != KG_OK)
             return st;
     }
-    p.mrev = 0;
-    const kg_attnb_launch *kvq = pick_kvq(ctx, e, kind, &p.mrev);
+    p.mrev = mrev;
     if (kvq) {
         /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
         p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;
@@ -438,20 +677,27 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
            with Sq - Sk >= a query tile, whose first rows see no key): kvq
            writes dq itself at each row's last key block (the bits dqsum would
            write), no dqsum; KG_ATTNB_DIRECT=0 (a benchmark hook) turns it off */
-        const kg_attnb_launch *k90 = &e->kvq90[0][0];
-        const int hopper_kvq = kvq >= k90 && kvq < k90 + KG_ATTNB_MAX_TUNES90 * KG_ATTN_KIND_COUNT;
         const char *denv = getenv("KG_ATTNB_DIRECT");
-        const int causal = kind == KG_ATTN_CAUSAL || (kind == KG_ATTN_MASK && p.causal);
-        p.direct = hopper_kvq && p.lanes == 1 && p.nkb > 0 && !(causal && Sq - Sk >= kvq->tile) &&
+        p.direct = hopper_kvq && p.lanes == 1 && splits == 1 && p.nkb > 0 && !(causal && Sq - Sk >= kvq->tile) &&
                    !(denv && strcmp(denv, "0") == 0);
         if (B * Hkv * Sk > 0) {
             /* a lane for every key block when there are no queries (dk = dv = 0) */
-            const unsigned gx = (unsigned)(p.lanes > 0 ? p.lanes : p.nkb);
             if (p.lanes == 0)
                 p.lanes = p.nkb;
-            st = launch(ctx, kvq, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
+            const unsigned gx = (unsigned)p.lanes * (unsigned)splits; /* <= 128 x 16 */
+            /* the Hopper kernels have an instance for splits */
+            const kg_attnb_launch *run = hopper_kvq && splits > 1 ? &e->kvq90s[0][0] + (kvq - k90) : kvq;
+            st = launch(ctx, run, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
             if (st != KG_OK)
                 return st;
+            if (splits > 1) {
+                int64_t blocks = (2 * p.nkrows * (D / 4) + e->dkvsum.threads - 1) / e->dkvsum.threads;
+                if (blocks > 65536)
+                    blocks = 65536; /* grid-stride over the rest */
+                st = launch(ctx, &e->dkvsum, (dim3){(unsigned)blocks, 1, 1}, &p);
+                if (st != KG_OK)
+                    return st;
+            }
         }
         if (p.nrows > 0 && !p.direct) {
             int64_t blocks = (p.nrows * (D / 4) + e->dqsum.threads - 1) / e->dqsum.threads;

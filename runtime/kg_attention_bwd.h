@@ -26,7 +26,11 @@
  * bytes a query row (delta = rowsum(dout * out) and lse in base 2) and, for
  * every dtype, up to 128 f32 partial sums of dq (B Hq Sq D 4 bytes each, at
  * most one per 128 keys; their count depends on the shape only, and they
- * total at most 2 GiB unless one alone is larger). It grows on first use; before capturing a call in a
+ * total at most 2 GiB unless one alone is larger), and where few (batch, kv
+ * head) pairs meet long key ranges (B Hkv ceil(Sk / 64) <= 1024), up to 16
+ * f32 partials of dk and dv (2 B Hkv Sk D 4 bytes each, at most 256 MiB in
+ * all; their count depends on the shape and the device's multiprocessor
+ * count, the reservation below covers any). It grows on first use; before capturing a call in a
  * CUDA graph, reserve it on the capturing stream (after kg_set_stream) with
  *     kg_reserve_scratch(ctx, kg_attention_backward_scratch_bytes(B, Hq, Hkv, Sq, Sk, D));
  * (a call too big for the scratch during capture fails with
@@ -34,6 +38,13 @@
  *
  * opts must be the forward's (scale, causal). dq, dk and dv must not overlap
  * any input or each other.
+ *
+ * Devices with less shared memory a block than the H200 (compute capability
+ * 8.0: 163 KiB) run the kernels that fit (f32 D 64, 128 and 256: smaller
+ * tiles); where none fits (f32 at D 64 and up on devices of 99 KiB a block)
+ * the call fails with
+ * KG_ERR_NO_KERNEL_IMAGE naming the bytes needed and allowed, before any
+ * launch.
  */
 #ifndef KG_ATTENTION_BWD_H
 #define KG_ATTENTION_BWD_H

@@ -386,6 +386,51 @@ __device__ __forceinline__ int lane_block(int lanes, int c, int j)
     return j * lanes + ((j & 1) ? lanes - 1 - c : c);
 }
 
+/*
+ * Query splits (p.splits > 1, few (batch, kv head) pairs and long keys):
+ * the grid's x is lane c + lanes s, and block (c, s) walks lane c's key
+ * blocks over split s's part of the queries only: query heads h0 .. h0 + nh
+ * of the group (split_h parts) times the query rows mlo .. mhi (split_t
+ * parts of the BM-row tiles, whole tiles). The parts are the same for
+ * every key block, so the splits of a lane touch disjoint rows of its dQ
+ * partial (and its first key block still reaches, first, every row a later
+ * one does); each split writes its own f32 partial of dK and dV (unscaled)
+ * at p.dkvp, and attnb_dkvsum adds them up in split order.
+ */
+template <int BM>
+__device__ __forceinline__ void split_of(const kg_attnb_params &p, int s, int &h0, int &nh, int &mlo, int &mhi)
+{
+    const int sh = s / p.split_t, st = s - sh * p.split_t;
+    h0 = sh * p.group / p.split_h;
+    nh = (sh + 1) * p.group / p.split_h - h0;
+    const int64_t tiles = (p.sq + BM - 1) / BM;
+    mlo = (int)(st * tiles / p.split_t) * BM;
+    mhi = min(p.sq, (int)((st + 1) * tiles / p.split_t) * BM);
+}
+
+/* The f32 partial of split s: dK (which 0) or dV (1) of kv head (b, hk),
+   rows of D floats. */
+template <int D>
+__device__ __forceinline__ float *split_dkv(const kg_attnb_params &p, int s, int which, int b, int hk)
+{
+    return p.dkvp + ((int64_t)(2 * s + which) * p.nkrows + ((int64_t)b * p.hkv + hk) * p.sk) * D;
+}
+
+/* Stores a warp's 16 x D accumulator (rows row0 + g, + 8) as f32, unscaled. */
+template <int ND>
+__device__ __forceinline__ void store_accf(const float (&acc)[ND][4], float *base, int row0, int nrows, int g, int t)
+{
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int r = row0 + g + 8 * i;
+        if (r < nrows) {
+#pragma unroll
+            for (int d = 0; d < ND; d++)
+                *(float2 *)(base + (int64_t)r * (ND * 8) + d * 8 + 2 * t) = make_float2(acc[d][2 * i], acc[d][2 * i + 1]);
+        }
+    }
+}
+
 template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
@@ -409,9 +454,11 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int kw = warp % NKW, role = SPLIT ? warp / NKW : 0;
     const bool do_dv = !SPLIT || role == 0, do_dk = !SPLIT || role == 1;
-    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const int c = blockIdx.x % p.lanes, sp = blockIdx.x / p.lanes, hk = blockIdx.y, b = blockIdx.z;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nkb = (p.sk + BN - 1) / BN;
+    int h0, nh, mlo, mhi;
+    split_of<BM>(p, sp, h0, nh, mlo, mhi);
 
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
@@ -432,9 +479,9 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
         load_tile<BN, D, P, E, NT>(aV, v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
 
-        int mstart = 0; /* the first query tile that sees key n0 under the causal rule */
+        int mstart = mlo; /* the first query tile (of the split's) that sees key n0 under the causal rule */
         if (causal)
-            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+            mstart = max(mlo, max(0, n0 - (p.sk - p.sq)) / BM * BM);
 
         float acc[NACC][ND][4];
 #pragma unroll
@@ -443,11 +490,11 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
             for (int d = 0; d < ND; d++)
                 acc[a][d][0] = acc[a][d][1] = acc[a][d][2] = acc[a][d][3] = 0.f;
 
-        const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+        const int nmt = mstart < mhi ? (mhi - mstart + BM - 1) / BM : 0, nsteps = nh * nmt;
         /* step it's tiles into stage st: kv's, and the partial's rows so far
            (none yet in the lane's first key block) */
         auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
-            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const int h = hk * p.group + h0 + it / nmt, m0 = mstart + (it % nmt) * BM;
             kv_issue<D, BM, NT>(p, b, h, m0, kgd_smem_addr(sQ0 + 2 * st * BM * P), tid, rl, rd);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
@@ -460,7 +507,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
             const int st = it & 1;
-            const int h = hk * p.group + it / nmt, m0 = mstart + (it % nmt) * BM;
+            const int h = hk * p.group + h0 + it / nmt, m0 = mstart + (it % nmt) * BM;
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             /* this step's tiles (and K, V) arrived, and every warp is done
                with the previous step: its stage and dS^T may be refilled */
@@ -527,10 +574,17 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 kv_put_rows<BM, NT>(sRows, st ^ 1, nl, nd, tid); /* read after the next step's barrier */
         }
 
-        if (do_dv)
-            store_acc<T, ND>(acc[0], dv, p.dv_ss, n0 + kr0, p.sk, 0, 1.f, g, t);
-        if (do_dk)
-            store_acc<T, ND>(acc[NACC - 1], dk, p.dk_ss, n0 + kr0, p.sk, 0, p.scale, g, t);
+        if (p.splits > 1) {
+            if (do_dv)
+                store_accf<ND>(acc[0], split_dkv<D>(p, sp, 1, b, hk), n0 + kr0, p.sk, g, t);
+            if (do_dk)
+                store_accf<ND>(acc[NACC - 1], split_dkv<D>(p, sp, 0, b, hk), n0 + kr0, p.sk, g, t);
+        } else {
+            if (do_dv)
+                store_acc<T, ND>(acc[0], dv, p.dv_ss, n0 + kr0, p.sk, 0, 1.f, g, t);
+            if (do_dk)
+                store_acc<T, ND>(acc[NACC - 1], dk, p.dk_ss, n0 + kr0, p.sk, 0, p.scale, g, t);
+        }
     }
     kgd_cp_async_wait<0>();
 }
@@ -576,6 +630,37 @@ template <typename T, int D> __device__ __forceinline__ void attnb_dqsum(const k
             *(uint2 *)dq = w;
         } else {
             *(float4 *)dq = make_float4(s.x * p.scale, s.y * p.scale, s.z * p.scale, s.w * p.scale);
+        }
+    }
+}
+
+/* dk = scale * (sum of the splits' dK partials, split 0 first) and dv = the
+   sum of their dV partials (kvq with p.splits > 1), 4 columns a thread. */
+template <typename T, int D> __device__ __forceinline__ void attnb_dkvsum(const kg_attnb_params &p)
+{
+    constexpr int CPR = D / 4;
+    const int64_t half = p.nkrows * CPR, total = 2 * half, per_head = p.sk, per_batch = (int64_t)p.hkv * p.sk;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < total; x += stride) {
+        const int which = x >= half; /* 0: dk, 1: dv */
+        const int64_t y = x - which * half, r = y / CPR;
+        const int col = (int)(y % CPR) * 4;
+        const int64_t b = r / per_batch, hk = (r / per_head) % p.hkv, j = r % per_head;
+        float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int sp = 0; sp < p.splits; sp++) {
+            const float4 v = *(const float4 *)&p.dkvp[((int64_t)(2 * sp + which) * p.nkrows + r) * D + col];
+            s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+        }
+        const float mul = which ? 1.f : p.scale;
+        T *dst = which ? (T *)p.dv + b * p.dv_sb + hk * p.dv_sh + j * p.dv_ss + col
+                       : (T *)p.dk + b * p.dk_sb + hk * p.dk_sh + j * p.dk_ss + col;
+        if constexpr (sizeof(T) == 2) {
+            uint2 w;
+            w.x = mma<T>::pack(s.x * mul, s.y * mul);
+            w.y = mma<T>::pack(s.z * mul, s.w * mul);
+            *(uint2 *)dst = w;
+        } else {
+            *(float4 *)dst = make_float4(s.x * mul, s.y * mul, s.z * mul, s.w * mul);
         }
     }
 }
@@ -1074,9 +1159,11 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
     const int tid = threadIdx.x;
     int tx, ty;
     f32_txy<L>(tid, tx, ty);
-    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const int c = blockIdx.x % p.lanes, sp = blockIdx.x / p.lanes, hk = blockIdx.y, b = blockIdx.z;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nkb = (p.sk + BN - 1) / BN;
+    int h0, nh, mlo, mhi;
+    split_of<BM>(p, sp, h0, nh, mlo, mhi);
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
 
@@ -1085,16 +1172,16 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
         float dv[TN][NV][VW], dk[TN][NV][VW];
-        const int mstart = kv_f32_begin<D, BN, BM, L>(p, sm, k, v, n0, causal, dv, dk, tid);
+        const int mstart = max(mlo, kv_f32_begin<D, BN, BM, L>(p, sm, k, v, n0, causal, dv, dk, tid));
 
-        for (int hi = 0; hi < p.group; hi++) {
+        for (int hi = h0; hi < h0 + nh; hi++) {
             const int h = hk * p.group + hi;
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
             const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+            for (int m0 = mstart; m0 < mhi; m0 += BM) {
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
                 kv_f32_step<D, BN, BM, KIND, L>(p, sm, q, dout, rows, mbase, n0, m0, check, causal, dv, dk, tid);
@@ -1102,8 +1189,13 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
             }
         }
         kgd_cp_async_wait<0>();
-        f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
-        f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+        if (p.splits > 1) {
+            f32_store<TN, NV, VW>(dv, split_dkv<D>(p, sp, 1, b, hk), D, n0, p.sk, 1.f, ty, tx);
+            f32_store<TN, NV, VW>(dk, split_dkv<D>(p, sp, 0, b, hk), D, n0, p.sk, 1.f, ty, tx);
+        } else {
+            f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
+            f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+        }
     }
 }
 
@@ -1142,9 +1234,11 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
     const int ax = t % GXA, ay = t / GXA;
     int tx, ty;
     f32_txy<1>(tid, tx, ty);
-    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    const int c = blockIdx.x % p.lanes, sp = blockIdx.x / p.lanes, hk = blockIdx.y, b = blockIdx.z;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nkb = (p.sk + BN - 1) / BN;
+    int h0, nh, mlo, mhi;
+    split_of<BM>(p, sp, h0, nh, mlo, mhi);
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
     /* the first half's products read S's operands and P^T, dout; the second's dP's, dS^T, Q */
@@ -1158,9 +1252,9 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
         load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
         load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
-        int mstart = 0;
+        int mstart = mlo;
         if (causal)
-            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
+            mstart = max(mlo, max(0, n0 - (p.sk - p.sq)) / BM * BM);
         float acc[TRA][NVA][VWA]; /* first half: dV, second: dK */
 #pragma unroll
         for (int i = 0; i < TRA; i++)
@@ -1170,14 +1264,14 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
                 for (int e = 0; e < VWA; e++)
                     acc[i][d][e] = 0.f;
 
-        for (int hi = 0; hi < p.group; hi++) {
+        for (int hi = h0; hi < h0 + nh; hi++) {
             const int h = hk * p.group + hi;
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
             const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-            for (int m0 = mstart; m0 < p.sq; m0 += BM) {
+            for (int m0 = mstart; m0 < mhi; m0 += BM) {
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
                 kv_f32_load<D, BN, BM, 1>(p, sm, q, dout, rows, m0, tid);
@@ -1219,7 +1313,10 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
             }
         }
         kgd_cp_async_wait<0>();
-        if (half == 0)
+        if (p.splits > 1)
+            f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, split_dkv<D>(p, sp, 1 - half, b, hk), D, n0, p.sk, 1.f, ay,
+                                                      ax);
+        else if (half == 0)
             f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0,
                                                       p.sk, 1.f, ay, ax);
         else

@@ -9,7 +9,10 @@
  * followed by n floats of lse2 (lse * log2 e, +inf for a row without keys),
  * both indexed (b * Hq + h) * Sq + i. dqp (the fused path, f16 / bf16) holds
  * `lanes` f32 partial sums of dq, lane c at dqp + c * nrows * D, row-major
- * [(b * Hq + h) * Sq + i][D].
+ * [(b * Hq + h) * Sq + i][D]. dkvp (kvq with splits > 1) holds the f32
+ * partials of dk and dv of every split: split s's dk at
+ * dkvp + 2 s nkrows D and its dv nkrows D floats later, row-major
+ * [(b * Hkv + hk) * Sk + j][D], unscaled (attnb_dkvsum adds them up).
  */
 #ifndef KG_ATTENTION_BWD_PARAMS_H
 #define KG_ATTENTION_BWD_PARAMS_H
@@ -48,6 +51,14 @@ typedef struct kg_attnb_params {
     int32_t direct;   /* Hopper kvq, lanes == 1, every query row reached: dq written at the last touch, no dqsum */
     float scale;      /* softmax scale */
     float scale_log2; /* scale * log2(e) */
+    /* the query splits of the portable kvq kernels (at the end: the other
+       kernels' argument offsets stay as they were) */
+    float *dkvp;       /* scratch: splits x (dk, dv) partials of B * Hkv * Sk * D floats (kvq, dkvsum) */
+    int64_t nkrows; /* B * Hkv * Sk (dkvsum) */
+    int32_t splits;   /* portable kvq: blocks per lane, each a part of every key block's queries (split_of) */
+    int32_t split_h;  /* ... split_h parts of the group's query heads */
+    int32_t split_t;  /* ... times split_t parts of the query tiles; splits = split_h * split_t */
+    int32_t hkv;      /* kv heads (dkvsum) */
 } kg_attnb_params;
 
 #endif

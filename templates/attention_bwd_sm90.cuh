@@ -70,6 +70,21 @@ __device__ __forceinline__ void store_wg(const float (&acc)[D / 2], T *base, int
     }
 }
 
+/* store_wg's rows as f32, unscaled (a query split's partial, rows of D) */
+template <int D>
+__device__ __forceinline__ void store_wgf(const float (&acc)[D / 2], float *base, int row0, int nrows, int g, int t)
+{
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int r = row0 + g + 8 * i;
+        if (r < nrows) {
+#pragma unroll
+            for (int n = 0; n < D / 8; n++)
+                *(float2 *)(base + (int64_t)r * D + n * 8 + 2 * t) = make_float2(acc[4 * n + 2 * i], acc[4 * n + 2 * i + 1]);
+        }
+    }
+}
+
 /* acc = warpgroup wgi's 64 rows of the swizzled tile at aA (BN rows) times
    the tile at aB (BM rows), transposed, over D: S^T = K Q^T, dP^T = V dout^T. */
 template <typename T, int D, int BN, int BM>
@@ -83,7 +98,7 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -104,7 +119,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     float *sRows = sF0 + 2 * BM * PF; /* two stages of lse2[BM], delta[BM] */
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int c = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+    /* SPL: the instance for query splits (attention_bwd.cuh's split_of; grid
+       x = lanes x splits); the other one, for none, keeps the registers of
+       the kernel before splits (at 255 registers, its D64 instances spill) */
+    const int c = SPL ? blockIdx.x % p.lanes : blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nkb = (p.sk + BN - 1) / BN;
     const int kr = wgi * 64 + wq * 16; /* this warp's 16 keys in the block */
@@ -122,10 +140,17 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         load_sw128<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
 
-        int mstart = 0;
+        /* the block's query split (split_of; none: all of them), worked out
+           again for each key block (fewer registers held over the walk) */
+        int h0 = 0, nh = p.group, mlo = 0, mhi = p.sq;
+        if (SPL)
+            split_of<BM>(p, blockIdx.x / p.lanes, h0, nh, mlo, mhi);
+        /* (!SPL: the expressions of the kernel before splits, term for term) */
+        int mstart = SPL ? mlo : 0;
         if (causal)
-            mstart = max(0, n0 - (p.sk - p.sq)) / BM * BM;
-        const int nmt = mstart < p.sq ? (p.sq - mstart + BM - 1) / BM : 0, nsteps = p.group * nmt;
+            mstart = SPL ? max(mlo, max(0, n0 - (p.sk - p.sq)) / BM * BM) : max(0, n0 - (p.sk - p.sq)) / BM * BM;
+        const int mend = SPL ? mhi : p.sq;
+        const int nmt = mstart < mend ? (mend - mstart + BM - 1) / BM : 0, nsteps = (SPL ? nh : p.group) * nmt;
         /* p.direct (one lane): the first query tile that the next key block
            reaches; this block's steps below it are the rows' last */
         const int mnext = kb + 1 >= nkb ? INT_MAX : causal ? max(0, n0 + BN - (p.sk - p.sq)) / BM * BM : 0;
@@ -148,7 +173,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
            (4-byte cp.async; rows past Sq read 0: their Q and dout rows are
            0 too, so every product of theirs is 0 whatever P is) */
         auto issue = [&](int it, int st) {
-            const int h = hk * p.group + it / nmt, m0 = m_at(it);
+            const int h = hk * p.group + (SPL ? h0 : 0) + it / nmt, m0 = m_at(it);
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
             load_sw128<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
@@ -168,7 +193,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
             const int st = it & 1;
-            const int h = hk * p.group + it / nmt, m0 = m_at(it);
+            const int h = hk * p.group + (SPL ? h0 : 0) + it / nmt, m0 = m_at(it);
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             /* this step's tiles (and K, V) arrived, and every warp is done
                with the previous step: its stage and dS^T may be refilled */
@@ -307,8 +332,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         }
         kgd_cp_async_wait<0>();
 
-        store_wg<T, D>(dva, dv, p.dv_ss, n0 + kr, p.sk, 1.f, g, t);
-        store_wg<T, D>(dka, dk, p.dk_ss, n0 + kr, p.sk, p.scale, g, t);
+        if (SPL) {
+            store_wgf<D>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), n0 + kr, p.sk, g, t);
+            store_wgf<D>(dka, split_dkv<D>(p, blockIdx.x / p.lanes, 0, b, hk), n0 + kr, p.sk, g, t);
+        } else {
+            store_wg<T, D>(dva, dv, p.dv_ss, n0 + kr, p.sk, 1.f, g, t);
+            store_wg<T, D>(dka, dk, p.dk_ss, n0 + kr, p.sk, p.scale, g, t);
+        }
     }
     kgd_cp_async_wait<0>();
 }

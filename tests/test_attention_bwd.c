@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_bwd_plan.h"
 #include "internal.h"
 #include "kg_attnb_table.h"
 #include "attn_ref.h"
@@ -242,37 +243,165 @@ Test(attention_bwd_validation, scratch_size)
        partials, f32 [B Hq Sq D] each: lanes c of least
        T(c) = ceil(B Hkv c / 132) / c + 0.3 B Hkv c / Sk (times 1.05 if c > 1),
        c <= min(128, ceil(Sk / 128)), partials <= 2 GiB (runtime/attention_bwd.c;
-       the values below worked out by hand) */
+       the values below worked out by hand); then, where B Hkv ceil(Sk / 64)
+       <= 1024 (a shape that may split its queries), the dK / dV partials of
+       the most splits s <= 16 with 2 s B Hkv Sk D 4 <= 256 MiB */
     const size_t rows = 2 * 8 * 100, part = rows * 64 * 4;
-    /* Sk 120: one block of 128 keys, one lane */
-    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 64), (size_t)(64 << 10) + rows * 8 + 1 * part);
+#define DKV(s, B, Hkv, Sk, D) ((size_t)2 * (s) * (B) * (Hkv) * (Sk) * (D) * 4)
+    /* Sk 120: one block of 128 keys, one lane; 16 splits */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 64),
+                 (size_t)(64 << 10) + rows * 8 + 1 * part + DKV(16, 2, 2, 120, 64));
     /* 4 kv heads, 16 key blocks: T(16) = (1/16 + 0.3 * 64 / 2000) * 1.05 = 0.0757 < T(15) = 0.0795 */
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 2000, 64),
-                 (size_t)(64 << 10) + rows * 8 + 16 * part);
-    /* 32 kv heads: 4 lanes (128 blocks, one wave): T(4) = 0.283 < T(8) = 0.303 */
+                 (size_t)(64 << 10) + rows * 8 + 16 * part + DKV(16, 2, 2, 2000, 64));
+    /* 32 kv heads: 4 lanes (128 blocks, one wave): T(4) = 0.283 < T(8) = 0.303;
+       32 x 32 = 1024 blocks of 64 keys, 32.8 MB a split: 8 splits */
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 16, 16, 100, 2000, 64),
-                 (size_t)(64 << 10) + 2 * rows * 8 + 4 * 2 * part);
+                 (size_t)(64 << 10) + 2 * rows * 8 + 4 * 2 * part + DKV(8, 2, 16, 2000, 64));
     /* 400 kv heads: 4 lanes (13 waves of 1600 blocks, T = 3.66) rather than
-       one (4 waves of 400, T = 4.06) */
+       one (4 waves of 400, T = 4.06); no splits (12800 blocks of 64 keys) */
     cr_assert_eq(kg_attention_backward_scratch_bytes(200, 8, 2, 100, 2000, 64),
                  (size_t)(64 << 10) + 100 * rows * 8 + 4 * 100 * part);
-    /* one kv head, 6240 keys: 49 lanes (one per 128 keys), not 16 */
+    /* one kv head, 6240 keys: 49 lanes (one per 128 keys), not 16; 16 splits */
     cr_assert_eq(kg_attention_backward_scratch_bytes(1, 4, 1, 6240, 6240, 64),
-                 (size_t)(64 << 10) + ((4 * 6240 * 8 + 255) & ~(size_t)255) + 49 * (size_t)4 * 6240 * 64 * 4);
+                 (size_t)(64 << 10) + ((4 * 6240 * 8 + 255) & ~(size_t)255) + 49 * (size_t)4 * 6240 * 64 * 4 +
+                     DKV(16, 1, 1, 6240, 64));
     /* no keys: no partials; no query rows: nothing but the counters */
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 0, 64), (size_t)(64 << 10) + rows * 8);
     cr_assert_eq(kg_attention_backward_scratch_bytes(0, 8, 2, 100, 120, 64), (size_t)(64 << 10));
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 0, 120, 64), (size_t)(64 << 10));
     /* the partials stay within 2 GiB while there is more than one: 1M rows
        of D = 128 are 512 MiB a lane, so 4 lanes instead of 16 */
     cr_assert_eq(kg_attention_backward_scratch_bytes(1, 16, 16, 65536, 65536, 128),
                  (size_t)(64 << 10) + ((size_t)1 << 23) + ((size_t)1 << 31));
-    /* one lane may exceed it */
+    /* one lane may exceed it; 64 kv heads of 64 keys at D 256: 8 MiB a split, 16 */
     cr_assert_eq(kg_attention_backward_scratch_bytes(1, 64, 64, 1 << 20, 64, 256),
-                 (size_t)(64 << 10) + ((size_t)1 << 29) + ((size_t)1 << 36));
+                 (size_t)(64 << 10) + ((size_t)1 << 29) + ((size_t)1 << 36) + DKV(16, 1, 64, 64, 256));
+    /* 256 MiB bounds the splits: 16384 keys of D 256 are 32 MiB a split, 8 */
+    cr_assert_eq(kgi_attnb_split_max(1, 4, 1, 100, 16384, 256), 8);
+    cr_assert_eq(kgi_attnb_split_max(1, 4, 1, 100, 16384, 128), 16);
+    /* 1024 blocks of 64 keys at most */
+    cr_assert_eq(kgi_attnb_split_max(1, 16, 16, 100, 4096, 64), 8); /* 33.5 MB a split */
+    cr_assert_eq(kgi_attnb_split_max(1, 16, 16, 100, 4097, 64), 0);
+#undef DKV
     cr_assert_eq(kg_attention_backward_scratch_bytes(-1, 8, 2, 100, 120, 64), 0u);
     cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 2, 100, 120, 64), 0u);
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 512), 0u);
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, -5, 64), 0u);
+}
+
+/* The kernels that fit a device's shared memory (kgi_attnb_fit): compute
+   capability 8.0 allows 166912 bytes a block, 9.0 232448, 8.6 / 8.9 101376.
+   f32 D 64, 128 and 256's default kvq kernels exceed 8.0's: they run a
+   smaller kvq tuning; f16 / bf16 D256 (no kvq kernel) the separate ones;
+   where nothing fits the call fails naming the bytes. */
+static int slot_of(int D)
+{
+    for (int i = 0; i < KG_ATTNB_DIM_COUNT; i++)
+        if (kg_attnb_dims[i] == D)
+            return i;
+    return -1;
+}
+
+Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
+{
+    const int sm80 = 166912, sm90 = 232448, sm86 = 101376;
+    int need = 0;
+    for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
+        const kg_attnb_entry *f64e = &kg_attnb_table[KG_F32][slot_of(64)], *f128 = &kg_attnb_table[KG_F32][slot_of(128)],
+                             *f256 = &kg_attnb_table[KG_F32][slot_of(256)];
+        /* sm_90: the tuning asked for */
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm90, &need), 0);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 1, sm90, &need), 1);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm90, &need), 0);
+        /* sm_80 */
+        cr_assert_gt(f64e->kvq[0][k].smem, sm80);
+        cr_assert_leq(f64e->kvq[1][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(64), k, 0, sm80, &need), 1);
+        /* the separate kernels (KG_ATTNB_TUNE=sep) fit too */
+        cr_assert_leq(f64e->kv[k].smem, sm80);
+        cr_assert_leq(f64e->q[k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_BF16, slot_of(256), k, 0, sm80, &need), -1);
+        cr_assert_gt(f128->kvq[0][k].smem, sm80);
+        cr_assert_gt(f128->kvq[1][k].smem, sm80);
+        cr_assert_leq(f128->kvq[2][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 2);
+        cr_assert_gt(f256->kvq[0][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm80, &need), 1);
+        for (int d = 0; d < KG_ATTNB_DIM_COUNT; d++) {
+            cr_assert_geq(kgi_attnb_fit(KG_F32, d, k, 0, sm80, &need), -1, "f32 D%d", kg_attnb_dims[d]);
+            cr_assert_geq(kgi_attnb_fit(KG_BF16, d, k, 0, sm80, &need), -1, "bf16 D%d", kg_attnb_dims[d]);
+            cr_assert_geq(kgi_attnb_fit(KG_F16, d, k, 0, sm80, &need), -1, "f16 D%d", kg_attnb_dims[d]);
+        }
+        /* 101376 bytes: f32 D128 has nothing that fits (its smallest kvq takes 122112) */
+        need = 0;
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm86, &need), -2);
+        cr_assert_eq(need, f128->kvq[2][k].smem);
+        /* no limit known: the tuning asked for */
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 1, 0, &need), 1);
+    }
+}
+
+/* The query splits' plan (kgi_attnb_split): none where the kvq grid fills
+   the SMs already, splits where few (batch, kv head) pairs walk long key
+   ranges, always within the bounds the kernels and the scratch assume. */
+Test(attention_bwd_validation, query_split_plan)
+{
+    int sh, st;
+    /* run r3's worst case: f32 B1 Hq4 Hkv1 S6240 D64 causal, 128-key blocks
+       of 64-query tiles, 49 lanes on 132 SMs: 49 blocks, the longest 4 x 98
+       steps; split, into at least 2 blocks a lane */
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 132, 1, 8, &sh, &st);
+    cr_assert_geq(sh * st, 2, "%d x %d", sh, st);
+    cr_assert_leq(sh, 4);
+    cr_assert_leq(49 * sh * st, 8 * 132);
+    /* at most 4 waves: fewer splits */
+    int sh4, st4;
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 132, 1, 4, &sh4, &st4);
+    cr_assert_geq(sh4 * st4, 2, "%d x %d", sh4, st4);
+    cr_assert_leq(49 * sh4 * st4, 4 * 132);
+    /* the same with 264 SMs: split too */
+    int sh2, st2;
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 49, 264, 1, 8, &sh2, &st2);
+    cr_assert_geq(sh2 * st2, 2, "%d x %d on 264 SMs", sh2, st2);
+    /* non-causal MQA 8:1 of 4096 keys, bf16 D96 (portable): 32 lanes, split */
+    kgi_attnb_split(1, 8, 1, 4096, 4096, 96, 0, 128, 64, 32, 132, 0, 8, &sh, &st);
+    cr_assert_geq(sh * st, 2, "%d x %d", sh, st);
+    /* B Hkv lanes >= the SMs: never */
+    kgi_attnb_split(2, 32, 32, 4096, 4096, 64, 1, 128, 64, 4, 132, 1, 8, &sh, &st);
+    cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
+    kgi_attnb_split(1, 4, 1, 6240, 6240, 64, 1, 128, 64, 132, 132, 1, 8, &sh, &st);
+    cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
+    /* too many key blocks for the scratch bound (kgi_attnb_split_max 0): never */
+    kgi_attnb_split(64, 4, 1, 4096, 4096, 64, 1, 128, 64, 1, 132, 1, 8, &sh, &st);
+    cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
+    /* one query tile of one head: nothing to split */
+    kgi_attnb_split(1, 1, 1, 40, 8192, 64, 0, 128, 64, 64, 132, 1, 8, &sh, &st);
+    cr_assert(sh == 1 && st == 1, "%d x %d", sh, st);
+    /* seeded shapes: within the bounds (heads of the group, query tiles,
+       kgi_attnb_split_max, 8 waves of blocks) and the same answer twice */
+    uint64_t r = 2026;
+    for (int i = 0; i < 400; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const int64_t B = 1 + (int64_t)(r >> 60) % 3, Hkv = 1 + (int64_t)(r >> 56) % 3,
+                      G = 1 + (int64_t)(r >> 50) % 8, Sq = 1 + (int64_t)(r >> 30) % 9000,
+                      Sk = 1 + (int64_t)(r >> 10) % 9000, D = 32 << ((r >> 5) % 4);
+        const int causal = (int)(r & 1), bm = (r >> 1) & 1 ? 64 : 32, bn = (r >> 2) & 1 ? 128 : 64;
+        const int nsm = (r >> 3) & 1 ? 132 : 78;
+        const int64_t nkb = (Sk + bn - 1) / bn, lanes = 1 + (int64_t)(r >> 20) % (nkb < 128 ? nkb : 128);
+        kgi_attnb_split(B, G * Hkv, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, (int)((r >> 4) & 1), 8, &sh, &st);
+        int a, b;
+        kgi_attnb_split(B, G * Hkv, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, (int)((r >> 4) & 1), 8, &a, &b);
+        cr_assert(a == sh && b == st);
+        cr_assert(sh >= 1 && st >= 1);
+        if (sh * st == 1)
+            continue;
+        cr_assert_leq(sh, G);
+        cr_assert_leq(st, (Sq + bm - 1) / bm);
+        cr_assert_leq(sh * st, kgi_attnb_split_max(B, G * Hkv, Hkv, Sq, Sk, D));
+        cr_assert_leq(B * Hkv * lanes * sh * st, 8 * nsm);
+        cr_assert_lt(B * Hkv * lanes, nsm);
+    }
 }
 
 Test(attention_bwd_validation, empty_problems_validate_then_report_the_device)
@@ -853,6 +982,104 @@ Test(attention_bwd, lanes_of_the_old_rule_and_ten_lanes)
     tuning_cases("default", KG_F32);
     unsetenv("KG_ATTNB_LANES");
 }
+
+/* Query splits (KG_ATTNB_SPLIT=<h>x<t>: h parts of the group's query heads
+   times t parts of the query tiles, each block its own dK / dV partial,
+   summed by dkvsum) on the kvq kernels (f16 / bf16: `tune`, "0" the
+   portable one, NULL the default; f32: the default, D128 the split-role
+   kernel), D 64 and 128 (and 96 on the portable kernels): GQA 4:1 causal, Sq < Sk causal in [B,S,H,D] views with lanes of
+   several key blocks (KG_ATTNB_LANES=2), Sq > Sk causal under a padding
+   mask (rows that see no key), MQA 6:1 non-causal. A split a case cannot
+   take (more parts than heads or tiles) runs the rule's. */
+static void split_cases(const char *split, kg_dtype dt, const char *tune)
+{
+    setenv("KG_ATTNB_SPLIT", split, 1);
+    if (tune)
+        setenv("KG_ATTNB_TUNE", tune, 1);
+    const int dims[3] = {64, 128, 96};
+    for (int j = 0; j < (dt == KG_F32 || (tune && tune[0] != 'h') ? 3 : 2); j++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        acase gqa = {dt, 1, 8, 2, 150, 150, dims[j], 1, MASK_NONE, 0, 0, 0.f};
+        run_case(&gqa);
+        setenv("KG_ATTNB_LANES", "2", 1);
+        acase lo = {dt, 2, 4, 1, 70, 260, dims[j], 1, MASK_NONE, 0, 1, 0.f};
+        run_case(&lo);
+        unsetenv("KG_ATTNB_LANES");
+        acase hi = {dt, 1, 4, 2, 200, 100, dims[j], 1, MASK_PAD, 4, 0, 0.f};
+        run_case(&hi);
+        acase mqa = {dt, 1, 6, 1, 130, 200, dims[j], 0, MASK_NONE, 0, 0, 0.f};
+        run_case(&mqa);
+    }
+    unsetenv("KG_ATTNB_SPLIT");
+    unsetenv("KG_ATTNB_TUNE");
+}
+
+/* one test per kernel and split, so that they run in parallel */
+Test(attention_bwd, query_splits_f32_2x3) { split_cases("2x3", KG_F32, NULL); }
+Test(attention_bwd, query_splits_f32_1x3) { split_cases("1x3", KG_F32, NULL); }
+Test(attention_bwd, query_splits_f32_3x1) { split_cases("3x1", KG_F32, NULL); }
+Test(attention_bwd, query_splits_bf16_portable_2x3) { split_cases("2x3", KG_BF16, "0"); }
+Test(attention_bwd, query_splits_bf16_portable_1x3) { split_cases("1x3", KG_BF16, "0"); }
+Test(attention_bwd, query_splits_f16_portable_3x1) { split_cases("3x1", KG_F16, "0"); }
+Test(attention_bwd, query_splits_f16_portable_4x2) { split_cases("4x2", KG_F16, "0"); }
+/* the default (Hopper's wgmma kernel where the device is one, D 64 and 128:
+   its instance for splits) and Hopper tuning 1 with its query walk reversed */
+Test(attention_bwd, query_splits_bf16_default_2x3) { split_cases("2x3", KG_BF16, NULL); }
+Test(attention_bwd, query_splits_bf16_default_1x2) { split_cases("1x2", KG_BF16, NULL); }
+Test(attention_bwd, query_splits_f16_h1r_3x1) { split_cases("3x1", KG_F16, "h1r"); }
+Test(attention_bwd, query_splits_f16_h1r_2x2) { split_cases("2x2", KG_F16, "h1r"); }
+
+/* The rule's own splits (one kv head of 4 query heads, 600 keys: 5 lanes,
+   4 x 4 splits on 132 SMs), and their bits the same twice: f32 D64 causal,
+   bf16 D96 (mma.sync), bf16 D128 causal (Hopper's where the device is one). */
+static void rule_case(kg_dtype dt, int D, int causal)
+{
+    const acase c = {dt, 1, 4, 1, 600, 600, D, causal, MASK_NONE, 0, 0, 0.f};
+    run_case(&c);
+    const size_t es = kg_dtype_size(c.dt);
+    const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+    void *q, *k, *l;
+    random_bitwise_inputs(&c, &q, &k, &l);
+    grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
+    cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "dq differs between two runs");
+    cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "dk differs between two runs");
+    cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "dv differs between two runs");
+    free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+    kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+}
+Test(attention_bwd, query_splits_of_the_rule_f32) { rule_case(KG_F32, 64, 1); }
+Test(attention_bwd, query_splits_of_the_rule_bf16_d96) { rule_case(KG_BF16, 96, 0); }
+Test(attention_bwd, query_splits_of_the_rule_bf16_d128) { rule_case(KG_BF16, 128, 1); }
+
+/* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
+   (kgi_attnb_fit: D128 tuning 2, 64 keys x 32-query tiles; D256 tuning 1,
+   32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask
+   kind, GQA causal of several query tiles, Sq > Sk causal, lanes of several
+   key blocks, a split. */
+static void fit_cases(const char *tune, int D)
+{
+    setenv("KG_ATTNB_TUNE", tune, 1);
+    acase none = {KG_F32, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f};
+    run_case(&none);
+    acase causal = {KG_F32, 1, 4, 2, 130, 77, D, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&causal);
+    acase mask = {KG_F32, 2, 2, 1, 77, 130, D, 1, MASK_PAD, 4, 1, 0.f};
+    run_case(&mask);
+    acase gqa = {KG_F32, 1, 6, 3, 200, 200, D, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&gqa);
+    setenv("KG_ATTNB_LANES", "2", 1);
+    acase lo = {KG_F32, 1, 2, 2, 40, 300, D, 1, MASK_NONE, 0, 1, 0.f};
+    run_case(&lo);
+    unsetenv("KG_ATTNB_LANES");
+    setenv("KG_ATTNB_SPLIT", "2x2", 1);
+    run_case(&gqa);
+    unsetenv("KG_ATTNB_SPLIT");
+    unsetenv("KG_ATTNB_TUNE");
+}
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("2", 128); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)

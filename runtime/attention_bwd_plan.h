@@ -1,0 +1,36 @@
+/*
+ * attention_bwd_plan.h - the query splits of the attention backward's
+ * kvq kernels (runtime/attention_bwd.c), a host function of the
+ * shape, the kernel's tile and the multiprocessor count; declared here for
+ * the CPU tests (tests/test_attention_bwd.c).
+ */
+#ifndef KG_ATTENTION_BWD_PLAN_H
+#define KG_ATTENTION_BWD_PLAN_H
+
+#include <stdint.h>
+
+/* At most this many splits of a key block's queries. */
+#define KGI_ATTNB_SPLIT_MAX 16
+
+/* The most splits a shape may use (0: none, the shape has enough (batch, kv
+   head, key block) triples or nothing to split): what
+   kg_attention_backward_scratch_bytes reserves for, whatever the device. */
+int kgi_attnb_split_max(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D);
+
+/* The splits (*sh parts of the group's query heads times *st parts of the
+   query tiles; 1 x 1: none) of least modelled time for kvq blocks of bn keys
+   and bm-query tiles, `lanes` dQ lanes, nsm multiprocessors (one block
+   each), steps of `path` 0 (mma.sync), 1 (FFMA) or 2 (wgmma), at most
+   `waves` waves of blocks (the runtime: 8, wgmma 4); causal: the bottom-right
+   rule. */
+void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
+                     int64_t lanes, int nsm, int path, int waves, int *sh, int *st);
+
+/* Which portable kernels of kg_attnb_table[dtype][slot] for mask kind `kind`
+   fit `limit` bytes of shared memory a block (limit <= 0: any): kvq tuning
+   `want` where it fits, else the first kvq tuning that does (the index), else
+   -1 for the separate kv and q kernels, else -2 with *need the least bytes
+   any of them takes. */
+int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need);
+
+#endif
