@@ -162,7 +162,10 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    in r2): worst 7.5%, 10th percentile 29.6%, median 67.0%, 90th
    percentile 94.2% of copy, 42 cases >= 90% (the old default in r2: 7.5,
    29.0, 65.6, 93.1%, 32); against PyTorch median 1.90x (1.80x), worst
-   0.60x (0.50x), 25 of 240 slower (39). */
+   0.60x (0.50x), 25 of 240 slower (39). Run r3 timed this default itself:
+   worst 7.5%, 10th percentile 29.1%, median 67.3%, 90th percentile 93.9%,
+   41 cases >= 90%; PyTorch median 1.85x, worst 0.58x, 35 slower (kgen's
+   figures as in r2, median ratio 1.002; PyTorch's 3.1% faster). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
