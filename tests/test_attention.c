@@ -568,15 +568,15 @@ Test(attention, decode_short_queries_every_head_dim)
         }
 }
 
-/* Sq 1..16 against Sk 1..33000 (54 cases), in three tests of two query
-   lengths each, so that a GPU run can take them in parallel processes */
-static void decode_lengths(int a0)
+/* Sq 1..16 against Sk 1..33000 (54 cases), in four tests (query lengths
+   1-2, 3-5, 8, 16), so that a GPU run can take them in parallel processes */
+static void decode_lengths(int a0, int count)
 {
     const int sqs[] = {1, 2, 3, 5, 8, 16};
     const int sks[] = {1, 2, 17, 64, 65, 129, 1023, 4097, 33000};
     const int groups[][2] = {{4, 4}, {8, 2}, {8, 1}, {32, 4}};
     int n = 0;
-    for (size_t a = (size_t)a0; a < (size_t)a0 + 2; a++)
+    for (size_t a = (size_t)a0; a < (size_t)(a0 + count); a++)
         for (size_t b = 0; b < sizeof sks / sizeof sks[0]; b++) {
             const int g = sks[b] > 4097 ? 2 : (int)((a + b) % 4);
             const kg_dtype dt = (a + b) % 2 ? KG_F16 : KG_BF16;
@@ -588,11 +588,12 @@ static void decode_lengths(int a0)
                 run_split_case(&c, b % 3 == 0 ? 7 : 0);
             n++;
         }
-    cr_assert_eq(n, 18);
+    cr_assert_eq(n, 9 * count);
 }
-Test(attention, decode_query_and_key_lengths) { decode_lengths(0); }
-Test(attention, decode_query_and_key_lengths_sq3_5) { decode_lengths(2); }
-Test(attention, decode_query_and_key_lengths_sq8_16) { decode_lengths(4); }
+Test(attention, decode_query_and_key_lengths) { decode_lengths(0, 2); }
+Test(attention, decode_query_and_key_lengths_sq3_5) { decode_lengths(2, 2); }
+Test(attention, decode_query_and_key_lengths_sq8) { decode_lengths(4, 1); }
+Test(attention, decode_query_and_key_lengths_sq16) { decode_lengths(5, 1); }
 
 Test(attention, decode_fully_masked_rows_and_causal_overhang)
 {
