@@ -95,9 +95,7 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
     /* rows per pass: every thread where NT / CPR is a power of two or a
        multiple of 8; else (D 96: 10.7 rows) 8 rows of the first 8 CPR
        threads, the others idle */
-    constexpr int RS = NT % CPR == 0 && ((NT / CPR) % 8 == 0 || 8 % (NT / CPR) == 0) ? NT / CPR
-                       : NT / CPR >= 8                                                ? 8
-                                                                                      : 0;
+    constexpr int RS = NT % CPR == 0 && ((NT / CPR) % 8 == 0 || 8 % (NT / CPR) == 0) ? NT / CPR : NT / CPR >= 8 ? 8 : 0;
     if constexpr (RS > 0) {
         constexpr int IT = ROWS / RS; /* passes */
         static_assert(ROWS % RS == 0, "whole passes");
