@@ -11,7 +11,8 @@
  * Set KG_BENCH_FILTER=<'|'-separated substrings of "dtype D S causal Hq Hkv Sq
  * Sk kind", kind one of prefill / decode / sweep (the seeded prefill sweep)>
  * to run a subset; KG_BENCH_VARIANTS=1 times every variant of each prefill
- * row (=hopper: the Hopper ones only).
+ * row (=hopper: the Hopper ones only); KG_BENCH_SWEEP_SEED and
+ * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size.
  */
 #include <math.h>
 #include <stdint.h>
@@ -262,9 +263,12 @@ int main(void)
        worst ratio to cuDNN */
     const int sweep0 = nc; /* rows sweep0.. are the sweep's ("sweep" in their filter names) */
     {
-        uint64_t sr = 2026;
+        /* KG_BENCH_SWEEP_SEED / KG_BENCH_SWEEP_N: another seed, more shapes */
+        const char *se = getenv("KG_BENCH_SWEEP_SEED"), *sn = getenv("KG_BENCH_SWEEP_N");
+        uint64_t sr = se ? strtoull(se, NULL, 10) : 2026;
+        const int count = sn && atoi(sn) > 0 && atoi(sn) <= 40 ? atoi(sn) : 12;
         const int dims[] = {32, 64, 96, 128, 256}, groups[] = {1, 4, 8};
-        for (int n = 0; n < 12; n++) {
+        for (int n = 0; n < count; n++) {
             const int D = dims[kt_next(&sr) % 5], g = groups[kt_next(&sr) % 3], causal = (int)(kt_next(&sr) % 2);
             const int S = 1000 + (int)(kt_next(&sr) % 15385), Hq = g == 1 ? 16 : 32;
             const double per = 4.0 * Hq * (double)S * S * D / (causal ? 2 : 1);

@@ -195,7 +195,8 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     }
     /* the ping-pong variant where it measured faster (H200, bf16, two runs,
        us, Hopper / pp: D 64 S 1k 475 / 454-456, causal 314 / 297-310; D 32 S 4k
-       1237-1241 / 1210-1217; D 256 S 4k causal 630-716 / 618-701); level or
+       1237-1241 / 1210-1217 (before session 6); D 256 S 4k causal 630-716 /
+       618-701); level or
        slower elsewhere (D 64 S 4k: the long variant 1540 / pp 1565, causal S
        16k long 2962 / pp 3082; D 96 1096 / 1111; D 128 S 4k causal 1335 /
        1366; GQA D 128 causal 1314 / 1356) */
@@ -209,12 +210,21 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        1411. Longer keys favour the grid (the hardware's block scheduler
        balances long causal launches better than the fixed turns): D 64 S
        12.8k long 3533 / 3719, D 128 S 13.5k causal 1690 / 1929. */
-    if (sm90 && persist_ok && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
+    /* (Session 6, H200, r2, us: since the producer's row copies and the
+       folded softmax, D 64 with 2048-4096 keys and no mask (the long variant
+       has no mask kernels) is faster on the 192-key tiles: S 4k long 1334,
+       persistent 1406, grid 1375; causal level, long 757 / persistent pp
+       769.) */
+    const int long64 = D == 64 && kind == KG_ATTN_NONE && sk >= KG_ATTN_LONG_KEYS;
+    if (sm90 && persist_ok && !long64 && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
         const kg_attn_variant pv = kind == KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
-    const int pp = D == 32 || (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
+    /* D 32 left the ping-pong variant in session 6 (H200, r2, us, grid /
+       pp, now that only the grid variant folds the softmax scale: S 4k 1216
+       / 1294, S 14k causal 1896 / 1947) */
+    const int pp = (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
     if (sm90 && pp && has_variant(KG_ATTN_V_HOPPER_PP, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PP;
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))

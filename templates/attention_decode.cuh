@@ -72,17 +72,52 @@ __device__ __forceinline__ void cp_async16_pf(uint32_t dst, const void *src, boo
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
 }
 
-/* load_tile (attention.cuh) with the prefetching copy */
+/* load_tile (attention.cuh) with the prefetching copy. KG_DEC_ROWS (the
+   default): each thread copies the same 16-byte column of every RS-th row
+   (RS = NT / CPR, or 8 rows of the first 8 CPR threads where that is no
+   whole number: D 96), its source pointer stepping by a fixed stride, so a
+   copy costs a few instructions instead of the division and 64-bit row
+   product of the general form (the Hopper producer's measured ~45
+   instructions per copy, attention_sm90.cuh); tiles that end before n take
+   no bounds checks. */
+#ifndef KG_DEC_ROWS
+#define KG_DEC_ROWS 1
+#endif
 template <int ROWS, int D, int P, int E, int NT>
 __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
 {
     constexpr int CPR = D * E / 16;
+    constexpr int RS = !KG_DEC_ROWS ? 0 : NT % CPR == 0 ? NT / CPR : NT / CPR >= 8 ? 8 : 0;
+    if constexpr (RS > 0 && ROWS % RS == 0) {
+        if (RS * CPR < NT && tid >= RS * CPR)
+            return;
+        const int r0 = tid / CPR, c = tid % CPR;
+        const uint32_t d0 = dst + (uint32_t)((r0 * P) * E + c * 16);
+        const char *src = base + ((int64_t)(row0 + r0) * ld) * E + c * 16;
+        const int64_t step = (int64_t)RS * ld * E;
+        const int lim = n - row0 - r0; /* pass it copies a real row while it RS < lim */
+        if (lim >= ROWS) {
 #pragma unroll
-    for (int i = tid; i < ROWS * CPR; i += NT) {
-        const int r = i / CPR, c = i % CPR;
-        const bool ok = row0 + r < n;
-        const char *src = ok ? base + ((int64_t)(row0 + r) * ld) * E + c * 16 : base;
-        cp_async16_pf(dst + (r * P) * E + c * 16, src, ok);
+            for (int it = 0; it < ROWS / RS; it++) {
+                cp_async16_pf(d0 + it * RS * P * E, src, true);
+                src += step;
+            }
+        } else {
+#pragma unroll
+            for (int it = 0; it < ROWS / RS; it++) {
+                const bool ok = it * RS < lim;
+                cp_async16_pf(d0 + it * RS * P * E, ok ? src : base, ok);
+                src += step;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int i = tid; i < ROWS * CPR; i += NT) {
+            const int r = i / CPR, c = i % CPR;
+            const bool ok = row0 + r < n;
+            const char *src = ok ? base + ((int64_t)(row0 + r) * ld) * E + c * 16 : base;
+            cp_async16_pf(dst + (r * P) * E + c * 16, src, ok);
+        }
     }
 }
 

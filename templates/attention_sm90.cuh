@@ -25,6 +25,13 @@
 #include "attention.cuh"
 #include "kg_wgmma.cuh"
 
+/* 0 builds the forward's softmax without the folded exponent argument (an
+   FMUL by the scale, then an FADD, as before 2026-12-02): a measurement
+   switch only */
+#ifndef KG_ATTN_FOLD
+#define KG_ATTN_FOLD 1
+#endif
+
 namespace kg_attn
 {
 
@@ -56,7 +63,8 @@ template <int ROWS> __device__ __forceinline__ uint32_t sw128_at(int r, int cc)
 
 /* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
    elements) into the swizzled tile at dst; rows past n are zero-filled.
-   Unrolled by 4: the producer that runs it has few registers. */
+   Unrolled by 4: the producer that runs it has few registers. (The backward
+   kernels' form; the forward's producer uses load_sw128_rows.) */
 template <int ROWS, int D, int NT>
 __device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
 {
@@ -68,6 +76,56 @@ __device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64
         const bool ok = row0 + r < n;
         const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
         kgd_cp_async16(dst + sw128_at<ROWS>(r, cc), src, ok);
+    }
+}
+
+/* load_sw128's copy where the NT threads cover whole rows (NT a multiple of
+   D / 8): each thread copies the same 16-byte column of every (NT / CPR)-th
+   row, so its source pointer steps by a fixed stride and its destination by
+   a fixed offset (the swizzle's row bits stay fixed, or alternate where a
+   pass covers fewer than 8 rows), and a copy costs a few instructions
+   rather than the division, 64-bit products and swizzle of the general form
+   (about 45 instructions per 16-byte copy in the SASS of D 128, issued by
+   producer warps that share each scheduler with the consumers). Tiles that
+   end before n take no bounds checks. */
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    constexpr int CPR = D / 8;
+    /* rows per pass: every thread where NT / CPR is a power of two or a
+       multiple of 8; else (D 96: 10.7 rows) 8 rows of the first 8 CPR
+       threads, the others idle */
+    constexpr int RS = NT % CPR == 0 && ((NT / CPR) % 8 == 0 || 8 % (NT / CPR) == 0) ? NT / CPR : NT / CPR >= 8 ? 8 : 0;
+    if constexpr (RS > 0) {
+        constexpr int IT = ROWS / RS; /* passes */
+        static_assert(ROWS % RS == 0, "whole passes");
+        if (RS * CPR < NT && tid >= RS * CPR)
+            return;
+        const int r0 = tid / CPR, cc = tid % CPR;
+        /* RS < 8: r0 < RS, so row r0 + it RS has row bits r0 ^ (it RS % 8) */
+        const uint32_t d0 = dst + (uint32_t)((cc >> 3) * ROWS * 128 + r0 * 128);
+        const uint32_t x0 = (uint32_t)((cc & 7) ^ (r0 & 7));
+        const char *src = base + (int64_t)(row0 + r0) * ld * 2 + cc * 16;
+        const int64_t step = (int64_t)RS * ld * 2;
+        const int lim = n - row0 - r0; /* pass it copies a real row while it RS < lim */
+        if (lim >= ROWS) {
+#pragma unroll 4
+            for (int it = 0; it < IT; it++) {
+                const uint32_t x = RS % 8 == 0 ? x0 : x0 ^ (uint32_t)((it * RS) & 7);
+                kgd_cp_async16(d0 + it * RS * 128 + (x << 4), src, true);
+                src += step;
+            }
+        } else {
+#pragma unroll 4
+            for (int it = 0; it < IT; it++) {
+                const uint32_t x = RS % 8 == 0 ? x0 : x0 ^ (uint32_t)((it * RS) & 7);
+                const bool ok = it * RS < lim;
+                kgd_cp_async16(d0 + it * RS * 128 + (x << 4), ok ? src : base, ok);
+                src += step;
+            }
+        }
+    } else {
+        load_sw128<ROWS, D, NT>(dst, base, ld, row0, n, tid);
     }
 }
 
@@ -212,11 +270,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 const int x = it0 + j, s = x & 1;
                 if (x >= 2)
                     mbar_wait(empty_k(s), ((x >> 1) - 1) & 1);
-                load_sw128<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
+                load_sw128_rows<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
                 cp_async_arrive(full_k(s));
                 if (x >= 2)
                     mbar_wait(empty_v(s), ((x >> 1) - 1) & 1);
-                load_sw128<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
+                load_sw128_rows<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
                 cp_async_arrive(full_v(s));
             }
             return ntiles;
@@ -230,7 +288,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 if (tc >= 1)
                     mbar_wait(empty_q, (tc - 1) & 1);
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                load_sw128<BM, D, 128>(aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0, p.sq - mb * BM, pt);
+                load_sw128_rows<BM, D, 128>(aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0, p.sq - mb * BM, pt);
                 cp_async_arrive(full_q);
                 it0 += produce(mb, h, b, it0);
             }
@@ -282,24 +340,39 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             /* The scaled, masked scores of S_j -> exponentials relative to the new
                running max (in s), their row sums (rs) and the factor alpha the
                output and the sums so far must be scaled by. */
+            /* FOLD (no mask tensor, scale > 0, a uniform branch): the row
+               maxima are taken over the raw scores (scaling by a positive
+               factor keeps the order, and rounding is monotonic, so the
+               scaled maximum is the same float), and each exponential's
+               argument is one FFMA, s * scale - max, as FlashAttention-3
+               does, instead of an FMUL then an FADD; ptxas then also leaves
+               the exponentials under P_{j-1} V_{j-1} (it placed the wait for
+               that product before them). Not in the ping-pong variants:
+               there it measured 3-4% slower (H200, session 6 r1, us, fold /
+               not: D 64 S 4k causal 800 / 766, D 128 S 1k causal 361 / 351),
+               where elsewhere it is faster (D 64 S 4k 1444 / 1604, D 128 S
+               4k 1888 / 2084, S 1k 525 / 541). */
+            const bool fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
             auto softmax = [&](int j, float(&alpha)[2], float(&rs)[2]) {
                 const int n0 = j * BN;
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
                 /* scale (and add the mask) everywhere; key bounds and the causal
                    rule only on tiles that cross the sequence end or the diagonal:
                    row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
+                if (!fold) {
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                    for (int n = 0; n < NS; n++)
 #pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        float &e = s[4 * n + x];
-                        e *= p.scale_log2;
-                        if (KIND == KG_ATTN_MASK) {
-                            const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
-                            if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
-                                e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                        for (int x = 0; x < 4; x++) {
+                            float &e = s[4 * n + x];
+                            e *= p.scale_log2;
+                            if (KIND == KG_ATTN_MASK) {
+                                const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                                if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
+                                    e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                            }
                         }
-                    }
+                }
                 if (check) {
                     int lim[2];
 #pragma unroll
@@ -312,29 +385,46 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                             if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
                                 s[4 * n + x] = -CUDART_INF_F;
                 }
-                float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F};
+                /* row maxima and sums in two chains per row (even and odd
+                   8-key groups): half the dependent FMNMX / FADD latency */
+                float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++)
-                        tmax[x >> 1] = fmaxf(tmax[x >> 1], s[4 * n + x]);
-                float use[2];
+                        tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
+                float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
+                    const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
+                    const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
                     use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
                     alpha[i] = ex2(mx[i] - use[i]);
                     mx[i] = mnew;
                     rs[i] = 0.f;
                 }
+                if (fold) {
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                    for (int n = 0; n < NS; n++)
 #pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        float &e = s[4 * n + x];
-                        e = ex2(e - use[x >> 1]);
-                        rs[x >> 1] += e;
-                    }
+                        for (int x = 0; x < 4; x++) {
+                            float &e = s[4 * n + x];
+                            e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
+                            rsp[n & 1][x >> 1] += e;
+                        }
+                } else {
+#pragma unroll
+                    for (int n = 0; n < NS; n++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++) {
+                            float &e = s[4 * n + x];
+                            e = ex2(e - use[x >> 1]);
+                            rsp[n & 1][x >> 1] += e;
+                        }
+                }
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    rs[i] = rsp[0][i] + rsp[1][i];
             };
             auto pack_p = [&]() {
 #pragma unroll
@@ -346,22 +436,28 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 }
             };
             /* S = Q K^T from K stage `stage` */
+            /* The stages' descriptors: each product's is its stage's base
+               descriptor plus the byte offset / 16 in the start-address field
+               (shared addresses stay below 256 KB, so no carry leaves it),
+               a 64-bit add instead of building it from the address (about
+               six uniform instructions per wgmma in the SASS of D 128) */
+            const uint64_t dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
             auto issue_s = [&](int stage) {
-                const uint32_t kb = aK + stage * KB;
+                const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
 #pragma unroll
                 for (int kk = 0; kk < D / 16; kk++) {
                     const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                    wg<T, BN>::ss(s, dq + (off >> 4), sw128_desc(kb + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
+                    wg<T, BN>::ss(s, dq + (off >> 4), dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4),
                                   kk > 0);
                 }
                 wg_commit();
             };
             /* O += P V from V stage `stage` */
             auto issue_pv = [&](int stage) {
-                const uint32_t vb = aV + stage * KB;
+                const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
-                    wg<T, DP>::rs(o, pa[kk], sw128_desc(vb + kk * 16 * 128, BN * 128, 1024), 1);
+                    wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
                 wg_commit();
             };
             /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns

@@ -568,13 +568,15 @@ Test(attention, decode_short_queries_every_head_dim)
         }
 }
 
-Test(attention, decode_query_and_key_lengths)
+/* Sq 1..16 against Sk 1..33000 (54 cases), in four tests (query lengths
+   1-2, 3-5, 8, 16), so that a GPU run can take them in parallel processes */
+static void decode_lengths(int a0, int count)
 {
     const int sqs[] = {1, 2, 3, 5, 8, 16};
     const int sks[] = {1, 2, 17, 64, 65, 129, 1023, 4097, 33000};
     const int groups[][2] = {{4, 4}, {8, 2}, {8, 1}, {32, 4}};
     int n = 0;
-    for (size_t a = 0; a < sizeof sqs / sizeof sqs[0]; a++)
+    for (size_t a = (size_t)a0; a < (size_t)(a0 + count); a++)
         for (size_t b = 0; b < sizeof sks / sizeof sks[0]; b++) {
             const int g = sks[b] > 4097 ? 2 : (int)((a + b) % 4);
             const kg_dtype dt = (a + b) % 2 ? KG_F16 : KG_BF16;
@@ -586,8 +588,12 @@ Test(attention, decode_query_and_key_lengths)
                 run_split_case(&c, b % 3 == 0 ? 7 : 0);
             n++;
         }
-    cr_assert_eq(n, 54);
+    cr_assert_eq(n, 9 * count);
 }
+Test(attention, decode_query_and_key_lengths) { decode_lengths(0, 2); }
+Test(attention, decode_query_and_key_lengths_sq3_5) { decode_lengths(2, 2); }
+Test(attention, decode_query_and_key_lengths_sq8) { decode_lengths(4, 1); }
+Test(attention, decode_query_and_key_lengths_sq16) { decode_lengths(5, 1); }
 
 Test(attention, decode_fully_masked_rows_and_causal_overhang)
 {
@@ -978,49 +984,58 @@ TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
 
 /* Every generated kernel: dtype x head dim x {none, causal, mask}; GQA, uneven
    lengths (partial tiles of both), a padding mask with causal on top. */
-Test(attention, every_dtype_head_dim_and_mask_kind)
+/* one dtype of every_dtype_head_dim_and_mask_kind (three tests, so that a
+   GPU run can take them in parallel processes) */
+static void every_head_dim_and_mask_kind(int i)
 {
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 5; j++) {
-            if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
-                continue;
-            acase none = {DTS[i], 2, 4, 2, 113, 203, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
-            run_case(&none);
-            acase causal = {DTS[i], 2, 4, 2, 203, 113, DIMS[j], 1, MASK_NONE, 0, 0, 0.f};
-            run_case(&causal);
-            acase mask = {DTS[i], 2, 4, 1, 113, 203, DIMS[j], j % 2, MASK_PAD, 4, 1, 0.f};
-            run_case(&mask);
-        }
+    for (int j = 0; j < 5; j++) {
+        if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        acase none = {DTS[i], 2, 4, 2, 113, 203, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
+        run_case(&none);
+        acase causal = {DTS[i], 2, 4, 2, 203, 113, DIMS[j], 1, MASK_NONE, 0, 0, 0.f};
+        run_case(&causal);
+        acase mask = {DTS[i], 2, 4, 1, 113, 203, DIMS[j], j % 2, MASK_PAD, 4, 1, 0.f};
+        run_case(&mask);
+    }
 }
+Test(attention, every_dtype_head_dim_and_mask_kind) { every_head_dim_and_mask_kind(0); }
+Test(attention, every_dtype_head_dim_and_mask_kind_f16) { every_head_dim_and_mask_kind(1); }
+Test(attention, every_dtype_head_dim_and_mask_kind_bf16) { every_head_dim_and_mask_kind(2); }
 
 /* TESTING.md's (Sq, Sk) pairs, causal and not, every dtype at D = 64 (the
    largest pair once per dtype at D = 128, not causal, to keep the CPU
-   reference short). */
-Test(attention, sequence_lengths)
+   reference short); one dtype (f16 and bf16: causal or not) per test, f32
+   under the old name, so that a GPU run can take them in parallel
+   processes. */
+static void sequence_lengths_of(int i, int causal0, int causal1)
 {
     const int pairs[][2] = {{1, 1}, {3, 3}, {64, 1}, {239, 1}, {799, 3}, {113, 203}, {1023, 1024}, {1024, 1023}};
-    for (int i = 0; i < 3; i++) {
-        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
-            for (int causal = 0; causal < 2; causal++) {
-                if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
-                    continue;
-                const int small = pairs[p][0] * pairs[p][1] < 100000;
-                acase c = {DTS[i],
-                           small ? 2 : 1,
-                           small ? 3 : 2,
-                           small ? 3 : 1,
-                           pairs[p][0],
-                           pairs[p][1],
-                           64,
-                           causal,
-                           MASK_NONE,
-                           0,
-                           0,
-                           0.f};
-                run_case(&c);
-            }
-    }
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+        for (int causal = causal0; causal <= causal1; causal++) {
+            if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            const int small = pairs[p][0] * pairs[p][1] < 100000;
+            acase c = {DTS[i],
+                       small ? 2 : 1,
+                       small ? 3 : 2,
+                       small ? 3 : 1,
+                       pairs[p][0],
+                       pairs[p][1],
+                       64,
+                       causal,
+                       MASK_NONE,
+                       0,
+                       0,
+                       0.f};
+            run_case(&c);
+        }
 }
+Test(attention, sequence_lengths) { sequence_lengths_of(0, 0, 1); }
+Test(attention, sequence_lengths_f16) { sequence_lengths_of(1, 0, 0); }
+Test(attention, sequence_lengths_f16_causal) { sequence_lengths_of(1, 1, 1); }
+Test(attention, sequence_lengths_bf16) { sequence_lengths_of(2, 0, 0); }
+Test(attention, sequence_lengths_bf16_causal) { sequence_lengths_of(2, 1, 1); }
 
 Test(attention, long_sequence_4224)
 {
@@ -1072,6 +1087,23 @@ Test(attention, strided_layouts_mqa_masks_and_scale)
         acase f = {DTS[i], 1, 6, 3, 200, 129, 96, 0, MASK_RANDOM, 4, 1, 0.f};
         run_case(&f);
     }
+}
+
+/* A negative scale (the Hopper kernels take the row maximum of the raw
+   scores only for a positive one, folding the scale into the exponent's
+   FFMA; a negative one keeps the scaled-maximum path), every head dim,
+   causal and not, on every variant; key ranges of whole tiles and a
+   partial one. */
+Test(attention, negative_scale_every_head_dim)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+            for (int causal = 0; causal < 2; causal++) {
+                if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
+                acase c = {DTS[i], 1, 2, 1, 150, causal ? 256 : 260, DIMS[j], causal, MASK_NONE, 0, 0, -0.11f};
+                run_case(&c);
+            }
 }
 
 Test(attention, captured_in_a_cuda_graph_and_replayed)
