@@ -435,7 +435,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
 
 /* The default choice between a tperm plan tp and the other variants (where
    perm's plan pm and nd32v are eligible), from the H200 measurements of
-   2026-12-01 (README): vectors win where they fit (nd32v; perm with vector
+   2026-12-01 (bench/RESULTS.md): vectors win where they fit (nd32v; perm with vector
    stores along the output's fast dim and tiles at least 90% full on both
    axes, e.g. bf16 [33,64,95,91] p0.2.3.1 64.3% against tperm's 56.3%; with
    a tile axis less full tperm wins, p0.3.1.2 54.2 vs 50.8), except for

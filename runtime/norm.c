@@ -529,7 +529,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         /* LEANU: contiguous rows that vectors do not tile, one chunk, one
            outer dim at most: masked 16-byte vectors (the seeded sweep of
            run r2, 2026-12-02: such rows ran STRIDED at 10-23% of copy; r5:
-           LEANU 19-73% where STRIDED ran 12-23%, see the README) */
+           LEANU 19-73% where STRIDED ran 12-23%, see bench/RESULTS.md) */
         const int64_t nvr = (V - 1 + L + V - 1) / V; /* most vectors a row spans */
         /* vectors a lane: 8 for f32 (r5: rms_norm of 126 at 72.9% of copy
            against 79.1% with 4, layer_norm of 317 at 64.8% against 56.8%);

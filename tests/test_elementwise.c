@@ -1403,7 +1403,7 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
 }
 
 /* The default choice's rule against the winners measured on the H200
-   (2026-12-01, same run, README): bench_elementwise's layouts (input a = a
+   (2026-12-01, same run, bench/RESULTS.md): bench_elementwise's layouts (input a = a
    dense buffer of physical shape P, logical dim d = physical dim p[d]; out
    dense). */
 Test(tperm_plan, default_choice_follows_the_measured_winners)
