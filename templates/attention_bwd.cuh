@@ -104,6 +104,17 @@ __device__ __forceinline__ void cp_async4(uint32_t dst, const void *src, bool pr
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 4 : 0));
 }
 
+/* Two adjacent accumulator values as T, stored in one access: a packed
+   pair for the 2-byte types, a float2 for f32 (a query split's partials). */
+template <typename T> struct acc_pair {
+    using type = uint32_t;
+    static __device__ __forceinline__ type make(float a, float b) { return mma<T>::pack(a, b); }
+};
+template <> struct acc_pair<float> {
+    using type = float2;
+    static __device__ __forceinline__ type make(float a, float b) { return make_float2(a, b); }
+};
+
 /* Stores a warp's 16 x D accumulator (rows row0 + g, + 8) times `mul` as T. */
 template <typename T, int ND>
 __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, int64_t ld, int row0, int nrows, int col0,
@@ -115,8 +126,8 @@ __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, in
         if (r < nrows) {
 #pragma unroll
             for (int d = 0; d < ND; d++)
-                *(uint32_t *)(base + (int64_t)r * ld + col0 + d * 8 + 2 * t) =
-                    mma<T>::pack(acc[d][2 * i] * mul, acc[d][2 * i + 1] * mul);
+                *(typename acc_pair<T>::type *)(base + (int64_t)r * ld + col0 + d * 8 + 2 * t) =
+                    acc_pair<T>::make(acc[d][2 * i] * mul, acc[d][2 * i + 1] * mul);
         }
     }
 }
@@ -416,21 +427,6 @@ __device__ __forceinline__ float *split_dkv(const kg_attnb_params &p, int s, int
     return p.dkvp + ((int64_t)(2 * s + which) * p.nkrows + ((int64_t)b * p.hkv + hk) * p.sk) * D;
 }
 
-/* Stores a warp's 16 x D accumulator (rows row0 + g, + 8) as f32, unscaled. */
-template <int ND>
-__device__ __forceinline__ void store_accf(const float (&acc)[ND][4], float *base, int row0, int nrows, int g, int t)
-{
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int r = row0 + g + 8 * i;
-        if (r < nrows) {
-#pragma unroll
-            for (int d = 0; d < ND; d++)
-                *(float2 *)(base + (int64_t)r * (ND * 8) + d * 8 + 2 * t) = make_float2(acc[d][2 * i], acc[d][2 * i + 1]);
-        }
-    }
-}
-
 template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
@@ -576,9 +572,9 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 
         if (p.splits > 1) {
             if (do_dv)
-                store_accf<ND>(acc[0], split_dkv<D>(p, sp, 1, b, hk), n0 + kr0, p.sk, g, t);
+                store_acc<float, ND>(acc[0], split_dkv<D>(p, sp, 1, b, hk), D, n0 + kr0, p.sk, 0, 1.f, g, t);
             if (do_dk)
-                store_accf<ND>(acc[NACC - 1], split_dkv<D>(p, sp, 0, b, hk), n0 + kr0, p.sk, g, t);
+                store_acc<float, ND>(acc[NACC - 1], split_dkv<D>(p, sp, 0, b, hk), D, n0 + kr0, p.sk, 0, 1.f, g, t);
         } else {
             if (do_dv)
                 store_acc<T, ND>(acc[0], dv, p.dv_ss, n0 + kr0, p.sk, 0, 1.f, g, t);

@@ -64,23 +64,8 @@ __device__ __forceinline__ void store_wg(const float (&acc)[D / 2], T *base, int
         if (r < nrows) {
 #pragma unroll
             for (int n = 0; n < D / 8; n++)
-                *(uint32_t *)(base + (int64_t)r * ld + n * 8 + 2 * t) =
-                    mma<T>::pack(acc[4 * n + 2 * i] * mul, acc[4 * n + 2 * i + 1] * mul);
-        }
-    }
-}
-
-/* store_wg's rows as f32, unscaled (a query split's partial, rows of D) */
-template <int D>
-__device__ __forceinline__ void store_wgf(const float (&acc)[D / 2], float *base, int row0, int nrows, int g, int t)
-{
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int r = row0 + g + 8 * i;
-        if (r < nrows) {
-#pragma unroll
-            for (int n = 0; n < D / 8; n++)
-                *(float2 *)(base + (int64_t)r * D + n * 8 + 2 * t) = make_float2(acc[4 * n + 2 * i], acc[4 * n + 2 * i + 1]);
+                *(typename acc_pair<T>::type *)(base + (int64_t)r * ld + n * 8 + 2 * t) =
+                    acc_pair<T>::make(acc[4 * n + 2 * i] * mul, acc[4 * n + 2 * i + 1] * mul);
         }
     }
 }
@@ -333,8 +318,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         kgd_cp_async_wait<0>();
 
         if (SPL) {
-            store_wgf<D>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), n0 + kr, p.sk, g, t);
-            store_wgf<D>(dka, split_dkv<D>(p, blockIdx.x / p.lanes, 0, b, hk), n0 + kr, p.sk, g, t);
+            store_wg<float, D>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
+            store_wg<float, D>(dka, split_dkv<D>(p, blockIdx.x / p.lanes, 0, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
         } else {
             store_wg<T, D>(dva, dv, p.dv_ss, n0 + kr, p.sk, 1.f, g, t);
             store_wg<T, D>(dka, dk, p.dk_ss, n0 + kr, p.sk, p.scale, g, t);
