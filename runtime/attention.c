@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attention_check.h"
 #include "attention_params.h"
 #include "attention_pack.h"
 #include "attn_plan.h"
@@ -51,29 +52,11 @@ static kg_status check_shapes(kg_context *ctx, const args *a)
             return shape_error(ctx, a, "out must have q's shape");
     if (k->shape[1] == 0 ? q->shape[1] != 0 : q->shape[1] % k->shape[1] != 0)
         return shape_error(ctx, a, "q's heads must be a multiple of k's heads");
-    if (a->lse) {
-        const kg_tensor *l = a->lse;
-        if (l->ndim != 3 || l->shape[0] != q->shape[0] || l->shape[1] != q->shape[1] || l->shape[2] != q->shape[2]) {
-            char ls[96], qs[96];
-            return kg_fail(ctx, KG_ERR_SHAPE, "shape mismatch: attention: lse is %s but must be [B, Hq, Sq] for q %s",
-                           kg_shape_str(ls, sizeof ls, l->ndim, l->shape), kg_shape_str(qs, sizeof qs, 4, q->shape));
-        }
-    }
-    if (a->mask) {
-        const kg_tensor *m = a->mask;
-        const int64_t want[4] = {q->shape[0], q->shape[1], q->shape[2], k->shape[2]};
-        int ok = m->ndim <= 4;
-        for (int d = 0; ok && d < m->ndim; d++) {
-            const int64_t s = m->shape[m->ndim - 1 - d];
-            ok = s == 1 || s == want[3 - d];
-        }
-        if (!ok) {
-            char ms[96], ws[96];
-            return kg_fail(ctx, KG_ERR_SHAPE,
-                           "shape mismatch: attention: mask %s is not broadcastable to [B, Hq, Sq, Sk] = %s",
-                           kg_shape_str(ms, sizeof ms, m->ndim, m->shape), kg_shape_str(ws, sizeof ws, 4, want));
-        }
-    }
+    kg_status st;
+    if (a->lse && (st = kgi_attn_check_lse(ctx, "attention", a->lse, q)) != KG_OK)
+        return st;
+    if (a->mask && (st = kgi_attn_check_mask(ctx, "attention", a->mask, q, k)) != KG_OK)
+        return st;
     return KG_OK;
 }
 

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "attention_bwd_params.h"
+#include "attention_check.h"
 #include "attention_bwd_plan.h"
 #include "internal.h"
 #include "kg_attention_bwd.h"
@@ -86,28 +87,11 @@ static kg_status check_shapes(kg_context *ctx, const kg_tensor *const *t)
                            names[like_k[i]], kgi_shape_str(s, sizeof s, t[like_k[i]]->ndim, t[like_k[i]]->shape),
                            kgi_shape_str(w, sizeof w, 4, k->shape));
         }
-    const kg_tensor *l = t[T_LSE];
-    if (l->ndim != 3 || l->shape[0] != q->shape[0] || l->shape[1] != q->shape[1] || l->shape[2] != q->shape[2]) {
-        char ls[96], qs[96];
-        return kgi_fail(ctx, KG_ERR_SHAPE,
-                       "shape mismatch: attention backward: lse is %s but must be [B, Hq, Sq] for q %s",
-                       kgi_shape_str(ls, sizeof ls, l->ndim, l->shape), kgi_shape_str(qs, sizeof qs, 4, q->shape));
-    }
-    if (t[T_MASK]) {
-        const kg_tensor *m = t[T_MASK];
-        const int64_t want[4] = {q->shape[0], q->shape[1], q->shape[2], k->shape[2]};
-        int ok = m->ndim <= 4;
-        for (int d = 0; ok && d < m->ndim; d++) {
-            const int64_t s = m->shape[m->ndim - 1 - d];
-            ok = s == 1 || s == want[3 - d];
-        }
-        if (!ok) {
-            char ms[96], ws[96];
-            return kgi_fail(ctx, KG_ERR_SHAPE,
-                           "shape mismatch: attention backward: mask %s is not broadcastable to [B, Hq, Sq, Sk] = %s",
-                           kgi_shape_str(ms, sizeof ms, m->ndim, m->shape), kgi_shape_str(ws, sizeof ws, 4, want));
-        }
-    }
+    kg_status st;
+    if ((st = kgi_attn_check_lse(ctx, "attention backward", t[T_LSE], q)) != KG_OK)
+        return st;
+    if (t[T_MASK] && (st = kgi_attn_check_mask(ctx, "attention backward", t[T_MASK], q, k)) != KG_OK)
+        return st;
     return KG_OK;
 }
 
