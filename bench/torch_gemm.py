@@ -5,12 +5,73 @@
 Inputs are uniform in [-1, 1). f32 runs with TF32 off; "tf32" with it on
 (torch.backends.cuda.matmul.allow_tf32), as kg_set_tf32 does.
 
+Rows where kgen's call takes at least 150 us are also timed IN THIS PROCESS,
+kgen through its Python package (runtime/python, on the same tensors) and
+torch.matmul alternately, five rounds each: clocks and power drift between
+processes, and this ratio is the one that compares the two libraries. The
+GPU spins while the host queues each batch of calls, so the wrapper's host
+time is not counted.
+(Below 150 us the Python wrapper's host time would be what is measured.)
+
 usage: KG_BENCH_CSV=b.csv build/bench/bench_gemm && python3 bench/torch_gemm.py b.csv
 """
+import os
 import sys
 
 import torch
 from torch_common import Results, csv_rows, time_us
+
+
+def kgen_module():
+    """kgen's Python package from runtime/python, or None where it does not load."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "runtime", "python"))
+    try:
+        import kgen
+        return kgen
+    except Exception as e:  # no library built: the in-process column is left out, and says why
+        print("torch_gemm: kgen's Python package did not load (%s): no in-process column" % e)
+        return None
+
+
+def set_tf32(kgen, on):
+    import ctypes
+    fn = kgen._lib.kg_set_tf32
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]
+    fn(kgen._context(torch.cuda.current_device()).handle, int(on))
+
+
+def queued_us(fn, inner, reps=3):
+    """Median device time per call of inner back-to-back calls, with the GPU
+    held in a spin (torch.cuda._sleep) while the host queues them: the Python
+    wrapper's host time (~0.1 ms a call) then adds no idle gap on the GPU."""
+    for _ in range(inner):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(5e5 * inner))  # about 0.25 ms per queued call at 2 GHz
+        e0.record()
+        for _ in range(inner):
+            fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def interleaved(fk, ft, est):
+    """Median device time of fk and of ft, timed alternately in 5 rounds."""
+    inner = max(1, min(40, int(3000.0 / max(est, 1.0))))
+    ks, ts = [], []
+    for _ in range(5):
+        ts.append(queued_us(ft, inner))
+        ks.append(queued_us(fk, inner))
+    ks.sort()
+    ts.sort()
+    return ks[2], ts[2]
 
 
 def main():
@@ -22,6 +83,8 @@ def main():
            "bf16": torch.bfloat16}
     dev = torch.device("cuda")
     out = []
+    same = []
+    kg = kgen_module()
     res = Results()
     for row in rows:
         name, label = row[1], row[2]
@@ -42,6 +105,12 @@ def main():
         tf = flops / t / 1e6
         out.append((name, label, kg_us, kg_tf, t, tf, kg_tf / tf))
         res.add("gemm", "matmul " + name, None, [batch, M, N, K], t, tflops=tf)
+        if kg is not None and kg_us >= 150.0:
+            set_tf32(kg, name == "tf32")
+            fk = lambda: kg.matmul(a, b, out=c)
+            ku, tu = interleaved(fk, fn, t)
+            same.append((name, label, ku, tu))
+            set_tf32(kg, False)
         del a, b, c
         torch.cuda.empty_cache()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -50,6 +119,12 @@ def main():
     print(f"{'dtype':5} {'shape':16} {'kg us':>10} {'kg TF/s':>9} {'torch us':>10} {'torch TF/s':>10} {'ratio':>7}")
     for name, label, kus, ktf, tus, ttf, r in out:
         print(f"{name:5} {label:16} {kus:10.1f} {ktf:9.1f} {tus:10.1f} {ttf:10.1f} {r:7.3f}")
+    if same:
+        print("\n== GEMM in one process: kgen (Python package) and torch.matmul alternately, 5 rounds, "
+              "same tensors (ratio = torch us / kgen us) ==")
+        print(f"{'dtype':5} {'shape':16} {'kg us':>10} {'torch us':>10} {'ratio':>7}")
+        for name, label, ku, tu in same:
+            print(f"{name:5} {label:16} {ku:10.1f} {tu:10.1f} {tu / ku:7.3f}")
 
 
 if __name__ == "__main__":
