@@ -13,6 +13,7 @@ and exits 1 if any failed; without a CUDA device it says so and exits 0.
 usage: PYTHONPATH=runtime/python python3 tests/test_python_torch.py
 """
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -339,6 +340,54 @@ with torch.cuda.stream(s):
     kgen.neg(x, out=y)
 s.synchronize()
 check(bool((y == -1).all()), "streams", "kgen.neg runs on torch's current stream, after the fill it follows")
+
+# ---- torch tensors without DLPack (the wrapper's fast path) --------------------
+plain = torch.arange(24, device=dev, dtype=torch.float32).reshape(4, 6)
+check(kgen._torch_tensor(plain, plain.get_device()) is not None, "fast path", "a plain CUDA tensor is read directly")
+for what, t in (("requires grad", torch.zeros(3, device=dev, requires_grad=True)), ("CPU", torch.zeros(3)),
+                ("int16", torch.zeros(3, device=dev, dtype=torch.int16)),
+                ("a subclass", torch.nn.Parameter(torch.zeros(3, device=dev), requires_grad=False)),
+                ("9 dims", torch.zeros([1] * 9, device=dev))):
+    check(kgen._torch_tensor(t, 0) is None, "fast path", f"{what}: left to DLPack")
+views = {"offset slice": plain[1:, 2:], "transpose": plain.t(), "expanded": torch.arange(6., device=dev).expand(4, 6),
+         "0-d": torch.tensor(2.5, device=dev), "empty": plain[:0], "step": plain[::2, ::3]}
+for what, v in views.items():
+    other = torch.full_like(v, 0.5)
+    got = torch.empty_like(v)
+    kgen.add(v, other, out=got)
+    check(torch.equal(got, v + other), "fast path", f"add of a {what} view: exact")
+    t = kgen._torch_tensor(v, 0)
+    check(t is not None and t.data == v.data_ptr() and list(t.shape[:v.dim()]) == list(v.shape)
+          and list(t.strides[:v.dim()]) == list(v.stride()), "fast path", f"{what}: pointer, shape, strides")
+try:
+    kgen.neg(torch.zeros(3, device=dev, requires_grad=True), out=torch.empty(3, device=dev))
+    check(False, "fast path", "a tensor that requires grad raised nothing")
+except Exception as e:  # torch's own DLPack refusal, as before the fast path
+    check("grad" in str(e), "fast path", f"requires grad: {type(e).__name__}: {e}")
+s2 = torch.cuda.Stream()
+x = torch.zeros(1 << 24, device=dev)
+y = torch.empty_like(x)
+torch.cuda.synchronize()
+torch.cuda._sleep(50_000_000)  # the current stream is busy: a call on s2 must wait for the fill below
+x.fill_(2.0)
+kgen.neg(x, out=y, stream=s2.cuda_stream)  # not the current stream: the DLPack path orders it
+s2.synchronize()
+check(bool((y == -2).all()), "streams", "stream= another stream: kgen waits for the current stream's pending fill")
+a16, b16, o16 = (torch.ones(16, device=dev) for _ in range(3))
+for _ in range(200):
+    kgen.add(a16, b16, out=o16)
+torch.cuda.synchronize()
+t0 = time.perf_counter()
+for _ in range(2000):
+    kgen.add(a16, b16, out=o16)
+kg_host = (time.perf_counter() - t0) / 2000 * 1e6
+torch.cuda.synchronize()
+t0 = time.perf_counter()
+for _ in range(2000):
+    torch.add(a16, b16, out=o16)
+th_host = (time.perf_counter() - t0) / 2000 * 1e6
+torch.cuda.synchronize()
+print(f"host time per call, 16-element add from Python: kgen {kg_host:.1f} us, torch {th_host:.1f} us")
 
 print("checks per family:", ", ".join(f"{k} {v}" for k, v in counts.items()))
 print(f"{sum(counts.values())} checks, {len(failures)} failed")
