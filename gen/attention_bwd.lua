@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 3
+M.max_tunes = 4
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -77,11 +77,17 @@ M.max_tunes = 3
 -- (32 x 32, 142592 bytes) fit the 163 KiB a block of compute capability 8.0,
 -- which the defaults exceed (D64 178688, D128 172544, D256 218368): the
 -- runtime takes the first tuning that fits the device (runtime/attention_bwd.c).
+-- pf (tuning 2 of D64 and D128, 2026-12-02 session 7, candidates): the
+-- default's kernel with the next step's Q, dout and rows loaded while this
+-- step's dQ runs (attnb_kvq_f32p, templates/attention_bwd_f32.cuh; dQ reads
+-- only dS^T and K), where the default makes every step wait for its loads
+-- (no more shared memory or registers: D64 254 registers, no spill).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1 } },
+              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1 },
+                       { bn = 128, bm = 64, lay = 1, pf = true } },
               [96] = { { bn = 64, bm = 64 } },
               [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 },
-                        { bn = 64, bm = 32, lay = 1 } },
+                        { bn = 64, bm = 64, split = true, pf = true }, { bn = 64, bm = 32, lay = 1 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -99,12 +105,15 @@ local function kvq_plan(dt, d, kind, tu)
     if tu.split then lay = 1; pp = tu.bm + 8 end
     return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
-             call = tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
+             call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind],
+                                            tostring(tu.split or false), lay)
+                    or tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s", tu.bn, tu.bm,
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
                                    tu.split and ", split roles (S^T + dV | dP^T + dK)" or "",
+                                   tu.pf and ", next step's loads under dQ" or "",
                                    (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
@@ -241,7 +250,9 @@ function M.generate(G)
     for di, d in ipairs(M.dims) do
       local dname = string.format("attnb_%s_d%d", name, d)
       local dmod, dkernels = G:module(dname), {}
-      per_dim[#per_dim + 1] = { name = dname, d = d, kernels = dkernels }
+      local pf = false
+      for _, tu in ipairs(name == "f32" and M.f32_kvq[d] or {}) do pf = pf or tu.pf or false end
+      per_dim[#per_dim + 1] = { name = dname, d = d, kernels = dkernels, pf = pf }
       local function add(kname, pl, desc) return add_to(dmod, dkernels, kname, pl, desc) end
       local pre = add_small(string.format("kg_attnb_%s_d%d_pre", name, d),
                             { threads = 256, minb = 1, rows = 8, smem = 0,
@@ -320,7 +331,8 @@ function M.generate(G)
       G:write(pd.name .. ".cu", G:render("attention_bwd.cu", {
         header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
         dtype = dt, dims = { pd.d }, kinds = M.kinds, kernels = pd.kernels,
-        path = name == "f32" and "FFMA" or "mma.sync", include = "attention_bwd.cuh",
+        path = name == "f32" and "FFMA" or "mma.sync",
+        include = pd.pf and "attention_bwd_f32.cuh" or "attention_bwd.cuh",
       }))
     end
     if module90 then
