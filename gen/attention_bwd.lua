@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 4
+M.max_tunes = 5
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -82,12 +82,15 @@ M.max_tunes = 4
 -- step's dQ runs (attnb_kvq_f32p, templates/attention_bwd_f32.cuh; dQ reads
 -- only dS^T and K), where the default makes every step wait for its loads
 -- (no more shared memory or registers: D64 254 registers, no spill).
+-- pq (tuning 3): pf plus the next step's dQ partial rows loaded with them
+-- (BM x (D + 4) floats more shared memory) instead of read at dQ's start.
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1 },
-                       { bn = 128, bm = 64, lay = 1, pf = true } },
+                       { bn = 128, bm = 64, lay = 1, pf = true }, { bn = 128, bm = 64, lay = 1, pf = true, pq = true } },
               [96] = { { bn = 64, bm = 64 } },
               [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 },
-                        { bn = 64, bm = 64, split = true, pf = true }, { bn = 64, bm = 32, lay = 1 } },
+                        { bn = 64, bm = 64, split = true, pf = true }, { bn = 64, bm = 64, split = true, pf = true, pq = true },
+                        { bn = 64, bm = 32, lay = 1 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -104,16 +107,17 @@ local function kvq_plan(dt, d, kind, tu)
     local pp = tu.bm + (lay == 1 and 8 or 4)
     if tu.split then lay = 1; pp = tu.bm + 8 end
     return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
-             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
-             call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind],
-                                            tostring(tu.split or false), lay)
+             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm + (tu.pq and tu.bm * p or 0)) * 4,
+             call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d, %s>", d, tu.bn, tu.bm,
+                                            kind_enum[kind], tostring(tu.split or false), lay, tostring(tu.pq or false))
                     or tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s%s", tu.bn, tu.bm,
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
                                    tu.split and ", split roles (S^T + dV | dP^T + dK)" or "",
                                    tu.pf and ", next step's loads under dQ" or "",
+                                   tu.pq and " (dQ partial too)" or "",
                                    (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8

@@ -19,14 +19,16 @@ namespace kg_attnb {
    (cp.async) and rows (registers, then shared memory) are issued and land
    while dQ runs, instead of the whole block waiting for them at the next
    step's start. No more shared memory, no more barriers a step. */
-template <int D, int BN, int BM, int L>
+template <int D, int BN, int BM, int L, bool PQ>
 __device__ __forceinline__ void kvp_f32_issue(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
-                                              const char *q, const char *dout, const float *rows, int m0, int tid,
-                                              float &lse2, float &dl)
+                                              const char *q, const char *dout, const float *rows, const float *part,
+                                              bool first, int m0, int tid, float &lse2, float &dl)
 {
     constexpr int NT = 256, P = D + 4, E = 4;
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
+    if (PQ && !first) /* the dQ partial's rows (PQ: after sDl, pitch P) */
+        load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sDl + BM), (const char *)part, D, m0, p.sq, tid);
     kgd_cp_async_commit();
     static_assert(BM <= NT, "kvp_f32_issue: one row a thread");
     if (tid < BM) {
@@ -36,7 +38,58 @@ __device__ __forceinline__ void kvp_f32_issue(const kg_attnb_params &p, const f3
     }
 }
 
-template <int D, int BN, int BM, int KIND, bool SR, int L = 1>
+/* kvq_f32_dq in two parts, with the partial's rows read from shared
+   memory (pitch D + 4, at sDl + BM, where kvp_f32_issue put them): the
+   thread's rows into registers (before the barrier after which the next
+   step's rows overwrite them), then dS K added and the rows stored. The
+   same values, the same bits. */
+template <int D, int BM, int L>
+__device__ __forceinline__ void kvq_f32_dq_in(const float *sPq, bool first, int ty, int tx,
+                                              float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
+{
+    constexpr int P = D + 4, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    constexpr bool CR = L != 0;
+    typedef typename kg_attn::fvec<VW>::t vec;
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int rl = CR ? TM * ty + i : ty + 16 * i;
+#pragma unroll
+        for (int d = 0; d < NV; d++) {
+            vec o;
+            float *of = (float *)&o;
+            if (!first)
+                o = *(const vec *)&sPq[rl * P + VW * (tx + 16 * d)];
+            else
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    of[e] = 0.f;
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                dq[i][d][e] = of[e];
+        }
+    }
+}
+
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kvq_f32_dq_run(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
+                                               float *part, int m0, int ty, int tx,
+                                               float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
+{
+    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    constexpr bool CR = L != 0;
+    if (CR)
+        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+    else
+        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+}
+
+/* PQ: the next step's dQ partial rows are loaded with its Q and dout
+   (cp.async into shared memory after the rows, BM x (D + 4) floats more)
+   instead of read from global memory at the start of its dQ. */
+template <int D, int BN, int BM, int KIND, bool SR, int L = 1, bool PQ = false>
 __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
 {
     constexpr int NT = 256, P = D + 4, E = 4;
@@ -102,9 +155,11 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
         float lse2 = 0.f, dl = 0.f;
         if (nsteps > 0) {
             const int h = hk * p.group + h0;
-            kvp_f32_issue<D, BN, BM, LL>(p, sm, (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E,
-                                         (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E,
-                                         p.rows + ((int64_t)b * p.hq + h) * p.sq, mstart, tid, lse2, dl);
+            kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E,
+                                             (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E,
+                                             p.rows + ((int64_t)b * p.hq + h) * p.sq,
+                                             p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D,
+                                             first, mstart, tid, lse2, dl);
             if (tid < BM)
                 sm.sL[tid] = lse2, sm.sDl[tid] = dl;
         }
@@ -154,15 +209,23 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
             } else {
                 kv_f32_compute<D, BN, BM, KIND, LL>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
             }
-            __syncthreads(); /* every warp is done with Q, dout and the rows */
+            float dqr[BM / 16][NV][VW];
+            if (PQ)
+                kvq_f32_dq_in<D, BM, LL>(sm.sDl + BM, first, ty, tx, dqr);
+            __syncthreads(); /* every warp is done with Q, dout and the rows (PQ: and the partial's) */
             const bool more = it + 1 < nsteps;
             if (more) {
                 const int hn = hk * p.group + h0 + (it + 1) / nt, mn = mstart + ((it + 1) % nt) * BM;
-                kvp_f32_issue<D, BN, BM, LL>(p, sm, (const char *)p.q + (b * p.q_sb + hn * p.q_sh) * E,
-                                             (const char *)p.dout + (b * p.do_sb + hn * p.do_sh) * E,
-                                             p.rows + ((int64_t)b * p.hq + hn) * p.sq, mn, tid, lse2, dl);
+                kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, (const char *)p.q + (b * p.q_sb + hn * p.q_sh) * E,
+                                                 (const char *)p.dout + (b * p.do_sb + hn * p.do_sh) * E,
+                                                 p.rows + ((int64_t)b * p.hq + hn) * p.sq,
+                                                 p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + hn) * p.sq) * D,
+                                                 first, mn, tid, lse2, dl);
             }
-            kvq_f32_dq<D, BN, BM, LL>(p, sm, part, m0, first, ty, tx);
+            if (PQ)
+                kvq_f32_dq_run<D, BN, BM, LL>(p, sm, part, m0, ty, tx, dqr);
+            else
+                kvq_f32_dq<D, BN, BM, LL>(p, sm, part, m0, first, ty, tx);
             if (more && tid < BM)
                 sm.sL[tid] = lse2, sm.sDl[tid] = dl;
         }

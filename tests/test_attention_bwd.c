@@ -337,8 +337,9 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         cr_assert_gt(f128->kvq[0][k].smem, sm80);
         cr_assert_gt(f128->kvq[1][k].smem, sm80);
         cr_assert_gt(f128->kvq[2][k].smem, sm80);
-        cr_assert_leq(f128->kvq[3][k].smem, sm80);
-        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 3);
+        cr_assert_gt(f128->kvq[3][k].smem, sm80);
+        cr_assert_leq(f128->kvq[4][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 4);
         cr_assert_gt(f256->kvq[0][k].smem, sm80);
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm80, &need), 1);
         for (int d = 0; d < KG_ATTNB_DIM_COUNT; d++) {
@@ -349,7 +350,7 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         /* 101376 bytes: f32 D128 has nothing that fits (its smallest kvq takes 122112) */
         need = 0;
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm86, &need), -2);
-        cr_assert_eq(need, f128->kvq[3][k].smem);
+        cr_assert_eq(need, f128->kvq[4][k].smem);
         /* no limit known: the tuning asked for */
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 1, 0, &need), 1);
     }
@@ -1125,7 +1126,7 @@ Test(attention_bwd, query_splits_of_the_rule_bf16_d96) { rule_case(KG_BF16, 96, 
 Test(attention_bwd, query_splits_of_the_rule_bf16_d128) { rule_case(KG_BF16, 128, 1); }
 
 /* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
-   (kgi_attnb_fit: D128 tuning 3, 64 keys x 32-query tiles; D256 tuning 1,
+   (kgi_attnb_fit: D128 tuning 4, 64 keys x 32-query tiles; D256 tuning 1,
    32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask
    kind, GQA causal of several query tiles, Sq > Sk causal, lanes of several
    key blocks, a split. */
@@ -1149,12 +1150,13 @@ static void fit_cases(const char *tune, int D)
     set_hook("KG_ATTNB_SPLIT", NULL);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("3", 128); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("4", 128); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
 /* The f32 kvq tunings that load a step's Q and dout tiles during the
-   previous step's dQ (attnb_kvq_f32p: tuning 2 of D64 and D128): the
+   previous step's dQ (attnb_kvq_f32p: tuning 2 of D64 and D128; 3: the dQ
+   partial's rows too): the
    cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes
    of several key blocks, a split), then the bits of the default kernel
    (the same arithmetic in the same order) on GQA causal cases of several
@@ -1194,6 +1196,9 @@ static void prefetch_cases(const char *tune, int D)
 }
 Test(attention_bwd, f32_prefetch_kernel_d64) { prefetch_cases("2", 64); }
 Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("2", 128); }
+/* tuning 3: tuning 2 with the next step's dQ partial rows loaded with its tiles */
+Test(attention_bwd, f32_prefetch_partial_kernel_d64) { prefetch_cases("3", 64); }
+Test(attention_bwd, f32_prefetch_partial_kernel_d128) { prefetch_cases("3", 128); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
