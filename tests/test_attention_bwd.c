@@ -1154,14 +1154,16 @@ Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_case
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
-/* The f32 kvq tunings that load a step's Q and dout tiles during the
-   previous step's dQ (attnb_kvq_f32p: tuning 2 of D64 and D128; 3: the dQ
-   partial's rows too): the
-   cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes
-   of several key blocks, a split), then the bits of the default kernel
-   (the same arithmetic in the same order) on GQA causal cases of several
-   steps a key block (odd Sq, Sk; heads crossed within a block's walk) and
-   under a split. */
+/* The f32 kvq kernels that load a step's Q and dout tiles (and rows)
+   during the previous step's dQ (attnb_kvq_f32p) are the defaults (D128:
+   the dQ partial's rows too; D64: without the causal rule); tuning 2 is the
+   plain kernel that was the default before (loads at each step's start),
+   tuning 3 the prefetching one under every mask kind. Each forced: the
+   cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes of
+   several key blocks, a split), then the bits of the default (the same
+   arithmetic in the same order) on GQA causal cases of several steps a key
+   block (odd Sq, Sk; heads crossed within a block's walk), with and without
+   a split. */
 static void prefetch_cases(const char *tune, int D)
 {
     fit_cases(tune, D);
@@ -1194,11 +1196,10 @@ static void prefetch_cases(const char *tune, int D)
             kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
         }
 }
-Test(attention_bwd, f32_prefetch_kernel_d64) { prefetch_cases("2", 64); }
-Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("2", 128); }
-/* tuning 3: tuning 2 with the next step's dQ partial rows loaded with its tiles */
-Test(attention_bwd, f32_prefetch_partial_kernel_d64) { prefetch_cases("3", 64); }
-Test(attention_bwd, f32_prefetch_partial_kernel_d128) { prefetch_cases("3", 128); }
+Test(attention_bwd, f32_plain_kernel_d64) { prefetch_cases("2", 64); }
+Test(attention_bwd, f32_plain_kernel_d128) { prefetch_cases("2", 128); }
+Test(attention_bwd, f32_prefetch_kernel_every_kind_d64) { prefetch_cases("3", 64); }
+Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("3", 128); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
