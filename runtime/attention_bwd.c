@@ -27,6 +27,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,14 +531,25 @@ int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need)
 }
 
 /* The shared memory a block may opt in to on the context's device (0:
-   unknown, no check). */
-static int smem_limit(const kg_context *ctx)
+   unknown, no check); asked of the device once (devices 0-63; every call
+   under KG_ATTNB_RAISE=every, a benchmark hook). */
+static _Atomic int limit_of[64]; /* the limit + 1; 0: not asked yet */
+static int smem_limit(const kg_context *ctx, const attnb_hooks *hk)
 {
+    const int every = hook(hk, HOOK_RAISE) && strcmp(hook(hk, HOOK_RAISE), "every") == 0;
+    const int cached = ctx->device >= 0 && ctx->device < 64 && !every;
+    if (cached) {
+        const int v = atomic_load_explicit(&limit_of[ctx->device], memory_order_relaxed);
+        if (v > 0)
+            return v - 1;
+    }
     int v = 0;
     if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
+    if (cached && v > 0)
+        atomic_store_explicit(&limit_of[ctx->device], v + 1, memory_order_relaxed);
     return v;
 }
 
@@ -580,7 +592,7 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
     /* the portable kernels: the first that fits the device's shared memory
        (compute capability 8.0: 163 KiB a block, less than f32 D 64, 128 and
        256's default kvq kernels take) */
-    const int limit = smem_limit(ctx);
+    const int limit = smem_limit(ctx, hk);
     int need = 0;
     int pick = want >= 0 ? kgi_attnb_fit(dt, slot, kind, want, limit, &need) : -1;
     if (want < 0 && limit > 0 && (e->kv[kind].smem > limit || e->q[kind].smem > limit))
@@ -599,7 +611,8 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
    raised (a kernel's limit is its own, and stays): the attribute is set once
    a pair, not before every launch. Open addressing, behind a mutex; when
    the table is full the attribute is set every time. KG_ATTNB_RAISE=every
-   (a benchmark hook) sets it before every launch, as before 2026-12-02. */
+   (a benchmark hook) sets it before every launch, as before 2026-12-02
+   (and asks the device's limit on every call: smem_limit). */
 #define RAISED_SLOTS 1024
 static int64_t raised[RAISED_SLOTS]; /* key + 1; 0: empty */
 static pthread_mutex_t raised_lock = PTHREAD_MUTEX_INITIALIZER;
