@@ -27,7 +27,6 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,13 +392,13 @@ void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk,
    _DIRECT): read from the environment once, at the first call, not on
    every call (getenv walks the environment); kgi_attnb_hooks_reload reads
    them again (the tests, after setenv). Copied under a lock. */
-enum { HOOK_LANES, HOOK_SPLIT, HOOK_WAVES, HOOK_TUNE, HOOK_DIRECT, HOOK_RAISE, HOOK_COUNT };
+enum { HOOK_LANES, HOOK_SPLIT, HOOK_WAVES, HOOK_TUNE, HOOK_DIRECT, HOOK_COUNT };
 typedef struct {
     char v[HOOK_COUNT][32]; /* "" where unset; longer values are cut (no hook takes one) */
     int set[HOOK_COUNT];
 } attnb_hooks;
 static const char *const hook_names[HOOK_COUNT] = {"KG_ATTNB_LANES", "KG_ATTNB_SPLIT", "KG_ATTNB_SPLIT_WAVES",
-                                                   "KG_ATTNB_TUNE", "KG_ATTNB_DIRECT", "KG_ATTNB_RAISE"};
+                                                   "KG_ATTNB_TUNE", "KG_ATTNB_DIRECT"};
 static attnb_hooks hooks_now;
 static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
@@ -531,25 +530,14 @@ int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need)
 }
 
 /* The shared memory a block may opt in to on the context's device (0:
-   unknown, no check); asked of the device once (devices 0-63; every call
-   under KG_ATTNB_RAISE=every, a benchmark hook). */
-static _Atomic int limit_of[64]; /* the limit + 1; 0: not asked yet */
-static int smem_limit(const kg_context *ctx, const attnb_hooks *hk)
+   unknown, no check). */
+static int smem_limit(const kg_context *ctx)
 {
-    const int every = hook(hk, HOOK_RAISE) && strcmp(hook(hk, HOOK_RAISE), "every") == 0;
-    const int cached = ctx->device >= 0 && ctx->device < 64 && !every;
-    if (cached) {
-        const int v = atomic_load_explicit(&limit_of[ctx->device], memory_order_relaxed);
-        if (v > 0)
-            return v - 1;
-    }
     int v = 0;
     if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
-    if (cached && v > 0)
-        atomic_store_explicit(&limit_of[ctx->device], v + 1, memory_order_relaxed);
     return v;
 }
 
@@ -592,7 +580,7 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
     /* the portable kernels: the first that fits the device's shared memory
        (compute capability 8.0: 163 KiB a block, less than f32 D 64, 128 and
        256's default kvq kernels take) */
-    const int limit = smem_limit(ctx, hk);
+    const int limit = smem_limit(ctx);
     int need = 0;
     int pick = want >= 0 ? kgi_attnb_fit(dt, slot, kind, want, limit, &need) : -1;
     if (want < 0 && limit > 0 && (e->kv[kind].smem > limit || e->q[kind].smem > limit))
@@ -607,54 +595,19 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
     return KG_OK;
 }
 
-/* The (kernel, device) pairs whose shared memory limit this process has
-   raised (a kernel's limit is its own, and stays): the attribute is set once
-   a pair, not before every launch. Open addressing, behind a mutex; when
-   the table is full the attribute is set every time. KG_ATTNB_RAISE=every
-   (a benchmark hook) sets it before every launch, as before 2026-12-02
-   (and asks the device's limit on every call: smem_limit). */
-#define RAISED_SLOTS 1024
-static int64_t raised[RAISED_SLOTS]; /* key + 1; 0: empty */
-static pthread_mutex_t raised_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* 1 when (kernel, device) is in the table; with add, puts it there */
-static int raised_pair(int kernel, int device, int add)
-{
-    const int64_t key = ((int64_t)kernel << 20 | (int64_t)(device & 0xfffff)) + 1;
-    uint64_t i = ((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 54; /* 10 bits */
-    int found = 0;
-    pthread_mutex_lock(&raised_lock);
-    for (int n = 0; n < RAISED_SLOTS; n++, i = (i + 1) % RAISED_SLOTS) {
-        if (raised[i] == key) {
-            found = 1;
-            break;
-        }
-        if (raised[i] == 0) {
-            if (add)
-                raised[i] = key;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&raised_lock);
-    return found;
-}
-
-static kg_status launch(kg_context *ctx, const attnb_hooks *hk, const kg_attnb_launch *e, dim3 grid,
-                        kg_attnb_params *p)
+static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
 {
     cudaKernel_t kern;
     kg_status st = kgi_kernel(ctx, e->kernel, &kern);
     if (st != KG_OK)
         return st;
-    const int every = hook(hk, HOOK_RAISE) && strcmp(hook(hk, HOOK_RAISE), "every") == 0;
-    if (e->smem > 48 * 1024 && (every || !raised_pair(e->kernel, ctx->device, 0))) {
+    if (e->smem > 48 * 1024) {
         cudaError_t err =
             cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, e->smem, ctx->device);
         if (err != cudaSuccess) {
             cudaGetLastError();
             return kgi_cuda_fail(ctx, err, "raising the attention backward kernel's shared memory limit");
         }
-        raised_pair(e->kernel, ctx->device, 1);
     }
     void *argv[1] = {p};
     return kgi_launch(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
@@ -777,7 +730,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         int64_t blocks = (p.nrows + e->pre.rows - 1) / e->pre.rows;
         if (blocks > 65536)
             blocks = 65536; /* grid-stride over the rest */
-        st = launch(ctx, &hk, &e->pre, (dim3){(unsigned)blocks, 1, 1}, &p);
+        st = launch(ctx, &e->pre, (dim3){(unsigned)blocks, 1, 1}, &p);
         if (st != KG_OK)
             return st;
     }
@@ -801,14 +754,14 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             const unsigned gx = (unsigned)p.lanes * (unsigned)splits; /* <= 128 x 16 */
             /* the Hopper kernels have an instance for splits */
             const kg_attnb_launch *run = hopper_kvq && splits > 1 ? &e->kvq90s[0][0] + (kvq - k90) : kvq;
-            st = launch(ctx, &hk, run, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
+            st = launch(ctx, run, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
             if (st != KG_OK)
                 return st;
             if (splits > 1) {
                 int64_t blocks = (2 * p.nkrows * (D / 4) + e->dkvsum.threads - 1) / e->dkvsum.threads;
                 if (blocks > 65536)
                     blocks = 65536; /* grid-stride over the rest */
-                st = launch(ctx, &hk, &e->dkvsum, (dim3){(unsigned)blocks, 1, 1}, &p);
+                st = launch(ctx, &e->dkvsum, (dim3){(unsigned)blocks, 1, 1}, &p);
                 if (st != KG_OK)
                     return st;
             }
@@ -817,7 +770,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             int64_t blocks = (p.nrows * (D / 4) + e->dqsum.threads - 1) / e->dqsum.threads;
             if (blocks > 65536)
                 blocks = 65536; /* grid-stride over the rest */
-            st = launch(ctx, &hk, &e->dqsum, (dim3){(unsigned)blocks, 1, 1}, &p);
+            st = launch(ctx, &e->dqsum, (dim3){(unsigned)blocks, 1, 1}, &p);
             if (st != KG_OK)
                 return st;
         }
@@ -825,13 +778,13 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     }
     if (B * Hkv * Sk > 0) {
         const kg_attnb_launch *kv = &e->kv[kind];
-        st = launch(ctx, &hk, kv, (dim3){(unsigned)((Sk + kv->rows - 1) / kv->rows), (unsigned)Hkv, (unsigned)B}, &p);
+        st = launch(ctx, kv, (dim3){(unsigned)((Sk + kv->rows - 1) / kv->rows), (unsigned)Hkv, (unsigned)B}, &p);
         if (st != KG_OK)
             return st;
     }
     if (p.nrows > 0) {
         const kg_attnb_launch *ql = &e->q[kind];
-        st = launch(ctx, &hk, ql, (dim3){(unsigned)((Sq + ql->rows - 1) / ql->rows), (unsigned)Hq, (unsigned)B}, &p);
+        st = launch(ctx, ql, (dim3){(unsigned)((Sq + ql->rows - 1) / ql->rows), (unsigned)Hq, (unsigned)B}, &p);
         if (st != KG_OK)
             return st;
     }
