@@ -19,12 +19,15 @@
  * run a subset (^<text>: names that start with it). KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
  * "sep" for the separate dq kernel) is written as a tenth CSV column, followed by
  * "_s<h>x<t>" where KG_ATTNB_SPLIT (the query splits' hook) is set.
+ * KG_BENCH_HOST=1 also prints each case's host time a call (100 calls
+ * enqueued back to back, wall clock).
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench_common.h"
 #include "kg_attention_bwd.h"
@@ -330,6 +333,19 @@ int main(void)
                                    .time_us = us,
                                    .tflops = tf,
                                    .note = "shape is [B, H, S, D]; TFLOP/s = 2.5 x 4 B H S^2 D, halved if causal"});
+        if (getenv("KG_BENCH_HOST")) {
+            /* host time a call: 100 calls enqueued back to back (2-4 launches
+               each, within the queue's depth), wall clock around the calls */
+            BENCH_CHECK(ctx, kg_sync(ctx));
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (int i = 0; i < 100; i++)
+                run(&c);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            BENCH_CHECK(ctx, kg_sync(ctx));
+            printf("host time a call: %s %.2f us\n", name,
+                   ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100 / 1e3);
+        }
         for (int i = 0; i < 8; i++)
             kg_free(ctx, d[i]);
         kg_free(ctx, dl);

@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 3
+M.max_tunes = 5
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -64,23 +64,42 @@ M.max_tunes = 3
 -- 8x4 warps, 29.5/30.1 with one P^T/dS^T buffer and 64x32 tiles at 2
 -- blocks/SM. D 32, 96 and 256 keep lay 0 (not measured). split: the
 -- split-role kernel (attnb_kvq_f32s: half the block S^T and dV, half dP^T
--- and dK, twice the tile a thread per product), the D128 default since run
+-- and dK, twice the tile a thread per product), the D128 default from run
 -- r3 of 2026-12-02 (H200, same run: S1k 31.9 / 28.4, S4k 32.7 / 31.6, S16k
 -- causal 32.3 against 30.7 / 27.4, 31.4 / 30.3, 30.9 TFLOP/s for lay 1,
 -- +3.5-4.5%); at D64 (128 keys, 255 registers, up to 24 B spilled) it lost
 -- 4-6% and was dropped. Run r1: 512-thread blocks (a 16 x 32 thread grid at
 -- 128 registers, 16 warps an SM) ran 24-25% slower at D128 and 8-9% at D64:
--- the kernel is bound by shared-memory bytes per FMA, not by occupancy.
+-- the kernel is not bound by occupancy. (By shared-memory wavefronts a
+-- warp's FFMA loops are not bound either: the D128 split kernel's dots take
+-- 12 wavefronts per 128 FFMAs, its dV / dK 24 per 256, dQ 3 per 32.)
 -- D64's second tuning (64 keys x 64-query tiles, 107008 bytes; r2 of
 -- 2026-12-01 measured it at 30.1 / 26.8 TFLOP/s at S1k against the default's
 -- 30.3 / 25.7), the last D128 one (64 x 32, 122112 bytes) and D256's second
 -- (32 x 32, 142592 bytes) fit the 163 KiB a block of compute capability 8.0,
--- which the defaults exceed (D64 178688, D128 172544, D256 218368): the
+-- which the defaults exceed (D64 178688, D128 206336, D256 218368): the
 -- runtime takes the first tuning that fits the device (runtime/attention_bwd.c).
+-- pf: the kernel with the next step's Q, dout and rows loaded while this
+-- step's dQ runs (attnb_kvq_f32p, templates/attention_bwd_f32.cuh; dQ reads
+-- only dS^T and K), where the plain one makes every step wait for its loads
+-- (no more shared memory or registers: D64 254 registers, no spill); pq:
+-- pf plus the next step's dQ partial rows loaded with them (BM x (D + 4)
+-- floats more shared memory) instead of read at dQ's start; pf_kinds: the
+-- mask kinds that take pf (the others the plain kernel). Same bits as the
+-- plain kernels (tests/test_attention_bwd.c). H200, run r1 of 2026-12-02
+-- (05:22 UTC, same run, TFLOP/s, non-causal / causal): D128 S1k 32.1 / 29.0
+-- (plain split) -> 32.8 / 29.6 (pf) -> 32.7 / 29.8 (pq), S4k 32.6 / 32.0 ->
+-- 33.4 / 32.3 -> 33.4 / 32.6, S16k 32.6 / 32.7 -> 33.6 / 33.0 -> 33.6 / 33.3:
+-- pq the D128 default; D64 S1k 29.4 / 25.4 -> 30.1 / 25.4 -> 30.2 / 25.3,
+-- S4k 30.3 / 29.4 -> 31.0 / 29.2 -> 31.1 / 28.8, S16k 30.4 / 30.5 -> 31.2 /
+-- 30.3 -> 31.2 / 29.8: D64's default takes pf without the causal rule only.
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1 }, { bn = 64, bm = 64, lay = 1 } },
+              [64] = { { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
+                       { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
+                       { bn = 128, bm = 64, lay = 1, pf = true } },
               [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, lay = 1 },
+              [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true }, { bn = 64, bm = 64, lay = 1 },
+                        { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
@@ -94,17 +113,24 @@ local dtypes = { "f32", "f16", "bf16" }
 
 local function kvq_plan(dt, d, kind, tu)
   if dt.name == "f32" then
+    if tu.pf and tu.pf_kinds and not tu.pf_kinds[kind] then
+      tu = { bn = tu.bn, bm = tu.bm, lay = tu.lay, split = tu.split, minb = tu.minb }
+    end
     local p, lay = d + 4, tu.lay or 0
     local pp = tu.bm + (lay == 1 and 8 or 4)
     if tu.split then lay = 1; pp = tu.bm + 8 end
     return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
-             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm) * 4,
-             call = tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
+             smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm + (tu.pq and tu.bm * p or 0)) * 4,
+             call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d, %s>", d, tu.bn, tu.bm,
+                                            kind_enum[kind], tostring(tu.split or false), lay, tostring(tu.pq or false))
+                    or tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s", tu.bn, tu.bm,
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
                                    tu.split and ", split roles (S^T + dV | dP^T + dK)" or "",
+                                   tu.pf and ", next step's loads under dQ" or "",
+                                   tu.pq and " (dQ partial too)" or "",
                                    (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
@@ -241,7 +267,9 @@ function M.generate(G)
     for di, d in ipairs(M.dims) do
       local dname = string.format("attnb_%s_d%d", name, d)
       local dmod, dkernels = G:module(dname), {}
-      per_dim[#per_dim + 1] = { name = dname, d = d, kernels = dkernels }
+      local pf = false
+      for _, tu in ipairs(name == "f32" and M.f32_kvq[d] or {}) do pf = pf or tu.pf or false end
+      per_dim[#per_dim + 1] = { name = dname, d = d, kernels = dkernels, pf = pf }
       local function add(kname, pl, desc) return add_to(dmod, dkernels, kname, pl, desc) end
       local pre = add_small(string.format("kg_attnb_%s_d%d_pre", name, d),
                             { threads = 256, minb = 1, rows = 8, smem = 0,
@@ -320,7 +348,8 @@ function M.generate(G)
       G:write(pd.name .. ".cu", G:render("attention_bwd.cu", {
         header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
         dtype = dt, dims = { pd.d }, kinds = M.kinds, kernels = pd.kernels,
-        path = name == "f32" and "FFMA" or "mma.sync", include = "attention_bwd.cuh",
+        path = name == "f32" and "FFMA" or "mma.sync",
+        include = pd.pf and "attention_bwd_f32.cuh" or "attention_bwd.cuh",
       }))
     end
     if module90 then

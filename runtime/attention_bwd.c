@@ -26,6 +26,7 @@
  * gives the same bits.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,8 +306,8 @@ static void heap_down(double *h, int n, int i)
 }
 
 #define SPLIT_SM_MAX 1024
-void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
-                     int64_t lanes, int nsm, int path, int waves, int *sh, int *st)
+void kgi_attnb_split_model(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn,
+                           int bm, int64_t lanes, int nsm, int path, int waves, int *sh, int *st)
 {
     *sh = 1, *st = 1;
     const int smax = kgi_attnb_split_max(B, Hq, Hkv, Sq, Sk, D);
@@ -351,6 +352,85 @@ void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk,
         }
 }
 
+/* kgi_attnb_split_model through a cache of its answers keyed by every
+   argument (the model walks every block of every candidate: 70-144 us of
+   host time a call measured on 2026-12-02, where a bare launch takes 3.3):
+   SPLIT_CACHE slots, direct-mapped on a hash of the key, behind a mutex
+   (the model itself runs outside it); a miss replaces the slot. The
+   answers are the model's, whatever the order of the calls. */
+#define SPLIT_CACHE 64
+typedef struct {
+    int64_t key[13];
+    int sh, st, used;
+} split_memo;
+static split_memo split_cache[SPLIT_CACHE];
+static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
+                     int64_t lanes, int nsm, int path, int waves, int *sh, int *st)
+{
+    const int64_t key[13] = {B, Hq, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, path, waves};
+    uint64_t hash = 1469598103934665603ull; /* FNV-1a over the key's words */
+    for (int i = 0; i < 13; i++)
+        hash = (hash ^ (uint64_t)key[i]) * 1099511628211ull;
+    split_memo *m = &split_cache[(hash ^ (hash >> 32)) % SPLIT_CACHE];
+    pthread_mutex_lock(&split_lock);
+    if (m->used && memcmp(m->key, key, sizeof key) == 0) {
+        *sh = m->sh, *st = m->st;
+        pthread_mutex_unlock(&split_lock);
+        return;
+    }
+    pthread_mutex_unlock(&split_lock);
+    kgi_attnb_split_model(B, Hq, Hkv, Sq, Sk, D, causal, bn, bm, lanes, nsm, path, waves, sh, st);
+    pthread_mutex_lock(&split_lock);
+    memcpy(m->key, key, sizeof key);
+    m->sh = *sh, m->st = *st, m->used = 1;
+    pthread_mutex_unlock(&split_lock);
+}
+
+/* The benchmark and test hooks (KG_ATTNB_LANES, _SPLIT, _SPLIT_WAVES, _TUNE,
+   _DIRECT): read from the environment once, at the first call, not on
+   every call (getenv walks the environment); kgi_attnb_hooks_reload reads
+   them again (the tests, after setenv). Copied under a lock. */
+enum { HOOK_LANES, HOOK_SPLIT, HOOK_WAVES, HOOK_TUNE, HOOK_DIRECT, HOOK_COUNT };
+typedef struct {
+    char v[HOOK_COUNT][32]; /* "" where unset; longer values are cut (no hook takes one) */
+    int set[HOOK_COUNT];
+} attnb_hooks;
+static const char *const hook_names[HOOK_COUNT] = {"KG_ATTNB_LANES", "KG_ATTNB_SPLIT", "KG_ATTNB_SPLIT_WAVES",
+                                                   "KG_ATTNB_TUNE", "KG_ATTNB_DIRECT"};
+static attnb_hooks hooks_now;
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+void kgi_attnb_hooks_reload(void)
+{
+    attnb_hooks h;
+    memset(&h, 0, sizeof h);
+    for (int i = 0; i < HOOK_COUNT; i++) {
+        const char *e = getenv(hook_names[i]);
+        if (e) {
+            h.set[i] = 1;
+            snprintf(h.v[i], sizeof h.v[i], "%s", e);
+        }
+    }
+    pthread_mutex_lock(&hooks_lock);
+    hooks_now = h;
+    pthread_mutex_unlock(&hooks_lock);
+}
+
+static void hooks_first(void) { kgi_attnb_hooks_reload(); }
+
+static void read_hooks(attnb_hooks *h)
+{
+    pthread_once(&hooks_once, hooks_first);
+    pthread_mutex_lock(&hooks_lock);
+    *h = hooks_now;
+    pthread_mutex_unlock(&hooks_lock);
+}
+
+static const char *hook(const attnb_hooks *h, int i) { return h->set[i] ? h->v[i] : NULL; }
+
 /* delta and lse2 (8 bytes a row), then the partials 256-byte aligned */
 static size_t rows_bytes(uint64_t rows) { return ((size_t)rows * 8 + 255) & ~(size_t)255; }
 
@@ -387,10 +467,10 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, i
 /* The lanes of a call: the rule's; KG_ATTNB_LANES (a test and benchmark
    hook) "<n>": n lanes (1 to 128, partials within 2 GiB unless n is 1),
    "old": the earlier rule. The scratch is sized for the count used. */
-static int64_t call_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
+static int64_t call_lanes(const attnb_hooks *hk, int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D)
 {
     const int64_t rule = dq_lanes(B, Hq, Hkv, Sq, Sk, D);
-    const char *env = getenv("KG_ATTNB_LANES");
+    const char *env = hook(hk, HOOK_LANES);
     if (!env || rule == 0)
         return rule;
     if (strcmp(env, "old") == 0)
@@ -407,18 +487,19 @@ static int64_t call_lanes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_
    and benchmark hook) "<h>x<t>": h parts of the group's heads times t of the
    query tiles, where h <= Hq / Hkv, t <= the query tiles and h t <=
    kgi_attnb_split_max (or 1x1); other values give the rule's. */
-static void call_splits(const kg_context *ctx, int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D,
-                        int causal, const kg_attnb_launch *kvq, int64_t lanes, int path, int *sh, int *st)
+static void call_splits(const kg_context *ctx, const attnb_hooks *hk, int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq,
+                        int64_t Sk, int64_t D, int causal, const kg_attnb_launch *kvq, int64_t lanes, int path, int *sh,
+                        int *st)
 {
     const int64_t nkb = (Sk + kvq->rows - 1) / kvq->rows, l = lanes < nkb ? lanes : nkb;
     /* the cap on the blocks, in waves: 8, 4 on the wgmma kernel (H200, run
        of 03:23 UTC, same run: bf16 B1 Hq8 Hkv1 S8192 D64 causal 193.5
        TFLOP/s at 4 waves (2x4) against 186.6 at 8 (1x16); f32 and mma.sync
        gained 3-13% from 8). KG_ATTNB_SPLIT_WAVES (a benchmark hook) sets it. */
-    const char *wenv = getenv("KG_ATTNB_SPLIT_WAVES");
+    const char *wenv = hook(hk, HOOK_WAVES);
     const int waves = wenv && atoi(wenv) >= 1 && atoi(wenv) <= 64 ? atoi(wenv) : path == 2 ? 4 : 8;
     kgi_attnb_split(B, Hq, Hkv, Sq, Sk, D, causal, kvq->rows, kvq->tile, l, ctx->sm_count, path, waves, sh, st);
-    const char *env = getenv("KG_ATTNB_SPLIT");
+    const char *env = hook(hk, HOOK_SPLIT);
     int h = 0, t = 0;
     if (env && sscanf(env, "%dx%d", &h, &t) == 2 && h >= 1 && t >= 1 && Hkv > 0 && kvq->tile > 0) {
         const int64_t G = Hq / Hkv, T = (Sq + kvq->tile - 1) / kvq->tile;
@@ -468,12 +549,12 @@ static int smem_limit(const kg_context *ctx)
    sets *mrev (the Hopper kernel's query tiles walked from the last one
    down, or up; the portable kernels always walk up); values that do not
    apply give the default. */
-static kg_status pick_kvq(kg_context *ctx, const kg_attnb_entry *e, kg_dtype dt, int slot, kg_attn_kind kind,
-                          int *mrev, const kg_attnb_launch **out)
+static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb_entry *e, kg_dtype dt, int slot,
+                          kg_attn_kind kind, int *mrev, const kg_attnb_launch **out)
 {
     *out = NULL;
     const int hopper = e->ntunes90 > 0 && ctx->cc_major == 9 && ctx->cc_minor == 0;
-    const char *env = getenv("KG_ATTNB_TUNE");
+    const char *env = hook(hk, HOOK_TUNE);
     /* a trailing 'r' / 'f': the Hopper kernel's query walk reversed / forward */
     const size_t n = env ? strlen(env) : 0;
     if (n > 0 && (env[n - 1] == 'r' || env[n - 1] == 'f'))
@@ -581,12 +662,14 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     if (B * Hq * Sq == 0 && B * Hkv * Sk == 0)
         return kgi_ok(ctx);
     /* with no queries the kv kernel still runs: it writes dk = dv = 0 */
-    const int64_t lanes = call_lanes(B, Hq, Hkv, Sq, Sk, D);
+    attnb_hooks hk;
+    read_hooks(&hk);
+    const int64_t lanes = call_lanes(&hk, B, Hq, Hkv, Sq, Sk, D);
     const kg_attn_kind kind = mask ? KG_ATTN_MASK : (opts && opts->causal) ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
     const kg_attnb_entry *e = &kg_attnb_table[q->dtype][slot];
     int mrev = 0;
     const kg_attnb_launch *kvq = NULL;
-    st = pick_kvq(ctx, e, q->dtype, slot, kind, &mrev, &kvq);
+    st = pick_kvq(ctx, &hk, e, q->dtype, slot, kind, &mrev, &kvq);
     if (st != KG_OK)
         return st;
     const kg_attnb_launch *k90 = &e->kvq90[0][0];
@@ -594,7 +677,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     const int causal = kind == KG_ATTN_CAUSAL || (kind == KG_ATTN_MASK && opts && opts->causal);
     int split_h = 1, split_t = 1;
     if (kvq && e->dkvsum.threads > 0)
-        call_splits(ctx, B, Hq, Hkv, Sq, Sk, D, causal, kvq, lanes, q->dtype == KG_F32 ? 1 : hopper_kvq ? 2 : 0,
+        call_splits(ctx, &hk, B, Hq, Hkv, Sq, Sk, D, causal, kvq, lanes, q->dtype == KG_F32 ? 1 : hopper_kvq ? 2 : 0,
                     &split_h, &split_t);
     const int splits = split_h * split_t;
     const size_t bytes = scratch_for(B, Hq, Hkv, Sq, Sk, D, lanes, splits);
@@ -661,7 +744,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
            with Sq - Sk >= a query tile, whose first rows see no key): kvq
            writes dq itself at each row's last key block (the bits dqsum would
            write), no dqsum; KG_ATTNB_DIRECT=0 (a benchmark hook) turns it off */
-        const char *denv = getenv("KG_ATTNB_DIRECT");
+        const char *denv = hook(&hk, HOOK_DIRECT);
         p.direct = hopper_kvq && p.lanes == 1 && splits == 1 && p.nkb > 0 && !(causal && Sq - Sk >= kvq->tile) &&
                    !(denv && strcmp(denv, "0") == 0);
         if (B * Hkv * Sk > 0) {

@@ -26,6 +26,15 @@ int kgi_attnb_split_max(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t 
 void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,
                      int64_t lanes, int nsm, int path, int waves, int *sh, int *st);
 
+/* kgi_attnb_split's model itself (kgi_attnb_split answers from a cache of
+   it, keyed by every argument). */
+void kgi_attnb_split_model(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn,
+                           int bm, int64_t lanes, int nsm, int path, int waves, int *sh, int *st);
+
+/* Reads the benchmark and test hooks KG_ATTNB_* from the environment again
+   (kg_attention_backward reads them once, at its first call). */
+void kgi_attnb_hooks_reload(void);
+
 /* Which portable kernels of kg_attnb_table[dtype][slot] for mask kind `kind`
    fit `limit` bytes of shared memory a block (limit <= 0: any): kvq tuning
    `want` where it fits, else the first kvq tuning that does (the index), else

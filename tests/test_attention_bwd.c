@@ -36,6 +36,18 @@
 
 static kg_context *ctx;
 
+/* Sets (value) or clears (NULL) a KG_ATTNB_* hook for the calls that follow
+   (the runtime reads the hooks once; kgi_attnb_hooks_reload reads them
+   again). */
+static void set_hook(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    kgi_attnb_hooks_reload();
+}
+
 static void open_without_device(void) { ctx = kt_open_without_device(); }
 
 static void close_ctx(void) { kg_close(ctx); }
@@ -324,8 +336,10 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         cr_assert_eq(kgi_attnb_fit(KG_BF16, slot_of(256), k, 0, sm80, &need), -1);
         cr_assert_gt(f128->kvq[0][k].smem, sm80);
         cr_assert_gt(f128->kvq[1][k].smem, sm80);
-        cr_assert_leq(f128->kvq[2][k].smem, sm80);
-        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 2);
+        cr_assert_gt(f128->kvq[2][k].smem, sm80);
+        cr_assert_gt(f128->kvq[3][k].smem, sm80);
+        cr_assert_leq(f128->kvq[4][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 4);
         cr_assert_gt(f256->kvq[0][k].smem, sm80);
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm80, &need), 1);
         for (int d = 0; d < KG_ATTNB_DIM_COUNT; d++) {
@@ -336,7 +350,7 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         /* 101376 bytes: f32 D128 has nothing that fits (its smallest kvq takes 122112) */
         need = 0;
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm86, &need), -2);
-        cr_assert_eq(need, f128->kvq[2][k].smem);
+        cr_assert_eq(need, f128->kvq[4][k].smem);
         /* no limit known: the tuning asked for */
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 1, 0, &need), 1);
     }
@@ -401,6 +415,65 @@ Test(attention_bwd_validation, query_split_plan)
         cr_assert_leq(sh * st, kgi_attnb_split_max(B, G * Hkv, Hkv, Sq, Sk, D));
         cr_assert_leq(B * Hkv * lanes * sh * st, 8 * nsm);
         cr_assert_lt(B * Hkv * lanes, nsm);
+    }
+}
+
+/* kgi_attnb_split answers from a cache of kgi_attnb_split_model's answers:
+   the same plans as the model over a seeded sweep of shapes (few kv heads,
+   odd lengths, every path, tile and wave cap), each asked three times in
+   interleaved orders so that slots are replaced and hit, and from 4 threads
+   at once. */
+#include <pthread.h>
+#define PLAN_SHAPES 300
+static int64_t plan_arg[PLAN_SHAPES][13];
+static int plan_want[PLAN_SHAPES][2];
+static void plan_ask(int i, int *sh, int *st)
+{
+    const int64_t *a = plan_arg[i];
+    kgi_attnb_split(a[0], a[1], a[2], a[3], a[4], a[5], (int)a[6], (int)a[7], (int)a[8], a[9], (int)a[10],
+                    (int)a[11], (int)a[12], sh, st);
+}
+static void *plan_thread(void *arg)
+{
+    const int off = (int)(intptr_t)arg;
+    for (int r = 0; r < 3; r++)
+        for (int n = 0; n < PLAN_SHAPES; n++) {
+            const int i = (n * 7 + off * 31 + r * 13) % PLAN_SHAPES;
+            int sh, st;
+            plan_ask(i, &sh, &st);
+            if (sh != plan_want[i][0] || st != plan_want[i][1])
+                return (void *)(intptr_t)(i + 1);
+        }
+    return NULL;
+}
+Test(attention_bwd_validation, query_split_plan_cache_equals_the_model)
+{
+    uint64_t r = 2026;
+    int split = 0;
+    for (int i = 0; i < PLAN_SHAPES; i++) {
+        const int64_t hkv = 1 + (int64_t)kt_uniform(&r, 0, 3), g = 1 + (int64_t)kt_uniform(&r, 0, 8);
+        const int64_t sq = 1 + (int64_t)kt_uniform(&r, 0, 9000), sk = 1 + (int64_t)kt_uniform(&r, 0, 9000);
+        const int64_t dims[5] = {32, 64, 96, 128, 256}, d = dims[(int)kt_uniform(&r, 0, 5)];
+        const int path = (int)kt_uniform(&r, 0, 3), bn = kt_uniform(&r, 0, 1) < 0.5 ? 64 : 128;
+        const int bm = kt_uniform(&r, 0, 1) < 0.5 ? 32 : 64;
+        const int64_t nkb = (sk + bn - 1) / bn, lanes = 1 + (int64_t)kt_uniform(&r, 0, (double)(nkb < 64 ? nkb : 64));
+        const int64_t a[13] = {1 + (int64_t)kt_uniform(&r, 0, 2), hkv * g, hkv, sq, sk, d,
+                               kt_uniform(&r, 0, 1) < 0.5, bn, bm, lanes, 132, path,
+                               path == 2 ? 4 : 8};
+        memcpy(plan_arg[i], a, sizeof a);
+        kgi_attnb_split_model(a[0], a[1], a[2], a[3], a[4], a[5], (int)a[6], bn, bm, lanes, 132, path, (int)a[12],
+                              &plan_want[i][0], &plan_want[i][1]);
+        split += plan_want[i][0] * plan_want[i][1] > 1;
+    }
+    cr_assert_geq(split, PLAN_SHAPES / 10, "the sweep should hold shapes that split (%d of %d)", split, PLAN_SHAPES);
+    cr_assert_null(plan_thread((void *)(intptr_t)0), "one thread: a plan differs from the model's");
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++)
+        cr_assert_eq(pthread_create(&th[t], NULL, plan_thread, (void *)(intptr_t)(t + 1)), 0);
+    for (int t = 0; t < 4; t++) {
+        void *bad = NULL;
+        pthread_join(th[t], &bad);
+        cr_assert_null(bad, "thread %d: the plan of shape %d differs from the model's", t, (int)(intptr_t)bad - 1);
     }
 }
 
@@ -925,7 +998,7 @@ Test(attention_bwd, empty_sequences)
    parallel. */
 static void tuning_cases(const char *tune, kg_dtype dt)
 {
-    setenv("KG_ATTNB_TUNE", tune, 1);
+    set_hook("KG_ATTNB_TUNE", tune);
     const int dims[2] = {64, 128};
     for (int j = 0; j < 2; j++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
@@ -939,7 +1012,7 @@ static void tuning_cases(const char *tune, kg_dtype dt)
         acase gqa = {dt, 1, 6, 3, 300, 300, dims[j], 1, MASK_NONE, 0, 0, 0.f};
         run_case(&gqa);
     }
-    unsetenv("KG_ATTNB_TUNE");
+    set_hook("KG_ATTNB_TUNE", NULL);
 }
 
 Test(attention_bwd, tuning_h0_lanes_of_several_key_blocks) { tuning_cases("h0", KG_BF16); }
@@ -954,12 +1027,12 @@ Test(attention_bwd, tuning_sep_lanes_of_several_key_blocks) { tuning_cases("sep"
    is written at each row's last key block, without dqsum. */
 Test(attention_bwd, tuning_h0_one_lane)
 {
-    setenv("KG_ATTNB_LANES", "1", 1);
+    set_hook("KG_ATTNB_LANES", "1");
     tuning_cases("h0", KG_BF16);
 }
 Test(attention_bwd, tuning_h0r_one_lane_f16)
 {
-    setenv("KG_ATTNB_LANES", "1", 1);
+    set_hook("KG_ATTNB_LANES", "1");
     tuning_cases("h0r", KG_F16);
 }
 Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
@@ -976,11 +1049,11 @@ Test(attention_bwd, f32_tuning_1_lanes_of_several_key_blocks) { tuning_cases("1"
    (KG_ATTNB_LANES=10) on the default kernels */
 Test(attention_bwd, lanes_of_the_old_rule_and_ten_lanes)
 {
-    setenv("KG_ATTNB_LANES", "old", 1);
+    set_hook("KG_ATTNB_LANES", "old");
     tuning_cases("default", KG_BF16);
-    setenv("KG_ATTNB_LANES", "10", 1);
+    set_hook("KG_ATTNB_LANES", "10");
     tuning_cases("default", KG_F32);
-    unsetenv("KG_ATTNB_LANES");
+    set_hook("KG_ATTNB_LANES", NULL);
 }
 
 /* Query splits (KG_ATTNB_SPLIT=<h>x<t>: h parts of the group's query heads
@@ -993,26 +1066,26 @@ Test(attention_bwd, lanes_of_the_old_rule_and_ten_lanes)
    take (more parts than heads or tiles) runs the rule's. */
 static void split_cases(const char *split, kg_dtype dt, const char *tune)
 {
-    setenv("KG_ATTNB_SPLIT", split, 1);
+    set_hook("KG_ATTNB_SPLIT", split);
     if (tune)
-        setenv("KG_ATTNB_TUNE", tune, 1);
+        set_hook("KG_ATTNB_TUNE", tune);
     const int dims[3] = {64, 128, 96};
     for (int j = 0; j < (dt == KG_F32 || (tune && tune[0] != 'h') ? 3 : 2); j++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
         acase gqa = {dt, 1, 8, 2, 150, 150, dims[j], 1, MASK_NONE, 0, 0, 0.f};
         run_case(&gqa);
-        setenv("KG_ATTNB_LANES", "2", 1);
+        set_hook("KG_ATTNB_LANES", "2");
         acase lo = {dt, 2, 4, 1, 70, 260, dims[j], 1, MASK_NONE, 0, 1, 0.f};
         run_case(&lo);
-        unsetenv("KG_ATTNB_LANES");
+        set_hook("KG_ATTNB_LANES", NULL);
         acase hi = {dt, 1, 4, 2, 200, 100, dims[j], 1, MASK_PAD, 4, 0, 0.f};
         run_case(&hi);
         acase mqa = {dt, 1, 6, 1, 130, 200, dims[j], 0, MASK_NONE, 0, 0, 0.f};
         run_case(&mqa);
     }
-    unsetenv("KG_ATTNB_SPLIT");
-    unsetenv("KG_ATTNB_TUNE");
+    set_hook("KG_ATTNB_SPLIT", NULL);
+    set_hook("KG_ATTNB_TUNE", NULL);
 }
 
 /* one test per kernel and split, so that they run in parallel */
@@ -1053,13 +1126,13 @@ Test(attention_bwd, query_splits_of_the_rule_bf16_d96) { rule_case(KG_BF16, 96, 
 Test(attention_bwd, query_splits_of_the_rule_bf16_d128) { rule_case(KG_BF16, 128, 1); }
 
 /* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
-   (kgi_attnb_fit: D128 tuning 2, 64 keys x 32-query tiles; D256 tuning 1,
+   (kgi_attnb_fit: D128 tuning 4, 64 keys x 32-query tiles; D256 tuning 1,
    32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask
    kind, GQA causal of several query tiles, Sq > Sk causal, lanes of several
    key blocks, a split. */
 static void fit_cases(const char *tune, int D)
 {
-    setenv("KG_ATTNB_TUNE", tune, 1);
+    set_hook("KG_ATTNB_TUNE", tune);
     acase none = {KG_F32, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f};
     run_case(&none);
     acase causal = {KG_F32, 1, 4, 2, 130, 77, D, 1, MASK_NONE, 0, 0, 0.f};
@@ -1068,18 +1141,65 @@ static void fit_cases(const char *tune, int D)
     run_case(&mask);
     acase gqa = {KG_F32, 1, 6, 3, 200, 200, D, 1, MASK_NONE, 0, 0, 0.f};
     run_case(&gqa);
-    setenv("KG_ATTNB_LANES", "2", 1);
+    set_hook("KG_ATTNB_LANES", "2");
     acase lo = {KG_F32, 1, 2, 2, 40, 300, D, 1, MASK_NONE, 0, 1, 0.f};
     run_case(&lo);
-    unsetenv("KG_ATTNB_LANES");
-    setenv("KG_ATTNB_SPLIT", "2x2", 1);
+    set_hook("KG_ATTNB_LANES", NULL);
+    set_hook("KG_ATTNB_SPLIT", "2x2");
     run_case(&gqa);
-    unsetenv("KG_ATTNB_SPLIT");
-    unsetenv("KG_ATTNB_TUNE");
+    set_hook("KG_ATTNB_SPLIT", NULL);
+    set_hook("KG_ATTNB_TUNE", NULL);
 }
-Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("2", 128); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("4", 128); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
+
+/* The f32 kvq kernels that load a step's Q and dout tiles (and rows)
+   during the previous step's dQ (attnb_kvq_f32p) are the defaults (D128:
+   the dQ partial's rows too; D64: without the causal rule); tuning 2 is the
+   plain kernel that was the default before (loads at each step's start),
+   tuning 3 the prefetching one under every mask kind. Each forced: the
+   cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes of
+   several key blocks, a split), then the bits of the default (the same
+   arithmetic in the same order) on GQA causal cases of several steps a key
+   block (odd Sq, Sk; heads crossed within a block's walk), with and without
+   a split. */
+static void prefetch_cases(const char *tune, int D)
+{
+    fit_cases(tune, D);
+    const acase cases[] = {
+        {KG_F32, 2, 4, 2, 333, 301, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 6, 2, 190, 450, D, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 4, 1, 300, 200, D, 1, MASK_NONE, 0, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int split = 0; split < 2; split++) {
+            const acase c = cases[i];
+            const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+            void *q, *k, *l;
+            random_bitwise_inputs(&c, &q, &k, &l);
+            if (split)
+                set_hook("KG_ATTNB_SPLIT", "2x2");
+            set_hook("KG_ATTNB_TUNE", NULL);
+            grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
+            set_hook("KG_ATTNB_TUNE", tune);
+            grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
+            set_hook("KG_ATTNB_TUNE", NULL);
+            set_hook("KG_ATTNB_SPLIT", NULL);
+            cr_assert(memcmp(a.dq, b.dq, nq * 4) == 0, "D%d case %zu split %d: dq differs from the default's", D, i,
+                      split);
+            cr_assert(memcmp(a.dk, b.dk, nk * 4) == 0, "D%d case %zu split %d: dk differs from the default's", D, i,
+                      split);
+            cr_assert(memcmp(a.dv, b.dv, nk * 4) == 0, "D%d case %zu split %d: dv differs from the default's", D, i,
+                      split);
+            free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+            kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+        }
+}
+Test(attention_bwd, f32_plain_kernel_d64) { prefetch_cases("2", 64); }
+Test(attention_bwd, f32_plain_kernel_d128) { prefetch_cases("2", 128); }
+Test(attention_bwd, f32_prefetch_kernel_every_kind_d64) { prefetch_cases("3", 64); }
+Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("3", 128); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
@@ -1109,7 +1229,7 @@ Test(attention_bwd, bitwise_reproducible)
    partial path), D 64 and 128. */
 Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
 {
-    setenv("KG_ATTNB_LANES", "1", 1);
+    set_hook("KG_ATTNB_LANES", "1");
     const acase cases[] = {
         {KG_BF16, 2, 4, 2, 300, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
         {KG_F16, 1, 4, 4, 260, 390, 128, 0, MASK_NONE, 0, 0, 0.f},
@@ -1122,11 +1242,11 @@ Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
         const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
         void *q, *k, *l;
         random_bitwise_inputs(&c, &q, &k, &l);
-        unsetenv("KG_ATTNB_DIRECT");
+        set_hook("KG_ATTNB_DIRECT", NULL);
         grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
-        setenv("KG_ATTNB_DIRECT", "0", 1);
+        set_hook("KG_ATTNB_DIRECT", "0");
         grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
-        unsetenv("KG_ATTNB_DIRECT");
+        set_hook("KG_ATTNB_DIRECT", NULL);
         cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "case %zu: dq differs between direct and dqsum", i);
         cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "case %zu: dk differs", i);
         cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "case %zu: dv differs", i);
@@ -1135,7 +1255,7 @@ Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
         free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
         kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     }
-    unsetenv("KG_ATTNB_LANES");
+    set_hook("KG_ATTNB_LANES", NULL);
 }
 
 /* A call whose rows need more scratch than the default reservation: it can
