@@ -1005,6 +1005,45 @@ Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeo
     check_other_tiles_per_pass(0);
 }
 
+/* Copies of rows kept in place (<op>_rowsv; KG_EW_TUNE_ROWSV 2 and rows
+   from 64 bytes: wherever dim 0 is contiguous both sides, so short rows
+   exercise the row ends too): every permutation of the outer dims with the
+   inner one in place (the identity: one contiguous row), rows of 16 to 4100
+   elements, input and output each 0 to 7 elements off alignment (every
+   relative misalignment of the 16-byte chunks for 2-byte elements; the
+   chunks at both row ends move element by element). Results are exact
+   (checked against the reference). */
+Test(rowsv, copies_of_rows_kept_in_place, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_ROWSV, 2);
+    kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, 64);
+    static const struct {
+        int nd;
+        int64_t s[4];
+    } shapes[] = {{3, {5, 7, 91}}, {4, {3, 4, 5, 33}}, {3, {9, 2, 4100}}, {3, {4, 6, 16}}, {4, {2, 3, 5, 257}}};
+    const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+        unsigned ran = 0;
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const int nd = shapes[si].nd;
+            int perm[KG_MAX_DIMS];
+            for (int d = 0; d < nd; d++)
+                perm[d] = d;
+            int idx = 0;
+            do {
+                if (perm[nd - 1] != nd - 1)
+                    continue;
+                const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+                const int ia = idx % 8, io = (idx * 3 + 1) % 8;
+                idx++;
+                ew_case c = {"rows in place", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+                run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
+            } while (next_perm(perm, nd));
+        }
+        cr_assert(ran & (1u << KG_EW_ROWSV), "%s: rowsv never ran (variants %#x)", kg_dtype_name(dts[di]), ran);
+    }
+}
+
 /* The fill threshold changes which dims fold into the axes: every setting
    is a valid plan. */
 Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
