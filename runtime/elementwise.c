@@ -447,6 +447,30 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     return 1;
 }
 
+/* rowsv's plan (kg_tperm.h) for the coalesced layout L of a copy of es-byte
+   elements (out = operand 0, in = operand 1): 1 where the rule takes it
+   (rowsv_mode, rowsv_min_bytes above; nd32v_ok: nd32v would serve L) and
+   dim 0 is contiguous in both, its rows (and the chunk count) within 31
+   bits. */
+KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_rowsv *r)
+{
+    memset(r, 0, sizeof *r);
+    if (rowsv_mode == 0 || (nd32v_ok && rowsv_mode != 2) || L->ndim < 1 || L->nops != 2 || L->stride[0][0] != 1 ||
+        L->stride[1][0] != 1 || !kgi_layout_fits32(L))
+        return 0;
+    int64_t rows = 1;
+    for (int d = 1; d < L->ndim; d++)
+        rows *= L->size[d]; /* fits32: every product of sizes is below 2^31 */
+    const int64_t nb = L->size[0] * (int64_t)es, cpr = nb / 16 + 2;
+    if (nb < rowsv_min_bytes || nb >= ((int64_t)1 << 31) || rows * cpr >= ((int64_t)1 << 31))
+        return 0;
+    kgi_layout_to_nd32(L, &r->L);
+    r->cpr = (uint32_t)cpr;
+    r->chunks = (uint32_t)(rows * cpr);
+    kgi_divmod_magic(r->cpr, &r->magic, &r->shift);
+    return 1;
+}
+
 /* The default choice between a tperm plan tp and the other variants (where
    perm's plan pm and nd32v are eligible), from the H200 measurements of
    2026-12-01 (bench/RESULTS.md): vectors win where they fit (nd32v; perm with vector
@@ -595,29 +619,17 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = KG_EW_ND64;
     }
     const dim3 threads = {KG_EW_THREADS, 1, 1};
-    /* rowsv: a copy of rows kept in place (dim 0 contiguous both sides) of
-       at least rowsv_min_bytes, not dense (one row: a contiguous copy off
-       16-byte alignment); chosen over nd32 / rows / tperm / perm (and nd32v
-       where rowsv_mode is 2) */
-    if (rowsv_mode > 0 && force < 0 && var != KG_EW_DENSE && (var != KG_EW_ND32V || rowsv_mode == 2) &&
-        op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0 && L.ndim >= 1 &&
-        L.stride[0][0] == 1 && L.stride[1][0] == 1 && kgi_layout_fits32(&L)) {
-        const int64_t es = (int64_t)kg_dtype_size(dt), nb = L.size[0] * es, rows = kg_numel(out) / L.size[0];
-        const int64_t cpr = nb / 16 + 2;
-        if (nb >= rowsv_min_bytes && nb < ((int64_t)1 << 31) && rows * cpr < ((int64_t)1 << 31)) {
-            kg_rowsv r;
-            memset(&r, 0, sizeof r);
-            kgi_layout_to_nd32(&L, &r.L);
-            r.cpr = (uint32_t)cpr;
-            r.chunks = (uint32_t)(rows * cpr);
-            kgi_divmod_magic(r.cpr, &r.magic, &r.shift);
-            void *args[] = {&p, &r};
-            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_ROWSV;
-            /* its kernel follows tperm and tperm2 (elements of at most 2 bytes) */
-            st = kg_launch(ctx, tperm_k + 1 + (es <= 2 ? 1 : 0), (dim3){grid_for((r.chunks + 3) / 4), 1, 1},
-                           threads, args, 0);
-            return st == KG_OK ? kg_ok(ctx) : st;
-        }
+    /* rowsv (kg_ew_plan_rowsv): copies, not dense, not forced; over nd32 /
+       rows / tperm (and nd32v where rowsv_mode is 2) */
+    kg_rowsv rv;
+    if (force < 0 && var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL &&
+        tperm_k >= 0 && kg_ew_plan_rowsv(&L, kg_dtype_size(dt), var == KG_EW_ND32V, &rv)) {
+        void *args[] = {&p, &rv};
+        ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_ROWSV;
+        /* its kernel follows tperm and tperm2 (elements of at most 2 bytes) */
+        st = kg_launch(ctx, tperm_k + 1 + (kg_dtype_size(dt) <= 2 ? 1 : 0), (dim3){grid_for((rv.chunks + 3) / 4), 1, 1},
+                       threads, args, 0);
+        return st == KG_OK ? kg_ok(ctx) : st;
     }
     ctx->test_last[KGI_TEST_EW_VARIANT] = var;
 

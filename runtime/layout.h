@@ -25,6 +25,13 @@
    has a non-zero stride. */
 KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o);
 
+/* The rowsv plan (kg_tperm.h) of the coalesced layout L of a copy of
+   es-byte elements (operand 0 the output, 1 the input): 1 where dim 0 is
+   contiguous in both, its rows at least KG_EW_TUNE_ROWSV_MIN_BYTES (default
+   4096) and everything within 31 bits, unless nd32v_ok (nd32v would serve
+   L; KG_EW_TUNE_ROWSV 2 takes rowsv there too) or KG_EW_TUNE_ROWSV is 0. */
+KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_rowsv *r);
+
 /* 1 when the default choice takes the tperm plan tp over the other
    eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
    es_max: the widest operand's element size, out_es the output's. */
