@@ -17,7 +17,9 @@
  * size sweep; KG_EW_BENCH_VERIFY=0 times without checking (a tuning rerun).
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
- * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR.
+ * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR,
+ * KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..." launches only the named
+ * permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  */
 #include <math.h>
 #include <string.h>
@@ -84,6 +86,10 @@ static double bytes_of(const call *c)
 /* Checks the first `check` output elements (row-major, dense inputs and
    output assumed unless `strided_a`) against the CPU reference. */
 static int no_verify; /* KG_EW_BENCH_VERIFY=0: time only (a tuning rerun) */
+/* KG_EW_BENCH_PROFILE="dtype:name;dtype:name": run only the permutation
+   cases of those names (as printed, e.g. "bf16:copy 33x64x95x91 p1.2.3.0"),
+   each launched once, neither verified nor timed (for a profiler) */
+static const char *profile;
 
 static void verify(call *c, int64_t check, const char *name)
 {
@@ -234,15 +240,29 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
         snprintf(pm + strlen(pm), sizeof pm - strlen(pm), "%s%d", d ? "." : "", perm[d]);
     }
     snprintf(name, sizeof name, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
+    if (profile) {
+        char key[200];
+        snprintf(key, sizeof key, "%s:%s", kg_dtype_name(dt), name);
+        const char *at = strstr(profile, key);
+        const size_t kl = strlen(key);
+        if (!at || (at != profile && at[-1] != ';') || (at[kl] != ';' && at[kl] != '\0'))
+            return 1.0;
+        kg_test_force_ew_variant(ctx, force);
+        run_call(&c);
+        BENCH_CHECK(ctx, kg_sync(ctx));
+        printf("profiled %s (%s)\n", key, kg_test_last_ew_variant(ctx) == KG_EW_TPERM ? "tperm" : "other");
+        kg_test_force_ew_variant(ctx, -1);
+        return 1.0;
+    }
     kg_test_force_ew_variant(ctx, force);
     verify(&c, 65536, name);
     const int var = kg_test_last_ew_variant(ctx);
     const double us = bench_time_us(ctx, run_call, &c, 10, 15);
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERM ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_ROWSV ? vn[var] : "?");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
                 100.0 * gbps / copy_gbps);
@@ -252,25 +272,26 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
 /* Dense copies through the scalar nd32 kernel with the input and/or the
    output one element off alignment: what accesses off 32-byte sectors and
    128-byte lines cost by themselves (H200, 2026-12-02: f32 out+1 -6 points
-   of copy, in+1 -1; bf16 scalar lanes are bound near 38% either way). */
+   of copy, in+1 -1; bf16 scalar lanes are bound near 38% either way); the
+   last row is the default choice: rowsv, 2026-12-02 r3: bf16 92.5%). */
 static void offsets_bench(kg_context *ctx, kg_dtype dt, void *A, void *O)
 {
     const int64_t n = ((int64_t)1 << 26) - 64;
     const size_t es = kg_dtype_size(dt);
-    static const char *names[4] = {"copy 2^26 aligned [nd32]", "copy 2^26 out+1", "copy 2^26 in+1",
-                                   "copy 2^26 in+1 out+1"};
-    for (int k = 0; k < 4; k++) {
+    static const char *names[5] = {"copy 2^26 aligned [nd32]", "copy 2^26 out+1", "copy 2^26 in+1",
+                                   "copy 2^26 in+1 out+1", "copy 2^26 out+1 [default]"};
+    for (int k = 0; k < 5; k++) {
         call c = {ctx, KG_OP_COPY, {0}, {{0}}, 1};
-        c.out = kg_tensor_contiguous((char *)O + (k & 1 ? es : 0), dt, 1, &n);
+        c.out = kg_tensor_contiguous((char *)O + (k & 1 || k == 4 ? es : 0), dt, 1, &n);
         c.in[0] = kg_tensor_contiguous((char *)A + (k & 2 ? es : 0), dt, 1, &n);
-        kg_test_force_ew_variant(ctx, KG_EW_ND32);
+        kg_test_force_ew_variant(ctx, k < 4 ? KG_EW_ND32 : -1);
         verify(&c, 65536, names[k]);
         const int var = kg_test_last_ew_variant(ctx);
         const double us = bench_time_us(ctx, run_call, &c, 10, 15);
         kg_test_force_ew_variant(ctx, -1);
         const double gbps = bytes_of(&c) / (us * 1e3);
         printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s\n", names[k], kg_dtype_name(dt), (long long)n, us, gbps,
-               100.0 * gbps / copy_gbps, var == KG_EW_ND32 ? "nd32" : "?");
+               100.0 * gbps / copy_gbps, var == KG_EW_ND32 ? "nd32" : var == KG_EW_ROWSV ? "rowsv" : "?");
         if (csv)
             fprintf(csv, "offset,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", names[k], kg_dtype_name(dt), (long long)n, us, gbps,
                     100.0 * gbps / copy_gbps);
@@ -287,7 +308,8 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         fill_random(ctx, A, dt, (int64_t)1 << 26);
         fill_random(ctx, B, dt, (int64_t)1 << 26);
         double worst = 1e9;
-        offsets_bench(ctx, dt, A, O);
+        if (!profile)
+            offsets_bench(ctx, dt, A, O);
         /* 2-d transposes; the tile variant (before perm) in the same run */
         const int t2[2] = {1, 0};
         perm_case(ctx, KG_OP_ADD, dt, 2, S2(4096, 4096), t2, A, B, O, -1, "");
@@ -421,7 +443,12 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, atoi(getenv("KG_EW_TPERM_JFIRST")));
     if (getenv("KG_EW_TPERM_PAIR")) /* 0: one tile per pass also for ops of one input of <= 2-byte elements */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_PAIR, atoi(getenv("KG_EW_TPERM_PAIR")));
+    if (getenv("KG_EW_ROWSV")) /* 0, 1, 2: copies of rows kept in place by realigned 16-byte chunks */
+        kg_test_ew_tune(KG_EW_TUNE_ROWSV, atoi(getenv("KG_EW_ROWSV")));
+    if (getenv("KG_EW_ROWSV_MIN_BYTES")) /* ... for rows of at least that many bytes */
+        kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, atoi(getenv("KG_EW_ROWSV_MIN_BYTES")));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
+    profile = getenv("KG_EW_BENCH_PROFILE");
     char gpu[128];
     int ccM, ccm, sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));
@@ -510,6 +537,10 @@ int main(void)
 
 perms:
     perms_bench(ctx, A, B, O);
+    if (profile) {
+        kg_close(ctx);
+        return 0;
+    }
 
     /* host time per call: a 16-element add through kgen, and a bare
        cudaLaunchKernel of the same kernel, each in batches that stay below

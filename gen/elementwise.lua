@@ -147,10 +147,18 @@ function M.generate(G)
                                 desc = f.desc .. " [tperm, two tiles per pass]" })
           assert(k2 == k + 1)
         end
+        -- copies (bool aside): <op>_rowsv (rows kept in place, realigned
+        -- 16-byte chunks) after them, at index k + 1 (+ 1 where tperm2 is)
+        f.rowsv = #f.inputs == 1 and f.name:match("^kg_copy_") ~= nil and dt.name ~= "bool"
+        if f.rowsv then
+          local kr = G:kernel({ name = f.name .. "_rowsv", module = module, vec = f.vec,
+                                desc = f.desc .. " [rows in place, realigned 16-byte chunks]" })
+          assert(kr == k + 1 + (f.tperm2 and 1 or 0))
+        end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2" },
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv" },
         include = "elementwise_tperm.cuh",
       }))
     end

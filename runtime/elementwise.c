@@ -62,6 +62,20 @@ static int tperm_jfirst = 0;
    33 cases (up to +10 points of copy), worse in 9 (at most -3.4); f32 worse
    in 44 (down to -11.4: 255x387x259 p0.2.1 80.0 -> 68.6%), better in 2. */
 static int tperm_pair = 1;
+/* copies whose dim 0 is contiguous in the output and the input (a
+   permutation keeping the inner dim in place, or a contiguous copy off
+   16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
+   16-byte vector fits (1, the default), also where nd32v fits (2), or never
+   (0) (KG_EW_TUNE_ROWSV); for rows of at least rowsv_min_bytes
+   (KG_EW_TUNE_ROWSV_MIN_BYTES, 64 and up). H200, 2026-12-02 run r3 (same
+   run, copy limit 4203 GB/s): rows of 8645 elements ([33,64,95,91]
+   p1.0.2.3) bf16 50.1 -> 73.4% of copy, f32 74.6 -> 80.9%; 2709 f32
+   elements 75.6 -> 82.1%; a bf16 contiguous copy one element off
+   alignment 37.8 -> 92.5% (f32 86.7 -> 87.2); but rows of 91 elements
+   lost (bf16 51.5-64.0 -> 39%, f32 66-86 -> 63%) and rows of 259 lost 2-4
+   points (518 B bf16, 1036 B f32), and over nd32v it lost 3-12 points. */
+static int rowsv_mode = 1;
+static int64_t rowsv_min_bytes = 4096;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -433,6 +447,30 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     return 1;
 }
 
+/* rowsv's plan (kg_tperm.h) for the coalesced layout L of a copy of es-byte
+   elements (out = operand 0, in = operand 1): 1 where the rule takes it
+   (rowsv_mode, rowsv_min_bytes above; nd32v_ok: nd32v would serve L) and
+   dim 0 is contiguous in both, its rows (and the chunk count) within 31
+   bits. */
+KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_rowsv *r)
+{
+    memset(r, 0, sizeof *r);
+    if (rowsv_mode == 0 || (nd32v_ok && rowsv_mode != 2) || L->ndim < 1 || L->nops != 2 || L->stride[0][0] != 1 ||
+        L->stride[1][0] != 1 || !kgi_layout_fits32(L))
+        return 0;
+    int64_t rows = 1;
+    for (int d = 1; d < L->ndim; d++)
+        rows *= L->size[d]; /* fits32: every product of sizes is below 2^31 */
+    const int64_t nb = L->size[0] * (int64_t)es, cpr = nb / 16 + 2;
+    if (nb < rowsv_min_bytes || nb >= ((int64_t)1 << 31) || rows * cpr >= ((int64_t)1 << 31))
+        return 0;
+    kgi_layout_to_nd32(L, &r->L);
+    r->cpr = (uint32_t)cpr;
+    r->chunks = (uint32_t)(rows * cpr);
+    kgi_divmod_magic(r->cpr, &r->magic, &r->shift);
+    return 1;
+}
+
 /* The default choice between a tperm plan tp and the other variants (where
    perm's plan pm and nd32v are eligible), from the H200 measurements of
    2026-12-01 (bench/RESULTS.md): vectors win where they fit (nd32v; perm with vector
@@ -580,9 +618,21 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         else
             var = KG_EW_ND64;
     }
+    const dim3 threads = {KG_EW_THREADS, 1, 1};
+    /* rowsv (kg_ew_plan_rowsv): copies, not dense, not forced; over nd32 /
+       rows / tperm (and nd32v where rowsv_mode is 2) */
+    kg_rowsv rv;
+    if (force < 0 && var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL &&
+        tperm_k >= 0 && kg_ew_plan_rowsv(&L, kg_dtype_size(dt), var == KG_EW_ND32V, &rv)) {
+        void *args[] = {&p, &rv};
+        ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_ROWSV;
+        /* its kernel follows tperm and tperm2 (elements of at most 2 bytes) */
+        st = kg_launch(ctx, tperm_k + 1 + (kg_dtype_size(dt) <= 2 ? 1 : 0), (dim3){grid_for((rv.chunks + 3) / 4), 1, 1},
+                       threads, args, 0);
+        return st == KG_OK ? kg_ok(ctx) : st;
+    }
     ctx->test_last[KGI_TEST_EW_VARIANT] = var;
 
-    const dim3 threads = {KG_EW_THREADS, 1, 1};
     switch (var) {
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
@@ -678,6 +728,10 @@ void kg_test_ew_tune(int what, int value)
         tperm_jfirst = value != 0;
     else if (what == KG_EW_TUNE_TPERM_PAIR)
         tperm_pair = value != 0;
+    else if (what == KG_EW_TUNE_ROWSV)
+        rowsv_mode = value >= 0 && value <= 2 ? value : 1;
+    else if (what == KG_EW_TUNE_ROWSV_MIN_BYTES)
+        rowsv_min_bytes = value >= 64 ? value : 4096;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

@@ -16,11 +16,21 @@
    kernels have their own table, kg_ew_tperm_table); the force / last
    variant test hooks call it KG_EW_TPERM. */
 #define KG_EW_TPERM KG_EW_VARIANT_COUNT
+/* copies of rows kept in place by realigned 16-byte chunks (<op>_rowsv,
+   kg_tperm.h), reported by kg_test_last_ew_variant */
+#define KG_EW_ROWSV (KG_EW_VARIANT_COUNT + 1)
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
    L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
    has a non-zero stride. */
 KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o);
+
+/* The rowsv plan (kg_tperm.h) of the coalesced layout L of a copy of
+   es-byte elements (operand 0 the output, 1 the input): 1 where dim 0 is
+   contiguous in both, its rows at least KG_EW_TUNE_ROWSV_MIN_BYTES (default
+   4096) and everything within 31 bits, unless nd32v_ok (nd32v would serve
+   L; KG_EW_TUNE_ROWSV 2 takes rowsv there too) or KG_EW_TUNE_ROWSV is 0. */
+KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_rowsv *r);
 
 /* 1 when the default choice takes the tperm plan tp over the other
    eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
@@ -53,7 +63,12 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      (default 0: the c tiles);
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
-     the default), or one (0). */
+     the default), or one (0);
+   KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
+     input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
+     16-byte vector fits (nd32v; the default), 2 wherever such rows are;
+   KG_EW_TUNE_ROWSV_MIN_BYTES: ... for rows of at least that many bytes (64
+     and up; default 4096). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
@@ -65,7 +80,9 @@ enum {
     KG_EW_TUNE_TPERM_MAP,
     KG_EW_TUNE_TPERM_FLAT,
     KG_EW_TUNE_TPERM_JFIRST,
-    KG_EW_TUNE_TPERM_PAIR
+    KG_EW_TUNE_TPERM_PAIR,
+    KG_EW_TUNE_ROWSV,
+    KG_EW_TUNE_ROWSV_MIN_BYTES
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

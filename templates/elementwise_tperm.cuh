@@ -343,6 +343,145 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm(const k
     kg_ew_tperm_nt<F, N, 1>(p, L);
 }
 
+/* Element i of a 16-byte chunk held as four 32-bit words (little endian):
+   get / put its ES bytes (i constant after unrolling). */
+template <int ES> __device__ __forceinline__ void kg_rv_put(uint4 &v, int i, uint64_t x)
+{
+    uint32_t *w[4] = {&v.x, &v.y, &v.z, &v.w};
+    if constexpr (ES == 8) {
+        *w[2 * i] = (uint32_t)x;
+        *w[2 * i + 1] = (uint32_t)(x >> 32);
+    } else if constexpr (ES == 4) {
+        *w[i] = (uint32_t)x;
+    } else {
+        const int b = (i * ES) % 4 * 8;
+        const uint32_t m = ((1u << (8 * ES)) - 1u) << b;
+        *w[i * ES / 4] = (*w[i * ES / 4] & ~m) | (((uint32_t)x << b) & m);
+    }
+}
+
+template <int ES> __device__ __forceinline__ uint64_t kg_rv_get(const uint4 &v, int i)
+{
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    if constexpr (ES == 8)
+        return (uint64_t)w[2 * i] | ((uint64_t)w[2 * i + 1] << 32);
+    else if constexpr (ES == 4)
+        return w[i];
+    else
+        return (w[i * ES / 4] >> ((i * ES) % 4 * 8)) & ((1u << (8 * ES)) - 1u);
+}
+
+template <int ES> __device__ __forceinline__ uint64_t kg_rv_load(const char *x)
+{
+    if constexpr (ES == 8)
+        return *(const uint64_t *)x;
+    else if constexpr (ES == 4)
+        return *(const uint32_t *)x;
+    else if constexpr (ES == 2)
+        return *(const uint16_t *)x;
+    else
+        return *(const uint8_t *)x;
+}
+
+template <int ES> __device__ __forceinline__ void kg_rv_store(char *x, uint64_t v)
+{
+    if constexpr (ES == 8)
+        *(uint64_t *)x = v;
+    else if constexpr (ES == 4)
+        *(uint32_t *)x = (uint32_t)v;
+    else if constexpr (ES == 2)
+        *(uint16_t *)x = (uint16_t)v;
+    else
+        *(uint8_t *)x = (uint8_t)v;
+}
+
+/* rowsv (kg_tperm.h): copies whose dim 0 is contiguous in the output and
+   the input. Each thread writes 16-byte aligned chunks of output rows: two
+   aligned 16-byte loads of the input row, funnel-shifted by the row's
+   relative misalignment (one load where there is none), one 16-byte store.
+   A chunk the row covers only in part, or whose loads would leave the input
+   row, moves element by element (its elements' loads issued together). U
+   chunks' loads are in flight before their stores. A copy moves bits: no
+   functor is applied (every type's copy is the identity on its storage). */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_rowsv(const kg_ew_ptrs &p, const kg_rowsv &R)
+{
+    typedef typename F::out_t O;
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(O), "rowsv: copies");
+    constexpr int ES = sizeof(O), U = 4, M = 16 / ES;
+    const uint32_t n0 = R.L.size[0], nb = n0 * ES; /* row bytes (< 2^31) */
+    const uint32_t step = gridDim.x * blockDim.x;
+    for (uint32_t t0 = blockIdx.x * blockDim.x + threadIdx.x; t0 < R.chunks; t0 += U * step) {
+        uint4 v0[U], v1[U];
+        char *dst[U];
+        uint32_t sh[U], mask[U]; /* mask: the elements of a partial chunk (0: a whole one) */
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            dst[u] = nullptr;
+            sh[u] = 0;
+            mask[u] = 0;
+            const uint32_t t = t0 + u * step;
+            if (t >= R.chunks)
+                continue;
+            const uint32_t row = kgd_div_magic(t, R.magic, R.shift), k = t - row * R.cpr;
+            int32_t off[KG_EW_MAX_OPERANDS];
+            kg_offsets32(R.L, row * n0, off);
+            const char *ib = (const char *)p.in[0] + (int64_t)off[1] * ES;
+            char *ob = (char *)p.out + (int64_t)off[0] * ES;
+            /* the chunk [o0, o0 + 16) and its part [lo, hi) inside the row */
+            char *o0 = (char *)(((uintptr_t)ob & ~(uintptr_t)15) + 16u * k);
+            char *lo = o0 > ob ? o0 : ob, *hi = o0 + 16 < ob + nb ? o0 + 16 : ob + nb;
+            if (lo >= hi)
+                continue;
+            const intptr_t d = ib - ob; /* output byte x holds input byte x + d */
+            const uint32_t s = (uint32_t)((uintptr_t)(o0 + d) & 15);
+            const char *a = o0 + d - s;
+            dst[u] = o0;
+            if (lo == o0 && hi == o0 + 16 && a >= ib && a + (s ? 32 : 16) <= ib + nb) {
+                v0[u] = *(const uint4 *)a;
+                if (s)
+                    v1[u] = *(const uint4 *)(a + 16);
+                sh[u] = s;
+            } else {
+                v0[u] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+                for (int i = 0; i < M; i++) {
+                    char *x = o0 + i * ES;
+                    if (x >= lo && x < hi) {
+                        mask[u] |= 1u << i;
+                        kg_rv_put<ES>(v0[u], i, kg_rv_load<ES>(x + d));
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (!dst[u])
+                continue;
+            if (mask[u]) {
+#pragma unroll
+                for (int i = 0; i < M; i++)
+                    if (mask[u] >> i & 1u)
+                        kg_rv_store<ES>(dst[u] + i * ES, kg_rv_get<ES>(v0[u], i));
+                continue;
+            }
+            uint4 o = v0[u];
+            if (sh[u]) {
+                const uint32_t w[8] = {v0[u].x, v0[u].y, v0[u].z, v0[u].w, v1[u].x, v1[u].y, v1[u].z, v1[u].w};
+                const uint32_t q = sh[u] >> 2, r = (sh[u] & 3) * 8;
+                uint32_t x[5];
+#pragma unroll
+                for (int j = 0; j < 5; j++)
+                    x[j] = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
+                o.x = __funnelshift_r(x[0], x[1], r);
+                o.y = __funnelshift_r(x[1], x[2], r);
+                o.z = __funnelshift_r(x[2], x[3], r);
+                o.w = __funnelshift_r(x[3], x[4], r);
+            }
+            *(uint4 *)dst[u] = o;
+        }
+    }
+}
+
 /* Two tiles per pass (ops of one input; see kg_ew_tperm_nt). */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tperm2(const kg_ew_ptrs &p, const kg_tperm &L)
 {

@@ -52,4 +52,15 @@ typedef struct kg_tperm {
     int32_t stride[3][KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
 } kg_tperm;
 
+/* The argument of the kernels <op>_rowsv (copies whose dim 0 is contiguous
+   in both the output and the input: a permutation keeping the inner dim in
+   place, rows of any length and alignment). Rows = L.n / L.size[0]; each
+   row is cpr chunks (16-byte aligned pieces of the output that may overlap
+   the row), row = chunk / cpr by magic and shift; chunks = rows * cpr
+   (< 2^31), row bytes L.size[0] * element size < 2^31. */
+typedef struct kg_rowsv {
+    kg_nd32 L;
+    uint32_t cpr, magic, shift, chunks;
+} kg_rowsv;
+
 #endif

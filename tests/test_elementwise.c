@@ -1005,6 +1005,45 @@ Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeo
     check_other_tiles_per_pass(0);
 }
 
+/* Copies of rows kept in place (<op>_rowsv; KG_EW_TUNE_ROWSV 2 and rows
+   from 64 bytes: wherever dim 0 is contiguous both sides, so short rows
+   exercise the row ends too): every permutation of the outer dims with the
+   inner one in place (the identity: one contiguous row), rows of 16 to 4100
+   elements, input and output each 0 to 7 elements off alignment (every
+   relative misalignment of the 16-byte chunks for 2-byte elements; the
+   chunks at both row ends move element by element). Results are exact
+   (checked against the reference). */
+Test(rowsv, copies_of_rows_kept_in_place, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_ROWSV, 2);
+    kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, 64);
+    static const struct {
+        int nd;
+        int64_t s[4];
+    } shapes[] = {{3, {5, 7, 91}}, {4, {3, 4, 5, 33}}, {3, {9, 2, 4100}}, {3, {4, 6, 16}}, {4, {2, 3, 5, 257}}};
+    const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+        unsigned ran = 0;
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const int nd = shapes[si].nd;
+            int perm[KG_MAX_DIMS];
+            for (int d = 0; d < nd; d++)
+                perm[d] = d;
+            int idx = 0;
+            do {
+                if (perm[nd - 1] != nd - 1)
+                    continue;
+                const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+                const int ia = idx % 8, io = (idx * 3 + 1) % 8;
+                idx++;
+                ew_case c = {"rows in place", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+                run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
+            } while (next_perm(perm, nd));
+        }
+        cr_assert(ran & (1u << KG_EW_ROWSV), "%s: rowsv never ran (variants %#x)", kg_dtype_name(dts[di]), ran);
+    }
+}
+
 /* The fill threshold changes which dims fold into the axes: every setting
    is a valid plan. */
 Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
@@ -1400,6 +1439,89 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     kg_layout_build(&L, &toh, hi, 1);
     const size_t es[4] = {4, 4, 0, 0};
     cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
+}
+
+/* rowsv's rule (kg_ew_plan_rowsv, H200 run r3 of 2026-12-02: it won for
+   rows of 10.8 KB and up and for misaligned contiguous copies, lost for
+   rows of at most 1 KB and over nd32v) and its chunk arithmetic: the cpr
+   chunks of every row cover the row's output bytes exactly once at any
+   alignment, by the kernel's own steps (kg_ew_rowsv), and the magic
+   division finds each chunk's row. */
+Test(rowsv_plan, the_rule_and_the_chunks)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int nd32v, want;
+    } cs[] = {
+        /* shape P (logical), input physical order p (permuted()), output dense */
+        {4, {64, 33, 95, 91}, {1, 0, 2, 3}, KG_BF16, 0, 1},  /* rows of 8645: 17290 B */
+        {4, {64, 33, 95, 91}, {1, 0, 2, 3}, KG_F32, 0, 1},   /* 34580 B */
+        {4, {99, 83, 129, 21}, {1, 0, 2, 3}, KG_F32, 0, 1},  /* rows of 2709: 10836 B */
+        {4, {33, 64, 95, 91}, {0, 2, 1, 3}, KG_BF16, 0, 0},  /* rows of 91: 182 B */
+        {3, {387, 255, 259}, {1, 0, 2}, KG_F32, 0, 0},      /* rows of 259: 1036 B */
+        {3, {9, 2, 2048}, {1, 0, 2}, KG_BF16, 0, 1},        /* 4096 B: the floor */
+        {3, {9, 2, 2047}, {1, 0, 2}, KG_BF16, 0, 0},        /* 4094 B */
+        {3, {9, 2, 4096}, {1, 0, 2}, KG_BF16, 1, 0},        /* nd32v would serve it */
+        {2, {64, 4096}, {1, 0}, KG_F32, 0, 0},              /* a transpose: dim 0 strided in the input */
+        {1, {1 << 20}, {0}, KG_BF16, 0, 1},                 /* one row (a misaligned contiguous copy) */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const view a = permuted(cs[i].nd, cs[i].P, cs[i].p), o = dense(cs[i].nd, cs[i].P);
+        kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        kg_rowsv r;
+        const size_t es = kg_dtype_size(cs[i].dt);
+        cr_assert_eq(kg_ew_plan_rowsv(&L, es, cs[i].nd32v, &r), cs[i].want, "case %zu", i);
+        if (!cs[i].want)
+            continue;
+        const int64_t n0 = L.size[0], nb = n0 * (int64_t)es, rows = kg_numel(&to) / n0;
+        cr_assert_eq(r.L.size[0], (uint32_t)n0, "case %zu", i);
+        cr_assert_eq(r.cpr, (uint32_t)(nb / 16 + 2), "case %zu", i);
+        cr_assert_eq(r.chunks, (uint32_t)(rows * r.cpr), "case %zu", i);
+        for (int64_t t = 0; t < r.chunks; t += 1 + r.chunks / 4099)
+            cr_assert_eq(magic_div((uint32_t)t, r.magic, r.shift), (uint32_t)(t / r.cpr), "case %zu chunk %lld", i,
+                         (long long)t);
+        cr_assert_eq(magic_div(r.chunks - 1, r.magic, r.shift), (uint32_t)(rows - 1), "case %zu", i);
+    }
+    /* the chunk arithmetic of kg_ew_rowsv at every alignment of the output
+       and input row (byte addresses mod 16) and row lengths around chunk
+       multiples: each output byte once, from its own input byte, whole
+       chunks by aligned 16-byte loads inside the input row */
+    static unsigned char hit[4200 * 8];
+    for (int es = 1; es <= 8; es *= 2)
+        for (int64_t n0 = 64 / es; n0 < 4200; n0 += n0 < 300 / es ? 1 : 97)
+            for (int oa = 0; oa < 16; oa += es)
+                for (int ia = 0; ia < 16; ia += es) {
+                    const int64_t nb = n0 * es, cpr = nb / 16 + 2, ob = 4096 + oa, ib = (1 << 20) + ia, d = ib - ob;
+                    memset(hit, 0, (size_t)nb);
+                    for (int64_t k = 0; k < cpr; k++) {
+                        const int64_t o0 = (ob & ~(int64_t)15) + 16 * k;
+                        const int64_t lo = o0 > ob ? o0 : ob, hi = o0 + 16 < ob + nb ? o0 + 16 : ob + nb;
+                        if (lo >= hi)
+                            continue;
+                        const int64_t s = (o0 + d) & 15, at = o0 + d - s;
+                        if (lo == o0 && hi == o0 + 16 && at >= ib && at + (s ? 32 : 16) <= ib + nb) {
+                            cr_assert(at % 16 == 0);
+                            for (int64_t x = o0; x < o0 + 16; x++)
+                                hit[x - ob]++;
+                        } else {
+                            for (int64_t x = o0; x < o0 + 16; x += es)
+                                if (x >= lo && x < hi) {
+                                    cr_assert(x + d >= ib && x + d + es <= ib + nb);
+                                    for (int b = 0; b < es; b++)
+                                        hit[x - ob + b]++;
+                                }
+                        }
+                    }
+                    for (int64_t b = 0; b < nb; b++)
+                        cr_assert_eq(hit[b], 1, "es %d n0 %lld out+%d in+%d: byte %lld written %d times", es,
+                                     (long long)n0, oa, ia, (long long)b, hit[b]);
+                }
 }
 
 /* The default choice's rule against the winners measured on the H200

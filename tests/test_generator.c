@@ -167,6 +167,14 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                         cr_assert_str_eq(kg_kernels[kt + 1].name, tn);
                         expected++;
                     }
+                    if (op == KG_OP_COPY && d != KG_BOOL) {
+                        /* copies: <op>_rowsv after those (index + 1, + 1 more after a tperm2) */
+                        const int kr = kt + 1 + (kg_dtype_size((kg_dtype)d) <= 2 ? 1 : 0);
+                        snprintf(tn, sizeof tn, "%.*s_rowsv", (int)strlen(kg_kernels[kd].name) - 6, kg_kernels[kd].name);
+                        cr_assert(kr < KG_KERNEL_COUNT);
+                        cr_assert_str_eq(kg_kernels[kr].name, tn);
+                        expected++;
+                    }
                 }
             }
         }
