@@ -6,7 +6,8 @@
  * Cases (issue 14): softmax f32 [65536,4096] last dim and [16384,16384] dim
  * 0; rows of 32, 64 and 128 elements; log_softmax; logsumexp; layer_norm and
  * rms_norm f32 and bf16 at hidden 1024, 4096, 16384; the fused residual
- * rms_norm. Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
+ * rms_norm; softmax / log_softmax along dim 0 at column lengths 128 to 16384
+ * (the CLUSTER class and the COLS one beside it). Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
  * all, well above L2); every case is checked against the float64 reference
  * on sample rows before it is timed. Bytes count every tensor read once and
  * every tensor written once (the fused residual form: in, residual read,
@@ -16,13 +17,14 @@
  * 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a row (at
  * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_VARIANT=1|2|-1
  * the norms' LEAN8 variants (1 LEAN8C, 2 LEAN8S, 3 the 2-byte lse ops' LEAN4F / LEAN8F, -1 none; norm_plan.h),
- * KG_NORM_LEANU=-1|4|8 the class of contiguous rows that vectors do not tile (STRIDED, LEANU4S, LEANU8S), KG_NORM_USAN=-1
- * its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile (LEANW8,
- * LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and
- * KG_NORM_BPS the column splits and blocks a multiprocessor (COLS). KG_NORM_CASES=a,b runs only the cases whose name
- * contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under other tunings, one line each
- * (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU;
- * KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too).
+ * KG_NORM_LEANU=-1|4|8 the class of contiguous rows that vectors do not tile (STRIDED, LEANU4S, LEANU8S),
+ * KG_NORM_USAN=-1 its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile
+ * (LEANW8, LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column
+ * splits and blocks a multiprocessor (COLS), KG_NORM_CLUSTER=c+1|-1 softmax along an outer axis by CLUSTER
+ * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least). KG_NORM_CASES=a,b
+ * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under
+ * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
+ * each CLUSTER configuration; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too).
  */
 #include <math.h>
 #include <string.h>
@@ -220,6 +222,8 @@ int main(void)
     kgi_norm_tuning.leanw = env_int("KG_NORM_LEANW");
     const int tune_sweep = env_int("KG_NORM_TUNE_SWEEP");
     kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
+    kgi_norm_tuning.cluster = env_int("KG_NORM_CLUSTER");
+    kgi_norm_tuning.csize = env_int("KG_NORM_CSIZE");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
@@ -242,6 +246,13 @@ int main(void)
         {"logsumexp [65536,4096] dim 1", KG_NORM_LOGSUMEXP, KG_F32, 65536, 4096, 1, 0},
         {"logsumexp [4194304,64] dim 1", KG_NORM_LOGSUMEXP, KG_F32, 4194304, 64, 1, 0},
         {"logsumexp [16384,16384] dim 0", KG_NORM_LOGSUMEXP, KG_F32, 16384, 16384, 0, 0},
+        {"log_softmax [16384,16384] dim 0", KG_NORM_LOG_SOFTMAX, KG_F32, 16384, 16384, 0, 0},
+        {"softmax [16384,16384] dim 0", KG_NORM_SOFTMAX, KG_BF16, 16384, 16384, 0, 0},
+        {"softmax [8192,32768] dim 0", KG_NORM_SOFTMAX, KG_F32, 8192, 32768, 0, 0},
+        {"softmax [4096,65536] dim 0", KG_NORM_SOFTMAX, KG_F32, 4096, 65536, 0, 0},
+        {"softmax [1000,262144] dim 0", KG_NORM_SOFTMAX, KG_F32, 1000, 262144, 0, 0},
+        {"softmax [128,2097152] dim 0", KG_NORM_SOFTMAX, KG_F32, 128, 2097152, 0, 0},
+        {"log_softmax [12000,22360] dim 0", KG_NORM_LOG_SOFTMAX, KG_BF16, 12000, 22360, 0, 0},
         {"layer_norm [262144,1024]", KG_NORM_LAYER_NORM, KG_F32, 262144, 1024, 1, 0},
         {"layer_norm [65536,4096]", KG_NORM_LAYER_NORM, KG_F32, 65536, 4096, 1, 0},
         {"layer_norm [16384,16384]", KG_NORM_LAYER_NORM, KG_F32, 16384, 16384, 1, 0},
@@ -266,7 +277,8 @@ int main(void)
        seed over shapes no issue names: every op (and the residual form), f32
        and bf16, hidden sizes m * 2^k with m odd (96..16384), one in six not a
        multiple of 8 elements (no 16-byte vectors), one in eight softmax along
-       dim 0; 2^26 (f32) or 2^27 (bf16) elements, above L2. Grouped by dtype;
+       dim 0 (KG_NORM_RAND_DIM0=1: every case softmax or log_softmax along
+       dim 0); 2^26 (f32) or 2^27 (bf16) elements, above L2. Grouped by dtype;
        written to the CSV as norm-sweep rows (torch_norm.py reports their
        worst and median), the worst and median %copy printed here. */
     enum { NRAND_MAX = 64 };
@@ -280,6 +292,7 @@ int main(void)
     if (getenv("KG_NORM_RAND")) {
         uint64_t st = (uint64_t)env_int("KG_NORM_RAND") * 0x9E3779B97F4A7C15ull + 1;
         int nr = env_int("KG_NORM_RAND_N");
+        const int rdim0 = env_int("KG_NORM_RAND_DIM0"); /* 1: softmax / log_softmax along dim 0 only */
         nr = nr < 1 ? 24 : nr > NRAND_MAX ? NRAND_MAX : nr;
         static const int odd[] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 27, 45, 63, 95};
         static const kg_norm_op ops[] = {KG_NORM_SOFTMAX,    KG_NORM_LOG_SOFTMAX, KG_NORM_LOGSUMEXP,
@@ -290,14 +303,14 @@ int main(void)
                 const kg_dtype dt = kt_next(&cs) % 2 ? KG_BF16 : KG_F32;
                 if ((dt == KG_BF16) != pass)
                     continue;
-                const int oi = (int)(kt_next(&cs) % 6);
+                const int oi = rdim0 ? (int)(kt_next(&cs) % 2) : (int)(kt_next(&cs) % 6);
                 int64_t h;
                 do {
                     h = odd[kt_next(&cs) % (sizeof odd / sizeof odd[0])] * ((int64_t)1 << (kt_next(&cs) % 15));
                 } while (h < 96 || h > 16384);
                 if (kt_next(&cs) % 6 == 0)
                     h = h - 1 - (int64_t)(kt_next(&cs) % 7); /* not a multiple of 8 */
-                const int dim0 = oi == 0 && kt_next(&cs) % 8 == 0;
+                const int dim0 = rdim0 || (oi == 0 && kt_next(&cs) % 8 == 0);
                 const int64_t total = (int64_t)1 << (dt == KG_BF16 ? 27 : 26), rows = total / h;
                 bcase *c = &cases[ncases++];
                 *c = (bcase){rnames[k], ops[oi], dt, rows, h, dim0 ? 0 : 1, oi == 5};
@@ -379,9 +392,10 @@ int main(void)
         char dn[128];
         BENCH_CHECK(ctx, kg_device_info(ctx, dn, sizeof dn, &ma, &mi, &sms));
         const int planned = kg_norm_plan_call(ctx, &pc, sms, &pl) == KG_OK;
-        printf("%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u\n", c->name,
-               kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
-               pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid);
+        printf(
+            "%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u cluster %d x %d grid %u\n",
+            c->name, kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
+            pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid, planned ? pl.ccfg : -1, pl.csize, pl.cgrid);
         fflush(stdout);
         if (sweep)
             sweep_pct[nsweep++] = bad ? 0 : 100 * gbps / copy;
@@ -392,7 +406,12 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 2) {
+            if (tune == 3) {
+                /* KG_NORM_TUNE=3: COLS and each CLUSTER configuration (wherever the column fits) */
+                alts[na++] = (kg_norm_tuning){.cluster = -1};
+                for (int k = 1; k <= KG_NORM_CCFG_COUNT; k++)
+                    alts[na++] = (kg_norm_tuning){.cluster = k};
+            } else if (tune == 2) {
                 /* KG_NORM_TUNE=2: LEAN4 / LEAN8, their variants, blocks of 128 */
                 for (int nvx = 4; nvx <= 8; nvx += 4)
                     for (int v = -1; v <= 2; v++) {
@@ -426,7 +445,7 @@ int main(void)
                 alts[na++] = (kg_norm_tuning){.lean = 4, .threads = 512};
                 alts[na++] = (kg_norm_tuning){.lean = 8, .variant = 3, .threads = 512};
             }
-            if (tune != 2) {
+            if (tune == 1) {
                 alts[na++] = (kg_norm_tuning){.lean = -1};
                 alts[na++] = (kg_norm_tuning){.loose = 1};
                 for (int nvx = 4; nvx <= 8; nvx += 4) {
@@ -456,7 +475,7 @@ int main(void)
                 for (int k = 0; k < ns && !dup; k++)
                     dup = pl.cls == seen[k].cls && pl.grid == seen[k].grid && pl.block == seen[k].block &&
                           pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
-                          pl.args.opt == seen[k].args.opt;
+                          pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize;
                 if (dup)
                     continue; /* a launch already timed */
                 seen[ns++] = pl;
@@ -464,11 +483,11 @@ int main(void)
                 const double gt = bytes / (ut * 1e3);
                 printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d: "
                        "%10.1f us %8.1f GB/s "
-                       "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u\n",
+                       "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
-                       alts[a].group, alts[a].threads,
-                       alts[a].col_splits, alts[a].bps, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv,
-                       (long long)pl.args.splits, pl.block, pl.grid);
+                       alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, ut, gt, 100 * gt / copy,
+                       (int)pl.cls, pl.args.group, pl.args.nv, (long long)pl.args.splits, pl.block, pl.grid, pl.ccfg,
+                       pl.csize, pl.cgrid);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);

@@ -51,6 +51,25 @@ local function variant(c, op, dt)
 end
 M.variant = variant
 
+-- CLUSTER (templates/normc.cuh): softmax and log_softmax along an outer
+-- axis, a column strip a thread-block cluster, on sm_90 (modules normc_<dtype>,
+-- sm_90a alone; not f64). Configurations, in the order of the runtime's
+-- kg_norm_ccfgs: t threads a block, k vectors a lane, lpr lanes a row
+-- (LPR x 16 bytes a row of the strip), mb blocks a multiprocessor (the
+-- launch bound; 1 where absent), ks more vectors a lane in shared memory
+-- (0 where absent); a block holds (t / lpr) x (k + ks) rows. H200 (2026-12-02
+-- r1/r2): strips held in registers alone (512 x 16, 1024 x 8, 256 x 16, 512 x 8,
+-- 256 x 32 vectors) ran softmax f32 [16384,16384] dim 0 at 27-38% of copy,
+-- 4 and 2 lanes a row (64- and 32-byte segments) 21-28%; half of the strip in
+-- shared memory at two blocks a multiprocessor 58% (COLS 55%); and a cluster
+-- that streamed its strip twice (the second read from L2) 45%: dropped.
+M.ccfgs = {
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
+  { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
+  { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
+  { t = 512, k = 16, lpr = 8, ks = 16 },
+}
+
 local common = require("common")
 local typed = common.typed
 
@@ -152,6 +171,45 @@ function M.generate(G)
     }))
   end
 
+  -- CLUSTER modules (sm_90a), after the norm_<dtype> modules so that their
+  -- kernels keep their indices
+  local ctable = {}
+  for i, c in ipairs(M.ccfgs) do c.id, c.mb, c.ks = i - 1, c.mb or 1, c.ks or 0 end
+  for _, dt in ipairs({ D.f32, D.f16, D.bf16 }) do
+    local module = G:module("normc_" .. dt.name, { sm90a = true })
+    local functors = {}
+    for _, op in ipairs(ops) do
+      if op.stats == "lse" and op.apply then
+        local f = {
+          name = "kg_norm_" .. op.name .. "_" .. dt.name, stats = stats_enum[op.stats],
+          elementwise = "true", residual = "false", nres = #(op.results or {}),
+          load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
+          apply = typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp("), res0 = "lse", res1 = "rstd",
+        }
+        local ae, nexp = f.apply:gsub("kg_nexp%(x %- m%)", "e")
+        f.expm = (nexp == 1 and not ae:find("%f[%w_]x%f[^%w_]")) and "true" or "false"
+        f.apply_e = f.expm == "true" and ae or "e"
+        functors[#functors + 1] = f
+        ctable[op.id] = ctable[op.id] or {}
+        local row = {}
+        for _, c in ipairs(M.ccfgs) do
+          row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
+                                     desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks .. "/" .. c.lpr .. "]" })
+        end
+        ctable[op.id][dt.index] = row
+      end
+    end
+    local names = {}
+    for _, c in ipairs(M.ccfgs) do
+      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row", c.t, c.k, c.ks, c.lpr)
+    end
+    G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
+      header = G.header("templates/normc.cu and gen/catalogue.lua"),
+      dtype = dt, acc = "float", functors = functors, cfgs = M.ccfgs, vec = 16 // dt.size,
+      cfgnames = table.concat(names, "; "),
+    }))
+  end
+
   -- the dispatch table and each op's rules
   local t = { G.header("gen/catalogue.lua"), '#include "kg_norm_table.h"\n\n',
               "const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_COUNT] = {\n" }
@@ -162,6 +220,21 @@ function M.generate(G)
       for ci = 1, #M.classes do row[ci] = tostring(ks[ci - 1]) end
       t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(row, ", "))
     end
+  end
+  t[#t + 1] = "};\n\nconst int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT] = {\n"
+  for _, op in ipairs(ops) do
+    for _, dt in ipairs(floats) do
+      local row = ctable[op.id] and ctable[op.id][dt.index]
+      if row then
+        local r = {}
+        for i = 1, #row do r[i] = tostring(row[i]) end
+        t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
+      end
+    end
+  end
+  t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
+  for _, c in ipairs(M.ccfgs) do
+    t[#t + 1] = string.format("    {%d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -195,6 +268,20 @@ extern const kg_norm_info kg_norm_infos[KG_NORM_COUNT];
 /* Kernel index for [op][dtype][class]; entries of non-float dtypes are 0
    and never reached (the dtype is checked first). */
 extern const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_COUNT];
+
+/* CLUSTER (sm_90 only, templates/normc.cuh): softmax and log_softmax along an
+   outer axis, one kernel per configuration; entries without one are 0 (the
+   runtime asks only for softmax and log_softmax of f32, f16, bf16). */
+#define KG_NORM_CCFG_COUNT ]] .. #M.ccfgs .. [[
+
+typedef struct kg_norm_ccfg {
+    int threads; /* a block */
+    int k;       /* 16-byte vectors a lane */
+    int lpr;     /* lanes a row of the strip */
+    int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
+} kg_norm_ccfg;
+extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
+extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];
 
 #endif
 ]])

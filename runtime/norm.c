@@ -16,7 +16,9 @@
  *                  outer dim: masked aligned vectors (the last row by
  *                  STRIDED where its vectors would pass the tensor's end)
  *   COLS           one normalized dim with a stride, and a contiguous kept
- *                  dim: column tiles, two launches (statistics, apply)
+ *                  dim: column tiles, two launches (statistics, apply);
+ *                  softmax / log_softmax on sm_90 where the column fits: a
+ *                  thread-block cluster a strip, one launch (CLUSTER)
  *   STRIDED        anything else, element by element
  */
 #include <float.h>
@@ -28,12 +30,14 @@
 #include "kg_norm.h"
 #include "layout.h"
 #include "norm_plan.h"
+#include "trust.h" /* kgi_cuda_sticky */
 
 /* Scratch a COLS plan aims to stay within when it splits columns (what
    kg_reserve_scratch(ctx, 0) provides after the counters). */
 #define PARTIAL_BUDGET ((size_t)4 << 20)
 
 kg_norm_tuning kgi_norm_tuning;
+_Atomic long kgi_norm_cluster_launches;
 
 typedef struct ndim_ {
     int64_t size;
@@ -307,9 +311,67 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
     return 1;
 }
 
+/* CLUSTER (templates/normc.cuh): softmax and log_softmax of f32, f16, bf16
+   along an outer axis, on compute capability 9.0 (or where the tuning's
+   sm90 says so, for the CPU tests): a thread-block cluster of up to 16
+   blocks holds a strip of 8 x 16 bytes of columns (half in registers, half
+   in shared memory), so the input is read once. Where the columns, the
+   normalized stride and every outer stride of in and out are whole 16-byte
+   vectors (in and out 16-byte aligned, columns contiguous) and the column
+   has 1000..16384 rows (the tuning: any that fits), plan->ccfg names the
+   configuration, else -1 and the COLS plan stands. H200 (2026-12-02 r3,
+   256 x (16 + 16) vectors, 1024 rows a block, 2 blocks a multiprocessor;
+   % of copy, COLS in brackets): softmax f32 [16384,16384] dim 0 59.2
+   (55.2), log_softmax 63.7 (55.7), bf16 41.2 (36.2), f32 [8192,32768] 64.9
+   (56.1), [4096,65536] 70.1 (55.1), [1000,262144] 77.3 (53.4); r2: f32
+   log_softmax [4369,15360] 60.2 (46.7), bf16 [14563,9216] 43.9 (30.8). Lost:
+   log_softmax bf16 [12000,22360] 31.5 (33.5, kept: the one loss measured in
+   range), [128,2097152] 23.7 (46.4: too few rows a block), columns past
+   16384 rows at 512 x (16 + 16) 39.7-43.4 (45.5-54.7: one block a
+   multiprocessor). */
+static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
+                         size_t es)
+{
+    plan->ccfg = -1;
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    const kg_dtype dt = c->in->dtype;
+    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
+    if (!sm90 || tu->cluster < 0 || (c->op != KG_NORM_SOFTMAX && c->op != KG_NORM_LOG_SOFTMAX) ||
+        (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16) || c->res || c->w || c->b)
+        return;
+    const int64_t V = 16 / (int64_t)es, n = Nd.size;
+    if (!kgi_aligned(c->in->data, 16) || !kgi_aligned(c->out->data, 16) || K[0].st[KG_NO_IN] != 1 ||
+        K[0].st[KG_NO_OUT] != 1 || K[0].size % V || Nd.st[KG_NO_IN] % V || Nd.st[KG_NO_OUT] % V)
+        return;
+    for (int d = 1; d < nk; d++)
+        if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
+            return;
+    const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
+    if (!forced && (n < 1000 || n > 16384))
+        return;
+    const int cfg = forced ? tu->cluster - 1 : 0;
+    const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
+    int64_t cs = cdiv(n, (int64_t)(f->threads / f->lpr) * (f->k + f->ks));
+    if (cs > 16)
+        return;
+    if (tu->csize > cs && tu->csize <= 16)
+        cs = tu->csize; /* more blocks than the column needs (a tuning) */
+    const int64_t outer = plan->args.rows;
+    const int64_t ctiles = cdiv(K[0].size, (int64_t)f->lpr * V);
+    if (outer > ((int64_t)1 << 31) / ctiles / cs)
+        return;
+    plan->ccfg = cfg;
+    plan->csize = (int)cs;
+    plan->ctiles = ctiles;
+    plan->cchunk = cdiv(n, cs);
+    plan->cgrid = (unsigned)(outer * ctiles * cs);
+    plan->cblock = (unsigned)f->threads;
+}
+
 kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count, kg_norm_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
+    plan->ccfg = -1;
     if ((int)c->op <= KG_NORM_NONE || c->op >= KG_NORM_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
                        (int)c->op);
@@ -629,6 +691,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         plan->block = KG_NORM_THREADS;
         const int64_t cap = sm * cbps;
         plan->grid = (unsigned)(A->units < cap ? A->units : cap);
+        plan_cluster(ctx, c, plan, K, nk, N[0], es);
         return KG_OK;
     } else {
         plan->cls = KG_NORM_STRIDED;
@@ -777,6 +840,76 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     return KG_OK;
 }
 
+/* Whether a cluster configuration x size can run on this device (the
+   non-portable sizes and the shared memory allowed first, for the device):
+   0 unknown, 1 yes, 2 no; asked once per device (cudaOccupancyMaxActiveClusters). */
+#define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
+static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
+
+/* Launches a CLUSTER plan; *ok = 0 (and nothing launched) where the device
+   cannot hold a cluster of that size. */
+static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, int *ok)
+{
+    *ok = 0;
+    const int k = kg_norm_ctable[c->op][c->in->dtype][plan->ccfg];
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, k, &kern);
+    if (st != KG_OK)
+        return st;
+    kg_norm_args B = plan->args;
+    B.tiles = plan->ctiles;
+    B.chunk = plan->cchunk;
+    B.splits = plan->csize;
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = (unsigned)plan->csize;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = (dim3){plan->cgrid, 1, 1};
+    cfg.blockDim = (dim3){plan->cblock, 1, 1};
+    cfg.stream = ctx->stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    cfg.dynamicSmemBytes = (size_t)kg_norm_ccfgs[plan->ccfg].ks * (size_t)kg_norm_ccfgs[plan->ccfg].threads * 16;
+    _Atomic unsigned char unknown = 0;
+    _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
+                                      ? &cluster_fits[ctx->device][c->op][c->in->dtype][plan->ccfg][plan->csize]
+                                      : &unknown;
+    if (*fits == 0) {
+        cudaError_t err = cudaSuccess;
+        if (plan->csize > 8)
+            err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1, ctx->device);
+        if (err == cudaSuccess && cfg.dynamicSmemBytes > 0)
+            err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)cfg.dynamicSmemBytes, ctx->device);
+        int n = 0;
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveClusters(&n, (const void *)kern, &cfg);
+        if (err != cudaSuccess)
+            cudaGetLastError(); /* not known: the launch will tell */
+        else
+            *fits = n > 0 ? 1 : 2;
+    }
+    if (*fits == 2)
+        return KG_OK;
+    void *args[] = {&B};
+    const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        if (kgi_cuda_sticky(err))
+            return kg_cuda_fail(ctx, err, "launching a softmax cluster kernel");
+        *fits = 2; /* refused (no such cluster here): COLS from now on */
+        return KG_OK;
+    }
+    *fits = 1;
+    *ok = 1;
+    kgi_norm_cluster_launches++;
+    return KG_OK;
+}
+
 kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
 {
     kg_status st = kg_ready(ctx);
@@ -792,6 +925,13 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         A->p[KG_NO_OUT] = NULL;
     const int16_t *ks = kg_norm_table[c->op][c->in->dtype];
     void *args[] = {A};
+    if (plan->cls == KG_NORM_COLS_STATS && plan->ccfg >= 0) {
+        int ok = 0;
+        st = launch_cluster(ctx, c, plan, &ok);
+        if (st != KG_OK || ok)
+            return st == KG_OK ? kg_ok(ctx) : st;
+        /* no cluster of that size fits this device now: COLS */
+    }
     if (plan->cls == KG_NORM_COLS_STATS) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan->partial_bytes, &base);

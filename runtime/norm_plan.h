@@ -34,6 +34,12 @@ typedef struct kg_norm_plan {
     kg_norm_args targs;
     int64_t toff[KG_NORM_NOPS];
     unsigned tgrid, tblock;
+    /* COLS of softmax / log_softmax on sm_90: the CLUSTER configuration
+       (kg_norm_ccfgs) that replaces the two launches, -1 none; its cluster
+       size, column tiles, rows a block, grid and block */
+    int ccfg, csize;
+    int64_t ctiles, cchunk;
+    unsigned cgrid, cblock;
 } kg_norm_plan;
 
 /* Tunings, for tests and the bench's sweeps (all 0: the planner's
@@ -53,8 +59,14 @@ typedef struct kg_norm_tuning {
     int usan;       /* LEANU: 0 whole-vector folds (LEANU4S, LEANU8S, LEANU4S_RES), -1 masked folds (LEANU4, ...) */
     int leanw;      /* rows 4-byte words tile (not 16-byte vectors): 0 LEANW (the default), 8 or 16 its words a
                        lane, -1 none (LEANU) */
+    int cluster;    /* softmax along an outer axis: 0 the planner's rule, c + 1 CLUSTER configuration c wherever the
+                       column fits, -1 none (COLS) */
+    int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
+    int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
+/* CLUSTER launches made (tests: that the class ran) */
+extern _Atomic long kgi_norm_cluster_launches;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

@@ -369,6 +369,78 @@ Test(plan, an_outer_axis_takes_columns_split_when_too_few)
     cr_assert_eq(p.args.n, 1024);
 }
 
+Test(plan, an_outer_softmax_takes_clusters_on_sm90)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    kg_norm_plan p;
+    /* 16 blocks of 1024 rows, 32 columns a strip (f32) */
+    kgi_norm_tuning.sm90 = 1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.csize, 16);
+    cr_assert_eq(p.cchunk, 1024);
+    cr_assert_eq(p.ctiles, 512);
+    cr_assert_eq(p.cgrid, 512u * 16u);
+    cr_assert_eq(p.cblock, 256u);
+    cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
+    /* 1000 rows: one block; bf16: 64 columns a strip */
+    plan_shape(&c, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.csize, 1);
+    cr_assert_eq(p.cgrid, 128u);
+    in.dtype = out.dtype = KG_BF16;
+    plan_shape(&c, &in, &out, 8192, 4096, &p);
+    cr_assert_eq(p.ctiles, 64);
+    cr_assert_eq(p.csize, 8);
+    /* under 1000 rows or past 16384: COLS */
+    plan_shape(&c, &in, &out, 999, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 16385, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* a configuration of the tuning: any column that fits 16 of its blocks */
+    kgi_norm_tuning.cluster = 4; /* 512 x (16 + 16): 2048 rows a block */
+    plan_shape(&c, &in, &out, 32768, 4096, &p);
+    cr_assert_eq(p.ccfg, 3);
+    cr_assert_eq(p.csize, 16);
+    plan_shape(&c, &in, &out, 32769, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 10, 4096, &p);
+    cr_assert_eq(p.ccfg, 3);
+    cr_assert_eq(p.csize, 1);
+    kgi_norm_tuning.csize = 4;
+    plan_shape(&c, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.csize, 4);
+    cr_assert_eq(p.cchunk, 250);
+    kgi_norm_tuning.cluster = 0;
+    kgi_norm_tuning.csize = 0;
+    /* columns not whole vectors, f64, the tuning's -1: COLS */
+    in.dtype = out.dtype = KG_F32;
+    plan_shape(&c, &in, &out, 1000, 4098, &p);
+    cr_assert_eq(p.ccfg, -1);
+    in.dtype = out.dtype = KG_F64;
+    plan_shape(&c, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    in.dtype = out.dtype = KG_F32;
+    kgi_norm_tuning.cluster = -1;
+    plan_shape(&c, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* logsumexp: COLS (one read already) */
+    kgi_norm_tuning.cluster = 0;
+    const int axes[] = {0};
+    kg_tensor o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(4096));
+    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 1};
+    cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, -1);
+    /* off sm_90: COLS */
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    int ma = 0, mi = 0;
+    kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
+    plan_shape(&c, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 0 : -1);
+}
+
 Test(plan, layer_norm_dims_merge_and_weights_broadcast)
 {
     kg_tensor in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(4, 32, 64)), out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(4, 32, 64));
@@ -858,6 +930,7 @@ static void check_case(kg_context *ctx, const ncase *c)
     cr_assert_eq(st, KG_OK, "%s", kg_errmsg(ctx));
     if (!plan.empty)
         classes_seen[plan.cls]++;
+
     switch (c->op) {
     case KG_NORM_SOFTMAX: KT_OK(ctx, kg_softmax(ctx, outp, &in.t, c->axis)); break;
     case KG_NORM_LOG_SOFTMAX: KT_OK(ctx, kg_log_softmax(ctx, outp, &in.t, c->axis)); break;
@@ -1196,6 +1269,66 @@ Test(gpu, columns_under_split_tunings)
     kg_close(ctx);
 }
 
+/* softmax and log_softmax along an outer axis under one tuning (CLUSTER on
+   compute capability 9.0 where the column fits; elsewhere COLS):
+   columns one strip or several (partial), rows of one block to 16 (partial
+   blocks, blocks past the end), an outer dim, in place, -inf / NaN / +inf
+   columns, huge magnitudes, many strips a cluster; asserts that clusters
+   launched on sm_90. cap: rows a block of the configuration; most: the
+   longest column to try. */
+static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, const char *what)
+{
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    const long before = kgi_norm_cluster_launches;
+    for (int d = 0; d < 3; d++) {
+        const int64_t ns[] = {1, 33, cap - 1, cap + 7, 16 * cap - 5};
+        for (int k = 0; k < 5; k++) {
+            const int64_t n = ns[k] > most ? most : ns[k];
+            const int64_t cols = k == 4 ? 8 : k == 2 ? 136 : 40;
+            ncase c = {
+                .op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {n, cols}, .axis = 0, .fill = k == 1 ? 3 : 0};
+            check_case(ctx, &c);
+            c.op = KG_NORM_LOG_SOFTMAX;
+            c.inplace = k == 3;
+            check_case(ctx, &c);
+        }
+        /* an outer dim, huge magnitudes, along dim 1 of [3, n, 24] */
+        ncase c = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 3, .shape = {3, cap + 100, 24}, .axis = 1, .fill = 1};
+        check_case(ctx, &c);
+        c.op = KG_NORM_LOG_SOFTMAX;
+        c.fill = 2;
+        check_case(ctx, &c);
+        /* many strips: [300, 4096] */
+        ncase m = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {300, 4096}, .axis = 0};
+        check_case(ctx, &m);
+    }
+    if (ma == 9 && mi == 0)
+        cr_assert_gt(kgi_norm_cluster_launches, before, "%s: no cluster launch on sm_90", what);
+}
+
+/* CLUSTER: the column strip held on chip, the planner's rule and each
+   configuration (with 16 blocks a cluster as well) */
+Test(gpu, outer_axis_softmax_by_clusters)
+{
+    kg_context *ctx = kt_open_gpu();
+    char what[64];
+    for (int t = 0; t <= 2 * KG_NORM_CCFG_COUNT; t++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
+        const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
+        kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
+        const int64_t cap = (int64_t)(kg_norm_ccfgs[cfg].threads / kg_norm_ccfgs[cfg].lpr) *
+                            (kg_norm_ccfgs[cfg].k + kg_norm_ccfgs[cfg].ks);
+        snprintf(what, sizeof what, "CLUSTER tuning %d", t);
+        outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
 Test(gpu, every_axis_of_3d_and_4d_inputs)
 {
     kg_context *ctx = kt_open_gpu();
@@ -1416,8 +1549,9 @@ Test(gpu, empty_axes)
 Test(gpu, results_are_bitwise_deterministic)
 {
     kg_context *ctx = kt_open_gpu();
-    const int64_t shapes[][2] = {{40000, 64}, {64, 40000}, {7, 300000}};
-    for (int s = 0; s < 3; s++) {
+    /* (dim 0 of [2000, 3000]: CLUSTER on sm_90) */
+    const int64_t shapes[][2] = {{40000, 64}, {64, 40000}, {7, 300000}, {2000, 3000}};
+    for (int s = 0; s < 4; s++) {
         const int64_t n = shapes[s][0] * shapes[s][1];
         float *h = malloc(sizeof(float) * (size_t)n), *a = malloc(sizeof(float) * (size_t)n),
               *b = malloc(sizeof(float) * (size_t)n);
@@ -1456,33 +1590,38 @@ Test(gpu, normalizations_are_captured_in_a_cuda_graph)
     for (int64_t i = 0; i < n; i++)
         h[i] = (float)kt_uniform(&rng, -3, 3);
     void *dx = kt_alloc(ctx, sizeof(float) * n), *dy = kt_alloc(ctx, sizeof(float) * n);
-    kt_upload(ctx, dx, h, sizeof(float) * n);
-    kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(3000, 40)),
-              y = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(3000, 40));
-    KT_OK(ctx, kg_reserve_scratch(ctx, 0));
-    KT_OK(ctx, kg_softmax(ctx, &y, &x, 0)); /* columns, split */
-    kt_download(ctx, a, dy, sizeof(float) * n);
-    cudaStream_t s;
-    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
-    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
-    /* scratch is per stream: reserve it on the stream that is captured */
-    KT_OK(ctx, kg_reserve_scratch(ctx, 0));
-    KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * n));
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-    KT_OK(ctx, kg_softmax(ctx, &y, &x, 0));
-    KT_OK(ctx, kg_layer_norm(ctx, &x, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-    cr_assert_eq(cudaStreamEndCapture(s, &graph), cudaSuccess);
-    cr_assert_eq(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    cr_assert_eq(cudaGraphLaunch(exec, s), cudaSuccess);
-    cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
-    kt_download(ctx, g, dy, sizeof(float) * n);
-    cr_assert(memcmp(a, g, sizeof(float) * n) == 0, "the captured softmax differs from the direct one");
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    KT_OK(ctx, kg_set_stream(ctx, NULL));
-    cudaStreamDestroy(s);
+    /* the columns by CLUSTER (sm_90; elsewhere COLS), then by COLS (split, through the scratch) */
+    for (int pass = 0; pass < 2; pass++) {
+        kgi_norm_tuning.cluster = pass ? -1 : 0;
+        kt_upload(ctx, dx, h, sizeof(float) * n);
+        kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(3000, 40)),
+                  y = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(3000, 40));
+        KT_OK(ctx, kg_reserve_scratch(ctx, 0));
+        KT_OK(ctx, kg_softmax(ctx, &y, &x, 0)); /* columns */
+        kt_download(ctx, a, dy, sizeof(float) * n);
+        cudaStream_t s;
+        cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+        KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+        /* scratch is per stream: reserve it on the stream that is captured */
+        KT_OK(ctx, kg_reserve_scratch(ctx, 0));
+        KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * n));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+        KT_OK(ctx, kg_softmax(ctx, &y, &x, 0));
+        KT_OK(ctx, kg_layer_norm(ctx, &x, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+        cr_assert_eq(cudaStreamEndCapture(s, &graph), cudaSuccess);
+        cr_assert_eq(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+        cr_assert_eq(cudaGraphLaunch(exec, s), cudaSuccess);
+        cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+        kt_download(ctx, g, dy, sizeof(float) * n);
+        cr_assert(memcmp(a, g, sizeof(float) * n) == 0, "the captured softmax differs from the direct one");
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+        KT_OK(ctx, kg_set_stream(ctx, NULL));
+        cudaStreamDestroy(s);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
     kg_free(ctx, dx);
     kg_free(ctx, dy);
     free(h);
