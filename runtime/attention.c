@@ -166,7 +166,8 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
-        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP) || persist_ok))
+        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP && f != KG_ATTN_V_HOPPER_PERSIST_LONG) ||
+         persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -482,7 +483,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const int hopper =
         variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP;
+    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+                        variant == KG_ATTN_V_HOPPER_PERSIST_LONG;
     /* persistent: one block per multiprocessor (a block's shared memory
        fills one), each taking work tiles blockIdx.x + k gridDim.x of
        p.units; causal tiles always heaviest first (attention_sm90.cuh) */
