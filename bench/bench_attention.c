@@ -264,13 +264,17 @@ int main(void)
     const int sweep0 = nc; /* rows sweep0.. are the sweep's ("sweep" in their filter names) */
     {
         /* KG_BENCH_SWEEP_SEED / KG_BENCH_SWEEP_N: another seed, more shapes */
+        /* KG_BENCH_SWEEP_SMAX: sequence lengths 1000 .. this (at least 1024;
+           default 16384), for the short sequences' fixed costs */
         const char *se = getenv("KG_BENCH_SWEEP_SEED"), *sn = getenv("KG_BENCH_SWEEP_N");
+        const char *sm = getenv("KG_BENCH_SWEEP_SMAX");
         uint64_t sr = se ? strtoull(se, NULL, 10) : 2026;
         const int count = sn && atoi(sn) > 0 && atoi(sn) <= 40 ? atoi(sn) : 12;
+        const int smax = sm && atoi(sm) >= 1024 && atoi(sm) <= 16384 ? atoi(sm) : 16384;
         const int dims[] = {32, 64, 96, 128, 256}, groups[] = {1, 4, 8};
         for (int n = 0; n < count; n++) {
             const int D = dims[kt_next(&sr) % 5], g = groups[kt_next(&sr) % 3], causal = (int)(kt_next(&sr) % 2);
-            const int S = 1000 + (int)(kt_next(&sr) % 15385), Hq = g == 1 ? 16 : 32;
+            const int S = 1000 + (int)(kt_next(&sr) % (uint64_t)(smax - 999)), Hq = g == 1 ? 16 : 32;
             const double per = 4.0 * Hq * (double)S * S * D / (causal ? 2 : 1);
             int B = (int)(5e11 / per);
             B = B < 1 ? 1 : B > 64 ? 64 : B;
@@ -399,10 +403,11 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[6] = {KG_ATTN_V_PORTABLE,  KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
-                               KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
+            const int vs[7] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP,          KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP,
+                               KG_ATTN_V_HOPPER_PERSIST_LONG};
             const char *which = getenv("KG_BENCH_VARIANTS");
-            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 6; x++) {
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 7; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) == vs[x])

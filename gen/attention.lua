@@ -86,6 +86,9 @@ M.sm90 = {
 -- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
 -- them for short key ranges only).
 M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
+-- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
+-- 2048-4096 keys, where the grid-mode long variant is the default.
+M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -150,10 +153,11 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local bm = c.nwg * 64
   -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
   -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
-  -- the swizzled tiles; persistent: also the output's staging tile and 2
+  -- the swizzled tiles; persistent: also the output's staging tile, a second
+  -- Q stage and 4
   -- more mbarriers
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
-  if persist then smem = smem + bm * M.panel_dim(d) * 2 + 16 end
+  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 32 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, smem = smem,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
@@ -204,6 +208,11 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_LONG", name = "Hopper persistent long", prefix = "attn90s_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

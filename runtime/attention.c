@@ -166,7 +166,8 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
-        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP) || persist_ok))
+        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP && f != KG_ATTN_V_HOPPER_PERSIST_LONG) ||
+         persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -199,6 +200,11 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        persistent 1406, grid 1375; causal level, long 757 / persistent pp
        769.) */
     const int long64 = D == 64 && kind == KG_ATTN_NONE && sk >= KG_ATTN_LONG_KEYS;
+    /* the persistent kernel on those 192-key tiles up to 4096 keys (session
+       7, H200, us: r3 S 4k 1292 against the grid-mode long variant's 1329;
+       r4 as the default 1301, cuDNN 1144; longer keys unmeasured) */
+    if (sm90 && persist_ok && long64 && sk <= 4096 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
+        return KG_ATTN_V_HOPPER_PERSIST_LONG;
     if (sm90 && persist_ok && !long64 && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
         const kg_attn_variant pv = kind == KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
@@ -298,6 +304,17 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         max_splits = 1;
     int per_sm = (int)((228 << 10) / (e->smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 8 ? 8 : per_sm;
+    /* D 64, 128 and 256: splits for one block per multiprocessor, not as
+       many as fit (H200, session 7 r1 + r3, us, the planner's count for
+       every resident block / half of it: B 1 Hkv 8 Sk 32k D 128 42.5 / 40.1,
+       B 2 72.9 / 71.2, B 16 Sk 4k 72.4 / 69.7 (1 split), B 8 Hq 8 Hkv 1 Sk
+       14.8k 25.4 / 22.6, B 16 Hq 4 Hkv 1 D 64 18.3 / 17.2, B 64 Hq 8 Hkv 1
+       104.8 / 102.8, level on 6 more rows; the count was already one per
+       multiprocessor at D 256 and where the 16-keys-per-row minimum binds
+       (MQA's 32-row tiles). D 96 measured 58.2 / 58.8 and D 32 (3 blocks
+       per multiprocessor) 26.0 / 27.0: they keep every resident block.) */
+    if (D == 64 || D == 128 || D == 256)
+        per_sm = 1;
     /* a split's partials (valid rows x D floats) at most 1/16 of its keys' K
        and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
        splits 23.6 us, the one-wave 32 splits 33.2 */
@@ -482,7 +499,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const int hopper =
         variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP;
+    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+                        variant == KG_ATTN_V_HOPPER_PERSIST_LONG;
     /* persistent: one block per multiprocessor (a block's shared memory
        fills one), each taking work tiles blockIdx.x + k gridDim.x of
        p.units; causal tiles always heaviest first (attention_sm90.cuh) */

@@ -31,6 +31,21 @@
 #ifndef KG_ATTN_FOLD
 #define KG_ATTN_FOLD 1
 #endif
+/* The persistent consumers' pipeline across work tiles (below): 1 in every
+   persistent variant, 0 in none (each tile's first S, its softmax and its
+   epilogue then run with no product of the warpgroup in flight, as before
+   2026-12-02), -1 (the default) where it measured faster: the ping-pong
+   variant and the 192-key one. H200, session 7 r3, us, same run, runtime's
+   picks, across / one tile after the other (main's kernels): ping-pong D 64
+   S 1k causal 254 / 259, S 4k causal 738 / 763, D 128 S 1k causal 344 /
+   343, GQA D 128 S 1540 causal 1178 / 1187, D 64 S 1113 causal 1215 / 1227;
+   plain D 64 S 1k 401 / 392, D 128 S 1k 533 / 521, D 96 S 4k 883 / 868
+   (slower: without the turns both warpgroups reach the tile's end at
+   once); 192 keys, D 64 S 4k 1292 against the grid-mode long variant's
+   1329. The second Q stage alone changed nothing (level within 1%). */
+#ifndef KG_ATTN_XT
+#define KG_ATTN_XT -1
+#endif
 
 namespace kg_attn
 {
@@ -170,10 +185,11 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  *
  * PERSIST: gridDim.x blocks (one per multiprocessor) take the work tiles
  * blockIdx.x, + gridDim.x, ... of p.units; the producer also loads each
- * tile's Q (fullQ barrier; emptyQ once every S of the last tile is done), the
- * K/V rings run on from tile to tile (stage and phase from the tiles streamed
- * so far), and the output is staged in its own tile, so the next tile's
- * loads overlap this tile's last product and its stores.
+ * tile's Q, into two stages in turn (fullQ / emptyQ barriers of each; a
+ * stage is free once every S of its tile is done), so the next tile's Q lands
+ * while this one's runs; the K/V rings run on from tile to tile (stage and
+ * phase from the tiles streamed so far), and the output is staged in its own
+ * tile. The consumers' pipeline runs across tiles too (see below).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
@@ -191,16 +207,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                        /* two stages each */
-    /* PERSIST: the output's own staging tile (the producer may be loading
-       the next work tile's Q into aQ) */
-    const uint32_t aO = aV + 2 * KB, bars = aO + (PERSIST ? QB : 0);
-    /* fullK[2], fullV[2], emptyK[2], emptyV[2]; PERSIST: fullQ, emptyQ */
+    /* PERSIST: the output's own staging tile, and a second Q stage (aQ1:
+       the producer loads the next work tile's Q while this one's is read) */
+    const uint32_t aO = aV + 2 * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
+    /* fullK[2], fullV[2], emptyK[2], emptyV[2]; PERSIST: fullQ, emptyQ of
+       Q stage 0, then of Q stage 1 */
     unsigned char *sO = smem + ((PERSIST ? aO : aQ) - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
     auto full_v = [&](int s) { return bars + 16 + 8 * s; };
     auto empty_k = [&](int s) { return bars + 32 + 8 * s; };
     auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
-    const uint32_t full_q = bars + 64, empty_q = bars + 72;
+    auto full_qs = [&](int s) { return bars + 64 + 16 * s; };
+    auto empty_qs = [&](int s) { return bars + 72 + 16 * s; };
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
@@ -249,8 +267,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         for (int s = 4; s < 8; s++)
             mbar_init(bars + 8 * s, NWG * 4); /* empty: every consumer warp */
         if (PERSIST) {
-            mbar_init(full_q, 128);
-            mbar_init(empty_q, NWG * 4);
+            for (int s = 0; s < 2; s++) {
+                mbar_init(full_qs(s), 128);
+                mbar_init(empty_qs(s), NWG * 4);
+            }
         }
     }
     __syncthreads();
@@ -284,12 +304,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
                 int mb, h, b;
                 coords(tile, mb, h, b);
-                /* the tile's Q, once the consumers are done with the last */
-                if (tc >= 1)
-                    mbar_wait(empty_q, (tc - 1) & 1);
+                /* the tile's Q into Q stage tc % 2, once the consumers are
+                   done with the tile before the last */
+                const int qs = tc & 1;
+                if (tc >= 2)
+                    mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                load_sw128_rows<BM, D, 128>(aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0, p.sq - mb * BM, pt);
-                cp_async_arrive(full_q);
+                load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0, p.sq - mb * BM,
+                                            pt);
+                cp_async_arrive(full_qs(qs));
                 it0 += produce(mb, h, b, it0);
             }
         } else {
@@ -299,8 +322,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-        /* one work tile; it0: the K/V tiles streamed before it */
-        auto consume = [&](const int mb, const int h, const int b, const int it0) {
+        /* one work tile; it0: the K/V tiles streamed before it; x (PERSIST):
+           the work tiles before it (its Q stage is x % 2). Grid mode, and
+           PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
+        auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
@@ -335,7 +360,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             }
             /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
                inside a panel */
-            const uint64_t dq = sw128_desc(aQ + wgi * 64 * 128, 16, 1024);
+            const uint64_t dq = sw128_desc((PERSIST && (x & 1) ? aQ1 : aQ) + wgi * 64 * 128, 16, 1024);
 
             /* The scaled, masked scores of S_j -> exponentials relative to the new
                running max (in s), their row sums (rs) and the factor alpha the
@@ -537,7 +562,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                     pack_p();
                 }
                 if constexpr (PERSIST)
-                    release(empty_q); /* every S = Q K^T of the tile is done */
+                    release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
                 const int sv = (it0 + ntiles - 1) & 1;
                 mbar_wait(full_v(sv), ((it0 + ntiles - 1) >> 1) & 1);
                 fence_async_smem();
@@ -549,7 +574,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 if constexpr (PERSIST)
                     release(empty_v(sv)); /* the next work tile's producer refills it */
             } else if constexpr (PERSIST) {
-                release(empty_q);
+                release(empty_qs(x & 1));
             }
             if (wgi == 0)
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
@@ -582,17 +607,323 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
             return ntiles;
         };
-        if constexpr (PERSIST) {
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        if constexpr (PERSIST && !XT) {
             int it0 = 0, tc = 0;
             for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
                 int mb, h, b;
                 coords(tile, mb, h, b);
-                mbar_wait(full_q, tc & 1);
+                mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
                 fence_async_smem();
-                it0 += consume(mb, h, b, it0);
+                it0 += consume(mb, h, b, it0, tc);
             }
+        } else if constexpr (PERSIST) {
+            /* The persistent consumers run one pipeline across their work
+               tiles: the next tile's first S = Q K^T is issued together with
+               this tile's last O += P V, its softmax runs while that product
+               is on the tensor cores, and this tile's output goes to the
+               staging tile then (its global stores wait for the next issue
+               of products, so they too run under the tensor cores' work):
+               the first softmax and the epilogue of a tile no longer leave
+               the warpgroup's products idle. Same arithmetic in the same
+               order as grid mode (bitwise the same results). */
+            static_assert(KIND != KG_ATTN_MASK, "no persistent mask kernels");
+            const int wr = wgi * 64 + wq * 16;
+            float o[DP / 2], s[BN / 2];
+            uint32_t pa[BN / 16][4];
+            float mx[2], l[2];
+            /* this warpgroup's Q rows in Q stage 0 and 1 */
+            const uint64_t dq0 = sw128_desc(aQ + wgi * 64 * 128, 16, 1024),
+                           dq1 = sw128_desc(aQ1 + wgi * 64 * 128, 16, 1024);
+            /* work tile x (counted from 0 in this block) reads Q stage x % 2 */
+            auto dq_of = [&](int x) { return (x & 1) ? dq1 : dq0; };
+            const uint64_t dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
+            const bool fold = KG_ATTN_FOLD && !PP && p.scale_log2 > 0.f;
+            /* consume()'s softmax, for the tile of query rows from m0 */
+            auto softmax = [&](int j, int m0, float(&alpha)[2], float(&rs)[2]) {
+                const int n0 = j * BN;
+                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
+                if (!fold) {
+#pragma unroll
+                    for (int n = 0; n < BN / 2; n++)
+                        s[n] *= p.scale_log2;
+                }
+                if (check) {
+                    int lim[2];
+#pragma unroll
+                    for (int i = 0; i < 2; i++)
+                        lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+#pragma unroll
+                    for (int n = 0; n < NS; n++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++)
+                            if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
+                                s[4 * n + x] = -CUDART_INF_F;
+                }
+                float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++)
+                        tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
+                float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
+                    const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
+                    use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                    alpha[i] = ex2(mx[i] - use[i]);
+                    mx[i] = mnew;
+                }
+                if (fold) {
+#pragma unroll
+                    for (int n = 0; n < NS; n++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++) {
+                            float &e = s[4 * n + x];
+                            e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
+                            rsp[n & 1][x >> 1] += e;
+                        }
+                } else {
+#pragma unroll
+                    for (int n = 0; n < NS; n++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++) {
+                            float &e = s[4 * n + x];
+                            e = ex2(e - use[x >> 1]);
+                            rsp[n & 1][x >> 1] += e;
+                        }
+                }
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    rs[i] = rsp[0][i] + rsp[1][i];
+            };
+            auto pack_p = [&]() {
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+                }
+            };
+            auto issue_s = [&](int stage, uint64_t dq) {
+                const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
+#pragma unroll
+                for (int kk = 0; kk < D / 16; kk++) {
+                    const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                    wg<T, BN>::ss(s, dq + (off >> 4), dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4),
+                                  kk > 0);
+                }
+                wg_commit();
+            };
+            auto issue_pv = [&](int stage) {
+                const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
+                wg_commit();
+            };
+            static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
+            auto turn_wait = [&]() {
+                if constexpr (PP)
+                    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+            };
+            auto turn_pass = [&]() {
+                if constexpr (PP)
+                    asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+            };
+            auto release = [&](uint32_t bar) {
+                __syncwarp();
+                if (lane == 0)
+                    mbar_arrive(bar);
+            };
+            auto rescale_o = [&](const float(&alpha)[2]) {
+#pragma unroll
+                for (int n = 0; n < ND; n++) {
+                    o[4 * n] *= alpha[0];
+                    o[4 * n + 1] *= alpha[0];
+                    o[4 * n + 2] *= alpha[1];
+                    o[4 * n + 3] *= alpha[1];
+                }
+            };
+            auto zero_o = [&]() {
+#pragma unroll
+                for (int i = 0; i < DP / 2; i++)
+                    o[i] = 0.f;
+            };
+            /* epilogue, first half: the normalized rows into this
+               warpgroup's (swizzled, conflict-free) rows of the staging
+               tile, and lse */
+            auto stage_out = [&](int m0, int h, int b, const float(&mxv)[2], const float(&lv)[2]) {
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const float sum = quad_sum(lv[i]);
+                    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+                    const int rl = wr + g + 8 * i, r = m0 + rl;
+#pragma unroll
+                    for (int n = 0; n < ND; n++)
+                        *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
+                            mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
+                    if (p.lse && t == 0 && r < p.sq)
+                        p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
+                            sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+                }
+            };
+            /* second half: 16-byte coalesced stores of the staged rows, the
+               staging tile free again after them */
+            auto store_out = [&](int m0, int h, int b) {
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+                char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
+                constexpr int CPR = D / 8;
+#pragma unroll
+                for (int it = 0; it < 64 * CPR / 128; it++) {
+                    const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
+                    if (r < p.sq)
+                        *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) =
+                            *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
+                }
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+            };
+            /* a staged tile whose stores wait (pm0 >= 0: its rows m0, head, batch) */
+            int pm0 = -1, ph = 0, pb = 0;
+            auto flush = [&]() {
+                if (pm0 >= 0) {
+                    store_out(pm0, ph, pb);
+                    pm0 = -1;
+                }
+            };
+            /* a tile's first S and softmax (its Q landed, nothing of this
+               warpgroup's in flight); it0: the K/V tiles streamed before it,
+               x: the work tiles before it */
+            auto begin = [&](int m0, int ntiles, int it0, int x) {
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    mx[i] = -CUDART_INF_F, l[i] = 0.f;
+                zero_o();
+                if (ntiles > 0) {
+                    float alpha[2], rs[2];
+                    mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
+                    fence_async_smem();
+                    wg_fence();
+                    turn_wait();
+                    issue_s(it0 & 1, dq_of(x));
+                    turn_pass();
+                    wg_wait<0>();
+                    release(empty_k(it0 & 1));
+                    softmax(0, m0, alpha, rs);
+                    l[0] = rs[0], l[1] = rs[1];
+                    pack_p();
+                } else {
+                    release(empty_qs(x & 1));
+                }
+            };
+            /* key tiles 1 .. ntiles - 1 of a begun tile: consume()'s loop */
+            auto mainloop = [&](int m0, int ntiles, int it0, uint64_t dq) {
+                for (int j = 1; j < ntiles; j++) {
+                    float alpha[2], rs[2];
+                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                    fence_async_smem();
+                    wg_fence();
+                    turn_wait();
+                    issue_s(sk_, dq);
+                    issue_pv(sv);
+                    turn_pass();
+                    flush();
+                    wg_wait<1>();
+                    release(empty_k(sk_));
+                    softmax(j, m0, alpha, rs);
+                    wg_wait<0>();
+                    release(empty_v(sv));
+#pragma unroll
+                    for (int i = 0; i < 2; i++)
+                        l[i] = l[i] * alpha[i] + rs[i];
+                    rescale_o(alpha);
+                    pack_p();
+                }
+            };
+
+            if (wgi == 1)
+                turn_pass(); /* warpgroup 0 goes first */
+            int it0 = 0, tc = 0, tile = blockIdx.x, mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
+            if (tile < p.units) {
+                coords(tile, mb, h, b);
+                m0 = mb * BM;
+                nt = key_tiles(p, causal, m0, BM, BN);
+                mbar_wait(full_qs(0), 0);
+                fence_async_smem();
+                begin(m0, nt, 0, 0);
+            }
+            while (tile < p.units) {
+                mainloop(m0, nt, it0, dq_of(tc));
+                if (nt > 0)
+                    release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
+                const int nx = tile + gridDim.x, it1 = it0 + nt;
+                int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
+                if (nx < p.units) {
+                    coords(nx, mb2, h2, b2);
+                    m2 = mb2 * BM;
+                    nt2 = key_tiles(p, causal, m2, BM, BN);
+                }
+                if (nt > 0 && nt2 > 0) {
+                    /* the next tile's first S with this tile's last P V */
+                    float alpha[2], rs[2];
+                    const int sv = (it1 - 1) & 1;
+                    mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
+                    mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
+                    mbar_wait(full_k(it1 & 1), (it1 >> 1) & 1);
+                    fence_async_smem();
+                    wg_fence();
+                    turn_wait();
+                    issue_s(it1 & 1, dq_of(tc + 1));
+                    issue_pv(sv);
+                    turn_pass();
+                    flush();
+                    wg_wait<1>();
+                    release(empty_k(it1 & 1));
+                    const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
+                    mx[0] = mx[1] = -CUDART_INF_F;
+                    softmax(0, m2, alpha, rs);
+                    wg_wait<0>();
+                    release(empty_v(sv));
+                    stage_out(m0, h, b, mxo, lo);
+                    pm0 = m0, ph = h, pb = b;
+                    zero_o();
+                    l[0] = rs[0], l[1] = rs[1];
+                    pack_p();
+                } else {
+                    if (nt > 0) {
+                        const int sv = (it1 - 1) & 1;
+                        mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
+                        fence_async_smem();
+                        wg_fence();
+                        turn_wait();
+                        issue_pv(sv);
+                        turn_pass();
+                        flush();
+                        wg_wait<0>();
+                        release(empty_v(sv)); /* the next work tile's producer refills it */
+                    } else {
+                        flush();
+                    }
+                    stage_out(m0, h, b, mx, l);
+                    store_out(m0, h, b);
+                    if (nx < p.units) {
+                        mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
+                        fence_async_smem();
+                        begin(m2, nt2, it1, tc + 1);
+                    }
+                }
+                it0 = it1, tc++, tile = nx;
+                mb = mb2, h = h2, b = b2, m0 = m2, nt = nt2;
+            }
+            flush();
+            if (wgi == 0)
+                turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
         } else {
-            consume(mb1, h1, b1, 0);
+            consume(mb1, h1, b1, 0, 0);
         }
     }
 }

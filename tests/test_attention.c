@@ -874,18 +874,22 @@ Test(attention, persistent_matches_grid_bits)
        tiles than multiprocessors */
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
-    const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
-              gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
+    /* each persistent variant against its grid-mode twin (the 192-key one:
+       D 64 only) */
+    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG},
+              gv[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
     for (int x = 0; x < 4; x++) {
         kg_test_force_attn_variant(ctx, pv[x & 1]);
         run_case_once(&refs[x >> 1]);
         cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
     }
     /* bits against grid mode on bigger ones */
-    for (int x = 0; x < 12; x++) {
+    for (int x = 0; x < 18; x++) {
+        const int *z = shapes[x / 3];
+        if (x % 3 == 2 && z[5] != 64)
+            continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
-        const int *z = shapes[x >> 1];
         const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
         const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
         const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
@@ -905,7 +909,7 @@ Test(attention, persistent_matches_grid_bits)
                   to = kg_tensor_contiguous(dout, c.dt, 4, KT_SHAPE(c.B, c.Hq, c.Sq, c.D)),
                   tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(c.B, c.Hq, c.Sq));
         kg_attention_opts o = {0.f, c.causal};
-        const int vs[2] = {pv[x & 1], gv[x & 1]};
+        const int vs[2] = {pv[x % 3], gv[x % 3]};
         for (int w = 0; w < 2; w++) {
             kg_test_force_attn_variant(ctx, vs[w]);
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
@@ -916,7 +920,7 @@ Test(attention, persistent_matches_grid_bits)
             kt_download(ctx, w ? o2 : o1, dout, nq * 2);
             kt_download(ctx, w ? l2 : l1, dl, nl * 4);
         }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "shape %d: %s and %s bits differ", x >> 1,
+        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "shape %d: %s and %s bits differ", x / 3,
                   kg_attn_variant_names[vs[0]], kg_attn_variant_names[vs[1]]);
         free(h);
         free(o1);
