@@ -165,7 +165,25 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    0.60x (0.50x), 25 of 240 slower (39). Run r3 timed this default itself:
    worst 7.5%, 10th percentile 29.1%, median 67.3%, 90th percentile 93.9%,
    41 cases >= 90%; PyTorch median 1.85x, worst 0.58x, 35 slower (kgen's
-   figures as in r2, median ratio 1.002; PyTorch's 3.1% faster). */
+   figures as in r2, median ratio 1.002; PyTorch's 3.1% faster).
+   Session 7 (run r3, H200, 2026-12-02 05:49-05:54, copy 4185 GB/s, all 240
+   sweep cases, PyTorch in the same script): a column mode of 32 bytes per
+   lane and row (two 16-byte vectors of adjacent columns, one lane down each
+   column, for tiles of at most 32 rows; ptxas: 128 registers without spill
+   only in the 2-block kernel, 60-208 bytes of spill at 4 or 3 blocks, so it
+   ran in the 2-block kernel) lost on every case it took: [2048,3,4096]
+   axis 1 f32 46.2% of copy (this default, 4 blocks, 16 bytes a lane:
+   60.0%; 16 bytes a lane in the 2-block kernel: 48.1%), [7,1048576] axis 0
+   47.7% (72.7%; 61.2%), [9,15,122,255,16] axis 0 bf16 36.7% (59.3%;
+   51.3%), [64,4194304] axis 0 with the rows limit lifted 101.0% (102.6%).
+   The 2-block kernel in place of the 4-block one (cols_occ 0) lost on all
+   51 sweep plans it changed, by 0.1 to 22 points (#165 89.9 -> 67.9%, #27
+   83.9 -> 66.0%, #202 56.6 -> 44.4%). Few-row column tiles are held back
+   by warps per multiprocessor, not by bytes in flight per lane: the mode
+   was not kept. This default in that run:
+   worst 7.4%, 10th percentile 30.1%, median 68.5%, 90th percentile 97.3%
+   of copy, 49 cases >= 90%; against PyTorch median 1.87x, worst 0.59x, 29
+   of 240 slower. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
