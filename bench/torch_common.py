@@ -28,14 +28,19 @@ def sdpa_backends(dtype_name):
     return [("flash", first), ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
 
-def time_us(fn, inner, reps=15):
-    """Median device time per call, microseconds."""
+def time_us(fn, inner, reps=15, spin=False):
+    """Median device time per call, microseconds. spin: the GPU is held in a
+    spin (torch.cuda._sleep, about 0.25 ms per call at 2 GHz) while the host
+    queues the inner calls, so a caller's host time (a Python wrapper's
+    ~0.1 ms a call) adds no idle gap on the GPU."""
     for _ in range(inner):
         fn()
     torch.cuda.synchronize()
     ts = []
     for _ in range(reps):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if spin:
+            torch.cuda._sleep(int(5e5 * inner))
         e0.record()
         for _ in range(inner):
             fn()

@@ -41,34 +41,13 @@ def set_tf32(kgen, on):
     fn(kgen._context(torch.cuda.current_device()).handle, int(on))
 
 
-def queued_us(fn, inner, reps=3):
-    """Median device time per call of inner back-to-back calls, with the GPU
-    held in a spin (torch.cuda._sleep) while the host queues them: the Python
-    wrapper's host time (~0.1 ms a call) then adds no idle gap on the GPU."""
-    for _ in range(inner):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(int(5e5 * inner))  # about 0.25 ms per queued call at 2 GHz
-        e0.record()
-        for _ in range(inner):
-            fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(1000.0 * e0.elapsed_time(e1) / inner)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
 def interleaved(fk, ft, est):
     """Median device time of fk and of ft, timed alternately in 5 rounds."""
     inner = max(1, min(40, int(3000.0 / max(est, 1.0))))
     ks, ts = [], []
     for _ in range(5):
-        ts.append(queued_us(ft, inner))
-        ks.append(queued_us(fk, inner))
+        ts.append(time_us(ft, inner, 3, spin=True))
+        ks.append(time_us(fk, inner, 3, spin=True))
     ks.sort()
     ts.sort()
     return ks[2], ts[2]
