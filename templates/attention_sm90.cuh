@@ -322,6 +322,289 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+        /* The consumers' steps, shared by consume() (one work tile at a time)
+           and the persistent pipeline across work tiles below; each takes
+           the per-thread state it works on (o, s, pa, mx, l) and this
+           thread's row offset wr as arguments; wr, fold and the K / V
+           descriptors dk0, dv0 are set by each path where it set them
+           before, and a tile's Q descriptor is read where it was read
+           before: the same generated code, byte for byte. */
+        bool fold;
+        uint64_t dk0, dv0;
+        /* fold (no mask tensor, scale > 0, a uniform branch): the row
+           maxima are taken over the raw scores (scaling by a positive
+           factor keeps the order, and rounding is monotonic, so the
+           scaled maximum is the same float), and each exponential's
+           argument is one FFMA, s * scale - max, as FlashAttention-3
+           does, instead of an FMUL then an FADD; ptxas then also leaves
+           the exponentials under P_{j-1} V_{j-1} (it placed the wait for
+           that product before them). Not in the ping-pong variants:
+           there it measured 3-4% slower (H200, session 6 r1, us, fold /
+           not: D 64 S 4k causal 800 / 766, D 128 S 1k causal 361 / 351),
+           where elsewhere it is faster (D 64 S 4k 1444 / 1604, D 128 S
+           4k 1888 / 2084, S 1k 525 / 541). */
+        /* The scaled, masked scores of S_j (key tile j of the tile of query
+           rows from m0; this thread's rows m0 + wr + g and + 8, its mask
+           rows mrow, KIND MASK only) -> exponentials relative to the new
+           running max (in s), their row sums (rs) and the factor alpha the
+           output and the sums so far must be scaled by. */
+        auto softmax = [&](float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
+                           int wr, float(&alpha)[2], float(&rs)[2]) {
+            const int n0 = j * BN;
+            const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
+            /* scale (and add the mask) everywhere; key bounds and the causal
+               rule only on tiles that cross the sequence end or the diagonal:
+               row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
+            if (!fold) {
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        float &e = s[4 * n + x];
+                        e *= p.scale_log2;
+                        if (KIND == KG_ATTN_MASK) {
+                            const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
+                            if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
+                                e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
+                        }
+                    }
+            }
+            if (check) {
+                int lim[2];
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++)
+                        if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
+                            s[4 * n + x] = -CUDART_INF_F;
+            }
+            /* row maxima and sums in two chains per row (even and odd
+               8-key groups): half the dependent FMNMX / FADD latency */
+            float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+#pragma unroll
+                for (int x = 0; x < 4; x++)
+                    tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
+            float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
+                const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
+                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                alpha[i] = ex2(mx[i] - use[i]);
+                mx[i] = mnew;
+                rs[i] = 0.f;
+            }
+            if (fold) {
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        float &e = s[4 * n + x];
+                        e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
+                        rsp[n & 1][x >> 1] += e;
+                    }
+            } else {
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        float &e = s[4 * n + x];
+                        e = ex2(e - use[x >> 1]);
+                        rsp[n & 1][x >> 1] += e;
+                    }
+            }
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                rs[i] = rsp[0][i] + rsp[1][i];
+        };
+        /* P (the exponentials in s) into the A-operand registers of P V */
+        auto pack_p = [&](uint32_t(&pa)[BN / 16][4], const float(&s)[BN / 2]) {
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++) {
+                pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+            }
+        };
+        /* The stages' descriptors: each product's is its stage's base
+           descriptor plus the byte offset / 16 in the start-address field
+           (shared addresses stay below 256 KB, so no carry leaves it),
+           a 64-bit add instead of building it from the address (about
+           six uniform instructions per wgmma in the SASS of D 128): dk0, dv0 */
+        /* S = Q K^T from K stage `stage`, Q from the descriptor dq */
+        auto issue_s = [&](float(&s)[BN / 2], int stage, uint64_t dq) {
+            const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                wg<T, BN>::ss(s, dq + (off >> 4), dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4),
+                              kk > 0);
+            }
+            wg_commit();
+        };
+        /* O += P V from V stage `stage` */
+        auto issue_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage) {
+            const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++)
+                wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
+            wg_commit();
+        };
+        /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns
+           to issue their products (named barriers 3 and 4: a warpgroup waits
+           for its turn, issues, and passes the turn on), so that one's
+           softmax runs while the other's products occupy the tensor cores
+           rather than both multiplying, then both exponentiating. */
+        static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
+        auto turn_wait = [&]() {
+            if constexpr (PP)
+                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+        };
+        auto turn_pass = [&]() {
+            if constexpr (PP)
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+        };
+        /* this warp is done reading a stage */
+        auto release = [&](uint32_t bar) {
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(bar);
+        };
+        /* O scaled to the new running max */
+        auto rescale_o = [&](float(&o)[DP / 2], const float(&alpha)[2]) {
+#pragma unroll
+            for (int n = 0; n < ND; n++) {
+                o[4 * n] *= alpha[0];
+                o[4 * n + 1] *= alpha[0];
+                o[4 * n + 2] *= alpha[1];
+                o[4 * n + 3] *= alpha[1];
+            }
+        };
+        auto zero_o = [&](float(&o)[DP / 2]) {
+#pragma unroll
+            for (int i = 0; i < DP / 2; i++)
+                o[i] = 0.f;
+        };
+        /* epilogue, first half: normalize, and stage the warpgroup's own
+           (swizzled, so conflict-free) rows of the staging tile; lse */
+        auto stage_out = [&](const float(&o)[DP / 2], int m0, int wr, int h, int b, const float(&mxv)[2],
+                             const float(&lv)[2]) {
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const float sum = quad_sum(lv[i]);
+                const float inv = sum > 0.f ? 1.f / sum : 0.f;
+                const int rl = wr + g + 8 * i, r = m0 + rl;
+#pragma unroll
+                for (int n = 0; n < ND; n++)
+                    *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
+                        mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
+                if (p.lse && t == 0 && r < p.sq)
+                    p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
+                        sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+            }
+        };
+        /* second half: 16-byte coalesced stores of the staged rows;
+           PERSIST: the staging tile free again after them */
+        auto store_out = [&](int m0, int h, int b) {
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+            char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
+            constexpr int CPR = D / 8;
+#pragma unroll
+            for (int it = 0; it < 64 * CPR / 128; it++) {
+                const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
+                if (r < p.sq)
+                    *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
+            }
+            if constexpr (PERSIST) /* the staging tile is free for the next work tile */
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+        };
+
+        /* the persistent pipeline's staged tile whose stores wait (pm0 >= 0:
+           its rows m0, head, batch), stored once the next products are
+           issued; consume() stages none (pm0 stays -1) */
+        int pm0 = -1, ph = 0, pb = 0;
+        auto flush = [&]() {
+            if (pm0 >= 0) {
+                store_out(pm0, ph, pb);
+                pm0 = -1;
+            }
+        };
+        /* A tile's first S and its softmax (its Q landed, nothing of this
+           warpgroup's in flight); it0: the K/V tiles streamed before it,
+           dq(): the descriptor of its Q rows */
+        auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
+                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
+            float alpha[2], rs[2];
+            mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
+            fence_async_smem();
+            wg_fence();
+            turn_wait();
+            issue_s(s, it0 & 1, dq());
+            turn_pass();
+            wg_wait<0>();
+            release(empty_k(it0 & 1));
+            softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
+            l[0] = rs[0], l[1] = rs[1];
+            pack_p(pa, s);
+        };
+        /* Key tiles 1 .. ntiles - 1 of a begun tile (flush(): the staged
+           tile's stores, once a step's products are issued).
+           (Measured, H200, session 5: ptxas places the wait for
+           P_{j-1} V_{j-1} before the exponentials of S_j (it packs them
+           into the P registers that product reads), so within a
+           warpgroup only the scaling and masking run under it. A loop
+           that moved O's rescale and P's packing to the next step,
+           keeping the softmax under P V in the SASS, was 3-15% slower on
+           every shape (6-23%): the two warpgroups already take turns on
+           the tensor cores.) */
+        auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
+                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq) {
+            for (int j = 1; j < ntiles; j++) {
+                float alpha[2], rs[2];
+                const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
+                mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
+                mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
+                fence_async_smem();
+                wg_fence();
+                turn_wait();
+                issue_s(s, sk_, dq);
+                issue_pv(o, pa, sv);
+                turn_pass();
+                flush();
+                wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+                release(empty_k(sk_));
+                softmax(s, mx, mrow, j, m0, wr, alpha, rs);
+                wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+                release(empty_v(sv));
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    l[i] = l[i] * alpha[i] + rs[i];
+                rescale_o(o, alpha);
+                pack_p(pa, s);
+            }
+        };
+        /* a tile's last O += P V on its own; it1: the K/V tiles streamed up
+           to the tile's end; PERSIST: its V stage released (the next work
+           tile's producer refills it) */
+        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
+            const int sv = (it1 - 1) & 1;
+            mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
+            fence_async_smem();
+            wg_fence();
+            turn_wait();
+            issue_pv(o, pa, sv);
+            turn_pass();
+            flush();
+            wg_wait<0>();
+            if constexpr (PERSIST)
+                release(empty_v(sv)); /* the next work tile's producer refills it */
+        };
         /* one work tile; it0: the K/V tiles streamed before it; x (PERSIST):
            the work tiles before it (its Q stage is x % 2). Grid mode, and
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
@@ -349,9 +632,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             float o[DP / 2], s[BN / 2];
             uint32_t pa[BN / 16][4];
             float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, l[2] = {0.f, 0.f};
-#pragma unroll
-            for (int i = 0; i < DP / 2; i++)
-                o[i] = 0.f;
+            zero_o(o);
             const float *mrow[2];
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -361,250 +642,24 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
                inside a panel */
             const uint64_t dq = sw128_desc((PERSIST && (x & 1) ? aQ1 : aQ) + wgi * 64 * 128, 16, 1024);
-
-            /* The scaled, masked scores of S_j -> exponentials relative to the new
-               running max (in s), their row sums (rs) and the factor alpha the
-               output and the sums so far must be scaled by. */
-            /* FOLD (no mask tensor, scale > 0, a uniform branch): the row
-               maxima are taken over the raw scores (scaling by a positive
-               factor keeps the order, and rounding is monotonic, so the
-               scaled maximum is the same float), and each exponential's
-               argument is one FFMA, s * scale - max, as FlashAttention-3
-               does, instead of an FMUL then an FADD; ptxas then also leaves
-               the exponentials under P_{j-1} V_{j-1} (it placed the wait for
-               that product before them). Not in the ping-pong variants:
-               there it measured 3-4% slower (H200, session 6 r1, us, fold /
-               not: D 64 S 4k causal 800 / 766, D 128 S 1k causal 361 / 351),
-               where elsewhere it is faster (D 64 S 4k 1444 / 1604, D 128 S
-               4k 1888 / 2084, S 1k 525 / 541). */
-            const bool fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
-            auto softmax = [&](int j, float(&alpha)[2], float(&rs)[2]) {
-                const int n0 = j * BN;
-                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
-                /* scale (and add the mask) everywhere; key bounds and the causal
-                   rule only on tiles that cross the sequence end or the diagonal:
-                   row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
-                if (!fold) {
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++) {
-                            float &e = s[4 * n + x];
-                            e *= p.scale_log2;
-                            if (KIND == KG_ATTN_MASK) {
-                                const int i = x >> 1, c = n0 + n * 8 + 2 * t + (x & 1);
-                                if (c < p.sk && m0 + wr + g + 8 * i < p.sq)
-                                    e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
-                            }
-                        }
-                }
-                if (check) {
-                    int lim[2];
-#pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++)
-                            if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
-                                s[4 * n + x] = -CUDART_INF_F;
-                }
-                /* row maxima and sums in two chains per row (even and odd
-                   8-key groups): half the dependent FMNMX / FADD latency */
-                float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
-#pragma unroll
-                for (int n = 0; n < NS; n++)
-#pragma unroll
-                    for (int x = 0; x < 4; x++)
-                        tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
-                float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
-                    const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
-                    use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                    alpha[i] = ex2(mx[i] - use[i]);
-                    mx[i] = mnew;
-                    rs[i] = 0.f;
-                }
-                if (fold) {
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++) {
-                            float &e = s[4 * n + x];
-                            e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
-                            rsp[n & 1][x >> 1] += e;
-                        }
-                } else {
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++) {
-                            float &e = s[4 * n + x];
-                            e = ex2(e - use[x >> 1]);
-                            rsp[n & 1][x >> 1] += e;
-                        }
-                }
-#pragma unroll
-                for (int i = 0; i < 2; i++)
-                    rs[i] = rsp[0][i] + rsp[1][i];
-            };
-            auto pack_p = [&]() {
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++) {
-                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-                }
-            };
-            /* S = Q K^T from K stage `stage` */
-            /* The stages' descriptors: each product's is its stage's base
-               descriptor plus the byte offset / 16 in the start-address field
-               (shared addresses stay below 256 KB, so no carry leaves it),
-               a 64-bit add instead of building it from the address (about
-               six uniform instructions per wgmma in the SASS of D 128) */
-            const uint64_t dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
-            auto issue_s = [&](int stage) {
-                const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
-#pragma unroll
-                for (int kk = 0; kk < D / 16; kk++) {
-                    const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                    wg<T, BN>::ss(s, dq + (off >> 4), dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4),
-                                  kk > 0);
-                }
-                wg_commit();
-            };
-            /* O += P V from V stage `stage` */
-            auto issue_pv = [&](int stage) {
-                const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++)
-                    wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
-                wg_commit();
-            };
-            /* PP (ping-pong, two consumer warpgroups): the warpgroups take turns
-               to issue their products (named barriers 3 and 4: a warpgroup waits
-               for its turn, issues, and passes the turn on), so that one's
-               softmax runs while the other's products occupy the tensor cores
-               rather than both multiplying, then both exponentiating. */
-            static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
-            auto turn_wait = [&]() {
-                if constexpr (PP)
-                    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
-            };
-            auto turn_pass = [&]() {
-                if constexpr (PP)
-                    asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
-            };
-            /* this warp is done reading a stage */
-            auto release = [&](uint32_t bar) {
-                __syncwarp();
-                if (lane == 0)
-                    mbar_arrive(bar);
-            };
-
-            /* O scaled to the new running max */
-            auto rescale_o = [&](const float(&alpha)[2]) {
-#pragma unroll
-                for (int n = 0; n < ND; n++) {
-                    o[4 * n] *= alpha[0];
-                    o[4 * n + 1] *= alpha[0];
-                    o[4 * n + 2] *= alpha[1];
-                    o[4 * n + 3] *= alpha[1];
-                }
-            };
+            fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
+            dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (ntiles > 0) {
-                float alpha[2], rs[2];
-                mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
-                fence_async_smem();
-                wg_fence();
-                turn_wait();
-                issue_s(it0 & 1);
-                turn_pass();
-                wg_wait<0>();
-                release(empty_k(it0 & 1));
-                softmax(0, alpha, rs);
-                l[0] = rs[0], l[1] = rs[1];
-                pack_p();
-                /* (Measured, H200, session 5: ptxas places the wait for
-                   P_{j-1} V_{j-1} before the exponentials of S_j (it packs
-                   them into the P registers that product reads), so within a
-                   warpgroup only the scaling and masking run under it. A
-                   loop that moved O's rescale and P's packing to the next
-                   step, keeping the softmax under P V in the SASS, was 3-15%
-                   slower on every shape (6-23%): the two warpgroups already
-                   take turns on the tensor cores.) */
-                for (int j = 1; j < ntiles; j++) {
-                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                    fence_async_smem();
-                    wg_fence();
-                    turn_wait();
-                    issue_s(sk_);
-                    issue_pv(sv);
-                    turn_pass();
-                    wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-                    release(empty_k(sk_));
-                    softmax(j, alpha, rs);
-                    wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-                    release(empty_v(sv));
-#pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        l[i] = l[i] * alpha[i] + rs[i];
-                    rescale_o(alpha);
-                    pack_p();
-                }
+                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                const int sv = (it0 + ntiles - 1) & 1;
-                mbar_wait(full_v(sv), ((it0 + ntiles - 1) >> 1) & 1);
-                fence_async_smem();
-                wg_fence();
-                turn_wait();
-                issue_pv(sv);
-                turn_pass();
-                wg_wait<0>();
-                if constexpr (PERSIST)
-                    release(empty_v(sv)); /* the next work tile's producer refills it */
+                last_pv(o, pa, it0 + ntiles);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
             if (wgi == 0)
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
-
-                /* epilogue: normalize, stage the warpgroup's own (swizzled, so
-                   conflict-free) rows of the Q tile, then 16-byte coalesced stores */
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const float sum = quad_sum(l[i]);
-                const float inv = sum > 0.f ? 1.f / sum : 0.f;
-                const int rl = wr + g + 8 * i, r = m0 + rl;
-#pragma unroll
-                for (int n = 0; n < ND; n++)
-                    *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
-                        mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
-                if (p.lse && t == 0 && r < p.sq)
-                    p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                        sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
-            }
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-            char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
-            constexpr int CPR = D / 8;
-#pragma unroll
-            for (int it = 0; it < 64 * CPR / 128; it++) {
-                const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
-                if (r < p.sq)
-                    *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
-            }
-            if constexpr (PERSIST) /* the staging tile is free for the next work tile */
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+            stage_out(o, m0, wr, h, b, mx, l);
+            store_out(m0, h, b);
             return ntiles;
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
@@ -632,167 +687,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
             float o[DP / 2], s[BN / 2];
             uint32_t pa[BN / 16][4];
             float mx[2], l[2];
+            const float *nomask[2] = {nullptr, nullptr};
             /* this warpgroup's Q rows in Q stage 0 and 1 */
             const uint64_t dq0 = sw128_desc(aQ + wgi * 64 * 128, 16, 1024),
                            dq1 = sw128_desc(aQ1 + wgi * 64 * 128, 16, 1024);
             /* work tile x (counted from 0 in this block) reads Q stage x % 2 */
             auto dq_of = [&](int x) { return (x & 1) ? dq1 : dq0; };
-            const uint64_t dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
-            const bool fold = KG_ATTN_FOLD && !PP && p.scale_log2 > 0.f;
-            /* consume()'s softmax, for the tile of query rows from m0 */
-            auto softmax = [&](int j, int m0, float(&alpha)[2], float(&rs)[2]) {
-                const int n0 = j * BN;
-                const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
-                if (!fold) {
-#pragma unroll
-                    for (int n = 0; n < BN / 2; n++)
-                        s[n] *= p.scale_log2;
-                }
-                if (check) {
-                    int lim[2];
-#pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++)
-                            if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
-                                s[4 * n + x] = -CUDART_INF_F;
-                }
-                float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
-#pragma unroll
-                for (int n = 0; n < NS; n++)
-#pragma unroll
-                    for (int x = 0; x < 4; x++)
-                        tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
-                float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
-                    const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
-                    use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                    alpha[i] = ex2(mx[i] - use[i]);
-                    mx[i] = mnew;
-                }
-                if (fold) {
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++) {
-                            float &e = s[4 * n + x];
-                            e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
-                            rsp[n & 1][x >> 1] += e;
-                        }
-                } else {
-#pragma unroll
-                    for (int n = 0; n < NS; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++) {
-                            float &e = s[4 * n + x];
-                            e = ex2(e - use[x >> 1]);
-                            rsp[n & 1][x >> 1] += e;
-                        }
-                }
-#pragma unroll
-                for (int i = 0; i < 2; i++)
-                    rs[i] = rsp[0][i] + rsp[1][i];
-            };
-            auto pack_p = [&]() {
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++) {
-                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-                }
-            };
-            auto issue_s = [&](int stage, uint64_t dq) {
-                const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
-#pragma unroll
-                for (int kk = 0; kk < D / 16; kk++) {
-                    const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                    wg<T, BN>::ss(s, dq + (off >> 4), dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4),
-                                  kk > 0);
-                }
-                wg_commit();
-            };
-            auto issue_pv = [&](int stage) {
-                const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++)
-                    wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
-                wg_commit();
-            };
-            static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
-            auto turn_wait = [&]() {
-                if constexpr (PP)
-                    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
-            };
-            auto turn_pass = [&]() {
-                if constexpr (PP)
-                    asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
-            };
-            auto release = [&](uint32_t bar) {
-                __syncwarp();
-                if (lane == 0)
-                    mbar_arrive(bar);
-            };
-            auto rescale_o = [&](const float(&alpha)[2]) {
-#pragma unroll
-                for (int n = 0; n < ND; n++) {
-                    o[4 * n] *= alpha[0];
-                    o[4 * n + 1] *= alpha[0];
-                    o[4 * n + 2] *= alpha[1];
-                    o[4 * n + 3] *= alpha[1];
-                }
-            };
-            auto zero_o = [&]() {
-#pragma unroll
-                for (int i = 0; i < DP / 2; i++)
-                    o[i] = 0.f;
-            };
-            /* epilogue, first half: the normalized rows into this
-               warpgroup's (swizzled, conflict-free) rows of the staging
-               tile, and lse */
-            auto stage_out = [&](int m0, int h, int b, const float(&mxv)[2], const float(&lv)[2]) {
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const float sum = quad_sum(lv[i]);
-                    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-                    const int rl = wr + g + 8 * i, r = m0 + rl;
-#pragma unroll
-                    for (int n = 0; n < ND; n++)
-                        *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
-                            mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
-                    if (p.lse && t == 0 && r < p.sq)
-                        p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                            sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
-                }
-            };
-            /* second half: 16-byte coalesced stores of the staged rows, the
-               staging tile free again after them */
-            auto store_out = [&](int m0, int h, int b) {
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-                char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
-                constexpr int CPR = D / 8;
-#pragma unroll
-                for (int it = 0; it < 64 * CPR / 128; it++) {
-                    const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
-                    if (r < p.sq)
-                        *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) =
-                            *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
-                }
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-            };
-            /* a staged tile whose stores wait (pm0 >= 0: its rows m0, head, batch) */
-            int pm0 = -1, ph = 0, pb = 0;
-            auto flush = [&]() {
-                if (pm0 >= 0) {
-                    store_out(pm0, ph, pb);
-                    pm0 = -1;
-                }
-            };
+            dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
+            fold = KG_ATTN_FOLD && !PP && p.scale_log2 > 0.f; /* (no mask kernels) */
             /* a tile's first S and softmax (its Q landed, nothing of this
                warpgroup's in flight); it0: the K/V tiles streamed before it,
                x: the work tiles before it */
@@ -800,49 +702,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
 #pragma unroll
                 for (int i = 0; i < 2; i++)
                     mx[i] = -CUDART_INF_F, l[i] = 0.f;
-                zero_o();
-                if (ntiles > 0) {
-                    float alpha[2], rs[2];
-                    mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
-                    fence_async_smem();
-                    wg_fence();
-                    turn_wait();
-                    issue_s(it0 & 1, dq_of(x));
-                    turn_pass();
-                    wg_wait<0>();
-                    release(empty_k(it0 & 1));
-                    softmax(0, m0, alpha, rs);
-                    l[0] = rs[0], l[1] = rs[1];
-                    pack_p();
-                } else {
+                zero_o(o);
+                if (ntiles > 0)
+                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
+                else
                     release(empty_qs(x & 1));
-                }
-            };
-            /* key tiles 1 .. ntiles - 1 of a begun tile: consume()'s loop */
-            auto mainloop = [&](int m0, int ntiles, int it0, uint64_t dq) {
-                for (int j = 1; j < ntiles; j++) {
-                    float alpha[2], rs[2];
-                    const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                    mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                    mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                    fence_async_smem();
-                    wg_fence();
-                    turn_wait();
-                    issue_s(sk_, dq);
-                    issue_pv(sv);
-                    turn_pass();
-                    flush();
-                    wg_wait<1>();
-                    release(empty_k(sk_));
-                    softmax(j, m0, alpha, rs);
-                    wg_wait<0>();
-                    release(empty_v(sv));
-#pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        l[i] = l[i] * alpha[i] + rs[i];
-                    rescale_o(alpha);
-                    pack_p();
-                }
             };
 
             if (wgi == 1)
@@ -857,7 +721,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
-                mainloop(m0, nt, it0, dq_of(tc));
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile + gridDim.x, it1 = it0 + nt;
@@ -877,38 +741,28 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                     fence_async_smem();
                     wg_fence();
                     turn_wait();
-                    issue_s(it1 & 1, dq_of(tc + 1));
-                    issue_pv(sv);
+                    issue_s(s, it1 & 1, dq_of(tc + 1));
+                    issue_pv(o, pa, sv);
                     turn_pass();
                     flush();
                     wg_wait<1>();
                     release(empty_k(it1 & 1));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(0, m2, alpha, rs);
+                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
                     wg_wait<0>();
                     release(empty_v(sv));
-                    stage_out(m0, h, b, mxo, lo);
+                    stage_out(o, m0, wr, h, b, mxo, lo);
                     pm0 = m0, ph = h, pb = b;
-                    zero_o();
+                    zero_o(o);
                     l[0] = rs[0], l[1] = rs[1];
-                    pack_p();
+                    pack_p(pa, s);
                 } else {
-                    if (nt > 0) {
-                        const int sv = (it1 - 1) & 1;
-                        mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
-                        fence_async_smem();
-                        wg_fence();
-                        turn_wait();
-                        issue_pv(sv);
-                        turn_pass();
+                    if (nt > 0)
+                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
+                    else
                         flush();
-                        wg_wait<0>();
-                        release(empty_v(sv)); /* the next work tile's producer refills it */
-                    } else {
-                        flush();
-                    }
-                    stage_out(m0, h, b, mx, l);
+                    stage_out(o, m0, wr, h, b, mx, l);
                     store_out(m0, h, b);
                     if (nx < p.units) {
                         mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
