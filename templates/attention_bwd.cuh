@@ -1097,28 +1097,28 @@ __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float
     }
 }
 
-/* The dQ part of a step of the f32 kvq walk: dQ rows m0 + ty + 16 i (layout
-   L = 1: m0 + TM ty + i) = the lane's partial so far (0 in the lane's first
-   key block) + dS K, from the dS^T and K tiles in shared memory, back to the
-   partial. */
-template <int D, int BN, int BM, int L>
-__device__ __forceinline__ void kvq_f32_dq(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, float *part,
-                                           int m0, bool first, int ty, int tx)
+/* A thread's dQ rows of a step of the f32 kvq walk before dS K is added:
+   rows m0 + ty + 16 i (layout L = 1: m0 + TM ty + i) of the lane's partial
+   (0 in the lane's first key block, and past Sq). SH: read from shared
+   memory (src: row m0, pitch D + 4, where attnb_kvq_f32p put them), else
+   from the partial in global memory (src: its row 0, pitch D). */
+template <int D, int BM, int L, bool SH>
+__device__ __forceinline__ void kvq_f32_dq_in(const float *src, int m0, int sq, bool first, int ty, int tx,
+                                              float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
 {
-    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TM = BM / 16;
+    constexpr int P = D + 4, TM = BM / 16;
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     constexpr bool CR = L != 0;
     typedef typename kg_attn::fvec<VW>::t vec;
-    float dq[TM][NV][VW];
 #pragma unroll
     for (int i = 0; i < TM; i++) {
-        const int r = m0 + (CR ? TM * ty + i : ty + 16 * i);
+        const int rl = CR ? TM * ty + i : ty + 16 * i, r = m0 + rl;
 #pragma unroll
         for (int d = 0; d < NV; d++) {
             vec o;
             float *of = (float *)&o;
-            if (!first && r < p.sq)
-                o = *(const vec *)&part[(int64_t)r * D + VW * (tx + 16 * d)];
+            if (SH ? !first : !first && r < sq)
+                o = *(const vec *)(SH ? &src[rl * P + VW * (tx + 16 * d)] : &src[(int64_t)r * D + VW * (tx + 16 * d)]);
             else
 #pragma unroll
                 for (int e = 0; e < VW; e++)
@@ -1128,11 +1128,55 @@ __device__ __forceinline__ void kvq_f32_dq(const kg_attnb_params &p, const f32_k
                 dq[i][d][e] = of[e];
         }
     }
+}
+
+/* The rest of a step's dQ: dq += dS K, from the dS^T and K tiles in shared
+   memory, back to the partial (rows m0..). */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kvq_f32_dq_run(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
+                                               float *part, int m0, int ty, int tx,
+                                               float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
+{
+    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TM = BM / 16;
+    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    constexpr bool CR = L != 0;
     if (CR)
         f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
     else
         f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
     f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
+}
+
+/* The dQ part of a step of the f32 kvq walk: dQ rows m0 + ty + 16 i (layout
+   L = 1: m0 + TM ty + i) = the lane's partial so far (0 in the lane's first
+   key block) + dS K, from the dS^T and K tiles in shared memory, back to the
+   partial. */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ void kvq_f32_dq(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, float *part,
+                                           int m0, bool first, int ty, int tx)
+{
+    float dq[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW];
+    kvq_f32_dq_in<D, BM, L, false>(part, m0, p.sq, first, ty, tx, dq);
+    kvq_f32_dq_run<D, BN, BM, L>(p, sm, part, m0, ty, tx, dq);
+}
+
+/* The end of a key block of the f32 kvq walk (attnb_kvq_f32, and
+   attnb_kvq_f32p of attention_bwd_f32.cuh): dV and dK of keys n0.. to the
+   split's partials (p.splits > 1) or to dV, dK (dK scaled). */
+template <int D, int BN>
+__device__ __forceinline__ void kvq_f32_store(const kg_attnb_params &p,
+                                              const float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
+                                              const float (&dk)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW], int sp,
+                                              int b, int hk, int n0, int ty, int tx)
+{
+    constexpr int TN = BN / 16, VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
+    if (p.splits > 1) {
+        f32_store<TN, NV, VW>(dv, split_dkv<D>(p, sp, 1, b, hk), D, n0, p.sk, 1.f, ty, tx);
+        f32_store<TN, NV, VW>(dk, split_dkv<D>(p, sp, 0, b, hk), D, n0, p.sk, 1.f, ty, tx);
+    } else {
+        f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
+        f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
+    }
 }
 
 /* kv with dQ partials (the fused path) in FP32: attnb_kv_f32's walk for
@@ -1185,14 +1229,156 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
             }
         }
         kgd_cp_async_wait<0>();
-        if (p.splits > 1) {
-            f32_store<TN, NV, VW>(dv, split_dkv<D>(p, sp, 1, b, hk), D, n0, p.sk, 1.f, ty, tx);
-            f32_store<TN, NV, VW>(dk, split_dkv<D>(p, sp, 0, b, hk), D, n0, p.sk, 1.f, ty, tx);
-        } else {
-            f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
-            f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
-        }
+        kvq_f32_store<D, BN>(p, dv, dk, sp, b, hk, n0, ty, tx);
     }
+}
+
+/* The shapes of the split-role f32 kvq (attnb_kvq_f32s, and attnb_kvq_f32p
+   of attention_bwd_f32.cuh under SR): scores, a half is a 8 (queries, qx) x
+   16 (keys, ky) grid, TND x TMD a thread; dV / dK, a half is a GXA (columns
+   of 4) x GYA (keys) grid, TRA rows of 8 columns a thread. */
+template <int D, int BN, int BM> struct kvs_f32_shape {
+    static constexpr int TND = BN / 16, TMD = BM / 8;
+    static constexpr int VWA = 4, NVA = 2, GXA = D / (VWA * NVA), GYA = 128 / GXA, TRA = BN / GYA;
+};
+
+/* Where a block of the f32 kvq walks that load their own query tiles
+   (attnb_kvq_f32s, attnb_kvq_f32p) stands: lane c, split sp (heads h0..
+   h0 + nh, query rows mlo.. mhi: split_of), kv head hk, batch b; whether the
+   causal rule holds; nkb key blocks; k, v: the kv head's K, V. */
+struct kvs_f32_place {
+    int c, sp, hk, b;
+    bool causal;
+    int nkb, h0, nh, mlo, mhi;
+    const char *k, *v;
+};
+
+template <int BN, int BM, int KIND> __device__ __forceinline__ kvs_f32_place kvs_f32_place_of(const kg_attnb_params &p)
+{
+    constexpr int E = 4;
+    kvs_f32_place w;
+    w.c = blockIdx.x % p.lanes, w.sp = blockIdx.x / p.lanes, w.hk = blockIdx.y, w.b = blockIdx.z;
+    w.causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    w.nkb = (p.sk + BN - 1) / BN;
+    split_of<BM>(p, w.sp, w.h0, w.nh, w.mlo, w.mhi);
+    w.k = (const char *)p.k + (w.b * p.k_sb + w.hk * p.k_sh) * E;
+    w.v = (const char *)p.v + (w.b * p.v_sb + w.hk * p.v_sh) * E;
+    return w;
+}
+
+/* The start of a key block of the f32 kvq walks that load their own query
+   tiles (attnb_kvq_f32s, attnb_kvq_f32p): K and V rows n0.. into shared
+   memory (one cp.async group); returns the first query tile of the split
+   (from mlo) that sees key n0 under the causal rule. */
+template <int D, int BN, int BM, int L>
+__device__ __forceinline__ int kvs_f32_begin(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, const char *k,
+                                             const char *v, int n0, int mlo, bool causal, int tid)
+{
+    constexpr int NT = 256, P = D + 4, E = 4;
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
+    load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
+    kgd_cp_async_commit();
+    int mstart = mlo;
+    if (causal)
+        mstart = max(mlo, max(0, n0 - (p.sk - p.sq)) / BM * BM);
+    return mstart;
+}
+
+template <int TR, int NV, int VW> __device__ __forceinline__ void f32_zero(float (&acc)[TR][NV][VW])
+{
+#pragma unroll
+    for (int i = 0; i < TR; i++)
+#pragma unroll
+        for (int d = 0; d < NV; d++)
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                acc[i][d][e] = 0.f;
+}
+
+/* The first part of a split-role step, with this step's Q, dout in shared
+   memory: x = S^T (first half: dotA K, dotB Q) or dP^T (second: V, dout),
+   keys ky + 16 i x queries qx + 8 c. (A step in one function instead of
+   this and kvs_f32_update changed attnb_kvq_f32p's mask kernels' code.) */
+template <int D, int BN, int BM>
+__device__ __forceinline__ void kvs_f32_dots(float (&x)[kvs_f32_shape<D, BN, BM>::TND][kvs_f32_shape<D, BN, BM>::TMD],
+                                             const float *dotA, const float *dotB, int ky, int qx)
+{
+    constexpr int TND = kvs_f32_shape<D, BN, BM>::TND, TMD = kvs_f32_shape<D, BN, BM>::TMD;
+#pragma unroll
+    for (int i = 0; i < TND; i++)
+#pragma unroll
+        for (int cc = 0; cc < TMD; cc++)
+            x[i][cc] = 0.f;
+    f32_dots<TND, TMD, D, D + 4, 16, 8>(x, dotA, dotB, ky, qx);
+}
+
+/* The rest of a split-role step, with the rows' lse2, delta in shared
+   memory (mbase: the head's mask): P^T from x = S^T into shared memory
+   (first half); a barrier; dS^T = P^T (x - delta) (second half, x = dP^T);
+   a barrier; acc += accW^T accX (dV += P^T dout, first half; dK += dS^T Q,
+   second). */
+template <int D, int BN, int BM, int KIND>
+__device__ __forceinline__ void kvs_f32_update(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, 1> &sm,
+                                               const float *mbase, int n0, int m0, bool check, bool causal, int half,
+                                               int ky, int qx,
+                                               const float (&x)[kvs_f32_shape<D, BN, BM>::TND]
+                                                               [kvs_f32_shape<D, BN, BM>::TMD],
+                                               int ay, int ax, const float *accW, const float *accX,
+                                               float (&acc)[kvs_f32_shape<D, BN, BM>::TRA]
+                                                           [kvs_f32_shape<D, BN, BM>::NVA]
+                                                           [kvs_f32_shape<D, BN, BM>::VWA])
+{
+    typedef kvs_f32_shape<D, BN, BM> S;
+    constexpr int PP = f32_kv_smem<D, BN, BM, 1>::PP;
+    constexpr int TND = S::TND, TMD = S::TMD;
+    if (half == 0) {
+#pragma unroll
+        for (int i = 0; i < TND; i++)
+#pragma unroll
+            for (int cc = 0; cc < TMD; cc++) {
+                const int kl = ky + 16 * i, ql = qx + 8 * cc;
+                float xs;
+                if (KIND == KG_ATTN_MASK || check)
+                    xs = bwd_masked<KIND>(p, mbase, x[i][cc], m0 + ql, n0 + kl, check, causal);
+                else
+                    xs = x[i][cc] * p.scale_log2;
+                sm.sP[kl * PP + ql] = exp2f(xs - sm.sL[ql]);
+            }
+    }
+    __syncthreads();
+    if (half == 1) {
+#pragma unroll
+        for (int i = 0; i < TND; i++)
+#pragma unroll
+            for (int cc = 0; cc < TMD; cc++) {
+                const int kl = ky + 16 * i, ql = qx + 8 * cc;
+                sm.sS[kl * PP + ql] = sm.sP[kl * PP + ql] * (x[i][cc] - sm.sDl[ql]);
+            }
+    }
+    __syncthreads();
+    f32_acc<S::TRA, BM, PP, S::NVA, S::VWA, D + 4, S::GYA, S::GXA>(acc, accW, accX, ay, ax);
+}
+
+/* The end of a key block of the split-role walk: the first half's dV, the
+   second's dK (scaled), of keys n0.., to the split's partials or dV, dK. */
+template <int D, int BN, int BM>
+__device__ __forceinline__ void kvs_f32_store(const kg_attnb_params &p,
+                                              const float (&acc)[kvs_f32_shape<D, BN, BM>::TRA]
+                                                                [kvs_f32_shape<D, BN, BM>::NVA]
+                                                                [kvs_f32_shape<D, BN, BM>::VWA],
+                                              int sp, int half, int b, int hk, int n0, int ay, int ax)
+{
+    typedef kvs_f32_shape<D, BN, BM> S;
+    constexpr int TRA = S::TRA, NVA = S::NVA, VWA = S::VWA, GYA = S::GYA, GXA = S::GXA;
+    if (p.splits > 1)
+        f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, split_dkv<D>(p, sp, 1 - half, b, hk), D, n0, p.sk, 1.f, ay,
+                                                  ax);
+    else if (half == 0)
+        f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0,
+                                                  p.sk, 1.f, ay, ax);
+    else
+        f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0,
+                                                  p.sk, p.scale, ay, ax);
 }
 
 /* kvq in FP32 with split roles: attnb_kvq_f32's walk, lanes and dQ
@@ -1212,14 +1398,11 @@ __device__ __forceinline__ void attnb_kvq_f32(const kg_attnb_params &p)
 template <int D, int BN, int BM, int KIND>
 __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
 {
-    constexpr int NT = 256, P = D + 4, E = 4;
+    constexpr int E = 4;
     typedef f32_kv_smem<D, BN, BM, 1> smem_t;
-    constexpr int PP = smem_t::PP;
-    /* scores: a half is a 8 (queries, qx) x 16 (keys, ky) grid */
-    constexpr int TND = BN / 16, TMD = BM / 8;
-    /* dV / dK: a half is a GXA (columns of 4) x GYA (keys) grid, 8 columns a thread */
-    constexpr int VWA = 4, NVA = 2, GXA = D / (VWA * NVA), GYA = 128 / GXA, TRA = BN / GYA;
-    /* dQ: every thread, f32_txy<1> (kvq_f32_dq) */
+    /* scores and dV / dK: kvs_f32_shape; dQ: every thread, f32_txy<1> (kvq_f32_dq) */
+    typedef kvs_f32_shape<D, BN, BM> S;
+    constexpr int VWA = S::VWA, NVA = S::NVA, GXA = S::GXA, GYA = S::GYA, TRA = S::TRA;
     static_assert(D == 64 || D == 128, "attnb_kvq_f32s: head dims 64 and 128");
     static_assert(BN % GYA == 0 && BN % 16 == 0 && BM % 16 == 0, "attnb_kvq_f32s: tile sizes");
     extern __shared__ __align__(16) unsigned char smem[];
@@ -1230,13 +1413,7 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
     const int ax = t % GXA, ay = t / GXA;
     int tx, ty;
     f32_txy<1>(tid, tx, ty);
-    const int c = blockIdx.x % p.lanes, sp = blockIdx.x / p.lanes, hk = blockIdx.y, b = blockIdx.z;
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-    const int nkb = (p.sk + BN - 1) / BN;
-    int h0, nh, mlo, mhi;
-    split_of<BM>(p, sp, h0, nh, mlo, mhi);
-    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    const auto [c, sp, hk, b, causal, nkb, h0, nh, mlo, mhi, k, v] = kvs_f32_place_of<BN, BM, KIND>(p);
     /* the first half's products read S's operands and P^T, dout; the second's dP's, dS^T, Q */
     const float *dotA = half ? sm.sV : sm.sK, *dotB = half ? sm.sO : sm.sQ;
     const float *accW = half ? sm.sS : sm.sP, *accX = half ? sm.sQ : sm.sO;
@@ -1245,20 +1422,9 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
-        kgd_cp_async_commit();
-        int mstart = mlo;
-        if (causal)
-            mstart = max(mlo, max(0, n0 - (p.sk - p.sq)) / BM * BM);
+        const int mstart = kvs_f32_begin<D, BN, BM, 1>(p, sm, k, v, n0, mlo, causal, tid);
         float acc[TRA][NVA][VWA]; /* first half: dV, second: dK */
-#pragma unroll
-        for (int i = 0; i < TRA; i++)
-#pragma unroll
-            for (int d = 0; d < NVA; d++)
-#pragma unroll
-                for (int e = 0; e < VWA; e++)
-                    acc[i][d][e] = 0.f;
+        f32_zero(acc);
 
         for (int hi = h0; hi < h0 + nh; hi++) {
             const int h = hk * p.group + hi;
@@ -1271,53 +1437,15 @@ __device__ __forceinline__ void attnb_kvq_f32s(const kg_attnb_params &p)
                 /* keys past Sk are masked here (their dS^T feeds dQ) */
                 const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
                 kv_f32_load<D, BN, BM, 1>(p, sm, q, dout, rows, m0, tid);
-                /* S^T (first half) or dP^T (second), keys ky + 16 i x queries qx + 8 c */
-                float x[TND][TMD];
-#pragma unroll
-                for (int i = 0; i < TND; i++)
-#pragma unroll
-                    for (int cc = 0; cc < TMD; cc++)
-                        x[i][cc] = 0.f;
-                f32_dots<TND, TMD, D, P, 16, 8>(x, dotA, dotB, ky, qx);
-                if (half == 0) {
-#pragma unroll
-                    for (int i = 0; i < TND; i++)
-#pragma unroll
-                        for (int cc = 0; cc < TMD; cc++) {
-                            const int kl = ky + 16 * i, ql = qx + 8 * cc;
-                            float xs;
-                            if (KIND == KG_ATTN_MASK || check)
-                                xs = bwd_masked<KIND>(p, mbase, x[i][cc], m0 + ql, n0 + kl, check, causal);
-                            else
-                                xs = x[i][cc] * p.scale_log2;
-                            sm.sP[kl * PP + ql] = exp2f(xs - sm.sL[ql]);
-                        }
-                }
-                __syncthreads();
-                if (half == 1) {
-#pragma unroll
-                    for (int i = 0; i < TND; i++)
-#pragma unroll
-                        for (int cc = 0; cc < TMD; cc++) {
-                            const int kl = ky + 16 * i, ql = qx + 8 * cc;
-                            sm.sS[kl * PP + ql] = sm.sP[kl * PP + ql] * (x[i][cc] - sm.sDl[ql]);
-                        }
-                }
-                __syncthreads();
-                f32_acc<TRA, BM, PP, NVA, VWA, P, GYA, GXA>(acc, accW, accX, ay, ax);
+                float x[S::TND][S::TMD]; /* S^T (first half) or dP^T (second) */
+                kvs_f32_dots<D, BN, BM>(x, dotA, dotB, ky, qx);
+                kvs_f32_update<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, half, ky, qx, x, ay, ax, accW, accX,
+                                                acc);
                 kvq_f32_dq<D, BN, BM, 1>(p, sm, part, m0, first, ty, tx);
             }
         }
         kgd_cp_async_wait<0>();
-        if (p.splits > 1)
-            f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, split_dkv<D>(p, sp, 1 - half, b, hk), D, n0, p.sk, 1.f, ay,
-                                                      ax);
-        else if (half == 0)
-            f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0,
-                                                      p.sk, 1.f, ay, ax);
-        else
-            f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0,
-                                                      p.sk, p.scale, ay, ax);
+        kvs_f32_store<D, BN, BM>(p, acc, sp, half, b, hk, n0, ay, ax);
     }
 }
 

@@ -20,11 +20,14 @@ namespace kg_attnb {
    while dQ runs, instead of the whole block waiting for them at the next
    step's start. No more shared memory, no more barriers a step. */
 template <int D, int BN, int BM, int L, bool PQ>
-__device__ __forceinline__ void kvp_f32_issue(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
-                                              const char *q, const char *dout, const float *rows, const float *part,
-                                              bool first, int m0, int tid, float &lse2, float &dl)
+__device__ __forceinline__ void kvp_f32_issue(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, int b,
+                                              int h, int c, bool first, int m0, int tid, float &lse2, float &dl)
 {
     constexpr int NT = 256, P = D + 4, E = 4;
+    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+    const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
+    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+    const float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sQ), q, p.q_ss, m0, p.sq, tid);
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sm.sO), dout, p.do_ss, m0, p.sq, tid);
     if (PQ && !first) /* the dQ partial's rows (PQ: after sDl, pitch P) */
@@ -38,70 +41,19 @@ __device__ __forceinline__ void kvp_f32_issue(const kg_attnb_params &p, const f3
     }
 }
 
-/* kvq_f32_dq in two parts, with the partial's rows read from shared
-   memory (pitch D + 4, at sDl + BM, where kvp_f32_issue put them): the
-   thread's rows into registers (before the barrier after which the next
-   step's rows overwrite them), then dS K added and the rows stored. The
-   same values, the same bits. */
-template <int D, int BM, int L>
-__device__ __forceinline__ void kvq_f32_dq_in(const float *sPq, bool first, int ty, int tx,
-                                              float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
-{
-    constexpr int P = D + 4, TM = BM / 16;
-    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
-    constexpr bool CR = L != 0;
-    typedef typename kg_attn::fvec<VW>::t vec;
-#pragma unroll
-    for (int i = 0; i < TM; i++) {
-        const int rl = CR ? TM * ty + i : ty + 16 * i;
-#pragma unroll
-        for (int d = 0; d < NV; d++) {
-            vec o;
-            float *of = (float *)&o;
-            if (!first)
-                o = *(const vec *)&sPq[rl * P + VW * (tx + 16 * d)];
-            else
-#pragma unroll
-                for (int e = 0; e < VW; e++)
-                    of[e] = 0.f;
-#pragma unroll
-            for (int e = 0; e < VW; e++)
-                dq[i][d][e] = of[e];
-        }
-    }
-}
-
-template <int D, int BN, int BM, int L>
-__device__ __forceinline__ void kvq_f32_dq_run(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
-                                               float *part, int m0, int ty, int tx,
-                                               float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
-{
-    constexpr int P = D + 4, PP = f32_kv_smem<D, BN, BM, L>::PP, TM = BM / 16;
-    constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
-    constexpr bool CR = L != 0;
-    if (CR)
-        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-    else
-        f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
-    f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
-}
-
 /* PQ: the next step's dQ partial rows are loaded with its Q and dout
    (cp.async into shared memory after the rows, BM x (D + 4) floats more)
    instead of read from global memory at the start of its dQ. */
 template <int D, int BN, int BM, int KIND, bool SR, int L = 1, bool PQ = false>
 __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
 {
-    constexpr int NT = 256, P = D + 4, E = 4;
     constexpr int LL = SR ? 1 : L;
     typedef f32_kv_smem<D, BN, BM, LL> smem_t;
-    constexpr int PP = smem_t::PP;
     /* not SR: the kv tiles */
     constexpr int TN = BN / 16, VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
-    /* SR: scores, a half is a 8 (queries, qx) x 16 (keys, ky) grid; dV / dK:
-       a half is a GXA (columns of 4) x GYA (keys) grid, 8 columns a thread */
-    constexpr int TND = BN / 16, TMD = BM / 8;
-    constexpr int VWA = 4, NVA = 2, GXA = SR ? D / (VWA * NVA) : 16, GYA = 128 / GXA, TRA = BN / GYA;
+    /* SR: the split-role shapes (kvs_f32_shape) */
+    typedef kvs_f32_shape<D, BN, BM> S;
+    constexpr int VWA = S::VWA, NVA = S::NVA, GXA = S::GXA, GYA = S::GYA, TRA = S::TRA;
     static_assert(!SR || D == 64 || D == 128, "attnb_kvq_f32p: split roles at head dims 64 and 128");
     static_assert(!SR || (BN % GYA == 0 && BN % 16 == 0 && BM % 16 == 0), "attnb_kvq_f32p: tile sizes");
     extern __shared__ __align__(16) unsigned char smem[];
@@ -112,13 +64,7 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
     const int ax = t % GXA, ay = t / GXA;
     int tx, ty;
     f32_txy<LL>(tid, tx, ty);
-    const int c = blockIdx.x % p.lanes, sp = blockIdx.x / p.lanes, hk = blockIdx.y, b = blockIdx.z;
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-    const int nkb = (p.sk + BN - 1) / BN;
-    int h0, nh, mlo, mhi;
-    split_of<BM>(p, sp, h0, nh, mlo, mhi);
-    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    const auto [c, sp, hk, b, causal, nkb, h0, nh, mlo, mhi, k, v] = kvs_f32_place_of<BN, BM, KIND>(p);
     const float *dotA = half ? sm.sV : sm.sK, *dotB = half ? sm.sO : sm.sQ;
     const float *accW = half ? sm.sS : sm.sP, *accX = half ? sm.sQ : sm.sO;
 
@@ -126,40 +72,20 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V (and its last step with the rest) */
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sK), k, p.k_ss, n0, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sm.sV), v, p.v_ss, n0, p.sk, tid);
-        kgd_cp_async_commit();
-        int mstart = mlo;
-        if (causal)
-            mstart = max(mlo, max(0, n0 - (p.sk - p.sq)) / BM * BM);
+        const int mstart = kvs_f32_begin<D, BN, BM, LL>(p, sm, k, v, n0, mlo, causal, tid);
         const int nt = mhi > mstart ? (mhi - mstart + BM - 1) / BM : 0, nsteps = nh * nt;
         float dv[SR ? 1 : TN][NV][VW], dk[SR ? 1 : TN][NV][VW];
         float acc[SR ? TRA : 1][NVA][VWA]; /* SR: first half dV, second dK */
         if constexpr (SR) {
-#pragma unroll
-            for (int i = 0; i < TRA; i++)
-#pragma unroll
-                for (int d = 0; d < NVA; d++)
-#pragma unroll
-                    for (int e = 0; e < VWA; e++)
-                        acc[i][d][e] = 0.f;
+            f32_zero(acc);
         } else {
-#pragma unroll
-            for (int i = 0; i < TN; i++)
-#pragma unroll
-                for (int d = 0; d < NV; d++)
-#pragma unroll
-                    for (int e = 0; e < VW; e++)
-                        dv[i][d][e] = dk[i][d][e] = 0.f;
+            f32_zero(dv);
+            f32_zero(dk);
         }
         float lse2 = 0.f, dl = 0.f;
         if (nsteps > 0) {
             const int h = hk * p.group + h0;
-            kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E,
-                                             (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E,
-                                             p.rows + ((int64_t)b * p.hq + h) * p.sq,
-                                             p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D,
-                                             first, mstart, tid, lse2, dl);
+            kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, b, h, c, first, mstart, tid, lse2, dl);
             if (tid < BM)
                 sm.sL[tid] = lse2, sm.sDl[tid] = dl;
         }
@@ -173,54 +99,21 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
             kgd_cp_async_wait<0>();
             __syncthreads(); /* this step's tiles and rows are in */
             if constexpr (SR) {
-                float x[TND][TMD];
-#pragma unroll
-                for (int i = 0; i < TND; i++)
-#pragma unroll
-                    for (int cc = 0; cc < TMD; cc++)
-                        x[i][cc] = 0.f;
-                f32_dots<TND, TMD, D, P, 16, 8>(x, dotA, dotB, ky, qx);
-                if (half == 0) {
-#pragma unroll
-                    for (int i = 0; i < TND; i++)
-#pragma unroll
-                        for (int cc = 0; cc < TMD; cc++) {
-                            const int kl = ky + 16 * i, ql = qx + 8 * cc;
-                            float xs;
-                            if (KIND == KG_ATTN_MASK || check)
-                                xs = bwd_masked<KIND>(p, mbase, x[i][cc], m0 + ql, n0 + kl, check, causal);
-                            else
-                                xs = x[i][cc] * p.scale_log2;
-                            sm.sP[kl * PP + ql] = exp2f(xs - sm.sL[ql]);
-                        }
-                }
-                __syncthreads();
-                if (half == 1) {
-#pragma unroll
-                    for (int i = 0; i < TND; i++)
-#pragma unroll
-                        for (int cc = 0; cc < TMD; cc++) {
-                            const int kl = ky + 16 * i, ql = qx + 8 * cc;
-                            sm.sS[kl * PP + ql] = sm.sP[kl * PP + ql] * (x[i][cc] - sm.sDl[ql]);
-                        }
-                }
-                __syncthreads();
-                f32_acc<TRA, BM, PP, NVA, VWA, P, GYA, GXA>(acc, accW, accX, ay, ax);
+                float x[S::TND][S::TMD];
+                kvs_f32_dots<D, BN, BM>(x, dotA, dotB, ky, qx);
+                kvs_f32_update<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, half, ky, qx, x, ay, ax, accW,
+                                                accX, acc);
             } else {
                 kv_f32_compute<D, BN, BM, KIND, LL>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
             }
             float dqr[BM / 16][NV][VW];
             if (PQ)
-                kvq_f32_dq_in<D, BM, LL>(sm.sDl + BM, first, ty, tx, dqr);
+                kvq_f32_dq_in<D, BM, LL, true>(sm.sDl + BM, 0, 0, first, ty, tx, dqr);
             __syncthreads(); /* every warp is done with Q, dout and the rows (PQ: and the partial's) */
             const bool more = it + 1 < nsteps;
             if (more) {
                 const int hn = hk * p.group + h0 + (it + 1) / nt, mn = mstart + ((it + 1) % nt) * BM;
-                kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, (const char *)p.q + (b * p.q_sb + hn * p.q_sh) * E,
-                                                 (const char *)p.dout + (b * p.do_sb + hn * p.do_sh) * E,
-                                                 p.rows + ((int64_t)b * p.hq + hn) * p.sq,
-                                                 p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + hn) * p.sq) * D,
-                                                 first, mn, tid, lse2, dl);
+                kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, b, hn, c, first, mn, tid, lse2, dl);
             }
             if (PQ)
                 kvq_f32_dq_run<D, BN, BM, LL>(p, sm, part, m0, ty, tx, dqr);
@@ -230,23 +123,10 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
                 sm.sL[tid] = lse2, sm.sDl[tid] = dl;
         }
         kgd_cp_async_wait<0>();
-        if constexpr (SR) {
-            if (p.splits > 1)
-                f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, split_dkv<D>(p, sp, 1 - half, b, hk), D, n0, p.sk, 1.f,
-                                                          ay, ax);
-            else if (half == 0)
-                f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss,
-                                                          n0, p.sk, 1.f, ay, ax);
-            else
-                f32_store<TRA, NVA, VWA, false, GYA, GXA>(acc, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss,
-                                                          n0, p.sk, p.scale, ay, ax);
-        } else if (p.splits > 1) {
-            f32_store<TN, NV, VW>(dv, split_dkv<D>(p, sp, 1, b, hk), D, n0, p.sk, 1.f, ty, tx);
-            f32_store<TN, NV, VW>(dk, split_dkv<D>(p, sp, 0, b, hk), D, n0, p.sk, 1.f, ty, tx);
-        } else {
-            f32_store<TN, NV, VW>(dv, (float *)p.dv + b * p.dv_sb + hk * p.dv_sh, p.dv_ss, n0, p.sk, 1.f, ty, tx);
-            f32_store<TN, NV, VW>(dk, (float *)p.dk + b * p.dk_sb + hk * p.dk_sh, p.dk_ss, n0, p.sk, p.scale, ty, tx);
-        }
+        if constexpr (SR)
+            kvs_f32_store<D, BN, BM>(p, acc, sp, half, b, hk, n0, ay, ax);
+        else
+            kvq_f32_store<D, BN>(p, dv, dk, sp, b, hk, n0, ty, tx);
     }
 }
 
