@@ -78,6 +78,32 @@ local axes_enum = { one = "KG_NORM_AXIS_ONE", any = "KG_NORM_AXIS_ANY", last = "
                     last1 = "KG_NORM_AXIS_LAST1" }
 local row_values = { m = true, s = true, ls = true, lse = true, mean = true, rstd = true }
 
+-- The functor record of op in dtype dt (templates/norm_functor.cu), shared
+-- by the norm_<dtype> and normc_<dtype> modules.
+local function functor(op, dt)
+  local res = op.results or {}
+  local f = {
+    name = "kg_norm_" .. op.name .. "_" .. dt.name, stats = stats_enum[op.stats],
+    elementwise = op.apply and "true" or "false", residual = op.residual and "true" or "false",
+    nres = #res, load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
+    apply = op.apply and typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp(") or "x", res0 = res[1] or "lse",
+    res1 = res[2] or "rstd",
+  }
+  -- softmax-like applies, exp(x - m) times what does not name x: the LEAN
+  -- class keeps the exps of the statistics (f32, f64) and applies
+  -- apply_e to them
+  local ae, nexp = f.apply:gsub("kg_nexp%(x %- m%)", "e")
+  f.expm = (nexp == 1 and not ae:find("%f[%w_]x%f[^%w_]")) and "true" or "false"
+  f.apply_e = f.expm == "true" and ae or "e"
+  return f
+end
+
+-- functor_struct(f) for a module template: the functor struct's text
+-- (templates/norm_functor.cu), without its last newline.
+local function functor_struct(G, dt, acc)
+  return function(f) return (G:render("norm_functor.cu", { f = f, dtype = dt, acc = acc }):gsub("\n$", "")) end
+end
+
 function M.generate(G)
   local dtypes, ops = G.dtypes, G.catalogue.norm
   local D = common.by_name(dtypes)
@@ -98,25 +124,13 @@ function M.generate(G)
     local acc = dt.name == "f64" and "double" or "float"
     local functors = {}
     for _, op in ipairs(ops) do
-      local res = op.results or {}
-      local f = {
-        name = "kg_norm_" .. op.name .. "_" .. dt.name, stats = stats_enum[op.stats],
-        elementwise = op.apply and "true" or "false", residual = op.residual and "true" or "false",
-        nres = #res, load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
-        -- ROWS launch bound: two 512-lane blocks per multiprocessor (64
-        -- registers) for the softmax family, where that does not spill;
-        -- the norms (weight, bias) take 96 (a 640-lane bound), f64 and the
-        -- residual form 128
-        rows_bound = dt.name == "f64" and "KG_NORM_MAX_GROUP, 1"
-                     or (op.axes == "last" or op.axes == "last1") and "640, 1" or "KG_NORM_MAX_GROUP, 2",
-        apply = op.apply and typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp(") or "x", res0 = res[1] or "lse", res1 = res[2] or "rstd",
-      }
-      -- softmax-like applies, exp(x - m) times what does not name x: the LEAN
-      -- class keeps the exps of the statistics (f32, f64) and applies
-      -- apply_e to them
-      local ae, nexp = f.apply:gsub("kg_nexp%(x %- m%)", "e")
-      f.expm = (nexp == 1 and not ae:find("%f[%w_]x%f[^%w_]")) and "true" or "false"
-      f.apply_e = f.expm == "true" and ae or "e"
+      local f = functor(op, dt)
+      -- ROWS launch bound: two 512-lane blocks per multiprocessor (64
+      -- registers) for the softmax family, where that does not spill;
+      -- the norms (weight, bias) take 96 (a 640-lane bound), f64 and the
+      -- residual form 128
+      f.rows_bound = dt.name == "f64" and "KG_NORM_MAX_GROUP, 1"
+                     or (op.axes == "last" or op.axes == "last1") and "640, 1" or "KG_NORM_MAX_GROUP, 2"
       functors[#functors + 1] = f
       table_[op.id][dt.index] = {}
       f.variants = {}
@@ -165,7 +179,8 @@ function M.generate(G)
     end
     G:write("norm_" .. dt.name .. ".cu", G:render("norm.cu", {
       header = G.header("templates/norm.cu and gen/catalogue.lua"),
-      dtype = dt, acc = acc, functors = functors, classes = M.classes, vec = 16 // dt.size,
+      dtype = dt, acc = acc, functors = functors, functor_struct = functor_struct(G, dt, acc), classes = M.classes,
+      vec = 16 // dt.size,
       -- ROWS: vectors a lane holds per chunk (KG_NORM_ROWS_NV)
       rows_nv = "KG_NORM_ROWS_NV(" .. dt.size .. ")",
     }))
@@ -180,15 +195,7 @@ function M.generate(G)
     local functors = {}
     for _, op in ipairs(ops) do
       if op.stats == "lse" and op.apply then
-        local f = {
-          name = "kg_norm_" .. op.name .. "_" .. dt.name, stats = stats_enum[op.stats],
-          elementwise = "true", residual = "false", nres = #(op.results or {}),
-          load = string.format(dt.load, "x_"), store = string.format(dt.store, "v_"),
-          apply = typed(op.apply, "T"):gsub("%f[%w_]exp%(", "kg_nexp("), res0 = "lse", res1 = "rstd",
-        }
-        local ae, nexp = f.apply:gsub("kg_nexp%(x %- m%)", "e")
-        f.expm = (nexp == 1 and not ae:find("%f[%w_]x%f[^%w_]")) and "true" or "false"
-        f.apply_e = f.expm == "true" and ae or "e"
+        local f = functor(op, dt)
         functors[#functors + 1] = f
         ctable[op.id] = ctable[op.id] or {}
         local row = {}
@@ -205,7 +212,8 @@ function M.generate(G)
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
-      dtype = dt, acc = "float", functors = functors, cfgs = M.ccfgs, vec = 16 // dt.size,
+      dtype = dt, acc = "float", functors = functors, functor_struct = functor_struct(G, dt, "float"), cfgs = M.ccfgs,
+      vec = 16 // dt.size,
       cfgnames = table.concat(names, "; "),
     }))
   end
