@@ -399,8 +399,9 @@ def _call(pyname, cfn, cargs, builder, args, kw):
     if _is_torch(first):
         current = _current_stream(first, device)
         fast = stream is None or stream == current
-    if stream is None:
-        stream = current if _is_torch(first) else _current_stream(first, device)
+        stream = current if stream is None else stream
+    elif stream is None:
+        stream = _current_stream(first, device)
     ctx = _context(device).handle
     keep = []
 
