@@ -21,7 +21,7 @@
  * KG_NORM_USAN=-1 its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile
  * (LEANW8, LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column
  * splits and blocks a multiprocessor (COLS), KG_NORM_CLUSTER=c+1|-1 softmax along an outer axis by CLUSTER
- * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least). KG_NORM_CASES=a,b
+ * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under
  * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
  * each CLUSTER configuration; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too).
@@ -224,6 +224,7 @@ int main(void)
     kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
     kgi_norm_tuning.cluster = env_int("KG_NORM_CLUSTER");
     kgi_norm_tuning.csize = env_int("KG_NORM_CSIZE");
+    kgi_norm_tuning.colsv = env_int("KG_NORM_COLSV");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
@@ -407,8 +408,10 @@ int main(void)
             kg_norm_tuning alts[80];
             int na = 0;
             if (tune == 3) {
-                /* KG_NORM_TUNE=3: COLS and each CLUSTER configuration (wherever the column fits) */
+                /* KG_NORM_TUNE=3: COLSV, COLS and each CLUSTER
+                   configuration (wherever the column fits) */
                 alts[na++] = (kg_norm_tuning){.cluster = -1};
+                alts[na++] = (kg_norm_tuning){.cluster = -1, .colsv = -1};
                 for (int k = 1; k <= KG_NORM_CCFG_COUNT; k++)
                     alts[na++] = (kg_norm_tuning){.cluster = k};
             } else if (tune == 2) {
@@ -483,10 +486,11 @@ int main(void)
                 const double gt = bytes / (ut * 1e3);
                 printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d: "
                        "%10.1f us %8.1f GB/s "
-                       "%6.1f%%  cls %d g %d nv %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
+                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
                        alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, ut, gt, 100 * gt / copy,
-                       (int)pl.cls, pl.args.group, pl.args.nv, (long long)pl.args.splits, pl.block, pl.grid, pl.ccfg,
+                       (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt, (long long)pl.args.splits, pl.block,
+                       pl.grid, pl.ccfg,
                        pl.csize, pl.cgrid);
             }
             kgi_norm_tuning = tuned;

@@ -13,7 +13,7 @@ local M = {}
 M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "lean4", "lean8", "lean4_res",
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
                "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
-               "lean4_resc", "leanw8", "leanw16", "leanw8_res" }
+               "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
@@ -143,6 +143,7 @@ function M.generate(G)
       -- LEANW: LEAN over 4-byte words (2 elements of the 2-byte types, 1 of
       -- f32); the 2-byte lse ops as LEAN4F (packed max, flushed exps)
       f.wvec = 4 // dt.size
+      f.colsv = op.stats == "lse" and op.apply ~= nil and dt.name ~= "f64"
       f.wx = (dt.size == 2 and op.stats == "lse") and 64 or 0
       for ci, c in ipairs(M.classes) do
         local isvar = vclasses[c]
@@ -165,6 +166,12 @@ function M.generate(G)
             if bc == "strided" then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
           end
           assert(table_[op.id][dt.index][ci - 1], c .. ": strided comes first")
+        elseif c:match("^colsv") and not f.colsv then
+          -- COLSV: softmax and log_softmax of f32, f16, bf16 alone (the planner never picks it elsewhere): COLS
+          local base = c:match("^colsv_stats") and "cols_stats" or "cols_apply"
+          for bi, bc in ipairs(M.classes) do
+            if bc == base then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
+          end
         elseif c:match("_res$") and not op.residual then
           -- no residual form: the class without it (rows_res -> rows, lean4_res -> lean4)
           local base = c:gsub("_res$", "")

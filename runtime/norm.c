@@ -368,6 +368,71 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cblock = (unsigned)f->threads;
 }
 
+/* COLSV (templates/norm.cuh): COLS of softmax and log_softmax (f32, f16,
+   bf16) over 8-byte vectors of columns where 8 bytes are the widest vector
+   that the pointers, the normalized stride and every outer stride of in and
+   out allow (rows of 16-byte multiples keep COLS), columns contiguous: LX
+   <= 32 lanes across a tile of LX x VE columns, 256 / LX down a slice;
+   slices for about 4 units a multiprocessor, each of at least 16 chunks of
+   a lane's loads. Replaces the COLS plan (the tuning's colsv -1: never).
+   H200 (2026-12-02 r2, % of copy, COLS in brackets): log_softmax f32
+   [25021,2682] dim 0 36.2 (31.0), softmax f32 [62022,1082] 35.4 (29.8),
+   log_softmax bf16 [1242756,108] 16.3 (13.7); over 16-byte vectors (the
+   same kernel, 2 blocks a multiprocessor) it lost: bf16 17.6-25.7 (25.6-
+   29.8), f32 [16384,16384] 47.8 (54.7). */
+static void plan_colsv(const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd, size_t es,
+                       int64_t sm)
+{
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    const kg_dtype dt = c->in->dtype;
+    if (tu->colsv < 0 || (c->op != KG_NORM_SOFTMAX && c->op != KG_NORM_LOG_SOFTMAX) ||
+        (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16) || c->res || c->w || c->b)
+        return;
+    if (K[0].st[KG_NO_IN] != 1 || K[0].st[KG_NO_OUT] != 1)
+        return;
+    int vb = 16;
+    for (; vb >= 4; vb /= 2) {
+        const int64_t ve = vb / (int64_t)es;
+        int ok = kgi_aligned(c->in->data, (size_t)vb) && kgi_aligned(c->out->data, (size_t)vb) &&
+                 Nd.st[KG_NO_IN] % ve == 0 && Nd.st[KG_NO_OUT] % ve == 0;
+        for (int d = 1; ok && d < nk; d++)
+            ok = K[d].st[KG_NO_IN] % ve == 0 && K[d].st[KG_NO_OUT] % ve == 0;
+        if (ok)
+            break;
+    }
+    if (vb != 8)
+        return;
+    kg_norm_args *A = &plan->args;
+    const int64_t ve = vb / (int64_t)es, L = A->n, u = vb == 16 ? 8 : 16;
+    int64_t lx = pow2_ceil(cdiv(A->cols, ve));
+    if (lx > 32)
+        lx = 32;
+    const int64_t ny = KG_NORM_THREADS / lx;
+    const int64_t tiles = cdiv(A->cols, lx * ve), groups = A->rows * tiles;
+    const size_t entry = (size_t)(lx * ve) * 3 * 4;
+    int64_t splits = tu->col_splits >= 1 ? tu->col_splits : sm * 4 / groups;
+    const int64_t most = L / (ny * u * 16) > 1 ? L / (ny * u * 16) : 1;
+    if (splits > most)
+        splits = most;
+    if (splits < 1)
+        splits = 1;
+    while (splits > 1 && (size_t)(groups * splits) * entry > PARTIAL_BUDGET)
+        splits = (splits + 1) / 2;
+    if ((size_t)groups * entry > PARTIAL_BUDGET)
+        return; /* COLS stands (its own budget) */
+    A->group = (int32_t)lx;
+    A->tiles = tiles;
+    A->chunk = cdiv(L, splits);
+    A->splits = cdiv(L, A->chunk);
+    A->units = groups * A->splits;
+    A->opt = 0;
+    plan->partial_bytes = (size_t)(groups * A->splits) * entry;
+    plan->cls = KG_NORM_COLSV_STATS8;
+    plan->block = KG_NORM_THREADS;
+    const int64_t cap = sm * 2;
+    plan->grid = (unsigned)(A->units < cap ? A->units : cap);
+}
+
 kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count, kg_norm_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
@@ -692,6 +757,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int64_t cap = sm * cbps;
         plan->grid = (unsigned)(A->units < cap ? A->units : cap);
         plan_cluster(ctx, c, plan, K, nk, N[0], es);
+        if (plan->ccfg < 0)
+            plan_colsv(c, plan, K, nk, N[0], es, sm);
         return KG_OK;
     } else {
         plan->cls = KG_NORM_STRIDED;
@@ -932,16 +999,18 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
             return st == KG_OK ? kg_ok(ctx) : st;
         /* no cluster of that size fits this device now: COLS */
     }
-    if (plan->cls == KG_NORM_COLS_STATS) {
+    if (plan->cls == KG_NORM_COLS_STATS || plan->cls == KG_NORM_COLSV_STATS8) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan->partial_bytes, &base);
         if (st != KG_OK)
             return st;
         A->partial = (char *)base + KG_SCRATCH_COUNTER_BYTES;
-        st = kg_launch(ctx, ks[KG_NORM_COLS_STATS], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+        /* COLS, COLSV: the stats kernel, then the apply kernel (the next class) */
+        const int ksx = (int)plan->cls;
+        st = kg_launch(ctx, ks[ksx], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
         if (st != KG_OK)
             return st;
-        st = kg_launch(ctx, ks[KG_NORM_COLS_APPLY], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
+        st = kg_launch(ctx, ks[ksx + 1], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
     st = kg_launch(ctx, ks[plan->cls], (dim3){plan->grid, 1, 1}, (dim3){plan->block, 1, 1}, args, 0);

@@ -62,6 +62,7 @@ typedef struct kg_norm_tuning {
     int cluster;    /* softmax along an outer axis: 0 the planner's rule, c + 1 CLUSTER configuration c wherever the
                        column fits, -1 none (COLS) */
     int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
+    int colsv;      /* softmax along an outer axis where COLS stands: 0 COLSV where it applies, -1 COLS */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;

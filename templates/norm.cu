@@ -45,4 +45,8 @@ extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_packed(c
 extern "C" __global__ void __launch_bounds__($(f.rows_bound)) $(f.name)_strided(const kg_norm_args A) { kg_norm_rows<$(f.name), 1, 1, KG_NORM_NV, true, $(f.residual)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_stats(const kg_norm_args A) { kg_norm_cols_stats<$(f.name)>(A); }
 extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS) $(f.name)_cols_apply(const kg_norm_args A) { kg_norm_cols_apply<$(f.name)>(A); }
+@if f.colsv then
+extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS, 2) $(f.name)_colsv_stats8(const kg_norm_args A) { kg_norm_colsv_stats<$(f.name), 8>(A); }
+extern "C" __global__ void __launch_bounds__(KG_NORM_THREADS, 2) $(f.name)_colsv_apply8(const kg_norm_args A) { kg_norm_colsv_apply<$(f.name), 8>(A); }
+@end
 @end

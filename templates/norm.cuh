@@ -1393,4 +1393,219 @@ template <class Op> __device__ __forceinline__ void kg_norm_cols_apply(const kg_
     }
 }
 
+/*
+ * COLSV (softmax and log_softmax of f32, f16, bf16; session 8): COLS over
+ * VB-byte vectors of columns. A unit is one outer position x one tile of LX
+ * x VE columns (LX = A.group lanes across, each a vector of VE elements) x
+ * one slice of the normalized dim; the block's other lanes go down the
+ * slice (NY = blockDim.x / LX of them). STATS: each lane U vectors at once,
+ * their maximum per column, then the sum of exp(x - shift(max)) against
+ * the running maximum (rescaled only where it grew: the online softmax a
+ * chunk at a time), the NY lanes of a column merged in order, the slice's
+ * (max, sum) per column to the scratch. APPLY: the lanes of a column merge
+ * the slices in a fixed partition (lane ty the slices ty, ty + NY, ...),
+ * then in lane order, and apply to their own slice. The planner picks it
+ * (VB = 8, kernels colsv_stats8 / colsv_apply8) where the columns are
+ * contiguous and 8 bytes are the widest vector the strides allow (the last
+ * vector of a row may be partial: element by element); at VB = 16 it lost
+ * to COLS (H200, 2026-12-02 r2; runtime/norm.c plan_colsv).
+ */
+template <class Op, int VB>
+__device__ __forceinline__ void kg_ncolv_at(const kg_norm_args &A, int64_t u, int64_t &col, int64_t &split,
+                                            int64_t &grp, int64_t (&off)[KG_NORM_NOPS])
+{
+    constexpr int VE = VB / (int)sizeof(typename Op::in_t);
+    const int LX = A.group;
+    grp = u / A.splits;
+    split = u - grp * A.splits;
+    const int64_t o = grp / A.tiles;
+    col = ((grp - o * A.tiles) * LX + (int)threadIdx.x % LX) * VE;
+    kg_nouter(A, o, off);
+}
+
+template <class Op, int VB, int U>
+__device__ __forceinline__ void kg_ncolv_load(const typename Op::in_t *p, int64_t ns, int64_t r, int64_t r1, int NY,
+                                              bool full, int nc,
+                                              kgd_vec<typename Op::in_t, VB / sizeof(typename Op::in_t)> (&v)[U])
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int VE = VB / (int)sizeof(T);
+    typedef kgd_vec<T, VE> VT;
+#pragma unroll
+    for (int j = 0; j < U; j++) {
+        const int64_t rr = r + (int64_t)j * NY;
+        if (rr < r1 && full)
+            v[j] = *(const VT *)(p + rr * ns);
+        else
+#pragma unroll
+            for (int e = 0; e < VE; e++)
+                v[j].v[e] = rr < r1 && e < nc ? p[rr * ns + e] : Op::st(-(AT)INFINITY);
+    }
+}
+
+template <class Op, int VB> __device__ __forceinline__ void kg_norm_colsv_stats(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int VE = VB / (int)sizeof(T), U = VB == 16 ? 8 : 16;
+    __shared__ AT shm[KG_NORM_THREADS][VE], shs[KG_NORM_THREADS][VE];
+    const int LX = A.group, NY = (int)blockDim.x / LX;
+    const int tx = (int)threadIdx.x % LX, ty = (int)threadIdx.x / LX;
+    const int64_t ns = A.inner.st[0][KG_NO_IN];
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        int64_t col, split, grp, off[KG_NORM_NOPS];
+        kg_ncolv_at<Op, VB>(A, u, col, split, grp, off);
+        const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+        AT m[VE], sm[VE];
+#pragma unroll
+        for (int e = 0; e < VE; e++) {
+            m[e] = -(AT)INFINITY;
+            sm[e] = (AT)0;
+        }
+        if (col < A.cols) {
+            const T *p = (const T *)A.p[KG_NO_IN] + off[KG_NO_IN] + col;
+            const int nc = A.cols - col < VE ? (int)(A.cols - col) : VE;
+            const bool full = nc == VE;
+            for (int64_t r = r0 + ty; r < r1; r += (int64_t)U * NY) {
+                kgd_vec<T, VE> x[U];
+                kg_ncolv_load<Op, VB, U>(p, ns, r, r1, NY, full, nc, x);
+                AT mx[VE], sh[VE];
+#pragma unroll
+                for (int e = 0; e < VE; e++)
+                    mx[e] = m[e];
+#pragma unroll
+                for (int j = 0; j < U; j++) {
+                    const kgd_vec<T, VE> xk = kg_nopaque(x[j]); /* unpacked values die with each pass */
+#pragma unroll
+                    for (int e = 0; e < VE; e++)
+                        mx[e] = kg_nmax(mx[e], Op::ld(xk.v[e]));
+                }
+#pragma unroll
+                for (int e = 0; e < VE; e++) {
+                    sh[e] = kg_nshift(mx[e]);
+                    if (mx[e] != m[e] && sm[e] != (AT)0) /* the maximum grew (or turned NaN): rescale */
+                        sm[e] *= exp(kg_nshift(m[e]) - sh[e]);
+                    m[e] = mx[e];
+                }
+#pragma unroll
+                for (int j = 0; j < U; j++) {
+                    const kgd_vec<T, VE> xk = kg_nopaque(x[j]);
+#pragma unroll
+                    for (int e = 0; e < VE; e++)
+                        sm[e] += kg_nexp_sum(Op::ld(xk.v[e]) - sh[e]);
+                }
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < VE; e++) {
+            shm[threadIdx.x][e] = m[e];
+            shs[threadIdx.x][e] = sm[e];
+        }
+        __syncthreads();
+        if (ty == 0 && col < A.cols) {
+            for (int k = 1; k < NY; k++)
+#pragma unroll
+                for (int e = 0; e < VE; e++)
+                    kg_nlse_merge(m[e], sm[e], shm[k * LX + tx][e], shs[k * LX + tx][e]);
+            kg_nstat<AT> *P = (kg_nstat<AT> *)A.partial + (grp * A.splits + split) * (int64_t)LX * VE + tx * VE;
+#pragma unroll
+            for (int e = 0; e < VE; e++) {
+                kg_nstat<AT> st;
+                st.n = (AT)0;
+                st.a = m[e];
+                st.c = sm[e];
+                P[e] = st;
+            }
+        }
+        __syncthreads(); /* shm / shs are free for the next unit */
+    }
+}
+
+template <class Op, int VB> __device__ __forceinline__ void kg_norm_colsv_apply(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int VE = VB / (int)sizeof(T), U = VB == 16 ? 8 : 16;
+    typedef kgd_vec<T, VE> VT;
+    __shared__ AT shm[KG_NORM_THREADS][VE], shs[KG_NORM_THREADS][VE];
+    __shared__ kg_nrow<AT> fin[32 * VE]; /* LX <= 32 (the planner) */
+    const int LX = A.group, NY = (int)blockDim.x / LX;
+    const int tx = (int)threadIdx.x % LX, ty = (int)threadIdx.x / LX;
+    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        int64_t col, split, grp, off[KG_NORM_NOPS];
+        kg_ncolv_at<Op, VB>(A, u, col, split, grp, off);
+        /* this lane's share of the slices' statistics, then the lanes' in order */
+        AT m[VE], sm[VE];
+#pragma unroll
+        for (int e = 0; e < VE; e++) {
+            m[e] = -(AT)INFINITY;
+            sm[e] = (AT)0;
+        }
+        if (col < A.cols) {
+            const kg_nstat<AT> *P = (const kg_nstat<AT> *)A.partial + grp * A.splits * (int64_t)LX * VE + tx * VE;
+            for (int64_t k = ty; k < A.splits; k += NY)
+#pragma unroll
+                for (int e = 0; e < VE; e++) {
+                    const kg_nstat<AT> st = P[k * (int64_t)LX * VE + e];
+                    kg_nlse_merge(m[e], sm[e], st.a, st.c);
+                }
+        }
+#pragma unroll
+        for (int e = 0; e < VE; e++) {
+            shm[threadIdx.x][e] = m[e];
+            shs[threadIdx.x][e] = sm[e];
+        }
+        __syncthreads();
+        if (ty == 0) {
+            for (int k = 1; k < NY; k++)
+#pragma unroll
+                for (int e = 0; e < VE; e++)
+                    kg_nlse_merge(m[e], sm[e], shm[k * LX + tx][e], shs[k * LX + tx][e]);
+#pragma unroll
+            for (int e = 0; e < VE; e++) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                st.a = m[e];
+                st.c = sm[e];
+                fin[tx * VE + e] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
+        }
+        __syncthreads();
+        if (col < A.cols) {
+            kg_nrow<AT> rv[VE];
+#pragma unroll
+            for (int e = 0; e < VE; e++)
+                rv[e] = fin[tx * VE + e];
+            const T *p = (const T *)A.p[KG_NO_IN] + off[KG_NO_IN] + col;
+            T *y = (T *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col;
+            const int nc = A.cols - col < VE ? (int)(A.cols - col) : VE;
+            const bool full = nc == VE;
+            const int64_t r0 = split * A.chunk;
+            const int64_t r1 = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+            for (int64_t r = r0 + ty; r < r1; r += (int64_t)U * NY) {
+                VT x[U];
+                kg_ncolv_load<Op, VB, U>(p, ns, r, r1, NY, full, nc, x);
+#pragma unroll
+                for (int j = 0; j < U; j++) {
+                    const int64_t rr = r + (int64_t)j * NY;
+                    if (rr < r1) {
+                        VT v;
+                        const VT xk = kg_nopaque(x[j]);
+#pragma unroll
+                        for (int e = 0; e < VE; e++)
+                            v.v[e] = Op::st(Op::apply(Op::ld(xk.v[e]), rv[e], (AT)1, (AT)0));
+                        if (full)
+                            *(VT *)(y + rr * nso) = v;
+                        else
+                            for (int e = 0; e < nc; e++)
+                                y[rr * nso + e] = v.v[e];
+                    }
+                }
+            }
+        }
+        __syncthreads(); /* fin, shm, shs are free for the next unit */
+    }
+}
+
 #endif

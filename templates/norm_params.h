@@ -86,6 +86,8 @@ typedef enum kg_norm_class {
                             f32, the 2-byte types of even length): 8 words a lane (not f64) */
     KG_NORM_LEANW16,     /* ... 16 words a lane */
     KG_NORM_LEANW8_RES,  /* LEANW8 with the fused residual, <= 512 lanes (ops without one: LEANW8) */
+    KG_NORM_COLSV_STATS8, /* COLSV (softmax, log_softmax of f32, f16, bf16; templates/norm.cuh): COLS over 8-byte */
+    KG_NORM_COLSV_APPLY8, /* vectors of columns; the plan's class is the stats kernel's */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

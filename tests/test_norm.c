@@ -354,13 +354,38 @@ Test(plan, an_outer_axis_takes_columns_split_when_too_few)
               out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
+    /* softmax where CLUSTER does not serve: COLS for rows of 16-byte multiples, COLSV for those of
+       8-byte ones */
+    kgi_norm_tuning.cluster = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    /* 216-byte rows of bf16 (8-byte vectors): one tile of 32 lanes x 4 */
+    in.dtype = out.dtype = KG_BF16;
+    cr_assert_eq(plan_shape(&c, &in, &out, 1242756, 108, &p), KG_NORM_COLSV_STATS8);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.args.tiles, 1);
+    cr_assert_gt(p.args.splits, 100);
+    cr_assert_leq(p.partial_bytes, (size_t)4 << 20);
+    /* 24 bf16 columns: 16-byte rows, COLS; 20: 8-byte vectors, 8 lanes (5 used) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 100000, 24, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100000, 20, &p), KG_NORM_COLSV_STATS8);
+    cr_assert_eq(p.args.group, 8);
+    /* odd rows of bf16 (2-byte alignment), even rows of 4-byte multiples: COLS */
+    cr_assert_eq(plan_shape(&c, &in, &out, 100000, 2013, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(plan_shape(&c, &in, &out, 100000, 2014, &p), KG_NORM_COLS_STATS);
+    /* f32 rows of 2682 (8-byte vectors, 1341 of them): 32 lanes x 2 columns, 42 tiles */
+    in.dtype = out.dtype = KG_F32;
+    cr_assert_eq(plan_shape(&c, &in, &out, 25021, 2682, &p), KG_NORM_COLSV_STATS8);
+    cr_assert_eq(p.args.tiles, 42);
+    /* the tuning's -1: COLS */
+    kgi_norm_tuning.colsv = -1;
+    cr_assert_eq(plan_shape(&c, &in, &out, 16384, 16384, &p), KG_NORM_COLS_STATS);
     cr_assert_eq(p.args.cols, 16384);
     cr_assert_eq(p.args.tiles, 512);
     cr_assert_eq(p.args.n, 16384);
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_COLS_STATS);
     cr_assert_gt(p.args.splits, 100);
     cr_assert_leq(p.partial_bytes, (size_t)4 << 20);
+    kgi_norm_tuning = (kg_norm_tuning){0};
     /* logsumexp over the two outer dims of [8,128,256]: they merge into one */
     kg_tensor x = fake(IN_AT, KG_F32, 3, KT_SHAPE(8, 128, 256)), o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(256));
     const int axes[] = {0, 1};
@@ -1246,12 +1271,17 @@ Test(gpu, lean_rows_under_variant_tunings)
 }
 
 /* COLS under the split tunings: one slice per column tile, 3, 16; 4 and 16
-   blocks a multiprocessor. */
+   blocks a multiprocessor; softmax by COLS where COLSV would serve. */
 Test(gpu, columns_under_split_tunings)
 {
     kg_context *ctx = kt_open_gpu();
-    static const kg_norm_tuning tunings[] = {
-        {.col_splits = 1}, {.col_splits = 3}, {.col_splits = 16}, {.bps = 4}, {.bps = 16}};
+    static const kg_norm_tuning tunings[] = {{.col_splits = 1},
+                                             {.col_splits = 3},
+                                             {.col_splits = 16},
+                                             {.bps = 4},
+                                             {.bps = 16},
+                                             {.colsv = -1, .cluster = -1},
+                                             {.colsv = -1, .col_splits = 3, .cluster = -1}};
     const int p10[] = {1, 0};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample of the tunings */
@@ -1308,13 +1338,115 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
         cr_assert_gt(kgi_norm_cluster_launches, before, "%s: no cluster launch on sm_90", what);
 }
 
+/* COLSV: softmax and log_softmax along an outer axis by 8-byte vectors of
+   columns (rows of 8-byte but not 16-byte multiples), under the planner's
+   slices and 7 (a partition of the slices' merge that is not a multiple of
+   the lanes down a column): narrow and wide column counts, many slices, an
+   outer dim, in place, -inf / NaN / +inf, huge magnitudes, constant
+   columns; and a view of 10 of 12 bf16 columns (the last vector of a row
+   partial, the 2 others untouched). CLUSTER off (it would take
+   1000..16384 rows on sm_90). */
+Test(gpu, outer_axis_softmax_by_vectors_of_columns)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const kg_norm_tuning tunings[] = {{.cluster = -1}, {.cluster = -1, .col_splits = 7}};
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        kgi_norm_tuning = tunings[t];
+        memset(classes_seen, 0, sizeof classes_seen);
+        for (int d = 0; d < 3; d++) {
+            if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            /* columns: rows of 8-byte multiples (f32: even, 2-byte types: 4 x odd) */
+            const int two = dts[d] != KG_F32;
+            const int64_t shapes[][2] = {{kt_size(20000, 3000), two ? 108 : 54}, {3001, two ? 20 : 10},
+                                         {kt_size(9000, 2000), two ? 12 : 6},   {300, two ? 1084 : 1082},
+                                         {40, two ? 36 : 18},                   {3, two ? 4 : 2},
+                                         {1, two ? 44 : 22}};
+            for (int k = 0; k < 7; k++) {
+                ncase c = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {shapes[k][0], shapes[k][1]},
+                           .axis = 0, .fill = k == 4 ? 3 : k == 1 ? 1 : 0};
+                check_case(ctx, &c);
+                c.op = KG_NORM_LOG_SOFTMAX;
+                c.inplace = k == 2;
+                c.fill = k == 3 ? 2 : c.fill;
+                check_case(ctx, &c);
+            }
+            /* an outer dim: dim 1 of [3, 700, 20 (10)] */
+            ncase c = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 3, .shape = {3, 700, two ? 20 : 10}, .axis = 1};
+            check_case(ctx, &c);
+        }
+        if (!kt_take(1))
+            continue;
+        cr_assert_gt(classes_seen[KG_NORM_COLSV_STATS8], 0, "tuning %zu", t);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){.cluster = -1};
+    /* 10 of 12 columns of bf16 (8-byte vectors: the last of a row holds 2 of them) */
+    const int64_t n = 3000, w = 12, cols = 10;
+    const size_t bytes = (size_t)(n * w) * 2;
+    uint16_t *hin = malloc(bytes), *hout = malloc(bytes);
+    uint64_t rng = kt_seed() + 77;
+    for (int64_t i = 0; i < n * w; i++)
+        kt_set(hin, KG_BF16, i, kt_uniform(&rng, -3, 3));
+    memset(hout, 0x7f, bytes);
+    void *din = kt_alloc(ctx, bytes), *dout = kt_alloc(ctx, bytes);
+    kt_upload(ctx, din, hin, bytes);
+    kt_upload(ctx, dout, hout, bytes);
+    kg_tensor in = kg_tensor_contiguous(din, KG_BF16, 2, KT_SHAPE(n, cols)),
+              out = kg_tensor_contiguous(dout, KG_BF16, 2, KT_SHAPE(n, cols));
+    in.strides[0] = out.strides[0] = w;
+    kg_norm_plan p;
+    kg_norm_call pc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    KT_OK(ctx, kg_norm_plan_call(ctx, &pc, 132, &p));
+    cr_assert_eq(p.cls, KG_NORM_COLSV_STATS8);
+    KT_OK(ctx, kg_softmax(ctx, &out, &in, 0));
+    KT_OK(ctx, kg_sync(ctx));
+    kt_download(ctx, hout, dout, bytes);
+    double rtol, atol;
+    kt_tolerance(KG_BF16, &rtol, &atol);
+    double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+    int bad = 0;
+    for (int64_t j = 0; j < w; j++) {
+        for (int64_t i = 0; i < n; i++)
+            x[i] = kt_get(hin, KG_BF16, i * w + j);
+        if (j < cols)
+            kg_norm_refs[KG_NORM_SOFTMAX](x, n, NULL, NULL, 0, y, NULL, NULL);
+        for (int64_t i = 0; i < n && bad < 5; i++) {
+            const uint16_t got = hout[i * w + j];
+            if (j >= cols ? got != 0x7f7f
+                          : !kt_close(kt_get(hout, KG_BF16, i * w + j), kt_round(KG_BF16, y[i]), rtol, atol)) {
+                bad++;
+                cr_log_error("softmax bf16 [3000,10 of 12] dim 0: row %lld col %lld: got %#x (seed %llu)",
+                             (long long)i, (long long)j, got, (unsigned long long)kt_seed());
+            }
+        }
+    }
+    cr_assert_eq(bad, 0);
+    free(x);
+    free(y);
+    free(hin);
+    free(hout);
+    kg_free(ctx, din);
+    kg_free(ctx, dout);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
 /* CLUSTER: the column strip held on chip, the planner's rule and each
    configuration (with 16 blocks a cluster as well) */
 Test(gpu, outer_axis_softmax_by_clusters)
 {
     kg_context *ctx = kt_open_gpu();
     char what[64];
+    /* KG_NORM_TEST_SHARD=i/n: the tunings t with t % n == i (a GPU run
+       spreads them over processes); unset: all */
+    int shard = 0, nshard = 1;
+    const char *sh = getenv("KG_NORM_TEST_SHARD");
+    if (sh && (sscanf(sh, "%d/%d", &shard, &nshard) != 2 || nshard < 1 || shard < 0 || shard >= nshard))
+        cr_assert_fail("KG_NORM_TEST_SHARD=%s: want i/n with 0 <= i < n", sh);
     for (int t = 0; t <= 2 * KG_NORM_CCFG_COUNT; t++) {
+        if (t % nshard != shard)
+            continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
         /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
