@@ -102,7 +102,7 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
                 float x[S::TND][S::TMD];
                 kvs_f32_dots<D, BN, BM, UD>(x, dotA, dotB, ky, qx);
                 kvs_f32_update<D, BN, BM, KIND, UA>(p, sm, mbase, n0, m0, check, causal, half, ky, qx, x, ay, ax, accW,
-                                                accX, acc);
+                                                    accX, acc);
             } else {
                 kv_f32_compute<D, BN, BM, KIND, LL, UD, UA>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
             }
