@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 5
+M.max_tunes = 10
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -92,15 +92,50 @@ M.max_tunes = 5
 -- 33.4 / 32.3 -> 33.4 / 32.6, S16k 32.6 / 32.7 -> 33.6 / 33.0 -> 33.6 / 33.3:
 -- pq the D128 default; D64 S1k 29.4 / 25.4 -> 30.1 / 25.4 -> 30.2 / 25.3,
 -- S4k 30.3 / 29.4 -> 31.0 / 29.2 -> 31.1 / 28.8, S16k 30.4 / 30.5 -> 31.2 /
--- 30.3 -> 31.2 / 29.8: D64's default takes pf without the causal rule only.
+-- 30.3 -> 31.2 / 29.8: D64's default took pf without the causal rule only
+-- (until the unroll tunings below: pf under every kind).
+-- ud, ua, uq (pf kernels only): the unroll factors of the dot products'
+-- loop over D (f32_dots, 2 unless given), of dV / dK's loop over the
+-- queries (f32_acc, 1) and of dQ's over the keys (f32_acc_tc, 4); 0: that
+-- loop fully unrolled and software-pipelined (the next step's shared-memory
+-- vectors loaded into a second register stage while this step's FMAs run).
+-- The same arithmetic in the same order (the same bits), another
+-- instruction schedule. Why: ncu on the H200 (run r1 of 2026-12-02, S4k,
+-- one launch) had the old defaults' FFMA pipe 54% (D128) / 51% (D64) busy,
+-- issuing on 64% / 60% of cycles with 2 warps a scheduler, the stalls
+-- short scoreboard (shared-memory loads at each loop iteration's start,
+-- 0.45 / 0.70 a issue), dispatch (0.42 / 0.39) and wait (0.28 / 0.37); at
+-- D64 the dQ loop (4 keys an iteration, 64 FFMAs) took 23% of the samples,
+-- its first FFMA alone 9%. Same run, run r2 (09:20 UTC, S4k B1 H16,
+-- non-causal / causal TFLOP/s): D64 old default 31.0 / 29.3, unroll
+-- 4/2/8 33.2 / 31.4, 4/2/16 33.6 / 31.8, 4/2/pipelined 33.9 / 32.2,
+-- 2/1/8 32.2 / 30.2, pipelined/2/8 34.1 / 32.3 (the default since, under
+-- every mask kind); D128 old default 33.3 / 32.4, 2/1/pipelined 33.2 /
+-- 33.0, 2/2/4 34.3 / 33.5 (the default since), pipelined/2/8 34.7 / 32.5,
+-- pipelined/1/4 33.5 / 32.6; run r1: D128 with all three pipelined 15.8
+-- (10k FFMAs of unrolled code; the instruction cache is the likely cause,
+-- not profiled; dropped).
+-- D64 tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30.
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
+              [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
-                       { bn = 128, bm = 64, lay = 1, pf = true } },
+                       { bn = 128, bm = 64, lay = 1, pf = true },
+                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true }, ud = 4, ua = 2,
+                         uq = 8 },
+                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 16 },
+                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 8 },
+                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
+                       { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
+                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } } },
               [96] = { { bn = 64, bm = 64 } },
-              [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true }, { bn = 64, bm = 64, lay = 1 },
+              [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
-                        { bn = 64, bm = 32, lay = 1 } },
+                        { bn = 64, bm = 32, lay = 1 },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, uq = 0 },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -121,17 +156,23 @@ local function kvq_plan(dt, d, kind, tu)
     if tu.split then lay = 1; pp = tu.bm + 8 end
     return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm + (tu.pq and tu.bm * p or 0)) * 4,
-             call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d, %s>", d, tu.bn, tu.bm,
-                                            kind_enum[kind], tostring(tu.split or false), lay, tostring(tu.pq or false))
+             call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d, %s%s>", d, tu.bn, tu.bm,
+                                            kind_enum[kind], tostring(tu.split or false), lay, tostring(tu.pq or false),
+                                            (tu.ud or tu.ua or tu.uq) and string.format(", %d, %d, %d", tu.ud or 2,
+                                                                                         tu.ua or 1, tu.uq or 4) or "")
                     or tu.split and string.format("attnb_kvq_f32s<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or lay == 0 and string.format("attnb_kvq_f32<%d, %d, %d, %s>", d, tu.bn, tu.bm, kind_enum[kind])
                     or string.format("attnb_kvq_f32<%d, %d, %d, %s, %d>", d, tu.bn, tu.bm, kind_enum[kind], lay),
-             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s%s%s", tu.bn, tu.bm,
+             shape = string.format("%d keys x %d-query tiles, dQ partials, FFMA%s%s%s%s%s%s", tu.bn, tu.bm,
                                    lay == 1 and ", 8x4-thread warps" or "",
                                    tu.split and ", split roles (S^T + dV | dP^T + dK)" or "",
                                    tu.pf and ", next step's loads under dQ" or "",
                                    tu.pq and " (dQ partial too)" or "",
-                                   (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "") }
+                                   (tu.minb or 1) > 1 and string.format(", %d blocks/SM", tu.minb) or "",
+                                   (tu.ud or tu.ua or tu.uq) and string.format(", unroll %s/%s/%s",
+                                     tu.ud == 0 and "pipelined" or tostring(tu.ud or 2),
+                                     tu.ua == 0 and "pipelined" or tostring(tu.ua or 1),
+                                     tu.uq == 0 and "pipelined" or tostring(tu.uq or 4)) or "") }
   end
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)

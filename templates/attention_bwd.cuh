@@ -794,24 +794,58 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
 
 /* acc[i][c] += A[row ty + GY i] . B[row tx + GX c] over D (pitch P); GX x
    GY: the thread grid (16 x 16 unless given). */
-template <int TR, int TC, int D, int P, int GY = 16, int GX = 16>
+template <int TR, int TC, int D, int P, int GY = 16, int GX = 16, int UD = 2>
 __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, const float *B, int ty, int tx)
 {
-#pragma unroll 2
-    for (int d = 0; d < D; d += 4) {
-        float4 bv[TC];
+    if constexpr (UD == 0) {
+        /* software-pipelined: the next 4 columns' vectors are loaded while
+           this step's FMAs run (two register stages); the same FMAs in the
+           same order as below (the same bits) */
+        float4 av[2][TR], bv[2][TC];
+#pragma unroll
+        for (int i = 0; i < TR; i++)
+            av[0][i] = *(const float4 *)&A[(ty + GY * i) * P];
 #pragma unroll
         for (int c = 0; c < TC; c++)
-            bv[c] = *(const float4 *)&B[(tx + GX * c) * P + d];
+            bv[0][c] = *(const float4 *)&B[(tx + GX * c) * P];
 #pragma unroll
-        for (int i = 0; i < TR; i++) {
-            const float4 av = *(const float4 *)&A[(ty + GY * i) * P + d];
+        for (int d = 0; d < D; d += 4) {
+            const int cur = (d / 4) & 1;
+            if (d + 4 < D) {
 #pragma unroll
-            for (int c = 0; c < TC; c++) {
-                acc[i][c] = fmaf(av.x, bv[c].x, acc[i][c]);
-                acc[i][c] = fmaf(av.y, bv[c].y, acc[i][c]);
-                acc[i][c] = fmaf(av.z, bv[c].z, acc[i][c]);
-                acc[i][c] = fmaf(av.w, bv[c].w, acc[i][c]);
+                for (int i = 0; i < TR; i++)
+                    av[cur ^ 1][i] = *(const float4 *)&A[(ty + GY * i) * P + d + 4];
+#pragma unroll
+                for (int c = 0; c < TC; c++)
+                    bv[cur ^ 1][c] = *(const float4 *)&B[(tx + GX * c) * P + d + 4];
+            }
+#pragma unroll
+            for (int i = 0; i < TR; i++)
+#pragma unroll
+                for (int c = 0; c < TC; c++) {
+                    acc[i][c] = fmaf(av[cur][i].x, bv[cur][c].x, acc[i][c]);
+                    acc[i][c] = fmaf(av[cur][i].y, bv[cur][c].y, acc[i][c]);
+                    acc[i][c] = fmaf(av[cur][i].z, bv[cur][c].z, acc[i][c]);
+                    acc[i][c] = fmaf(av[cur][i].w, bv[cur][c].w, acc[i][c]);
+                }
+        }
+    } else {
+#pragma unroll(UD > 0 ? UD : 1)
+        for (int d = 0; d < D; d += 4) {
+            float4 bv[TC];
+#pragma unroll
+            for (int c = 0; c < TC; c++)
+                bv[c] = *(const float4 *)&B[(tx + GX * c) * P + d];
+#pragma unroll
+            for (int i = 0; i < TR; i++) {
+                const float4 av = *(const float4 *)&A[(ty + GY * i) * P + d];
+#pragma unroll
+                for (int c = 0; c < TC; c++) {
+                    acc[i][c] = fmaf(av.x, bv[c].x, acc[i][c]);
+                    acc[i][c] = fmaf(av.y, bv[c].y, acc[i][c]);
+                    acc[i][c] = fmaf(av.z, bv[c].z, acc[i][c]);
+                    acc[i][c] = fmaf(av.w, bv[c].w, acc[i][c]);
+                }
             }
         }
     }
@@ -819,30 +853,69 @@ __device__ __forceinline__ void f32_dots(float (&acc)[TR][TC], const float *A, c
 
 /* acc[i][d][e] += sum_k W[row ty + GY i][k] X[k][VW (tx + GX d) + e] for
    k < K (W pitch PW, X pitch P). */
-template <int TR, int K, int PW, int NV, int VW, int P, int GY = 16, int GX = 16>
+template <int TR, int K, int PW, int NV, int VW, int P, int GY = 16, int GX = 16, int UA = 1>
 __device__ __forceinline__ void f32_acc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
-#pragma unroll 1
-    for (int c = 0; c < K; c += 4) {
-        float4 wv[TR];
+    if constexpr (UA == 0) {
+        /* software-pipelined: W's next 4 columns and X's next row are loaded
+           while this one's FMAs run (two register stages each); the same FMAs
+           in the same order as below (the same bits) */
+        float4 wv[2][TR];
+        vec xv[2][NV];
 #pragma unroll
         for (int i = 0; i < TR; i++)
-            wv[i] = *(const float4 *)&W[(ty + GY * i) * PW + c];
+            wv[0][i] = *(const float4 *)&W[(ty + GY * i) * PW];
 #pragma unroll
-        for (int cc = 0; cc < 4; cc++) {
-            vec xv[NV];
+        for (int d = 0; d < NV; d++)
+            xv[0][d] = *(const vec *)&X[VW * (tx + GX * d)];
 #pragma unroll
-            for (int d = 0; d < NV; d++)
-                xv[d] = *(const vec *)&X[(c + cc) * P + VW * (tx + GX * d)];
+        for (int c = 0; c < K; c += 4) {
+            const int cw = (c / 4) & 1;
+            if (c + 4 < K)
 #pragma unroll
-            for (int i = 0; i < TR; i++) {
-                const float w = kg_attn::fvec<4>::at(wv[i], cc);
+                for (int i = 0; i < TR; i++)
+                    wv[cw ^ 1][i] = *(const float4 *)&W[(ty + GY * i) * PW + c + 4];
+#pragma unroll
+            for (int cc = 0; cc < 4; cc++) {
+                const int k = c + cc, cx = k & 1;
+                if (k + 1 < K)
+#pragma unroll
+                    for (int d = 0; d < NV; d++)
+                        xv[cx ^ 1][d] = *(const vec *)&X[(k + 1) * P + VW * (tx + GX * d)];
+#pragma unroll
+                for (int i = 0; i < TR; i++) {
+                    const float w = kg_attn::fvec<4>::at(wv[cw][i], cc);
+#pragma unroll
+                    for (int d = 0; d < NV; d++)
+#pragma unroll
+                        for (int e = 0; e < VW; e++)
+                            acc[i][d][e] = fmaf(w, kg_attn::fvec<VW>::at(xv[cx][d], e), acc[i][d][e]);
+                }
+            }
+        }
+    } else {
+#pragma unroll(UA > 0 ? UA : 1)
+        for (int c = 0; c < K; c += 4) {
+            float4 wv[TR];
+#pragma unroll
+            for (int i = 0; i < TR; i++)
+                wv[i] = *(const float4 *)&W[(ty + GY * i) * PW + c];
+#pragma unroll
+            for (int cc = 0; cc < 4; cc++) {
+                vec xv[NV];
 #pragma unroll
                 for (int d = 0; d < NV; d++)
+                    xv[d] = *(const vec *)&X[(c + cc) * P + VW * (tx + GX * d)];
 #pragma unroll
-                    for (int e = 0; e < VW; e++)
-                        acc[i][d][e] = fmaf(w, kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+                for (int i = 0; i < TR; i++) {
+                    const float w = kg_attn::fvec<4>::at(wv[i], cc);
+#pragma unroll
+                    for (int d = 0; d < NV; d++)
+#pragma unroll
+                        for (int e = 0; e < VW; e++)
+                            acc[i][d][e] = fmaf(w, kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+                }
             }
         }
     }
@@ -916,7 +989,7 @@ template <int L> __device__ __forceinline__ void f32_txy(int tid, int &tx, int &
    (mbase: that head's mask) and the block's keys n0.. (K, V): P^T and dS^T
    into shared memory (left there for kvq's dQ), a block barrier, then
    dv += P^T dout, dk += dS^T Q. */
-template <int D, int BN, int BM, int KIND, int L = 0>
+template <int D, int BN, int BM, int KIND, int L = 0, int UD = 2, int UA = 1>
 __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
                                                const float *mbase, int n0, int m0, bool check, bool causal,
                                                float (&dv)[BN / 16][f32_shape<D>::NV][f32_shape<D>::VW],
@@ -932,8 +1005,8 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
 #pragma unroll
         for (int c = 0; c < TM; c++)
             s[i][c] = dp[i][c] = 0.f;
-    f32_dots<TN, TM, D, P>(s, sm.sK, sm.sQ, ty, tx);
-    f32_dots<TN, TM, D, P>(dp, sm.sV, sm.sO, ty, tx);
+    f32_dots<TN, TM, D, P, 16, 16, UD>(s, sm.sK, sm.sQ, ty, tx);
+    f32_dots<TN, TM, D, P, 16, 16, UD>(dp, sm.sV, sm.sO, ty, tx);
 #pragma unroll
     for (int i = 0; i < TN; i++)
 #pragma unroll
@@ -949,8 +1022,8 @@ __device__ __forceinline__ void kv_f32_compute(const kg_attnb_params &p, const f
             sm.sS[kl * PP + ql] = pr * (dp[i][c] - sm.sDl[ql]);
         }
     __syncthreads();
-    f32_acc<TN, BM, PP, NV, VW, P>(dv, sm.sP, sm.sO, ty, tx);
-    f32_acc<TN, BM, PP, NV, VW, P>(dk, sm.sS, sm.sQ, ty, tx);
+    f32_acc<TN, BM, PP, NV, VW, P, 16, 16, UA>(dv, sm.sP, sm.sO, ty, tx);
+    f32_acc<TN, BM, PP, NV, VW, P, 16, 16, UA>(dk, sm.sS, sm.sQ, ty, tx);
 }
 
 /* The loads of one step of the f32 kv walk: query rows m0.. of one head
@@ -1075,25 +1148,54 @@ __device__ __forceinline__ void f32_acc_t(float (&acc)[TR][NV][VW], const float 
 
 /* f32_acc_t for rows TR ty + i of acc (TR = 2 or 4): a thread's W values of
    one k are adjacent, one vector load. */
-template <int TR, int K, int PW, int NV, int VW, int P>
+template <int TR, int K, int PW, int NV, int VW, int P, int UQ = 4>
 __device__ __forceinline__ void f32_acc_tc(float (&acc)[TR][NV][VW], const float *W, const float *X, int ty, int tx)
 {
     typedef typename kg_attn::fvec<VW>::t vec;
     typedef typename kg_attn::fvec<TR>::t wvec;
-#pragma unroll 4
-    for (int c = 0; c < K; c++) {
-        const wvec w = *(const wvec *)&W[c * PW + TR * ty];
-        vec xv[NV];
+    if constexpr (UQ == 0) {
+        /* software-pipelined: the next k's vectors are loaded while this
+           one's FMAs run; the same FMAs in the same order as below */
+        wvec w[2];
+        vec xv[2][NV];
+        w[0] = *(const wvec *)&W[TR * ty];
 #pragma unroll
         for (int d = 0; d < NV; d++)
-            xv[d] = *(const vec *)&X[c * P + VW * (tx + 16 * d)];
+            xv[0][d] = *(const vec *)&X[VW * (tx + 16 * d)];
 #pragma unroll
-        for (int i = 0; i < TR; i++)
+        for (int c = 0; c < K; c++) {
+            const int cur = c & 1;
+            if (c + 1 < K) {
+                w[cur ^ 1] = *(const wvec *)&W[(c + 1) * PW + TR * ty];
+#pragma unroll
+                for (int d = 0; d < NV; d++)
+                    xv[cur ^ 1][d] = *(const vec *)&X[(c + 1) * P + VW * (tx + 16 * d)];
+            }
+#pragma unroll
+            for (int i = 0; i < TR; i++)
+#pragma unroll
+                for (int d = 0; d < NV; d++)
+#pragma unroll
+                    for (int e = 0; e < VW; e++)
+                        acc[i][d][e] = fmaf(kg_attn::fvec<TR>::at(w[cur], i), kg_attn::fvec<VW>::at(xv[cur][d], e),
+                                            acc[i][d][e]);
+        }
+    } else {
+#pragma unroll(UQ > 0 ? UQ : 1)
+        for (int c = 0; c < K; c++) {
+            const wvec w = *(const wvec *)&W[c * PW + TR * ty];
+            vec xv[NV];
 #pragma unroll
             for (int d = 0; d < NV; d++)
+                xv[d] = *(const vec *)&X[c * P + VW * (tx + 16 * d)];
 #pragma unroll
-                for (int e = 0; e < VW; e++)
-                    acc[i][d][e] = fmaf(kg_attn::fvec<TR>::at(w, i), kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+            for (int i = 0; i < TR; i++)
+#pragma unroll
+                for (int d = 0; d < NV; d++)
+#pragma unroll
+                    for (int e = 0; e < VW; e++)
+                        acc[i][d][e] = fmaf(kg_attn::fvec<TR>::at(w, i), kg_attn::fvec<VW>::at(xv[d], e), acc[i][d][e]);
+        }
     }
 }
 
@@ -1132,7 +1234,7 @@ __device__ __forceinline__ void kvq_f32_dq_in(const float *src, int m0, int sq, 
 
 /* The rest of a step's dQ: dq += dS K, from the dS^T and K tiles in shared
    memory, back to the partial (rows m0..). */
-template <int D, int BN, int BM, int L>
+template <int D, int BN, int BM, int L, int UQ = 4>
 __device__ __forceinline__ void kvq_f32_dq_run(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm,
                                                float *part, int m0, int ty, int tx,
                                                float (&dq)[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW])
@@ -1141,7 +1243,7 @@ __device__ __forceinline__ void kvq_f32_dq_run(const kg_attnb_params &p, const f
     constexpr int VW = f32_shape<D>::VW, NV = f32_shape<D>::NV;
     constexpr bool CR = L != 0;
     if (CR)
-        f32_acc_tc<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
+        f32_acc_tc<TM, BN, PP, NV, VW, P, UQ>(dq, sm.sS, sm.sK, ty, tx);
     else
         f32_acc_t<TM, BN, PP, NV, VW, P>(dq, sm.sS, sm.sK, ty, tx);
     f32_store<TM, NV, VW, CR>(dq, part, D, m0, p.sq, 1.f, ty, tx);
@@ -1151,13 +1253,13 @@ __device__ __forceinline__ void kvq_f32_dq_run(const kg_attnb_params &p, const f
    L = 1: m0 + TM ty + i) = the lane's partial so far (0 in the lane's first
    key block) + dS K, from the dS^T and K tiles in shared memory, back to the
    partial. */
-template <int D, int BN, int BM, int L>
+template <int D, int BN, int BM, int L, int UQ = 4>
 __device__ __forceinline__ void kvq_f32_dq(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, L> &sm, float *part,
                                            int m0, bool first, int ty, int tx)
 {
     float dq[BM / 16][f32_shape<D>::NV][f32_shape<D>::VW];
     kvq_f32_dq_in<D, BM, L, false>(part, m0, p.sq, first, ty, tx, dq);
-    kvq_f32_dq_run<D, BN, BM, L>(p, sm, part, m0, ty, tx, dq);
+    kvq_f32_dq_run<D, BN, BM, L, UQ>(p, sm, part, m0, ty, tx, dq);
 }
 
 /* The end of a key block of the f32 kvq walk (attnb_kvq_f32, and
@@ -1299,7 +1401,7 @@ template <int TR, int NV, int VW> __device__ __forceinline__ void f32_zero(float
    memory: x = S^T (first half: dotA K, dotB Q) or dP^T (second: V, dout),
    keys ky + 16 i x queries qx + 8 c. (A step in one function instead of
    this and kvs_f32_update changed attnb_kvq_f32p's mask kernels' code.) */
-template <int D, int BN, int BM>
+template <int D, int BN, int BM, int UD = 2>
 __device__ __forceinline__ void kvs_f32_dots(float (&x)[kvs_f32_shape<D, BN, BM>::TND][kvs_f32_shape<D, BN, BM>::TMD],
                                              const float *dotA, const float *dotB, int ky, int qx)
 {
@@ -1309,7 +1411,7 @@ __device__ __forceinline__ void kvs_f32_dots(float (&x)[kvs_f32_shape<D, BN, BM>
 #pragma unroll
         for (int cc = 0; cc < TMD; cc++)
             x[i][cc] = 0.f;
-    f32_dots<TND, TMD, D, D + 4, 16, 8>(x, dotA, dotB, ky, qx);
+    f32_dots<TND, TMD, D, D + 4, 16, 8, UD>(x, dotA, dotB, ky, qx);
 }
 
 /* The rest of a split-role step, with the rows' lse2, delta in shared
@@ -1317,7 +1419,7 @@ __device__ __forceinline__ void kvs_f32_dots(float (&x)[kvs_f32_shape<D, BN, BM>
    (first half); a barrier; dS^T = P^T (x - delta) (second half, x = dP^T);
    a barrier; acc += accW^T accX (dV += P^T dout, first half; dK += dS^T Q,
    second). */
-template <int D, int BN, int BM, int KIND>
+template <int D, int BN, int BM, int KIND, int UA = 1>
 __device__ __forceinline__ void kvs_f32_update(const kg_attnb_params &p, const f32_kv_smem<D, BN, BM, 1> &sm,
                                                const float *mbase, int n0, int m0, bool check, bool causal, int half,
                                                int ky, int qx,
@@ -1356,7 +1458,7 @@ __device__ __forceinline__ void kvs_f32_update(const kg_attnb_params &p, const f
             }
     }
     __syncthreads();
-    f32_acc<S::TRA, BM, PP, S::NVA, S::VWA, D + 4, S::GYA, S::GXA>(acc, accW, accX, ay, ax);
+    f32_acc<S::TRA, BM, PP, S::NVA, S::VWA, D + 4, S::GYA, S::GXA, UA>(acc, accW, accX, ay, ax);
 }
 
 /* The end of a key block of the split-role walk: the first half's dV, the

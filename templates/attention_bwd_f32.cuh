@@ -44,7 +44,7 @@ __device__ __forceinline__ void kvp_f32_issue(const kg_attnb_params &p, const f3
 /* PQ: the next step's dQ partial rows are loaded with its Q and dout
    (cp.async into shared memory after the rows, BM x (D + 4) floats more)
    instead of read from global memory at the start of its dQ. */
-template <int D, int BN, int BM, int KIND, bool SR, int L = 1, bool PQ = false>
+template <int D, int BN, int BM, int KIND, bool SR, int L = 1, bool PQ = false, int UD = 2, int UA = 1, int UQ = 4>
 __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
 {
     constexpr int LL = SR ? 1 : L;
@@ -100,11 +100,11 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
             __syncthreads(); /* this step's tiles and rows are in */
             if constexpr (SR) {
                 float x[S::TND][S::TMD];
-                kvs_f32_dots<D, BN, BM>(x, dotA, dotB, ky, qx);
-                kvs_f32_update<D, BN, BM, KIND>(p, sm, mbase, n0, m0, check, causal, half, ky, qx, x, ay, ax, accW,
-                                                accX, acc);
+                kvs_f32_dots<D, BN, BM, UD>(x, dotA, dotB, ky, qx);
+                kvs_f32_update<D, BN, BM, KIND, UA>(p, sm, mbase, n0, m0, check, causal, half, ky, qx, x, ay, ax, accW,
+                                                    accX, acc);
             } else {
-                kv_f32_compute<D, BN, BM, KIND, LL>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
+                kv_f32_compute<D, BN, BM, KIND, LL, UD, UA>(p, sm, mbase, n0, m0, check, causal, dv, dk, tid);
             }
             float dqr[BM / 16][NV][VW];
             if (PQ)
@@ -116,9 +116,9 @@ __device__ __forceinline__ void attnb_kvq_f32p(const kg_attnb_params &p)
                 kvp_f32_issue<D, BN, BM, LL, PQ>(p, sm, b, hn, c, first, mn, tid, lse2, dl);
             }
             if (PQ)
-                kvq_f32_dq_run<D, BN, BM, LL>(p, sm, part, m0, ty, tx, dqr);
+                kvq_f32_dq_run<D, BN, BM, LL, UQ>(p, sm, part, m0, ty, tx, dqr);
             else
-                kvq_f32_dq<D, BN, BM, LL>(p, sm, part, m0, first, ty, tx);
+                kvq_f32_dq<D, BN, BM, LL, UQ>(p, sm, part, m0, first, ty, tx);
             if (more && tid < BM)
                 sm.sL[tid] = lse2, sm.sDl[tid] = dl;
         }

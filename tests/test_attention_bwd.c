@@ -1156,7 +1156,7 @@ Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases
 
 /* The f32 kvq kernels that load a step's Q and dout tiles (and rows)
    during the previous step's dQ (attnb_kvq_f32p) are the defaults (D128:
-   the dQ partial's rows too; D64: without the causal rule); tuning 2 is the
+   the dQ partial's rows too; D64: under every mask kind); tuning 2 is the
    plain kernel that was the default before (loads at each step's start),
    tuning 3 the prefetching one under every mask kind. Each forced: the
    cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes of
@@ -1200,6 +1200,23 @@ Test(attention_bwd, f32_plain_kernel_d64) { prefetch_cases("2", 64); }
 Test(attention_bwd, f32_plain_kernel_d128) { prefetch_cases("2", 128); }
 Test(attention_bwd, f32_prefetch_kernel_every_kind_d64) { prefetch_cases("3", 64); }
 Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("3", 128); }
+
+/* The f32 kvq tunings that differ from the default only in the loops'
+   unroll factors or pipelining (ud, ua, uq of gen/attention_bwd.lua; D64
+   tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30, no
+   unroll options, D64 without prefetching under the causal rule): the cases
+   of prefetch_cases, the default's bits. */
+Test(attention_bwd, f32_unroll_tuning_4_d64) { prefetch_cases("4", 64); }
+Test(attention_bwd, f32_unroll_tuning_5_d64) { prefetch_cases("5", 64); }
+Test(attention_bwd, f32_unroll_tuning_6_d64) { prefetch_cases("6", 64); }
+Test(attention_bwd, f32_unroll_tuning_5_d128) { prefetch_cases("5", 128); }
+Test(attention_bwd, f32_unroll_tuning_6_d128) { prefetch_cases("6", 128); }
+Test(attention_bwd, f32_unroll_tuning_7_d128) { prefetch_cases("7", 128); }
+Test(attention_bwd, f32_unroll_tuning_7_d64) { prefetch_cases("7", 64); }
+Test(attention_bwd, f32_unroll_tuning_8_d64) { prefetch_cases("8", 64); }
+Test(attention_bwd, f32_unroll_tuning_8_d128) { prefetch_cases("8", 128); }
+Test(attention_bwd, f32_unroll_tuning_9_d64) { prefetch_cases("9", 64); }
+Test(attention_bwd, f32_unroll_tuning_9_d128) { prefetch_cases("9", 128); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
