@@ -362,7 +362,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t nblocks = blocks * sp.splits;
     int smem = e->smem;
     const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
-    const int spread = sf > 0 || (sf == 0 && ctx->cc_major == 9 && ctx->cc_minor == 0 && nblocks <= ctx->sm_count);
+    const int spread = ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
     if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
         smem = (114 << 10) + 1;
     __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
