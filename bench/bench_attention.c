@@ -12,7 +12,12 @@
  * Sk kind", kind one of prefill / decode / sweep (the seeded prefill sweep)>
  * to run a subset; KG_BENCH_VARIANTS=1 times every variant of each prefill
  * row (=hopper: the Hopper ones only); KG_BENCH_SWEEP_SEED and
- * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size.
+ * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
+ * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
+ * decode sweep (its rows' names also hold "dseed"); KG_BENCH_DEC_SPREAD=1
+ * times short-query rows again with the one-block-per-multiprocessor
+ * padding off and on, KG_BENCH_SPLITS
+ * and KG_BENCH_COMBINE with other splits and merges.
  */
 #include <math.h>
 #include <stdint.h>
@@ -198,7 +203,7 @@ int main(void)
     kg_context *ctx = bench_open("bench_attention");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
-    bcase cases[160];
+    bcase cases[200];
     int nc = 0;
     const kg_dtype tc[2] = {KG_BF16, KG_F16};
     for (int t = 0; t < 2; t++)
@@ -241,10 +246,14 @@ int main(void)
     cases[nc++] = (bcase){KG_BF16, 8, 32, 1, 16, 8192, 128, 1}; /* MQA speculative rows */
     /* a seeded sweep of decode shapes (bf16/f16, Sq 1, D 64/128, any group,
        B 1..64, Sk 4k..32k, K+V 16 MB..1 GB) for the worst ratio to cuDNN */
+    const int dseed0 = nc; /* rows dseed0.. dseed1 are the decode sweep's ("dseed" in their filter names) */
     {
-        uint64_t sr = 777;
+        /* KG_BENCH_DEC_SEED / KG_BENCH_DEC_N (at most 24): another seed, more shapes */
+        const char *se = getenv("KG_BENCH_DEC_SEED"), *sn = getenv("KG_BENCH_DEC_N");
+        uint64_t sr = se ? strtoull(se, NULL, 10) : 777;
+        const int count = sn && atoi(sn) > 0 && atoi(sn) <= 24 ? atoi(sn) : 12;
         const int hkvs[] = {1, 2, 4, 8, 16, 32}, groups[] = {1, 4, 8, 16, 32}, bs[] = {1, 2, 4, 8, 16, 32, 64};
-        for (int n = 0; n < 12;) {
+        for (int n = 0; n < count;) {
             const int hkv = hkvs[kt_next(&sr) % 6], g = groups[kt_next(&sr) % 5], B = bs[kt_next(&sr) % 7];
             const int Sk = 4096 + (int)(kt_next(&sr) % 28673), D = kt_next(&sr) % 3 ? 128 : 64;
             const double kv = 4.0 * B * hkv * (double)Sk * D;
@@ -254,6 +263,7 @@ int main(void)
             n++;
         }
     }
+    const int dseed1 = nc;
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 4096, 128, 1};
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 32768, 128, 1};
     cases[nc++] = (bcase){KG_BF16, 1, 64, 8, 512, 16384, 128, 1};
@@ -297,7 +307,8 @@ int main(void)
                  Hq, Hkv, Sq, Sk,
                  ci >= sweep0 ? "sweep "
                  : Sq > 16    ? "prefill "
-                              : "decode ");
+                 : ci >= dseed0 && ci < dseed1 ? "decode dseed "
+                                               : "decode ");
         if (filter && !matches(name, filter))
             continue;
         const size_t es = kg_dtype_size(dt);
@@ -371,6 +382,20 @@ int main(void)
                 x = e ? e + 1 : x + strlen(x);
             }
             kg_test_force_attn_splits(ctx, 0);
+            printf("\n");
+        }
+        /* $KG_BENCH_DEC_SPREAD=1: short-query rows again with the launch's
+           one-block-per-multiprocessor padding forced off and on */
+        const char *spr = getenv("KG_BENCH_DEC_SPREAD");
+        if (spr && atoi(spr) == 1 && is_decode_variant(variant)) {
+            printf("      spread (runtime's %s):", kg_test_last_attn_dec_spread() ? "on" : "off");
+            for (int on = 0; on < 2; on++) {
+                kg_test_attn_dec_spread(on ? 1 : -1);
+                run(&c);
+                printf(" %s%s %.1f", on ? "on" : "off", kg_test_last_attn_dec_spread() == on ? "" : "(not taken)",
+                       bench_time_us(ctx, run, &c, inner, 5));
+            }
+            kg_test_attn_dec_spread(0);
             printf("\n");
         }
         /* $KG_BENCH_COMBINE: the other merge forced (fused in the last block /

@@ -280,6 +280,14 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     return KG_OK;
 }
 
+/* kg_test_attn_dec_spread (a test and benchmark hook, process-wide): 1 or
+   -1 forces the decode launch's one-block-per-multiprocessor padding (below)
+   on or off; 0 the runtime's choice. */
+static int dec_spread_force, dec_spread_last;
+
+void kg_test_attn_dec_spread(int on) { __atomic_store_n(&dec_spread_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_spread(void) { return __atomic_load_n(&dec_spread_last, __ATOMIC_RELAXED); }
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -347,12 +355,23 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
-    st = raise_smem(ctx, e->kernel, e->smem);
+    /* A grid of at most one block per multiprocessor whose blocks would fit
+       two to a multiprocessor (228 KB of shared memory, compute capability
+       9.0) asks for more than half of it, so that the hardware scheduler
+       cannot put two blocks on one multiprocessor and leave another idle. */
+    const int64_t nblocks = blocks * sp.splits;
+    int smem = e->smem;
+    const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
+    const int spread = ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
+    if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
+        smem = (114 << 10) + 1;
+    __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
+    st = raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
     void *argv[1] = {p};
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)e->smem);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {

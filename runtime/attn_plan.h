@@ -46,5 +46,12 @@ KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, in
    D >= 128); whether the last launch took the heaviest-first order. */
 KG_API void kg_test_attn_order(kg_context *ctx, int on);
 KG_API int kg_test_last_attn_order(const kg_context *ctx);
+/* The decode launch's padding of its shared memory to one block per
+   multiprocessor (compute capability 9.0 only: its 228 KB), process-wide: 1
+   always where two would fit, -1 never, 0 the runtime's choice (grids of at
+   most one block per multiprocessor); whether the last decode launch
+   padded. */
+KG_API void kg_test_attn_dec_spread(int on);
+KG_API int kg_test_last_attn_dec_spread(void);
 
 #endif

@@ -568,6 +568,50 @@ Test(attention, decode_short_queries_every_head_dim)
         }
 }
 
+/* The decode launch's one-block-per-multiprocessor padding of its shared
+   memory (kg_test_attn_dec_spread) forced off and on, on grids below and
+   above one block per multiprocessor, every decode variant and head dim:
+   keys ending inside a tile, causal Sq 4, masks, [B,S,H,D], forced splits. */
+Test(attention, decode_spread_padding_off_and_on)
+{
+    const int vs[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    const int sm90 = major == 9 && minor == 0; /* the padding's devices */
+    for (int j = 0; j < 5; j++) {
+        const kg_dtype dt = j % 2 ? KG_F16 : KG_BF16;
+        acase few = {dt, 2, 8, 2, 1, 3000 + 17 * j, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
+        acase sq4 = {dt, 1, 16, 2, 4, 1500 + 3 * j, DIMS[j], 1, MASK_NONE, 0, 0, 0.f};
+        acase many = {dt, 40, 8, 4, 1, 300, DIMS[j], 0, MASK_NONE, 0, 0, 0.f};
+        acase msk = {dt, 2, 6, 2, 3, 301, DIMS[j], j % 2, MASK_RANDOM, 4, 0, 0.f};
+        acase bshd = {dt, 1, 8, 1, 4, 777, DIMS[j], 1, MASK_NONE, 0, 1, 0.f};
+        cr_assert_eq(kg_attn_dims[j], DIMS[j]); /* DIMS is kg_attn_dims' order */
+        for (int on = 0; on < 2; on++) {
+            if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            kg_test_attn_dec_spread(on ? 1 : -1);
+            run_case_once(&few);
+            cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE);
+            /* forced on, it pads where two blocks would fit (every head dim but 256) */
+            cr_assert_eq(kg_test_last_attn_dec_spread(), sm90 && on && DIMS[j] != 256, "D %d spread %d", DIMS[j], on);
+            run_case_once(&many);
+            for (int v = 0; v < 3; v++) {
+                if (kg_attn_table[vs[v]][dt][j][KG_ATTN_CAUSAL].threads == 0)
+                    continue;
+                kg_test_force_attn_variant(ctx, vs[v]);
+                run_case_once(&sq4);
+                kg_test_force_attn_splits(ctx, 3);
+                run_case_once(&sq4);
+                run_case_once(&msk);
+                run_case_once(&bshd);
+                kg_test_force_attn_splits(ctx, 0);
+            }
+            kg_test_force_attn_variant(ctx, -1);
+        }
+    }
+    kg_test_attn_dec_spread(0);
+}
+
 /* Sq 1..16 against Sk 1..33000 (54 cases), in four tests (query lengths
    1-2, 3-5, 8, 16), so that a GPU run can take them in parallel processes */
 static void decode_lengths(int a0, int count)
