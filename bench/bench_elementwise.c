@@ -18,8 +18,9 @@
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
  * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR,
- * KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..." launches only the named
- * permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
+ * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
+ * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  */
 #include <math.h>
 #include <string.h>
@@ -362,7 +363,7 @@ static void sweep(kg_context *ctx, void *A, void *B, void *O, int even)
     double worst = 1e9;
     char worst_at[64] = "";
     int below = 0;
-    const int ncase = 24;
+    const int ncase = getenv("KG_EW_BENCH_SWEEP_N") ? atoi(getenv("KG_EW_BENCH_SWEEP_N")) : 24; /* a wider sweep */
     for (int i = 0; i < ncase; i++) {
         const int nd = 2 + (int)(kt_next(&rng) % 4);
         const kg_dtype dt = i % 2 ? KG_BF16 : KG_F32;
@@ -458,6 +459,8 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, atoi(getenv("KG_EW_TPERM_WORDS")));
     if (getenv("KG_EW_TPERM_FULL")) /* 0: tperm's whole tiles keep their predicates */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_FULL, atoi(getenv("KG_EW_TPERM_FULL")));
+    if (getenv("KG_EW_TPERM_DIVISORS")) /* 0: tperm splits a long side by powers of 2 only */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_DIVISORS, atoi(getenv("KG_EW_TPERM_DIVISORS")));
     if (getenv("KG_EW_ROWSV")) /* 0, 1, 2: copies of rows kept in place by realigned 16-byte chunks */
         kg_test_ew_tune(KG_EW_TUNE_ROWSV, atoi(getenv("KG_EW_ROWSV")));
     if (getenv("KG_EW_ROWSV_MIN_BYTES")) /* ... for rows of at least that many bytes */

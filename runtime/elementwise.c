@@ -67,6 +67,9 @@ static int tperm_pair = 1;
 static int tperm_words = 1;
 /* tperm's passes of whole tiles without predicates (kg_tperm.h full) */
 static int tperm_full = 1;
+/* tperm's split of a long side for a short one tries other divisors than
+   powers of 2 (KG_EW_TUNE_TPERM_DIVISORS) */
+static int tperm_divisors = 1;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -389,7 +392,24 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
                 if (nn * 100 >= (int64_t)tperm_fill * tiles * T)
                     break;
             }
-            if (f > L->size[d] || L->size[d] % f || n[1 - a] / f < T)
+            int split = f <= L->size[d] && L->size[d] % f == 0 && n[1 - a] / f >= T;
+            /* no power of 2 fills it (an odd long side) and the short axis is
+               j, shorter than a tile (the input's rows): the smallest other
+               divisor up to 2T that fills it (H200 run r4 of 2026-12-02,
+               same run: bf16 [847,891,29] p2.0.1 add 35.8 -> 61.2% of copy,
+               [1043,875,25] copy 38.4 -> 51.5, f32 [1106,942,22] 58.0 ->
+               67.0; a short c lost, 41 x 532385^T bf16 55.3 -> 50.2, and so
+               did splits for the fill of axes longer than a tile, -2 to -12) */
+            for (int64_t g = 3; !split && tperm_divisors && a == KG_TP_J && n[a] < T && g <= 2 * T; g++) {
+                if ((g & (g - 1)) == 0 || g > L->size[d] || L->size[d] % g || n[1 - a] / g < T)
+                    continue;
+                const int64_t nn = n[a] * g, tiles = (nn + T - 1) / T;
+                if (nn * 100 >= (int64_t)tperm_fill * tiles * T) {
+                    f = g;
+                    split = 1;
+                }
+            }
+            if (!split)
                 break;
             const int nd_ = L->ndim++;
             L->size[d] /= f;
@@ -760,6 +780,8 @@ void kg_test_ew_tune(int what, int value)
         tperm_flat = value != 0;
     else if (what == KG_EW_TUNE_TPERM_JFIRST)
         tperm_jfirst = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_DIVISORS)
+        tperm_divisors = value != 0;
     else if (what == KG_EW_TUNE_TPERM_FULL)
         tperm_full = value != 0;
     else if (what == KG_EW_TUNE_TPERM_WORDS)

@@ -75,6 +75,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      elements as 32-bit pairs where kg_ew_tperm_words_ok; 0 = never;
    KG_EW_TUNE_TPERM_FULL: 1 (the default) = tperm runs passes of whole tiles
      without predicates (elements of at most 2 bytes, mapping 1); 0 = never;
+   KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the
+     long side fills the tiles of a j axis shorter than a tile, tperm splits
+     off the smallest other divisor up to 2T that does; 0 = powers of 2 only;
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -95,7 +98,8 @@ enum {
     KG_EW_TUNE_ROWSV,
     KG_EW_TUNE_ROWSV_MIN_BYTES,
     KG_EW_TUNE_TPERM_WORDS,
-    KG_EW_TUNE_TPERM_FULL
+    KG_EW_TUNE_TPERM_FULL,
+    KG_EW_TUNE_TPERM_DIVISORS
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

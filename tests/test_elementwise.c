@@ -918,6 +918,7 @@ static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perms(op, dt, odt, 3, S(3, 131, 67));     /* several tiles along c and j, a short batch dim */
     check_perms(op, dt, odt, 2, S(33, 2048));       /* one short side: part of the long one moves over */
     check_perms(op, dt, odt, 2, S(1536, 11));
+    check_perms(op, dt, odt, 2, S(25, 1155)); /* an odd long side: 5 of its 1155 move over */
 }
 
 typedef struct {
@@ -1433,7 +1434,8 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
         int64_t s[5];
     } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},     {3, {64, 8, 64}},        {4, {3, 70, 5, 67}},
                   {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}},
-                  {2, {33, 2048}},        {2, {1536, 11}},     {3, {5, 33, 1024}}};
+                  {2, {33, 2048}},        {2, {1536, 11}},     {3, {5, 33, 1024}},  {2, {25, 1155}},
+                  {3, {3, 29, 2541}}};
     static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
     const int fills[] = {90, 1, 100};
     for (int fi = 0; fi < 3; fi++) {
@@ -1483,8 +1485,10 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
               tp.n[0], tp.nd[0], tp.n[1], tp.nd[1]);
     /* a transpose with one short side: a power-of-2 part of the long side
        moves over, so both axes fill tiles */
-    const int64_t sides[2][2] = {{33, 2048}, {2048, 33}};
-    for (int i = 0; i < 2; i++) {
+    /* (an odd long side with a short j, the input's rows: a divisor other
+       than a power of 2, 1155 = 5 x 231) */
+    const int64_t sides[3][2] = {{33, 2048}, {2048, 33}, {25, 1155}};
+    for (int i = 0; i < 3; i++) {
         const view at = permuted(2, sides[i], (const int[]){1, 0}), ot = dense(2, sides[i]);
         kg_tensor tat = tview(KT_DEV(0), KG_BF16, &at), tot = tview(KT_DEV(1 << 26), KG_BF16, &ot);
         const kg_tensor *one[1] = {&tat};
