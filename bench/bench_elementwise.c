@@ -18,8 +18,9 @@
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
  * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR,
- * KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..." launches only the named
- * permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
+ * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
+ * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  */
 #include <math.h>
 #include <string.h>
@@ -298,6 +299,8 @@ static void offsets_bench(kg_context *ctx, kg_dtype dt, void *A, void *O)
     }
 }
 
+static void sweep(kg_context *ctx, void *A, void *B, void *O, int even);
+
 static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
 {
     printf("\n%-40s %-5s %11s %9s %9s %8s  %s\n", "permutation (input a = buffer P permuted)", "dtype", "elements",
@@ -346,13 +349,21 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         printf("every permutation of [255,387,259] and [33,64,95,91], %s: worst %.1f%% of copy\n", kg_dtype_name(dt),
                100 * worst);
     }
-    /* seeded sweep: random rank 2-5, random sizes with odd factors (>= 2^24
-       elements), random non-identity permutation, f32 and bf16, copy and add */
-    uint64_t rng = 20261201;
+    sweep(ctx, A, B, O, 0);
+    sweep(ctx, A, B, O, 1);
+}
+
+/* seeded sweep: random rank 2-5, random sizes with odd factors (>= 2^24
+   elements; even: even sizes, seed 20261202, where 2-byte elements pair
+   up into words), random non-identity permutation, f32 and bf16, copy and
+   add */
+static void sweep(kg_context *ctx, void *A, void *B, void *O, int even)
+{
+    uint64_t rng = even ? 20261202 : 20261201;
     double worst = 1e9;
     char worst_at[64] = "";
     int below = 0;
-    const int ncase = 24;
+    const int ncase = getenv("KG_EW_BENCH_SWEEP_N") ? atoi(getenv("KG_EW_BENCH_SWEEP_N")) : 24; /* a wider sweep */
     for (int i = 0; i < ncase; i++) {
         const int nd = 2 + (int)(kt_next(&rng) % 4);
         const kg_dtype dt = i % 2 ? KG_BF16 : KG_F32;
@@ -360,9 +371,9 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         const double base = pow(1.3 * (1 << 24), 1.0 / nd);
         for (int d = 0; d < nd - 1; d++) {
             const double f = 0.25 + (double)(kt_next(&rng) % 1000) / 1000.0 * 3.75;
-            P[d] = ((int64_t)(base * f) | 1);
+            P[d] = even ? ((int64_t)(base * f) & ~(int64_t)1) : ((int64_t)(base * f) | 1);
             if (P[d] < 3)
-                P[d] = 3;
+                P[d] = even ? 4 : 3;
             n *= P[d];
         }
         const int64_t target = (int64_t)(1.3 * (1 << 24));
@@ -371,10 +382,10 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
             for (int d = 1; d < nd - 1; d++)
                 big = P[d] > P[big] ? d : big;
             n /= P[big];
-            P[big] = (P[big] / 2) | 1;
+            P[big] = even ? (P[big] / 2 + 1) & ~(int64_t)1 : (P[big] / 2) | 1;
             n *= P[big];
         }
-        P[nd - 1] = (target / n + 1) | 1;
+        P[nd - 1] = even ? (target / n + 2) & ~(int64_t)1 : (target / n + 1) | 1;
         n *= P[nd - 1];
         int perm[5];
         do {
@@ -396,15 +407,16 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         fill_random(ctx, A, dt, n);
         fill_random(ctx, B, dt, n);
         const double w =
-            perm_case(ctx, i % 4 == 3 ? KG_OP_ADD : KG_OP_COPY, dt, nd, P, perm, A, B, O, -1, " [sweep]");
+            perm_case(ctx, i % 4 == 3 ? KG_OP_ADD : KG_OP_COPY, dt, nd, P, perm, A, B, O, -1,
+                      even ? " [even sweep]" : " [sweep]");
         below += w < 0.85;
         if (w < worst) {
             worst = w;
             snprintf(worst_at, sizeof worst_at, "case %d", i);
         }
     }
-    printf("random permutation sweep (%d cases, seed 20261201): worst %.1f%% of copy (%s), %d below 85%%\n", ncase,
-           100 * worst, worst_at, below);
+    printf("random permutation sweep%s (%d cases, seed %d): worst %.1f%% of copy (%s), %d below 85%%\n",
+           even ? " of even sizes" : "", ncase, even ? 20261202 : 20261201, 100 * worst, worst_at, below);
 }
 
 typedef struct {
@@ -443,6 +455,12 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, atoi(getenv("KG_EW_TPERM_JFIRST")));
     if (getenv("KG_EW_TPERM_PAIR")) /* 0: one tile per pass also for ops of one input of <= 2-byte elements */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_PAIR, atoi(getenv("KG_EW_TPERM_PAIR")));
+    if (getenv("KG_EW_TPERM_WORDS")) /* 0: tperm2 moves 2-byte elements one by one (no 32-bit pairs) */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, atoi(getenv("KG_EW_TPERM_WORDS")));
+    if (getenv("KG_EW_TPERM_FULL")) /* 0: tperm's whole tiles keep their predicates */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FULL, atoi(getenv("KG_EW_TPERM_FULL")));
+    if (getenv("KG_EW_TPERM_DIVISORS")) /* 0: tperm splits a long side by powers of 2 only */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_DIVISORS, atoi(getenv("KG_EW_TPERM_DIVISORS")));
     if (getenv("KG_EW_ROWSV")) /* 0, 1, 2: copies of rows kept in place by realigned 16-byte chunks */
         kg_test_ew_tune(KG_EW_TUNE_ROWSV, atoi(getenv("KG_EW_ROWSV")));
     if (getenv("KG_EW_ROWSV_MIN_BYTES")) /* ... for rows of at least that many bytes */

@@ -34,7 +34,8 @@ def perm_rows(perms, copy, dev, dts):
         tg = nbytes / (time_us(fn, 10) * 1e3)
         print(f"{name:44} {dn:5} {kgbps:9.1f} {100 * kgbps / copy:5.1f}% {tg:10.1f} {100 * tg / copy:5.1f}% "
               f"{kgbps / tg:9.2f}x")
-        group = ("sweep" if "[sweep]" in tag else "tile (before)" if "[tile]" in tag
+        group = ("sweep" if "[sweep]" in tag else "even sweep" if "[even sweep]" in tag
+                 else "tile (before)" if "[tile]" in tag
                  else "forced variant" if "[" in tag else "fixed")
         w = worst.get((group, dn))
         if w is None or kgbps / copy < w[0]:

@@ -116,7 +116,7 @@ function M.generate(G)
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = group, functors = functors, variants = M.variants, include = "elementwise.cuh",
+        dtype = dt, group = group, functors = functors, variants = M.variants, include = "elementwise.cuh", tperm = false,
       }))
     end
     -- the tperm kernels (kg_tperm.h) of the core and cast groups
@@ -142,6 +142,10 @@ function M.generate(G)
         -- (two tiles per pass) right after, at index k + 1 (the runtime
         -- launches it as tperm's index + 1 under the same rule)
         f.tperm2 = #f.inputs == 1 and math.max(dt.size, f.out.size) <= 2
+        -- copies and identity casts (bool aside) move bits in the tperm
+        -- kernels: no convert through float and back per element
+        f.bits = #f.inputs == 1 and f.inputs[1].dt.name == f.out.name and dt.name ~= "bool" and
+                 (f.name:match("^kg_copy_") ~= nil or f.name:match("^kg_cast_") ~= nil)
         if f.tperm2 then
           local k2 = G:kernel({ name = f.name .. "_tperm2", module = module, vec = f.vec,
                                 desc = f.desc .. " [tperm, two tiles per pass]" })
@@ -159,7 +163,7 @@ function M.generate(G)
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
         dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv" },
-        include = "elementwise_tperm.cuh",
+        include = "elementwise_tperm.cuh", tperm = true,
       }))
     end
   end

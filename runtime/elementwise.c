@@ -62,6 +62,14 @@ static int tperm_jfirst = 0;
    33 cases (up to +10 points of copy), worse in 9 (at most -3.4); f32 worse
    in 44 (down to -11.4: 255x387x259 p0.2.1 80.0 -> 68.6%), better in 2. */
 static int tperm_pair = 1;
+/* <op>_tperm2 moves 2-byte elements as 32-bit pairs where it can
+   (kg_ew_tperm_words_ok; KG_EW_TUNE_TPERM_WORDS) */
+static int tperm_words = 1;
+/* tperm's passes of whole tiles without predicates (kg_tperm.h full) */
+static int tperm_full = 1;
+/* tperm's split of a long side for a short one tries other divisors than
+   powers of 2 (KG_EW_TUNE_TPERM_DIVISORS) */
+static int tperm_divisors = 1;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -384,7 +392,24 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
                 if (nn * 100 >= (int64_t)tperm_fill * tiles * T)
                     break;
             }
-            if (f > L->size[d] || L->size[d] % f || n[1 - a] / f < T)
+            int split = f <= L->size[d] && L->size[d] % f == 0 && n[1 - a] / f >= T;
+            /* no power of 2 fills it (an odd long side) and the short axis is
+               j, shorter than a tile (the input's rows): the smallest other
+               divisor up to 2T that fills it (H200 run r4 of 2026-12-02,
+               same run: bf16 [847,891,29] p2.0.1 add 35.8 -> 61.2% of copy,
+               [1043,875,25] copy 38.4 -> 51.5, f32 [1106,942,22] 58.0 ->
+               67.0; a short c lost, 41 x 532385^T bf16 55.3 -> 50.2, and so
+               did splits for the fill of axes longer than a tile, -2 to -12) */
+            for (int64_t g = 3; !split && tperm_divisors && a == KG_TP_J && n[a] < T && g <= 2 * T; g++) {
+                if ((g & (g - 1)) == 0 || g > L->size[d] || L->size[d] % g || n[1 - a] / g < T)
+                    continue;
+                const int64_t nn = n[a] * g, tiles = (nn + T - 1) / T;
+                if (nn * 100 >= (int64_t)tperm_fill * tiles * T) {
+                    f = g;
+                    split = 1;
+                }
+            }
+            if (!split)
                 break;
             const int nd_ = L->ndim++;
             L->size[d] /= f;
@@ -444,6 +469,22 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     o->map = (uint32_t)tperm_map;
     o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
     o->jfirst = (uint32_t)tperm_jfirst;
+    o->full = (uint32_t)tperm_full;
+    return 1;
+}
+
+KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in)
+{
+    if (!(tp->staged & 2u) || (((uintptr_t)out | (uintptr_t)in) & 3u) || tp->nd[KG_TP_C] < 1 || tp->nd[KG_TP_J] < 1)
+        return 0;
+    if (tp->stride[KG_TP_C][0][0] != 1 || tp->size[KG_TP_C][0] % 2 || tp->stride[KG_TP_J][1][0] != 1 ||
+        tp->size[KG_TP_J][0] % 2)
+        return 0;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < tp->nd[a]; i++)
+                if (!(i == 0 && ((a == KG_TP_C && k == 0) || (a == KG_TP_J && k == 1))) && tp->stride[a][k][i] % 2)
+                    return 0;
     return 1;
 }
 
@@ -505,6 +546,17 @@ KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm
                 if (((int64_t)tp->stride[a][0][i] * (int64_t)out_es) % 32)
                     return 0;
     return 1;
+}
+
+/* tperm's word path for this call (kg_tperm.h words: <op>_tperm2, one
+   input, 2-byte elements in and out, kg_ew_tperm_words_ok). Where it holds
+   tperm is the default choice over perm (H200 run r1 of 2026-12-02: bf16
+   copy 6544x3334^T 76.6% of copy against perm's 66.7; 8192^2 89.3%, was
+   74.3 with elements one by one). */
+static int words_ok(const kg_tperm *tp, const kg_ew_ptrs *p, int n_in, kg_dtype dt, kg_dtype odt)
+{
+    return n_in == 1 && tperm_pair && tperm_words && kg_dtype_size(dt) == 2 && kg_dtype_size(odt) == 2 &&
+           kg_ew_tperm_words_ok(tp, p->out, p->in[0]);
 }
 
 kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)
@@ -599,8 +651,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
-        else if (tperm_ok && (tperm_mode == 1 || kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V],
-                                                                        es_max, kg_dtype_size(out->dtype))))
+        else if (tperm_ok && (tperm_mode == 1 || (!ok[KG_EW_ND32V] && words_ok(&tp, &p, n_in, dt, out->dtype)) ||
+                              kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V], es_max,
+                                                    kg_dtype_size(out->dtype))))
             var = KG_EW_TPERM;
         else if (ok[KG_EW_PERM])
             var = KG_EW_PERM;
@@ -678,6 +731,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         void *args[] = {&p, &tp};
         /* <op>_tperm2 (one input): a block per two tiles */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2;
+        tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
         break;
@@ -726,6 +780,12 @@ void kg_test_ew_tune(int what, int value)
         tperm_flat = value != 0;
     else if (what == KG_EW_TUNE_TPERM_JFIRST)
         tperm_jfirst = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_DIVISORS)
+        tperm_divisors = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_FULL)
+        tperm_full = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_WORDS)
+        tperm_words = value != 0;
     else if (what == KG_EW_TUNE_TPERM_PAIR)
         tperm_pair = value != 0;
     else if (what == KG_EW_TUNE_ROWSV)

@@ -38,6 +38,13 @@ KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_row
 KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
                                  size_t out_es);
 
+/* 1 when the tperm plan tp of a one-input op with 2-byte elements in and
+   out may take the word path (kg_tperm.h words): input 1 staged, the first
+   dim of the output's c axis and of the input's j axis of unit stride and
+   even size, every other stride of both even, both pointers on 4 bytes (so
+   element pairs are aligned 32-bit words on both sides). */
+KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in);
+
 /* Fills a 32-bit layout (kgi_layout_fits32) with magic numbers for fast
    division. */
 void kgi_layout_to_nd32(const kgi_layout *L, kg_nd32 *out);
@@ -64,6 +71,13 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
      the default), or one (0);
+   KG_EW_TUNE_TPERM_WORDS: 1 (the default) = <op>_tperm2 moves 2-byte
+     elements as 32-bit pairs where kg_ew_tperm_words_ok; 0 = never;
+   KG_EW_TUNE_TPERM_FULL: 1 (the default) = tperm runs passes of whole tiles
+     without predicates (elements of at most 2 bytes, mapping 1); 0 = never;
+   KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the
+     long side fills the tiles of a j axis shorter than a tile, tperm splits
+     off the smallest other divisor up to 2T that does; 0 = powers of 2 only;
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -82,7 +96,10 @@ enum {
     KG_EW_TUNE_TPERM_JFIRST,
     KG_EW_TUNE_TPERM_PAIR,
     KG_EW_TUNE_ROWSV,
-    KG_EW_TUNE_ROWSV_MIN_BYTES
+    KG_EW_TUNE_ROWSV_MIN_BYTES,
+    KG_EW_TUNE_TPERM_WORDS,
+    KG_EW_TUNE_TPERM_FULL,
+    KG_EW_TUNE_TPERM_DIVISORS
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

@@ -17,6 +17,9 @@ struct $(f.name) {
     typedef $(inp and inp.dt.storage or "kg_unused") in$(j - 1)_t;
 @  end
     static constexpr int arity = $(#f.inputs);
+@  if tperm then
+    static constexpr bool bits = $(f.bits and "true" or "false"); /* the op moves its input's bits */
+@  end
 @  local params = {}
 @  for j = 1, 3 do params[j] = f.inputs[j] and ("in" .. (j - 1) .. "_t " .. f.inputs[j].name .. "_") or ("in" .. (j - 1) .. "_t") end
     static __device__ __forceinline__ out_t apply($(table.concat(params, ", ")))

@@ -140,13 +140,13 @@ __device__ __forceinline__ void kg_tp_var(const int32_t *tv, uint32_t a0, int32_
    its fixed axis (b's included); e: the varying axis's offsets; fin: the
    fixed position is inside the tensor; nv: the tile's extent on the
    varying axis. */
-template <int MAP, typename X, int T, int E, int R>
+template <int MAP, typename X, int T, int E, int R, bool FULL = false>
 __device__ __forceinline__ void kg_tp_load(const X *base, int32_t tf, const int32_t (&e)[E], bool fin, int nv,
                                            X (&r)[E])
 {
 #pragma unroll
     for (int m = 0; m < E; m++)
-        r[m] = (fin && kg_tp_v<MAP, T, E, R>(m) < nv) ? base[tf + e[m]] : X{};
+        r[m] = (FULL || (fin && kg_tp_v<MAP, T, E, R>(m) < nv)) ? base[tf + e[m]] : X{};
 }
 
 template <int K, int T> struct kg_tp_tables {
@@ -186,7 +186,7 @@ __device__ __forceinline__ int32_t kg_tp_operand(const kg_tperm &L, const kg_tp_
    all NT tiles are in flight together (NT > 1: more bytes in flight per
    block at the cost of registers; a tile past the last one does nothing).
    FLAT (c and j one dim each, L.flat): offsets by multiplication, no tables. */
-template <typename F, int MAP, bool FLAT, int NT>
+template <typename F, int MAP, bool FLAT, int NT, bool FULL = false>
 __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                            uint32_t tile0)
 {
@@ -220,11 +220,26 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
         const bool in = NT == 1 || tile < L.tiles;
         cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
         jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+        if constexpr (FULL) /* the caller found every tile of the pass whole: constant extents, no predicates */
+            cn[u] = jn[u] = T;
 #pragma unroll
         for (int k = 0; k < K; k++)
             boff[u][k] = 0;
         if constexpr (FLAT)
             kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
+    }
+    /* L.full (elements of at most 2 bytes, mapping 1: issue-bound): a pass
+       of whole tiles takes this function's FULL copy, whose loads and stores
+       carry no predicates (its coordinates recomputed, a few instructions) */
+    if constexpr (!FULL && MAP == 1 && PS::SZ <= 2) {
+        bool full = L.full != 0;
+#pragma unroll
+        for (int u = 0; u < NT; u++)
+            full = full && cn[u] == T && jn[u] == T;
+        if (full) {
+            kg_tp_tile<F, MAP, FLAT, NT, true>(p, L, S, tile0);
+            return;
+        }
     }
     if constexpr (!FLAT) {
         /* 0. the offset tables (b's offset in the c table): 2T threads per tile */
@@ -256,19 +271,19 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
         {
             int32_t e[E];
             const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 1, t0, lo, c0[u], j0[u], boff[u], e);
-            kg_tp_load<MAP, A, T, E, R>((const A *)p.in[0], tf, e, lo < (t0 ? jn[u] : cn[u]), t0 ? cn[u] : jn[u],
+            kg_tp_load<MAP, A, T, E, R, FULL>((const A *)p.in[0], tf, e, lo < (t0 ? jn[u] : cn[u]), t0 ? cn[u] : jn[u],
                                         ra[u]);
         }
         if constexpr (F::arity > 1) {
             int32_t e[E];
             const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 2, t1, lo, c0[u], j0[u], boff[u], e);
-            kg_tp_load<MAP, B, T, E, R>((const B *)p.in[1], tf, e, lo < (t1 ? jn[u] : cn[u]), t1 ? cn[u] : jn[u],
+            kg_tp_load<MAP, B, T, E, R, FULL>((const B *)p.in[1], tf, e, lo < (t1 ? jn[u] : cn[u]), t1 ? cn[u] : jn[u],
                                         rb[u]);
         }
         if constexpr (F::arity > 2) {
             int32_t e[E];
             const int32_t tf = kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 3, t2, lo, c0[u], j0[u], boff[u], e);
-            kg_tp_load<MAP, C, T, E, R>((const C *)p.in[2], tf, e, lo < (t2 ? jn[u] : cn[u]), t2 ? cn[u] : jn[u],
+            kg_tp_load<MAP, C, T, E, R, FULL>((const C *)p.in[2], tf, e, lo < (t2 ? jn[u] : cn[u]), t2 ? cn[u] : jn[u],
                                         rc[u]);
         }
     }
@@ -288,7 +303,7 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     /* 3. compute and store along c: thread at c = lo, j = v(m) */
 #pragma unroll
     for (int u = 0; u < NT; u++) {
-        if (lo < cn[u]) {
+        if (FULL || lo < cn[u]) {
             int32_t e[E];
             O *out = (O *)p.out + kg_tp_operand<FLAT, MAP, T, E, R, K>(L, S[u].t, 0, false, lo, c0[u], j0[u], boff[u], e);
 #pragma unroll
@@ -300,13 +315,180 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
                     y = t1 ? S[u].s1[v][lo] : rb[u][m];
                 if constexpr (F::arity > 2)
                     z = t2 ? S[u].s2[v][lo] : rc[u][m];
-                const O o = F::apply(t0 ? S[u].s0[v][lo] : ra[u][m], y, z);
-                if (v < jn[u])
+                O o;
+                if constexpr (F::bits) /* a copy: the bits as they are */
+                    o = t0 ? S[u].s0[v][lo] : ra[u][m];
+                else
+                    o = F::apply(t0 ? S[u].s0[v][lo] : ra[u][m], y, z);
+                if (FULL || v < jn[u])
                     out[e[m]] = o;
             }
         }
     }
     __syncthreads(); /* the next tiles reuse the tables and tiles */
+}
+
+/* The word path (L.words; ops of one input, 2-byte elements in and out):
+   input 0 staged, its j axis's first dim of unit stride and even size, the
+   output's c axis's likewise, every other stride even, both pointers on 4
+   bytes (kg_ew_tperm_words_ok). Then element pairs (j, j + 1) of the input
+   and (c, c + 1) of the output are 32-bit words: a warp loads 32 words (128
+   bytes) along j of rows c and c + 1 (thread: word l, row pairs w, w + 8,
+   w + 16, w + 24 of the tile), two byte permutes turn each pair of words
+   into the words (c, c + 1) of rows j and j + 1, staged at row j, word
+   c / 2 + j / 32 of a 33-word pitch (distinct banks for both stores), and
+   a warp stores 32 words along c per row (rows w, w + 8, ...). Per thread
+   and tile: 8 loads, 8 permutes, 8 + 8 shared accesses, 8 stores for 16
+   elements; no table read per element (the thread's j entry once, the row
+   entries broadcast). FULL: every tile of the pass is whole, no predicates;
+   cn and jn are even (the first dims even), so a word is in or out whole. */
+template <typename F> __device__ __forceinline__ uint32_t kg_tpw_apply(uint32_t x)
+{
+    if constexpr (F::bits) {
+        return x;
+    } else {
+        typedef typename F::in0_t A;
+        typedef typename F::out_t O;
+        static_assert(sizeof(A) == 2 && sizeof(O) == 2, "tpw: 2-byte elements");
+        const uint16_t h[2] = {(uint16_t)(x & 0xffffu), (uint16_t)(x >> 16)};
+        uint16_t r[2];
+#pragma unroll
+        for (int g = 0; g < 2; g++) {
+            A a;
+            memcpy(&a, &h[g], 2);
+            const O o = F::apply(a, kg_unused{}, kg_unused{});
+            memcpy(&r[g], &o, 2);
+        }
+        return (uint32_t)r[0] | ((uint32_t)r[1] << 16);
+    }
+}
+
+template <typename F, bool FLAT, bool FULL, int NT>
+__device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
+                                            const uint32_t (&c0)[NT], const uint32_t (&j0)[NT], const int (&cn)[NT],
+                                            const int (&jn)[NT], const int32_t (&boff)[NT][2])
+{
+    constexpr int T = 64, WP = T / 2 + 1; /* words per staged row */
+    const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    typedef typename F::in0_t A;
+    typedef typename F::out_t O;
+    const A *in = (const A *)p.in[0];
+    O *out = (O *)p.out;
+    /* 1. loads: rows c = 2 (w + 8 i) and c + 1, word l along j */
+    uint32_t r[NT][8];
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        const bool jin = FULL || 2 * l < jn[u];
+        int32_t tj;
+        if constexpr (FLAT)
+            tj = boff[u][1] + (int32_t)(j0[u] + 2 * l); /* j's input stride is 1 */
+        else
+            tj = S[u].t.tj[1][2 * l];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int ci = 2 * (w + 8 * i);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int32_t tc;
+                if constexpr (FLAT)
+                    tc = (int32_t)(c0[u] + ci + h) * L.stride[KG_TP_C][1][0];
+                else
+                    tc = S[u].t.tc[1][ci + h];
+                r[u][2 * i + h] = (FULL || (jin && ci < cn[u])) ? *(const uint32_t *)(in + tj + tc) : 0u;
+            }
+        }
+    }
+    /* 2. stage: rows j = 2 l and 2 l + 1 of word column c / 2 (+ j / 32) */
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        uint32_t *s = (uint32_t *)&S[u].s0[0][0];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int col = w + 8 * i + (l >> 4);
+            s[(2 * l) * WP + col] = __byte_perm(r[u][2 * i], r[u][2 * i + 1], 0x5410);
+            s[(2 * l + 1) * WP + col] = __byte_perm(r[u][2 * i], r[u][2 * i + 1], 0x7632);
+        }
+    }
+    __syncthreads();
+    /* 3. stores: row j = w + 8 i, word l along c */
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        const uint32_t *s = (const uint32_t *)&S[u].s0[0][0];
+        const bool cin = FULL || 2 * l < cn[u];
+        int32_t tc;
+        if constexpr (FLAT)
+            tc = boff[u][0] + (int32_t)(c0[u] + 2 * l); /* c's output stride is 1 */
+        else
+            tc = S[u].t.tc[0][2 * l];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int ji = w + 8 * i;
+            int32_t tj;
+            if constexpr (FLAT)
+                tj = (int32_t)(j0[u] + ji) * L.stride[KG_TP_J][0][0];
+            else
+                tj = S[u].t.tj[0][ji];
+            if (FULL || (cin && ji < jn[u]))
+                *(uint32_t *)(out + tc + tj) = kg_tpw_apply<F>(s[ji * WP + l + (ji >> 5)]);
+        }
+    }
+    __syncthreads(); /* the next tiles reuse the tables and tiles */
+}
+
+template <typename F, bool FLAT, int NT>
+__device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
+                                            uint32_t tile0)
+{
+    constexpr int T = 64, K = 2;
+    static_assert(kg_tp_shape<F>::T == T && kg_tp_pitch<typename F::in0_t, T>::P * 2 == 4 * (T / 2 + 1),
+                  "tpw: 64-element tiles staged in 33-word rows");
+    const int tx = threadIdx.x;
+    uint32_t c0[NT], j0[NT], b[NT];
+    int cn[NT], jn[NT];
+    int32_t boff[NT][K];
+    bool full = true;
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        const uint32_t tile = tile0 + u;
+        if (L.jfirst) {
+            const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
+            b[u] = kgd_div_magic(q, L.magic_c, L.shift_c);
+            j0[u] = (tile - q * L.tiles_j) * T;
+            c0[u] = (q - b[u] * L.tiles_c) * T;
+        } else {
+            const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+            b[u] = kgd_div_magic(q, L.magic_j, L.shift_j);
+            c0[u] = (tile - q * L.tiles_c) * T;
+            j0[u] = (q - b[u] * L.tiles_j) * T;
+        }
+        const bool in = NT == 1 || tile < L.tiles;
+        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
+        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+        full = full && cn[u] == T && jn[u] == T;
+        boff[u][0] = boff[u][1] = 0;
+        if constexpr (FLAT)
+            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
+    }
+    if constexpr (!FLAT) {
+#pragma unroll
+        for (int u = 0; u < NT; u++) {
+            if (tx / (2 * T) == u) {
+                const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
+                int32_t off[K] = {0, 0};
+                if (a == KG_TP_C)
+                    kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
+                if (i < (a == KG_TP_C ? cn[u] : jn[u]))
+                    kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
+                (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[0][i] = off[0];
+                (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[1][i] = off[1];
+            }
+        }
+        __syncthreads();
+    }
+    if (full)
+        kg_tpw_move<F, FLAT, true, NT>(p, L, S, c0, j0, cn, jn, boff);
+    else
+        kg_tpw_move<F, FLAT, false, NT>(p, L, S, c0, j0, cn, jn, boff);
 }
 
 /* Block b serves tiles NT b .. NT b + NT - 1, then NT (b + grid) ..., so
@@ -319,8 +501,16 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
 template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm_nt(const kg_ew_ptrs &p, const kg_tperm &L)
 {
     __shared__ kg_tp_smem<F> S[NT];
+    constexpr bool W = NT > 1 && F::arity == 1 && sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2;
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (L.flat) {
+        if (W && L.words) {
+            if constexpr (W) {
+                if (L.flat)
+                    kg_tpw_tile<F, true, NT>(p, L, S, tile);
+                else
+                    kg_tpw_tile<F, false, NT>(p, L, S, tile);
+            }
+        } else if (L.flat) {
             if (NT == 1 && L.map == 2)
                 kg_tp_tile<F, 2, true, NT>(p, L, S, tile);
             else if (NT > 1 || L.map == 1)

@@ -918,6 +918,7 @@ static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perms(op, dt, odt, 3, S(3, 131, 67));     /* several tiles along c and j, a short batch dim */
     check_perms(op, dt, odt, 2, S(33, 2048));       /* one short side: part of the long one moves over */
     check_perms(op, dt, odt, 2, S(1536, 11));
+    check_perms(op, dt, odt, 2, S(25, 1155)); /* an odd long side: 5 of its 1155 move over */
 }
 
 typedef struct {
@@ -1044,6 +1045,67 @@ Test(rowsv, copies_of_rows_kept_in_place, .init = setup, .fini = teardown, .time
     }
 }
 
+/* The word path of <op>_tperm2 (kg_ew_tperm_words_ok: 2-byte elements as
+   32-bit pairs, on by default): every permutation of shapes whose dims are
+   all even (pairs on both sides; tiles whole and cut at every edge, several
+   dims per axis, a short side split over), copies and identity casts (bits
+   moved) and casts between f16 and bf16 (the op applied to each half); the
+   CPU test below checks where the path is taken. Then the same without it. */
+static void check_words_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
+{
+    check_perms(op, dt, odt, 2, S(1024, 22)); /* short side: 8 of the 1024 fold over */
+    check_perms(op, dt, odt, 2, S(130, 194));
+    check_perms(op, dt, odt, 3, S(2, 130, 66));
+    check_perms(op, dt, odt, 3, S(64, 8, 64));
+    check_perms(op, dt, odt, 4, S(6, 34, 10, 70));
+    check_perms(op, dt, odt, 4, S(4, 16, 24, 64));
+    check_perms(op, dt, odt, 3, S(37, 66, 45)); /* odd dims: the element path where they lead an axis */
+}
+
+static void check_words(int words)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, words);
+    want_tperm = 1;
+    const tp_call cs[] = {{KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F16, KG_F16}, {KG_OP_CAST, KG_BF16, KG_BF16},
+                          {KG_OP_CAST, KG_F16, KG_BF16},  {KG_OP_CAST, KG_BF16, KG_F16}};
+    for (int flat = 1; flat >= 0; flat--) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            check_words_shapes(cs[i].op, cs[i].dt, cs[i].odt);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 1);
+}
+
+Test(tperm, words_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_words(1);
+}
+
+Test(tperm, words_off_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_words(0);
+}
+
+/* Passes of whole tiles run without predicates by default (elements of at
+   most 2 bytes; the tests above); here with them, and the same ops with
+   words off so the element path's whole tiles are checked on copies too. */
+Test(tperm, whole_tiles_with_predicates, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FULL, 0);
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_ADD, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_U8, KG_U8}), 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FULL, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
+    check_tperm_calls(TP_CALLS({KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_CAST, KG_F16, KG_BF16}, {KG_OP_COPY, KG_U8, KG_U8}), 1);
+    for (int flat = 0; flat < 2; flat++) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+        check_words_shapes(KG_OP_COPY, KG_BF16, KG_BF16);
+        check_words_shapes(KG_OP_ADD, KG_F16, KG_F16);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 1);
+}
+
 /* The fill threshold changes which dims fold into the axes: every setting
    is a valid plan. */
 Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 600)
@@ -1076,6 +1138,7 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
+        {2, {1000, 190}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* vector stores, full tiles, but word pairs */
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
@@ -1371,7 +1434,8 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
         int64_t s[5];
     } shapes[] = {{2, {130, 67}},       {3, {3, 70, 129}},     {3, {64, 8, 64}},        {4, {3, 70, 5, 67}},
                   {5, {2, 3, 65, 2, 66}}, {4, {7, 130, 5, 9}}, {5, {3, 5, 7, 9, 11}}, {3, {7, 301, 5}},
-                  {2, {33, 2048}},        {2, {1536, 11}},     {3, {5, 33, 1024}}};
+                  {2, {33, 2048}},        {2, {1536, 11}},     {3, {5, 33, 1024}},  {2, {25, 1155}},
+                  {3, {3, 29, 2541}}};
     static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
     const int fills[] = {90, 1, 100};
     for (int fi = 0; fi < 3; fi++) {
@@ -1421,8 +1485,10 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
               tp.n[0], tp.nd[0], tp.n[1], tp.nd[1]);
     /* a transpose with one short side: a power-of-2 part of the long side
        moves over, so both axes fill tiles */
-    const int64_t sides[2][2] = {{33, 2048}, {2048, 33}};
-    for (int i = 0; i < 2; i++) {
+    /* (an odd long side with a short j, the input's rows: a divisor other
+       than a power of 2, 1155 = 5 x 231) */
+    const int64_t sides[3][2] = {{33, 2048}, {2048, 33}, {25, 1155}};
+    for (int i = 0; i < 3; i++) {
         const view at = permuted(2, sides[i], (const int[]){1, 0}), ot = dense(2, sides[i]);
         kg_tensor tat = tview(KT_DEV(0), KG_BF16, &at), tot = tview(KT_DEV(1 << 26), KG_BF16, &ot);
         const kg_tensor *one[1] = {&tat};
@@ -1439,6 +1505,66 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     kg_layout_build(&L, &toh, hi, 1);
     const size_t es[4] = {4, 4, 0, 0};
     cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
+}
+
+/* The word path's rule (kg_ew_tperm_words_ok) and what the kernel relies
+   on where it holds: in every tile, for each even c the output offsets of
+   (c, j) and (c + 1, j) are an even pair, for each even j the input
+   offsets of (c, j) and (c, j + 1) likewise, and tiles (64 elements) cut
+   the axes at even positions. Taken for every permutation that stages the
+   input when every dim is even; never with an odd leading dim, a pointer
+   off 4 bytes, or an unstaged input. */
+Test(tperm_plan, word_pairs_where_the_rule_allows)
+{
+    static const struct {
+        int nd;
+        int64_t s[4];
+        int all_even;
+    } shapes[] = {{2, {1024, 22}, 1}, {2, {1538, 22}, 1}, {3, {2, 130, 66}, 1}, {4, {6, 34, 10, 70}, 1}, {3, {64, 8, 64}, 1},
+                  {3, {37, 66, 45}, 0}, {2, {33, 2048}, 0}, {4, {3, 70, 5, 67}, 0}};
+    int taken = 0, refused = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int nd = shapes[si].nd;
+        int perm[4] = {0, 1, 2, 3};
+        do {
+            const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+            kg_tensor ta = tview(KT_DEV(0), KG_BF16, &a), to = tview(KT_DEV(1 << 26), KG_BF16, &o);
+            const kg_tensor *ins[1] = {&ta};
+            kg_tperm tp;
+            if (!walk_tperm(&to, ins, 1, &tp))
+                continue;
+            const int ok = kg_ew_tperm_words_ok(&tp, to.data, ta.data);
+            cr_assert(!ok || tp.staged == 2u, "shape %zu: words without a staged input", si);
+            if (shapes[si].all_even && tp.size[KG_TP_C][0] % 2 == 0 && tp.size[KG_TP_J][0] % 2 == 0)
+                cr_assert_eq(ok, tp.staged == 2u, "shape %zu: words %d, staged %#x", si, ok, tp.staged);
+            cr_assert_not(kg_ew_tperm_words_ok(&tp, to.data, (char *)ta.data + 2), "input off 4 bytes");
+            cr_assert_not(kg_ew_tperm_words_ok(&tp, (char *)to.data + 2, ta.data), "output off 4 bytes");
+            taken += ok;
+            refused += !ok;
+            if (!ok)
+                continue;
+            cr_assert(tp.n[0] % 2 == 0 && tp.n[1] % 2 == 0);
+            for (uint32_t j = 0; j < tp.n[1]; j++)
+                for (uint32_t c = 0; c < tp.n[0]; c++)
+                    for (uint32_t b = tp.n[2] / 2; b == tp.n[2] / 2; b++) {
+                        int64_t o00[4] = {0}, o10[4] = {0}, o01[4] = {0};
+                        tp_offsets(&tp, KG_TP_B, b, 2, o00);
+                        tp_offsets(&tp, KG_TP_B, b, 2, o10);
+                        tp_offsets(&tp, KG_TP_B, b, 2, o01);
+                        tp_offsets(&tp, KG_TP_C, c, 2, o00);
+                        tp_offsets(&tp, KG_TP_J, j, 2, o00);
+                        tp_offsets(&tp, KG_TP_C, c ^ 1u, 2, o10);
+                        tp_offsets(&tp, KG_TP_J, j, 2, o10);
+                        tp_offsets(&tp, KG_TP_C, c, 2, o01);
+                        tp_offsets(&tp, KG_TP_J, j ^ 1u, 2, o01);
+                        cr_assert(o00[0] % 2 == (int64_t)(c % 2) && o10[0] - o00[0] == (c % 2 ? -1 : 1),
+                                  "shape %zu: output pair at c %u j %u", si, c, j);
+                        cr_assert(o00[1] % 2 == (int64_t)(j % 2) && o01[1] - o00[1] == (j % 2 ? -1 : 1),
+                                  "shape %zu: input pair at c %u j %u", si, c, j);
+                    }
+        } while (next_perm(perm, nd));
+    }
+    cr_assert(taken > 20 && refused > 10, "words taken %d, refused %d", taken, refused);
 }
 
 /* rowsv's rule (kg_ew_plan_rowsv, H200 run r3 of 2026-12-02: it won for
