@@ -183,7 +183,36 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    was not kept. This default in that run:
    worst 7.4%, 10th percentile 30.1%, median 68.5%, 90th percentile 97.3%
    of copy, 49 cases >= 90%; against PyTorch median 1.87x, worst 0.59x, 29
-   of 240 slower. */
+   of 240 slower.
+   Session 8 (run r1, H200, 2026-12-02 09:02-09:07, all 240 sweep cases,
+   PyTorch in the same script): NEST over runs that cannot move in whole
+   vectors in covering 16-byte vectors (nest_cover, kernel NESTO) took 25
+   sweep cases, all R-inner nests that were narrow walks (one element per
+   load), and won on every one against the narrow walk in the same run, by
+   6.7 to 39.0 points (#211 f32 runs of 66: 34.8 -> 73.8%, #150 f32 runs of
+   511: 53.2 -> 84.0%, #53 f32 runs of 127: 58.2 -> 88.6%, #239 i32: 55.0 ->
+   81.7%; bf16 least: #205 runs of 43: 21.0 -> 27.7%, #38 runs of 500: 25.2
+   -> 36.1%): nest_cover on. This default in that run: worst 7.4%, 10th
+   percentile 32.1%, median 69.5%, 90th percentile 94.1% of copy; against
+   PyTorch median 1.83x, worst 0.58x, 28 of 240 slower (the final run of
+   session 7: 34). Run r2 (09:19-09:22) again: the previous walk lost on
+   all 25 (-6.9 to -38.7 points); covering vectors in the 2-block kernel
+   (nest_cover_occ 0, 8 loads in flight, no spill) lost on 20 of 25 (up to
+   -15.0: #206 bf16 48.2 -> 33.2%, #211 73.6 -> 60.2%) and won at most 2.2
+   points on 5 split plans (noise); over short rows (nest_cover_rows, the
+   lanes of 4 outputs' cases) -7.3 to -19.3 points on all 3 ([6710887,5]
+   66.7 -> 47.4%); FLAT over slabs of 512, 256 or 64 elements
+   (flat_min_outer) -5 to -23 points on all 2, 4, 5 it took. This default
+   in r2: worst 7.5%, 10th percentile 29.8%, median 68.6%, 90th percentile
+   94.1% of copy, 40 cases >= 90%; against PyTorch median 1.86x, worst
+   0.58x, 27 of 240 slower. Run r4 (09:42-09:43): vectors wholly inside
+   their run pushed without a test per element (nest_cover_whole, same
+   bits) won on the long runs of 4-byte elements (#166 i32 runs of 24570:
+   71.4 -> 81.8%, #239 runs of 5481: 77.9 -> 86.4%, #150 f32 runs of 511:
+   78.3 -> 83.3%, #82 +3.6, #139 runs of 510 +1.7) and lost on short ones
+   (i32 runs of 17-122: -4.2 to -7.3 points; f32 runs of 65 and 127: -0.9,
+   -1.3) and on every bf16 run but one (-0.8 to -1.7, 500-1023 elements):
+   on where a run holds 1 KiB or more of 4-byte or wider elements. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -224,6 +253,13 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_occ_wide = 0,
     .nest_occ = 4,
     .narrow_occ = 4,
+    .nest_cover = 1,
+    .nest_cover_min = 0,
+    .nest_cover_rows = 0,
+    .nest_cover_whole = 1,
+    .nest_cover_whole_bytes = 1024,
+    .nest_cover_whole_es = 4,
+    .nest_cover_occ = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -240,7 +276,9 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
                   F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
-                  F(narrow_occ)};
+                  F(narrow_occ), F(nest_cover), F(nest_cover_min),
+                  F(nest_cover_rows), F(nest_cover_whole),
+                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -915,9 +953,73 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     return 1;
 }
 
+/* The input's lowest and highest element offsets from its data pointer
+   (the geometry was checked: no sum overflows). */
+static void input_extent(const kg_tensor *in, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] <= 1)
+            continue;
+        const int64_t span = (in->shape[d] - 1) * in->strides[d];
+        if (span < 0)
+            *lo += span;
+        else
+            *hi += span;
+    }
+}
+
+/* NEST over covering vectors (nest_cover, KG_RED_NEST_COVER): runs D[0] of
+   L contiguous elements that do not move in whole vectors, each covered by
+   the aligned 16-byte vectors that hold it (dim 0 of the walk: NV vectors of
+   V elements). Returns 0 (and plans nothing) where it does not apply. */
+static int plan_nest_cover(kg_red_plan *plan, const kg_tensor *in, const dim *D, int nr, int64_t red, int64_t n_out,
+                           size_t es, int64_t lanes_full, int indexed, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    const int64_t V = 16 / (int64_t)es;
+    if (!T->nest_cover || (T->nest_cover_occ && T->nest_occ != 4) || indexed || V < 2 || nr < 1 ||
+        nr > KG_RED_WALK_DIMS || D[0].in != 1 || !kgi_aligned(in->data, es))
+        return 0;
+    const int64_t L = D[0].size;
+    if (L < (T->nest_cover_min > 0 ? T->nest_cover_min : V) || L >= ((int64_t)1 << 30))
+        return 0;
+    const int64_t nv = (L + 2 * V - 2) / V, runs = red / L, pos = smul(nv, runs);
+    dim C[KG_RED_WALK_DIMS];
+    for (int d = 0; d < nr; d++)
+        C[d] = D[d];
+    C[0].size = nv;
+    C[0].in = V;
+    int64_t g = lanes_for(pos);
+    int64_t min_chunk = 0;
+    if (smul(n_out, g) < lanes_full && pos > 32 * 8) {
+        g = KG_RED_THREADS;
+        min_chunk = KG_RED_THREADS * 8;
+    }
+    kg_red_walk walk;
+    fill_walk(&walk, C, nr, 1, g);
+    if (!walk_fits32(&walk))
+        return 0;
+    A->vec = KG_RED_NEST_COVER;
+    A->cw = T->nest_cover_whole && smul(L, (int64_t)es) >= T->nest_cover_whole_bytes &&
+                    (int64_t)es >= T->nest_cover_whole_es
+                ? 1
+                : 0;
+    A->group = (int32_t)g;
+    A->walk = walk;
+    A->deep = 0;
+    A->run = L;
+    A->tiles = pos;
+    input_extent(in, &A->inner_out, &A->inner_idx);
+    w->red = pos;
+    w->min_chunk = min_chunk;
+    w->align = 1;
+    return 1;
+}
+
 static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
                             int64_t red, int64_t n_out, size_t es, int64_t lanes_full, int64_t M,
-                            const kg_red_tuning *T, int short_rows, shape_of_work *w)
+                            const kg_red_tuning *T, int short_rows, int indexed, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es;
@@ -932,6 +1034,9 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     fill_dims(&A->outer, K, nk, A->fast);
     A->n_out = n_out;
     A->vec = vec && es == 2 && T->nest_words ? 2 : vec;
+    if (!vec && (!short_rows || T->nest_cover_rows) &&
+        plan_nest_cover(plan, in, D, nr, red, n_out, es, lanes_full, indexed, T, w))
+        return;
     int64_t g = lanes_for(items);
     /* one lane per output, M outputs per lane (args.cw; nest_multi_of) */
     const int multi = M > 1;
@@ -993,6 +1098,8 @@ static void plan_occ(kg_red_plan *plan, const kg_red_info *info, const kg_red_tu
     /* narrow NEST lanes of several outputs keep their 16 loads in flight
        at 3 blocks (r2: 4 blocks with 8 lost 66.4 -> 54.7%, 66.8 -> 57.2%) */
     const int multi = plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1;
+    if (plan->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER && !T->nest_cover_occ)
+        return; /* the 2-block kernel */
     if (A->deep ? T->narrow_occ == 4 && !multi : plan->cls == KG_RED_NEST && T->nest_occ == 4)
         plan->occ = 4;
 }
@@ -1159,7 +1266,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))
-        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 1, &w);
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 1, info->indexed, &w);
     else if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
     else if (plan_flat(plan, info, dt, K, nk, D, nr, red, n_out, es, sm, T, &w))
@@ -1168,7 +1275,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
              plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
-        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, &w);
+        plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
     plan_occ(plan, info, T);

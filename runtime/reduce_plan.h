@@ -86,7 +86,30 @@ typedef struct kg_red_tuning {
     int nest_occ;          /* NEST the same: 4 (NESTO) or 0 */
     int narrow_occ;        /* the narrow walks (COLS, NEST with args.deep; value reductions): 4 (COLSNO, NESTNO) or
                               0 (KG_RED_NARROW_MIN_BLOCKS) */
+    int nest_cover;        /* NEST value reductions over contiguous runs that cannot move in whole vectors (a
+                              length not a multiple of the vector, or misaligned starts): each run in the aligned
+                              16-byte vectors that cover it (args.vec KG_RED_NEST_COVER, templates/reduce_cover.cuh),
+                              where nest_occ is 4 and the covering walk fits 32-bit arithmetic; 0: one element per
+                              load (the narrow walk) */
+    int nest_cover_min;    /* nest_cover only over runs of at least this many elements (0: one vector's worth) */
+    int nest_cover_rows;   /* nest_cover also over short contiguous rows that take NEST's lanes of several outputs
+                              (rows_multi) */
+    int nest_cover_whole;  /* nest_cover: vectors wholly inside their run pushed without a test per element (args.cw
+                              1; the same bits), where a run holds at least nest_cover_whole_bytes bytes of
+                              elements of at least nest_cover_whole_es bytes */
+    int nest_cover_whole_bytes;
+    int nest_cover_whole_es;
+    int nest_cover_occ; /* nest_cover in the kernel at 4 blocks per multiprocessor (NESTO, 4 loads in flight per
+                           lane; needs nest_occ 4), 0: in the 2-block kernel (NEST, 8 loads) */
 } kg_red_tuning;
+
+/* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;
+   templates/reduce_cover.cuh defines the same): the walk's dim 0 counts
+   (run + 2 V - 2) / V vectors of V elements per run of args.run elements,
+   args.tiles the walk's positions per output (what args.chunk cuts),
+   args.inner_out and args.inner_idx the input's lowest and highest element
+   offsets (a vector reaching past them is loaded element by element). */
+#define KG_RED_NEST_COVER 3
 
 /* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of
    es bytes (for the plan checker). */

@@ -8,6 +8,9 @@ $(header)/*
  * load, columns $(cvec).
  */
 #include "reduce.cuh"
+@if has.nest then
+#include "reduce_cover.cuh"
+@end
 @for _, f in ipairs(functors) do
 
 struct $(f.name) {
@@ -43,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) 
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_packed(const kg_red_args A) { kg_red_rows_packed<$(f.name)>(A); }
 @end
 @if has.nest then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_nest(const kg_red_args A) { kg_red_nest<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_nest(const kg_red_args A) { if (A.vec == KG_RED_NEST_COVER) { if constexpr (!$(f.name)::indexed) kg_red_nest_cover<$(f.name), KG_RED_UNROLL>(A); } else kg_red_nest<$(f.name)>(A); }
 @end
 @if has.colsn then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_colsn(const kg_red_args A) { kg_red_cols_narrow<$(f.name)>(A); }
@@ -61,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }
 @end
 @if has.nesto then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nesto(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_nest<$(f.name), KG_RED_OCC_UNROLL>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nesto(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.vec == KG_RED_NEST_COVER) kg_red_nest_cover<$(f.name), KG_RED_OCC_UNROLL>(A); else kg_red_nest<$(f.name), KG_RED_OCC_UNROLL>(A); } }
 @end
 @if has.colsno then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsno(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_narrow<$(f.name), KG_RED_OCCN_UNROLL>(A); }

@@ -110,6 +110,14 @@ static const rcase cases[] = {
     {"(1023,3) 1 tiles, the end off 16 bytes", 2, {1023, 3}, 1, {1}, 0, DENSE},
     {"misaligned (1023,5) 1 tiles, both ends off 16 bytes", 2, {1023, 5}, 1, {1}, 0, MISALIGNED},
     {"(700,7,3) (0,2) tiles under a walk", 3, {700, 7, 3}, 2, {0, 2}, 0, DENSE},
+    /* reduced runs innermost that do not move in whole vectors: covering
+       16-byte vectors (nest_cover) for value reductions; misaligned: the
+       first run's first and the last run's last vector reach past the input */
+    {"(9,33,65) (0,2) runs of 65 (covering vectors)", 3, {9, 33, 65}, 2, {0, 2}, 0, DENSE},
+    {"misaligned (40,50,7) (0,2) covering vectors at both ends", 3, {40, 50, 7}, 2, {0, 2}, 0, MISALIGNED},
+    {"(20,30,500) (0,2) runs of 500", 3, {20, 30, 500}, 2, {0, 2}, 0, DENSE},
+    {"(300,3,700) (0,2) runs of 700, split", 3, {300, 3, 700}, 2, {0, 2}, 0, DENSE},
+    {"(17,4,9,2,13) (0,2,4) runs of 13 under two walks", 5, {17, 4, 9, 2, 13}, 3, {0, 2, 4}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -214,6 +222,8 @@ static int run_twice;
 
 /* Launches of plans at more blocks per multiprocessor (kg_red_plan.occ). */
 static int occ_launches;
+/* Launches of NEST plans over covering vectors (KG_RED_NEST_COVER). */
+static int cover_launches;
 
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
@@ -226,6 +236,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     if (st == KG_OK)
         st = kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, gpu_tuning, &plan);
     occ_launches += st == KG_OK && plan.occ != 0;
+    cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -808,6 +819,41 @@ Test(gpu, walks_at_4_blocks_per_sm_every_value_op_dtype_and_case) { occ_tunings(
 Test(gpu, walks_at_4_blocks_per_sm_every_value_op_dtype_and_case_part_2) { occ_tunings(1); }
 Test(gpu, walks_at_3_and_4_blocks_per_sm_in_narrow_split_tiles) { occ_tunings(2); }
 Test(gpu, walks_at_3_and_4_blocks_per_sm_in_narrow_split_tiles_part_2) { occ_tunings(3); }
+
+/* Every value reduction over every dtype and case with NEST's reduced runs
+   in covering 16-byte vectors (nest_cover, templates/reduce_cover.cuh)
+   wherever they apply, down to runs of 2 elements and over short rows
+   (part 0: nest_cover_rows; parts 0 and 2 with nest_cover_whole on every
+   run) or at the
+   default's least run (part 1, the default's plans; part 2 in the 2-block
+   kernel, nest_cover_occ 0), every call twice,
+   bitwise equal; index reductions keep their plans. */
+static void cover_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.nest_cover = 1;
+    t.nest_cover_min = part == 0 ? 2 : 0;
+    t.nest_cover_occ = part != 2;
+    t.nest_cover_rows = part == 0; /* short contiguous rows too */
+    if (part != 1) {               /* whole vectors pushed without a test per element, every run */
+        t.nest_cover_whole = 1;
+        t.nest_cover_whole_bytes = 0;
+        t.nest_cover_whole_es = 0;
+    }
+    gpu_tuning = &t;
+    run_twice = 1;
+    cover_launches = 0;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
+    run_twice = 0;
+    gpu_tuning = env_tuning;
+    cr_log_info("%d launches over covering vectors", cover_launches);
+    cr_assert_gt(cover_launches, 0, "no case took the covering vectors");
+}
+Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_tunings(0); }
+Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
+Test(gpu, nest_runs_in_covering_vectors_in_the_2_block_kernel) { cover_tunings(2); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

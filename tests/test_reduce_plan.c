@@ -667,13 +667,23 @@ static void fail(pcheck *c, const char *what)
         snprintf(c->why, sizeof c->why, "%s", what);
 }
 
+/* The input's lowest and highest element offsets from its data pointer. */
+static void extent_of(const kg_tensor *in, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int d = 0; d < in->ndim; d++)
+        if (in->shape[d] > 1)
+            *(in->strides[d] < 0 ? lo : hi) += (in->shape[d] - 1) * in->strides[d];
+}
+
 /* Follows the kernel loops of plan p (reduce.cuh) on the host. */
 static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    const int64_t cut =
-        (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run : A->red; /* what splits cut */
+    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run
+                        : p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER         ? A->tiles
+                                                                                       : A->red; /* what splits cut */
     if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
         fail(c, "splits do not cut the reduced elements into non-empty chunks");
     if (p->cls == KG_RED_PACKED) {
@@ -828,6 +838,37 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         if (p->cls == KG_RED_ROWS) {
             for (int64_t r = c0; r < c1; r++)
                 visit(c, oo, r, io + r);
+        } else if (p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER) {
+            /* kg_red_nest_cover: positions [c0, c1) of A->tiles, digit 0 a
+               covering vector of V elements of a run of L; the vector of digit
+               x0 starts at the aligned element at or before run start + x0 V,
+               its elements of run index d in [0, L) are pushed */
+            const int64_t L = A->run, nv = (L + 2 * V - 2) / V;
+            const int64_t c1c = block && c0 + A->chunk < A->tiles ? c0 + A->chunk : A->tiles;
+            int64_t lo, hi;
+            extent_of(c->in, &lo, &hi);
+            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 1 || L < 1 ||
+                A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) || A->walk.in[0] != V ||
+                A->tiles != nv * (A->red / L) || A->red % L || A->inner_out != lo || A->inner_idx != hi ||
+                (uintptr_t)c->in->data % es)
+                fail(c, "covering vectors: a plan the kernel does not take");
+            for (int64_t t = 0; t < g; t++) {
+                int64_t i = c0 + t;
+                if (i >= c1c)
+                    continue;
+                wpos w;
+                walk_at(&A->walk, i, &w);
+                for (; i < c1c; i += g, walk_step(&A->walk, &w)) {
+                    const int64_t q = io + w.off;
+                    const int64_t s = (int64_t)((((uintptr_t)c->in->data / es) + (uint64_t)q) & (uint64_t)(V - 1));
+                    const int64_t d = w.x[0] * V - s, run = i / nv;
+                    if (d <= -V)
+                        fail(c, "a covering vector before its run");
+                    for (int64_t k = 0; k < V; k++)
+                        if (d + k >= 0 && d + k < L)
+                            visit(c, oo, run * L + d + k, q - s + k);
+                }
+            }
         } else if (p->cls == KG_RED_NEST) {
             const int64_t vu = A->vec ? V : 1;
             if (A->vec < 0 || A->vec > 2 || (A->vec == 2 && V != 8))
@@ -1148,7 +1189,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {2, {7, 40000}},   {2, {40000, 7}}, {3, {300, 3, 700}},    {3, {64, 1000, 9}},       {4, {5, 64, 6, 300}},
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
-    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0;
+    int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
+        cover = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1215,6 +1257,19 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         occ += op_.occ != 0;
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "occ %d: %s", o, why);
                     }
+                    /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
+                    for (int o = 0; o <= 1; o++) {
+                        kg_red_tuning ct = kg_red_tuning_default;
+                        ct.nest_cover_min = 2;
+                        ct.nest_cover_rows = 1;
+                        ct.nest_cover_occ = o;
+                        ct.nest_cover_whole = o;
+                        ct.nest_cover_whole_bytes = 0;
+                        kg_red_plan cp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ct, &cp), KG_OK);
+                        cover += cp.cls == KG_RED_NEST && cp.args.vec == KG_RED_NEST_COVER;
+                        cr_assert(check_plan(op, &in, mask, &ct, why, sizeof why, &cls), "cover (occ %d): %s", o, why);
+                    }
                     plans++;
                 }
             }
@@ -1227,6 +1282,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(tiles, 0);
     cr_assert_gt(words, 0);
     cr_assert_gt(occ, 0);
+    cr_assert_gt(cover, 0);
+    cr_log_info("%d plans over covering vectors", cover);
     cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
                 occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
@@ -1262,9 +1319,35 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     no_multi.nest_multi = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &no_multi, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
-    /* a misaligned reduced run innermost: a narrow nest walk in any dtype */
+    /* a misaligned reduced run innermost: covering vectors for value
+       reductions (nest_cover), a narrow nest walk for index reductions and
+       without nest_cover, in any dtype */
     kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
     cr_assert_eq(plan_of(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
+    cr_assert_eq(p.args.deep, 0);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(p.args.run, 63);
+    cr_assert_eq(p.args.tiles, 17 * 15, "63 f32 touch at most 17 aligned vectors");
+    cr_assert_eq(p.args.walk.size[0], 17);
+    cr_assert_eq(p.args.walk.in[0], 4);
+    cr_assert_eq(p.args.cw, 0, "runs of 252 bytes: a test per element (nest_cover_whole: 1 KiB)");
+    kg_tensor cl = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 1777, 511});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cl, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
+    cr_assert_eq(p.args.cw, 1, "runs of 2044 bytes: whole vectors pushed without a test");
+    kg_tensor cb16 = fake(IN_AT, KG_BF16, 3, (int64_t[]){15, 1777, 1023});
+    cr_assert_eq(plan_of(KG_RED_SUM, &cb16, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
+    cr_assert_eq(p.args.cw, 0, "2-byte elements: a test per element");
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.deep, 1);
+    kg_red_tuning no_cover = kg_red_tuning_default;
+    no_cover.nest_cover = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &no_cover, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0);
     cr_assert_eq(p.args.deep, 1);
