@@ -1376,9 +1376,10 @@ Test(gpu, outer_axis_softmax_by_vectors_of_columns)
             ncase c = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 3, .shape = {3, 700, two ? 20 : 10}, .axis = 1};
             check_case(ctx, &c);
         }
-        if (!kt_take(1))
-            continue;
-        cr_assert_gt(classes_seen[KG_NORM_COLSV_STATS8], 0, "tuning %zu", t);
+        /* the class must be reached by the whole test; sanitizer mode (kg_test.h)
+           runs a seeded sample of the dtypes, which may leave a tuning out */
+        if (!kt_sanitizer())
+            cr_assert_gt(classes_seen[KG_NORM_COLSV_STATS8], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){.cluster = -1};
     /* 10 of 12 columns of bf16 (8-byte vectors: the last of a row holds 2 of them) */

@@ -849,7 +849,10 @@ static void cover_tunings(int part)
     run_twice = 0;
     gpu_tuning = env_tuning;
     cr_log_info("%d launches over covering vectors", cover_launches);
-    cr_assert_gt(cover_launches, 0, "no case took the covering vectors");
+    /* sanitizer mode (kg_test.h) runs a seeded sample of the cases, which may
+       hold none that takes the covering vectors: the whole test must */
+    if (!kt_sanitizer())
+        cr_assert_gt(cover_launches, 0, "no case took the covering vectors");
 }
 Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_tunings(0); }
 Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
