@@ -753,6 +753,20 @@ static void words_tunings(int part)
 Test(gpu, two_byte_vectors_as_32_bit_words_every_op_dtype_and_case) { words_tunings(0); }
 Test(gpu, two_byte_vectors_as_32_bit_words_split_in_narrow_tiles) { words_tunings(1); }
 
+/* Each op of ops[0..n) (those of index parity `half`; -1: every one) over
+   every dtype and case under tuning t, every call run twice, bitwise equal. */
+static void ops_twice_under(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half)
+{
+    gpu_tuning = t;
+    run_twice = 1;
+    for (size_t o = 0; o < n; o++)
+        if (half < 0 || (int)(o % 2) == half)
+            check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
+    run_twice = 0;
+    gpu_tuning = env_tuning;
+}
+static const kg_reduce_op value_ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
+
 /* Every reduction over every dtype and case with one lane per NEST output
    and 4 outputs per lane (kg_red_nest_multi), on
    every NEST plan whatever its size (no fill rule, every length), narrow
@@ -767,15 +781,9 @@ static void multi_tunings(int part, int half)
     t.nest_g1_items = 4096; /* (one lane walking 2^20 elements takes long) */
     t.cols_min_cols = part ? 64 : 16;
     t.rows_multi = part ? 4096 : 40;
-    gpu_tuning = &t;
-    run_twice = 1;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        if ((int)(o % 2) == half)
-            check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
-    run_twice = 0;
-    gpu_tuning = env_tuning;
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half);
 }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
@@ -803,15 +811,8 @@ static void occ_tunings(int part)
         t.cols_split_units_per_sm = 16;
         t.split_waves = 2;
     }
-    gpu_tuning = &t;
-    run_twice = 1;
     occ_launches = 0;
-    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        if ((int)(o % 2) == part % 2)
-            check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
-    run_twice = 0;
-    gpu_tuning = env_tuning;
+    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part % 2);
     cr_log_info("%d launches at more blocks per multiprocessor", occ_launches);
     cr_assert_gt(occ_launches, 0, "no case took the kernels under test");
 }
@@ -840,14 +841,8 @@ static void cover_tunings(int part)
         t.nest_cover_whole_bytes = 0;
         t.nest_cover_whole_es = 0;
     }
-    gpu_tuning = &t;
-    run_twice = 1;
     cover_launches = 0;
-    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
-    run_twice = 0;
-    gpu_tuning = env_tuning;
+    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1);
     cr_log_info("%d launches over covering vectors", cover_launches);
     /* sanitizer mode (kg_test.h) runs a seeded sample of the cases, which may
        hold none that takes the covering vectors: the whole test must */
