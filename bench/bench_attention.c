@@ -157,6 +157,21 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* $KG_BENCH_TMA: the call timed as the runtime runs it, then with the
+   Hopper and decode kernels' bulk tensor copies off (cp.async), printed as
+   " <name> <tma> / cp.async <us>" */
+static void tma_pair(kg_context *ctx, call_t *c, int inner, const char *name)
+{
+    run(c);
+    const int on = kg_test_last_attn_tma();
+    const double t1 = bench_time_us(ctx, run, c, inner, 5);
+    kg_test_attn_tma(-1);
+    run(c);
+    const double t0 = bench_time_us(ctx, run, c, inner, 5);
+    kg_test_attn_tma(0);
+    printf(" %s %s %.1f / cp.async %.1f us", name, on ? "tma" : "(no tma)", t1, t0);
+}
+
 /* $KG_BENCH_TRACE: one decode call with the trace hook on: each block's
    globaltimer stamps (start, end of its keys, end; merged) summarized against
    the first start: the kernel's span, the start skew, the spread of the
@@ -425,6 +440,11 @@ int main(void)
                    on ? "grid" : "heaviest first", bench_time_us(ctx, run, &c, inner, 5));
             kg_test_attn_order(ctx, -1);
         }
+        if (getenv("KG_BENCH_TMA") && dt != KG_F32) {
+            printf("     ");
+            tma_pair(ctx, &c, inner, kg_attn_variant_names[variant]);
+            printf("\n");
+        }
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
@@ -435,7 +455,11 @@ int main(void)
             for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 7; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
-                if (kg_test_last_attn_variant(ctx) == vs[x])
+                if (kg_test_last_attn_variant(ctx) != vs[x])
+                    continue;
+                if (getenv("KG_BENCH_TMA") && kg_attn_variant_sm90a[vs[x]])
+                    tma_pair(ctx, &c, inner, kg_attn_variant_names[vs[x]]);
+                else
                     printf(" %s %.1f us", kg_attn_variant_names[vs[x]], bench_time_us(ctx, run, &c, inner, 5));
             }
             kg_test_force_attn_variant(ctx, -1);

@@ -159,7 +159,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 32 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
-  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, smem = smem,
+  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
                                  persist and ", persistent" or "") }
@@ -170,9 +170,13 @@ local function plan_dec(mt, wr)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
     local c = M.dec[d]
     local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
+    -- Q in rows of D + 8; K and V in rows of D + 8, or (D a multiple of 64)
+    -- in 128-byte-swizzled panels from a 1024-byte boundary
+    -- (attention_decode.cuh, dec_kv_pitch)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
+    if d % 64 == 0 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * d * 2 end
     local merge = math.max((nw * r * 2 + nw * r * (d + 4)) * 4, 256 * r * 4)
-    return { threads = 128, minb = 1, bm = r, smem = math.max(pipe, merge),
+    return { threads = 128, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
              call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
                                   kind_enum[kind]),
              shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
@@ -230,9 +234,11 @@ local function path_modules(G, by, path, comb)
           local kname = string.format("kg_%s%s_d%d_%s", path.prefix, name, d, kind)
           local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
           local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
-          kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-          rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d},\n", path.enum, dt.enum, di - 1,
-                                          kind_enum[kind], idx, pl.threads, pl.bm, pl.smem)
+          kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc,
+                                    params = pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
+                                    args = pl.tmaps and ", tm" or "" }
+          rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d, %d},\n", path.enum, dt.enum,
+                                          di - 1, kind_enum[kind], idx, pl.threads, pl.bm, pl.smem, pl.bn or 0)
         end
       end
       if path.combine then
@@ -240,7 +246,7 @@ local function path_modules(G, by, path, comb)
         local kname = string.format("kg_%s%s_d%d_combine", path.prefix, name, d)
         local desc = string.format("attention decode D=%d: merge of the key splits", d)
         local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
-        kernels[#kernels + 1] = { name = kname, threads = 128, minb = 1, desc = desc,
+        kernels[#kernels + 1] = { name = kname, threads = 128, minb = 1, desc = desc, params = "", args = "",
                                   call = string.format("attn_dec_combine<%s, %d, 128>", dt.storage, d) }
         comb[#comb + 1] = string.format("    [%s][%d] = %d,\n", dt.enum, di - 1, idx + 1)
       end
@@ -307,6 +313,7 @@ typedef struct kg_attn_entry {
     int16_t threads; /* block size */
     int16_t bm;      /* query rows per block */
     int32_t smem;    /* dynamic shared memory, bytes */
+    int16_t bn;      /* Hopper path: keys per tile (the K / V tensor maps' box rows); 0 elsewhere */
 } kg_attn_entry;
 
 /* [variant][q dtype][head dim slot][kind]; threads == 0 where not generated. */

@@ -10,13 +10,16 @@
  * was generated and the portable grid would not give every multiprocessor a
  * block; else the portable path.
  */
+#include <cuda.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "attention_check.h"
 #include "attention_params.h"
 #include "attention_pack.h"
+#include "attention_tmap.h"
 #include "attn_plan.h"
 #include "internal.h"
 #include "kg_attn_table.h"
@@ -288,6 +291,76 @@ static int dec_spread_force, dec_spread_last;
 void kg_test_attn_dec_spread(int on) { __atomic_store_n(&dec_spread_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_spread(void) { return __atomic_load_n(&dec_spread_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_tma (a test and benchmark hook, process-wide): -1 keeps the
+   Hopper prefill and the decode kernels on cp.async copies; 0 or 1 the
+   runtime's choice (bulk tensor copies wherever the maps can be encoded). */
+static int tma_force, tma_last;
+
+void kg_test_attn_tma(int on) { __atomic_store_n(&tma_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_tma(void) { return __atomic_load_n(&tma_last, __ATOMIC_RELAXED); }
+
+/* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
+   driver has none) */
+typedef CUresult (*tmap_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                   const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static pthread_once_t tmap_once = PTHREAD_ONCE_INIT;
+static tmap_encode_fn tmap_encode;
+
+static void tmap_find(void)
+{
+    void *f = NULL;
+    enum cudaDriverEntryPointQueryResult r;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
+        r == cudaDriverEntryPointSuccess && f)
+        tmap_encode = (tmap_encode_fn)f;
+    else
+        cudaGetLastError();
+}
+
+_Static_assert(sizeof(CUtensorMap) == sizeof(kg_attn_tmap), "kg_attn_tmap holds a CUtensorMap");
+
+/* The tensor map of a [B, H, S, D] operand (16-bit elements, D contiguous)
+   as {D, S, H, B} with boxes of 64 elements x `rows` rows, 128-byte swizzle,
+   zeros outside the tensor; 0 where it cannot be encoded (the kernel then
+   copies with cp.async). A size-1 dim's stride is replaced by the packed
+   one (it is never stepped). */
+static int tmap_of(kg_attn_tmap *m, kg_dtype dt, const kg_tensor *t, int rows)
+{
+    const int64_t es = 2;
+    cuuint64_t dim[4] = {(cuuint64_t)t->shape[3], (cuuint64_t)t->shape[2], (cuuint64_t)t->shape[1],
+                         (cuuint64_t)t->shape[0]};
+    cuuint64_t st[3];
+    int64_t packed = es * t->shape[3];
+    for (int i = 0; i < 3; i++) {
+        const int64_t x = t->shape[2 - i] == 1 ? packed : t->strides[2 - i] * es;
+        if (x <= 0 || x % 16 != 0 || x >= ((int64_t)1 << 40))
+            return 0;
+        st[i] = (cuuint64_t)x;
+        packed = x * t->shape[2 - i];
+    }
+    const cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1}, one[4] = {1, 1, 1, 1};
+    if ((uintptr_t)t->data % 16 != 0 || rows <= 0 || rows > 256)
+        return 0;
+    return tmap_encode((CUtensorMap *)m, dt == KG_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                       4, t->data, dim, st, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* The Hopper prefill kernels' tensor maps (q with the block's query rows,
+   k and v with its keys per tile); on = 0 where any of them cannot be
+   encoded or the hook turned them off. */
+static void tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, const kg_tensor *q, const kg_tensor *k,
+                     const kg_tensor *v)
+{
+    memset(tm, 0, sizeof *tm);
+    if (__atomic_load_n(&tma_force, __ATOMIC_RELAXED) < 0)
+        return;
+    pthread_once(&tmap_once, tmap_find);
+    tm->on = tmap_encode && tmap_of(&tm->q, dt, q, e->bm) && tmap_of(&tm->k, dt, k, e->bn) &&
+             tmap_of(&tm->v, dt, v, e->bn);
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -297,7 +370,7 @@ int kg_test_last_attn_dec_spread(void) { return __atomic_load_n(&dec_spread_last
    row tile (a counter per row tile in the scratch's counters, so at most
    KG_SCRATCH_COUNTER_BYTES / 4 row tiles split). */
 static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant variant, const kg_attn_entry *e,
-                               kg_attn_params *p, int slot, int64_t B, int64_t Hkv, int64_t D)
+                               kg_attn_params *p, kg_attn_tmaps *tm, int slot, int64_t B, int64_t Hkv, int64_t D)
 {
     const int64_t R = e->bm, rows = (int64_t)p->group * p->sq, nrt = (rows + R - 1) / R;
     const int64_t blocks = B * Hkv * nrt;
@@ -369,7 +442,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     st = raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
-    void *argv[1] = {p};
+    void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
     st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
@@ -384,6 +457,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
     return kg_ok(ctx);
 }
 
@@ -501,8 +575,15 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.causal = opts && opts->causal;
     p.scale_log2 = scale * 1.4426950408889634f;
 
+    /* the Hopper and decode kernels' second argument: the tensor maps
+       (decode: head dims of whole 64-element panels, compute capability
+       9.0; see attention_decode.cuh) */
+    kg_attn_tmaps tm;
+    tm.on = 0;
+    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D % 64 == 0))
+        tmaps_of(&tm, e, q->dtype, q, k, v);
     if (is_decode(variant))
-        return launch_decode(ctx, q->dtype, variant, e, &p, slot, B, Hkv, D);
+        return launch_decode(ctx, q->dtype, variant, e, &p, &tm, slot, B, Hkv, D);
 
     /* blocks need more than the default 48 KB of shared memory */
     st = raise_smem(ctx, e->kernel, e->smem);
@@ -535,11 +616,12 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
-    void *argv[1] = {&p};
+    void *argv[2] = {&p, &tm};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
+        __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

@@ -30,6 +30,7 @@
 #define KG_ATTENTION_DECODE_CUH
 
 #include "attention.cuh"
+#include "attention_tma.cuh"
 
 namespace kg_attn
 {
@@ -86,27 +87,27 @@ __device__ __forceinline__ void cp_async16_pf(uint32_t dst, const void *src, boo
 template <int ROWS, int D, int P, int E, int NT>
 __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
 {
+    static_assert(E == 2, "16-bit elements (tile_at)");
     constexpr int CPR = D * E / 16;
     constexpr int RS = !KG_DEC_ROWS ? 0 : NT % CPR == 0 ? NT / CPR : NT / CPR >= 8 ? 8 : 0;
     if constexpr (RS > 0 && ROWS % RS == 0) {
         if (RS * CPR < NT && tid >= RS * CPR)
             return;
         const int r0 = tid / CPR, c = tid % CPR;
-        const uint32_t d0 = dst + (uint32_t)((r0 * P) * E + c * 16);
         const char *src = base + ((int64_t)(row0 + r0) * ld) * E + c * 16;
         const int64_t step = (int64_t)RS * ld * E;
         const int lim = n - row0 - r0; /* pass it copies a real row while it RS < lim */
         if (lim >= ROWS) {
 #pragma unroll
             for (int it = 0; it < ROWS / RS; it++) {
-                cp_async16_pf(d0 + it * RS * P * E, src, true);
+                cp_async16_pf(dst + tile_at<P>(r0 + it * RS, c * 8), src, true);
                 src += step;
             }
         } else {
 #pragma unroll
             for (int it = 0; it < ROWS / RS; it++) {
                 const bool ok = it * RS < lim;
-                cp_async16_pf(d0 + it * RS * P * E, ok ? src : base, ok);
+                cp_async16_pf(dst + tile_at<P>(r0 + it * RS, c * 8), ok ? src : base, ok);
                 src += step;
             }
         }
@@ -116,10 +117,16 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
             const int r = i / CPR, c = i % CPR;
             const bool ok = row0 + r < n;
             const char *src = ok ? base + ((int64_t)(row0 + r) * ld) * E + c * 16 : base;
-            cp_async16_pf(dst + (r * P) * E + c * 16, src, ok);
+            cp_async16_pf(dst + tile_at<P>(r, c * 8), src, ok);
         }
     }
 }
+
+/* The layout of the K and V tiles (tile_at): head dims of whole 64-element
+   panels in the 128-byte-swizzled panels that bulk tensor copies write (BN
+   rows each), the others in rows of D + 8 elements (both conflict-free for
+   ldmatrix). */
+template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D % 64 == 0 ? -BN : D + 8; }
 
 /* One split's partial (max m, sum l, output v) folded into a running
    (mr, sum, acc) in the log2 domain: the online softmax once more. A split
@@ -236,7 +243,7 @@ __device__ __forceinline__ void dec_rows(const kg_attn_params &p, int r0, int hk
 }
 
 /* One key tile of a unit: keys [j0, j0 + BN) in shared memory (K at aK, V
-   at aV, row pitch D + 8), the NW = 4 / WR warps taking BN / NW keys each;
+   at aV, laid out as dec_kv_pitch says), the NW = 4 / WR warps taking BN / NW keys each;
    S = Q K^T (Q at aQ), scaled, masked (keys from kend on, the causal rule,
    the additive mask), the online softmax and O += P V. */
 template <typename T, int D, int MT, int WR, int BN, int KIND>
@@ -244,7 +251,7 @@ __device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, u
                                          int kend, int imin, const int (&qi)[MT][2], const float *const (&mrow)[MT][2],
                                          float (&o)[MT][D / 8][4], float (&mx)[MT][2], float (&l)[MT][2])
 {
-    constexpr int NW = 4 / WR, PD = D + 8, E = 2;
+    constexpr int NW = 4 / WR, PD = D + 8, E = 2, KP = dec_kv_pitch<D, BN>();
     constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16;
     static_assert(KW % 16 == 0, "each warp takes a multiple of 16 keys");
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
@@ -271,7 +278,7 @@ __device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, u
 #pragma unroll
         for (int nn = 0; nn < KW / 16; nn++) {
             uint32_t bf[4];
-            kgd_ldmatrix_x4(bf, aK + ((wk + nn * 16 + b_row) * PD + kk * 16 + b_col) * E);
+            kgd_ldmatrix_x4(bf, aK + tile_at<KP>(wk + nn * 16 + b_row, kk * 16 + b_col));
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
                 mma<T>::run(s[mt][2 * nn], a[mt], bf[0], bf[1]);
@@ -300,7 +307,7 @@ __device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, u
             }
         softmax_tile<T, NS, ND>(s[mt], tmax, mx[mt], l[mt], o[mt], pa[mt]);
     }
-    pv_tile<T, MT, KW, D, PD>(o, pa, aV, wk, v_row, v_col);
+    pv_tile_at<T, MT, KW, D, KP>(o, pa, aV, wk, v_row, v_col);
 }
 
 /* The end of a unit: the NW warps' (max, sum, output) of each row merged in
@@ -411,18 +418,26 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
 }
 
 /* One work unit (row tile rt, split) a block; keys [split x
-   chunk, + chunk) in tiles of BN through an NST-stage cp.async pipeline.
-   Returns 1 where this block merged the row tile's splits (fused merge). */
+   chunk, + chunk) in tiles of BN through an NST-stage pipeline: cp.async
+   copies by every thread, or (tm.on: head dims of whole panels) bulk tensor
+   copies issued by thread 0 that complete on one barrier per stage; the
+   same bytes land in the same places for the keys the unit reads (bulk
+   copies also bring the rows of the tile past the unit's keys, masked out
+   as the zeros the other path writes there), so the results are bitwise
+   the same. Returns 1 where this block merged the row tile's splits (fused
+   merge). */
 template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
-__device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int split, int hk, int b, int nrt, int hkv,
-                                        uint64_t &t_stream)
+__device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_tmaps &tm, int rt, int split, int hk,
+                                        int b, int nrt, int hkv, uint64_t &t_stream)
 {
-    constexpr int NT = 128, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16;
+    constexpr int NT = 128, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16, KP = dec_kv_pitch<D, BN>();
     extern __shared__ __align__(16) unsigned char smem[];
-    T *sQ = (T *)smem;
-    T *sKV = sQ + R * PD; /* NST stages of [K tile, V tile] */
-    const uint32_t aQ = kgd_smem_addr(sQ), aKV = kgd_smem_addr(sKV);
-    constexpr uint32_t TILE = BN * PD * E, STAGE = 2 * TILE;
+    /* Q (rows of PD elements), then NST stages of [K tile, V tile]; the
+       swizzled tiles start on 1024 bytes (gen/attention.lua counts it) */
+    const uint32_t aQ = kgd_smem_addr(smem), aKV = KP < 0 ? (aQ + R * PD * E + 1023) & ~1023u : aQ + R * PD * E;
+    constexpr uint32_t TILE = BN * (KP < 0 ? D : PD) * E, STAGE = 2 * TILE;
+    __shared__ alignas(8) uint64_t full[NST]; /* bulk copies: stage s landed (K and V: two arrivals) */
+    const bool tma = KP < 0 && tm.on;
 
     const int tid = threadIdx.x;
     const int rows = p.group * p.sq, r0 = rt * R;
@@ -437,6 +452,31 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
 
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
+    /* tile j of the unit into stage st */
+    auto load = [&](int st, int j) {
+        const uint32_t at = aKV + st * STAGE;
+        if (tma) {
+            if (tid == 0) {
+                const uint32_t bar = kgd_smem_addr(&full[st]);
+                tma_tile<BN, D>(at, tm.k, bar, k0 + j * BN, hk, b);
+                tma_tile<BN, D>(at + TILE, tm.v, bar, k0 + j * BN, hk, b);
+            }
+        } else {
+            load_kv<BN, D, KP, E, NT>(at, k, p.k_ss, k0 + j * BN, kend, tid);
+            load_kv<BN, D, KP, E, NT>(at + TILE, v, p.v_ss, k0 + j * BN, kend, tid);
+        }
+    };
+    if (tma) {
+        if (tid == 0) {
+#pragma unroll
+            for (int st = 0; st < NST; st++)
+                mbar_init(kgd_smem_addr(&full[st]), 2);
+            mbar_init_fence();
+            tma_prefetch(tm.k);
+            tma_prefetch(tm.v);
+        }
+        __syncthreads();
+    }
 
     /* Q rows (each its own head and query), zero past the last row */
     for (int x = tid; x < R * CPR; x += NT) {
@@ -450,10 +490,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
     kgd_cp_async_commit();
 #pragma unroll
     for (int st = 0; st < NST - 1; st++) {
-        if (st < ntiles) {
-            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE, k, p.k_ss, k0 + st * BN, kend, tid);
-            load_kv<BN, D, PD, E, NT>(aKV + st * STAGE + TILE, v, p.v_ss, k0 + st * BN, kend, tid);
-        }
+        if (st < ntiles)
+            load(st, st);
         kgd_cp_async_commit();
     }
 
@@ -463,14 +501,18 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
     dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
     for (int j = 0; j < ntiles; j++) {
-        kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
-        __syncthreads();              /* ... for every thread; tile j - 1's stage is free */
+        if (tma) {
+            if (j == 0)
+                kgd_cp_async_wait<0>(); /* Q */
+            mbar_wait(kgd_smem_addr(&full[j % NST]), (j / NST) & 1);
+        } else {
+            kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
+        }
+        __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
         {
-            const int jn = j + NST - 1, sn = jn % NST;
-            if (jn < ntiles) {
-                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE, k, p.k_ss, k0 + jn * BN, kend, tid);
-                load_kv<BN, D, PD, E, NT>(aKV + sn * STAGE + TILE, v, p.v_ss, k0 + jn * BN, kend, tid);
-            }
+            const int jn = j + NST - 1;
+            if (jn < ntiles)
+                load(jn % NST, jn);
             kgd_cp_async_commit();
         }
         const uint32_t aK = aKV + (j % NST) * STAGE;
@@ -508,7 +550,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, int rt, int spl
 /* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
    tile, split) a block (dec_unit). */
 template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
-__device__ __forceinline__ void attn_dec(const kg_attn_params &p)
+__device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     const int tid = threadIdx.x;
     /* before any global access: the previous grid in the stream may still be
@@ -521,7 +563,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p)
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
     const int merged =
-        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
         tr[0] = t_start;

@@ -23,6 +23,7 @@
 #define KG_ATTENTION_SM90_CUH
 
 #include "attention.cuh"
+#include "attention_tma.cuh"
 #include "kg_wgmma.cuh"
 
 /* 0 builds the forward's softmax without the folded exponent argument (an
@@ -67,13 +68,6 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 {
     return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
            (uint64_t)1 << 62;
-}
-
-/* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of 64-element
-   panels (each panel ROWS x 128 bytes, 1024-byte aligned). */
-template <int ROWS> __device__ __forceinline__ uint32_t sw128_at(int r, int cc)
-{
-    return (uint32_t)((cc >> 3) * ROWS * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
 }
 
 /* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
@@ -144,34 +138,6 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
     }
 }
 
-/* ---- mbarriers (shared memory, CTA scope) ---- */
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-/* the barrier gets this thread's arrival once its cp.async copies so far
-   have landed (counted in the barrier's expected arrivals) */
-__device__ __forceinline__ void cp_async_arrive(uint32_t bar)
-{
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-/* waits for the completion of the phase of parity `parity` */
-__device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
-{
-    uint32_t done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (!done);
-}
-
 /*
  * Warp-specialized: NWG consumer warpgroups and one producer warpgroup (the
  * last). The producer streams K and V tiles through two rings of two stages
@@ -190,9 +156,15 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
  * while this one's runs; the K/V rings run on from tile to tile (stage and
  * phase from the tiles streamed so far), and the output is staged in its own
  * tile. The consumers' pipeline runs across tiles too (see below).
+ *
+ * tm.on: the producer's first thread alone loads each tile with bulk tensor
+ * copies (TMA, one per 64-element panel; a full barrier then completes on
+ * its one arrival and the copies' bytes), the other producer threads leave;
+ * the same bytes land in the same places as with cp.async, so the results
+ * are bitwise the same.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
-__device__ __forceinline__ void attn_wg(const kg_attn_params &p)
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
        columns of Q, K and V in shared memory are never written: S = Q K^T
@@ -261,17 +233,19 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
     if constexpr (!PERSIST)
         coords(blockIdx.x, mb1, h1, b1);
 
+    const bool tma = tm.on != 0;
     if (tid == 0) {
         for (int s = 0; s < 4; s++)
-            mbar_init(bars + 8 * s, 128); /* full: every producer thread */
+            mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
         for (int s = 4; s < 8; s++)
             mbar_init(bars + 8 * s, NWG * 4); /* empty: every consumer warp */
         if (PERSIST) {
             for (int s = 0; s < 2; s++) {
-                mbar_init(full_qs(s), 128);
+                mbar_init(full_qs(s), tma ? 1 : 128);
                 mbar_init(empty_qs(s), NWG * 4);
             }
         }
+        mbar_init_fence();
     }
     __syncthreads();
 
@@ -280,6 +254,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
         /* ---- producer ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
         const int pt = tid - NWG * 128;
+        if (tma) {
+            if (pt != 0)
+                return; /* one thread issues the bulk copies */
+            tma_prefetch(tm.k);
+            tma_prefetch(tm.v);
+            if (PERSIST)
+                tma_prefetch(tm.q);
+        }
         /* K and V tiles of one work tile; it0: the tiles streamed before it
            (stage and phase of the rings) */
         auto produce = [&](int mb, int h, int b, int it0) {
@@ -290,12 +272,20 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 const int x = it0 + j, s = x & 1;
                 if (x >= 2)
                     mbar_wait(empty_k(s), ((x >> 1) - 1) & 1);
-                load_sw128_rows<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
-                cp_async_arrive(full_k(s));
+                if (tma) {
+                    tma_tile<BN, DP>(aK + s * KB, tm.k, full_k(s), j * BN, hk, b);
+                } else {
+                    load_sw128_rows<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
+                    cp_async_arrive(full_k(s));
+                }
                 if (x >= 2)
                     mbar_wait(empty_v(s), ((x >> 1) - 1) & 1);
-                load_sw128_rows<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
-                cp_async_arrive(full_v(s));
+                if (tma) {
+                    tma_tile<BN, DP>(aV + s * KB, tm.v, full_v(s), j * BN, hk, b);
+                } else {
+                    load_sw128_rows<BN, D, 128>(aV + s * KB, v, p.v_ss, j * BN, p.sk, pt);
+                    cp_async_arrive(full_v(s));
+                }
             }
             return ntiles;
         };
@@ -309,10 +299,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p)
                 const int qs = tc & 1;
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
-                const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0, p.sq - mb * BM,
-                                            pt);
-                cp_async_arrive(full_qs(qs));
+                if (tma) {
+                    tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb * BM, h, b);
+                } else {
+                    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
+                    load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0,
+                                                p.sq - mb * BM, pt);
+                    cp_async_arrive(full_qs(qs));
+                }
                 it0 += produce(mb, h, b, it0);
             }
         } else {

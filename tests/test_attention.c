@@ -903,11 +903,71 @@ Test(attention, causal_block_order)
    the reference by every_dtype_head_dim_and_mask_kind), on shapes with
    several work tiles per block: causal with more queries than keys (leading
    tiles without keys), GQA, odd lengths, lse written. */
-Test(attention, persistent_matches_grid_bits)
+/* Case c (contiguous, fresh random q, k, v, no mask) on two setups, whose
+   outputs and lse must match bit for bit: setup w forces variant vs[w] and
+   sets the bulk-tensor-copy hook to tma[w] (kg_test_attn_tma); want_tma[w]
+   >= 0: whether that launch must have taken bulk tensor copies. */
+static void same_bits(const acase *c, const int vs[2], const int tma[2], const int want_tma[2])
+{
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq;
+    uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
+    for (int t = 0; t < 3; t++) {
+        const int64_t n = t == 0 ? nq : nk;
+        for (int64_t i = 0; i < n; i++)
+            h[i] = c->dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+    }
+    kg_tensor tq = kg_tensor_contiguous(dq, c->dt, 4, KT_SHAPE(c->B, c->Hq, c->Sq, c->D)),
+              tk = kg_tensor_contiguous(dk, c->dt, 4, KT_SHAPE(c->B, c->Hkv, c->Sk, c->D)),
+              tv = kg_tensor_contiguous(dv, c->dt, 4, KT_SHAPE(c->B, c->Hkv, c->Sk, c->D)),
+              to = kg_tensor_contiguous(dout, c->dt, 4, KT_SHAPE(c->B, c->Hq, c->Sq, c->D)),
+              tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(c->B, c->Hq, c->Sq));
+    kg_attention_opts o = {0.f, c->causal};
+    for (int w = 0; w < 2; w++) {
+        kg_test_force_attn_variant(ctx, vs[w]);
+        kg_test_attn_tma(tma[w]);
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
+        KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &o));
+        KT_OK(ctx, kg_sync(ctx));
+        cr_assert_eq(kg_test_last_attn_variant(ctx), vs[w]);
+        if (want_tma[w] >= 0)
+            cr_assert_eq(kg_test_last_attn_tma(), want_tma[w], "%s: bulk tensor copies %s", kg_attn_variant_names[vs[w]],
+                         want_tma[w] ? "not taken" : "taken though off");
+        kt_download(ctx, w ? o2 : o1, dout, nq * 2);
+        kt_download(ctx, w ? l2 : l1, dl, nl * 4);
+    }
+    kg_test_attn_tma(0);
+    cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
+              "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d: %s (tma %d) and %s (tma %d) bits differ (seed %llu)",
+              kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, kg_attn_variant_names[vs[0]],
+              tma[0], kg_attn_variant_names[vs[1]], tma[1], (unsigned long long)kt_seed());
+    free(h);
+    free(o1);
+    free(o2);
+    free(l1);
+    free(l2);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+    kg_free(ctx, dl);
+}
+
+static int on_sm90(void)
 {
     int major = 0, minor = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
-    if (!(major == 9 && minor == 0))
+    return major == 9 && minor == 0;
+}
+
+Test(attention, persistent_matches_grid_bits)
+{
+    if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
     const int shapes[6][7] = {
         /* B Hq Hkv Sq Sk D causal */
@@ -935,47 +995,63 @@ Test(attention, persistent_matches_grid_bits)
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
         const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
-        const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-        const int64_t nl = (int64_t)c.B * c.Hq * c.Sq;
-        uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
-        float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
-        void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
-             *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
-        for (int t = 0; t < 3; t++) {
-            const int64_t n = t == 0 ? nq : nk;
-            for (int64_t i = 0; i < n; i++)
-                h[i] = c.dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
-            kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
-        }
-        kg_tensor tq = kg_tensor_contiguous(dq, c.dt, 4, KT_SHAPE(c.B, c.Hq, c.Sq, c.D)),
-                  tk = kg_tensor_contiguous(dk, c.dt, 4, KT_SHAPE(c.B, c.Hkv, c.Sk, c.D)),
-                  tv = kg_tensor_contiguous(dv, c.dt, 4, KT_SHAPE(c.B, c.Hkv, c.Sk, c.D)),
-                  to = kg_tensor_contiguous(dout, c.dt, 4, KT_SHAPE(c.B, c.Hq, c.Sq, c.D)),
-                  tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(c.B, c.Hq, c.Sq));
-        kg_attention_opts o = {0.f, c.causal};
-        const int vs[2] = {pv[x % 3], gv[x % 3]};
-        for (int w = 0; w < 2; w++) {
-            kg_test_force_attn_variant(ctx, vs[w]);
-            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
-            KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
-            KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &o));
-            KT_OK(ctx, kg_sync(ctx));
-            cr_assert_eq(kg_test_last_attn_variant(ctx), vs[w]);
-            kt_download(ctx, w ? o2 : o1, dout, nq * 2);
-            kt_download(ctx, w ? l2 : l1, dl, nl * 4);
-        }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "shape %d: %s and %s bits differ", x / 3,
-                  kg_attn_variant_names[vs[0]], kg_attn_variant_names[vs[1]]);
-        free(h);
-        free(o1);
-        free(o2);
-        free(l1);
-        free(l2);
-        kg_free(ctx, dq);
-        kg_free(ctx, dk);
-        kg_free(ctx, dv);
-        kg_free(ctx, dout);
-        kg_free(ctx, dl);
+        const int vs[2] = {pv[x % 3], gv[x % 3]}, tma[2] = {0, 0}, want[2] = {-1, -1};
+        same_bits(&c, vs, tma, want);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+/* The bulk tensor copies (TMA) of the Hopper prefill and the decode
+   kernels against their cp.async copies: the same bytes in the same places,
+   so the same bits, on every Hopper variant, head dim and unmasked kind
+   (tile ends inside the keys and the queries, GQA) and every decode variant
+   of head dims 64, 128, 256 (split and not); and against the float64
+   reference with the copies on (every other GPU test runs with them on too,
+   the runtime's default); a [B,S,H,D] view and an MQA one take them too. */
+Test(attention, tma_matches_cp_async_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int hv[6] = {KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
+                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
+    for (int v = 0; v < 6; v++)
+        for (int di = 0; di < 5; di++)
+            for (int causal = 0; causal < 2; causal++) {
+                const int D = DIMS[di];
+                const kg_dtype dt = (v + di + causal) % 2 ? KG_F16 : KG_BF16;
+                if (kg_attn_table[hv[v]][dt][di][causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE].threads == 0)
+                    continue;
+                if (!kt_take(4))
+                    continue;
+                const acase c = {dt, 2, 12, 4, 333 + 50 * di, 517 + 100 * v, D, causal, MASK_NONE, 0, 0, 0.f};
+                const int vs[2] = {hv[v], hv[v]}, tma[2] = {0, -1}, want[2] = {1, 0};
+                same_bits(&c, vs, tma, want);
+            }
+    /* the decode kernels (head dims of whole 64-element panels), the
+       planner's split and 3 forced splits that do not divide the keys, GQA
+       and MQA rows, causal or not */
+    const int dv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
+    const int dh[3][3] = {{8, 2, 3}, {16, 2, 3}, {32, 1, 2}}; /* Hq, Hkv, Sq: 12, 24, 64 packed rows */
+    for (int v = 0; v < 3; v++)
+        for (int di = 1; di < 5; di++)
+            for (int sp = 0; sp < 2; sp++) {
+                const kg_dtype dt = (v + di + sp) % 2 ? KG_F16 : KG_BF16;
+                if (DIMS[di] % 64 != 0 || kg_attn_table[dv[v]][dt][di][KG_ATTN_CAUSAL].threads == 0 || !kt_take(4))
+                    continue;
+                const acase c = {dt, 2, dh[v][0], dh[v][1], dh[v][2], 5000 + 333 * di, DIMS[di], sp, MASK_NONE, 0, 0, 0.f};
+                const int vs[2] = {dv[v], dv[v]}, tma[2] = {0, -1}, want[2] = {1, 0};
+                kg_test_force_attn_splits(ctx, sp ? 3 : 0);
+                same_bits(&c, vs, tma, want);
+                kg_test_force_attn_splits(ctx, 0);
+            }
+    /* the float64 reference with the copies on, a [B,S,H,D] layout and MQA */
+    const acase refs[3] = {{KG_BF16, 2, 8, 1, 300, 700, 128, 1, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 1, 6, 2, 129, 1000, 64, 0, MASK_NONE, 0, 1, 0.f},
+                           {KG_BF16, 1, 4, 4, 200, 333, 256, 0, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 3; i++) {
+        kg_test_force_attn_variant(ctx, -1);
+        run_case_once(&refs[i]);
+        cr_assert(kg_test_last_attn_tma(), "case %d: the runtime did not take bulk tensor copies", i);
     }
     kg_test_force_attn_variant(ctx, -1);
 }
