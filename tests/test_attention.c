@@ -903,6 +903,17 @@ Test(attention, causal_block_order)
    the reference by every_dtype_head_dim_and_mask_kind), on shapes with
    several work tiles per block: causal with more queries than keys (leading
    tiles without keys), GQA, odd lengths, lse written. */
+/* The host and device buffers of a two-run bits comparison freed. */
+static void free_pair_buffers(void *h, void *o1, void *o2, void *l1, void *l2, void *dq, void *dk, void *dv,
+                              void *dout, void *dl)
+{
+    void *host[5] = {h, o1, o2, l1, l2}, *dev[5] = {dq, dk, dv, dout, dl};
+    for (int i = 0; i < 5; i++) {
+        free(host[i]);
+        kg_free(ctx, dev[i]);
+    }
+}
+
 /* Case c (contiguous, fresh random q, k, v, no mask) on two setups, whose
    outputs and lse must match bit for bit: setup w forces variant vs[w] and
    sets the bulk-tensor-copy hook to tma[w] (kg_test_attn_tma); want_tma[w]
@@ -946,16 +957,7 @@ static void same_bits(const acase *c, const int vs[2], const int tma[2], const i
               "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d: %s (tma %d) and %s (tma %d) bits differ (seed %llu)",
               kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, kg_attn_variant_names[vs[0]],
               tma[0], kg_attn_variant_names[vs[1]], tma[1], (unsigned long long)kt_seed());
-    free(h);
-    free(o1);
-    free(o2);
-    free(l1);
-    free(l2);
-    kg_free(ctx, dq);
-    kg_free(ctx, dk);
-    kg_free(ctx, dv);
-    kg_free(ctx, dout);
-    kg_free(ctx, dl);
+    free_pair_buffers(h, o1, o2, l1, l2, dq, dk, dv, dout, dl);
 }
 
 static int on_sm90(void)
@@ -1092,16 +1094,7 @@ Test(attention, decode_is_bitwise_reproducible)
     }
     kg_test_force_attn_splits(ctx, 0);
     kg_test_force_attn_combine(ctx, 0);
-    free(h);
-    free(o1);
-    free(o2);
-    free(l1);
-    free(l2);
-    kg_free(ctx, dq);
-    kg_free(ctx, dk);
-    kg_free(ctx, dv);
-    kg_free(ctx, dout);
-    kg_free(ctx, dl);
+    free_pair_buffers(h, o1, o2, l1, l2, dq, dk, dv, dout, dl);
 }
 
 TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
