@@ -202,14 +202,21 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        has no mask kernels) is faster on the 192-key tiles: S 4k long 1334,
        persistent 1406, grid 1375; causal level, long 757 / persistent pp
        769.) */
-    const int long64 = D == 64 && kind == KG_ATTN_NONE && sk >= KG_ATTN_LONG_KEYS;
+    /* Session 9 (H200, r1, us, with the bulk tensor copies, bf16 / f16):
+       causal D 64 too, S 4k: persistent long 706 / 719, persistent pp (the
+       old pick) 741 / 750, persistent 727 / 753, grid long 734 / 758. */
+    const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS;
     /* the persistent kernel on those 192-key tiles up to 4096 keys (session
        7, H200, us: r3 S 4k 1292 against the grid-mode long variant's 1329;
        r4 as the default 1301, cuDNN 1144; longer keys unmeasured) */
     if (sm90 && persist_ok && long64 && sk <= 4096 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PERSIST_LONG;
+    /* causal: the ping-pong turns, but not at D 64 (session 9, r1, us, bf16
+       / f16, S 1k causal: persistent 245.0 / 245.9, persistent pp 252.9 /
+       255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363) */
     if (sm90 && persist_ok && !long64 && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
-        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
+        const kg_attn_variant pv =
+            kind == KG_ATTN_CAUSAL && D != 64 ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
