@@ -69,6 +69,12 @@ M.f32_narrow = { bm = 16, bn = 64 }
 -- warpgroups (152 registers each): 293 / 343 / 356. Before warp
 -- specialization (2 warpgroups loading and multiplying in lockstep with
 -- __syncthreads): D=128 374 / 412 / 425, D=64 261 / 291 / 298.
+-- Loads: bulk tensor copies (TMA) by one producer thread where the runtime
+-- could encode the tensor maps, else cp.async by the producer warpgroup (the
+-- same bytes, bitwise the same results). Session 9, H200, r1, us, bf16, TMA /
+-- cp.async back to back: D 64 S 1k persistent 364.8 / 392.3, D 128 S 1k
+-- 488.5 / 545.3, D 128 S 4k 1897.7 / 2064.5, D 96 S 4k 777.2 / 956.3, D 256
+-- S 4k causal 441.4 / 468.1; decode B 32 Hq 32 Hkv 32 Sk 4k 476.7 / 516.3.
 M.sm90 = {
   [32] = { nwg = 2, bn = 128 },
   [64] = { nwg = 2, bn = 128 },

@@ -7,8 +7,9 @@
  * hk * group + r / Sq, query r % Sq), so K and V are read once per KV head and
  * row tile instead of once per query head. The key range is split across
  * blocks: grid (row tiles x splits, Hkv, B); block (tile rt, split s) walks
- * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage cp.async
- * pipeline, its four warps taking BN / 4 keys of each tile each and every
+ * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage pipeline
+ * (bulk tensor copies on compute capability 9.0 at head dims 64, 128, 256,
+ * else cp.async; dec_unit), its four warps taking BN / 4 keys of each tile each and every
  * row (or, for 64-row tiles, 16 rows each and every key; mma.sync m16n8k16,
  * f32 accumulators, the online softmax of attention.cuh). The warps'
  * partial (max, sum, output) are merged in warp order through shared memory;
