@@ -260,6 +260,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_whole_bytes = 1024,
     .nest_cover_whole_es = 4,
     .nest_cover_occ = 1,
+    .cols_one = 0,
+    .cols_one_vec = 0,
+    .cols_split_fill = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -278,7 +281,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
-                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ)};
+                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ), F(cols_one),
+                  F(cols_one_vec), F(cols_split_fill)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1104,19 +1108,51 @@ static void plan_occ(kg_red_plan *plan, const kg_red_info *info, const kg_red_tu
         plan->occ = 4;
 }
 
-static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
+/* 1 where a COLS plan may take the kernel of cols_occ (whatever its grid). */
+static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
     const kg_red_args *A = &plan->args;
-    const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
     if (plan->cls != KG_RED_COLS || A->deep || info->indexed || (T->cols_occ != 3 && T->cols_occ != 4) ||
-        (int64_t)plan->grid <= least || !walk_fits32(&A->walk))
-        return;
+        !walk_fits32(&A->walk))
+        return 0;
     /* 4 strided columns of 8-byte accumulators (i32 sums and the like)
        spill at 64 registers (48 bytes; 8 for f32): r2 lost on 4 of its 9
        such cases (82.2 -> 68.7%, 56.9 -> 49.9%), net -17.6 points */
-    if (A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide)
-        return;
+    return !(A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide);
+}
+
+static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
+{
+    const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
+    if (plan->occ || (int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
+        return; /* (plan->occ: COLSW or COLSX, plan_occ_one) */
     plan->occ = T->cols_occ;
+}
+
+/* COLS value reductions over a walk of one dim (cols_one): COLSW or COLSX,
+   before the split (cols_split_fill counts their resident blocks). */
+static void plan_occ_one(kg_red_plan *plan, const kg_red_info *info, const kg_red_tuning *T)
+{
+    const kg_red_args *A = &plan->args;
+    if (plan->cls != KG_RED_COLS || (T->cols_one != 8 && T->cols_one != 6) || A->deep || info->indexed ||
+        A->run != 1 || A->walk.n != 1 || !walk_fits32(&A->walk))
+        return;
+    if (T->cols_one_vec && A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE && A->vec != KG_RED_CV_WIDE32 &&
+        A->vec != KG_RED_CV_VEC32)
+        return;
+    plan->occ = T->cols_one;
+}
+
+/* Resident blocks per multiprocessor of the kernel a COLS plan will take. */
+static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
+{
+    if (plan->occ == 8)
+        return KG_RED_OCCW_MIN_BLOCKS;
+    if (plan->occ == 6)
+        return KG_RED_OCCX_MIN_BLOCKS;
+    if (cols_occ_applies(plan, info, dt, T))
+        return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
+    return plan->args.deep ? KG_RED_NARROW_MIN_BLOCKS : KG_RED_WALK_MIN_BLOCKS;
 }
 
 /* ---- split --------------------------------------------------------------- */
@@ -1179,9 +1215,21 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
            block's combine reads splits / lanes-down partials in a row) */
         if (cols && A->vec != KG_RED_CV_SCALAR && T->cols_split_units_per_sm_vec > 0 && s > 64)
             s = split(w->groups, red, sm * T->cols_split_units_per_sm_vec, w->min_chunk, w->align, &chunk);
+        /* cols_split_fill: whole waves of the kernel's resident blocks */
+        const int fill = cols && T->cols_split_fill > 0 && T->splits <= 0;
+        if (fill) {
+            s = smul(smul(sm, cols_resident(plan, info, dt, T)), T->cols_split_fill) / (w->groups > 0 ? w->groups : 1);
+            /* the last block's combine reads splits / lanes-down partials
+               per lane, two at a time: at most 8 such rounds */
+            const int64_t ny = KG_RED_THREADS / (A->cw > 0 ? A->cw : 1);
+            if (s > 16 * ny)
+                s = 16 * ny;
+        }
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
-            s = T->splits > 0 ? T->splits : T->cols_split_pow2 ? pow2_floor(s) : s;
+            s = T->splits > 0 ? T->splits : T->cols_split_pow2 && !fill ? pow2_floor(s) : s;
+            if (s < 1)
+                s = 1;
             if (s > most)
                 s = most;
             chunk = smul(cdiv(cdiv(red, s), w->align), w->align);
@@ -1279,6 +1327,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
     plan_occ(plan, info, T);
+    plan_occ_one(plan, info, T);
     plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);
     plan_occ_cols(plan, info, dt, sm, T);

@@ -793,13 +793,18 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                         for (int64_t e = 0; e < A->run; e++)
                             visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
                                   io + col * A->run + w.off + e);
-                    for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
-                        if (vector && (io + col + w.off) % vu)
+                    /* COLSW, COLSX (occ 8, 6): the offset alone, r x the
+                       one dim's stride, advanced by the step x the stride */
+                    const int one = p->occ == 8 || p->occ == 6;
+                    int64_t off1 = r * A->walk.in[0];
+                    for (; r < r1; r += ny, walk_step(&A->walk, &w), off1 += A->walk.step[0] * A->walk.in[0]) {
+                        const int64_t off = one ? off1 : w.off;
+                        if (vector && (io + col + off) % vu)
                             fail(c, "a column vector load is misaligned");
                         for (int64_t k = 0; k < vu; k++)
                             if (col + k * cs < A->inner)
                                 visit(c, oo + (col + k * cs) * (c->indexed ? A->inner_idx : A->inner_out), r,
-                                      io + col + k * cs + w.off);
+                                      io + col + k * cs + off);
                     }
                 }
             }
@@ -927,8 +932,11 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
         for (int d = 0; d < w->n; d++)
             sum += (w->size[d] + (d == w->n - 1 ? w->step[d] + 1 : 0)) * w->in[d];
         const int walks = p.cls == KG_RED_COLS || p.cls == KG_RED_NEST;
-        const int ok =
-            !kg_red_infos[op].indexed && walks && (p.occ == 4 || (p.occ == 3 && p.cls == KG_RED_COLS && !p.args.deep));
+        /* COLSW, COLSX (occ 8, 6): COLS over a walk of one dim, no run */
+        const int one = (p.occ == 8 || p.occ == 6) && p.cls == KG_RED_COLS && !p.args.deep && p.args.run == 1 &&
+                        w->n == 1;
+        const int ok = !kg_red_infos[op].indexed && walks &&
+                       (p.occ == 4 || (p.occ == 3 && p.cls == KG_RED_COLS && !p.args.deep) || one);
         if (!ok || sum >= ((int64_t)1 << 30)) {
             snprintf(why, wl, "occ %d where it does not apply: class %d deep %d spans %lld", p.occ, p.cls, p.args.deep,
                      (long long)sum);
@@ -1190,7 +1198,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0;
+        cover = 0, one = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1257,6 +1265,18 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         occ += op_.occ != 0;
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "occ %d: %s", o, why);
                     }
+                    /* COLS over a walk of one dim (cols_one: COLSW, COLSX), splits that fill whole
+                       waves (cols_split_fill) in 16-lane split tiles */
+                    for (int o = 6; o <= 8; o += 2) {
+                        kg_red_tuning ot = kg_red_tuning_default;
+                        ot.cols_one = o;
+                        ot.cols_split_fill = o == 8 ? 1 : 2;
+                        ot.cols_split_lanes = o == 8 ? 16 : 64;
+                        kg_red_plan op_;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ot, &op_), KG_OK);
+                        one += op_.occ == o;
+                        cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "cols_one %d: %s", o, why);
+                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1283,7 +1303,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(words, 0);
     cr_assert_gt(occ, 0);
     cr_assert_gt(cover, 0);
-    cr_log_info("%d plans over covering vectors", cover);
+    cr_assert_gt(one, 0);
+    cr_log_info("%d plans over covering vectors, %d column plans over a walk of one dim", cover, one);
     cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
                 occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
@@ -1608,6 +1629,61 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(kg_red_tuning_parse("cols_occ=3,nest_occ=4", &t), 0);
     cr_assert_eq(t.cols_occ, 3);
     cr_assert_eq(t.nest_occ, 4);
+}
+
+Test(plan, columns_over_one_reduced_dim_take_the_kernels_without_walk_digits_where_tuned)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_one = 8;
+    kg_red_plan p;
+    /* [256,65536] axis 0 bf16: one reduced dim of stride 65536 */
+    const kg_tensor c2 = fake(IN_AT, KG_BF16, 2, (int64_t[]){256, 65536});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c2, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.walk.n, 1);
+    cr_assert_eq(p.occ, 8);
+    t.cols_one = 6;
+    cr_assert_eq(plan_tuned(KG_RED_MAX, &c2, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.occ, 6);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &c2, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.occ, 0, "index reductions keep the 2-block kernel");
+    /* two reduced dims apart ([64,256,32,256] axes (0,2)): a walk of two dims */
+    const kg_tensor two = fake(IN_AT, KG_F32, 4, (int64_t[]){64, 256, 32, 256});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &two, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.walk.n, 2);
+    cr_assert_neq(p.occ, 6);
+    cr_assert_neq(p.occ, 8);
+    /* strided columns only without cols_one_vec ([24,255,10966] f32 axis 0) */
+    const kg_tensor sf = fake(IN_AT, KG_F32, 3, (int64_t[]){24, 255, 10966});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
+    cr_assert_eq(p.occ, 6);
+    t.cols_one_vec = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.occ, 6);
+    /* split fill: one tile of 133 columns over 1024000 rows in 16-lane
+       tiles: the units fill one wave of the kernel's resident blocks */
+    t.cols_one = 8;
+    t.cols_split_fill = 1;
+    t.cols_split_lanes = 16;
+    const kg_tensor few = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.occ, 8);
+    cr_assert_eq(p.args.cw, 16);
+    cr_assert_gt(p.args.splits, 1);
+    cr_assert_leq(p.args.units, 132 * KG_RED_OCCW_MIN_BLOCKS);
+    cr_assert_geq(p.args.units, 132 * KG_RED_OCCW_MIN_BLOCKS * 3 / 4, "units %lld", (long long)p.args.units);
+    char why[256];
+    kg_red_class cls;
+    cr_assert(check_plan(KG_RED_SUM, &few, 0x3, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert(check_plan(KG_RED_SUM, &c2, 0x1, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert_eq(kg_red_tuning_parse("cols_one=6,cols_one_vec=1,cols_split_fill=2", &t), 0);
+    cr_assert_eq(t.cols_one, 6);
+    cr_assert_eq(t.cols_one_vec, 1);
+    cr_assert_eq(t.cols_split_fill, 2);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
