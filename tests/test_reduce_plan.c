@@ -1666,6 +1666,7 @@ Test(plan, columns_over_one_reduced_dim_take_the_kernels_without_walk_digits_whe
     /* split fill: one tile of 133 columns over 1024000 rows in 16-lane
        tiles: the units fill one wave of the kernel's resident blocks */
     t.cols_one = 8;
+    t.cols_one_vec = 0; /* (4 strided columns per lane here) */
     t.cols_split_fill = 1;
     t.cols_split_lanes = 16;
     const kg_tensor few = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
