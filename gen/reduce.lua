@@ -22,10 +22,8 @@ local M = {}
 -- colso, colsp, nesto: cols and nest at more blocks per multiprocessor (fewer
 -- registers, 32-bit walk arithmetic; kg_red_plan.occ), in their class's group;
 -- colsno, nestno: the same for the narrow walks.
--- colsw, colsx: cols over a walk of one dim (no walk digits: 8 loads in flight
--- at 4 blocks, 4 loads at 6 blocks; kg_red_plan.occ 8 and 6).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno", "colsw", "colsx" }
+              "colso", "colsp", "nesto", "colsno", "nestno" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -34,7 +32,7 @@ M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn
 -- code, compress together (a module per op and dtype made the bundle 30% larger).
 M.groups = {
   { name = "", classes = { "rows", "strided32", "strided64", "packed" } },
-  { name = "cols", classes = { "cols", "flat", "colso", "colsp", "colsw", "colsx" } },
+  { name = "cols", classes = { "cols", "flat", "colso", "colsp" } },
   { name = "nest", classes = { "nest", "nesto" } },
   { name = "narrow", classes = { "colsn", "nestn", "colsno", "nestno" } },
   { name = "tile", classes = { "tile" } },

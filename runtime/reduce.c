@@ -93,11 +93,7 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
         if (A->deep)
             k = plan->cls == KG_RED_NEST ? KG_RED_NESTNO : KG_RED_COLSNO;
         else
-            k = plan->cls == KG_RED_NEST ? KG_RED_NESTO
-                : plan->occ == 8         ? KG_RED_COLSW
-                : plan->occ == 6         ? KG_RED_COLSX
-                : plan->occ == 3         ? KG_RED_COLSP
-                                         : KG_RED_COLSO;
+            k = plan->cls == KG_RED_NEST ? KG_RED_NESTO : plan->occ == 3 ? KG_RED_COLSP : KG_RED_COLSO;
     }
     st =
         kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args, 0);

@@ -260,9 +260,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_whole_bytes = 1024,
     .nest_cover_whole_es = 4,
     .nest_cover_occ = 1,
-    .cols_one = 0,
-    .cols_one_vec = 0,
-    .cols_split_fill = 0,
+    .cols_split_fill = 1,
+    .cols_split_few = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -281,8 +280,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
-                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ), F(cols_one),
-                  F(cols_one_vec), F(cols_split_fill)};
+                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
+                  F(cols_split_fill), F(cols_split_few)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1124,35 +1123,30 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
-    if (plan->occ || (int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
-        return; /* (plan->occ: COLSW or COLSX, plan_occ_one) */
+    if ((int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
+        return;
     plan->occ = T->cols_occ;
 }
 
-/* COLS value reductions over a walk of one dim (cols_one): COLSW or COLSX,
-   before the split (cols_split_fill counts their resident blocks). */
-static void plan_occ_one(kg_red_plan *plan, const kg_red_info *info, const kg_red_tuning *T)
-{
-    const kg_red_args *A = &plan->args;
-    if (plan->cls != KG_RED_COLS || (T->cols_one != 8 && T->cols_one != 6) || A->deep || info->indexed ||
-        A->run != 1 || A->walk.n != 1 || !walk_fits32(&A->walk))
-        return;
-    if (T->cols_one_vec && A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE && A->vec != KG_RED_CV_WIDE32 &&
-        A->vec != KG_RED_CV_VEC32)
-        return;
-    plan->occ = T->cols_one;
-}
-
-/* Resident blocks per multiprocessor of the kernel a COLS plan will take. */
+/* Resident blocks per multiprocessor of the kernel a COLS plan will take
+   (where its split fills whole waves, cols_occ's kernel takes it). */
 static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
-    if (plan->occ == 8)
-        return KG_RED_OCCW_MIN_BLOCKS;
-    if (plan->occ == 6)
-        return KG_RED_OCCX_MIN_BLOCKS;
     if (cols_occ_applies(plan, info, dt, T))
         return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
-    return plan->args.deep ? KG_RED_NARROW_MIN_BLOCKS : KG_RED_WALK_MIN_BLOCKS;
+    if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */
+        return T->narrow_occ == 4 && !info->indexed ? KG_RED_OCC_MIN_BLOCKS : KG_RED_NARROW_MIN_BLOCKS;
+    return KG_RED_WALK_MIN_BLOCKS;
+}
+
+/* Splits that fill cols_split_fill waves of the kernel's resident blocks
+   over `groups` tiles (0 where cols_split_fill is off). */
+static int64_t cols_fill(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, int64_t groups,
+                         const kg_red_tuning *T)
+{
+    if (T->cols_split_fill <= 0)
+        return 0;
+    return smul(smul(sm, cols_resident(plan, info, dt, T)), T->cols_split_fill) / (groups > 0 ? groups : 1);
 }
 
 /* ---- split --------------------------------------------------------------- */
@@ -1218,7 +1212,7 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
         /* cols_split_fill: whole waves of the kernel's resident blocks */
         const int fill = cols && T->cols_split_fill > 0 && T->splits <= 0;
         if (fill) {
-            s = smul(smul(sm, cols_resident(plan, info, dt, T)), T->cols_split_fill) / (w->groups > 0 ? w->groups : 1);
+            s = cols_fill(plan, info, dt, sm, w->groups, T);
             /* the last block's combine reads splits / lanes-down partials
                per lane, two at a time: at most 8 such rounds */
             const int64_t ny = KG_RED_THREADS / (A->cw > 0 ? A->cw : 1);
@@ -1326,8 +1320,19 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
+    /* few column tiles over a long reduction (cols_split_few): narrower
+       tiles, more lanes down each, more splits */
+    if (plan->cls == KG_RED_COLS && w.min_chunk > 0 && T->cols_split_few > 0 && A->cw > T->cols_split_few &&
+        cols_fill(plan, info, dt, sm, w.groups, T) > 8 * (KG_RED_THREADS / A->cw)) {
+        kg_red_tuning t2 = *T;
+        t2.cols_lanes = T->cols_split_few;
+        w = (shape_of_work){n_out, 1, 0, 1, red};
+        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, &t2, &w)) {
+            w = (shape_of_work){n_out, 1, 0, 1, red}; /* (not reached: the rows fill 16 lanes down) */
+            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w);
+        }
+    }
     plan_occ(plan, info, T);
-    plan_occ_one(plan, info, T);
     plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);
     plan_occ_cols(plan, info, dt, sm, T);

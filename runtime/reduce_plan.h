@@ -23,8 +23,7 @@ typedef struct kg_red_plan {
     size_t partial_bytes;  /* scratch after the counters (0: none) */
     size_t partial_idx_at; /* offset of the partial indices in that space */
     int occ;               /* COLS, NEST: 0, or the kernel at more blocks per multiprocessor (4: COLSO / NESTO,
-                              or COLSNO / NESTNO where args.deep, 3: COLSP; COLS over a walk of one dim: 8 COLSW,
-                              6 COLSX; kg_reduce_params.h) */
+                              or COLSNO / NESTNO where args.deep, 3: COLSP; kg_reduce_params.h) */
 } kg_red_plan;
 
 /* The planner's tunable choices; kg_red_tuning_default is what kg_reduce
@@ -102,14 +101,12 @@ typedef struct kg_red_tuning {
     int nest_cover_whole_es;
     int nest_cover_occ; /* nest_cover in the kernel at 4 blocks per multiprocessor (NESTO, 4 loads in flight per
                            lane; needs nest_occ 4), 0: in the 2-block kernel (NEST, 8 loads) */
-    int cols_one;          /* COLS value reductions whose reduced positions are one dim of constant stride (a walk
-                              of one dim, no run, 32-bit arithmetic): the kernel without the walk's digits, 8: COLSW
-                              (8 loads in flight at 4 blocks per multiprocessor), 6: COLSX (4 loads at 6 blocks);
-                              0: as other COLS plans */
-    int cols_one_vec;      /* cols_one only where the columns move in vectors (1) or also one or KG_RED_SCOLS
-                              strided columns per lane (0) */
     int cols_split_fill;   /* COLS split: splits so that the units fill this many waves of the kernel's resident
-                              blocks (no power of two; 0: cols_split_units_per_sm) */
+                              blocks (no power of two; at most 16 x lanes down a tile, so that the last block's
+                              combine reads at most 8 rounds of partials; 0: cols_split_units_per_sm) */
+    int cols_split_few;    /* with cols_split_fill: split tiles of this many lanes across where the fill would cut
+                              more than 8 x lanes-down splits at the tile width chosen before (few tiles over a
+                              long reduction: more lanes down, more splits; 0: off) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -39,15 +39,6 @@
 #define KG_RED_OCC3_MIN_BLOCKS 3
 #define KG_RED_OCC3_UNROLL 8
 #define KG_RED_OCCN_UNROLL 8
-/* COLS plans whose reduced positions are one dim of constant stride (a
-   walk of one dim, no run), value reductions: the column loop without the
-   walk's digits, so that more loads or more blocks fit the registers
-   (COLSW: KG_RED_OCCW_UNROLL loads in flight at KG_RED_OCCW_MIN_BLOCKS;
-   COLSX: KG_RED_OCCX_UNROLL at KG_RED_OCCX_MIN_BLOCKS). */
-#define KG_RED_OCCW_MIN_BLOCKS 4
-#define KG_RED_OCCW_UNROLL 8
-#define KG_RED_OCCX_MIN_BLOCKS 6
-#define KG_RED_OCCX_UNROLL 4
 /* TILE: elements of one tile in shared memory (whole rows of the run), and
    the kernel's blocks per multiprocessor. */
 #define KG_RED_TILE_ELEMS 4096
@@ -103,10 +94,6 @@ typedef enum kg_red_class {
     KG_RED_COLSNO,    /* COLSN (narrow walks) at KG_RED_OCC_MIN_BLOCKS, KG_RED_OCCN_UNROLL loads */
     KG_RED_NESTNO,    /* NESTN the same. All five: value reductions whose walk fits 32-bit arithmetic (the index
                          reductions' kernels are empty) */
-    KG_RED_COLSW,     /* kernels only (kg_red_plan.occ 8): COLS over a walk of one dim, KG_RED_OCCW_UNROLL loads at
-                         KG_RED_OCCW_MIN_BLOCKS */
-    KG_RED_COLSX,     /* (kg_red_plan.occ 6) the same, KG_RED_OCCX_UNROLL loads at KG_RED_OCCX_MIN_BLOCKS. Both: value
-                         reductions, no run, the walk in 32-bit arithmetic */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

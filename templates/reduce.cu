@@ -63,12 +63,6 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 @if has.colsp then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }
 @end
-@if has.colsw then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCCW_MIN_BLOCKS) $(f.name)_colsw(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCCW_UNROLL, true>(A); }
-@end
-@if has.colsx then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCCX_MIN_BLOCKS) $(f.name)_colsx(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCCX_UNROLL, true>(A); }
-@end
 @if has.nesto then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nesto(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.vec == KG_RED_NEST_COVER) kg_red_nest_cover<$(f.name), KG_RED_OCC_UNROLL>(A); else kg_red_nest<$(f.name), KG_RED_OCC_UNROLL>(A); } }
 @end

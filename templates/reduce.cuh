@@ -262,26 +262,6 @@ template <typename I> __device__ __forceinline__ void kg_walk_step(const kg_red_
     }
 }
 
-/* A lane's walk in the column loop: the digits of kg_red_pos (One false),
-   or, where the walk has one dim (COLSW, COLSX: the planner's cols_one),
-   just the offset and its fixed step (no digit registers). */
-template <typename I, bool One> struct kg_red_walker {
-    kg_red_pos<I> p;
-    __device__ __forceinline__ void at(const kg_red_walk &W, int64_t r) { kg_walk_at(W, r, p); }
-    __device__ __forceinline__ void step(const kg_red_walk &W) { kg_walk_step(W, p); }
-    __device__ __forceinline__ I off() const { return p.off; }
-};
-template <typename I> struct kg_red_walker<I, true> {
-    I o, s;
-    __device__ __forceinline__ void at(const kg_red_walk &W, int64_t r)
-    {
-        o = (I)r * (I)W.in[0];
-        s = (I)W.step[0] * (I)W.in[0];
-    }
-    __device__ __forceinline__ void step(const kg_red_walk &) { o += s; }
-    __device__ __forceinline__ I off() const { return o; }
-};
-
 /* Counts a split of output group grp as written (every thread that wrote
    one of its partials fenced after writing) and returns, in every thread,
    whether this block came last; the last block zeroes the counter again
@@ -779,7 +759,7 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
    wait for the one before). */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0, bool One = false>
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
@@ -838,7 +818,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
         for (int k = 0; k < V; k++)
             a[k] = kg_red_identity<Op>();
         int64_t r = r0 + ty;
-        if constexpr (V == 1 && !One) {
+        if constexpr (V == 1) {
             if (A.run > 1) {
                 /* a short contiguous run per column and row: the lane reads
                    its column's run (neighbouring lanes' runs are adjacent),
@@ -885,8 +865,8 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
 #pragma unroll
             for (int k = 0; k < V; k++)
                 dk[k] = Strided ? (int)((col + k * cs < A.inner ? col + k * cs : A.inner - 1) - col) : 0;
-            kg_red_walker<I, One> w;
-            w.at(A.walk, r);
+            kg_red_pos<I> w;
+            kg_walk_at(A.walk, r, w);
             /* U loads in flight, predicated at the end: a short reduced walk
                (a few rows) still has all its loads in flight at once */
             constexpr int U = UO > 0 ? UO : kg_red_walk_unroll<VT, Deep>::n;
@@ -900,8 +880,8 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (r + j * (int64_t)ny < r1) {
-                            x[j] = *(const WT *)(p + w.off());
-                            w.step(A.walk);
+                            x[j] = *(const WT *)(p + w.off);
+                            kg_walk_step(A.walk, w);
                         }
 #pragma unroll
                     for (int j = 0; j < U; j++)
@@ -923,11 +903,11 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                         if constexpr (Strided) {
 #pragma unroll
                             for (int k = 0; k < V; k++)
-                                x[j].v[k] = p[w.off() + dk[k]];
+                                x[j].v[k] = p[w.off + dk[k]];
                         } else {
-                            x[j] = *(const VT *)(p + w.off());
+                            x[j] = *(const VT *)(p + w.off);
                         }
-                        w.step(A.walk);
+                        kg_walk_step(A.walk, w);
                     }
 #pragma unroll
                 for (int j = 0; j < U; j++)
@@ -1303,28 +1283,27 @@ template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_arg
    adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
    KG_RED_SCOLS columns cw apart, one load each. UO > 0 (kernels colso,
    colsp): UO loads in flight per lane, 32-bit walk arithmetic (the planner
-   takes them only where the walk fits); One (colsw, colsx): a walk of one
-   dim and no run (kg_red_walker). */
-template <class Op, int UO = 0, bool One = false> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
+   takes them only where the walk fits). */
+template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
     constexpr int W = kg_red_cols_width<Op>::n;
     __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
     __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
     if (A.vec == KG_RED_CV_VEC) {
-        kg_red_cols_v<Op, Op::cvec, false, false, false, UO, One>(A, sv, si);
+        kg_red_cols_v<Op, Op::cvec, false, false, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_STRIDED) {
-        kg_red_cols_v<Op, KG_RED_SCOLS, false, true, false, UO, One>(A, sv, si);
+        kg_red_cols_v<Op, KG_RED_SCOLS, false, true, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_WIDE) {
         if constexpr (sizeof(typename Op::in_t) == 2)
-            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, false, UO, One>(A, sv, si);
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_WIDE32) {
         if constexpr (sizeof(typename Op::in_t) == 2)
-            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true, UO, One>(A, sv, si);
+            kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_VEC32) {
         if constexpr (sizeof(typename Op::in_t) == 2 && Op::cvec % 2 == 0)
-            kg_red_cols_v<Op, Op::cvec, false, false, true, UO, One>(A, sv, si);
+            kg_red_cols_v<Op, Op::cvec, false, false, true, UO>(A, sv, si);
     } else {
-        kg_red_cols_v<Op, 1, false, false, false, UO, One>(A, sv, si);
+        kg_red_cols_v<Op, 1, false, false, false, UO>(A, sv, si);
     }
 }
 

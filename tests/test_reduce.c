@@ -224,8 +224,8 @@ static int run_twice;
 static int occ_launches;
 /* Launches of NEST plans over covering vectors (KG_RED_NEST_COVER). */
 static int cover_launches;
-/* ... and the launches of COLSW / COLSX (plan.occ 8, 6) */
-static int one_launches;
+/* ... and the launches of split COLS plans */
+static int fill_launches;
 
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
@@ -239,7 +239,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
         st = kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, gpu_tuning, &plan);
     occ_launches += st == KG_OK && plan.occ != 0;
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
-    one_launches += st == KG_OK && plan.cls == KG_RED_COLS && (plan.occ == 8 || plan.occ == 6);
+    fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -856,28 +856,27 @@ Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_t
 Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
 Test(gpu, nest_runs_in_covering_vectors_in_the_2_block_kernel) { cover_tunings(2); }
 
-/* Every value reduction over every dtype and case with COLS plans over a
-   walk of one dim in the kernels without walk digits (cols_one: part 0
-   COLSW, 8 loads in flight at 4 blocks; part 1 COLSX, 4 loads at 6 blocks),
-   splits that fill whole waves of them in 16-lane split tiles (part 0) or
-   the default tiles (part 1), every call twice, bitwise equal; index
-   reductions keep their kernels. */
-static void one_tunings(int part)
+/* Every reduction over every dtype and case with column splits that fill
+   whole waves of the kernel's resident blocks (cols_split_fill: part 0 one
+   wave, 16-lane split tiles where the fill cuts many splits; part 1 four
+   waves in 8-lane split tiles, so that the small cases split too), every
+   call twice, bitwise equal. */
+static void fill_tunings(int part)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.cols_one = part ? 6 : 8;
-    t.cols_split_fill = part ? 2 : 1;
-    if (!part)
-        t.cols_split_lanes = 16;
-    one_launches = 0;
-    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1);
-    cr_log_info("%d launches of the column kernels over one reduced dim", one_launches);
+    t.cols_split_fill = part ? 4 : 1;
+    t.cols_split_few = part ? 8 : 16;
+    fill_launches = 0;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1);
+    cr_log_info("%d launches of split column plans", fill_launches);
     /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
     if (!kt_sanitizer())
-        cr_assert_gt(one_launches, 0, "no case took the kernels under test");
+        cr_assert_gt(fill_launches, 0, "no case took a split column plan");
 }
-Test(gpu, columns_over_one_reduced_dim_at_8_loads_4_blocks_every_value_op_dtype_and_case) { one_tunings(0); }
-Test(gpu, columns_over_one_reduced_dim_at_4_loads_6_blocks_every_value_op_dtype_and_case) { one_tunings(1); }
+Test(gpu, column_splits_that_fill_a_wave_every_op_dtype_and_case) { fill_tunings(0); }
+Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_case) { fill_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
