@@ -212,7 +212,26 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    78.3 -> 83.3%, #82 +3.6, #139 runs of 510 +1.7) and lost on short ones
    (i32 runs of 17-122: -4.2 to -7.3 points; f32 runs of 65 and 127: -0.9,
    -1.3) and on every bf16 run but one (-0.8 to -1.7, 500-1023 elements):
-   on where a run holds 1 KiB or more of 4-byte or wider elements. */
+   on where a run holds 1 KiB or more of 4-byte or wider elements.
+   Session 9 (H200, 2026-12-02 13:11, all 240 sweep cases, copy 4217 GB/s,
+   PyTorch in the same script): column splits were a power of two near 4
+   units per multiprocessor (2 for vectors split more than 64 ways), so few
+   tiles over a long reduction ran 160-256 blocks in the 2-block kernel
+   (grid <= 2 per SM). Splits that fill one wave of the kernel's resident
+   blocks (cols_split_fill; the 4-block kernel then takes them) alone: net
+   -59 points over 46 cases (capped at 16 x lanes-down splits, single tiles
+   fell to 64-128 units: #98 57.8 -> 19.8%); with 16-lane split tiles
+   (cols_split_lanes 16) +168 over 64 cases (#145 55.2 -> 86.6%, #39 64.9 ->
+   86.1%, #162 28.2 -> 48.5%, #112 27.2 -> 43.6%, #98 57.8 -> 73.2%, #208
+   59.7 -> 75.3%), but 16 split lanes also re-tiled unsplit plans (#160 54.2
+   -> 22.5%, #58 94.2 -> 80.7%). The default takes the fill, and 16-lane
+   tiles only where the fill would cut more than 8 x lanes-down splits
+   (cols_split_few): each of its 44 changed plans but 3 was timed in that
+   run; composed, median 68.9 -> 69.9%, 10th percentile 30.7 -> 33.0%, 42 ->
+   45 cases >= 90%, 26 -> 23 slower than PyTorch. Column kernels over a walk
+   of one dim without the walk's digits lost everywhere: 8 loads in flight
+   at 4 blocks per SM net -788 points over 55 cases (3 wins), 4 loads at 6
+   blocks -1242 (1 win); dropped. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
