@@ -212,7 +212,26 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    78.3 -> 83.3%, #82 +3.6, #139 runs of 510 +1.7) and lost on short ones
    (i32 runs of 17-122: -4.2 to -7.3 points; f32 runs of 65 and 127: -0.9,
    -1.3) and on every bf16 run but one (-0.8 to -1.7, 500-1023 elements):
-   on where a run holds 1 KiB or more of 4-byte or wider elements. */
+   on where a run holds 1 KiB or more of 4-byte or wider elements.
+   Session 9 (H200, 2026-12-02 13:11, all 240 sweep cases, copy 4217 GB/s,
+   PyTorch in the same script): column splits were a power of two near 4
+   units per multiprocessor (2 for vectors split more than 64 ways), so few
+   tiles over a long reduction ran 160-256 blocks in the 2-block kernel
+   (grid <= 2 per SM). Splits that fill one wave of the kernel's resident
+   blocks (cols_split_fill; the 4-block kernel then takes them) alone: net
+   -59 points over 46 cases (capped at 16 x lanes-down splits, single tiles
+   fell to 64-128 units: #98 57.8 -> 19.8%); with 16-lane split tiles
+   (cols_split_lanes 16) +168 over 64 cases (#145 55.2 -> 86.6%, #39 64.9 ->
+   86.1%, #162 28.2 -> 48.5%, #112 27.2 -> 43.6%, #98 57.8 -> 73.2%, #208
+   59.7 -> 75.3%), but 16 split lanes also re-tiled unsplit plans (#160 54.2
+   -> 22.5%, #58 94.2 -> 80.7%). The default takes the fill, and 16-lane
+   tiles only where the fill would cut more than 8 x lanes-down splits
+   (cols_split_few): each of its 44 changed plans but 3 was timed in that
+   run; composed, median 68.9 -> 69.9%, 10th percentile 30.7 -> 33.0%, 42 ->
+   45 cases >= 90%, 26 -> 23 slower than PyTorch. Column kernels over a walk
+   of one dim without the walk's digits lost everywhere: 8 loads in flight
+   at 4 blocks per SM net -788 points over 55 cases (3 wins), 4 loads at 6
+   blocks -1242 (1 win); dropped. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -260,6 +279,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_whole_bytes = 1024,
     .nest_cover_whole_es = 4,
     .nest_cover_occ = 1,
+    .cols_split_fill = 1,
+    .cols_split_few = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -278,7 +299,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
-                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ)};
+                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
+                  F(cols_split_fill), F(cols_split_few)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1104,19 +1126,46 @@ static void plan_occ(kg_red_plan *plan, const kg_red_info *info, const kg_red_tu
         plan->occ = 4;
 }
 
-static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
+/* 1 where a COLS plan may take the kernel of cols_occ (whatever its grid). */
+static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
     const kg_red_args *A = &plan->args;
-    const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
     if (plan->cls != KG_RED_COLS || A->deep || info->indexed || (T->cols_occ != 3 && T->cols_occ != 4) ||
-        (int64_t)plan->grid <= least || !walk_fits32(&A->walk))
-        return;
+        !walk_fits32(&A->walk))
+        return 0;
     /* 4 strided columns of 8-byte accumulators (i32 sums and the like)
        spill at 64 registers (48 bytes; 8 for f32): r2 lost on 4 of its 9
        such cases (82.2 -> 68.7%, 56.9 -> 49.9%), net -17.6 points */
-    if (A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide)
+    return !(A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide);
+}
+
+static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
+{
+    const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
+    if ((int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
         return;
     plan->occ = T->cols_occ;
+}
+
+/* Resident blocks per multiprocessor of the kernel a COLS plan will take
+   (where its split fills whole waves, cols_occ's kernel takes it). */
+static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
+{
+    if (cols_occ_applies(plan, info, dt, T))
+        return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
+    if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */
+        return T->narrow_occ == 4 && !info->indexed ? KG_RED_OCC_MIN_BLOCKS : KG_RED_NARROW_MIN_BLOCKS;
+    return KG_RED_WALK_MIN_BLOCKS;
+}
+
+/* Splits that fill cols_split_fill waves of the kernel's resident blocks
+   over `groups` tiles (0 where cols_split_fill is off). */
+static int64_t cols_fill(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, int64_t groups,
+                         const kg_red_tuning *T)
+{
+    if (T->cols_split_fill <= 0)
+        return 0;
+    return smul(smul(sm, cols_resident(plan, info, dt, T)), T->cols_split_fill) / (groups > 0 ? groups : 1);
 }
 
 /* ---- split --------------------------------------------------------------- */
@@ -1179,9 +1228,21 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
            block's combine reads splits / lanes-down partials in a row) */
         if (cols && A->vec != KG_RED_CV_SCALAR && T->cols_split_units_per_sm_vec > 0 && s > 64)
             s = split(w->groups, red, sm * T->cols_split_units_per_sm_vec, w->min_chunk, w->align, &chunk);
+        /* cols_split_fill: whole waves of the kernel's resident blocks */
+        const int fill = cols && T->cols_split_fill > 0 && T->splits <= 0;
+        if (fill) {
+            s = cols_fill(plan, info, dt, sm, w->groups, T);
+            /* the last block's combine reads splits / lanes-down partials
+               per lane, two at a time: at most 8 such rounds */
+            const int64_t ny = KG_RED_THREADS / (A->cw > 0 ? A->cw : 1);
+            if (s > 16 * ny)
+                s = 16 * ny;
+        }
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
-            s = T->splits > 0 ? T->splits : T->cols_split_pow2 ? pow2_floor(s) : s;
+            s = T->splits > 0 ? T->splits : T->cols_split_pow2 && !fill ? pow2_floor(s) : s;
+            if (s < 1)
+                s = 1;
             if (s > most)
                 s = most;
             chunk = smul(cdiv(cdiv(red, s), w->align), w->align);
@@ -1278,6 +1339,18 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
+    /* few column tiles over a long reduction (cols_split_few): narrower
+       tiles, more lanes down each, more splits */
+    if (plan->cls == KG_RED_COLS && w.min_chunk > 0 && T->cols_split_few > 0 && A->cw > T->cols_split_few &&
+        cols_fill(plan, info, dt, sm, w.groups, T) > 8 * (KG_RED_THREADS / A->cw)) {
+        kg_red_tuning t2 = *T;
+        t2.cols_lanes = T->cols_split_few;
+        w = (shape_of_work){n_out, 1, 0, 1, red};
+        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, &t2, &w)) {
+            w = (shape_of_work){n_out, 1, 0, 1, red}; /* (not reached: the rows fill 16 lanes down) */
+            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w);
+        }
+    }
     plan_occ(plan, info, T);
     plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);

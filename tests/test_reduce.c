@@ -224,6 +224,8 @@ static int run_twice;
 static int occ_launches;
 /* Launches of NEST plans over covering vectors (KG_RED_NEST_COVER). */
 static int cover_launches;
+/* ... and the launches of split COLS plans */
+static int fill_launches;
 
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
@@ -237,6 +239,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
         st = kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, gpu_tuning, &plan);
     occ_launches += st == KG_OK && plan.occ != 0;
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
+    fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -852,6 +855,28 @@ static void cover_tunings(int part)
 Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_tunings(0); }
 Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
 Test(gpu, nest_runs_in_covering_vectors_in_the_2_block_kernel) { cover_tunings(2); }
+
+/* Every reduction over every dtype and case with column splits that fill
+   whole waves of the kernel's resident blocks (cols_split_fill: part 0 one
+   wave, 16-lane split tiles where the fill cuts many splits; part 1 four
+   waves in 8-lane split tiles, so that the small cases split too), every
+   call twice, bitwise equal. */
+static void fill_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_split_fill = part ? 4 : 1;
+    t.cols_split_few = part ? 8 : 16;
+    fill_launches = 0;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1);
+    cr_log_info("%d launches of split column plans", fill_launches);
+    /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
+    if (!kt_sanitizer())
+        cr_assert_gt(fill_launches, 0, "no case took a split column plan");
+}
+Test(gpu, column_splits_that_fill_a_wave_every_op_dtype_and_case) { fill_tunings(0); }
+Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_case) { fill_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

@@ -329,16 +329,21 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC32, "260 columns: vectors of 4, not 8");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &nw, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
-    /* 48 vectors of columns: one tile of 64 lanes; with cols_fit (off: it
-       lost where it took 8 lanes) 3 tiles of 16 */
+    /* 48 vectors of columns: one tile of 64 lanes (without the split fill,
+       whose split tiles take 16); with cols_fit (off: it lost where it took
+       8 lanes) 3 tiles of 16 */
     const int64_t b3[] = {1000, 384};
     in = fake(IN_AT, KG_BF16, 2, b3);
-    cr_assert_eq(plan_nf(KG_RED_SUM, &in, (int[]){0}, 1, 0, &p), KG_OK);
+    kg_red_tuning nofill = kg_red_tuning_default;
+    nofill.flat = 0;
+    nofill.cols_split_fill = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &nofill, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_WIDE32);
     cr_assert_eq(p.args.cw, 64);
     kg_red_tuning fit = kg_red_tuning_default;
     fit.cols_fit = 1;
     fit.flat = 0;
+    fit.cols_split_fill = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &fit, &p), KG_OK);
     cr_assert_eq(p.args.cw, 16);
     cr_assert_eq(p.args.tiles, 3);
@@ -1190,7 +1195,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0;
+        cover = 0, fill = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1257,6 +1262,18 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         occ += op_.occ != 0;
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "occ %d: %s", o, why);
                     }
+                    /* column splits that fill 1 or 4 waves (cols_split_fill), 16- or 8-lane split
+                       tiles where they cut many splits (cols_split_few); before them (0) */
+                    for (int o = 0; o <= 4; o += 2) {
+                        kg_red_tuning ot = kg_red_tuning_default;
+                        ot.cols_split_fill = o;
+                        ot.cols_split_few = o == 4 ? 8 : 16;
+                        kg_red_plan op_;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ot, &op_), KG_OK);
+                        fill += op_.cls == KG_RED_COLS && op_.args.splits > 1;
+                        cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "cols_split_fill %d: %s", o,
+                                  why);
+                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1283,7 +1300,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(words, 0);
     cr_assert_gt(occ, 0);
     cr_assert_gt(cover, 0);
-    cr_log_info("%d plans over covering vectors", cover);
+    cr_assert_gt(fill, 0);
+    cr_log_info("%d plans over covering vectors, %d split column plans under the split fill", cover, fill);
     cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
                 occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
@@ -1366,12 +1384,21 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR);
     cr_assert_eq(p.args.deep, 0);
-    /* vector columns that 8 units per SM would split 512 ways: 2 units per SM */
+    /* vector columns that 8 units per SM would split 512 ways: 2 units per
+       SM with the column splits of before; the default's split fill: 16-lane
+       tiles, one wave of the 4-block kernel */
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
-    cr_assert_eq(plan_nf(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
+    kg_red_tuning nofill = kg_red_tuning_default;
+    nofill.flat = 0;
+    nofill.cols_split_fill = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &nofill, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_WIDE32, "16-byte vectors kept as 32-bit words");
     cr_assert_leq(p.args.units, 132 * 2, "2 units per multiprocessor");
+    cr_assert_eq(plan_nf(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 16);
+    cr_assert_eq(p.args.units, 132 * 4);
+    cr_assert_eq(p.occ, 4);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.splits, 512, "without the vector rule");
 }
@@ -1537,16 +1564,24 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(plan_of(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.occ, 4, "the default");
     /* a grid of at most 2 blocks per multiprocessor: the 2-block kernel
-       ([500,2048,133] axes (0,1): 256 blocks on 132 multiprocessors) */
+       ([500,2048,133] axes (0,1) with the column splits of before: 256
+       blocks on 132 multiprocessors; the default's split fill makes 528) */
     const kg_tensor few = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
-    cr_assert_eq(plan_of(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    t.cols_split_fill = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_leq(p.grid, 2 * 132);
     cr_assert_eq(p.occ, 0, "grid %u", p.grid);
+    t.cols_split_fill = kg_red_tuning_default.cols_split_fill;
+    cr_assert_eq(plan_of(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.grid, 4 * 132);
+    cr_assert_eq(p.occ, 4, "the default");
+    t.cols_split_fill = 0;
     t.cols_occ_blocks = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
     cr_assert_eq(p.occ, 4);
     t.cols_occ_blocks = kg_red_tuning_default.cols_occ_blocks;
+    t.cols_split_fill = kg_red_tuning_default.cols_split_fill;
     /* 4 strided columns per lane: f32 yes, i32 (8-byte accumulators) only
        with cols_occ_wide ([24,255,10966] axis 0: 2796330 columns) */
     const int64_t sh3[] = {24, 255, 10966};
@@ -1608,6 +1643,58 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(kg_red_tuning_parse("cols_occ=3,nest_occ=4", &t), 0);
     cr_assert_eq(t.cols_occ, 3);
     cr_assert_eq(t.nest_occ, 4);
+}
+
+/* Column splits (H200 run of 2026-12-02 13:11, bench_reduce's 240-case sweep
+   with cols_split_fill and cols_split_few as alternatives): units that fill
+   one wave of the kernel's resident blocks, and few tiles over a long
+   reduction in 16-lane tiles with more splits. */
+Test(plan, column_splits_fill_a_wave_of_resident_blocks)
+{
+    kg_red_plan p;
+    char why[256];
+    kg_red_class cls;
+    /* one tile of 133 columns over 1024000 rows: 16-lane tiles (3), 176
+       splits each, 528 units = 132 x 4 blocks of the 4-block kernel (was
+       64-lane tiles, 256 splits in the 2-block kernel) */
+    const kg_tensor few = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
+    cr_assert_eq(plan_of(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.cw, 16);
+    cr_assert_eq(p.args.tiles, 3);
+    cr_assert_eq(p.args.splits, 176);
+    cr_assert_eq(p.args.units, 528);
+    cr_assert_eq(p.occ, 4);
+    cr_assert(check_plan(KG_RED_SUM, &few, 0x3, NULL, why, sizeof why, &cls), "%s", why);
+    /* index reductions: the 2-block kernel, half the units */
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.occ, 0);
+    cr_assert_leq(p.args.units, 264);
+    cr_assert_geq(p.args.units, 200, "units %lld", (long long)p.args.units);
+    cr_assert(check_plan(KG_RED_ARGMAX, &few, 0x3, NULL, why, sizeof why, &cls), "%s", why);
+    /* 128 tiles of [256,65536] bf16 axis 0: 4 splits (528 / 128), the tile
+       width of before (rows too few for 16 lanes down) */
+    const kg_tensor c2 = fake(IN_AT, KG_BF16, 2, (int64_t[]){256, 65536});
+    cr_assert_eq(plan_of(KG_RED_SUM, &c2, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 64);
+    cr_assert_eq(p.args.splits, 4);
+    /* 525 tiles of [500,134218] axis 0: one wave without a split (was 2) */
+    const kg_tensor w1 = fake(IN_AT, KG_F32, 2, (int64_t[]){500, 134218});
+    cr_assert_eq(plan_of(KG_RED_SUM, &w1, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 64);
+    cr_assert_eq(p.args.splits, 1);
+    /* off: the plans of before */
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_split_fill = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 64);
+    cr_assert_eq(p.args.splits, 256);
+    cr_assert_eq(p.occ, 0);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &w1, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.splits, 2);
+    cr_assert_eq(kg_red_tuning_parse("cols_split_fill=2,cols_split_few=8", &t), 0);
+    cr_assert_eq(t.cols_split_fill, 2);
+    cr_assert_eq(t.cols_split_few, 8);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
