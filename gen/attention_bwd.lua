@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 10
+M.max_tunes = 13
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -116,7 +116,10 @@ M.max_tunes = 10
 -- (10k FFMAs of unrolled code; the instruction cache is the likely cause,
 -- not profiled; dropped).
 -- D64 tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30.
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
+-- x3: the tensor-core kvq kernel (attnb_kvq_tc<float, ...>) with every
+-- product in split TF32 (3xTF32, templates/attention_bwd_x3.cuh): nkw key
+-- warps of 16 keys, bm-query tiles, split: dV / dK warps (as tc_kvq's).
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
                        { bn = 128, bm = 64, lay = 1, pf = true },
@@ -126,8 +129,10 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } } },
-              [96] = { { bn = 64, bm = 64 } },
+                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
+                       { x3 = true, nkw = 8, bm = 64 }, { x3 = true, nkw = 4, bm = 64 },
+                       { x3 = true, nkw = 4, bm = 32 } },
+              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32 } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 },
@@ -135,7 +140,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 } },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
+                        { x3 = true, nkw = 4, bm = 32, split = true }, { x3 = true, nkw = 4, bm = 32 },
+                        { x3 = true, nkw = 8, bm = 16 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
@@ -147,14 +154,14 @@ M.f32_q = { [32] = { bm = 64, bn = 64 }, [64] = { bm = 64, bn = 64 }, [96] = { b
 local dtypes = { "f32", "f16", "bf16" }
 
 local function kvq_plan(dt, d, kind, tu)
-  if dt.name == "f32" then
+  if dt.name == "f32" and not tu.x3 then
     if tu.pf and tu.pf_kinds and not tu.pf_kinds[kind] then
       tu = { bn = tu.bn, bm = tu.bm, lay = tu.lay, split = tu.split, minb = tu.minb }
     end
     local p, lay = d + 4, tu.lay or 0
     local pp = tu.bm + (lay == 1 and 8 or 4)
     if tu.split then lay = 1; pp = tu.bm + 8 end
-    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
+    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm, path = 1,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm + (tu.pq and tu.bm * p or 0)) * 4,
              call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d, %s%s>", d, tu.bn, tu.bm,
                                             kind_enum[kind], tostring(tu.split or false), lay, tostring(tu.pq or false),
@@ -174,14 +181,18 @@ local function kvq_plan(dt, d, kind, tu)
                                      tu.ua == 0 and "pipelined" or tostring(tu.ua or 1),
                                      tu.uq == 0 and "pipelined" or tostring(tu.uq or 4)) or "") }
   end
-  local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
+  -- f32 (x3): f32 tiles of pitch D + 4 (tc_pad in templates/attention_bwd.cuh)
+  local es = dt.name == "f32" and 4 or 2
+  local pad = es == 4 and 4 or 8
+  local bn, bm, p = 16 * tu.nkw, tu.bm, d + pad
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
-  return { threads = nt, minb = 1, rows = bn, tile = bm,
-           smem = (2 * bn + 4 * bm) * p * 2 + bn * (bm + 8) * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
+  return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0,
+           smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
            call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s>", dt.storage, d, tu.nkw, bm,
                                 tostring(tu.split or false), kind_enum[kind]),
-           shape = string.format("%d keys x %d-query tiles%s, dQ partials, mma.sync", bn, bm,
-                                 tu.split and ", dV/dK warps" or "") }
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s", bn, bm,
+                                 tu.split and ", dV/dK warps" or "",
+                                 es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync") }
 end
 
 local function plans(dt, d, kind)
@@ -231,7 +242,7 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
-  return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem,
+  return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
            call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
                                 spl and ", true" or ""),
            shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s", bn, bm, tu.nwg,
@@ -300,7 +311,7 @@ function M.generate(G)
     local function add_to(mod, list, kname, pl, desc)
       local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
       list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-      return string.format("{%d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem)
+      return string.format("{%d, %d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem, pl.path or 0)
     end
     -- pre and dqsum -> attnb_<dtype>; the rest of head dim d -> attnb_<dtype>_d<d>
     local function add_small(kname, pl, desc) return add_to(module, kernels, kname, pl, desc) end
@@ -423,6 +434,8 @@ typedef struct kg_attnb_launch {
     int16_t rows;    /* pre: rows per block; kv, kvq: keys per block; q: queries per block */
     int16_t tile;    /* kvq: queries per tile */
     int32_t smem;    /* dynamic shared memory, bytes */
+    int32_t path;    /* kvq: the steps' arithmetic for the query splits' model (kgi_attnb_split): 0 mma.sync,
+                        1 FFMA, 2 wgmma, 3 split TF32 */
 } kg_attnb_launch;
 
 #define KG_ATTNB_MAX_TUNES %d

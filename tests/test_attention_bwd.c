@@ -1218,6 +1218,63 @@ Test(attention_bwd, f32_unroll_tuning_8_d128) { prefetch_cases("8", 128); }
 Test(attention_bwd, f32_unroll_tuning_9_d64) { prefetch_cases("9", 64); }
 Test(attention_bwd, f32_unroll_tuning_9_d128) { prefetch_cases("9", 128); }
 
+/* The f32 kvq kernels in split TF32 (3xTF32 mma.sync, attnb_kvq_tc<float>:
+   gen/attention_bwd.lua's x3 tunings, asserted to be such), each forced
+   against the float64 reference with the unchanged tolerance rule: the
+   cases of fit_cases (every mask kind, GQA causal of several query tiles,
+   Sq > Sk causal, lanes of several key blocks, a split), GQA 4:1 and MQA
+   causal, causal Sq < Sk, fully masked rows, a random mask, tiny and odd
+   lengths; then the same bits twice. */
+static void x3_cases(int tune, int D)
+{
+    int slot = -1;
+    for (int i = 0; i < KG_ATTNB_DIM_COUNT; i++)
+        if (kg_attnb_dims[i] == D)
+            slot = i;
+    cr_assert(slot >= 0, "D%d is not generated", D);
+    const kg_attnb_entry *e = &kg_attnb_table[KG_F32][slot];
+    cr_assert(tune < e->ntunes && e->kvq[tune][KG_ATTN_NONE].path == 3,
+              "f32 D%d kvq tuning %d is not a split-TF32 kernel (path %d)", D, tune,
+              tune < e->ntunes ? e->kvq[tune][KG_ATTN_NONE].path : -1);
+    char name[8];
+    snprintf(name, sizeof name, "%d", tune);
+    fit_cases(name, D);
+    set_hook("KG_ATTNB_TUNE", name);
+    const acase cases[] = {
+        {KG_F32, 2, 8, 2, 100, 150, D, 1, MASK_NONE, 0, 1, 0.f},
+        {KG_F32, 1, 8, 1, 150, 100, D, 1, MASK_NONE, 0, 0, 0.3f},
+        {KG_F32, 1, 2, 2, 33, 200, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 70, 90, D, 1, MASK_EMPTY_ROWS, 2, 0, 0.f},
+        {KG_F32, 2, 3, 3, 77, 130, D, 0, MASK_RANDOM, 4, 0, 0.f},
+        {KG_F32, 1, 2, 1, 1, 1, D, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 3, 3, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 239, 1, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 113, 203, D, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 799, 3, D, 0, MASK_NONE, 0, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+    const acase c = {KG_F32, 2, 8, 2, 300, 333, D, 1, MASK_NONE, 0, 0, 0.f};
+    const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+    void *q, *k, *l;
+    random_bitwise_inputs(&c, &q, &k, &l);
+    grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
+    cr_assert(memcmp(a.dq, b.dq, nq * 4) == 0, "D%d tuning %d: dq differs between two runs", D, tune);
+    cr_assert(memcmp(a.dk, b.dk, nk * 4) == 0, "D%d tuning %d: dk differs between two runs", D, tune);
+    cr_assert(memcmp(a.dv, b.dv, nk * 4) == 0, "D%d tuning %d: dv differs between two runs", D, tune);
+    free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+    kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+Test(attention_bwd, f32_split_tf32_tuning_10_d64) { x3_cases(10, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_11_d64) { x3_cases(11, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_10_d128) { x3_cases(10, 128); }
+Test(attention_bwd, f32_split_tf32_tuning_11_d128) { x3_cases(11, 128); }
+Test(attention_bwd, f32_split_tf32_tuning_12_d64) { x3_cases(12, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_12_d128) { x3_cases(12, 128); }
+Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
+Test(attention_bwd, f32_split_tf32_tuning_1_d96) { x3_cases(1, 96); }
+
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
 {
