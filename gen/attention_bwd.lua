@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 13
+M.max_tunes = 12
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -118,7 +118,20 @@ M.max_tunes = 13
 -- D64 tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30.
 -- x3: the tensor-core kvq kernel (attnb_kvq_tc<float, ...>) with every
 -- product in split TF32 (3xTF32, templates/attention_bwd_x3.cuh): nkw key
--- warps of 16 keys, bm-query tiles, split: dV / dK warps (as tc_kvq's).
+-- warps of 16 keys, bm-query tiles (as tc_kvq's); g: dV / dK's n-tiles a
+-- group (each group's step product in fresh accumulators; 2 keeps D64's
+-- 128 x 64 kernel at 255 registers, 4 spills 24-40 bytes). H200, run r1 of
+-- 2026-12-02 (before the per-step sums; same run, TFLOP/s, non-causal /
+-- causal, PyTorch's efficient backward in brackets): D64 128 keys x 64
+-- queries S1k 40.0 / 32.9 (33.4 / 27.3), S4k 41.6 / 38.4 (35.1 / 31.2),
+-- S16k 41.9 / 40.0 (34.6 / 32.7), where the FFMA tuning 0 ran 32.9-34.5;
+-- 64 x 64 27.1-28.1 and 64 x 32 21.2-25.0 (dropped); D32 128 x 64: B4 H8
+-- S2000 32.8 against FFMA 18.5 (efficient 18.4), B8 H16 S1024 causal 26.8
+-- / 18.1 (15.5). Dropped for not beating FFMA: D128 64 keys x 32 queries
+-- with dV / dK warps 26.6-30.8 (FFMA 30.8-34.6), without 24.9-28.5, 128 x
+-- 16 27.9-32.5 (and spills); D96 64 x 32 23.4 / 26.2 (FFMA 23.4 / 27.5).
+-- The f64-reference test failed at D128 before the per-step sums (dK of
+-- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
@@ -130,9 +143,8 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
-                       { x3 = true, nkw = 8, bm = 64 }, { x3 = true, nkw = 4, bm = 64 },
-                       { x3 = true, nkw = 4, bm = 32 } },
-              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32 } },
+                       { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 } },
+              [96] = { { bn = 64, bm = 64 } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 },
@@ -140,10 +152,11 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
-                        { x3 = true, nkw = 4, bm = 32, split = true }, { x3 = true, nkw = 4, bm = 32 },
-                        { x3 = true, nkw = 8, bm = 16 } },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
+-- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
+-- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above).
+M.f32_default = { [32] = 1, [64] = 10 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -188,11 +201,12 @@ local function kvq_plan(dt, d, kind, tu)
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
   return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0,
            smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
-           call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s>", dt.storage, d, tu.nkw, bm,
-                                tostring(tu.split or false), kind_enum[kind]),
-           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s", bn, bm,
+           call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s%s>", dt.storage, d, tu.nkw, bm,
+                                tostring(tu.split or false), kind_enum[kind], tu.g and ", " .. tu.g or ""),
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s", bn, bm,
                                  tu.split and ", dV/dK warps" or "",
-                                 es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync") }
+                                 es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync",
+                                 tu.g and string.format(", dV/dK %d n-tiles a group", tu.g) or "") }
 end
 
 local function plans(dt, d, kind)
@@ -385,9 +399,12 @@ function M.generate(G)
                            string.format("attention backward %s D=%d: dk, dv = sums of the query splits' partials",
                                          name, d))
       end
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, {%s}, %d, {%s}},\n", dt.enum,
-                                      di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
+      local def = name == "f32" and M.f32_default[d] or 0
+      assert(def < math.max(#tunes, 1), "default kvq tuning out of range")
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}},\n",
+                                      dt.enum, di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
+                                      def,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
                                       #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}")
     end
@@ -449,7 +466,8 @@ typedef struct kg_attnb_entry {
     kg_attnb_launch kvq[KG_ATTNB_MAX_TUNES][KG_ATTN_KIND_COUNT];
     kg_attnb_launch dqsum;
     kg_attnb_launch dkvsum; /* the portable kvq's query splits: dk, dv from the splits' partials */
-    int32_t ntunes; /* 0: no fused path (f32) */
+    int32_t ntunes; /* 0: no fused path */
+    int32_t kvq_default; /* the kvq tuning taken where KG_ATTNB_TUNE names none */
     /* Hopper kvq tunings (sm_90a modules; ntunes90 == 0: none for this head dim) */
     kg_attnb_launch kvq90[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t ntunes90;

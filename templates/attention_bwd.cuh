@@ -434,34 +434,51 @@ __device__ __forceinline__ float *split_dkv(const kg_attnb_params &p, int s, int
 }
 
 /* dV += P^T dout (acc[0]) and dK += dS^T Q (acc[NACC - 1]) in split TF32
-   (kv_accumulate's f32 twin; tQ, tO: the step's tiles, pitch D + 4). */
-template <int D, int BM, bool SPLIT, int NACC>
+   (kv_accumulate's f32 twin; tQ, tO: the step's tiles, pitch D + 4): a
+   group of n-tiles at a time, the step's product in fresh accumulators
+   added to the sums by FADD (attention_bwd_x3.cuh says why). */
+template <int D, int BM, bool SPLIT, int NACC, int X3G = 0>
 __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], const float (&s)[BM / 8][4],
                                                  const float (&dp)[BM / 8][4], const float *tQ, const float *tO,
                                                  int role, int g, int t)
 {
-    constexpr int P = D + 4;
+    constexpr int P = D + 4, GRP = X3G > 0 ? X3G : x3_grp(D / 8);
 #pragma unroll
-    for (int kk = 0; kk < BM / 8; kk++) {
-        if (SPLIT) {
-            x3_a a;
-            x3_a_of_either(a, s[kk], dp[kk], role == 0);
-            x3_acc_tile<D / 8, P>(acc[0], a, role == 0 ? tO : tQ, kk * 8, 0, g, t);
-        } else {
-            x3_a pa, da;
-            x3_a_of_acc(pa, s[kk]);
-            x3_a_of_acc(da, dp[kk]);
-            x3_acc_tile<D / 8, P>(acc[0], pa, tO, kk * 8, 0, g, t);
-            x3_acc_tile<D / 8, P>(acc[NACC - 1], da, tQ, kk * 8, 0, g, t);
+    for (int d0 = 0; d0 < D / 8; d0 += GRP) {
+        float sv[GRP][4], sk[GRP][4];
+#pragma unroll
+        for (int d = 0; d < GRP; d++)
+            sv[d][0] = sv[d][1] = sv[d][2] = sv[d][3] = sk[d][0] = sk[d][1] = sk[d][2] = sk[d][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < BM / 8; kk++) {
+            if (SPLIT) {
+                x3_a a;
+                x3_a_of_either(a, s[kk], dp[kk], role == 0);
+                x3_acc_tile<GRP, P>(sv, a, role == 0 ? tO : tQ, kk * 8, d0 * 8, g, t);
+            } else {
+                x3_a pa, da;
+                x3_a_of_acc(pa, s[kk]);
+                x3_a_of_acc(da, dp[kk]);
+                x3_acc_tile<GRP, P>(sv, pa, tO, kk * 8, d0 * 8, g, t);
+                x3_acc_tile<GRP, P>(sk, da, tQ, kk * 8, d0 * 8, g, t);
+            }
         }
+#pragma unroll
+        for (int d = 0; d < GRP; d++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                acc[0][d0 + d][e] += sv[d][e];
+                if (!SPLIT)
+                    acc[NACC - 1][d0 + d][e] += sk[d][e];
+            }
     }
 }
 
 /* The fused kernel for T = f16 / bf16 (mma.sync m16n8k16, ldmatrix) and T =
    float (X3: every product in split TF32, attention_bwd_x3.cuh; f32 tiles of
-   pitch D + 4, dS^T kept in f32): the same walk, lanes, splits and
-   partials. */
-template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
+   pitch D + 4, dS^T kept in f32; X3G: dV / dK's n-tiles a group, 0: up to
+   4): the same walk, lanes, splits and partials. */
+template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
     constexpr bool X3 = sizeof(T) == 4;
@@ -577,7 +594,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 }
             }
             if constexpr (X3)
-                kv_accumulate_x3<D, BM, SPLIT, NACC>(acc, s, dp, tQ, tO, role, g, t);
+                kv_accumulate_x3<D, BM, SPLIT, NACC, X3G>(acc, s, dp, tQ, tO, role, g, t);
             else
                 kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);
             __syncthreads(); /* dS^T complete */

@@ -105,6 +105,17 @@ __device__ __forceinline__ void x3_rows_x_rows(float (&acc)[NB][4], const float 
     }
 }
 
+/* Why the products that run over many steps (dV, dK over every query tile
+   of the walk) are formed per step in fresh accumulators and added to the
+   running sums by FADD: the tensor cores add into an f32 accumulator with
+   truncation, not round-to-nearest, a bias of up to an ulp of the
+   accumulator per mma; three mma per product over a whole walk (Hopper,
+   run r1 of 2026-12-02: dK of MQA 8:1 at D 128 off by 1e-5 relative, over
+   the f32 tolerance) where the per-step sum keeps the truncation to a few
+   ulps of one step's part. dQ (a fresh fragment every step, added to the
+   partial) and S^T, dP^T (D / 8 k-steps from zero) are formed that way
+   already. */
+
 /* The A fragment of k slots 8 kk.. from accumulator n-tile kk (rows g,
    g + 8; columns 2 t, 2 t + 1 -> slots t, t + 4). */
 __device__ __forceinline__ void x3_a_of_acc(x3_a &a, const float (&c)[4]) { x3_make_a(a, c[0], c[2], c[1], c[3]); }
@@ -116,13 +127,16 @@ __device__ __forceinline__ void x3_a_of_either(x3_a &a, const float (&x)[4], con
     x3_make_a(a, first ? x[0] : y[0], first ? x[2] : y[2], first ? x[1] : y[1], first ? x[3] : y[3]);
 }
 
+/* The n-tiles of one round of x3_acc_tile: 4, else the most that divides n. */
+__host__ __device__ constexpr int x3_grp(int n) { return n % 4 == 0 ? 4 : n % 3 == 0 ? 3 : n % 2 == 0 ? 2 : 1; }
+
 /* acc[dn] += A (16 x 8, one k8 of queries) . X[k0.., :] (N-major, pitch P)
    for the NN n-tiles from column c0 (rows k0 + 2 t, + 1). */
 template <int NN, int P>
 __device__ __forceinline__ void x3_acc_tile(float (*acc)[4], const x3_a &a, const float *X, int k0, int c0, int g,
                                             int t)
 {
-    constexpr int GRP = NN % 4 == 0 ? 4 : NN % 3 == 0 ? 3 : NN % 2 == 0 ? 2 : 1; /* n-tiles a round */
+    constexpr int GRP = x3_grp(NN);
     const float *x = X + (k0 + 2 * t) * P + c0 + g;
 #pragma unroll
     for (int d0 = 0; d0 < NN; d0 += GRP) {
