@@ -32,7 +32,9 @@
  * fragments of dV += P^T dout and dK += dS^T q. SPLIT (D = 256): two warps
  * per 16 keys, one accumulating dV and one dK (each computes S^T; only the
  * dK warp computes dP^T), which halves the accumulators per thread.
- * FP32 kernels: FFMA on 16 x 16 threads, P and dS through shared memory.
+ * FP32 kernels: FFMA on 16 x 16 threads, P and dS through shared memory;
+ * and attnb_kvq_tc for T = float, the products in split TF32 on the tensor
+ * cores (attention_bwd_x3.cuh; the default at D 32 and 64).
  *
  * Rows and keys past the ends: tiles are zero-filled; a query row past Sq
  * has lse2 = +inf (P = 0), a key past Sk is masked in q and never written
