@@ -120,7 +120,11 @@ M.max_tunes = 12
 -- product in split TF32 (3xTF32, templates/attention_bwd_x3.cuh): nkw key
 -- warps of 16 keys, bm-query tiles (as tc_kvq's); g: dV / dK's n-tiles a
 -- group (each group's step product in fresh accumulators; 2 keeps D64's
--- 128 x 64 kernel at 255 registers, 4 spills 24-40 bytes). H200, run r1 of
+-- 128 x 64 kernel at 255 registers, 4 (the default) spills 24-40 bytes yet
+-- ran 3-4% faster in run r2 of 2026-12-02: 38.5 / 31.9, 40.4 / 37.1, 40.8 /
+-- 38.7 against 37.2 / 30.6, 38.8 / 35.9, 39.1 / 37.4 TFLOP/s at S1k, 4k,
+-- 16k, non-causal / causal; FFMA tuning 0 32.8-34.5, PyTorch's efficient
+-- 27.4-35.0 in that run: 1.15-1.19x). H200, run r1 of
 -- 2026-12-02 (before the per-step sums; same run, TFLOP/s, non-causal /
 -- causal, PyTorch's efficient backward in brackets): D64 128 keys x 64
 -- queries S1k 40.0 / 32.9 (33.4 / 27.3), S4k 41.6 / 38.4 (35.1 / 31.2),
@@ -156,7 +160,7 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
 -- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above).
-M.f32_default = { [32] = 1, [64] = 10 }
+M.f32_default = { [32] = 1, [64] = 11 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },

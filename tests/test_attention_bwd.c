@@ -1266,7 +1266,7 @@ static void x3_cases(int tune, int D)
     kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-/* D64 tuning 10 and D32 tuning 1 are the defaults (kvq_default) */
+/* D64 tuning 11 and D32 tuning 1 are the defaults (kvq_default) */
 Test(attention_bwd, f32_split_tf32_tuning_10_d64) { x3_cases(10, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_11_d64) { x3_cases(11, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
