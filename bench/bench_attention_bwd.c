@@ -18,7 +18,8 @@
  * Set KG_BENCH_FILTER=<substring of "dtype D S causal">[,<another>...] to
  * run a subset (^<text>: names that start with it). KG_ATTNB_TUNE (a library tuning hook: a kvq tuning index, or
  * "sep" for the separate dq kernel) is written as a tenth CSV column, followed by
- * "_s<h>x<t>" where KG_ATTNB_SPLIT (the query splits' hook) is set.
+ * "_s<h>x<t>" where KG_ATTNB_SPLIT (the query splits' hook) is set and
+ * "_l<n>" where KG_ATTNB_LANES (the dQ lanes' hook) is.
  * KG_BENCH_HOST=1 also prints each case's host time a call (100 calls
  * enqueued back to back, wall clock).
  */
@@ -170,10 +171,11 @@ int main(void)
     kg_context *ctx = bench_open("bench_attention_bwd");
     FILE *csv = bench_csv_open();
     const char *filter = getenv("KG_BENCH_FILTER");
-    /* the CSV's tune column: KG_ATTNB_TUNE, then "_s" and KG_ATTNB_SPLIT where set */
-    char tune[64];
-    snprintf(tune, sizeof tune, "%s%s%s", getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
-             getenv("KG_ATTNB_SPLIT") ? "_s" : "", getenv("KG_ATTNB_SPLIT") ? getenv("KG_ATTNB_SPLIT") : "");
+    /* the CSV's tune column: KG_ATTNB_TUNE, then "_s" and KG_ATTNB_SPLIT, "_l" and KG_ATTNB_LANES where set */
+    char tune[96];
+    snprintf(tune, sizeof tune, "%s%s%s%s%s", getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
+             getenv("KG_ATTNB_SPLIT") ? "_s" : "", getenv("KG_ATTNB_SPLIT") ? getenv("KG_ATTNB_SPLIT") : "",
+             getenv("KG_ATTNB_LANES") ? "_l" : "", getenv("KG_ATTNB_LANES") ? getenv("KG_ATTNB_LANES") : "");
     struct {
         kg_dtype dt;
         int B, H, S, D, causal, Hkv;

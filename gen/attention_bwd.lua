@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 10
+M.max_tunes = 12
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -116,7 +116,27 @@ M.max_tunes = 10
 -- (10k FFMAs of unrolled code; the instruction cache is the likely cause,
 -- not profiled; dropped).
 -- D64 tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30.
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
+-- x3: the tensor-core kvq kernel (attnb_kvq_tc<float, ...>) with every
+-- product in split TF32 (3xTF32, templates/attention_bwd_x3.cuh): nkw key
+-- warps of 16 keys, bm-query tiles (as tc_kvq's); g: dV / dK's n-tiles a
+-- group (each group's step product in fresh accumulators; 2 keeps D64's
+-- 128 x 64 kernel at 255 registers, 4 (the default) spills 24-40 bytes yet
+-- ran 3-4% faster in run r2 of 2026-12-02: 38.5 / 31.9, 40.4 / 37.1, 40.8 /
+-- 38.7 against 37.2 / 30.6, 38.8 / 35.9, 39.1 / 37.4 TFLOP/s at S1k, 4k,
+-- 16k, non-causal / causal; FFMA tuning 0 32.8-34.5, PyTorch's efficient
+-- 27.4-35.0 in that run: 1.15-1.19x). H200, run r1 of
+-- 2026-12-02 (before the per-step sums; same run, TFLOP/s, non-causal /
+-- causal, PyTorch's efficient backward in brackets): D64 128 keys x 64
+-- queries S1k 40.0 / 32.9 (33.4 / 27.3), S4k 41.6 / 38.4 (35.1 / 31.2),
+-- S16k 41.9 / 40.0 (34.6 / 32.7), where the FFMA tuning 0 ran 32.9-34.5;
+-- 64 x 64 27.1-28.1 and 64 x 32 21.2-25.0 (dropped); D32 128 x 64: B4 H8
+-- S2000 32.8 against FFMA 18.5 (efficient 18.4), B8 H16 S1024 causal 26.8
+-- / 18.1 (15.5). Dropped for not beating FFMA: D128 64 keys x 32 queries
+-- with dV / dK warps 26.6-30.8 (FFMA 30.8-34.6), without 24.9-28.5, 128 x
+-- 16 27.9-32.5 (and spills); D96 64 x 32 23.4 / 26.2 (FFMA 23.4 / 27.5).
+-- The f64-reference test failed at D128 before the per-step sums (dK of
+-- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
                        { bn = 128, bm = 64, lay = 1, pf = true },
@@ -126,7 +146,8 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } } },
+                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
+                       { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 } },
               [96] = { { bn = 64, bm = 64 } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
@@ -137,6 +158,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 } },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
+-- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
+-- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above).
+M.f32_default = { [32] = 1, [64] = 11 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -147,14 +171,14 @@ M.f32_q = { [32] = { bm = 64, bn = 64 }, [64] = { bm = 64, bn = 64 }, [96] = { b
 local dtypes = { "f32", "f16", "bf16" }
 
 local function kvq_plan(dt, d, kind, tu)
-  if dt.name == "f32" then
+  if dt.name == "f32" and not tu.x3 then
     if tu.pf and tu.pf_kinds and not tu.pf_kinds[kind] then
       tu = { bn = tu.bn, bm = tu.bm, lay = tu.lay, split = tu.split, minb = tu.minb }
     end
     local p, lay = d + 4, tu.lay or 0
     local pp = tu.bm + (lay == 1 and 8 or 4)
     if tu.split then lay = 1; pp = tu.bm + 8 end
-    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm,
+    return { threads = 256, minb = tu.minb or 1, rows = tu.bn, tile = tu.bm, path = 1,
              smem = ((2 * tu.bn + 2 * tu.bm) * p + 2 * tu.bn * pp + 2 * tu.bm + (tu.pq and tu.bm * p or 0)) * 4,
              call = tu.pf and string.format("attnb_kvq_f32p<%d, %d, %d, %s, %s, %d, %s%s>", d, tu.bn, tu.bm,
                                             kind_enum[kind], tostring(tu.split or false), lay, tostring(tu.pq or false),
@@ -174,14 +198,19 @@ local function kvq_plan(dt, d, kind, tu)
                                      tu.ua == 0 and "pipelined" or tostring(tu.ua or 1),
                                      tu.uq == 0 and "pipelined" or tostring(tu.uq or 4)) or "") }
   end
-  local bn, bm, p = 16 * tu.nkw, tu.bm, d + 8
+  -- f32 (x3): f32 tiles of pitch D + 4 (tc_pad in templates/attention_bwd.cuh)
+  local es = dt.name == "f32" and 4 or 2
+  local pad = es == 4 and 4 or 8
+  local bn, bm, p = 16 * tu.nkw, tu.bm, d + pad
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
-  return { threads = nt, minb = 1, rows = bn, tile = bm,
-           smem = (2 * bn + 4 * bm) * p * 2 + bn * (bm + 8) * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
-           call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s>", dt.storage, d, tu.nkw, bm,
-                                tostring(tu.split or false), kind_enum[kind]),
-           shape = string.format("%d keys x %d-query tiles%s, dQ partials, mma.sync", bn, bm,
-                                 tu.split and ", dV/dK warps" or "") }
+  return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0,
+           smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
+           call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s%s>", dt.storage, d, tu.nkw, bm,
+                                tostring(tu.split or false), kind_enum[kind], tu.g and ", " .. tu.g or ""),
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s", bn, bm,
+                                 tu.split and ", dV/dK warps" or "",
+                                 es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync",
+                                 tu.g and string.format(", dV/dK %d n-tiles a group", tu.g) or "") }
 end
 
 local function plans(dt, d, kind)
@@ -231,7 +260,7 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
-  return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem,
+  return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
            call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
                                 spl and ", true" or ""),
            shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s", bn, bm, tu.nwg,
@@ -300,7 +329,7 @@ function M.generate(G)
     local function add_to(mod, list, kname, pl, desc)
       local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
       list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-      return string.format("{%d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem)
+      return string.format("{%d, %d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem, pl.path or 0)
     end
     -- pre and dqsum -> attnb_<dtype>; the rest of head dim d -> attnb_<dtype>_d<d>
     local function add_small(kname, pl, desc) return add_to(module, kernels, kname, pl, desc) end
@@ -374,9 +403,12 @@ function M.generate(G)
                            string.format("attention backward %s D=%d: dk, dv = sums of the query splits' partials",
                                          name, d))
       end
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, {%s}, %d, {%s}},\n", dt.enum,
-                                      di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
+      local def = name == "f32" and M.f32_default[d] or 0
+      assert(def < math.max(#tunes, 1), "default kvq tuning out of range")
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}},\n",
+                                      dt.enum, di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
+                                      def,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
                                       #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}")
     end
@@ -423,6 +455,8 @@ typedef struct kg_attnb_launch {
     int16_t rows;    /* pre: rows per block; kv, kvq: keys per block; q: queries per block */
     int16_t tile;    /* kvq: queries per tile */
     int32_t smem;    /* dynamic shared memory, bytes */
+    int32_t path;    /* kvq: the steps' arithmetic for the query splits' model (kgi_attnb_split): 0 mma.sync,
+                        1 FFMA, 2 wgmma, 3 split TF32 */
 } kg_attnb_launch;
 
 #define KG_ATTNB_MAX_TUNES %d
@@ -436,7 +470,8 @@ typedef struct kg_attnb_entry {
     kg_attnb_launch kvq[KG_ATTNB_MAX_TUNES][KG_ATTN_KIND_COUNT];
     kg_attnb_launch dqsum;
     kg_attnb_launch dkvsum; /* the portable kvq's query splits: dk, dv from the splits' partials */
-    int32_t ntunes; /* 0: no fused path (f32) */
+    int32_t ntunes; /* 0: no fused path */
+    int32_t kvq_default; /* the kvq tuning taken where KG_ATTNB_TUNE names none */
     /* Hopper kvq tunings (sm_90a modules; ntunes90 == 0: none for this head dim) */
     kg_attnb_launch kvq90[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t ntunes90;

@@ -231,8 +231,9 @@ static int64_t dq_lanes_old(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int6
  *
  * The count: the (sh, st) of least modelled time. A block's time is the sum
  * over its lane's key blocks of its steps (one BM-query tile of one head:
- * 10 bn bm D FLOPs at ~0.24 (FFMA), ~1.5 (mma.sync) or ~1.75 (wgmma)
- * TFLOP/s an SM) plus 2 us a key block (K, V in, dK, dV out); blocks go to
+ * 10 bn bm D FLOPs at ~0.24 (FFMA), ~0.31 (f32 in split TF32: 40-42
+ * TFLOP/s on 132 SMs, run r1 of 2026-12-02), ~1.5 (mma.sync) or ~1.75
+ * (wgmma) TFLOP/s an SM: the kvq launch's path, generated with it) plus 2 us a key block (K, V in, dK, dV out); blocks go to
  * the SMs in launch order, each to the one that frees first (one block an
  * SM); the splits add dkvsum (reading the partials at ~3 TB/s, plus 4 us).
  * Counts are tried from the fewest splits up, and more must win by 3%.
@@ -316,7 +317,8 @@ void kgi_attnb_split_model(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64
     const int64_t heads = B * Hkv, G = Hq / Hkv, nkb = (Sk + bn - 1) / bn, T = (Sq + bm - 1) / bm;
     if (heads * lanes >= nsm || lanes > nkb)
         return;
-    const double step = 10.0 * bn * bm * (double)D / (path == 1 ? 0.24e12 : path == 2 ? 1.75e12 : 1.5e12);
+    const double step = 10.0 * bn * bm * (double)D /
+                        (path == 1 ? 0.24e12 : path == 2 ? 1.75e12 : path == 3 ? 0.31e12 : 1.5e12);
     static const int counts[] = {1, 2, 3, 4, 6, 8, 12, 16};
     double best = 0, heap[SPLIT_SM_MAX], work[KGI_ATTNB_SPLIT_MAX * 128];
     /* fewer splits first: more must win by 3% */
@@ -542,7 +544,7 @@ static int smem_limit(const kg_context *ctx)
 }
 
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
-   9.0 where generated, else the portable one (tuning 0; f32's FFMA one);
+   9.0 where generated, else the portable one (the entry's kvq_default);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
    portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
@@ -559,7 +561,7 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
     const size_t n = env ? strlen(env) : 0;
     if (n > 0 && (env[n - 1] == 'r' || env[n - 1] == 'f'))
         *mrev = env[n - 1] == 'r';
-    int want = 0, forced = 0; /* a portable tuning, or -1: the separate kernels */
+    int want = e->kvq_default, forced = 0; /* a portable tuning, or -1: the separate kernels */
     if (e->ntunes == 0 || (env && strcmp(env, "sep") == 0))
         want = -1;
     else if (env && env[0] == 'h' && env[1] >= '0' && env[1] <= '9' && hopper) {
@@ -573,7 +575,7 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
         if (i < e->ntunes)
             want = i, forced = 1;
     }
-    if (hopper && want == 0 && !forced) {
+    if (hopper && want >= 0 && !forced) {
         *out = &e->kvq90[0][kind];
         return KG_OK;
     }
@@ -677,8 +679,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     const int causal = kind == KG_ATTN_CAUSAL || (kind == KG_ATTN_MASK && opts && opts->causal);
     int split_h = 1, split_t = 1;
     if (kvq && e->dkvsum.threads > 0)
-        call_splits(ctx, &hk, B, Hq, Hkv, Sq, Sk, D, causal, kvq, lanes, q->dtype == KG_F32 ? 1 : hopper_kvq ? 2 : 0,
-                    &split_h, &split_t);
+        call_splits(ctx, &hk, B, Hq, Hkv, Sq, Sk, D, causal, kvq, lanes, kvq->path, &split_h, &split_t);
     const int splits = split_h * split_t;
     const size_t bytes = scratch_for(B, Hq, Hkv, Sq, Sk, D, lanes, splits);
     if (bytes == 0) /* unreachable for tensors that passed kgi_check_tensor; kept as a guard */

@@ -20,7 +20,8 @@ int kgi_attnb_split_max(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t 
 /* The splits (*sh parts of the group's query heads times *st parts of the
    query tiles; 1 x 1: none) of least modelled time for kvq blocks of bn keys
    and bm-query tiles, `lanes` dQ lanes, nsm multiprocessors (one block
-   each), steps of `path` 0 (mma.sync), 1 (FFMA) or 2 (wgmma), at most
+   each), steps of `path` 0 (mma.sync), 1 (FFMA), 2 (wgmma) or 3 (split
+   TF32 mma.sync, f32), at most
    `waves` waves of blocks (the runtime: 8, wgmma 4); causal: the bottom-right
    rule. */
 void kgi_attnb_split(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int causal, int bn, int bm,

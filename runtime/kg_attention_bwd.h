@@ -10,11 +10,14 @@
  * without storing the Sq x Sk matrix: the probabilities are recomputed from
  * q, k and lse. Shapes and dtypes follow the forward (kg_attention.h): q,
  * out, dout and dq are [B, Hq, Sq, D], k, v, dk and dv [B, Hkv, Sk, D], all
- * of one dtype (f16 and bf16 on tensor cores with f32 accumulation, f32 in
- * true FP32); lse is f32 [B, Hq, Sq]; mask is f32, broadcastable to
- * [B, Hq, Sq, Sk]. Any strides on B, H and S (so [B, S, H, D] storage works
- * as a view); the head dim contiguous, data and B/H/S strides 16-byte
- * aligned. Head dims 32, 64, 96, 128 and 256.
+ * of one dtype (f16 and bf16 on tensor cores with f32 accumulation; f32
+ * FP32-accurate: at head dims 32 and 64 on tensor cores in split TF32, each
+ * f32 operand as the sum of two TF32 values and each product as three TF32
+ * products with f32 accumulation, about 22 of FP32's 24 bits an operand,
+ * not plain TF32; at 96, 128 and 256 in FP32 FMA); lse is f32 [B, Hq, Sq];
+ * mask is f32, broadcastable to [B, Hq, Sq, Sk]. Any strides on B, H and S
+ * (so [B, S, H, D] storage works as a view); the head dim contiguous, data
+ * and B/H/S strides 16-byte aligned. Head dims 32, 64, 96, 128 and 256.
  *
  * Grouped-query and multi-query attention: dk and dv of a key/value head sum
  * the contributions of its Hq / Hkv query heads, in a fixed order. Rows

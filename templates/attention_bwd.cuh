@@ -32,7 +32,9 @@
  * fragments of dV += P^T dout and dK += dS^T q. SPLIT (D = 256): two warps
  * per 16 keys, one accumulating dV and one dK (each computes S^T; only the
  * dK warp computes dP^T), which halves the accumulators per thread.
- * FP32 kernels: FFMA on 16 x 16 threads, P and dS through shared memory.
+ * FP32 kernels: FFMA on 16 x 16 threads, P and dS through shared memory;
+ * and attnb_kvq_tc for T = float, the products in split TF32 on the tensor
+ * cores (attention_bwd_x3.cuh; the default at D 32 and 64).
  *
  * Rows and keys past the ends: tiles are zero-filled; a query row past Sq
  * has lse2 = +inf (P = 0), a key past Sk is masked in q and never written
@@ -44,6 +46,7 @@
 #include "attention.cuh" /* mma, load_tile, ex2, fvec (read-only) */
 #include "kg_device.cuh"
 #include "attention_bwd_params.h"
+#include "attention_bwd_x3.cuh"
 
 namespace kg_attnb
 {
@@ -134,6 +137,11 @@ __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, in
 
 /* ---- f16 / bf16: kv ----------------------------------------------------------- */
 
+/* The row pitch pad (elements) of the tensor-core kernels' tiles: 8 for the
+   2-byte types (ldmatrix), 4 for f32 (split TF32, attention_bwd_x3.cuh:
+   32-bit loads free of bank conflicts at pitch = 4 mod 32). */
+template <typename T> __host__ __device__ constexpr int tc_pad() { return sizeof(T) == 4 ? 4 : 8; }
+
 /* The step of the kv walk that the kv and kvq kernels share: a warp owns 16
    keys (rows kr0.. of the K and V tiles, pitch D + 8) and the step a BM-query
    tile (Q, dout at aQ, aO). */
@@ -141,12 +149,12 @@ __device__ __forceinline__ void store_acc(const float (&acc)[ND][4], T *base, in
 /* Issues the cp.async loads of a step's Q and dout tiles (query rows m0.. of
    head h) into aQ and aQ + the tile's bytes; the rows' lse2 and delta come
    back in registers (put into shared memory after the step's compute by
-   kv_put_rows, not stalling it). */
-template <int D, int BM, int NT>
+   kv_put_rows, not stalling it). E: the element size (4: f32, pitch D + 4). */
+template <int D, int BM, int NT, int E = 2>
 __device__ __forceinline__ void kv_issue(const kg_attnb_params &p, int b, int h, int m0, uint32_t aQ, int tid,
                                          float (&rl)[2], float (&rd)[2])
 {
-    constexpr int P = D + 8, E = 2;
+    constexpr int P = D + (E == 4 ? 4 : 8);
     const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
     const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
     load_tile<BM, D, P, E, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
@@ -427,15 +435,61 @@ __device__ __forceinline__ float *split_dkv(const kg_attnb_params &p, int s, int
     return p.dkvp + ((int64_t)(2 * s + which) * p.nkrows + ((int64_t)b * p.hkv + hk) * p.sk) * D;
 }
 
-template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND>
+/* dV += P^T dout (acc[0]) and dK += dS^T Q (acc[NACC - 1]) in split TF32
+   (kv_accumulate's f32 twin; tQ, tO: the step's tiles, pitch D + 4): a
+   group of n-tiles at a time, the step's product in fresh accumulators
+   added to the sums by FADD (attention_bwd_x3.cuh says why). */
+template <int D, int BM, bool SPLIT, int NACC, int X3G = 0>
+__device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], const float (&s)[BM / 8][4],
+                                                 const float (&dp)[BM / 8][4], const float *tQ, const float *tO,
+                                                 int role, int g, int t)
+{
+    constexpr int P = D + 4, GRP = X3G > 0 ? X3G : x3_grp(D / 8);
+#pragma unroll
+    for (int d0 = 0; d0 < D / 8; d0 += GRP) {
+        float sv[GRP][4], sk[GRP][4];
+#pragma unroll
+        for (int d = 0; d < GRP; d++)
+            sv[d][0] = sv[d][1] = sv[d][2] = sv[d][3] = sk[d][0] = sk[d][1] = sk[d][2] = sk[d][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < BM / 8; kk++) {
+            if (SPLIT) {
+                x3_a a;
+                x3_a_of_either(a, s[kk], dp[kk], role == 0);
+                x3_acc_tile<GRP, P>(sv, a, role == 0 ? tO : tQ, kk * 8, d0 * 8, g, t);
+            } else {
+                x3_a pa, da;
+                x3_a_of_acc(pa, s[kk]);
+                x3_a_of_acc(da, dp[kk]);
+                x3_acc_tile<GRP, P>(sv, pa, tO, kk * 8, d0 * 8, g, t);
+                x3_acc_tile<GRP, P>(sk, da, tQ, kk * 8, d0 * 8, g, t);
+            }
+        }
+#pragma unroll
+        for (int d = 0; d < GRP; d++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                acc[0][d0 + d][e] += sv[d][e];
+                if (!SPLIT)
+                    acc[NACC - 1][d0 + d][e] += sk[d][e];
+            }
+    }
+}
+
+/* The fused kernel for T = f16 / bf16 (mma.sync m16n8k16, ldmatrix) and T =
+   float (X3: every product in split TF32, attention_bwd_x3.cuh; f32 tiles of
+   pitch D + 4, dS^T kept in f32; X3G: dV / dK's n-tiles a group, 0: up to
+   4): the same walk, lanes, splits and partials. */
+template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
-    constexpr int NW = NKW * (SPLIT ? 2 : 1), NT = NW * 32, BN = NKW * 16, P = D + 8, E = 2;
+    constexpr bool X3 = sizeof(T) == 4;
+    constexpr int NW = NKW * (SPLIT ? 2 : 1), NT = NW * 32, BN = NKW * 16, P = D + tc_pad<T>(), E = sizeof(T);
     constexpr int NQ = BM / 8, ND = D / 8, NACC = SPLIT ? 1 : 2;
-    constexpr int PS = BM + 8, PF = D + 8;        /* pitches of dS^T (T) and of the partial tile (f32) */
+    constexpr int PS = BM + tc_pad<T>(), PF = D + 8; /* pitches of dS^T (T) and of the partial tile (f32) */
     constexpr int RT = BM / 16, CG = NW / RT;     /* dQ: row tiles x column groups over the warps */
     constexpr int QC = D / CG, QN = QC / 8;       /* columns and n8 tiles per warp */
-    static_assert(NW % RT == 0 && D % CG == 0 && QN % 2 == 0, "dQ warp partition");
+    static_assert(NW % RT == 0 && D % CG == 0 && (X3 || QN % 2 == 0), "dQ warp partition");
     extern __shared__ __align__(16) unsigned char smem[];
     /* K, V; two stages of (Q, dout); dS^T; two stages of the partial tile;
        two stages of the rows' lse2, delta */
@@ -491,7 +545,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
            (none yet in the lane's first key block) */
         auto issue = [&](int it, int st, float(&rl)[2], float(&rd)[2]) {
             const int h = hk * p.group + h0 + it / nmt, m0 = mstart + (it % nmt) * BM;
-            kv_issue<D, BM, NT>(p, b, h, m0, kgd_smem_addr(sQ0 + 2 * st * BM * P), tid, rl, rd);
+            kv_issue<D, BM, NT, E>(p, b, h, m0, kgd_smem_addr(sQ0 + 2 * st * BM * P), tid, rl, rd);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
         };
@@ -516,20 +570,35 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
             const uint32_t aQ = kgd_smem_addr(sQ0 + 2 * st * BM * P), aO = aQ + BM * P * E;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
+            [[maybe_unused]] const T *tQ = sQ0 + 2 * st * BM * P, *tO = tQ + BM * P;
+
             float s[NQ][4], dp[NQ][4];
-            kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);
+            if constexpr (X3) {
+#pragma unroll
+                for (int n = 0; n < NQ; n++)
+                    s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+                x3_rows_x_rows<D, NQ, P>(s, sK, tQ, kr0, g, t);
+                if (do_dk)
+                    x3_rows_x_rows<D, NQ, P>(dp, sV, tO, kr0, g, t);
+            } else {
+                kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);
+            }
             /* keys past Sk are masked here (their dS^T feeds dQ) */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
             kv_probs<KIND, BM>(p, mbase, s, dp, sL, sDl, n0 + kr0, m0, check, causal, do_dk, g, t);
             /* dS^T (as T, the precision the products take it in) for dQ */
             if (do_dk) {
+                typedef typename acc_pair<T>::type pair_t;
 #pragma unroll
                 for (int n = 0; n < NQ; n++) {
-                    *(uint32_t *)(sS + (kr0 + g) * PS + n * 8 + 2 * t) = mma<T>::pack(dp[n][0], dp[n][1]);
-                    *(uint32_t *)(sS + (kr0 + g + 8) * PS + n * 8 + 2 * t) = mma<T>::pack(dp[n][2], dp[n][3]);
+                    *(pair_t *)(sS + (kr0 + g) * PS + n * 8 + 2 * t) = acc_pair<T>::make(dp[n][0], dp[n][1]);
+                    *(pair_t *)(sS + (kr0 + g + 8) * PS + n * 8 + 2 * t) = acc_pair<T>::make(dp[n][2], dp[n][3]);
                 }
             }
-            kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);
+            if constexpr (X3)
+                kv_accumulate_x3<D, BM, SPLIT, NACC, X3G>(acc, s, dp, tQ, tO, role, g, t);
+            else
+                kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);
             __syncthreads(); /* dS^T complete */
             /* dQ slice (rows qr.., columns qc0..) = dS K over the block's keys,
                plus the partial so far; into the lane's partial */
@@ -538,16 +607,20 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 #pragma unroll
                 for (int n = 0; n < QN; n++)
                     dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
+                if constexpr (X3) {
+                    x3_dq<BN, QN, PS, P>(dq, sS, sK, qr, qc0, g, t);
+                } else {
 #pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++) {
-                    uint32_t a[4];
-                    kgd_ldmatrix_x4_trans(a, aS + ((kk * 16 + b_row) * PS + qr + b_col) * E);
+                    for (int kk = 0; kk < BN / 16; kk++) {
+                        uint32_t a[4];
+                        kgd_ldmatrix_x4_trans(a, aS + ((kk * 16 + b_row) * PS + qr + b_col) * E);
 #pragma unroll
-                    for (int dn = 0; dn < QN / 2; dn++) {
-                        uint32_t bf[4];
-                        kgd_ldmatrix_x4_trans(bf, aK + ((kk * 16 + v_row) * P + qc0 + dn * 16 + v_col) * E);
-                        mma<T>::run(dq[2 * dn], a, bf[0], bf[1]);
-                        mma<T>::run(dq[2 * dn + 1], a, bf[2], bf[3]);
+                        for (int dn = 0; dn < QN / 2; dn++) {
+                            uint32_t bf[4];
+                            kgd_ldmatrix_x4_trans(bf, aK + ((kk * 16 + v_row) * P + qc0 + dn * 16 + v_col) * E);
+                            mma<T>::run(dq[2 * dn], a, bf[0], bf[1]);
+                            mma<T>::run(dq[2 * dn + 1], a, bf[2], bf[3]);
+                        }
                     }
                 }
                 const float *sF = sF0 + st * BM * PF;

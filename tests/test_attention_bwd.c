@@ -1154,13 +1154,13 @@ Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_case
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
-/* The f32 kvq kernels that load a step's Q and dout tiles (and rows)
-   during the previous step's dQ (attnb_kvq_f32p) are the defaults (D128:
+/* The f32 FFMA kvq kernels that load a step's Q and dout tiles (and rows)
+   during the previous step's dQ (attnb_kvq_f32p) are tuning 0 (D128:
    the dQ partial's rows too; D64: under every mask kind); tuning 2 is the
    plain kernel that was the default before (loads at each step's start),
    tuning 3 the prefetching one under every mask kind. Each forced: the
    cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes of
-   several key blocks, a split), then the bits of the default (the same
+   several key blocks, a split), then the bits of tuning 0 (the same
    arithmetic in the same order) on GQA causal cases of several steps a key
    block (odd Sq, Sk; heads crossed within a block's walk), with and without
    a split. */
@@ -1180,17 +1180,17 @@ static void prefetch_cases(const char *tune, int D)
             random_bitwise_inputs(&c, &q, &k, &l);
             if (split)
                 set_hook("KG_ATTNB_SPLIT", "2x2");
-            set_hook("KG_ATTNB_TUNE", NULL);
+            set_hook("KG_ATTNB_TUNE", "0");
             grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
             set_hook("KG_ATTNB_TUNE", tune);
             grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
             set_hook("KG_ATTNB_TUNE", NULL);
             set_hook("KG_ATTNB_SPLIT", NULL);
-            cr_assert(memcmp(a.dq, b.dq, nq * 4) == 0, "D%d case %zu split %d: dq differs from the default's", D, i,
+            cr_assert(memcmp(a.dq, b.dq, nq * 4) == 0, "D%d case %zu split %d: dq differs from tuning 0's", D, i,
                       split);
-            cr_assert(memcmp(a.dk, b.dk, nk * 4) == 0, "D%d case %zu split %d: dk differs from the default's", D, i,
+            cr_assert(memcmp(a.dk, b.dk, nk * 4) == 0, "D%d case %zu split %d: dk differs from tuning 0's", D, i,
                       split);
-            cr_assert(memcmp(a.dv, b.dv, nk * 4) == 0, "D%d case %zu split %d: dv differs from the default's", D, i,
+            cr_assert(memcmp(a.dv, b.dv, nk * 4) == 0, "D%d case %zu split %d: dv differs from tuning 0's", D, i,
                       split);
             free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
             kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
@@ -1201,11 +1201,11 @@ Test(attention_bwd, f32_plain_kernel_d128) { prefetch_cases("2", 128); }
 Test(attention_bwd, f32_prefetch_kernel_every_kind_d64) { prefetch_cases("3", 64); }
 Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("3", 128); }
 
-/* The f32 kvq tunings that differ from the default only in the loops'
+/* The f32 kvq tunings that differ from tuning 0 only in the loops'
    unroll factors or pipelining (ud, ua, uq of gen/attention_bwd.lua; D64
    tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30, no
    unroll options, D64 without prefetching under the causal rule): the cases
-   of prefetch_cases, the default's bits. */
+   of prefetch_cases, tuning 0's bits. */
 Test(attention_bwd, f32_unroll_tuning_4_d64) { prefetch_cases("4", 64); }
 Test(attention_bwd, f32_unroll_tuning_5_d64) { prefetch_cases("5", 64); }
 Test(attention_bwd, f32_unroll_tuning_6_d64) { prefetch_cases("6", 64); }
@@ -1217,6 +1217,59 @@ Test(attention_bwd, f32_unroll_tuning_8_d64) { prefetch_cases("8", 64); }
 Test(attention_bwd, f32_unroll_tuning_8_d128) { prefetch_cases("8", 128); }
 Test(attention_bwd, f32_unroll_tuning_9_d64) { prefetch_cases("9", 64); }
 Test(attention_bwd, f32_unroll_tuning_9_d128) { prefetch_cases("9", 128); }
+
+/* The f32 kvq kernels in split TF32 (3xTF32 mma.sync, attnb_kvq_tc<float>:
+   gen/attention_bwd.lua's x3 tunings, asserted to be such), each forced
+   against the float64 reference with the unchanged tolerance rule: the
+   cases of fit_cases (every mask kind, GQA causal of several query tiles,
+   Sq > Sk causal, lanes of several key blocks, a split), GQA 4:1 and MQA
+   causal, causal Sq < Sk, fully masked rows, a random mask, tiny and odd
+   lengths; then the same bits twice. */
+static void x3_cases(int tune, int D)
+{
+    int slot = -1;
+    for (int i = 0; i < KG_ATTNB_DIM_COUNT; i++)
+        if (kg_attnb_dims[i] == D)
+            slot = i;
+    cr_assert(slot >= 0, "D%d is not generated", D);
+    const kg_attnb_entry *e = &kg_attnb_table[KG_F32][slot];
+    cr_assert(tune < e->ntunes && e->kvq[tune][KG_ATTN_NONE].path == 3,
+              "f32 D%d kvq tuning %d is not a split-TF32 kernel (path %d)", D, tune,
+              tune < e->ntunes ? e->kvq[tune][KG_ATTN_NONE].path : -1);
+    char name[8];
+    snprintf(name, sizeof name, "%d", tune);
+    fit_cases(name, D);
+    set_hook("KG_ATTNB_TUNE", name);
+    const acase cases[] = {
+        {KG_F32, 2, 8, 2, 100, 150, D, 1, MASK_NONE, 0, 1, 0.f},
+        {KG_F32, 1, 8, 1, 150, 100, D, 1, MASK_NONE, 0, 0, 0.3f},
+        {KG_F32, 1, 2, 2, 33, 200, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 70, 90, D, 1, MASK_EMPTY_ROWS, 2, 0, 0.f},
+        {KG_F32, 2, 3, 3, 77, 130, D, 0, MASK_RANDOM, 4, 0, 0.f},
+        {KG_F32, 1, 2, 1, 1, 1, D, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 3, 3, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 239, 1, D, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 113, 203, D, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F32, 1, 2, 1, 799, 3, D, 0, MASK_NONE, 0, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+    const acase c = {KG_F32, 2, 8, 2, 300, 333, D, 1, MASK_NONE, 0, 0, 0.f};
+    const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+    void *q, *k, *l;
+    random_bitwise_inputs(&c, &q, &k, &l);
+    grads a = run_gpu(&c, q, k, k, q, q, l, NULL), b = run_gpu(&c, q, k, k, q, q, l, NULL);
+    cr_assert(memcmp(a.dq, b.dq, nq * 4) == 0, "D%d tuning %d: dq differs between two runs", D, tune);
+    cr_assert(memcmp(a.dk, b.dk, nk * 4) == 0, "D%d tuning %d: dk differs between two runs", D, tune);
+    cr_assert(memcmp(a.dv, b.dv, nk * 4) == 0, "D%d tuning %d: dv differs between two runs", D, tune);
+    free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+    kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+/* D64 tuning 11 and D32 tuning 1 are the defaults (kvq_default) */
+Test(attention_bwd, f32_split_tf32_tuning_10_d64) { x3_cases(10, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_11_d64) { x3_cases(11, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
