@@ -38,6 +38,7 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
+_Atomic long kgi_norm_cluster_grid;
 
 typedef struct ndim_ {
     int64_t size;
@@ -351,7 +352,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         return;
     const int cfg = forced ? tu->cluster - 1 : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
-    int64_t cs = cdiv(n, (int64_t)(f->threads / f->lpr) * (f->k + f->ks));
+    int64_t cs = cdiv(n, (int64_t)f->rows);
     if (cs > 16)
         return;
     if (tu->csize > cs && tu->csize <= 16)
@@ -864,6 +865,15 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 else if (plan->cls == KG_NORM_LEAN8 && lg <= KG_NORM_MAX_GROUP)
                     plan->cls = KG_NORM_LEAN8F;
             }
+            /* PF (the tuning's pf): the next row prefetched, <= 512 lanes */
+            if (tu->pf == 1 && lg <= KG_NORM_MAX_GROUP && es != 8) {
+                if (plan->cls == KG_NORM_LEAN4)
+                    plan->cls = KG_NORM_LEAN4P;
+                else if (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C || plan->cls == KG_NORM_LEAN8S)
+                    plan->cls = KG_NORM_LEAN8P;
+                else if (plan->cls == KG_NORM_LEAN4_RES)
+                    plan->cls = KG_NORM_LEAN4P_RES;
+            }
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -875,7 +885,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     fill_dims(&A->outer, K, nk, A->fast);
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
-        plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC;
+        plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN4P_RES);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
@@ -884,7 +895,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
         } else if ((info->stats == KG_NORM_STATS_MOMENTS && es == 2) || plan->cls == KG_NORM_LEAN8F ||
-                   (plan->cls == KG_NORM_LEAN4_RES && es == 2)) {
+                   ((plan->cls == KG_NORM_LEAN4_RES || plan->cls == KG_NORM_LEAN4P_RES) && es == 2)) {
             /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
                84.3% of copy against 81.3% with 512); LEAN8F likewise (r1:
                softmax bf16 [190650,704] 89.0% against 67.7% with 512); the
@@ -902,14 +913,18 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     const int64_t per_block = g > 32 ? 1 : plan->block / g;
     const int64_t units = cdiv(rows, per_block);
-    const int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
+    int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
+    if (tu->grid > 0 && tu->grid < cap)
+        cap = tu->grid;
     plan->grid = (unsigned)(units < cap ? units : cap);
     return KG_OK;
 }
 
-/* Whether a cluster configuration x size can run on this device (the
-   non-portable sizes and the shared memory allowed first, for the device):
-   0 unknown, 1 yes, 2 no; asked once per device (cudaOccupancyMaxActiveClusters). */
+/* How many clusters of a configuration x size this device holds at once
+   (the non-portable sizes and the shared memory allowed first, for the
+   device): 0 unknown, 1 none (it cannot run here), c + 1 c clusters (c <
+   254), 255 some (how many not known); asked once per device
+   (cudaOccupancyMaxActiveClusters). */
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
 
@@ -958,22 +973,29 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         if (err != cudaSuccess)
             cudaGetLastError(); /* not known: the launch will tell */
         else
-            *fits = n > 0 ? 1 : 2;
+            *fits = (unsigned char)(n < 254 ? n + 1 : 255);
     }
-    if (*fits == 2)
+    if (*fits == 1)
         return KG_OK;
+    /* the pipelined form is persistent: the clusters that fit at once (all of
+       them where that is not known) */
+    const int64_t held = *fits > 1 && *fits < 255 ? *fits - 1 : 0, clusters = plan->cgrid / (unsigned)plan->csize;
+    if (kg_norm_ccfgs[plan->ccfg].pipe && held > 0 && held < clusters)
+        cfg.gridDim.x = (unsigned)(held * plan->csize);
     void *args[] = {&B};
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
     if (err != cudaSuccess) {
         cudaGetLastError();
         if (kgi_cuda_sticky(err))
             return kg_cuda_fail(ctx, err, "launching a softmax cluster kernel");
-        *fits = 2; /* refused (no such cluster here): COLS from now on */
+        *fits = 1; /* refused (no such cluster here): COLS from now on */
         return KG_OK;
     }
-    *fits = 1;
+    if (*fits == 0)
+        *fits = 255; /* it ran: at least one fits (how many stays unknown) */
     *ok = 1;
     kgi_norm_cluster_launches++;
+    kgi_norm_cluster_grid = cfg.gridDim.x;
     return KG_OK;
 }
 

@@ -63,11 +63,15 @@ typedef struct kg_norm_tuning {
                        column fits, -1 none (COLS) */
     int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
     int colsv;      /* softmax along an outer axis where COLS stands: 0 COLSV where it applies, -1 COLS */
+    int grid;       /* rows classes: at most this many blocks (tests: many rows a block) */
+    int pf;         /* 1: the PF form of the LEAN class taken (LEAN4P, LEAN8P, LEAN4P_RES; <= 512 lanes) */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 /* CLUSTER launches made (tests: that the class ran) */
 extern _Atomic long kgi_norm_cluster_launches;
+/* the last CLUSTER launch's grid (the bench: the persistent form's clusters) */
+extern _Atomic long kgi_norm_cluster_grid;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

@@ -88,6 +88,10 @@ typedef enum kg_norm_class {
     KG_NORM_LEANW8_RES,  /* LEANW8 with the fused residual, <= 512 lanes (ops without one: LEANW8) */
     KG_NORM_COLSV_STATS8, /* COLSV (softmax, log_softmax of f32, f16, bf16; templates/norm.cuh): COLS over 8-byte */
     KG_NORM_COLSV_APPLY8, /* vectors of columns; the plan's class is the stats kernel's */
+    /* the norms (f32, bf16; elsewhere the base class): the group's next row loaded before this row's statistics */
+    KG_NORM_LEAN4P,     /* LEAN4 with the next row prefetched, <= 512 lanes, 128 registers */
+    KG_NORM_LEAN8P,     /* LEAN8 with the next row prefetched, <= 512 lanes, 128 registers */
+    KG_NORM_LEAN4P_RES, /* LEAN4_RES with the next row and its residual prefetched (ops without one: LEAN4P) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

@@ -219,6 +219,19 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.variant = -1; /* plain LEAN: the old 2-byte layer_norm */
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
     kgi_norm_tuning.variant = 0;
+    /* PF: the prefetching form of the LEAN class taken, <= 512 lanes */
+    kgi_norm_tuning.pf = 1;
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8P); /* LEAN8S's */
+    cr_assert_eq(p.args.group, 64);
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4P_RES);
+    kgi_norm_tuning.lean = 4;
+    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN4P);
+    cr_assert_eq(p.args.group, 128);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN4); /* 1024 lanes */
+    kgi_norm_tuning.grid = 3;
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4P);
+    cr_assert_eq(p.grid, 3);
+    kgi_norm_tuning = (kg_norm_tuning){0};
     kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
     pin.strides[0] = 64;
     pin.strides[1] = 9 * 64;
@@ -1228,6 +1241,7 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
         if (tu->lean == 0)
             continue; /* the default classes */
         const kg_norm_class want = tu->lean < 0       ? KG_NORM_ROWS
+                                   : tu->pf           ? (tu->lean == 4 ? KG_NORM_LEAN4P : KG_NORM_LEAN8P)
                                    : tu->loose        ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
                                    : tu->variant == 1 ? KG_NORM_LEAN8C
                                    : tu->variant == 2 ? KG_NORM_LEAN8S
@@ -1236,6 +1250,8 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
         if (tu->lean == 4 && tu->variant == 1) /* the residual form's LEAN4_RESC */
             cr_assert_gt(classes_seen[KG_NORM_LEAN4_RESC], 0, "tuning %zu", t);
+        if (tu->lean == 4 && tu->pf) /* the residual form's LEAN4P_RES */
+            cr_assert_gt(classes_seen[KG_NORM_LEAN4P_RES], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -1266,6 +1282,22 @@ Test(gpu, lean_rows_under_variant_tunings)
         {.lean = 8, .variant = 2},
         {.lean = 8, .variant = 3},
         {.lean = 4, .variant = 1},
+    };
+    lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
+}
+
+/* The norms' PF forms (LEAN4P, LEAN8P, LEAN4P_RES: the next row loaded
+   before this one's statistics; every other op, f16 and f64 run the base
+   class), also with 3 blocks in all, so that each block walks many rows
+   (the last walk past the end) and its prefetches cross rows. */
+Test(gpu, lean_rows_under_prefetch_tunings)
+{
+    static const kg_norm_tuning tunings[] = {
+        {.lean = 4, .pf = 1},
+        {.lean = 8, .pf = 1},
+        {.lean = 4, .pf = 1, .grid = 3},
+        {.lean = 8, .pf = 1, .grid = 3, .threads = 128},
+        {.pf = 1, .grid = 5},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
@@ -1334,6 +1366,11 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
         ncase m = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {300, 4096}, .axis = 0};
         check_case(ctx, &m);
     }
+    /* more strips of two blocks than clusters fit at once (the persistent
+       form walks several), the last strip partial */
+    const int64_t n2 = cap + 7 > most ? most : cap + 7;
+    ncase m = {.op = KG_NORM_LOG_SOFTMAX, .dt = KG_F32, .ndim = 2, .shape = {n2, 4100}, .axis = 0};
+    check_case(ctx, &m);
     if (ma == 9 && mi == 0)
         cr_assert_gt(kgi_norm_cluster_launches, before, "%s: no cluster launch on sm_90", what);
 }
@@ -1453,8 +1490,7 @@ Test(gpu, outer_axis_softmax_by_clusters)
         /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
         kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
-        const int64_t cap = (int64_t)(kg_norm_ccfgs[cfg].threads / kg_norm_ccfgs[cfg].lpr) *
-                            (kg_norm_ccfgs[cfg].k + kg_norm_ccfgs[cfg].ks);
+        const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
         outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what);
     }
@@ -1711,6 +1747,55 @@ Test(gpu, results_are_bitwise_deterministic)
         free(a);
         free(b);
     }
+    kg_close(ctx);
+}
+
+/* The pipelined CLUSTER forms (softmax along dim 0, many strips a
+   cluster) and the PF forms (layer_norm, the residual rms_norm; 7 blocks,
+   many rows each), f32 and bf16: twice over the same input, the same bits. */
+Test(gpu, pipelined_and_prefetching_forms_are_bitwise_deterministic)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    const kg_dtype dts[] = {KG_F32, KG_BF16};
+    unsigned char *h = malloc(4 * (size_t)n), *a = malloc(4 * (size_t)n), *b = malloc(4 * (size_t)n);
+    void *dx = kt_alloc(ctx, 4 * (size_t)n), *dy = kt_alloc(ctx, 4 * (size_t)n), *dr = kt_alloc(ctx, 4 * (size_t)n);
+    uint64_t rng = kt_seed();
+    for (int d = 0; d < 2; d++) {
+        const size_t bytes = kg_dtype_size(dts[d]) * (size_t)n;
+        for (int64_t i = 0; i < n; i++)
+            kt_set(h, dts[d], i, kt_uniform(&rng, -5, 5));
+        kt_upload(ctx, dx, h, bytes);
+        kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
+                  r = kg_tensor_contiguous(dr, dts[d], 2, shape);
+        static const kg_norm_tuning tus[] = {{.cluster = 5}, {.cluster = 6}, {.lean = 4, .pf = 1, .grid = 7},
+                                             {.lean = 8, .pf = 1, .grid = 7}};
+        for (int t = 0; t < 4; t++)
+            for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
+                kgi_norm_tuning = tus[t];
+                for (int k = 0; k < 2; k++) {
+                    KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                    if (t < 2)
+                        KT_OK(ctx, kg_log_softmax(ctx, &y, &x, 0));
+                    else if (op == 0)
+                        KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+                    else {
+                        KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
+                        KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
+                    }
+                    kt_download(ctx, k ? b : a, dy, bytes);
+                }
+                cr_assert(memcmp(a, b, bytes) == 0, "tuning %d op %d, %s: two runs differ", t, op,
+                          kg_dtype_name(dts[d]));
+            }
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
     kg_close(ctx);
 }
 
