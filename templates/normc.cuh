@@ -166,21 +166,28 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
     }
 }
 
-/* After a cluster barrier: the first W lanes merge the cluster's partials
-   (cm / cs of every block) in rank order into fin. */
-template <class Op, int W>
+/* After a cluster barrier: the block's lanes copy the cluster's partials
+   (cm / cs of every block) into gm / gs, one remote load each, all at once
+   (a merge walking the ranks waited on one remote load after another); then
+   the first W lanes merge them in rank order into fin. */
+template <class Op, int W, int T>
 __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group &cl, typename Op::acc_t *cm,
-                                               typename Op::acc_t *cs, kg_nrow<typename Op::acc_t> *fin,
+                                               typename Op::acc_t *cs, typename Op::acc_t (*gm)[W],
+                                               typename Op::acc_t (*gs)[W], kg_nrow<typename Op::acc_t> *fin,
                                                const kg_norm_args &A)
 {
     typedef typename Op::acc_t AT;
     const int tid = threadIdx.x, CS = (int)cl.num_blocks();
+    for (int i = tid; i < CS * W; i += T) {
+        const int k = i / W, c = i - k * W;
+        gm[k][c] = cl.map_shared_rank(cm, k)[c];
+        gs[k][c] = cl.map_shared_rank(cs, k)[c];
+    }
+    __syncthreads();
     if (tid < W) {
         kg_nstat<AT> st = kg_nstat_init<AT>();
-        for (int k = 0; k < CS; k++) {
-            const AT *rm = cl.map_shared_rank(cm, k), *rs = cl.map_shared_rank(cs, k);
-            kg_nlse_merge(st.a, st.c, rm[tid], rs[tid]);
-        }
+        for (int k = 0; k < CS; k++)
+            kg_nlse_merge(st.a, st.c, gm[k][tid], gs[k][tid]);
         fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
     }
 }
@@ -191,6 +198,7 @@ template <class Op, int V, int LPR, int T, int NB> struct kg_ncl_shared {
     static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
     typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
     typename Op::acc_t cm[NB][LPR * V], cs[NB][LPR * V];
+    typename Op::acc_t gm[16][LPR * V], gs[16][LPR * V]; /* the cluster's (cm, cs), gathered */
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
@@ -250,7 +258,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[0], sh.cs[0]);
     /* 2. the cluster's partials, in rank order */
     cl.sync();
-    kg_ncl_cluster<Op, W>(cl, sh.cm[0], sh.cs[0], sh.fin, A);
+    kg_ncl_cluster<Op, W, T>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
     asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
@@ -334,7 +342,7 @@ __device__ __forceinline__ void kg_norm_cluster_pipe(const kg_norm_args &A)
         kg_ncl_regsum<Op, V>(xs, jn, m, s);
         kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[par], sh.cs[par]);
         cl.sync();
-        kg_ncl_cluster<Op, W>(cl, sh.cm[par], sh.cs[par], sh.fin, A);
+        kg_ncl_cluster<Op, W, T>(cl, sh.cm[par], sh.cs[par], sh.gm, sh.gs, sh.fin, A);
         __syncthreads();
         if (jn > 0) {
             kg_nrow<typename Op::acc_t> rv[V];
