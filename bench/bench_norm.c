@@ -24,8 +24,8 @@
  * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under
  * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
- * each CLUSTER configuration; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
- * classes with the next row prefetched (LEAN4P, LEAN8P, LEAN4P_RES).
+ * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
+ * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  */
 #include <math.h>
 #include <string.h>
@@ -409,7 +409,12 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 3) {
+            if (tune == 4) {
+                /* KG_NORM_TUNE=4: the defaults before PF (pf -1), LEAN16 (blocks of 128 / 512 for warp groups) */
+                alts[na++] = (kg_norm_tuning){.pf = -1};
+                alts[na++] = (kg_norm_tuning){.lean = 16};
+                alts[na++] = (kg_norm_tuning){.lean = 16, .threads = 512};
+            } else if (tune == 3) {
                 /* KG_NORM_TUNE=3: COLSV, COLS and each CLUSTER
                    configuration (wherever the column fits) */
                 alts[na++] = (kg_norm_tuning){.cluster = -1};
@@ -449,12 +454,16 @@ int main(void)
                 /* LEAN4 / LEAN8F at blocks of 128 / 512 */
                 alts[na++] = (kg_norm_tuning){.lean = 4, .threads = 512};
                 alts[na++] = (kg_norm_tuning){.lean = 8, .variant = 3, .threads = 512};
-                /* PF: the next row prefetched (LEAN4P, LEAN8P, LEAN4P_RES), also with twice the lanes */
+                /* PF: the next row prefetched (LEAN4P, LEAN8P), also with twice the lanes */
                 alts[na++] = (kg_norm_tuning){.pf = 1};
                 alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 4};
                 alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 8};
                 alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 4, .group = 2 * (int)pl.args.group};
                 alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 4, .threads = 128};
+                /* LEAN16 (the 2-byte norms), blocks of 128 / 512 for warp groups */
+                alts[na++] = (kg_norm_tuning){.lean = 16};
+                alts[na++] = (kg_norm_tuning){.lean = 16, .threads = 128};
+                alts[na++] = (kg_norm_tuning){.lean = 16, .threads = 512};
             }
             if (tune == 1) {
                 alts[na++] = (kg_norm_tuning){.lean = -1};

@@ -14,7 +14,7 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
                "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
                "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8",
-               "lean4p", "lean8p", "lean4p_res" }
+               "lean4p", "lean8p", "lean16" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
@@ -22,8 +22,8 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
 -- letter). The planner takes them where they measured best (runtime/norm.c).
 local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64, PF = 128 }
 local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true, lean4p = true,
-                   lean8p = true, lean4p_res = true }
-local vbase = { lean4p = "lean4", lean8p = "lean8", lean4p_res = "lean4_res" }
+                   lean8p = true, lean16 = true }
+local vbase = { lean4p = "lean4", lean8p = "lean8", lean16 = "lean8" }
 local function variant(c, op, dt)
   if c == "lean4f" or c == "lean8f" then
     -- the 2-byte lse ops: the statistics' exps by kg_nexp_sum (LEAN8F in 80 registers)
@@ -32,16 +32,22 @@ local function variant(c, op, dt)
     return { nv = 8, x = NX.FTZ, bound = "768, 1" }
   end
   if dt.name == "f64" or (op.name ~= "layer_norm" and op.name ~= "rms_norm") then return nil end
+  if c == "lean16" then
+    -- the 2-byte norms with 16 vectors a lane (a warp holds a row of 4096), as LEAN8S / LEAN8C (no streaming
+    -- hints for rms_norm) in 128 registers (118-128 used; at 102 they spilled 60-296 bytes); elsewhere never
+    -- planned (LEAN8's kernel)
+    if dt.size ~= 2 then return nil end
+    local x = op.name == "layer_norm" and NX.CS + NX.OPQ + NX.NOCOPY + NX.OADDR or NX.OPQ + NX.OADDR
+    return { nv = 16, x = x, bound = "KG_NORM_MAX_GROUP, 1" }
+  end
   if vbase[c] then
-    -- PF: the next row prefetched (f32 and bf16; the 2-byte layer_norm as LEAN8S: two group sums over opaque
-    -- vectors, streaming hints)
-    -- (not f16 yet; LEAN8P of the 2-byte types spilled 220-232 bytes in 128 registers; LEAN4P fits 80 registers,
-    -- a 768-lane bound, with the 2-byte prefetch held as an opaque copy: 70-79 registers)
-    if dt.name == "f16" or (c == "lean8p" and dt.size == 2) then return nil end
-    if c == "lean4p_res" and not op.residual then return nil end
-    local x = NX.PF + ((dt.size == 2 and op.name == "layer_norm") and NX.CS + NX.OPQ + NX.NOCOPY + NX.OADDR or 0)
-    return { nv = c == "lean8p" and 8 or 4, x = x, bound = c == "lean4p" and "768, 1" or "KG_NORM_MAX_GROUP, 1",
-             res = c == "lean4p_res" }
+    -- PF: the next row prefetched: LEAN4P (a 768-lane bound; the 2-byte prefetch held as an opaque copy, 70
+    -- registers) for the f32 norms and the 2-byte rms_norm, LEAN8P for the f32 norms. H200 2026-12-02 r1 lost:
+    -- the 2-byte layer_norm's LEAN4P (bf16 4096 56.0% of copy against LEAN4's 77.6%), LEAN4P_RES (the
+    -- residual form, bf16 / f32 [65536,4096] 64.0 / 83.5% against LEAN4_RES's 88.1 / 91.1%), and the
+    -- 2-byte LEAN8P spilled 220-232 bytes in 128 registers: not generated
+    if dt.size == 2 and (c == "lean8p" or op.name == "layer_norm") then return nil end
+    return { nv = c == "lean8p" and 8 or 4, x = NX.PF, bound = c == "lean4p" and "768, 1" or "KG_NORM_MAX_GROUP, 1" }
   end
   if c == "lean4_resc" then
     -- the residual form with streaming cache hints on the input and the output

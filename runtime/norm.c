@@ -865,18 +865,47 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 else if (plan->cls == KG_NORM_LEAN8 && lg <= KG_NORM_MAX_GROUP)
                     plan->cls = KG_NORM_LEAN8F;
             }
-            /* PF (the tuning's pf): the next row prefetched, <= 512 lanes */
-            if (tu->pf == 1 && lg <= KG_NORM_MAX_GROUP && es != 8) {
+            /* PF: the group's next row loaded before this row's statistics
+               (LEAN4P: the f32 norms and the 2-byte rms_norm; LEAN8P: the f32
+               norms; elsewhere the tables hold the base kernel), <= 512 lanes.
+               Taken (H200 2026-12-02 r1, % of copy against the class it
+               replaces): f32 layer_norm's LEAN8 / LEAN8C (hidden 1024 96.5
+               against 93.9, 16384 92.1 against 90.1), the f32 rms_norm's
+               short rows (64: 96.4 against 94.6), the 2-byte rms_norm's
+               LEAN4 of 64..256 lanes (bf16 4096: 90.4 against 87.8; at 32
+               lanes, blocks of 512, it lost: 70.2 against 97.1). Ties: f32
+               rms_norm of 1024..16384 (within 0.2); lost: f32 layer_norm's
+               LEAN4 (4096: 91.4 against 92.1), the 2-byte layer_norm (4096:
+               56.0 against 77.6), the residual form (bf16 64.0 against 88.1).
+               The tuning's pf: 1 wherever it applies, -1 never. */
+            int pf = tu->pf == 1;
+            if (tu->pf == 0 && tu->lean == 0 && !tu->loose && !tu->group && tu->variant == 0 && !res &&
+                info->stats != KG_NORM_STATS_LSE) {
+                if (es == 4 && info->stats == KG_NORM_STATS_MOMENTS)
+                    pf = plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C;
+                else if (es == 4)
+                    pf = short4;
+                else if (es == 2 && info->stats == KG_NORM_STATS_SUMSQ)
+                    pf = plan->cls == KG_NORM_LEAN4 && lg >= 64 && lg <= 256;
+            }
+            if (pf && !res && lg <= KG_NORM_MAX_GROUP && es != 8) {
                 if (plan->cls == KG_NORM_LEAN4)
                     plan->cls = KG_NORM_LEAN4P;
                 else if (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C || plan->cls == KG_NORM_LEAN8S)
                     plan->cls = KG_NORM_LEAN8P;
-                else if (plan->cls == KG_NORM_LEAN4_RES)
-                    plan->cls = KG_NORM_LEAN4P_RES;
             }
             g = lg;
             nv = cdiv(nvec, g);
         }
+    }
+    /* LEAN16 (the tuning's lean 16): the 2-byte norms, 16 vectors a lane, <= 512 lanes */
+    if (rowcls && nk <= 1 && tu->lean == 16 && !res && es == 2 && info->stats != KG_NORM_STATS_LSE &&
+        pow2_ceil(cdiv(nvec, 16)) <= KG_NORM_MAX_GROUP) {
+        plan->cls = KG_NORM_LEAN16;
+        g = pow2_ceil(cdiv(nvec, 16));
+        if (tu->group > g && tu->group <= KG_NORM_MAX_GROUP)
+            g = pow2_ceil(tu->group);
+        nv = cdiv(nvec, g);
     }
     A->group = (int32_t)g;
     A->nv = (int32_t)nv;
@@ -886,7 +915,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
-        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN4P_RES);
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN16);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
@@ -895,7 +924,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
         } else if ((info->stats == KG_NORM_STATS_MOMENTS && es == 2) || plan->cls == KG_NORM_LEAN8F ||
-                   ((plan->cls == KG_NORM_LEAN4_RES || plan->cls == KG_NORM_LEAN4P_RES) && es == 2)) {
+                   (plan->cls == KG_NORM_LEAN4_RES && es == 2)) {
             /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
                84.3% of copy against 81.3% with 512); LEAN8F likewise (r1:
                softmax bf16 [190650,704] 89.0% against 67.7% with 512); the

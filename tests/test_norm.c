@@ -112,9 +112,10 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 100, 32768, &p), KG_NORM_ROWS); /* 1024 lanes */
     kgi_norm_tuning.loose = 0;
     /* layer_norm f32 (measured): rows of <= 32 lanes of 8 vectors by
-       LEAN8, of 64..256 by LEAN4 with twice the lanes, of 512 by LEAN8 */
+       LEAN8 (its PF form, LEAN8P), of 64..256 by LEAN4 with twice the
+       lanes, of 512 by LEAN8P; 1024 lanes LEAN8 */
     kg_norm_call ln = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8P);
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.block, 512);
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
@@ -122,7 +123,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 128);
     cr_assert_eq(p.args.opt, 0);
-    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8C); /* measured, r2 and r5 */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8P); /* measured, 2026-12-02 r1 */
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);
@@ -163,7 +164,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);   /* more than a block */
     kg_norm_call rn = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     cr_assert_eq(plan_shape(&rn, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8C);
-    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4P); /* 128 lanes: PF */
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 1024, &p), KG_NORM_LEAN4);  /* 32 lanes: not */
     /* warp groups: blocks of 128 for the 2-byte layer_norm (measured), of
        512 for the other ops while two blocks a multiprocessor remain */
     cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8S);
@@ -223,7 +225,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.pf = 1;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8P); /* LEAN8S's */
     cr_assert_eq(p.args.group, 64);
-    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4P_RES);
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RES); /* not the residual form */
     kgi_norm_tuning.lean = 4;
     cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN4P);
     cr_assert_eq(p.args.group, 128);
@@ -231,6 +233,13 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.grid = 3;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4P);
     cr_assert_eq(p.grid, 3);
+    kgi_norm_tuning = (kg_norm_tuning){.lean = 16}; /* LEAN16: the 2-byte norms, <= 512 lanes */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN16);
+    cr_assert_eq(p.args.group, 128);
+    cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES); /* not the residual form */
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
     pin.strides[0] = 64;
@@ -248,8 +257,8 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
         kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
         kg_norm_call c = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1};
         kg_norm_plan p;
-        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8 */
-        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
+        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8: f32 rms_norm's PF form LEAN4P */
+        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4P, "length %lld",
                      (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] < 32 ? lens[i] / 4 : lens[i] / 16);
         c.op = KG_NORM_LOG_SOFTMAX;
@@ -1241,6 +1250,7 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
         if (tu->lean == 0)
             continue; /* the default classes */
         const kg_norm_class want = tu->lean < 0       ? KG_NORM_ROWS
+                                   : tu->lean == 16   ? KG_NORM_LEAN16
                                    : tu->pf           ? (tu->lean == 4 ? KG_NORM_LEAN4P : KG_NORM_LEAN8P)
                                    : tu->loose        ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
                                    : tu->variant == 1 ? KG_NORM_LEAN8C
@@ -1250,8 +1260,6 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
         if (tu->lean == 4 && tu->variant == 1) /* the residual form's LEAN4_RESC */
             cr_assert_gt(classes_seen[KG_NORM_LEAN4_RESC], 0, "tuning %zu", t);
-        if (tu->lean == 4 && tu->pf) /* the residual form's LEAN4P_RES */
-            cr_assert_gt(classes_seen[KG_NORM_LEAN4P_RES], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -1286,10 +1294,11 @@ Test(gpu, lean_rows_under_variant_tunings)
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
 
-/* The norms' PF forms (LEAN4P, LEAN8P, LEAN4P_RES: the next row loaded
-   before this one's statistics; every other op, f16 and f64 run the base
-   class), also with 3 blocks in all, so that each block walks many rows
-   (the last walk past the end) and its prefetches cross rows. */
+/* The PF forms (LEAN4P, LEAN8P: the next row loaded before this one's
+   statistics, where generated; elsewhere the base class), also with 3
+   blocks in all, so that each block walks many rows
+   (the last walk past the end) and its prefetches cross rows; and LEAN16
+   (the 2-byte norms, 16 vectors a lane; elsewhere the planner's LEAN4). */
 Test(gpu, lean_rows_under_prefetch_tunings)
 {
     static const kg_norm_tuning tunings[] = {
@@ -1298,6 +1307,8 @@ Test(gpu, lean_rows_under_prefetch_tunings)
         {.lean = 4, .pf = 1, .grid = 3},
         {.lean = 8, .pf = 1, .grid = 3, .threads = 128},
         {.pf = 1, .grid = 5},
+        {.lean = 16},
+        {.lean = 16, .grid = 3, .threads = 128},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
