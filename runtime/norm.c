@@ -898,8 +898,15 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             nv = cdiv(nvec, g);
         }
     }
-    /* LEAN16 (the tuning's lean 16): the 2-byte norms, 16 vectors a lane, <= 512 lanes */
-    if (rowcls && nk <= 1 && tu->lean == 16 && !res && es == 2 && info->stats != KG_NORM_STATS_LSE &&
+    /* LEAN16: the 2-byte norms, 16 vectors a lane, <= 512 lanes: the
+       tuning's lean 16, and by default the 2-byte rms_norm of 257..512
+       vectors (a warp a row; H200 2026-12-02 r2: bf16 [65536,4096] 93.4% of
+       copy against LEAN4P's 90.4 and LEAN4's 87.5; lost at hidden 1024, 92.4
+       against 97.3, and 16384, 91.2 against 94.4, and for layer_norm at
+       every size, 79.4-79.9 against 84.5-86.2) */
+    const int l16 = tu->lean == 16 || (tu->lean == 0 && tu->pf == 0 && !tu->loose && !tu->group && tu->variant == 0 &&
+                                       info->stats == KG_NORM_STATS_SUMSQ && nvec > 256 && nvec <= 512);
+    if (rowcls && nk <= 1 && l16 && !res && es == 2 && info->stats != KG_NORM_STATS_LSE &&
         pow2_ceil(cdiv(nvec, 16)) <= KG_NORM_MAX_GROUP) {
         plan->cls = KG_NORM_LEAN16;
         g = pow2_ceil(cdiv(nvec, 16));

@@ -166,10 +166,13 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
     }
 }
 
-/* After a cluster barrier: the block's lanes copy the cluster's partials
-   (cm / cs of every block) into gm / gs, one remote load each, all at once
-   (a merge walking the ranks waited on one remote load after another); then
-   the first W lanes merge them in rank order into fin. */
+/* After a cluster barrier: the first W lanes merge the cluster's partials
+   (cm / cs of every block) in rank order into fin. f32 with CS > 1: the
+   block's lanes first copy them into gm / gs, one remote load each, all at
+   once (the rank walk waits on one remote load after another; H200
+   2026-12-02 r2, % of copy against the walk: f32 [16384,16384] dim 0
+   softmax 60.8 / 59.7, log_softmax 66.7 / 64.0; bf16 softmax lost, 35.1 /
+   41.8, and so did one-block clusters, [1000,262144] 72.0 / 74.1). */
 template <class Op, int W, int T>
 __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group &cl, typename Op::acc_t *cm,
                                                typename Op::acc_t *cs, typename Op::acc_t (*gm)[W],
@@ -178,16 +181,29 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
 {
     typedef typename Op::acc_t AT;
     const int tid = threadIdx.x, CS = (int)cl.num_blocks();
-    for (int i = tid; i < CS * W; i += T) {
-        const int k = i / W, c = i - k * W;
-        gm[k][c] = cl.map_shared_rank(cm, k)[c];
-        gs[k][c] = cl.map_shared_rank(cs, k)[c];
+    if constexpr (sizeof(typename Op::in_t) == 4) {
+        if (CS > 1) { /* (the same for the whole block) */
+            for (int i = tid; i < CS * W; i += T) {
+                const int k = i / W, c = i - k * W;
+                gm[k][c] = cl.map_shared_rank(cm, k)[c];
+                gs[k][c] = cl.map_shared_rank(cs, k)[c];
+            }
+            __syncthreads();
+            if (tid < W) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                for (int k = 0; k < CS; k++)
+                    kg_nlse_merge(st.a, st.c, gm[k][tid], gs[k][tid]);
+                fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
+            return;
+        }
     }
-    __syncthreads();
     if (tid < W) {
         kg_nstat<AT> st = kg_nstat_init<AT>();
-        for (int k = 0; k < CS; k++)
-            kg_nlse_merge(st.a, st.c, gm[k][tid], gs[k][tid]);
+        for (int k = 0; k < CS; k++) {
+            const AT *rm = cl.map_shared_rank(cm, k), *rs = cl.map_shared_rank(cs, k);
+            kg_nlse_merge(st.a, st.c, rm[tid], rs[tid]);
+        }
         fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
     }
 }
@@ -198,7 +214,8 @@ template <class Op, int V, int LPR, int T, int NB> struct kg_ncl_shared {
     static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
     typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
     typename Op::acc_t cm[NB][LPR * V], cs[NB][LPR * V];
-    typename Op::acc_t gm[16][LPR * V], gs[16][LPR * V]; /* the cluster's (cm, cs), gathered */
+    /* the cluster's (cm, cs), gathered (f32 alone) */
+    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V], gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 

@@ -164,8 +164,11 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);   /* more than a block */
     kg_norm_call rn = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     cr_assert_eq(plan_shape(&rn, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8C);
-    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4P); /* 128 lanes: PF */
-    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 1024, &p), KG_NORM_LEAN4);  /* 32 lanes: not */
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16); /* a warp a row */
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 2048, &p), KG_NORM_LEAN4P); /* 64 lanes: PF */
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 1024, &p), KG_NORM_LEAN4);  /* 32 lanes: neither */
     /* warp groups: blocks of 128 for the 2-byte layer_norm (measured), of
        512 for the other ops while two blocks a multiprocessor remain */
     cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8S);
