@@ -869,8 +869,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                (LEAN4P: the f32 norms and the 2-byte rms_norm; LEAN8P: the f32
                norms; elsewhere the tables hold the base kernel), <= 512 lanes.
                Taken (H200 2026-12-02 r1, % of copy against the class it
-               replaces): f32 layer_norm's LEAN8 / LEAN8C (hidden 1024 96.5
-               against 93.9, 16384 92.1 against 90.1), the f32 rms_norm's
+               replaces): f32 layer_norm's LEAN8 / LEAN8C of 32 and 512
+               lanes (hidden 1024 96.5 against 93.9, 16384 92.1 against
+               90.1; r2: 96.8 / 94.1, 92.7 / 90.1), the f32 rms_norm's
                short rows (64: 96.4 against 94.6), the 2-byte rms_norm's
                LEAN4 of 64..256 lanes (bf16 4096: 90.4 against 87.8; at 32
                lanes, blocks of 512, it lost: 70.2 against 97.1). Ties: f32
@@ -881,8 +882,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             int pf = tu->pf == 1;
             if (tu->pf == 0 && tu->lean == 0 && !tu->loose && !tu->group && tu->variant == 0 && !res &&
                 info->stats != KG_NORM_STATS_LSE) {
-                if (es == 4 && info->stats == KG_NORM_STATS_MOMENTS)
-                    pf = plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C;
+                if (es == 4 && info->stats == KG_NORM_STATS_MOMENTS) /* (the sizes measured) */
+                    pf = (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C) && (lg == 32 || lg == 512);
                 else if (es == 4)
                     pf = short4;
                 else if (es == 2 && info->stats == KG_NORM_STATS_SUMSQ)
