@@ -24,7 +24,8 @@
  * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under
  * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
- * each CLUSTER configuration; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too).
+ * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
+ * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  */
 #include <math.h>
 #include <string.h>
@@ -225,6 +226,7 @@ int main(void)
     kgi_norm_tuning.cluster = env_int("KG_NORM_CLUSTER");
     kgi_norm_tuning.csize = env_int("KG_NORM_CSIZE");
     kgi_norm_tuning.colsv = env_int("KG_NORM_COLSV");
+    kgi_norm_tuning.pf = env_int("KG_NORM_PF");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
@@ -407,7 +409,12 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 3) {
+            if (tune == 4) {
+                /* KG_NORM_TUNE=4: the defaults before PF (pf -1), LEAN16 (blocks of 128 / 512 for warp groups) */
+                alts[na++] = (kg_norm_tuning){.pf = -1};
+                alts[na++] = (kg_norm_tuning){.lean = 16};
+                alts[na++] = (kg_norm_tuning){.lean = 16, .threads = 512};
+            } else if (tune == 3) {
                 /* KG_NORM_TUNE=3: COLSV, COLS and each CLUSTER
                    configuration (wherever the column fits) */
                 alts[na++] = (kg_norm_tuning){.cluster = -1};
@@ -447,6 +454,16 @@ int main(void)
                 /* LEAN4 / LEAN8F at blocks of 128 / 512 */
                 alts[na++] = (kg_norm_tuning){.lean = 4, .threads = 512};
                 alts[na++] = (kg_norm_tuning){.lean = 8, .variant = 3, .threads = 512};
+                /* PF: the next row prefetched (LEAN4P, LEAN8P), also with twice the lanes */
+                alts[na++] = (kg_norm_tuning){.pf = 1};
+                alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 4};
+                alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 8};
+                alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 4, .group = 2 * (int)pl.args.group};
+                alts[na++] = (kg_norm_tuning){.pf = 1, .lean = 4, .threads = 128};
+                /* LEAN16 (the 2-byte norms), blocks of 128 / 512 for warp groups */
+                alts[na++] = (kg_norm_tuning){.lean = 16};
+                alts[na++] = (kg_norm_tuning){.lean = 16, .threads = 128};
+                alts[na++] = (kg_norm_tuning){.lean = 16, .threads = 512};
             }
             if (tune == 1) {
                 alts[na++] = (kg_norm_tuning){.lean = -1};
@@ -484,14 +501,14 @@ int main(void)
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
-                printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d: "
-                       "%10.1f us %8.1f GB/s "
-                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
+                printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d "
+                       "pf %d: %10.1f us %8.1f GB/s "
+                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u (ran "
+                       "%ld)\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
-                       alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, ut, gt, 100 * gt / copy,
-                       (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt, (long long)pl.args.splits, pl.block,
-                       pl.grid, pl.ccfg,
-                       pl.csize, pl.cgrid);
+                       alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, alts[a].pf, ut, gt,
+                       100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt, (long long)pl.args.splits,
+                       pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid, pl.ccfg >= 0 ? (long)kgi_norm_cluster_grid : 0L);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);

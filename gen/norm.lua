@@ -13,14 +13,17 @@ local M = {}
 M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply", "lean4", "lean8", "lean4_res",
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
                "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
-               "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8" }
+               "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8",
+               "lean4p", "lean8p", "lean16" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
 -- the variant is the base class's kernel (the class name without its last
 -- letter). The planner takes them where they measured best (runtime/norm.c).
-local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64 }
-local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true }
+local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64, PF = 128 }
+local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true, lean4p = true,
+                   lean8p = true, lean16 = true }
+local vbase = { lean4p = "lean4", lean8p = "lean8", lean16 = "lean8" }
 local function variant(c, op, dt)
   if c == "lean4f" or c == "lean8f" then
     -- the 2-byte lse ops: the statistics' exps by kg_nexp_sum (LEAN8F in 80 registers)
@@ -29,6 +32,23 @@ local function variant(c, op, dt)
     return { nv = 8, x = NX.FTZ, bound = "768, 1" }
   end
   if dt.name == "f64" or (op.name ~= "layer_norm" and op.name ~= "rms_norm") then return nil end
+  if c == "lean16" then
+    -- the 2-byte norms with 16 vectors a lane (a warp holds a row of 4096), as LEAN8S / LEAN8C (no streaming
+    -- hints for rms_norm) in 128 registers (118-128 used; at 102 they spilled 60-296 bytes); elsewhere never
+    -- planned (LEAN8's kernel)
+    if dt.size ~= 2 then return nil end
+    local x = op.name == "layer_norm" and NX.CS + NX.OPQ + NX.NOCOPY + NX.OADDR or NX.OPQ + NX.OADDR
+    return { nv = 16, x = x, bound = "KG_NORM_MAX_GROUP, 1" }
+  end
+  if vbase[c] then
+    -- PF: the next row prefetched: LEAN4P (a 768-lane bound; the 2-byte prefetch held as an opaque copy, 70
+    -- registers) for the f32 norms and the 2-byte rms_norm, LEAN8P for the f32 norms. H200 2026-12-02 r1 lost:
+    -- the 2-byte layer_norm's LEAN4P (bf16 4096 56.0% of copy against LEAN4's 77.6%), LEAN4P_RES (the
+    -- residual form, bf16 / f32 [65536,4096] 64.0 / 83.5% against LEAN4_RES's 88.1 / 91.1%), and the
+    -- 2-byte LEAN8P spilled 220-232 bytes in 128 registers: not generated
+    if dt.size == 2 and (c == "lean8p" or op.name == "layer_norm") then return nil end
+    return { nv = c == "lean8p" and 8 or 4, x = NX.PF, bound = c == "lean4p" and "768, 1" or "KG_NORM_MAX_GROUP, 1" }
+  end
   if c == "lean4_resc" then
     -- the residual form with streaming cache hints on the input and the output
     if op.residual then return { nv = 4, x = NX.CS, bound = "KG_NORM_MAX_GROUP, 1", res = true } end
@@ -63,11 +83,17 @@ M.variant = variant
 -- 4 and 2 lanes a row (64- and 32-byte segments) 21-28%; half of the strip in
 -- shared memory at two blocks a multiprocessor 58% (COLS 55%); and a cluster
 -- that streamed its strip twice (the second read from L2) 45%: dropped.
+-- pipe: the pipelined persistent form (kg_norm_cluster_pipe): k vectors a
+-- lane in registers, the next strip's k in shared memory (ks = k), a block
+-- holding (t / lpr) x k rows.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
+  { t = 512, k = 16, lpr = 8, pipe = true },
+  { t = 1024, k = 8, lpr = 8, pipe = true },
+  { t = 512, k = 16, lpr = 4, pipe = true },
 }
 
 local common = require("common")
@@ -149,8 +175,8 @@ function M.generate(G)
         local isvar = vclasses[c]
         local vr = isvar and variant(c, op, dt)
         if isvar and not vr then
-          -- the base class's kernel (lean8x -> lean8)
-          local base = c:sub(1, -2)
+          -- the base class's kernel (lean8x -> lean8, lean4p_res -> lean4_res)
+          local base = vbase[c] or c:sub(1, -2)
           for bi, bc in ipairs(M.classes) do
             if bc == base then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
           end
@@ -196,7 +222,11 @@ function M.generate(G)
   -- CLUSTER modules (sm_90a), after the norm_<dtype> modules so that their
   -- kernels keep their indices
   local ctable = {}
-  for i, c in ipairs(M.ccfgs) do c.id, c.mb, c.ks = i - 1, c.mb or 1, c.ks or 0 end
+  for i, c in ipairs(M.ccfgs) do
+    c.id, c.mb = i - 1, c.mb or 1
+    c.ks = c.pipe and c.k or c.ks or 0
+    c.rows = c.t // c.lpr * (c.pipe and c.k or c.k + c.ks)
+  end
   for _, dt in ipairs({ D.f32, D.f16, D.bf16 }) do
     local module = G:module("normc_" .. dt.name, { sm90a = true })
     local functors = {}
@@ -208,14 +238,16 @@ function M.generate(G)
         local row = {}
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks .. "/" .. c.lpr .. "]" })
+                                     desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
+                                     (c.pipe and " pipe" or "") .. "/" .. c.lpr .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
     end
     local names = {}
     for _, c in ipairs(M.ccfgs) do
-      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row", c.t, c.k, c.ks, c.lpr)
+      names[#names + 1] = string.format("%d threads x %d (+%d%s) vectors / %d lanes a row", c.t, c.k, c.ks,
+                                        c.pipe and " next" or "", c.lpr)
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
@@ -249,7 +281,7 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.pipe and 1 or 0, c.rows)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -294,6 +326,8 @@ typedef struct kg_norm_ccfg {
     int k;       /* 16-byte vectors a lane */
     int lpr;     /* lanes a row of the strip */
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
+    int pipe;    /* 1: the pipelined persistent form (the grid: the clusters that fit at once) */
+    int rows;    /* rows of a column a block holds */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

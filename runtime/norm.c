@@ -38,6 +38,7 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
+_Atomic long kgi_norm_cluster_grid;
 
 typedef struct ndim_ {
     int64_t size;
@@ -351,7 +352,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         return;
     const int cfg = forced ? tu->cluster - 1 : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
-    int64_t cs = cdiv(n, (int64_t)(f->threads / f->lpr) * (f->k + f->ks));
+    int64_t cs = cdiv(n, (int64_t)f->rows);
     if (cs > 16)
         return;
     if (tu->csize > cs && tu->csize <= 16)
@@ -864,9 +865,55 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 else if (plan->cls == KG_NORM_LEAN8 && lg <= KG_NORM_MAX_GROUP)
                     plan->cls = KG_NORM_LEAN8F;
             }
+            /* PF: the group's next row loaded before this row's statistics
+               (LEAN4P: the f32 norms and the 2-byte rms_norm; LEAN8P: the f32
+               norms; elsewhere the tables hold the base kernel), <= 512 lanes.
+               Taken (H200 2026-12-02 r1, % of copy against the class it
+               replaces): f32 layer_norm's LEAN8 / LEAN8C of 32 and 512
+               lanes (hidden 1024 96.5 against 93.9, 16384 92.1 against
+               90.1; r2: 96.8 / 94.1, 92.7 / 90.1), the f32 rms_norm's
+               short rows (64: 96.4 against 94.6), the 2-byte rms_norm's
+               LEAN4 of 64..256 lanes (bf16 4096: 90.4 against 87.8; at 32
+               lanes, blocks of 512, it lost: 70.2 against 97.1). Ties: f32
+               rms_norm of 1024..16384 (within 0.2); lost: f32 layer_norm's
+               LEAN4 (4096: 91.4 against 92.1), the 2-byte layer_norm (4096:
+               56.0 against 77.6), the residual form (bf16 64.0 against 88.1).
+               The tuning's pf: 1 wherever it applies, -1 never. */
+            int pf = tu->pf == 1;
+            if (tu->pf == 0 && tu->lean == 0 && !tu->loose && !tu->group && tu->variant == 0 && !res &&
+                info->stats != KG_NORM_STATS_LSE) {
+                if (es == 4 && info->stats == KG_NORM_STATS_MOMENTS) /* (the sizes measured) */
+                    pf = (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C) && (lg == 32 || lg == 512);
+                else if (es == 4)
+                    pf = short4;
+                else if (es == 2 && info->stats == KG_NORM_STATS_SUMSQ)
+                    pf = plan->cls == KG_NORM_LEAN4 && lg >= 64 && lg <= 256;
+            }
+            if (pf && !res && lg <= KG_NORM_MAX_GROUP && es != 8) {
+                if (plan->cls == KG_NORM_LEAN4)
+                    plan->cls = KG_NORM_LEAN4P;
+                else if (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C || plan->cls == KG_NORM_LEAN8S)
+                    plan->cls = KG_NORM_LEAN8P;
+            }
             g = lg;
             nv = cdiv(nvec, g);
         }
+    }
+    /* LEAN16: the 2-byte norms, 16 vectors a lane, <= 512 lanes: the
+       tuning's lean 16, and by default the 2-byte rms_norm of 257..512
+       vectors (a warp a row; H200 2026-12-02 r2: bf16 [65536,4096] 93.4% of
+       copy against LEAN4P's 90.4 and LEAN4's 87.5; lost at hidden 1024, 92.4
+       against 97.3, and 16384, 91.2 against 94.4, and for layer_norm at
+       every size, 79.4-79.9 against 84.5-86.2) */
+    const int l16 = tu->lean == 16 || (tu->lean == 0 && tu->pf == 0 && !tu->loose && !tu->group && tu->variant == 0 &&
+                                       info->stats == KG_NORM_STATS_SUMSQ && nvec > 256 && nvec <= 512);
+    if (rowcls && nk <= 1 && l16 && !res && es == 2 && info->stats != KG_NORM_STATS_LSE &&
+        pow2_ceil(cdiv(nvec, 16)) <= KG_NORM_MAX_GROUP) {
+        plan->cls = KG_NORM_LEAN16;
+        g = pow2_ceil(cdiv(nvec, 16));
+        if (tu->group > g && tu->group <= KG_NORM_MAX_GROUP)
+            g = pow2_ceil(tu->group);
+        nv = cdiv(nvec, g);
     }
     A->group = (int32_t)g;
     A->nv = (int32_t)nv;
@@ -875,7 +922,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     fill_dims(&A->outer, K, nk, A->fast);
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
-        plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC;
+        plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN16);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
@@ -902,14 +950,18 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     const int64_t per_block = g > 32 ? 1 : plan->block / g;
     const int64_t units = cdiv(rows, per_block);
-    const int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
+    int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
+    if (tu->grid > 0 && tu->grid < cap)
+        cap = tu->grid;
     plan->grid = (unsigned)(units < cap ? units : cap);
     return KG_OK;
 }
 
-/* Whether a cluster configuration x size can run on this device (the
-   non-portable sizes and the shared memory allowed first, for the device):
-   0 unknown, 1 yes, 2 no; asked once per device (cudaOccupancyMaxActiveClusters). */
+/* How many clusters of a configuration x size this device holds at once
+   (the non-portable sizes and the shared memory allowed first, for the
+   device): 0 unknown, 1 none (it cannot run here), c + 1 c clusters (c <
+   254), 255 some (how many not known); asked once per device
+   (cudaOccupancyMaxActiveClusters). */
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
 
@@ -958,22 +1010,29 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         if (err != cudaSuccess)
             cudaGetLastError(); /* not known: the launch will tell */
         else
-            *fits = n > 0 ? 1 : 2;
+            *fits = (unsigned char)(n < 254 ? n + 1 : 255);
     }
-    if (*fits == 2)
+    if (*fits == 1)
         return KG_OK;
+    /* the pipelined form is persistent: the clusters that fit at once (all of
+       them where that is not known) */
+    const int64_t held = *fits > 1 && *fits < 255 ? *fits - 1 : 0, clusters = plan->cgrid / (unsigned)plan->csize;
+    if (kg_norm_ccfgs[plan->ccfg].pipe && held > 0 && held < clusters)
+        cfg.gridDim.x = (unsigned)(held * plan->csize);
     void *args[] = {&B};
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
     if (err != cudaSuccess) {
         cudaGetLastError();
         if (kgi_cuda_sticky(err))
             return kg_cuda_fail(ctx, err, "launching a softmax cluster kernel");
-        *fits = 2; /* refused (no such cluster here): COLS from now on */
+        *fits = 1; /* refused (no such cluster here): COLS from now on */
         return KG_OK;
     }
-    *fits = 1;
+    if (*fits == 0)
+        *fits = 255; /* it ran: at least one fits (how many stays unknown) */
     *ok = 1;
     kgi_norm_cluster_launches++;
+    kgi_norm_cluster_grid = cfg.gridDim.x;
     return KG_OK;
 }
 

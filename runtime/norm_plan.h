@@ -48,7 +48,8 @@ typedef struct kg_norm_plan {
    normalized dim per column tile. */
 typedef struct kg_norm_tuning {
     int threads, bps;
-    int lean;       /* LEAN rows: 0 the default, 4 or 8 that class, -1 none (ROWS) */
+    int lean;       /* LEAN rows: 0 the default, 4 or 8 that class, 16 LEAN16 (2-byte norms, <= 512 lanes), -1 none
+                       (ROWS) */
     int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024) */
     int col_splits; /* COLS: slices of the normalized dim per column tile */
     int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
@@ -63,11 +64,16 @@ typedef struct kg_norm_tuning {
                        column fits, -1 none (COLS) */
     int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
     int colsv;      /* softmax along an outer axis where COLS stands: 0 COLSV where it applies, -1 COLS */
+    int grid;       /* rows classes: at most this many blocks (tests: many rows a block) */
+    int pf;         /* LEAN rows: 0 the planner's PF rule, 1 the PF form (LEAN4P, LEAN8P) wherever it applies
+                       (<= 512 lanes, not the residual form), -1 never */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 /* CLUSTER launches made (tests: that the class ran) */
 extern _Atomic long kgi_norm_cluster_launches;
+/* the last CLUSTER launch's grid (the bench: the persistent form's clusters) */
+extern _Atomic long kgi_norm_cluster_grid;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

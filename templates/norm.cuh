@@ -781,6 +781,17 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
     }
 }
 
+/* The fused residual form: x += h (rounded to the dtype), written to dst. */
+template <class Op, int V>
+__device__ __forceinline__ void kg_nres_add(kgd_vec<typename Op::in_t, V> &x, const kgd_vec<typename Op::in_t, V> &h,
+                                            typename Op::in_t *dst)
+{
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        x.v[e] = Op::st(Op::ld(x.v[e]) + Op::ld(h.v[e]));
+    *(kgd_vec<typename Op::in_t, V> *)dst = x;
+}
+
 /* LEAN: a lane's vectors x[k] of the row at xin (element offset
    at(k)) where ok(k), every load first; with a residual row xr (not NULL)
    its vectors are added and h = x + r written back (x becomes h). */
@@ -805,12 +816,8 @@ __device__ __forceinline__ void kg_nload_row(kgd_vec<typename Op::in_t, V> (&x)[
                 h[k] = *(const VT *)(xr + at(k));
 #pragma unroll
         for (int k = 0; k < NV; k++)
-            if (ok(k)) {
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    x[k].v[e] = Op::st(Op::ld(x[k].v[e]) + Op::ld(h[k].v[e]));
-                *(VT *)(xr + at(k)) = x[k];
-            }
+            if (ok(k))
+                kg_nres_add<Op, V>(x[k], h[k], xr + at(k));
     }
 }
 
@@ -832,7 +839,8 @@ enum {
     KG_NX_OADDR = 8,  /* 2-byte: the output, weight and bias pointers opaque before the apply */
     KG_NX_CS = 16,    /* streaming cache hints: rows loaded and stored evict-first */
     KG_NX_RECOPY = 32, /* 2-byte, with NMOM: an opaque copy of the row before each pass */
-    KG_NX_FTZ = 64     /* lse: the sum's exps by kg_nexp_sum */
+    KG_NX_FTZ = 64,    /* lse: the sum's exps by kg_nexp_sum */
+    KG_NX_PF = 128     /* the group's next row loaded (and its residual) before this row's statistics */
 };
 
 template <class Op, int V, int NV, bool RES, int X = 0>
@@ -850,6 +858,29 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
     T *out = (T *)A.p[KG_NO_OUT], *res = (T *)A.p[KG_NO_RES];
     const bool hres = RES && res != NULL;
     const int64_t step = (int64_t)gridDim.x * slots;
+    /* PF: the next row's vectors (and its residual's), loaded before this
+       row's statistics so that its loads overlap them and the stores */
+    constexpr bool PF = (X & KG_NX_PF) != 0;
+    VT xn[PF ? NV : 1], hn[PF && RES ? NV : 1];
+    auto fetch = [&](int64_t b) {
+        const int64_t rw = b + slot;
+        const bool a = rw < A.rows;
+        const int64_t rr = a ? rw : 0;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (a && k * g + lane < nvec) {
+                const int e0 = (k * g + lane) * V;
+                if constexpr (X & KG_NX_CS)
+                    xn[k] = kg_nldcs(in + rr * s_in + e0, (const VT *)0);
+                else
+                    xn[k] = *(const VT *)(in + rr * s_in + e0);
+                if constexpr (RES)
+                    if (hres)
+                        hn[k] = *(const VT *)(res + rr * s_res + e0);
+            }
+    };
+    if constexpr (PF)
+        fetch((int64_t)blockIdx.x * slots);
     /* every group of a warp (of the block) walks the same bases: the
        reductions need all of its lanes */
     for (int64_t base = (int64_t)blockIdx.x * slots; base < A.rows; base += step) {
@@ -858,10 +889,23 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
         const int64_t r = act ? row : 0;
         auto ok = [&](int k) -> bool { return act && k * g + lane < nvec; };
         VT x[NV];
-        /* offsets in 32 bits (a row of one chunk: < 2^16 elements), so
-           that hoisted addresses hold fewer registers */
-        kg_nload_row<Op, V, NV, (X & KG_NX_CS) != 0>(
-            x, in + r * s_in, hres ? res + r * s_res : NULL, [&](int k) -> int { return (k * g + lane) * V; }, ok);
+        if constexpr (PF) {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k)) {
+                    x[k] = sizeof(T) == 2 ? kg_nopaque(xn[k]) : xn[k]; /* (the 2-byte row stays packed) */
+                    if constexpr (RES)
+                        if (hres)
+                            kg_nres_add<Op, V>(x[k], hn[k], res + r * s_res + (k * g + lane) * V);
+                }
+            fetch(base + step);
+        } else {
+            /* offsets in 32 bits (a row of one chunk: < 2^16 elements), so
+               that hoisted addresses hold fewer registers */
+            kg_nload_row<Op, V, NV, (X & KG_NX_CS) != 0>(
+                x, in + r * s_in, hres ? res + r * s_res : NULL, [&](int k) -> int { return (k * g + lane) * V; },
+                ok);
+        }
         /* softmax of f32 / f64 (Op::expm): the sum's exps replace x and the
            apply reuses them (the same values kg_nchunk_stat and the apply's
            exp compute, so the same bits). Not for the 2-byte types: their

@@ -88,6 +88,11 @@ typedef enum kg_norm_class {
     KG_NORM_LEANW8_RES,  /* LEANW8 with the fused residual, <= 512 lanes (ops without one: LEANW8) */
     KG_NORM_COLSV_STATS8, /* COLSV (softmax, log_softmax of f32, f16, bf16; templates/norm.cuh): COLS over 8-byte */
     KG_NORM_COLSV_APPLY8, /* vectors of columns; the plan's class is the stats kernel's */
+    /* the group's next row loaded before this row's statistics (elsewhere the base class) */
+    KG_NORM_LEAN4P,     /* LEAN4 with the next row prefetched, 80 registers: the f32 norms, the 2-byte rms_norm */
+    KG_NORM_LEAN8P,     /* LEAN8 with the next row prefetched, <= 512 lanes, 128 registers: the f32 norms */
+    KG_NORM_LEAN16,     /* the 2-byte norms: 16 vectors a lane, <= 512 lanes, 102 registers (elsewhere never
+                           planned: LEAN8's kernel) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

@@ -19,8 +19,14 @@
  *   3. every lane applies to its values and writes them; a second cluster
  *      barrier keeps each block's shared memory alive until the cluster's
  *      reads of it are done.
- * The runtime picks it where the column fits: n <= CS x (T / LPR) x (K + KS) with
+ * The runtime picks it where the column fits: n <= CS x rows a block with
  * CS <= 16 (runtime/norm.c), columns and strides in whole vectors.
+ *
+ * The pipelined form (kg_norm_cluster_pipe) is persistent: the grid holds
+ * the clusters that fit at once, each walks strips cid, cid + clusters, ...;
+ * a block holds its K vectors a lane of strip i in registers while strip
+ * i + 1 streams into shared memory (cp.async, K vectors a lane), so the
+ * next strip's load overlaps this one's statistics, exchange and stores.
  */
 #ifndef KG_NORMC_CUH
 #define KG_NORMC_CUH
@@ -31,7 +37,8 @@
 
 /* KS: vectors a lane keeps in (dynamic) shared memory beyond its K in
    registers (rows j = K .. K + KS - 1 of the same walk), loaded by cp.async
-   (no registers on the way); each lane reads back only its own slots. */
+   (no registers on the way); each lane reads back only its own slots. The
+   pipelined form: the next strip's K vectors a lane. */
 extern __shared__ uint4 kg_ncbuf[]; /* [KS][T] */
 
 __device__ __forceinline__ void kg_ncp16(uint4 *dst, const void *src)
@@ -40,25 +47,193 @@ __device__ __forceinline__ void kg_ncp16(uint4 *dst, const void *src)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
 
+/* m[v] = max(m[v], value v of vector u) */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_vmax(typename Op::acc_t (&m)[V], const uint4 &u)
+{
+    typename Op::in_t e[V];
+    memcpy(e, &u, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        m[v] = kg_nmax(m[v], Op::ld(e[v]));
+}
+
+/* s[v] += exp(value v of u - shift(m[v])) */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const typename Op::acc_t (&m)[V],
+                                            const uint4 &u)
+{
+    typename Op::in_t e[V];
+    memcpy(e, &u, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
+}
+
+/* Writes the output vector of input vector x (row values rv) at y. */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                              typename Op::in_t *y)
+{
+    typename Op::in_t e[V];
+    memcpy(e, &x, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        e[v] = Op::st(Op::apply(Op::ld(e[v]), rv[v], (typename Op::acc_t)1, (typename Op::acc_t)0));
+    uint4 u;
+    memcpy(&u, e, 16);
+    *(uint4 *)y = u;
+}
+
+/* A lane's registers xs[j < jn]: m = their maxima per column (s = 0), then
+   s = their sums of exps; each pass over fresh opaque copies, so the
+   unpacked values die with it. */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_ncl_regmax(const uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
+                                              typename Op::acc_t (&s)[V])
+{
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        m[v] = -(typename Op::acc_t)INFINITY;
+        s[v] = (typename Op::acc_t)0;
+    }
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            kg_ncl_vmax<Op, V>(m, kg_nopaque(xs[j]));
+}
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_ncl_regsum(const uint4 (&xs)[K], int jn, const typename Op::acc_t (&m)[V],
+                                              typename Op::acc_t (&s)[V])
+{
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            kg_ncl_vsum<Op, V>(s, m, kg_nopaque(xs[j]));
+}
+/* rv = the lane's columns' values f[0 .. V) */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_vals(kg_nrow<typename Op::acc_t> (&rv)[V], const kg_nrow<typename Op::acc_t> *f)
+{
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        rv[v] = f[v];
+}
+/* The outputs of registers xs[j < jn], row j at y + j ys. */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_ncl_regstore(const uint4 (&xs)[K], int jn,
+                                                const kg_nrow<typename Op::acc_t> (&rv)[V], typename Op::in_t *y,
+                                                int64_t ys)
+{
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            kg_ncl_vstore<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
+}
+
+/* The block's (max, sum) per column from each lane's (m, s): butterflies
+   over the lanes of a column in the warp, then the warps in order through
+   wm / ws; the first W lanes write them to cm / cs. Every lane calls it. */
+template <class Op, int V, int LPR, int T>
+__device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typename Op::acc_t (&s)[V],
+                                             typename Op::acc_t (*wm)[LPR * V], typename Op::acc_t (*ws)[LPR * V],
+                                             typename Op::acc_t *cm, typename Op::acc_t *cs)
+{
+    typedef typename Op::acc_t AT;
+    constexpr int W = LPR * V, NW = T / 32;
+    const int tid = threadIdx.x, tx = tid % LPR, lane = tid & 31;
+    /* the merge is symmetric: both partners end with the same values */
+#pragma unroll
+    for (int mk = LPR; mk < 32; mk <<= 1)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            const AT om = kgd_shfl_xor(m[v], mk), os = kgd_shfl_xor(s[v], mk);
+            kg_nlse_merge(m[v], s[v], om, os);
+        }
+    if (lane < LPR)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            wm[tid >> 5][tx * V + v] = m[v];
+            ws[tid >> 5][tx * V + v] = s[v];
+        }
+    __syncthreads();
+    if (tid < W) {
+        AT a = wm[0][tid], c = ws[0][tid];
+        for (int k = 1; k < NW; k++)
+            kg_nlse_merge(a, c, wm[k][tid], ws[k][tid]);
+        cm[tid] = a;
+        cs[tid] = c;
+    }
+}
+
+/* After a cluster barrier: the first W lanes merge the cluster's partials
+   (cm / cs of every block) in rank order into fin. f32 with CS > 1: the
+   block's lanes first copy them into gm / gs, one remote load each, all at
+   once (the rank walk waits on one remote load after another; H200
+   2026-12-02 r2, % of copy against the walk: f32 [16384,16384] dim 0
+   softmax 60.8 / 59.7, log_softmax 66.7 / 64.0; bf16 softmax lost, 35.1 /
+   41.8, and so did one-block clusters, [1000,262144] 72.0 / 74.1). */
+template <class Op, int W, int T>
+__device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group &cl, typename Op::acc_t *cm,
+                                               typename Op::acc_t *cs, typename Op::acc_t (*gm)[W],
+                                               typename Op::acc_t (*gs)[W], kg_nrow<typename Op::acc_t> *fin,
+                                               const kg_norm_args &A)
+{
+    typedef typename Op::acc_t AT;
+    const int tid = threadIdx.x, CS = (int)cl.num_blocks();
+    if constexpr (sizeof(typename Op::in_t) == 4) {
+        if (CS > 1) { /* (the same for the whole block) */
+            for (int i = tid; i < CS * W; i += T) {
+                const int k = i / W, c = i - k * W;
+                gm[k][c] = cl.map_shared_rank(cm, k)[c];
+                gs[k][c] = cl.map_shared_rank(cs, k)[c];
+            }
+            __syncthreads();
+            if (tid < W) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                for (int k = 0; k < CS; k++)
+                    kg_nlse_merge(st.a, st.c, gm[k][tid], gs[k][tid]);
+                fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
+            return;
+        }
+    }
+    if (tid < W) {
+        kg_nstat<AT> st = kg_nstat_init<AT>();
+        for (int k = 0; k < CS; k++) {
+            const AT *rm = cl.map_shared_rank(cm, k), *rs = cl.map_shared_rank(cs, k);
+            kg_nlse_merge(st.a, st.c, rm[tid], rs[tid]);
+        }
+        fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+    }
+}
+
+/* A block's shared partials: each warp's (wm, ws), the block's (cm, cs; NB
+   buffers, the cluster reads them) and the columns' values (fin). */
+template <class Op, int V, int LPR, int T, int NB> struct kg_ncl_shared {
+    static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
+    typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
+    typename Op::acc_t cm[NB][LPR * V], cs[NB][LPR * V];
+    /* the cluster's (cm, cs), gathered (f32 alone) */
+    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V], gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
+    kg_nrow<typename Op::acc_t> fin[LPR * V];
+};
+
 template <class Op, int V, int LPR, int T, int K, int KS = 0>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
-    namespace cg = cooperative_groups;
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
-    static_assert(sizeof(IT) * V == 16, "16-byte vectors");
-    constexpr int RY = T / LPR, W = LPR * V, NW = T / 32;
-    __shared__ AT wm[NW][W], ws[NW][W]; /* each warp's partials */
-    __shared__ AT cm[W], cs[W];         /* the block's partials (the cluster reads them) */
-    __shared__ kg_nrow<AT> fin[W];      /* the columns' values */
-    cg::cluster_group cl = cg::this_cluster();
+    constexpr int RY = T / LPR, W = LPR * V;
+    __shared__ kg_ncl_shared<Op, V, LPR, T, 1> sh;
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     const int CS = (int)cl.num_blocks();
     const int q = (int)cl.block_rank();
     const int64_t cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
     const int64_t o = cid / A.tiles, tile = cid - o * A.tiles;
     int64_t off[KG_NORM_NOPS];
     kg_nouter(A, o, off);
-    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR, lane = tid & 31;
+    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
     const int64_t col = tile * W + tx * V;
     const int64_t r0 = (int64_t)q * A.chunk;
     const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
@@ -84,87 +259,23 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
     /* 1. the lane's statistics, per column */
     AT m[V], s[V];
-#pragma unroll
-    for (int v = 0; v < V; v++) {
-        m[v] = -(AT)INFINITY;
-        s[v] = (AT)0;
-    }
-#pragma unroll
-    for (int j = 0; j < K; j++)
-        if (j < jn) {
-            IT e[V];
-            const uint4 u = kg_nopaque(xs[j]); /* unpacked values die with each pass */
-            memcpy(e, &u, 16);
-#pragma unroll
-            for (int v = 0; v < V; v++)
-                m[v] = kg_nmax(m[v], Op::ld(e[v]));
-        }
+    kg_ncl_regmax<Op, V>(xs, jn, m, s);
     if constexpr (KS > 0) {
         asm volatile("cp.async.wait_all;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < KS; j++)
-            if (K + j < jn) {
-                IT e[V];
-                const uint4 u = kg_ncbuf[j * T + tid];
-                memcpy(e, &u, 16);
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    m[v] = kg_nmax(m[v], Op::ld(e[v]));
-            }
+            if (K + j < jn)
+                kg_ncl_vmax<Op, V>(m, kg_ncbuf[j * T + tid]);
     }
-#pragma unroll
-    for (int j = 0; j < K; j++)
-        if (j < jn) {
-            IT e[V];
-            const uint4 u = kg_nopaque(xs[j]);
-            memcpy(e, &u, 16);
-#pragma unroll
-            for (int v = 0; v < V; v++)
-                s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
-        }
+    kg_ncl_regsum<Op, V>(xs, jn, m, s);
 #pragma unroll
     for (int j = 0; j < KS; j++)
-        if (K + j < jn) {
-            IT e[V];
-            const uint4 u = kg_ncbuf[j * T + tid];
-            memcpy(e, &u, 16);
-#pragma unroll
-            for (int v = 0; v < V; v++)
-                s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
-        }
-        /* lanes of a column within the warp (the merge is symmetric: both
-           partners end with the same values) */
-#pragma unroll
-    for (int mk = LPR; mk < 32; mk <<= 1)
-#pragma unroll
-        for (int v = 0; v < V; v++) {
-            const AT om = kgd_shfl_xor(m[v], mk), os = kgd_shfl_xor(s[v], mk);
-            kg_nlse_merge(m[v], s[v], om, os);
-        }
-    if (lane < LPR)
-#pragma unroll
-        for (int v = 0; v < V; v++) {
-            wm[tid >> 5][tx * V + v] = m[v];
-            ws[tid >> 5][tx * V + v] = s[v];
-        }
-    __syncthreads();
-    if (tid < W) {
-        AT a = wm[0][tid], c = ws[0][tid];
-        for (int k = 1; k < NW; k++)
-            kg_nlse_merge(a, c, wm[k][tid], ws[k][tid]);
-        cm[tid] = a;
-        cs[tid] = c;
-    }
+        if (K + j < jn)
+            kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
+    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[0], sh.cs[0]);
     /* 2. the cluster's partials, in rank order */
     cl.sync();
-    if (tid < W) {
-        kg_nstat<AT> st = kg_nstat_init<AT>();
-        for (int k = 0; k < CS; k++) {
-            const AT *rm = cl.map_shared_rank(cm, k), *rs = cl.map_shared_rank(cs, k);
-            kg_nlse_merge(st.a, st.c, rm[tid], rs[tid]);
-        }
-        fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
-    }
+    kg_ncl_cluster<Op, W, T>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
     asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
@@ -172,38 +283,92 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     if (jn > 0) {
         kg_nrow<AT> rv[V];
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            rv[v] = fin[tx * V + v];
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jn) {
-                IT e[V];
-                const uint4 x = kg_nopaque(xs[j]);
-                memcpy(e, &x, 16);
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    e[v] = Op::st(Op::apply(Op::ld(e[v]), rv[v], (AT)1, (AT)0));
-                uint4 u;
-                memcpy(&u, e, 16);
-                *(uint4 *)(y + (int64_t)j * RY * nso) = u;
-            }
+        kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
+        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
 #pragma unroll
         for (int j = 0; j < KS; j++)
-            if (K + j < jn) {
-                IT e[V];
-                const uint4 x = kg_ncbuf[j * T + tid];
-                memcpy(e, &x, 16);
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    e[v] = Op::st(Op::apply(Op::ld(e[v]), rv[v], (AT)1, (AT)0));
-                uint4 u;
-                memcpy(&u, e, 16);
-                *(uint4 *)(y + (int64_t)(K + j) * RY * nso) = u;
-            }
+            if (K + j < jn)
+                kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * RY * nso);
     }
     /* every block's shared memory stays until the cluster's reads are done */
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+/* The pipelined, persistent form (see the top): K vectors a lane of a strip
+   in registers, the next strip's K in shared memory (kg_ncbuf[K][T]); the
+   block's partials double-buffered by the strip's parity, so one cluster
+   barrier a strip suffices (a block writes cm[p] again only after the next
+   strip's barrier, which every block reaches after its reads of cm[p]). */
+template <class Op, int V, int LPR, int T, int K>
+__device__ __forceinline__ void kg_norm_cluster_pipe(const kg_norm_args &A)
+{
+    typedef typename Op::in_t IT;
+    constexpr int RY = T / LPR, W = LPR * V;
+    __shared__ kg_ncl_shared<Op, V, LPR, T, 2> sh; /* (cm, cs) by the strip's parity */
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    const int CS = (int)cl.num_blocks();
+    const int q = (int)cl.block_rank();
+    const int64_t total = A.rows * A.tiles, step = gridDim.x / CS;
+    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
+    const int64_t r0 = (int64_t)q * A.chunk;
+    const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+    /* this lane's rows of any strip: j < jr (rows r0 + ty + j RY below rend) */
+    int jr = 0;
+    if (r0 + ty < rend) {
+        const int64_t t = (rend - r0 - ty + RY - 1) / RY;
+        jr = t < K ? (int)t : K;
+    }
+    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
+    /* strip c's first element of this lane in operand k, and the lane's rows there */
+    auto at = [&](int64_t c, int k, int &jn) -> int64_t {
+        const int64_t o = c / A.tiles, tile = c - o * A.tiles;
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        const int64_t col = tile * W + tx * V;
+        jn = col < A.cols ? jr : 0;
+        return off[k] + col + (r0 + ty) * (k == KG_NO_IN ? ns : nso);
+    };
+    /* strip c's vectors into this lane's slots (an empty group past the end) */
+    auto issue = [&](int64_t c) {
+        if (c < total) {
+            int jn;
+            const IT *p = (const IT *)A.p[KG_NO_IN] + at(c, KG_NO_IN, jn);
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (j < jn)
+                    kg_ncp16(&kg_ncbuf[j * T + tid], p + (int64_t)j * RY * ns);
+        }
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    };
+    int64_t c = blockIdx.x / CS;
+    issue(c);
+    for (int par = 0; c < total; c += step, par ^= 1) {
+        int jn;
+        IT *y = (IT *)A.p[KG_NO_OUT] + at(c, KG_NO_OUT, jn);
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        uint4 xs[K];
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                xs[j] = kg_ncbuf[j * T + tid];
+        typename Op::acc_t m[V], s[V];
+        kg_ncl_regmax<Op, V>(xs, jn, m, s);
+        /* the slots' values are in registers (the maxima used them): the
+           next strip may stream into them */
+        issue(c + step);
+        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+        kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[par], sh.cs[par]);
+        cl.sync();
+        kg_ncl_cluster<Op, W, T>(cl, sh.cm[par], sh.cs[par], sh.gm, sh.gs, sh.fin, A);
+        __syncthreads();
+        if (jn > 0) {
+            kg_nrow<typename Op::acc_t> rv[V];
+            kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
+            kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
+        }
+    }
+    /* no block leaves while the cluster may still read its partials */
+    cl.sync();
 }
 
 #endif

@@ -112,9 +112,10 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 100, 32768, &p), KG_NORM_ROWS); /* 1024 lanes */
     kgi_norm_tuning.loose = 0;
     /* layer_norm f32 (measured): rows of <= 32 lanes of 8 vectors by
-       LEAN8, of 64..256 by LEAN4 with twice the lanes, of 512 by LEAN8 */
+       LEAN8 (its PF form, LEAN8P), of 64..256 by LEAN4 with twice the
+       lanes, of 512 by LEAN8P; 1024 lanes LEAN8 */
     kg_norm_call ln = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8P);
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.block, 512);
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
@@ -122,7 +123,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 2048, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 128);
     cr_assert_eq(p.args.opt, 0);
-    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8C); /* measured, r2 and r5 */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 1000, 16384, &p), KG_NORM_LEAN8P); /* measured, 2026-12-02 r1 */
     cr_assert_eq(p.args.group, 512);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);
@@ -163,7 +164,11 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 65536, &p), KG_NORM_ROWS);   /* more than a block */
     kg_norm_call rn = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     cr_assert_eq(plan_shape(&rn, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8C);
-    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16); /* a warp a row */
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 2048, &p), KG_NORM_LEAN4P); /* 64 lanes: PF */
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 1024, &p), KG_NORM_LEAN4);  /* 32 lanes: neither */
     /* warp groups: blocks of 128 for the 2-byte layer_norm (measured), of
        512 for the other ops while two blocks a multiprocessor remain */
     cr_assert_eq(plan_shape(&ln, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8S);
@@ -219,6 +224,26 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.variant = -1; /* plain LEAN: the old 2-byte layer_norm */
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4);
     kgi_norm_tuning.variant = 0;
+    /* PF: the prefetching form of the LEAN class taken, <= 512 lanes */
+    kgi_norm_tuning.pf = 1;
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8P); /* LEAN8S's */
+    cr_assert_eq(p.args.group, 64);
+    cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RES); /* not the residual form */
+    kgi_norm_tuning.lean = 4;
+    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN4P);
+    cr_assert_eq(p.args.group, 128);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN4); /* 1024 lanes */
+    kgi_norm_tuning.grid = 3;
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4P);
+    cr_assert_eq(p.grid, 3);
+    kgi_norm_tuning = (kg_norm_tuning){.lean = 16}; /* LEAN16: the 2-byte norms, <= 512 lanes */
+    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN16);
+    cr_assert_eq(p.args.group, 128);
+    cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES); /* not the residual form */
+    kgi_norm_tuning = (kg_norm_tuning){0};
     kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
     pin.strides[0] = 64;
     pin.strides[1] = 9 * 64;
@@ -235,8 +260,8 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
         kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
         kg_norm_call c = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1};
         kg_norm_plan p;
-        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8 */
-        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
+        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8: f32 rms_norm's PF form LEAN4P */
+        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4P, "length %lld",
                      (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] < 32 ? lens[i] / 4 : lens[i] / 16);
         c.op = KG_NORM_LOG_SOFTMAX;
@@ -1228,6 +1253,8 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
         if (tu->lean == 0)
             continue; /* the default classes */
         const kg_norm_class want = tu->lean < 0       ? KG_NORM_ROWS
+                                   : tu->lean == 16   ? KG_NORM_LEAN16
+                                   : tu->pf           ? (tu->lean == 4 ? KG_NORM_LEAN4P : KG_NORM_LEAN8P)
                                    : tu->loose        ? (tu->lean == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
                                    : tu->variant == 1 ? KG_NORM_LEAN8C
                                    : tu->variant == 2 ? KG_NORM_LEAN8S
@@ -1266,6 +1293,25 @@ Test(gpu, lean_rows_under_variant_tunings)
         {.lean = 8, .variant = 2},
         {.lean = 8, .variant = 3},
         {.lean = 4, .variant = 1},
+    };
+    lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
+}
+
+/* The PF forms (LEAN4P, LEAN8P: the next row loaded before this one's
+   statistics, where generated; elsewhere the base class), also with 3
+   blocks in all, so that each block walks many rows
+   (the last walk past the end) and its prefetches cross rows; and LEAN16
+   (the 2-byte norms, 16 vectors a lane; elsewhere the planner's LEAN4). */
+Test(gpu, lean_rows_under_prefetch_tunings)
+{
+    static const kg_norm_tuning tunings[] = {
+        {.lean = 4, .pf = 1},
+        {.lean = 8, .pf = 1},
+        {.lean = 4, .pf = 1, .grid = 3},
+        {.lean = 8, .pf = 1, .grid = 3, .threads = 128},
+        {.pf = 1, .grid = 5},
+        {.lean = 16},
+        {.lean = 16, .grid = 3, .threads = 128},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
@@ -1334,6 +1380,11 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
         ncase m = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {300, 4096}, .axis = 0};
         check_case(ctx, &m);
     }
+    /* more strips of two blocks than clusters fit at once (the persistent
+       form walks several), the last strip partial */
+    const int64_t n2 = cap + 7 > most ? most : cap + 7;
+    ncase m = {.op = KG_NORM_LOG_SOFTMAX, .dt = KG_F32, .ndim = 2, .shape = {n2, 4100}, .axis = 0};
+    check_case(ctx, &m);
     if (ma == 9 && mi == 0)
         cr_assert_gt(kgi_norm_cluster_launches, before, "%s: no cluster launch on sm_90", what);
 }
@@ -1453,8 +1504,7 @@ Test(gpu, outer_axis_softmax_by_clusters)
         /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
         kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
-        const int64_t cap = (int64_t)(kg_norm_ccfgs[cfg].threads / kg_norm_ccfgs[cfg].lpr) *
-                            (kg_norm_ccfgs[cfg].k + kg_norm_ccfgs[cfg].ks);
+        const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
         outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what);
     }
@@ -1711,6 +1761,55 @@ Test(gpu, results_are_bitwise_deterministic)
         free(a);
         free(b);
     }
+    kg_close(ctx);
+}
+
+/* The pipelined CLUSTER forms (softmax along dim 0, many strips a
+   cluster) and the PF forms (layer_norm, the residual rms_norm; 7 blocks,
+   many rows each), f32 and bf16: twice over the same input, the same bits. */
+Test(gpu, pipelined_and_prefetching_forms_are_bitwise_deterministic)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    const kg_dtype dts[] = {KG_F32, KG_BF16};
+    unsigned char *h = malloc(4 * (size_t)n), *a = malloc(4 * (size_t)n), *b = malloc(4 * (size_t)n);
+    void *dx = kt_alloc(ctx, 4 * (size_t)n), *dy = kt_alloc(ctx, 4 * (size_t)n), *dr = kt_alloc(ctx, 4 * (size_t)n);
+    uint64_t rng = kt_seed();
+    for (int d = 0; d < 2; d++) {
+        const size_t bytes = kg_dtype_size(dts[d]) * (size_t)n;
+        for (int64_t i = 0; i < n; i++)
+            kt_set(h, dts[d], i, kt_uniform(&rng, -5, 5));
+        kt_upload(ctx, dx, h, bytes);
+        kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
+                  r = kg_tensor_contiguous(dr, dts[d], 2, shape);
+        static const kg_norm_tuning tus[] = {{.cluster = 5}, {.cluster = 6}, {.lean = 4, .pf = 1, .grid = 7},
+                                             {.lean = 8, .pf = 1, .grid = 7}};
+        for (int t = 0; t < 4; t++)
+            for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
+                kgi_norm_tuning = tus[t];
+                for (int k = 0; k < 2; k++) {
+                    KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                    if (t < 2)
+                        KT_OK(ctx, kg_log_softmax(ctx, &y, &x, 0));
+                    else if (op == 0)
+                        KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+                    else {
+                        KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
+                        KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
+                    }
+                    kt_download(ctx, k ? b : a, dy, bytes);
+                }
+                cr_assert(memcmp(a, b, bytes) == 0, "tuning %d op %d, %s: two runs differ", t, op,
+                          kg_dtype_name(dts[d]));
+            }
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
     kg_close(ctx);
 }
 
