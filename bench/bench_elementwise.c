@@ -18,7 +18,8 @@
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
  * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR,
- * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_TPERM_RECT,
+ * KG_EW_TPERM_RECT_STEP, KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  */
@@ -461,6 +462,10 @@ int main(void)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_FULL, atoi(getenv("KG_EW_TPERM_FULL")));
     if (getenv("KG_EW_TPERM_DIVISORS")) /* 0: tperm splits a long side by powers of 2 only */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_DIVISORS, atoi(getenv("KG_EW_TPERM_DIVISORS")));
+    if (getenv("KG_EW_TPERM_RECT")) /* n > 0: tperm's rectangular tiles for a short side of 2..n elements */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, atoi(getenv("KG_EW_TPERM_RECT")));
+    if (getenv("KG_EW_TPERM_RECT_STEP")) /* rect's long tile side a multiple of that many positions */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, atoi(getenv("KG_EW_TPERM_RECT_STEP")));
     if (getenv("KG_EW_ROWSV")) /* 0, 1, 2: copies of rows kept in place by realigned 16-byte chunks */
         kg_test_ew_tune(KG_EW_TUNE_ROWSV, atoi(getenv("KG_EW_ROWSV")));
     if (getenv("KG_EW_ROWSV_MIN_BYTES")) /* ... for rows of at least that many bytes */

@@ -78,6 +78,12 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the
      long side fills the tiles of a j axis shorter than a tile, tperm splits
      off the smallest other divisor up to 2T that does; 0 = powers of 2 only;
+   KG_EW_TUNE_TPERM_RECT: n > 0 = tperm's rectangular tiles (kg_tperm.h
+     rect) where the output's dim 0 or the staged input's fast dim has 2 to
+     n elements and makes the tile's output or input one contiguous run; 0
+     = never;
+   KG_EW_TUNE_TPERM_RECT_STEP: rect's long tile side is a multiple of that
+     many positions (1 to 32, default 32: a warp's accesses one run);
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -99,7 +105,9 @@ enum {
     KG_EW_TUNE_ROWSV_MIN_BYTES,
     KG_EW_TUNE_TPERM_WORDS,
     KG_EW_TUNE_TPERM_FULL,
-    KG_EW_TUNE_TPERM_DIVISORS
+    KG_EW_TUNE_TPERM_DIVISORS,
+    KG_EW_TUNE_TPERM_RECT,
+    KG_EW_TUNE_TPERM_RECT_STEP
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

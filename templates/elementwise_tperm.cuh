@@ -181,6 +181,25 @@ __device__ __forceinline__ int32_t kg_tp_operand(const kg_tperm &L, const kg_tp_
         return staged ? S.tj[k][lo] : S.tc[k][lo];
 }
 
+/* tile -> (c tile, j tile, b): c tiles fastest, or (L.jfirst) j tiles
+   fastest; returns b, sets the tile indices ct and jt */
+__device__ __forceinline__ uint32_t kg_tp_where(const kg_tperm &L, uint32_t tile, uint32_t &ct, uint32_t &jt)
+{
+    uint32_t b;
+    if (L.jfirst) {
+        const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
+        b = kgd_div_magic(q, L.magic_c, L.shift_c);
+        jt = tile - q * L.tiles_j;
+        ct = q - b * L.tiles_c;
+    } else {
+        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+        b = kgd_div_magic(q, L.magic_j, L.shift_j);
+        ct = tile - q * L.tiles_c;
+        jt = q - b * L.tiles_j;
+    }
+    return b;
+}
+
 /* NT tiles (tile0, tile0 + 1, ...): tables, loads, staging, compute and
    store, each phase for every tile before the next phase, so the loads of
    all NT tiles are in flight together (NT > 1: more bytes in flight per
@@ -206,17 +225,9 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     for (int u = 0; u < NT; u++) {
         /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
         const uint32_t tile = tile0 + u;
-        if (L.jfirst) {
-            const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
-            b[u] = kgd_div_magic(q, L.magic_c, L.shift_c);
-            j0[u] = (tile - q * L.tiles_j) * T;
-            c0[u] = (q - b[u] * L.tiles_c) * T;
-        } else {
-            const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-            b[u] = kgd_div_magic(q, L.magic_j, L.shift_j);
-            c0[u] = (tile - q * L.tiles_c) * T;
-            j0[u] = (q - b[u] * L.tiles_j) * T;
-        }
+        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
+        c0[u] *= T;
+        j0[u] *= T;
         const bool in = NT == 1 || tile < L.tiles;
         cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
         jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
@@ -326,6 +337,113 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
         }
     }
     __syncthreads(); /* the next tiles reuse the tables and tiles */
+}
+
+/* rect (kg_tperm.h): one tile of rc x rj positions, c and j one dim each.
+   Position e of the tile (thread x, element m: e = x + 256 m) is, for the
+   loads of staged inputs, (c, j) = (e / rj, e % rj): lanes along j, the
+   input's fast dim; for direct inputs and the output, (e % rc, e / rc):
+   lanes along c, the output's fast dim. Staged values go through shared
+   memory at s[c * pitch + j] (KG_TPR_PITCH: the column reads of the store
+   phase hit distinct banks). */
+template <typename X, int E>
+__device__ __forceinline__ void kg_tpr_load(const kg_tperm &L, const X *base, int32_t bo, int32_t sc, int32_t sj,
+                                            bool staged, uint32_t cn, uint32_t jn, X (&r)[E])
+{
+#pragma unroll
+    for (int m = 0; m < E; m++) {
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
+        uint32_t c, j;
+        if (staged) {
+            c = kgd_div_magic(e, L.magic_rj, L.shift_rj);
+            j = e - c * L.rj;
+        } else {
+            j = kgd_div_magic(e, L.magic_rc, L.shift_rc);
+            c = e - j * L.rc;
+        }
+        r[m] = c < cn && j < jn ? base[bo + (int32_t)c * sc + (int32_t)j * sj] : X{};
+    }
+}
+
+template <typename X, int E>
+__device__ __forceinline__ void kg_tpr_stage(const kg_tperm &L, X *s, uint32_t cn, const X (&r)[E])
+{
+    const uint32_t pitch = KG_TPR_PITCH(sizeof(X), L.rj);
+#pragma unroll
+    for (int m = 0; m < E; m++) {
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
+        const uint32_t c = kgd_div_magic(e, L.magic_rj, L.shift_rj), j = e - c * L.rj;
+        if (c < cn)
+            s[c * pitch + j] = r[m];
+    }
+}
+
+template <typename F>
+__device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> &S, uint32_t tile)
+{
+    typedef kg_tp_shape<F> PS;
+    constexpr int E = PS::E, K = F::arity + 1;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    typedef typename F::out_t O;
+    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
+    uint32_t ct, jt;
+    const uint32_t b = kg_tp_where(L, tile, ct, jt), c0 = ct * L.rc, j0 = jt * L.rj;
+    const uint32_t cn = min(L.rc, L.n[KG_TP_C] - c0), jn = min(L.rj, L.n[KG_TP_J] - j0);
+    int32_t bo[K], sc[K], sj[K];
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        bo[k] = 0;
+    kg_tp_offsets<K>(L, KG_TP_B, b, bo);
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        sc[k] = L.stride[KG_TP_C][k][0];
+        sj[k] = L.stride[KG_TP_J][k][0];
+        bo[k] += (int32_t)c0 * sc[k] + (int32_t)j0 * sj[k];
+    }
+    A ra[E];
+    B rb[E];
+    C rc[E];
+    kg_tpr_load<A, E>(L, (const A *)p.in[0], bo[1], sc[1], sj[1], t0, cn, jn, ra);
+    if constexpr (F::arity > 1)
+        kg_tpr_load<B, E>(L, (const B *)p.in[1], bo[2], sc[2], sj[2], t1, cn, jn, rb);
+    if constexpr (F::arity > 2)
+        kg_tpr_load<C, E>(L, (const C *)p.in[2], bo[3], sc[3], sj[3], t2, cn, jn, rc);
+    A *s0 = &S.s0[0][0];
+    B *s1 = &S.s1[0][0];
+    C *s2 = &S.s2[0][0];
+    if (t0)
+        kg_tpr_stage<A, E>(L, s0, cn, ra);
+    if constexpr (F::arity > 1)
+        if (t1)
+            kg_tpr_stage<B, E>(L, s1, cn, rb);
+    if constexpr (F::arity > 2)
+        if (t2)
+            kg_tpr_stage<C, E>(L, s2, cn, rc);
+    __syncthreads();
+    O *out = (O *)p.out + bo[0];
+#pragma unroll
+    for (int m = 0; m < E; m++) {
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
+        const uint32_t j = kgd_div_magic(e, L.magic_rc, L.shift_rc), c = e - j * L.rc;
+        if (c < cn && j < jn) {
+            const A x = t0 ? s0[c * KG_TPR_PITCH(sizeof(A), L.rj) + j] : ra[m];
+            B y{};
+            C z{};
+            if constexpr (F::arity > 1)
+                y = t1 ? s1[c * KG_TPR_PITCH(sizeof(B), L.rj) + j] : rb[m];
+            if constexpr (F::arity > 2)
+                z = t2 ? s2[c * KG_TPR_PITCH(sizeof(C), L.rj) + j] : rc[m];
+            O o;
+            if constexpr (F::bits) /* a copy: the bits as they are */
+                o = x;
+            else
+                o = F::apply(x, y, z);
+            out[(int32_t)c * sc[0] + (int32_t)j * sj[0]] = o;
+        }
+    }
+    __syncthreads(); /* the next tile reuses the buffers */
 }
 
 /* The word path (L.words; ops of one input, 2-byte elements in and out):
@@ -450,17 +568,9 @@ __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm 
 #pragma unroll
     for (int u = 0; u < NT; u++) {
         const uint32_t tile = tile0 + u;
-        if (L.jfirst) {
-            const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
-            b[u] = kgd_div_magic(q, L.magic_c, L.shift_c);
-            j0[u] = (tile - q * L.tiles_j) * T;
-            c0[u] = (q - b[u] * L.tiles_c) * T;
-        } else {
-            const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-            b[u] = kgd_div_magic(q, L.magic_j, L.shift_j);
-            c0[u] = (tile - q * L.tiles_c) * T;
-            j0[u] = (q - b[u] * L.tiles_j) * T;
-        }
+        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
+        c0[u] *= T;
+        j0[u] *= T;
         const bool in = NT == 1 || tile < L.tiles;
         cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
         jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
@@ -503,7 +613,9 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
     __shared__ kg_tp_smem<F> S[NT];
     constexpr bool W = NT > 1 && F::arity == 1 && sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2;
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (W && L.words) {
+        if (NT == 1 && L.rect) { /* launched one tile per pass (the runtime) */
+            kg_tpr_tile<F>(p, L, S[0], tile);
+        } else if (W && L.words) {
             if constexpr (W) {
                 if (L.flat)
                     kg_tpw_tile<F, true, NT>(p, L, S, tile);
