@@ -71,12 +71,34 @@ static int tperm_full = 1;
    powers of 2 (KG_EW_TUNE_TPERM_DIVISORS) */
 static int tperm_divisors = 1;
 /* rect (kg_tperm.h): tperm's rectangular tiles where the output's dim 0
-   (class B) or the staged input's fast dim (class A) has 2 to tperm_rect
-   elements (0: never; KG_EW_TUNE_TPERM_RECT) */
+   (class B) or, with tperm_rect_a, the staged input's fast dim (class A)
+   has 2 to tperm_rect elements (0: never; KG_EW_TUNE_TPERM_RECT, _A), the
+   long side a multiple of tperm_rect_step positions (1..32; _STEP), its
+   tiles at least 90% full (T * T positions) and at least tperm_rect_tiles
+   along the long side (_TILES), in <op>_tperm2 where tperm_pair takes it
+   (tperm_rect_pair; _PAIR). H200 run r1 of 2026-12-02 (same run, copy
+   4224 GB/s), every rect plan of the perm bench against the default:
+   class B with a long j gained in f32 (2-d [553280,33]^T 66.7 -> 69.0% of
+   copy with steps of 8, 58.4 with 32; [54,2700,168]-like 61.5 -> 69.1)
+   but lost where j was short (p2.1.3.0, j 91: 71.4 -> 55.3; c 64, j 91:
+   84.8 -> 53.7), the tiles then cut; class A lost on 12 of 13 f32 cases
+   (-3 to -62 points: the tile cannot grow past the output's dim 0) and
+   every bf16 rect plan lost in <op>_tperm (-14 to -45: one tile a pass
+   where the default runs two); with 64 x 64 tiles and a long j rect ran
+   at 69.9% against tperm's 87.5 (f32 [33,64,95,91] p0.2.3.1): its
+   per-element index arithmetic (three magic divisions) costs more than
+   the sectors it saves. Off by default. */
 static int tperm_rect = 0;
-/* rect's long tile side in multiples of this many positions (1..32; 32:
-   a warp's loads or stores one run; KG_EW_TUNE_TPERM_RECT_STEP) */
-static int tperm_rect_step = 32;
+static int tperm_rect_a = 0;
+static int tperm_rect_step = 8;
+static int tperm_rect_tiles = 16;
+static int tperm_rect_pair = 1;
+/* rect only where the widest operand has at least this many bytes a
+   element (KG_EW_TUNE_TPERM_RECT_MIN_BYTES) */
+static int tperm_rect_min_bytes = 1;
+/* rect stages a tile whose output is one run in the output's order (no
+   division per stored element; KG_EW_TUNE_TPERM_RECT_LIN) */
+static int tperm_rect_lin = 1;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -320,7 +342,8 @@ static int rect_extents(const kgi_layout *L, const size_t *es, int64_t T, int kr
     const int64_t n0 = L->size[0], nd = L->size[d];
     const int b = d == 1 && n0 >= 2 && n0 <= tperm_rect && nd >= 64 && L->stride[0][0] == 1 && L->stride[0][1] == n0 &&
                   L->stride[kr][0] > L->stride[kr][1];
-    const int a = nd >= 2 && nd <= tperm_rect && n0 >= 64 && L->stride[kr][d] == 1 && L->stride[kr][0] == nd;
+    const int a = tperm_rect_a && nd >= 2 && nd <= tperm_rect && n0 >= 64 && L->stride[kr][d] == 1 &&
+                  L->stride[kr][0] == nd;
     if (!a && !b)
         return 0;
     const int whole_c = b && (!a || n0 <= nd); /* class B: c whole */
@@ -336,7 +359,9 @@ static int rect_extents(const kgi_layout *L, const size_t *es, int64_t T, int kr
         if (fits)
             best = x;
     }
-    if (best == 0)
+    /* the tiles: at least 90% of T * T positions each (the long side's last
+       one aside), at least tperm_rect_tiles of them along the long side */
+    if (best == 0 || fixed * best * 10 < T * T * 9 || other < best * tperm_rect_tiles)
         return 0;
     *rc = whole_c ? fixed : best;
     *rj = whole_c ? best : fixed;
@@ -406,7 +431,8 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         list[KG_TP_J][cnt[KG_TP_J]++] = ord[0];
     }
     int64_t rc = T, rj = T; /* tile extents (rect: rect_extents) */
-    const int rect = no > 0 && tperm_rect > 0 && rect_extents(L, es, T, kr, ord[0], &rc, &rj);
+    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes &&
+                     rect_extents(L, es, T, kr, ord[0], &rc, &rj);
     for (; !rect;) {
         int cand[2] = {-1, -1}, want[2];
         for (int d = 1; d < L->ndim && cand[KG_TP_C] < 0; d++)
@@ -519,7 +545,8 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     o->jfirst = (uint32_t)tperm_jfirst;
     o->full = (uint32_t)tperm_full;
     if (rect) {
-        o->rect = 1;
+        /* 2: each tile's output one run (class B), staged in its order (kg_tpr_lin) */
+        o->rect = tperm_rect_lin && rc == n[KG_TP_C] && L->stride[0][0] == 1 && L->stride[0][ord[0]] == rc ? 2 : 1;
         o->full = 0;
         o->rc = (uint32_t)rc;
         o->rj = (uint32_t)rj;
@@ -787,7 +814,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
         /* <op>_tperm2 (one input): a block per two tiles */
-        const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect; /* rect: <op>_tperm only */
+        const int pair = n_in == 1 && tperm_pair && es_max <= 2 && (!tp.rect || tperm_rect_pair);
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
@@ -840,9 +867,19 @@ void kg_test_ew_tune(int what, int value)
     else if (what == KG_EW_TUNE_TPERM_DIVISORS)
         tperm_divisors = value != 0;
     else if (what == KG_EW_TUNE_TPERM_RECT)
-        tperm_rect = value > 0 && value <= 1024 ? value : 0;
+        tperm_rect = value >= 0 && value <= 1024 ? value : 0;
+    else if (what == KG_EW_TUNE_TPERM_RECT_A)
+        tperm_rect_a = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_RECT_TILES)
+        tperm_rect_tiles = value >= 1 ? value : 1;
     else if (what == KG_EW_TUNE_TPERM_RECT_STEP)
-        tperm_rect_step = value >= 1 && value <= 32 ? value : 32;
+        tperm_rect_step = value >= 1 && value <= 32 ? value : 8;
+    else if (what == KG_EW_TUNE_TPERM_RECT_LIN)
+        tperm_rect_lin = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_RECT_MIN_BYTES)
+        tperm_rect_min_bytes = value >= 1 && value <= 8 ? value : 1;
+    else if (what == KG_EW_TUNE_TPERM_RECT_PAIR)
+        tperm_rect_pair = value != 0;
     else if (what == KG_EW_TUNE_TPERM_FULL)
         tperm_full = value != 0;
     else if (what == KG_EW_TUNE_TPERM_WORDS)

@@ -59,7 +59,9 @@ typedef struct kg_tperm {
        Where the output's dim 0 is short and its dim 1 is the staged input's
        fast dim, rc = the whole dim 0 makes each tile's output one contiguous
        run (class B); the mirror, rj = the whole short j with the input's
-       next dim c, makes each tile's input one (class A). */
+       next dim c, makes each tile's input one (class A). rect 2: the tile's
+       output is one run (position (c, j) at c + rc j: staged values kept in
+       that order, no division per stored element). */
     uint32_t rect;
     uint32_t rc, rj;
     uint32_t magic_rc, shift_rc, magic_rj, shift_rj; /* division by rc, by rj */
