@@ -87,15 +87,19 @@ static int tperm_divisors = 1;
    where the default runs two); with 64 x 64 tiles and a long j rect ran
    at 69.9% against tperm's 87.5 (f32 [33,64,95,91] p0.2.3.1): its
    per-element index arithmetic (three magic divisions) costs more than
-   the sectors it saves. Off by default. */
-static int tperm_rect = 0;
+   the sectors it saves. Run r2 (copy 4177-4183 GB/s, class B tiles
+   staged in the output's order: rect 2): f32 [553280,33]^T (the bench's
+   [33,64,95,91] p1.2.3.0) 66.7 -> 81.0% of copy, [54,2700,168] 61.7 ->
+   81.8; bf16 p1.2.3.0 48.7 -> 48.2 (two tiles a pass): default for
+   elements of 4 bytes and more, class B, short side up to 56. */
+static int tperm_rect = 56;
 static int tperm_rect_a = 0;
 static int tperm_rect_step = 8;
 static int tperm_rect_tiles = 16;
 static int tperm_rect_pair = 1;
 /* rect only where the widest operand has at least this many bytes a
    element (KG_EW_TUNE_TPERM_RECT_MIN_BYTES) */
-static int tperm_rect_min_bytes = 1;
+static int tperm_rect_min_bytes = 4;
 /* rect stages a tile whose output is one run in the output's order (no
    division per stored element; KG_EW_TUNE_TPERM_RECT_LIN) */
 static int tperm_rect_lin = 1;
@@ -867,7 +871,7 @@ void kg_test_ew_tune(int what, int value)
     else if (what == KG_EW_TUNE_TPERM_DIVISORS)
         tperm_divisors = value != 0;
     else if (what == KG_EW_TUNE_TPERM_RECT)
-        tperm_rect = value >= 0 && value <= 1024 ? value : 0;
+        tperm_rect = value >= 0 && value <= 1024 ? value : 56;
     else if (what == KG_EW_TUNE_TPERM_RECT_A)
         tperm_rect_a = value != 0;
     else if (what == KG_EW_TUNE_TPERM_RECT_TILES)
@@ -877,7 +881,7 @@ void kg_test_ew_tune(int what, int value)
     else if (what == KG_EW_TUNE_TPERM_RECT_LIN)
         tperm_rect_lin = value != 0;
     else if (what == KG_EW_TUNE_TPERM_RECT_MIN_BYTES)
-        tperm_rect_min_bytes = value >= 1 && value <= 8 ? value : 1;
+        tperm_rect_min_bytes = value >= 1 && value <= 8 ? value : 4;
     else if (what == KG_EW_TUNE_TPERM_RECT_PAIR)
         tperm_rect_pair = value != 0;
     else if (what == KG_EW_TUNE_TPERM_FULL)

@@ -1531,8 +1531,9 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
    class A: the input's fast dim short, unit stride, its next dim the
    output's dim 0) with tiles at least 90% full, and there each tile's
    output (B) or input (A) is one contiguous run. Then the defaults: the
-   bench's worst fixed case of session 8 (bf16, a short c and a long j)
-   takes class B in bf16 and f32; a short j (p2.1.3.0) and class A do not. */
+   bench's [33,64,95,91] p1.2.3.0 (a short c and a long j) takes class B in
+   f32, not in bf16 (2-byte elements); a short j (p2.1.3.0) and class A do
+   not. */
 Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
 {
     static const struct {
@@ -1544,6 +1545,7 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
     int taken[2] = {0, 0}, refused = 0;
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
     for (int on = 0; on < 3; on++) { /* off, on in steps of 32, on in steps of 8 */
         kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, on ? 128 : 0);
         const uint32_t step = on == 1 ? 32 : 8;
@@ -1599,16 +1601,17 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
     cr_assert(taken[0] > 10 && taken[1] > 10 && refused > 10, "rect B %d, A %d, refused %d", taken[0], taken[1],
               refused);
     /* the defaults on the bench's [33,64,95,91] (logical dim d = physical dim p[d], the output dense) */
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 64);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 16);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, 8);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 4);
     static const struct {
         int p[4];
         kg_dtype dt;
         uint32_t rc, rj; /* 0: no rect */
-    } ws[] = {{{1, 2, 3, 0}, KG_BF16, 33, 120}, /* a 2-d [553280, 33]^T: class B, 3960 positions */
-              {{1, 2, 3, 0}, KG_F32, 33, 120},
+    } ws[] = {{{1, 2, 3, 0}, KG_F32, 33, 120}, /* a 2-d [553280, 33]^T: class B, 3960 positions */
+              {{1, 2, 3, 0}, KG_BF16, 0, 0},   /* 2-byte elements: not by default */
               {{2, 1, 3, 0}, KG_BF16, 0, 0}, /* j of 91: its tiles would be cut */
               {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* class A (off) */
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
@@ -1670,12 +1673,13 @@ Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 128);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
     want_tperm = 1;
     static const struct {
         int nd;
         int64_t s[4];
     } shapes[] = {{3, {33, 130, 5}}, {3, {95, 2, 91}},   {4, {1, 7, 1, 600}},
-                  {3, {128, 3, 130}}, {2, {2, 2100}}, {3, {64, 33, 64}}};
+                  {3, {128, 3, 130}}, {2, {2100, 2}}, {3, {64, 33, 64}}};
     const tp_call cs[] = {{KG_OP_COPY, KG_F32, KG_F32},  {KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_U8, KG_U8},
                           {KG_OP_COPY, KG_F64, KG_F64},  {KG_OP_CAST, KG_F16, KG_F32},   {KG_OP_CAST, KG_F32, KG_BF16},
                           {KG_OP_ADD, KG_F32, KG_F32},   {KG_OP_ADD, KG_BF16, KG_BF16},  {KG_OP_MUL, KG_I64, KG_I64},
