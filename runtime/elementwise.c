@@ -85,7 +85,7 @@ static int tperm_divisors = 1;
    (-3 to -62 points: the tile cannot grow past the output's dim 0) and
    every bf16 rect plan lost in <op>_tperm (-14 to -45: one tile a pass
    where the default runs two); with 64 x 64 tiles and a long j rect ran
-   at 69.9% against tperm's 87.5 (f32 [33,64,95,91] p0.2.3.1): its
+   at 69.9% against the default's 87.6 (f32 [33,64,95,91] p0.2.3.1): its
    per-element index arithmetic (three magic divisions) costs more than
    the sectors it saves. Run r2 (copy 4177-4183 GB/s, class B tiles
    staged in the output's order: rect 2): f32 [553280,33]^T (the bench's
@@ -97,7 +97,7 @@ static int tperm_rect_a = 0;
 static int tperm_rect_step = 8;
 static int tperm_rect_tiles = 16;
 static int tperm_rect_pair = 1;
-/* rect only where the widest operand has at least this many bytes a
+/* rect only where the widest operand has at least this many bytes an
    element (KG_EW_TUNE_TPERM_RECT_MIN_BYTES) */
 static int tperm_rect_min_bytes = 4;
 /* rect stages a tile whose output is one run in the output's order (no
