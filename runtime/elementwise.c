@@ -70,6 +70,39 @@ static int tperm_full = 1;
 /* tperm's split of a long side for a short one tries other divisors than
    powers of 2 (KG_EW_TUNE_TPERM_DIVISORS) */
 static int tperm_divisors = 1;
+/* rect (kg_tperm.h): tperm's rectangular tiles where the output's dim 0
+   (class B) or, with tperm_rect_a, the staged input's fast dim (class A)
+   has 2 to tperm_rect elements (0: never; KG_EW_TUNE_TPERM_RECT, _A), the
+   long side a multiple of tperm_rect_step positions (1..32; _STEP), its
+   tiles at least 90% full (T * T positions) and at least tperm_rect_tiles
+   along the long side (_TILES), in <op>_tperm2 where tperm_pair takes it
+   (tperm_rect_pair; _PAIR). H200 run r1 of 2026-12-02 (same run, copy
+   4224 GB/s), every rect plan of the perm bench against the default:
+   class B with a long j gained in f32 (2-d [553280,33]^T 66.7 -> 69.0% of
+   copy with steps of 8, 58.4 with 32; [54,2700,168]-like 61.5 -> 69.1)
+   but lost where j was short (p2.1.3.0, j 91: 71.4 -> 55.3; c 64, j 91:
+   84.8 -> 53.7), the tiles then cut; class A lost on 12 of 13 f32 cases
+   (-3 to -62 points: the tile cannot grow past the output's dim 0) and
+   every bf16 rect plan lost in <op>_tperm (-14 to -45: one tile a pass
+   where the default runs two); with 64 x 64 tiles and a long j rect ran
+   at 69.9% against the default's 87.6 (f32 [33,64,95,91] p0.2.3.1): its
+   per-element index arithmetic (three magic divisions) costs more than
+   the sectors it saves. Run r2 (copy 4177-4183 GB/s, class B tiles
+   staged in the output's order: rect 2): f32 [553280,33]^T (the bench's
+   [33,64,95,91] p1.2.3.0) 66.7 -> 81.0% of copy, [54,2700,168] 61.7 ->
+   81.8; bf16 p1.2.3.0 48.7 -> 48.2 (two tiles a pass): default for
+   elements of 4 bytes and more, class B, short side up to 56. */
+static int tperm_rect = 56;
+static int tperm_rect_a = 0;
+static int tperm_rect_step = 8;
+static int tperm_rect_tiles = 16;
+static int tperm_rect_pair = 1;
+/* rect only where the widest operand has at least this many bytes an
+   element (KG_EW_TUNE_TPERM_RECT_MIN_BYTES) */
+static int tperm_rect_min_bytes = 4;
+/* rect stages a tile whose output is one run in the output's order (no
+   division per stored element; KG_EW_TUNE_TPERM_RECT_LIN) */
+static int tperm_rect_lin = 1;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -297,6 +330,48 @@ KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const s
     return 1;
 }
 
+/* rect's tile extents (kg_tperm.h rect) for input kr whose fast dim is d
+   (>= 1), where a short side makes one operand's tile one contiguous run:
+   class B, the output's dim 0 of 2 to tperm_rect elements, its dim 1 = d
+   (kr reads it faster than dim 0), the output contiguous over both (rc =
+   that dim, rj a multiple of 32); class A, d of 2 to tperm_rect elements
+   with unit stride and kr's next dim dim 0 (rj = d, rc a multiple of 32;
+   kr's tile one run); where both hold, the shorter
+   side is taken whole. The other extent is the largest multiple of
+   tperm_rect_step (at least 32; up to its dim rounded up) whose tile holds
+   at most T * T positions and fits every input's staging buffer. Returns 0
+   where neither class holds. */
+static int rect_extents(const kgi_layout *L, const size_t *es, int64_t T, int kr, int d, int64_t *rc, int64_t *rj)
+{
+    const int64_t n0 = L->size[0], nd = L->size[d];
+    const int b = d == 1 && n0 >= 2 && n0 <= tperm_rect && nd >= 64 && L->stride[0][0] == 1 && L->stride[0][1] == n0 &&
+                  L->stride[kr][0] > L->stride[kr][1];
+    const int a = tperm_rect_a && nd >= 2 && nd <= tperm_rect && n0 >= 64 && L->stride[kr][d] == 1 &&
+                  L->stride[kr][0] == nd;
+    if (!a && !b)
+        return 0;
+    const int whole_c = b && (!a || n0 <= nd); /* class B: c whole */
+    const int64_t fixed = whole_c ? n0 : nd, other = whole_c ? nd : n0;
+    int64_t best = 0;
+    const int64_t step = tperm_rect_step;
+    for (int64_t x = (32 + step - 1) / step * step; x <= (other + step - 1) / step * step && fixed * x <= T * T;
+         x += step) {
+        const int64_t c = whole_c ? fixed : x, j = whole_c ? x : fixed;
+        int fits = 1;
+        for (int k = 1; k < L->nops; k++)
+            fits = fits && c * (int64_t)KG_TPR_PITCH(es[k], (uint32_t)j) <= (int64_t)KG_TP_STAGE_ELEMS(es[k], T);
+        if (fits)
+            best = x;
+    }
+    /* the tiles: at least 90% of T * T positions each (the long side's last
+       one aside), at least tperm_rect_tiles of them along the long side */
+    if (best == 0 || fixed * best * 10 < T * T * 9 || other < best * tperm_rect_tiles)
+        return 0;
+    *rc = whole_c ? fixed : best;
+    *rj = whole_c ? best : fixed;
+    return 1;
+}
+
 /* The tperm form of L (kg_tperm.h). The c axis starts with dim 0 (the
    output's fast dim) and takes further dims in the output's order; the j
    axis starts with the fast dim of the first input whose fast dim is not
@@ -359,7 +434,10 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         n[KG_TP_J] = L->size[ord[0]];
         list[KG_TP_J][cnt[KG_TP_J]++] = ord[0];
     }
-    for (;;) {
+    int64_t rc = T, rj = T; /* tile extents (rect: rect_extents) */
+    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes &&
+                     rect_extents(L, es, T, kr, ord[0], &rc, &rj);
+    for (; !rect;) {
         int cand[2] = {-1, -1}, want[2];
         for (int d = 1; d < L->ndim && cand[KG_TP_C] < 0; d++)
             if (axis[d] == KG_TP_B)
@@ -427,7 +505,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         n[a] *= L->size[cand[a]];
         list[a][cnt[a]++] = cand[a];
     }
-    const int64_t tiles_c = (n[KG_TP_C] + T - 1) / T, tiles_j = (n[KG_TP_J] + T - 1) / T;
+    const int64_t tiles_c = (n[KG_TP_C] + rc - 1) / rc, tiles_j = (n[KG_TP_J] + rj - 1) / rj;
     int64_t tiles = tiles_c * tiles_j, nb = 1;
     int nbd = 0, blist[KG_LAYOUT_MAX_DIMS];
     for (int d = 1; d < L->ndim; d++)
@@ -470,12 +548,22 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
     o->jfirst = (uint32_t)tperm_jfirst;
     o->full = (uint32_t)tperm_full;
+    if (rect) {
+        /* 2: each tile's output one run (class B), staged in its order (kg_tpr_lin) */
+        o->rect = tperm_rect_lin && rc == n[KG_TP_C] && L->stride[0][0] == 1 && L->stride[0][ord[0]] == rc ? 2 : 1;
+        o->full = 0;
+        o->rc = (uint32_t)rc;
+        o->rj = (uint32_t)rj;
+        kgi_divmod_magic(o->rc, &o->magic_rc, &o->shift_rc);
+        kgi_divmod_magic(o->rj, &o->magic_rj, &o->shift_rj);
+    }
     return 1;
 }
 
 KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in)
 {
-    if (!(tp->staged & 2u) || (((uintptr_t)out | (uintptr_t)in) & 3u) || tp->nd[KG_TP_C] < 1 || tp->nd[KG_TP_J] < 1)
+    if (tp->rect || !(tp->staged & 2u) || (((uintptr_t)out | (uintptr_t)in) & 3u) || tp->nd[KG_TP_C] < 1 ||
+        tp->nd[KG_TP_J] < 1)
         return 0;
     if (tp->stride[KG_TP_C][0][0] != 1 || tp->size[KG_TP_C][0] % 2 || tp->stride[KG_TP_J][1][0] != 1 ||
         tp->size[KG_TP_J][0] % 2)
@@ -651,9 +739,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
-        else if (tperm_ok && (tperm_mode == 1 || (!ok[KG_EW_ND32V] && words_ok(&tp, &p, n_in, dt, out->dtype)) ||
-                              kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V], es_max,
-                                                    kg_dtype_size(out->dtype))))
+        else if (tperm_ok &&
+                 (tperm_mode == 1 || (!ok[KG_EW_ND32V] && (tp.rect || words_ok(&tp, &p, n_in, dt, out->dtype))) ||
+                  kg_ew_tperm_preferred(&tp, &pm, ok[KG_EW_PERM], ok[KG_EW_ND32V], es_max, kg_dtype_size(out->dtype))))
             var = KG_EW_TPERM;
         else if (ok[KG_EW_PERM])
             var = KG_EW_PERM;
@@ -730,7 +818,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
         /* <op>_tperm2 (one input): a block per two tiles */
-        const int pair = n_in == 1 && tperm_pair && es_max <= 2;
+        const int pair = n_in == 1 && tperm_pair && es_max <= 2 && (!tp.rect || tperm_rect_pair);
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
@@ -782,6 +870,20 @@ void kg_test_ew_tune(int what, int value)
         tperm_jfirst = value != 0;
     else if (what == KG_EW_TUNE_TPERM_DIVISORS)
         tperm_divisors = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_RECT)
+        tperm_rect = value >= 0 && value <= 1024 ? value : 56;
+    else if (what == KG_EW_TUNE_TPERM_RECT_A)
+        tperm_rect_a = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_RECT_TILES)
+        tperm_rect_tiles = value >= 1 ? value : 1;
+    else if (what == KG_EW_TUNE_TPERM_RECT_STEP)
+        tperm_rect_step = value >= 1 && value <= 32 ? value : 8;
+    else if (what == KG_EW_TUNE_TPERM_RECT_LIN)
+        tperm_rect_lin = value != 0;
+    else if (what == KG_EW_TUNE_TPERM_RECT_MIN_BYTES)
+        tperm_rect_min_bytes = value >= 1 && value <= 8 ? value : 4;
+    else if (what == KG_EW_TUNE_TPERM_RECT_PAIR)
+        tperm_rect_pair = value != 0;
     else if (what == KG_EW_TUNE_TPERM_FULL)
         tperm_full = value != 0;
     else if (what == KG_EW_TUNE_TPERM_WORDS)

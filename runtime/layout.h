@@ -78,6 +78,21 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the
      long side fills the tiles of a j axis shorter than a tile, tperm splits
      off the smallest other divisor up to 2T that does; 0 = powers of 2 only;
+   KG_EW_TUNE_TPERM_RECT: n > 0 = tperm's rectangular tiles (kg_tperm.h
+     rect) where the output's dim 0 has 2 to n elements and makes each
+     tile's output one contiguous run (default 56); 0 = never;
+   KG_EW_TUNE_TPERM_RECT_A: 1 = also where the staged input's fast dim has
+     2 to n elements and makes each tile's input one run (default 0);
+   KG_EW_TUNE_TPERM_RECT_STEP: rect's long tile side is a multiple of that
+     many positions (1 to 32, default 8);
+   KG_EW_TUNE_TPERM_RECT_TILES: rect only with at least that many tiles
+     along the long side (default 16; its tiles are always >= 90% full);
+   KG_EW_TUNE_TPERM_RECT_LIN: 1 (default) = where each rect tile's output
+     is one run, its staged values are kept in the output's order; 0 = not;
+   KG_EW_TUNE_TPERM_RECT_MIN_BYTES: rect only where the widest operand's
+     elements have at least that many bytes (default 4);
+   KG_EW_TUNE_TPERM_RECT_PAIR: 1 (default) = rect runs two tiles per pass
+     where KG_EW_TUNE_TPERM_PAIR would (<op>_tperm2); 0 = one;
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -99,7 +114,14 @@ enum {
     KG_EW_TUNE_ROWSV_MIN_BYTES,
     KG_EW_TUNE_TPERM_WORDS,
     KG_EW_TUNE_TPERM_FULL,
-    KG_EW_TUNE_TPERM_DIVISORS
+    KG_EW_TUNE_TPERM_DIVISORS,
+    KG_EW_TUNE_TPERM_RECT,
+    KG_EW_TUNE_TPERM_RECT_STEP,
+    KG_EW_TUNE_TPERM_RECT_PAIR,
+    KG_EW_TUNE_TPERM_RECT_A,
+    KG_EW_TUNE_TPERM_RECT_TILES,
+    KG_EW_TUNE_TPERM_RECT_MIN_BYTES,
+    KG_EW_TUNE_TPERM_RECT_LIN
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

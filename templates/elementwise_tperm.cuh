@@ -181,6 +181,25 @@ __device__ __forceinline__ int32_t kg_tp_operand(const kg_tperm &L, const kg_tp_
         return staged ? S.tj[k][lo] : S.tc[k][lo];
 }
 
+/* tile -> (c tile, j tile, b): c tiles fastest, or (L.jfirst) j tiles
+   fastest; returns b, sets the tile indices ct and jt */
+__device__ __forceinline__ uint32_t kg_tp_where(const kg_tperm &L, uint32_t tile, uint32_t &ct, uint32_t &jt)
+{
+    uint32_t b;
+    if (L.jfirst) {
+        const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
+        b = kgd_div_magic(q, L.magic_c, L.shift_c);
+        jt = tile - q * L.tiles_j;
+        ct = q - b * L.tiles_c;
+    } else {
+        const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
+        b = kgd_div_magic(q, L.magic_j, L.shift_j);
+        ct = tile - q * L.tiles_c;
+        jt = q - b * L.tiles_j;
+    }
+    return b;
+}
+
 /* NT tiles (tile0, tile0 + 1, ...): tables, loads, staging, compute and
    store, each phase for every tile before the next phase, so the loads of
    all NT tiles are in flight together (NT > 1: more bytes in flight per
@@ -206,17 +225,9 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     for (int u = 0; u < NT; u++) {
         /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
         const uint32_t tile = tile0 + u;
-        if (L.jfirst) {
-            const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
-            b[u] = kgd_div_magic(q, L.magic_c, L.shift_c);
-            j0[u] = (tile - q * L.tiles_j) * T;
-            c0[u] = (q - b[u] * L.tiles_c) * T;
-        } else {
-            const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-            b[u] = kgd_div_magic(q, L.magic_j, L.shift_j);
-            c0[u] = (tile - q * L.tiles_c) * T;
-            j0[u] = (q - b[u] * L.tiles_j) * T;
-        }
+        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
+        c0[u] *= T;
+        j0[u] *= T;
         const bool in = NT == 1 || tile < L.tiles;
         cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
         jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
@@ -326,6 +337,159 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
         }
     }
     __syncthreads(); /* the next tiles reuse the tables and tiles */
+}
+
+/* rect (kg_tperm.h): one tile of rc x rj positions, c and j one dim each.
+   Position e of the tile (thread x, element m: e = x + 256 m) is, for the
+   loads of staged inputs, (c, j) = (e / rj, e % rj): lanes along j, the
+   input's fast dim; for direct inputs and the output, (e % rc, e / rc):
+   lanes along c, the output's fast dim. Staged values go through shared
+   memory at s[c * pitch + j] (KG_TPR_PITCH: the column reads of the store
+   phase hit distinct banks). */
+template <typename X, int E>
+__device__ __forceinline__ void kg_tpr_load(const kg_tperm &L, const X *base, int32_t bo, int32_t sc, int32_t sj,
+                                            bool staged, uint32_t cn, uint32_t jn, X (&r)[E])
+{
+#pragma unroll
+    for (int m = 0; m < E; m++) {
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
+        uint32_t c, j;
+        if (staged) {
+            c = kgd_div_magic(e, L.magic_rj, L.shift_rj);
+            j = e - c * L.rj;
+        } else {
+            j = kgd_div_magic(e, L.magic_rc, L.shift_rc);
+            c = e - j * L.rc;
+        }
+        r[m] = c < cn && j < jn ? base[bo + (int32_t)c * sc + (int32_t)j * sj] : X{};
+    }
+}
+
+/* LIN (the tile's output one run, position (c, j) at c + rc j): a staged
+   value's slot in the output's order, skewed by one every 64 (4-byte) or 32
+   positions so that column writes spread over the banks; within the buffer
+   (kg_tp_pitch's padding) for every element size and tile edge. */
+template <typename X> __device__ __forceinline__ uint32_t kg_tpr_lin(uint32_t q)
+{
+    return q + (q >> (sizeof(X) == 4 ? 6 : 5));
+}
+
+template <bool LIN, typename X, int E>
+__device__ __forceinline__ void kg_tpr_stage(const kg_tperm &L, X *s, uint32_t cn, const X (&r)[E])
+{
+    const uint32_t pitch = KG_TPR_PITCH(sizeof(X), L.rj);
+#pragma unroll
+    for (int m = 0; m < E; m++) {
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
+        const uint32_t c = kgd_div_magic(e, L.magic_rj, L.shift_rj), j = e - c * L.rj;
+        if (c < cn)
+            s[LIN ? kg_tpr_lin<X>(c + L.rc * j) : c * pitch + j] = r[m];
+    }
+}
+
+/* The op on one position (a copy: the bits as they are). */
+template <typename F>
+__device__ __forceinline__ typename F::out_t kg_tpr_apply(const typename F::in0_t &x, const typename F::in1_t &y,
+                                                          const typename F::in2_t &z)
+{
+    if constexpr (F::bits)
+        return x;
+    else
+        return F::apply(x, y, z);
+}
+
+/* NT tiles (tile0, tile0 + 1, ...; NT > 1 in <op>_tperm2: ops of one
+   input, every load of the NT tiles in flight before the first store; a
+   tile past the last one does nothing). */
+template <typename F, int NT, bool LIN>
+__device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
+                                            uint32_t tile0)
+{
+    typedef kg_tp_shape<F> PS;
+    constexpr int E = PS::E, K = F::arity + 1;
+    typedef typename F::in0_t A;
+    typedef typename F::in1_t B;
+    typedef typename F::in2_t C;
+    typedef typename F::out_t O;
+    const bool t0 = L.staged & 2u, t1 = L.staged & 4u, t2 = L.staged & 8u;
+    uint32_t cn[NT], jn[NT];
+    int32_t bo[NT][K], sc[K], sj[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        sc[k] = L.stride[KG_TP_C][k][0];
+        sj[k] = L.stride[KG_TP_J][k][0];
+    }
+    A ra[NT][E];
+    B rb[NT][E];
+    C rc[NT][E];
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        uint32_t ct, jt;
+        const uint32_t b = kg_tp_where(L, tile0 + u, ct, jt), c0 = ct * L.rc, j0 = jt * L.rj;
+        const bool in = NT == 1 || tile0 + u < L.tiles;
+        cn[u] = in ? min(L.rc, L.n[KG_TP_C] - c0) : 0;
+        jn[u] = in ? min(L.rj, L.n[KG_TP_J] - j0) : 0;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            bo[u][k] = 0;
+        kg_tp_offsets<K>(L, KG_TP_B, b, bo[u]);
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            bo[u][k] += (int32_t)c0 * sc[k] + (int32_t)j0 * sj[k];
+        kg_tpr_load<A, E>(L, (const A *)p.in[0], bo[u][1], sc[1], sj[1], t0, cn[u], jn[u], ra[u]);
+        if constexpr (F::arity > 1)
+            kg_tpr_load<B, E>(L, (const B *)p.in[1], bo[u][2], sc[2], sj[2], t1, cn[u], jn[u], rb[u]);
+        if constexpr (F::arity > 2)
+            kg_tpr_load<C, E>(L, (const C *)p.in[2], bo[u][3], sc[3], sj[3], t2, cn[u], jn[u], rc[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        if (t0)
+            kg_tpr_stage<LIN, A, E>(L, &S[u].s0[0][0], cn[u], ra[u]);
+        if constexpr (F::arity > 1)
+            if (t1)
+                kg_tpr_stage<LIN, B, E>(L, &S[u].s1[0][0], cn[u], rb[u]);
+        if constexpr (F::arity > 2)
+            if (t2)
+                kg_tpr_stage<LIN, C, E>(L, &S[u].s2[0][0], cn[u], rc[u]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        const A *s0 = &S[u].s0[0][0];
+        const B *s1 = &S[u].s1[0][0];
+        const C *s2 = &S[u].s2[0][0];
+        O *out = (O *)p.out + bo[u][0];
+#pragma unroll
+        for (int m = 0; m < E; m++) {
+            const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
+            if constexpr (LIN) { /* position e of the run; direct inputs were loaded at e */
+                if (e < cn[u] * jn[u]) {
+                    const A x = t0 ? s0[kg_tpr_lin<A>(e)] : ra[u][m];
+                    B y{};
+                    C z{};
+                    if constexpr (F::arity > 1)
+                        y = t1 ? s1[kg_tpr_lin<B>(e)] : rb[u][m];
+                    if constexpr (F::arity > 2)
+                        z = t2 ? s2[kg_tpr_lin<C>(e)] : rc[u][m];
+                    out[e] = kg_tpr_apply<F>(x, y, z);
+                }
+                continue;
+            }
+            const uint32_t j = kgd_div_magic(e, L.magic_rc, L.shift_rc), c = e - j * L.rc;
+            if (c < cn[u] && j < jn[u]) {
+                const A x = t0 ? s0[c * KG_TPR_PITCH(sizeof(A), L.rj) + j] : ra[u][m];
+                B y{};
+                C z{};
+                if constexpr (F::arity > 1)
+                    y = t1 ? s1[c * KG_TPR_PITCH(sizeof(B), L.rj) + j] : rb[u][m];
+                if constexpr (F::arity > 2)
+                    z = t2 ? s2[c * KG_TPR_PITCH(sizeof(C), L.rj) + j] : rc[u][m];
+                out[(int32_t)c * sc[0] + (int32_t)j * sj[0]] = kg_tpr_apply<F>(x, y, z);
+            }
+        }
+    }
+    __syncthreads(); /* the next tiles reuse the buffers */
 }
 
 /* The word path (L.words; ops of one input, 2-byte elements in and out):
@@ -450,17 +614,9 @@ __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm 
 #pragma unroll
     for (int u = 0; u < NT; u++) {
         const uint32_t tile = tile0 + u;
-        if (L.jfirst) {
-            const uint32_t q = kgd_div_magic(tile, L.magic_j, L.shift_j);
-            b[u] = kgd_div_magic(q, L.magic_c, L.shift_c);
-            j0[u] = (tile - q * L.tiles_j) * T;
-            c0[u] = (q - b[u] * L.tiles_c) * T;
-        } else {
-            const uint32_t q = kgd_div_magic(tile, L.magic_c, L.shift_c);
-            b[u] = kgd_div_magic(q, L.magic_j, L.shift_j);
-            c0[u] = (tile - q * L.tiles_c) * T;
-            j0[u] = (q - b[u] * L.tiles_j) * T;
-        }
+        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
+        c0[u] *= T;
+        j0[u] *= T;
         const bool in = NT == 1 || tile < L.tiles;
         cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
         jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
@@ -503,7 +659,12 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
     __shared__ kg_tp_smem<F> S[NT];
     constexpr bool W = NT > 1 && F::arity == 1 && sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2;
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (W && L.words) {
+        if (L.rect) { /* rect 2: the output one run per tile (kg_tpr_lin) */
+            if (L.rect == 2)
+                kg_tpr_tile<F, NT, true>(p, L, S, tile);
+            else
+                kg_tpr_tile<F, NT, false>(p, L, S, tile);
+        } else if (W && L.words) {
             if constexpr (W) {
                 if (L.flat)
                     kg_tpw_tile<F, true, NT>(p, L, S, tile);

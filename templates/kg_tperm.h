@@ -52,7 +52,30 @@ typedef struct kg_tperm {
     int32_t stride[3][KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
     uint32_t words; /* 1: <op>_tperm2 moves 2-byte elements as 32-bit pairs (kg_ew_tperm_words_ok) */
     uint32_t full;  /* 1: passes of whole tiles run without predicates (elements of at most 2 bytes, map 1) */
+    /* rect (kg_tpr_tile in elementwise_tperm.cuh; c and j one dim each):
+       tiles of rc x rj positions (rc * rj <= T * T), loaded in the staged
+       inputs' order (j fastest: position e of a tile is c = e / rj, j =
+       e % rj), stored in the output's (c fastest: j = e / rc, c = e % rc).
+       Where the output's dim 0 is short and its dim 1 is the staged input's
+       fast dim, rc = the whole dim 0 makes each tile's output one contiguous
+       run (class B); the mirror, rj = the whole short j with the input's
+       next dim c, makes each tile's input one (class A). rect 2: the tile's
+       output is one run (position (c, j) at c + rc j: staged values kept in
+       that order, no division per stored element). */
+    uint32_t rect;
+    uint32_t rc, rj;
+    uint32_t magic_rc, shift_rc, magic_rj, shift_rj; /* division by rc, by rj */
 } kg_tperm;
+
+/* rect: the pitch (elements) of a staged row of rj elements of es bytes, so
+   that lanes reading down a column (consecutive rows) hit distinct banks: an
+   odd number of words (4 / es elements a word below 4 bytes; an odd number
+   of 8-byte pairs for 8-byte elements) */
+#define KG_TPR_PITCH(es, rj)                                                                                           \
+    ((es) >= 4 ? ((rj) | 1u) : (es) == 2 ? ((((rj) + 3u) & ~3u) + 2u) : ((((rj) + 7u) & ~7u) + 4u))
+/* the elements of the tile buffer of an es-byte staged operand
+   (kg_tp_pitch in elementwise_tperm.cuh), tiles of edge t */
+#define KG_TP_STAGE_ELEMS(es, t) ((t) * ((t) + ((es) >= 4 ? 1 : 4 / (es))))
 
 /* The argument of the kernels <op>_rowsv (copies whose dim 0 is contiguous
    in both the output and the input: a permutation keeping the inner dim in

@@ -1395,23 +1395,37 @@ static int walk_tperm(const kg_tensor *out, const kg_tensor *const *in, int n_in
     cr_assert_eq((int64_t)tp->n[0] * tp->n[1] * tp->n[2], n, "axes cover %u x %u x %u of %lld elements", tp->n[0],
                  tp->n[1], tp->n[2], (long long)n);
     cr_assert_eq(tp->tiles, tp->tiles_c * tp->tiles_j * tp->n[2]);
+    cr_assert_eq(tp->tiles_c, (tp->n[0] + (tp->rect ? tp->rc : T) - 1) / (tp->rect ? tp->rc : T));
+    cr_assert_eq(tp->tiles_j, (tp->n[1] + (tp->rect ? tp->rj : T) - 1) / (tp->rect ? tp->rj : T));
     /* every dim in one axis (a split dim in two) */
     cr_assert(tp->nd[0] + tp->nd[1] + tp->nd[2] >= L.ndim && tp->nd[0] + tp->nd[1] + tp->nd[2] <= KG_LAYOUT_MAX_DIMS);
     cr_assert_eq(tp->flat, tp->nd[0] == 1 && tp->nd[1] == 1);
     unsigned char *seen = calloc((size_t)n, 1);
     cr_assert_not_null(seen);
+    /* tile extents: T x T, or rect's rc x rj (kg_tpr_tile) */
+    const int64_t xc = tp->rect ? tp->rc : T, xj = tp->rect ? tp->rj : T;
+    if (tp->rect) {
+        cr_assert(tp->flat && tp->nd[0] == 1 && tp->nd[1] == 1 && !tp->full && tp->rc >= 2 && tp->rj >= 2);
+        cr_assert_leq((int64_t)tp->rc * tp->rj, T * T, "rect %u x %u beyond a tile's %lld positions", tp->rc, tp->rj,
+                     (long long)(T * T));
+        for (int k = 1; k <= n_in; k++) /* every staging buffer holds rc rows of the pitch */
+            cr_assert_leq((int64_t)tp->rc * KG_TPR_PITCH(es[k], tp->rj), (int64_t)KG_TP_STAGE_ELEMS(es[k], T));
+        for (uint32_t e = 0; e < T * T; e++) /* the kernel's divisions of a tile position */
+            cr_assert(magic_div(e, tp->magic_rc, tp->shift_rc) == e / tp->rc &&
+                      magic_div(e, tp->magic_rj, tp->shift_rj) == e / tp->rj);
+    }
     for (uint32_t tile = 0; tile < tp->tiles; tile++) {
         const uint32_t q = magic_div(tile, tp->magic_c, tp->shift_c);
         const uint32_t b = magic_div(q, tp->magic_j, tp->shift_j);
         cr_assert_eq(q, tile / tp->tiles_c);
         cr_assert_eq(b, q / tp->tiles_j);
-        const int64_t c0 = (int64_t)(tile - q * tp->tiles_c) * T, j0 = (int64_t)(q - b * tp->tiles_j) * T;
+        const int64_t c0 = (int64_t)(tile - q * tp->tiles_c) * xc, j0 = (int64_t)(q - b * tp->tiles_j) * xj;
         int64_t boff[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
         tp_offsets(tp, KG_TP_B, b, n_in + 1, boff);
-        for (int64_t j = j0; j < j0 + T && j < tp->n[1]; j++) {
+        for (int64_t j = j0; j < j0 + xj && j < tp->n[1]; j++) {
             int64_t joff[KG_EW_MAX_OPERANDS] = {0, 0, 0, 0};
             tp_offsets(tp, KG_TP_J, (uint32_t)j, n_in + 1, joff);
-            for (int64_t c = c0; c < c0 + T && c < tp->n[0]; c++) {
+            for (int64_t c = c0; c < c0 + xc && c < tp->n[0]; c++) {
                 int64_t off[KG_EW_MAX_OPERANDS];
                 memcpy(off, boff, sizeof off);
                 tp_offsets(tp, KG_TP_C, (uint32_t)c, n_in + 1, off);
@@ -1488,6 +1502,7 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     /* (an odd long side with a short j, the input's rows: a divisor other
        than a power of 2, 1155 = 5 x 231) */
     const int64_t sides[3][2] = {{33, 2048}, {2048, 33}, {25, 1155}};
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* (the short c of {2048, 33} takes rect by default) */
     for (int i = 0; i < 3; i++) {
         const view at = permuted(2, sides[i], (const int[]){1, 0}), ot = dense(2, sides[i]);
         kg_tensor tat = tview(KT_DEV(0), KG_BF16, &at), tot = tview(KT_DEV(1 << 26), KG_BF16, &ot);
@@ -1505,6 +1520,183 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     kg_layout_build(&L, &toh, hi, 1);
     const size_t es[4] = {4, 4, 0, 0};
     cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
+}
+
+/* rect's plan (kg_tperm.h; KG_EW_TUNE_TPERM_RECT and the tunings beside
+   it): every permutation of shapes with short sides is planned and walked
+   (each element once, tile extents within the buffers, the kernel's
+   divisions exact), with rect off, with both classes at any long side in
+   steps of 32 and of 8; rect is taken only where a class's rule holds
+   (class B: the output's dim 0 short and its dim 1 the input's fast dim;
+   class A: the input's fast dim short, unit stride, its next dim the
+   output's dim 0) with tiles at least 90% full, and there each tile's
+   output (B) or input (A) is one contiguous run. Then the defaults: the
+   bench's [33,64,95,91] p1.2.3.0 (a short c and a long j) takes class B in
+   f32, not in bf16 (2-byte elements); a short j (p2.1.3.0) and class A do
+   not. */
+Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
+{
+    static const struct {
+        int nd;
+        int64_t s[4];
+    } shapes[] = {{3, {33, 8, 200}}, {2, {1000, 33}}, {3, {7, 3, 700}},  {3, {95, 3, 91}}, {4, {1, 33, 1, 130}},
+                  {3, {128, 2, 300}}, {2, {129, 64}},  {3, {2, 40, 3}}, {3, {64, 33, 64}}, {3, {5, 600, 9}}};
+    static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
+    int taken[2] = {0, 0}, refused = 0;
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
+    for (int on = 0; on < 3; on++) { /* off, on in steps of 32, on in steps of 8 */
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, on ? 128 : 0);
+        const uint32_t step = on == 1 ? 32 : 8;
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, (int)step);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+                const int nd = shapes[si].nd;
+                int perm[4] = {0, 1, 2, 3};
+                do {
+                    const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
+                    kg_tensor ta = tview(KT_DEV(0), dts[di], &a), to = tview(KT_DEV(1 << 26), dts[di], &o);
+                    const kg_tensor *ins[1] = {&ta};
+                    kg_tperm tp;
+                    if (!walk_tperm(&to, ins, 1, &tp))
+                        continue;
+                    cr_assert(on || !tp.rect, "rect planned with the tuning off");
+                    if (!on)
+                        continue;
+                    /* the rule, from the coalesced layout */
+                    kg_layout L;
+                    kg_layout_build(&L, &to, ins, 1);
+                    const int64_t T = kg_dtype_size(dts[di]) >= 8 ? 32 : 64;
+                    int fast = -1;
+                    for (int d = 0; d < L.ndim; d++)
+                        if (L.stride[1][d] != 0 && (fast < 0 || L.stride[1][d] < L.stride[1][fast]))
+                            fast = d;
+                    const int64_t n0 = L.size[0], nf = fast > 0 ? L.size[fast] : 0;
+                    const int b = fast == 1 && n0 >= 2 && n0 <= 128 && nf >= 64 && L.stride[0][0] == 1 &&
+                                  L.stride[0][1] == n0;
+                    const int ca = fast > 0 && nf >= 2 && nf <= 128 && n0 >= 64 && L.stride[1][fast] == 1 &&
+                                   L.stride[1][0] == nf;
+                    cr_assert(!tp.rect || b || ca, "shape %zu %s: rect without its rule", si, kg_dtype_name(dts[di]));
+                    if (!tp.rect) {
+                        refused++;
+                        continue;
+                    }
+                    cr_assert_geq((int64_t)tp.rc * tp.rj * 10, T * T * 9, "rect %u x %u: tiles under 90%% full", tp.rc,
+                                  tp.rj);
+                    if (tp.rc == tp.n[0] && b) { /* class B: out offset of (c, j) = c + n0 j */
+                        cr_assert(tp.stride[KG_TP_C][0][0] == 1 && tp.stride[KG_TP_J][0][0] == (int32_t)tp.n[0]);
+                        cr_assert_eq(tp.rect, 2u, "class B: staged in the output's order");
+                        cr_assert(tp.rj % step == 0 && tp.rj >= 32);
+                        taken[0]++;
+                    } else { /* class A: in offset of (c, j) = j + nj c */
+                        cr_assert(ca && tp.rj == tp.n[1] && tp.rc % step == 0 && tp.rc >= 32);
+                        cr_assert(tp.rect == 1u || (tp.rc == tp.n[0] && tp.stride[KG_TP_J][0][0] == (int32_t)tp.rc));
+                        cr_assert(tp.stride[KG_TP_J][1][0] == 1 && tp.stride[KG_TP_C][1][0] == (int32_t)tp.n[1]);
+                        taken[1]++;
+                    }
+                } while (next_perm(perm, nd));
+            }
+    }
+    cr_assert(taken[0] > 10 && taken[1] > 10 && refused > 10, "rect B %d, A %d, refused %d", taken[0], taken[1],
+              refused);
+    /* the defaults on the bench's [33,64,95,91] (logical dim d = physical dim p[d], the output dense) */
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 16);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, 8);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 4);
+    static const struct {
+        int p[4];
+        kg_dtype dt;
+        uint32_t rc, rj; /* 0: no rect */
+    } ws[] = {{{1, 2, 3, 0}, KG_F32, 33, 120}, /* a 2-d [553280, 33]^T: class B, 3960 positions */
+              {{1, 2, 3, 0}, KG_BF16, 0, 0},   /* 2-byte elements: not by default */
+              {{2, 1, 3, 0}, KG_BF16, 0, 0}, /* j of 91: its tiles would be cut */
+              {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* class A (off) */
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        const int64_t P[4] = {33, 64, 95, 91}, ps[4] = {64 * 95 * 91, 95 * 91, 91, 1};
+        view a;
+        memset(&a, 0, sizeof a);
+        a.ndim = 4;
+        int64_t shape[4];
+        for (int d = 0; d < 4; d++) {
+            shape[d] = a.shape[d] = P[ws[i].p[d]];
+            a.strides[d] = ps[ws[i].p[d]];
+        }
+        const view o = dense(4, shape);
+        kg_tensor ta = tview(KT_DEV(0), ws[i].dt, &a), to = tview(KT_DEV(1 << 28), ws[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(ws[i].dt), kg_dtype_size(ws[i].dt), 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert((tp.rect != 0) == (ws[i].rc != 0) && (!tp.rect || (tp.rect == 2 && tp.rc == ws[i].rc && tp.rj == ws[i].rj)),
+                  "case %zu: rect %u, %u x %u", i, tp.rect, tp.rc, tp.rj);
+    }
+}
+
+/* How many permutations of `shape` (input 0 permuted, the output dense)
+   tperm plans with rect tiles under the current tunings (dtype dt). */
+static int rect_plans(int nd, const int64_t *shape, kg_dtype dt)
+{
+    int perm[KG_MAX_DIMS], n = 0;
+    for (int d = 0; d < nd; d++)
+        perm[d] = d;
+    do {
+        const view a = permuted(nd, shape, perm), o = dense(nd, shape);
+        kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(dt), kg_dtype_size(dt), 0, 0};
+        kg_tperm tp;
+        n += kg_ew_plan_tperm(&L, es, &tp) && tp.rect;
+    } while (next_perm(perm, nd));
+    return n;
+}
+
+/* rect (kg_tperm.h; KG_EW_TUNE_TPERM_RECT, both classes, any long side):
+   every permutation of shapes with a short side (odd, even, 1-element
+   dims, a cut last tile along the long side), then a misaligned one, one
+   with a broadcast input and one in place (check_perms), against the
+   reference; copies and casts bitwise; the long side in steps of 8 (the
+   default: warps cross rows) and of 32; ops of one input of at most 2-byte
+   elements two tiles per pass (the default) and one; tiles whose output is
+   one run staged in its order (the default) and by rows. The planner takes
+   rect for some permutations of every shape (counted on the CPU with the
+   same tunings). */
+Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 128);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
+    want_tperm = 1;
+    static const struct {
+        int nd;
+        int64_t s[4];
+    } shapes[] = {{3, {33, 130, 5}}, {3, {95, 2, 91}},   {4, {1, 7, 1, 600}},
+                  {3, {128, 3, 130}}, {2, {2100, 2}}, {3, {64, 33, 64}}};
+    const tp_call cs[] = {{KG_OP_COPY, KG_F32, KG_F32},  {KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_U8, KG_U8},
+                          {KG_OP_COPY, KG_F64, KG_F64},  {KG_OP_CAST, KG_F16, KG_F32},   {KG_OP_CAST, KG_F32, KG_BF16},
+                          {KG_OP_ADD, KG_F32, KG_F32},   {KG_OP_ADD, KG_BF16, KG_BF16},  {KG_OP_MUL, KG_I64, KG_I64},
+                          {KG_OP_CAST, KG_F16, KG_BF16}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        cr_assert_gt(rect_plans(shapes[si].nd, shapes[si].s, KG_F32), 0, "shape %zu: rect never planned", si);
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            check_perms(cs[i].op, cs[i].dt, cs[i].odt, shapes[si].nd, shapes[si].s);
+    }
+    /* the long side in steps of 32; one tile per pass; staged by rows also where the output is one run */
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, 32);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_PAIR, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_LIN, 0);
+    static const int few[] = {0, 1, 2, 4, 7, 9}; /* copy f32, bf16, u8; casts f16 -> f32, f16 -> bf16; add bf16 */
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
+            check_perms(cs[few[i]].op, cs[few[i]].dt, cs[few[i]].odt, shapes[si].nd, shapes[si].s);
 }
 
 /* The word path's rule (kg_ew_tperm_words_ok) and what the kernel relies
