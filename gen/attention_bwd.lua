@@ -248,11 +248,14 @@ end
 -- the head dims listed, nwg warpgroups (64 keys each), bm queries per tile.
 -- Picked over the portable kvq on compute capability 9.0 (KG_ATTNB_TUNE=h<i>
 -- picks tuning i, a plain number the portable one).
+-- dqd: the step's dQ wgmma left in flight into the next step (1: stored
+-- before that step's S^T / dP^T, under its barrier and loads; 2: after
+-- they are issued, then one more block barrier); attnb_kvq_wg's DQD.
 M.wg_kvq = {
-  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
-  [128] = { { nwg = 2, bm = 64 } },
+  [64] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, dqd = 1 }, { nwg = 2, bm = 128, dqd = 2 }, { nwg = 1, bm = 64 } },
+  [128] = { { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = 1 }, { nwg = 2, bm = 64, dqd = 2 } },
 }
-M.max_tunes90 = 2
+M.max_tunes90 = 4
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
@@ -261,9 +264,11 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
-                                spl and ", true" or ""),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s", bn, bm, tu.nwg,
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "",
+                                tu.dqd and ", " .. tu.dqd or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s", bn, bm, tu.nwg,
+                                 tu.dqd and string.format(", dQ deferred (%d)", tu.dqd) or "",
                                  spl and ", query splits" or "") }
 end
 

@@ -83,9 +83,10 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, int DQD = 0>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
+    static_assert(DQD >= 0 && DQD <= 2, "dQ deferral: 0, 1 or 2");
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
     /* dQ split: by query rows (each warpgroup 64 rows, all of D) or by
        head-dim panels (each warpgroup D / NWG columns of the 64 rows) */
@@ -173,6 +174,71 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 cp_async4(kgd_smem_addr(sRows + st * 2 * BM + BM + tid), ok ? rows : p.rows, ok);
             }
         };
+        /* dQ of a step: this warpgroup's rows qr.. (+ 64) x columns qc.. (+ QC)
+           of the query tile, kept in registers from its wgmma to its store */
+        const int qr = QROWS ? wgi * 64 : 0, qc = QROWS ? 0 : wgi * QC;
+        float dq[QC / 2];
+        /* the store of dq (rows m0.. of query head h) into the lane's partial,
+           or (p.direct, one lane, no later key block reaching the rows) into
+           dq itself, the bits dqsum would write */
+        auto store_dq = [&](int h, int m0) {
+            if (p.direct && m0 < mnext) {
+                T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const int r = m0 + qr + wq * 16 + g + 8 * i;
+                    if (r < p.sq) {
+#pragma unroll
+                        for (int n = 0; n < QC / 8; n++)
+                            *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
+                                mma<T>::pack(dq[4 * n + 2 * i] * p.scale, dq[4 * n + 2 * i + 1] * p.scale);
+                    }
+                }
+            } else {
+                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const int r = m0 + qr + wq * 16 + g + 8 * i;
+                    if (r < p.sq) {
+#pragma unroll
+                        for (int n = 0; n < QC / 8; n++)
+                            *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
+                                make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                    }
+                }
+            }
+        };
+        /* dq = the partial so far (stage st's tile; zeros in the lane's first
+           key block) */
+        auto load_dq = [&](int st) {
+            const float *sF = sF0 + st * BM * PF;
+#pragma unroll
+            for (int n = 0; n < QC / 8; n++)
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const float2 o = *(const float2 *)&sF[(qr + wq * 16 + g + 8 * i) * PF + qc + n * 8 + 2 * t];
+                    dq[4 * n + 2 * i] = o.x;
+                    dq[4 * n + 2 * i + 1] = o.y;
+                }
+        };
+        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit) */
+        auto mma_dq = [&]() {
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++)
+                wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                 sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+        };
+        /* DQD (0: dQ's wgmma waited for and stored in its own step): 1, the
+           step's dQ wgmma left in flight at the step's end (pend; its query
+           head ph, tile pm0), waited for and stored by the next step after its
+           barrier and loads, before its S^T / dP^T; 2, the step's dQ wgmma
+           issued by the next step right after its S^T and dP^T (on the tensor
+           cores while P^T is formed), stored before that step's dS^T is
+           written (after a block barrier: every warpgroup's dQ reads all of
+           dS^T), which also drops the barrier between dS^T and dQ (the next
+           step's first barrier is it) */
+        bool pend = false;
+        int ph = 0, pm0 = 0;
         if (nsteps > 0)
             issue(0, 0);
         kgd_cp_async_commit();
@@ -184,10 +250,22 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                with the previous step: its stage and dS^T may be refilled */
             kgd_cp_async_wait<0>();
             fence_async_smem();
+            if (DQD == 1)
+                wg_wait<1>(); /* the previous step's dV / dK (they read the stage refilled below) */
+            else if (DQD == 2)
+                wg_wait<0>();
             __syncthreads();
             if (it + 1 < nsteps)
                 issue(it + 1, st ^ 1);
             kgd_cp_async_commit();
+            if (DQD == 1) {
+                /* (waits unconditional, stores where pending: ptxas proves
+                   the accumulators' use then, not serializing the wgmma) */
+                wg_wait<0>();
+                if (pend)
+                    store_dq(ph, pm0);
+                pend = false;
+            }
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
@@ -199,7 +277,14 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             wg_commit();
             wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, wgi);
             wg_commit();
-            wg_wait<1>();
+            if (DQD == 2) {
+                if (pend)
+                    mma_dq(); /* the previous step's dQ */
+                wg_commit();
+                wg_wait<2>();
+            } else {
+                wg_wait<1>();
+            }
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
@@ -229,12 +314,26 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
             wg_wait<0>();
             /* dS^T, also into shared memory for dQ */
+            if (DQD == 2) {
+#pragma unroll
+                for (int n = 0; n < BM / 8; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        const int ql = n * 8 + 2 * t + (x & 1);
+                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+                    }
+                if (pend)
+                    store_dq(ph, pm0);
+                __syncthreads(); /* every warpgroup's dQ is done with the previous dS^T */
+            }
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
+                if (DQD != 2) {
 #pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+                    for (int x = 0; x < 4; x++) {
+                        const int ql = n * 8 + 2 * t + (x & 1);
+                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+                    }
                 }
                 *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
                 *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
@@ -264,56 +363,42 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
                 wg_commit();
             }
+            if (DQD == 2) {
+                /* this step's dQ: the partial into registers (its stage is
+                   refilled after the next barrier); issued by the next step */
+                load_dq(st);
+                pend = true, ph = h, pm0 = m0;
+                continue;
+            }
             __syncthreads(); /* dS^T complete */
 
             /* dQ: this warpgroup's 64 rows x QC columns, from the partial so far */
-            {
-                const int qr = QROWS ? wgi * 64 : 0, qc = QROWS ? 0 : wgi * QC;
-                const float *sF = sF0 + st * BM * PF;
-                float dq[QC / 2];
-#pragma unroll
-                for (int n = 0; n < QC / 8; n++)
-#pragma unroll
-                    for (int i = 0; i < 2; i++) {
-                        const float2 o = *(const float2 *)&sF[(qr + wq * 16 + g + 8 * i) * PF + qc + n * 8 + 2 * t];
-                        dq[4 * n + 2 * i] = o.x;
-                        dq[4 * n + 2 * i + 1] = o.y;
-                    }
-                wg_fence();
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++)
-                    wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                     sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
-                wg_commit();
+            load_dq(st);
+            wg_fence();
+            mma_dq();
+            wg_commit();
+            if (DQD == 0) {
                 wg_wait<0>();
-                if (p.direct && m0 < mnext) {
-                    /* one lane and no later key block reaches these rows: dq
-                       itself, the bits dqsum would write */
-                    T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
-#pragma unroll
-                    for (int i = 0; i < 2; i++) {
-                        const int r = m0 + qr + wq * 16 + g + 8 * i;
-                        if (r < p.sq) {
-#pragma unroll
-                            for (int n = 0; n < QC / 8; n++)
-                                *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
-                                    mma<T>::pack(dq[4 * n + 2 * i] * p.scale, dq[4 * n + 2 * i + 1] * p.scale);
-                        }
-                    }
-                } else {
-                    float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-#pragma unroll
-                    for (int i = 0; i < 2; i++) {
-                        const int r = m0 + qr + wq * 16 + g + 8 * i;
-                        if (r < p.sq) {
-#pragma unroll
-                            for (int n = 0; n < QC / 8; n++)
-                                *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
-                                    make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
-                        }
-                    }
-                }
+                store_dq(h, m0);
+            } else {
+                pend = true, ph = h, pm0 = m0;
             }
+        }
+        if (DQD == 1) {
+            wg_wait<0>();
+            if (pend)
+                store_dq(ph, pm0);
+        } else if (DQD == 2) {
+            /* the last step's dQ (every warpgroup's dS^T written) */
+            __syncthreads();
+            if (pend) {
+                wg_fence();
+                mma_dq();
+            }
+            wg_commit();
+            wg_wait<0>();
+            if (pend)
+                store_dq(ph, pm0);
         }
         kgd_cp_async_wait<0>();
 
