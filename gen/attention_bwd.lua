@@ -248,14 +248,22 @@ end
 -- the head dims listed, nwg warpgroups (64 keys each), bm queries per tile.
 -- Picked over the portable kvq on compute capability 9.0 (KG_ATTNB_TUNE=h<i>
 -- picks tuning i, a plain number the portable one).
--- dqd: the step's dQ wgmma left in flight into the next step (1: stored
--- before that step's S^T / dP^T, under its barrier and loads; 2: after
--- they are issued, then one more block barrier); attnb_kvq_wg's DQD.
+-- dqd: a step's dQ wgmma issued by the next step after its S^T and dP^T
+-- (attnb_kvq_wg's DQD: on the tensor cores while P^T is formed, one block
+-- barrier a step fewer); late: the next step's loads issued after the
+-- step's wgmma instead of before (LATE). H200, run r1 of 2026-12-02 session
+-- 10 (same run, TFLOP/s, bf16 / f16, non-causal / causal): D128 S4k 300.9 /
+-- 299.3, 289.6 / 287.3 (two default runs' mean) -> dqd 306.6 / 303.1, 294.8
+-- / 294.6; S16k 315.1 / 305.4, 306.6 / 297.6 -> 319.3 / 310.7, 310.0 / 302.8
+-- (+1.1-2.6%, PyTorch's flash 286.6 / 254.9, 283.6 / 253.1 and 306.4 /
+-- 306.5, 306.4 / 307.5); at D64 (128 x 128 tiles: 255 registers, 8-160 B
+-- spilled) dqd lost 2-9%, and a variant storing the deferred dQ before the
+-- next step's S^T / dP^T was within -3..+2% of the default (both dropped).
 M.wg_kvq = {
-  [64] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, dqd = 1 }, { nwg = 2, bm = 128, dqd = 2 }, { nwg = 1, bm = 64 } },
-  [128] = { { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = 1 }, { nwg = 2, bm = 64, dqd = 2 } },
+  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 }, { nwg = 2, bm = 128, late = true } },
+  [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = true, late = true } },
 }
-M.max_tunes90 = 4
+M.max_tunes90 = 3
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
@@ -264,11 +272,12 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
-                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "",
-                                tu.dqd and ", " .. tu.dqd or ""),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s", bn, bm, tu.nwg,
-                                 tu.dqd and string.format(", dQ deferred (%d)", tu.dqd) or "",
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                (spl or tu.dqd or tu.late) and string.format(", %s, %s, %s", tostring(spl or false),
+                                                                             tostring(tu.dqd or false),
+                                                                             tostring(tu.late or false)) or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s%s", bn, bm, tu.nwg,
+                                 tu.dqd and ", dQ deferred" or "", tu.late and ", loads after the wgmma" or "",
                                  spl and ", query splits" or "") }
 end
 

@@ -83,10 +83,9 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, int DQD = 0>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool LATE = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
-    static_assert(DQD >= 0 && DQD <= 2, "dQ deferral: 0, 1 or 2");
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
     /* dQ split: by query rows (each warpgroup 64 rows, all of D) or by
        head-dim panels (each warpgroup D / NWG columns of the 64 rows) */
@@ -228,15 +227,15 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
                                  sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
         };
-        /* DQD (0: dQ's wgmma waited for and stored in its own step): 1, the
-           step's dQ wgmma left in flight at the step's end (pend; its query
-           head ph, tile pm0), waited for and stored by the next step after its
-           barrier and loads, before its S^T / dP^T; 2, the step's dQ wgmma
-           issued by the next step right after its S^T and dP^T (on the tensor
-           cores while P^T is formed), stored before that step's dS^T is
-           written (after a block barrier: every warpgroup's dQ reads all of
-           dS^T), which also drops the barrier between dS^T and dQ (the next
-           step's first barrier is it) */
+        /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
+           waited for and stored in its own step): a step's dQ wgmma is issued
+           by the next step right after its S^T and dP^T (on the tensor cores
+           while P^T is formed; pend, its query head ph and tile pm0) and
+           stored before that step's dS^T is written (after a block barrier:
+           every warpgroup's dQ reads all of dS^T); the next step's first
+           barrier completes dS^T, one barrier a step fewer. LATE: the next
+           step's loads issued after this step's wgmma (not before), so that
+           the tensor cores start right after the barrier. */
         bool pend = false;
         int ph = 0, pm0 = 0;
         if (nsteps > 0)
@@ -250,21 +249,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                with the previous step: its stage and dS^T may be refilled */
             kgd_cp_async_wait<0>();
             fence_async_smem();
-            if (DQD == 1)
-                wg_wait<1>(); /* the previous step's dV / dK (they read the stage refilled below) */
-            else if (DQD == 2)
-                wg_wait<0>();
+            if (DQD)
+                wg_wait<0>(); /* the previous step's dV / dK (they read the stage refilled below) */
             __syncthreads();
-            if (it + 1 < nsteps)
-                issue(it + 1, st ^ 1);
-            kgd_cp_async_commit();
-            if (DQD == 1) {
-                /* (waits unconditional, stores where pending: ptxas proves
-                   the accumulators' use then, not serializing the wgmma) */
-                wg_wait<0>();
-                if (pend)
-                    store_dq(ph, pm0);
-                pend = false;
+            if (!LATE) {
+                if (it + 1 < nsteps)
+                    issue(it + 1, st ^ 1);
+                kgd_cp_async_commit();
             }
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
@@ -277,14 +268,20 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             wg_commit();
             wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, wgi);
             wg_commit();
-            if (DQD == 2) {
+            if (DQD) {
                 if (pend)
                     mma_dq(); /* the previous step's dQ */
                 wg_commit();
-                wg_wait<2>();
-            } else {
-                wg_wait<1>();
             }
+            if (LATE) {
+                if (it + 1 < nsteps)
+                    issue(it + 1, st ^ 1);
+                kgd_cp_async_commit();
+            }
+            if (DQD)
+                wg_wait<2>();
+            else
+                wg_wait<1>();
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
@@ -314,7 +311,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
             wg_wait<0>();
             /* dS^T, also into shared memory for dQ */
-            if (DQD == 2) {
+            if (DQD) {
 #pragma unroll
                 for (int n = 0; n < BM / 8; n++)
 #pragma unroll
@@ -328,7 +325,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
-                if (DQD != 2) {
+                if (!DQD) {
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         const int ql = n * 8 + 2 * t + (x & 1);
@@ -363,7 +360,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
                 wg_commit();
             }
-            if (DQD == 2) {
+            if (DQD) {
                 /* this step's dQ: the partial into registers (its stage is
                    refilled after the next barrier); issued by the next step */
                 load_dq(st);
@@ -377,18 +374,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             wg_fence();
             mma_dq();
             wg_commit();
-            if (DQD == 0) {
-                wg_wait<0>();
-                store_dq(h, m0);
-            } else {
-                pend = true, ph = h, pm0 = m0;
-            }
-        }
-        if (DQD == 1) {
             wg_wait<0>();
-            if (pend)
-                store_dq(ph, pm0);
-        } else if (DQD == 2) {
+            store_dq(h, m0);
+        }
+        if (DQD) {
             /* the last step's dQ (every warpgroup's dS^T written) */
             __syncthreads();
             if (pend) {
