@@ -249,21 +249,24 @@ end
 -- Picked over the portable kvq on compute capability 9.0 (KG_ATTNB_TUNE=h<i>
 -- picks tuning i, a plain number the portable one).
 -- dqd: a step's dQ wgmma issued by the next step after its S^T and dP^T
--- (attnb_kvq_wg's DQD: on the tensor cores while P^T is formed, one block
--- barrier a step fewer); late: the next step's loads issued after the
--- step's wgmma instead of before (LATE). H200, run r1 of 2026-12-02 session
--- 10 (same run, TFLOP/s, bf16 / f16, non-causal / causal): D128 S4k 300.9 /
--- 299.3, 289.6 / 287.3 (two default runs' mean) -> dqd 306.6 / 303.1, 294.8
--- / 294.6; S16k 315.1 / 305.4, 306.6 / 297.6 -> 319.3 / 310.7, 310.0 / 302.8
--- (+1.1-2.6%, PyTorch's flash 286.6 / 254.9, 283.6 / 253.1 and 306.4 /
--- 306.5, 306.4 / 307.5); at D64 (128 x 128 tiles: 255 registers, 8-160 B
--- spilled) dqd lost 2-9%, and a variant storing the deferred dQ before the
--- next step's S^T / dP^T was within -3..+2% of the default (both dropped).
+-- (attnb_kvq_wg's DQD: on the tensor cores while P^T is formed; the barrier
+-- that completed dS^T before dQ merges with the next step's first). H200,
+-- session 10 (2026-12-02), same run, TFLOP/s, non-causal / causal, bf16;
+-- f16: run r2, D128 S16k 315.8 / 309.0; 309.8 / 301.1 against the plain
+-- kernel's 312.5 / 304.6; 304.6 / 297.0, S4k 313.5 / 295.4; 295.2 / 308.5
+-- against 294.5 / 289.4; 287.6 / 276.0 (+1.0-12%); run r1 (PyTorch flash
+-- in the same run): S16k 319.3 / 310.7; 310.0 / 302.8 (flash 306.4 / 306.5;
+-- 306.4 / 307.5), S4k 306.6 / 303.1; 294.8 / 294.6 (flash 286.6 / 254.9;
+-- 283.6 / 253.1). Dropped: at D64 (128 x 128 tiles: 255 registers, 8-160 B
+-- spilled) dqd lost 2-9% (r1); storing the deferred dQ before the next
+-- step's S^T / dP^T instead was within -3..+2% of the plain kernel (r1);
+-- dqd with the next step's loads issued after the step's wgmma lost 3-4% at
+-- D128 (r2).
 M.wg_kvq = {
-  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 }, { nwg = 2, bm = 128, late = true } },
-  [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = true, late = true } },
+  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
+  [128] = { { nwg = 2, bm = 64, dqd = true } },
 }
-M.max_tunes90 = 3
+M.max_tunes90 = 2
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
@@ -272,13 +275,10 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
-                                (spl or tu.dqd or tu.late) and string.format(", %s, %s, %s", tostring(spl or false),
-                                                                             tostring(tu.dqd or false),
-                                                                             tostring(tu.late or false)) or ""),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s%s", bn, bm, tu.nwg,
-                                 tu.dqd and ", dQ deferred" or "", tu.late and ", loads after the wgmma" or "",
-                                 spl and ", query splits" or "") }
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "", tu.dqd and ", true" or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s", bn, bm, tu.nwg,
+                                 tu.dqd and ", dQ deferred a step" or "", spl and ", query splits" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)

@@ -25,7 +25,11 @@
  * chunk c ^ (r % 8)), filled by cp.async from every thread, two stages of
  * Q / dout / partial / rows so that the next step's loads overlap this one
  * (issued right after the step's first barrier, which also ends every
- * warp's use of the other stage: two block barriers a step).
+ * warp's use of the other stage: two block barriers a step). With DQD (the
+ * D128 default) a step's dQ wgmma is issued by the next step behind its S^T
+ * and dP^T, so that the tensor cores run it while P^T is formed; the dQ
+ * rows are stored before that step's dS^T is written, and the barrier that
+ * completed dS^T before dQ is the next step's first (still two a step).
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
@@ -83,7 +87,7 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool LATE = false>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -233,9 +237,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
            while P^T is formed; pend, its query head ph and tile pm0) and
            stored before that step's dS^T is written (after a block barrier:
            every warpgroup's dQ reads all of dS^T); the next step's first
-           barrier completes dS^T, one barrier a step fewer. LATE: the next
-           step's loads issued after this step's wgmma (not before), so that
-           the tensor cores start right after the barrier. */
+           barrier completes dS^T, one barrier a step fewer. */
         bool pend = false;
         int ph = 0, pm0 = 0;
         if (nsteps > 0)
@@ -252,11 +254,9 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             if (DQD)
                 wg_wait<0>(); /* the previous step's dV / dK (they read the stage refilled below) */
             __syncthreads();
-            if (!LATE) {
-                if (it + 1 < nsteps)
-                    issue(it + 1, st ^ 1);
-                kgd_cp_async_commit();
-            }
+            if (it + 1 < nsteps)
+                issue(it + 1, st ^ 1);
+            kgd_cp_async_commit();
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
@@ -272,11 +272,6 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 if (pend)
                     mma_dq(); /* the previous step's dQ */
                 wg_commit();
-            }
-            if (LATE) {
-                if (it + 1 < nsteps)
-                    issue(it + 1, st ^ 1);
-                kgd_cp_async_commit();
             }
             if (DQD)
                 wg_wait<2>();

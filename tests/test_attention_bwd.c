@@ -1097,9 +1097,7 @@ Test(attention_bwd, query_splits_bf16_portable_1x3) { split_cases("1x3", KG_BF16
 Test(attention_bwd, query_splits_f16_portable_3x1) { split_cases("3x1", KG_F16, "0"); }
 Test(attention_bwd, query_splits_f16_portable_4x2) { split_cases("4x2", KG_F16, "0"); }
 /* the default (Hopper's wgmma kernel where the device is one, D 64 and 128:
-   its instance for splits) and Hopper tuning 1 (D64: one warpgroup; D128:
-   the plain kernel, the default before dQ's deferral) with its query walk
-   reversed */
+   its instance for splits) and Hopper tuning 1 with its query walk reversed */
 Test(attention_bwd, query_splits_bf16_default_2x3) { split_cases("2x3", KG_BF16, NULL); }
 Test(attention_bwd, query_splits_bf16_default_1x2) { split_cases("1x2", KG_BF16, NULL); }
 Test(attention_bwd, query_splits_f16_h1r_3x1) { split_cases("3x1", KG_F16, "h1r"); }
@@ -1198,69 +1196,6 @@ static void prefetch_cases(const char *tune, int D)
             kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
         }
 }
-/* The Hopper kvq kernels' schedules (gen/attention_bwd.lua's wg_kvq: dqd,
-   a step's dQ wgmma issued by the next step, the D128 default; late, the
-   next step's loads issued after the step's wgmma) do the same arithmetic in
-   the same order as the plain kernel: the bits of tune against those of
-   tune `base` at head dim D on causal GQA cases of several steps a key
-   block (odd Sq, Sk; heads crossed within a block's walk), with two lanes,
-   one lane (dq written by the kernel) and a 2x2 split. Where the device is
-   not a Hopper one the hooks give the default (the test then compares the
-   default with itself). */
-static void hopper_bits(const char *tune, const char *base, int D, kg_dtype dt)
-{
-    const size_t es = kg_dtype_size(dt);
-    const acase cases[] = {
-        {dt, 2, 4, 2, 333, 301, D, 1, MASK_NONE, 0, 0, 0.f},
-        {dt, 1, 6, 2, 190, 450, D, 0, MASK_NONE, 0, 0, 0.f},
-        {dt, 1, 4, 1, 300, 200, D, 1, MASK_NONE, 0, 0, 0.f},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int mode = 0; mode < 3; mode++) {
-            const acase c = cases[i];
-            const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-            void *q, *k, *l;
-            random_bitwise_inputs(&c, &q, &k, &l);
-            set_hook("KG_ATTNB_LANES", mode == 0 ? "2" : mode == 1 ? "1" : NULL);
-            set_hook("KG_ATTNB_SPLIT", mode == 2 ? "2x2" : NULL);
-            set_hook("KG_ATTNB_TUNE", base);
-            grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
-            set_hook("KG_ATTNB_TUNE", tune);
-            grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
-            set_hook("KG_ATTNB_TUNE", NULL);
-            set_hook("KG_ATTNB_SPLIT", NULL);
-            set_hook("KG_ATTNB_LANES", NULL);
-            cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "%s D%d case %zu mode %d: dq differs from %s's", tune, D, i,
-                      mode, base);
-            cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "%s D%d case %zu mode %d: dk differs from %s's", tune, D, i,
-                      mode, base);
-            cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "%s D%d case %zu mode %d: dv differs from %s's", tune, D, i,
-                      mode, base);
-            free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
-            kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
-        }
-}
-/* D128: the default (dqd) and h2 (dqd, late) against h1 (the plain kernel,
-   the default before); D64: h2 (late) against the default */
-Test(attention_bwd, hopper_dq_deferred_bits_of_the_plain_kernel_d128)
-{
-    hopper_bits("h0", "h1", 128, KG_BF16);
-    hopper_bits("h0r", "h1r", 128, KG_F16);
-}
-Test(attention_bwd, hopper_late_loads_bits_of_the_plain_kernel)
-{
-    hopper_bits("h2", "h1", 128, KG_BF16);
-    hopper_bits("h2", "h0", 64, KG_BF16);
-    hopper_bits("h2r", "h0r", 64, KG_F16);
-}
-Test(attention_bwd, tuning_h2_lanes_of_several_key_blocks) { tuning_cases("h2", KG_BF16); }
-Test(attention_bwd, tuning_h2r_one_lane_f16)
-{
-    set_hook("KG_ATTNB_LANES", "1");
-    tuning_cases("h2r", KG_F16);
-}
-Test(attention_bwd, query_splits_f16_h2_3x1) { split_cases("3x1", KG_F16, "h2"); }
-
 Test(attention_bwd, f32_plain_kernel_d64) { prefetch_cases("2", 64); }
 Test(attention_bwd, f32_plain_kernel_d128) { prefetch_cases("2", 128); }
 Test(attention_bwd, f32_prefetch_kernel_every_kind_d64) { prefetch_cases("3", 64); }
