@@ -251,17 +251,19 @@ end
 -- dqd: a step's dQ wgmma issued by the next step after its S^T and dP^T
 -- (attnb_kvq_wg's DQD: on the tensor cores while P^T is formed; the barrier
 -- that completed dS^T before dQ merges with the next step's first). H200,
--- session 10 (2026-12-02), same run, TFLOP/s, non-causal / causal, bf16;
--- f16: run r2, D128 S16k 315.8 / 309.0; 309.8 / 301.1 against the plain
--- kernel's 312.5 / 304.6; 304.6 / 297.0, S4k 313.5 / 295.4; 295.2 / 308.5
--- against 294.5 / 289.4; 287.6 / 276.0 (+1.0-12%); run r1 (PyTorch flash
--- in the same run): S16k 319.3 / 310.7; 310.0 / 302.8 (flash 306.4 / 306.5;
--- 306.4 / 307.5), S4k 306.6 / 303.1; 294.8 / 294.6 (flash 286.6 / 254.9;
--- 283.6 / 253.1). Dropped: at D64 (128 x 128 tiles: 255 registers, 8-160 B
--- spilled) dqd lost 2-9% (r1); storing the deferred dQ before the next
--- step's S^T / dP^T instead was within -3..+2% of the plain kernel (r1);
--- dqd with the next step's loads issued after the step's wgmma lost 3-4% at
--- D128 (r2).
+-- session 10 (2026-12-02), TFLOP/s non-causal / causal, bf16 then f16 after
+-- the semicolon. Run r2 (same run): D128 S16k 315.8 / 309.0; 309.8 / 301.1
+-- against the plain kernel's 312.5 / 304.6; 304.6 / 297.0, S4k 313.5 /
+-- 295.4; 295.2 / 308.5 against 294.5 / 289.4; 287.6 / 276.0 (+1.0-12%).
+-- Run r1 (PyTorch's flash in the same run): S16k 319.3 / 310.7; 310.0 /
+-- 302.8 (flash 306.4 / 306.5; 306.4 / 307.5), S4k 306.6 / 303.1; 294.8 /
+-- 294.6 (flash 286.6 / 254.9; 283.6 / 253.1). Dropped: at D64 (128 x 128
+-- tiles: 255 registers, 8-160 B spilled) dqd lost 2-9% (r1); storing the
+-- deferred dQ before the next step's S^T / dP^T instead was within -3..+2%
+-- of the plain kernel (r1); dqd with the next step's loads issued after the
+-- step's wgmma lost 3-4% at D128 (r2); dV issued right after P^T (before
+-- dS^T) made ptxas serialize the wgmma (registers written while one is in
+-- flight, then too few registers: 48-92 B spilled), not measured.
 M.wg_kvq = {
   [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
   [128] = { { nwg = 2, bm = 64, dqd = true } },
