@@ -281,6 +281,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_occ = 1,
     .cols_split_fill = 1,
     .cols_split_few = 16,
+    .flat_warp = 0,
+    .flat_warp_min = 256,
+    .flat_warp_max = 16384,
+    .flat_warp_units = 24,
+    .cols_split_tail = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -300,7 +305,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
-                  F(cols_split_fill), F(cols_split_few)};
+                  F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
+                  F(flat_warp_units), F(cols_split_tail)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -732,7 +738,13 @@ static int64_t gcd64(int64_t a, int64_t b)
    81 units (61 -> 4%, 83 -> 32%, 58 -> 18%: the GPU half idle, the last
    block folding up to 8192 partials); level where the column modes hold
    4 columns per lane (80 -> 75%, 57 -> 51%, 56 -> 58%). Sets the splits;
-   returns 0 (and plans nothing) elsewhere. */
+   returns 0 (and plans nothing) elsewhere.
+   With flat_warp: one warp per unit (kernel FLATW, args.group 32, no
+   splits) where a period fits a warp (G <= 32), an outer position holds
+   flat_warp_min to flat_warp_max elements and the outer positions give each
+   multiprocessor at least flat_warp_units warps: many short slabs, where
+   the block's fold per unit was the cost (e.g. K2 R512 over 69300 outer
+   positions went to NEST's lanes of 4 outputs at 25% of copy). */
 static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const dim *K, int nk, const dim *D,
                      int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
                      shape_of_work *w)
@@ -742,7 +754,10 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         K[0].size > KG_RED_FLAT_COLS || red < 2)
         return 0;
     const int64_t cols = K[0].size, V = 16 / (int64_t)es, G = cols / gcd64(cols, V), outer = n_out / cols;
-    if (G > KG_RED_THREADS || smul(red, cols) < T->flat_min_outer)
+    const int64_t slab = smul(red, cols);
+    const int warp = T->flat_warp && G <= 32 && slab >= T->flat_warp_min && slab <= T->flat_warp_max &&
+                     outer >= smul(sm, T->flat_warp_units);
+    if (G > KG_RED_THREADS || (!warp && slab < T->flat_min_outer))
         return 0;
     /* the splits */
     int64_t s = cdiv(smul(sm, T->flat_units_per_sm > 0 ? T->flat_units_per_sm : 1), outer);
@@ -754,16 +769,17 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         s = red / min_rows;
     if (s > MAX_SPLITS)
         s = MAX_SPLITS;
-    if (s < 1 || outer > KG_RED_MAX_SEMAPHORES)
+    if (s < 1 || outer > KG_RED_MAX_SEMAPHORES || warp)
         s = 1;
     int64_t chunk = cdiv(red, s);
     s = cdiv(red, chunk);
     const size_t entry = (size_t)info->acc_size[dt];
     s = fit_partials(outer, cols, red, s, entry, 1, &chunk);
     const int64_t pct = es == 2 ? T->flat_min_pct2 : T->flat_min_pct;
-    if (smul(smul(outer, s), 100) < smul(sm, pct))
+    if (!warp && smul(smul(outer, s), 100) < smul(sm, pct))
         return 0;
     plan->cls = KG_RED_FLAT;
+    A->group = warp ? 32 : 0;
     fill_outer_of_run(A, K, nk, outer);
     A->cw = (int32_t)G;
     A->inner = cols;
@@ -1237,6 +1253,14 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
             const int64_t ny = KG_RED_THREADS / (A->cw > 0 ? A->cw : 1);
             if (s > 16 * ny)
                 s = 16 * ny;
+            /* cols_split_tail: tiles that fill one wave but not two (left
+               unsplit by the fill): splits that fill cols_split_tail waves,
+               so that the trailing wave is not most of a wave idle */
+            if (s <= 1 && T->cols_split_tail > 0) {
+                kg_red_tuning t2 = *T;
+                t2.cols_split_fill = T->cols_split_tail;
+                s = cols_fill(plan, info, dt, sm, w->groups, &t2);
+            }
         }
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;
@@ -1271,6 +1295,8 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     if (plan->cls == KG_RED_PACKED) {
         A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
         blocks = cdiv(A->units, KG_RED_THREADS / 32);
+    } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
+        blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
                A->group == KG_RED_THREADS) {
         blocks = A->units;

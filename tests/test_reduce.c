@@ -118,6 +118,11 @@ static const rcase cases[] = {
     {"(20,30,500) (0,2) runs of 500", 3, {20, 30, 500}, 2, {0, 2}, 0, DENSE},
     {"(300,3,700) (0,2) runs of 700, split", 3, {300, 3, 700}, 2, {0, 2}, 0, DENSE},
     {"(17,4,9,2,13) (0,2,4) runs of 13 under two walks", 5, {17, 4, 9, 2, 13}, 3, {0, 2, 4}, 0, DENSE},
+    /* short slabs (an outer position's rows x columns contiguous) under
+       several outer positions: FLAT, and its warp per unit (flat_warp); a
+       period of 1 lane, and of 10 or 5 lanes folded 3 or 6 times */
+    {"(50,3,64,2) (1,2) slabs of 2 columns", 4, {50, 3, 64, 2}, 2, {1, 2}, 0, DENSE},
+    {"(33,17,5,40) (1,2) slabs of 40 columns", 4, {33, 17, 5, 40}, 2, {1, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -226,6 +231,16 @@ static int occ_launches;
 static int cover_launches;
 /* ... and the launches of split COLS plans */
 static int fill_launches;
+/* ... and the launches of FLAT plans with a warp per unit (FLATW) */
+static int flatw_launches;
+
+/* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
+   the tests under other tunings run one op in three of each list they walk
+   (the k-th op they would run, k + rot a multiple of 3; rot varies by test),
+   the same classes and plans with fewer repetitions; the tests of the
+   default tuning keep every op. */
+static int quick(void) { return getenv("KG_TEST_QUICK") != NULL; }
+static int quick_skips(int k, int rot) { return quick() && (k + rot) % 3 != 0; }
 
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
@@ -240,6 +255,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     occ_launches += st == KG_OK && plan.occ != 0;
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
+    flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -725,7 +741,8 @@ Test(gpu, value_reductions_under_the_flat_class_every_dtype_and_case)
     gpu_tuning = &t;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        check_op(ops[o], o % 2 ? TIES : RANDOM);
+        if (!quick_skips((int)o, 0))
+            check_op(ops[o], o % 2 ? TIES : RANDOM);
     gpu_tuning = env_tuning;
 }
 
@@ -748,8 +765,8 @@ static void words_tunings(int part)
     gpu_tuning = &t;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        if ((int)(o % 2) == part || part > 1)
+    for (size_t o = 0, k = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if (((int)(o % 2) == part || part > 1) && !quick_skips((int)k++, part))
             check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
     gpu_tuning = env_tuning;
 }
@@ -757,13 +774,14 @@ Test(gpu, two_byte_vectors_as_32_bit_words_every_op_dtype_and_case) { words_tuni
 Test(gpu, two_byte_vectors_as_32_bit_words_split_in_narrow_tiles) { words_tunings(1); }
 
 /* Each op of ops[0..n) (those of index parity `half`; -1: every one) over
-   every dtype and case under tuning t, every call run twice, bitwise equal. */
-static void ops_twice_under(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half)
+   every dtype and case under tuning t, every call run twice, bitwise equal
+   (KG_TEST_QUICK: one in three of them, quick_skips with rotation rot). */
+static void ops_twice_under(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half, int rot)
 {
     gpu_tuning = t;
     run_twice = 1;
-    for (size_t o = 0; o < n; o++)
-        if (half < 0 || (int)(o % 2) == half)
+    for (size_t o = 0, k = 0; o < n; o++)
+        if ((half < 0 || (int)(o % 2) == half) && !quick_skips((int)k++, rot))
             check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
     run_twice = 0;
     gpu_tuning = env_tuning;
@@ -786,7 +804,7 @@ static void multi_tunings(int part, int half)
     t.rows_multi = part ? 4096 : 40;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half);
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half, part);
 }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
@@ -815,7 +833,7 @@ static void occ_tunings(int part)
         t.split_waves = 2;
     }
     occ_launches = 0;
-    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part % 2);
+    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part % 2, part / 2);
     cr_log_info("%d launches at more blocks per multiprocessor", occ_launches);
     cr_assert_gt(occ_launches, 0, "no case took the kernels under test");
 }
@@ -845,7 +863,7 @@ static void cover_tunings(int part)
         t.nest_cover_whole_es = 0;
     }
     cover_launches = 0;
-    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1);
+    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part);
     cr_log_info("%d launches over covering vectors", cover_launches);
     /* sanitizer mode (kg_test.h) runs a seeded sample of the cases, which may
        hold none that takes the covering vectors: the whole test must */
@@ -869,7 +887,7 @@ static void fill_tunings(int part)
     fill_launches = 0;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1);
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1, part);
     cr_log_info("%d launches of split column plans", fill_launches);
     /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
     if (!kt_sanitizer())
@@ -877,6 +895,25 @@ static void fill_tunings(int part)
 }
 Test(gpu, column_splits_that_fill_a_wave_every_op_dtype_and_case) { fill_tunings(0); }
 Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_case) { fill_tunings(1); }
+
+/* Every value reduction over every dtype and case with FLAT's warp per unit
+   (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
+   lanes; any slab, any count of outer positions), every call twice, bitwise
+   equal; index reductions keep their plans. */
+Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flat_warp = 1;
+    t.flat_warp_min = 0;
+    t.flat_warp_max = INT32_MAX / 2;
+    t.flat_warp_units = 0;
+    flatw_launches = 0;
+    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0);
+    cr_log_info("%d launches of flat plans with a warp per unit", flatw_launches);
+    /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
+    if (!kt_sanitizer())
+        cr_assert_gt(flatw_launches, 0, "no case took a flat plan with a warp per unit");
+}
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
@@ -975,6 +1012,9 @@ Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
         const layout L = layout_of(&big[i]);
         for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
             if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            if (quick() && !kt_sanitizer() && i < 2 &&
+                r != i) /* KG_TEST_QUICK: sum over the rows, argmax over the columns */
                 continue;
             const size_t es = kg_dtype_size(runs[r].dt);
             void *h = malloc((size_t)L.alloc * es);
@@ -1128,6 +1168,9 @@ Test(gpu, more_than_2_pow_31_elements, .timeout = 600)
         const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX};
         for (int k = 0; k < 2; k++) {
             if (kt_sanitizer() && (uint64_t)k != kt_seed() % 2)
+                continue;
+            if (quick() && !kt_sanitizer() &&
+                (size_t)k != i % 2) /* KG_TEST_QUICK: sum, argmax, sum over the three shapes */
                 continue;
             const int bad = check_case(ops[k], KG_U8, &big[i], &L, h, dev, 1);
             cr_expect_eq(bad, 0, "%s(u8) %s: %d wrong (seed %llu)", kg_red_infos[ops[k]].name, big[i].name, bad,

@@ -736,10 +736,13 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            256-byte aligned: the phase is the offset mod V) and folds element
            e into column (t V + e - h) mod K: that must be the element's
            column */
-        const int64_t K = A->inner, G = A->cw, NT = KG_RED_THREADS / (G > 0 ? G : 1) * G;
-        if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || G < 1 || G > KG_RED_THREADS || (G * V) % K ||
+        /* kg_red_flatw (args.group 32): the same with the lanes of a warp, unsplit */
+        const int64_t lanes = A->group == 32 ? 32 : KG_RED_THREADS;
+        const int64_t K = A->inner, G = A->cw, NT = lanes / (G > 0 ? G : 1) * G;
+        if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || G < 1 || G > lanes || (G * V) % K ||
             A->tiles != 1 || A->run != 1 || A->vec || A->units != A->n_out * A->splits ||
-            (A->splits > 1 && A->splits * K > 1 << 20))
+            (A->splits > 1 && A->splits * K > 1 << 20) || (A->group != 0 && A->group != 32) ||
+            (A->group == 32 && (A->splits != 1 || p->partial_bytes)))
             fail(c, "flat geometry out of bounds");
         if (c->bad)
             return;
@@ -1195,7 +1198,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0;
+        cover = 0, fill = 0, flatw = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1274,6 +1277,17 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "cols_split_fill %d: %s", o,
                                   why);
                     }
+                    /* flat with a warp per unit wherever it applies */
+                    {
+                        kg_red_tuning ft = kg_red_tuning_default;
+                        ft.flat_warp = 1;
+                        ft.flat_warp_min = 0;
+                        ft.flat_warp_units = 0;
+                        kg_red_plan fp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ft, &fp), KG_OK);
+                        flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
+                        cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
+                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1301,7 +1315,10 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(occ, 0);
     cr_assert_gt(cover, 0);
     cr_assert_gt(fill, 0);
-    cr_log_info("%d plans over covering vectors, %d split column plans under the split fill", cover, fill);
+    cr_assert_gt(flatw, 0);
+    cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
+                "per unit",
+                cover, fill, flatw);
     cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
                 occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
