@@ -738,13 +738,7 @@ static int64_t gcd64(int64_t a, int64_t b)
    81 units (61 -> 4%, 83 -> 32%, 58 -> 18%: the GPU half idle, the last
    block folding up to 8192 partials); level where the column modes hold
    4 columns per lane (80 -> 75%, 57 -> 51%, 56 -> 58%). Sets the splits;
-   returns 0 (and plans nothing) elsewhere.
-   With flat_warp: one warp per unit (kernel FLATW, args.group 32, no
-   splits) where a period fits a warp (G <= 32), an outer position holds
-   flat_warp_min to flat_warp_max elements and the outer positions give each
-   multiprocessor at least flat_warp_units warps: many short slabs, where
-   the block's fold per unit was the cost (e.g. K2 R512 over 69300 outer
-   positions went to NEST's lanes of 4 outputs at 25% of copy). */
+   returns 0 (and plans nothing) elsewhere. */
 static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const dim *K, int nk, const dim *D,
                      int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
                      shape_of_work *w)
@@ -754,10 +748,7 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         K[0].size > KG_RED_FLAT_COLS || red < 2)
         return 0;
     const int64_t cols = K[0].size, V = 16 / (int64_t)es, G = cols / gcd64(cols, V), outer = n_out / cols;
-    const int64_t slab = smul(red, cols);
-    const int warp = T->flat_warp && G <= 32 && slab >= T->flat_warp_min && slab <= T->flat_warp_max &&
-                     outer >= smul(sm, T->flat_warp_units);
-    if (G > KG_RED_THREADS || (!warp && slab < T->flat_min_outer))
+    if (G > KG_RED_THREADS || smul(red, cols) < T->flat_min_outer)
         return 0;
     /* the splits */
     int64_t s = cdiv(smul(sm, T->flat_units_per_sm > 0 ? T->flat_units_per_sm : 1), outer);
@@ -769,17 +760,16 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         s = red / min_rows;
     if (s > MAX_SPLITS)
         s = MAX_SPLITS;
-    if (s < 1 || outer > KG_RED_MAX_SEMAPHORES || warp)
+    if (s < 1 || outer > KG_RED_MAX_SEMAPHORES)
         s = 1;
     int64_t chunk = cdiv(red, s);
     s = cdiv(red, chunk);
     const size_t entry = (size_t)info->acc_size[dt];
     s = fit_partials(outer, cols, red, s, entry, 1, &chunk);
     const int64_t pct = es == 2 ? T->flat_min_pct2 : T->flat_min_pct;
-    if (!warp && smul(smul(outer, s), 100) < smul(sm, pct))
+    if (smul(smul(outer, s), 100) < smul(sm, pct))
         return 0;
     plan->cls = KG_RED_FLAT;
-    A->group = warp ? 32 : 0;
     fill_outer_of_run(A, K, nk, outer);
     A->cw = (int32_t)G;
     A->inner = cols;
@@ -796,6 +786,77 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         plan->partial_bytes = plan->partial_idx_at;
     }
     A->units = smul(outer, A->splits);
+    w->groups = outer;
+    w->per_group = cols;
+    w->red = red;
+    return 1;
+}
+
+/* FLATW (templates/reduce_flatw.cuh; the plan's class FLAT, args.group
+   32): one warp per outer position, unsplit, for value reductions of
+   elements of 2 to 8 bytes over a slab of the shape [R_out x] R_mid x K x a
+   (innermost last): a reduced run of a elements innermost (or none, a = 1),
+   K contiguous columns right outside it, R_mid periods of them (a reduced
+   dim of stride a K, or none), and at most one reduced dim outside that
+   (R_out blocks at any stride, each block whole aligned vectors). Taken
+   with flat_warp where a period of P = a K elements fits a warp's lanes
+   (P / gcd(P, V) <= 32), a slab holds flat_warp_min to flat_warp_max
+   elements and the outer positions give each multiprocessor at least
+   flat_warp_units warps: many short slabs, where FLAT's block fold per unit
+   was the cost, or the columns' lanes read 2- to 8-byte pieces (e.g. K2
+   R512 over 69300 outer positions went to NEST's lanes of 4 outputs at 25%
+   of copy). Tried before every other class (a short row alone, a single
+   reduced run, stays ROWS). Returns 0 (and plans nothing) elsewhere. */
+static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *in, const dim *K, int nk,
+                      const dim *D, int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
+                      shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->flat_warp || info->indexed || es < 2 || es > 8 || nk < 1 || nr < 1 || red < 2)
+        return 0;
+    const int64_t V = 16 / (int64_t)es;
+    int di = 0;
+    const int64_t a = D[0].in == 1 ? D[0].size : 1;
+    di += a > 1;
+    if (K[0].in != a || K[0].size > KG_RED_FLAT_COLS)
+        return 0;
+    const int64_t cols = K[0].size, P = a * cols;
+    int64_t mid = 1;
+    if (di < nr && D[di].in == P)
+        mid = D[di++].size;
+    int64_t nb = 1, S = 0;
+    if (di < nr) {
+        nb = D[di].size;
+        S = D[di].in;
+        di++;
+    }
+    const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
+    if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || smul(n, nb) < T->flat_warp_min ||
+        smul(n, nb) > T->flat_warp_max || outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
+        return 0;
+    if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
+        int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);
+        for (int d = 1; d < nk; d++)
+            ok = ok && K[d].in % V == 0;
+        if (!ok)
+            return 0;
+    }
+    plan->cls = KG_RED_FLAT;
+    fill_outer_of_run(A, K, nk, outer);
+    A->group = 32;
+    A->cw = (int32_t)G;
+    A->inner = cols;
+    A->tiles = 1;
+    A->run = a;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->splits = 1;
+    A->chunk = mid;
+    memset(&A->walk, 0, sizeof A->walk);
+    A->walk.n = 1;
+    A->walk.size[0] = nb;
+    A->walk.in[0] = S;
+    A->units = outer;
     w->groups = outer;
     w->per_group = cols;
     w->red = red;
@@ -1350,7 +1411,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
+    if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
+        ;
+    else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 1, info->indexed, &w);

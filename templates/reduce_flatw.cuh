@@ -1,8 +1,10 @@
 /*
  * reduce_flatw.cuh - FLATW: the FLAT class (reduce.cuh, kg_red_flat_v) with
- * one warp per unit instead of a block, for many short slabs (an outer
- * position's rows x columns, unsplit): no block barrier per unit, a fold in
- * the warp's own slice of shared memory.
+ * one warp per unit instead of a block, for many short slabs: no block
+ * barrier per unit, a fold in the warp's own slice of shared memory. It also
+ * takes slabs of a more general shape than FLAT's rows x columns: a short
+ * reduced run innermost under the columns, and blocks repeated at a stride
+ * by one reduced dim outside them.
  */
 #ifndef KG_REDUCE_FLATW_CUH
 #define KG_REDUCE_FLATW_CUH
@@ -10,16 +12,23 @@
 #include "reduce.cuh"
 
 /* Warp w of the grid takes units (outer positions) w, w + warps, ...; unit
-   u's rows are one contiguous run of A.red x K elements (K = A.inner
-   columns). As in kg_red_flat_v, the run moves in 16-byte vectors from the
-   aligned address at or before its start (h elements before it), lane t of
-   the NT = 32 / G x G that take part (G = A.cw = K / gcd(K, V) <= 32) takes
-   vectors t, t + NT, ..., KG_RED_FLAT_UNROLL loads in flight, element e of
-   each in column (t x V + e - h) mod K; ragged end vectors element by
-   element. The lanes' V accumulators go to the warp's 32 x V slots of sv,
-   the NT / G periods of L = G x V slots fold in a fixed tree (upper half
-   into the lower), and column c combines the period's positions (c + h) mod
-   K + m x K, m in order. Every combination order is fixed by the plan. */
+   u reads A.walk.size[0] blocks (A.walk.in[0] elements apart) of n =
+   A.chunk x P contiguous elements, P = a x K: a = A.run reduced elements
+   innermost, K = A.inner columns right outside them, A.chunk such periods
+   (a reduced dim); the element at block position q belongs to column
+   (q mod P) / a. A single block moves in 16-byte vectors from the aligned
+   address at or before its start (h elements before it; ragged end vectors
+   element by element), several blocks in whole aligned vectors (the
+   planner's condition). Lane t of the NT = 32 / G x G that take part (G =
+   A.cw = P / gcd(P, V) <= 32, so that NT x V is a multiple of P) takes
+   vectors t, t + NT, ... of the unit, KG_RED_FLAT_UNROLL loads in flight:
+   element e of each lies at position (t x V + e - h) mod P of a period, so
+   each lane keeps V accumulators and does no index arithmetic per element.
+   The lanes' accumulators go to the warp's 32 x V slots of sv, the NT / G
+   periods of L = G x V slots fold in a fixed tree (upper half into the
+   lower), and column c combines the slots (h + c x a + r) mod P + m x P,
+   m outer, r inner, in order. Every combination order is fixed by the
+   plan. */
 template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
@@ -27,22 +36,52 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_
     constexpr int V = Op::vec, U = sizeof(T) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
     constexpr int WARPS = KG_RED_THREADS / 32;
     typedef kgd_vec<T, V> VT;
-    const int K = (int)A.inner, G = A.cw, NT = 32 / G * G, L = G * V;
+    const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
     const int t = threadIdx.x & 31;
     AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
-    const int64_t n = A.red * K, step = (int64_t)gridDim.x * WARPS;
+    const int64_t n = A.chunk * P, nb = A.walk.size[0] > 1 ? A.walk.size[0] : 1, S = A.walk.in[0];
+    /* several blocks: vector j of a unit is vector i = j mod bv of block
+       r = j / bv; a lane steps NT vectors, qs blocks and rs vectors */
+    const uint32_t bv = (uint32_t)(n / V), qs = nb > 1 ? (uint32_t)NT / bv : 0, rs = nb > 1 ? (uint32_t)NT % bv : 0;
+    const int64_t step = (int64_t)gridDim.x * WARPS;
     for (int64_t u = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); u < A.units; u += step) {
         int64_t io, oo, xo;
         kg_red_outer(A, u, io, oo, xo);
         const T *p = (const T *)A.in + io; /* the unit's first element */
-        const int h = (int)(((uintptr_t)p & 15) / sizeof(T));
-        const VT *vp = (const VT *)(p - h);
-        const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V; /* whole: [jl, jh) */
+        const int h = nb > 1 ? 0 : (int)(((uintptr_t)p & 15) / sizeof(T));
         AT acc[V];
 #pragma unroll
         for (int e = 0; e < V; e++)
             acc[e] = Op::identity();
-        if (t < NT) {
+        auto push = [&](const VT &x) {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                acc[e] = Op::combine(acc[e], Op::map(x.v[e]));
+        };
+        if (t < NT && nb > 1) {
+            uint32_t i = (uint32_t)t % bv;
+            int64_t r = (uint32_t)t / bv;
+            for (int64_t left = nb * bv - t; left > 0; left -= U * NT) {
+                VT x[U];
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * NT < left) {
+                        x[k] = *(const VT *)(p + r * S + (int64_t)i * V);
+                        i += rs;
+                        r += qs;
+                        if (i >= bv) {
+                            i -= bv;
+                            r++;
+                        }
+                    }
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * NT < left)
+                        push(x[k]);
+            }
+        } else if (t < NT) {
+            const VT *vp = (const VT *)(p - h);
+            const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V; /* whole: [jl, jh) */
             const int64_t j0 = t < jl ? t + NT : t;
             const VT *q = vp + j0;
             for (int64_t left = jh - j0; left > 0; left -= U * NT, q += U * NT) {
@@ -54,9 +93,7 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_
 #pragma unroll
                 for (int k = 0; k < U; k++)
                     if (k * NT < left)
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+                        push(x[k]);
             }
             /* the ragged first and last vectors, element by element */
             const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
@@ -88,8 +125,9 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_
             kg_racc<Op> r;
             r.v = Op::identity();
             r.i = 0;
-            for (int q = (c + h) % K; q < L; q += K)
-                r.v = Op::combine(r.v, sw[q]);
+            for (int m = 0; m < L; m += P)
+                for (int k = 0; k < a; k++)
+                    r.v = Op::combine(r.v, sw[m + (h + c * a + k) % P]);
             kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, r);
         }
     }

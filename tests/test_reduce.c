@@ -123,6 +123,11 @@ static const rcase cases[] = {
        period of 1 lane, and of 10 or 5 lanes folded 3 or 6 times */
     {"(50,3,64,2) (1,2) slabs of 2 columns", 4, {50, 3, 64, 2}, 2, {1, 2}, 0, DENSE},
     {"(33,17,5,40) (1,2) slabs of 40 columns", 4, {33, 17, 5, 40}, 2, {1, 2}, 0, DENSE},
+    /* slabs of a reduced run under the columns: 5 blocks of run 2 x 2
+       columns x 16 at a stride (whole vectors), and single ragged slabs of
+       run 10 x 5 columns x 3 */
+    {"(6,5,3,16,2,2) (1,3,5) blocks of runs under columns", 6, {6, 5, 3, 16, 2, 2}, 3, {1, 3, 5}, 0, DENSE},
+    {"(7,3,5,10) (1,3) slabs of runs under columns", 4, {7, 3, 5, 10}, 2, {1, 3}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
