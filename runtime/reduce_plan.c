@@ -231,7 +231,22 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    45 cases >= 90%, 26 -> 23 slower than PyTorch. Column kernels over a walk
    of one dim without the walk's digits lost everywhere: 8 loads in flight
    at 4 blocks per SM net -788 points over 55 cases (3 wins), 4 loads at 6
-   blocks -1242 (1 win); dropped. */
+   blocks -1242 (1 win); dropped.
+   Session 10 (run r1, H200, 2026-12-02 15:15-15:19, all 240 sweep cases,
+   PyTorch in the same script): FLAT with a warp per unit (flat_warp, kernel
+   FLATW, slabs of rows x columns only in that run) on slabs of 256 to 16384
+   elements under at least 24 outer positions per multiprocessor won all 4
+   cases it took: #111 K2 R512 f32 24.6 -> 86.1% of copy (PyTorch 41.6%),
+   #23 i32 19.6 -> 67.3%, #32 K80 R64 44.3 -> 56.7%, #130 K64 R255 86.9 ->
+   100.8%; down to 8 outer positions per multiprocessor and up to 131072
+   elements it also took #221 (17664 elements, 85.0 -> 89.2%) and lost #219
+   (63488 elements, 97.4 -> 92.8%) and #175 (slabs of 32 elements: 47.0 ->
+   4.8%, a fold per 8 vectors): slabs of 256 to 32768 elements. Column
+   splits that fill 3 or 4 waves where one wave leaves the tiles unsplit
+   (a trailing partial wave, #71: 656 tiles) lost on 13 of 17 cases (#71
+   43.5 -> 35.1%, #201 91.1 -> 82.2%, #226 94.8 -> 83.5%; won #44 76.2 ->
+   81.8%, #148 48.7 -> 51.7%): not kept. Tiles of any size (tile_min_elems
+   1) lost all 7 (#152 11.7 -> 0.1%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -281,11 +296,10 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_occ = 1,
     .cols_split_fill = 1,
     .cols_split_few = 16,
-    .flat_warp = 0,
+    .flat_warp = 2,
     .flat_warp_min = 256,
-    .flat_warp_max = 16384,
+    .flat_warp_max = 32768,
     .flat_warp_units = 24,
-    .cols_split_tail = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -306,7 +320,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(cols_split_tail)};
+                  F(flat_warp_units)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -799,20 +813,18 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
    K contiguous columns right outside it, R_mid periods of them (a reduced
    dim of stride a K, or none), and at most one reduced dim outside that
    (R_out blocks at any stride, each block whole aligned vectors). Taken
-   with flat_warp where a period of P = a K elements fits a warp's lanes
-   (P / gcd(P, V) <= 32), a slab holds flat_warp_min to flat_warp_max
-   elements and the outer positions give each multiprocessor at least
-   flat_warp_units warps: many short slabs, where FLAT's block fold per unit
-   was the cost, or the columns' lanes read 2- to 8-byte pieces (e.g. K2
-   R512 over 69300 outer positions went to NEST's lanes of 4 outputs at 25%
-   of copy). Tried before every other class (a short row alone, a single
-   reduced run, stays ROWS). Returns 0 (and plans nothing) elsewhere. */
+   with flat and flat_warp (1: rows x columns slabs only, 2: every shape above) where a period of P = a K elements fits
+   a warp's lanes (P / gcd(P, V) <= 32), a slab holds flat_warp_min to flat_warp_max elements and the outer positions
+   give each multiprocessor at least flat_warp_units warps: many short slabs, where FLAT's block fold per unit was the
+   cost, or the columns' lanes read 2- to 8-byte pieces (e.g. K2 R512 over 69300 outer positions went to NEST's lanes of
+   4 outputs at 25% of copy). Tried before every other class (a short row alone, a single reduced run, stays ROWS).
+   Returns 0 (and plans nothing) elsewhere. */
 static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *in, const dim *K, int nk,
                       const dim *D, int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
                       shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (!T->flat_warp || info->indexed || es < 2 || es > 8 || nk < 1 || nr < 1 || red < 2)
+    if (!T->flat || !T->flat_warp || info->indexed || es < 2 || es > 8 || nk < 1 || nr < 1 || red < 2)
         return 0;
     const int64_t V = 16 / (int64_t)es;
     int di = 0;
@@ -831,8 +843,9 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
         di++;
     }
     const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
-    if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || smul(n, nb) < T->flat_warp_min ||
-        smul(n, nb) > T->flat_warp_max || outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
+    if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || (T->flat_warp < 2 && (a > 1 || nb > 1)) ||
+        smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max || outer < smul(sm, T->flat_warp_units) ||
+        n >= ((int64_t)1 << 31))
         return 0;
     if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
         int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);
@@ -1314,14 +1327,6 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
             const int64_t ny = KG_RED_THREADS / (A->cw > 0 ? A->cw : 1);
             if (s > 16 * ny)
                 s = 16 * ny;
-            /* cols_split_tail: tiles that fill one wave but not two (left
-               unsplit by the fill): splits that fill cols_split_tail waves,
-               so that the trailing wave is not most of a wave idle */
-            if (s <= 1 && T->cols_split_tail > 0) {
-                kg_red_tuning t2 = *T;
-                t2.cols_split_fill = T->cols_split_tail;
-                s = cols_fill(plan, info, dt, sm, w->groups, &t2);
-            }
         }
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;

@@ -107,14 +107,13 @@ typedef struct kg_red_tuning {
     int cols_split_few;  /* with cols_split_fill: split tiles of this many lanes across where the fill would cut
                             more than 8 x lanes-down splits at the tile width chosen before (few tiles over a
                             long reduction: more lanes down, more splits; 0: off) */
-    int flat_warp;       /* FLAT with one warp per unit (kernel FLATW, args.group 32, no splits) where a period of
+    int flat_warp;       /* (with flat) FLAT with one warp per unit (kernel FLATW, args.group 32, no splits; 1: slabs of
+                            rows x columns, 2: also of runs under the columns and blocks at a stride) where a period of
                             the columns fits a warp, an outer position holds flat_warp_min to flat_warp_max elements
                             and there are at least flat_warp_units outer positions per multiprocessor */
     int flat_warp_min;
     int flat_warp_max;
     int flat_warp_units;
-    int cols_split_tail; /* COLS split, cols_split_fill: where one wave's fill leaves the tiles unsplit (they fill a
-                            wave, not two), splits that fill this many waves (0: unsplit) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

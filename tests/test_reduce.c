@@ -379,7 +379,14 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
     for (int j = 0; j < nr; j++)
         if (L->strides[rd[j]] == 0 && c->shape[rd[j]] > 1)
             repeats *= (double)c->shape[rd[j]];
+    /* KG_TEST_QUICK: of more than 65536 results, a seeded sixteenth (and the
+       first and the last) against the reference; the second run is still
+       compared in full above */
+    const uint64_t pick = kt_seed() * 0x9e3779b97f4a7c15ull;
+    const int sampled = quick() && n_out > 65536;
     for (int64_t o = 0; o < n_out; o++) {
+        if (sampled && o != 0 && o != n_out - 1 && ((uint64_t)o * 0xbf58476d1ce4e5b9ull + pick) >> 60 != 0)
+            continue;
         int64_t base = L->offset, r = o;
         for (int j = nk - 1; j >= 0; j--) {
             base += (r % c->shape[kd[j]]) * L->strides[kd[j]];
@@ -793,6 +800,19 @@ static void ops_twice_under(const kg_red_tuning *t, const kg_reduce_op *ops, siz
 }
 static const kg_reduce_op value_ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
 
+/* ops_twice_under, then requires that some call took the plans under test
+   (*launches, counted by reduce_tuned; sanitizer mode (kg_test.h) samples
+   the cases, so there only the whole test must reach them). */
+static void ops_twice_reaching(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int rot, int *launches,
+                               const char *what)
+{
+    *launches = 0;
+    ops_twice_under(t, ops, n, -1, rot);
+    cr_log_info("%d launches of %s", *launches, what);
+    if (!kt_sanitizer())
+        cr_assert_gt(*launches, 0, "no case took %s", what);
+}
+
 /* Every reduction over every dtype and case with one lane per NEST output
    and 4 outputs per lane (kg_red_nest_multi), on
    every NEST plan whatever its size (no fill rule, every length), narrow
@@ -889,36 +909,30 @@ static void fill_tunings(int part)
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_split_fill = part ? 4 : 1;
     t.cols_split_few = part ? 8 : 16;
-    fill_launches = 0;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1, part);
-    cr_log_info("%d launches of split column plans", fill_launches);
-    /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
-    if (!kt_sanitizer())
-        cr_assert_gt(fill_launches, 0, "no case took a split column plan");
+    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], part, &fill_launches, "split column plans");
 }
 Test(gpu, column_splits_that_fill_a_wave_every_op_dtype_and_case) { fill_tunings(0); }
 Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_case) { fill_tunings(1); }
 
 /* Every value reduction over every dtype and case with FLAT's warp per unit
    (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
-   lanes; any slab, any count of outer positions), every call twice, bitwise
-   equal; index reductions keep their plans. */
-Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case)
+   lanes; any slab, any count of outer positions; level 1: slabs of rows x
+   columns, 2: also runs under the columns and blocks at a stride), every
+   call twice, bitwise equal; index reductions keep their plans. */
+static void flatw_tunings(int level)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.flat_warp = 1;
+    t.flat_warp = level;
     t.flat_warp_min = 0;
     t.flat_warp_max = INT32_MAX / 2;
     t.flat_warp_units = 0;
-    flatw_launches = 0;
-    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0);
-    cr_log_info("%d launches of flat plans with a warp per unit", flatw_launches);
-    /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
-    if (!kt_sanitizer())
-        cr_assert_gt(flatw_launches, 0, "no case took a flat plan with a warp per unit");
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], level, &flatw_launches,
+                       "flat plans with a warp per unit");
 }
+Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
+Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
@@ -1000,10 +1014,11 @@ Test(gpu, integer_sums_accumulate_in_i64)
     free(h);
 }
 
-/* The big shapes of TESTING.md for the ops the benchmarks time. */
-Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
+/* The big shapes of TESTING.md for the ops the benchmarks time, shape
+   `which` (0..2; one test each: Criterion runs them side by side). */
+static void large_shapes(size_t which)
 {
-    uint64_t rng = kt_seed() + 13;
+    uint64_t rng = kt_seed() + 13 + which;
     const rcase big[] = {
         {"(4194304,64) 1", 2, {4194304, 64}, 1, {1}, 0, DENSE},
         {"(64,4194304) 0", 2, {64, 4194304}, 1, {0}, 0, DENSE},
@@ -1013,27 +1028,30 @@ Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
         kg_reduce_op op;
         kg_dtype dt;
     } runs[] = {{KG_RED_SUM, KG_F32}, {KG_RED_ARGMAX, KG_F32}, {KG_RED_SUM, KG_BF16}, {KG_RED_MAX, KG_I32}};
-    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
-        const layout L = layout_of(&big[i]);
-        for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
-            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
-                continue;
-            if (quick() && !kt_sanitizer() && i < 2 &&
-                r != i) /* KG_TEST_QUICK: sum over the rows, argmax over the columns */
-                continue;
-            const size_t es = kg_dtype_size(runs[r].dt);
-            void *h = malloc((size_t)L.alloc * es);
-            fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
-            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
-            const int bad = check_case(runs[r].op, runs[r].dt, &big[i], &L, h, dev, 1);
-            cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", kg_red_infos[runs[r].op].name,
-                         kg_dtype_name(runs[r].dt), big[i].name, bad, (unsigned long long)kt_seed());
-            kg_free(gpu, dev);
-            free(h);
-        }
+    const size_t i = which;
+    const layout L = layout_of(&big[i]);
+    for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        /* KG_TEST_QUICK: sum over the rows, argmax over the columns */
+        if (quick() && !kt_sanitizer() && i < 2 && r != i)
+            continue;
+        const size_t es = kg_dtype_size(runs[r].dt);
+        void *h = malloc((size_t)L.alloc * es);
+        fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
+        void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+        kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+        const int bad = check_case(runs[r].op, runs[r].dt, &big[i], &L, h, dev, 1);
+        cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", kg_red_infos[runs[r].op].name,
+                     kg_dtype_name(runs[r].dt), big[i].name, bad, (unsigned long long)kt_seed());
+        kg_free(gpu, dev);
+        free(h);
     }
 }
+
+Test(gpu, large_short_rows, .timeout = 600) { large_shapes(0); }
+Test(gpu, large_long_columns, .timeout = 600) { large_shapes(1); }
+Test(gpu, large_split_columns, .timeout = 600) { large_shapes(2); }
 
 Test(gpu, f32_sum_of_2_pow_28_is_within_1e6_of_the_sum_of_magnitudes, .timeout = 600)
 {
@@ -1148,40 +1166,44 @@ Test(gpu, reductions_are_captured_in_a_cuda_graph)
     free(h);
 }
 
-Test(gpu, more_than_2_pow_31_elements, .timeout = 600)
+/* u8, so the input is 2 GiB: rows (full), columns and strided 64-bit,
+   shape `which` (0..2; one test each). */
+static void more_than_2_pow_31(size_t which)
 {
-    /* u8, so the input is 2 GiB: rows (full), columns and strided 64-bit */
-    uint64_t rng = kt_seed() + 29;
+    uint64_t rng = kt_seed() + 29 + which;
     const rcase big[] = {
         {"(2^31+64,) all", 1, {((int64_t)1 << 31) + 64}, 0, {0}, 0, DENSE},
         {"(2,2^30+8) 0", 2, {2, ((int64_t)1 << 30) + 8}, 1, {0}, 0, DENSE},
         {"(2^20+1,2,2^10) (0,2)", 3, {((int64_t)1 << 20) + 1, 2, 1024}, 2, {0, 2}, 0, DENSE},
     };
-    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
-        /* sanitizer mode (kg_test.h): the columns case alone (its reference
-           keeps no 2^31-element slice in host memory), one op by the seed */
-        if (kt_sanitizer() && i != 1)
-            continue;
-        const layout L = layout_of(&big[i]);
-        uint8_t *h = malloc((size_t)L.alloc);
-        for (int64_t k = 0; k < L.alloc; k += 8) {
-            const uint64_t v = kt_next(&rng);
-            memcpy(h + k, &v, (size_t)(L.alloc - k < 8 ? L.alloc - k : 8));
-        }
-        void *dev = kt_alloc(gpu, (size_t)L.alloc);
-        kt_upload(gpu, dev, h, (size_t)L.alloc);
-        const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX};
-        for (int k = 0; k < 2; k++) {
-            if (kt_sanitizer() && (uint64_t)k != kt_seed() % 2)
-                continue;
-            if (quick() && !kt_sanitizer() &&
-                (size_t)k != i % 2) /* KG_TEST_QUICK: sum, argmax, sum over the three shapes */
-                continue;
-            const int bad = check_case(ops[k], KG_U8, &big[i], &L, h, dev, 1);
-            cr_expect_eq(bad, 0, "%s(u8) %s: %d wrong (seed %llu)", kg_red_infos[ops[k]].name, big[i].name, bad,
-                         (unsigned long long)kt_seed());
-        }
-        kg_free(gpu, dev);
-        free(h);
+    const size_t i = which;
+    /* sanitizer mode (kg_test.h): the columns case alone (its reference
+       keeps no 2^31-element slice in host memory), one op by the seed */
+    if (kt_sanitizer() && i != 1)
+        return;
+    const layout L = layout_of(&big[i]);
+    uint8_t *h = malloc((size_t)L.alloc);
+    for (int64_t k = 0; k < L.alloc; k += 8) {
+        const uint64_t v = kt_next(&rng);
+        memcpy(h + k, &v, (size_t)(L.alloc - k < 8 ? L.alloc - k : 8));
     }
+    void *dev = kt_alloc(gpu, (size_t)L.alloc);
+    kt_upload(gpu, dev, h, (size_t)L.alloc);
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX};
+    for (int k = 0; k < 2; k++) {
+        if (kt_sanitizer() && (uint64_t)k != kt_seed() % 2)
+            continue;
+        /* KG_TEST_QUICK: sum, argmax, sum over the three shapes */
+        if (quick() && !kt_sanitizer() && (size_t)k != i % 2)
+            continue;
+        const int bad = check_case(ops[k], KG_U8, &big[i], &L, h, dev, 1);
+        cr_expect_eq(bad, 0, "%s(u8) %s: %d wrong (seed %llu)", kg_red_infos[ops[k]].name, big[i].name, bad,
+                     (unsigned long long)kt_seed());
+    }
+    kg_free(gpu, dev);
+    free(h);
 }
+
+Test(gpu, more_than_2_pow_31_elements_in_one_row, .timeout = 600) { more_than_2_pow_31(0); }
+Test(gpu, more_than_2_pow_31_elements_in_columns, .timeout = 600) { more_than_2_pow_31(1); }
+Test(gpu, more_than_2_pow_31_elements_strided, .timeout = 600) { more_than_2_pow_31(2); }

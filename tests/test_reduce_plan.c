@@ -402,13 +402,12 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_geq(p.args.chunk * 33, kg_red_tuning_default.flat_min_elems);
 }
 
-/* FLAT with a warp per outer position (flat_warp): rows x columns slabs,
+/* FLAT with a warp per outer position (flat_warp, the default): rows x columns slabs,
    runs under the columns, blocks at a stride; not where a period exceeds a
    warp, blocks would start off a vector, or the slabs are too few */
 Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.flat_warp = 1;
     kg_red_plan p;
     /* K2 R512 under 69300 outer positions (sweep #111) */
     kg_tensor in = fake(IN_AT, KG_F32, 6, (int64_t[]){100, 21, 33, 256, 2, 2});
@@ -424,7 +423,11 @@ Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
     cr_assert_eq(p.args.splits, 1);
     cr_assert_eq(p.grid, 132 * 16, "8663 blocks of 8 warps, capped");
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &p), KG_OK);
-    cr_assert_neq(p.args.group, 32, "off by default");
+    cr_assert_eq(p.args.group, 32, "the default");
+    kg_red_tuning off = t;
+    off.flat_warp = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "the nest's lanes of 4 outputs before");
     /* index reductions keep their plans */
     cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &in, (int[]){3, 4}, 2, 0, &t, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_FLAT);
@@ -1365,7 +1368,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     /* flat with a warp per unit wherever it applies */
                     {
                         kg_red_tuning ft = kg_red_tuning_default;
-                        ft.flat_warp = 1;
+                        ft.flat_warp = 2;
                         ft.flat_warp_min = 0;
                         ft.flat_warp_units = 0;
                         kg_red_plan fp;
