@@ -39,75 +39,62 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_
     const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
     const int t = threadIdx.x & 31;
     AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
-    const int64_t n = A.chunk * P, nb = A.walk.size[0] > 1 ? A.walk.size[0] : 1, S = A.walk.in[0];
-    /* several blocks: vector j of a unit is vector i = j mod bv of block
-       r = j / bv; a lane steps NT vectors, qs blocks and rs vectors */
-    const uint32_t bv = (uint32_t)(n / V), qs = nb > 1 ? (uint32_t)NT / bv : 0, rs = nb > 1 ? (uint32_t)NT % bv : 0;
+    const int64_t n = A.chunk * P, nb = A.walk.size[0] > 1 ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
     const int64_t step = (int64_t)gridDim.x * WARPS;
     for (int64_t u = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); u < A.units; u += step) {
         int64_t io, oo, xo;
         kg_red_outer(A, u, io, oo, xo);
         const T *p = (const T *)A.in + io; /* the unit's first element */
         const int h = nb > 1 ? 0 : (int)(((uintptr_t)p & 15) / sizeof(T));
+        /* each block's whole vectors: [jl, jh) from the aligned address at
+           or before its start (several blocks: all of them, h = 0) */
+        const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V;
+        const uint32_t W = jh > jl ? (uint32_t)(jh - jl) : 0;
         AT acc[V];
 #pragma unroll
         for (int e = 0; e < V; e++)
             acc[e] = Op::identity();
-        auto push = [&](const VT &x) {
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                acc[e] = Op::combine(acc[e], Op::map(x.v[e]));
-        };
-        if (t < NT && nb > 1) {
-            uint32_t i = (uint32_t)t % bv;
-            int64_t r = (uint32_t)t / bv;
-            for (int64_t left = nb * bv - t; left > 0; left -= U * NT) {
+        if (t < NT && W > 0) {
+            /* whole vector j of the unit (block r = j / W, vector i = j mod
+               W of it) goes to lane (j + jl) mod NT; a lane steps NT
+               vectors: qs blocks and rs vectors */
+            const VT *vb = (const VT *)(p - h) + jl;
+            const uint32_t j0 = (uint32_t)(t - jl + NT) % (uint32_t)NT, qs = (uint32_t)NT / W, rs = (uint32_t)NT % W;
+            uint32_t i = j0 % W;
+            int64_t r = j0 / W;
+            for (int64_t left = nb * W - j0; left > 0; left -= U * NT) {
                 VT x[U];
 #pragma unroll
                 for (int k = 0; k < U; k++)
                     if (k * NT < left) {
-                        x[k] = *(const VT *)(p + r * S + (int64_t)i * V);
+                        x[k] = vb[r * SV + i];
                         i += rs;
                         r += qs;
-                        if (i >= bv) {
-                            i -= bv;
+                        if (i >= W) {
+                            i -= W;
                             r++;
                         }
                     }
 #pragma unroll
                 for (int k = 0; k < U; k++)
                     if (k * NT < left)
-                        push(x[k]);
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
             }
-        } else if (t < NT) {
-            const VT *vp = (const VT *)(p - h);
-            const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V; /* whole: [jl, jh) */
-            const int64_t j0 = t < jl ? t + NT : t;
-            const VT *q = vp + j0;
-            for (int64_t left = jh - j0; left > 0; left -= U * NT, q += U * NT) {
-                VT x[U];
-#pragma unroll
-                for (int k = 0; k < U; k++)
-                    if (k * NT < left)
-                        x[k] = q[k * NT];
-#pragma unroll
-                for (int k = 0; k < U; k++)
-                    if (k * NT < left)
-                        push(x[k]);
-            }
-            /* the ragged first and last vectors, element by element */
-            const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
-                                       jh < nvec && jh % NT == t && !(jh == 0 && h > 0) ? jh : -1};
-#pragma unroll
-            for (int r = 0; r < 2; r++)
-                if (ragged[r] >= 0)
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const int64_t i = ragged[r] * V + e - h;
-                        if (i >= 0 && i < n)
-                            acc[e] = Op::combine(acc[e], Op::map(p[i]));
-                    }
         }
+        /* a single block's ragged first and last vectors, element by element */
+        const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
+                                   jh < nvec && jh % NT == t && !(jh == 0 && h > 0) ? jh : -1};
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            if (ragged[k] >= 0)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const int64_t i = ragged[k] * V + e - h;
+                    if (i >= 0 && i < n)
+                        acc[e] = Op::combine(acc[e], Op::map(p[i]));
+                }
         __syncwarp(); /* the previous unit's readers of sw are done */
         if (t < NT)
 #pragma unroll
