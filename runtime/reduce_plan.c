@@ -300,6 +300,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_min = 256,
     .flat_warp_max = 32768,
     .flat_warp_units = 24,
+    .flat_warp_run = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -320,7 +321,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units)};
+                  F(flat_warp_units), F(flat_warp_run)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -844,8 +845,8 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
     }
     const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
     if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || (T->flat_warp < 2 && (a > 1 || nb > 1)) ||
-        smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max || outer < smul(sm, T->flat_warp_units) ||
-        n >= ((int64_t)1 << 31))
+        smul(a, (int64_t)es) > T->flat_warp_run || smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max ||
+        outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
         return 0;
     if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
         int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);

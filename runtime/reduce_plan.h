@@ -114,6 +114,7 @@ typedef struct kg_red_tuning {
     int flat_warp_min;
     int flat_warp_max;
     int flat_warp_units;
+    int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -29,7 +29,8 @@
    lower), and column c combines the slots (h + c x a + r) mod P + m x P,
    m outer, r inner, in order. Every combination order is fixed by the
    plan. */
-template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
+template <class Op, bool Blocks>
+__device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
@@ -39,13 +40,13 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_
     const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
     const int t = threadIdx.x & 31;
     AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
-    const int64_t n = A.chunk * P, nb = A.walk.size[0] > 1 ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
+    const int64_t n = A.chunk * P, nb = Blocks ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
     const int64_t step = (int64_t)gridDim.x * WARPS;
     for (int64_t u = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); u < A.units; u += step) {
         int64_t io, oo, xo;
         kg_red_outer(A, u, io, oo, xo);
         const T *p = (const T *)A.in + io; /* the unit's first element */
-        const int h = nb > 1 ? 0 : (int)(((uintptr_t)p & 15) / sizeof(T));
+        const int h = Blocks ? 0 : (int)(((uintptr_t)p & 15) / sizeof(T));
         /* each block's whole vectors: [jl, jh) from the aligned address at
            or before its start (several blocks: all of them, h = 0) */
         const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V;
@@ -54,47 +55,67 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw_v(const kg_red_
 #pragma unroll
         for (int e = 0; e < V; e++)
             acc[e] = Op::identity();
-        if (t < NT && W > 0) {
-            /* whole vector j of the unit (block r = j / W, vector i = j mod
-               W of it) goes to lane (j + jl) mod NT; a lane steps NT
-               vectors: qs blocks and rs vectors */
-            const VT *vb = (const VT *)(p - h) + jl;
-            const uint32_t j0 = (uint32_t)(t - jl + NT) % (uint32_t)NT, qs = (uint32_t)NT / W, rs = (uint32_t)NT % W;
-            uint32_t i = j0 % W;
-            int64_t r = j0 / W;
-            for (int64_t left = nb * W - j0; left > 0; left -= U * NT) {
+        auto push = [&](const VT &x) {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                acc[e] = Op::combine(acc[e], Op::map(x.v[e]));
+        };
+        if constexpr (Blocks) {
+            /* vector j of the unit (block r = j / W, vector i = j mod W of
+               it, h = 0) goes to lane j mod NT; a lane steps NT vectors:
+               qs blocks and rs vectors */
+            if (t < NT) {
+                const VT *vb = (const VT *)p;
+                const uint32_t qs = (uint32_t)NT / W, rs = (uint32_t)NT % W;
+                uint32_t i = (uint32_t)t % W;
+                int64_t r = (uint32_t)t / W;
+                for (int64_t left = nb * W - t; left > 0; left -= U * NT) {
+                    VT x[U];
+#pragma unroll
+                    for (int k = 0; k < U; k++)
+                        if (k * NT < left) {
+                            x[k] = vb[r * SV + i];
+                            i += rs;
+                            r += qs;
+                            if (i >= W) {
+                                i -= W;
+                                r++;
+                            }
+                        }
+#pragma unroll
+                    for (int k = 0; k < U; k++)
+                        if (k * NT < left)
+                            push(x[k]);
+                }
+            }
+        } else if (t < NT) {
+            /* the slab's whole vectors [jl, jh): vector j goes to lane j mod
+               NT; then the ragged first and last ones, element by element */
+            const int64_t j0 = t < jl ? t + NT : t;
+            const VT *q = (const VT *)(p - h) + j0;
+            for (int64_t left = jh - j0; left > 0; left -= U * NT, q += U * NT) {
                 VT x[U];
 #pragma unroll
                 for (int k = 0; k < U; k++)
-                    if (k * NT < left) {
-                        x[k] = vb[r * SV + i];
-                        i += rs;
-                        r += qs;
-                        if (i >= W) {
-                            i -= W;
-                            r++;
-                        }
-                    }
+                    if (k * NT < left)
+                        x[k] = q[k * NT];
 #pragma unroll
                 for (int k = 0; k < U; k++)
                     if (k * NT < left)
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+                        push(x[k]);
             }
+            const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
+                                       jh < nvec && jh % NT == t && !(jh == 0 && h > 0) ? jh : -1};
+#pragma unroll
+            for (int k = 0; k < 2; k++)
+                if (ragged[k] >= 0)
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const int64_t i = ragged[k] * V + e - h;
+                        if (i >= 0 && i < n)
+                            acc[e] = Op::combine(acc[e], Op::map(p[i]));
+                    }
         }
-        /* a single block's ragged first and last vectors, element by element */
-        const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
-                                   jh < nvec && jh % NT == t && !(jh == 0 && h > 0) ? jh : -1};
-#pragma unroll
-        for (int k = 0; k < 2; k++)
-            if (ragged[k] >= 0)
-#pragma unroll
-                for (int e = 0; e < V; e++) {
-                    const int64_t i = ragged[k] * V + e - h;
-                    if (i >= 0 && i < n)
-                        acc[e] = Op::combine(acc[e], Op::map(p[i]));
-                }
         __syncwarp(); /* the previous unit's readers of sw are done */
         if (t < NT)
 #pragma unroll
@@ -126,8 +147,12 @@ template <class Op> __device__ __forceinline__ void kg_red_flatw(const kg_red_ar
 {
     constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
     __shared__ typename Op::acc_t sv[N];
-    if constexpr (N > 1)
-        kg_red_flatw_v<Op>(A, sv);
+    if constexpr (N > 1) {
+        if (A.walk.size[0] > 1)
+            kg_red_flatw_v<Op, true>(A, sv);
+        else
+            kg_red_flatw_v<Op, false>(A, sv);
+    }
 }
 
 #endif
