@@ -246,7 +246,19 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    (a trailing partial wave, #71: 656 tiles) lost on 13 of 17 cases (#71
    43.5 -> 35.1%, #201 91.1 -> 82.2%, #226 94.8 -> 83.5%; won #44 76.2 ->
    81.8%, #148 48.7 -> 51.7%): not kept. Tiles of any size (tile_min_elems
-   1) lost all 7 (#152 11.7 -> 0.1%). */
+   1) lost all 7 (#152 11.7 -> 0.1%).
+   Run r2 (15:36, copy 4218 GB/s): FLATW over runs under the columns and
+   strided blocks (flat_warp 2) won #152 R2 K2 R16 | R29 bf16 11.6 -> 35.7%
+   (PyTorch 18.2%), #173 R2 K8 R384 f32 44.4 -> 90.9%, #200 R2 K2 R4560
+   55.5 -> 87.1% and lost #124 (runs of 23 f32, 92 bytes: 57.2 -> 43.0%, the
+   nest's covering vectors): runs within 16 bytes (flat_warp_run). Its one
+   load loop for slabs and blocks lost on the slabs against r1's (#111 86.1
+   -> 76.7%; #221 bf16 at flat_warp_max 65536 45.4% against r1's 89.2%):
+   the slab loop is r1's again, the blocks' a separate instantiation.
+   Run r3 (15:48, copy 4190 GB/s), this kernel and default beside the old
+   plans in the same run: #111 24.7 -> 82.3%, #152 11.6 -> 43.6%, #23 19.3
+   -> 63.3%, #32 44.2 -> 55.3%, #130 86.5 -> 100.0%, #173 44.8 -> 91.8%,
+   #200 56.1 -> 91.0% of copy; #124 stays NEST (57.8%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
