@@ -260,12 +260,17 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
     return c;
 }
 
-static const char *const class_names[] = {"rows",  "cols",  "strided32", "strided64", "packed",
-                                          "nest",  "colsn", "nestn",     "tile",      "flat",
-                                          "colso", "colsp", "nesto",     "colsno",    "nestno"};
+static const char *const class_names[] = {"rows",  "cols",   "strided32", "strided64", "packed", "nest",
+                                          "colsn", "nestn",  "tile",      "flat",      "colso",  "colsp",
+                                          "nesto", "colsno", "nestno",    "flatw"};
 /* " occN" where a plan takes the kernel at N blocks per multiprocessor */
 static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
+/* A plan's kernel class for the printed lines (FLAT with a warp per unit: FLATW) */
+static int plan_class(const kg_red_plan *p)
+{
+    return p->cls == KG_RED_FLAT && p->args.group == 32 ? KG_RED_FLATW : (int)p->cls;
+}
 
 /* A call over in of `shape` laid out in memory in the order perm (outermost
    first; NULL: row-major), reducing the dims of mask, contiguous results. */
@@ -412,7 +417,7 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
                 const double us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
                 g = bytes_of(&v) / (us * 1e3);
                 printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
-                       alts[a].label, us, g, 100 * g / copy, class_names[p.cls], p.args.deep ? " deep" : "",
+                       alts[a].label, us, g, 100 * g / copy, class_names[plan_class(&p)], p.args.deep ? " deep" : "",
                        occ_str(&p), p.args.vec, p.args.group, p.args.cw, (long long)p.args.run, p.args.splits, p.grid);
             }
             if (pct_at >= 0)
@@ -446,7 +451,7 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
     char nest[160];
     nest_str(c, nest, sizeof nest);
     printf("%-44s %-5s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u | %s\n", label,
-           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan.cls],
+           kg_dtype_name(c->in.dtype), us, gbps, 100 * gbps / copy, class_names[plan_class(&plan)],
            plan.args.deep ? " deep" : "", occ_str(&plan), plan.args.vec, plan.args.group, plan.args.cw,
            (long long)plan.args.run, plan.args.splits, plan.grid, nest);
     run_alts(c, &plan, gbps, copy, sweep_at);
@@ -462,7 +467,7 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
         fprintf(csv, ",");
         for (int i = 0; i < c->n_axes; i++)
             fprintf(csv, i ? ".%d" : "%d", c->axes[i]);
-        fprintf(csv, ",%s\n", class_names[plan.cls]);
+        fprintf(csv, ",%s\n", class_names[plan_class(&plan)]);
     }
     return gbps;
 }
@@ -627,7 +632,7 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         kg_red_plan cp;
         case_cls[done] =
             kg_reduce_plan_tuned(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, c.keepdim, sms, base, &cp) == KG_OK
-                ? (int)cp.cls
+                ? plan_class(&cp)
                 : -1;
         pct[done++] = 100 * g / copy;
     }

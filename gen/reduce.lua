@@ -22,8 +22,11 @@ local M = {}
 -- colso, colsp, nesto: cols and nest at more blocks per multiprocessor (fewer
 -- registers, 32-bit walk arithmetic; kg_red_plan.occ), in their class's group;
 -- colsno, nestno: the same for the narrow walks.
+-- flatw: flat with one warp per unit (many short slabs; the planner keeps
+-- the class flat and sets kg_red_args.group 32, the launch picks this
+-- kernel), in a group of its own.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno" }
+              "colso", "colsp", "nesto", "colsno", "nestno", "flatw" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -36,6 +39,7 @@ M.groups = {
   { name = "nest", classes = { "nest", "nesto" } },
   { name = "narrow", classes = { "colsn", "nestn", "colsno", "nestno" } },
   { name = "tile", classes = { "tile" } },
+  { name = "flatw", classes = { "flatw" } },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)

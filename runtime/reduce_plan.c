@@ -231,7 +231,34 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    45 cases >= 90%, 26 -> 23 slower than PyTorch. Column kernels over a walk
    of one dim without the walk's digits lost everywhere: 8 loads in flight
    at 4 blocks per SM net -788 points over 55 cases (3 wins), 4 loads at 6
-   blocks -1242 (1 win); dropped. */
+   blocks -1242 (1 win); dropped.
+   Session 10 (run r1, H200, 2026-12-02 15:15-15:19, all 240 sweep cases,
+   PyTorch in the same script): FLAT with a warp per unit (flat_warp, kernel
+   FLATW, slabs of rows x columns only in that run) on slabs of 256 to 16384
+   elements under at least 24 outer positions per multiprocessor won all 4
+   cases it took: #111 K2 R512 f32 24.6 -> 86.1% of copy (PyTorch 41.6%),
+   #23 i32 19.6 -> 67.3%, #32 K80 R64 44.3 -> 56.7%, #130 K64 R255 86.9 ->
+   100.8%; down to 8 outer positions per multiprocessor and up to 131072
+   elements it also took #221 (17664 elements, 85.0 -> 89.2%) and lost #219
+   (63488 elements, 97.4 -> 92.8%) and #175 (slabs of 32 elements: 47.0 ->
+   4.8%, a fold per 8 vectors): slabs of 256 to 32768 elements. Column
+   splits that fill 3 or 4 waves where one wave leaves the tiles unsplit
+   (a trailing partial wave, #71: 656 tiles) lost on 13 of 17 cases (#71
+   43.5 -> 35.1%, #201 91.1 -> 82.2%, #226 94.8 -> 83.5%; won #44 76.2 ->
+   81.8%, #148 48.7 -> 51.7%): not kept. Tiles of any size (tile_min_elems
+   1) lost all 7 (#152 11.7 -> 0.1%).
+   Run r2 (15:36, copy 4218 GB/s): FLATW over runs under the columns and
+   strided blocks (flat_warp 2) won #152 R2 K2 R16 | R29 bf16 11.6 -> 35.7%
+   (PyTorch 18.2%), #173 R2 K8 R384 f32 44.4 -> 90.9%, #200 R2 K2 R4560
+   55.5 -> 87.1% and lost #124 (runs of 23 f32, 92 bytes: 57.2 -> 43.0%, the
+   nest's covering vectors): runs within 16 bytes (flat_warp_run). Its one
+   load loop for slabs and blocks lost on the slabs against r1's (#111 86.1
+   -> 76.7%; #221 bf16 at flat_warp_max 65536 45.4% against r1's 89.2%):
+   the slab loop is r1's again, the blocks' a separate instantiation.
+   Run r3 (15:48, copy 4190 GB/s), this kernel and default beside the old
+   plans in the same run: #111 24.7 -> 82.3%, #152 11.6 -> 43.6%, #23 19.3
+   -> 63.3%, #32 44.2 -> 55.3%, #130 86.5 -> 100.0%, #173 44.8 -> 91.8%,
+   #200 56.1 -> 91.0% of copy; #124 stays NEST (57.8%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -281,6 +308,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_occ = 1,
     .cols_split_fill = 1,
     .cols_split_few = 16,
+    .flat_warp = 2,
+    .flat_warp_min = 256,
+    .flat_warp_max = 32768,
+    .flat_warp_units = 24,
+    .flat_warp_run = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -300,7 +332,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
-                  F(cols_split_fill), F(cols_split_few)};
+                  F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
+                  F(flat_warp_units), F(flat_warp_run)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -780,6 +813,76 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         plan->partial_bytes = plan->partial_idx_at;
     }
     A->units = smul(outer, A->splits);
+    w->groups = outer;
+    w->per_group = cols;
+    w->red = red;
+    return 1;
+}
+
+/* FLATW (templates/reduce_flatw.cuh; the plan's class FLAT, args.group
+   32): one warp per outer position, unsplit, for value reductions of
+   elements of 2 to 8 bytes over a slab of the shape [R_out x] R_mid x K x a
+   (innermost last): a reduced run of a elements innermost (or none, a = 1),
+   K contiguous columns right outside it, R_mid periods of them (a reduced
+   dim of stride a K, or none), and at most one reduced dim outside that
+   (R_out blocks at any stride, each block whole aligned vectors). Taken
+   with flat and flat_warp (1: rows x columns slabs only, 2: every shape above) where a period of P = a K elements fits
+   a warp's lanes (P / gcd(P, V) <= 32), a slab holds flat_warp_min to flat_warp_max elements and the outer positions
+   give each multiprocessor at least flat_warp_units warps: many short slabs, where FLAT's block fold per unit was the
+   cost, or the columns' lanes read 2- to 8-byte pieces (e.g. K2 R512 over 69300 outer positions went to NEST's lanes of
+   4 outputs at 25% of copy). Tried before every other class (a short row alone, a single reduced run, stays ROWS).
+   Returns 0 (and plans nothing) elsewhere. */
+static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *in, const dim *K, int nk,
+                      const dim *D, int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
+                      shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->flat || !T->flat_warp || info->indexed || es < 2 || es > 8 || nk < 1 || nr < 1 || red < 2)
+        return 0;
+    const int64_t V = 16 / (int64_t)es;
+    int di = 0;
+    const int64_t a = D[0].in == 1 ? D[0].size : 1;
+    di += a > 1;
+    if (K[0].in != a || K[0].size > KG_RED_FLAT_COLS)
+        return 0;
+    const int64_t cols = K[0].size, P = a * cols;
+    int64_t mid = 1;
+    if (di < nr && D[di].in == P)
+        mid = D[di++].size;
+    int64_t nb = 1, S = 0;
+    if (di < nr) {
+        nb = D[di].size;
+        S = D[di].in;
+        di++;
+    }
+    const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
+    if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || (T->flat_warp < 2 && (a > 1 || nb > 1)) ||
+        smul(a, (int64_t)es) > T->flat_warp_run || smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max ||
+        outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
+        return 0;
+    if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
+        int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);
+        for (int d = 1; d < nk; d++)
+            ok = ok && K[d].in % V == 0;
+        if (!ok)
+            return 0;
+    }
+    plan->cls = KG_RED_FLAT;
+    fill_outer_of_run(A, K, nk, outer);
+    A->group = 32;
+    A->cw = (int32_t)G;
+    A->inner = cols;
+    A->tiles = 1;
+    A->run = a;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->splits = 1;
+    A->chunk = mid;
+    memset(&A->walk, 0, sizeof A->walk);
+    A->walk.n = 1;
+    A->walk.size[0] = nb;
+    A->walk.in[0] = S;
+    A->units = outer;
     w->groups = outer;
     w->per_group = cols;
     w->red = red;
@@ -1271,6 +1374,8 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     if (plan->cls == KG_RED_PACKED) {
         A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
         blocks = cdiv(A->units, KG_RED_THREADS / 32);
+    } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
+        blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
                A->group == KG_RED_THREADS) {
         blocks = A->units;
@@ -1324,7 +1429,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
+    if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
+        ;
+    else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 1, info->indexed, &w);

@@ -99,14 +99,22 @@ typedef struct kg_red_tuning {
                               elements of at least nest_cover_whole_es bytes */
     int nest_cover_whole_bytes;
     int nest_cover_whole_es;
-    int nest_cover_occ; /* nest_cover in the kernel at 4 blocks per multiprocessor (NESTO, 4 loads in flight per
-                           lane; needs nest_occ 4), 0: in the 2-block kernel (NEST, 8 loads) */
-    int cols_split_fill;   /* COLS split: splits so that the units fill this many waves of the kernel's resident
-                              blocks (no power of two; at most 16 x lanes down a tile, so that the last block's
-                              combine reads at most 8 rounds of partials; 0: cols_split_units_per_sm) */
-    int cols_split_few;    /* with cols_split_fill: split tiles of this many lanes across where the fill would cut
-                              more than 8 x lanes-down splits at the tile width chosen before (few tiles over a
-                              long reduction: more lanes down, more splits; 0: off) */
+    int nest_cover_occ;  /* nest_cover in the kernel at 4 blocks per multiprocessor (NESTO, 4 loads in flight per
+                            lane; needs nest_occ 4), 0: in the 2-block kernel (NEST, 8 loads) */
+    int cols_split_fill; /* COLS split: splits so that the units fill this many waves of the kernel's resident
+                            blocks (no power of two; at most 16 x lanes down a tile, so that the last block's
+                            combine reads at most 8 rounds of partials; 0: cols_split_units_per_sm) */
+    int cols_split_few;  /* with cols_split_fill: split tiles of this many lanes across where the fill would cut
+                            more than 8 x lanes-down splits at the tile width chosen before (few tiles over a
+                            long reduction: more lanes down, more splits; 0: off) */
+    int flat_warp;       /* (with flat) FLAT with one warp per unit (kernel FLATW, args.group 32, no splits; 1: slabs of
+                            rows x columns, 2: also of runs under the columns and blocks at a stride) where a period of
+                            the columns fits a warp, an outer position holds flat_warp_min to flat_warp_max elements
+                            and there are at least flat_warp_units outer positions per multiprocessor */
+    int flat_warp_min;
+    int flat_warp_max;
+    int flat_warp_units;
+    int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

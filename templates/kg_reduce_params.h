@@ -94,6 +94,8 @@ typedef enum kg_red_class {
     KG_RED_COLSNO,    /* COLSN (narrow walks) at KG_RED_OCC_MIN_BLOCKS, KG_RED_OCCN_UNROLL loads */
     KG_RED_NESTNO,    /* NESTN the same. All five: value reductions whose walk fits 32-bit arithmetic (the index
                          reductions' kernels are empty) */
+    KG_RED_FLATW,     /* kernels only: FLAT plans with args.group 32 (one warp per unit: many short slabs, no
+                         splits; templates/reduce_flatw.cuh) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

@@ -11,6 +11,9 @@ $(header)/*
 @if has.nest then
 #include "reduce_cover.cuh"
 @end
+@if has.flatw then
+#include "reduce_flatw.cuh"
+@end
 @for _, f in ipairs(functors) do
 
 struct $(f.name) {
@@ -74,5 +77,8 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 @end
 @if has.tile then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLOCKS) $(f.name)_tile(const kg_red_args A) { kg_red_tile<$(f.name)>(A); }
+@end
+@if has.flatw then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flatw(const kg_red_args A) { kg_red_flatw<$(f.name)>(A); }
 @end
 @end

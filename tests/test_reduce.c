@@ -118,6 +118,16 @@ static const rcase cases[] = {
     {"(20,30,500) (0,2) runs of 500", 3, {20, 30, 500}, 2, {0, 2}, 0, DENSE},
     {"(300,3,700) (0,2) runs of 700, split", 3, {300, 3, 700}, 2, {0, 2}, 0, DENSE},
     {"(17,4,9,2,13) (0,2,4) runs of 13 under two walks", 5, {17, 4, 9, 2, 13}, 3, {0, 2, 4}, 0, DENSE},
+    /* short slabs (an outer position's rows x columns contiguous) under
+       several outer positions: FLAT, and its warp per unit (flat_warp); a
+       period of 1 lane, and of 10 or 5 lanes folded 3 or 6 times */
+    {"(50,3,64,2) (1,2) slabs of 2 columns", 4, {50, 3, 64, 2}, 2, {1, 2}, 0, DENSE},
+    {"(33,17,5,40) (1,2) slabs of 40 columns", 4, {33, 17, 5, 40}, 2, {1, 2}, 0, DENSE},
+    /* slabs of a reduced run under the columns: 5 blocks of run 2 x 2
+       columns x 16 at a stride (whole vectors), and single ragged slabs of
+       run 10 x 5 columns x 3 */
+    {"(6,5,3,16,2,2) (1,3,5) blocks of runs under columns", 6, {6, 5, 3, 16, 2, 2}, 3, {1, 3, 5}, 0, DENSE},
+    {"(7,3,5,10) (1,3) slabs of runs under columns", 4, {7, 3, 5, 10}, 2, {1, 3}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -226,6 +236,16 @@ static int occ_launches;
 static int cover_launches;
 /* ... and the launches of split COLS plans */
 static int fill_launches;
+/* ... and the launches of FLAT plans with a warp per unit (FLATW) */
+static int flatw_launches;
+
+/* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
+   the tests under other tunings run one op in three of each list they walk
+   (the k-th op they would run, k + rot a multiple of 3; rot varies by test),
+   the same classes and plans with fewer repetitions; the tests of the
+   default tuning keep every op. */
+static int quick(void) { return getenv("KG_TEST_QUICK") != NULL; }
+static int quick_skips(int k, int rot) { return quick() && (k + rot) % 3 != 0; }
 
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
@@ -240,6 +260,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     occ_launches += st == KG_OK && plan.occ != 0;
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
+    flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -358,7 +379,14 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
     for (int j = 0; j < nr; j++)
         if (L->strides[rd[j]] == 0 && c->shape[rd[j]] > 1)
             repeats *= (double)c->shape[rd[j]];
+    /* KG_TEST_QUICK: where the reference reads more than 2^22 elements, a
+       seeded sixteenth of the results (and the first and the last) against
+       it; the second run is still compared in full above */
+    const uint64_t pick = kt_seed() * 0x9e3779b97f4a7c15ull;
+    const int sampled = quick() && n_out > 2 && red > 0 && n_out > ((int64_t)1 << 22) / red;
     for (int64_t o = 0; o < n_out; o++) {
+        if (sampled && o != 0 && o != n_out - 1 && ((uint64_t)o * 0xbf58476d1ce4e5b9ull + pick) >> 60 != 0)
+            continue;
         int64_t base = L->offset, r = o;
         for (int j = nk - 1; j >= 0; j--) {
             base += (r % c->shape[kd[j]]) * L->strides[kd[j]];
@@ -697,14 +725,16 @@ static void other_tunings(int part, int parts)
     };
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX, KG_RED_MIN};
     /* KG_TEST_QUICK (a time-capped run): the last two tunings, the paths
-       most recently added (column modes and tiles, the flat class) */
+       most recently added (column modes and tiles, the flat class), one op
+       of the three each */
     const size_t nt = sizeof tunings / sizeof tunings[0];
     for (size_t t = getenv("KG_TEST_QUICK") ? nt - 2 : 0; t < nt; t++) {
         if ((int)(t % (size_t)parts) != part)
             continue;
         gpu_tuning = &tunings[t];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-            check_op(ops[o], t % 2 ? TIES : RANDOM);
+            if (!quick_skips((int)o, (int)t))
+                check_op(ops[o], t % 2 ? TIES : RANDOM);
     }
     gpu_tuning = env_tuning;
 }
@@ -725,7 +755,8 @@ Test(gpu, value_reductions_under_the_flat_class_every_dtype_and_case)
     gpu_tuning = &t;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        check_op(ops[o], o % 2 ? TIES : RANDOM);
+        if (!quick_skips((int)o, 0))
+            check_op(ops[o], o % 2 ? TIES : RANDOM);
     gpu_tuning = env_tuning;
 }
 
@@ -748,8 +779,8 @@ static void words_tunings(int part)
     gpu_tuning = &t;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        if ((int)(o % 2) == part || part > 1)
+    for (size_t o = 0, k = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if (((int)(o % 2) == part || part > 1) && !quick_skips((int)k++, part))
             check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
     gpu_tuning = env_tuning;
 }
@@ -757,18 +788,32 @@ Test(gpu, two_byte_vectors_as_32_bit_words_every_op_dtype_and_case) { words_tuni
 Test(gpu, two_byte_vectors_as_32_bit_words_split_in_narrow_tiles) { words_tunings(1); }
 
 /* Each op of ops[0..n) (those of index parity `half`; -1: every one) over
-   every dtype and case under tuning t, every call run twice, bitwise equal. */
-static void ops_twice_under(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half)
+   every dtype and case under tuning t, every call run twice, bitwise equal
+   (KG_TEST_QUICK: one in three of them, quick_skips with rotation rot). */
+static void ops_twice_under(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half, int rot)
 {
     gpu_tuning = t;
     run_twice = 1;
-    for (size_t o = 0; o < n; o++)
-        if (half < 0 || (int)(o % 2) == half)
+    for (size_t o = 0, k = 0; o < n; o++)
+        if ((half < 0 || (int)(o % 2) == half) && !quick_skips((int)k++, rot))
             check_op(ops[o], o % 3 == 2 ? TIES : RANDOM);
     run_twice = 0;
     gpu_tuning = env_tuning;
 }
 static const kg_reduce_op value_ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
+
+/* ops_twice_under, then requires that some call took the plans under test
+   (*launches, counted by reduce_tuned; sanitizer mode (kg_test.h) samples
+   the cases, so there only the whole test must reach them). */
+static void ops_twice_reaching(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half, int rot,
+                               int *launches, const char *what)
+{
+    *launches = 0;
+    ops_twice_under(t, ops, n, half, rot);
+    cr_log_info("%d launches of %s", *launches, what);
+    if (!kt_sanitizer())
+        cr_assert_gt(*launches, 0, "no case took %s", what);
+}
 
 /* Every reduction over every dtype and case with one lane per NEST output
    and 4 outputs per lane (kg_red_nest_multi), on
@@ -786,7 +831,7 @@ static void multi_tunings(int part, int half)
     t.rows_multi = part ? 4096 : 40;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half);
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half, part);
 }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
@@ -814,10 +859,8 @@ static void occ_tunings(int part)
         t.cols_split_units_per_sm = 16;
         t.split_waves = 2;
     }
-    occ_launches = 0;
-    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part % 2);
-    cr_log_info("%d launches at more blocks per multiprocessor", occ_launches);
-    cr_assert_gt(occ_launches, 0, "no case took the kernels under test");
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part % 2, part / 2, &occ_launches,
+                       "plans at more blocks per multiprocessor");
 }
 Test(gpu, walks_at_4_blocks_per_sm_every_value_op_dtype_and_case) { occ_tunings(0); }
 Test(gpu, walks_at_4_blocks_per_sm_every_value_op_dtype_and_case_part_2) { occ_tunings(1); }
@@ -844,13 +887,8 @@ static void cover_tunings(int part)
         t.nest_cover_whole_bytes = 0;
         t.nest_cover_whole_es = 0;
     }
-    cover_launches = 0;
-    ops_twice_under(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1);
-    cr_log_info("%d launches over covering vectors", cover_launches);
-    /* sanitizer mode (kg_test.h) runs a seeded sample of the cases, which may
-       hold none that takes the covering vectors: the whole test must */
-    if (!kt_sanitizer())
-        cr_assert_gt(cover_launches, 0, "no case took the covering vectors");
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &cover_launches,
+                       "NEST plans over covering vectors");
 }
 Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_tunings(0); }
 Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
@@ -866,17 +904,30 @@ static void fill_tunings(int part)
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_split_fill = part ? 4 : 1;
     t.cols_split_few = part ? 8 : 16;
-    fill_launches = 0;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1);
-    cr_log_info("%d launches of split column plans", fill_launches);
-    /* sanitizer mode (kg_test.h) samples the cases: the whole test must reach them */
-    if (!kt_sanitizer())
-        cr_assert_gt(fill_launches, 0, "no case took a split column plan");
+    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], -1, part, &fill_launches, "split column plans");
 }
 Test(gpu, column_splits_that_fill_a_wave_every_op_dtype_and_case) { fill_tunings(0); }
 Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_case) { fill_tunings(1); }
+
+/* Every value reduction over every dtype and case with FLAT's warp per unit
+   (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
+   lanes; any slab, any count of outer positions; level 1: slabs of rows x
+   columns, 2: also runs under the columns and blocks at a stride), every
+   call twice, bitwise equal; index reductions keep their plans. */
+static void flatw_tunings(int level)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flat_warp = level;
+    t.flat_warp_min = 0;
+    t.flat_warp_max = INT32_MAX / 2;
+    t.flat_warp_units = 0;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, level, &flatw_launches,
+                       "flat plans with a warp per unit");
+}
+Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
+Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
@@ -958,10 +1009,11 @@ Test(gpu, integer_sums_accumulate_in_i64)
     free(h);
 }
 
-/* The big shapes of TESTING.md for the ops the benchmarks time. */
-Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
+/* The big shapes of TESTING.md for the ops the benchmarks time, shape
+   `which` (0..2; one test each: Criterion runs them side by side). */
+static void large_shapes(size_t which)
 {
-    uint64_t rng = kt_seed() + 13;
+    uint64_t rng = kt_seed() + 13 + which;
     const rcase big[] = {
         {"(4194304,64) 1", 2, {4194304, 64}, 1, {1}, 0, DENSE},
         {"(64,4194304) 0", 2, {64, 4194304}, 1, {0}, 0, DENSE},
@@ -971,24 +1023,30 @@ Test(gpu, large_short_rows_and_long_columns, .timeout = 600)
         kg_reduce_op op;
         kg_dtype dt;
     } runs[] = {{KG_RED_SUM, KG_F32}, {KG_RED_ARGMAX, KG_F32}, {KG_RED_SUM, KG_BF16}, {KG_RED_MAX, KG_I32}};
-    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
-        const layout L = layout_of(&big[i]);
-        for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
-            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
-                continue;
-            const size_t es = kg_dtype_size(runs[r].dt);
-            void *h = malloc((size_t)L.alloc * es);
-            fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
-            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
-            const int bad = check_case(runs[r].op, runs[r].dt, &big[i], &L, h, dev, 1);
-            cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", kg_red_infos[runs[r].op].name,
-                         kg_dtype_name(runs[r].dt), big[i].name, bad, (unsigned long long)kt_seed());
-            kg_free(gpu, dev);
-            free(h);
-        }
+    const size_t i = which;
+    const layout L = layout_of(&big[i]);
+    for (size_t r = i == 2 ? 2 : 0; r < (i == 2 ? 4u : 2u); r++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        /* KG_TEST_QUICK: sum over the rows, argmax over the columns */
+        if (quick() && !kt_sanitizer() && i < 2 && r != i)
+            continue;
+        const size_t es = kg_dtype_size(runs[r].dt);
+        void *h = malloc((size_t)L.alloc * es);
+        fill_input(h, runs[r].dt, L.alloc, RANDOM, &rng);
+        void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+        kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+        const int bad = check_case(runs[r].op, runs[r].dt, &big[i], &L, h, dev, 1);
+        cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", kg_red_infos[runs[r].op].name,
+                     kg_dtype_name(runs[r].dt), big[i].name, bad, (unsigned long long)kt_seed());
+        kg_free(gpu, dev);
+        free(h);
     }
 }
+
+Test(gpu, large_short_rows, .timeout = 600) { large_shapes(0); }
+Test(gpu, large_long_columns, .timeout = 600) { large_shapes(1); }
+Test(gpu, large_split_columns, .timeout = 600) { large_shapes(2); }
 
 Test(gpu, f32_sum_of_2_pow_28_is_within_1e6_of_the_sum_of_magnitudes, .timeout = 600)
 {
@@ -1103,37 +1161,44 @@ Test(gpu, reductions_are_captured_in_a_cuda_graph)
     free(h);
 }
 
-Test(gpu, more_than_2_pow_31_elements, .timeout = 600)
+/* u8, so the input is 2 GiB: rows (full), columns and strided 64-bit,
+   shape `which` (0..2; one test each). */
+static void more_than_2_pow_31(size_t which)
 {
-    /* u8, so the input is 2 GiB: rows (full), columns and strided 64-bit */
-    uint64_t rng = kt_seed() + 29;
+    uint64_t rng = kt_seed() + 29 + which;
     const rcase big[] = {
         {"(2^31+64,) all", 1, {((int64_t)1 << 31) + 64}, 0, {0}, 0, DENSE},
         {"(2,2^30+8) 0", 2, {2, ((int64_t)1 << 30) + 8}, 1, {0}, 0, DENSE},
         {"(2^20+1,2,2^10) (0,2)", 3, {((int64_t)1 << 20) + 1, 2, 1024}, 2, {0, 2}, 0, DENSE},
     };
-    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
-        /* sanitizer mode (kg_test.h): the columns case alone (its reference
-           keeps no 2^31-element slice in host memory), one op by the seed */
-        if (kt_sanitizer() && i != 1)
-            continue;
-        const layout L = layout_of(&big[i]);
-        uint8_t *h = malloc((size_t)L.alloc);
-        for (int64_t k = 0; k < L.alloc; k += 8) {
-            const uint64_t v = kt_next(&rng);
-            memcpy(h + k, &v, (size_t)(L.alloc - k < 8 ? L.alloc - k : 8));
-        }
-        void *dev = kt_alloc(gpu, (size_t)L.alloc);
-        kt_upload(gpu, dev, h, (size_t)L.alloc);
-        const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX};
-        for (int k = 0; k < 2; k++) {
-            if (kt_sanitizer() && (uint64_t)k != kt_seed() % 2)
-                continue;
-            const int bad = check_case(ops[k], KG_U8, &big[i], &L, h, dev, 1);
-            cr_expect_eq(bad, 0, "%s(u8) %s: %d wrong (seed %llu)", kg_red_infos[ops[k]].name, big[i].name, bad,
-                         (unsigned long long)kt_seed());
-        }
-        kg_free(gpu, dev);
-        free(h);
+    const size_t i = which;
+    /* sanitizer mode (kg_test.h): the columns case alone (its reference
+       keeps no 2^31-element slice in host memory), one op by the seed */
+    if (kt_sanitizer() && i != 1)
+        return;
+    const layout L = layout_of(&big[i]);
+    uint8_t *h = malloc((size_t)L.alloc);
+    for (int64_t k = 0; k < L.alloc; k += 8) {
+        const uint64_t v = kt_next(&rng);
+        memcpy(h + k, &v, (size_t)(L.alloc - k < 8 ? L.alloc - k : 8));
     }
+    void *dev = kt_alloc(gpu, (size_t)L.alloc);
+    kt_upload(gpu, dev, h, (size_t)L.alloc);
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_ARGMAX};
+    for (int k = 0; k < 2; k++) {
+        if (kt_sanitizer() && (uint64_t)k != kt_seed() % 2)
+            continue;
+        /* KG_TEST_QUICK: sum, argmax, sum over the three shapes */
+        if (quick() && !kt_sanitizer() && (size_t)k != i % 2)
+            continue;
+        const int bad = check_case(ops[k], KG_U8, &big[i], &L, h, dev, 1);
+        cr_expect_eq(bad, 0, "%s(u8) %s: %d wrong (seed %llu)", kg_red_infos[ops[k]].name, big[i].name, bad,
+                     (unsigned long long)kt_seed());
+    }
+    kg_free(gpu, dev);
+    free(h);
 }
+
+Test(gpu, more_than_2_pow_31_elements_in_one_row, .timeout = 600) { more_than_2_pow_31(0); }
+Test(gpu, more_than_2_pow_31_elements_in_columns, .timeout = 600) { more_than_2_pow_31(1); }
+Test(gpu, more_than_2_pow_31_elements_strided, .timeout = 600) { more_than_2_pow_31(2); }

@@ -402,6 +402,62 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_geq(p.args.chunk * 33, kg_red_tuning_default.flat_min_elems);
 }
 
+/* FLAT with a warp per outer position (flat_warp, the default): rows x columns slabs,
+   runs under the columns, blocks at a stride; not where a period exceeds a
+   warp, blocks would start off a vector, or the slabs are too few */
+Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_plan p;
+    /* K2 R512 under 69300 outer positions (sweep #111) */
+    kg_tensor in = fake(IN_AT, KG_F32, 6, (int64_t[]){100, 21, 33, 256, 2, 2});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.args.cw, 1);
+    cr_assert_eq(p.args.inner, 2);
+    cr_assert_eq(p.args.run, 1);
+    cr_assert_eq(p.args.chunk, 512);
+    cr_assert_eq(p.args.walk.size[0], 1);
+    cr_assert_eq(p.args.units, 69300);
+    cr_assert_eq(p.args.splits, 1);
+    cr_assert_eq(p.grid, 132 * 16, "8663 blocks of 8 warps, capped");
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 32, "the default");
+    kg_red_tuning off = t;
+    off.flat_warp = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "the nest's lanes of 4 outputs before");
+    /* index reductions keep their plans */
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &in, (int[]){3, 4}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_FLAT);
+    /* R2 K2 R16, 29 blocks 576 elements apart under 9207 outer positions (#152) */
+    kg_tensor b = fake(IN_AT, KG_BF16, 6, (int64_t[]){1023, 29, 9, 16, 2, 2});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){1, 3, 5}, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.group, 32);
+    cr_assert_eq(p.args.run, 2);
+    cr_assert_eq(p.args.inner, 2);
+    cr_assert_eq(p.args.chunk, 16);
+    cr_assert_eq(p.args.walk.size[0], 29);
+    cr_assert_eq(p.args.walk.in[0], 576);
+    cr_assert_eq(p.args.cw, 1, "a period of 4 bf16 in one lane");
+    cr_assert_eq(p.args.units, 9207);
+    /* blocks that would start off a vector: not taken */
+    kg_tensor m = b;
+    m.data = (void *)(IN_AT + 2);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){1, 3, 5}, 3, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_FLAT && p.args.group == 32));
+    /* 63 bf16 columns: a period of 63 lanes, more than a warp */
+    kg_tensor w = fake(IN_AT, KG_BF16, 5, (int64_t[]){89, 3, 255, 8, 63});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &w, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_FLAT && p.args.group == 32));
+    /* too few outer positions for a wave of warps */
+    kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){1000, 512, 2});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_FLAT && p.args.group == 32));
+}
+
 Test(plan, adjacent_reduced_dims_merge)
 {
     const int64_t s[] = {2, 3, 4};
@@ -730,6 +786,41 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         return;
     }
     const int block = A->group == KG_RED_THREADS || p->cls == KG_RED_COLS;
+    if (p->cls == KG_RED_FLAT && A->group == 32) {
+        /* kg_red_flatw: a warp per outer position; its nb blocks (stride S)
+           of n = chunk x P elements, P = run x inner; lane t of NT takes
+           vectors t, t + NT, ... of them and folds element e into period
+           position (t V + e - h) mod P, column position / run: that must be
+           the element's column */
+        const int64_t K = A->inner, a = A->run, P = a * K, G = A->cw, NT = 32 / (G > 0 ? G : 1) * G;
+        const int64_t nb = A->walk.size[0] > 1 ? A->walk.size[0] : 1, S = A->walk.in[0], n = A->chunk * P;
+        if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || a < 1 || G < 1 || G > 32 || (G * V) % P ||
+            A->splits != 1 || p->partial_bytes || A->units != A->n_out || A->tiles != 1 || A->vec || A->walk.n != 1 ||
+            n * nb != A->red * K || (nb > 1 && (n % V || S % V)))
+            fail(c, "flatw geometry out of bounds");
+        if (c->bad)
+            return;
+        for (int64_t u = 0; u < A->units; u++) {
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, u, &io, &oo);
+            if (nb > 1 && io % V)
+                fail(c, "flatw blocks that do not start on a vector");
+            const int64_t h = nb > 1 ? 0 : io % V, bv = (h + n + V - 1) / V;
+            for (int64_t j = 0; j < nb * bv; j++) {
+                const int64_t t = j % NT, r = j / bv, i = j % bv;
+                for (int64_t e = 0; e < V; e++) {
+                    const int64_t q = i * V + e - h; /* position in block r */
+                    if (q < 0 || q >= n)
+                        continue;
+                    const int64_t pos = (((t % G) * V + e - h) % P + P) % P;
+                    if (pos != q % P)
+                        fail(c, "a flatw lane folds an element into another column");
+                    visit(c, oo + pos / a * A->inner_out, r * (n / K) + q / P * a + q % a, io + r * S + q);
+                }
+            }
+        }
+        return;
+    }
     if (p->cls == KG_RED_FLAT) {
         /* kg_red_flat: lane t of NT takes vectors t, t + NT, ... of the
            unit's run from the aligned element at or before its start (data
@@ -739,7 +830,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         const int64_t K = A->inner, G = A->cw, NT = KG_RED_THREADS / (G > 0 ? G : 1) * G;
         if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || G < 1 || G > KG_RED_THREADS || (G * V) % K ||
             A->tiles != 1 || A->run != 1 || A->vec || A->units != A->n_out * A->splits ||
-            (A->splits > 1 && A->splits * K > 1 << 20))
+            (A->splits > 1 && A->splits * K > 1 << 20) || A->group != 0)
             fail(c, "flat geometry out of bounds");
         if (c->bad)
             return;
@@ -1195,7 +1286,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0;
+        cover = 0, fill = 0, flatw = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1274,6 +1365,17 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "cols_split_fill %d: %s", o,
                                   why);
                     }
+                    /* flat with a warp per unit wherever it applies */
+                    {
+                        kg_red_tuning ft = kg_red_tuning_default;
+                        ft.flat_warp = 2;
+                        ft.flat_warp_min = 0;
+                        ft.flat_warp_units = 0;
+                        kg_red_plan fp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ft, &fp), KG_OK);
+                        flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
+                        cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
+                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1301,7 +1403,10 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(occ, 0);
     cr_assert_gt(cover, 0);
     cr_assert_gt(fill, 0);
-    cr_log_info("%d plans over covering vectors, %d split column plans under the split fill", cover, fill);
+    cr_assert_gt(flatw, 0);
+    cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
+                "per unit",
+                cover, fill, flatw);
     cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
                 occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
