@@ -71,6 +71,21 @@ local function variant(c, op, dt)
 end
 M.variant = variant
 
+-- Classes the planner takes only under a tuning, left out of the 2-byte
+-- modules (their first use, norm_bf16 / norm_f16, took 11.4 / 11.1 ms on the
+-- H200 of 2026-12-02 with them; the limit is 10): class -> the class whose
+-- kernel the table holds instead (same geometry), or nil. LEAN4L / LEAN8L
+-- (the LOOSE tuning), LEAN4_RESC (the residual form's variant 1), and the
+-- 2-byte layer_norm's LEAN8C (variant 1; its default is LEAN8S) and LEAN16
+-- (which the planner takes for rms_norm alone).
+local function tuning_only(c, op, dt)
+  if dt.size ~= 2 then return nil end
+  if c == "lean4l" then return "lean4" end
+  if c == "lean8l" or (op.name == "layer_norm" and (c == "lean8c" or c == "lean16")) then return "lean8" end
+  if c == "lean4_resc" then return "lean4_res" end
+  return nil
+end
+
 -- CLUSTER (templates/normc.cuh): softmax and log_softmax along an outer
 -- axis, a column strip a thread-block cluster, on sm_90 (modules normc_<dtype>,
 -- sm_90a alone; not f64). Configurations, in the order of the runtime's
@@ -83,17 +98,26 @@ M.variant = variant
 -- 4 and 2 lanes a row (64- and 32-byte segments) 21-28%; half of the strip in
 -- shared memory at two blocks a multiprocessor 58% (COLS 55%); and a cluster
 -- that streamed its strip twice (the second read from L2) 45%: dropped.
--- pipe: the pipelined persistent form (kg_norm_cluster_pipe): k vectors a
--- lane in registers, the next strip's k in shared memory (ks = k), a block
--- holding (t / lpr) x k rows.
+-- A persistent pipelined form (the next strip streaming into shared memory
+-- while this one's statistics, exchange and stores ran; 7 clusters of 16
+-- resident, one block a multiprocessor) lost too: 43.8% against 59.3
+-- (2026-12-02 r1): removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-  { t = 512, k = 16, lpr = 8, pipe = true },
-  { t = 1024, k = 8, lpr = 8, pipe = true },
-  { t = 512, k = 16, lpr = 4, pipe = true },
+}
+
+-- STREAM (templates/normc.cuh, kg_norm_stream): the same calls by tiles of
+-- (t / lpr) x k rows and lpr x 16 bytes of columns in ticket order, read
+-- from memory for the statistics and again from L2 for the apply, in the
+-- normc_<dtype> modules. t threads, k vectors a lane, lpr lanes a row, mb
+-- blocks a multiprocessor (the launch bound).
+M.scfgs = {
+  { t = 256, k = 16, lpr = 8, mb = 2 },
+  { t = 256, k = 8, lpr = 8, mb = 2 },
+  { t = 256, k = 16, lpr = 16, mb = 2 },
 }
 
 local common = require("common")
@@ -161,6 +185,8 @@ function M.generate(G)
       table_[op.id][dt.index] = {}
       f.variants = {}
       f.leanu = dt.name ~= "f64"
+      -- LEAN4L / LEAN8L: not in the 2-byte modules (tuning_only)
+      f.loose = dt.size ~= 2
       -- LEANU4S / LEANU8S bounds: the 2-byte types' 8 vectors a lane, and
       -- their layer_norm's 4, in 80 registers (a 768-lane bound: <= 512
       -- lanes a row; ptxas spilled them at 64)
@@ -174,7 +200,15 @@ function M.generate(G)
       for ci, c in ipairs(M.classes) do
         local isvar = vclasses[c]
         local vr = isvar and variant(c, op, dt)
-        if isvar and not vr then
+        local alias = tuning_only(c, op, dt)
+        if alias then
+          for bi, bc in ipairs(M.classes) do
+            if bc == alias then
+              table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1]
+            end
+          end
+          assert(table_[op.id][dt.index][ci - 1], c .. ": no " .. alias)
+        elseif isvar and not vr then
           -- the base class's kernel (lean8x -> lean8, lean4p_res -> lean4_res)
           local base = vbase[c] or c:sub(1, -2)
           for bi, bc in ipairs(M.classes) do
@@ -221,11 +255,14 @@ function M.generate(G)
 
   -- CLUSTER modules (sm_90a), after the norm_<dtype> modules so that their
   -- kernels keep their indices
-  local ctable = {}
+  local ctable, stable = {}, {}
   for i, c in ipairs(M.ccfgs) do
     c.id, c.mb = i - 1, c.mb or 1
-    c.ks = c.pipe and c.k or c.ks or 0
-    c.rows = c.t // c.lpr * (c.pipe and c.k or c.k + c.ks)
+    c.ks = c.ks or 0
+    c.rows = c.t // c.lpr * (c.k + c.ks)
+  end
+  for i, c in ipairs(M.scfgs) do
+    c.id, c.rows = i - 1, c.t // c.lpr * c.k
   end
   for _, dt in ipairs({ D.f32, D.f16, D.bf16 }) do
     local module = G:module("normc_" .. dt.name, { sm90a = true })
@@ -239,21 +276,30 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     (c.pipe and " pipe" or "") .. "/" .. c.lpr .. "]" })
+                                     "/" .. c.lpr .. "]" })
         end
         ctable[op.id][dt.index] = row
+        stable[op.id] = stable[op.id] or {}
+        row = {}
+        for _, c in ipairs(M.scfgs) do
+          row[#row + 1] = G:kernel({ name = f.name .. "_st" .. c.id, module = module, vec = 16 // dt.size,
+                                     desc = op.name .. "(" .. dt.name .. ") [stream " .. c.t .. "x" .. c.k .. "/" .. c.lpr .. "]" })
+        end
+        stable[op.id][dt.index] = row
       end
     end
-    local names = {}
+    local names, snames = {}, {}
     for _, c in ipairs(M.ccfgs) do
-      names[#names + 1] = string.format("%d threads x %d (+%d%s) vectors / %d lanes a row", c.t, c.k, c.ks,
-                                        c.pipe and " next" or "", c.lpr)
+      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row", c.t, c.k, c.ks, c.lpr)
+    end
+    for _, c in ipairs(M.scfgs) do
+      snames[#snames + 1] = string.format("%d threads x %d vectors / %d lanes a row", c.t, c.k, c.lpr)
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
       dtype = dt, acc = "float", functors = functors, functor_struct = functor_struct(G, dt, "float"), cfgs = M.ccfgs,
       vec = 16 // dt.size,
-      cfgnames = table.concat(names, "; "),
+      cfgnames = table.concat(names, "; "), scfgs = M.scfgs, scfgnames = table.concat(snames, "; "),
     }))
   end
 
@@ -268,20 +314,29 @@ function M.generate(G)
       t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(row, ", "))
     end
   end
-  t[#t + 1] = "};\n\nconst int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT] = {\n"
-  for _, op in ipairs(ops) do
-    for _, dt in ipairs(floats) do
-      local row = ctable[op.id] and ctable[op.id][dt.index]
-      if row then
-        local r = {}
-        for i = 1, #row do r[i] = tostring(row[i]) end
-        t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
+  -- the rows of a per-configuration table (CLUSTER, STREAM): softmax and log_softmax of f32, f16, bf16
+  local function cfg_rows(name, count, tbl)
+    t[#t + 1] = "};\n\nconst int16_t " .. name .. "[KG_NORM_COUNT][KG_DTYPE_COUNT][" .. count .. "] = {\n"
+    for _, op in ipairs(ops) do
+      for _, dt in ipairs(floats) do
+        local row = tbl[op.id] and tbl[op.id][dt.index]
+        if row then
+          local r = {}
+          for i = 1, #row do r[i] = tostring(row[i]) end
+          t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
+        end
       end
     end
   end
+  cfg_rows("kg_norm_ctable", "KG_NORM_CCFG_COUNT", ctable)
+  cfg_rows("kg_norm_stable", "KG_NORM_SCFG_COUNT", stable)
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.pipe and 1 or 0, c.rows)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows)
+  end
+  t[#t + 1] = "};\n\nconst kg_norm_scfg kg_norm_scfgs[KG_NORM_SCFG_COUNT] = {\n"
+  for _, c in ipairs(M.scfgs) do
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.mb, c.rows)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -326,11 +381,24 @@ typedef struct kg_norm_ccfg {
     int k;       /* 16-byte vectors a lane */
     int lpr;     /* lanes a row of the strip */
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
-    int pipe;    /* 1: the pipelined persistent form (the grid: the clusters that fit at once) */
     int rows;    /* rows of a column a block holds */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];
+
+/* STREAM (sm_90 only, templates/normc.cuh): the same calls by tiles in
+   ticket order, one kernel per configuration (entries as kg_norm_ctable's). */
+#define KG_NORM_SCFG_COUNT ]] .. #M.scfgs .. [[
+
+typedef struct kg_norm_scfg {
+    int threads; /* a block */
+    int k;       /* 16-byte vectors a lane */
+    int lpr;     /* lanes a row of the strip */
+    int mb;      /* blocks a multiprocessor (the launch bound) */
+    int rows;    /* rows of a tile: threads / lpr x k */
+} kg_norm_scfg;
+extern const kg_norm_scfg kg_norm_scfgs[KG_NORM_SCFG_COUNT];
+extern const int16_t kg_norm_stable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_SCFG_COUNT];
 
 #endif
 ]])

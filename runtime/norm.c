@@ -38,7 +38,7 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
-_Atomic long kgi_norm_cluster_grid;
+_Atomic long kgi_norm_stream_launches;
 
 typedef struct ndim_ {
     int64_t size;
@@ -330,23 +330,35 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    range), [128,2097152] 23.7 (46.4: too few rows a block), columns past
    16384 rows at 512 x (16 + 16) 39.7-43.4 (45.5-54.7: one block a
    multiprocessor). */
+/* 1 where softmax / log_softmax along an outer axis may run by CLUSTER or
+   STREAM (sm_90 modules; f32, f16, bf16): the columns, the normalized
+   stride and every outer stride of in and out whole 16-byte vectors, in
+   and out 16-byte aligned, columns contiguous. */
+static int outer_vectors(kg_context *ctx, const kg_norm_call *c, const ndim_ *K, int nk, ndim_ Nd, size_t es)
+{
+    const kg_dtype dt = c->in->dtype;
+    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || kgi_norm_tuning.sm90 == 1;
+    if (!sm90 || (c->op != KG_NORM_SOFTMAX && c->op != KG_NORM_LOG_SOFTMAX) ||
+        (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16) || c->res || c->w || c->b)
+        return 0;
+    const int64_t V = 16 / (int64_t)es;
+    if (!kgi_aligned(c->in->data, 16) || !kgi_aligned(c->out->data, 16) || K[0].st[KG_NO_IN] != 1 ||
+        K[0].st[KG_NO_OUT] != 1 || K[0].size % V || Nd.st[KG_NO_IN] % V || Nd.st[KG_NO_OUT] % V)
+        return 0;
+    for (int d = 1; d < nk; d++)
+        if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
+            return 0;
+    return 1;
+}
+
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
                          size_t es)
 {
     plan->ccfg = -1;
     const kg_norm_tuning *tu = &kgi_norm_tuning;
-    const kg_dtype dt = c->in->dtype;
-    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
-    if (!sm90 || tu->cluster < 0 || (c->op != KG_NORM_SOFTMAX && c->op != KG_NORM_LOG_SOFTMAX) ||
-        (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16) || c->res || c->w || c->b)
+    if (tu->cluster < 0 || !outer_vectors(ctx, c, K, nk, Nd, es))
         return;
     const int64_t V = 16 / (int64_t)es, n = Nd.size;
-    if (!kgi_aligned(c->in->data, 16) || !kgi_aligned(c->out->data, 16) || K[0].st[KG_NO_IN] != 1 ||
-        K[0].st[KG_NO_OUT] != 1 || K[0].size % V || Nd.st[KG_NO_IN] % V || Nd.st[KG_NO_OUT] % V)
-        return;
-    for (int d = 1; d < nk; d++)
-        if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
-            return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
     if (!forced && (n < 1000 || n > 16384))
         return;
@@ -367,6 +379,46 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cchunk = cdiv(n, cs);
     plan->cgrid = (unsigned)(outer * ctiles * cs);
     plan->cblock = (unsigned)f->threads;
+}
+
+/* STREAM (templates/normc.cuh): the calls CLUSTER serves, by tiles of a
+   configuration's rows x 16-byte vectors of lpr lanes, in ticket order: the
+   statistics read the input from memory, the apply (lag tickets later) from
+   L2. Scratch: a counter a strip (within the counters' area) and a (max,
+   sum) a column a tile; the planner keeps that within PARTIAL_BUDGET (what
+   kg_reserve_scratch(ctx, 0) holds, so graph capture needs no more), a
+   forced configuration within 16 times that. The lag: the strip's chunks
+   (every tile of the strip has a lower ticket) plus the blocks resident at
+   once (a tile is applied about a wave after its statistics: still in L2,
+   its strip most likely final). */
+static void plan_stream(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
+                        size_t es, int64_t sm)
+{
+    plan->scfg = -1;
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    const int forced = tu->stream > 0 && tu->stream <= KG_NORM_SCFG_COUNT;
+    if (!forced || !outer_vectors(ctx, c, K, nk, Nd, es))
+        return;
+    const int cfg = tu->stream - 1;
+    const kg_norm_scfg *f = &kg_norm_scfgs[cfg];
+    const int64_t V = 16 / (int64_t)es, W = (int64_t)f->lpr * V, n = Nd.size;
+    const int64_t tiles = cdiv(K[0].size, W), strips = plan->args.rows * tiles;
+    const int64_t chunks = cdiv(n, (int64_t)f->rows);
+    if (strips >= (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)) || chunks > ((int64_t)1 << 30) / strips)
+        return;
+    const int64_t units = strips * chunks;
+    const int64_t extra = tu->slag < 0 ? 0 : tu->slag > 0 ? tu->slag : f->mb * sm;
+    const int64_t lag = chunks + extra;
+    const size_t bytes = (size_t)units * (size_t)W * 2 * sizeof(float);
+    if (units + lag > INT32_MAX || bytes > (forced ? 16 : 1) * PARTIAL_BUDGET)
+        return;
+    plan->scfg = cfg;
+    plan->sunits = units;
+    plan->schunk = f->rows;
+    plan->schunks = chunks;
+    plan->slag = lag;
+    plan->sgrid = (unsigned)(units + lag);
+    plan->sbytes = bytes;
 }
 
 /* COLSV (templates/norm.cuh): COLS of softmax and log_softmax (f32, f16,
@@ -438,6 +490,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
 {
     memset(plan, 0, sizeof *plan);
     plan->ccfg = -1;
+    plan->scfg = -1;
     if ((int)c->op <= KG_NORM_NONE || c->op >= KG_NORM_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
                        (int)c->op);
@@ -758,7 +811,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int64_t cap = sm * cbps;
         plan->grid = (unsigned)(A->units < cap ? A->units : cap);
         plan_cluster(ctx, c, plan, K, nk, N[0], es);
-        if (plan->ccfg < 0)
+        plan_stream(ctx, c, plan, K, nk, N[0], es, sm);
+        if (plan->ccfg < 0 && plan->scfg < 0)
             plan_colsv(c, plan, K, nk, N[0], es, sm);
         return KG_OK;
     } else {
@@ -899,15 +953,16 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             nv = cdiv(nvec, g);
         }
     }
-    /* LEAN16: the 2-byte norms, 16 vectors a lane, <= 512 lanes: the
+    /* LEAN16: the 2-byte rms_norm, 16 vectors a lane, <= 512 lanes: the
        tuning's lean 16, and by default the 2-byte rms_norm of 257..512
        vectors (a warp a row; H200 2026-12-02 r2: bf16 [65536,4096] 93.4% of
        copy against LEAN4P's 90.4 and LEAN4's 87.5; lost at hidden 1024, 92.4
        against 97.3, and 16384, 91.2 against 94.4, and for layer_norm at
        every size, 79.4-79.9 against 84.5-86.2) */
     const int l16 = tu->lean == 16 || (tu->lean == 0 && tu->pf == 0 && !tu->loose && !tu->group && tu->variant == 0 &&
-                                       info->stats == KG_NORM_STATS_SUMSQ && nvec > 256 && nvec <= 512);
-    if (rowcls && nk <= 1 && l16 && !res && es == 2 && info->stats != KG_NORM_STATS_LSE &&
+                                       nvec > 256 && nvec <= 512);
+    /* (rms_norm alone: the 2-byte modules hold no LEAN16 of layer_norm, gen/norm.lua) */
+    if (rowcls && nk <= 1 && l16 && !res && es == 2 && info->stats == KG_NORM_STATS_SUMSQ &&
         pow2_ceil(cdiv(nvec, 16)) <= KG_NORM_MAX_GROUP) {
         plan->cls = KG_NORM_LEAN16;
         g = pow2_ceil(cdiv(nvec, 16));
@@ -957,10 +1012,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     return KG_OK;
 }
 
-/* How many clusters of a configuration x size this device holds at once
-   (the non-portable sizes and the shared memory allowed first, for the
-   device): 0 unknown, 1 none (it cannot run here), c + 1 c clusters (c <
-   254), 255 some (how many not known); asked once per device
+/* Whether a cluster of a configuration x size runs on this device (the
+   non-portable sizes and the shared memory allowed first, for the device):
+   0 unknown, 1 no, 2 yes; asked once per device
    (cudaOccupancyMaxActiveClusters). */
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
@@ -1010,15 +1064,10 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         if (err != cudaSuccess)
             cudaGetLastError(); /* not known: the launch will tell */
         else
-            *fits = (unsigned char)(n < 254 ? n + 1 : 255);
+            *fits = n > 0 ? 2 : 1;
     }
     if (*fits == 1)
         return KG_OK;
-    /* the pipelined form is persistent: the clusters that fit at once (all of
-       them where that is not known) */
-    const int64_t held = *fits > 1 && *fits < 255 ? *fits - 1 : 0, clusters = plan->cgrid / (unsigned)plan->csize;
-    if (kg_norm_ccfgs[plan->ccfg].pipe && held > 0 && held < clusters)
-        cfg.gridDim.x = (unsigned)(held * plan->csize);
     void *args[] = {&B};
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
     if (err != cudaSuccess) {
@@ -1028,12 +1077,34 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         *fits = 1; /* refused (no such cluster here): COLS from now on */
         return KG_OK;
     }
-    if (*fits == 0)
-        *fits = 255; /* it ran: at least one fits (how many stays unknown) */
+    *fits = 2;
     *ok = 1;
     kgi_norm_cluster_launches++;
-    kgi_norm_cluster_grid = cfg.gridDim.x;
     return KG_OK;
+}
+
+/* Launches a STREAM plan: its partials after the scratch's counters. */
+static kg_status launch_stream(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
+{
+    void *base;
+    kg_status st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan->sbytes, &base);
+    if (st != KG_OK)
+        return st;
+    const kg_norm_scfg *f = &kg_norm_scfgs[plan->scfg];
+    kg_norm_args B = plan->args;
+    B.partial = base;
+    B.group = (int32_t)KG_SCRATCH_COUNTER_BYTES;
+    B.tiles = cdiv(B.cols, (int64_t)f->lpr * (16 / (int64_t)kg_dtype_size(c->in->dtype)));
+    B.chunk = plan->schunk;
+    B.splits = plan->schunks;
+    B.units = plan->sunits;
+    B.nv = (int32_t)plan->slag;
+    void *args[] = {&B};
+    st = kg_launch(ctx, kg_norm_stable[c->op][c->in->dtype][plan->scfg], (dim3){plan->sgrid, 1, 1},
+                   (dim3){(unsigned)f->threads, 1, 1}, args, 0);
+    if (st == KG_OK)
+        kgi_norm_stream_launches++;
+    return st == KG_OK ? kg_ok(ctx) : st;
 }
 
 kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
@@ -1051,6 +1122,8 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         A->p[KG_NO_OUT] = NULL;
     const int16_t *ks = kg_norm_table[c->op][c->in->dtype];
     void *args[] = {A};
+    if (plan->cls == KG_NORM_COLS_STATS && plan->scfg >= 0)
+        return launch_stream(ctx, c, plan);
     if (plan->cls == KG_NORM_COLS_STATS && plan->ccfg >= 0) {
         int ok = 0;
         st = launch_cluster(ctx, c, plan, &ok);
