@@ -21,12 +21,10 @@
  * KG_NORM_USAN=-1 its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile
  * (LEANW8, LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column
  * splits and blocks a multiprocessor (COLS), KG_NORM_CLUSTER=c+1|-1 softmax along an outer axis by CLUSTER
- * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve,
- * KG_NORM_STREAM=c+1|-1 the STREAM configuration c where it applies (or none), KG_NORM_SLAG its lag beyond a strip's
- * chunks (-1: none). KG_NORM_CASES=a,b
+ * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under
- * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS,
- * each CLUSTER and each STREAM configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
+ * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
+ * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  */
 #include <math.h>
@@ -228,8 +226,6 @@ int main(void)
     kgi_norm_tuning.cluster = env_int("KG_NORM_CLUSTER");
     kgi_norm_tuning.csize = env_int("KG_NORM_CSIZE");
     kgi_norm_tuning.colsv = env_int("KG_NORM_COLSV");
-    kgi_norm_tuning.stream = env_int("KG_NORM_STREAM");
-    kgi_norm_tuning.slag = env_int("KG_NORM_SLAG");
     kgi_norm_tuning.pf = env_int("KG_NORM_PF");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
@@ -260,8 +256,6 @@ int main(void)
         {"softmax [1000,262144] dim 0", KG_NORM_SOFTMAX, KG_F32, 1000, 262144, 0, 0},
         {"softmax [128,2097152] dim 0", KG_NORM_SOFTMAX, KG_F32, 128, 2097152, 0, 0},
         {"log_softmax [12000,22360] dim 0", KG_NORM_LOG_SOFTMAX, KG_BF16, 12000, 22360, 0, 0},
-        {"softmax [65536,4096] dim 0", KG_NORM_SOFTMAX, KG_F32, 65536, 4096, 0, 0},
-        {"log_softmax [16384,16384] dim 0", KG_NORM_LOG_SOFTMAX, KG_BF16, 16384, 16384, 0, 0},
         {"layer_norm [262144,1024]", KG_NORM_LAYER_NORM, KG_F32, 262144, 1024, 1, 0},
         {"layer_norm [65536,4096]", KG_NORM_LAYER_NORM, KG_F32, 65536, 4096, 1, 0},
         {"layer_norm [16384,16384]", KG_NORM_LAYER_NORM, KG_F32, 16384, 16384, 1, 0},
@@ -402,11 +396,9 @@ int main(void)
         BENCH_CHECK(ctx, kg_device_info(ctx, dn, sizeof dn, &ma, &mi, &sms));
         const int planned = kg_norm_plan_call(ctx, &pc, sms, &pl) == KG_OK;
         printf(
-            "%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u cluster %d x %d grid %u "
-            "stream %d\n",
+            "%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u cluster %d x %d grid %u\n",
             c->name, kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
-            pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid, planned ? pl.ccfg : -1, pl.csize, pl.cgrid,
-            planned ? pl.scfg : -1);
+            pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid, planned ? pl.ccfg : -1, pl.csize, pl.cgrid);
         fflush(stdout);
         if (sweep)
             sweep_pct[nsweep++] = bad ? 0 : 100 * gbps / copy;
@@ -429,12 +421,6 @@ int main(void)
                 alts[na++] = (kg_norm_tuning){.cluster = -1, .colsv = -1};
                 for (int k = 1; k <= KG_NORM_CCFG_COUNT; k++)
                     alts[na++] = (kg_norm_tuning){.cluster = k};
-                /* STREAM: each configuration at the planner's lag, the least lag and twice the planner's */
-                for (int k = 1; k <= KG_NORM_SCFG_COUNT; k++) {
-                    alts[na++] = (kg_norm_tuning){.stream = k};
-                    alts[na++] = (kg_norm_tuning){.stream = k, .slag = -1};
-                    alts[na++] = (kg_norm_tuning){.stream = k, .slag = 4 * 132};
-                }
             } else if (tune == 2) {
                 /* KG_NORM_TUNE=2: LEAN4 / LEAN8, their variants, blocks of 128 */
                 for (int nvx = 4; nvx <= 8; nvx += 4)
@@ -509,8 +495,7 @@ int main(void)
                 for (int k = 0; k < ns && !dup; k++)
                     dup = pl.cls == seen[k].cls && pl.grid == seen[k].grid && pl.block == seen[k].block &&
                           pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
-                          pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize &&
-                          pl.scfg == seen[k].scfg && pl.slag == seen[k].slag;
+                          pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize;
                 if (dup)
                     continue; /* a launch already timed */
                 seen[ns++] = pl;
@@ -518,12 +503,11 @@ int main(void)
                 const double gt = bytes / (ut * 1e3);
                 printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d "
                        "pf %d: %10.1f us %8.1f GB/s "
-                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u stream "
-                       "%d lag %lld\n",
+                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
                        alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, alts[a].pf, ut, gt,
                        100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt, (long long)pl.args.splits,
-                       pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid, pl.scfg, (long long)pl.slag);
+                       pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);

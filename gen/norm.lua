@@ -101,23 +101,19 @@ end
 -- A persistent pipelined form (the next strip streaming into shared memory
 -- while this one's statistics, exchange and stores ran; 7 clusters of 16
 -- resident, one block a multiprocessor) lost too: 43.8% against 59.3
--- (2026-12-02 r1): removed.
+-- (2026-12-02 session 9 r1): removed. So did a form without clusters
+-- (session 10, r2 / r3): tiles of a strip in the order of a ticket counter,
+-- each block reading its tile from memory for the (max, sum) partials and
+-- applying the tile of a ticket a wave earlier (its strip final by then,
+-- the tile re-read from L2): softmax f32 [16384,16384] dim 0 51.5% of copy
+-- against 60.8, log_softmax 59.1 / 66.3, bf16 softmax 36.5 / 41.7, f32
+-- [4096,65536] 51.2 / 67.0, [65536,4096] 50.6 / 53.4 (COLS); it won only
+-- bf16 log_softmax [12000,22360], 45.4 / 31.8: removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-}
-
--- STREAM (templates/normc.cuh, kg_norm_stream): the same calls by tiles of
--- (t / lpr) x k rows and lpr x 16 bytes of columns in ticket order, read
--- from memory for the statistics and again from L2 for the apply, in the
--- normc_<dtype> modules. t threads, k vectors a lane, lpr lanes a row, mb
--- blocks a multiprocessor (the launch bound).
-M.scfgs = {
-  { t = 256, k = 16, lpr = 8, mb = 2 },
-  { t = 256, k = 8, lpr = 8, mb = 2 },
-  { t = 256, k = 16, lpr = 16, mb = 2 },
 }
 
 local common = require("common")
@@ -255,14 +251,11 @@ function M.generate(G)
 
   -- CLUSTER modules (sm_90a), after the norm_<dtype> modules so that their
   -- kernels keep their indices
-  local ctable, stable = {}, {}
+  local ctable = {}
   for i, c in ipairs(M.ccfgs) do
     c.id, c.mb = i - 1, c.mb or 1
     c.ks = c.ks or 0
     c.rows = c.t // c.lpr * (c.k + c.ks)
-  end
-  for i, c in ipairs(M.scfgs) do
-    c.id, c.rows = i - 1, c.t // c.lpr * c.k
   end
   for _, dt in ipairs({ D.f32, D.f16, D.bf16 }) do
     local module = G:module("normc_" .. dt.name, { sm90a = true })
@@ -279,27 +272,17 @@ function M.generate(G)
                                      "/" .. c.lpr .. "]" })
         end
         ctable[op.id][dt.index] = row
-        stable[op.id] = stable[op.id] or {}
-        row = {}
-        for _, c in ipairs(M.scfgs) do
-          row[#row + 1] = G:kernel({ name = f.name .. "_st" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [stream " .. c.t .. "x" .. c.k .. "/" .. c.lpr .. "]" })
-        end
-        stable[op.id][dt.index] = row
       end
     end
-    local names, snames = {}, {}
+    local names = {}
     for _, c in ipairs(M.ccfgs) do
       names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row", c.t, c.k, c.ks, c.lpr)
-    end
-    for _, c in ipairs(M.scfgs) do
-      snames[#snames + 1] = string.format("%d threads x %d vectors / %d lanes a row", c.t, c.k, c.lpr)
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
       dtype = dt, acc = "float", functors = functors, functor_struct = functor_struct(G, dt, "float"), cfgs = M.ccfgs,
       vec = 16 // dt.size,
-      cfgnames = table.concat(names, "; "), scfgs = M.scfgs, scfgnames = table.concat(snames, "; "),
+      cfgnames = table.concat(names, "; "),
     }))
   end
 
@@ -314,29 +297,20 @@ function M.generate(G)
       t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(row, ", "))
     end
   end
-  -- the rows of a per-configuration table (CLUSTER, STREAM): softmax and log_softmax of f32, f16, bf16
-  local function cfg_rows(name, count, tbl)
-    t[#t + 1] = "};\n\nconst int16_t " .. name .. "[KG_NORM_COUNT][KG_DTYPE_COUNT][" .. count .. "] = {\n"
-    for _, op in ipairs(ops) do
-      for _, dt in ipairs(floats) do
-        local row = tbl[op.id] and tbl[op.id][dt.index]
-        if row then
-          local r = {}
-          for i = 1, #row do r[i] = tostring(row[i]) end
-          t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
-        end
+  t[#t + 1] = "};\n\nconst int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT] = {\n"
+  for _, op in ipairs(ops) do
+    for _, dt in ipairs(floats) do
+      local row = ctable[op.id] and ctable[op.id][dt.index]
+      if row then
+        local r = {}
+        for i = 1, #row do r[i] = tostring(row[i]) end
+        t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
       end
     end
   end
-  cfg_rows("kg_norm_ctable", "KG_NORM_CCFG_COUNT", ctable)
-  cfg_rows("kg_norm_stable", "KG_NORM_SCFG_COUNT", stable)
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
     t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows)
-  end
-  t[#t + 1] = "};\n\nconst kg_norm_scfg kg_norm_scfgs[KG_NORM_SCFG_COUNT] = {\n"
-  for _, c in ipairs(M.scfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.mb, c.rows)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -385,20 +359,6 @@ typedef struct kg_norm_ccfg {
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];
-
-/* STREAM (sm_90 only, templates/normc.cuh): the same calls by tiles in
-   ticket order, one kernel per configuration (entries as kg_norm_ctable's). */
-#define KG_NORM_SCFG_COUNT ]] .. #M.scfgs .. [[
-
-typedef struct kg_norm_scfg {
-    int threads; /* a block */
-    int k;       /* 16-byte vectors a lane */
-    int lpr;     /* lanes a row of the strip */
-    int mb;      /* blocks a multiprocessor (the launch bound) */
-    int rows;    /* rows of a tile: threads / lpr x k */
-} kg_norm_scfg;
-extern const kg_norm_scfg kg_norm_scfgs[KG_NORM_SCFG_COUNT];
-extern const int16_t kg_norm_stable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_SCFG_COUNT];
 
 #endif
 ]])

@@ -38,7 +38,6 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
-_Atomic long kgi_norm_stream_launches;
 
 typedef struct ndim_ {
     int64_t size;
@@ -330,35 +329,23 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    range), [128,2097152] 23.7 (46.4: too few rows a block), columns past
    16384 rows at 512 x (16 + 16) 39.7-43.4 (45.5-54.7: one block a
    multiprocessor). */
-/* 1 where softmax / log_softmax along an outer axis may run by CLUSTER or
-   STREAM (sm_90 modules; f32, f16, bf16): the columns, the normalized
-   stride and every outer stride of in and out whole 16-byte vectors, in
-   and out 16-byte aligned, columns contiguous. */
-static int outer_vectors(kg_context *ctx, const kg_norm_call *c, const ndim_ *K, int nk, ndim_ Nd, size_t es)
-{
-    const kg_dtype dt = c->in->dtype;
-    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || kgi_norm_tuning.sm90 == 1;
-    if (!sm90 || (c->op != KG_NORM_SOFTMAX && c->op != KG_NORM_LOG_SOFTMAX) ||
-        (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16) || c->res || c->w || c->b)
-        return 0;
-    const int64_t V = 16 / (int64_t)es;
-    if (!kgi_aligned(c->in->data, 16) || !kgi_aligned(c->out->data, 16) || K[0].st[KG_NO_IN] != 1 ||
-        K[0].st[KG_NO_OUT] != 1 || K[0].size % V || Nd.st[KG_NO_IN] % V || Nd.st[KG_NO_OUT] % V)
-        return 0;
-    for (int d = 1; d < nk; d++)
-        if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
-            return 0;
-    return 1;
-}
-
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
                          size_t es)
 {
     plan->ccfg = -1;
     const kg_norm_tuning *tu = &kgi_norm_tuning;
-    if (tu->cluster < 0 || !outer_vectors(ctx, c, K, nk, Nd, es))
+    const kg_dtype dt = c->in->dtype;
+    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
+    if (!sm90 || tu->cluster < 0 || (c->op != KG_NORM_SOFTMAX && c->op != KG_NORM_LOG_SOFTMAX) ||
+        (dt != KG_F32 && dt != KG_F16 && dt != KG_BF16) || c->res || c->w || c->b)
         return;
     const int64_t V = 16 / (int64_t)es, n = Nd.size;
+    if (!kgi_aligned(c->in->data, 16) || !kgi_aligned(c->out->data, 16) || K[0].st[KG_NO_IN] != 1 ||
+        K[0].st[KG_NO_OUT] != 1 || K[0].size % V || Nd.st[KG_NO_IN] % V || Nd.st[KG_NO_OUT] % V)
+        return;
+    for (int d = 1; d < nk; d++)
+        if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
+            return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
     if (!forced && (n < 1000 || n > 16384))
         return;
@@ -379,46 +366,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cchunk = cdiv(n, cs);
     plan->cgrid = (unsigned)(outer * ctiles * cs);
     plan->cblock = (unsigned)f->threads;
-}
-
-/* STREAM (templates/normc.cuh): the calls CLUSTER serves, by tiles of a
-   configuration's rows x 16-byte vectors of lpr lanes, in ticket order: the
-   statistics read the input from memory, the apply (lag tickets later) from
-   L2. Scratch: a counter a strip (within the counters' area) and a (max,
-   sum) a column a tile; the planner keeps that within PARTIAL_BUDGET (what
-   kg_reserve_scratch(ctx, 0) holds, so graph capture needs no more), a
-   forced configuration within 16 times that. The lag: the strip's chunks
-   (every tile of the strip has a lower ticket) plus the blocks resident at
-   once (a tile is applied about a wave after its statistics: still in L2,
-   its strip most likely final). */
-static void plan_stream(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
-                        size_t es, int64_t sm)
-{
-    plan->scfg = -1;
-    const kg_norm_tuning *tu = &kgi_norm_tuning;
-    const int forced = tu->stream > 0 && tu->stream <= KG_NORM_SCFG_COUNT;
-    if (!forced || !outer_vectors(ctx, c, K, nk, Nd, es))
-        return;
-    const int cfg = tu->stream - 1;
-    const kg_norm_scfg *f = &kg_norm_scfgs[cfg];
-    const int64_t V = 16 / (int64_t)es, W = (int64_t)f->lpr * V, n = Nd.size;
-    const int64_t tiles = cdiv(K[0].size, W), strips = plan->args.rows * tiles;
-    const int64_t chunks = cdiv(n, (int64_t)f->rows);
-    if (strips >= (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)) || chunks > ((int64_t)1 << 30) / strips)
-        return;
-    const int64_t units = strips * chunks;
-    const int64_t extra = tu->slag < 0 ? 0 : tu->slag > 0 ? tu->slag : f->mb * sm;
-    const int64_t lag = chunks + extra;
-    const size_t bytes = (size_t)units * (size_t)W * 2 * sizeof(float);
-    if (units + lag > INT32_MAX || bytes > (forced ? 16 : 1) * PARTIAL_BUDGET)
-        return;
-    plan->scfg = cfg;
-    plan->sunits = units;
-    plan->schunk = f->rows;
-    plan->schunks = chunks;
-    plan->slag = lag;
-    plan->sgrid = (unsigned)(units + lag);
-    plan->sbytes = bytes;
 }
 
 /* COLSV (templates/norm.cuh): COLS of softmax and log_softmax (f32, f16,
@@ -490,7 +437,6 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
 {
     memset(plan, 0, sizeof *plan);
     plan->ccfg = -1;
-    plan->scfg = -1;
     if ((int)c->op <= KG_NORM_NONE || c->op >= KG_NORM_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
                        (int)c->op);
@@ -811,8 +757,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         const int64_t cap = sm * cbps;
         plan->grid = (unsigned)(A->units < cap ? A->units : cap);
         plan_cluster(ctx, c, plan, K, nk, N[0], es);
-        plan_stream(ctx, c, plan, K, nk, N[0], es, sm);
-        if (plan->ccfg < 0 && plan->scfg < 0)
+        if (plan->ccfg < 0)
             plan_colsv(c, plan, K, nk, N[0], es, sm);
         return KG_OK;
     } else {
@@ -1083,30 +1028,6 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     return KG_OK;
 }
 
-/* Launches a STREAM plan: its partials after the scratch's counters. */
-static kg_status launch_stream(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
-{
-    void *base;
-    kg_status st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + plan->sbytes, &base);
-    if (st != KG_OK)
-        return st;
-    const kg_norm_scfg *f = &kg_norm_scfgs[plan->scfg];
-    kg_norm_args B = plan->args;
-    B.partial = base;
-    B.group = (int32_t)KG_SCRATCH_COUNTER_BYTES;
-    B.tiles = cdiv(B.cols, (int64_t)f->lpr * (16 / (int64_t)kg_dtype_size(c->in->dtype)));
-    B.chunk = plan->schunk;
-    B.splits = plan->schunks;
-    B.units = plan->sunits;
-    B.nv = (int32_t)plan->slag;
-    void *args[] = {&B};
-    st = kg_launch(ctx, kg_norm_stable[c->op][c->in->dtype][plan->scfg], (dim3){plan->sgrid, 1, 1},
-                   (dim3){(unsigned)f->threads, 1, 1}, args, 0);
-    if (st == KG_OK)
-        kgi_norm_stream_launches++;
-    return st == KG_OK ? kg_ok(ctx) : st;
-}
-
 kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
 {
     kg_status st = kg_ready(ctx);
@@ -1122,8 +1043,6 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         A->p[KG_NO_OUT] = NULL;
     const int16_t *ks = kg_norm_table[c->op][c->in->dtype];
     void *args[] = {A};
-    if (plan->cls == KG_NORM_COLS_STATS && plan->scfg >= 0)
-        return launch_stream(ctx, c, plan);
     if (plan->cls == KG_NORM_COLS_STATS && plan->ccfg >= 0) {
         int ok = 0;
         st = launch_cluster(ctx, c, plan, &ok);

@@ -40,13 +40,6 @@ typedef struct kg_norm_plan {
     int ccfg, csize;
     int64_t ctiles, cchunk;
     unsigned cgrid, cblock;
-    /* COLS of softmax / log_softmax on sm_90: the STREAM configuration
-       (kg_norm_scfgs) that replaces it (and CLUSTER), -1 none; its tiles,
-       rows a tile, chunks a strip, lag (tickets), grid and scratch */
-    int scfg;
-    int64_t sunits, schunk, schunks, slag;
-    unsigned sgrid;
-    size_t sbytes;
 } kg_norm_plan;
 
 /* Tunings, for tests and the bench's sweeps (all 0: the planner's
@@ -75,14 +68,10 @@ typedef struct kg_norm_tuning {
     int pf;         /* LEAN rows: 0 the planner's PF rule, 1 the PF form (LEAN4P, LEAN8P) wherever it applies
                        (<= 512 lanes, not the residual form), -1 never */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
-    int stream;     /* softmax along an outer axis: 0 the planner's rule, c + 1 STREAM configuration c wherever it
-                       applies, -1 none (CLUSTER or COLS) */
-    int slag;       /* STREAM: tickets of lag beyond a strip's chunks (0: 2 a multiprocessor's blocks, -1: none) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
-/* CLUSTER and STREAM launches made (tests: that the class ran) */
+/* CLUSTER launches made (tests: that the class ran) */
 extern _Atomic long kgi_norm_cluster_launches;
-extern _Atomic long kgi_norm_stream_launches;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

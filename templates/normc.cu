@@ -1,20 +1,15 @@
 @-- normc.cu - template of one module of CLUSTER kernels (one dtype, sm_90a
 @-- alone): softmax and log_softmax along an outer axis, each column strip
-@-- held on chip by a thread-block cluster, and the STREAM class beside it
-@-- (templates/normc.cuh). The functors
+@-- held on chip by a thread-block cluster (templates/normc.cuh). The functors
 @-- come from templates/norm_functor.cu, as in norm.cu.
 $(header)/*
  * Softmax along an outer axis over $(dtype.name) inputs, accumulating in $(acc):
- * the CLUSTER class (see templates/normc.cuh), configurations $(cfgnames);
- * the STREAM class, configurations $(scfgnames).
+ * the CLUSTER class (see templates/normc.cuh), configurations $(cfgnames).
  */
 #include "normc.cuh"
 @for _, f in ipairs(functors) do
 $(functor_struct(f))
 @for _, k in ipairs(cfgs) do
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks)>(A); }
-@end
-@for _, k in ipairs(scfgs) do
-extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_st$(k.id)(const kg_norm_args A) { kg_norm_stream<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k)>(A); }
 @end
 @end

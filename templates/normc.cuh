@@ -21,9 +21,6 @@
  *      reads of it are done.
  * The runtime picks it where the column fits: n <= CS x rows a block with
  * CS <= 16 (runtime/norm.c), columns and strides in whole vectors.
- *
- * The STREAM class (kg_norm_stream, below) serves the same calls without a
- * cluster: one read from memory and a second from L2, blocks in ticket order.
  */
 #ifndef KG_NORMC_CUH
 #define KG_NORMC_CUH
@@ -44,8 +41,7 @@ __device__ __forceinline__ void kg_ncp16(uint4 *dst, const void *src)
 }
 
 /* m[v] = max(m[v], value v of vector u) */
-template <class Op, int V>
-__device__ __forceinline__ void kg_ncl_vmax(typename Op::acc_t (&m)[V], const uint4 &u)
+template <class Op, int V> __device__ __forceinline__ void kg_ncl_vmax(typename Op::acc_t (&m)[V], const uint4 &u)
 {
     typename Op::in_t e[V];
     memcpy(e, &u, 16);
@@ -66,9 +62,8 @@ __device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const ty
         s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
 }
 
-/* Writes the output vector of input vector x (row values rv) at y (CS: a
-   streaming store, evict-first). */
-template <class Op, int V, bool CS = false>
+/* Writes the output vector of input vector x (row values rv) at y. */
+template <class Op, int V>
 __device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
                                               typename Op::in_t *y)
 {
@@ -79,10 +74,7 @@ __device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<type
         e[v] = Op::st(Op::apply(Op::ld(e[v]), rv[v], (typename Op::acc_t)1, (typename Op::acc_t)0));
     uint4 u;
     memcpy(&u, e, 16);
-    if constexpr (CS)
-        __stcs((uint4 *)y, u);
-    else
-        *(uint4 *)y = u;
+    *(uint4 *)y = u;
 }
 
 /* A lane's registers xs[j < jn]: m = their maxima per column (s = 0), then
@@ -215,7 +207,8 @@ template <class Op, int V, int LPR, int T> struct kg_ncl_shared {
     typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
     typename Op::acc_t cm[LPR * V], cs[LPR * V];
     /* the cluster's (cm, cs), gathered (f32 alone) */
-    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V], gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
+    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V],
+        gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
@@ -292,178 +285,6 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     }
     /* every block's shared memory stays until the cluster's reads are done */
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-/* STREAM: softmax and log_softmax along an outer axis without a cluster.
- * The work is tiles: strip s (W = LPR x V columns of one outer position)
- * times chunk c (A.chunk = (T / LPR) x K rows), tile index s x chunks + c.
- * A block takes a ticket t (a counter: every ticket below t belongs to a
- * block that has started) and
- *   1. loads tile t into registers (K vectors a lane), from memory;
- *   2. meanwhile applies tile u = t - lag (lag >= chunks, so that every tile
- *      of u's strip has a ticket below t): waits until the strip's
- *      statistics are final, reads tile u again (from L2: it was read
- *      lag tickets ago) and writes its output, streaming;
- *   3. takes tile t's (max, sum) per column, writes them to the partials
- *      and counts them on the strip's counter; the block that counts the
- *      strip's last chunk merges the strip's partials in chunk order (a fixed
- *      partition over the block's lanes, then the groups in order: the same
- *      bits whichever block it is) and marks the strip final.
- * A block waits only on blocks of lower tickets, which wait only on lower
- * ones still: no deadlock whatever the scheduling. Memory reads the input
- * once and writes the output once; L2 serves the second read.
- * Scratch (A.partial): int counters first (the ticket, then one a strip;
- * zero between calls: the last ticket resets the first, the strip's last
- * apply its own), at A.group bytes the partials [tiles][W] (max, sum; the
- * strip's finals replace its first chunk's once merged). A.units: tiles;
- * A.splits: chunks a strip; A.nv: the lag. */
-__device__ __forceinline__ int kg_nld_acquire(const int *p)
-{
-    int v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-template <class Op, int V, int LPR, int T, int K>
-__device__ __forceinline__ void kg_norm_stream(const kg_norm_args &A)
-{
-    typedef typename Op::in_t IT;
-    typedef typename Op::acc_t AT;
-    constexpr int RY = T / LPR, W = LPR * V, G = T / W, KB = 4;
-    static_assert(sizeof(IT) * V == 16 && T % W == 0 && K % KB == 0, "stream geometry");
-    struct smem {
-        AT wm[T / 32][W], ws[T / 32][W];
-        AT cm[W], cs[W];
-        AT gm[G][W], gs[G][W];
-        kg_nrow<AT> fin[W];
-        int ticket, last;
-    };
-    __shared__ smem sh;
-    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
-    int *const ctr = (int *)A.partial;
-    AT *const part = (AT *)((char *)A.partial + A.group);
-    const int64_t total = A.units, chunks = A.splits;
-    if (tid == 0) {
-        const int t = atomicAdd(&ctr[0], 1);
-        if (t == (int)gridDim.x - 1)
-            atomicExch(&ctr[0], 0); /* every block has its ticket */
-        sh.ticket = t;
-    }
-    __syncthreads();
-    const int64_t t = sh.ticket, u = t - A.nv;
-    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
-    /* tile k: its strip, this lane's first element in operand op and rows (jn) */
-    auto at = [&](int64_t k, int op, int64_t &sk, int64_t &c, int &jn) -> int64_t {
-        sk = k / chunks;
-        c = k - sk * chunks;
-        const int64_t o = sk / A.tiles, ct = sk - o * A.tiles;
-        int64_t off[KG_NORM_NOPS];
-        kg_nouter(A, o, off);
-        const int64_t col = ct * W + tx * V, r0 = c * A.chunk;
-        const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
-        jn = 0;
-        if (col < A.cols && r0 + ty < rend) {
-            const int64_t q = (rend - r0 - ty + RY - 1) / RY;
-            jn = q < K ? (int)q : K;
-        }
-        return off[op] + col + (r0 + ty) * (op == KG_NO_IN ? ns : nso);
-    };
-    /* 1. tile t into registers */
-    uint4 xs[K];
-    int64_t st = 0, cht = 0;
-    int jt = 0;
-    if (t < total) {
-        const IT *p = (const IT *)A.p[KG_NO_IN] + at(t, KG_NO_IN, st, cht, jt);
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jt)
-                xs[j] = __ldcg((const uint4 *)(p + (int64_t)j * RY * ns));
-    }
-    /* 2. the apply of tile u */
-    if (u >= 0 && u < total) {
-        int64_t su, cu;
-        int ju;
-        const int64_t ix = at(u, KG_NO_IN, su, cu, ju), oy = at(u, KG_NO_OUT, su, cu, ju);
-        if (tid == 0)
-            while (kg_nld_acquire(&ctr[1 + su]) <= chunks)
-                __nanosleep(100);
-        __syncthreads();
-        if (tid < W) {
-            __threadfence();
-            kg_nstat<AT> f = kg_nstat_init<AT>();
-            f.a = __ldcg(part + 2 * (su * chunks * W + tid));
-            f.c = __ldcg(part + 2 * (su * chunks * W + tid) + 1);
-            sh.fin[tid] = kg_nfinish<Op>(f, A.n, A.eps);
-        }
-        __syncthreads();
-        if (tid == 0) {
-            /* this strip's applies read its finals: the last one resets the counter */
-            if (atomicAdd(&ctr[1 + su], 1) == 2 * chunks)
-                atomicExch(&ctr[1 + su], 0);
-        }
-        kg_nrow<AT> rv[V];
-        kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
-        const IT *p = (const IT *)A.p[KG_NO_IN] + ix;
-        IT *y = (IT *)A.p[KG_NO_OUT] + oy;
-#pragma unroll
-        for (int j0 = 0; j0 < K; j0 += KB) {
-            uint4 z[KB];
-#pragma unroll
-            for (int j = 0; j < KB; j++)
-                if (j0 + j < ju)
-                    z[j] = __ldcs((const uint4 *)(p + (int64_t)(j0 + j) * RY * ns));
-#pragma unroll
-            for (int j = 0; j < KB; j++)
-                if (j0 + j < ju)
-                    kg_ncl_vstore<Op, V, true>(z[j], rv, y + (int64_t)(j0 + j) * RY * nso);
-        }
-    }
-    if (t >= total)
-        return;
-    /* 3. tile t's statistics, counted on its strip */
-    AT m[V], s[V];
-    kg_ncl_regmax<Op, V>(xs, jt, m, s);
-    kg_ncl_regsum<Op, V>(xs, jt, m, s);
-    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
-    if (tid < W) {
-        AT *q = part + 2 * (t * W + tid);
-        __stcg(q, sh.cm[tid]);
-        __stcg(q + 1, sh.cs[tid]);
-        __threadfence();
-    }
-    __syncthreads();
-    if (tid == 0) {
-        sh.last = atomicAdd(&ctr[1 + st], 1) == chunks - 1;
-        __threadfence();
-    }
-    __syncthreads();
-    if (!sh.last)
-        return;
-    /* the strip's last chunk: its partials merged in chunk order */
-    __threadfence();
-    {
-        const int g = tid / W, c = tid - g * W;
-        const int64_t per = (chunks + G - 1) / G, c0 = g * per, c1 = c0 + per < chunks ? c0 + per : chunks;
-        AT a = -(AT)INFINITY, b = (AT)0;
-        for (int64_t k = c0; k < c1; k++) {
-            const AT *q = part + 2 * ((st * chunks + k) * W + c);
-            kg_nlse_merge(a, b, __ldcg(q), __ldcg(q + 1));
-        }
-        sh.gm[g][c] = a;
-        sh.gs[g][c] = b;
-    }
-    __syncthreads();
-    if (tid < W) {
-        AT a = sh.gm[0][tid], b = sh.gs[0][tid];
-        for (int g = 1; g < G; g++)
-            kg_nlse_merge(a, b, sh.gm[g][tid], sh.gs[g][tid]);
-        __stcg(part + 2 * (st * chunks * W + tid), a);
-        __stcg(part + 2 * (st * chunks * W + tid) + 1, b);
-        __threadfence();
-    }
-    __syncthreads();
-    if (tid == 0)
-        atomicAdd(&ctr[1 + st], 1); /* final */
 }
 
 #endif

@@ -15,7 +15,6 @@
  * is the generated float64 one.
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +242,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 512);
     cr_assert_eq(plan_shape(&rn, &in, &out, 16384, 16384, &p), KG_NORM_LEAN16);
     cr_assert_eq(p.args.group, 128);
-    /* layer_norm: not LEAN16 (not generated) */
+    /* layer_norm: not LEAN16 (the 2-byte modules hold none of it) */
     cr_assert_neq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16);
     cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES); /* not the residual form */
     kgi_norm_tuning = (kg_norm_tuning){0};
@@ -422,50 +421,15 @@ Test(plan, an_outer_axis_takes_columns_split_when_too_few)
     cr_assert_eq(p.args.n, 1024);
 }
 
-/* CLUSTER or STREAM (the plan's int at offset f: ccfg, scfg) refused, the
-   COLS plan standing, for columns not whole vectors, f64, the tuning's -1
-   (*tf; then on again) and logsumexp (one read already) */
-static void outer_class_refused(const kg_norm_call *c, kg_tensor *in, kg_tensor *out, size_t f, int *tf, int on)
-{
-    kg_norm_plan p;
-    in->dtype = out->dtype = KG_F32;
-    plan_shape(c, in, out, 1000, 4098, &p);
-    cr_assert_eq(*(const int *)((const char *)&p + f), -1);
-    in->dtype = out->dtype = KG_F64;
-    cr_assert_eq(plan_shape(c, in, out, 1000, 4096, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(*(const int *)((const char *)&p + f), -1);
-    in->dtype = out->dtype = KG_F32;
-    *tf = -1;
-    plan_shape(c, in, out, 1000, 4096, &p);
-    cr_assert_eq(*(const int *)((const char *)&p + f), -1);
-    *tf = on;
-    plan_shape(c, in, out, 1000, 4096, &p);
-    cr_assert_neq(*(const int *)((const char *)&p + f), -1);
-    const int axes[] = {0};
-    kg_tensor o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(4096));
-    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = in, .s0 = &o, .axes = axes, .n_axes = 1};
-    cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, -1);
-    cr_assert_eq(p.scfg, -1);
-}
-
-/* softmax f32 [16384,16384] along dim 0 planned as on sm_90: the COLS plan */
-static kg_norm_call outer_softmax_on_sm90(kg_tensor *in, kg_tensor *out, kg_norm_plan *p)
-{
-    *in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
-    *out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
-    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = in, .out = out, .axis = 0};
-    kgi_norm_tuning.sm90 = 1;
-    cr_assert_eq(plan_class(&c, p), KG_NORM_COLS_STATS);
-    return c;
-}
-
 Test(plan, an_outer_softmax_takes_clusters_on_sm90)
 {
-    kg_tensor in, out;
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
     /* 16 blocks of 1024 rows, 32 columns a strip (f32) */
-    kg_norm_call c = outer_softmax_on_sm90(&in, &out, &p);
+    kgi_norm_tuning.sm90 = 1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
     cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.csize, 16);
     cr_assert_eq(p.cchunk, 1024);
@@ -503,44 +467,24 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.cchunk, 250);
     kgi_norm_tuning.cluster = 0;
     kgi_norm_tuning.csize = 0;
-    outer_class_refused(&c, &in, &out, offsetof(kg_norm_plan, ccfg), &kgi_norm_tuning.cluster, 0);
-}
-
-/* STREAM (a tuning): tiles of the configuration's rows, a counter a strip,
-   the lag, the scratch; never for logsumexp, f64, columns not whole vectors */
-Test(plan, an_outer_softmax_streams_under_the_tuning)
-{
-    kg_tensor in, out;
-    kg_norm_plan p;
-    kg_norm_call c = outer_softmax_on_sm90(&in, &out, &p);
-    cr_assert_eq(p.scfg, -1); /* not the planner's rule (yet) */
-    kgi_norm_tuning.stream = 1; /* 256 x 16 vectors, 8 lanes a row: 512 rows x 32 columns (f32) */
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.scfg, 0);
-    cr_assert_eq(p.schunk, 512);
-    cr_assert_eq(p.schunks, 32);
-    cr_assert_eq(p.sunits, 512 * 32);
-    cr_assert_eq(p.slag, 32 + 2 * 132); /* chunks + the blocks resident at once */
-    cr_assert_eq(p.sgrid, 512u * 32u + 32u + 264u);
-    cr_assert_eq(p.sbytes, (size_t)512 * 32 * 32 * 8);
-    kgi_norm_tuning.slag = -1;
+    /* columns not whole vectors, f64, the tuning's -1: COLS */
+    in.dtype = out.dtype = KG_F32;
+    plan_shape(&c, &in, &out, 1000, 4098, &p);
+    cr_assert_eq(p.ccfg, -1);
+    in.dtype = out.dtype = KG_F64;
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.schunks, 2);
-    cr_assert_eq(p.slag, 2);
-    kgi_norm_tuning.slag = 0;
-    /* bf16: 64 columns a strip; 16 lanes a row: 256 rows a tile */
-    in.dtype = out.dtype = KG_BF16;
-    kgi_norm_tuning.stream = 3;
-    plan_shape(&c, &in, &out, 65537, 4096, &p);
-    cr_assert_eq(p.scfg, 2);
-    cr_assert_eq(p.schunk, 256);
-    cr_assert_eq(p.schunks, 257);
-    cr_assert_eq(p.sunits, 32 * 257);
-    /* more strips than counters: none */
-    kgi_norm_tuning.stream = 1;
-    plan_shape(&c, &in, &out, 8, 16384 * 64, &p);
-    cr_assert_eq(p.scfg, -1);
-    outer_class_refused(&c, &in, &out, offsetof(kg_norm_plan, scfg), &kgi_norm_tuning.stream, 1);
+    cr_assert_eq(p.ccfg, -1);
+    in.dtype = out.dtype = KG_F32;
+    kgi_norm_tuning.cluster = -1;
+    plan_shape(&c, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* logsumexp: COLS (one read already) */
+    kgi_norm_tuning.cluster = 0;
+    const int axes[] = {0};
+    kg_tensor o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(4096));
+    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 1};
+    cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, -1);
     /* off sm_90: COLS */
     kgi_norm_tuning = (kg_norm_tuning){0};
     int ma = 0, mi = 0;
@@ -1410,12 +1354,12 @@ Test(gpu, columns_under_split_tunings)
    columns, huge magnitudes, many strips a cluster; asserts that clusters
    launched on sm_90. cap: rows a block of the configuration; most: the
    longest column to try. */
-static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, const char *what, _Atomic long *launches)
+static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, const char *what)
 {
     int ma = 0, mi = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
-    const long before = *launches;
+    const long before = kgi_norm_cluster_launches;
     for (int d = 0; d < 3; d++) {
         const int64_t ns[] = {1, 33, cap - 1, cap + 7, 16 * cap - 5};
         for (int k = 0; k < 5; k++) {
@@ -1443,7 +1387,7 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
     ncase m = {.op = KG_NORM_LOG_SOFTMAX, .dt = KG_F32, .ndim = 2, .shape = {n2, 4100}, .axis = 0};
     check_case(ctx, &m);
     if (ma == 9 && mi == 0)
-        cr_assert_gt(*launches, before, "%s: no launch of the class on sm_90", what);
+        cr_assert_gt(kgi_norm_cluster_launches, before, "%s: no cluster launch on sm_90", what);
 }
 
 /* COLSV: softmax and log_softmax along an outer axis by 8-byte vectors of
@@ -1541,57 +1485,29 @@ Test(gpu, outer_axis_softmax_by_vectors_of_columns)
     kg_close(ctx);
 }
 
-/* KG_NORM_TEST_SHARD=i/n: whether tuning t is this process's (t % n == i;
-   a GPU run spreads a test's tunings over processes); unset: every one */
-static int in_shard(int t)
-{
-    int shard = 0, nshard = 1;
-    const char *sh = getenv("KG_NORM_TEST_SHARD");
-    if (sh && (sscanf(sh, "%d/%d", &shard, &nshard) != 2 || nshard < 1 || shard < 0 || shard >= nshard))
-        cr_assert_fail("KG_NORM_TEST_SHARD=%s: want i/n with 0 <= i < n", sh);
-    return t % nshard == shard;
-}
-
 /* CLUSTER: the column strip held on chip, the planner's rule and each
    configuration (with 16 blocks a cluster as well) */
 Test(gpu, outer_axis_softmax_by_clusters)
 {
     kg_context *ctx = kt_open_gpu();
     char what[64];
+    /* KG_NORM_TEST_SHARD=i/n: the tunings t with t % n == i (a GPU run
+       spreads them over processes); unset: all */
+    int shard = 0, nshard = 1;
+    const char *sh = getenv("KG_NORM_TEST_SHARD");
+    if (sh && (sscanf(sh, "%d/%d", &shard, &nshard) != 2 || nshard < 1 || shard < 0 || shard >= nshard))
+        cr_assert_fail("KG_NORM_TEST_SHARD=%s: want i/n with 0 <= i < n", sh);
     for (int t = 0; t <= 2 * KG_NORM_CCFG_COUNT; t++) {
-        if (!in_shard(t) || !kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+        if (t % nshard != shard)
+            continue;
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
         /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
         kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
         const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
-        outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what, &kgi_norm_cluster_launches);
-    }
-    kgi_norm_tuning = (kg_norm_tuning){0};
-    kg_close(ctx);
-}
-
-/* STREAM: each configuration at the planner's lag and at the least lag (a
-   strip's chunks: applies wait on the statistics of the tickets just
-   before); columns of 65537 rows (many chunks a strip) */
-Test(gpu, outer_axis_softmax_by_streams)
-{
-    kg_context *ctx = kt_open_gpu();
-    char what[64];
-    for (int t = 0; t < 2 * KG_NORM_SCFG_COUNT; t++) {
-        if (!in_shard(t) || !kt_take(3))
-            continue;
-        const int cfg = t % KG_NORM_SCFG_COUNT;
-        kgi_norm_tuning = (kg_norm_tuning){.stream = cfg + 1, .slag = t < KG_NORM_SCFG_COUNT ? 0 : -1};
-        snprintf(what, sizeof what, "STREAM configuration %d lag %d", cfg, kgi_norm_tuning.slag);
-        outer_softmax_cases(ctx, kg_norm_scfgs[cfg].rows, 16384, what, &kgi_norm_stream_launches);
-        const kg_dtype dts[] = {KG_F32, KG_BF16};
-        for (int d = 0; d < 2; d++) {
-            ncase c = {.op = t & 1 ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2,
-                       .shape = {65537, 72}, .axis = 0};
-            check_case(ctx, &c);
-        }
+        outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -1849,11 +1765,10 @@ Test(gpu, results_are_bitwise_deterministic)
     kg_close(ctx);
 }
 
-/* STREAM (log_softmax along dim 0; the strip's last chunk, which merges
-   it, is whichever block comes last) and the PF forms (layer_norm, the
-   residual rms_norm; 7 blocks, many rows each), f32 and bf16: twice over
-   the same input, the same bits. */
-Test(gpu, streamed_and_prefetching_forms_are_bitwise_deterministic)
+/* CLUSTER (log_softmax along dim 0: 3 and 16 blocks a cluster) and the PF
+   forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
+   and bf16: twice over the same input, the same bits. */
+Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
 {
     kg_context *ctx = kt_open_gpu();
     const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
@@ -1868,7 +1783,7 @@ Test(gpu, streamed_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        static const kg_norm_tuning tus[] = {{.stream = 1}, {.stream = 3, .slag = -1}, {.lean = 4, .pf = 1, .grid = 7},
+        static const kg_norm_tuning tus[] = {{.cluster = 1}, {.cluster = 1, .csize = 16}, {.lean = 4, .pf = 1, .grid = 7},
                                              {.lean = 8, .pf = 1, .grid = 7}};
         for (int t = 0; t < 4; t++)
             for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
@@ -1908,11 +1823,9 @@ Test(gpu, normalizations_are_captured_in_a_cuda_graph)
     for (int64_t i = 0; i < n; i++)
         h[i] = (float)kt_uniform(&rng, -3, 3);
     void *dx = kt_alloc(ctx, sizeof(float) * n), *dy = kt_alloc(ctx, sizeof(float) * n);
-    /* the columns by CLUSTER (sm_90; elsewhere COLS), by COLS (split, through the scratch), by STREAM
-       (sm_90: counters and partials in the scratch) */
-    for (int pass = 0; pass < 3; pass++) {
-        kgi_norm_tuning.cluster = pass == 1 ? -1 : 0;
-        kgi_norm_tuning.stream = pass == 2 ? 1 : 0;
+    /* the columns by CLUSTER (sm_90; elsewhere COLS), then by COLS (split, through the scratch) */
+    for (int pass = 0; pass < 2; pass++) {
+        kgi_norm_tuning.cluster = pass ? -1 : 0;
         kt_upload(ctx, dx, h, sizeof(float) * n);
         kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, KT_SHAPE(3000, 40)),
                   y = kg_tensor_contiguous(dy, KG_F32, 2, KT_SHAPE(3000, 40));
