@@ -503,12 +503,11 @@ int main(void)
                 const double gt = bytes / (ut * 1e3);
                 printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d "
                        "pf %d: %10.1f us %8.1f GB/s "
-                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u (ran "
-                       "%ld)\n",
+                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
                        alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, alts[a].pf, ut, gt,
                        100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt, (long long)pl.args.splits,
-                       pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid, pl.ccfg >= 0 ? (long)kgi_norm_cluster_grid : 0L);
+                       pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);

@@ -71,6 +71,21 @@ local function variant(c, op, dt)
 end
 M.variant = variant
 
+-- Classes the planner takes only under a tuning, left out of the 2-byte
+-- modules (their first use, norm_bf16 / norm_f16, took 11.4 / 11.1 ms on the
+-- H200 of 2026-12-02 with them; the limit is 10): class -> the class whose
+-- kernel the table holds instead (same geometry), or nil. LEAN4L / LEAN8L
+-- (the LOOSE tuning), LEAN4_RESC (the residual form's variant 1), and the
+-- 2-byte layer_norm's LEAN8C (variant 1; its default is LEAN8S) and LEAN16
+-- (which the planner takes for rms_norm alone).
+local function tuning_only(c, op, dt)
+  if dt.size ~= 2 then return nil end
+  if c == "lean4l" then return "lean4" end
+  if c == "lean8l" or (op.name == "layer_norm" and (c == "lean8c" or c == "lean16")) then return "lean8" end
+  if c == "lean4_resc" then return "lean4_res" end
+  return nil
+end
+
 -- CLUSTER (templates/normc.cuh): softmax and log_softmax along an outer
 -- axis, a column strip a thread-block cluster, on sm_90 (modules normc_<dtype>,
 -- sm_90a alone; not f64). Configurations, in the order of the runtime's
@@ -83,17 +98,22 @@ M.variant = variant
 -- 4 and 2 lanes a row (64- and 32-byte segments) 21-28%; half of the strip in
 -- shared memory at two blocks a multiprocessor 58% (COLS 55%); and a cluster
 -- that streamed its strip twice (the second read from L2) 45%: dropped.
--- pipe: the pipelined persistent form (kg_norm_cluster_pipe): k vectors a
--- lane in registers, the next strip's k in shared memory (ks = k), a block
--- holding (t / lpr) x k rows.
+-- A persistent pipelined form (the next strip streaming into shared memory
+-- while this one's statistics, exchange and stores ran; 7 clusters of 16
+-- resident, one block a multiprocessor) lost too: 43.8% against 59.3
+-- (2026-12-02 session 9 r1): removed. So did a form without clusters
+-- (session 10, r2 / r3): tiles of a strip in the order of a ticket counter,
+-- each block reading its tile from memory for the (max, sum) partials and
+-- applying the tile of a ticket a wave earlier (its strip final by then,
+-- the tile re-read from L2): softmax f32 [16384,16384] dim 0 51.5% of copy
+-- against 60.8, log_softmax 59.1 / 66.3, bf16 softmax 36.5 / 41.7, f32
+-- [4096,65536] 51.2 / 67.0, [65536,4096] 50.6 / 53.4 (COLS); it won only
+-- bf16 log_softmax [12000,22360], 45.4 / 31.8: removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-  { t = 512, k = 16, lpr = 8, pipe = true },
-  { t = 1024, k = 8, lpr = 8, pipe = true },
-  { t = 512, k = 16, lpr = 4, pipe = true },
 }
 
 local common = require("common")
@@ -161,6 +181,8 @@ function M.generate(G)
       table_[op.id][dt.index] = {}
       f.variants = {}
       f.leanu = dt.name ~= "f64"
+      -- LEAN4L / LEAN8L: not in the 2-byte modules (tuning_only)
+      f.loose = dt.size ~= 2
       -- LEANU4S / LEANU8S bounds: the 2-byte types' 8 vectors a lane, and
       -- their layer_norm's 4, in 80 registers (a 768-lane bound: <= 512
       -- lanes a row; ptxas spilled them at 64)
@@ -174,7 +196,15 @@ function M.generate(G)
       for ci, c in ipairs(M.classes) do
         local isvar = vclasses[c]
         local vr = isvar and variant(c, op, dt)
-        if isvar and not vr then
+        local alias = tuning_only(c, op, dt)
+        if alias then
+          for bi, bc in ipairs(M.classes) do
+            if bc == alias then
+              table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1]
+            end
+          end
+          assert(table_[op.id][dt.index][ci - 1], c .. ": no " .. alias)
+        elseif isvar and not vr then
           -- the base class's kernel (lean8x -> lean8, lean4p_res -> lean4_res)
           local base = vbase[c] or c:sub(1, -2)
           for bi, bc in ipairs(M.classes) do
@@ -224,8 +254,8 @@ function M.generate(G)
   local ctable = {}
   for i, c in ipairs(M.ccfgs) do
     c.id, c.mb = i - 1, c.mb or 1
-    c.ks = c.pipe and c.k or c.ks or 0
-    c.rows = c.t // c.lpr * (c.pipe and c.k or c.k + c.ks)
+    c.ks = c.ks or 0
+    c.rows = c.t // c.lpr * (c.k + c.ks)
   end
   for _, dt in ipairs({ D.f32, D.f16, D.bf16 }) do
     local module = G:module("normc_" .. dt.name, { sm90a = true })
@@ -239,15 +269,14 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     (c.pipe and " pipe" or "") .. "/" .. c.lpr .. "]" })
+                                     "/" .. c.lpr .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
     end
     local names = {}
     for _, c in ipairs(M.ccfgs) do
-      names[#names + 1] = string.format("%d threads x %d (+%d%s) vectors / %d lanes a row", c.t, c.k, c.ks,
-                                        c.pipe and " next" or "", c.lpr)
+      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row", c.t, c.k, c.ks, c.lpr)
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
@@ -281,7 +310,7 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.pipe and 1 or 0, c.rows)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -326,7 +355,6 @@ typedef struct kg_norm_ccfg {
     int k;       /* 16-byte vectors a lane */
     int lpr;     /* lanes a row of the strip */
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
-    int pipe;    /* 1: the pipelined persistent form (the grid: the clusters that fit at once) */
     int rows;    /* rows of a column a block holds */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];

@@ -38,7 +38,6 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
-_Atomic long kgi_norm_cluster_grid;
 
 typedef struct ndim_ {
     int64_t size;
@@ -899,15 +898,16 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             nv = cdiv(nvec, g);
         }
     }
-    /* LEAN16: the 2-byte norms, 16 vectors a lane, <= 512 lanes: the
+    /* LEAN16: the 2-byte rms_norm, 16 vectors a lane, <= 512 lanes: the
        tuning's lean 16, and by default the 2-byte rms_norm of 257..512
        vectors (a warp a row; H200 2026-12-02 r2: bf16 [65536,4096] 93.4% of
        copy against LEAN4P's 90.4 and LEAN4's 87.5; lost at hidden 1024, 92.4
        against 97.3, and 16384, 91.2 against 94.4, and for layer_norm at
        every size, 79.4-79.9 against 84.5-86.2) */
     const int l16 = tu->lean == 16 || (tu->lean == 0 && tu->pf == 0 && !tu->loose && !tu->group && tu->variant == 0 &&
-                                       info->stats == KG_NORM_STATS_SUMSQ && nvec > 256 && nvec <= 512);
-    if (rowcls && nk <= 1 && l16 && !res && es == 2 && info->stats != KG_NORM_STATS_LSE &&
+                                       nvec > 256 && nvec <= 512);
+    /* (rms_norm alone: the 2-byte modules hold no LEAN16 of layer_norm, gen/norm.lua) */
+    if (rowcls && nk <= 1 && l16 && !res && es == 2 && info->stats == KG_NORM_STATS_SUMSQ &&
         pow2_ceil(cdiv(nvec, 16)) <= KG_NORM_MAX_GROUP) {
         plan->cls = KG_NORM_LEAN16;
         g = pow2_ceil(cdiv(nvec, 16));
@@ -957,10 +957,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     return KG_OK;
 }
 
-/* How many clusters of a configuration x size this device holds at once
-   (the non-portable sizes and the shared memory allowed first, for the
-   device): 0 unknown, 1 none (it cannot run here), c + 1 c clusters (c <
-   254), 255 some (how many not known); asked once per device
+/* Whether a cluster of a configuration x size runs on this device (the
+   non-portable sizes and the shared memory allowed first, for the device):
+   0 unknown, 1 no, 2 yes; asked once per device
    (cudaOccupancyMaxActiveClusters). */
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
@@ -1010,15 +1009,10 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         if (err != cudaSuccess)
             cudaGetLastError(); /* not known: the launch will tell */
         else
-            *fits = (unsigned char)(n < 254 ? n + 1 : 255);
+            *fits = n > 0 ? 2 : 1;
     }
     if (*fits == 1)
         return KG_OK;
-    /* the pipelined form is persistent: the clusters that fit at once (all of
-       them where that is not known) */
-    const int64_t held = *fits > 1 && *fits < 255 ? *fits - 1 : 0, clusters = plan->cgrid / (unsigned)plan->csize;
-    if (kg_norm_ccfgs[plan->ccfg].pipe && held > 0 && held < clusters)
-        cfg.gridDim.x = (unsigned)(held * plan->csize);
     void *args[] = {&B};
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
     if (err != cudaSuccess) {
@@ -1028,11 +1022,9 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         *fits = 1; /* refused (no such cluster here): COLS from now on */
         return KG_OK;
     }
-    if (*fits == 0)
-        *fits = 255; /* it ran: at least one fits (how many stays unknown) */
+    *fits = 2;
     *ok = 1;
     kgi_norm_cluster_launches++;
-    kgi_norm_cluster_grid = cfg.gridDim.x;
     return KG_OK;
 }
 

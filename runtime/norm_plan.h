@@ -72,8 +72,6 @@ typedef struct kg_norm_tuning {
 extern kg_norm_tuning kgi_norm_tuning;
 /* CLUSTER launches made (tests: that the class ran) */
 extern _Atomic long kgi_norm_cluster_launches;
-/* the last CLUSTER launch's grid (the bench: the persistent form's clusters) */
-extern _Atomic long kgi_norm_cluster_grid;
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

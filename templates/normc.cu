@@ -10,10 +10,6 @@ $(header)/*
 @for _, f in ipairs(functors) do
 $(functor_struct(f))
 @for _, k in ipairs(cfgs) do
-@if k.pipe then
-extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster_pipe<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k)>(A); }
-@else
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks)>(A); }
-@end
 @end
 @end

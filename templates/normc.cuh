@@ -21,12 +21,6 @@
  *      reads of it are done.
  * The runtime picks it where the column fits: n <= CS x rows a block with
  * CS <= 16 (runtime/norm.c), columns and strides in whole vectors.
- *
- * The pipelined form (kg_norm_cluster_pipe) is persistent: the grid holds
- * the clusters that fit at once, each walks strips cid, cid + clusters, ...;
- * a block holds its K vectors a lane of strip i in registers while strip
- * i + 1 streams into shared memory (cp.async, K vectors a lane), so the
- * next strip's load overlaps this one's statistics, exchange and stores.
  */
 #ifndef KG_NORMC_CUH
 #define KG_NORMC_CUH
@@ -37,8 +31,7 @@
 
 /* KS: vectors a lane keeps in (dynamic) shared memory beyond its K in
    registers (rows j = K .. K + KS - 1 of the same walk), loaded by cp.async
-   (no registers on the way); each lane reads back only its own slots. The
-   pipelined form: the next strip's K vectors a lane. */
+   (no registers on the way); each lane reads back only its own slots. */
 extern __shared__ uint4 kg_ncbuf[]; /* [KS][T] */
 
 __device__ __forceinline__ void kg_ncp16(uint4 *dst, const void *src)
@@ -48,8 +41,7 @@ __device__ __forceinline__ void kg_ncp16(uint4 *dst, const void *src)
 }
 
 /* m[v] = max(m[v], value v of vector u) */
-template <class Op, int V>
-__device__ __forceinline__ void kg_ncl_vmax(typename Op::acc_t (&m)[V], const uint4 &u)
+template <class Op, int V> __device__ __forceinline__ void kg_ncl_vmax(typename Op::acc_t (&m)[V], const uint4 &u)
 {
     typename Op::in_t e[V];
     memcpy(e, &u, 16);
@@ -208,14 +200,15 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
     }
 }
 
-/* A block's shared partials: each warp's (wm, ws), the block's (cm, cs; NB
-   buffers, the cluster reads them) and the columns' values (fin). */
-template <class Op, int V, int LPR, int T, int NB> struct kg_ncl_shared {
+/* A block's shared partials: each warp's (wm, ws), the block's (cm, cs; the
+   cluster reads them) and the columns' values (fin). */
+template <class Op, int V, int LPR, int T> struct kg_ncl_shared {
     static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
     typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
-    typename Op::acc_t cm[NB][LPR * V], cs[NB][LPR * V];
+    typename Op::acc_t cm[LPR * V], cs[LPR * V];
     /* the cluster's (cm, cs), gathered (f32 alone) */
-    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V], gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
+    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V],
+        gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
@@ -225,7 +218,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
-    __shared__ kg_ncl_shared<Op, V, LPR, T, 1> sh;
+    __shared__ kg_ncl_shared<Op, V, LPR, T> sh;
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     const int CS = (int)cl.num_blocks();
     const int q = (int)cl.block_rank();
@@ -272,10 +265,10 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     for (int j = 0; j < KS; j++)
         if (K + j < jn)
             kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
-    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[0], sh.cs[0]);
+    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
     /* 2. the cluster's partials, in rank order */
     cl.sync();
-    kg_ncl_cluster<Op, W, T>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
+    kg_ncl_cluster<Op, W, T>(cl, sh.cm, sh.cs, sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
     asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
@@ -292,83 +285,6 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     }
     /* every block's shared memory stays until the cluster's reads are done */
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-/* The pipelined, persistent form (see the top): K vectors a lane of a strip
-   in registers, the next strip's K in shared memory (kg_ncbuf[K][T]); the
-   block's partials double-buffered by the strip's parity, so one cluster
-   barrier a strip suffices (a block writes cm[p] again only after the next
-   strip's barrier, which every block reaches after its reads of cm[p]). */
-template <class Op, int V, int LPR, int T, int K>
-__device__ __forceinline__ void kg_norm_cluster_pipe(const kg_norm_args &A)
-{
-    typedef typename Op::in_t IT;
-    constexpr int RY = T / LPR, W = LPR * V;
-    __shared__ kg_ncl_shared<Op, V, LPR, T, 2> sh; /* (cm, cs) by the strip's parity */
-    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
-    const int CS = (int)cl.num_blocks();
-    const int q = (int)cl.block_rank();
-    const int64_t total = A.rows * A.tiles, step = gridDim.x / CS;
-    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
-    const int64_t r0 = (int64_t)q * A.chunk;
-    const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
-    /* this lane's rows of any strip: j < jr (rows r0 + ty + j RY below rend) */
-    int jr = 0;
-    if (r0 + ty < rend) {
-        const int64_t t = (rend - r0 - ty + RY - 1) / RY;
-        jr = t < K ? (int)t : K;
-    }
-    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
-    /* strip c's first element of this lane in operand k, and the lane's rows there */
-    auto at = [&](int64_t c, int k, int &jn) -> int64_t {
-        const int64_t o = c / A.tiles, tile = c - o * A.tiles;
-        int64_t off[KG_NORM_NOPS];
-        kg_nouter(A, o, off);
-        const int64_t col = tile * W + tx * V;
-        jn = col < A.cols ? jr : 0;
-        return off[k] + col + (r0 + ty) * (k == KG_NO_IN ? ns : nso);
-    };
-    /* strip c's vectors into this lane's slots (an empty group past the end) */
-    auto issue = [&](int64_t c) {
-        if (c < total) {
-            int jn;
-            const IT *p = (const IT *)A.p[KG_NO_IN] + at(c, KG_NO_IN, jn);
-#pragma unroll
-            for (int j = 0; j < K; j++)
-                if (j < jn)
-                    kg_ncp16(&kg_ncbuf[j * T + tid], p + (int64_t)j * RY * ns);
-        }
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-    };
-    int64_t c = blockIdx.x / CS;
-    issue(c);
-    for (int par = 0; c < total; c += step, par ^= 1) {
-        int jn;
-        IT *y = (IT *)A.p[KG_NO_OUT] + at(c, KG_NO_OUT, jn);
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
-        uint4 xs[K];
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jn)
-                xs[j] = kg_ncbuf[j * T + tid];
-        typename Op::acc_t m[V], s[V];
-        kg_ncl_regmax<Op, V>(xs, jn, m, s);
-        /* the slots' values are in registers (the maxima used them): the
-           next strip may stream into them */
-        issue(c + step);
-        kg_ncl_regsum<Op, V>(xs, jn, m, s);
-        kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[par], sh.cs[par]);
-        cl.sync();
-        kg_ncl_cluster<Op, W, T>(cl, sh.cm[par], sh.cs[par], sh.gm, sh.gs, sh.fin, A);
-        __syncthreads();
-        if (jn > 0) {
-            kg_nrow<typename Op::acc_t> rv[V];
-            kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
-            kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
-        }
-    }
-    /* no block leaves while the cluster may still read its partials */
-    cl.sync();
 }
 
 #endif

@@ -236,12 +236,14 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.grid = 3;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4P);
     cr_assert_eq(p.grid, 3);
-    kgi_norm_tuning = (kg_norm_tuning){.lean = 16}; /* LEAN16: the 2-byte norms, <= 512 lanes */
-    cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16);
+    kgi_norm_tuning = (kg_norm_tuning){.lean = 16}; /* LEAN16: the 2-byte rms_norm, <= 512 lanes */
+    cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16);
     cr_assert_eq(p.args.group, 32);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN16);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 16384, 16384, &p), KG_NORM_LEAN16);
     cr_assert_eq(p.args.group, 128);
+    /* layer_norm: not LEAN16 (the 2-byte modules hold none of it) */
+    cr_assert_neq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN16);
     cr_assert_eq(plan_shape(&r, &in, &out, 65536, 4096, &p), KG_NORM_LEAN4_RES); /* not the residual form */
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_tensor pin = fake(IN_AT, KG_F32, 3, KT_SHAPE(9, 37, 64));
@@ -1380,8 +1382,7 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
         ncase m = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {300, 4096}, .axis = 0};
         check_case(ctx, &m);
     }
-    /* more strips of two blocks than clusters fit at once (the persistent
-       form walks several), the last strip partial */
+    /* many strips of two blocks, the last strip partial */
     const int64_t n2 = cap + 7 > most ? most : cap + 7;
     ncase m = {.op = KG_NORM_LOG_SOFTMAX, .dt = KG_F32, .ndim = 2, .shape = {n2, 4100}, .axis = 0};
     check_case(ctx, &m);
@@ -1764,10 +1765,10 @@ Test(gpu, results_are_bitwise_deterministic)
     kg_close(ctx);
 }
 
-/* The pipelined CLUSTER forms (softmax along dim 0, many strips a
-   cluster) and the PF forms (layer_norm, the residual rms_norm; 7 blocks,
-   many rows each), f32 and bf16: twice over the same input, the same bits. */
-Test(gpu, pipelined_and_prefetching_forms_are_bitwise_deterministic)
+/* CLUSTER (log_softmax along dim 0: 3 and 16 blocks a cluster) and the PF
+   forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
+   and bf16: twice over the same input, the same bits. */
+Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
 {
     kg_context *ctx = kt_open_gpu();
     const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
@@ -1782,7 +1783,7 @@ Test(gpu, pipelined_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        static const kg_norm_tuning tus[] = {{.cluster = 5}, {.cluster = 6}, {.lean = 4, .pf = 1, .grid = 7},
+        static const kg_norm_tuning tus[] = {{.cluster = 1}, {.cluster = 1, .csize = 16}, {.lean = 4, .pf = 1, .grid = 7},
                                              {.lean = 8, .pf = 1, .grid = 7}};
         for (int t = 0; t < 4; t++)
             for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
