@@ -37,6 +37,17 @@
    thread): 4 blocks of two tiles each keep twice tperm's bytes in flight */
 #define KG_TP2_MIN_BLOCKS 4
 
+/* the launch bounds of the kernels <op>_tperm: ops of one input
+   (KG_TP_BOUNDS_1) and of two or three (KG_TP_BOUNDS_N); "threads" or
+   "threads, minimum resident blocks per SM" (a build may override them
+   with -D to compare register budgets) */
+#ifndef KG_TP_BOUNDS_1
+#define KG_TP_BOUNDS_1 KG_EW_THREADS
+#endif
+#ifndef KG_TP_BOUNDS_N
+#define KG_TP_BOUNDS_N KG_EW_THREADS
+#endif
+
 typedef struct kg_tperm {
     uint32_t n[3];          /* extents of the c, j and b axes */
     uint32_t tiles_c, tiles_j, tiles; /* tiles along c, along j, in all (b included) */
@@ -56,21 +67,20 @@ typedef struct kg_tperm {
        tiles of rc x rj positions (rc * rj <= T * T), loaded in the staged
        inputs' order (j fastest: position e of a tile is c = e / rj, j =
        e % rj), stored in the output's (c fastest: j = e / rc, c = e % rc).
-       Where the output's dim 0 is short and its dim 1 is the staged input's
-       fast dim, rc = the whole dim 0 makes each tile's output one contiguous
-       run (class B); the mirror, rj = the whole short j with the input's
-       next dim c, makes each tile's input one (class A). rect 2: the tile's
-       output is one run (position (c, j) at c + rc j: staged values kept in
-       that order, no division per stored element). */
+       The output's dim 0 is short and its dim 1 is the staged input's fast
+       dim: rc = the whole dim 0, so each tile's output is one contiguous run
+       (position (c, j) at c + rc j), staged in that order (no division per
+       stored element). 1: rect tiles, 0: square ones. */
     uint32_t rect;
     uint32_t rc, rj;
     uint32_t magic_rc, shift_rc, magic_rj, shift_rj; /* division by rc, by rj */
 } kg_tperm;
 
-/* rect: the pitch (elements) of a staged row of rj elements of es bytes, so
-   that lanes reading down a column (consecutive rows) hit distinct banks: an
-   odd number of words (4 / es elements a word below 4 bytes; an odd number
-   of 8-byte pairs for 8-byte elements) */
+/* rect's fit rule (the planner's rect_extents): rc rows of rj elements of
+   es bytes at this pitch (an odd number of words, or of 8-byte pairs) within
+   the tile buffer. The kernel stages in the output's order (kg_tpr_lin),
+   which fits wherever rc * rj <= T * T; the rule, measured with the tiles it
+   picks, is kept. */
 #define KG_TPR_PITCH(es, rj)                                                                                           \
     ((es) >= 4 ? ((rj) | 1u) : (es) == 2 ? ((((rj) + 3u) & ~3u) + 2u) : ((((rj) + 7u) & ~7u) + 4u))
 /* the elements of the tile buffer of an es-byte staged operand
