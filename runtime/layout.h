@@ -73,9 +73,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
      the default), or one (0);
-   KG_EW_TUNE_TPERM_WORDS: 1 (the default) = <op>_tperm2 moves 2-byte
-     elements as 32-bit pairs where kg_ew_tperm_words_ok; 2 = also <op>_tperm
-     for ops of two inputs; 0 = never;
+   KG_EW_TUNE_TPERM_WORDS: 1 = <op>_tperm2 moves 2-byte elements as 32-bit
+     pairs where kg_ew_tperm_words_ok; 2 (the default) = also <op>_tperm for
+     ops of two inputs; 0 = never;
    KG_EW_TUNE_TPERM_FULL: 1 (the default) = tperm runs passes of whole tiles
      without predicates (elements of at most 2 bytes, mapping 1); 0 = never;
    KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the

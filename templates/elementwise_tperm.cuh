@@ -200,6 +200,60 @@ __device__ __forceinline__ uint32_t kg_tp_where(const kg_tperm &L, uint32_t tile
     return b;
 }
 
+/* The coordinates of NT tiles (tile0, tile0 + 1, ...) of edge T: b, the
+   first c and j positions, the extents on both axes (0 for a tile past the
+   last one) and (FLAT) each operand's offset of b. */
+template <bool FLAT, int T, int NT, int K>
+__device__ __forceinline__ void kg_tp_coords(const kg_tperm &L, uint32_t tile0, uint32_t (&b)[NT], uint32_t (&c0)[NT],
+                                             uint32_t (&j0)[NT], int (&cn)[NT], int (&jn)[NT], int32_t (&boff)[NT][K])
+{
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        const uint32_t tile = tile0 + u;
+        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
+        c0[u] *= T;
+        j0[u] *= T;
+        const bool in = NT == 1 || tile < L.tiles;
+        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
+        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            boff[u][k] = 0;
+        if constexpr (FLAT)
+            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
+    }
+}
+
+/* The offset tables of NT tiles (b's offset in the c table; positions
+   past an axis's end get b's offset or 0): 2T threads per tile, one entry
+   each; then the block synchronizes. */
+template <typename F, int NT>
+__device__ __forceinline__ void kg_tp_fill_tables(const kg_tperm &L, kg_tp_smem<F> (&S)[NT], const uint32_t (&b)[NT],
+                                                  const uint32_t (&c0)[NT], const uint32_t (&j0)[NT],
+                                                  const int (&cn)[NT], const int (&jn)[NT])
+{
+    constexpr int T = kg_tp_shape<F>::T, K = F::arity + 1;
+    const int tx = threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        if (tx / (2 * T) == u) {
+            const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
+            int32_t off[K];
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                off[k] = 0;
+            if (a == KG_TP_C)
+                kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
+            if (i < (a == KG_TP_C ? cn[u] : jn[u]))
+                kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[k][i] = off[k];
+        }
+    }
+    __syncthreads();
+}
+
 /* NT tiles (tile0, tile0 + 1, ...): tables, loads, staging, compute and
    store, each phase for every tile before the next phase, so the loads of
    all NT tiles are in flight together (NT > 1: more bytes in flight per
@@ -221,23 +275,11 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     uint32_t c0[NT], j0[NT], b[NT];
     int cn[NT], jn[NT];
     int32_t boff[NT][K];
+    kg_tp_coords<FLAT, T, NT, K>(L, tile0, b, c0, j0, cn, jn, boff);
+    if constexpr (FULL) { /* the caller found every tile of the pass whole: constant extents, no predicates */
 #pragma unroll
-    for (int u = 0; u < NT; u++) {
-        /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
-        const uint32_t tile = tile0 + u;
-        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
-        c0[u] *= T;
-        j0[u] *= T;
-        const bool in = NT == 1 || tile < L.tiles;
-        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
-        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
-        if constexpr (FULL) /* the caller found every tile of the pass whole: constant extents, no predicates */
+        for (int u = 0; u < NT; u++)
             cn[u] = jn[u] = T;
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            boff[u][k] = 0;
-        if constexpr (FLAT)
-            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
     }
     /* L.full (elements of at most 2 bytes, mapping 1: issue-bound): a pass
        of whole tiles takes this function's FULL copy, whose loads and stores
@@ -252,27 +294,8 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
             return;
         }
     }
-    if constexpr (!FLAT) {
-        /* 0. the offset tables (b's offset in the c table): 2T threads per tile */
-#pragma unroll
-        for (int u = 0; u < NT; u++) {
-            if (tx / (2 * T) == u) {
-                const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
-                int32_t off[K];
-#pragma unroll
-                for (int k = 0; k < K; k++)
-                    off[k] = 0;
-                if (a == KG_TP_C)
-                    kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
-                if (i < (a == KG_TP_C ? cn[u] : jn[u]))
-                    kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
-#pragma unroll
-                for (int k = 0; k < K; k++)
-                    (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[k][i] = off[k];
-            }
-        }
-        __syncthreads();
-    }
+    if constexpr (!FLAT) /* 0. the offset tables */
+        kg_tp_fill_tables<F, NT>(L, S, b, c0, j0, cn, jn);
     /* 1. every load of every tile */
     A ra[NT][E];
     B rb[NT][E];
@@ -622,47 +645,16 @@ __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm 
     constexpr int T = 64, K = F::arity + 1;
     static_assert(kg_tp_shape<F>::T == T && kg_tp_pitch<typename F::in0_t, T>::P * 2 == 4 * (T / 2 + 1),
                   "tpw: 64-element tiles staged in 33-word rows");
-    const int tx = threadIdx.x;
     uint32_t c0[NT], j0[NT], b[NT];
     int cn[NT], jn[NT];
     int32_t boff[NT][K];
+    kg_tp_coords<FLAT, T, NT, K>(L, tile0, b, c0, j0, cn, jn, boff);
     bool full = true;
 #pragma unroll
-    for (int u = 0; u < NT; u++) {
-        const uint32_t tile = tile0 + u;
-        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
-        c0[u] *= T;
-        j0[u] *= T;
-        const bool in = NT == 1 || tile < L.tiles;
-        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
-        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+    for (int u = 0; u < NT; u++)
         full = full && cn[u] == T && jn[u] == T;
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            boff[u][k] = 0;
-        if constexpr (FLAT)
-            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
-    }
-    if constexpr (!FLAT) {
-#pragma unroll
-        for (int u = 0; u < NT; u++) {
-            if (tx / (2 * T) == u) {
-                const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
-                int32_t off[K];
-#pragma unroll
-                for (int k = 0; k < K; k++)
-                    off[k] = 0;
-                if (a == KG_TP_C)
-                    kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
-                if (i < (a == KG_TP_C ? cn[u] : jn[u]))
-                    kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
-#pragma unroll
-                for (int k = 0; k < K; k++)
-                    (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[k][i] = off[k];
-            }
-        }
-        __syncthreads();
-    }
+    if constexpr (!FLAT)
+        kg_tp_fill_tables<F, NT>(L, S, b, c0, j0, cn, jn);
     if (full)
         kg_tpw_move<F, FLAT, true, NT>(p, L, S, c0, j0, cn, jn, boff);
     else

@@ -37,16 +37,16 @@
    thread): 4 blocks of two tiles each keep twice tperm's bytes in flight */
 #define KG_TP2_MIN_BLOCKS 4
 
-/* the launch bounds of the kernels <op>_tperm: ops of one input
-   (KG_TP_BOUNDS_1) and of two or three (KG_TP_BOUNDS_N); "threads" or
-   "threads, minimum resident blocks per SM" (a build may override them
-   with -D to compare register budgets) */
-#ifndef KG_TP_BOUNDS_1
-#define KG_TP_BOUNDS_1 KG_EW_THREADS
-#endif
-#ifndef KG_TP_BOUNDS_N
-#define KG_TP_BOUNDS_N KG_EW_THREADS
-#endif
+/* the kernels <op>_tperm of ops of two inputs with 2-byte elements are
+   compiled for at least this many resident blocks per SM (64 registers a
+   thread, where the compiler took 117-128 and so ran 2 blocks: 16 KB of
+   loads in flight a block). H200 run r2 of 2026-12-02 (same run, copy
+   4201-4218 GB/s), bf16 add: 47.4-57.4% of copy -> 56.0-87.1% (14 cases,
+   odd and even shapes); 3 blocks gained less (54.7-77.8%); the same bounds
+   for f32 add (-2.7 points on 6007x5003) and 5 or 6 blocks for ops of one
+   input (f32 copies -3 to -25 points) lost, so those keep the compiler's
+   choice. */
+#define KG_TP_BIN2_MIN_BLOCKS 4
 
 typedef struct kg_tperm {
     uint32_t n[3];          /* extents of the c, j and b axes */

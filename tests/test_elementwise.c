@@ -1157,6 +1157,7 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
         {2, {1000, 190}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* vector stores, full tiles, but word pairs */
+        {2, {1000, 190}, {1, 0}, KG_OP_ADD, KG_BF16, KG_EW_TPERM},  /* the same, two inputs (words, b direct) */
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
