@@ -501,9 +501,10 @@ __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm 
     __syncthreads(); /* the next tiles reuse the buffers */
 }
 
-/* The word path (L.words; ops of one input, 2-byte elements in and out):
-   input 0 staged, its j axis's first dim of unit stride and even size, the
-   output's c axis's likewise, every other stride even, both pointers on 4
+/* The word path (L.words; 2-byte elements in and out; ops of one input in
+   <op>_tperm2, of two in <op>_tperm: see the end of this comment): input 0
+   staged, its j axis's first dim of unit stride and even size, the
+   output's c axis's likewise, every other stride even, the pointers on 4
    bytes (kg_ew_tperm_words_ok). Then element pairs (j, j + 1) of the input
    and (c, c + 1) of the output are 32-bit words: a warp loads 32 words (128
    bytes) along j of rows c and c + 1 (thread: word l, row pairs w, w + 8,
