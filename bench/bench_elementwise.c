@@ -18,9 +18,9 @@
  * Tunings of the runtime's choices (layout.h, kg_test_ew_tune):
  * KG_EW_PERM_BPSM, KG_EW_ROWS_MIN, KG_EW_ROWS_MAX_BYTES, KG_EW_FOLD_MAX, KG_EW_TPERM,
  * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR,
- * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_TPERM_RECT,
- * KG_EW_TPERM_RECT_STEP, KG_EW_TPERM_RECT_PAIR, KG_EW_TPERM_RECT_A, KG_EW_TPERM_RECT_TILES,
- * KG_EW_TPERM_RECT_MIN_BYTES, KG_EW_TPERM_RECT_LIN, KG_EW_ROWSV, KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_TPERM_DIVISORS, KG_EW_TPERM_RECT,
+ * KG_EW_TPERM_RECT_STEP, KG_EW_TPERM_RECT_TILES, KG_EW_TPERM_RECT_MIN_BYTES, KG_EW_ROWSV,
+ * KG_EW_ROWSV_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  */
@@ -431,56 +431,33 @@ typedef struct {
 int main(void)
 {
     kg_context *ctx = bench_open("bench_elementwise");
-    /* KG_EW_PERM_BPSM=k: perm/permf with k persistent blocks per SM;
-       KG_EW_ROWS_MIN=n: rows for inner dims of n elements and up */
-    if (getenv("KG_EW_PERM_BPSM"))
-        kg_test_ew_tune(KG_EW_TUNE_PERM_BLOCKS_PER_SM, atoi(getenv("KG_EW_PERM_BPSM")));
-    if (getenv("KG_EW_ROWS_MIN"))
-        kg_test_ew_tune(KG_EW_TUNE_ROWS_MIN, atoi(getenv("KG_EW_ROWS_MIN")));
-    /* KG_EW_ROWS_MAX_BYTES=n: rows for elements up to n bytes; KG_EW_FOLD_MAX=n:
-       perm folds dims up to n elements */
-    if (getenv("KG_EW_ROWS_MAX_BYTES"))
-        kg_test_ew_tune(KG_EW_TUNE_ROWS_MAX_BYTES, atoi(getenv("KG_EW_ROWS_MAX_BYTES")));
-    if (getenv("KG_EW_FOLD_MAX"))
-        kg_test_ew_tune(KG_EW_TUNE_FOLD_MAX, atoi(getenv("KG_EW_FOLD_MAX")));
-    /* KG_EW_TPERM=0|1|2: tperm by default / wherever planned / never;
-       KG_EW_TPERM_FILL=p: tperm folds dims into axes whose tiles are < p% full */
-    if (getenv("KG_EW_TPERM"))
-        kg_test_ew_tune(KG_EW_TUNE_TPERM, atoi(getenv("KG_EW_TPERM")));
-    if (getenv("KG_EW_TPERM_FILL"))
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_FILL, atoi(getenv("KG_EW_TPERM_FILL")));
-    if (getenv("KG_EW_TPERM_MAP")) /* tperm's element mapping, 0, 1 or 2 */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_MAP, atoi(getenv("KG_EW_TPERM_MAP")));
-    if (getenv("KG_EW_TPERM_FLAT")) /* 0: offset tables even for one-dim axes */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, atoi(getenv("KG_EW_TPERM_FLAT")));
-    if (getenv("KG_EW_TPERM_JFIRST")) /* 1: blocks take the j tiles fastest */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, atoi(getenv("KG_EW_TPERM_JFIRST")));
-    if (getenv("KG_EW_TPERM_PAIR")) /* 0: one tile per pass also for ops of one input of <= 2-byte elements */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_PAIR, atoi(getenv("KG_EW_TPERM_PAIR")));
-    if (getenv("KG_EW_TPERM_WORDS")) /* 0: tperm2 moves 2-byte elements one by one (no 32-bit pairs) */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, atoi(getenv("KG_EW_TPERM_WORDS")));
-    if (getenv("KG_EW_TPERM_FULL")) /* 0: tperm's whole tiles keep their predicates */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_FULL, atoi(getenv("KG_EW_TPERM_FULL")));
-    if (getenv("KG_EW_TPERM_DIVISORS")) /* 0: tperm splits a long side by powers of 2 only */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_DIVISORS, atoi(getenv("KG_EW_TPERM_DIVISORS")));
-    if (getenv("KG_EW_TPERM_RECT")) /* n > 0: tperm's rectangular tiles for a short side of 2..n elements */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, atoi(getenv("KG_EW_TPERM_RECT")));
-    if (getenv("KG_EW_TPERM_RECT_STEP")) /* rect's long tile side a multiple of that many positions */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, atoi(getenv("KG_EW_TPERM_RECT_STEP")));
-    if (getenv("KG_EW_TPERM_RECT_PAIR")) /* 1: rect two tiles per pass (<op>_tperm2) */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_PAIR, atoi(getenv("KG_EW_TPERM_RECT_PAIR")));
-    if (getenv("KG_EW_TPERM_RECT_A")) /* 1: rect also for a short input fast dim (class A) */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, atoi(getenv("KG_EW_TPERM_RECT_A")));
-    if (getenv("KG_EW_TPERM_RECT_TILES")) /* rect only with that many tiles along the long side */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, atoi(getenv("KG_EW_TPERM_RECT_TILES")));
-    if (getenv("KG_EW_TPERM_RECT_MIN_BYTES")) /* rect only for elements of at least that many bytes */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, atoi(getenv("KG_EW_TPERM_RECT_MIN_BYTES")));
-    if (getenv("KG_EW_TPERM_RECT_LIN")) /* 0: rect tiles staged by rows even where the output is one run */
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_LIN, atoi(getenv("KG_EW_TPERM_RECT_LIN")));
-    if (getenv("KG_EW_ROWSV")) /* 0, 1, 2: copies of rows kept in place by realigned 16-byte chunks */
-        kg_test_ew_tune(KG_EW_TUNE_ROWSV, atoi(getenv("KG_EW_ROWSV")));
-    if (getenv("KG_EW_ROWSV_MIN_BYTES")) /* ... for rows of at least that many bytes */
-        kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, atoi(getenv("KG_EW_ROWSV_MIN_BYTES")));
+    /* the tunings, each from its environment variable where set (layout.h
+       says what each does) */
+    static const struct {
+        const char *env;
+        int what;
+    } tunes[] = {{"KG_EW_PERM_BPSM", KG_EW_TUNE_PERM_BLOCKS_PER_SM},
+                 {"KG_EW_ROWS_MIN", KG_EW_TUNE_ROWS_MIN},
+                 {"KG_EW_ROWS_MAX_BYTES", KG_EW_TUNE_ROWS_MAX_BYTES},
+                 {"KG_EW_FOLD_MAX", KG_EW_TUNE_FOLD_MAX},
+                 {"KG_EW_TPERM", KG_EW_TUNE_TPERM},
+                 {"KG_EW_TPERM_FILL", KG_EW_TUNE_TPERM_FILL},
+                 {"KG_EW_TPERM_MAP", KG_EW_TUNE_TPERM_MAP},
+                 {"KG_EW_TPERM_FLAT", KG_EW_TUNE_TPERM_FLAT},
+                 {"KG_EW_TPERM_JFIRST", KG_EW_TUNE_TPERM_JFIRST},
+                 {"KG_EW_TPERM_PAIR", KG_EW_TUNE_TPERM_PAIR},
+                 {"KG_EW_TPERM_WORDS", KG_EW_TUNE_TPERM_WORDS},
+                 {"KG_EW_TPERM_FULL", KG_EW_TUNE_TPERM_FULL},
+                 {"KG_EW_TPERM_DIVISORS", KG_EW_TUNE_TPERM_DIVISORS},
+                 {"KG_EW_TPERM_RECT", KG_EW_TUNE_TPERM_RECT},
+                 {"KG_EW_TPERM_RECT_STEP", KG_EW_TUNE_TPERM_RECT_STEP},
+                 {"KG_EW_TPERM_RECT_TILES", KG_EW_TUNE_TPERM_RECT_TILES},
+                 {"KG_EW_TPERM_RECT_MIN_BYTES", KG_EW_TUNE_TPERM_RECT_MIN_BYTES},
+                 {"KG_EW_ROWSV", KG_EW_TUNE_ROWSV},
+                 {"KG_EW_ROWSV_MIN_BYTES", KG_EW_TUNE_ROWSV_MIN_BYTES}};
+    for (size_t i = 0; i < sizeof tunes / sizeof tunes[0]; i++)
+        if (getenv(tunes[i].env))
+            kg_test_ew_tune(tunes[i].what, atoi(getenv(tunes[i].env)));
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     profile = getenv("KG_EW_BENCH_PROFILE");
     char gpu[128];

@@ -142,6 +142,9 @@ function M.generate(G)
         -- (two tiles per pass) right after, at index k + 1 (the runtime
         -- launches it as tperm's index + 1 under the same rule)
         f.tperm2 = #f.inputs == 1 and math.max(dt.size, f.out.size) <= 2
+        -- ops of two inputs with 2-byte elements: <op>_tperm compiled for a
+        -- minimum of resident blocks per SM (kg_tperm.h)
+        f.tperm_min = #f.inputs == 2 and math.max(dt.size, f.out.size) == 2 and "KG_TP_BIN2_MIN_BLOCKS" or nil
         -- copies and identity casts (bool aside) move bits in the tperm
         -- kernels: no convert through float and back per element
         f.bits = #f.inputs == 1 and f.inputs[1].dt.name == f.out.name and dt.name ~= "bool" and

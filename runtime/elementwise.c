@@ -15,6 +15,7 @@
  * serves permuted layouts first unless kg_ew_tperm_preferred says another
  * eligible variant measured faster.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,20 +64,25 @@ static int tperm_jfirst = 0;
    in 44 (down to -11.4: 255x387x259 p0.2.1 80.0 -> 68.6%), better in 2. */
 static int tperm_pair = 1;
 /* <op>_tperm2 moves 2-byte elements as 32-bit pairs where it can
-   (kg_ew_tperm_words_ok; KG_EW_TUNE_TPERM_WORDS) */
-static int tperm_words = 1;
+   (kg_ew_tperm_words_ok; KG_EW_TUNE_TPERM_WORDS 1); 2 (the default): so
+   does <op>_tperm for ops of two inputs (input 0 staged, input 1 direct).
+   H200 run r2 of 2026-12-02 (same run): bf16 add of even shapes 47.4-55.6%
+   of copy -> 52.1-66.9 (11 cases up 1 point or more, none down), and with
+   KG_TP_BIN2_MIN_BLOCKS 64.8-87.1. */
+static int tperm_words = 2;
 /* tperm's passes of whole tiles without predicates (kg_tperm.h full) */
 static int tperm_full = 1;
 /* tperm's split of a long side for a short one tries other divisors than
    powers of 2 (KG_EW_TUNE_TPERM_DIVISORS) */
 static int tperm_divisors = 1;
 /* rect (kg_tperm.h): tperm's rectangular tiles where the output's dim 0
-   (class B) or, with tperm_rect_a, the staged input's fast dim (class A)
-   has 2 to tperm_rect elements (0: never; KG_EW_TUNE_TPERM_RECT, _A), the
-   long side a multiple of tperm_rect_step positions (1..32; _STEP), its
-   tiles at least 90% full (T * T positions) and at least tperm_rect_tiles
-   along the long side (_TILES), in <op>_tperm2 where tperm_pair takes it
-   (tperm_rect_pair; _PAIR). H200 run r1 of 2026-12-02 (same run, copy
+   has 2 to tperm_rect elements (0: never; KG_EW_TUNE_TPERM_RECT), the long
+   side a multiple of tperm_rect_step positions (1..32; _STEP), its tiles at
+   least 90% full (T * T positions) and at least tperm_rect_tiles along the
+   long side (_TILES), in <op>_tperm2 where tperm_pair takes it. The forms
+   below that lost (class A, the mirror with the input's short fast dim
+   taken whole; one tile a pass in bf16; tiles staged by rows) were removed
+   in session 10. H200 run r1 of 2026-12-02 (same run, copy
    4224 GB/s), every rect plan of the perm bench against the default:
    class B with a long j gained in f32 (2-d [553280,33]^T 66.7 -> 69.0% of
    copy with steps of 8, 58.4 with 32; [54,2700,168]-like 61.5 -> 69.1)
@@ -93,16 +99,11 @@ static int tperm_divisors = 1;
    81.8; bf16 p1.2.3.0 48.7 -> 48.2 (two tiles a pass): default for
    elements of 4 bytes and more, class B, short side up to 56. */
 static int tperm_rect = 56;
-static int tperm_rect_a = 0;
 static int tperm_rect_step = 8;
 static int tperm_rect_tiles = 16;
-static int tperm_rect_pair = 1;
 /* rect only where the widest operand has at least this many bytes an
    element (KG_EW_TUNE_TPERM_RECT_MIN_BYTES) */
 static int tperm_rect_min_bytes = 4;
-/* rect stages a tile whose output is one run in the output's order (no
-   division per stored element; KG_EW_TUNE_TPERM_RECT_LIN) */
-static int tperm_rect_lin = 1;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -116,7 +117,7 @@ static int tperm_rect_lin = 1;
    lost (bf16 51.5-64.0 -> 39%, f32 66-86 -> 63%) and rows of 259 lost 2-4
    points (518 B bf16, 1036 B f32), and over nd32v it lost 3-12 points. */
 static int rowsv_mode = 1;
-static int64_t rowsv_min_bytes = 4096;
+static int rowsv_min_bytes = 4096;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -331,44 +332,33 @@ KG_API int kg_ew_plan_perm(const kgi_layout *L, const void *const *ptrs, const s
 }
 
 /* rect's tile extents (kg_tperm.h rect) for input kr whose fast dim is d
-   (>= 1), where a short side makes one operand's tile one contiguous run:
-   class B, the output's dim 0 of 2 to tperm_rect elements, its dim 1 = d
-   (kr reads it faster than dim 0), the output contiguous over both (rc =
-   that dim, rj a multiple of 32); class A, d of 2 to tperm_rect elements
-   with unit stride and kr's next dim dim 0 (rj = d, rc a multiple of 32;
-   kr's tile one run); where both hold, the shorter
-   side is taken whole. The other extent is the largest multiple of
-   tperm_rect_step (at least 32; up to its dim rounded up) whose tile holds
-   at most T * T positions and fits every input's staging buffer. Returns 0
-   where neither class holds. */
+   (>= 1): the output's dim 0 of 2 to tperm_rect elements, its dim 1 = d (kr
+   reads it faster than dim 0), the output contiguous over both: rc = that
+   dim 0 (each tile's output one run), rj the largest multiple of
+   tperm_rect_step (at least 32; up to d rounded up) whose tile holds at
+   most T * T positions and fits every input's staging buffer
+   (KG_TPR_PITCH). Returns 0 where that does not hold. */
 static int rect_extents(const kgi_layout *L, const size_t *es, int64_t T, int kr, int d, int64_t *rc, int64_t *rj)
 {
     const int64_t n0 = L->size[0], nd = L->size[d];
-    const int b = d == 1 && n0 >= 2 && n0 <= tperm_rect && nd >= 64 && L->stride[0][0] == 1 && L->stride[0][1] == n0 &&
-                  L->stride[kr][0] > L->stride[kr][1];
-    const int a = tperm_rect_a && nd >= 2 && nd <= tperm_rect && n0 >= 64 && L->stride[kr][d] == 1 &&
-                  L->stride[kr][0] == nd;
-    if (!a && !b)
+    if (!(d == 1 && n0 >= 2 && n0 <= tperm_rect && nd >= 64 && L->stride[0][0] == 1 && L->stride[0][1] == n0 &&
+          L->stride[kr][0] > L->stride[kr][1]))
         return 0;
-    const int whole_c = b && (!a || n0 <= nd); /* class B: c whole */
-    const int64_t fixed = whole_c ? n0 : nd, other = whole_c ? nd : n0;
     int64_t best = 0;
     const int64_t step = tperm_rect_step;
-    for (int64_t x = (32 + step - 1) / step * step; x <= (other + step - 1) / step * step && fixed * x <= T * T;
-         x += step) {
-        const int64_t c = whole_c ? fixed : x, j = whole_c ? x : fixed;
+    for (int64_t x = (32 + step - 1) / step * step; x <= (nd + step - 1) / step * step && n0 * x <= T * T; x += step) {
         int fits = 1;
         for (int k = 1; k < L->nops; k++)
-            fits = fits && c * (int64_t)KG_TPR_PITCH(es[k], (uint32_t)j) <= (int64_t)KG_TP_STAGE_ELEMS(es[k], T);
+            fits = fits && n0 * (int64_t)KG_TPR_PITCH(es[k], (uint32_t)x) <= (int64_t)KG_TP_STAGE_ELEMS(es[k], T);
         if (fits)
             best = x;
     }
     /* the tiles: at least 90% of T * T positions each (the long side's last
        one aside), at least tperm_rect_tiles of them along the long side */
-    if (best == 0 || fixed * best * 10 < T * T * 9 || other < best * tperm_rect_tiles)
+    if (best == 0 || n0 * best * 10 < T * T * 9 || nd < best * tperm_rect_tiles)
         return 0;
-    *rc = whole_c ? fixed : best;
-    *rj = whole_c ? best : fixed;
+    *rc = n0;
+    *rj = best;
     return 1;
 }
 
@@ -549,8 +539,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     o->jfirst = (uint32_t)tperm_jfirst;
     o->full = (uint32_t)tperm_full;
     if (rect) {
-        /* 2: each tile's output one run (class B), staged in its order (kg_tpr_lin) */
-        o->rect = tperm_rect_lin && rc == n[KG_TP_C] && L->stride[0][0] == 1 && L->stride[0][ord[0]] == rc ? 2 : 1;
+        o->rect = 1;
         o->full = 0;
         o->rc = (uint32_t)rc;
         o->rj = (uint32_t)rj;
@@ -560,18 +549,21 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     return 1;
 }
 
-KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in)
+KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in, const void *in1)
 {
-    if (tp->rect || !(tp->staged & 2u) || (((uintptr_t)out | (uintptr_t)in) & 3u) || tp->nd[KG_TP_C] < 1 ||
-        tp->nd[KG_TP_J] < 1)
+    if (tp->rect || tp->staged != 2u || (((uintptr_t)out | (uintptr_t)in | (uintptr_t)in1) & 3u) ||
+        tp->nd[KG_TP_C] < 1 || tp->nd[KG_TP_J] < 1)
         return 0;
     if (tp->stride[KG_TP_C][0][0] != 1 || tp->size[KG_TP_C][0] % 2 || tp->stride[KG_TP_J][1][0] != 1 ||
-        tp->size[KG_TP_J][0] % 2)
+        tp->size[KG_TP_J][0] % 2 || (in1 && tp->stride[KG_TP_C][2][0] != 1))
         return 0;
+    /* the unit strides above aside (the output's and input 1's along c,
+       input 0's along j), every stride even */
+    const int nk = in1 ? 3 : 2;
     for (int a = 0; a < 3; a++)
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < nk; k++)
             for (int i = 0; i < tp->nd[a]; i++)
-                if (!(i == 0 && ((a == KG_TP_C && k == 0) || (a == KG_TP_J && k == 1))) && tp->stride[a][k][i] % 2)
+                if (!(i == 0 && (a == KG_TP_C ? k != 1 : a == KG_TP_J && k == 1)) && tp->stride[a][k][i] % 2)
                     return 0;
     return 1;
 }
@@ -643,8 +635,8 @@ KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm
    74.3 with elements one by one). */
 static int words_ok(const kg_tperm *tp, const kg_ew_ptrs *p, int n_in, kg_dtype dt, kg_dtype odt)
 {
-    return n_in == 1 && tperm_pair && tperm_words && kg_dtype_size(dt) == 2 && kg_dtype_size(odt) == 2 &&
-           kg_ew_tperm_words_ok(tp, p->out, p->in[0]);
+    return ((n_in == 1 && tperm_pair && tperm_words) || (n_in == 2 && tperm_words == 2)) && kg_dtype_size(dt) == 2 &&
+           kg_dtype_size(odt) == 2 && kg_ew_tperm_words_ok(tp, p->out, p->in[0], n_in == 2 ? p->in[1] : NULL);
 }
 
 kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)
@@ -818,7 +810,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
         /* <op>_tperm2 (one input): a block per two tiles */
-        const int pair = n_in == 1 && tperm_pair && es_max <= 2 && (!tp.rect || tperm_rect_pair);
+        const int pair = n_in == 1 && tperm_pair && es_max <= 2;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
@@ -846,54 +838,39 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     return st == KG_OK ? kg_ok(ctx) : st;
 }
 
+/* The tunings (kg_test_ew_tune, layout.h): each setting's variable, the
+   values it takes and the one an out-of-range value sets (on/off settings:
+   0 off, anything else on). */
+static const struct {
+    int what, *var, lo, hi, other;
+} tunings[] = {
+    {KG_EW_TUNE_PERM_BLOCKS_PER_SM, &perm_blocks_per_sm, 1, 64, 0},
+    {KG_EW_TUNE_ROWS_MIN, &rows_min, 1, INT_MAX, 1},
+    {KG_EW_TUNE_ROWS_MAX_BYTES, &rows_max_bytes, INT_MIN, INT_MAX, 0},
+    {KG_EW_TUNE_FOLD_MAX, &fold_max, 1, 1023, 0},
+    {KG_EW_TUNE_ROWS_MIN_WARPS, &rows_min_warps_per_sm, 0, INT_MAX, 0},
+    {KG_EW_TUNE_TPERM, &tperm_mode, 0, 2, 0},
+    {KG_EW_TUNE_TPERM_FILL, &tperm_fill, 1, 100, 90},
+    {KG_EW_TUNE_TPERM_MAP, &tperm_map, 0, 2, 1},
+    {KG_EW_TUNE_TPERM_FLAT, &tperm_flat, 0, 1, 1},
+    {KG_EW_TUNE_TPERM_JFIRST, &tperm_jfirst, 0, 1, 1},
+    {KG_EW_TUNE_TPERM_PAIR, &tperm_pair, 0, 1, 1},
+    {KG_EW_TUNE_ROWSV, &rowsv_mode, 0, 2, 1},
+    {KG_EW_TUNE_ROWSV_MIN_BYTES, &rowsv_min_bytes, 64, INT_MAX, 4096},
+    {KG_EW_TUNE_TPERM_WORDS, &tperm_words, 0, 2, 2},
+    {KG_EW_TUNE_TPERM_FULL, &tperm_full, 0, 1, 1},
+    {KG_EW_TUNE_TPERM_DIVISORS, &tperm_divisors, 0, 1, 1},
+    {KG_EW_TUNE_TPERM_RECT, &tperm_rect, 0, 1024, 56},
+    {KG_EW_TUNE_TPERM_RECT_STEP, &tperm_rect_step, 1, 32, 8},
+    {KG_EW_TUNE_TPERM_RECT_TILES, &tperm_rect_tiles, 1, INT_MAX, 1},
+    {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
+};
+
 void kg_test_ew_tune(int what, int value)
 {
-    if (what == KG_EW_TUNE_PERM_BLOCKS_PER_SM)
-        perm_blocks_per_sm = value > 0 && value <= 64 ? value : 0;
-    else if (what == KG_EW_TUNE_ROWS_MIN)
-        rows_min = value >= 1 ? value : 1;
-    else if (what == KG_EW_TUNE_ROWS_MAX_BYTES)
-        rows_max_bytes = value;
-    else if (what == KG_EW_TUNE_FOLD_MAX)
-        fold_max = value > 0 && value < 1024 ? value : 0;
-    else if (what == KG_EW_TUNE_ROWS_MIN_WARPS)
-        rows_min_warps_per_sm = value >= 0 ? value : 0;
-    else if (what == KG_EW_TUNE_TPERM)
-        tperm_mode = value >= 0 && value <= 2 ? value : 0;
-    else if (what == KG_EW_TUNE_TPERM_FILL)
-        tperm_fill = value > 0 && value <= 100 ? value : 90;
-    else if (what == KG_EW_TUNE_TPERM_MAP)
-        tperm_map = value >= 0 && value <= 2 ? value : 1;
-    else if (what == KG_EW_TUNE_TPERM_FLAT)
-        tperm_flat = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_JFIRST)
-        tperm_jfirst = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_DIVISORS)
-        tperm_divisors = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_RECT)
-        tperm_rect = value >= 0 && value <= 1024 ? value : 56;
-    else if (what == KG_EW_TUNE_TPERM_RECT_A)
-        tperm_rect_a = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_RECT_TILES)
-        tperm_rect_tiles = value >= 1 ? value : 1;
-    else if (what == KG_EW_TUNE_TPERM_RECT_STEP)
-        tperm_rect_step = value >= 1 && value <= 32 ? value : 8;
-    else if (what == KG_EW_TUNE_TPERM_RECT_LIN)
-        tperm_rect_lin = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_RECT_MIN_BYTES)
-        tperm_rect_min_bytes = value >= 1 && value <= 8 ? value : 4;
-    else if (what == KG_EW_TUNE_TPERM_RECT_PAIR)
-        tperm_rect_pair = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_FULL)
-        tperm_full = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_WORDS)
-        tperm_words = value != 0;
-    else if (what == KG_EW_TUNE_TPERM_PAIR)
-        tperm_pair = value != 0;
-    else if (what == KG_EW_TUNE_ROWSV)
-        rowsv_mode = value >= 0 && value <= 2 ? value : 1;
-    else if (what == KG_EW_TUNE_ROWSV_MIN_BYTES)
-        rowsv_min_bytes = value >= 64 ? value : 4096;
+    for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++)
+        if (tunings[i].what == what)
+            *tunings[i].var = value >= tunings[i].lo && value <= tunings[i].hi ? value : tunings[i].other;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

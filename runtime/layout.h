@@ -38,12 +38,14 @@ KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_row
 KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm_ok, int nd32v_ok, size_t es_max,
                                  size_t out_es);
 
-/* 1 when the tperm plan tp of a one-input op with 2-byte elements in and
-   out may take the word path (kg_tperm.h words): input 1 staged, the first
-   dim of the output's c axis and of the input's j axis of unit stride and
-   even size, every other stride of both even, both pointers on 4 bytes (so
-   element pairs are aligned 32-bit words on both sides). */
-KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in);
+/* 1 when the tperm plan tp of an op with 2-byte elements in and out may
+   take the word path (kg_tperm.h words): input 0 (in) staged, the first dim
+   of the output's c axis and of the input's j axis of unit stride and even
+   size, every other stride even, the pointers on 4 bytes (so element pairs
+   are aligned 32-bit words on both sides). in1: NULL for ops of one input;
+   else input 1, direct (not staged), its c axis's first dim of unit stride,
+   every other stride even. */
+KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in, const void *in1);
 
 /* Fills a 32-bit layout (kgi_layout_fits32) with magic numbers for fast
    division. */
@@ -71,8 +73,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
      the default), or one (0);
-   KG_EW_TUNE_TPERM_WORDS: 1 (the default) = <op>_tperm2 moves 2-byte
-     elements as 32-bit pairs where kg_ew_tperm_words_ok; 0 = never;
+   KG_EW_TUNE_TPERM_WORDS: 1 = <op>_tperm2 moves 2-byte elements as 32-bit
+     pairs where kg_ew_tperm_words_ok; 2 (the default) = also <op>_tperm for
+     ops of two inputs; 0 = never;
    KG_EW_TUNE_TPERM_FULL: 1 (the default) = tperm runs passes of whole tiles
      without predicates (elements of at most 2 bytes, mapping 1); 0 = never;
    KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the
@@ -81,18 +84,12 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_RECT: n > 0 = tperm's rectangular tiles (kg_tperm.h
      rect) where the output's dim 0 has 2 to n elements and makes each
      tile's output one contiguous run (default 56); 0 = never;
-   KG_EW_TUNE_TPERM_RECT_A: 1 = also where the staged input's fast dim has
-     2 to n elements and makes each tile's input one run (default 0);
    KG_EW_TUNE_TPERM_RECT_STEP: rect's long tile side is a multiple of that
      many positions (1 to 32, default 8);
    KG_EW_TUNE_TPERM_RECT_TILES: rect only with at least that many tiles
      along the long side (default 16; its tiles are always >= 90% full);
-   KG_EW_TUNE_TPERM_RECT_LIN: 1 (default) = where each rect tile's output
-     is one run, its staged values are kept in the output's order; 0 = not;
    KG_EW_TUNE_TPERM_RECT_MIN_BYTES: rect only where the widest operand's
      elements have at least that many bytes (default 4);
-   KG_EW_TUNE_TPERM_RECT_PAIR: 1 (default) = rect runs two tiles per pass
-     where KG_EW_TUNE_TPERM_PAIR would (<op>_tperm2); 0 = one;
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -117,11 +114,8 @@ enum {
     KG_EW_TUNE_TPERM_DIVISORS,
     KG_EW_TUNE_TPERM_RECT,
     KG_EW_TUNE_TPERM_RECT_STEP,
-    KG_EW_TUNE_TPERM_RECT_PAIR,
-    KG_EW_TUNE_TPERM_RECT_A,
     KG_EW_TUNE_TPERM_RECT_TILES,
-    KG_EW_TUNE_TPERM_RECT_MIN_BYTES,
-    KG_EW_TUNE_TPERM_RECT_LIN
+    KG_EW_TUNE_TPERM_RECT_MIN_BYTES
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

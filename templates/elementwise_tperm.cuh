@@ -200,6 +200,60 @@ __device__ __forceinline__ uint32_t kg_tp_where(const kg_tperm &L, uint32_t tile
     return b;
 }
 
+/* The coordinates of NT tiles (tile0, tile0 + 1, ...) of edge T: b, the
+   first c and j positions, the extents on both axes (0 for a tile past the
+   last one) and (FLAT) each operand's offset of b. */
+template <bool FLAT, int T, int NT, int K>
+__device__ __forceinline__ void kg_tp_coords(const kg_tperm &L, uint32_t tile0, uint32_t (&b)[NT], uint32_t (&c0)[NT],
+                                             uint32_t (&j0)[NT], int (&cn)[NT], int (&jn)[NT], int32_t (&boff)[NT][K])
+{
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        const uint32_t tile = tile0 + u;
+        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
+        c0[u] *= T;
+        j0[u] *= T;
+        const bool in = NT == 1 || tile < L.tiles;
+        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
+        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            boff[u][k] = 0;
+        if constexpr (FLAT)
+            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
+    }
+}
+
+/* The offset tables of NT tiles (b's offset in the c table; positions
+   past an axis's end get b's offset or 0): 2T threads per tile, one entry
+   each; then the block synchronizes. */
+template <typename F, int NT>
+__device__ __forceinline__ void kg_tp_fill_tables(const kg_tperm &L, kg_tp_smem<F> (&S)[NT], const uint32_t (&b)[NT],
+                                                  const uint32_t (&c0)[NT], const uint32_t (&j0)[NT],
+                                                  const int (&cn)[NT], const int (&jn)[NT])
+{
+    constexpr int T = kg_tp_shape<F>::T, K = F::arity + 1;
+    const int tx = threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        if (tx / (2 * T) == u) {
+            const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
+            int32_t off[K];
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                off[k] = 0;
+            if (a == KG_TP_C)
+                kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
+            if (i < (a == KG_TP_C ? cn[u] : jn[u]))
+                kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[k][i] = off[k];
+        }
+    }
+    __syncthreads();
+}
+
 /* NT tiles (tile0, tile0 + 1, ...): tables, loads, staging, compute and
    store, each phase for every tile before the next phase, so the loads of
    all NT tiles are in flight together (NT > 1: more bytes in flight per
@@ -221,23 +275,11 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     uint32_t c0[NT], j0[NT], b[NT];
     int cn[NT], jn[NT];
     int32_t boff[NT][K];
+    kg_tp_coords<FLAT, T, NT, K>(L, tile0, b, c0, j0, cn, jn, boff);
+    if constexpr (FULL) { /* the caller found every tile of the pass whole: constant extents, no predicates */
 #pragma unroll
-    for (int u = 0; u < NT; u++) {
-        /* tile -> (c tile, j tile, b): c fastest, or (L.jfirst) j fastest */
-        const uint32_t tile = tile0 + u;
-        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
-        c0[u] *= T;
-        j0[u] *= T;
-        const bool in = NT == 1 || tile < L.tiles;
-        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
-        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
-        if constexpr (FULL) /* the caller found every tile of the pass whole: constant extents, no predicates */
+        for (int u = 0; u < NT; u++)
             cn[u] = jn[u] = T;
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            boff[u][k] = 0;
-        if constexpr (FLAT)
-            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
     }
     /* L.full (elements of at most 2 bytes, mapping 1: issue-bound): a pass
        of whole tiles takes this function's FULL copy, whose loads and stores
@@ -252,27 +294,8 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
             return;
         }
     }
-    if constexpr (!FLAT) {
-        /* 0. the offset tables (b's offset in the c table): 2T threads per tile */
-#pragma unroll
-        for (int u = 0; u < NT; u++) {
-            if (tx / (2 * T) == u) {
-                const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
-                int32_t off[K];
-#pragma unroll
-                for (int k = 0; k < K; k++)
-                    off[k] = 0;
-                if (a == KG_TP_C)
-                    kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
-                if (i < (a == KG_TP_C ? cn[u] : jn[u]))
-                    kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
-#pragma unroll
-                for (int k = 0; k < K; k++)
-                    (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[k][i] = off[k];
-            }
-        }
-        __syncthreads();
-    }
+    if constexpr (!FLAT) /* 0. the offset tables */
+        kg_tp_fill_tables<F, NT>(L, S, b, c0, j0, cn, jn);
     /* 1. every load of every tile */
     A ra[NT][E];
     B rb[NT][E];
@@ -339,13 +362,14 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
     __syncthreads(); /* the next tiles reuse the tables and tiles */
 }
 
-/* rect (kg_tperm.h): one tile of rc x rj positions, c and j one dim each.
-   Position e of the tile (thread x, element m: e = x + 256 m) is, for the
-   loads of staged inputs, (c, j) = (e / rj, e % rj): lanes along j, the
-   input's fast dim; for direct inputs and the output, (e % rc, e / rc):
-   lanes along c, the output's fast dim. Staged values go through shared
-   memory at s[c * pitch + j] (KG_TPR_PITCH: the column reads of the store
-   phase hit distinct banks). */
+/* rect (kg_tperm.h): one tile of rc x rj positions, c and j one dim each,
+   the tile's output one run (rc = the output's whole dim 0). Position e of
+   the tile (thread x, element m: e = x + 256 m) is, for the loads of staged
+   inputs, (c, j) = (e / rj, e % rj): lanes along j, the input's fast dim;
+   for direct inputs and the output, (e % rc, e / rc): lanes along c, the
+   output's fast dim. Staged values go through shared memory in the
+   output's order (kg_tpr_lin), so the store phase reads and writes
+   position e of the run. */
 template <typename X, int E>
 __device__ __forceinline__ void kg_tpr_load(const kg_tperm &L, const X *base, int32_t bo, int32_t sc, int32_t sj,
                                             bool staged, uint32_t cn, uint32_t jn, X (&r)[E])
@@ -365,8 +389,8 @@ __device__ __forceinline__ void kg_tpr_load(const kg_tperm &L, const X *base, in
     }
 }
 
-/* LIN (the tile's output one run, position (c, j) at c + rc j): a staged
-   value's slot in the output's order, skewed by one every 64 (4-byte) or 32
+/* A staged value's slot in the output's order (position (c, j) at
+   c + rc j), skewed by one every 64 (4-byte) or 32
    positions so that column writes spread over the banks; within the buffer
    (kg_tp_pitch's padding) for every element size and tile edge. */
 template <typename X> __device__ __forceinline__ uint32_t kg_tpr_lin(uint32_t q)
@@ -374,16 +398,15 @@ template <typename X> __device__ __forceinline__ uint32_t kg_tpr_lin(uint32_t q)
     return q + (q >> (sizeof(X) == 4 ? 6 : 5));
 }
 
-template <bool LIN, typename X, int E>
+template <typename X, int E>
 __device__ __forceinline__ void kg_tpr_stage(const kg_tperm &L, X *s, uint32_t cn, const X (&r)[E])
 {
-    const uint32_t pitch = KG_TPR_PITCH(sizeof(X), L.rj);
 #pragma unroll
     for (int m = 0; m < E; m++) {
         const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
         const uint32_t c = kgd_div_magic(e, L.magic_rj, L.shift_rj), j = e - c * L.rj;
         if (c < cn)
-            s[LIN ? kg_tpr_lin<X>(c + L.rc * j) : c * pitch + j] = r[m];
+            s[kg_tpr_lin<X>(c + L.rc * j)] = r[m];
     }
 }
 
@@ -401,7 +424,7 @@ __device__ __forceinline__ typename F::out_t kg_tpr_apply(const typename F::in0_
 /* NT tiles (tile0, tile0 + 1, ...; NT > 1 in <op>_tperm2: ops of one
    input, every load of the NT tiles in flight before the first store; a
    tile past the last one does nothing). */
-template <typename F, int NT, bool LIN>
+template <typename F, int NT>
 __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             uint32_t tile0)
 {
@@ -445,13 +468,13 @@ __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm 
 #pragma unroll
     for (int u = 0; u < NT; u++) {
         if (t0)
-            kg_tpr_stage<LIN, A, E>(L, &S[u].s0[0][0], cn[u], ra[u]);
+            kg_tpr_stage<A, E>(L, &S[u].s0[0][0], cn[u], ra[u]);
         if constexpr (F::arity > 1)
             if (t1)
-                kg_tpr_stage<LIN, B, E>(L, &S[u].s1[0][0], cn[u], rb[u]);
+                kg_tpr_stage<B, E>(L, &S[u].s1[0][0], cn[u], rb[u]);
         if constexpr (F::arity > 2)
             if (t2)
-                kg_tpr_stage<LIN, C, E>(L, &S[u].s2[0][0], cn[u], rc[u]);
+                kg_tpr_stage<C, E>(L, &S[u].s2[0][0], cn[u], rc[u]);
     }
     __syncthreads();
 #pragma unroll
@@ -463,38 +486,25 @@ __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm 
 #pragma unroll
         for (int m = 0; m < E; m++) {
             const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
-            if constexpr (LIN) { /* position e of the run; direct inputs were loaded at e */
-                if (e < cn[u] * jn[u]) {
-                    const A x = t0 ? s0[kg_tpr_lin<A>(e)] : ra[u][m];
-                    B y{};
-                    C z{};
-                    if constexpr (F::arity > 1)
-                        y = t1 ? s1[kg_tpr_lin<B>(e)] : rb[u][m];
-                    if constexpr (F::arity > 2)
-                        z = t2 ? s2[kg_tpr_lin<C>(e)] : rc[u][m];
-                    out[e] = kg_tpr_apply<F>(x, y, z);
-                }
-                continue;
-            }
-            const uint32_t j = kgd_div_magic(e, L.magic_rc, L.shift_rc), c = e - j * L.rc;
-            if (c < cn[u] && j < jn[u]) {
-                const A x = t0 ? s0[c * KG_TPR_PITCH(sizeof(A), L.rj) + j] : ra[u][m];
+            if (e < cn[u] * jn[u]) { /* position e of the run; direct inputs were loaded at e */
+                const A x = t0 ? s0[kg_tpr_lin<A>(e)] : ra[u][m];
                 B y{};
                 C z{};
                 if constexpr (F::arity > 1)
-                    y = t1 ? s1[c * KG_TPR_PITCH(sizeof(B), L.rj) + j] : rb[u][m];
+                    y = t1 ? s1[kg_tpr_lin<B>(e)] : rb[u][m];
                 if constexpr (F::arity > 2)
-                    z = t2 ? s2[c * KG_TPR_PITCH(sizeof(C), L.rj) + j] : rc[u][m];
-                out[(int32_t)c * sc[0] + (int32_t)j * sj[0]] = kg_tpr_apply<F>(x, y, z);
+                    z = t2 ? s2[kg_tpr_lin<C>(e)] : rc[u][m];
+                out[e] = kg_tpr_apply<F>(x, y, z);
             }
         }
     }
     __syncthreads(); /* the next tiles reuse the buffers */
 }
 
-/* The word path (L.words; ops of one input, 2-byte elements in and out):
-   input 0 staged, its j axis's first dim of unit stride and even size, the
-   output's c axis's likewise, every other stride even, both pointers on 4
+/* The word path (L.words; 2-byte elements in and out; ops of one input in
+   <op>_tperm2, of two in <op>_tperm: see the end of this comment): input 0
+   staged, its j axis's first dim of unit stride and even size, the
+   output's c axis's likewise, every other stride even, the pointers on 4
    bytes (kg_ew_tperm_words_ok). Then element pairs (j, j + 1) of the input
    and (c, c + 1) of the output are 32-bit words: a warp loads 32 words (128
    bytes) along j of rows c and c + 1 (thread: word l, row pairs w, w + 8,
@@ -505,32 +515,56 @@ __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm 
    and tile: 8 loads, 8 permutes, 8 + 8 shared accesses, 8 stores for 16
    elements; no table read per element (the thread's j entry once, the row
    entries broadcast). FULL: every tile of the pass is whole, no predicates;
-   cn and jn are even (the first dims even), so a word is in or out whole. */
-template <typename F> __device__ __forceinline__ uint32_t kg_tpw_apply(uint32_t x)
+   cn and jn are even (the first dims even), so a word is in or out whole.
+   Ops of two inputs (in <op>_tperm, one tile a pass): input 1 is direct,
+   its c axis's first dim of unit stride and every other stride even, so it
+   is loaded as words along c at the positions of the output's words (in
+   the load phase, with input 0's loads) and the op applies to each half. */
+template <typename F> __device__ __forceinline__ uint32_t kg_tpw_apply(uint32_t x, uint32_t y)
 {
     if constexpr (F::bits) {
         return x;
     } else {
         typedef typename F::in0_t A;
+        typedef typename F::in1_t B;
         typedef typename F::out_t O;
-        static_assert(sizeof(A) == 2 && sizeof(O) == 2, "tpw: 2-byte elements");
-        const uint16_t h[2] = {(uint16_t)(x & 0xffffu), (uint16_t)(x >> 16)};
+        static_assert(sizeof(A) == 2 && sizeof(O) == 2 && (F::arity == 1 || sizeof(B) == 2), "tpw: 2-byte elements");
         uint16_t r[2];
 #pragma unroll
         for (int g = 0; g < 2; g++) {
+            const uint16_t hx = (uint16_t)(x >> (16 * g)), hy = (uint16_t)(y >> (16 * g));
             A a;
-            memcpy(&a, &h[g], 2);
-            const O o = F::apply(a, kg_unused{}, kg_unused{});
+            memcpy(&a, &hx, 2);
+            O o;
+            if constexpr (F::arity > 1) {
+                B b;
+                memcpy(&b, &hy, 2);
+                o = F::apply(a, b, kg_unused{});
+            } else {
+                o = F::apply(a, kg_unused{}, kg_unused{});
+            }
             memcpy(&r[g], &o, 2);
         }
         return (uint32_t)r[0] | ((uint32_t)r[1] << 16);
     }
 }
 
+/* The offset of word l along c at row ji (operand k, unit stride along c's
+   first dim): from the tables, or (FLAT) by multiplication. */
+template <bool FLAT, typename F>
+__device__ __forceinline__ int32_t kg_tpw_cword(const kg_tperm &L, const kg_tp_smem<F> &S, int k, uint32_t c0,
+                                                uint32_t j0, int32_t boff, int l, int ji)
+{
+    if constexpr (FLAT)
+        return boff + (int32_t)(c0 + 2 * l) + (int32_t)(j0 + ji) * L.stride[KG_TP_J][k][0];
+    else
+        return S.t.tc[k][2 * l] + S.t.tj[k][ji];
+}
+
 template <typename F, bool FLAT, bool FULL, int NT>
 __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             const uint32_t (&c0)[NT], const uint32_t (&j0)[NT], const int (&cn)[NT],
-                                            const int (&jn)[NT], const int32_t (&boff)[NT][2])
+                                            const int (&jn)[NT], const int32_t (&boff)[NT][F::arity + 1])
 {
     constexpr int T = 64, WP = T / 2 + 1; /* words per staged row */
     const int w = threadIdx.x / 32, l = threadIdx.x % 32;
@@ -562,6 +596,21 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
             }
         }
     }
+    /* input 1 (two inputs): words along c at the output's positions */
+    uint32_t rb[NT][8];
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            rb[u][i] = 0u;
+            if constexpr (F::arity > 1) {
+                const int ji = w + 8 * i;
+                if (FULL || (2 * l < cn[u] && ji < jn[u]))
+                    rb[u][i] = *(const uint32_t *)((const typename F::in1_t *)p.in[1] +
+                                                   kg_tpw_cword<FLAT, F>(L, S[u], 2, c0[u], j0[u], boff[u][2], l, ji));
+            }
+        }
+    }
     /* 2. stage: rows j = 2 l and 2 l + 1 of word column c / 2 (+ j / 32) */
 #pragma unroll
     for (int u = 0; u < NT; u++) {
@@ -579,21 +628,12 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
     for (int u = 0; u < NT; u++) {
         const uint32_t *s = (const uint32_t *)&S[u].s0[0][0];
         const bool cin = FULL || 2 * l < cn[u];
-        int32_t tc;
-        if constexpr (FLAT)
-            tc = boff[u][0] + (int32_t)(c0[u] + 2 * l); /* c's output stride is 1 */
-        else
-            tc = S[u].t.tc[0][2 * l];
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             const int ji = w + 8 * i;
-            int32_t tj;
-            if constexpr (FLAT)
-                tj = (int32_t)(j0[u] + ji) * L.stride[KG_TP_J][0][0];
-            else
-                tj = S[u].t.tj[0][ji];
             if (FULL || (cin && ji < jn[u]))
-                *(uint32_t *)(out + tc + tj) = kg_tpw_apply<F>(s[ji * WP + l + (ji >> 5)]);
+                *(uint32_t *)(out + kg_tpw_cword<FLAT, F>(L, S[u], 0, c0[u], j0[u], boff[u][0], l, ji)) =
+                    kg_tpw_apply<F>(s[ji * WP + l + (ji >> 5)], rb[u][i]);
         }
     }
     __syncthreads(); /* the next tiles reuse the tables and tiles */
@@ -603,44 +643,19 @@ template <typename F, bool FLAT, int NT>
 __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             uint32_t tile0)
 {
-    constexpr int T = 64, K = 2;
+    constexpr int T = 64, K = F::arity + 1;
     static_assert(kg_tp_shape<F>::T == T && kg_tp_pitch<typename F::in0_t, T>::P * 2 == 4 * (T / 2 + 1),
                   "tpw: 64-element tiles staged in 33-word rows");
-    const int tx = threadIdx.x;
     uint32_t c0[NT], j0[NT], b[NT];
     int cn[NT], jn[NT];
     int32_t boff[NT][K];
+    kg_tp_coords<FLAT, T, NT, K>(L, tile0, b, c0, j0, cn, jn, boff);
     bool full = true;
 #pragma unroll
-    for (int u = 0; u < NT; u++) {
-        const uint32_t tile = tile0 + u;
-        b[u] = kg_tp_where(L, tile, c0[u], j0[u]);
-        c0[u] *= T;
-        j0[u] *= T;
-        const bool in = NT == 1 || tile < L.tiles;
-        cn[u] = !in ? 0 : L.n[KG_TP_C] - c0[u] < (uint32_t)T ? (int)(L.n[KG_TP_C] - c0[u]) : T;
-        jn[u] = !in ? 0 : L.n[KG_TP_J] - j0[u] < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0[u]) : T;
+    for (int u = 0; u < NT; u++)
         full = full && cn[u] == T && jn[u] == T;
-        boff[u][0] = boff[u][1] = 0;
-        if constexpr (FLAT)
-            kg_tp_offsets<K>(L, KG_TP_B, b[u], boff[u]);
-    }
-    if constexpr (!FLAT) {
-#pragma unroll
-        for (int u = 0; u < NT; u++) {
-            if (tx / (2 * T) == u) {
-                const int a = tx % (2 * T) < T ? KG_TP_C : KG_TP_J, i = tx % (2 * T) - a * T;
-                int32_t off[K] = {0, 0};
-                if (a == KG_TP_C)
-                    kg_tp_offsets<K>(L, KG_TP_B, b[u], off);
-                if (i < (a == KG_TP_C ? cn[u] : jn[u]))
-                    kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0[u] : j0[u]) + i, off);
-                (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[0][i] = off[0];
-                (a == KG_TP_C ? S[u].t.tc : S[u].t.tj)[1][i] = off[1];
-            }
-        }
-        __syncthreads();
-    }
+    if constexpr (!FLAT)
+        kg_tp_fill_tables<F, NT>(L, S, b, c0, j0, cn, jn);
     if (full)
         kg_tpw_move<F, FLAT, true, NT>(p, L, S, c0, j0, cn, jn, boff);
     else
@@ -657,13 +672,12 @@ __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm 
 template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm_nt(const kg_ew_ptrs &p, const kg_tperm &L)
 {
     __shared__ kg_tp_smem<F> S[NT];
-    constexpr bool W = NT > 1 && F::arity == 1 && sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2;
+    /* the word path: ops of one input in <op>_tperm2, of two in <op>_tperm */
+    constexpr bool W = sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2 &&
+                       ((NT > 1 && F::arity == 1) || (NT == 1 && F::arity == 2 && sizeof(typename F::in1_t) == 2));
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (L.rect) { /* rect 2: the output one run per tile (kg_tpr_lin) */
-            if (L.rect == 2)
-                kg_tpr_tile<F, NT, true>(p, L, S, tile);
-            else
-                kg_tpr_tile<F, NT, false>(p, L, S, tile);
+        if (L.rect) {
+            kg_tpr_tile<F, NT>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {
                 if (L.flat)

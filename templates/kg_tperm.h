@@ -37,6 +37,17 @@
    thread): 4 blocks of two tiles each keep twice tperm's bytes in flight */
 #define KG_TP2_MIN_BLOCKS 4
 
+/* the kernels <op>_tperm of ops of two inputs with 2-byte elements are
+   compiled for at least this many resident blocks per SM (64 registers a
+   thread, where the compiler took 117-128 and so ran 2 blocks: 16 KB of
+   loads in flight a block). H200 run r2 of 2026-12-02 (same run, copy
+   4201-4218 GB/s), bf16 add: 47.4-57.4% of copy -> 56.0-87.1% (14 cases,
+   odd and even shapes); 3 blocks gained less (54.7-77.8%); the same bounds
+   for f32 add (-2.7 points on 6007x5003) and 5 or 6 blocks for ops of one
+   input (f32 copies -3 to -25 points) lost, so those keep the compiler's
+   choice. */
+#define KG_TP_BIN2_MIN_BLOCKS 4
+
 typedef struct kg_tperm {
     uint32_t n[3];          /* extents of the c, j and b axes */
     uint32_t tiles_c, tiles_j, tiles; /* tiles along c, along j, in all (b included) */
@@ -50,27 +61,26 @@ typedef struct kg_tperm {
     uint32_t magic[3][KG_LAYOUT_MAX_DIMS];
     uint32_t shift[3][KG_LAYOUT_MAX_DIMS];
     int32_t stride[3][KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
-    uint32_t words; /* 1: <op>_tperm2 moves 2-byte elements as 32-bit pairs (kg_ew_tperm_words_ok) */
+    uint32_t words; /* 1: 2-byte elements move as 32-bit pairs (kg_ew_tperm_words_ok): <op>_tperm2 (one input), <op>_tperm (two) */
     uint32_t full;  /* 1: passes of whole tiles run without predicates (elements of at most 2 bytes, map 1) */
     /* rect (kg_tpr_tile in elementwise_tperm.cuh; c and j one dim each):
        tiles of rc x rj positions (rc * rj <= T * T), loaded in the staged
        inputs' order (j fastest: position e of a tile is c = e / rj, j =
        e % rj), stored in the output's (c fastest: j = e / rc, c = e % rc).
-       Where the output's dim 0 is short and its dim 1 is the staged input's
-       fast dim, rc = the whole dim 0 makes each tile's output one contiguous
-       run (class B); the mirror, rj = the whole short j with the input's
-       next dim c, makes each tile's input one (class A). rect 2: the tile's
-       output is one run (position (c, j) at c + rc j: staged values kept in
-       that order, no division per stored element). */
+       The output's dim 0 is short and its dim 1 is the staged input's fast
+       dim: rc = the whole dim 0, so each tile's output is one contiguous run
+       (position (c, j) at c + rc j), staged in that order (no division per
+       stored element). 1: rect tiles, 0: square ones. */
     uint32_t rect;
     uint32_t rc, rj;
     uint32_t magic_rc, shift_rc, magic_rj, shift_rj; /* division by rc, by rj */
 } kg_tperm;
 
-/* rect: the pitch (elements) of a staged row of rj elements of es bytes, so
-   that lanes reading down a column (consecutive rows) hit distinct banks: an
-   odd number of words (4 / es elements a word below 4 bytes; an odd number
-   of 8-byte pairs for 8-byte elements) */
+/* rect's fit rule (the planner's rect_extents): rc rows of rj elements of
+   es bytes at this pitch (an odd number of words, or of 8-byte pairs) within
+   the tile buffer. The kernel stages in the output's order (kg_tpr_lin),
+   which fits wherever rc * rj <= T * T; the rule, measured with the tiles it
+   picks, is kept. */
 #define KG_TPR_PITCH(es, rj)                                                                                           \
     ((es) >= 4 ? ((rj) | 1u) : (es) == 2 ? ((((rj) + 3u) & ~3u) + 2u) : ((((rj) + 7u) & ~7u) + 4u))
 /* the elements of the tile buffer of an es-byte staged operand

@@ -1088,6 +1088,24 @@ Test(tperm, words_off_every_permutation, .init = setup, .fini = teardown, .timeo
     check_words(0);
 }
 
+/* The word path for ops of two inputs (KG_EW_TUNE_TPERM_WORDS 2: <op>_tperm,
+   input 0 staged, input 1 direct, both as 32-bit pairs): the shapes above
+   (check_perms: input 1 dense or permuted the other way, misaligned,
+   broadcast, in place), add, sub and mul in bf16 and f16, with and without
+   offset tables, against the reference. */
+Test(tperm, words_two_inputs_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
+    want_tperm = 1;
+    const tp_call cs[] = {{KG_OP_ADD, KG_BF16, KG_BF16}, {KG_OP_SUB, KG_F16, KG_F16}, {KG_OP_MUL, KG_BF16, KG_BF16}};
+    for (int flat = 1; flat >= 0; flat--) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            check_words_shapes(cs[i].op, cs[i].dt, cs[i].odt);
+    }
+}
+
 /* Passes of whole tiles run without predicates by default (elements of at
    most 2 bytes; the tests above); here with them, and the same ops with
    words off so the element path's whole tiles are checked on copies too. */
@@ -1139,6 +1157,7 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
         {2, {1000, 190}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* vector stores, full tiles, but word pairs */
+        {2, {1000, 190}, {1, 0}, KG_OP_ADD, KG_BF16, KG_EW_TPERM},  /* the same, two inputs (words, b direct) */
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_ADD, KG_F32, KG_EW_TPERM},
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* odd inner dim kept in place */
         {3, {37, 66, 45}, {1, 0, 2}, KG_OP_COPY, KG_F32, KG_EW_ND32},  /* the same, 4-byte, rows off sectors */
@@ -1522,18 +1541,44 @@ Test(tperm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
     cr_assert_not(kg_ew_plan_tperm(&L, es, &tp));
 }
 
+/* How many permutations of `shape` (input 0 permuted, the output dense)
+   tperm plans with rect tiles under the current tunings (dtype dt). */
+static int rect_plans(int nd, const int64_t *shape, kg_dtype dt)
+{
+    int perm[KG_MAX_DIMS], n = 0;
+    for (int d = 0; d < nd; d++)
+        perm[d] = d;
+    do {
+        const view a = permuted(nd, shape, perm), o = dense(nd, shape);
+        kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        const size_t es[4] = {kg_dtype_size(dt), kg_dtype_size(dt), 0, 0};
+        kg_tperm tp;
+        n += kg_ew_plan_tperm(&L, es, &tp) && tp.rect;
+    } while (next_perm(perm, nd));
+    return n;
+}
+
+/* the shapes of tperm::rect_every_permutation (below) */
+static const struct {
+    int nd;
+    int64_t s[4];
+} rect_shapes[] = {{3, {33, 130, 5}}, {3, {3001, 2, 9}}, {4, {1, 600, 1, 7}}, {3, {130, 128, 3}}, {2, {2100, 2}},
+                   {3, {64, 33, 64}}};
+
 /* rect's plan (kg_tperm.h; KG_EW_TUNE_TPERM_RECT and the tunings beside
    it): every permutation of shapes with short sides is planned and walked
    (each element once, tile extents within the buffers, the kernel's
-   divisions exact), with rect off, with both classes at any long side in
-   steps of 32 and of 8; rect is taken only where a class's rule holds
-   (class B: the output's dim 0 short and its dim 1 the input's fast dim;
-   class A: the input's fast dim short, unit stride, its next dim the
-   output's dim 0) with tiles at least 90% full, and there each tile's
-   output (B) or input (A) is one contiguous run. Then the defaults: the
-   bench's [33,64,95,91] p1.2.3.0 (a short c and a long j) takes class B in
-   f32, not in bf16 (2-byte elements); a short j (p2.1.3.0) and class A do
-   not. */
+   divisions exact), with rect off, at any long side in steps of 32 and of
+   8; rect is taken only where its rule holds (the output's dim 0 short and
+   its dim 1 the input's fast dim) with tiles at least 90% full, and there
+   each tile's output is one contiguous run. Then the defaults: the bench's
+   [33,64,95,91] p1.2.3.0 (a short c and a long j) takes rect in f32, not
+   in bf16 (2-byte elements); a short j (p2.1.3.0) and a short input fast
+   dim (p1.0.3.2) do not. Last, the GPU test's shapes each have
+   permutations it plans with rect (its tunings). */
 Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
 {
     static const struct {
@@ -1542,8 +1587,7 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
     } shapes[] = {{3, {33, 8, 200}}, {2, {1000, 33}}, {3, {7, 3, 700}},  {3, {95, 3, 91}}, {4, {1, 33, 1, 130}},
                   {3, {128, 2, 300}}, {2, {129, 64}},  {3, {2, 40, 3}}, {3, {64, 33, 64}}, {3, {5, 600, 9}}};
     static const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8};
-    int taken[2] = {0, 0}, refused = 0;
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 1);
+    int taken = 0, refused = 0;
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
     for (int on = 0; on < 3; on++) { /* off, on in steps of 32, on in steps of 8 */
@@ -1575,34 +1619,25 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
                     const int64_t n0 = L.size[0], nf = fast > 0 ? L.size[fast] : 0;
                     const int b = fast == 1 && n0 >= 2 && n0 <= 128 && nf >= 64 && L.stride[0][0] == 1 &&
                                   L.stride[0][1] == n0;
-                    const int ca = fast > 0 && nf >= 2 && nf <= 128 && n0 >= 64 && L.stride[1][fast] == 1 &&
-                                   L.stride[1][0] == nf;
-                    cr_assert(!tp.rect || b || ca, "shape %zu %s: rect without its rule", si, kg_dtype_name(dts[di]));
+                    cr_assert(!tp.rect || b, "shape %zu %s: rect without its rule", si, kg_dtype_name(dts[di]));
                     if (!tp.rect) {
                         refused++;
                         continue;
                     }
                     cr_assert_geq((int64_t)tp.rc * tp.rj * 10, T * T * 9, "rect %u x %u: tiles under 90%% full", tp.rc,
                                   tp.rj);
-                    if (tp.rc == tp.n[0] && b) { /* class B: out offset of (c, j) = c + n0 j */
-                        cr_assert(tp.stride[KG_TP_C][0][0] == 1 && tp.stride[KG_TP_J][0][0] == (int32_t)tp.n[0]);
-                        cr_assert_eq(tp.rect, 2u, "class B: staged in the output's order");
-                        cr_assert(tp.rj % step == 0 && tp.rj >= 32);
-                        taken[0]++;
-                    } else { /* class A: in offset of (c, j) = j + nj c */
-                        cr_assert(ca && tp.rj == tp.n[1] && tp.rc % step == 0 && tp.rc >= 32);
-                        cr_assert(tp.rect == 1u || (tp.rc == tp.n[0] && tp.stride[KG_TP_J][0][0] == (int32_t)tp.rc));
-                        cr_assert(tp.stride[KG_TP_J][1][0] == 1 && tp.stride[KG_TP_C][1][0] == (int32_t)tp.n[1]);
-                        taken[1]++;
-                    }
+                    /* the output offset of (c, j) = c + n0 j: each tile's output one run */
+                    cr_assert_eq(tp.rect, 1u);
+                    cr_assert(tp.rc == tp.n[0] && tp.stride[KG_TP_C][0][0] == 1 &&
+                              tp.stride[KG_TP_J][0][0] == (int32_t)tp.n[0]);
+                    cr_assert(tp.rj % step == 0 && tp.rj >= 32);
+                    taken++;
                 } while (next_perm(perm, nd));
             }
     }
-    cr_assert(taken[0] > 10 && taken[1] > 10 && refused > 10, "rect B %d, A %d, refused %d", taken[0], taken[1],
-              refused);
+    cr_assert(taken > 10 && refused > 10, "rect %d, refused %d", taken, refused);
     /* the defaults on the bench's [33,64,95,91] (logical dim d = physical dim p[d], the output dense) */
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 16);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, 8);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 4);
@@ -1613,7 +1648,7 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
     } ws[] = {{{1, 2, 3, 0}, KG_F32, 33, 120}, /* a 2-d [553280, 33]^T: class B, 3960 positions */
               {{1, 2, 3, 0}, KG_BF16, 0, 0},   /* 2-byte elements: not by default */
               {{2, 1, 3, 0}, KG_BF16, 0, 0}, /* j of 91: its tiles would be cut */
-              {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* class A (off) */
+              {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* a short input fast dim (class A: removed) */
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         const int64_t P[4] = {33, 64, 95, 91}, ps[4] = {64 * 95 * 91, 95 * 91, 91, 1};
         view a;
@@ -1632,71 +1667,49 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
         const size_t es[4] = {kg_dtype_size(ws[i].dt), kg_dtype_size(ws[i].dt), 0, 0};
         kg_tperm tp;
         cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
-        cr_assert((tp.rect != 0) == (ws[i].rc != 0) && (!tp.rect || (tp.rect == 2 && tp.rc == ws[i].rc && tp.rj == ws[i].rj)),
+        cr_assert((tp.rect != 0) == (ws[i].rc != 0) && (!tp.rect || (tp.rc == ws[i].rc && tp.rj == ws[i].rj)),
                   "case %zu: rect %u, %u x %u", i, tp.rect, tp.rc, tp.rj);
     }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 128);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
+    for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
+        cr_assert_gt(rect_plans(rect_shapes[si].nd, rect_shapes[si].s, KG_F32), 0, "shape %zu: rect never planned", si);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 16);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 4);
 }
 
-/* How many permutations of `shape` (input 0 permuted, the output dense)
-   tperm plans with rect tiles under the current tunings (dtype dt). */
-static int rect_plans(int nd, const int64_t *shape, kg_dtype dt)
-{
-    int perm[KG_MAX_DIMS], n = 0;
-    for (int d = 0; d < nd; d++)
-        perm[d] = d;
-    do {
-        const view a = permuted(nd, shape, perm), o = dense(nd, shape);
-        kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), dt, &o);
-        const kg_tensor *ins[1] = {&ta};
-        kg_layout L;
-        kg_layout_build(&L, &to, ins, 1);
-        const size_t es[4] = {kg_dtype_size(dt), kg_dtype_size(dt), 0, 0};
-        kg_tperm tp;
-        n += kg_ew_plan_tperm(&L, es, &tp) && tp.rect;
-    } while (next_perm(perm, nd));
-    return n;
-}
-
-/* rect (kg_tperm.h; KG_EW_TUNE_TPERM_RECT, both classes, any long side):
+/* rect (kg_tperm.h; KG_EW_TUNE_TPERM_RECT, any long side):
    every permutation of shapes with a short side (odd, even, 1-element
    dims, a cut last tile along the long side), then a misaligned one, one
    with a broadcast input and one in place (check_perms), against the
    reference; copies and casts bitwise; the long side in steps of 8 (the
    default: warps cross rows) and of 32; ops of one input of at most 2-byte
-   elements two tiles per pass (the default) and one; tiles whose output is
-   one run staged in its order (the default) and by rows. The planner takes
-   rect for some permutations of every shape (counted on the CPU with the
-   same tunings). */
+   elements two tiles per pass. The planner takes rect for some
+   permutations of every shape (tperm_plan::rect_tiles_cover_..., same
+   tunings). */
 Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 128);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_A, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
     want_tperm = 1;
-    static const struct {
-        int nd;
-        int64_t s[4];
-    } shapes[] = {{3, {33, 130, 5}}, {3, {95, 2, 91}},   {4, {1, 7, 1, 600}},
-                  {3, {128, 3, 130}}, {2, {2100, 2}}, {3, {64, 33, 64}}};
     const tp_call cs[] = {{KG_OP_COPY, KG_F32, KG_F32},  {KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_U8, KG_U8},
                           {KG_OP_COPY, KG_F64, KG_F64},  {KG_OP_CAST, KG_F16, KG_F32},   {KG_OP_CAST, KG_F32, KG_BF16},
                           {KG_OP_ADD, KG_F32, KG_F32},   {KG_OP_ADD, KG_BF16, KG_BF16},  {KG_OP_MUL, KG_I64, KG_I64},
                           {KG_OP_CAST, KG_F16, KG_BF16}};
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-        cr_assert_gt(rect_plans(shapes[si].nd, shapes[si].s, KG_F32), 0, "shape %zu: rect never planned", si);
+    for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++) {
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-            check_perms(cs[i].op, cs[i].dt, cs[i].odt, shapes[si].nd, shapes[si].s);
+            check_perms(cs[i].op, cs[i].dt, cs[i].odt, rect_shapes[si].nd, rect_shapes[si].s);
     }
-    /* the long side in steps of 32; one tile per pass; staged by rows also where the output is one run */
+    /* the long side in steps of 32 */
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_STEP, 32);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_PAIR, 0);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_LIN, 0);
     static const int few[] = {0, 1, 2, 4, 7, 9}; /* copy f32, bf16, u8; casts f16 -> f32, f16 -> bf16; add bf16 */
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+    for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
-            check_perms(cs[few[i]].op, cs[few[i]].dt, cs[few[i]].odt, shapes[si].nd, shapes[si].s);
+            check_perms(cs[few[i]].op, cs[few[i]].dt, cs[few[i]].odt, rect_shapes[si].nd, rect_shapes[si].s);
 }
 
 /* The word path's rule (kg_ew_tperm_words_ok) and what the kernel relies
@@ -1725,12 +1738,34 @@ Test(tperm_plan, word_pairs_where_the_rule_allows)
             kg_tperm tp;
             if (!walk_tperm(&to, ins, 1, &tp))
                 continue;
-            const int ok = kg_ew_tperm_words_ok(&tp, to.data, ta.data);
+            const int ok = kg_ew_tperm_words_ok(&tp, to.data, ta.data, NULL);
             cr_assert(!ok || tp.staged == 2u, "shape %zu: words without a staged input", si);
             if (shapes[si].all_even && tp.size[KG_TP_C][0] % 2 == 0 && tp.size[KG_TP_J][0] % 2 == 0)
                 cr_assert_eq(ok, tp.staged == 2u, "shape %zu: words %d, staged %#x", si, ok, tp.staged);
-            cr_assert_not(kg_ew_tperm_words_ok(&tp, to.data, (char *)ta.data + 2), "input off 4 bytes");
-            cr_assert_not(kg_ew_tperm_words_ok(&tp, (char *)to.data + 2, ta.data), "output off 4 bytes");
+            cr_assert_not(kg_ew_tperm_words_ok(&tp, to.data, (char *)ta.data + 2, NULL), "input off 4 bytes");
+            cr_assert_not(kg_ew_tperm_words_ok(&tp, (char *)to.data + 2, ta.data, NULL), "output off 4 bytes");
+            {
+                /* two inputs (add a + b): b dense, as the output (direct), takes
+                   words where a alone does; not off 4 bytes, nor where b is
+                   staged too (b = a's layout) or broadcast along c */
+                kg_tensor tb = tview(KT_DEV(1 << 27), KG_BF16, &o), tz = tview(KT_DEV(1 << 27), KG_BF16, &a);
+                int64_t bs[4] = {1, 1, 1, 1};
+                for (int d = 0; d + 1 < nd; d++)
+                    bs[d] = shapes[si].s[d];
+                const view bv = dense(nd, bs);
+                kg_tensor tbc = tview(KT_DEV(1 << 27), KG_BF16, &bv);
+                const kg_tensor *in2[2] = {&ta, &tb}, *inz[2] = {&ta, &tz}, *inc[2] = {&ta, &tbc};
+                kg_tperm t2;
+                cr_assert(walk_tperm(&to, in2, 2, &t2));
+                const int ok2 = kg_ew_tperm_words_ok(&t2, to.data, ta.data, tb.data);
+                cr_assert_eq(ok2, ok, "shape %zu: words of two inputs %d, of one %d", si, ok2, ok);
+                cr_assert(!ok2 || (t2.stride[KG_TP_C][2][0] == 1 && t2.staged == 2u));
+                cr_assert_not(kg_ew_tperm_words_ok(&t2, to.data, ta.data, (char *)tb.data + 2), "b off 4 bytes");
+                if (walk_tperm(&to, inz, 2, &t2))
+                    cr_assert_not(kg_ew_tperm_words_ok(&t2, to.data, ta.data, tz.data), "b staged");
+                if (shapes[si].s[nd - 1] > 1 && walk_tperm(&to, inc, 2, &t2))
+                    cr_assert_not(kg_ew_tperm_words_ok(&t2, to.data, ta.data, tbc.data), "b broadcast along c");
+            }
             taken += ok;
             refused += !ok;
             if (!ok)
