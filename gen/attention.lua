@@ -59,6 +59,25 @@ M.f32 = {
   [256] = { bm = 64, bn = 32 },
 }
 M.f32_narrow = { bm = 16, bn = 64 }
+-- f32 on the tensor cores as split TF32 (attention_x3.cuh): nw warps of 16
+-- query rows, bn keys per tile, minb blocks per SM (shared memory allows it:
+-- (16 nw + 2 bn) (D + 4) floats a block).
+M.x3 = {
+  [32] = { nw = 4, bn = 64, minb = 4 },
+  [64] = { nw = 4, bn = 64, minb = 3 },
+  [96] = { nw = 4, bn = 64, minb = 2 },
+  [128] = { nw = 4, bn = 64, minb = 2 },
+  [256] = { nw = 4, bn = 32, minb = 1 },
+}
+-- (round 1 comparison: fewer keys per tile and more blocks per SM, or
+-- 8 warps)
+M.x3_alt = {
+  [32] = { nw = 8, bn = 64, minb = 2 },
+  [64] = { nw = 4, bn = 32, minb = 4 },
+  [96] = { nw = 4, bn = 32, minb = 3 },
+  [128] = { nw = 4, bn = 32, minb = 3 },
+  [256] = { nw = 8, bn = 32, minb = 1 },
+}
 
 -- Hopper path: nwg consumer warpgroups of 64 query rows each (plus the
 -- producer warpgroup), bn keys per tile (two stages each of K and V in shared
@@ -137,6 +156,17 @@ local function plan_f32(d, kind, c)
            call = string.format("attn_f32<%d, %d, %d, %s, %s>", d, c.bm, c.bn, tostring(c.pk or false),
                                 kind_enum[kind]),
            shape = string.format("%dx%d tiles%s, FFMA", c.bm, c.bn, c.pk and ", P over K" or "") }
+end
+
+local function plan_x3(tiles)
+  return function(dt, d, kind)
+    if dt.name ~= "f32" then return nil end
+    local c = tiles[d]
+    local bm = c.nw * 16
+    return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
+             call = string.format("attn_x3<%d, %d, %d, %s>", d, c.nw, c.bn, kind_enum[kind]),
+             shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync", bm, c.bn, c.nw) }
+  end
 end
 
 local function plan_narrow(dt, d, kind)
@@ -223,6 +253,10 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
+  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3(M.x3),
+    include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
+  { enum = "KG_ATTN_V_X3_ALT", name = "f32 3xTF32 alt", prefix = "attn_x3a_", dtypes = { "f32" },
+    plan = plan_x3(M.x3_alt), include = "attention_x3.cuh", what = "f32 split TF32, other tiles (comparison)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

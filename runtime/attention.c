@@ -230,10 +230,14 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
         return KG_ATTN_V_HOPPER;
-    const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_PORTABLE][dt][slot][kind];
+    /* f32: split TF32 on the tensor cores (compute capability 8.0 on: every
+       arch of the bundle), unless its grid would leave multiprocessors
+       without a block (then the narrow FFMA variant) */
+    const kg_attn_variant wide = has_variant(KG_ATTN_V_X3, dt, slot, kind) ? KG_ATTN_V_X3 : KG_ATTN_V_PORTABLE;
+    const kg_attn_entry *e = &kg_attn_table[wide][dt][slot][kind];
     if (has_variant(KG_ATTN_V_NARROW, dt, slot, kind) && bh * ((sq + e->bm - 1) / e->bm) < ctx->sm_count)
         return KG_ATTN_V_NARROW;
-    return KG_ATTN_V_PORTABLE;
+    return wide;
 }
 
 static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
