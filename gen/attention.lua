@@ -206,11 +206,11 @@ local function plan_dec(mt, wr)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
     local c = M.dec[d]
     local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
-    -- Q in rows of D + 8; K and V in rows of D + 8, or (D a multiple of 64)
-    -- in 128-byte-swizzled panels from a 1024-byte boundary
+    -- Q in rows of D + 8; K and V in rows of D + 8 (D 32), or (D from 64)
+    -- in 128-byte-swizzled panels (D 96: two) from a 1024-byte boundary
     -- (attention_decode.cuh, dec_kv_pitch)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
-    if d % 64 == 0 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * d * 2 end
+    if d >= 64 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * M.panel_dim(d) * 2 end
     local merge = math.max((nw * r * 2 + nw * r * (d + 4)) * 4, 256 * r * 4)
     return { threads = 128, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
              call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,

@@ -587,11 +587,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.scale_log2 = scale * 1.4426950408889634f;
 
     /* the Hopper and decode kernels' second argument: the tensor maps
-       (decode: head dims of whole 64-element panels, compute capability
+       (decode: head dims from 64 (D 96 in two panels), compute capability
        9.0; see attention_decode.cuh) */
     kg_attn_tmaps tm;
     tm.on = 0;
-    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D % 64 == 0))
+    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D >= 64))
         tmaps_of(&tm, e, q->dtype, q, k, v);
     if (is_decode(variant))
         return launch_decode(ctx, q->dtype, variant, e, &p, &tm, slot, B, Hkv, D);

@@ -1034,7 +1034,7 @@ Test(attention, tma_matches_cp_async_bits)
                 const int vs[2] = {hv[v], hv[v]}, tma[2] = {0, -1}, want[2] = {1, 0};
                 same_bits(&c, vs, tma, want);
             }
-    /* the decode kernels (head dims of whole 64-element panels), the
+    /* the decode kernels (head dims from 64; D 96 in two panels), the
        planner's split and 3 forced splits that do not divide the keys, GQA
        and MQA rows, causal or not */
     const int dv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
@@ -1043,7 +1043,7 @@ Test(attention, tma_matches_cp_async_bits)
         for (int di = 1; di < 5; di++)
             for (int sp = 0; sp < 2; sp++) {
                 const kg_dtype dt = (v + di + sp) % 2 ? KG_F16 : KG_BF16;
-                if (DIMS[di] % 64 != 0 || kg_attn_table[dv[v]][dt][di][KG_ATTN_CAUSAL].threads == 0 || !kt_take(4))
+                if (DIMS[di] < 64 || kg_attn_table[dv[v]][dt][di][KG_ATTN_CAUSAL].threads == 0 || !kt_take(4))
                     continue;
                 const acase c = {dt, 2, dh[v][0], dh[v][1], dh[v][2], 5000 + 333 * di, DIMS[di], sp, MASK_NONE, 0, 0, 0.f};
                 const int vs[2] = {dv[v], dv[v]}, tma[2] = {0, -1}, want[2] = {1, 0};
@@ -1052,10 +1052,11 @@ Test(attention, tma_matches_cp_async_bits)
                 kg_test_force_attn_splits(ctx, 0);
             }
     /* the float64 reference with the copies on, a [B,S,H,D] layout and MQA */
-    const acase refs[3] = {{KG_BF16, 2, 8, 1, 300, 700, 128, 1, MASK_NONE, 0, 1, 0.f},
+    const acase refs[4] = {{KG_BF16, 2, 8, 1, 300, 700, 128, 1, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 6, 2, 129, 1000, 64, 0, MASK_NONE, 0, 1, 0.f},
-                           {KG_BF16, 1, 4, 4, 200, 333, 256, 0, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 3; i++) {
+                           {KG_BF16, 1, 4, 4, 200, 333, 256, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 2, 8, 2, 3, 3001, 96, 1, MASK_NONE, 0, 1, 0.f}}; /* decode, D 96 */
+    for (int i = 0; i < 4; i++) {
         kg_test_force_attn_variant(ctx, -1);
         run_case_once(&refs[i]);
         cr_assert(kg_test_last_attn_tma(), "case %d: the runtime did not take bulk tensor copies", i);
