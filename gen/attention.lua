@@ -59,24 +59,40 @@ M.f32 = {
   [256] = { bm = 64, bn = 32 },
 }
 M.f32_narrow = { bm = 16, bn = 64 }
--- f32 on the tensor cores as split TF32 (attention_x3.cuh): nw warps of 16
--- query rows, bn keys per tile, minb blocks per SM (shared memory allows it:
--- (16 nw + 2 bn) (D + 4) floats a block).
+-- f32 on the tensor cores as split TF32 (attention_x3.cuh): attn_x3, both
+-- products on the tensor cores: nw warps of 16 query rows, bn keys per tile,
+-- minb blocks per SM ((16 nw + 2 bn) (D + 4) floats of shared memory a
+-- block). H200, session 10 r1, us, same process, FFMA (attn_f32) / x3 nw 4 /
+-- alternative tiles: [2,16,4096,128] 6958 / 6767 / 7092 (bn 32, 3 blocks),
+-- causal 4009 / 3773 / 4054; D 64 S 4k 8508 / 6728 / 7048; D 96 11714 /
+-- 10114 / 10562; D 32 causal 5894 / 3874 / 3823 (8 warps); D 256 S 4k causal
+-- 10843 / 10876 (4 warps, one block) / 8198 (8 warps): the same 40.6-40.9
+-- TFLOP/s at D 64-128 whatever the occupancy (4 to 12 warps a
+-- multiprocessor), the rate of mma.sync's TF32 x 3.
 M.x3 = {
   [32] = { nw = 4, bn = 64, minb = 4 },
   [64] = { nw = 4, bn = 64, minb = 3 },
   [96] = { nw = 4, bn = 64, minb = 2 },
   [128] = { nw = 4, bn = 64, minb = 2 },
-  [256] = { nw = 4, bn = 32, minb = 1 },
-}
--- (round 1 comparison: fewer keys per tile and more blocks per SM, or
--- 8 warps)
-M.x3_alt = {
-  [32] = { nw = 8, bn = 64, minb = 2 },
-  [64] = { nw = 4, bn = 32, minb = 4 },
-  [96] = { nw = 4, bn = 32, minb = 3 },
-  [128] = { nw = 4, bn = 32, minb = 3 },
   [256] = { nw = 8, bn = 32, minb = 1 },
+}
+-- attn_x3f: Q K^T on the tensor cores, P V by FFMA (the two pipes loaded by
+-- different blocks at once): 4 warps, 64 query rows, bn keys per tile, two
+-- stages of K and V, minb blocks per SM.
+M.x3f = {
+  [32] = { bn = 64, minb = 3 },
+  [64] = { bn = 64, minb = 2 },
+  [96] = { bn = 32, minb = 2 },
+  [128] = { bn = 32, minb = 2 },
+  [256] = { bn = 32, minb = 1 },
+}
+-- (session 10 round 2 comparison: fewer keys per tile, more blocks per SM)
+M.x3f_alt = {
+  [32] = { bn = 32, minb = 4 },
+  [64] = { bn = 32, minb = 3 },
+  [96] = { bn = 16, minb = 3 },
+  [128] = { bn = 16, minb = 3 },
+  [256] = { bn = 16, minb = 1 },
 }
 
 -- Hopper path: nwg consumer warpgroups of 64 query rows each (plus the
@@ -158,14 +174,24 @@ local function plan_f32(d, kind, c)
            shape = string.format("%dx%d tiles%s, FFMA", c.bm, c.bn, c.pk and ", P over K" or "") }
 end
 
-local function plan_x3(tiles)
+local function plan_x3(dt, d, kind)
+  if dt.name ~= "f32" then return nil end
+  local c = M.x3[d]
+  local bm = c.nw * 16
+  return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
+           call = string.format("attn_x3<%d, %d, %d, %s>", d, c.nw, c.bn, kind_enum[kind]),
+           shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync", bm, c.bn, c.nw) }
+end
+
+local function plan_x3f(tiles)
   return function(dt, d, kind)
     if dt.name ~= "f32" then return nil end
     local c = tiles[d]
-    local bm = c.nw * 16
-    return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
-             call = string.format("attn_x3<%d, %d, %d, %s>", d, c.nw, c.bn, kind_enum[kind]),
-             shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync", bm, c.bn, c.nw) }
+    -- Q, two stages of K and V, P, 64 row factors
+    local smem = (64 * (d + 4) + 4 * c.bn * (d + 4) + 64 * (c.bn + 4) + 64) * 4
+    return { threads = 128, minb = c.minb, bm = 64, smem = smem,
+             call = string.format("attn_x3f<%d, %d, %s>", d, c.bn, kind_enum[kind]),
+             shape = string.format("64x%d tiles, 4 warps, 3xTF32 mma.sync Q K^T, FFMA P V", c.bn) }
   end
 end
 
@@ -253,10 +279,12 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3(M.x3),
+  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_X3_ALT", name = "f32 3xTF32 alt", prefix = "attn_x3a_", dtypes = { "f32" },
-    plan = plan_x3(M.x3_alt), include = "attention_x3.cuh", what = "f32 split TF32, other tiles (comparison)" },
+  { enum = "KG_ATTN_V_X3F", name = "f32 3xTF32 + FFMA", prefix = "attn_x3f_", dtypes = { "f32" }, plan = plan_x3f(M.x3f),
+    include = "attention_x3.cuh", what = "f32: Q K^T split TF32 on tensor cores, P V by FFMA" },
+  { enum = "KG_ATTN_V_X3F_ALT", name = "f32 3xTF32 + FFMA alt", prefix = "attn_x3g_", dtypes = { "f32" },
+    plan = plan_x3f(M.x3f_alt), include = "attention_x3.cuh", what = "f32: x3f with other tiles (comparison)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -23,12 +23,112 @@
 #ifndef KG_ATTENTION_X3_CUH
 #define KG_ATTENTION_X3_CUH
 
-#include "attention_bwd_x3.cuh"
+#include "attention_bwd.cuh" /* x3_* (attention_bwd_x3.cuh), f32_acc, f32_zero (read-only) */
 #include "attention_common.cuh"
 
 namespace kg_attn
 {
 
+/* The block's work tile (grid (query blocks, Hq, B), the longest causal
+   blocks first): its first query row, head, batch, key tiles and the q / k
+   / v rows of its head. */
+struct x3_tile {
+    int m0, h, b, ntiles;
+    bool causal;
+    const char *q, *k, *v;
+};
+template <int KIND> __device__ __forceinline__ x3_tile x3_tile_of(const kg_attn_params &p, int BM, int BN)
+{
+    x3_tile w;
+    w.h = blockIdx.y, w.b = blockIdx.z, w.m0 = (gridDim.x - 1 - blockIdx.x) * BM;
+    w.causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int64_t hk = w.h / p.group;
+    w.q = (const char *)p.q + (w.b * p.q_sb + w.h * p.q_sh) * 4;
+    w.k = (const char *)p.k + (w.b * p.k_sb + hk * p.k_sh) * 4;
+    w.v = (const char *)p.v + (w.b * p.v_sb + hk * p.v_sh) * 4;
+    w.ntiles = key_tiles(p, w.causal, w.m0, BM, BN);
+    return w;
+}
+
+/* A warp's two rows per thread (m0 + wr + g, + 8): running max, sum and
+   (KIND MASK) mask rows. */
+template <int KIND>
+__device__ __forceinline__ void x3_rows(const kg_attn_params &p, const x3_tile &w, int wr, int g, float (&mx)[2],
+                                        float (&l)[2], const float *(&mrow)[2])
+{
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        mx[i] = -CUDART_INF_F;
+        l[i] = 0.f;
+        const int r = min(w.m0 + wr + g + 8 * i, p.sq - 1);
+        mrow[i] = KIND == KG_ATTN_MASK ? p.mask + w.b * p.m_sb + w.h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
+    }
+}
+
+/* Key tile n0.. of a warp's 16 rows (wr): S = Q K^T on the tensor cores
+   (both operands K-major, attention_bwd_x3.cuh; B fragments in groups of
+   x3_grp(NS) n-tiles, fewer live registers than all NS), scaled and masked
+   (only where the tile crosses the end or the diagonal), then the online
+   softmax step: s becomes the exponentials, rs their row sums, alpha the
+   factor for what the rows held so far; mx is raised. */
+template <int D, int BN, int P, int KIND>
+__device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile &w, const float *sQ, const float *sK,
+                                          int n0, int wr, int g, int t, const float *const (&mrow)[2],
+                                          float (&s)[BN / 8][4], float (&mx)[2], float (&alpha)[2], float (&rs)[2])
+{
+    constexpr int NS = BN / 8, GRP = kg_attnb::x3_grp(NS);
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll 2
+    for (int k0 = 0; k0 < D; k0 += 8) {
+        const float *qa = sQ + (wr + g) * P + k0 + t;
+        kg_attnb::x3_a a;
+        kg_attnb::x3_make_a(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
+#pragma unroll
+        for (int n0g = 0; n0g < NS; n0g += GRP) {
+            kg_attnb::x3_b fb[GRP];
+#pragma unroll
+            for (int n = 0; n < GRP; n++) {
+                const float *kb = sK + ((n0g + n) * 8 + g) * P + k0 + t;
+                kg_attnb::x3_make_b(fb[n], kb[0], kb[4]);
+            }
+            kg_attnb::x3_run<GRP>(s + n0g, a, fb);
+        }
+    }
+    const bool check = n0 + BN > p.sk || (w.causal && n0 + BN - 1 > w.m0 + wr + p.sk - p.sq);
+    float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F}, use[2];
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int x = 0; x < 4; x++) {
+            const int c = n0 + n * 8 + 2 * t + (x & 1), r = w.m0 + wr + g + 8 * (x >> 1);
+            s[n][x] = KIND == KG_ATTN_MASK || check ? masked<KIND>(p, mrow[x >> 1], s[n][x], r, c, check, w.causal)
+                                                    : s[n][x] * p.scale_log2;
+            tmax[x >> 1] = fmaxf(tmax[x >> 1], s[n][x]);
+        }
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
+        use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+        alpha[i] = exp2f(mx[i] - use[i]);
+        mx[i] = mnew;
+        rs[i] = 0.f;
+    }
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int x = 0; x < 4; x++) {
+            s[n][x] = exp2f(s[n][x] - use[x >> 1]);
+            rs[x >> 1] += s[n][x];
+        }
+}
+
+/* The row's lse (log-sum-exp, natural log; -inf for a row with no visible
+   key) from its max (log2 domain) and sum. */
+__device__ __forceinline__ float x3_lse(float m, float sum) { return sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F; }
+
+/* attn_x3: both products on the tensor cores (see the top of this file). */
 template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_x3(const kg_attn_params &p)
 {
     constexpr int NT = NW * 32, BM = NW * 16, P = D + 4, E = 4;
@@ -39,100 +139,35 @@ template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_
     float *sK = sQ + BM * P;
     float *sV = sK + BN * P;
 
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
-    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-    const int m0 = mb * BM, wr = warp * 16;
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-
-    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-    const int ntiles = key_tiles(p, causal, m0, BM, BN);
-
-    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
+    const int tid = threadIdx.x, wr = (tid >> 5) * 16, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const x3_tile w = x3_tile_of<KIND>(p, BM, BN);
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), w.q, p.q_ss, w.m0, p.sq, tid);
     kgd_cp_async_commit();
-    if (ntiles > 0)
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, 0, p.sk, tid);
+    if (w.ntiles > 0)
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), w.k, p.k_ss, 0, p.sk, tid);
     kgd_cp_async_commit();
 
-    /* the thread's rows: m0 + wr + g and + 8 */
     float o[D / 8][4], mx[2], l[2];
     const float *mrow[2];
+    x3_rows<KIND>(p, w, wr, g, mx, l, mrow);
 #pragma unroll
     for (int d = 0; d < D / 8; d++)
         o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        mx[i] = -CUDART_INF_F;
-        l[i] = 0.f;
-        const int r = min(m0 + wr + g + 8 * i, p.sq - 1);
-        mrow[i] = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh + (int64_t)r * p.m_sq : nullptr;
-    }
 
-    for (int j = 0; j < ntiles; j++) {
+    for (int j = 0; j < w.ntiles; j++) {
         const int n0 = j * BN;
         __syncthreads(); /* every warp is done with the previous V tile */
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), v, p.v_ss, n0, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(sV), w.v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
         kgd_cp_async_wait<1>(); /* this K tile (and Q) arrived */
         __syncthreads();
 
-        float s[NS][4];
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-        /* S = Q K^T: both K-major (attention_bwd_x3.cuh); B fragments in
-           groups of x3_grp(NS) n-tiles (fewer live registers than all NS) */
-#pragma unroll 2
-        for (int k0 = 0; k0 < D; k0 += 8) {
-            const float *qa = sQ + (wr + g) * P + k0 + t;
-            kg_attnb::x3_a a;
-            kg_attnb::x3_make_a(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
-            constexpr int GRP = kg_attnb::x3_grp(NS);
-#pragma unroll
-            for (int n0g = 0; n0g < NS; n0g += GRP) {
-                kg_attnb::x3_b fb[GRP];
-#pragma unroll
-                for (int n = 0; n < GRP; n++) {
-                    const float *kb = sK + ((n0g + n) * 8 + g) * P + k0 + t;
-                    kg_attnb::x3_make_b(fb[n], kb[0], kb[4]);
-                }
-                kg_attnb::x3_run<GRP>(s + n0g, a, fb);
-            }
-        }
+        float s[NS][4], alpha[2], rs[2];
+        x3_scores<D, BN, P, KIND>(p, w, sQ, sK, n0, wr, g, t, mrow, s, mx, alpha, rs);
         __syncthreads(); /* every warp is done with this K tile */
-        if (j + 1 < ntiles)
-            load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), k, p.k_ss, n0 + BN, p.sk, tid);
+        if (j + 1 < w.ntiles)
+            load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), w.k, p.k_ss, n0 + BN, p.sk, tid);
         kgd_cp_async_commit();
-
-        /* scale, mask (only where the tile crosses the end or the diagonal),
-           the online softmax of the thread's two rows */
-        const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
-        float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F}, alpha[2], use[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int x = 0; x < 4; x++) {
-                const int c = n0 + n * 8 + 2 * t + (x & 1), r = m0 + wr + g + 8 * (x >> 1);
-                s[n][x] = KIND == KG_ATTN_MASK || check ? masked<KIND>(p, mrow[x >> 1], s[n][x], r, c, check, causal)
-                                                        : s[n][x] * p.scale_log2;
-                tmax[x >> 1] = fmaxf(tmax[x >> 1], s[n][x]);
-            }
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const float mnew = fmaxf(mx[i], quad_max(tmax[i]));
-            use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-            alpha[i] = exp2f(mx[i] - use[i]);
-            mx[i] = mnew;
-        }
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int x = 0; x < 4; x++) {
-                s[n][x] = exp2f(s[n][x] - use[x >> 1]);
-                rs[x >> 1] += s[n][x];
-            }
         l[0] = l[0] * alpha[0] + rs[0];
         l[1] = l[1] * alpha[1] + rs[1];
 
@@ -160,20 +195,128 @@ template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_
     kgd_cp_async_wait<0>();
 
     /* normalize and store: each quad writes 32 contiguous bytes of a row */
-    float *out = (float *)p.out + b * p.o_sb + h * p.o_sh;
+    float *out = (float *)p.out + w.b * p.o_sb + w.h * p.o_sh;
 #pragma unroll
     for (int i = 0; i < 2; i++) {
         const float sum = quad_sum(l[i]);
         const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        const int r = m0 + wr + g + 8 * i;
+        const int r = w.m0 + wr + g + 8 * i;
         if (r >= p.sq)
             continue;
 #pragma unroll
         for (int d = 0; d < D / 8; d++)
             *(float2 *)&out[(int64_t)r * p.o_ss + d * 8 + 2 * t] = make_float2(o[d][2 * i] * inv, o[d][2 * i + 1] * inv);
         if (p.lse && t == 0)
-            p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                sum > 0.f ? (mx[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+            p.lse[w.b * p.l_sb + w.h * p.l_sh + (int64_t)r * p.l_ss] = x3_lse(mx[i], sum);
+    }
+}
+
+/*
+ * attn_x3f: Q K^T on the tensor cores (split TF32, x3_scores) and P V in
+ * FP32 FFMA, so that the two products load two different pipes: while one
+ * block's warps multiply on the tensor cores, another block's run their
+ * FFMA (two blocks a multiprocessor where shared memory allows). 128
+ * threads, 64 query rows; warp w takes rows 16 w.. of S (the mma layout),
+ * writes P and each row's alpha to shared memory; the P V product then
+ * runs as 8 x 16 threads (ty, tx): rows ty + 8 i (i < 8), VW-wide column
+ * vectors VW (tx + 16 d) (as attn_f32's). K and V tiles in two stages (the
+ * next tile's copies run under this one's products); the row sums stay
+ * with the S warps and reach the P V threads through shared memory at the
+ * end.
+ */
+template <int D, int BN, int KIND> __device__ __forceinline__ void attn_x3f(const kg_attn_params &p)
+{
+    constexpr int NT = 128, BM = 64, P = D + 4, PP = BN + 4, E = 4, NS = BN / 8, TM = BM / 8;
+    constexpr int VW = D % 64 == 0 ? 4 : 2, NV = D / (16 * VW), KV = BN * P;
+    typedef typename fvec<VW>::t vec;
+    static_assert(D % (16 * VW) == 0 && BN % 8 == 0, "tile shape");
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *sQ = (float *)smem;
+    float *sK = sQ + BM * P; /* stage s: sK + 2 s KV, its V tile + KV */
+    float *sP = sK + 4 * KV;
+    float *sA = sP + BM * PP; /* alpha of each row, then (at the end) its sum */
+
+    const int tid = threadIdx.x, wr = (tid >> 5) * 16, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int tx = tid & 15, ty = tid >> 4;
+    const x3_tile w = x3_tile_of<KIND>(p, BM, BN);
+    auto load_kv = [&](int j) {
+        float *st = sK + (j & 1) * 2 * KV;
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(st), w.k, p.k_ss, j * BN, p.sk, tid);
+        load_tile<BN, D, P, E, NT>(kgd_smem_addr(st + KV), w.v, p.v_ss, j * BN, p.sk, tid);
+    };
+    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), w.q, p.q_ss, w.m0, p.sq, tid);
+    if (w.ntiles > 0)
+        load_kv(0);
+    kgd_cp_async_commit();
+
+    float mx[2], l[2], o[TM][NV][VW];
+    const float *mrow[2];
+    x3_rows<KIND>(p, w, wr, g, mx, l, mrow);
+    kg_attnb::f32_zero<TM, NV, VW>(o);
+
+    for (int j = 0; j < w.ntiles; j++) {
+        kgd_cp_async_wait<0>(); /* tile j (and Q) arrived */
+        __syncthreads();        /* ... for every thread; tile j - 1's stage and P are free */
+        if (j + 1 < w.ntiles)
+            load_kv(j + 1);
+        kgd_cp_async_commit();
+        const float *cK = sK + (j & 1) * 2 * KV, *cV = cK + KV;
+
+        float s[NS][4], alpha[2], rs[2];
+        x3_scores<D, BN, P, KIND>(p, w, sQ, cK, j * BN, wr, g, t, mrow, s, mx, alpha, rs);
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            l[i] = l[i] * alpha[i] + rs[i];
+#pragma unroll
+            for (int n = 0; n < NS; n++)
+                *(float2 *)&sP[(wr + g + 8 * i) * PP + n * 8 + 2 * t] = make_float2(s[n][2 * i], s[n][2 * i + 1]);
+            if (t == 0)
+                sA[wr + g + 8 * i] = alpha[i];
+        }
+        __syncthreads(); /* P and alpha of every row */
+
+#pragma unroll
+        for (int i = 0; i < TM; i++) {
+            const float a = sA[ty + 8 * i];
+#pragma unroll
+            for (int d = 0; d < NV; d++)
+#pragma unroll
+                for (int e = 0; e < VW; e++)
+                    o[i][d][e] *= a;
+        }
+        /* o += P V (rows ty + 8 i, columns VW (tx + 16 d)) */
+        kg_attnb::f32_acc<TM, BN, PP, NV, VW, P, 8, 16, 2>(o, sP, cV, ty, tx);
+    }
+    kgd_cp_async_wait<0>();
+
+    /* the row sums to the P V threads; lse from the S warps */
+    __syncthreads(); /* every thread is done with the last alphas */
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const float sum = quad_sum(l[i]);
+        const int r = w.m0 + wr + g + 8 * i;
+        if (t == 0) {
+            sA[wr + g + 8 * i] = sum;
+            if (p.lse && r < p.sq)
+                p.lse[w.b * p.l_sb + w.h * p.l_sh + (int64_t)r * p.l_ss] = x3_lse(mx[i], sum);
+        }
+    }
+    __syncthreads();
+    float *out = (float *)p.out + w.b * p.o_sb + w.h * p.o_sh;
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int r = w.m0 + ty + 8 * i;
+        const float sum = sA[ty + 8 * i], inv = sum > 0.f ? 1.f / sum : 0.f;
+        if (r >= p.sq)
+            continue;
+#pragma unroll
+        for (int d = 0; d < NV; d++) {
+            vec x;
+#pragma unroll
+            for (int e = 0; e < VW; e++)
+                ((float *)&x)[e] = o[i][d][e] * inv;
+            *(vec *)&out[(int64_t)r * p.o_ss + VW * (tx + 16 * d)] = x;
+        }
     }
 }
 
