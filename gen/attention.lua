@@ -76,24 +76,14 @@ M.x3 = {
   [128] = { nw = 4, bn = 64, minb = 2 },
   [256] = { nw = 8, bn = 32, minb = 1 },
 }
--- attn_x3f: Q K^T on the tensor cores, P V by FFMA (the two pipes loaded by
--- different blocks at once): 4 warps, 64 query rows, bn keys per tile, two
--- stages of K and V, minb blocks per SM.
-M.x3f = {
-  [32] = { bn = 64, minb = 3 },
-  [64] = { bn = 64, minb = 2 },
-  [96] = { bn = 32, minb = 2 },
-  [128] = { bn = 32, minb = 2 },
-  [256] = { bn = 32, minb = 1 },
-}
--- (session 10 round 2 comparison: fewer keys per tile, more blocks per SM)
-M.x3f_alt = {
-  [32] = { bn = 32, minb = 4 },
-  [64] = { bn = 32, minb = 3 },
-  [96] = { bn = 16, minb = 3 },
-  [128] = { bn = 16, minb = 3 },
-  [256] = { bn = 16, minb = 1 },
-}
+-- attn_x3f (session 10 r2: Q K^T split TF32, P V by FFMA, two blocks a
+-- multiprocessor, so that the tensor and FMA pipes would work at once) lost
+-- on every row and was removed: us, x3 / x3f / x3f with fewer keys per tile,
+-- [2,16,4096,128] 6756 / 8102 / 9142, causal 3741 / 4449 / 5201, D 64 S 4k
+-- 6788 / 7951 / 8277, D 256 causal 8206 / 10268 / 12641 (and the FFMA
+-- kernel: 6955, 4010, 8508, 10842): both products compete for the same issue
+-- slots. The x3 kernel's rate is bounded by what it issues per mma (the
+-- split's conversions), hence the FAST split (attention_x3.cuh).
 
 -- Hopper path: nwg consumer warpgroups of 64 query rows each (plus the
 -- producer warpgroup), bn keys per tile (two stages each of K and V in shared
@@ -174,24 +164,15 @@ local function plan_f32(d, kind, c)
            shape = string.format("%dx%d tiles%s, FFMA", c.bm, c.bn, c.pk and ", P over K" or "") }
 end
 
-local function plan_x3(dt, d, kind)
-  if dt.name ~= "f32" then return nil end
-  local c = M.x3[d]
-  local bm = c.nw * 16
-  return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
-           call = string.format("attn_x3<%d, %d, %d, %s>", d, c.nw, c.bn, kind_enum[kind]),
-           shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync", bm, c.bn, c.nw) }
-end
-
-local function plan_x3f(tiles)
+local function plan_x3(fast)
   return function(dt, d, kind)
     if dt.name ~= "f32" then return nil end
-    local c = tiles[d]
-    -- Q, two stages of K and V, P, 64 row factors
-    local smem = (64 * (d + 4) + 4 * c.bn * (d + 4) + 64 * (c.bn + 4) + 64) * 4
-    return { threads = 128, minb = c.minb, bm = 64, smem = smem,
-             call = string.format("attn_x3f<%d, %d, %s>", d, c.bn, kind_enum[kind]),
-             shape = string.format("64x%d tiles, 4 warps, 3xTF32 mma.sync Q K^T, FFMA P V", c.bn) }
+    local c = M.x3[d]
+    local bm = c.nw * 16
+    return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
+             call = string.format("attn_x3<%d, %d, %d, %s, %s>", d, c.nw, c.bn, kind_enum[kind], tostring(fast)),
+             shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync%s", bm, c.bn, c.nw,
+                                   fast and ", integer split" or "") }
   end
 end
 
@@ -279,12 +260,10 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
+  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3(false),
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_X3F", name = "f32 3xTF32 + FFMA", prefix = "attn_x3f_", dtypes = { "f32" }, plan = plan_x3f(M.x3f),
-    include = "attention_x3.cuh", what = "f32: Q K^T split TF32 on tensor cores, P V by FFMA" },
-  { enum = "KG_ATTN_V_X3F_ALT", name = "f32 3xTF32 + FFMA alt", prefix = "attn_x3g_", dtypes = { "f32" },
-    plan = plan_x3f(M.x3f_alt), include = "attention_x3.cuh", what = "f32: x3f with other tiles (comparison)" },
+  { enum = "KG_ATTN_V_X3S", name = "f32 3xTF32 fast split", prefix = "attn_x3s_", dtypes = { "f32" },
+    plan = plan_x3(true), include = "attention_x3.cuh", what = "f32 split TF32, the split by integer rounding" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -23,7 +23,7 @@
 #ifndef KG_ATTENTION_X3_CUH
 #define KG_ATTENTION_X3_CUH
 
-#include "attention_bwd.cuh" /* x3_* (attention_bwd_x3.cuh), f32_acc, f32_zero (read-only) */
+#include "attention_bwd_x3.cuh"
 #include "attention_common.cuh"
 
 namespace kg_attn
@@ -65,13 +65,69 @@ __device__ __forceinline__ void x3_rows(const kg_attn_params &p, const x3_tile &
     }
 }
 
+/* The split of x into TF32 hi + lo. FAST false: attention_bwd_x3.cuh's
+   (cvt.rna twice). FAST true (CUTLASS's "fast F32" form): hi = x rounded to
+   nearest, ties away (the same value as cvt.rna): half a TF32 ulp added to
+   the bits and the 13 low bits cleared; lo = x - hi truncated to TF32 (its
+   13 low bits cleared): integer and FP32 instructions instead of the two
+   conversions. lo's truncation costs at most 2^-21 |x| (the dropped lo lo
+   term is 2^-22 |x|). */
+__device__ __forceinline__ void x3s_split(float x, uint32_t &hi, uint32_t &lo)
+{
+    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    lo = __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;
+}
+template <bool FAST> __device__ __forceinline__ void x3_frag_a(kg_attnb::x3_a &a, float a0, float a1, float a2, float a3)
+{
+    if constexpr (FAST) {
+        const float v[4] = {a0, a1, a2, a3};
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            x3s_split(v[i], a.h[i], a.l[i]);
+    } else {
+        kg_attnb::x3_make_a(a, a0, a1, a2, a3);
+    }
+}
+template <bool FAST> __device__ __forceinline__ void x3_frag_b(kg_attnb::x3_b &b, float b0, float b1)
+{
+    if constexpr (FAST) {
+        x3s_split(b0, b.h[0], b.l[0]);
+        x3s_split(b1, b.h[1], b.l[1]);
+    } else {
+        kg_attnb::x3_make_b(b, b0, b1);
+    }
+}
+
+/* acc[d] += A (16 x 8: keys k0..) . V[k0.., c0 + 8 d..] for NN n-tiles (V
+   N-major, pitch P; rows k0 + 2 t, + 1: attention_bwd_x3.cuh's x3_acc_tile,
+   with the FAST split where asked). */
+template <bool FAST, int NN, int P>
+__device__ __forceinline__ void x3_pv(float (*acc)[4], const kg_attnb::x3_a &a, const float *X, int k0, int c0, int g,
+                                      int t)
+{
+    if constexpr (!FAST) {
+        kg_attnb::x3_acc_tile<NN, P>(acc, a, X, k0, c0, g, t);
+    } else {
+        constexpr int GRP = kg_attnb::x3_grp(NN);
+        const float *x = X + (k0 + 2 * t) * P + c0 + g;
+#pragma unroll
+        for (int d0 = 0; d0 < NN; d0 += GRP) {
+            kg_attnb::x3_b fb[GRP];
+#pragma unroll
+            for (int d = 0; d < GRP; d++)
+                x3_frag_b<true>(fb[d], x[(d0 + d) * 8], x[P + (d0 + d) * 8]);
+            kg_attnb::x3_run<GRP>(acc + d0, a, fb);
+        }
+    }
+}
+
 /* Key tile n0.. of a warp's 16 rows (wr): S = Q K^T on the tensor cores
    (both operands K-major, attention_bwd_x3.cuh; B fragments in groups of
    x3_grp(NS) n-tiles, fewer live registers than all NS), scaled and masked
    (only where the tile crosses the end or the diagonal), then the online
    softmax step: s becomes the exponentials, rs their row sums, alpha the
    factor for what the rows held so far; mx is raised. */
-template <int D, int BN, int P, int KIND>
+template <int D, int BN, int P, int KIND, bool FAST>
 __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile &w, const float *sQ, const float *sK,
                                           int n0, int wr, int g, int t, const float *const (&mrow)[2],
                                           float (&s)[BN / 8][4], float (&mx)[2], float (&alpha)[2], float (&rs)[2])
@@ -84,14 +140,14 @@ __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile
     for (int k0 = 0; k0 < D; k0 += 8) {
         const float *qa = sQ + (wr + g) * P + k0 + t;
         kg_attnb::x3_a a;
-        kg_attnb::x3_make_a(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
+        x3_frag_a<FAST>(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
 #pragma unroll
         for (int n0g = 0; n0g < NS; n0g += GRP) {
             kg_attnb::x3_b fb[GRP];
 #pragma unroll
             for (int n = 0; n < GRP; n++) {
                 const float *kb = sK + ((n0g + n) * 8 + g) * P + k0 + t;
-                kg_attnb::x3_make_b(fb[n], kb[0], kb[4]);
+                x3_frag_b<FAST>(fb[n], kb[0], kb[4]);
             }
             kg_attnb::x3_run<GRP>(s + n0g, a, fb);
         }
@@ -128,8 +184,9 @@ __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile
    key) from its max (log2 domain) and sum. */
 __device__ __forceinline__ float x3_lse(float m, float sum) { return sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F; }
 
-/* attn_x3: both products on the tensor cores (see the top of this file). */
-template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_x3(const kg_attn_params &p)
+/* attn_x3: both products on the tensor cores (see the top of this file);
+   FAST: the split x3s_split. */
+template <int D, int NW, int BN, int KIND, bool FAST> __device__ __forceinline__ void attn_x3(const kg_attn_params &p)
 {
     constexpr int NT = NW * 32, BM = NW * 16, P = D + 4, E = 4;
     constexpr int NS = BN / 8, DC = D % 64 == 0 ? 64 : 32, NC = D / DC;
@@ -163,7 +220,7 @@ template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_
         __syncthreads();
 
         float s[NS][4], alpha[2], rs[2];
-        x3_scores<D, BN, P, KIND>(p, w, sQ, sK, n0, wr, g, t, mrow, s, mx, alpha, rs);
+        x3_scores<D, BN, P, KIND, FAST>(p, w, sQ, sK, n0, wr, g, t, mrow, s, mx, alpha, rs);
         __syncthreads(); /* every warp is done with this K tile */
         if (j + 1 < w.ntiles)
             load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), w.k, p.k_ss, n0 + BN, p.sk, tid);
@@ -181,9 +238,9 @@ template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_
                 pv[d][0] = pv[d][1] = pv[d][2] = pv[d][3] = 0.f;
 #pragma unroll
             for (int kk = 0; kk < NS; kk++) {
-                kg_attnb::x3_a a;
-                kg_attnb::x3_a_of_acc(a, s[kk]);
-                kg_attnb::x3_acc_tile<DC / 8, P>(pv, a, sV, 8 * kk, cc * DC, g, t);
+                kg_attnb::x3_a a; /* key slots t, t + 4: accumulator columns 2 t, 2 t + 1 */
+                x3_frag_a<FAST>(a, s[kk][0], s[kk][2], s[kk][1], s[kk][3]);
+                x3_pv<FAST, DC / 8, P>(pv, a, sV, 8 * kk, cc * DC, g, t);
             }
 #pragma unroll
             for (int d = 0; d < DC / 8; d++)
@@ -208,115 +265,6 @@ template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_
             *(float2 *)&out[(int64_t)r * p.o_ss + d * 8 + 2 * t] = make_float2(o[d][2 * i] * inv, o[d][2 * i + 1] * inv);
         if (p.lse && t == 0)
             p.lse[w.b * p.l_sb + w.h * p.l_sh + (int64_t)r * p.l_ss] = x3_lse(mx[i], sum);
-    }
-}
-
-/*
- * attn_x3f: Q K^T on the tensor cores (split TF32, x3_scores) and P V in
- * FP32 FFMA, so that the two products load two different pipes: while one
- * block's warps multiply on the tensor cores, another block's run their
- * FFMA (two blocks a multiprocessor where shared memory allows). 128
- * threads, 64 query rows; warp w takes rows 16 w.. of S (the mma layout),
- * writes P and each row's alpha to shared memory; the P V product then
- * runs as 8 x 16 threads (ty, tx): rows ty + 8 i (i < 8), VW-wide column
- * vectors VW (tx + 16 d) (as attn_f32's). K and V tiles in two stages (the
- * next tile's copies run under this one's products); the row sums stay
- * with the S warps and reach the P V threads through shared memory at the
- * end.
- */
-template <int D, int BN, int KIND> __device__ __forceinline__ void attn_x3f(const kg_attn_params &p)
-{
-    constexpr int NT = 128, BM = 64, P = D + 4, PP = BN + 4, E = 4, NS = BN / 8, TM = BM / 8;
-    constexpr int VW = D % 64 == 0 ? 4 : 2, NV = D / (16 * VW), KV = BN * P;
-    typedef typename fvec<VW>::t vec;
-    static_assert(D % (16 * VW) == 0 && BN % 8 == 0, "tile shape");
-    extern __shared__ __align__(16) unsigned char smem[];
-    float *sQ = (float *)smem;
-    float *sK = sQ + BM * P; /* stage s: sK + 2 s KV, its V tile + KV */
-    float *sP = sK + 4 * KV;
-    float *sA = sP + BM * PP; /* alpha of each row, then (at the end) its sum */
-
-    const int tid = threadIdx.x, wr = (tid >> 5) * 16, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int tx = tid & 15, ty = tid >> 4;
-    const x3_tile w = x3_tile_of<KIND>(p, BM, BN);
-    auto load_kv = [&](int j) {
-        float *st = sK + (j & 1) * 2 * KV;
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(st), w.k, p.k_ss, j * BN, p.sk, tid);
-        load_tile<BN, D, P, E, NT>(kgd_smem_addr(st + KV), w.v, p.v_ss, j * BN, p.sk, tid);
-    };
-    load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), w.q, p.q_ss, w.m0, p.sq, tid);
-    if (w.ntiles > 0)
-        load_kv(0);
-    kgd_cp_async_commit();
-
-    float mx[2], l[2], o[TM][NV][VW];
-    const float *mrow[2];
-    x3_rows<KIND>(p, w, wr, g, mx, l, mrow);
-    kg_attnb::f32_zero<TM, NV, VW>(o);
-
-    for (int j = 0; j < w.ntiles; j++) {
-        kgd_cp_async_wait<0>(); /* tile j (and Q) arrived */
-        __syncthreads();        /* ... for every thread; tile j - 1's stage and P are free */
-        if (j + 1 < w.ntiles)
-            load_kv(j + 1);
-        kgd_cp_async_commit();
-        const float *cK = sK + (j & 1) * 2 * KV, *cV = cK + KV;
-
-        float s[NS][4], alpha[2], rs[2];
-        x3_scores<D, BN, P, KIND>(p, w, sQ, cK, j * BN, wr, g, t, mrow, s, mx, alpha, rs);
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-            l[i] = l[i] * alpha[i] + rs[i];
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-                *(float2 *)&sP[(wr + g + 8 * i) * PP + n * 8 + 2 * t] = make_float2(s[n][2 * i], s[n][2 * i + 1]);
-            if (t == 0)
-                sA[wr + g + 8 * i] = alpha[i];
-        }
-        __syncthreads(); /* P and alpha of every row */
-
-#pragma unroll
-        for (int i = 0; i < TM; i++) {
-            const float a = sA[ty + 8 * i];
-#pragma unroll
-            for (int d = 0; d < NV; d++)
-#pragma unroll
-                for (int e = 0; e < VW; e++)
-                    o[i][d][e] *= a;
-        }
-        /* o += P V (rows ty + 8 i, columns VW (tx + 16 d)) */
-        kg_attnb::f32_acc<TM, BN, PP, NV, VW, P, 8, 16, 2>(o, sP, cV, ty, tx);
-    }
-    kgd_cp_async_wait<0>();
-
-    /* the row sums to the P V threads; lse from the S warps */
-    __syncthreads(); /* every thread is done with the last alphas */
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const float sum = quad_sum(l[i]);
-        const int r = w.m0 + wr + g + 8 * i;
-        if (t == 0) {
-            sA[wr + g + 8 * i] = sum;
-            if (p.lse && r < p.sq)
-                p.lse[w.b * p.l_sb + w.h * p.l_sh + (int64_t)r * p.l_ss] = x3_lse(mx[i], sum);
-        }
-    }
-    __syncthreads();
-    float *out = (float *)p.out + w.b * p.o_sb + w.h * p.o_sh;
-#pragma unroll
-    for (int i = 0; i < TM; i++) {
-        const int r = w.m0 + ty + 8 * i;
-        const float sum = sA[ty + 8 * i], inv = sum > 0.f ? 1.f / sum : 0.f;
-        if (r >= p.sq)
-            continue;
-#pragma unroll
-        for (int d = 0; d < NV; d++) {
-            vec x;
-#pragma unroll
-            for (int e = 0; e < VW; e++)
-                ((float *)&x)[e] = o[i][d][e] * inv;
-            *(vec *)&out[(int64_t)r * p.o_ss + VW * (tx + 16 * d)] = x;
-        }
     }
 }
 
