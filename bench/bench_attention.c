@@ -474,8 +474,8 @@ int main(void)
         /* f32: the FFMA kernels and the split-TF32 one, same process */
         if (dt == KG_F32) {
             printf("      variants:");
-            const int vs[4] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_NARROW, KG_ATTN_V_X3, KG_ATTN_V_X3S};
-            for (int x = 0; x < 4; x++) {
+            const int vs[3] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_NARROW, KG_ATTN_V_X3};
+            for (int x = 0; x < 3; x++) {
                 if (vs[x] == KG_ATTN_V_NARROW && variant != KG_ATTN_V_NARROW)
                     continue; /* (slow on the large rows) */
                 kg_test_force_attn_variant(ctx, vs[x]);

@@ -2,11 +2,12 @@
 -- x mask kind, from templates/attention.cu + templates/attention.cuh (which
 -- includes attention_common.cuh, attention_tc.cuh and attention_f32.cuh).
 --
--- Three variants:
---   portable  attn_<dtype>.cu, built for every arch of the bundle: f32 (FFMA)
---             and f16/bf16 on mma.sync, every head dim;
---   narrow    attn_narrow_f32.cu: f32 with 16-row blocks, for problems whose
---             portable grid would not fill the GPU (latency);
+-- The main variants (the full list is `variants` below):
+--   portable  attn_<dtype>.cu, built for every arch of the bundle: f16/bf16
+--             on mma.sync, every head dim;
+--   f32       attn_x3_f32.cu (attention_x3.cuh): split TF32 on mma.sync,
+--             every arch of the bundle; attn_narrow_f32.cu: FFMA with 16-row
+--             blocks, for problems whose grid would not fill the GPU;
 --   Hopper    attn90_<dtype>.cu, built for sm_90a only (build.ninja's
 --             fatbin90 rule): f16/bf16 on wgmma for the head dims of M.sm90.
 -- and kg_attn_table.c / .h: [variant][dtype][head dim slot][kind] -> kernel
@@ -51,13 +52,10 @@ M.tc = {
   [128] = { nw = 4, mt = 2, bn = 32, qreg = false, minb = 2 },
   [256] = { nw = 4, mt = 1, bn = 32, qreg = false },
 }
-M.f32 = {
-  [32] = { bm = 128, bn = 64 },
-  [64] = { bm = 128, bn = 64 },
-  [96] = { bm = 128, bn = 64 },
-  [128] = { bm = 128, bn = 128, pk = true },
-  [256] = { bm = 64, bn = 32 },
-}
+-- (Session 10: the wide FFMA kernels above (128 rows; D 128 128 x 128 with P
+-- over K) left the bundle: the split-TF32 kernel below was faster on every
+-- shape measured (r3: 26-40%); the narrow one (16 rows) stays for grids that
+-- would not fill the GPU.)
 M.f32_narrow = { bm = 16, bn = 64 }
 -- f32 on the tensor cores as split TF32 (attention_x3.cuh): attn_x3, both
 -- products on the tensor cores: nw warps of 16 query rows, bn keys per tile,
@@ -68,7 +66,8 @@ M.f32_narrow = { bm = 16, bn = 64 }
 -- 10114 / 10562; D 32 causal 5894 / 3874 / 3823 (8 warps); D 256 S 4k causal
 -- 10843 / 10876 (4 warps, one block) / 8198 (8 warps): the same 40.6-40.9
 -- TFLOP/s at D 64-128 whatever the occupancy (4 to 12 warps a
--- multiprocessor), the rate of mma.sync's TF32 x 3.
+-- multiprocessor), with the split by cvt.rna (since r3 by integer rounding,
+-- below).
 M.x3 = {
   [32] = { nw = 4, bn = 64, minb = 4 },
   [64] = { nw = 4, bn = 64, minb = 3 },
@@ -82,8 +81,11 @@ M.x3 = {
 -- [2,16,4096,128] 6756 / 8102 / 9142, causal 3741 / 4449 / 5201, D 64 S 4k
 -- 6788 / 7951 / 8277, D 256 causal 8206 / 10268 / 12641 (and the FFMA
 -- kernel: 6955, 4010, 8508, 10842): both products compete for the same issue
--- slots. The x3 kernel's rate is bounded by what it issues per mma (the
--- split's conversions), hence the FAST split (attention_x3.cuh).
+-- slots. The x3 kernel's rate is bounded by what it issues per mma: r3
+-- (us, same process) with the split by integer rounding (x3s_split) instead
+-- of two cvt.rna: [2,16,4096,128] 5171 / 6699, causal 2860 / 3710, D 64 S
+-- 4k 5142 / 6751, D 256 S 4k causal 6552 / 8132 (FFMA: 6959, 4011, 8515,
+-- 10838).
 
 -- Hopper path: nwg consumer warpgroups of 64 query rows each (plus the
 -- producer warpgroup), bn keys per tile (two stages each of K and V in shared
@@ -151,7 +153,6 @@ M.dec_max_mt = { [32] = 2, [64] = 2, [96] = 2, [128] = 2, [256] = 1 }
 -- the P V product N = 64 / 128 wide (attention_sm90.cuh).
 function M.panel_dim(d) return (d + 63) // 64 * 64 end
 
-local dtypes = { "f32", "f16", "bf16" }
 local sm90_dtypes = { "f16", "bf16" }
 
 local function plan_f32(d, kind, c)
@@ -164,16 +165,13 @@ local function plan_f32(d, kind, c)
            shape = string.format("%dx%d tiles%s, FFMA", c.bm, c.bn, c.pk and ", P over K" or "") }
 end
 
-local function plan_x3(fast)
-  return function(dt, d, kind)
-    if dt.name ~= "f32" then return nil end
-    local c = M.x3[d]
-    local bm = c.nw * 16
-    return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
-             call = string.format("attn_x3<%d, %d, %d, %s, %s>", d, c.nw, c.bn, kind_enum[kind], tostring(fast)),
-             shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync%s", bm, c.bn, c.nw,
-                                   fast and ", integer split" or "") }
-  end
+local function plan_x3(dt, d, kind)
+  if dt.name ~= "f32" then return nil end
+  local c = M.x3[d]
+  local bm = c.nw * 16
+  return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
+           call = string.format("attn_x3<%d, %d, %d, %s>", d, c.nw, c.bn, kind_enum[kind]),
+           shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync", bm, c.bn, c.nw) }
 end
 
 local function plan_narrow(dt, d, kind)
@@ -181,7 +179,6 @@ local function plan_narrow(dt, d, kind)
 end
 
 local function plan(dt, d, kind)
-  if dt.name == "f32" then return plan_f32(d, kind, M.f32[d]) end
   local c = M.tc[d]
   local bm, p = c.nw * c.mt * 16, d + 8
   return { threads = c.nw * 32, minb = c.minb or 1, bm = bm, smem = (bm + 2 * c.bn) * p * 2,
@@ -230,8 +227,8 @@ end
 -- one module per dtype each, prefix .. dtype. sm90a: built for sm_90a alone
 -- (build.ninja's fatbin90 rule), so it runs on compute capability 9.0 only.
 local variants = {
-  { enum = "KG_ATTN_V_PORTABLE", name = "portable", prefix = "attn_", dtypes = dtypes, plan = plan,
-    include = "attention.cuh", what = "portable path (mma.sync / FFMA)" },
+  { enum = "KG_ATTN_V_PORTABLE", name = "portable", prefix = "attn_", dtypes = sm90_dtypes, plan = plan,
+    include = "attention.cuh", what = "portable path (mma.sync)" },
   { enum = "KG_ATTN_V_NARROW", name = "narrow", prefix = "attn_narrow_", dtypes = { "f32" }, plan = plan_narrow,
     include = "attention.cuh", what = "portable path, narrow blocks for small problems (FFMA)" },
   { enum = "KG_ATTN_V_HOPPER", name = "Hopper", prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
@@ -260,10 +257,8 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3(false),
+  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_X3S", name = "f32 3xTF32 fast split", prefix = "attn_x3s_", dtypes = { "f32" },
-    plan = plan_x3(true), include = "attention_x3.cuh", what = "f32 split TF32, the split by integer rounding" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends
@@ -341,8 +336,9 @@ extern const int kg_attn_dims[KG_ATTN_DIM_COUNT];
 /* The decode variants' keys per tile, by head dim slot. */
 extern const int kg_attn_dec_bn[KG_ATTN_DIM_COUNT];
 
-/* Kernel variants. Portable: every dtype, head dim and kind, for every arch
-   of the bundle. Narrow: small blocks where the portable grid would leave
+/* Kernel variants. Portable: f16 and bf16, every head dim and kind, for
+   every arch of the bundle. f32 3xTF32: f32 (split TF32), every arch.
+   Narrow: f32 in small blocks where the 3xTF32 grid would leave
    multiprocessors idle. Hopper: sm_90a machine code only (compute capability
    9.0 devices); Hopper long: the same with more keys per tile, for
    KG_ATTN_LONG_KEYS keys or more. */

@@ -2,21 +2,23 @@
  * attention_x3.cuh - the FP32 forward kernel on tensor cores (attn_x3:
  * split TF32, "3xTF32", mma.sync m16n8k8)
  * (attention.cuh describes the algorithm; attention_common.cuh holds the
- * helpers it uses; attention_bwd_x3.cuh the split products, shared with the
- * backward's FP32 kernel).
+ * helpers it uses; attention_bwd_x3.cuh the fragments and the three-mma
+ * product, shared with the backward's FP32 kernel).
  *
- * Every f32 operand is split into TF32 hi + lo and each product is
- * lo_a hi_b + hi_a lo_b + hi_a hi_b on the tensor cores (f32 accumulators),
- * about 22 of the 24 significand bits of each operand: FP32-accurate, not
- * TF32 (attention_bwd_x3.cuh). NW warps own 16 query rows each (BM = 16 NW);
+ * Every f32 operand is split into TF32 hi + lo (x3s_split below: integer
+ * rounding, not cvt) and each product is lo_a hi_b + hi_a lo_b + hi_a hi_b
+ * on the tensor cores (f32 accumulators), about 21-22 of the 24 significand
+ * bits of each operand: FP32-accurate, not TF32 (attention_bwd_x3.cuh). The
+ * same split in the same order every call: bitwise reproducible. NW warps
+ * own 16 query rows each (BM = 16 NW);
  * tiles of BN keys. Q, K and V tiles are f32 in shared memory (row pitch
  * D + 4: conflict-free 32-bit fragment loads), filled by cp.async: the next
  * K tile loads during the P V product, the V tile during Q K^T (as in
  * attn_f32). Q K^T: D / 8 k-steps from zero. P V: P comes from the score
  * accumulators as A fragments (key slots t, t + 4 = accumulator columns
  * 2 t, 2 t + 1; V's rows read in the same order). Each tile's P V is formed
- * in fresh accumulators (64 output columns at a time; 32 at D 32, 96) and added to the
- * rescaled output by FFMA, o = o alpha + pv: the tensor cores' accumulation
+ * in fresh accumulators (64 output columns at a time; 32 at D 32, 96) and
+ * added to the rescaled output by FFMA, o = o alpha + pv: the tensor cores' accumulation
  * truncates, and a running accumulator over every key tile would gather
  * that bias (attention_bwd_x3.cuh).
  */
@@ -65,59 +67,51 @@ __device__ __forceinline__ void x3_rows(const kg_attn_params &p, const x3_tile &
     }
 }
 
-/* The split of x into TF32 hi + lo. FAST false: attention_bwd_x3.cuh's
-   (cvt.rna twice). FAST true (CUTLASS's "fast F32" form): hi = x rounded to
-   nearest, ties away (the same value as cvt.rna): half a TF32 ulp added to
-   the bits and the 13 low bits cleared; lo = x - hi truncated to TF32 (its
-   13 low bits cleared): integer and FP32 instructions instead of the two
-   conversions. lo's truncation costs at most 2^-21 |x| (the dropped lo lo
-   term is 2^-22 |x|). */
+/* x as TF32 hi + lo (CUTLASS's "fast F32" split): hi = x rounded to nearest,
+   ties away (the value cvt.rna gives): half a TF32 ulp added to the bits
+   and the 13 low bits cleared; lo = x - hi truncated to TF32 (its 13 low
+   bits cleared); the truncation costs at most 2^-21 |x| (the dropped lo lo
+   term is 2^-22 |x|). Integer and FP32 instructions: attention_bwd_x3.cuh's
+   x3_split (two cvt.rna and an FADD) measured 23-30% slower in this kernel,
+   whose rate is bound by what it issues per mma (H200, session 10 r3, us,
+   same process: [2,16,4096,128] 5171 / 6699, causal 2860 / 3710, D 64 S 4k
+   5142 / 6751, D 256 S 4k causal 6552 / 8132). */
 __device__ __forceinline__ void x3s_split(float x, uint32_t &hi, uint32_t &lo)
 {
     hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     lo = __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;
 }
-template <bool FAST> __device__ __forceinline__ void x3_frag_a(kg_attnb::x3_a &a, float a0, float a1, float a2, float a3)
+/* The A fragment of a0..a3 and the B fragment of b0, b1, split (the
+   attention_bwd_x3.cuh layout). */
+__device__ __forceinline__ void x3s_a(kg_attnb::x3_a &a, float a0, float a1, float a2, float a3)
 {
-    if constexpr (FAST) {
-        const float v[4] = {a0, a1, a2, a3};
+    const float v[4] = {a0, a1, a2, a3};
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-            x3s_split(v[i], a.h[i], a.l[i]);
-    } else {
-        kg_attnb::x3_make_a(a, a0, a1, a2, a3);
-    }
+    for (int i = 0; i < 4; i++)
+        x3s_split(v[i], a.h[i], a.l[i]);
 }
-template <bool FAST> __device__ __forceinline__ void x3_frag_b(kg_attnb::x3_b &b, float b0, float b1)
+__device__ __forceinline__ void x3s_b(kg_attnb::x3_b &b, float b0, float b1)
 {
-    if constexpr (FAST) {
-        x3s_split(b0, b.h[0], b.l[0]);
-        x3s_split(b1, b.h[1], b.l[1]);
-    } else {
-        kg_attnb::x3_make_b(b, b0, b1);
-    }
+    x3s_split(b0, b.h[0], b.l[0]);
+    x3s_split(b1, b.h[1], b.l[1]);
 }
 
 /* acc[d] += A (16 x 8: keys k0..) . V[k0.., c0 + 8 d..] for NN n-tiles (V
-   N-major, pitch P; rows k0 + 2 t, + 1: attention_bwd_x3.cuh's x3_acc_tile,
-   with the FAST split where asked). */
-template <bool FAST, int NN, int P>
-__device__ __forceinline__ void x3_pv(float (*acc)[4], const kg_attnb::x3_a &a, const float *X, int k0, int c0, int g,
-                                      int t)
+   N-major, pitch P; rows k0 + 2 t, + 1, as attention_bwd_x3.cuh's
+   x3_acc_tile, with x3s_split). */
+template <int NN, int P>
+__device__ __forceinline__ void x3s_pv(float (*acc)[4], const kg_attnb::x3_a &a, const float *X, int k0, int c0, int g,
+                                       int t)
 {
-    if constexpr (!FAST) {
-        kg_attnb::x3_acc_tile<NN, P>(acc, a, X, k0, c0, g, t);
-    } else {
-        constexpr int GRP = kg_attnb::x3_grp(NN);
-        const float *x = X + (k0 + 2 * t) * P + c0 + g;
+    constexpr int GRP = kg_attnb::x3_grp(NN);
+    const float *x = X + (k0 + 2 * t) * P + c0 + g;
 #pragma unroll
-        for (int d0 = 0; d0 < NN; d0 += GRP) {
-            kg_attnb::x3_b fb[GRP];
+    for (int d0 = 0; d0 < NN; d0 += GRP) {
+        kg_attnb::x3_b fb[GRP];
 #pragma unroll
-            for (int d = 0; d < GRP; d++)
-                x3_frag_b<true>(fb[d], x[(d0 + d) * 8], x[P + (d0 + d) * 8]);
-            kg_attnb::x3_run<GRP>(acc + d0, a, fb);
-        }
+        for (int d = 0; d < GRP; d++)
+            x3s_b(fb[d], x[(d0 + d) * 8], x[P + (d0 + d) * 8]);
+        kg_attnb::x3_run<GRP>(acc + d0, a, fb);
     }
 }
 
@@ -127,7 +121,7 @@ __device__ __forceinline__ void x3_pv(float (*acc)[4], const kg_attnb::x3_a &a, 
    (only where the tile crosses the end or the diagonal), then the online
    softmax step: s becomes the exponentials, rs their row sums, alpha the
    factor for what the rows held so far; mx is raised. */
-template <int D, int BN, int P, int KIND, bool FAST>
+template <int D, int BN, int P, int KIND>
 __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile &w, const float *sQ, const float *sK,
                                           int n0, int wr, int g, int t, const float *const (&mrow)[2],
                                           float (&s)[BN / 8][4], float (&mx)[2], float (&alpha)[2], float (&rs)[2])
@@ -140,14 +134,14 @@ __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile
     for (int k0 = 0; k0 < D; k0 += 8) {
         const float *qa = sQ + (wr + g) * P + k0 + t;
         kg_attnb::x3_a a;
-        x3_frag_a<FAST>(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
+        x3s_a(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
 #pragma unroll
         for (int n0g = 0; n0g < NS; n0g += GRP) {
             kg_attnb::x3_b fb[GRP];
 #pragma unroll
             for (int n = 0; n < GRP; n++) {
                 const float *kb = sK + ((n0g + n) * 8 + g) * P + k0 + t;
-                x3_frag_b<FAST>(fb[n], kb[0], kb[4]);
+                x3s_b(fb[n], kb[0], kb[4]);
             }
             kg_attnb::x3_run<GRP>(s + n0g, a, fb);
         }
@@ -184,9 +178,8 @@ __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile
    key) from its max (log2 domain) and sum. */
 __device__ __forceinline__ float x3_lse(float m, float sum) { return sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F; }
 
-/* attn_x3: both products on the tensor cores (see the top of this file);
-   FAST: the split x3s_split. */
-template <int D, int NW, int BN, int KIND, bool FAST> __device__ __forceinline__ void attn_x3(const kg_attn_params &p)
+/* attn_x3: both products on the tensor cores (see the top of this file). */
+template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_x3(const kg_attn_params &p)
 {
     constexpr int NT = NW * 32, BM = NW * 16, P = D + 4, E = 4;
     constexpr int NS = BN / 8, DC = D % 64 == 0 ? 64 : 32, NC = D / DC;
@@ -220,7 +213,7 @@ template <int D, int NW, int BN, int KIND, bool FAST> __device__ __forceinline__
         __syncthreads();
 
         float s[NS][4], alpha[2], rs[2];
-        x3_scores<D, BN, P, KIND, FAST>(p, w, sQ, sK, n0, wr, g, t, mrow, s, mx, alpha, rs);
+        x3_scores<D, BN, P, KIND>(p, w, sQ, sK, n0, wr, g, t, mrow, s, mx, alpha, rs);
         __syncthreads(); /* every warp is done with this K tile */
         if (j + 1 < w.ntiles)
             load_tile<BN, D, P, E, NT>(kgd_smem_addr(sK), w.k, p.k_ss, n0 + BN, p.sk, tid);
@@ -239,8 +232,8 @@ template <int D, int NW, int BN, int KIND, bool FAST> __device__ __forceinline__
 #pragma unroll
             for (int kk = 0; kk < NS; kk++) {
                 kg_attnb::x3_a a; /* key slots t, t + 4: accumulator columns 2 t, 2 t + 1 */
-                x3_frag_a<FAST>(a, s[kk][0], s[kk][2], s[kk][1], s[kk][3]);
-                x3_pv<FAST, DC / 8, P>(pv, a, sV, 8 * kk, cc * DC, g, t);
+                x3s_a(a, s[kk][0], s[kk][2], s[kk][1], s[kk][3]);
+                x3s_pv<DC / 8, P>(pv, a, sV, 8 * kk, cc * DC, g, t);
             }
 #pragma unroll
             for (int d = 0; d < DC / 8; d++)
