@@ -229,6 +229,12 @@ int main(void)
     for (int causal = 0; causal < 2; causal++)
         cases[nc++] = (bcase){KG_F32, 2, 16, 16, 4096, 4096, 128, causal};
     cases[nc++] = (bcase){KG_F32, 2, 8, 8, 128, 128, 64, 1};
+    /* f32 at the other head dims and lengths */
+    cases[nc++] = (bcase){KG_F32, 4, 16, 16, 4096, 4096, 64, 0};
+    cases[nc++] = (bcase){KG_F32, 8, 16, 16, 1024, 1024, 128, 1};
+    cases[nc++] = (bcase){KG_F32, 4, 16, 16, 4096, 4096, 96, 0};
+    cases[nc++] = (bcase){KG_F32, 8, 16, 16, 4096, 4096, 32, 1};
+    cases[nc++] = (bcase){KG_F32, 2, 16, 16, 4096, 4096, 256, 1};
     /* every head dim; GQA prefill; long */
     cases[nc++] = (bcase){KG_BF16, 8, 16, 16, 4096, 4096, 32, 0};
     cases[nc++] = (bcase){KG_BF16, 4, 16, 16, 4096, 4096, 96, 0};
@@ -460,6 +466,21 @@ int main(void)
                 if (getenv("KG_BENCH_TMA") && kg_attn_variant_sm90a[vs[x]])
                     tma_pair(ctx, &c, inner, kg_attn_variant_names[vs[x]]);
                 else
+                    printf(" %s %.1f us", kg_attn_variant_names[vs[x]], bench_time_us(ctx, run, &c, inner, 5));
+            }
+            kg_test_force_attn_variant(ctx, -1);
+            printf("\n");
+        }
+        /* f32: the FFMA kernels and the split-TF32 one, same process */
+        if (dt == KG_F32) {
+            printf("      variants:");
+            const int vs[3] = {KG_ATTN_V_PORTABLE, KG_ATTN_V_NARROW, KG_ATTN_V_X3};
+            for (int x = 0; x < 3; x++) {
+                if (vs[x] == KG_ATTN_V_NARROW && variant != KG_ATTN_V_NARROW)
+                    continue; /* (slow on the large rows) */
+                kg_test_force_attn_variant(ctx, vs[x]);
+                run(&c);
+                if (kg_test_last_attn_variant(ctx) == vs[x])
                     printf(" %s %.1f us", kg_attn_variant_names[vs[x]], bench_time_us(ctx, run, &c, inner, 5));
             }
             kg_test_force_attn_variant(ctx, -1);

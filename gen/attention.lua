@@ -2,11 +2,12 @@
 -- x mask kind, from templates/attention.cu + templates/attention.cuh (which
 -- includes attention_common.cuh, attention_tc.cuh and attention_f32.cuh).
 --
--- Three variants:
---   portable  attn_<dtype>.cu, built for every arch of the bundle: f32 (FFMA)
---             and f16/bf16 on mma.sync, every head dim;
---   narrow    attn_narrow_f32.cu: f32 with 16-row blocks, for problems whose
---             portable grid would not fill the GPU (latency);
+-- The main variants (the full list is `variants` below):
+--   portable  attn_<dtype>.cu, built for every arch of the bundle: f16/bf16
+--             on mma.sync, every head dim;
+--   f32       attn_x3_f32.cu (attention_x3.cuh): split TF32 on mma.sync,
+--             every arch of the bundle; attn_narrow_f32.cu: FFMA with 16-row
+--             blocks, for problems whose grid would not fill the GPU;
 --   Hopper    attn90_<dtype>.cu, built for sm_90a only (build.ninja's
 --             fatbin90 rule): f16/bf16 on wgmma for the head dims of M.sm90.
 -- and kg_attn_table.c / .h: [variant][dtype][head dim slot][kind] -> kernel
@@ -51,14 +52,40 @@ M.tc = {
   [128] = { nw = 4, mt = 2, bn = 32, qreg = false, minb = 2 },
   [256] = { nw = 4, mt = 1, bn = 32, qreg = false },
 }
-M.f32 = {
-  [32] = { bm = 128, bn = 64 },
-  [64] = { bm = 128, bn = 64 },
-  [96] = { bm = 128, bn = 64 },
-  [128] = { bm = 128, bn = 128, pk = true },
-  [256] = { bm = 64, bn = 32 },
-}
+-- (Session 10: the wide FFMA kernels above (128 rows; D 128 128 x 128 with P
+-- over K) left the bundle: the split-TF32 kernel below was faster on every
+-- shape measured (r3: 26-40%); the narrow one (16 rows) stays for grids that
+-- would not fill the GPU.)
 M.f32_narrow = { bm = 16, bn = 64 }
+-- f32 on the tensor cores as split TF32 (attention_x3.cuh): attn_x3, both
+-- products on the tensor cores: nw warps of 16 query rows, bn keys per tile,
+-- minb blocks per SM ((16 nw + 2 bn) (D + 4) floats of shared memory a
+-- block). H200, session 10 r1, us, same process, FFMA (attn_f32) / x3 nw 4 /
+-- alternative tiles: [2,16,4096,128] 6958 / 6767 / 7092 (bn 32, 3 blocks),
+-- causal 4009 / 3773 / 4054; D 64 S 4k 8508 / 6728 / 7048; D 96 11714 /
+-- 10114 / 10562; D 32 causal 5894 / 3874 / 3823 (8 warps); D 256 S 4k causal
+-- 10843 / 10876 (4 warps, one block) / 8198 (8 warps): the same 40.6-40.9
+-- TFLOP/s at D 64-128 whatever the occupancy (4 to 12 warps a
+-- multiprocessor), with the split by cvt.rna (since r3 by integer rounding,
+-- below).
+M.x3 = {
+  [32] = { nw = 4, bn = 64, minb = 4 },
+  [64] = { nw = 4, bn = 64, minb = 3 },
+  [96] = { nw = 4, bn = 64, minb = 2 },
+  [128] = { nw = 4, bn = 64, minb = 2 },
+  [256] = { nw = 8, bn = 32, minb = 1 },
+}
+-- attn_x3f (session 10 r2: Q K^T split TF32, P V by FFMA, two blocks a
+-- multiprocessor, so that the tensor and FMA pipes would work at once) lost
+-- on every row and was removed: us, x3 / x3f / x3f with fewer keys per tile,
+-- [2,16,4096,128] 6756 / 8102 / 9142, causal 3741 / 4449 / 5201, D 64 S 4k
+-- 6788 / 7951 / 8277, D 256 causal 8206 / 10268 / 12641 (and the FFMA
+-- kernel: 6955, 4010, 8508, 10842): both products compete for the same issue
+-- slots. The x3 kernel's rate is bounded by what it issues per mma: r3
+-- (us, same process) with the split by integer rounding (x3s_split) instead
+-- of two cvt.rna: [2,16,4096,128] 5171 / 6699, causal 2860 / 3710, D 64 S
+-- 4k 5142 / 6751, D 256 S 4k causal 6552 / 8132 (FFMA: 6959, 4011, 8515,
+-- 10838).
 
 -- Hopper path: nwg consumer warpgroups of 64 query rows each (plus the
 -- producer warpgroup), bn keys per tile (two stages each of K and V in shared
@@ -126,7 +153,6 @@ M.dec_max_mt = { [32] = 2, [64] = 2, [96] = 2, [128] = 2, [256] = 1 }
 -- the P V product N = 64 / 128 wide (attention_sm90.cuh).
 function M.panel_dim(d) return (d + 63) // 64 * 64 end
 
-local dtypes = { "f32", "f16", "bf16" }
 local sm90_dtypes = { "f16", "bf16" }
 
 local function plan_f32(d, kind, c)
@@ -139,12 +165,20 @@ local function plan_f32(d, kind, c)
            shape = string.format("%dx%d tiles%s, FFMA", c.bm, c.bn, c.pk and ", P over K" or "") }
 end
 
+local function plan_x3(dt, d, kind)
+  if dt.name ~= "f32" then return nil end
+  local c = M.x3[d]
+  local bm = c.nw * 16
+  return { threads = c.nw * 32, minb = c.minb, bm = bm, smem = (bm + 2 * c.bn) * (d + 4) * 4,
+           call = string.format("attn_x3<%d, %d, %d, %s>", d, c.nw, c.bn, kind_enum[kind]),
+           shape = string.format("%dx%d tiles, %d warps, 3xTF32 mma.sync", bm, c.bn, c.nw) }
+end
+
 local function plan_narrow(dt, d, kind)
   if dt.name == "f32" then return plan_f32(d, kind, M.f32_narrow) end
 end
 
 local function plan(dt, d, kind)
-  if dt.name == "f32" then return plan_f32(d, kind, M.f32[d]) end
   local c = M.tc[d]
   local bm, p = c.nw * c.mt * 16, d + 8
   return { threads = c.nw * 32, minb = c.minb or 1, bm = bm, smem = (bm + 2 * c.bn) * p * 2,
@@ -176,11 +210,11 @@ local function plan_dec(mt, wr)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
     local c = M.dec[d]
     local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
-    -- Q in rows of D + 8; K and V in rows of D + 8, or (D a multiple of 64)
-    -- in 128-byte-swizzled panels from a 1024-byte boundary
+    -- Q in rows of D + 8; K and V in rows of D + 8 (D 32), or (D from 64)
+    -- in 128-byte-swizzled panels (D 96: two) from a 1024-byte boundary
     -- (attention_decode.cuh, dec_kv_pitch)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
-    if d % 64 == 0 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * d * 2 end
+    if d >= 64 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * M.panel_dim(d) * 2 end
     local merge = math.max((nw * r * 2 + nw * r * (d + 4)) * 4, 256 * r * 4)
     return { threads = 128, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
              call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
@@ -193,8 +227,8 @@ end
 -- one module per dtype each, prefix .. dtype. sm90a: built for sm_90a alone
 -- (build.ninja's fatbin90 rule), so it runs on compute capability 9.0 only.
 local variants = {
-  { enum = "KG_ATTN_V_PORTABLE", name = "portable", prefix = "attn_", dtypes = dtypes, plan = plan,
-    include = "attention.cuh", what = "portable path (mma.sync / FFMA)" },
+  { enum = "KG_ATTN_V_PORTABLE", name = "portable", prefix = "attn_", dtypes = sm90_dtypes, plan = plan,
+    include = "attention.cuh", what = "portable path (mma.sync)" },
   { enum = "KG_ATTN_V_NARROW", name = "narrow", prefix = "attn_narrow_", dtypes = { "f32" }, plan = plan_narrow,
     include = "attention.cuh", what = "portable path, narrow blocks for small problems (FFMA)" },
   { enum = "KG_ATTN_V_HOPPER", name = "Hopper", prefix = "attn90_", dtypes = sm90_dtypes, plan = plan_sm90,
@@ -223,6 +257,8 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
+  { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
+    include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends
@@ -300,8 +336,9 @@ extern const int kg_attn_dims[KG_ATTN_DIM_COUNT];
 /* The decode variants' keys per tile, by head dim slot. */
 extern const int kg_attn_dec_bn[KG_ATTN_DIM_COUNT];
 
-/* Kernel variants. Portable: every dtype, head dim and kind, for every arch
-   of the bundle. Narrow: small blocks where the portable grid would leave
+/* Kernel variants. Portable: f16 and bf16, every head dim and kind, for
+   every arch of the bundle. f32 3xTF32: f32 (split TF32), every arch.
+   Narrow: f32 in small blocks where the 3xTF32 grid would leave
    multiprocessors idle. Hopper: sm_90a machine code only (compute capability
    9.0 devices); Hopper long: the same with more keys per tile, for
    KG_ATTN_LONG_KEYS keys or more. */

@@ -6,8 +6,8 @@
  * (kg_attn_table.h) give the kernel for q's dtype, the head dim and the mask
  * kind, and one launch covers the call: grid (query blocks, Hq, B). The
  * variant: on a compute capability 9.0 device the Hopper path (wgmma, sm_90a
- * machine code) where one was generated; else the narrow variant where one
- * was generated and the portable grid would not give every multiprocessor a
+ * machine code) where one was generated; f32: the split-TF32 variant, or
+ * the narrow one where that grid would not give every multiprocessor a
  * block; else the portable path.
  */
 #include <cuda.h>
@@ -230,10 +230,17 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         return KG_ATTN_V_HOPPER_LONG;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
         return KG_ATTN_V_HOPPER;
-    const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_PORTABLE][dt][slot][kind];
+    /* f32: split TF32 on the tensor cores (compute capability 8.0 on: every
+       arch of the bundle; H200, session 10 r3, us, same process, FFMA /
+       split TF32: [2,16,4096,128] 6959 / 5171, causal 4011 / 2860, D 64 S
+       4k 8515 / 5142, D 256 S 4k causal 10838 / 6552), unless its grid would
+       leave multiprocessors without a block: then the narrow FFMA variant
+       (r2: [2,8,128,64] causal 9.5 us, split TF32 14.0) */
+    const kg_attn_variant wide = has_variant(KG_ATTN_V_X3, dt, slot, kind) ? KG_ATTN_V_X3 : KG_ATTN_V_PORTABLE;
+    const kg_attn_entry *e = &kg_attn_table[wide][dt][slot][kind];
     if (has_variant(KG_ATTN_V_NARROW, dt, slot, kind) && bh * ((sq + e->bm - 1) / e->bm) < ctx->sm_count)
         return KG_ATTN_V_NARROW;
-    return KG_ATTN_V_PORTABLE;
+    return wide;
 }
 
 static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
@@ -583,11 +590,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     p.scale_log2 = scale * 1.4426950408889634f;
 
     /* the Hopper and decode kernels' second argument: the tensor maps
-       (decode: head dims of whole 64-element panels, compute capability
+       (decode: head dims from 64 (D 96 in two panels), compute capability
        9.0; see attention_decode.cuh) */
     kg_attn_tmaps tm;
     tm.on = 0;
-    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D % 64 == 0))
+    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D >= 64))
         tmaps_of(&tm, e, q->dtype, q, k, v);
     if (is_decode(variant))
         return launch_decode(ctx, q->dtype, variant, e, &p, &tm, slot, B, Hkv, D);

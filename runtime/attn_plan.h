@@ -55,7 +55,7 @@ KG_API void kg_test_attn_dec_spread(int on);
 KG_API int kg_test_last_attn_dec_spread(void);
 
 /* The K / V loads of the Hopper prefill kernels and (compute capability
-   9.0, head dims 64, 128, 256) the decode kernels, process-wide: -1
+   9.0, head dims 64, 96, 128, 256) the decode kernels, process-wide: -1
    cp.async copies; 0 or 1 the runtime's choice (bulk tensor copies, TMA,
    wherever the operands' tensor maps can be encoded); whether the last
    launch took bulk tensor copies. */

@@ -8,7 +8,7 @@
  * row tile instead of once per query head. The key range is split across
  * blocks: grid (row tiles x splits, Hkv, B); block (tile rt, split s) walks
  * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage pipeline
- * (bulk tensor copies on compute capability 9.0 at head dims 64, 128, 256,
+ * (bulk tensor copies on compute capability 9.0 at head dims 64, 96, 128, 256,
  * else cp.async; dec_unit), its four warps taking BN / 4 keys of each tile each and every
  * row (or, for 64-row tiles, 16 rows each and every key; mma.sync m16n8k16,
  * f32 accumulators, the online softmax of attention.cuh). The warps'
@@ -123,11 +123,12 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
     }
 }
 
-/* The layout of the K and V tiles (tile_at): head dims of whole 64-element
-   panels in the 128-byte-swizzled panels that bulk tensor copies write (BN
-   rows each), the others in rows of D + 8 elements (both conflict-free for
-   ldmatrix). */
-template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D % 64 == 0 ? -BN : D + 8; }
+/* The layout of the K and V tiles (tile_at): head dims from 64 in the
+   128-byte-swizzled panels that bulk tensor copies write (BN rows each; D 96
+   takes two panels, the second half used: its bulk copy fills columns past
+   D with zeros, the cp.async copies leave them unwritten, and nothing reads
+   them), D 32 in rows of D + 8 elements (both conflict-free for ldmatrix). */
+template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D >= 64 ? -BN : D + 8; }
 
 /* One split's partial (max m, sum l, output v) folded into a running
    (mr, sum, acc) in the log2 domain: the online softmax once more. A split
@@ -420,7 +421,7 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
 
 /* One work unit (row tile rt, split) a block; keys [split x
    chunk, + chunk) in tiles of BN through an NST-stage pipeline: cp.async
-   copies by every thread, or (tm.on: head dims of whole panels) bulk tensor
+   copies by every thread, or (tm.on: head dims from 64) bulk tensor
    copies issued by thread 0 that complete on one barrier per stage; the
    same bytes land in the same places for the keys the unit reads (bulk
    copies also bring the rows of the tile past the unit's keys, masked out
@@ -436,7 +437,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     /* Q (rows of PD elements), then NST stages of [K tile, V tile]; the
        swizzled tiles start on 1024 bytes (gen/attention.lua counts it) */
     const uint32_t aQ = kgd_smem_addr(smem), aKV = KP < 0 ? (aQ + R * PD * E + 1023) & ~1023u : aQ + R * PD * E;
-    constexpr uint32_t TILE = BN * (KP < 0 ? D : PD) * E, STAGE = 2 * TILE;
+    constexpr int DP = (D + 63) / 64 * 64; /* whole panels */
+    constexpr uint32_t TILE = BN * (KP < 0 ? DP : PD) * E, STAGE = 2 * TILE;
     __shared__ alignas(8) uint64_t full[NST]; /* bulk copies: stage s landed (K and V: two arrivals) */
     const bool tma = KP < 0 && tm.on;
 
@@ -459,8 +461,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         if (tma) {
             if (tid == 0) {
                 const uint32_t bar = kgd_smem_addr(&full[st]);
-                tma_tile<BN, D>(at, tm.k, bar, k0 + j * BN, hk, b);
-                tma_tile<BN, D>(at + TILE, tm.v, bar, k0 + j * BN, hk, b);
+                tma_tile<BN, DP>(at, tm.k, bar, k0 + j * BN, hk, b);
+                tma_tile<BN, DP>(at + TILE, tm.v, bar, k0 + j * BN, hk, b);
             }
         } else {
             load_kv<BN, D, KP, E, NT>(at, k, p.k_ss, k0 + j * BN, kend, tid);

@@ -921,16 +921,21 @@ static void free_pair_buffers(void *h, void *o1, void *o2, void *l1, void *l2, v
 static void same_bits(const acase *c, const int vs[2], const int tma[2], const int want_tma[2])
 {
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
-    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq;
-    uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, es = c->dt == KG_F32 ? 4 : 2;
+    uint16_t *h = malloc((nq > nk ? nq : nk) * es), *o1 = malloc(nq * es), *o2 = malloc(nq * es);
     float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
-    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
-         *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
+    void *dq = kt_alloc(ctx, nq * es), *dk = kt_alloc(ctx, nk * es), *dv = kt_alloc(ctx, nk * es),
+         *dout = kt_alloc(ctx, nq * es), *dl = kt_alloc(ctx, nl * 4);
     for (int t = 0; t < 3; t++) {
         const int64_t n = t == 0 ? nq : nk;
-        for (int64_t i = 0; i < n; i++)
-            h[i] = c->dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
-        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+        for (int64_t i = 0; i < n; i++) {
+            const double x = kt_uniform(&rng, -2, 2);
+            if (c->dt == KG_F32)
+                ((float *)h)[i] = (float)x;
+            else
+                h[i] = c->dt == KG_F16 ? kt_to_f16(x) : kt_to_bf16(x);
+        }
+        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * es);
     }
     kg_tensor tq = kg_tensor_contiguous(dq, c->dt, 4, KT_SHAPE(c->B, c->Hq, c->Sq, c->D)),
               tk = kg_tensor_contiguous(dk, c->dt, 4, KT_SHAPE(c->B, c->Hkv, c->Sk, c->D)),
@@ -941,7 +946,7 @@ static void same_bits(const acase *c, const int vs[2], const int tma[2], const i
     for (int w = 0; w < 2; w++) {
         kg_test_force_attn_variant(ctx, vs[w]);
         kg_test_attn_tma(tma[w]);
-        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * es));
         KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
         KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &o));
         KT_OK(ctx, kg_sync(ctx));
@@ -949,11 +954,11 @@ static void same_bits(const acase *c, const int vs[2], const int tma[2], const i
         if (want_tma[w] >= 0)
             cr_assert_eq(kg_test_last_attn_tma(), want_tma[w], "%s: bulk tensor copies %s", kg_attn_variant_names[vs[w]],
                          want_tma[w] ? "not taken" : "taken though off");
-        kt_download(ctx, w ? o2 : o1, dout, nq * 2);
+        kt_download(ctx, w ? o2 : o1, dout, nq * es);
         kt_download(ctx, w ? l2 : l1, dl, nl * 4);
     }
     kg_test_attn_tma(0);
-    cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
+    cr_assert(memcmp(o1, o2, nq * es) == 0 && memcmp(l1, l2, nl * 4) == 0,
               "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d: %s (tma %d) and %s (tma %d) bits differ (seed %llu)",
               kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, kg_attn_variant_names[vs[0]],
               tma[0], kg_attn_variant_names[vs[1]], tma[1], (unsigned long long)kt_seed());
@@ -1029,7 +1034,7 @@ Test(attention, tma_matches_cp_async_bits)
                 const int vs[2] = {hv[v], hv[v]}, tma[2] = {0, -1}, want[2] = {1, 0};
                 same_bits(&c, vs, tma, want);
             }
-    /* the decode kernels (head dims of whole 64-element panels), the
+    /* the decode kernels (head dims from 64; D 96 in two panels), the
        planner's split and 3 forced splits that do not divide the keys, GQA
        and MQA rows, causal or not */
     const int dv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
@@ -1038,7 +1043,7 @@ Test(attention, tma_matches_cp_async_bits)
         for (int di = 1; di < 5; di++)
             for (int sp = 0; sp < 2; sp++) {
                 const kg_dtype dt = (v + di + sp) % 2 ? KG_F16 : KG_BF16;
-                if (DIMS[di] % 64 != 0 || kg_attn_table[dv[v]][dt][di][KG_ATTN_CAUSAL].threads == 0 || !kt_take(4))
+                if (DIMS[di] < 64 || kg_attn_table[dv[v]][dt][di][KG_ATTN_CAUSAL].threads == 0 || !kt_take(4))
                     continue;
                 const acase c = {dt, 2, dh[v][0], dh[v][1], dh[v][2], 5000 + 333 * di, DIMS[di], sp, MASK_NONE, 0, 0, 0.f};
                 const int vs[2] = {dv[v], dv[v]}, tma[2] = {0, -1}, want[2] = {1, 0};
@@ -1047,10 +1052,11 @@ Test(attention, tma_matches_cp_async_bits)
                 kg_test_force_attn_splits(ctx, 0);
             }
     /* the float64 reference with the copies on, a [B,S,H,D] layout and MQA */
-    const acase refs[3] = {{KG_BF16, 2, 8, 1, 300, 700, 128, 1, MASK_NONE, 0, 1, 0.f},
+    const acase refs[4] = {{KG_BF16, 2, 8, 1, 300, 700, 128, 1, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 6, 2, 129, 1000, 64, 0, MASK_NONE, 0, 1, 0.f},
-                           {KG_BF16, 1, 4, 4, 200, 333, 256, 0, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 3; i++) {
+                           {KG_BF16, 1, 4, 4, 200, 333, 256, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 2, 8, 2, 3, 3001, 96, 1, MASK_NONE, 0, 1, 0.f}}; /* decode, D 96 */
+    for (int i = 0; i < 4; i++) {
         kg_test_force_attn_variant(ctx, -1);
         run_case_once(&refs[i]);
         cr_assert(kg_test_last_attn_tma(), "case %d: the runtime did not take bulk tensor copies", i);
@@ -1161,6 +1167,25 @@ Test(attention, long_sequence_4224)
     run_case(&c);
     acase f = {KG_F32, 1, 1, 1, S, S, 64, 1, MASK_NONE, 0, 0, 0.f};
     run_case(&f);
+}
+
+/* f32 over many key tiles (the split-TF32 kernel adds each tile's P V to
+   the output by FFMA; a tensor-core accumulator over every tile would
+   gather its truncation): 20000 keys at D 128, causal 16500 at D 64 with
+   GQA in [B,S,H,D] views. */
+Test(attention, f32_long_keys)
+{
+    acase a = {KG_F32, 1, 2, 1, 70, (int)kt_size(20000, 3000), 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_case(&a);
+    acase b = {KG_F32, 1, 4, 2, 64, (int)kt_size(16500, 2500), 64, 1, MASK_NONE, 0, 1, 0.f};
+    run_case(&b);
+    /* the same call twice: the same bits (fixed order, no atomics) */
+    const int vs[2] = {KG_ATTN_V_X3, KG_ATTN_V_X3}, tma[2] = {0, 0}, want[2] = {-1, -1};
+    for (int j = 0; j < 5; j++) {
+        const acase c = {KG_F32, 2, 8, 2, 300 + 7 * j, 1100 - 9 * j, DIMS[j], j % 2, MASK_NONE, 0, 0, 0.f};
+        same_bits(&c, vs, tma, want);
+    }
+    kg_test_force_attn_variant(ctx, -1);
 }
 
 /* Rows with no visible key give 0 and lse -inf: from the mask, and from the
