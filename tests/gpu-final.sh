@@ -24,10 +24,12 @@ for step in $steps; do
         # program at once opened ~240 CUDA contexts, kg_open failed in some
         # and those tests skipped ("no usable CUDA device"), which Criterion's
         # synthesis does not count; --verbose logs every [SKIP] with its
-        # reason, and the summary line counts them.
+        # reason, and the summary line counts them. test_reduce, the longest
+        # program (its GPU sweeps), runs 6 at a time ($KG_FINAL_REDUCE_JOBS).
         stamp tests | tee -a "$out/tests.log"
         for t in build/tests/test_*; do
-            timeout "${KG_FINAL_TEST_SECS:-120}" "$t" --jobs 2 --verbose >"/tmp/$(basename "$t").log" 2>&1 &
+            j=2; [ "$(basename "$t")" = test_reduce ] && j=${KG_FINAL_REDUCE_JOBS:-6}
+            timeout "${KG_FINAL_TEST_SECS:-120}" "$t" --jobs "$j" --verbose >"/tmp/$(basename "$t").log" 2>&1 &
         done
         wait
         for t in build/tests/test_*; do
