@@ -183,32 +183,30 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         float dq[QC / 2];
         /* the store of dq (rows m0.. of query head h) into the lane's partial,
            or (p.direct, one lane, no later key block reaching the rows) into
-           dq itself, the bits dqsum would write */
+           dq itself, the bits dqsum would write: one walk over this thread's
+           rows and n8 tiles, put(row, tile, x, y) storing a column pair */
+        auto walk_dq = [&](int m0, auto put) {
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int r = m0 + qr + wq * 16 + g + 8 * i;
+                if (r < p.sq) {
+#pragma unroll
+                    for (int n = 0; n < QC / 8; n++)
+                        put(r, n, dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                }
+            }
+        };
         auto store_dq = [&](int h, int m0) {
             if (p.direct && m0 < mnext) {
                 T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const int r = m0 + qr + wq * 16 + g + 8 * i;
-                    if (r < p.sq) {
-#pragma unroll
-                        for (int n = 0; n < QC / 8; n++)
-                            *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
-                                mma<T>::pack(dq[4 * n + 2 * i] * p.scale, dq[4 * n + 2 * i + 1] * p.scale);
-                    }
-                }
+                walk_dq(m0, [&](int r, int n, float x, float y) {
+                    *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) = mma<T>::pack(x * p.scale, y * p.scale);
+                });
             } else {
                 float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const int r = m0 + qr + wq * 16 + g + 8 * i;
-                    if (r < p.sq) {
-#pragma unroll
-                        for (int n = 0; n < QC / 8; n++)
-                            *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] =
-                                make_float2(dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
-                    }
-                }
+                walk_dq(m0, [&](int r, int n, float x, float y) {
+                    *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] = make_float2(x, y);
+                });
             }
         };
         /* dq = the partial so far (stage st's tile; zeros in the lane's first
