@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 12
+M.max_tunes = 14
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -136,7 +136,7 @@ M.max_tunes = 12
 -- 16 27.9-32.5 (and spills); D96 64 x 32 23.4 / 26.2 (FFMA 23.4 / 27.5).
 -- The f64-reference test failed at D128 before the per-step sums (dK of
 -- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { x3 = true, nkw = 8, bm = 64, cvt = true } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
                        { bn = 128, bm = 64, lay = 1, pf = true },
@@ -147,8 +147,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
-                       { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 } },
-              [96] = { { bn = 64, bm = 64 } },
+                       { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 },
+                       { x3 = true, nkw = 8, bm = 64, cvt = true } },
+              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 },
@@ -156,7 +157,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 } },
+                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
+                        { x3 = true, nkw = 4, bm = 32, split = true }, { x3 = true, nkw = 8, bm = 16 },
+                        { x3 = true, nkw = 8, bm = 16, cvt = true }, { x3 = true, nkw = 8, bm = 16, pre = true } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
 -- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above).
@@ -204,13 +207,20 @@ local function kvq_plan(dt, d, kind, tu)
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + pad
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
   return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0,
-           smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
+           smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4
+                  + (tu.pre and 4 * bm * p * 4 or 0),
            call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s%s>", dt.storage, d, tu.nkw, bm,
-                                tostring(tu.split or false), kind_enum[kind], tu.g and ", " .. tu.g or ""),
-           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s", bn, bm,
+                                tostring(tu.split or false), kind_enum[kind],
+                                (tu.cvt or tu.pre) and string.format(", %d, kg_attnb::%s, %s", tu.g or 0,
+                                                                     tu.cvt and "x3_cvt" or "x3_int",
+                                                                     tostring(tu.pre or false))
+                                  or tu.g and ", " .. tu.g or ""),
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s%s%s", bn, bm,
                                  tu.split and ", dV/dK warps" or "",
                                  es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync",
-                                 tu.g and string.format(", dV/dK %d n-tiles a group", tu.g) or "") }
+                                 tu.g and string.format(", dV/dK %d n-tiles a group", tu.g) or "",
+                                 tu.cvt and ", cvt.rna split" or "",
+                                 tu.pre and ", Q and dout split once a step" or "") }
 end
 
 local function plans(dt, d, kind)

@@ -438,11 +438,12 @@ __device__ __forceinline__ float *split_dkv(const kg_attnb_params &p, int s, int
 /* dV += P^T dout (acc[0]) and dK += dS^T Q (acc[NACC - 1]) in split TF32
    (kv_accumulate's f32 twin; tQ, tO: the step's tiles, pitch D + 4): a
    group of n-tiles at a time, the step's product in fresh accumulators
-   added to the sums by FADD (attention_bwd_x3.cuh says why). */
-template <int D, int BM, bool SPLIT, int NACC, int X3G = 0>
+   added to the sums by FADD (attention_bwd_x3.cuh says why); SP: the split
+   policy; tQ, tO f32 or pre-split (x3_pre). */
+template <int D, int BM, bool SPLIT, int NACC, int X3G, typename SP, typename XT>
 __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], const float (&s)[BM / 8][4],
-                                                 const float (&dp)[BM / 8][4], const float *tQ, const float *tO,
-                                                 int role, int g, int t)
+                                                 const float (&dp)[BM / 8][4], const XT &tQ, const XT &tO, int role,
+                                                 int g, int t)
 {
     constexpr int P = D + 4, GRP = X3G > 0 ? X3G : x3_grp(D / 8);
 #pragma unroll
@@ -455,14 +456,14 @@ __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], c
         for (int kk = 0; kk < BM / 8; kk++) {
             if (SPLIT) {
                 x3_a a;
-                x3_a_of_either(a, s[kk], dp[kk], role == 0);
-                x3_acc_tile<GRP, P>(sv, a, role == 0 ? tO : tQ, kk * 8, d0 * 8, g, t);
+                x3_a_of_either<SP>(a, s[kk], dp[kk], role == 0);
+                x3_acc_tile<GRP, P, SP>(sv, a, role == 0 ? tO : tQ, kk * 8, d0 * 8, g, t);
             } else {
                 x3_a pa, da;
-                x3_a_of_acc(pa, s[kk]);
-                x3_a_of_acc(da, dp[kk]);
-                x3_acc_tile<GRP, P>(sv, pa, tO, kk * 8, d0 * 8, g, t);
-                x3_acc_tile<GRP, P>(sk, da, tQ, kk * 8, d0 * 8, g, t);
+                x3_a_of_acc<SP>(pa, s[kk]);
+                x3_a_of_acc<SP>(da, dp[kk]);
+                x3_acc_tile<GRP, P, SP>(sv, pa, tO, kk * 8, d0 * 8, g, t);
+                x3_acc_tile<GRP, P, SP>(sk, da, tQ, kk * 8, d0 * 8, g, t);
             }
         }
 #pragma unroll
@@ -479,8 +480,13 @@ __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], c
 /* The fused kernel for T = f16 / bf16 (mma.sync m16n8k16, ldmatrix) and T =
    float (X3: every product in split TF32, attention_bwd_x3.cuh; f32 tiles of
    pitch D + 4, dS^T kept in f32; X3G: dV / dK's n-tiles a group, 0: up to
-   4): the same walk, lanes, splits and partials. */
-template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0>
+   4; SP: the split policy, x3_int or x3_cvt; PRE: each step's Q and dout
+   tiles split once into TF32 hi / lo planes in shared memory (4 BM (D + 4)
+   words more), which every warp's products read, instead of split by every
+   warp at each use: the same values, the same bits): the same walk, lanes,
+   splits and partials. */
+template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0, typename SP = x3_int,
+          bool PRE = false>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
     constexpr bool X3 = sizeof(T) == 4;
@@ -489,7 +495,8 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     constexpr int PS = BM + tc_pad<T>(), PF = D + 8; /* pitches of dS^T (T) and of the partial tile (f32) */
     constexpr int RT = BM / 16, CG = NW / RT;     /* dQ: row tiles x column groups over the warps */
     constexpr int QC = D / CG, QN = QC / 8;       /* columns and n8 tiles per warp */
-    static_assert(NW % RT == 0 && D % CG == 0 && (X3 || QN % 2 == 0), "dQ warp partition");
+    static_assert(NW % RT == 0 && D % CG == 0 && QC % 8 == 0 && (X3 || QN % 2 == 0), "dQ warp partition");
+    static_assert(X3 || !PRE, "pre-split tiles: f32 only");
     extern __shared__ __align__(16) unsigned char smem[];
     /* K, V; two stages of (Q, dout); dS^T; two stages of the partial tile;
        two stages of the rows' lse2, delta */
@@ -499,6 +506,8 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     T *sS = sQ0 + 4 * BM * P;
     float *sF0 = (float *)(sS + BN * PS);
     float *sRows = sF0 + 2 * BM * PF;
+    /* PRE: the step's Q hi, Q lo, dout hi, dout lo planes (pitch P) */
+    [[maybe_unused]] uint32_t *sPre = (uint32_t *)(sRows + 4 * BM);
     const uint32_t aK = kgd_smem_addr(sK), aV = kgd_smem_addr(sV), aS = kgd_smem_addr(sS);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -571,15 +580,30 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
             [[maybe_unused]] const T *tQ = sQ0 + 2 * st * BM * P, *tO = tQ + BM * P;
+            [[maybe_unused]] const x3_pre pQ = {sPre, sPre + BM * P}, pO = {sPre + 2 * BM * P, sPre + 3 * BM * P};
+            if constexpr (PRE) {
+                /* every warp is done with the previous step's planes (the barrier above) */
+                for (int e = tid; e < 2 * BM * D; e += NT) {
+                    const int w = e / (BM * D), r = e % (BM * D) / D, col = e % D, o = r * P + col;
+                    SP::split(tQ[w * BM * P + o], sPre[2 * w * BM * P + o], sPre[(2 * w + 1) * BM * P + o]);
+                }
+                __syncthreads();
+            }
 
             float s[NQ][4], dp[NQ][4];
             if constexpr (X3) {
 #pragma unroll
                 for (int n = 0; n < NQ; n++)
                     s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
-                x3_rows_x_rows<D, NQ, P>(s, sK, tQ, kr0, g, t);
-                if (do_dk)
-                    x3_rows_x_rows<D, NQ, P>(dp, sV, tO, kr0, g, t);
+                if constexpr (PRE) {
+                    x3_rows_x_rows<D, NQ, P, SP>(s, sK, pQ, kr0, g, t);
+                    if (do_dk)
+                        x3_rows_x_rows<D, NQ, P, SP>(dp, sV, pO, kr0, g, t);
+                } else {
+                    x3_rows_x_rows<D, NQ, P, SP>(s, sK, tQ, kr0, g, t);
+                    if (do_dk)
+                        x3_rows_x_rows<D, NQ, P, SP>(dp, sV, tO, kr0, g, t);
+                }
             } else {
                 kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);
             }
@@ -595,8 +619,10 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                     *(pair_t *)(sS + (kr0 + g + 8) * PS + n * 8 + 2 * t) = acc_pair<T>::make(dp[n][2], dp[n][3]);
                 }
             }
-            if constexpr (X3)
-                kv_accumulate_x3<D, BM, SPLIT, NACC, X3G>(acc, s, dp, tQ, tO, role, g, t);
+            if constexpr (PRE)
+                kv_accumulate_x3<D, BM, SPLIT, NACC, X3G, SP>(acc, s, dp, pQ, pO, role, g, t);
+            else if constexpr (X3)
+                kv_accumulate_x3<D, BM, SPLIT, NACC, X3G, SP>(acc, s, dp, tQ, tO, role, g, t);
             else
                 kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);
             __syncthreads(); /* dS^T complete */
@@ -608,7 +634,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 for (int n = 0; n < QN; n++)
                     dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
                 if constexpr (X3) {
-                    x3_dq<BN, QN, PS, P>(dq, sS, sK, qr, qc0, g, t);
+                    x3_dq<BN, QN, PS, P, SP>(dq, sS, sK, qr, qc0, g, t);
                 } else {
 #pragma unroll
                     for (int kk = 0; kk < BN / 16; kk++) {

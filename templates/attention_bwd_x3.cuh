@@ -1,27 +1,28 @@
 /*
- * attention_bwd_x3.cuh - the FP32 products of the attention backward's
- * tensor-core kvq kernel (attnb_kvq_tc<float, ...> in attention_bwd.cuh)
- * as split TF32 ("3xTF32"): every f32 operand x is split into
- *
- *     hi = x rounded to TF32 (cvt.rna),  lo = (x - hi) rounded to TF32,
- *
- * and a * b is accumulated as lo_a hi_b + hi_a lo_b + hi_a hi_b by three
- * mma.sync m16n8k8 TF32 instructions with f32 accumulators (the small terms
- * first; lo_a lo_b, below 2^-22 |a b|, is dropped). Each operand carries
- * about 22 bits of its 24, so the products are FP32-accurate (not plain
- * TF32, whose 11 bits would fail the f32 tolerance); the same split, in the
- * same order, every call: bitwise reproducible.
+ * attention_bwd_x3.cuh - the FP32 products of split TF32 ("3xTF32") on
+ * mma.sync m16n8k8, shared by the attention backward's tensor-core kvq
+ * kernel (attnb_kvq_tc<float, ...> in attention_bwd.cuh) and the forward's
+ * f32 kernel (attn_x3, attention_x3.cuh): every f32 operand x is split into
+ * TF32 hi + lo by a split policy SP (x3_int, x3_cvt below), and a * b is
+ * accumulated as lo_a hi_b + hi_a lo_b + hi_a hi_b by three mma.sync
+ * m16n8k8 TF32 instructions with f32 accumulators (the small terms first;
+ * lo_a lo_b, below 2^-22 |a b|, is dropped). Each operand carries about
+ * 21-22 bits of its 24, so the products are FP32-accurate (not plain TF32,
+ * whose 11 bits would fail the f32 tolerance); the same split, in the same
+ * order, every call: bitwise reproducible.
  *
  * Operands come from f32 tiles in shared memory of row pitch = 4 (mod 32)
  * floats (D + 4, BM + 4) with 32-bit loads, free of bank conflicts:
- *   - "K-major" operands (S^T = K Q^T, dP^T = V dout^T: both A and B rows
- *     along the reduced dim): k slot j of an m16n8k8 is column k0 + j
- *     (thread (g, t) reads columns t and t + 4 of row g: banks 4 g + t);
- *   - where A comes from the accumulators (P^T, dS^T as A of dV, dK) or the
- *     reduced dim is the tile's rows (dQ = dS K from dS^T and K), k slot t
- *     is row k0 + 2 t and slot t + 4 row k0 + 2 t + 1 (an accumulator's
- *     adjacent column pair; banks 8 t + g). The permutation is the same on
- *     both operands of one product, so the sum is the same sum.
+ *   - "K-major" operands (S^T = K Q^T, dP^T = V dout^T, the forward's
+ *     S = Q K^T: both A and B rows along the reduced dim): k slot j of an
+ *     m16n8k8 is column k0 + j (thread (g, t) reads columns t and t + 4 of
+ *     row g: banks 4 g + t);
+ *   - where A comes from the accumulators (P^T, dS^T as A of dV, dK; the
+ *     forward's P of P V) or the reduced dim is the tile's rows (dQ = dS K
+ *     from dS^T and K), k slot t is row k0 + 2 t and slot t + 4 row
+ *     k0 + 2 t + 1 (an accumulator's adjacent column pair; banks 8 t + g).
+ *     The permutation is the same on both operands of one product, so the
+ *     sum is the same sum.
  */
 #ifndef KG_ATTENTION_BWD_X3_CUH
 #define KG_ATTENTION_BWD_X3_CUH
@@ -31,13 +32,33 @@
 namespace kg_attnb
 {
 
-/* x as TF32 hi + lo (see above). */
-__device__ __forceinline__ void x3_split(float x, uint32_t &hi, uint32_t &lo)
-{
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
-    const float r = x - __uint_as_float(hi);
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(r));
-}
+/* Split policies: x as TF32 hi + lo, static split(x, hi, lo).
+   x3_int (CUTLASS's "fast F32" split): hi = x rounded to nearest, ties
+   away (the value cvt.rna gives): half a TF32 ulp added to the bits and the
+   13 low bits cleared; lo = x - hi truncated to TF32 (its 13 low bits
+   cleared), which costs at most 2^-21 |x| (the dropped lo lo term is
+   2^-22 |x|). Integer and FP32 instructions: the forward measured the cvt
+   split 23-30% slower in its kernel, whose rate is bound by what it issues
+   per mma (H200, session 10 r3, us, same process: [2,16,4096,128] 5171 /
+   6699, causal 2860 / 3710, D 64 S 4k 5142 / 6751, D 256 S 4k causal
+   6552 / 8132).
+   x3_cvt: hi = cvt.rna(x), lo = cvt.rna(x - hi) (two conversions and an
+   FADD). */
+struct x3_int {
+    static __device__ __forceinline__ void split(float x, uint32_t &hi, uint32_t &lo)
+    {
+        hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+        lo = __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;
+    }
+};
+struct x3_cvt {
+    static __device__ __forceinline__ void split(float x, uint32_t &hi, uint32_t &lo)
+    {
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
+        const float r = x - __uint_as_float(hi);
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(r));
+    }
+};
 
 /* c += a b, one mma.sync m16n8k8 TF32 (f32 accumulators). */
 __device__ __forceinline__ void x3_mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
@@ -55,18 +76,40 @@ struct x3_b {
     uint32_t h[2], l[2];
 };
 
-__device__ __forceinline__ void x3_make_a(x3_a &a, float a0, float a1, float a2, float a3)
+/* The A fragment of a0..a3 and the B fragment of b0, b1, split by SP. */
+template <typename SP> __device__ __forceinline__ void x3_make_a(x3_a &a, float a0, float a1, float a2, float a3)
 {
-    x3_split(a0, a.h[0], a.l[0]);
-    x3_split(a1, a.h[1], a.l[1]);
-    x3_split(a2, a.h[2], a.l[2]);
-    x3_split(a3, a.h[3], a.l[3]);
+    const float v[4] = {a0, a1, a2, a3};
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        SP::split(v[i], a.h[i], a.l[i]);
 }
 
-__device__ __forceinline__ void x3_make_b(x3_b &b, float b0, float b1)
+template <typename SP> __device__ __forceinline__ void x3_make_b(x3_b &b, float b0, float b1)
 {
-    x3_split(b0, b.h[0], b.l[0]);
-    x3_split(b1, b.h[1], b.l[1]);
+    SP::split(b0, b.h[0], b.l[0]);
+    SP::split(b1, b.h[1], b.l[1]);
+}
+
+/* A pre-split tile: the TF32 hi and lo planes of an f32 tile, each of the
+   tile's pitch (attnb_kvq_tc's PRE: Q and dout split once a step instead of
+   by every warp at each of their two uses). */
+struct x3_pre {
+    const uint32_t *h, *l;
+};
+
+/* The B fragment of elements o0, o1 of a tile: of an f32 tile split by SP,
+   or read from a pre-split one (the same values where it was split by SP). */
+template <typename SP> __device__ __forceinline__ void x3_b_at(x3_b &b, const float *x, int o0, int o1)
+{
+    x3_make_b<SP>(b, x[o0], x[o1]);
+}
+template <typename SP> __device__ __forceinline__ void x3_b_at(x3_b &b, const x3_pre &x, int o0, int o1)
+{
+    b.h[0] = x.h[o0];
+    b.l[0] = x.l[o0];
+    b.h[1] = x.h[o1];
+    b.l[1] = x.l[o1];
 }
 
 /* c[n] += a b[n] for N fragments, the three terms in rounds over n (each
@@ -85,23 +128,30 @@ __device__ __forceinline__ void x3_run(float (*c)[4], const x3_a &a, const x3_b 
         x3_mma(c[n], a.h, b[n].h);
 }
 
-/* acc[n] (16 rows r0.. of A x BM / 8 n-tiles of B's rows) += A[r0.., :] .
-   B[8 n.., :] over K columns: both tiles K-major, pitch P floats. */
-template <int K, int NB, int P>
-__device__ __forceinline__ void x3_rows_x_rows(float (&acc)[NB][4], const float *A, const float *B, int r0, int g, int t)
+/* acc[n] (16 rows r0.. of A x NB n-tiles of B's rows 8 n..) += A[r0.., :]
+   . B[8 n.., :] over K columns: both tiles K-major, pitch P floats (B: f32
+   or pre-split, x3_b_at); the B fragments made and run GRP n-tiles at a
+   time (fewer live registers than all NB; each accumulator's sequence of
+   mma is the same for any GRP). */
+template <int K, int NB, int P, typename SP, int GRP = NB, typename BT>
+__device__ __forceinline__ void x3_rows_x_rows(float (*acc)[4], const float *A, const BT &B, int r0, int g, int t)
 {
+    static_assert(NB % GRP == 0, "x3_rows_x_rows: groups of n-tiles");
 #pragma unroll 2
     for (int k0 = 0; k0 < K; k0 += 8) {
         const float *a = A + (r0 + g) * P + k0 + t;
         x3_a fa;
-        x3_make_a(fa, a[0], a[8 * P], a[4], a[8 * P + 4]);
-        x3_b fb[NB];
+        x3_make_a<SP>(fa, a[0], a[8 * P], a[4], a[8 * P + 4]);
 #pragma unroll
-        for (int n = 0; n < NB; n++) {
-            const float *b = B + (n * 8 + g) * P + k0 + t;
-            x3_make_b(fb[n], b[0], b[4]);
+        for (int n0 = 0; n0 < NB; n0 += GRP) {
+            x3_b fb[GRP];
+#pragma unroll
+            for (int n = 0; n < GRP; n++) {
+                const int o = ((n0 + n) * 8 + g) * P + k0 + t;
+                x3_b_at<SP>(fb[n], B, o, o + 4);
+            }
+            x3_run<GRP>(acc + n0, fa, fb);
         }
-        x3_run<NB>(acc, fa, fb);
     }
 }
 
@@ -118,47 +168,51 @@ __device__ __forceinline__ void x3_rows_x_rows(float (&acc)[NB][4], const float 
 
 /* The A fragment of k slots 8 kk.. from accumulator n-tile kk (rows g,
    g + 8; columns 2 t, 2 t + 1 -> slots t, t + 4). */
-__device__ __forceinline__ void x3_a_of_acc(x3_a &a, const float (&c)[4]) { x3_make_a(a, c[0], c[2], c[1], c[3]); }
+template <typename SP> __device__ __forceinline__ void x3_a_of_acc(x3_a &a, const float (&c)[4])
+{
+    x3_make_a<SP>(a, c[0], c[2], c[1], c[3]);
+}
 
 /* x3_a_of_acc of x where `first`, else of y (chosen value by value: a
    choice of the array would put both in local memory). */
+template <typename SP>
 __device__ __forceinline__ void x3_a_of_either(x3_a &a, const float (&x)[4], const float (&y)[4], bool first)
 {
-    x3_make_a(a, first ? x[0] : y[0], first ? x[2] : y[2], first ? x[1] : y[1], first ? x[3] : y[3]);
+    x3_make_a<SP>(a, first ? x[0] : y[0], first ? x[2] : y[2], first ? x[1] : y[1], first ? x[3] : y[3]);
 }
 
 /* The n-tiles of one round of x3_acc_tile: 4, else the most that divides n. */
 __host__ __device__ constexpr int x3_grp(int n) { return n % 4 == 0 ? 4 : n % 3 == 0 ? 3 : n % 2 == 0 ? 2 : 1; }
 
-/* acc[dn] += A (16 x 8, one k8 of queries) . X[k0.., :] (N-major, pitch P)
-   for the NN n-tiles from column c0 (rows k0 + 2 t, + 1). */
-template <int NN, int P>
-__device__ __forceinline__ void x3_acc_tile(float (*acc)[4], const x3_a &a, const float *X, int k0, int c0, int g,
-                                            int t)
+/* acc[dn] += A (16 x 8, one k8 of queries; the forward's: of keys) .
+   X[k0.., :] (N-major, pitch P; f32 or pre-split, x3_b_at) for the NN
+   n-tiles from column c0 (rows k0 + 2 t, + 1). */
+template <int NN, int P, typename SP, typename XT>
+__device__ __forceinline__ void x3_acc_tile(float (*acc)[4], const x3_a &a, const XT &X, int k0, int c0, int g, int t)
 {
     constexpr int GRP = x3_grp(NN);
-    const float *x = X + (k0 + 2 * t) * P + c0 + g;
+    const int o = (k0 + 2 * t) * P + c0 + g;
 #pragma unroll
     for (int d0 = 0; d0 < NN; d0 += GRP) {
         x3_b fb[GRP];
 #pragma unroll
         for (int d = 0; d < GRP; d++)
-            x3_make_b(fb[d], x[(d0 + d) * 8], x[P + (d0 + d) * 8]);
+            x3_b_at<SP>(fb[d], X, o + (d0 + d) * 8, o + P + (d0 + d) * 8);
         x3_run<GRP>(acc + d0, a, fb);
     }
 }
 
 /* dq[n] (rows r0.. of dS, columns c0 + 8 n..) += dS K over BN keys, from
    dS^T (keys x queries, pitch PS) and K (keys x D, pitch P). */
-template <int BN, int QN, int PS, int P>
+template <int BN, int QN, int PS, int P, typename SP>
 __device__ __forceinline__ void x3_dq(float (&dq)[QN][4], const float *sS, const float *sK, int r0, int c0, int g, int t)
 {
 #pragma unroll 2
     for (int k0 = 0; k0 < BN; k0 += 8) {
         const float *s = sS + (k0 + 2 * t) * PS + r0 + g;
         x3_a fa;
-        x3_make_a(fa, s[0], s[8], s[PS], s[PS + 8]);
-        x3_acc_tile<QN, P>(dq, fa, sK, k0, c0, g, t);
+        x3_make_a<SP>(fa, s[0], s[8], s[PS], s[PS + 8]);
+        x3_acc_tile<QN, P, SP>(dq, fa, sK, k0, c0, g, t);
     }
 }
 

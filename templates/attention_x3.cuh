@@ -2,13 +2,13 @@
  * attention_x3.cuh - the FP32 forward kernel on tensor cores (attn_x3:
  * split TF32, "3xTF32", mma.sync m16n8k8)
  * (attention.cuh describes the algorithm; attention_common.cuh holds the
- * helpers it uses; attention_bwd_x3.cuh the fragments and the three-mma
- * product, shared with the backward's FP32 kernel).
+ * helpers it uses; attention_bwd_x3.cuh the split policies, fragments and
+ * products, shared with the backward's FP32 kernel).
  *
- * Every f32 operand is split into TF32 hi + lo (x3s_split below: integer
- * rounding, not cvt) and each product is lo_a hi_b + hi_a lo_b + hi_a hi_b
- * on the tensor cores (f32 accumulators), about 21-22 of the 24 significand
- * bits of each operand: FP32-accurate, not TF32 (attention_bwd_x3.cuh). The
+ * Every f32 operand is split into TF32 hi + lo (attention_bwd_x3.cuh's
+ * x3_int: integer rounding, not cvt) and each product is lo_a hi_b + hi_a
+ * lo_b + hi_a hi_b on the tensor cores (f32 accumulators), about 21-22 of
+ * the 24 significand bits of each operand: FP32-accurate, not TF32. The
  * same split in the same order every call: bitwise reproducible. NW warps
  * own 16 query rows each (BM = 16 NW);
  * tiles of BN keys. Q, K and V tiles are f32 in shared memory (row pitch
@@ -67,54 +67,6 @@ __device__ __forceinline__ void x3_rows(const kg_attn_params &p, const x3_tile &
     }
 }
 
-/* x as TF32 hi + lo (CUTLASS's "fast F32" split): hi = x rounded to nearest,
-   ties away (the value cvt.rna gives): half a TF32 ulp added to the bits
-   and the 13 low bits cleared; lo = x - hi truncated to TF32 (its 13 low
-   bits cleared); the truncation costs at most 2^-21 |x| (the dropped lo lo
-   term is 2^-22 |x|). Integer and FP32 instructions: attention_bwd_x3.cuh's
-   x3_split (two cvt.rna and an FADD) measured 23-30% slower in this kernel,
-   whose rate is bound by what it issues per mma (H200, session 10 r3, us,
-   same process: [2,16,4096,128] 5171 / 6699, causal 2860 / 3710, D 64 S 4k
-   5142 / 6751, D 256 S 4k causal 6552 / 8132). */
-__device__ __forceinline__ void x3s_split(float x, uint32_t &hi, uint32_t &lo)
-{
-    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-    lo = __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;
-}
-/* The A fragment of a0..a3 and the B fragment of b0, b1, split (the
-   attention_bwd_x3.cuh layout). */
-__device__ __forceinline__ void x3s_a(kg_attnb::x3_a &a, float a0, float a1, float a2, float a3)
-{
-    const float v[4] = {a0, a1, a2, a3};
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-        x3s_split(v[i], a.h[i], a.l[i]);
-}
-__device__ __forceinline__ void x3s_b(kg_attnb::x3_b &b, float b0, float b1)
-{
-    x3s_split(b0, b.h[0], b.l[0]);
-    x3s_split(b1, b.h[1], b.l[1]);
-}
-
-/* acc[d] += A (16 x 8: keys k0..) . V[k0.., c0 + 8 d..] for NN n-tiles (V
-   N-major, pitch P; rows k0 + 2 t, + 1, as attention_bwd_x3.cuh's
-   x3_acc_tile, with x3s_split). */
-template <int NN, int P>
-__device__ __forceinline__ void x3s_pv(float (*acc)[4], const kg_attnb::x3_a &a, const float *X, int k0, int c0, int g,
-                                       int t)
-{
-    constexpr int GRP = kg_attnb::x3_grp(NN);
-    const float *x = X + (k0 + 2 * t) * P + c0 + g;
-#pragma unroll
-    for (int d0 = 0; d0 < NN; d0 += GRP) {
-        kg_attnb::x3_b fb[GRP];
-#pragma unroll
-        for (int d = 0; d < GRP; d++)
-            x3s_b(fb[d], x[(d0 + d) * 8], x[P + (d0 + d) * 8]);
-        kg_attnb::x3_run<GRP>(acc + d0, a, fb);
-    }
-}
-
 /* Key tile n0.. of a warp's 16 rows (wr): S = Q K^T on the tensor cores
    (both operands K-major, attention_bwd_x3.cuh; B fragments in groups of
    x3_grp(NS) n-tiles, fewer live registers than all NS), scaled and masked
@@ -130,22 +82,7 @@ __device__ __forceinline__ void x3_scores(const kg_attn_params &p, const x3_tile
 #pragma unroll
     for (int n = 0; n < NS; n++)
         s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll 2
-    for (int k0 = 0; k0 < D; k0 += 8) {
-        const float *qa = sQ + (wr + g) * P + k0 + t;
-        kg_attnb::x3_a a;
-        x3s_a(a, qa[0], qa[8 * P], qa[4], qa[8 * P + 4]);
-#pragma unroll
-        for (int n0g = 0; n0g < NS; n0g += GRP) {
-            kg_attnb::x3_b fb[GRP];
-#pragma unroll
-            for (int n = 0; n < GRP; n++) {
-                const float *kb = sK + ((n0g + n) * 8 + g) * P + k0 + t;
-                x3s_b(fb[n], kb[0], kb[4]);
-            }
-            kg_attnb::x3_run<GRP>(s + n0g, a, fb);
-        }
-    }
+    kg_attnb::x3_rows_x_rows<D, NS, P, kg_attnb::x3_int, GRP>(s, sQ, sK, wr, g, t);
     const bool check = n0 + BN > p.sk || (w.causal && n0 + BN - 1 > w.m0 + wr + p.sk - p.sq);
     float tmax[2] = {-CUDART_INF_F, -CUDART_INF_F}, use[2];
 #pragma unroll
@@ -232,8 +169,8 @@ template <int D, int NW, int BN, int KIND> __device__ __forceinline__ void attn_
 #pragma unroll
             for (int kk = 0; kk < NS; kk++) {
                 kg_attnb::x3_a a; /* key slots t, t + 4: accumulator columns 2 t, 2 t + 1 */
-                x3s_a(a, s[kk][0], s[kk][2], s[kk][1], s[kk][3]);
-                x3s_pv<DC / 8, P>(pv, a, sV, 8 * kk, cc * DC, g, t);
+                kg_attnb::x3_a_of_acc<kg_attnb::x3_int>(a, s[kk]);
+                kg_attnb::x3_acc_tile<DC / 8, P, kg_attnb::x3_int>(pv, a, sV, 8 * kk, cc * DC, g, t);
             }
 #pragma unroll
             for (int d = 0; d < DC / 8; d++)
