@@ -136,7 +136,8 @@ M.max_tunes = 14
 -- 16 27.9-32.5 (and spills); D96 64 x 32 23.4 / 26.2 (FFMA 23.4 / 27.5).
 -- The f64-reference test failed at D128 before the per-step sums (dK of
 -- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { x3 = true, nkw = 8, bm = 64, cvt = true } },
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { x3 = true, nkw = 8, bm = 64, cvt = true },
+                       { x3 = true, nkw = 8, bm = 64, pre = true } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
                        { bn = 128, bm = 64, lay = 1, pf = true },
@@ -148,8 +149,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
                        { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 },
-                       { x3 = true, nkw = 8, bm = 64, cvt = true } },
-              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true } },
+                       { x3 = true, nkw = 8, bm = 64, cvt = true }, { x3 = true, nkw = 8, bm = 32, pre = true } },
+              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true },
+                       { x3 = true, nkw = 4, bm = 32, split = true, pre = true } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 },

@@ -1279,6 +1279,11 @@ Test(attention_bwd, f32_split_tf32_tuning_10_d128) { x3_cases(10, 128); }
 Test(attention_bwd, f32_split_tf32_tuning_11_d128) { x3_cases(11, 128); }
 Test(attention_bwd, f32_split_tf32_tuning_12_d128) { x3_cases(12, 128); }
 Test(attention_bwd, f32_split_tf32_tuning_1_d96) { x3_cases(1, 96); }
+/* pre-split Q and dout (PRE): D32 tuning 3, D64 tuning 13 (128 x 32), D96
+   tuning 2 */
+Test(attention_bwd, f32_split_tf32_presplit_tuning_3_d32) { x3_cases(3, 32); }
+Test(attention_bwd, f32_split_tf32_presplit_tuning_13_d64) { x3_cases(13, 64); }
+Test(attention_bwd, f32_split_tf32_presplit_tuning_2_d96) { x3_cases(2, 96); }
 
 /* D128 tuning 13: tuning 11 with each step's Q and dout split once into
    shared-memory planes (PRE): the x3 cases, then tuning 11's bits on GQA
