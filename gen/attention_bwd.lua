@@ -163,9 +163,21 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
                         { x3 = true, nkw = 4, bm = 32, split = true }, { x3 = true, nkw = 8, bm = 16 },
                         { x3 = true, nkw = 8, bm = 16, cvt = true }, { x3 = true, nkw = 8, bm = 16, pre = true } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
+-- Session 11 (2026-12-02): the x3 tunings take a split policy
+-- (templates/attention_bwd_x3.cuh): x3_int, CUTLASS's integer split, which
+-- made the forward's split-TF32 kernel 23-30% faster, unless cvt = true
+-- (x3_cvt, two cvt.rna: the kernels of the defaults before); pre: each
+-- step's Q and dout split once into hi / lo planes in shared memory
+-- (attnb_kvq_tc's PRE, 4 bm (d + 4) words more; the same bits as without).
+-- New then: D32 tunings 2 (cvt) and 3 (pre), D64 12 (cvt, the old
+-- default's kernel) and 13 (128 x 32, pre), D96 1 and 2 (64 x 32 with dV /
+-- dK warps, 2 pre), D128 10 (64 x 32, dV / dK warps), 11 (128 x 16), 12
+-- (11 with cvt), 13 (11 with pre). Not measured on a GPU yet (the session's
+-- rounds returned no figures before its last commit): the defaults stay
+-- the kernels measured before, D32 and D64 on the cvt split, D128 on FFMA.
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
 -- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above).
-M.f32_default = { [32] = 1, [64] = 11 }
+M.f32_default = { [32] = 2, [64] = 12 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
