@@ -266,17 +266,17 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
         if (K + j < jn)
             kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
     kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
-    /* 2. the cluster's partials, in rank order. The cluster barriers are the
-       warp-aligned forms: each warp reconverges first (its lanes' row counts
-       jn differ where the rows end inside a warp; compute-sanitizer's
-       synccheck found divergent warps at the barriers on [3001,4096] dim 0,
-       2026-12-02). Every thread of the block reaches both __syncwarp(). */
-    __syncwarp();
+    /* 2. the cluster's partials, in rank order. The cluster barriers here
+       and below are the non-aligned forms: the lanes of a warp may arrive
+       apart (their row counts jn differ where the rows end inside a warp).
+       With the warp-aligned forms compute-sanitizer's synccheck found
+       divergent warps at a barrier on [3001,4096] dim 0 (2026-12-02), also
+       with a __syncwarp() before each. */
     cl.sync();
     kg_ncl_cluster<Op, W, T>(cl, sh.cm, sh.cs, sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     if (jn > 0) {
@@ -289,8 +289,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
                 kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * RY * nso);
     }
     /* every block's shared memory stays until the cluster's reads are done */
-    __syncwarp();
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 #endif
