@@ -134,6 +134,9 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
     typedef typename Op::acc_t AT;
     constexpr int W = LPR * V, NW = T / 32;
     const int tid = threadIdx.x, tx = tid % LPR, lane = tid & 31;
+    /* the callers' loops and loads are guarded by each lane's row count:
+       reconverge the warp before the shuffles and the block barrier */
+    __syncwarp();
     /* the merge is symmetric: both partners end with the same values */
 #pragma unroll
     for (int mk = LPR; mk < 32; mk <<= 1)
@@ -148,6 +151,7 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
             wm[tid >> 5][tx * V + v] = m[v];
             ws[tid >> 5][tx * V + v] = s[v];
         }
+    __syncwarp();
     __syncthreads();
     if (tid < W) {
         AT a = wm[0][tid], c = ws[0][tid];
@@ -175,11 +179,18 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
     const int tid = threadIdx.x, CS = (int)cl.num_blocks();
     if constexpr (sizeof(typename Op::in_t) == 4) {
         if (CS > 1) { /* (the same for the whole block) */
-            for (int i = tid; i < CS * W; i += T) {
-                const int k = i / W, c = i - k * W;
-                gm[k][c] = cl.map_shared_rank(cm, k)[c];
-                gs[k][c] = cl.map_shared_rank(cs, k)[c];
+            /* the same trip count for every lane (a lane-dependent count
+               left the warps divergent at the __syncthreads(): synccheck,
+               [3001,4096] dim 0, 2026-12-02) */
+            for (int i0 = 0; i0 < CS * W; i0 += T) {
+                const int i = i0 + tid;
+                if (i < CS * W) {
+                    const int k = i / W, c = i - k * W;
+                    gm[k][c] = cl.map_shared_rank(cm, k)[c];
+                    gs[k][c] = cl.map_shared_rank(cs, k)[c];
+                }
             }
+            __syncwarp();
             __syncthreads();
             if (tid < W) {
                 kg_nstat<AT> st = kg_nstat_init<AT>();
@@ -268,10 +279,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
     /* 2. the cluster's partials, in rank order. The cluster barriers here
        and below are the non-aligned forms: the lanes of a warp may arrive
-       apart (their row counts jn differ where the rows end inside a warp).
-       With the warp-aligned forms compute-sanitizer's synccheck found
-       divergent warps at a barrier on [3001,4096] dim 0 (2026-12-02), also
-       with a __syncwarp() before each. */
+       apart (their row counts jn differ where the rows end inside a warp). */
     cl.sync();
     kg_ncl_cluster<Op, W, T>(cl, sh.cm, sh.cs, sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
