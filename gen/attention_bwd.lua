@@ -149,9 +149,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
                        { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 },
-                       { x3 = true, nkw = 8, bm = 64, cvt = true }, { x3 = true, nkw = 8, bm = 32, pre = true } },
-              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true },
-                       { x3 = true, nkw = 4, bm = 32, split = true, pre = true } },
+                       { x3 = true, nkw = 8, bm = 64, ch = 2 }, { x3 = true, nkw = 8, bm = 32, pre = true } },
+              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 },
+                       { x3 = true, nkw = 4, bm = 32, split = true, pre = true, ch = 2 } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 },
@@ -160,8 +160,9 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
-                        { x3 = true, nkw = 4, bm = 32, split = true }, { x3 = true, nkw = 8, bm = 16 },
-                        { x3 = true, nkw = 8, bm = 16, cvt = true }, { x3 = true, nkw = 8, bm = 16, pre = true } },
+                        { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 },
+                        { x3 = true, nkw = 8, bm = 16, ch = 2 }, { x3 = true, nkw = 8, bm = 16, ch = 1 },
+                        { x3 = true, nkw = 8, bm = 16, pre = true, ch = 2 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
 -- Session 11 (2026-12-02): the x3 tunings take a split policy
 -- (templates/attention_bwd_x3.cuh): x3_int, CUTLASS's integer split, which
@@ -169,15 +170,22 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
 -- (x3_cvt, two cvt.rna: the kernels of the defaults before); pre: each
 -- step's Q and dout split once into hi / lo planes in shared memory
 -- (attnb_kvq_tc's PRE, 4 bm (d + 4) words more; the same bits as without).
--- New then: D32 tunings 2 (cvt) and 3 (pre), D64 12 (cvt, the old
--- default's kernel) and 13 (128 x 32, pre), D96 1 and 2 (64 x 32 with dV /
--- dK warps, 2 pre), D128 10 (64 x 32, dV / dK warps), 11 (128 x 16), 12
--- (11 with cvt), 13 (11 with pre). Not measured on a GPU yet (the session's
--- rounds returned no figures before its last commit): the defaults stay
--- the kernels measured before, D32 and D64 on the cvt split, D128 on FFMA.
+-- New then: D32 tunings 2 (cvt) and 3 (pre), D64 13 (128 x 32, pre), D96
+-- 1 and 2 (64 x 32 with dV / dK warps, 2 pre), D128 10 (64 x 32, dV / dK
+-- warps), 11 (128 x 16), 13 (11 with pre). Their first GPU run (H200, e2f2467,
+-- 2026-12-02 20:07, after session 11; TFLOP/s, non-causal / causal): D64 S4k tuning 11 (integer) 51.9 / 48.2 against 12 (then cvt)
+-- 38.8 / 37.1 and 13 43.8 / 40.7; D128 S1k-16k 11 38.6-40.0 / 33.2-39.4,
+-- 13 38.4-39.5 / 31.7-37.5 against FFMA 33.7-34.6 / 30.9-34.4; D96 S4k 1
+-- 36.7 / 35.3, 2 29.6 / 28.3 against FFMA 28.4 / 27.9; D32 S4k tuning 1
+-- 46.0, 3 43.7. Every D128 split-TF32 tuning failed the f64-reference test
+-- (dK of MQA causal); ch: S^T and dP^T summed from parts of ch k8 steps,
+-- the fix (attention_bwd_x3.cuh says why), given to D96 and D128's x3
+-- tunings and to D64's 12 (11 with ch = 2; the cvt one dropped: 25%
+-- slower above); D128 12: 11 with ch = 1.
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
--- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above).
-M.f32_default = { [32] = 2, [64] = 12 }
+-- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above); D64
+-- the integer split (tuning 11, measured above and passing the tests).
+M.f32_default = { [32] = 2, [64] = 11 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -225,16 +233,17 @@ local function kvq_plan(dt, d, kind, tu)
                   + (tu.pre and 4 * bm * p * 4 or 0),
            call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s%s>", dt.storage, d, tu.nkw, bm,
                                 tostring(tu.split or false), kind_enum[kind],
-                                (tu.cvt or tu.pre) and string.format(", %d, kg_attnb::%s, %s", tu.g or 0,
+                                (tu.cvt or tu.pre or tu.ch) and string.format(", %d, kg_attnb::%s, %s, %d", tu.g or 0,
                                                                      tu.cvt and "x3_cvt" or "x3_int",
-                                                                     tostring(tu.pre or false))
+                                                                     tostring(tu.pre or false), tu.ch or 0)
                                   or tu.g and ", " .. tu.g or ""),
-           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s%s%s", bn, bm,
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s%s%s%s", bn, bm,
                                  tu.split and ", dV/dK warps" or "",
                                  es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync",
                                  tu.g and string.format(", dV/dK %d n-tiles a group", tu.g) or "",
                                  tu.cvt and ", cvt.rna split" or "",
-                                 tu.pre and ", Q and dout split once a step" or "") }
+                                 tu.pre and ", Q and dout split once a step" or "",
+                                 tu.ch and string.format(", S^T / dP^T in parts of %d k8", tu.ch) or "") }
 end
 
 local function plans(dt, d, kind)

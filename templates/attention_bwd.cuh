@@ -483,10 +483,11 @@ __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], c
    4; SP: the split policy, x3_int or x3_cvt; PRE: each step's Q and dout
    tiles split once into TF32 hi / lo planes in shared memory (4 BM (D + 4)
    words more), which every warp's products read, instead of split by every
-   warp at each use: the same values, the same bits): the same walk, lanes,
-   splits and partials. */
+   warp at each use: the same values, the same bits; CH: S^T and dP^T summed
+   from parts of CH k8 steps, 0: one chain, attention_bwd_x3.cuh's
+   x3_rows_x_rows): the same walk, lanes, splits and partials. */
 template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0, typename SP = x3_int,
-          bool PRE = false>
+          bool PRE = false, int CH = 0>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
     constexpr bool X3 = sizeof(T) == 4;
@@ -596,13 +597,13 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                 for (int n = 0; n < NQ; n++)
                     s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
                 if constexpr (PRE) {
-                    x3_rows_x_rows<D, NQ, P, SP>(s, sK, pQ, kr0, g, t);
+                    x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(s, sK, pQ, kr0, g, t);
                     if (do_dk)
-                        x3_rows_x_rows<D, NQ, P, SP>(dp, sV, pO, kr0, g, t);
+                        x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(dp, sV, pO, kr0, g, t);
                 } else {
-                    x3_rows_x_rows<D, NQ, P, SP>(s, sK, tQ, kr0, g, t);
+                    x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(s, sK, tQ, kr0, g, t);
                     if (do_dk)
-                        x3_rows_x_rows<D, NQ, P, SP>(dp, sV, tO, kr0, g, t);
+                        x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(dp, sV, tO, kr0, g, t);
                 }
             } else {
                 kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);

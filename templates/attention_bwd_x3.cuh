@@ -128,43 +128,82 @@ __device__ __forceinline__ void x3_run(float (*c)[4], const x3_a &a, const x3_b 
         x3_mma(c[n], a.h, b[n].h);
 }
 
+/* One k8 step of x3_rows_x_rows: acc[n] += A[r0.., k0..] . B[8 n.., k0..]. */
+template <int NB, int P, typename SP, int GRP, typename BT>
+__device__ __forceinline__ void x3_rows_step(float (*acc)[4], const float *A, const BT &B, int r0, int k0, int g,
+                                             int t)
+{
+    const float *a = A + (r0 + g) * P + k0 + t;
+    x3_a fa;
+    x3_make_a<SP>(fa, a[0], a[8 * P], a[4], a[8 * P + 4]);
+#pragma unroll
+    for (int n0 = 0; n0 < NB; n0 += GRP) {
+        x3_b fb[GRP];
+#pragma unroll
+        for (int n = 0; n < GRP; n++) {
+            const int o = ((n0 + n) * 8 + g) * P + k0 + t;
+            x3_b_at<SP>(fb[n], B, o, o + 4);
+        }
+        x3_run<GRP>(acc + n0, fa, fb);
+    }
+}
+
 /* acc[n] (16 rows r0.. of A x NB n-tiles of B's rows 8 n..) += A[r0.., :]
    . B[8 n.., :] over K columns: both tiles K-major, pitch P floats (B: f32
    or pre-split, x3_b_at); the B fragments made and run GRP n-tiles at a
    time (fewer live registers than all NB; each accumulator's sequence of
-   mma is the same for any GRP). */
-template <int K, int NB, int P, typename SP, int GRP = NB, typename BT>
+   mma is the same for any GRP). CH > 0: every CH k8 steps form their part
+   in fresh accumulators, added to acc by FADD (the truncation below; CH =
+   0: one chain of 3 K / 8 mma into acc). */
+template <int K, int NB, int P, typename SP, int GRP = NB, int CH = 0, typename BT>
 __device__ __forceinline__ void x3_rows_x_rows(float (*acc)[4], const float *A, const BT &B, int r0, int g, int t)
 {
     static_assert(NB % GRP == 0, "x3_rows_x_rows: groups of n-tiles");
+    static_assert(CH >= 0 && K % (8 * (CH > 0 ? CH : 1)) == 0, "x3_rows_x_rows: whole chunks of k8 steps");
+    if constexpr (CH == 0) {
 #pragma unroll 2
-    for (int k0 = 0; k0 < K; k0 += 8) {
-        const float *a = A + (r0 + g) * P + k0 + t;
-        x3_a fa;
-        x3_make_a<SP>(fa, a[0], a[8 * P], a[4], a[8 * P + 4]);
+        for (int k0 = 0; k0 < K; k0 += 8)
+            x3_rows_step<NB, P, SP, GRP>(acc, A, B, r0, k0, g, t);
+    } else {
+#pragma unroll(CH == 1 ? 2 : 1)
+        for (int c0 = 0; c0 < K; c0 += 8 * CH) {
+            float part[NB][4];
 #pragma unroll
-        for (int n0 = 0; n0 < NB; n0 += GRP) {
-            x3_b fb[GRP];
+            for (int n = 0; n < NB; n++)
+                part[n][0] = part[n][1] = part[n][2] = part[n][3] = 0.f;
 #pragma unroll
-            for (int n = 0; n < GRP; n++) {
-                const int o = ((n0 + n) * 8 + g) * P + k0 + t;
-                x3_b_at<SP>(fb[n], B, o, o + 4);
-            }
-            x3_run<GRP>(acc + n0, fa, fb);
+            for (int k0 = c0; k0 < c0 + 8 * CH; k0 += 8)
+                x3_rows_step<NB, P, SP, GRP>(part, A, B, r0, k0, g, t);
+#pragma unroll
+            for (int n = 0; n < NB; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    acc[n][e] += part[n][e];
         }
     }
 }
 
 /* Why the products that run over many steps (dV, dK over every query tile
    of the walk) are formed per step in fresh accumulators and added to the
-   running sums by FADD: the tensor cores add into an f32 accumulator with
+   running sums by FADD, and why S^T, dP^T are summed from parts of CH k8
+   steps in the backward: the tensor cores add into an f32 accumulator with
    truncation, not round-to-nearest, a bias of up to an ulp of the
    accumulator per mma; three mma per product over a whole walk (Hopper,
    run r1 of 2026-12-02: dK of MQA 8:1 at D 128 off by 1e-5 relative, over
    the f32 tolerance) where the per-step sum keeps the truncation to a few
-   ulps of one step's part. dQ (a fresh fragment every step, added to the
-   partial) and S^T, dP^T (D / 8 k-steps from zero) are formed that way
-   already. */
+   ulps of one step's part. The same bias in the 3 D / 8 mma of one score
+   (48 at D 128, onto |S| up to ~20 in the tests' cases) moved P by up to
+   ~1e-5 relative (through exp(scale S - lse)) and dK with it: every D128
+   split-TF32 tuning failed the f64-reference test on dK of MQA causal
+   (session 11: 2.8e-5 - 3.5e-5 against bounds of 2.4e-5 - 2.9e-5); a host
+   emulation of the kernel's split and mma order with a truncating
+   accumulator gives the same (3.3e-5 - 5.4e-5 over three seeds; 5e-6 with
+   round-to-nearest mma; with S alone in f32 FMA 1.5e-5 - 2.0e-5, dP alone
+   2.5e-5 - 4.4e-5: S loses most, dP some, dK's per-step sums and the
+   dropped lo lo term nothing measurable), and 4.4e-6 - 6.2e-6 with S^T,
+   dP^T summed by parts of 1 or 2 k8 steps (CH = 1, 2), under the f32
+   reference's own 6.6e-6 - 8.8e-6. dQ (a fresh fragment every step,
+   added to the partial) is formed that way already. */
 
 /* The A fragment of k slots 8 kk.. from accumulator n-tile kk (rows g,
    g + 8; columns 2 t, 2 t + 1 -> slots t, t + 4). */

@@ -1266,9 +1266,11 @@ static void x3_cases(int tune, int D)
     kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-/* D64 tuning 12 and D32 tuning 2 are the defaults (kvq_default); they and
-   D128 tuning 12 split by cvt.rna (x3_cvt), the others by integer rounding
-   (x3_int); D128 tunings 10 (dV/dK warps) and 11, D96 tuning 1 */
+/* D64 tuning 11 and D32 tuning 2 are the defaults (kvq_default); D32
+   tuning 2 splits by cvt.rna (x3_cvt), the others by integer rounding
+   (x3_int); D64 12 is 11 with S^T, dP^T summed in parts of 2 k8 steps (ch
+   = 2, as every D96 and D128 tuning here; D128 12: of 1); D128 tunings 10
+   (dV/dK warps) and 11, D96 tuning 1 */
 Test(attention_bwd, f32_split_tf32_tuning_10_d64) { x3_cases(10, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_11_d64) { x3_cases(11, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_12_d64) { x3_cases(12, 64); }
