@@ -53,7 +53,7 @@ M.tc_kvq = {
   -- doubles), the 128-key one 1.07x
   [256] = {},
 }
-M.max_tunes = 14
+M.max_tunes = 12
 -- f32's fused path: the kv kernel's tiles (FFMA) plus the dQ partials. lay:
 -- the threads' layout (f32_txy in templates/attention_bwd.cuh; 1: warps of
 -- 8 x 4 threads, dQ rows adjacent per thread). H200 (2026-12-01, runs r2 and
@@ -136,8 +136,7 @@ M.max_tunes = 14
 -- 16 27.9-32.5 (and spills); D96 64 x 32 23.4 / 26.2 (FFMA 23.4 / 27.5).
 -- The f64-reference test failed at D128 before the per-step sums (dK of
 -- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
-M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { x3 = true, nkw = 8, bm = 64, cvt = true },
-                       { x3 = true, nkw = 8, bm = 64, pre = true } },
+M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
                        { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
                        { bn = 128, bm = 64, lay = 1, pf = true },
@@ -148,10 +147,8 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
                        { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
                        { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
                        { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
-                       { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 },
-                       { x3 = true, nkw = 8, bm = 64, ch = 2 }, { x3 = true, nkw = 8, bm = 32, pre = true } },
-              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 },
-                       { x3 = true, nkw = 4, bm = 32, split = true, pre = true, ch = 2 } },
+                       { x3 = true, nkw = 8, bm = 64, g = 2 }, { x3 = true, nkw = 8, bm = 64 } },
+              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 } },
               [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
                         { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
                         { bn = 64, bm = 32, lay = 1 },
@@ -160,32 +157,32 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 }, { 
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
                         { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
-                        { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 },
-                        { x3 = true, nkw = 8, bm = 16, ch = 2 }, { x3 = true, nkw = 8, bm = 16, ch = 1 },
-                        { x3 = true, nkw = 8, bm = 16, pre = true, ch = 2 } },
+                        { x3 = true, nkw = 8, bm = 16, ch = 2 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
--- Session 11 (2026-12-02): the x3 tunings take a split policy
--- (templates/attention_bwd_x3.cuh): x3_int, CUTLASS's integer split, which
--- made the forward's split-TF32 kernel 23-30% faster, unless cvt = true
--- (x3_cvt, two cvt.rna: the kernels of the defaults before); pre: each
--- step's Q and dout split once into hi / lo planes in shared memory
--- (attnb_kvq_tc's PRE, 4 bm (d + 4) words more; the same bits as without).
--- New then: D32 tunings 2 (cvt) and 3 (pre), D64 13 (128 x 32, pre), D96
--- 1 and 2 (64 x 32 with dV / dK warps, 2 pre), D128 10 (64 x 32, dV / dK
--- warps), 11 (128 x 16), 13 (11 with pre). Their first GPU run (H200, e2f2467,
--- 2026-12-02 20:07, after session 11; TFLOP/s, non-causal / causal): D64 S4k tuning 11 (integer) 51.9 / 48.2 against 12 (then cvt)
--- 38.8 / 37.1 and 13 43.8 / 40.7; D128 S1k-16k 11 38.6-40.0 / 33.2-39.4,
--- 13 38.4-39.5 / 31.7-37.5 against FFMA 33.7-34.6 / 30.9-34.4; D96 S4k 1
--- 36.7 / 35.3, 2 29.6 / 28.3 against FFMA 28.4 / 27.9; D32 S4k tuning 1
--- 46.0, 3 43.7. Every D128 split-TF32 tuning failed the f64-reference test
--- (dK of MQA causal); ch: S^T and dP^T summed from parts of ch k8 steps,
--- the fix (attention_bwd_x3.cuh says why), given to D96 and D128's x3
--- tunings and to D64's 12 (11 with ch = 2; the cvt one dropped: 25%
--- slower above); D128 12: 11 with ch = 1.
+-- Sessions 11-12 (2026-12-02/03): the x3 kernels split by CUTLASS's
+-- integer rule (x3_int, templates/attention_bwd_x3.cuh), which made the
+-- forward's split-TF32 kernel 23-30% faster than cvt.rna. H200, TFLOP/s,
+-- non-causal / causal, same runs: e2f2467 (2026-12-02 20:07): D64 S4k 128
+-- x 64 integer 51.9 / 48.2, cvt 38.8 / 37.1, 128 x 32 with Q and dout
+-- split once a step into shared memory 43.8 / 40.7; D32 S4k B4 integer
+-- 46.0, pre-split 43.7; D96 S4k 64 x 32 dV / dK warps 36.7 / 35.3,
+-- pre-split 29.6 / 28.3, FFMA 28.4 / 27.9; D128 S1k-16k 128 x 16 38.6-40.0
+-- / 33.2-39.4 against FFMA 33.7-34.6 / 30.9-34.4, yet every D128 x3 tuning
+-- failed the f64-reference test (dK of MQA causal). ch: S^T and dP^T
+-- summed from parts of ch k8 steps (the fix; attention_bwd_x3.cuh says
+-- why). 792dd9d (2026-12-03 00:15, PyTorch's efficient backward in
+-- brackets; every x3 test passed): D128 128 x 16 ch 2 38.0 / 33.0, 39.2 /
+-- 37.7, 39.5 / 39.0 at S1k / 4k / 16k (35.3 / 28.9, 37.0 / 34.9, 36.8 /
+-- 37.4), FFMA 33.7 / 30.8, 34.4 / 33.7, 34.6 / 34.4; the same with ch 1
+-- 37.5-38.6 / 32.3-38.0, with pre-split 38.1-39.3 / 32.0-37.9, 64 x 32 dV /
+-- dK warps ch 2 37.4-38.5 / 33.3-37.2; D96 S4k ch 2 36.4 / 34.4 (30.2 /
+-- 28.1), pre-split 29.3 / 28.4, FFMA 28.5 / 27.9; D64 128 x 64 without ch
+-- 49.6-52.5 / 41.2-50.6, with ch 2 45.8-49.4 / 40.5-49.6 (it passes the
+-- tests without); D32 S4k integer 46.2, cvt 34.7 (20.3). Kept: the
+-- fastest of each head dim (below); the others dropped.
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
--- others: 0): split TF32 at D 32 and 64, where it beat FFMA (above); D64
--- the integer split (tuning 11, measured above and passing the tests).
-M.f32_default = { [32] = 2, [64] = 11 }
+-- others: 0): split TF32 at every head dim but 256, where it beat FFMA.
+M.f32_default = { [32] = 1, [64] = 11, [96] = 1, [128] = 10 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -229,20 +226,14 @@ local function kvq_plan(dt, d, kind, tu)
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + pad
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
   return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0,
-           smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4
-                  + (tu.pre and 4 * bm * p * 4 or 0),
+           smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
            call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s%s>", dt.storage, d, tu.nkw, bm,
                                 tostring(tu.split or false), kind_enum[kind],
-                                (tu.cvt or tu.pre or tu.ch) and string.format(", %d, kg_attnb::%s, %s, %d", tu.g or 0,
-                                                                     tu.cvt and "x3_cvt" or "x3_int",
-                                                                     tostring(tu.pre or false), tu.ch or 0)
-                                  or tu.g and ", " .. tu.g or ""),
-           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s%s%s%s", bn, bm,
+                                tu.ch and string.format(", %d, %d", tu.g or 0, tu.ch) or tu.g and ", " .. tu.g or ""),
+           shape = string.format("%d keys x %d-query tiles%s, dQ partials, %s%s%s", bn, bm,
                                  tu.split and ", dV/dK warps" or "",
                                  es == 4 and "mma.sync split TF32 (3xTF32)" or "mma.sync",
                                  tu.g and string.format(", dV/dK %d n-tiles a group", tu.g) or "",
-                                 tu.cvt and ", cvt.rna split" or "",
-                                 tu.pre and ", Q and dout split once a step" or "",
                                  tu.ch and string.format(", S^T / dP^T in parts of %d k8", tu.ch) or "") }
 end
 

@@ -13,7 +13,8 @@
  *          and each block its group's query
  *          heads in order (f16 / bf16: the Hopper wgmma kernel on compute
  *          capability 9.0 where generated, else the portable mma.sync one;
- *          f32: split TF32 on mma.sync at D 32 and 64, FFMA at the others);
+ *          f32: split TF32 on mma.sync, FFMA at D 256 and where that
+ *          kernel's shared memory does not fit);
  *   dqsum  dq = scale * the partials added up in lane order (skipped where
  *          the Hopper kvq has one lane reaching every row: it writes dq);
  *   dkvsum with query splits (few (batch, kv head) pairs: grid x = lanes x

@@ -34,7 +34,7 @@
  * dK warp computes dP^T), which halves the accumulators per thread.
  * FP32 kernels: FFMA on 16 x 16 threads, P and dS through shared memory;
  * and attnb_kvq_tc for T = float, the products in split TF32 on the tensor
- * cores (attention_bwd_x3.cuh; the default at D 32 and 64).
+ * cores (attention_bwd_x3.cuh; the default at D 32, 64, 96 and 128).
  *
  * Rows and keys past the ends: tiles are zero-filled; a query row past Sq
  * has lse2 = +inf (P = 0), a key past Sk is masked in q and never written
@@ -439,11 +439,11 @@ __device__ __forceinline__ float *split_dkv(const kg_attnb_params &p, int s, int
    (kv_accumulate's f32 twin; tQ, tO: the step's tiles, pitch D + 4): a
    group of n-tiles at a time, the step's product in fresh accumulators
    added to the sums by FADD (attention_bwd_x3.cuh says why); SP: the split
-   policy; tQ, tO f32 or pre-split (x3_pre). */
-template <int D, int BM, bool SPLIT, int NACC, int X3G, typename SP, typename XT>
+   policy. */
+template <int D, int BM, bool SPLIT, int NACC, int X3G, typename SP>
 __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], const float (&s)[BM / 8][4],
-                                                 const float (&dp)[BM / 8][4], const XT &tQ, const XT &tO, int role,
-                                                 int g, int t)
+                                                 const float (&dp)[BM / 8][4], const float *tQ, const float *tO,
+                                                 int role, int g, int t)
 {
     constexpr int P = D + 4, GRP = X3G > 0 ? X3G : x3_grp(D / 8);
 #pragma unroll
@@ -480,14 +480,10 @@ __device__ __forceinline__ void kv_accumulate_x3(float (&acc)[NACC][D / 8][4], c
 /* The fused kernel for T = f16 / bf16 (mma.sync m16n8k16, ldmatrix) and T =
    float (X3: every product in split TF32, attention_bwd_x3.cuh; f32 tiles of
    pitch D + 4, dS^T kept in f32; X3G: dV / dK's n-tiles a group, 0: up to
-   4; SP: the split policy, x3_int or x3_cvt; PRE: each step's Q and dout
-   tiles split once into TF32 hi / lo planes in shared memory (4 BM (D + 4)
-   words more), which every warp's products read, instead of split by every
-   warp at each use: the same values, the same bits; CH: S^T and dP^T summed
-   from parts of CH k8 steps, 0: one chain, attention_bwd_x3.cuh's
-   x3_rows_x_rows): the same walk, lanes, splits and partials. */
-template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0, typename SP = x3_int,
-          bool PRE = false, int CH = 0>
+   4; CH: S^T and dP^T summed from parts of CH k8 steps, 0: one chain,
+   attention_bwd_x3.cuh's x3_rows_x_rows; SP: the split policy): the same
+   walk, lanes, splits and partials. */
+template <typename T, int D, int NKW, int BM, bool SPLIT, int KIND, int X3G = 0, int CH = 0, typename SP = x3_int>
 __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
 {
     constexpr bool X3 = sizeof(T) == 4;
@@ -497,7 +493,6 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     constexpr int RT = BM / 16, CG = NW / RT;     /* dQ: row tiles x column groups over the warps */
     constexpr int QC = D / CG, QN = QC / 8;       /* columns and n8 tiles per warp */
     static_assert(NW % RT == 0 && D % CG == 0 && QC % 8 == 0 && (X3 || QN % 2 == 0), "dQ warp partition");
-    static_assert(X3 || !PRE, "pre-split tiles: f32 only");
     extern __shared__ __align__(16) unsigned char smem[];
     /* K, V; two stages of (Q, dout); dS^T; two stages of the partial tile;
        two stages of the rows' lse2, delta */
@@ -507,8 +502,6 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
     T *sS = sQ0 + 4 * BM * P;
     float *sF0 = (float *)(sS + BN * PS);
     float *sRows = sF0 + 2 * BM * PF;
-    /* PRE: the step's Q hi, Q lo, dout hi, dout lo planes (pitch P) */
-    [[maybe_unused]] uint32_t *sPre = (uint32_t *)(sRows + 4 * BM);
     const uint32_t aK = kgd_smem_addr(sK), aV = kgd_smem_addr(sV), aS = kgd_smem_addr(sS);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -581,30 +574,15 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
 
             [[maybe_unused]] const T *tQ = sQ0 + 2 * st * BM * P, *tO = tQ + BM * P;
-            [[maybe_unused]] const x3_pre pQ = {sPre, sPre + BM * P}, pO = {sPre + 2 * BM * P, sPre + 3 * BM * P};
-            if constexpr (PRE) {
-                /* every warp is done with the previous step's planes (the barrier above) */
-                for (int e = tid; e < 2 * BM * D; e += NT) {
-                    const int w = e / (BM * D), r = e % (BM * D) / D, col = e % D, o = r * P + col;
-                    SP::split(tQ[w * BM * P + o], sPre[2 * w * BM * P + o], sPre[(2 * w + 1) * BM * P + o]);
-                }
-                __syncthreads();
-            }
 
             float s[NQ][4], dp[NQ][4];
             if constexpr (X3) {
 #pragma unroll
                 for (int n = 0; n < NQ; n++)
                     s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
-                if constexpr (PRE) {
-                    x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(s, sK, pQ, kr0, g, t);
-                    if (do_dk)
-                        x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(dp, sV, pO, kr0, g, t);
-                } else {
-                    x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(s, sK, tQ, kr0, g, t);
-                    if (do_dk)
-                        x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(dp, sV, tO, kr0, g, t);
-                }
+                x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(s, sK, tQ, kr0, g, t);
+                if (do_dk)
+                    x3_rows_x_rows<D, NQ, P, SP, NQ, CH>(dp, sV, tO, kr0, g, t);
             } else {
                 kv_scores<T, D, BM>(s, dp, aK, aV, aQ, aO, kr0, lane, do_dk);
             }
@@ -620,9 +598,7 @@ __device__ __forceinline__ void attnb_kvq_tc(const kg_attnb_params &p)
                     *(pair_t *)(sS + (kr0 + g + 8) * PS + n * 8 + 2 * t) = acc_pair<T>::make(dp[n][2], dp[n][3]);
                 }
             }
-            if constexpr (PRE)
-                kv_accumulate_x3<D, BM, SPLIT, NACC, X3G, SP>(acc, s, dp, pQ, pO, role, g, t);
-            else if constexpr (X3)
+            if constexpr (X3)
                 kv_accumulate_x3<D, BM, SPLIT, NACC, X3G, SP>(acc, s, dp, tQ, tO, role, g, t);
             else
                 kv_accumulate<T, D, BM, SPLIT, NACC>(acc, s, dp, aQ, aO, role, lane);

@@ -3,7 +3,7 @@
  * mma.sync m16n8k8, shared by the attention backward's tensor-core kvq
  * kernel (attnb_kvq_tc<float, ...> in attention_bwd.cuh) and the forward's
  * f32 kernel (attn_x3, attention_x3.cuh): every f32 operand x is split into
- * TF32 hi + lo by a split policy SP (x3_int, x3_cvt below), and a * b is
+ * TF32 hi + lo by a split policy SP (x3_int below), and a * b is
  * accumulated as lo_a hi_b + hi_a lo_b + hi_a hi_b by three mma.sync
  * m16n8k8 TF32 instructions with f32 accumulators (the small terms first;
  * lo_a lo_b, below 2^-22 |a b|, is dropped). Each operand carries about
@@ -32,7 +32,7 @@
 namespace kg_attnb
 {
 
-/* Split policies: x as TF32 hi + lo, static split(x, hi, lo).
+/* The split policy: x as TF32 hi + lo, static split(x, hi, lo).
    x3_int (CUTLASS's "fast F32" split): hi = x rounded to nearest, ties
    away (the value cvt.rna gives): half a TF32 ulp added to the bits and the
    13 low bits cleared; lo = x - hi truncated to TF32 (its 13 low bits
@@ -41,9 +41,10 @@ namespace kg_attnb
    split 23-30% slower in its kernel, whose rate is bound by what it issues
    per mma (H200, session 10 r3, us, same process: [2,16,4096,128] 5171 /
    6699, causal 2860 / 3710, D 64 S 4k 5142 / 6751, D 256 S 4k causal
-   6552 / 8132).
-   x3_cvt: hi = cvt.rna(x), lo = cvt.rna(x - hi) (two conversions and an
-   FADD). */
+   6552 / 8132); the backward's kvq the same (cvt.rna for hi and lo, two
+   conversions and an FADD, removed in session 12: f32 D64 S4k 38.8 /
+   37.1 against 51.9 / 48.2 TFLOP/s, D32 S4k 34.7 against 46.2; H200,
+   same runs). */
 struct x3_int {
     static __device__ __forceinline__ void split(float x, uint32_t &hi, uint32_t &lo)
     {
@@ -51,15 +52,6 @@ struct x3_int {
         lo = __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;
     }
 };
-struct x3_cvt {
-    static __device__ __forceinline__ void split(float x, uint32_t &hi, uint32_t &lo)
-    {
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
-        const float r = x - __uint_as_float(hi);
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(r));
-    }
-};
-
 /* c += a b, one mma.sync m16n8k8 TF32 (f32 accumulators). */
 __device__ __forceinline__ void x3_mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
 {
@@ -91,25 +83,10 @@ template <typename SP> __device__ __forceinline__ void x3_make_b(x3_b &b, float 
     SP::split(b1, b.h[1], b.l[1]);
 }
 
-/* A pre-split tile: the TF32 hi and lo planes of an f32 tile, each of the
-   tile's pitch (attnb_kvq_tc's PRE: Q and dout split once a step instead of
-   by every warp at each of their two uses). */
-struct x3_pre {
-    const uint32_t *h, *l;
-};
-
-/* The B fragment of elements o0, o1 of a tile: of an f32 tile split by SP,
-   or read from a pre-split one (the same values where it was split by SP). */
+/* The B fragment of elements o0, o1 of an f32 tile, split by SP. */
 template <typename SP> __device__ __forceinline__ void x3_b_at(x3_b &b, const float *x, int o0, int o1)
 {
     x3_make_b<SP>(b, x[o0], x[o1]);
-}
-template <typename SP> __device__ __forceinline__ void x3_b_at(x3_b &b, const x3_pre &x, int o0, int o1)
-{
-    b.h[0] = x.h[o0];
-    b.l[0] = x.l[o0];
-    b.h[1] = x.h[o1];
-    b.l[1] = x.l[o1];
 }
 
 /* c[n] += a b[n] for N fragments, the three terms in rounds over n (each
@@ -129,8 +106,8 @@ __device__ __forceinline__ void x3_run(float (*c)[4], const x3_a &a, const x3_b 
 }
 
 /* One k8 step of x3_rows_x_rows: acc[n] += A[r0.., k0..] . B[8 n.., k0..]. */
-template <int NB, int P, typename SP, int GRP, typename BT>
-__device__ __forceinline__ void x3_rows_step(float (*acc)[4], const float *A, const BT &B, int r0, int k0, int g,
+template <int NB, int P, typename SP, int GRP>
+__device__ __forceinline__ void x3_rows_step(float (*acc)[4], const float *A, const float *B, int r0, int k0, int g,
                                              int t)
 {
     const float *a = A + (r0 + g) * P + k0 + t;
@@ -149,14 +126,14 @@ __device__ __forceinline__ void x3_rows_step(float (*acc)[4], const float *A, co
 }
 
 /* acc[n] (16 rows r0.. of A x NB n-tiles of B's rows 8 n..) += A[r0.., :]
-   . B[8 n.., :] over K columns: both tiles K-major, pitch P floats (B: f32
-   or pre-split, x3_b_at); the B fragments made and run GRP n-tiles at a
+   . B[8 n.., :] over K columns: both tiles K-major, pitch P floats; the B
+   fragments made and run GRP n-tiles at a
    time (fewer live registers than all NB; each accumulator's sequence of
    mma is the same for any GRP). CH > 0: every CH k8 steps form their part
    in fresh accumulators, added to acc by FADD (the truncation below; CH =
    0: one chain of 3 K / 8 mma into acc). */
-template <int K, int NB, int P, typename SP, int GRP = NB, int CH = 0, typename BT>
-__device__ __forceinline__ void x3_rows_x_rows(float (*acc)[4], const float *A, const BT &B, int r0, int g, int t)
+template <int K, int NB, int P, typename SP, int GRP = NB, int CH = 0>
+__device__ __forceinline__ void x3_rows_x_rows(float (*acc)[4], const float *A, const float *B, int r0, int g, int t)
 {
     static_assert(NB % GRP == 0, "x3_rows_x_rows: groups of n-tiles");
     static_assert(CH >= 0 && K % (8 * (CH > 0 ? CH : 1)) == 0, "x3_rows_x_rows: whole chunks of k8 steps");
@@ -224,10 +201,10 @@ __device__ __forceinline__ void x3_a_of_either(x3_a &a, const float (&x)[4], con
 __host__ __device__ constexpr int x3_grp(int n) { return n % 4 == 0 ? 4 : n % 3 == 0 ? 3 : n % 2 == 0 ? 2 : 1; }
 
 /* acc[dn] += A (16 x 8, one k8 of queries; the forward's: of keys) .
-   X[k0.., :] (N-major, pitch P; f32 or pre-split, x3_b_at) for the NN
+   X[k0.., :] (N-major, pitch P) for the NN
    n-tiles from column c0 (rows k0 + 2 t, + 1). */
-template <int NN, int P, typename SP, typename XT>
-__device__ __forceinline__ void x3_acc_tile(float (*acc)[4], const x3_a &a, const XT &X, int k0, int c0, int g, int t)
+template <int NN, int P, typename SP>
+__device__ __forceinline__ void x3_acc_tile(float (*acc)[4], const x3_a &a, const float *X, int k0, int c0, int g, int t)
 {
     constexpr int GRP = x3_grp(NN);
     const int o = (k0 + 2 * t) * P + c0 + g;
