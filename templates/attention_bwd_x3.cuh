@@ -41,10 +41,9 @@ namespace kg_attnb
    split 23-30% slower in its kernel, whose rate is bound by what it issues
    per mma (H200, session 10 r3, us, same process: [2,16,4096,128] 5171 /
    6699, causal 2860 / 3710, D 64 S 4k 5142 / 6751, D 256 S 4k causal
-   6552 / 8132); the backward's kvq the same (cvt.rna for hi and lo, two
-   conversions and an FADD, removed in session 12: f32 D64 S4k 38.8 /
-   37.1 against 51.9 / 48.2 TFLOP/s, D32 S4k 34.7 against 46.2; H200,
-   same runs). */
+   6552 / 8132), and so did the backward's kvq (H200, TFLOP/s, same runs:
+   D64 S4k 38.8 / 37.1 against 51.9 / 48.2 non-causal / causal, D32 S4k
+   34.7 against 46.2), where that split was removed in session 12. */
 struct x3_int {
     static __device__ __forceinline__ void split(float x, uint32_t &hi, uint32_t &lo)
     {
@@ -127,11 +126,11 @@ __device__ __forceinline__ void x3_rows_step(float (*acc)[4], const float *A, co
 
 /* acc[n] (16 rows r0.. of A x NB n-tiles of B's rows 8 n..) += A[r0.., :]
    . B[8 n.., :] over K columns: both tiles K-major, pitch P floats; the B
-   fragments made and run GRP n-tiles at a
-   time (fewer live registers than all NB; each accumulator's sequence of
-   mma is the same for any GRP). CH > 0: every CH k8 steps form their part
-   in fresh accumulators, added to acc by FADD (the truncation below; CH =
-   0: one chain of 3 K / 8 mma into acc). */
+   fragments made and run GRP n-tiles at a time (fewer live registers than
+   all NB; each accumulator's sequence of mma is the same for any GRP).
+   CH > 0: every CH k8 steps form their part in fresh accumulators, added
+   to acc by FADD (the truncation below); CH = 0: one chain of 3 K / 8 mma
+   into acc. */
 template <int K, int NB, int P, typename SP, int GRP = NB, int CH = 0>
 __device__ __forceinline__ void x3_rows_x_rows(float (*acc)[4], const float *A, const float *B, int r0, int g, int t)
 {
@@ -176,11 +175,14 @@ __device__ __forceinline__ void x3_rows_x_rows(float (*acc)[4], const float *A, 
    emulation of the kernel's split and mma order with a truncating
    accumulator gives the same (3.3e-5 - 5.4e-5 over three seeds; 5e-6 with
    round-to-nearest mma; with S alone in f32 FMA 1.5e-5 - 2.0e-5, dP alone
-   2.5e-5 - 4.4e-5: S loses most, dP some, dK's per-step sums and the
-   dropped lo lo term nothing measurable), and 4.4e-6 - 6.2e-6 with S^T,
+   2.5e-5 - 4.4e-5: S loses most, dP some, dK's per-step sums nothing
+   measurable; the lo lo term added, one more truncating mma a k8 step,
+   4.3e-5 - 7.0e-5), and 4.4e-6 - 6.2e-6 with S^T,
    dP^T summed by parts of 1 or 2 k8 steps (CH = 1, 2), under the f32
-   reference's own 6.6e-6 - 8.8e-6. dQ (a fresh fragment every step,
-   added to the partial) is formed that way already. */
+   reference's own 6.6e-6 - 8.8e-6; on the GPU every D96 and D128 x3 test
+   passed with CH = 2 (H200, 2026-12-03). dQ (a fresh fragment every step,
+   added to the partial) is formed that way already; D32 and D64 pass
+   without (fewer mma, smaller scores; CH = 2 cost D64 2-8%). */
 
 /* The A fragment of k slots 8 kk.. from accumulator n-tile kk (rows g,
    g + 8; columns 2 t, 2 t + 1 -> slots t, t + 4). */
