@@ -20,6 +20,8 @@
  *                  softmax / log_softmax on sm_90 where the column fits: a
  *                  thread-block cluster a strip, one launch (CLUSTER)
  *   STRIDED        anything else, element by element
+ * and on sm_90, where LEAN serves the 2-byte layer_norm or rms_norm, BULK
+ * under the tuning: rows staged in shared memory by the bulk copy engine.
  */
 #include <float.h>
 #include <math.h>
@@ -38,6 +40,7 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
+_Atomic long kgi_norm_bulk_launches;
 
 typedef struct ndim_ {
     int64_t size;
@@ -368,6 +371,48 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cblock = (unsigned)f->threads;
 }
 
+/* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
+   residual form) where a LEAN class serves the rows, on compute capability
+   9.0 (or where the tuning's sm90 says so): persistent blocks of a row at a
+   time, rows staged in shared memory by the bulk copy engine, a ring of
+   stages as deep as the multiprocessor's shared memory allows (divided
+   among the configuration's blocks a multiprocessor), at least 2. The
+   tuning's bulk c + 1 takes configuration c wherever the row fits (at most
+   threads x nv vectors). */
+#define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
+static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
+
+static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, size_t es, int64_t sm)
+{
+    plan->bcfg = -1;
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
+    if (!sm90 || tu->bulk <= 0 || tu->bulk > KG_NORM_BCFG_COUNT || es != 2 ||
+        (c->op != KG_NORM_LAYER_NORM && c->op != KG_NORM_RMS_NORM))
+        return;
+    const int cfg = tu->bulk - 1;
+    const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
+    const kg_norm_args *A = &plan->args;
+    const int64_t V = 16 / (int64_t)es;
+    if (A->n / V > (int64_t)f->threads * f->nv)
+        return;
+    const int64_t sb = A->n * (int64_t)es * (c->res ? 2 : 1);
+    int64_t stages = bulk_budget(f) / sb;
+    if (stages > KG_NORM_BULK_STAGES)
+        stages = KG_NORM_BULK_STAGES;
+    if (tu->bstages >= 2 && stages > tu->bstages)
+        stages = tu->bstages;
+    if (stages < 2)
+        return;
+    int64_t cap = sm * f->mb;
+    if (tu->grid > 0 && tu->grid < cap)
+        cap = tu->grid;
+    plan->bcfg = cfg;
+    plan->bstages = (int)stages;
+    plan->bgrid = (unsigned)(A->rows < cap ? A->rows : cap);
+    plan->bblock = (unsigned)f->threads;
+}
+
 /* COLSV (templates/norm.cuh): COLS of softmax and log_softmax (f32, f16,
    bf16) over 8-byte vectors of columns where 8 bytes are the widest vector
    that the pointers, the normalized stride and every outer stride of in and
@@ -437,6 +482,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
 {
     memset(plan, 0, sizeof *plan);
     plan->ccfg = -1;
+    plan->bcfg = -1;
     if ((int)c->op <= KG_NORM_NONE || c->op >= KG_NORM_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
                        (int)c->op);
@@ -954,6 +1000,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     if (tu->grid > 0 && tu->grid < cap)
         cap = tu->grid;
     plan->grid = (unsigned)(units < cap ? units : cap);
+    if (lean && nk <= 1)
+        plan_bulk(ctx, c, plan, es, sm);
     return KG_OK;
 }
 
@@ -1028,6 +1076,46 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     return KG_OK;
 }
 
+/* Whether a BULK configuration's kernel may take its shared memory on a
+   device: 0 unknown, 1 no, 2 yes (its limit raised once per device). */
+static _Atomic unsigned char bulk_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];
+
+/* Launches a BULK plan; *ok = 0 (and nothing launched) where the device
+   refuses the kernel its shared memory. */
+static kg_status launch_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, int *ok)
+{
+    *ok = 0;
+    const int k = kg_norm_btable[c->op][c->in->dtype][plan->bcfg];
+    const kg_norm_bcfg *f = &kg_norm_bcfgs[plan->bcfg];
+    kg_norm_args B = plan->args;
+    B.chunk = plan->bstages;
+    const size_t smem = (size_t)B.chunk * (size_t)B.n * kg_dtype_size(c->in->dtype) * (c->res ? 2 : 1);
+    _Atomic unsigned char unknown = 0;
+    _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
+                                      ? &bulk_fits[ctx->device][c->op][c->in->dtype][plan->bcfg]
+                                      : &unknown;
+    if (*fits == 0) {
+        cudaKernel_t kern;
+        kg_status st = kg_kernel(ctx, k, &kern);
+        if (st != KG_OK)
+            return st;
+        const cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                bulk_budget(f), ctx->device);
+        if (err != cudaSuccess)
+            cudaGetLastError();
+        *fits = err == cudaSuccess ? 2 : 1;
+    }
+    if (*fits == 1)
+        return KG_OK;
+    void *args[] = {&B};
+    kg_status st = kg_launch(ctx, k, (dim3){plan->bgrid, 1, 1}, (dim3){plan->bblock, 1, 1}, args, smem);
+    if (st != KG_OK)
+        return st;
+    *ok = 1;
+    kgi_norm_bulk_launches++;
+    return KG_OK;
+}
+
 kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
 {
     kg_status st = kg_ready(ctx);
@@ -1043,6 +1131,13 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         A->p[KG_NO_OUT] = NULL;
     const int16_t *ks = kg_norm_table[c->op][c->in->dtype];
     void *args[] = {A};
+    if (plan->bcfg >= 0) {
+        int ok = 0;
+        st = launch_bulk(ctx, c, plan, &ok);
+        if (st != KG_OK || ok)
+            return st == KG_OK ? kg_ok(ctx) : st;
+        /* the device refused the shared memory: the LEAN plan */
+    }
     if (plan->cls == KG_NORM_COLS_STATS && plan->ccfg >= 0) {
         int ok = 0;
         st = launch_cluster(ctx, c, plan, &ok);

@@ -493,6 +493,64 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 0 : -1);
 }
 
+/* BULK: the 2-byte layer_norm and rms_norm on sm_90 under the tuning's
+   configuration, wherever the row fits; its ring as deep as the
+   configuration's share of the multiprocessor's shared memory allows */
+Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
+{
+    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(64, 4096)), out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    kg_tensor r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    kg_norm_plan p;
+    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1, .bulk = 1}; /* 128 threads x 4 vectors, 4 blocks an SM */
+    plan_class(&c, &p);
+    cr_assert_eq(p.bcfg, 0);
+    cr_assert_eq(p.bstages, 6); /* (233472 / 4 - 2048) / 8192 */
+    cr_assert_eq(p.bgrid, 64u);
+    cr_assert_eq(p.bblock, 128u);
+    kgi_norm_tuning.bstages = 2;
+    plan_class(&c, &p);
+    cr_assert_eq(p.bstages, 2);
+    kgi_norm_tuning.bstages = 0;
+    plan_shape(&c, &in, &out, 100000, 4096, &p);
+    cr_assert_eq(p.bgrid, 132u * 4u);
+    kgi_norm_tuning.grid = 3;
+    plan_class(&c, &p);
+    cr_assert_eq(p.bgrid, 3u);
+    kgi_norm_tuning.grid = 0;
+    /* the residual form: two rows a stage */
+    kg_norm_call rc = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
+    plan_shape(&rc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 0);
+    cr_assert_eq(p.bstages, 3);
+    /* a row longer than the configuration holds, f32, the tuning's 0 and -1: none */
+    plan_shape(&c, &in, &out, 64, 4104, &p);
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.bulk = 3; /* 512 threads x 4 vectors, one block an SM */
+    plan_shape(&c, &in, &out, 64, 16384, &p);
+    cr_assert_eq(p.bcfg, 2);
+    cr_assert_eq(p.bstages, 7);
+    in.dtype = out.dtype = KG_F32;
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, -1);
+    in.dtype = out.dtype = KG_BF16;
+    kgi_norm_tuning.bulk = -1;
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, -1);
+    /* softmax: none */
+    kgi_norm_tuning.bulk = 1;
+    kg_norm_call sc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
+    plan_shape(&sc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, -1);
+    /* off sm_90: none */
+    kgi_norm_tuning = (kg_norm_tuning){.bulk = 1};
+    int ma = 0, mi = 0;
+    kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, ma == 9 && mi == 0 ? 0 : -1);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+}
+
 Test(plan, layer_norm_dims_merge_and_weights_broadcast)
 {
     kg_tensor in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(4, 32, 64)), out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(4, 32, 64));
@@ -1762,6 +1820,112 @@ Test(gpu, results_are_bitwise_deterministic)
         free(a);
         free(b);
     }
+    kg_close(ctx);
+}
+
+/* BULK (the 2-byte layer_norm, rms_norm and its residual form on sm_90,
+   rows staged by the bulk copy engine) under each configuration: its
+   deepest ring, 2 stages, and 3 blocks in all (each block's ring wraps many
+   times); f16 and bf16 rows of 8 to 16384 elements (those the configuration
+   holds), weight and bias, mean and rstd, in place, -inf / NaN / +inf,
+   constant rows, huge magnitudes; then bf16 [3001,4096] twice over the same
+   input, the same bits. Asserts that BULK launched on sm_90. */
+Test(gpu, bulk_rows_under_every_configuration)
+{
+    kg_context *ctx = kt_open_gpu();
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
+    const kg_dtype dts[] = {KG_F16, KG_BF16};
+    const int64_t lens[] = {8, 40, 1000, 2056, 4096, 8192, 16384};
+    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++) {
+        const int64_t most = (int64_t)kg_norm_bcfgs[cfg].threads * kg_norm_bcfgs[cfg].nv * 8;
+        for (int v = 0; v < 3; v++) {
+            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .bstages = v == 1 ? 2 : 0, .grid = v == 2 ? 3 : 0};
+            const long before = kgi_norm_bulk_launches;
+            for (int d = 0; d < 2; d++)
+                for (int i = 0; i < 7 && lens[i] <= most; i++) {
+                    int64_t rows = ((int64_t)1 << 16) / lens[i];
+                    rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
+                    ncase c = {.op = KG_NORM_LAYER_NORM,
+                               .dt = dts[d],
+                               .ndim = 2,
+                               .shape = {kt_size(rows, 8), lens[i]},
+                               .step = 1,
+                               .axis = -1,
+                               .k = 1,
+                               .w = 1,
+                               .b = 1,
+                               .stats = 1};
+                    check_case(ctx, &c);
+                    c.inplace = 1;
+                    c.b = c.stats = 0;
+                    check_case(ctx, &c); /* in place, no bias */
+                    c.inplace = 0;
+                    c.op = KG_NORM_RMS_NORM;
+                    check_case(ctx, &c);
+                    c.res = 1;
+                    check_case(ctx, &c);
+                    c.w = 0;
+                    check_case(ctx, &c); /* no weight */
+                }
+            for (int f = 1; f <= 3; f++) {
+                const int64_t len = f == 1 ? (most < 4096 ? most : 4096) : 1000;
+                ncase c = {.op = KG_NORM_LAYER_NORM,
+                           .dt = f == 1 ? KG_F16 : KG_BF16,
+                           .ndim = 2,
+                           .shape = {20, len},
+                           .step = 1,
+                           .axis = -1,
+                           .k = 1,
+                           .w = 1,
+                           .b = 1,
+                           .stats = 1,
+                           .fill = f};
+                check_case(ctx, &c);
+                c.op = KG_NORM_RMS_NORM;
+                c.b = c.stats = 0;
+                c.res = 1;
+                check_case(ctx, &c);
+            }
+            if (ma == 9 && mi == 0)
+                cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
+        }
+    }
+    /* the same bits twice: layer_norm and the residual form, 7 blocks */
+    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    const size_t bytes = 2 * (size_t)n;
+    unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+    void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
+    uint64_t rng = kt_seed();
+    for (int64_t i = 0; i < n; i++)
+        kt_set(h, KG_BF16, i, kt_uniform(&rng, -5, 5));
+    kt_upload(ctx, dx, h, bytes);
+    kg_tensor x = kg_tensor_contiguous(dx, KG_BF16, 2, shape), y = kg_tensor_contiguous(dy, KG_BF16, 2, shape),
+              r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
+    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++)
+        for (int op = 0; op < 2; op++) {
+            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
+            for (int k = 0; k < 2; k++) {
+                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                if (op == 0)
+                    KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+                else {
+                    KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
+                    KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
+                }
+                kt_download(ctx, k ? b : a, dy, bytes);
+            }
+            cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
+        }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
     kg_close(ctx);
 }
 
