@@ -7,7 +7,8 @@
  * 0; rows of 32, 64 and 128 elements; log_softmax; logsumexp; layer_norm and
  * rms_norm f32 and bf16 at hidden 1024, 4096, 16384; the fused residual
  * rms_norm; softmax / log_softmax along dim 0 at column lengths 128 to 16384
- * (the CLUSTER class and the COLS one beside it). Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
+ * (the CLUSTER class and the COLS one beside it); the bf16 layer_norm and residual rms_norm at hidden 1024 to
+ * 16384 (BULK's range). Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
  * all, well above L2); every case is checked against the float64 reference
  * on sample rows before it is timed. Bytes count every tensor read once and
  * every tensor written once (the fused residual form: in, residual read,
@@ -278,6 +279,12 @@ int main(void)
         {"rms_norm [4194304,64]", KG_NORM_RMS_NORM, KG_F32, 4194304, 64, 1, 0},
         {"layer_norm [2097152,128]", KG_NORM_LAYER_NORM, KG_BF16, 2097152, 128, 1, 0},
         {"rms_norm+residual [4194304,64]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 64, 1, 1},
+        {"layer_norm [131072,2048]", KG_NORM_LAYER_NORM, KG_BF16, 131072, 2048, 1, 0},
+        {"layer_norm [52428,5120]", KG_NORM_LAYER_NORM, KG_BF16, 52428, 5120, 1, 0},
+        {"layer_norm [32768,8192]", KG_NORM_LAYER_NORM, KG_BF16, 32768, 8192, 1, 0},
+        {"rms_norm+residual [262144,1024]", KG_NORM_RMS_NORM, KG_BF16, 262144, 1024, 1, 1},
+        {"rms_norm+residual [32768,8192]", KG_NORM_RMS_NORM, KG_BF16, 32768, 8192, 1, 1},
+        {"rms_norm+residual [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 1},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
