@@ -542,6 +542,49 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     kg_norm_call sc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
     plan_shape(&sc, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
+    /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
+       4096..16384, the smallest block that holds the row, the deepest ring;
+       bf16 layer_norm of 8192..16384 in 2 stages; nothing else */
+    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
+    static const struct {
+        int op, res;
+        int64_t n;
+        int cfg, stages;
+    } want[] = {
+        {KG_NORM_RMS_NORM, 1, 1024, -1, 0},    {KG_NORM_RMS_NORM, 1, 2048, -1, 0},
+        {KG_NORM_RMS_NORM, 1, 4096, 0, 3},     /* (233472 / 4 - 2048) / 16384 */
+        {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
+        {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
+        {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 4096, -1, 0},  {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
+        {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        kg_norm_call dc = {.op = want[i].op, .in = &in, .out = &out, .res = want[i].res ? &r : NULL, .k = 1,
+                           .eps = 1e-5};
+        r = fake(S_AT, KG_BF16, 2, KT_SHAPE(1000, want[i].n));
+        plan_shape(&dc, &in, &out, 1000, want[i].n, &p);
+        cr_assert_eq(p.bcfg, want[i].cfg, "op %d res %d n %lld", want[i].op, want[i].res, (long long)want[i].n);
+        if (want[i].cfg >= 0) {
+            cr_assert_eq(p.bstages, want[i].stages, "op %d res %d n %lld", want[i].op, want[i].res,
+                         (long long)want[i].n);
+            cr_assert_eq(p.bgrid, 132u * (unsigned)kg_norm_bcfgs[want[i].cfg].mb);
+        }
+    }
+    /* f16 (not measured), another tuning, or the tuning's -1: LEAN */
+    kg_norm_call lc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    in.dtype = out.dtype = KG_F16;
+    plan_shape(&lc, &in, &out, 1000, 16384, &p);
+    cr_assert_eq(p.bcfg, -1);
+    in.dtype = out.dtype = KG_BF16;
+    kgi_norm_tuning.lean = 8;
+    plan_shape(&lc, &in, &out, 1000, 16384, &p);
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.lean = 0;
+    kgi_norm_tuning.bulk = -1;
+    plan_shape(&lc, &in, &out, 1000, 16384, &p);
+    cr_assert_eq(p.bcfg, -1);
     /* off sm_90: none */
     kgi_norm_tuning = (kg_norm_tuning){.bulk = 1};
     int ma = 0, mi = 0;
@@ -1891,6 +1934,37 @@ Test(gpu, bulk_rows_under_every_configuration)
             }
             if (ma == 9 && mi == 0)
                 cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
+        }
+    }
+    /* the planner's default BULK rows (bf16 layer_norm of 8192..16384, the
+       residual rms_norm of 4096..16384): BULK launches on sm_90 */
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    const int sm90 = ma == 9 && mi == 0;
+    const int64_t dlens[] = {4096, 6144, 8192, 12288, 16384};
+    for (int i = 0; i < 5; i++) {
+        long before = kgi_norm_bulk_launches;
+        ncase c = {.op = KG_NORM_LAYER_NORM,
+                   .dt = KG_BF16,
+                   .ndim = 2,
+                   .shape = {kt_size(301, 8), dlens[i]},
+                   .step = 1,
+                   .axis = -1,
+                   .k = 1,
+                   .w = 1,
+                   .b = 1,
+                   .stats = 1};
+        check_case(ctx, &c);
+        if (sm90 && dlens[i] >= 8192)
+            cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
+        c.op = KG_NORM_RMS_NORM;
+        c.b = c.stats = 0;
+        c.res = 1;
+        for (int w = 1; w >= 0; w--) { /* with and without weight */
+            c.w = w;
+            before = kgi_norm_bulk_launches;
+            check_case(ctx, &c);
+            if (sm90)
+                cr_assert_gt(kgi_norm_bulk_launches, before, "residual of %lld: no BULK launch", (long long)dlens[i]);
         }
     }
     /* the same bits twice: layer_norm and the residual form, 7 blocks */
