@@ -404,7 +404,7 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
     int cfg = tu->bulk - 1, most = tu->bstages;
     if (tu->bulk == 0) {
         const int dflt = tu->lean == 0 && tu->variant == 0 && tu->pf == 0 && !tu->loose && !tu->group &&
-                         !tu->threads && c->in->dtype == KG_BF16;
+                         !tu->threads && !tu->g32 && c->in->dtype == KG_BF16;
         const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
         if (!dflt || !(ln || rres) || A->n < (ln ? 8192 : 4096) || A->n > 16384)
             return;
@@ -915,6 +915,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         int64_t lg = pow2_ceil(cdiv(nvec, lnv));
         if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
             lg = pow2_ceil(tu->group);
+        else if (tu->g32 == 1 && lg > 32)
+            lg = cdiv(cdiv(nvec, lnv), 32) * 32; /* a block of whole warps (kg_ngroup: g / 32 of them) */
         const int64_t gmax = res || loose || var ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
         if (lg <= gmax && !rows_instead) {
             plan->cls = res        ? (lnv == 4 ? (resc ? KG_NORM_LEAN4_RESC : KG_NORM_LEAN4_RES) : KG_NORM_LEAN8_RES)

@@ -111,6 +111,26 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8L);
     cr_assert_eq(plan_shape(&c, &in, &out, 100, 32768, &p), KG_NORM_ROWS); /* 1024 lanes */
     kgi_norm_tuning.loose = 0;
+    /* g32: rows of more than a warp in the fewest whole warps (bf16
+       layer_norm of 5120: 640 vectors, LEAN8S in 96 lanes of 7, not 128 of
+       5); a warp or less, or a power of two already: as before */
+    {
+        kg_norm_call l2 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+        in.dtype = out.dtype = KG_BF16;
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 5120, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 128);
+        kgi_norm_tuning.g32 = 1;
+        cr_assert_eq(plan_class(&l2, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 96);
+        cr_assert_eq(p.args.nv, 7);
+        cr_assert_eq(p.block, 96);
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 4096, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 64);
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 1024, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 16);
+        kgi_norm_tuning.g32 = 0;
+        in.dtype = out.dtype = KG_F32;
+    }
     /* layer_norm f32 (measured): rows of <= 32 lanes of 8 vectors by
        LEAN8 (its PF form, LEAN8P), of 64..256 by LEAN4 with twice the
        lanes, of 512 by LEAN8P; 1024 lanes LEAN8 */
@@ -1417,6 +1437,40 @@ Test(gpu, lean_rows_under_prefetch_tunings)
         {.lean = 16, .grid = 3, .threads = 128},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
+}
+
+/* LEAN rows of more than a warp in the fewest whole warps that hold them
+   (the tuning's g32: 96, 160, 224 ... lanes, not a power of two), with
+   LEAN4 / LEAN8 and the planner's classes: every op and dtype, rows whose
+   vectors fill the last warp in part, special values, huge magnitudes.
+   Asserts that such a group was planned (bf16 layer_norm of 5120: 96). */
+Test(gpu, lean_rows_in_whole_warps)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const kg_norm_tuning tunings[] = {{.g32 = 1}, {.g32 = 1, .lean = 4}, {.g32 = 1, .lean = 8}};
+    const int64_t lens[] = {5120, 3000, 12288, 20480};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        if (!kt_take(2))
+            continue;
+        kgi_norm_tuning = tunings[t];
+        for (int d = 0; d < 4; d++)
+            for (int i = 0; i < 4; i++)
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(131, 8), lens[i]), NULL, 1, 0);
+        every_op(ctx, KG_F32, 2, KT_SHAPE(kt_size(20, 8), 5120), NULL, 1, 3);  /* -inf rows, NaN, +inf */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(kt_size(20, 8), 5120), NULL, 1, 2); /* constant rows */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 12288), NULL, 1, 1);             /* huge magnitudes */
+    }
+    kgi_norm_tuning = (kg_norm_tuning){.g32 = 1};
+    const int64_t shape[2] = {131, 5120};
+    kg_tensor x = kg_tensor_contiguous((void *)(uintptr_t)4096, KG_BF16, 2, shape);
+    kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &x, .out = &x, .k = 1, .eps = 1e-5};
+    kg_norm_plan p;
+    KT_OK(ctx, kg_norm_plan_call(ctx, &c, 132, &p));
+    cr_assert_eq(p.args.group, 96);
+    cr_assert_eq(p.args.nv, 7);
+    cr_assert_eq(p.block, 96u);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
 }
 
 /* COLS under the split tunings: one slice per column tile, 3, 16; 4 and 16
