@@ -28,7 +28,8 @@
  * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
- * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 or 4 stages) after the default.
+ * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
+ * KG_NORM_TUNE=6 LEAN rows of more than a warp in whole warps (g32), and LEAN (no BULK).
  */
 #include <math.h>
 #include <string.h>
@@ -422,15 +423,21 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 5) {
-                /* KG_NORM_TUNE=5: LEAN (no BULK), each BULK configuration, then with 2 and 4 stages */
+            if (tune == 6) {
+                /* KG_NORM_TUNE=6: LEAN rows of more than a warp in whole warps (g32), the default class,
+                   LEAN4, LEAN8 */
+                alts[na++] = (kg_norm_tuning){.g32 = 1};
+                alts[na++] = (kg_norm_tuning){.g32 = 1, .lean = 4};
+                alts[na++] = (kg_norm_tuning){.g32 = 1, .lean = 8};
+                alts[na++] = (kg_norm_tuning){.g32 = 1, .lean = 8, .variant = 1};
+                alts[na++] = (kg_norm_tuning){.bulk = -1};
+            } else if (tune == 5) {
+                /* KG_NORM_TUNE=5: LEAN (no BULK), each BULK configuration, then with 2 stages */
                 alts[na++] = (kg_norm_tuning){.bulk = -1};
                 for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++)
                     alts[na++] = (kg_norm_tuning){.bulk = k};
-                for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++) {
+                for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++)
                     alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
-                    alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 4};
-                }
             } else if (tune == 4) {
                 /* KG_NORM_TUNE=4: the defaults before PF (pf -1), LEAN16 (blocks of 128 / 512 for warp groups) */
                 alts[na++] = (kg_norm_tuning){.pf = -1};
@@ -525,12 +532,12 @@ int main(void)
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
                 printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d "
-                       "pf %d bulk %d bstages %d: %10.1f us %8.1f GB/s "
+                       "pf %d bulk %d bstages %d g32 %d: %10.1f us %8.1f GB/s "
                        "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u "
                        "bulk %d x %d grid %u\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
                        alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, alts[a].pf, alts[a].bulk,
-                       alts[a].bstages, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt,
+                       alts[a].bstages, alts[a].g32, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt,
                        (long long)pl.args.splits, pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid, pl.bcfg, pl.bstages,
                        pl.bgrid);
             }
