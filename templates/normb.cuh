@@ -66,12 +66,7 @@ __device__ __forceinline__ void kg_nb_wait(uint64_t *bar, uint32_t parity)
     } while (!done);
 }
 
-/* K1: layer_norm's moments by kg_nmoments (each warp's sum, mean and
-   squared deviations by shuffles, then one round through shared memory that
-   merges the warps: M2 = sum of M2_w + n_w (mean_w - mean)^2, no
-   cancellation), one block barrier pair a row instead of two; and the
-   ring's stage and phase as counters (no 64-bit division a row). */
-template <class Op, int V, int NV, int T, bool WR, bool K1 = false>
+template <class Op, int V, int NV, int T, bool WR>
 __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
 {
     static_assert(Op::stats != KG_NS_LSE && Op::elementwise, "BULK: the norms");
@@ -91,7 +86,8 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
     const uint32_t sb = hres ? 2 * rb : rb; /* a stage */
     const int64_t G = gridDim.x, b0 = blockIdx.x;
     const int64_t nr = A.rows > b0 ? (A.rows - b0 + G - 1) / G : 0; /* this block's rows */
-    auto issue = [&](int64_t i, int st) {
+    auto issue = [&](int64_t i) {
+        const int st = (int)(i % S);
         const int64_t row = b0 + i * G;
         unsigned char *d = kg_nbbuf + (size_t)st * sb;
         kg_nb_expect(&bar[st], sb);
@@ -107,7 +103,7 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
     __syncthreads();
     if (tid == 0)
         for (int64_t i = 0; i < S && i < nr; i++)
-            issue(i, (int)i);
+            issue(i);
     auto ok = [&](int k) -> bool { return k * T + tid < nvec; };
     VT wv[WR ? NV : 1], bv[WR ? NV : 1];
     if constexpr (WR)
@@ -119,17 +115,10 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
                 if (bp)
                     bv[k] = kg_nldg(bp + (k * T + tid) * V, (const VT *)0);
             }
-    int cst = 0;
-    uint32_t cph = 0;
     for (int64_t i = 0; i < nr; i++) {
-        const int st = K1 ? cst : (int)(i % S);
+        const int st = (int)(i % S);
         const int64_t row = b0 + i * G;
-        kg_nb_wait(&bar[st], K1 ? cph : (uint32_t)((i / S) & 1));
-        if constexpr (K1)
-            if (++cst == S) {
-                cst = 0;
-                cph ^= 1u;
-            }
+        kg_nb_wait(&bar[st], (uint32_t)((i / S) & 1));
         const VT *sx = (const VT *)(kg_nbbuf + (size_t)st * sb);
         VT x[NV];
 #pragma unroll
@@ -146,17 +135,14 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
         kg_nstat<AT> cs;
         cs.n = (AT)A.n;
         cs.a = (AT)0;
-        constexpr bool one = K1 && Op::stats == KG_NS_MOMENTS;
-        if constexpr (one)
-            cs = kg_nmoments<Op, V, NV>(x, ok, T, A.n, nvec);
-        else if constexpr (Op::stats == KG_NS_MOMENTS)
+        if constexpr (Op::stats == KG_NS_MOMENTS)
             cs.a = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), T, kg_nsum_f()) / (AT)A.n;
         else
             cs.c = kg_ngroup(kg_nfold<Op, V>(x, ok, (AT)0, [](AT a, AT v) { return a + v * v; }), T, kg_nsum_f());
-        /* every lane has read the stage (the reduction's barriers): its next row */
+        /* every lane has read the stage (kg_ngroup's barriers): its next row */
         if (tid == 0 && i + S < nr)
-            issue(i + S, st);
-        if constexpr (Op::stats == KG_NS_MOMENTS && !one)
+            issue(i + S);
+        if constexpr (Op::stats == KG_NS_MOMENTS)
             cs.c = kg_ngroup(kg_nfold_dev2<Op, V>(x, ok, cs.a), T, kg_nsum_f());
         const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
         IT *orow = out + row * s_out;
