@@ -29,7 +29,8 @@
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
- * KG_NORM_TUNE=6 LEAN rows of more than a warp in whole warps (g32), LEAN8T (variant 4), and LEAN (no BULK).
+ * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN8T (variant 4),
+ * LEAN (no BULK).
  */
 #include <math.h>
 #include <string.h>
@@ -282,6 +283,7 @@ int main(void)
         {"rms_norm+residual [4194304,64]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 64, 1, 1},
         {"layer_norm [131072,2048]", KG_NORM_LAYER_NORM, KG_BF16, 131072, 2048, 1, 0},
         {"layer_norm [52428,5120]", KG_NORM_LAYER_NORM, KG_BF16, 52428, 5120, 1, 0},
+        {"layer_norm [43690,6144]", KG_NORM_LAYER_NORM, KG_BF16, 43690, 6144, 1, 0},
         {"layer_norm [32768,8192]", KG_NORM_LAYER_NORM, KG_BF16, 32768, 8192, 1, 0},
         {"rms_norm+residual [262144,1024]", KG_NORM_RMS_NORM, KG_BF16, 262144, 1024, 1, 1},
         {"rms_norm+residual [32768,8192]", KG_NORM_RMS_NORM, KG_BF16, 32768, 8192, 1, 1},
@@ -424,15 +426,14 @@ int main(void)
             kg_norm_tuning alts[80];
             int na = 0;
             if (tune == 6) {
-                /* KG_NORM_TUNE=6: LEAN rows of more than a warp in whole warps (g32), the default class,
-                   LEAN4, LEAN8 */
+                /* KG_NORM_TUNE=6: LEAN groups of a power of two of lanes (g32 -1) and of whole warps (g32
+                   1), LEAN8T (variant 4) in both, LEAN (no BULK) */
+                alts[na++] = (kg_norm_tuning){.g32 = -1};
                 alts[na++] = (kg_norm_tuning){.g32 = 1};
-                alts[na++] = (kg_norm_tuning){.g32 = 1, .lean = 4};
-                alts[na++] = (kg_norm_tuning){.g32 = 1, .lean = 8};
-                alts[na++] = (kg_norm_tuning){.g32 = 1, .lean = 8, .variant = 1};
                 alts[na++] = (kg_norm_tuning){.variant = 4};
                 alts[na++] = (kg_norm_tuning){.g32 = 1, .variant = 4};
                 alts[na++] = (kg_norm_tuning){.bulk = -1};
+                alts[na++] = (kg_norm_tuning){.bulk = -1, .variant = 4};
             } else if (tune == 5) {
                 /* KG_NORM_TUNE=5: LEAN (no BULK), each BULK configuration, then with 2 stages */
                 alts[na++] = (kg_norm_tuning){.bulk = -1};

@@ -897,10 +897,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            94.9 / 96.1%) and of 256..512 lanes in the 2-byte types (rms_norm
            bf16 16384: 94.3 / 95.2% against 92.7 / 92.9%) */
         int var = tu->variant == 1 || tu->variant == 2 || tu->variant == 4 ? tu->variant : 0;
+        /* whole warps (g32) by default: the 2-byte layer_norm's LEAN8S (H200 session 12 r1a: bf16 [52428,5120]
+           81.2% of copy in 96 lanes of 7 vectors against 75.1% in 128 of 5) */
+        int g32 = tu->g32 == 1;
         if (tu->variant == 0 && tu->lean == 0 && !tu->loose && !tu->group && !res && !short4) {
-            if (info->stats == KG_NORM_STATS_MOMENTS && es == 2 && g8 <= KG_NORM_MAX_GROUP)
+            if (info->stats == KG_NORM_STATS_MOMENTS && es == 2 && g8 <= KG_NORM_MAX_GROUP) {
                 var = 2;
-            else if (info->stats != KG_NORM_STATS_LSE && es == 4 && g8 == KG_NORM_MAX_GROUP)
+                g32 = tu->g32 == 0 || g32;
+            } else if (info->stats != KG_NORM_STATS_LSE && es == 4 && g8 == KG_NORM_MAX_GROUP)
                 var = 1;
             else if (info->stats == KG_NORM_STATS_SUMSQ && es == 2 && g8 >= 128 && g8 <= KG_NORM_MAX_GROUP)
                 var = 1; /* (r1: rms_norm bf16 [22075,6080] (128 lanes) 90.2% against LEAN4's 86.0%, [18724,7168]
@@ -915,7 +919,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         int64_t lg = pow2_ceil(cdiv(nvec, lnv));
         if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
             lg = pow2_ceil(tu->group);
-        else if (tu->g32 == 1 && lg > 32)
+        else if (g32 && lg > 32)
             lg = cdiv(cdiv(nvec, lnv), 32) * 32; /* a block of whole warps (kg_ngroup: g / 32 of them) */
         const int64_t gmax = res || loose || var ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
         if (lg <= gmax && !rows_instead) {

@@ -113,22 +113,33 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.loose = 0;
     /* g32: rows of more than a warp in the fewest whole warps (bf16
        layer_norm of 5120: 640 vectors, LEAN8S in 96 lanes of 7, not 128 of
-       5); a warp or less, or a power of two already: as before */
+       5), by default for the 2-byte layer_norm (measured), under the
+       tuning's 1 elsewhere (rms_norm bf16 of 5120: LEAN8C in 96 lanes), -1
+       never; a warp or less, or a power of two already: as before */
     {
         kg_norm_call l2 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+        kg_norm_call r2 = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
         in.dtype = out.dtype = KG_BF16;
         cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 5120, &p), KG_NORM_LEAN8S);
-        cr_assert_eq(p.args.group, 128);
-        kgi_norm_tuning.g32 = 1;
-        cr_assert_eq(plan_class(&l2, &p), KG_NORM_LEAN8S);
         cr_assert_eq(p.args.group, 96);
         cr_assert_eq(p.args.nv, 7);
         cr_assert_eq(p.block, 96);
+        cr_assert_eq(plan_class(&r2, &p), KG_NORM_LEAN8C);
+        cr_assert_eq(p.args.group, 128);
+        kgi_norm_tuning.g32 = 1;
+        cr_assert_eq(plan_class(&r2, &p), KG_NORM_LEAN8C);
+        cr_assert_eq(p.args.group, 96);
+        kgi_norm_tuning.g32 = -1;
+        cr_assert_eq(plan_class(&l2, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 128);
+        kgi_norm_tuning.g32 = 0;
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 6144, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 96);
+        cr_assert_eq(p.args.nv, 8);
         cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 4096, &p), KG_NORM_LEAN8S);
         cr_assert_eq(p.args.group, 64);
         cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 1024, &p), KG_NORM_LEAN8S);
         cr_assert_eq(p.args.group, 16);
-        kgi_norm_tuning.g32 = 0;
         in.dtype = out.dtype = KG_F32;
     }
     /* layer_norm f32 (measured): rows of <= 32 lanes of 8 vectors by
