@@ -125,17 +125,13 @@ M.ccfgs = {
 -- runtime's kg_norm_bcfgs: t threads a block (a row), nv vectors a lane, mb
 -- blocks a multiprocessor (the launch bound; the ring's stages share the
 -- multiprocessor's shared memory), wr: weight and bias held in registers
--- (else read at each apply); ilp: each statistic's fold over 4 accumulators
--- (configurations 5-7: 0-2 with it).
+-- (else read at each apply).
 M.bcfgs = {
   { t = 128, nv = 4, mb = 4, wr = true },
   { t = 256, nv = 4, mb = 2, wr = true },
   { t = 512, nv = 4, mb = 1, wr = true },
   { t = 256, nv = 8, mb = 2, wr = false },
   { t = 64, nv = 8, mb = 8, wr = false },
-  { t = 128, nv = 4, mb = 4, wr = true, ilp = true },
-  { t = 256, nv = 4, mb = 2, wr = true, ilp = true },
-  { t = 512, nv = 4, mb = 1, wr = true, ilp = true },
 }
 
 local common = require("common")
@@ -304,8 +300,7 @@ function M.generate(G)
         local row = {}
         for _, c in ipairs(M.bcfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_bulk" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [bulk " .. c.t .. "x" .. c.nv ..
-                                     (c.ilp and " ilp" or "") .. "]" })
+                                     desc = op.name .. "(" .. dt.name .. ") [bulk " .. c.t .. "x" .. c.nv .. "]" })
         end
         btable[op.id][dt.index] = row
       end
@@ -358,7 +353,7 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT] = {\n"
   for _, c in ipairs(M.bcfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0, c.ilp and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
@@ -422,7 +417,6 @@ typedef struct kg_norm_bcfg {
     int nv;      /* 16-byte vectors a lane */
     int mb;      /* blocks a multiprocessor (the launch bound) */
     int wr;      /* 1: weight and bias in registers */
-    int ilp;     /* 1: each statistic's fold over 4 accumulators */
 } kg_norm_bcfg;
 extern const kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT];
 extern const int16_t kg_norm_btable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];

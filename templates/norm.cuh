@@ -324,9 +324,9 @@ __device__ __forceinline__ typename Op::acc_t kg_nfold(const VT (&x)[NX], OK ok,
 
 /* kg_nfold over 4 accumulators, element e of each vector into accumulator
    e % 4 (each from 0), then (a0 + a1) + (a2 + a3): dependency chains a
-   quarter as long, a fixed order. The 2-byte types (V >= 4); OPQ: each
-   vector opaque as it is used (the row stays packed). */
-template <class Op, int V, int NX, bool OPQ = true, class VT, class OK, class F>
+   quarter as long, a fixed order. The 2-byte types (V >= 4), each vector
+   opaque as it is used (OPQ). */
+template <class Op, int V, int NX, class VT, class OK, class F>
 __device__ __forceinline__ typename Op::acc_t kg_nfold4(const VT (&x)[NX], OK ok, F f)
 {
     typedef typename Op::acc_t AT;
@@ -335,7 +335,7 @@ __device__ __forceinline__ typename Op::acc_t kg_nfold4(const VT (&x)[NX], OK ok
 #pragma unroll
     for (int k = 0; k < NX; k++)
         if (ok(k)) {
-            const VT xk = OPQ ? kg_nopaque(x[k]) : x[k];
+            const VT xk = kg_nopaque(x[k]);
 #pragma unroll
             for (int e = 0; e < V; e++)
                 a[e & 3] = f(a[e & 3], Op::ld(xk.v[e]));

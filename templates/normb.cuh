@@ -66,8 +66,7 @@ __device__ __forceinline__ void kg_nb_wait(uint64_t *bar, uint32_t parity)
     } while (!done);
 }
 
-/* ILP: each statistic's fold over 4 accumulators (kg_nfold4). */
-template <class Op, int V, int NV, int T, bool WR, bool ILP = false>
+template <class Op, int V, int NV, int T, bool WR>
 __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
 {
     static_assert(Op::stats != KG_NS_LSE && Op::elementwise, "BULK: the norms");
@@ -136,27 +135,15 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
         kg_nstat<AT> cs;
         cs.n = (AT)A.n;
         cs.a = (AT)0;
-        auto sum = [](AT a, AT v) { return a + v; };
-        auto sq = [](AT a, AT v) { return a + v * v; };
         if constexpr (Op::stats == KG_NS_MOMENTS)
-            cs.a = kg_ngroup(ILP ? kg_nfold4<Op, V, NV, false>(x, ok, sum) : kg_nfold<Op, V>(x, ok, (AT)0, sum), T,
-                             kg_nsum_f()) /
-                   (AT)A.n;
+            cs.a = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), T, kg_nsum_f()) / (AT)A.n;
         else
-            cs.c = kg_ngroup(ILP ? kg_nfold4<Op, V, NV, false>(x, ok, sq) : kg_nfold<Op, V>(x, ok, (AT)0, sq), T,
-                             kg_nsum_f());
+            cs.c = kg_ngroup(kg_nfold<Op, V>(x, ok, (AT)0, [](AT a, AT v) { return a + v * v; }), T, kg_nsum_f());
         /* every lane has read the stage (kg_ngroup's barriers): its next row */
         if (tid == 0 && i + S < nr)
             issue(i + S);
-        if constexpr (Op::stats == KG_NS_MOMENTS) {
-            const AT mean = cs.a;
-            auto dev2 = [mean](AT a, AT v) {
-                const AT d = v - mean;
-                return a + d * d;
-            };
-            cs.c = kg_ngroup(ILP ? kg_nfold4<Op, V, NV, false>(x, ok, dev2) : kg_nfold<Op, V>(x, ok, (AT)0, dev2), T,
-                             kg_nsum_f());
-        }
+        if constexpr (Op::stats == KG_NS_MOMENTS)
+            cs.c = kg_ngroup(kg_nfold_dev2<Op, V>(x, ok, cs.a), T, kg_nsum_f());
         const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
         IT *orow = out + row * s_out;
 #pragma unroll

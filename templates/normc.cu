@@ -19,6 +19,6 @@ extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id
 @for _, f in ipairs(bfunctors) do
 $(functor_struct(f))
 @for _, k in ipairs(bcfgs) do
-extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_bulk$(k.id)(const kg_norm_args A) { kg_norm_bulk<$(f.name), $(vec), $(k.nv), $(k.t), $(k.wr and "true" or "false"), $(k.ilp and "true" or "false")>(A); }
+extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_bulk$(k.id)(const kg_norm_args A) { kg_norm_bulk<$(f.name), $(vec), $(k.nv), $(k.t), $(k.wr and "true" or "false")>(A); }
 @end
 @end
