@@ -322,27 +322,6 @@ __device__ __forceinline__ typename Op::acc_t kg_nfold(const VT (&x)[NX], OK ok,
     return a;
 }
 
-/* kg_nfold over 4 accumulators, element e of each vector into accumulator
-   e % 4 (each from 0), then (a0 + a1) + (a2 + a3): dependency chains a
-   quarter as long, a fixed order. The 2-byte types (V >= 4), each vector
-   opaque as it is used (OPQ). */
-template <class Op, int V, int NX, class VT, class OK, class F>
-__device__ __forceinline__ typename Op::acc_t kg_nfold4(const VT (&x)[NX], OK ok, F f)
-{
-    typedef typename Op::acc_t AT;
-    static_assert(V % 4 == 0, "kg_nfold4: vectors of a multiple of 4 elements");
-    AT a[4] = {(AT)0, (AT)0, (AT)0, (AT)0};
-#pragma unroll
-    for (int k = 0; k < NX; k++)
-        if (ok(k)) {
-            const VT xk = kg_nopaque(x[k]);
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                a[e & 3] = f(a[e & 3], Op::ld(xk.v[e]));
-        }
-    return (a[0] + a[1]) + (a[2] + a[3]);
-}
-
 /* The lane's maximum (fmax skips NaN: a NaN still makes the sum of exps,
    so every result, NaN) and its sum of exp(x - sh). */
 template <class Op, int V, int NX, class VT, class OK>
@@ -861,8 +840,7 @@ enum {
     KG_NX_CS = 16,    /* streaming cache hints: rows loaded and stored evict-first */
     KG_NX_RECOPY = 32, /* 2-byte, with NMOM: an opaque copy of the row before each pass */
     KG_NX_FTZ = 64,    /* lse: the sum's exps by kg_nexp_sum */
-    KG_NX_PF = 128,    /* the group's next row loaded (and its residual) before this row's statistics */
-    KG_NX_ILP = 256    /* 2-byte moments, with OPQ: each sum's fold over 4 accumulators (kg_nfold4) */
+    KG_NX_PF = 128     /* the group's next row loaded (and its residual) before this row's statistics */
 };
 
 template <class Op, int V, int NV, bool RES, int X = 0>
@@ -967,19 +945,6 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
             if constexpr ((X & KG_NX_NMOM) && Op::stats == KG_NS_MOMENTS) {
                 rv = kg_nfinish<Op>(
                     kg_nmoments<Op, V, NV, opq, (X & KG_NX_RECOPY) != 0>(xs, ok, g, A.n, act ? nvec : 0), A.n, A.eps);
-            } else if constexpr (opq && Op::stats == KG_NS_MOMENTS && (X & KG_NX_ILP) != 0) {
-                kg_nstat<AT> cs;
-                cs.n = (AT)A.n;
-                cs.a = kg_ngroup(kg_nfold4<Op, V, NV>(xs, ok, [](AT a, AT v) { return a + v; }), g, kg_nsum_f()) /
-                       (AT)A.n;
-                const AT mean = cs.a;
-                cs.c = kg_ngroup(kg_nfold4<Op, V, NV>(xs, ok,
-                                                      [mean](AT a, AT v) {
-                                                          const AT d = v - mean;
-                                                          return a + d * d;
-                                                      }),
-                                 g, kg_nsum_f());
-                rv = kg_nfinish<Op>(cs, A.n, A.eps);
             } else if constexpr (opq && Op::stats == KG_NS_MOMENTS) {
                 kg_nstat<AT> cs;
                 cs.n = (AT)A.n;

@@ -246,8 +246,11 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RESC);
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8C);
     cr_assert_eq(p.args.group, 64);
-    kgi_norm_tuning.variant = 4; /* LEAN8T: LEAN8S's folds over 4 accumulators */
+    kgi_norm_tuning.variant = 4; /* LEAN8T, LEAN8V: LEAN8S in 72, 64 registers */
     cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8T);
+    cr_assert_eq(p.args.group, 64);
+    kgi_norm_tuning.variant = 5;
+    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8V);
     cr_assert_eq(p.args.group, 64);
     kgi_norm_tuning.variant = 2;
     cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8S);
@@ -1397,6 +1400,7 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
                                    : tu->variant == 2 ? KG_NORM_LEAN8S
                                    : tu->variant == 3 ? KG_NORM_LEAN8F
                                    : tu->variant == 4 ? KG_NORM_LEAN8T
+                                   : tu->variant == 5 ? KG_NORM_LEAN8V
                                                       : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
         if (tu->lean == 4 && tu->variant == 1) /* the residual form's LEAN4_RESC */
@@ -1420,7 +1424,7 @@ Test(gpu, lean_rows_under_every_tuning)
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
 
-/* The norms' LEAN8 variants (LEAN8C, LEAN8S, LEAN8T; every other op, and f64, runs
+/* The norms' LEAN8 variants (LEAN8C, LEAN8S, LEAN8T, LEAN8V; every other op, and f64, runs
    LEAN8 under them), the 2-byte lse ops' LEAN8F (LEAN4F is their default)
    and the residual form's LEAN4_RESC. Plain LEAN4 / LEAN8 (where the planner now takes a variant) run
    under lean_rows_under_every_tuning's {.lean = 4 / 8}. */
@@ -1432,6 +1436,7 @@ Test(gpu, lean_rows_under_variant_tunings)
         {.lean = 8, .variant = 3},
         {.lean = 4, .variant = 1},
         {.lean = 8, .variant = 4},
+        {.lean = 8, .variant = 5},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
@@ -1464,15 +1469,17 @@ Test(gpu, lean_rows_in_whole_warps)
 {
     kg_context *ctx = kt_open_gpu();
     static const kg_norm_tuning tunings[] = {
-        {.g32 = 1}, {.g32 = 1, .lean = 4}, {.g32 = 1, .lean = 8}, {.g32 = 1, .variant = 4}};
+        {.g32 = 1}, {.g32 = 1, .lean = 4}, {.g32 = 1, .lean = 8}, {.g32 = 1, .variant = 4}, {.g32 = 1, .variant = 5}};
     const int64_t lens[] = {5120, 3000, 12288, 20480};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         if (!kt_take(2))
             continue;
         kgi_norm_tuning = tunings[t];
         for (int d = 0; d < 4; d++)
-            for (int i = 0; i < 4; i++)
-                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(131, 8), lens[i]), NULL, 1, 0);
+            for (int i = 0; i < 4; i++) {
+                const int64_t rows = (int64_t)(1 << 16) / lens[i] < 3 ? 3 : (int64_t)(1 << 16) / lens[i];
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows, 8), lens[i]), NULL, 1, 0);
+            }
         every_op(ctx, KG_F32, 2, KT_SHAPE(kt_size(20, 8), 5120), NULL, 1, 3);  /* -inf rows, NaN, +inf */
         every_op(ctx, KG_BF16, 2, KT_SHAPE(kt_size(20, 8), 5120), NULL, 1, 2); /* constant rows */
         every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 12288), NULL, 1, 1);             /* huge magnitudes */
