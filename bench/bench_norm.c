@@ -17,7 +17,7 @@
  * Tuning hooks (kgi_norm_tuning): KG_NORM_LEAN=4|8|-1 picks the LEAN class of
  * 4 or 8 vectors a lane (or none: ROWS), KG_NORM_GROUP its lanes a row (at
  * least), KG_NORM_LOOSE=1 its 512-lane 128-register form, KG_NORM_VARIANT=1|2|-1
- * the norms' LEAN8 variants (1 LEAN8C, 2 LEAN8S, 3 the 2-byte lse ops' LEAN4F / LEAN8F, 4 LEAN8T, 5 LEAN8V, -1 none; norm_plan.h),
+ * the norms' LEAN8 variants (1 LEAN8C, 2 LEAN8S, 3 the 2-byte lse ops' LEAN4F / LEAN8F, -1 none; norm_plan.h),
  * KG_NORM_LEANU=-1|4|8 the class of contiguous rows that vectors do not tile (STRIDED, LEANU4S, LEANU8S),
  * KG_NORM_USAN=-1 its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile
  * (LEANW8, LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column
@@ -29,8 +29,7 @@
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
- * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN8T / LEAN8V (variants 4, 5),
- * LEAN (no BULK).
+ * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK).
  */
 #include <math.h>
 #include <string.h>
@@ -427,14 +426,10 @@ int main(void)
             int na = 0;
             if (tune == 6) {
                 /* KG_NORM_TUNE=6: LEAN groups of a power of two of lanes (g32 -1) and of whole warps (g32
-                   1), LEAN8T / LEAN8V (variants 4, 5: fewer registers), LEAN (no BULK) */
+                   1), LEAN (no BULK) */
                 alts[na++] = (kg_norm_tuning){.g32 = -1};
                 alts[na++] = (kg_norm_tuning){.g32 = 1};
-                alts[na++] = (kg_norm_tuning){.g32 = 1, .variant = 4};
-                alts[na++] = (kg_norm_tuning){.g32 = 1, .variant = 5};
                 alts[na++] = (kg_norm_tuning){.bulk = -1};
-                alts[na++] = (kg_norm_tuning){.bulk = -1, .g32 = 1, .variant = 4};
-                alts[na++] = (kg_norm_tuning){.bulk = -1, .g32 = 1, .variant = 5};
             } else if (tune == 5) {
                 /* KG_NORM_TUNE=5: LEAN (no BULK), each BULK configuration, then with 2 stages */
                 alts[na++] = (kg_norm_tuning){.bulk = -1};

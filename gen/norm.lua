@@ -14,7 +14,7 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
                "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
                "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8",
-               "lean4p", "lean8p", "lean16", "lean8t", "lean8v" }
+               "lean4p", "lean8p", "lean16" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
@@ -22,7 +22,7 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
 -- letter). The planner takes them where they measured best (runtime/norm.c).
 local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64, PF = 128 }
 local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true, lean4p = true,
-                   lean8p = true, lean16 = true, lean8t = true, lean8v = true }
+                   lean8p = true, lean16 = true }
 local vbase = { lean4p = "lean4", lean8p = "lean8", lean16 = "lean8" }
 local function variant(c, op, dt)
   if c == "lean4f" or c == "lean8f" then
@@ -66,10 +66,6 @@ local function variant(c, op, dt)
   elseif c == "lean8s" then
     -- LEAN8C of the 2-byte layer_norm by two group sums
     if two and ln then return { nv = 8, x = NX.CS + sep8, bound = "768, 1" } end
-  elseif c == "lean8t" or c == "lean8v" then
-    -- LEAN8S in fewer registers, more lanes resident: an 896-lane bound (72 registers, ptxas spills 36 bytes),
-    -- a 1024-lane bound (64 registers, 164 bytes)
-    if two and ln then return { nv = 8, x = NX.CS + sep8, bound = c == "lean8t" and "896, 1" or "1024, 1" } end
   end
   return nil
 end

@@ -896,7 +896,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            90.1% against 89.0% in both runs, rms_norm 95.5 / 96.6% against
            94.9 / 96.1%) and of 256..512 lanes in the 2-byte types (rms_norm
            bf16 16384: 94.3 / 95.2% against 92.7 / 92.9%) */
-        int var = tu->variant == 1 || tu->variant == 2 || tu->variant == 4 || tu->variant == 5 ? tu->variant : 0;
+        int var = tu->variant == 1 || tu->variant == 2 ? tu->variant : 0;
         /* whole warps (g32) by default: the 2-byte layer_norm's LEAN8S (H200 session 12 r1a: bf16 [52428,5120]
            81.2% of copy in 96 lanes of 7 vectors against 75.1% in 128 of 5) */
         int g32 = tu->g32 == 1;
@@ -927,8 +927,6 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                         : loose    ? (lnv == 4 ? KG_NORM_LEAN4L : KG_NORM_LEAN8L)
                         : var == 1 ? KG_NORM_LEAN8C
                         : var == 2 ? KG_NORM_LEAN8S
-                        : var == 4 ? KG_NORM_LEAN8T
-                        : var == 5 ? KG_NORM_LEAN8V
                                    : (lnv == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
             /* the 2-byte lse ops: LEAN4F / LEAN8F (the sum's exps flushed
                below 2^-126) unless the tuning asks for the plain kernels */
@@ -997,7 +995,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
-        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN8V);
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN16);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while

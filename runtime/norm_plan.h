@@ -59,7 +59,7 @@ typedef struct kg_norm_tuning {
     int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
     int leanu;      /* contiguous rows vectors do not tile: 0 LEANU (the default), 4 or 8 its vectors a
                        lane, -1 none (STRIDED) */
-    int variant;    /* LEAN8 of the norms, <= 512 lanes: 1 LEAN8C, 2 LEAN8S, 4 LEAN8T, 5 LEAN8V (elsewhere LEAN8), -1 plain LEAN
+    int variant;    /* LEAN8 of the norms, <= 512 lanes: 1 LEAN8C, 2 LEAN8S (elsewhere LEAN8), -1 plain LEAN
                        (0: the planner's choice); the 2-byte lse ops: -1 LEAN4 / LEAN8 instead of LEAN4F / LEAN8F */
     int usan;       /* LEANU: 0 whole-vector folds (LEANU4S, LEANU8S, LEANU4S_RES), -1 masked folds (LEANU4, ...) */
     int leanw;      /* rows 4-byte words tile (not 16-byte vectors): 0 LEANW (the default), 8 or 16 its words a

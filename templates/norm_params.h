@@ -93,8 +93,6 @@ typedef enum kg_norm_class {
     KG_NORM_LEAN8P,     /* LEAN8 with the next row prefetched, <= 512 lanes, 128 registers: the f32 norms */
     KG_NORM_LEAN16,     /* the 2-byte norms: 16 vectors a lane, <= 512 lanes, 102 registers (elsewhere never
                            planned: LEAN8's kernel) */
-    KG_NORM_LEAN8T,     /* the 2-byte layer_norm's LEAN8S in 72 registers (896 lanes; elsewhere LEAN8's kernel) */
-    KG_NORM_LEAN8V,     /* the 2-byte layer_norm's LEAN8S in 64 registers (1024 lanes; elsewhere LEAN8's kernel) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

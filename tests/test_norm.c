@@ -246,12 +246,6 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&r, &p), KG_NORM_LEAN4_RESC);
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8C);
     cr_assert_eq(p.args.group, 64);
-    kgi_norm_tuning.variant = 4; /* LEAN8T, LEAN8V: LEAN8S in 72, 64 registers */
-    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8T);
-    cr_assert_eq(p.args.group, 64);
-    kgi_norm_tuning.variant = 5;
-    cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8V);
-    cr_assert_eq(p.args.group, 64);
     kgi_norm_tuning.variant = 2;
     cr_assert_eq(plan_class(&ln, &p), KG_NORM_LEAN8S);
     kgi_norm_tuning.lean = 4; /* the variants are LEAN8's */
@@ -1399,8 +1393,6 @@ static void lean_rows_under(const kg_norm_tuning *tunings, size_t ntunings)
                                    : tu->variant == 1 ? KG_NORM_LEAN8C
                                    : tu->variant == 2 ? KG_NORM_LEAN8S
                                    : tu->variant == 3 ? KG_NORM_LEAN8F
-                                   : tu->variant == 4 ? KG_NORM_LEAN8T
-                                   : tu->variant == 5 ? KG_NORM_LEAN8V
                                                       : (tu->lean == 4 ? KG_NORM_LEAN4 : KG_NORM_LEAN8);
         cr_assert_gt(classes_seen[want], 0, "tuning %zu", t);
         if (tu->lean == 4 && tu->variant == 1) /* the residual form's LEAN4_RESC */
@@ -1424,7 +1416,7 @@ Test(gpu, lean_rows_under_every_tuning)
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
 
-/* The norms' LEAN8 variants (LEAN8C, LEAN8S, LEAN8T, LEAN8V; every other op, and f64, runs
+/* The norms' LEAN8 variants (LEAN8C, LEAN8S; every other op, and f64, runs
    LEAN8 under them), the 2-byte lse ops' LEAN8F (LEAN4F is their default)
    and the residual form's LEAN4_RESC. Plain LEAN4 / LEAN8 (where the planner now takes a variant) run
    under lean_rows_under_every_tuning's {.lean = 4 / 8}. */
@@ -1435,8 +1427,6 @@ Test(gpu, lean_rows_under_variant_tunings)
         {.lean = 8, .variant = 2},
         {.lean = 8, .variant = 3},
         {.lean = 4, .variant = 1},
-        {.lean = 8, .variant = 4},
-        {.lean = 8, .variant = 5},
     };
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
@@ -1468,8 +1458,7 @@ Test(gpu, lean_rows_under_prefetch_tunings)
 Test(gpu, lean_rows_in_whole_warps)
 {
     kg_context *ctx = kt_open_gpu();
-    static const kg_norm_tuning tunings[] = {
-        {.g32 = 1}, {.g32 = 1, .lean = 4}, {.g32 = 1, .lean = 8}, {.g32 = 1, .variant = 4}, {.g32 = 1, .variant = 5}};
+    static const kg_norm_tuning tunings[] = {{.g32 = 1}, {.g32 = 1, .lean = 4}, {.g32 = 1, .lean = 8}};
     const int64_t lens[] = {5120, 3000, 12288, 20480};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         if (!kt_take(2))
