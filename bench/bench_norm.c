@@ -7,7 +7,8 @@
  * 0; rows of 32, 64 and 128 elements; log_softmax; logsumexp; layer_norm and
  * rms_norm f32 and bf16 at hidden 1024, 4096, 16384; the fused residual
  * rms_norm; softmax / log_softmax along dim 0 at column lengths 128 to 16384
- * (the CLUSTER class and the COLS one beside it). Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
+ * (the CLUSTER class and the COLS one beside it); the bf16 layer_norm and residual rms_norm at hidden 1024 to
+ * 16384 (BULK's range). Inputs are random (a 16 MiB random block repeated, 0.5-1 GiB in
  * all, well above L2); every case is checked against the float64 reference
  * on sample rows before it is timed. Bytes count every tensor read once and
  * every tensor written once (the fused residual form: in, residual read,
@@ -26,6 +27,9 @@
  * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
  * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
+ * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
+ * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
+ * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK).
  */
 #include <math.h>
 #include <string.h>
@@ -227,6 +231,8 @@ int main(void)
     kgi_norm_tuning.csize = env_int("KG_NORM_CSIZE");
     kgi_norm_tuning.colsv = env_int("KG_NORM_COLSV");
     kgi_norm_tuning.pf = env_int("KG_NORM_PF");
+    kgi_norm_tuning.bulk = env_int("KG_NORM_BULK");
+    kgi_norm_tuning.bstages = env_int("KG_NORM_BSTAGES");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
@@ -274,6 +280,13 @@ int main(void)
         {"rms_norm [4194304,64]", KG_NORM_RMS_NORM, KG_F32, 4194304, 64, 1, 0},
         {"layer_norm [2097152,128]", KG_NORM_LAYER_NORM, KG_BF16, 2097152, 128, 1, 0},
         {"rms_norm+residual [4194304,64]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 64, 1, 1},
+        {"layer_norm [131072,2048]", KG_NORM_LAYER_NORM, KG_BF16, 131072, 2048, 1, 0},
+        {"layer_norm [52428,5120]", KG_NORM_LAYER_NORM, KG_BF16, 52428, 5120, 1, 0},
+        {"layer_norm [43690,6144]", KG_NORM_LAYER_NORM, KG_BF16, 43690, 6144, 1, 0},
+        {"layer_norm [32768,8192]", KG_NORM_LAYER_NORM, KG_BF16, 32768, 8192, 1, 0},
+        {"rms_norm+residual [262144,1024]", KG_NORM_RMS_NORM, KG_BF16, 262144, 1024, 1, 1},
+        {"rms_norm+residual [32768,8192]", KG_NORM_RMS_NORM, KG_BF16, 32768, 8192, 1, 1},
+        {"rms_norm+residual [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 1},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
@@ -396,9 +409,11 @@ int main(void)
         BENCH_CHECK(ctx, kg_device_info(ctx, dn, sizeof dn, &ma, &mi, &sms));
         const int planned = kg_norm_plan_call(ctx, &pc, sms, &pl) == KG_OK;
         printf(
-            "%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u cluster %d x %d grid %u\n",
+            "%-34s %-5s %10.1f %10.1f %7.1f%% %6s  cls %d g %d nv %d opt %d block %u grid %u cluster %d x %d grid %u "
+            "bulk %d x %d grid %u\n",
             c->name, kg_dtype_name(dt), us, gbps, 100 * gbps / copy, bad ? "FAIL" : "ok", planned ? (int)pl.cls : -1,
-            pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid, planned ? pl.ccfg : -1, pl.csize, pl.cgrid);
+            pl.args.group, pl.args.nv, pl.args.opt, pl.block, pl.grid, planned ? pl.ccfg : -1, pl.csize, pl.cgrid,
+            planned ? pl.bcfg : -1, pl.bstages, pl.bgrid);
         fflush(stdout);
         if (sweep)
             sweep_pct[nsweep++] = bad ? 0 : 100 * gbps / copy;
@@ -409,7 +424,20 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 4) {
+            if (tune == 6) {
+                /* KG_NORM_TUNE=6: LEAN groups of a power of two of lanes (g32 -1) and of whole warps (g32
+                   1), LEAN (no BULK) */
+                alts[na++] = (kg_norm_tuning){.g32 = -1};
+                alts[na++] = (kg_norm_tuning){.g32 = 1};
+                alts[na++] = (kg_norm_tuning){.bulk = -1};
+            } else if (tune == 5) {
+                /* KG_NORM_TUNE=5: LEAN (no BULK), each BULK configuration, then with 2 stages */
+                alts[na++] = (kg_norm_tuning){.bulk = -1};
+                for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++)
+                    alts[na++] = (kg_norm_tuning){.bulk = k};
+                for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++)
+                    alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
+            } else if (tune == 4) {
                 /* KG_NORM_TUNE=4: the defaults before PF (pf -1), LEAN16 (blocks of 128 / 512 for warp groups) */
                 alts[na++] = (kg_norm_tuning){.pf = -1};
                 alts[na++] = (kg_norm_tuning){.lean = 16};
@@ -495,19 +523,22 @@ int main(void)
                 for (int k = 0; k < ns && !dup; k++)
                     dup = pl.cls == seen[k].cls && pl.grid == seen[k].grid && pl.block == seen[k].block &&
                           pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
-                          pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize;
+                          pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize &&
+                          pl.bcfg == seen[k].bcfg && pl.bstages == seen[k].bstages;
                 if (dup)
                     continue; /* a launch already timed */
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
                 printf("  tune lean %d var %d leanu %d usan %d leanw %d loose %d group %d threads %d splits %d bps %d "
-                       "pf %d: %10.1f us %8.1f GB/s "
-                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u\n",
+                       "pf %d bulk %d bstages %d g32 %d: %10.1f us %8.1f GB/s "
+                       "%6.1f%%  cls %d g %d nv %d opt %d splits %lld block %u grid %u cluster %d x %d grid %u "
+                       "bulk %d x %d grid %u\n",
                        alts[a].lean, alts[a].variant, alts[a].leanu, alts[a].usan, alts[a].leanw, alts[a].loose,
-                       alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, alts[a].pf, ut, gt,
-                       100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt, (long long)pl.args.splits,
-                       pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid);
+                       alts[a].group, alts[a].threads, alts[a].col_splits, alts[a].bps, alts[a].pf, alts[a].bulk,
+                       alts[a].bstages, alts[a].g32, ut, gt, 100 * gt / copy, (int)pl.cls, pl.args.group, pl.args.nv, pl.args.opt,
+                       (long long)pl.args.splits, pl.block, pl.grid, pl.ccfg, pl.csize, pl.cgrid, pl.bcfg, pl.bstages,
+                       pl.bgrid);
             }
             kgi_norm_tuning = tuned;
             fflush(stdout);

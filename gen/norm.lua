@@ -116,6 +116,21 @@ M.ccfgs = {
   { t = 512, k = 16, lpr = 8, ks = 16 },
 }
 
+-- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
+-- residual form) on sm_90, rows staged in shared memory by the bulk copy
+-- engine (modules normc_<dtype>). Configurations, in the order of the
+-- runtime's kg_norm_bcfgs: t threads a block (a row), nv vectors a lane, mb
+-- blocks a multiprocessor (the launch bound; the ring's stages share the
+-- multiprocessor's shared memory), wr: weight and bias held in registers
+-- (else read at each apply).
+M.bcfgs = {
+  { t = 128, nv = 4, mb = 4, wr = true },
+  { t = 256, nv = 4, mb = 2, wr = true },
+  { t = 512, nv = 4, mb = 1, wr = true },
+  { t = 256, nv = 8, mb = 2, wr = false },
+  { t = 64, nv = 8, mb = 8, wr = false },
+}
+
 local common = require("common")
 local typed = common.typed
 
@@ -257,9 +272,11 @@ function M.generate(G)
     c.ks = c.ks or 0
     c.rows = c.t // c.lpr * (c.k + c.ks)
   end
+  local btable = {}
+  for i, c in ipairs(M.bcfgs) do c.id = i - 1 end
   for _, dt in ipairs({ D.f32, D.f16, D.bf16 }) do
     local module = G:module("normc_" .. dt.name, { sm90a = true })
-    local functors = {}
+    local functors, bfunctors = {}, {}
     for _, op in ipairs(ops) do
       if op.stats == "lse" and op.apply then
         local f = functor(op, dt)
@@ -273,6 +290,17 @@ function M.generate(G)
         end
         ctable[op.id][dt.index] = row
       end
+      if dt.size == 2 and (op.name == "layer_norm" or op.name == "rms_norm") then
+        local f = functor(op, dt)
+        bfunctors[#bfunctors + 1] = f
+        btable[op.id] = btable[op.id] or {}
+        local row = {}
+        for _, c in ipairs(M.bcfgs) do
+          row[#row + 1] = G:kernel({ name = f.name .. "_bulk" .. c.id, module = module, vec = 16 // dt.size,
+                                     desc = op.name .. "(" .. dt.name .. ") [bulk " .. c.t .. "x" .. c.nv .. "]" })
+        end
+        btable[op.id][dt.index] = row
+      end
     end
     local names = {}
     for _, c in ipairs(M.ccfgs) do
@@ -281,6 +309,7 @@ function M.generate(G)
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
       dtype = dt, acc = "float", functors = functors, functor_struct = functor_struct(G, dt, "float"), cfgs = M.ccfgs,
+      bfunctors = bfunctors, bcfgs = M.bcfgs,
       vec = 16 // dt.size,
       cfgnames = table.concat(names, "; "),
     }))
@@ -307,6 +336,21 @@ function M.generate(G)
         t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
       end
     end
+  end
+  t[#t + 1] = "};\n\nconst int16_t kg_norm_btable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT] = {\n"
+  for _, op in ipairs(ops) do
+    for _, dt in ipairs(floats) do
+      local row = btable[op.id] and btable[op.id][dt.index]
+      if row then
+        local r = {}
+        for i = 1, #row do r[i] = tostring(row[i]) end
+        t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(r, ", "))
+      end
+    end
+  end
+  t[#t + 1] = "};\n\nconst kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT] = {\n"
+  for _, c in ipairs(M.bcfgs) do
+    t[#t + 1] = string.format("    {%d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
@@ -359,6 +403,20 @@ typedef struct kg_norm_ccfg {
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];
+
+/* BULK (sm_90 only, templates/normb.cuh): the 2-byte layer_norm and rms_norm
+   (the residual form too), rows staged by the bulk copy engine, one kernel
+   per configuration; entries without one are 0. */
+#define KG_NORM_BCFG_COUNT ]] .. #M.bcfgs .. [[
+
+typedef struct kg_norm_bcfg {
+    int threads; /* a block, which serves a row at a time */
+    int nv;      /* 16-byte vectors a lane */
+    int mb;      /* blocks a multiprocessor (the launch bound) */
+    int wr;      /* 1: weight and bias in registers */
+} kg_norm_bcfg;
+extern const kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT];
+extern const int16_t kg_norm_btable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];
 
 #endif
 ]])

@@ -20,6 +20,8 @@
  *                  softmax / log_softmax on sm_90 where the column fits: a
  *                  thread-block cluster a strip, one launch (CLUSTER)
  *   STRIDED        anything else, element by element
+ * and on sm_90, where LEAN serves the 2-byte layer_norm or rms_norm, BULK
+ * under the tuning: rows staged in shared memory by the bulk copy engine.
  */
 #include <float.h>
 #include <math.h>
@@ -38,6 +40,7 @@
 
 kg_norm_tuning kgi_norm_tuning;
 _Atomic long kgi_norm_cluster_launches;
+_Atomic long kgi_norm_bulk_launches;
 
 typedef struct ndim_ {
     int64_t size;
@@ -368,6 +371,68 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cblock = (unsigned)f->threads;
 }
 
+/* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
+   residual form) where a LEAN class serves the rows, on compute capability
+   9.0 (or where the tuning's sm90 says so): persistent blocks of a row at a
+   time, rows staged in shared memory by the bulk copy engine, a ring of
+   stages as deep as the multiprocessor's shared memory allows (divided
+   among the configuration's blocks a multiprocessor), at least 2. The
+   tuning's bulk c + 1 takes configuration c wherever the row fits (at most
+   threads x nv vectors); by default (the other tunings at 0) bf16 rows of
+   (H200, session 11 and 12 r0, % of copy against LEAN in the same run):
+   - the residual rms_norm of 4096..16384: the smallest block that holds the
+     row, the deepest ring (4096 cfg 0: 92.0 / 91.5 against 88.1 / 88.2; 8192
+     cfg 1: 91.9 against 85.6; 16384 cfg 2: 91.5 / 91.5 against 82.3 /
+     82.4; at 1024 LEAN stays: 92.8 against 87.3);
+   - layer_norm of 8192..16384: the same blocks, 2 stages (8192 cfg 1: 88.6
+     against 87.4; 16384 cfg 2: 89.3 against 83.8; at 4096 and 5120 LEAN
+     stays: 86.3 against 85.6, 75.0 against 73.4).
+   rms_norm stays LEAN (93.4-97.1 against at most 90.2); f16 is not
+   measured. */
+#define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
+static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
+
+static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, size_t es, int64_t sm)
+{
+    plan->bcfg = -1;
+    const kg_norm_tuning *tu = &kgi_norm_tuning;
+    const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
+    if (!sm90 || tu->bulk < 0 || tu->bulk > KG_NORM_BCFG_COUNT || es != 2 ||
+        (c->op != KG_NORM_LAYER_NORM && c->op != KG_NORM_RMS_NORM))
+        return;
+    const kg_norm_args *A = &plan->args;
+    int cfg = tu->bulk - 1, most = tu->bstages;
+    if (tu->bulk == 0) {
+        const int dflt = tu->lean == 0 && tu->variant == 0 && tu->pf == 0 && !tu->loose && !tu->group &&
+                         !tu->threads && !tu->g32 && c->in->dtype == KG_BF16;
+        const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
+        if (!dflt || !(ln || rres) || A->n < (ln ? 8192 : 4096) || A->n > 16384)
+            return;
+        cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
+        if (ln && most < 2)
+            most = 2;
+    }
+    const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
+    const int64_t V = 16 / (int64_t)es;
+    if (A->n / V > (int64_t)f->threads * f->nv)
+        return;
+    const int64_t sb = A->n * (int64_t)es * (c->res ? 2 : 1);
+    int64_t stages = bulk_budget(f) / sb;
+    if (stages > KG_NORM_BULK_STAGES)
+        stages = KG_NORM_BULK_STAGES;
+    if (most >= 2 && stages > most)
+        stages = most;
+    if (stages < 2)
+        return;
+    int64_t cap = sm * f->mb;
+    if (tu->grid > 0 && tu->grid < cap)
+        cap = tu->grid;
+    plan->bcfg = cfg;
+    plan->bstages = (int)stages;
+    plan->bgrid = (unsigned)(A->rows < cap ? A->rows : cap);
+    plan->bblock = (unsigned)f->threads;
+}
+
 /* COLSV (templates/norm.cuh): COLS of softmax and log_softmax (f32, f16,
    bf16) over 8-byte vectors of columns where 8 bytes are the widest vector
    that the pointers, the normalized stride and every outer stride of in and
@@ -437,6 +502,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
 {
     memset(plan, 0, sizeof *plan);
     plan->ccfg = -1;
+    plan->bcfg = -1;
     if ((int)c->op <= KG_NORM_NONE || c->op >= KG_NORM_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
                        (int)c->op);
@@ -831,10 +897,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            94.9 / 96.1%) and of 256..512 lanes in the 2-byte types (rms_norm
            bf16 16384: 94.3 / 95.2% against 92.7 / 92.9%) */
         int var = tu->variant == 1 || tu->variant == 2 ? tu->variant : 0;
+        /* whole warps (g32) by default: the 2-byte layer_norm's LEAN8S (H200 session 12 r1a: bf16 [52428,5120]
+           81.2% of copy in 96 lanes of 7 vectors against 75.1% in 128 of 5) */
+        int g32 = tu->g32 == 1;
         if (tu->variant == 0 && tu->lean == 0 && !tu->loose && !tu->group && !res && !short4) {
-            if (info->stats == KG_NORM_STATS_MOMENTS && es == 2 && g8 <= KG_NORM_MAX_GROUP)
+            if (info->stats == KG_NORM_STATS_MOMENTS && es == 2 && g8 <= KG_NORM_MAX_GROUP) {
                 var = 2;
-            else if (info->stats != KG_NORM_STATS_LSE && es == 4 && g8 == KG_NORM_MAX_GROUP)
+                g32 = tu->g32 == 0 || g32;
+            } else if (info->stats != KG_NORM_STATS_LSE && es == 4 && g8 == KG_NORM_MAX_GROUP)
                 var = 1;
             else if (info->stats == KG_NORM_STATS_SUMSQ && es == 2 && g8 >= 128 && g8 <= KG_NORM_MAX_GROUP)
                 var = 1; /* (r1: rms_norm bf16 [22075,6080] (128 lanes) 90.2% against LEAN4's 86.0%, [18724,7168]
@@ -849,6 +919,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         int64_t lg = pow2_ceil(cdiv(nvec, lnv));
         if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
             lg = pow2_ceil(tu->group);
+        else if (g32 && lg > 32)
+            lg = cdiv(cdiv(nvec, lnv), 32) * 32; /* a block of whole warps (kg_ngroup: g / 32 of them) */
         const int64_t gmax = res || loose || var ? KG_NORM_MAX_GROUP : KG_NORM_LEAN_MAX_T;
         if (lg <= gmax && !rows_instead) {
             plan->cls = res        ? (lnv == 4 ? (resc ? KG_NORM_LEAN4_RESC : KG_NORM_LEAN4_RES) : KG_NORM_LEAN8_RES)
@@ -954,6 +1026,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     if (tu->grid > 0 && tu->grid < cap)
         cap = tu->grid;
     plan->grid = (unsigned)(units < cap ? units : cap);
+    if (lean && nk <= 1)
+        plan_bulk(ctx, c, plan, es, sm);
     return KG_OK;
 }
 
@@ -1028,6 +1102,46 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     return KG_OK;
 }
 
+/* Whether a BULK configuration's kernel may take its shared memory on a
+   device: 0 unknown, 1 no, 2 yes (its limit raised once per device). */
+static _Atomic unsigned char bulk_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];
+
+/* Launches a BULK plan; *ok = 0 (and nothing launched) where the device
+   refuses the kernel its shared memory. */
+static kg_status launch_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, int *ok)
+{
+    *ok = 0;
+    const int k = kg_norm_btable[c->op][c->in->dtype][plan->bcfg];
+    const kg_norm_bcfg *f = &kg_norm_bcfgs[plan->bcfg];
+    kg_norm_args B = plan->args;
+    B.chunk = plan->bstages;
+    const size_t smem = (size_t)B.chunk * (size_t)B.n * kg_dtype_size(c->in->dtype) * (c->res ? 2 : 1);
+    _Atomic unsigned char unknown = 0;
+    _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
+                                      ? &bulk_fits[ctx->device][c->op][c->in->dtype][plan->bcfg]
+                                      : &unknown;
+    if (*fits == 0) {
+        cudaKernel_t kern;
+        kg_status st = kg_kernel(ctx, k, &kern);
+        if (st != KG_OK)
+            return st;
+        const cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                bulk_budget(f), ctx->device);
+        if (err != cudaSuccess)
+            cudaGetLastError();
+        *fits = err == cudaSuccess ? 2 : 1;
+    }
+    if (*fits == 1)
+        return KG_OK;
+    void *args[] = {&B};
+    kg_status st = kg_launch(ctx, k, (dim3){plan->bgrid, 1, 1}, (dim3){plan->bblock, 1, 1}, args, smem);
+    if (st != KG_OK)
+        return st;
+    *ok = 1;
+    kgi_norm_bulk_launches++;
+    return KG_OK;
+}
+
 kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan)
 {
     kg_status st = kg_ready(ctx);
@@ -1043,6 +1157,13 @@ kg_status kg_norm_launch(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         A->p[KG_NO_OUT] = NULL;
     const int16_t *ks = kg_norm_table[c->op][c->in->dtype];
     void *args[] = {A};
+    if (plan->bcfg >= 0) {
+        int ok = 0;
+        st = launch_bulk(ctx, c, plan, &ok);
+        if (st != KG_OK || ok)
+            return st == KG_OK ? kg_ok(ctx) : st;
+        /* the device refused the shared memory: the LEAN plan */
+    }
     if (plan->cls == KG_NORM_COLS_STATS && plan->ccfg >= 0) {
         int ok = 0;
         st = launch_cluster(ctx, c, plan, &ok);

@@ -40,6 +40,10 @@ typedef struct kg_norm_plan {
     int ccfg, csize;
     int64_t ctiles, cchunk;
     unsigned cgrid, cblock;
+    /* the 2-byte norms on sm_90: the BULK configuration (kg_norm_bcfgs) that
+       replaces the LEAN launch, -1 none; its stages, grid and block */
+    int bcfg, bstages;
+    unsigned bgrid, bblock;
 } kg_norm_plan;
 
 /* Tunings, for tests and the bench's sweeps (all 0: the planner's
@@ -67,11 +71,21 @@ typedef struct kg_norm_tuning {
     int grid;       /* rows classes: at most this many blocks (tests: many rows a block) */
     int pf;         /* LEAN rows: 0 the planner's PF rule, 1 the PF form (LEAN4P, LEAN8P) wherever it applies
                        (<= 512 lanes, not the residual form), -1 never */
+    int bulk;       /* the 2-byte norms' LEAN rows on sm_90: 0 the planner's rule, c + 1 BULK configuration c
+                       wherever the row fits, -1 none */
+    int bstages;    /* BULK: at most this many stages a block (2..KG_NORM_BULK_STAGES) */
+    int g32;        /* LEAN4 / LEAN8 rows of more than a warp: 1 the fewest whole warps that hold the row (not a
+                       power of two of lanes), 0 the planner's rule (the 2-byte layer_norm's LEAN8S), -1 never */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
 /* CLUSTER launches made (tests: that the class ran) */
 extern _Atomic long kgi_norm_cluster_launches;
+/* BULK launches made (tests: that the class ran) */
+extern _Atomic long kgi_norm_bulk_launches;
+/* BULK: most stages a block's ring holds (templates/normb.cuh's
+   KG_NORMB_MAX_STAGES) */
+#define KG_NORM_BULK_STAGES 16
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

@@ -111,6 +111,37 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8L);
     cr_assert_eq(plan_shape(&c, &in, &out, 100, 32768, &p), KG_NORM_ROWS); /* 1024 lanes */
     kgi_norm_tuning.loose = 0;
+    /* g32: rows of more than a warp in the fewest whole warps (bf16
+       layer_norm of 5120: 640 vectors, LEAN8S in 96 lanes of 7, not 128 of
+       5), by default for the 2-byte layer_norm (measured), under the
+       tuning's 1 elsewhere (rms_norm bf16 of 5120: LEAN8C in 96 lanes), -1
+       never; a warp or less, or a power of two already: as before */
+    {
+        kg_norm_call l2 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+        kg_norm_call r2 = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+        in.dtype = out.dtype = KG_BF16;
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 5120, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 96);
+        cr_assert_eq(p.args.nv, 7);
+        cr_assert_eq(p.block, 96);
+        cr_assert_eq(plan_class(&r2, &p), KG_NORM_LEAN8C);
+        cr_assert_eq(p.args.group, 128);
+        kgi_norm_tuning.g32 = 1;
+        cr_assert_eq(plan_class(&r2, &p), KG_NORM_LEAN8C);
+        cr_assert_eq(p.args.group, 96);
+        kgi_norm_tuning.g32 = -1;
+        cr_assert_eq(plan_class(&l2, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 128);
+        kgi_norm_tuning.g32 = 0;
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 6144, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 96);
+        cr_assert_eq(p.args.nv, 8);
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 4096, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 64);
+        cr_assert_eq(plan_shape(&l2, &in, &out, 1000, 1024, &p), KG_NORM_LEAN8S);
+        cr_assert_eq(p.args.group, 16);
+        in.dtype = out.dtype = KG_F32;
+    }
     /* layer_norm f32 (measured): rows of <= 32 lanes of 8 vectors by
        LEAN8 (its PF form, LEAN8P), of 64..256 by LEAN4 with twice the
        lanes, of 512 by LEAN8P; 1024 lanes LEAN8 */
@@ -491,6 +522,107 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
     plan_shape(&c, &in, &out, 1000, 4096, &p);
     cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 0 : -1);
+}
+
+/* BULK: the 2-byte layer_norm and rms_norm on sm_90 under the tuning's
+   configuration, wherever the row fits; its ring as deep as the
+   configuration's share of the multiprocessor's shared memory allows */
+Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
+{
+    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(64, 4096)), out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    kg_tensor r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    kg_norm_plan p;
+    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1, .bulk = 1}; /* 128 threads x 4 vectors, 4 blocks an SM */
+    plan_class(&c, &p);
+    cr_assert_eq(p.bcfg, 0);
+    cr_assert_eq(p.bstages, 6); /* (233472 / 4 - 2048) / 8192 */
+    cr_assert_eq(p.bgrid, 64u);
+    cr_assert_eq(p.bblock, 128u);
+    kgi_norm_tuning.bstages = 2;
+    plan_class(&c, &p);
+    cr_assert_eq(p.bstages, 2);
+    kgi_norm_tuning.bstages = 0;
+    plan_shape(&c, &in, &out, 100000, 4096, &p);
+    cr_assert_eq(p.bgrid, 132u * 4u);
+    kgi_norm_tuning.grid = 3;
+    plan_class(&c, &p);
+    cr_assert_eq(p.bgrid, 3u);
+    kgi_norm_tuning.grid = 0;
+    /* the residual form: two rows a stage */
+    kg_norm_call rc = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
+    plan_shape(&rc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 0);
+    cr_assert_eq(p.bstages, 3);
+    /* a row longer than the configuration holds, f32, the tuning's 0 and -1: none */
+    plan_shape(&c, &in, &out, 64, 4104, &p);
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.bulk = 3; /* 512 threads x 4 vectors, one block an SM */
+    plan_shape(&c, &in, &out, 64, 16384, &p);
+    cr_assert_eq(p.bcfg, 2);
+    cr_assert_eq(p.bstages, 7);
+    in.dtype = out.dtype = KG_F32;
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, -1);
+    in.dtype = out.dtype = KG_BF16;
+    kgi_norm_tuning.bulk = -1;
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, -1);
+    /* softmax: none */
+    kgi_norm_tuning.bulk = 1;
+    kg_norm_call sc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
+    plan_shape(&sc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, -1);
+    /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
+       4096..16384, the smallest block that holds the row, the deepest ring;
+       bf16 layer_norm of 8192..16384 in 2 stages; nothing else */
+    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
+    static const struct {
+        int op, res;
+        int64_t n;
+        int cfg, stages;
+    } want[] = {
+        {KG_NORM_RMS_NORM, 1, 1024, -1, 0},    {KG_NORM_RMS_NORM, 1, 2048, -1, 0},
+        {KG_NORM_RMS_NORM, 1, 4096, 0, 3},     /* (233472 / 4 - 2048) / 16384 */
+        {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
+        {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
+        {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 4096, -1, 0},  {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
+        {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        kg_norm_call dc = {.op = want[i].op, .in = &in, .out = &out, .res = want[i].res ? &r : NULL, .k = 1,
+                           .eps = 1e-5};
+        r = fake(S_AT, KG_BF16, 2, KT_SHAPE(1000, want[i].n));
+        plan_shape(&dc, &in, &out, 1000, want[i].n, &p);
+        cr_assert_eq(p.bcfg, want[i].cfg, "op %d res %d n %lld", want[i].op, want[i].res, (long long)want[i].n);
+        if (want[i].cfg >= 0) {
+            cr_assert_eq(p.bstages, want[i].stages, "op %d res %d n %lld", want[i].op, want[i].res,
+                         (long long)want[i].n);
+            cr_assert_eq(p.bgrid, 132u * (unsigned)kg_norm_bcfgs[want[i].cfg].mb);
+        }
+    }
+    /* f16 (not measured), another tuning, or the tuning's -1: LEAN */
+    kg_norm_call lc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    in.dtype = out.dtype = KG_F16;
+    plan_shape(&lc, &in, &out, 1000, 16384, &p);
+    cr_assert_eq(p.bcfg, -1);
+    in.dtype = out.dtype = KG_BF16;
+    kgi_norm_tuning.lean = 8;
+    plan_shape(&lc, &in, &out, 1000, 16384, &p);
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.lean = 0;
+    kgi_norm_tuning.bulk = -1;
+    plan_shape(&lc, &in, &out, 1000, 16384, &p);
+    cr_assert_eq(p.bcfg, -1);
+    /* off sm_90: none */
+    kgi_norm_tuning = (kg_norm_tuning){.bulk = 1};
+    int ma = 0, mi = 0;
+    kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, ma == 9 && mi == 0 ? 0 : -1);
+    kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
 Test(plan, layer_norm_dims_merge_and_weights_broadcast)
@@ -1318,6 +1450,42 @@ Test(gpu, lean_rows_under_prefetch_tunings)
     lean_rows_under(tunings, sizeof tunings / sizeof tunings[0]);
 }
 
+/* LEAN rows of more than a warp in the fewest whole warps that hold them
+   (the tuning's g32: 96, 160, 224 ... lanes, not a power of two), with
+   LEAN4 / LEAN8 and the planner's classes: every op and dtype, rows whose
+   vectors fill the last warp in part, special values, huge magnitudes.
+   Asserts that such a group was planned (bf16 layer_norm of 5120: 96). */
+Test(gpu, lean_rows_in_whole_warps)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const kg_norm_tuning tunings[] = {{.g32 = 1}, {.g32 = 1, .lean = 4}, {.g32 = 1, .lean = 8}};
+    const int64_t lens[] = {5120, 3000, 12288, 20480};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        if (!kt_take(2))
+            continue;
+        kgi_norm_tuning = tunings[t];
+        for (int d = 0; d < 4; d++)
+            for (int i = 0; i < 4; i++) {
+                const int64_t rows = (int64_t)(1 << 16) / lens[i] < 3 ? 3 : (int64_t)(1 << 16) / lens[i];
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows, 8), lens[i]), NULL, 1, 0);
+            }
+        every_op(ctx, KG_F32, 2, KT_SHAPE(kt_size(20, 8), 5120), NULL, 1, 3);  /* -inf rows, NaN, +inf */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(kt_size(20, 8), 5120), NULL, 1, 2); /* constant rows */
+        every_op(ctx, KG_BF16, 2, KT_SHAPE(6, 12288), NULL, 1, 1);             /* huge magnitudes */
+    }
+    kgi_norm_tuning = (kg_norm_tuning){.g32 = 1};
+    const int64_t shape[2] = {131, 5120};
+    kg_tensor x = kg_tensor_contiguous((void *)(uintptr_t)4096, KG_BF16, 2, shape);
+    kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &x, .out = &x, .k = 1, .eps = 1e-5};
+    kg_norm_plan p;
+    KT_OK(ctx, kg_norm_plan_call(ctx, &c, 132, &p));
+    cr_assert_eq(p.args.group, 96);
+    cr_assert_eq(p.args.nv, 7);
+    cr_assert_eq(p.block, 96u);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
 /* COLS under the split tunings: one slice per column tile, 3, 16; 4 and 16
    blocks a multiprocessor; softmax by COLS where COLSV would serve. */
 Test(gpu, columns_under_split_tunings)
@@ -1762,6 +1930,143 @@ Test(gpu, results_are_bitwise_deterministic)
         free(a);
         free(b);
     }
+    kg_close(ctx);
+}
+
+/* BULK (the 2-byte layer_norm, rms_norm and its residual form on sm_90,
+   rows staged by the bulk copy engine) under each configuration: its
+   deepest ring, 2 stages, and 3 blocks in all (each block's ring wraps many
+   times); f16 and bf16 rows of 8 to 16384 elements (those the configuration
+   holds), weight and bias, mean and rstd, in place, -inf / NaN / +inf,
+   constant rows, huge magnitudes; then bf16 [3001,4096] twice over the same
+   input, the same bits. Asserts that BULK launched on sm_90. */
+Test(gpu, bulk_rows_under_every_configuration)
+{
+    kg_context *ctx = kt_open_gpu();
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
+    const kg_dtype dts[] = {KG_F16, KG_BF16};
+    const int64_t lens[] = {8, 40, 1000, 2056, 4096, 8192, 16384};
+    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++) {
+        const int64_t most = (int64_t)kg_norm_bcfgs[cfg].threads * kg_norm_bcfgs[cfg].nv * 8;
+        for (int v = 0; v < 3; v++) {
+            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+                continue;
+            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .bstages = v == 1 ? 2 : 0, .grid = v == 2 ? 3 : 0};
+            const long before = kgi_norm_bulk_launches;
+            for (int d = 0; d < 2; d++)
+                for (int i = 0; i < 7 && lens[i] <= most; i++) {
+                    int64_t rows = ((int64_t)1 << 16) / lens[i];
+                    rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
+                    ncase c = {.op = KG_NORM_LAYER_NORM,
+                               .dt = dts[d],
+                               .ndim = 2,
+                               .shape = {kt_size(rows, 8), lens[i]},
+                               .step = 1,
+                               .axis = -1,
+                               .k = 1,
+                               .w = 1,
+                               .b = 1,
+                               .stats = 1};
+                    check_case(ctx, &c);
+                    c.inplace = 1;
+                    c.b = c.stats = 0;
+                    check_case(ctx, &c); /* in place, no bias */
+                    c.inplace = 0;
+                    c.op = KG_NORM_RMS_NORM;
+                    check_case(ctx, &c);
+                    c.res = 1;
+                    check_case(ctx, &c);
+                    c.w = 0;
+                    check_case(ctx, &c); /* no weight */
+                }
+            for (int f = 1; f <= 3; f++) {
+                const int64_t len = f == 1 ? (most < 4096 ? most : 4096) : 1000;
+                ncase c = {.op = KG_NORM_LAYER_NORM,
+                           .dt = f == 1 ? KG_F16 : KG_BF16,
+                           .ndim = 2,
+                           .shape = {20, len},
+                           .step = 1,
+                           .axis = -1,
+                           .k = 1,
+                           .w = 1,
+                           .b = 1,
+                           .stats = 1,
+                           .fill = f};
+                check_case(ctx, &c);
+                c.op = KG_NORM_RMS_NORM;
+                c.b = c.stats = 0;
+                c.res = 1;
+                check_case(ctx, &c);
+            }
+            if (ma == 9 && mi == 0)
+                cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
+        }
+    }
+    /* the planner's default BULK rows (bf16 layer_norm of 8192..16384, the
+       residual rms_norm of 4096..16384): BULK launches on sm_90 */
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    const int sm90 = ma == 9 && mi == 0;
+    const int64_t dlens[] = {4096, 6144, 8192, 12288, 16384};
+    for (int i = 0; i < 5; i++) {
+        long before = kgi_norm_bulk_launches;
+        ncase c = {.op = KG_NORM_LAYER_NORM,
+                   .dt = KG_BF16,
+                   .ndim = 2,
+                   .shape = {kt_size(301, 8), dlens[i]},
+                   .step = 1,
+                   .axis = -1,
+                   .k = 1,
+                   .w = 1,
+                   .b = 1,
+                   .stats = 1};
+        check_case(ctx, &c);
+        if (sm90 && dlens[i] >= 8192)
+            cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
+        c.op = KG_NORM_RMS_NORM;
+        c.b = c.stats = 0;
+        c.res = 1;
+        for (int w = 1; w >= 0; w--) { /* with and without weight */
+            c.w = w;
+            before = kgi_norm_bulk_launches;
+            check_case(ctx, &c);
+            if (sm90)
+                cr_assert_gt(kgi_norm_bulk_launches, before, "residual of %lld: no BULK launch", (long long)dlens[i]);
+        }
+    }
+    /* the same bits twice: layer_norm and the residual form, 7 blocks */
+    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    const size_t bytes = 2 * (size_t)n;
+    unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+    void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
+    uint64_t rng = kt_seed();
+    for (int64_t i = 0; i < n; i++)
+        kt_set(h, KG_BF16, i, kt_uniform(&rng, -5, 5));
+    kt_upload(ctx, dx, h, bytes);
+    kg_tensor x = kg_tensor_contiguous(dx, KG_BF16, 2, shape), y = kg_tensor_contiguous(dy, KG_BF16, 2, shape),
+              r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
+    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++)
+        for (int op = 0; op < 2; op++) {
+            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
+            for (int k = 0; k < 2; k++) {
+                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                if (op == 0)
+                    KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+                else {
+                    KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
+                    KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
+                }
+                kt_download(ctx, k ? b : a, dy, bytes);
+            }
+            cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
+        }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
     kg_close(ctx);
 }
 

@@ -1,0 +1,170 @@
+/*
+ * normb.cuh - the BULK class of the norms (layer_norm, rms_norm and its
+ * fused residual form) on sm_90: rows staged in shared memory by the bulk
+ * copy engine.
+ *
+ * A persistent block of T threads serves rows blockIdx.x, + gridDim.x, ...
+ * one at a time. Its dynamic shared memory is a ring of S stages (A.chunk),
+ * each one row (then the residual's row), filled by cp.async.bulk on the
+ * stage's mbarrier: S - 1 rows stay in flight while the block reduces,
+ * applies and stores the current one, and no register holds them (the LEAN
+ * classes' next-row prefetch in registers lost for the 2-byte layer_norm and
+ * the residual form: spills, fewer rows resident). Lane l takes the row's
+ * vectors k T + l (k < NV) from the stage into registers; WR: the weight
+ * and bias vectors of those columns are loaded once a block, into
+ * registers (else read at each apply). Statistics as LEAN's 2-byte
+ * moments: the block's sum, then the squared deviations from the mean;
+ * sumsq one sum; the block's reductions are kg_ngroup's (butterflies, then
+ * the warps in order), so the results are the same run to run. After the
+ * first reduction's barriers every lane holds its vectors of the stage, and
+ * thread 0 refills the stage with the row S ahead.
+ * The runtime (runtime/norm.c) takes it where LEAN would serve the row, on
+ * compute capability 9.0, rows in whole 16-byte vectors.
+ */
+#ifndef KG_NORMB_CUH
+#define KG_NORMB_CUH
+
+#include "norm.cuh"
+
+/* most stages a block's ring holds (its mbarriers are static) */
+#define KG_NORMB_MAX_STAGES 16
+
+extern __shared__ __align__(128) unsigned char kg_nbbuf[];
+
+__device__ __forceinline__ uint32_t kg_nb_saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* The stage's barrier expects bytes more, from this (the only) arrival. */
+__device__ __forceinline__ void kg_nb_expect(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(kg_nb_saddr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+/* bytes (a multiple of 16, both addresses 16-byte aligned) from global src
+   to shared dst, completing on bar. */
+__device__ __forceinline__ void kg_nb_copy(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     kg_nb_saddr(dst)),
+                 "l"(src), "r"(bytes), "r"(kg_nb_saddr(bar))
+                 : "memory");
+}
+
+/* Waits for the completion of the barrier's phase of this parity. */
+__device__ __forceinline__ void kg_nb_wait(uint64_t *bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n"
+                     "  .reg .pred p;\n"
+                     "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "  selp.u32 %0, 1, 0, p;\n"
+                     "}\n"
+                     : "=r"(done)
+                     : "r"(kg_nb_saddr(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+template <class Op, int V, int NV, int T, bool WR>
+__device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
+{
+    static_assert(Op::stats != KG_NS_LSE && Op::elementwise, "BULK: the norms");
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<IT, V> VT;
+    __shared__ uint64_t bar[KG_NORMB_MAX_STAGES];
+    const int tid = (int)threadIdx.x;
+    const int S = (int)A.chunk;
+    const int nvec = (int)(A.n / V);
+    const uint32_t rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
+    const IT *in = (const IT *)A.p[KG_NO_IN], *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
+    IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
+    const bool hres = Op::residual && res != NULL;
+    const uint32_t sb = hres ? 2 * rb : rb; /* a stage */
+    const int64_t G = gridDim.x, b0 = blockIdx.x;
+    const int64_t nr = A.rows > b0 ? (A.rows - b0 + G - 1) / G : 0; /* this block's rows */
+    auto issue = [&](int64_t i) {
+        const int st = (int)(i % S);
+        const int64_t row = b0 + i * G;
+        unsigned char *d = kg_nbbuf + (size_t)st * sb;
+        kg_nb_expect(&bar[st], sb);
+        kg_nb_copy(d, in + row * s_in, rb, &bar[st]);
+        if (hres)
+            kg_nb_copy(d + rb, res + row * s_res, rb, &bar[st]);
+    };
+    if (tid == 0) {
+        for (int s = 0; s < S; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(kg_nb_saddr(&bar[s])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0)
+        for (int64_t i = 0; i < S && i < nr; i++)
+            issue(i);
+    auto ok = [&](int k) -> bool { return k * T + tid < nvec; };
+    VT wv[WR ? NV : 1], bv[WR ? NV : 1];
+    if constexpr (WR)
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (ok(k)) {
+                if (wp)
+                    wv[k] = kg_nldg(wp + (k * T + tid) * V, (const VT *)0);
+                if (bp)
+                    bv[k] = kg_nldg(bp + (k * T + tid) * V, (const VT *)0);
+            }
+    for (int64_t i = 0; i < nr; i++) {
+        const int st = (int)(i % S);
+        const int64_t row = b0 + i * G;
+        kg_nb_wait(&bar[st], (uint32_t)((i / S) & 1));
+        const VT *sx = (const VT *)(kg_nbbuf + (size_t)st * sb);
+        VT x[NV];
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (ok(k))
+                x[k] = sx[k * T + tid];
+        if (hres) {
+            const VT *sh = (const VT *)(kg_nbbuf + (size_t)st * sb + rb);
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k))
+                    kg_nres_add<Op, V>(x[k], sh[k * T + tid], res + row * s_res + (k * T + tid) * V);
+        }
+        kg_nstat<AT> cs;
+        cs.n = (AT)A.n;
+        cs.a = (AT)0;
+        if constexpr (Op::stats == KG_NS_MOMENTS)
+            cs.a = kg_ngroup(kg_nfold_sum<Op, V>(x, ok), T, kg_nsum_f()) / (AT)A.n;
+        else
+            cs.c = kg_ngroup(kg_nfold<Op, V>(x, ok, (AT)0, [](AT a, AT v) { return a + v * v; }), T, kg_nsum_f());
+        /* every lane has read the stage (kg_ngroup's barriers): its next row */
+        if (tid == 0 && i + S < nr)
+            issue(i + S);
+        if constexpr (Op::stats == KG_NS_MOMENTS)
+            cs.c = kg_ngroup(kg_nfold_dev2<Op, V>(x, ok, cs.a), T, kg_nsum_f());
+        const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
+        IT *orow = out + row * s_out;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (ok(k)) {
+                const int e0 = (k * T + tid) * V;
+                VT y;
+                if constexpr (WR) {
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        y.v[e] = Op::st(Op::apply(Op::ld(x[k].v[e]), rv, wp ? Op::ld(wv[k].v[e]) : (AT)1,
+                                                  bp ? Op::ld(bv[k].v[e]) : (AT)0));
+                } else {
+                    y = kg_napply<Op, V>(x[k], rv, wp ? wp + e0 : NULL, bp ? bp + e0 : NULL);
+                }
+                *(VT *)(orow + e0) = y;
+            }
+        if constexpr (Op::nres > 0)
+            if (tid == 0)
+                kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
+    }
+}
+
+#endif
