@@ -112,7 +112,8 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG ||
-           v == KG_ATTN_V_HOPPER_PERSIST_XT || v == KG_ATTN_V_HOPPER_PERSIST_FX1 || v == KG_ATTN_V_HOPPER_PERSIST_FX2;
+           v == KG_ATTN_V_HOPPER_PERSIST_XT || v == KG_ATTN_V_HOPPER_PERSIST_FX1 || v == KG_ATTN_V_HOPPER_PERSIST_FX2 ||
+           v == KG_ATTN_V_HOPPER_PERSIST_LONG_FX;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -616,8 +617,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        1317 / 1344, S 1k 442 / 437; at D 64 plain is level or better (S 1k
        311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
     const int64_t nmb = (Sq + e->bm - 1) / e->bm;
-    const int hopper =
-        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
+    const int hopper = variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG ||
+                       variant == KG_ATTN_V_HOPPER_PP || variant == KG_ATTN_V_HOPPER_LONG_FX;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
     const int persist = is_persist(variant);
     /* persistent: one block per multiprocessor (a block's shared memory
