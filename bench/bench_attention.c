@@ -454,14 +454,11 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[12] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,
-                                KG_ATTN_V_HOPPER_LONG,        KG_ATTN_V_HOPPER_PP,
-                                KG_ATTN_V_HOPPER_PERSIST,     KG_ATTN_V_HOPPER_PERSIST_PP,
-                                KG_ATTN_V_HOPPER_PERSIST_LONG, KG_ATTN_V_HOPPER_PERSIST_XT,
-                                KG_ATTN_V_HOPPER_PERSIST_FX1, KG_ATTN_V_HOPPER_PERSIST_FX2,
-                                KG_ATTN_V_HOPPER_PERSIST_LONG_FX, KG_ATTN_V_HOPPER_LONG_FX};
+            const int vs[7] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP,          KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP,
+                               KG_ATTN_V_HOPPER_PERSIST_LONG};
             const char *which = getenv("KG_BENCH_VARIANTS");
-            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 12; x++) {
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 7; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) != vs[x])

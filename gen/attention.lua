@@ -122,12 +122,6 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
--- Candidates of session 11 on the plain persistent kernel (D 64 and 128):
--- the consumers' pipeline across work tiles (xt), and part of the softmax's
--- exponentials on the FMA pipe (fx1: 1/8, fx2: 2/8).
-M.sm90_cand = { [64] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
--- and the 192-key tiles (D 64) with the FMA exponentials (r2)
-M.sm90_long_fx = { [64] = { nwg = 2, bn = 192, emu = 2 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -193,13 +187,9 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
--- xt (opt or the tile entry): the persistent consumers' pipeline across
--- work tiles without the ping-pong turns; emu: the exponentials of that
--- many of every 8 8-key groups on the FMA pipe (attention_sm90.cuh, ex2_fma)
-local function plan_sm90(dt, d, kind, tiles, pp, persist, opt)
+local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
-  local xt, emu = (opt and opt.xt) or c.xt or false, (opt and opt.emu) or c.emu or 0
   local bm = c.nwg * 64
   -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
   -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
@@ -209,15 +199,10 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist, opt)
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 32 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
-  if xt or emu > 0 then
-    flags = string.format(", %s, %s, %s, %d", tostring(pp or false), tostring(persist or false), tostring(xt), emu)
-  end
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s", bm, c.bn, c.nwg,
-                                 pp and ", ping-pong" or "", persist and ", persistent" or "",
-                                 xt and ", pipelined across tiles" or "",
-                                 emu > 0 and string.format(", %d/8 of exp2 on FMA", emu) or "") }
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
+                                 persist and ", persistent" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -272,30 +257,6 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_XT", name = "Hopper persistent xt", prefix = "attn90t_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_cand, false, true, { xt = true }) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, pipelined across work tiles" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_FX1", name = "Hopper persistent fx1", prefix = "attn90e_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_cand, false, true, { emu = 1 }) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 1/8 of the exponentials on FMA" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_FX2", name = "Hopper persistent fx2", prefix = "attn90f_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_cand, false, true, { emu = 2 }) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 2/8 of the exponentials on FMA" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_LONG_FX", name = "Hopper persistent long fx", prefix = "attn90u_",
-    dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long_fx, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent long, part of the exponentials on FMA" },
-  { enum = "KG_ATTN_V_HOPPER_LONG_FX", name = "Hopper long fx", prefix = "attn90v_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_long_fx) or nil end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper long, part of the exponentials on FMA" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

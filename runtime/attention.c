@@ -108,14 +108,6 @@ static int is_decode(kg_attn_variant v)
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
-/* the persistent Hopper variants (one block per multiprocessor) */
-static int is_persist(kg_attn_variant v)
-{
-    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG ||
-           v == KG_ATTN_V_HOPPER_PERSIST_XT || v == KG_ATTN_V_HOPPER_PERSIST_FX1 || v == KG_ATTN_V_HOPPER_PERSIST_FX2 ||
-           v == KG_ATTN_V_HOPPER_PERSIST_LONG_FX;
-}
-
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
                                  int forced)
 {
@@ -177,7 +169,8 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
-        (!is_persist((kg_attn_variant)f) || persist_ok))
+        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP && f != KG_ATTN_V_HOPPER_PERSIST_LONG) ||
+         persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -617,10 +610,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        1317 / 1344, S 1k 442 / 437; at D 64 plain is level or better (S 1k
        311 / 302, S 4k 865 / 874, S 16k 3078 / 3046). A test may force either. */
     const int64_t nmb = (Sq + e->bm - 1) / e->bm;
-    const int hopper = variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG ||
-                       variant == KG_ATTN_V_HOPPER_PP || variant == KG_ATTN_V_HOPPER_LONG_FX;
+    const int hopper =
+        variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int persist = is_persist(variant);
+    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+                        variant == KG_ATTN_V_HOPPER_PERSIST_LONG;
     /* persistent: one block per multiprocessor (a block's shared memory
        fills one), each taking work tiles blockIdx.x + k gridDim.x of
        p.units; causal tiles always heaviest first (attention_sm90.cuh) */

@@ -70,40 +70,6 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
            (uint64_t)1 << 62;
 }
 
-/* 2^x on the FMA pipe, without the multifunction unit (MUFU.EX2 gives 16
-   results a clock per multiprocessor; at D 64 a key tile's exponentials
-   take it as long as the tile's two products take the tensor cores):
-   x is clamped below at -127 (a NaN kept), rounded to the integer j by
-   adding and taking away 1.5 * 2^23, and 2^x = 2^(x - j) * 2^j, 2^(x - j)
-   by a minimax polynomial on [-0.5, 0.5] (relative error 7.5e-5 with
-   degree 3, under bf16's rounding of P; 2.6e-6 with degree 4, for f16)
-   and 2^j written into the exponent bits ((j + 127) << 23, from the low
-   bits of the rounded sum): j = -127 gives +0, so ex2_fma(-inf) = 0 as
-   ex2(-inf). About 9 instructions (FMNMX, 3 FADD, 3-4 FFMA, an integer
-   shift-add, FMUL) for one MUFU.EX2. */
-template <bool HALF> __device__ __forceinline__ float ex2_fma(float x)
-{
-    float t;
-    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(t) : "f"(x), "f"(-127.f));
-    const float r = __fadd_rn(t, 12582912.f), f = __fsub_rn(t, __fsub_rn(r, 12582912.f));
-    float q;
-    if constexpr (HALF)
-        q = fmaf(fmaf(fmaf(fmaf(0.00957010191f, f, 0.0559178603f), f, 0.240247448f), f, 0.693121815f), f,
-                 0.999999261f);
-    else
-        q = fmaf(fmaf(fmaf(0.0551716691f, f, 0.242611122f), f, 0.693260985f), f, 0.999928074f);
-    return q * __int_as_float((int)(((uint32_t)__float_as_int(r) << 23) + 0x3F800000u));
-}
-/* The exponential of the scores of 8-key group n: groups n % 8 < EMU on the
-   FMA pipe (ex2_fma), the others on MUFU.EX2; EMU 0 (every variant but the
-   emulating candidates) is ex2 alone. */
-template <int EMU, bool HALF> __device__ __forceinline__ float exp2_of(int n, float x)
-{
-    if (EMU > 0 && n % 8 < EMU)
-        return ex2_fma<HALF>(x);
-    return ex2(x);
-}
-
 /* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
    elements) into the swizzled tile at dst; rows past n are zero-filled.
    Unrolled by 4: the producer that runs it has few registers. (The backward
@@ -197,8 +163,7 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool XTP = false,
-          int EMU = 0>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -434,7 +399,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
-                        e = exp2_of<EMU, mma<T>::half>(n, fmaf(e, p.scale_log2, -use[x >> 1]));
+                        e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
                         rsp[n & 1][x >> 1] += e;
                     }
             } else {
@@ -443,7 +408,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
-                        e = exp2_of<EMU, mma<T>::half>(n, e - use[x >> 1]);
+                        e = ex2(e - use[x >> 1]);
                         rsp[n & 1][x >> 1] += e;
                     }
             }
@@ -691,7 +656,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             store_out(m0, h, b);
             return ntiles;
         };
-        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 || XTP : KG_ATTN_XT != 0;
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
         if constexpr (PERSIST && !XT) {
             int it0 = 0, tc = 0;
             for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
