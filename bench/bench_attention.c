@@ -11,7 +11,8 @@
  * Set KG_BENCH_FILTER=<'|'-separated substrings of "dtype D S causal Hq Hkv Sq
  * Sk kind", kind one of prefill / decode / sweep (the seeded prefill sweep)>
  * to run a subset; KG_BENCH_VARIANTS=1 times every variant of each prefill
- * row (=hopper: the Hopper ones only); KG_BENCH_SWEEP_SEED and
+ * row (=hopper: the Hopper ones only), and with KG_BENCH_QUEUE=1 each
+ * persistent one again with its work queue the other way; KG_BENCH_SWEEP_SEED and
  * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
  * decode sweep (its rows' names also hold "dseed"); KG_BENCH_DEC_SPREAD=1
@@ -454,11 +455,11 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[7] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
+            const int vs[8] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
                                KG_ATTN_V_HOPPER_PP,          KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP,
-                               KG_ATTN_V_HOPPER_PERSIST_LONG};
+                               KG_ATTN_V_HOPPER_PERSIST_LONG, KG_ATTN_V_HOPPER_PERSIST_HALF};
             const char *which = getenv("KG_BENCH_VARIANTS");
-            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 7; x++) {
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 8; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) != vs[x])
@@ -467,6 +468,16 @@ int main(void)
                     tma_pair(ctx, &c, inner, kg_attn_variant_names[vs[x]]);
                 else
                     printf(" %s %.1f us", kg_attn_variant_names[vs[x]], bench_time_us(ctx, run, &c, inner, 5));
+                /* $KG_BENCH_QUEUE: the persistent variants again with their
+                   work queue forced the other way (on: q, off: turns) */
+                if (getenv("KG_BENCH_QUEUE") && x >= 4) {
+                    const int on = kg_test_last_attn_queue();
+                    kg_test_attn_queue(on ? -1 : 1);
+                    run(&c);
+                    printf(" (%s %.1f us)", kg_test_last_attn_queue() ? "q" : "turns",
+                           bench_time_us(ctx, run, &c, inner, 5));
+                    kg_test_attn_queue(0);
+                }
             }
             kg_test_force_attn_variant(ctx, -1);
             printf("\n");

@@ -108,6 +108,13 @@ static int is_decode(kg_attn_variant v)
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
+/* the persistent Hopper variants (one block per multiprocessor) */
+static int is_persist(kg_attn_variant v)
+{
+    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG ||
+           v == KG_ATTN_V_HOPPER_PERSIST_HALF;
+}
+
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
                                  int forced)
 {
@@ -165,12 +172,11 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
     /* the persistent variant numbers its work tiles (B x Hq x query blocks)
-       with 32-bit ints */
-    const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
+       with 32-bit ints, and a tile's number plus the grid too */
+    const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX - (1 << 20);
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
-        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP && f != KG_ATTN_V_HOPPER_PERSIST_LONG) ||
-         persist_ok))
+        (!is_persist((kg_attn_variant)f) || persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -312,6 +318,13 @@ static int tma_force, tma_last;
 
 void kg_test_attn_tma(int on) { __atomic_store_n(&tma_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_tma(void) { return __atomic_load_n(&tma_last, __ATOMIC_RELAXED); }
+
+/* kg_test_attn_queue (a test and benchmark hook, process-wide): the
+   persistent kernels' work queue (1 always, -1 never, 0 causal only) */
+static int queue_force, queue_last;
+
+void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC_RELAXED); }
 
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
    driver has none) */
@@ -613,8 +626,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const int hopper =
         variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
-                        variant == KG_ATTN_V_HOPPER_PERSIST_LONG;
+    const int persist = is_persist(variant);
     /* persistent: one block per multiprocessor (a block's shared memory
        fills one), each taking work tiles blockIdx.x + k gridDim.x of
        p.units; causal tiles always heaviest first (attention_sm90.cuh) */
@@ -623,7 +635,20 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                 : hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
     if (persist) {
         p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
-        p.hkv = (int32_t)Hq;               /* (the decode-only fields, here the work tiles and the heads) */
+        p.hkv = (int32_t)Hq;
+        /* causal: the blocks take their tiles from a queue (two counters of
+           the stream's scratch), each the next heaviest as it starts one,
+           rather than every gridDim.x-th: tiles of unequal cost end level.
+           Without the scratch (first use inside a graph capture) they take
+           them in turn. */
+        const int qf = __atomic_load_n(&queue_force, __ATOMIC_RELAXED);
+        if (qf > 0 || (qf == 0 && p.causal)) {
+            void *base;
+            if (kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES, &base) == KG_OK)
+                p.queue = (int *)base;
+            else
+                kg_ok(ctx); /* (no error left behind: the launch goes on without the queue) */
+        }
     }
     const int64_t pgrid = persist ? (p.units < ctx->sm_count ? p.units : ctx->sm_count) : 0;
     const dim3 grid = persist ? (dim3){(unsigned)pgrid, 1, 1}
@@ -636,6 +661,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
+        __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }
