@@ -455,11 +455,17 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[8] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
-                               KG_ATTN_V_HOPPER_PP,          KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP,
-                               KG_ATTN_V_HOPPER_PERSIST_LONG, KG_ATTN_V_HOPPER_PERSIST_HALF};
+            const int vs[9] = {KG_ATTN_V_PORTABLE,
+                               KG_ATTN_V_HOPPER,
+                               KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP,
+                               KG_ATTN_V_HOPPER_PERSIST,
+                               KG_ATTN_V_HOPPER_PERSIST_PP,
+                               KG_ATTN_V_HOPPER_PERSIST_LONG,
+                               KG_ATTN_V_HOPPER_PERSIST_HALF,
+                               KG_ATTN_V_HOPPER_PERSIST_PP_HALF};
             const char *which = getenv("KG_BENCH_VARIANTS");
-            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 8; x++) {
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 9; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) != vs[x])

@@ -126,6 +126,8 @@ M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
 -- warpgroup whose rows see only the first half of a work tile's last key
 -- tile (the causal diagonal's first 64 rows) runs that tile on 64 keys.
 M.sm90_persist_half = { [64] = { nwg = 2, bn = 128 } }
+-- ... and on the persistent ping-pong kernel (D 96, 128; causal default).
+M.sm90_persist_pp_half = { [96] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -269,6 +271,13 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_half, false, true, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, half the last key tile where it can (D 64)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_HALF", name = "Hopper persistent pp hd", prefix = "attn90i_",
+    dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_pp_half, true, true, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent pp, half the last key tile where it can (D 96, 128)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -634,6 +634,16 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            row maxima and sums unchanged), so the results are bitwise the
            same. */
         static_assert(!HALF || BN == 128, "the half tile is a 64-key product");
+        /* whether this warpgroup runs the last of the ntiles key tiles of
+           the work tile of query rows from m0 on its first half */
+        auto half_of = [&](int m0, int ntiles) {
+            if constexpr (HALF) {
+                /* the keys this warpgroup's last row sees end at kend */
+                const int kend = causal ? min(p.sk, min(m0 + wgi * 64 + 64, p.sq) + p.sk - p.sq) : p.sk;
+                return ntiles > 0 && kend - (ntiles - 1) * BN <= BN / 2;
+            }
+            return false;
+        };
         /* Key tiles 1 .. ntiles - 1 of a begun tile (flush(): the staged
            tile's stores, once a step's products are issued).
            (Measured, H200, session 5: ptxas places the wait for
@@ -730,12 +740,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            bool half = false; /* HALF: the last key tile on its first 64 keys */
-            if constexpr (HALF) {
-                /* the keys this warpgroup's last row sees end at kend */
-                const int kend = causal ? min(p.sk, min(m0 + wgi * 64 + 64, p.sq) + p.sk - p.sq) : p.sk;
-                half = kend - (ntiles - 1) * BN <= BN / 2;
-            }
+            const bool half = half_of(m0, ntiles); /* HALF: the last key tile on its first 64 keys */
             if (ntiles > 0) {
                 first_s(half && ntiles == 1, s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
                 mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq, half);
@@ -781,7 +786,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                the warpgroup's products idle. Same arithmetic in the same
                order as grid mode (bitwise the same results). */
             static_assert(KIND != KG_ATTN_MASK, "no persistent mask kernels");
-            static_assert(!HALF, "the half tile is in consume() only");
             const int wr = wgi * 64 + wq * 16;
             float o[DP / 2], s[BN / 2];
             uint32_t pa[BN / 16][4];
@@ -803,7 +807,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mx[i] = -CUDART_INF_F, l[i] = 0.f;
                 zero_o(o);
                 if (ntiles > 0)
-                    first_s(false, s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
+                    first_s(half_of(m0, ntiles) && ntiles == 1, s, pa, mx, l, nomask, m0, wr, it0,
+                            [&] { return dq_of(x); });
                 else
                     release(empty_qs(x & 1));
             };
@@ -820,7 +825,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
-                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc), false);
+                const bool hc = half_of(m0, nt);
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc), hc);
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -832,6 +838,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 }
                 if (nt > 0 && nt2 > 0) {
                     /* the next tile's first S with this tile's last P V */
+                    const bool hn = half_of(m2, nt2) && nt2 == 1;
                     float alpha[2], rs[2];
                     const int sv = (it1 - 1) & 1;
                     mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
@@ -840,25 +847,25 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     fence_async_smem();
                     wg_fence();
                     turn_wait();
-                    issue_s(false, s, it1 & 1, dq_of(tc + 1));
-                    issue_pv(false, o, pa, sv);
+                    issue_s(hn, s, it1 & 1, dq_of(tc + 1));
+                    issue_pv(hc, o, pa, sv);
                     turn_pass();
                     flush();
                     wg_wait<1>();
                     release(empty_k(it1 & 1));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(false, s, mx, nomask, 0, m2, wr, alpha, rs);
+                    softmax(hn, s, mx, nomask, 0, m2, wr, alpha, rs);
                     wg_wait<0>();
                     release(empty_v(sv));
                     stage_out(o, m0, wr, h, b, mxo, lo);
                     pm0 = m0, ph = h, pb = b;
                     zero_o(o);
                     l[0] = rs[0], l[1] = rs[1];
-                    pack_p(false, pa, s);
+                    pack_p(hn, pa, s);
                 } else {
                     if (nt > 0)
-                        last_pv(false, o, pa, it1); /* the next work tile's producer refills the V stage */
+                        last_pv(hc, o, pa, it1); /* the next work tile's producer refills the V stage */
                     else
                         flush();
                     stage_out(o, m0, wr, h, b, mx, l);
