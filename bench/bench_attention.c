@@ -438,6 +438,17 @@ int main(void)
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);
+        /* $KG_BENCH_QUEUE: a persistent default again with its work queue
+           the other way (and each persistent variant below) */
+        if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+                                         variant == KG_ATTN_V_HOPPER_PERSIST_LONG)) {
+            const int on = kg_test_last_attn_queue();
+            kg_test_attn_queue(on ? -1 : 1);
+            run(&c);
+            printf("      queue (runtime's %s): %s %.1f us\n", on ? "on" : "off", kg_test_last_attn_queue() ? "on" : "off",
+                   bench_time_us(ctx, run, &c, inner, 5));
+            kg_test_attn_queue(0);
+        }
         /* $KG_BENCH_ORDER: causal prefill rows again with the other block
            order (heaviest blocks first or the plain grid; Hopper variants) */
         if (getenv("KG_BENCH_ORDER") && bc.causal && !is_decode_variant(variant)) {
@@ -455,17 +466,11 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[9] = {KG_ATTN_V_PORTABLE,
-                               KG_ATTN_V_HOPPER,
-                               KG_ATTN_V_HOPPER_LONG,
-                               KG_ATTN_V_HOPPER_PP,
-                               KG_ATTN_V_HOPPER_PERSIST,
-                               KG_ATTN_V_HOPPER_PERSIST_PP,
-                               KG_ATTN_V_HOPPER_PERSIST_LONG,
-                               KG_ATTN_V_HOPPER_PERSIST_HALF,
-                               KG_ATTN_V_HOPPER_PERSIST_PP_HALF};
+            const int vs[7] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP,          KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP,
+                               KG_ATTN_V_HOPPER_PERSIST_LONG};
             const char *which = getenv("KG_BENCH_VARIANTS");
-            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 9; x++) {
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 7; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) != vs[x])

@@ -111,8 +111,7 @@ static int is_decode(kg_attn_variant v)
 /* the persistent Hopper variants (one block per multiprocessor) */
 static int is_persist(kg_attn_variant v)
 {
-    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG ||
-           v == KG_ATTN_V_HOPPER_PERSIST_HALF || v == KG_ATTN_V_HOPPER_PERSIST_PP_HALF;
+    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -320,7 +319,8 @@ void kg_test_attn_tma(int on) { __atomic_store_n(&tma_force, on, __ATOMIC_RELAXE
 int kg_test_last_attn_tma(void) { return __atomic_load_n(&tma_last, __ATOMIC_RELAXED); }
 
 /* kg_test_attn_queue (a test and benchmark hook, process-wide): the
-   persistent kernels' work queue (1 always, -1 never, 0 causal only) */
+   persistent kernels' work queue (-1 never; 0 or 1 the runtime's choice,
+   the queue wherever the scratch is there) */
 static int queue_force, queue_last;
 
 void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RELAXED); }
@@ -628,21 +628,26 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
     const int persist = is_persist(variant);
     /* persistent: one block per multiprocessor (a block's shared memory
-       fills one), each taking work tiles blockIdx.x + k gridDim.x of
-       p.units; causal tiles always heaviest first (attention_sm90.cuh) */
+       fills one), each taking work tiles of p.units (below); causal tiles
+       always heaviest first (attention_sm90.cuh) */
     const int order =
         persist ? p.causal
                 : hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
     if (persist) {
         p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
         p.hkv = (int32_t)Hq;
-        /* causal: the blocks take their tiles from a queue (two counters of
-           the stream's scratch), each the next heaviest as it starts one,
-           rather than every gridDim.x-th: tiles of unequal cost end level.
-           Without the scratch (first use inside a graph capture) they take
-           them in turn. */
+        /* The blocks take their tiles from a queue (two counters of the
+           stream's scratch), each the next one (causal: the next heaviest)
+           as it starts one, rather than every gridDim.x-th: they end level
+           whatever the tiles' costs. H200, session 12 r1a, us, same
+           process, queue / in turn: bf16 D 64 S 1k causal 245.1 / 246.5
+           (f16 245.0 / 247.2), S 4k causal (192-key tiles) 670.8 / 690.2,
+           D 128 S 1k causal 309.4 / 335.9 (pp 312.8 / 335.6); not causal,
+           D 64 S 1k 359.8 / 363.6, 192-key tiles 371.0 / 378.4. Without
+           the scratch (first use inside a graph capture) they take them in
+           turn. */
         const int qf = __atomic_load_n(&queue_force, __ATOMIC_RELAXED);
-        if (qf > 0 || (qf == 0 && p.causal)) {
+        if (qf >= 0) {
             void *base;
             if (kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES, &base) == KG_OK)
                 p.queue = (int *)base;

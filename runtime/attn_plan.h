@@ -64,8 +64,9 @@ KG_API int kg_test_last_attn_tma(void);
 
 /* The persistent Hopper prefill kernels' work queue (the next tile to the
    block that starts one; else every multiprocessor's block takes each
-   grid-th tile), process-wide: 1 always, -1 never, 0 the runtime's choice
-   (causal); whether the last prefill launch took the queue. */
+   grid-th tile), process-wide: -1 never; 0 or 1 the runtime's choice (the
+   queue, wherever the stream's scratch can be had); whether the last
+   prefill launch took the queue. */
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 

@@ -165,7 +165,7 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool HALF = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -379,21 +379,16 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            rows mrow, KIND MASK only) -> exponentials relative to the new
            running max (in s), their row sums (rs) and the factor alpha the
            output and the sums so far must be scaled by. */
-        auto softmax = [&](bool half, float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
+        auto softmax = [&](float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
                            int wr, float(&alpha)[2], float(&rs)[2]) {
-            /* HALF: the keys of the tile used (8-key groups n < NS / 2 only) */
-            const bool hf = HALF && half;
-            const int KU = hf ? BN / 2 : BN;
             const int n0 = j * BN;
-            const bool check = n0 + KU > p.sk || (causal && n0 + KU - 1 > m0 + wr + p.sk - p.sq);
+            const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
             /* scale (and add the mask) everywhere; key bounds and the causal
                rule only on tiles that cross the sequence end or the diagonal:
                row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
             if (!fold) {
 #pragma unroll
-                for (int n = 0; n < NS; n++) {
-                    if (hf && n >= NS / 2)
-                        continue;
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -404,7 +399,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                                 e += mrow[i][(int64_t)c * p.m_sk] * KG_LOG2E;
                         }
                     }
-                }
             }
             if (check) {
                 int lim[2];
@@ -412,26 +406,20 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 for (int i = 0; i < 2; i++)
                     lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
 #pragma unroll
-                for (int n = 0; n < NS; n++) {
-                    if (hf && n >= NS / 2)
-                        continue;
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++)
                         if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
                             s[4 * n + x] = -CUDART_INF_F;
-                }
             }
             /* row maxima and sums in two chains per row (even and odd
                8-key groups): half the dependent FMNMX / FADD latency */
             float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
 #pragma unroll
-            for (int n = 0; n < NS; n++) {
-                if (hf && n >= NS / 2)
-                    continue;
+            for (int n = 0; n < NS; n++)
 #pragma unroll
                 for (int x = 0; x < 4; x++)
                     tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
-            }
             float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -444,39 +432,31 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             if (fold) {
 #pragma unroll
-                for (int n = 0; n < NS; n++) {
-                    if (hf && n >= NS / 2)
-                        continue;
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
                         e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
                         rsp[n & 1][x >> 1] += e;
                     }
-                }
             } else {
 #pragma unroll
-                for (int n = 0; n < NS; n++) {
-                    if (hf && n >= NS / 2)
-                        continue;
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
                         e = ex2(e - use[x >> 1]);
                         rsp[n & 1][x >> 1] += e;
                     }
-                }
             }
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 rs[i] = rsp[0][i] + rsp[1][i];
         };
         /* P (the exponentials in s) into the A-operand registers of P V */
-        auto pack_p = [&](bool half, uint32_t(&pa)[BN / 16][4], const float(&s)[BN / 2]) {
+        auto pack_p = [&](uint32_t(&pa)[BN / 16][4], const float(&s)[BN / 2]) {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
-                if (HALF && half && kk >= BN / 32)
-                    continue;
                 pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
                 pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
                 pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
@@ -488,22 +468,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (shared addresses stay below 256 KB, so no carry leaves it),
            a 64-bit add instead of building it from the address (about
            six uniform instructions per wgmma in the SASS of D 128): dk0, dv0 */
-        /* S = Q K^T from K stage `stage`, Q from the descriptor dq (the
-           keys 0-63 of the tile alone where HALF and half: its first rows of K) */
-        auto issue_s = [&](bool half, float(&s)[BN / 2], int stage, uint64_t dq) {
+        /* S = Q K^T from K stage `stage`, Q from the descriptor dq */
+        auto issue_s = [&](float(&s)[BN / 2], int stage, uint64_t dq) {
             const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
-            if constexpr (HALF) {
-                if (half) {
-#pragma unroll
-                    for (int kk = 0; kk < D / 16; kk++) {
-                        const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                        wg<T, BN / 2>::ss(reinterpret_cast<float(&)[BN / 4]>(s), dq + (off >> 4),
-                                          dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4), kk > 0);
-                    }
-                    wg_commit();
-                    return;
-                }
-            }
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
@@ -512,18 +479,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             wg_commit();
         };
-        /* O += P V from V stage `stage` (HALF and half: keys 0-63 alone) */
-        auto issue_pv = [&](bool half, float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage) {
+        /* O += P V from V stage `stage` */
+        auto issue_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage) {
             const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
-            if constexpr (HALF) {
-                if (half) {
-#pragma unroll
-                    for (int kk = 0; kk < BN / 32; kk++)
-                        wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
-                    wg_commit();
-                    return;
-                }
-            }
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
                 wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
@@ -611,38 +569,20 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* A tile's first S and its softmax (its Q landed, nothing of this
            warpgroup's in flight); it0: the K/V tiles streamed before it,
            dq(): the descriptor of its Q rows */
-        auto first_s = [&](bool half, float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
+        auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
                            const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
             float alpha[2], rs[2];
             mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
             fence_async_smem();
             wg_fence();
             turn_wait();
-            issue_s(half, s, it0 & 1, dq());
+            issue_s(s, it0 & 1, dq());
             turn_pass();
             wg_wait<0>();
             release(empty_k(it0 & 1));
-            softmax(half, s, mx, mrow, 0, m0, wr, alpha, rs);
+            softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
-            pack_p(half, pa, s);
-        };
-        /* HALF: a warpgroup whose rows see none of the last half of a
-           work tile's last key tile (the causal diagonal of the block's
-           first 64 rows; a key range ending there) runs that tile on its
-           first half only: S on N 64, the softmax on its 8-key groups, P V
-           on its 64 keys. The keys left out are masked (P exactly 0, the
-           row maxima and sums unchanged), so the results are bitwise the
-           same. */
-        static_assert(!HALF || BN == 128, "the half tile is a 64-key product");
-        /* whether this warpgroup runs the last of the ntiles key tiles of
-           the work tile of query rows from m0 on its first half */
-        auto half_of = [&](int m0, int ntiles) {
-            if constexpr (HALF) {
-                /* the keys this warpgroup's last row sees end at kend */
-                const int kend = causal ? min(p.sk, min(m0 + wgi * 64 + 64, p.sq) + p.sk - p.sq) : p.sk;
-                return ntiles > 0 && kend - (ntiles - 1) * BN <= BN / 2;
-            }
-            return false;
+            pack_p(pa, s);
         };
         /* Key tiles 1 .. ntiles - 1 of a begun tile (flush(): the staged
            tile's stores, once a step's products are issued).
@@ -655,10 +595,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            every shape (6-23%): the two warpgroups already take turns on
            the tensor cores.) */
         auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
-                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq,
-                            bool half) {
+                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq) {
             for (int j = 1; j < ntiles; j++) {
-                const bool hl = half && j == ntiles - 1;
                 float alpha[2], rs[2];
                 const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
                 mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
@@ -666,32 +604,32 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 fence_async_smem();
                 wg_fence();
                 turn_wait();
-                issue_s(hl, s, sk_, dq);
-                issue_pv(false, o, pa, sv);
+                issue_s(s, sk_, dq);
+                issue_pv(o, pa, sv);
                 turn_pass();
                 flush();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
                 release(empty_k(sk_));
-                softmax(hl, s, mx, mrow, j, m0, wr, alpha, rs);
+                softmax(s, mx, mrow, j, m0, wr, alpha, rs);
                 wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
                 release(empty_v(sv));
 #pragma unroll
                 for (int i = 0; i < 2; i++)
                     l[i] = l[i] * alpha[i] + rs[i];
                 rescale_o(o, alpha);
-                pack_p(hl, pa, s);
+                pack_p(pa, s);
             }
         };
         /* a tile's last O += P V on its own; it1: the K/V tiles streamed up
            to the tile's end; PERSIST: its V stage released (the next work
            tile's producer refills it) */
-        auto last_pv = [&](bool half, float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
+        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
             const int sv = (it1 - 1) & 1;
             mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
             fence_async_smem();
             wg_fence();
             turn_wait();
-            issue_pv(half, o, pa, sv);
+            issue_pv(o, pa, sv);
             turn_pass();
             flush();
             wg_wait<0>();
@@ -740,13 +678,12 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            const bool half = half_of(m0, ntiles); /* HALF: the last key tile on its first 64 keys */
             if (ntiles > 0) {
-                first_s(half && ntiles == 1, s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq, half);
+                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(half, o, pa, it0 + ntiles);
+                last_pv(o, pa, it0 + ntiles);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
@@ -807,8 +744,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mx[i] = -CUDART_INF_F, l[i] = 0.f;
                 zero_o(o);
                 if (ntiles > 0)
-                    first_s(half_of(m0, ntiles) && ntiles == 1, s, pa, mx, l, nomask, m0, wr, it0,
-                            [&] { return dq_of(x); });
+                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
                 else
                     release(empty_qs(x & 1));
             };
@@ -825,8 +761,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
-                const bool hc = half_of(m0, nt);
-                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc), hc);
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -838,7 +773,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 }
                 if (nt > 0 && nt2 > 0) {
                     /* the next tile's first S with this tile's last P V */
-                    const bool hn = half_of(m2, nt2) && nt2 == 1;
                     float alpha[2], rs[2];
                     const int sv = (it1 - 1) & 1;
                     mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
@@ -847,25 +781,25 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     fence_async_smem();
                     wg_fence();
                     turn_wait();
-                    issue_s(hn, s, it1 & 1, dq_of(tc + 1));
-                    issue_pv(hc, o, pa, sv);
+                    issue_s(s, it1 & 1, dq_of(tc + 1));
+                    issue_pv(o, pa, sv);
                     turn_pass();
                     flush();
                     wg_wait<1>();
                     release(empty_k(it1 & 1));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(hn, s, mx, nomask, 0, m2, wr, alpha, rs);
+                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
                     wg_wait<0>();
                     release(empty_v(sv));
                     stage_out(o, m0, wr, h, b, mxo, lo);
                     pm0 = m0, ph = h, pb = b;
                     zero_o(o);
                     l[0] = rs[0], l[1] = rs[1];
-                    pack_p(hn, pa, s);
+                    pack_p(pa, s);
                 } else {
                     if (nt > 0)
-                        last_pv(hc, o, pa, it1); /* the next work tile's producer refills the V stage */
+                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
                     else
                         flush();
                     stage_out(o, m0, wr, h, b, mx, l);
