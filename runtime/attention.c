@@ -211,15 +211,21 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        causal D 64 too, S 4k: persistent long 706 / 719, persistent pp (the
        old pick) 741 / 750, persistent 727 / 753, grid long 734 / 758. */
     const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS;
-    /* the persistent kernel on those 192-key tiles up to 4096 keys (session
-       7, H200, us: r3 S 4k 1292 against the grid-mode long variant's 1329;
-       r4 as the default 1301, cuDNN 1144; longer keys unmeasured) */
-    if (sm90 && persist_ok && long64 && sk <= 4096 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
+    /* the persistent kernel on those 192-key tiles (session 7, H200, us:
+       r3 S 4k 1292 against the grid-mode long variant's 1329; r4 as the
+       default 1301, cuDNN 1144). Since the work queue (session 12) at any
+       key count, as the plain and ping-pong persistent kernels below: the
+       queue balances long causal launches, which favoured the grid before
+       (above). H200, session 12 r1, us, the persistent variant with the
+       queue / the grid default, measured in that order: D 64 S 16k causal
+       long 2429.7 / 2442.3; D 128 S 4k causal 988.6 / 1037.3, GQA (Hq 32,
+       Hkv 8) 970.9 / 1012.6, S 16k causal 3655.2 / 3684.3. */
+    if (sm90 && persist_ok && long64 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PERSIST_LONG;
     /* causal: the ping-pong turns, but not at D 64 (session 9, r1, us, bf16
        / f16, S 1k causal: persistent 245.0 / 245.9, persistent pp 252.9 /
        255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363) */
-    if (sm90 && persist_ok && !long64 && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
+    if (sm90 && persist_ok && !long64) {
         const kg_attn_variant pv =
             kind == KG_ATTN_CAUSAL && D != 64 ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
