@@ -158,8 +158,9 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
 }
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
-   else): persistent for short key ranges, the long-key variant from
-   KG_ATTN_LONG_KEYS keys on; the narrow
+   else): persistent up to 4096 keys, and at any length on D 64's 192-key
+   tiles (from KG_ATTN_LONG_KEYS keys) and causal D 128; else the grid
+   kernels (the long-key variant from KG_ATTN_LONG_KEYS keys on); the narrow
    variant when the portable grid (bh x query blocks) would leave
    multiprocessors without a block; else the portable path. A variant forced
    by a test is taken where it exists and can run. */
@@ -194,14 +195,16 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        1366; GQA D 128 causal 1314 / 1356) */
     const int D = kg_attn_dims[slot];
     /* the persistent variants (D 64-128) up to 4096 keys (causal at D 128:
-       2048), with the ping-pong turns when causal. H200, same run, us, the
+       2048; session 12 widened both, below), with the ping-pong turns when
+       causal. H200, same run, us, the
        grid-mode default / persistent / persistent pp: D 64 S 1k 456 / 429 /
        436, causal 305 / 288 / 277; S 4k 1560 / 1527 / 1539, causal 900 / 852
        / 837; D 96 S 4k 1111 / 1076 / 1083; D 128 S 1k 690 / 679 / 679,
        causal 445 / 433 / 423; S 4k 2525 / 2533 / 2492, causal 1393 / 1408 /
-       1411. Longer keys favour the grid (the hardware's block scheduler
-       balances long causal launches better than the fixed turns): D 64 S
-       12.8k long 3533 / 3719, D 128 S 13.5k causal 1690 / 1929. */
+       1411. Longer keys favoured the grid (the hardware's block scheduler
+       balanced long causal launches better than the fixed turns, before the
+       work queue): D 64 S 12.8k long 3533 / 3719, D 128 S 13.5k causal 1690
+       / 1929. */
     /* (Session 6, H200, r2, us: since the producer's row copies and the
        folded softmax, D 64 with 2048-4096 keys and no mask (the long variant
        has no mask kernels) is faster on the 192-key tiles: S 4k long 1334,
@@ -213,21 +216,27 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS;
     /* the persistent kernel on those 192-key tiles (session 7, H200, us:
        r3 S 4k 1292 against the grid-mode long variant's 1329; r4 as the
-       default 1301, cuDNN 1144). Since the work queue (session 12) at any
-       key count, as the plain and ping-pong persistent kernels below: the
-       queue balances long causal launches, which favoured the grid before
-       (above). H200, session 12 r1, us, the persistent variant with the
-       queue / the grid default, measured in that order: D 64 S 16k causal
-       long 2429.7 / 2442.3; D 128 S 4k causal 988.6 / 1037.3, GQA (Hq 32,
-       Hkv 8) 970.9 / 1012.6, S 16k causal 3655.2 / 3684.3. */
+       default 1301, cuDNN 1144), since the work queue (session 12) at any
+       key count: the queue balances the long launches that favoured the
+       grid before (above). H200, session 12 r2, us, timed in turn (best
+       of 3), persistent long / grid long: S 16k 4616.6 / 4719.4, causal
+       2429.7 / 2465.6. */
     if (sm90 && persist_ok && long64 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PERSIST_LONG;
     /* causal: the ping-pong turns, but not at D 64 (session 9, r1, us, bf16
        / f16, S 1k causal: persistent 245.0 / 245.9, persistent pp 252.9 /
-       255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363) */
-    if (sm90 && persist_ok && !long64) {
-        const kg_attn_variant pv =
-            kind == KG_ATTN_CAUSAL && D != 64 ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
+       255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363), up to
+       4096 keys; beyond, with the work queue, causal D 128 on the plain
+       persistent kernel (D 96 and not causal: the grid, as before). H200,
+       session 12 r2, us, timed in turn (best of 3), bf16 D 128, persistent
+       pp / persistent / grid (the default before): S 1k causal 313.7 /
+       313.9 / 364.1 (f16 323.7 / 321.5 / 357.9), S 4k causal 956.2 /
+       1010.6 / 1088.5 (GQA Hq 32 Hkv 8: 1022.7 / 989.3 / 1060.1), S 16k
+       causal 3847.7 / 3714.7 / 3723.6; not causal S 16k, persistent /
+       grid 7165.2 / 7157.4. */
+    if (sm90 && persist_ok && !long64 && (sk <= 4096 || (kind == KG_ATTN_CAUSAL && D == 128))) {
+        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D != 64 && sk <= 4096 ? KG_ATTN_V_HOPPER_PERSIST_PP
+                                                                                   : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
