@@ -11,7 +11,10 @@
  * Set KG_BENCH_FILTER=<'|'-separated substrings of "dtype D S causal Hq Hkv Sq
  * Sk kind", kind one of prefill / decode / sweep (the seeded prefill sweep)>
  * to run a subset; KG_BENCH_VARIANTS=1 times every variant of each prefill
- * row (=hopper: the Hopper ones only); KG_BENCH_SWEEP_SEED and
+ * row (=hopper: the Hopper ones only), and with KG_BENCH_QUEUE=1 each
+ * persistent one again with its work queue the other way; KG_BENCH_VS=<','-
+ * separated variant names> times the default and those variants in turn,
+ * three rounds; KG_BENCH_SWEEP_SEED and
  * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
  * decode sweep (its rows' names also hold "dseed"); KG_BENCH_DEC_SPREAD=1
@@ -437,6 +440,56 @@ int main(void)
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);
+        /* $KG_BENCH_VS=<','-separated variant names>: the default and each
+           named variant (forced, where it runs the row) timed in turn,
+           three rounds, the fastest round of each (so that a GPU warming
+           up over a row favours none of them) */
+        const char *vsn = getenv("KG_BENCH_VS");
+        if (vsn && !is_decode_variant(variant)) {
+            int alt[KG_ATTN_V_COUNT], na = 0;
+            for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
+                const char *nm = kg_attn_variant_names[v], *x = vsn;
+                const size_t ln = strlen(nm);
+                int named = 0;
+                while (*x && !named) {
+                    const char *e = strchr(x, ',');
+                    const size_t lx = e ? (size_t)(e - x) : strlen(x);
+                    named = lx == ln && !strncmp(x, nm, ln);
+                    x += lx + (e ? 1 : 0);
+                }
+                if (!named || v == variant)
+                    continue;
+                kg_test_force_attn_variant(ctx, v);
+                run(&c);
+                if (kg_test_last_attn_variant(ctx) == v)
+                    alt[na++] = v;
+            }
+            double best[KG_ATTN_V_COUNT + 1];
+            for (int i = 0; i <= na; i++)
+                best[i] = 1e30;
+            for (int round = 0; round < 3; round++)
+                for (int i = 0; i <= na; i++) {
+                    kg_test_force_attn_variant(ctx, i == 0 ? -1 : alt[i - 1]);
+                    const double t = bench_time_us(ctx, run, &c, inner, 5);
+                    best[i] = t < best[i] ? t : best[i];
+                }
+            kg_test_force_attn_variant(ctx, -1);
+            printf("      in turn, best of 3: default (%s) %.1f us", kg_attn_variant_names[variant], best[0]);
+            for (int i = 0; i < na; i++)
+                printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
+            printf("\n");
+        }
+        /* $KG_BENCH_QUEUE: a persistent default again with its work queue
+           the other way (and each persistent variant below) */
+        if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+                                         variant == KG_ATTN_V_HOPPER_PERSIST_LONG)) {
+            const int on = kg_test_last_attn_queue();
+            kg_test_attn_queue(on ? -1 : 1);
+            run(&c);
+            printf("      queue (runtime's %s): %s %.1f us\n", on ? "on" : "off", kg_test_last_attn_queue() ? "on" : "off",
+                   bench_time_us(ctx, run, &c, inner, 5));
+            kg_test_attn_queue(0);
+        }
         /* $KG_BENCH_ORDER: causal prefill rows again with the other block
            order (heaviest blocks first or the plain grid; Hopper variants) */
         if (getenv("KG_BENCH_ORDER") && bc.causal && !is_decode_variant(variant)) {
@@ -467,6 +520,16 @@ int main(void)
                     tma_pair(ctx, &c, inner, kg_attn_variant_names[vs[x]]);
                 else
                     printf(" %s %.1f us", kg_attn_variant_names[vs[x]], bench_time_us(ctx, run, &c, inner, 5));
+                /* $KG_BENCH_QUEUE: the persistent variants again with their
+                   work queue forced the other way (on: q, off: turns) */
+                if (getenv("KG_BENCH_QUEUE") && x >= 4) {
+                    const int on = kg_test_last_attn_queue();
+                    kg_test_attn_queue(on ? -1 : 1);
+                    run(&c);
+                    printf(" (%s %.1f us)", kg_test_last_attn_queue() ? "q" : "turns",
+                           bench_time_us(ctx, run, &c, inner, 5));
+                    kg_test_attn_queue(0);
+                }
             }
             kg_test_force_attn_variant(ctx, -1);
             printf("\n");

@@ -194,10 +194,9 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
   -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
   -- the swizzled tiles; persistent: also the output's staging tile, a second
-  -- Q stage and 4
-  -- more mbarriers
+  -- Q stage, 6 more mbarriers and the two stages' work tile words
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
-  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 32 end
+  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 56 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),

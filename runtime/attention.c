@@ -108,6 +108,12 @@ static int is_decode(kg_attn_variant v)
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
+/* the persistent Hopper variants (one block per multiprocessor) */
+static int is_persist(kg_attn_variant v)
+{
+    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG;
+}
+
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
                                  int forced)
 {
@@ -152,8 +158,9 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
 }
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
-   else): persistent for short key ranges, the long-key variant from
-   KG_ATTN_LONG_KEYS keys on; the narrow
+   else): persistent up to 4096 keys, and at any length on D 64's 192-key
+   tiles (from KG_ATTN_LONG_KEYS keys) and causal D 128; else the grid
+   kernels (the long-key variant from KG_ATTN_LONG_KEYS keys on); the narrow
    variant when the portable grid (bh x query blocks) would leave
    multiprocessors without a block; else the portable path. A variant forced
    by a test is taken where it exists and can run. */
@@ -165,12 +172,11 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     /* the decode kernels index packed rows (group x Sq) with 32-bit ints */
     const int dec_ok = group * sq <= INT32_MAX / 2;
     /* the persistent variant numbers its work tiles (B x Hq x query blocks)
-       with 32-bit ints */
-    const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX;
+       with 32-bit ints, and a tile's number plus the grid too */
+    const int persist_ok = bh * ((sq + 127) / 128) <= INT32_MAX - (1 << 20);
     if (f >= 0 && f < KG_ATTN_V_COUNT && has_variant((kg_attn_variant)f, dt, slot, kind) &&
         (!kg_attn_variant_sm90a[f] || sm90) && (!is_decode((kg_attn_variant)f) || dec_ok) &&
-        ((f != KG_ATTN_V_HOPPER_PERSIST && f != KG_ATTN_V_HOPPER_PERSIST_PP && f != KG_ATTN_V_HOPPER_PERSIST_LONG) ||
-         persist_ok))
+        (!is_persist((kg_attn_variant)f) || persist_ok))
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
@@ -189,14 +195,16 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        1366; GQA D 128 causal 1314 / 1356) */
     const int D = kg_attn_dims[slot];
     /* the persistent variants (D 64-128) up to 4096 keys (causal at D 128:
-       2048), with the ping-pong turns when causal. H200, same run, us, the
+       2048; session 12 widened both, below), with the ping-pong turns when
+       causal. H200, same run, us, the
        grid-mode default / persistent / persistent pp: D 64 S 1k 456 / 429 /
        436, causal 305 / 288 / 277; S 4k 1560 / 1527 / 1539, causal 900 / 852
        / 837; D 96 S 4k 1111 / 1076 / 1083; D 128 S 1k 690 / 679 / 679,
        causal 445 / 433 / 423; S 4k 2525 / 2533 / 2492, causal 1393 / 1408 /
-       1411. Longer keys favour the grid (the hardware's block scheduler
-       balances long causal launches better than the fixed turns): D 64 S
-       12.8k long 3533 / 3719, D 128 S 13.5k causal 1690 / 1929. */
+       1411. Longer keys favoured the grid (the hardware's block scheduler
+       balanced long causal launches better than the fixed turns, before the
+       work queue): D 64 S 12.8k long 3533 / 3719, D 128 S 13.5k causal 1690
+       / 1929. */
     /* (Session 6, H200, r2, us: since the producer's row copies and the
        folded softmax, D 64 with 2048-4096 keys and no mask (the long variant
        has no mask kernels) is faster on the 192-key tiles: S 4k long 1334,
@@ -206,17 +214,29 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        causal D 64 too, S 4k: persistent long 706 / 719, persistent pp (the
        old pick) 741 / 750, persistent 727 / 753, grid long 734 / 758. */
     const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS;
-    /* the persistent kernel on those 192-key tiles up to 4096 keys (session
-       7, H200, us: r3 S 4k 1292 against the grid-mode long variant's 1329;
-       r4 as the default 1301, cuDNN 1144; longer keys unmeasured) */
-    if (sm90 && persist_ok && long64 && sk <= 4096 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
+    /* the persistent kernel on those 192-key tiles (session 7, H200, us:
+       r3 S 4k 1292 against the grid-mode long variant's 1329; r4 as the
+       default 1301, cuDNN 1144), since the work queue (session 12) at any
+       key count: the queue balances the long launches that favoured the
+       grid before (above). H200, session 12 r2, us, timed in turn (best
+       of 3), persistent long / grid long: S 16k 4616.6 / 4719.4, causal
+       2429.7 / 2465.6. */
+    if (sm90 && persist_ok && long64 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PERSIST_LONG;
     /* causal: the ping-pong turns, but not at D 64 (session 9, r1, us, bf16
        / f16, S 1k causal: persistent 245.0 / 245.9, persistent pp 252.9 /
-       255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363) */
-    if (sm90 && persist_ok && !long64 && sk <= (kind == KG_ATTN_CAUSAL && D >= 128 ? 2048 : 4096)) {
-        const kg_attn_variant pv =
-            kind == KG_ATTN_CAUSAL && D != 64 ? KG_ATTN_V_HOPPER_PERSIST_PP : KG_ATTN_V_HOPPER_PERSIST;
+       255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363), up to
+       4096 keys; beyond, with the work queue, causal D 128 on the plain
+       persistent kernel (D 96 and not causal: the grid, as before). H200,
+       session 12 r2, us, timed in turn (best of 3), bf16 D 128, persistent
+       pp / persistent / grid (the default before): S 1k causal 313.7 /
+       313.9 / 364.1 (f16 323.7 / 321.5 / 357.9), S 4k causal 956.2 /
+       1010.6 / 1088.5 (GQA Hq 32 Hkv 8: 1022.7 / 989.3 / 1060.1), S 16k
+       causal 3847.7 / 3714.7 / 3723.6; not causal S 16k, persistent /
+       grid 7165.2 / 7157.4. */
+    if (sm90 && persist_ok && !long64 && (sk <= 4096 || (kind == KG_ATTN_CAUSAL && D == 128))) {
+        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D != 64 && sk <= 4096 ? KG_ATTN_V_HOPPER_PERSIST_PP
+                                                                                   : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
@@ -312,6 +332,14 @@ static int tma_force, tma_last;
 
 void kg_test_attn_tma(int on) { __atomic_store_n(&tma_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_tma(void) { return __atomic_load_n(&tma_last, __ATOMIC_RELAXED); }
+
+/* kg_test_attn_queue (a test and benchmark hook, process-wide): the
+   persistent kernels' work queue (-1 never; 0 or 1 the runtime's choice,
+   the queue wherever the scratch is there) */
+static int queue_force, queue_last;
+
+void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC_RELAXED); }
 
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
    driver has none) */
@@ -613,17 +641,34 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     const int hopper =
         variant == KG_ATTN_V_HOPPER || variant == KG_ATTN_V_HOPPER_LONG || variant == KG_ATTN_V_HOPPER_PP;
     const intptr_t fo = ctx->test_force[KGI_TEST_ATTN_ORDER];
-    const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
-                        variant == KG_ATTN_V_HOPPER_PERSIST_LONG;
+    const int persist = is_persist(variant);
     /* persistent: one block per multiprocessor (a block's shared memory
-       fills one), each taking work tiles blockIdx.x + k gridDim.x of
-       p.units; causal tiles always heaviest first (attention_sm90.cuh) */
+       fills one), each taking work tiles of p.units (below); causal tiles
+       always heaviest first (attention_sm90.cuh) */
     const int order =
         persist ? p.causal
                 : hopper && p.causal && nmb * Hq <= INT32_MAX && (fo >= 0 ? fo > 0 : kg_attn_dims[slot] >= 128);
     if (persist) {
         p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
-        p.hkv = (int32_t)Hq;               /* (the decode-only fields, here the work tiles and the heads) */
+        p.hkv = (int32_t)Hq;
+        /* The blocks take their tiles from a queue (two counters of the
+           stream's scratch), each the next one (causal: the next heaviest)
+           as it starts one, rather than every gridDim.x-th: they end level
+           whatever the tiles' costs. H200, session 12 r1a, us, same
+           process, queue / in turn: bf16 D 64 S 1k causal 245.1 / 246.5
+           (f16 245.0 / 247.2), S 4k causal (192-key tiles) 670.8 / 690.2,
+           D 128 S 1k causal 309.4 / 335.9 (pp 312.8 / 335.6); not causal,
+           D 64 S 1k 359.8 / 363.6, 192-key tiles 371.0 / 378.4. Without
+           the scratch (first use inside a graph capture) they take them in
+           turn. */
+        const int qf = __atomic_load_n(&queue_force, __ATOMIC_RELAXED);
+        if (qf >= 0) {
+            void *base;
+            if (kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES, &base) == KG_OK)
+                p.queue = (int *)base;
+            else
+                kg_ok(ctx); /* (no error left behind: the launch goes on without the queue) */
+        }
     }
     const int64_t pgrid = persist ? (p.units < ctx->sm_count ? p.units : ctx->sm_count) : 0;
     const dim3 grid = persist ? (dim3){(unsigned)pgrid, 1, 1}
@@ -636,6 +681,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
+        __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

@@ -62,4 +62,12 @@ KG_API int kg_test_last_attn_dec_spread(void);
 KG_API void kg_test_attn_tma(int on);
 KG_API int kg_test_last_attn_tma(void);
 
+/* The persistent Hopper prefill kernels' work queue (the next tile to the
+   block that starts one; else every multiprocessor's block takes each
+   grid-th tile), process-wide: -1 never; 0 or 1 the runtime's choice (the
+   queue, wherever the stream's scratch can be had); whether the last
+   prefill launch took the queue. */
+KG_API void kg_test_attn_queue(int on);
+KG_API int kg_test_last_attn_queue(void);
+
 #endif

@@ -47,9 +47,10 @@ typedef struct kg_attn_params {
        a short-query launch (start, end of its keys, end, 1 if it merged),
        globaltimer nanoseconds */
     unsigned long long *trace;
-    /* Work-queue mode of the short-query kernels (NULL: grid mode): two
-       counters, zero between calls (the next unit to take, the blocks that
-       have left); `units` = B x hkv x row tiles x splits work units. */
+    /* The persistent Hopper prefill kernels (attention_sm90.cuh): `units`
+       work tiles (B x Hq x query blocks; hkv = Hq), taken in turn (queue
+       NULL) or from a queue: two counters, zero between calls (the tiles
+       taken after each block's first, the blocks that have left). */
     int *queue;
     int32_t units, hkv;
 } kg_attn_params;

@@ -150,7 +150,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * cores busy. The producer gives up registers (setmaxnreg) to the consumers.
  *
  * PERSIST: gridDim.x blocks (one per multiprocessor) take the work tiles
- * blockIdx.x, + gridDim.x, ... of p.units; the producer also loads each
+ * of p.units, blockIdx.x first, then every gridDim.x-th or (p.queue) the
+ * next one not yet taken (the producer publishes each in shared memory for
+ * the consumers); the producer also loads each
  * tile's Q, into two stages in turn (fullQ / emptyQ barriers of each; a
  * stage is free once every S of its tile is done), so the next tile's Q lands
  * while this one's runs; the K/V rings run on from tile to tile (stage and
@@ -183,7 +185,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
        the producer loads the next work tile's Q while this one's is read) */
     const uint32_t aO = aV + 2 * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
     /* fullK[2], fullV[2], emptyK[2], emptyV[2]; PERSIST: fullQ, emptyQ of
-       Q stage 0, then of Q stage 1 */
+       Q stage 0, then of Q stage 1; fullT[2] and the work tile of each Q
+       stage (an int each) */
     unsigned char *sO = smem + ((PERSIST ? aO : aQ) - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
     auto full_v = [&](int s) { return bars + 16 + 8 * s; };
@@ -191,13 +194,17 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
     auto full_qs = [&](int s) { return bars + 64 + 16 * s; };
     auto empty_qs = [&](int s) { return bars + 72 + 16 * s; };
+    auto full_t = [&](int s) { return bars + 96 + 8 * s; };
+    /* PERSIST: the work tile of Q stage s, written by the producer before
+       it arrives on full_t(s) (the number p.units: no tile left) */
+    volatile int *const sched = (volatile int *)(smem + (bars + 112 - raw));
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nmb = (p.sq + BM - 1) / BM;
     /* The work tile: query block mb of head h of batch b. Grid mode: one per
-       block. PERSIST: gridDim.x blocks take tiles blockIdx.x, + gridDim.x,
-       ... of p.units = B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
+       block. PERSIST: gridDim.x blocks take tiles (above) of p.units =
+       B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
        major, each batch's tiles in the order grid mode launches them. */
     auto coords = [&](int tile, int &mb, int &h, int &b) {
         int x = tile, H;
@@ -243,6 +250,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             for (int s = 0; s < 2; s++) {
                 mbar_init(full_qs(s), tma ? 1 : 128);
                 mbar_init(empty_qs(s), NWG * 4);
+                mbar_init(full_t(s), 1);
             }
         }
         mbar_init_fence();
@@ -290,15 +298,35 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             return ntiles;
         };
         if constexpr (PERSIST) {
-            int it0 = 0, tc = 0;
-            for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
-                int mb, h, b;
-                coords(tile, mb, h, b);
-                /* the tile's Q into Q stage tc % 2, once the consumers are
-                   done with the tile before the last */
+            /* The work tiles: blockIdx.x first, then (p.queue NULL) every
+               gridDim.x-th, or (p.queue) the next untaken one, counted in
+               p.queue[0] (zero between calls): each block takes the next
+               tile in the heaviest-first order as it starts on one, so
+               the blocks end level whatever the tiles' costs. The first
+               producer thread takes it and publishes each tile in the
+               sched word of its Q stage (full_t), for the consumers and,
+               with cp.async, the other producer threads. */
+            int it0 = 0, next = blockIdx.x;
+            for (int tc = 0;; tc++) {
+                /* tile tc into Q stage tc % 2, once the consumers are done
+                   with the tile before the last */
                 const int qs = tc & 1;
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
+                if (pt == 0) {
+                    sched[qs] = next;
+                    mbar_arrive(full_t(qs));
+                }
+                mbar_wait(full_t(qs), (tc >> 1) & 1);
+                const int tile = sched[qs];
+                if (tile >= p.units)
+                    break;
+                /* the next one, taken now (the atomic's latency hides
+                   behind this tile's loads) */
+                if (pt == 0)
+                    next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
+                int mb, h, b;
+                coords(tile, mb, h, b);
                 if (tma) {
                     tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb * BM, h, b);
                 } else {
@@ -308,6 +336,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     cp_async_arrive(full_qs(qs));
                 }
                 it0 += produce(mb, h, b, it0);
+            }
+            /* the last block to leave sets the queue back to zero (every
+               block has taken its last tile before it counts itself out) */
+            if (p.queue && pt == 0) {
+                __threadfence();
+                if (atomicAdd(p.queue + 1, 1) == (int)gridDim.x - 1) {
+                    p.queue[0] = 0;
+                    p.queue[1] = 0;
+                }
             }
         } else {
             produce(mb1, h1, b1, 0);
@@ -657,9 +694,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             return ntiles;
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        /* PERSIST: work tile x of this block (counted from 0), once the
+           producer has published it */
+        auto tile_of = [&](int x) {
+            mbar_wait(full_t(x & 1), (x >> 1) & 1);
+            return sched[x & 1];
+        };
         if constexpr (PERSIST && !XT) {
-            int it0 = 0, tc = 0;
-            for (int tile = blockIdx.x; tile < p.units; tile += gridDim.x, tc++) {
+            int it0 = 0;
+            for (int tc = 0;; tc++) {
+                const int tile = tile_of(tc);
+                if (tile >= p.units)
+                    break;
                 int mb, h, b;
                 coords(tile, mb, h, b);
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
@@ -705,7 +751,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            int it0 = 0, tc = 0, tile = blockIdx.x, mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
+            int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
                 coords(tile, mb, h, b);
                 m0 = mb * BM;
@@ -718,7 +764,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
-                const int nx = tile + gridDim.x, it1 = it0 + nt;
+                const int nx = tile_of(tc + 1), it1 = it0 + nt;
                 int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
                 if (nx < p.units) {
                     coords(nx, mb2, h2, b2);

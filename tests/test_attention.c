@@ -918,7 +918,10 @@ static void free_pair_buffers(void *h, void *o1, void *o2, void *l1, void *l2, v
    outputs and lse must match bit for bit: setup w forces variant vs[w] and
    sets the bulk-tensor-copy hook to tma[w] (kg_test_attn_tma); want_tma[w]
    >= 0: whether that launch must have taken bulk tensor copies. */
-static void same_bits(const acase *c, const int vs[2], const int tma[2], const int want_tma[2])
+/* same_bits with the persistent kernels' work queue forced per run (queue:
+   kg_test_attn_queue's argument; want_queue >= 0: whether it must be taken) */
+static void same_bits_queue(const acase *c, const int vs[2], const int tma[2], const int want_tma[2],
+                            const int queue[2], const int want_queue[2])
 {
     const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
     const int64_t nl = (int64_t)c->B * c->Hq * c->Sq, es = c->dt == KG_F32 ? 4 : 2;
@@ -946,6 +949,7 @@ static void same_bits(const acase *c, const int vs[2], const int tma[2], const i
     for (int w = 0; w < 2; w++) {
         kg_test_force_attn_variant(ctx, vs[w]);
         kg_test_attn_tma(tma[w]);
+        kg_test_attn_queue(queue[w]);
         KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * es));
         KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
         KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &o));
@@ -954,15 +958,28 @@ static void same_bits(const acase *c, const int vs[2], const int tma[2], const i
         if (want_tma[w] >= 0)
             cr_assert_eq(kg_test_last_attn_tma(), want_tma[w], "%s: bulk tensor copies %s", kg_attn_variant_names[vs[w]],
                          want_tma[w] ? "not taken" : "taken though off");
+        if (want_queue[w] >= 0)
+            cr_assert_eq(kg_test_last_attn_queue(), want_queue[w], "%s: work queue %s", kg_attn_variant_names[vs[w]],
+                         want_queue[w] ? "not taken" : "taken though off");
         kt_download(ctx, w ? o2 : o1, dout, nq * es);
         kt_download(ctx, w ? l2 : l1, dl, nl * 4);
     }
     kg_test_attn_tma(0);
+    kg_test_attn_queue(0);
     cr_assert(memcmp(o1, o2, nq * es) == 0 && memcmp(l1, l2, nl * 4) == 0,
-              "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d: %s (tma %d) and %s (tma %d) bits differ (seed %llu)",
+              "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d causal=%d: %s (tma %d, queue %d) and %s (tma %d, queue %d) bits "
+              "differ (seed %llu)",
               kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, kg_attn_variant_names[vs[0]],
-              tma[0], kg_attn_variant_names[vs[1]], tma[1], (unsigned long long)kt_seed());
+              tma[0], queue[0], kg_attn_variant_names[vs[1]], tma[1], queue[1], (unsigned long long)kt_seed());
     free_pair_buffers(h, o1, o2, l1, l2, dq, dk, dv, dout, dl);
+}
+
+/* Two runs of a case (variants vs, bulk tensor copies per tma) give the
+   same bits. */
+static void same_bits(const acase *c, const int vs[2], const int tma[2], const int want_tma[2])
+{
+    const int queue[2] = {0, 0}, want_queue[2] = {-1, -1};
+    same_bits_queue(c, vs, tma, want_tma, queue, want_queue);
 }
 
 static int on_sm90(void)
@@ -1005,6 +1022,41 @@ Test(attention, persistent_matches_grid_bits)
         const int vs[2] = {pv[x % 3], gv[x % 3]}, tma[2] = {0, 0}, want[2] = {-1, -1};
         same_bits(&c, vs, tma, want);
     }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+/* The persistent kernels' work queue (each block takes the next tile as it
+   starts one; the runtime's default) against the tiles taken in turn: the same
+   tiles computed the same way, so the same bits, on every persistent
+   variant, causal or not, fewer tiles than multiprocessors, GQA with more
+   keys than queries; the queue is set back to zero by each launch, or the
+   next one (the next case) would skip tiles. */
+Test(attention, persistent_queue_matches_turns_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
+    const int shapes[4][7] = {
+        /* B Hq Hkv Sq Sk D(slot) causal */
+        {2, 16, 16, 1000, 1000, 1, 1},
+        {1, 2, 2, 300, 300, 3, 1},
+        {3, 8, 2, 700, 1100, 1, 1},
+        {2, 12, 4, 500, 777, 2, 0},
+    };
+    for (int v = 0; v < 3; v++)
+        for (int i = 0; i < 4; i++)
+            for (int d = 0; d < 2; d++) {
+                const int *z = shapes[i], slot = d ? 3 : z[5], D = DIMS[slot];
+                const kg_dtype dt = (v + i + d) % 2 ? KG_F16 : KG_BF16;
+                if (kg_attn_table[pv[v]][dt][slot][z[6] ? KG_ATTN_CAUSAL : KG_ATTN_NONE].threads == 0)
+                    continue;
+                if (!kt_take(4))
+                    continue;
+                const acase c = {dt, z[0], z[1], z[2], z[3], z[4], D, z[6], MASK_NONE, 0, 0, 0.f};
+                const int vs[2] = {pv[v], pv[v]}, tma[2] = {0, 0}, want[2] = {-1, -1}, queue[2] = {1, -1},
+                          wq[2] = {1, 0};
+                same_bits_queue(&c, vs, tma, want, queue, wq);
+            }
     kg_test_force_attn_variant(ctx, -1);
 }
 
