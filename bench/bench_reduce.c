@@ -263,17 +263,8 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
 static const char *const class_names[] = {"rows",  "cols",   "strided32", "strided64", "packed", "nest",
                                           "colsn", "nestn",  "tile",      "flat",      "colso",  "colsp",
                                           "nesto", "colsno", "nestno",    "flatw"};
-/* " occN" where a plan takes the kernel at N blocks per multiprocessor,
-   " pfN" where its units prefetch the unit N passes ahead (one call per
-   printed line: a static buffer) */
-static const char *occ_str(const kg_red_plan *p)
-{
-    static char buf[32];
-    snprintf(buf, sizeof buf, "%s%s", p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : "", p->args.pf ? " pf" : "");
-    if (p->args.pf)
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%d", p->args.pf);
-    return buf;
-}
+/* " occN" where a plan takes the kernel at N blocks per multiprocessor */
+static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
 /* A plan's kernel class for the printed lines (FLAT with a warp per unit: FLATW) */
 static int plan_class(const kg_red_plan *p)
@@ -375,7 +366,7 @@ static int same_plan(const kg_red_plan *a, const kg_red_plan *b)
     return a->cls == b->cls && a->args.deep == b->args.deep && a->occ == b->occ && a->grid == b->grid &&
            a->args.group == b->args.group && a->args.cw == b->args.cw && a->args.vec == b->args.vec &&
            a->args.splits == b->args.splits && a->args.run == b->args.run && a->args.chunk == b->args.chunk &&
-           a->args.units == b->args.units && a->args.pf == b->args.pf;
+           a->args.units == b->args.units;
 }
 
 /* The input's dims in memory order, innermost first, K (kept) or R

@@ -313,10 +313,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_max = 32768,
     .flat_warp_units = 24,
     .flat_warp_run = 16,
-    .flat_warp_wide = 0,
-    .prefetch = 0,
-    .prefetch_max_bytes = 65536,
-    .persistent = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -337,8 +333,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(flat_warp_wide), F(prefetch), F(prefetch_max_bytes),
-                  F(persistent)};
+                  F(flat_warp_units), F(flat_warp_run)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -832,12 +827,11 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
    dim of stride a K, or none), and at most one reduced dim outside that
    (R_out blocks at any stride, each block whole aligned vectors). Taken
    with flat and flat_warp (1: rows x columns slabs only, 2: every shape above) where a period of P = a K elements fits
-   a warp's lanes (P / gcd(P, V) <= 32; with flat_warp_wide up to 64 over single slabs, two sub-lanes a lane), a slab
-   holds flat_warp_min to flat_warp_max elements and the outer positions give each multiprocessor at least
-   flat_warp_units warps: many short slabs, where FLAT's block fold per unit was the cost, or the columns' lanes read 2-
-   to 8-byte pieces (e.g. K2 R512 over 69300 outer positions went to NEST's lanes of 4 outputs at 25% of copy). Tried
-   before every other class (a short row alone, a single reduced run, stays ROWS). Returns 0 (and plans nothing)
-   elsewhere. */
+   a warp's lanes (P / gcd(P, V) <= 32), a slab holds flat_warp_min to flat_warp_max elements and the outer positions
+   give each multiprocessor at least flat_warp_units warps: many short slabs, where FLAT's block fold per unit was the
+   cost, or the columns' lanes read 2- to 8-byte pieces (e.g. K2 R512 over 69300 outer positions went to NEST's lanes of
+   4 outputs at 25% of copy). Tried before every other class (a short row alone, a single reduced run, stays ROWS).
+   Returns 0 (and plans nothing) elsewhere. */
 static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *in, const dim *K, int nk,
                       const dim *D, int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
                       shape_of_work *w)
@@ -862,10 +856,9 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
         di++;
     }
     const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
-    if (di != nr || G > (T->flat_warp_wide && nb == 1 ? 64 : 32) || (a == 1 && mid == 1) || (a > 1 && nr == 1) ||
-        (T->flat_warp < 2 && (a > 1 || nb > 1)) || smul(a, (int64_t)es) > T->flat_warp_run ||
-        smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max || outer < smul(sm, T->flat_warp_units) ||
-        n >= ((int64_t)1 << 31))
+    if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || (T->flat_warp < 2 && (a > 1 || nb > 1)) ||
+        smul(a, (int64_t)es) > T->flat_warp_run || smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max ||
+        outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
         return 0;
     if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
         int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);
@@ -1396,42 +1389,6 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
 }
 
-/* ---- prefetch ------------------------------------------------------------ */
-
-/* Unsplit COLS plans and FLATW plans whose units read at most
-   prefetch_max_bytes: with persistent, a grid of the kernel's resident
-   blocks at most (every unit past the first wave is then a pass ahead of
-   one in a running block); with prefetch, each unit asks L2 for the input
-   of the unit prefetch passes ahead (args.pf). After the grid and the
-   column kernel's occupancy (which a grid of 4 blocks a multiprocessor
-   keeps). */
-static void plan_prefetch(kg_red_plan *plan, int64_t sm, size_t es, const kg_red_tuning *T)
-{
-    kg_red_args *A = &plan->args;
-    A->pf = 0;
-    int64_t bytes, resident;
-    if (T->prefetch <= 0 && !T->persistent)
-        return;
-    if (plan->cls == KG_RED_COLS && A->splits == 1) {
-        const int64_t width = smul(A->cw, cols_per_lane(A->vec, es));
-        bytes = smul(smul(A->red, A->inner < width ? A->inner : width), (int64_t)es);
-        resident = plan->occ == 4   ? KG_RED_OCC_MIN_BLOCKS
-                   : plan->occ == 3 ? KG_RED_OCC3_MIN_BLOCKS
-                   : A->deep        ? KG_RED_NARROW_MIN_BLOCKS
-                                    : KG_RED_WALK_MIN_BLOCKS;
-    } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
-        bytes = smul(smul(smul(A->chunk, smul(A->inner, A->run)), A->walk.size[0]), (int64_t)es);
-        resident = KG_RED_FLAT_MIN_BLOCKS;
-    } else {
-        return;
-    }
-    if (bytes > T->prefetch_max_bytes)
-        return;
-    if (T->persistent && (int64_t)plan->grid > smul(sm, resident))
-        plan->grid = (unsigned)smul(sm, resident);
-    A->pf = T->prefetch > 0 ? T->prefetch : 0;
-}
-
 /* ---- the planner --------------------------------------------------------- */
 
 kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
@@ -1505,6 +1462,5 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);
     plan_occ_cols(plan, info, dt, sm, T);
-    plan_prefetch(plan, sm, es, T);
     return KG_OK;
 }

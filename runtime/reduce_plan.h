@@ -114,15 +114,7 @@ typedef struct kg_red_tuning {
     int flat_warp_min;
     int flat_warp_max;
     int flat_warp_units;
-    int flat_warp_run;  /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
-    int flat_warp_wide; /* flat_warp: also periods of 33 to 64 lanes over single slabs (no blocks at a stride;
-                           each lane takes two sub-lanes of the period) */
-    int prefetch;       /* unsplit COLS and FLATW plans: each unit asks L2 for the input of the unit this many
-                           passes of the grid ahead (kg_red_args.pf; 0: off), where a unit reads at most
-                           prefetch_max_bytes */
-    int prefetch_max_bytes;
-    int persistent; /* the same plans: a grid of the kernel's resident blocks at most (units a pass ahead of
-                       running ones) */
+    int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -156,8 +156,6 @@ typedef struct kg_red_args {
     kg_red_dims outer; /* kept dims (COLS: without the columns) */
     kg_red_dims rdims; /* STRIDED: reduced dims, innermost first */
     kg_red_walk walk;  /* COLS, NEST: the reduced dims' walk */
-    int32_t pf;        /* COLS, FLAT with a warp per unit (unsplit): > 0: each unit first asks L2 for the
-                          input of the unit pf passes of the grid ahead (templates/reduce.cuh, kg_red_prefetch) */
 } kg_red_args;
 
 #endif

@@ -198,23 +198,6 @@ __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, i
             A.idx[xo] = a.i;
 }
 
-/* Asks L2 for the bytes [p, p + n), widened to whole 16-byte pieces (a
-   16-byte piece never straddles a page), with sm_90's bulk prefetch: a hint
-   that returns nothing to the thread and that nothing waits for; on older
-   GPUs nothing. A unit issues it for the input of a unit ahead (A.pf), so
-   that the memory streams while units do their per-unit work (offsets, the
-   tree, the stores) and their own loads find the data in L2. */
-__device__ __forceinline__ void kg_red_prefetch(const void *p, int64_t n)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const uintptr_t a = (uintptr_t)p & ~(uintptr_t)15, e = ((uintptr_t)p + (uintptr_t)n + 15) & ~(uintptr_t)15;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"((uint32_t)(e - a)) : "memory");
-#else
-    (void)p;
-    (void)n;
-#endif
-}
-
 /* A lane's place in a walk (kg_red_walk): the digits and the input offset,
    in I: int64_t, or int32_t where the planner found every digit and offset
    of the walk below 2^31 (A.deep: fewer instructions per load). */
@@ -823,23 +806,6 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
         const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
         int64_t io, oo, xo;
         kg_red_outer(A, o, io, oo, xo);
-        /* A.pf (unsplit plans): the tile of the unit A.pf passes ahead to
-           L2, each of its rows (width x run contiguous elements at a walk
-           offset) by lane 0 of the lane row that will read it */
-        if (A.pf > 0 && A.splits == 1 && tx == 0 && u + (int64_t)A.pf * gridDim.x < A.units) {
-            const int64_t un = u + (int64_t)A.pf * gridDim.x, on = un / A.tiles, tn = un - on * A.tiles;
-            int64_t ion, oon, xon;
-            kg_red_outer(A, on, ion, oon, xon);
-            const int64_t c0 = tn * width, nc = A.inner - c0 < width ? A.inner - c0 : width;
-            const int64_t run = V == 1 ? A.run : 1, rows = A.red / run;
-            const T *pn = (const T *)A.in + ion + c0 * run;
-            kg_red_pos<I> w;
-            kg_walk_at(A.walk, ty, w);
-            for (int64_t r = ty; r < rows; r += ny) {
-                kg_red_prefetch(pn + w.off, nc * run * (int64_t)sizeof(T));
-                kg_walk_step(A.walk, w);
-            }
-        }
         /* the lane's first column; column k is col + k * cs */
         const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
         const int64_t cs = Strided ? cw : 1;

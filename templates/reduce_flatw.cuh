@@ -21,9 +21,7 @@
    element by element), several blocks in whole aligned vectors (the
    planner's condition). Lane t of the NT = 32 / G x G that take part (G =
    A.cw = P / gcd(P, V) <= 32, so that NT x V is a multiple of P) takes
-   vectors t, t + NT, ... of the unit, KG_RED_FLAT_UNROLL loads in flight
-   (a period of 33 to 64 lanes, single slabs only: NT = G sub-lanes, lane t
-   taking sub-lanes t and t + 32, half the loads in flight each):
+   vectors t, t + NT, ... of the unit, KG_RED_FLAT_UNROLL loads in flight:
    element e of each lies at position (t x V + e - h) mod P of a period, so
    each lane keeps V accumulators and does no index arithmetic per element.
    The lanes' accumulators go to the warp's 32 x V slots of sv, the NT / G
@@ -31,7 +29,7 @@
    lower), and column c combines the slots (h + c x a + r) mod P + m x P,
    m outer, r inner, in order. Every combination order is fixed by the
    plan. */
-template <class Op, bool Blocks, int S>
+template <class Op, bool Blocks>
 __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
@@ -39,39 +37,28 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
     constexpr int V = Op::vec, U = sizeof(T) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
     constexpr int WARPS = KG_RED_THREADS / 32;
     typedef kgd_vec<T, V> VT;
-    static_assert(S == 1 || (S == 2 && !Blocks), "a period over a warp: single slabs");
-    const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = S > 1 ? G : 32 / G * G, L = G * V;
+    const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
     const int t = threadIdx.x & 31;
-    AT *sw = sv + (threadIdx.x >> 5) * (32 * S * V);
+    AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
     const int64_t n = A.chunk * P, nb = Blocks ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
     const int64_t step = (int64_t)gridDim.x * WARPS;
     for (int64_t u = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); u < A.units; u += step) {
         int64_t io, oo, xo;
         kg_red_outer(A, u, io, oo, xo);
         const T *p = (const T *)A.in + io; /* the unit's first element */
-        /* A.pf: the slab of the unit A.pf passes ahead to L2, block k by
-           lane k */
-        if (A.pf > 0 && u + A.pf * step < A.units) {
-            int64_t ion, oon, xon;
-            kg_red_outer(A, u + A.pf * step, ion, oon, xon);
-            for (int64_t k = t; k < nb; k += 32)
-                kg_red_prefetch((const T *)A.in + ion + k * A.walk.in[0], n * (int64_t)sizeof(T));
-        }
         const int h = Blocks ? 0 : (int)(((uintptr_t)p & 15) / sizeof(T));
         /* each block's whole vectors: [jl, jh) from the aligned address at
            or before its start (several blocks: all of them, h = 0) */
         const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V;
         const uint32_t W = jh > jl ? (uint32_t)(jh - jl) : 0;
-        AT acc[S][V];
+        AT acc[V];
 #pragma unroll
-        for (int s = 0; s < S; s++)
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                acc[s][e] = Op::identity();
-        auto push = [&](int s, const VT &x) {
+        for (int e = 0; e < V; e++)
+            acc[e] = Op::identity();
+        auto push = [&](const VT &x) {
 #pragma unroll
             for (int e = 0; e < V; e++)
-                acc[s][e] = Op::combine(acc[s][e], Op::map(x.v[e]));
+                acc[e] = Op::combine(acc[e], Op::map(x.v[e]));
         };
         if constexpr (Blocks) {
             /* vector j of the unit (block r = j / W, vector i = j mod W of
@@ -98,64 +85,42 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
 #pragma unroll
                     for (int k = 0; k < U; k++)
                         if (k * NT < left)
-                            push(0, x[k]);
+                            push(x[k]);
                 }
             }
-        } else {
+        } else if (t < NT) {
             /* the slab's whole vectors [jl, jh): vector j goes to lane j mod
-               NT (sub-lane s of lane t: t + 32 s), U loads in flight per
-               lane; then the ragged first and last ones, element by element */
-            constexpr int US = U / S;
-            const VT *q[S];
-            int64_t left[S];
+               NT; then the ragged first and last ones, element by element */
+            const int64_t j0 = t < jl ? t + NT : t;
+            const VT *q = (const VT *)(p - h) + j0;
+            for (int64_t left = jh - j0; left > 0; left -= U * NT, q += U * NT) {
+                VT x[U];
 #pragma unroll
-            for (int s = 0; s < S; s++) {
-                const int vl = t + 32 * s;
-                const int64_t j0 = vl < jl ? vl + NT : vl;
-                q[s] = (const VT *)(p - h) + j0;
-                left[s] = vl < NT ? jh - j0 : 0;
+                for (int k = 0; k < U; k++)
+                    if (k * NT < left)
+                        x[k] = q[k * NT];
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * NT < left)
+                        push(x[k]);
             }
-            while (left[0] > 0 || left[S - 1] > 0) {
-                VT x[S][US];
+            const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
+                                       jh < nvec && jh % NT == t && !(jh == 0 && h > 0) ? jh : -1};
 #pragma unroll
-                for (int s = 0; s < S; s++)
+            for (int k = 0; k < 2; k++)
+                if (ragged[k] >= 0)
 #pragma unroll
-                    for (int k = 0; k < US; k++)
-                        if (k * NT < left[s])
-                            x[s][k] = q[s][k * NT];
-#pragma unroll
-                for (int s = 0; s < S; s++) {
-#pragma unroll
-                    for (int k = 0; k < US; k++)
-                        if (k * NT < left[s])
-                            push(s, x[s][k]);
-                    left[s] -= US * NT;
-                    q[s] += US * NT;
-                }
-            }
-#pragma unroll
-            for (int s = 0; s < S; s++) {
-                const int vl = t + 32 * s;
-                const int64_t ragged[2] = {vl == 0 && h > 0 ? 0 : -1,
-                                           vl < NT && jh < nvec && jh % NT == vl && !(jh == 0 && h > 0) ? jh : -1};
-#pragma unroll
-                for (int k = 0; k < 2; k++)
-                    if (ragged[k] >= 0)
-#pragma unroll
-                        for (int e = 0; e < V; e++) {
-                            const int64_t i = ragged[k] * V + e - h;
-                            if (i >= 0 && i < n)
-                                acc[s][e] = Op::combine(acc[s][e], Op::map(p[i]));
-                        }
-            }
+                    for (int e = 0; e < V; e++) {
+                        const int64_t i = ragged[k] * V + e - h;
+                        if (i >= 0 && i < n)
+                            acc[e] = Op::combine(acc[e], Op::map(p[i]));
+                    }
         }
         __syncwarp(); /* the previous unit's readers of sw are done */
+        if (t < NT)
 #pragma unroll
-        for (int s = 0; s < S; s++)
-            if (t + 32 * s < NT)
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    sw[(t + 32 * s) * V + e] = acc[s][e];
+            for (int e = 0; e < V; e++)
+                sw[t * V + e] = acc[e];
         __syncwarp();
         for (int ns = NT / G; ns > 1;) {
             const int half = ns >> 1, up = ns - half;
@@ -180,15 +145,13 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
    ops and dtypes get an empty one). */
 template <class Op> __device__ __forceinline__ void kg_red_flatw(const kg_red_args &A)
 {
-    constexpr int N = Op::indexed || Op::vec > 8 ? 1 : 2 * KG_RED_THREADS * Op::vec;
+    constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
     __shared__ typename Op::acc_t sv[N];
     if constexpr (N > 1) {
         if (A.walk.size[0] > 1)
-            kg_red_flatw_v<Op, true, 1>(A, sv);
-        else if (A.cw > 32)
-            kg_red_flatw_v<Op, false, 2>(A, sv);
+            kg_red_flatw_v<Op, true>(A, sv);
         else
-            kg_red_flatw_v<Op, false, 1>(A, sv);
+            kg_red_flatw_v<Op, false>(A, sv);
     }
 }
 

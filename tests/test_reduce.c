@@ -128,12 +128,6 @@ static const rcase cases[] = {
        run 10 x 5 columns x 3 */
     {"(6,5,3,16,2,2) (1,3,5) blocks of runs under columns", 6, {6, 5, 3, 16, 2, 2}, 3, {1, 3, 5}, 0, DENSE},
     {"(7,3,5,10) (1,3) slabs of runs under columns", 4, {7, 3, 5, 10}, 2, {1, 3}, 0, DENSE},
-    /* more column tiles (300) and warp slabs (2500) than one block per
-       multiprocessor takes at once: units a pass ahead (prefetch) */
-    {"(3,300,2,1024) (0,2) column tiles over 300 outer positions", 4, {3, 300, 2, 1024}, 2, {0, 2}, 0, DENSE},
-    {"(2500,3,8,4) (1,2) slabs of 4 columns over 2500 outer positions", 4, {2500, 3, 8, 4}, 2, {1, 2}, 0, DENSE},
-    /* slabs of 45 columns: a period of 45 lanes, over a warp (flat_warp_wide) */
-    {"(40,6,7,45) (1,2) slabs of 45 columns", 4, {40, 6, 7, 45}, 2, {1, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -244,9 +238,6 @@ static int cover_launches;
 static int fill_launches;
 /* ... and the launches of FLAT plans with a warp per unit (FLATW) */
 static int flatw_launches;
-/* ... and the launches of plans whose units prefetch a unit ahead (args.pf)
-   over more units than blocks (so that some unit has one ahead) */
-static int pf_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -290,9 +281,6 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
-    pf_launches += st == KG_OK && plan.args.pf > 0 &&
-                   plan.args.units > (int64_t)plan.grid *
-                                         (plan.cls == KG_RED_FLAT && plan.args.group == 32 ? KG_RED_THREADS / 32 : 1);
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -947,14 +935,11 @@ Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_
    (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
    lanes; any slab, any count of outer positions; level 1: slabs of rows x
    columns, 2: also runs under the columns and blocks at a stride), every
-   call twice, bitwise equal; level 3: level 2 and periods of 33 to 64
-   lanes over single slabs (flat_warp_wide); index reductions keep their
-   plans. */
+   call twice, bitwise equal; index reductions keep their plans. */
 static void flatw_tunings(int level)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.flat_warp = level < 3 ? level : 2;
-    t.flat_warp_wide = level == 3;
+    t.flat_warp = level;
     t.flat_warp_min = 0;
     t.flat_warp_max = INT32_MAX / 2;
     t.flat_warp_units = 0;
@@ -963,32 +948,6 @@ static void flatw_tunings(int level)
 }
 Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
 Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
-Test(gpu, flat_with_a_warp_per_unit_and_periods_over_a_warp_every_value_op_dtype_and_case) { flatw_tunings(3); }
-
-/* Every reduction over every dtype and case with the units of every
-   unsplit COLS plan and every FLATW plan asking L2 for the input of the
-   unit `ahead` passes of the grid ahead (prefetch, whatever a unit's size;
-   FLATW wherever it applies), in grids of one block per multiprocessor
-   (persistent) so that units take several passes (the 4-block column kernel
-   wherever it applies), every call twice, bitwise equal. */
-static void prefetch_tunings(int ahead)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    t.prefetch = ahead;
-    t.prefetch_max_bytes = INT32_MAX / 2;
-    t.flat_warp_min = 0;
-    t.flat_warp_max = INT32_MAX / 2;
-    t.flat_warp_units = 0;
-    t.persistent = 1;
-    t.blocks_per_sm = 1;
-    t.cols_occ_blocks = 0;
-    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
-                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], -1, ahead, &pf_launches,
-                       "plans whose units prefetch a unit ahead");
-}
-Test(gpu, units_prefetching_the_next_pass_every_op_dtype_and_case) { prefetch_tunings(1); }
-Test(gpu, units_prefetching_two_passes_ahead_every_op_dtype_and_case) { prefetch_tunings(2); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

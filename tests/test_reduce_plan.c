@@ -452,18 +452,6 @@ Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
     kg_tensor w = fake(IN_AT, KG_BF16, 5, (int64_t[]){89, 3, 255, 8, 63});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &w, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert(!(p.cls == KG_RED_FLAT && p.args.group == 32));
-    /* ... taken with flat_warp_wide: two sub-lanes a lane */
-    kg_red_tuning wide = t;
-    wide.flat_warp_wide = 1;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &w, (int[]){3}, 1, 0, &wide, &p), KG_OK);
-    cr_assert(p.cls == KG_RED_FLAT && p.args.group == 32);
-    cr_assert_eq(p.args.cw, 63);
-    cr_assert_eq(p.args.chunk, 8);
-    cr_assert_eq(p.args.walk.size[0], 1);
-    /* but not over blocks at a stride (R2 K63 R8 | R29) */
-    kg_tensor wb = fake(IN_AT, KG_BF16, 5, (int64_t[]){1023, 29, 8, 63, 2});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &wb, (int[]){1, 2, 4}, 3, 0, &wide, &p), KG_OK);
-    cr_assert(!(p.cls == KG_RED_FLAT && p.args.group == 32));
     /* too few outer positions for a wave of warps */
     kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){1000, 512, 2});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){1}, 1, 0, &t, &p), KG_OK);
@@ -1812,55 +1800,6 @@ Test(plan, column_splits_fill_a_wave_of_resident_blocks)
     cr_assert_eq(kg_red_tuning_parse("cols_split_fill=2,cols_split_few=8", &t), 0);
     cr_assert_eq(t.cols_split_fill, 2);
     cr_assert_eq(t.cols_split_few, 8);
-}
-
-/* prefetch: the units of unsplit COLS plans and of FLATW plans that read
-   at most prefetch_max_bytes each ask L2 for a unit ahead (args.pf); split
-   plans and other classes never */
-Test(plan, units_prefetch_only_in_unsplit_columns_and_warp_slabs_of_bounded_size)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    t.prefetch = 2;
-    kg_red_plan p;
-    /* [2048,3,4096] axis 1: tiles of 1024 f32 columns over 3 rows, 12 KiB a unit */
-    const kg_tensor c = fake(IN_AT, KG_F32, 3, (int64_t[]){2048, 3, 4096});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.splits, 1);
-    cr_assert_eq(p.args.cw * 4, 1024);
-    cr_assert_eq(p.args.pf, 2);
-    cr_assert_eq(p.occ, 4);
-    cr_assert_eq(p.grid, 132 * 16, "8192 tiles, capped");
-    t.persistent = 1;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.grid, 132 * 4, "persistent: the 4-block kernel's resident blocks");
-    cr_assert_eq(p.occ, 4);
-    t.prefetch_max_bytes = 3 * 4096 - 1;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.pf, 0, "a unit of 12 KiB over the bound");
-    cr_assert_eq(p.grid, 132 * 16, "and no persistent grid");
-    t.prefetch_max_bytes = 3 * 4096;
-    /* FLATW slabs of 2 x 512 f32 (4 KiB) */
-    const kg_tensor f = fake(IN_AT, KG_F32, 6, (int64_t[]){100, 21, 33, 256, 2, 2});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){3, 4}, 2, 0, &t, &p), KG_OK);
-    cr_assert(p.cls == KG_RED_FLAT && p.args.group == 32);
-    cr_assert_eq(p.args.pf, 2);
-    cr_assert_eq(p.grid, 132 * 3, "persistent: FLATW's resident blocks");
-    /* split column tiles, rows and NEST: none */
-    const kg_tensor few = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
-    cr_assert(p.cls == KG_RED_COLS && p.args.splits > 1);
-    cr_assert_eq(p.args.pf, 0);
-    const kg_tensor sq = fake(IN_AT, KG_F32, 2, (int64_t[]){16384, 16384});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &sq, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.pf, 0);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 3, 4}, 3, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.pf, 0);
-    /* off */
-    t.prefetch = 0;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.pf, 0);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
