@@ -134,6 +134,9 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
     typedef typename Op::acc_t AT;
     constexpr int W = LPR * V, NW = T / 32;
     const int tid = threadIdx.x, tx = tid % LPR, lane = tid & 31;
+    /* the callers' loops and loads are guarded by each lane's row count:
+       reconverge the warp before the shuffles and the block barrier */
+    __syncwarp();
     /* the merge is symmetric: both partners end with the same values */
 #pragma unroll
     for (int mk = LPR; mk < 32; mk <<= 1)
@@ -148,6 +151,7 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
             wm[tid >> 5][tx * V + v] = m[v];
             ws[tid >> 5][tx * V + v] = s[v];
         }
+    __syncwarp();
     __syncthreads();
     if (tid < W) {
         AT a = wm[0][tid], c = ws[0][tid];
@@ -175,11 +179,18 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
     const int tid = threadIdx.x, CS = (int)cl.num_blocks();
     if constexpr (sizeof(typename Op::in_t) == 4) {
         if (CS > 1) { /* (the same for the whole block) */
-            for (int i = tid; i < CS * W; i += T) {
-                const int k = i / W, c = i - k * W;
-                gm[k][c] = cl.map_shared_rank(cm, k)[c];
-                gs[k][c] = cl.map_shared_rank(cs, k)[c];
+            /* the same trip count for every lane (a lane-dependent count
+               left the warps divergent at the __syncthreads(): synccheck,
+               [3001,4096] dim 0, 2026-12-02) */
+            for (int i0 = 0; i0 < CS * W; i0 += T) {
+                const int i = i0 + tid;
+                if (i < CS * W) {
+                    const int k = i / W, c = i - k * W;
+                    gm[k][c] = cl.map_shared_rank(cm, k)[c];
+                    gs[k][c] = cl.map_shared_rank(cs, k)[c];
+                }
             }
+            __syncwarp();
             __syncthreads();
             if (tid < W) {
                 kg_nstat<AT> st = kg_nstat_init<AT>();
@@ -266,17 +277,14 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
         if (K + j < jn)
             kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
     kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
-    /* 2. the cluster's partials, in rank order. The cluster barriers are the
-       warp-aligned forms: each warp reconverges first (its lanes' row counts
-       jn differ where the rows end inside a warp; compute-sanitizer's
-       synccheck found divergent warps at the barriers on [3001,4096] dim 0,
-       2026-12-02). Every thread of the block reaches both __syncwarp(). */
-    __syncwarp();
+    /* 2. the cluster's partials, in rank order. The cluster barriers here
+       and below are the non-aligned forms: the lanes of a warp may arrive
+       apart (their row counts jn differ where the rows end inside a warp). */
     cl.sync();
     kg_ncl_cluster<Op, W, T>(cl, sh.cm, sh.cs, sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     if (jn > 0) {
@@ -289,8 +297,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
                 kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * RY * nso);
     }
     /* every block's shared memory stays until the cluster's reads are done */
-    __syncwarp();
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 #endif
