@@ -25,12 +25,8 @@ local M = {}
 -- flatw: flat with one warp per unit (many short slabs; the planner keeps
 -- the class flat and sets kg_red_args.group 32, the launch picks this
 -- kernel), in a group of its own.
--- colsu, colsup: cols over columns off 16-byte boundaries in shifted 16-byte
--- vectors at 4 or 3 blocks per multiprocessor (the planner keeps the class
--- cols and sets kg_red_args.vec KG_RED_CV_SHIFT and kg_red_plan.occ, the
--- launch picks these kernels), in the cols group.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "colsu", "colsup" }
+              "colso", "colsp", "nesto", "colsno", "nestno", "flatw" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -39,7 +35,7 @@ M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn
 -- code, compress together (a module per op and dtype made the bundle 30% larger).
 M.groups = {
   { name = "", classes = { "rows", "strided32", "strided64", "packed" } },
-  { name = "cols", classes = { "cols", "flat", "colso", "colsp", "colsu", "colsup" } },
+  { name = "cols", classes = { "cols", "flat", "colso", "colsp" } },
   { name = "nest", classes = { "nest", "nesto" } },
   { name = "narrow", classes = { "colsn", "nestn", "colsno", "nestno" } },
   { name = "tile", classes = { "tile" } },

@@ -95,9 +95,6 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
         else
             k = plan->cls == KG_RED_NEST ? KG_RED_NESTO : plan->occ == 3 ? KG_RED_COLSP : KG_RED_COLSO;
     }
-    /* COLS over columns off 16-byte boundaries (shifted vectors) */
-    if (plan->cls == KG_RED_COLS && A->vec == KG_RED_CV_SHIFT)
-        k = plan->occ == 3 ? KG_RED_COLSUP : KG_RED_COLSU;
     /* FLAT with a warp per unit */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
         k = KG_RED_FLATW;

@@ -313,7 +313,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_max = 32768,
     .flat_warp_units = 24,
     .flat_warp_run = 16,
-    .cols_shift = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -334,7 +333,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(cols_shift)};
+                  F(flat_warp_units), F(flat_warp_run)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -721,7 +720,6 @@ int kg_red_cols_per_lane(int vec, size_t es)
     case KG_RED_CV_WIDE:
     case KG_RED_CV_WIDE32: return 16 / (int)es;
     case KG_RED_CV_STRIDED: return KG_RED_SCOLS;
-    case KG_RED_CV_SHIFT: return 16 / (int)es;
     default: return 1;
     }
 }
@@ -906,8 +904,7 @@ static int64_t nest_multi_of(const kg_red_tuning *T, int64_t n_out, int64_t sm)
    lanes of several outputs each (outputs contiguous: one lane per output
    reads the neighbour of the next lane's element). */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                     int64_t n_out, size_t es, int64_t target, int64_t multi, int indexed, const kg_red_tuning *T,
-                     shape_of_work *w)
+                     int64_t n_out, size_t es, int64_t target, int64_t multi, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
@@ -948,18 +945,6 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         return 0;
     if (es == 2 && T->cols_words && (vec == KG_RED_CV_WIDE || vec == KG_RED_CV_VEC))
         vec = vec == KG_RED_CV_WIDE ? KG_RED_CV_WIDE32 : KG_RED_CV_VEC32;
-    /* cols_shift: unaligned columns in shifted 16-byte vectors (the kernel
-       bounds its loads by the input's extent, from its first element) */
-    int64_t extent = 1;
-    if (vec == KG_RED_CV_STRIDED && (T->cols_shift == 3 || T->cols_shift == 4) && !indexed && (es == 2 || es == 4)) {
-        int nonneg = 1;
-        for (int d = 0; d < in->ndim; d++) {
-            nonneg = nonneg && in->strides[d] >= 0;
-            extent += in->shape[d] > 1 ? (in->shape[d] - 1) * in->strides[d] : 0; /* within the checked extent */
-        }
-        if (nonneg)
-            vec = KG_RED_CV_SHIFT;
-    }
     const int64_t vu = cols_per_lane(vec, es);
     /* lanes across columns: as many as there are vectors of columns, up to
        cols_lanes (the whole block: one lane down each column); with
@@ -1000,14 +985,6 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
-    if (vec == KG_RED_CV_SHIFT) {
-        if (!walk_fits32(&A->walk)) { /* COLSU walks in 32-bit arithmetic: strided columns instead */
-            kg_red_tuning t2 = *T;
-            t2.cols_shift = 0;
-            return plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, indexed, &t2, w);
-        }
-        A->tile_rows = extent;
-    }
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -1267,10 +1244,6 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
-    if (plan->cls == KG_RED_COLS && plan->args.vec == KG_RED_CV_SHIFT) {
-        plan->occ = T->cols_shift; /* COLSU (4) or COLSUP (3), whatever the grid */
-        return;
-    }
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
     if ((int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
         return;
@@ -1281,8 +1254,6 @@ static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype d
    (where its split fills whole waves, cols_occ's kernel takes it). */
 static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
-    if (plan->args.vec == KG_RED_CV_SHIFT)
-        return T->cols_shift == 3 ? KG_RED_SHIFT3_MIN_BLOCKS : KG_RED_SHIFT_MIN_BLOCKS;
     if (cols_occ_applies(plan, info, dt, T))
         return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
     if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */
@@ -1469,7 +1440,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     else if (plan_flat(plan, info, dt, K, nk, D, nr, red, n_out, es, sm, T, &w))
         ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
-             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, T, &w))
+             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);
@@ -1482,9 +1453,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         kg_red_tuning t2 = *T;
         t2.cols_lanes = T->cols_split_few;
         w = (shape_of_work){n_out, 1, 0, 1, red};
-        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, &t2, &w)) {
+        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, &t2, &w)) {
             w = (shape_of_work){n_out, 1, 0, 1, red}; /* (not reached: the rows fill 16 lanes down) */
-            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, T, &w);
+            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w);
         }
     }
     plan_occ(plan, info, T);

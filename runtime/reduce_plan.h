@@ -115,10 +115,6 @@ typedef struct kg_red_tuning {
     int flat_warp_max;
     int flat_warp_units;
     int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
-    int cols_shift;    /* COLS value reductions of 2- and 4-byte elements whose columns are off 16-byte boundaries
-                          (else KG_RED_CV_STRIDED): 16-byte vectors shifted into place (KG_RED_CV_SHIFT) in the
-                          kernel at 4 (COLSU) or 3 (COLSUP) blocks per multiprocessor, where the input's strides
-                          are not negative and the walk fits 32-bit arithmetic (0: off) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

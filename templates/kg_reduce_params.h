@@ -39,13 +39,6 @@
 #define KG_RED_OCC3_MIN_BLOCKS 3
 #define KG_RED_OCC3_UNROLL 8
 #define KG_RED_OCCN_UNROLL 8
-/* COLSU and COLSUP (KG_RED_CV_SHIFT): blocks per multiprocessor and rows a
-   lane keeps in flight (two 16-byte loads each), without spilling (sm_90:
-   4 rows at 4 blocks spilled 84 bytes for sum f32, 136 for bf16). */
-#define KG_RED_SHIFT_MIN_BLOCKS 4
-#define KG_RED_SHIFT_UNROLL 2
-#define KG_RED_SHIFT3_MIN_BLOCKS 3
-#define KG_RED_SHIFT3_UNROLL 4
 /* TILE: elements of one tile in shared memory (whole rows of the run), and
    the kernel's blocks per multiprocessor. */
 #define KG_RED_TILE_ELEMS 4096
@@ -66,9 +59,6 @@ typedef enum kg_red_cols_mode {
                           flight (WIDE's elements are split into 16-bit registers right at each load, which
                           makes each load wait for the one before) */
     KG_RED_CV_VEC32,   /* as KG_RED_CV_VEC for 2-byte elements (4 columns, 8 bytes), as 32-bit words */
-    KG_RED_CV_SHIFT,   /* 2- and 4-byte elements whose columns are off 16-byte boundaries: 16 / size adjacent
-                          columns per lane, read as the two aligned 16-byte vectors that hold them and shifted
-                          into place (kernel COLSU; args.tile_rows: the input's extent in elements) */
 } kg_red_cols_mode;
 #define KG_RED_SCOLS 4
 /* FLAT: most columns (a lane combines up to KG_RED_FLAT_COLS / 256 of them
@@ -106,9 +96,6 @@ typedef enum kg_red_class {
                          reductions' kernels are empty) */
     KG_RED_FLATW,     /* kernels only: FLAT plans with args.group 32 (one warp per unit: many short slabs, no
                          splits; templates/reduce_flatw.cuh) */
-    KG_RED_COLSU,     /* kernels only: COLS plans with args.vec KG_RED_CV_SHIFT (value reductions, the walk in
-                         32-bit arithmetic), KG_RED_SHIFT_MIN_BLOCKS, KG_RED_SHIFT_UNROLL rows in flight */
-    KG_RED_COLSUP,    /* the same at KG_RED_SHIFT3_MIN_BLOCKS, KG_RED_SHIFT3_UNROLL rows (kg_red_plan.occ 3) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

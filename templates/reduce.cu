@@ -75,12 +75,6 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 @if has.nestno then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nestno(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_nest_v<$(f.name), 1, true, false, KG_RED_OCCN_UNROLL>(A); }
 @end
-@if has.colsu then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_SHIFT_MIN_BLOCKS) $(f.name)_colsu(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_shift<$(f.name), KG_RED_SHIFT_UNROLL>(A); }
-@end
-@if has.colsup then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_SHIFT3_MIN_BLOCKS) $(f.name)_colsup(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_shift<$(f.name), KG_RED_SHIFT3_UNROLL>(A); }
-@end
 @if has.tile then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLOCKS) $(f.name)_tile(const kg_red_args A) { kg_red_tile<$(f.name)>(A); }
 @end

@@ -758,15 +758,8 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
    columns move as one vector. Words (2-byte elements): the vectors are
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
-   wait for the one before). Shift (kernel colsu, V = 16 / element size):
-   columns off 16-byte boundaries; a lane's V adjacent columns in a row lie
-   in the two aligned 16-byte vectors from the one that holds its first
-   column, both loaded (the second is the next lane's first, mostly an L1
-   hit) and shifted into place by the row's byte offset (selects of 32-bit
-   words, a funnel shift for 2-byte elements); a pair that reaches past the
-   input's extent (args.tile_rows elements) is read element by element,
-   only the lane's columns (no byte outside the input is read). */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0, bool Shift = false>
+   wait for the one before). */
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
@@ -877,60 +870,6 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
             /* U loads in flight, predicated at the end: a short reduced walk
                (a few rows) still has all its loads in flight at once */
             constexpr int U = UO > 0 ? UO : kg_red_walk_unroll<VT, Deep>::n;
-            if constexpr (Shift) {
-                static_assert((sizeof(T) == 2 || sizeof(T) == 4) && V * sizeof(T) == 16 && !Strided && !Words,
-                              "COLSU: 16-byte vectors of 2- or 4-byte elements");
-                const uintptr_t lo = (uintptr_t)A.in, hi = lo + (uintptr_t)A.tile_rows * sizeof(T);
-                for (; r < r1; r += U * (int64_t)ny) {
-                    uint4 xa[U], xb[U];
-                    int sb[U];
-#pragma unroll
-                    for (int j = 0; j < U; j++)
-                        if (r + j * (int64_t)ny < r1) {
-                            const uintptr_t q = (uintptr_t)(p + w.off);
-                            sb[j] = (int)(q & 15);
-                            const uintptr_t a0 = q - (uintptr_t)sb[j];
-                            if (a0 >= lo && a0 + 32 <= hi) {
-                                xa[j] = *(const uint4 *)a0;
-                                xb[j] = sb[j] ? *(const uint4 *)(a0 + 16) : xa[j];
-                            } else {
-                                /* the lane's columns alone (past the last
-                                   one: the first again, never stored) */
-                                T e[V];
-#pragma unroll
-                                for (int k = 0; k < V; k++)
-                                    e[k] = p[w.off + (col + k < A.inner ? k : 0)];
-                                memcpy(&xa[j], e, 16);
-                                xb[j] = xa[j];
-                                sb[j] = 0;
-                            }
-                            kg_walk_step(A.walk, w);
-                        }
-#pragma unroll
-                    for (int j = 0; j < U; j++)
-                        if (r + j * (int64_t)ny < r1) {
-                            const uint32_t v8[8] = {xa[j].x, xa[j].y, xa[j].z, xa[j].w,
-                                                    xb[j].x, xb[j].y, xb[j].z, xb[j].w};
-                            const int ws = sb[j] >> 2;
-                            uint32_t v6[6], v5[5], o[4];
-#pragma unroll
-                            for (int k = 0; k < 6; k++)
-                                v6[k] = (ws & 2) ? v8[k + 2] : v8[k];
-#pragma unroll
-                            for (int k = 0; k < 5; k++)
-                                v5[k] = (ws & 1) ? v6[k + 1] : v6[k];
-#pragma unroll
-                            for (int k = 0; k < 4; k++)
-                                o[k] = sizeof(T) == 2 && (sb[j] & 2) ? __funnelshift_r(v5[k], v5[k + 1], 16) : v5[k];
-#pragma unroll
-                            for (int k = 0; k < V; k++) {
-                                T e;
-                                memcpy(&e, (const char *)o + k * sizeof(T), sizeof(T));
-                                kg_red_push<Op>(a[k], e, r + j * (int64_t)ny);
-                            }
-                        }
-                }
-            }
             if constexpr (Words) {
                 /* 2-byte elements loaded as 32-bit words, split only when
                    pushed: every load of the batch is issued first */
@@ -956,7 +895,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                             }
                 }
             }
-            for (; !Words && !Shift && r < r1; r += U * (int64_t)ny) {
+            for (; !Words && r < r1; r += U * (int64_t)ny) {
                 VT x[U];
 #pragma unroll
                 for (int j = 0; j < U; j++)
@@ -1338,19 +1277,6 @@ template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_arg
     __shared__ typename Op::acc_t sv[N];
     if constexpr (N > 1)
         kg_red_flat_v<Op, N>(A, sv);
-}
-
-/* COLS over columns off 16-byte boundaries (kg_red_args.vec KG_RED_CV_SHIFT,
-   kernels colsu, colsup: U rows in flight per lane; value reductions of 2-
-   and 4-byte elements, other ops and dtypes get an empty one). */
-template <class Op, int U> __device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A)
-{
-    typedef typename Op::in_t T;
-    if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
-        constexpr int V = 16 / sizeof(T);
-        __shared__ typename Op::acc_t sv[KG_RED_THREADS * V];
-        kg_red_cols_v<Op, V, false, false, false, U, true>(A, sv, nullptr);
-    }
 }
 
 /* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec

@@ -128,10 +128,6 @@ static const rcase cases[] = {
        run 10 x 5 columns x 3 */
     {"(6,5,3,16,2,2) (1,3,5) blocks of runs under columns", 6, {6, 5, 3, 16, 2, 2}, 3, {1, 3, 5}, 0, DENSE},
     {"(7,3,5,10) (1,3) slabs of runs under columns", 4, {7, 3, 5, 10}, 2, {1, 3}, 0, DENSE},
-    /* columns off 16-byte boundaries (an odd count of them; a view one
-       element in): strided columns, or shifted vectors (cols_shift) */
-    {"(300,1001) 0 columns off 16 bytes", 2, {300, 1001}, 1, {0}, 0, DENSE},
-    {"misaligned (97,130) 0 columns off 16 bytes", 2, {97, 130}, 1, {0}, 0, MISALIGNED},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -242,8 +238,6 @@ static int cover_launches;
 static int fill_launches;
 /* ... and the launches of FLAT plans with a warp per unit (FLATW) */
 static int flatw_launches;
-/* ... and the launches of COLS plans in shifted vectors (COLSU) */
-static int shift_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -287,7 +281,6 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
-    shift_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_SHIFT;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -955,28 +948,6 @@ static void flatw_tunings(int level)
 }
 Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
 Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
-
-/* Every value reduction over every dtype and case with columns off 16-byte
-   boundaries in shifted 16-byte vectors (cols_shift) wherever they apply
-   (2- and 4-byte elements), every call twice, bitwise equal: part 0 in
-   kernel COLSU (4 blocks per multiprocessor), part 1 in COLSUP (3) in narrow
-   split tiles (32 lanes across, two waves of split blocks); index
-   reductions keep their plans. */
-static void shift_tunings(int part)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    t.cols_shift = part ? 3 : 4;
-    if (part) {
-        t.cols_lanes = 32;
-        t.cols_split_lanes = 32;
-        t.cols_split_units_per_sm = 16;
-        t.cols_split_fill = 2;
-    }
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &shift_launches,
-                       "column plans in shifted vectors");
-}
-Test(gpu, columns_off_16_bytes_in_shifted_vectors_every_value_op_dtype_and_case) { shift_tunings(0); }
-Test(gpu, columns_off_16_bytes_in_shifted_vectors_at_3_blocks_per_sm_in_narrow_split_tiles) { shift_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

@@ -309,21 +309,6 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(p.args.tiles * p.args.cw * KG_RED_SCOLS, 64, "lanes of 4 columns, 16 apart");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_SCALAR, "one column per lane without cols_strided");
-    /* cols_shift: the same columns in shifted 16-byte vectors (value
-       reductions of 2- and 4-byte elements; the extent bounds the loads) */
-    kg_red_tuning ht = kg_red_tuning_default;
-    ht.cols_shift = 4;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &ht, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_SHIFT);
-    cr_assert_eq(p.occ, 4, "kernel COLSU");
-    cr_assert_eq(p.args.tile_rows, 7 * 300 * 33, "the input's extent in elements");
-    cr_assert_eq(p.args.tiles * p.args.cw * 4, 64, "lanes of 4 adjacent columns");
-    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &in, (int[]){1}, 1, 0, &ht, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED, "index reductions keep strided columns");
-    in = fake(IN_AT, KG_F64, 3, v);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &ht, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED, "8-byte elements keep strided columns");
-    in = fake(IN_AT, KG_F32, 3, v);
     /* 2-byte columns: 16-byte vectors of 8 (4 without cols_wide), loaded
        as 32-bit words (WIDE32, VEC32; WIDE, VEC without cols_words) */
     const int64_t b[] = {1000, 256};
@@ -876,23 +861,9 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE ||
                                                                   A->vec == KG_RED_CV_WIDE32 ||
                                                                   A->vec == KG_RED_CV_VEC32;
-        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_SHIFT ||
+        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_VEC32 ||
             ((A->vec == KG_RED_CV_WIDE || A->vec == KG_RED_CV_WIDE32 || A->vec == KG_RED_CV_VEC32) && es != 2))
             fail(c, "a column mode the kernels do not have");
-        if (A->vec == KG_RED_CV_SHIFT) {
-            /* COLSU: value reductions of 2- and 4-byte elements at 4 blocks
-               (32-bit walk), loads bounded by the input's extent from its
-               first element (strides not negative) */
-            int64_t extent = 1;
-            int nonneg = 1;
-            for (int d = 0; d < c->in->ndim; d++) {
-                nonneg = nonneg && c->in->strides[d] >= 0;
-                extent += c->in->shape[d] > 1 ? (c->in->shape[d] - 1) * c->in->strides[d] : 0;
-            }
-            if (c->indexed || (es != 2 && es != 4) || (p->occ != 3 && p->occ != 4) || A->deep || A->run != 1 ||
-                !nonneg || A->tile_rows != extent)
-                fail(c, "shifted column vectors where COLSU does not apply, or a wrong extent");
-        }
         if (A->units != A->n_out * A->tiles * A->splits || A->tiles * cw * vu < A->inner)
             fail(c, "column units do not cover the columns");
         for (int64_t u = 0; u < A->units; u++) {
@@ -1315,7 +1286,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0, shift = 0;
+        cover = 0, fill = 0, flatw = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1405,20 +1376,6 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
                         cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
                     }
-                    /* columns off 16 bytes in shifted vectors (cols_shift), also in narrow split tiles */
-                    for (int o = 0; o <= 1; o++) {
-                        kg_red_tuning ht = kg_red_tuning_default;
-                        ht.cols_shift = o ? 3 : 4;
-                        if (o) {
-                            ht.cols_lanes = 32;
-                            ht.cols_split_lanes = 32;
-                            ht.cols_split_fill = 2;
-                        }
-                        kg_red_plan hp;
-                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ht, &hp), KG_OK);
-                        shift += hp.cls == KG_RED_COLS && hp.args.vec == KG_RED_CV_SHIFT;
-                        cr_assert(check_plan(op, &in, mask, &ht, why, sizeof why, &cls), "cols_shift %d: %s", o, why);
-                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1447,8 +1404,6 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(cover, 0);
     cr_assert_gt(fill, 0);
     cr_assert_gt(flatw, 0);
-    cr_assert_gt(shift, 0);
-    cr_log_info("%d column plans in shifted vectors", shift);
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);
