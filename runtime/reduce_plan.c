@@ -266,10 +266,16 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    57.9%, #203 33.2 -> 42.1%, #72 f32 39.7 -> 46.8%, #33 43.7 -> 44.6%: NEST
    takes them) and lost 6 of the 7 of 2-byte elements (#65 bf16 28.1 ->
    17.8%, #89 42.2 -> 30.7%, #2 30.6 -> 21.4%): runs only over elements of at
-   most 2 bytes (cols_runs_es). Split tiles of 32, 128 or 256 lanes
-   (cols_split_lanes), 128-lane tiles (cols_lanes), COLSP (cols_occ 3), grids
-   of 8 or 32 blocks per multiprocessor, cols_split_few 0 or 32,
-   cols_split_fill 2 and split_waves 2 each lost net in both runs. */
+   most 2 bytes (cols_runs_es). Run r2 (01:05) again: #182 41.8 -> 80.4%,
+   #148 49.0 -> 58.2%, #72 39.2 -> 47.3%, #203 33.2 -> 40.2%, #33 43.0 ->
+   44.8%; 2-byte runs lost without (#65 28.1 -> 17.6%) but for #56 (bf16
+   runs of 24, 48 bytes: 25.4 -> 61.3%, 25.3 -> 62.6% in r1a). Split tiles
+   of 16, 32, 128 or 256 lanes (cols_split_lanes), 32- or 128-lane tiles
+   (cols_lanes), COLSP (cols_occ 3), grids of 8 or 32 blocks per
+   multiprocessor, cols_split_few 0, 8 or 32, cols_split_fill 2 and
+   split_waves 2 each lost net in every run that timed them (r1, 256-lane
+   split tiles: #160 [256,65536] axis 0 bf16 53.7 -> 72.4% but #229 84.2 ->
+   62.3%, #92 67.9 -> 51.7%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
