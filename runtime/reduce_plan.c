@@ -25,8 +25,8 @@
  *                                reduced elements: then NEST); with the
  *                                tuning's cols_runs, also a short reduced run
  *                                innermost right under the columns (each lane
- *                                reads its column's run; off by default: not
- *                                yet run on a GPU)
+ *                                reads its column's run; elements of at most
+ *                                cols_runs_es bytes)
  *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
  *                                innermost of them innermost (in vectors where
  *                                the inner run is contiguous and aligned);
@@ -258,7 +258,24 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    Run r3 (15:48, copy 4190 GB/s), this kernel and default beside the old
    plans in the same run: #111 24.7 -> 82.3%, #152 11.6 -> 43.6%, #23 19.3
    -> 63.3%, #32 44.2 -> 55.3%, #130 86.5 -> 100.0%, #173 44.8 -> 91.8%,
-   #200 56.1 -> 91.0% of copy; #124 stays NEST (57.8%). */
+   #200 56.1 -> 91.0% of copy; #124 stays NEST (57.8%).
+   Session 12 (H200, runs r1a 00:17 and r1 00:42 of 2026-12-03, all 240
+   sweep cases, each tuning beside the default in the same process): the
+   column run path off (cols_runs 0) won all 5 sweep cases of 4-byte
+   elements it changed (r1a: #182 i32 runs of 16 43.1 -> 78.3%, #148 48.5 ->
+   57.9%, #203 33.2 -> 42.1%, #72 f32 39.7 -> 46.8%, #33 43.7 -> 44.6%: NEST
+   takes them) and lost 6 of the 7 of 2-byte elements (#65 bf16 28.1 ->
+   17.8%, #89 42.2 -> 30.7%, #2 30.6 -> 21.4%): runs only over elements of at
+   most 2 bytes (cols_runs_es). Run r2 (01:05) again: #182 41.8 -> 80.4%,
+   #148 49.0 -> 58.2%, #72 39.2 -> 47.3%, #203 33.2 -> 40.2%, #33 43.0 ->
+   44.8%; 2-byte runs lost without (#65 28.1 -> 17.6%) but for #56 (bf16
+   runs of 24, 48 bytes: 25.4 -> 61.3%, 25.3 -> 62.6% in r1a). Split tiles
+   of 16, 32, 128 or 256 lanes (cols_split_lanes), 32- or 128-lane tiles
+   (cols_lanes), COLSP (cols_occ 3), grids of 8 or 32 blocks per
+   multiprocessor, cols_split_few 0, 8 or 32, cols_split_fill 2 and
+   split_waves 2 each lost net in every run that timed them (r1, 256-lane
+   split tiles: #160 [256,65536] axis 0 bf16 53.7 -> 72.4% but #229 84.2 ->
+   62.3%, #92 67.9 -> 51.7%). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -313,6 +330,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_max = 32768,
     .flat_warp_units = 24,
     .flat_warp_run = 16,
+    .cols_runs_es = 2,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -333,7 +351,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run)};
+                  F(flat_warp_units), F(flat_warp_run), F(cols_runs_es)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -910,7 +928,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
     /* a short contiguous reduced run innermost with the columns right
        outside it: each lane reads its column's run (the walk counts runs) */
-    const int64_t run = T->cols_runs && nr >= 2 && D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64
+    const int64_t run = T->cols_runs && (T->cols_runs_es <= 0 || es <= (size_t)T->cols_runs_es) && nr >= 2 &&
+                                D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64
                             ? D[0].size
                             : 1;
     if (run > 1) {

@@ -115,6 +115,7 @@ typedef struct kg_red_tuning {
     int flat_warp_max;
     int flat_warp_units;
     int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
+    int cols_runs_es;  /* cols_runs only over elements of at most this many bytes (0: any) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

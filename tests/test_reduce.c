@@ -247,6 +247,26 @@ static int flatw_launches;
 static int quick(void) { return getenv("KG_TEST_QUICK") != NULL; }
 static int quick_skips(int k, int rot) { return quick() && (k + rot) % 3 != 0; }
 
+/* KG_RED_TEST_DTYPES="f32,bf16,...": check_op runs only these input dtypes
+   (a GPU run whose staged bundle holds only their modules; unset: every
+   dtype). */
+static int dtype_wanted(kg_dtype dt)
+{
+    const char *list = getenv("KG_RED_TEST_DTYPES");
+    if (!list || !*list)
+        return 1;
+    const char *name = kg_dtype_name(dt);
+    const size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        p += len + (end != NULL);
+    }
+    return 0;
+}
+
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
 {
@@ -467,7 +487,7 @@ static void check_op(kg_reduce_op op, fill how)
     uint64_t rng = kt_seed() ^ (uint64_t)op * 0x9e3779b97f4a7c15ull;
     int total = 0;
     for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
-        if (!(info->dtype_mask & (1u << dt)))
+        if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted((kg_dtype)dt))
             continue;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             if (!kt_take(4)) /* sanitizer mode (kg_test.h): a seeded quarter */

@@ -1268,6 +1268,13 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     cr_assert_eq(p.args.walk.in[0], 1974 * 17);
     cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.args.run, 17, "the run is the logically innermost reduced dim");
+    /* by default only over elements of at most 2 bytes (cols_runs_es) */
+    kg_tensor c = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 5});
+    cr_assert_eq(plan_of(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_COLS, "4-byte elements: no column run by default");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 5, "any element size where cols_runs_es is 0");
     /* runs longer than 64 bytes: the walk over vectors instead */
     kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 64});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
