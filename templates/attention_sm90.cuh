@@ -319,6 +319,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 }
                 mbar_wait(full_t(qs), (tc >> 1) & 1);
                 const int tile = sched[qs];
+                /* cp.async: every producer thread has read the word before
+                   the first thread may write it again (tile tc + 2) */
+                if (!tma)
+                    asm volatile("bar.sync 5, 128;\n" ::: "memory");
                 if (tile >= p.units)
                     break;
                 /* the next one, taken now (the atomic's latency hides
@@ -695,10 +699,17 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
         /* PERSIST: work tile x of this block (counted from 0), once the
-           producer has published it */
+           producer has published it. Lane 0 alone reads the word and hands
+           it to its warp: lane 0 is the thread that arrives on the Q
+           stage's empty barrier (release), whose completion lets the
+           producer write the word again (tile x + 2), so the read is
+           ordered before that write by the barrier itself. */
         auto tile_of = [&](int x) {
             mbar_wait(full_t(x & 1), (x >> 1) & 1);
-            return sched[x & 1];
+            int v = 0;
+            if (lane == 0)
+                v = sched[x & 1];
+            return __shfl_sync(0xffffffffu, v, 0);
         };
         if constexpr (PERSIST && !XT) {
             int it0 = 0;
