@@ -125,7 +125,7 @@ M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
 -- Candidate of session 13 (D 64): the plain persistent kernel on 64-key
 -- tiles, each consumer warpgroup on the key tiles its own rows see (causal:
 -- warpgroup 0's 64 rows skip the block's last, fully masked key tile).
-M.sm90_persist_wgk = { [64] = { nwg = 2, bn = 64 } }
+M.sm90_persist_wgk = { [64] = { nwg = 2, bn = 64 }, [128] = { nwg = 2, bn = 64 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -270,7 +270,7 @@ local variants = {
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_wgk, false, true, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 64-key tiles run per warpgroup (D 64)" },
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 64-key tiles run per warpgroup (D 64, 128)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -1062,7 +1062,7 @@ Test(attention, persistent_queue_matches_turns_bits)
 }
 
 /* The persistent kernel whose consumer warpgroups each run only the key
-   tiles their own rows see (D 64, 64-key tiles) against the float64
+   tiles their own rows see (D 64 and 128, 64-key tiles) against the float64
    reference: causal with as many keys as queries, with 64 more keys (the
    diagonal shifted by one key tile), with fewer keys than queries (a work
    tile whose first warpgroup sees no key at all while the second does:
@@ -1072,13 +1072,15 @@ Test(attention, persistent_wgk_matches_reference)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const acase cs[5] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
+    const acase cs[7] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                          {KG_F16, 1, 8, 2, 300, 364, 64, 1, MASK_NONE, 0, 0, 0.f},
                          {KG_BF16, 2, 6, 3, 600, 400, 64, 1, MASK_NONE, 0, 0, 0.f},
                          {KG_F16, 3, 8, 8, 333, 517, 64, 0, MASK_NONE, 0, 0, 0.f},
-                         {KG_BF16, 1, 12, 4, 1000, 1000, 64, 1, MASK_NONE, 0, 0, 0.f}};
+                         {KG_BF16, 1, 12, 4, 1000, 1000, 64, 1, MASK_NONE, 0, 0, 0.f},
+                         {KG_F16, 2, 8, 8, 520, 520, 128, 1, MASK_NONE, 0, 0, 0.f},
+                         {KG_BF16, 1, 8, 2, 600, 400, 128, 1, MASK_NONE, 0, 0, 0.f}};
     kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER_PERSIST_WGK);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!kt_take(2))
             continue;
         run_case_once(&cs[i]);
