@@ -161,10 +161,10 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  *
  * WGK (two consumer warpgroups, no turns, work tiles one at a time): each
  * warpgroup runs only the key tiles its own 64 rows see (causal: warpgroup
- * 0's range can end a key tile before the block's); for the tiles it
- * alone reads, warpgroup 1's warps arrive on the stages' empty barriers for
- * warpgroup 0's too (two arrivals each), and warpgroup 0 still waits for
- * those tiles' full barriers (a parity wait must not fall a phase behind).
+ * 0's range can end a key tile before the block's); after its output it
+ * still waits for the skipped tiles' full barriers and releases their
+ * stages, as if it had read them (so no barrier's phase can pass a
+ * warpgroup that has not waited for it, which a parity wait would miss).
  * A skipped tile is masked out for every row of the warpgroup (running it
  * would add exact zeros).
  *
@@ -520,19 +520,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if (lane == 0)
                 mbar_arrive(bar);
         };
-        /* WGK: key tiles from solo on are this warpgroup's alone (set by
-           consume()) */
-        int solo = 0;
-        /* this warp is done reading key tile j's K or V stage */
-        auto release_kv = [&](uint32_t bar, int j) {
-            if constexpr (WGK) {
-                __syncwarp();
-                if (lane == 0)
-                    mbar_arrive_n(bar, j >= solo ? 2 : 1);
-            } else {
-                release(bar);
-            }
-        };
         /* O scaled to the new running max */
         auto rescale_o = [&](float(&o)[DP / 2], const float(&alpha)[2]) {
 #pragma unroll
@@ -605,7 +592,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             issue_s(s, it0 & 1, dq());
             turn_pass();
             wg_wait<0>();
-            release_kv(empty_k(it0 & 1), 0);
+            release(empty_k(it0 & 1));
             softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
@@ -635,10 +622,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 turn_pass();
                 flush();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-                release_kv(empty_k(sk_), j);
+                release(empty_k(sk_));
                 softmax(s, mx, mrow, j, m0, wr, alpha, rs);
                 wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-                release_kv(empty_v(sv), j - 1);
+                release(empty_v(sv));
 #pragma unroll
                 for (int i = 0; i < 2; i++)
                     l[i] = l[i] * alpha[i] + rs[i];
@@ -647,10 +634,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         };
         /* a tile's last O += P V on its own; it1: the K/V tiles streamed up
-           to the tile's end, j: the key tile's index in its work tile;
-           PERSIST: its V stage released (the next work tile's producer
-           refills it) */
-        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1, int j) {
+           to the tile's end; PERSIST: its V stage released (the next work
+           tile's producer refills it) */
+        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
             const int sv = (it1 - 1) & 1;
             mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
             fence_async_smem();
@@ -661,21 +647,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             flush();
             wg_wait<0>();
             if constexpr (PERSIST)
-                release_kv(empty_v(sv), j); /* the next work tile's producer refills it */
+                release(empty_v(sv)); /* the next work tile's producer refills it */
         };
         /* one work tile; it0: the K/V tiles streamed before it; x (PERSIST):
            the work tiles before it (its Q stage is x % 2). Grid mode, and
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
-            /* the key tiles this warpgroup runs (WGK: warpgroup 0's rows may
-               see fewer; warpgroup 1 releases the rest for both) */
-            int mine = ntiles;
-            if constexpr (WGK) {
-                const int n0 = key_tiles(p, causal, m0, 64, BN);
-                mine = wgi == 0 ? n0 : ntiles;
-                solo = wgi == 0 ? ntiles : n0;
-            }
+            /* the key tiles this warpgroup runs (WGK: its own rows' range) */
+            const int mine = WGK ? key_tiles(p, causal, m0 + wgi * 64, 64, BN) : ntiles;
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -718,7 +698,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mainloop(o, s, pa, mx, l, mrow, m0, wr, mine, it0, dq);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(o, pa, it0 + mine, mine - 1);
+                last_pv(o, pa, it0 + mine);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
@@ -727,12 +707,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             stage_out(o, m0, wr, h, b, mx, l);
             store_out(m0, h, b);
             if constexpr (WGK) {
-                /* the phases of the stages' full barriers this warpgroup
-                   skipped, waited for all the same: a parity wait must
-                   never fall a phase behind */
+                /* the key tiles this warpgroup skipped: waited for and
+                   released as if read (above) */
                 for (int j = mine; j < ntiles; j++) {
-                    mbar_wait(full_k((it0 + j) & 1), ((it0 + j) >> 1) & 1);
-                    mbar_wait(full_v((it0 + j) & 1), ((it0 + j) >> 1) & 1);
+                    const int y = it0 + j;
+                    mbar_wait(full_k(y & 1), (y >> 1) & 1);
+                    release(empty_k(y & 1));
+                    mbar_wait(full_v(y & 1), (y >> 1) & 1);
+                    release(empty_v(y & 1));
                 }
             }
             return ntiles;
@@ -851,7 +833,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     pack_p(pa, s);
                 } else {
                     if (nt > 0)
-                        last_pv(o, pa, it1, nt - 1); /* the next work tile's producer refills the V stage */
+                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
                     else
                         flush();
                     stage_out(o, m0, wr, h, b, mx, l);

@@ -83,14 +83,6 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 #endif
 }
-/* n arrivals at once (standing in for the arrivals of threads that skip
-   the phase) */
-__device__ __forceinline__ void mbar_arrive_n(uint32_t bar, int n)
-{
-#if !KG_TMA_OFF
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(n) : "memory");
-#endif
-}
 /* the barriers' initialization visible to the bulk copy engine (before the
    block barrier that follows it) */
 __device__ __forceinline__ void mbar_init_fence()
