@@ -122,10 +122,6 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
--- Candidate of session 13 (D 64): the plain persistent kernel on 64-key
--- tiles, each consumer warpgroup on the key tiles its own rows see (causal:
--- warpgroup 0's 64 rows skip the block's last, fully masked key tile).
-M.sm90_persist_wgk = { [64] = { nwg = 2, bn = 64 }, [128] = { nwg = 2, bn = 64 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -191,9 +187,7 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
--- wgk (persistent, no turns): each consumer warpgroup runs only the key
--- tiles its own rows see (attention_sm90.cuh, WGK)
-local function plan_sm90(dt, d, kind, tiles, pp, persist, wgk)
+local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local bm = c.nwg * 64
@@ -204,12 +198,10 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist, wgk)
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 56 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
-  if wgk then flags = flags .. ", true" end
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s", bm, c.bn, c.nwg,
-                                 pp and ", ping-pong" or "", persist and ", persistent" or "",
-                                 wgk and ", key tiles per warpgroup" or "") }
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
+                                 persist and ", persistent" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -266,11 +258,6 @@ local variants = {
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_WGK", name = "Hopper persistent wk", prefix = "attn90w_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_wgk, false, true, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 64-key tiles run per warpgroup (D 64, 128)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -159,22 +159,13 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * phase from the tiles streamed so far), and the output is staged in its own
  * tile. The consumers' pipeline runs across tiles too (see below).
  *
- * WGK (two consumer warpgroups, no turns, work tiles one at a time): each
- * warpgroup runs only the key tiles its own 64 rows see (causal: warpgroup
- * 0's range can end a key tile before the block's); after its output it
- * still waits for the skipped tiles' full barriers and releases their
- * stages, as if it had read them (so no barrier's phase can pass a
- * warpgroup that has not waited for it, which a parity wait would miss).
- * A skipped tile is masked out for every row of the warpgroup (running it
- * would add exact zeros).
- *
  * tm.on: the producer's first thread alone loads each tile with bulk tensor
  * copies (TMA, one per 64-element panel; a full barrier then completes on
  * its one arrival and the copies' bytes), the other producer threads leave;
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool WGK = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -654,8 +645,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
-            /* the key tiles this warpgroup runs (WGK: its own rows' range) */
-            const int mine = WGK ? key_tiles(p, causal, m0 + wgi * 64, 64, BN) : ntiles;
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -693,12 +682,12 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            if (mine > 0) {
+            if (ntiles > 0) {
                 first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, mine, it0, dq);
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(o, pa, it0 + mine);
+                last_pv(o, pa, it0 + ntiles);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
@@ -706,21 +695,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
             stage_out(o, m0, wr, h, b, mx, l);
             store_out(m0, h, b);
-            if constexpr (WGK) {
-                /* the key tiles this warpgroup skipped: waited for and
-                   released as if read (above) */
-                for (int j = mine; j < ntiles; j++) {
-                    const int y = it0 + j;
-                    mbar_wait(full_k(y & 1), (y >> 1) & 1);
-                    release(empty_k(y & 1));
-                    mbar_wait(full_v(y & 1), (y >> 1) & 1);
-                    release(empty_v(y & 1));
-                }
-            }
             return ntiles;
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
-        static_assert(!WGK || (NWG == 2 && !PP && !(PERSIST && XT)), "WGK: two warpgroups, no turns, one tile at a time");
         /* PERSIST: work tile x of this block (counted from 0), once the
            producer has published it. Lane 0 alone reads the word and hands
            it to its warp: lane 0 is the thread that arrives on the Q
