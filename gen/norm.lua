@@ -122,13 +122,19 @@ M.ccfgs = {
 -- runtime's kg_norm_bcfgs: t threads a block (a row), nv vectors a lane, mb
 -- blocks a multiprocessor (the launch bound; the ring's stages share the
 -- multiprocessor's shared memory), wr: weight and bias held in registers
--- (else read at each apply).
+-- (else read at each apply); w: BULKW, a warp a row (t / 32 warps, each with
+-- its own ring; nv the most vectors a lane of a row), weight and bias staged
+-- in shared memory, one block a multiprocessor.
 M.bcfgs = {
   { t = 128, nv = 4, mb = 4, wr = true },
   { t = 256, nv = 4, mb = 2, wr = true },
   { t = 512, nv = 4, mb = 1, wr = true },
   { t = 256, nv = 8, mb = 2, wr = false },
   { t = 64, nv = 8, mb = 8, wr = false },
+  { t = 128, nv = 64, mb = 1, w = true },
+  { t = 192, nv = 64, mb = 1, w = true },
+  { t = 256, nv = 64, mb = 1, w = true },
+  { t = 384, nv = 64, mb = 1, w = true },
 }
 
 local common = require("common")
@@ -297,7 +303,8 @@ function M.generate(G)
         local row = {}
         for _, c in ipairs(M.bcfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_bulk" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [bulk " .. c.t .. "x" .. c.nv .. "]" })
+                                     desc = op.name .. "(" .. dt.name .. ") [bulk" .. (c.w and "w " or " ") .. c.t .. "x" ..
+                                     c.nv .. "]" })
         end
         btable[op.id][dt.index] = row
       end
@@ -350,7 +357,7 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT] = {\n"
   for _, c in ipairs(M.bcfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0, c.w and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
@@ -414,6 +421,7 @@ typedef struct kg_norm_bcfg {
     int nv;      /* 16-byte vectors a lane */
     int mb;      /* blocks a multiprocessor (the launch bound) */
     int wr;      /* 1: weight and bias in registers */
+    int warp;    /* 1: BULKW, a warp a row (nv: the most vectors a lane), weight and bias in shared memory */
 } kg_norm_bcfg;
 extern const kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT];
 extern const int16_t kg_norm_btable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];

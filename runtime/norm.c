@@ -391,6 +391,11 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
    measured. */
 #define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
 static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
+/* BULKW: the shared memory of the weight and bias (those the call has) */
+static int64_t bulk_wb_bytes(const kg_norm_call *c, const kg_norm_bcfg *f, int64_t n, size_t es)
+{
+    return f->warp ? n * (int64_t)es * ((c->w ? 1 : 0) + (c->b ? 1 : 0)) : 0;
+}
 
 static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, size_t es, int64_t sm)
 {
@@ -414,12 +419,16 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
     }
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
     const int64_t V = 16 / (int64_t)es;
-    if (A->n / V > (int64_t)f->threads * f->nv)
+    if (A->n / V > (int64_t)(f->warp ? 32 : f->threads) * f->nv)
         return;
     const int64_t sb = A->n * (int64_t)es * (c->res ? 2 : 1);
-    int64_t stages = bulk_budget(f) / sb;
+    /* BULKW: a ring a warp after the weight and bias */
+    const int64_t nw = f->warp ? f->threads / 32 : 1;
+    int64_t stages = (bulk_budget(f) - bulk_wb_bytes(c, f, A->n, es)) / (sb * nw);
     if (stages > KG_NORM_BULK_STAGES)
         stages = KG_NORM_BULK_STAGES;
+    if (f->warp && stages > KG_NORM_BULKW_BARS / nw)
+        stages = KG_NORM_BULKW_BARS / nw;
     if (most >= 2 && stages > most)
         stages = most;
     if (stages < 2)
@@ -427,9 +436,10 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
     int64_t cap = sm * f->mb;
     if (tu->grid > 0 && tu->grid < cap)
         cap = tu->grid;
+    const int64_t units = cdiv(A->rows, nw);
     plan->bcfg = cfg;
     plan->bstages = (int)stages;
-    plan->bgrid = (unsigned)(A->rows < cap ? A->rows : cap);
+    plan->bgrid = (unsigned)(units < cap ? units : cap);
     plan->bblock = (unsigned)f->threads;
 }
 
@@ -1115,7 +1125,9 @@ static kg_status launch_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_pla
     const kg_norm_bcfg *f = &kg_norm_bcfgs[plan->bcfg];
     kg_norm_args B = plan->args;
     B.chunk = plan->bstages;
-    const size_t smem = (size_t)B.chunk * (size_t)B.n * kg_dtype_size(c->in->dtype) * (c->res ? 2 : 1);
+    const size_t es = kg_dtype_size(c->in->dtype);
+    const size_t smem = (size_t)B.chunk * (size_t)B.n * es * (c->res ? 2 : 1) * (f->warp ? (size_t)f->threads / 32 : 1) +
+                        (size_t)bulk_wb_bytes(c, f, B.n, es);
     _Atomic unsigned char unknown = 0;
     _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
                                       ? &bulk_fits[ctx->device][c->op][c->in->dtype][plan->bcfg]

@@ -86,6 +86,8 @@ extern _Atomic long kgi_norm_bulk_launches;
 /* BULK: most stages a block's ring holds (templates/normb.cuh's
    KG_NORMB_MAX_STAGES) */
 #define KG_NORM_BULK_STAGES 16
+/* BULKW: most stages of all its warps' rings (KG_NORMB_MAX_WBARS) */
+#define KG_NORM_BULKW_BARS 64
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

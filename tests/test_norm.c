@@ -23,6 +23,7 @@
 
 #include "kg_norm_reference.h"
 #include "kg_test.h"
+#include <criterion/parameterized.h>
 #include "norm_plan.h"
 
 /* ---- CPU: planning and validation ----------------------------------------- */
@@ -1934,21 +1935,31 @@ Test(gpu, results_are_bitwise_deterministic)
 }
 
 /* BULK (the 2-byte layer_norm, rms_norm and its residual form on sm_90,
-   rows staged by the bulk copy engine) under each configuration: its
-   deepest ring, 2 stages, and 3 blocks in all (each block's ring wraps many
-   times); f16 and bf16 rows of 8 to 16384 elements (those the configuration
-   holds), weight and bias, mean and rstd, in place, -inf / NaN / +inf,
-   constant rows, huge magnitudes; then bf16 [3001,4096] twice over the same
-   input, the same bits. Asserts that BULK launched on sm_90. */
-Test(gpu, bulk_rows_under_every_configuration)
+   rows staged by the bulk copy engine) under one configuration (a test a
+   configuration, so that they run in parallel): its deepest ring, 2
+   stages, and 3 blocks in all (each block's ring wraps many times); f16 and
+   bf16 rows of 8 to 16384 elements (those the configuration holds), weight
+   and bias, mean and rstd, in place, -inf / NaN / +inf, constant rows, huge
+   magnitudes; then bf16 [3001,4096] twice over the same input, the same
+   bits, 7 blocks. Asserts that BULK launched on sm_90. */
+ParameterizedTestParameters(gpu, bulk_rows_under_each_configuration)
+{
+    static int cfgs[KG_NORM_BCFG_COUNT];
+    for (int i = 0; i < KG_NORM_BCFG_COUNT; i++)
+        cfgs[i] = i;
+    return cr_make_param_array(int, cfgs, KG_NORM_BCFG_COUNT);
+}
+ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
 {
     kg_context *ctx = kt_open_gpu();
     int ma = 0, mi = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     const kg_dtype dts[] = {KG_F16, KG_BF16};
     const int64_t lens[] = {8, 40, 1000, 2056, 4096, 8192, 16384};
-    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++) {
-        const int64_t most = (int64_t)kg_norm_bcfgs[cfg].threads * kg_norm_bcfgs[cfg].nv * 8;
+    const int cfg = *pcfg;
+    {
+        const int64_t most = (int64_t)(kg_norm_bcfgs[cfg].warp ? 32 : kg_norm_bcfgs[cfg].threads) *
+                             kg_norm_bcfgs[cfg].nv * 8;
         for (int v = 0; v < 3; v++) {
             if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
                 continue;
@@ -2003,8 +2014,49 @@ Test(gpu, bulk_rows_under_every_configuration)
                 cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
         }
     }
-    /* the planner's default BULK rows (bf16 layer_norm of 8192..16384, the
-       residual rms_norm of 4096..16384): BULK launches on sm_90 */
+    /* the same bits twice: layer_norm and the residual form, 7 blocks */
+    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    const size_t bytes = 2 * (size_t)n;
+    unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+    void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
+    uint64_t rng = kt_seed();
+    for (int64_t i = 0; i < n; i++)
+        kt_set(h, KG_BF16, i, kt_uniform(&rng, -5, 5));
+    kt_upload(ctx, dx, h, bytes);
+    kg_tensor x = kg_tensor_contiguous(dx, KG_BF16, 2, shape), y = kg_tensor_contiguous(dy, KG_BF16, 2, shape),
+              r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
+    for (int op = 0; op < 2; op++) {
+        kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
+        for (int k = 0; k < 2; k++) {
+            KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+            if (op == 0)
+                KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+            else {
+                KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
+                KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
+            }
+            kt_download(ctx, k ? b : a, dy, bytes);
+        }
+        cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
+    kg_close(ctx);
+}
+
+/* The planner's default BULK rows (bf16 layer_norm of 8192..16384, the
+   residual rms_norm of 4096..16384) against the reference: BULK launches on
+   sm_90. */
+Test(gpu, bulk_default_rows)
+{
+    kg_context *ctx = kt_open_gpu();
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     kgi_norm_tuning = (kg_norm_tuning){0};
     const int sm90 = ma == 9 && mi == 0;
     const int64_t dlens[] = {4096, 6144, 8192, 12288, 16384};
@@ -2034,39 +2086,7 @@ Test(gpu, bulk_rows_under_every_configuration)
                 cr_assert_gt(kgi_norm_bulk_launches, before, "residual of %lld: no BULK launch", (long long)dlens[i]);
         }
     }
-    /* the same bits twice: layer_norm and the residual form, 7 blocks */
-    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
-    const size_t bytes = 2 * (size_t)n;
-    unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
-    void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
-    uint64_t rng = kt_seed();
-    for (int64_t i = 0; i < n; i++)
-        kt_set(h, KG_BF16, i, kt_uniform(&rng, -5, 5));
-    kt_upload(ctx, dx, h, bytes);
-    kg_tensor x = kg_tensor_contiguous(dx, KG_BF16, 2, shape), y = kg_tensor_contiguous(dy, KG_BF16, 2, shape),
-              r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
-    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++)
-        for (int op = 0; op < 2; op++) {
-            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
-            for (int k = 0; k < 2; k++) {
-                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-                if (op == 0)
-                    KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-                else {
-                    KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
-                    KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
-                }
-                kt_download(ctx, k ? b : a, dy, bytes);
-            }
-            cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
-        }
     kgi_norm_tuning = (kg_norm_tuning){0};
-    kg_free(ctx, dx);
-    kg_free(ctx, dy);
-    kg_free(ctx, dr);
-    free(h);
-    free(a);
-    free(b);
     kg_close(ctx);
 }
 
