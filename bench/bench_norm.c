@@ -29,7 +29,8 @@
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
- * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK).
+ * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK). KG_NORM_WB=1|2:
+ * layer_norm with its weight only (1) or neither weight nor bias (2).
  */
 #include <math.h>
 #include <string.h>
@@ -52,6 +53,7 @@ typedef struct brun {
     kg_context *ctx;
     const bcase *c;
     kg_tensor in, out, res, w, b, s0;
+    int wb; /* layer_norm: 0 weight and bias, 1 weight only, 2 neither ($KG_NORM_WB) */
 } brun;
 
 static void run_case(void *p)
@@ -65,7 +67,8 @@ static void run_case(void *p)
     case KG_NORM_LOG_SOFTMAX: BENCH_CHECK(ctx, kg_log_softmax(ctx, &r->out, &r->in, c->axis)); break;
     case KG_NORM_LOGSUMEXP: BENCH_CHECK(ctx, kg_logsumexp(ctx, &r->s0, &r->in, ax, 1, 0)); break;
     case KG_NORM_LAYER_NORM:
-        BENCH_CHECK(ctx, kg_layer_norm(ctx, &r->out, NULL, NULL, &r->in, 1, &r->w, &r->b, 1e-5));
+        BENCH_CHECK(ctx, kg_layer_norm(ctx, &r->out, NULL, NULL, &r->in, 1, r->wb < 2 ? &r->w : NULL,
+                                       r->wb < 1 ? &r->b : NULL, 1e-5));
         break;
     default:
         if (c->res)
@@ -374,7 +377,7 @@ int main(void)
             filled = dt;
             fill(ctx, din, dt, max_el, blk);
         }
-        brun r = {.ctx = ctx, .c = c};
+        brun r = {.ctx = ctx, .c = c, .wb = env_int("KG_NORM_WB")};
         const int64_t shape[2] = {c->rows, c->cols};
         r.in = kg_tensor_contiguous(din, dt, 2, shape);
         r.out = kg_tensor_contiguous(dout, dt, 2, shape);
@@ -384,7 +387,8 @@ int main(void)
         const int64_t nrow = c->axis ? c->rows : c->cols;
         r.s0 = kg_tensor_contiguous(dout, dt, 1, &nrow);
         const int use_w = c->op == KG_NORM_LAYER_NORM || c->op == KG_NORM_RMS_NORM;
-        const int bad = verify(&r, blk, use_w ? wh : NULL, c->op == KG_NORM_LAYER_NORM ? bh : NULL, rblk);
+        const int ln = c->op == KG_NORM_LAYER_NORM;
+        const int bad = verify(&r, blk, use_w && (!ln || r.wb < 2) ? wh : NULL, ln && r.wb < 1 ? bh : NULL, rblk);
         failed |= bad;
         const double us = bench_time_us(ctx, run_case, &r, 10, 9);
         double bytes = (double)n * (double)es * (c->op == KG_NORM_LOGSUMEXP ? 1 : 2) +
@@ -399,6 +403,8 @@ int main(void)
                            .out = c->op == KG_NORM_LOGSUMEXP ? NULL : &r.out,
                            .s0 = c->op == KG_NORM_LOGSUMEXP ? &r.s0 : NULL,
                            .res = c->res ? &r.res : NULL,
+                           .w = use_w && (!ln || r.wb < 2) ? &r.w : NULL,
+                           .b = ln && r.wb < 1 ? &r.b : NULL,
                            .axis = c->axis,
                            .axes = (const int[]){c->axis},
                            .n_axes = 1,

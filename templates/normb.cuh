@@ -308,7 +308,10 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
         if constexpr (Op::nres > 0)
             if (lane == 0)
                 kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
-        /* every lane has read the stage: its row S ahead */
+        /* every lane has read the stage (and written h, ordered before the
+           copy engine's writes by the proxy fence): its row S ahead */
+        if (hres)
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncwarp();
         if (lane == 0 && i + S < nr)
             issue(i + S);
