@@ -569,6 +569,37 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     kgi_norm_tuning.bulk = -1;
     plan_shape(&c, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
+    /* BULKW (a warp a row, one block a multiprocessor): each warp's ring of
+       the stages the shared memory holds after the weight and bias, at most
+       KG_NORM_BULKW_BARS stages in all; a block per 8 rows up to one a
+       multiprocessor */
+    kg_tensor w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096)), b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
+    kg_norm_call wc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .b = &b, .k = 1, .eps = 1e-5};
+    kgi_norm_tuning.bulk = 8; /* 8 warps */
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 7);
+    cr_assert(kg_norm_bcfgs[7].warp && kg_norm_bcfgs[7].threads == 256);
+    cr_assert_eq(p.bstages, 3); /* (233472 - 2048 - 2 x 8192) / (8 x 8192) */
+    cr_assert_eq(p.bgrid, 8u);
+    cr_assert_eq(p.bblock, 256u);
+    plan_shape(&wc, &in, &out, 100000, 4096, &p);
+    cr_assert_eq(p.bgrid, 132u);
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(1024));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(1024));
+    plan_shape(&wc, &in, &out, 64, 1024, &p);
+    cr_assert_eq(p.bstages, 8); /* KG_NORM_BULKW_BARS / 8 */
+    kgi_norm_tuning.bulk = 9; /* 12 warps: 5120 holds fewer than 2 stages a warp */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(5120));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(5120));
+    plan_shape(&wc, &in, &out, 64, 5120, &p);
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.bulk = 6; /* 4 warps: the residual form, two rows a stage, the weight alone */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
+    kg_norm_call wr = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .w = &w, .k = 1, .eps = 1e-6};
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    plan_shape(&wr, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 5);
+    cr_assert_eq(p.bstages, 3); /* (233472 - 2048 - 8192) / (4 x 16384) */
     /* softmax: none */
     kgi_norm_tuning.bulk = 1;
     kg_norm_call sc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
@@ -2014,8 +2045,9 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
                 cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
         }
     }
-    /* the same bits twice: layer_norm and the residual form, 7 blocks */
-    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    /* the same bits twice: layer_norm and the residual form, 7 blocks (in
+       sanitizer mode 61 rows: each ring still wraps) */
+    const int64_t shape[2] = {kt_size(3001, 61), 4096}, n = shape[0] * shape[1];
     const size_t bytes = 2 * (size_t)n;
     unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
     void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
