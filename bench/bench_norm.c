@@ -30,7 +30,8 @@
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
  * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK). KG_NORM_WB=1|2:
- * layer_norm with its weight only (1) or neither weight nor bias (2).
+ * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
+ * them "f16" in KG_NORM_CASES).
  */
 #include <math.h>
 #include <string.h>
@@ -238,6 +239,7 @@ int main(void)
     kgi_norm_tuning.bstages = env_int("KG_NORM_BSTAGES");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
+    const int as_f16 = env_int("KG_NORM_AS_F16");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("# normalizations; same-run copy bandwidth %.0f GB/s\n", copy);
     if (csv)
@@ -356,7 +358,10 @@ int main(void)
     int failed = 0;
     kg_dtype filled = KG_DTYPE_COUNT;
     for (size_t i = 0; i < ncases; i++) {
-        const bcase *c = &cases[i];
+        bcase ci = cases[i];
+        if (as_f16 && ci.dt == KG_BF16)
+            ci.dt = KG_F16;
+        const bcase *c = &ci;
         const int sweep = i >= nfixed;
         if (!sweep && !wanted(c))
             continue;
