@@ -109,11 +109,15 @@ end
 -- against 60.8, log_softmax 59.1 / 66.3, bf16 softmax 36.5 / 41.7, f32
 -- [4096,65536] 51.2 / 67.0, [65536,4096] 50.6 / 53.4 (COLS); it won only
 -- bf16 log_softmax [12000,22360], 45.4 / 31.8: removed.
+-- Configurations 4 and 5 (candidates): three blocks a multiprocessor (80 registers), so that a block's load overlaps
+-- two others' exchange and stores.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
+  { t = 256, k = 16, lpr = 8, mb = 3, ks = 16 },
+  { t = 256, k = 15, lpr = 8, mb = 3, ks = 17 },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
