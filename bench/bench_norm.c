@@ -29,7 +29,8 @@
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
- * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK). KG_NORM_WB=1|2:
+ * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
+ * each BULKW configuration (deepest ring, 2 stages) and BULK configurations 0-2 at 2 stages. KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
  */
@@ -435,7 +436,18 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 6) {
+            if (tune == 7) {
+                /* KG_NORM_TUNE=7: LEAN (no BULK), each BULKW configuration (its deepest ring, then 2 stages),
+                   the block BULK configurations 0-2 at 2 stages */
+                alts[na++] = (kg_norm_tuning){.bulk = -1};
+                for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++)
+                    if (kg_norm_bcfgs[k - 1].warp) {
+                        alts[na++] = (kg_norm_tuning){.bulk = k};
+                        alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
+                    }
+                for (int k = 1; k <= 3; k++)
+                    alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
+            } else if (tune == 6) {
                 /* KG_NORM_TUNE=6: LEAN groups of a power of two of lanes (g32 -1) and of whole warps (g32
                    1), LEAN (no BULK) */
                 alts[na++] = (kg_norm_tuning){.g32 = -1};
