@@ -293,6 +293,8 @@ int main(void)
         {"rms_norm+residual [262144,1024]", KG_NORM_RMS_NORM, KG_BF16, 262144, 1024, 1, 1},
         {"rms_norm+residual [32768,8192]", KG_NORM_RMS_NORM, KG_BF16, 32768, 8192, 1, 1},
         {"rms_norm+residual [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 1},
+        {"layer_norm [87381,3072]", KG_NORM_LAYER_NORM, KG_BF16, 87381, 3072, 1, 0},
+        {"rms_norm+residual [131072,2048]", KG_NORM_RMS_NORM, KG_BF16, 131072, 2048, 1, 1},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

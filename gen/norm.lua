@@ -128,7 +128,8 @@ M.ccfgs = {
 -- multiprocessor's shared memory), wr: weight and bias held in registers
 -- (else read at each apply); w: BULKW, a warp a row (t / 32 warps, each with
 -- its own ring; nv the most vectors a lane of a row), weight and bias staged
--- in shared memory, one block a multiprocessor.
+-- in shared memory, one block a multiprocessor; r: BULKW with the row in registers (nv vectors a lane), its stage
+-- refilled as soon as the warp holds it.
 M.bcfgs = {
   { t = 128, nv = 4, mb = 4, wr = true },
   { t = 256, nv = 4, mb = 2, wr = true },
@@ -139,6 +140,9 @@ M.bcfgs = {
   { t = 192, nv = 64, mb = 1, w = true },
   { t = 256, nv = 64, mb = 1, w = true },
   { t = 384, nv = 64, mb = 1, w = true },
+  { t = 384, nv = 16, mb = 1, w = true, r = true },
+  { t = 416, nv = 16, mb = 1, w = true, r = true },
+  { t = 256, nv = 24, mb = 1, w = true, r = true },
 }
 
 local common = require("common")

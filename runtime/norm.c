@@ -387,8 +387,18 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
    - layer_norm of 8192..16384: the same blocks, 2 stages (8192 cfg 1: 88.6
      against 87.4; 16384 cfg 2: 89.3 against 83.8; at 4096 and 5120 LEAN
      stays: 86.3 against 85.6, 75.0 against 73.4).
-   rms_norm stays LEAN (93.4-97.1 against at most 90.2); f16 is not
-   measured. */
+   rms_norm stays LEAN (93.4-97.1 against at most 90.2).
+   BULKW (a warp a row; session 13 r1b, H200, same run, two passes):
+   - the 2-byte layer_norm of 2049..4096: 12 warps, 2 stages (bf16 4096:
+     89.0 / 88.4 against LEAN8S's 86.2 / 85.7; f16 90.3 against 87.9; 2048
+     stays LEAN: 79.8 against 91.1; at 5120 / 6144 / 8192 BULKW lost: 76.5,
+     78.4, 59.7 against 81.2, 85.0, 88.2);
+   - the bf16 residual rms_norm of 1024..2048: 8 warps, 2 stages (1024:
+     95.0 against LEAN's 93.0).
+   f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
+   16384 88.2 against 87.2). */
+#define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
+#define BULKW_RES 7 /* 8 warps */
 #define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
 static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
 /* BULKW: the shared memory of the weight and bias (those the call has) */
@@ -409,12 +419,20 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
     int cfg = tu->bulk - 1, most = tu->bstages;
     if (tu->bulk == 0) {
         const int dflt = tu->lean == 0 && tu->variant == 0 && tu->pf == 0 && !tu->loose && !tu->group &&
-                         !tu->threads && !tu->g32 && c->in->dtype == KG_BF16;
+                         !tu->threads && !tu->g32;
+        const int bf16 = c->in->dtype == KG_BF16;
         const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
-        if (!dflt || !(ln || rres) || A->n < (ln ? 8192 : 4096) || A->n > 16384)
+        if (!dflt || !(ln || rres))
             return;
-        cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
-        if (ln && most < 2)
+        if (ln && A->n > 2048 && A->n <= 4096)
+            cfg = BULKW_LN; /* f16 too */
+        else if (bf16 && rres && A->n >= 1024 && A->n <= 2048)
+            cfg = BULKW_RES;
+        else if (bf16 && A->n >= (ln ? 8192 : 4096) && A->n <= 16384)
+            cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
+        else
+            return;
+        if ((ln || cfg == BULKW_RES) && most < 2)
             most = 2;
     }
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];

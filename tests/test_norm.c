@@ -606,20 +606,24 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     plan_shape(&sc, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
-       4096..16384, the smallest block that holds the row, the deepest ring;
-       bf16 layer_norm of 8192..16384 in 2 stages; nothing else */
+       4096..16384, the smallest block that holds the row, the deepest ring,
+       and of 1024..2048 BULKW of 8 warps in 2 stages; layer_norm of
+       2049..4096 BULKW of 12 warps in 2 stages (f16 too), bf16 layer_norm of
+       8192..16384 in 2 stages; nothing else */
     kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
     static const struct {
         int op, res;
         int64_t n;
         int cfg, stages;
     } want[] = {
-        {KG_NORM_RMS_NORM, 1, 1024, -1, 0},    {KG_NORM_RMS_NORM, 1, 2048, -1, 0},
+        {KG_NORM_RMS_NORM, 1, 512, -1, 0},     {KG_NORM_RMS_NORM, 1, 1024, 7, 2},
+        {KG_NORM_RMS_NORM, 1, 2048, 7, 2},     {KG_NORM_RMS_NORM, 1, 3072, -1, 0},
         {KG_NORM_RMS_NORM, 1, 4096, 0, 3},     /* (233472 / 4 - 2048) / 16384 */
         {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
         {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
         {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 4096, -1, 0},  {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3072, 8, 2},
+        {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},   {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
         {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
         {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
     };
@@ -632,9 +636,22 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
         if (want[i].cfg >= 0) {
             cr_assert_eq(p.bstages, want[i].stages, "op %d res %d n %lld", want[i].op, want[i].res,
                          (long long)want[i].n);
-            cr_assert_eq(p.bgrid, 132u * (unsigned)kg_norm_bcfgs[want[i].cfg].mb);
+            const kg_norm_bcfg *f = &kg_norm_bcfgs[want[i].cfg];
+            /* BULKW: a block per warps' rows, up to one a multiprocessor */
+            cr_assert_eq(p.bgrid, f->warp ? (unsigned)((1000 + f->threads / 32 - 1) / (f->threads / 32))
+                                          : 132u * (unsigned)f->mb);
         }
     }
+    /* f16: layer_norm of 4096 (BULKW), not the residual form's BULKW */
+    in.dtype = out.dtype = KG_F16;
+    kg_norm_call hc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    plan_shape(&hc, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.bcfg, 8);
+    r = fake(S_AT, KG_F16, 2, KT_SHAPE(1000, 1024));
+    hc = (kg_norm_call){.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
+    plan_shape(&hc, &in, &out, 1000, 1024, &p);
+    cr_assert_eq(p.bcfg, -1);
+    in.dtype = out.dtype = KG_BF16;
     /* f16 (not measured), another tuning, or the tuning's -1: LEAN */
     kg_norm_call lc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     in.dtype = out.dtype = KG_F16;
@@ -2082,8 +2099,8 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
 }
 
 /* The planner's default BULK rows (bf16 layer_norm of 8192..16384, the
-   residual rms_norm of 4096..16384) against the reference: BULK launches on
-   sm_90. */
+   2-byte layer_norm of 2049..4096, the bf16 residual rms_norm of 1024..2048
+   and 4096..16384) against the reference: BULK launches on sm_90. */
 Test(gpu, bulk_default_rows)
 {
     kg_context *ctx = kt_open_gpu();
@@ -2091,8 +2108,8 @@ Test(gpu, bulk_default_rows)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     kgi_norm_tuning = (kg_norm_tuning){0};
     const int sm90 = ma == 9 && mi == 0;
-    const int64_t dlens[] = {4096, 6144, 8192, 12288, 16384};
-    for (int i = 0; i < 5; i++) {
+    const int64_t dlens[] = {1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
+    for (int i = 0; i < 8; i++) {
         long before = kgi_norm_bulk_launches;
         ncase c = {.op = KG_NORM_LAYER_NORM,
                    .dt = KG_BF16,
@@ -2105,8 +2122,20 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        if (sm90 && dlens[i] >= 8192)
+        const int ln_bulk = dlens[i] >= 8192 || (dlens[i] > 2048 && dlens[i] <= 4096);
+        if (sm90 && ln_bulk)
             cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
+        if (dlens[i] > 2048 && dlens[i] <= 4096) { /* f16 too (BULKW) */
+            c.dt = KG_F16;
+            before = kgi_norm_bulk_launches;
+            check_case(ctx, &c);
+            if (sm90)
+                cr_assert_gt(kgi_norm_bulk_launches, before, "f16 layer_norm of %lld: no BULK launch",
+                             (long long)dlens[i]);
+            c.dt = KG_BF16;
+        }
+        if (dlens[i] == 3072)
+            continue; /* the residual form: LEAN */
         c.op = KG_NORM_RMS_NORM;
         c.b = c.stats = 0;
         c.res = 1;
