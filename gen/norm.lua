@@ -109,15 +109,14 @@ end
 -- against 60.8, log_softmax 59.1 / 66.3, bf16 softmax 36.5 / 41.7, f32
 -- [4096,65536] 51.2 / 67.0, [65536,4096] 50.6 / 53.4 (COLS); it won only
 -- bf16 log_softmax [12000,22360], 45.4 / 31.8: removed.
--- Configurations 4 and 5 (candidates): three blocks a multiprocessor (80 registers), so that a block's load overlaps
--- two others' exchange and stores.
+-- Three blocks a multiprocessor (256 x (16 + 16) and 256 x (15 + 17) vectors in 80 registers, 56-112 bytes
+-- spilled) lost (session 13 r1b, H200, same run): softmax f32 [16384,16384] dim 0 50.2 / 46.4% against 60.2,
+-- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-  { t = 256, k = 16, lpr = 8, mb = 3, ks = 16 },
-  { t = 256, k = 15, lpr = 8, mb = 3, ks = 17 },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
