@@ -2005,62 +2005,60 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
     const kg_dtype dts[] = {KG_F16, KG_BF16};
     const int64_t lens[] = {8, 40, 1000, 2056, 4096, 8192, 16384};
     const int cfg = *pcfg;
-    {
-        const int64_t most = (int64_t)(kg_norm_bcfgs[cfg].warp ? 32 : kg_norm_bcfgs[cfg].threads) *
-                             kg_norm_bcfgs[cfg].nv * 8;
-        for (int v = 0; v < 3; v++) {
-            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
-                continue;
-            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .bstages = v == 1 ? 2 : 0, .grid = v == 2 ? 3 : 0};
-            const long before = kgi_norm_bulk_launches;
-            for (int d = 0; d < 2; d++)
-                for (int i = 0; i < 7 && lens[i] <= most; i++) {
-                    int64_t rows = ((int64_t)1 << 16) / lens[i];
-                    rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
-                    ncase c = {.op = KG_NORM_LAYER_NORM,
-                               .dt = dts[d],
-                               .ndim = 2,
-                               .shape = {kt_size(rows, 8), lens[i]},
-                               .step = 1,
-                               .axis = -1,
-                               .k = 1,
-                               .w = 1,
-                               .b = 1,
-                               .stats = 1};
-                    check_case(ctx, &c);
-                    c.inplace = 1;
-                    c.b = c.stats = 0;
-                    check_case(ctx, &c); /* in place, no bias */
-                    c.inplace = 0;
-                    c.op = KG_NORM_RMS_NORM;
-                    check_case(ctx, &c);
-                    c.res = 1;
-                    check_case(ctx, &c);
-                    c.w = 0;
-                    check_case(ctx, &c); /* no weight */
-                }
-            for (int f = 1; f <= 3; f++) {
-                const int64_t len = f == 1 ? (most < 4096 ? most : 4096) : 1000;
+    const int64_t most = (int64_t)(kg_norm_bcfgs[cfg].warp ? 32 : kg_norm_bcfgs[cfg].threads) *
+                         kg_norm_bcfgs[cfg].nv * 8;
+    for (int v = 0; v < 3; v++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .bstages = v == 1 ? 2 : 0, .grid = v == 2 ? 3 : 0};
+        const long before = kgi_norm_bulk_launches;
+        for (int d = 0; d < 2; d++)
+            for (int i = 0; i < 7 && lens[i] <= most; i++) {
+                int64_t rows = ((int64_t)1 << 16) / lens[i];
+                rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
                 ncase c = {.op = KG_NORM_LAYER_NORM,
-                           .dt = f == 1 ? KG_F16 : KG_BF16,
+                           .dt = dts[d],
                            .ndim = 2,
-                           .shape = {20, len},
+                           .shape = {kt_size(rows, 8), lens[i]},
                            .step = 1,
                            .axis = -1,
                            .k = 1,
                            .w = 1,
                            .b = 1,
-                           .stats = 1,
-                           .fill = f};
+                           .stats = 1};
                 check_case(ctx, &c);
-                c.op = KG_NORM_RMS_NORM;
+                c.inplace = 1;
                 c.b = c.stats = 0;
+                check_case(ctx, &c); /* in place, no bias */
+                c.inplace = 0;
+                c.op = KG_NORM_RMS_NORM;
+                check_case(ctx, &c);
                 c.res = 1;
                 check_case(ctx, &c);
+                c.w = 0;
+                check_case(ctx, &c); /* no weight */
             }
-            if (ma == 9 && mi == 0)
-                cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
+        for (int f = 1; f <= 3; f++) {
+            const int64_t len = f == 1 ? (most < 4096 ? most : 4096) : 1000;
+            ncase c = {.op = KG_NORM_LAYER_NORM,
+                       .dt = f == 1 ? KG_F16 : KG_BF16,
+                       .ndim = 2,
+                       .shape = {20, len},
+                       .step = 1,
+                       .axis = -1,
+                       .k = 1,
+                       .w = 1,
+                       .b = 1,
+                       .stats = 1,
+                       .fill = f};
+            check_case(ctx, &c);
+            c.op = KG_NORM_RMS_NORM;
+            c.b = c.stats = 0;
+            c.res = 1;
+            check_case(ctx, &c);
         }
+        if (ma == 9 && mi == 0)
+            cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
     }
     /* the same bits twice: layer_norm and the residual form, 7 blocks (in
        sanitizer mode 61 rows: each ring still wraps) */
