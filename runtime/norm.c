@@ -447,9 +447,9 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
         stages = KG_NORM_BULK_STAGES;
     if (f->warp && stages > KG_NORM_BULKW_BARS / nw)
         stages = KG_NORM_BULKW_BARS / nw;
-    if (most >= 2 && stages > most)
+    if (most >= (f->regs ? 1 : 2) && stages > most)
         stages = most;
-    if (stages < 2)
+    if (stages < (f->regs ? 1 : 2))
         return;
     int64_t cap = sm * f->mb;
     if (tu->grid > 0 && tu->grid < cap)

@@ -588,6 +588,15 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(1024));
     plan_shape(&wc, &in, &out, 64, 1024, &p);
     cr_assert_eq(p.bstages, 8); /* KG_NORM_BULKW_BARS / 8 */
+    kgi_norm_tuning.bulk = 13; /* 16 warps, the row in registers: one stage a warp suffices */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 12);
+    cr_assert(kg_norm_bcfgs[12].regs && kg_norm_bcfgs[12].threads == 512);
+    cr_assert_eq(p.bstages, 1); /* (233472 - 2048 - 2 x 8192) / (16 x 8192) */
+    plan_shape(&c, &in, &out, 64, 4104, &p); /* more than 16 vectors a lane */
+    cr_assert_eq(p.bcfg, -1);
     kgi_norm_tuning.bulk = 9; /* 12 warps: 5120 holds fewer than 2 stages a warp */
     w = fake(W_AT, KG_BF16, 1, KT_SHAPE(5120));
     b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(5120));
