@@ -144,6 +144,7 @@ M.bcfgs = {
   { t = 256, nv = 24, mb = 1, w = true, r = true },
   { t = 512, nv = 16, mb = 1, w = true, r = true },
   { t = 384, nv = 24, mb = 1, w = true, r = true },
+  { t = 256, nv = 32, mb = 1, w = true, r = true },
 }
 
 local common = require("common")
