@@ -30,8 +30,7 @@
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
  * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
- * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
- * at 2 stages. KG_NORM_WB=1|2:
+ * each BULKW configuration (deepest ring, 2 stages) and BULK configurations 0-2 at 2 stages. KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
  */
@@ -447,8 +446,6 @@ int main(void)
                     if (kg_norm_bcfgs[k - 1].warp) {
                         alts[na++] = (kg_norm_tuning){.bulk = k};
                         alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
-                        if (kg_norm_bcfgs[k - 1].regs)
-                            alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 1};
                     }
                 for (int k = 1; k <= 3; k++)
                     alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};

@@ -389,12 +389,12 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
      stays: 86.3 against 85.6, 75.0 against 73.4).
    rms_norm stays LEAN (93.4-97.1 against at most 90.2).
    BULKW (a warp a row; session 13 r1b, H200, same run, two passes):
-   - the 2-byte layer_norm of 2049..4096: 12 warps, 2 stages (bf16 4096:
+   - the 2-byte layer_norm of 4096 (the size measured): 12 warps, 2 stages (bf16 4096:
      89.0 / 88.4 against LEAN8S's 86.2 / 85.7; f16 90.3 against 87.9; 2048
      stays LEAN: 79.8 against 91.1; at 5120 / 6144 / 8192 BULKW lost: 76.5,
      78.4, 59.7 against 81.2, 85.0, 88.2);
-   - the bf16 residual rms_norm of 1024..2048: 8 warps, 2 stages (1024:
-     95.0 against LEAN's 93.0).
+   - the bf16 residual rms_norm of 1024 (the size measured): 8 warps, 2
+     stages (95.0 against LEAN's 93.0).
    f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
    16384 88.2 against 87.2). */
 #define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
@@ -424,9 +424,9 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
         const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
         if (!dflt || !(ln || rres))
             return;
-        if (ln && A->n > 2048 && A->n <= 4096)
+        if (ln && A->n == 4096)
             cfg = BULKW_LN; /* f16 too */
-        else if (bf16 && rres && A->n >= 1024 && A->n <= 2048)
+        else if (bf16 && rres && A->n == 1024)
             cfg = BULKW_RES;
         else if (bf16 && A->n >= (ln ? 8192 : 4096) && A->n <= 16384)
             cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
@@ -447,9 +447,9 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
         stages = KG_NORM_BULK_STAGES;
     if (f->warp && stages > KG_NORM_BULKW_BARS / nw)
         stages = KG_NORM_BULKW_BARS / nw;
-    if (most >= (f->regs ? 1 : 2) && stages > most)
+    if (most >= 2 && stages > most)
         stages = most;
-    if (stages < (f->regs ? 1 : 2))
+    if (stages < 2)
         return;
     int64_t cap = sm * f->mb;
     if (tu->grid > 0 && tu->grid < cap)

@@ -588,15 +588,6 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(1024));
     plan_shape(&wc, &in, &out, 64, 1024, &p);
     cr_assert_eq(p.bstages, 8); /* KG_NORM_BULKW_BARS / 8 */
-    kgi_norm_tuning.bulk = 13; /* 16 warps, the row in registers: one stage a warp suffices */
-    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
-    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
-    plan_shape(&wc, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, 12);
-    cr_assert(kg_norm_bcfgs[12].regs && kg_norm_bcfgs[12].threads == 512);
-    cr_assert_eq(p.bstages, 1); /* (233472 - 2048 - 2 x 8192) / (16 x 8192) */
-    plan_shape(&c, &in, &out, 64, 4104, &p); /* more than 16 vectors a lane */
-    cr_assert_eq(p.bcfg, -1);
     kgi_norm_tuning.bulk = 9; /* 12 warps: 5120 holds fewer than 2 stages a warp */
     w = fake(W_AT, KG_BF16, 1, KT_SHAPE(5120));
     b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(5120));
@@ -616,9 +607,9 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     cr_assert_eq(p.bcfg, -1);
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
        4096..16384, the smallest block that holds the row, the deepest ring,
-       and of 1024..2048 BULKW of 8 warps in 2 stages; layer_norm of
-       2049..4096 BULKW of 12 warps in 2 stages (f16 too), bf16 layer_norm of
-       8192..16384 in 2 stages; nothing else */
+       and of 1024 BULKW of 8 warps in 2 stages; layer_norm of 4096 BULKW of
+       12 warps in 2 stages (f16 too), bf16 layer_norm of 8192..16384 in 2
+       stages; nothing else */
     kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
     static const struct {
         int op, res;
@@ -626,12 +617,12 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
         int cfg, stages;
     } want[] = {
         {KG_NORM_RMS_NORM, 1, 512, -1, 0},     {KG_NORM_RMS_NORM, 1, 1024, 7, 2},
-        {KG_NORM_RMS_NORM, 1, 2048, 7, 2},     {KG_NORM_RMS_NORM, 1, 3072, -1, 0},
+        {KG_NORM_RMS_NORM, 1, 2048, -1, 0},    {KG_NORM_RMS_NORM, 1, 3072, -1, 0},
         {KG_NORM_RMS_NORM, 1, 4096, 0, 3},     /* (233472 / 4 - 2048) / 16384 */
         {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
         {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
         {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3072, 8, 2},
+        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3072, -1, 0},
         {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},   {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
         {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
         {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
@@ -2106,8 +2097,9 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
 }
 
 /* The planner's default BULK rows (bf16 layer_norm of 8192..16384, the
-   2-byte layer_norm of 2049..4096, the bf16 residual rms_norm of 1024..2048
-   and 4096..16384) against the reference: BULK launches on sm_90. */
+   2-byte layer_norm of 4096, the bf16 residual rms_norm of 1024 and
+   4096..16384) against the reference (and rows beside them that stay LEAN):
+   BULK launches on sm_90. */
 Test(gpu, bulk_default_rows)
 {
     kg_context *ctx = kt_open_gpu();
@@ -2129,10 +2121,10 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        const int ln_bulk = dlens[i] >= 8192 || (dlens[i] > 2048 && dlens[i] <= 4096);
+        const int ln_bulk = dlens[i] >= 8192 || dlens[i] == 4096;
         if (sm90 && ln_bulk)
             cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
-        if (dlens[i] > 2048 && dlens[i] <= 4096) { /* f16 too (BULKW) */
+        if (dlens[i] == 4096) { /* f16 too (BULKW) */
             c.dt = KG_F16;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
@@ -2141,7 +2133,7 @@ Test(gpu, bulk_default_rows)
                              (long long)dlens[i]);
             c.dt = KG_BF16;
         }
-        if (dlens[i] == 3072)
+        if (dlens[i] == 2048 || dlens[i] == 3072)
             continue; /* the residual form: LEAN */
         c.op = KG_NORM_RMS_NORM;
         c.b = c.stats = 0;
