@@ -110,10 +110,8 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
 #pragma unroll
         for (int k = 0; k < NV; k++)
             if (ok(k)) {
-                if (wp)
-                    wv[k] = kg_nldg(wp + (k * T + tid) * V, (const VT *)0);
-                if (bp)
-                    bv[k] = kg_nldg(bp + (k * T + tid) * V, (const VT *)0);
+                kg_nwb_vec<Op>(wv[k], wp ? wp + (k * T + tid) * V : NULL, (AT)1);
+                kg_nwb_vec<Op>(bv[k], bp ? bp + (k * T + tid) * V : NULL, (AT)0);
             }
     for (int64_t i = 0; i < nr; i++) {
         const int st = (int)(i % S);
@@ -154,8 +152,7 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
                 if constexpr (WR) {
 #pragma unroll
                     for (int e = 0; e < V; e++)
-                        y.v[e] = Op::st(Op::apply(Op::ld(x[k].v[e]), rv, wp ? Op::ld(wv[k].v[e]) : (AT)1,
-                                                  bp ? Op::ld(bv[k].v[e]) : (AT)0));
+                        y.v[e] = Op::st(Op::apply(kg_nld<Op>(x[k], e), rv, kg_nld<Op>(wv[k], e), kg_nld<Op>(bv[k], e)));
                 } else {
                     y = kg_napply<Op, V>(x[k], rv, wp ? wp + e0 : NULL, bp ? bp + e0 : NULL);
                 }
@@ -199,6 +196,9 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
     const bool hres = Op::residual && res != NULL;
     const uint32_t sb = hres ? 2 * rb : rb; /* a stage */
     const VT *sw = (const VT *)kg_nbbuf, *sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
+    VT one, zero; /* the weight and bias without them */
+    kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
+    kg_nwb_vec<Op>(zero, (const IT *)NULL, (AT)0);
     unsigned char *ring = kg_nbbuf + (wp ? rb : 0) + (bp ? rb : 0) + (size_t)wi * S * sb;
     uint64_t *wb = &bar[wi * S];
     const int64_t G = (int64_t)gridDim.x * W, w0 = (int64_t)blockIdx.x * W + wi;
@@ -258,7 +258,7 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
                 const VT x = sx[v];
 #pragma unroll
                 for (int e = 0; e < V; e++) {
-                    const AT u = Op::ld(x.v[e]);
+                    const AT u = kg_nld<Op>(x, e);
                     if constexpr (Op::stats == KG_NS_MOMENTS)
                         a = a + u;
                     else
@@ -277,7 +277,7 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
                     const VT x = sx[v];
 #pragma unroll
                     for (int e = 0; e < V; e++) {
-                        const AT d = Op::ld(x.v[e]) - cs.a;
+                        const AT d = kg_nld<Op>(x, e) - cs.a;
                         d2 = d2 + d * d;
                     }
                 }
@@ -293,15 +293,14 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
             const int v = k * 32 + lane;
             if (v < nvec) {
                 const VT x = sx[v];
-                VT wv, bv, y;
+                VT wv = one, bv = zero, y;
                 if (wp)
                     wv = sw[v];
                 if (bp)
                     bv = sbias[v];
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    y.v[e] = Op::st(Op::apply(Op::ld(x.v[e]), rv, wp ? Op::ld(wv.v[e]) : (AT)1,
-                                              bp ? Op::ld(bv.v[e]) : (AT)0));
+                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
                 *(VT *)(orow + (int64_t)v * V) = y;
             }
         }
