@@ -30,7 +30,8 @@
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
  * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
- * each BULKW configuration (deepest ring, 2 stages) and BULK configurations 0-2 at 2 stages. KG_NORM_WB=1|2:
+ * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
+ * at 2 stages. KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
  */
@@ -295,6 +296,8 @@ int main(void)
         {"rms_norm+residual [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 1},
         {"layer_norm [87381,3072]", KG_NORM_LAYER_NORM, KG_BF16, 87381, 3072, 1, 0},
         {"rms_norm+residual [131072,2048]", KG_NORM_RMS_NORM, KG_BF16, 131072, 2048, 1, 1},
+        {"layer_norm [104857,2560]", KG_NORM_LAYER_NORM, KG_BF16, 104857, 2560, 1, 0},
+        {"layer_norm [74898,3584]", KG_NORM_LAYER_NORM, KG_BF16, 74898, 3584, 1, 0},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
@@ -446,6 +449,8 @@ int main(void)
                     if (kg_norm_bcfgs[k - 1].warp) {
                         alts[na++] = (kg_norm_tuning){.bulk = k};
                         alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
+                        if (kg_norm_bcfgs[k - 1].regs)
+                            alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 1};
                     }
                 for (int k = 1; k <= 3; k++)
                     alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};

@@ -127,7 +127,8 @@ M.ccfgs = {
 -- multiprocessor's shared memory), wr: weight and bias held in registers
 -- (else read at each apply); w: BULKW, a warp a row (t / 32 warps, each with
 -- its own ring; nv the most vectors a lane of a row), weight and bias staged
--- in shared memory, one block a multiprocessor.
+-- in shared memory, one block a multiprocessor; r: BULKW with the row in registers (nv vectors a lane), its stage
+-- refilled as soon as the warp holds it (so one stage a warp serves).
 M.bcfgs = {
   { t = 128, nv = 4, mb = 4, wr = true },
   { t = 256, nv = 4, mb = 2, wr = true },
@@ -138,6 +139,7 @@ M.bcfgs = {
   { t = 192, nv = 64, mb = 1, w = true },
   { t = 256, nv = 64, mb = 1, w = true },
   { t = 384, nv = 64, mb = 1, w = true },
+  { t = 384, nv = 16, mb = 1, w = true, r = true },
 }
 
 local common = require("common")
@@ -360,7 +362,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT] = {\n"
   for _, c in ipairs(M.bcfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0, c.w and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0, c.w and 1 or 0,
+                              c.r and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
@@ -425,6 +428,7 @@ typedef struct kg_norm_bcfg {
     int mb;      /* blocks a multiprocessor (the launch bound) */
     int wr;      /* 1: weight and bias in registers */
     int warp;    /* 1: BULKW, a warp a row (nv: the most vectors a lane), weight and bias in shared memory */
+    int regs;    /* 1: BULKW with the row in registers (nv vectors a lane): one stage a warp suffices */
 } kg_norm_bcfg;
 extern const kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT];
 extern const int16_t kg_norm_btable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];

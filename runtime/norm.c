@@ -395,10 +395,16 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
      78.4, 59.7 against 81.2, 85.0, 88.2);
    - the bf16 residual rms_norm of 1024 (the size measured): 8 warps, 2
      stages (95.0 against LEAN's 93.0).
+   BULKW with the row in registers (session 14 r1, H200, same run): the
+   2-byte layer_norm of 3072 (the size measured): 12 warps, 1 stage a warp
+   (bf16 89.8 against LEAN8S's 79.4 and BULKW 12 warps' 86.5; f16 93.1
+   against 82.0); at 4096 it lost (87.3 against BULKW's 89.2), at 2048,
+   5120 and 6144 every row-in-registers configuration lost to LEAN.
    f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
    16384 88.2 against 87.2). */
 #define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
 #define BULKW_RES 7 /* 8 warps */
+#define BULKWR_LN 9 /* 12 warps, the row in registers */
 #define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
 static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
 /* BULKW: the shared memory of the weight and bias (those the call has) */
@@ -426,13 +432,15 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
             return;
         if (ln && A->n == 4096)
             cfg = BULKW_LN; /* f16 too */
+        else if (ln && A->n == 3072)
+            cfg = BULKWR_LN, most = 1; /* f16 too */
         else if (bf16 && rres && A->n == 1024)
             cfg = BULKW_RES;
         else if (bf16 && A->n >= (ln ? 8192 : 4096) && A->n <= 16384)
             cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
         else
             return;
-        if ((ln || cfg == BULKW_RES) && most < 2)
+        if (cfg != BULKWR_LN && (ln || cfg == BULKW_RES) && most < 2)
             most = 2;
     }
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
@@ -447,9 +455,9 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
         stages = KG_NORM_BULK_STAGES;
     if (f->warp && stages > KG_NORM_BULKW_BARS / nw)
         stages = KG_NORM_BULKW_BARS / nw;
-    if (most >= 2 && stages > most)
+    if (most >= (f->regs ? 1 : 2) && stages > most)
         stages = most;
-    if (stages < 2)
+    if (stages < (f->regs ? 1 : 2))
         return;
     int64_t cap = sm * f->mb;
     if (tu->grid > 0 && tu->grid < cap)

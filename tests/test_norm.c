@@ -588,6 +588,19 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(1024));
     plan_shape(&wc, &in, &out, 64, 1024, &p);
     cr_assert_eq(p.bstages, 8); /* KG_NORM_BULKW_BARS / 8 */
+    kgi_norm_tuning.bulk = 10; /* 12 warps, the row in registers: from one stage a warp */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 9);
+    cr_assert(kg_norm_bcfgs[9].regs && kg_norm_bcfgs[9].threads == 384);
+    cr_assert_eq(p.bstages, 2); /* (233472 - 2048 - 2 x 8192) / (12 x 8192) */
+    kgi_norm_tuning.bstages = 1;
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bstages, 1);
+    kgi_norm_tuning.bstages = 0;
+    plan_shape(&c, &in, &out, 64, 4104, &p); /* more than 16 vectors a lane */
+    cr_assert_eq(p.bcfg, -1);
     kgi_norm_tuning.bulk = 9; /* 12 warps: 5120 holds fewer than 2 stages a warp */
     w = fake(W_AT, KG_BF16, 1, KT_SHAPE(5120));
     b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(5120));
@@ -608,7 +621,8 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
        4096..16384, the smallest block that holds the row, the deepest ring,
        and of 1024 BULKW of 8 warps in 2 stages; layer_norm of 4096 BULKW of
-       12 warps in 2 stages (f16 too), bf16 layer_norm of 8192..16384 in 2
+       12 warps in 2 stages and of 3072 BULKW of 12 warps with the row in
+       registers in 1 stage (f16 too), bf16 layer_norm of 8192..16384 in 2
        stages; nothing else */
     kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
     static const struct {
@@ -622,7 +636,7 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
         {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
         {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
         {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3072, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3072, 9, 1},
         {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},   {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
         {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
         {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
@@ -642,11 +656,14 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
                                           : 132u * (unsigned)f->mb);
         }
     }
-    /* f16: layer_norm of 4096 (BULKW), not the residual form's BULKW */
+    /* f16: layer_norm of 4096 and 3072 (BULKW), not the residual form's BULKW */
     in.dtype = out.dtype = KG_F16;
     kg_norm_call hc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     plan_shape(&hc, &in, &out, 1000, 4096, &p);
     cr_assert_eq(p.bcfg, 8);
+    plan_shape(&hc, &in, &out, 1000, 3072, &p);
+    cr_assert_eq(p.bcfg, 9);
+    cr_assert_eq(p.bstages, 1);
     r = fake(S_AT, KG_F16, 2, KT_SHAPE(1000, 1024));
     hc = (kg_norm_call){.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
     plan_shape(&hc, &in, &out, 1000, 1024, &p);
@@ -2010,7 +2027,9 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
     for (int v = 0; v < 3; v++) {
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .bstages = v == 1 ? 2 : 0, .grid = v == 2 ? 3 : 0};
+        /* v 1: the shallowest ring (1 stage a warp with the row in registers) */
+        kgi_norm_tuning = (kg_norm_tuning){
+            .bulk = cfg + 1, .bstages = v == 1 ? (kg_norm_bcfgs[cfg].regs ? 1 : 2) : 0, .grid = v == 2 ? 3 : 0};
         const long before = kgi_norm_bulk_launches;
         for (int d = 0; d < 2; d++)
             for (int i = 0; i < 7 && lens[i] <= most; i++) {
@@ -2097,7 +2116,7 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
 }
 
 /* The planner's default BULK rows (bf16 layer_norm of 8192..16384, the
-   2-byte layer_norm of 4096, the bf16 residual rms_norm of 1024 and
+   2-byte layer_norm of 3072 and 4096, the bf16 residual rms_norm of 1024 and
    4096..16384) against the reference (and rows beside them that stay LEAN):
    BULK launches on sm_90. */
 Test(gpu, bulk_default_rows)
@@ -2121,10 +2140,10 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        const int ln_bulk = dlens[i] >= 8192 || dlens[i] == 4096;
+        const int ln_bulk = dlens[i] >= 8192 || dlens[i] == 4096 || dlens[i] == 3072;
         if (sm90 && ln_bulk)
             cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
-        if (dlens[i] == 4096) { /* f16 too (BULKW) */
+        if (dlens[i] == 3072 || dlens[i] == 4096) { /* f16 too (BULKW) */
             c.dt = KG_F16;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
