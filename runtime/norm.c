@@ -384,22 +384,24 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
      row, the deepest ring (4096 cfg 0: 92.0 / 91.5 against 88.1 / 88.2; 8192
      cfg 1: 91.9 against 85.6; 16384 cfg 2: 91.5 / 91.5 against 82.3 /
      82.4; at 1024 LEAN stays: 92.8 against 87.3);
-   - layer_norm of 8192..16384: the same blocks, 2 stages (8192 cfg 1: 88.6
-     against 87.4; 16384 cfg 2: 89.3 against 83.8; at 4096 and 5120 LEAN
-     stays: 86.3 against 85.6, 75.0 against 73.4).
+   - (layer_norm of 8192..16384 took cfg 1 / 2 at 2 stages until session 14
+     r2, where LEAN8S, its bf16 elements straight from the vectors' words
+     in 72 registers, ran 91.0 / 92.0 against BULK's 86.7 / 86.9).
    rms_norm stays LEAN (93.4-97.1 against at most 90.2).
    BULKW (a warp a row; session 13 r1b, H200, same run, two passes):
-   - the 2-byte layer_norm of 4096 (the size measured): 12 warps, 2 stages (bf16 4096:
-     89.0 / 88.4 against LEAN8S's 86.2 / 85.7; f16 90.3 against 87.9; 2048
-     stays LEAN: 79.8 against 91.1; at 5120 / 6144 / 8192 BULKW lost: 76.5,
-     78.4, 59.7 against 81.2, 85.0, 88.2);
+   - the 2-byte layer_norm of 2560..4096: 12 warps, 2 stages (bf16 4096:
+     89.0 / 88.4 against LEAN8S's 86.2 / 85.7; f16 90.3 against 87.9;
+     session 14 r2: 2560 89.1 against 80.7, 3584 90.0 against 86.7; 2048
+     stays LEAN: 79.8 against 91.1, r2 84.9 against 93.0; at 5120 / 6144 /
+     8192 BULKW lost: 76.5, 78.4, 59.7 against 81.2, 85.0, 88.2);
    - the bf16 residual rms_norm of 1024 (the size measured): 8 warps, 2
      stages (95.0 against LEAN's 93.0).
    BULKW with the row in registers (session 14 r1, H200, same run): the
-   2-byte layer_norm of 3072 (the size measured): 12 warps, 1 stage a warp
-   (bf16 89.8 against LEAN8S's 79.4 and BULKW 12 warps' 86.5; f16 93.1
-   against 82.0); at 4096 it lost (87.3 against BULKW's 89.2), at 2048,
-   5120 and 6144 every row-in-registers configuration lost to LEAN.
+   2-byte layer_norm of 3072: 12 warps, 1 stage a warp (bf16 89.8 against
+   LEAN8S's 79.4 and BULKW 12 warps' 86.5; f16 93.1 against 82.0; r2 91.4
+   against 85.7 and 91.1); at 2560, 3584 and 4096 it lost to BULKW (r2
+   84.3 / 88.5 against 89.1 / 90.0, r1 87.3 against 89.2), at 2048, 5120
+   and 6144 every row-in-registers configuration lost to LEAN.
    f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
    16384 88.2 against 87.2). */
 #define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
@@ -430,13 +432,13 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
         const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
         if (!dflt || !(ln || rres))
             return;
-        if (ln && A->n == 4096)
-            cfg = BULKW_LN; /* f16 too */
-        else if (ln && A->n == 3072)
+        if (ln && A->n == 3072)
             cfg = BULKWR_LN, most = 1; /* f16 too */
+        else if (ln && A->n >= 2560 && A->n <= 4096)
+            cfg = BULKW_LN; /* f16 too */
         else if (bf16 && rres && A->n == 1024)
             cfg = BULKW_RES;
-        else if (bf16 && A->n >= (ln ? 8192 : 4096) && A->n <= 16384)
+        else if (bf16 && rres && A->n >= 4096 && A->n <= 16384)
             cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
         else
             return;

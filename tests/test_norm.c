@@ -620,10 +620,10 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     cr_assert_eq(p.bcfg, -1);
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
        4096..16384, the smallest block that holds the row, the deepest ring,
-       and of 1024 BULKW of 8 warps in 2 stages; layer_norm of 4096 BULKW of
-       12 warps in 2 stages and of 3072 BULKW of 12 warps with the row in
-       registers in 1 stage (f16 too), bf16 layer_norm of 8192..16384 in 2
-       stages; nothing else */
+       and of 1024 BULKW of 8 warps in 2 stages; layer_norm of 2560..4096
+       BULKW of 12 warps in 2 stages, but of 3072 BULKW of 12 warps with the
+       row in registers in 1 stage (f16 too); nothing else (layer_norm of
+       8192..16384 LEAN) */
     kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
     static const struct {
         int op, res;
@@ -636,10 +636,11 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
         {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
         {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
         {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3072, 9, 1},
-        {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},   {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
-        {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
+        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 2552, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 2560, 8, 2},   {KG_NORM_LAYER_NORM, 0, 3072, 9, 1},
+        {KG_NORM_LAYER_NORM, 0, 3584, 8, 2},   {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},
+        {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},  {KG_NORM_LAYER_NORM, 0, 8192, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 12288, -1, 0}, {KG_NORM_LAYER_NORM, 0, 16384, -1, 0},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         kg_norm_call dc = {.op = want[i].op, .in = &in, .out = &out, .res = want[i].res ? &r : NULL, .k = 1,
@@ -2115,8 +2116,8 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
     kg_close(ctx);
 }
 
-/* The planner's default BULK rows (bf16 layer_norm of 8192..16384, the
-   2-byte layer_norm of 3072 and 4096, the bf16 residual rms_norm of 1024 and
+/* The planner's default BULK rows (the 2-byte layer_norm of 2560..4096,
+   the bf16 residual rms_norm of 1024 and
    4096..16384) against the reference (and rows beside them that stay LEAN):
    BULK launches on sm_90. */
 Test(gpu, bulk_default_rows)
@@ -2126,8 +2127,8 @@ Test(gpu, bulk_default_rows)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     kgi_norm_tuning = (kg_norm_tuning){0};
     const int sm90 = ma == 9 && mi == 0;
-    const int64_t dlens[] = {1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
-    for (int i = 0; i < 8; i++) {
+    const int64_t dlens[] = {1024, 2048, 2560, 3072, 4096, 6144, 8192, 12288, 16384};
+    for (int i = 0; i < (int)(sizeof dlens / sizeof dlens[0]); i++) {
         long before = kgi_norm_bulk_launches;
         ncase c = {.op = KG_NORM_LAYER_NORM,
                    .dt = KG_BF16,
@@ -2140,10 +2141,12 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        const int ln_bulk = dlens[i] >= 8192 || dlens[i] == 4096 || dlens[i] == 3072;
+        const int ln_bulk = dlens[i] >= 2560 && dlens[i] <= 4096;
         if (sm90 && ln_bulk)
             cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
-        if (dlens[i] == 3072 || dlens[i] == 4096) { /* f16 too (BULKW) */
+        if (sm90 && !ln_bulk)
+            cr_assert_eq(kgi_norm_bulk_launches, before, "layer_norm of %lld: a BULK launch", (long long)dlens[i]);
+        if (ln_bulk) { /* f16 too (BULKW) */
             c.dt = KG_F16;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
@@ -2152,7 +2155,7 @@ Test(gpu, bulk_default_rows)
                              (long long)dlens[i]);
             c.dt = KG_BF16;
         }
-        if (dlens[i] == 2048 || dlens[i] == 3072)
+        if (dlens[i] == 2048 || dlens[i] == 2560 || dlens[i] == 3072)
             continue; /* the residual form: LEAN */
         c.op = KG_NORM_RMS_NORM;
         c.b = c.stats = 0;
