@@ -66,7 +66,7 @@ local function variant(c, op, dt)
   elseif c == "lean8s" then
     -- LEAN8C of the 2-byte layer_norm by two group sums; in 72 registers (an 896-lane bound: spill-free since the
     -- bf16 elements come straight from the vectors' words, kg_nld), so 28 warps a multiprocessor instead of 25
-    if two and ln then return { nv = 8, x = NX.CS + sep8, bound = "896, 1" } end
+    if two and ln then return { nv = 8, x = NX.CS + sep8, bound = "1024, 1" } end
   end
   return nil
 end
