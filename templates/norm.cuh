@@ -620,11 +620,23 @@ kg_napply(const kgd_vec<typename Op::in_t, V> &x, const kg_nrow<typename Op::acc
     typedef kgd_vec<typename Op::in_t, V> VT;
     /* read-only loads (ld.global.nc): free to move above the stores */
     VT wv, bv, y;
-    kg_nwb_vec<Op>(wv, w, (AT)1);
-    kg_nwb_vec<Op>(bv, b, (AT)0);
+    if constexpr (sizeof(typename Op::in_t) == 2) {
+        kg_nwb_vec<Op>(wv, w, (AT)1);
+        kg_nwb_vec<Op>(bv, b, (AT)0);
 #pragma unroll
-    for (int e = 0; e < V; e++)
-        y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+        for (int e = 0; e < V; e++)
+            y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+    } else {
+        /* (the wider types select: vectors of 1 and 0 held in registers
+           spilled f32's LEAN8P, 128 registers) */
+        if (w)
+            wv = kg_nldg(w, (const VT *)0);
+        if (b)
+            bv = kg_nldg(b, (const VT *)0);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            y.v[e] = Op::st(Op::apply(Op::ld(x.v[e]), rv, w ? Op::ld(wv.v[e]) : (AT)1, b ? Op::ld(bv.v[e]) : (AT)0));
+    }
     return y;
 }
 
