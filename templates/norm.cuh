@@ -307,8 +307,10 @@ __device__ __forceinline__ typename Op::acc_t kg_nld(const kgd_vec<typename Op::
 {
     if constexpr (std::is_same<typename Op::in_t, __nv_bfloat16>::value &&
                   std::is_same<typename Op::acc_t, float>::value && V % 2 == 0) {
-        uint32_t w;
-        memcpy(&w, &x.v[e & ~1], 4);
+        /* the word as a word (memcpy at the element's 2-byte alignment read
+           a vector in shared memory byte by byte); only the half of element
+           e is used, which no store to element e ^ 1 changes */
+        const uint32_t w = reinterpret_cast<const uint32_t *>(&x)[e >> 1];
         return __uint_as_float(e & 1 ? w & 0xffff0000u : w << 16);
     } else {
         return Op::ld(x.v[e]);
