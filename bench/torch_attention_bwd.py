@@ -9,8 +9,12 @@ TFLOP/s = 2.5 x 4 B H Sq Sk D, halved when causal. The seeded sweep's rows
 (KG_BENCH_SWEEP, family attention_bwd_sweep: odd lengths, GQA through
 enable_gqa) are printed after, with the worst ratio per column.
 
+KG_TORCH_BACKENDS=flash (or cudnn) times only that column's backend (the
+other prints nan), for short runs.
+
 usage: KG_BENCH_CSV=a.csv build/bench/bench_attention_bwd && python3 bench/torch_attention_bwd.py a.csv
 """
+import os
 import sys
 
 import torch
@@ -109,7 +113,10 @@ def main():
         flop = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
         inner = 3 if flop > 1e12 else 10 if flop > 1e10 else 100
         res = {}
-        backs = sdpa_backends(dn)
+        only = os.environ.get("KG_TORCH_BACKENDS")
+        backs = [(n, be) for n, be in sdpa_backends(dn) if not only or n in only.split(",")]
+        for n, _ in sdpa_backends(dn):
+            res[n] = None
         for name, be in backs:
             try:
                 with sdpa_kernel([be]):

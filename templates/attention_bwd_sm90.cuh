@@ -87,7 +87,7 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool RED = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -105,7 +105,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     unsigned char *base = smem + (a0 - raw);
     unsigned char *sSb = base + (aS - a0);
     float *sF0 = (float *)(sSb + SB); /* two stages of the partial tile, BM x PF f32 */
-    float *sRows = sF0 + 2 * BM * PF; /* two stages of lse2[BM], delta[BM] */
+    float *sRows = sF0 + (RED ? 0 : 2 * BM * PF); /* two stages of lse2[BM], delta[BM] */
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     /* SPL: the instance for query splits (attention_bwd.cuh's split_of; grid
@@ -167,8 +167,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
             load_sw128<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
             load_sw128<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
-            const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
-            load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
+            if (!RED) {
+                const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
+                load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
+            }
             static_assert(BM <= NT, "rows per step");
             if (tid < BM) {
                 const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq + m0 + tid;
@@ -197,13 +199,22 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
         };
         auto store_dq = [&](int h, int m0) {
+            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
             if (p.direct && m0 < mnext) {
                 T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
                 walk_dq(m0, [&](int r, int n, float x, float y) {
-                    *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) = mma<T>::pack(x * p.scale, y * p.scale);
+                    if (RED && !first) { /* the partial so far, this thread's own writes */
+                        const float2 o = *(const float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t];
+                        x = o.x + x, y = o.y + y;
+                    }
+                    *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
+                        mma<T>::pack(x * p.scale, y * p.scale);
+                });
+            } else if (RED && !first) {
+                walk_dq(m0, [&](int r, int n, float x, float y) {
+                    atomicAdd((float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t], make_float2(x, y));
                 });
             } else {
-                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
                 walk_dq(m0, [&](int r, int n, float x, float y) {
                     *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] = make_float2(x, y);
                 });
@@ -222,12 +233,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     dq[4 * n + 2 * i + 1] = o.y;
                 }
         };
-        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit) */
+        /* dq += dS K (dS^T in shared memory; RED: dq = dS K), as wgmma (no
+           fence, no commit) */
         auto mma_dq = [&]() {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
                 wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                 sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+                                 sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), !RED || kk > 0);
         };
         /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
            waited for and stored in its own step): a step's dQ wgmma is issued
@@ -356,14 +368,16 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             if (DQD) {
                 /* this step's dQ: the partial into registers (its stage is
                    refilled after the next barrier); issued by the next step */
-                load_dq(st);
+                if (!RED)
+                    load_dq(st);
                 pend = true, ph = h, pm0 = m0;
                 continue;
             }
             __syncthreads(); /* dS^T complete */
 
             /* dQ: this warpgroup's 64 rows x QC columns, from the partial so far */
-            load_dq(st);
+            if (!RED)
+                load_dq(st);
             wg_fence();
             mma_dq();
             wg_commit();
@@ -383,6 +397,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 store_dq(ph, pm0);
         }
         kgd_cp_async_wait<0>();
+        if (RED)
+            __threadfence(); /* this key block's partial adds before the next one's */
 
         if (SPL) {
             store_wg<float, D>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
