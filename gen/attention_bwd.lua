@@ -289,25 +289,30 @@ end
 -- dS^T) made ptxas serialize the wgmma (registers written while one is in
 -- flight, then too few registers: 48-92 B spilled), not measured.
 M.wg_kvq = {
-  [64] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, red = true }, { nwg = 1, bm = 64 } },
-  [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64, dqd = true, red = true } },
+  [64] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, red = true }, { nwg = 2, bm = 128, dqd = true, red = true, ds2 = true },
+           { nwg = 1, bm = 64 } },
+  [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64, dqd = true, red = true },
+            { nwg = 2, bm = 64, dqd = true, red = true, ds2 = true } },
 }
-M.max_tunes90 = 3
+M.max_tunes90 = 4
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
   -- of the f32 partial tile (pitch D + 8) and of the rows
-  local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + (tu.red and 0 or 2 * bm * (d + 8) * 4) + 4 * bm * 4
+  local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + (tu.ds2 and 2 or 1) * bn * bm * 2
+               + (tu.red and 0 or 2 * bm * (d + 8) * 4) + 4 * bm * 4
   local flags = ""
   if spl or tu.dqd or tu.red then
-    flags = string.format(", %s, %s%s", tostring(spl or false), tostring(tu.dqd or false), tu.red and ", true" or "")
+    flags = string.format(", %s, %s%s%s", tostring(spl or false), tostring(tu.dqd or false), tu.red and ", true" or "",
+                          tu.ds2 and ", true" or "")
   end
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
            call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind], flags),
-           shape = string.format("%d keys x %d-query tiles, dQ partials%s, %d warpgroups, wgmma%s%s", bn, bm,
+           shape = string.format("%d keys x %d-query tiles, dQ partials%s, %d warpgroups, wgmma%s%s%s", bn, bm,
                                  tu.red and " added in L2" or "", tu.nwg, tu.dqd and ", dQ deferred a step" or "",
+                                 tu.ds2 and ", two dS^T stages" or "",
                                  spl and ", query splits" or "") }
 end
 

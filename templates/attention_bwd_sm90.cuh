@@ -87,7 +87,8 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool RED = false>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool RED = false,
+          bool DS2 = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -97,14 +98,15 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     constexpr int QC = QROWS ? D : D / NWG;
     static_assert(BM == 64 * NWG || (BM == 64 && (D / NWG) % 64 == 0), "dQ warpgroup split");
     static_assert(D % 64 == 0, "64-element panels of D");
+    static_assert(DQD || !DS2, "two dS^T stages take the deferred dQ");
     constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: two stages of (Q, dout) */
-    const uint32_t aS = aQ0 + 4 * QB;                     /* dS^T [BN keys][BM queries] */
+    const uint32_t aS = aQ0 + 4 * QB;                     /* dS^T [BN keys][BM queries] (DS2: two) */
     unsigned char *base = smem + (a0 - raw);
     unsigned char *sSb = base + (aS - a0);
-    float *sF0 = (float *)(sSb + SB); /* two stages of the partial tile, BM x PF f32 */
+    float *sF0 = (float *)(sSb + (DS2 ? 2 : 1) * SB); /* two stages of the partial tile, BM x PF f32 */
     float *sRows = sF0 + (RED ? 0 : 2 * BM * PF); /* two stages of lse2[BM], delta[BM] */
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -235,10 +237,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         };
         /* dq += dS K (dS^T in shared memory; RED: dq = dS K), as wgmma (no
            fence, no commit) */
-        auto mma_dq = [&]() {
+        auto mma_dq = [&](int sb) {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
-                wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                wgt<T, QC>::sstt(dq, sw128_desc(aS + sb * SB + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
                                  sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), !RED || kk > 0);
         };
         /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
@@ -249,7 +251,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
            every warpgroup's dQ reads all of dS^T); the next step's first
            barrier completes dS^T, one barrier a step fewer. */
         bool pend = false;
-        int ph = 0, pm0 = 0;
+        int ph = 0, pm0 = 0, pb = 0;
         if (nsteps > 0)
             issue(0, 0);
         kgd_cp_async_commit();
@@ -280,7 +282,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             wg_commit();
             if (DQD) {
                 if (pend)
-                    mma_dq(); /* the previous step's dQ */
+                    mma_dq(pb); /* the previous step's dQ */
                 wg_commit();
             }
             if (DQD)
@@ -326,8 +328,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     }
                 if (pend)
                     store_dq(ph, pm0);
-                __syncthreads(); /* every warpgroup's dQ is done with the previous dS^T */
+                /* every warpgroup's dQ is done with the previous dS^T (DS2: it
+                   is the other stage, rewritten after the next step's first
+                   barrier, which every warpgroup reaches after its dQ) */
+                if (!DS2)
+                    __syncthreads();
             }
+            unsigned char *sS = sSb + (DS2 ? (it & 1) * SB : 0);
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
                 if (!DQD) {
@@ -337,8 +344,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                         dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                     }
                 }
-                *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
-                *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+                *(uint32_t *)(sS + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
+                *(uint32_t *)(sS + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
             }
             fence_async_smem();
 
@@ -370,7 +377,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                    refilled after the next barrier); issued by the next step */
                 if (!RED)
                     load_dq(st);
-                pend = true, ph = h, pm0 = m0;
+                pend = true, ph = h, pm0 = m0, pb = DS2 ? (it & 1) : 0;
                 continue;
             }
             __syncthreads(); /* dS^T complete */
@@ -379,7 +386,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             if (!RED)
                 load_dq(st);
             wg_fence();
-            mma_dq();
+            mma_dq(0);
             wg_commit();
             wg_wait<0>();
             store_dq(h, m0);
@@ -389,7 +396,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             __syncthreads();
             if (pend) {
                 wg_fence();
-                mma_dq();
+                mma_dq(pb);
             }
             wg_commit();
             wg_wait<0>();
