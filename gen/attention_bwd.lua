@@ -225,7 +225,7 @@ local function kvq_plan(dt, d, kind, tu)
   local pad = es == 4 and 4 or 8
   local bn, bm, p = 16 * tu.nkw, tu.bm, d + pad
   local nt = 32 * tu.nkw * (tu.split and 2 or 1)
-  return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0,
+  return { threads = nt, minb = 1, rows = bn, tile = bm, path = es == 4 and 3 or 0, parts = tu.ch,
            smem = (2 * bn + 4 * bm) * p * es + bn * (bm + pad) * es + 2 * bm * (d + 8) * 4 + 4 * bm * 4,
            call = string.format("attnb_kvq_tc<%s, %d, %d, %d, %s, %s%s>", dt.storage, d, tu.nkw, bm,
                                 tostring(tu.split or false), kind_enum[kind],
@@ -378,7 +378,8 @@ function M.generate(G)
     local function add_to(mod, list, kname, pl, desc)
       local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
       list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
-      return string.format("{%d, %d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem, pl.path or 0)
+      return string.format("{%d, %d, %d, %d, %d, %d, %d}", idx, pl.threads, pl.rows, pl.tile or 0, pl.smem, pl.path or 0,
+                           pl.parts or 0)
     end
     -- pre and dqsum -> attnb_<dtype>; the rest of head dim d -> attnb_<dtype>_d<d>
     local function add_small(kname, pl, desc) return add_to(module, kernels, kname, pl, desc) end
@@ -506,6 +507,7 @@ typedef struct kg_attnb_launch {
     int32_t smem;    /* dynamic shared memory, bytes */
     int32_t path;    /* kvq: the steps' arithmetic for the query splits' model (kgi_attnb_split): 0 mma.sync,
                         1 FFMA, 2 wgmma, 3 split TF32 */
+    int32_t parts;   /* path 3: S^T and dP^T summed from parts of this many k8 steps (0: one chain) */
 } kg_attnb_launch;
 
 #define KG_ATTNB_MAX_TUNES %d
