@@ -292,27 +292,31 @@ M.wg_kvq = {
   [64] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, red = true }, { nwg = 2, bm = 128, dqd = true, red = true, ds2 = true },
            { nwg = 1, bm = 64 } },
   [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64, dqd = true, red = true },
-            { nwg = 2, bm = 64, dqd = true, red = true, ds2 = true } },
+            { nwg = 2, bm = 64, dqd = true, red = true, ds2 = true },
+            { nwg = 2, bm = 64, dqd = true, red = true, ds2 = true, ovl = true } },
 }
 M.max_tunes90 = 4
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
-  -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
-  -- of the f32 partial tile (pitch D + 8) and of the rows
-  local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + (tu.ds2 and 2 or 1) * bn * bm * 2
-               + (tu.red and 0 or 2 * bm * (d + 8) * 4) + 4 * bm * 4
+  -- 1 KiB alignment slack, K, V, two stages (ovl: three) of (Q, dout) and of
+  -- the rows, dS^T (ds2: two; ovl: two and two of P^T), two stages of the
+  -- f32 partial tile (pitch D + 8; red: none)
+  local nst = tu.ovl and 3 or 2
+  local smem = 1024 + 2 * bn * d * 2 + 2 * nst * bm * d * 2 + (tu.ovl and 4 or tu.ds2 and 2 or 1) * bn * bm * 2
+               + (tu.red and 0 or 2 * bm * (d + 8) * 4) + 2 * nst * bm * 4
   local flags = ""
   if spl or tu.dqd or tu.red then
-    flags = string.format(", %s, %s%s%s", tostring(spl or false), tostring(tu.dqd or false), tu.red and ", true" or "",
-                          tu.ds2 and ", true" or "")
+    flags = string.format(", %s, %s%s%s%s", tostring(spl or false), tostring(tu.dqd or false),
+                          tu.red and ", true" or "", tu.ds2 and ", true" or "", tu.ovl and ", true" or "")
   end
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
            call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind], flags),
-           shape = string.format("%d keys x %d-query tiles, dQ partials%s, %d warpgroups, wgmma%s%s%s", bn, bm,
+           shape = string.format("%d keys x %d-query tiles, dQ partials%s, %d warpgroups, wgmma%s%s%s%s", bn, bm,
                                  tu.red and " added in L2" or "", tu.nwg, tu.dqd and ", dQ deferred a step" or "",
                                  tu.ds2 and ", two dS^T stages" or "",
+                                 tu.ovl and ", dV / dK past the next barrier" or "",
                                  spl and ", query splits" or "") }
 end
 
@@ -323,6 +327,7 @@ end
 -- are gen/wgmma.lua's wrappers (the forward's wg<T, N>), renamed so that
 -- the backward's N list does not depend on the forward's; and
 --   wgt<T, N>::sstt(d, a, b, acc)  A M-major, B N-major (dQ = dS K)
+--   wgt<T, N>::sst(d, a, b, acc)   A K-major, B N-major (dK = dS^T Q, ovl)
 -- written here.
 local function wg_header(G, ns)
   local text = require("wgmma").header(G, ns):gsub("gen/wgmma.lua", "gen/attention_bwd.lua (gen/wgmma.lua's wrappers)", 1)
@@ -337,7 +342,8 @@ local function wg_header(G, ns)
   sub("struct wg<", "struct wgb<")
   sub("struct wg;", "struct wgb;")
   local types = { { "__half", "f16" }, { "__nv_bfloat16", "bf16" } }
-  local parts = { "\nnamespace kg_attnb {\n\n/* wgmma m64nNk16, A M-major and B N-major (transposed) from shared memory */\n" ..
+  local parts = { "\nnamespace kg_attnb {\n\n/* wgmma m64nNk16 from shared memory, B N-major (transposed): sstt A M-major\n" ..
+                  "   (transposed), sst A K-major */\n" ..
                   "template <typename T, int N> struct wgt;\n" }
   for _, ty in ipairs(types) do
     for _, n in ipairs(ns) do
@@ -353,8 +359,15 @@ template <> struct wgt<%s, %d> {
                      : %s
                      : "l"(a), "l"(b), "r"(acc));
     }
+    static __device__ __forceinline__ void sst(float (&d)[%d], uint64_t a, uint64_t b, int acc)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
+                     "%s {%s}, %%%d, %%%d, p, 1, 1, 0, 1;\n}\n"
+                     : %s
+                     : "l"(a), "l"(b), "r"(acc));
+    }
 };
-]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons)
+]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons, nd, nd + 2, instr, regs, nd, nd + 1, cons)
     end
   end
   parts[#parts + 1] = "\n} // namespace kg_attnb\n"

@@ -88,7 +88,7 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
 }
 
 template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool RED = false,
-          bool DS2 = false>
+          bool DS2 = false, bool OVL = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -99,15 +99,21 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     static_assert(BM == 64 * NWG || (BM == 64 && (D / NWG) % 64 == 0), "dQ warpgroup split");
     static_assert(D % 64 == 0, "64-element panels of D");
     static_assert(DQD || !DS2, "two dS^T stages take the deferred dQ");
+    static_assert(!OVL || (DS2 && RED), "OVL: two dS^T stages, no partial tiles");
+    /* stages of (Q, dout) and the rows: OVL three (a step's dV / dK run on
+       past the next step's barrier, so the stage refilled there is the one
+       of two steps before) */
+    constexpr int NST = OVL ? 3 : 2;
     constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: two stages of (Q, dout) */
-    const uint32_t aS = aQ0 + 4 * QB;                     /* dS^T [BN keys][BM queries] (DS2: two) */
+    const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: NST stages of (Q, dout) */
+    const uint32_t aS = aQ0 + 2 * NST * QB;               /* dS^T [BN keys][BM queries] (DS2: two) */
     unsigned char *base = smem + (a0 - raw);
     unsigned char *sSb = base + (aS - a0);
-    float *sF0 = (float *)(sSb + (DS2 ? 2 : 1) * SB); /* two stages of the partial tile, BM x PF f32 */
-    float *sRows = sF0 + (RED ? 0 : 2 * BM * PF); /* two stages of lse2[BM], delta[BM] */
+    /* OVL: two stages of P^T after those of dS^T, in dS^T's layout */
+    float *sF0 = (float *)(sSb + (OVL ? 4 : DS2 ? 2 : 1) * SB); /* two stages of the partial tile, BM x PF f32 */
+    float *sRows = sF0 + (RED ? 0 : 2 * BM * PF); /* NST stages of lse2[BM], delta[BM] */
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     /* SPL: the instance for query splits (attention_bwd.cuh's split_of; grid
@@ -256,18 +262,18 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             issue(0, 0);
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
-            const int st = it & 1;
+            const int st = it % NST;
             const int h = hk * p.group + (SPL ? h0 : 0) + it / nmt, m0 = m_at(it);
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             /* this step's tiles (and K, V) arrived, and every warp is done
                with the previous step: its stage and dS^T may be refilled */
             kgd_cp_async_wait<0>();
             fence_async_smem();
-            if (DQD)
+            if (DQD && !OVL)
                 wg_wait<0>(); /* the previous step's dV / dK (they read the stage refilled below) */
             __syncthreads();
             if (it + 1 < nsteps)
-                issue(it + 1, st ^ 1);
+                issue(it + 1, (it + 1) % NST);
             kgd_cp_async_commit();
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
@@ -280,15 +286,24 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             wg_commit();
             wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, wgi);
             wg_commit();
-            if (DQD) {
+            if (DQD && !OVL) {
                 if (pend)
                     mma_dq(pb); /* the previous step's dQ */
                 wg_commit();
             }
-            if (DQD)
-                wg_wait<2>();
-            else
+            if (OVL) {
+                /* the previous step's dV / dK and S^T done (their registers
+                   free), then the previous step's dQ */
                 wg_wait<1>();
+                wg_fence();
+                if (pend)
+                    mma_dq(pb);
+                wg_commit();
+            } else if (DQD) {
+                wg_wait<2>();
+            } else {
+                wg_wait<1>();
+            }
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
@@ -346,30 +361,54 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 }
                 *(uint32_t *)(sS + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
                 *(uint32_t *)(sS + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+                if (OVL) {
+                    *(uint32_t *)(sS + 2 * SB + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(s[4 * n], s[4 * n + 1]);
+                    *(uint32_t *)(sS + 2 * SB + sw128_at<BN>(kr + g + 8, n) + 4 * t) =
+                        mma<T>::pack(s[4 * n + 2], s[4 * n + 3]);
+                }
             }
             fence_async_smem();
+            /* OVL: dV and dK read this warpgroup's rows of P^T and dS^T from
+               shared memory (the registers they would take are what ptxas
+               lacks to keep the wgmma asynchronous across the next step's
+               S^T / dP^T) */
+            if (OVL)
+                asm volatile("bar.sync %0, 128;" ::"r"(1 + wgi) : "memory");
 
             /* dV += P^T dout, dK += dS^T Q */
             {
-                uint32_t pa[BM / 16][4], da[BM / 16][4];
-#pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++) {
-                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-                    da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
-                    da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
-                    da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
-                    da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
-                }
                 wg_fence();
+                if (OVL) {
+                    /* this warpgroup's 64 rows of P^T / dS^T, k16 step kk */
+                    const uint32_t aA = kgd_smem_addr(sS) + wgi * 64 * 128;
 #pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+                    for (int kk = 0; kk < BM / 16; kk++)
+                        wgt<T, D>::sst(dva, sw128_desc(aA + 2 * SB + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
+                                       sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
 #pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                    for (int kk = 0; kk < BM / 16; kk++)
+                        wgt<T, D>::sst(dka, sw128_desc(aA + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
+                                       sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                } else {
+                    uint32_t pa[BM / 16][4], da[BM / 16][4];
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++) {
+                        pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                        pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                        pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                        pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+                        da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
+                        da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
+                        da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
+                        da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
+                    }
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++)
+                        wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++)
+                        wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                }
                 wg_commit();
             }
             if (DQD) {

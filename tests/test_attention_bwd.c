@@ -1214,9 +1214,9 @@ Test(attention_bwd, tuning_h0r_one_lane_f16)
     set_hook("KG_ATTNB_LANES", "1");
     tuning_cases("h0r", KG_F16);
 }
-/* Hopper tunings 1 and 2 (the dQ partials added in L2) with one lane: dq
-   written at each row's last key block from the partial the thread added
-   itself */
+/* Hopper tunings 1, 2 and D128's 3 (the dQ partials added in L2) with one
+   lane: dq written at each row's last key block from the partial the thread
+   added itself */
 Test(attention_bwd, tuning_h1_one_lane_f16)
 {
     set_hook("KG_ATTNB_LANES", "1");
@@ -1226,6 +1226,11 @@ Test(attention_bwd, tuning_h2_one_lane)
 {
     set_hook("KG_ATTNB_LANES", "1");
     tuning_cases("h2", KG_BF16);
+}
+Test(attention_bwd, tuning_h3_one_lane)
+{
+    set_hook("KG_ATTNB_LANES", "1");
+    tuning_cases("h3", KG_BF16);
 }
 Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
 Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
@@ -1295,6 +1300,7 @@ Test(attention_bwd, query_splits_bf16_default_1x2) { split_cases("1x2", KG_BF16,
 Test(attention_bwd, query_splits_f16_h1r_3x1) { split_cases("3x1", KG_F16, "h1r"); }
 Test(attention_bwd, query_splits_f16_h1r_2x2) { split_cases("2x2", KG_F16, "h1r"); }
 Test(attention_bwd, query_splits_bf16_h2_2x3) { split_cases("2x3", KG_BF16, "h2"); }
+Test(attention_bwd, query_splits_f16_h3_2x2) { split_cases("2x2", KG_F16, "h3"); }
 
 /* The rule's own splits (one kv head of 4 query heads, 600 keys: 5 lanes,
    4 x 4 splits on 132 SMs), and their bits the same twice: f32 D64 causal,
@@ -1529,9 +1535,10 @@ static void direct_cases(const char *tune)
 Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise) { direct_cases(NULL); }
 Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise_h1) { direct_cases("h1"); }
 Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise_h2) { direct_cases("h2"); }
+Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise_h3) { direct_cases("h3"); }
 
-/* Hopper tunings 1 and 2 (the dQ partials added in L2, one float2 add a
-   thread and key block, in key-block order): 2 lanes of 8 key blocks each (8
+/* Hopper tunings 1, 2 and D128's 3 (the dQ partials added in L2, one
+   float2 add a thread and key block, in key-block order): 2 lanes of 8 key blocks each (8
    adds to every partial row) give the same bits twice, D 64 and 128, causal
    and not, GQA 2:1. */
 static void l2_bits_cases(const char *tune)
@@ -1557,6 +1564,7 @@ static void l2_bits_cases(const char *tune)
 }
 Test(attention_bwd, h1_partials_added_in_l2_bitwise_reproducible) { l2_bits_cases("h1"); }
 Test(attention_bwd, h2_partials_added_in_l2_bitwise_reproducible) { l2_bits_cases("h2"); }
+Test(attention_bwd, h3_partials_added_in_l2_bitwise_reproducible) { l2_bits_cases("h3"); }
 
 /* A call whose rows need more scratch than the default reservation: it can
    be captured in a CUDA graph once kg_reserve_scratch sized the scratch with
