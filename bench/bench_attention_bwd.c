@@ -24,7 +24,8 @@
  * enqueued back to back, wall clock). KG_BENCH_TUNES=<tune>[,<tune>...]
  * (at most 4; "default": KG_ATTNB_TUNE unset) times each case under every
  * tune given, in turn, twice (a, b, a, b: one process, the same inputs),
- * each checked on its first run; a row for each timing.
+ * each checked on its first run; a row for each timing. KG_BENCH_REPS=<n>
+ * (1 to 15, default 5): repeats of which each timing is the median.
  */
 #include <math.h>
 #include <stdint.h>
@@ -180,6 +181,8 @@ int main(void)
     snprintf(tune, sizeof tune, "%s%s%s%s%s", getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
              getenv("KG_ATTNB_SPLIT") ? "_s" : "", getenv("KG_ATTNB_SPLIT") ? getenv("KG_ATTNB_SPLIT") : "",
              getenv("KG_ATTNB_LANES") ? "_l" : "", getenv("KG_ATTNB_LANES") ? getenv("KG_ATTNB_LANES") : "");
+    const char *reps_env = getenv("KG_BENCH_REPS");
+    const int reps = reps_env && atoi(reps_env) >= 1 && atoi(reps_env) <= 15 ? atoi(reps_env) : 5;
     /* KG_BENCH_TUNES: the tunes timed in turn (none: the environment's) */
     char tunes[4][16];
     int ntunes = 0;
@@ -328,7 +331,7 @@ int main(void)
                 ok = 0;
             const double flop = 2.5 * 4.0 * B * H * (double)S * S * D / (cases[ci].causal ? 2 : 1);
             const int inner = flop > 1e12 ? 3 : flop > 1e10 ? 10 : 100;
-            const double us = bench_time_us(ctx, run, &c, inner, 5);
+            const double us = bench_time_us(ctx, run, &c, inner, reps);
             const double tf = flop / (us * 1e6);
             char hkv[24] = "";
             if (Hkv != H)
