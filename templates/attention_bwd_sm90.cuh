@@ -30,6 +30,19 @@
  * and dP^T, so that the tensor cores run it while P^T is formed; the dQ
  * rows are stored before that step's dS^T is written, and the barrier that
  * completed dS^T before dQ is the next step's first (still two a step).
+ * RED (session 13): the dQ partials are added in L2 instead (dq = dS K from
+ * zero, one red.global.add.v2.f32 a column pair; the lane's first key block
+ * stores): no partial tile is read into the step (no partial stages in
+ * shared memory); every partial element is added by one thread, in key-block
+ * order (a __threadfence between key blocks), so the sums are the same
+ * every run; with one lane (p.direct) a row's last key block reads back the
+ * partial the thread added itself and writes dq. DS2 (with DQD): two dS^T stages, so that the deferred dQ reads
+ * the other one and the barrier before dS^T is rewritten goes: one block
+ * barrier a step. OVL (with RED, DS2): three (Q, dout) stages, and a step's
+ * dV / dK run on past the next step's barrier (waited for with its S^T,
+ * before the deferred dQ is issued); they read P^T and dS^T from shared
+ * memory (two stages of each, after a warpgroup barrier), since with their
+ * A operands in registers ptxas serializes the wgmma (C7512).
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
