@@ -288,36 +288,37 @@ end
 -- step's wgmma lost 3-4% at D128 (r2); dV issued right after P^T (before
 -- dS^T) made ptxas serialize the wgmma (registers written while one is in
 -- flight, then too few registers: 48-92 B spilled), not measured.
+-- Dropped in session 14 (H200, run s14r1, in turn with the default in one
+-- process, microseconds, two readings each against the default's): the dQ
+-- partials added in L2 (red.global.add.v2.f32, RED) with two dS^T stages
+-- (one block barrier a step), tuning "h2" of session 13: D128 bf16 S16k
+-- 35750 / 38043 against 35084 / 35904, causal 17687 / 17751 against 17853 /
+-- 17877, f16 S16k 36674 / 38210 against 36025 / 38899, bf16 S4k causal (one
+-- lane: dq from the partial read back) 4931 / 5234 against 4418 / 4723; D64
+-- bf16 S16k 19241 / 19290 against 19289 / 19392, causal 10029 / 10027
+-- against 10004 / 10060, f16 S16k 19723 / 19732 against 19903 / 19925,
+-- causal 10286 against 9923 / 10412, f16 S4k 4757 / 5397 against 4895 /
+-- 5312: not faster on every row. RED + two dS^T stages + three (Q, dout)
+-- stages with a step's dV / dK left running past the next barrier, P^T and
+-- dS^T read from shared memory (D128 "h3"): 35-53% more time on every row
+-- (S16k 48698 against 35084). RED alone ("h1") was not timed.
 M.wg_kvq = {
-  [64] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, red = true }, { nwg = 2, bm = 128, dqd = true, red = true, ds2 = true },
-           { nwg = 1, bm = 64 } },
-  [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64, dqd = true, red = true },
-            { nwg = 2, bm = 64, dqd = true, red = true, ds2 = true },
-            { nwg = 2, bm = 64, dqd = true, red = true, ds2 = true, ovl = true } },
+  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
+  [128] = { { nwg = 2, bm = 64, dqd = true } },
 }
-M.max_tunes90 = 4
+M.max_tunes90 = 2
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
-  -- 1 KiB alignment slack, K, V, two stages (ovl: three) of (Q, dout) and of
-  -- the rows, dS^T (ds2: two; ovl: two and two of P^T), two stages of the
-  -- f32 partial tile (pitch D + 8; red: none)
-  local nst = tu.ovl and 3 or 2
-  local smem = 1024 + 2 * bn * d * 2 + 2 * nst * bm * d * 2 + (tu.ovl and 4 or tu.ds2 and 2 or 1) * bn * bm * 2
-               + (tu.red and 0 or 2 * bm * (d + 8) * 4) + 2 * nst * bm * 4
-  local flags = ""
-  if spl or tu.dqd or tu.red then
-    flags = string.format(", %s, %s%s%s%s", tostring(spl or false), tostring(tu.dqd or false),
-                          tu.red and ", true" or "", tu.ds2 and ", true" or "", tu.ovl and ", true" or "")
-  end
+  -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
+  -- of the f32 partial tile (pitch D + 8) and of the rows
+  local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind], flags),
-           shape = string.format("%d keys x %d-query tiles, dQ partials%s, %d warpgroups, wgmma%s%s%s%s", bn, bm,
-                                 tu.red and " added in L2" or "", tu.nwg, tu.dqd and ", dQ deferred a step" or "",
-                                 tu.ds2 and ", two dS^T stages" or "",
-                                 tu.ovl and ", dV / dK past the next barrier" or "",
-                                 spl and ", query splits" or "") }
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "", tu.dqd and ", true" or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s", bn, bm, tu.nwg,
+                                 tu.dqd and ", dQ deferred a step" or "", spl and ", query splits" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -327,7 +328,6 @@ end
 -- are gen/wgmma.lua's wrappers (the forward's wg<T, N>), renamed so that
 -- the backward's N list does not depend on the forward's; and
 --   wgt<T, N>::sstt(d, a, b, acc)  A M-major, B N-major (dQ = dS K)
---   wgt<T, N>::sst(d, a, b, acc)   A K-major, B N-major (dK = dS^T Q, ovl)
 -- written here.
 local function wg_header(G, ns)
   local text = require("wgmma").header(G, ns):gsub("gen/wgmma.lua", "gen/attention_bwd.lua (gen/wgmma.lua's wrappers)", 1)
@@ -342,8 +342,7 @@ local function wg_header(G, ns)
   sub("struct wg<", "struct wgb<")
   sub("struct wg;", "struct wgb;")
   local types = { { "__half", "f16" }, { "__nv_bfloat16", "bf16" } }
-  local parts = { "\nnamespace kg_attnb {\n\n/* wgmma m64nNk16 from shared memory, B N-major (transposed): sstt A M-major\n" ..
-                  "   (transposed), sst A K-major */\n" ..
+  local parts = { "\nnamespace kg_attnb {\n\n/* wgmma m64nNk16, A M-major and B N-major (transposed) from shared memory */\n" ..
                   "template <typename T, int N> struct wgt;\n" }
   for _, ty in ipairs(types) do
     for _, n in ipairs(ns) do
@@ -359,15 +358,8 @@ template <> struct wgt<%s, %d> {
                      : %s
                      : "l"(a), "l"(b), "r"(acc));
     }
-    static __device__ __forceinline__ void sst(float (&d)[%d], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %%%d, 0;\n"
-                     "%s {%s}, %%%d, %%%d, p, 1, 1, 0, 1;\n}\n"
-                     : %s
-                     : "l"(a), "l"(b), "r"(acc));
-    }
 };
-]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons, nd, nd + 2, instr, regs, nd, nd + 1, cons)
+]], ty[1], n, nd, nd + 2, instr, regs, nd, nd + 1, cons)
     end
   end
   parts[#parts + 1] = "\n} // namespace kg_attnb\n"

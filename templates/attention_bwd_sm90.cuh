@@ -30,19 +30,6 @@
  * and dP^T, so that the tensor cores run it while P^T is formed; the dQ
  * rows are stored before that step's dS^T is written, and the barrier that
  * completed dS^T before dQ is the next step's first (still two a step).
- * RED (session 13): the dQ partials are added in L2 instead (dq = dS K from
- * zero, one red.global.add.v2.f32 a column pair; the lane's first key block
- * stores): no partial tile is read into the step (no partial stages in
- * shared memory); every partial element is added by one thread, in key-block
- * order (a __threadfence between key blocks), so the sums are the same
- * every run; with one lane (p.direct) a row's last key block reads back the
- * partial the thread added itself and writes dq. DS2 (with DQD): two dS^T stages, so that the deferred dQ reads
- * the other one and the barrier before dS^T is rewritten goes: one block
- * barrier a step. OVL (with RED, DS2): three (Q, dout) stages, and a step's
- * dV / dK run on past the next step's barrier (waited for with its S^T,
- * before the deferred dQ is issued); they read P^T and dS^T from shared
- * memory (two stages of each, after a warpgroup barrier), since with their
- * A operands in registers ptxas serializes the wgmma (C7512).
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
@@ -100,8 +87,7 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool RED = false,
-          bool DS2 = false, bool OVL = false>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -111,22 +97,15 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     constexpr int QC = QROWS ? D : D / NWG;
     static_assert(BM == 64 * NWG || (BM == 64 && (D / NWG) % 64 == 0), "dQ warpgroup split");
     static_assert(D % 64 == 0, "64-element panels of D");
-    static_assert(DQD || !DS2, "two dS^T stages take the deferred dQ");
-    static_assert(!OVL || (DS2 && RED), "OVL: two dS^T stages, no partial tiles");
-    /* stages of (Q, dout) and the rows: OVL three (a step's dV / dK run on
-       past the next step's barrier, so the stage refilled there is the one
-       of two steps before) */
-    constexpr int NST = OVL ? 3 : 2;
     constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: NST stages of (Q, dout) */
-    const uint32_t aS = aQ0 + 2 * NST * QB;               /* dS^T [BN keys][BM queries] (DS2: two) */
+    const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: two stages of (Q, dout) */
+    const uint32_t aS = aQ0 + 4 * QB;                     /* dS^T [BN keys][BM queries] */
     unsigned char *base = smem + (a0 - raw);
     unsigned char *sSb = base + (aS - a0);
-    /* OVL: two stages of P^T after those of dS^T, in dS^T's layout */
-    float *sF0 = (float *)(sSb + (OVL ? 4 : DS2 ? 2 : 1) * SB); /* two stages of the partial tile, BM x PF f32 */
-    float *sRows = sF0 + (RED ? 0 : 2 * BM * PF); /* NST stages of lse2[BM], delta[BM] */
+    float *sF0 = (float *)(sSb + SB); /* two stages of the partial tile, BM x PF f32 */
+    float *sRows = sF0 + 2 * BM * PF; /* two stages of lse2[BM], delta[BM] */
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     /* SPL: the instance for query splits (attention_bwd.cuh's split_of; grid
@@ -188,10 +167,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
             load_sw128<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
             load_sw128<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
-            if (!RED) {
-                const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
-                load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
-            }
+            const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
+            load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
             static_assert(BM <= NT, "rows per step");
             if (tid < BM) {
                 const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq + m0 + tid;
@@ -220,22 +197,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
         };
         auto store_dq = [&](int h, int m0) {
-            float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
             if (p.direct && m0 < mnext) {
                 T *dq_ = (T *)p.dq + b * p.dq_sb + h * p.dq_sh;
                 walk_dq(m0, [&](int r, int n, float x, float y) {
-                    if (RED && !first) { /* the partial so far, this thread's own writes */
-                        const float2 o = *(const float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t];
-                        x = o.x + x, y = o.y + y;
-                    }
-                    *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) =
-                        mma<T>::pack(x * p.scale, y * p.scale);
-                });
-            } else if (RED && !first) {
-                walk_dq(m0, [&](int r, int n, float x, float y) {
-                    atomicAdd((float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t], make_float2(x, y));
+                    *(uint32_t *)(dq_ + (int64_t)r * p.dq_ss + qc + n * 8 + 2 * t) = mma<T>::pack(x * p.scale, y * p.scale);
                 });
             } else {
+                float *part = p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D;
                 walk_dq(m0, [&](int r, int n, float x, float y) {
                     *(float2 *)&part[(int64_t)r * D + qc + n * 8 + 2 * t] = make_float2(x, y);
                 });
@@ -254,13 +222,12 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     dq[4 * n + 2 * i + 1] = o.y;
                 }
         };
-        /* dq += dS K (dS^T in shared memory; RED: dq = dS K), as wgmma (no
-           fence, no commit) */
-        auto mma_dq = [&](int sb) {
+        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit) */
+        auto mma_dq = [&]() {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
-                wgt<T, QC>::sstt(dq, sw128_desc(aS + sb * SB + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                 sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), !RED || kk > 0);
+                wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                 sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
         };
         /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
            waited for and stored in its own step): a step's dQ wgmma is issued
@@ -270,23 +237,23 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
            every warpgroup's dQ reads all of dS^T); the next step's first
            barrier completes dS^T, one barrier a step fewer. */
         bool pend = false;
-        int ph = 0, pm0 = 0, pb = 0;
+        int ph = 0, pm0 = 0;
         if (nsteps > 0)
             issue(0, 0);
         kgd_cp_async_commit();
         for (int it = 0; it < nsteps; it++) {
-            const int st = it % NST;
+            const int st = it & 1;
             const int h = hk * p.group + (SPL ? h0 : 0) + it / nmt, m0 = m_at(it);
             const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
             /* this step's tiles (and K, V) arrived, and every warp is done
                with the previous step: its stage and dS^T may be refilled */
             kgd_cp_async_wait<0>();
             fence_async_smem();
-            if (DQD && !OVL)
+            if (DQD)
                 wg_wait<0>(); /* the previous step's dV / dK (they read the stage refilled below) */
             __syncthreads();
             if (it + 1 < nsteps)
-                issue(it + 1, (it + 1) % NST);
+                issue(it + 1, st ^ 1);
             kgd_cp_async_commit();
             const uint32_t aQ = aQ0 + 2 * st * QB, aO = aQ + QB;
             const float *sL = sRows + st * 2 * BM, *sDl = sL + BM;
@@ -299,24 +266,15 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             wg_commit();
             wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, wgi);
             wg_commit();
-            if (DQD && !OVL) {
+            if (DQD) {
                 if (pend)
-                    mma_dq(pb); /* the previous step's dQ */
+                    mma_dq(); /* the previous step's dQ */
                 wg_commit();
             }
-            if (OVL) {
-                /* the previous step's dV / dK and S^T done (their registers
-                   free), then the previous step's dQ */
-                wg_wait<1>();
-                wg_fence();
-                if (pend)
-                    mma_dq(pb);
-                wg_commit();
-            } else if (DQD) {
+            if (DQD)
                 wg_wait<2>();
-            } else {
+            else
                 wg_wait<1>();
-            }
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
@@ -356,13 +314,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     }
                 if (pend)
                     store_dq(ph, pm0);
-                /* every warpgroup's dQ is done with the previous dS^T (DS2: it
-                   is the other stage, rewritten after the next step's first
-                   barrier, which every warpgroup reaches after its dQ) */
-                if (!DS2)
-                    __syncthreads();
+                __syncthreads(); /* every warpgroup's dQ is done with the previous dS^T */
             }
-            unsigned char *sS = sSb + (DS2 ? (it & 1) * SB : 0);
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
                 if (!DQD) {
@@ -372,73 +325,47 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                         dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                     }
                 }
-                *(uint32_t *)(sS + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
-                *(uint32_t *)(sS + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
-                if (OVL) {
-                    *(uint32_t *)(sS + 2 * SB + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(s[4 * n], s[4 * n + 1]);
-                    *(uint32_t *)(sS + 2 * SB + sw128_at<BN>(kr + g + 8, n) + 4 * t) =
-                        mma<T>::pack(s[4 * n + 2], s[4 * n + 3]);
-                }
+                *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
+                *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
             }
             fence_async_smem();
-            /* OVL: dV and dK read this warpgroup's rows of P^T and dS^T from
-               shared memory (the registers they would take are what ptxas
-               lacks to keep the wgmma asynchronous across the next step's
-               S^T / dP^T) */
-            if (OVL)
-                asm volatile("bar.sync %0, 128;" ::"r"(1 + wgi) : "memory");
 
             /* dV += P^T dout, dK += dS^T Q */
             {
-                wg_fence();
-                if (OVL) {
-                    /* this warpgroup's 64 rows of P^T / dS^T, k16 step kk */
-                    const uint32_t aA = kgd_smem_addr(sS) + wgi * 64 * 128;
+                uint32_t pa[BM / 16][4], da[BM / 16][4];
 #pragma unroll
-                    for (int kk = 0; kk < BM / 16; kk++)
-                        wgt<T, D>::sst(dva, sw128_desc(aA + 2 * SB + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
-                                       sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
-#pragma unroll
-                    for (int kk = 0; kk < BM / 16; kk++)
-                        wgt<T, D>::sst(dka, sw128_desc(aA + (kk >> 2) * BN * 128 + (kk & 3) * 32, 16, 1024),
-                                       sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
-                } else {
-                    uint32_t pa[BM / 16][4], da[BM / 16][4];
-#pragma unroll
-                    for (int kk = 0; kk < BM / 16; kk++) {
-                        pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                        pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                        pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                        pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-                        da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
-                        da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
-                        da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
-                        da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
-                    }
-#pragma unroll
-                    for (int kk = 0; kk < BM / 16; kk++)
-                        wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
-#pragma unroll
-                    for (int kk = 0; kk < BM / 16; kk++)
-                        wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                for (int kk = 0; kk < BM / 16; kk++) {
+                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+                    da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
+                    da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
+                    da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
+                    da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
                 }
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+                    wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+                    wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
                 wg_commit();
             }
             if (DQD) {
                 /* this step's dQ: the partial into registers (its stage is
                    refilled after the next barrier); issued by the next step */
-                if (!RED)
-                    load_dq(st);
-                pend = true, ph = h, pm0 = m0, pb = DS2 ? (it & 1) : 0;
+                load_dq(st);
+                pend = true, ph = h, pm0 = m0;
                 continue;
             }
             __syncthreads(); /* dS^T complete */
 
             /* dQ: this warpgroup's 64 rows x QC columns, from the partial so far */
-            if (!RED)
-                load_dq(st);
+            load_dq(st);
             wg_fence();
-            mma_dq(0);
+            mma_dq();
             wg_commit();
             wg_wait<0>();
             store_dq(h, m0);
@@ -448,7 +375,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             __syncthreads();
             if (pend) {
                 wg_fence();
-                mma_dq(pb);
+                mma_dq();
             }
             wg_commit();
             wg_wait<0>();
@@ -456,8 +383,6 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 store_dq(ph, pm0);
         }
         kgd_cp_async_wait<0>();
-        if (RED)
-            __threadfence(); /* this key block's partial adds before the next one's */
 
         if (SPL) {
             store_wg<float, D>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
