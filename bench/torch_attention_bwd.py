@@ -127,7 +127,7 @@ def inproc(path, rounds):
             won += a < b
         ks.sort()
         ts.sort()
-        ku, tu = ks[rounds // 2], ts[rounds // 2]
+        ku, tu = (ks[(rounds - 1) // 2] + ks[rounds // 2]) / 2, (ts[(rounds - 1) // 2] + ts[rounds // 2]) / 2
         case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
         print(f"{case:34} {ku:10.1f} {tu:10.1f} {flop / ku / 1e6:8.1f} {flop / tu / 1e6:8.1f} {tu / ku:8.3f} "
               f"{won:3d}/{rounds}", flush=True)
