@@ -310,12 +310,16 @@ end
 -- stages with a step's dV / dK left running past the next barrier, P^T and
 -- dS^T read from shared memory (D128 "h3"): 35-53% more time on every row
 -- (S16k 48698 against 35084). RED alone ("h1") was not timed.
--- late (with dqd; D128 tuning 1, session 14): the deferred dQ rows stored
--- after the step's dV / dK wgmma are issued, while they run (255 registers,
--- no spill; tuning 0's mask instances spill 40 B).
+-- Also dropped (session 14, run s14r2, same process, in turn, us, two
+-- readings each): the deferred dQ rows stored after the step's dV / dK
+-- wgmma were issued, while they run (the same bits; 255 registers, no
+-- spill): D128 bf16 S16k 37900 / 38328 against the default's 35066 / 35281,
+-- causal 20004 / 20056 against 18261 / 17942, f16 S16k 38979 / 39202
+-- against 36191 / 37271, causal 20312 / 20403 against 18526 / 18513, bf16
+-- S4k causal (one lane) 5162 / 5426 against 4463 / 4983: 5-12% slower.
 M.wg_kvq = {
   [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
-  [128] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64, dqd = true, late = true } },
+  [128] = { { nwg = 2, bm = 64, dqd = true } },
 }
 M.max_tunes90 = 2
 
@@ -326,12 +330,10 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- of the f32 partial tile (pitch D + 8) and of the rows
   local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
-                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "", tu.dqd and ", true" or "",
-                                tu.late and ", true" or ""),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s%s", bn, bm, tu.nwg,
-                                 tu.dqd and ", dQ deferred a step" or "", tu.late and ", stored behind dV / dK" or "",
-                                 spl and ", query splits" or "") }
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "", tu.dqd and ", true" or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s", bn, bm, tu.nwg,
+                                 tu.dqd and ", dQ deferred a step" or "", spl and ", query splits" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)

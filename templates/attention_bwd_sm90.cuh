@@ -30,9 +30,6 @@
  * and dP^T, so that the tensor cores run it while P^T is formed; the dQ
  * rows are stored before that step's dS^T is written, and the barrier that
  * completed dS^T before dQ is the next step's first (still two a step).
- * LATE (with DQD): those dQ rows are stored after the step's dV / dK
- * wgmma are issued, while they run, instead of before dS^T is written (the
- * same bits).
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
@@ -90,7 +87,7 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, bool LATE = false>
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
@@ -100,7 +97,6 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     constexpr int QC = QROWS ? D : D / NWG;
     static_assert(BM == 64 * NWG || (BM == 64 && (D / NWG) % 64 == 0), "dQ warpgroup split");
     static_assert(D % 64 == 0, "64-element panels of D");
-    static_assert(DQD || !LATE, "LATE stores the deferred dQ");
     constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -316,7 +312,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                         const int ql = n * 8 + 2 * t + (x & 1);
                         dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                     }
-                if (!LATE && pend)
+                if (pend)
                     store_dq(ph, pm0);
                 __syncthreads(); /* every warpgroup's dQ is done with the previous dS^T */
             }
@@ -358,9 +354,6 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 wg_commit();
             }
             if (DQD) {
-                /* LATE: the previous step's dQ stored while dV and dK run */
-                if (LATE && pend)
-                    store_dq(ph, pm0);
                 /* this step's dQ: the partial into registers (its stage is
                    refilled after the next barrier); issued by the next step */
                 load_dq(st);

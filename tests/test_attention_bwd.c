@@ -1212,11 +1212,6 @@ Test(attention_bwd, tuning_h0r_one_lane_f16)
     set_hook("KG_ATTNB_LANES", "1");
     tuning_cases("h0r", KG_F16);
 }
-Test(attention_bwd, tuning_h1_one_lane)
-{
-    set_hook("KG_ATTNB_LANES", "1");
-    tuning_cases("h1", KG_BF16);
-}
 Test(attention_bwd, f16_default_lanes_of_several_key_blocks) { tuning_cases("default", KG_F16); }
 Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
 {
@@ -1512,43 +1507,6 @@ Test(attention_bwd, one_lane_direct_dq_equals_the_partials_bitwise)
         kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     }
     set_hook("KG_ATTNB_LANES", NULL);
-}
-
-/* D128's Hopper tuning 1 (the deferred dQ stored behind the step's dV / dK
-   wgmma) does the default's arithmetic in the default's order: the same
-   bits, with the rule's lanes (here with query splits), one lane (dq written
-   directly) and 3 lanes, causal and not, GQA 2:1, bf16 and f16. */
-Test(attention_bwd, d128_tuning_h1_has_the_default_bits)
-{
-    const acase cases[] = {
-        {KG_BF16, 1, 4, 2, 300, 2000, 128, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_F16, 2, 4, 4, 260, 390, 128, 0, MASK_NONE, 0, 0, 0.f},
-        {KG_BF16, 1, 2, 1, 333, 300, 128, 1, MASK_NONE, 0, 0, 0.f},
-    };
-    const char *lanes[3] = {NULL, "1", "3"};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int li = 0; li < 3; li++) {
-            const acase c = cases[i];
-            const size_t es = kg_dtype_size(c.dt);
-            const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-            void *q, *k, *l;
-            random_bitwise_inputs(&c, &q, &k, &l);
-            set_hook("KG_ATTNB_LANES", lanes[li]);
-            set_hook("KG_ATTNB_TUNE", "h0");
-            grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
-            set_hook("KG_ATTNB_TUNE", "h1");
-            grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
-            set_hook("KG_ATTNB_TUNE", NULL);
-            set_hook("KG_ATTNB_LANES", NULL);
-            cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "case %zu, lanes %s: dq differs from h0's", i,
-                      lanes[li] ? lanes[li] : "(rule)");
-            cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "case %zu, lanes %s: dk differs from h0's", i,
-                      lanes[li] ? lanes[li] : "(rule)");
-            cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "case %zu, lanes %s: dv differs from h0's", i,
-                      lanes[li] ? lanes[li] : "(rule)");
-            free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
-            kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
-        }
 }
 
 /* A call whose rows need more scratch than the default reservation: it can
