@@ -1448,7 +1448,6 @@ static void x3_cases(int tune, int D)
    tuning 10 (dV / dK in groups of 2 n-tiles). */
 Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
 Test(attention_bwd, f32_split_tf32_tuning_10_d64) { x3_cases(10, 64); }
-Test(attention_bwd, f32_split_tf32_tuning_11_d64) { x3_cases(11, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_1_d96) { x3_cases(1, 96); }
 Test(attention_bwd, f32_split_tf32_tuning_10_d128) { x3_cases(10, 128); }
 
