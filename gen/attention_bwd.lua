@@ -316,7 +316,7 @@ end
 -- spill): D128 bf16 S16k 37900 / 38328 against the default's 35066 / 35281,
 -- causal 20004 / 20056 against 18261 / 17942, f16 S16k 38979 / 39202
 -- against 36191 / 37271, causal 20312 / 20403 against 18526 / 18513, bf16
--- S4k causal (one lane) 5162 / 5426 against 4463 / 4983: 5-12% slower.
+-- S4k causal (one lane) 5162 / 5426 against 4463 / 4983: 5-16% slower.
 M.wg_kvq = {
   [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
   [128] = { { nwg = 2, bm = 64, dqd = true } },
