@@ -112,9 +112,6 @@ static int tperm_rect_min_bytes = 4;
    runs of at least 32 unless j fits whole (then one tile a plane of a
    batched transpose: both sides contiguous). */
 static int tperm_rect_wide = 0;
-/* ... for 2-byte input elements (KG_EW_TUNE_TPERM_RECT_WIDE2; <op>_tperm,
-   one tile a pass, where such copies otherwise run two) */
-static int tperm_rect_wide2 = 0;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -377,15 +374,15 @@ static int rect_extents(const kgi_layout *L, const size_t *es, int64_t T, int kr
    input) whose fast dim is d; 0 where its rule does not hold. */
 static int rect_wide_extents(const kgi_layout *L, const size_t *es, int kr, int d, int64_t *rc, int64_t *rj)
 {
-    const int64_t n0 = L->size[0], nd = L->size[d], cap = es[1] == 4 ? tperm_rect_wide : es[1] == 2 ? tperm_rect_wide2 : 0;
-    if (!(cap > 0 && L->nops == 2 && d == 1 && n0 >= 2 && L->stride[0][0] == 1 && L->stride[0][1] == n0 &&
-          L->stride[kr][0] > L->stride[kr][1]))
+    const int64_t n0 = L->size[0], nd = L->size[d];
+    if (!(tperm_rect_wide > 0 && L->nops == 2 && es[1] == 4 && d == 1 && n0 >= 2 && L->stride[0][0] == 1 &&
+          L->stride[0][1] == n0 && L->stride[kr][0] > L->stride[kr][1]))
         return 0;
     for (int64_t t = 1; t <= nd; t++) {
         const int64_t x = (nd + t - 1) / t;
         if (t > 1 && x < 32)
             return 0;
-        if (n0 * x <= cap) {
+        if (n0 * x <= tperm_rect_wide) {
             *rc = n0;
             *rj = x;
             return 1;
@@ -580,7 +577,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         kgi_divmod_magic(o->rc, &o->magic_rc, &o->shift_rc);
         kgi_divmod_magic(o->rj, &o->magic_rj, &o->shift_rj);
         if (wide)
-            o->wide = KG_TPR_WIDE_ELEMS(es[1], (uint32_t)(rc * rj));
+            o->wide = KG_TPR_WIDE_ELEMS((uint32_t)(rc * rj));
     }
     return 1;
 }
@@ -845,12 +842,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     }
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
-        /* <op>_tperm2 (one input): a block per two tiles (wide rect: one) */
-        const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.wide;
+        /* <op>_tperm2 (one input): a block per two tiles */
+        const int pair = n_in == 1 && tperm_pair && es_max <= 2;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
-        /* wide rect: its staging buffer (input elements) in dynamic shared
-           memory, the kernel's limit raised to it */
-        const size_t dyn = (size_t)tp.wide * kg_dtype_size(dt);
+        /* wide rect: its staging buffer in dynamic shared memory (4-byte
+           elements), the kernel's limit raised to it */
+        const size_t dyn = (size_t)tp.wide * 4;
         if (dyn > 0) {
             cudaKernel_t kern;
             st = kg_kernel(ctx, tperm_k, &kern);
@@ -916,7 +913,6 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_TILES, &tperm_rect_tiles, 1, INT_MAX, 1},
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
     {KG_EW_TUNE_TPERM_RECT_WIDE, &tperm_rect_wide, 0, 12288, 0},
-    {KG_EW_TUNE_TPERM_RECT_WIDE2, &tperm_rect_wide2, 0, 24576, 0},
 };
 
 void kg_test_ew_tune(int what, int value)

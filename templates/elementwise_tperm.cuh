@@ -501,8 +501,8 @@ __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm 
     __syncthreads(); /* the next tiles reuse the buffers */
 }
 
-/* Wide rect (kg_tperm.h wide; ops of one input, input 0 staged with 4- or
-   2-byte elements, one tile a pass): rect's tile of rc x rj positions, up to the
+/* Wide rect (kg_tperm.h wide; ops of one input, input 0 staged with 4-byte
+   elements, one tile a pass): rect's tile of rc x rj positions, up to the
    whole plane of a batched transpose (more than T x T positions), staged in
    the output's order in dynamic shared memory. The loads and stagings go in
    rounds of E positions a thread (T x T a block), then the tile's output
@@ -511,7 +511,7 @@ template <typename F> __device__ __forceinline__ void kg_tprw_tile(const kg_ew_p
 {
     typedef typename F::in0_t A;
     typedef typename F::out_t O;
-    static_assert(F::arity == 1 && (sizeof(A) == 4 || sizeof(A) == 2), "wide rect: one input of 4- or 2-byte elements");
+    static_assert(F::arity == 1 && sizeof(A) == 4, "wide rect: one input of 4-byte elements");
     constexpr int E = kg_tp_shape<F>::E;
     extern __shared__ __align__(16) unsigned char kg_tp_dyn[];
     A *s = (A *)kg_tp_dyn;
@@ -716,7 +716,7 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
                        ((NT > 1 && F::arity == 1) || (NT == 1 && F::arity == 2 && sizeof(typename F::in1_t) == 2));
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
         if (L.rect) {
-            if constexpr (NT == 1 && F::arity == 1 && (sizeof(typename F::in0_t) == 4 || sizeof(typename F::in0_t) == 2)) {
+            if constexpr (NT == 1 && F::arity == 1 && sizeof(typename F::in0_t) == 4) {
                 if (L.wide) {
                     kg_tprw_tile<F>(p, L, tile);
                     continue;
