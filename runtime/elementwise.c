@@ -104,14 +104,6 @@ static int tperm_rect_tiles = 16;
 /* rect only where the widest operand has at least this many bytes an
    element (KG_EW_TUNE_TPERM_RECT_MIN_BYTES) */
 static int tperm_rect_min_bytes = 4;
-/* wide rect (kg_tperm.h wide): rect's tiles beyond T x T positions, up to
-   tperm_rect_wide of them (0: never; KG_EW_TUNE_TPERM_RECT_WIDE), staged in
-   dynamic shared memory, for ops of one input with 4-byte input elements
-   where rect's rule does not hold: the output's dim 0 (2 or more) times
-   the fewest equal runs of j that keep a tile within that many positions,
-   runs of at least 32 unless j fits whole (then one tile a plane of a
-   batched transpose: both sides contiguous). */
-static int tperm_rect_wide = 0;
 /* copies whose dim 0 is contiguous in the output and the input (a
    permutation keeping the inner dim in place, or a contiguous copy off
    16-byte alignment): <op>_rowsv (realigned 16-byte chunks) where no
@@ -370,27 +362,6 @@ static int rect_extents(const kgi_layout *L, const size_t *es, int64_t T, int kr
     return 1;
 }
 
-/* wide rect's tile extents (tperm_rect_wide above) for input kr (the one
-   input) whose fast dim is d; 0 where its rule does not hold. */
-static int rect_wide_extents(const kgi_layout *L, const size_t *es, int kr, int d, int64_t *rc, int64_t *rj)
-{
-    const int64_t n0 = L->size[0], nd = L->size[d];
-    if (!(tperm_rect_wide > 0 && L->nops == 2 && es[1] == 4 && d == 1 && n0 >= 2 && L->stride[0][0] == 1 &&
-          L->stride[0][1] == n0 && L->stride[kr][0] > L->stride[kr][1]))
-        return 0;
-    for (int64_t t = 1; t <= nd; t++) {
-        const int64_t x = (nd + t - 1) / t;
-        if (t > 1 && x < 32)
-            return 0;
-        if (n0 * x <= tperm_rect_wide) {
-            *rc = n0;
-            *rj = x;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The tperm form of L (kg_tperm.h). The c axis starts with dim 0 (the
    output's fast dim) and takes further dims in the output's order; the j
    axis starts with the fast dim of the first input whose fast dim is not
@@ -454,10 +425,8 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         list[KG_TP_J][cnt[KG_TP_J]++] = ord[0];
     }
     int64_t rc = T, rj = T; /* tile extents (rect: rect_extents) */
-    const int rect1 = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes &&
-                      rect_extents(L, es, T, kr, ord[0], &rc, &rj);
-    const int wide = !rect1 && no > 0 && rect_wide_extents(L, es, kr, ord[0], &rc, &rj);
-    const int rect = rect1 || wide;
+    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes &&
+                     rect_extents(L, es, T, kr, ord[0], &rc, &rj);
     for (; !rect;) {
         int cand[2] = {-1, -1}, want[2];
         for (int d = 1; d < L->ndim && cand[KG_TP_C] < 0; d++)
@@ -576,8 +545,6 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         o->rj = (uint32_t)rj;
         kgi_divmod_magic(o->rc, &o->magic_rc, &o->shift_rc);
         kgi_divmod_magic(o->rj, &o->magic_rj, &o->shift_rj);
-        if (wide)
-            o->wide = KG_TPR_WIDE_ELEMS((uint32_t)(rc * rj));
     }
     return 1;
 }
@@ -845,23 +812,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         /* <op>_tperm2 (one input): a block per two tiles */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
-        /* wide rect: its staging buffer in dynamic shared memory (4-byte
-           elements), the kernel's limit raised to it */
-        const size_t dyn = (size_t)tp.wide * 4;
-        if (dyn > 0) {
-            cudaKernel_t kern;
-            st = kg_kernel(ctx, tperm_k, &kern);
-            if (st != KG_OK)
-                return st;
-            const cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                                    (int)dyn, ctx->device);
-            if (err != cudaSuccess) {
-                cudaGetLastError();
-                return kg_cuda_fail(ctx, err, "raising the tperm kernel's shared memory limit");
-            }
-        }
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
-                       args, dyn);
+                       args, 0);
         break;
     }
     case KG_EW_PERM:
@@ -912,7 +864,6 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_STEP, &tperm_rect_step, 1, 32, 8},
     {KG_EW_TUNE_TPERM_RECT_TILES, &tperm_rect_tiles, 1, INT_MAX, 1},
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
-    {KG_EW_TUNE_TPERM_RECT_WIDE, &tperm_rect_wide, 0, 12288, 0},
 };
 
 void kg_test_ew_tune(int what, int value)

@@ -90,9 +90,6 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      along the long side (default 16; its tiles are always >= 90% full);
    KG_EW_TUNE_TPERM_RECT_MIN_BYTES: rect only where the widest operand's
      elements have at least that many bytes (default 4);
-   KG_EW_TUNE_TPERM_RECT_WIDE: n > 0 = wide rect tiles of up to n positions
-     (up to 12288; kg_tperm.h wide) where rect's rule does not hold, for ops
-     of one input with 4-byte input elements; 0 = never (default);
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -118,8 +115,7 @@ enum {
     KG_EW_TUNE_TPERM_RECT,
     KG_EW_TUNE_TPERM_RECT_STEP,
     KG_EW_TUNE_TPERM_RECT_TILES,
-    KG_EW_TUNE_TPERM_RECT_MIN_BYTES,
-    KG_EW_TUNE_TPERM_RECT_WIDE
+    KG_EW_TUNE_TPERM_RECT_MIN_BYTES
 };
 KG_API void kg_test_ew_tune(int what, int value);
 

@@ -372,11 +372,11 @@ __device__ __forceinline__ void kg_tp_tile(const kg_ew_ptrs &p, const kg_tperm &
    position e of the run. */
 template <typename X, int E>
 __device__ __forceinline__ void kg_tpr_load(const kg_tperm &L, const X *base, int32_t bo, int32_t sc, int32_t sj,
-                                            bool staged, uint32_t cn, uint32_t jn, X (&r)[E], uint32_t e0 = 0)
+                                            bool staged, uint32_t cn, uint32_t jn, X (&r)[E])
 {
 #pragma unroll
     for (int m = 0; m < E; m++) {
-        const uint32_t e = e0 + threadIdx.x + KG_EW_THREADS * m;
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
         uint32_t c, j;
         if (staged) {
             c = kgd_div_magic(e, L.magic_rj, L.shift_rj);
@@ -399,11 +399,11 @@ template <typename X> __device__ __forceinline__ uint32_t kg_tpr_lin(uint32_t q)
 }
 
 template <typename X, int E>
-__device__ __forceinline__ void kg_tpr_stage(const kg_tperm &L, X *s, uint32_t cn, const X (&r)[E], uint32_t e0 = 0)
+__device__ __forceinline__ void kg_tpr_stage(const kg_tperm &L, X *s, uint32_t cn, const X (&r)[E])
 {
 #pragma unroll
     for (int m = 0; m < E; m++) {
-        const uint32_t e = e0 + threadIdx.x + KG_EW_THREADS * m;
+        const uint32_t e = threadIdx.x + KG_EW_THREADS * m;
         const uint32_t c = kgd_div_magic(e, L.magic_rj, L.shift_rj), j = e - c * L.rj;
         if (c < cn)
             s[kg_tpr_lin<X>(c + L.rc * j)] = r[m];
@@ -499,45 +499,6 @@ __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm 
         }
     }
     __syncthreads(); /* the next tiles reuse the buffers */
-}
-
-/* Wide rect (kg_tperm.h wide; ops of one input, input 0 staged with 4-byte
-   elements, one tile a pass): rect's tile of rc x rj positions, up to the
-   whole plane of a batched transpose (more than T x T positions), staged in
-   the output's order in dynamic shared memory. The loads and stagings go in
-   rounds of E positions a thread (T x T a block), then the tile's output
-   run is stored. */
-template <typename F> __device__ __forceinline__ void kg_tprw_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t tile)
-{
-    typedef typename F::in0_t A;
-    typedef typename F::out_t O;
-    static_assert(F::arity == 1 && sizeof(A) == 4, "wide rect: one input of 4-byte elements");
-    constexpr int E = kg_tp_shape<F>::E;
-    extern __shared__ __align__(16) unsigned char kg_tp_dyn[];
-    A *s = (A *)kg_tp_dyn;
-    uint32_t ct, jt;
-    const uint32_t b = kg_tp_where(L, tile, ct, jt), c0 = ct * L.rc, j0 = jt * L.rj;
-    const uint32_t cn = min(L.rc, L.n[KG_TP_C] - c0), jn = min(L.rj, L.n[KG_TP_J] - j0), cnt = cn * jn;
-    int32_t bo[2] = {0, 0};
-    kg_tp_offsets<2>(L, KG_TP_B, b, bo);
-#pragma unroll
-    for (int k = 0; k < 2; k++)
-        bo[k] += (int32_t)c0 * L.stride[KG_TP_C][k][0] + (int32_t)j0 * L.stride[KG_TP_J][k][0];
-    /* positions e of the tile in the input's order: (c, j) = (e / rj, e % rj) */
-    const uint32_t npos = cn * L.rj;
-    for (uint32_t e0 = 0; e0 < npos; e0 += KG_EW_THREADS * E) {
-        A r[E];
-        kg_tpr_load<A, E>(L, (const A *)p.in[0], bo[1], L.stride[KG_TP_C][1][0], L.stride[KG_TP_J][1][0], true, cn,
-                          jn, r, e0);
-        kg_tpr_stage<A, E>(L, s, cn, r, e0);
-    }
-    __syncthreads();
-    O *out = (O *)p.out + bo[0];
-    for (uint32_t e = threadIdx.x; e < cnt; e += KG_EW_THREADS) {
-        A x = s[kg_tpr_lin<A>(e)];
-        out[e] = kg_tpr_apply<F>(x, typename F::in1_t{}, typename F::in2_t{});
-    }
-    __syncthreads(); /* the next tile reuses the buffer */
 }
 
 /* The word path (L.words; 2-byte elements in and out; ops of one input in
@@ -716,12 +677,6 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
                        ((NT > 1 && F::arity == 1) || (NT == 1 && F::arity == 2 && sizeof(typename F::in1_t) == 2));
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
         if (L.rect) {
-            if constexpr (NT == 1 && F::arity == 1 && sizeof(typename F::in0_t) == 4) {
-                if (L.wide) {
-                    kg_tprw_tile<F>(p, L, tile);
-                    continue;
-                }
-            }
             kg_tpr_tile<F, NT>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {

@@ -74,17 +74,7 @@ typedef struct kg_tperm {
     uint32_t rect;
     uint32_t rc, rj;
     uint32_t magic_rc, shift_rc, magic_rj, shift_rj; /* division by rc, by rj */
-    /* wide rect (kg_tprw_tile; ops of one input whose input has 4-byte
-       elements, <op>_tperm): 0, or the elements of the staging buffer in
-       dynamic shared memory (KG_TPR_WIDE_ELEMS(rc * rj)), whose tiles may
-       hold more than T x T positions (a whole plane of a batched transpose)
-       and are loaded in rounds of T x T positions */
-    uint32_t wide;
 } kg_tperm;
-
-/* the wide rect buffer's elements for q positions (kg_tpr_lin's skew for
-   4-byte elements: one slot every 64) */
-#define KG_TPR_WIDE_ELEMS(q) ((q) + ((q) >> 6) + 1u)
 
 /* rect's fit rule (the planner's rect_extents): rc rows of rj elements of
    es bytes at this pitch (an odd number of words, or of 8-byte pairs) within

@@ -1425,22 +1425,13 @@ static int walk_tperm(const kg_tensor *out, const kg_tensor *const *in, int n_in
     const int64_t xc = tp->rect ? tp->rc : T, xj = tp->rect ? tp->rj : T;
     if (tp->rect) {
         cr_assert(tp->flat && tp->nd[0] == 1 && tp->nd[1] == 1 && !tp->full && tp->rc >= 2 && tp->rj >= 2);
-        if (tp->wide) { /* kg_tprw_tile: one 4-byte input, the buffer in dynamic shared memory */
-            cr_assert(n_in == 1 && es[1] == 4 && tp->staged == 2u);
-            cr_assert_eq(tp->wide, KG_TPR_WIDE_ELEMS(tp->rc * tp->rj));
-        } else {
-            cr_assert_leq((int64_t)tp->rc * tp->rj, T * T, "rect %u x %u beyond a tile's %lld positions", tp->rc,
-                          tp->rj, (long long)(T * T));
-            for (int k = 1; k <= n_in; k++) /* every staging buffer holds rc rows of the pitch */
-                cr_assert_leq((int64_t)tp->rc * KG_TPR_PITCH(es[k], tp->rj), (int64_t)KG_TP_STAGE_ELEMS(es[k], T));
-        }
-        /* the kernel's divisions of a tile position (wide: in rounds of T x T) */
-        const uint32_t ne = tp->wide ? (tp->rc * tp->rj + (uint32_t)(T * T)) : (uint32_t)(T * T);
-        for (uint32_t e = 0; e < ne; e++)
+        cr_assert_leq((int64_t)tp->rc * tp->rj, T * T, "rect %u x %u beyond a tile's %lld positions", tp->rc, tp->rj,
+                     (long long)(T * T));
+        for (int k = 1; k <= n_in; k++) /* every staging buffer holds rc rows of the pitch */
+            cr_assert_leq((int64_t)tp->rc * KG_TPR_PITCH(es[k], tp->rj), (int64_t)KG_TP_STAGE_ELEMS(es[k], T));
+        for (uint32_t e = 0; e < T * T; e++) /* the kernel's divisions of a tile position */
             cr_assert(magic_div(e, tp->magic_rc, tp->shift_rc) == e / tp->rc &&
                       magic_div(e, tp->magic_rj, tp->shift_rj) == e / tp->rj);
-    } else {
-        cr_assert_eq(tp->wide, 0u);
     }
     for (uint32_t tile = 0; tile < tp->tiles; tile++) {
         const uint32_t q = magic_div(tile, tp->magic_c, tp->shift_c);
@@ -1719,116 +1710,6 @@ Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 
     for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             check_perms(cs[few[i]].op, cs[few[i]].dt, cs[few[i]].odt, rect_shapes[si].nd, rect_shapes[si].s);
-}
-
-/* the shapes of tperm::wide_rect_every_permutation (below): planes whole
-   (odd and even sides, 1-element dims), a j cut in runs (25 x 1155: 4 runs
-   of 289, the last one shorter), several planes a batch */
-static const struct {
-    int nd;
-    int64_t s[4];
-} wide_shapes[] = {{3, {3, 131, 67}}, {2, {1155, 25}}, {4, {3, 5, 7, 11}}, {3, {2, 95, 91}}, {4, {2, 1, 64, 40}}};
-
-/* How many permutations of `shape` (input 0 permuted, dtype dt, the output
-   dense of odt) tperm plans with wide rect tiles under the current tunings
-   (at most cap positions a tile); each one is walked (walk_tperm: every element once, the divisions exact,
-   the buffer's size). */
-static int wide_plans(int nd, const int64_t *shape, kg_dtype dt, kg_dtype odt, int64_t cap)
-{
-    int perm[KG_MAX_DIMS], n = 0;
-    for (int d = 0; d < nd; d++)
-        perm[d] = d;
-    do {
-        const view a = permuted(nd, shape, perm), o = dense(nd, shape);
-        kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), odt, &o);
-        const kg_tensor *ins[1] = {&ta};
-        kg_tperm tp;
-        if (!walk_tperm(&to, ins, 1, &tp) || !tp.wide)
-            continue;
-        /* the output offset of (c, j) = c + n0 j: each tile's output one run;
-           j whole in one tile, or runs of at least 32 */
-        cr_assert(tp.rc == tp.n[0] && tp.stride[KG_TP_C][0][0] == 1 && tp.stride[KG_TP_J][0][0] == (int32_t)tp.n[0]);
-        cr_assert((tp.tiles_j == 1 && tp.rj == tp.n[1]) || tp.rj >= 32, "wide %u x %u, j %u", tp.rc, tp.rj, tp.n[1]);
-        cr_assert_leq((int64_t)tp.rc * tp.rj, cap);
-        n++;
-    } while (next_perm(perm, nd));
-    return n;
-}
-
-/* wide rect's plan (kg_tperm.h wide; KG_EW_TUNE_TPERM_RECT_WIDE): off by
-   default; on, every permutation of wide_shapes and of the rect test's
-   shapes is planned and walked, wide tiles only for one input of 4-byte
-   elements (where rect's own rule does not hold), within the tuning's
-   positions; each GPU test shape has permutations it plans wide (f32
-   copy); the bench's [33,64,95,91] p1.0.3.2
-   takes one tile a 95 x 91 plane. */
-Test(tperm_plan, wide_rect_tiles_cover_each_element_once_in_contiguous_runs)
-{
-    static const kg_dtype dts[][2] = {{KG_F32, KG_F32}, {KG_I32, KG_I32}, {KG_F32, KG_BF16}, {KG_F32, KG_F64},
-                                      {KG_BF16, KG_BF16}, {KG_F64, KG_F64}, {KG_BF16, KG_F32}};
-    for (size_t si = 0; si < sizeof wide_shapes / sizeof wide_shapes[0]; si++)
-        cr_assert_eq(wide_plans(wide_shapes[si].nd, wide_shapes[si].s, KG_F32, KG_F32, 0), 0, "wide planned when off");
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_WIDE, 9216);
-    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
-        const int four = kg_dtype_size(dts[di][0]) == 4;
-        int n = 0;
-        for (size_t si = 0; si < sizeof wide_shapes / sizeof wide_shapes[0]; si++) {
-            const int w = wide_plans(wide_shapes[si].nd, wide_shapes[si].s, dts[di][0], dts[di][1], 9216);
-            cr_assert(four || w == 0, "wide planned for %s input", kg_dtype_name(dts[di][0]));
-            cr_assert(di > 0 || w > 0, "shape %zu: wide never planned for f32", si);
-            n += w;
-        }
-        for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
-            n += wide_plans(rect_shapes[si].nd, rect_shapes[si].s, dts[di][0], dts[di][1], 9216);
-        cr_assert(!four || n > 10, "%s: %d wide plans", kg_dtype_name(dts[di][0]), n);
-    }
-    /* [33,64,95,91] p1.0.3.2: planes of 95 x 91, one tile each */
-    const int64_t P[4] = {33, 64, 95, 91}, ps[4] = {64 * 95 * 91, 95 * 91, 91, 1};
-    const int pp[4] = {1, 0, 3, 2};
-    view a;
-    memset(&a, 0, sizeof a);
-    a.ndim = 4;
-    int64_t shape[4];
-    for (int d = 0; d < 4; d++) {
-        shape[d] = a.shape[d] = P[pp[d]];
-        a.strides[d] = ps[pp[d]];
-    }
-    const view o = dense(4, shape);
-    kg_tensor ta = tview(KT_DEV(0), KG_F32, &a), to = tview(KT_DEV(1 << 28), KG_F32, &o);
-    const kg_tensor *ins[1] = {&ta};
-    kg_layout L;
-    kg_layout_build(&L, &to, ins, 1);
-    const size_t es[4] = {4, 4, 0, 0};
-    kg_tperm tp;
-    cr_assert(kg_ew_plan_tperm(&L, es, &tp));
-    cr_assert(tp.rect && tp.wide && tp.rc == 95 && tp.rj == 91 && tp.tiles == 33 * 64, "rect %u wide %u: %u x %u",
-              tp.rect, tp.wide, tp.rc, tp.rj);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_WIDE, 0);
-}
-
-/* wide rect (kg_tperm.h wide; KG_EW_TUNE_TPERM_RECT_WIDE): every
-   permutation of wide_shapes (check_perms: then a misaligned one, one with
-   a broadcast input, one in place) against the reference, for the ops of
-   one 4-byte input in the tperm modules (copies and casts: bitwise), at
-   9216 positions a tile and at 2048 (more runs of j). The planner takes
-   wide tiles for some permutations of every shape
-   (tperm_plan::wide_rect_tiles_cover_...). */
-Test(tperm, wide_rect_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
-{
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    want_tperm = 1;
-    const tp_call cs[] = {{KG_OP_COPY, KG_F32, KG_F32},
-                          {KG_OP_COPY, KG_I32, KG_I32},
-                          {KG_OP_CAST, KG_F32, KG_BF16},
-                          {KG_OP_CAST, KG_F32, KG_F64},
-                          {KG_OP_CAST, KG_I32, KG_F32}};
-    static const int cap[] = {9216, 2048};
-    for (size_t ci = 0; ci < sizeof cap / sizeof cap[0]; ci++) {
-        kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_WIDE, cap[ci]);
-        for (size_t si = 0; si < sizeof wide_shapes / sizeof wide_shapes[0]; si++)
-            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-                check_perms(cs[i].op, cs[i].dt, cs[i].odt, wide_shapes[si].nd, wide_shapes[si].s);
-    }
 }
 
 /* The word path's rule (kg_ew_tperm_words_ok) and what the kernel relies
