@@ -866,11 +866,15 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
 };
 
-void kg_test_ew_tune(int what, int value)
+int kg_test_ew_tune(int what, int value)
 {
     for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++)
-        if (tunings[i].what == what)
+        if (tunings[i].what == what) {
+            const int was = *tunings[i].var;
             *tunings[i].var = value >= tunings[i].lo && value <= tunings[i].hi ? value : tunings[i].other;
+            return was;
+        }
+    return 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

@@ -94,7 +94,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
    KG_EW_TUNE_ROWSV_MIN_BYTES: ... for rows of at least that many bytes (64
-     and up; default 4096). */
+     and up; default 4096).
+   Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
@@ -117,6 +118,6 @@ enum {
     KG_EW_TUNE_TPERM_RECT_TILES,
     KG_EW_TUNE_TPERM_RECT_MIN_BYTES
 };
-KG_API void kg_test_ew_tune(int what, int value);
+KG_API int kg_test_ew_tune(int what, int value);
 
 #endif
