@@ -68,9 +68,9 @@ static int tperm_pair = 1;
    does <op>_tperm for ops of two inputs (input 0 staged, input 1 direct).
    H200 run r2 of 2026-12-02 (same run): bf16 add of even shapes 47.4-55.6%
    of copy -> 52.1-66.9 (11 cases up 1 point or more, none down), and with
-   KG_TP_BIN2_MIN_BLOCKS 64.8-87.1. 3: also the realigned word path
-   (kg_ew_tperm_rwords_ok: odd sizes and strides, c and j one dim each; a
-   candidate, off by default). */
+   KG_TP_BIN2_MIN_BLOCKS 64.8-87.1. 3: also the realigned word path of
+   <op>_tperm2 (kg_ew_tperm_rwords_ok: odd sizes and strides, c and j one
+   dim each; a candidate, off by default). */
 static int tperm_words = 2;
 /* tperm's passes of whole tiles without predicates (kg_tperm.h full) */
 static int tperm_full = 1;
@@ -570,21 +570,10 @@ KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void 
     return 1;
 }
 
-KG_API int kg_ew_tperm_rwords_ok(const kg_tperm *tp, const void *out, const void *in, const void *in1)
+KG_API int kg_ew_tperm_rwords_ok(const kg_tperm *tp, const void *out, const void *in)
 {
-    if (tp->rect || tp->staged != 2u || !tp->flat || tp->nd[KG_TP_C] != 1 || tp->nd[KG_TP_J] != 1 ||
-        tp->stride[KG_TP_C][0][0] != 1 || tp->stride[KG_TP_J][1][0] != 1 || (((uintptr_t)out | (uintptr_t)in) & 1u))
-        return 0;
-    if (!in1)
-        return 1;
-    /* input 1 laid out as the output, on the same parity of words */
-    if (((uintptr_t)in1 ^ (uintptr_t)out) & 3u)
-        return 0;
-    for (int a = 0; a < 3; a++)
-        for (int i = 0; i < tp->nd[a]; i++)
-            if (tp->stride[a][2][i] != tp->stride[a][0][i])
-                return 0;
-    return 1;
+    return !tp->rect && tp->staged == 2u && tp->flat && tp->nd[KG_TP_C] == 1 && tp->nd[KG_TP_J] == 1 &&
+           tp->stride[KG_TP_C][0][0] == 1 && tp->stride[KG_TP_J][1][0] == 1 && !(((uintptr_t)out | (uintptr_t)in) & 1u);
 }
 
 /* rowsv's plan (kg_tperm.h) for the coalesced layout L of a copy of es-byte
@@ -659,10 +648,7 @@ static int words_ok(const kg_tperm *tp, const kg_ew_ptrs *p, int n_in, kg_dtype 
     if (((n_in == 1 && tperm_pair && tperm_words) || (n_in == 2 && tperm_words >= 2)) &&
         kg_ew_tperm_words_ok(tp, p->out, p->in[0], n_in == 2 ? p->in[1] : NULL))
         return 1;
-    return ((n_in == 1 && tperm_pair) || n_in == 2) && tperm_words == 3 &&
-                   kg_ew_tperm_rwords_ok(tp, p->out, p->in[0], n_in == 2 ? p->in[1] : NULL)
-               ? 2
-               : 0;
+    return n_in == 1 && tperm_pair && tperm_words == 3 && kg_ew_tperm_rwords_ok(tp, p->out, p->in[0]) ? 2 : 0;
 }
 
 kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)

@@ -561,10 +561,9 @@ __device__ __forceinline__ int32_t kg_tpw_cword(const kg_tperm &L, const kg_tp_s
         return S.t.tc[k][2 * l] + S.t.tj[k][ji];
 }
 
-/* The realigned word path (L.words 2; ops of one input in <op>_tperm2, of
-   two in <op>_tperm; c and j one dim each, kg_ew_tperm_rwords_ok): the
-   input's j axis and the output's c axis have unit stride but any size and
-   alignment, so a row of
+/* The realigned word path (L.words 2; ops of one input in <op>_tperm2, c
+   and j one dim each, kg_ew_tperm_rwords_ok): the input's j axis and the
+   output's c axis have unit stride but any size and alignment, so a row of
    a tile starts on a word or half a word past one (its parity; one row a
    warp at a time, so the parity is the warp's). Loads: the warp reads the
    aligned words from the one holding the row's first element (lane 31 one
@@ -574,10 +573,8 @@ __device__ __forceinline__ int32_t kg_tpw_cword(const kg_tperm &L, const kg_tp_s
    path, staged as there. Stores: an output row starting half a word in
    takes the words (c - 1, c) from the staged pairs of lanes l - 1 and l;
    a word with one element in the tile (the row's ends, odd extents) is a
-   16-bit store. Input 1 (ops of two inputs) has the output's strides and
-   parity: its words are loaded at the output's word positions with input
-   0's loads and the op applies to each half. Every word read holds an
-   element of the tile, so no read leaves the tensor's allocation. */
+   16-bit store. Every word read holds an element of the tile, so no read
+   leaves the tensor's allocation. */
 template <typename F, bool FLAT, bool FULL, int NT, bool RA = false>
 __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             const uint32_t (&c0)[NT], const uint32_t (&j0)[NT], const int (&cn)[NT],
@@ -605,24 +602,6 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
             const uint32_t x = rin && q && l == 31 && 63 < jl ? wp[32] : 0u;
             const uint32_t b = __shfl_down_sync(0xffffffffu, a, 1);
             r[u][i] = q ? __byte_perm(a, l == 31 ? x : b, 0x5432) : a;
-        }
-    }
-    /* input 1 (two inputs, realigned; kg_ew_tperm_rwords_ok: strides and
-       parity of the output's): its words at the output's word positions */
-    uint32_t ry[NT][8];
-#pragma unroll
-    for (int u = 0; u < NT; u++) {
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            ry[u][i] = 0u;
-            if constexpr (RA && F::arity > 1) {
-                const int ji = w + 8 * i, cl = FULL ? T : cn[u];
-                const uintptr_t row = (uintptr_t)((const typename F::in1_t *)p.in[1] + boff[u][2] +
-                                                  (int32_t)(j0[u] + ji) * L.stride[KG_TP_J][2][0] + (int32_t)c0[u]);
-                const int e = 2 * l - (int)((row >> 1) & 1u);
-                if ((FULL || ji < jn[u]) && e + 1 < cl)
-                    ry[u][i] = *(const uint32_t *)(row + 2 * (intptr_t)e);
-            }
         }
     }
 #pragma unroll
@@ -682,12 +661,12 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             const int ji = w + 8 * i;
-            const uint32_t v = s[ji * WP + l + (ji >> 5)];
+            const uint32_t v = kg_tpw_apply<F>(s[ji * WP + l + (ji >> 5)], 0u);
             const uint32_t pv = __shfl_up_sync(0xffffffffu, v, 1);
             if (FULL || ji < jn[u]) {
                 O *row = out + boff[u][0] + (int32_t)(j0[u] + ji) * L.stride[KG_TP_J][0][0] + (int32_t)c0[u];
                 const int q = (int)(((uintptr_t)row >> 1) & 1u), e = 2 * l - q; /* the word's first element */
-                const uint32_t wv = kg_tpw_apply<F>(q ? __byte_perm(pv, v, 0x5432) : v, ry[u][i]);
+                const uint32_t wv = q ? __byte_perm(pv, v, 0x5432) : v;
                 const uintptr_t at = (uintptr_t)row + 2 * (intptr_t)e;
                 const bool lo = e >= 0 && e < cl, hi = e + 1 < cl;
                 if (lo && hi)
@@ -696,13 +675,8 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
                     *(uint16_t *)at = (uint16_t)wv;
                 else if (hi)
                     *(uint16_t *)(at + 2) = (uint16_t)(wv >> 16);
-                if (q && l == 31 && 63 < cl) { /* element 63: v's upper half (input 1: the next word's lower) */
-                    uint32_t y = 0u;
-                    if constexpr (F::arity > 1)
-                        y = *(const uint16_t *)((const typename F::in1_t *)p.in[1] + boff[u][2] +
-                                                (int32_t)(j0[u] + ji) * L.stride[KG_TP_J][2][0] + (int32_t)c0[u] + 63);
-                    *(uint16_t *)(row + 63) = (uint16_t)kg_tpw_apply<F>(v >> 16, y);
-                }
+                if (q && l == 31 && 63 < cl)
+                    *(uint16_t *)(row + 63) = (uint16_t)(v >> 16);
             }
         }
     }
@@ -762,10 +736,11 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
             kg_tpr_tile<F, NT>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {
-                if (L.words == 2) {
-                    kg_tpw_tile<F, true, NT, true>(p, L, S, tile);
-                    continue;
-                }
+                if constexpr (NT > 1)
+                    if (L.words == 2) {
+                        kg_tpw_tile<F, true, NT, true>(p, L, S, tile);
+                        continue;
+                    }
                 if (L.flat)
                     kg_tpw_tile<F, true, NT>(p, L, S, tile);
                 else
