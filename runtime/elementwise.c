@@ -68,9 +68,7 @@ static int tperm_pair = 1;
    does <op>_tperm for ops of two inputs (input 0 staged, input 1 direct).
    H200 run r2 of 2026-12-02 (same run): bf16 add of even shapes 47.4-55.6%
    of copy -> 52.1-66.9 (11 cases up 1 point or more, none down), and with
-   KG_TP_BIN2_MIN_BLOCKS 64.8-87.1. 3: also the realigned word path of
-   <op>_tperm2 (kg_ew_tperm_rwords_ok: odd sizes and strides, c and j one
-   dim each; a candidate, off by default). */
+   KG_TP_BIN2_MIN_BLOCKS 64.8-87.1. */
 static int tperm_words = 2;
 /* tperm's passes of whole tiles without predicates (kg_tperm.h full) */
 static int tperm_full = 1;
@@ -570,12 +568,6 @@ KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void 
     return 1;
 }
 
-KG_API int kg_ew_tperm_rwords_ok(const kg_tperm *tp, const void *out, const void *in)
-{
-    return !tp->rect && tp->staged == 2u && tp->flat && tp->nd[KG_TP_C] == 1 && tp->nd[KG_TP_J] == 1 &&
-           tp->stride[KG_TP_C][0][0] == 1 && tp->stride[KG_TP_J][1][0] == 1 && !(((uintptr_t)out | (uintptr_t)in) & 1u);
-}
-
 /* rowsv's plan (kg_tperm.h) for the coalesced layout L of a copy of es-byte
    elements (out = operand 0, in = operand 1): 1 where the rule takes it
    (rowsv_mode, rowsv_min_bytes above; nd32v_ok: nd32v would serve L) and
@@ -643,12 +635,8 @@ KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm
    74.3 with elements one by one). */
 static int words_ok(const kg_tperm *tp, const kg_ew_ptrs *p, int n_in, kg_dtype dt, kg_dtype odt)
 {
-    if (kg_dtype_size(dt) != 2 || kg_dtype_size(odt) != 2)
-        return 0;
-    if (((n_in == 1 && tperm_pair && tperm_words) || (n_in == 2 && tperm_words >= 2)) &&
-        kg_ew_tperm_words_ok(tp, p->out, p->in[0], n_in == 2 ? p->in[1] : NULL))
-        return 1;
-    return n_in == 1 && tperm_pair && tperm_words == 3 && kg_ew_tperm_rwords_ok(tp, p->out, p->in[0]) ? 2 : 0;
+    return ((n_in == 1 && tperm_pair && tperm_words) || (n_in == 2 && tperm_words == 2)) && kg_dtype_size(dt) == 2 &&
+           kg_dtype_size(odt) == 2 && kg_ew_tperm_words_ok(tp, p->out, p->in[0], n_in == 2 ? p->in[1] : NULL);
 }
 
 kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const kg_tensor *const *in, int n_in)
@@ -869,7 +857,7 @@ static const struct {
     {KG_EW_TUNE_TPERM_PAIR, &tperm_pair, 0, 1, 1},
     {KG_EW_TUNE_ROWSV, &rowsv_mode, 0, 2, 1},
     {KG_EW_TUNE_ROWSV_MIN_BYTES, &rowsv_min_bytes, 64, INT_MAX, 4096},
-    {KG_EW_TUNE_TPERM_WORDS, &tperm_words, 0, 3, 2},
+    {KG_EW_TUNE_TPERM_WORDS, &tperm_words, 0, 2, 2},
     {KG_EW_TUNE_TPERM_FULL, &tperm_full, 0, 1, 1},
     {KG_EW_TUNE_TPERM_DIVISORS, &tperm_divisors, 0, 1, 1},
     {KG_EW_TUNE_TPERM_RECT, &tperm_rect, 0, 1024, 56},

@@ -47,13 +47,6 @@ KG_API int kg_ew_tperm_preferred(const kg_tperm *tp, const kg_perm *pm, int perm
    every other stride even. */
 KG_API int kg_ew_tperm_words_ok(const kg_tperm *tp, const void *out, const void *in, const void *in1);
 
-/* 1 when the tperm plan tp of an op of one input with 2-byte elements in
-   and out may take the realigned word path (kg_tperm.h words 2): input 0
-   staged, c and j one dim each (flat), the output's stride along c and
-   the input's along j 1, the pointers on 2 bytes; any sizes, other strides
-   and parities. */
-KG_API int kg_ew_tperm_rwords_ok(const kg_tperm *tp, const void *out, const void *in);
-
 /* Fills a 32-bit layout (kgi_layout_fits32) with magic numbers for fast
    division. */
 void kgi_layout_to_nd32(const kgi_layout *L, kg_nd32 *out);
@@ -82,8 +75,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      the default), or one (0);
    KG_EW_TUNE_TPERM_WORDS: 1 = <op>_tperm2 moves 2-byte elements as 32-bit
      pairs where kg_ew_tperm_words_ok; 2 (the default) = also <op>_tperm for
-     ops of two inputs; 3 = also <op>_tperm2's realigned words where
-     kg_ew_tperm_rwords_ok; 0 = never;
+     ops of two inputs; 0 = never;
    KG_EW_TUNE_TPERM_FULL: 1 (the default) = tperm runs passes of whole tiles
      without predicates (elements of at most 2 bytes, mapping 1); 0 = never;
    KG_EW_TUNE_TPERM_DIVISORS: 1 (the default) = where no power of 2 of the

@@ -561,21 +561,7 @@ __device__ __forceinline__ int32_t kg_tpw_cword(const kg_tperm &L, const kg_tp_s
         return S.t.tc[k][2 * l] + S.t.tj[k][ji];
 }
 
-/* The realigned word path (L.words 2; ops of one input in <op>_tperm2, c
-   and j one dim each, kg_ew_tperm_rwords_ok): the input's j axis and the
-   output's c axis have unit stride but any size and alignment, so a row of
-   a tile starts on a word or half a word past one (its parity; one row a
-   warp at a time, so the parity is the warp's). Loads: the warp reads the
-   aligned words from the one holding the row's first element (lane 31 one
-   more where that element is the upper half) and, where the row starts
-   half a word in, pairs each word's upper half with the next one's lower
-   half (a shuffle and a byte permute): the pairs (j, j + 1) of the even
-   path, staged as there. Stores: an output row starting half a word in
-   takes the words (c - 1, c) from the staged pairs of lanes l - 1 and l;
-   a word with one element in the tile (the row's ends, odd extents) is a
-   16-bit store. Every word read holds an element of the tile, so no read
-   leaves the tensor's allocation. */
-template <typename F, bool FLAT, bool FULL, int NT, bool RA = false>
+template <typename F, bool FLAT, bool FULL, int NT>
 __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             const uint32_t (&c0)[NT], const uint32_t (&j0)[NT], const int (&cn)[NT],
                                             const int (&jn)[NT], const int32_t (&boff)[NT][F::arity + 1])
@@ -589,23 +575,7 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
     /* 1. loads: rows c = 2 (w + 8 i) and c + 1, word l along j */
     uint32_t r[NT][8];
 #pragma unroll
-    for (int u = 0; RA && u < NT; u++) {
-        const int jl = FULL ? T : jn[u], cl = FULL ? T : cn[u];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int c = 2 * (w + 8 * (i / 2)) + i % 2; /* the even path's row of r[u][i] */
-            const A *row = in + boff[u][1] + (int32_t)(c0[u] + c) * L.stride[KG_TP_C][1][0] + (int32_t)j0[u];
-            const int q = (int)(((uintptr_t)row >> 1) & 1u);
-            const uint32_t *wp = (const uint32_t *)((uintptr_t)row & ~(uintptr_t)3);
-            const bool rin = c < cl;
-            const uint32_t a = rin && 2 * l - q < jl ? wp[l] : 0u;
-            const uint32_t x = rin && q && l == 31 && 63 < jl ? wp[32] : 0u;
-            const uint32_t b = __shfl_down_sync(0xffffffffu, a, 1);
-            r[u][i] = q ? __byte_perm(a, l == 31 ? x : b, 0x5432) : a;
-        }
-    }
-#pragma unroll
-    for (int u = 0; !RA && u < NT; u++) {
+    for (int u = 0; u < NT; u++) {
         const bool jin = FULL || 2 * l < jn[u];
         int32_t tj;
         if constexpr (FLAT)
@@ -655,33 +625,7 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
     __syncthreads();
     /* 3. stores: row j = w + 8 i, word l along c */
 #pragma unroll
-    for (int u = 0; RA && u < NT; u++) {
-        const uint32_t *s = (const uint32_t *)&S[u].s0[0][0];
-        const int cl = FULL ? T : cn[u];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int ji = w + 8 * i;
-            const uint32_t v = kg_tpw_apply<F>(s[ji * WP + l + (ji >> 5)], 0u);
-            const uint32_t pv = __shfl_up_sync(0xffffffffu, v, 1);
-            if (FULL || ji < jn[u]) {
-                O *row = out + boff[u][0] + (int32_t)(j0[u] + ji) * L.stride[KG_TP_J][0][0] + (int32_t)c0[u];
-                const int q = (int)(((uintptr_t)row >> 1) & 1u), e = 2 * l - q; /* the word's first element */
-                const uint32_t wv = q ? __byte_perm(pv, v, 0x5432) : v;
-                const uintptr_t at = (uintptr_t)row + 2 * (intptr_t)e;
-                const bool lo = e >= 0 && e < cl, hi = e + 1 < cl;
-                if (lo && hi)
-                    *(uint32_t *)at = wv;
-                else if (lo)
-                    *(uint16_t *)at = (uint16_t)wv;
-                else if (hi)
-                    *(uint16_t *)(at + 2) = (uint16_t)(wv >> 16);
-                if (q && l == 31 && 63 < cl)
-                    *(uint16_t *)(row + 63) = (uint16_t)(v >> 16);
-            }
-        }
-    }
-#pragma unroll
-    for (int u = 0; !RA && u < NT; u++) {
+    for (int u = 0; u < NT; u++) {
         const uint32_t *s = (const uint32_t *)&S[u].s0[0][0];
         const bool cin = FULL || 2 * l < cn[u];
 #pragma unroll
@@ -695,7 +639,7 @@ __device__ __forceinline__ void kg_tpw_move(const kg_ew_ptrs &p, const kg_tperm 
     __syncthreads(); /* the next tiles reuse the tables and tiles */
 }
 
-template <typename F, bool FLAT, int NT, bool RA = false>
+template <typename F, bool FLAT, int NT>
 __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             uint32_t tile0)
 {
@@ -713,9 +657,9 @@ __device__ __forceinline__ void kg_tpw_tile(const kg_ew_ptrs &p, const kg_tperm 
     if constexpr (!FLAT)
         kg_tp_fill_tables<F, NT>(L, S, b, c0, j0, cn, jn);
     if (full)
-        kg_tpw_move<F, FLAT, true, NT, RA>(p, L, S, c0, j0, cn, jn, boff);
+        kg_tpw_move<F, FLAT, true, NT>(p, L, S, c0, j0, cn, jn, boff);
     else
-        kg_tpw_move<F, FLAT, false, NT, RA>(p, L, S, c0, j0, cn, jn, boff);
+        kg_tpw_move<F, FLAT, false, NT>(p, L, S, c0, j0, cn, jn, boff);
 }
 
 /* Block b serves tiles NT b .. NT b + NT - 1, then NT (b + grid) ..., so
@@ -736,11 +680,6 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
             kg_tpr_tile<F, NT>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {
-                if constexpr (NT > 1)
-                    if (L.words == 2) {
-                        kg_tpw_tile<F, true, NT, true>(p, L, S, tile);
-                        continue;
-                    }
                 if (L.flat)
                     kg_tpw_tile<F, true, NT>(p, L, S, tile);
                 else

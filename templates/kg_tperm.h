@@ -61,8 +61,7 @@ typedef struct kg_tperm {
     uint32_t magic[3][KG_LAYOUT_MAX_DIMS];
     uint32_t shift[3][KG_LAYOUT_MAX_DIMS];
     int32_t stride[3][KG_EW_MAX_OPERANDS][KG_LAYOUT_MAX_DIMS];
-    uint32_t words; /* 1: 2-byte elements move as 32-bit pairs (kg_ew_tperm_words_ok): <op>_tperm2 (one input), <op>_tperm (two);
-                       2: as realigned pairs (kg_ew_tperm_rwords_ok, <op>_tperm2 only) */
+    uint32_t words; /* 1: 2-byte elements move as 32-bit pairs (kg_ew_tperm_words_ok): <op>_tperm2 (one input), <op>_tperm (two) */
     uint32_t full;  /* 1: passes of whole tiles run without predicates (elements of at most 2 bytes, map 1) */
     /* rect (kg_tpr_tile in elementwise_tperm.cuh; c and j one dim each):
        tiles of rc x rj positions (rc * rj <= T * T), loaded in the staged

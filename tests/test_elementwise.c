@@ -1106,32 +1106,6 @@ Test(tperm, words_two_inputs_every_permutation, .init = setup, .fini = teardown,
     }
 }
 
-/* The realigned word path of <op>_tperm2 (KG_EW_TUNE_TPERM_WORDS 3,
-   kg_ew_tperm_rwords_ok: 2-byte elements as 32-bit pairs where sizes and
-   strides are odd, c and j one dim each): every permutation of shapes with
-   odd dims (check_perms: rows starting on a word and half a word past one,
-   tiles cut at odd extents, input and output one element off alignment),
-   copies and identity casts (bits moved) and casts between f16 and bf16
-   (the op applied to each half), against the reference; the CPU test
-   below checks where the path is taken. */
-Test(tperm, realigned_words_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
-{
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 3);
-    want_tperm = 1;
-    const tp_call cs[] = {{KG_OP_COPY, KG_BF16, KG_BF16}, {KG_OP_COPY, KG_F16, KG_F16}, {KG_OP_CAST, KG_BF16, KG_BF16},
-                          {KG_OP_CAST, KG_F16, KG_BF16},  {KG_OP_CAST, KG_BF16, KG_F16}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        check_perms(cs[i].op, cs[i].dt, cs[i].odt, 2, S(751, 503));
-        check_perms(cs[i].op, cs[i].dt, cs[i].odt, 2, S(63, 129));
-        check_perms(cs[i].op, cs[i].dt, cs[i].odt, 2, S(130, 195));
-        check_perms(cs[i].op, cs[i].dt, cs[i].odt, 3, S(3, 131, 67));
-        check_perms(cs[i].op, cs[i].dt, cs[i].odt, 3, S(37, 66, 45));
-        check_perms(cs[i].op, cs[i].dt, cs[i].odt, 4, S(2, 3, 101, 77));
-    }
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
-}
-
 /* Passes of whole tiles run without predicates by default (elements of at
    most 2 bytes; the tests above); here with them, and the same ops with
    words off so the element path's whole tiles are checked on copies too. */
@@ -1736,41 +1710,6 @@ Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 
     for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             check_perms(cs[few[i]].op, cs[few[i]].dt, cs[few[i]].odt, rect_shapes[si].nd, rect_shapes[si].s);
-}
-
-/* The realigned word path's rule (kg_ew_tperm_rwords_ok): taken for the
-   transposes of odd 2-d shapes (and of the shapes of the GPU test above
-   where c and j are one dim each), with pointers on 2 bytes; never with a
-   pointer off 2 bytes, an unstaged input or an axis of several dims. */
-Test(tperm_plan, realigned_words_where_the_rule_allows)
-{
-    static const struct {
-        int nd;
-        int64_t s[4];
-    } shapes[] = {{2, {751, 503}}, {2, {63, 129}}, {2, {130, 195}}, {3, {3, 131, 67}}, {3, {37, 66, 45}}, {4, {2, 3, 101, 77}}};
-    int taken = 0;
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-        const int nd = shapes[si].nd;
-        int perm[4] = {0, 1, 2, 3};
-        do {
-            const view a = permuted(nd, shapes[si].s, perm), o = dense(nd, shapes[si].s);
-            kg_tensor ta = tview(KT_DEV(0), KG_BF16, &a), to = tview(KT_DEV(1 << 26), KG_BF16, &o);
-            const kg_tensor *ins[1] = {&ta};
-            kg_tperm tp;
-            if (!walk_tperm(&to, ins, 1, &tp))
-                continue;
-            const int ok = kg_ew_tperm_rwords_ok(&tp, to.data, ta.data);
-            cr_assert_eq(ok, tp.staged == 2u && tp.nd[KG_TP_C] == 1 && tp.nd[KG_TP_J] == 1 && !tp.rect,
-                         "shape %zu: realigned words %d, staged %#x, dims %d %d", si, ok, tp.staged, tp.nd[KG_TP_C],
-                         tp.nd[KG_TP_J]);
-            cr_assert_eq(kg_ew_tperm_rwords_ok(&tp, (char *)to.data + 2, (char *)ta.data + 6), ok, "pointers off 4 bytes");
-            cr_assert_not(kg_ew_tperm_rwords_ok(&tp, (char *)to.data + 1, ta.data), "output off 2 bytes");
-            cr_assert_not(kg_ew_tperm_rwords_ok(&tp, to.data, (char *)ta.data + 1), "input off 2 bytes");
-            cr_assert(!ok || (tp.stride[KG_TP_C][0][0] == 1 && tp.stride[KG_TP_J][1][0] == 1));
-            taken += ok;
-        } while (next_perm(perm, nd));
-    }
-    cr_assert(taken >= 8, "realigned words taken %d times", taken);
 }
 
 /* The word path's rule (kg_ew_tperm_words_ok) and what the kernel relies
