@@ -54,9 +54,13 @@ static int tperm_fill = 90;
 static int tperm_map = 1;
 static int tperm_flat = 1;
 /* tperm's block order (kg_tperm.h jfirst): 0 the c tiles fastest, 1 the j
-   tiles, 2 (the default) the j tiles where the c axis has at least
-   tperm_jfirst_ratio times as many tiles as j (a short j axis: the few j
-   tiles of a run of input rows then load together). H200 run s14r2 of
+   tiles, 2 (the default) the j tiles where the elements have at least 4
+   bytes and the c axis has at least tperm_jfirst_ratio times as many tiles
+   as j (a short j axis: the few j tiles of a run of input rows then load
+   together). H200 run s14r3 (this default against c first, same process):
+   f32 [33,64,95,91] p3.0.1.2 80.7 vs 74.8, p3.1.2.0 78.1 vs 72.9,
+   [255,387,259] p2.0.1 68.3 vs 63.9; bf16 lost there (47.7 vs 51.6, [533,
+   179,229] p2.0.1 48.9 vs 53.6), so 2-byte elements keep c first. H200 run s14r2 of
    2026-12-03 (same process, c first -> j first), % of copy: f32
    [33,64,95,91] p3.0.1.2 75.2 -> 81.5 and p3.1.2.0 72.3 -> 78.7 (1568 x 3
    tiles), [255,387,259] p2.0.1 64.1 -> 68.9 (1542 x 5); bf16 the same
@@ -547,7 +551,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     }
     o->map = (uint32_t)tperm_map;
     o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
-    o->jfirst = (uint32_t)(tperm_jfirst == 2 ? tiles_c >= tperm_jfirst_ratio * tiles_j : tperm_jfirst);
+    o->jfirst = (uint32_t)(tperm_jfirst == 2 ? maxes >= 4 && tiles_c >= tperm_jfirst_ratio * tiles_j : tperm_jfirst);
     o->full = (uint32_t)tperm_full;
     if (rect) {
         o->rect = 1;

@@ -69,8 +69,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_FLAT: 0 = tperm reads offset tables even where both
      axes are one dim (default 1: offsets by multiplication there);
    KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest,
-     0 = the c tiles; 2 (the default) = the j tiles where the c axis has
-     at least 256 times as many tiles as j, else the c tiles;
+     0 = the c tiles; 2 (the default) = the j tiles where the elements
+     have at least 4 bytes and the c axis has at least 256 times as many
+     tiles as j, else the c tiles;
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
      the default), or one (0);
