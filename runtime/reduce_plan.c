@@ -331,6 +331,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_units = 24,
     .flat_warp_run = 16,
     .cols_runs_es = 2,
+    .slab = 0,
+    .slab_max_cols = 256,
+    .slab_min_units = 4,
+    .slab_bytes = KG_RED_SLAB_BYTES,
+    .slab_async = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -351,7 +356,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(cols_runs_es)};
+                  F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
+                  F(slab_min_units), F(slab_bytes), F(slab_async)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1097,6 +1103,53 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     return 1;
 }
 
+/* SLAB (tuning slab, templates/reduce_slab.cuh): value reductions of
+   elements of at most 4 bytes whose reduced dim D[0] of R rows lies right
+   outside the contiguous kept run K[0] of C <= slab_max_cols columns (C <=
+   the block's threads), the [R, C] slabs dense along K[1] (stride R x C);
+   further reduced dims walked outside (at most KG_RED_WALK_DIMS), further
+   kept dims as outer positions. A tile holds the most whole slabs of K[1]
+   that fit slab_bytes (at most KG_RED_SLAB_BYTES) and give a thread at most
+   KG_RED_SLAB_OUTS outputs (a thread takes one column of every P-th slab, P
+   = threads / C). No splits: taken only where the tiles give each
+   multiprocessor slab_min_units units. Returns 0 (and plans nothing)
+   elsewhere. */
+static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
+                     size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->slab || indexed || es > 4 || nk < 2 || nr < 1 || nr - 1 > KG_RED_WALK_DIMS || K[0].in != 1)
+        return 0;
+    const int64_t bytes = T->slab_bytes > 0 && T->slab_bytes < KG_RED_SLAB_BYTES ? T->slab_bytes : KG_RED_SLAB_BYTES;
+    const int64_t C = K[0].size, R = D[0].size, E = bytes / (int64_t)es;
+    if (D[0].in != C || K[1].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 || C * R > E)
+        return 0;
+    int64_t S = E / (C * R);
+    if (S > KG_RED_THREADS / C * KG_RED_SLAB_OUTS)
+        S = KG_RED_THREADS / C * KG_RED_SLAB_OUTS;
+    if (S > K[1].size)
+        S = K[1].size;
+    const int64_t outer = n_out / C, tiles = cdiv(K[1].size, S), groups = smul(outer / K[1].size, tiles);
+    if (groups < smul(sm, T->slab_min_units))
+        return 0;
+    static const dim one = {1, 0, 0, 0}; /* no reduced dim outside the slabs: one position */
+    plan->cls = KG_RED_SLAB;
+    fill_outer_of_run(A, K, nk, outer);
+    A->group = T->slab_async ? 1 : 0;
+    A->run = R;
+    A->cw = (int32_t)C;
+    A->inner = K[1].size;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->tile_rows = S;
+    A->tiles = tiles;
+    fill_walk(&A->walk, nr > 1 ? D + 1 : &one, nr > 1 ? nr - 1 : 1, 1, 1);
+    w->groups = groups;
+    w->per_group = S * C;
+    w->red = red / R;
+    return 1;
+}
+
 /* The input's lowest and highest element offsets from its data pointer
    (the geometry was checked: no sum overflows). */
 static void input_extent(const kg_tensor *in, int64_t *lo, int64_t *hi)
@@ -1396,7 +1449,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
         blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
-               A->group == KG_RED_THREADS) {
+               plan->cls == KG_RED_SLAB || A->group == KG_RED_THREADS) {
         blocks = A->units;
     } else if (plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1) {
         blocks = cdiv(cdiv(A->units, A->cw), KG_RED_THREADS); /* A->cw outputs per lane */
@@ -1457,6 +1510,8 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     else if (nr == 0 || (nr == 1 && D[0].in == 1))
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
     else if (plan_flat(plan, info, dt, K, nk, D, nr, red, n_out, es, sm, T, &w))
+        ;
+    else if (plan_slab(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
              plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))

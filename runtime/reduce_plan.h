@@ -116,6 +116,14 @@ typedef struct kg_red_tuning {
     int flat_warp_units;
     int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
     int cols_runs_es;  /* cols_runs only over elements of at most this many bytes (0: any) */
+    int slab;          /* SLAB (value reductions of a reduced dim right outside at most slab_max_cols contiguous
+                          kept columns, the slabs dense along the next kept dim) where FLAT does not apply and
+                          the tiles give each multiprocessor slab_min_units units */
+    int slab_max_cols;
+    int slab_min_units;
+    int slab_bytes;    /* slab: most bytes of a tile (at most KG_RED_SLAB_BYTES) */
+    int slab_async;    /* slab: the tiles loaded by cp.async (kernel SLAB, args.group 1) or through registers
+                          (SLABR, 0) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -128,6 +128,13 @@ static const rcase cases[] = {
        run 10 x 5 columns x 3 */
     {"(6,5,3,16,2,2) (1,3,5) blocks of runs under columns", 6, {6, 5, 3, 16, 2, 2}, 3, {1, 3, 5}, 0, DENSE},
     {"(7,3,5,10) (1,3) slabs of runs under columns", 4, {7, 3, 5, 10}, 2, {1, 3}, 0, DENSE},
+    /* slabs of rows x narrow columns along a kept dim (SLAB, tuning slab):
+       a ragged last tile, slabs off 16-byte boundaries at both
+       ends, two columns, and slabs under a walk of a further reduced dim */
+    {"(301,5,33) 1 slabs of 5 x 33", 3, {301, 5, 33}, 1, {1}, 0, DENSE},
+    {"misaligned (257,2,61) 1 slabs of 2 x 61", 3, {257, 2, 61}, 1, {1}, 0, MISALIGNED},
+    {"(3,1000,16,2) 2 slabs of 16 x 2", 4, {3, 1000, 16, 2}, 1, {2}, 0, DENSE},
+    {"(9,17,8,2) (0,2) slabs under a walk", 4, {9, 17, 8, 2}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -238,6 +245,8 @@ static int cover_launches;
 static int fill_launches;
 /* ... and the launches of FLAT plans with a warp per unit (FLATW) */
 static int flatw_launches;
+/* ... and the launches of SLAB plans */
+static int slab_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -281,6 +290,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
+    slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -948,6 +958,23 @@ static void flatw_tunings(int level)
 }
 Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
 Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
+
+/* Every value reduction over every dtype and case with SLAB (tuning slab,
+   templates/reduce_slab.cuh) wherever it applies (any count of units), the
+   tiles loaded through registers (part 0, SLABR) or by cp.async (part 1),
+   every call twice, bitwise equal; index reductions and 8-byte elements
+   keep their plans. */
+static void slab_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.slab = 1;
+    t.slab_min_units = 0;
+    t.slab_async = part;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &slab_launches,
+                       "slab plans");
+}
+Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case) { slab_tunings(0); }
+Test(gpu, slabs_of_narrow_columns_in_tiles_by_cp_async_every_value_op_dtype_and_case) { slab_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

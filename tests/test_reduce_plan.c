@@ -760,6 +760,33 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         return;
     }
+    if (p->cls == KG_RED_SLAB) {
+        /* reduce_slab.cuh: tiles of tile_rows slabs [run, cw] along outer
+           dim 0, thread t reducing column t mod cw of slabs t / cw + m P */
+        const int64_t R = A->run, C = A->cw, npos = A->red / (R > 0 ? R : 1), S = A->tile_rows;
+        const int64_t P = C > 0 ? KG_RED_THREADS / C : 0;
+        if (c->indexed || es > 4 || (A->group != 0 && A->group != 1) || R < 2 || A->red % R || C < 1 ||
+            C > KG_RED_THREADS || S < 1 ||
+            S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 || (S + P - 1) / P > KG_RED_SLAB_OUTS || A->splits != 1 ||
+            p->partial_bytes || A->outer.n < 1 || A->outer.size[0] != A->inner || A->outer.in[0] != R * C ||
+            A->tiles * S < A->inner || A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
+            fail(c, "slab geometry out of bounds");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t o = u / A->tiles, tile = u % A->tiles, s0 = tile * S;
+            const int64_t slabs = A->inner - s0 < S ? A->inner - s0 : S;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o * A->inner + s0, &io, &oo);
+            wpos w;
+            walk_at(&A->walk, 0, &w);
+            for (int64_t k = 0; k < npos; k++, walk_step(&A->walk, &w))
+                for (int64_t s = 0; s < slabs; s++)
+                    for (int64_t col = 0; col < C; col++)
+                        for (int64_t r = 0; r < R; r++)
+                            visit(c, oo + s * A->outer.out[0] + col * A->inner_out, k * R + r,
+                                  io + w.off + s * R * C + r * C + col);
+        }
+        return;
+    }
     if (p->cls == KG_RED_TILE) {
         const int64_t L = A->run, g = A->group, npos = A->red / L;
         if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || g > L || A->tile_rows * L > KG_RED_TILE_ELEMS ||
@@ -1170,7 +1197,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0;
+    int multi = 0, slabs = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1225,10 +1252,21 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         multi += fcls == KG_RED_NEST;
+        /* tiles over slabs wherever they apply (every dtype and op) */
+        kg_red_tuning slab_tuning = kg_red_tuning_default;
+        slab_tuning.slab = 1;
+        slab_tuning.slab_min_units = 0;
+        kg_red_plan sp;
+        const int sok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &slab_tuning, why, sizeof why, &fcls);
+        cr_assert(sok, "case %d (slabs): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         int axes[KG_MAX_DIMS], na = 0;
         for (int d = 0; d < nd; d++)
             if ((mask >> d) & 1u)
                 axes[na++] = d;
+        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &slab_tuning, &sp), KG_OK);
+        slabs += sp.cls == KG_RED_SLAB;
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1245,6 +1283,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(flat_split, 0);
     cr_log_info("random sweep kind: %d NEST plans with outputs per lane", multi);
     cr_assert_gt(multi, 0);
+    cr_log_info("random sweep kind: %d tile plans over slabs", slabs);
+    cr_assert_gt(slabs, 0);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
@@ -1293,7 +1333,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0;
+        cover = 0, fill = 0, flatw = 0, slab = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1383,6 +1423,17 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
                         cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
                     }
+                    /* tiles over slabs wherever they apply, either loader */
+                    for (int k = 0; k <= 1; k++) {
+                        kg_red_tuning sl = kg_red_tuning_default;
+                        sl.slab = 1;
+                        sl.slab_min_units = 0;
+                        sl.slab_async = k;
+                        kg_red_plan sp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &sl, &sp), KG_OK);
+                        slab += sp.cls == KG_RED_SLAB;
+                        cr_assert(check_plan(op, &in, mask, &sl, why, sizeof why, &cls), "slab %d: %s", k, why);
+                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1411,6 +1462,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(cover, 0);
     cr_assert_gt(fill, 0);
     cr_assert_gt(flatw, 0);
+    cr_assert_gt(slab, 0);
+    cr_log_info("%d tile plans over slabs", slab);
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);

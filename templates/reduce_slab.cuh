@@ -1,0 +1,277 @@
+/*
+ * reduce_slab.cuh - SLAB (kg_reduce_params.h): value reductions of elements
+ * of at most 4 bytes whose one reduced dim of R = A.run rows lies right
+ * outside a contiguous kept run of C = A.cw columns (C <= KG_RED_THREADS),
+ * the [R, C] slabs dense along the kept dim outer.0 (input stride R x C,
+ * A.inner slabs, values' stride outer.out[0]; the columns' values stride
+ * A.inner_out). Kernels slab (cp.async) and slabr (registers):
+ * templates/reduce.cu includes this file in the slab modules alone.
+ *
+ * Further reduced dims are walked outside the slabs (A.walk, one position at
+ * a time), further kept dims are outer positions. A unit is a tile of at most
+ * A.tile_rows slabs of one outer position (A.tiles tiles a position); no
+ * splits. Per walk position the block loads the tile's slabs x R x C
+ * contiguous elements in the aligned 16-byte vectors that hold them (a first
+ * or last vector that reaches past them element by element: no byte outside
+ * the tensor is read) into shared memory, and thread t reduces column
+ * t mod C of slabs t / C, t / C + P, ... (P = KG_RED_THREADS / C; the
+ * planner keeps a thread's slabs within KG_RED_SLAB_OUTS), rows in
+ * increasing order. Later tiles (the next walk positions, then the block's
+ * next units) are in flight while one is reduced. Every combination order
+ * is fixed, the same in both kernels: bitwise the same run to run.
+ */
+#ifndef KG_REDUCE_SLAB_CUH
+#define KG_REDUCE_SLAB_CUH
+
+#include "reduce.cuh"
+
+/* SLABR (A.group 0): the next tile's vectors are held in registers while
+   the block reduces this one. */
+template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr int V = Op::vec;
+    typedef kgd_vec<T, V> VT;
+    constexpr int E = KG_RED_SLAB_BYTES / (int)sizeof(T);
+    constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
+    constexpr int MO = KG_RED_SLAB_OUTS;
+    __shared__ VT sm[E / V + 1];
+    const T *st = (const T *)sm;
+    const int R = (int)A.run, C = A.cw, RC = R * C, P = KG_RED_THREADS / C;
+    const int t = threadIdx.x, col = t % C, s1 = t / C;
+    const bool live = t < P * C;
+    const int64_t npos = A.red / R;
+    int64_t u = blockIdx.x;
+    if (u >= A.units)
+        return;
+
+    /* a unit's tile: its first slab's offsets and its slab count */
+    struct tile_of {
+        int64_t io, oo;
+        int slabs;
+    };
+    auto unit = [&](int64_t v) {
+        const int64_t o = v / A.tiles, tile = v - o * A.tiles, s0 = tile * A.tile_rows;
+        tile_of q;
+        int64_t xo;
+        kg_red_outer(A, o * A.inner + s0, q.io, q.oo, xo);
+        q.slabs = (int)(A.inner - s0 < A.tile_rows ? A.inner - s0 : A.tile_rows);
+        return q;
+    };
+    VT x[NV];
+    int phase = 0, nv = 0;
+    auto load = [&](const T *p, int n) {
+        phase = (int)(((uintptr_t)p & 15) / sizeof(T));
+        const VT *pa = (const VT *)(p - phase);
+        nv = (phase + n + V - 1) / V;
+        const bool ragged = phase > 0 || (phase + n) % V != 0;
+#pragma unroll
+        for (int j = 0; j < NV; j++) {
+            const int v = t + j * KG_RED_THREADS;
+            if (v < nv) {
+                if (ragged && (v == 0 || v == nv - 1)) {
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const int k = v * V + e - phase;
+                        if (k >= 0 && k < n)
+                            x[j].v[e] = p[k];
+                    }
+                } else {
+                    x[j] = pa[v];
+                }
+            }
+        }
+    };
+
+    tile_of cur = unit(u);
+    kg_red_pos<int64_t> wp;
+    kg_walk_at(A.walk, 0, wp);
+    load((const T *)A.in + cur.io + wp.off, cur.slabs * RC);
+    kg_racc<Op> acc[MO];
+#pragma unroll
+    for (int m = 0; m < MO; m++)
+        acc[m] = kg_red_identity<Op>();
+    int64_t w = 0;
+    for (;;) {
+        __syncthreads(); /* the previous tile's readers are done */
+#pragma unroll
+        for (int j = 0; j < NV; j++)
+            if (t + j * KG_RED_THREADS < nv)
+                sm[t + j * KG_RED_THREADS] = x[j];
+        const int ph = phase;
+        __syncthreads();
+        /* the next tile's loads: the next walk position, or the next unit */
+        tile_of next = cur;
+        const bool last = w + 1 == npos;
+        const int64_t u2 = u + gridDim.x;
+        if (!last) {
+            kg_walk_step(A.walk, wp);
+            load((const T *)A.in + cur.io + wp.off, cur.slabs * RC);
+        } else if (u2 < A.units) {
+            next = unit(u2);
+            kg_walk_at(A.walk, 0, wp);
+            load((const T *)A.in + next.io + wp.off, next.slabs * RC);
+        }
+        if (live) {
+#pragma unroll
+            for (int m = 0; m < MO; m++) {
+                const int s = s1 + m * P;
+                if (s >= cur.slabs)
+                    break;
+                const T *q = st + ph + s * RC + col;
+                kg_racc<Op> a = acc[m];
+#pragma unroll 4
+                for (int r = 0; r < R; r++)
+                    kg_red_push<Op>(a, q[r * C], w * R + r);
+                acc[m] = a;
+            }
+        }
+        if (!last) {
+            w++;
+            continue;
+        }
+        if (live) {
+#pragma unroll
+            for (int m = 0; m < MO; m++) {
+                const int s = s1 + m * P;
+                if (s >= cur.slabs)
+                    break;
+                kg_red_store<Op>(A, cur.oo + s * A.outer.out[0] + col * A.inner_out, 0, acc[m]);
+                acc[m] = kg_red_identity<Op>();
+            }
+        }
+        if (u2 >= A.units)
+            break;
+        u = u2;
+        cur = next;
+        w = 0;
+    }
+}
+
+/* SLAB (A.group 1): the tiles loaded by cp.async into a ring of
+   KG_RED_SLAB_STAGES stages, KG_RED_SLAB_STAGES - 1 tiles in flight while
+   the block reduces one, no registers held for them (a first or last vector
+   that reaches past the tile is loaded element by element and stored). */
+struct kg_red_slab_meta {
+    int64_t oo; /* the tile's first slab's values offset */
+    int ph, slabs, last; /* the elements' phase in the stage, slabs, 1: the unit's last walk position */
+    int64_t w;  /* walk position */
+};
+
+template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr int V = Op::vec;
+    typedef kgd_vec<T, V> VT;
+    constexpr int E = KG_RED_SLAB_BYTES / (int)sizeof(T);
+    constexpr int SB = (E / V + 1) * 16; /* bytes a stage */
+    constexpr int NS = KG_RED_SLAB_STAGES;
+    constexpr int MO = KG_RED_SLAB_OUTS;
+    __shared__ __align__(16) unsigned char buf[NS * SB];
+    __shared__ kg_red_slab_meta meta[NS];
+    const int R = (int)A.run, C = A.cw, RC = R * C, P = KG_RED_THREADS / C;
+    const int t = threadIdx.x, col = t % C, s1 = t / C;
+    const bool live = t < P * C;
+    const int64_t npos = A.red / R;
+
+    /* the producer: the next tile to load */
+    int64_t pu = blockIdx.x, pw = 0, pio = 0, poo = 0;
+    int pslabs = 0;
+    kg_red_pos<int64_t> wp;
+    auto unit = [&]() {
+        const int64_t o = pu / A.tiles, tile = pu - o * A.tiles, s0 = tile * A.tile_rows;
+        int64_t xo;
+        kg_red_outer(A, o * A.inner + s0, pio, poo, xo);
+        pslabs = (int)(A.inner - s0 < A.tile_rows ? A.inner - s0 : A.tile_rows);
+        kg_walk_at(A.walk, 0, wp);
+        pw = 0;
+    };
+    if (pu < A.units)
+        unit();
+    int issued = 0;
+    /* issues the loads of the producer's tile into stage k and advances */
+    auto issue = [&](int k) {
+        unsigned char *sb = buf + k * SB;
+        const int n = pslabs * RC;
+        const T *p = (const T *)A.in + pio + wp.off;
+        const int phase = (int)(((uintptr_t)p & 15) / sizeof(T));
+        const VT *pa = (const VT *)(p - phase);
+        const int nv = (phase + n + V - 1) / V;
+        const bool ragged = phase > 0 || (phase + n) % V != 0;
+        for (int v = t; v < nv; v += KG_RED_THREADS) {
+            if (ragged && (v == 0 || v == nv - 1)) {
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const int q = v * V + e - phase;
+                    if (q >= 0 && q < n)
+                        ((T *)sb)[v * V + e] = p[q];
+                }
+            } else {
+                kgd_cp_async16(kgd_smem_addr(sb + v * 16), pa + v, true);
+            }
+        }
+        if (t == 0) {
+            meta[k].oo = poo;
+            meta[k].ph = phase;
+            meta[k].slabs = pslabs;
+            meta[k].last = pw + 1 == npos;
+            meta[k].w = pw;
+        }
+        issued++;
+        if (pw + 1 < npos) {
+            kg_walk_step(A.walk, wp);
+            pw++;
+        } else {
+            pu += gridDim.x;
+            if (pu < A.units)
+                unit();
+        }
+    };
+#pragma unroll
+    for (int k = 0; k < NS - 1; k++) {
+        if (pu < A.units)
+            issue(k);
+        kgd_cp_async_commit();
+    }
+    kg_racc<Op> acc[MO];
+#pragma unroll
+    for (int m = 0; m < MO; m++)
+        acc[m] = kg_red_identity<Op>();
+    for (int i = 0; i < issued; i++) {
+        if (pu < A.units)
+            issue((i + NS - 1) % NS);
+        kgd_cp_async_commit();
+        kgd_cp_async_wait<NS - 1>(); /* tile i's copies of this thread landed */
+        __syncthreads();
+        const int k = i % NS;
+        const kg_red_slab_meta mt = meta[k];
+        const T *st = (const T *)(buf + k * SB) + mt.ph;
+        if (live) {
+#pragma unroll
+            for (int m = 0; m < MO; m++) {
+                const int s = s1 + m * P;
+                if (s >= mt.slabs)
+                    break;
+                const T *q = st + s * RC + col;
+                kg_racc<Op> a = acc[m];
+#pragma unroll 4
+                for (int r = 0; r < R; r++)
+                    kg_red_push<Op>(a, q[r * C], mt.w * R + r);
+                acc[m] = a;
+            }
+            if (mt.last) {
+#pragma unroll
+                for (int m = 0; m < MO; m++) {
+                    const int s = s1 + m * P;
+                    if (s >= mt.slabs)
+                        break;
+                    kg_red_store<Op>(A, mt.oo + s * A.outer.out[0] + col * A.inner_out, 0, acc[m]);
+                    acc[m] = kg_red_identity<Op>();
+                }
+            }
+        }
+        __syncthreads(); /* stage k is read: the next issue may refill it */
+    }
+}
+
+#endif
