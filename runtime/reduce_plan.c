@@ -336,6 +336,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .slab_min_units = 4,
     .slab_bytes = KG_RED_SLAB_BYTES,
     .slab_async = 0,
+    .trans = 0,
+    .trans_min_units = 4,
+    .trans_min_side = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -357,7 +360,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
-                  F(slab_min_units), F(slab_bytes), F(slab_async)};
+                  F(slab_min_units), F(slab_bytes), F(slab_async), F(trans),
+                  F(trans_min_units), F(trans_min_side)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1105,48 +1109,112 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
 
 /* SLAB (tuning slab, templates/reduce_slab.cuh): value reductions of
    elements of at most 4 bytes whose reduced dim D[0] of R rows lies right
-   outside the contiguous kept run K[0] of C <= slab_max_cols columns (C <=
-   the block's threads), the [R, C] slabs dense along K[1] (stride R x C);
-   further reduced dims walked outside (at most KG_RED_WALK_DIMS), further
-   kept dims as outer positions. A tile holds the most whole slabs of K[1]
-   that fit slab_bytes (at most KG_RED_SLAB_BYTES) and give a thread at most
-   KG_RED_SLAB_OUTS outputs (a thread takes one column of every P-th slab, P
-   = threads / C). No splits: taken only where the tiles give each
-   multiprocessor slab_min_units units. Returns 0 (and plans nothing)
-   elsewhere. */
+   outside C <= slab_max_cols contiguous kept columns (C <= the block's
+   threads; the columns: K[0] of stride 1 and the kept dims whose input
+   strides chain with it, a, whatever their values strides), the [R, C]
+   slabs dense along K[a] (stride R x C); further reduced dims walked
+   outside (at most KG_RED_WALK_DIMS), further kept dims as outer positions.
+   A tile holds the most whole slabs of K[a] that fit slab_bytes (at most
+   KG_RED_SLAB_BYTES) and give a thread at most KG_RED_SLAB_OUTS outputs (a
+   thread takes one column of every P-th slab, P = threads / C). No splits:
+   taken only where the tiles give each multiprocessor slab_min_units units.
+   Returns 0 (and plans nothing) elsewhere. */
 static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     if (!T->slab || indexed || es > 4 || nk < 2 || nr < 1 || nr - 1 > KG_RED_WALK_DIMS || K[0].in != 1)
         return 0;
+    int a = 1; /* the column dims: K[0 .. a) */
+    int64_t C = K[0].size;
+    while (a < nk - 1 && K[a].in == C && K[a].in != D[0].in) {
+        C = smul(C, K[a].size);
+        a++;
+    }
     const int64_t bytes = T->slab_bytes > 0 && T->slab_bytes < KG_RED_SLAB_BYTES ? T->slab_bytes : KG_RED_SLAB_BYTES;
-    const int64_t C = K[0].size, R = D[0].size, E = bytes / (int64_t)es;
-    if (D[0].in != C || K[1].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 || C * R > E)
+    const int64_t R = D[0].size, E = bytes / (int64_t)es;
+    if (D[0].in != C || K[a].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 || C * R > E)
         return 0;
     int64_t S = E / (C * R);
     if (S > KG_RED_THREADS / C * KG_RED_SLAB_OUTS)
         S = KG_RED_THREADS / C * KG_RED_SLAB_OUTS;
-    if (S > K[1].size)
-        S = K[1].size;
-    const int64_t outer = n_out / C, tiles = cdiv(K[1].size, S), groups = smul(outer / K[1].size, tiles);
+    if (S > K[a].size)
+        S = K[a].size;
+    const int64_t outer = n_out / C, tiles = cdiv(K[a].size, S), groups = smul(outer / K[a].size, tiles);
     if (groups < smul(sm, T->slab_min_units))
         return 0;
     static const dim one = {1, 0, 0, 0}; /* no reduced dim outside the slabs: one position */
     plan->cls = KG_RED_SLAB;
-    fill_outer_of_run(A, K, nk, outer);
+    A->fast = outer < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K + a, nk - a, A->fast);
+    A->n_out = outer;
+    fill_dims(&A->rdims, K, a, 0);
     A->group = T->slab_async ? 1 : 0;
     A->run = R;
     A->cw = (int32_t)C;
-    A->inner = K[1].size;
-    A->inner_out = K[0].out;
-    A->inner_idx = K[0].idx;
+    A->inner = K[a].size;
     A->tile_rows = S;
     A->tiles = tiles;
     fill_walk(&A->walk, nr > 1 ? D + 1 : &one, nr > 1 ? nr - 1 : 1, 1, 1);
     w->groups = groups;
     w->per_group = S * C;
     w->red = red / R;
+    return 1;
+}
+
+/* TRANS (tuning trans, templates/reduce_trans.cuh): value reductions of
+   elements of at most 4 bytes over a walk of at most KG_RED_WALK_DIMS
+   reduced dims whose input-innermost kept dim K[0] (stride 1) is not the
+   values' innermost: the kept dim of the least values stride K[j] (j > 0)
+   gives the output-contiguous side (ko), K[0] and the kept dims below K[j]
+   whose input strides chain with it the input-contiguous side (ki), the
+   other kept dims outer positions. Taken where both sides hold at least
+   trans_min_side outputs and the tiles of 32 x 32 outputs give each
+   multiprocessor trans_min_units units. Returns 0 (and plans
+   nothing) elsewhere. */
+static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
+                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].in != 1 || K[0].out <= 0)
+        return 0;
+    int jo = 0;
+    for (int i = 1; i < nk; i++)
+        if (K[i].out > 0 && K[i].out < K[jo].out)
+            jo = i;
+    if (jo == 0)
+        return 0;
+    int a = 1; /* the ki dims: K[0 .. a) */
+    while (a < jo && K[a].in == smul(K[a - 1].in, K[a - 1].size))
+        a++;
+    int64_t ki = 1;
+    for (int i = 0; i < a; i++)
+        ki = smul(ki, K[i].size);
+    const int64_t TT = KG_RED_TRANS_TILE, nko = K[jo].size, outer = n_out / ki / nko;
+    if (nko < T->trans_min_side || ki < T->trans_min_side)
+        return 0;
+    const int64_t units = smul(smul(outer, cdiv(ki, TT)), cdiv(nko, TT));
+    if (units < smul(sm, T->trans_min_units))
+        return 0;
+    dim O[KG_MAX_DIMS];
+    int no = 0;
+    for (int i = a; i < nk; i++)
+        if (i != jo)
+            O[no++] = K[i];
+    plan->cls = KG_RED_TRANS;
+    A->fast = n_out < ((int64_t)1 << 31);
+    fill_dims(&A->outer, O, no, A->fast);
+    A->n_out = outer;
+    fill_dims(&A->rdims, K, a, A->fast);
+    A->inner = ki;
+    A->tiles = cdiv(ki, TT);
+    A->tile_rows = nko;
+    A->inner_out = K[jo].out;
+    A->inner_idx = K[jo].in;
+    fill_walk(&A->walk, D, nr, 1, 1);
+    w->groups = units;
+    w->per_group = TT * TT;
+    w->red = red;
     return 1;
 }
 
@@ -1449,7 +1517,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
         blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
-               plan->cls == KG_RED_SLAB || A->group == KG_RED_THREADS) {
+               plan->cls == KG_RED_SLAB || plan->cls == KG_RED_TRANS || A->group == KG_RED_THREADS) {
         blocks = A->units;
     } else if (plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1) {
         blocks = cdiv(cdiv(A->units, A->cw), KG_RED_THREADS); /* A->cw outputs per lane */
@@ -1515,6 +1583,8 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
              plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
+        ;
+    else if (plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);

@@ -1,10 +1,11 @@
 /*
  * reduce_slab.cuh - SLAB (kg_reduce_params.h): value reductions of elements
  * of at most 4 bytes whose one reduced dim of R = A.run rows lies right
- * outside a contiguous kept run of C = A.cw columns (C <= KG_RED_THREADS),
+ * outside C = A.cw contiguous kept columns (C <= KG_RED_THREADS; the
+ * kept dims A.rdims, input strides chained from 1, any values strides),
  * the [R, C] slabs dense along the kept dim outer.0 (input stride R x C,
- * A.inner slabs, values' stride outer.out[0]; the columns' values stride
- * A.inner_out). Kernels slab (cp.async) and slabr (registers):
+ * A.inner slabs, values' stride outer.out[0]). Kernels slab (cp.async) and
+ * slabr (registers):
  * templates/reduce.cu includes this file in the slab modules alone.
  *
  * Further reduced dims are walked outside the slabs (A.walk, one position at
@@ -25,6 +26,20 @@
 
 #include "reduce.cuh"
 
+/* Values offset of column c: its digits over A.rdims times their values
+   strides (once per thread). */
+__device__ __forceinline__ int64_t kg_red_slab_cout(const kg_red_args &A, int c)
+{
+    int64_t off = 0, r = c;
+#pragma unroll 1
+    for (int d = 0; d < A.rdims.n; d++) {
+        const int64_t q = r / A.rdims.size[d];
+        off += (r - q * A.rdims.size[d]) * A.rdims.out[d];
+        r = q;
+    }
+    return off;
+}
+
 /* SLABR (A.group 0): the next tile's vectors are held in registers while
    the block reduces this one. */
 template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_red_args &A)
@@ -40,6 +55,7 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_re
     const int R = (int)A.run, C = A.cw, RC = R * C, P = KG_RED_THREADS / C;
     const int t = threadIdx.x, col = t % C, s1 = t / C;
     const bool live = t < P * C;
+    const int64_t cof = kg_red_slab_cout(A, col);
     const int64_t npos = A.red / R;
     int64_t u = blockIdx.x;
     if (u >= A.units)
@@ -136,7 +152,7 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_re
                 const int s = s1 + m * P;
                 if (s >= cur.slabs)
                     break;
-                kg_red_store<Op>(A, cur.oo + s * A.outer.out[0] + col * A.inner_out, 0, acc[m]);
+                kg_red_store<Op>(A, cur.oo + s * A.outer.out[0] + cof, 0, acc[m]);
                 acc[m] = kg_red_identity<Op>();
             }
         }
@@ -172,6 +188,7 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_r
     const int R = (int)A.run, C = A.cw, RC = R * C, P = KG_RED_THREADS / C;
     const int t = threadIdx.x, col = t % C, s1 = t / C;
     const bool live = t < P * C;
+    const int64_t cof = kg_red_slab_cout(A, col);
     const int64_t npos = A.red / R;
 
     /* the producer: the next tile to load */
@@ -265,7 +282,7 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_r
                     const int s = s1 + m * P;
                     if (s >= mt.slabs)
                         break;
-                    kg_red_store<Op>(A, mt.oo + s * A.outer.out[0] + col * A.inner_out, 0, acc[m]);
+                    kg_red_store<Op>(A, mt.oo + s * A.outer.out[0] + cof, 0, acc[m]);
                     acc[m] = kg_red_identity<Op>();
                 }
             }

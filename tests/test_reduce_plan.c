@@ -760,6 +760,44 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         return;
     }
+    if (p->cls == KG_RED_TRANS) {
+        /* reduce_trans.cuh: tiles of TT ki x TT ko outputs of an outer
+           position (ki tiles fastest), ki digits over rdims (input strides
+           chained from 1: the input offset is ki), every walk position */
+        const int64_t TT = KG_RED_TRANS_TILE, nko = A->tile_rows, tko = nko > 0 ? (nko + TT - 1) / TT : 0;
+        int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
+        int64_t ki = 1;
+        for (int d = 0; d < A->rdims.n; d++) {
+            chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
+            ki *= A->rdims.size[d];
+        }
+        if (c->indexed || es > 4 || !chained || ki != A->inner || nko < 1 || A->tiles * TT < A->inner ||
+            (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes ||
+            A->units != A->n_out * A->tiles * tko)
+            fail(c, "trans geometry out of bounds");
+        for (int64_t u = 0; u < A->units && !c->bad; u++) {
+            const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
+                          ti = rem % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            for (int64_t x = 0; x < TT; x++)
+                for (int64_t yo = 0; yo < TT; yo++) {
+                    const int64_t k = ti * TT + x, ko = to * TT + yo;
+                    if (k >= A->inner || ko >= nko)
+                        continue;
+                    int64_t kout = 0, r = k;
+                    for (int d = 0; d < A->rdims.n; d++) {
+                        kout += (r % A->rdims.size[d]) * A->rdims.out[d];
+                        r /= A->rdims.size[d];
+                    }
+                    wpos w;
+                    walk_at(&A->walk, 0, &w);
+                    for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w))
+                        visit(c, oo + kout + ko * A->inner_out, e, io + k + ko * A->inner_idx + w.off);
+                }
+        }
+        return;
+    }
     if (p->cls == KG_RED_SLAB) {
         /* reduce_slab.cuh: tiles of tile_rows slabs [run, cw] along outer
            dim 0, thread t reducing column t mod cw of slabs t / cw + m P */
@@ -769,8 +807,17 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             C > KG_RED_THREADS || S < 1 ||
             S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 || (S + P - 1) / P > KG_RED_SLAB_OUTS || A->splits != 1 ||
             p->partial_bytes || A->outer.n < 1 || A->outer.size[0] != A->inner || A->outer.in[0] != R * C ||
+            A->rdims.n < 1 || A->rdims.in[0] != 1 ||
             A->tiles * S < A->inner || A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
             fail(c, "slab geometry out of bounds");
+        int64_t cols = 1; /* the column dims: input strides chained from 1 */
+        for (int d = 0; d < A->rdims.n; d++) {
+            if (A->rdims.in[d] != cols)
+                fail(c, "slab columns not contiguous");
+            cols *= A->rdims.size[d];
+        }
+        if (cols != C)
+            fail(c, "slab columns do not multiply to cw");
         for (int64_t u = 0; u < A->units; u++) {
             const int64_t o = u / A->tiles, tile = u % A->tiles, s0 = tile * S;
             const int64_t slabs = A->inner - s0 < S ? A->inner - s0 : S;
@@ -780,10 +827,15 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             walk_at(&A->walk, 0, &w);
             for (int64_t k = 0; k < npos; k++, walk_step(&A->walk, &w))
                 for (int64_t s = 0; s < slabs; s++)
-                    for (int64_t col = 0; col < C; col++)
+                    for (int64_t col = 0; col < C; col++) {
+                        int64_t cof = 0, q = col;
+                        for (int d = 0; d < A->rdims.n; d++) {
+                            cof += (q % A->rdims.size[d]) * A->rdims.out[d];
+                            q /= A->rdims.size[d];
+                        }
                         for (int64_t r = 0; r < R; r++)
-                            visit(c, oo + s * A->outer.out[0] + col * A->inner_out, k * R + r,
-                                  io + w.off + s * R * C + r * C + col);
+                            visit(c, oo + s * A->outer.out[0] + cof, k * R + r, io + w.off + s * R * C + r * C + col);
+                    }
         }
         return;
     }
@@ -1197,7 +1249,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0;
+    int multi = 0, slabs = 0, trans = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1267,6 +1319,16 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                 axes[na++] = d;
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &slab_tuning, &sp), KG_OK);
         slabs += sp.cls == KG_RED_SLAB;
+        /* scattered outputs in tiles (trans) wherever they apply */
+        kg_red_tuning trans_tuning = kg_red_tuning_default;
+        trans_tuning.trans = 1;
+        trans_tuning.trans_min_units = 0;
+        trans_tuning.trans_min_side = 1;
+        const int tok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &trans_tuning, why, sizeof why, &fcls);
+        cr_assert(tok, "case %d (trans): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        trans += fcls == KG_RED_TRANS;
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1283,7 +1345,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(flat_split, 0);
     cr_log_info("random sweep kind: %d NEST plans with outputs per lane", multi);
     cr_assert_gt(multi, 0);
-    cr_log_info("random sweep kind: %d tile plans over slabs", slabs);
+    cr_log_info("random sweep kind: %d slab plans, %d trans plans (the larger shapes' test requires trans plans)",
+                slabs, trans);
     cr_assert_gt(slabs, 0);
 }
 
@@ -1333,7 +1396,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0, slab = 0;
+        cover = 0, fill = 0, flatw = 0, slab = 0, trans = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1423,6 +1486,17 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
                         cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
                     }
+                    /* outputs scattered in the input's order in tiles (trans) wherever they apply */
+                    {
+                        kg_red_tuning tt = kg_red_tuning_default;
+                        tt.trans = 1;
+                        tt.trans_min_units = 0;
+                        tt.trans_min_side = 1;
+                        kg_red_plan tp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tt, &tp), KG_OK);
+                        trans += tp.cls == KG_RED_TRANS;
+                        cr_assert(check_plan(op, &in, mask, &tt, why, sizeof why, &cls), "trans: %s", why);
+                    }
                     /* tiles over slabs wherever they apply, either loader */
                     for (int k = 0; k <= 1; k++) {
                         kg_red_tuning sl = kg_red_tuning_default;
@@ -1463,7 +1537,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(fill, 0);
     cr_assert_gt(flatw, 0);
     cr_assert_gt(slab, 0);
-    cr_log_info("%d tile plans over slabs", slab);
+    cr_assert_gt(trans, 0);
+    cr_log_info("%d slab plans, %d trans plans", slab, trans);
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);
