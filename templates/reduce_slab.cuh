@@ -27,14 +27,15 @@
 #include "reduce.cuh"
 
 /* Values offset of column c: its digits over A.rdims times their values
-   strides (once per thread). */
+   strides (c and every size below KG_RED_THREADS: 32-bit division). */
 __device__ __forceinline__ int64_t kg_red_slab_cout(const kg_red_args &A, int c)
 {
-    int64_t off = 0, r = c;
+    int64_t off = 0;
+    int r = c;
 #pragma unroll 1
     for (int d = 0; d < A.rdims.n; d++) {
-        const int64_t q = r / A.rdims.size[d];
-        off += (r - q * A.rdims.size[d]) * A.rdims.out[d];
+        const int n = (int)A.rdims.size[d], q = r / n;
+        off += (int64_t)(r - q * n) * A.rdims.out[d];
         r = q;
     }
     return off;
@@ -138,7 +139,7 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_re
                 kg_racc<Op> a = acc[m];
 #pragma unroll 4
                 for (int r = 0; r < R; r++)
-                    kg_red_push<Op>(a, q[r * C], w * R + r);
+                    kg_red_push<Op>(a, q[r * C], 0); /* value reductions: no index */
                 acc[m] = a;
             }
         }
@@ -171,7 +172,6 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_re
 struct kg_red_slab_meta {
     int64_t oo; /* the tile's first slab's values offset */
     int ph, slabs, last; /* the elements' phase in the stage, slabs, 1: the unit's last walk position */
-    int64_t w;  /* walk position */
 };
 
 template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_red_args &A)
@@ -188,7 +188,6 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_r
     const int R = (int)A.run, C = A.cw, RC = R * C, P = KG_RED_THREADS / C;
     const int t = threadIdx.x, col = t % C, s1 = t / C;
     const bool live = t < P * C;
-    const int64_t cof = kg_red_slab_cout(A, col);
     const int64_t npos = A.red / R;
 
     /* the producer: the next tile to load */
@@ -232,7 +231,6 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_r
             meta[k].ph = phase;
             meta[k].slabs = pslabs;
             meta[k].last = pw + 1 == npos;
-            meta[k].w = pw;
         }
         issued++;
         if (pw + 1 < npos) {
@@ -273,10 +271,11 @@ template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_r
                 kg_racc<Op> a = acc[m];
 #pragma unroll 4
                 for (int r = 0; r < R; r++)
-                    kg_red_push<Op>(a, q[r * C], mt.w * R + r);
+                    kg_red_push<Op>(a, q[r * C], 0);
                 acc[m] = a;
             }
             if (mt.last) {
+                const int64_t cof = kg_red_slab_cout(A, col);
 #pragma unroll
                 for (int m = 0; m < MO; m++) {
                     const int s = s1 + m * P;
