@@ -339,6 +339,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .trans = 0,
     .trans_min_units = 4,
     .trans_min_side = 16,
+    .trans_unroll = 4,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -361,7 +362,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_async), F(trans),
-                  F(trans_min_units), F(trans_min_side)};
+                  F(trans_min_units), F(trans_min_side), F(trans_unroll)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1211,6 +1212,7 @@ static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int
     A->tile_rows = nko;
     A->inner_out = K[jo].out;
     A->inner_idx = K[jo].in;
+    A->group = T->trans_unroll >= 8 ? 8 : T->trans_unroll >= 4 ? 4 : 2;
     fill_walk(&A->walk, D, nr, 1, 1);
     w->groups = units;
     w->per_group = TT * TT;

@@ -132,6 +132,7 @@ typedef struct kg_red_tuning {
                             size, inner_out / inner_idx its values / input stride */
     int trans_min_units;
     int trans_min_side;
+    int trans_unroll;    /* trans: walk positions whose loads a thread issues together (2, 4 or 8; args.group) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

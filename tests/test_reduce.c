@@ -995,18 +995,21 @@ Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case) { slab
 Test(gpu, slabs_of_narrow_columns_in_tiles_by_cp_async_every_value_op_dtype_and_case) { slab_tunings(1); }
 
 /* Every value reduction over every dtype and case with TRANS (tuning trans,
-   templates/reduce_trans.cuh) wherever it applies (any count of units),
-   every call twice, bitwise equal; index reductions and 8-byte elements
+   templates/reduce_trans.cuh) wherever it applies (any count of units, any
+   side), unroll walk positions a batch, every call twice, bitwise equal; index reductions and 8-byte elements
    keep their plans. */
-static void trans_tunings(void)
+static void trans_tunings(int unroll)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.trans = 1;
     t.trans_min_units = 0;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &trans_launches,
+    t.trans_min_side = 1;
+    t.trans_unroll = unroll;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, unroll / 4, &trans_launches,
                        "trans plans");
 }
-Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case) { trans_tunings(); }
+Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case) { trans_tunings(4); }
+Test(gpu, scattered_outputs_in_tiles_two_and_eight_positions_a_batch) { trans_tunings(2), trans_tunings(8); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

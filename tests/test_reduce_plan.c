@@ -773,6 +773,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         if (c->indexed || es > 4 || !chained || ki != A->inner || nko < 1 || A->tiles * TT < A->inner ||
             (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes ||
+            (A->group != 2 && A->group != 4 && A->group != 8) ||
             A->units != A->n_out * A->tiles * tko)
             fail(c, "trans geometry out of bounds");
         for (int64_t u = 0; u < A->units && !c->bad; u++) {
@@ -1492,6 +1493,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         tt.trans = 1;
                         tt.trans_min_units = 0;
                         tt.trans_min_side = 1;
+                        tt.trans_unroll = 2 << (mask % 3);
                         kg_red_plan tp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tt, &tp), KG_OK);
                         trans += tp.cls == KG_RED_TRANS;
