@@ -98,9 +98,6 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
     /* FLAT with a warp per unit */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
         k = KG_RED_FLATW;
-    /* SLAB with the tiles through registers */
-    if (plan->cls == KG_RED_SLAB && A->group == 0)
-        k = KG_RED_SLABR;
     st =
         kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;

@@ -335,11 +335,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .slab_max_cols = 256,
     .slab_min_units = 4,
     .slab_bytes = KG_RED_SLAB_BYTES,
-    .slab_async = 0,
     .trans = 0,
     .trans_min_units = 4,
     .trans_min_side = 16,
-    .trans_unroll = 4,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -361,8 +359,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
-                  F(slab_min_units), F(slab_bytes), F(slab_async), F(trans),
-                  F(trans_min_units), F(trans_min_side), F(trans_unroll)};
+                  F(slab_min_units), F(slab_bytes), F(trans),
+                  F(trans_min_units), F(trans_min_side)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1150,7 +1148,6 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
     fill_dims(&A->outer, K + a, nk - a, A->fast);
     A->n_out = outer;
     fill_dims(&A->rdims, K, a, 0);
-    A->group = T->slab_async ? 1 : 0;
     A->run = R;
     A->cw = (int32_t)C;
     A->inner = K[a].size;
@@ -1212,7 +1209,6 @@ static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int
     A->tile_rows = nko;
     A->inner_out = K[jo].out;
     A->inner_idx = K[jo].in;
-    A->group = T->trans_unroll >= 8 ? 8 : T->trans_unroll >= 4 ? 4 : 2;
     fill_walk(&A->walk, D, nr, 1, 1);
     w->groups = units;
     w->per_group = TT * TT;

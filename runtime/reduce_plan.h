@@ -123,8 +123,6 @@ typedef struct kg_red_tuning {
     int slab_max_cols;
     int slab_min_units;
     int slab_bytes;    /* slab: most bytes of a tile (at most KG_RED_SLAB_BYTES) */
-    int slab_async;    /* slab: the tiles loaded by cp.async (kernel SLAB, args.group 1) or through registers
-                          (SLABR, 0) */
     int trans;           /* TRANS (value reductions whose outputs lie scattered in the input's order) where the plan
                             would be NEST's, both sides of the tiles hold trans_min_side outputs and the tiles give
                             each multiprocessor trans_min_units units; in its args: rdims the input-contiguous kept
@@ -132,7 +130,6 @@ typedef struct kg_red_tuning {
                             size, inner_out / inner_idx its values / input stride */
     int trans_min_units;
     int trans_min_side;
-    int trans_unroll;    /* trans: walk positions whose loads a thread issues together (2, 4 or 8; args.group) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

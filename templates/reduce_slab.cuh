@@ -4,8 +4,7 @@
  * outside C = A.cw contiguous kept columns (C <= KG_RED_THREADS; the
  * kept dims A.rdims, input strides chained from 1, any values strides),
  * the [R, C] slabs dense along the kept dim outer.0 (input stride R x C,
- * A.inner slabs, values' stride outer.out[0]). Kernels slab (cp.async) and
- * slabr (registers):
+ * A.inner slabs, values' stride outer.out[0]); kernel slab:
  * templates/reduce.cu includes this file in the slab modules alone.
  *
  * Further reduced dims are walked outside the slabs (A.walk, one position at
@@ -14,12 +13,13 @@
  * splits. Per walk position the block loads the tile's slabs x R x C
  * contiguous elements in the aligned 16-byte vectors that hold them (a first
  * or last vector that reaches past them element by element: no byte outside
- * the tensor is read) into shared memory, and thread t reduces column
- * t mod C of slabs t / C, t / C + P, ... (P = KG_RED_THREADS / C; the
+ * the tensor is read) into shared memory by cp.async, and thread t reduces
+ * column t mod C of slabs t / C, t / C + P, ... (P = KG_RED_THREADS / C; the
  * planner keeps a thread's slabs within KG_RED_SLAB_OUTS), rows in
- * increasing order. Later tiles (the next walk positions, then the block's
- * next units) are in flight while one is reduced. Every combination order
- * is fixed, the same in both kernels: bitwise the same run to run.
+ * increasing order. The stages form a ring of KG_RED_SLAB_STAGES: the next
+ * tiles (the next walk positions, then the block's next units) are in flight
+ * while one is reduced, no registers held for them. Every combination order
+ * is fixed: bitwise the same run to run.
  */
 #ifndef KG_REDUCE_SLAB_CUH
 #define KG_REDUCE_SLAB_CUH
@@ -41,140 +41,13 @@ __device__ __forceinline__ int64_t kg_red_slab_cout(const kg_red_args &A, int c)
     return off;
 }
 
-/* SLABR (A.group 0): the next tile's vectors are held in registers while
-   the block reduces this one. */
-template <class Op> __device__ __forceinline__ void kg_red_slab_regs(const kg_red_args &A)
-{
-    typedef typename Op::in_t T;
-    constexpr int V = Op::vec;
-    typedef kgd_vec<T, V> VT;
-    constexpr int E = KG_RED_SLAB_BYTES / (int)sizeof(T);
-    constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
-    constexpr int MO = KG_RED_SLAB_OUTS;
-    __shared__ VT sm[E / V + 1];
-    const T *st = (const T *)sm;
-    const int R = (int)A.run, C = A.cw, RC = R * C, P = KG_RED_THREADS / C;
-    const int t = threadIdx.x, col = t % C, s1 = t / C;
-    const bool live = t < P * C;
-    const int64_t cof = kg_red_slab_cout(A, col);
-    const int64_t npos = A.red / R;
-    int64_t u = blockIdx.x;
-    if (u >= A.units)
-        return;
-
-    /* a unit's tile: its first slab's offsets and its slab count */
-    struct tile_of {
-        int64_t io, oo;
-        int slabs;
-    };
-    auto unit = [&](int64_t v) {
-        const int64_t o = v / A.tiles, tile = v - o * A.tiles, s0 = tile * A.tile_rows;
-        tile_of q;
-        int64_t xo;
-        kg_red_outer(A, o * A.inner + s0, q.io, q.oo, xo);
-        q.slabs = (int)(A.inner - s0 < A.tile_rows ? A.inner - s0 : A.tile_rows);
-        return q;
-    };
-    VT x[NV];
-    int phase = 0, nv = 0;
-    auto load = [&](const T *p, int n) {
-        phase = (int)(((uintptr_t)p & 15) / sizeof(T));
-        const VT *pa = (const VT *)(p - phase);
-        nv = (phase + n + V - 1) / V;
-        const bool ragged = phase > 0 || (phase + n) % V != 0;
-#pragma unroll
-        for (int j = 0; j < NV; j++) {
-            const int v = t + j * KG_RED_THREADS;
-            if (v < nv) {
-                if (ragged && (v == 0 || v == nv - 1)) {
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const int k = v * V + e - phase;
-                        if (k >= 0 && k < n)
-                            x[j].v[e] = p[k];
-                    }
-                } else {
-                    x[j] = pa[v];
-                }
-            }
-        }
-    };
-
-    tile_of cur = unit(u);
-    kg_red_pos<int64_t> wp;
-    kg_walk_at(A.walk, 0, wp);
-    load((const T *)A.in + cur.io + wp.off, cur.slabs * RC);
-    kg_racc<Op> acc[MO];
-#pragma unroll
-    for (int m = 0; m < MO; m++)
-        acc[m] = kg_red_identity<Op>();
-    int64_t w = 0;
-    for (;;) {
-        __syncthreads(); /* the previous tile's readers are done */
-#pragma unroll
-        for (int j = 0; j < NV; j++)
-            if (t + j * KG_RED_THREADS < nv)
-                sm[t + j * KG_RED_THREADS] = x[j];
-        const int ph = phase;
-        __syncthreads();
-        /* the next tile's loads: the next walk position, or the next unit */
-        tile_of next = cur;
-        const bool last = w + 1 == npos;
-        const int64_t u2 = u + gridDim.x;
-        if (!last) {
-            kg_walk_step(A.walk, wp);
-            load((const T *)A.in + cur.io + wp.off, cur.slabs * RC);
-        } else if (u2 < A.units) {
-            next = unit(u2);
-            kg_walk_at(A.walk, 0, wp);
-            load((const T *)A.in + next.io + wp.off, next.slabs * RC);
-        }
-        if (live) {
-#pragma unroll
-            for (int m = 0; m < MO; m++) {
-                const int s = s1 + m * P;
-                if (s >= cur.slabs)
-                    break;
-                const T *q = st + ph + s * RC + col;
-                kg_racc<Op> a = acc[m];
-#pragma unroll 4
-                for (int r = 0; r < R; r++)
-                    kg_red_push<Op>(a, q[r * C], 0); /* value reductions: no index */
-                acc[m] = a;
-            }
-        }
-        if (!last) {
-            w++;
-            continue;
-        }
-        if (live) {
-#pragma unroll
-            for (int m = 0; m < MO; m++) {
-                const int s = s1 + m * P;
-                if (s >= cur.slabs)
-                    break;
-                kg_red_store<Op>(A, cur.oo + s * A.outer.out[0] + cof, 0, acc[m]);
-                acc[m] = kg_red_identity<Op>();
-            }
-        }
-        if (u2 >= A.units)
-            break;
-        u = u2;
-        cur = next;
-        w = 0;
-    }
-}
-
-/* SLAB (A.group 1): the tiles loaded by cp.async into a ring of
-   KG_RED_SLAB_STAGES stages, KG_RED_SLAB_STAGES - 1 tiles in flight while
-   the block reduces one, no registers held for them (a first or last vector
-   that reaches past the tile is loaded element by element and stored). */
+/* A stage's tile. */
 struct kg_red_slab_meta {
     int64_t oo; /* the tile's first slab's values offset */
     int ph, slabs, last; /* the elements' phase in the stage, slabs, 1: the unit's last walk position */
 };
 
-template <class Op> __device__ __forceinline__ void kg_red_slab_async(const kg_red_args &A)
+template <class Op> __device__ __forceinline__ void kg_red_slab(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
     constexpr int V = Op::vec;

@@ -14,8 +14,8 @@
  * KG_RED_TRANS_TILE ko outputs of one outer position (A.tiles ki tiles, ki
  * tiles fastest, then ko tiles, then outer positions); no splits. Thread
  * (x, y) of the block's TT x NY reduces outputs (ki x, ko y + m NY),
- * m < TT / NY, their loads interleaved, A.group walk positions at a time
- * (a warp reads TT input-contiguous elements), positions in increasing
+ * m < TT / NY, their loads interleaved, KG_RED_TRANS_UNROLL walk positions
+ * at a time (a warp reads TT input-contiguous elements), positions in increasing
  * order; the results go through shared
  * memory and thread (x, y) writes outputs (ki y + m NY, ko x) (a warp writes
  * TT output-contiguous values). Every combination order is fixed: bitwise
@@ -53,11 +53,11 @@ __device__ __forceinline__ int64_t kg_red_trans_kout(const kg_red_args &A, int64
     return off;
 }
 
-template <class Op, int U> __device__ __forceinline__ void kg_red_trans_u(const kg_red_args &A)
+template <class Op> __device__ __forceinline__ void kg_red_trans(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
-    constexpr int TT = KG_RED_TRANS_TILE, NY = KG_RED_THREADS / TT, M = TT / NY;
+    constexpr int U = KG_RED_TRANS_UNROLL, TT = KG_RED_TRANS_TILE, NY = KG_RED_THREADS / TT, M = TT / NY;
     __shared__ AT sv[TT][TT + 1];
     const int x = threadIdx.x % TT, y = threadIdx.x / TT;
     const T *in = (const T *)A.in;
@@ -113,18 +113,6 @@ template <class Op, int U> __device__ __forceinline__ void kg_red_trans_u(const 
             }
         }
     }
-}
-
-/* U = A.group walk positions a batch (2, 4 or 8): U x M loads in flight per
-   thread. */
-template <class Op> __device__ __forceinline__ void kg_red_trans(const kg_red_args &A)
-{
-    if (A.group >= 8)
-        kg_red_trans_u<Op, 8>(A);
-    else if (A.group >= 4)
-        kg_red_trans_u<Op, 4>(A);
-    else
-        kg_red_trans_u<Op, 2>(A);
 }
 
 #endif

@@ -978,38 +978,29 @@ Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunin
 Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
 
 /* Every value reduction over every dtype and case with SLAB (tuning slab,
-   templates/reduce_slab.cuh) wherever it applies (any count of units), the
-   tiles loaded through registers (part 0, SLABR) or by cp.async (part 1),
+   templates/reduce_slab.cuh) wherever it applies (any count of units),
    every call twice, bitwise equal; index reductions and 8-byte elements
    keep their plans. */
-static void slab_tunings(int part)
+Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.slab = 1;
     t.slab_min_units = 0;
-    t.slab_async = part;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &slab_launches,
-                       "slab plans");
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &slab_launches, "slab plans");
 }
-Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case) { slab_tunings(0); }
-Test(gpu, slabs_of_narrow_columns_in_tiles_by_cp_async_every_value_op_dtype_and_case) { slab_tunings(1); }
 
 /* Every value reduction over every dtype and case with TRANS (tuning trans,
    templates/reduce_trans.cuh) wherever it applies (any count of units, any
-   side), unroll walk positions a batch, every call twice, bitwise equal; index reductions and 8-byte elements
-   keep their plans. */
-static void trans_tunings(int unroll)
+   side), every call twice, bitwise equal; index reductions and 8-byte
+   elements keep their plans. */
+Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.trans = 1;
     t.trans_min_units = 0;
     t.trans_min_side = 1;
-    t.trans_unroll = unroll;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, unroll / 4, &trans_launches,
-                       "trans plans");
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
 }
-Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case) { trans_tunings(4); }
-Test(gpu, scattered_outputs_in_tiles_two_and_eight_positions_a_batch) { trans_tunings(2), trans_tunings(8); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
