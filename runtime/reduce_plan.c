@@ -275,7 +275,22 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    multiprocessor, cols_split_few 0, 8 or 32, cols_split_fill 2 and
    split_waves 2 each lost net in every run that timed them (r1, 256-lane
    split tiles: #160 [256,65536] axis 0 bf16 53.7 -> 72.4% but #229 84.2 ->
-   62.3%, #92 67.9 -> 51.7%). */
+   62.3%, #92 67.9 -> 51.7%).
+   Session 14 (run s14r1, H200, 2026-12-03 08:05, all 240 sweep cases, each
+   tuning beside the default in the same process; us, the NEST plan / the
+   candidate): SLAB (a cp.async ring, 2 tiles of 8 KiB in flight) won on
+   2-byte elements in slabs of at most 8 rows (#127 bf16 8 x 63 68.4 / 46.8,
+   #190 2 x 61 72.3 / 34.1, #11 8 x 256 29.4 / 22.1) and lost on 32 rows
+   (#174 bf16 26.3 / 30.6) and on 4-byte elements (#175 f32 16 x 2 297.6 /
+   354.7, #133 3 x 66 155.8 / 204.3, #100 i32 49.0 / 69.8; level on #144
+   76.5 / 73.7, #62 99.1 / 101.0): slab_es 2, slab_max_rows 8; the tiles
+   through registers lost to the ring on every 2-byte case (#127 65.7, #190
+   45.4) and 4 KiB tiles on all 9 (#133 355.8). TRANS (its cases in a second
+   process) won where an output reduces 5 elements (#77 bf16 1017.8 / 249.7,
+   #144 i32 77.3 / 37.4) and lost at 96 and 104 (#48 93.1 / 105.0, #100 at
+   trans_min_side 8 48.5 / 113.2): trans_max_red 16; 2 or 8 walk positions a
+   batch lost to 4 (#77 262.0, 269.7 against 249.7; #144 39.5, 44.6 against
+   37.4). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -331,13 +346,16 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_units = 24,
     .flat_warp_run = 16,
     .cols_runs_es = 2,
-    .slab = 0,
+    .slab = 1,
     .slab_max_cols = 256,
     .slab_min_units = 4,
+    .slab_es = 2,
+    .slab_max_rows = 8,
     .slab_bytes = KG_RED_SLAB_BYTES,
-    .trans = 0,
+    .trans = 1,
     .trans_min_units = 4,
     .trans_min_side = 16,
+    .trans_max_red = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -359,8 +377,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
-                  F(slab_min_units), F(slab_bytes), F(trans),
-                  F(trans_min_units), F(trans_min_side)};
+                  F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
+                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1116,13 +1134,16 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    A tile holds the most whole slabs of K[a] that fit slab_bytes (at most
    KG_RED_SLAB_BYTES) and give a thread at most KG_RED_SLAB_OUTS outputs (a
    thread takes one column of every P-th slab, P = threads / C). No splits:
-   taken only where the tiles give each multiprocessor slab_min_units units.
+   taken only where the tiles give each multiprocessor slab_min_units units,
+   over elements of slab_es bytes (0: any) in slabs of at most slab_max_rows
+   rows.
    Returns 0 (and plans nothing) elsewhere. */
 static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (!T->slab || indexed || es > 4 || nk < 2 || nr < 1 || nr - 1 > KG_RED_WALK_DIMS || K[0].in != 1)
+    if (!T->slab || indexed || es > 4 || (T->slab_es > 0 && es != (size_t)T->slab_es) || nk < 2 || nr < 1 ||
+        nr - 1 > KG_RED_WALK_DIMS || K[0].in != 1)
         return 0;
     int a = 1; /* the column dims: K[0 .. a) */
     int64_t C = K[0].size;
@@ -1132,7 +1153,8 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
     }
     const int64_t bytes = T->slab_bytes > 0 && T->slab_bytes < KG_RED_SLAB_BYTES ? T->slab_bytes : KG_RED_SLAB_BYTES;
     const int64_t R = D[0].size, E = bytes / (int64_t)es;
-    if (D[0].in != C || K[a].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 || C * R > E)
+    if (D[0].in != C || K[a].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 ||
+        R > T->slab_max_rows || C * R > E)
         return 0;
     int64_t S = E / (C * R);
     if (S > KG_RED_THREADS / C * KG_RED_SLAB_OUTS)
@@ -1167,14 +1189,15 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
    gives the output-contiguous side (ko), K[0] and the kept dims below K[j]
    whose input strides chain with it the input-contiguous side (ki), the
    other kept dims outer positions. Taken where both sides hold at least
-   trans_min_side outputs and the tiles of 32 x 32 outputs give each
-   multiprocessor trans_min_units units. Returns 0 (and plans
-   nothing) elsewhere. */
+   trans_min_side outputs, the tiles of 32 x 32 outputs give each
+   multiprocessor trans_min_units units and an output reduces at most
+   trans_max_red elements. Returns 0 (and plans nothing) elsewhere. */
 static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                       size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].in != 1 || K[0].out <= 0)
+    if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].in != 1 || K[0].out <= 0 ||
+        red > T->trans_max_red)
         return 0;
     int jo = 0;
     for (int i = 1; i < nk; i++)

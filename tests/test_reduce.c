@@ -978,14 +978,16 @@ Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunin
 Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
 
 /* Every value reduction over every dtype and case with SLAB (tuning slab,
-   templates/reduce_slab.cuh) wherever it applies (any count of units),
-   every call twice, bitwise equal; index reductions and 8-byte elements
-   keep their plans. */
+   templates/reduce_slab.cuh) wherever it applies (any count of units, any
+   element size and rows), every call twice, bitwise equal; index reductions
+   and 8-byte elements keep their plans. */
 Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.slab = 1;
     t.slab_min_units = 0;
+    t.slab_es = 0;
+    t.slab_max_rows = 1 << 30;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &slab_launches, "slab plans");
 }
 
@@ -999,6 +1001,7 @@ Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
     t.trans = 1;
     t.trans_min_units = 0;
     t.trans_min_side = 1;
+    t.trans_max_red = 1 << 30;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
 }
 

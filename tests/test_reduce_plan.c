@@ -772,7 +772,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             ki *= A->rdims.size[d];
         }
         if (c->indexed || es > 4 || !chained || ki != A->inner || nko < 1 || A->tiles * TT < A->inner ||
-            (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes || A->units != A->n_out * A->tiles * tko)
+            (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
+            A->units != A->n_out * A->tiles * tko)
             fail(c, "trans geometry out of bounds");
         for (int64_t u = 0; u < A->units && !c->bad; u++) {
             const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
@@ -802,12 +803,11 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            dim 0, thread t reducing column t mod cw of slabs t / cw + m P */
         const int64_t R = A->run, C = A->cw, npos = A->red / (R > 0 ? R : 1), S = A->tile_rows;
         const int64_t P = C > 0 ? KG_RED_THREADS / C : 0;
-        if (c->indexed || es > 4 || R < 2 || A->red % R || C < 1 ||
-            C > KG_RED_THREADS || S < 1 ||
-            S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 || (S + P - 1) / P > KG_RED_SLAB_OUTS || A->splits != 1 ||
-            p->partial_bytes || A->outer.n < 1 || A->outer.size[0] != A->inner || A->outer.in[0] != R * C ||
-            A->rdims.n < 1 || A->rdims.in[0] != 1 ||
-            A->tiles * S < A->inner || A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
+        if (c->indexed || es > 4 || R < 2 || A->red % R || C < 1 || C > KG_RED_THREADS || S < 1 ||
+            S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 || (S + P - 1) / P > KG_RED_SLAB_OUTS ||
+            A->splits != 1 || p->partial_bytes || A->outer.n < 1 || A->outer.size[0] != A->inner ||
+            A->outer.in[0] != R * C || A->rdims.n < 1 || A->rdims.in[0] != 1 || A->tiles * S < A->inner ||
+            A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
             fail(c, "slab geometry out of bounds");
         int64_t cols = 1; /* the column dims: input strides chained from 1 */
         for (int d = 0; d < A->rdims.n; d++) {
@@ -1307,6 +1307,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         kg_red_tuning slab_tuning = kg_red_tuning_default;
         slab_tuning.slab = 1;
         slab_tuning.slab_min_units = 0;
+        slab_tuning.slab_es = 0;
+        slab_tuning.slab_max_rows = 1 << 30;
         kg_red_plan sp;
         const int sok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &slab_tuning, why, sizeof why, &fcls);
         cr_assert(sok, "case %d (slabs): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
@@ -1323,6 +1325,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         trans_tuning.trans = 1;
         trans_tuning.trans_min_units = 0;
         trans_tuning.trans_min_side = 1;
+        trans_tuning.trans_max_red = 1 << 30;
         const int tok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &trans_tuning, why, sizeof why, &fcls);
         cr_assert(tok, "case %d (trans): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
@@ -1491,6 +1494,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         tt.trans = 1;
                         tt.trans_min_units = 0;
                         tt.trans_min_side = 1;
+                        tt.trans_max_red = 1 << 30;
                         kg_red_plan tp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tt, &tp), KG_OK);
                         trans += tp.cls == KG_RED_TRANS;
@@ -1501,6 +1505,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         kg_red_tuning sl = kg_red_tuning_default;
                         sl.slab = 1;
                         sl.slab_min_units = 0;
+                        sl.slab_es = 0;
+                        sl.slab_max_rows = 1 << 30;
                         kg_red_plan sp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &sl, &sp), KG_OK);
                         slab += sp.cls == KG_RED_SLAB;
@@ -1677,6 +1683,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     t.nest_g1_items = 0;
     t.cols_min_cols = 0;
     t.rows_multi = 0;
+    t.slab = 0; /* (SLAB takes the first shape by default) */
     kg_red_plan p;
     /* [9,15,1023,2,61] dim 3 bf16: 8.4M outputs of 2 elements 61 apart */
     kg_tensor a = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
@@ -1685,7 +1692,9 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4, "4 outputs per lane");
     cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
-    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){3}, 1, 0, &p), KG_OK);
+    kg_red_tuning nos = kg_red_tuning_default;
+    nos.slab = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
     cr_assert_eq(p.args.cw, kg_red_tuning_default.nest_multi == 4 ? 4 : 0);
     /* too few outputs to give every multiprocessor 2048 lanes of 4: one each */
     kg_tensor b = fake(IN_AT, KG_BF16, 3, (int64_t[]){1000, 2, 61});
@@ -1933,6 +1942,62 @@ Test(plan, column_splits_fill_a_wave_of_resident_blocks)
     cr_assert_eq(kg_red_tuning_parse("cols_split_fill=2,cols_split_few=8", &t), 0);
     cr_assert_eq(t.cols_split_fill, 2);
     cr_assert_eq(t.cols_split_few, 8);
+}
+
+/* SLAB and TRANS by default where they measured faster than the plans they
+   replace (H200 s14r1, same process): SLAB over 2-byte elements in slabs of
+   at most slab_max_rows (8) rows (sweep #127, #190, #11; 4-byte elements and
+   #174's 32 rows lost), TRANS over outputs scattered in the input's order
+   that reduce at most trans_max_red (16) elements each (#77, #144; #48's 96
+   and #100's 104 lost). */
+Test(plan, slabs_of_2_byte_columns_and_short_scattered_reductions_by_default)
+{
+    kg_red_plan p;
+    /* #127 [89,3,255,63,8]p (4) bf16: slabs of 8 rows x 63 columns */
+    const int64_t s127[] = {89, 3, 255, 63, 8};
+    const int p127[] = {2, 0, 1, 4, 3};
+    kg_tensor a = permuted(KG_BF16, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.run, 8);
+    cr_assert_eq(p.args.cw, 63);
+    /* the same over f32 and i32, and index reductions: not SLAB */
+    a = permuted(KG_F32, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    a = permuted(KG_I32, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    a = permuted(KG_BF16, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    /* #190 [9,15,1023,2,61] (3) bf16: slabs of 2 x 61 */
+    kg_tensor b = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){3}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.run, 2);
+    /* #11 [2048,8,128,2,2,2]p (1,4) bf16: 256 columns over two kept dims, 8 rows */
+    kg_tensor c = permuted(KG_BF16, 6, (int64_t[]){2048, 8, 128, 2, 2, 2}, (int[]){3, 4, 0, 1, 5, 2}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &c, (int[]){1, 4}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.cw, 256);
+    /* #174 [511,11,24,32,2,2]p (3) bf16: slabs of 32 rows, not SLAB */
+    kg_tensor d = permuted(KG_BF16, 6, (int64_t[]){511, 11, 24, 32, 2, 2}, (int[]){5, 0, 1, 3, 4, 2}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &d, (int[]){3}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    /* #77 [33,1695,5,96,5]p (4) bf16 and #144 [5,63,512,105]p (0) i32: 5
+       elements an output, TRANS */
+    kg_tensor e = permuted(KG_BF16, 5, (int64_t[]){33, 1695, 5, 96, 5}, (int[]){4, 2, 3, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.red, 5);
+    kg_tensor f = permuted(KG_I32, 4, (int64_t[]){5, 63, 512, 105}, (int[]){2, 3, 0, 1}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &f, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    /* #48 [96,500,9,2,78]p (0) i32: 96 elements an output, not TRANS */
+    kg_tensor g = permuted(KG_I32, 5, (int64_t[]){96, 500, 9, 2, 78}, (int[]){4, 0, 2, 1, 3}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_TRANS);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
