@@ -351,7 +351,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .slab_min_units = 4,
     .slab_es = 2,
     .slab_max_rows = 8,
-    .slab_depth = 2,
     .slab_bytes = KG_RED_SLAB_BYTES,
     .trans = 1,
     .trans_min_units = 4,
@@ -378,7 +377,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
-                  F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows), F(slab_depth),
+                  F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
 #undef F
     /* clang-format on */
@@ -1137,7 +1136,7 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    thread takes one column of every P-th slab, P = threads / C). No splits:
    taken only where the tiles give each multiprocessor slab_min_units units,
    over elements of slab_es bytes (0: any) in slabs of at most slab_max_rows
-   rows; slab_depth tiles in flight (args.group).
+   rows.
    Returns 0 (and plans nothing) elsewhere. */
 static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
@@ -1171,7 +1170,6 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
     fill_dims(&A->outer, K + a, nk - a, A->fast);
     A->n_out = outer;
     fill_dims(&A->rdims, K, a, 0);
-    A->group = T->slab_depth < 1 ? 1 : T->slab_depth < KG_RED_SLAB_STAGES ? T->slab_depth : KG_RED_SLAB_STAGES - 1;
     A->run = R;
     A->cw = (int32_t)C;
     A->inner = K[a].size;

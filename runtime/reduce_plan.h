@@ -124,7 +124,6 @@ typedef struct kg_red_tuning {
     int slab_min_units;
     int slab_es;       /* slab: only over elements of this many bytes (0: any up to 4) */
     int slab_max_rows; /* slab: most rows of a slab (its reduced dim) */
-    int slab_depth;    /* slab: tiles in flight while a block reduces one (1 to KG_RED_SLAB_STAGES - 1; args.group) */
     int slab_bytes;    /* slab: most bytes of a tile (at most KG_RED_SLAB_BYTES) */
     int trans;         /* TRANS (value reductions whose outputs lie scattered in the input's order) where the plan
                           would be NEST's, both sides of the tiles hold trans_min_side outputs and the tiles give

@@ -70,12 +70,10 @@ typedef enum kg_red_cols_mode {
 #define KG_RED_FLAT_MIN_BLOCKS 3
 
 /* SLAB: most bytes of a tile, most outputs a thread holds, the stages of
-   the cp.async ring (args.group of them, 1 to KG_RED_SLAB_STAGES - 1, are
-   in flight while the block reduces one), and the kernel's blocks per
-   multiprocessor. */
+   the cp.async ring, and the kernel's blocks per multiprocessor. */
 #define KG_RED_SLAB_BYTES 8192
 #define KG_RED_SLAB_OUTS 8
-#define KG_RED_SLAB_STAGES 5
+#define KG_RED_SLAB_STAGES 3
 #define KG_RED_SLAB_MIN_BLOCKS 4
 /* TRANS: outputs a tile has along each side, and the walk positions whose
    loads a thread issues together */

@@ -17,8 +17,8 @@
  * column t mod C of slabs t / C, t / C + P, ... (P = KG_RED_THREADS / C; the
  * planner keeps a thread's slabs within KG_RED_SLAB_OUTS), rows in
  * increasing order. The stages form a ring of KG_RED_SLAB_STAGES: the next
- * A.group tiles (the next walk positions, then the block's next units) are
- * in flight while one is reduced, no registers held for them. Every combination order
+ * tiles (the next walk positions, then the block's next units) are in flight
+ * while one is reduced, no registers held for them. Every combination order
  * is fixed: bitwise the same run to run.
  */
 #ifndef KG_REDUCE_SLAB_CUH
@@ -39,21 +39,6 @@ __device__ __forceinline__ int64_t kg_red_slab_cout(const kg_red_args &A, int c)
         r = q;
     }
     return off;
-}
-
-/* Waits until at most d (1 .. KG_RED_SLAB_STAGES - 1) committed groups of
-   this thread's copies are in flight. */
-__device__ __forceinline__ void kg_red_slab_wait(int d)
-{
-    static_assert(KG_RED_SLAB_STAGES == 5, "a wait for each depth");
-    if (d <= 1)
-        kgd_cp_async_wait<1>();
-    else if (d == 2)
-        kgd_cp_async_wait<2>();
-    else if (d == 3)
-        kgd_cp_async_wait<3>();
-    else
-        kgd_cp_async_wait<4>();
 }
 
 /* A stage's tile. */
@@ -77,7 +62,6 @@ template <class Op> __device__ __forceinline__ void kg_red_slab(const kg_red_arg
     const int t = threadIdx.x, col = t % C, s1 = t / C;
     const bool live = t < P * C;
     const int64_t npos = A.red / R;
-    const int D = A.group; /* tiles in flight: 1 .. NS - 1 */
 
     /* the producer: the next tile to load */
     int64_t pu = blockIdx.x, pw = 0, pio = 0, poo = 0;
@@ -131,7 +115,8 @@ template <class Op> __device__ __forceinline__ void kg_red_slab(const kg_red_arg
                 unit();
         }
     };
-    for (int k = 0; k < D; k++) {
+#pragma unroll
+    for (int k = 0; k < NS - 1; k++) {
         if (pu < A.units)
             issue(k);
         kgd_cp_async_commit();
@@ -142,9 +127,9 @@ template <class Op> __device__ __forceinline__ void kg_red_slab(const kg_red_arg
         acc[m] = kg_red_identity<Op>();
     for (int i = 0; i < issued; i++) {
         if (pu < A.units)
-            issue((i + D) % NS);
+            issue((i + NS - 1) % NS);
         kgd_cp_async_commit();
-        kg_red_slab_wait(D); /* tile i's copies of this thread landed */
+        kgd_cp_async_wait<NS - 1>(); /* tile i's copies of this thread landed */
         __syncthreads();
         const int k = i % NS;
         const kg_red_slab_meta mt = meta[k];

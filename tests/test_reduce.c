@@ -979,22 +979,16 @@ Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_
 
 /* Every value reduction over every dtype and case with SLAB (tuning slab,
    templates/reduce_slab.cuh) wherever it applies (any count of units, any
-   element size and rows), depth tiles in flight, every call twice, bitwise
-   equal; index reductions and 8-byte elements keep their plans. */
-static void slab_tunings(int depth)
+   element size and rows), every call twice, bitwise equal; index reductions
+   and 8-byte elements keep their plans. */
+Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.slab = 1;
     t.slab_min_units = 0;
     t.slab_es = 0;
     t.slab_max_rows = 1 << 30;
-    t.slab_depth = depth;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, depth, &slab_launches, "slab plans");
-}
-Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case) { slab_tunings(2); }
-Test(gpu, slabs_of_narrow_columns_one_three_and_four_tiles_in_flight)
-{
-    slab_tunings(1), slab_tunings(3), slab_tunings(4);
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &slab_launches, "slab plans");
 }
 
 /* Every value reduction over every dtype and case with TRANS (tuning trans,

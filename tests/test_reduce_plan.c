@@ -803,11 +803,11 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            dim 0, thread t reducing column t mod cw of slabs t / cw + m P */
         const int64_t R = A->run, C = A->cw, npos = A->red / (R > 0 ? R : 1), S = A->tile_rows;
         const int64_t P = C > 0 ? KG_RED_THREADS / C : 0;
-        if (c->indexed || es > 4 || A->group < 1 || A->group >= KG_RED_SLAB_STAGES || R < 2 || A->red % R || C < 1 ||
-            C > KG_RED_THREADS || S < 1 || S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 ||
-            (S + P - 1) / P > KG_RED_SLAB_OUTS || A->splits != 1 || p->partial_bytes || A->outer.n < 1 ||
-            A->outer.size[0] != A->inner || A->outer.in[0] != R * C || A->rdims.n < 1 || A->rdims.in[0] != 1 ||
-            A->tiles * S < A->inner || A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
+        if (c->indexed || es > 4 || R < 2 || A->red % R || C < 1 || C > KG_RED_THREADS || S < 1 ||
+            S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 || (S + P - 1) / P > KG_RED_SLAB_OUTS ||
+            A->splits != 1 || p->partial_bytes || A->outer.n < 1 || A->outer.size[0] != A->inner ||
+            A->outer.in[0] != R * C || A->rdims.n < 1 || A->rdims.in[0] != 1 || A->tiles * S < A->inner ||
+            A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
             fail(c, "slab geometry out of bounds");
         int64_t cols = 1; /* the column dims: input strides chained from 1 */
         for (int d = 0; d < A->rdims.n; d++) {
@@ -1500,12 +1500,11 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         trans += tp.cls == KG_RED_TRANS;
                         cr_assert(check_plan(op, &in, mask, &tt, why, sizeof why, &cls), "trans: %s", why);
                     }
-                    /* tiles over slabs wherever they apply, 1 to 4 in flight */
+                    /* tiles over slabs wherever they apply */
                     {
                         kg_red_tuning sl = kg_red_tuning_default;
                         sl.slab = 1;
                         sl.slab_min_units = 0;
-                        sl.slab_depth = 1 + (int)(mask % 4);
                         sl.slab_es = 0;
                         sl.slab_max_rows = 1 << 30;
                         kg_red_plan sp;
