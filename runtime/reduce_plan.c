@@ -351,7 +351,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .slab_min_units = 4,
     .slab_es = 2,
     .slab_max_rows = 8,
-    .slab_blocks_per_sm = 0,
     .slab_bytes = KG_RED_SLAB_BYTES,
     .trans = 1,
     .trans_min_units = 4,
@@ -378,7 +377,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
-                  F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows), F(slab_blocks_per_sm),
+                  F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
 #undef F
     /* clang-format on */
@@ -1546,9 +1545,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     } else {
         blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
     }
-    const int per_sm = plan->cls == KG_RED_PACKED                              ? T->packed_blocks_per_sm
-                       : plan->cls == KG_RED_SLAB && T->slab_blocks_per_sm > 0 ? T->slab_blocks_per_sm
-                                                                               : T->blocks_per_sm;
+    const int per_sm = plan->cls == KG_RED_PACKED ? T->packed_blocks_per_sm : T->blocks_per_sm;
     const int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
 }

@@ -122,15 +122,14 @@ typedef struct kg_red_tuning {
                           tiles give each multiprocessor slab_min_units units */
     int slab_max_cols;
     int slab_min_units;
-    int slab_es;            /* slab: only over elements of this many bytes (0: any up to 4) */
-    int slab_max_rows;      /* slab: most rows of a slab (its reduced dim) */
-    int slab_blocks_per_sm; /* slab: the grid's cap in blocks per multiprocessor (0: blocks_per_sm) */
-    int slab_bytes;         /* slab: most bytes of a tile (at most KG_RED_SLAB_BYTES) */
-    int trans;              /* TRANS (value reductions whose outputs lie scattered in the input's order) where the plan
-                               would be NEST's, both sides of the tiles hold trans_min_side outputs and the tiles give
-                               each multiprocessor trans_min_units units; in its args: rdims the input-contiguous kept
-                               dims, inner their outputs, tiles their tiles, tile_rows the output-contiguous dim's
-                               size, inner_out / inner_idx its values / input stride */
+    int slab_es;       /* slab: only over elements of this many bytes (0: any up to 4) */
+    int slab_max_rows; /* slab: most rows of a slab (its reduced dim) */
+    int slab_bytes;    /* slab: most bytes of a tile (at most KG_RED_SLAB_BYTES) */
+    int trans;         /* TRANS (value reductions whose outputs lie scattered in the input's order) where the plan
+                          would be NEST's, both sides of the tiles hold trans_min_side outputs and the tiles give
+                          each multiprocessor trans_min_units units; in its args: rdims the input-contiguous kept
+                          dims, inner their outputs, tiles their tiles, tile_rows the output-contiguous dim's
+                          size, inner_out / inner_idx its values / input stride */
     int trans_min_units;
     int trans_min_side;
     int trans_max_red; /* trans: most walk positions (reduced elements) an output takes */
