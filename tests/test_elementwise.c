@@ -739,6 +739,26 @@ static view permuted(int nd, const int64_t *shape, const int *perm)
     return v;
 }
 
+/* A dense buffer of shape P read with its dims in the order p: logical dim d
+   is the buffer's dim p[d] (shape P[p[d]], the buffer's stride of that dim);
+   the logical shape into shape. */
+static view read_in_order(int nd, const int64_t *P, const int *p, int64_t *shape)
+{
+    int64_t ps[KG_MAX_DIMS], s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        ps[d] = s;
+        s *= P[d];
+    }
+    view v;
+    memset(&v, 0, sizeof v);
+    v.ndim = nd;
+    for (int d = 0; d < nd; d++) {
+        shape[d] = v.shape[d] = P[p[d]];
+        v.strides[d] = ps[p[d]];
+    }
+    return v;
+}
+
 /* The next permutation in lexicographic order; 0 after the last. */
 static int next_perm(int *p, int n)
 {
@@ -1650,15 +1670,9 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
               {{2, 1, 3, 0}, KG_BF16, 0, 0}, /* j of 91: its tiles would be cut */
               {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* a short input fast dim (class A: removed) */
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
-        const int64_t P[4] = {33, 64, 95, 91}, ps[4] = {64 * 95 * 91, 95 * 91, 91, 1};
-        view a;
-        memset(&a, 0, sizeof a);
-        a.ndim = 4;
+        const int64_t P[4] = {33, 64, 95, 91};
         int64_t shape[4];
-        for (int d = 0; d < 4; d++) {
-            shape[d] = a.shape[d] = P[ws[i].p[d]];
-            a.strides[d] = ps[ws[i].p[d]];
-        }
+        const view a = read_in_order(4, P, ws[i].p, shape);
         const view o = dense(4, shape);
         kg_tensor ta = tview(KT_DEV(0), ws[i].dt, &a), to = tview(KT_DEV(1 << 28), ws[i].dt, &o);
         const kg_tensor *ins[1] = {&ta};
@@ -1908,19 +1922,8 @@ Test(tperm_plan, block_order_follows_the_tile_counts)
         kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, mode);
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             const int nd = cs[i].nd;
-            view a;
-            memset(&a, 0, sizeof a);
-            int64_t ps[4], s = 1, shape[4];
-            for (int d = nd - 1; d >= 0; d--) {
-                ps[d] = s;
-                s *= cs[i].P[d];
-            }
-            a.ndim = nd;
-            for (int d = 0; d < nd; d++) {
-                shape[d] = cs[i].P[cs[i].p[d]];
-                a.shape[d] = shape[d];
-                a.strides[d] = ps[cs[i].p[d]];
-            }
+            int64_t shape[4];
+            const view a = read_in_order(nd, cs[i].P, cs[i].p, shape);
             const view o = dense(nd, shape);
             kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
             const kg_tensor *ins[1] = {&ta};
@@ -1973,20 +1976,9 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const int nd = cs[i].nd;
-        view a, o;
-        memset(&a, 0, sizeof a);
-        int64_t ps[4], s = 1, shape[4];
-        for (int d = nd - 1; d >= 0; d--) {
-            ps[d] = s;
-            s *= cs[i].P[d];
-        }
-        a.ndim = nd;
-        for (int d = 0; d < nd; d++) {
-            shape[d] = cs[i].P[cs[i].p[d]];
-            a.shape[d] = shape[d];
-            a.strides[d] = ps[cs[i].p[d]];
-        }
-        o = dense(nd, shape);
+        int64_t shape[4];
+        const view a = read_in_order(nd, cs[i].P, cs[i].p, shape);
+        const view o = dense(nd, shape);
         kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
         const kg_tensor *ins[1] = {&ta};
         kg_layout L;

@@ -23,6 +23,7 @@
 
 #include "kg_red_reference.h"
 #include "kg_red_table.h"
+#include "kg_red_force.h"
 #include "kg_test.h"
 #include "reduce_plan.h"
 
@@ -983,11 +984,7 @@ Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_
    and 8-byte elements keep their plans. */
 Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case)
 {
-    kg_red_tuning t = kg_red_tuning_default;
-    t.slab = 1;
-    t.slab_min_units = 0;
-    t.slab_es = 0;
-    t.slab_max_rows = 1 << 30;
+    kg_red_tuning t = kg_red_force_slab();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &slab_launches, "slab plans");
 }
 
@@ -997,11 +994,7 @@ Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case)
    elements keep their plans. */
 Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
 {
-    kg_red_tuning t = kg_red_tuning_default;
-    t.trans = 1;
-    t.trans_min_units = 0;
-    t.trans_min_side = 1;
-    t.trans_max_red = 1 << 30;
+    kg_red_tuning t = kg_red_force_trans();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
 }
 

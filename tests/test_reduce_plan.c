@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kg_red_force.h"
 #include "kg_red_reference.h"
 #include "kg_red_table.h"
 #include "kg_test.h"
@@ -1304,11 +1305,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         multi += fcls == KG_RED_NEST;
         /* tiles over slabs wherever they apply (every dtype and op) */
-        kg_red_tuning slab_tuning = kg_red_tuning_default;
-        slab_tuning.slab = 1;
-        slab_tuning.slab_min_units = 0;
-        slab_tuning.slab_es = 0;
-        slab_tuning.slab_max_rows = 1 << 30;
+        kg_red_tuning slab_tuning = kg_red_force_slab();
         kg_red_plan sp;
         const int sok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &slab_tuning, why, sizeof why, &fcls);
         cr_assert(sok, "case %d (slabs): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
@@ -1321,11 +1318,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &slab_tuning, &sp), KG_OK);
         slabs += sp.cls == KG_RED_SLAB;
         /* scattered outputs in tiles (trans) wherever they apply */
-        kg_red_tuning trans_tuning = kg_red_tuning_default;
-        trans_tuning.trans = 1;
-        trans_tuning.trans_min_units = 0;
-        trans_tuning.trans_min_side = 1;
-        trans_tuning.trans_max_red = 1 << 30;
+        kg_red_tuning trans_tuning = kg_red_force_trans();
         const int tok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &trans_tuning, why, sizeof why, &fcls);
         cr_assert(tok, "case %d (trans): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
@@ -1490,11 +1483,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     }
                     /* outputs scattered in the input's order in tiles (trans) wherever they apply */
                     {
-                        kg_red_tuning tt = kg_red_tuning_default;
-                        tt.trans = 1;
-                        tt.trans_min_units = 0;
-                        tt.trans_min_side = 1;
-                        tt.trans_max_red = 1 << 30;
+                        kg_red_tuning tt = kg_red_force_trans();
                         kg_red_plan tp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tt, &tp), KG_OK);
                         trans += tp.cls == KG_RED_TRANS;
@@ -1502,11 +1491,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     }
                     /* tiles over slabs wherever they apply */
                     {
-                        kg_red_tuning sl = kg_red_tuning_default;
-                        sl.slab = 1;
-                        sl.slab_min_units = 0;
-                        sl.slab_es = 0;
-                        sl.slab_max_rows = 1 << 30;
+                        kg_red_tuning sl = kg_red_force_slab();
                         kg_red_plan sp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &sl, &sp), KG_OK);
                         slab += sp.cls == KG_RED_SLAB;
