@@ -158,6 +158,28 @@ template <class Op> __device__ __forceinline__ kg_racc<Op> kg_red_block(kg_racc<
     return a;
 }
 
+/* One digit of a mixed-radix index over D (sizes innermost first): returns
+   digit d of r and leaves the rest in r (the last dim takes all of it);
+   fast: 32-bit magic-number division (r below 2^31). */
+__device__ __forceinline__ int64_t kg_red_digit(const kg_red_dims &D, int d, int32_t fast, int64_t &r)
+{
+    int64_t q, m;
+    if (d == D.n - 1) {
+        q = 0;
+        m = r;
+    } else if (fast) {
+        const uint32_t r32 = (uint32_t)r;
+        const uint32_t q32 = kgd_div_magic(r32, D.magic[d], D.shift[d]);
+        q = q32;
+        m = r32 - q32 * (uint32_t)D.size[d];
+    } else {
+        q = r / D.size[d];
+        m = r - q * D.size[d];
+    }
+    r = q;
+    return m;
+}
+
 /* Offsets of output o in the input, the values and the indices. */
 __device__ __forceinline__ void kg_red_outer(const kg_red_args &A, int64_t o, int64_t &in_off, int64_t &out_off,
                                              int64_t &idx_off)
@@ -168,23 +190,10 @@ __device__ __forceinline__ void kg_red_outer(const kg_red_args &A, int64_t o, in
     /* rolled: once per unit, and the 64-bit division is large code */
 #pragma unroll 1
     for (int d = 0; d < D.n; d++) {
-        int64_t q, m;
-        if (d == D.n - 1) {
-            q = 0;
-            m = r;
-        } else if (A.fast) {
-            const uint32_t r32 = (uint32_t)r;
-            const uint32_t q32 = kgd_div_magic(r32, D.magic[d], D.shift[d]);
-            q = q32;
-            m = r32 - q32 * (uint32_t)D.size[d];
-        } else {
-            q = r / D.size[d];
-            m = r - q * D.size[d];
-        }
+        const int64_t m = kg_red_digit(D, d, A.fast, r);
         in_off += m * D.in[d];
         out_off += m * D.out[d];
         idx_off += m * D.idx[d];
-        r = q;
     }
 }
 

@@ -26,30 +26,15 @@
 
 #include "reduce.cuh"
 
-/* Values offset of ki output k: its digits over A.rdims times their
-   values strides. */
+/* Values offset of ki output k: its digits over A.rdims (kg_red_digit)
+   times their values strides. */
 __device__ __forceinline__ int64_t kg_red_trans_kout(const kg_red_args &A, int64_t k)
 {
     const kg_red_dims &D = A.rdims;
     int64_t off = 0, r = k;
 #pragma unroll 1
-    for (int d = 0; d < D.n; d++) {
-        int64_t q, m;
-        if (d == D.n - 1) {
-            q = 0;
-            m = r;
-        } else if (A.fast) {
-            const uint32_t r32 = (uint32_t)r;
-            const uint32_t q32 = kgd_div_magic(r32, D.magic[d], D.shift[d]);
-            q = q32;
-            m = r32 - q32 * (uint32_t)D.size[d];
-        } else {
-            q = r / D.size[d];
-            m = r - q * D.size[d];
-        }
-        off += m * D.out[d];
-        r = q;
-    }
+    for (int d = 0; d < D.n; d++)
+        off += kg_red_digit(D, d, A.fast, r) * D.out[d];
     return off;
 }
 
