@@ -95,9 +95,9 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
         else
             k = plan->cls == KG_RED_NEST ? KG_RED_NESTO : plan->occ == 3 ? KG_RED_COLSP : KG_RED_COLSO;
     }
-    /* FLAT with a warp per unit */
+    /* FLAT with a warp per unit (at 4 blocks per multiprocessor: plan->occ) */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
-        k = KG_RED_FLATW;
+        k = plan->occ ? KG_RED_FLATWO : KG_RED_FLATW;
     st =
         kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;

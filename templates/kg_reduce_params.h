@@ -68,6 +68,9 @@ typedef enum kg_red_cols_mode {
 /* FLAT: blocks per multiprocessor (the kernel's launch bound: at most 80
    registers, eight 16-byte loads in flight without spilling) */
 #define KG_RED_FLAT_MIN_BLOCKS 3
+/* FLATWO: FLATW at KG_RED_OCC_MIN_BLOCKS (at most 64 registers), this many
+   16-byte loads in flight per lane (2-byte elements: two thirds of it) */
+#define KG_RED_FLATWO_UNROLL 6
 
 /* SLAB: most bytes of a tile, most outputs a thread holds, the stages of
    the cp.async ring, and the kernel's blocks per multiprocessor. */
@@ -115,6 +118,8 @@ typedef enum kg_red_class {
                          order: tiles of KG_RED_TRANS_TILE input-contiguous outputs x KG_RED_TRANS_TILE
                          output-contiguous ones, reduced one lane per output and written through shared
                          memory (templates/reduce_trans.cuh) */
+    KG_RED_FLATWO,    /* kernels only (kg_red_plan.occ 4 on a FLATW plan): FLATW at KG_RED_OCC_MIN_BLOCKS, every warp
+                         of a grid of one wave resident at once */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

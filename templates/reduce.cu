@@ -85,6 +85,9 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLO
 @if has.flatw then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flatw(const kg_red_args A) { kg_red_flatw<$(f.name)>(A); }
 @end
+@if has.flatwo then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_flatwo(const kg_red_args A) { kg_red_flatw<$(f.name), sizeof($(f.name)::in_t) == 2 ? KG_RED_FLATWO_UNROLL * 2 / 3 : KG_RED_FLATWO_UNROLL>(A); }
+@end
 @if has.slab then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_SLAB_MIN_BLOCKS) $(f.name)_slab(const kg_red_args A) { if constexpr (!$(f.name)::indexed && sizeof($(f.name)::in_t) <= 4) kg_red_slab<$(f.name)>(A); }
 @end

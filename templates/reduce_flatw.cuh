@@ -28,13 +28,13 @@
    periods of L = G x V slots fold in a fixed tree (upper half into the
    lower), and column c combines the slots (h + c x a + r) mod P + m x P,
    m outer, r inner, in order. Every combination order is fixed by the
-   plan. */
-template <class Op, bool Blocks>
+   plan. U: the loads a lane keeps in flight. */
+template <class Op, bool Blocks, int U>
 __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
-    constexpr int V = Op::vec, U = sizeof(T) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
+    constexpr int V = Op::vec;
     constexpr int WARPS = KG_RED_THREADS / 32;
     typedef kgd_vec<T, V> VT;
     const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
@@ -142,16 +142,18 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
 }
 
 /* FLATW: the kernel (value reductions of elements of 2 to 8 bytes; other
-   ops and dtypes get an empty one). */
-template <class Op> __device__ __forceinline__ void kg_red_flatw(const kg_red_args &A)
+   ops and dtypes get an empty one); UO > 0 (kernel flatwo): UO loads in
+   flight per lane. */
+template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_flatw(const kg_red_args &A)
 {
     constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
+    constexpr int U = UO > 0 ? UO : sizeof(typename Op::in_t) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
     __shared__ typename Op::acc_t sv[N];
     if constexpr (N > 1) {
         if (A.walk.size[0] > 1)
-            kg_red_flatw_v<Op, true>(A, sv);
+            kg_red_flatw_v<Op, true, U>(A, sv);
         else
-            kg_red_flatw_v<Op, false>(A, sv);
+            kg_red_flatw_v<Op, false, U>(A, sv);
     }
 }
 

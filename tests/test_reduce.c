@@ -261,8 +261,9 @@ static int occ_launches;
 static int cover_launches;
 /* ... and the launches of split COLS plans */
 static int fill_launches;
-/* ... and the launches of FLAT plans with a warp per unit (FLATW) */
-static int flatw_launches;
+/* ... and the launches of FLAT plans with a warp per unit (FLATW), and of
+   those at 4 blocks per multiprocessor (FLATWO) */
+static int flatw_launches, flatwo_launches;
 /* ... and the launches of SLAB plans, and of TRANS plans */
 static int slab_launches, trans_launches;
 
@@ -308,6 +309,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
+    flatwo_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.occ == 4;
     slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
@@ -963,20 +965,25 @@ Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_
 /* Every value reduction over every dtype and case with FLAT's warp per unit
    (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
    lanes; any slab, any count of outer positions; level 1: slabs of rows x
-   columns, 2: also runs under the columns and blocks at a stride), every
-   call twice, bitwise equal; index reductions keep their plans. */
-static void flatw_tunings(int level)
+   columns, 2: also runs under the columns and blocks at a stride; occ 4:
+   the kernel at 4 blocks per multiprocessor, FLATWO, whatever the grid),
+   every call twice, bitwise equal; index reductions keep their plans. */
+static void flatw_tunings(int level, int occ)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.flat_warp = level;
     t.flat_warp_min = 0;
     t.flat_warp_max = INT32_MAX / 2;
     t.flat_warp_units = 0;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, level, &flatw_launches,
-                       "flat plans with a warp per unit");
+    t.flat_warp_occ = occ;
+    t.flat_warp_occ_blocks = 0;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, level,
+                       occ ? &flatwo_launches : &flatw_launches,
+                       occ ? "flat plans with a warp per unit at 4 blocks per SM" : "flat plans with a warp per unit");
 }
-Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
-Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
+Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1, 0); }
+Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2, 0); }
+Test(gpu, flat_with_a_warp_per_unit_at_4_blocks_per_sm_every_value_op_dtype_and_case) { flatw_tunings(2, 4); }
 
 /* Every value reduction over every dtype and case with SLAB (tuning slab,
    templates/reduce_slab.cuh) wherever it applies (any count of units, any

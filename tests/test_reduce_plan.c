@@ -1093,7 +1093,13 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
         return 0;
     }
     *cls = p.cls;
-    if (p.occ) {
+    if (p.occ && p.cls == KG_RED_FLAT && p.args.group == 32) {
+        /* FLATW at 4 blocks per multiprocessor (FLATWO): value reductions */
+        if (kg_red_infos[op].indexed || p.occ != 4) {
+            snprintf(why, wl, "flatw at occ %d", p.occ);
+            return 0;
+        }
+    } else if (p.occ) {
         /* the kernels at more blocks per multiprocessor: value reductions'
            COLS (occ 3 or 4) and NEST (4) plans, narrow walks of either (4),
            the walk in 32-bit arithmetic (every span below 2^30 in all) */
@@ -1391,7 +1397,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0, slab = 0, trans = 0;
+        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1470,16 +1476,20 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "cols_split_fill %d: %s", o,
                                   why);
                     }
-                    /* flat with a warp per unit wherever it applies */
-                    {
+                    /* flat with a warp per unit wherever it applies, its kernel at 3 and at 4 blocks per SM */
+                    for (int o = 0; o <= 4; o += 4) {
                         kg_red_tuning ft = kg_red_tuning_default;
                         ft.flat_warp = 2;
                         ft.flat_warp_min = 0;
                         ft.flat_warp_units = 0;
+                        ft.flat_warp_occ = o;
+                        ft.flat_warp_occ_blocks = 0;
                         kg_red_plan fp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ft, &fp), KG_OK);
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
-                        cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
+                        flatwo += fp.cls == KG_RED_FLAT && fp.args.group == 32 && fp.occ == 4;
+                        cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp (occ %d): %s", o,
+                                  why);
                     }
                     /* outputs scattered in the input's order in tiles (trans) wherever they apply */
                     {
@@ -1525,6 +1535,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(cover, 0);
     cr_assert_gt(fill, 0);
     cr_assert_gt(flatw, 0);
+    cr_assert_eq(flatwo * 2, flatw, "every flat plan of a warp per unit at 4 blocks per SM under flat_warp_occ");
     cr_assert_gt(slab, 0);
     cr_assert_gt(trans, 0);
     cr_log_info("%d slab plans, %d trans plans", slab, trans);
