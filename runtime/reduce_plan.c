@@ -346,7 +346,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_units = 24,
     .flat_warp_run = 16,
     .flat_warp_occ = 0,
-    .flat_warp_occ_blocks = KG_RED_FLAT_MIN_BLOCKS,
     .cols_runs_es = 2,
     .slab = 1,
     .slab_max_cols = 256,
@@ -378,7 +377,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(flat_warp_occ_blocks), F(cols_runs_es),
+                  F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
@@ -1393,14 +1392,13 @@ static void plan_occ(kg_red_plan *plan, const kg_red_info *info, const kg_red_tu
         plan->occ = 4;
 }
 
-/* FLATW (flat_warp_occ): the kernel at 4 blocks per multiprocessor (FLATWO)
-   where the grid holds more than flat_warp_occ_blocks blocks per
-   multiprocessor (FLATW keeps KG_RED_FLAT_MIN_BLOCKS resident: a grid of
-   more runs a partial second wave). */
-static void plan_occ_flatw(kg_red_plan *plan, int64_t sm, const kg_red_tuning *T)
+/* FLATW (flat_warp_occ): the kernel at 4 blocks per multiprocessor
+   (FLATWO). FLATW keeps KG_RED_FLAT_MIN_BLOCKS resident, and its grid holds
+   at least flat_warp_units warps per multiprocessor (3 blocks at the default
+   24): a grid just above that runs a partial second wave. */
+static void plan_occ_flatw(kg_red_plan *plan, const kg_red_tuning *T)
 {
-    if (plan->cls == KG_RED_FLAT && plan->args.group == 32 && T->flat_warp_occ == 4 &&
-        (int64_t)plan->grid > smul(sm, T->flat_warp_occ_blocks > 0 ? T->flat_warp_occ_blocks : 0))
+    if (plan->cls == KG_RED_FLAT && plan->args.group == 32 && T->flat_warp_occ == 4)
         plan->occ = 4;
 }
 
@@ -1641,6 +1639,6 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     plan_split(plan, info, dt, sm, target, T, &w);
     plan_grid(plan, n_out, sm, T);
     plan_occ_cols(plan, info, dt, sm, T);
-    plan_occ_flatw(plan, sm, T);
+    plan_occ_flatw(plan, T);
     return KG_OK;
 }

@@ -115,9 +115,8 @@ typedef struct kg_red_tuning {
     int flat_warp_max;
     int flat_warp_units;
     int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
-    int flat_warp_occ; /* flat_warp: 4: the kernel at 4 blocks per multiprocessor (FLATWO, kg_reduce_params.h) where
-                          the grid holds more than flat_warp_occ_blocks blocks per multiprocessor (0: FLATW) */
-    int flat_warp_occ_blocks;
+    int flat_warp_occ; /* flat_warp: 4: the kernel at 4 blocks per multiprocessor (FLATWO, kg_reduce_params.h; 0:
+                          FLATW at KG_RED_FLAT_MIN_BLOCKS) */
     int cols_runs_es;  /* cols_runs only over elements of at most this many bytes (0: any) */
     int slab;          /* SLAB (value reductions of a reduced dim right outside at most slab_max_cols contiguous
                           kept columns, the slabs dense along the next kept dim; the columns one kept dim or

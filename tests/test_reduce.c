@@ -966,7 +966,7 @@ Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_
    (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
    lanes; any slab, any count of outer positions; level 1: slabs of rows x
    columns, 2: also runs under the columns and blocks at a stride; occ 4:
-   the kernel at 4 blocks per multiprocessor, FLATWO, whatever the grid),
+   the kernel at 4 blocks per multiprocessor, FLATWO),
    every call twice, bitwise equal; index reductions keep their plans. */
 static void flatw_tunings(int level, int occ)
 {
@@ -976,7 +976,6 @@ static void flatw_tunings(int level, int occ)
     t.flat_warp_max = INT32_MAX / 2;
     t.flat_warp_units = 0;
     t.flat_warp_occ = occ;
-    t.flat_warp_occ_blocks = 0;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, level,
                        occ ? &flatwo_launches : &flatw_launches,
                        occ ? "flat plans with a warp per unit at 4 blocks per SM" : "flat plans with a warp per unit");

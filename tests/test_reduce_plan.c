@@ -1483,7 +1483,6 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         ft.flat_warp_min = 0;
                         ft.flat_warp_units = 0;
                         ft.flat_warp_occ = o;
-                        ft.flat_warp_occ_blocks = 0;
                         kg_red_plan fp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ft, &fp), KG_OK);
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
