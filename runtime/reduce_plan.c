@@ -346,7 +346,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_units = 24,
     .flat_warp_run = 16,
     .flat_warp_occ = 0,
-    .flat_warp_lanes = 0,
     .cols_runs_es = 2,
     .slab = 1,
     .slab_max_cols = 256,
@@ -378,8 +377,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(flat_warp_lanes),
-                  F(cols_runs_es),
+                  F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
@@ -932,11 +930,6 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
     A->walk.size[0] = nb;
     A->walk.in[0] = S;
     A->units = outer;
-    /* all 32 lanes (kg_red_flatw_all: LP = the odd part of G sets of V
-       accumulators a lane) */
-    const int64_t odd = G / (G & -G);
-    A->vec = T->flat_warp_lanes && nb == 1 && es >= 4 &&
-             (odd == 3 || (odd == 5 && V * (int64_t)info->acc_size[in->dtype] <= 16));
     w->groups = outer;
     w->per_group = cols;
     w->red = red;

@@ -117,9 +117,6 @@ typedef struct kg_red_tuning {
     int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
     int flat_warp_occ; /* flat_warp: 4: the kernel at 4 blocks per multiprocessor (FLATWO, kg_reduce_params.h; 0:
                           FLATW at KG_RED_FLAT_MIN_BLOCKS) */
-    int flat_warp_lanes; /* flat_warp: 1: all 32 lanes of the warp (args.vec 1, kg_red_flatw_all) over a single block
-                            of 4- or 8-byte elements whose period takes G lanes, G 3 or 5 times a power of two (5:
-                            accumulators of at most 16 bytes a vector, f32 / f64); 0: 32 / G x G lanes */
     int cols_runs_es;  /* cols_runs only over elements of at most this many bytes (0: any) */
     int slab;          /* SLAB (value reductions of a reduced dim right outside at most slab_max_cols contiguous
                           kept columns, the slabs dense along the next kept dim; the columns one kept dim or

@@ -11,35 +11,6 @@
 
 #include "reduce.cuh"
 
-/* The end of a FLATW unit: the accumulators of NT (a multiple of G = A.cw)
-   lanes of V slots each, in sw (slot t x V + e: element e of lane t's
-   vectors), fold by periods of L = G x V slots in a fixed tree (upper half
-   into the lower), and column c combines the slots (h + c x a + r) mod P +
-   m x P, m outer, r inner, in order; lane c (and c + 32, ...) stores it. */
-template <class Op>
-__device__ __forceinline__ void kg_red_flatw_fold(const kg_red_args &A, typename Op::acc_t *sw, int NT, int h,
-                                                  int64_t oo, int64_t xo)
-{
-    const int K = (int)A.inner, a = (int)A.run, P = a * K, L = A.cw * Op::vec, t = threadIdx.x & 31;
-    __syncwarp();
-    for (int ns = NT / A.cw; ns > 1;) {
-        const int half = ns >> 1, up = ns - half;
-        for (int i = t; i < half * L; i += 32)
-            sw[i] = Op::combine(sw[i], sw[i + up * L]);
-        __syncwarp();
-        ns = up;
-    }
-    for (int c = t; c < K; c += 32) {
-        kg_racc<Op> r;
-        r.v = Op::identity();
-        r.i = 0;
-        for (int m = 0; m < L; m += P)
-            for (int k = 0; k < a; k++)
-                r.v = Op::combine(r.v, sw[m + (h + c * a + k) % P]);
-        kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, r);
-    }
-}
-
 /* Warp w of the grid takes units (outer positions) w, w + warps, ...; unit
    u reads A.walk.size[0] blocks (A.walk.in[0] elements apart) of n =
    A.chunk x P contiguous elements, P = a x K: a = A.run reduced elements
@@ -66,7 +37,7 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
     constexpr int V = Op::vec;
     constexpr int WARPS = KG_RED_THREADS / 32;
     typedef kgd_vec<T, V> VT;
-    const int P = (int)A.run * (int)A.inner, G = A.cw, NT = 32 / G * G;
+    const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
     const int t = threadIdx.x & 31;
     AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
     const int64_t n = A.chunk * P, nb = Blocks ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
@@ -150,113 +121,39 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
 #pragma unroll
             for (int e = 0; e < V; e++)
                 sw[t * V + e] = acc[e];
-        kg_red_flatw_fold<Op>(A, sw, NT, h, oo, xo);
-    }
-}
-
-/* FLATW of a single block over all 32 lanes (A.vec 1) where G = A.cw is
-   not a power of two (kg_red_flatw_v takes NT = 32 / G x G lanes): lane t
-   takes vectors t, t + 32, ... of the unit; the period position of vector
-   t + 32 i repeats with i every LP steps (LP = G / 2^s, the odd part of G),
-   so the lane keeps LP sets of V accumulators, set i mod LP for vector
-   t + 32 i, LP loads in flight: the sets are NT = 32 LP virtual lanes (set k
-   of lane t: lane t + 32 k), a multiple of G, folded as kg_red_flatw_v's. */
-template <class Op, int LP>
-__device__ __forceinline__ void kg_red_flatw_all(const kg_red_args &A, typename Op::acc_t *sv)
-{
-    typedef typename Op::in_t T;
-    typedef typename Op::acc_t AT;
-    constexpr int V = Op::vec;
-    constexpr int WARPS = KG_RED_THREADS / 32;
-    typedef kgd_vec<T, V> VT;
-    const int t = threadIdx.x & 31;
-    AT *sw = sv + (threadIdx.x >> 5) * (32 * V * LP);
-    const int64_t n = A.chunk * A.run * A.inner;
-    const int64_t step = (int64_t)gridDim.x * WARPS;
-    for (int64_t u = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); u < A.units; u += step) {
-        int64_t io, oo, xo;
-        kg_red_outer(A, u, io, oo, xo);
-        const T *p = (const T *)A.in + io; /* the unit's first element */
-        const int h = (int)(((uintptr_t)p & 15) / sizeof(T));
-        /* whole vectors [jl, jh) from the aligned address at or before the
-           start, then the ragged first and last ones element by element */
-        const int64_t nvec = (h + n + V - 1) / V, jl = h > 0 ? 1 : 0, jh = (h + n) / V;
-        AT acc[LP][V];
-#pragma unroll
-        for (int k = 0; k < LP; k++)
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                acc[k][e] = Op::identity();
-        const VT *q = (const VT *)(p - h);
-        for (int64_t j0 = t; j0 < jh; j0 += 32 * LP) {
-            VT x[LP];
-#pragma unroll
-            for (int k = 0; k < LP; k++)
-                if (j0 + 32 * k >= jl && j0 + 32 * k < jh)
-                    x[k] = q[j0 + 32 * k];
-#pragma unroll
-            for (int k = 0; k < LP; k++)
-                if (j0 + 32 * k >= jl && j0 + 32 * k < jh)
-#pragma unroll
-                    for (int e = 0; e < V; e++)
-                        acc[k][e] = Op::combine(acc[k][e], Op::map(x[k].v[e]));
+        __syncwarp();
+        for (int ns = NT / G; ns > 1;) {
+            const int half = ns >> 1, up = ns - half;
+            for (int i = t; i < half * L; i += 32)
+                sw[i] = Op::combine(sw[i], sw[i + up * L]);
+            __syncwarp();
+            ns = up;
         }
-        const int64_t ragged[2] = {t == 0 && h > 0 ? 0 : -1,
-                                   jh < nvec && jh % 32 == t && !(jh == 0 && h > 0) ? jh : -1};
-#pragma unroll
-        for (int r = 0; r < 2; r++)
-            if (ragged[r] >= 0) {
-                const int set = (int)(ragged[r] / 32 % LP);
-#pragma unroll
-                for (int k = 0; k < LP; k++)
-                    if (k == set)
-#pragma unroll
-                        for (int e = 0; e < V; e++) {
-                            const int64_t i = ragged[r] * V + e - h;
-                            if (i >= 0 && i < n)
-                                acc[k][e] = Op::combine(acc[k][e], Op::map(p[i]));
-                        }
-            }
-        __syncwarp(); /* the previous unit's readers of sw are done */
-#pragma unroll
-        for (int k = 0; k < LP; k++)
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                sw[(t + 32 * k) * V + e] = acc[k][e];
-        kg_red_flatw_fold<Op>(A, sw, 32 * LP, h, oo, xo);
+        for (int c = t; c < K; c += 32) {
+            kg_racc<Op> r;
+            r.v = Op::identity();
+            r.i = 0;
+            for (int m = 0; m < L; m += P)
+                for (int k = 0; k < a; k++)
+                    r.v = Op::combine(r.v, sw[m + (h + c * a + k) % P]);
+            kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, r);
+        }
     }
 }
 
 /* FLATW: the kernel (value reductions of elements of 2 to 8 bytes; other
    ops and dtypes get an empty one); UO > 0 (kernel flatwo): UO loads in
-   flight per lane. A.vec 1: all 32 lanes (kg_red_flatw_all) for 4- and
-   8-byte elements where the odd part of A.cw is 3, or 5 where a vector's
-   accumulators take at most 16 bytes (f32, f64); elsewhere
-   kg_red_flatw_v (2-byte elements: 8 accumulators a vector, the sets
-   spilled). */
+   flight per lane. */
 template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_flatw(const kg_red_args &A)
 {
-    constexpr int V = Op::vec, LPMAX = V > 4 ? 1 : V * sizeof(typename Op::acc_t) <= 16 ? 5 : 3;
-    constexpr int N = Op::indexed || V > 8 ? 1 : KG_RED_THREADS * V * LPMAX;
+    constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
     constexpr int U = UO > 0 ? UO : sizeof(typename Op::in_t) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
     __shared__ typename Op::acc_t sv[N];
     if constexpr (N > 1) {
-        const int odd = A.cw >> (__ffs(A.cw) - 1); /* the odd part of G */
-        if (A.walk.size[0] > 1) {
+        if (A.walk.size[0] > 1)
             kg_red_flatw_v<Op, true, U>(A, sv);
-            return;
-        }
-        if constexpr (LPMAX >= 3) {
-            if (A.vec == 1 && odd == 3) {
-                kg_red_flatw_all<Op, 3>(A, sv);
-                return;
-            }
-            if (LPMAX >= 5 && A.vec == 1 && odd == 5) {
-                kg_red_flatw_all<Op, LPMAX>(A, sv);
-                return;
-            }
-        }
-        kg_red_flatw_v<Op, false, U>(A, sv);
+        else
+            kg_red_flatw_v<Op, false, U>(A, sv);
     }
 }
 

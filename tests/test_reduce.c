@@ -261,10 +261,9 @@ static int occ_launches;
 static int cover_launches;
 /* ... and the launches of split COLS plans */
 static int fill_launches;
-/* ... and the launches of FLAT plans with a warp per unit (FLATW), of
-   those at 4 blocks per multiprocessor (FLATWO), and of those on all 32
-   lanes (args.vec 1) */
-static int flatw_launches, flatwo_launches, flat32_launches;
+/* ... and the launches of FLAT plans with a warp per unit (FLATW), and of
+   those at 4 blocks per multiprocessor (FLATWO) */
+static int flatw_launches, flatwo_launches;
 /* ... and the launches of SLAB plans, and of TRANS plans */
 static int slab_launches, trans_launches;
 
@@ -311,7 +310,6 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
     flatwo_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.occ == 4;
-    flat32_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.vec == 1;
     slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
@@ -968,10 +966,9 @@ Test(gpu, column_splits_that_fill_four_waves_in_narrow_tiles_every_op_dtype_and_
    (flat_warp, kernel FLATW) wherever it applies (a period of at most 32
    lanes; any slab, any count of outer positions; level 1: slabs of rows x
    columns, 2: also runs under the columns and blocks at a stride; occ 4:
-   the kernel at 4 blocks per multiprocessor, FLATWO; lanes: all 32 lanes
-   where that applies, in either kernel), every call twice, bitwise equal;
-   index reductions keep their plans. */
-static void flatw_tunings(int level, int occ, int lanes)
+   the kernel at 4 blocks per multiprocessor, FLATWO),
+   every call twice, bitwise equal; index reductions keep their plans. */
+static void flatw_tunings(int level, int occ)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.flat_warp = level;
@@ -979,23 +976,13 @@ static void flatw_tunings(int level, int occ, int lanes)
     t.flat_warp_max = INT32_MAX / 2;
     t.flat_warp_units = 0;
     t.flat_warp_occ = occ;
-    t.flat_warp_lanes = lanes;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, level,
-                       lanes ? &flat32_launches
-                       : occ ? &flatwo_launches
-                             : &flatw_launches,
-                       lanes ? "flat plans with a warp per unit on all 32 lanes"
-                       : occ ? "flat plans with a warp per unit at 4 blocks per SM"
-                             : "flat plans with a warp per unit");
+                       occ ? &flatwo_launches : &flatw_launches,
+                       occ ? "flat plans with a warp per unit at 4 blocks per SM" : "flat plans with a warp per unit");
 }
-Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1, 0, 0); }
-Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2, 0, 0); }
-Test(gpu, flat_with_a_warp_per_unit_at_4_blocks_per_sm_every_value_op_dtype_and_case) { flatw_tunings(2, 4, 0); }
-Test(gpu, flat_with_a_warp_per_unit_on_all_32_lanes_every_value_op_dtype_and_case) { flatw_tunings(2, 0, 1); }
-Test(gpu, flat_with_a_warp_per_unit_on_all_32_lanes_at_4_blocks_per_sm_every_value_op_dtype_and_case)
-{
-    flatw_tunings(2, 4, 1);
-}
+Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1, 0); }
+Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2, 0); }
+Test(gpu, flat_with_a_warp_per_unit_at_4_blocks_per_sm_every_value_op_dtype_and_case) { flatw_tunings(2, 4); }
 
 /* Every value reduction over every dtype and case with SLAB (tuning slab,
    templates/reduce_slab.cuh) wherever it applies (any count of units, any

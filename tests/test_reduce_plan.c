@@ -870,14 +870,11 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            of n = chunk x P elements, P = run x inner; lane t of NT takes
            vectors t, t + NT, ... of them and folds element e into period
            position (t V + e - h) mod P, column position / run: that must be
-           the element's column. vec 1 (one block, 4- or 8-byte elements):
-           all 32 lanes, NT = 32 x the odd part of G (3 or 5) virtual lanes */
-        const int64_t K = A->inner, a = A->run, P = a * K, G = A->cw, odd = G > 0 ? G / (G & -G) : 1;
-        const int64_t NT = A->vec ? 32 * odd : 32 / (G > 0 ? G : 1) * G;
+           the element's column */
+        const int64_t K = A->inner, a = A->run, P = a * K, G = A->cw, NT = 32 / (G > 0 ? G : 1) * G;
         const int64_t nb = A->walk.size[0] > 1 ? A->walk.size[0] : 1, S = A->walk.in[0], n = A->chunk * P;
         if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || a < 1 || G < 1 || G > 32 || (G * V) % P ||
-            A->splits != 1 || p->partial_bytes || A->units != A->n_out || A->tiles != 1 || A->vec < 0 ||
-            A->vec > 1 || (A->vec && (nb > 1 || es < 4 || (odd != 3 && odd != 5))) || A->walk.n != 1 ||
+            A->splits != 1 || p->partial_bytes || A->units != A->n_out || A->tiles != 1 || A->vec || A->walk.n != 1 ||
             n * nb != A->red * K || (nb > 1 && (n % V || S % V)))
             fail(c, "flatw geometry out of bounds");
         if (c->bad)
@@ -1400,7 +1397,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0, flatwo = 0, flat32 = 0, slab = 0, trans = 0;
+        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1479,20 +1476,17 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         cr_assert(check_plan(op, &in, mask, &ot, why, sizeof why, &cls), "cols_split_fill %d: %s", o,
                                   why);
                     }
-                    /* flat with a warp per unit wherever it applies, its kernel at 3 and at 4 blocks per SM (the
-                       latter on all 32 lanes where that applies) */
+                    /* flat with a warp per unit wherever it applies, its kernel at 3 and at 4 blocks per SM */
                     for (int o = 0; o <= 4; o += 4) {
                         kg_red_tuning ft = kg_red_tuning_default;
                         ft.flat_warp = 2;
                         ft.flat_warp_min = 0;
                         ft.flat_warp_units = 0;
                         ft.flat_warp_occ = o;
-                        ft.flat_warp_lanes = o > 0;
                         kg_red_plan fp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &ft, &fp), KG_OK);
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
                         flatwo += fp.cls == KG_RED_FLAT && fp.args.group == 32 && fp.occ == 4;
-                        flat32 += fp.cls == KG_RED_FLAT && fp.args.group == 32 && fp.args.vec == 1;
                         cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp (occ %d): %s", o,
                                   why);
                     }
@@ -1541,7 +1535,6 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(fill, 0);
     cr_assert_gt(flatw, 0);
     cr_assert_eq(flatwo * 2, flatw, "every flat plan of a warp per unit at 4 blocks per SM under flat_warp_occ");
-    cr_assert_gt(flat32, 0);
     cr_assert_gt(slab, 0);
     cr_assert_gt(trans, 0);
     cr_log_info("%d slab plans, %d trans plans", slab, trans);
