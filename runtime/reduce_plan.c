@@ -290,7 +290,17 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    #144 i32 77.3 / 37.4) and lost at 96 and 104 (#48 93.1 / 105.0, #100 at
    trans_min_side 8 48.5 / 113.2): trans_max_red 16; 2 or 8 walk positions a
    batch lost to 4 (#77 262.0, 269.7 against 249.7; #144 39.5, 44.6 against
-   37.4). */
+   37.4).
+   Session 15 (run s15r2, H200, 2026-12-03 12:57, all 240 sweep cases, each
+   tuning beside the default in the same process; us, FLATW / FLATWO): every
+   FLATW grid holds at least 3 blocks per multiprocessor (flat_warp_units),
+   what FLATW keeps resident: #32's 413 blocks ran 1.04 waves (ncu, s15r1).
+   FLATW at 4 blocks (FLATWO, 64 registers) won all 7 FLATW cases: #32 f32
+   K80 R64 30.4 / 22.6 (53.9 -> 72.5% of copy; PyTorch 0.91x in s15r1),
+   #111 94.1 / 80.0, #130 130.8 / 126.9, #152 bf16 19.1 / 16.9, #23 i32
+   49.1 / 46.5, #200 80.7 / 72.1, #173 77.2 / 71.5: flat_warp_occ 4. All 32
+   lanes where a period takes 20 (#32: 5 accumulator sets a lane) won
+   against FLATW (27.2) and lost with FLATWO (24.5): not kept. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -345,7 +355,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_max = 32768,
     .flat_warp_units = 24,
     .flat_warp_run = 16,
-    .flat_warp_occ = 0,
+    .flat_warp_occ = 4,
     .cols_runs_es = 2,
     .slab = 1,
     .slab_max_cols = 256,

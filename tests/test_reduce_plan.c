@@ -425,6 +425,11 @@ Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
     cr_assert_eq(p.grid, 132 * 16, "8663 blocks of 8 warps, capped");
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.args.group, 32, "the default");
+    cr_assert_eq(p.occ, 4, "FLATWO, the default");
+    kg_red_tuning o3 = t;
+    o3.flat_warp_occ = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &o3, &p), KG_OK);
+    cr_assert_eq(p.occ, 0, "FLATW at 3 blocks per SM");
     kg_red_tuning off = t;
     off.flat_warp = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){3, 4}, 2, 0, &off, &p), KG_OK);
