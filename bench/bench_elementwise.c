@@ -25,6 +25,8 @@
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  * KG_EW_BENCH_ALT="NAME=value,...": each permutation case also timed with those
  * tunings, interleaved with the default in the same process (alt_parse).
+ * KG_EW_BENCH_SIZES_ONLY=1: the size sweep and the host time only (no layouts,
+ * no permutations).
  */
 #include <math.h>
 #include <string.h>
@@ -593,6 +595,9 @@ int main(void)
         }
     }
 
+    /* KG_EW_BENCH_SIZES_ONLY=1: the size sweep above and the host time only */
+    if (getenv("KG_EW_BENCH_SIZES_ONLY") && atoi(getenv("KG_EW_BENCH_SIZES_ONLY")))
+        goto host;
     /* layouts: broadcast row and transposed input */
     if (perm_only)
         goto perms;
@@ -620,6 +625,7 @@ perms:
         return 0;
     }
 
+host:;
     /* host time per call: a 16-element add through kgen, and a bare
        cudaLaunchKernel of the same kernel, each in batches that stay below
        the launch queue's depth */
