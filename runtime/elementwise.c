@@ -78,7 +78,8 @@ static const int64_t tperm_jfirst_ratio = 256;
    p0.3.1.2.4 57.4 -> 67.2, [127,69,227,11] p3.0.2.1 56.0 -> 59.7; the
    other two adds it takes -0.1 and 0.0; the bf16 adds it leaves lost
    0.5-23.7 points under j first, and bf16 copies (tperm2) lost 1 point or
-   more on 27 of 47, gained on 1. */
+   more on 27 of 47, gained on 1. Run s15r2 (this rule against mode 3,
+   same process): 64.0 -> 80.8, 57.8 -> 67.4, 55.8 -> 59.5. */
 
 /* 1 where c has two dims or more, its second not chained to its first in
    the output, and some j dim's output stride is the run of c's first dim:
@@ -160,11 +161,18 @@ static int tperm_rect_min_bytes = 4;
    points (518 B bf16, 1036 B f32), and over nd32v it lost 3-12 points. */
 static int rowsv_mode = 1;
 static int rowsv_min_bytes = 4096;
-/* copies of planes contiguous in both operands and transposed: <op>_tplane
-   (1), <op>_tplanev (2: by 16-byte chunks) or neither (0), for planes of at
-   least tplane_min_bytes (the bench's planes have 17-35 KB); the buffer
-   (one plane) at most KG_TQ_MAX_BYTES */
-static int tplane_mode = 1;
+/* copies of planes contiguous in both operands and transposed: <op>_tplanev
+   (2, the default: by 16-byte chunks), <op>_tplane (1: element by element)
+   or neither (0), for planes of at least tplane_min_bytes (the bench's
+   planes have 17-35 KB); the buffer (one plane) at most KG_TQ_MAX_BYTES.
+   H200 run s15r2 (each process: the default of the build against its
+   alternative, % of copy): against tperm, tplane f32 [33,64,95,91]
+   p1.0.3.2 62.1 -> 67.7, p0.1.3.2 67.3 -> 68.1, [103,39,249,23] p0.1.3.2
+   74.9 -> 75.3, but bf16 p0.1.3.2 56.2 -> 43.5, p1.0.3.2 53.6 -> 43.0,
+   [24,64,204,70] p0.1.3.2 65.6 -> 46.9; against tplane, tplanev f32 78.3,
+   78.3, 85.2, bf16 60.1, 58.9, 64.9 (so against tperm +16.2, +11.0,
+   +10.3, +3.9, +5.3 and -0.7 points). */
+static int tplane_mode = 2;
 static int tplane_min_bytes = 16384;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 
@@ -914,7 +922,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
         /* <op>_tperm2 (one input): a block per two tiles; rect tiles in
-           <op>_tperm (tperm2 has no rect path) */
+           <op>_tperm (tperm2 has no rect path: H200 run s15r2, B A B A
+           against main's tperm2 with it, which spilled: 4 bf16 copies +1.2
+           to +1.5 points, e.g. 6007x5003 62.0 -> 63.2% of copy, none
+           down) */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
@@ -969,7 +980,7 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_STEP, &tperm_rect_step, 1, 32, 8},
     {KG_EW_TUNE_TPERM_RECT_TILES, &tperm_rect_tiles, 1, INT_MAX, 1},
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
-    {KG_EW_TUNE_TPLANE, &tplane_mode, 0, 2, 1},
+    {KG_EW_TUNE_TPLANE, &tplane_mode, 0, 2, 2},
     {KG_EW_TUNE_TPLANE_MIN_BYTES, &tplane_min_bytes, 1, INT_MAX, 16384},
 };
 

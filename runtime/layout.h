@@ -113,9 +113,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_ROWSV_MIN_BYTES: ... for rows of at least that many bytes (64
      and up; default 4096);
    KG_EW_TUNE_TPLANE: copies of planes contiguous in both operands and
-     transposed run <op>_tplane (kg_ew_plan_tplane): 1 (the default; under
-     the default choice only, KG_EW_TUNE_TPERM 0, or forced), <op>_tplanev
-     (2: the same by 16-byte chunks), or neither (0);
+     transposed (kg_ew_plan_tplane; under the default choice only,
+     KG_EW_TUNE_TPERM 0, or forced) run <op>_tplanev (2, the default: by
+     16-byte chunks), <op>_tplane (1: element by element), or neither (0);
    KG_EW_TUNE_TPLANE_MIN_BYTES: ... for planes of at least that many bytes
      (default 16384).
    Returns the setting's value before the call (0 for an unknown what). */
