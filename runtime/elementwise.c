@@ -70,6 +70,33 @@ static int tperm_flat = 1;
    147: -3.1, 67: -3.4; 2-d transposes -5 to -10; a long j -15 to -32). */
 static int tperm_jfirst = 2;
 static const int64_t tperm_jfirst_ratio = 256;
+/* Ops of two inputs with 2-byte elements (their own 4-block kernels) take
+   the j tiles first where the output runs on along j (tperm_out_along_j)
+   under mode 2 too; mode 3 keeps session 14's rule (the tile counts only).
+   H200 run s15r1 (j first against c first, same process): bf16 add
+   [160,214,118,6] p0.2.3.1 64.0 -> 80.2% of copy, [78,24,18,18,36]
+   p0.3.1.2.4 57.4 -> 67.2, [127,69,227,11] p3.0.2.1 56.0 -> 59.7; the
+   other two adds it takes -0.1 and 0.0; the bf16 adds it leaves lost
+   0.5-23.7 points under j first, and bf16 copies (tperm2) lost 1 point or
+   more on 27 of 47, gained on 1. Run s15r2 (this rule against mode 3,
+   same process): 64.0 -> 80.8, 57.8 -> 67.4, 55.8 -> 59.5. */
+
+/* 1 where c has two dims or more, its second not chained to its first in
+   the output, and some j dim's output stride is the run of c's first dim:
+   consecutive j tiles then write adjacent output, consecutive c tiles
+   pieces of c's first dim far apart. */
+static int tperm_out_along_j(const kg_tperm *o)
+{
+    if (o->nd[KG_TP_C] < 2)
+        return 0;
+    const int64_t run = (int64_t)o->size[KG_TP_C][0] * o->stride[KG_TP_C][0][0];
+    if (o->stride[KG_TP_C][0][1] == run)
+        return 0;
+    for (int i = 0; i < o->nd[KG_TP_J]; i++)
+        if (o->stride[KG_TP_J][0][i] == run)
+            return 1;
+    return 0;
+}
 /* ops of one input whose elements have at most 2 bytes: tperm with two
    tiles per pass (<op>_tperm2, the kernel after <op>_tperm, generated for
    those ops only; twice the bytes in flight per block); 0 = one tile.
@@ -94,7 +121,8 @@ static int tperm_divisors = 1;
    has 2 to tperm_rect elements (0: never; KG_EW_TUNE_TPERM_RECT), the long
    side a multiple of tperm_rect_step positions (1..32; _STEP), its tiles at
    least 90% full (T * T positions) and at least tperm_rect_tiles along the
-   long side (_TILES), in <op>_tperm2 where tperm_pair takes it. The forms
+   long side (_TILES), one tile a pass (<op>_tperm; its code in tperm2
+   spilled and slowed that kernel). The forms
    below that lost (class A, the mirror with the input's short fast dim
    taken whole; one tile a pass in bf16; tiles staged by rows) were removed
    in session 10. H200 run r1 of 2026-12-02 (same run, copy
@@ -133,6 +161,20 @@ static int tperm_rect_min_bytes = 4;
    points (518 B bf16, 1036 B f32), and over nd32v it lost 3-12 points. */
 static int rowsv_mode = 1;
 static int rowsv_min_bytes = 4096;
+/* copies of planes contiguous in both operands and transposed: <op>_tplanev
+   (2, the default: by 16-byte chunks), <op>_tplane (1: element by element)
+   or neither (0), for planes of at least tplane_min_bytes (the bench's
+   planes have 17-35 KB); the buffer (one plane) at most KG_TQ_MAX_BYTES.
+   H200 run s15r2 (each process: the default of the build against its
+   alternative, % of copy): against tperm, tplane f32 [33,64,95,91]
+   p1.0.3.2 62.1 -> 67.7, p0.1.3.2 67.3 -> 68.1, [103,39,249,23] p0.1.3.2
+   74.9 -> 75.3, but bf16 p0.1.3.2 56.2 -> 43.5, p1.0.3.2 53.6 -> 43.0,
+   [24,64,204,70] p0.1.3.2 65.6 -> 46.9; against tplane, tplanev f32 78.3,
+   78.3, 85.2, bf16 60.1, 58.9, 64.9 (so against tperm +16.2, +11.0,
+   +10.3, +3.9, +5.3 and -0.7 points). */
+static int tplane_mode = 2;
+static int tplane_min_bytes = 16384;
+#define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -551,7 +593,10 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     }
     o->map = (uint32_t)tperm_map;
     o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
-    o->jfirst = (uint32_t)(tperm_jfirst == 2 ? maxes >= 4 && tiles_c >= tperm_jfirst_ratio * tiles_j : tperm_jfirst);
+    const int by_tiles = maxes >= 4 && tiles_c >= tperm_jfirst_ratio * tiles_j;
+    o->jfirst = (uint32_t)(tperm_jfirst == 3   ? by_tiles
+                           : tperm_jfirst == 2 ? by_tiles || (L->nops == 3 && maxes == 2 && tperm_out_along_j(o))
+                                               : tperm_jfirst);
     o->full = (uint32_t)tperm_full;
     if (rect) {
         o->rect = 1;
@@ -604,6 +649,45 @@ KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_row
     r->cpr = (uint32_t)cpr;
     r->chunks = (uint32_t)(rows * cpr);
     kgi_divmod_magic(r->cpr, &r->magic, &r->shift);
+    return 1;
+}
+
+KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_t *smem)
+{
+    memset(q, 0, sizeof *q);
+    *smem = 0;
+    if (tplane_mode == 0 || L->ndim < 2 || L->nops != 2 || !kgi_layout_fits32(L))
+        return 0;
+    const int64_t nc = L->size[0], nj = L->size[1];
+    if (L->stride[0][0] != 1 || L->stride[0][1] != nc || L->stride[1][1] != 1 || L->stride[1][0] != nj)
+        return 0;
+    /* the buffer: nc rows of pitch elements (tplane), or the run and its
+       first chunk's offset in 16-byte chunks (tplanev) */
+    const int64_t pitch = KG_TQ_PITCH((int64_t)es, nj),
+                  bytes = tplane_mode == 2 ? nc * nj * (int64_t)es + 32 : nc * pitch * (int64_t)es;
+    if (nc * nj * (int64_t)es < tplane_min_bytes || bytes > KG_TQ_MAX_BYTES)
+        return 0;
+    kgi_layout B = *L; /* the other dims: the planes */
+    B.ndim = L->ndim - 2;
+    for (int d = 0; d < B.ndim; d++) {
+        B.size[d] = L->size[d + 2];
+        for (int k = 0; k < L->nops; k++)
+            B.stride[k][d] = L->stride[k][d + 2];
+    }
+    if (B.ndim == 0) {
+        B.ndim = 1;
+        B.size[0] = 1;
+        for (int k = 0; k < L->nops; k++)
+            B.stride[k][0] = 0;
+    }
+    kgi_layout_to_nd32(&B, &q->B);
+    q->nc = (uint32_t)nc;
+    q->nj = (uint32_t)nj;
+    q->pitch = (uint32_t)pitch;
+    q->planes = q->B.n;
+    kgi_divmod_magic(q->nc, &q->magic_nc, &q->shift_nc);
+    kgi_divmod_magic(q->nj, &q->magic_nj, &q->shift_nj);
+    *smem = (size_t)bytes;
     return 1;
 }
 
@@ -779,6 +863,19 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                        threads, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
+    /* tplane (kg_ew_plan_tplane): copies, not dense; by the default choice
+       (KG_EW_TUNE_TPERM 0) or forced */
+    kg_tplane tq;
+    size_t tq_smem;
+    if (((force < 0 && tperm_mode == 0) || force == KG_EW_TPLANE) && var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 &&
+        dt == out->dtype && dt != KG_BOOL && tperm_k >= 0 && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &tq_smem)) {
+        void *args[] = {&p, &tq};
+        ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
+        /* its kernels follow rowsv: tplane, tplanev */
+        st = kg_launch(ctx, tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0) + (tplane_mode == 2 ? 1 : 0),
+                       (dim3){tq.planes, 1, 1}, threads, args, tq_smem);
+        return st == KG_OK ? kg_ok(ctx) : st;
+    }
     ctx->test_last[KGI_TEST_EW_VARIANT] = var;
 
     switch (var) {
@@ -824,8 +921,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     }
     case KG_EW_TPERM: {
         void *args[] = {&p, &tp};
-        /* <op>_tperm2 (one input): a block per two tiles */
-        const int pair = n_in == 1 && tperm_pair && es_max <= 2;
+        /* <op>_tperm2 (one input): a block per two tiles; rect tiles in
+           <op>_tperm (tperm2 has no rect path: H200 run s15r2, B A B A
+           against main's tperm2 with it, which spilled: 4 bf16 copies +1.2
+           to +1.5 points, e.g. 6007x5003 62.0 -> 63.2% of copy, none
+           down) */
+        const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
@@ -868,7 +969,7 @@ static const struct {
     {KG_EW_TUNE_TPERM_FILL, &tperm_fill, 1, 100, 90},
     {KG_EW_TUNE_TPERM_MAP, &tperm_map, 0, 2, 1},
     {KG_EW_TUNE_TPERM_FLAT, &tperm_flat, 0, 1, 1},
-    {KG_EW_TUNE_TPERM_JFIRST, &tperm_jfirst, 0, 2, 1},
+    {KG_EW_TUNE_TPERM_JFIRST, &tperm_jfirst, 0, 3, 1},
     {KG_EW_TUNE_TPERM_PAIR, &tperm_pair, 0, 1, 1},
     {KG_EW_TUNE_ROWSV, &rowsv_mode, 0, 2, 1},
     {KG_EW_TUNE_ROWSV_MIN_BYTES, &rowsv_min_bytes, 64, INT_MAX, 4096},
@@ -879,6 +980,8 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_STEP, &tperm_rect_step, 1, 32, 8},
     {KG_EW_TUNE_TPERM_RECT_TILES, &tperm_rect_tiles, 1, INT_MAX, 1},
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
+    {KG_EW_TUNE_TPLANE, &tplane_mode, 0, 2, 2},
+    {KG_EW_TUNE_TPLANE_MIN_BYTES, &tplane_min_bytes, 1, INT_MAX, 16384},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -19,6 +19,9 @@
 /* copies of rows kept in place by realigned 16-byte chunks (<op>_rowsv,
    kg_tperm.h), reported by kg_test_last_ew_variant */
 #define KG_EW_ROWSV (KG_EW_VARIANT_COUNT + 1)
+/* copies of planes contiguous in both operands, transposed (<op>_tplane,
+   kg_tperm.h), forced and reported like the others */
+#define KG_EW_TPLANE (KG_EW_VARIANT_COUNT + 2)
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
    L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
@@ -31,6 +34,16 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L, const size_t *es, kg_tperm *o);
    4096) and everything within 31 bits, unless nd32v_ok (nd32v would serve
    L; KG_EW_TUNE_ROWSV 2 takes rowsv there too) or KG_EW_TUNE_ROWSV is 0. */
 KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_rowsv *r);
+
+/* The tplane plan (kg_tperm.h) of the coalesced layout L of a copy of
+   es-byte elements (operand 0 the output, 1 the input): 1 where dims 0 and
+   1 are a plane contiguous in both and transposed (the output's strides 1
+   and size[0], the input's size[1] and 1), the plane of at least
+   KG_EW_TUNE_TPLANE_MIN_BYTES (default 16384) and its shared-memory buffer
+   (size[0] rows of KG_TQ_PITCH elements; tplanev: the plane + 32 bytes) at
+   most 48 KiB, everything within 31 bits, unless KG_EW_TUNE_TPLANE is 0.
+   *smem: the buffer's bytes. */
+KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_t *smem);
 
 /* 1 when the default choice takes the tperm plan tp over the other
    eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
@@ -71,7 +84,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest,
      0 = the c tiles; 2 (the default) = the j tiles where the elements
      have at least 4 bytes and the c axis has at least 256 times as many
-     tiles as j, else the c tiles;
+     tiles as j, or for ops of two inputs with 2-byte elements where the
+     output runs on along j (c's first dim continued by a j dim, not by
+     c's second), else the c tiles; 3 = the first of those rules only;
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
      the default), or one (0);
@@ -96,7 +111,13 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
    KG_EW_TUNE_ROWSV_MIN_BYTES: ... for rows of at least that many bytes (64
-     and up; default 4096).
+     and up; default 4096);
+   KG_EW_TUNE_TPLANE: copies of planes contiguous in both operands and
+     transposed (kg_ew_plan_tplane; under the default choice only,
+     KG_EW_TUNE_TPERM 0, or forced) run <op>_tplanev (2, the default: by
+     16-byte chunks), <op>_tplane (1: element by element), or neither (0);
+   KG_EW_TUNE_TPLANE_MIN_BYTES: ... for planes of at least that many bytes
+     (default 16384).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -118,7 +139,9 @@ enum {
     KG_EW_TUNE_TPERM_RECT,
     KG_EW_TUNE_TPERM_RECT_STEP,
     KG_EW_TUNE_TPERM_RECT_TILES,
-    KG_EW_TUNE_TPERM_RECT_MIN_BYTES
+    KG_EW_TUNE_TPERM_RECT_MIN_BYTES,
+    KG_EW_TUNE_TPLANE,
+    KG_EW_TUNE_TPLANE_MIN_BYTES
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -421,9 +421,11 @@ __device__ __forceinline__ typename F::out_t kg_tpr_apply(const typename F::in0_
         return F::apply(x, y, z);
 }
 
-/* NT tiles (tile0, tile0 + 1, ...; NT > 1 in <op>_tperm2: ops of one
-   input, every load of the NT tiles in flight before the first store; a
-   tile past the last one does nothing). */
+/* NT tiles (tile0, tile0 + 1, ...; NT > 1: every load of the NT tiles in
+   flight before the first store; a tile past the last one does nothing).
+   Only <op>_tperm runs it (NT = 1): the runtime sends rect plans there,
+   since in <op>_tperm2 (64 registers) its code spilled 148 bytes a thread
+   (bf16 copy, sm_90) and slowed that kernel's other paths. */
 template <typename F, int NT>
 __device__ __forceinline__ void kg_tpr_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tp_smem<F> (&S)[NT],
                                             uint32_t tile0)
@@ -676,8 +678,9 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
     constexpr bool W = sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2 &&
                        ((NT > 1 && F::arity == 1) || (NT == 1 && F::arity == 2 && sizeof(typename F::in1_t) == 2));
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (L.rect) {
-            kg_tpr_tile<F, NT>(p, L, S, tile);
+        if (NT == 1 && L.rect) {
+            if constexpr (NT == 1) /* rect: one tile a pass (its code in tperm2 spilled) */
+                kg_tpr_tile<F, 1>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {
                 if (L.flat)
@@ -844,6 +847,163 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_rowsv(const k
             }
             *(uint4 *)dst[u] = o;
         }
+    }
+}
+
+/* tplane (kg_tperm.h): copies of planes contiguous in both operands and
+   transposed between them. A block takes planes b = blockIdx.x, + gridDim.x,
+   ...: every thread loads U elements of the plane's input run (lanes at
+   consecutive positions: whole sectors), then stages them at row c = r / nj
+   of shared memory; after a barrier it reads U elements in the output's
+   order (j = q / nc, c = q % nc: lanes at consecutive rows) and stores them
+   along the output's run. The plane's size and pitch are the launch's
+   (dynamic shared memory of nc * pitch elements). A copy moves bits. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tplane(const kg_ew_ptrs &p, const kg_tplane &Q)
+{
+    typedef typename F::out_t X;
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tplane: copies");
+    constexpr int U = 8;
+    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
+    X *s = (X *)kg_tq_smem;
+    const uint32_t n = Q.nc * Q.nj, skew = Q.pitch - Q.nj;
+    for (uint32_t b = blockIdx.x; b < Q.planes; b += gridDim.x) {
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(Q.B, b, off);
+        const X *in = (const X *)p.in[0] + off[1];
+        X *out = (X *)p.out + off[0];
+        for (uint32_t r0 = threadIdx.x; r0 < n; r0 += U * KG_EW_THREADS) {
+            X v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t r = r0 + u * KG_EW_THREADS;
+                v[u] = r < n ? in[r] : X{};
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t r = r0 + u * KG_EW_THREADS;
+                if (r < n)
+                    s[r + kgd_div_magic(r, Q.magic_nj, Q.shift_nj) * skew] = v[u];
+            }
+        }
+        __syncthreads();
+        for (uint32_t q0 = threadIdx.x; q0 < n; q0 += U * KG_EW_THREADS) {
+            X v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t q = q0 + u * KG_EW_THREADS, j = kgd_div_magic(q, Q.magic_nc, Q.shift_nc);
+                if (q < n)
+                    v[u] = s[(q - j * Q.nc) * Q.pitch + j];
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t q = q0 + u * KG_EW_THREADS;
+                if (q < n)
+                    out[q] = v[u];
+            }
+        }
+        __syncthreads(); /* the next plane reuses the buffer */
+    }
+}
+
+/* tplanev: tplane by 16-byte chunks (KG_EW_TUNE_TPLANE 2). The plane's
+   input run is loaded as the aligned 16-byte chunks that cover it (a chunk
+   the run covers only in part: its elements one by one) and stored as they
+   are, so element e (input order, e = c * nj + j) sits at byte si + e *
+   ES of the buffer (si: the run's offset in its first chunk). Each thread
+   then fills aligned 16-byte chunks of the output's run from the buffer (j
+   = q / nc and c = q % nc once a chunk, then stepped), one 16-byte store a
+   whole chunk, element stores at the run's ends. A copy moves bits. */
+template <int ES, bool WHOLE>
+__device__ __forceinline__ uint4 kg_tqv_gather(const unsigned char *s, const kg_tplane &Q, int32_t q0, uint32_t n)
+{
+    constexpr int M = 16 / ES;
+    const uint32_t qs = q0 < 0 ? 0u : (uint32_t)q0;
+    uint32_t j = kgd_div_magic(qs, Q.magic_nc, Q.shift_nc), c = qs - j * Q.nc, e = c * Q.nj + j;
+    uint4 w = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < M; i++) {
+        if (WHOLE || (q0 + i >= 0 && (uint32_t)(q0 + i) < n)) {
+            kg_rv_put<ES>(w, i, kg_rv_load<ES>((const char *)s + e * ES));
+            e += Q.nj;
+            if (++c == Q.nc) {
+                c = 0;
+                e = ++j;
+            }
+        }
+    }
+    return w;
+}
+
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tplanev(const kg_ew_ptrs &p, const kg_tplane &Q)
+{
+    typedef typename F::out_t X;
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tplanev: copies");
+    constexpr int ES = sizeof(X), M = 16 / ES, U = 4;
+    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
+    const uint32_t n = Q.nc * Q.nj, nb = n * ES;
+    for (uint32_t b = blockIdx.x; b < Q.planes; b += gridDim.x) {
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(Q.B, b, off);
+        const char *ib = (const char *)p.in[0] + (int64_t)off[1] * ES;
+        char *ob = (char *)p.out + (int64_t)off[0] * ES;
+        const uint32_t si = (uint32_t)((uintptr_t)ib & 15u), so = (uint32_t)((uintptr_t)ob & 15u);
+        const char *ia = ib - si;
+        char *oa = ob - so;
+        const uint32_t ci = (si + nb + 15u) / 16u, co = (so + nb + 15u) / 16u; /* chunks of each run */
+        for (uint32_t k0 = threadIdx.x; k0 < ci; k0 += U * KG_EW_THREADS) {
+            uint4 v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t k = k0 + u * KG_EW_THREADS;
+                const char *a = ia + 16u * k;
+                if (k < ci && a >= ib && a + 16 <= ib + nb) {
+                    v[u] = *(const uint4 *)a;
+                } else {
+                    v[u] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+                    for (int i = 0; i < M; i++) {
+                        const char *x = a + i * ES;
+                        if (k < ci && x >= ib && x < ib + nb)
+                            kg_rv_put<ES>(v[u], i, kg_rv_load<ES>(x));
+                    }
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t k = k0 + u * KG_EW_THREADS;
+                if (k < ci)
+                    *(uint4 *)(kg_tq_smem + 16u * k) = v[u];
+            }
+        }
+        __syncthreads();
+        const unsigned char *s = kg_tq_smem + si;
+        for (uint32_t k0 = threadIdx.x; k0 < co; k0 += U * KG_EW_THREADS) {
+            uint4 w[U];
+            int32_t q0[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t k = k0 + u * KG_EW_THREADS;
+                q0[u] = ((int32_t)(16u * k) - (int32_t)so) / ES; /* the chunk's first position in the run */
+                if (k < co)
+                    w[u] = q0[u] >= 0 && (uint32_t)q0[u] + M <= n ? kg_tqv_gather<ES, true>(s, Q, q0[u], n)
+                                                                : kg_tqv_gather<ES, false>(s, Q, q0[u], n);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t k = k0 + u * KG_EW_THREADS;
+                if (k >= co)
+                    continue;
+                if (q0[u] >= 0 && (uint32_t)q0[u] + M <= n) {
+                    *(uint4 *)(oa + 16u * k) = w[u];
+                } else {
+#pragma unroll
+                    for (int i = 0; i < M; i++)
+                        if (q0[u] + i >= 0 && (uint32_t)(q0[u] + i) < n)
+                            kg_rv_store<ES>(oa + 16u * k + i * ES, kg_rv_get<ES>(w[u], i));
+                }
+            }
+        }
+        __syncthreads(); /* the next plane reuses the buffer */
     }
 }
 

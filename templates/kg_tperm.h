@@ -98,4 +98,26 @@ typedef struct kg_rowsv {
     uint32_t cpr, magic, shift, chunks;
 } kg_rowsv;
 
+/* The argument of the kernels <op>_tplane (copies): the coalesced layout's
+   dims 0 and 1 form a plane contiguous in both operands, transposed: the
+   output's dim 0 (nc elements) is the input's second dim (input stride nj)
+   and its dim 1 (nj elements, output stride nc) the input's fast dim. So
+   each plane is one run of nc * nj elements in the input (position c * nj
+   + j) and one in the output (j * nc + c). A block loads a whole plane
+   along the input's run into shared memory (row c at c * pitch: a column
+   of lanes then hits distinct banks), then stores it along the output's
+   run. B walks the planes (the layout's other dims; B.n planes), each
+   plane's offsets by magic division once. */
+typedef struct kg_tplane {
+    kg_nd32 B;
+    uint32_t nc, nj, pitch, planes;
+    uint32_t magic_nc, shift_nc, magic_nj, shift_nj; /* division by nc, by nj */
+} kg_tplane;
+
+/* tplane's row pitch in elements for rows of nj es-byte elements: pitch *
+   es an odd number of words (es <= 4; 8-byte elements: an odd number of
+   pairs), so lanes at consecutive rows read distinct banks */
+#define KG_TQ_PITCH(es, nj)                                                                                            \
+    ((es) >= 4 ? ((nj) | 1u) : (es) == 2 ? ((((nj) + 1u) & ~3u) + 2u) : ((((nj) + 3u) & ~7u) + 4u))
+
 #endif

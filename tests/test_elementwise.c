@@ -238,6 +238,10 @@ static void setup(void)
 
 static void teardown(void) { kg_close(ctx); }
 
+/* The variant run_case forces where a case runs the runtime's own choice
+   (-1: none; the tplane test forces KG_EW_TPLANE). */
+static int force_variant = -1;
+
 /* Runs `c` for op over dtype dt (output out_dt); ORs the variants that ran
    into *ran. */
 static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, unsigned *ran)
@@ -300,7 +304,7 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
     const int64_t n = numel(ov);
     const int nv = c->all_variants ? KG_EW_VARIANT_COUNT : 1;
     for (int vi = 0; vi < nv; vi++) {
-        kg_test_force_ew_variant(ctx, c->all_variants ? vi : -1);
+        kg_test_force_ew_variant(ctx, c->all_variants ? vi : force_variant);
         if (c->inplace >= 0) /* restore the input the last run overwrote */
             kt_upload(ctx, dev[c->inplace], host[c->inplace],
                       (size_t)storage(&c->in[c->inplace]) * kg_dtype_size(dts[c->inplace]));
@@ -1065,6 +1069,55 @@ Test(rowsv, copies_of_rows_kept_in_place, .init = setup, .fini = teardown, .time
     }
 }
 
+/* Copies of planes contiguous in both operands and transposed
+   (<op>_tplane, forced; planes from 1 byte, KG_EW_TUNE_TPLANE_MIN_BYTES 1):
+   the buffer's last two dims swapped, with the outer dims in order or
+   swapped too (planes apart), one plane (a 2-d transpose), odd and even
+   plane sides (each row pitch of KG_TQ_PITCH), a side of 2 and 3, planes
+   of more elements than a block's threads take in one pass, input and
+   output 0 to 7 elements off alignment. Results are exact (bits). */
+static void check_tplane(int mode)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPLANE, mode);
+    kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, 1);
+    force_variant = KG_EW_TPLANE;
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+    } cs[] = {{4, {2, 3, 37, 41}, {0, 1, 3, 2}}, {4, {3, 2, 37, 41}, {1, 0, 3, 2}}, {3, {5, 64, 64}, {0, 2, 1}},
+              {2, {33, 128}, {1, 0}},         {3, {4, 2, 700}, {0, 2, 1}},       {2, {700, 3}, {1, 0}},
+              {3, {3, 95, 91}, {0, 2, 1}},    {4, {2, 2, 45, 46}, {1, 0, 3, 2}}};
+    const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+        unsigned ran = 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            int64_t shape[KG_MAX_DIMS];
+            const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+            const int ia = (int)(i * 5 + di) % 8, io = (int)(i * 3 + 1) % 8;
+            ew_case c = {"transposed planes", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+            run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
+            if (dts[di] != KG_F64 || i != 6) /* f64 95 x 91: a buffer over 48 KiB, no plan */
+                cr_assert(ran & (1u << KG_EW_TPLANE), "%s case %zu: tplane %d did not run (variants %#x)",
+                          kg_dtype_name(dts[di]), i, mode, ran);
+            ran = 0;
+        }
+    }
+    force_variant = -1;
+}
+
+Test(tplane, copies_of_transposed_planes, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tplane(1);
+}
+
+/* The same by 16-byte chunks (<op>_tplanev, KG_EW_TUNE_TPLANE 2): the
+   offsets put each run's ends in partial chunks of every alignment. */
+Test(tplane, copies_of_transposed_planes_by_chunks, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tplane(2);
+}
+
 /* The word path of <op>_tperm2 (kg_ew_tperm_words_ok: 2-byte elements as
    32-bit pairs, on by default): every permutation of shapes whose dims are
    all even (pairs on both sides; tiles whole and cut at every edge, several
@@ -1808,6 +1861,74 @@ Test(tperm_plan, word_pairs_where_the_rule_allows)
     cr_assert(taken > 20 && refused > 10, "words taken %d, refused %d", taken, refused);
 }
 
+/* tplane's rule (kg_ew_plan_tplane): planes contiguous in both operands
+   and transposed, of at least 16384 bytes, their buffer (tplanev, the
+   default: the plane + 32 bytes) at most 48 KiB; the pitch of <op>_tplane
+   (KG_TQ_PITCH: an odd number of words, pairs for 8-byte elements), the
+   plane count and the magic divisions by both sides. */
+Test(tplane_plan, the_rule_and_the_pitch)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want;
+        uint32_t nc, nj, pitch, planes;
+    } cs[] = {
+        /* buffer shape P read in the order p (read_in_order), output dense */
+        {4, {33, 64, 95, 91}, {1, 0, 3, 2}, KG_F32, 1, 95, 91, 91, 2112},  /* the bench's p1.0.3.2 */
+        {4, {33, 64, 95, 91}, {0, 1, 3, 2}, KG_BF16, 1, 95, 91, 94, 2112}, /* planes in a row: one dim */
+        {4, {24, 64, 204, 70}, {0, 1, 3, 2}, KG_BF16, 1, 204, 70, 70, 1536},
+        {4, {24, 64, 204, 70}, {0, 1, 3, 2}, KG_F32, 0, 0, 0, 0, 0},  /* 204 x 70 x 4 B over 48 KiB */
+        {3, {5, 128, 128}, {0, 2, 1}, KG_U8, 1, 128, 128, 132, 5},    /* 1-byte pitch: 4 mod 8 */
+        {3, {5, 80, 64}, {0, 2, 1}, KG_F64, 1, 80, 64, 65, 5},        /* 8-byte pitch: odd pairs */
+        {3, {5, 96, 64}, {0, 2, 1}, KG_F64, 0, 0, 0, 0, 0},           /* a 48 KiB plane, its buffer 49184 B */
+        {2, {33, 128}, {1, 0}, KG_F32, 1, 33, 128, 129, 1},           /* one plane */
+        {3, {9, 63, 65}, {0, 2, 1}, KG_F32, 0, 0, 0, 0, 0},           /* 16380 B: under the floor */
+        {3, {9, 64, 64}, {0, 2, 1}, KG_F32, 1, 64, 64, 65, 9},        /* 16384 B */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0, 0, 0, 0},          /* inner dim in place: no plane */
+        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 0, 0, 0, 0, 0},          /* dims 0 and 1 not one plane */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        int64_t shape[KG_MAX_DIMS];
+        const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+        kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        kg_tplane q;
+        size_t smem;
+        const size_t es = kg_dtype_size(cs[i].dt);
+        cr_assert_eq(kg_ew_plan_tplane(&L, es, &q, &smem), cs[i].want, "case %zu", i);
+        if (!cs[i].want)
+            continue;
+        cr_assert_eq(q.nc, cs[i].nc, "case %zu", i);
+        cr_assert_eq(q.nj, cs[i].nj, "case %zu", i);
+        cr_assert_eq(q.pitch, cs[i].pitch, "case %zu", i);
+        cr_assert_eq(q.planes, cs[i].planes, "case %zu", i);
+        cr_assert_eq(smem, (size_t)q.nc * q.nj * es + 32, "case %zu", i); /* tplanev (the default) */
+        cr_assert((q.pitch * es / (es >= 8 ? 8 : 4)) % 2 == 1 && (q.pitch * es) % (es >= 8 ? 8 : 4) == 0,
+                  "case %zu: pitch %u of %zu-byte elements", i, q.pitch, es);
+        for (uint32_t x = 0; x < q.nc * q.nj; x += 1 + x / 64) {
+            cr_assert_eq(magic_div(x, q.magic_nc, q.shift_nc), x / q.nc, "case %zu x %u", i, x);
+            cr_assert_eq(magic_div(x, q.magic_nj, q.shift_nj), x / q.nj, "case %zu x %u", i, x);
+        }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPLANE, 0);
+    {
+        int64_t shape[KG_MAX_DIMS];
+        const view a = read_in_order(4, S(33, 64, 95, 91), (const int[]){1, 0, 3, 2}, shape), o = dense(4, shape);
+        kg_tensor ta = tview(KT_DEV(0), KG_F32, &a), to = tview(KT_DEV(1 << 28), KG_F32, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        kg_tplane q;
+        size_t smem;
+        cr_assert_eq(kg_ew_plan_tplane(&L, 4, &q, &smem), 0, "KG_EW_TUNE_TPLANE 0 still plans");
+    }
+}
+
 /* rowsv's rule (kg_ew_plan_rowsv, H200 run r3 of 2026-12-02: it won for
    rows of 10.8 KB and up and for misaligned contiguous copies, lost for
    rows of at most 1 KB and over nd32v) and its chunk arithmetic: the cpr
@@ -1918,7 +2039,7 @@ Test(tperm_plan, block_order_follows_the_tile_counts)
         {2, {6007, 5003}, {1, 0}, KG_F32, 0},            /* 94 x 79: 74.3 -> 65.3 */
         {3, {255, 387, 259}, {0, 2, 1}, KG_F32, 0},      /* 7 x 1032: 80.6 -> 49.9 */
     };
-    for (int mode = 2; mode >= 0; mode--) {
+    for (int mode = 3; mode >= 0; mode--) {
         kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, mode);
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             const int nd = cs[i].nd;
@@ -1932,12 +2053,49 @@ Test(tperm_plan, block_order_follows_the_tile_counts)
             const size_t es[4] = {kg_dtype_size(cs[i].dt), kg_dtype_size(cs[i].dt), 0, 0};
             kg_tperm tp;
             cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
-            const int want = mode == 2 ? cs[i].want : mode;
+            const int want = mode >= 2 ? cs[i].want : mode;
             cr_assert_eq((int)tp.jfirst, want, "case %zu, mode %d: jfirst %u (tiles %u x %u), want %d", i, mode,
                          tp.jfirst, tp.tiles_c, tp.tiles_j, want);
             if (mode == 2)
                 cr_assert_eq(cs[i].want, kg_dtype_size(cs[i].dt) >= 4 && tp.tiles_c >= 256u * tp.tiles_j,
                              "case %zu: tiles %u x %u", i, tp.tiles_c, tp.tiles_j);
+        }
+    }
+    /* ops of two inputs (input 1 laid out as the output): with 2-byte
+       elements the j tiles go first where the output runs on along j (mode
+       2, the default; mode 3 the tile counts only), measured in s15r1 */
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5];
+        kg_dtype dt;
+        int want;
+    } bs[] = {
+        {4, {160, 214, 118, 6}, {0, 2, 3, 1}, KG_BF16, 1},        /* c 214 x 160, j 708 at stride 214: 64.0 -> 80.2 */
+        {5, {78, 24, 18, 18, 36}, {0, 3, 1, 2, 4}, KG_BF16, 1},   /* c 36 x 78, j 18 x 432 (432 at 36): 57.4 -> 67.2 */
+        {4, {127, 69, 227, 11}, {3, 0, 2, 1}, KG_BF16, 1},        /* c 69 x 127, j 11 x 227 (227 at 69): 56.0 -> 59.7 */
+        {4, {48, 178, 44, 60}, {3, 2, 1, 0}, KG_BF16, 0},         /* c 48 x 178 chained in the output */
+        {2, {6007, 5003}, {1, 0}, KG_BF16, 0},                    /* c one dim: 72.9 -> 62.0 under j first */
+        {3, {213, 871, 119}, {1, 2, 0}, KG_BF16, 0},              /* 66.4 -> 42.7 */
+        {4, {160, 214, 118, 6}, {0, 2, 3, 1}, KG_F32, 0},         /* 4-byte: the tile counts (535 x 12) */
+    };
+    for (int mode = 3; mode >= 2; mode--) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, mode);
+        for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) {
+            int64_t shape[5];
+            const view a = read_in_order(bs[i].nd, bs[i].P, bs[i].p, shape);
+            const view o = dense(bs[i].nd, shape);
+            kg_tensor ta = tview(KT_DEV(0), bs[i].dt, &a), tb = tview(KT_DEV(1 << 27), bs[i].dt, &o),
+                      to = tview(KT_DEV(1 << 28), bs[i].dt, &o);
+            const kg_tensor *ins[2] = {&ta, &tb};
+            kg_layout L;
+            kg_layout_build(&L, &to, ins, 2);
+            const size_t es[4] = {kg_dtype_size(bs[i].dt), kg_dtype_size(bs[i].dt), kg_dtype_size(bs[i].dt), 0};
+            kg_tperm tp;
+            cr_assert(kg_ew_plan_tperm(&L, es, &tp), "two inputs, case %zu: no tperm plan", i);
+            const int want = mode == 2 && bs[i].want;
+            cr_assert_eq((int)tp.jfirst, want, "two inputs, case %zu, mode %d: jfirst %u, want %d", i, mode, tp.jfirst,
+                         want);
         }
     }
 }
