@@ -1061,7 +1061,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int64_t per_block = g > 32 ? 1 : plan->block / g;
     const int64_t units = cdiv(rows, per_block);
     int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
-    if (tu->grid > 0 && tu->grid < cap)
+    if (tu->grid > 0)
         cap = tu->grid;
     plan->grid = (unsigned)(units < cap ? units : cap);
     if (lean && nk <= 1)
