@@ -230,6 +230,23 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
             issue(i);
     if (wp || bp)
         kg_nb_wait(&bar[W * S], 0);
+    /* f(x, v) over the lane's vectors v = 32 k + lane of the staged row
+       sx, in order of k, four loads from shared memory issued before their
+       first use (the compiler had issued each load after the previous
+       vector's arithmetic) */
+    auto pass = [&](const VT *sx, auto f) {
+        for (int k0 = 0; k0 < nk; k0 += 4) {
+            VT x[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if ((k0 + j) * 32 + lane < nvec)
+                    x[j] = sx[(k0 + j) * 32 + lane];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if ((k0 + j) * 32 + lane < nvec)
+                    f(x[j], (k0 + j) * 32 + lane);
+        }
+    };
     for (int64_t i = 0; i < nr; i++) {
         const int st = (int)(i % S);
         const int64_t row = w0 + i * G;
@@ -237,73 +254,53 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
         VT *sx = (VT *)(ring + (size_t)st * sb);
         if (hres) {
             const VT *sh = (const VT *)(ring + (size_t)st * sb + rb);
-#pragma unroll 4
-            for (int k = 0; k < nk; k++) {
-                const int v = k * 32 + lane;
-                if (v < nvec) {
-                    VT x = sx[v];
-                    kg_nres_add<Op, V>(x, sh[v], res + row * s_res + (int64_t)v * V);
-                    sx[v] = x;
-                }
-            }
+            pass(sx, [&](VT x, int v) {
+                kg_nres_add<Op, V>(x, sh[v], res + row * s_res + (int64_t)v * V);
+                sx[v] = x;
+            });
         }
         kg_nstat<AT> cs;
         cs.n = (AT)A.n;
         cs.a = (AT)0;
         AT a = (AT)0;
-#pragma unroll 4
-        for (int k = 0; k < nk; k++) {
-            const int v = k * 32 + lane;
-            if (v < nvec) {
-                const VT x = sx[v];
+        pass(sx, [&](const VT &x, int) {
 #pragma unroll
-                for (int e = 0; e < V; e++) {
-                    const AT u = kg_nld<Op>(x, e);
-                    if constexpr (Op::stats == KG_NS_MOMENTS)
-                        a = a + u;
-                    else
-                        a = a + u * u;
-                }
+            for (int e = 0; e < V; e++) {
+                const AT u = kg_nld<Op>(x, e);
+                if constexpr (Op::stats == KG_NS_MOMENTS)
+                    a = a + u;
+                else
+                    a = a + u * u;
             }
-        }
+        });
         a = kg_ngroup(a, 32, kg_nsum_f());
         if constexpr (Op::stats == KG_NS_MOMENTS) {
             cs.a = a / (AT)A.n;
             AT d2 = (AT)0;
-#pragma unroll 4
-            for (int k = 0; k < nk; k++) {
-                const int v = k * 32 + lane;
-                if (v < nvec) {
-                    const VT x = sx[v];
+            pass(sx, [&](const VT &x, int) {
 #pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const AT d = kg_nld<Op>(x, e) - cs.a;
-                        d2 = d2 + d * d;
-                    }
+                for (int e = 0; e < V; e++) {
+                    const AT d = kg_nld<Op>(x, e) - cs.a;
+                    d2 = d2 + d * d;
                 }
-            }
+            });
             cs.c = kg_ngroup(d2, 32, kg_nsum_f());
         } else {
             cs.c = a;
         }
         const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
         IT *orow = out + row * s_out;
-#pragma unroll 4
-        for (int k = 0; k < nk; k++) {
-            const int v = k * 32 + lane;
-            if (v < nvec) {
-                const VT x = sx[v];
-                VT wv = one, bv = zero, y;
-                if (wp)
-                    wv = sw[v];
-                if (bp)
-                    bv = sbias[v];
+        pass(sx, [&](const VT &x, int v) {
+            VT wv = one, bv = zero, y;
+            if (wp)
+                wv = sw[v];
+            if (bp)
+                bv = sbias[v];
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
-                *(VT *)(orow + (int64_t)v * V) = y;
-            }
-        }
+            for (int e = 0; e < V; e++)
+                y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+            *(VT *)(orow + (int64_t)v * V) = y;
+        });
         if constexpr (Op::nres > 0)
             if (lane == 0)
                 kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
