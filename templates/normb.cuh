@@ -273,18 +273,30 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
     /* f(x, v) over the lane's vectors v = 32 k + lane of the staged row
        sx, in order of k, four loads from shared memory issued before their
        first use (the compiler had issued each load after the previous
-       vector's arithmetic) */
-    auto pass = [&](const VT *sx, auto f) {
+       vector's arithmetic); with wb true_type, f(x, w, b, v) with the
+       vectors' weight and bias loaded beside them (1 and 0 without them) */
+    auto pass = [&](const VT *sx, auto wb, auto f) {
+        constexpr bool WB = decltype(wb)::value;
         for (int k0 = 0; k0 < nk; k0 += 4) {
-            VT x[4];
+            VT x[4], w[WB ? 4 : 1], b[WB ? 4 : 1];
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                if ((k0 + j) * 32 + lane < nvec)
-                    x[j] = sx[(k0 + j) * 32 + lane];
+                if ((k0 + j) * 32 + lane < nvec) {
+                    const int v = (k0 + j) * 32 + lane;
+                    x[j] = sx[v];
+                    if constexpr (WB) {
+                        w[j] = wp ? rg.sw[v] : rg.one;
+                        b[j] = bp ? rg.sbias[v] : rg.zero;
+                    }
+                }
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                if ((k0 + j) * 32 + lane < nvec)
-                    f(x[j], (k0 + j) * 32 + lane);
+                if ((k0 + j) * 32 + lane < nvec) {
+                    if constexpr (WB)
+                        f(x[j], w[j], b[j], (k0 + j) * 32 + lane);
+                    else
+                        f(x[j], (k0 + j) * 32 + lane);
+                }
         }
     };
     for (int64_t i = 0; i < rg.nr; i++) {
@@ -293,7 +305,7 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
         VT *sx = (VT *)stage;
         if (rg.hres) {
             const VT *sh = (const VT *)(stage + rg.rb);
-            pass(sx, [&](VT x, int v) {
+            pass(sx, std::false_type(), [&](VT x, int v) {
                 kg_nres_add<Op, V>(x, sh[v], res + row * rg.s_res + (int64_t)v * V);
                 sx[v] = x;
             });
@@ -302,7 +314,7 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
         cs.n = (AT)A.n;
         cs.a = (AT)0;
         AT a = (AT)0;
-        pass(sx, [&](const VT &x, int) {
+        pass(sx, std::false_type(), [&](const VT &x, int) {
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 const AT u = kg_nld<Op>(x, e);
@@ -316,7 +328,7 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
         if constexpr (Op::stats == KG_NS_MOMENTS) {
             cs.a = a / (AT)A.n;
             AT d2 = (AT)0;
-            pass(sx, [&](const VT &x, int) {
+            pass(sx, std::false_type(), [&](const VT &x, int) {
 #pragma unroll
                 for (int e = 0; e < V; e++) {
                     const AT d = kg_nld<Op>(x, e) - cs.a;
@@ -329,12 +341,8 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
         }
         const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
         IT *orow = out + row * s_out;
-        pass(sx, [&](const VT &x, int v) {
-            VT wv = rg.one, bv = rg.zero, y;
-            if (wp)
-                wv = rg.sw[v];
-            if (bp)
-                bv = rg.sbias[v];
+        pass(sx, std::true_type(), [&](const VT &x, const VT &wv, const VT &bv, int v) {
+            VT y;
 #pragma unroll
             for (int e = 0; e < V; e++)
                 y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
