@@ -346,7 +346,7 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
 #pragma unroll
             for (int e = 0; e < V; e++)
                 y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
-            *(VT *)(orow + (int64_t)v * V) = y;
+            kg_nstcs(orow + (int64_t)v * V, y); /* evict-first, as LEAN8S's */
         });
         if constexpr (Op::nres > 0)
             if (lane == 0)
