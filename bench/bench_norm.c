@@ -31,7 +31,8 @@
  * stages at most; KG_NORM_GRID the rows classes' blocks at most (LEAN: also above the planner's cap); KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
  * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
  * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
- * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too.
+ * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too, and
+ * at 16 / 32 lanes a row.
  * KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
@@ -447,13 +448,18 @@ int main(void)
             int na = 0;
             if (tune == 8) {
                 /* KG_NORM_TUNE=8: LEAN rows at 2, 4 and 8 times the planner's grid cap and at a block for every
-                   row group, also in blocks of 128 and 256 threads; PF; LEAN8 */
+                   row group, also in blocks of 128 and 256 threads; PF; LEAN8; 16 and 32 lanes a row */
                 const int gcap = 32 * sms;
                 for (int t = 0; t <= 256; t = t ? 2 * t : 128)
                     for (int m = t ? 1 : 2; m <= 16; m *= 2)
                         alts[na++] = (kg_norm_tuning){.threads = t, .grid = m == 16 ? 1 << 30 : m * gcap};
                 alts[na++] = (kg_norm_tuning){.pf = 1};
                 alts[na++] = (kg_norm_tuning){.lean = 8};
+                for (int gg = 16; gg <= 32; gg *= 2) {
+                    alts[na++] = (kg_norm_tuning){.group = gg};
+                    alts[na++] = (kg_norm_tuning){.group = gg, .grid = 1 << 30};
+                    alts[na++] = (kg_norm_tuning){.group = gg, .threads = 128, .grid = 1 << 30};
+                }
             } else if (tune == 7) {
                 /* KG_NORM_TUNE=7: LEAN (no BULK), each BULKW configuration (its deepest ring, then 2 stages),
                    the block BULK configurations 0-2 at 2 stages */
