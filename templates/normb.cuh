@@ -270,84 +270,79 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
     const int64_t s_out = kg_nrow_stride(A, KG_NO_OUT);
     const IT *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
     IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
-    /* f(x, v) over the lane's vectors v = 32 k + lane of the staged row
-       sx, in order of k, four loads from shared memory issued before their
-       first use (the compiler had issued each load after the previous
-       vector's arithmetic); with wb true_type, f(x, w, b, v) with the
-       vectors' weight and bias loaded beside them (1 and 0 without them) */
-    auto pass = [&](const VT *sx, auto wb, auto f) {
-        constexpr bool WB = decltype(wb)::value;
-        for (int k0 = 0; k0 < nk; k0 += 4) {
-            VT x[4], w[WB ? 4 : 1], b[WB ? 4 : 1];
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                if ((k0 + j) * 32 + lane < nvec) {
-                    const int v = (k0 + j) * 32 + lane;
-                    x[j] = sx[v];
-                    if constexpr (WB) {
-                        w[j] = wp ? rg.sw[v] : rg.one;
-                        b[j] = bp ? rg.sbias[v] : rg.zero;
-                    }
-                }
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                if ((k0 + j) * 32 + lane < nvec) {
-                    if constexpr (WB)
-                        f(x[j], w[j], b[j], (k0 + j) * 32 + lane);
-                    else
-                        f(x[j], (k0 + j) * 32 + lane);
-                }
-        }
-    };
     for (int64_t i = 0; i < rg.nr; i++) {
         const int64_t row = rg.row(i);
         unsigned char *stage = rg.stage(i);
         VT *sx = (VT *)stage;
         if (rg.hres) {
             const VT *sh = (const VT *)(stage + rg.rb);
-            pass(sx, std::false_type(), [&](VT x, int v) {
-                kg_nres_add<Op, V>(x, sh[v], res + row * rg.s_res + (int64_t)v * V);
-                sx[v] = x;
-            });
+#pragma unroll 4
+            for (int k = 0; k < nk; k++) {
+                const int v = k * 32 + lane;
+                if (v < nvec) {
+                    VT x = sx[v];
+                    kg_nres_add<Op, V>(x, sh[v], res + row * rg.s_res + (int64_t)v * V);
+                    sx[v] = x;
+                }
+            }
         }
         kg_nstat<AT> cs;
         cs.n = (AT)A.n;
         cs.a = (AT)0;
         AT a = (AT)0;
-        pass(sx, std::false_type(), [&](const VT &x, int) {
+#pragma unroll 4
+        for (int k = 0; k < nk; k++) {
+            const int v = k * 32 + lane;
+            if (v < nvec) {
+                const VT x = sx[v];
 #pragma unroll
-            for (int e = 0; e < V; e++) {
-                const AT u = kg_nld<Op>(x, e);
-                if constexpr (Op::stats == KG_NS_MOMENTS)
-                    a = a + u;
-                else
-                    a = a + u * u;
+                for (int e = 0; e < V; e++) {
+                    const AT u = kg_nld<Op>(x, e);
+                    if constexpr (Op::stats == KG_NS_MOMENTS)
+                        a = a + u;
+                    else
+                        a = a + u * u;
+                }
             }
-        });
+        }
         a = kg_ngroup(a, 32, kg_nsum_f());
         if constexpr (Op::stats == KG_NS_MOMENTS) {
             cs.a = a / (AT)A.n;
             AT d2 = (AT)0;
-            pass(sx, std::false_type(), [&](const VT &x, int) {
+#pragma unroll 4
+            for (int k = 0; k < nk; k++) {
+                const int v = k * 32 + lane;
+                if (v < nvec) {
+                    const VT x = sx[v];
 #pragma unroll
-                for (int e = 0; e < V; e++) {
-                    const AT d = kg_nld<Op>(x, e) - cs.a;
-                    d2 = d2 + d * d;
+                    for (int e = 0; e < V; e++) {
+                        const AT d = kg_nld<Op>(x, e) - cs.a;
+                        d2 = d2 + d * d;
+                    }
                 }
-            });
+            }
             cs.c = kg_ngroup(d2, 32, kg_nsum_f());
         } else {
             cs.c = a;
         }
         const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
         IT *orow = out + row * s_out;
-        pass(sx, std::true_type(), [&](const VT &x, const VT &wv, const VT &bv, int v) {
-            VT y;
+#pragma unroll 4
+        for (int k = 0; k < nk; k++) {
+            const int v = k * 32 + lane;
+            if (v < nvec) {
+                const VT x = sx[v];
+                VT wv = rg.one, bv = rg.zero, y;
+                if (wp)
+                    wv = rg.sw[v];
+                if (bp)
+                    bv = rg.sbias[v];
 #pragma unroll
-            for (int e = 0; e < V; e++)
-                y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
-            kg_nstcs(orow + (int64_t)v * V, y); /* evict-first, as LEAN8S's */
-        });
+                for (int e = 0; e < V; e++)
+                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+                *(VT *)(orow + (int64_t)v * V) = y;
+            }
+        }
         if constexpr (Op::nres > 0)
             if (lane == 0)
                 kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
