@@ -32,7 +32,8 @@
  * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
  * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
  * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too, and
- * at 16 / 32 lanes a row.
+ * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
+ * and where BULK serves, LEAN at both grids.
  * KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
@@ -446,7 +447,17 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 8) {
+            if (tune == 9) {
+                /* KG_NORM_TUNE=9: the rows classes' grid at the old cap (32 blocks a multiprocessor), the default
+                   again (timed whatever the duplicates), and where BULK serves, LEAN at the default grid and at
+                   the old cap */
+                alts[na++] = (kg_norm_tuning){.grid = 32 * sms};
+                alts[na++] = (kg_norm_tuning){0};
+                if (pl.bcfg >= 0) {
+                    alts[na++] = (kg_norm_tuning){.bulk = -1};
+                    alts[na++] = (kg_norm_tuning){.bulk = -1, .grid = 32 * sms};
+                }
+            } else if (tune == 8) {
                 /* KG_NORM_TUNE=8: LEAN rows at 2, 4 and 8 times the planner's grid cap and at a block for every
                    row group, also in blocks of 128 and 256 threads; PF; LEAN8; 16 and 32 lanes a row */
                 const int gcap = 32 * sms;
@@ -574,8 +585,8 @@ int main(void)
                           pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
                           pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize &&
                           pl.bcfg == seen[k].bcfg && pl.bstages == seen[k].bstages;
-                if (dup)
-                    continue; /* a launch already timed */
+                if (dup && !(tune == 9 && a == 1))
+                    continue; /* a launch already timed (TUNE=9: the default is timed again) */
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);

@@ -190,6 +190,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean = 0;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8S);
     cr_assert_eq(p.args.group, 64);
+    cr_assert_eq(p.grid, 65536); /* a block a row (no cap of 32 blocks a multiprocessor) */
     cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8S);
     cr_assert_eq(p.args.group, 256);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8S); /* 512 lanes */
@@ -200,6 +201,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.block, 512);
     cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 2048, &p), KG_NORM_LEAN4P); /* 64 lanes: PF */
+    cr_assert_eq(p.grid, 132 * 32); /* PF's loop: at most 32 blocks a multiprocessor */
     cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 1024, &p), KG_NORM_LEAN4);  /* 32 lanes: neither */
     /* warp groups: blocks of 128 for the 2-byte layer_norm (measured), of
        512 for the other ops while two blocks a multiprocessor remain */
@@ -209,6 +211,11 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
     in.dtype = out.dtype = KG_F32;
+    /* short rows: blocks of 64 rows, a block each */
+    cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 32768);
     /* the tunings: ROWS, LEAN4, more lanes, a block for warp groups */
     kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
