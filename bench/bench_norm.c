@@ -33,7 +33,7 @@
  * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
  * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too, and
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
- * and where BULK serves, LEAN at both grids.
+ * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again.
  * KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
@@ -446,12 +446,19 @@ int main(void)
                more lanes a row, LOOSE, blocks of 128 / 512 for warp groups,
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
-            int na = 0;
-            if (tune == 9) {
+            int na = 0, again = -1; /* again: the default, timed again */
+            if (tune == 10) {
+                /* KG_NORM_TUNE=10: no PF (its classes' rows by the plain class, a block a unit), the default
+                   again */
+                alts[na++] = (kg_norm_tuning){.pf = -1};
+                again = na;
+                alts[na++] = (kg_norm_tuning){0};
+            } else if (tune == 9) {
                 /* KG_NORM_TUNE=9: the rows classes' grid at the old cap (32 blocks a multiprocessor), the default
                    again (timed whatever the duplicates), and where BULK serves, LEAN at the default grid and at
                    the old cap */
                 alts[na++] = (kg_norm_tuning){.grid = 32 * sms};
+                again = na;
                 alts[na++] = (kg_norm_tuning){0};
                 if (pl.bcfg >= 0) {
                     alts[na++] = (kg_norm_tuning){.bulk = -1};
@@ -585,8 +592,8 @@ int main(void)
                           pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
                           pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize &&
                           pl.bcfg == seen[k].bcfg && pl.bstages == seen[k].bstages;
-                if (dup && !(tune == 9 && a == 1))
-                    continue; /* a launch already timed (TUNE=9: the default is timed again) */
+                if (dup && a != again)
+                    continue; /* a launch already timed (TUNE=9 / 10: the default is timed again) */
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);
