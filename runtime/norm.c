@@ -984,13 +984,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                Taken (H200 2026-12-02 r1, % of copy against the class it
                replaces): f32 layer_norm's LEAN8 / LEAN8C of 32 and 512
                lanes (hidden 1024 96.5 against 93.9, 16384 92.1 against
-               90.1; r2: 96.8 / 94.1, 92.7 / 90.1), the f32 rms_norm's
-               short rows (64: 96.4 against 94.6), the 2-byte rms_norm's
+               90.1; r2: 96.8 / 94.1, 92.7 / 90.1), the 2-byte rms_norm's
                LEAN4 of 64..256 lanes (bf16 4096: 90.4 against 87.8; at 32
                lanes, blocks of 512, it lost: 70.2 against 97.1). Ties: f32
                rms_norm of 1024..16384 (within 0.2); lost: f32 layer_norm's
                LEAN4 (4096: 91.4 against 92.1), the 2-byte layer_norm (4096:
                56.0 against 77.6), the residual form (bf16 64.0 against 88.1).
+               The f32 rms_norm's short rows took PF (64: 96.4 against 94.6)
+               until LEAN4 ran a block a unit (s15r2: 99.3 against 96.8).
                The tuning's pf: 1 wherever it applies, -1 never. */
             int pf = tu->pf == 1;
             if (tu->pf == 0 && tu->lean == 0 && !tu->loose && !tu->group && tu->variant == 0 && !res &&
