@@ -23,15 +23,18 @@
  * (LEANW8, LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column
  * splits and blocks a multiprocessor (COLS), KG_NORM_CLUSTER=c+1|-1 softmax along an outer axis by CLUSTER
  * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
- * runs only the cases whose name contains one of the words. KG_NORM_TUNE=1 times, after each case, the same call under
+ * runs only the cases whose name contains one of the words (KG_NORM_CASES=a;b where a word holds a comma). KG_NORM_TUNE=1 times, after each case, the same call under
  * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
  * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
- * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
+ * stages at most; KG_NORM_GRID the rows classes' blocks at most (LEAN: also above the planner's cap); KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
  * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
  * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
- * at 2 stages. KG_NORM_WB=1|2:
+ * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too, and
+ * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
+ * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again.
+ * KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
  */
@@ -88,7 +91,8 @@ typedef struct sweep_arg {
 } sweep_arg;
 
 /* 1 when the case's name (and dtype) matches $KG_NORM_CASES (a comma list of
-   substrings, "name dtype"), or it is unset. */
+   substrings of "name dtype"; a ';' list where one holds a comma), or it is
+   unset. */
 static int wanted(const bcase *c)
 {
     const char *f = getenv("KG_NORM_CASES");
@@ -98,7 +102,8 @@ static int wanted(const bcase *c)
     snprintf(full, sizeof full, "%s %s", c->name, kg_dtype_name(c->dt));
     char buf[512];
     snprintf(buf, sizeof buf, "%s", f);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+    const char *sep = strchr(buf, ';') ? ";" : ","; /* ';' where the names hold commas */
+    for (char *tok = strtok(buf, sep); tok; tok = strtok(NULL, sep))
         if (strstr(full, tok))
             return 1;
     return 0;
@@ -239,6 +244,7 @@ int main(void)
     kgi_norm_tuning.pf = env_int("KG_NORM_PF");
     kgi_norm_tuning.bulk = env_int("KG_NORM_BULK");
     kgi_norm_tuning.bstages = env_int("KG_NORM_BSTAGES");
+    kgi_norm_tuning.grid = env_int("KG_NORM_GRID");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const int as_f16 = env_int("KG_NORM_AS_F16");
@@ -440,8 +446,39 @@ int main(void)
                more lanes a row, LOOSE, blocks of 128 / 512 for warp groups,
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
-            int na = 0;
-            if (tune == 7) {
+            int na = 0, again = -1; /* again: the default, timed again */
+            if (tune == 10) {
+                /* KG_NORM_TUNE=10: no PF (its classes' rows by the plain class, a block a unit), the default
+                   again */
+                alts[na++] = (kg_norm_tuning){.pf = -1};
+                again = na;
+                alts[na++] = (kg_norm_tuning){0};
+            } else if (tune == 9) {
+                /* KG_NORM_TUNE=9: the rows classes' grid at the old cap (32 blocks a multiprocessor), the default
+                   again (timed whatever the duplicates), and where BULK serves, LEAN at the default grid and at
+                   the old cap */
+                alts[na++] = (kg_norm_tuning){.grid = 32 * sms};
+                again = na;
+                alts[na++] = (kg_norm_tuning){0};
+                if (pl.bcfg >= 0) {
+                    alts[na++] = (kg_norm_tuning){.bulk = -1};
+                    alts[na++] = (kg_norm_tuning){.bulk = -1, .grid = 32 * sms};
+                }
+            } else if (tune == 8) {
+                /* KG_NORM_TUNE=8: LEAN rows at 2, 4 and 8 times the planner's grid cap and at a block for every
+                   row group, also in blocks of 128 and 256 threads; PF; LEAN8; 16 and 32 lanes a row */
+                const int gcap = 32 * sms;
+                for (int t = 0; t <= 256; t = t ? 2 * t : 128)
+                    for (int m = t ? 1 : 2; m <= 16; m *= 2)
+                        alts[na++] = (kg_norm_tuning){.threads = t, .grid = m == 16 ? 1 << 30 : m * gcap};
+                alts[na++] = (kg_norm_tuning){.pf = 1};
+                alts[na++] = (kg_norm_tuning){.lean = 8};
+                for (int gg = 16; gg <= 32; gg *= 2) {
+                    alts[na++] = (kg_norm_tuning){.group = gg};
+                    alts[na++] = (kg_norm_tuning){.group = gg, .grid = 1 << 30};
+                    alts[na++] = (kg_norm_tuning){.group = gg, .threads = 128, .grid = 1 << 30};
+                }
+            } else if (tune == 7) {
                 /* KG_NORM_TUNE=7: LEAN (no BULK), each BULKW configuration (its deepest ring, then 2 stages),
                    the block BULK configurations 0-2 at 2 stages */
                 alts[na++] = (kg_norm_tuning){.bulk = -1};
@@ -555,8 +592,8 @@ int main(void)
                           pl.args.splits == seen[k].args.splits && pl.args.group == seen[k].args.group &&
                           pl.args.opt == seen[k].args.opt && pl.ccfg == seen[k].ccfg && pl.csize == seen[k].csize &&
                           pl.bcfg == seen[k].bcfg && pl.bstages == seen[k].bstages;
-                if (dup)
-                    continue; /* a launch already timed */
+                if (dup && a != again)
+                    continue; /* a launch already timed (TUNE=9 / 10: the default is timed again) */
                 seen[ns++] = pl;
                 const double ut = bench_time_us(ctx, run_case, &r, 6, 3);
                 const double gt = bytes / (ut * 1e3);

@@ -378,8 +378,15 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
    stages as deep as the multiprocessor's shared memory allows (divided
    among the configuration's blocks a multiprocessor), at least 2. The
    tuning's bulk c + 1 takes configuration c wherever the row fits (at most
-   threads x nv vectors); by default (the other tunings at 0) bf16 rows of
-   (H200, session 11 and 12 r0, % of copy against LEAN in the same run):
+   threads x nv vectors). By default (the other tunings at 0) only the bf16
+   residual rms_norm of 8193..16384 (cfg 2) and the f16 layer_norm of
+   2560..4096 (BULKW below; f16 not measured since): once LEAN ran a block
+   a row (session 15 r2, H200, same process, % of copy, LEAN / BULK), it
+   beat BULK on the bf16 rows BULK had served: layer_norm 2560 93.6 / 88.2,
+   3072 97.2 / 91.4, 3584 98.0 / 91.7, 4096 97.6 / 88.3; residual rms_norm
+   1024 96.0 / 95.6, 4096 95.8 / 92.6, 8192 96.8 / 93.2; not 16384: 79.9 /
+   92.6. Before that, bf16 rows of (H200, session 11 and 12 r0, % of copy
+   against LEAN in the same run):
    - the residual rms_norm of 4096..16384: the smallest block that holds the
      row, the deepest ring (4096 cfg 0: 92.0 / 91.5 against 88.1 / 88.2; 8192
      cfg 1: 91.9 against 85.6; 16384 cfg 2: 91.5 / 91.5 against 82.3 /
@@ -405,7 +412,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
    f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
    16384 88.2 against 87.2). */
 #define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
-#define BULKW_RES 7 /* 8 warps */
 #define BULKWR_LN 9 /* 12 warps, the row in registers */
 #define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
 static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
@@ -432,17 +438,15 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
         const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
         if (!dflt || !(ln || rres))
             return;
-        if (ln && A->n == 3072)
-            cfg = BULKWR_LN, most = 1; /* f16 too */
-        else if (ln && A->n >= 2560 && A->n <= 4096)
-            cfg = BULKW_LN; /* f16 too */
-        else if (bf16 && rres && A->n == 1024)
-            cfg = BULKW_RES;
-        else if (bf16 && rres && A->n >= 4096 && A->n <= 16384)
-            cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
+        if (ln && !bf16 && A->n == 3072)
+            cfg = BULKWR_LN, most = 1;
+        else if (ln && !bf16 && A->n >= 2560 && A->n <= 4096)
+            cfg = BULKW_LN;
+        else if (bf16 && rres && A->n > 8192 && A->n <= 16384)
+            cfg = 2;
         else
             return;
-        if (cfg != BULKWR_LN && (ln || cfg == BULKW_RES) && most < 2)
+        if (cfg == BULKW_LN && most < 2)
             most = 2;
     }
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
@@ -980,21 +984,20 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                Taken (H200 2026-12-02 r1, % of copy against the class it
                replaces): f32 layer_norm's LEAN8 / LEAN8C of 32 and 512
                lanes (hidden 1024 96.5 against 93.9, 16384 92.1 against
-               90.1; r2: 96.8 / 94.1, 92.7 / 90.1), the f32 rms_norm's
-               short rows (64: 96.4 against 94.6), the 2-byte rms_norm's
+               90.1; r2: 96.8 / 94.1, 92.7 / 90.1), the 2-byte rms_norm's
                LEAN4 of 64..256 lanes (bf16 4096: 90.4 against 87.8; at 32
                lanes, blocks of 512, it lost: 70.2 against 97.1). Ties: f32
                rms_norm of 1024..16384 (within 0.2); lost: f32 layer_norm's
                LEAN4 (4096: 91.4 against 92.1), the 2-byte layer_norm (4096:
                56.0 against 77.6), the residual form (bf16 64.0 against 88.1).
+               The f32 rms_norm's short rows took PF (64: 96.4 against 94.6)
+               until LEAN4 ran a block a unit (s15r2: 99.3 against 96.8).
                The tuning's pf: 1 wherever it applies, -1 never. */
             int pf = tu->pf == 1;
             if (tu->pf == 0 && tu->lean == 0 && !tu->loose && !tu->group && tu->variant == 0 && !res &&
                 info->stats != KG_NORM_STATS_LSE) {
                 if (es == 4 && info->stats == KG_NORM_STATS_MOMENTS) /* (the sizes measured) */
                     pf = (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C) && (lg == 32 || lg == 512);
-                else if (es == 4)
-                    pf = short4;
                 else if (es == 2 && info->stats == KG_NORM_STATS_SUMSQ)
                     pf = plan->cls == KG_NORM_LEAN4 && lg >= 64 && lg <= 256;
             }
@@ -1060,8 +1063,25 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     }
     const int64_t per_block = g > 32 ? 1 : plan->block / g;
     const int64_t units = cdiv(rows, per_block);
-    int64_t cap = sm * 32; /* measured: fewer rows per block run faster (the tail) */
-    if (tu->grid > 0 && tu->grid < cap)
+    /* a block a unit (one row, or a block of short rows): the hardware
+       hands the last units to whichever multiprocessors are free, where 32
+       blocks a multiprocessor, each walking units b, b + grid, ..., end
+       unevenly (s15r2, H200, every bench case in one process, % of copy,
+       a block a unit / the cap: bf16 layer_norm 2048 97.5 / 92.8, 5120
+       98.2 / 89.2, 6144 98.1 / 90.0, 8192 97.0 / 90.5, 16384 97.1 / 93.4;
+       f32 softmax [65536,4096] 97.9 / 91.7, [2097152,128] 99.7 / 96.5,
+       [4194304,64] 100.6 / 95.9; rms_norm f32 [65536,4096] 98.4 / 92.3).
+       The cap stays for PF's classes (their loop loads the next unit while
+       it reduces this one) and for groups of 2 lanes, and of 4 but for the
+       4-byte ops that write rows, where it ran faster: softmax f32
+       [4194304,32] 87.7 / 82.7, bf16 [4194304,64] 84.1 / 79.9, logsumexp
+       f32 [4194304,64] 96.6 / 86.1, bf16 86.1 / 77.5, layer_norm bf16
+       [2097152,128] 90.7 / 89.2 (the residual form bf16 [4194304,64] 89.1
+       / 89.3, within the spread of two timings). */
+    const int capped = plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || g <= 2 ||
+                       (g == 4 && (es != 4 || c->op == KG_NORM_LOGSUMEXP));
+    int64_t cap = capped ? sm * 32 : INT32_MAX;
+    if (tu->grid > 0)
         cap = tu->grid;
     plan->grid = (unsigned)(units < cap ? units : cap);
     if (lean && nk <= 1)

@@ -68,7 +68,8 @@ typedef struct kg_norm_tuning {
                        column fits, -1 none (COLS) */
     int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
     int colsv;      /* softmax along an outer axis where COLS stands: 0 COLSV where it applies, -1 COLS */
-    int grid;       /* rows classes: at most this many blocks (tests: many rows a block) */
+    int grid;       /* rows classes: at most this many blocks (tests: many rows a block; LEAN: also above the
+                       planner's cap) */
     int pf;         /* LEAN rows: 0 the planner's PF rule, 1 the PF form (LEAN4P, LEAN8P) wherever it applies
                        (<= 512 lanes, not the residual form), -1 never */
     int bulk;       /* the 2-byte norms' LEAN rows on sm_90: 0 the planner's rule, c + 1 BULK configuration c

@@ -175,6 +175,86 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
    r (rounded) over x in the stage, read back by the lane that wrote it. */
 #define KG_NORMB_MAX_WBARS 64
 
+/* BULKW's start and ring, the same in both forms: the block's barriers
+   (bar: W S + 1, each warp's S, then the weight's and bias's) initialised,
+   the weight and bias staged at the front of kg_nbbuf, the warp's ring
+   after them filled with its first S rows by its lane 0, and the weight
+   and bias waited for. Row i of the warp (i < nr) is row(i); stage(i) waits
+   for it and returns its stage (then the residual's row, rb bytes on);
+   issue(i) refills that stage with row i. */
+template <class Op, int V, int T> struct kg_nbw_ring {
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<IT, V> VT;
+    static constexpr int W = T / 32;
+    const IT *in, *res;
+    int64_t s_in, s_res, G, w0, nr;
+    uint32_t rb, sb;
+    int S;
+    bool hres;
+    unsigned char *ring;
+    uint64_t *wb;
+    const VT *sw, *sbias; /* the staged weight and bias */
+    VT one, zero;         /* the weight and bias without them */
+
+    __device__ __forceinline__ kg_nbw_ring(const kg_norm_args &A, uint64_t *bar)
+    {
+        const int tid = (int)threadIdx.x, lane = tid & 31, wi = tid >> 5;
+        const IT *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
+        in = (const IT *)A.p[KG_NO_IN];
+        res = (const IT *)A.p[KG_NO_RES];
+        s_in = kg_nrow_stride(A, KG_NO_IN);
+        s_res = kg_nrow_stride(A, KG_NO_RES);
+        S = (int)A.chunk;
+        rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
+        hres = Op::residual && res != NULL;
+        sb = hres ? 2 * rb : rb;
+        sw = (const VT *)kg_nbbuf;
+        sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
+        kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
+        kg_nwb_vec<Op>(zero, (const IT *)NULL, (AT)0);
+        ring = kg_nbbuf + (wp ? rb : 0) + (bp ? rb : 0) + (size_t)wi * S * sb;
+        wb = &bar[wi * S];
+        G = (int64_t)gridDim.x * W;
+        w0 = (int64_t)blockIdx.x * W + wi;
+        nr = A.rows > w0 ? (A.rows - w0 + G - 1) / G : 0; /* this warp's rows */
+        if (tid == 0) {
+            for (int s = 0; s < W * S + 1; s++)
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(kg_nb_saddr(&bar[s])) : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        }
+        __syncthreads();
+        if (tid == 0) {
+            kg_nb_expect(&bar[W * S], (wp ? rb : 0) + (bp ? rb : 0));
+            if (wp)
+                kg_nb_copy(kg_nbbuf, wp, rb, &bar[W * S]);
+            if (bp)
+                kg_nb_copy(kg_nbbuf + (wp ? rb : 0), bp, rb, &bar[W * S]);
+        }
+        if (lane == 0)
+            for (int64_t i = 0; i < S && i < nr; i++)
+                issue(i);
+        if (wp || bp)
+            kg_nb_wait(&bar[W * S], 0);
+    }
+    __device__ __forceinline__ int64_t row(int64_t i) const { return w0 + i * G; }
+    __device__ __forceinline__ void issue(int64_t i)
+    {
+        const int st = (int)(i % S);
+        unsigned char *d = ring + (size_t)st * sb;
+        kg_nb_expect(&wb[st], sb);
+        kg_nb_copy(d, in + row(i) * s_in, rb, &wb[st]);
+        if (hres)
+            kg_nb_copy(d + rb, res + row(i) * s_res, rb, &wb[st]);
+    }
+    __device__ __forceinline__ unsigned char *stage(int64_t i)
+    {
+        const int st = (int)(i % S);
+        kg_nb_wait(&wb[st], (uint32_t)((i / S) & 1));
+        return ring + (size_t)st * sb;
+    }
+};
+
 template <class Op, int V, int T>
 __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
 {
@@ -184,65 +264,24 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
     typedef typename Op::acc_t AT;
     typedef kgd_vec<IT, V> VT;
     __shared__ uint64_t bar[KG_NORMB_MAX_WBARS + 1]; /* the rings', then the weight's and bias's */
-    const int tid = (int)threadIdx.x, lane = tid & 31, wi = tid >> 5;
-    constexpr int W = T / 32;
-    const int S = (int)A.chunk;
+    kg_nbw_ring<Op, V, T> rg(A, bar);
+    const int lane = (int)threadIdx.x & 31;
     const int nvec = (int)(A.n / V), nk = (nvec + 31) / 32;
-    const uint32_t rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
-    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
-    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
-    const IT *in = (const IT *)A.p[KG_NO_IN], *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
+    const int64_t s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const IT *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
     IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
-    const bool hres = Op::residual && res != NULL;
-    const uint32_t sb = hres ? 2 * rb : rb; /* a stage */
-    const VT *sw = (const VT *)kg_nbbuf, *sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
-    VT one, zero; /* the weight and bias without them */
-    kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
-    kg_nwb_vec<Op>(zero, (const IT *)NULL, (AT)0);
-    unsigned char *ring = kg_nbbuf + (wp ? rb : 0) + (bp ? rb : 0) + (size_t)wi * S * sb;
-    uint64_t *wb = &bar[wi * S];
-    const int64_t G = (int64_t)gridDim.x * W, w0 = (int64_t)blockIdx.x * W + wi;
-    const int64_t nr = A.rows > w0 ? (A.rows - w0 + G - 1) / G : 0; /* this warp's rows */
-    auto issue = [&](int64_t i) {
-        const int st = (int)(i % S);
-        const int64_t row = w0 + i * G;
-        unsigned char *d = ring + (size_t)st * sb;
-        kg_nb_expect(&wb[st], sb);
-        kg_nb_copy(d, in + row * s_in, rb, &wb[st]);
-        if (hres)
-            kg_nb_copy(d + rb, res + row * s_res, rb, &wb[st]);
-    };
-    if (tid == 0) {
-        for (int s = 0; s < W * S + 1; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(kg_nb_saddr(&bar[s])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (tid == 0) {
-        kg_nb_expect(&bar[W * S], (wp ? rb : 0) + (bp ? rb : 0));
-        if (wp)
-            kg_nb_copy(kg_nbbuf, wp, rb, &bar[W * S]);
-        if (bp)
-            kg_nb_copy(kg_nbbuf + (wp ? rb : 0), bp, rb, &bar[W * S]);
-    }
-    if (lane == 0)
-        for (int64_t i = 0; i < S && i < nr; i++)
-            issue(i);
-    if (wp || bp)
-        kg_nb_wait(&bar[W * S], 0);
-    for (int64_t i = 0; i < nr; i++) {
-        const int st = (int)(i % S);
-        const int64_t row = w0 + i * G;
-        kg_nb_wait(&wb[st], (uint32_t)((i / S) & 1));
-        VT *sx = (VT *)(ring + (size_t)st * sb);
-        if (hres) {
-            const VT *sh = (const VT *)(ring + (size_t)st * sb + rb);
+    for (int64_t i = 0; i < rg.nr; i++) {
+        const int64_t row = rg.row(i);
+        unsigned char *stage = rg.stage(i);
+        VT *sx = (VT *)stage;
+        if (rg.hres) {
+            const VT *sh = (const VT *)(stage + rg.rb);
 #pragma unroll 4
             for (int k = 0; k < nk; k++) {
                 const int v = k * 32 + lane;
                 if (v < nvec) {
                     VT x = sx[v];
-                    kg_nres_add<Op, V>(x, sh[v], res + row * s_res + (int64_t)v * V);
+                    kg_nres_add<Op, V>(x, sh[v], res + row * rg.s_res + (int64_t)v * V);
                     sx[v] = x;
                 }
             }
@@ -293,11 +332,11 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
             const int v = k * 32 + lane;
             if (v < nvec) {
                 const VT x = sx[v];
-                VT wv = one, bv = zero, y;
+                VT wv = rg.one, bv = rg.zero, y;
                 if (wp)
-                    wv = sw[v];
+                    wv = rg.sw[v];
                 if (bp)
-                    bv = sbias[v];
+                    bv = rg.sbias[v];
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
@@ -309,11 +348,11 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
                 kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
         /* every lane has read the stage (and written h, ordered before the
            copy engine's writes by the proxy fence): its row S ahead */
-        if (hres)
+        if (rg.hres)
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncwarp();
-        if (lane == 0 && i + S < nr)
-            issue(i + S);
+        if (lane == 0 && i + rg.S < rg.nr)
+            rg.issue(i + rg.S);
     }
 }
 
@@ -332,52 +371,12 @@ __device__ __forceinline__ void kg_norm_bulkwr(const kg_norm_args &A)
     typedef typename Op::acc_t AT;
     typedef kgd_vec<IT, V> VT;
     __shared__ uint64_t bar[KG_NORMB_MAX_WBARS + 1];
-    const int tid = (int)threadIdx.x, lane = tid & 31, wi = tid >> 5;
-    constexpr int W = T / 32;
-    const int S = (int)A.chunk;
+    kg_nbw_ring<Op, V, T> rg(A, bar);
+    const int lane = (int)threadIdx.x & 31;
     const int nvec = (int)(A.n / V);
-    const uint32_t rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
-    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
-    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
-    const IT *in = (const IT *)A.p[KG_NO_IN], *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
+    const int64_t s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const IT *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
     IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
-    const bool hres = Op::residual && res != NULL;
-    const uint32_t sb = hres ? 2 * rb : rb;
-    const VT *sw = (const VT *)kg_nbbuf, *sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
-    VT one, zero; /* the weight and bias without them */
-    kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
-    kg_nwb_vec<Op>(zero, (const IT *)NULL, (AT)0);
-    unsigned char *ring = kg_nbbuf + (wp ? rb : 0) + (bp ? rb : 0) + (size_t)wi * S * sb;
-    uint64_t *wb = &bar[wi * S];
-    const int64_t G = (int64_t)gridDim.x * W, w0 = (int64_t)blockIdx.x * W + wi;
-    const int64_t nr = A.rows > w0 ? (A.rows - w0 + G - 1) / G : 0;
-    auto issue = [&](int64_t i) {
-        const int st = (int)(i % S);
-        const int64_t row = w0 + i * G;
-        unsigned char *d = ring + (size_t)st * sb;
-        kg_nb_expect(&wb[st], sb);
-        kg_nb_copy(d, in + row * s_in, rb, &wb[st]);
-        if (hres)
-            kg_nb_copy(d + rb, res + row * s_res, rb, &wb[st]);
-    };
-    if (tid == 0) {
-        for (int s = 0; s < W * S + 1; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(kg_nb_saddr(&bar[s])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (tid == 0) {
-        kg_nb_expect(&bar[W * S], (wp ? rb : 0) + (bp ? rb : 0));
-        if (wp)
-            kg_nb_copy(kg_nbbuf, wp, rb, &bar[W * S]);
-        if (bp)
-            kg_nb_copy(kg_nbbuf + (wp ? rb : 0), bp, rb, &bar[W * S]);
-    }
-    if (lane == 0)
-        for (int64_t i = 0; i < S && i < nr; i++)
-            issue(i);
-    if (wp || bp)
-        kg_nb_wait(&bar[W * S], 0);
     auto ok = [&](int k) -> bool { return k * 32 + lane < nvec; };
     /* the sum of f over the lane's values, four accumulators */
     auto fold = [&](const VT(&x)[R], auto f) -> AT {
@@ -392,27 +391,26 @@ __device__ __forceinline__ void kg_norm_bulkwr(const kg_norm_args &A)
             }
         return (a[0] + a[1]) + (a[2] + a[3]);
     };
-    for (int64_t i = 0; i < nr; i++) {
-        const int st = (int)(i % S);
-        const int64_t row = w0 + i * G;
-        kg_nb_wait(&wb[st], (uint32_t)((i / S) & 1));
-        const VT *sx = (const VT *)(ring + (size_t)st * sb);
+    for (int64_t i = 0; i < rg.nr; i++) {
+        const int64_t row = rg.row(i);
+        const unsigned char *stage = rg.stage(i);
+        const VT *sx = (const VT *)stage;
         VT x[R];
 #pragma unroll
         for (int k = 0; k < R; k++)
             if (ok(k))
                 x[k] = sx[k * 32 + lane];
-        if (hres) {
-            const VT *sh = (const VT *)(ring + (size_t)st * sb + rb);
+        if (rg.hres) {
+            const VT *sh = (const VT *)(stage + rg.rb);
 #pragma unroll
             for (int k = 0; k < R; k++)
                 if (ok(k))
-                    kg_nres_add<Op, V>(x[k], sh[k * 32 + lane], res + row * s_res + (int64_t)(k * 32 + lane) * V);
+                    kg_nres_add<Op, V>(x[k], sh[k * 32 + lane], res + row * rg.s_res + (int64_t)(k * 32 + lane) * V);
         }
         /* every lane holds its vectors: the stage takes the row S ahead */
         __syncwarp();
-        if (lane == 0 && i + S < nr)
-            issue(i + S);
+        if (lane == 0 && i + rg.S < rg.nr)
+            rg.issue(i + rg.S);
         kg_nstat<AT> cs;
         cs.n = (AT)A.n;
         cs.a = (AT)0;
@@ -435,11 +433,11 @@ __device__ __forceinline__ void kg_norm_bulkwr(const kg_norm_args &A)
             if (ok(k)) {
                 const int v = k * 32 + lane;
                 const VT xk = kg_nopaque(x[k]);
-                VT wv = one, bv = zero, y;
+                VT wv = rg.one, bv = rg.zero, y;
                 if (wp)
-                    wv = sw[v];
+                    wv = rg.sw[v];
                 if (bp)
-                    bv = sbias[v];
+                    bv = rg.sbias[v];
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     y.v[e] = Op::st(Op::apply(kg_nld<Op>(xk, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));

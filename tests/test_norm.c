@@ -190,6 +190,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean = 0;
     cr_assert_eq(plan_shape(&ln, &in, &out, 65536, 4096, &p), KG_NORM_LEAN8S);
     cr_assert_eq(p.args.group, 64);
+    cr_assert_eq(p.grid, 65536); /* a block a row (no cap of 32 blocks a multiprocessor) */
     cr_assert_eq(plan_shape(&ln, &in, &out, 16384, 16384, &p), KG_NORM_LEAN8S);
     cr_assert_eq(p.args.group, 256);
     cr_assert_eq(plan_shape(&ln, &in, &out, 100, 32768, &p), KG_NORM_LEAN8S); /* 512 lanes */
@@ -200,6 +201,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.args.group, 32);
     cr_assert_eq(p.block, 512);
     cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 2048, &p), KG_NORM_LEAN4P); /* 64 lanes: PF */
+    cr_assert_eq(p.grid, 132 * 32); /* PF's loop: at most 32 blocks a multiprocessor */
     cr_assert_eq(plan_shape(&rn, &in, &out, 65536, 1024, &p), KG_NORM_LEAN4);  /* 32 lanes: neither */
     /* warp groups: blocks of 128 for the 2-byte layer_norm (measured), of
        512 for the other ops while two blocks a multiprocessor remain */
@@ -209,6 +211,11 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
     in.dtype = out.dtype = KG_F32;
+    /* short rows: blocks of 64 rows, a block each */
+    cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 32768);
     /* the tunings: ROWS, LEAN4, more lanes, a block for warp groups */
     kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 65536, 4096, &p), KG_NORM_ROWS);
@@ -294,8 +301,9 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
         kg_tensor out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(1000, lens[i]));
         kg_norm_call c = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1};
         kg_norm_plan p;
-        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8: f32 rms_norm's PF form LEAN4P */
-        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4P, "length %lld",
+        /* PACKED below 8 vectors, LEAN4 (4 vectors a lane) from 8, a block a unit (f32 rms_norm's PF form
+           LEAN4P until s15r2: [4194304,64] 96.8% of copy against LEAN4's 99.3) */
+        cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
                      (long long)lens[i]);
         cr_assert_eq(p.args.group, lens[i] < 32 ? lens[i] / 4 : lens[i] / 16);
         c.op = KG_NORM_LOG_SOFTMAX;
@@ -619,26 +627,23 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     plan_shape(&sc, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
-       4096..16384, the smallest block that holds the row, the deepest ring,
-       and of 1024 BULKW of 8 warps in 2 stages; layer_norm of 2560..4096
-       BULKW of 12 warps in 2 stages, but of 3072 BULKW of 12 warps with the
-       row in registers in 1 stage (f16 too); nothing else (layer_norm of
-       8192..16384 LEAN) */
+       8193..16384 by configuration 2, the deepest ring; nothing else in bf16
+       (LEAN, a block a row); f16 layer_norm below */
     kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
     static const struct {
         int op, res;
         int64_t n;
         int cfg, stages;
     } want[] = {
-        {KG_NORM_RMS_NORM, 1, 512, -1, 0},     {KG_NORM_RMS_NORM, 1, 1024, 7, 2},
+        {KG_NORM_RMS_NORM, 1, 512, -1, 0},     {KG_NORM_RMS_NORM, 1, 1024, -1, 0},
         {KG_NORM_RMS_NORM, 1, 2048, -1, 0},    {KG_NORM_RMS_NORM, 1, 3072, -1, 0},
-        {KG_NORM_RMS_NORM, 1, 4096, 0, 3},     /* (233472 / 4 - 2048) / 16384 */
-        {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
-        {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
-        {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 2552, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 2560, 8, 2},   {KG_NORM_LAYER_NORM, 0, 3072, 9, 1},
-        {KG_NORM_LAYER_NORM, 0, 3584, 8, 2},   {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},
+        {KG_NORM_RMS_NORM, 1, 4096, -1, 0},    {KG_NORM_RMS_NORM, 1, 6144, -1, 0},
+        {KG_NORM_RMS_NORM, 1, 8192, -1, 0},    {KG_NORM_RMS_NORM, 1, 12288, 2, 4}, /* (233472 - 2048) / 49152 */
+        {KG_NORM_RMS_NORM, 1, 16384, 2, 3},    {KG_NORM_RMS_NORM, 0, 4096, -1, 0},
+        {KG_NORM_RMS_NORM, 0, 16384, -1, 0},   {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 2552, -1, 0},  {KG_NORM_LAYER_NORM, 0, 2560, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 3072, -1, 0},  {KG_NORM_LAYER_NORM, 0, 3584, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 4096, -1, 0},
         {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},  {KG_NORM_LAYER_NORM, 0, 8192, -1, 0},
         {KG_NORM_LAYER_NORM, 0, 12288, -1, 0}, {KG_NORM_LAYER_NORM, 0, 16384, -1, 0},
     };
@@ -657,7 +662,7 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
                                           : 132u * (unsigned)f->mb);
         }
     }
-    /* f16: layer_norm of 4096 and 3072 (BULKW), not the residual form's BULKW */
+    /* f16: layer_norm of 2560..4096 (BULKW; of 3072 with the row in registers), not the residual form */
     in.dtype = out.dtype = KG_F16;
     kg_norm_call hc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     plan_shape(&hc, &in, &out, 1000, 4096, &p);
@@ -2116,10 +2121,10 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
     kg_close(ctx);
 }
 
-/* The planner's default BULK rows (the 2-byte layer_norm of 2560..4096,
-   the bf16 residual rms_norm of 1024 and
-   4096..16384) against the reference (and rows beside them that stay LEAN):
-   BULK launches on sm_90. */
+/* The planner's default BULK rows (the f16 layer_norm of 2560..4096, the
+   bf16 residual rms_norm above 8192) against the reference, and rows beside
+   them that LEAN serves (bf16 layer_norm, the residual form up to 8192):
+   BULK launches on sm_90 where it is the default, none elsewhere. */
 Test(gpu, bulk_default_rows)
 {
     kg_context *ctx = kt_open_gpu();
@@ -2141,12 +2146,10 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        const int ln_bulk = dlens[i] >= 2560 && dlens[i] <= 4096;
-        if (sm90 && ln_bulk)
-            cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
-        if (sm90 && !ln_bulk)
+        const int ln_bulk = dlens[i] >= 2560 && dlens[i] <= 4096; /* f16's BULKW */
+        if (sm90) /* bf16 layer_norm: LEAN */
             cr_assert_eq(kgi_norm_bulk_launches, before, "layer_norm of %lld: a BULK launch", (long long)dlens[i]);
-        if (ln_bulk) { /* f16 too (BULKW) */
+        if (ln_bulk) {
             c.dt = KG_F16;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
@@ -2155,17 +2158,17 @@ Test(gpu, bulk_default_rows)
                              (long long)dlens[i]);
             c.dt = KG_BF16;
         }
-        if (dlens[i] == 2048 || dlens[i] == 2560 || dlens[i] == 3072)
-            continue; /* the residual form: LEAN */
         c.op = KG_NORM_RMS_NORM;
         c.b = c.stats = 0;
         c.res = 1;
-        for (int w = 1; w >= 0; w--) { /* with and without weight */
+        for (int w = 1; w >= 0; w--) { /* with and without weight; BULK above 8192 (LEAN below) */
             c.w = w;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
-            if (sm90)
+            if (sm90 && dlens[i] > 8192)
                 cr_assert_gt(kgi_norm_bulk_launches, before, "residual of %lld: no BULK launch", (long long)dlens[i]);
+            if (sm90 && dlens[i] <= 8192)
+                cr_assert_eq(kgi_norm_bulk_launches, before, "residual of %lld: a BULK launch", (long long)dlens[i]);
         }
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
