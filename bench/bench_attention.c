@@ -423,23 +423,13 @@ int main(void)
             printf("\n");
         }
         /* $KG_BENCH_COMBINE: the other merge forced (fused in the last block /
-           the combine kernel); "8": also the combine kernel with 8 lanes a
-           row and the default again; "pdl": also without programmatic
-           dependent launch */
+           the combine kernel); "pdl": also without programmatic dependent launch */
         const char *cmb = getenv("KG_BENCH_COMBINE");
         if (cmb && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
             const int mode = kg_test_last_attn_combine(ctx) == 2 ? 1 : 2;
             kg_test_force_attn_combine(ctx, mode);
             printf("      merge (runtime's %s): %s %.1f", mode == 1 ? "combine" : "fused",
                    mode == 1 ? "fused" : "combine", bench_time_us(ctx, run, &c, inner, 5));
-            if (strstr(cmb, "8")) { /* the combine kernel with 8 lanes a row, then the default again */
-                kg_test_force_attn_combine(ctx, 3);
-                run(&c);
-                printf(" | combine8%s %.1f", kg_test_last_attn_combine(ctx) == 3 ? "" : "(not taken)",
-                       bench_time_us(ctx, run, &c, inner, 5));
-                kg_test_force_attn_combine(ctx, 0);
-                printf(" | default %.1f", bench_time_us(ctx, run, &c, inner, 5));
-            }
             kg_test_force_attn_combine(ctx, 0);
             if (strstr(cmb, "pdl")) {
                 kg_test_attn_pdl(ctx, 0);

@@ -262,7 +262,7 @@ local variants = {
 
 -- One module per dtype of a variant; returns the table rows (and appends
 -- the combine kernels' rows to `comb`).
-local function path_modules(G, by, path, comb, comb8)
+local function path_modules(G, by, path, comb)
   local rows = {}
   for _, name in ipairs(path.dtypes) do
     local dt = by[name]
@@ -290,13 +290,6 @@ local function path_modules(G, by, path, comb, comb8)
         kernels[#kernels + 1] = { name = kname, threads = 128, minb = 1, desc = desc, params = "", args = "",
                                   call = string.format("attn_dec_combine<%s, %d, 128>", dt.storage, d) }
         comb[#comb + 1] = string.format("    [%s][%d] = %d,\n", dt.enum, di - 1, idx + 1)
-        -- the same with a group of 8 lanes a row (a candidate, forced by a test hook)
-        kname = kname .. "8"
-        idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc .. ", 8 lanes a row" })
-        kernels[#kernels + 1] = { name = kname, threads = 128, minb = 1, desc = desc .. ", 8 lanes a row",
-                                  params = "", args = "",
-                                  call = string.format("attn_dec_combine<%s, %d, 128, 8>", dt.storage, d) }
-        comb8[#comb8 + 1] = string.format("    [%s][%d] = %d,\n", dt.enum, di - 1, idx + 1)
       end
     end
     G:write(path.prefix .. name .. ".cu", G:render("attention.cu", {
@@ -312,12 +305,12 @@ function M.generate(G)
   G:dep(G.root .. "/gen/wgmma.lua")
   local by = require("common").by_name(G.dtypes)
   G:dep(G.root .. "/templates/attention_decode.cuh")
-  local rows, enums, names, sm90a, comb, comb8 = {}, {}, {}, {}, {}, {}
+  local rows, enums, names, sm90a, comb = {}, {}, {}, {}, {}
   for _, v in ipairs(variants) do
     enums[#enums + 1] = "    " .. v.enum .. ", /* " .. v.what .. " */\n"
     names[#names + 1] = '"' .. v.name .. '"'
     sm90a[#sm90a + 1] = v.sm90a and "1" or "0"
-    for _, r in ipairs(path_modules(G, by, v, comb, comb8)) do rows[#rows + 1] = r end
+    for _, r in ipairs(path_modules(G, by, v, comb)) do rows[#rows + 1] = r end
   end
   local ns = {}
   for _, t in ipairs({ M.sm90, M.sm90_long }) do
@@ -370,8 +363,6 @@ extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATT
 /* The decode path's combine kernel (128 threads, no shared memory) by dtype
    and head dim slot: its kernel index + 1; 0 where not generated. */
 extern const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
-/* The same with a group of 8 lanes a row (a test hook's candidate). */
-extern const int16_t kg_attn_combine8[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
 
 #endif
 ]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
@@ -382,8 +373,7 @@ extern const int16_t kg_attn_combine8[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
     "const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT] = {" .. table.concat(sm90a, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
     table.concat(rows) .. "};\n\n" ..
-    "const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" .. table.concat(comb) .. "};\n" ..
-    "const int16_t kg_attn_combine8[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" .. table.concat(comb8) .. "};\n")
+    "const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" .. table.concat(comb) .. "};\n")
 end
 
 return M

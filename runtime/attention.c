@@ -456,12 +456,11 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        block of each row tile) would read more than KG_ATTN_FUSED_MERGE_BYTES
        of partials (splits x valid rows x D floats): now always; a test may
        force either */
-    const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
-    /* (a test may force 3: the combine kernel with 8 lanes a row) */
-    const int comb = fm == 3 && kg_attn_combine8[dt][slot] > 0 ? kg_attn_combine8[dt][slot] : kg_attn_combine[dt][slot];
+    const int comb = kg_attn_combine[dt][slot];
     int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
-    if (comb > 0 && (fm == 1 || fm == 2 || fm == 3))
-        separate = fm != 1;
+    const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
+    if (comb > 0 && (fm == 1 || fm == 2))
+        separate = fm == 2;
     kg_status st;
     if (sp.splits > 1) {
         void *base;
@@ -491,7 +490,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {
-        const int64_t threads = rows * (D / 4) * (comb == kg_attn_combine8[dt][slot] ? 8 : 1); /* per (KV head, batch) */
+        const int64_t threads = rows * (D / 4); /* per (KV head, batch) */
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((threads + 127) / 128), (unsigned)Hkv, (unsigned)B},
                         (dim3){128, 1, 1}, argv, 0);
         if (st != KG_OK)
@@ -499,7 +498,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate + (separate && comb != kg_attn_combine[dt][slot]) : 0;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
     return kg_ok(ctx);
 }

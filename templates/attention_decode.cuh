@@ -166,59 +166,35 @@ __device__ __forceinline__ void dec_store(const kg_attn_params &p, int r, int c,
 }
 
 /* Merges the S partials of one row (part: split 0's partial of its row tile,
-   rr: the row in the tile) for float4 column c with a group of G lanes (G a
-   power of two up to 32, the group G consecutive lanes of one warp, gl this
-   lane's place in it; every lane of the warp calls it): lane gl folds
-   splits gl, gl + G, gl + 2G, ... in that order (U loads in flight), then
-   the group folds its lanes in a fixed tree (lane gl takes lane gl + o for
-   o = 1, 2, ..., G / 2 where gl is a multiple of 2o). The result is lane
-   0's of the group. G = 1: the splits in split order. The partials were
-   written by other blocks: read through L2 (ld.cg). */
-template <int D, int U, int G>
-__device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, int rr, int c, int S, int gl,
-                                          float &mr, float &sum, float4 &acc)
+   rr: the row in the tile) for float4 column c, in split order, in one pass:
+   U splits' loads in flight, then folded. The partials were written by other
+   blocks: read through L2 (ld.cg). */
+template <int D, int U>
+__device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, int rr, int c, int S, float &mr,
+                                          float &sum, float4 &acc)
 {
     mr = -CUDART_INF_F;
     sum = 0.f;
     acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    const float *src = part + rr * D + 4 * c + gl * ps, *ml = part + R * D + rr + gl * ps;
-    const int64_t st = (int64_t)G * ps;
-    const int n = S > gl ? (S - gl + G - 1) / G : 0; /* this lane's splits */
+    const float *src = part + rr * D + 4 * c, *ml = part + R * D + rr;
     int s = 0;
-    for (; s + U <= n; s += U) {
+    for (; s + U <= S; s += U) {
         float4 v[U];
         float m[U], l[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            v[u] = __ldcg((const float4 *)(src + (s + u) * st));
-            m[u] = __ldcg(ml + (s + u) * st);
-            l[u] = __ldcg(ml + (s + u) * st + R);
+            v[u] = __ldcg((const float4 *)(src + (s + u) * ps));
+            m[u] = __ldcg(ml + (s + u) * ps);
+            l[u] = __ldcg(ml + (s + u) * ps + R);
         }
 #pragma unroll
         for (int u = 0; u < U; u++)
             fold_split(mr, sum, acc, m[u], l[u], v[u]);
     }
-    for (; s < n; s++)
-        fold_split(mr, sum, acc, __ldcg(ml + s * st), __ldcg(ml + s * st + R),
-                   __ldcg((const float4 *)(src + s * st)));
-#pragma unroll
-    for (int o = 1; o < G; o *= 2) {
-        const float m = __shfl_down_sync(0xffffffffu, mr, o, G), l = __shfl_down_sync(0xffffffffu, sum, o, G);
-        float4 v;
-        v.x = __shfl_down_sync(0xffffffffu, acc.x, o, G);
-        v.y = __shfl_down_sync(0xffffffffu, acc.y, o, G);
-        v.z = __shfl_down_sync(0xffffffffu, acc.z, o, G);
-        v.w = __shfl_down_sync(0xffffffffu, acc.w, o, G);
-        if ((gl & (2 * o - 1)) == 0)
-            fold_split(mr, sum, acc, m, l, v);
-    }
+    for (; s < S; s++)
+        fold_split(mr, sum, acc, __ldcg(ml + s * ps), __ldcg(ml + s * ps + R),
+                   __ldcg((const float4 *)(src + s * ps)));
 }
-
-/* Lanes a row's merge takes (merge_row's G) in the fused merge and the
-   default combine kernel: the same, so that both give the same bits. */
-#ifndef KG_DEC_MERGE_LANES
-#define KG_DEC_MERGE_LANES 1
-#endif
 
 /* The fused merge: the last block of a row tile merges its p.splits partials
    (part: split 0's) for the tile's vr valid rows (the others were never
@@ -228,17 +204,17 @@ __device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, 
 template <typename T, int D, int R, int NT>
 __device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
 {
-    constexpr int C4 = D / 4, G = KG_DEC_MERGE_LANES;
-    const int vr = min(R, rows - r0), gl = threadIdx.x % G;
-    for (int it0 = 0; it0 < vr * C4; it0 += NT / G) { /* the same trip count in every lane */
-        const int it = min(it0 + (int)threadIdx.x / G, vr * C4 - 1), r = it / C4, c = it - r * C4;
+    constexpr int C4 = D / 4;
+    const int vr = min(R, rows - r0);
+    for (int it = threadIdx.x; it < vr * C4; it += NT) {
+        const int r = it / C4, c = it - r * C4;
         float m, sum;
         float4 acc;
-        merge_row<D, 16 / G, G>(part, (int64_t)R * (D + 2), R, r, c, p.splits, gl, m, sum, acc);
-        if (gl == 0 && it0 + (int)threadIdx.x / G < vr * C4)
-            dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
+        merge_row<D, 16>(part, (int64_t)R * (D + 2), R, r, c, p.splits, m, sum, acc);
+        dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
     }
 }
+
 /* The rows a thread accumulates (WR: warps along the rows; 1: every warp
    all R = MT x 16 rows, 4: each warp MT x 16 rows of its own): running max,
    sum and output zeroed, and each row's query index and mask row. */
@@ -631,27 +607,23 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
    of a KV head's group x Sq rows: the row's max over the splits, then its
    splits in split order, eight loads in flight. Same partial layout as
    dec_merge. */
-template <typename T, int D, int NT, int G = KG_DEC_MERGE_LANES>
-__device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
+template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
     pdl_wait(); /* the decode grid's partials */
     pdl_launch_dependents();
     const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R;
-    const int64_t x = ((int64_t)blockIdx.x * NT + threadIdx.x) / G, n = (int64_t)rows * C4;
-    const int gl = threadIdx.x % G;
-    if (G == 1 && x >= n)
+    const int64_t x = (int64_t)blockIdx.x * NT + threadIdx.x;
+    if (x >= (int64_t)rows * C4)
         return;
-    const int64_t xi = x < n ? x : n - 1; /* lanes past the end still take part in the shuffles */
-    const int r = (int)(xi / C4), c = (int)(xi - (int64_t)r * C4);
+    const int r = (int)(x / C4), c = (int)(x - (int64_t)r * C4);
     const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
     const int64_t ps = (int64_t)R * (D + 2);
     const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
     float m, sum;
     float4 acc;
-    merge_row<D, 8, G>(base, ps, R, r - rt * R, c, p.splits, gl, m, sum, acc);
-    if (gl == 0 && x < n)
-        dec_store<T>(p, r, c, hk, b, m, sum, acc);
+    merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, m, sum, acc);
+    dec_store<T>(p, r, c, hk, b, m, sum, acc);
 }
 
 } // namespace kg_attn
