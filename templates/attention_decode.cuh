@@ -321,7 +321,7 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
                                            const float (&mx)[MT][2], const float (&l)[MT][2], float *part, int r0,
                                            int hk, int b, bool final)
 {
-    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, OP = D + 4, ND = D / 8;
+    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, OP = D + 8, ND = D / 8;
     constexpr int TPR = NT / ER; /* threads per row of a pass */
     static_assert(R % ER == 0 && ER % 16 == 0 && (WR == 1 || ER == R), "passes of whole m-tiles");
     static_assert(D % (4 * TPR) == 0, "partial rows in float4 columns");
@@ -330,7 +330,9 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
     const int rows = p.group * p.sq;
     float *wm = buf;         /* [NW][ER] */
     float *wl = wm + NW * ER; /* [NW][ER] */
-    float *wo = wl + NW * ER; /* [NW][ER][D + 4] */
+    /* [NW][ER][D + 8]: rows of D + 8 floats (8 banks apart), so that the float2
+       stores of a half-warp (4 rows x 4 lanes) take no bank conflict */
+    float *wo = wl + NW * ER;
 #pragma unroll
     for (int e = 0; e < R / ER; e++) {
         /* each warp writes (m, l, o) of its rows of this pass */
@@ -354,26 +356,25 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
         }
         __syncthreads();
 
-        const int r = tid / TPR, c0 = tid % TPR, pr = e * ER + r; /* pass row, tile row */
-        float m = -CUDART_INF_F;
-#pragma unroll
-        for (int w = 0; w < NW; w++)
-            m = fmaxf(m, wm[w * ER + r]);
-        const float use = m == -CUDART_INF_F ? 0.f : m;
-        float sc[NW], sum = 0.f;
-#pragma unroll
-        for (int w = 0; w < NW; w++) {
-            sc[w] = ex2(wm[w * ER + r] - use);
-            sum += wl[w * ER + r] * sc[w];
-        }
-        const bool valid = r0 + pr < rows;
         if (final) {
+            const int r = tid / TPR, c0 = tid % TPR, pr = e * ER + r; /* pass row, tile row */
+            float m = -CUDART_INF_F;
+#pragma unroll
+            for (int w = 0; w < NW; w++)
+                m = fmaxf(m, wm[w * ER + r]);
+            const float use = m == -CUDART_INF_F ? 0.f : m;
+            float sc[NW], sum = 0.f;
+#pragma unroll
+            for (int w = 0; w < NW; w++) {
+                sc[w] = ex2(wm[w * ER + r] - use);
+                sum += wl[w * ER + r] * sc[w];
+            }
             int hg, i;
             dec_row(p, min(r0 + pr, rows - 1), hg, i);
             const int h = hk * p.group + hg;
             const float inv = sum > 0.f ? 1.f / sum : 0.f;
             T *out = (T *)p.out + b * p.o_sb + (int64_t)h * p.o_sh + (int64_t)i * p.o_ss;
-            if (valid) {
+            if (r0 + pr < rows) {
                 for (int c = 2 * c0; c < D; c += 2 * TPR) {
                     float a0 = 0.f, a1 = 0.f;
 #pragma unroll
@@ -387,22 +388,39 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
                     p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] =
                         sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
             }
-        } else if (valid) { /* the merge reads the valid rows only */
-            for (int c = 4 * c0; c < D; c += 4 * TPR) {
+        } else {
+            /* the partial of the valid rows (the merge reads no other): a
+               thread a (row, float4 column) item at a time, eight lanes on
+               128 contiguous bytes of one row (C4 is a multiple of 8), so
+               that the shared-memory reads take no bank conflict */
+            constexpr int C4 = D / 4;
+            static_assert(C4 % 8 == 0, "a row in whole 128-byte pieces");
+            for (int x = tid; x < ER * C4; x += NT) {
+                const int r = x / C4, q = x - r * C4, pr = e * ER + r;
+                if (r0 + pr >= rows)
+                    break; /* rows only grow with x */
+                float m = -CUDART_INF_F;
+#pragma unroll
+                for (int w = 0; w < NW; w++)
+                    m = fmaxf(m, wm[w * ER + r]);
+                const float use = m == -CUDART_INF_F ? 0.f : m;
+                float sum = 0.f;
                 float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
                 for (int w = 0; w < NW; w++) {
-                    const float4 x = *(const float4 *)&wo[(w * ER + r) * OP + c];
-                    a.x += x.x * sc[w];
-                    a.y += x.y * sc[w];
-                    a.z += x.z * sc[w];
-                    a.w += x.w * sc[w];
+                    const float sc = ex2(wm[w * ER + r] - use);
+                    sum += wl[w * ER + r] * sc;
+                    const float4 y = *(const float4 *)&wo[(w * ER + r) * OP + 4 * q];
+                    a.x += y.x * sc;
+                    a.y += y.y * sc;
+                    a.z += y.z * sc;
+                    a.w += y.w * sc;
                 }
-                *(float4 *)&part[pr * D + c] = a;
-            }
-            if (c0 == 0) {
-                part[R * D + pr] = m;
-                part[R * D + R + pr] = sum;
+                *(float4 *)&part[pr * D + 4 * q] = a;
+                if (q == 0) {
+                    part[R * D + pr] = m;
+                    part[R * D + R + pr] = sum;
+                }
             }
         }
         if (e + 1 < R / ER)
@@ -430,7 +448,7 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
    merge). */
 template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_tmaps &tm, int rt, int split, int hk,
-                                        int b, int nrt, int hkv, uint64_t &t_stream)
+                                        int b, int nrt, int hkv, uint64_t &t_start, uint64_t &t_stream)
 {
     constexpr int NT = 128, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16, KP = dec_kv_pitch<D, BN>();
     extern __shared__ __align__(16) unsigned char smem[];
@@ -480,6 +498,12 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         }
         __syncthreads();
     }
+    /* the barriers and the maps' prefetch above touch no global memory, so
+       they overlap the end of the previous grid in the stream: wait for it
+       only now, before the first load (programmatic dependent launch) */
+    pdl_wait();
+    if (p.trace && tid == 0)
+        t_start = globaltimer();
 
     /* Q rows (each its own head and query), zero past the last row */
     for (int x = tid; x < R * CPR; x += NT) {
@@ -556,18 +580,18 @@ template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     const int tid = threadIdx.x;
-    /* before any global access: the previous grid in the stream may still be
-       writing q, k, v or reading out (launched early with PDL) */
-    pdl_wait();
+    /* the previous grid in the stream may still be writing q, k, v or
+       reading out (launched early with PDL): dec_unit waits for it before
+       its first global access */
     pdl_launch_dependents();
     uint64_t t_start = 0, t_stream = 0;
-    if (p.trace && tid == 0)
-        t_start = globaltimer();
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
     const int merged =
-        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_stream);
-    if (p.trace && tid == 0) { /* a test hook: when this block started, ended its keys and finished */
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
+                                              t_stream);
+    if (p.trace && tid == 0) { /* a test hook: when this block started (after the
+                                 wait for the previous grid), ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
         tr[0] = t_start;
         tr[1] = t_stream;
