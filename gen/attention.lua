@@ -122,8 +122,9 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
--- Candidate of session 14: the persistent ping-pong kernel (M.sm90_persist's
--- tiles) with the folded softmax.
+-- Candidates of session 14 on M.sm90_persist's tiles: the persistent
+-- ping-pong kernel with the folded softmax (ppf); the plain persistent one
+-- without the consumers' proxy fence where the tiles come by TMA (nf).
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -190,8 +191,9 @@ local function plan(dt, d, kind)
 end
 
 -- pf (persistent ping-pong only): the folded softmax in the ping-pong turns
--- (attention_sm90.cuh, PF)
-local function plan_sm90(dt, d, kind, tiles, pp, persist, pf)
+-- (attention_sm90.cuh, PF); nf (persistent only): no proxy fence before the
+-- products of tiles that came by TMA (NF)
+local function plan_sm90(dt, d, kind, tiles, pp, persist, pf, nf)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local bm = c.nwg * 64
@@ -202,12 +204,13 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist, pf)
   local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 56 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
-  if pf then flags = flags .. ", true" end
+  if pf or nf then flags = flags .. (pf and ", true" or ", false") end
+  if nf then flags = flags .. ", true" end
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
            shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
-                                 pf and ", folded softmax" or "") }
+                                 (pf and ", folded softmax" or "") .. (nf and ", no proxy fence" or "")) }
 end
 
 local function plan_dec(mt, wr)
@@ -267,6 +270,11 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent ping-pong, folded softmax (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_NF", name = "Hopper persistent nf", prefix = "attn90n_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, false, true, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, no proxy fence with TMA (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -167,8 +167,11 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  *
  * PF (candidate, persistent ping-pong only): the ping-pong turns with the
  * folded softmax (below), which the ping-pong variants otherwise go without.
+ * NF (candidate, persistent only): with TMA on, the consumers skip the proxy
+ * fence before their products (landed(), below).
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool PF = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool PF = false,
+          bool NF = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -182,6 +185,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     static_assert(!PF || (PP && PERSIST), "the folded ping-pong is a persistent ping-pong kernel");
+    static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                        /* two stages each */
@@ -509,6 +513,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if constexpr (PP)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
         };
+        /* a landed tile ready for the products: copies by cp.async (the
+           generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
+           copies land through the async proxy, their barrier's completion
+           makes them visible, so no fence (a uniform branch) */
+        auto landed = [&]() {
+            if (!NF || !tma)
+                fence_async_smem();
+        };
         /* this warp is done reading a stage */
         auto release = [&](uint32_t bar) {
             __syncwarp();
@@ -581,7 +593,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                            const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
             float alpha[2], rs[2];
             mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
-            fence_async_smem();
+            landed();
             wg_fence();
             turn_wait();
             issue_s(s, it0 & 1, dq());
@@ -609,7 +621,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
                 mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
                 mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                fence_async_smem();
+                landed();
                 wg_fence();
                 turn_wait();
                 issue_s(s, sk_, dq);
@@ -634,7 +646,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
             const int sv = (it1 - 1) & 1;
             mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
-            fence_async_smem();
+            landed();
             wg_fence();
             turn_wait();
             issue_pv(o, pa, sv);
@@ -724,7 +736,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 int mb, h, b;
                 coords(tile, mb, h, b);
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
-                fence_async_smem();
+                landed();
                 it0 += consume(mb, h, b, it0, tc);
             }
         } else if constexpr (PERSIST) {
@@ -772,7 +784,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 m0 = mb * BM;
                 nt = key_tiles(p, causal, m0, BM, BN);
                 mbar_wait(full_qs(0), 0);
-                fence_async_smem();
+                landed();
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
@@ -793,7 +805,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
                     mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
                     mbar_wait(full_k(it1 & 1), (it1 >> 1) & 1);
-                    fence_async_smem();
+                    landed();
                     wg_fence();
                     turn_wait();
                     issue_s(s, it1 & 1, dq_of(tc + 1));
@@ -821,7 +833,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     store_out(m0, h, b);
                     if (nx < p.units) {
                         mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                        fence_async_smem();
+                        landed();
                         begin(m2, nt2, it1, tc + 1);
                     }
                 }
