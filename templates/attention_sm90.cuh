@@ -165,14 +165,12 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
  *
- * PF (candidate, persistent ping-pong only): the ping-pong turns with the
- * folded softmax (below), which the ping-pong variants otherwise go without.
  * NF (candidate, persistent only): with TMA on, the consumers skip the proxy
  * fence before their products (landed(), below).
  * KS (candidate): the stages of each of the K and V rings (2 before).
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool PF = false,
-          bool NF = false, int KS = 2>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
+          int KS = 2>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -185,7 +183,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int QB = BM * DP * E, KB = BN * DP * E, NS = BN / 8, ND = D / 8;
     constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
-    static_assert(!PF || (PP && PERSIST), "the folded ping-pong is a persistent ping-pong kernel");
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -390,7 +387,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            there it measured 3-4% slower (H200, session 6 r1, us, fold /
            not: D 64 S 4k causal 800 / 766, D 128 S 1k causal 361 / 351),
            where elsewhere it is faster (D 64 S 4k 1444 / 1604, D 128 S
-           4k 1888 / 2084, S 1k 525 / 541). PF: folded in ping-pong too. */
+           4k 1888 / 2084, S 1k 525 / 541). */
         /* The scaled, masked scores of S_j (key tile j of the tile of query
            rows from m0; this thread's rows m0 + wr + g and + 8, its mask
            rows mrow, KIND MASK only) -> exponentials relative to the new
@@ -698,7 +695,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
                inside a panel */
             const uint64_t dq = sw128_desc((PERSIST && (x & 1) ? aQ1 : aQ) + wgi * 64 * 128, 16, 1024);
-            fold = KG_ATTN_FOLD && (!PP || PF) && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
+            fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
             dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
 
             if (wgi == 1)
@@ -766,7 +763,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* work tile x (counted from 0 in this block) reads Q stage x % 2 */
             auto dq_of = [&](int x) { return (x & 1) ? dq1 : dq0; };
             dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
-            fold = KG_ATTN_FOLD && (!PP || PF) && p.scale_log2 > 0.f; /* (no mask kernels) */
+            fold = KG_ATTN_FOLD && !PP && p.scale_log2 > 0.f; /* (no mask kernels) */
             /* a tile's first S and softmax (its Q landed, nothing of this
                warpgroup's in flight); it0: the K/V tiles streamed before it,
                x: the work tiles before it */
