@@ -21,7 +21,11 @@
  * "_s<h>x<t>" where KG_ATTNB_SPLIT (the query splits' hook) is set and
  * "_l<n>" where KG_ATTNB_LANES (the dQ lanes' hook) is.
  * KG_BENCH_HOST=1 also prints each case's host time a call (100 calls
- * enqueued back to back, wall clock).
+ * enqueued back to back, wall clock). KG_BENCH_TUNES=<tune>[,<tune>...]
+ * (at most 4; "default": KG_ATTNB_TUNE unset) times each case under every
+ * tune given, in turn, twice (a, b, a, b: one process, the same inputs),
+ * each checked on its first run; a row for each timing. KG_BENCH_REPS=<n>
+ * (1 to 15, default 5): repeats of which each timing is the median.
  */
 #include <math.h>
 #include <stdint.h>
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attention_bwd_plan.h"
 #include "bench_common.h"
 #include "kg_attention_bwd.h"
 #include "kg_test.h"
@@ -176,6 +181,16 @@ int main(void)
     snprintf(tune, sizeof tune, "%s%s%s%s%s", getenv("KG_ATTNB_TUNE") ? getenv("KG_ATTNB_TUNE") : "default",
              getenv("KG_ATTNB_SPLIT") ? "_s" : "", getenv("KG_ATTNB_SPLIT") ? getenv("KG_ATTNB_SPLIT") : "",
              getenv("KG_ATTNB_LANES") ? "_l" : "", getenv("KG_ATTNB_LANES") ? getenv("KG_ATTNB_LANES") : "");
+    const char *reps_env = getenv("KG_BENCH_REPS");
+    const int reps = reps_env && atoi(reps_env) >= 1 && atoi(reps_env) <= 15 ? atoi(reps_env) : 5;
+    /* KG_BENCH_TUNES: the tunes timed in turn (none: the environment's) */
+    char tunes[4][16];
+    int ntunes = 0;
+    for (const char *at = getenv("KG_BENCH_TUNES"); at && *at && ntunes < 4;) {
+        const size_t n = strcspn(at, ",");
+        snprintf(tunes[ntunes++], sizeof tunes[0], "%.*s", (int)(n < 15 ? n : 15), at);
+        at += n + (at[n] == ',');
+    }
     struct {
         kg_dtype dt;
         int B, H, S, D, causal, Hkv;
@@ -301,52 +316,63 @@ int main(void)
                     kg_tensor_contiguous(dl, KG_F32, 3, shape),
                     {0.f, cases[ci].causal}};
         BENCH_CHECK(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, &c.opts));
-        run(&c);
-        if (!check(&c, B, H, Hkv, S, D))
-            ok = 0;
-        const double flop = 2.5 * 4.0 * B * H * (double)S * S * D / (cases[ci].causal ? 2 : 1);
-        const int inner = flop > 1e12 ? 3 : flop > 1e10 ? 10 : 100;
-        const double us = bench_time_us(ctx, run, &c, inner, 5);
-        const double tf = flop / (us * 1e6);
-        char hkv[24] = "";
-        if (Hkv != H)
-            snprintf(hkv, sizeof hkv, " Hkv %d", Hkv);
-        printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f%s\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us, tf,
-               hkv);
-        fflush(stdout);
-        if (dt != KG_F32 && tf < worst_tf) {
-            worst_tf = tf;
-            snprintf(worst_name, sizeof worst_name, "%s", name);
-        }
-        if (csv && sweep)
-            fprintf(csv, "attention_bwd_sweep,%s,%d,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, Hkv, S,
-                    D, cases[ci].causal, us, tf, tune);
-        else if (csv)
-            fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, S, D,
-                    cases[ci].causal, us, tf, tune);
-        if (csv)
-            fflush(csv); /* rows survive a run cut short */
-        bench_record(ctx,
-                     &(bench_case){.family = "attention_bwd",
-                                   .name = cases[ci].causal ? "attention backward causal" : "attention backward",
-                                   .dtype = kg_dtype_name(dt),
-                                   .ndim = 4,
-                                   .shape = {B, H, S, D},
-                                   .time_us = us,
-                                   .tflops = tf,
-                                   .note = "shape is [B, H, S, D]; TFLOP/s = 2.5 x 4 B H S^2 D, halved if causal"});
-        if (getenv("KG_BENCH_HOST")) {
-            /* host time a call: 100 calls enqueued back to back (2-4 launches
-               each, within the queue's depth), wall clock around the calls */
-            BENCH_CHECK(ctx, kg_sync(ctx));
-            struct timespec t0, t1;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
-            for (int i = 0; i < 100; i++)
-                run(&c);
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            BENCH_CHECK(ctx, kg_sync(ctx));
-            printf("host time a call: %s %.2f us\n", name,
-                   ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100 / 1e3);
+        for (int tr = 0; tr < (ntunes ? 2 * ntunes : 1); tr++) {
+            if (ntunes) {
+                const char *tn = tunes[tr % ntunes];
+                if (strcmp(tn, "default") == 0)
+                    unsetenv("KG_ATTNB_TUNE");
+                else
+                    setenv("KG_ATTNB_TUNE", tn, 1);
+                kgi_attnb_hooks_reload();
+                snprintf(tune, sizeof tune, "%s", tn);
+            }
+            run(&c);
+            if (tr < (ntunes ? ntunes : 1) && !check(&c, B, H, Hkv, S, D))
+                ok = 0;
+            const double flop = 2.5 * 4.0 * B * H * (double)S * S * D / (cases[ci].causal ? 2 : 1);
+            const int inner = flop > 1e12 ? 3 : flop > 1e10 ? 10 : 100;
+            const double us = bench_time_us(ctx, run, &c, inner, reps);
+            const double tf = flop / (us * 1e6);
+            char hkv[24] = "";
+            if (Hkv != H)
+                snprintf(hkv, sizeof hkv, " Hkv %d", Hkv);
+            printf("%-5s %3d %3d %6d %4d %6d %10.1f %8.1f%s%s%s\n", kg_dtype_name(dt), B, H, S, D, cases[ci].causal, us,
+                   tf, hkv, ntunes ? " " : "", ntunes ? tune : "");
+            fflush(stdout);
+            if (dt != KG_F32 && tf < worst_tf) {
+                worst_tf = tf;
+                snprintf(worst_name, sizeof worst_name, "%s", name);
+            }
+            if (csv && sweep)
+                fprintf(csv, "attention_bwd_sweep,%s,%d,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, Hkv, S,
+                        D, cases[ci].causal, us, tf, tune);
+            else if (csv)
+                fprintf(csv, "attention_bwd,%s,%d,%d,%d,%d,%d,%.3f,%.2f,%s\n", kg_dtype_name(dt), B, H, S, D,
+                        cases[ci].causal, us, tf, tune);
+            if (csv)
+                fflush(csv); /* rows survive a run cut short */
+            bench_record(ctx,
+                         &(bench_case){.family = "attention_bwd",
+                                       .name = cases[ci].causal ? "attention backward causal" : "attention backward",
+                                       .dtype = kg_dtype_name(dt),
+                                       .ndim = 4,
+                                       .shape = {B, H, S, D},
+                                       .time_us = us,
+                                       .tflops = tf,
+                                       .note = "shape is [B, H, S, D]; TFLOP/s = 2.5 x 4 B H S^2 D, halved if causal"});
+            if (getenv("KG_BENCH_HOST")) {
+                /* host time a call: 100 calls enqueued back to back (2-4 launches
+                   each, within the queue's depth), wall clock around the calls */
+                BENCH_CHECK(ctx, kg_sync(ctx));
+                struct timespec t0, t1;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                for (int i = 0; i < 100; i++)
+                    run(&c);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                BENCH_CHECK(ctx, kg_sync(ctx));
+                printf("host time a call: %s %.2f us\n", name,
+                       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100 / 1e3);
+            }
         }
         for (int i = 0; i < 8; i++)
             kg_free(ctx, d[i]);

@@ -29,7 +29,11 @@
  * classes with the next row prefetched (LEAN4P, LEAN8P; -1: never); KG_NORM_LEAN=16: the 2-byte norms' LEAN16.
  * KG_NORM_BULK=c+1|-1: the 2-byte norms by BULK configuration c where the row fits (or never), KG_NORM_BSTAGES its
  * stages at most; KG_NORM_TUNE=5 times each BULK configuration (and with 2 stages) after the default;
- * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK).
+ * KG_NORM_TUNE=6 LEAN groups of a power of two of lanes or of whole warps (g32), LEAN (no BULK); KG_NORM_TUNE=7 LEAN,
+ * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
+ * at 2 stages. KG_NORM_WB=1|2:
+ * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
+ * them "f16" in KG_NORM_CASES).
  */
 #include <math.h>
 #include <string.h>
@@ -52,6 +56,7 @@ typedef struct brun {
     kg_context *ctx;
     const bcase *c;
     kg_tensor in, out, res, w, b, s0;
+    int wb; /* layer_norm: 0 weight and bias, 1 weight only, 2 neither ($KG_NORM_WB) */
 } brun;
 
 static void run_case(void *p)
@@ -65,7 +70,8 @@ static void run_case(void *p)
     case KG_NORM_LOG_SOFTMAX: BENCH_CHECK(ctx, kg_log_softmax(ctx, &r->out, &r->in, c->axis)); break;
     case KG_NORM_LOGSUMEXP: BENCH_CHECK(ctx, kg_logsumexp(ctx, &r->s0, &r->in, ax, 1, 0)); break;
     case KG_NORM_LAYER_NORM:
-        BENCH_CHECK(ctx, kg_layer_norm(ctx, &r->out, NULL, NULL, &r->in, 1, &r->w, &r->b, 1e-5));
+        BENCH_CHECK(ctx, kg_layer_norm(ctx, &r->out, NULL, NULL, &r->in, 1, r->wb < 2 ? &r->w : NULL,
+                                       r->wb < 1 ? &r->b : NULL, 1e-5));
         break;
     default:
         if (c->res)
@@ -235,6 +241,7 @@ int main(void)
     kgi_norm_tuning.bstages = env_int("KG_NORM_BSTAGES");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
+    const int as_f16 = env_int("KG_NORM_AS_F16");
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("# normalizations; same-run copy bandwidth %.0f GB/s\n", copy);
     if (csv)
@@ -287,6 +294,10 @@ int main(void)
         {"rms_norm+residual [262144,1024]", KG_NORM_RMS_NORM, KG_BF16, 262144, 1024, 1, 1},
         {"rms_norm+residual [32768,8192]", KG_NORM_RMS_NORM, KG_BF16, 32768, 8192, 1, 1},
         {"rms_norm+residual [16384,16384]", KG_NORM_RMS_NORM, KG_BF16, 16384, 16384, 1, 1},
+        {"layer_norm [87381,3072]", KG_NORM_LAYER_NORM, KG_BF16, 87381, 3072, 1, 0},
+        {"rms_norm+residual [131072,2048]", KG_NORM_RMS_NORM, KG_BF16, 131072, 2048, 1, 1},
+        {"layer_norm [104857,2560]", KG_NORM_LAYER_NORM, KG_BF16, 104857, 2560, 1, 0},
+        {"layer_norm [74898,3584]", KG_NORM_LAYER_NORM, KG_BF16, 74898, 3584, 1, 0},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
@@ -353,7 +364,10 @@ int main(void)
     int failed = 0;
     kg_dtype filled = KG_DTYPE_COUNT;
     for (size_t i = 0; i < ncases; i++) {
-        const bcase *c = &cases[i];
+        bcase ci = cases[i];
+        if (as_f16 && ci.dt == KG_BF16)
+            ci.dt = KG_F16;
+        const bcase *c = &ci;
         const int sweep = i >= nfixed;
         if (!sweep && !wanted(c))
             continue;
@@ -374,7 +388,7 @@ int main(void)
             filled = dt;
             fill(ctx, din, dt, max_el, blk);
         }
-        brun r = {.ctx = ctx, .c = c};
+        brun r = {.ctx = ctx, .c = c, .wb = env_int("KG_NORM_WB")};
         const int64_t shape[2] = {c->rows, c->cols};
         r.in = kg_tensor_contiguous(din, dt, 2, shape);
         r.out = kg_tensor_contiguous(dout, dt, 2, shape);
@@ -384,7 +398,8 @@ int main(void)
         const int64_t nrow = c->axis ? c->rows : c->cols;
         r.s0 = kg_tensor_contiguous(dout, dt, 1, &nrow);
         const int use_w = c->op == KG_NORM_LAYER_NORM || c->op == KG_NORM_RMS_NORM;
-        const int bad = verify(&r, blk, use_w ? wh : NULL, c->op == KG_NORM_LAYER_NORM ? bh : NULL, rblk);
+        const int ln = c->op == KG_NORM_LAYER_NORM;
+        const int bad = verify(&r, blk, use_w && (!ln || r.wb < 2) ? wh : NULL, ln && r.wb < 1 ? bh : NULL, rblk);
         failed |= bad;
         const double us = bench_time_us(ctx, run_case, &r, 10, 9);
         double bytes = (double)n * (double)es * (c->op == KG_NORM_LOGSUMEXP ? 1 : 2) +
@@ -399,6 +414,8 @@ int main(void)
                            .out = c->op == KG_NORM_LOGSUMEXP ? NULL : &r.out,
                            .s0 = c->op == KG_NORM_LOGSUMEXP ? &r.s0 : NULL,
                            .res = c->res ? &r.res : NULL,
+                           .w = use_w && (!ln || r.wb < 2) ? &r.w : NULL,
+                           .b = ln && r.wb < 1 ? &r.b : NULL,
                            .axis = c->axis,
                            .axes = (const int[]){c->axis},
                            .n_axes = 1,
@@ -424,7 +441,20 @@ int main(void)
                COLS splits and blocks a multiprocessor */
             kg_norm_tuning alts[80];
             int na = 0;
-            if (tune == 6) {
+            if (tune == 7) {
+                /* KG_NORM_TUNE=7: LEAN (no BULK), each BULKW configuration (its deepest ring, then 2 stages),
+                   the block BULK configurations 0-2 at 2 stages */
+                alts[na++] = (kg_norm_tuning){.bulk = -1};
+                for (int k = 1; k <= KG_NORM_BCFG_COUNT; k++)
+                    if (kg_norm_bcfgs[k - 1].warp) {
+                        alts[na++] = (kg_norm_tuning){.bulk = k};
+                        alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
+                        if (kg_norm_bcfgs[k - 1].regs)
+                            alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 1};
+                    }
+                for (int k = 1; k <= 3; k++)
+                    alts[na++] = (kg_norm_tuning){.bulk = k, .bstages = 2};
+            } else if (tune == 6) {
                 /* KG_NORM_TUNE=6: LEAN groups of a power of two of lanes (g32 -1) and of whole warps (g32
                    1), LEAN (no BULK) */
                 alts[na++] = (kg_norm_tuning){.g32 = -1};

@@ -9,8 +9,20 @@ TFLOP/s = 2.5 x 4 B H Sq Sk D, halved when causal. The seeded sweep's rows
 (KG_BENCH_SWEEP, family attention_bwd_sweep: odd lengths, GQA through
 enable_gqa) are printed after, with the worst ratio per column.
 
+KG_TORCH_BACKENDS=flash (or cudnn) times only that column's backend (the
+other prints nan), for short runs.
+
+KG_TORCH_INPROC=<rounds> times, instead, kgen (its Python package,
+runtime/python, default tuning) and PyTorch's flash (f32: efficient) IN THIS
+PROCESS on the same tensors, alternately: rounds of (kgen, flash) and
+(flash, kgen) in turn, each timing `inner` back-to-back calls between CUDA
+events, so that the GPU's clock and temperature drift over a run falls on
+both alike; per case the medians, their ratio and the rounds kgen won. Only
+the CSV's shapes are used (its kgen figures come from another process).
+
 usage: KG_BENCH_CSV=a.csv build/bench/bench_attention_bwd && python3 bench/torch_attention_bwd.py a.csv
 """
+import os
 import sys
 
 import torch
@@ -54,6 +66,75 @@ def bench_backends(dn, B, Hq, Hkv, S, D, causal):
     return res, flop, expanded
 
 
+def kgen_module():
+    """kgen's Python package from runtime/python (it loads build/libkgen.so)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "python"))
+    import kgen
+    return kgen
+
+
+def events_us(fn, inner):
+    """Device time a call of inner back-to-back calls, microseconds."""
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(inner):
+        fn()
+    e1.record()
+    e1.synchronize()
+    return 1000.0 * e0.elapsed_time(e1) / inner
+
+
+def inproc(path, rounds):
+    """kgen and PyTorch alternately in this process on the CSV's shapes."""
+    kg = kgen_module()
+    dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    print(f"# attention backward in one process, {torch.cuda.get_device_name()} torch {torch.__version__}: "
+          f"kgen (Python package, default tuning) and flash (f32: efficient) alternately, {rounds} rounds")
+    print(f"{'case':34} {'kgen us':>10} {'flash us':>10} {'kgen':>8} {'flash':>8} {'kg/flash':>8} {'kg won':>7}"
+          f"   (TFLOP/s, medians)")
+    seen = set()
+    for row in csv_rows(path, "attention_bwd"):
+        dn = row[1]
+        B, H, S, D, causal = map(int, row[2:7])
+        if (dn, B, H, S, D, causal) in seen:
+            continue
+        seen.add((dn, B, H, S, D, causal))
+        dt = dts[dn]
+        q, k, v, dout = (torch.empty(B, H, S, D, device="cuda", dtype=dt).uniform_(-1, 1) for _ in range(4))
+        out = torch.empty_like(q)
+        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+        kg.attention(q, k, v, out=out, lse=lse, causal=bool(causal))
+        dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
+        fk = lambda: kg.attention_backward(dout, q, k, v, out, lse, dq=dq, dk=dk, dv=dv, causal=bool(causal))
+        qg, kgr, vg = (t.detach().requires_grad_() for t in (q, k, v))
+        with sdpa_kernel([sdpa_backends(dn)[0][1]]):
+            o = F.scaled_dot_product_attention(qg, kgr, vg, is_causal=bool(causal))
+        ft = lambda: torch.autograd.grad(o, (qg, kgr, vg), dout, retain_graph=True)
+        flop = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
+        inner = 3 if flop > 1e12 else 10 if flop > 1e10 else 100
+        fk()
+        ft()
+        ks, ts, won = [], [], 0
+        for r in range(rounds):
+            if r % 2 == 0:
+                a = events_us(fk, inner)
+                b = events_us(ft, inner)
+            else:
+                b = events_us(ft, inner)
+                a = events_us(fk, inner)
+            ks.append(a)
+            ts.append(b)
+            won += a < b
+        ks.sort()
+        ts.sort()
+        ku, tu = (ks[(rounds - 1) // 2] + ks[rounds // 2]) / 2, (ts[(rounds - 1) // 2] + ts[rounds // 2]) / 2
+        case = f"{dn} B{B} H{H} S{S} D{D}{' causal' if causal else ''}"
+        print(f"{case:34} {ku:10.1f} {tu:10.1f} {flop / ku / 1e6:8.1f} {flop / tu / 1e6:8.1f} {tu / ku:8.3f} "
+              f"{won:3d}/{rounds}", flush=True)
+        del q, k, v, dout, out, lse, dq, dk, dv, qg, kgr, vg, o
+        torch.cuda.empty_cache()
+
+
 def sweep(path):
     """The seeded sweep's rows beside PyTorch; the worst ratio per column."""
     rows = csv_rows(path, "attention_bwd_sweep")
@@ -87,6 +168,9 @@ def sweep(path):
 
 
 def main():
+    if os.environ.get("KG_TORCH_INPROC"):
+        inproc(sys.argv[1], max(2, int(os.environ["KG_TORCH_INPROC"])))
+        return
     rows = [(row[1], *map(int, row[2:7]), float(row[7]), float(row[8]), row[9] if len(row) > 9 else "default")
             for row in csv_rows(sys.argv[1], "attention_bwd")]
     if not rows:
@@ -109,7 +193,10 @@ def main():
         flop = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
         inner = 3 if flop > 1e12 else 10 if flop > 1e10 else 100
         res = {}
-        backs = sdpa_backends(dn)
+        only = os.environ.get("KG_TORCH_BACKENDS")
+        backs = [(n, be) for n, be in sdpa_backends(dn) if not only or n in only.split(",")]
+        for n, _ in sdpa_backends(dn):
+            res[n] = None
         for name, be in backs:
             try:
                 with sdpa_kernel([be]):

@@ -64,8 +64,9 @@ local function variant(c, op, dt)
     if two then return { nv = 8, x = NX.CS + (ln and mom8 or NX.OPQ + NX.OADDR), bound = "768, 1" } end
     return { nv = 8, x = NX.CS, bound = "KG_NORM_LEAN_MAX_T, 1" }
   elseif c == "lean8s" then
-    -- LEAN8C of the 2-byte layer_norm by two group sums
-    if two and ln then return { nv = 8, x = NX.CS + sep8, bound = "768, 1" } end
+    -- LEAN8C of the 2-byte layer_norm by two group sums; in 72 registers (an 896-lane bound: spill-free since the
+    -- bf16 elements come straight from the vectors' words, kg_nld), so 28 warps a multiprocessor instead of 25
+    if two and ln then return { nv = 8, x = NX.CS + sep8, bound = "1024, 1" } end
   end
   return nil
 end
@@ -109,6 +110,9 @@ end
 -- against 60.8, log_softmax 59.1 / 66.3, bf16 softmax 36.5 / 41.7, f32
 -- [4096,65536] 51.2 / 67.0, [65536,4096] 50.6 / 53.4 (COLS); it won only
 -- bf16 log_softmax [12000,22360], 45.4 / 31.8: removed.
+-- Three blocks a multiprocessor (256 x (16 + 16) and 256 x (15 + 17) vectors in 80 registers, 56-112 bytes
+-- spilled) lost (session 13 r1b, H200, same run): softmax f32 [16384,16384] dim 0 50.2 / 46.4% against 60.2,
+-- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
@@ -122,13 +126,21 @@ M.ccfgs = {
 -- runtime's kg_norm_bcfgs: t threads a block (a row), nv vectors a lane, mb
 -- blocks a multiprocessor (the launch bound; the ring's stages share the
 -- multiprocessor's shared memory), wr: weight and bias held in registers
--- (else read at each apply).
+-- (else read at each apply); w: BULKW, a warp a row (t / 32 warps, each with
+-- its own ring; nv the most vectors a lane of a row), weight and bias staged
+-- in shared memory, one block a multiprocessor; r: BULKW with the row in registers (nv vectors a lane), its stage
+-- refilled as soon as the warp holds it (so one stage a warp serves).
 M.bcfgs = {
   { t = 128, nv = 4, mb = 4, wr = true },
   { t = 256, nv = 4, mb = 2, wr = true },
   { t = 512, nv = 4, mb = 1, wr = true },
   { t = 256, nv = 8, mb = 2, wr = false },
   { t = 64, nv = 8, mb = 8, wr = false },
+  { t = 128, nv = 64, mb = 1, w = true },
+  { t = 192, nv = 64, mb = 1, w = true },
+  { t = 256, nv = 64, mb = 1, w = true },
+  { t = 384, nv = 64, mb = 1, w = true },
+  { t = 384, nv = 16, mb = 1, w = true, r = true },
 }
 
 local common = require("common")
@@ -297,7 +309,8 @@ function M.generate(G)
         local row = {}
         for _, c in ipairs(M.bcfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_bulk" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [bulk " .. c.t .. "x" .. c.nv .. "]" })
+                                     desc = op.name .. "(" .. dt.name .. ") [bulk" .. (c.w and "w " or " ") .. c.t .. "x" ..
+                                     c.nv .. "]" })
         end
         btable[op.id][dt.index] = row
       end
@@ -350,7 +363,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT] = {\n"
   for _, c in ipairs(M.bcfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.nv, c.mb, c.wr and 1 or 0, c.w and 1 or 0,
+                              c.r and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
@@ -414,6 +428,8 @@ typedef struct kg_norm_bcfg {
     int nv;      /* 16-byte vectors a lane */
     int mb;      /* blocks a multiprocessor (the launch bound) */
     int wr;      /* 1: weight and bias in registers */
+    int warp;    /* 1: BULKW, a warp a row (nv: the most vectors a lane), weight and bias in shared memory */
+    int regs;    /* 1: BULKW with the row in registers (nv vectors a lane): one stage a warp suffices */
 } kg_norm_bcfg;
 extern const kg_norm_bcfg kg_norm_bcfgs[KG_NORM_BCFG_COUNT];
 extern const int16_t kg_norm_btable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_BCFG_COUNT];

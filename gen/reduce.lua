@@ -25,8 +25,12 @@ local M = {}
 -- flatw: flat with one warp per unit (many short slabs; the planner keeps
 -- the class flat and sets kg_red_args.group 32, the launch picks this
 -- kernel), in a group of its own.
+-- slab: narrow columns over a short reduced dim, whole slabs staged in shared
+-- memory by cp.async, a group of its own (templates/reduce_slab.cuh), with
+-- trans: outputs scattered in the input's order, written through shared
+-- memory (templates/reduce_trans.cuh).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno", "flatw" }
+              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -40,6 +44,7 @@ M.groups = {
   { name = "narrow", classes = { "colsn", "nestn", "colsno", "nestno" } },
   { name = "tile", classes = { "tile" } },
   { name = "flatw", classes = { "flatw" } },
+  { name = "slab", classes = { "slab", "trans" } },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)

@@ -53,8 +53,23 @@ static int tperm_fill = 90;
    the axes are one dim each (kg_tperm.h flat; 0 = tables always) */
 static int tperm_map = 1;
 static int tperm_flat = 1;
-/* tperm's block order (kg_tperm.h jfirst) */
-static int tperm_jfirst = 0;
+/* tperm's block order (kg_tperm.h jfirst): 0 the c tiles fastest, 1 the j
+   tiles, 2 (the default) the j tiles where the elements have at least 4
+   bytes and the c axis has at least tperm_jfirst_ratio times as many tiles
+   as j (a short j axis: the few j tiles of a run of input rows then load
+   together). H200 run s14r3 (this default against c first, same process):
+   f32 [33,64,95,91] p3.0.1.2 80.7 vs 74.8, p3.1.2.0 78.1 vs 72.9,
+   [255,387,259] p2.0.1 68.3 vs 63.9; bf16 lost there (47.7 vs 51.6, [533,
+   179,229] p2.0.1 48.9 vs 53.6), so 2-byte elements keep c first. H200 run s14r2 of
+   2026-12-03 (same process, c first -> j first), % of copy: f32
+   [33,64,95,91] p3.0.1.2 75.2 -> 81.5 and p3.1.2.0 72.3 -> 78.7 (1568 x 3
+   tiles), [255,387,259] p2.0.1 64.1 -> 68.9 (1542 x 5); bf16 the same
+   three 51.0 -> 57.7, 50.6 -> 55.8, 42.8 -> 44.9, [33,64,95,91] p2.0.1.3
+   56.4 -> 59.8, [533,179,229] p2.0.1 45.1 -> 46.2; neutral (-0.5, -0.3) on
+   two others of at least 256 times; below 256 times mostly lost (ratio
+   147: -3.1, 67: -3.4; 2-d transposes -5 to -10; a long j -15 to -32). */
+static int tperm_jfirst = 2;
+static const int64_t tperm_jfirst_ratio = 256;
 /* ops of one input whose elements have at most 2 bytes: tperm with two
    tiles per pass (<op>_tperm2, the kernel after <op>_tperm, generated for
    those ops only; twice the bytes in flight per block); 0 = one tile.
@@ -536,7 +551,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     }
     o->map = (uint32_t)tperm_map;
     o->flat = tperm_flat && o->nd[KG_TP_C] == 1 && o->nd[KG_TP_J] == 1;
-    o->jfirst = (uint32_t)tperm_jfirst;
+    o->jfirst = (uint32_t)(tperm_jfirst == 2 ? maxes >= 4 && tiles_c >= tperm_jfirst_ratio * tiles_j : tperm_jfirst);
     o->full = (uint32_t)tperm_full;
     if (rect) {
         o->rect = 1;
@@ -853,7 +868,7 @@ static const struct {
     {KG_EW_TUNE_TPERM_FILL, &tperm_fill, 1, 100, 90},
     {KG_EW_TUNE_TPERM_MAP, &tperm_map, 0, 2, 1},
     {KG_EW_TUNE_TPERM_FLAT, &tperm_flat, 0, 1, 1},
-    {KG_EW_TUNE_TPERM_JFIRST, &tperm_jfirst, 0, 1, 1},
+    {KG_EW_TUNE_TPERM_JFIRST, &tperm_jfirst, 0, 2, 1},
     {KG_EW_TUNE_TPERM_PAIR, &tperm_pair, 0, 1, 1},
     {KG_EW_TUNE_ROWSV, &rowsv_mode, 0, 2, 1},
     {KG_EW_TUNE_ROWSV_MIN_BYTES, &rowsv_min_bytes, 64, INT_MAX, 4096},
@@ -866,11 +881,15 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
 };
 
-void kg_test_ew_tune(int what, int value)
+int kg_test_ew_tune(int what, int value)
 {
     for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++)
-        if (tunings[i].what == what)
+        if (tunings[i].what == what) {
+            const int was = *tunings[i].var;
             *tunings[i].var = value >= tunings[i].lo && value <= tunings[i].hi ? value : tunings[i].other;
+            return was;
+        }
+    return 0;
 }
 
 void kg_test_force_ew_variant(kg_context *ctx, int variant)

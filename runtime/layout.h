@@ -68,8 +68,10 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_MAP: tperm's element mapping, 0, 1 (default) or 2 (kg_tperm.h);
    KG_EW_TUNE_TPERM_FLAT: 0 = tperm reads offset tables even where both
      axes are one dim (default 1: offsets by multiplication there);
-   KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest
-     (default 0: the c tiles);
+   KG_EW_TUNE_TPERM_JFIRST: 1 = tperm's blocks take the j tiles fastest,
+     0 = the c tiles; 2 (the default) = the j tiles where the elements
+     have at least 4 bytes and the c axis has at least 256 times as many
+     tiles as j, else the c tiles;
    KG_EW_TUNE_TPERM_PAIR: ops of one input whose elements have at most 2
      bytes run tperm with two tiles per pass (the kernels <op>_tperm2; 1,
      the default), or one (0);
@@ -94,7 +96,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
    KG_EW_TUNE_ROWSV_MIN_BYTES: ... for rows of at least that many bytes (64
-     and up; default 4096). */
+     and up; default 4096).
+   Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
     KG_EW_TUNE_ROWS_MIN,
@@ -117,6 +120,6 @@ enum {
     KG_EW_TUNE_TPERM_RECT_TILES,
     KG_EW_TUNE_TPERM_RECT_MIN_BYTES
 };
-KG_API void kg_test_ew_tune(int what, int value);
+KG_API int kg_test_ew_tune(int what, int value);
 
 #endif

@@ -384,13 +384,36 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
      row, the deepest ring (4096 cfg 0: 92.0 / 91.5 against 88.1 / 88.2; 8192
      cfg 1: 91.9 against 85.6; 16384 cfg 2: 91.5 / 91.5 against 82.3 /
      82.4; at 1024 LEAN stays: 92.8 against 87.3);
-   - layer_norm of 8192..16384: the same blocks, 2 stages (8192 cfg 1: 88.6
-     against 87.4; 16384 cfg 2: 89.3 against 83.8; at 4096 and 5120 LEAN
-     stays: 86.3 against 85.6, 75.0 against 73.4).
-   rms_norm stays LEAN (93.4-97.1 against at most 90.2); f16 is not
-   measured. */
+   - (layer_norm of 8192..16384 took cfg 1 / 2 at 2 stages until session 14
+     r2, where LEAN8S, its bf16 elements straight from the vectors' words
+     in 72 registers, ran 91.0 / 92.0 against BULK's 86.7 / 86.9).
+   rms_norm stays LEAN (93.4-97.1 against at most 90.2).
+   BULKW (a warp a row; session 13 r1b, H200, same run, two passes):
+   - the 2-byte layer_norm of 2560..4096: 12 warps, 2 stages (bf16 4096:
+     89.0 / 88.4 against LEAN8S's 86.2 / 85.7; f16 90.3 against 87.9;
+     session 14 r2: 2560 89.1 against 80.7, 3584 90.0 against 86.7; 2048
+     stays LEAN: 79.8 against 91.1, r2 84.9 against 93.0; at 5120 / 6144 /
+     8192 BULKW lost: 76.5, 78.4, 59.7 against 81.2, 85.0, 88.2);
+   - the bf16 residual rms_norm of 1024 (the size measured): 8 warps, 2
+     stages (95.0 against LEAN's 93.0).
+   BULKW with the row in registers (session 14 r1, H200, same run): the
+   2-byte layer_norm of 3072: 12 warps, 1 stage a warp (bf16 89.8 against
+   LEAN8S's 79.4 and BULKW 12 warps' 86.5; f16 93.1 against 82.0; r2 91.4
+   against 85.7 and 91.1); at 2560, 3584 and 4096 it lost to BULKW (r2
+   84.3 / 88.5 against 89.1 / 90.0, r1 87.3 against 89.2), at 2048, 5120
+   and 6144 every row-in-registers configuration lost to LEAN.
+   f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
+   16384 88.2 against 87.2). */
+#define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
+#define BULKW_RES 7 /* 8 warps */
+#define BULKWR_LN 9 /* 12 warps, the row in registers */
 #define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
 static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
+/* BULKW: the shared memory of the weight and bias (those the call has) */
+static int64_t bulk_wb_bytes(const kg_norm_call *c, const kg_norm_bcfg *f, int64_t n, size_t es)
+{
+    return f->warp ? n * (int64_t)es * ((c->w ? 1 : 0) + (c->b ? 1 : 0)) : 0;
+}
 
 static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, size_t es, int64_t sm)
 {
@@ -404,32 +427,47 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
     int cfg = tu->bulk - 1, most = tu->bstages;
     if (tu->bulk == 0) {
         const int dflt = tu->lean == 0 && tu->variant == 0 && tu->pf == 0 && !tu->loose && !tu->group &&
-                         !tu->threads && !tu->g32 && c->in->dtype == KG_BF16;
+                         !tu->threads && !tu->g32;
+        const int bf16 = c->in->dtype == KG_BF16;
         const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
-        if (!dflt || !(ln || rres) || A->n < (ln ? 8192 : 4096) || A->n > 16384)
+        if (!dflt || !(ln || rres))
             return;
-        cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
-        if (ln && most < 2)
+        if (ln && A->n == 3072)
+            cfg = BULKWR_LN, most = 1; /* f16 too */
+        else if (ln && A->n >= 2560 && A->n <= 4096)
+            cfg = BULKW_LN; /* f16 too */
+        else if (bf16 && rres && A->n == 1024)
+            cfg = BULKW_RES;
+        else if (bf16 && rres && A->n >= 4096 && A->n <= 16384)
+            cfg = A->n <= 4096 ? 0 : A->n <= 8192 ? 1 : 2;
+        else
+            return;
+        if (cfg != BULKWR_LN && (ln || cfg == BULKW_RES) && most < 2)
             most = 2;
     }
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
     const int64_t V = 16 / (int64_t)es;
-    if (A->n / V > (int64_t)f->threads * f->nv)
+    if (A->n / V > (int64_t)(f->warp ? 32 : f->threads) * f->nv)
         return;
     const int64_t sb = A->n * (int64_t)es * (c->res ? 2 : 1);
-    int64_t stages = bulk_budget(f) / sb;
+    /* BULKW: a ring a warp after the weight and bias */
+    const int64_t nw = f->warp ? f->threads / 32 : 1;
+    int64_t stages = (bulk_budget(f) - bulk_wb_bytes(c, f, A->n, es)) / (sb * nw);
     if (stages > KG_NORM_BULK_STAGES)
         stages = KG_NORM_BULK_STAGES;
-    if (most >= 2 && stages > most)
+    if (f->warp && stages > KG_NORM_BULKW_BARS / nw)
+        stages = KG_NORM_BULKW_BARS / nw;
+    if (most >= (f->regs ? 1 : 2) && stages > most)
         stages = most;
-    if (stages < 2)
+    if (stages < (f->regs ? 1 : 2))
         return;
     int64_t cap = sm * f->mb;
     if (tu->grid > 0 && tu->grid < cap)
         cap = tu->grid;
+    const int64_t units = cdiv(A->rows, nw);
     plan->bcfg = cfg;
     plan->bstages = (int)stages;
-    plan->bgrid = (unsigned)(A->rows < cap ? A->rows : cap);
+    plan->bgrid = (unsigned)(units < cap ? units : cap);
     plan->bblock = (unsigned)f->threads;
 }
 
@@ -1115,7 +1153,9 @@ static kg_status launch_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_pla
     const kg_norm_bcfg *f = &kg_norm_bcfgs[plan->bcfg];
     kg_norm_args B = plan->args;
     B.chunk = plan->bstages;
-    const size_t smem = (size_t)B.chunk * (size_t)B.n * kg_dtype_size(c->in->dtype) * (c->res ? 2 : 1);
+    const size_t es = kg_dtype_size(c->in->dtype);
+    const size_t smem = (size_t)B.chunk * (size_t)B.n * es * (c->res ? 2 : 1) * (f->warp ? (size_t)f->threads / 32 : 1) +
+                        (size_t)bulk_wb_bytes(c, f, B.n, es);
     _Atomic unsigned char unknown = 0;
     _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
                                       ? &bulk_fits[ctx->device][c->op][c->in->dtype][plan->bcfg]

@@ -73,7 +73,8 @@ typedef struct kg_norm_tuning {
                        (<= 512 lanes, not the residual form), -1 never */
     int bulk;       /* the 2-byte norms' LEAN rows on sm_90: 0 the planner's rule, c + 1 BULK configuration c
                        wherever the row fits, -1 none */
-    int bstages;    /* BULK: at most this many stages a block (2..KG_NORM_BULK_STAGES) */
+    int bstages;    /* BULK: at most this many stages a block (2..KG_NORM_BULK_STAGES; BULKW with the row in
+                       registers: from 1) */
     int g32;        /* LEAN4 / LEAN8 rows of more than a warp: 1 the fewest whole warps that hold the row (not a
                        power of two of lanes), 0 the planner's rule (the 2-byte layer_norm's LEAN8S), -1 never */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
@@ -86,6 +87,8 @@ extern _Atomic long kgi_norm_bulk_launches;
 /* BULK: most stages a block's ring holds (templates/normb.cuh's
    KG_NORMB_MAX_STAGES) */
 #define KG_NORM_BULK_STAGES 16
+/* BULKW: most stages of all its warps' rings (KG_NORMB_MAX_WBARS) */
+#define KG_NORM_BULKW_BARS 64
 
 /* Validates a call (every error but the device's) and plans it for a GPU
    of sm_count multiprocessors. */

@@ -275,7 +275,22 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    multiprocessor, cols_split_few 0, 8 or 32, cols_split_fill 2 and
    split_waves 2 each lost net in every run that timed them (r1, 256-lane
    split tiles: #160 [256,65536] axis 0 bf16 53.7 -> 72.4% but #229 84.2 ->
-   62.3%, #92 67.9 -> 51.7%). */
+   62.3%, #92 67.9 -> 51.7%).
+   Session 14 (run s14r1, H200, 2026-12-03 08:05, all 240 sweep cases, each
+   tuning beside the default in the same process; us, the NEST plan / the
+   candidate): SLAB (a cp.async ring, 2 tiles of 8 KiB in flight) won on
+   2-byte elements in slabs of at most 8 rows (#127 bf16 8 x 63 68.4 / 46.8,
+   #190 2 x 61 72.3 / 34.1, #11 8 x 256 29.4 / 22.1) and lost on 32 rows
+   (#174 bf16 26.3 / 30.6) and on 4-byte elements (#175 f32 16 x 2 297.6 /
+   354.7, #133 3 x 66 155.8 / 204.3, #100 i32 49.0 / 69.8; level on #144
+   76.5 / 73.7, #62 99.1 / 101.0): slab_es 2, slab_max_rows 8; the tiles
+   through registers lost to the ring on every 2-byte case (#127 65.7, #190
+   45.4) and 4 KiB tiles on all 9 (#133 355.8). TRANS (its cases in a second
+   process) won where an output reduces 5 elements (#77 bf16 1017.8 / 249.7,
+   #144 i32 77.3 / 37.4) and lost at 96 and 104 (#48 93.1 / 105.0, #100 at
+   trans_min_side 8 48.5 / 113.2): trans_max_red 16; 2 or 8 walk positions a
+   batch lost to 4 (#77 262.0, 269.7 against 249.7; #144 39.5, 44.6 against
+   37.4). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -331,6 +346,16 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_warp_units = 24,
     .flat_warp_run = 16,
     .cols_runs_es = 2,
+    .slab = 1,
+    .slab_max_cols = 256,
+    .slab_min_units = 4,
+    .slab_es = 2,
+    .slab_max_rows = 8,
+    .slab_bytes = KG_RED_SLAB_BYTES,
+    .trans = 1,
+    .trans_min_units = 4,
+    .trans_min_side = 16,
+    .trans_max_red = 16,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -351,7 +376,9 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(cols_runs_es)};
+                  F(flat_warp_units), F(flat_warp_run), F(cols_runs_es), F(slab), F(slab_max_cols),
+                  F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
+                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1097,6 +1124,121 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     return 1;
 }
 
+/* SLAB (tuning slab, templates/reduce_slab.cuh): value reductions of
+   elements of at most 4 bytes whose reduced dim D[0] of R rows lies right
+   outside C <= slab_max_cols contiguous kept columns (C <= the block's
+   threads; the columns: K[0] of stride 1 and the kept dims whose input
+   strides chain with it, a, whatever their values strides), the [R, C]
+   slabs dense along K[a] (stride R x C); further reduced dims walked
+   outside (at most KG_RED_WALK_DIMS), further kept dims as outer positions.
+   A tile holds the most whole slabs of K[a] that fit slab_bytes (at most
+   KG_RED_SLAB_BYTES) and give a thread at most KG_RED_SLAB_OUTS outputs (a
+   thread takes one column of every P-th slab, P = threads / C). No splits:
+   taken only where the tiles give each multiprocessor slab_min_units units,
+   over elements of slab_es bytes (0: any) in slabs of at most slab_max_rows
+   rows.
+   Returns 0 (and plans nothing) elsewhere. */
+static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
+                     size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->slab || indexed || es > 4 || (T->slab_es > 0 && es != (size_t)T->slab_es) || nk < 2 || nr < 1 ||
+        nr - 1 > KG_RED_WALK_DIMS || K[0].in != 1)
+        return 0;
+    int a = 1; /* the column dims: K[0 .. a) */
+    int64_t C = K[0].size;
+    while (a < nk - 1 && K[a].in == C && K[a].in != D[0].in) {
+        C = smul(C, K[a].size);
+        a++;
+    }
+    const int64_t bytes = T->slab_bytes > 0 && T->slab_bytes < KG_RED_SLAB_BYTES ? T->slab_bytes : KG_RED_SLAB_BYTES;
+    const int64_t R = D[0].size, E = bytes / (int64_t)es;
+    if (D[0].in != C || K[a].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 ||
+        R > T->slab_max_rows || C * R > E)
+        return 0;
+    int64_t S = E / (C * R);
+    if (S > KG_RED_THREADS / C * KG_RED_SLAB_OUTS)
+        S = KG_RED_THREADS / C * KG_RED_SLAB_OUTS;
+    if (S > K[a].size)
+        S = K[a].size;
+    const int64_t outer = n_out / C, tiles = cdiv(K[a].size, S), groups = smul(outer / K[a].size, tiles);
+    if (groups < smul(sm, T->slab_min_units))
+        return 0;
+    static const dim one = {1, 0, 0, 0}; /* no reduced dim outside the slabs: one position */
+    plan->cls = KG_RED_SLAB;
+    A->fast = outer < ((int64_t)1 << 31);
+    fill_dims(&A->outer, K + a, nk - a, A->fast);
+    A->n_out = outer;
+    fill_dims(&A->rdims, K, a, 0);
+    A->run = R;
+    A->cw = (int32_t)C;
+    A->inner = K[a].size;
+    A->tile_rows = S;
+    A->tiles = tiles;
+    fill_walk(&A->walk, nr > 1 ? D + 1 : &one, nr > 1 ? nr - 1 : 1, 1, 1);
+    w->groups = groups;
+    w->per_group = S * C;
+    w->red = red / R;
+    return 1;
+}
+
+/* TRANS (tuning trans, templates/reduce_trans.cuh): value reductions of
+   elements of at most 4 bytes over a walk of at most KG_RED_WALK_DIMS
+   reduced dims whose input-innermost kept dim K[0] (stride 1) is not the
+   values' innermost: the kept dim of the least values stride K[j] (j > 0)
+   gives the output-contiguous side (ko), K[0] and the kept dims below K[j]
+   whose input strides chain with it the input-contiguous side (ki), the
+   other kept dims outer positions. Taken where both sides hold at least
+   trans_min_side outputs, the tiles of 32 x 32 outputs give each
+   multiprocessor trans_min_units units and an output reduces at most
+   trans_max_red elements. Returns 0 (and plans nothing) elsewhere. */
+static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
+                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].in != 1 || K[0].out <= 0 ||
+        red > T->trans_max_red)
+        return 0;
+    int jo = 0;
+    for (int i = 1; i < nk; i++)
+        if (K[i].out > 0 && K[i].out < K[jo].out)
+            jo = i;
+    if (jo == 0)
+        return 0;
+    int a = 1; /* the ki dims: K[0 .. a) */
+    while (a < jo && K[a].in == smul(K[a - 1].in, K[a - 1].size))
+        a++;
+    int64_t ki = 1;
+    for (int i = 0; i < a; i++)
+        ki = smul(ki, K[i].size);
+    const int64_t TT = KG_RED_TRANS_TILE, nko = K[jo].size, outer = n_out / ki / nko;
+    if (nko < T->trans_min_side || ki < T->trans_min_side)
+        return 0;
+    const int64_t units = smul(smul(outer, cdiv(ki, TT)), cdiv(nko, TT));
+    if (units < smul(sm, T->trans_min_units))
+        return 0;
+    dim O[KG_MAX_DIMS];
+    int no = 0;
+    for (int i = a; i < nk; i++)
+        if (i != jo)
+            O[no++] = K[i];
+    plan->cls = KG_RED_TRANS;
+    A->fast = n_out < ((int64_t)1 << 31);
+    fill_dims(&A->outer, O, no, A->fast);
+    A->n_out = outer;
+    fill_dims(&A->rdims, K, a, A->fast);
+    A->inner = ki;
+    A->tiles = cdiv(ki, TT);
+    A->tile_rows = nko;
+    A->inner_out = K[jo].out;
+    A->inner_idx = K[jo].in;
+    fill_walk(&A->walk, D, nr, 1, 1);
+    w->groups = units;
+    w->per_group = TT * TT;
+    w->red = red;
+    return 1;
+}
+
 /* The input's lowest and highest element offsets from its data pointer
    (the geometry was checked: no sum overflows). */
 static void input_extent(const kg_tensor *in, int64_t *lo, int64_t *hi)
@@ -1396,7 +1538,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
         blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
-               A->group == KG_RED_THREADS) {
+               plan->cls == KG_RED_SLAB || plan->cls == KG_RED_TRANS || A->group == KG_RED_THREADS) {
         blocks = A->units;
     } else if (plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1) {
         blocks = cdiv(cdiv(A->units, A->cw), KG_RED_THREADS); /* A->cw outputs per lane */
@@ -1458,8 +1600,12 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         plan_rows(plan, in, K, nk, nr, red, n_out, es, lanes_full, T, &w);
     else if (plan_flat(plan, info, dt, K, nk, D, nr, red, n_out, es, sm, T, &w))
         ;
+    else if (plan_slab(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
+        ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
              plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
+        ;
+    else if (plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
     else if (nr <= KG_RED_WALK_DIMS)
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);

@@ -116,6 +116,23 @@ typedef struct kg_red_tuning {
     int flat_warp_units;
     int flat_warp_run; /* flat_warp: most bytes of the reduced run under the columns (a run within a vector) */
     int cols_runs_es;  /* cols_runs only over elements of at most this many bytes (0: any) */
+    int slab;          /* SLAB (value reductions of a reduced dim right outside at most slab_max_cols contiguous
+                          kept columns, the slabs dense along the next kept dim; the columns one kept dim or
+                          several whose input strides chain, in args.rdims) where FLAT does not apply and the
+                          tiles give each multiprocessor slab_min_units units */
+    int slab_max_cols;
+    int slab_min_units;
+    int slab_es;       /* slab: only over elements of this many bytes (0: any up to 4) */
+    int slab_max_rows; /* slab: most rows of a slab (its reduced dim) */
+    int slab_bytes;    /* slab: most bytes of a tile (at most KG_RED_SLAB_BYTES) */
+    int trans;         /* TRANS (value reductions whose outputs lie scattered in the input's order) where the plan
+                          would be NEST's, both sides of the tiles hold trans_min_side outputs and the tiles give
+                          each multiprocessor trans_min_units units; in its args: rdims the input-contiguous kept
+                          dims, inner their outputs, tiles their tiles, tile_rows the output-contiguous dim's
+                          size, inner_out / inner_idx its values / input stride */
+    int trans_min_units;
+    int trans_min_side;
+    int trans_max_red; /* trans: most walk positions (reduced elements) an output takes */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

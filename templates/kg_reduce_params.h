@@ -69,6 +69,17 @@ typedef enum kg_red_cols_mode {
    registers, eight 16-byte loads in flight without spilling) */
 #define KG_RED_FLAT_MIN_BLOCKS 3
 
+/* SLAB: most bytes of a tile, most outputs a thread holds, the stages of
+   the cp.async ring, and the kernel's blocks per multiprocessor. */
+#define KG_RED_SLAB_BYTES 8192
+#define KG_RED_SLAB_OUTS 8
+#define KG_RED_SLAB_STAGES 3
+#define KG_RED_SLAB_MIN_BLOCKS 4
+/* TRANS: outputs a tile has along each side, and the walk positions whose
+   loads a thread issues together */
+#define KG_RED_TRANS_TILE 32
+#define KG_RED_TRANS_UNROLL 4
+
 /* Reduced dims a walk (COLS, NEST) steps through without division. */
 #define KG_RED_WALK_DIMS 4
 
@@ -96,6 +107,14 @@ typedef enum kg_red_class {
                          reductions' kernels are empty) */
     KG_RED_FLATW,     /* kernels only: FLAT plans with args.group 32 (one warp per unit: many short slabs, no
                          splits; templates/reduce_flatw.cuh) */
+    KG_RED_SLAB,      /* value reductions of elements of at most 4 bytes whose one reduced dim of args.run rows
+                         lies right outside args.cw <= KG_RED_THREADS contiguous kept columns, the [run, cw] slabs
+                         dense along outer dim 0: tiles of whole slabs staged in shared memory by cp.async
+                         (templates/reduce_slab.cuh) */
+    KG_RED_TRANS,     /* value reductions of elements of at most 4 bytes whose outputs are scattered in the input's
+                         order: tiles of KG_RED_TRANS_TILE input-contiguous outputs x KG_RED_TRANS_TILE
+                         output-contiguous ones, reduced one lane per output and written through shared
+                         memory (templates/reduce_trans.cuh) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

@@ -298,6 +298,25 @@ template <class VT> __device__ __forceinline__ VT kg_nopaque(const VT &v)
     return o;
 }
 
+/* Element e of vector x in the accumulator's type, as Op::ld(x.v[e]); bf16
+   into float straight from the vector's 32-bit words: the high element by a
+   mask, the low one by a shift, one instruction each (element by element
+   the compiler moves the high half down and shifts it back, two). Exact. */
+template <class Op, int V>
+__device__ __forceinline__ typename Op::acc_t kg_nld(const kgd_vec<typename Op::in_t, V> &x, int e)
+{
+    if constexpr (std::is_same<typename Op::in_t, __nv_bfloat16>::value &&
+                  std::is_same<typename Op::acc_t, float>::value && V % 2 == 0) {
+        /* the word as a word (memcpy at the element's 2-byte alignment read
+           a vector in shared memory byte by byte); only the half of element
+           e is used, which no store to element e ^ 1 changes */
+        const uint32_t w = reinterpret_cast<const uint32_t *>(&x)[e >> 1];
+        return __uint_as_float(e & 1 ? w & 0xffff0000u : w << 16);
+    } else {
+        return Op::ld(x.v[e]);
+    }
+}
+
 /* Folds a = f(a, value) over a lane's values x[k] (k < NX with ok(k)), in
    order, each value in the accumulator's type. OPQ (2-byte types): each
    vector through kg_nopaque as it is used, so its unpacked values die with
@@ -312,11 +331,11 @@ __device__ __forceinline__ typename Op::acc_t kg_nfold(const VT (&x)[NX], OK ok,
                 const VT xk = kg_nopaque(x[k]);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    a = f(a, Op::ld(xk.v[e]));
+                    a = f(a, kg_nld<Op>(xk, e));
             } else {
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    a = f(a, Op::ld(x[k].v[e]));
+                    a = f(a, kg_nld<Op>(x[k], e));
             }
         }
     return a;
@@ -405,7 +424,7 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nlocal(const VT (&x)[
                 n += (AT)V;
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    sum += Op::ld(x[k].v[e]);
+                    sum += kg_nld<Op>(x[k], e);
             }
         const AT mean = n > (AT)0 ? sum / n : (AT)0;
         s.n = n;
@@ -419,7 +438,7 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nlocal(const VT (&x)[
                 n += (AT)V;
 #pragma unroll
                 for (int e = 0; e < V; e++) {
-                    const AT v = Op::ld(x[k].v[e]);
+                    const AT v = kg_nld<Op>(x[k], e);
                     q += v * v;
                 }
             }
@@ -576,6 +595,22 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nmoments(const VT (&x
     return st;
 }
 
+/* A weight or bias vector: loaded from p (read-only, ld.global.nc: free to
+   move above the stores), or every element dflt (1 or 0, exact in every
+   storage type) where p is NULL, so that the apply converts it unselected. */
+template <class Op, int V>
+__device__ __forceinline__ void kg_nwb_vec(kgd_vec<typename Op::in_t, V> &v, const typename Op::in_t *p,
+                                           typename Op::acc_t dflt)
+{
+    if (p) {
+        v = kg_nldg(p, (const kgd_vec<typename Op::in_t, V> *)0);
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            v.v[e] = Op::st(dflt);
+    }
+}
+
 /* The output vector of input vector x of a row with values rv; w and b
    point at the vector's weight and bias (NULL: 1 and 0). */
 template <class Op, int V>
@@ -587,13 +622,23 @@ kg_napply(const kgd_vec<typename Op::in_t, V> &x, const kg_nrow<typename Op::acc
     typedef kgd_vec<typename Op::in_t, V> VT;
     /* read-only loads (ld.global.nc): free to move above the stores */
     VT wv, bv, y;
-    if (w)
-        wv = kg_nldg(w, (const VT *)0);
-    if (b)
-        bv = kg_nldg(b, (const VT *)0);
+    if constexpr (sizeof(typename Op::in_t) == 2) {
+        kg_nwb_vec<Op>(wv, w, (AT)1);
+        kg_nwb_vec<Op>(bv, b, (AT)0);
 #pragma unroll
-    for (int e = 0; e < V; e++)
-        y.v[e] = Op::st(Op::apply(Op::ld(x.v[e]), rv, w ? Op::ld(wv.v[e]) : (AT)1, b ? Op::ld(bv.v[e]) : (AT)0));
+        for (int e = 0; e < V; e++)
+            y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+    } else {
+        /* (the wider types select: vectors of 1 and 0 held in registers
+           spilled f32's LEAN8P, 128 registers) */
+        if (w)
+            wv = kg_nldg(w, (const VT *)0);
+        if (b)
+            bv = kg_nldg(b, (const VT *)0);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            y.v[e] = Op::st(Op::apply(Op::ld(x.v[e]), rv, w ? Op::ld(wv.v[e]) : (AT)1, b ? Op::ld(bv.v[e]) : (AT)0));
+    }
     return y;
 }
 
@@ -720,7 +765,7 @@ __device__ __forceinline__ void kg_norm_rows(const kg_norm_args &A)
                         if (valid(r, k, c0)) {
 #pragma unroll
                             for (int e = 0; e < V; e++)
-                                hv[r][k].v[e] = Op::st(Op::ld(x[r][k].v[e]) + Op::ld(hv[r][k].v[e]));
+                                hv[r][k].v[e] = Op::st(kg_nld<Op>(x[r][k], e) + kg_nld<Op>(hv[r][k], e));
                             T *rp = res + roff(r, KG_NO_RES) + eoff(c0 + (int64_t)k * g + lane, KG_NO_RES);
                             if constexpr (GEN)
                                 *rp = hv[r][k].v[0];
@@ -788,7 +833,7 @@ __device__ __forceinline__ void kg_nres_add(kgd_vec<typename Op::in_t, V> &x, co
 {
 #pragma unroll
     for (int e = 0; e < V; e++)
-        x.v[e] = Op::st(Op::ld(x.v[e]) + Op::ld(h.v[e]));
+        x.v[e] = Op::st(kg_nld<Op>(x, e) + kg_nld<Op>(h, e));
     *(kgd_vec<typename Op::in_t, V> *)dst = x;
 }
 
@@ -921,7 +966,7 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                 if (ok(k))
 #pragma unroll
                     for (int e = 0; e < V; e++) {
-                        const AT ex = kg_nexp(Op::ld(x[k].v[e]) - sh);
+                        const AT ex = kg_nexp(kg_nld<Op>(x[k], e) - sh);
                         x[k].v[e] = Op::st(ex);
                         s += ex;
                     }
@@ -985,7 +1030,7 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                     if constexpr (reuse) {
 #pragma unroll
                         for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply_e(Op::ld(x[k].v[e]), rv));
+                            y.v[e] = Op::st(Op::apply_e(kg_nld<Op>(x[k], e), rv));
                     } else if constexpr ((X & KG_NX_FTZ) != 0 && Op::expm && sizeof(T) == 2) {
                         /* softmax of the 2-byte types: the output's exp flushed
                            below 2^-126 too (f16 holds nothing there; bf16's
@@ -993,7 +1038,7 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                         const VT xk = kg_nopaque(x[k]);
 #pragma unroll
                         for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(xk.v[e]) - rv.m), rv));
+                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv));
                     } else {
                         y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wrow ? wrow + e0 : NULL,
                                              brow ? brow + e0 : NULL);
@@ -1075,7 +1120,7 @@ __device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
                 if (ok(k)) {
 #pragma unroll
                     for (int e = 0; e < V; e++)
-                        x[k].v[e] = Op::st(Op::ld(x[k].v[e]) + Op::ld(h[k].v[e]));
+                        x[k].v[e] = Op::st(kg_nld<Op>(x[k], e) + kg_nld<Op>(h[k], e));
                     T *q = res + v0 + (k * g + lane) * V;
                     const int p = p0(k);
                     if (p >= 0 && p + V <= n) {
@@ -1129,7 +1174,7 @@ __device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
                     const VT xk = sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k];
 #pragma unroll
                     for (int e = 0; e < V; e++)
-                        a = f(a, Op::ld(xk.v[e]));
+                        a = f(a, kg_nld<Op>(xk, e));
                 }
             return a;
         };
@@ -1144,7 +1189,7 @@ __device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
 #pragma unroll
                     for (int e = 0; e < V; e++)
                         if (p + e >= 0 && p + e < n)
-                            a = f(a, Op::ld(xk.v[e]));
+                            a = f(a, kg_nld<Op>(xk, e));
                 }
             return a;
         };
@@ -1218,9 +1263,9 @@ __device__ __forceinline__ void kg_norm_leanu(const kg_norm_args &A)
                             b = bp && inrow ? Op::ld(__ldg(bp + p + e)) : (AT)0;
                         }
                         if constexpr (SAN && Op::expm && sizeof(T) == 2)
-                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(xk.v[e]) - rv.m), rv)); /* as LEAN4F */
+                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv)); /* as LEAN4F */
                         else
-                            y.v[e] = Op::st(Op::apply(Op::ld(xk.v[e]), rv, w, b));
+                            y.v[e] = Op::st(Op::apply(kg_nld<Op>(xk, e), rv, w, b));
                     }
                     if (p >= 0 && p + V <= n) {
                         *(VT *)q = y;
@@ -1523,7 +1568,7 @@ template <class Op, int VB> __device__ __forceinline__ void kg_norm_colsv_stats(
                     const kgd_vec<T, VE> xk = kg_nopaque(x[j]); /* unpacked values die with each pass */
 #pragma unroll
                     for (int e = 0; e < VE; e++)
-                        mx[e] = kg_nmax(mx[e], Op::ld(xk.v[e]));
+                        mx[e] = kg_nmax(mx[e], kg_nld<Op>(xk, e));
                 }
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
@@ -1537,7 +1582,7 @@ template <class Op, int VB> __device__ __forceinline__ void kg_norm_colsv_stats(
                     const kgd_vec<T, VE> xk = kg_nopaque(x[j]);
 #pragma unroll
                     for (int e = 0; e < VE; e++)
-                        sm[e] += kg_nexp_sum(Op::ld(xk.v[e]) - sh[e]);
+                        sm[e] += kg_nexp_sum(kg_nld<Op>(xk, e) - sh[e]);
                 }
             }
         }
@@ -1638,7 +1683,7 @@ template <class Op, int VB> __device__ __forceinline__ void kg_norm_colsv_apply(
                         const VT xk = kg_nopaque(x[j]);
 #pragma unroll
                         for (int e = 0; e < VE; e++)
-                            v.v[e] = Op::st(Op::apply(Op::ld(xk.v[e]), rv[e], (AT)1, (AT)0));
+                            v.v[e] = Op::st(Op::apply(kg_nld<Op>(xk, e), rv[e], (AT)1, (AT)0));
                         if (full)
                             *(VT *)(y + rr * nso) = v;
                         else

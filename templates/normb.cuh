@@ -110,10 +110,8 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
 #pragma unroll
         for (int k = 0; k < NV; k++)
             if (ok(k)) {
-                if (wp)
-                    wv[k] = kg_nldg(wp + (k * T + tid) * V, (const VT *)0);
-                if (bp)
-                    bv[k] = kg_nldg(bp + (k * T + tid) * V, (const VT *)0);
+                kg_nwb_vec<Op>(wv[k], wp ? wp + (k * T + tid) * V : NULL, (AT)1);
+                kg_nwb_vec<Op>(bv[k], bp ? bp + (k * T + tid) * V : NULL, (AT)0);
             }
     for (int64_t i = 0; i < nr; i++) {
         const int st = (int)(i % S);
@@ -154,8 +152,7 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
                 if constexpr (WR) {
 #pragma unroll
                     for (int e = 0; e < V; e++)
-                        y.v[e] = Op::st(Op::apply(Op::ld(x[k].v[e]), rv, wp ? Op::ld(wv[k].v[e]) : (AT)1,
-                                                  bp ? Op::ld(bv[k].v[e]) : (AT)0));
+                        y.v[e] = Op::st(Op::apply(kg_nld<Op>(x[k], e), rv, kg_nld<Op>(wv[k], e), kg_nld<Op>(bv[k], e)));
                 } else {
                     y = kg_napply<Op, V>(x[k], rv, wp ? wp + e0 : NULL, bp ? bp + e0 : NULL);
                 }
@@ -163,6 +160,293 @@ __device__ __forceinline__ void kg_norm_bulk(const kg_norm_args &A)
             }
         if constexpr (Op::nres > 0)
             if (tid == 0)
+                kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
+    }
+}
+
+/* BULKW: a warp a row. The block (one a multiprocessor) stages the weight
+   and bias once into shared memory; each of its T / 32 warps owns a ring of
+   S stages (A.chunk) with its own mbarriers and serves rows w, w + W, ...
+   (w its warp's index in the grid, W the grid's warps): its lane 0 fills
+   the stages, and the warp reads the staged row from shared memory in each
+   pass (sum, squared deviations, apply: lane l takes vectors 32 k + l), so
+   no register holds a row and no block barrier runs after the start (the
+   warp's butterflies are its reductions). The residual form writes h = x +
+   r (rounded) over x in the stage, read back by the lane that wrote it. */
+#define KG_NORMB_MAX_WBARS 64
+
+template <class Op, int V, int T>
+__device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
+{
+    static_assert(Op::stats != KG_NS_LSE && Op::elementwise, "BULKW: the norms");
+    static_assert(T % 32 == 0 && T <= 1024, "BULKW: whole warps");
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<IT, V> VT;
+    __shared__ uint64_t bar[KG_NORMB_MAX_WBARS + 1]; /* the rings', then the weight's and bias's */
+    const int tid = (int)threadIdx.x, lane = tid & 31, wi = tid >> 5;
+    constexpr int W = T / 32;
+    const int S = (int)A.chunk;
+    const int nvec = (int)(A.n / V), nk = (nvec + 31) / 32;
+    const uint32_t rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
+    const IT *in = (const IT *)A.p[KG_NO_IN], *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
+    IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
+    const bool hres = Op::residual && res != NULL;
+    const uint32_t sb = hres ? 2 * rb : rb; /* a stage */
+    const VT *sw = (const VT *)kg_nbbuf, *sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
+    VT one, zero; /* the weight and bias without them */
+    kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
+    kg_nwb_vec<Op>(zero, (const IT *)NULL, (AT)0);
+    unsigned char *ring = kg_nbbuf + (wp ? rb : 0) + (bp ? rb : 0) + (size_t)wi * S * sb;
+    uint64_t *wb = &bar[wi * S];
+    const int64_t G = (int64_t)gridDim.x * W, w0 = (int64_t)blockIdx.x * W + wi;
+    const int64_t nr = A.rows > w0 ? (A.rows - w0 + G - 1) / G : 0; /* this warp's rows */
+    auto issue = [&](int64_t i) {
+        const int st = (int)(i % S);
+        const int64_t row = w0 + i * G;
+        unsigned char *d = ring + (size_t)st * sb;
+        kg_nb_expect(&wb[st], sb);
+        kg_nb_copy(d, in + row * s_in, rb, &wb[st]);
+        if (hres)
+            kg_nb_copy(d + rb, res + row * s_res, rb, &wb[st]);
+    };
+    if (tid == 0) {
+        for (int s = 0; s < W * S + 1; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(kg_nb_saddr(&bar[s])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0) {
+        kg_nb_expect(&bar[W * S], (wp ? rb : 0) + (bp ? rb : 0));
+        if (wp)
+            kg_nb_copy(kg_nbbuf, wp, rb, &bar[W * S]);
+        if (bp)
+            kg_nb_copy(kg_nbbuf + (wp ? rb : 0), bp, rb, &bar[W * S]);
+    }
+    if (lane == 0)
+        for (int64_t i = 0; i < S && i < nr; i++)
+            issue(i);
+    if (wp || bp)
+        kg_nb_wait(&bar[W * S], 0);
+    for (int64_t i = 0; i < nr; i++) {
+        const int st = (int)(i % S);
+        const int64_t row = w0 + i * G;
+        kg_nb_wait(&wb[st], (uint32_t)((i / S) & 1));
+        VT *sx = (VT *)(ring + (size_t)st * sb);
+        if (hres) {
+            const VT *sh = (const VT *)(ring + (size_t)st * sb + rb);
+#pragma unroll 4
+            for (int k = 0; k < nk; k++) {
+                const int v = k * 32 + lane;
+                if (v < nvec) {
+                    VT x = sx[v];
+                    kg_nres_add<Op, V>(x, sh[v], res + row * s_res + (int64_t)v * V);
+                    sx[v] = x;
+                }
+            }
+        }
+        kg_nstat<AT> cs;
+        cs.n = (AT)A.n;
+        cs.a = (AT)0;
+        AT a = (AT)0;
+#pragma unroll 4
+        for (int k = 0; k < nk; k++) {
+            const int v = k * 32 + lane;
+            if (v < nvec) {
+                const VT x = sx[v];
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const AT u = kg_nld<Op>(x, e);
+                    if constexpr (Op::stats == KG_NS_MOMENTS)
+                        a = a + u;
+                    else
+                        a = a + u * u;
+                }
+            }
+        }
+        a = kg_ngroup(a, 32, kg_nsum_f());
+        if constexpr (Op::stats == KG_NS_MOMENTS) {
+            cs.a = a / (AT)A.n;
+            AT d2 = (AT)0;
+#pragma unroll 4
+            for (int k = 0; k < nk; k++) {
+                const int v = k * 32 + lane;
+                if (v < nvec) {
+                    const VT x = sx[v];
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const AT d = kg_nld<Op>(x, e) - cs.a;
+                        d2 = d2 + d * d;
+                    }
+                }
+            }
+            cs.c = kg_ngroup(d2, 32, kg_nsum_f());
+        } else {
+            cs.c = a;
+        }
+        const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
+        IT *orow = out + row * s_out;
+#pragma unroll 4
+        for (int k = 0; k < nk; k++) {
+            const int v = k * 32 + lane;
+            if (v < nvec) {
+                const VT x = sx[v];
+                VT wv = one, bv = zero, y;
+                if (wp)
+                    wv = sw[v];
+                if (bp)
+                    bv = sbias[v];
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+                *(VT *)(orow + (int64_t)v * V) = y;
+            }
+        }
+        if constexpr (Op::nres > 0)
+            if (lane == 0)
+                kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
+        /* every lane has read the stage (and written h, ordered before the
+           copy engine's writes by the proxy fence): its row S ahead */
+        if (hres)
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (lane == 0 && i + S < nr)
+            issue(i + S);
+    }
+}
+
+/* BULKW with the row in registers (R vectors a lane at most): the warp
+   copies its staged row (h = x + r for the residual form) into registers
+   and refills the stage at once, so S rows stay in flight while it reduces
+   and applies; each fold over four accumulators (vectors k, k + 4, ... in
+   each; then (a0 + a1) + (a2 + a3)), each vector through an opaque copy as
+   it is used (the row stays packed). */
+template <class Op, int V, int T, int R>
+__device__ __forceinline__ void kg_norm_bulkwr(const kg_norm_args &A)
+{
+    static_assert(Op::stats != KG_NS_LSE && Op::elementwise, "BULKW: the norms");
+    static_assert(T % 32 == 0 && T <= 1024 && R % 4 == 0, "BULKW: whole warps, four accumulators");
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<IT, V> VT;
+    __shared__ uint64_t bar[KG_NORMB_MAX_WBARS + 1];
+    const int tid = (int)threadIdx.x, lane = tid & 31, wi = tid >> 5;
+    constexpr int W = T / 32;
+    const int S = (int)A.chunk;
+    const int nvec = (int)(A.n / V);
+    const uint32_t rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const int64_t s_res = kg_nrow_stride(A, KG_NO_RES);
+    const IT *in = (const IT *)A.p[KG_NO_IN], *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
+    IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
+    const bool hres = Op::residual && res != NULL;
+    const uint32_t sb = hres ? 2 * rb : rb;
+    const VT *sw = (const VT *)kg_nbbuf, *sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
+    VT one, zero; /* the weight and bias without them */
+    kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
+    kg_nwb_vec<Op>(zero, (const IT *)NULL, (AT)0);
+    unsigned char *ring = kg_nbbuf + (wp ? rb : 0) + (bp ? rb : 0) + (size_t)wi * S * sb;
+    uint64_t *wb = &bar[wi * S];
+    const int64_t G = (int64_t)gridDim.x * W, w0 = (int64_t)blockIdx.x * W + wi;
+    const int64_t nr = A.rows > w0 ? (A.rows - w0 + G - 1) / G : 0;
+    auto issue = [&](int64_t i) {
+        const int st = (int)(i % S);
+        const int64_t row = w0 + i * G;
+        unsigned char *d = ring + (size_t)st * sb;
+        kg_nb_expect(&wb[st], sb);
+        kg_nb_copy(d, in + row * s_in, rb, &wb[st]);
+        if (hres)
+            kg_nb_copy(d + rb, res + row * s_res, rb, &wb[st]);
+    };
+    if (tid == 0) {
+        for (int s = 0; s < W * S + 1; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(kg_nb_saddr(&bar[s])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0) {
+        kg_nb_expect(&bar[W * S], (wp ? rb : 0) + (bp ? rb : 0));
+        if (wp)
+            kg_nb_copy(kg_nbbuf, wp, rb, &bar[W * S]);
+        if (bp)
+            kg_nb_copy(kg_nbbuf + (wp ? rb : 0), bp, rb, &bar[W * S]);
+    }
+    if (lane == 0)
+        for (int64_t i = 0; i < S && i < nr; i++)
+            issue(i);
+    if (wp || bp)
+        kg_nb_wait(&bar[W * S], 0);
+    auto ok = [&](int k) -> bool { return k * 32 + lane < nvec; };
+    /* the sum of f over the lane's values, four accumulators */
+    auto fold = [&](const VT(&x)[R], auto f) -> AT {
+        AT a[4] = {(AT)0, (AT)0, (AT)0, (AT)0};
+#pragma unroll
+        for (int k = 0; k < R; k++)
+            if (ok(k)) {
+                const VT xk = kg_nopaque(x[k]);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    a[k & 3] = a[k & 3] + f(kg_nld<Op>(xk, e));
+            }
+        return (a[0] + a[1]) + (a[2] + a[3]);
+    };
+    for (int64_t i = 0; i < nr; i++) {
+        const int st = (int)(i % S);
+        const int64_t row = w0 + i * G;
+        kg_nb_wait(&wb[st], (uint32_t)((i / S) & 1));
+        const VT *sx = (const VT *)(ring + (size_t)st * sb);
+        VT x[R];
+#pragma unroll
+        for (int k = 0; k < R; k++)
+            if (ok(k))
+                x[k] = sx[k * 32 + lane];
+        if (hres) {
+            const VT *sh = (const VT *)(ring + (size_t)st * sb + rb);
+#pragma unroll
+            for (int k = 0; k < R; k++)
+                if (ok(k))
+                    kg_nres_add<Op, V>(x[k], sh[k * 32 + lane], res + row * s_res + (int64_t)(k * 32 + lane) * V);
+        }
+        /* every lane holds its vectors: the stage takes the row S ahead */
+        __syncwarp();
+        if (lane == 0 && i + S < nr)
+            issue(i + S);
+        kg_nstat<AT> cs;
+        cs.n = (AT)A.n;
+        cs.a = (AT)0;
+        if constexpr (Op::stats == KG_NS_MOMENTS) {
+            cs.a = kg_ngroup(fold(x, [](AT u) { return u; }), 32, kg_nsum_f()) / (AT)A.n;
+            const AT mean = cs.a;
+            cs.c = kg_ngroup(fold(x,
+                                  [mean](AT u) {
+                                      const AT d = u - mean;
+                                      return d * d;
+                                  }),
+                             32, kg_nsum_f());
+        } else {
+            cs.c = kg_ngroup(fold(x, [](AT u) { return u * u; }), 32, kg_nsum_f());
+        }
+        const kg_nrow<AT> rv = kg_nfinish<Op>(cs, A.n, A.eps);
+        IT *orow = out + row * s_out;
+#pragma unroll
+        for (int k = 0; k < R; k++)
+            if (ok(k)) {
+                const int v = k * 32 + lane;
+                const VT xk = kg_nopaque(x[k]);
+                VT wv = one, bv = zero, y;
+                if (wp)
+                    wv = sw[v];
+                if (bp)
+                    bv = sbias[v];
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(xk, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+                *(VT *)(orow + (int64_t)v * V) = y;
+            }
+        if constexpr (Op::nres > 0)
+            if (lane == 0)
                 kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);
     }
 }

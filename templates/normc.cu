@@ -19,6 +19,12 @@ extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id
 @for _, f in ipairs(bfunctors) do
 $(functor_struct(f))
 @for _, k in ipairs(bcfgs) do
+@if k.r then
+extern "C" __global__ void __launch_bounds__($(k.t), 1) $(f.name)_bulk$(k.id)(const kg_norm_args A) { kg_norm_bulkwr<$(f.name), $(vec), $(k.t), $(k.nv)>(A); }
+@elseif k.w then
+extern "C" __global__ void __launch_bounds__($(k.t), 1) $(f.name)_bulk$(k.id)(const kg_norm_args A) { kg_norm_bulkw<$(f.name), $(vec), $(k.t)>(A); }
+@else
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_bulk$(k.id)(const kg_norm_args A) { kg_norm_bulk<$(f.name), $(vec), $(k.nv), $(k.t), $(k.wr and "true" or "false")>(A); }
+@end
 @end
 @end

@@ -14,6 +14,10 @@ $(header)/*
 @if has.flatw then
 #include "reduce_flatw.cuh"
 @end
+@if has.slab then
+#include "reduce_slab.cuh"
+#include "reduce_trans.cuh"
+@end
 @for _, f in ipairs(functors) do
 
 struct $(f.name) {
@@ -80,5 +84,11 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TILE_MIN_BLO
 @end
 @if has.flatw then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flatw(const kg_red_args A) { kg_red_flatw<$(f.name)>(A); }
+@end
+@if has.slab then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_SLAB_MIN_BLOCKS) $(f.name)_slab(const kg_red_args A) { if constexpr (!$(f.name)::indexed && sizeof($(f.name)::in_t) <= 4) kg_red_slab<$(f.name)>(A); }
+@end
+@if has.trans then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_trans(const kg_red_args A) { if constexpr (!$(f.name)::indexed && sizeof($(f.name)::in_t) <= 4) kg_red_trans<$(f.name)>(A); }
 @end
 @end

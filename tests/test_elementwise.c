@@ -739,6 +739,26 @@ static view permuted(int nd, const int64_t *shape, const int *perm)
     return v;
 }
 
+/* A dense buffer of shape P read with its dims in the order p: logical dim d
+   is the buffer's dim p[d] (shape P[p[d]], the buffer's stride of that dim);
+   the logical shape into shape. */
+static view read_in_order(int nd, const int64_t *P, const int *p, int64_t *shape)
+{
+    int64_t ps[KG_MAX_DIMS], s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        ps[d] = s;
+        s *= P[d];
+    }
+    view v;
+    memset(&v, 0, sizeof v);
+    v.ndim = nd;
+    for (int d = 0; d < nd; d++) {
+        shape[d] = v.shape[d] = P[p[d]];
+        v.strides[d] = ps[p[d]];
+    }
+    return v;
+}
+
 /* The next permutation in lexicographic order; 0 after the last. */
 static int next_perm(int *p, int n)
 {
@@ -1650,15 +1670,9 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
               {{2, 1, 3, 0}, KG_BF16, 0, 0}, /* j of 91: its tiles would be cut */
               {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* a short input fast dim (class A: removed) */
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
-        const int64_t P[4] = {33, 64, 95, 91}, ps[4] = {64 * 95 * 91, 95 * 91, 91, 1};
-        view a;
-        memset(&a, 0, sizeof a);
-        a.ndim = 4;
+        const int64_t P[4] = {33, 64, 95, 91};
         int64_t shape[4];
-        for (int d = 0; d < 4; d++) {
-            shape[d] = a.shape[d] = P[ws[i].p[d]];
-            a.strides[d] = ps[ws[i].p[d]];
-        }
+        const view a = read_in_order(4, P, ws[i].p, shape);
         const view o = dense(4, shape);
         kg_tensor ta = tview(KT_DEV(0), ws[i].dt, &a), to = tview(KT_DEV(1 << 28), ws[i].dt, &o);
         const kg_tensor *ins[1] = {&ta};
@@ -1881,6 +1895,53 @@ Test(rowsv_plan, the_rule_and_the_chunks)
    (2026-12-01, same run, bench/RESULTS.md): bench_elementwise's layouts (input a = a
    dense buffer of physical shape P, logical dim d = physical dim p[d]; out
    dense). */
+/* The block order (kg_tperm.h jfirst; KG_EW_TUNE_TPERM_JFIRST 2, the
+   default): the j tiles fastest where the elements have 4 bytes or more
+   and the c axis has at least 256 times as many tiles (the H200 runs
+   s14r2 and s14r3's winners, bench_elementwise cases), the c tiles
+   elsewhere; 0 and 1 force either order. */
+Test(tperm_plan, block_order_follows_the_tile_counts)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want; /* 1: j tiles fastest */
+    } cs[] = {
+        {4, {33, 64, 95, 91}, {3, 0, 1, 2}, KG_F32, 1},  /* 1568 x 3 tiles: 75.2 -> 81.5% of copy */
+        {4, {33, 64, 95, 91}, {3, 1, 2, 0}, KG_BF16, 0}, /* 1568 x 3, 2-byte: c first */
+        {3, {255, 387, 259}, {2, 0, 1}, KG_F32, 1},      /* 1542 x 5: 64.1 -> 68.9 */
+        {3, {533, 179, 229}, {2, 0, 1}, KG_BF16, 0},     /* 1491 x 4, 2-byte: s14r3 53.6 (c first) vs 48.9 */
+        {3, {255, 387, 259}, {1, 0, 2}, KG_BF16, 0},     /* 1032 x 7 (ratio 147): 46.7 -> 43.6 */
+        {3, {203, 189, 569}, {2, 1, 0}, KG_F32, 0},      /* 600 x 9: 69.7 -> 66.3 */
+        {2, {6007, 5003}, {1, 0}, KG_F32, 0},            /* 94 x 79: 74.3 -> 65.3 */
+        {3, {255, 387, 259}, {0, 2, 1}, KG_F32, 0},      /* 7 x 1032: 80.6 -> 49.9 */
+    };
+    for (int mode = 2; mode >= 0; mode--) {
+        kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, mode);
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int nd = cs[i].nd;
+            int64_t shape[4];
+            const view a = read_in_order(nd, cs[i].P, cs[i].p, shape);
+            const view o = dense(nd, shape);
+            kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
+            const kg_tensor *ins[1] = {&ta};
+            kg_layout L;
+            kg_layout_build(&L, &to, ins, 1);
+            const size_t es[4] = {kg_dtype_size(cs[i].dt), kg_dtype_size(cs[i].dt), 0, 0};
+            kg_tperm tp;
+            cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+            const int want = mode == 2 ? cs[i].want : mode;
+            cr_assert_eq((int)tp.jfirst, want, "case %zu, mode %d: jfirst %u (tiles %u x %u), want %d", i, mode,
+                         tp.jfirst, tp.tiles_c, tp.tiles_j, want);
+            if (mode == 2)
+                cr_assert_eq(cs[i].want, kg_dtype_size(cs[i].dt) >= 4 && tp.tiles_c >= 256u * tp.tiles_j,
+                             "case %zu: tiles %u x %u", i, tp.tiles_c, tp.tiles_j);
+        }
+    }
+}
+
 Test(tperm_plan, default_choice_follows_the_measured_winners)
 {
     static const struct {
@@ -1915,20 +1976,9 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const int nd = cs[i].nd;
-        view a, o;
-        memset(&a, 0, sizeof a);
-        int64_t ps[4], s = 1, shape[4];
-        for (int d = nd - 1; d >= 0; d--) {
-            ps[d] = s;
-            s *= cs[i].P[d];
-        }
-        a.ndim = nd;
-        for (int d = 0; d < nd; d++) {
-            shape[d] = cs[i].P[cs[i].p[d]];
-            a.shape[d] = shape[d];
-            a.strides[d] = ps[cs[i].p[d]];
-        }
-        o = dense(nd, shape);
+        int64_t shape[4];
+        const view a = read_in_order(nd, cs[i].P, cs[i].p, shape);
+        const view o = dense(nd, shape);
         kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
         const kg_tensor *ins[1] = {&ta};
         kg_layout L;

@@ -23,6 +23,7 @@
 
 #include "kg_norm_reference.h"
 #include "kg_test.h"
+#include <criterion/parameterized.h>
 #include "norm_plan.h"
 
 /* ---- CPU: planning and validation ----------------------------------------- */
@@ -568,28 +569,78 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     kgi_norm_tuning.bulk = -1;
     plan_shape(&c, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
+    /* BULKW (a warp a row, one block a multiprocessor): each warp's ring of
+       the stages the shared memory holds after the weight and bias, at most
+       KG_NORM_BULKW_BARS stages in all; a block per 8 rows up to one a
+       multiprocessor */
+    kg_tensor w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096)), b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
+    kg_norm_call wc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .b = &b, .k = 1, .eps = 1e-5};
+    kgi_norm_tuning.bulk = 8; /* 8 warps */
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 7);
+    cr_assert(kg_norm_bcfgs[7].warp && kg_norm_bcfgs[7].threads == 256);
+    cr_assert_eq(p.bstages, 3); /* (233472 - 2048 - 2 x 8192) / (8 x 8192) */
+    cr_assert_eq(p.bgrid, 8u);
+    cr_assert_eq(p.bblock, 256u);
+    plan_shape(&wc, &in, &out, 100000, 4096, &p);
+    cr_assert_eq(p.bgrid, 132u);
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(1024));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(1024));
+    plan_shape(&wc, &in, &out, 64, 1024, &p);
+    cr_assert_eq(p.bstages, 8); /* KG_NORM_BULKW_BARS / 8 */
+    kgi_norm_tuning.bulk = 10; /* 12 warps, the row in registers: from one stage a warp */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 9);
+    cr_assert(kg_norm_bcfgs[9].regs && kg_norm_bcfgs[9].threads == 384);
+    cr_assert_eq(p.bstages, 2); /* (233472 - 2048 - 2 x 8192) / (12 x 8192) */
+    kgi_norm_tuning.bstages = 1;
+    plan_shape(&wc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bstages, 1);
+    kgi_norm_tuning.bstages = 0;
+    plan_shape(&c, &in, &out, 64, 4104, &p); /* more than 16 vectors a lane */
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.bulk = 9; /* 12 warps: 5120 holds fewer than 2 stages a warp */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(5120));
+    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(5120));
+    plan_shape(&wc, &in, &out, 64, 5120, &p);
+    cr_assert_eq(p.bcfg, -1);
+    kgi_norm_tuning.bulk = 6; /* 4 warps: the residual form, two rows a stage, the weight alone */
+    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
+    kg_norm_call wr = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .w = &w, .k = 1, .eps = 1e-6};
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    plan_shape(&wr, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 5);
+    cr_assert_eq(p.bstages, 3); /* (233472 - 2048 - 8192) / (4 x 16384) */
     /* softmax: none */
     kgi_norm_tuning.bulk = 1;
     kg_norm_call sc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
     plan_shape(&sc, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
-       4096..16384, the smallest block that holds the row, the deepest ring;
-       bf16 layer_norm of 8192..16384 in 2 stages; nothing else */
+       4096..16384, the smallest block that holds the row, the deepest ring,
+       and of 1024 BULKW of 8 warps in 2 stages; layer_norm of 2560..4096
+       BULKW of 12 warps in 2 stages, but of 3072 BULKW of 12 warps with the
+       row in registers in 1 stage (f16 too); nothing else (layer_norm of
+       8192..16384 LEAN) */
     kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
     static const struct {
         int op, res;
         int64_t n;
         int cfg, stages;
     } want[] = {
-        {KG_NORM_RMS_NORM, 1, 1024, -1, 0},    {KG_NORM_RMS_NORM, 1, 2048, -1, 0},
+        {KG_NORM_RMS_NORM, 1, 512, -1, 0},     {KG_NORM_RMS_NORM, 1, 1024, 7, 2},
+        {KG_NORM_RMS_NORM, 1, 2048, -1, 0},    {KG_NORM_RMS_NORM, 1, 3072, -1, 0},
         {KG_NORM_RMS_NORM, 1, 4096, 0, 3},     /* (233472 / 4 - 2048) / 16384 */
         {KG_NORM_RMS_NORM, 1, 6144, 1, 4},     /* (233472 / 2 - 2048) / 24576 */
         {KG_NORM_RMS_NORM, 1, 8192, 1, 3},     {KG_NORM_RMS_NORM, 1, 16384, 2, 3},
         {KG_NORM_RMS_NORM, 0, 4096, -1, 0},    {KG_NORM_RMS_NORM, 0, 16384, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 4096, -1, 0},  {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},
-        {KG_NORM_LAYER_NORM, 0, 8192, 1, 2},   {KG_NORM_LAYER_NORM, 0, 12288, 2, 2},
-        {KG_NORM_LAYER_NORM, 0, 16384, 2, 2},
+        {KG_NORM_LAYER_NORM, 0, 2048, -1, 0},  {KG_NORM_LAYER_NORM, 0, 2552, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 2560, 8, 2},   {KG_NORM_LAYER_NORM, 0, 3072, 9, 1},
+        {KG_NORM_LAYER_NORM, 0, 3584, 8, 2},   {KG_NORM_LAYER_NORM, 0, 4096, 8, 2},
+        {KG_NORM_LAYER_NORM, 0, 5120, -1, 0},  {KG_NORM_LAYER_NORM, 0, 8192, -1, 0},
+        {KG_NORM_LAYER_NORM, 0, 12288, -1, 0}, {KG_NORM_LAYER_NORM, 0, 16384, -1, 0},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         kg_norm_call dc = {.op = want[i].op, .in = &in, .out = &out, .res = want[i].res ? &r : NULL, .k = 1,
@@ -600,9 +651,25 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
         if (want[i].cfg >= 0) {
             cr_assert_eq(p.bstages, want[i].stages, "op %d res %d n %lld", want[i].op, want[i].res,
                          (long long)want[i].n);
-            cr_assert_eq(p.bgrid, 132u * (unsigned)kg_norm_bcfgs[want[i].cfg].mb);
+            const kg_norm_bcfg *f = &kg_norm_bcfgs[want[i].cfg];
+            /* BULKW: a block per warps' rows, up to one a multiprocessor */
+            cr_assert_eq(p.bgrid, f->warp ? (unsigned)((1000 + f->threads / 32 - 1) / (f->threads / 32))
+                                          : 132u * (unsigned)f->mb);
         }
     }
+    /* f16: layer_norm of 4096 and 3072 (BULKW), not the residual form's BULKW */
+    in.dtype = out.dtype = KG_F16;
+    kg_norm_call hc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    plan_shape(&hc, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.bcfg, 8);
+    plan_shape(&hc, &in, &out, 1000, 3072, &p);
+    cr_assert_eq(p.bcfg, 9);
+    cr_assert_eq(p.bstages, 1);
+    r = fake(S_AT, KG_F16, 2, KT_SHAPE(1000, 1024));
+    hc = (kg_norm_call){.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
+    plan_shape(&hc, &in, &out, 1000, 1024, &p);
+    cr_assert_eq(p.bcfg, -1);
+    in.dtype = out.dtype = KG_BF16;
     /* f16 (not measured), another tuning, or the tuning's -1: LEAN */
     kg_norm_call lc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     in.dtype = out.dtype = KG_F16;
@@ -1934,81 +2001,134 @@ Test(gpu, results_are_bitwise_deterministic)
 }
 
 /* BULK (the 2-byte layer_norm, rms_norm and its residual form on sm_90,
-   rows staged by the bulk copy engine) under each configuration: its
-   deepest ring, 2 stages, and 3 blocks in all (each block's ring wraps many
-   times); f16 and bf16 rows of 8 to 16384 elements (those the configuration
-   holds), weight and bias, mean and rstd, in place, -inf / NaN / +inf,
-   constant rows, huge magnitudes; then bf16 [3001,4096] twice over the same
-   input, the same bits. Asserts that BULK launched on sm_90. */
-Test(gpu, bulk_rows_under_every_configuration)
+   rows staged by the bulk copy engine) under one configuration (a test a
+   configuration, so that they run in parallel): its deepest ring, 2
+   stages, and 3 blocks in all (each block's ring wraps many times); f16 and
+   bf16 rows of 8 to 16384 elements (those the configuration holds), weight
+   and bias, mean and rstd, in place, -inf / NaN / +inf, constant rows, huge
+   magnitudes; then bf16 [3001,4096] twice over the same input, the same
+   bits, 7 blocks. Asserts that BULK launched on sm_90. */
+ParameterizedTestParameters(gpu, bulk_rows_under_each_configuration)
+{
+    static int cfgs[KG_NORM_BCFG_COUNT];
+    for (int i = 0; i < KG_NORM_BCFG_COUNT; i++)
+        cfgs[i] = i;
+    return cr_make_param_array(int, cfgs, KG_NORM_BCFG_COUNT);
+}
+ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
 {
     kg_context *ctx = kt_open_gpu();
     int ma = 0, mi = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     const kg_dtype dts[] = {KG_F16, KG_BF16};
     const int64_t lens[] = {8, 40, 1000, 2056, 4096, 8192, 16384};
-    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++) {
-        const int64_t most = (int64_t)kg_norm_bcfgs[cfg].threads * kg_norm_bcfgs[cfg].nv * 8;
-        for (int v = 0; v < 3; v++) {
-            if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
-                continue;
-            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .bstages = v == 1 ? 2 : 0, .grid = v == 2 ? 3 : 0};
-            const long before = kgi_norm_bulk_launches;
-            for (int d = 0; d < 2; d++)
-                for (int i = 0; i < 7 && lens[i] <= most; i++) {
-                    int64_t rows = ((int64_t)1 << 16) / lens[i];
-                    rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
-                    ncase c = {.op = KG_NORM_LAYER_NORM,
-                               .dt = dts[d],
-                               .ndim = 2,
-                               .shape = {kt_size(rows, 8), lens[i]},
-                               .step = 1,
-                               .axis = -1,
-                               .k = 1,
-                               .w = 1,
-                               .b = 1,
-                               .stats = 1};
-                    check_case(ctx, &c);
-                    c.inplace = 1;
-                    c.b = c.stats = 0;
-                    check_case(ctx, &c); /* in place, no bias */
-                    c.inplace = 0;
-                    c.op = KG_NORM_RMS_NORM;
-                    check_case(ctx, &c);
-                    c.res = 1;
-                    check_case(ctx, &c);
-                    c.w = 0;
-                    check_case(ctx, &c); /* no weight */
-                }
-            for (int f = 1; f <= 3; f++) {
-                const int64_t len = f == 1 ? (most < 4096 ? most : 4096) : 1000;
+    const int cfg = *pcfg;
+    const int64_t most = (int64_t)(kg_norm_bcfgs[cfg].warp ? 32 : kg_norm_bcfgs[cfg].threads) *
+                         kg_norm_bcfgs[cfg].nv * 8;
+    for (int v = 0; v < 3; v++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        /* v 1: the shallowest ring (1 stage a warp with the row in registers) */
+        kgi_norm_tuning = (kg_norm_tuning){
+            .bulk = cfg + 1, .bstages = v == 1 ? (kg_norm_bcfgs[cfg].regs ? 1 : 2) : 0, .grid = v == 2 ? 3 : 0};
+        const long before = kgi_norm_bulk_launches;
+        for (int d = 0; d < 2; d++)
+            for (int i = 0; i < 7 && lens[i] <= most; i++) {
+                int64_t rows = ((int64_t)1 << 16) / lens[i];
+                rows = rows < 3 ? 3 : rows > 403 ? 403 : rows;
                 ncase c = {.op = KG_NORM_LAYER_NORM,
-                           .dt = f == 1 ? KG_F16 : KG_BF16,
+                           .dt = dts[d],
                            .ndim = 2,
-                           .shape = {20, len},
+                           .shape = {kt_size(rows, 8), lens[i]},
                            .step = 1,
                            .axis = -1,
                            .k = 1,
                            .w = 1,
                            .b = 1,
-                           .stats = 1,
-                           .fill = f};
+                           .stats = 1};
                 check_case(ctx, &c);
-                c.op = KG_NORM_RMS_NORM;
+                c.inplace = 1;
                 c.b = c.stats = 0;
+                check_case(ctx, &c); /* in place, no bias */
+                c.inplace = 0;
+                c.op = KG_NORM_RMS_NORM;
+                check_case(ctx, &c);
                 c.res = 1;
                 check_case(ctx, &c);
+                c.w = 0;
+                check_case(ctx, &c); /* no weight */
             }
-            if (ma == 9 && mi == 0)
-                cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
+        for (int f = 1; f <= 3; f++) {
+            const int64_t len = f == 1 ? (most < 4096 ? most : 4096) : 1000;
+            ncase c = {.op = KG_NORM_LAYER_NORM,
+                       .dt = f == 1 ? KG_F16 : KG_BF16,
+                       .ndim = 2,
+                       .shape = {20, len},
+                       .step = 1,
+                       .axis = -1,
+                       .k = 1,
+                       .w = 1,
+                       .b = 1,
+                       .stats = 1,
+                       .fill = f};
+            check_case(ctx, &c);
+            c.op = KG_NORM_RMS_NORM;
+            c.b = c.stats = 0;
+            c.res = 1;
+            check_case(ctx, &c);
         }
+        if (ma == 9 && mi == 0)
+            cr_assert_gt(kgi_norm_bulk_launches, before, "configuration %d: no BULK launch on sm_90", cfg);
     }
-    /* the planner's default BULK rows (bf16 layer_norm of 8192..16384, the
-       residual rms_norm of 4096..16384): BULK launches on sm_90 */
+    /* the same bits twice: layer_norm and the residual form, 7 blocks (in
+       sanitizer mode 61 rows: each ring still wraps) */
+    const int64_t shape[2] = {kt_size(3001, 61), 4096}, n = shape[0] * shape[1];
+    const size_t bytes = 2 * (size_t)n;
+    unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+    void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
+    uint64_t rng = kt_seed();
+    for (int64_t i = 0; i < n; i++)
+        kt_set(h, KG_BF16, i, kt_uniform(&rng, -5, 5));
+    kt_upload(ctx, dx, h, bytes);
+    kg_tensor x = kg_tensor_contiguous(dx, KG_BF16, 2, shape), y = kg_tensor_contiguous(dy, KG_BF16, 2, shape),
+              r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
+    for (int op = 0; op < 2; op++) {
+        kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
+        for (int k = 0; k < 2; k++) {
+            KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+            if (op == 0)
+                KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
+            else {
+                KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
+                KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
+            }
+            kt_download(ctx, k ? b : a, dy, bytes);
+        }
+        cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
+    kg_close(ctx);
+}
+
+/* The planner's default BULK rows (the 2-byte layer_norm of 2560..4096,
+   the bf16 residual rms_norm of 1024 and
+   4096..16384) against the reference (and rows beside them that stay LEAN):
+   BULK launches on sm_90. */
+Test(gpu, bulk_default_rows)
+{
+    kg_context *ctx = kt_open_gpu();
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     kgi_norm_tuning = (kg_norm_tuning){0};
     const int sm90 = ma == 9 && mi == 0;
-    const int64_t dlens[] = {4096, 6144, 8192, 12288, 16384};
-    for (int i = 0; i < 5; i++) {
+    const int64_t dlens[] = {1024, 2048, 2560, 3072, 4096, 6144, 8192, 12288, 16384};
+    for (int i = 0; i < (int)(sizeof dlens / sizeof dlens[0]); i++) {
         long before = kgi_norm_bulk_launches;
         ncase c = {.op = KG_NORM_LAYER_NORM,
                    .dt = KG_BF16,
@@ -2021,8 +2141,22 @@ Test(gpu, bulk_rows_under_every_configuration)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        if (sm90 && dlens[i] >= 8192)
+        const int ln_bulk = dlens[i] >= 2560 && dlens[i] <= 4096;
+        if (sm90 && ln_bulk)
             cr_assert_gt(kgi_norm_bulk_launches, before, "layer_norm of %lld: no BULK launch", (long long)dlens[i]);
+        if (sm90 && !ln_bulk)
+            cr_assert_eq(kgi_norm_bulk_launches, before, "layer_norm of %lld: a BULK launch", (long long)dlens[i]);
+        if (ln_bulk) { /* f16 too (BULKW) */
+            c.dt = KG_F16;
+            before = kgi_norm_bulk_launches;
+            check_case(ctx, &c);
+            if (sm90)
+                cr_assert_gt(kgi_norm_bulk_launches, before, "f16 layer_norm of %lld: no BULK launch",
+                             (long long)dlens[i]);
+            c.dt = KG_BF16;
+        }
+        if (dlens[i] == 2048 || dlens[i] == 2560 || dlens[i] == 3072)
+            continue; /* the residual form: LEAN */
         c.op = KG_NORM_RMS_NORM;
         c.b = c.stats = 0;
         c.res = 1;
@@ -2034,39 +2168,7 @@ Test(gpu, bulk_rows_under_every_configuration)
                 cr_assert_gt(kgi_norm_bulk_launches, before, "residual of %lld: no BULK launch", (long long)dlens[i]);
         }
     }
-    /* the same bits twice: layer_norm and the residual form, 7 blocks */
-    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
-    const size_t bytes = 2 * (size_t)n;
-    unsigned char *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
-    void *dx = kt_alloc(ctx, bytes), *dy = kt_alloc(ctx, bytes), *dr = kt_alloc(ctx, bytes);
-    uint64_t rng = kt_seed();
-    for (int64_t i = 0; i < n; i++)
-        kt_set(h, KG_BF16, i, kt_uniform(&rng, -5, 5));
-    kt_upload(ctx, dx, h, bytes);
-    kg_tensor x = kg_tensor_contiguous(dx, KG_BF16, 2, shape), y = kg_tensor_contiguous(dy, KG_BF16, 2, shape),
-              r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
-    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++)
-        for (int op = 0; op < 2; op++) {
-            kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
-            for (int k = 0; k < 2; k++) {
-                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-                if (op == 0)
-                    KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-                else {
-                    KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
-                    KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
-                }
-                kt_download(ctx, k ? b : a, dy, bytes);
-            }
-            cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
-        }
     kgi_norm_tuning = (kg_norm_tuning){0};
-    kg_free(ctx, dx);
-    kg_free(ctx, dy);
-    kg_free(ctx, dr);
-    free(h);
-    free(a);
-    free(b);
     kg_close(ctx);
 }
 

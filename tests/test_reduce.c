@@ -23,6 +23,7 @@
 
 #include "kg_red_reference.h"
 #include "kg_red_table.h"
+#include "kg_red_force.h"
 #include "kg_test.h"
 #include "reduce_plan.h"
 
@@ -50,7 +51,7 @@ static void gpu_setup(void)
 static void gpu_teardown(void) { kg_close(gpu); }
 
 /* How a case lays out its input over the allocation. */
-enum view { DENSE, EVERY_OTHER_INNER, EVERY_OTHER_OUTER, TRANSPOSED, EXPANDED, MISALIGNED };
+enum view { DENSE, EVERY_OTHER_INNER, EVERY_OTHER_OUTER, TRANSPOSED, EXPANDED, MISALIGNED, COLMAJOR, SWAP_LAST2 };
 
 typedef struct rcase {
     const char *name;
@@ -128,6 +129,19 @@ static const rcase cases[] = {
        run 10 x 5 columns x 3 */
     {"(6,5,3,16,2,2) (1,3,5) blocks of runs under columns", 6, {6, 5, 3, 16, 2, 2}, 3, {1, 3, 5}, 0, DENSE},
     {"(7,3,5,10) (1,3) slabs of runs under columns", 4, {7, 3, 5, 10}, 2, {1, 3}, 0, DENSE},
+    /* slabs of rows x narrow columns along a kept dim (SLAB, tuning slab):
+       a ragged last tile, slabs off 16-byte boundaries at both
+       ends, two columns, and slabs under a walk of a further reduced dim */
+    {"(301,5,33) 1 slabs of 5 x 33", 3, {301, 5, 33}, 1, {1}, 0, DENSE},
+    {"misaligned (257,2,61) 1 slabs of 2 x 61", 3, {257, 2, 61}, 1, {1}, 0, MISALIGNED},
+    {"(3,1000,16,2) 2 slabs of 16 x 2", 4, {3, 1000, 16, 2}, 1, {2}, 0, DENSE},
+    {"(9,17,8,2) (0,2) slabs under a walk", 4, {9, 17, 8, 2}, 2, {0, 2}, 0, DENSE},
+    /* outputs scattered in the input's order (TRANS, tuning trans): ragged
+       tiles on both sides; the input-contiguous outputs over two dims */
+    {"column-major (67,9,45) 1 scattered outputs", 3, {67, 9, 45}, 1, {1}, 0, COLMAJOR},
+    {"column-major (5,6,40,7) 3 scattered outputs", 4, {5, 6, 40, 7}, 1, {3}, 0, COLMAJOR},
+    /* SLAB columns over two kept dims whose values strides do not chain */
+    {"last two swapped (9,7,5,6) 1 slab columns over two dims", 4, {9, 7, 5, 6}, 1, {1}, 0, SWAP_LAST2},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -169,6 +183,17 @@ static layout layout_of(const rcase *c)
     case MISALIGNED:
         L.offset = 1;
         n += 1;
+        break;
+    case COLMAJOR: /* every dim reversed in memory (Fortran order) */
+        st = 1;
+        for (int d = 0; d < c->ndim; d++) {
+            L.strides[d] = st;
+            st *= c->shape[d] > 0 ? c->shape[d] : 1;
+        }
+        break;
+    case SWAP_LAST2: /* the last two dims swapped in memory */
+        L.strides[c->ndim - 1] = c->shape[c->ndim - 2];
+        L.strides[c->ndim - 2] = 1;
         break;
 
     default: break;
@@ -238,6 +263,8 @@ static int cover_launches;
 static int fill_launches;
 /* ... and the launches of FLAT plans with a warp per unit (FLATW) */
 static int flatw_launches;
+/* ... and the launches of SLAB plans, and of TRANS plans */
+static int slab_launches, trans_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -281,6 +308,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     cover_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec == KG_RED_NEST_COVER;
     fill_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.splits > 1;
     flatw_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32;
+    slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
+    trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -948,6 +977,26 @@ static void flatw_tunings(int level)
 }
 Test(gpu, flat_with_a_warp_per_unit_every_value_op_dtype_and_case) { flatw_tunings(1); }
 Test(gpu, flat_with_a_warp_per_unit_over_runs_and_strided_blocks_every_value_op_dtype_and_case) { flatw_tunings(2); }
+
+/* Every value reduction over every dtype and case with SLAB (tuning slab,
+   templates/reduce_slab.cuh) wherever it applies (any count of units, any
+   element size and rows), every call twice, bitwise equal; index reductions
+   and 8-byte elements keep their plans. */
+Test(gpu, slabs_of_narrow_columns_in_tiles_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_slab();
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &slab_launches, "slab plans");
+}
+
+/* Every value reduction over every dtype and case with TRANS (tuning trans,
+   templates/reduce_trans.cuh) wherever it applies (any count of units, any
+   side), every call twice, bitwise equal; index reductions and 8-byte
+   elements keep their plans. */
+Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_trans();
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
+}
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

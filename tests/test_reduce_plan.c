@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kg_red_force.h"
 #include "kg_red_reference.h"
 #include "kg_red_table.h"
 #include "kg_test.h"
@@ -760,6 +761,84 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         return;
     }
+    if (p->cls == KG_RED_TRANS) {
+        /* reduce_trans.cuh: tiles of TT ki x TT ko outputs of an outer
+           position (ki tiles fastest), ki digits over rdims (input strides
+           chained from 1: the input offset is ki), every walk position */
+        const int64_t TT = KG_RED_TRANS_TILE, nko = A->tile_rows, tko = nko > 0 ? (nko + TT - 1) / TT : 0;
+        int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
+        int64_t ki = 1;
+        for (int d = 0; d < A->rdims.n; d++) {
+            chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
+            ki *= A->rdims.size[d];
+        }
+        if (c->indexed || es > 4 || !chained || ki != A->inner || nko < 1 || A->tiles * TT < A->inner ||
+            (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
+            A->units != A->n_out * A->tiles * tko)
+            fail(c, "trans geometry out of bounds");
+        for (int64_t u = 0; u < A->units && !c->bad; u++) {
+            const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
+                          ti = rem % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            for (int64_t x = 0; x < TT; x++)
+                for (int64_t yo = 0; yo < TT; yo++) {
+                    const int64_t k = ti * TT + x, ko = to * TT + yo;
+                    if (k >= A->inner || ko >= nko)
+                        continue;
+                    int64_t kout = 0, r = k;
+                    for (int d = 0; d < A->rdims.n; d++) {
+                        kout += (r % A->rdims.size[d]) * A->rdims.out[d];
+                        r /= A->rdims.size[d];
+                    }
+                    wpos w;
+                    walk_at(&A->walk, 0, &w);
+                    for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w))
+                        visit(c, oo + kout + ko * A->inner_out, e, io + k + ko * A->inner_idx + w.off);
+                }
+        }
+        return;
+    }
+    if (p->cls == KG_RED_SLAB) {
+        /* reduce_slab.cuh: tiles of tile_rows slabs [run, cw] along outer
+           dim 0, thread t reducing column t mod cw of slabs t / cw + m P */
+        const int64_t R = A->run, C = A->cw, npos = A->red / (R > 0 ? R : 1), S = A->tile_rows;
+        const int64_t P = C > 0 ? KG_RED_THREADS / C : 0;
+        if (c->indexed || es > 4 || R < 2 || A->red % R || C < 1 || C > KG_RED_THREADS || S < 1 ||
+            S * R * C * (int64_t)es > KG_RED_SLAB_BYTES || P < 1 || (S + P - 1) / P > KG_RED_SLAB_OUTS ||
+            A->splits != 1 || p->partial_bytes || A->outer.n < 1 || A->outer.size[0] != A->inner ||
+            A->outer.in[0] != R * C || A->rdims.n < 1 || A->rdims.in[0] != 1 || A->tiles * S < A->inner ||
+            A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
+            fail(c, "slab geometry out of bounds");
+        int64_t cols = 1; /* the column dims: input strides chained from 1 */
+        for (int d = 0; d < A->rdims.n; d++) {
+            if (A->rdims.in[d] != cols)
+                fail(c, "slab columns not contiguous");
+            cols *= A->rdims.size[d];
+        }
+        if (cols != C)
+            fail(c, "slab columns do not multiply to cw");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t o = u / A->tiles, tile = u % A->tiles, s0 = tile * S;
+            const int64_t slabs = A->inner - s0 < S ? A->inner - s0 : S;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o * A->inner + s0, &io, &oo);
+            wpos w;
+            walk_at(&A->walk, 0, &w);
+            for (int64_t k = 0; k < npos; k++, walk_step(&A->walk, &w))
+                for (int64_t s = 0; s < slabs; s++)
+                    for (int64_t col = 0; col < C; col++) {
+                        int64_t cof = 0, q = col;
+                        for (int d = 0; d < A->rdims.n; d++) {
+                            cof += (q % A->rdims.size[d]) * A->rdims.out[d];
+                            q /= A->rdims.size[d];
+                        }
+                        for (int64_t r = 0; r < R; r++)
+                            visit(c, oo + s * A->outer.out[0] + cof, k * R + r, io + w.off + s * R * C + r * C + col);
+                    }
+        }
+        return;
+    }
     if (p->cls == KG_RED_TILE) {
         const int64_t L = A->run, g = A->group, npos = A->red / L;
         if (L < 2 || A->red % L || g < 1 || g > 32 || (g & (g - 1)) || g > L || A->tile_rows * L > KG_RED_TILE_ELEMS ||
@@ -1170,7 +1249,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0;
+    int multi = 0, slabs = 0, trans = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1225,10 +1304,26 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         multi += fcls == KG_RED_NEST;
+        /* tiles over slabs wherever they apply (every dtype and op) */
+        kg_red_tuning slab_tuning = kg_red_force_slab();
+        kg_red_plan sp;
+        const int sok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &slab_tuning, why, sizeof why, &fcls);
+        cr_assert(sok, "case %d (slabs): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         int axes[KG_MAX_DIMS], na = 0;
         for (int d = 0; d < nd; d++)
             if ((mask >> d) & 1u)
                 axes[na++] = d;
+        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &slab_tuning, &sp), KG_OK);
+        slabs += sp.cls == KG_RED_SLAB;
+        /* scattered outputs in tiles (trans) wherever they apply */
+        kg_red_tuning trans_tuning = kg_red_force_trans();
+        const int tok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &trans_tuning, why, sizeof why, &fcls);
+        cr_assert(tok, "case %d (trans): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        trans += fcls == KG_RED_TRANS;
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1245,6 +1340,9 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(flat_split, 0);
     cr_log_info("random sweep kind: %d NEST plans with outputs per lane", multi);
     cr_assert_gt(multi, 0);
+    cr_log_info("random sweep kind: %d slab plans, %d trans plans (the larger shapes' test requires trans plans)",
+                slabs, trans);
+    cr_assert_gt(slabs, 0);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
@@ -1293,7 +1391,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0;
+        cover = 0, fill = 0, flatw = 0, slab = 0, trans = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1383,6 +1481,22 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         flatw += fp.cls == KG_RED_FLAT && fp.args.group == 32;
                         cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp: %s", why);
                     }
+                    /* outputs scattered in the input's order in tiles (trans) wherever they apply */
+                    {
+                        kg_red_tuning tt = kg_red_force_trans();
+                        kg_red_plan tp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tt, &tp), KG_OK);
+                        trans += tp.cls == KG_RED_TRANS;
+                        cr_assert(check_plan(op, &in, mask, &tt, why, sizeof why, &cls), "trans: %s", why);
+                    }
+                    /* tiles over slabs wherever they apply */
+                    {
+                        kg_red_tuning sl = kg_red_force_slab();
+                        kg_red_plan sp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &sl, &sp), KG_OK);
+                        slab += sp.cls == KG_RED_SLAB;
+                        cr_assert(check_plan(op, &in, mask, &sl, why, sizeof why, &cls), "slab: %s", why);
+                    }
                     /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
@@ -1411,6 +1525,9 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(cover, 0);
     cr_assert_gt(fill, 0);
     cr_assert_gt(flatw, 0);
+    cr_assert_gt(slab, 0);
+    cr_assert_gt(trans, 0);
+    cr_log_info("%d slab plans, %d trans plans", slab, trans);
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);
@@ -1551,6 +1668,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     t.nest_g1_items = 0;
     t.cols_min_cols = 0;
     t.rows_multi = 0;
+    t.slab = 0; /* (SLAB takes the first shape by default) */
     kg_red_plan p;
     /* [9,15,1023,2,61] dim 3 bf16: 8.4M outputs of 2 elements 61 apart */
     kg_tensor a = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
@@ -1559,7 +1677,9 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4, "4 outputs per lane");
     cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
-    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){3}, 1, 0, &p), KG_OK);
+    kg_red_tuning nos = kg_red_tuning_default;
+    nos.slab = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
     cr_assert_eq(p.args.cw, kg_red_tuning_default.nest_multi == 4 ? 4 : 0);
     /* too few outputs to give every multiprocessor 2048 lanes of 4: one each */
     kg_tensor b = fake(IN_AT, KG_BF16, 3, (int64_t[]){1000, 2, 61});
@@ -1807,6 +1927,62 @@ Test(plan, column_splits_fill_a_wave_of_resident_blocks)
     cr_assert_eq(kg_red_tuning_parse("cols_split_fill=2,cols_split_few=8", &t), 0);
     cr_assert_eq(t.cols_split_fill, 2);
     cr_assert_eq(t.cols_split_few, 8);
+}
+
+/* SLAB and TRANS by default where they measured faster than the plans they
+   replace (H200 s14r1, same process): SLAB over 2-byte elements in slabs of
+   at most slab_max_rows (8) rows (sweep #127, #190, #11; 4-byte elements and
+   #174's 32 rows lost), TRANS over outputs scattered in the input's order
+   that reduce at most trans_max_red (16) elements each (#77, #144; #48's 96
+   and #100's 104 lost). */
+Test(plan, slabs_of_2_byte_columns_and_short_scattered_reductions_by_default)
+{
+    kg_red_plan p;
+    /* #127 [89,3,255,63,8]p (4) bf16: slabs of 8 rows x 63 columns */
+    const int64_t s127[] = {89, 3, 255, 63, 8};
+    const int p127[] = {2, 0, 1, 4, 3};
+    kg_tensor a = permuted(KG_BF16, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.run, 8);
+    cr_assert_eq(p.args.cw, 63);
+    /* the same over f32 and i32, and index reductions: not SLAB */
+    a = permuted(KG_F32, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    a = permuted(KG_I32, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    a = permuted(KG_BF16, 5, s127, p127, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_ARGMAX, &a, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    /* #190 [9,15,1023,2,61] (3) bf16: slabs of 2 x 61 */
+    kg_tensor b = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    cr_assert_eq(plan_of(KG_RED_SUM, &b, (int[]){3}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.run, 2);
+    /* #11 [2048,8,128,2,2,2]p (1,4) bf16: 256 columns over two kept dims, 8 rows */
+    kg_tensor c = permuted(KG_BF16, 6, (int64_t[]){2048, 8, 128, 2, 2, 2}, (int[]){3, 4, 0, 1, 5, 2}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &c, (int[]){1, 4}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.cw, 256);
+    /* #174 [511,11,24,32,2,2]p (3) bf16: slabs of 32 rows, not SLAB */
+    kg_tensor d = permuted(KG_BF16, 6, (int64_t[]){511, 11, 24, 32, 2, 2}, (int[]){5, 0, 1, 3, 4, 2}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &d, (int[]){3}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    /* #77 [33,1695,5,96,5]p (4) bf16 and #144 [5,63,512,105]p (0) i32: 5
+       elements an output, TRANS */
+    kg_tensor e = permuted(KG_BF16, 5, (int64_t[]){33, 1695, 5, 96, 5}, (int[]){4, 2, 3, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.red, 5);
+    kg_tensor f = permuted(KG_I32, 4, (int64_t[]){5, 63, 512, 105}, (int[]){2, 3, 0, 1}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &f, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    /* #48 [96,500,9,2,78]p (0) i32: 96 elements an output, not TRANS */
+    kg_tensor g = permuted(KG_I32, 5, (int64_t[]){96, 500, 9, 2, 78}, (int[]){4, 0, 2, 1, 3}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_TRANS);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)

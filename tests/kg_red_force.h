@@ -1,0 +1,31 @@
+/* The reductions' tests' force hooks for SLAB and TRANS: the default tuning
+   with the class on and every bound that keeps it to its measured groups
+   lifted, so that it plans every case it can serve (any count of units,
+   element size, slab rows, tile side and reduction length). One place for
+   test_reduce (GPU parity) and test_reduce_plan (the CPU plan checker). */
+#ifndef KG_RED_FORCE_H
+#define KG_RED_FORCE_H
+
+#include "reduce_plan.h"
+
+static inline kg_red_tuning kg_red_force_slab(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.slab = 1;
+    t.slab_min_units = 0;
+    t.slab_es = 0;
+    t.slab_max_rows = 1 << 30;
+    return t;
+}
+
+static inline kg_red_tuning kg_red_force_trans(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.trans = 1;
+    t.trans_min_units = 0;
+    t.trans_min_side = 1;
+    t.trans_max_red = 1 << 30;
+    return t;
+}
+
+#endif
