@@ -122,6 +122,11 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
+-- Candidates of session 14, D 64 (the plain persistent kernel): without the
+-- consumers' proxy fence where the tiles come by TMA (nf), with three stages
+-- of each of the K and V rings (k3), both (k3nf).
+M.sm90_persist64 = { [64] = { nwg = 2, bn = 128 } }
+M.sm90_persist_k3 = { [64] = { nwg = 2, bn = 128, ks = 3 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -187,21 +192,27 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
-local function plan_sm90(dt, d, kind, tiles, pp, persist)
+-- nf (candidate, persistent only): no proxy fence before the products of
+-- tiles that came by TMA (attention_sm90.cuh, NF)
+local function plan_sm90(dt, d, kind, tiles, pp, persist, nf)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
-  local bm = c.nwg * 64
-  -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
-  -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
-  -- the swizzled tiles; persistent: also the output's staging tile, a second
-  -- Q stage, 6 more mbarriers and the two stages' work tile words
-  local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
+  local bm, ks = c.nwg * 64, c.ks or 2
+  -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
+  -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
+  -- KB to align the swizzled tiles; persistent: also the output's staging
+  -- tile, a second Q stage, 6 more mbarriers and the two Q stages' work
+  -- tile words
+  local smem = (bm + 2 * ks * c.bn) * M.panel_dim(d) * 2 + 32 * ks + 1024
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 56 end
   local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
+  if nf or ks ~= 2 then flags = flags .. (nf and ", true" or ", false") end
+  if ks ~= 2 then flags = flags .. ", " .. ks end
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
-                                 persist and ", persistent" or "") }
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s", bm, c.bn, c.nwg,
+                                 pp and ", ping-pong" or "", persist and ", persistent" or "",
+                                 nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -256,6 +267,22 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_NF", name = "Hopper persistent nf", prefix = "attn90n_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist64, false, true, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, no proxy fence with TMA (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_K3", name = "Hopper persistent k3", prefix = "attn90k_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_k3, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, three K/V stages (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_K3NF", name = "Hopper persistent k3nf", prefix = "attn90m_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_k3, false, true, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent, three K/V stages, no proxy fence with TMA (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

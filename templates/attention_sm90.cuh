@@ -164,8 +164,13 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * its one arrival and the copies' bytes), the other producer threads leave;
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
+ *
+ * NF (candidate, persistent only): with TMA on, the consumers skip the proxy
+ * fence before their products (landed(), below).
+ * KS (candidate): the stages of each of the K and V rings (2 before).
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
+          int KS = 2>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -178,26 +183,31 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int QB = BM * DP * E, KB = BN * DP * E, NS = BN / 8, ND = D / 8;
     constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
+    static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                        /* two stages each */
+    const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
     /* PERSIST: the output's own staging tile, and a second Q stage (aQ1:
        the producer loads the next work tile's Q while this one's is read) */
-    const uint32_t aO = aV + 2 * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
-    /* fullK[2], fullV[2], emptyK[2], emptyV[2]; PERSIST: fullQ, emptyQ of
-       Q stage 0, then of Q stage 1; fullT[2] and the work tile of each Q
+    const uint32_t aO = aV + KS * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
+    /* fullK[KS], fullV[KS], emptyK[KS], emptyV[KS]; PERSIST: fullQ, emptyQ
+       of Q stage 0, then of Q stage 1; fullT[2] and the work tile of each Q
        stage (an int each) */
     unsigned char *sO = smem + ((PERSIST ? aO : aQ) - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
-    auto full_v = [&](int s) { return bars + 16 + 8 * s; };
-    auto empty_k = [&](int s) { return bars + 32 + 8 * s; };
-    auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
-    auto full_qs = [&](int s) { return bars + 64 + 16 * s; };
-    auto empty_qs = [&](int s) { return bars + 72 + 16 * s; };
-    auto full_t = [&](int s) { return bars + 96 + 8 * s; };
+    auto full_v = [&](int s) { return bars + 8 * (KS + s); };
+    auto empty_k = [&](int s) { return bars + 8 * (2 * KS + s); };
+    auto empty_v = [&](int s) { return bars + 8 * (3 * KS + s); };
+    auto full_qs = [&](int s) { return bars + 32 * KS + 16 * s; };
+    auto empty_qs = [&](int s) { return bars + 32 * KS + 8 + 16 * s; };
+    auto full_t = [&](int s) { return bars + 32 * KS + 32 + 8 * s; };
+    /* the K / V tile streamed x-th: its ring stage, and the parity of the
+       stage's barrier phase it completes */
+    auto stg = [](int x) { return (int)((unsigned)x % KS); };
+    auto par = [](int x) { return (int)((unsigned)x / KS & 1u); };
     /* PERSIST: the work tile of Q stage s, written by the producer before
        it arrives on full_t(s) (the number p.units: no tile left) */
-    volatile int *const sched = (volatile int *)(smem + (bars + 112 - raw));
+    volatile int *const sched = (volatile int *)(smem + (bars + 32 * KS + 48 - raw));
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
@@ -242,9 +252,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
     const bool tma = tm.on != 0;
     if (tid == 0) {
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < 2 * KS; s++)
             mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
-        for (int s = 4; s < 8; s++)
+        for (int s = 2 * KS; s < 4 * KS; s++)
             mbar_init(bars + 8 * s, NWG * 4); /* empty: every consumer warp */
         if (PERSIST) {
             for (int s = 0; s < 2; s++) {
@@ -277,17 +287,17 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
             const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
             for (int j = 0; j < ntiles; j++) {
-                const int x = it0 + j, s = x & 1;
-                if (x >= 2)
-                    mbar_wait(empty_k(s), ((x >> 1) - 1) & 1);
+                const int x = it0 + j, s = stg(x);
+                if (x >= KS)
+                    mbar_wait(empty_k(s), par(x) ^ 1);
                 if (tma) {
                     tma_tile<BN, DP>(aK + s * KB, tm.k, full_k(s), j * BN, hk, b);
                 } else {
                     load_sw128_rows<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
                     cp_async_arrive(full_k(s));
                 }
-                if (x >= 2)
-                    mbar_wait(empty_v(s), ((x >> 1) - 1) & 1);
+                if (x >= KS)
+                    mbar_wait(empty_v(s), par(x) ^ 1);
                 if (tma) {
                     tma_tile<BN, DP>(aV + s * KB, tm.v, full_v(s), j * BN, hk, b);
                 } else {
@@ -505,6 +515,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if constexpr (PP)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
         };
+        /* a landed tile ready for the products: copies by cp.async (the
+           generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
+           copies land through the async proxy, their barrier's completion
+           makes them visible, so no fence (a uniform branch) */
+        auto landed = [&]() {
+            if (!NF || !tma)
+                fence_async_smem();
+        };
         /* this warp is done reading a stage */
         auto release = [&](uint32_t bar) {
             __syncwarp();
@@ -576,14 +594,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
                            const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
             float alpha[2], rs[2];
-            mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
-            fence_async_smem();
+            mbar_wait(full_k(stg(it0)), par(it0));
+            landed();
             wg_fence();
             turn_wait();
-            issue_s(s, it0 & 1, dq());
+            issue_s(s, stg(it0), dq());
             turn_pass();
             wg_wait<0>();
-            release(empty_k(it0 & 1));
+            release(empty_k(stg(it0)));
             softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
@@ -602,10 +620,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                             float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq) {
             for (int j = 1; j < ntiles; j++) {
                 float alpha[2], rs[2];
-                const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                fence_async_smem();
+                const int sk_ = stg(it0 + j), sv = stg(it0 + j - 1);
+                mbar_wait(full_k(sk_), par(it0 + j));
+                mbar_wait(full_v(sv), par(it0 + j - 1));
+                landed();
                 wg_fence();
                 turn_wait();
                 issue_s(s, sk_, dq);
@@ -628,9 +646,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            to the tile's end; PERSIST: its V stage released (the next work
            tile's producer refills it) */
         auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
-            const int sv = (it1 - 1) & 1;
-            mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
-            fence_async_smem();
+            const int sv = stg(it1 - 1);
+            mbar_wait(full_v(sv), par(it1 - 1));
+            landed();
             wg_fence();
             turn_wait();
             issue_pv(o, pa, sv);
@@ -720,7 +738,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 int mb, h, b;
                 coords(tile, mb, h, b);
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
-                fence_async_smem();
+                landed();
                 it0 += consume(mb, h, b, it0, tc);
             }
         } else if constexpr (PERSIST) {
@@ -768,7 +786,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 m0 = mb * BM;
                 nt = key_tiles(p, causal, m0, BM, BN);
                 mbar_wait(full_qs(0), 0);
-                fence_async_smem();
+                landed();
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
@@ -785,19 +803,19 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (nt > 0 && nt2 > 0) {
                     /* the next tile's first S with this tile's last P V */
                     float alpha[2], rs[2];
-                    const int sv = (it1 - 1) & 1;
-                    mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
+                    const int sv = stg(it1 - 1);
+                    mbar_wait(full_v(sv), par(it1 - 1));
                     mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                    mbar_wait(full_k(it1 & 1), (it1 >> 1) & 1);
-                    fence_async_smem();
+                    mbar_wait(full_k(stg(it1)), par(it1));
+                    landed();
                     wg_fence();
                     turn_wait();
-                    issue_s(s, it1 & 1, dq_of(tc + 1));
+                    issue_s(s, stg(it1), dq_of(tc + 1));
                     issue_pv(o, pa, sv);
                     turn_pass();
                     flush();
                     wg_wait<1>();
-                    release(empty_k(it1 & 1));
+                    release(empty_k(stg(it1)));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
                     softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
@@ -817,7 +835,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     store_out(m0, h, b);
                     if (nx < p.units) {
                         mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                        fence_async_smem();
+                        landed();
                         begin(m2, nt2, it1, tc + 1);
                     }
                 }
