@@ -119,14 +119,36 @@ M.sm90 = {
 -- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
 -- them for short key ranges only).
 M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
+-- The plain persistent variant (not the ping-pong one) at D 64: three
+-- stages of each of the K and V rings (ks), and no proxy fence before the
+-- consumers' products where the tiles came by TMA (nf). H200, session 15
+-- r1, us, in turn, best of 3, three passes, two stages and the fence /
+-- three stages without (session 14's candidate k3nf): bf16 S 1k 357.7 /
+-- 346.7, 357.3 / 346.6, 357.9 / 347.1; causal 247.7 / 241.4, 247.1 / 241.7,
+-- 246.0 / 240.7; f16 S 1k 361.8 / 350.8, 360.1 / 350.3, 362.1 / 351.9;
+-- causal 248.1 / 242.9, 246.0 / 243.5, 248.7 / 243.3. Each alone was
+-- smaller (three stages: bf16 causal 241.6, 241.6, 240.9; no fence: 244.6,
+-- 243.7, 243.8); neither helps the 192-key tiles at S 4k causal (k3nf
+-- 688.2-690.4 against the persistent long default's 666.7-671.3; s14r2:
+-- three stages there 683.4 against 665.6) nor the fence D 128 (s14r2, S 1k:
+-- 512.8 against 453.9).
+M.sm90_persist_plain = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true }, [96] = M.sm90_persist[96],
+                         [128] = M.sm90_persist[128] }
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
--- Candidates of session 14, D 64 (the plain persistent kernel): without the
--- consumers' proxy fence where the tiles come by TMA (nf), with three stages
--- of each of the K and V rings (k3), both (k3nf).
-M.sm90_persist64 = { [64] = { nwg = 2, bn = 128 } }
-M.sm90_persist_k3 = { [64] = { nwg = 2, bn = 128, ks = 3 } }
+-- Candidates of session 15: on the plain persistent kernel (D 64 and
+-- 128), the warps' own output stores (ws), also the published
+-- coordinates (wc); wc with three consumer warpgroups (192-row tiles, D
+-- 64: w3).
+M.sm90_persist_ws = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true }, [128] = { nwg = 2, bn = 128, ws = true } }
+M.sm90_persist_wc = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true, pc = true },
+                      [128] = { nwg = 2, bn = 128, ws = true, pc = true } }
+M.sm90_persist_w3 = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true } }
+-- wc's two changes on the defaults of D 128 causal (ping-pong) and of D 64
+-- with 2048-4096 keys (192-key tiles)
+M.sm90_persist_pp_wc = { [128] = { nwg = 2, bn = 128, ws = true, pc = true } }
+M.sm90_persist_long_wc = { [64] = { nwg = 2, bn = 192, ws = true, pc = true } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -192,27 +214,36 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
--- nf (candidate, persistent only): no proxy fence before the products of
--- tiles that came by TMA (attention_sm90.cuh, NF)
-local function plan_sm90(dt, d, kind, tiles, pp, persist, nf)
+-- The tiles' ks: the stages of each K / V ring (2 unless set); nf
+-- (persistent only): no proxy fence before the products of tiles that came
+-- by TMA (attention_sm90.cuh, NF); ws and pc (candidates, persistent only):
+-- the warps' own output stores (WS), the work tiles' coordinates published
+-- by the producer (PC)
+local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
-  local bm, ks = c.nwg * 64, c.ks or 2
+  local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
   -- tile, a second Q stage, 6 more mbarriers and the two Q stages' work
   -- tile words
   local smem = (bm + 2 * ks * c.bn) * M.panel_dim(d) * 2 + 32 * ks + 1024
-  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 56 end
-  local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
-  if nf or ks ~= 2 then flags = flags .. (nf and ", true" or ", false") end
-  if ks ~= 2 then flags = flags .. ", " .. ks end
+  -- (PC: each Q stage's work tile word is four words)
+  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
+  -- the template's trailing arguments, defaults left out
+  local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
+                 tostring(c.ws or false), tostring(c.pc or false) }
+  local dflt = { "false", "false", "false", "2", "false", "false" }
+  local n = #args
+  while n > 0 and args[n] == dflt[n] do n = n - 1 end
+  local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
-                                 nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "") }
+                                 nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
+                                 c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -257,7 +288,9 @@ local variants = {
     plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, false, true) or nil end,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_plain, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
@@ -267,22 +300,35 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_NF", name = "Hopper persistent nf", prefix = "attn90n_", dtypes = sm90_dtypes,
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_WS", name = "Hopper persistent ws", prefix = "attn90w_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist64, false, true, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ws, false, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, no proxy fence with TMA (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_K3", name = "Hopper persistent k3", prefix = "attn90k_", dtypes = sm90_dtypes,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, the warps' own output stores (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_WC", name = "Hopper persistent wc", prefix = "attn90c_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_k3, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, three K/V stages (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_K3NF", name = "Hopper persistent k3nf", prefix = "attn90m_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_k3, false, true, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_wc, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, three K/V stages, no proxy fence with TMA (candidate)" },
+    what = "Hopper persistent, the warps' own output stores, published coordinates (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_W3", name = "Hopper persistent w3", prefix = "attn90t_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_w3, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent wc, three consumer warpgroups (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_WC", name = "Hopper persistent pp wc", prefix = "attn90u_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_pp_wc, true, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent pp, the warps' own output stores, published coordinates (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_LONG_WC", name = "Hopper persistent long wc", prefix = "attn90v_",
+    dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long_wc, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent long, the warps' own output stores, published coordinates (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

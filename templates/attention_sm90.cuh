@@ -165,12 +165,18 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
  *
- * NF (candidate, persistent only): with TMA on, the consumers skip the proxy
- * fence before their products (landed(), below).
- * KS (candidate): the stages of each of the K and V rings (2 before).
+ * NF (persistent only): with TMA on, the consumers skip the proxy fence
+ * before their products (landed(), below).
+ * KS: the stages of each of the K and V rings (the D 64 persistent default
+ * takes 3 with NF; gen/attention.lua).
+ * WS (candidate, persistent only): each warp stores its own 16 staged
+ * output rows (store_out), with warp syncs instead of the warpgroup's two
+ * named barriers.
+ * PC (candidate, persistent only): the producer publishes each work tile's
+ * coordinates with it (sched), so the consumers do no integer divisions.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2>
+          int KS = 2, bool WS = false, bool PC = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -181,9 +187,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int DP = (D + 63) / 64 * 64;
     constexpr int BM = NWG * 64, E = 2;
     constexpr int QB = BM * DP * E, KB = BN * DP * E, NS = BN / 8, ND = D / 8;
-    constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
+    /* (three consumer warpgroups: 32 producer registers leave them 160,
+       which D 64 needs without spills; with 40 they get 152 and spill) */
+    constexpr int PRODUCER_REGS = NWG == 3 ? 32 : 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
+    static_assert(!(WS || PC) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
+                                          "stages the output in Q's tile)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -192,7 +202,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     const uint32_t aO = aV + KS * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
     /* fullK[KS], fullV[KS], emptyK[KS], emptyV[KS]; PERSIST: fullQ, emptyQ
        of Q stage 0, then of Q stage 1; fullT[2] and the work tile of each Q
-       stage (an int each) */
+       stage (an int each; PC: SW = 4 ints, the tile and its mb, h, b) */
     unsigned char *sO = smem + ((PERSIST ? aO : aQ) - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
     auto full_v = [&](int s) { return bars + 8 * (KS + s); };
@@ -205,8 +215,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
        stage's barrier phase it completes */
     auto stg = [](int x) { return (int)((unsigned)x % KS); };
     auto par = [](int x) { return (int)((unsigned)x / KS & 1u); };
-    /* PERSIST: the work tile of Q stage s, written by the producer before
-       it arrives on full_t(s) (the number p.units: no tile left) */
+    /* PERSIST: the work tile of Q stage s (sched[SW s]), written by the
+       producer before it arrives on full_t(s) (the number p.units: no tile
+       left) */
+    constexpr int SW = PC ? 4 : 1;
     volatile int *const sched = (volatile int *)(smem + (bars + 32 * KS + 48 - raw));
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -324,13 +336,21 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 if (pt == 0) {
-                    sched[qs] = next;
+                    sched[SW * qs] = next;
+                    if (PC && next < p.units) {
+                        int mb, h, b;
+                        coords(next, mb, h, b);
+                        sched[SW * qs + 1] = mb, sched[SW * qs + 2] = h, sched[SW * qs + 3] = b;
+                    }
                     mbar_arrive(full_t(qs));
                 }
                 mbar_wait(full_t(qs), (tc >> 1) & 1);
-                const int tile = sched[qs];
-                /* cp.async: every producer thread has read the word before
-                   the first thread may write it again (tile tc + 2) */
+                const int tile = sched[SW * qs];
+                int mb = 0, h = 0, b = 0;
+                if (PC && tile < p.units)
+                    mb = sched[SW * qs + 1], h = sched[SW * qs + 2], b = sched[SW * qs + 3];
+                /* cp.async: every producer thread has read the words before
+                   the first thread may write them again (tile tc + 2) */
                 if (!tma)
                     asm volatile("bar.sync 5, 128;\n" ::: "memory");
                 if (tile >= p.units)
@@ -339,8 +359,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                    behind this tile's loads) */
                 if (pt == 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
-                int mb, h, b;
-                coords(tile, mb, h, b);
+                if (!PC)
+                    coords(tile, mb, h, b);
                 if (tma) {
                     tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb * BM, h, b);
                 } else {
@@ -563,11 +583,24 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         };
         /* second half: 16-byte coalesced stores of the staged rows;
-           PERSIST: the staging tile free again after them */
+           PERSIST: the staging tile free again after them. WS: each warp
+           its own 16 rows (the ones it staged), so warp syncs order them */
         auto store_out = [&](int m0, int h, int b) {
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
             char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
             constexpr int CPR = D / 8;
+            if constexpr (WS) {
+                __syncwarp();
+#pragma unroll
+                for (int it = 0; it < 16 * CPR / 32; it++) {
+                    const int i = lane + it * 32, rl = wgi * 64 + wq * 16 + i / CPR, cc = i % CPR, r = m0 + rl;
+                    if (r < p.sq)
+                        *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) =
+                            *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
+                }
+                __syncwarp(); /* the warp's staging rows are free for the next work tile */
+                return;
+            }
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
 #pragma unroll
             for (int it = 0; it < 64 * CPR / 128; it++) {
                 const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
@@ -726,8 +759,22 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             mbar_wait(full_t(x & 1), (x >> 1) & 1);
             int v = 0;
             if (lane == 0)
-                v = sched[x & 1];
+                v = sched[SW * (x & 1)];
             return __shfl_sync(0xffffffffu, v, 0);
+        };
+        /* and its coordinates (PC: as published with it; read by lane 0
+           before the same release) */
+        auto coords_of = [&](int x, int tile, int &mb, int &h, int &b) {
+            if constexpr (PC) {
+                int c[3] = {0, 0, 0};
+                if (lane == 0)
+                    c[0] = sched[SW * (x & 1) + 1], c[1] = sched[SW * (x & 1) + 2], c[2] = sched[SW * (x & 1) + 3];
+                mb = __shfl_sync(0xffffffffu, c[0], 0);
+                h = __shfl_sync(0xffffffffu, c[1], 0);
+                b = __shfl_sync(0xffffffffu, c[2], 0);
+            } else {
+                coords(tile, mb, h, b);
+            }
         };
         if constexpr (PERSIST && !XT) {
             int it0 = 0;
@@ -736,7 +783,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tile >= p.units)
                     break;
                 int mb, h, b;
-                coords(tile, mb, h, b);
+                coords_of(tc, tile, mb, h, b);
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
                 landed();
                 it0 += consume(mb, h, b, it0, tc);
@@ -782,7 +829,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 turn_pass(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
-                coords(tile, mb, h, b);
+                coords_of(0, tile, mb, h, b);
                 m0 = mb * BM;
                 nt = key_tiles(p, causal, m0, BM, BN);
                 mbar_wait(full_qs(0), 0);
@@ -796,7 +843,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
                 int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
                 if (nx < p.units) {
-                    coords(nx, mb2, h2, b2);
+                    coords_of(tc + 1, nx, mb2, h2, b2);
                     m2 = mb2 * BM;
                     nt2 = key_tiles(p, causal, m2, BM, BN);
                 }
