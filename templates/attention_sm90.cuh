@@ -174,9 +174,14 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * named barriers.
  * PC (candidate, persistent only): the producer publishes each work tile's
  * coordinates with it (sched), so the consumers do no integer divisions.
+ * SH (candidate, persistent only, one tile per work tile): the query blocks
+ * shifted up by the padding of the last one (mb_row), so that the block
+ * with fewer real rows is the first, which sees the fewest keys under the
+ * causal rule (its rows before the sequence start are zero-filled and never
+ * stored).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -192,7 +197,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int PRODUCER_REGS = NWG == 3 ? 32 : 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
-    static_assert(!(WS || PC) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
+    static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -224,6 +229,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nmb = (p.sq + BM - 1) / BM;
+    /* the first query row of block mb (SH: shifted up by the padding) */
+    auto mb_row = [&](int mb) { return mb * BM - (SH ? nmb * BM - p.sq : 0); };
     /* The work tile: query block mb of head h of batch b. Grid mode: one per
        block. PERSIST: gridDim.x blocks take tiles (above) of p.units =
        B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
@@ -295,7 +302,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* K and V tiles of one work tile; it0: the tiles streamed before it
            (stage and phase of the rings) */
         auto produce = [&](int mb, int h, int b, int it0) {
-            const int hk = h / p.group, ntiles = key_tiles(p, causal, mb * BM, BM, BN);
+            const int hk = h / p.group, ntiles = key_tiles(p, causal, mb_row(mb), BM, BN);
             const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
             const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
             for (int j = 0; j < ntiles; j++) {
@@ -362,11 +369,25 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (!PC)
                     coords(tile, mb, h, b);
                 if (tma) {
-                    tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb * BM, h, b);
+                    /* (SH: rows before the start zero-filled as out of bounds) */
+                    tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb_row(mb), h, b);
                 } else {
                     const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                    load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0,
-                                                p.sq - mb * BM, pt);
+                    const int m0 = mb_row(mb);
+                    if (SH && m0 < 0) {
+                        /* the shifted first block: its rows before the start zero-filled */
+                        constexpr int CPR = D / 8;
+#pragma unroll 1
+                        for (int i = pt; i < BM * CPR; i += 128) {
+                            const int r = i / CPR, cc = i % CPR;
+                            const bool ok = m0 + r >= 0 && m0 + r < p.sq;
+                            const char *src = ok ? q + (int64_t)(m0 + r) * p.q_ss * E + cc * 16 : q;
+                            kgd_cp_async16((qs ? aQ1 : aQ) + sw128_at<BM>(r, cc), src, ok);
+                        }
+                    } else {
+                        load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)m0 * p.q_ss * E, p.q_ss, 0, p.sq - m0,
+                                                    pt);
+                    }
                     cp_async_arrive(full_qs(qs));
                 }
                 it0 += produce(mb, h, b, it0);
@@ -577,7 +598,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 for (int n = 0; n < ND; n++)
                     *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
                         mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
-                if (p.lse && t == 0 && r < p.sq)
+                if (p.lse && t == 0 && r >= 0 && r < p.sq)
                     p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
                         sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
             }
@@ -593,7 +614,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
                 for (int it = 0; it < 16 * CPR / 32; it++) {
                     const int i = lane + it * 32, rl = wgi * 64 + wq * 16 + i / CPR, cc = i % CPR, r = m0 + rl;
-                    if (r < p.sq)
+                    if (r >= 0 && r < p.sq)
                         *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) =
                             *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
                 }
@@ -695,7 +716,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            the work tiles before it (its Q stage is x % 2). Grid mode, and
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
-            const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
+            const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -749,6 +770,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             return ntiles;
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
+                                   "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
            producer has published it. Lane 0 alone reads the word and hands
            it to its warp: lane 0 is the thread that arrives on the Q
