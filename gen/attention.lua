@@ -149,6 +149,9 @@ M.sm90_persist_w3 = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, 
 -- (the lightest under the causal rule; S 1k: 27 key tiles of 192 rows a
 -- head instead of 32)
 M.sm90_persist_w3s = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = true } }
+-- wc and w3 with the consumers' pipeline across work tiles (xf)
+M.sm90_persist_wcx = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true, pc = true, xf = true } }
+M.sm90_persist_w3x = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, xf = true } }
 -- wc's two changes on the defaults of D 128 causal (ping-pong) and of D 64
 -- with 2048-4096 keys (192-key tiles)
 M.sm90_persist_pp_wc = { [128] = { nwg = 2, bn = 128, ws = true, pc = true } }
@@ -237,18 +240,18 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(c.sh or false) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(c.sh or false), tostring(c.xf or false) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 c.sh and ", shifted blocks" or "") }
+                                 c.sh and ", shifted blocks" or "", c.xf and ", pipeline across tiles" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -326,6 +329,16 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_w3s, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent w3, the query blocks shifted (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_WCX", name = "Hopper persistent wcx", prefix = "attn90y_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_wcx, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent wc, the pipeline across tiles (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_W3X", name = "Hopper persistent w3x", prefix = "attn90z_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_w3x, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent w3, the pipeline across tiles (candidate)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_WC", name = "Hopper persistent pp wc", prefix = "attn90u_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_pp_wc, true, true) or nil

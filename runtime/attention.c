@@ -113,7 +113,8 @@ static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_LONG ||
            v == KG_ATTN_V_HOPPER_PERSIST_WS || v == KG_ATTN_V_HOPPER_PERSIST_WC || v == KG_ATTN_V_HOPPER_PERSIST_W3 ||
-           v == KG_ATTN_V_HOPPER_PERSIST_PP_WC || v == KG_ATTN_V_HOPPER_PERSIST_LONG_WC || v == KG_ATTN_V_HOPPER_PERSIST_W3S;
+           v == KG_ATTN_V_HOPPER_PERSIST_PP_WC || v == KG_ATTN_V_HOPPER_PERSIST_LONG_WC ||
+           v == KG_ATTN_V_HOPPER_PERSIST_W3S || v == KG_ATTN_V_HOPPER_PERSIST_WCX || v == KG_ATTN_V_HOPPER_PERSIST_W3X;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,

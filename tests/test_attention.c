@@ -1005,16 +1005,17 @@ Test(attention, persistent_matches_grid_bits)
     /* each persistent variant against its grid-mode twin (the same key
        tiles, so the same bits; the 192-key one and the candidates: the head
        dims they have) */
-    enum { NPV = 9 };
+    enum { NPV = 11 };
     const int pv[NPV] = {KG_ATTN_V_HOPPER_PERSIST,       KG_ATTN_V_HOPPER_PERSIST_PP,     KG_ATTN_V_HOPPER_PERSIST_LONG,
                          KG_ATTN_V_HOPPER_PERSIST_WS,    KG_ATTN_V_HOPPER_PERSIST_WC,     KG_ATTN_V_HOPPER_PERSIST_W3,
-                         KG_ATTN_V_HOPPER_PERSIST_PP_WC, KG_ATTN_V_HOPPER_PERSIST_LONG_WC, KG_ATTN_V_HOPPER_PERSIST_W3S},
-              gv[NPV] = {KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER_PP,   KG_ATTN_V_HOPPER_LONG,
-                         KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER,      KG_ATTN_V_HOPPER,
-                         KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER};
+                         KG_ATTN_V_HOPPER_PERSIST_PP_WC, KG_ATTN_V_HOPPER_PERSIST_LONG_WC, KG_ATTN_V_HOPPER_PERSIST_W3S,
+                         KG_ATTN_V_HOPPER_PERSIST_WCX,   KG_ATTN_V_HOPPER_PERSIST_W3X},
+              gv[NPV] = {KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER_PP,   KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER,
+                         KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER,      KG_ATTN_V_HOPPER_PP,   KG_ATTN_V_HOPPER_LONG,
+                         KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER,      KG_ATTN_V_HOPPER};
     /* the first two and the D 64 candidates on the first reference case,
        the first two on the second */
-    const int rv[] = {0, 1, 3, 4, 5, 7, 8, 0, 1, -1}, nr0 = 7;
+    const int rv[] = {0, 1, 3, 4, 5, 7, 8, 9, 10, 0, 1, -1}, nr0 = 9;
     for (int x = 0; rv[x] >= 0; x++) {
         const int v = pv[rv[x]];
         kg_test_force_attn_variant(ctx, v);
@@ -1049,10 +1050,11 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    enum { NPV = 9 };
+    enum { NPV = 11 };
     const int pv[NPV] = {KG_ATTN_V_HOPPER_PERSIST,       KG_ATTN_V_HOPPER_PERSIST_PP,     KG_ATTN_V_HOPPER_PERSIST_LONG,
                          KG_ATTN_V_HOPPER_PERSIST_WS,    KG_ATTN_V_HOPPER_PERSIST_WC,     KG_ATTN_V_HOPPER_PERSIST_W3,
-                         KG_ATTN_V_HOPPER_PERSIST_PP_WC, KG_ATTN_V_HOPPER_PERSIST_LONG_WC, KG_ATTN_V_HOPPER_PERSIST_W3S};
+                         KG_ATTN_V_HOPPER_PERSIST_PP_WC, KG_ATTN_V_HOPPER_PERSIST_LONG_WC, KG_ATTN_V_HOPPER_PERSIST_W3S,
+                         KG_ATTN_V_HOPPER_PERSIST_WCX,   KG_ATTN_V_HOPPER_PERSIST_W3X};
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
@@ -1088,7 +1090,7 @@ Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int hv[12] = {KG_ATTN_V_HOPPER,
+    const int hv[14] = {KG_ATTN_V_HOPPER,
                         KG_ATTN_V_HOPPER_LONG,
                         KG_ATTN_V_HOPPER_PP,
                         KG_ATTN_V_HOPPER_PERSIST,
@@ -1099,8 +1101,10 @@ Test(attention, tma_matches_cp_async_bits)
                         KG_ATTN_V_HOPPER_PERSIST_W3,
                         KG_ATTN_V_HOPPER_PERSIST_PP_WC,
                         KG_ATTN_V_HOPPER_PERSIST_LONG_WC,
-                        KG_ATTN_V_HOPPER_PERSIST_W3S};
-    for (int v = 0; v < 12; v++)
+                        KG_ATTN_V_HOPPER_PERSIST_W3S,
+                        KG_ATTN_V_HOPPER_PERSIST_WCX,
+                        KG_ATTN_V_HOPPER_PERSIST_W3X};
+    for (int v = 0; v < 14; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
                 const int D = DIMS[di];
