@@ -132,30 +132,29 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- 688.2-690.4 against the persistent long default's 666.7-671.3; s14r2:
 -- three stages there 683.4 against 665.6) nor the fence D 128 (s14r2, S 1k:
 -- 512.8 against 453.9).
-M.sm90_persist_plain = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true }, [96] = M.sm90_persist[96],
-                         [128] = M.sm90_persist[128] }
+-- Since session 15 r2 at D 64 also: three consumer warpgroups (192-row
+-- tiles, nwg), the warps' own output stores (ws), the work tiles'
+-- coordinates published by the producer (pc) and, causal, the query blocks
+-- shifted so that the partial one is the first (sh). H200, s15r2, us, in
+-- turn, best of 3, the k3nf default / ws / wc (ws + pc) / w3 (wc, 3
+-- warpgroups) / w3s (w3 + sh): bf16 S 1k 353.8 / 353.3 / 348.9 / 328.1 /
+-- 330.9, causal 241.3 / 238.1 / 229.9 / 255.5 / 228.9; f16 S 1k 351.4 /
+-- 351.8 / 347.2 / 326.8 / 332.9, causal 241.9 / 242.7 / 234.0 / 259.5 /
+-- 231.7; bf16 S 4k causal, the persistent long default 670.1, w3 640.3,
+-- w3s 627.7 (runtime/attention.c takes it there). The pipeline across work
+-- tiles was slower on both (wcx: 357.4, 235.2, S 4k causal 692.1; w3x:
+-- 333.8, 258.2, 661.4), and so were ws / wc at D 128 (S 1k 490.3 / 514.3
+-- against 475.4; causal, against the ping-pong default's 315.8: 324.8 /
+-- 311.7, wc on the ping-pong kernel 343.1) and on the 192-key kernel (S 4k
+-- causal 697.5 against 670.1).
+M.sm90_persist_plain = {
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [96] = M.sm90_persist[96],
+  [128] = M.sm90_persist[128],
+}
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
--- Candidates of session 15: on the plain persistent kernel (D 64 and
--- 128), the warps' own output stores (ws), also the published
--- coordinates (wc); wc with three consumer warpgroups (192-row tiles, D
--- 64: w3).
-M.sm90_persist_ws = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true }, [128] = { nwg = 2, bn = 128, ws = true } }
-M.sm90_persist_wc = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true, pc = true },
-                      [128] = { nwg = 2, bn = 128, ws = true, pc = true } }
-M.sm90_persist_w3 = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true } }
--- w3 with the query blocks shifted up so that the partial one is the first
--- (the lightest under the causal rule; S 1k: 27 key tiles of 192 rows a
--- head instead of 32)
-M.sm90_persist_w3s = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = true } }
--- wc and w3 with the consumers' pipeline across work tiles (xf)
-M.sm90_persist_wcx = { [64] = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true, pc = true, xf = true } }
-M.sm90_persist_w3x = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, xf = true } }
--- wc's two changes on the defaults of D 128 causal (ping-pong) and of D 64
--- with 2048-4096 keys (192-key tiles)
-M.sm90_persist_pp_wc = { [128] = { nwg = 2, bn = 128, ws = true, pc = true } }
-M.sm90_persist_long_wc = { [64] = { nwg = 2, bn = 192, ws = true, pc = true } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -221,15 +220,16 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
--- The tiles' ks: the stages of each K / V ring (2 unless set); nf
--- (persistent only): no proxy fence before the products of tiles that came
--- by TMA (attention_sm90.cuh, NF); ws and pc (candidates, persistent only):
--- the warps' own output stores (WS), the work tiles' coordinates published
--- by the producer (PC)
+-- The tiles' ks: the stages of each K / V ring (2 unless set); nf, ws, pc,
+-- sh (persistent only; sh true or a mask kind): no proxy fence before the
+-- products of tiles that came by TMA (attention_sm90.cuh, NF), the warps'
+-- own output stores (WS), the work tiles' coordinates published by the
+-- producer (PC), the query blocks shifted (SH)
 local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
+  local sh = c.sh == true or c.sh == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -240,18 +240,18 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(c.sh or false), tostring(c.xf or false) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 c.sh and ", shifted blocks" or "", c.xf and ", pipeline across tiles" or "") }
+                                 sh and ", shifted blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -308,50 +308,6 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_WS", name = "Hopper persistent ws", prefix = "attn90w_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ws, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, the warps' own output stores (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_WC", name = "Hopper persistent wc", prefix = "attn90c_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_wc, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, the warps' own output stores, published coordinates (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_W3", name = "Hopper persistent w3", prefix = "attn90t_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_w3, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent wc, three consumer warpgroups (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_W3S", name = "Hopper persistent w3s", prefix = "attn90x_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_w3s, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent w3, the query blocks shifted (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_WCX", name = "Hopper persistent wcx", prefix = "attn90y_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_wcx, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent wc, the pipeline across tiles (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_W3X", name = "Hopper persistent w3x", prefix = "attn90z_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_w3x, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent w3, the pipeline across tiles (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_WC", name = "Hopper persistent pp wc", prefix = "attn90u_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_pp_wc, true, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent pp, the warps' own output stores, published coordinates (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_LONG_WC", name = "Hopper persistent long wc", prefix = "attn90v_",
-    dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long_wc, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent long, the warps' own output stores, published coordinates (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

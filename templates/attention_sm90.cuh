@@ -169,21 +169,19 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * before their products (landed(), below).
  * KS: the stages of each of the K and V rings (the D 64 persistent default
  * takes 3 with NF; gen/attention.lua).
- * WS (candidate, persistent only): each warp stores its own 16 staged
- * output rows (store_out), with warp syncs instead of the warpgroup's two
- * named barriers.
- * PC (candidate, persistent only): the producer publishes each work tile's
+ * WS (persistent only): each warp stores its own 16 staged output rows
+ * (store_out), with warp syncs instead of the warpgroup's two named
+ * barriers.
+ * PC (persistent only): the producer publishes each work tile's
  * coordinates with it (sched), so the consumers do no integer divisions.
- * SH (candidate, persistent only, one tile per work tile): the query blocks
+ * SH (persistent only, one tile per work tile): the query blocks
  * shifted up by the padding of the last one (mb_row), so that the block
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * XF (candidate, persistent only): the consumers' pipeline across work tiles
- * (XT, below) where it is off by default (BN 128 without the ping-pong turns).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool XF = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -199,7 +197,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int PRODUCER_REGS = NWG == 3 ? 32 : 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
-    static_assert(!(WS || PC || SH || XF) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
+    static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -771,7 +769,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             store_out(m0, h, b);
             return ntiles;
         };
-        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 || XF : KG_ATTN_XT != 0;
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
                                    "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
