@@ -119,6 +119,39 @@ M.sm90 = {
 -- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
 -- them for short key ranges only).
 M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
+-- The plain persistent variant (not the ping-pong one) at D 64: three
+-- stages of each of the K and V rings (ks), and no proxy fence before the
+-- consumers' products where the tiles came by TMA (nf). H200, session 15
+-- r1, us, in turn, best of 3, three passes, two stages and the fence /
+-- three stages without (session 14's candidate k3nf): bf16 S 1k 357.7 /
+-- 346.7, 357.3 / 346.6, 357.9 / 347.1; causal 247.7 / 241.4, 247.1 / 241.7,
+-- 246.0 / 240.7; f16 S 1k 361.8 / 350.8, 360.1 / 350.3, 362.1 / 351.9;
+-- causal 248.1 / 242.9, 246.0 / 243.5, 248.7 / 243.3. Each alone was
+-- smaller (three stages: bf16 causal 241.6, 241.6, 240.9; no fence: 244.6,
+-- 243.7, 243.8); neither helps the 192-key tiles at S 4k causal (k3nf
+-- 688.2-690.4 against the persistent long default's 666.7-671.3; s14r2:
+-- three stages there 683.4 against 665.6) nor the fence D 128 (s14r2, S 1k:
+-- 512.8 against 453.9).
+-- Since session 15 r2 at D 64 also: three consumer warpgroups (192-row
+-- tiles, nwg), the warps' own output stores (ws), the work tiles'
+-- coordinates published by the producer (pc) and, causal, the query blocks
+-- shifted so that the partial one is the first (sh). H200, s15r2, us, in
+-- turn, best of 3, the k3nf default / ws / wc (ws + pc) / w3 (wc, 3
+-- warpgroups) / w3s (w3 + sh): bf16 S 1k 353.8 / 353.3 / 348.9 / 328.1 /
+-- 330.9, causal 241.3 / 238.1 / 229.9 / 255.5 / 228.9; f16 S 1k 351.4 /
+-- 351.8 / 347.2 / 326.8 / 332.9, causal 241.9 / 242.7 / 234.0 / 259.5 /
+-- 231.7; bf16 S 4k causal, the persistent long default 670.1, w3 640.3,
+-- w3s 627.7 (runtime/attention.c takes it there). The pipeline across work
+-- tiles was slower on both (wcx: 357.4, 235.2, S 4k causal 692.1; w3x:
+-- 333.8, 258.2, 661.4), and so were ws / wc at D 128 (S 1k 490.3 / 514.3
+-- against 475.4; causal, against the ping-pong default's 315.8: 324.8 /
+-- 311.7, wc on the ping-pong kernel 343.1) and on the 192-key kernel (S 4k
+-- causal 697.5 against 670.1).
+M.sm90_persist_plain = {
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [96] = M.sm90_persist[96],
+  [128] = M.sm90_persist[128],
+}
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
@@ -187,21 +220,38 @@ local function plan(dt, d, kind)
            shape = string.format("%dx%d tiles, %d warps, mma.sync", bm, c.bn, c.nw) }
 end
 
+-- The tiles' ks: the stages of each K / V ring (2 unless set); nf, ws, pc,
+-- sh (persistent only; sh true or a mask kind): no proxy fence before the
+-- products of tiles that came by TMA (attention_sm90.cuh, NF), the warps'
+-- own output stores (WS), the work tiles' coordinates published by the
+-- producer (PC), the query blocks shifted (SH)
 local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
-  local bm = c.nwg * 64
-  -- nwg consumer warpgroups and a producer one; Q, two stages of K and of
-  -- V (D padded to whole 64-element panels), 8 mbarriers, and 1 KB to align
-  -- the swizzled tiles; persistent: also the output's staging tile, a second
-  -- Q stage, 6 more mbarriers and the two stages' work tile words
-  local smem = (bm + 4 * c.bn) * M.panel_dim(d) * 2 + 64 + 1024
-  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 56 end
-  local flags = persist and (pp and ", true, true" or ", false, true") or (pp and ", true" or "")
+  local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
+  local sh = c.sh == true or c.sh == kind
+  -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
+  -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
+  -- KB to align the swizzled tiles; persistent: also the output's staging
+  -- tile, a second Q stage, 6 more mbarriers and the two Q stages' work
+  -- tile words
+  local smem = (bm + 2 * ks * c.bn) * M.panel_dim(d) * 2 + 32 * ks + 1024
+  -- (PC: each Q stage's work tile word is four words)
+  if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
+  -- the template's trailing arguments, defaults left out
+  local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
+  local n = #args
+  while n > 0 and args[n] == dflt[n] do n = n - 1 end
+  local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s", bm, c.bn, c.nwg, pp and ", ping-pong" or "",
-                                 persist and ", persistent" or "") }
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+                                 pp and ", ping-pong" or "", persist and ", persistent" or "",
+                                 nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
+                                 c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
+                                 sh and ", shifted blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -246,7 +296,9 @@ local variants = {
     plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, false, true) or nil end,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_plain, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,

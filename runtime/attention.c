@@ -159,11 +159,11 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length on D 64's 192-key
-   tiles (from KG_ATTN_LONG_KEYS keys) and causal D 128; else the grid
-   kernels (the long-key variant from KG_ATTN_LONG_KEYS keys on); the narrow
-   variant when the portable grid (bh x query blocks) would leave
-   multiprocessors without a block; else the portable path. A variant forced
-   by a test is taken where it exists and can run. */
+   tiles (from KG_ATTN_LONG_KEYS keys; causal from 4097) and causal D 128;
+   else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
+   on); the narrow variant when the portable grid (bh x query blocks) would
+   leave multiprocessors without a block; else the portable path. A variant
+   forced by a test is taken where it exists and can run. */
 static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int slot, kg_attn_kind kind, int64_t bh,
                                       int64_t sq, int64_t sk, int64_t group)
 {
@@ -213,7 +213,12 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     /* Session 9 (H200, r1, us, with the bulk tensor copies, bf16 / f16):
        causal D 64 too, S 4k: persistent long 706 / 719, persistent pp (the
        old pick) 741 / 750, persistent 727 / 753, grid long 734 / 758. */
-    const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS;
+    /* (Session 15, H200, r2, us, in turn, best of 3: causal D 64 up to 4096
+       keys on the plain persistent kernel, since its 192-row tiles there
+       (gen/attention.lua): S 4k causal 627.7 against persistent long's
+       670.1.) */
+    const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS &&
+                       !(kind == KG_ATTN_CAUSAL && sk <= 4096);
     /* the persistent kernel on those 192-key tiles (session 7, H200, us:
        r3 S 4k 1292 against the grid-mode long variant's 1329; r4 as the
        default 1301, cuDNN 1144), since the work queue (session 12) at any

@@ -164,8 +164,24 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * its one arrival and the copies' bytes), the other producer threads leave;
  * the same bytes land in the same places as with cp.async, so the results
  * are bitwise the same.
+ *
+ * NF (persistent only): with TMA on, the consumers skip the proxy fence
+ * before their products (landed(), below).
+ * KS: the stages of each of the K and V rings (the D 64 persistent default
+ * takes 3 with NF; gen/attention.lua).
+ * WS (persistent only): each warp stores its own 16 staged output rows
+ * (store_out), with warp syncs instead of the warpgroup's two named
+ * barriers.
+ * PC (persistent only): the producer publishes each work tile's
+ * coordinates with it (sched), so the consumers do no integer divisions.
+ * SH (persistent only, one tile per work tile): the query blocks
+ * shifted up by the padding of the last one (mb_row), so that the block
+ * with fewer real rows is the first, which sees the fewest keys under the
+ * causal rule (its rows before the sequence start are zero-filled and never
+ * stored).
  */
-template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false>
+template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -176,32 +192,45 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int DP = (D + 63) / 64 * 64;
     constexpr int BM = NWG * 64, E = 2;
     constexpr int QB = BM * DP * E, KB = BN * DP * E, NS = BN / 8, ND = D / 8;
-    constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
+    /* (three consumer warpgroups: 32 producer registers leave them 160,
+       which D 64 needs without spills; with 40 they get 152 and spill) */
+    constexpr int PRODUCER_REGS = NWG == 3 ? 32 : 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
+    static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
+    static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
+                                          "stages the output in Q's tile)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
-    const uint32_t aK = aQ + QB, aV = aK + 2 * KB;                        /* two stages each */
+    const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
     /* PERSIST: the output's own staging tile, and a second Q stage (aQ1:
        the producer loads the next work tile's Q while this one's is read) */
-    const uint32_t aO = aV + 2 * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
-    /* fullK[2], fullV[2], emptyK[2], emptyV[2]; PERSIST: fullQ, emptyQ of
-       Q stage 0, then of Q stage 1; fullT[2] and the work tile of each Q
-       stage (an int each) */
+    const uint32_t aO = aV + KS * KB, aQ1 = aO + QB, bars = aO + (PERSIST ? 2 * QB : 0);
+    /* fullK[KS], fullV[KS], emptyK[KS], emptyV[KS]; PERSIST: fullQ, emptyQ
+       of Q stage 0, then of Q stage 1; fullT[2] and the work tile of each Q
+       stage (an int each; PC: SW = 4 ints, the tile and its mb, h, b) */
     unsigned char *sO = smem + ((PERSIST ? aO : aQ) - raw);
     auto full_k = [&](int s) { return bars + 8 * s; };
-    auto full_v = [&](int s) { return bars + 16 + 8 * s; };
-    auto empty_k = [&](int s) { return bars + 32 + 8 * s; };
-    auto empty_v = [&](int s) { return bars + 48 + 8 * s; };
-    auto full_qs = [&](int s) { return bars + 64 + 16 * s; };
-    auto empty_qs = [&](int s) { return bars + 72 + 16 * s; };
-    auto full_t = [&](int s) { return bars + 96 + 8 * s; };
-    /* PERSIST: the work tile of Q stage s, written by the producer before
-       it arrives on full_t(s) (the number p.units: no tile left) */
-    volatile int *const sched = (volatile int *)(smem + (bars + 112 - raw));
+    auto full_v = [&](int s) { return bars + 8 * (KS + s); };
+    auto empty_k = [&](int s) { return bars + 8 * (2 * KS + s); };
+    auto empty_v = [&](int s) { return bars + 8 * (3 * KS + s); };
+    auto full_qs = [&](int s) { return bars + 32 * KS + 16 * s; };
+    auto empty_qs = [&](int s) { return bars + 32 * KS + 8 + 16 * s; };
+    auto full_t = [&](int s) { return bars + 32 * KS + 32 + 8 * s; };
+    /* the K / V tile streamed x-th: its ring stage, and the parity of the
+       stage's barrier phase it completes */
+    auto stg = [](int x) { return (int)((unsigned)x % KS); };
+    auto par = [](int x) { return (int)((unsigned)x / KS & 1u); };
+    /* PERSIST: the work tile of Q stage s (sched[SW s]), written by the
+       producer before it arrives on full_t(s) (the number p.units: no tile
+       left) */
+    constexpr int SW = PC ? 4 : 1;
+    volatile int *const sched = (volatile int *)(smem + (bars + 32 * KS + 48 - raw));
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
     const int nmb = (p.sq + BM - 1) / BM;
+    /* the first query row of block mb (SH: shifted up by the padding) */
+    auto mb_row = [&](int mb) { return mb * BM - (SH ? nmb * BM - p.sq : 0); };
     /* The work tile: query block mb of head h of batch b. Grid mode: one per
        block. PERSIST: gridDim.x blocks take tiles (above) of p.units =
        B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
@@ -242,9 +271,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
     const bool tma = tm.on != 0;
     if (tid == 0) {
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < 2 * KS; s++)
             mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
-        for (int s = 4; s < 8; s++)
+        for (int s = 2 * KS; s < 4 * KS; s++)
             mbar_init(bars + 8 * s, NWG * 4); /* empty: every consumer warp */
         if (PERSIST) {
             for (int s = 0; s < 2; s++) {
@@ -273,21 +302,21 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* K and V tiles of one work tile; it0: the tiles streamed before it
            (stage and phase of the rings) */
         auto produce = [&](int mb, int h, int b, int it0) {
-            const int hk = h / p.group, ntiles = key_tiles(p, causal, mb * BM, BM, BN);
+            const int hk = h / p.group, ntiles = key_tiles(p, causal, mb_row(mb), BM, BN);
             const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
             const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
             for (int j = 0; j < ntiles; j++) {
-                const int x = it0 + j, s = x & 1;
-                if (x >= 2)
-                    mbar_wait(empty_k(s), ((x >> 1) - 1) & 1);
+                const int x = it0 + j, s = stg(x);
+                if (x >= KS)
+                    mbar_wait(empty_k(s), par(x) ^ 1);
                 if (tma) {
                     tma_tile<BN, DP>(aK + s * KB, tm.k, full_k(s), j * BN, hk, b);
                 } else {
                     load_sw128_rows<BN, D, 128>(aK + s * KB, k, p.k_ss, j * BN, p.sk, pt);
                     cp_async_arrive(full_k(s));
                 }
-                if (x >= 2)
-                    mbar_wait(empty_v(s), ((x >> 1) - 1) & 1);
+                if (x >= KS)
+                    mbar_wait(empty_v(s), par(x) ^ 1);
                 if (tma) {
                     tma_tile<BN, DP>(aV + s * KB, tm.v, full_v(s), j * BN, hk, b);
                 } else {
@@ -314,13 +343,21 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 if (pt == 0) {
-                    sched[qs] = next;
+                    sched[SW * qs] = next;
+                    if (PC && next < p.units) {
+                        int mb, h, b;
+                        coords(next, mb, h, b);
+                        sched[SW * qs + 1] = mb, sched[SW * qs + 2] = h, sched[SW * qs + 3] = b;
+                    }
                     mbar_arrive(full_t(qs));
                 }
                 mbar_wait(full_t(qs), (tc >> 1) & 1);
-                const int tile = sched[qs];
-                /* cp.async: every producer thread has read the word before
-                   the first thread may write it again (tile tc + 2) */
+                const int tile = sched[SW * qs];
+                int mb = 0, h = 0, b = 0;
+                if (PC && tile < p.units)
+                    mb = sched[SW * qs + 1], h = sched[SW * qs + 2], b = sched[SW * qs + 3];
+                /* cp.async: every producer thread has read the words before
+                   the first thread may write them again (tile tc + 2) */
                 if (!tma)
                     asm volatile("bar.sync 5, 128;\n" ::: "memory");
                 if (tile >= p.units)
@@ -329,14 +366,28 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                    behind this tile's loads) */
                 if (pt == 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
-                int mb, h, b;
-                coords(tile, mb, h, b);
+                if (!PC)
+                    coords(tile, mb, h, b);
                 if (tma) {
-                    tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb * BM, h, b);
+                    /* (SH: rows before the start zero-filled as out of bounds) */
+                    tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb_row(mb), h, b);
                 } else {
                     const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-                    load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)mb * BM * p.q_ss * E, p.q_ss, 0,
-                                                p.sq - mb * BM, pt);
+                    const int m0 = mb_row(mb);
+                    if (SH && m0 < 0) {
+                        /* the shifted first block: its rows before the start zero-filled */
+                        constexpr int CPR = D / 8;
+#pragma unroll 1
+                        for (int i = pt; i < BM * CPR; i += 128) {
+                            const int r = i / CPR, cc = i % CPR;
+                            const bool ok = m0 + r >= 0 && m0 + r < p.sq;
+                            const char *src = ok ? q + (int64_t)(m0 + r) * p.q_ss * E + cc * 16 : q;
+                            kgd_cp_async16((qs ? aQ1 : aQ) + sw128_at<BM>(r, cc), src, ok);
+                        }
+                    } else {
+                        load_sw128_rows<BM, D, 128>(qs ? aQ1 : aQ, q + (int64_t)m0 * p.q_ss * E, p.q_ss, 0, p.sq - m0,
+                                                    pt);
+                    }
                     cp_async_arrive(full_qs(qs));
                 }
                 it0 += produce(mb, h, b, it0);
@@ -505,6 +556,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if constexpr (PP)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
         };
+        /* a landed tile ready for the products: copies by cp.async (the
+           generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
+           copies land through the async proxy, their barrier's completion
+           makes them visible, so no fence (a uniform branch) */
+        auto landed = [&]() {
+            if (!NF || !tma)
+                fence_async_smem();
+        };
         /* this warp is done reading a stage */
         auto release = [&](uint32_t bar) {
             __syncwarp();
@@ -539,17 +598,30 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 for (int n = 0; n < ND; n++)
                     *(uint32_t *)(sO + sw128_at<BM>(rl, n) + 4 * t) =
                         mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
-                if (p.lse && t == 0 && r < p.sq)
+                if (p.lse && t == 0 && r >= 0 && r < p.sq)
                     p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
                         sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
             }
         };
         /* second half: 16-byte coalesced stores of the staged rows;
-           PERSIST: the staging tile free again after them */
+           PERSIST: the staging tile free again after them. WS: each warp
+           its own 16 rows (the ones it staged), so warp syncs order them */
         auto store_out = [&](int m0, int h, int b) {
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
             char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
             constexpr int CPR = D / 8;
+            if constexpr (WS) {
+                __syncwarp();
+#pragma unroll
+                for (int it = 0; it < 16 * CPR / 32; it++) {
+                    const int i = lane + it * 32, rl = wgi * 64 + wq * 16 + i / CPR, cc = i % CPR, r = m0 + rl;
+                    if (r >= 0 && r < p.sq)
+                        *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) =
+                            *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
+                }
+                __syncwarp(); /* the warp's staging rows are free for the next work tile */
+                return;
+            }
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
 #pragma unroll
             for (int it = 0; it < 64 * CPR / 128; it++) {
                 const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
@@ -576,14 +648,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
                            const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
             float alpha[2], rs[2];
-            mbar_wait(full_k(it0 & 1), (it0 >> 1) & 1);
-            fence_async_smem();
+            mbar_wait(full_k(stg(it0)), par(it0));
+            landed();
             wg_fence();
             turn_wait();
-            issue_s(s, it0 & 1, dq());
+            issue_s(s, stg(it0), dq());
             turn_pass();
             wg_wait<0>();
-            release(empty_k(it0 & 1));
+            release(empty_k(stg(it0)));
             softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
@@ -602,10 +674,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                             float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq) {
             for (int j = 1; j < ntiles; j++) {
                 float alpha[2], rs[2];
-                const int sk_ = (it0 + j) & 1, sv = (it0 + j - 1) & 1;
-                mbar_wait(full_k(sk_), ((it0 + j) >> 1) & 1);
-                mbar_wait(full_v(sv), ((it0 + j - 1) >> 1) & 1);
-                fence_async_smem();
+                const int sk_ = stg(it0 + j), sv = stg(it0 + j - 1);
+                mbar_wait(full_k(sk_), par(it0 + j));
+                mbar_wait(full_v(sv), par(it0 + j - 1));
+                landed();
                 wg_fence();
                 turn_wait();
                 issue_s(s, sk_, dq);
@@ -628,9 +700,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            to the tile's end; PERSIST: its V stage released (the next work
            tile's producer refills it) */
         auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
-            const int sv = (it1 - 1) & 1;
-            mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
-            fence_async_smem();
+            const int sv = stg(it1 - 1);
+            mbar_wait(full_v(sv), par(it1 - 1));
+            landed();
             wg_fence();
             turn_wait();
             issue_pv(o, pa, sv);
@@ -644,7 +716,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            the work tiles before it (its Q stage is x % 2). Grid mode, and
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
-            const int m0 = mb * BM, ntiles = key_tiles(p, causal, m0, BM, BN);
+            const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -698,6 +770,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             return ntiles;
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
+                                   "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
            producer has published it. Lane 0 alone reads the word and hands
            it to its warp: lane 0 is the thread that arrives on the Q
@@ -708,8 +782,22 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             mbar_wait(full_t(x & 1), (x >> 1) & 1);
             int v = 0;
             if (lane == 0)
-                v = sched[x & 1];
+                v = sched[SW * (x & 1)];
             return __shfl_sync(0xffffffffu, v, 0);
+        };
+        /* and its coordinates (PC: as published with it; read by lane 0
+           before the same release) */
+        auto coords_of = [&](int x, int tile, int &mb, int &h, int &b) {
+            if constexpr (PC) {
+                int c[3] = {0, 0, 0};
+                if (lane == 0)
+                    c[0] = sched[SW * (x & 1) + 1], c[1] = sched[SW * (x & 1) + 2], c[2] = sched[SW * (x & 1) + 3];
+                mb = __shfl_sync(0xffffffffu, c[0], 0);
+                h = __shfl_sync(0xffffffffu, c[1], 0);
+                b = __shfl_sync(0xffffffffu, c[2], 0);
+            } else {
+                coords(tile, mb, h, b);
+            }
         };
         if constexpr (PERSIST && !XT) {
             int it0 = 0;
@@ -718,9 +806,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tile >= p.units)
                     break;
                 int mb, h, b;
-                coords(tile, mb, h, b);
+                coords_of(tc, tile, mb, h, b);
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
-                fence_async_smem();
+                landed();
                 it0 += consume(mb, h, b, it0, tc);
             }
         } else if constexpr (PERSIST) {
@@ -764,11 +852,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 turn_pass(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
-                coords(tile, mb, h, b);
+                coords_of(0, tile, mb, h, b);
                 m0 = mb * BM;
                 nt = key_tiles(p, causal, m0, BM, BN);
                 mbar_wait(full_qs(0), 0);
-                fence_async_smem();
+                landed();
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
@@ -778,26 +866,26 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
                 int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
                 if (nx < p.units) {
-                    coords(nx, mb2, h2, b2);
+                    coords_of(tc + 1, nx, mb2, h2, b2);
                     m2 = mb2 * BM;
                     nt2 = key_tiles(p, causal, m2, BM, BN);
                 }
                 if (nt > 0 && nt2 > 0) {
                     /* the next tile's first S with this tile's last P V */
                     float alpha[2], rs[2];
-                    const int sv = (it1 - 1) & 1;
-                    mbar_wait(full_v(sv), ((it1 - 1) >> 1) & 1);
+                    const int sv = stg(it1 - 1);
+                    mbar_wait(full_v(sv), par(it1 - 1));
                     mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                    mbar_wait(full_k(it1 & 1), (it1 >> 1) & 1);
-                    fence_async_smem();
+                    mbar_wait(full_k(stg(it1)), par(it1));
+                    landed();
                     wg_fence();
                     turn_wait();
-                    issue_s(s, it1 & 1, dq_of(tc + 1));
+                    issue_s(s, stg(it1), dq_of(tc + 1));
                     issue_pv(o, pa, sv);
                     turn_pass();
                     flush();
                     wg_wait<1>();
-                    release(empty_k(it1 & 1));
+                    release(empty_k(stg(it1)));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
                     softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
@@ -817,7 +905,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     store_out(m0, h, b);
                     if (nx < p.units) {
                         mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                        fence_async_smem();
+                        landed();
                         begin(m2, nt2, it1, tc + 1);
                     }
                 }
