@@ -1371,6 +1371,20 @@ static kg_tensor tview(void *data, kg_dtype dt, const view *v)
     return t;
 }
 
+/* The layout of a copy of a dense buffer of shape P read in the order p
+   (read_in_order) into a dense output, both of dtype dt, at the plan tests'
+   device addresses: the input at KT_DEV(0), the output at KT_DEV(1 << 28). */
+static kg_layout copy_in_order_layout(int nd, const int64_t *P, const int *p, kg_dtype dt)
+{
+    int64_t shape[KG_MAX_DIMS];
+    const view a = read_in_order(nd, P, p, shape), o = dense(nd, shape);
+    kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), dt, &o);
+    const kg_tensor *ins[1] = {&ta};
+    kg_layout L;
+    kg_layout_build(&L, &to, ins, 1);
+    return L;
+}
+
 Test(perm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
 {
     static const struct {
@@ -1724,13 +1738,7 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
               {{1, 0, 3, 2}, KG_F32, 0, 0}}; /* a short input fast dim (class A: removed) */
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         const int64_t P[4] = {33, 64, 95, 91};
-        int64_t shape[4];
-        const view a = read_in_order(4, P, ws[i].p, shape);
-        const view o = dense(4, shape);
-        kg_tensor ta = tview(KT_DEV(0), ws[i].dt, &a), to = tview(KT_DEV(1 << 28), ws[i].dt, &o);
-        const kg_tensor *ins[1] = {&ta};
-        kg_layout L;
-        kg_layout_build(&L, &to, ins, 1);
+        const kg_layout L = copy_in_order_layout(4, P, ws[i].p, ws[i].dt);
         const size_t es[4] = {kg_dtype_size(ws[i].dt), kg_dtype_size(ws[i].dt), 0, 0};
         kg_tperm tp;
         cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
@@ -1891,12 +1899,7 @@ Test(tplane_plan, the_rule_and_the_pitch)
         {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 0, 0, 0, 0, 0},          /* dims 0 and 1 not one plane */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        int64_t shape[KG_MAX_DIMS];
-        const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
-        kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
-        const kg_tensor *ins[1] = {&ta};
-        kg_layout L;
-        kg_layout_build(&L, &to, ins, 1);
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
         kg_tplane q;
         size_t smem;
         const size_t es = kg_dtype_size(cs[i].dt);
@@ -1917,12 +1920,7 @@ Test(tplane_plan, the_rule_and_the_pitch)
     }
     kg_test_ew_tune(KG_EW_TUNE_TPLANE, 0);
     {
-        int64_t shape[KG_MAX_DIMS];
-        const view a = read_in_order(4, S(33, 64, 95, 91), (const int[]){1, 0, 3, 2}, shape), o = dense(4, shape);
-        kg_tensor ta = tview(KT_DEV(0), KG_F32, &a), to = tview(KT_DEV(1 << 28), KG_F32, &o);
-        const kg_tensor *ins[1] = {&ta};
-        kg_layout L;
-        kg_layout_build(&L, &to, ins, 1);
+        const kg_layout L = copy_in_order_layout(4, S(33, 64, 95, 91), (const int[]){1, 0, 3, 2}, KG_F32);
         kg_tplane q;
         size_t smem;
         cr_assert_eq(kg_ew_plan_tplane(&L, 4, &q, &smem), 0, "KG_EW_TUNE_TPLANE 0 still plans");
@@ -2042,14 +2040,7 @@ Test(tperm_plan, block_order_follows_the_tile_counts)
     for (int mode = 3; mode >= 0; mode--) {
         kg_test_ew_tune(KG_EW_TUNE_TPERM_JFIRST, mode);
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-            const int nd = cs[i].nd;
-            int64_t shape[4];
-            const view a = read_in_order(nd, cs[i].P, cs[i].p, shape);
-            const view o = dense(nd, shape);
-            kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
-            const kg_tensor *ins[1] = {&ta};
-            kg_layout L;
-            kg_layout_build(&L, &to, ins, 1);
+            const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
             const size_t es[4] = {kg_dtype_size(cs[i].dt), kg_dtype_size(cs[i].dt), 0, 0};
             kg_tperm tp;
             cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
@@ -2133,16 +2124,9 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         {4, {33, 64, 95, 91}, {1, 3, 2, 0}, KG_BF16, 1}, /* tperm 53.0 vs permf 23.8 */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const int nd = cs[i].nd;
-        int64_t shape[4];
-        const view a = read_in_order(nd, cs[i].P, cs[i].p, shape);
-        const view o = dense(nd, shape);
-        kg_tensor ta = tview(KT_DEV(0), cs[i].dt, &a), to = tview(KT_DEV(1 << 28), cs[i].dt, &o);
-        const kg_tensor *ins[1] = {&ta};
-        kg_layout L;
-        kg_layout_build(&L, &to, ins, 1);
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
         const size_t es[4] = {kg_dtype_size(cs[i].dt), kg_dtype_size(cs[i].dt), 0, 0};
-        const void *ptrs[4] = {to.data, ta.data, 0, 0};
+        const void *ptrs[4] = {KT_DEV(1 << 28), KT_DEV(0), 0, 0};
         kg_tperm tp;
         kg_perm pm;
         cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
