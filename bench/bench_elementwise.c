@@ -20,7 +20,8 @@
  * KG_EW_TPERM_FILL, KG_EW_TPERM_MAP, KG_EW_TPERM_FLAT, KG_EW_TPERM_JFIRST, KG_EW_TPERM_PAIR,
  * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_TPERM_DIVISORS, KG_EW_TPERM_RECT,
  * KG_EW_TPERM_RECT_STEP, KG_EW_TPERM_RECT_TILES, KG_EW_TPERM_RECT_MIN_BYTES, KG_EW_ROWSV,
- * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
+ * KG_EW_GATHER_ROT. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  * KG_EW_BENCH_ALT="NAME=value,...": each permutation case also timed with those
@@ -243,7 +244,10 @@ static const struct {
              {"KG_EW_ROWSV", KG_EW_TUNE_ROWSV},
              {"KG_EW_ROWSV_MIN_BYTES", KG_EW_TUNE_ROWSV_MIN_BYTES},
              {"KG_EW_TPLANE", KG_EW_TUNE_TPLANE},
-             {"KG_EW_TPLANE_MIN_BYTES", KG_EW_TUNE_TPLANE_MIN_BYTES}};
+             {"KG_EW_TPLANE_MIN_BYTES", KG_EW_TUNE_TPLANE_MIN_BYTES},
+             {"KG_EW_TSLAB", KG_EW_TUNE_TSLAB},
+             {"KG_EW_TSLAB_BYTES", KG_EW_TUNE_TSLAB_BYTES},
+             {"KG_EW_GATHER_ROT", KG_EW_TUNE_GATHER_ROT}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
    (default choice) is timed twice with the tunings as set and twice with
@@ -349,13 +353,13 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
         }
     }
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPLANE ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TSLAB ? vn[var] : "?");
     if (ua > 0)
         printf("  | alt %9.2f %7.1f%%  %-6s x%.3f", ua, 100.0 * bytes_of(&c) / (ua * 1e3) / copy_gbps,
-               avar >= 0 && avar <= KG_EW_TPLANE ? vn[avar] : "?", us / ua);
+               avar >= 0 && avar <= KG_EW_TSLAB ? vn[avar] : "?", us / ua);
     printf("\n");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,

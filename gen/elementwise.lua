@@ -161,20 +161,20 @@ function M.generate(G)
           local kr = G:kernel({ name = f.name .. "_rowsv", module = module, vec = f.vec,
                                 desc = f.desc .. " [rows in place, realigned 16-byte chunks]" })
           assert(kr == k + 1 + (f.tperm2 and 1 or 0))
-          -- and <op>_tplane (planes contiguous in both operands, transposed)
-          -- right after rowsv
-          local kq = G:kernel({ name = f.name .. "_tplane", module = module, vec = f.vec,
-                                desc = f.desc .. " [contiguous planes transposed]" })
-          assert(kq == kr + 1)
-          -- and <op>_tplanev (the same by 16-byte chunks) right after
+          -- and <op>_tplanev (planes contiguous in both operands, transposed,
+          -- by 16-byte chunks) right after rowsv
           local kv = G:kernel({ name = f.name .. "_tplanev", module = module, vec = f.vec,
                                 desc = f.desc .. " [contiguous planes transposed, 16-byte chunks]" })
-          assert(kv == kq + 1)
+          assert(kv == kr + 1)
+          -- and <op>_tslab (slabs of whole output rows, 16-byte chunks) after it
+          local ks = G:kernel({ name = f.name .. "_tslab", module = module, vec = f.vec,
+                                desc = f.desc .. " [slabs of whole output rows, 16-byte chunks]" })
+          assert(ks == kv + 1)
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv", "tplane", "tplanev" },
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv", "tplanev", "tslab" },
         include = "elementwise_tperm.cuh", tperm = true,
       }))
     end

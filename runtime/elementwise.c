@@ -162,18 +162,25 @@ static int tperm_rect_min_bytes = 4;
 static int rowsv_mode = 1;
 static int rowsv_min_bytes = 4096;
 /* copies of planes contiguous in both operands and transposed: <op>_tplanev
-   (2, the default: by 16-byte chunks), <op>_tplane (1: element by element)
-   or neither (0), for planes of at least tplane_min_bytes (the bench's
-   planes have 17-35 KB); the buffer (one plane) at most KG_TQ_MAX_BYTES.
-   H200 run s15r2 (each process: the default of the build against its
-   alternative, % of copy): against tperm, tplane f32 [33,64,95,91]
-   p1.0.3.2 62.1 -> 67.7, p0.1.3.2 67.3 -> 68.1, [103,39,249,23] p0.1.3.2
-   74.9 -> 75.3, but bf16 p0.1.3.2 56.2 -> 43.5, p1.0.3.2 53.6 -> 43.0,
-   [24,64,204,70] p0.1.3.2 65.6 -> 46.9; against tplane, tplanev f32 78.3,
-   78.3, 85.2, bf16 60.1, 58.9, 64.9 (so against tperm +16.2, +11.0,
-   +10.3, +3.9, +5.3 and -0.7 points). */
-static int tplane_mode = 2;
+   (1, the default) or not (0), for planes of at least tplane_min_bytes (the
+   bench's planes have 17-35 KB); the buffer (one plane) at most
+   KG_TQ_MAX_BYTES. H200 run s15r2 (each process: the default of the build
+   against its alternative, % of copy): against tperm, tplanev f32
+   [33,64,95,91] p1.0.3.2 62.1 -> 78.3, p0.1.3.2 67.3 -> 78.3,
+   [103,39,249,23] p0.1.3.2 74.9 -> 85.2, bf16 p0.1.3.2 56.2 -> 60.1,
+   p1.0.3.2 53.6 -> 58.9, [24,64,204,70] p0.1.3.2 65.6 -> 64.9. The element
+   by element form (session 15's <op>_tplane) lost to it everywhere (bf16
+   43.5, 43.0, 46.9 in the same run) and was removed in session 16. */
+static int tplane_mode = 1;
 static int tplane_min_bytes = 16384;
+/* copies by slabs of whole output rows (<op>_tslab) where the output's dim
+   0 has 2 to tslab_max_nc elements (0: never), the buffer at most
+   tslab_bytes */
+static int tslab_max_nc = 0;
+static int tslab_bytes = 16384;
+/* tplanev and tslab gather their output chunks in rotated orders
+   (kg_tq_gather) */
+static int gather_rot = 0;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
@@ -482,7 +489,9 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         list[KG_TP_J][cnt[KG_TP_J]++] = ord[0];
     }
     int64_t rc = T, rj = T; /* tile extents (rect: rect_extents) */
-    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes &&
+    /* (ops of two or three inputs with elements of at most 2 bytes: never,
+       their kernels have no rect path) */
+    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes && !(L->nops > 2 && maxes <= 2) &&
                      rect_extents(L, es, T, kr, ord[0], &rc, &rj);
     for (; !rect;) {
         int cand[2] = {-1, -1}, want[2];
@@ -652,6 +661,25 @@ KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_row
     return 1;
 }
 
+/* The other dims of L than 0 and 1 (one dim of 1 where there are none). */
+static void layout_outer(const kgi_layout *L, kg_nd32 *B)
+{
+    kgi_layout O = *L;
+    O.ndim = L->ndim - 2;
+    for (int d = 0; d < O.ndim; d++) {
+        O.size[d] = L->size[d + 2];
+        for (int k = 0; k < L->nops; k++)
+            O.stride[k][d] = L->stride[k][d + 2];
+    }
+    if (O.ndim == 0) {
+        O.ndim = 1;
+        O.size[0] = 1;
+        for (int k = 0; k < L->nops; k++)
+            O.stride[k][0] = 0;
+    }
+    kgi_layout_to_nd32(&O, B);
+}
+
 KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_t *smem)
 {
     memset(q, 0, sizeof *q);
@@ -661,33 +689,52 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
     const int64_t nc = L->size[0], nj = L->size[1];
     if (L->stride[0][0] != 1 || L->stride[0][1] != nc || L->stride[1][1] != 1 || L->stride[1][0] != nj)
         return 0;
-    /* the buffer: nc rows of pitch elements (tplane), or the run and its
-       first chunk's offset in 16-byte chunks (tplanev) */
-    const int64_t pitch = KG_TQ_PITCH((int64_t)es, nj),
-                  bytes = tplane_mode == 2 ? nc * nj * (int64_t)es + 32 : nc * pitch * (int64_t)es;
+    /* the buffer: the run and its first chunk's offset in 16-byte chunks */
+    const int64_t bytes = nc * nj * (int64_t)es + 32;
     if (nc * nj * (int64_t)es < tplane_min_bytes || bytes > KG_TQ_MAX_BYTES)
         return 0;
-    kgi_layout B = *L; /* the other dims: the planes */
-    B.ndim = L->ndim - 2;
-    for (int d = 0; d < B.ndim; d++) {
-        B.size[d] = L->size[d + 2];
-        for (int k = 0; k < L->nops; k++)
-            B.stride[k][d] = L->stride[k][d + 2];
-    }
-    if (B.ndim == 0) {
-        B.ndim = 1;
-        B.size[0] = 1;
-        for (int k = 0; k < L->nops; k++)
-            B.stride[k][0] = 0;
-    }
-    kgi_layout_to_nd32(&B, &q->B);
+    layout_outer(L, &q->B);
     q->nc = (uint32_t)nc;
     q->nj = (uint32_t)nj;
-    q->pitch = (uint32_t)pitch;
     q->planes = q->B.n;
+    q->rot = (uint32_t)gather_rot;
     kgi_divmod_magic(q->nc, &q->magic_nc, &q->shift_nc);
-    kgi_divmod_magic(q->nj, &q->magic_nj, &q->shift_nj);
     *smem = (size_t)bytes;
+    return 1;
+}
+
+KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem)
+{
+    memset(z, 0, sizeof *z);
+    *smem = 0;
+    if (tslab_max_nc == 0 || L->ndim < 2 || L->nops != 2 || !kgi_layout_fits32(L))
+        return 0;
+    const int64_t nc = L->size[0], nj = L->size[1], M = 16 / (int64_t)es, pad = es >= 8 ? 8 : 4;
+    if (nc < 2 || nc > tslab_max_nc || L->stride[0][0] != 1 || L->stride[0][1] != nc || L->stride[1][1] != 1 ||
+        L->stride[1][0] == 0)
+        return 0;
+    /* J: the largest multiple of M whose buffer fits, at most nj rounded up */
+    int64_t J = ((int64_t)tslab_bytes / nc - pad) / (int64_t)es / M * M;
+    if (J > (nj + M - 1) / M * M)
+        J = (nj + M - 1) / M * M;
+    if (J < M)
+        return 0;
+    layout_outer(L, &z->B);
+    const int64_t sj = (nj + J - 1) / J, slabs = sj * z->B.n;
+    if (slabs >= ((int64_t)1 << 31))
+        return 0;
+    z->nc = (uint32_t)nc;
+    z->nj = (uint32_t)nj;
+    z->J = (uint32_t)J;
+    z->sj = (uint32_t)sj;
+    z->slabs = (uint32_t)slabs;
+    z->pitch = (uint32_t)(J * (int64_t)es + pad);
+    z->cpr = (uint32_t)(J * (int64_t)es / 16);
+    z->sci = (int32_t)L->stride[1][0];
+    z->rot = (uint32_t)gather_rot;
+    kgi_divmod_magic(z->nc, &z->magic_nc, &z->shift_nc);
+    kgi_divmod_magic(z->sj, &z->magic_sj, &z->shift_sj);
+    *smem = (size_t)nc * z->pitch;
     return 1;
 }
 
@@ -863,18 +910,28 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                        threads, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
-    /* tplane (kg_ew_plan_tplane): copies, not dense; by the default choice
-       (KG_EW_TUNE_TPERM 0) or forced */
-    kg_tplane tq;
-    size_t tq_smem;
-    if (((force < 0 && tperm_mode == 0) || force == KG_EW_TPLANE) && var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 &&
-        dt == out->dtype && dt != KG_BOOL && tperm_k >= 0 && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &tq_smem)) {
-        void *args[] = {&p, &tq};
-        ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
-        /* its kernels follow rowsv: tplane, tplanev */
-        st = kg_launch(ctx, tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0) + (tplane_mode == 2 ? 1 : 0),
-                       (dim3){tq.planes, 1, 1}, threads, args, tq_smem);
-        return st == KG_OK ? kg_ok(ctx) : st;
+    /* tplanev (kg_ew_plan_tplane), else tslab (kg_ew_plan_tslab): copies,
+       not dense; by the default choice (KG_EW_TUNE_TPERM 0) or forced. Their
+       kernels follow rowsv: tplanev, tslab. */
+    const int by_default = force < 0 && tperm_mode == 0;
+    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB) && var != KG_EW_DENSE && op == KG_OP_COPY &&
+        n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
+        const int kv = tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0);
+        kg_tplane tq;
+        kg_tslab tz;
+        size_t smem;
+        if (force != KG_EW_TSLAB && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
+            void *args[] = {&p, &tq};
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
+            st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
+            return st == KG_OK ? kg_ok(ctx) : st;
+        }
+        if (force != KG_EW_TPLANE && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem)) {
+            void *args[] = {&p, &tz};
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TSLAB;
+            st = kg_launch(ctx, kv + 1, (dim3){tz.slabs, 1, 1}, threads, args, smem);
+            return st == KG_OK ? kg_ok(ctx) : st;
+        }
     }
     ctx->test_last[KGI_TEST_EW_VARIANT] = var;
 
@@ -980,8 +1037,11 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_STEP, &tperm_rect_step, 1, 32, 8},
     {KG_EW_TUNE_TPERM_RECT_TILES, &tperm_rect_tiles, 1, INT_MAX, 1},
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
-    {KG_EW_TUNE_TPLANE, &tplane_mode, 0, 2, 2},
+    {KG_EW_TUNE_TPLANE, &tplane_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANE_MIN_BYTES, &tplane_min_bytes, 1, INT_MAX, 16384},
+    {KG_EW_TUNE_TSLAB, &tslab_max_nc, 0, 4096, 0},
+    {KG_EW_TUNE_TSLAB_BYTES, &tslab_bytes, 1024, 49152, 16384},
+    {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 1, 1},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -19,9 +19,12 @@
 /* copies of rows kept in place by realigned 16-byte chunks (<op>_rowsv,
    kg_tperm.h), reported by kg_test_last_ew_variant */
 #define KG_EW_ROWSV (KG_EW_VARIANT_COUNT + 1)
-/* copies of planes contiguous in both operands, transposed (<op>_tplane,
+/* copies of planes contiguous in both operands, transposed (<op>_tplanev,
    kg_tperm.h), forced and reported like the others */
 #define KG_EW_TPLANE (KG_EW_VARIANT_COUNT + 2)
+/* copies by slabs of whole output rows (<op>_tslab, kg_tperm.h), forced and
+   reported like the others */
+#define KG_EW_TSLAB (KG_EW_VARIANT_COUNT + 3)
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
    L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
@@ -40,10 +43,19 @@ KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_row
    1 are a plane contiguous in both and transposed (the output's strides 1
    and size[0], the input's size[1] and 1), the plane of at least
    KG_EW_TUNE_TPLANE_MIN_BYTES (default 16384) and its shared-memory buffer
-   (size[0] rows of KG_TQ_PITCH elements; tplanev: the plane + 32 bytes) at
-   most 48 KiB, everything within 31 bits, unless KG_EW_TUNE_TPLANE is 0.
-   *smem: the buffer's bytes. */
+   (the plane + 32 bytes) at most 48 KiB, everything within 31 bits, unless
+   KG_EW_TUNE_TPLANE is 0. *smem: the buffer's bytes. */
 KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_t *smem);
+
+/* The tslab plan (kg_tperm.h) of the coalesced layout L of a copy of
+   es-byte elements: 1 where dim 0 is contiguous in the output (stride 1)
+   and short (2 to KG_EW_TUNE_TSLAB elements; 0: never) and dim 1 is the
+   input's fast dim (input stride 1, output stride size[0]), everything
+   within 31 bits. Slabs of J positions along dim 1: J the largest multiple
+   of 16 / es whose buffer (size[0] rows of J * es + 4 bytes, 8-byte
+   elements + 8) fits KG_EW_TUNE_TSLAB_BYTES (default 16384), capped at
+   dim 1 rounded up; at least 16 / es. *smem: the buffer's bytes. */
+KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem);
 
 /* 1 when the default choice takes the tperm plan tp over the other
    eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
@@ -106,7 +118,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_RECT_TILES: rect only with at least that many tiles
      along the long side (default 16; its tiles are always >= 90% full);
    KG_EW_TUNE_TPERM_RECT_MIN_BYTES: rect only where the widest operand's
-     elements have at least that many bytes (default 4);
+     elements have at least that many bytes (default 4; ops of two or three
+     inputs with elements of at most 2 bytes never take rect);
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;
@@ -114,10 +127,18 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      and up; default 4096);
    KG_EW_TUNE_TPLANE: copies of planes contiguous in both operands and
      transposed (kg_ew_plan_tplane; under the default choice only,
-     KG_EW_TUNE_TPERM 0, or forced) run <op>_tplanev (2, the default: by
-     16-byte chunks), <op>_tplane (1: element by element), or neither (0);
+     KG_EW_TUNE_TPERM 0, or forced) run <op>_tplanev (1, the default) or
+     not (0);
    KG_EW_TUNE_TPLANE_MIN_BYTES: ... for planes of at least that many bytes
-     (default 16384).
+     (default 16384);
+   KG_EW_TUNE_TSLAB: copies whose output's dim 0 has 2 to that many
+     elements and whose dim 1 is the input's fast dim run <op>_tslab where
+     no plane serves them (kg_ew_plan_tslab; default choice or forced); 0:
+     never;
+   KG_EW_TUNE_TSLAB_BYTES: tslab's buffer of at most that many bytes (1024
+     to 49152, default 16384);
+   KG_EW_TUNE_GATHER_ROT: 1 = tplanev and tslab gather their chunks in
+     rotated orders (kg_tq_gather), 0 = in order.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -141,7 +162,10 @@ enum {
     KG_EW_TUNE_TPERM_RECT_TILES,
     KG_EW_TUNE_TPERM_RECT_MIN_BYTES,
     KG_EW_TUNE_TPLANE,
-    KG_EW_TUNE_TPLANE_MIN_BYTES
+    KG_EW_TUNE_TPLANE_MIN_BYTES,
+    KG_EW_TUNE_TSLAB,
+    KG_EW_TUNE_TSLAB_BYTES,
+    KG_EW_TUNE_GATHER_ROT
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

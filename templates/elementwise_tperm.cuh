@@ -677,9 +677,13 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
     /* the word path: ops of one input in <op>_tperm2, of two in <op>_tperm */
     constexpr bool W = sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2 &&
                        ((NT > 1 && F::arity == 1) || (NT == 1 && F::arity == 2 && sizeof(typename F::in1_t) == 2));
+    /* rect: one tile a pass, not in ops of two or three inputs of 2-byte
+       elements (the planner plans no rect there; its code spilled in
+       tperm2 and in <op>_tperm of those ops) */
+    constexpr bool RECT = NT == 1 && !(F::arity > 1 && kg_tp_shape<F>::SZ <= 2);
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (NT == 1 && L.rect) {
-            if constexpr (NT == 1) /* rect: one tile a pass (its code in tperm2 spilled) */
+        if (RECT && L.rect) {
+            if constexpr (RECT)
                 kg_tpr_tile<F, 1>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {
@@ -763,6 +767,20 @@ template <int ES> __device__ __forceinline__ void kg_rv_store(char *x, uint64_t 
         *(uint8_t *)x = (uint8_t)v;
 }
 
+/* The 16 bytes at byte sh (1..15) of the 32 bytes a, b (little endian):
+   a chunk realigned from two aligned loads. */
+__device__ __forceinline__ uint4 kg_rv_shift(const uint4 &a, const uint4 &b, uint32_t sh)
+{
+    const uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    const uint32_t q = sh >> 2, r = (sh & 3) * 8;
+    uint32_t x[5];
+#pragma unroll
+    for (int j = 0; j < 5; j++)
+        x[j] = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
+    return make_uint4(__funnelshift_r(x[0], x[1], r), __funnelshift_r(x[1], x[2], r), __funnelshift_r(x[2], x[3], r),
+                      __funnelshift_r(x[3], x[4], r));
+}
+
 /* rowsv (kg_tperm.h): copies whose dim 0 is contiguous in the output and
    the input. Each thread writes 16-byte aligned chunks of output rows: two
    aligned 16-byte loads of the input row, funnel-shifted by the row's
@@ -832,108 +850,119 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_rowsv(const k
                         kg_rv_store<ES>(dst[u] + i * ES, kg_rv_get<ES>(v0[u], i));
                 continue;
             }
-            uint4 o = v0[u];
-            if (sh[u]) {
-                const uint32_t w[8] = {v0[u].x, v0[u].y, v0[u].z, v0[u].w, v1[u].x, v1[u].y, v1[u].z, v1[u].w};
-                const uint32_t q = sh[u] >> 2, r = (sh[u] & 3) * 8;
-                uint32_t x[5];
-#pragma unroll
-                for (int j = 0; j < 5; j++)
-                    x[j] = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
-                o.x = __funnelshift_r(x[0], x[1], r);
-                o.y = __funnelshift_r(x[1], x[2], r);
-                o.z = __funnelshift_r(x[2], x[3], r);
-                o.w = __funnelshift_r(x[3], x[4], r);
-            }
-            *(uint4 *)dst[u] = o;
+            *(uint4 *)dst[u] = sh[u] ? kg_rv_shift(v0[u], v1[u], sh[u]) : v0[u];
         }
     }
 }
 
-/* tplane (kg_tperm.h): copies of planes contiguous in both operands and
-   transposed between them. A block takes planes b = blockIdx.x, + gridDim.x,
-   ...: every thread loads U elements of the plane's input run (lanes at
-   consecutive positions: whole sectors), then stages them at row c = r / nj
-   of shared memory; after a barrier it reads U elements in the output's
-   order (j = q / nc, c = q % nc: lanes at consecutive rows) and stores them
-   along the output's run. The plane's size and pitch are the launch's
-   (dynamic shared memory of nc * pitch elements). A copy moves bits. */
-template <typename F, int N> __device__ __forceinline__ void kg_ew_tplane(const kg_ew_ptrs &p, const kg_tplane &Q)
+/* The 128 bits of v rotated left by bits (0..127): element i of a chunk
+   moves to i + bits / (8 es). */
+__device__ __forceinline__ uint4 kg_tq_rotl(const uint4 &v, uint32_t bits)
 {
-    typedef typename F::out_t X;
-    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tplane: copies");
-    constexpr int U = 8;
-    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
-    X *s = (X *)kg_tq_smem;
-    const uint32_t n = Q.nc * Q.nj, skew = Q.pitch - Q.nj;
-    for (uint32_t b = blockIdx.x; b < Q.planes; b += gridDim.x) {
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(Q.B, b, off);
-        const X *in = (const X *)p.in[0] + off[1];
-        X *out = (X *)p.out + off[0];
-        for (uint32_t r0 = threadIdx.x; r0 < n; r0 += U * KG_EW_THREADS) {
-            X v[U];
+    const uint32_t t[4] = {v.x, v.y, v.z, v.w}, W = bits >> 5, b = bits & 31u;
+    uint32_t y[4], x[4];
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t r = r0 + u * KG_EW_THREADS;
-                v[u] = r < n ? in[r] : X{};
-            }
+    for (int i = 0; i < 4; i++)
+        y[i] = W & 2u ? t[(i + 2) & 3] : t[i];
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t r = r0 + u * KG_EW_THREADS;
-                if (r < n)
-                    s[r + kgd_div_magic(r, Q.magic_nj, Q.shift_nj) * skew] = v[u];
-            }
-        }
-        __syncthreads();
-        for (uint32_t q0 = threadIdx.x; q0 < n; q0 += U * KG_EW_THREADS) {
-            X v[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t q = q0 + u * KG_EW_THREADS, j = kgd_div_magic(q, Q.magic_nc, Q.shift_nc);
-                if (q < n)
-                    v[u] = s[(q - j * Q.nc) * Q.pitch + j];
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t q = q0 + u * KG_EW_THREADS;
-                if (q < n)
-                    out[q] = v[u];
-            }
-        }
-        __syncthreads(); /* the next plane reuses the buffer */
-    }
+    for (int i = 0; i < 4; i++)
+        x[i] = W & 1u ? y[(i + 3) & 3] : y[i];
+    return make_uint4(__funnelshift_l(x[3], x[0], b), __funnelshift_l(x[0], x[1], b), __funnelshift_l(x[1], x[2], b),
+                      __funnelshift_l(x[2], x[3], b));
 }
 
-/* tplanev: tplane by 16-byte chunks (KG_EW_TUNE_TPLANE 2). The plane's
-   input run is loaded as the aligned 16-byte chunks that cover it (a chunk
-   the run covers only in part: its elements one by one) and stored as they
-   are, so element e (input order, e = c * nj + j) sits at byte si + e *
-   ES of the buffer (si: the run's offset in its first chunk). Each thread
-   then fills aligned 16-byte chunks of the output's run from the buffer (j
-   = q / nc and c = q % nc once a chunk, then stepped), one 16-byte store a
-   whole chunk, element stores at the run's ends. A copy moves bits. */
-template <int ES, bool WHOLE>
-__device__ __forceinline__ uint4 kg_tqv_gather(const unsigned char *s, const kg_tplane &Q, int32_t q0, uint32_t n)
+/* One aligned 16-byte output chunk of a run whose position q is c = q % nc,
+   j = q / nc, from a shared-memory buffer holding (c, j) at s + c * rp + j
+   * ES. q0: the chunk's first position (negative, or past n - M: a partial
+   chunk, WHOLE false). Positions step c by one (rp bytes), at c = nc to the
+   next j. ROT (whole chunks, nc >= M): lane l reads its elements starting
+   at element (l / (32 / M)) % M of the chunk, then rotates the chunk into
+   place, so that lanes whose chunks start 32 / M * 8 rows apart (the same
+   bank under a row pitch of an odd number of words) read distinct banks. */
+template <int ES, bool WHOLE, bool ROT>
+__device__ __forceinline__ uint4 kg_tq_gather(const unsigned char *s, uint32_t rp, uint32_t nc, uint32_t magic_nc,
+                                              uint32_t shift_nc, int32_t q0, uint32_t n)
 {
     constexpr int M = 16 / ES;
     const uint32_t qs = q0 < 0 ? 0u : (uint32_t)q0;
-    uint32_t j = kgd_div_magic(qs, Q.magic_nc, Q.shift_nc), c = qs - j * Q.nc, e = c * Q.nj + j;
+    uint32_t j = kgd_div_magic(qs, magic_nc, shift_nc), c = qs - j * nc, off = c * rp + j * ES;
     uint4 w = make_uint4(0, 0, 0, 0);
+    if constexpr (ROT) {
+        const uint32_t rot = (threadIdx.x / (32 / M)) % M;
 #pragma unroll
-    for (int i = 0; i < M; i++) {
-        if (WHOLE || (q0 + i >= 0 && (uint32_t)(q0 + i) < n)) {
-            kg_rv_put<ES>(w, i, kg_rv_load<ES>((const char *)s + e * ES));
-            e += Q.nj;
-            if (++c == Q.nc) {
-                c = 0;
-                e = ++j;
+        for (int m = 0; m < M; m++) {
+            const uint32_t i = (m + rot) % M;
+            const uint32_t o = off + i * rp - (c + i >= nc ? nc * rp - ES : 0u);
+            kg_rv_put<ES>(w, m, kg_rv_load<ES>((const char *)s + o));
+        }
+        return kg_tq_rotl(w, rot * ES * 8);
+    } else {
+#pragma unroll
+        for (int i = 0; i < M; i++) {
+            if (WHOLE || (q0 + i >= 0 && (uint32_t)(q0 + i) < n)) {
+                kg_rv_put<ES>(w, i, kg_rv_load<ES>((const char *)s + off));
+                off += rp;
+                if (++c == nc) {
+                    c = 0;
+                    off = ++j * ES;
+                }
+            }
+        }
+        return w;
+    }
+}
+
+/* Fills the aligned 16-byte chunks of an output run of n elements at ob
+   (ES-byte elements, position q at ob + q * ES) from the buffer s (see
+   kg_tq_gather): one 16-byte store a whole chunk, element stores at the
+   run's ends; U chunks a thread in flight. */
+template <int ES>
+__device__ __forceinline__ void kg_tq_fill(char *ob, uint32_t n, const unsigned char *s, uint32_t rp, uint32_t nc,
+                                           uint32_t magic_nc, uint32_t shift_nc, bool rot)
+{
+    constexpr int M = 16 / ES, U = 4;
+    const uint32_t so = (uint32_t)((uintptr_t)ob & 15u), co = (so + n * ES + 15u) / 16u; /* the run's chunks */
+    char *oa = ob - so;
+    rot = rot && nc >= (uint32_t)M;
+    for (uint32_t k0 = threadIdx.x; k0 < co; k0 += U * KG_EW_THREADS) {
+        uint4 w[U];
+        int32_t q0[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t k = k0 + u * KG_EW_THREADS;
+            q0[u] = ((int32_t)(16u * k) - (int32_t)so) / ES; /* the chunk's first position in the run */
+            if (k < co)
+                w[u] = !(q0[u] >= 0 && (uint32_t)q0[u] + M <= n)
+                           ? kg_tq_gather<ES, false, false>(s, rp, nc, magic_nc, shift_nc, q0[u], n)
+                       : rot ? kg_tq_gather<ES, true, true>(s, rp, nc, magic_nc, shift_nc, q0[u], n)
+                             : kg_tq_gather<ES, true, false>(s, rp, nc, magic_nc, shift_nc, q0[u], n);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t k = k0 + u * KG_EW_THREADS;
+            if (k >= co)
+                continue;
+            if (q0[u] >= 0 && (uint32_t)q0[u] + M <= n) {
+                *(uint4 *)(oa + 16u * k) = w[u];
+            } else {
+#pragma unroll
+                for (int i = 0; i < M; i++)
+                    if (q0[u] + i >= 0 && (uint32_t)(q0[u] + i) < n)
+                        kg_rv_store<ES>(oa + 16u * k + i * ES, kg_rv_get<ES>(w[u], i));
             }
         }
     }
-    return w;
 }
 
+/* tplanev (kg_tperm.h): copies of planes contiguous in both operands and
+   transposed, by 16-byte chunks. A block takes planes b = blockIdx.x, +
+   gridDim.x, ...: the plane's input run is loaded as the aligned 16-byte
+   chunks that cover it (a chunk the run covers only in part: its elements
+   one by one) and stored as they are, so element e (input order, e = c *
+   nj + j) sits at byte si + e * ES of the buffer (si: the run's offset in
+   its first chunk); after a barrier the output's run is filled from it
+   (kg_tq_fill). The buffer is the launch's dynamic shared memory (the
+   plane + 32 bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tplanev(const kg_ew_ptrs &p, const kg_tplane &Q)
 {
     typedef typename F::out_t X;
@@ -946,10 +975,9 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tplanev(const
         kg_offsets32(Q.B, b, off);
         const char *ib = (const char *)p.in[0] + (int64_t)off[1] * ES;
         char *ob = (char *)p.out + (int64_t)off[0] * ES;
-        const uint32_t si = (uint32_t)((uintptr_t)ib & 15u), so = (uint32_t)((uintptr_t)ob & 15u);
+        const uint32_t si = (uint32_t)((uintptr_t)ib & 15u);
         const char *ia = ib - si;
-        char *oa = ob - so;
-        const uint32_t ci = (si + nb + 15u) / 16u, co = (so + nb + 15u) / 16u; /* chunks of each run */
+        const uint32_t ci = (si + nb + 15u) / 16u; /* chunks of the input run */
         for (uint32_t k0 = threadIdx.x; k0 < ci; k0 += U * KG_EW_THREADS) {
             uint4 v[U];
 #pragma unroll
@@ -976,34 +1004,76 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tplanev(const
             }
         }
         __syncthreads();
-        const unsigned char *s = kg_tq_smem + si;
-        for (uint32_t k0 = threadIdx.x; k0 < co; k0 += U * KG_EW_THREADS) {
-            uint4 w[U];
-            int32_t q0[U];
+        kg_tq_fill<ES>(ob, n, kg_tq_smem + si, Q.nj * ES, Q.nc, Q.magic_nc, Q.shift_nc, Q.rot != 0);
+        __syncthreads(); /* the next plane reuses the buffer */
+    }
+}
+
+/* tslab (kg_tperm.h): copies by slabs of whole output rows. A block takes
+   slabs s = blockIdx.x, + gridDim.x, ...: the slab's nc input rows (jn
+   elements each) are loaded realigned into the buffer (row c at byte c *
+   pitch, element jj at + jj * ES) by 16-byte chunks, chunk t of the slab at
+   row t % nc (lanes at consecutive rows: the pitch's odd word count puts
+   their 32-bit stores on distinct banks), each from two aligned 16-byte
+   loads funnel-shifted (one where the row is aligned; element by element
+   where those would leave the input row or the slab's end cuts the chunk);
+   after a barrier the output's run of nc * jn elements is filled from it
+   (kg_tq_fill). The buffer is the launch's dynamic shared memory (nc *
+   pitch bytes). A copy moves bits. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tslab(const kg_ew_ptrs &p, const kg_tslab &Q)
+{
+    typedef typename F::out_t X;
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tslab: copies");
+    constexpr int ES = sizeof(X), M = 16 / ES, U = 4;
+    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
+    for (uint32_t sl = blockIdx.x; sl < Q.slabs; sl += gridDim.x) {
+        const uint32_t b = kgd_div_magic(sl, Q.magic_sj, Q.shift_sj), j0 = (sl - b * Q.sj) * Q.J;
+        const uint32_t jn = Q.nj - j0 < Q.J ? Q.nj - j0 : Q.J, cpr = (jn * ES + 15u) / 16u, chunks = Q.nc * cpr;
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(Q.B, b, off);
+        const char *ib = (const char *)p.in[0] + (int64_t)off[1] * ES;
+        char *ob = (char *)p.out + ((int64_t)off[0] + (int64_t)j0 * Q.nc) * ES;
+        for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += U * KG_EW_THREADS) {
+            uint4 v[U];
+            uint32_t at[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const uint32_t k = k0 + u * KG_EW_THREADS;
-                q0[u] = ((int32_t)(16u * k) - (int32_t)so) / ES; /* the chunk's first position in the run */
-                if (k < co)
-                    w[u] = q0[u] >= 0 && (uint32_t)q0[u] + M <= n ? kg_tqv_gather<ES, true>(s, Q, q0[u], n)
-                                                                : kg_tqv_gather<ES, false>(s, Q, q0[u], n);
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t k = k0 + u * KG_EW_THREADS;
-                if (k >= co)
+                const uint32_t t = t0 + u * KG_EW_THREADS, k = kgd_div_magic(t, Q.magic_nc, Q.shift_nc),
+                               r = t - k * Q.nc;
+                at[u] = r * Q.pitch + 16u * k;
+                if (t >= chunks)
                     continue;
-                if (q0[u] >= 0 && (uint32_t)q0[u] + M <= n) {
-                    *(uint4 *)(oa + 16u * k) = w[u];
+                const char *row = ib + (int64_t)r * Q.sci * ES; /* the input row's element j = 0 */
+                const char *src = row + (int64_t)(j0 + k * M) * ES, *end = row + (int64_t)(j0 + jn) * ES,
+                           *rend = row + (int64_t)Q.nj * ES;
+                const uint32_t sh = (uint32_t)((uintptr_t)src & 15u);
+                const char *a = src - sh;
+                if (src + 16 <= end && a >= row && a + (sh ? 32 : 16) <= rend) {
+                    v[u] = *(const uint4 *)a;
+                    if (sh)
+                        v[u] = kg_rv_shift(v[u], *(const uint4 *)(a + 16), sh);
                 } else {
+                    v[u] = make_uint4(0, 0, 0, 0);
 #pragma unroll
                     for (int i = 0; i < M; i++)
-                        if (q0[u] + i >= 0 && (uint32_t)(q0[u] + i) < n)
-                            kg_rv_store<ES>(oa + 16u * k + i * ES, kg_rv_get<ES>(w[u], i));
+                        if (src + i * ES < end)
+                            kg_rv_put<ES>(v[u], i, kg_rv_load<ES>(src + i * ES));
                 }
             }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (t0 + u * KG_EW_THREADS >= chunks)
+                    continue;
+                uint32_t *d = (uint32_t *)(kg_tq_smem + at[u]);
+                d[0] = v[u].x;
+                d[1] = v[u].y;
+                d[2] = v[u].z;
+                d[3] = v[u].w;
+            }
         }
-        __syncthreads(); /* the next plane reuses the buffer */
+        __syncthreads();
+        kg_tq_fill<ES>(ob, Q.nc * jn, kg_tq_smem, Q.pitch, Q.nc, Q.magic_nc, Q.shift_nc, Q.rot != 0);
+        __syncthreads(); /* the next slab reuses the buffer */
     }
 }
 

@@ -98,26 +98,44 @@ typedef struct kg_rowsv {
     uint32_t cpr, magic, shift, chunks;
 } kg_rowsv;
 
-/* The argument of the kernels <op>_tplane (copies): the coalesced layout's
+/* The argument of the kernels <op>_tplanev (copies): the coalesced layout's
    dims 0 and 1 form a plane contiguous in both operands, transposed: the
    output's dim 0 (nc elements) is the input's second dim (input stride nj)
    and its dim 1 (nj elements, output stride nc) the input's fast dim. So
    each plane is one run of nc * nj elements in the input (position c * nj
-   + j) and one in the output (j * nc + c). A block loads a whole plane
-   along the input's run into shared memory (row c at c * pitch: a column
-   of lanes then hits distinct banks), then stores it along the output's
-   run. B walks the planes (the layout's other dims; B.n planes), each
-   plane's offsets by magic division once. */
+   + j) and one in the output (j * nc + c). A block loads a whole plane's
+   input run into shared memory by aligned 16-byte chunks, then fills the
+   output's run by aligned 16-byte chunks from it. B walks the planes (the
+   layout's other dims; B.n planes), each plane's offsets by magic division
+   once. rot: the lanes of a warp gather their chunks' elements in rotated
+   orders (kg_tq_gather), so that lanes at rows 32 / M * 8 apart read
+   distinct banks. */
 typedef struct kg_tplane {
     kg_nd32 B;
-    uint32_t nc, nj, pitch, planes;
-    uint32_t magic_nc, shift_nc, magic_nj, shift_nj; /* division by nc, by nj */
+    uint32_t nc, nj, planes;
+    uint32_t magic_nc, shift_nc; /* division by nc */
+    uint32_t rot;
 } kg_tplane;
 
-/* tplane's row pitch in elements for rows of nj es-byte elements: pitch *
-   es an odd number of words (es <= 4; 8-byte elements: an odd number of
-   pairs), so lanes at consecutive rows read distinct banks */
-#define KG_TQ_PITCH(es, nj)                                                                                            \
-    ((es) >= 4 ? ((nj) | 1u) : (es) == 2 ? ((((nj) + 1u) & ~3u) + 2u) : ((((nj) + 3u) & ~7u) + 4u))
+/* The argument of the kernels <op>_tslab (copies): slabs of whole output
+   rows. The coalesced layout's dim 0 (nc elements) is contiguous in the
+   output, its dim 1 (nj elements, output stride nc) is the input's fast
+   dim; the input's stride of dim 0 is sci (any). A slab is the nc x jn
+   positions at j0 .. j0 + jn - 1 (jn = min(J, nj - j0)): one run of nc * jn
+   elements in the output (from j0 * nc), nc rows of jn elements in the
+   input (row c at c * sci + j0). A block loads the slab's input rows
+   realigned into shared memory (row c at byte c * pitch, pitch = J * es +
+   4, an odd number of words; 8-byte elements: J * es + 8, an odd number of
+   pairs) by 16-byte chunks, lanes at consecutive rows (distinct banks),
+   then fills the output's run by aligned 16-byte chunks from it
+   (kg_tq_gather, rotated as rot says). B walks the layout's other
+   dims; slab s is (s / sj, s % sj) = (b, j0 / J). */
+typedef struct kg_tslab {
+    kg_nd32 B;
+    uint32_t nc, nj, J, sj, slabs, pitch, cpr; /* cpr = J * es / 16 chunks a row */
+    int32_t sci;
+    uint32_t magic_nc, shift_nc, magic_sj, shift_sj;
+    uint32_t rot;
+} kg_tslab;
 
 #endif

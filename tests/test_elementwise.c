@@ -1070,15 +1070,16 @@ Test(rowsv, copies_of_rows_kept_in_place, .init = setup, .fini = teardown, .time
 }
 
 /* Copies of planes contiguous in both operands and transposed
-   (<op>_tplane, forced; planes from 1 byte, KG_EW_TUNE_TPLANE_MIN_BYTES 1):
+   (<op>_tplanev, forced; planes from 1 byte, KG_EW_TUNE_TPLANE_MIN_BYTES 1):
    the buffer's last two dims swapped, with the outer dims in order or
    swapped too (planes apart), one plane (a 2-d transpose), odd and even
-   plane sides (each row pitch of KG_TQ_PITCH), a side of 2 and 3, planes
-   of more elements than a block's threads take in one pass, input and
-   output 0 to 7 elements off alignment. Results are exact (bits). */
-static void check_tplane(int mode)
+   plane sides, a side of 2 and 3, planes of more chunks than a block's
+   threads take in one pass, input and output 0 to 7 elements off alignment
+   (each run's ends in partial chunks of every alignment); the chunks
+   gathered in order or (rot) rotated. Results are exact (bits). */
+static void check_tplane(int rot)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPLANE, mode);
+    kg_test_ew_tune(KG_EW_TUNE_GATHER_ROT, rot);
     kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, 1);
     force_variant = KG_EW_TPLANE;
     static const struct {
@@ -1098,8 +1099,8 @@ static void check_tplane(int mode)
             ew_case c = {"transposed planes", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
             run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
             if (dts[di] != KG_F64 || i != 6) /* f64 95 x 91: a buffer over 48 KiB, no plan */
-                cr_assert(ran & (1u << KG_EW_TPLANE), "%s case %zu: tplane %d did not run (variants %#x)",
-                          kg_dtype_name(dts[di]), i, mode, ran);
+                cr_assert(ran & (1u << KG_EW_TPLANE), "%s case %zu: tplanev (rot %d) did not run (variants %#x)",
+                          kg_dtype_name(dts[di]), i, rot, ran);
             ran = 0;
         }
     }
@@ -1108,14 +1109,65 @@ static void check_tplane(int mode)
 
 Test(tplane, copies_of_transposed_planes, .init = setup, .fini = teardown, .timeout = 600)
 {
+    check_tplane(0);
+}
+
+Test(tplane, copies_of_transposed_planes_rotated, .init = setup, .fini = teardown, .timeout = 600)
+{
     check_tplane(1);
 }
 
-/* The same by 16-byte chunks (<op>_tplanev, KG_EW_TUNE_TPLANE 2): the
-   offsets put each run's ends in partial chunks of every alignment. */
-Test(tplane, copies_of_transposed_planes_by_chunks, .init = setup, .fini = teardown, .timeout = 600)
+/* Copies by slabs of whole output rows (<op>_tslab, forced, KG_EW_TUNE_TSLAB
+   4096): the output's fast dim short (2, 3, 33, 64) and its next dim the
+   input's fast one, the input's rows one plane apart (a 2-d transpose) or
+   further (outer dims between them), outer dims on either side; buffers of
+   1024 bytes (many slabs, the last one cut; with 2 and 3 rows fewer than a
+   chunk's elements) and of the default 16384; input and output 0 to 7
+   elements off alignment (rows realigned at every offset, runs cut into
+   partial chunks); the chunks gathered in order or (rot) rotated. Results
+   are exact (bits). */
+static void check_tslab(int rot)
 {
-    check_tplane(2);
+    kg_test_ew_tune(KG_EW_TUNE_GATHER_ROT, rot);
+    kg_test_ew_tune(KG_EW_TUNE_TSLAB, 4096);
+    force_variant = KG_EW_TSLAB;
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+    } cs[] = {{2, {33, 1000}, {1, 0}},          {4, {33, 2, 3, 95}, {2, 1, 3, 0}}, {2, {2, 5000}, {1, 0}},
+              {3, {3, 7, 300}, {1, 2, 0}},       {3, {64, 3, 130}, {1, 2, 0}},      {4, {5, 3, 4, 77}, {2, 1, 3, 0}},
+              {3, {19, 2, 517}, {1, 2, 0}},      {4, {3, 33, 2, 95}, {2, 0, 3, 1}}};
+    const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
+    const int bytes[] = {1024, 16384};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+        for (size_t bi = 0; bi < 2; bi++) {
+            kg_test_ew_tune(KG_EW_TUNE_TSLAB_BYTES, bytes[bi]);
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                unsigned ran = 0;
+                int64_t shape[KG_MAX_DIMS];
+                const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+                const int ia = (int)(i * 5 + di + bi) % 8, io = (int)(i * 3 + 1 + 2 * bi) % 8;
+                ew_case c = {"slabs of output rows", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+                run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
+                /* 64 rows in 1024 bytes: less than one 16-byte chunk a row, no plan */
+                if (!(bi == 0 && i == 4))
+                    cr_assert(ran & (1u << KG_EW_TSLAB), "%s case %zu (%d bytes): tslab (rot %d) did not run (variants %#x)",
+                              kg_dtype_name(dts[di]), i, bytes[bi], rot, ran);
+            }
+        }
+    }
+    force_variant = -1;
+}
+
+Test(tslab, copies_by_slabs_of_output_rows, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tslab(0);
+}
+
+Test(tslab, copies_by_slabs_of_output_rows_rotated, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tslab(1);
 }
 
 /* The word path of <op>_tperm2 (kg_ew_tperm_words_ok: 2-byte elements as
@@ -1750,6 +1802,19 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
     for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
         cr_assert_gt(rect_plans(rect_shapes[si].nd, rect_shapes[si].s, KG_F32), 0, "shape %zu: rect never planned", si);
+    /* ops of two inputs (a second input in the output's order): rect for
+       f32, never for 2-byte elements (their kernels have no rect path) */
+    for (int di = 0; di < 2; di++) {
+        const kg_dtype dt = di ? KG_BF16 : KG_F32;
+        kg_layout L = copy_in_order_layout(4, S(33, 64, 95, 91), (const int[]){1, 2, 3, 0}, dt);
+        L.nops = 3;
+        for (int d = 0; d < L.ndim; d++)
+            L.stride[2][d] = L.stride[0][d];
+        const size_t es[4] = {kg_dtype_size(dt), kg_dtype_size(dt), kg_dtype_size(dt), 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "%s: no tperm plan", kg_dtype_name(dt));
+        cr_assert_eq(tp.rect, di ? 0u : 1u, "%s add: rect %u", kg_dtype_name(dt), tp.rect);
+    }
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 16);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 4);
@@ -1761,7 +1826,8 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
    with a broadcast input and one in place (check_perms), against the
    reference; copies and casts bitwise; the long side in steps of 8 (the
    default: warps cross rows) and of 32; ops of one input of at most 2-byte
-   elements two tiles per pass. The planner takes rect for some
+   elements two tiles per pass (ops of two inputs of 2-byte elements take
+   no rect: square tiles). The planner takes rect for some
    permutations of every shape (tperm_plan::rect_tiles_cover_..., same
    tunings). */
 Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
@@ -1870,11 +1936,9 @@ Test(tperm_plan, word_pairs_where_the_rule_allows)
 }
 
 /* tplane's rule (kg_ew_plan_tplane): planes contiguous in both operands
-   and transposed, of at least 16384 bytes, their buffer (tplanev, the
-   default: the plane + 32 bytes) at most 48 KiB; the pitch of <op>_tplane
-   (KG_TQ_PITCH: an odd number of words, pairs for 8-byte elements), the
-   plane count and the magic divisions by both sides. */
-Test(tplane_plan, the_rule_and_the_pitch)
+   and transposed, of at least 16384 bytes, their buffer (the plane + 32
+   bytes) at most 48 KiB; the plane count and the magic division by nc. */
+Test(tplane_plan, the_rule)
 {
     static const struct {
         int nd;
@@ -1882,21 +1946,21 @@ Test(tplane_plan, the_rule_and_the_pitch)
         int p[4];
         kg_dtype dt;
         int want;
-        uint32_t nc, nj, pitch, planes;
+        uint32_t nc, nj, planes;
     } cs[] = {
         /* buffer shape P read in the order p (read_in_order), output dense */
-        {4, {33, 64, 95, 91}, {1, 0, 3, 2}, KG_F32, 1, 95, 91, 91, 2112},  /* the bench's p1.0.3.2 */
-        {4, {33, 64, 95, 91}, {0, 1, 3, 2}, KG_BF16, 1, 95, 91, 94, 2112}, /* planes in a row: one dim */
-        {4, {24, 64, 204, 70}, {0, 1, 3, 2}, KG_BF16, 1, 204, 70, 70, 1536},
-        {4, {24, 64, 204, 70}, {0, 1, 3, 2}, KG_F32, 0, 0, 0, 0, 0},  /* 204 x 70 x 4 B over 48 KiB */
-        {3, {5, 128, 128}, {0, 2, 1}, KG_U8, 1, 128, 128, 132, 5},    /* 1-byte pitch: 4 mod 8 */
-        {3, {5, 80, 64}, {0, 2, 1}, KG_F64, 1, 80, 64, 65, 5},        /* 8-byte pitch: odd pairs */
-        {3, {5, 96, 64}, {0, 2, 1}, KG_F64, 0, 0, 0, 0, 0},           /* a 48 KiB plane, its buffer 49184 B */
-        {2, {33, 128}, {1, 0}, KG_F32, 1, 33, 128, 129, 1},           /* one plane */
-        {3, {9, 63, 65}, {0, 2, 1}, KG_F32, 0, 0, 0, 0, 0},           /* 16380 B: under the floor */
-        {3, {9, 64, 64}, {0, 2, 1}, KG_F32, 1, 64, 64, 65, 9},        /* 16384 B */
-        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0, 0, 0, 0},          /* inner dim in place: no plane */
-        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 0, 0, 0, 0, 0},          /* dims 0 and 1 not one plane */
+        {4, {33, 64, 95, 91}, {1, 0, 3, 2}, KG_F32, 1, 95, 91, 2112},  /* the bench's p1.0.3.2 */
+        {4, {33, 64, 95, 91}, {0, 1, 3, 2}, KG_BF16, 1, 95, 91, 2112}, /* planes in a row: one dim */
+        {4, {24, 64, 204, 70}, {0, 1, 3, 2}, KG_BF16, 1, 204, 70, 1536},
+        {4, {24, 64, 204, 70}, {0, 1, 3, 2}, KG_F32, 0, 0, 0, 0},  /* 204 x 70 x 4 B over 48 KiB */
+        {3, {5, 128, 128}, {0, 2, 1}, KG_U8, 1, 128, 128, 5},
+        {3, {5, 80, 64}, {0, 2, 1}, KG_F64, 1, 80, 64, 5},
+        {3, {5, 96, 64}, {0, 2, 1}, KG_F64, 0, 0, 0, 0},           /* a 48 KiB plane, its buffer 49184 B */
+        {2, {33, 128}, {1, 0}, KG_F32, 1, 33, 128, 1},             /* one plane */
+        {3, {9, 63, 65}, {0, 2, 1}, KG_F32, 0, 0, 0, 0},           /* 16380 B: under the floor */
+        {3, {9, 64, 64}, {0, 2, 1}, KG_F32, 1, 64, 64, 9},         /* 16384 B */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0, 0, 0},          /* inner dim in place: no plane */
+        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 0, 0, 0, 0},          /* dims 0 and 1 not one plane */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
@@ -1908,15 +1972,11 @@ Test(tplane_plan, the_rule_and_the_pitch)
             continue;
         cr_assert_eq(q.nc, cs[i].nc, "case %zu", i);
         cr_assert_eq(q.nj, cs[i].nj, "case %zu", i);
-        cr_assert_eq(q.pitch, cs[i].pitch, "case %zu", i);
         cr_assert_eq(q.planes, cs[i].planes, "case %zu", i);
-        cr_assert_eq(smem, (size_t)q.nc * q.nj * es + 32, "case %zu", i); /* tplanev (the default) */
-        cr_assert((q.pitch * es / (es >= 8 ? 8 : 4)) % 2 == 1 && (q.pitch * es) % (es >= 8 ? 8 : 4) == 0,
-                  "case %zu: pitch %u of %zu-byte elements", i, q.pitch, es);
-        for (uint32_t x = 0; x < q.nc * q.nj; x += 1 + x / 64) {
+        cr_assert_eq(q.rot, 0, "case %zu", i);
+        cr_assert_eq(smem, (size_t)q.nc * q.nj * es + 32, "case %zu", i);
+        for (uint32_t x = 0; x < q.nc * q.nj; x += 1 + x / 64)
             cr_assert_eq(magic_div(x, q.magic_nc, q.shift_nc), x / q.nc, "case %zu x %u", i, x);
-            cr_assert_eq(magic_div(x, q.magic_nj, q.shift_nj), x / q.nj, "case %zu x %u", i, x);
-        }
     }
     kg_test_ew_tune(KG_EW_TUNE_TPLANE, 0);
     {
@@ -1924,6 +1984,65 @@ Test(tplane_plan, the_rule_and_the_pitch)
         kg_tplane q;
         size_t smem;
         cr_assert_eq(kg_ew_plan_tplane(&L, 4, &q, &smem), 0, "KG_EW_TUNE_TPLANE 0 still plans");
+    }
+}
+
+/* tslab's rule (kg_ew_plan_tslab): the output's dim 0 short (2 to
+   KG_EW_TUNE_TSLAB), its dim 1 the input's fast dim; J the largest multiple
+   of 16 / es whose buffer (rows of J * es + 4 bytes, 8-byte elements + 8)
+   fits the buffer bytes, at most dim 1 rounded up; the slab count, the
+   input's row stride and the magic divisions. */
+Test(tslab_plan, the_rule_and_the_slabs)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int max_nc, bytes, want;
+        uint32_t nc, nj, J, sj, slabs, pitch;
+        int32_t sci;
+    } cs[] = {
+        /* the bench's p1.2.3.0: a 33 x 553280 plane, too big for tplanev */
+        {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 64, 16384, 1, 33, 553280, 240, 2306, 2306, 484, 553280},
+        {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_F32, 64, 16384, 1, 33, 553280, 120, 4611, 4611, 484, 553280},
+        /* p2.1.3.0: rows of 91 (J 96 > 91: one slab a row), 6080 of them */
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, KG_BF16, 64, 16384, 1, 33, 91, 96, 1, 6080, 196, 553280},
+        /* [19, 1034] and [5, 2100] once coalesced: planes over the buffer */
+        {3, {19, 2, 517}, {1, 2, 0}, KG_F64, 64, 4096, 1, 19, 1034, 24, 44, 44, 200, 1034},
+        {3, {5, 3, 700}, {1, 2, 0}, KG_U8, 64, 1024, 1, 5, 2100, 192, 11, 11, 196, 2100},
+        {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 0, 16384, 0, 0, 0, 0, 0, 0, 0, 0},  /* off */
+        {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 32, 16384, 0, 0, 0, 0, 0, 0, 0, 0}, /* 33 rows over 32 */
+        {3, {64, 3, 130}, {1, 2, 0}, KG_F64, 64, 1024, 0, 0, 0, 0, 0, 0, 0, 0},         /* 16 B a row: J < 2 */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},        /* inner dim in place */
+        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},        /* dim 1 not the input's fast */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kg_test_ew_tune(KG_EW_TUNE_TSLAB, cs[i].max_nc);
+        kg_test_ew_tune(KG_EW_TUNE_TSLAB_BYTES, cs[i].bytes);
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
+        kg_tslab z;
+        size_t smem;
+        const size_t es = kg_dtype_size(cs[i].dt);
+        cr_assert_eq(kg_ew_plan_tslab(&L, es, &z, &smem), cs[i].want, "case %zu", i);
+        if (!cs[i].want)
+            continue;
+        cr_assert_eq(z.nc, cs[i].nc, "case %zu", i);
+        cr_assert_eq(z.nj, cs[i].nj, "case %zu", i);
+        cr_assert_eq(z.J, cs[i].J, "case %zu", i);
+        cr_assert_eq(z.sj, cs[i].sj, "case %zu", i);
+        cr_assert_eq(z.slabs, cs[i].slabs, "case %zu", i);
+        cr_assert_eq(z.pitch, cs[i].pitch, "case %zu", i);
+        cr_assert_eq(z.sci, cs[i].sci, "case %zu", i);
+        cr_assert_eq(z.cpr, z.J * es / 16, "case %zu", i);
+        cr_assert_eq(smem, (size_t)z.nc * z.pitch, "case %zu", i);
+        cr_assert(smem <= (size_t)cs[i].bytes, "case %zu: %zu bytes", i, smem);
+        cr_assert_eq(z.pitch % (es >= 8 ? 8 : 4), 0, "case %zu", i);
+        cr_assert_eq(z.pitch / (es >= 8 ? 8 : 4) % 2, 1, "case %zu: pitch %u", i, z.pitch);
+        for (uint32_t x = 0; x < 100000; x += 1 + x / 64)
+            cr_assert_eq(magic_div(x, z.magic_nc, z.shift_nc), x / z.nc, "case %zu x %u", i, x);
+        for (uint32_t x = 0; x < z.slabs; x += 1 + x / 64)
+            cr_assert_eq(magic_div(x, z.magic_sj, z.shift_sj), x / z.sj, "case %zu x %u", i, x);
     }
 }
 
