@@ -175,12 +175,26 @@ static int tplane_mode = 1;
 static int tplane_min_bytes = 16384;
 /* copies by slabs of whole output rows (<op>_tslab) where the output's dim
    0 has 2 to tslab_max_nc elements (0: never), the buffer at most
-   tslab_bytes */
-static int tslab_max_nc = 0;
+   tslab_bytes; by the default choice only for 2-byte elements whose dim 1
+   fills at least one whole slab (tslab_by_default). H200 run s16r2 (same
+   process, % of copy, default -> tslab with in-order gathers): bf16
+   [33,64,95,91] p1.2.3.0 (a 33 x 553280 plane) 49.5 -> 58.4 (tperm before);
+   it lost where dim 1 was short (bf16 p2.1.3.0, rows of 91: 52.0 -> 31.3),
+   where the output's dim 0 had 64 elements (bf16 p0.2.3.1 64.6 -> 47.7,
+   p2.0.3.1 63.6 -> 44.6; f32 -34 to -33 points), for f32 against rect
+   (p1.2.3.0 80.9 -> 74.1) and on the f32 sweep cases (54 x 10: 81.2 ->
+   80.3, [28,44,32,10,56] p0.3.1.4.2 87.2 -> 61.5). */
+static int tslab_max_nc = 56;
 static int tslab_bytes = 16384;
 /* tplanev and tslab gather their output chunks in rotated orders
-   (kg_tq_gather) */
-static int gather_rot = 0;
+   (kg_tq_gather): 1 always, 0 never, 2 (the default) tplanev where the
+   plane's rows have an even number of elements. H200 run s16r2 (same
+   process, with tslab): tplanev bf16 [24,64,204,70] p0.1.3.2 (rows of 70)
+   60.6 -> 69.3% of copy; on rows of 91 and 23 (odd) it moved f32 74.8 ->
+   76.1 and 74.5 -> 75.4, bf16 59.1 -> 58.0 and 58.4 -> 57.3, f32
+   [103,39,249,23] 78.8 -> 76.6; tslab bf16 p1.2.3.0 58.4 in order, 56.1
+   rotated (two processes of the same call). */
+static int gather_rot = 2;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
@@ -697,7 +711,7 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
     q->nc = (uint32_t)nc;
     q->nj = (uint32_t)nj;
     q->planes = q->B.n;
-    q->rot = (uint32_t)gather_rot;
+    q->rot = (uint32_t)(gather_rot == 1 || (gather_rot == 2 && nj % 2 == 0));
     kgi_divmod_magic(q->nc, &q->magic_nc, &q->shift_nc);
     *smem = (size_t)bytes;
     return 1;
@@ -731,12 +745,14 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
     z->pitch = (uint32_t)(J * (int64_t)es + pad);
     z->cpr = (uint32_t)(J * (int64_t)es / 16);
     z->sci = (int32_t)L->stride[1][0];
-    z->rot = (uint32_t)gather_rot;
+    z->rot = (uint32_t)(gather_rot == 1);
     kgi_divmod_magic(z->nc, &z->magic_nc, &z->shift_nc);
     kgi_divmod_magic(z->sj, &z->magic_sj, &z->shift_sj);
     *smem = (size_t)nc * z->pitch;
     return 1;
 }
+
+KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es) { return es == 2 && z->nj >= z->J; }
 
 /* The default choice between a tperm plan tp and the other variants (where
    perm's plan pm and nd32v are eligible), from the H200 measurements of
@@ -926,7 +942,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
-        if (force != KG_EW_TPLANE && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem)) {
+        if (force != KG_EW_TPLANE && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
+            (force == KG_EW_TSLAB || kg_ew_tslab_by_default(&tz, kg_dtype_size(dt)))) {
             void *args[] = {&p, &tz};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TSLAB;
             st = kg_launch(ctx, kv + 1, (dim3){tz.slabs, 1, 1}, threads, args, smem);
@@ -1039,9 +1056,9 @@ static const struct {
     {KG_EW_TUNE_TPERM_RECT_MIN_BYTES, &tperm_rect_min_bytes, 1, 8, 4},
     {KG_EW_TUNE_TPLANE, &tplane_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANE_MIN_BYTES, &tplane_min_bytes, 1, INT_MAX, 16384},
-    {KG_EW_TUNE_TSLAB, &tslab_max_nc, 0, 4096, 0},
+    {KG_EW_TUNE_TSLAB, &tslab_max_nc, 0, 4096, 56},
     {KG_EW_TUNE_TSLAB_BYTES, &tslab_bytes, 1024, 49152, 16384},
-    {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 1, 1},
+    {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 2, 2},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -57,6 +57,10 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
    dim 1 rounded up; at least 16 / es. *smem: the buffer's bytes. */
 KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem);
 
+/* 1 when the default choice takes the tslab plan z of es-byte elements:
+   2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
+KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es);
+
 /* 1 when the default choice takes the tperm plan tp over the other
    eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
    es_max: the widest operand's element size, out_es the output's. */
@@ -132,13 +136,14 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPLANE_MIN_BYTES: ... for planes of at least that many bytes
      (default 16384);
    KG_EW_TUNE_TSLAB: copies whose output's dim 0 has 2 to that many
-     elements and whose dim 1 is the input's fast dim run <op>_tslab where
-     no plane serves them (kg_ew_plan_tslab; default choice or forced); 0:
-     never;
+     elements (default 56) and whose dim 1 is the input's fast dim run
+     <op>_tslab where no plane serves them (kg_ew_plan_tslab; forced, or by
+     the default choice where kg_ew_tslab_by_default); 0: never;
    KG_EW_TUNE_TSLAB_BYTES: tslab's buffer of at most that many bytes (1024
      to 49152, default 16384);
    KG_EW_TUNE_GATHER_ROT: 1 = tplanev and tslab gather their chunks in
-     rotated orders (kg_tq_gather), 0 = in order.
+     rotated orders (kg_tq_gather), 0 = in order, 2 (the default) = tplanev
+     where the plane's rows have an even number of elements.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,

@@ -1265,7 +1265,8 @@ Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 60
    below): tperm for permutations no vector fits, perm where it stores
    vectors along the output's fast dim with full tiles, nd32v for an aligned
    inner dim kept in place, nd32 for a 4-byte one whose rows miss sectors,
-   and never for ops without a tperm kernel. */
+   and never for ops without a tperm kernel; tslab for 2-byte copies with
+   short output rows and a long input row (kg_ew_tslab_by_default). */
 Test(tperm, default_choice, .init = setup, .fini = teardown)
 {
     static const struct {
@@ -1289,6 +1290,9 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         {2, {256, 512}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},
         {4, {2, 64, 8, 64}, {0, 2, 1, 3}, KG_OP_COPY, KG_BF16, KG_EW_ND32V},
         {3, {37, 66, 45}, {2, 1, 0}, KG_OP_EXP, KG_F32, -1}, /* no tperm kernel: perm or permf */
+        {2, {2000, 33}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TSLAB}, /* 2-byte, rows of 33, dim 1 a whole slab */
+        {2, {2000, 33}, {1, 0}, KG_OP_COPY, KG_F16, KG_EW_TSLAB},
+        {2, {2000, 33}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM}, /* 4-byte: rect */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         unsigned ran = 0;
@@ -1937,7 +1941,9 @@ Test(tperm_plan, word_pairs_where_the_rule_allows)
 
 /* tplane's rule (kg_ew_plan_tplane): planes contiguous in both operands
    and transposed, of at least 16384 bytes, their buffer (the plane + 32
-   bytes) at most 48 KiB; the plane count and the magic division by nc. */
+   bytes) at most 48 KiB; the plane count and the magic division by nc;
+   rotated gathers (KG_EW_TUNE_GATHER_ROT 2, the default) where the rows
+   have an even number of elements. */
 Test(tplane_plan, the_rule)
 {
     static const struct {
@@ -1973,7 +1979,7 @@ Test(tplane_plan, the_rule)
         cr_assert_eq(q.nc, cs[i].nc, "case %zu", i);
         cr_assert_eq(q.nj, cs[i].nj, "case %zu", i);
         cr_assert_eq(q.planes, cs[i].planes, "case %zu", i);
-        cr_assert_eq(q.rot, 0, "case %zu", i);
+        cr_assert_eq(q.rot, q.nj % 2 == 0 ? 1u : 0u, "case %zu: rotated gathers on even rows only", i);
         cr_assert_eq(smem, (size_t)q.nc * q.nj * es + 32, "case %zu", i);
         for (uint32_t x = 0; x < q.nc * q.nj; x += 1 + x / 64)
             cr_assert_eq(magic_div(x, q.magic_nc, q.shift_nc), x / q.nc, "case %zu x %u", i, x);
@@ -1991,9 +1997,13 @@ Test(tplane_plan, the_rule)
    KG_EW_TUNE_TSLAB), its dim 1 the input's fast dim; J the largest multiple
    of 16 / es whose buffer (rows of J * es + 4 bytes, 8-byte elements + 8)
    fits the buffer bytes, at most dim 1 rounded up; the slab count, the
-   input's row stride and the magic divisions. */
+   input's row stride and the magic divisions. Then the default choice
+   (kg_ew_tslab_by_default, KG_EW_TUNE_TSLAB 56): 2-byte elements whose dim
+   1 fills a whole slab. */
 Test(tslab_plan, the_rule_and_the_slabs)
 {
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLAB, 56), 56, "KG_EW_TUNE_TSLAB's default");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLAB_BYTES, 16384), 16384, "KG_EW_TUNE_TSLAB_BYTES's default");
     static const struct {
         int nd;
         int64_t P[4];
@@ -2043,6 +2053,9 @@ Test(tslab_plan, the_rule_and_the_slabs)
             cr_assert_eq(magic_div(x, z.magic_nc, z.shift_nc), x / z.nc, "case %zu x %u", i, x);
         for (uint32_t x = 0; x < z.slabs; x += 1 + x / 64)
             cr_assert_eq(magic_div(x, z.magic_sj, z.shift_sj), x / z.sj, "case %zu x %u", i, x);
+        /* by default: bf16 p1.2.3.0 only (f32: 4-byte; p2.1.3.0: 91 < J = 96; the others: 1 and 8 bytes) */
+        cr_assert_eq(kg_ew_tslab_by_default(&z, es), i == 0, "case %zu: by default", i);
+        cr_assert_eq(z.rot, 0u, "case %zu: tslab gathers in order by default", i);
     }
 }
 
