@@ -503,9 +503,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         list[KG_TP_J][cnt[KG_TP_J]++] = ord[0];
     }
     int64_t rc = T, rj = T; /* tile extents (rect: rect_extents) */
-    /* (ops of two or three inputs with elements of at most 2 bytes: never,
-       their kernels have no rect path) */
-    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes && !(L->nops > 2 && maxes <= 2) &&
+    const int rect = no > 0 && tperm_rect > 0 && maxes >= (size_t)tperm_rect_min_bytes &&
                      rect_extents(L, es, T, kr, ord[0], &rc, &rj);
     for (; !rect;) {
         int cand[2] = {-1, -1}, want[2];

@@ -122,8 +122,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERM_RECT_TILES: rect only with at least that many tiles
      along the long side (default 16; its tiles are always >= 90% full);
    KG_EW_TUNE_TPERM_RECT_MIN_BYTES: rect only where the widest operand's
-     elements have at least that many bytes (default 4; ops of two or three
-     inputs with elements of at most 2 bytes never take rect);
+     elements have at least that many bytes (default 4);
    KG_EW_TUNE_ROWSV: copies whose dim 0 is contiguous in the output and the
      input run <op>_rowsv (realigned 16-byte chunks): 0 never, 1 where no
      16-byte vector fits (nd32v; the default), 2 wherever such rows are;

@@ -677,13 +677,9 @@ template <typename F, int N, int NT> __device__ __forceinline__ void kg_ew_tperm
     /* the word path: ops of one input in <op>_tperm2, of two in <op>_tperm */
     constexpr bool W = sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2 &&
                        ((NT > 1 && F::arity == 1) || (NT == 1 && F::arity == 2 && sizeof(typename F::in1_t) == 2));
-    /* rect: one tile a pass, not in ops of two or three inputs of 2-byte
-       elements (the planner plans no rect there; its code spilled in
-       tperm2 and in <op>_tperm of those ops) */
-    constexpr bool RECT = NT == 1 && !(F::arity > 1 && kg_tp_shape<F>::SZ <= 2);
     for (uint32_t tile = blockIdx.x * NT; tile < L.tiles; tile += gridDim.x * NT) {
-        if (RECT && L.rect) {
-            if constexpr (RECT)
+        if (NT == 1 && L.rect) {
+            if constexpr (NT == 1) /* rect: one tile a pass (its code in tperm2 spilled) */
                 kg_tpr_tile<F, 1>(p, L, S, tile);
         } else if (W && L.words) {
             if constexpr (W) {

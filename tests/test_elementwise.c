@@ -1806,19 +1806,6 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 1);
     for (size_t si = 0; si < sizeof rect_shapes / sizeof rect_shapes[0]; si++)
         cr_assert_gt(rect_plans(rect_shapes[si].nd, rect_shapes[si].s, KG_F32), 0, "shape %zu: rect never planned", si);
-    /* ops of two inputs (a second input in the output's order): rect for
-       f32, never for 2-byte elements (their kernels have no rect path) */
-    for (int di = 0; di < 2; di++) {
-        const kg_dtype dt = di ? KG_BF16 : KG_F32;
-        kg_layout L = copy_in_order_layout(4, S(33, 64, 95, 91), (const int[]){1, 2, 3, 0}, dt);
-        L.nops = 3;
-        for (int d = 0; d < L.ndim; d++)
-            L.stride[2][d] = L.stride[0][d];
-        const size_t es[4] = {kg_dtype_size(dt), kg_dtype_size(dt), kg_dtype_size(dt), 0};
-        kg_tperm tp;
-        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "%s: no tperm plan", kg_dtype_name(dt));
-        cr_assert_eq(tp.rect, di ? 0u : 1u, "%s add: rect %u", kg_dtype_name(dt), tp.rect);
-    }
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_TILES, 16);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT_MIN_BYTES, 4);
@@ -1830,8 +1817,7 @@ Test(tperm_plan, rect_tiles_cover_each_element_once_in_contiguous_runs)
    with a broadcast input and one in place (check_perms), against the
    reference; copies and casts bitwise; the long side in steps of 8 (the
    default: warps cross rows) and of 32; ops of one input of at most 2-byte
-   elements two tiles per pass (ops of two inputs of 2-byte elements take
-   no rect: square tiles). The planner takes rect for some
+   elements two tiles per pass. The planner takes rect for some
    permutations of every shape (tperm_plan::rect_tiles_cover_..., same
    tunings). */
 Test(tperm, rect_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
