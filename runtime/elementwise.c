@@ -176,14 +176,14 @@ static int tplane_min_bytes = 16384;
 /* copies by slabs of whole output rows (<op>_tslab) where the output's dim
    0 has 2 to tslab_max_nc elements (0: never), the buffer at most
    tslab_bytes; by the default choice only for 2-byte elements whose dim 1
-   fills at least one whole slab (tslab_by_default). H200 run s16r2 (same
-   process, % of copy, default -> tslab with in-order gathers): bf16
+   fills at least one whole slab (kg_ew_tslab_by_default). H200 run s16r2
+   (same process, % of copy, default -> tslab with in-order gathers): bf16
    [33,64,95,91] p1.2.3.0 (a 33 x 553280 plane) 49.5 -> 58.4 (tperm before);
    it lost where dim 1 was short (bf16 p2.1.3.0, rows of 91: 52.0 -> 31.3),
    where the output's dim 0 had 64 elements (bf16 p0.2.3.1 64.6 -> 47.7,
-   p2.0.3.1 63.6 -> 44.6; f32 -34 to -33 points), for f32 against rect
-   (p1.2.3.0 80.9 -> 74.1) and on the f32 sweep cases (54 x 10: 81.2 ->
-   80.3, [28,44,32,10,56] p0.3.1.4.2 87.2 -> 61.5). */
+   p2.0.3.1 63.6 -> 44.6; f32 87.8 -> 54.7, 85.2 -> 56.7), for f32 against
+   rect (p1.2.3.0 80.9 -> 74.1) and on the f32 sweep cases (54 x 10: 81.2
+   -> 80.3, [28,44,32,10,56] p0.3.1.4.2 87.2 -> 61.5). */
 static int tslab_max_nc = 56;
 static int tslab_bytes = 16384;
 /* tplanev and tslab gather their output chunks in rotated orders
