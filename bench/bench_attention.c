@@ -17,7 +17,8 @@
  * three rounds; KG_BENCH_SWEEP_SEED and
  * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
- * decode sweep (its rows' names also hold "dseed"); KG_BENCH_DEC_SPREAD=1
+ * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
+ * head dim for all its rows; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
  * padding off and on, KG_BENCH_SPLITS
  * and KG_BENCH_COMBINE with other splits and merges.
@@ -276,10 +277,14 @@ int main(void)
         const char *se = getenv("KG_BENCH_DEC_SEED"), *sn = getenv("KG_BENCH_DEC_N");
         uint64_t sr = se ? strtoull(se, NULL, 10) : 777;
         const int count = sn && atoi(sn) > 0 && atoi(sn) <= 24 ? atoi(sn) : 12;
+        /* KG_BENCH_DEC_DIM: one head dim for every row instead */
+        const char *sd = getenv("KG_BENCH_DEC_DIM");
+        const int dfix = sd ? atoi(sd) : 0;
         const int hkvs[] = {1, 2, 4, 8, 16, 32}, groups[] = {1, 4, 8, 16, 32}, bs[] = {1, 2, 4, 8, 16, 32, 64};
         for (int n = 0; n < count;) {
             const int hkv = hkvs[kt_next(&sr) % 6], g = groups[kt_next(&sr) % 5], B = bs[kt_next(&sr) % 7];
-            const int Sk = 4096 + (int)(kt_next(&sr) % 28673), D = kt_next(&sr) % 3 ? 128 : 64;
+            const int Sk = 4096 + (int)(kt_next(&sr) % 28673), Dr = kt_next(&sr) % 3 ? 128 : 64;
+            const int D = dfix ? dfix : Dr;
             const double kv = 4.0 * B * hkv * (double)Sk * D;
             if (hkv * g > 64 || kv < 16e6 || kv > 1.1e9)
                 continue;
