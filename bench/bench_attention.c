@@ -20,8 +20,8 @@
  * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
  * head dim for all its rows; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
- * padding off and on, KG_BENCH_SPLITS
- * and KG_BENCH_COMBINE with other splits and merges.
+ * padding off and on, KG_BENCH_SPLITS, KG_BENCH_COMBINE and KG_BENCH_LANES
+ * with other splits, merges and merge lanes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -442,6 +442,24 @@ int main(void)
                 kg_test_attn_pdl(ctx, 1);
             }
             printf("\n");
+        }
+        /* $KG_BENCH_LANES (e.g. "1,8"): split short-query rows again with the
+           combine kernel's lanes forced to each count, then the default again */
+        const char *lns = getenv("KG_BENCH_LANES");
+        if (lns && is_decode_variant(variant))
+            run(&c); /* the planner's split again (after the sweeps above) */
+        if (lns && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
+            printf("      lanes (runtime's %d, %d splits): def %.1f", kg_test_last_attn_dec_lanes(),
+                   kg_test_last_attn_splits(ctx), bench_time_us(ctx, run, &c, inner, 5));
+            for (const char *x = lns; *x;) {
+                kg_test_attn_dec_lanes(atoi(x));
+                run(&c);
+                printf(" %d:%.1f", kg_test_last_attn_dec_lanes(), bench_time_us(ctx, run, &c, inner, 5));
+                const char *e = strchr(x, ',');
+                x = e ? e + 1 : x + strlen(x);
+            }
+            kg_test_attn_dec_lanes(0);
+            printf(" def %.1f\n", bench_time_us(ctx, run, &c, inner, 5));
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);

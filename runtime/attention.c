@@ -330,6 +330,22 @@ static int dec_spread_force, dec_spread_last;
 void kg_test_attn_dec_spread(int on) { __atomic_store_n(&dec_spread_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_spread(void) { return __atomic_load_n(&dec_spread_last, __ATOMIC_RELAXED); }
 
+int kg_attn_merge_lanes(int splits)
+{
+    int g = 1;
+    while (g < 32 && g * KG_ATTN_MERGE_LOADS < splits)
+        g *= 2;
+    return g;
+}
+
+/* kg_test_attn_dec_lanes (a test and benchmark hook, process-wide): a
+   power of two up to 32 forces the decode merge's lanes; 0 the runtime's
+   choice. */
+static int dec_lanes_force, dec_lanes_last;
+
+void kg_test_attn_dec_lanes(int lanes) { __atomic_store_n(&dec_lanes_force, lanes, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_lanes(void) { return __atomic_load_n(&dec_lanes_last, __ATOMIC_RELAXED); }
+
 /* kg_test_attn_tma (a test and benchmark hook, process-wide): -1 keeps the
    Hopper prefill and the decode kernels on cp.async copies; 0 or 1 the
    runtime's choice (bulk tensor copies wherever the maps can be encoded). */
@@ -467,6 +483,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (comb > 0 && (fm == 1 || fm == 2))
         separate = fm == 2;
     kg_status st;
+    int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
@@ -495,15 +512,22 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {
-        const int64_t threads = rows * (D / 4); /* per (KV head, batch) */
-        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((threads + 127) / 128), (unsigned)Hkv, (unsigned)B},
-                        (dim3){128, 1, 1}, argv, 0);
+        /* blocks of 128 / lanes groups of `lanes` threads, a group per
+           (row, float4 column); a test may force the lanes */
+        const int lf = __atomic_load_n(&dec_lanes_force, __ATOMIC_RELAXED);
+        lanes = lf > 0 && lf <= 32 && (lf & (lf - 1)) == 0 ? lf : kg_attn_merge_lanes(sp.splits);
+        const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
+        const int64_t per = 128 / lanes;
+        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
+                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)
             return st;
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    if (sp.splits > 1)
+        __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
     return kg_ok(ctx);
 }

@@ -41,6 +41,22 @@ typedef struct kg_attn_split {
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
                                         int64_t min_chunk, int forced);
 
+/* Partials one thread of the decode merge loads at a time (merge_row's U,
+   templates/attention_decode.cuh). */
+#define KG_ATTN_MERGE_LOADS 8
+
+/* The threads that merge one (row, float4 column) of `splits` splits (the
+   combine kernel's block width; the fused merge takes the same,
+   attention_decode.cuh's dec_lanes): the fewest, a power of two up to 32,
+   that take every split in one round of KG_ATTN_MERGE_LOADS loads each. */
+KG_API int kg_attn_merge_lanes(int splits);
+
+/* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that
+   count (a test and benchmark hook), 0 the runtime's choice
+   (kg_attn_merge_lanes); the last split decode launch's lanes. */
+KG_API void kg_test_attn_dec_lanes(int lanes);
+KG_API int kg_test_last_attn_dec_lanes(void);
+
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at
    D >= 128); whether the last launch took the heaviest-first order. */
