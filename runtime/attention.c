@@ -115,7 +115,7 @@ static int is_persist(kg_attn_variant v)
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
-                                 int forced)
+                                 int fill, int forced)
 {
     kg_attn_split r = {1, bn > 0 ? bn : 1};
     if (keys <= 0 || bn <= 0)
@@ -145,6 +145,12 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
         s = slots / blocks;
         if (s > most)
             s = most;
+        if (s < 1)
+            s = 1;
+        /* fill: then more splits, up to most, until the blocks fill their
+           waves of `slots` to at least fill percent */
+        while (fill > 0 && s < most && blocks * s * 100 < fill * ((blocks * s + slots - 1) / slots) * slots)
+            s++;
     }
     if (s > max_splits)
         s = max_splits;
@@ -323,6 +329,14 @@ static int dec_spread_force, dec_spread_last;
 void kg_test_attn_dec_spread(int on) { __atomic_store_n(&dec_spread_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_spread(void) { return __atomic_load_n(&dec_spread_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_dec_fill (a test and benchmark hook, process-wide): -1
+   plans the decode splits without the fill of waves; 0 the runtime's
+   choice. */
+static int dec_fill_force, dec_fill_last;
+
+void kg_test_attn_dec_fill(int on) { __atomic_store_n(&dec_fill_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_fill(void) { return __atomic_load_n(&dec_fill_last, __ATOMIC_RELAXED); }
+
 int kg_attn_merge_lanes(int splits)
 {
     int g = 1;
@@ -462,8 +476,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t slots = (int64_t)ctx->sm_count * per_sm;
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
-    const kg_attn_split sp =
-        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, KG_ATTN_CHUNK_PER_ROW * vr, forced);
+    /* kernels that run several blocks per multiprocessor (D 32 and 96) get
+       the splits that fill their waves (kg_attn_plan_split's fill) */
+    const int fill = per_sm > 1 && __atomic_load_n(&dec_fill_force, __ATOMIC_RELAXED) >= 0 ? KG_ATTN_FILL_PCT : 0;
+    const kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms,
+                                                KG_ATTN_CHUNK_PER_ROW * vr, fill, forced);
+    __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;

@@ -247,7 +247,7 @@ Test(attention_plan, split_fills_one_wave_and_covers_every_key)
                 for (size_t d = 0; d < 3 * 4; d++) {
                     const int bn = bns[c];
                     const int64_t sl = slotss[d % 3], mc = mins[d / 3];
-                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, mc, 0);
+                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, mc, 0, 0);
                     /* brute force: the best splits / waves over the allowed counts */
                     const int64_t tiles = (keys[b] + bn - 1) / bn;
                     int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
@@ -274,47 +274,86 @@ Test(attention_plan, split_fills_one_wave_and_covers_every_key)
 Test(attention_plan, split_examples_edges_and_forced_counts)
 {
     /* B 8 x Hkv 8 on 132 SMs x 2: four splits of 2048 keys fill one wave */
-    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 4 && r.chunk == 2048, "%d x %d", r.splits, r.chunk);
     /* B 1 x Hkv 8, 32k keys: 33 splits fit, 993 keys round to 1024: 32 */
-    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
     /* MQA, B 8: 8 row tiles of 32 valid rows, 16 keys per row: chunks of at
        least 512 keys, 16 splits rather than 32 */
-    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0);
+    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0, 0);
     cr_assert(r.splits == 16 && r.chunk == 512, "%d x %d", r.splits, r.chunk);
     /* B 1 x Hkv 8 (4 valid rows): the minimum (64 keys) does not bind */
-    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 4, 0);
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 4, 0, 0);
     cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
     /* a forced count ignores the minimum */
-    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 32);
+    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0, 32);
     cr_assert(r.splits == 32 && r.chunk == 256, "%d x %d", r.splits, r.chunk);
     /* a full grid already: no split; nor with more than half of one */
-    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
-    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
-    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 2 && r.chunk == 4096, "%d x %d", r.splits, r.chunk);
     /* no keys; fewer keys than two tiles */
-    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 64);
-    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 128);
     /* max_splits caps the count */
-    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0, 0);
+    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0, 0, 0);
     cr_assert(r.splits == 5 && r.chunk == 209728, "%d x %d", r.splits, r.chunk);
     /* forced: 7 asked of 1000 keys -> chunks of 192 -> 6 splits, the last 40 keys */
-    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 7);
+    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 7);
     cr_assert(r.splits == 6 && r.chunk == 192, "%d x %d", r.splits, r.chunk);
     /* forced beyond one tile per split */
-    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 0, 50);
+    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 50);
     cr_assert(r.splits == 2 && r.chunk == 64, "%d x %d", r.splits, r.chunk);
     /* absurd block counts: one split over every key, no overflow */
-    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == INT32_MAX);
-    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert((int64_t)(r.splits - 1) * r.chunk < INT32_MAX && (int64_t)r.splits * r.chunk >= INT32_MAX);
+}
+
+/* The fill of waves (the decode kernels that run several blocks per
+   multiprocessor): more splits until the blocks fill their waves to the
+   percent asked, within the same limits; never fewer splits than without. */
+Test(attention_plan, split_fill_of_waves)
+{
+    /* D 32 on 132 x 3 slots: 256 row tiles fill 0.65 of a wave with 1 split
+       and of two with 2; 3 fill 0.97 of two */
+    kg_attn_split r = kg_attn_plan_split(256, 24858, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 0);
+    cr_assert(r.splits == 3 && r.chunk == 8320, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(256, 24858, 128, 396, KG_ATTN_MAX_SPLITS, 128, 0, 0);
+    cr_assert_eq(r.splits, 1);
+    /* 128 row tiles: 3 splits already fill one wave to 0.97 */
+    r = kg_attn_plan_split(128, 9366, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 0);
+    cr_assert_eq(r.splits, 3);
+    /* 512: 1 split 0.65 of two waves, 2 0.86 of three, 3 0.97 of four */
+    r = kg_attn_plan_split(512, 9000, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 0);
+    cr_assert_eq(r.splits, 3);
+    /* the limits still hold: 3 tiles allow 1 split of 2 tiles; max_splits */
+    r = kg_attn_plan_split(256, 300, 128, 396, KG_ATTN_MAX_SPLITS, 0, 90, 0);
+    cr_assert_eq(r.splits, 1);
+    r = kg_attn_plan_split(256, 24858, 128, 396, 2, 128, 90, 0);
+    cr_assert_eq(r.splits, 2);
+    /* a forced count is taken as it is */
+    r = kg_attn_plan_split(256, 24858, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 2);
+    cr_assert_eq(r.splits, 2);
+    const int64_t blocks[] = {1, 16, 100, 133, 200, 256, 397, 512, 1000, 5000};
+    const int64_t keys[] = {129, 4096, 8191, 24858, 100003};
+    for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 5; b++) {
+            const kg_attn_split f = kg_attn_plan_split(blocks[a], keys[b], 128, 396, KG_ATTN_MAX_SPLITS, 256, 90, 0),
+                                o = kg_attn_plan_split(blocks[a], keys[b], 128, 396, KG_ATTN_MAX_SPLITS, 256, 0, 0);
+            cr_assert(f.splits >= o.splits, "blocks %lld keys %lld: %d splits with the fill, %d without",
+                      (long long)blocks[a], (long long)keys[b], f.splits, o.splits);
+            cr_assert(f.chunk % 128 == 0 && (int64_t)(f.splits - 1) * f.chunk < keys[b] &&
+                      (int64_t)f.splits * f.chunk >= keys[b]);
+            cr_assert(f.splits == 1 || f.chunk >= 256);
+        }
 }
 
 /* The merge's lanes: the fewest powers of two up to 32 that take every
