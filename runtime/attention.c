@@ -476,9 +476,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t slots = (int64_t)ctx->sm_count * per_sm;
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
-    /* kernels that run several blocks per multiprocessor (D 32 and 96) get
-       the splits that fill their waves (kg_attn_plan_split's fill) */
-    const int fill = per_sm > 1 && __atomic_load_n(&dec_fill_force, __ATOMIC_RELAXED) >= 0 ? KG_ATTN_FILL_PCT : 0;
+    /* D 32 (K and V on cp.async copies, a few KB in flight a block, three
+       blocks per multiprocessor) gets the splits that fill its waves
+       (kg_attn_plan_split's fill) */
+    const int fill = D < 64 && per_sm > 1 && __atomic_load_n(&dec_fill_force, __ATOMIC_RELAXED) >= 0
+                         ? KG_ATTN_FILL_PCT
+                         : 0;
     const kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms,
                                                 KG_ATTN_CHUNK_PER_ROW * vr, fill, forced);
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);

@@ -26,8 +26,8 @@ typedef struct kg_attn_split {
     int chunk;  /* keys per split, a multiple of the tile's keys (the last split may have fewer) */
 } kg_attn_split;
 
-/* The fill of kg_attn_plan_split for the decode kernels that run several
-   blocks per multiprocessor (D 32 and 96), percent. H200 (s16r1, D 32, 3
+/* The fill of kg_attn_plan_split for the decode kernels at D 32 (cp.async
+   copies, three blocks per multiprocessor), percent. H200 (s16r1, D 32, 3
    blocks a multiprocessor, 396 slots), us, 1 split (256 blocks, 0.65 of a
    wave) / 3 splits (0.97 of two): B 64 Hq 32 Hkv 4 Sk 24858 301.6 / 236.9,
    B 32 Hq 64 Hkv 8 Sk 7605 97.3 / 77.6; 2 splits (0.65 of two waves)
