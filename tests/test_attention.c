@@ -738,15 +738,19 @@ Test(attention, decode_merges_many_splits)
             run_split_case(&e, 6);
     }
     /* the combine kernel with each forced lane count (1 split a lane up to
-       one round of 8: lanes without a split take part in the tree) */
+       one round of 8: lanes without a split take part in the tree), on the
+       decode variant the runtime picks */
     for (int lanes = 1; lanes <= 32; lanes *= 2) {
         kg_test_attn_dec_lanes(lanes);
         acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
-        run_split_case(&g4, 37);
+        kg_test_force_attn_splits(ctx, 37);
+        run_case_once(&g4);
         cr_assert_eq(kg_test_last_attn_dec_lanes(), lanes);
         acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
+        kg_test_force_attn_splits(ctx, 20);
         if (kt_take(3))
-            run_split_case(&mqa, 20);
+            run_case_once(&mqa);
+        kg_test_force_attn_splits(ctx, 0);
     }
     kg_test_attn_dec_lanes(0);
     kg_test_force_attn_combine(ctx, 0);
