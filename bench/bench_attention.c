@@ -179,10 +179,9 @@ static void tma_pair(kg_context *ctx, call_t *c, int inner, const char *name)
 }
 
 /* $KG_BENCH_TRACE: one decode call with the trace hook on: each block's
-   globaltimer stamps (start, end of its keys, end; last split of its row
-   tile) summarized against the first start: the kernel's span, the start
-   skew, the spread of the blocks' key-stream ends and the longest end of a
-   row tile's last split. */
+   globaltimer stamps (start, end of its keys, end; merged) summarized against
+   the first start: the kernel's span, the start skew, the spread of the
+   blocks' key-stream ends and the longest merge. */
 static void trace_call(call_t *c, double event_us)
 {
     enum { MAXB = 1 << 18 };
@@ -211,7 +210,7 @@ static void trace_call(call_t *c, double event_us)
     if (n > 0) {
         qsort(ends, n, 8, cmp_u64);
         printf("      trace: %d blocks, span %.1f us (event %.1f), start skew %.1f, key ends min/med/max %.1f / %.1f "
-               "/ %.1f, %d last splits, longest end %.1f us\n",
+               "/ %.1f, %d merges, longest %.1f us\n",
                n, (emax - t0) / 1e3, event_us, (smax - t0) / 1e3, (ends[0] - t0) / 1e3, (ends[n / 2] - t0) / 1e3,
                (ends[n - 1] - t0) / 1e3, nm, mmax / 1e3);
     }
@@ -432,20 +431,15 @@ int main(void)
             kg_test_attn_dec_spread(0);
             printf("\n");
         }
-        /* $KG_BENCH_COMBINE: the combine kernel's other start forced (per row
-           tile / after the decode grid), then the default again; "pdl": also
-           without programmatic dependent launch */
+        /* $KG_BENCH_COMBINE: the other merge forced (fused in the last block /
+           the combine kernel); "pdl": also without programmatic dependent launch */
         const char *cmb = getenv("KG_BENCH_COMBINE");
-        if (cmb && is_decode_variant(variant))
-            run(&c); /* the planner's split again (after the sweeps above) */
         if (cmb && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
             const int mode = kg_test_last_attn_combine(ctx) == 2 ? 1 : 2;
             kg_test_force_attn_combine(ctx, mode);
-            const double other = bench_time_us(ctx, run, &c, inner, 5);
+            printf("      merge (runtime's %s): %s %.1f", mode == 1 ? "combine" : "fused",
+                   mode == 1 ? "fused" : "combine", bench_time_us(ctx, run, &c, inner, 5));
             kg_test_force_attn_combine(ctx, 0);
-            printf("      merge start (runtime's %s): %s %.1f, %s %.1f", mode == 1 ? "grid" : "tile",
-                   mode == 1 ? "tile" : "grid", other, mode == 1 ? "grid" : "tile",
-                   bench_time_us(ctx, run, &c, inner, 5));
             if (strstr(cmb, "pdl")) {
                 kg_test_attn_pdl(ctx, 0);
                 printf(" | no PDL %.1f", bench_time_us(ctx, run, &c, inner, 5));

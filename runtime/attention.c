@@ -289,6 +289,13 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
+/* The fused merge (one block per row tile) reads at most this many bytes
+   of partials (splits x valid rows x D floats); more go to the combine
+   kernel. H200 (window 2, 33 decode shapes, both forced): the combine kernel
+   as fast or faster everywhere but within noise (at most 0.3 us slower), up
+   to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
+   B 8: 19.3 against 30.2): so always the combine kernel. */
+#define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
@@ -436,10 +443,9 @@ static void tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, con
 
 /* The short-query path: packed rows of each KV head, keys split across
    blocks (kg_attn_plan_split); where there is more than one split, the
-   combine kernel merges them, each of its blocks as soon as its row tile's
-   splits are counted (a counter per row tile in the scratch's counters, so
-   at most KG_SCRATCH_COUNTER_BYTES / 4 row tiles split), or (forced by a
-   test) after the whole decode grid. */
+   combine kernel merges them, or (forced by a test) the last block of each
+   row tile (a counter per row tile in the scratch's counters, so at most
+   KG_SCRATCH_COUNTER_BYTES / 4 row tiles split). */
 static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant variant, const kg_attn_entry *e,
                                kg_attn_params *p, kg_attn_tmaps *tm, int slot, int64_t B, int64_t Hkv, int64_t D)
 {
@@ -447,10 +453,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t blocks = B * Hkv * nrt;
     const int64_t row_bytes = R * (D + 2) * 4; /* partial bytes of a row tile and split */
     int64_t max_splits = blocks > KG_ATTN_PART_BYTES / row_bytes ? 1 : KG_ATTN_PART_BYTES / (blocks * row_bytes);
-    /* the merge counts finished splits in one int per row tile, in the
-       combine kernel (generated for every decode dtype and head dim) */
-    const int comb = kg_attn_combine[dt][slot];
-    if (blocks > (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)) || comb <= 0)
+    /* the merge counts finished splits in one int per row tile */
+    if (blocks > (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
         max_splits = 1;
     if (max_splits > INT32_MAX / nrt)
         max_splits = INT32_MAX / nrt;
@@ -490,17 +494,23 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     p->rows_tile = (int32_t)R;
     p->trace =
         ctx->test_force[KGI_TEST_ATTN_TRACE] > 0 ? (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE] : NULL;
-    /* the combine kernel starts on each row tile's count (1, the default)
-       or after the whole decode grid (2: forced by a test) */
-    const int by_tile = ctx->test_force[KGI_TEST_ATTN_MERGE] != 2;
+    /* the merge: the combine kernel's grid where the fused one (the last
+       block of each row tile) would read more than KG_ATTN_FUSED_MERGE_BYTES
+       of partials (splits x valid rows x D floats): now always; a test may
+       force either */
+    const int comb = kg_attn_combine[dt][slot];
+    int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
+    const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
+    if (comb > 0 && (fm == 1 || fm == 2))
+        separate = fm == 2;
     kg_status st;
-    int lanes = 0;
+    int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
-        p->counters = by_tile ? (int *)base : NULL;
+        p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
     /* A grid of at most one block per multiprocessor whose blocks would fit
@@ -522,7 +532,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
         return st;
-    if (sp.splits > 1) {
+    if (sp.splits > 1 && separate) {
         /* blocks of 128 / lanes groups of `lanes` threads, a group per
            (row, float4 column); a test may force the lanes */
         const int lf = __atomic_load_n(&dec_lanes_force, __ATOMIC_RELAXED);
@@ -536,7 +546,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 2 - by_tile : 0;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
     if (sp.splits > 1)
         __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);

@@ -57,8 +57,9 @@ KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, in
 #define KG_ATTN_MERGE_LOADS 8
 
 /* The threads that merge one (row, float4 column) of `splits` splits (the
-   combine kernel's block width): the fewest, a power of two up to 32, that
-   take every split in one round of KG_ATTN_MERGE_LOADS loads each. */
+   combine kernel's block width; the fused merge takes the same,
+   attention_decode.cuh's dec_lanes): the fewest, a power of two up to 32,
+   that take every split in one round of KG_ATTN_MERGE_LOADS loads each. */
 KG_API int kg_attn_merge_lanes(int splits);
 
 /* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that

@@ -33,7 +33,7 @@ typedef enum kgi_test_slot {
     KGI_TEST_EW_VARIANT,   /* elementwise.c: kg_ew_variant */
     KGI_TEST_ATTN_VARIANT, /* attention.c: kg_attn_variant */
     KGI_TEST_ATTN_SPLITS,  /* attention.c: key splits of a decode launch (force 0: the planner's) */
-    KGI_TEST_ATTN_MERGE,   /* attention.c: decode merge start (1 per row tile, 2 after the grid; last 0: no split) */
+    KGI_TEST_ATTN_MERGE,   /* attention.c: decode merge (1 fused, 2 combine kernel; last 0: no split) */
     KGI_TEST_ATTN_PDL,     /* attention.c: force 0: decode launches without programmatic dependent launch */
     KGI_TEST_ATTN_TRACE,   /* attention.c: force: device words for the decode blocks' stamps */
     KGI_TEST_ATTN_ORDER,   /* attention.c: causal Hopper block order (1 heaviest first, 0 plain grid) */
@@ -70,13 +70,11 @@ KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 KG_API void kg_test_force_attn_splits(kg_context *ctx, int splits);
 KG_API int kg_test_last_attn_splits(const kg_context *ctx);
 /* Decode launches write each block's globaltimer stamps to `trace` (device
-   memory, 4 words per block: start, end of its keys, end, 1 if it was its
-   row tile's last split; NULL: off). */
+   memory, 4 words per block; NULL: off). */
 KG_API void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace);
-/* When the combine kernel merges a row tile's splits (1: once the tile's
-   splits are counted, 2: after the whole decode grid; 0: the runtime's
-   choice) and the start the last decode launch used (0: no split);
-   programmatic dependent launch of the decode kernels on / off. */
+/* The decode merge (1: fused in the last block, 2: the combine kernel; 0:
+   the runtime's choice) and the one the last decode launch used (0: no
+   split); programmatic dependent launch of the decode kernels on / off. */
 KG_API void kg_test_force_attn_combine(kg_context *ctx, int mode);
 KG_API int kg_test_last_attn_combine(const kg_context *ctx);
 KG_API void kg_test_attn_pdl(kg_context *ctx, int on);

@@ -14,16 +14,15 @@
  * f32 accumulators, the online softmax of attention.cuh). The warps'
  * partial (max, sum, output) are merged in warp order through shared memory;
  * with one split the block writes the result, else f32 partials of its valid
- * rows go to scratch and are merged by a second grid (attn_dec_combine) in
- * a fixed order, one pass per (row, float4 column) by a group of lanes with
- * the online softmax (merge_row). Each block counts its finished split in an
- * integer per row tile (p.counters, zero between calls), and the combine
- * kernel's blocks, launched while the decode grid streams, start on their
- * row tile as soon as its count is complete (p.counters NULL: after the
- * whole decode grid). Fixed orders throughout, no float atomics: a call is
- * bitwise reproducible. On sm_90 the kernels are launched with programmatic
- * dependent launch: they wait for the previous grid before any global
- * access (pdl_wait) and then let the next one start launching.
+ * rows go to scratch and are merged in a fixed order, one pass per (row,
+ * float4 column) by a group of p.lanes threads with the online softmax
+ * (merge_row): by the last block of the row tile
+ * to finish (an integer counter per row tile, p.counters, zero between
+ * calls), or, where that one block would read too much (p.counters NULL), by
+ * a second grid (attn_dec_combine). Fixed orders throughout, no float
+ * atomics: a call is bitwise reproducible. On sm_90 the kernels are launched
+ * with programmatic dependent launch: they wait for the previous grid before
+ * any global access (pdl_wait) and let the next one start launching.
  *
  * Partials (p.part): for partial index x = ((b * Hkv + hk) * nrt + rt) *
  * splits + s, rows R = p.rows_tile: output [R][D] at part + x * R * (D + 2),
@@ -211,6 +210,39 @@ __device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, 
         v.w = __shfl_down_sync(0xffffffffu, acc.w, o, G);
         if ((gl & (2 * o - 1)) == 0)
             fold_split(mr, sum, acc, m, l, v);
+    }
+}
+
+/* The lanes of the merge of S splits: the fewest, a power of two up to 32,
+   that take every split in one round of 8 loads each (runtime/attention.c's
+   kg_attn_merge_lanes, which sizes the combine kernel's blocks, is the
+   same rule). */
+__device__ __forceinline__ int dec_lanes(int S)
+{
+    int g = 1;
+    while (g < 32 && g * 8 < S)
+        g *= 2;
+    return g;
+}
+
+/* The fused merge: the last block of a row tile merges its p.splits partials
+   (part: split 0's) for the tile's vr valid rows (the others were never
+   written): groups of dec_lanes(p.splits) threads take (row, float4 column)
+   items, each merged in one pass (merge_row; the combine kernel's lanes by
+   default, so the same bits; the merge is a latency tail after the last
+   split's stream). */
+template <typename T, int D, int R, int NT>
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
+{
+    constexpr int C4 = D / 4;
+    const int G = dec_lanes(p.splits), vr = min(R, rows - r0), gl = threadIdx.x % G, n = vr * C4;
+    for (int it0 = 0; it0 < n; it0 += NT / G) { /* the same trip count in every lane of a warp */
+        const int x = it0 + (int)threadIdx.x / G, it = min(x, n - 1), r = it / C4, c = it - r * C4;
+        float m, sum;
+        float4 acc;
+        merge_row<D, 8>(part, (int64_t)R * (D + 2), R, r, c, p.splits, G, gl, m, sum, acc);
+        if (gl == 0 && x < n)
+            dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
     }
 }
 
@@ -499,12 +531,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     }
     /* the barriers and the maps' prefetch above touch no global memory, so
        they overlap the end of the previous grid in the stream: wait for it
-       only now, before the first load (programmatic dependent launch); then
-       let the combine kernel launch: it starts on a row tile's counter only
-       after the previous grid (the previous call's combine, which zeroes the
-       counters) is over */
+       only now, before the first load (programmatic dependent launch) */
     pdl_wait();
-    pdl_launch_dependents();
     if (p.trace && tid == 0)
         t_start = globaltimer();
 
@@ -556,14 +584,25 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     const bool final = p.splits == 1;
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
-    int last = 0;
-    if (!final && p.counters) { /* this split's partial is written: count it (a release) */
+    int merged = 0;
+    if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
+        /* the last block of the row tile to finish merges every split */
+        __shared__ int last;
+        const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
         __threadfence();
         __syncthreads();
         if (tid == 0)
-            last = atomicAdd(&p.counters[((int64_t)b * hkv + hk) * nrt + rt], 1) == p.splits - 1;
+            last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
+            if (tid == 0)
+                p.counters[gi] = 0; /* zero again for the next call */
+        }
+        merged = last;
     }
-    return last;
+    return merged;
 }
 
 /* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
@@ -575,77 +614,50 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     /* the previous grid in the stream may still be writing q, k, v or
        reading out (launched early with PDL): dec_unit waits for it before
        its first global access */
+    pdl_launch_dependents();
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
-    const int last =
+    const int merged =
         dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
                                               t_stream);
-    if (p.trace && tid == 0) { /* a test hook: when this block started (after the wait for
-                                 the previous grid), ended its keys and finished; whether it
-                                 was its row tile's last split */
+    if (p.trace && tid == 0) { /* a test hook: when this block started (after the
+                                 wait for the previous grid), ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
         tr[0] = t_start;
         tr[1] = t_stream;
         tr[2] = globaltimer();
-        tr[3] = last;
+        tr[3] = merged;
     }
 }
 
-/* A 32-bit load with acquire semantics at GPU scope (a row tile's count). */
-__device__ __forceinline__ int ld_acquire(const int *q)
-{
-    int v;
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(q) : "memory");
-    return v;
-}
-
-/* The combine kernel: merges the split partials that the decode grid wrote.
-   Grid (x, Hkv, B) of blocks (G, NT / G): a group of G threads (threadIdx.x
-   the lane, G the merge's lanes, kg_attn_merge_lanes) per (valid packed row,
-   float4 column) of a KV head's group x Sq rows, each merged in one pass
-   (merge_row). A block's items lie in one row tile (a tile's R x D / 4
-   items are a multiple of NT). With p.counters, the block waits for its row
-   tile's count of finished splits (the decode blocks' release, this
-   acquire) instead of the whole decode grid, and then counts itself in:
-   the tile's last combine block zeroes the count for the next call (whose
-   decode blocks touch it only after this grid is over). */
+/* The combine kernel, for a split launch whose merge would be long for the
+   one block the fused merge gives each row tile (many splits of many rows,
+   e.g. MQA): the decode kernel ran with p.counters NULL (partials only), and
+   this grid (x, Hkv, B) of blocks (G, NT / G) has a group of G threads
+   (threadIdx.x the lane) per (valid packed row, float4 column) of a KV
+   head's group x Sq rows, each merged in one pass (merge_row). Same partial
+   layout as dec_merge. */
 template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
-    if (!p.counters)
-        pdl_wait(); /* the decode grid's partials */
+    pdl_wait(); /* the decode grid's partials */
     pdl_launch_dependents();
     const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R, G = blockDim.x, gl = threadIdx.x;
-    const int tid = threadIdx.y * G + gl, per = NT / G; /* the group's lanes: consecutive lanes of one warp */
-    const int64_t x0 = (int64_t)blockIdx.x * per, x = x0 + threadIdx.y, n = (int64_t)rows * C4;
-    const int hk = blockIdx.y, b = blockIdx.z, rt = (int)(x0 / C4) / R;
-    int *cnt = p.counters ? p.counters + ((int64_t)b * gridDim.y + hk) * nrt + rt : nullptr;
-    if (cnt) {
-        if (tid == 0)
-            while (ld_acquire(cnt) < p.splits)
-                __nanosleep(100);
-        __syncthreads();
-    }
-    if (x0 + (tid & ~31) / G < n) { /* whole warps: the groups shuffle */
-        const int64_t xi = x < n ? x : n - 1;
-        const int r = (int)(xi / C4), c = (int)(xi - (int64_t)r * C4);
-        const int64_t ps = (int64_t)R * (D + 2);
-        const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
-        float m, sum;
-        float4 acc;
-        merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);
-        if (gl == 0 && x < n)
-            dec_store<T>(p, r, c, hk, b, m, sum, acc);
-    }
-    if (cnt) {
-        __syncthreads(); /* every partial read of this block is done */
-        if (tid == 0) {
-            const int vr = min(R, rows - rt * R), nb = (vr * C4 + per - 1) / per; /* the tile's combine blocks */
-            if (atomicAdd(cnt, 1) == p.splits + nb - 1)
-                atomicExch(cnt, 0);
-        }
-    }
+    const int tid = threadIdx.y * G + gl; /* the group's lanes: consecutive lanes of one warp */
+    const int64_t x = (int64_t)blockIdx.x * (NT / G) + threadIdx.y, n = (int64_t)rows * C4;
+    if ((int64_t)blockIdx.x * (NT / G) + (tid & ~31) / G >= n) /* whole warps: the groups shuffle */
+        return;
+    const int64_t xi = x < n ? x : n - 1;
+    const int r = (int)(xi / C4), c = (int)(xi - (int64_t)r * C4);
+    const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
+    const int64_t ps = (int64_t)R * (D + 2);
+    const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
+    float m, sum;
+    float4 acc;
+    merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);
+    if (gl == 0 && x < n)
+        dec_store<T>(p, r, c, hk, b, m, sum, acc);
 }
 
 } // namespace kg_attn

@@ -715,7 +715,7 @@ Test(attention, decode_fully_masked_rows_and_causal_overhang)
    and the trace hook's stamps of such a call. */
 Test(attention, decode_merges_many_splits)
 {
-    /* each start of the combine kernel: per row tile (1), after the decode grid (2) */
+    /* each merge: fused in the last block (1), the combine kernel (2) */
     for (int mode = 1; mode <= 2; mode++) {
         kg_test_force_attn_combine(ctx, mode);
         acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
@@ -761,7 +761,7 @@ Test(attention, decode_merges_many_splits)
         run_split_case(&np, 24);
     kg_test_attn_pdl(ctx, 1);
 
-    /* trace: B 2 x Hkv 2 row tiles of 16 rows (group 4 x Sq 2), 8 splits of 512 keys, counted per row tile */
+    /* trace: B 2 x Hkv 2 row tiles of 16 rows (group 4 x Sq 2), 8 splits of 512 keys, fused merge */
     const int B = 2, Hq = 8, Hkv = 2, Sq = 2, Sk = 4000, D = 64;
     const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
     void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
@@ -775,7 +775,7 @@ Test(attention, decode_merges_many_splits)
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
               to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
     kg_test_force_attn_splits(ctx, 8);
-    kg_test_force_attn_combine(ctx, 1); /* per row tile: one last split per row tile */
+    kg_test_force_attn_combine(ctx, 1); /* the fused merge: one merging block per row tile */
     kg_test_attn_trace(ctx, dt);
     KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
     kg_test_attn_trace(ctx, NULL);
@@ -785,17 +785,17 @@ Test(attention, decode_merges_many_splits)
     cr_assert_eq(kg_test_last_attn_splits(ctx), 8);
     unsigned long long h[4 * 64];
     kt_download(ctx, h, dt, sizeof h);
-    int last = 0;
+    int merged = 0;
     for (int i = 0; i < 64; i++) {
         if (i < B * Hkv * 8) {
             cr_assert(h[4 * i] > 0 && h[4 * i] <= h[4 * i + 1] && h[4 * i + 1] <= h[4 * i + 2] && h[4 * i + 3] <= 1,
-                      "block %d: stamps %llu %llu %llu, last %llu", i, h[4 * i], h[4 * i + 1], h[4 * i + 2],
+                      "block %d: stamps %llu %llu %llu, merged %llu", i, h[4 * i], h[4 * i + 1], h[4 * i + 2],
                       h[4 * i + 3]);
-            last += (int)h[4 * i + 3];
+            merged += (int)h[4 * i + 3];
         } else
             cr_assert(h[4 * i] == 0, "block %d past the grid wrote its stamps", i);
     }
-    cr_assert_eq(last, B * Hkv, "one last split per row tile, got %d", last);
+    cr_assert_eq(merged, B * Hkv, "one merging block per row tile, got %d", merged);
     kg_free(ctx, dq);
     kg_free(ctx, dk);
     kg_free(ctx, dv);
@@ -816,14 +816,14 @@ static void upload_qkv_bf16(uint16_t *h, void *dq, void *dk, void *dv, int64_t n
     kt_upload(ctx, dv, h, nk * 2);
 }
 
-/* The combine kernel started per row tile (each of its blocks waits for its
-   row tile's count of finished splits; the tile's last combine block zeroes
-   it) gives the same bits as when started after the whole decode grid,
-   call after call (the counters are back to zero: the trace shows one last
-   split per row tile each time), with and without programmatic dependent
-   launch, at split counts that take 1 to 16 lanes, and in a graph replayed
-   twice. */
-Test(attention, decode_tile_combine_bits_counters_and_graph)
+/* The fused merge (the last block of each row tile to finish merges the
+   splits and zeroes the row tile's counter) gives the same bits as the
+   combine kernel (both fold the splits in the same order, with the same
+   lanes), call after call (the counters are back to zero: the trace shows
+   one merging block per row tile each time), with and without programmatic
+   dependent launch, at split counts that take 1 to 16 lanes, and in a graph
+   replayed twice. */
+Test(attention, decode_fused_merge_bits_counters_and_graph)
 {
     const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
     const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
@@ -838,7 +838,7 @@ Test(attention, decode_tile_combine_bits_counters_and_graph)
     /* 17 splits asked: chunks of 384 keys, 16 splits (the last 240 keys); 8
        row tiles (one per KV head and batch) x 16 = 128 blocks */
     kg_test_force_attn_splits(ctx, 17);
-    kg_test_force_attn_combine(ctx, 2); /* the bits after the whole grid */
+    kg_test_force_attn_combine(ctx, 2); /* the combine kernel's bits */
     KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
     KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
     KT_OK(ctx, kg_sync(ctx));
@@ -858,18 +858,18 @@ Test(attention, decode_tile_combine_bits_counters_and_graph)
             cr_assert_eq(kg_test_last_attn_combine(ctx), 1);
             unsigned long long tr[4 * 1024];
             kt_download(ctx, tr, dt, sizeof tr);
-            int last = 0;
+            int merged = 0;
             for (int i = 0; i < 1024; i++) {
                 if (i < B * Hkv * 16) {
                     cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
-                              "block %d: stamps %llu %llu, last %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
-                    last += (int)tr[4 * i + 3];
+                              "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
+                    merged += (int)tr[4 * i + 3];
                 } else
                     cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
             }
-            cr_assert_eq(last, B * Hkv, "pdl %d, call %d: one last split per row tile, got %d", pdl, rep, last);
+            cr_assert_eq(merged, B * Hkv, "pdl %d, call %d: one merging block per row tile, got %d", pdl, rep, merged);
             kt_download(ctx, o2, dout, nq * 2);
-            cr_assert(memcmp(o1, o2, nq * 2) == 0, "pdl %d, call %d: per-tile start bits differ from the whole grid's",
+            cr_assert(memcmp(o1, o2, nq * 2) == 0, "pdl %d, call %d: fused merge bits differ from the combine kernel's",
                       pdl, rep);
         }
     }
@@ -889,7 +889,7 @@ Test(attention, decode_tile_combine_bits_counters_and_graph)
             cr_assert_eq(kg_test_last_attn_dec_lanes(), kg_attn_merge_lanes(more[f][1]));
             kt_download(ctx, mode == 2 ? o1 : o2, dout, nq * 2);
         }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0, "%d splits: per-tile start bits differ from the whole grid's",
+        cr_assert(memcmp(o1, o2, nq * 2) == 0, "%d splits: fused merge bits differ from the combine kernel's",
                   more[f][1]);
     }
     kg_test_force_attn_splits(ctx, 17);
@@ -898,7 +898,7 @@ Test(attention, decode_tile_combine_bits_counters_and_graph)
     KT_OK(ctx, kg_sync(ctx));
     kt_download(ctx, o1, dout, nq * 2); /* the 16-split bits again, for the graph */
     kg_test_force_attn_combine(ctx, 1);
-    /* a graph of two per-tile calls, replayed twice */
+    /* a graph of two fused-merge calls, replayed twice */
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
