@@ -533,7 +533,6 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
        they overlap the end of the previous grid in the stream: wait for it
        only now, before the first load (programmatic dependent launch) */
     pdl_wait();
-    pdl_launch_dependents();
     if (p.trace && tid == 0)
         t_start = globaltimer();
 
@@ -614,7 +613,8 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     const int tid = threadIdx.x;
     /* the previous grid in the stream may still be writing q, k, v or
        reading out (launched early with PDL): dec_unit waits for it before
-       its first global access, and only then lets the next grid launch */
+       its first global access */
+    pdl_launch_dependents();
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
