@@ -15,8 +15,9 @@
  * partial (max, sum, output) are merged in warp order through shared memory;
  * with one split the block writes the result, else f32 partials of its valid
  * rows go to scratch and are merged in a fixed order, one pass per (row,
- * float4 column) by a group of p.lanes threads with the online softmax
- * (merge_row): by the last block of the row tile
+ * float4 column) by a group of lanes (as many as the split count needs,
+ * kg_attn_merge_lanes) with the online softmax (merge_row): by the last
+ * block of the row tile
  * to finish (an integer counter per row tile, p.counters, zero between
  * calls), or, where that one block would read too much (p.counters NULL), by
  * a second grid (attn_dec_combine). Fixed orders throughout, no float
