@@ -17,10 +17,13 @@
  * three rounds; KG_BENCH_SWEEP_SEED and
  * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
- * decode sweep (its rows' names also hold "dseed"); KG_BENCH_DEC_SPREAD=1
+ * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
+ * head dim for all its rows, KG_BENCH_DEC_MINBH its rows of at least that
+ * many B x Hkv (K+V up to 2.2 GB); KG_BENCH_DEC_FILL=1 times short-query
+ * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
- * padding off and on, KG_BENCH_SPLITS
- * and KG_BENCH_COMBINE with other splits and merges.
+ * padding off and on, KG_BENCH_SPLITS, KG_BENCH_COMBINE and KG_BENCH_LANES
+ * with other splits, merges and merge lanes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -276,12 +279,18 @@ int main(void)
         const char *se = getenv("KG_BENCH_DEC_SEED"), *sn = getenv("KG_BENCH_DEC_N");
         uint64_t sr = se ? strtoull(se, NULL, 10) : 777;
         const int count = sn && atoi(sn) > 0 && atoi(sn) <= 24 ? atoi(sn) : 12;
+        /* KG_BENCH_DEC_DIM: one head dim for every row instead;
+           KG_BENCH_DEC_MINBH: only rows of at least that many B x Hkv, and K+V
+           up to 2.2 GB (not 1.1) */
+        const char *sd = getenv("KG_BENCH_DEC_DIM"), *sb = getenv("KG_BENCH_DEC_MINBH");
+        const int dfix = sd ? atoi(sd) : 0, minbh = sb ? atoi(sb) : 0;
         const int hkvs[] = {1, 2, 4, 8, 16, 32}, groups[] = {1, 4, 8, 16, 32}, bs[] = {1, 2, 4, 8, 16, 32, 64};
         for (int n = 0; n < count;) {
             const int hkv = hkvs[kt_next(&sr) % 6], g = groups[kt_next(&sr) % 5], B = bs[kt_next(&sr) % 7];
-            const int Sk = 4096 + (int)(kt_next(&sr) % 28673), D = kt_next(&sr) % 3 ? 128 : 64;
+            const int Sk = 4096 + (int)(kt_next(&sr) % 28673), Dr = kt_next(&sr) % 3 ? 128 : 64;
+            const int D = dfix ? dfix : Dr;
             const double kv = 4.0 * B * hkv * (double)Sk * D;
-            if (hkv * g > 64 || kv < 16e6 || kv > 1.1e9)
+            if (hkv * g > 64 || kv < 16e6 || kv > (minbh > 0 ? 2.2e9 : 1.1e9) || B * hkv < minbh)
                 continue;
             cases[nc++] = (bcase){kt_next(&sr) % 2 ? KG_BF16 : KG_F16, B, hkv * g, hkv, 1, Sk, D, 0};
             n++;
@@ -437,6 +446,38 @@ int main(void)
                 kg_test_attn_pdl(ctx, 1);
             }
             printf("\n");
+        }
+        /* $KG_BENCH_DEC_FILL=1: short-query rows again with the planner's
+           fill of waves off, then the default again */
+        const char *fl = getenv("KG_BENCH_DEC_FILL");
+        if (fl && atoi(fl) == 1 && is_decode_variant(variant)) {
+            run(&c);
+            const int fs = kg_test_last_attn_splits(ctx), fp = kg_test_last_attn_dec_fill();
+            kg_test_attn_dec_fill(-1);
+            run(&c);
+            const int os = kg_test_last_attn_splits(ctx);
+            const double off = bench_time_us(ctx, run, &c, inner, 5);
+            kg_test_attn_dec_fill(0);
+            printf("      fill (runtime's %d%%): off %d splits %.1f, on %d splits %.1f\n", fp, os, off, fs,
+                   bench_time_us(ctx, run, &c, inner, 5));
+        }
+        /* $KG_BENCH_LANES (e.g. "1,8"): split short-query rows again with the
+           combine kernel's lanes forced to each count, then the default again */
+        const char *lns = getenv("KG_BENCH_LANES");
+        if (lns && is_decode_variant(variant))
+            run(&c); /* the planner's split again (after the sweeps above) */
+        if (lns && is_decode_variant(variant) && kg_test_last_attn_splits(ctx) > 1) {
+            printf("      lanes (runtime's %d, %d splits): def %.1f", kg_test_last_attn_dec_lanes(),
+                   kg_test_last_attn_splits(ctx), bench_time_us(ctx, run, &c, inner, 5));
+            for (const char *x = lns; *x;) {
+                kg_test_attn_dec_lanes(atoi(x));
+                run(&c);
+                printf(" %d:%.1f", kg_test_last_attn_dec_lanes(), bench_time_us(ctx, run, &c, inner, 5));
+                const char *e = strchr(x, ',');
+                x = e ? e + 1 : x + strlen(x);
+            }
+            kg_test_attn_dec_lanes(0);
+            printf(" def %.1f\n", bench_time_us(ctx, run, &c, inner, 5));
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);

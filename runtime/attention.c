@@ -115,7 +115,7 @@ static int is_persist(kg_attn_variant v)
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
-                                 int forced)
+                                 int fill, int forced)
 {
     kg_attn_split r = {1, bn > 0 ? bn : 1};
     if (keys <= 0 || bn <= 0)
@@ -145,6 +145,12 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
         s = slots / blocks;
         if (s > most)
             s = most;
+        if (s < 1)
+            s = 1;
+        /* fill: then more splits, up to most, until the blocks fill their
+           waves of `slots` to at least fill percent */
+        while (fill > 0 && s < most && blocks * s * 100 < fill * ((blocks * s + slots - 1) / slots) * slots)
+            s++;
     }
     if (s > max_splits)
         s = max_splits;
@@ -330,6 +336,30 @@ static int dec_spread_force, dec_spread_last;
 void kg_test_attn_dec_spread(int on) { __atomic_store_n(&dec_spread_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_spread(void) { return __atomic_load_n(&dec_spread_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_dec_fill (a test and benchmark hook, process-wide): -1
+   plans the decode splits without the fill of waves; 0 the runtime's
+   choice. */
+static int dec_fill_force, dec_fill_last;
+
+void kg_test_attn_dec_fill(int on) { __atomic_store_n(&dec_fill_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_fill(void) { return __atomic_load_n(&dec_fill_last, __ATOMIC_RELAXED); }
+
+int kg_attn_merge_lanes(int splits)
+{
+    int g = 1;
+    while (g < 32 && g * KG_ATTN_MERGE_LOADS < splits)
+        g *= 2;
+    return g;
+}
+
+/* kg_test_attn_dec_lanes (a test and benchmark hook, process-wide): a
+   power of two up to 32 forces the decode merge's lanes; 0 the runtime's
+   choice. */
+static int dec_lanes_force, dec_lanes_last;
+
+void kg_test_attn_dec_lanes(int lanes) { __atomic_store_n(&dec_lanes_force, lanes, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_lanes(void) { return __atomic_load_n(&dec_lanes_last, __ATOMIC_RELAXED); }
+
 /* kg_test_attn_tma (a test and benchmark hook, process-wide): -1 keeps the
    Hopper prefill and the decode kernels on cp.async copies; 0 or 1 the
    runtime's choice (bulk tensor copies wherever the maps can be encoded). */
@@ -450,8 +480,15 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t slots = (int64_t)ctx->sm_count * per_sm;
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
-    const kg_attn_split sp =
-        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, KG_ATTN_CHUNK_PER_ROW * vr, forced);
+    /* D 32 (K and V on cp.async copies, a few KB in flight a block, three
+       blocks per multiprocessor) gets the splits that fill its waves
+       (kg_attn_plan_split's fill) */
+    const int fill = D < 64 && per_sm > 1 && __atomic_load_n(&dec_fill_force, __ATOMIC_RELAXED) >= 0
+                         ? KG_ATTN_FILL_PCT
+                         : 0;
+    const kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms,
+                                                KG_ATTN_CHUNK_PER_ROW * vr, fill, forced);
+    __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
@@ -467,6 +504,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (comb > 0 && (fm == 1 || fm == 2))
         separate = fm == 2;
     kg_status st;
+    int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
@@ -495,15 +533,22 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {
-        const int64_t threads = rows * (D / 4); /* per (KV head, batch) */
-        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((threads + 127) / 128), (unsigned)Hkv, (unsigned)B},
-                        (dim3){128, 1, 1}, argv, 0);
+        /* blocks of 128 / lanes groups of `lanes` threads, a group per
+           (row, float4 column); a test may force the lanes */
+        const int lf = __atomic_load_n(&dec_lanes_force, __ATOMIC_RELAXED);
+        lanes = lf > 0 && lf <= 32 && (lf & (lf - 1)) == 0 ? lf : kg_attn_merge_lanes(sp.splits);
+        const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
+        const int64_t per = 128 / lanes;
+        st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
+                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)
             return st;
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
     ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    if (sp.splits > 1)
+        __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
     return kg_ok(ctx);
 }

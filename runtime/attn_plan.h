@@ -26,6 +26,14 @@ typedef struct kg_attn_split {
     int chunk;  /* keys per split, a multiple of the tile's keys (the last split may have fewer) */
 } kg_attn_split;
 
+/* The fill of kg_attn_plan_split for the decode kernels at D 32 (cp.async
+   copies, three blocks per multiprocessor), percent. H200 (s16r1, D 32, 3
+   blocks a multiprocessor, 396 slots), us, 1 split (256 blocks, 0.65 of a
+   wave) / 3 splits (0.97 of two): B 64 Hq 32 Hkv 4 Sk 24858 301.6 / 236.9,
+   B 32 Hq 64 Hkv 8 Sk 7605 97.3 / 77.6; 2 splits (0.65 of two waves)
+   290.3 and 92.3. */
+#define KG_ATTN_FILL_PCT 90
+
 /* The split of `keys` keys for `blocks` row tiles (B x Hkv x row tiles per
    KV head) on a GPU with `slots` resident blocks (multiprocessors x blocks
    per multiprocessor), tiles of `bn` keys, at most max_splits splits. The
@@ -34,12 +42,37 @@ typedef struct kg_attn_split {
    for multiprocessors (more waves measured slower: each block's start and
    merge cost more than the balance gains); each split gets at least
    KG_ATTN_MIN_SPLIT_TILES tiles and, when min_chunk > 0, min_chunk keys.
+   With fill > 0 the count then grows (within those limits) until the
+   blocks x splits fill their waves of `slots` blocks to at least fill
+   percent (blocks that need several a multiprocessor to stream well).
    `forced` > 0 asks for that count instead (still capped by max_splits and
    by one tile per split). The chunk is keys / splits rounded up to whole
    tiles, and splits is recomputed from it, so no split is empty. keys <= 0
    gives {1, bn}. */
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
-                                        int64_t min_chunk, int forced);
+                                        int64_t min_chunk, int fill, int forced);
+
+/* Partials one thread of the decode merge loads at a time (merge_row's U,
+   templates/attention_decode.cuh). */
+#define KG_ATTN_MERGE_LOADS 8
+
+/* The threads that merge one (row, float4 column) of `splits` splits (the
+   combine kernel's block width; the fused merge takes the same,
+   attention_decode.cuh's dec_lanes): the fewest, a power of two up to 32,
+   that take every split in one round of KG_ATTN_MERGE_LOADS loads each. */
+KG_API int kg_attn_merge_lanes(int splits);
+
+/* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that
+   count (a test and benchmark hook), 0 the runtime's choice
+   (kg_attn_merge_lanes); the last split decode launch's lanes. */
+KG_API void kg_test_attn_dec_lanes(int lanes);
+KG_API int kg_test_last_attn_dec_lanes(void);
+
+/* The decode planner's fill of waves, process-wide: -1 off (a test and
+   benchmark hook), 0 the runtime's choice; the fill percent the last decode
+   launch planned with (0: none). */
+KG_API void kg_test_attn_dec_fill(int on);
+KG_API int kg_test_last_attn_dec_fill(void);
 
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at

@@ -14,8 +14,10 @@
  * f32 accumulators, the online softmax of attention.cuh). The warps'
  * partial (max, sum, output) are merged in warp order through shared memory;
  * with one split the block writes the result, else f32 partials of its valid
- * rows go to scratch and are merged in split order, one pass per (row,
- * float4 column) with the online softmax: by the last block of the row tile
+ * rows go to scratch and are merged in a fixed order, one pass per (row,
+ * float4 column) by a group of lanes (as many as the split count needs,
+ * kg_attn_merge_lanes) with the online softmax (merge_row): by the last
+ * block of the row tile
  * to finish (an integer counter per row tile, p.counters, zero between
  * calls), or, where that one block would read too much (p.counters NULL), by
  * a second grid (attn_dec_combine). Fixed orders throughout, no float
@@ -166,52 +168,82 @@ __device__ __forceinline__ void dec_store(const kg_attn_params &p, int r, int c,
 }
 
 /* Merges the S partials of one row (part: split 0's partial of its row tile,
-   rr: the row in the tile) for float4 column c, in split order, in one pass:
-   U splits' loads in flight, then folded. The partials were written by other
-   blocks: read through L2 (ld.cg). */
+   rr: the row in the tile) for float4 column c with a group of G lanes (G a
+   power of two up to 32: G consecutive lanes of one warp, gl this lane's
+   place in the group; every lane of the warp calls it with the same G):
+   lane gl folds splits gl, gl + G, gl + 2G, ... in that order, U loads in
+   flight at a time (one round of loads where S <= U x G), then the group
+   folds its lanes in a fixed tree (lane gl takes lane gl + o for o = 1, 2,
+   ..., G / 2 where gl is a multiple of 2o). Lane 0 of the group holds the
+   result. G = 1: the splits in split order. The partials were written by
+   other blocks: read through L2 (ld.cg). */
 template <int D, int U>
-__device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, int rr, int c, int S, float &mr,
-                                          float &sum, float4 &acc)
+__device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, int rr, int c, int S, int G, int gl,
+                                          float &mr, float &sum, float4 &acc)
 {
     mr = -CUDART_INF_F;
     sum = 0.f;
     acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    const float *src = part + rr * D + 4 * c, *ml = part + R * D + rr;
-    int s = 0;
-    for (; s + U <= S; s += U) {
+    const float *src = part + rr * D + 4 * c + gl * ps, *ml = part + R * D + rr + gl * ps;
+    const int64_t st = (int64_t)G * ps;
+    const int n = S > gl ? (S - gl + G - 1) / G : 0; /* this lane's splits */
+    for (int s = 0; s < n; s += U) {
         float4 v[U];
         float m[U], l[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            v[u] = __ldcg((const float4 *)(src + (s + u) * ps));
-            m[u] = __ldcg(ml + (s + u) * ps);
-            l[u] = __ldcg(ml + (s + u) * ps + R);
-        }
+        for (int u = 0; u < U; u++)
+            if (s + u < n) {
+                v[u] = __ldcg((const float4 *)(src + (s + u) * st));
+                m[u] = __ldcg(ml + (s + u) * st);
+                l[u] = __ldcg(ml + (s + u) * st + R);
+            }
 #pragma unroll
         for (int u = 0; u < U; u++)
-            fold_split(mr, sum, acc, m[u], l[u], v[u]);
+            if (s + u < n)
+                fold_split(mr, sum, acc, m[u], l[u], v[u]);
     }
-    for (; s < S; s++)
-        fold_split(mr, sum, acc, __ldcg(ml + s * ps), __ldcg(ml + s * ps + R),
-                   __ldcg((const float4 *)(src + s * ps)));
+    for (int o = 1; o < G; o *= 2) {
+        const float m = __shfl_down_sync(0xffffffffu, mr, o, G), l = __shfl_down_sync(0xffffffffu, sum, o, G);
+        float4 v;
+        v.x = __shfl_down_sync(0xffffffffu, acc.x, o, G);
+        v.y = __shfl_down_sync(0xffffffffu, acc.y, o, G);
+        v.z = __shfl_down_sync(0xffffffffu, acc.z, o, G);
+        v.w = __shfl_down_sync(0xffffffffu, acc.w, o, G);
+        if ((gl & (2 * o - 1)) == 0)
+            fold_split(mr, sum, acc, m, l, v);
+    }
+}
+
+/* The lanes of the merge of S splits: the fewest, a power of two up to 32,
+   that take every split in one round of 8 loads each (runtime/attention.c's
+   kg_attn_merge_lanes, which sizes the combine kernel's blocks, is the
+   same rule). */
+__device__ __forceinline__ int dec_lanes(int S)
+{
+    int g = 1;
+    while (g < 32 && g * 8 < S)
+        g *= 2;
+    return g;
 }
 
 /* The fused merge: the last block of a row tile merges its p.splits partials
    (part: split 0's) for the tile's vr valid rows (the others were never
-   written): every thread takes (row, float4 column) items, each merged in
-   one pass (merge_row; the merge is a latency tail after the last split's
-   stream). */
+   written): groups of dec_lanes(p.splits) threads take (row, float4 column)
+   items, each merged in one pass (merge_row; the combine kernel's lanes by
+   default, so the same bits; the merge is a latency tail after the last
+   split's stream). */
 template <typename T, int D, int R, int NT>
 __device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
 {
     constexpr int C4 = D / 4;
-    const int vr = min(R, rows - r0);
-    for (int it = threadIdx.x; it < vr * C4; it += NT) {
-        const int r = it / C4, c = it - r * C4;
+    const int G = dec_lanes(p.splits), vr = min(R, rows - r0), gl = threadIdx.x % G, n = vr * C4;
+    for (int it0 = 0; it0 < n; it0 += NT / G) { /* the same trip count in every lane of a warp */
+        const int x = it0 + (int)threadIdx.x / G, it = min(x, n - 1), r = it / C4, c = it - r * C4;
         float m, sum;
         float4 acc;
-        merge_row<D, 16>(part, (int64_t)R * (D + 2), R, r, c, p.splits, m, sum, acc);
-        dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
+        merge_row<D, 8>(part, (int64_t)R * (D + 2), R, r, c, p.splits, G, gl, m, sum, acc);
+        if (gl == 0 && x < n)
+            dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
     }
 }
 
@@ -603,27 +635,30 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
 /* The combine kernel, for a split launch whose merge would be long for the
    one block the fused merge gives each row tile (many splits of many rows,
    e.g. MQA): the decode kernel ran with p.counters NULL (partials only), and
-   this grid (x, Hkv, B) has one thread per (valid packed row, float4 column)
-   of a KV head's group x Sq rows: the row's max over the splits, then its
-   splits in split order, eight loads in flight. Same partial layout as
-   dec_merge. */
+   this grid (x, Hkv, B) of blocks (G, NT / G) has a group of G threads
+   (threadIdx.x the lane) per (valid packed row, float4 column) of a KV
+   head's group x Sq rows, each merged in one pass (merge_row). Same partial
+   layout as dec_merge. */
 template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
     pdl_wait(); /* the decode grid's partials */
     pdl_launch_dependents();
-    const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R;
-    const int64_t x = (int64_t)blockIdx.x * NT + threadIdx.x;
-    if (x >= (int64_t)rows * C4)
+    const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R, G = blockDim.x, gl = threadIdx.x;
+    const int tid = threadIdx.y * G + gl; /* the group's lanes: consecutive lanes of one warp */
+    const int64_t x = (int64_t)blockIdx.x * (NT / G) + threadIdx.y, n = (int64_t)rows * C4;
+    if ((int64_t)blockIdx.x * (NT / G) + (tid & ~31) / G >= n) /* whole warps: the groups shuffle */
         return;
-    const int r = (int)(x / C4), c = (int)(x - (int64_t)r * C4);
+    const int64_t xi = x < n ? x : n - 1;
+    const int r = (int)(xi / C4), c = (int)(xi - (int64_t)r * C4);
     const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
     const int64_t ps = (int64_t)R * (D + 2);
     const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
     float m, sum;
     float4 acc;
-    merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, m, sum, acc);
-    dec_store<T>(p, r, c, hk, b, m, sum, acc);
+    merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);
+    if (gl == 0 && x < n)
+        dec_store<T>(p, r, c, hk, b, m, sum, acc);
 }
 
 } // namespace kg_attn

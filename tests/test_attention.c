@@ -247,7 +247,7 @@ Test(attention_plan, split_fills_one_wave_and_covers_every_key)
                 for (size_t d = 0; d < 3 * 4; d++) {
                     const int bn = bns[c];
                     const int64_t sl = slotss[d % 3], mc = mins[d / 3];
-                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, mc, 0);
+                    kg_attn_split r = kg_attn_plan_split(blocks[a], keys[b], bn, sl, KG_ATTN_MAX_SPLITS, mc, 0, 0);
                     /* brute force: the best splits / waves over the allowed counts */
                     const int64_t tiles = (keys[b] + bn - 1) / bn;
                     int64_t most = tiles / KG_ATTN_MIN_SPLIT_TILES;
@@ -274,47 +274,101 @@ Test(attention_plan, split_fills_one_wave_and_covers_every_key)
 Test(attention_plan, split_examples_edges_and_forced_counts)
 {
     /* B 8 x Hkv 8 on 132 SMs x 2: four splits of 2048 keys fill one wave */
-    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    kg_attn_split r = kg_attn_plan_split(64, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 4 && r.chunk == 2048, "%d x %d", r.splits, r.chunk);
     /* B 1 x Hkv 8, 32k keys: 33 splits fit, 993 keys round to 1024: 32 */
-    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
     /* MQA, B 8: 8 row tiles of 32 valid rows, 16 keys per row: chunks of at
        least 512 keys, 16 splits rather than 32 */
-    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0);
+    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0, 0);
     cr_assert(r.splits == 16 && r.chunk == 512, "%d x %d", r.splits, r.chunk);
     /* B 1 x Hkv 8 (4 valid rows): the minimum (64 keys) does not bind */
-    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 4, 0);
+    r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 4, 0, 0);
     cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
     /* a forced count ignores the minimum */
-    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 32);
+    r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0, 32);
     cr_assert(r.splits == 32 && r.chunk == 256, "%d x %d", r.splits, r.chunk);
     /* a full grid already: no split; nor with more than half of one */
-    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(264, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
-    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(133, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 8192, "%d x %d", r.splits, r.chunk);
-    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(100, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 2 && r.chunk == 4096, "%d x %d", r.splits, r.chunk);
     /* no keys; fewer keys than two tiles */
-    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(8, 0, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 64);
-    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(8, 127, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == 128);
     /* max_splits caps the count */
-    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0, 0);
+    r = kg_attn_plan_split(1, 1 << 20, 64, 264, 5, 0, 0, 0);
     cr_assert(r.splits == 5 && r.chunk == 209728, "%d x %d", r.splits, r.chunk);
     /* forced: 7 asked of 1000 keys -> chunks of 192 -> 6 splits, the last 40 keys */
-    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 7);
+    r = kg_attn_plan_split(8, 1000, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 7);
     cr_assert(r.splits == 6 && r.chunk == 192, "%d x %d", r.splits, r.chunk);
     /* forced beyond one tile per split */
-    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 0, 50);
+    r = kg_attn_plan_split(8, 100, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 50);
     cr_assert(r.splits == 2 && r.chunk == 64, "%d x %d", r.splits, r.chunk);
     /* absurd block counts: one split over every key, no overflow */
-    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split((int64_t)1 << 50, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert(r.splits == 1 && r.chunk == INT32_MAX);
-    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0);
+    r = kg_attn_plan_split(1, INT32_MAX, 64, 264, KG_ATTN_MAX_SPLITS, 0, 0, 0);
     cr_assert((int64_t)(r.splits - 1) * r.chunk < INT32_MAX && (int64_t)r.splits * r.chunk >= INT32_MAX);
+}
+
+/* The fill of waves (the decode kernels that run several blocks per
+   multiprocessor): more splits until the blocks fill their waves to the
+   percent asked, within the same limits; never fewer splits than without. */
+Test(attention_plan, split_fill_of_waves)
+{
+    /* D 32 on 132 x 3 slots: 256 row tiles fill 0.65 of a wave with 1 split
+       and of two with 2; 3 fill 0.97 of two */
+    kg_attn_split r = kg_attn_plan_split(256, 24858, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 0);
+    cr_assert(r.splits == 3 && r.chunk == 8320, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(256, 24858, 128, 396, KG_ATTN_MAX_SPLITS, 128, 0, 0);
+    cr_assert_eq(r.splits, 1);
+    /* 128 row tiles: 3 splits already fill one wave to 0.97 */
+    r = kg_attn_plan_split(128, 9366, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 0);
+    cr_assert_eq(r.splits, 3);
+    /* 512: 1 split 0.65 of two waves, 2 0.86 of three, 3 0.97 of four */
+    r = kg_attn_plan_split(512, 9000, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 0);
+    cr_assert_eq(r.splits, 3);
+    /* the limits still hold: 3 tiles allow 1 split of 2 tiles; max_splits */
+    r = kg_attn_plan_split(256, 300, 128, 396, KG_ATTN_MAX_SPLITS, 0, 90, 0);
+    cr_assert_eq(r.splits, 1);
+    r = kg_attn_plan_split(256, 24858, 128, 396, 2, 128, 90, 0);
+    cr_assert_eq(r.splits, 2);
+    /* a forced count is taken as it is */
+    r = kg_attn_plan_split(256, 24858, 128, 396, KG_ATTN_MAX_SPLITS, 128, 90, 2);
+    cr_assert_eq(r.splits, 2);
+    const int64_t blocks[] = {1, 16, 100, 133, 200, 256, 397, 512, 1000, 5000};
+    const int64_t keys[] = {129, 4096, 8191, 24858, 100003};
+    for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 5; b++) {
+            const kg_attn_split f = kg_attn_plan_split(blocks[a], keys[b], 128, 396, KG_ATTN_MAX_SPLITS, 256, 90, 0),
+                                o = kg_attn_plan_split(blocks[a], keys[b], 128, 396, KG_ATTN_MAX_SPLITS, 256, 0, 0);
+            cr_assert(f.splits >= o.splits, "blocks %lld keys %lld: %d splits with the fill, %d without",
+                      (long long)blocks[a], (long long)keys[b], f.splits, o.splits);
+            cr_assert(f.chunk % 128 == 0 && (int64_t)(f.splits - 1) * f.chunk < keys[b] &&
+                      (int64_t)f.splits * f.chunk >= keys[b]);
+            cr_assert(f.splits == 1 || f.chunk >= 256);
+        }
+}
+
+/* The merge's lanes: the fewest powers of two up to 32 that take every
+   split in one round of KG_ATTN_MERGE_LOADS loads each. */
+Test(attention_plan, merge_lanes_take_every_split_in_one_round)
+{
+    for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
+        const int g = kg_attn_merge_lanes(s);
+        cr_assert(g >= 1 && g <= 32 && (g & (g - 1)) == 0, "%d splits: %d lanes", s, g);
+        cr_assert(g * KG_ATTN_MERGE_LOADS >= s, "%d splits: %d lanes take two rounds", s, g);
+        cr_assert(g == 1 || (g / 2) * KG_ATTN_MERGE_LOADS < s, "%d splits: %d lanes, half would do", s, g);
+    }
+    const int ex[][2] = {{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 4}, {33, 8}, {64, 8}, {65, 16}, {129, 32}, {256, 32}};
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -655,9 +709,10 @@ Test(attention, decode_fully_masked_rows_and_causal_overhang)
     }
 }
 
-/* Merges of many splits (the merge's unrolled 16-split steps and their
-   remainder) with tiles only partly filled by valid rows: 4 of 16 (group
-   4), MQA's 32 of 32, 40 of 64; and the trace hook's stamps of such a call. */
+/* Merges of many splits (the merge's rounds of 8 loads, partly filled,
+   and its lanes' tree, also with every forced lane count) with tiles only
+   partly filled by valid rows: 4 of 16 (group 4), MQA's 32 of 32, 40 of 64;
+   and the trace hook's stamps of such a call. */
 Test(attention, decode_merges_many_splits)
 {
     /* each merge: fused in the last block (1), the combine kernel (2) */
@@ -682,6 +737,22 @@ Test(attention, decode_merges_many_splits)
         if (kt_take(3))
             run_split_case(&e, 6);
     }
+    /* the combine kernel with each forced lane count (1 split a lane up to
+       one round of 8: lanes without a split take part in the tree), on the
+       decode variant the runtime picks */
+    for (int lanes = 1; lanes <= 32; lanes *= 2) {
+        kg_test_attn_dec_lanes(lanes);
+        acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
+        kg_test_force_attn_splits(ctx, 37);
+        run_case_once(&g4);
+        cr_assert_eq(kg_test_last_attn_dec_lanes(), lanes);
+        acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
+        kg_test_force_attn_splits(ctx, 20);
+        if (kt_take(3))
+            run_case_once(&mqa);
+        kg_test_force_attn_splits(ctx, 0);
+    }
+    kg_test_attn_dec_lanes(0);
     kg_test_force_attn_combine(ctx, 0);
     /* without programmatic dependent launch */
     kg_test_attn_pdl(ctx, 0);
@@ -747,10 +818,11 @@ static void upload_qkv_bf16(uint16_t *h, void *dq, void *dk, void *dv, int64_t n
 
 /* The fused merge (the last block of each row tile to finish merges the
    splits and zeroes the row tile's counter) gives the same bits as the
-   combine kernel (both fold the splits in split order), call after call
-   (the counters are back to zero: the trace shows one merging block per
-   row tile each time) and in a graph replayed twice, with and without
-   programmatic dependent launch. */
+   combine kernel (both fold the splits in the same order, with the same
+   lanes), call after call (the counters are back to zero: the trace shows
+   one merging block per row tile each time), with and without programmatic
+   dependent launch, at split counts that take 1 to 16 lanes, and in a graph
+   replayed twice. */
 Test(attention, decode_fused_merge_bits_counters_and_graph)
 {
     const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
@@ -802,6 +874,30 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
         }
     }
     kg_test_attn_pdl(ctx, 1);
+    /* the same bits at other split counts: 5, 32, 47 and 94 splits (lanes 1,
+       4, 8, 16) */
+    const int more[4][2] = {{5, 5}, {40, 32}, {80, 47}, {94, 94}};
+    for (int f = 0; f < 4; f++) {
+        kg_test_force_attn_splits(ctx, more[f][0]);
+        for (int mode = 2; mode >= 1; mode--) {
+            kg_test_force_attn_combine(ctx, mode);
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_splits(ctx), more[f][1]);
+            cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
+            cr_assert_eq(kg_test_last_attn_dec_lanes(), kg_attn_merge_lanes(more[f][1]));
+            kt_download(ctx, mode == 2 ? o1 : o2, dout, nq * 2);
+        }
+        cr_assert(memcmp(o1, o2, nq * 2) == 0, "%d splits: fused merge bits differ from the combine kernel's",
+                  more[f][1]);
+    }
+    kg_test_force_attn_splits(ctx, 17);
+    kg_test_force_attn_combine(ctx, 2);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    KT_OK(ctx, kg_sync(ctx));
+    kt_download(ctx, o1, dout, nq * 2); /* the 16-split bits again, for the graph */
+    kg_test_force_attn_combine(ctx, 1);
     /* a graph of two fused-merge calls, replayed twice */
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
@@ -1118,7 +1214,8 @@ Test(attention, tma_matches_cp_async_bits)
 }
 
 /* The same call twice gives the same bits (split partials merged in a fixed
-   order), on the planner's split and a forced one; 8 query heads of a KV head
+   order), on the planner's split and a forced one, also with the combine
+   kernel's lanes forced; 8 query heads of a KV head
    x 2 queries = 16 packed rows. */
 Test(attention, decode_is_bitwise_reproducible)
 {
@@ -1134,10 +1231,11 @@ Test(attention, decode_is_bitwise_reproducible)
               tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
               to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
               tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, Sq));
-    const int forced[4] = {0, 11, 0, 11};
-    for (int f = 0; f < 4; f++) {
+    const int forced[6] = {0, 11, 0, 11, 11, 11}, lanes[6] = {0, 0, 0, 0, 4, 32};
+    for (int f = 0; f < 6; f++) {
         kg_test_force_attn_combine(ctx, f < 2 ? 1 : 2);
         kg_test_force_attn_splits(ctx, forced[f]);
+        kg_test_attn_dec_lanes(lanes[f]);
         for (int rep = 0; rep < 2; rep++) {
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
             KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, NULL));
@@ -1148,9 +1246,10 @@ Test(attention, decode_is_bitwise_reproducible)
             kt_download(ctx, rep ? o2 : o1, dout, nq * 2);
             kt_download(ctx, rep ? l2 : l1, dl, nl * 4);
         }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0, "forced splits %d, merge %d: runs differ",
-                  forced[f], f < 2 ? 1 : 2);
+        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
+                  "forced splits %d, merge %d, lanes %d: runs differ", forced[f], f < 2 ? 1 : 2, lanes[f]);
     }
+    kg_test_attn_dec_lanes(0);
     kg_test_force_attn_splits(ctx, 0);
     kg_test_force_attn_combine(ctx, 0);
     free_pair_buffers(h, o1, o2, l1, l2, dq, dk, dv, dout, dl);
