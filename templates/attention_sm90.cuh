@@ -179,9 +179,15 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
+ * CS (causal, not PP, one tile per work tile): each consumer warpgroup
+ * multiplies only the key tiles its own 64 rows see under the causal rule;
+ * the block's later tiles (wholly past the diagonal for its rows: every
+ * score masked, so a product that adds nothing) it waits for and releases
+ * unread (skip_tile). The same bits: a wholly masked tile leaves a row's
+ * running max, sum and output as they were.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool CS = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -199,6 +205,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
+    static_assert(!CS || (!PP && KIND == KG_ATTN_CAUSAL), "CS: causal, each warpgroup at its own pace (no turns)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -709,14 +716,25 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             turn_pass();
             flush();
             wg_wait<0>();
-            if constexpr (PERSIST)
-                release(empty_v(sv)); /* the next work tile's producer refills it */
+            if constexpr (PERSIST || CS)
+                release(empty_v(sv)); /* the next work tile's producer (CS: or this one's) refills it */
+        };
+        /* CS: a K / V tile this warpgroup's rows do not see, released once
+           landed (its ring stage's previous phase is then complete, so the
+           arrivals count towards this tile's) */
+        auto skip_tile = [&](int x) {
+            mbar_wait(full_k(stg(x)), par(x));
+            release(empty_k(stg(x)));
+            mbar_wait(full_v(stg(x)), par(x));
+            release(empty_v(stg(x)));
         };
         /* one work tile; it0: the K/V tiles streamed before it; x (PERSIST):
            the work tiles before it (its Q stage is x % 2). Grid mode, and
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
+            /* the key tiles this warpgroup multiplies (CS: those its rows see) */
+            const int nown = CS ? key_tiles(p, causal, m0 + wgi * 64, 64, BN) : ntiles;
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -754,15 +772,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            if (ntiles > 0) {
+            if (nown > 0) {
                 first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq);
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, nown, it0, dq);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(o, pa, it0 + ntiles);
+                last_pv(o, pa, it0 + nown);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
+            if constexpr (CS)
+                for (int j = nown; j < ntiles; j++)
+                    skip_tile(it0 + j);
             if (wgi == 0)
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
             stage_out(o, m0, wr, h, b, mx, l);
@@ -772,6 +793,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
                                    "with a negative row)");
+        static_assert(!(CS && XT), "CS: one work tile at a time");
         /* PERSIST: work tile x of this block (counted from 0), once the
            producer has published it. Lane 0 alone reads the word and hands
            it to its warp: lane 0 is the thread that arrives on the Q
