@@ -155,6 +155,15 @@ M.sm90_persist_plain = {
 -- Candidate (session 16): the D 64 default, causal, each consumer
 -- warpgroup multiplying only the key tiles its own rows see (cs).
 M.sm90_persist_cs = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = "causal" } }
+-- Candidates (session 16): cs with half-width products on the diagonal
+-- tiles (hd) at D 64, hd alone on the plain persistent kernel at D 96 and
+-- 128 and on the ping-pong one (the causal default up to 4096 keys there).
+M.sm90_persist_hd = {
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = "causal", hd = "causal" },
+  [96] = { nwg = 2, bn = 128, hd = "causal" },
+  [128] = { nwg = 2, bn = 128, hd = "causal" },
+}
+M.sm90_persist_pp_hd = { [96] = { nwg = 2, bn = 128, hd = "causal" }, [128] = { nwg = 2, bn = 128, hd = "causal" } }
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
@@ -227,14 +236,15 @@ end
 -- sh (persistent only; sh true or a mask kind): no proxy fence before the
 -- products of tiles that came by TMA (attention_sm90.cuh, NF), the warps'
 -- own output stores (WS), the work tiles' coordinates published by the
--- producer (PC), the query blocks shifted (SH); cs (a mask kind): each
--- warpgroup its own causal key tiles (CS)
+-- producer (PC), the query blocks shifted (SH); cs, hd (a mask kind): each
+-- warpgroup its own causal key tiles (CS), half-width products where its
+-- rows see only the first half of its last key tile (HD)
 local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
   local sh = c.sh == true or c.sh == kind
-  local cs = c.cs == kind
+  local cs, hd = c.cs == kind, c.hd == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -245,18 +255,19 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(cs) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(cs), tostring(hd) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "", cs and ", own key tiles" or "") }
+                                 sh and ", shifted blocks" or "", cs and ", own key tiles" or "",
+                                 hd and ", half diagonal tiles" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -319,6 +330,18 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, each warpgroup its own causal key tiles (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_HD", name = "Hopper persistent hd", prefix = "attn90h_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_hd, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent, half-width products on causal diagonal tiles (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_HD", name = "Hopper persistent pp hd", prefix = "attn90i_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp_hd, true, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent ping-pong, half-width products on causal diagonal tiles (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -185,9 +185,13 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * score masked, so a product that adds nothing) it waits for and releases
  * unread (skip_tile). The same bits: a wholly masked tile leaves a row's
  * running max, sum and output as they were.
+ * HD (causal, BN 128): where a warpgroup's rows see only the first half
+ * of its last key tile (half_of), that tile's S = Q K^T runs N = 64 wide
+ * and its P V over those 64 keys (the other half's scores are masked, so
+ * their P is zero): the same bits.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool CS = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool CS = false, bool HD = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -206,6 +210,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
     static_assert(!CS || (!PP && KIND == KG_ATTN_CAUSAL), "CS: causal, each warpgroup at its own pace (no turns)");
+    static_assert(!HD || (BN == 128 && KIND == KG_ATTN_CAUSAL), "HD: causal, 128-key tiles (64-wide halves)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -530,9 +535,32 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (shared addresses stay below 256 KB, so no carry leaves it),
            a 64-bit add instead of building it from the address (about
            six uniform instructions per wgmma in the SASS of D 128): dk0, dv0 */
-        /* S = Q K^T from K stage `stage`, Q from the descriptor dq */
-        auto issue_s = [&](float(&s)[BN / 2], int stage, uint64_t dq) {
+        /* HD: whether this warpgroup's rows (from m0 + its 64 rows' offset)
+           see only the first half of key tile n - 1, their last (a uniform
+           branch) */
+        auto half_of = [&](int m0, int n) {
+            return HD && n > 0 && m0 + wgi * 64 + 63 + p.sk - p.sq < (n - 1) * BN + BN / 2;
+        };
+        /* S = Q K^T from K stage `stage`, Q from the descriptor dq (half: the
+           first BN / 2 keys; the other half's scores -inf, as masked) */
+        auto issue_s = [&](float(&s)[BN / 2], int stage, uint64_t dq, bool half) {
             const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
+            if constexpr (HD) {
+                if (half) {
+                    float(&sh)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&s[0]);
+#pragma unroll
+                    for (int kk = 0; kk < D / 16; kk++) {
+                        const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
+                        wg<T, BN / 2>::ss(sh, dq + (off >> 4),
+                                          dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4), kk > 0);
+                    }
+                    wg_commit();
+#pragma unroll
+                    for (int i = BN / 4; i < BN / 2; i++)
+                        s[i] = -CUDART_INF_F;
+                    return;
+                }
+            }
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
@@ -541,9 +569,19 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             wg_commit();
         };
-        /* O += P V from V stage `stage` */
-        auto issue_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage) {
+        /* O += P V from V stage `stage` (half: the first BN / 2 keys, the
+           others' P being zero) */
+        auto issue_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage, bool half) {
             const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
+            if constexpr (HD) {
+                if (half) {
+#pragma unroll
+                    for (int kk = 0; kk < BN / 32; kk++)
+                        wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
+                    wg_commit();
+                    return;
+                }
+            }
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
                 wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
@@ -653,13 +691,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            warpgroup's in flight); it0: the K/V tiles streamed before it,
            dq(): the descriptor of its Q rows */
         auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
-                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
+                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq, bool half) {
             float alpha[2], rs[2];
             mbar_wait(full_k(stg(it0)), par(it0));
             landed();
             wg_fence();
             turn_wait();
-            issue_s(s, stg(it0), dq());
+            issue_s(s, stg(it0), dq(), half);
             turn_pass();
             wg_wait<0>();
             release(empty_k(stg(it0)));
@@ -678,7 +716,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            every shape (6-23%): the two warpgroups already take turns on
            the tensor cores.) */
         auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
-                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq) {
+                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq,
+                            bool half) {
             for (int j = 1; j < ntiles; j++) {
                 float alpha[2], rs[2];
                 const int sk_ = stg(it0 + j), sv = stg(it0 + j - 1);
@@ -687,8 +726,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 landed();
                 wg_fence();
                 turn_wait();
-                issue_s(s, sk_, dq);
-                issue_pv(o, pa, sv);
+                issue_s(s, sk_, dq, half && j == ntiles - 1);
+                issue_pv(o, pa, sv, false);
                 turn_pass();
                 flush();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
@@ -706,13 +745,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* a tile's last O += P V on its own; it1: the K/V tiles streamed up
            to the tile's end; PERSIST: its V stage released (the next work
            tile's producer refills it) */
-        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
+        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1, bool half) {
             const int sv = stg(it1 - 1);
             mbar_wait(full_v(sv), par(it1 - 1));
             landed();
             wg_fence();
             turn_wait();
-            issue_pv(o, pa, sv);
+            issue_pv(o, pa, sv, half);
             turn_pass();
             flush();
             wg_wait<0>();
@@ -773,11 +812,12 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (nown > 0) {
-                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, nown, it0, dq);
+                const bool half = half_of(m0, nown);
+                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; }, half && nown == 1);
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, nown, it0, dq, half);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(o, pa, it0 + nown);
+                last_pv(o, pa, it0 + nown, half);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
@@ -865,7 +905,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mx[i] = -CUDART_INF_F, l[i] = 0.f;
                 zero_o(o);
                 if (ntiles > 0)
-                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
+                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); },
+                            ntiles == 1 && half_of(m0, ntiles));
                 else
                     release(empty_qs(x & 1));
             };
@@ -882,7 +923,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
-                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc), half_of(m0, nt));
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -902,8 +943,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     landed();
                     wg_fence();
                     turn_wait();
-                    issue_s(s, stg(it1), dq_of(tc + 1));
-                    issue_pv(o, pa, sv);
+                    issue_s(s, stg(it1), dq_of(tc + 1), half_of(m2, nt2) && nt2 == 1);
+                    issue_pv(o, pa, sv, half_of(m0, nt));
                     turn_pass();
                     flush();
                     wg_wait<1>();
@@ -920,7 +961,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     pack_p(pa, s);
                 } else {
                     if (nt > 0)
-                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
+                        last_pv(o, pa, it1, half_of(m0, nt)); /* the next work tile's producer refills the V stage */
                     else
                         flush();
                     stage_out(o, m0, wr, h, b, mx, l);

@@ -1003,28 +1003,41 @@ Test(attention, persistent_matches_grid_bits)
        tiles than multiprocessors */
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
-    /* each persistent variant against its grid-mode twin (the 192-key one
-       and the candidate cs: D 64 only; cs causal only) */
-    enum { NPV = 4 };
-    const int pv[NPV] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                         KG_ATTN_V_HOPPER_PERSIST_CS},
-              gv[NPV] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER};
-    for (int x = 0; x < 5; x++) {
-        const int v = pv[x < 4 ? x & 1 : 3];
+    /* each persistent variant against its grid-mode twin (the same key
+       tiles' products, so the same bits; the 192-key one and the candidates:
+       the head dims and kinds they have) */
+    enum { NPV = 6 };
+    const int pv[NPV] = {KG_ATTN_V_HOPPER_PERSIST,      KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
+                         KG_ATTN_V_HOPPER_PERSIST_CS,   KG_ATTN_V_HOPPER_PERSIST_HD,
+                         KG_ATTN_V_HOPPER_PERSIST_PP_HD},
+              gv[NPV] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG,
+                         KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER_PP};
+    /* the first two on both reference cases, the candidates on the ones
+       they have */
+    for (int x = 0; x < 2 * NPV; x++) {
+        const int v = pv[x % NPV];
+        const acase *r = &refs[x / NPV];
+        int slot = 0;
+        while (DIMS[slot] != r->D)
+            slot++;
+        if (x % NPV == 2 || kg_attn_table[v][r->dt][slot][KG_ATTN_CAUSAL].threads == 0)
+            continue;
         kg_test_force_attn_variant(ctx, v);
-        run_case_once(&refs[x < 4 ? x >> 1 : 0]);
+        run_case_once(r);
         cr_assert_eq(kg_test_last_attn_variant(ctx), v, "the variant did not take");
     }
     /* bits against grid mode on bigger ones */
     for (int x = 0; x < 6 * NPV; x++) {
         const int *z = shapes[x / NPV], w = x % NPV;
-        if ((w == 2 || w == 3) && z[5] != 64)
-            continue;
-        if (w == 3 && !z[6])
+        const kg_dtype dt = z[6] ? KG_F16 : KG_BF16;
+        int slot = 0;
+        while (DIMS[slot] != z[5])
+            slot++;
+        if (kg_attn_table[pv[w]][dt][slot][z[6] ? KG_ATTN_CAUSAL : KG_ATTN_NONE].threads == 0)
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
-        const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
+        const acase c = {dt, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
         const int vs[2] = {pv[w], gv[w]}, tma[2] = {0, 0}, want[2] = {-1, -1};
         same_bits(&c, vs, tma, want);
     }
@@ -1041,8 +1054,8 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int pv[4] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                       KG_ATTN_V_HOPPER_PERSIST_CS};
+    const int pv[6] = {KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
+                       KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD};
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
@@ -1050,7 +1063,7 @@ Test(attention, persistent_queue_matches_turns_bits)
         {3, 8, 2, 700, 1100, 1, 1},
         {2, 12, 4, 500, 777, 2, 0},
     };
-    for (int v = 0; v < 4; v++)
+    for (int v = 0; v < 6; v++)
         for (int i = 0; i < 4; i++)
             for (int d = 0; d < 2; d++) {
                 const int *z = shapes[i], slot = d ? 3 : z[5], D = DIMS[slot];
@@ -1078,10 +1091,10 @@ Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int hv[7] = {KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
-                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                       KG_ATTN_V_HOPPER_PERSIST_CS};
-    for (int v = 0; v < 7; v++)
+    const int hv[9] = {KG_ATTN_V_HOPPER,            KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
+                       KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
+                       KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD};
+    for (int v = 0; v < 9; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
                 const int D = DIMS[di];
