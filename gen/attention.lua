@@ -152,14 +152,15 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Candidate (session 16): the D 64 default, causal, each consumer
--- warpgroup multiplying only the key tiles its own rows see (cs).
-M.sm90_persist_cs = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = "causal" } }
+-- Candidate (session 16): the D 64 default, each consumer warpgroup
+-- multiplying only the key tiles its own rows see (cs: none in the last
+-- block's padding; causal, not those past the diagonal).
+M.sm90_persist_cs = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = true } }
 -- Candidates (session 16): cs with half-width products on the diagonal
 -- tiles (hd) at D 64, hd alone on the plain persistent kernel at D 96 and
 -- 128 and on the ping-pong one (the causal default up to 4096 keys there).
 M.sm90_persist_hd = {
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = "causal", hd = "causal" },
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = true, hd = "causal" },
   [96] = { nwg = 2, bn = 128, hd = "causal" },
   [128] = { nwg = 2, bn = 128, hd = "causal" },
 }
@@ -236,15 +237,16 @@ end
 -- sh (persistent only; sh true or a mask kind): no proxy fence before the
 -- products of tiles that came by TMA (attention_sm90.cuh, NF), the warps'
 -- own output stores (WS), the work tiles' coordinates published by the
--- producer (PC), the query blocks shifted (SH); cs, hd (a mask kind): each
--- warpgroup its own causal key tiles (CS), half-width products where its
--- rows see only the first half of its last key tile (HD)
+-- producer (PC), the query blocks shifted (SH); cs (true or a mask kind),
+-- hd (a mask kind): each warpgroup only the key tiles its own rows see
+-- (CS), half-width products where its rows see only the first half of its
+-- last key tile (HD)
 local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
   local sh = c.sh == true or c.sh == kind
-  local cs, hd = c.cs == kind, c.hd == kind
+  local cs, hd = c.cs == true or c.cs == kind, c.hd == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -326,10 +328,10 @@ local variants = {
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_CS", name = "Hopper persistent cs", prefix = "attn90c_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_cs, false, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_cs, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, each warpgroup its own causal key tiles (candidate)" },
+    what = "Hopper persistent, each warpgroup only the key tiles its rows see (candidate)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_HD", name = "Hopper persistent hd", prefix = "attn90h_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
       return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_hd, false, true) or nil

@@ -51,6 +51,11 @@
 namespace kg_attn
 {
 
+/* a compile-time count (softmax_n's 8-key groups) */
+template <int N> struct ic {
+    static constexpr int value = N;
+};
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wg_wait()
@@ -179,12 +184,14 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * CS (causal, not PP, one tile per work tile): each consumer warpgroup
- * multiplies only the key tiles its own 64 rows see under the causal rule;
- * the block's later tiles (wholly past the diagonal for its rows: every
- * score masked, so a product that adds nothing) it waits for and releases
- * unread (skip_tile). The same bits: a wholly masked tile leaves a row's
- * running max, sum and output as they were.
+ * CS (not PP, one tile per work tile): each consumer warpgroup multiplies
+ * only the key tiles its own 64 rows see: none where they all lie outside
+ * the queries (the last block's padding, SH's rows before the start), and
+ * under the causal rule not the block's tiles wholly past the diagonal for
+ * its rows (every score masked, so products that add nothing); the tiles
+ * it does not multiply it waits for and releases unread (skip_tile). The
+ * same bits: a wholly masked tile leaves a row's running max, sum and
+ * output as they were, and rows outside the queries are never stored.
  * HD (causal, BN 128): where a warpgroup's rows see only the first half
  * of its last key tile (half_of), that tile's S = Q K^T runs N = 64 wide
  * and its P V over those 64 keys (the other half's scores are masked, so
@@ -209,7 +216,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
-    static_assert(!CS || (!PP && KIND == KG_ATTN_CAUSAL), "CS: causal, each warpgroup at its own pace (no turns)");
+    static_assert(!CS || (!PP && KIND != KG_ATTN_MASK), "CS: each warpgroup at its own pace (no turns)");
     static_assert(!HD || (BN == 128 && KIND == KG_ATTN_CAUSAL), "HD: causal, 128-key tiles (64-wide halves)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -446,8 +453,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            rows mrow, KIND MASK only) -> exponentials relative to the new
            running max (in s), their row sums (rs) and the factor alpha the
            output and the sums so far must be scaled by. */
-        auto softmax = [&](float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
-                           int wr, float(&alpha)[2], float(&rs)[2]) {
+        auto softmax_n = [&](auto nsc, float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
+                             int wr, float(&alpha)[2], float(&rs)[2]) {
+            constexpr int NSE = decltype(nsc)::value; /* the 8-key groups taken */
             const int n0 = j * BN;
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
             /* scale (and add the mask) everywhere; key bounds and the causal
@@ -455,7 +463,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
             if (!fold) {
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                for (int n = 0; n < NSE; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -473,7 +481,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 for (int i = 0; i < 2; i++)
                     lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                for (int n = 0; n < NSE; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++)
                         if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
@@ -483,7 +491,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                8-key groups): half the dependent FMNMX / FADD latency */
             float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
 #pragma unroll
-            for (int n = 0; n < NS; n++)
+            for (int n = 0; n < NSE; n++)
 #pragma unroll
                 for (int x = 0; x < 4; x++)
                     tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
@@ -499,7 +507,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             if (fold) {
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                for (int n = 0; n < NSE; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -508,7 +516,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     }
             } else {
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                for (int n = 0; n < NSE; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -519,6 +527,19 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 rs[i] = rsp[0][i] + rsp[1][i];
+        };
+        /* HD, half: the first half of the keys alone (the other half's
+           scores, -inf, add nothing to the maxima or the sums: the same
+           bits) */
+        auto softmax = [&](float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0, int wr,
+                           float(&alpha)[2], float(&rs)[2], bool half) {
+            if constexpr (HD) {
+                if (half) {
+                    softmax_n(ic<NS / 2>{}, s, mx, mrow, j, m0, wr, alpha, rs);
+                    return;
+                }
+            }
+            softmax_n(ic<NS>{}, s, mx, mrow, j, m0, wr, alpha, rs);
         };
         /* P (the exponentials in s) into the A-operand registers of P V */
         auto pack_p = [&](uint32_t(&pa)[BN / 16][4], const float(&s)[BN / 2]) {
@@ -701,7 +722,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             turn_pass();
             wg_wait<0>();
             release(empty_k(stg(it0)));
-            softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
+            softmax(s, mx, mrow, 0, m0, wr, alpha, rs, half);
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
         };
@@ -732,7 +753,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 flush();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
                 release(empty_k(sk_));
-                softmax(s, mx, mrow, j, m0, wr, alpha, rs);
+                softmax(s, mx, mrow, j, m0, wr, alpha, rs, half && j == ntiles - 1);
                 wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
                 release(empty_v(sv));
 #pragma unroll
@@ -773,7 +794,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
             /* the key tiles this warpgroup multiplies (CS: those its rows see) */
-            const int nown = CS ? key_tiles(p, causal, m0 + wgi * 64, 64, BN) : ntiles;
+            const int r0 = m0 + wgi * 64;
+            const int nown = !CS ? ntiles : r0 >= p.sq || r0 + 64 <= 0 ? 0 : key_tiles(p, causal, r0, 64, BN);
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -943,7 +965,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     landed();
                     wg_fence();
                     turn_wait();
-                    issue_s(s, stg(it1), dq_of(tc + 1), half_of(m2, nt2) && nt2 == 1);
+                    const bool half2 = nt2 == 1 && half_of(m2, nt2);
+                    issue_s(s, stg(it1), dq_of(tc + 1), half2);
                     issue_pv(o, pa, sv, half_of(m0, nt));
                     turn_pass();
                     flush();
@@ -951,7 +974,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     release(empty_k(stg(it1)));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
+                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs, half2);
                     wg_wait<0>();
                     release(empty_v(sv));
                     stage_out(o, m0, wr, h, b, mxo, lo);
