@@ -184,14 +184,10 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * CS (not PP, one tile per work tile): each consumer warpgroup multiplies
- * only the key tiles its own 64 rows see: none where they all lie outside
- * the queries (the last block's padding, SH's rows before the start), and
- * under the causal rule not the block's tiles wholly past the diagonal for
- * its rows (every score masked, so products that add nothing); the tiles
- * it does not multiply it waits for and releases unread (skip_tile). The
- * same bits: a wholly masked tile leaves a row's running max, sum and
- * output as they were, and rows outside the queries are never stored.
+ * CS (not PP, one tile per work tile): a consumer warpgroup whose 64 rows
+ * all lie outside the queries (the last block's padding, SH's rows before
+ * the start) multiplies nothing; it waits for the work tile's K / V tiles
+ * and releases them unread (skip_tile). Its rows are never stored.
  * HD (causal, BN 128): where a warpgroup's rows see only the first half
  * of its last key tile (half_of), that tile's S = Q K^T runs N = 64 wide
  * and its P V over those 64 keys (the other half's scores are masked, so
@@ -779,7 +775,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if constexpr (PERSIST || CS)
                 release(empty_v(sv)); /* the next work tile's producer (CS: or this one's) refills it */
         };
-        /* CS: a K / V tile this warpgroup's rows do not see, released once
+        /* CS: a K / V tile this warpgroup does not multiply, released once
            landed (its ring stage's previous phase is then complete, so the
            arrivals count towards this tile's) */
         auto skip_tile = [&](int x) {
@@ -793,9 +789,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
-            /* the key tiles this warpgroup multiplies (CS: those its rows see) */
-            const int r0 = m0 + wgi * 64;
-            const int nown = !CS ? ntiles : r0 >= p.sq || r0 + 64 <= 0 ? 0 : key_tiles(p, causal, r0, 64, BN);
+            /* the key tiles this warpgroup multiplies (CS: none for rows
+               outside the queries) */
+            const int nown = CS && (m0 + wgi * 64 >= p.sq || m0 + wgi * 64 + 64 <= 0) ? 0 : ntiles;
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
