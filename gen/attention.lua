@@ -168,6 +168,9 @@ M.sm90_persist_hd = {
   [96] = { nwg = 2, bn = 128, hd = "causal" },
   [128] = { nwg = 2, bn = 128, hd = "causal" },
 }
+-- Candidate (session 16): D 32 on the D 64 default's persistent kernel
+-- (three consumer warpgroups, 192-row tiles; D 32 runs the grid kernel).
+M.sm90_persist_d32 = { [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" } }
 M.sm90_persist_pp_hd = { [96] = { nwg = 2, bn = 128, hd = "causal" }, [128] = { nwg = 2, bn = 128, hd = "causal" } }
 -- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
 -- 2048-4096 keys, where the grid-mode long variant is the default.
@@ -348,6 +351,11 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent ping-pong, half-width products on causal diagonal tiles (candidate)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_D32", name = "Hopper persistent d32", prefix = "attn90j_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_d32, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, D 32 (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

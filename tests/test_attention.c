@@ -994,10 +994,11 @@ Test(attention, persistent_matches_grid_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
-    const int shapes[6][7] = {
+    const int shapes[7][7] = {
         /* B Hq Hkv Sq Sk D causal */
         {4, 16, 16, 1000, 1000, 64, 1}, {3, 32, 8, 777, 1301, 128, 0}, {2, 12, 4, 1500, 600, 96, 1},
         {5, 8, 8, 2049, 2049, 128, 1},  {1, 40, 5, 3000, 257, 64, 0},  {2, 16, 2, 640, 4100, 128, 1},
+        {3, 16, 4, 1100, 900, 32, 1},
     };
     /* against the float64 reference: small enough for it, still more work
        tiles than multiprocessors */
@@ -1006,12 +1007,12 @@ Test(attention, persistent_matches_grid_bits)
     /* each persistent variant against its grid-mode twin (the same key
        tiles' products, so the same bits; the 192-key one and the candidates:
        the head dims and kinds they have) */
-    enum { NPV = 6 };
+    enum { NPV = 7 };
     const int pv[NPV] = {KG_ATTN_V_HOPPER_PERSIST,      KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                         KG_ATTN_V_HOPPER_PERSIST_CS,   KG_ATTN_V_HOPPER_PERSIST_HD,
-                         KG_ATTN_V_HOPPER_PERSIST_PP_HD},
-              gv[NPV] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG,
-                         KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER,    KG_ATTN_V_HOPPER_PP};
+                         KG_ATTN_V_HOPPER_PERSIST_CS,   KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD,
+                         KG_ATTN_V_HOPPER_PERSIST_D32},
+              gv[NPV] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER,
+                         KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER};
     /* the first two on both reference cases, the candidates on the ones
        they have */
     for (int x = 0; x < 2 * NPV; x++) {
@@ -1027,7 +1028,7 @@ Test(attention, persistent_matches_grid_bits)
         cr_assert_eq(kg_test_last_attn_variant(ctx), v, "the variant did not take");
     }
     /* bits against grid mode on bigger ones */
-    for (int x = 0; x < 6 * NPV; x++) {
+    for (int x = 0; x < 7 * NPV; x++) {
         const int *z = shapes[x / NPV], w = x % NPV;
         const kg_dtype dt = z[6] ? KG_F16 : KG_BF16;
         int slot = 0;
@@ -1054,17 +1055,19 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int pv[6] = {KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                       KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD};
-    const int shapes[4][7] = {
+    const int pv[7] = {KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
+                       KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD,
+                       KG_ATTN_V_HOPPER_PERSIST_D32};
+    const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
         {1, 2, 2, 300, 300, 3, 1},
         {3, 8, 2, 700, 1100, 1, 1},
         {2, 12, 4, 500, 777, 2, 0},
+        {2, 8, 2, 600, 900, 0, 0},
     };
-    for (int v = 0; v < 6; v++)
-        for (int i = 0; i < 4; i++)
+    for (int v = 0; v < 7; v++)
+        for (int i = 0; i < 5; i++)
             for (int d = 0; d < 2; d++) {
                 const int *z = shapes[i], slot = d ? 3 : z[5], D = DIMS[slot];
                 const kg_dtype dt = (v + i + d) % 2 ? KG_F16 : KG_BF16;
@@ -1091,10 +1094,11 @@ Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int hv[9] = {KG_ATTN_V_HOPPER,            KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
-                       KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                       KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD};
-    for (int v = 0; v < 9; v++)
+    const int hv[10] = {KG_ATTN_V_HOPPER,            KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
+                        KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
+                        KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD,
+                        KG_ATTN_V_HOPPER_PERSIST_D32};
+    for (int v = 0; v < 10; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
                 const int D = DIMS[di];
