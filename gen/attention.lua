@@ -113,7 +113,8 @@ M.sm90 = {
 -- work tiles in turn; the producer loads the next tile's Q, K and V while
 -- the consumers finish the last; the output staged in its own tile), alone
 -- and with the ping-pong turns: D 64 to 128 (D 256's output staging tile
--- does not fit in shared memory; D 32 spills in the producer). H200, bf16,
+-- does not fit in shared memory; D 32 spilled in the producer of these
+-- two-warpgroup tiles: it takes the plain kernel's three, below). H200, bf16,
 -- us, grid-mode default / persistent / persistent pp: D 64 S 1k 456 / 429 /
 -- 436, causal 305 / 288 / 277; D 128 S 1k 690 / 679 / 679, causal 445 / 433
 -- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
@@ -147,33 +148,30 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- against 475.4; causal, against the ping-pong default's 315.8: 324.8 /
 -- 311.7, wc on the ping-pong kernel 343.1) and on the 192-key kernel (S 4k
 -- causal 697.5 against 670.1).
+-- Since session 16 also D 32 on D 64's kernel (the grid kernel before;
+-- H200, s16r2, us, in turn, best of 3, bf16 S 4k: 1173.9 / 949.3; 32
+-- producer registers, no spills), and the runtime takes both at every key
+-- count (D 64 from 2048 keys: the persistent long kernel before; bf16 S 4k
+-- 1181.9 / 1110.7, S 16k 4629.6 / 4259.6, causal 2379.9 / 2254.3, GQA Hq
+-- 32 S 15901 4289.9 / 4164.2, Hkv 8 S 12796 2801.6 / 2685.5).
+-- Measured and dropped (s16r1, s16r2, us, in turn, best of 3, default /
+-- candidate): each consumer warpgroup multiplying only the key tiles its
+-- own rows see under the causal rule (bf16 D 64 S 1k causal 230.0 / 229.9,
+-- S 4k 614.9 / 677.6; f16 S 1k 227.0 / 239.7), or nothing for rows
+-- outside the queries (bf16 S 1k 326.4 / 339.8, causal 226.7 / 240.3, S 4k
+-- 1110.7 (this kernel) / 1229.0); half-width products and softmax on the
+-- causal diagonal tiles where a warpgroup's rows see only their first half
+-- (D 64 S 1k causal 226.7 / 271.2, D 128 S 1k causal, ping-pong 314.1 /
+-- 431.2, S 16k 3583.8 / 4966.3): the products under those uniform
+-- branches cost more than the work they save.
 M.sm90_persist_plain = {
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Candidate (session 16): the D 64 default, a consumer warpgroup whose
--- rows all lie outside the queries multiplying nothing (cs). (H200, s16r1,
--- us, in turn, best of 3: causal, also skipping each warpgroup's key tiles
--- wholly past the diagonal for its rows, the default / that: bf16 S 1k
--- 230.0 / 229.9, S 4k 614.9 / 677.6, f16 S 1k 227.0 / 239.7, S 4k 639.6 /
--- 708.5; S 16k against persistent long 2441.0 / 2421.7, f16 2529.0 /
--- 2521.1.)
-M.sm90_persist_cs = { [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", cs = true } }
--- Candidates (session 16): half-width products on the diagonal tiles
--- (hd) on the D 64 default, the plain persistent kernel at D 96 and 128 and
--- the ping-pong one (the causal default up to 4096 keys there).
-M.sm90_persist_hd = {
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", hd = "causal" },
-  [96] = { nwg = 2, bn = 128, hd = "causal" },
-  [128] = { nwg = 2, bn = 128, hd = "causal" },
-}
--- Candidate (session 16): D 32 on the D 64 default's persistent kernel
--- (three consumer warpgroups, 192-row tiles; D 32 runs the grid kernel).
-M.sm90_persist_d32 = { [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" } }
-M.sm90_persist_pp_hd = { [96] = { nwg = 2, bn = 128, hd = "causal" }, [128] = { nwg = 2, bn = 128, hd = "causal" } }
--- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
--- 2048-4096 keys, where the grid-mode long variant is the default.
+-- The persistent kernel on the long variant's tiles (D 64, 192 keys): the
+-- default from 2048 keys until session 16 (above); forced only since.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
@@ -244,16 +242,12 @@ end
 -- sh (persistent only; sh true or a mask kind): no proxy fence before the
 -- products of tiles that came by TMA (attention_sm90.cuh, NF), the warps'
 -- own output stores (WS), the work tiles' coordinates published by the
--- producer (PC), the query blocks shifted (SH); cs (true or a mask kind):
--- no products for a warpgroup's rows outside the queries (CS); hd (a mask
--- kind): half-width products where a warpgroup's rows see only the first
--- half of its last key tile (HD)
+-- producer (PC), the query blocks shifted (SH)
 local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local c = (tiles or M.sm90)[d]
   if not c then return nil end
   local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
   local sh = c.sh == true or c.sh == kind
-  local cs, hd = c.cs == true or c.cs == kind, c.hd == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -264,19 +258,18 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(cs), tostring(hd) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "", cs and ", own key tiles" or "",
-                                 hd and ", half diagonal tiles" or "") }
+                                 sh and ", shifted blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -333,29 +326,6 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_CS", name = "Hopper persistent cs", prefix = "attn90c_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_cs, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, no products for rows outside the queries (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_HD", name = "Hopper persistent hd", prefix = "attn90h_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_hd, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, half-width products on causal diagonal tiles (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_HD", name = "Hopper persistent pp hd", prefix = "attn90i_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp_hd, true, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent ping-pong, half-width products on causal diagonal tiles (candidate)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_D32", name = "Hopper persistent d32", prefix = "attn90j_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_d32, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, D 32 (candidate)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -51,11 +51,6 @@
 namespace kg_attn
 {
 
-/* a compile-time count (softmax_n's 8-key groups) */
-template <int N> struct ic {
-    static constexpr int value = N;
-};
-
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wg_wait()
@@ -184,17 +179,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * CS (not PP, one tile per work tile): a consumer warpgroup whose 64 rows
- * all lie outside the queries (the last block's padding, SH's rows before
- * the start) multiplies nothing; it waits for the work tile's K / V tiles
- * and releases them unread (skip_tile). Its rows are never stored.
- * HD (causal, BN 128): where a warpgroup's rows see only the first half
- * of its last key tile (half_of), that tile's S = Q K^T runs N = 64 wide
- * and its P V over those 64 keys (the other half's scores are masked, so
- * their P is zero): the same bits.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool CS = false, bool HD = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -212,8 +199,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
-    static_assert(!CS || (!PP && KIND != KG_ATTN_MASK), "CS: each warpgroup at its own pace (no turns)");
-    static_assert(!HD || (BN == 128 && KIND == KG_ATTN_CAUSAL), "HD: causal, 128-key tiles (64-wide halves)");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -449,9 +434,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            rows mrow, KIND MASK only) -> exponentials relative to the new
            running max (in s), their row sums (rs) and the factor alpha the
            output and the sums so far must be scaled by. */
-        auto softmax_n = [&](auto nsc, float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
-                             int wr, float(&alpha)[2], float(&rs)[2]) {
-            constexpr int NSE = decltype(nsc)::value; /* the 8-key groups taken */
+        auto softmax = [&](float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0,
+                           int wr, float(&alpha)[2], float(&rs)[2]) {
             const int n0 = j * BN;
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + wr + p.sk - p.sq);
             /* scale (and add the mask) everywhere; key bounds and the causal
@@ -459,7 +443,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                row r sees keys c < lim = min(Sk, r + Sk - Sq + 1) */
             if (!fold) {
 #pragma unroll
-                for (int n = 0; n < NSE; n++)
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -477,7 +461,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 for (int i = 0; i < 2; i++)
                     lim[i] = causal ? min(p.sk, m0 + wr + g + 8 * i + p.sk - p.sq + 1) : p.sk;
 #pragma unroll
-                for (int n = 0; n < NSE; n++)
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++)
                         if (n0 + n * 8 + 2 * t + (x & 1) >= lim[x >> 1])
@@ -487,7 +471,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                8-key groups): half the dependent FMNMX / FADD latency */
             float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
 #pragma unroll
-            for (int n = 0; n < NSE; n++)
+            for (int n = 0; n < NS; n++)
 #pragma unroll
                 for (int x = 0; x < 4; x++)
                     tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
@@ -503,7 +487,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             if (fold) {
 #pragma unroll
-                for (int n = 0; n < NSE; n++)
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -512,7 +496,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     }
             } else {
 #pragma unroll
-                for (int n = 0; n < NSE; n++)
+                for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
@@ -523,19 +507,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 rs[i] = rsp[0][i] + rsp[1][i];
-        };
-        /* HD, half: the first half of the keys alone (the other half's
-           scores, -inf, add nothing to the maxima or the sums: the same
-           bits) */
-        auto softmax = [&](float(&s)[BN / 2], float(&mx)[2], const float *(&mrow)[2], int j, int m0, int wr,
-                           float(&alpha)[2], float(&rs)[2], bool half) {
-            if constexpr (HD) {
-                if (half) {
-                    softmax_n(ic<NS / 2>{}, s, mx, mrow, j, m0, wr, alpha, rs);
-                    return;
-                }
-            }
-            softmax_n(ic<NS>{}, s, mx, mrow, j, m0, wr, alpha, rs);
         };
         /* P (the exponentials in s) into the A-operand registers of P V */
         auto pack_p = [&](uint32_t(&pa)[BN / 16][4], const float(&s)[BN / 2]) {
@@ -552,32 +523,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (shared addresses stay below 256 KB, so no carry leaves it),
            a 64-bit add instead of building it from the address (about
            six uniform instructions per wgmma in the SASS of D 128): dk0, dv0 */
-        /* HD: whether this warpgroup's rows (from m0 + its 64 rows' offset)
-           see only the first half of key tile n - 1, their last (a uniform
-           branch) */
-        auto half_of = [&](int m0, int n) {
-            return HD && n > 0 && m0 + wgi * 64 + 63 + p.sk - p.sq < (n - 1) * BN + BN / 2;
-        };
-        /* S = Q K^T from K stage `stage`, Q from the descriptor dq (half: the
-           first BN / 2 keys; the other half's scores -inf, as masked) */
-        auto issue_s = [&](float(&s)[BN / 2], int stage, uint64_t dq, bool half) {
+        /* S = Q K^T from K stage `stage`, Q from the descriptor dq */
+        auto issue_s = [&](float(&s)[BN / 2], int stage, uint64_t dq) {
             const uint64_t dk = dk0 + (uint64_t)(stage * (KB >> 4));
-            if constexpr (HD) {
-                if (half) {
-                    float(&sh)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&s[0]);
-#pragma unroll
-                    for (int kk = 0; kk < D / 16; kk++) {
-                        const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-                        wg<T, BN / 2>::ss(sh, dq + (off >> 4),
-                                          dk + (uint64_t)((((kk >> 2) * BN * 128 + (kk & 3) * 32)) >> 4), kk > 0);
-                    }
-                    wg_commit();
-#pragma unroll
-                    for (int i = BN / 4; i < BN / 2; i++)
-                        s[i] = -CUDART_INF_F;
-                    return;
-                }
-            }
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 const uint32_t off = (kk >> 2) * BM * 128 + (kk & 3) * 32;
@@ -586,19 +534,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             wg_commit();
         };
-        /* O += P V from V stage `stage` (half: the first BN / 2 keys, the
-           others' P being zero) */
-        auto issue_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage, bool half) {
+        /* O += P V from V stage `stage` */
+        auto issue_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int stage) {
             const uint64_t dv = dv0 + (uint64_t)(stage * (KB >> 4));
-            if constexpr (HD) {
-                if (half) {
-#pragma unroll
-                    for (int kk = 0; kk < BN / 32; kk++)
-                        wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
-                    wg_commit();
-                    return;
-                }
-            }
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
                 wg<T, DP>::rs(o, pa[kk], dv + (uint64_t)((kk * 16 * 128) >> 4), 1);
@@ -708,17 +646,17 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            warpgroup's in flight); it0: the K/V tiles streamed before it,
            dq(): the descriptor of its Q rows */
         auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
-                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq, bool half) {
+                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
             float alpha[2], rs[2];
             mbar_wait(full_k(stg(it0)), par(it0));
             landed();
             wg_fence();
             turn_wait();
-            issue_s(s, stg(it0), dq(), half);
+            issue_s(s, stg(it0), dq());
             turn_pass();
             wg_wait<0>();
             release(empty_k(stg(it0)));
-            softmax(s, mx, mrow, 0, m0, wr, alpha, rs, half);
+            softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
         };
@@ -733,8 +671,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            every shape (6-23%): the two warpgroups already take turns on
            the tensor cores.) */
         auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
-                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq,
-                            bool half) {
+                            float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq) {
             for (int j = 1; j < ntiles; j++) {
                 float alpha[2], rs[2];
                 const int sk_ = stg(it0 + j), sv = stg(it0 + j - 1);
@@ -743,13 +680,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 landed();
                 wg_fence();
                 turn_wait();
-                issue_s(s, sk_, dq, half && j == ntiles - 1);
-                issue_pv(o, pa, sv, false);
+                issue_s(s, sk_, dq);
+                issue_pv(o, pa, sv);
                 turn_pass();
                 flush();
                 wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
                 release(empty_k(sk_));
-                softmax(s, mx, mrow, j, m0, wr, alpha, rs, half && j == ntiles - 1);
+                softmax(s, mx, mrow, j, m0, wr, alpha, rs);
                 wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
                 release(empty_v(sv));
 #pragma unroll
@@ -762,36 +699,24 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* a tile's last O += P V on its own; it1: the K/V tiles streamed up
            to the tile's end; PERSIST: its V stage released (the next work
            tile's producer refills it) */
-        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1, bool half) {
+        auto last_pv = [&](float(&o)[DP / 2], uint32_t(&pa)[BN / 16][4], int it1) {
             const int sv = stg(it1 - 1);
             mbar_wait(full_v(sv), par(it1 - 1));
             landed();
             wg_fence();
             turn_wait();
-            issue_pv(o, pa, sv, half);
+            issue_pv(o, pa, sv);
             turn_pass();
             flush();
             wg_wait<0>();
-            if constexpr (PERSIST || CS)
-                release(empty_v(sv)); /* the next work tile's producer (CS: or this one's) refills it */
-        };
-        /* CS: a K / V tile this warpgroup does not multiply, released once
-           landed (its ring stage's previous phase is then complete, so the
-           arrivals count towards this tile's) */
-        auto skip_tile = [&](int x) {
-            mbar_wait(full_k(stg(x)), par(x));
-            release(empty_k(stg(x)));
-            mbar_wait(full_v(stg(x)), par(x));
-            release(empty_v(stg(x)));
+            if constexpr (PERSIST)
+                release(empty_v(sv)); /* the next work tile's producer refills it */
         };
         /* one work tile; it0: the K/V tiles streamed before it; x (PERSIST):
            the work tiles before it (its Q stage is x % 2). Grid mode, and
            PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
         auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
             const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
-            /* the key tiles this warpgroup multiplies (CS: none for rows
-               outside the queries) */
-            const int nown = CS && (m0 + wgi * 64 >= p.sq || m0 + wgi * 64 + 64 <= 0) ? 0 : ntiles;
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -829,19 +754,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            if (nown > 0) {
-                const bool half = half_of(m0, nown);
-                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; }, half && nown == 1);
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, nown, it0, dq, half);
+            if (ntiles > 0) {
+                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(o, pa, it0 + nown, half);
+                last_pv(o, pa, it0 + ntiles);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
-            if constexpr (CS)
-                for (int j = nown; j < ntiles; j++)
-                    skip_tile(it0 + j);
             if (wgi == 0)
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
             stage_out(o, m0, wr, h, b, mx, l);
@@ -851,7 +772,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
                                    "with a negative row)");
-        static_assert(!(CS && XT), "CS: one work tile at a time");
         /* PERSIST: work tile x of this block (counted from 0), once the
            producer has published it. Lane 0 alone reads the word and hands
            it to its warp: lane 0 is the thread that arrives on the Q
@@ -923,8 +843,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mx[i] = -CUDART_INF_F, l[i] = 0.f;
                 zero_o(o);
                 if (ntiles > 0)
-                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); },
-                            ntiles == 1 && half_of(m0, ntiles));
+                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
                 else
                     release(empty_qs(x & 1));
             };
@@ -941,7 +860,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
-                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc), half_of(m0, nt));
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -961,16 +880,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     landed();
                     wg_fence();
                     turn_wait();
-                    const bool half2 = nt2 == 1 && half_of(m2, nt2);
-                    issue_s(s, stg(it1), dq_of(tc + 1), half2);
-                    issue_pv(o, pa, sv, half_of(m0, nt));
+                    issue_s(s, stg(it1), dq_of(tc + 1));
+                    issue_pv(o, pa, sv);
                     turn_pass();
                     flush();
                     wg_wait<1>();
                     release(empty_k(stg(it1)));
                     const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
                     mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs, half2);
+                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
                     wg_wait<0>();
                     release(empty_v(sv));
                     stage_out(o, m0, wr, h, b, mxo, lo);
@@ -980,7 +898,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     pack_p(pa, s);
                 } else {
                     if (nt > 0)
-                        last_pv(o, pa, it1, half_of(m0, nt)); /* the next work tile's producer refills the V stage */
+                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
                     else
                         flush();
                     stage_out(o, m0, wr, h, b, mx, l);

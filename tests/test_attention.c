@@ -1004,42 +1004,24 @@ Test(attention, persistent_matches_grid_bits)
        tiles than multiprocessors */
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
-    /* each persistent variant against its grid-mode twin (the same key
-       tiles' products, so the same bits; the 192-key one and the candidates:
-       the head dims and kinds they have) */
-    enum { NPV = 7 };
-    const int pv[NPV] = {KG_ATTN_V_HOPPER_PERSIST,      KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                         KG_ATTN_V_HOPPER_PERSIST_CS,   KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD,
-                         KG_ATTN_V_HOPPER_PERSIST_D32},
-              gv[NPV] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER,
-                         KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER};
-    /* the first two on both reference cases, the candidates on the ones
-       they have */
-    for (int x = 0; x < 2 * NPV; x++) {
-        const int v = pv[x % NPV];
-        const acase *r = &refs[x / NPV];
-        int slot = 0;
-        while (DIMS[slot] != r->D)
-            slot++;
-        if (x % NPV == 2 || kg_attn_table[v][r->dt][slot][KG_ATTN_CAUSAL].threads == 0)
-            continue;
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(r);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "the variant did not take");
+    /* each persistent variant against its grid-mode twin (the 192-key one:
+       D 64 only; D 32: the plain one only) */
+    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG},
+              gv[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
+    for (int x = 0; x < 4; x++) {
+        kg_test_force_attn_variant(ctx, pv[x & 1]);
+        run_case_once(&refs[x >> 1]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
     }
     /* bits against grid mode on bigger ones */
-    for (int x = 0; x < 7 * NPV; x++) {
-        const int *z = shapes[x / NPV], w = x % NPV;
-        const kg_dtype dt = z[6] ? KG_F16 : KG_BF16;
-        int slot = 0;
-        while (DIMS[slot] != z[5])
-            slot++;
-        if (kg_attn_table[pv[w]][dt][slot][z[6] ? KG_ATTN_CAUSAL : KG_ATTN_NONE].threads == 0)
+    for (int x = 0; x < 21; x++) {
+        const int *z = shapes[x / 3];
+        if ((x % 3 == 2 && z[5] != 64) || (x % 3 != 0 && z[5] == 32))
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
-        const acase c = {dt, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
-        const int vs[2] = {pv[w], gv[w]}, tma[2] = {0, 0}, want[2] = {-1, -1};
+        const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
+        const int vs[2] = {pv[x % 3], gv[x % 3]}, tma[2] = {0, 0}, want[2] = {-1, -1};
         same_bits(&c, vs, tma, want);
     }
     kg_test_force_attn_variant(ctx, -1);
@@ -1055,9 +1037,7 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int pv[7] = {KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                       KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD,
-                       KG_ATTN_V_HOPPER_PERSIST_D32};
+    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
     const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
@@ -1066,7 +1046,7 @@ Test(attention, persistent_queue_matches_turns_bits)
         {2, 12, 4, 500, 777, 2, 0},
         {2, 8, 2, 600, 900, 0, 0},
     };
-    for (int v = 0; v < 7; v++)
+    for (int v = 0; v < 3; v++)
         for (int i = 0; i < 5; i++)
             for (int d = 0; d < 2; d++) {
                 const int *z = shapes[i], slot = d ? 3 : z[5], D = DIMS[slot];
@@ -1094,11 +1074,9 @@ Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int hv[10] = {KG_ATTN_V_HOPPER,            KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
-                        KG_ATTN_V_HOPPER_PERSIST,    KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG,
-                        KG_ATTN_V_HOPPER_PERSIST_CS, KG_ATTN_V_HOPPER_PERSIST_HD, KG_ATTN_V_HOPPER_PERSIST_PP_HD,
-                        KG_ATTN_V_HOPPER_PERSIST_D32};
-    for (int v = 0; v < 10; v++)
+    const int hv[6] = {KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
+                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
+    for (int v = 0; v < 6; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
                 const int D = DIMS[di];
