@@ -191,7 +191,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        618-701); level or
        slower elsewhere (D 64 S 4k: the long variant 1540 / pp 1565, causal S
        16k long 2962 / pp 3082; D 96 1096 / 1111; D 128 S 4k causal 1335 /
-       1366; GQA D 128 causal 1314 / 1356) */
+       1366; GQA D 128 causal 1314 / 1356); causal D 256 left it in session 16 (below) */
     const int D = kg_attn_dims[slot];
     /* the persistent variants (D 64-128) up to 4096 keys (causal at D 128:
        2048; session 12 widened both, below), with the ping-pong turns when
@@ -249,8 +249,10 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     }
     /* D 32 left the ping-pong variant in session 6 (H200, r2, us, grid /
        pp, now that only the grid variant folds the softmax scale: S 4k 1216
-       / 1294, S 14k causal 1896 / 1947) */
-    const int pp = (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
+       / 1294, S 14k causal 1896 / 1947), and causal D 256 in session 16
+       (H200, s16r3, us, in turn, best of 3, pp / grid: f16 B 3 H 16 S 4025
+       673.1 / 648.4, bf16 B 6 Hq 32 Hkv 4 S 2140 888.8 / 842.1) */
+    const int pp = D == 64 && sk < KG_ATTN_LONG_KEYS;
     if (sm90 && pp && has_variant(KG_ATTN_V_HOPPER_PP, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PP;
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))
