@@ -113,7 +113,8 @@ M.sm90 = {
 -- work tiles in turn; the producer loads the next tile's Q, K and V while
 -- the consumers finish the last; the output staged in its own tile), alone
 -- and with the ping-pong turns: D 64 to 128 (D 256's output staging tile
--- does not fit in shared memory; D 32 spills in the producer). H200, bf16,
+-- does not fit in shared memory; D 32 spilled in the producer of these
+-- two-warpgroup tiles: it takes the plain kernel's three, below). H200, bf16,
 -- us, grid-mode default / persistent / persistent pp: D 64 S 1k 456 / 429 /
 -- 436, causal 305 / 288 / 277; D 128 S 1k 690 / 679 / 679, causal 445 / 433
 -- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
@@ -147,13 +148,30 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- against 475.4; causal, against the ping-pong default's 315.8: 324.8 /
 -- 311.7, wc on the ping-pong kernel 343.1) and on the 192-key kernel (S 4k
 -- causal 697.5 against 670.1).
+-- Since session 16 also D 32 on D 64's kernel (the grid kernel before;
+-- H200, s16r2, us, in turn, best of 3, bf16 S 4k: 1173.9 / 949.3; 32
+-- producer registers, no spills), and the runtime takes both at every key
+-- count (D 64 from 2048 keys: the persistent long kernel before; bf16 S 4k
+-- 1181.9 / 1110.7, S 16k 4629.6 / 4259.6, causal 2379.9 / 2254.3, GQA Hq
+-- 32 S 15901 4289.9 / 4164.2, Hkv 8 S 12796 2801.6 / 2685.5).
+-- Measured and dropped (s16r1, s16r2, us, in turn, best of 3, default /
+-- candidate): each consumer warpgroup multiplying only the key tiles its
+-- own rows see under the causal rule (bf16 D 64 S 1k causal 230.0 / 229.9,
+-- S 4k 614.9 / 677.6; f16 S 1k 227.0 / 239.7), or nothing for rows
+-- outside the queries (bf16 S 1k 326.4 / 339.8, causal 226.7 / 240.3, S 4k
+-- 1110.7 (this kernel) / 1229.0); half-width products and softmax on the
+-- causal diagonal tiles where a warpgroup's rows see only their first half
+-- (D 64 S 1k causal 226.7 / 271.2, D 128 S 1k causal, ping-pong 314.1 /
+-- 431.2, S 16k 3583.8 / 4966.3): the products under those uniform
+-- branches cost more than the work they save.
 M.sm90_persist_plain = {
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- The persistent kernel on the long variant's tiles (D 64, 192 keys): for
--- 2048-4096 keys, where the grid-mode long variant is the default.
+-- The persistent kernel on the long variant's tiles (D 64, 192 keys): the
+-- default from 2048 keys until session 16 (above); forced only since.
 M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:

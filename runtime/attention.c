@@ -164,9 +164,8 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
 }
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
-   else): persistent up to 4096 keys, and at any length on D 64's 192-key
-   tiles (from KG_ATTN_LONG_KEYS keys; causal from 4097) and causal D 128;
-   else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
+   else): persistent up to 4096 keys, and at any length at D 32, D 64 and
+   causal D 128; else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
    on); the narrow variant when the portable grid (bh x query blocks) would
    leave multiprocessors without a block; else the portable path. A variant
    forced by a test is taken where it exists and can run. */
@@ -198,7 +197,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        618-701); level or
        slower elsewhere (D 64 S 4k: the long variant 1540 / pp 1565, causal S
        16k long 2962 / pp 3082; D 96 1096 / 1111; D 128 S 4k causal 1335 /
-       1366; GQA D 128 causal 1314 / 1356) */
+       1366; GQA D 128 causal 1314 / 1356); causal D 256 left it in session 16 (below) */
     const int D = kg_attn_dims[slot];
     /* the persistent variants (D 64-128) up to 4096 keys (causal at D 128:
        2048; session 12 widened both, below), with the ping-pong turns when
@@ -223,17 +222,20 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        keys on the plain persistent kernel, since its 192-row tiles there
        (gen/attention.lua): S 4k causal 627.7 against persistent long's
        670.1.) */
-    const int long64 = D == 64 && kind != KG_ATTN_MASK && sk >= KG_ATTN_LONG_KEYS &&
-                       !(kind == KG_ATTN_CAUSAL && sk <= 4096);
-    /* the persistent kernel on those 192-key tiles (session 7, H200, us:
+    /* (The persistent kernel on those 192-key tiles (session 7, H200, us:
        r3 S 4k 1292 against the grid-mode long variant's 1329; r4 as the
        default 1301, cuDNN 1144), since the work queue (session 12) at any
        key count: the queue balances the long launches that favoured the
        grid before (above). H200, session 12 r2, us, timed in turn (best
        of 3), persistent long / grid long: S 16k 4616.6 / 4719.4, causal
-       2429.7 / 2465.6. */
-    if (sm90 && persist_ok && long64 && has_variant(KG_ATTN_V_HOPPER_PERSIST_LONG, dt, slot, kind))
-        return KG_ATTN_V_HOPPER_PERSIST_LONG;
+       2429.7 / 2465.6.) */
+    /* Since session 16, D 32 and 64 take the plain persistent kernel (three
+       consumer warpgroups, 192-row tiles; gen/attention.lua) at every key
+       count, causal or not (H200, s16r2, us, in turn, best of 3, bf16: D 64
+       S 4k, persistent long (the default from 2048 keys before) / plain
+       persistent 1181.9 / 1110.7, S 16k 4629.6 / 4259.6, causal 2379.9 /
+       2254.3, GQA Hq 32 Hkv 4 S 15901 4289.9 / 4164.2; D 32 S 4k, grid /
+       plain persistent 1173.9 / 949.3). */
     /* causal: the ping-pong turns, but not at D 64 (session 9, r1, us, bf16
        / f16, S 1k causal: persistent 245.0 / 245.9, persistent pp 252.9 /
        255.0; at D 128 pp stays ahead: 336 / 347 against 358 / 363), up to
@@ -245,16 +247,18 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        1010.6 / 1088.5 (GQA Hq 32 Hkv 8: 1022.7 / 989.3 / 1060.1), S 16k
        causal 3847.7 / 3714.7 / 3723.6; not causal S 16k, persistent /
        grid 7165.2 / 7157.4. */
-    if (sm90 && persist_ok && !long64 && (sk <= 4096 || (kind == KG_ATTN_CAUSAL && D == 128))) {
-        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D != 64 && sk <= 4096 ? KG_ATTN_V_HOPPER_PERSIST_PP
-                                                                                   : KG_ATTN_V_HOPPER_PERSIST;
+    if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (kind == KG_ATTN_CAUSAL && D == 128))) {
+        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D > 64 && sk <= 4096 ? KG_ATTN_V_HOPPER_PERSIST_PP
+                                                                                  : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
     /* D 32 left the ping-pong variant in session 6 (H200, r2, us, grid /
        pp, now that only the grid variant folds the softmax scale: S 4k 1216
-       / 1294, S 14k causal 1896 / 1947) */
-    const int pp = (D == 64 && sk < KG_ATTN_LONG_KEYS) || (D == 256 && kind == KG_ATTN_CAUSAL);
+       / 1294, S 14k causal 1896 / 1947), and causal D 256 in session 16
+       (H200, s16r3, us, in turn, best of 3, pp / grid: f16 B 3 H 16 S 4025
+       673.1 / 648.4, bf16 B 6 Hq 32 Hkv 4 S 2140 888.8 / 842.1) */
+    const int pp = D == 64 && sk < KG_ATTN_LONG_KEYS;
     if (sm90 && pp && has_variant(KG_ATTN_V_HOPPER_PP, dt, slot, kind))
         return KG_ATTN_V_HOPPER_PP;
     if (sm90 && sk >= KG_ATTN_LONG_KEYS && has_variant(KG_ATTN_V_HOPPER_LONG, dt, slot, kind))

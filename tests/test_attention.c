@@ -1090,17 +1090,18 @@ Test(attention, persistent_matches_grid_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
-    const int shapes[6][7] = {
+    const int shapes[7][7] = {
         /* B Hq Hkv Sq Sk D causal */
         {4, 16, 16, 1000, 1000, 64, 1}, {3, 32, 8, 777, 1301, 128, 0}, {2, 12, 4, 1500, 600, 96, 1},
         {5, 8, 8, 2049, 2049, 128, 1},  {1, 40, 5, 3000, 257, 64, 0},  {2, 16, 2, 640, 4100, 128, 1},
+        {3, 16, 4, 1100, 900, 32, 1},
     };
     /* against the float64 reference: small enough for it, still more work
        tiles than multiprocessors */
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
     /* each persistent variant against its grid-mode twin (the 192-key one:
-       D 64 only) */
+       D 64 only; D 32: the plain one only) */
     const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG},
               gv[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
     for (int x = 0; x < 4; x++) {
@@ -1109,9 +1110,9 @@ Test(attention, persistent_matches_grid_bits)
         cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
     }
     /* bits against grid mode on bigger ones */
-    for (int x = 0; x < 18; x++) {
+    for (int x = 0; x < 21; x++) {
         const int *z = shapes[x / 3];
-        if (x % 3 == 2 && z[5] != 64)
+        if ((x % 3 == 2 && z[5] != 64) || (x % 3 != 0 && z[5] == 32))
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
@@ -1133,15 +1134,16 @@ Test(attention, persistent_queue_matches_turns_bits)
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
     const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
-    const int shapes[4][7] = {
+    const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
         {1, 2, 2, 300, 300, 3, 1},
         {3, 8, 2, 700, 1100, 1, 1},
         {2, 12, 4, 500, 777, 2, 0},
+        {2, 8, 2, 600, 900, 0, 0},
     };
     for (int v = 0; v < 3; v++)
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             for (int d = 0; d < 2; d++) {
                 const int *z = shapes[i], slot = d ? 3 : z[5], D = DIMS[slot];
                 const kg_dtype dt = (v + i + d) % 2 ? KG_F16 : KG_BF16;
