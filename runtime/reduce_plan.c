@@ -368,7 +368,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .trans_min_side = 16,
     .trans_max_red = 16,
     .cols_vstore = 0,
-    .cols_pair = 0,
+    .cols_pair = 1,
     .cols_pair_rows = 32,
 };
 
@@ -1582,7 +1582,13 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
    position takes two tiles per unit: half the units, each lane's loads of
    both tiles in flight at once (a short walk of 3 rows under 4096 f32
    columns was 3 loads a lane per unit; ncu s16r1: 0.63 issued per
-   scheduler, DRAM 48%). */
+   scheduler, DRAM 48%). Not where the units of two tiles would make one
+   wave of the kernel's resident blocks and a few more (each block one unit:
+   two units' time for the whole call). H200 s16r2, same process, us, COLSO
+   / COLSQ: sum f32 [2048,3,4096] axis 1 53.5 / 35.8, [7,1048576] axis 0
+   11.5 / 8.4, bf16 [9,15,122,255,16] axis 0 61.7 / 52.6; bf16
+   [15,2237,1000] axis 0 (547 units of two tiles on 528 resident blocks)
+   31.7 / 32.7. */
 static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red_tuning *T)
 {
     kg_red_args *A = &plan->args;
@@ -1590,9 +1596,12 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
         A->splits != 1 || A->run != 1 || (A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE32) || A->tiles < 2 ||
         A->red > T->cols_pair_rows)
         return;
+    const int64_t units = smul(A->n_out, cdiv(A->tiles, 2)), wave = smul(sm, KG_RED_OCC_MIN_BLOCKS);
+    if (T->cols_pair == 1 && units > wave && units < 2 * wave)
+        return;
     A->group = 2;
     A->tiles = cdiv(A->tiles, 2);
-    A->units = smul(A->n_out, A->tiles);
+    A->units = units;
     plan_grid(plan, n_out, sm, T);
 }
 

@@ -140,7 +140,8 @@ typedef struct kg_red_tuning {
                           (args.vstore) */
     int cols_pair;     /* COLS plans of the 4-block kernel (COLSO) in vectors (KG_RED_CV_VEC, or KG_RED_CV_WIDE32),
                           one lane down each column, unsplit, over at most cols_pair_rows reduced rows and at least
-                          two column tiles: two tiles per unit (args.group 2, kernel COLSQ) */
+                          two column tiles: two tiles per unit (args.group 2, kernel COLSQ); 1: not where those
+                          units would fill one wave of resident blocks and part of a second, 2: there too */
     int cols_pair_rows;
 } kg_red_tuning;
 

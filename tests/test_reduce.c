@@ -1019,7 +1019,7 @@ static void pair_tunings(int part)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_occ_blocks = 0;
-    t.cols_pair = part == 0;
+    t.cols_pair = part == 0 ? 2 : 0;
     t.cols_pair_rows = 1 << 30;
     t.cols_vstore = 1;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part,

@@ -586,6 +586,26 @@ Test(plan, the_issue_10_shapes_take_the_walking_classes)
     cr_assert_eq(plan_of(KG_RED_SUM, &c, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.cw, 256);
+    /* two column tiles per unit (COLSQ) by default: 2048 x 2 units */
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.tiles, 2);
+    cr_assert_eq(p.args.units, 4096);
+    kg_tensor d = fake(IN_AT, KG_F32, 2, (int64_t[]){7, 1048576});
+    cr_assert_eq(plan_of(KG_RED_SUM, &d, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.units, 512);
+    /* bf16 [15,2237,1000] axis 0: 547 units of two tiles, one wave of 528 blocks and 19 more: one tile per unit */
+    kg_tensor e = fake(IN_AT, KG_BF16, 3, (int64_t[]){15, 2237, 1000});
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.group, 0);
+    cr_assert_eq(p.args.units, 1093);
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_pair = 2;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.units, 547);
 }
 
 Test(plan, is_deterministic_and_bounded_over_many_shapes)
@@ -1511,7 +1531,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     {
                         kg_red_tuning qt = kg_red_tuning_default;
                         qt.cols_occ_blocks = 0;
-                        qt.cols_pair = 1;
+                        qt.cols_pair = 2;
                         qt.cols_pair_rows = 1 << 30;
                         qt.cols_vstore = 1;
                         kg_red_plan qp;
