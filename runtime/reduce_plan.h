@@ -137,7 +137,7 @@ typedef struct kg_red_tuning {
     int trans_max_red; /* trans: most walk positions (reduced elements) an output takes */
     int cols_vstore;   /* COLS in vector modes, value reductions: each lane's adjacent results as one vector store
                           where the values are contiguous along the columns and every vector's place is aligned
-                          (args.vstore) */
+                          (args.vstore); 1: elements of 2 bytes, 2: every size */
     int cols_pair;     /* COLS plans of the 4-block kernel (COLSO) in vectors (KG_RED_CV_VEC, or KG_RED_CV_WIDE32),
                           one lane down each column, unsplit, over at most cols_pair_rows reduced rows and at least
                           two column tiles: two tiles per unit (args.group 2, kernel COLSQ); 1: not where those

@@ -1021,7 +1021,7 @@ static void pair_tunings(int part)
     t.cols_occ_blocks = 0;
     t.cols_pair = part == 0 ? 2 : 0;
     t.cols_pair_rows = 1 << 30;
-    t.cols_vstore = 1;
+    t.cols_vstore = 2;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part,
                        part ? &vstore_launches : &pair_launches,
                        part ? "column plans with vector stores" : "column plans of two tiles per unit");

@@ -591,6 +591,7 @@ Test(plan, the_issue_10_shapes_take_the_walking_classes)
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.args.tiles, 2);
     cr_assert_eq(p.args.units, 4096);
+    cr_assert_eq(p.args.vstore, 0, "4-byte results one by one by default");
     kg_tensor d = fake(IN_AT, KG_F32, 2, (int64_t[]){7, 1048576});
     cr_assert_eq(plan_of(KG_RED_SUM, &d, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.group, 2);
@@ -601,6 +602,7 @@ Test(plan, the_issue_10_shapes_take_the_walking_classes)
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.group, 0);
     cr_assert_eq(p.args.units, 1093);
+    cr_assert_eq(p.args.vstore, 1, "2-byte results in vector stores by default");
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_pair = 2;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){0}, 1, 0, &t, &p), KG_OK);
@@ -1533,7 +1535,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         qt.cols_occ_blocks = 0;
                         qt.cols_pair = 2;
                         qt.cols_pair_rows = 1 << 30;
-                        qt.cols_vstore = 1;
+                        qt.cols_vstore = 2;
                         kg_red_plan qp;
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &qt, &qp), KG_OK);
                         pairs += qp.cls == KG_RED_COLS && qp.args.group == 2;
