@@ -95,6 +95,9 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
         else
             k = plan->cls == KG_RED_NEST ? KG_RED_NESTO : plan->occ == 3 ? KG_RED_COLSP : KG_RED_COLSO;
     }
+    /* COLS over two column tiles per unit */
+    if (plan->cls == KG_RED_COLS && A->group == 2)
+        k = KG_RED_COLSQ;
     /* FLAT with a warp per unit (at 4 blocks per multiprocessor: plan->occ) */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
         k = plan->occ ? KG_RED_FLATWO : KG_RED_FLATW;

@@ -367,6 +367,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .trans_min_units = 4,
     .trans_min_side = 16,
     .trans_max_red = 16,
+    .cols_vstore = 1,
+    .cols_pair = 1,
+    .cols_pair_rows = 32,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -390,7 +393,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
-                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red)};
+                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
+                  F(cols_pair_rows)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1572,6 +1576,61 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
 }
 
+/* COLSQ (cols_pair): a COLS plan of the 4-block kernel over vectors of
+   columns with one lane down each column (cw = KG_RED_THREADS), unsplit,
+   over at most cols_pair_rows rows and at least two column tiles per outer
+   position takes two tiles per unit: half the units, each lane's loads of
+   both tiles in flight at once (a short walk of 3 rows under 4096 f32
+   columns was 3 loads a lane per unit; ncu s16r1: 0.63 issued per
+   scheduler, DRAM 48%). Not where the units of two tiles would make one
+   wave of the kernel's resident blocks and a few more (each block one unit:
+   two units' time for the whole call). H200 s16r2, same process, us, COLSO
+   / COLSQ: sum f32 [2048,3,4096] axis 1 53.5 / 35.8, [7,1048576] axis 0
+   11.5 / 8.4, bf16 [9,15,122,255,16] axis 0 61.7 / 52.6; bf16
+   [15,2237,1000] axis 0 (547 units of two tiles on 528 resident blocks)
+   31.7 / 32.7. */
+static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red_tuning *T)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->cols_pair || plan->cls != KG_RED_COLS || plan->occ != 4 || A->deep || A->cw != KG_RED_THREADS ||
+        A->splits != 1 || A->run != 1 || (A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE32) || A->tiles < 2 ||
+        A->red > T->cols_pair_rows)
+        return;
+    const int64_t units = smul(A->n_out, cdiv(A->tiles, 2)), wave = smul(sm, KG_RED_OCC_MIN_BLOCKS);
+    if (T->cols_pair == 1 && units > wave && units < 2 * wave)
+        return;
+    A->group = 2;
+    A->tiles = cdiv(A->tiles, 2);
+    A->units = units;
+    plan_grid(plan, n_out, sm, T);
+}
+
+/* cols_vstore: a COLS plan in vectors of a value reduction stores each
+   lane's adjacent results as one vector where the values are contiguous
+   along the columns and every lane's vector place is aligned to its size
+   (s16r1 ncu of sum [2048,3,4096] axis 1 f32: L2 86% busy at 48% of DRAM,
+   the results one 4-byte store per column); 1: 2-byte elements only, 2:
+   every size. H200 s16r3, same process, us, default / vector stores: bf16
+   #217 [15,2237,1000] axis 0 31.6 / 26.4, #94 52.1 / 48.9, #4 49.1 / 47.4,
+   #112 18.2 / 17.5, #160 15.4 / 15.2, #15 35.0 / 35.1; 4-byte elements
+   within 1% either way on 17 cases (#21 24.7 / 25.0, [64,4194304] 257.7 /
+   251.7). */
+static void plan_vstore(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *out, kg_dtype dt,
+                        const kg_red_tuning *T)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->cols_vstore || (T->cols_vstore == 1 && kg_dtype_size(dt) != 2) || plan->cls != KG_RED_COLS ||
+        info->indexed || !out || A->inner_out != 1 || A->run != 1 ||
+        (A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE && A->vec != KG_RED_CV_WIDE32 &&
+         A->vec != KG_RED_CV_VEC32))
+        return;
+    const int64_t V = kg_red_cols_per_lane(A->vec, kg_dtype_size(dt));
+    int ok = kgi_aligned(out->data, (size_t)V * kg_dtype_size(info->out[dt]));
+    for (int d = 0; d < A->outer.n; d++)
+        ok = ok && A->outer.out[d] % V == 0;
+    A->vstore = ok;
+}
+
 /* ---- the planner --------------------------------------------------------- */
 
 kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
@@ -1650,5 +1709,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     plan_grid(plan, n_out, sm, T);
     plan_occ_cols(plan, info, dt, sm, T);
     plan_occ_flatw(plan, T);
+    plan_cols_pair(plan, n_out, sm, T);
+    plan_vstore(plan, info, out, dt, T);
     return KG_OK;
 }

@@ -135,6 +135,14 @@ typedef struct kg_red_tuning {
     int trans_min_units;
     int trans_min_side;
     int trans_max_red; /* trans: most walk positions (reduced elements) an output takes */
+    int cols_vstore;   /* COLS in vector modes, value reductions: each lane's adjacent results as one vector store
+                          where the values are contiguous along the columns and every vector's place is aligned
+                          (args.vstore); 1: elements of 2 bytes, 2: every size */
+    int cols_pair;     /* COLS plans of the 4-block kernel (COLSO) in vectors (KG_RED_CV_VEC, or KG_RED_CV_WIDE32),
+                          one lane down each column, unsplit, over at most cols_pair_rows reduced rows and at least
+                          two column tiles: two tiles per unit (args.group 2, kernel COLSQ); 1: not where those
+                          units would fill one wave of resident blocks and part of a second, 2: there too */
+    int cols_pair_rows;
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -71,6 +71,9 @@ typedef enum kg_red_cols_mode {
 /* FLATWO: FLATW at KG_RED_OCC_MIN_BLOCKS (at most 64 registers), this many
    16-byte loads in flight per lane (2-byte elements: two thirds of it) */
 #define KG_RED_FLATWO_UNROLL 6
+/* COLSQ: rows of the two tiles' vectors a lane keeps in flight (2-byte elements, in 16-byte vectors: half
+   of it) */
+#define KG_RED_COLSQ_UNROLL 4
 
 /* SLAB: most bytes of a tile, most outputs a thread holds, the stages of
    the cp.async ring, and the kernel's blocks per multiprocessor. */
@@ -120,6 +123,9 @@ typedef enum kg_red_class {
                          memory (templates/reduce_trans.cuh) */
     KG_RED_FLATWO,    /* kernels only (kg_red_plan.occ 4 on a FLATW plan): FLATW at KG_RED_OCC_MIN_BLOCKS, every warp
                          of a grid of one wave resident at once */
+    KG_RED_COLSQ,     /* kernels only: COLS plans with args.group 2 (two column tiles per unit, one lane down each
+                         column, unsplit, KG_RED_COLSQ_UNROLL rows of both tiles' vectors in flight) at
+                         KG_RED_OCC_MIN_BLOCKS; value reductions whose walk fits 32-bit arithmetic */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 
@@ -161,7 +167,8 @@ typedef struct kg_red_args {
     int64_t units;        /* work units: groups x splits */
     int32_t splits;       /* blocks sharing one output group (1: no scratch) */
     int32_t group;        /* lanes per unit: 1..32, or KG_RED_THREADS (a block); PACKED: lanes
-                             per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows */
+                             per row (8, 16, 32), a unit is a warp's 32 / group * KG_RED_PACK rows;
+                             COLS: 0, or 2: two column tiles per unit (kernel COLSQ) */
     int32_t fast;         /* 1: the outer (and reduced) divmods may use magic numbers */
     /* COLS */
     int32_t cw;        /* lanes across columns (power of two <= KG_RED_THREADS); FLAT: lanes per period; NEST
@@ -180,6 +187,9 @@ typedef struct kg_red_args {
     kg_red_dims outer; /* kept dims (COLS: without the columns) */
     kg_red_dims rdims; /* STRIDED: reduced dims, innermost first */
     kg_red_walk walk;  /* COLS, NEST: the reduced dims' walk */
+    int32_t vstore;    /* COLS in vector modes (KG_RED_CV_VEC, _WIDE, _WIDE32, _VEC32), value reductions: 1: a
+                          lane's adjacent results stored as one vector (the values contiguous along the columns,
+                          every vector's place aligned to its size) */
 } kg_red_args;
 
 #endif

@@ -67,6 +67,9 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLO
 @if has.colso then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colso(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC_UNROLL>(A); }
 @end
+@if has.colsq then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_q<$(f.name)>(A); }
+@end
 @if has.colsp then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }
 @end

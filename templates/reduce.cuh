@@ -207,6 +207,19 @@ __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, i
             A.idx[xo] = a.i;
 }
 
+/* The V adjacent results of a lane at values offset oo, as one vector store
+   (value reductions whose plan set args.vstore). */
+template <class Op, int V>
+__device__ __forceinline__ void kg_red_store_vec(const kg_red_args &A, int64_t oo, const kg_racc<Op> (&a)[V])
+{
+    typedef typename Op::out_t OT;
+    kgd_vec<OT, V> y;
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        y.v[k] = Op::finish(a[k].v, A.red);
+    *(kgd_vec<OT, V> *)((OT *)A.out + oo) = y;
+}
+
 /* A lane's place in a walk (kg_red_walk): the digits and the input offset,
    in I: int64_t, or int32_t where the planner found every digit and offset
    of the walk below 2^31 (A.deep: fewer instructions per load). */
@@ -971,12 +984,92 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
             tree(a);
         }
         if (ty == 0 && active) {
+            if constexpr (!Strided && V > 1 && !Op::indexed) {
+                if (A.vstore) {
+                    kg_red_store_vec<Op, V>(A, oo + col, a);
+                    continue;
+                }
+            }
 #pragma unroll
             for (int k = 0; k < V; k++) {
                 if (col + k * cs < A.inner)
                     kg_red_store<Op>(A, oo + (col + k * cs) * A.inner_out, xo + (col + k * cs) * A.inner_idx, a[k]);
             }
         }
+    }
+}
+
+/* COLSQ: COLS over two column tiles per unit (args.group 2; value
+   reductions): one lane down each column (cw = KG_RED_THREADS), unsplit, V
+   adjacent columns per vector (Words: 2-byte elements loaded as 32-bit
+   words, as kg_red_cols_v). Lane tx of unit (o, tile) takes the vectors at
+   columns (2 tile KG_RED_THREADS + tx) V and KG_RED_THREADS V further, U
+   rows of both in flight: a short reduced walk has all its loads in flight
+   at once, and a unit's fixed work (the outer divisions, the walk's start)
+   serves two tiles. The walk in 32-bit arithmetic (the planner checks). */
+template <class Op, int V, bool Words, int U> __device__ __forceinline__ void kg_red_cols_pair(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename std::conditional<Words, kgd_vec<uint32_t, V / 2>, kgd_vec<T, V>>::type LT;
+    constexpr int D1 = KG_RED_THREADS * V; /* the second vector, columns past the first */
+    const int64_t rows = A.red;
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t o = u / A.tiles, tile = u - o * A.tiles;
+        const int64_t col = (2 * tile * KG_RED_THREADS + threadIdx.x) * V;
+        if (col >= A.inner)
+            continue;
+        const bool two = col + D1 < A.inner;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const T *p = (const T *)A.in + io + col;
+        kg_racc<Op> a[2][V];
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                a[m][k] = kg_red_identity<Op>();
+        kg_red_pos<int32_t> w;
+        kg_walk_at(A.walk, 0, w);
+        for (int64_t r = 0; r < rows; r += U) {
+            LT x[U][2];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (r + j < rows) {
+                    x[j][0] = *(const LT *)(p + w.off);
+                    if (two)
+                        x[j][1] = *(const LT *)(p + w.off + D1);
+                    kg_walk_step(A.walk, w);
+                }
+#pragma unroll
+            for (int j = 0; j < U; j++)
+#pragma unroll
+                for (int m = 0; m < 2; m++)
+                    if (r + j < rows && (m == 0 || two))
+#pragma unroll
+                        for (int k = 0; k < V; k++) {
+                            T e;
+                            if constexpr (Words) {
+                                const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
+                                memcpy(&e, &b, 2);
+                            } else {
+                                e = x[j][m].v[k];
+                            }
+                            kg_red_push<Op>(a[m][k], e, r + j);
+                        }
+        }
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+            if (m == 0 || two) {
+                if (A.vstore) {
+                    kg_red_store_vec<Op, V>(A, oo + col + m * D1, a[m]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const int64_t c = col + m * D1 + k;
+                        kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, a[m][k]);
+                    }
+                }
+            }
     }
 }
 
@@ -1286,6 +1379,18 @@ template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_arg
     __shared__ typename Op::acc_t sv[N];
     if constexpr (N > 1)
         kg_red_flat_v<Op, N>(A, sv);
+}
+
+/* COLSQ by kg_red_args.vec: KG_RED_CV_VEC, or KG_RED_CV_WIDE32 for 2-byte
+   elements (the planner takes no other mode). */
+template <class Op> __device__ __forceinline__ void kg_red_cols_q(const kg_red_args &A)
+{
+    if (A.vec == KG_RED_CV_VEC) {
+        kg_red_cols_pair<Op, Op::cvec, false, KG_RED_COLSQ_UNROLL>(A);
+    } else if constexpr (sizeof(typename Op::in_t) == 2) {
+        if (A.vec == KG_RED_CV_WIDE32)
+            kg_red_cols_pair<Op, kg_red_cols_width<Op>::wide, true, KG_RED_COLSQ_UNROLL / 2>(A);
+    }
 }
 
 /* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec

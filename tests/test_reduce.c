@@ -266,6 +266,9 @@ static int fill_launches;
 static int flatw_launches, flatwo_launches;
 /* ... and the launches of SLAB plans, and of TRANS plans */
 static int slab_launches, trans_launches;
+/* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
+   plans with vector stores of the results */
+static int pair_launches, vstore_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -312,6 +315,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     flatwo_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.occ == 4;
     slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
+    pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
+    vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1003,6 +1008,26 @@ Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
     kg_red_tuning t = kg_red_force_trans();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
 }
+
+/* Every value reduction over every dtype and case with two column tiles
+   per unit (cols_pair, kernel COLSQ) wherever it applies (any count of
+   rows, the 4-block kernel on every COLS grid) and vector stores of the
+   results (cols_vstore; part 1: vector stores alone, in every COLS kernel
+   they reach), every call twice, bitwise equal; index reductions keep
+   their plans. */
+static void pair_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_occ_blocks = 0;
+    t.cols_pair = part == 0 ? 2 : 0;
+    t.cols_pair_rows = 1 << 30;
+    t.cols_vstore = 2;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part,
+                       part ? &vstore_launches : &pair_launches,
+                       part ? "column plans with vector stores" : "column plans of two tiles per unit");
+}
+Test(gpu, columns_two_tiles_per_unit_every_value_op_dtype_and_case) { pair_tunings(0); }
+Test(gpu, columns_with_vector_stores_every_value_op_dtype_and_case) { pair_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

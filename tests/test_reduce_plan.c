@@ -586,6 +586,28 @@ Test(plan, the_issue_10_shapes_take_the_walking_classes)
     cr_assert_eq(plan_of(KG_RED_SUM, &c, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.cw, 256);
+    /* two column tiles per unit (COLSQ) by default: 2048 x 2 units */
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.tiles, 2);
+    cr_assert_eq(p.args.units, 4096);
+    cr_assert_eq(p.args.vstore, 0, "4-byte results one by one by default");
+    kg_tensor d = fake(IN_AT, KG_F32, 2, (int64_t[]){7, 1048576});
+    cr_assert_eq(plan_of(KG_RED_SUM, &d, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.units, 512);
+    /* bf16 [15,2237,1000] axis 0: 547 units of two tiles, one wave of 528 blocks and 19 more: one tile per unit */
+    kg_tensor e = fake(IN_AT, KG_BF16, 3, (int64_t[]){15, 2237, 1000});
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.group, 0);
+    cr_assert_eq(p.args.units, 1093);
+    cr_assert_eq(p.args.vstore, 1, "2-byte results in vector stores by default");
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_pair = 2;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.units, 547);
 }
 
 Test(plan, is_deterministic_and_bounded_over_many_shapes)
@@ -948,12 +970,23 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_VEC32 ||
             ((A->vec == KG_RED_CV_WIDE || A->vec == KG_RED_CV_WIDE32 || A->vec == KG_RED_CV_VEC32) && es != 2))
             fail(c, "a column mode the kernels do not have");
-        if (A->units != A->n_out * A->tiles * A->splits || A->tiles * cw * vu < A->inner)
+        /* COLSQ (group 2): two tiles per unit, one lane down each column, unsplit, vectors */
+        const int64_t M = A->group == 2 ? 2 : 1;
+        if (A->group != 0 && (A->group != 2 || p->occ != 4 || cw != KG_RED_THREADS || A->splits != 1 || A->run != 1 ||
+                              A->deep || (A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE32) || c->indexed))
+            fail(c, "two column tiles per unit where the COLSQ kernel does not take them");
+        if (A->units != A->n_out * A->tiles * A->splits || A->tiles * M * cw * vu < A->inner)
             fail(c, "column units do not cover the columns");
-        for (int64_t u = 0; u < A->units; u++) {
-            const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
+        if (A->vstore && (c->indexed || !vector || A->inner_out != 1 || A->run != 1 || A->inner % vu))
+            fail(c, "vector stores where the results do not lie in whole vectors");
+        for (int64_t u = 0; u < A->units * M; u++) {
+            /* unit u / M, its tile u % M (M = 1: the unit's one tile) */
+            const int64_t grp = u / M / A->splits, split = u / M % A->splits, o = grp / A->tiles,
+                          tile = grp % A->tiles * M + u % M;
             int64_t io, oo;
             outer_of(&A->outer, c->indexed, o, &io, &oo);
+            if (A->vstore && oo % vu)
+                fail(c, "a vector store of results misaligned");
             const int64_t rows = A->run > 1 ? A->red / A->run : A->red;
             const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < rows ? r0 + A->chunk : rows;
             if (A->run > 1 && (A->vec || A->red % A->run))
@@ -1402,7 +1435,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0;
+        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0, pairs = 0, vstores = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1495,6 +1528,20 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         cr_assert(check_plan(op, &in, mask, &ft, why, sizeof why, &cls), "flat_warp (occ %d): %s", o,
                                   why);
                     }
+                    /* two column tiles per unit (cols_pair, COLSQ) and vector stores of the results
+                       (cols_vstore) wherever they apply, the 4-block kernel on every COLS grid */
+                    {
+                        kg_red_tuning qt = kg_red_tuning_default;
+                        qt.cols_occ_blocks = 0;
+                        qt.cols_pair = 2;
+                        qt.cols_pair_rows = 1 << 30;
+                        qt.cols_vstore = 2;
+                        kg_red_plan qp;
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &qt, &qp), KG_OK);
+                        pairs += qp.cls == KG_RED_COLS && qp.args.group == 2;
+                        vstores += qp.args.vstore;
+                        cr_assert(check_plan(op, &in, mask, &qt, why, sizeof why, &cls), "cols_pair: %s", why);
+                    }
                     /* outputs scattered in the input's order in tiles (trans) wherever they apply */
                     {
                         kg_red_tuning tt = kg_red_force_trans();
@@ -1542,7 +1589,10 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_eq(flatwo * 2, flatw, "every flat plan of a warp per unit at 4 blocks per SM under flat_warp_occ");
     cr_assert_gt(slab, 0);
     cr_assert_gt(trans, 0);
-    cr_log_info("%d slab plans, %d trans plans", slab, trans);
+    cr_assert_gt(pairs, 0);
+    cr_assert_gt(vstores, 0);
+    cr_log_info("%d slab plans, %d trans plans, %d plans of two column tiles per unit, %d with vector stores", slab,
+                trans, pairs, vstores);
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);
