@@ -1969,6 +1969,33 @@ Test(gpu, empty_axes)
     kg_close(ctx);
 }
 
+/* The calls that the bitwise tests run twice over one input. */
+typedef enum { TWICE_SOFTMAX, TWICE_LOG_SOFTMAX, TWICE_LAYER_NORM, TWICE_RESIDUAL } twice_call;
+
+/* Runs `call` (softmax / log_softmax along axis, layer_norm without weight
+   and bias, the residual rms_norm without weight into r) twice over x, y
+   (and r) zeroed before each run, and asserts the same bits: a and b hold
+   y's bytes. what names the case in the message. */
+static void assert_same_bits_twice(kg_context *ctx, twice_call call, int axis, const kg_tensor *x, const kg_tensor *y,
+                                   const kg_tensor *r, size_t bytes, void *a, void *b, const char *what)
+{
+    for (int k = 0; k < 2; k++) {
+        KT_OK(ctx, kg_memset(ctx, y->data, 0, bytes));
+        if (call == TWICE_SOFTMAX)
+            KT_OK(ctx, kg_softmax(ctx, y, x, axis));
+        else if (call == TWICE_LOG_SOFTMAX)
+            KT_OK(ctx, kg_log_softmax(ctx, y, x, axis));
+        else if (call == TWICE_LAYER_NORM)
+            KT_OK(ctx, kg_layer_norm(ctx, y, NULL, NULL, x, 1, NULL, NULL, 1e-5));
+        else {
+            KT_OK(ctx, kg_memset(ctx, r->data, 0, bytes)); /* residual = x after the add */
+            KT_OK(ctx, kg_rms_norm_residual(ctx, y, r, x, NULL, 1e-6));
+        }
+        kt_download(ctx, k ? b : a, y->data, bytes);
+    }
+    cr_assert(memcmp(a, b, bytes) == 0, "%s: two runs differ", what);
+}
+
 /* Runs `call` twice over the same input and compares the bits. */
 Test(gpu, results_are_bitwise_deterministic)
 {
@@ -1987,14 +2014,10 @@ Test(gpu, results_are_bitwise_deterministic)
         kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, shapes[s]),
                   y = kg_tensor_contiguous(dy, KG_F32, 2, shapes[s]);
         for (int axis = 0; axis < 2; axis++) {
-            KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
-            kt_download(ctx, a, dy, sizeof(float) * (size_t)n);
-            KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * (size_t)n));
-            KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
-            kt_download(ctx, b, dy, sizeof(float) * (size_t)n);
-            cr_assert(memcmp(a, b, sizeof(float) * (size_t)n) == 0,
-                      "softmax of [%lld,%lld] along %d differs run to run", (long long)shapes[s][0],
-                      (long long)shapes[s][1], axis);
+            char what[64];
+            snprintf(what, sizeof what, "softmax of [%lld,%lld] along %d", (long long)shapes[s][0],
+                     (long long)shapes[s][1], axis);
+            assert_same_bits_twice(ctx, TWICE_SOFTMAX, axis, &x, &y, NULL, sizeof(float) * (size_t)n, a, b, what);
         }
         kg_free(ctx, dx);
         kg_free(ctx, dy);
@@ -2099,17 +2122,9 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
               r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
     for (int op = 0; op < 2; op++) {
         kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
-        for (int k = 0; k < 2; k++) {
-            KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-            if (op == 0)
-                KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-            else {
-                KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
-                KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
-            }
-            kt_download(ctx, k ? b : a, dy, bytes);
-        }
-        cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
+        char what[64];
+        snprintf(what, sizeof what, "configuration %d op %d", cfg, op);
+        assert_same_bits_twice(ctx, op == 0 ? TWICE_LAYER_NORM : TWICE_RESIDUAL, 0, &x, &y, &r, bytes, a, b, what);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_free(ctx, dx);
@@ -2198,20 +2213,13 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         for (int t = 0; t < 4; t++)
             for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
-                for (int k = 0; k < 2; k++) {
-                    KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-                    if (t < 2)
-                        KT_OK(ctx, kg_log_softmax(ctx, &y, &x, 0));
-                    else if (op == 0)
-                        KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-                    else {
-                        KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
-                        KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
-                    }
-                    kt_download(ctx, k ? b : a, dy, bytes);
-                }
-                cr_assert(memcmp(a, b, bytes) == 0, "tuning %d op %d, %s: two runs differ", t, op,
-                          kg_dtype_name(dts[d]));
+                char what[64];
+                snprintf(what, sizeof what, "tuning %d op %d, %s", t, op, kg_dtype_name(dts[d]));
+                assert_same_bits_twice(ctx,
+                                       t < 2    ? TWICE_LOG_SOFTMAX
+                                       : op == 0 ? TWICE_LAYER_NORM
+                                                 : TWICE_RESIDUAL,
+                                       0, &x, &y, &r, bytes, a, b, what);
             }
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
