@@ -1,0 +1,159 @@
+/*
+ * normg.cuh - the GROUP class of softmax and log_softmax along an outer axis
+ * (sm_90 modules normc_<dtype>): CLUSTER's column strips (templates/normc.cuh)
+ * served by a persistent grid whose blocks exchange the columns' statistics
+ * through global memory, so that a strip may span more blocks than a cluster
+ * holds and the next strip streams in while this one is exchanged and stored.
+ *
+ * The grid is co-resident (a cooperative launch): gridDim.x / A.splits groups
+ * of g = A.splits consecutive blocks (blocks past the last whole group return
+ * at once). Group gi serves strips gi, gi + groups, ... of the outer positions
+ * x column tiles (A.rows x A.tiles strips of W = LPR x V columns); block q of
+ * a group holds rows [q A.chunk, (q + 1) A.chunk) of the strip, K vectors a
+ * lane (rows ty, ty + T / LPR, ...) in registers. Per strip:
+ *   1. the strip's rows arrive in shared memory (cp.async, issued during the
+ *      previous strip); each lane copies its K slots into registers and
+ *      issues the next strip's loads into them at once;
+ *   2. the block's (max, sum) per column, as CLUSTER's (kg_ncl_block), is
+ *      written to the group's slot of the iteration's partials (two buffers,
+ *      alternating: a block writes iteration i + 2's only after the group's
+ *      barrier of i + 1, which every block passes after its reads of i);
+ *   3. the group's barrier: a counter a group in the scratch's counters,
+ *      bumped once a block a strip (release), waited for until it reaches
+ *      g (i + 1) (acquire);
+ *   4. the first W lanes merge the g partials in block order (the same
+ *      merges in the same order in every block: the same bits run to run);
+ *   5. every lane applies to its registers and stores.
+ * At the end each block bumps the group's second counter; the last one sets
+ * both back to zero (the scratch's counters are zero between calls).
+ * The runtime (runtime/norm.c) plans it where CLUSTER's conditions hold.
+ */
+#ifndef KG_NORMG_CUH
+#define KG_NORMG_CUH
+
+#include "normc.cuh"
+
+__device__ __forceinline__ unsigned kg_ng_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* the group's barrier of iteration it: every block's partials are visible
+   to every block after it */
+__device__ __forceinline__ void kg_ng_barrier(unsigned *ctr, unsigned target)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(ctr, 1u);
+        while (kg_ng_acquire(ctr) < target)
+            __nanosleep(32);
+    }
+    __syncthreads();
+}
+
+template <class Op, int V, int LPR, int T> struct kg_ngr_shared {
+    static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
+    typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
+    typename Op::acc_t cm[LPR * V], cs[LPR * V];
+    kg_nrow<typename Op::acc_t> fin[LPR * V];
+};
+
+template <class Op, int V, int LPR, int T, int K> __device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
+{
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    constexpr int RY = T / LPR, W = LPR * V;
+    __shared__ kg_ngr_shared<Op, V, LPR, T> sh;
+    const int g = (int)A.splits, groups = (int)(gridDim.x / (unsigned)g);
+    const int gi = (int)(blockIdx.x / (unsigned)g), q = (int)blockIdx.x - gi * g;
+    if (gi >= groups)
+        return;
+    unsigned *ctr = (unsigned *)A.partial + 2 * gi;
+    AT *part = (AT *)((char *)A.partial + KG_NORM_GROUP_COUNTER_BYTES);
+    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
+    const int64_t strips = A.rows * A.tiles;
+    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
+    const int64_t r0 = (int64_t)q * A.chunk;
+    const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+    int jn = 0; /* this lane's rows: r0 + ty + j RY, j < jn */
+    if (r0 + ty < rend) {
+        const int64_t t = (rend - r0 - ty + RY - 1) / RY;
+        jn = t < K ? (int)t : K;
+    }
+    /* strip s: its outer position's offsets and the lane's column */
+    auto where = [&](int64_t s, int64_t (&off)[KG_NORM_NOPS], int64_t &col) {
+        const int64_t o = s / A.tiles;
+        kg_nouter(A, o, off);
+        col = (s - o * A.tiles) * W + tx * V;
+    };
+    auto prefetch = [&](int64_t s) {
+        int64_t off[KG_NORM_NOPS], col;
+        where(s, off, col);
+        const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
+        if (col < A.cols)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (j < jn)
+                    kg_ncp16(&kg_ncbuf[j * T + tid], p + (int64_t)j * RY * ns);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    };
+    int it = 0;
+    if (gi < strips)
+        prefetch(gi);
+    for (int64_t s = gi; s < strips; s += groups, it++) {
+        int64_t off[KG_NORM_NOPS], col;
+        where(s, off, col);
+        const int jc = col < A.cols ? jn : 0; /* rows of this strip the lane holds */
+        /* 1. the lane's rows, then the next strip's loads into the same slots */
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        uint4 xs[K];
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jc)
+                xs[j] = kg_ncbuf[j * T + tid];
+        if (s + groups < strips)
+            prefetch(s + groups);
+        /* 2. the block's statistics per column, to the group's partials */
+        AT m[V], sm[V];
+        kg_ncl_regmax<Op, V>(xs, jc, m, sm);
+        kg_ncl_regsum<Op, V>(xs, jc, m, sm);
+        kg_ncl_block<Op, V, LPR, T>(m, sm, sh.wm, sh.ws, sh.cm, sh.cs);
+        AT *pi = part + (int64_t)(it & 1) * gridDim.x * 2 * W;
+        if (tid < W) {
+            pi[(int64_t)blockIdx.x * 2 * W + tid] = sh.cm[tid];
+            pi[(int64_t)blockIdx.x * 2 * W + W + tid] = sh.cs[tid];
+        }
+        /* 3. every block of the group has written its partials */
+        kg_ng_barrier(ctr, (unsigned)g * (unsigned)(it + 1));
+        /* 4. the group's merge, in block order */
+        if (tid < W) {
+            kg_nstat<AT> st = kg_nstat_init<AT>();
+            const AT *pg = pi + (int64_t)gi * g * 2 * W;
+            for (int k = 0; k < g; k++)
+                kg_nlse_merge(st.a, st.c, __ldcg(pg + (int64_t)k * 2 * W + tid), __ldcg(pg + (int64_t)k * 2 * W + W + tid));
+            sh.fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+        }
+        __syncthreads();
+        /* 5. the apply */
+        if (jc > 0) {
+            IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
+            kg_nrow<AT> rv[V];
+            kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
+            kg_ncl_regstore<Op, V>(xs, jc, rv, y, RY * nso);
+        }
+        /* (sh.fin and sh.wm / ws are rewritten next strip after kg_ncl_block's barrier) */
+    }
+    /* the counters back to zero once every block of the group is past its
+       last wait */
+    if (tid == 0 && gi < strips) {
+        if (atomicAdd(ctr + 1, 1u) == (unsigned)g - 1) {
+            ctr[0] = 0;
+            ctr[1] = 0;
+        }
+    }
+}
+
+#endif
