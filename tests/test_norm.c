@@ -507,6 +507,19 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.cchunk, 250);
     kgi_norm_tuning.cluster = 0;
     kgi_norm_tuning.csize = 0;
+    /* GROUP (configuration 4, 512 rows a block): any number of blocks a
+       strip, up to 1024 */
+    kgi_norm_tuning.cluster = 5;
+    in.dtype = out.dtype = KG_F32;
+    plan_shape(&c, &in, &out, 16384, 4096, &p);
+    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.csize, 32);
+    cr_assert_eq(p.cchunk, 512);
+    plan_shape(&c, &in, &out, 512 * 1024, 64, &p);
+    cr_assert_eq(p.csize, 1024);
+    plan_shape(&c, &in, &out, 512 * 1024 + 1, 64, &p);
+    cr_assert_eq(p.ccfg, -1);
+    kgi_norm_tuning.cluster = 0;
     /* columns not whole vectors, f64, the tuning's -1: COLS */
     in.dtype = out.dtype = KG_F32;
     plan_shape(&c, &in, &out, 1000, 4098, &p);
@@ -2190,7 +2203,7 @@ Test(gpu, bulk_default_rows)
     kg_close(ctx);
 }
 
-/* CLUSTER (log_softmax along dim 0: 3 and 16 blocks a cluster) and the PF
+/* CLUSTER (log_softmax along dim 0: 3 and 16 blocks a cluster), GROUP and the PF
    forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
    and bf16: twice over the same input, the same bits. */
 Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
@@ -2208,15 +2221,17 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        static const kg_norm_tuning tus[] = {{.cluster = 1}, {.cluster = 1, .csize = 16}, {.lean = 4, .pf = 1, .grid = 7},
-                                             {.lean = 8, .pf = 1, .grid = 7}};
-        for (int t = 0; t < 4; t++)
-            for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
+        /* CLUSTER, at 16 blocks a cluster, GROUP (6 and 24 blocks a strip), PF */
+        static const kg_norm_tuning tus[] = {{.cluster = 1},         {.cluster = 1, .csize = 16},
+                                             {.cluster = 5},         {.cluster = 7},
+                                             {.lean = 4, .pf = 1, .grid = 7}, {.lean = 8, .pf = 1, .grid = 7}};
+        for (int t = 0; t < 6; t++)
+            for (int op = 0; op < (t < 4 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
                 char what[64];
                 snprintf(what, sizeof what, "tuning %d op %d, %s", t, op, kg_dtype_name(dts[d]));
                 assert_same_bits_twice(ctx,
-                                       t < 2    ? TWICE_LOG_SOFTMAX
+                                       t < 4    ? TWICE_LOG_SOFTMAX
                                        : op == 0 ? TWICE_LAYER_NORM
                                                  : TWICE_RESIDUAL,
                                        0, &x, &y, &r, bytes, a, b, what);
