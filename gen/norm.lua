@@ -114,16 +114,15 @@ end
 -- spilled) lost (session 13 r1b, H200, same run): softmax f32 [16384,16384] dim 0 50.2 / 46.4% against 60.2,
 -- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
 -- grp: GROUP (templates/normg.cuh), the strip's blocks a persistent co-resident group exchanging
--- through global memory (any number of blocks a strip), k vectors a lane in registers while the
--- next strip's k stream into shared memory.
+-- through global memory (any number of blocks a strip), held as CLUSTER's blocks hold theirs.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-  { t = 256, k = 16, lpr = 8, mb = 2, grp = true },
-  { t = 256, k = 16, lpr = 16, mb = 2, grp = true },
-  { t = 256, k = 16, lpr = 32, mb = 2, grp = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, grp = true },
+  { t = 256, k = 16, lpr = 16, mb = 2, ks = 16, grp = true },
+  { t = 256, k = 16, lpr = 32, mb = 2, ks = 16, grp = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

@@ -1113,7 +1113,7 @@ static kg_status launch_group(kg_context *ctx, const kg_norm_call *c, kg_norm_pl
     kg_status st = kg_kernel(ctx, kg_norm_ctable[c->op][c->in->dtype][plan->ccfg], &kern);
     if (st != KG_OK)
         return st;
-    const size_t smem = (size_t)f->k * (size_t)f->threads * 16;
+    const size_t smem = (size_t)f->ks * (size_t)f->threads * 16;
     _Atomic int unknown = 0;
     _Atomic int *bps = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
                            ? &group_blocks[ctx->device][c->op][c->in->dtype][plan->ccfg]

@@ -3,17 +3,18 @@
  * (sm_90 modules normc_<dtype>): CLUSTER's column strips (templates/normc.cuh)
  * served by a persistent grid whose blocks exchange the columns' statistics
  * through global memory, so that a strip may span more blocks than a cluster
- * holds and the next strip streams in while this one is exchanged and stored.
+ * holds: strips of 256 bytes and more (a dim-0 probe, H200 session 16 r1,
+ * copying f32 [16384,16384] in column strips: 128-byte row segments 79.6% of
+ * copy, 256 bytes 92.5; held on chip a strip at a time by 32 blocks a strip
+ * exchanging through global memory 86.8, by clusters of 16 at 128 bytes 80.3).
  *
  * The grid is co-resident (a cooperative launch): gridDim.x / A.splits groups
  * of g = A.splits consecutive blocks (blocks past the last whole group return
  * at once). Group gi serves strips gi, gi + groups, ... of the outer positions
  * x column tiles (A.rows x A.tiles strips of W = LPR x V columns); block q of
- * a group holds rows [q A.chunk, (q + 1) A.chunk) of the strip, K vectors a
- * lane (rows ty, ty + T / LPR, ...) in registers. Per strip:
- *   1. the strip's rows arrive in shared memory (cp.async, issued during the
- *      previous strip); each lane copies its K slots into registers and
- *      issues the next strip's loads into them at once;
+ * a group holds rows [q A.chunk, (q + 1) A.chunk) of the strip as CLUSTER's
+ * blocks do (K vectors a lane in registers, KS in shared memory). Per strip:
+ *   1. the lane's rows are loaded;
  *   2. the block's (max, sum) per column, as CLUSTER's (kg_ncl_block), is
  *      written to the group's slot of the iteration's partials (two buffers,
  *      alternating: a block writes iteration i + 2's only after the group's
@@ -23,7 +24,7 @@
  *      g (i + 1) (acquire);
  *   4. the first W lanes merge the g partials in block order (the same
  *      merges in the same order in every block: the same bits run to run);
- *   5. every lane applies to its registers and stores.
+ *   5. every lane applies to its values and stores.
  * At the end each block bumps the group's second counter; the last one sets
  * both back to zero (the scratch's counters are zero between calls).
  * The runtime (runtime/norm.c) plans it where CLUSTER's conditions hold.
@@ -61,7 +62,8 @@ template <class Op, int V, int LPR, int T> struct kg_ngr_shared {
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
-template <class Op, int V, int LPR, int T, int K> __device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
+template <class Op, int V, int LPR, int T, int K, int KS>
+__device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
@@ -81,45 +83,45 @@ template <class Op, int V, int LPR, int T, int K> __device__ __forceinline__ voi
     int jn = 0; /* this lane's rows: r0 + ty + j RY, j < jn */
     if (r0 + ty < rend) {
         const int64_t t = (rend - r0 - ty + RY - 1) / RY;
-        jn = t < K ? (int)t : K;
+        jn = t < K + KS ? (int)t : K + KS;
     }
-    /* strip s: its outer position's offsets and the lane's column */
-    auto where = [&](int64_t s, int64_t (&off)[KG_NORM_NOPS], int64_t &col) {
-        const int64_t o = s / A.tiles;
-        kg_nouter(A, o, off);
-        col = (s - o * A.tiles) * W + tx * V;
-    };
-    auto prefetch = [&](int64_t s) {
-        int64_t off[KG_NORM_NOPS], col;
-        where(s, off, col);
-        const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
-        if (col < A.cols)
-#pragma unroll
-            for (int j = 0; j < K; j++)
-                if (j < jn)
-                    kg_ncp16(&kg_ncbuf[j * T + tid], p + (int64_t)j * RY * ns);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-    };
     int it = 0;
-    if (gi < strips)
-        prefetch(gi);
     for (int64_t s = gi; s < strips; s += groups, it++) {
-        int64_t off[KG_NORM_NOPS], col;
-        where(s, off, col);
+        const int64_t o = s / A.tiles;
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        const int64_t col = (s - o * A.tiles) * W + tx * V;
         const int jc = col < A.cols ? jn : 0; /* rows of this strip the lane holds */
-        /* 1. the lane's rows, then the next strip's loads into the same slots */
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        /* 1. the lane's rows: K in registers, KS in shared memory (its own
+           slots: the previous strip's stores from them are issued) */
+        const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
+        if constexpr (KS > 0) {
+#pragma unroll
+            for (int j = 0; j < KS; j++)
+                if (K + j < jc)
+                    kg_ncp16(&kg_ncbuf[j * T + tid], p + (int64_t)(K + j) * RY * ns);
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+        }
         uint4 xs[K];
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jc)
-                xs[j] = kg_ncbuf[j * T + tid];
-        if (s + groups < strips)
-            prefetch(s + groups);
+                xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
         /* 2. the block's statistics per column, to the group's partials */
         AT m[V], sm[V];
         kg_ncl_regmax<Op, V>(xs, jc, m, sm);
+        if constexpr (KS > 0) {
+            asm volatile("cp.async.wait_all;\n" ::: "memory");
+#pragma unroll
+            for (int j = 0; j < KS; j++)
+                if (K + j < jc)
+                    kg_ncl_vmax<Op, V>(m, kg_ncbuf[j * T + tid]);
+        }
         kg_ncl_regsum<Op, V>(xs, jc, m, sm);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jc)
+                kg_ncl_vsum<Op, V>(sm, m, kg_ncbuf[j * T + tid]);
         kg_ncl_block<Op, V, LPR, T>(m, sm, sh.wm, sh.ws, sh.cm, sh.cs);
         AT *pi = part + (int64_t)(it & 1) * gridDim.x * 2 * W;
         if (tid < W) {
@@ -137,14 +139,18 @@ template <class Op, int V, int LPR, int T, int K> __device__ __forceinline__ voi
             sh.fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
         }
         __syncthreads();
-        /* 5. the apply */
+        /* 5. the apply (sh.fin is rewritten next strip only after the group's
+           barrier, which every lane reaches after these reads) */
         if (jc > 0) {
             IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
             kg_nrow<AT> rv[V];
             kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
             kg_ncl_regstore<Op, V>(xs, jc, rv, y, RY * nso);
+#pragma unroll
+            for (int j = 0; j < KS; j++)
+                if (K + j < jc)
+                    kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * RY * nso);
         }
-        /* (sh.fin and sh.wm / ws are rewritten next strip after kg_ncl_block's barrier) */
     }
     /* the counters back to zero once every block of the group is past its
        last wait */

@@ -507,14 +507,15 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.cchunk, 250);
     kgi_norm_tuning.cluster = 0;
     kgi_norm_tuning.csize = 0;
-    /* GROUP (configuration 4, 512 rows a block): any number of blocks a
-       strip, up to 1024 */
-    kgi_norm_tuning.cluster = 5;
+    /* GROUP (configuration 5, 16 x (16 + 16) vectors: 512 rows a block):
+       any number of blocks a strip, up to 1024 */
+    kgi_norm_tuning.cluster = 6;
     in.dtype = out.dtype = KG_F32;
     plan_shape(&c, &in, &out, 16384, 4096, &p);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 5);
     cr_assert_eq(p.csize, 32);
     cr_assert_eq(p.cchunk, 512);
+    cr_assert_eq(p.ctiles, 64); /* 64 columns a strip */
     plan_shape(&c, &in, &out, 512 * 1024, 64, &p);
     cr_assert_eq(p.csize, 1024);
     plan_shape(&c, &in, &out, 512 * 1024 + 1, 64, &p);
@@ -2221,7 +2222,7 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        /* CLUSTER, at 16 blocks a cluster, GROUP (6 and 24 blocks a strip), PF */
+        /* CLUSTER, at 16 blocks a cluster, GROUP (3 and 12 blocks a strip), PF */
         static const kg_norm_tuning tus[] = {{.cluster = 1},         {.cluster = 1, .csize = 16},
                                              {.cluster = 5},         {.cluster = 7},
                                              {.lean = 4, .pf = 1, .grid = 7}, {.lean = 8, .pf = 1, .grid = 7}};
