@@ -676,20 +676,20 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
                                           : 132u * (unsigned)f->mb);
         }
     }
-    /* f16: layer_norm of 2560..4096 (BULKW; of 3072 with the row in registers), not the residual form */
+    /* f16: none (its layer_norm of 2560..4096 ran BULKW until session 16), not the residual form */
     in.dtype = out.dtype = KG_F16;
     kg_norm_call hc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    plan_shape(&hc, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.bcfg, 8);
-    plan_shape(&hc, &in, &out, 1000, 3072, &p);
-    cr_assert_eq(p.bcfg, 9);
-    cr_assert_eq(p.bstages, 1);
+    const int64_t hn[] = {2560, 3072, 3584, 4096};
+    for (int i = 0; i < 4; i++) {
+        plan_shape(&hc, &in, &out, 1000, hn[i], &p);
+        cr_assert_eq(p.bcfg, -1, "f16 layer_norm of %lld", (long long)hn[i]);
+    }
     r = fake(S_AT, KG_F16, 2, KT_SHAPE(1000, 1024));
     hc = (kg_norm_call){.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
     plan_shape(&hc, &in, &out, 1000, 1024, &p);
     cr_assert_eq(p.bcfg, -1);
     in.dtype = out.dtype = KG_BF16;
-    /* f16 (not measured), another tuning, or the tuning's -1: LEAN */
+    /* f16, another tuning, or the tuning's -1: LEAN */
     kg_norm_call lc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     in.dtype = out.dtype = KG_F16;
     plan_shape(&lc, &in, &out, 1000, 16384, &p);
@@ -2150,10 +2150,10 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
     kg_close(ctx);
 }
 
-/* The planner's default BULK rows (the f16 layer_norm of 2560..4096, the
-   bf16 residual rms_norm above 8192) against the reference, and rows beside
-   them that LEAN serves (bf16 layer_norm, the residual form up to 8192):
-   BULK launches on sm_90 where it is the default, none elsewhere. */
+/* The planner's default BULK rows (the bf16 residual rms_norm above 8192)
+   against the reference, and rows beside them that LEAN serves (bf16 and
+   f16 layer_norm, the residual form up to 8192): BULK launches on sm_90
+   where it is the default, none elsewhere. */
 Test(gpu, bulk_default_rows)
 {
     kg_context *ctx = kt_open_gpu();
@@ -2175,15 +2175,14 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        const int ln_bulk = dlens[i] >= 2560 && dlens[i] <= 4096; /* f16's BULKW */
         if (sm90) /* bf16 layer_norm: LEAN */
             cr_assert_eq(kgi_norm_bulk_launches, before, "layer_norm of %lld: a BULK launch", (long long)dlens[i]);
-        if (ln_bulk) {
+        if (dlens[i] >= 2560 && dlens[i] <= 4096) { /* f16: LEAN (BULKW until session 16) */
             c.dt = KG_F16;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
             if (sm90)
-                cr_assert_gt(kgi_norm_bulk_launches, before, "f16 layer_norm of %lld: no BULK launch",
+                cr_assert_eq(kgi_norm_bulk_launches, before, "f16 layer_norm of %lld: a BULK launch",
                              (long long)dlens[i]);
             c.dt = KG_BF16;
         }
