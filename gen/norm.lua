@@ -115,6 +115,8 @@ end
 -- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
 -- grp: GROUP (templates/normg.cuh), the strip's blocks a persistent co-resident group exchanging
 -- through global memory (any number of blocks a strip), held as CLUSTER's blocks hold theirs.
+-- ex: softmax of f32 keeps the sum's exps in place of the values and the apply multiplies them
+-- (elsewhere the same kernel as without).
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
@@ -123,6 +125,9 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, grp = true },
   { t = 256, k = 16, lpr = 16, mb = 2, ks = 16, grp = true },
   { t = 256, k = 16, lpr = 32, mb = 2, ks = 16, grp = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
+  { t = 256, k = 16, lpr = 16, mb = 2, ks = 16, grp = true, ex = true },
+  { t = 256, k = 16, lpr = 32, mb = 2, ks = 16, grp = true, ex = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -303,7 +308,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [" .. (c.grp and "group " or "cluster ") .. c.t ..
-                                     "x" .. c.k .. "+" .. c.ks .. "/" .. c.lpr .. "]" })
+                                     "x" .. c.k .. "+" .. c.ks .. "/" .. c.lpr .. (c.ex and " ex" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
@@ -322,8 +327,8 @@ function M.generate(G)
     end
     local names = {}
     for _, c in ipairs(M.ccfgs) do
-      names[#names + 1] = string.format("%s%d threads x %d (+%d) vectors / %d lanes a row", c.grp and "GROUP " or "", c.t,
-                                        c.k, c.ks, c.lpr)
+      names[#names + 1] = string.format("%s%d threads x %d (+%d) vectors / %d lanes a row%s", c.grp and "GROUP " or "", c.t,
+                                        c.k, c.ks, c.lpr, c.ex and " (exps kept)" or "")
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),

@@ -62,12 +62,13 @@ template <class Op, int V, int LPR, int T> struct kg_ngr_shared {
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
-template <class Op, int V, int LPR, int T, int K, int KS>
+template <class Op, int V, int LPR, int T, int K, int KS, bool EX0 = false>
 __device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
+    constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
     __shared__ kg_ngr_shared<Op, V, LPR, T> sh;
     const int g = (int)A.splits, groups = (int)(gridDim.x / (unsigned)g);
     const int gi = (int)(blockIdx.x / (unsigned)g), q = (int)blockIdx.x - gi * g;
@@ -108,20 +109,11 @@ __device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
             if (j < jc)
                 xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
         /* 2. the block's statistics per column, to the group's partials */
-        AT m[V], sm[V];
-        kg_ncl_regmax<Op, V>(xs, jc, m, sm);
-        if constexpr (KS > 0) {
-            asm volatile("cp.async.wait_all;\n" ::: "memory");
+        AT m[V], sm[V], ml[V];
+        kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jc, m, sm);
 #pragma unroll
-            for (int j = 0; j < KS; j++)
-                if (K + j < jc)
-                    kg_ncl_vmax<Op, V>(m, kg_ncbuf[j * T + tid]);
-        }
-        kg_ncl_regsum<Op, V>(xs, jc, m, sm);
-#pragma unroll
-        for (int j = 0; j < KS; j++)
-            if (K + j < jc)
-                kg_ncl_vsum<Op, V>(sm, m, kg_ncbuf[j * T + tid]);
+        for (int v = 0; v < V; v++)
+            ml[v] = m[v];
         kg_ncl_block<Op, V, LPR, T>(m, sm, sh.wm, sh.ws, sh.cm, sh.cs);
         AT *pi = part + (int64_t)(it & 1) * gridDim.x * 2 * W;
         if (tid < W) {
@@ -141,16 +133,9 @@ __device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
         __syncthreads();
         /* 5. the apply (sh.fin is rewritten next strip only after the group's
            barrier, which every lane reaches after these reads) */
-        if (jc > 0) {
-            IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
-            kg_nrow<AT> rv[V];
-            kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
-            kg_ncl_regstore<Op, V>(xs, jc, rv, y, RY * nso);
-#pragma unroll
-            for (int j = 0; j < KS; j++)
-                if (K + j < jc)
-                    kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * RY * nso);
-        }
+        if (jc > 0)
+            kg_ncl_out<Op, V, T, K, KS, EX>(xs, jc, sh.fin + tx * V, ml,
+                                            (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso, RY * nso);
     }
     /* the counters back to zero once every block of the group is past its
        last wait */

@@ -2203,7 +2203,7 @@ Test(gpu, bulk_default_rows)
     kg_close(ctx);
 }
 
-/* CLUSTER (log_softmax along dim 0: 3 and 16 blocks a cluster), GROUP and the PF
+/* CLUSTER (along dim 0: 3 and 16 blocks a cluster), GROUP and the PF
    forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
    and bf16: twice over the same input, the same bits. */
 Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
@@ -2221,17 +2221,21 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        /* CLUSTER, at 16 blocks a cluster, GROUP (3 and 12 blocks a strip), PF */
+        /* log_softmax by CLUSTER, at 16 blocks a cluster, by GROUP (3 and 12
+           blocks a strip); softmax by the forms that keep the exps (CLUSTER,
+           GROUP of 6 blocks); PF */
         static const kg_norm_tuning tus[] = {{.cluster = 1},         {.cluster = 1, .csize = 16},
                                              {.cluster = 5},         {.cluster = 7},
+                                             {.cluster = 8},         {.cluster = 9},
                                              {.lean = 4, .pf = 1, .grid = 7}, {.lean = 8, .pf = 1, .grid = 7}};
-        for (int t = 0; t < 6; t++)
-            for (int op = 0; op < (t < 4 ? 1 : 2); op++) {
+        for (int t = 0; t < 8; t++)
+            for (int op = 0; op < (t < 6 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
                 char what[64];
                 snprintf(what, sizeof what, "tuning %d op %d, %s", t, op, kg_dtype_name(dts[d]));
                 assert_same_bits_twice(ctx,
                                        t < 4    ? TWICE_LOG_SOFTMAX
+                                       : t < 6  ? TWICE_SOFTMAX
                                        : op == 0 ? TWICE_LAYER_NORM
                                                  : TWICE_RESIDUAL,
                                        0, &x, &y, &r, bytes, a, b, what);
