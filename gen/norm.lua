@@ -122,12 +122,10 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, grp = true },
-  { t = 256, k = 16, lpr = 16, mb = 2, ks = 16, grp = true },
-  { t = 256, k = 16, lpr = 32, mb = 2, ks = 16, grp = true },
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, grp = true, ex = true },
   { t = 256, k = 16, lpr = 16, mb = 2, ks = 16, grp = true, ex = true },
   { t = 256, k = 16, lpr = 32, mb = 2, ks = 16, grp = true, ex = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

@@ -22,8 +22,12 @@
  *   3. the group's barrier: a counter a group in the scratch's counters,
  *      bumped once a block a strip (release), waited for until it reaches
  *      g (i + 1) (acquire);
- *   4. the first W lanes merge the g partials in block order (the same
- *      merges in the same order in every block: the same bits run to run);
+ *   4. the block's lanes merge the g partials, P = T / W lanes a column
+ *      each over a fixed stride of blocks (their loads in flight at once),
+ *      then the first W lanes the P results in order (the same merges in the
+ *      same order in every block: the same bits run to run; r2, where a
+ *      lane walked the g partials one load after another, GROUP ran f32
+ *      softmax [16384,16384] dim 0 at 41.0% of copy against CLUSTER's 60.6);
  *   5. every lane applies to its values and stores.
  * At the end each block bumps the group's second counter; the last one sets
  * both back to zero (the scratch's counters are zero between calls).
@@ -122,15 +126,40 @@ __device__ __forceinline__ void kg_norm_group(const kg_norm_args &A)
         }
         /* 3. every block of the group has written its partials */
         kg_ng_barrier(ctr, (unsigned)g * (unsigned)(it + 1));
-        /* 4. the group's merge, in block order */
-        if (tid < W) {
+        /* 4. the group's merge: lane c + W p merges the partials of blocks p,
+           p + P, ... of column c (P = T / W lanes a column; its loads 8 at a
+           time, all in flight), then the first W lanes merge the P results
+           in order (a fixed partition and order: the same bits run to run) */
+        {
+            constexpr int P = T / W;
+            static_assert(P >= 1 && P <= T / 32, "GROUP: a column's lanes fit wm / ws");
+            const int c = tid % W, pq = tid / W;
+            const AT *pg = pi + (int64_t)gi * g * 2 * W + c;
             kg_nstat<AT> st = kg_nstat_init<AT>();
-            const AT *pg = pi + (int64_t)gi * g * 2 * W;
-            for (int k = 0; k < g; k++)
-                kg_nlse_merge(st.a, st.c, __ldcg(pg + (int64_t)k * 2 * W + tid), __ldcg(pg + (int64_t)k * 2 * W + W + tid));
-            sh.fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+            for (int k0 = pq; k0 < g; k0 += 8 * P) {
+                AT lm[8], ls[8];
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (k0 + u * P < g) {
+                        lm[u] = __ldcg(pg + (int64_t)(k0 + u * P) * 2 * W);
+                        ls[u] = __ldcg(pg + (int64_t)(k0 + u * P) * 2 * W + W);
+                    }
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (k0 + u * P < g)
+                        kg_nlse_merge(st.a, st.c, lm[u], ls[u]);
+            }
+            sh.wm[pq][c] = st.a;
+            sh.ws[pq][c] = st.c;
+            __syncthreads();
+            if (tid < W) {
+                kg_nstat<AT> t = kg_nstat_init<AT>();
+                for (int k = 0; k < P; k++)
+                    kg_nlse_merge(t.a, t.c, sh.wm[k][tid], sh.ws[k][tid]);
+                sh.fin[tid] = kg_nfinish<Op>(t, A.n, A.eps);
+            }
+            __syncthreads();
         }
-        __syncthreads();
         /* 5. the apply (sh.fin is rewritten next strip only after the group's
            barrier, which every lane reaches after these reads) */
         if (jc > 0)

@@ -2226,7 +2226,7 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
            GROUP of 6 blocks); PF */
         static const kg_norm_tuning tus[] = {{.cluster = 1},         {.cluster = 1, .csize = 16},
                                              {.cluster = 5},         {.cluster = 7},
-                                             {.cluster = 8},         {.cluster = 9},
+                                             {.cluster = 8},         {.cluster = 6},
                                              {.lean = 4, .pf = 1, .grid = 7}, {.lean = 8, .pf = 1, .grid = 7}};
         for (int t = 0; t < 8; t++)
             for (int op = 0; op < (t < 6 ? 1 : 2); op++) {
