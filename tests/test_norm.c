@@ -467,10 +467,11 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
               out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
-    /* 16 blocks of 1024 rows, 32 columns a strip (f32) */
+    /* 16 blocks of 1024 rows, 32 columns a strip (f32; softmax keeping its
+       exps, configuration 7; log_softmax and bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 7);
     cr_assert_eq(p.csize, 16);
     cr_assert_eq(p.cchunk, 1024);
     cr_assert_eq(p.ctiles, 512);
@@ -479,11 +480,16 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 7);
     cr_assert_eq(p.csize, 1);
     cr_assert_eq(p.cgrid, 128u);
+    kg_norm_call lsm = c;
+    lsm.op = KG_NORM_LOG_SOFTMAX;
+    plan_shape(&lsm, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 8192, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
     /* under 1000 rows or past 16384: COLS */
