@@ -113,8 +113,6 @@ end
 -- Three blocks a multiprocessor (256 x (16 + 16) and 256 x (15 + 17) vectors in 80 registers, 56-112 bytes
 -- spilled) lost (session 13 r1b, H200, same run): softmax f32 [16384,16384] dim 0 50.2 / 46.4% against 60.2,
 -- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
--- grp: GROUP (templates/normg.cuh), the strip's blocks a persistent co-resident group exchanging
--- through global memory (any number of blocks a strip), held as CLUSTER's blocks hold theirs.
 -- ex: softmax of f32 keeps the sum's exps in place of the values and the apply multiplies them
 -- (elsewhere the same kernel as without).
 M.ccfgs = {
@@ -122,9 +120,6 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, grp = true, ex = true },
-  { t = 256, k = 16, lpr = 16, mb = 2, ks = 16, grp = true, ex = true },
-  { t = 256, k = 16, lpr = 32, mb = 2, ks = 16, grp = true, ex = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
 }
 
@@ -305,8 +300,8 @@ function M.generate(G)
         local row = {}
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [" .. (c.grp and "group " or "cluster ") .. c.t ..
-                                     "x" .. c.k .. "+" .. c.ks .. "/" .. c.lpr .. (c.ex and " ex" or "") .. "]" })
+                                     desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
@@ -325,8 +320,8 @@ function M.generate(G)
     end
     local names = {}
     for _, c in ipairs(M.ccfgs) do
-      names[#names + 1] = string.format("%s%d threads x %d (+%d) vectors / %d lanes a row%s", c.grp and "GROUP " or "", c.t,
-                                        c.k, c.ks, c.lpr, c.ex and " (exps kept)" or "")
+      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row%s", c.t, c.k, c.ks, c.lpr,
+                                        c.ex and " (exps kept)" or "")
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
@@ -377,7 +372,7 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.grp and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -423,7 +418,6 @@ typedef struct kg_norm_ccfg {
     int lpr;     /* lanes a row of the strip */
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
     int rows;    /* rows of a column a block holds */
-    int group;   /* 1: GROUP (templates/normg.cuh), a persistent co-resident grid, any number of blocks a strip */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

@@ -337,7 +337,7 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    process, % of copy against configuration 0: [16384,16384] 60.6 / 60.6,
    [8192,32768] 64.3 / 64.0, [4096,65536] 68.9 / 66.9, [1000,262144] 75.3 /
    72.7) */
-#define CCFG_EX 7
+#define CCFG_EX 4
 _Static_assert(CCFG_EX < KG_NORM_CCFG_COUNT, "the configuration keeping the exps");
 
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
@@ -363,7 +363,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     const int cfg = forced ? tu->cluster - 1 : c->op == KG_NORM_SOFTMAX && dt == KG_F32 ? CCFG_EX : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
-    if (cs > (f->group ? 1024 : 16)) /* GROUP: whether the grid holds the group is known at the launch */
+    if (cs > 16)
         return;
     if (tu->csize > cs && tu->csize <= 16)
         cs = tu->csize; /* more blocks than the column needs (a tuning) */
@@ -1094,87 +1094,10 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
 
-_Static_assert(KG_NORM_GROUP_COUNTER_BYTES == KG_SCRATCH_COUNTER_BYTES, "GROUP's counters are the scratch's");
-
-/* GROUP's blocks a multiprocessor on a device: 0 unknown, -1 none (its
-   shared memory refused), else the occupancy (asked once per device). */
-static _Atomic int group_blocks[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];
-
-/* Launches a GROUP plan (templates/normg.cuh): a cooperative grid of the
-   resident blocks' whole groups (at most one a strip); *ok = 0 (and nothing
-   launched) where a group does not fit the device or the launch is refused. */
-static kg_status launch_group(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, int *ok)
-{
-    *ok = 0;
-    const kg_norm_ccfg *f = &kg_norm_ccfgs[plan->ccfg];
-    cudaKernel_t kern;
-    kg_status st = kg_kernel(ctx, kg_norm_ctable[c->op][c->in->dtype][plan->ccfg], &kern);
-    if (st != KG_OK)
-        return st;
-    const size_t smem = (size_t)f->ks * (size_t)f->threads * 16;
-    _Atomic int unknown = 0;
-    _Atomic int *bps = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
-                           ? &group_blocks[ctx->device][c->op][c->in->dtype][plan->ccfg]
-                           : &unknown;
-    if (*bps == 0) {
-        cudaError_t err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem,
-                                                          ctx->device);
-        int n = 0;
-        if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, (const void *)kern, f->threads, smem);
-        if (err != cudaSuccess) {
-            cudaGetLastError();
-            n = 0;
-        }
-        *bps = n > 0 ? n : -1;
-    }
-    const int64_t g = plan->csize, groups = *bps > 0 ? (int64_t)*bps * ctx->sm_count / g : 0;
-    const int64_t strips = plan->args.rows * plan->ctiles;
-    if (groups < 1)
-        return KG_OK;
-    const int64_t use = groups < strips ? groups : strips;
-    kg_norm_args B = plan->args;
-    B.tiles = plan->ctiles;
-    B.chunk = plan->cchunk;
-    B.splits = g;
-    /* two iterations' (max, sum) of every block's W columns, in float */
-    const size_t w = (size_t)f->lpr * (16 / kg_dtype_size(c->in->dtype));
-    void *base;
-    st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + 2 * (size_t)(use * g) * 2 * w * sizeof(float), &base);
-    if (st != KG_OK)
-        return st;
-    B.partial = base;
-    cudaLaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = cudaLaunchAttributeCooperative;
-    attr.val.cooperative = 1;
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = (dim3){(unsigned)(use * g), 1, 1};
-    cfg.blockDim = (dim3){(unsigned)f->threads, 1, 1};
-    cfg.stream = ctx->stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    cfg.dynamicSmemBytes = smem;
-    void *args[] = {&B};
-    const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        if (kgi_cuda_sticky(err))
-            return kg_cuda_fail(ctx, err, "launching a softmax group kernel");
-        return KG_OK; /* refused: COLS */
-    }
-    *ok = 1;
-    kgi_norm_cluster_launches++;
-    return KG_OK;
-}
-
 /* Launches a CLUSTER plan; *ok = 0 (and nothing launched) where the device
    cannot hold a cluster of that size. */
 static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, int *ok)
 {
-    if (kg_norm_ccfgs[plan->ccfg].group)
-        return launch_group(ctx, c, plan, ok);
     *ok = 0;
     const int k = kg_norm_ctable[c->op][c->in->dtype][plan->ccfg];
     cudaKernel_t kern;

@@ -21,10 +21,6 @@
    and of the column kernels (32 columns x 8 lanes down). */
 #define KG_NORM_THREADS 256
 #define KG_NORM_COL_LANES 32
-/* GROUP (templates/normg.cuh): kg_norm_args.partial points at the scratch's
-   counters (a pair a group); the partial statistics start this many bytes on
-   (runtime/internal.h's KG_SCRATCH_COUNTER_BYTES; norm.c checks they agree). */
-#define KG_NORM_GROUP_COUNTER_BYTES (64 << 10)
 /* Vectors (16 bytes, or one element in the strided class) a lane holds per
    row per chunk: a row of up to group x KG_NORM_NV vectors stays in
    registers between the statistics and the apply; longer rows stream in

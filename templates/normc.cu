@@ -1,7 +1,6 @@
 @-- normc.cu - template of one module of sm_90a kernels (one dtype): CLUSTER,
 @-- softmax and log_softmax along an outer axis, each column strip held on
-@-- chip by a thread-block cluster (templates/normc.cuh) or by a group of a
-@-- persistent grid (GROUP, templates/normg.cuh); BULK, the 2-byte
+@-- chip by a thread-block cluster (templates/normc.cuh); BULK, the 2-byte
 @-- norms with rows staged by the bulk copy engine (templates/normb.cuh). The
 @-- functors come from templates/norm_functor.cu, as in norm.cu.
 $(header)/*
@@ -11,15 +10,10 @@ $(header)/*
  */
 #include "normb.cuh"
 #include "normc.cuh"
-#include "normg.cuh"
 @for _, f in ipairs(functors) do
 $(functor_struct(f))
 @for _, k in ipairs(cfgs) do
-@if k.grp then
-extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_group<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks), $(k.ex and "true" or "false")>(A); }
-@else
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks), $(k.ex and "true" or "false")>(A); }
-@end
 @end
 @end
 @for _, f in ipairs(bfunctors) do

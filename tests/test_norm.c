@@ -468,10 +468,10 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
     /* 16 blocks of 1024 rows, 32 columns a strip (f32; softmax keeping its
-       exps, configuration 7; log_softmax and bf16: configuration 0) */
+       exps, configuration 4; log_softmax and bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 7);
+    cr_assert_eq(p.ccfg, 4);
     cr_assert_eq(p.csize, 16);
     cr_assert_eq(p.cchunk, 1024);
     cr_assert_eq(p.ctiles, 512);
@@ -480,7 +480,7 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 7);
+    cr_assert_eq(p.ccfg, 4);
     cr_assert_eq(p.csize, 1);
     cr_assert_eq(p.cgrid, 128u);
     kg_norm_call lsm = c;
@@ -513,20 +513,6 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.cchunk, 250);
     kgi_norm_tuning.cluster = 0;
     kgi_norm_tuning.csize = 0;
-    /* GROUP (configuration 5, 16 x (16 + 16) vectors: 512 rows a block):
-       any number of blocks a strip, up to 1024 */
-    kgi_norm_tuning.cluster = 6;
-    in.dtype = out.dtype = KG_F32;
-    plan_shape(&c, &in, &out, 16384, 4096, &p);
-    cr_assert_eq(p.ccfg, 5);
-    cr_assert_eq(p.csize, 32);
-    cr_assert_eq(p.cchunk, 512);
-    cr_assert_eq(p.ctiles, 64); /* 64 columns a strip */
-    plan_shape(&c, &in, &out, 512 * 1024, 64, &p);
-    cr_assert_eq(p.csize, 1024);
-    plan_shape(&c, &in, &out, 512 * 1024 + 1, 64, &p);
-    cr_assert_eq(p.ccfg, -1);
-    kgi_norm_tuning.cluster = 0;
     /* columns not whole vectors, f64, the tuning's -1: COLS */
     in.dtype = out.dtype = KG_F32;
     plan_shape(&c, &in, &out, 1000, 4098, &p);
@@ -2209,7 +2195,7 @@ Test(gpu, bulk_default_rows)
     kg_close(ctx);
 }
 
-/* CLUSTER (along dim 0: 3 and 16 blocks a cluster), GROUP and the PF
+/* CLUSTER (along dim 0: 3 and 16 blocks a cluster) and the PF
    forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
    and bf16: twice over the same input, the same bits. */
 Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
@@ -2227,21 +2213,21 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        /* log_softmax by CLUSTER, at 16 blocks a cluster, by GROUP (3 and 12
-           blocks a strip); softmax by the forms that keep the exps (CLUSTER,
-           GROUP of 6 blocks); PF */
-        static const kg_norm_tuning tus[] = {{.cluster = 1},         {.cluster = 1, .csize = 16},
-                                             {.cluster = 5},         {.cluster = 7},
-                                             {.cluster = 8},         {.cluster = 6},
-                                             {.lean = 4, .pf = 1, .grid = 7}, {.lean = 8, .pf = 1, .grid = 7}};
-        for (int t = 0; t < 8; t++)
-            for (int op = 0; op < (t < 6 ? 1 : 2); op++) {
+        /* log_softmax by CLUSTER, at 16 blocks a cluster; softmax by the
+           CLUSTER form that keeps the exps; PF */
+        static const kg_norm_tuning tus[] = {{.cluster = 1},
+                                             {.cluster = 1, .csize = 16},
+                                             {.cluster = 5},
+                                             {.lean = 4, .pf = 1, .grid = 7},
+                                             {.lean = 8, .pf = 1, .grid = 7}};
+        for (int t = 0; t < 5; t++)
+            for (int op = 0; op < (t < 3 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
                 char what[64];
                 snprintf(what, sizeof what, "tuning %d op %d, %s", t, op, kg_dtype_name(dts[d]));
                 assert_same_bits_twice(ctx,
-                                       t < 4    ? TWICE_LOG_SOFTMAX
-                                       : t < 6  ? TWICE_SOFTMAX
+                                       t < 2     ? TWICE_LOG_SOFTMAX
+                                       : t < 3   ? TWICE_SOFTMAX
                                        : op == 0 ? TWICE_LAYER_NORM
                                                  : TWICE_RESIDUAL,
                                        0, &x, &y, &r, bytes, a, b, what);
