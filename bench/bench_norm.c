@@ -4,7 +4,8 @@
  * same cases from the CSV rows this writes to $KG_BENCH_CSV.
  *
  * Cases (issue 14): softmax f32 [65536,4096] last dim and [16384,16384] dim
- * 0; rows of 32, 64 and 128 elements; log_softmax; logsumexp; layer_norm and
+ * 0; rows of 32, 64 and 128 elements (softmax,
+ * log_softmax, rms_norm; f32 and bf16); log_softmax; logsumexp; layer_norm and
  * rms_norm f32 and bf16 at hidden 1024, 4096, 16384; the fused residual
  * rms_norm; softmax / log_softmax along dim 0 at column lengths 128 to 16384
  * (the CLUSTER class and the COLS one beside it); the bf16 layer_norm and residual rms_norm at hidden 1024 to
@@ -304,6 +305,18 @@ int main(void)
         {"rms_norm+residual [131072,2048]", KG_NORM_RMS_NORM, KG_BF16, 131072, 2048, 1, 1},
         {"layer_norm [104857,2560]", KG_NORM_LAYER_NORM, KG_BF16, 104857, 2560, 1, 0},
         {"layer_norm [74898,3584]", KG_NORM_LAYER_NORM, KG_BF16, 74898, 3584, 1, 0},
+        {"softmax [4194304,32] dim 1", KG_NORM_SOFTMAX, KG_BF16, 4194304, 32, 1, 0},
+        {"softmax [2097152,128] dim 1", KG_NORM_SOFTMAX, KG_BF16, 2097152, 128, 1, 0},
+        {"log_softmax [4194304,32] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 4194304, 32, 1, 0},
+        {"log_softmax [2097152,128] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 2097152, 128, 1, 0},
+        {"log_softmax [4194304,32] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 4194304, 32, 1, 0},
+        {"log_softmax [4194304,64] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 4194304, 64, 1, 0},
+        {"log_softmax [2097152,128] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 2097152, 128, 1, 0},
+        {"rms_norm [4194304,32]", KG_NORM_RMS_NORM, KG_F32, 4194304, 32, 1, 0},
+        {"rms_norm [2097152,128]", KG_NORM_RMS_NORM, KG_F32, 2097152, 128, 1, 0},
+        {"rms_norm [4194304,32]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 32, 1, 0},
+        {"rms_norm [4194304,64]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 64, 1, 0},
+        {"rms_norm [2097152,128]", KG_NORM_RMS_NORM, KG_BF16, 2097152, 128, 1, 0},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

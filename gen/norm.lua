@@ -113,11 +113,14 @@ end
 -- Three blocks a multiprocessor (256 x (16 + 16) and 256 x (15 + 17) vectors in 80 registers, 56-112 bytes
 -- spilled) lost (session 13 r1b, H200, same run): softmax f32 [16384,16384] dim 0 50.2 / 46.4% against 60.2,
 -- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
+-- ex: softmax of f32 keeps the sum's exps in place of the values and the apply multiplies them
+-- (elsewhere the same kernel as without).
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -298,7 +301,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
@@ -317,7 +320,8 @@ function M.generate(G)
     end
     local names = {}
     for _, c in ipairs(M.ccfgs) do
-      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row", c.t, c.k, c.ks, c.lpr)
+      names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row%s", c.t, c.k, c.ks, c.lpr,
+                                        c.ex and " (exps kept)" or "")
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),

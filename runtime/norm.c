@@ -332,6 +332,14 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    range), [128,2097152] 23.7 (46.4: too few rows a block), columns past
    16384 rows at 512 x (16 + 16) 39.7-43.4 (45.5-54.7: one block a
    multiprocessor). */
+/* kg_norm_ccfgs: configuration 0 with softmax's exps kept (f32 softmax's
+   default: the apply multiplies the stored exps; H200 session 16 r2, same
+   process, % of copy against configuration 0: [16384,16384] 60.6 / 60.6,
+   [8192,32768] 64.3 / 64.0, [4096,65536] 68.9 / 66.9, [1000,262144] 75.3 /
+   72.7) */
+#define CCFG_EX 4
+_Static_assert(CCFG_EX < KG_NORM_CCFG_COUNT, "the configuration keeping the exps");
+
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
                          size_t es)
 {
@@ -352,7 +360,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
     if (!forced && (n < 1000 || n > 16384))
         return;
-    const int cfg = forced ? tu->cluster - 1 : 0;
+    const int cfg = forced ? tu->cluster - 1 : c->op == KG_NORM_SOFTMAX && dt == KG_F32 ? CCFG_EX : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
     if (cs > 16)
@@ -379,9 +387,11 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
    among the configuration's blocks a multiprocessor), at least 2. The
    tuning's bulk c + 1 takes configuration c wherever the row fits (at most
    threads x nv vectors). By default (the other tunings at 0) only the bf16
-   residual rms_norm of 8193..16384 (cfg 2) and the f16 layer_norm of
-   2560..4096 (BULKW below; f16 not measured since): once LEAN ran a block
-   a row (session 15 r2, H200, same process, % of copy, LEAN / BULK), it
+   residual rms_norm of 8193..16384 (cfg 2). The f16 layer_norm of
+   2560..4096 ran BULKW (below) until session 16: LEAN a block a row beat it
+   (r1, H200, same process, % of copy, LEAN / BULKW): 2560 89.5 / 79.8, 3072
+   94.8 / 92.3 (the row in registers), 3584 96.6 / 83.5, 4096 96.8 / 87.1.
+   Once LEAN ran a block a row (session 15 r2, same process, LEAN / BULK), it
    beat BULK on the bf16 rows BULK had served: layer_norm 2560 93.6 / 88.2,
    3072 97.2 / 91.4, 3584 98.0 / 91.7, 4096 97.6 / 88.3; residual rms_norm
    1024 96.0 / 95.6, 4096 95.8 / 92.6, 8192 96.8 / 93.2; not 16384: 79.9 /
@@ -411,8 +421,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
    and 6144 every row-in-registers configuration lost to LEAN.
    f16 stays LEAN elsewhere (r1b: layer_norm 8192 91.1 against BULK's 89.7,
    16384 88.2 against 87.2). */
-#define BULKW_LN 8  /* kg_norm_bcfgs: 12 warps */
-#define BULKWR_LN 9 /* 12 warps, the row in registers */
 #define BULK_SMEM_SM 233472 /* shared memory of a 9.0 multiprocessor (228 KiB) */
 static int bulk_budget(const kg_norm_bcfg *f) { return BULK_SMEM_SM / f->mb - 2048; }
 /* BULKW: the shared memory of the weight and bias (those the call has) */
@@ -434,20 +442,10 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
     if (tu->bulk == 0) {
         const int dflt = tu->lean == 0 && tu->variant == 0 && tu->pf == 0 && !tu->loose && !tu->group &&
                          !tu->threads && !tu->g32;
-        const int bf16 = c->in->dtype == KG_BF16;
-        const int ln = c->op == KG_NORM_LAYER_NORM, rres = c->op == KG_NORM_RMS_NORM && c->res;
-        if (!dflt || !(ln || rres))
+        const int rres = c->op == KG_NORM_RMS_NORM && c->res;
+        if (!dflt || !(c->in->dtype == KG_BF16 && rres && A->n > 8192 && A->n <= 16384))
             return;
-        if (ln && !bf16 && A->n == 3072)
-            cfg = BULKWR_LN, most = 1;
-        else if (ln && !bf16 && A->n >= 2560 && A->n <= 4096)
-            cfg = BULKW_LN;
-        else if (bf16 && rres && A->n > 8192 && A->n <= 16384)
-            cfg = 2;
-        else
-            return;
-        if (cfg == BULKW_LN && most < 2)
-            most = 2;
+        cfg = 2;
     }
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
     const int64_t V = 16 / (int64_t)es;

@@ -196,6 +196,7 @@ template <class Op, int V, int T> struct kg_nbw_ring {
     uint64_t *wb;
     const VT *sw, *sbias; /* the staged weight and bias */
     VT one, zero;         /* the weight and bias without them */
+    bool hw, hb;          /* whether the call has a weight, a bias */
 
     __device__ __forceinline__ kg_nbw_ring(const kg_norm_args &A, uint64_t *bar)
     {
@@ -209,6 +210,8 @@ template <class Op, int V, int T> struct kg_nbw_ring {
         rb = (uint32_t)A.n * (uint32_t)sizeof(IT);
         hres = Op::residual && res != NULL;
         sb = hres ? 2 * rb : rb;
+        hw = wp != NULL;
+        hb = bp != NULL;
         sw = (const VT *)kg_nbbuf;
         sbias = (const VT *)(kg_nbbuf + (wp ? rb : 0));
         kg_nwb_vec<Op>(one, (const IT *)NULL, (AT)1);
@@ -253,6 +256,22 @@ template <class Op, int V, int T> struct kg_nbw_ring {
         kg_nb_wait(&wb[st], (uint32_t)((i / S) & 1));
         return ring + (size_t)st * sb;
     }
+    /* Writes the output of the row's vector v (values x, row values rv) at
+       orow: the apply with the staged weight and bias. Both forms store so.
+       x by value (with x a reference into the stage, BULKW ran 1-3 points
+       slower than before the helper: H200, session 16 r1). */
+    __device__ __forceinline__ void store(IT *orow, int v, const VT x, const kg_nrow<AT> &rv) const
+    {
+        VT wv = one, bv = zero, y;
+        if (hw)
+            wv = sw[v];
+        if (hb)
+            bv = sbias[v];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
+        *(VT *)(orow + (int64_t)v * V) = y;
+    }
 };
 
 template <class Op, int V, int T>
@@ -268,7 +287,6 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
     const int lane = (int)threadIdx.x & 31;
     const int nvec = (int)(A.n / V), nk = (nvec + 31) / 32;
     const int64_t s_out = kg_nrow_stride(A, KG_NO_OUT);
-    const IT *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
     IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
     for (int64_t i = 0; i < rg.nr; i++) {
         const int64_t row = rg.row(i);
@@ -330,18 +348,8 @@ __device__ __forceinline__ void kg_norm_bulkw(const kg_norm_args &A)
 #pragma unroll 4
         for (int k = 0; k < nk; k++) {
             const int v = k * 32 + lane;
-            if (v < nvec) {
-                const VT x = sx[v];
-                VT wv = rg.one, bv = rg.zero, y;
-                if (wp)
-                    wv = rg.sw[v];
-                if (bp)
-                    bv = rg.sbias[v];
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(x, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
-                *(VT *)(orow + (int64_t)v * V) = y;
-            }
+            if (v < nvec)
+                rg.store(orow, v, sx[v], rv);
         }
         if constexpr (Op::nres > 0)
             if (lane == 0)
@@ -375,7 +383,6 @@ __device__ __forceinline__ void kg_norm_bulkwr(const kg_norm_args &A)
     const int lane = (int)threadIdx.x & 31;
     const int nvec = (int)(A.n / V);
     const int64_t s_out = kg_nrow_stride(A, KG_NO_OUT);
-    const IT *wp = (const IT *)A.p[KG_NO_W], *bp = (const IT *)A.p[KG_NO_B];
     IT *out = (IT *)A.p[KG_NO_OUT], *res = (IT *)A.p[KG_NO_RES];
     auto ok = [&](int k) -> bool { return k * 32 + lane < nvec; };
     /* the sum of f over the lane's values, four accumulators */
@@ -430,19 +437,8 @@ __device__ __forceinline__ void kg_norm_bulkwr(const kg_norm_args &A)
         IT *orow = out + row * s_out;
 #pragma unroll
         for (int k = 0; k < R; k++)
-            if (ok(k)) {
-                const int v = k * 32 + lane;
-                const VT xk = kg_nopaque(x[k]);
-                VT wv = rg.one, bv = rg.zero, y;
-                if (wp)
-                    wv = rg.sw[v];
-                if (bp)
-                    bv = rg.sbias[v];
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    y.v[e] = Op::st(Op::apply(kg_nld<Op>(xk, e), rv, kg_nld<Op>(wv, e), kg_nld<Op>(bv, e)));
-                *(VT *)(orow + (int64_t)v * V) = y;
-            }
+            if (ok(k))
+                rg.store(orow, k * 32 + lane, kg_nopaque(x[k]), rv);
         if constexpr (Op::nres > 0)
             if (lane == 0)
                 kg_nstore_results<Op>(A, row * kg_nrow_stride(A, KG_NO_S0), row * kg_nrow_stride(A, KG_NO_S1), rv);

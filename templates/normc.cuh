@@ -103,6 +103,39 @@ __device__ __forceinline__ void kg_ncl_regsum(const uint4 (&xs)[K], int jn, cons
         if (j < jn)
             kg_ncl_vsum<Op, V>(s, m, kg_nopaque(xs[j]));
 }
+/* EX (softmax of f32, Op::expm): s[v] += exp(x - shift(m[v])) of vector u,
+   and u's values replaced by those exps, so that the apply multiplies
+   instead of taking the exp again (the lane's max m stays the shift). */
+template <class Op, int V> __device__ __forceinline__ void kg_ncl_vsumex(typename Op::acc_t (&s)[V],
+                                                                        const typename Op::acc_t (&m)[V], uint4 &u)
+{
+    static_assert(sizeof(typename Op::in_t) == sizeof(typename Op::acc_t), "EX: f32");
+    typename Op::in_t e[V];
+    memcpy(e, &u, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        const typename Op::acc_t ex = kg_nexp(Op::ld(e[v]) - kg_nshift(m[v]));
+        s[v] += ex;
+        e[v] = Op::st(ex);
+    }
+    memcpy(&u, e, 16);
+}
+/* EX's output vector of exps u (those of kg_ncl_vsumex, taken at the lane's
+   shift): y = apply_e(u c), c[v] = exp(shift(lane max) - the column's m). */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_vstoreex(const uint4 &u, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                const typename Op::acc_t (&c)[V], typename Op::in_t *y)
+{
+    typename Op::in_t e[V];
+    memcpy(e, &u, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        e[v] = Op::st(Op::apply_e(Op::ld(e[v]) * c[v], rv[v]));
+    uint4 o;
+    memcpy(&o, e, 16);
+    *(uint4 *)y = o;
+}
+
 /* rv = the lane's columns' values f[0 .. V) */
 template <class Op, int V>
 __device__ __forceinline__ void kg_ncl_vals(kg_nrow<typename Op::acc_t> (&rv)[V], const kg_nrow<typename Op::acc_t> *f)
@@ -223,12 +256,83 @@ template <class Op, int V, int LPR, int T> struct kg_ncl_shared {
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
-template <class Op, int V, int LPR, int T, int K, int KS = 0>
+/* The lane's statistics of its rows (xs[j < jn] in registers, then rows K +
+   j < jn in its shared-memory slots): m = the maxima per column, s = the
+   sums of exp(x - shift(m)); with EX (f32 softmax) the values become those
+   exps (kg_ncl_vsumex), in registers and in the slots. */
+template <class Op, int V, int T, int K, int KS, bool EX>
+__device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
+                                            typename Op::acc_t (&s)[V])
+{
+    const int tid = threadIdx.x;
+    kg_ncl_regmax<Op, V>(xs, jn, m, s);
+    if constexpr (KS > 0) {
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_ncl_vmax<Op, V>(m, kg_ncbuf[j * T + tid]);
+    }
+    if constexpr (EX) {
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vsumex<Op, V>(s, m, xs[j]);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn) {
+                uint4 u = kg_ncbuf[j * T + tid];
+                kg_ncl_vsumex<Op, V>(s, m, u);
+                kg_ncbuf[j * T + tid] = u;
+            }
+    } else {
+        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
+    }
+}
+
+/* The lane's outputs: rows j < jn at y + j ys (registers, then its slots);
+   EX: from the exps at the lane's maxima ml. */
+template <class Op, int V, int T, int K, int KS, bool EX>
+__device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const kg_nrow<typename Op::acc_t> *f,
+                                           const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys)
+{
+    typedef typename Op::acc_t AT;
+    const int tid = threadIdx.x;
+    kg_nrow<AT> rv[V];
+    kg_ncl_vals<Op, V>(rv, f);
+    if constexpr (EX) {
+        AT c[V];
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_ncl_vstoreex<Op, V>(kg_ncbuf[j * T + tid], rv, c, y + (int64_t)(K + j) * ys);
+    } else {
+        kg_ncl_regstore<Op, V>(xs, jn, rv, y, ys);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
+    }
+}
+
+template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
+    constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
     __shared__ kg_ncl_shared<Op, V, LPR, T> sh;
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     const int CS = (int)cl.num_blocks();
@@ -262,20 +366,11 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
         if (j < jn)
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
     /* 1. the lane's statistics, per column */
-    AT m[V], s[V];
-    kg_ncl_regmax<Op, V>(xs, jn, m, s);
-    if constexpr (KS > 0) {
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
+    AT m[V], s[V], ml[V];
+    kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jn, m, s);
 #pragma unroll
-        for (int j = 0; j < KS; j++)
-            if (K + j < jn)
-                kg_ncl_vmax<Op, V>(m, kg_ncbuf[j * T + tid]);
-    }
-    kg_ncl_regsum<Op, V>(xs, jn, m, s);
-#pragma unroll
-    for (int j = 0; j < KS; j++)
-        if (K + j < jn)
-            kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
+    for (int v = 0; v < V; v++)
+        ml[v] = m[v];
     kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
     /* 2. the cluster's partials, in rank order. The cluster barriers here
        and below are the non-aligned forms: the lanes of a warp may arrive
@@ -287,15 +382,8 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
-    if (jn > 0) {
-        kg_nrow<AT> rv[V];
-        kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
-        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
-#pragma unroll
-        for (int j = 0; j < KS; j++)
-            if (K + j < jn)
-                kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * RY * nso);
-    }
+    if (jn > 0)
+        kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh.fin + tx * V, ml, y, RY * nso);
     /* every block's shared memory stays until the cluster's reads are done */
     asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }

@@ -467,10 +467,11 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
               out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
-    /* 16 blocks of 1024 rows, 32 columns a strip (f32) */
+    /* 16 blocks of 1024 rows, 32 columns a strip (f32; softmax keeping its
+       exps, configuration 4; log_softmax and bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 4);
     cr_assert_eq(p.csize, 16);
     cr_assert_eq(p.cchunk, 1024);
     cr_assert_eq(p.ctiles, 512);
@@ -479,11 +480,16 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 4);
     cr_assert_eq(p.csize, 1);
     cr_assert_eq(p.cgrid, 128u);
+    kg_norm_call lsm = c;
+    lsm.op = KG_NORM_LOG_SOFTMAX;
+    plan_shape(&lsm, &in, &out, 1000, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 8192, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
     /* under 1000 rows or past 16384: COLS */
@@ -662,20 +668,20 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
                                           : 132u * (unsigned)f->mb);
         }
     }
-    /* f16: layer_norm of 2560..4096 (BULKW; of 3072 with the row in registers), not the residual form */
+    /* f16: none (its layer_norm of 2560..4096 ran BULKW until session 16), not the residual form */
     in.dtype = out.dtype = KG_F16;
     kg_norm_call hc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    plan_shape(&hc, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.bcfg, 8);
-    plan_shape(&hc, &in, &out, 1000, 3072, &p);
-    cr_assert_eq(p.bcfg, 9);
-    cr_assert_eq(p.bstages, 1);
+    const int64_t hn[] = {2560, 3072, 3584, 4096};
+    for (int i = 0; i < 4; i++) {
+        plan_shape(&hc, &in, &out, 1000, hn[i], &p);
+        cr_assert_eq(p.bcfg, -1, "f16 layer_norm of %lld", (long long)hn[i]);
+    }
     r = fake(S_AT, KG_F16, 2, KT_SHAPE(1000, 1024));
     hc = (kg_norm_call){.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
     plan_shape(&hc, &in, &out, 1000, 1024, &p);
     cr_assert_eq(p.bcfg, -1);
     in.dtype = out.dtype = KG_BF16;
-    /* f16 (not measured), another tuning, or the tuning's -1: LEAN */
+    /* f16, another tuning, or the tuning's -1: LEAN */
     kg_norm_call lc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
     in.dtype = out.dtype = KG_F16;
     plan_shape(&lc, &in, &out, 1000, 16384, &p);
@@ -1969,6 +1975,33 @@ Test(gpu, empty_axes)
     kg_close(ctx);
 }
 
+/* The calls that the bitwise tests run twice over one input. */
+typedef enum { TWICE_SOFTMAX, TWICE_LOG_SOFTMAX, TWICE_LAYER_NORM, TWICE_RESIDUAL } twice_call;
+
+/* Runs `call` (softmax / log_softmax along axis, layer_norm without weight
+   and bias, the residual rms_norm without weight into r) twice over x, y
+   (and r) zeroed before each run, and asserts the same bits: a and b hold
+   y's bytes. what names the case in the message. */
+static void assert_same_bits_twice(kg_context *ctx, twice_call call, int axis, const kg_tensor *x, const kg_tensor *y,
+                                   const kg_tensor *r, size_t bytes, void *a, void *b, const char *what)
+{
+    for (int k = 0; k < 2; k++) {
+        KT_OK(ctx, kg_memset(ctx, y->data, 0, bytes));
+        if (call == TWICE_SOFTMAX)
+            KT_OK(ctx, kg_softmax(ctx, y, x, axis));
+        else if (call == TWICE_LOG_SOFTMAX)
+            KT_OK(ctx, kg_log_softmax(ctx, y, x, axis));
+        else if (call == TWICE_LAYER_NORM)
+            KT_OK(ctx, kg_layer_norm(ctx, y, NULL, NULL, x, 1, NULL, NULL, 1e-5));
+        else {
+            KT_OK(ctx, kg_memset(ctx, r->data, 0, bytes)); /* residual = x after the add */
+            KT_OK(ctx, kg_rms_norm_residual(ctx, y, r, x, NULL, 1e-6));
+        }
+        kt_download(ctx, k ? b : a, y->data, bytes);
+    }
+    cr_assert(memcmp(a, b, bytes) == 0, "%s: two runs differ", what);
+}
+
 /* Runs `call` twice over the same input and compares the bits. */
 Test(gpu, results_are_bitwise_deterministic)
 {
@@ -1987,14 +2020,10 @@ Test(gpu, results_are_bitwise_deterministic)
         kg_tensor x = kg_tensor_contiguous(dx, KG_F32, 2, shapes[s]),
                   y = kg_tensor_contiguous(dy, KG_F32, 2, shapes[s]);
         for (int axis = 0; axis < 2; axis++) {
-            KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
-            kt_download(ctx, a, dy, sizeof(float) * (size_t)n);
-            KT_OK(ctx, kg_memset(ctx, dy, 0, sizeof(float) * (size_t)n));
-            KT_OK(ctx, kg_softmax(ctx, &y, &x, axis));
-            kt_download(ctx, b, dy, sizeof(float) * (size_t)n);
-            cr_assert(memcmp(a, b, sizeof(float) * (size_t)n) == 0,
-                      "softmax of [%lld,%lld] along %d differs run to run", (long long)shapes[s][0],
-                      (long long)shapes[s][1], axis);
+            char what[64];
+            snprintf(what, sizeof what, "softmax of [%lld,%lld] along %d", (long long)shapes[s][0],
+                     (long long)shapes[s][1], axis);
+            assert_same_bits_twice(ctx, TWICE_SOFTMAX, axis, &x, &y, NULL, sizeof(float) * (size_t)n, a, b, what);
         }
         kg_free(ctx, dx);
         kg_free(ctx, dy);
@@ -2099,17 +2128,9 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
               r = kg_tensor_contiguous(dr, KG_BF16, 2, shape);
     for (int op = 0; op < 2; op++) {
         kgi_norm_tuning = (kg_norm_tuning){.bulk = cfg + 1, .grid = 7};
-        for (int k = 0; k < 2; k++) {
-            KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-            if (op == 0)
-                KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-            else {
-                KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
-                KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
-            }
-            kt_download(ctx, k ? b : a, dy, bytes);
-        }
-        cr_assert(memcmp(a, b, bytes) == 0, "configuration %d op %d: two runs differ", cfg, op);
+        char what[64];
+        snprintf(what, sizeof what, "configuration %d op %d", cfg, op);
+        assert_same_bits_twice(ctx, op == 0 ? TWICE_LAYER_NORM : TWICE_RESIDUAL, 0, &x, &y, &r, bytes, a, b, what);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_free(ctx, dx);
@@ -2121,10 +2142,10 @@ ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
     kg_close(ctx);
 }
 
-/* The planner's default BULK rows (the f16 layer_norm of 2560..4096, the
-   bf16 residual rms_norm above 8192) against the reference, and rows beside
-   them that LEAN serves (bf16 layer_norm, the residual form up to 8192):
-   BULK launches on sm_90 where it is the default, none elsewhere. */
+/* The planner's default BULK rows (the bf16 residual rms_norm above 8192)
+   against the reference, and rows beside them that LEAN serves (bf16 and
+   f16 layer_norm, the residual form up to 8192): BULK launches on sm_90
+   where it is the default, none elsewhere. */
 Test(gpu, bulk_default_rows)
 {
     kg_context *ctx = kt_open_gpu();
@@ -2146,15 +2167,14 @@ Test(gpu, bulk_default_rows)
                    .b = 1,
                    .stats = 1};
         check_case(ctx, &c);
-        const int ln_bulk = dlens[i] >= 2560 && dlens[i] <= 4096; /* f16's BULKW */
         if (sm90) /* bf16 layer_norm: LEAN */
             cr_assert_eq(kgi_norm_bulk_launches, before, "layer_norm of %lld: a BULK launch", (long long)dlens[i]);
-        if (ln_bulk) {
+        if (dlens[i] >= 2560 && dlens[i] <= 4096) { /* f16: LEAN (BULKW until session 16) */
             c.dt = KG_F16;
             before = kgi_norm_bulk_launches;
             check_case(ctx, &c);
             if (sm90)
-                cr_assert_gt(kgi_norm_bulk_launches, before, "f16 layer_norm of %lld: no BULK launch",
+                cr_assert_eq(kgi_norm_bulk_launches, before, "f16 layer_norm of %lld: a BULK launch",
                              (long long)dlens[i]);
             c.dt = KG_BF16;
         }
@@ -2175,7 +2195,7 @@ Test(gpu, bulk_default_rows)
     kg_close(ctx);
 }
 
-/* CLUSTER (log_softmax along dim 0: 3 and 16 blocks a cluster) and the PF
+/* CLUSTER (along dim 0: 3 and 16 blocks a cluster) and the PF
    forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
    and bf16: twice over the same input, the same bits. */
 Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
@@ -2193,25 +2213,24 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
-        static const kg_norm_tuning tus[] = {{.cluster = 1}, {.cluster = 1, .csize = 16}, {.lean = 4, .pf = 1, .grid = 7},
+        /* log_softmax by CLUSTER, at 16 blocks a cluster; softmax by the
+           CLUSTER form that keeps the exps; PF */
+        static const kg_norm_tuning tus[] = {{.cluster = 1},
+                                             {.cluster = 1, .csize = 16},
+                                             {.cluster = 5},
+                                             {.lean = 4, .pf = 1, .grid = 7},
                                              {.lean = 8, .pf = 1, .grid = 7}};
-        for (int t = 0; t < 4; t++)
-            for (int op = 0; op < (t < 2 ? 1 : 2); op++) {
+        for (int t = 0; t < 5; t++)
+            for (int op = 0; op < (t < 3 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
-                for (int k = 0; k < 2; k++) {
-                    KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-                    if (t < 2)
-                        KT_OK(ctx, kg_log_softmax(ctx, &y, &x, 0));
-                    else if (op == 0)
-                        KT_OK(ctx, kg_layer_norm(ctx, &y, NULL, NULL, &x, 1, NULL, NULL, 1e-5));
-                    else {
-                        KT_OK(ctx, kg_memset(ctx, dr, 0, bytes)); /* residual = x after the add */
-                        KT_OK(ctx, kg_rms_norm_residual(ctx, &y, &r, &x, NULL, 1e-6));
-                    }
-                    kt_download(ctx, k ? b : a, dy, bytes);
-                }
-                cr_assert(memcmp(a, b, bytes) == 0, "tuning %d op %d, %s: two runs differ", t, op,
-                          kg_dtype_name(dts[d]));
+                char what[64];
+                snprintf(what, sizeof what, "tuning %d op %d, %s", t, op, kg_dtype_name(dts[d]));
+                assert_same_bits_twice(ctx,
+                                       t < 2     ? TWICE_LOG_SOFTMAX
+                                       : t < 3   ? TWICE_SOFTMAX
+                                       : op == 0 ? TWICE_LAYER_NORM
+                                                 : TWICE_RESIDUAL,
+                                       0, &x, &y, &r, bytes, a, b, what);
             }
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
