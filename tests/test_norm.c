@@ -531,12 +531,12 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 1};
     cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
     cr_assert_eq(p.ccfg, -1);
-    /* off sm_90: COLS */
+    /* the device's own default: f32 softmax keeps its exps on sm_90 (configuration 4), COLS elsewhere */
     kgi_norm_tuning = (kg_norm_tuning){0};
     int ma = 0, mi = 0;
     kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 0 : -1);
+    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 4 : -1);
 }
 
 /* BULK: the 2-byte layer_norm and rms_norm on sm_90 under the tuning's
