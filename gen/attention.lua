@@ -170,9 +170,19 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- The persistent kernel on the long variant's tiles (D 64, 192 keys): the
--- default from 2048 keys until session 16 (above); forced only since.
-M.sm90_persist_long = { [64] = { nwg = 2, bn = 192 } }
+-- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
+-- the default from 2048 keys until session 16 and forced only since, left
+-- in session 17.)
+-- Candidate (session 17): three consumer warpgroups (192-row tiles) on
+-- 64-key tiles at D 64 to 128, so that D 96 / 128 fit three warpgroups'
+-- registers (64 + 32 + 16 accumulator and P registers a thread) and the
+-- causal diagonal wastes at most 64 keys a row; D 96 / 128 take two K/V
+-- stages (shared memory).
+M.sm90_persist_n64 = {
+  [64] = { nwg = 3, bn = 64, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [96] = { nwg = 3, bn = 64, nf = true, ws = true, pc = true, sh = "causal" },
+  [128] = { nwg = 3, bn = 64, nf = true, ws = true, pc = true, sh = "causal" },
+}
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -321,11 +331,11 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_LONG", name = "Hopper persistent long", prefix = "attn90s_", dtypes = sm90_dtypes,
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_N64", name = "Hopper persistent n64", prefix = "attn90n_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_long, false, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_n64, false, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, more keys per tile (D 64)" },
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, three warpgroups on 64-key tiles" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -1097,27 +1097,31 @@ Test(attention, persistent_matches_grid_bits)
         {3, 16, 4, 1100, 900, 32, 1},
     };
     /* against the float64 reference: small enough for it, still more work
-       tiles than multiprocessors */
-    const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
-                           {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
-    /* each persistent variant against its grid-mode twin (the 192-key one:
-       D 64 only; D 32: the plain one only) */
-    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG},
-              gv[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
-    for (int x = 0; x < 4; x++) {
-        kg_test_force_attn_variant(ctx, pv[x & 1]);
-        run_case_once(&refs[x >> 1]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
+       tiles than multiprocessors; the 64-key one (no grid-mode twin of its
+       key tiles) also on more queries than keys, GQA, and D 128 */
+    const acase refs[4] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 1, 16, 4, 650, 390, 128, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 24, 24, 333, 517, 128, 0, MASK_NONE, 0, 0, 0.f}};
+    const int pr[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_N64};
+    for (int x = 0; x < 8; x++) {
+        const int v = x < 6 ? pr[x % 3] : KG_ATTN_V_HOPPER_PERSIST_N64;
+        kg_test_force_attn_variant(ctx, v);
+        run_case_once(&refs[x < 6 ? x / 3 : x - 4]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "the variant did not take");
     }
-    /* bits against grid mode on bigger ones */
-    for (int x = 0; x < 21; x++) {
-        const int *z = shapes[x / 3];
-        if ((x % 3 == 2 && z[5] != 64) || (x % 3 != 0 && z[5] == 32))
+    /* each persistent variant of 128-key tiles against its grid-mode twin
+       (D 32: the plain one only), bits, on bigger ones */
+    const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
+              gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
+    for (int x = 0; x < 14; x++) {
+        const int *z = shapes[x / 2];
+        if (x % 2 != 0 && z[5] == 32)
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
         const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
-        const int vs[2] = {pv[x % 3], gv[x % 3]}, tma[2] = {0, 0}, want[2] = {-1, -1};
+        const int vs[2] = {pv[x % 2], gv[x % 2]}, tma[2] = {0, 0}, want[2] = {-1, -1};
         same_bits(&c, vs, tma, want);
     }
     kg_test_force_attn_variant(ctx, -1);
@@ -1133,7 +1137,7 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
+    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_N64};
     const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
@@ -1171,7 +1175,7 @@ Test(attention, tma_matches_cp_async_bits)
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
     const int hv[6] = {KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
-                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_LONG};
+                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_N64};
     for (int v = 0; v < 6; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
