@@ -173,16 +173,12 @@ M.sm90_persist_plain = {
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
--- Candidate (session 17): three consumer warpgroups (192-row tiles) on
--- 64-key tiles at D 64 to 128, so that D 96 / 128 fit three warpgroups'
--- registers (64 + 32 + 16 accumulator and P registers a thread) and the
--- causal diagonal wastes at most 64 keys a row; D 96 / 128 take two K/V
--- stages (shared memory).
-M.sm90_persist_n64 = {
-  [64] = { nwg = 3, bn = 64, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
-  [96] = { nwg = 3, bn = 64, nf = true, ws = true, pc = true, sh = "causal" },
-  [128] = { nwg = 3, bn = 64, nf = true, ws = true, pc = true, sh = "causal" },
-}
+-- Measured and dropped (session 17, s17r1, H200, us, in turn, best of 3,
+-- default / the same three-warpgroup persistent kernel on 64-key tiles at
+-- D 64-128, "n64"): bf16 D 64 S 1k 324.7 / 388.8, causal 229.2 / 245.3, S
+-- 4k causal 610.9 / 732.5; D 128 S 1k 459.3 / 601.9, causal (ping-pong
+-- default) 316.8 / 366.1, S 4k causal 1042.4 / 1109.3, GQA Hq 32 Hkv 8
+-- 1014.6 / 1099.8; f16 D 64 S 1k causal 230.7 / 251.8.
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -331,11 +327,6 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_N64", name = "Hopper persistent n64", prefix = "attn90n_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_n64, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, three warpgroups on 64-key tiles" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

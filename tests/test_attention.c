@@ -1097,23 +1097,19 @@ Test(attention, persistent_matches_grid_bits)
         {3, 16, 4, 1100, 900, 32, 1},
     };
     /* against the float64 reference: small enough for it, still more work
-       tiles than multiprocessors; the 64-key one (no grid-mode twin of its
-       key tiles) also on more queries than keys, GQA, and D 128 */
-    const acase refs[4] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
-                           {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f},
-                           {KG_BF16, 1, 16, 4, 650, 390, 128, 1, MASK_NONE, 0, 0, 0.f},
-                           {KG_F16, 1, 24, 24, 333, 517, 128, 0, MASK_NONE, 0, 0, 0.f}};
-    const int pr[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_N64};
-    for (int x = 0; x < 8; x++) {
-        const int v = x < 6 ? pr[x % 3] : KG_ATTN_V_HOPPER_PERSIST_N64;
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(&refs[x < 6 ? x / 3 : x - 4]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "the variant did not take");
-    }
-    /* each persistent variant of 128-key tiles against its grid-mode twin
-       (D 32: the plain one only), bits, on bigger ones */
+       tiles than multiprocessors */
+    const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
+    /* each persistent variant against its grid-mode twin (D 32: the plain
+       one only) */
     const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
               gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
+    for (int x = 0; x < 4; x++) {
+        kg_test_force_attn_variant(ctx, pv[x & 1]);
+        run_case_once(&refs[x >> 1]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
+    }
+    /* bits against grid mode on bigger ones */
     for (int x = 0; x < 14; x++) {
         const int *z = shapes[x / 2];
         if (x % 2 != 0 && z[5] == 32)
@@ -1137,7 +1133,7 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int pv[3] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_N64};
+    const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
     const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
@@ -1146,7 +1142,7 @@ Test(attention, persistent_queue_matches_turns_bits)
         {2, 12, 4, 500, 777, 2, 0},
         {2, 8, 2, 600, 900, 0, 0},
     };
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < 2; v++)
         for (int i = 0; i < 5; i++)
             for (int d = 0; d < 2; d++) {
                 const int *z = shapes[i], slot = d ? 3 : z[5], D = DIMS[slot];
@@ -1174,9 +1170,9 @@ Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int hv[6] = {KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,       KG_ATTN_V_HOPPER_PP,
-                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_N64};
-    for (int v = 0; v < 6; v++)
+    const int hv[5] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_PERSIST,
+                       KG_ATTN_V_HOPPER_PERSIST_PP};
+    for (int v = 0; v < 5; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
                 const int D = DIMS[di];
