@@ -170,6 +170,16 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
+-- Candidate (session 17): the D 32 / 64 kernel above with the consumers'
+-- pipeline across work tiles (xt; attention_sm90.cuh), now with the shifted
+-- blocks (s15r2 measured it only without them: w3x).
+M.sm90_persist_xt = {}
+for _, d in ipairs({ 32, 64 }) do
+  local c = {}
+  for k, v in pairs(M.sm90_persist_plain[d]) do c[k] = v end
+  c.xt = true
+  M.sm90_persist_xt[d] = c
+end
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
@@ -264,8 +274,9 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh),
+                 c.xt == nil and "-1" or (c.xt and "1" or "0") }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "-1" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
@@ -275,7 +286,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "") }
+                                 sh and ", shifted blocks" or "",
+                                 c.xt and ", pipeline across work tiles" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -327,6 +339,11 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_XT", name = "Hopper persistent xt", prefix = "attn90x_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_xt, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, pipeline across work tiles (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }
