@@ -247,9 +247,16 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        1010.6 / 1088.5 (GQA Hq 32 Hkv 8: 1022.7 / 989.3 / 1060.1), S 16k
        causal 3847.7 / 3714.7 / 3723.6; not causal S 16k, persistent /
        grid 7165.2 / 7157.4. */
+    /* Since session 17, causal D 128 up to 2048 keys on the plain
+       persistent kernel too (H200, us, in turn, best of 3, pp / plain: s17r1
+       bf16 S 1k causal 316.8 / 312.2; s17r2 bf16 314.1 / 309.1, f16 321.2 /
+       316.6; at S 4k mixed: s17r2 bf16 941.7 / 1028.2, f16 1029.5 / 996.0,
+       GQA Hq 32 Hkv 8 1045.3 / 1002.7; s17r1 bf16 1042.4 / 1011.3, GQA
+       1014.6 / 994.4). */
     if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (kind == KG_ATTN_CAUSAL && D == 128))) {
-        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D > 64 && sk <= 4096 ? KG_ATTN_V_HOPPER_PERSIST_PP
-                                                                                  : KG_ATTN_V_HOPPER_PERSIST;
+        const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D > 64 && sk <= 4096 && (D != 128 || sk > 2048)
+                                       ? KG_ATTN_V_HOPPER_PERSIST_PP
+                                       : KG_ATTN_V_HOPPER_PERSIST;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
