@@ -522,8 +522,7 @@ int main(void)
         }
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */
-        if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
-                                         variant == KG_ATTN_V_HOPPER_PERSIST_XT)) {
+        if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP)) {
             const int on = kg_test_last_attn_queue();
             kg_test_attn_queue(on ? -1 : 1);
             run(&c);
@@ -548,11 +547,10 @@ int main(void)
         /* head dims the Hopper path gained: each variant that can run it */
         if (!is_decode_variant(variant) && dt != KG_F32 && (D == 32 || D == 96 || getenv("KG_BENCH_VARIANTS"))) {
             printf("      variants:");
-            const int vs[7] = {KG_ATTN_V_PORTABLE,           KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
-                               KG_ATTN_V_HOPPER_PP,          KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP,
-                               KG_ATTN_V_HOPPER_PERSIST_XT};
+            const int vs[6] = {KG_ATTN_V_PORTABLE,  KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,
+                               KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
             const char *which = getenv("KG_BENCH_VARIANTS");
-            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 7; x++) {
+            for (int x = which && !strcmp(which, "hopper") ? 1 : 0; x < 6; x++) {
                 kg_test_force_attn_variant(ctx, vs[x]);
                 run(&c);
                 if (kg_test_last_attn_variant(ctx) != vs[x])

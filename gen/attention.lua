@@ -170,16 +170,6 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Candidate (session 17): the D 32 / 64 kernel above with the consumers'
--- pipeline across work tiles (xt; attention_sm90.cuh), now with the shifted
--- blocks (s15r2 measured it only without them: w3x).
-M.sm90_persist_xt = {}
-for _, d in ipairs({ 32, 64 }) do
-  local c = {}
-  for k, v in pairs(M.sm90_persist_plain[d]) do c[k] = v end
-  c.xt = true
-  M.sm90_persist_xt[d] = c
-end
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
@@ -189,6 +179,12 @@ end
 -- 4k causal 610.9 / 732.5; D 128 S 1k 459.3 / 601.9, causal (ping-pong
 -- default) 316.8 / 366.1, S 4k causal 1042.4 / 1109.3, GQA Hq 32 Hkv 8
 -- 1014.6 / 1099.8; f16 D 64 S 1k causal 230.7 / 251.8.
+-- And (s17r3, same way, default / "xt": the D 32 / 64 kernel above with
+-- the consumers' pipeline across work tiles and the shifted causal blocks;
+-- 24 / 8 bytes of spills at D 64 causal / none): bf16 D 64 S 1k 326.8 /
+-- 346.4, causal 228.0 / 238.9, S 4k causal 611.5 / 652.8, S 16k causal
+-- 2265.1 / 2313.2; f16 D 64 S 1k causal 226.0 / 243.2; bf16 D 32 S 4k
+-- 952.8 / 962.2 (its forced GPU tests passed).
 -- D 32 and 96 (H200, bf16, S 4096, not causal): D 32 B 8 H 16: Hopper 1240 us
 -- with 128 keys per tile, 1276 with 192, portable mma.sync 1621; D 96 B 4 H 16:
 -- Hopper 1101 us, portable 1718.
@@ -274,9 +270,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh),
-                 c.xt == nil and "-1" or (c.xt and "1" or "0") }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "-1" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
@@ -286,8 +281,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "",
-                                 c.xt and ", pipeline across work tiles" or "") }
+                                 sh and ", shifted blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -339,11 +333,6 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_XT", name = "Hopper persistent xt", prefix = "attn90x_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_xt, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, pipeline across work tiles (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -174,15 +174,14 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * barriers.
  * PC (persistent only): the producer publishes each work tile's
  * coordinates with it (sched), so the consumers do no integer divisions.
- * SH (persistent only, with WS): the query blocks shifted up by the
- * padding of the last one (mb_row), so that the block with fewer real rows
- * is the first, which sees the fewest keys under the causal rule (its rows
- * before the sequence start are zero-filled and never stored).
- * XTS (persistent only): the consumers' pipeline across work tiles (below)
- * on (1) or off (0); -1: KG_ATTN_XT's choice.
+ * SH (persistent only, one tile per work tile): the query blocks
+ * shifted up by the padding of the last one (mb_row), so that the block
+ * with fewer real rows is the first, which sees the fewest keys under the
+ * causal rule (its rows before the sequence start are zero-filled and never
+ * stored).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, int XTS = -1>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -198,7 +197,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     constexpr int PRODUCER_REGS = NWG == 3 ? 32 : 40, CONSUMER_REGS = (65536 / 128 - PRODUCER_REGS) / NWG / 8 * 8;
     static_assert(D % 32 == 0 && BN % 16 == 0, "head dims of 32-element halves of panels; 16-key steps");
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
-    static_assert(!SH || WS, "SH: the warps' own stores skip the rows before the sequence start");
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
     extern __shared__ __align__(16) unsigned char smem[];
@@ -634,15 +632,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
         };
 
-        /* the persistent pipeline's staged tile whose stores wait (staged:
-           its rows from pm0, head, batch), stored once the next products
-           are issued; consume() stages none */
-        bool staged = false;
-        int pm0 = 0, ph = 0, pb = 0;
+        /* the persistent pipeline's staged tile whose stores wait (pm0 >= 0:
+           its rows m0, head, batch), stored once the next products are
+           issued; consume() stages none (pm0 stays -1) */
+        int pm0 = -1, ph = 0, pb = 0;
         auto flush = [&]() {
-            if (staged) {
+            if (pm0 >= 0) {
                 store_out(pm0, ph, pb);
-                staged = false;
+                pm0 = -1;
             }
         };
         /* A tile's first S and its softmax (its Q landed, nothing of this
@@ -772,8 +769,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             store_out(m0, h, b);
             return ntiles;
         };
-        /* XTS >= 0: the variant's own choice (gen/attention.lua's xt) */
-        constexpr bool XT = XTS >= 0 ? XTS != 0 : KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
+                                   "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
            producer has published it. Lane 0 alone reads the word and hands
            it to its warp: lane 0 is the thread that arrives on the Q
@@ -855,7 +853,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
                 coords_of(0, tile, mb, h, b);
-                m0 = mb_row(mb);
+                m0 = mb * BM;
                 nt = key_tiles(p, causal, m0, BM, BN);
                 mbar_wait(full_qs(0), 0);
                 landed();
@@ -869,7 +867,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
                 if (nx < p.units) {
                     coords_of(tc + 1, nx, mb2, h2, b2);
-                    m2 = mb_row(mb2);
+                    m2 = mb2 * BM;
                     nt2 = key_tiles(p, causal, m2, BM, BN);
                 }
                 if (nt > 0 && nt2 > 0) {
@@ -894,7 +892,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     wg_wait<0>();
                     release(empty_v(sv));
                     stage_out(o, m0, wr, h, b, mxo, lo);
-                    staged = true, pm0 = m0, ph = h, pb = b;
+                    pm0 = m0, ph = h, pb = b;
                     zero_o(o);
                     l[0] = rs[0], l[1] = rs[1];
                     pack_p(pa, s);
