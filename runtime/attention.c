@@ -250,7 +250,8 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     /* Since session 17, causal D 128 up to 2048 keys on the plain
        persistent kernel too (H200, us, in turn, best of 3, pp / plain: s17r1
        bf16 S 1k causal 316.8 / 312.2; s17r2 bf16 314.1 / 309.1, f16 321.2 /
-       316.6; at S 4k mixed: s17r2 bf16 941.7 / 1028.2, f16 1029.5 / 996.0,
+       316.6; s17r3, as the default, bf16 317.8 / 309.9, f16 323.2 /
+       315.8; at S 4k mixed: s17r2 bf16 941.7 / 1028.2, f16 1029.5 / 996.0,
        GQA Hq 32 Hkv 8 1045.3 / 1002.7; s17r1 bf16 1042.4 / 1011.3, GQA
        1014.6 / 994.4). */
     if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (kind == KG_ATTN_CAUSAL && D == 128))) {
