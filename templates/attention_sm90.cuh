@@ -36,14 +36,16 @@
    persistent variant, 0 in none (each tile's first S, its softmax and its
    epilogue then run with no product of the warpgroup in flight, as before
    2026-12-02), -1 (the default) where it measured faster: the ping-pong
-   variant and the 192-key one. H200, session 7 r3, us, same run, runtime's
+   variant (and the persistent 192-key one, removed in session 17). H200, session 7 r3, us, same run, runtime's
    picks, across / one tile after the other (main's kernels): ping-pong D 64
    S 1k causal 254 / 259, S 4k causal 738 / 763, D 128 S 1k causal 344 /
    343, GQA D 128 S 1540 causal 1178 / 1187, D 64 S 1113 causal 1215 / 1227;
    plain D 64 S 1k 401 / 392, D 128 S 1k 533 / 521, D 96 S 4k 883 / 868
    (slower: without the turns both warpgroups reach the tile's end at
    once); 192 keys, D 64 S 4k 1292 against the grid-mode long variant's
-   1329. The second Q stage alone changed nothing (level within 1%). */
+   1329. The second Q stage alone changed nothing (level within 1%).
+   Session 17 (s17r3) measured it again on the three-warpgroup D 32 / 64
+   kernel with its shifted causal blocks: 2-8% slower (gen/attention.lua). */
 #ifndef KG_ATTN_XT
 #define KG_ATTN_XT -1
 #endif
@@ -769,7 +771,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             store_out(m0, h, b);
             return ntiles;
         };
-        constexpr bool XT = KG_ATTN_XT < 0 ? PP || BN > 128 : KG_ATTN_XT != 0;
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
                                    "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
