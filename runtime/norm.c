@@ -24,6 +24,7 @@
  * under the tuning: rows staged in shared memory by the bulk copy engine.
  */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,8 +376,14 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->csize = (int)cs;
     plan->ctiles = ctiles;
     plan->cchunk = cdiv(n, cs);
-    plan->cgrid = (unsigned)(outer * ctiles * cs);
+    /* PH: a cluster a pair of strips at most (the launch caps it at the
+       clusters resident at once; the tuning's grid at that many blocks) */
+    int64_t ncl = f->ph ? cdiv(outer * ctiles, 2) : outer * ctiles;
+    if (f->ph && tu->grid > 0 && tu->grid / cs < ncl)
+        ncl = tu->grid / cs > 0 ? tu->grid / cs : 1;
+    plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
+    plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -1093,6 +1100,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
    (cudaOccupancyMaxActiveClusters). */
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
+/* PH: the clusters of a configuration x size resident at once (0 unknown) */
+static _Atomic short cluster_active[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
 
 /* Launches a CLUSTER plan; *ok = 0 (and nothing launched) where the device
    cannot hold a cluster of that size. */
@@ -1126,6 +1135,10 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
                                       ? &cluster_fits[ctx->device][c->op][c->in->dtype][plan->ccfg][plan->csize]
                                       : &unknown;
+    _Atomic short unknown_n = 0;
+    _Atomic short *active = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
+                                ? &cluster_active[ctx->device][c->op][c->in->dtype][plan->ccfg][plan->csize]
+                                : &unknown_n;
     if (*fits == 0) {
         cudaError_t err = cudaSuccess;
         if (plan->csize > 8)
@@ -1136,13 +1149,18 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         int n = 0;
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveClusters(&n, (const void *)kern, &cfg);
-        if (err != cudaSuccess)
+        if (err != cudaSuccess) {
             cudaGetLastError(); /* not known: the launch will tell */
-        else
+        } else {
+            *active = (short)(n < SHRT_MAX ? n : SHRT_MAX);
             *fits = n > 0 ? 2 : 1;
+        }
     }
     if (*fits == 1)
         return KG_OK;
+    /* PH: at most the clusters resident at once (where known) */
+    if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
+        cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;
     void *args[] = {&B};
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
     if (err != cudaSuccess) {
