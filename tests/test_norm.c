@@ -2048,8 +2048,8 @@ static void assert_same_bits_twice(kg_context *ctx, twice_call call, int axis, c
     cr_assert(memcmp(a, b, bytes) == 0, "%s: two runs differ", what);
 }
 
-/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
-   rows and merges them in the same order): f32 and bf16 softmax and
+/* CLUSTER PH (configurations 5 and 6, NX) gives the bits of configuration
+   4 (a half holds a block's rows and merges them in the same order): f32 and bf16 softmax and
    log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
    the grid the launch takes, at one cluster (64 strips a half, 128 with
    16 blocks) and at 3 (a half with one strip fewer than the other), the
@@ -2077,8 +2077,9 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
                 kt_download(ctx, a, dy, bytes);
                 static const kg_norm_tuning tus[] = {
                     {.cluster = 6}, {.cluster = 6, .grid = 1}, {.cluster = 6, .grid = 48}, {.cluster = 6, .cstag = -1},
-                    {.cluster = 6, .grid = 1, .cstag = -1}};
-                for (int t = 0; t < 5; t++) {
+                    {.cluster = 6, .grid = 1, .cstag = -1}, {.cluster = 7}, {.cluster = 7, .grid = 1},
+                    {.cluster = 7, .grid = 48, .cstag = -1}};
+                for (int t = 0; t < 8; t++) {
                     kgi_norm_tuning = tus[t];
                     kgi_norm_tuning.csize = cs;
                     if (tus[t].grid == 48)
