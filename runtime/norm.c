@@ -1043,6 +1043,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
         (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN16);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
+    /* the 2-byte softmax / log_softmax of 2 lanes a row: blocks of 128, a block a unit (below) */
+    const int lean4f2 = plan->cls == KG_NORM_LEAN4F && g == 2 && info->elementwise && !tu->threads && !tu->grid;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
            there are two blocks a multiprocessor (window 1: 512 ran norms of
@@ -1050,7 +1052,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
         } else if ((info->stats == KG_NORM_STATS_MOMENTS && es == 2) || plan->cls == KG_NORM_LEAN8F ||
-                   (plan->cls == KG_NORM_LEAN4_RES && es == 2)) {
+                   (plan->cls == KG_NORM_LEAN4_RES && es == 2) || lean4f2) {
             /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
                84.3% of copy against 81.3% with 512); LEAN8F likewise (r1:
                softmax bf16 [190650,704] 89.0% against 67.7% with 512); the
@@ -1058,7 +1060,11 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                85.9%, [466033,288] 71.7% against 68.7%, [199728,672] 72.7%
                against 72.1%, [266305,504] 81.1% against 80.6%; f32 mixed:
                [233016,288] 91.4% against 89.4%, [335544,200] 87.4% against
-               91.4%, so it stays at 512) */
+               91.4%, so it stays at 512); the 2-byte softmax and
+               log_softmax of 2 lanes a row (LEAN4F), a block a unit (below;
+               H200 s17r1, same process, best of 3 in turn, % of copy
+               against 512 at the cap: bf16 [4194304,64] softmax 85.7 /
+               83.4, log_softmax 86.8 / 85.4; at the cap 84.1 / 86.5) */
             plan->block = 128;
         } else {
             plan->block = KG_NORM_MAX_GROUP;
@@ -1077,13 +1083,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
        f32 softmax [65536,4096] 97.9 / 91.7, [2097152,128] 99.7 / 96.5,
        [4194304,64] 100.6 / 95.9; rms_norm f32 [65536,4096] 98.4 / 92.3).
        The cap stays for PF's classes (their loop loads the next unit while
-       it reduces this one) and for groups of 2 lanes, and of 4 but for the
+       it reduces this one) and for groups of 2 lanes (but the 2-byte
+       softmax / log_softmax in blocks of 128, above), and of 4 but for the
        4-byte ops that write rows, where it ran faster: softmax f32
        [4194304,32] 87.7 / 82.7, bf16 [4194304,64] 84.1 / 79.9, logsumexp
        f32 [4194304,64] 96.6 / 86.1, bf16 86.1 / 77.5, layer_norm bf16
        [2097152,128] 90.7 / 89.2 (the residual form bf16 [4194304,64] 89.1
        / 89.3, within the spread of two timings). */
-    const int capped = plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || g <= 2 ||
+    const int capped = plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || (g <= 2 && !lean4f2) ||
                        (g == 4 && (es != 4 || c->op == KG_NORM_LOGSUMEXP));
     int64_t cap = capped ? sm * 32 : INT32_MAX;
     if (tu->grid > 0)

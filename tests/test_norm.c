@@ -210,6 +210,29 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 128);
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
+    /* the 2-byte softmax / log_softmax of 2 lanes a row (LEAN4F): blocks of
+       128, a block a unit (measured); logsumexp stays at 512 and the cap */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kg_norm_call lsm2 = c;
+    lsm2.op = KG_NORM_LOG_SOFTMAX;
+    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.threads = 512; /* the tuning's block: at the cap again */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
+    kgi_norm_tuning.threads = 0;
+    const int ax1[] = {1};
+    kg_tensor o1 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
+    kg_norm_call lse2 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o1, .axes = ax1, .n_axes = 1};
+    cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
     in.dtype = out.dtype = KG_F32;
     /* short rows: blocks of 64 rows, a block each */
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
