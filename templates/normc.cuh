@@ -213,7 +213,7 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
    2026-12-02 r2, % of copy against the walk: f32 [16384,16384] dim 0
    softmax 60.8 / 59.7, log_softmax 66.7 / 64.0; bf16 softmax lost, 35.1 /
    41.8, and so did one-block clusters, [1000,262144] 72.0 / 74.1). */
-template <class Op, int W, int T, bool H = false>
+template <class Op, int W, int T, bool H = false, bool TR = false>
 __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group &cl, typename Op::acc_t *cm,
                                                typename Op::acc_t *cs, typename Op::acc_t (*gm)[W],
                                                typename Op::acc_t (*gs)[W], kg_nrow<typename Op::acc_t> *fin,
@@ -221,7 +221,47 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
 {
     typedef typename Op::acc_t AT;
     const int CS = (int)cl.num_blocks();
-    if constexpr (sizeof(typename Op::in_t) == 4) {
+    if constexpr (TR) {
+        /* TR (every dtype): the gathered partials merged by a tree, rank
+           k with k + st at step st (1, 2, 4, 8), a block barrier a step,
+           instead of the W lanes' walk of CS merges in turn */
+        if (CS > 1) {
+            for (int i0 = 0; i0 < CS * W; i0 += T) {
+                const int i = i0 + tid;
+                if (i < CS * W) {
+                    const int k = i / W, c = i - k * W;
+                    gm[k][c] = cl.map_shared_rank(cm, k)[c];
+                    gs[k][c] = cl.map_shared_rank(cs, k)[c];
+                }
+            }
+            __syncwarp();
+            kg_ncl_bar<T, H>(h);
+            for (int st = 1; st < CS; st <<= 1) {
+                const int np = (CS + 2 * st - 1) / (2 * st);
+                for (int i0 = 0; i0 < np * W; i0 += T) {
+                    const int i = i0 + tid;
+                    if (i < np * W) {
+                        const int a = i / W, c = i - a * W, k = 2 * st * a;
+                        if (k + st < CS) {
+                            AT m1 = gm[k][c], s1 = gs[k][c];
+                            kg_nlse_merge(m1, s1, gm[k + st][c], gs[k + st][c]);
+                            gm[k][c] = m1;
+                            gs[k][c] = s1;
+                        }
+                    }
+                }
+                __syncwarp();
+                kg_ncl_bar<T, H>(h);
+            }
+            if (tid < W) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                st.a = gm[0][tid];
+                st.c = gs[0][tid];
+                fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
+            return;
+        }
+    } else if constexpr (sizeof(typename Op::in_t) == 4) {
         if (CS > 1) { /* (the same for the whole block) */
             /* the same trip count for every lane (a lane-dependent count
                left the warps divergent at the __syncthreads(): synccheck,
@@ -257,13 +297,13 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
 
 /* A block's shared partials: each warp's (wm, ws), the block's (cm, cs; the
    cluster reads them: NB buffers) and the columns' values (fin). */
-template <class Op, int V, int LPR, int T, int NB = 1> struct kg_ncl_shared {
+template <class Op, int V, int LPR, int T, int NB = 1, bool TR = false> struct kg_ncl_shared {
     static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
     typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
     typename Op::acc_t cm[NB][LPR * V], cs[NB][LPR * V]; /* (NB: by the parity of the strip, PH) */
-    /* the cluster's (cm, cs), gathered (f32 alone) */
-    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V],
-        gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
+    /* the cluster's (cm, cs), gathered (f32 alone; TR: every dtype) */
+    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 || TR ? 16 : 1][LPR * V],
+        gs[sizeof(typename Op::in_t) == 4 || TR ? 16 : 1][LPR * V];
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
@@ -387,14 +427,14 @@ __device__ __forceinline__ void kg_ncl_load(uint4 (&xs)[K], int jn, const IT *p,
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * rs));
 }
 
-template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false>
+template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
     constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
-    __shared__ kg_ncl_shared<Op, V, LPR, T> sh;
+    __shared__ kg_ncl_shared<Op, V, LPR, T, 1, TR> sh;
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     const int CS = (int)cl.num_blocks();
     const int q = (int)cl.block_rank();
@@ -427,7 +467,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
        and below are the non-aligned forms: the lanes of a warp may arrive
        apart (their row counts jn differ where the rows end inside a warp). */
     cl.sync();
-    kg_ncl_cluster<Op, W, T>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
+    kg_ncl_cluster<Op, W, T, false, TR>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
     asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
