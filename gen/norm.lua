@@ -116,8 +116,7 @@ end
 -- ex: softmax of f32 keeps the sum's exps in place of the values and the apply multiplies them
 -- (elsewhere the same kernel as without). ph: the persistent form of two halves (kg_norm_cluster_ph), t
 -- threads a block, each half t / 2 of them holding a strip as a block of t / 2 threads of the other
--- configurations does (rows: a half's); the grid the clusters resident at once. nx (ph): each register and slot
--- takes its row of the next strip as soon as it is stored (else all loads after the stores). tr: the cluster's
+-- configurations does (rows: a half's); the grid the clusters resident at once. tr: the cluster's
 -- partials gathered (every dtype) and merged by a tree (templates/normc.cuh, kg_ncl_cluster).
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
@@ -126,7 +125,6 @@ M.ccfgs = {
   { t = 512, k = 16, lpr = 8, ks = 16 },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
-  { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true, nx = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
 }
 
@@ -308,7 +306,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.nx and " nx" or "") .. (c.tr and " tr" or "") .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end

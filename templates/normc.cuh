@@ -345,49 +345,16 @@ __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op:
 }
 
 /* The lane's outputs: rows j < jn at y + j ys (registers, then its slots);
-   EX: from the exps at the lane's maxima ml. NX (PH): each register and
-   slot, once stored, takes its row of the next strip (rows j < jnn at pn +
-   j rs, as kg_ncl_load). */
-template <class Op, int V, int T, int K, int KS, bool EX, bool NX = false>
-__device__ __forceinline__ void kg_ncl_out(uint4 (&xs)[K], int jn, const kg_nrow<typename Op::acc_t> *f,
+   EX: from the exps at the lane's maxima ml. */
+template <class Op, int V, int T, int K, int KS, bool EX>
+__device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const kg_nrow<typename Op::acc_t> *f,
                                            const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys,
-                                           int tid, uint4 *buf, const typename Op::in_t *pn = nullptr, int jnn = 0,
-                                           int64_t rs = 0)
+                                           int tid, uint4 *buf)
 {
     typedef typename Op::acc_t AT;
     kg_nrow<AT> rv[V];
     kg_ncl_vals<Op, V>(rv, f);
-    if constexpr (NX) {
-        AT c[V];
-        if constexpr (EX)
-#pragma unroll
-            for (int v = 0; v < V; v++)
-                c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
-#pragma unroll
-        for (int j = 0; j < KS; j++) {
-            if (K + j < jn) {
-                if constexpr (EX)
-                    kg_ncl_vstoreex<Op, V>(buf[j * T + tid], rv, c, y + (int64_t)(K + j) * ys);
-                else
-                    kg_ncl_vstore<Op, V>(buf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
-            }
-            if (K + j < jnn)
-                kg_ncp16(&buf[j * T + tid], pn + (int64_t)(K + j) * rs);
-        }
-        if constexpr (KS > 0)
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
-#pragma unroll
-        for (int j = 0; j < K; j++) {
-            if (j < jn) {
-                if constexpr (EX)
-                    kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
-                else
-                    kg_ncl_vstore<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
-            }
-            if (j < jnn)
-                xs[j] = __ldg((const uint4 *)(pn + (int64_t)j * rs));
-        }
-    } else if constexpr (EX) {
+    if constexpr (EX) {
         AT c[V];
 #pragma unroll
         for (int v = 0; v < V; v++)
@@ -487,8 +454,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
    its own (the CS blocks' halves h arrive on every block's), not on the
    cluster barrier, so one half's statistics, exchange and apply run while
    the other's loads and stores stream; each half loads its next strip into
-   the registers and slots its stores have just read (NX: each as soon as
-   it is stored, else all after the stores). Half 1 starts its
+   the registers and slots its stores have just read. Half 1 starts its
    first loads once half 0's have landed (unless A.opt bit 0), so that the
    halves run out of phase. The partials are double-buffered by the strip's
    parity: a block writes buffer p again (two strips on) only after every
@@ -519,7 +485,7 @@ __device__ __forceinline__ void kg_ncl_wait_cluster(uint64_t *bar, uint32_t pari
     } while (!done);
 }
 
-template <class Op, int V, int LPR, int T, int K, int KS, bool EX0, bool NX>
+template <class Op, int V, int LPR, int T, int K, int KS, bool EX0>
 __device__ __forceinline__ void kg_norm_cluster_ph(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
@@ -597,23 +563,17 @@ __device__ __forceinline__ void kg_norm_cluster_ph(const kg_norm_args &A)
         kg_ncl_wait_cluster(&full[h][p], (it >> 1) & 1);
         kg_ncl_cluster<Op, W, T, true>(cl, sh[h].cm[p], sh[h].cs[p], sh[h].gm, sh[h].gs, sh[h].fin, A, tid, h);
         kg_ncl_bar<T, true>(h);
-        /* 3. the apply, then (NX: with) the next strip's loads */
-        IT *y = (IT *)A.p[KG_NO_OUT] + yo;
+        /* 3. the apply, then the next strip's loads (each register and
+           slot taking its next row as soon as it is stored ran slower:
+           H200 s17r1, softmax f32 [16384,16384] dim 0 48.7% of copy
+           against 56.0) */
+        if (jn > 0)
+            kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh[h].fin + tx * V, ml, (IT *)A.p[KG_NO_OUT] + yo, RY * nso,
+                                            tid, buf);
         w += 2 * ncl;
-        if constexpr (NX) {
-            const int jo = jn;
-            const IT *x = w < items ? strip(w, yo, jn) : nullptr;
-            if (w >= items)
-                jn = 0;
-            kg_ncl_out<Op, V, T, K, KS, EX, true>(xs, jo, sh[h].fin + tx * V, ml, y, RY * nso, tid, buf, x, jn,
-                                                  RY * ns);
-        } else {
-            if (jn > 0)
-                kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh[h].fin + tx * V, ml, y, RY * nso, tid, buf);
-            if (w < items) {
-                const IT *x = strip(w, yo, jn);
-                kg_ncl_load<T, K, KS>(xs, jn, x, RY * ns, tid, buf);
-            }
+        if (w < items) {
+            const IT *x = strip(w, yo, jn);
+            kg_ncl_load<T, K, KS>(xs, jn, x, RY * ns, tid, buf);
         }
     }
     /* every block's shared memory stays until the cluster is done with it */
