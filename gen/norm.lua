@@ -126,6 +126,7 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 24, ex = true, tr = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
