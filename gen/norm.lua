@@ -116,8 +116,14 @@ end
 -- ex: softmax of f32 keeps the sum's exps in place of the values and the apply multiplies them
 -- (elsewhere the same kernel as without). ph: the persistent form of two halves (kg_norm_cluster_ph), t
 -- threads a block, each half t / 2 of them holding a strip as a block of t / 2 threads of the other
--- configurations does (rows: a half's); the grid the clusters resident at once. tr: the cluster's
--- partials gathered (every dtype) and merged by a tree (templates/normc.cuh, kg_ncl_cluster).
+-- configurations does (rows: a half's); the grid the clusters resident at once. Not a default: H200 s17r1 / r2,
+-- same process, % of copy against the default: softmax f32 [16384,16384] dim 0 56.0 / 60.3, 54.9 / 60.5,
+-- log_softmax 59.9 / 66.0, bf16 33.8 / 41.8, [8192,32768] 62.0 / 64.0, 62.3 / 64.7, [1000,262144] 73.0 / 75.3;
+-- it won at four blocks a cluster, [4096,65536] 70.1 / 68.7, 71.5 / 69.0, and bf16 log_softmax [12000,22360]
+-- 33.9 / 31.5 (twelve): kept as a tuning until a rule by cluster size is measured on more shapes. Its form
+-- with each register and slot loading its next row as soon as stored lost more (48.7): removed.
+-- tr: the cluster's partials gathered (every dtype) and merged by a tree (templates/normc.cuh,
+-- kg_ncl_cluster; the f32 default, runtime/norm.c's CCFG_TR).
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },

@@ -210,8 +210,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 128);
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
-    /* the 2-byte softmax / log_softmax of 2 lanes a row (LEAN4F): blocks of
-       128, a block a unit (measured); logsumexp stays at 512 and the cap */
+    /* the 2-byte lse ops of 2 lanes a row (LEAN4F): blocks of 128, a block
+       a unit (measured) */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
@@ -231,8 +231,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_norm_call lse2 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o1, .axes = ax1, .n_axes = 1};
     cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 512);
-    cr_assert_eq(p.grid, 132 * 32);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
     in.dtype = out.dtype = KG_F32;
     /* short rows: blocks of 64 rows, a block each */
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
@@ -490,11 +490,11 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
               out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
-    /* 16 blocks of 1024 rows, 32 columns a strip (f32; softmax keeping its
-       exps, configuration 4; log_softmax and bf16: configuration 0) */
+    /* 16 blocks of 1024 rows, 32 columns a strip (f32: configuration 6,
+       the tree merge, softmax keeping its exps; bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 6);
     cr_assert_eq(p.csize, 16);
     cr_assert_eq(p.cchunk, 1024);
     cr_assert_eq(p.ctiles, 512);
@@ -503,13 +503,13 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 6);
     cr_assert_eq(p.csize, 1);
     cr_assert_eq(p.cgrid, 128u);
     kg_norm_call lsm = c;
     lsm.op = KG_NORM_LOG_SOFTMAX;
     plan_shape(&lsm, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 6);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 8192, 4096, &p);
     cr_assert_eq(p.ccfg, 0);
@@ -554,12 +554,12 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 1};
     cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
     cr_assert_eq(p.ccfg, -1);
-    /* the device's own default: f32 softmax keeps its exps on sm_90 (configuration 4), COLS elsewhere */
+    /* the device's own default: f32 on sm_90 by configuration 6, COLS elsewhere */
     kgi_norm_tuning = (kg_norm_tuning){0};
     int ma = 0, mi = 0;
     kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 4 : -1);
+    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 6 : -1);
 }
 
 /* CLUSTER PH (the persistent form of two halves, configuration 5 under the
