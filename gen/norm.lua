@@ -123,7 +123,11 @@ end
 -- 33.9 / 31.5 (twelve): kept as a tuning until a rule by cluster size is measured on more shapes. Its form
 -- with each register and slot loading its next row as soon as stored lost more (48.7): removed.
 -- tr: the cluster's partials gathered (every dtype) and merged by a tree (templates/normc.cuh,
--- kg_ncl_cluster; the f32 default, runtime/norm.c's CCFG_TR).
+-- kg_ncl_cluster; the f32 default, runtime/norm.c's CCFG_TR). TR with 24 vectors a lane in shared memory (40
+-- in all, 1280 rows a block, 208-223 KB for two blocks a multiprocessor) lost everywhere (H200 s17r3, same
+-- process, % of copy against TR: softmax f32 [16384,16384] dim 0 49.3 / 62.7 at clusters of 13, log_softmax
+-- 54.0 / 67.0, bf16 17.1 / 41.8, [8192,32768] 56.2 / 64.8, [4096,65536] 58.0 / 69.5, [1000,262144] 62.8 /
+-- 77.2): removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
@@ -132,7 +136,6 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 24, ex = true, tr = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
