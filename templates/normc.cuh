@@ -15,12 +15,15 @@
  *      memory), giving the block's (max, sum) per column;
  *   2. cluster barrier; the first W lanes of every block merge the CS
  *      blocks' partials in rank order through distributed shared memory
- *      (every block the same result: the same merges in the same order);
+ *      (every block the same result: the same merges in the same order;
+ *      TR: the block gathers them, then merges them by a tree);
  *   3. every lane applies to its values and writes them; a second cluster
  *      barrier keeps each block's shared memory alive until the cluster's
  *      reads of it are done.
  * The runtime picks it where the column fits: n <= CS x rows a block with
- * CS <= 16 (runtime/norm.c), columns and strides in whole vectors.
+ * CS <= 16 (runtime/norm.c), columns and strides in whole vectors. PH
+ * (kg_norm_cluster_ph, a tuning): a persistent form whose blocks hold two
+ * strips at once, one a half.
  */
 #ifndef KG_NORMC_CUH
 #define KG_NORMC_CUH
