@@ -34,7 +34,9 @@
  * each BULKW configuration (deepest ring, 2 stages, 1 where the row is held in registers) and BULK configurations 0-2
  * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too, and
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
- * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again.
+ * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again. KG_NORM_TUNE=11: the
+ * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, lean, group, pf,
+ * bulk), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
  * KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
@@ -114,6 +116,47 @@ static int env_int(const char *name)
 {
     const char *v = getenv(name);
     return v ? atoi(v) : 0;
+}
+
+/* KG_NORM_ALTS: tunings "key=v,key=v;key=v" (KG_NORM_TUNE=11); returns how many, at most most */
+static int parse_alts(kg_norm_tuning *alts, int most)
+{
+    const char *f = getenv("KG_NORM_ALTS");
+    if (!f)
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", f);
+    int na = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ";", &save); tok && na < most; tok = strtok_r(NULL, ";", &save)) {
+        kg_norm_tuning t = {0};
+        char *s2 = NULL;
+        for (char *kv = strtok_r(tok, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
+            char key[32];
+            int v = 0;
+            if (sscanf(kv, "%31[a-z]=%d", key, &v) != 2) {
+                fprintf(stderr, "KG_NORM_ALTS: '%s' is not key=value\n", kv);
+                exit(2);
+            }
+            int *slot = !strcmp(key, "threads")   ? &t.threads
+                        : !strcmp(key, "grid")    ? &t.grid
+                        : !strcmp(key, "cluster") ? &t.cluster
+                        : !strcmp(key, "csize")   ? &t.csize
+                        : !strcmp(key, "cstag")   ? &t.cstag
+                        : !strcmp(key, "lean")    ? &t.lean
+                        : !strcmp(key, "group")   ? &t.group
+                        : !strcmp(key, "pf")      ? &t.pf
+                        : !strcmp(key, "bulk")    ? &t.bulk
+                                                  : NULL;
+            if (!slot) {
+                fprintf(stderr, "KG_NORM_ALTS: no key '%s'\n", key);
+                exit(2);
+            }
+            *slot = v;
+        }
+        alts[na++] = t;
+    }
+    return na;
 }
 
 static void run_plan(void *p)
@@ -453,7 +496,40 @@ int main(void)
         fflush(stdout);
         if (sweep)
             sweep_pct[nsweep++] = bad ? 0 : 100 * gbps / copy;
-        if (tune && (!sweep || tune_sweep)) {
+        if (tune == 11 && !sweep) {
+            /* the default (alts[0]) and KG_NORM_ALTS in turn, each checked first */
+            kg_norm_tuning alts[9] = {tuned};
+            const int na = 1 + parse_alts(alts + 1, 8);
+            const int rounds = env_int("KG_NORM_ROUNDS") > 0 ? env_int("KG_NORM_ROUNDS") : 3;
+            double best[9];
+            int badk[9];
+            for (int a = 0; a < na; a++) {
+                kgi_norm_tuning = alts[a];
+                badk[a] = verify(&r, blk, use_w && (!ln || r.wb < 2) ? wh : NULL, ln && r.wb < 1 ? bh : NULL, rblk);
+                failed |= badk[a];
+                best[a] = 1e30;
+            }
+            for (int k = 0; k < rounds; k++)
+                for (int a = 0; a < na; a++) {
+                    kgi_norm_tuning = alts[a];
+                    const double ut = bench_time_us(ctx, run_case, &r, 6, 5);
+                    if (ut < best[a])
+                        best[a] = ut;
+                    printf("  round %d alt %d: %10.1f us %6.1f%%\n", k, a, ut, 100 * bytes / (ut * 1e3) / copy);
+                }
+            for (int a = 0; a < na; a++) {
+                kgi_norm_tuning = alts[a];
+                const int ok = kg_norm_plan_call(ctx, &pc, sms, &pl) == KG_OK;
+                printf("  alt %d best %10.1f us %8.1f GB/s %6.1f%% %s  cls %d g %d block %u grid %u cluster %d x %d "
+                       "grid %u (%s)\n",
+                       a, best[a], bytes / (best[a] * 1e3), 100 * bytes / (best[a] * 1e3) / copy,
+                       badk[a] ? "FAIL" : "ok", ok ? (int)pl.cls : -1, pl.args.group, pl.block, pl.grid,
+                       ok ? pl.ccfg : -1, pl.csize, pl.cgrid, a ? "alt" : "default");
+            }
+            kgi_norm_tuning = tuned;
+            fflush(stdout);
+        }
+        if (tune && tune != 11 && (!sweep || tune_sweep)) {
             /* other tunings of the same call, each timed: ROWS (no LEAN),
                LEAN4 / LEAN8 with
                more lanes a row, LOOSE, blocks of 128 / 512 for warp groups,

@@ -114,13 +114,28 @@ end
 -- spilled) lost (session 13 r1b, H200, same run): softmax f32 [16384,16384] dim 0 50.2 / 46.4% against 60.2,
 -- log_softmax 56.4 / 60.6 against 65.9, bf16 softmax 36.1 / 39.4 against 42.0: removed.
 -- ex: softmax of f32 keeps the sum's exps in place of the values and the apply multiplies them
--- (elsewhere the same kernel as without).
+-- (elsewhere the same kernel as without). ph: the persistent form of two halves (kg_norm_cluster_ph), t
+-- threads a block, each half t / 2 of them holding a strip as a block of t / 2 threads of the other
+-- configurations does (rows: a half's); the grid the clusters resident at once. Not a default: H200 s17r1 / r2,
+-- same process, % of copy against the default: softmax f32 [16384,16384] dim 0 56.0 / 60.3, 54.9 / 60.5,
+-- log_softmax 59.9 / 66.0, bf16 33.8 / 41.8, [8192,32768] 62.0 / 64.0, 62.3 / 64.7, [1000,262144] 73.0 / 75.3;
+-- it won at four blocks a cluster, [4096,65536] 70.1 / 68.7, 71.5 / 69.0, and bf16 log_softmax [12000,22360]
+-- 33.9 / 31.5 (twelve): kept as a tuning until a rule by cluster size is measured on more shapes. Its form
+-- with each register and slot loading its next row as soon as stored lost more (48.7): removed.
+-- tr: the cluster's partials gathered (every dtype) and merged by a tree (templates/normc.cuh,
+-- kg_ncl_cluster; the f32 default, runtime/norm.c's CCFG_TR). TR with 24 vectors a lane in shared memory (40
+-- in all, 1280 rows a block, 208-223 KB for two blocks a multiprocessor) lost everywhere (H200 s17r3, same
+-- process, % of copy against TR: softmax f32 [16384,16384] dim 0 49.3 / 62.7 at clusters of 13, log_softmax
+-- 54.0 / 67.0, bf16 17.1 / 41.8, [8192,32768] 56.2 / 64.8, [4096,65536] 58.0 / 69.5, [1000,262144] 62.8 /
+-- 77.2): removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8 },
   { t = 512, k = 16, lpr = 8, ks = 16 },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
+  { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -285,7 +300,7 @@ function M.generate(G)
   for i, c in ipairs(M.ccfgs) do
     c.id, c.mb = i - 1, c.mb or 1
     c.ks = c.ks or 0
-    c.rows = c.t // c.lpr * (c.k + c.ks)
+    c.rows = (c.ph and c.t // 2 or c.t) // c.lpr * (c.k + c.ks)
   end
   local btable = {}
   for i, c in ipairs(M.bcfgs) do c.id = i - 1 end
@@ -301,7 +316,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
@@ -372,7 +387,7 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -417,7 +432,8 @@ typedef struct kg_norm_ccfg {
     int k;       /* 16-byte vectors a lane */
     int lpr;     /* lanes a row of the strip */
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
-    int rows;    /* rows of a column a block holds */
+    int rows;    /* rows of a column a block holds (ph: a half) */
+    int ph;      /* 1: the persistent form of two halves (a grid of the clusters resident at once) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

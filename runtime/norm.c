@@ -24,6 +24,7 @@
  * under the tuning: rows staged in shared memory by the bulk copy engine.
  */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,13 +333,19 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    range), [128,2097152] 23.7 (46.4: too few rows a block), columns past
    16384 rows at 512 x (16 + 16) 39.7-43.4 (45.5-54.7: one block a
    multiprocessor). */
-/* kg_norm_ccfgs: configuration 0 with softmax's exps kept (f32 softmax's
-   default: the apply multiplies the stored exps; H200 session 16 r2, same
-   process, % of copy against configuration 0: [16384,16384] 60.6 / 60.6,
-   [8192,32768] 64.3 / 64.0, [4096,65536] 68.9 / 66.9, [1000,262144] 75.3 /
-   72.7) */
-#define CCFG_EX 4
-_Static_assert(CCFG_EX < KG_NORM_CCFG_COUNT, "the configuration keeping the exps");
+/* kg_norm_ccfgs: configuration 4 is 0 with softmax's exps kept (the apply
+   multiplies the stored exps; the f32 softmax default of session 16: H200
+   session 16 r2, same process, % of copy against configuration 0:
+   [16384,16384] 60.6 / 60.6, [8192,32768] 64.3 / 64.0, [4096,65536] 68.9 /
+   66.9, [1000,262144] 75.3 / 72.7); configuration 6 is 4 with the cluster's partials merged by a
+   tree (TR; f32 softmax and log_softmax: H200 s17r2, same process, best of
+   3 in turn, % of copy against the old default: softmax [16384,16384] 62.6
+   / 60.5, log_softmax 67.1 / 66.5, softmax [8192,32768] 65.6 / 64.7,
+   [4096,65536] 70.0 / 69.0, [1000,262144] 77.4 / 76.9; bf16 lost, 27.9 /
+   41.8 at [16384,16384], 31.3 / 31.5 at log_softmax [12000,22360]: the
+   2-byte types stay on configuration 0) */
+#define CCFG_TR 6
+_Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tree");
 
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
                          size_t es)
@@ -360,7 +367,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
     if (!forced && (n < 1000 || n > 16384))
         return;
-    const int cfg = forced ? tu->cluster - 1 : c->op == KG_NORM_SOFTMAX && dt == KG_F32 ? CCFG_EX : 0;
+    const int cfg = forced ? tu->cluster - 1 : dt == KG_F32 ? CCFG_TR : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
     if (cs > 16)
@@ -375,8 +382,14 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->csize = (int)cs;
     plan->ctiles = ctiles;
     plan->cchunk = cdiv(n, cs);
-    plan->cgrid = (unsigned)(outer * ctiles * cs);
+    /* PH: a cluster a pair of strips at most (the launch caps it at the
+       clusters resident at once; the tuning's grid at that many blocks) */
+    int64_t ncl = f->ph ? cdiv(outer * ctiles, 2) : outer * ctiles;
+    if (f->ph && tu->grid > 0 && tu->grid / cs < ncl)
+        ncl = tu->grid / cs > 0 ? tu->grid / cs : 1;
+    plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
+    plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -1036,6 +1049,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
         (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN16);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
+    /* the 2-byte lse ops of 2 lanes a row: blocks of 128, a block a unit (below) */
+    const int lean4f2 = plan->cls == KG_NORM_LEAN4F && g == 2 && !tu->threads && !tu->grid;
     if (lean && g <= 32) {
         /* warp groups: blocks of the tuning's lanes, else of 512 while
            there are two blocks a multiprocessor (window 1: 512 ran norms of
@@ -1043,7 +1058,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
         } else if ((info->stats == KG_NORM_STATS_MOMENTS && es == 2) || plan->cls == KG_NORM_LEAN8F ||
-                   (plan->cls == KG_NORM_LEAN4_RES && es == 2)) {
+                   (plan->cls == KG_NORM_LEAN4_RES && es == 2) || lean4f2) {
             /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
                84.3% of copy against 81.3% with 512); LEAN8F likewise (r1:
                softmax bf16 [190650,704] 89.0% against 67.7% with 512); the
@@ -1051,7 +1066,12 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                85.9%, [466033,288] 71.7% against 68.7%, [199728,672] 72.7%
                against 72.1%, [266305,504] 81.1% against 80.6%; f32 mixed:
                [233016,288] 91.4% against 89.4%, [335544,200] 87.4% against
-               91.4%, so it stays at 512) */
+               91.4%, so it stays at 512); the 2-byte lse ops of 2 lanes a
+               row (LEAN4F), a block a unit (below; H200, same process,
+               best of 3 / 5 in turn, % of copy against 512 at the cap:
+               bf16 [4194304,64] softmax s17r1 85.7 / 83.4, s17r2 86.0 /
+               84.1; log_softmax 86.8 / 85.4, 87.0 / 85.9; logsumexp s17r2
+               89.0 / 86.2) */
             plan->block = 128;
         } else {
             plan->block = KG_NORM_MAX_GROUP;
@@ -1070,13 +1090,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
        f32 softmax [65536,4096] 97.9 / 91.7, [2097152,128] 99.7 / 96.5,
        [4194304,64] 100.6 / 95.9; rms_norm f32 [65536,4096] 98.4 / 92.3).
        The cap stays for PF's classes (their loop loads the next unit while
-       it reduces this one) and for groups of 2 lanes, and of 4 but for the
+       it reduces this one) and for groups of 2 lanes (but the 2-byte lse
+       ops in blocks of 128, above), and of 4 but for the
        4-byte ops that write rows, where it ran faster: softmax f32
        [4194304,32] 87.7 / 82.7, bf16 [4194304,64] 84.1 / 79.9, logsumexp
        f32 [4194304,64] 96.6 / 86.1, bf16 86.1 / 77.5, layer_norm bf16
        [2097152,128] 90.7 / 89.2 (the residual form bf16 [4194304,64] 89.1
        / 89.3, within the spread of two timings). */
-    const int capped = plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || g <= 2 ||
+    const int capped = plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || (g <= 2 && !lean4f2) ||
                        (g == 4 && (es != 4 || c->op == KG_NORM_LOGSUMEXP));
     int64_t cap = capped ? sm * 32 : INT32_MAX;
     if (tu->grid > 0)
@@ -1093,6 +1114,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
    (cudaOccupancyMaxActiveClusters). */
 #define CLUSTER_DEVICES 8 /* devices with a cache (others ask at every launch) */
 static _Atomic unsigned char cluster_fits[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
+/* PH: the clusters of a configuration x size resident at once (0 unknown) */
+static _Atomic short cluster_active[CLUSTER_DEVICES][KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT][17];
 
 /* Launches a CLUSTER plan; *ok = 0 (and nothing launched) where the device
    cannot hold a cluster of that size. */
@@ -1126,6 +1149,10 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     _Atomic unsigned char *fits = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
                                       ? &cluster_fits[ctx->device][c->op][c->in->dtype][plan->ccfg][plan->csize]
                                       : &unknown;
+    _Atomic short unknown_n = 0;
+    _Atomic short *active = ctx->device >= 0 && ctx->device < CLUSTER_DEVICES
+                                ? &cluster_active[ctx->device][c->op][c->in->dtype][plan->ccfg][plan->csize]
+                                : &unknown_n;
     if (*fits == 0) {
         cudaError_t err = cudaSuccess;
         if (plan->csize > 8)
@@ -1136,13 +1163,18 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
         int n = 0;
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveClusters(&n, (const void *)kern, &cfg);
-        if (err != cudaSuccess)
+        if (err != cudaSuccess) {
             cudaGetLastError(); /* not known: the launch will tell */
-        else
+        } else {
+            *active = (short)(n < SHRT_MAX ? n : SHRT_MAX);
             *fits = n > 0 ? 2 : 1;
+        }
     }
     if (*fits == 1)
         return KG_OK;
+    /* PH: at most the clusters resident at once (where known) */
+    if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
+        cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;
     void *args[] = {&B};
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, args);
     if (err != cudaSuccess) {

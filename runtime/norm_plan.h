@@ -67,9 +67,10 @@ typedef struct kg_norm_tuning {
     int cluster;    /* softmax along an outer axis: 0 the planner's rule, c + 1 CLUSTER configuration c wherever the
                        column fits, -1 none (COLS) */
     int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
+    int cstag;      /* CLUSTER PH: 0 half 1 starts once half 0's first loads landed, -1 both at once */
     int colsv;      /* softmax along an outer axis where COLS stands: 0 COLSV where it applies, -1 COLS */
     int grid;       /* rows classes: at most this many blocks (tests: many rows a block; LEAN: also above the
-                       planner's cap) */
+                       planner's cap); CLUSTER PH: at most this many blocks (whole clusters, at least one) */
     int pf;         /* LEAN rows: 0 the planner's PF rule, 1 the PF form (LEAN4P, LEAN8P) wherever it applies
                        (<= 512 lanes, not the residual form), -1 never */
     int bulk;       /* the 2-byte norms' LEAN rows on sm_90: 0 the planner's rule, c + 1 BULK configuration c

@@ -113,7 +113,7 @@ typedef struct kg_norm_args {
     int32_t group;         /* lanes per row: 1..32 within a warp, or the block (64..1024) */
     int32_t nv;            /* vectors per lane per chunk (1..KG_NORM_NV) */
     int32_t fast;          /* 1: the outer divmods may use magic numbers */
-    int32_t opt;           /* option bits for tunings (none at present: 0) */
+    int32_t opt;           /* option bits for tunings (CLUSTER PH: bit 0, its halves start together) */
     double eps;
     kg_norm_dims outer; /* kept dims (COLS: without the column dim) */
     kg_norm_dims inner; /* normalized dims (STRIDED, COLS: one dim) */

@@ -15,12 +15,15 @@
  *      memory), giving the block's (max, sum) per column;
  *   2. cluster barrier; the first W lanes of every block merge the CS
  *      blocks' partials in rank order through distributed shared memory
- *      (every block the same result: the same merges in the same order);
+ *      (every block the same result: the same merges in the same order;
+ *      TR: the block gathers them, then merges them by a tree);
  *   3. every lane applies to its values and writes them; a second cluster
  *      barrier keeps each block's shared memory alive until the cluster's
  *      reads of it are done.
  * The runtime picks it where the column fits: n <= CS x rows a block with
- * CS <= 16 (runtime/norm.c), columns and strides in whole vectors.
+ * CS <= 16 (runtime/norm.c), columns and strides in whole vectors. PH
+ * (kg_norm_cluster_ph, a tuning): a persistent form whose blocks hold two
+ * strips at once, one a half.
  */
 #ifndef KG_NORMC_CUH
 #define KG_NORMC_CUH
@@ -156,17 +159,28 @@ __device__ __forceinline__ void kg_ncl_regstore(const uint4 (&xs)[K], int jn,
             kg_ncl_vstore<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
 }
 
+/* A barrier of T threads: the block's (H false), or half h's of a block of
+   2 T (H: named barrier 1 + h, T threads). */
+template <int T, bool H> __device__ __forceinline__ void kg_ncl_bar(int h)
+{
+    if constexpr (H)
+        asm volatile("bar.sync %0, %1;\n" ::"r"(1 + h), "n"(T) : "memory");
+    else
+        __syncthreads();
+}
+
 /* The block's (max, sum) per column from each lane's (m, s): butterflies
    over the lanes of a column in the warp, then the warps in order through
    wm / ws; the first W lanes write them to cm / cs. Every lane calls it. */
-template <class Op, int V, int LPR, int T>
+template <class Op, int V, int LPR, int T, bool H = false>
 __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typename Op::acc_t (&s)[V],
                                              typename Op::acc_t (*wm)[LPR * V], typename Op::acc_t (*ws)[LPR * V],
-                                             typename Op::acc_t *cm, typename Op::acc_t *cs)
+                                             typename Op::acc_t *cm, typename Op::acc_t *cs, int tid = threadIdx.x,
+                                             int h = 0)
 {
     typedef typename Op::acc_t AT;
     constexpr int W = LPR * V, NW = T / 32;
-    const int tid = threadIdx.x, tx = tid % LPR, lane = tid & 31;
+    const int tx = tid % LPR, lane = tid & 31;
     /* the callers' loops and loads are guarded by each lane's row count:
        reconverge the warp before the shuffles and the block barrier */
     __syncwarp();
@@ -185,7 +199,7 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
             ws[tid >> 5][tx * V + v] = s[v];
         }
     __syncwarp();
-    __syncthreads();
+    kg_ncl_bar<T, H>(h);
     if (tid < W) {
         AT a = wm[0][tid], c = ws[0][tid];
         for (int k = 1; k < NW; k++)
@@ -202,15 +216,55 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
    2026-12-02 r2, % of copy against the walk: f32 [16384,16384] dim 0
    softmax 60.8 / 59.7, log_softmax 66.7 / 64.0; bf16 softmax lost, 35.1 /
    41.8, and so did one-block clusters, [1000,262144] 72.0 / 74.1). */
-template <class Op, int W, int T>
+template <class Op, int W, int T, bool H = false, bool TR = false>
 __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group &cl, typename Op::acc_t *cm,
                                                typename Op::acc_t *cs, typename Op::acc_t (*gm)[W],
                                                typename Op::acc_t (*gs)[W], kg_nrow<typename Op::acc_t> *fin,
-                                               const kg_norm_args &A)
+                                               const kg_norm_args &A, int tid = threadIdx.x, int h = 0)
 {
     typedef typename Op::acc_t AT;
-    const int tid = threadIdx.x, CS = (int)cl.num_blocks();
-    if constexpr (sizeof(typename Op::in_t) == 4) {
+    const int CS = (int)cl.num_blocks();
+    if constexpr (TR) {
+        /* TR (every dtype): the gathered partials merged by a tree, rank
+           k with k + st at step st (1, 2, 4, 8), a block barrier a step,
+           instead of the W lanes' walk of CS merges in turn */
+        if (CS > 1) {
+            for (int i0 = 0; i0 < CS * W; i0 += T) {
+                const int i = i0 + tid;
+                if (i < CS * W) {
+                    const int k = i / W, c = i - k * W;
+                    gm[k][c] = cl.map_shared_rank(cm, k)[c];
+                    gs[k][c] = cl.map_shared_rank(cs, k)[c];
+                }
+            }
+            __syncwarp();
+            kg_ncl_bar<T, H>(h);
+            for (int st = 1; st < CS; st <<= 1) {
+                const int np = (CS + 2 * st - 1) / (2 * st);
+                for (int i0 = 0; i0 < np * W; i0 += T) {
+                    const int i = i0 + tid;
+                    if (i < np * W) {
+                        const int a = i / W, c = i - a * W, k = 2 * st * a;
+                        if (k + st < CS) {
+                            AT m1 = gm[k][c], s1 = gs[k][c];
+                            kg_nlse_merge(m1, s1, gm[k + st][c], gs[k + st][c]);
+                            gm[k][c] = m1;
+                            gs[k][c] = s1;
+                        }
+                    }
+                }
+                __syncwarp();
+                kg_ncl_bar<T, H>(h);
+            }
+            if (tid < W) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                st.a = gm[0][tid];
+                st.c = gs[0][tid];
+                fin[tid] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
+            return;
+        }
+    } else if constexpr (sizeof(typename Op::in_t) == 4) {
         if (CS > 1) { /* (the same for the whole block) */
             /* the same trip count for every lane (a lane-dependent count
                left the warps divergent at the __syncthreads(): synccheck,
@@ -224,7 +278,7 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
                 }
             }
             __syncwarp();
-            __syncthreads();
+            kg_ncl_bar<T, H>(h);
             if (tid < W) {
                 kg_nstat<AT> st = kg_nstat_init<AT>();
                 for (int k = 0; k < CS; k++)
@@ -245,14 +299,14 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
 }
 
 /* A block's shared partials: each warp's (wm, ws), the block's (cm, cs; the
-   cluster reads them) and the columns' values (fin). */
-template <class Op, int V, int LPR, int T> struct kg_ncl_shared {
+   cluster reads them: NB buffers) and the columns' values (fin). */
+template <class Op, int V, int LPR, int T, int NB = 1, bool TR = false> struct kg_ncl_shared {
     static_assert(sizeof(typename Op::in_t) * V == 16, "16-byte vectors");
     typename Op::acc_t wm[T / 32][LPR * V], ws[T / 32][LPR * V];
-    typename Op::acc_t cm[LPR * V], cs[LPR * V];
-    /* the cluster's (cm, cs), gathered (f32 alone) */
-    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V],
-        gs[sizeof(typename Op::in_t) == 4 ? 16 : 1][LPR * V];
+    typename Op::acc_t cm[NB][LPR * V], cs[NB][LPR * V]; /* (NB: by the parity of the strip, PH) */
+    /* the cluster's (cm, cs), gathered (f32 alone; TR: every dtype) */
+    typename Op::acc_t gm[sizeof(typename Op::in_t) == 4 || TR ? 16 : 1][LPR * V],
+        gs[sizeof(typename Op::in_t) == 4 || TR ? 16 : 1][LPR * V];
     kg_nrow<typename Op::acc_t> fin[LPR * V];
 };
 
@@ -262,16 +316,15 @@ template <class Op, int V, int LPR, int T> struct kg_ncl_shared {
    exps (kg_ncl_vsumex), in registers and in the slots. */
 template <class Op, int V, int T, int K, int KS, bool EX>
 __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
-                                            typename Op::acc_t (&s)[V])
+                                            typename Op::acc_t (&s)[V], int tid, uint4 *buf)
 {
-    const int tid = threadIdx.x;
     kg_ncl_regmax<Op, V>(xs, jn, m, s);
     if constexpr (KS > 0) {
         asm volatile("cp.async.wait_all;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vmax<Op, V>(m, kg_ncbuf[j * T + tid]);
+                kg_ncl_vmax<Op, V>(m, buf[j * T + tid]);
     }
     if constexpr (EX) {
 #pragma unroll
@@ -281,16 +334,16 @@ __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op:
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn) {
-                uint4 u = kg_ncbuf[j * T + tid];
+                uint4 u = buf[j * T + tid];
                 kg_ncl_vsumex<Op, V>(s, m, u);
-                kg_ncbuf[j * T + tid] = u;
+                buf[j * T + tid] = u;
             }
     } else {
         kg_ncl_regsum<Op, V>(xs, jn, m, s);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vsum<Op, V>(s, m, kg_ncbuf[j * T + tid]);
+                kg_ncl_vsum<Op, V>(s, m, buf[j * T + tid]);
     }
 }
 
@@ -298,10 +351,10 @@ __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op:
    EX: from the exps at the lane's maxima ml. */
 template <class Op, int V, int T, int K, int KS, bool EX>
 __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const kg_nrow<typename Op::acc_t> *f,
-                                           const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys)
+                                           const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys,
+                                           int tid, uint4 *buf)
 {
     typedef typename Op::acc_t AT;
-    const int tid = threadIdx.x;
     kg_nrow<AT> rv[V];
     kg_ncl_vals<Op, V>(rv, f);
     if constexpr (EX) {
@@ -316,24 +369,42 @@ __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const k
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vstoreex<Op, V>(kg_ncbuf[j * T + tid], rv, c, y + (int64_t)(K + j) * ys);
+                kg_ncl_vstoreex<Op, V>(buf[j * T + tid], rv, c, y + (int64_t)(K + j) * ys);
     } else {
         kg_ncl_regstore<Op, V>(xs, jn, rv, y, ys);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vstore<Op, V>(kg_ncbuf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
+                kg_ncl_vstore<Op, V>(buf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
     }
 }
 
-template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false>
+/* The lane's loads of its rows j < jn, row j at p + j rs: rows K + j into
+   its slots buf[j T + tid] (cp.async, one group), rows j < K into xs. */
+template <int T, int K, int KS, class IT>
+__device__ __forceinline__ void kg_ncl_load(uint4 (&xs)[K], int jn, const IT *p, int64_t rs, int tid, uint4 *buf)
+{
+    if constexpr (KS > 0) {
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_ncp16(&buf[j * T + tid], p + (int64_t)(K + j) * rs);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            xs[j] = __ldg((const uint4 *)(p + (int64_t)j * rs));
+}
+
+template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
     constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
-    __shared__ kg_ncl_shared<Op, V, LPR, T> sh;
+    __shared__ kg_ncl_shared<Op, V, LPR, T, 1, TR> sh;
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     const int CS = (int)cl.num_blocks();
     const int q = (int)cl.block_rank();
@@ -353,38 +424,164 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     }
     const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
     const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
-    if constexpr (KS > 0) {
-#pragma unroll
-        for (int j = 0; j < KS; j++)
-            if (K + j < jn)
-                kg_ncp16(&kg_ncbuf[j * T + tid], p + (int64_t)(K + j) * RY * ns);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-    }
     uint4 xs[K];
-#pragma unroll
-    for (int j = 0; j < K; j++)
-        if (j < jn)
-            xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
+    kg_ncl_load<T, K, KS>(xs, jn, p, RY * ns, tid, kg_ncbuf);
     /* 1. the lane's statistics, per column */
     AT m[V], s[V], ml[V];
-    kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jn, m, s);
+    kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jn, m, s, tid, kg_ncbuf);
 #pragma unroll
     for (int v = 0; v < V; v++)
         ml[v] = m[v];
-    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm, sh.cs);
+    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[0], sh.cs[0]);
     /* 2. the cluster's partials, in rank order. The cluster barriers here
        and below are the non-aligned forms: the lanes of a warp may arrive
        apart (their row counts jn differ where the rows end inside a warp). */
     cl.sync();
-    kg_ncl_cluster<Op, W, T>(cl, sh.cm, sh.cs, sh.gm, sh.gs, sh.fin, A);
+    kg_ncl_cluster<Op, W, T, false, TR>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
     __syncthreads();
     /* this block's reads of the others' shared memory are done */
     asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     if (jn > 0)
-        kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh.fin + tx * V, ml, y, RY * nso);
+        kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh.fin + tx * V, ml, y, RY * nso, tid, kg_ncbuf);
     /* every block's shared memory stays until the cluster's reads are done */
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/* PH: the persistent form with two halves. A block of 2 T threads holds two
+   strips at once, half h (threads h T .. h T + T - 1) one of them, as a
+   block of kg_norm_cluster<.., T, ..> does: the same rows, sums and merges
+   in the same order (the same bits). Cluster c (of ncl) serves strips 2 c +
+   h, 2 c + h + 2 ncl, ...; a half's cluster exchange waits on an mbarrier of
+   its own (the CS blocks' halves h arrive on every block's), not on the
+   cluster barrier, so one half's statistics, exchange and apply run while
+   the other's loads and stores stream; each half loads its next strip into
+   the registers and slots its stores have just read. Half 1 starts its
+   first loads once half 0's have landed (unless A.opt bit 0), so that the
+   halves run out of phase. The partials are double-buffered by the strip's
+   parity: a block writes buffer p again (two strips on) only after every
+   block has arrived for the strip between, that is, after their reads of
+   this one. */
+__device__ __forceinline__ void kg_ncl_arrive_all(cooperative_groups::cluster_group &cl, uint64_t *bar, int cs)
+{
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(bar);
+    for (int k = 0; k < cs; k++) {
+        uint32_t r;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(k));
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(r) : "memory");
+    }
+}
+__device__ __forceinline__ void kg_ncl_wait_cluster(uint64_t *bar, uint32_t parity)
+{
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(bar);
+    uint32_t done;
+    do {
+        asm volatile("{\n"
+                     "  .reg .pred p;\n"
+                     "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                     "  selp.u32 %0, 1, 0, p;\n"
+                     "}\n"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+template <class Op, int V, int LPR, int T, int K, int KS, bool EX0>
+__device__ __forceinline__ void kg_norm_cluster_ph(const kg_norm_args &A)
+{
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    constexpr int RY = T / LPR, W = LPR * V;
+    constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
+    __shared__ kg_ncl_shared<Op, V, LPR, T, 2> sh[2];
+    __shared__ uint64_t full[2][2]; /* [half][parity] */
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    const int CS = (int)cl.num_blocks();
+    const int q = (int)cl.block_rank();
+    const int h = (int)threadIdx.x / T, tid = (int)threadIdx.x - h * T, tx = tid % LPR, ty = tid / LPR;
+    const int64_t ncl = gridDim.x / CS, cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
+    const int64_t items = A.rows * A.tiles;
+    uint4 *buf = kg_ncbuf + h * KS * T;
+    if (tid == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"((uint32_t)__cvta_generic_to_shared(&full[h][0])),
+                     "r"(CS)
+                     : "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"((uint32_t)__cvta_generic_to_shared(&full[h][1])),
+                     "r"(CS)
+                     : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    /* every block's barriers initialized before any arrives on them */
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+    const int64_t r0 = (int64_t)q * A.chunk;
+    const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
+    /* this lane's rows in a full strip: j < jr (rows r0 + ty + j RY below rend) */
+    int jr = 0;
+    if (r0 + ty < rend) {
+        const int64_t t = (rend - r0 - ty + RY - 1) / RY;
+        jr = t < K + KS ? (int)t : K + KS;
+    }
+    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
+    /* strip w's first input row of this lane, its offset of the output and its rows jn */
+    auto strip = [&](int64_t w, int64_t &yo, int &jn) -> const IT * {
+        const int64_t o = w / A.tiles, tile = w - o * A.tiles;
+        int64_t off[KG_NORM_NOPS];
+        kg_nouter(A, o, off);
+        const int64_t col = tile * W + tx * V;
+        jn = col < A.cols ? jr : 0;
+        yo = off[KG_NO_OUT] + col + (r0 + ty) * nso;
+        return (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
+    };
+    int64_t w = 2 * cid + h, yo = 0;
+    int jn = 0;
+    uint4 xs[K];
+    if (h == 1 && !(A.opt & 1) && w < items)
+        asm volatile("bar.sync 3, %0;\n" ::"n"(2 * T) : "memory"); /* after half 0's first loads */
+    if (w < items) {
+        const IT *x = strip(w, yo, jn);
+        kg_ncl_load<T, K, KS>(xs, jn, x, RY * ns, tid, buf);
+    }
+    for (uint32_t it = 0; w < items; it++) {
+        const int p = (int)(it & 1);
+        /* 1. the lane's statistics, per column, and the half's */
+        AT m[V], s[V], ml[V];
+        kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jn, m, s, tid, buf);
+        if (it == 0 && h == 0 && !(A.opt & 1) && w + 1 < items) {
+            __syncwarp();
+            asm volatile("bar.arrive 3, %0;\n" ::"n"(2 * T) : "memory");
+        }
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            ml[v] = m[v];
+        kg_ncl_block<Op, V, LPR, T, true>(m, s, sh[h].wm, sh[h].ws, sh[h].cm[p], sh[h].cs[p], tid, h);
+        /* 2. the cluster's partials, in rank order, once every block's half
+           h has written its own */
+        __syncwarp();
+        kg_ncl_bar<T, true>(h);
+        if (tid == 0)
+            kg_ncl_arrive_all(cl, &full[h][p], CS);
+        kg_ncl_wait_cluster(&full[h][p], (it >> 1) & 1);
+        kg_ncl_cluster<Op, W, T, true>(cl, sh[h].cm[p], sh[h].cs[p], sh[h].gm, sh[h].gs, sh[h].fin, A, tid, h);
+        kg_ncl_bar<T, true>(h);
+        /* 3. the apply, then the next strip's loads (each register and
+           slot taking its next row as soon as it is stored ran slower:
+           H200 s17r1, softmax f32 [16384,16384] dim 0 48.7% of copy
+           against 56.0) */
+        if (jn > 0)
+            kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh[h].fin + tx * V, ml, (IT *)A.p[KG_NO_OUT] + yo, RY * nso,
+                                            tid, buf);
+        w += 2 * ncl;
+        if (w < items) {
+            const IT *x = strip(w, yo, jn);
+            kg_ncl_load<T, K, KS>(xs, jn, x, RY * ns, tid, buf);
+        }
+    }
+    /* every block's shared memory stays until the cluster is done with it */
+    __syncwarp();
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
     asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 

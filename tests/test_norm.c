@@ -210,6 +210,29 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 128);
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
+    /* the 2-byte lse ops of 2 lanes a row (LEAN4F): blocks of 128, a block
+       a unit (measured) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kg_norm_call lsm2 = c;
+    lsm2.op = KG_NORM_LOG_SOFTMAX;
+    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.threads = 512; /* the tuning's block: at the cap again */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
+    kgi_norm_tuning.threads = 0;
+    const int ax1[] = {1};
+    kg_tensor o1 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
+    kg_norm_call lse2 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o1, .axes = ax1, .n_axes = 1};
+    cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
     in.dtype = out.dtype = KG_F32;
     /* short rows: blocks of 64 rows, a block each */
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
@@ -467,11 +490,11 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
               out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
-    /* 16 blocks of 1024 rows, 32 columns a strip (f32; softmax keeping its
-       exps, configuration 4; log_softmax and bf16: configuration 0) */
+    /* 16 blocks of 1024 rows, 32 columns a strip (f32: configuration 6,
+       the tree merge, softmax keeping its exps; bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 6);
     cr_assert_eq(p.csize, 16);
     cr_assert_eq(p.cchunk, 1024);
     cr_assert_eq(p.ctiles, 512);
@@ -480,13 +503,13 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 6);
     cr_assert_eq(p.csize, 1);
     cr_assert_eq(p.cgrid, 128u);
     kg_norm_call lsm = c;
     lsm.op = KG_NORM_LOG_SOFTMAX;
     plan_shape(&lsm, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 6);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 8192, 4096, &p);
     cr_assert_eq(p.ccfg, 0);
@@ -531,12 +554,58 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 1};
     cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
     cr_assert_eq(p.ccfg, -1);
-    /* the device's own default: f32 softmax keeps its exps on sm_90 (configuration 4), COLS elsewhere */
+    /* the device's own default: f32 on sm_90 by configuration 6, COLS elsewhere */
     kgi_norm_tuning = (kg_norm_tuning){0};
     int ma = 0, mi = 0;
     kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
     plan_shape(&c, &in, &out, 1000, 4096, &p);
-    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 4 : -1);
+    cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 6 : -1);
+}
+
+/* CLUSTER PH (the persistent form of two halves, configuration 5 under the
+   tuning): a half holds what a block of configuration 4 holds; a cluster a
+   pair of strips at most (the launch caps it at the clusters resident), the
+   tuning's grid in whole clusters; its cstag -1 starts the halves together */
+Test(plan, an_outer_softmax_takes_persistent_halves_under_the_tuning)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    kg_norm_plan p;
+    cr_assert(kg_norm_ccfgs[5].ph && !kg_norm_ccfgs[4].ph);
+    cr_assert_eq(kg_norm_ccfgs[5].rows, kg_norm_ccfgs[4].rows);
+    cr_assert_eq(kg_norm_ccfgs[5].threads, 2 * kg_norm_ccfgs[4].threads);
+    kgi_norm_tuning.sm90 = 1;
+    kgi_norm_tuning.cluster = 6;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, 5);
+    cr_assert_eq(p.csize, 16);
+    cr_assert_eq(p.cchunk, 1024);
+    cr_assert_eq(p.ctiles, 512);
+    cr_assert_eq(p.cgrid, 256u * 16u);
+    cr_assert_eq(p.cblock, 512u);
+    cr_assert_eq(p.args.opt, 0);
+    /* an odd number of strips (3 x 43): 65 clusters */
+    plan_shape(&c, &in, &out, 3000, 1376, &p);
+    cr_assert_eq(p.ccfg, 5);
+    cr_assert_eq(p.csize, 3);
+    cr_assert_eq(p.ctiles, 43);
+    cr_assert_eq(p.cgrid, 22u * 3u);
+    kgi_norm_tuning.grid = 7; /* two clusters of 3 */
+    plan_shape(&c, &in, &out, 3000, 1376, &p);
+    cr_assert_eq(p.cgrid, 6u);
+    kgi_norm_tuning.grid = 1; /* at least one */
+    kgi_norm_tuning.cstag = -1;
+    plan_shape(&c, &in, &out, 3000, 1376, &p);
+    cr_assert_eq(p.cgrid, 3u);
+    cr_assert_eq(p.args.opt, 1);
+    /* the other configurations: neither */
+    kgi_norm_tuning.cluster = 5;
+    plan_shape(&c, &in, &out, 3000, 1376, &p);
+    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.cgrid, 43u * 3u);
+    cr_assert_eq(p.args.opt, 0);
+    kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
 /* BULK: the 2-byte layer_norm and rms_norm on sm_90 under the tuning's
@@ -2002,6 +2071,63 @@ static void assert_same_bits_twice(kg_context *ctx, twice_call call, int axis, c
     cr_assert(memcmp(a, b, bytes) == 0, "%s: two runs differ", what);
 }
 
+/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
+   rows and merges them in the same order): f32 and bf16 softmax and
+   log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
+   the grid the launch takes, at one cluster (64 strips a half, 128 with
+   16 blocks) and at 3 (a half with one strip fewer than the other), the
+   halves apart and together; the same bits twice. */
+Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
+    const kg_dtype dts[] = {KG_F32, KG_BF16};
+    unsigned char *h = malloc(4 * (size_t)n), *a = malloc(4 * (size_t)n), *b = malloc(4 * (size_t)n);
+    void *dx = kt_alloc(ctx, 4 * (size_t)n), *dy = kt_alloc(ctx, 4 * (size_t)n);
+    uint64_t rng = kt_seed();
+    const long before = kgi_norm_cluster_launches;
+    for (int d = 0; d < 2; d++) {
+        const size_t bytes = kg_dtype_size(dts[d]) * (size_t)n;
+        for (int64_t i = 0; i < n; i++)
+            kt_set(h, dts[d], i, kt_uniform(&rng, -5, 5));
+        kt_upload(ctx, dx, h, bytes);
+        kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape);
+        for (int op = 0; op < 2; op++)
+            for (int cs = 0; cs <= 16; cs += 16) {
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = 5, .csize = cs};
+                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                KT_OK(ctx, op ? kg_log_softmax(ctx, &y, &x, 0) : kg_softmax(ctx, &y, &x, 0));
+                kt_download(ctx, a, dy, bytes);
+                static const kg_norm_tuning tus[] = {
+                    {.cluster = 6}, {.cluster = 6, .grid = 1}, {.cluster = 6, .grid = 48}, {.cluster = 6, .cstag = -1},
+                    {.cluster = 6, .grid = 1, .cstag = -1}};
+                for (int t = 0; t < 5; t++) {
+                    kgi_norm_tuning = tus[t];
+                    kgi_norm_tuning.csize = cs;
+                    if (tus[t].grid == 48)
+                        kgi_norm_tuning.grid = cs ? 48 : 9; /* 3 clusters */
+                    KT_OK(ctx, kg_memset(ctx, dy, 0xff, bytes));
+                    KT_OK(ctx, op ? kg_log_softmax(ctx, &y, &x, 0) : kg_softmax(ctx, &y, &x, 0));
+                    kt_download(ctx, b, dy, bytes);
+                    cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, PH tuning %d: not the bits of "
+                              "configuration 4",
+                              op ? "log_softmax" : "softmax", kg_dtype_name(dts[d]), cs ? cs : 3, t);
+                }
+            }
+    }
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
+    if (ma == 9 && mi == 0)
+        cr_assert_gt(kgi_norm_cluster_launches, before, "no cluster launch on sm_90");
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    free(h);
+    free(a);
+    free(b);
+    kg_close(ctx);
+}
+
 /* Runs `call` twice over the same input and compares the bits. */
 Test(gpu, results_are_bitwise_deterministic)
 {
@@ -2195,7 +2321,8 @@ Test(gpu, bulk_default_rows)
     kg_close(ctx);
 }
 
-/* CLUSTER (along dim 0: 3 and 16 blocks a cluster) and the PF
+/* CLUSTER (along dim 0: 3 and 16 blocks a cluster; TR, configuration 6,
+   softmax at 3 and log_softmax at 16) and the PF
    forms (layer_norm, the residual rms_norm; 7 blocks, many rows each), f32
    and bf16: twice over the same input, the same bits. */
 Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
@@ -2219,17 +2346,19 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
                                              {.cluster = 1, .csize = 16},
                                              {.cluster = 5},
                                              {.lean = 4, .pf = 1, .grid = 7},
-                                             {.lean = 8, .pf = 1, .grid = 7}};
-        for (int t = 0; t < 5; t++)
-            for (int op = 0; op < (t < 3 ? 1 : 2); op++) {
+                                             {.lean = 8, .pf = 1, .grid = 7},
+                                             {.cluster = 7},
+                                             {.cluster = 7, .csize = 16}};
+        for (int t = 0; t < 7; t++)
+            for (int op = 0; op < (t < 3 || t > 4 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
                 char what[64];
                 snprintf(what, sizeof what, "tuning %d op %d, %s", t, op, kg_dtype_name(dts[d]));
                 assert_same_bits_twice(ctx,
-                                       t < 2     ? TWICE_LOG_SOFTMAX
-                                       : t < 3   ? TWICE_SOFTMAX
-                                       : op == 0 ? TWICE_LAYER_NORM
-                                                 : TWICE_RESIDUAL,
+                                       t < 2 || t == 6 ? TWICE_LOG_SOFTMAX
+                                       : t < 3 || t == 5 ? TWICE_SOFTMAX
+                                       : op == 0         ? TWICE_LAYER_NORM
+                                                         : TWICE_RESIDUAL,
                                        0, &x, &y, &r, bytes, a, b, what);
             }
     }
