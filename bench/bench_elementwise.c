@@ -309,7 +309,7 @@ static void alt_set(int on)
 /* ---- permutations ---------------------------------------------------------- */
 
 /* A permutation case's name (as printed) and key ("dtype:name"); 0 when
-   KG_EW_BENCH_CASES leaves it out. */
+   KG_EW_BENCH_CASES or KG_EW_BENCH_PROFILE leaves it out. */
 static int perm_wanted(kg_op op, kg_dtype dt, int nd, const int64_t *P, const int *perm, const char *tag,
                        char name[160], char key[200])
 {
@@ -320,7 +320,7 @@ static int perm_wanted(kg_op op, kg_dtype dt, int nd, const int64_t *P, const in
     }
     snprintf(name, 160, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
     snprintf(key, 200, "%s:%s", kg_dtype_name(dt), name);
-    return !only_cases || listed(only_cases, key);
+    return (!only_cases || listed(only_cases, key)) && (!profile || listed(profile, key));
 }
 
 /* Input a: a dense buffer of physical shape P seen with logical dim d =
@@ -349,8 +349,6 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     if (!perm_wanted(op, dt, nd, P, perm, tag, name, key))
         return 1.0;
     if (profile) {
-        if (!listed(profile, key))
-            return 1.0;
         kg_test_force_ew_variant(ctx, force);
         run_call(&c);
         BENCH_CHECK(ctx, kg_sync(ctx));
