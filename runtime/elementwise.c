@@ -817,7 +817,7 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     z->tpb = (uint32_t)tchunk_tpb;
     kgi_divmod_magic(z->tiles_c, &z->magic_c, &z->shift_c);
     kgi_divmod_magic(z->tiles_j, &z->magic_j, &z->shift_j);
-    kgi_divmod_magic(z->jn, &z->magic_jn, &z->shift_jn);
+    kgi_divmod_magic(z->cq, &z->magic_cq, &z->shift_cq);
     z->stage = (uint32_t)stage;
     z->in_n = (uint32_t)in_n;
     *smem = (size_t)(2 * stage);

@@ -1073,6 +1073,15 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tslab(const k
     }
 }
 
+/* tchunk (kg_tperm.h): the byte of a stage holding byte x of row r's
+   content, its 16-byte chunks swizzled by r / M: lanes gathering
+   consecutive output chunks of a row read rows M apart at the same content
+   byte, whose chunks then sit in distinct bank groups. */
+template <int M> __device__ __forceinline__ uint32_t kg_tc_at(uint32_t r, uint32_t x)
+{
+    return r * (16u * KG_TC_PC) + ((((x >> 4) ^ (r / M)) & (KG_TC_PC - 1u)) << 4) + (x & 15u);
+}
+
 /* A tile's coordinates: its first output chunk along c (ct * cq), its j
    range (j0, jn) and both operands' offsets of b. */
 struct kg_tc_where {
@@ -1094,7 +1103,8 @@ __device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tchunk &Q, uint32_t t
 /* Issues a tile's loads into the stage st: row r (input row c = qc * M -
    (M - 1) + r, those inside 0 .. nc - 1) as the aligned chunks covering
    its elements j0 .. j0 + jn - 1, lanes along the row (KG_TC_PC lanes a
-   row; row r at byte r * 16 * KG_TC_PC of the stage, as loaded); cp.async
+   row; row r at byte r * 16 * KG_TC_PC of the stage, chunks swizzled by
+   kg_tc_at); cp.async
    where the chunk lies inside the input's extent, else its elements one by
    one (a plain load and shared store, visible after the barrier that
    follows the wait). */
@@ -1114,7 +1124,7 @@ __device__ __forceinline__ void kg_tc_issue(const kg_tchunk &Q, const char *ib, 
         if (16u * k >= si + span)
             continue;
         const char *a = x - si + 16 * k;
-        unsigned char *d = st + r * (16u * KG_TC_PC) + 16u * k;
+        unsigned char *d = st + kg_tc_at<M>(r, 16u * k);
         if (a >= ib && a + 16 <= iend) {
             kgd_cp_async16(kgd_smem_addr(d), a, true);
         } else {
@@ -1127,20 +1137,20 @@ __device__ __forceinline__ void kg_tc_issue(const kg_tchunk &Q, const char *ib, 
 }
 
 /* Gathers and stores a tile from the stage st: thread t takes output
-   chunks (j, q) = (t % Q.jn, t / Q.jn) and the next U - 1 at + KG_EW_THREADS,
-   so the lanes of a warp take one chunk of consecutive output rows: each
-   lane gathers its M elements (c = cf .. cf + M - 1, rows r0 .. r0 + M -
-   1, content byte si(c) + (j - j0) ES; si(c): input row c's offset in its
-   first chunk, stepping by sci * es mod 16 from row to row) at
-   consecutive content bytes across the lanes (distinct banks where the
-   rows' offsets agree) and stores one aligned 16-byte chunk; a chunk at a
-   row's end moves element by element. */
+   chunks (j, q) = (t / cq, t % cq) and the next U - 1 at + KG_EW_THREADS,
+   so the lanes of a warp store whole runs of output rows (16 bytes each,
+   consecutive). A whole chunk gathers its M elements (c = cf .. cf + M -
+   1, rows r0 .. r0 + M - 1, content byte si(c) + (j - j0) ES; si(c):
+   input row c's offset in its first chunk, stepping by sci * es mod 16
+   from row to row) in rotated order (lane groups start at distinct
+   elements, as kg_tq_gather) and is one 16-byte store; a chunk at a row's
+   end moves element by element. */
 template <int ES>
 __device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, const char *ib, char *ob, const unsigned char *st,
                                             const kg_tc_where &w)
 {
-    constexpr int M = 16 / ES, U = 4, RB = 16 * KG_TC_PC;
-    const uint32_t n = Q.jn * Q.cq;
+    constexpr int M = 16 / ES, U = 4;
+    const uint32_t n = w.jn * Q.cq, rot = (threadIdx.x / (32 / M)) % M;
     /* input row c's first element is at ibase + c * dsi (mod 16) */
     const uint32_t ibase = (uint32_t)(uintptr_t)(ib + ((int64_t)w.off[1] + w.j0) * ES), dsi = (uint32_t)Q.sci * ES;
     for (uint32_t t0 = threadIdx.x; t0 < n; t0 += U * KG_EW_THREADS) {
@@ -1154,9 +1164,7 @@ __device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, const char *ib, 
             const uint32_t t = t0 + u * KG_EW_THREADS;
             if (t >= n)
                 continue;
-            const uint32_t q = kgd_div_magic(t, Q.magic_jn, Q.shift_jn), jj = t - q * Q.jn;
-            if (jj >= w.jn) /* the last j tile's */
-                continue;
+            const uint32_t jj = kgd_div_magic(t, Q.magic_cq, Q.shift_cq), q = t - jj * Q.cq;
             char *row = ob + ((int64_t)w.off[0] + (int64_t)(w.j0 + jj) * Q.soj) * ES;
             const uint32_t so = (uint32_t)((uintptr_t)row & 15u);
             const int cf = (int)((w.qc + q) * M) - (int)(so / ES); /* the chunk's first position c */
@@ -1164,20 +1172,23 @@ __device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, const char *ib, 
                 continue;
             dst[u] = row - so + 16u * (w.qc + q);
             /* element i: row r0 + i, content byte si(cf + i) + jj ES */
-            const uint32_t r0 = q * M + (M - 1) - so / ES;
-            const unsigned char *at = st + r0 * RB + jj * ES;
-            uint32_t si = ibase + (uint32_t)cf * dsi;
+            const uint32_t r0 = q * M + (M - 1) - so / ES, xj = jj * ES, s0 = ibase + (uint32_t)cf * dsi;
             v[u] = make_uint4(0, 0, 0, 0);
             if (cf >= 0 && cf + M <= (int)Q.nc) {
 #pragma unroll
-                for (int i = 0; i < M; i++, si += dsi)
-                    kg_rv_put<ES>(v[u], i, kg_rv_load<ES>((const char *)at + i * RB + (si & 15u)));
+                for (int m = 0; m < M; m++) {
+                    const uint32_t i = (m + rot) % M;
+                    const uint32_t x = ((s0 + i * dsi) & 15u) + xj;
+                    kg_rv_put<ES>(v[u], m, kg_rv_load<ES>((const char *)st + kg_tc_at<M>(r0 + i, x)));
+                }
+                v[u] = kg_tq_rotl(v[u], rot * ES * 8);
             } else {
 #pragma unroll
-                for (int i = 0; i < M; i++, si += dsi) {
+                for (int i = 0; i < M; i++) {
                     if (cf + i >= 0 && cf + i < (int)Q.nc) {
                         mask[u] |= 1u << i;
-                        kg_rv_put<ES>(v[u], i, kg_rv_load<ES>((const char *)at + i * RB + (si & 15u)));
+                        const uint32_t x = ((s0 + i * dsi) & 15u) + xj;
+                        kg_rv_put<ES>(v[u], i, kg_rv_load<ES>((const char *)st + kg_tc_at<M>(r0 + i, x)));
                     }
                 }
             }

@@ -153,7 +153,8 @@ typedef struct kg_tslab {
    16-byte chunks covering its elements jt * jn .. + jn - 1, by cp.async
    (element by element where a chunk leaves the input's extent, elements
    0 .. in_n - 1 of p.in[0]) into one of two shared-memory stages (row r at
-   byte r * 16 * KG_TC_PC, as loaded), the next tile's loads in flight
+   byte r * 16 * KG_TC_PC, its chunks swizzled by r / M), the next tile's
+   loads in flight
    while a tile's chunks are gathered and stored. A block takes tiles tpb *
    blockIdx.x .. + tpb - 1. */
 #define KG_TC_PC 16 /* 16-byte chunks a shared-memory row holds */
@@ -168,7 +169,7 @@ typedef struct kg_tchunk {
     uint32_t nc, nj, cq, jn; /* cq: output chunks a tile row; jn: j positions a tile */
     int32_t sci, soj;
     uint32_t tiles_c, tiles_j, tiles, tpb;
-    uint32_t magic_c, shift_c, magic_j, shift_j, magic_jn, shift_jn;
+    uint32_t magic_c, shift_c, magic_j, shift_j, magic_cq, shift_cq;
     uint32_t stage, in_n; /* stage: bytes of one stage */
 } kg_tchunk;
 

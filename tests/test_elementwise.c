@@ -2145,11 +2145,9 @@ Test(tchunk_plan, tiles_store_each_output_element_once)
                     ob += (x % z.B.size[d]) * z.B.stride[0][d];
                     x /= z.B.size[d];
                 }
-                for (int64_t t = 0; t < (int64_t)z.jn * z.cq; t++) {
-                    const int64_t q = t / z.jn, jj = t % z.jn, j = j0 + jj;
-                    cr_assert_eq(magic_div((uint32_t)t, z.magic_jn, z.shift_jn), (uint32_t)q, "case %zu", i);
-                    if (jj >= jn)
-                        continue;
+                for (int64_t t = 0; t < jn * z.cq; t++) {
+                    const int64_t jj = t / z.cq, q = t % z.cq, j = j0 + jj;
+                    cr_assert_eq(magic_div((uint32_t)t, z.magic_cq, z.shift_cq), (uint32_t)jj, "case %zu", i);
                     const int64_t so = (s + ob + j * z.soj) % M, cf = (qc + q) * M - so;
                     for (int64_t c = cf; c < cf + M; c++) {
                         if (c < 0 || c >= z.nc)
