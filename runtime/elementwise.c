@@ -196,13 +196,19 @@ static int tslab_bytes = 16384;
    rotated (two processes of the same call). */
 static int gather_rot = 2;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
-/* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never, 1
-   wherever planned (KG_EW_TUNE_TCHUNK; a candidate, not measured yet);
-   tchunk_cq output chunks a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a
-   block */
+/* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
+   default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
+   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate kept
+   reachable by the hook for the next session: H200 runs s17r2/s17r3 (same
+   process, tperm default -> tchunk, % of copy): 8 tiles a block lost every
+   row (f32 [255,387,259] p2.1.0 64.8 -> 50.3, 6007x5003^T 74.1 -> 61.8,
+   bf16 p2.1.0 50.5 -> 35.4); 2 tiles a block: f32 6007x5003^T 73.6 ->
+   79.7, p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2, p2.1.0 50.5
+   -> 39.7 (4 cq 4-8 and 32 tiles a block lost more); ncu (8 tiles): 2.6x
+   tperm's instructions (issue-bound where tperm is L2-bound). */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
-static int tchunk_tpb = 8;
+static int tchunk_tpb = 2;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -1139,7 +1145,7 @@ static const struct {
     {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 2, 2},
     {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
     {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
-    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 8},
+    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 2},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -161,7 +161,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
    KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64; 0, the
      default: KG_TC_CQ_MAX);
-   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 8).
+   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 2).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,

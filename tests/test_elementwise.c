@@ -1174,8 +1174,8 @@ Test(tslab, copies_by_slabs_of_output_rows_rotated, .init = setup, .fini = teard
    KG_EW_TUNE_TCHUNK 1): the output's fast dim of 3 to 1000 elements, the
    input's fast dim next to it or not, other dims on either side (2-d
    transposes, reversals, 4-d); tiles of the default width, of one chunk a
-   row and of three, one to eight tiles a block (the two stages' hand-over
-   at every tile count); input and output 0 to 7 elements off alignment
+   row and of three, one, two (the default) and eight tiles a block (the two
+   stages' hand-over and reuse); input and output 0 to 7 elements off alignment
    (rows cut at every offset, chunks at the input's two ends element by
    element). Results are exact (bits). */
 Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown, .timeout = 600)
@@ -1189,7 +1189,7 @@ Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown,
     } cs[] = {{2, {67, 300}, {1, 0}},          {3, {45, 7, 131}, {2, 1, 0}},     {4, {3, 33, 5, 95}, {2, 0, 3, 1}},
               {3, {200, 3, 70}, {2, 0, 1}},     {2, {1000, 9}, {1, 0}},           {3, {2, 517, 19}, {0, 2, 1}},
               {2, {130, 257}, {1, 0}},          {3, {23, 29, 31}, {1, 2, 0}}};
-    static const int cq[3] = {0, 1, 3}, tpb[3] = {8, 1, 3};
+    static const int cq[3] = {0, 1, 3}, tpb[3] = {2, 1, 8};
     const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
         for (int ti = 0; ti < 3; ti++) {
@@ -1208,7 +1208,7 @@ Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown,
         }
     }
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, 0);
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 8);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 2);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
     force_variant = -1;
 }
@@ -2126,7 +2126,7 @@ Test(tchunk_plan, tiles_store_each_output_element_once)
         cr_assert_eq(z.stage, (uint32_t)KG_TC_STAGE_BYTES(es, (int64_t)z.cq), "case %zu", i);
         cr_assert_eq(smem, 2 * (size_t)z.stage, "case %zu", i);
         cr_assert(smem <= 48 * 1024, "case %zu: %zu bytes", i, smem);
-        cr_assert_eq(z.tpb, 8u, "case %zu: tiles a block", i);
+        cr_assert_eq(z.tpb, 2u, "case %zu: tiles a block", i);
         cr_assert((int64_t)(16 - es) + (int64_t)z.jn * es <= 16 * KG_TC_PC, "case %zu: a row's content", i);
         const int64_t n = (int64_t)z.nc * z.nj * z.B.n;
         unsigned char *seen = malloc((size_t)n);
