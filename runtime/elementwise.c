@@ -204,7 +204,7 @@ static int gather_rot = 2;
    row (f32 [255,387,259] p2.1.0 64.8 -> 50.3, 6007x5003^T 74.1 -> 61.8,
    bf16 p2.1.0 50.5 -> 35.4); 2 tiles a block: f32 6007x5003^T 73.6 ->
    79.7, p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2, p2.1.0 50.5
-   -> 39.7 (4 cq 4-8 and 32 tiles a block lost more); ncu (8 tiles): 2.6x
+   -> 39.7 (cq 4 or 8, and 32 tiles a block, lost more); ncu (8 tiles): 2.6x
    tperm's instructions (issue-bound where tperm is L2-bound). */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
