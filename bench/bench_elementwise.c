@@ -21,8 +21,9 @@
  * KG_EW_TPERM_WORDS, KG_EW_TPERM_FULL, KG_EW_TPERM_DIVISORS, KG_EW_TPERM_RECT,
  * KG_EW_TPERM_RECT_STEP, KG_EW_TPERM_RECT_TILES, KG_EW_TPERM_RECT_MIN_BYTES, KG_EW_ROWSV,
  * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
- * KG_EW_GATHER_ROT. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_GATHER_ROT, KG_EW_TCHUNK, KG_EW_TCHUNK_CQ, KG_EW_TCHUNK_TPB. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
+ * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  * KG_EW_BENCH_ALT="NAME=value,...": each permutation case also timed with those
  * tunings, interleaved with the default in the same process (alt_parse).
@@ -98,6 +99,19 @@ static int no_verify; /* KG_EW_BENCH_VERIFY=0: time only (a tuning rerun) */
    cases of those names (as printed, e.g. "bf16:copy 33x64x95x91 p1.2.3.0"),
    each launched once, neither verified nor timed (for a profiler) */
 static const char *profile;
+/* KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed
+   as usual (no offsets rows) */
+static const char *only_cases;
+
+/* 1 when key is one of the ';'-separated entries of list */
+static int listed(const char *list, const char *key)
+{
+    const size_t kl = strlen(key);
+    for (const char *at = strstr(list, key); at; at = strstr(at + 1, key))
+        if ((at == list || at[-1] == ';') && (at[kl] == ';' || at[kl] == '\0'))
+            return 1;
+    return 0;
+}
 
 static void verify(call *c, int64_t check, const char *name)
 {
@@ -247,7 +261,10 @@ static const struct {
              {"KG_EW_TPLANE_MIN_BYTES", KG_EW_TUNE_TPLANE_MIN_BYTES},
              {"KG_EW_TSLAB", KG_EW_TUNE_TSLAB},
              {"KG_EW_TSLAB_BYTES", KG_EW_TUNE_TSLAB_BYTES},
-             {"KG_EW_GATHER_ROT", KG_EW_TUNE_GATHER_ROT}};
+             {"KG_EW_GATHER_ROT", KG_EW_TUNE_GATHER_ROT},
+             {"KG_EW_TCHUNK", KG_EW_TUNE_TCHUNK},
+             {"KG_EW_TCHUNK_CQ", KG_EW_TUNE_TCHUNK_CQ},
+             {"KG_EW_TCHUNK_TPB", KG_EW_TUNE_TCHUNK_TPB}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
    (default choice) is timed twice with the tunings as set and twice with
@@ -291,6 +308,21 @@ static void alt_set(int on)
 
 /* ---- permutations ---------------------------------------------------------- */
 
+/* A permutation case's name (as printed) and key ("dtype:name"); 0 when
+   KG_EW_BENCH_CASES or KG_EW_BENCH_PROFILE leaves it out. */
+static int perm_wanted(kg_op op, kg_dtype dt, int nd, const int64_t *P, const int *perm, const char *tag,
+                       char name[160], char key[200])
+{
+    char shp[80] = "", pm[40] = "";
+    for (int d = 0; d < nd; d++) {
+        snprintf(shp + strlen(shp), sizeof shp - strlen(shp), "%s%lld", d ? "x" : "", (long long)P[d]);
+        snprintf(pm + strlen(pm), sizeof pm - strlen(pm), "%s%d", d ? "." : "", perm[d]);
+    }
+    snprintf(name, 160, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
+    snprintf(key, 200, "%s:%s", kg_dtype_name(dt), name);
+    return (!only_cases || listed(only_cases, key)) && (!profile || listed(profile, key));
+}
+
 /* Input a: a dense buffer of physical shape P seen with logical dim d =
    physical dim perm[d]; out (and b, for add) dense in the logical shape.
    Verified, timed, reported (CSV kind "perm": op, physical shape, perm).
@@ -313,19 +345,10 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
         c.in[0].strides[d] = ps[perm[d]];
     if (op == KG_OP_ADD)
         c.in[1] = kg_tensor_contiguous(B, dt, nd, L);
-    char name[160], shp[80] = "", pm[40] = "";
-    for (int d = 0; d < nd; d++) {
-        snprintf(shp + strlen(shp), sizeof shp - strlen(shp), "%s%lld", d ? "x" : "", (long long)P[d]);
-        snprintf(pm + strlen(pm), sizeof pm - strlen(pm), "%s%d", d ? "." : "", perm[d]);
-    }
-    snprintf(name, sizeof name, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
+    char name[160], key[200];
+    if (!perm_wanted(op, dt, nd, P, perm, tag, name, key))
+        return 1.0;
     if (profile) {
-        char key[200];
-        snprintf(key, sizeof key, "%s:%s", kg_dtype_name(dt), name);
-        const char *at = strstr(profile, key);
-        const size_t kl = strlen(key);
-        if (!at || (at != profile && at[-1] != ';') || (at[kl] != ';' && at[kl] != '\0'))
-            return 1.0;
         kg_test_force_ew_variant(ctx, force);
         run_call(&c);
         BENCH_CHECK(ctx, kg_sync(ctx));
@@ -353,13 +376,13 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
         }
     }
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TSLAB ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TCHUNK ? vn[var] : "?");
     if (ua > 0)
         printf("  | alt %9.2f %7.1f%%  %-6s x%.3f", ua, 100.0 * bytes_of(&c) / (ua * 1e3) / copy_gbps,
-               avar >= 0 && avar <= KG_EW_TSLAB ? vn[avar] : "?", us / ua);
+               avar >= 0 && avar <= KG_EW_TCHUNK ? vn[avar] : "?", us / ua);
     printf("\n");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
@@ -408,7 +431,7 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
         fill_random(ctx, A, dt, (int64_t)1 << 26);
         fill_random(ctx, B, dt, (int64_t)1 << 26);
         double worst = 1e9;
-        if (!profile)
+        if (!profile && !only_cases)
             offsets_bench(ctx, dt, A, O);
         /* 2-d transposes; the tile variant (before perm) in the same run */
         const int t2[2] = {1, 0};
@@ -501,11 +524,15 @@ static void sweep(kg_context *ctx, void *A, void *B, void *O, int even)
             perm[0] = 1;
             perm[1] = 0;
         }
+        char nm[160], key[200];
+        const kg_op op = i % 4 == 3 ? KG_OP_ADD : KG_OP_COPY;
+        const char *tag = even ? " [even sweep]" : " [sweep]";
+        if (!perm_wanted(op, dt, nd, P, perm, tag, nm, key))
+            continue;
         fill_random(ctx, A, dt, n);
         fill_random(ctx, B, dt, n);
         const double w =
-            perm_case(ctx, i % 4 == 3 ? KG_OP_ADD : KG_OP_COPY, dt, nd, P, perm, A, B, O, -1,
-                      even ? " [even sweep]" : " [sweep]");
+            perm_case(ctx, op, dt, nd, P, perm, A, B, O, -1, tag);
         below += w < 0.85;
         if (w < worst) {
             worst = w;
@@ -533,6 +560,7 @@ int main(void)
     if (getenv("KG_EW_BENCH_ALT"))
         alt_parse(getenv("KG_EW_BENCH_ALT"));
     profile = getenv("KG_EW_BENCH_PROFILE");
+    only_cases = getenv("KG_EW_BENCH_CASES");
     char gpu[128];
     int ccM, ccm, sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));

@@ -170,11 +170,15 @@ function M.generate(G)
           local ks = G:kernel({ name = f.name .. "_tslab", module = module, vec = f.vec,
                                 desc = f.desc .. " [slabs of whole output rows, 16-byte chunks]" })
           assert(ks == kv + 1)
+          -- and <op>_tchunk (tiles of aligned 16-byte chunks on both sides) after it
+          local kc = G:kernel({ name = f.name .. "_tchunk", module = module, vec = f.vec,
+                                desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
+          assert(kc == ks + 1)
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv", "tplanev", "tslab" },
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
         include = "elementwise_tperm.cuh", tperm = true,
       }))
     end

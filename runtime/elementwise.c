@@ -196,6 +196,19 @@ static int tslab_bytes = 16384;
    rotated (two processes of the same call). */
 static int gather_rot = 2;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
+/* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
+   default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
+   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate kept
+   reachable by the hook for the next session: H200 runs s17r2/s17r3 (same
+   process, tperm default -> tchunk, % of copy): 8 tiles a block lost every
+   row (f32 [255,387,259] p2.1.0 64.8 -> 50.3, 6007x5003^T 74.1 -> 61.8,
+   bf16 p2.1.0 50.5 -> 35.4); 2 tiles a block: f32 6007x5003^T 73.6 ->
+   79.7, p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2, p2.1.0 50.5
+   -> 39.7 (cq 4 or 8, and 32 tiles a block, lost more); ncu (8 tiles): 2.6x
+   tperm's instructions (issue-bound where tperm is L2-bound). */
+static int tchunk_mode = 0;
+static int tchunk_cq = 0;
+static int tchunk_tpb = 2;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -752,6 +765,71 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
 
 KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es) { return es == 2 && z->nj >= z->J; }
 
+KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem)
+{
+    memset(z, 0, sizeof *z);
+    *smem = 0;
+    if (tchunk_mode == 0 || L->ndim < 2 || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
+        L->stride[1][0] == 0)
+        return 0;
+    int J = -1;
+    for (int d = 1; d < L->ndim && J < 0; d++)
+        if (L->stride[1][d] == 1)
+            J = d;
+    if (J < 0)
+        return 0;
+    const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J];
+    /* the most aligned chunks an output row covers, in tiles of at most
+       cq_max chunks, evened out; likewise the j positions */
+    const int64_t cq_max = tchunk_cq > 0 ? tchunk_cq : KG_TC_CQ_MAX(e), jn_max = KG_TC_JN_MAX(e);
+    const int64_t chunks = (16 - e + nc * e + 15) / 16;
+    const int64_t tiles_c = (chunks + cq_max - 1) / cq_max, cq = (chunks + tiles_c - 1) / tiles_c;
+    const int64_t tiles_j = (nj + jn_max - 1) / jn_max, jn = (nj + tiles_j - 1) / tiles_j;
+    const int64_t stage = KG_TC_STAGE_BYTES(e, cq);
+    if (2 * stage > KG_TQ_MAX_BYTES)
+        return 0;
+    /* B: every dim but 0 and J */
+    kgi_layout O = *L;
+    O.ndim = 0;
+    for (int d = 1; d < L->ndim; d++) {
+        if (d == J)
+            continue;
+        O.size[O.ndim] = L->size[d];
+        for (int k = 0; k < L->nops; k++)
+            O.stride[k][O.ndim] = L->stride[k][d];
+        O.ndim++;
+    }
+    if (O.ndim == 0) {
+        O.ndim = 1;
+        O.size[0] = 1;
+        O.stride[0][0] = O.stride[1][0] = 0;
+    }
+    kgi_layout_to_nd32(&O, &z->B);
+    const int64_t tiles = tiles_c * tiles_j * (int64_t)z->B.n;
+    if (tiles >= ((int64_t)1 << 31))
+        return 0;
+    int64_t in_n = 1;
+    for (int d = 0; d < L->ndim; d++)
+        in_n += (L->size[d] - 1) * L->stride[1][d];
+    z->nc = (uint32_t)nc;
+    z->nj = (uint32_t)nj;
+    z->cq = (uint32_t)cq;
+    z->jn = (uint32_t)jn;
+    z->sci = (int32_t)L->stride[1][0];
+    z->soj = (int32_t)L->stride[0][J];
+    z->tiles_c = (uint32_t)tiles_c;
+    z->tiles_j = (uint32_t)tiles_j;
+    z->tiles = (uint32_t)tiles;
+    z->tpb = (uint32_t)tchunk_tpb;
+    kgi_divmod_magic(z->tiles_c, &z->magic_c, &z->shift_c);
+    kgi_divmod_magic(z->tiles_j, &z->magic_j, &z->shift_j);
+    kgi_divmod_magic(z->cq, &z->magic_cq, &z->shift_cq);
+    z->stage = (uint32_t)stage;
+    z->in_n = (uint32_t)in_n;
+    *smem = (size_t)(2 * stage);
+    return 1;
+}
+
 /* The default choice between a tperm plan tp and the other variants (where
    perm's plan pm and nd32v are eligible), from the H200 measurements of
    2026-12-01 (bench/RESULTS.md): vectors win where they fit (nd32v; perm with vector
@@ -924,27 +1002,35 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                        threads, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
-    /* tplanev (kg_ew_plan_tplane), else tslab (kg_ew_plan_tslab): copies,
-       not dense; by the default choice (KG_EW_TUNE_TPERM 0) or forced. Their
-       kernels follow rowsv: tplanev, tslab. */
+    /* tplanev (kg_ew_plan_tplane), else tslab (kg_ew_plan_tslab), else
+       tchunk (kg_ew_plan_tchunk): copies, not dense; by the default choice
+       (KG_EW_TUNE_TPERM 0) or forced. Their kernels follow rowsv: tplanev,
+       tslab, tchunk. */
     const int by_default = force < 0 && tperm_mode == 0;
-    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB) && var != KG_EW_DENSE && op == KG_OP_COPY &&
-        n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
+    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK) &&
+        var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
         const int kv = tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0);
         kg_tplane tq;
         kg_tslab tz;
         size_t smem;
-        if (force != KG_EW_TSLAB && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
+        kg_tchunk tc;
+        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
             void *args[] = {&p, &tq};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
             st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
-        if (force != KG_EW_TPLANE && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
+        if (force != KG_EW_TPLANE && force != KG_EW_TCHUNK && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
             (force == KG_EW_TSLAB || kg_ew_tslab_by_default(&tz, kg_dtype_size(dt)))) {
             void *args[] = {&p, &tz};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TSLAB;
             st = kg_launch(ctx, kv + 1, (dim3){tz.slabs, 1, 1}, threads, args, smem);
+            return st == KG_OK ? kg_ok(ctx) : st;
+        }
+        if ((force == KG_EW_TCHUNK || force < 0) && kg_ew_plan_tchunk(&L, kg_dtype_size(dt), &tc, &smem)) {
+            void *args[] = {&p, &tc};
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TCHUNK;
+            st = kg_launch(ctx, kv + 2, (dim3){(tc.tiles + tc.tpb - 1) / tc.tpb, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
     }
@@ -1057,6 +1143,9 @@ static const struct {
     {KG_EW_TUNE_TSLAB, &tslab_max_nc, 0, 4096, 56},
     {KG_EW_TUNE_TSLAB_BYTES, &tslab_bytes, 1024, 49152, 16384},
     {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 2, 2},
+    {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
+    {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
+    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 2},
 };
 
 int kg_test_ew_tune(int what, int value)

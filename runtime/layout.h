@@ -25,6 +25,9 @@
 /* copies by slabs of whole output rows (<op>_tslab, kg_tperm.h), forced and
    reported like the others */
 #define KG_EW_TSLAB (KG_EW_VARIANT_COUNT + 3)
+/* copies by tiles of aligned 16-byte chunks on both sides (<op>_tchunk,
+   kg_tperm.h), forced and reported like the others */
+#define KG_EW_TCHUNK (KG_EW_VARIANT_COUNT + 4)
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
    L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
@@ -56,6 +59,16 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
    elements + 8) fits KG_EW_TUNE_TSLAB_BYTES (default 16384), capped at
    dim 1 rounded up; at least 16 / es. *smem: the buffer's bytes. */
 KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem);
+
+/* The tchunk plan (kg_tperm.h) of the coalesced layout L of a copy of
+   es-byte elements (operand 0 the output, 1 the input): 1 where dim 0 is
+   the output's fast dim (stride 1), some other dim the input's (stride 1),
+   the input not broadcast along dim 0 and everything within 31 bits,
+   unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_EW_TUNE_TCHUNK_CQ output
+   chunks a row (0: KG_TC_CQ_MAX) and up to KG_TC_JN_MAX j positions, both
+   evened out over the axis; KG_EW_TUNE_TCHUNK_TPB tiles a block. *smem:
+   the two stages' bytes (at most 48 KiB, else no plan). */
+KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
 
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
    2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
@@ -142,7 +155,13 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      to 49152, default 16384);
    KG_EW_TUNE_GATHER_ROT: 1 = tplanev and tslab gather their chunks in
      rotated orders (kg_tq_gather), 0 = in order, 2 (the default) = tplanev
-     where the plane's rows have an even number of elements.
+     where the plane's rows have an even number of elements;
+   KG_EW_TUNE_TCHUNK: copies that kg_ew_plan_tchunk plans run <op>_tchunk
+     where no plane or slab serves them: 0 never (the default), 1 always
+     (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
+   KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64; 0, the
+     default: KG_TC_CQ_MAX);
+   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 2).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -169,7 +188,10 @@ enum {
     KG_EW_TUNE_TPLANE_MIN_BYTES,
     KG_EW_TUNE_TSLAB,
     KG_EW_TUNE_TSLAB_BYTES,
-    KG_EW_TUNE_GATHER_ROT
+    KG_EW_TUNE_GATHER_ROT,
+    KG_EW_TUNE_TCHUNK,
+    KG_EW_TUNE_TCHUNK_CQ,
+    KG_EW_TUNE_TCHUNK_TPB
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -1170,6 +1170,49 @@ Test(tslab, copies_by_slabs_of_output_rows_rotated, .init = setup, .fini = teard
     check_tslab(1);
 }
 
+/* Copies by tiles of aligned 16-byte chunks (<op>_tchunk, forced,
+   KG_EW_TUNE_TCHUNK 1): the output's fast dim of 3 to 1000 elements, the
+   input's fast dim next to it or not, other dims on either side (2-d
+   transposes, reversals, 4-d); tiles of the default width, of one chunk a
+   row and of three, one, two (the default) and eight tiles a block (the two
+   stages' hand-over and reuse); input and output 0 to 7 elements off alignment
+   (rows cut at every offset, chunks at the input's two ends element by
+   element). Results are exact (bits). */
+Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1);
+    force_variant = KG_EW_TCHUNK;
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+    } cs[] = {{2, {67, 300}, {1, 0}},          {3, {45, 7, 131}, {2, 1, 0}},     {4, {3, 33, 5, 95}, {2, 0, 3, 1}},
+              {3, {200, 3, 70}, {2, 0, 1}},     {2, {1000, 9}, {1, 0}},           {3, {2, 517, 19}, {0, 2, 1}},
+              {2, {130, 257}, {1, 0}},          {3, {23, 29, 31}, {1, 2, 0}}};
+    static const int cq[3] = {0, 1, 3}, tpb[3] = {2, 1, 8};
+    const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+        for (int ti = 0; ti < 3; ti++) {
+            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, cq[ti]);
+            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, tpb[ti]);
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                unsigned ran = 0;
+                int64_t shape[KG_MAX_DIMS];
+                const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+                const int ia = (int)(i * 5 + di + ti) % 8, io = (int)(i * 3 + 1 + 2 * ti) % 8;
+                ew_case c = {"tiles of aligned chunks", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+                run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
+                cr_assert(ran & (1u << KG_EW_TCHUNK), "%s case %zu (cq %d, tpb %d): tchunk did not run (variants %#x)",
+                          kg_dtype_name(dts[di]), i, cq[ti], tpb[ti], ran);
+            }
+        }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 2);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
+    force_variant = -1;
+}
+
 /* The word path of <op>_tperm2 (kg_ew_tperm_words_ok: 2-byte elements as
    32-bit pairs, on by default): every permutation of shapes whose dims are
    all even (pairs on both sides; tiles whole and cut at every edge, several
@@ -2043,6 +2086,88 @@ Test(tslab_plan, the_rule_and_the_slabs)
         cr_assert_eq(kg_ew_tslab_by_default(&z, es), i == 0, "case %zu: by default", i);
         cr_assert_eq(z.rot, 0u, "case %zu: tslab gathers in order by default", i);
     }
+}
+
+/* tchunk's plan (kg_ew_plan_tchunk) and its tiles, walked as the kernel
+   walks them (kg_tc_tile, kg_tc_store) for every output
+   misalignment s (0 .. M - 1 elements): every output element is stored by
+   exactly one tile, from a shared-memory row the tile loaded (c within its
+   rows) at a j it loaded, and each row's content (its offset in the first
+   chunk plus jn elements) fits KG_TC_PC chunks. Off by default; no plan
+   where the output's dim 0 is not of unit stride or no dim is the input's
+   fast one. */
+Test(tchunk_plan, tiles_store_each_output_element_once)
+{
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1), 0, "KG_EW_TUNE_TCHUNK's default");
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int cq, want;
+    } cs[] = {
+        {3, {255, 37, 259}, {2, 1, 0}, KG_F32, 0, 1},   {3, {255, 37, 259}, {2, 1, 0}, KG_BF16, 0, 1},
+        {4, {33, 4, 95, 91}, {1, 2, 3, 0}, KG_BF16, 0, 1},  {2, {607, 503}, {1, 0}, KG_U8, 0, 1},
+        {3, {45, 7, 131}, {2, 1, 0}, KG_F64, 3, 1},      {3, {200, 3, 70}, {2, 0, 1}, KG_F32, 1, 1},
+        {2, {1000, 9}, {1, 0}, KG_F16, 5, 1},            {3, {23, 29, 31}, {1, 2, 0}, KG_I32, 0, 1},
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0}, /* inner dim in place: dim 0 the input's fast dim */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, cs[i].cq);
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
+        const int64_t es = (int64_t)kg_dtype_size(cs[i].dt), M = 16 / es;
+        kg_tchunk z;
+        size_t smem;
+        cr_assert_eq(kg_ew_plan_tchunk(&L, (size_t)es, &z, &smem), cs[i].want, "case %zu", i);
+        if (!cs[i].want)
+            continue;
+        cr_assert(z.cq >= 1 && z.cq <= (uint32_t)(cs[i].cq ? cs[i].cq : KG_TC_CQ_MAX(es)), "case %zu: cq %u", i, z.cq);
+        cr_assert(z.jn >= 1 && z.jn <= (uint32_t)KG_TC_JN_MAX(es), "case %zu: jn %u", i, z.jn);
+        cr_assert_eq(z.stage, (uint32_t)KG_TC_STAGE_BYTES(es, (int64_t)z.cq), "case %zu", i);
+        cr_assert_eq(smem, 2 * (size_t)z.stage, "case %zu", i);
+        cr_assert(smem <= 48 * 1024, "case %zu: %zu bytes", i, smem);
+        cr_assert_eq(z.tpb, 2u, "case %zu: tiles a block", i);
+        cr_assert((int64_t)(16 - es) + (int64_t)z.jn * es <= 16 * KG_TC_PC, "case %zu: a row's content", i);
+        const int64_t n = (int64_t)z.nc * z.nj * z.B.n;
+        unsigned char *seen = malloc((size_t)n);
+        cr_assert_not_null(seen);
+        for (int64_t s = 0; s < M; s++) {
+            memset(seen, 0, (size_t)n);
+            for (uint32_t tile = 0; tile < z.tiles; tile++) {
+                const uint32_t r = magic_div(tile, z.magic_c, z.shift_c), b = magic_div(r, z.magic_j, z.shift_j);
+                cr_assert_eq(r, tile / z.tiles_c, "case %zu tile %u", i, tile);
+                cr_assert_eq(b, r / z.tiles_j, "case %zu tile %u", i, tile);
+                const int64_t qc = (int64_t)(tile - r * z.tiles_c) * z.cq, j0 = (int64_t)(r - b * z.tiles_j) * z.jn;
+                const int64_t jn = z.nj - j0 < z.jn ? z.nj - j0 : z.jn, c0 = qc * M - (M - 1);
+                /* b's output offset (B's dims, innermost first) */
+                int64_t x = b, ob = 0;
+                for (int d = 0; d < z.B.ndim; d++) {
+                    ob += (x % z.B.size[d]) * z.B.stride[0][d];
+                    x /= z.B.size[d];
+                }
+                for (int64_t t = 0; t < jn * z.cq; t++) {
+                    const int64_t jj = t / z.cq, q = t % z.cq, j = j0 + jj;
+                    cr_assert_eq(magic_div((uint32_t)t, z.magic_cq, z.shift_cq), (uint32_t)jj, "case %zu", i);
+                    const int64_t so = (s + ob + j * z.soj) % M, cf = (qc + q) * M - so;
+                    for (int64_t c = cf; c < cf + M; c++) {
+                        if (c < 0 || c >= z.nc)
+                            continue;
+                        cr_assert(c - c0 >= 0 && c - c0 < (int64_t)z.cq * M + M - 1, "case %zu: row %lld", i,
+                                  (long long)(c - c0));
+                        const int64_t e = (b * z.nj + j) * z.nc + c;
+                        cr_assert_eq(seen[e], 0, "case %zu (s %lld): element %lld stored twice", i, (long long)s,
+                                     (long long)e);
+                        seen[e] = 1;
+                    }
+                }
+            }
+            for (int64_t e = 0; e < n; e++)
+                cr_assert_eq(seen[e], 1, "case %zu (s %lld): element %lld not stored", i, (long long)s, (long long)e);
+        }
+        free(seen);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
 }
 
 /* rowsv's rule (kg_ew_plan_rowsv, H200 run r3 of 2026-12-02: it won for

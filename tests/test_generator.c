@@ -174,10 +174,10 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                         cr_assert(kr < KG_KERNEL_COUNT);
                         cr_assert_str_eq(kg_kernels[kr].name, tn);
                         expected++;
-                        /* and <op>_tplanev, <op>_tslab right after rowsv */
-                        for (int v = 1; v <= 2; v++) {
+                        /* and <op>_tplanev, <op>_tslab, <op>_tchunk right after rowsv */
+                        for (int v = 1; v <= 3; v++) {
                             snprintf(tn, sizeof tn, "%.*s_%s", (int)strlen(kg_kernels[kd].name) - 6,
-                                     kg_kernels[kd].name, v == 1 ? "tplanev" : "tslab");
+                                     kg_kernels[kd].name, v == 1 ? "tplanev" : v == 2 ? "tslab" : "tchunk");
                             cr_assert(kr + v < KG_KERNEL_COUNT);
                             cr_assert_str_eq(kg_kernels[kr + v].name, tn);
                             expected++;
