@@ -68,6 +68,19 @@ KG_API int kg_attn_merge_lanes(int splits);
 KG_API void kg_test_attn_dec_lanes(int lanes);
 KG_API int kg_test_last_attn_dec_lanes(void);
 
+/* The decode pipeline's stages on bulk tensor copies, process-wide: 2 to
+   KG_DEC_MAX_STAGES (attention_params.h) asks for that many where the
+   shared memory fits (else the kernel's own), 0 the runtime's choice; the
+   stages the last decode launch asked for (0: the kernel's own). */
+KG_API void kg_test_attn_dec_stages(int stages);
+KG_API int kg_test_last_attn_dec_stages(void);
+
+/* The decode kernel's PDL trigger, process-wide: 1 after its wait for the
+   previous grid (KG_DEC_LATE_PDL), -1 at its start, 0 the runtime's
+   choice; whether the last decode launch took it after the wait. */
+KG_API void kg_test_attn_dec_late(int on);
+KG_API int kg_test_last_attn_dec_late(void);
+
 /* The decode planner's fill of waves, process-wide: -1 off (a test and
    benchmark hook), 0 the runtime's choice; the fill percent the last decode
    launch planned with (0: none). */

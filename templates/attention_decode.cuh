@@ -226,25 +226,38 @@ __device__ __forceinline__ int dec_lanes(int S)
     return g;
 }
 
-/* The fused merge: the last block of a row tile merges its p.splits partials
-   (part: split 0's) for the tile's vr valid rows (the others were never
-   written): groups of dec_lanes(p.splits) threads take (row, float4 column)
-   items, each merged in one pass (merge_row; the combine kernel's lanes by
-   default, so the same bits; the merge is a latency tail after the last
-   split's stream). */
+/* The fused merges: of a row tile's p.splits partials (part: split 0's)
+   for the tile's vr valid rows (the others were never written), the
+   (row, float4 column) items of share s of S (items [s n / S, (s + 1) n /
+   S) of n; the whole tile for S = 1): groups of dec_lanes(p.splits) threads
+   take an item each, merged in one pass (merge_row; the combine kernel's
+   lanes by default, so the same bits). Returns whether the share held an
+   item. */
 template <typename T, int D, int R, int NT>
-__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
+__device__ __forceinline__ int dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b,
+                                         int s, int S)
 {
     constexpr int C4 = D / 4;
     const int G = dec_lanes(p.splits), vr = min(R, rows - r0), gl = threadIdx.x % G, n = vr * C4;
-    for (int it0 = 0; it0 < n; it0 += NT / G) { /* the same trip count in every lane of a warp */
-        const int x = it0 + (int)threadIdx.x / G, it = min(x, n - 1), r = it / C4, c = it - r * C4;
+    const int i0 = (int)((int64_t)s * n / S), i1 = (int)((int64_t)(s + 1) * n / S);
+    for (int it0 = i0; it0 < i1; it0 += NT / G) { /* the same trip count in every lane of a warp */
+        const int x = it0 + (int)threadIdx.x / G, it = min(x, i1 - 1), r = it / C4, c = it - r * C4;
         float m, sum;
         float4 acc;
         merge_row<D, 8>(part, (int64_t)R * (D + 2), R, r, c, p.splits, G, gl, m, sum, acc);
-        if (gl == 0 && x < n)
+        if (gl == 0 && x < i1)
             dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
     }
+    return i1 > i0;
+}
+
+/* An int at a global address, read with acquire semantics (the grid
+   merge's count of finished splits). */
+__device__ __forceinline__ int ld_acquire(const int *a)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
+    return v;
 }
 
 /* The rows a thread accumulates (WR: warps along the rows; 1: every warp
@@ -489,8 +502,12 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     const uint32_t aQ = kgd_smem_addr(smem), aKV = KP < 0 ? (aQ + R * PD * E + 1023) & ~1023u : aQ + R * PD * E;
     constexpr int DP = (D + 63) / 64 * 64; /* whole panels */
     constexpr uint32_t TILE = BN * (KP < 0 ? DP : PD) * E, STAGE = 2 * TILE;
-    __shared__ alignas(8) uint64_t full[NST]; /* bulk copies: stage s landed (K and V: two arrivals) */
+    __shared__ alignas(8) uint64_t full[KG_DEC_MAX_STAGES]; /* bulk copies: stage s landed (K and V: two arrivals) */
     const bool tma = KP < 0 && tm.on;
+    /* the stages: bulk copies take p.stages where the launch gave the
+       shared memory for them (more bytes in flight for grids of one block
+       per multiprocessor), cp.async its NST (its waits count groups) */
+    const int ns = tma && p.stages >= 2 ? min((int)p.stages, KG_DEC_MAX_STAGES) : NST;
 
     const int tid = threadIdx.x;
     const int rows = p.group * p.sq, r0 = rt * R;
@@ -521,8 +538,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     };
     if (tma) {
         if (tid == 0) {
-#pragma unroll
-            for (int st = 0; st < NST; st++)
+            for (int st = 0; st < ns; st++)
                 mbar_init(kgd_smem_addr(&full[st]), 2);
             mbar_init_fence();
             tma_prefetch(tm.k);
@@ -534,6 +550,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
        they overlap the end of the previous grid in the stream: wait for it
        only now, before the first load (programmatic dependent launch) */
     pdl_wait();
+    if (p.dflags & KG_DEC_LATE_PDL)
+        pdl_launch_dependents();
     if (p.trace && tid == 0)
         t_start = globaltimer();
 
@@ -547,8 +565,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         kgd_cp_async16(aQ + (r * PD) * E + c * 16, src, r0 + r < rows);
     }
     kgd_cp_async_commit();
-#pragma unroll
-    for (int st = 0; st < NST - 1; st++) {
+    for (int st = 0; st < ns - 1; st++) {
         if (st < ntiles)
             load(st, st);
         kgd_cp_async_commit();
@@ -563,18 +580,18 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         if (tma) {
             if (j == 0)
                 kgd_cp_async_wait<0>(); /* Q */
-            mbar_wait(kgd_smem_addr(&full[j % NST]), (j / NST) & 1);
+            mbar_wait(kgd_smem_addr(&full[j % ns]), (j / ns) & 1);
         } else {
             kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
         }
         __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
         {
-            const int jn = j + NST - 1;
+            const int jn = j + ns - 1;
             if (jn < ntiles)
-                load(jn % NST, jn);
+                load(jn % ns, jn);
             kgd_cp_async_commit();
         }
-        const uint32_t aK = aKV + (j % NST) * STAGE;
+        const uint32_t aK = aKV + (j % ns) * STAGE;
         dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
     }
     kgd_cp_async_wait<0>();
@@ -587,21 +604,40 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
     if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
-        /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
+        const float *part = p.part + gi * p.splits * R * (D + 2);
         __threadfence();
         __syncthreads();
-        if (tid == 0)
-            last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
-        __syncthreads();
-        if (last) {
+        if (p.dflags & KG_DEC_GRID_MERGE) {
+            /* every split's block (all resident: the launch sees to it)
+               counts itself in, waits for the row tile's others, merges its
+               share of the tile's items and counts itself out; the last out
+               zeroes the count for the next call */
+            int *cnt = &p.counters[gi];
+            if (tid == 0) {
+                atomicAdd(cnt, 1);
+                while (ld_acquire(cnt) < p.splits)
+                    __nanosleep(32);
+            }
+            __syncthreads();
             __threadfence();
-            dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
+            merged = dec_merge<T, D, R, NT>(p, part, r0, rows, hk, b, split, p.splits);
+            if (tid == 0 && atomicAdd(cnt, 1) == 2 * p.splits - 1)
+                *cnt = 0;
+        } else {
+            /* the last block of the row tile to finish merges every split */
             if (tid == 0)
-                p.counters[gi] = 0; /* zero again for the next call */
+                last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
+            __syncthreads();
+            if (last) {
+                __threadfence();
+                dec_merge<T, D, R, NT>(p, part, r0, rows, hk, b, 0, 1);
+                if (tid == 0)
+                    p.counters[gi] = 0; /* zero again for the next call */
+            }
+            merged = last;
         }
-        merged = last;
     }
     return merged;
 }
@@ -614,8 +650,10 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     const int tid = threadIdx.x;
     /* the previous grid in the stream may still be writing q, k, v or
        reading out (launched early with PDL): dec_unit waits for it before
-       its first global access */
-    pdl_launch_dependents();
+       its first global access (and, KG_DEC_LATE_PDL, only then lets the
+       next grid launch) */
+    if (!(p.dflags & KG_DEC_LATE_PDL))
+        pdl_launch_dependents();
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;

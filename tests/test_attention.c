@@ -934,6 +934,184 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
     kg_free(ctx, dt);
 }
 
+/* The grid merge (every split's block, all resident at once, waits for
+   its row tile's others and merges a share of the tile's items; a count
+   per row tile, zero again after the call): the combine kernel's bits at
+   split counts that take 1 to 16 lanes, call after call, with and without
+   programmatic dependent launch and with the PDL trigger after the wait,
+   every block of a row tile merging (the trace), in a graph replayed
+   twice; against the float64 reference on tiles partly filled by valid
+   rows (4 of 16, MQA's 32 of 32, 40 of 64), masks with empty rows. */
+Test(attention, decode_grid_merge_bits_and_reference)
+{
+    const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
+    const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
+    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dt = kt_alloc(ctx, 4 * 1024 * 8);
+    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+    /* 16 splits of 384 keys; 8 row tiles of 4 valid rows x 32 float4 columns */
+    const int more[5][2] = {{17, 16}, {5, 5}, {40, 32}, {80, 47}, {94, 94}};
+    for (int f = 0; f < 5; f++) {
+        kg_test_force_attn_splits(ctx, more[f][0]);
+        kg_test_force_attn_combine(ctx, 2);
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+        KT_OK(ctx, kg_sync(ctx));
+        cr_assert_eq(kg_test_last_attn_splits(ctx), more[f][1]);
+        kt_download(ctx, o1, dout, nq * 2);
+        kg_test_force_attn_combine(ctx, 3);
+        for (int x = 0; x < 6; x++) { /* PDL on / off / trigger after the wait, twice each */
+            kg_test_attn_pdl(ctx, x / 2 != 1);
+            kg_test_attn_dec_late(x / 2 == 2 ? 1 : 0);
+            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+            kg_test_attn_trace(ctx, dt);
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+            kg_test_attn_trace(ctx, NULL);
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+            cr_assert_eq(kg_test_last_attn_dec_late(), x / 2 == 2);
+            unsigned long long tr[4 * 1024];
+            kt_download(ctx, tr, dt, sizeof tr);
+            const int nb = B * Hkv * more[f][1];
+            int merged = 0;
+            for (int i = 0; i < 1024; i++) {
+                if (i < nb) {
+                    cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
+                              "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
+                    merged += (int)tr[4 * i + 3];
+                } else
+                    cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
+            }
+            /* 128 items a row tile: every split's block has a share */
+            cr_assert_eq(merged, nb, "%d splits, call %d: %d of %d blocks merged", more[f][1], x, merged, nb);
+            kt_download(ctx, o2, dout, nq * 2);
+            cr_assert(memcmp(o1, o2, nq * 2) == 0, "%d splits, call %d: grid merge bits differ from the combine kernel's",
+                      more[f][1], x);
+        }
+    }
+    kg_test_attn_pdl(ctx, 1);
+    kg_test_attn_dec_late(0);
+    /* a graph of two grid-merge calls, replayed twice (o1: the 94-split bits) */
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL)); /* the stream's scratch, outside capture */
+    KT_OK(ctx, kg_sync(ctx));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, o2, dout, nq * 2);
+        cr_assert(memcmp(o1, o2, nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    kg_test_force_attn_splits(ctx, 0);
+    /* against the float64 reference (the decode variant the runtime picks) */
+    const int cases_splits[5] = {37, 20, 33, 17, 6};
+    const acase cs[5] = {
+        {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f},
+        {KG_BF16, 1, 40, 1, 1, 4100, 96, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 1, 16, 4, 2, 2500, 32, 0, MASK_RANDOM, 4, 0, 0.f},
+        {KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f},
+    };
+    for (int i = 0; i < 5; i++) {
+        kg_test_force_attn_splits(ctx, cases_splits[i]);
+        run_case_once(&cs[i]);
+        cr_assert_eq(kg_test_last_attn_combine(ctx), 3, "case %d: merge %d", i, kg_test_last_attn_combine(ctx));
+    }
+    kg_test_force_attn_splits(ctx, 0);
+    kg_test_force_attn_combine(ctx, 0);
+    free(h);
+    free(o1);
+    free(o2);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+    kg_free(ctx, dt);
+}
+
+/* The pipeline's stages on bulk tensor copies (kg_test_attn_dec_stages,
+   head dims from 64 on compute capability 9.0) and the PDL trigger after
+   the wait change no bits: every head dim from 64, one split and three,
+   plain and causal (Sq 3), stages 2 to 8 (taken where the shared memory
+   fits: 6 at D 64-128, 3 at D 256), each against the kernel's own; one
+   case per head dim against the float64 reference at the most stages. */
+Test(attention, decode_stages_and_late_trigger_keep_the_bits)
+{
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    const int sm90 = major == 9 && minor == 0;
+    const int B = 2, Hq = 8, Hkv = 2, Sk = 5000;
+    for (int j = 1; j < 5; j++) {
+        const int D = DIMS[j], most = D == 256 ? 3 : 6;
+        for (int causal = 0; causal < 2; causal++) {
+            const int Sq = causal ? 3 : 1;
+            const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
+            uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+            void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+                 *dout = kt_alloc(ctx, nq * 2);
+            upload_qkv_bf16(h, dq, dk, dv, nq, nk);
+            kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+                      tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+                      tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+                      to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+            kg_attention_opts opts = {0.f, causal};
+            for (int sp = 1; sp <= 3; sp += 2) {
+                kg_test_force_attn_splits(ctx, sp);
+                for (int st = 0; st <= 9; st++) { /* 0: the kernel's own; 9: the trigger after the wait */
+                    if (st == 1)
+                        continue;
+                    kg_test_attn_dec_stages(st < 9 ? st : 0);
+                    kg_test_attn_dec_late(st == 9 ? 1 : 0);
+                    KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+                    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &opts));
+                    KT_OK(ctx, kg_sync(ctx));
+                    cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+                    const int want = sm90 && kg_test_last_attn_tma() && st < 9 && st <= most ? st : 0;
+                    cr_assert_eq(kg_test_last_attn_dec_stages(), want, "D %d, %d stages asked: %d taken", D, st,
+                                 kg_test_last_attn_dec_stages());
+                    kt_download(ctx, st ? o2 : o1, dout, nq * 2);
+                    if (st)
+                        cr_assert(memcmp(o1, o2, nq * 2) == 0, "D %d causal %d, %d splits, %s %d: bits differ", D,
+                                  causal, sp, st < 9 ? "stages" : "late trigger", st);
+                }
+            }
+            kg_test_attn_dec_late(0);
+            kg_test_attn_dec_stages(most);
+            kg_test_force_attn_splits(ctx, 3);
+            acase c = {KG_BF16, 2, 8, 2, Sq, 3001, D, causal, MASK_NONE, 0, causal, 0.f};
+            run_case_once(&c);
+            kg_test_attn_dec_stages(0);
+            kg_test_force_attn_splits(ctx, 0);
+            free(h);
+            free(o1);
+            free(o2);
+            kg_free(ctx, dq);
+            kg_free(ctx, dk);
+            kg_free(ctx, dv);
+            kg_free(ctx, dout);
+        }
+    }
+}
+
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
    in sections of heads (grid (query blocks x Hq, 1, B); the runtime's choice
    at D >= 128), forced here at D 64 and 128: every block written once
