@@ -221,7 +221,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, grid, comb, fused, sN, xN; see
+   separated words: def, stN, late, early, comb, fused, sN, xN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -239,10 +239,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_late(1);
         else if (l == 5 && !strncmp(x, "early", 5))
             kg_test_attn_dec_late(-1);
-        else if (l == 4 && !strncmp(x, "grid", 4))
-            kg_test_force_attn_combine(ctx, 3);
-        else if (l == 6 && !strncmp(x, "gridnc", 6))
-            kg_test_force_attn_combine(ctx, 4);
         else if (l == 4 && !strncmp(x, "comb", 4))
             kg_test_force_attn_combine(ctx, 2);
         else if (l == 5 && !strncmp(x, "fused", 5))
@@ -258,15 +254,13 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
    def (the runtime's choices), stN (N stages on bulk tensor copies), late /
-   early (the decode kernel's PDL trigger after / before its wait), grid /
-   gridnc / comb / fused (the merge: every split's block a share, in a
-   cooperative launch or not, the combine kernel, the last block), sN (N splits), xN (the planner's count times N)>: the
+   early (the decode kernel's PDL trigger after / before its wait), comb /
+   fused (the merge: the combine kernel, the last block), sN (N splits), xN (the planner's count times N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first
    configuration's ('=': the same bits), and checked against float64 where
    they differ. Prints what
-   each took (stages, merge 1 fused / 2 combine / 3 grid / 4 grid not
-   cooperative, splits, late). */
+   each took (stages, merge 1 fused / 2 combine, splits, late). */
 static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, const void *hk, const void *hv, int B,
                        int Hq, int Hkv, int Sq, int Sk, int D)
 {

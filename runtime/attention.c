@@ -303,37 +303,27 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
-   overlaps the end of the grid before it; a test can turn it off. coop: a
-   cooperative launch (every block resident at once: the grid merge's
-   blocks wait for each other). */
-static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem, int coop)
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
 {
-    const int pdl = ctx->cc_major >= 9 && ctx->test_force[KGI_TEST_ATTN_PDL] != 0;
-    if (!pdl && !coop)
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
         return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
-    cudaLaunchAttribute attr[2];
-    memset(attr, 0, sizeof attr);
-    int na = 0;
-    if (pdl) {
-        attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[na++].val.programmaticStreamSerializationAllowed = 1;
-    }
-    if (coop) {
-        attr[na].id = cudaLaunchAttributeCooperative;
-        attr[na++].val.cooperative = 1;
-    }
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = ctx->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = (unsigned)na;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
     if (err != cudaSuccess) {
         cudaGetLastError();
@@ -528,11 +518,6 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
     if (comb > 0 && (fm == 1 || fm == 2))
         separate = fm == 2;
-    /* the grid merge (below: where every block is resident at once), 3 in
-       a cooperative launch, 4 (a benchmark's comparison) in a plain one */
-    int gridm = fm == 3 || fm == 4 ? (int)fm : 0;
-    if (gridm)
-        separate = 0;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
     if (sp.splits > 1) {
@@ -570,20 +555,15 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     }
     p->stages = (int16_t)stages;
     __atomic_store_n(&dec_stages_last, stages, __ATOMIC_RELAXED);
-    /* the grid merge's blocks wait for each other: only where every block
-       is resident at once (else the combine kernel) */
-    if (gridm && (sp.splits < 2 || nblocks > ctx->sm_count * (int64_t)((228 << 10) / (smem + 1024))))
-        gridm = 0, separate = comb > 0, p->counters = separate ? NULL : p->counters;
-    const int lf0 = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
-    const int late = lf0 > 0;
-    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | (gridm ? KG_DEC_GRID_MERGE : 0));
+    const int late = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED) > 0;
+    p->dflags = (uint16_t)(late ? KG_DEC_LATE_PDL : 0);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem, gridm == 3);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {
@@ -594,13 +574,13 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
         const int64_t per = 128 / lanes;
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
-                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0, 0);
+                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)
             return st;
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? gridm ? gridm : 1 + separate : 0;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
     if (sp.splits > 1)
         __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);

@@ -226,38 +226,25 @@ __device__ __forceinline__ int dec_lanes(int S)
     return g;
 }
 
-/* The fused merges: of a row tile's p.splits partials (part: split 0's)
-   for the tile's vr valid rows (the others were never written), the
-   (row, float4 column) items of share s of S (items [s n / S, (s + 1) n /
-   S) of n; the whole tile for S = 1): groups of dec_lanes(p.splits) threads
-   take an item each, merged in one pass (merge_row; the combine kernel's
-   lanes by default, so the same bits). Returns whether the share held an
-   item. */
+/* The fused merge: the last block of a row tile merges its p.splits partials
+   (part: split 0's) for the tile's vr valid rows (the others were never
+   written): groups of dec_lanes(p.splits) threads take (row, float4 column)
+   items, each merged in one pass (merge_row; the combine kernel's lanes by
+   default, so the same bits; the merge is a latency tail after the last
+   split's stream). */
 template <typename T, int D, int R, int NT>
-__device__ __forceinline__ int dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b,
-                                         int s, int S)
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
 {
     constexpr int C4 = D / 4;
     const int G = dec_lanes(p.splits), vr = min(R, rows - r0), gl = threadIdx.x % G, n = vr * C4;
-    const int i0 = (int)((int64_t)s * n / S), i1 = (int)((int64_t)(s + 1) * n / S);
-    for (int it0 = i0; it0 < i1; it0 += NT / G) { /* the same trip count in every lane of a warp */
-        const int x = it0 + (int)threadIdx.x / G, it = min(x, i1 - 1), r = it / C4, c = it - r * C4;
+    for (int it0 = 0; it0 < n; it0 += NT / G) { /* the same trip count in every lane of a warp */
+        const int x = it0 + (int)threadIdx.x / G, it = min(x, n - 1), r = it / C4, c = it - r * C4;
         float m, sum;
         float4 acc;
         merge_row<D, 8>(part, (int64_t)R * (D + 2), R, r, c, p.splits, G, gl, m, sum, acc);
-        if (gl == 0 && x < i1)
+        if (gl == 0 && x < n)
             dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
     }
-    return i1 > i0;
-}
-
-/* An int at a global address, read with acquire semantics (the grid
-   merge's count of finished splits). */
-__device__ __forceinline__ int ld_acquire(const int *a)
-{
-    int v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
-    return v;
 }
 
 /* The rows a thread accumulates (WR: warps along the rows; 1: every warp
@@ -604,40 +591,21 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
     if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
+        /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
-        const float *part = p.part + gi * p.splits * R * (D + 2);
         __threadfence();
         __syncthreads();
-        if (p.dflags & KG_DEC_GRID_MERGE) {
-            /* every split's block (all resident: the launch sees to it)
-               counts itself in, waits for the row tile's others, merges its
-               share of the tile's items and counts itself out; the last out
-               zeroes the count for the next call */
-            int *cnt = &p.counters[gi];
-            if (tid == 0) {
-                atomicAdd(cnt, 1);
-                while (ld_acquire(cnt) < p.splits)
-                    __nanosleep(32);
-            }
-            __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
+        __syncthreads();
+        if (last) {
             __threadfence();
-            merged = dec_merge<T, D, R, NT>(p, part, r0, rows, hk, b, split, p.splits);
-            if (tid == 0 && atomicAdd(cnt, 1) == 2 * p.splits - 1)
-                *cnt = 0;
-        } else {
-            /* the last block of the row tile to finish merges every split */
+            dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
             if (tid == 0)
-                last = atomicAdd(&p.counters[gi], 1) == p.splits - 1;
-            __syncthreads();
-            if (last) {
-                __threadfence();
-                dec_merge<T, D, R, NT>(p, part, r0, rows, hk, b, 0, 1);
-                if (tid == 0)
-                    p.counters[gi] = 0; /* zero again for the next call */
-            }
-            merged = last;
+                p.counters[gi] = 0; /* zero again for the next call */
         }
+        merged = last;
     }
     return merged;
 }

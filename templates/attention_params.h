@@ -21,7 +21,6 @@ typedef enum kg_attn_kind {
 
 /* kg_attn_params.dflags of the short-query kernels (attention_decode.cuh) */
 #define KG_DEC_LATE_PDL 1u   /* let the next grid launch only after the wait for the previous one */
-#define KG_DEC_GRID_MERGE 2u /* every split's block merges a share of its row tile (all resident) */
 #define KG_DEC_MAX_STAGES 8  /* most kg_attn_params.stages */
 
 typedef struct kg_attn_params {
