@@ -348,16 +348,19 @@ static int dec_fill_force, dec_fill_last;
 void kg_test_attn_dec_fill(int on) { __atomic_store_n(&dec_fill_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_fill(void) { return __atomic_load_n(&dec_fill_last, __ATOMIC_RELAXED); }
 
-/* kg_test_attn_dec_stages / kg_test_attn_dec_late (test and benchmark
-   hooks, process-wide): the decode pipeline's stages on bulk tensor copies
-   (0: the kernel's own) and its PDL trigger (1 after the wait for the
-   previous grid, -1 at the start, 0 the runtime's choice) */
-static int dec_stages_force, dec_stages_last, dec_late_force, dec_late_last;
+/* kg_test_attn_dec_stages / kg_test_attn_dec_late / kg_test_attn_dec_l2
+   (test and benchmark hooks, process-wide): the decode pipeline's stages
+   on bulk tensor copies (0: the kernel's own), its PDL trigger (1 after
+   the wait for the previous grid, -1 at the start, 0 the runtime's choice)
+   and its L2 prefetch before that wait (1 on, -1 off, 0 the runtime's) */
+static int dec_stages_force, dec_stages_last, dec_late_force, dec_late_last, dec_l2_force, dec_l2_last;
 
 void kg_test_attn_dec_stages(int stages) { __atomic_store_n(&dec_stages_force, stages, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_stages(void) { return __atomic_load_n(&dec_stages_last, __ATOMIC_RELAXED); }
 void kg_test_attn_dec_late(int on) { __atomic_store_n(&dec_late_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_late(void) { return __atomic_load_n(&dec_late_last, __ATOMIC_RELAXED); }
+void kg_test_attn_dec_l2(int on) { __atomic_store_n(&dec_l2_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_l2(void) { return __atomic_load_n(&dec_l2_last, __ATOMIC_RELAXED); }
 
 int kg_attn_merge_lanes(int splits)
 {
@@ -556,7 +559,9 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     p->stages = (int16_t)stages;
     __atomic_store_n(&dec_stages_last, stages, __ATOMIC_RELAXED);
     const int late = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED) > 0;
-    p->dflags = (uint16_t)(late ? KG_DEC_LATE_PDL : 0);
+    const int l2 = tm->on && __atomic_load_n(&dec_l2_force, __ATOMIC_RELAXED) > 0;
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | (l2 ? KG_DEC_PREFETCH : 0));
+    __atomic_store_n(&dec_l2_last, l2, __ATOMIC_RELAXED);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)

@@ -81,6 +81,13 @@ KG_API int kg_test_last_attn_dec_stages(void);
 KG_API void kg_test_attn_dec_late(int on);
 KG_API int kg_test_last_attn_dec_late(void);
 
+/* The decode kernel's L2 prefetch of its K / V tiles before its wait for
+   the previous grid (KG_DEC_PREFETCH; bulk tensor copies only),
+   process-wide: 1 on, -1 off, 0 the runtime's choice; whether the last
+   decode launch took it. */
+KG_API void kg_test_attn_dec_l2(int on);
+KG_API int kg_test_last_attn_dec_l2(void);
+
 /* The decode planner's fill of waves, process-wide: -1 off (a test and
    benchmark hook), 0 the runtime's choice; the fill percent the last decode
    launch planned with (0: none). */
