@@ -221,7 +221,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, l2, nol2, comb, fused, sN, xN; see
+   separated words: def, stN, late, early, l2, nol2, comb, fused, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -235,7 +235,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
         const size_t l = e ? (size_t)(e - x) : n;
         const int v = atoi(x + 1 + (l > 1 && x[1] == 't'));
         if (l >= 3 && !strncmp(x, "st", 2))
-            kg_test_attn_dec_stages(v);
+            kg_test_attn_dec_stages(v > 0 ? v : -1);
         else if (l == 4 && !strncmp(x, "late", 4))
             kg_test_attn_dec_late(1);
         else if (l == 5 && !strncmp(x, "early", 5))
@@ -252,16 +252,20 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_force_attn_splits(ctx, v);
         else if (l >= 2 && x[0] == 'x')
             kg_test_force_attn_splits(ctx, v * planned);
+        else if (l >= 2 && x[0] == 'd' && v > 0)
+            kg_test_force_attn_splits(ctx, planned / v > 0 ? planned / v : 1);
         x += l + (e ? 1 : 0);
         n -= l + (e ? 1 : 0);
     }
 }
 
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
-   def (the runtime's choices), stN (N stages on bulk tensor copies), late /
+   def (the runtime's choices), stN (N stages on bulk tensor copies; st0
+   the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), l2 /
    nol2 (its L2 prefetch of its K / V before that wait on / off), comb /
-   fused (the merge: the combine kernel, the last block), sN (N splits), xN (the planner's count times N)>: the
+   fused (the merge: the combine kernel, the last block), sN (N splits),
+   xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first
    configuration's ('=': the same bits), and checked against float64 where

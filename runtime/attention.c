@@ -542,10 +542,19 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
         smem = (114 << 10) + 1;
     __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
-    /* the stages on bulk tensor copies (a test may ask for more): Q, 1 KB
-       of alignment and each stage's K and V tiles in whole 64-element
-       panels, within the 227 KB a block may have (attention_decode.cuh) */
-    int stages = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
+    /* the stages on bulk tensor copies: Q, 1 KB of alignment and each
+       stage's K and V tiles in whole 64-element panels, within the 227 KB a
+       block may have (attention_decode.cuh). 32-row tiles (MQA-like groups)
+       spread one block a multiprocessor take 6 (the most that fit at D 64
+       to 128) instead of the kernel's 3: their blocks compute long on each
+       tile, and more tiles in flight keep the stream going (H200, same
+       process, 3 / 6 stages, µs: s17r1 MQA B 8 Hq 32 Sk 8192 D 128 16.44 /
+       16.14, MQA B 1 Sk 32768 15.78 / 15.62, B 8 Hq 32 Hkv 1 Sk 15997 D 64
+       15.61 / 15.23; s17r2 16.08 / 15.59, 15.57 / 15.35, 15.54 / 15.17;
+       16-row tiles gained on some rows and lost up to 3.7% on others, the
+       big rows 1.6-2.2%). A test may ask for any count. */
+    const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
+    int stages = sforce != 0 ? sforce : spread && R == 32 ? 6 : 0;
     if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
         stages = 0;
     if (stages > 0) {

@@ -16,8 +16,12 @@
 #define KG_ATTN_MIN_SPLIT_TILES 2
 /* Fewest keys per split, per valid packed row of a tile (the planner's
    choice): the partials a split writes and the merge reads stay within
-   1/16 of the split's K and V bytes. */
-#define KG_ATTN_CHUNK_PER_ROW 16
+   1/8 of the split's K and V bytes. 8 since session 17: it binds where few
+   row tiles of many rows meet long keys, and 16 left half the
+   multiprocessors idle there (H200, s17r1 / s17r2, same process, MQA B 1
+   Hq 32 Sk 32768 D 128, 64 splits / 128: 15.78 / 15.15 and 15.57 / 15.28
+   µs). */
+#define KG_ATTN_CHUNK_PER_ROW 8
 /* The runtime takes the decode variants for Sq up to this (f16 / bf16). */
 #define KG_ATTN_DECODE_MAX_SQ 16
 
@@ -70,8 +74,9 @@ KG_API int kg_test_last_attn_dec_lanes(void);
 
 /* The decode pipeline's stages on bulk tensor copies, process-wide: 2 to
    KG_DEC_MAX_STAGES (attention_params.h) asks for that many where the
-   shared memory fits (else the kernel's own), 0 the runtime's choice; the
-   stages the last decode launch asked for (0: the kernel's own). */
+   shared memory fits (else the kernel's own), -1 the kernel's own, 0 the
+   runtime's choice; the stages the last decode launch took (0: the
+   kernel's own). */
 KG_API void kg_test_attn_dec_stages(int stages);
 KG_API int kg_test_last_attn_dec_stages(void);
 
