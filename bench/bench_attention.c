@@ -221,13 +221,12 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, l2, nol2, comb, fused, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
     kg_test_attn_dec_stages(0);
     kg_test_attn_dec_late(0);
-    kg_test_attn_dec_l2(0);
     kg_test_force_attn_combine(ctx, 0);
     kg_test_force_attn_splits(ctx, 0);
     while (n > 0) {
@@ -240,10 +239,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_late(1);
         else if (l == 5 && !strncmp(x, "early", 5))
             kg_test_attn_dec_late(-1);
-        else if (l == 2 && !strncmp(x, "l2", 2))
-            kg_test_attn_dec_l2(1);
-        else if (l == 4 && !strncmp(x, "nol2", 4))
-            kg_test_attn_dec_l2(-1);
         else if (l == 4 && !strncmp(x, "comb", 4))
             kg_test_force_attn_combine(ctx, 2);
         else if (l == 5 && !strncmp(x, "fused", 5))
@@ -262,15 +257,14 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
    the kernel's own), late /
-   early (the decode kernel's PDL trigger after / before its wait), l2 /
-   nol2 (its L2 prefetch of its K / V before that wait on / off), comb /
+   early (the decode kernel's PDL trigger after / before its wait), comb /
    fused (the merge: the combine kernel, the last block), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first
    configuration's ('=': the same bits), and checked against float64 where
    they differ. Prints what
-   each took (stages, merge 1 fused / 2 combine, splits, late, L2 prefetch). */
+   each took (stages, merge 1 fused / 2 combine, splits, late). */
 static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, const void *hk, const void *hv, int B,
                        int Hq, int Hkv, int Sq, int Sk, int D)
 {
@@ -299,9 +293,9 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
         const int same = i && !memcmp(o0, o1, ob);
         if (!same && !check(c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
             ok = 0;
-        printf(" [%.*s: st %d m %d s %d l %d p %d%s]", (int)cl[i], cf[i], kg_test_last_attn_dec_stages(),
+        printf(" [%.*s: st %d m %d s %d l %d%s]", (int)cl[i], cf[i], kg_test_last_attn_dec_stages(),
                kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
-               kg_test_last_attn_dec_l2(), same ? " =" : "");
+               same ? " =" : "");
         best[i] = 1e30;
     }
     printf("\n      times:");

@@ -70,22 +70,6 @@ __device__ __forceinline__ void pdl_launch_dependents()
 #endif
 }
 
-/* Rows [r, r + ROWS) of head h of batch b of the tensor map tm into L2
-   (tma_tile's boxes, no shared memory, no barrier). L2 is where global
-   memory is coherent, so this may run before the wait for the previous
-   grid: its writes land in L2 over what this brought. */
-template <int ROWS, int DP>
-__device__ __forceinline__ void tma_tile_l2(const kg_attn_tmap &tm, int r, int h, int b)
-{
-#if !KG_TMA_OFF
-#pragma unroll
-    for (int pn = 0; pn < DP / 64; pn++)
-        asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"((uint64_t)&tm),
-                     "r"(pn * 64), "r"(r), "r"(h), "r"(b)
-                     : "memory");
-#endif
-}
-
 /* 16 bytes global -> shared with a 256-byte L2 prefetch (K and V stream). */
 __device__ __forceinline__ void cp_async16_pf(uint32_t dst, const void *src, bool pred)
 {
@@ -546,18 +530,12 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
             mbar_init_fence();
             tma_prefetch(tm.k);
             tma_prefetch(tm.v);
-            if (p.dflags & KG_DEC_PREFETCH) /* the unit's tiles into L2 while the previous grid ends */
-                for (int j = 0; j < ntiles; j++) {
-                    tma_tile_l2<BN, DP>(tm.k, k0 + j * BN, hk, b);
-                    tma_tile_l2<BN, DP>(tm.v, k0 + j * BN, hk, b);
-                }
         }
         __syncthreads();
     }
-    /* the barriers, the maps' prefetch and the L2 prefetch above write no
-       global memory and read none into the block, so they overlap the end
-       of the previous grid in the stream: wait for it only now, before the
-       first load (programmatic dependent launch) */
+    /* the barriers and the maps' prefetch above touch no global memory, so
+       they overlap the end of the previous grid in the stream: wait for it
+       only now, before the first load (programmatic dependent launch) */
     pdl_wait();
     if (p.dflags & KG_DEC_LATE_PDL)
         pdl_launch_dependents();

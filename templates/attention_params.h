@@ -21,7 +21,6 @@ typedef enum kg_attn_kind {
 
 /* kg_attn_params.dflags of the short-query kernels (attention_decode.cuh) */
 #define KG_DEC_LATE_PDL 1u   /* let the next grid launch only after the wait for the previous one */
-#define KG_DEC_PREFETCH 2u   /* before that wait, each block's K / V tiles into L2 (bulk tensor copies) */
 #define KG_DEC_MAX_STAGES 8  /* most kg_attn_params.stages */
 
 typedef struct kg_attn_params {

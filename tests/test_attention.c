@@ -935,8 +935,8 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
 }
 
 /* The pipeline's stages on bulk tensor copies (kg_test_attn_dec_stages,
-   head dims from 64 on compute capability 9.0), the PDL trigger after the
-   wait and the L2 prefetch before it change no bits: every head dim from 64, one split and three,
+   head dims from 64 on compute capability 9.0) and the PDL trigger at the
+   start or after the wait change no bits: every head dim from 64, one split and three,
    plain and causal (Sq 3), stages 2 to 8 (taken where the shared memory
    fits: 6 at D 64-128, 3 at D 256), each against the kernel's own; one
    case per head dim against the float64 reference at the most stages; the
@@ -964,33 +964,30 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
             kg_attention_opts opts = {0.f, causal};
             for (int sp = 1; sp <= 3; sp += 2) {
                 kg_test_force_attn_splits(ctx, sp);
-                for (int st = 0; st <= 10; st++) { /* 0: the kernel's own; 9: the late trigger; 10: L2 prefetch */
+                for (int st = 0; st <= 9; st++) { /* 0: the kernel's own; 9: the trigger at the start */
                     if (st == 1)
                         continue;
                     kg_test_attn_dec_stages(st == 0 ? -1 : st < 9 ? st : 0);
-                    kg_test_attn_dec_late(st == 9 ? 1 : 0);
-                    kg_test_attn_dec_l2(st == 10 ? 1 : 0);
+                    kg_test_attn_dec_late(st == 9 ? -1 : 0);
                     KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
                     KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &opts));
                     KT_OK(ctx, kg_sync(ctx));
                     cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
                     const int want = sm90 && kg_test_last_attn_tma() && st < 9 && st <= most ? st : 0;
-                    cr_assert_eq(kg_test_last_attn_dec_l2(), sm90 && kg_test_last_attn_tma() && st == 10);
+                    cr_assert_eq(kg_test_last_attn_dec_late(), st != 9);
                     cr_assert_eq(kg_test_last_attn_dec_stages(), want, "D %d, %d stages asked: %d taken", D, st,
                                  kg_test_last_attn_dec_stages());
                     kt_download(ctx, st ? o2 : o1, dout, nq * 2);
                     if (st)
                         cr_assert(memcmp(o1, o2, nq * 2) == 0, "D %d causal %d, %d splits, %s %d: bits differ", D,
-                                  causal, sp, st < 9 ? "stages" : st == 9 ? "late trigger" : "L2 prefetch", st);
+                                  causal, sp, st < 9 ? "stages" : "trigger at the start", st);
                 }
             }
             kg_test_attn_dec_late(0);
-            kg_test_attn_dec_l2(1);
             kg_test_attn_dec_stages(most);
             kg_test_force_attn_splits(ctx, 3);
             acase c = {KG_BF16, 2, 8, 2, Sq, 3001, D, causal, MASK_NONE, 0, causal, 0.f};
             run_case_once(&c);
-            kg_test_attn_dec_l2(0);
             kg_test_attn_dec_stages(0);
             kg_test_force_attn_splits(ctx, 0);
             free(h);
