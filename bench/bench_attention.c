@@ -23,7 +23,8 @@
  * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
  * padding off and on, KG_BENCH_SPLITS, KG_BENCH_COMBINE and KG_BENCH_LANES
- * with other splits, merges and merge lanes.
+ * with other splits, merges and merge lanes, KG_BENCH_DECVS in other
+ * decode configurations (dec_configs).
  */
 #include <math.h>
 #include <stdint.h>
@@ -217,6 +218,101 @@ static void trace_call(call_t *c, double event_us)
     free(h);
     free(ends);
     kg_free(c->ctx, dt);
+}
+
+/* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
+   separated words: def, stN, late, early, comb, fused, sN, xN, dN; see
+   dec_configs), from the runtime's choices; planned: the planner's splits. */
+static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
+{
+    kg_test_attn_dec_stages(0);
+    kg_test_attn_dec_late(0);
+    kg_test_force_attn_combine(ctx, 0);
+    kg_test_force_attn_splits(ctx, 0);
+    while (n > 0) {
+        const char *e = memchr(x, ',', n);
+        const size_t l = e ? (size_t)(e - x) : n;
+        const int v = atoi(x + 1 + (l > 1 && x[1] == 't'));
+        if (l >= 3 && !strncmp(x, "st", 2))
+            kg_test_attn_dec_stages(v > 0 ? v : -1);
+        else if (l == 4 && !strncmp(x, "late", 4))
+            kg_test_attn_dec_late(1);
+        else if (l == 5 && !strncmp(x, "early", 5))
+            kg_test_attn_dec_late(-1);
+        else if (l == 4 && !strncmp(x, "comb", 4))
+            kg_test_force_attn_combine(ctx, 2);
+        else if (l == 5 && !strncmp(x, "fused", 5))
+            kg_test_force_attn_combine(ctx, 1);
+        else if (l >= 2 && x[0] == 's')
+            kg_test_force_attn_splits(ctx, v);
+        else if (l >= 2 && x[0] == 'x')
+            kg_test_force_attn_splits(ctx, v * planned);
+        else if (l >= 2 && x[0] == 'd' && v > 0)
+            kg_test_force_attn_splits(ctx, planned / v > 0 ? planned / v : 1);
+        x += l + (e ? 1 : 0);
+        n -= l + (e ? 1 : 0);
+    }
+}
+
+/* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
+   def (the runtime's choices), stN (N stages on bulk tensor copies; st0
+   the kernel's own), late /
+   early (the decode kernel's PDL trigger after / before its wait), comb /
+   fused (the merge: the combine kernel, the last block), sN (N splits),
+   xN / dN (the planner's count times / over N)>: the
+   short-query row in each configuration in turn, three rounds, the fastest
+   round of each; each configuration's bits first compared with the first
+   configuration's ('=': the same bits), and checked against float64 where
+   they differ. Prints what
+   each took (stages, merge 1 fused / 2 combine, splits, late). */
+static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, const void *hk, const void *hv, int B,
+                       int Hq, int Hkv, int Sq, int Sk, int D)
+{
+    enum { MAXC = 12 };
+    const char *cf[MAXC];
+    size_t cl[MAXC];
+    int nc = 0, ok = 1;
+    for (const char *x = spec; *x && nc < MAXC;) {
+        const char *e = strchr(x, ';');
+        cf[nc] = x;
+        cl[nc++] = e ? (size_t)(e - x) : strlen(x);
+        x = e ? e + 1 : x + strlen(x);
+    }
+    run(c);
+    const int planned = kg_test_last_attn_splits(c->ctx);
+    const size_t ob = (size_t)B * Hq * Sq * D * kg_dtype_size(c->q.dtype);
+    unsigned char *o0 = malloc(ob), *o1 = malloc(ob);
+    double best[MAXC];
+    printf("      configs (planner %d splits):", planned);
+    for (int i = 0; i < nc; i++) {
+        dec_config(c->ctx, cf[i], cl[i], planned);
+        BENCH_CHECK(c->ctx, kg_memset(c->ctx, c->out.data, 0xff, ob));
+        run(c);
+        BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+        BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, i ? o1 : o0, c->out.data, ob));
+        const int same = i && !memcmp(o0, o1, ob);
+        if (!same && !check(c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
+            ok = 0;
+        printf(" [%.*s: st %d m %d s %d l %d%s]", (int)cl[i], cf[i], kg_test_last_attn_dec_stages(),
+               kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
+               same ? " =" : "");
+        best[i] = 1e30;
+    }
+    printf("\n      times:");
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < nc; i++) {
+            dec_config(c->ctx, cf[i], cl[i], planned);
+            const double t = bench_time_us(c->ctx, run, c, inner, 5);
+            best[i] = t < best[i] ? t : best[i];
+        }
+    for (int i = 0; i < nc; i++)
+        printf(" %.*s %.2f", (int)cl[i], cf[i], best[i]);
+    printf("\n");
+    fflush(stdout);
+    dec_config(c->ctx, "", 0, planned);
+    free(o0);
+    free(o1);
+    return ok;
 }
 
 int main(void)
@@ -481,6 +577,9 @@ int main(void)
         }
         if (getenv("KG_BENCH_TRACE") && is_decode_variant(variant))
             trace_call(&c, us);
+        const char *dvs = getenv("KG_BENCH_DECVS");
+        if (dvs && is_decode_variant(variant) && !dec_configs(&c, dvs, inner, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
+            ok = 0;
         /* $KG_BENCH_VS=<','-separated variant names>: the default and each
            named variant (forced, where it runs the row) timed in turn,
            three rounds, the fastest round of each (so that a GPU warming

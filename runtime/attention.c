@@ -356,6 +356,18 @@ static int dec_fill_force, dec_fill_last;
 void kg_test_attn_dec_fill(int on) { __atomic_store_n(&dec_fill_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_fill(void) { return __atomic_load_n(&dec_fill_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_dec_stages / kg_test_attn_dec_late (test and benchmark
+   hooks, process-wide): the decode pipeline's stages on bulk tensor copies
+   (-1 the kernel's own, 0 the runtime's choice) and its PDL trigger (1
+   after the wait for the previous grid, -1 at the start, 0 the runtime's
+   choice) */
+static int dec_stages_force, dec_stages_last, dec_late_force, dec_late_last;
+
+void kg_test_attn_dec_stages(int stages) { __atomic_store_n(&dec_stages_force, stages, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_stages(void) { return __atomic_load_n(&dec_stages_last, __ATOMIC_RELAXED); }
+void kg_test_attn_dec_late(int on) { __atomic_store_n(&dec_late_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_late(void) { return __atomic_load_n(&dec_late_last, __ATOMIC_RELAXED); }
+
 int kg_attn_merge_lanes(int splits)
 {
     int g = 1;
@@ -536,6 +548,46 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
         smem = (114 << 10) + 1;
     __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
+    /* the stages on bulk tensor copies: Q, 1 KB of alignment and each
+       stage's K and V tiles in whole 64-element panels, within the 227 KB a
+       block may have (attention_decode.cuh). 32-row tiles (MQA-like groups)
+       spread one block a multiprocessor take 6 (the most that fit at D 64
+       to 128) instead of the kernel's 3: their blocks compute long on each
+       tile, and more tiles in flight keep the stream going (H200, same
+       process, 3 / 6 stages, µs: s17r1 MQA B 8 Hq 32 Sk 8192 D 128 16.44 /
+       16.14, MQA B 1 Sk 32768 15.78 / 15.62, B 8 Hq 32 Hkv 1 Sk 15997 D 64
+       15.61 / 15.23; s17r2 16.08 / 15.59, 15.57 / 15.35, 15.54 / 15.17;
+       s17r3, the rule in place, MQA B8 16.56 / 16.41, B8 Hq32 Hkv1 D64
+       16.08 / 15.80; 16-row tiles gained on some rows and lost up to 3.7%
+       on others, the big rows 1.6-2.2%). A test may ask for any count. */
+    const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
+    int stages = sforce != 0 ? sforce : spread && R == 32 ? 6 : 0;
+    if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
+        stages = 0;
+    if (stages > 0) {
+        const int64_t bn = kg_attn_dec_bn[slot], dp = (D + 63) / 64 * 64;
+        const int64_t need = R * (D + 8) * 2 + 1024 + stages * 2 * bn * dp * 2;
+        if (need > (227 << 10) - 256)
+            stages = 0;
+        else if (need > smem)
+            smem = (int)need;
+    }
+    p->stages = (int16_t)stages;
+    __atomic_store_n(&dec_stages_last, stages, __ATOMIC_RELAXED);
+    /* the decode kernel lets the next grid (the combine kernel, or the
+       next call) launch only once each of its blocks has passed its wait
+       for the previous grid, not at its start (H200, same process, µs,
+       start / after the wait, s17r1, r2, r3: MQA B8 Sk8192 D128 16.44 /
+       16.28, 16.08 / 16.03, 16.41 / 15.85; MQA B1 Sk32768 15.78 / 15.77,
+       15.57 / 15.56, 15.65 / 15.04; B16 Hq4 Hkv1 Sk11198 D64 15.03 / 14.81,
+       14.80 / 14.50, 14.92 / 14.56; f16 B1 Hq64 Hkv4 Sk20584 16.50 / 16.15,
+       16.26 / 16.03, 16.29 / 16.36; the big rows level within 0.3%; slower
+       on one row each time, f16 B8 Hq8 Hkv1 Sk14753 21.81 / 22.03, 21.59 /
+       21.81, 21.37 / 21.81) */
+    const int lf = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
+    const int late = lf >= 0;
+    p->dflags = (uint16_t)(late ? KG_DEC_LATE_PDL : 0);
+    __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;

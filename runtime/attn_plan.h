@@ -16,7 +16,10 @@
 #define KG_ATTN_MIN_SPLIT_TILES 2
 /* Fewest keys per split, per valid packed row of a tile (the planner's
    choice): the partials a split writes and the merge reads stay within
-   1/16 of the split's K and V bytes. */
+   1/16 of the split's K and V bytes. (8 measured faster on the one row it
+   changes in two runs and slower in a third, H200, same process, MQA B 1
+   Hq 32 Sk 32768 D 128, 64 / 128 splits, µs: s17r1 15.78 / 15.15, s17r2
+   15.57 / 15.28, s17r3 15.51 / 15.74: not taken.) */
 #define KG_ATTN_CHUNK_PER_ROW 16
 /* The runtime takes the decode variants for Sq up to this (f16 / bf16). */
 #define KG_ATTN_DECODE_MAX_SQ 16
@@ -67,6 +70,21 @@ KG_API int kg_attn_merge_lanes(int splits);
    (kg_attn_merge_lanes); the last split decode launch's lanes. */
 KG_API void kg_test_attn_dec_lanes(int lanes);
 KG_API int kg_test_last_attn_dec_lanes(void);
+
+/* The decode pipeline's stages on bulk tensor copies, process-wide: 2 to
+   KG_DEC_MAX_STAGES (attention_params.h) asks for that many where the
+   shared memory fits (else the kernel's own), -1 the kernel's own, 0 the
+   runtime's choice; the stages the last decode launch took (0: the
+   kernel's own). */
+KG_API void kg_test_attn_dec_stages(int stages);
+KG_API int kg_test_last_attn_dec_stages(void);
+
+/* The decode kernel's PDL trigger, process-wide: 1 after its wait for the
+   previous grid (KG_DEC_LATE_PDL), -1 at its start, 0 the runtime's
+   choice (after the wait, since session 17); whether the last decode
+   launch took it after the wait. */
+KG_API void kg_test_attn_dec_late(int on);
+KG_API int kg_test_last_attn_dec_late(void);
 
 /* The decode planner's fill of waves, process-wide: -1 off (a test and
    benchmark hook), 0 the runtime's choice; the fill percent the last decode

@@ -489,8 +489,12 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     const uint32_t aQ = kgd_smem_addr(smem), aKV = KP < 0 ? (aQ + R * PD * E + 1023) & ~1023u : aQ + R * PD * E;
     constexpr int DP = (D + 63) / 64 * 64; /* whole panels */
     constexpr uint32_t TILE = BN * (KP < 0 ? DP : PD) * E, STAGE = 2 * TILE;
-    __shared__ alignas(8) uint64_t full[NST]; /* bulk copies: stage s landed (K and V: two arrivals) */
+    __shared__ alignas(8) uint64_t full[KG_DEC_MAX_STAGES]; /* bulk copies: stage s landed (K and V: two arrivals) */
     const bool tma = KP < 0 && tm.on;
+    /* the stages: bulk copies take p.stages where the launch gave the
+       shared memory for them (more bytes in flight for grids of one block
+       per multiprocessor), cp.async its NST (its waits count groups) */
+    const int ns = tma && p.stages >= 2 ? min((int)p.stages, KG_DEC_MAX_STAGES) : NST;
 
     const int tid = threadIdx.x;
     const int rows = p.group * p.sq, r0 = rt * R;
@@ -521,8 +525,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     };
     if (tma) {
         if (tid == 0) {
-#pragma unroll
-            for (int st = 0; st < NST; st++)
+            for (int st = 0; st < ns; st++)
                 mbar_init(kgd_smem_addr(&full[st]), 2);
             mbar_init_fence();
             tma_prefetch(tm.k);
@@ -534,6 +537,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
        they overlap the end of the previous grid in the stream: wait for it
        only now, before the first load (programmatic dependent launch) */
     pdl_wait();
+    if (p.dflags & KG_DEC_LATE_PDL)
+        pdl_launch_dependents();
     if (p.trace && tid == 0)
         t_start = globaltimer();
 
@@ -547,8 +552,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         kgd_cp_async16(aQ + (r * PD) * E + c * 16, src, r0 + r < rows);
     }
     kgd_cp_async_commit();
-#pragma unroll
-    for (int st = 0; st < NST - 1; st++) {
+    for (int st = 0; st < ns - 1; st++) {
         if (st < ntiles)
             load(st, st);
         kgd_cp_async_commit();
@@ -563,18 +567,18 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         if (tma) {
             if (j == 0)
                 kgd_cp_async_wait<0>(); /* Q */
-            mbar_wait(kgd_smem_addr(&full[j % NST]), (j / NST) & 1);
+            mbar_wait(kgd_smem_addr(&full[j % ns]), (j / ns) & 1);
         } else {
             kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
         }
         __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
         {
-            const int jn = j + NST - 1;
+            const int jn = j + ns - 1;
             if (jn < ntiles)
-                load(jn % NST, jn);
+                load(jn % ns, jn);
             kgd_cp_async_commit();
         }
-        const uint32_t aK = aKV + (j % NST) * STAGE;
+        const uint32_t aK = aKV + (j % ns) * STAGE;
         dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
     }
     kgd_cp_async_wait<0>();
@@ -614,8 +618,10 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     const int tid = threadIdx.x;
     /* the previous grid in the stream may still be writing q, k, v or
        reading out (launched early with PDL): dec_unit waits for it before
-       its first global access */
-    pdl_launch_dependents();
+       its first global access (and, KG_DEC_LATE_PDL, only then lets the
+       next grid launch) */
+    if (!(p.dflags & KG_DEC_LATE_PDL))
+        pdl_launch_dependents();
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;

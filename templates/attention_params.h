@@ -19,6 +19,10 @@ typedef enum kg_attn_kind {
     KG_ATTN_KIND_COUNT
 } kg_attn_kind;
 
+/* kg_attn_params.dflags of the short-query kernels (attention_decode.cuh) */
+#define KG_DEC_LATE_PDL 1u   /* let the next grid launch only after the wait for the previous one */
+#define KG_DEC_MAX_STAGES 8  /* most kg_attn_params.stages */
+
 typedef struct kg_attn_params {
     const void *q, *k, *v;
     void *out;
@@ -43,6 +47,10 @@ typedef struct kg_attn_params {
     int *counters;
     int32_t splits, chunk;
     int32_t rows_tile;
+    /* (in the 4 bytes before trace: no other field moves) the TMA
+       pipeline's stages (0: the kernel's own) and KG_DEC_* flags */
+    int16_t stages;
+    uint16_t dflags;
     /* test hook (kg_test_attn_trace), NULL otherwise: 4 words per block of
        a short-query launch (start, end of its keys, end, 1 if it merged),
        globaltimer nanoseconds */

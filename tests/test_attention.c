@@ -934,6 +934,101 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
     kg_free(ctx, dt);
 }
 
+/* The pipeline's stages on bulk tensor copies (kg_test_attn_dec_stages,
+   head dims from 64 on compute capability 9.0) and the PDL trigger at the
+   start or after the wait change no bits: every head dim from 64, one split and three,
+   plain and causal (Sq 3), stages 2 to 8 (taken where the shared memory
+   fits: 6 at D 64-128, 3 at D 256), each against the kernel's own; one
+   case per head dim against the float64 reference at the most stages; the
+   runtime's 6 stages on a one-wave grid of 32-row tiles (MQA), the same
+   bits as 3. */
+Test(attention, decode_stages_and_late_trigger_keep_the_bits)
+{
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    const int sm90 = major == 9 && minor == 0;
+    const int B = 2, Hq = 8, Hkv = 2, Sk = 5000;
+    for (int j = 1; j < 5; j++) {
+        const int D = DIMS[j], most = D == 256 ? 3 : 6;
+        for (int causal = 0; causal < 2; causal++) {
+            const int Sq = causal ? 3 : 1;
+            const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
+            uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+            void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+                 *dout = kt_alloc(ctx, nq * 2);
+            upload_qkv_bf16(h, dq, dk, dv, nq, nk);
+            kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
+                      tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+                      tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
+                      to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+            kg_attention_opts opts = {0.f, causal};
+            for (int sp = 1; sp <= 3; sp += 2) {
+                kg_test_force_attn_splits(ctx, sp);
+                for (int st = 0; st <= 9; st++) { /* 0: the kernel's own; 9: the trigger at the start */
+                    if (st == 1)
+                        continue;
+                    kg_test_attn_dec_stages(st == 0 ? -1 : st < 9 ? st : 0);
+                    kg_test_attn_dec_late(st == 9 ? -1 : 0);
+                    KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+                    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &opts));
+                    KT_OK(ctx, kg_sync(ctx));
+                    cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+                    const int want = sm90 && kg_test_last_attn_tma() && st < 9 && st <= most ? st : 0;
+                    cr_assert_eq(kg_test_last_attn_dec_late(), st != 9);
+                    cr_assert_eq(kg_test_last_attn_dec_stages(), want, "D %d, %d stages asked: %d taken", D, st,
+                                 kg_test_last_attn_dec_stages());
+                    kt_download(ctx, st ? o2 : o1, dout, nq * 2);
+                    if (st)
+                        cr_assert(memcmp(o1, o2, nq * 2) == 0, "D %d causal %d, %d splits, %s %d: bits differ", D,
+                                  causal, sp, st < 9 ? "stages" : "trigger at the start", st);
+                }
+            }
+            kg_test_attn_dec_late(0);
+            kg_test_attn_dec_stages(most);
+            kg_test_force_attn_splits(ctx, 3);
+            acase c = {KG_BF16, 2, 8, 2, Sq, 3001, D, causal, MASK_NONE, 0, causal, 0.f};
+            run_case_once(&c);
+            kg_test_attn_dec_stages(0);
+            kg_test_force_attn_splits(ctx, 0);
+            free(h);
+            free(o1);
+            free(o2);
+            kg_free(ctx, dq);
+            kg_free(ctx, dk);
+            kg_free(ctx, dv);
+            kg_free(ctx, dout);
+        }
+    }
+    const int B2 = 2, Hq2 = 32, Sk2 = 7000, D2 = 128; /* MQA: one 32-row tile per batch */
+    const int64_t nq = (int64_t)B2 * Hq2 * D2, nk = (int64_t)B2 * Sk2 * D2;
+    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2);
+    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B2, Hq2, 1, D2)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B2, 1, Sk2, D2)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B2, 1, Sk2, D2)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B2, Hq2, 1, D2));
+    for (int x = 0; x < 2; x++) {
+        kg_test_attn_dec_stages(x ? 0 : -1);
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
+        KT_OK(ctx, kg_sync(ctx));
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2);
+        cr_assert_eq(kg_test_last_attn_dec_stages(), x && sm90 && kg_test_last_attn_tma() ? 6 : 0);
+        kt_download(ctx, x ? o2 : o1, dout, nq * 2);
+    }
+    cr_assert(memcmp(o1, o2, nq * 2) == 0, "MQA: the runtime's stages changed the bits");
+    kg_test_attn_dec_stages(0);
+    free(h);
+    free(o1);
+    free(o2);
+    kg_free(ctx, dq);
+    kg_free(ctx, dk);
+    kg_free(ctx, dv);
+    kg_free(ctx, dout);
+}
+
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
    in sections of heads (grid (query blocks x Hq, 1, B); the runtime's choice
    at D >= 128), forced here at D 64 and 128: every block written once
