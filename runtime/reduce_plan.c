@@ -393,7 +393,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
-                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
+                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair), F(cols_pair_old),
                   F(cols_pair_rows)};
 #undef F
     /* clang-format on */
@@ -1600,6 +1600,7 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
     if (T->cols_pair == 1 && units > wave && units < 2 * wave)
         return;
     A->group = 2;
+    A->deep = T->cols_pair_old != 0;
     A->tiles = cdiv(A->tiles, 2);
     A->units = units;
     plan_grid(plan, n_out, sm, T);

@@ -143,6 +143,7 @@ typedef struct kg_red_tuning {
                           two column tiles: two tiles per unit (args.group 2, kernel COLSQ); 1: not where those
                           units would fill one wave of resident blocks and part of a second, 2: there too */
     int cols_pair_rows;
+    int cols_pair_old; /* TEMPORARY (s17r1): COLSQ plans run the COLSQ code of before the fold (args.deep 1) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -68,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLO
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colso(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC_UNROLL>(A); }
 @end
 @if has.colsq then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_q<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.deep) kg_red_cols_q<$(f.name)>(A); else kg_red_cols<$(f.name), KG_RED_COLSQ_UNROLL, 2>(A); } }
 @end
 @if has.colsp then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }

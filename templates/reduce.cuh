@@ -780,15 +780,24 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
    columns move as one vector. Words (2-byte elements): the vectors are
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
-   wait for the one before). */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
+   wait for the one before). M = 2 (kernel colsq, args.group 2): a unit
+   takes M adjacent column tiles, each lane the vector of each tile at
+   columns width apart, the loads of all M in flight together (a short
+   walk still keeps M x U loads in flight, and the unit's fixed work, the
+   outer divisions and the walk's start, serves M tiles); only with one
+   lane down each column (cw = KG_RED_THREADS: no tree) and unsplit, in
+   vectors (the planner's contract, plan_cols_pair). Each column's elements
+   are pushed in the same order for every M: the same bits. */
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0, int M = 1>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
+    static_assert(M == 1 || (V > 1 && !Strided && !Deep && UO > 0 && !Op::indexed),
+                  "several tiles per unit: value reductions in vectors, the 32-bit walk");
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Deep || (UO > 0), int32_t, int64_t>::type I;
-    const int cw = A.cw, ny = KG_RED_THREADS / cw;
+    const int cw = M > 1 ? KG_RED_THREADS : A.cw, ny = KG_RED_THREADS / cw;
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
     const int width = cw * V; /* columns per tile */
 
@@ -824,21 +833,28 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
     };
 
     for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
-        const int64_t grp = u / A.splits, split = u - grp * A.splits;
+        const int64_t grp = M > 1 ? u : u / A.splits, split = u - grp * A.splits;
         const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
         int64_t io, oo, xo;
         kg_red_outer(A, o, io, oo, xo);
-        /* the lane's first column; column k is col + k * cs */
-        const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
+        /* the lane's first column; column k is col + k * cs, tile m's
+           columns width * m further */
+        const int64_t col = Strided ? tile * width + tx : (M * tile * cw + tx) * V;
         const int64_t cs = Strided ? cw : 1;
         const bool active = col < A.inner;
-        const int64_t r0 = split * A.chunk;
-        const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
-        const int64_t r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
-        kg_racc<Op> a[V];
+        bool in_tile[M]; /* tile m's vector lies inside the columns (vectors: inner % V == 0) */
 #pragma unroll
-        for (int k = 0; k < V; k++)
-            a[k] = kg_red_identity<Op>();
+        for (int m = 0; m < M; m++)
+            in_tile[m] = m == 0 || col + m * width < A.inner;
+        const int64_t r0 = M > 1 ? 0 : split * A.chunk;
+        const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
+        const int64_t r1 = M > 1 ? rows : r0 + A.chunk < rows ? r0 + A.chunk : rows;
+        kg_racc<Op> a[M][V];
+#pragma unroll
+        for (int m = 0; m < M; m++)
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                a[m][k] = kg_red_identity<Op>();
         int64_t r = r0 + ty;
         if constexpr (V == 1) {
             if (A.run > 1) {
@@ -873,7 +889,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
 #pragma unroll
                         for (int j = 0; j < U; j++)
                             if (ok[j])
-                                kg_red_push<Op>(a[0], x[j], ix[j]);
+                                kg_red_push<Op>(a[0][0], x[j], ix[j]);
                     }
                 }
                 r = r1; /* done: the vector path below is skipped */
@@ -898,36 +914,45 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 static_assert(sizeof(T) == 2 && V % 2 == 0 && !Strided, "WIDE32: vectors of 2-byte elements");
                 typedef kgd_vec<uint32_t, V / 2> WT;
                 for (; r < r1; r += U * (int64_t)ny) {
-                    WT x[U];
+                    WT x[U][M];
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (r + j * (int64_t)ny < r1) {
-                            x[j] = *(const WT *)(p + w.off);
+#pragma unroll
+                            for (int m = 0; m < M; m++)
+                                if (in_tile[m])
+                                    x[j][m] = *(const WT *)(p + w.off + m * width);
                             kg_walk_step(A.walk, w);
                         }
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (r + j * (int64_t)ny < r1)
 #pragma unroll
-                            for (int k = 0; k < V; k++) {
-                                const uint16_t b = (uint16_t)(x[j].v[k / 2] >> (16 * (k & 1)));
-                                T e;
-                                memcpy(&e, &b, 2);
-                                kg_red_push<Op>(a[k], e, r + j * (int64_t)ny);
-                            }
+                            for (int m = 0; m < M; m++)
+                                if (in_tile[m])
+#pragma unroll
+                                    for (int k = 0; k < V; k++) {
+                                        const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
+                                        T e;
+                                        memcpy(&e, &b, 2);
+                                        kg_red_push<Op>(a[m][k], e, r + j * (int64_t)ny);
+                                    }
                 }
             }
             for (; !Words && r < r1; r += U * (int64_t)ny) {
-                VT x[U];
+                VT x[U][M];
 #pragma unroll
                 for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1) {
                         if constexpr (Strided) {
 #pragma unroll
                             for (int k = 0; k < V; k++)
-                                x[j].v[k] = p[w.off + dk[k]];
+                                x[j][0].v[k] = p[w.off + dk[k]];
                         } else {
-                            x[j] = *(const VT *)(p + w.off);
+#pragma unroll
+                            for (int m = 0; m < M; m++)
+                                if (in_tile[m])
+                                    x[j][m] = *(const VT *)(p + w.off + m * width);
                         }
                         kg_walk_step(A.walk, w);
                     }
@@ -935,19 +960,24 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1)
 #pragma unroll
-                        for (int k = 0; k < V; k++)
-                            kg_red_push<Op>(a[k], x[j].v[k], r + j * (int64_t)ny);
+                        for (int m = 0; m < M; m++)
+                            if (in_tile[m])
+#pragma unroll
+                                for (int k = 0; k < V; k++)
+                                    kg_red_push<Op>(a[m][k], x[j][m].v[k], r + j * (int64_t)ny);
             }
         }
-        tree(a);
-        if (A.splits > 1) {
+        if constexpr (M == 1) {
+            tree(a[0]);
+        }
+        if (M == 1 && A.splits > 1) {
             const int64_t base = (grp * A.splits + split) * width + tx * V;
             if (ty == 0 && active) {
 #pragma unroll
                 for (int k = 0; k < V; k++) {
-                    ((AT *)A.partial)[base + k] = a[k].v;
+                    ((AT *)A.partial)[base + k] = a[0][k].v;
                     if constexpr (Op::indexed)
-                        A.partial_idx[base + k] = a[k].i;
+                        A.partial_idx[base + k] = a[0][k].i;
                 }
                 __threadfence();
             }
@@ -955,7 +985,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 continue;
 #pragma unroll
             for (int k = 0; k < V; k++)
-                a[k] = kg_red_identity<Op>();
+                a[0][k] = kg_red_identity<Op>();
             /* partials s, s + ny, ... in that order, two splits' loads at once */
             if (active)
                 for (int64_t s = ty; s < A.splits; s += 2 * ny) {
@@ -979,97 +1009,30 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                         if (s + h * ny < A.splits)
 #pragma unroll
                             for (int k = 0; k < V; k++)
-                                kg_red_merge<Op>(a[k], b[h][k]);
+                                kg_red_merge<Op>(a[0][k], b[h][k]);
                 }
-            tree(a);
+            tree(a[0]);
         }
         if (ty == 0 && active) {
-            if constexpr (!Strided && V > 1 && !Op::indexed) {
-                if (A.vstore) {
-                    kg_red_store_vec<Op, V>(A, oo + col, a);
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                if (!in_tile[m])
                     continue;
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < V; k++) {
-                if (col + k * cs < A.inner)
-                    kg_red_store<Op>(A, oo + (col + k * cs) * A.inner_out, xo + (col + k * cs) * A.inner_idx, a[k]);
-            }
-        }
-    }
-}
-
-/* COLSQ: COLS over two column tiles per unit (args.group 2; value
-   reductions): one lane down each column (cw = KG_RED_THREADS), unsplit, V
-   adjacent columns per vector (Words: 2-byte elements loaded as 32-bit
-   words, as kg_red_cols_v). Lane tx of unit (o, tile) takes the vectors at
-   columns (2 tile KG_RED_THREADS + tx) V and KG_RED_THREADS V further, U
-   rows of both in flight: a short reduced walk has all its loads in flight
-   at once, and a unit's fixed work (the outer divisions, the walk's start)
-   serves two tiles. The walk in 32-bit arithmetic (the planner checks). */
-template <class Op, int V, bool Words, int U> __device__ __forceinline__ void kg_red_cols_pair(const kg_red_args &A)
-{
-    typedef typename Op::in_t T;
-    typedef typename std::conditional<Words, kgd_vec<uint32_t, V / 2>, kgd_vec<T, V>>::type LT;
-    constexpr int D1 = KG_RED_THREADS * V; /* the second vector, columns past the first */
-    const int64_t rows = A.red;
-    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
-        const int64_t o = u / A.tiles, tile = u - o * A.tiles;
-        const int64_t col = (2 * tile * KG_RED_THREADS + threadIdx.x) * V;
-        if (col >= A.inner)
-            continue;
-        const bool two = col + D1 < A.inner;
-        int64_t io, oo, xo;
-        kg_red_outer(A, o, io, oo, xo);
-        const T *p = (const T *)A.in + io + col;
-        kg_racc<Op> a[2][V];
-#pragma unroll
-        for (int m = 0; m < 2; m++)
-#pragma unroll
-            for (int k = 0; k < V; k++)
-                a[m][k] = kg_red_identity<Op>();
-        kg_red_pos<int32_t> w;
-        kg_walk_at(A.walk, 0, w);
-        for (int64_t r = 0; r < rows; r += U) {
-            LT x[U][2];
-#pragma unroll
-            for (int j = 0; j < U; j++)
-                if (r + j < rows) {
-                    x[j][0] = *(const LT *)(p + w.off);
-                    if (two)
-                        x[j][1] = *(const LT *)(p + w.off + D1);
-                    kg_walk_step(A.walk, w);
-                }
-#pragma unroll
-            for (int j = 0; j < U; j++)
-#pragma unroll
-                for (int m = 0; m < 2; m++)
-                    if (r + j < rows && (m == 0 || two))
-#pragma unroll
-                        for (int k = 0; k < V; k++) {
-                            T e;
-                            if constexpr (Words) {
-                                const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
-                                memcpy(&e, &b, 2);
-                            } else {
-                                e = x[j][m].v[k];
-                            }
-                            kg_red_push<Op>(a[m][k], e, r + j);
-                        }
-        }
-#pragma unroll
-        for (int m = 0; m < 2; m++)
-            if (m == 0 || two) {
-                if (A.vstore) {
-                    kg_red_store_vec<Op, V>(A, oo + col + m * D1, a[m]);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < V; k++) {
-                        const int64_t c = col + m * D1 + k;
-                        kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, a[m][k]);
+                const int64_t cm = col + m * width;
+                if constexpr (!Strided && V > 1 && !Op::indexed) {
+                    if (A.vstore) {
+                        kg_red_store_vec<Op, V>(A, oo + cm, a[m]);
+                        continue;
                     }
                 }
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    if (cm + k * cs < A.inner)
+                        kg_red_store<Op>(A, oo + (cm + k * cs) * A.inner_out, xo + (cm + k * cs) * A.inner_idx,
+                                         a[m][k]);
+                }
             }
+        }
     }
 }
 
@@ -1381,6 +1344,81 @@ template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_arg
         kg_red_flat_v<Op, N>(A, sv);
 }
 
+/* TEMPORARY (s17r1 same-process comparison with the fold, tuning cols_pair_old: args.deep on a COLSQ plan):
+   the COLSQ code of before. COLSQ: COLS over two column tiles per unit (args.group 2; value
+   reductions): one lane down each column (cw = KG_RED_THREADS), unsplit, V
+   adjacent columns per vector (Words: 2-byte elements loaded as 32-bit
+   words, as kg_red_cols_v). Lane tx of unit (o, tile) takes the vectors at
+   columns (2 tile KG_RED_THREADS + tx) V and KG_RED_THREADS V further, U
+   rows of both in flight: a short reduced walk has all its loads in flight
+   at once, and a unit's fixed work (the outer divisions, the walk's start)
+   serves two tiles. The walk in 32-bit arithmetic (the planner checks). */
+template <class Op, int V, bool Words, int U> __device__ __forceinline__ void kg_red_cols_pair(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename std::conditional<Words, kgd_vec<uint32_t, V / 2>, kgd_vec<T, V>>::type LT;
+    constexpr int D1 = KG_RED_THREADS * V; /* the second vector, columns past the first */
+    const int64_t rows = A.red;
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t o = u / A.tiles, tile = u - o * A.tiles;
+        const int64_t col = (2 * tile * KG_RED_THREADS + threadIdx.x) * V;
+        if (col >= A.inner)
+            continue;
+        const bool two = col + D1 < A.inner;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const T *p = (const T *)A.in + io + col;
+        kg_racc<Op> a[2][V];
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                a[m][k] = kg_red_identity<Op>();
+        kg_red_pos<int32_t> w;
+        kg_walk_at(A.walk, 0, w);
+        for (int64_t r = 0; r < rows; r += U) {
+            LT x[U][2];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (r + j < rows) {
+                    x[j][0] = *(const LT *)(p + w.off);
+                    if (two)
+                        x[j][1] = *(const LT *)(p + w.off + D1);
+                    kg_walk_step(A.walk, w);
+                }
+#pragma unroll
+            for (int j = 0; j < U; j++)
+#pragma unroll
+                for (int m = 0; m < 2; m++)
+                    if (r + j < rows && (m == 0 || two))
+#pragma unroll
+                        for (int k = 0; k < V; k++) {
+                            T e;
+                            if constexpr (Words) {
+                                const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
+                                memcpy(&e, &b, 2);
+                            } else {
+                                e = x[j][m].v[k];
+                            }
+                            kg_red_push<Op>(a[m][k], e, r + j);
+                        }
+        }
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+            if (m == 0 || two) {
+                if (A.vstore) {
+                    kg_red_store_vec<Op, V>(A, oo + col + m * D1, a[m]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const int64_t c = col + m * D1 + k;
+                        kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, a[m][k]);
+                    }
+                }
+            }
+    }
+}
+
 /* COLSQ by kg_red_args.vec: KG_RED_CV_VEC, or KG_RED_CV_WIDE32 for 2-byte
    elements (the planner takes no other mode). */
 template <class Op> __device__ __forceinline__ void kg_red_cols_q(const kg_red_args &A)
@@ -1397,12 +1435,25 @@ template <class Op> __device__ __forceinline__ void kg_red_cols_q(const kg_red_a
    adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
    KG_RED_SCOLS columns cw apart, one load each. UO > 0 (kernels colso,
    colsp): UO loads in flight per lane, 32-bit walk arithmetic (the planner
-   takes them only where the walk fits). */
-template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
+   takes them only where the walk fits). M = 2 (kernel colsq): two column
+   tiles per unit, KG_RED_CV_VEC or KG_RED_CV_WIDE32 (the planner takes no
+   other mode), UO rows of both tiles in flight (16-byte vectors of 2-byte
+   elements: half of it). */
+template <class Op, int UO = 0, int M = 1> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
     constexpr int W = kg_red_cols_width<Op>::n;
-    __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
-    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
+    /* (M > 1: no tree, one lane down each column) */
+    __shared__ typename Op::acc_t sv[M > 1 ? 1 : KG_RED_THREADS * W];
+    __shared__ int64_t si[Op::indexed && M == 1 ? KG_RED_THREADS * W : 1];
+    if constexpr (M > 1) {
+        if (A.vec == KG_RED_CV_VEC) {
+            kg_red_cols_v<Op, Op::cvec, false, false, false, UO, M>(A, sv, si);
+        } else if constexpr (sizeof(typename Op::in_t) == 2) {
+            if (A.vec == KG_RED_CV_WIDE32)
+                kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true, UO / 2, M>(A, sv, si);
+        }
+        return;
+    }
     if (A.vec == KG_RED_CV_VEC) {
         kg_red_cols_v<Op, Op::cvec, false, false, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_STRIDED) {
