@@ -370,7 +370,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_vstore = 1,
     .cols_pair = 1,
     .cols_pair_rows = 32,
-    .tile_across = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -394,7 +393,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
-                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair), F(cols_pair_old), F(tile_across), F(tile_blocks_per_sm), F(rows_tail_old),
+                  F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
                   F(cols_pair_rows)};
 #undef F
     /* clang-format on */
@@ -757,7 +756,6 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
     if (T->rows_group > 0)
         g = T->rows_group;
     plan->cls = KG_RED_ROWS;
-    A->vec = T->rows_tail_old != 0;
     fill_dims(&A->outer, K, nk, A->fast);
     A->n_out = n_out;
     A->group = (int32_t)g;
@@ -765,7 +763,6 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
        load of 512 contiguous bytes (reduce.cuh) */
     if (packs_rows(T, in, K, nk, nr, red, es)) {
         plan->cls = KG_RED_PACKED;
-        A->vec = 0;
         A->group = (int32_t)nvec;
     } else if (smul(n_out, g) < lanes_full && red > 32 * V * 8) {
         A->group = KG_RED_THREADS;
@@ -1132,7 +1129,6 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     A->inner_out = K[0].out;
     A->inner_idx = K[0].idx;
     A->group = (int32_t)g;
-    A->vstore = T->tile_across != 0;
     A->tile_rows = rows;
     A->tiles = cdiv(K[0].size, rows);
     fill_walk(&A->walk, nr > 1 ? D + 1 : &one, nr > 1 ? nr - 1 : 1, 1, 1);
@@ -1575,9 +1571,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     } else {
         blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
     }
-    const int per_sm = plan->cls == KG_RED_PACKED                           ? T->packed_blocks_per_sm
-                       : plan->cls == KG_RED_TILE && T->tile_blocks_per_sm > 0 ? T->tile_blocks_per_sm
-                                                                                : T->blocks_per_sm;
+    const int per_sm = plan->cls == KG_RED_PACKED ? T->packed_blocks_per_sm : T->blocks_per_sm;
     const int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
 }
@@ -1606,7 +1600,6 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
     if (T->cols_pair == 1 && units > wave && units < 2 * wave)
         return;
     A->group = 2;
-    A->deep = T->cols_pair_old != 0;
     A->tiles = cdiv(A->tiles, 2);
     A->units = units;
     plan_grid(plan, n_out, sm, T);

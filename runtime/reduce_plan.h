@@ -143,14 +143,6 @@ typedef struct kg_red_tuning {
                           two column tiles: two tiles per unit (args.group 2, kernel COLSQ); 1: not where those
                           units would fill one wave of resident blocks and part of a second, 2: there too */
     int cols_pair_rows;
-    int cols_pair_old; /* TEMPORARY (s17r1): COLSQ plans run the COLSQ code of before the fold (args.deep 1) */
-    int rows_tail_old; /* TEMPORARY (s17r2): ROWS plans load a row's last partial batch of vectors one at a time, as
-                          before (args.vec 1) */
-    int tile_blocks_per_sm; /* TILE: most blocks per multiprocessor in the grid (0: blocks_per_sm); at the kernel's
-                               resident blocks (KG_RED_TILE_MIN_BLOCKS) each block takes several units, each
-                               unit's first loads issued during the unit before (tile_across) */
-    int tile_across;   /* TEMPORARY (s17r2): TILE issues the loads of a block's next unit during its unit's last
-                          position (args.vstore 1); 0: the kernel of before */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

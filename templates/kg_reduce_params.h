@@ -125,8 +125,7 @@ typedef enum kg_red_class {
                          of a grid of one wave resident at once */
     KG_RED_COLSQ,     /* kernels only: COLS plans with args.group 2 (two column tiles per unit, one lane down each
                          column, unsplit, KG_RED_COLSQ_UNROLL rows of both tiles' vectors in flight) at
-                         KG_RED_OCC_MIN_BLOCKS: the COLS kernel's walk with two tiles a lane (kg_red_cols_v,
-                         M = 2); value reductions whose walk fits 32-bit arithmetic */
+                         KG_RED_OCC_MIN_BLOCKS; value reductions whose walk fits 32-bit arithmetic */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

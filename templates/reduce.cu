@@ -8,14 +8,8 @@ $(header)/*
  * load, columns $(cvec).
  */
 #include "reduce.cuh"
-@if has.rows or has.colsq then
-#include "reduce_tmp.cuh"
-@end
 @if has.nest then
 #include "reduce_cover.cuh"
-@end
-@if has.tile then
-#include "reduce_tile.cuh"
 @end
 @if has.flatw then
 #include "reduce_flatw.cuh"
@@ -44,7 +38,7 @@ struct $(f.name) {
     static __device__ __forceinline__ out_t finish(acc_t acc, int64_t n) { return $(f.finish); }
 };
 @if has.rows then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { if (A.vec) kg_red_rows_old<$(f.name)>(A); else kg_red_rows<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows<$(f.name)>(A); }
 @end
 @if has.cols then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_cols(const kg_red_args A) { kg_red_cols<$(f.name)>(A); }
@@ -74,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLO
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colso(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC_UNROLL>(A); }
 @end
 @if has.colsq then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.deep) kg_red_cols_q<$(f.name)>(A); else kg_red_cols<$(f.name), KG_RED_COLSQ_UNROLL, 2>(A); } }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_q<$(f.name)>(A); }
 @end
 @if has.colsp then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }

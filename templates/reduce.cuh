@@ -398,8 +398,8 @@ template <typename VT, bool Deep> struct kg_red_walk_unroll {
 };
 
 /* ROWS: lanes t of nt reduce elements [c0, c1) of a contiguous row: a scalar
-   head up to 16-byte alignment, 16-byte vectors (eight in flight; the last,
-   partial batch too), a scalar tail. */
+   head up to 16-byte alignment, 16-byte vectors (eight in flight), a scalar
+   tail. */
 template <class Op>
 __device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *row, int64_t c0, int64_t c1, int t,
                                                       int nt)
@@ -430,19 +430,8 @@ __device__ __forceinline__ kg_racc<Op> kg_red_run_row(const typename Op::in_t *r
         for (int j = 0; j < KG_RED_UNROLL; j++)
             kg_red_push_vec<Op>(a, x[j], at + (v + j * (int64_t)nt) * V);
     }
-    if (v < nv) {
-        /* the last, partial batch (at most KG_RED_UNROLL - 1 vectors): its
-           loads issued together, pushed in the same order */
-        VT x[KG_RED_UNROLL];
-#pragma unroll
-        for (int j = 0; j < KG_RED_UNROLL; j++)
-            if (v + j * (int64_t)nt < nv)
-                x[j] = vp[v + j * (int64_t)nt];
-#pragma unroll
-        for (int j = 0; j < KG_RED_UNROLL; j++)
-            if (v + j * (int64_t)nt < nv)
-                kg_red_push_vec<Op>(a, x[j], at + (v + j * (int64_t)nt) * V);
-    }
+    for (; v < nv; v += nt)
+        kg_red_push_vec<Op>(a, vp[v], at + v * V);
     const int64_t done = h + nv * V;
     for (int64_t k = t; k < n - done; k += nt)
         kg_red_push<Op>(a, p[done + k], c0 + done + k);
@@ -791,27 +780,16 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
    columns move as one vector. Words (2-byte elements): the vectors are
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
-   wait for the one before). M = 2 (kernel colsq, args.group 2): a unit
-   takes M adjacent column tiles, each lane the vector of each tile at
-   columns width apart, the loads of all M in flight together (a short
-   walk still keeps M x U loads in flight, and the unit's fixed work, the
-   outer divisions and the walk's start, serves M tiles); only with one
-   lane down each column (cw = KG_RED_THREADS: no tree) and unsplit, in
-   vectors (the planner's contract, plan_cols_pair). Each column's elements
-   are pushed in the same order for every M: the same bits. */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0, int M = 1>
+   wait for the one before). */
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
-    static_assert(M == 1 || (V > 1 && !Strided && !Deep && UO > 0 && !Op::indexed),
-                  "several tiles per unit: value reductions in vectors, the 32-bit walk");
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     typedef typename std::conditional<Deep || (UO > 0), int32_t, int64_t>::type I;
-    const int cw = M > 1 ? KG_RED_THREADS : A.cw, ny = KG_RED_THREADS / cw;
-    /* (M > 1: every lane at row 0, so that the walk's start folds to constants at compile time: its divisions
-       cost more than a short walk's loads; s17r1 measured them at 23-27% of the time of a 3- and 7-row walk) */
-    const int tx = M > 1 ? (int)threadIdx.x : threadIdx.x & (cw - 1), ty = M > 1 ? 0 : threadIdx.x / cw;
+    const int cw = A.cw, ny = KG_RED_THREADS / cw;
+    const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
     const int width = cw * V; /* columns per tile */
 
     /* Combines the ny partials of each column; ty == 0 ends with them. */
@@ -846,28 +824,21 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
     };
 
     for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
-        const int64_t grp = M > 1 ? u : u / A.splits, split = u - grp * A.splits;
+        const int64_t grp = u / A.splits, split = u - grp * A.splits;
         const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
         int64_t io, oo, xo;
         kg_red_outer(A, o, io, oo, xo);
-        /* the lane's first column; column k is col + k * cs, tile m's
-           columns width * m further */
-        const int64_t col = Strided ? tile * width + tx : (M * tile * cw + tx) * V;
+        /* the lane's first column; column k is col + k * cs */
+        const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
         const int64_t cs = Strided ? cw : 1;
         const bool active = col < A.inner;
-        bool in_tile[M]; /* tile m's vector lies inside the columns (vectors: inner % V == 0) */
-#pragma unroll
-        for (int m = 0; m < M; m++)
-            in_tile[m] = m == 0 || col + m * width < A.inner;
-        const int64_t r0 = M > 1 ? 0 : split * A.chunk;
+        const int64_t r0 = split * A.chunk;
         const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
-        const int64_t r1 = M > 1 ? rows : r0 + A.chunk < rows ? r0 + A.chunk : rows;
-        kg_racc<Op> a[M][V];
+        const int64_t r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
+        kg_racc<Op> a[V];
 #pragma unroll
-        for (int m = 0; m < M; m++)
-#pragma unroll
-            for (int k = 0; k < V; k++)
-                a[m][k] = kg_red_identity<Op>();
+        for (int k = 0; k < V; k++)
+            a[k] = kg_red_identity<Op>();
         int64_t r = r0 + ty;
         if constexpr (V == 1) {
             if (A.run > 1) {
@@ -902,7 +873,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
 #pragma unroll
                         for (int j = 0; j < U; j++)
                             if (ok[j])
-                                kg_red_push<Op>(a[0][0], x[j], ix[j]);
+                                kg_red_push<Op>(a[0], x[j], ix[j]);
                     }
                 }
                 r = r1; /* done: the vector path below is skipped */
@@ -927,45 +898,36 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 static_assert(sizeof(T) == 2 && V % 2 == 0 && !Strided, "WIDE32: vectors of 2-byte elements");
                 typedef kgd_vec<uint32_t, V / 2> WT;
                 for (; r < r1; r += U * (int64_t)ny) {
-                    WT x[U][M];
+                    WT x[U];
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (r + j * (int64_t)ny < r1) {
-#pragma unroll
-                            for (int m = 0; m < M; m++)
-                                if (in_tile[m])
-                                    x[j][m] = *(const WT *)(p + w.off + m * width);
+                            x[j] = *(const WT *)(p + w.off);
                             kg_walk_step(A.walk, w);
                         }
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (r + j * (int64_t)ny < r1)
 #pragma unroll
-                            for (int m = 0; m < M; m++)
-                                if (in_tile[m])
-#pragma unroll
-                                    for (int k = 0; k < V; k++) {
-                                        const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
-                                        T e;
-                                        memcpy(&e, &b, 2);
-                                        kg_red_push<Op>(a[m][k], e, r + j * (int64_t)ny);
-                                    }
+                            for (int k = 0; k < V; k++) {
+                                const uint16_t b = (uint16_t)(x[j].v[k / 2] >> (16 * (k & 1)));
+                                T e;
+                                memcpy(&e, &b, 2);
+                                kg_red_push<Op>(a[k], e, r + j * (int64_t)ny);
+                            }
                 }
             }
             for (; !Words && r < r1; r += U * (int64_t)ny) {
-                VT x[U][M];
+                VT x[U];
 #pragma unroll
                 for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1) {
                         if constexpr (Strided) {
 #pragma unroll
                             for (int k = 0; k < V; k++)
-                                x[j][0].v[k] = p[w.off + dk[k]];
+                                x[j].v[k] = p[w.off + dk[k]];
                         } else {
-#pragma unroll
-                            for (int m = 0; m < M; m++)
-                                if (in_tile[m])
-                                    x[j][m] = *(const VT *)(p + w.off + m * width);
+                            x[j] = *(const VT *)(p + w.off);
                         }
                         kg_walk_step(A.walk, w);
                     }
@@ -973,24 +935,19 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 for (int j = 0; j < U; j++)
                     if (r + j * (int64_t)ny < r1)
 #pragma unroll
-                        for (int m = 0; m < M; m++)
-                            if (in_tile[m])
-#pragma unroll
-                                for (int k = 0; k < V; k++)
-                                    kg_red_push<Op>(a[m][k], x[j][m].v[k], r + j * (int64_t)ny);
+                        for (int k = 0; k < V; k++)
+                            kg_red_push<Op>(a[k], x[j].v[k], r + j * (int64_t)ny);
             }
         }
-        if constexpr (M == 1) {
-            tree(a[0]);
-        }
-        if (M == 1 && A.splits > 1) {
+        tree(a);
+        if (A.splits > 1) {
             const int64_t base = (grp * A.splits + split) * width + tx * V;
             if (ty == 0 && active) {
 #pragma unroll
                 for (int k = 0; k < V; k++) {
-                    ((AT *)A.partial)[base + k] = a[0][k].v;
+                    ((AT *)A.partial)[base + k] = a[k].v;
                     if constexpr (Op::indexed)
-                        A.partial_idx[base + k] = a[0][k].i;
+                        A.partial_idx[base + k] = a[k].i;
                 }
                 __threadfence();
             }
@@ -998,7 +955,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 continue;
 #pragma unroll
             for (int k = 0; k < V; k++)
-                a[0][k] = kg_red_identity<Op>();
+                a[k] = kg_red_identity<Op>();
             /* partials s, s + ny, ... in that order, two splits' loads at once */
             if (active)
                 for (int64_t s = ty; s < A.splits; s += 2 * ny) {
@@ -1022,30 +979,97 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                         if (s + h * ny < A.splits)
 #pragma unroll
                             for (int k = 0; k < V; k++)
-                                kg_red_merge<Op>(a[0][k], b[h][k]);
+                                kg_red_merge<Op>(a[k], b[h][k]);
                 }
-            tree(a[0]);
+            tree(a);
         }
         if (ty == 0 && active) {
-#pragma unroll
-            for (int m = 0; m < M; m++) {
-                if (!in_tile[m])
+            if constexpr (!Strided && V > 1 && !Op::indexed) {
+                if (A.vstore) {
+                    kg_red_store_vec<Op, V>(A, oo + col, a);
                     continue;
-                const int64_t cm = col + m * width;
-                if constexpr (!Strided && V > 1 && !Op::indexed) {
-                    if (A.vstore) {
-                        kg_red_store_vec<Op, V>(A, oo + cm, a[m]);
-                        continue;
-                    }
-                }
-#pragma unroll
-                for (int k = 0; k < V; k++) {
-                    if (cm + k * cs < A.inner)
-                        kg_red_store<Op>(A, oo + (cm + k * cs) * A.inner_out, xo + (cm + k * cs) * A.inner_idx,
-                                         a[m][k]);
                 }
             }
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                if (col + k * cs < A.inner)
+                    kg_red_store<Op>(A, oo + (col + k * cs) * A.inner_out, xo + (col + k * cs) * A.inner_idx, a[k]);
+            }
         }
+    }
+}
+
+/* COLSQ: COLS over two column tiles per unit (args.group 2; value
+   reductions): one lane down each column (cw = KG_RED_THREADS), unsplit, V
+   adjacent columns per vector (Words: 2-byte elements loaded as 32-bit
+   words, as kg_red_cols_v). Lane tx of unit (o, tile) takes the vectors at
+   columns (2 tile KG_RED_THREADS + tx) V and KG_RED_THREADS V further, U
+   rows of both in flight: a short reduced walk has all its loads in flight
+   at once, and a unit's fixed work (the outer divisions, the walk's start)
+   serves two tiles. The walk in 32-bit arithmetic (the planner checks). */
+template <class Op, int V, bool Words, int U> __device__ __forceinline__ void kg_red_cols_pair(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename std::conditional<Words, kgd_vec<uint32_t, V / 2>, kgd_vec<T, V>>::type LT;
+    constexpr int D1 = KG_RED_THREADS * V; /* the second vector, columns past the first */
+    const int64_t rows = A.red;
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t o = u / A.tiles, tile = u - o * A.tiles;
+        const int64_t col = (2 * tile * KG_RED_THREADS + threadIdx.x) * V;
+        if (col >= A.inner)
+            continue;
+        const bool two = col + D1 < A.inner;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const T *p = (const T *)A.in + io + col;
+        kg_racc<Op> a[2][V];
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                a[m][k] = kg_red_identity<Op>();
+        kg_red_pos<int32_t> w;
+        kg_walk_at(A.walk, 0, w);
+        for (int64_t r = 0; r < rows; r += U) {
+            LT x[U][2];
+#pragma unroll
+            for (int j = 0; j < U; j++)
+                if (r + j < rows) {
+                    x[j][0] = *(const LT *)(p + w.off);
+                    if (two)
+                        x[j][1] = *(const LT *)(p + w.off + D1);
+                    kg_walk_step(A.walk, w);
+                }
+#pragma unroll
+            for (int j = 0; j < U; j++)
+#pragma unroll
+                for (int m = 0; m < 2; m++)
+                    if (r + j < rows && (m == 0 || two))
+#pragma unroll
+                        for (int k = 0; k < V; k++) {
+                            T e;
+                            if constexpr (Words) {
+                                const uint16_t b = (uint16_t)(x[j][m].v[k / 2] >> (16 * (k & 1)));
+                                memcpy(&e, &b, 2);
+                            } else {
+                                e = x[j][m].v[k];
+                            }
+                            kg_red_push<Op>(a[m][k], e, r + j);
+                        }
+        }
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+            if (m == 0 || two) {
+                if (A.vstore) {
+                    kg_red_store_vec<Op, V>(A, oo + col + m * D1, a[m]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const int64_t c = col + m * D1 + k;
+                        kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, a[m][k]);
+                    }
+                }
+            }
     }
 }
 
@@ -1063,6 +1087,145 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols_narr
     __shared__ typename Op::acc_t sv[KG_RED_THREADS];
     __shared__ int64_t si[Op::indexed ? KG_RED_THREADS : 1];
     kg_red_cols_v<Op, 1, true, false, false, UO>(A, sv, si);
+}
+
+/* TILE: short contiguous reduced runs of L = A.run elements (2 <= L) under a
+   dense kept dim of A.inner rows (row stride L): the input holds [rows, L]
+   blocks, further reduced dims are walked outside them (A.walk: one position
+   per block) and further kept dims are outer positions. A unit is one tile of
+   at most A.tile_rows rows of one outer position and one split of the walk.
+   Per walk position the block loads the tile's rows x L contiguous elements
+   in aligned 16-byte vectors (a first or last vector that reaches past them
+   element by element), stages them in shared memory and reduces whole rows:
+   groups of g = A.group lanes (a power of two up to 32; the planner's
+   tile_banks picks one whose lanes read distinct banks) take rows g-lane
+   strided and combine with shuffles. The loads of the next walk position are
+   in flight while this one is reduced. Every combination order is fixed. */
+template <class Op> __device__ __forceinline__ void kg_red_tile(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr int V = Op::vec;
+    typedef kgd_vec<T, V> VT;
+    constexpr int E = KG_RED_TILE_ELEMS;
+    constexpr int NV = E / (KG_RED_THREADS * V) + 1; /* vectors per thread: a tile and the phase */
+    constexpr int MR = E / (2 * KG_RED_THREADS);     /* passes of rows per tile (the planner: rows <= MR x 256 / g) */
+    __shared__ VT sm[E / V + 1];
+    typedef typename Op::acc_t AT;
+    const T *st = (const T *)sm;
+    const int L = (int)A.run, g = A.group, gpp = KG_RED_THREADS / g; /* rows per pass */
+    const int t = threadIdx.x, gi = t / g, gl = t & (g - 1);
+    const int64_t npos = A.red / L;
+    for (int64_t u = blockIdx.x; u < A.units; u += gridDim.x) {
+        const int64_t grp = u / A.splits, split = u - grp * A.splits;
+        const int64_t o = grp / A.tiles, tile = grp - o * A.tiles;
+        int64_t io, oo, xo;
+        kg_red_outer(A, o, io, oo, xo);
+        const int64_t row0 = tile * A.tile_rows;
+        const int rows = (int)(A.inner - row0 < A.tile_rows ? A.inner - row0 : A.tile_rows);
+        const int n = rows * L;
+        const T *base = (const T *)A.in + io + row0 * L;
+        const int64_t w0 = split * A.chunk, w1 = w0 + A.chunk < npos ? w0 + A.chunk : npos;
+        kg_racc<Op> acc[MR];
+#pragma unroll
+        for (int j = 0; j < MR; j++)
+            acc[j] = kg_red_identity<Op>();
+        kg_red_pos<int64_t> wp;
+        kg_walk_at(A.walk, w0, wp);
+        VT x[NV];
+        int phase = 0, nv = 0;
+        /* issues the loads of the tile at walk offset off: the aligned
+           16-byte vectors that hold its n elements, the first and the last
+           element by element where they reach past them (no byte outside
+           the tensor is read; the vector's other elements are never used) */
+        auto load = [&](int64_t off) {
+            const T *p = base + off;
+            phase = (int)(((uintptr_t)p & 15) / sizeof(T));
+            const VT *pa = (const VT *)(p - phase);
+            nv = (phase + n + V - 1) / V;
+            const bool ragged = phase > 0 || (phase + n) % V != 0;
+#pragma unroll
+            for (int j = 0; j < NV; j++) {
+                const int v = t + j * KG_RED_THREADS;
+                if (v < nv) {
+                    if (ragged && (v == 0 || v == nv - 1)) {
+#pragma unroll
+                        for (int e = 0; e < V; e++) {
+                            const int k = v * V + e - phase;
+                            if (k >= 0 && k < n)
+                                x[j].v[e] = p[k];
+                        }
+                    } else {
+                        x[j] = pa[v];
+                    }
+                }
+            }
+        };
+        if (w0 < w1)
+            load(wp.off);
+        for (int64_t w = w0; w < w1; w++) {
+            __syncthreads(); /* the previous position's readers are done */
+#pragma unroll
+            for (int j = 0; j < NV; j++)
+                if (t + j * KG_RED_THREADS < nv)
+                    sm[t + j * KG_RED_THREADS] = x[j];
+            const int ph = phase;
+            __syncthreads();
+            if (w + 1 < w1) {
+                kg_walk_step(A.walk, wp);
+                load(wp.off);
+            }
+#pragma unroll
+            for (int j = 0; j < MR; j++) {
+                const int r = gi + j * gpp;
+                if (j * gpp >= rows)
+                    break; /* uniform across the block */
+                kg_racc<Op> a = kg_red_identity<Op>();
+                if (r < rows) {
+                    const T *q = st + ph + r * L;
+                    for (int e = gl; e < L; e += g)
+                        kg_red_push<Op>(a, q[e], w * L + e);
+                }
+                kg_red_warp<Op>(a, g);
+                kg_red_merge<Op>(acc[j], a); /* meaningful in lane 0 of each group */
+            }
+        }
+        if (A.splits > 1) {
+            const int64_t at = (grp * A.splits + split) * A.tile_rows;
+#pragma unroll
+            for (int j = 0; j < MR; j++) {
+                const int r = gi + j * gpp;
+                if (gl == 0 && r < rows) {
+                    ((AT *)A.partial)[at + r] = acc[j].v;
+                    if constexpr (Op::indexed)
+                        A.partial_idx[at + r] = acc[j].i;
+                }
+            }
+            __threadfence();
+            if (!kg_red_arrive(A, grp))
+                continue;
+#pragma unroll
+            for (int j = 0; j < MR; j++) {
+                const int r = gi + j * gpp;
+                acc[j] = kg_red_identity<Op>();
+                if (gl == 0 && r < rows)
+                    for (int64_t s = 0; s < A.splits; s++) {
+                        const int64_t at2 = (grp * A.splits + s) * A.tile_rows + r;
+                        kg_racc<Op> b;
+                        b.v = ((volatile AT *)A.partial)[at2];
+                        b.i = 0;
+                        if constexpr (Op::indexed)
+                            b.i = ((volatile int64_t *)A.partial_idx)[at2];
+                        kg_red_merge<Op>(acc[j], b);
+                    }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < MR; j++) {
+            const int r = gi + j * gpp;
+            if (gl == 0 && r < rows)
+                kg_red_store<Op>(A, oo + (row0 + r) * A.inner_out, xo + (row0 + r) * A.inner_idx, acc[j]);
+        }
+    }
 }
 
 /* Combines ns slots of wd entries of sv (sv[s * wd + i]) into slot 0 in a
@@ -1218,29 +1381,28 @@ template <class Op> __device__ __forceinline__ void kg_red_flat(const kg_red_arg
         kg_red_flat_v<Op, N>(A, sv);
 }
 
+/* COLSQ by kg_red_args.vec: KG_RED_CV_VEC, or KG_RED_CV_WIDE32 for 2-byte
+   elements (the planner takes no other mode). */
+template <class Op> __device__ __forceinline__ void kg_red_cols_q(const kg_red_args &A)
+{
+    if (A.vec == KG_RED_CV_VEC) {
+        kg_red_cols_pair<Op, Op::cvec, false, KG_RED_COLSQ_UNROLL>(A);
+    } else if constexpr (sizeof(typename Op::in_t) == 2) {
+        if (A.vec == KG_RED_CV_WIDE32)
+            kg_red_cols_pair<Op, kg_red_cols_width<Op>::wide, true, KG_RED_COLSQ_UNROLL / 2>(A);
+    }
+}
+
 /* COLS by kg_red_args.vec (kg_red_cols_mode): one column per lane, Op::cvec
    adjacent columns as a vector, 16-byte vectors of 2-byte elements, or
    KG_RED_SCOLS columns cw apart, one load each. UO > 0 (kernels colso,
    colsp): UO loads in flight per lane, 32-bit walk arithmetic (the planner
-   takes them only where the walk fits). M = 2 (kernel colsq): two column
-   tiles per unit, KG_RED_CV_VEC or KG_RED_CV_WIDE32 (the planner takes no
-   other mode), UO rows of both tiles in flight (16-byte vectors of 2-byte
-   elements: half of it). */
-template <class Op, int UO = 0, int M = 1> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
+   takes them only where the walk fits). */
+template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(const kg_red_args &A)
 {
     constexpr int W = kg_red_cols_width<Op>::n;
-    /* (M > 1: no tree, one lane down each column) */
-    __shared__ typename Op::acc_t sv[M > 1 ? 1 : KG_RED_THREADS * W];
-    __shared__ int64_t si[Op::indexed && M == 1 ? KG_RED_THREADS * W : 1];
-    if constexpr (M > 1) {
-        if (A.vec == KG_RED_CV_VEC) {
-            kg_red_cols_v<Op, Op::cvec, false, false, false, UO, M>(A, sv, si);
-        } else if constexpr (sizeof(typename Op::in_t) == 2) {
-            if (A.vec == KG_RED_CV_WIDE32)
-                kg_red_cols_v<Op, kg_red_cols_width<Op>::wide, false, false, true, UO / 2, M>(A, sv, si);
-        }
-        return;
-    }
+    __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
     if (A.vec == KG_RED_CV_VEC) {
         kg_red_cols_v<Op, Op::cvec, false, false, false, UO>(A, sv, si);
     } else if (A.vec == KG_RED_CV_STRIDED) {

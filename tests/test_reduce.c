@@ -269,11 +269,6 @@ static int slab_launches, trans_launches;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
-/* ... and of TILE plans whose blocks take several units */
-static int tile_launches;
-/* > 0: reduce_tuned plans for at most this many multiprocessors (a grid of
-   few blocks, each taking many units) */
-static int sms_cap;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -310,8 +305,6 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
         return kg_reduce(gpu, op, out, idx, in, axes, n_axes, keepdim);
     int sms = 0;
     kg_status st = kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
-    if (sms_cap > 0 && sms > sms_cap)
-        sms = sms_cap;
     kg_red_plan plan;
     if (st == KG_OK)
         st = kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, gpu_tuning, &plan);
@@ -324,7 +317,6 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
-    tile_launches += st == KG_OK && plan.cls == KG_RED_TILE && plan.args.units > plan.grid;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1036,29 +1028,6 @@ static void pair_tunings(int part)
 }
 Test(gpu, columns_two_tiles_per_unit_every_value_op_dtype_and_case) { pair_tunings(0); }
 Test(gpu, columns_with_vector_stores_every_value_op_dtype_and_case) { pair_tunings(1); }
-
-/* Every reduction over every dtype and case with TILE wherever it applies
-   (index reductions too, rows up to 1 KiB, tiles of any size) in a grid of
-   one block, so that every unit after the block's first starts from the
-   loads issued during the unit before (tile_across), every call twice,
-   bitwise equal; half the ops each (half 0, 1). */
-static void tile_tunings(int half)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    t.tile = 2;
-    t.tile_max_bytes = 1024;
-    t.tile_min_elems = 1;
-    t.tile_across = 1;
-    t.blocks_per_sm = 1;
-    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
-                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    sms_cap = 1;
-    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], half, half, &tile_launches,
-                       "tile plans of several units a block");
-    sms_cap = 0;
-}
-Test(gpu, tiles_with_the_next_units_loads_in_flight_every_op_dtype_and_case) { tile_tunings(0); }
-Test(gpu, tiles_with_the_next_units_loads_in_flight_every_op_dtype_and_case_part_2) { tile_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
