@@ -502,7 +502,8 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         {2, {4194304, 64}, 0x2},
     };
     printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+    /* KG_RED_NO_NAMED: the sweep alone (e.g. a profiler's run of a few sweep cases) */
+    for (size_t i = 0; i < (getenv("KG_RED_NO_NAMED") ? 0 : sizeof named / sizeof named[0]); i++) {
         char label[96];
         int at = snprintf(label, sizeof label, "sum [");
         for (int d = 0; d < named[i].nd; d++)
@@ -603,7 +604,8 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         }
         free(list);
     }
-    for (int k = 0; k < n; k++)
+    /* KG_RED_SWEEP_ONLY: those first cases alone */
+    for (int k = 0; k < (getenv("KG_RED_SWEEP_ONLY") ? 0 : n); k++)
         if (!first[k])
             order[no++] = k;
     for (int oi = 0; oi < no; oi++) {

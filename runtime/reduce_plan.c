@@ -300,7 +300,16 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    #111 94.1 / 80.0, #130 130.8 / 126.9, #152 bf16 19.1 / 16.9, #23 i32
    49.1 / 46.5, #200 80.7 / 72.1, #173 77.2 / 71.5: flat_warp_occ 4. All 32
    lanes where a period takes 20 (#32: 5 accumulator sets a lane) won
-   against FLATW (27.2) and lost with FLATWO (24.5): not kept. */
+   against FLATW (27.2) and lost with FLATWO (24.5): not kept.
+   Session 17 (run s17r1, H200, 2026-12-03 18:45, copy 4226 GB/s, all 240
+   sweep cases, tile 0 beside the default in the same process; us, TILE /
+   the plan without it): the two bf16 tile plans lost to theirs, #8
+   [22369622,3] axis 1 (rows of 3) 157.5 / 133.5 (NEST lanes of 4 rows),
+   #54 [33,3,3075,63,7] (0,4) (runs of 7 under a walk of 33) 219.8 / 146.7
+   (narrow columns over runs): tiles only over elements of 4 bytes or
+   more (tile_min_es). Over 4-byte elements tiles won #25 i32 48.4 /
+   101.0, #223 f32 93.2 / 211.6, #237 f32 84.4 / 104.7 and lost #120 f32
+   120.9 / 89.2, #194 i32 94.8 / 65.5 (#91 level, 41.3 / 40.9): kept. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -317,6 +326,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .tile = 1,
     .tile_max_bytes = 16,
     .tile_min_elems = 1024,
+    .tile_min_es = 4,
     .cols_wide = 1,
     .cols_strided = 1,
     .split_waves = 1,
@@ -381,7 +391,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
         size_t at;
     } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
                   F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
-                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems),
+                  F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems), F(tile_min_es),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
                   F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
@@ -1100,7 +1110,7 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         K[0].in != D[0].size)
         return 0;
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
-    if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16)
+    if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16 || (int64_t)es < T->tile_min_es)
         return 0;
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;

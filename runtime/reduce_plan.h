@@ -49,6 +49,7 @@ typedef struct kg_red_tuning {
                                         1: value reductions, 2: index reductions too */
     int tile_max_bytes;
     int tile_min_elems;
+    int tile_min_es;   /* TILE only over elements of at least this many bytes (0: any) */
     int cols_wide;         /* COLS of 2-byte elements: 8 adjacent columns per 16-byte load where aligned */
     int cols_strided;      /* COLS without vectors: KG_RED_SCOLS columns per lane, cw apart */
     int split_waves;       /* ROWS, NEST, STRIDED split across blocks: at most this many waves of the kernel's

@@ -1609,13 +1609,25 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
 Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits)
 {
     kg_red_plan p;
-    /* rows of 3 bf16 (6 bytes): tiles for value reductions, rows for index ones */
+    /* rows of 3 bf16 (6 bytes): NEST lanes of 4 rows (tiles only over 4-byte elements and wider: s17r1, sweep
+       #8, 157.5 us in tiles, 133.5 so), for index reductions too; rows of 3 f32 (12 bytes): tiles for value
+       reductions */
     kg_tensor r3 = fake(IN_AT, KG_BF16, 2, (int64_t[]){22369622, 3});
     cr_assert_eq(plan_of(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "2-byte rows of 3: no tiles by default");
+    cr_assert_eq(p.args.group, 1);
+    cr_assert_eq(p.args.cw, 4);
+    kg_red_tuning any_es = kg_red_tuning_default;
+    any_es.tile_min_es = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &any_es, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE);
     cr_assert_eq(p.args.run, 3);
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
+    kg_tensor f3 = fake(IN_AT, KG_F32, 2, (int64_t[]){22369622, 3});
+    cr_assert_eq(plan_of(KG_RED_SUM, &f3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TILE);
+    cr_assert_eq(p.args.run, 3);
     cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "tiles take index reductions only with tile = 2: NEST lanes of 4 rows");
     cr_assert_eq(p.args.group, 1);
@@ -1702,6 +1714,7 @@ Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the
     kg_red_tuning t = kg_red_tuning_default;
     t.tile_max_bytes = 1024;
     t.tile_banks = 1;
+    t.tile_min_es = 0; /* 2-byte rows too */
     kg_red_plan p;
     static const struct {
         kg_dtype dt;
