@@ -209,6 +209,29 @@ __device__ __forceinline__ void kg_ncl_block(typename Op::acc_t (&m)[V], typenam
     }
 }
 
+/* The cluster's partials (cm / cs of each of its CS blocks) copied into gm
+   / gs by the block's lanes, one remote load each, all at once; then the
+   block's (H: the half's) barrier. The same trip count for every lane (a
+   lane-dependent count left the warps divergent at the __syncthreads():
+   synccheck, [3001,4096] dim 0, 2026-12-02). */
+template <class Op, int W, int T, bool H>
+__device__ __forceinline__ void kg_ncl_gather(cooperative_groups::cluster_group &cl, int CS,
+                                              typename Op::acc_t *cm, typename Op::acc_t *cs,
+                                              typename Op::acc_t (*gm)[W], typename Op::acc_t (*gs)[W], int tid,
+                                              int h)
+{
+    for (int i0 = 0; i0 < CS * W; i0 += T) {
+        const int i = i0 + tid;
+        if (i < CS * W) {
+            const int k = i / W, c = i - k * W;
+            gm[k][c] = cl.map_shared_rank(cm, k)[c];
+            gs[k][c] = cl.map_shared_rank(cs, k)[c];
+        }
+    }
+    __syncwarp();
+    kg_ncl_bar<T, H>(h);
+}
+
 /* After a cluster barrier: the first W lanes merge the cluster's partials
    (cm / cs of every block) in rank order into fin. f32 with CS > 1: the
    block's lanes first copy them into gm / gs, one remote load each, all at
@@ -229,16 +252,7 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
            k with k + st at step st (1, 2, 4, 8), a block barrier a step,
            instead of the W lanes' walk of CS merges in turn */
         if (CS > 1) {
-            for (int i0 = 0; i0 < CS * W; i0 += T) {
-                const int i = i0 + tid;
-                if (i < CS * W) {
-                    const int k = i / W, c = i - k * W;
-                    gm[k][c] = cl.map_shared_rank(cm, k)[c];
-                    gs[k][c] = cl.map_shared_rank(cs, k)[c];
-                }
-            }
-            __syncwarp();
-            kg_ncl_bar<T, H>(h);
+            kg_ncl_gather<Op, W, T, H>(cl, CS, cm, cs, gm, gs, tid, h);
             for (int st = 1; st < CS; st <<= 1) {
                 const int np = (CS + 2 * st - 1) / (2 * st);
                 for (int i0 = 0; i0 < np * W; i0 += T) {
@@ -266,19 +280,7 @@ __device__ __forceinline__ void kg_ncl_cluster(cooperative_groups::cluster_group
         }
     } else if constexpr (sizeof(typename Op::in_t) == 4) {
         if (CS > 1) { /* (the same for the whole block) */
-            /* the same trip count for every lane (a lane-dependent count
-               left the warps divergent at the __syncthreads(): synccheck,
-               [3001,4096] dim 0, 2026-12-02) */
-            for (int i0 = 0; i0 < CS * W; i0 += T) {
-                const int i = i0 + tid;
-                if (i < CS * W) {
-                    const int k = i / W, c = i - k * W;
-                    gm[k][c] = cl.map_shared_rank(cm, k)[c];
-                    gs[k][c] = cl.map_shared_rank(cs, k)[c];
-                }
-            }
-            __syncwarp();
-            kg_ncl_bar<T, H>(h);
+            kg_ncl_gather<Op, W, T, H>(cl, CS, cm, cs, gm, gs, tid, h);
             if (tid < W) {
                 kg_nstat<AT> st = kg_nstat_init<AT>();
                 for (int k = 0; k < CS; k++)
