@@ -128,6 +128,10 @@ end
 -- process, % of copy against TR: softmax f32 [16384,16384] dim 0 49.3 / 62.7 at clusters of 13, log_softmax
 -- 54.0 / 67.0, bf16 17.1 / 41.8, [8192,32768] 56.2 / 64.8, [4096,65536] 58.0 / 69.5, [1000,262144] 62.8 /
 -- 77.2): removed.
+-- l2: the two-pass form whose second pass reads from L2 (kg_norm_cluster_l2, a tuning): k vectors a lane
+-- a batch, up to l2 rows a block (any chunk; its cluster size from that), ks x t x 16 bytes of dynamic
+-- shared memory reserved and unused so that at most mb blocks share a multiprocessor (the strips in flight
+-- held in L2).
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
@@ -136,6 +140,11 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
+  { t = 256, k = 8, lpr = 8, mb = 4, ks = 12, l2 = 1024 },
+  { t = 256, k = 8, lpr = 8, mb = 2, ks = 24, l2 = 1024 },
+  { t = 256, k = 8, lpr = 4, mb = 4, ks = 12, l2 = 1024 },
+  { t = 128, k = 8, lpr = 4, mb = 8, ks = 10, l2 = 1024 },
+  { t = 256, k = 8, lpr = 8, mb = 3, ks = 16, l2 = 1024 },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -300,7 +309,7 @@ function M.generate(G)
   for i, c in ipairs(M.ccfgs) do
     c.id, c.mb = i - 1, c.mb or 1
     c.ks = c.ks or 0
-    c.rows = (c.ph and c.t // 2 or c.t) // c.lpr * (c.k + c.ks)
+    c.rows = c.l2 or (c.ph and c.t // 2 or c.t) // c.lpr * (c.k + c.ks)
   end
   local btable = {}
   for i, c in ipairs(M.bcfgs) do c.id = i - 1 end
@@ -316,7 +325,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.l2 and " l2" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end

@@ -390,6 +390,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
+    plan->args.opt |= (tu->hint & 7) << 1;   /* L2: its eviction priorities (a tuning) */
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its

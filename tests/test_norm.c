@@ -1817,9 +1817,12 @@ Test(gpu, outer_axis_softmax_by_clusters)
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
+        /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster (and, for L2,
+           every eviction priority) */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
-        kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
+        kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1,
+                                           .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0,
+                                           .hint = t > KG_NORM_CCFG_COUNT ? 7 : 0};
         const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
         outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what);
