@@ -131,7 +131,8 @@ end
 -- l2: the two-pass form whose second pass reads from L2 (kg_norm_cluster_l2, a tuning): k vectors a lane
 -- a batch, up to l2 rows a block (any chunk; its cluster size from that), ks x t x 16 bytes of dynamic
 -- shared memory reserved and unused so that at most mb blocks share a multiprocessor (the strips in flight
--- held in L2).
+-- held in L2); hk > 0 (HY): the lane's first hk rows held in registers and ks in its shared-memory slots, as
+-- kg_norm_cluster holds them, the rest streamed twice.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
@@ -145,6 +146,7 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 4, mb = 4, ks = 12, l2 = 1024 },
   { t = 128, k = 8, lpr = 4, mb = 8, ks = 10, l2 = 1024 },
   { t = 256, k = 8, lpr = 8, mb = 3, ks = 16, l2 = 1024 },
+  { t = 256, k = 4, lpr = 8, mb = 3, ks = 8, hk = 8, l2 = 1024 },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

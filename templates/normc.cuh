@@ -629,7 +629,7 @@ __device__ __forceinline__ void kg_ncl_stpol(void *p, const uint4 &u, uint64_t p
                  : "memory");
 }
 
-template <class Op, int V, int LPR, int T, int U>
+template <class Op, int V, int LPR, int T, int U, int K = 0, int KS = 0>
 __device__ __forceinline__ void kg_norm_cluster_l2(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
@@ -654,6 +654,13 @@ __device__ __forceinline__ void kg_norm_cluster_l2(const kg_norm_args &A)
     const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
     const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
     const int64_t rs = RY * ns;
+    /* HY (K or KS > 0): the lane's first K + KS rows held on chip (K in
+       registers, KS in its shared-memory slots) as kg_norm_cluster's, the
+       rest streamed twice */
+    constexpr int JH = K + KS;
+    uint4 xs0[K > 0 ? K : 1];
+    if constexpr (K > 0)
+        kg_ncl_load<T, K, KS>(xs0, jn, p, rs, tid, kg_ncbuf);
     /* 1. the lane's statistics, per column, a batch of U rows at a time */
     AT m[V], s[V];
 #pragma unroll
@@ -661,7 +668,7 @@ __device__ __forceinline__ void kg_norm_cluster_l2(const kg_norm_args &A)
         m[v] = -(AT)INFINITY;
         s[v] = (AT)0;
     }
-    for (int j0 = 0; j0 < jn; j0 += U) {
+    for (int j0 = JH; j0 < jn; j0 += U) {
         uint4 xs[U];
 #pragma unroll
         for (int j = 0; j < U; j++)
@@ -684,6 +691,13 @@ __device__ __forceinline__ void kg_norm_cluster_l2(const kg_norm_args &A)
         }
         kg_ncl_regsum<Op, V>(xs, jn - j0, m, s);
     }
+    if constexpr (K > 0) {
+        AT hm[V], hs[V];
+        kg_ncl_lane<Op, V, T, K, KS, false>(xs0, jn, hm, hs, tid, kg_ncbuf);
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            kg_nlse_merge(m[v], s[v], hm[v], hs[v]);
+    }
     kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[0], sh.cs[0]);
     /* 2. the cluster's partials (non-aligned cluster barriers, as above) */
     cl.sync();
@@ -695,7 +709,10 @@ __device__ __forceinline__ void kg_norm_cluster_l2(const kg_norm_args &A)
     kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     const int64_t ys = RY * nso;
-    for (int j0 = 0; j0 < jn; j0 += U) {
+    if constexpr (K > 0)
+        if (jn > 0)
+            kg_ncl_out<Op, V, T, K, KS, false>(xs0, jn, sh.fin + tx * V, m, y, ys, tid, kg_ncbuf);
+    for (int j0 = JH; j0 < jn; j0 += U) {
         uint4 xs[U];
 #pragma unroll
         for (int j = 0; j < U; j++)
