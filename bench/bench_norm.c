@@ -23,7 +23,7 @@
  * KG_NORM_USAN=-1 its masked folds (LEANU4, LEANU8), KG_NORM_LEANW=8|16|-1 the words a lane of rows 4-byte words tile
  * (LEANW8, LEANW16; -1: LEANU), KG_NORM_THREADS the block of warp groups, KG_NORM_SPLITS and KG_NORM_BPS the column
  * splits and blocks a multiprocessor (COLS), KG_NORM_CLUSTER=c+1|-1 softmax along an outer axis by CLUSTER
- * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_HINT the L2 configurations' eviction priorities (norm_plan.h), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
+ * configuration c wherever the column fits (or COLS), KG_NORM_CSIZE its blocks a cluster (at least), KG_NORM_COLSV=-1 COLS where COLSV would serve. KG_NORM_CASES=a,b
  * runs only the cases whose name contains one of the words (KG_NORM_CASES=a;b where a word holds a comma). KG_NORM_TUNE=1 times, after each case, the same call under
  * other tunings, one line each (KG_NORM_TUNE=2: only LEAN4 / LEAN8 and their variants, LEANU; KG_NORM_TUNE=3: COLS and
  * each CLUSTER configuration; KG_NORM_TUNE=4: the defaults without PF, and LEAN16; KG_NORM_TUNE_SWEEP=1: the seeded sweep's cases too). KG_NORM_PF=1: the norms' LEAN
@@ -35,7 +35,7 @@
  * at 2 stages; KG_NORM_TUNE=8 LEAN rows at 2-8 times the grid cap and a block a row group, in blocks of 128 / 256 too, and
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
  * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again. KG_NORM_TUNE=11: the
- * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, hint, lean, group, pf,
+ * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, lean, group, pf,
  * bulk), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
  * KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
@@ -143,7 +143,6 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "cluster") ? &t.cluster
                         : !strcmp(key, "csize")   ? &t.csize
                         : !strcmp(key, "cstag")   ? &t.cstag
-                        : !strcmp(key, "hint")    ? &t.hint
                         : !strcmp(key, "lean")    ? &t.lean
                         : !strcmp(key, "group")   ? &t.group
                         : !strcmp(key, "pf")      ? &t.pf
@@ -285,7 +284,6 @@ int main(void)
     kgi_norm_tuning.col_splits = env_int("KG_NORM_SPLITS");
     kgi_norm_tuning.cluster = env_int("KG_NORM_CLUSTER");
     kgi_norm_tuning.csize = env_int("KG_NORM_CSIZE");
-    kgi_norm_tuning.hint = env_int("KG_NORM_HINT");
     kgi_norm_tuning.colsv = env_int("KG_NORM_COLSV");
     kgi_norm_tuning.pf = env_int("KG_NORM_PF");
     kgi_norm_tuning.bulk = env_int("KG_NORM_BULK");

@@ -128,11 +128,16 @@ end
 -- process, % of copy against TR: softmax f32 [16384,16384] dim 0 49.3 / 62.7 at clusters of 13, log_softmax
 -- 54.0 / 67.0, bf16 17.1 / 41.8, [8192,32768] 56.2 / 64.8, [4096,65536] 58.0 / 69.5, [1000,262144] 62.8 /
 -- 77.2): removed.
--- l2: the two-pass form whose second pass reads from L2 (kg_norm_cluster_l2, a tuning): k vectors a lane
--- a batch, up to l2 rows a block (any chunk; its cluster size from that), ks x t x 16 bytes of dynamic
--- shared memory reserved and unused so that at most mb blocks share a multiprocessor (the strips in flight
--- held in L2); hk > 0 (HY): the lane's first hk rows held in registers and ks in its shared-memory slots, as
--- kg_norm_cluster holds them, the rest streamed twice.
+-- The two-pass form whose second pass re-reads each block's rows from L2 (1024 rows a block streamed 8 vectors
+-- a lane at a time, nothing held between the passes, 2-8 blocks a multiprocessor capped by reserved shared
+-- memory; L2 eviction priorities as tunings) lost everywhere (H200 s18r1, same process, best of 2, % of copy
+-- against TR at softmax f32 [16384,16384] dim 0 62.7: 128-byte strips at 4 / 3 / 2 blocks a multiprocessor
+-- 47.0 / 48.4 / 45.4, with evict_last on the first read and evict_first on the second and on the stores 52.8
+-- (3) / 51.7 (2); 64-byte strips 30.4 (4) / 40.0 (8 blocks of 128); log_softmax 46.1-53.6 against 67.1; bf16
+-- 24.2-40.1 against 41.8). ncu: the second read mostly missed L2 even with 2 x 128 KB a multiprocessor in
+-- flight (34 MB): L2 read hit rate 8.1%, DRAM 1.89 GB read + 1.05 GB written for a 1.07 GB input (4 blocks:
+-- 8.7%, 2.15 GB read). Its hybrid with the lane's first 8 rows in registers and 8 in shared memory (half the
+-- rows through L2, 3 blocks a multiprocessor, 80 registers) 57.6 (log_softmax 59.8, bf16 38.4): removed.
 M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16 },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24 },
@@ -141,12 +146,6 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
-  { t = 256, k = 8, lpr = 8, mb = 4, ks = 12, l2 = 1024 },
-  { t = 256, k = 8, lpr = 8, mb = 2, ks = 24, l2 = 1024 },
-  { t = 256, k = 8, lpr = 4, mb = 4, ks = 12, l2 = 1024 },
-  { t = 128, k = 8, lpr = 4, mb = 8, ks = 10, l2 = 1024 },
-  { t = 256, k = 8, lpr = 8, mb = 3, ks = 16, l2 = 1024 },
-  { t = 256, k = 4, lpr = 8, mb = 3, ks = 8, hk = 8, l2 = 1024 },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -311,7 +310,7 @@ function M.generate(G)
   for i, c in ipairs(M.ccfgs) do
     c.id, c.mb = i - 1, c.mb or 1
     c.ks = c.ks or 0
-    c.rows = c.l2 or (c.ph and c.t // 2 or c.t) // c.lpr * (c.k + c.ks)
+    c.rows = (c.ph and c.t // 2 or c.t) // c.lpr * (c.k + c.ks)
   end
   local btable = {}
   for i, c in ipairs(M.bcfgs) do c.id = i - 1 end
@@ -327,7 +326,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.l2 and " l2" or "") .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end

@@ -65,9 +65,10 @@ __device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const ty
         s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
 }
 
-/* The output vector of input vector x (row values rv). */
+/* Writes the output vector of input vector x (row values rv) at y. */
 template <class Op, int V>
-__device__ __forceinline__ uint4 kg_ncl_vout(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V])
+__device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                              typename Op::in_t *y)
 {
     typename Op::in_t e[V];
     memcpy(e, &x, 16);
@@ -76,14 +77,7 @@ __device__ __forceinline__ uint4 kg_ncl_vout(const uint4 &x, const kg_nrow<typen
         e[v] = Op::st(Op::apply(Op::ld(e[v]), rv[v], (typename Op::acc_t)1, (typename Op::acc_t)0));
     uint4 u;
     memcpy(&u, e, 16);
-    return u;
-}
-/* Writes the output vector of input vector x (row values rv) at y. */
-template <class Op, int V>
-__device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
-                                              typename Op::in_t *y)
-{
-    *(uint4 *)y = kg_ncl_vout<Op, V>(x, rv);
+    *(uint4 *)y = u;
 }
 
 /* A lane's registers xs[j < jn]: m = their maxima per column (s = 0), then
@@ -590,145 +584,6 @@ __device__ __forceinline__ void kg_norm_cluster_ph(const kg_norm_args &A)
     /* every block's shared memory stays until the cluster is done with it */
     __syncwarp();
     asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
-}
-
-/* L2 (a tuning): the two-pass form whose second pass reads from L2. Block q
-   of the cluster streams its rows [q chunk, (q + 1) chunk) of the strip
-   twice, U vectors a lane at a time, holding nothing on chip between the
-   passes: pass 1 the lane's (max, sum) per column (a batch's, merged into
-   the lane's running pair), the block's and the cluster's as above (TR);
-   pass 2 reads the rows again (from L2 while the clusters in flight fit it)
-   and writes the outputs. Small blocks, so several share a multiprocessor
-   (the configuration's unused dynamic shared memory caps how many, and so
-   the bytes held in L2). A.opt bits (tunings): 2 pass 1 loads evict_last,
-   4 pass 2 loads evict_first, 8 stores evict_first (L2 eviction
-   priorities). */
-/* an L2 cache policy: F 0 evict_last, 1 evict_first */
-template <int F> __device__ __forceinline__ uint64_t kg_ncl_pol()
-{
-    uint64_t pol;
-    if constexpr (F)
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-    else
-        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol));
-    return pol;
-}
-__device__ __forceinline__ uint4 kg_ncl_ldpol(const void *p, uint64_t pol)
-{
-    uint4 u;
-    asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
-                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-                 : "l"(p), "l"(pol));
-    return u;
-}
-__device__ __forceinline__ void kg_ncl_stpol(void *p, const uint4 &u, uint64_t pol)
-{
-    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "r"(u.x), "r"(u.y),
-                 "r"(u.z), "r"(u.w), "l"(pol)
-                 : "memory");
-}
-
-template <class Op, int V, int LPR, int T, int U, int K = 0, int KS = 0>
-__device__ __forceinline__ void kg_norm_cluster_l2(const kg_norm_args &A)
-{
-    typedef typename Op::in_t IT;
-    typedef typename Op::acc_t AT;
-    constexpr int RY = T / LPR, W = LPR * V;
-    __shared__ kg_ncl_shared<Op, V, LPR, T, 1, true> sh;
-    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
-    const int CS = (int)cl.num_blocks();
-    const int q = (int)cl.block_rank();
-    const int64_t cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
-    const int64_t o = cid / A.tiles, tile = cid - o * A.tiles;
-    int64_t off[KG_NORM_NOPS];
-    kg_nouter(A, o, off);
-    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
-    const int64_t col = tile * W + tx * V;
-    const int64_t r0 = (int64_t)q * A.chunk;
-    const int64_t rend = r0 + A.chunk < A.n ? r0 + A.chunk : A.n;
-    /* this lane's rows: j < jn (rows r0 + ty + j RY below rend) */
-    int jn = 0;
-    if (col < A.cols && r0 + ty < rend)
-        jn = (int)((rend - r0 - ty + RY - 1) / RY);
-    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
-    const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + (r0 + ty) * ns;
-    const int64_t rs = RY * ns;
-    /* HY (K or KS > 0): the lane's first K + KS rows held on chip (K in
-       registers, KS in its shared-memory slots) as kg_norm_cluster's, the
-       rest streamed twice */
-    constexpr int JH = K + KS;
-    uint4 xs0[K > 0 ? K : 1];
-    if constexpr (K > 0)
-        kg_ncl_load<T, K, KS>(xs0, jn, p, rs, tid, kg_ncbuf);
-    /* 1. the lane's statistics, per column, a batch of U rows at a time */
-    AT m[V], s[V];
-#pragma unroll
-    for (int v = 0; v < V; v++) {
-        m[v] = -(AT)INFINITY;
-        s[v] = (AT)0;
-    }
-    for (int j0 = JH; j0 < jn; j0 += U) {
-        uint4 xs[U];
-#pragma unroll
-        for (int j = 0; j < U; j++)
-            if (j0 + j < jn)
-                xs[j] = A.opt & 2 ? kg_ncl_ldpol(p + (int64_t)(j0 + j) * rs, kg_ncl_pol<0>())
-                                  : __ldg((const uint4 *)(p + (int64_t)(j0 + j) * rs));
-        /* the running max over the batch too, the sum rescaled to it */
-        AT bm[V];
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            bm[v] = m[v];
-#pragma unroll
-        for (int j = 0; j < U; j++)
-            if (j0 + j < jn)
-                kg_ncl_vmax<Op, V>(bm, kg_nopaque(xs[j]));
-#pragma unroll
-        for (int v = 0; v < V; v++) {
-            s[v] = s[v] == (AT)0 ? (AT)0 : s[v] * kg_nexp(kg_nshift(m[v]) - kg_nshift(bm[v]));
-            m[v] = bm[v];
-        }
-        kg_ncl_regsum<Op, V>(xs, jn - j0, m, s);
-    }
-    if constexpr (K > 0) {
-        AT hm[V], hs[V];
-        kg_ncl_lane<Op, V, T, K, KS, false>(xs0, jn, hm, hs, tid, kg_ncbuf);
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            kg_nlse_merge(m[v], s[v], hm[v], hs[v]);
-    }
-    kg_ncl_block<Op, V, LPR, T>(m, s, sh.wm, sh.ws, sh.cm[0], sh.cs[0]);
-    /* 2. the cluster's partials (non-aligned cluster barriers, as above) */
-    cl.sync();
-    kg_ncl_cluster<Op, W, T, false, true>(cl, sh.cm[0], sh.cs[0], sh.gm, sh.gs, sh.fin, A);
-    __syncthreads();
-    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
-    /* 3. the rows again, and the apply */
-    kg_nrow<AT> rv[V];
-    kg_ncl_vals<Op, V>(rv, sh.fin + tx * V);
-    IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
-    const int64_t ys = RY * nso;
-    if constexpr (K > 0)
-        if (jn > 0)
-            kg_ncl_out<Op, V, T, K, KS, false>(xs0, jn, sh.fin + tx * V, m, y, ys, tid, kg_ncbuf);
-    for (int j0 = JH; j0 < jn; j0 += U) {
-        uint4 xs[U];
-#pragma unroll
-        for (int j = 0; j < U; j++)
-            if (j0 + j < jn)
-                xs[j] = A.opt & 4 ? kg_ncl_ldpol(p + (int64_t)(j0 + j) * rs, kg_ncl_pol<1>())
-                                  : __ldg((const uint4 *)(p + (int64_t)(j0 + j) * rs));
-#pragma unroll
-        for (int j = 0; j < U; j++)
-            if (j0 + j < jn) {
-                const uint4 u = kg_ncl_vout<Op, V>(xs[j], rv);
-                if (A.opt & 8)
-                    kg_ncl_stpol(y + (int64_t)(j0 + j) * ys, u, kg_ncl_pol<1>());
-                else
-                    *(uint4 *)(y + (int64_t)(j0 + j) * ys) = u;
-            }
-    }
     asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
