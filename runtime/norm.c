@@ -284,6 +284,15 @@ static int leanw_fits(const kg_tensor *const *T, const ndim_ *N, int nn, const n
    LEANW8 / LEANU: log_softmax of 190 50.0 / 49.1 / 21.7%, softmax of 5630
    44.0 / 30.4 / 36.7%, logsumexp of 16378 38.9 / 21.8 / 30.2%, of 1150 28.8
    / 24.3 / 31.1%. */
+/* softmax and log_softmax of rows of 32 elements (f32: 8 vectors, the
+   2-byte types: 4), which LEAN takes at 2 vectors a lane in blocks of 128,
+   a block a unit (kg_norm_plan) */
+static int lse_pair(const kg_norm_call *c, int64_t nvec, size_t es)
+{
+    return (c->op == KG_NORM_SOFTMAX || c->op == KG_NORM_LOG_SOFTMAX) &&
+           ((es == 4 && nvec == 8) || (es == 2 && nvec == 4));
+}
+
 static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_ *K, int nk, int64_t rows, int64_t L,
                       size_t es, int64_t sm)
 {
@@ -390,7 +399,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
-    plan->args.opt |= (tu->hint & 7) << 1;   /* L2: its eviction priorities (a tuning) */
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -755,7 +763,12 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            softmax bf16 of 64 (LEAN4F) 84.7% against 60.2%; r2: rms_norm f32
            of 64 94.5% against 90.6%, layer_norm bf16 of 128 83.4% against
            49.7%, the residual form bf16 of 64 89.6% against 86.6%) */
-        const int short_lean = nvec >= 8 && es <= 4 && kgi_norm_tuning.lean == 0; /* (f64: not measured) */
+        /* (softmax / log_softmax of 2-byte rows of 32 elements: LEAN4F of 2
+           lanes, a pair (below): H200 s18r1, same process, % of copy
+           against PACKED: bf16 [4194304,32] softmax 82.4 / 64.6,
+           log_softmax 88.5 / 71.8) */
+        const int short_lean = kgi_norm_tuning.lean == 0 && ((nvec >= 8 && es <= 4) || /* (f64: not measured) */
+                                                             (lse_pair(c, nvec, es) && kgi_norm_tuning.variant >= 0));
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0 && kgi_norm_tuning.lean <= 0 && !short_lean) {
             plan->cls = KG_NORM_PACKED;
             A->group = (int32_t)nvec;
@@ -917,6 +930,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     const int res = plan->cls == KG_NORM_ROWS_RES;
     A->opt = 0;
+    int pair = 0; /* softmax / log_softmax rows of 32 elements, 2 vectors a lane (below) */
     if (rowcls && nk <= 1 && tu->lean >= 0) {
         int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
         int loose = tu->loose, rows_instead = 0;
@@ -930,6 +944,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            log_softmax bf16 [93206,1440] 91.2% against 83.4%; [65536,4096]
            89.4% against 90.2%) */
         const int short4 = nvec <= 32 && es <= 4 && tu->lean == 0 && !tu->loose && !tu->group;
+        /* softmax / log_softmax of rows of 32 elements: 2 vectors a lane (f32: 4 lanes, not 2; the 2-byte
+           types: 2 lanes, LEAN4F, not PACKED), blocks of 128, a block a unit (below) */
+        pair = short4 && lse_pair(c, nvec, es) && !tu->threads && !tu->grid && tu->variant >= 0;
         if (short4)
             lnv = 4; /* every op's rows of <= 32 vectors (r2, above) */
         else if (info->stats == KG_NORM_STATS_LSE && tu->lean == 0 && !tu->loose && !tu->group && es == 2 &&
@@ -970,7 +987,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             var = 0;
         if (var)
             lnv = 8;
-        int64_t lg = pow2_ceil(cdiv(nvec, lnv));
+        int64_t lg = pair ? nvec / 2 : pow2_ceil(cdiv(nvec, lnv));
         if (tu->group > lg && tu->group <= KG_NORM_LEAN_MAX_T)
             lg = pow2_ceil(tu->group);
         else if (g32 && lg > 32)
@@ -1059,7 +1076,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         if (tu->threads >= 64 && tu->threads <= KG_NORM_LEAN_MAX_T) {
             plan->block = (unsigned)pow2_ceil(tu->threads);
         } else if ((info->stats == KG_NORM_STATS_MOMENTS && es == 2) || plan->cls == KG_NORM_LEAN8F ||
-                   (plan->cls == KG_NORM_LEAN4_RES && es == 2) || lean4f2) {
+                   (plan->cls == KG_NORM_LEAN4_RES && es == 2) || lean4f2 || pair) {
             /* 2-byte layer_norm: blocks of 128 (r6, bf16 hidden 1024:
                84.3% of copy against 81.3% with 512); LEAN8F likewise (r1:
                softmax bf16 [190650,704] 89.0% against 67.7% with 512); the
@@ -1072,7 +1089,10 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                best of 3 / 5 in turn, % of copy against 512 at the cap:
                bf16 [4194304,64] softmax s17r1 85.7 / 83.4, s17r2 86.0 /
                84.1; log_softmax 86.8 / 85.4, 87.0 / 85.9; logsumexp s17r2
-               89.0 / 86.2) */
+               89.0 / 86.2); softmax and log_softmax of rows of 32
+               elements, 2 vectors a lane (s18r1, against the old plans:
+               f32 [4194304,32] at 4 lanes 93.2 / 88.2 and 92.4 / 85.0
+               (LEAN4 of 2 lanes at 512, capped); bf16 at 2 lanes, above) */
             plan->block = 128;
         } else {
             plan->block = KG_NORM_MAX_GROUP;

@@ -233,7 +233,41 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
+    /* softmax and log_softmax of rows of 32 elements: 2 vectors a lane, blocks of 128, a block a unit
+       (measured): the 2-byte types LEAN4F of 2 lanes, not PACKED (the tuning's lean -1 still takes PACKED);
+       rms_norm stays PACKED */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean = -1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
+    cr_assert_eq(p.args.group, 4);
+    kgi_norm_tuning.lean = 0;
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_PACKED);
     in.dtype = out.dtype = KG_F32;
+    /* f32: LEAN4 of 4 lanes (the tuning's lean 4: 2 lanes in blocks of 512, at the cap, as before) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 131072);
+    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 128);
+    kgi_norm_tuning.lean = 4;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
+    kgi_norm_tuning.lean = 0;
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
     /* short rows: blocks of 64 rows, a block each */
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 8);
@@ -1817,12 +1851,9 @@ Test(gpu, outer_axis_softmax_by_clusters)
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster (and, for L2,
-           every eviction priority) */
+        /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
-        kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1,
-                                           .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0,
-                                           .hint = t > KG_NORM_CCFG_COUNT ? 7 : 0};
+        kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
         const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
         outer_softmax_cases(ctx, cap, t == 0 ? 16384 : 16 * cap, what);
