@@ -198,14 +198,15 @@ static int gather_rot = 2;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 /* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
    default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
-   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate kept
-   reachable by the hook for the next session: H200 runs s17r2/s17r3 (same
-   process, tperm default -> tchunk, % of copy): 8 tiles a block lost every
-   row (f32 [255,387,259] p2.1.0 64.8 -> 50.3, 6007x5003^T 74.1 -> 61.8,
-   bf16 p2.1.0 50.5 -> 35.4); 2 tiles a block: f32 6007x5003^T 73.6 ->
-   79.7, p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2, p2.1.0 50.5
-   -> 39.7 (cq 4 or 8, and 32 tiles a block, lost more); ncu (8 tiles): 2.6x
-   tperm's instructions (issue-bound where tperm is L2-bound). */
+   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate
+   (forced-only). Its first form (tiles widened by M - 1 input rows so that
+   every output chunk came whole from one tile, two cp.async stages,
+   swizzled stage) lost on H200 runs s17r2/s17r3 (same process, tperm
+   default -> tchunk, % of copy, 2 tiles a block: f32 6007x5003^T 73.6 ->
+   79.7, [255,387,259] p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2,
+   p2.1.0 50.5 -> 39.7; ncu: 2.6x tperm's instructions, 25% of the input
+   read twice); this form reads no input element twice and computes each
+   row's address once. */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 2;
@@ -779,14 +780,14 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     if (J < 0)
         return 0;
     const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J];
-    /* the most aligned chunks an output row covers, in tiles of at most
-       cq_max chunks, evened out; likewise the j positions */
-    const int64_t cq_max = tchunk_cq > 0 ? tchunk_cq : KG_TC_CQ_MAX(e), jn_max = KG_TC_JN_MAX(e);
-    const int64_t chunks = (16 - e + nc * e + 15) / 16;
-    const int64_t tiles_c = (chunks + cq_max - 1) / cq_max, cq = (chunks + tiles_c - 1) / tiles_c;
-    const int64_t tiles_j = (nj + jn_max - 1) / jn_max, jn = (nj + tiles_j - 1) / tiles_j;
+    /* tiles of at most cq_max output chunks (M elements each) along c and
+       KG_TC_JN positions along j, evened out over each axis */
+    const int64_t cq_max = tchunk_cq > 0 && tchunk_cq < KG_TC_CQ_MAX(e) ? tchunk_cq : KG_TC_CQ_MAX(e), M = 16 / e;
+    const int64_t chunks = (nc + M - 1) / M, tiles_c0 = (chunks + cq_max - 1) / cq_max;
+    const int64_t cq = (chunks + tiles_c0 - 1) / tiles_c0, tiles_c = (nc + cq * M - 1) / (cq * M);
+    const int64_t tiles_j = (nj + KG_TC_JN - 1) / KG_TC_JN, jn = (nj + tiles_j - 1) / tiles_j;
     const int64_t stage = KG_TC_STAGE_BYTES(e, cq);
-    if (2 * stage > KG_TQ_MAX_BYTES)
+    if (stage > KG_TQ_MAX_BYTES)
         return 0;
     /* B: every dim but 0 and J */
     kgi_layout O = *L;
@@ -823,10 +824,9 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     z->tpb = (uint32_t)tchunk_tpb;
     kgi_divmod_magic(z->tiles_c, &z->magic_c, &z->shift_c);
     kgi_divmod_magic(z->tiles_j, &z->magic_j, &z->shift_j);
-    kgi_divmod_magic(z->cq, &z->magic_cq, &z->shift_cq);
     z->stage = (uint32_t)stage;
     z->in_n = (uint32_t)in_n;
-    *smem = (size_t)(2 * stage);
+    *smem = (size_t)stage;
     return 1;
 }
 

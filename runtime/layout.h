@@ -65,9 +65,9 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
    the output's fast dim (stride 1), some other dim the input's (stride 1),
    the input not broadcast along dim 0 and everything within 31 bits,
    unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_EW_TUNE_TCHUNK_CQ output
-   chunks a row (0: KG_TC_CQ_MAX) and up to KG_TC_JN_MAX j positions, both
-   evened out over the axis; KG_EW_TUNE_TCHUNK_TPB tiles a block. *smem:
-   the two stages' bytes (at most 48 KiB, else no plan). */
+   chunks a row (0: KG_TC_CQ_MAX, at most that) and up to KG_TC_JN j
+   positions, both evened out over the axis; KG_EW_TUNE_TCHUNK_TPB tiles a
+   block. *smem: the stage's bytes (at most 48 KiB, else no plan). */
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
 
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
@@ -159,8 +159,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TCHUNK: copies that kg_ew_plan_tchunk plans run <op>_tchunk
      where no plane or slab serves them: 0 never (the default), 1 always
      (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
-   KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64; 0, the
-     default: KG_TC_CQ_MAX);
+   KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64, at
+     most KG_TC_CQ_MAX; 0, the default: KG_TC_CQ_MAX);
    KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 2).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
