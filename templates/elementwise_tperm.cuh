@@ -1094,70 +1094,90 @@ template <int ES> __device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tch
     return w;
 }
 
-/* Loads a tile's input rows into the stage st, realigned: row r (c = c0 +
-   r) holds its elements j0 .. j0 + jnn - 1 from byte r * KG_TC_PITCH(ES).
-   LR = 4 ES lanes a row (KG_TC_JN elements: LR chunks), 32 / LR rows a warp
-   instruction, one unit of rows a warp and step, 4 units in flight: lane k
-   loads the aligned 16-byte chunk k of the row's span (the chunks covering
-   the row's elements from the one holding j0), takes chunk k + 1 from the
-   next lane (the last lane loads it), and stores the 16 bytes at the row's
-   offset s in its chunk onward (kg_rv_shift) as four 32-bit words. A chunk
-   whose aligned loads would leave the input's extent moves element by
-   element. The row's address is computed once a row. */
+/* A tile's input rows, realigned into the stage: row r (c = c0 + r) holds
+   its elements j0 .. j0 + jnn - 1 from byte r * KG_TC_PITCH(ES). LR = 4 ES
+   lanes a row (KG_TC_JN elements: LR chunks), RW = 32 / LR rows a warp
+   instruction, KG_TC_U of those a warp (every row of a tile: cn <= 256 /
+   ES). kg_tc_fetch issues the loads: lane k loads the aligned 16-byte
+   chunk k of its row's span (the chunks covering the row's elements from
+   the one holding j0; the last lane also chunk LR); kg_tc_put, once they
+   have arrived, takes chunk k + 1 from the next lane and stores the 16
+   bytes at the row's offset s in its chunk onward (kg_rv_shift) as four
+   32-bit words. A chunk whose aligned loads would leave the input's extent
+   moves element by element (in kg_tc_put). */
+#define KG_TC_U 4
+template <int ES> struct kg_tc_rows {
+    static constexpr int LR = 4 * ES, RW = 32 / LR;
+    uint4 c[KG_TC_U], e[KG_TC_U];
+};
+
+/* The input address of row r's element j0 (r inside the tile, else row 0's). */
 template <int ES>
-__device__ __forceinline__ void kg_tc_load(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w)
+__device__ __forceinline__ const char *kg_tc_src(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, uint32_t r)
 {
-    constexpr int LR = 4 * ES, RW = 32 / LR, U = 4, M = 16 / ES;
+    return ib + ((int64_t)w.off[1] + (int64_t)(w.c0 + (r < w.cn ? r : 0u)) * Q.sci + w.j0) * ES;
+}
+
+template <int ES>
+__device__ __forceinline__ void kg_tc_fetch(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, kg_tc_rows<ES> &R)
+{
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
     const char *iend = ib + (int64_t)Q.in_n * ES;
     const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
-    const uint32_t span = w.jn * ES; /* a row's bytes */
-    const int units = (int)((w.cn + RW - 1) / RW);
-    for (int u0 = warp; u0 < units; u0 += U * (KG_EW_THREADS / 32)) {
-        uint4 v[U];
-        bool put[U];
+    const uint32_t span = w.jn * ES;
 #pragma unroll
-        for (int x = 0; x < U; x++) {
-            const uint32_t r = (uint32_t)(u0 + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
-            const bool row = r < w.cn;
-            const char *src = ib + ((int64_t)w.off[1] + (int64_t)(w.c0 + (row ? r : 0)) * Q.sci + w.j0) * ES;
-            const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
-            const char *a = src - s + 16 * k;
-            const bool need = row && 16u * k < span, mine = row && 16u * k < s + span;
-            const bool fast = a >= ib && a + (s ? 32 : 16) <= iend;
-            uint4 c = make_uint4(0, 0, 0, 0), e = c;
-            if (mine && a >= ib && a + 16 <= iend)
-                c = *(const uint4 *)a;
-            if (k == LR - 1 && need && s && fast)
-                e = *(const uint4 *)(a + 16);
-            uint4 n;
-            n.x = __shfl_down_sync(0xffffffffu, c.x, 1);
-            n.y = __shfl_down_sync(0xffffffffu, c.y, 1);
-            n.z = __shfl_down_sync(0xffffffffu, c.z, 1);
-            n.w = __shfl_down_sync(0xffffffffu, c.w, 1);
-            if (k == LR - 1)
-                n = e;
-            put[x] = need;
-            if (need && fast) {
-                v[x] = s ? kg_rv_shift(c, n, s) : c;
-            } else {
-                v[x] = make_uint4(0, 0, 0, 0);
+    for (int x = 0; x < KG_TC_U; x++) {
+        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
+        const char *src = kg_tc_src<ES>(Q, ib, w, r);
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
+        const char *a = src - s + 16 * k;
+        const bool row = r < w.cn;
+        R.c[x] = R.e[x] = make_uint4(0, 0, 0, 0);
+        if (row && 16u * k < s + span && a >= ib && a + 16 <= iend)
+            R.c[x] = *(const uint4 *)a;
+        if (k == LR - 1 && row && s && 16u * k < span && a >= ib && a + 32 <= iend)
+            R.e[x] = *(const uint4 *)(a + 16);
+    }
+}
+
+template <int ES>
+__device__ __forceinline__ void kg_tc_put(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w,
+                                          const kg_tc_rows<ES> &R)
+{
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW, M = 16 / ES;
+    const char *iend = ib + (int64_t)Q.in_n * ES;
+    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
+    const uint32_t span = w.jn * ES;
 #pragma unroll
-                for (int i = 0; i < M; i++)
-                    if (need && 16u * k + i * ES < span)
-                        kg_rv_put<ES>(v[x], i, kg_rv_load<ES>(src + 16 * k + i * ES));
-            }
+    for (int x = 0; x < KG_TC_U; x++) {
+        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
+        const char *src = kg_tc_src<ES>(Q, ib, w, r);
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
+        const char *a = src - s + 16 * k;
+        uint4 n;
+        n.x = __shfl_down_sync(0xffffffffu, R.c[x].x, 1);
+        n.y = __shfl_down_sync(0xffffffffu, R.c[x].y, 1);
+        n.z = __shfl_down_sync(0xffffffffu, R.c[x].z, 1);
+        n.w = __shfl_down_sync(0xffffffffu, R.c[x].w, 1);
+        if (k == LR - 1)
+            n = R.e[x];
+        if (!(r < w.cn && 16u * k < span))
+            continue;
+        uint4 v;
+        if (a >= ib && a + (s ? 32 : 16) <= iend) {
+            v = s ? kg_rv_shift(R.c[x], n, s) : R.c[x];
+        } else {
+            v = make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int i = 0; i < M; i++)
+                if (16u * k + i * ES < span)
+                    kg_rv_put<ES>(v, i, kg_rv_load<ES>(src + 16 * k + i * ES));
         }
-#pragma unroll
-        for (int x = 0; x < U; x++) {
-            if (!put[x])
-                continue;
-            const uint32_t r = (uint32_t)(u0 + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
-            uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES) + 16 * k);
-            d[0] = v[x].x;
-            d[1] = v[x].y;
-            d[2] = v[x].z;
-            d[3] = v[x].w;
-        }
+        uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES) + 16 * k);
+        d[0] = v.x;
+        d[1] = v.y;
+        d[2] = v.z;
+        d[3] = v.w;
     }
 }
 
@@ -1212,10 +1232,11 @@ __device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, char *ob, const 
             kg_tc_chunk<ES>(Q, ob, st, w, jj, Q.cq);
 }
 
-/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1,
-   each loaded (kg_tc_load), then after a barrier stored (kg_tc_store). The
-   stage is the launch's dynamic shared memory (Q.stage bytes). A copy moves
-   bits. */
+/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1:
+   a tile's rows are put into the stage, then (after a barrier) the next
+   tile's loads are issued and the tile is stored (kg_tc_store) while they
+   are in flight. The stage is the launch's dynamic shared memory (Q.stage
+   bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
     typedef typename F::out_t X;
@@ -1226,12 +1247,22 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const 
     char *ob = (char *)p.out;
     const uint32_t first = blockIdx.x * Q.tpb;
     const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
+    if (first >= Q.tiles)
+        return;
+    kg_tc_rows<ES> R;
+    kg_tc_where w = kg_tc_tile<ES>(Q, first);
+    kg_tc_fetch<ES>(Q, ib, w, R);
     for (uint32_t tile = first; tile < end; tile++) {
-        const kg_tc_where w = kg_tc_tile<ES>(Q, tile);
-        kg_tc_load<ES>(Q, ib, kg_tq_smem, w);
+        kg_tc_put<ES>(Q, ib, kg_tq_smem, w, R);
         __syncthreads();
+        kg_tc_where nw = w;
+        if (tile + 1 < end) {
+            nw = kg_tc_tile<ES>(Q, tile + 1);
+            kg_tc_fetch<ES>(Q, ib, nw, R);
+        }
         kg_tc_store<ES>(Q, ob, kg_tq_smem, w);
-        __syncthreads(); /* the next tile reuses the stage */
+        __syncthreads(); /* the next tile's rows reuse the stage */
+        w = nw;
     }
 }
 
