@@ -1100,11 +1100,13 @@ template <int ES> __device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tch
    instruction, KG_TC_U of those a warp (every row of a tile: cn <= 256 /
    ES). kg_tc_fetch issues the loads: lane k loads the aligned 16-byte
    chunk k of its row's span (the chunks covering the row's elements from
-   the one holding j0; the last lane also chunk LR); kg_tc_put, once they
-   have arrived, takes chunk k + 1 from the next lane and stores the 16
-   bytes at the row's offset s in its chunk onward (kg_rv_shift) as four
-   32-bit words. A chunk whose aligned loads would leave the input's extent
-   moves element by element (in kg_tc_put). */
+   the one holding j0, which sits at byte s = 4 q + b of it; the last lane
+   also chunk LR); kg_tc_put, once they have arrived, takes the next chunk's
+   first word from the next lane, shifts its four words by b bytes (funnel
+   shifts) and stores them at the row's words 4 k - q .. 4 k + 3 - q (those
+   from 0 on; the last lane also the words of chunk LR that the row
+   reaches). Where the aligned loads would leave the input's extent the
+   words come element by element. */
 #define KG_TC_U 4
 template <int ES> struct kg_tc_rows {
     static constexpr int LR = 4 * ES, RW = 32 / LR;
@@ -1135,8 +1137,24 @@ __device__ __forceinline__ void kg_tc_fetch(const kg_tchunk &Q, const char *ib, 
         R.c[x] = R.e[x] = make_uint4(0, 0, 0, 0);
         if (row && 16u * k < s + span && a >= ib && a + 16 <= iend)
             R.c[x] = *(const uint4 *)a;
-        if (k == LR - 1 && row && s && 16u * k < span && a >= ib && a + 32 <= iend)
+        if (k == LR - 1 && row && s && 16u * k < s + span && a >= ib && a + 32 <= iend)
             R.e[x] = *(const uint4 *)(a + 16);
+    }
+}
+
+/* Content word u (bytes 4 u .. 4 u + 3 of the row from its element j0) of
+   a row of span bytes at src, element by element (those inside the row). */
+template <int ES> __device__ __forceinline__ uint32_t kg_tc_word(const char *src, uint32_t u, uint32_t span)
+{
+    if constexpr (ES >= 4) {
+        return *(const uint32_t *)(src + 4 * u);
+    } else {
+        uint32_t v = 0;
+#pragma unroll
+        for (int t = 0; t < 4 / ES; t++)
+            if (4 * u + t * ES < span)
+                v |= (uint32_t)kg_rv_load<ES>(src + 4 * u + t * ES) << (8 * ES * t);
+        return v;
     }
 }
 
@@ -1144,7 +1162,7 @@ template <int ES>
 __device__ __forceinline__ void kg_tc_put(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w,
                                           const kg_tc_rows<ES> &R)
 {
-    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW, M = 16 / ES;
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
     const char *iend = ib + (int64_t)Q.in_n * ES;
     const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
     const uint32_t span = w.jn * ES;
@@ -1152,32 +1170,22 @@ __device__ __forceinline__ void kg_tc_put(const kg_tchunk &Q, const char *ib, un
     for (int x = 0; x < KG_TC_U; x++) {
         const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
         const char *src = kg_tc_src<ES>(Q, ib, w, r);
-        const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u, q = s >> 2, b = (s & 3u) * 8u;
         const char *a = src - s + 16 * k;
-        uint4 n;
-        n.x = __shfl_down_sync(0xffffffffu, R.c[x].x, 1);
-        n.y = __shfl_down_sync(0xffffffffu, R.c[x].y, 1);
-        n.z = __shfl_down_sync(0xffffffffu, R.c[x].z, 1);
-        n.w = __shfl_down_sync(0xffffffffu, R.c[x].w, 1);
-        if (k == LR - 1)
-            n = R.e[x];
-        if (!(r < w.cn && 16u * k < span))
+        const uint32_t n = __shfl_down_sync(0xffffffffu, R.c[x].x, 1);
+        if (!(r < w.cn && 16u * k < s + span))
             continue;
-        uint4 v;
-        if (a >= ib && a + (s ? 32 : 16) <= iend) {
-            v = s ? kg_rv_shift(R.c[x], n, s) : R.c[x];
-        } else {
-            v = make_uint4(0, 0, 0, 0);
+        const bool last = k == LR - 1;
+        const uint32_t z[8] = {R.c[x].x, R.c[x].y, R.c[x].z, R.c[x].w,
+                               last ? R.e[x].x : n,      R.e[x].y, R.e[x].z, R.e[x].w};
+        const bool fast = a >= ib && a + (s ? 32 : 16) <= iend;
+        uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES));
 #pragma unroll
-            for (int i = 0; i < M; i++)
-                if (16u * k + i * ES < span)
-                    kg_rv_put<ES>(v, i, kg_rv_load<ES>(src + 16 * k + i * ES));
+        for (int i = 0; i < 7; i++) {
+            const int u = 4 * k + i - (int)q; /* the content word */
+            if ((i < 4 || last) && u >= 0 && 4u * u < span)
+                d[u] = fast ? __funnelshift_r(z[i], z[i + 1], b) : kg_tc_word<ES>(src, (uint32_t)u, span);
         }
-        uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES) + 16 * k);
-        d[0] = v.x;
-        d[1] = v.y;
-        d[2] = v.z;
-        d[3] = v.w;
     }
 }
 
