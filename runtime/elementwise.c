@@ -209,7 +209,12 @@ static int gather_rot = 2;
    row's address once. */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
-static int tchunk_tpb = 2;
+static int tchunk_tpb = 1;
+/* the dense kernels' launch: dense_vpt vectors a thread (the launch's
+   threads cover nvec / dense_vpt; 1 or 2), dense_threads threads a block
+   (KG_EW_TUNE_DENSE_VPT, KG_EW_TUNE_DENSE_THREADS) */
+static int dense_vpt = 2;
+static int dense_threads = KG_EW_THREADS;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -1040,7 +1045,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
         void *args[] = {&p, &n};
-        st = kg_launch(ctx, ks[var], (dim3){grid_for(n / vec / 2 + 1), 1, 1}, threads, args, 0);
+        const int dt_ = dense_threads == 128 ? 128 : KG_EW_THREADS;
+        int64_t blocks = (n / vec / dense_vpt + 1 + dt_ - 1) / dt_;
+        blocks = blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks;
+        st = kg_launch(ctx, ks[var], (dim3){(unsigned)blocks, 1, 1}, (dim3){(unsigned)dt_, 1, 1}, args, 0);
         break;
     }
     case KG_EW_ND32:
@@ -1145,7 +1153,9 @@ static const struct {
     {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 2, 2},
     {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
     {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
-    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 2},
+    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
+    {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 1, 2, 2},
+    {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
 };
 
 int kg_test_ew_tune(int what, int value)

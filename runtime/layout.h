@@ -161,7 +161,11 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
    KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64, at
      most KG_TC_CQ_MAX; 0, the default: KG_TC_CQ_MAX);
-   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 2).
+   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 1);
+   KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2, the
+     default 2: the launch's threads cover half the vectors);
+   KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
+     256, the default).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -191,7 +195,9 @@ enum {
     KG_EW_TUNE_GATHER_ROT,
     KG_EW_TUNE_TCHUNK,
     KG_EW_TUNE_TCHUNK_CQ,
-    KG_EW_TUNE_TCHUNK_TPB
+    KG_EW_TUNE_TCHUNK_TPB,
+    KG_EW_TUNE_DENSE_VPT,
+    KG_EW_TUNE_DENSE_THREADS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -1240,10 +1240,9 @@ __device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, char *ob, const 
             kg_tc_chunk<ES>(Q, ob, st, w, jj, Q.cq);
 }
 
-/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1:
-   a tile's rows are put into the stage, then (after a barrier) the next
-   tile's loads are issued and the tile is stored (kg_tc_store) while they
-   are in flight. The stage is the launch's dynamic shared memory (Q.stage
+/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1,
+   each fetched and put into the stage, then (after a barrier) stored
+   (kg_tc_store). The stage is the launch's dynamic shared memory (Q.stage
    bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
@@ -1255,22 +1254,16 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const 
     char *ob = (char *)p.out;
     const uint32_t first = blockIdx.x * Q.tpb;
     const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
-    if (first >= Q.tiles)
-        return;
-    kg_tc_rows<ES> R;
-    kg_tc_where w = kg_tc_tile<ES>(Q, first);
-    kg_tc_fetch<ES>(Q, ib, w, R);
     for (uint32_t tile = first; tile < end; tile++) {
-        kg_tc_put<ES>(Q, ib, kg_tq_smem, w, R);
-        __syncthreads();
-        kg_tc_where nw = w;
-        if (tile + 1 < end) {
-            nw = kg_tc_tile<ES>(Q, tile + 1);
-            kg_tc_fetch<ES>(Q, ib, nw, R);
+        const kg_tc_where w = kg_tc_tile<ES>(Q, tile);
+        {
+            kg_tc_rows<ES> R;
+            kg_tc_fetch<ES>(Q, ib, w, R);
+            kg_tc_put<ES>(Q, ib, kg_tq_smem, w, R);
         }
+        __syncthreads();
         kg_tc_store<ES>(Q, ob, kg_tq_smem, w);
-        __syncthreads(); /* the next tile's rows reuse the stage */
-        w = nw;
+        __syncthreads(); /* the next tile reuses the stage */
     }
 }
 

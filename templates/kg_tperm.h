@@ -163,7 +163,7 @@ typedef struct kg_tslab {
 /* the stage's bytes for cq chunks a tile row */
 #define KG_TC_STAGE_BYTES(es, cq) ((cq) * (16 / (es)) * KG_TC_PITCH(es))
 /* compiled for at least this many resident blocks per SM (64 registers) */
-#define KG_TC_MIN_BLOCKS 4
+#define KG_TC_MIN_BLOCKS 5
 typedef struct kg_tchunk {
     kg_nd32 B;
     uint32_t nc, nj, cq, jn; /* cq: output chunks a tile row; jn: j positions a tile */

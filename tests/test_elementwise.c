@@ -1170,13 +1170,49 @@ Test(tslab, copies_by_slabs_of_output_rows_rotated, .init = setup, .fini = teard
     check_tslab(1);
 }
 
+/* The dense kernels under every launch the tunings give
+   (KG_EW_TUNE_DENSE_VPT 1 and 2 vectors a thread, KG_EW_TUNE_DENSE_THREADS
+   128 and 256): unary, binary and ternary ops and a cast on sizes with a
+   vector body and a scalar tail, one block or many, f32, f16 and bf16. */
+Test(dense, launches_of_one_or_two_vectors_a_thread, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const int64_t sizes[] = {23, 812, (1 << 20) + 5};
+    static const kg_op ops[] = {KG_OP_EXP, KG_OP_ADD, KG_OP_WHERE, KG_OP_GELU};
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    for (int vpt = 1; vpt <= 2; vpt++)
+        for (int th = 128; th <= 256; th += 128) {
+            kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, vpt);
+            kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, th);
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                const view v = dense(1, S(sizes[si]));
+                for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+                    for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+                        unsigned ran = 0;
+                        const int n_in = kg_op_get_info(ops[oi])->arity;
+                        ew_case c = {"dense launch", n_in, {v, v, v}, v, -1, FILL_MIXED, 0};
+                        run_case(ops[oi], dts[di], dts[di], &c, &ran);
+                        cr_assert(ran & (1u << KG_EW_DENSE), "%s %s n %lld (vpt %d, %d threads): dense did not run",
+                                  kg_op_get_info(ops[oi])->name, kg_dtype_name(dts[di]), (long long)sizes[si], vpt, th);
+                    }
+                    unsigned ran = 0;
+                    ew_case c = {"dense launch", 1, {v, v, v}, v, -1, FILL_MIXED, 0};
+                    run_case(KG_OP_CAST, dts[di], KG_F32, &c, &ran);
+                    cr_assert(ran & (1u << KG_EW_DENSE), "cast %s n %lld: dense did not run", kg_dtype_name(dts[di]),
+                              (long long)sizes[si]);
+                }
+            }
+        }
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 2);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 256);
+}
+
 /* Copies by tiles of aligned 16-byte chunks (<op>_tchunk, forced,
    KG_EW_TUNE_TCHUNK 1): the output's fast dim of 3 to 1000 elements, the
    input's fast dim next to it or not, other dims on either side (2-d
    transposes, reversals, 4-d); tiles of the default width (16 chunks a
    row: the rows' last chunks in their own pass), of one chunk a row, three,
-   eight (the last chunks' pass) and twelve (two units a row), with two,
-   one, eight and three tiles a block (the stage's reuse); input and output
+   eight (the last chunks' pass) and twelve (two units a row), with one,
+   two, eight, one and three tiles a block (the stage's reuse); input and output
    0 to 7 elements off alignment (rows cut at every offset, chunks at the
    input's two ends element by element). Results are exact (bits). */
 Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown, .timeout = 600)
@@ -1190,7 +1226,7 @@ Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown,
     } cs[] = {{2, {67, 300}, {1, 0}},          {3, {45, 7, 131}, {2, 1, 0}},     {4, {3, 33, 5, 95}, {2, 0, 3, 1}},
               {3, {200, 3, 70}, {2, 0, 1}},     {2, {1000, 9}, {1, 0}},           {3, {2, 517, 19}, {0, 2, 1}},
               {2, {130, 257}, {1, 0}},          {3, {23, 29, 31}, {1, 2, 0}}};
-    static const int cq[5] = {0, 1, 3, 8, 12}, tpb[5] = {2, 1, 8, 2, 3};
+    static const int cq[5] = {0, 1, 3, 8, 12}, tpb[5] = {1, 2, 8, 1, 3};
     const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
         for (int ti = 0; ti < 5; ti++) {
@@ -1209,7 +1245,7 @@ Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown,
         }
     }
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, 0);
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 2);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 1);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
     force_variant = -1;
 }
@@ -2127,7 +2163,7 @@ Test(tchunk_plan, tiles_store_each_output_element_once)
         cr_assert_eq(z.stage, (uint32_t)KG_TC_STAGE_BYTES(es, (int64_t)z.cq), "case %zu", i);
         cr_assert_eq(smem, (size_t)z.stage, "case %zu", i);
         cr_assert(smem <= 48 * 1024, "case %zu: %zu bytes", i, smem);
-        cr_assert_eq(z.tpb, 2u, "case %zu: tiles a block", i);
+        cr_assert_eq(z.tpb, 1u, "case %zu: tiles a block", i);
         /* the loads' chunks (4 es a row, 16 bytes each) end within a stage row, the rows within the stage */
         cr_assert(4 * es * 16 <= KG_TC_PITCH(es) && (int64_t)z.cq * M * KG_TC_PITCH(es) <= (int64_t)z.stage,
                   "case %zu: the stage", i);
