@@ -211,9 +211,23 @@ static int tchunk_mode = 0;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
-   threads cover nvec / dense_vpt; 1 or 2), dense_threads threads a block
-   (KG_EW_TUNE_DENSE_VPT, KG_EW_TUNE_DENSE_THREADS) */
-static int dense_vpt = 2;
+   threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
+   kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
+   KG_EW_TUNE_DENSE_THREADS) */
+static int dense_vpt = 0;
+
+/* H200 run s18r2 (one Python process, interleaved, 2^28, GB/s one vector a
+   thread / two, 256 threads): exp bf16 4234.1 / 4202.6 (PyTorch 4250.5),
+   f16 4251.0 / 4200.0 (4250.6), f32 4277.8 / 4220.6 (4226.2); add bf16
+   4381.2 / 4365.3, f32 4398.0 / 4383.0 (2^24: 4097.5 / 4072.1); gelu bf16
+   3966.5 / 4161.1 (compute-bound: two a thread); cast bf16 -> f32 4086.7 /
+   4084.5. One vector a thread for the measured winners, exp and add. */
+KG_API int kg_ew_dense_vpt(int op)
+{
+    if (dense_vpt == 1 || dense_vpt == 2)
+        return dense_vpt;
+    return op == KG_OP_EXP || op == KG_OP_ADD ? 1 : 2;
+}
 static int dense_threads = KG_EW_THREADS;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
@@ -1046,7 +1060,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         int64_t n = L.size[0];
         void *args[] = {&p, &n};
         const int dt_ = dense_threads == 128 ? 128 : KG_EW_THREADS;
-        int64_t blocks = (n / vec / dense_vpt + 1 + dt_ - 1) / dt_;
+        int64_t blocks = (n / vec / kg_ew_dense_vpt(op) + 1 + dt_ - 1) / dt_;
         blocks = blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks;
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)blocks, 1, 1}, (dim3){(unsigned)dt_, 1, 1}, args, 0);
         break;
@@ -1154,7 +1168,7 @@ static const struct {
     {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
     {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
-    {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 1, 2, 2},
+    {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
 };
 

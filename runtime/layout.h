@@ -70,6 +70,10 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
    block. *smem: the stage's bytes (at most 48 KiB, else no plan). */
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
 
+/* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by
+   default 1 for exp and add, 2 for the others; op: a kg_op). */
+KG_API int kg_ew_dense_vpt(int op);
+
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
    2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
 KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es);
@@ -162,8 +166,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64, at
      most KG_TC_CQ_MAX; 0, the default: KG_TC_CQ_MAX);
    KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 1);
-   KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2, the
-     default 2: the launch's threads cover half the vectors);
+   KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
+     the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
      256, the default).
    Returns the setting's value before the call (0 for an unknown what). */

@@ -1202,8 +1202,25 @@ Test(dense, launches_of_one_or_two_vectors_a_thread, .init = setup, .fini = tear
                 }
             }
         }
-    kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 2);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 0);
     kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 256);
+}
+
+/* The dense launch's rule (kg_ew_dense_vpt, H200 run s18r2): one vector a
+   thread for exp and add, two for the others (gelu lost 4.7% with one);
+   the tuning overrides it. */
+Test(dense_plan, vectors_a_thread_by_op)
+{
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 0), 0, "KG_EW_TUNE_DENSE_VPT's default");
+    cr_assert_eq(kg_ew_dense_vpt(KG_OP_EXP), 1);
+    cr_assert_eq(kg_ew_dense_vpt(KG_OP_ADD), 1);
+    cr_assert_eq(kg_ew_dense_vpt(KG_OP_GELU), 2);
+    cr_assert_eq(kg_ew_dense_vpt(KG_OP_CAST), 2);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 2);
+    cr_assert_eq(kg_ew_dense_vpt(KG_OP_EXP), 2);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 1);
+    cr_assert_eq(kg_ew_dense_vpt(KG_OP_GELU), 1);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 0);
 }
 
 /* Copies by tiles of aligned 16-byte chunks (<op>_tchunk, forced,
