@@ -198,17 +198,37 @@ static int gather_rot = 2;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 /* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
    default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
-   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate kept
-   reachable by the hook for the next session: H200 runs s17r2/s17r3 (same
-   process, tperm default -> tchunk, % of copy): 8 tiles a block lost every
-   row (f32 [255,387,259] p2.1.0 64.8 -> 50.3, 6007x5003^T 74.1 -> 61.8,
-   bf16 p2.1.0 50.5 -> 35.4); 2 tiles a block: f32 6007x5003^T 73.6 ->
-   79.7, p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2, p2.1.0 50.5
-   -> 39.7 (cq 4 or 8, and 32 tiles a block, lost more); ncu (8 tiles): 2.6x
-   tperm's instructions (issue-bound where tperm is L2-bound). */
+   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate
+   (forced-only). Its first form (tiles widened by M - 1 input rows so that
+   every output chunk came whole from one tile, two cp.async stages,
+   swizzled stage) lost on H200 runs s17r2/s17r3 (same process, tperm
+   default -> tchunk, % of copy, 2 tiles a block: f32 6007x5003^T 73.6 ->
+   79.7, [255,387,259] p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2,
+   p2.1.0 50.5 -> 39.7; ncu: 2.6x tperm's instructions, 25% of the input
+   read twice); this form reads no input element twice and computes each
+   row's address once. */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
-static int tchunk_tpb = 2;
+static int tchunk_tpb = 1;
+/* the dense kernels' launch: dense_vpt vectors a thread (the launch's
+   threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
+   kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
+   KG_EW_TUNE_DENSE_THREADS) */
+static int dense_vpt = 0;
+
+/* H200 run s18r2 (one Python process, interleaved, 2^28, GB/s one vector a
+   thread / two, 256 threads): exp bf16 4234.1 / 4202.6 (PyTorch 4250.5),
+   f16 4251.0 / 4200.0 (4250.6), f32 4277.8 / 4220.6 (4226.2); add bf16
+   4381.2 / 4365.3, f32 4398.0 / 4383.0 (2^24: 4097.5 / 4072.1); gelu bf16
+   3966.5 / 4161.1 (compute-bound: two a thread); cast bf16 -> f32 4086.7 /
+   4084.5. One vector a thread for the measured winners, exp and add. */
+KG_API int kg_ew_dense_vpt(int op)
+{
+    if (dense_vpt == 1 || dense_vpt == 2)
+        return dense_vpt;
+    return op == KG_OP_EXP || op == KG_OP_ADD ? 1 : 2;
+}
+static int dense_threads = KG_EW_THREADS;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -779,14 +799,14 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     if (J < 0)
         return 0;
     const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J];
-    /* the most aligned chunks an output row covers, in tiles of at most
-       cq_max chunks, evened out; likewise the j positions */
-    const int64_t cq_max = tchunk_cq > 0 ? tchunk_cq : KG_TC_CQ_MAX(e), jn_max = KG_TC_JN_MAX(e);
-    const int64_t chunks = (16 - e + nc * e + 15) / 16;
-    const int64_t tiles_c = (chunks + cq_max - 1) / cq_max, cq = (chunks + tiles_c - 1) / tiles_c;
-    const int64_t tiles_j = (nj + jn_max - 1) / jn_max, jn = (nj + tiles_j - 1) / tiles_j;
+    /* tiles of at most cq_max output chunks (M elements each) along c and
+       KG_TC_JN positions along j, evened out over each axis */
+    const int64_t cq_max = tchunk_cq > 0 && tchunk_cq < KG_TC_CQ_MAX(e) ? tchunk_cq : KG_TC_CQ_MAX(e), M = 16 / e;
+    const int64_t chunks = (nc + M - 1) / M, tiles_c0 = (chunks + cq_max - 1) / cq_max;
+    const int64_t cq = (chunks + tiles_c0 - 1) / tiles_c0, tiles_c = (nc + cq * M - 1) / (cq * M);
+    const int64_t tiles_j = (nj + KG_TC_JN - 1) / KG_TC_JN, jn = (nj + tiles_j - 1) / tiles_j;
     const int64_t stage = KG_TC_STAGE_BYTES(e, cq);
-    if (2 * stage > KG_TQ_MAX_BYTES)
+    if (stage > KG_TQ_MAX_BYTES)
         return 0;
     /* B: every dim but 0 and J */
     kgi_layout O = *L;
@@ -823,10 +843,9 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     z->tpb = (uint32_t)tchunk_tpb;
     kgi_divmod_magic(z->tiles_c, &z->magic_c, &z->shift_c);
     kgi_divmod_magic(z->tiles_j, &z->magic_j, &z->shift_j);
-    kgi_divmod_magic(z->cq, &z->magic_cq, &z->shift_cq);
     z->stage = (uint32_t)stage;
     z->in_n = (uint32_t)in_n;
-    *smem = (size_t)(2 * stage);
+    *smem = (size_t)stage;
     return 1;
 }
 
@@ -1040,7 +1059,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
         void *args[] = {&p, &n};
-        st = kg_launch(ctx, ks[var], (dim3){grid_for(n / vec / 2 + 1), 1, 1}, threads, args, 0);
+        const int dt_ = dense_threads == 128 ? 128 : KG_EW_THREADS;
+        int64_t blocks = (n / vec / kg_ew_dense_vpt(op) + 1 + dt_ - 1) / dt_;
+        blocks = blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks;
+        st = kg_launch(ctx, ks[var], (dim3){(unsigned)blocks, 1, 1}, (dim3){(unsigned)dt_, 1, 1}, args, 0);
         break;
     }
     case KG_EW_ND32:
@@ -1145,7 +1167,9 @@ static const struct {
     {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 2, 2},
     {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
     {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
-    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 2},
+    {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
+    {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
+    {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -65,10 +65,14 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
    the output's fast dim (stride 1), some other dim the input's (stride 1),
    the input not broadcast along dim 0 and everything within 31 bits,
    unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_EW_TUNE_TCHUNK_CQ output
-   chunks a row (0: KG_TC_CQ_MAX) and up to KG_TC_JN_MAX j positions, both
-   evened out over the axis; KG_EW_TUNE_TCHUNK_TPB tiles a block. *smem:
-   the two stages' bytes (at most 48 KiB, else no plan). */
+   chunks a row (0: KG_TC_CQ_MAX, at most that) and up to KG_TC_JN j
+   positions, both evened out over the axis; KG_EW_TUNE_TCHUNK_TPB tiles a
+   block. *smem: the stage's bytes (at most 48 KiB, else no plan). */
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
+
+/* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by
+   default 1 for exp and add, 2 for the others; op: a kg_op). */
+KG_API int kg_ew_dense_vpt(int op);
 
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
    2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
@@ -159,9 +163,13 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TCHUNK: copies that kg_ew_plan_tchunk plans run <op>_tchunk
      where no plane or slab serves them: 0 never (the default), 1 always
      (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
-   KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64; 0, the
-     default: KG_TC_CQ_MAX);
-   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 2).
+   KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64, at
+     most KG_TC_CQ_MAX; 0, the default: KG_TC_CQ_MAX);
+   KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 1);
+   KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
+     the default: by op, kg_ew_dense_vpt);
+   KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
+     256, the default).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -191,7 +199,9 @@ enum {
     KG_EW_TUNE_GATHER_ROT,
     KG_EW_TUNE_TCHUNK,
     KG_EW_TUNE_TCHUNK_CQ,
-    KG_EW_TUNE_TCHUNK_TPB
+    KG_EW_TUNE_TCHUNK_TPB,
+    KG_EW_TUNE_DENSE_VPT,
+    KG_EW_TUNE_DENSE_THREADS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -1073,146 +1073,177 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tslab(const k
     }
 }
 
-/* tchunk (kg_tperm.h): the byte of a stage holding byte x of row r's
-   content, its 16-byte chunks swizzled by r / M: lanes gathering
-   consecutive output chunks of a row read rows M apart at the same content
-   byte, whose chunks then sit in distinct bank groups. */
-template <int M> __device__ __forceinline__ uint32_t kg_tc_at(uint32_t r, uint32_t x)
-{
-    return r * (16u * KG_TC_PC) + ((((x >> 4) ^ (r / M)) & (KG_TC_PC - 1u)) << 4) + (x & 15u);
-}
-
-/* A tile's coordinates: its first output chunk along c (ct * cq), its j
-   range (j0, jn) and both operands' offsets of b. */
+/* tchunk (kg_tperm.h): tile (ct, jt, b), c tiles fastest: its c range c0 =
+   ct * TC .. + cn - 1 (TC = cq * M), its j range j0 = jt * jn .. + jnn - 1,
+   both operands' offsets of b. */
 struct kg_tc_where {
-    uint32_t qc, j0, jn;
+    uint32_t c0, cn, j0, jn;
     int32_t off[KG_EW_MAX_OPERANDS];
 };
 
-__device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tchunk &Q, uint32_t tile)
+template <int ES> __device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tchunk &Q, uint32_t tile)
 {
+    constexpr uint32_t M = 16 / ES;
     kg_tc_where w;
     const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
-    w.qc = (tile - r * Q.tiles_c) * Q.cq;
+    w.c0 = (tile - r * Q.tiles_c) * Q.cq * M;
+    w.cn = Q.nc - w.c0 < Q.cq * M ? Q.nc - w.c0 : Q.cq * M;
     w.j0 = (r - b * Q.tiles_j) * Q.jn;
     w.jn = Q.nj - w.j0 < Q.jn ? Q.nj - w.j0 : Q.jn;
     kg_offsets32(Q.B, b, w.off);
     return w;
 }
 
-/* Issues a tile's loads into the stage st: row r (input row c = qc * M -
-   (M - 1) + r, those inside 0 .. nc - 1) as the aligned chunks covering
-   its elements j0 .. j0 + jn - 1, lanes along the row (KG_TC_PC lanes a
-   row; row r at byte r * 16 * KG_TC_PC of the stage, chunks swizzled by
-   kg_tc_at); cp.async
-   where the chunk lies inside the input's extent, else its elements one by
-   one (a plain load and shared store, visible after the barrier that
-   follows the wait). */
+/* A tile's input rows, realigned into the stage: row r (c = c0 + r) holds
+   its elements j0 .. j0 + jnn - 1 from byte r * KG_TC_PITCH(ES). LR = 4 ES
+   lanes a row (KG_TC_JN elements: LR chunks), RW = 32 / LR rows a warp
+   instruction, KG_TC_U of those a warp (every row of a tile: cn <= 256 /
+   ES). kg_tc_fetch issues the loads: lane k loads the aligned 16-byte
+   chunk k of its row's span (the chunks covering the row's elements from
+   the one holding j0, which sits at byte s = 4 q + b of it; the last lane
+   also chunk LR); kg_tc_put, once they have arrived, takes the next chunk's
+   first word from the next lane, shifts its four words by b bytes (funnel
+   shifts) and stores them at the row's words 4 k - q .. 4 k + 3 - q (those
+   from 0 on; the last lane also the words of chunk LR that the row
+   reaches). Where the aligned loads would leave the input's extent the
+   words come element by element. */
+#define KG_TC_U 4
+template <int ES> struct kg_tc_rows {
+    static constexpr int LR = 4 * ES, RW = 32 / LR;
+    uint4 c[KG_TC_U], e[KG_TC_U];
+};
+
+/* The input address of row r's element j0 (r inside the tile, else row 0's). */
 template <int ES>
-__device__ __forceinline__ void kg_tc_issue(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w)
+__device__ __forceinline__ const char *kg_tc_src(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, uint32_t r)
 {
-    constexpr int M = 16 / ES;
+    return ib + ((int64_t)w.off[1] + (int64_t)(w.c0 + (r < w.cn ? r : 0u)) * Q.sci + w.j0) * ES;
+}
+
+template <int ES>
+__device__ __forceinline__ void kg_tc_fetch(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, kg_tc_rows<ES> &R)
+{
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
     const char *iend = ib + (int64_t)Q.in_n * ES;
-    const int rows = (int)(Q.cq * M) + M - 1, c0 = (int)(w.qc * M) - (M - 1);
+    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
     const uint32_t span = w.jn * ES;
-    for (int t = threadIdx.x; t < rows * KG_TC_PC; t += KG_EW_THREADS) {
-        const int r = t / KG_TC_PC, k = t % KG_TC_PC, c = c0 + r;
-        if (c < 0 || c >= (int)Q.nc)
-            continue;
-        const char *x = ib + ((int64_t)w.off[1] + (int64_t)c * Q.sci + w.j0) * ES;
-        const uint32_t si = (uint32_t)((uintptr_t)x & 15u);
-        if (16u * k >= si + span)
-            continue;
-        const char *a = x - si + 16 * k;
-        unsigned char *d = st + kg_tc_at<M>(r, 16u * k);
-        if (a >= ib && a + 16 <= iend) {
-            kgd_cp_async16(kgd_smem_addr(d), a, true);
-        } else {
 #pragma unroll
-            for (int i = 0; i < M; i++)
-                if (a + i * ES >= x && a + i * ES < x + span)
-                    kg_rv_store<ES>((char *)d + i * ES, kg_rv_load<ES>(a + i * ES));
-        }
+    for (int x = 0; x < KG_TC_U; x++) {
+        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
+        const char *src = kg_tc_src<ES>(Q, ib, w, r);
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
+        const char *a = src - s + 16 * k;
+        const bool row = r < w.cn;
+        R.c[x] = R.e[x] = make_uint4(0, 0, 0, 0);
+        if (row && 16u * k < s + span && a >= ib && a + 16 <= iend)
+            R.c[x] = *(const uint4 *)a;
+        if (k == LR - 1 && row && s && 16u * k < s + span && a >= ib && a + 32 <= iend)
+            R.e[x] = *(const uint4 *)(a + 16);
     }
 }
 
-/* Gathers and stores a tile from the stage st: thread t takes output
-   chunks (j, q) = (t / cq, t % cq) and the next U - 1 at + KG_EW_THREADS,
-   so the lanes of a warp store whole runs of output rows (16 bytes each,
-   consecutive). A whole chunk gathers its M elements (c = cf .. cf + M -
-   1, rows r0 .. r0 + M - 1, content byte si(c) + (j - j0) ES; si(c):
-   input row c's offset in its first chunk, stepping by sci * es mod 16
-   from row to row) in rotated order (lane groups start at distinct
-   elements, as kg_tq_gather) and is one 16-byte store; a chunk at a row's
-   end moves element by element. */
-template <int ES>
-__device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, const char *ib, char *ob, const unsigned char *st,
-                                            const kg_tc_where &w)
+/* Content word u (bytes 4 u .. 4 u + 3 of the row from its element j0) of
+   a row of span bytes at src, element by element (those inside the row). */
+template <int ES> __device__ __forceinline__ uint32_t kg_tc_word(const char *src, uint32_t u, uint32_t span)
 {
-    constexpr int M = 16 / ES, U = 4;
-    const uint32_t n = w.jn * Q.cq, rot = (threadIdx.x / (32 / M)) % M;
-    /* input row c's first element is at ibase + c * dsi (mod 16) */
-    const uint32_t ibase = (uint32_t)(uintptr_t)(ib + ((int64_t)w.off[1] + w.j0) * ES), dsi = (uint32_t)Q.sci * ES;
-    for (uint32_t t0 = threadIdx.x; t0 < n; t0 += U * KG_EW_THREADS) {
-        uint4 v[U];
-        char *dst[U];
-        uint32_t mask[U]; /* a partial chunk's elements (0: whole) */
+    if constexpr (ES >= 4) {
+        return *(const uint32_t *)(src + 4 * u);
+    } else {
+        uint32_t v = 0;
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            dst[u] = nullptr;
-            mask[u] = 0;
-            const uint32_t t = t0 + u * KG_EW_THREADS;
-            if (t >= n)
-                continue;
-            const uint32_t jj = kgd_div_magic(t, Q.magic_cq, Q.shift_cq), q = t - jj * Q.cq;
-            char *row = ob + ((int64_t)w.off[0] + (int64_t)(w.j0 + jj) * Q.soj) * ES;
-            const uint32_t so = (uint32_t)((uintptr_t)row & 15u);
-            const int cf = (int)((w.qc + q) * M) - (int)(so / ES); /* the chunk's first position c */
-            if (cf >= (int)Q.nc)
-                continue;
-            dst[u] = row - so + 16u * (w.qc + q);
-            /* element i: row r0 + i, content byte si(cf + i) + jj ES */
-            const uint32_t r0 = q * M + (M - 1) - so / ES, xj = jj * ES, s0 = ibase + (uint32_t)cf * dsi;
-            v[u] = make_uint4(0, 0, 0, 0);
-            if (cf >= 0 && cf + M <= (int)Q.nc) {
+        for (int t = 0; t < 4 / ES; t++)
+            if (4 * u + t * ES < span)
+                v |= (uint32_t)kg_rv_load<ES>(src + 4 * u + t * ES) << (8 * ES * t);
+        return v;
+    }
+}
+
+template <int ES>
+__device__ __forceinline__ void kg_tc_put(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w,
+                                          const kg_tc_rows<ES> &R)
+{
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
+    const char *iend = ib + (int64_t)Q.in_n * ES;
+    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
+    const uint32_t span = w.jn * ES;
 #pragma unroll
-                for (int m = 0; m < M; m++) {
-                    const uint32_t i = (m + rot) % M;
-                    const uint32_t x = ((s0 + i * dsi) & 15u) + xj;
-                    kg_rv_put<ES>(v[u], m, kg_rv_load<ES>((const char *)st + kg_tc_at<M>(r0 + i, x)));
-                }
-                v[u] = kg_tq_rotl(v[u], rot * ES * 8);
-            } else {
+    for (int x = 0; x < KG_TC_U; x++) {
+        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
+        const char *src = kg_tc_src<ES>(Q, ib, w, r);
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u, q = s >> 2, b = (s & 3u) * 8u;
+        const char *a = src - s + 16 * k;
+        const uint32_t n = __shfl_down_sync(0xffffffffu, R.c[x].x, 1);
+        if (!(r < w.cn && 16u * k < s + span))
+            continue;
+        const bool last = k == LR - 1;
+        const uint32_t z[8] = {R.c[x].x, R.c[x].y, R.c[x].z, R.c[x].w,
+                               last ? R.e[x].x : n,      R.e[x].y, R.e[x].z, R.e[x].w};
+        const bool fast = a >= ib && a + (s ? 32 : 16) <= iend;
+        uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES));
 #pragma unroll
-                for (int i = 0; i < M; i++) {
-                    if (cf + i >= 0 && cf + i < (int)Q.nc) {
-                        mask[u] |= 1u << i;
-                        const uint32_t x = ((s0 + i * dsi) & 15u) + xj;
-                        kg_rv_put<ES>(v[u], i, kg_rv_load<ES>((const char *)st + kg_tc_at<M>(r0 + i, x)));
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (!dst[u])
-                continue;
-            if (mask[u]) {
-#pragma unroll
-                for (int i = 0; i < M; i++)
-                    if (mask[u] >> i & 1u)
-                        kg_rv_store<ES>(dst[u] + i * ES, kg_rv_get<ES>(v[u], i));
-            } else {
-                *(uint4 *)dst[u] = v[u];
-            }
+        for (int i = 0; i < 7; i++) {
+            const int u = 4 * k + i - (int)q; /* the content word */
+            if ((i < 4 || last) && u >= 0 && 4u * u < span)
+                d[u] = fast ? __funnelshift_r(z[i], z[i + 1], b) : kg_tc_word<ES>(src, (uint32_t)u, span);
         }
     }
 }
 
-/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1
-   in two stages: the next tile's loads are issued (and committed) before
-   this tile's wait, barrier, gather and store. The buffer is the launch's
-   dynamic shared memory (two stages of Q.stage bytes). A copy moves bits. */
+/* One output chunk of a tile: output row jj's aligned 16-byte chunk q
+   (elements c0 + e0 .. + M - 1, e0 = q M - h, h the row's offset in its
+   chunk in elements), element e from stage row e at byte jj ES; a chunk
+   the tile covers whole is one 16-byte store, else its elements inside the
+   tile are stored one by one. */
+template <int ES>
+__device__ __forceinline__ void kg_tc_chunk(const kg_tchunk &Q, char *ob, const unsigned char *st, const kg_tc_where &w,
+                                            uint32_t jj, uint32_t q)
+{
+    constexpr int M = 16 / ES, P = KG_TC_PITCH(ES);
+    char *row = ob + ((int64_t)w.off[0] + (int64_t)(w.j0 + jj) * Q.soj + w.c0) * ES;
+    const uint32_t so = (uint32_t)(uintptr_t)row & 15u;
+    if (16u * q >= so + w.cn * ES)
+        return;
+    const int e0 = (int)(q * M) - (int)(so / ES);
+    const bool whole = e0 >= 0 && e0 + M <= (int)w.cn;
+    const unsigned char *sp = st + (e0 * P + (int)(jj * ES));
+    char *dst = row - so + 16 * q;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (whole) {
+#pragma unroll
+        for (int i = 0; i < M; i++)
+            kg_rv_put<ES>(v, i, kg_rv_load<ES>((const char *)sp + i * P));
+        *(uint4 *)dst = v;
+    } else {
+#pragma unroll
+        for (int i = 0; i < M; i++)
+            if (e0 + i >= 0 && e0 + i < (int)w.cn)
+                kg_rv_store<ES>(dst + i * ES, kg_rv_load<ES>((const char *)sp + i * P));
+    }
+}
+
+/* Stores a tile from the stage: 4 output rows a warp instruction, 8
+   consecutive chunks each (lane = row * 8 + chunk; chunks 0 .. 7, or 0 ..
+   15 in two units where cq > 8), one unit a warp and step; with cq 8 or 16
+   the rows' last chunks (q = cq, partial) in a pass of one row a thread. */
+template <int ES>
+__device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, char *ob, const unsigned char *st, const kg_tc_where &w)
+{
+    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, hs = Q.cq <= 8 ? 0u : 1u;
+    const uint32_t units = ((w.jn + 3) / 4) << hs;
+    for (uint32_t u = warp; u < units; u += KG_EW_THREADS / 32) {
+        const uint32_t jj = (u >> hs) * 4 + lane / 8, q = (u & hs) * 8 + lane % 8;
+        if (jj < w.jn && q <= Q.cq)
+            kg_tc_chunk<ES>(Q, ob, st, w, jj, q);
+    }
+    if (Q.cq == 8 || Q.cq == 16)
+        for (uint32_t jj = threadIdx.x; jj < w.jn; jj += KG_EW_THREADS)
+            kg_tc_chunk<ES>(Q, ob, st, w, jj, Q.cq);
+}
+
+/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1,
+   each fetched and put into the stage, then (after a barrier) stored
+   (kg_tc_store). The stage is the launch's dynamic shared memory (Q.stage
+   bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
     typedef typename F::out_t X;
@@ -1223,23 +1254,16 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const 
     char *ob = (char *)p.out;
     const uint32_t first = blockIdx.x * Q.tpb;
     const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
-    if (first >= Q.tiles)
-        return;
-    kg_tc_where w = kg_tc_tile(Q, first);
-    kg_tc_issue<ES>(Q, ib, kg_tq_smem, w);
-    kgd_cp_async_commit();
-    for (uint32_t tile = first, s = 0; tile < end; tile++, s ^= 1u) {
-        kg_tc_where nw = w;
-        if (tile + 1 < end) {
-            nw = kg_tc_tile(Q, tile + 1);
-            kg_tc_issue<ES>(Q, ib, kg_tq_smem + (s ^ 1u) * Q.stage, nw);
+    for (uint32_t tile = first; tile < end; tile++) {
+        const kg_tc_where w = kg_tc_tile<ES>(Q, tile);
+        {
+            kg_tc_rows<ES> R;
+            kg_tc_fetch<ES>(Q, ib, w, R);
+            kg_tc_put<ES>(Q, ib, kg_tq_smem, w, R);
         }
-        kgd_cp_async_commit();
-        kgd_cp_async_wait<1>();
         __syncthreads();
-        kg_tc_store<ES>(Q, ib, ob, kg_tq_smem + s * Q.stage, w);
-        __syncthreads(); /* the stage is refilled two tiles on */
-        w = nw;
+        kg_tc_store<ES>(Q, ob, kg_tq_smem, w);
+        __syncthreads(); /* the next tile reuses the stage */
     }
 }
 

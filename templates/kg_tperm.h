@@ -139,38 +139,38 @@ typedef struct kg_tslab {
 } kg_tslab;
 
 /* The argument of the kernels <op>_tchunk (copies): tiles whose global
-   accesses are all aligned 16-byte chunks. The coalesced layout's dim 0 (nc
-   elements) is the output's fast dim (stride 1), its dim J (nj elements)
-   the input's (stride 1); sci: the input's stride along dim 0, soj: the
-   output's along J; B: every other dim (index b -> both operands' offsets).
-   Tile (ct, jt, b), ct fastest: output row j (positions c = 0 .. nc - 1 at
-   j, b) is cut at its own aligned 16-byte chunks, chunk q covering bytes
-   (row & ~15) + 16 q ..; the tile stores chunks ct * cq .. ct * cq + cq - 1
-   of the rows j = jt * jn .. jt * jn + jn - 1 (whole aligned 16-byte stores
-   but at a row's two ends). Those chunks need input rows c = ct * cq * M -
-   (M - 1) .. ct * cq * M + cq * M - 1 (M = 16 / es elements a chunk; rows
-   also read by the neighbouring tile); each is loaded as the aligned
-   16-byte chunks covering its elements jt * jn .. + jn - 1, by cp.async
-   (element by element where a chunk leaves the input's extent, elements
-   0 .. in_n - 1 of p.in[0]) into one of two shared-memory stages (row r at
-   byte r * 16 * KG_TC_PC, its chunks swizzled by r / M), the next tile's
-   loads in flight
-   while a tile's chunks are gathered and stored. A block takes tiles tpb *
+   accesses are aligned 16-byte chunks (but at a tile row's two ends). The
+   coalesced layout's dim 0 (nc elements) is the output's fast dim (stride
+   1), its dim J (nj elements) the input's (stride 1); sci: the input's
+   stride along dim 0, soj: the output's along J; B: every other dim (index
+   b -> both operands' offsets). Tile (ct, jt, b), ct fastest, covers c =
+   ct * cq * M .. + cq * M - 1 (M = 16 / es elements a chunk; cq output
+   chunks a tile row) and j = jt * jn .. + jn - 1 (jn <= KG_TC_JN), cut at
+   the axes' ends: no element is read or written by two tiles but the
+   aligned chunks at the tile rows' ends. Its input rows are loaded by the
+   aligned 16-byte chunks covering them, realigned (funnel shifts with the
+   next lane's chunk) into one shared-memory stage (row r at byte r *
+   KG_TC_PITCH(es); element by element where a chunk would leave the
+   input's extent, elements 0 .. in_n - 1 of p.in[0]); each output row of
+   the tile is stored by its aligned 16-byte chunks gathered from the stage
+   (element by element at the row's two ends). A block takes tiles tpb *
    blockIdx.x .. + tpb - 1. */
-#define KG_TC_PC 16 /* 16-byte chunks a shared-memory row holds */
-#define KG_TC_CQ_MAX(es) ((es) >= 8 ? 16 : 4 * (es)) /* output chunks a tile row: 256 bytes (8-byte: 256) */
-#define KG_TC_JN_MAX(es) ((16 * KG_TC_PC - 16) / (es)) /* j positions a tile: covered by KG_TC_PC chunks */
-/* a stage's bytes for cq chunks a tile row */
-#define KG_TC_STAGE_BYTES(es, cq) (((cq) * (16 / (es)) + 16 / (es) - 1) * 16 * KG_TC_PC)
+#define KG_TC_JN 64           /* j positions a tile: KG_TC_JN * es bytes of each input row (4 es chunks) */
+#define KG_TC_CQ_MAX(es) 16 /* output chunks a tile row: 256 bytes */
+/* a stage row's bytes: KG_TC_JN elements and a pad (an odd number of words;
+   8-byte elements: an odd number of pairs) */
+#define KG_TC_PITCH(es) (KG_TC_JN * (es) + ((es) >= 8 ? 8 : 4))
+/* the stage's bytes for cq chunks a tile row */
+#define KG_TC_STAGE_BYTES(es, cq) ((cq) * (16 / (es)) * KG_TC_PITCH(es))
 /* compiled for at least this many resident blocks per SM (64 registers) */
-#define KG_TC_MIN_BLOCKS 4
+#define KG_TC_MIN_BLOCKS 5
 typedef struct kg_tchunk {
     kg_nd32 B;
     uint32_t nc, nj, cq, jn; /* cq: output chunks a tile row; jn: j positions a tile */
     int32_t sci, soj;
     uint32_t tiles_c, tiles_j, tiles, tpb;
-    uint32_t magic_c, shift_c, magic_j, shift_j, magic_cq, shift_cq;
-    uint32_t stage, in_n; /* stage: bytes of one stage */
+    uint32_t magic_c, shift_c, magic_j, shift_j;
+    uint32_t stage, in_n; /* stage: bytes of the stage */
 } kg_tchunk;
 
 #endif
