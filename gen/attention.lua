@@ -170,20 +170,20 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Candidates (session 18): the D 32 / 64 kernel above with every ex-th
--- 8-key group's exponentials on the FMA pipe (attention_sm90.cuh, EX):
--- "ex4" a quarter of them, "ex8" an eighth.
-local function with_ex(ex)
+-- Candidates (session 18): the D 32 / 64 kernel above with the ping-pong
+-- turns going round its three consumer warpgroups ("t3"; attention_sm90.cuh),
+-- and the same with four K/V stages ("t3k4").
+local function variant_of(extra)
   local t = {}
   for _, d in ipairs({ 32, 64 }) do
     local c = {}
     for k, v in pairs(M.sm90_persist_plain[d]) do c[k] = v end
-    c.ex = ex
+    for k, v in pairs(extra) do c[k] = v end
     t[d] = c
   end
   return t
 end
-M.sm90_persist_ex4, M.sm90_persist_ex8 = with_ex(4), with_ex(8)
+M.sm90_persist_t3, M.sm90_persist_t3k4 = variant_of({}), variant_of({ ks = 4 })
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
@@ -284,8 +284,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(c.ex or 0) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "0" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
@@ -295,8 +295,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "",
-                                 c.ex and string.format(", 1/%d of exp2 on FMA", c.ex) or "") }
+                                 sh and ", shifted blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -348,16 +347,16 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_EX4", name = "Hopper persistent ex4", prefix = "attn90e_", dtypes = sm90_dtypes,
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_T3", name = "Hopper persistent t3", prefix = "attn90e_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ex4, false, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3, true, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 1/4 of exp2 on the FMA pipe (D 32, 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_EX8", name = "Hopper persistent ex8", prefix = "attn90f_", dtypes = sm90_dtypes,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, turns round three warpgroups (D 32, 64)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_T3K4", name = "Hopper persistent t3k4", prefix = "attn90f_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ex8, false, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3k4, true, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, 1/8 of exp2 on the FMA pipe (D 32, 64)" },
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, t3 with four K/V stages (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -63,26 +63,6 @@ template <int N> __device__ __forceinline__ void wg_wait()
    wgmma through the async proxy */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-/* 2^x on the FMA pipe, no MUFU (FlashAttention-4's way of sharing the
-   softmax's exponentials between the two pipes): x rounded to the nearest
-   integer j by the 1.5 x 2^23 shift, 2^(x - j) by a degree-4 polynomial
-   (relative error 2.6e-6 on [-0.5, 0.5], least squares fitted), times 2^j
-   built in the exponent bits; x clamped to -127, whose 2^j is 0, so that
-   -inf (a masked score) and anything below 2^-126 give 0 as ex2.approx.ftz
-   does; NaN stays NaN (max.NaN). */
-__device__ __forceinline__ float ex2_fma(float x)
-{
-    asm("max.NaN.f32 %0, %0, 0fC2FE0000;\n" : "+f"(x)); /* -127 */
-    const float t = x + 12582912.f, f = x - (t - 12582912.f);
-    float q = fmaf(9.570069611e-03f, f, 5.591785908e-02f);
-    q = fmaf(q, f, 2.402474582e-01f);
-    q = fmaf(q, f, 6.931217909e-01f);
-    q = fmaf(q, f, 9.999992847e-01f);
-    /* t's low mantissa bits hold 0x400000 + j: shifted up by 23 only j's
-       remain, in the exponent field */
-    return q * __int_as_float((__float_as_int(t) << 23) + (127 << 23));
-}
-
 /* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
    byte offset (between 64-element panels of an N-major operand; unused for
    K-major), stride byte offset (between groups of 8 rows). */
@@ -201,13 +181,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * EX: every EX-th 8-key group of a thread's scores (a 1 / EX share of the
- * softmax's exponentials) by ex2_fma on the FMA pipe instead of MUFU.EX2
- * (0: none), so that the two pipes share the exponentials where MUFU alone
- * (16 a clock a multiprocessor) is as slow as the products (D 32, 64).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, int EX = 0>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -511,15 +487,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mx[i] = mnew;
                 rs[i] = 0.f;
             }
-            /* (EX: the group's exponentials on the FMA pipe) */
-            auto expo = [](int n, float x) { return EX > 0 && n % (EX > 0 ? EX : 1) == EX - 1 ? ex2_fma(x) : ex2(x); };
             if (fold) {
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
-                        e = expo(n, fmaf(e, p.scale_log2, -use[x >> 1]));
+                        e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
                         rsp[n & 1][x >> 1] += e;
                     }
             } else {
@@ -528,7 +502,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         float &e = s[4 * n + x];
-                        e = expo(n, e - use[x >> 1]);
+                        e = ex2(e - use[x >> 1]);
                         rsp[n & 1][x >> 1] += e;
                     }
             }
@@ -575,14 +549,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            for its turn, issues, and passes the turn on), so that one's
            softmax runs while the other's products occupy the tensor cores
            rather than both multiplying, then both exponentiating. */
-        static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
+        /* Three consumer warpgroups (candidate "t3"): the turns go round,
+           0, 1, 2, 0, ... (named barriers 6, 7, 8: 5 is the producer's, 1-3
+           the warpgroups' own stores). */
+        static_assert(!PP || NWG == 2 || NWG == 3, "ping-pong takes two or three consumer warpgroups");
+        constexpr int TB = NWG == 2 ? 3 : 6;
         auto turn_wait = [&]() {
             if constexpr (PP)
-                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+                asm volatile("bar.sync %0, 256;\n" ::"r"(TB + wgi) : "memory");
         };
         auto turn_pass = [&]() {
             if constexpr (PP)
-                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(TB + (NWG == 2 ? wgi ^ 1 : (wgi + 1) % NWG)) : "memory");
         };
         /* a landed tile ready for the products: copies by cp.async (the
            generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
@@ -777,10 +755,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
                inside a panel */
             const uint64_t dq = sw128_desc((PERSIST && (x & 1) ? aQ1 : aQ) + wgi * 64 * 128, 16, 1024);
-            fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
+            fold = KG_ATTN_FOLD && !(PP && NWG == 2) && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
             dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
 
-            if (wgi == 1)
+            if (wgi == NWG - 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (ntiles > 0) {
                 first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
@@ -797,7 +775,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             store_out(m0, h, b);
             return ntiles;
         };
-        constexpr bool XT = KG_ATTN_XT < 0 ? PP : KG_ATTN_XT != 0;
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP && NWG == 2 : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
                                    "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
@@ -876,7 +854,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     release(empty_qs(x & 1));
             };
 
-            if (wgi == 1)
+            if (wgi == NWG - 1)
                 turn_pass(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {

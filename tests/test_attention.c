@@ -1204,9 +1204,9 @@ Test(attention, persistent_matches_grid_bits)
         run_case_once(&refs[x >> 1]);
         cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
     }
-    /* the candidates with a share of exp2 on the FMA pipe (other bits than
-       grid mode's): against the reference (D 64) */
-    const int ev[2] = {KG_ATTN_V_HOPPER_PERSIST_EX4, KG_ATTN_V_HOPPER_PERSIST_EX8};
+    /* the candidates t3, t3k4 (their bits are grid mode's, below): against
+       the reference (D 64) */
+    const int ev[2] = {KG_ATTN_V_HOPPER_PERSIST_T3, KG_ATTN_V_HOPPER_PERSIST_T3K4};
     for (int x = 0; x < 2; x++) {
         kg_test_force_attn_variant(ctx, ev[x]);
         run_case_once(&refs[0]);
@@ -1223,6 +1223,16 @@ Test(attention, persistent_matches_grid_bits)
         const int vs[2] = {pv[x % 2], gv[x % 2]}, tma[2] = {0, 0}, want[2] = {-1, -1};
         same_bits(&c, vs, tma, want);
     }
+    /* the candidates' turns change no arithmetic: grid mode's bits too (D 32
+       and 64 shapes) */
+    for (int x = 0; x < 14; x++) {
+        const int *z = shapes[x / 2];
+        if ((z[5] != 32 && z[5] != 64) || !kt_take(3))
+            continue;
+        const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
+        const int vs[2] = {ev[x % 2], KG_ATTN_V_HOPPER}, tma[2] = {0, 0}, want[2] = {-1, -1};
+        same_bits(&c, vs, tma, want);
+    }
     kg_test_force_attn_variant(ctx, -1);
 }
 
@@ -1236,8 +1246,8 @@ Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int pv[4] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_EX4,
-                       KG_ATTN_V_HOPPER_PERSIST_EX8};
+    const int pv[4] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_T3,
+                       KG_ATTN_V_HOPPER_PERSIST_T3K4};
     const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
         {2, 16, 16, 1000, 1000, 1, 1},
@@ -1275,8 +1285,8 @@ Test(attention, tma_matches_cp_async_bits)
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
     const int hv[7] = {KG_ATTN_V_HOPPER,         KG_ATTN_V_HOPPER_LONG,        KG_ATTN_V_HOPPER_PP,
-                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_EX4,
-                       KG_ATTN_V_HOPPER_PERSIST_EX8};
+                       KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_PERSIST_T3,
+                       KG_ATTN_V_HOPPER_PERSIST_T3K4};
     for (int v = 0; v < 7; v++)
         for (int di = 0; di < 5; di++)
             for (int causal = 0; causal < 2; causal++) {
