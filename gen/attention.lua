@@ -184,6 +184,8 @@ local function variant_of(extra)
   return t
 end
 M.sm90_persist_t3, M.sm90_persist_t3k4 = variant_of({}), variant_of({ ks = 4 })
+-- and the default's epilogue with one MUFU for 1 / sum and the lse's log2 ("fe")
+M.sm90_persist_fe = variant_of({ fe = true })
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
@@ -284,8 +286,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(c.fe or false) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
@@ -295,7 +297,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "") }
+                                 sh and ", shifted blocks" or "", c.fe and ", approximate epilogue" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -357,6 +359,11 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3k4, true, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, t3 with four K/V stages (D 32, 64)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_FE", name = "Hopper persistent fe", prefix = "attn90g_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_fe, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, rcp/lg2.approx epilogue (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

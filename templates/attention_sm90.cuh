@@ -181,9 +181,12 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
+ * FE (candidate "fe"): the epilogue's 1 / sum and the lse's log2 by
+ * rcp.approx / lg2.approx (one MUFU each) instead of the IEEE division
+ * (with its slow-path check) and the full-precision log2f.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool FE = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -598,7 +601,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float sum = quad_sum(lv[i]);
-                const float inv = sum > 0.f ? 1.f / sum : 0.f;
+                float inv = 0.f, lg = 0.f;
+                if (FE && sum > 0.f) {
+                    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(inv) : "f"(sum));
+                    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(lg) : "f"(sum));
+                } else if (!FE) {
+                    inv = sum > 0.f ? 1.f / sum : 0.f;
+                }
                 const int rl = wr + g + 8 * i, r = m0 + rl;
 #pragma unroll
                 for (int n = 0; n < ND; n++)
@@ -606,7 +615,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
                 if (p.lse && t == 0 && r >= 0 && r < p.sq)
                     p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                        sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
+                        sum > 0.f ? (mxv[i] + (FE ? lg : log2f(sum))) * KG_LN2 : -CUDART_INF_F;
             }
         };
         /* second half: 16-byte coalesced stores of the staged rows;
