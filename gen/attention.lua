@@ -170,22 +170,28 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Candidates (session 18): the D 32 / 64 kernel above with the ping-pong
--- turns going round its three consumer warpgroups ("t3"; attention_sm90.cuh),
--- and the same with four K/V stages ("t3k4").
-local function variant_of(extra)
-  local t = {}
-  for _, d in ipairs({ 32, 64 }) do
-    local c = {}
-    for k, v in pairs(M.sm90_persist_plain[d]) do c[k] = v end
-    for k, v in pairs(extra) do c[k] = v end
-    t[d] = c
-  end
-  return t
-end
-M.sm90_persist_t3, M.sm90_persist_t3k4 = variant_of({}), variant_of({ ks = 4 })
--- and the default's epilogue with one MUFU for 1 / sum and the lse's log2 ("fe")
-M.sm90_persist_fe = variant_of({ fe = true })
+-- Measured and dropped (session 18, H200, us, in turn, best of 3, default
+-- / candidates, each the D 32 / 64 kernel above with one change):
+-- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
+-- (a degree-4 polynomial, 2^j built in the exponent bits) instead of
+-- MUFU.EX2: bf16 D 64 S 1k 324.2 / 368.0 / 346.8, causal 228.0 / 258.7 /
+-- 245.4, S 4k causal 613.5 / 718.1 / 676.0, S 16k 4389.7 / 4935.7 /
+-- 4679.9; f16 S 1k causal 227.1 / 268.2 / 253.3; bf16 D 32 S 4k 958.9 /
+-- 1117.6 / 1041.4 (ncu of the default, bf16 D 64 S 1k causal: tensor pipe
+-- 39% and MUFU 41% of peak, issue 48%: latency-bound, not MUFU-bound).
+-- s18r2, "t3" / "t3k4": the ping-pong turns going round the three consumer
+-- warpgroups (t3k4: and four K/V stages; 12 / 24 bytes of spills at D 64
+-- causal): bf16 D 64 S 1k 324.1 / 368.4 / 371.2, causal 228.6 / 252.1 /
+-- 257.2, S 4k causal 611.0 / 659.8 / 665.6, S 16k causal 2298.4 / 2455.1 /
+-- 2442.2; f16 S 1k 325.5 / 378.1 / 381.3, causal 228.0 / 264.5 / 269.0;
+-- bf16 D 32 S 4k 951.8 / 1041.0 / 1055.1.
+-- Mixed, not adopted (s18r2, one run; its forced GPU tests passed): "fe",
+-- the epilogue's 1 / sum and the lse's log2 by rcp.approx / lg2.approx
+-- (one MUFU each, no IEEE slow-path check): bf16 D 64 S 1k 324.1 / 319.1,
+-- causal 228.6 / 220.1, S 4k causal 611.0 / 618.3, S 16k causal 2298.4 /
+-- 2283.1; f16 S 1k 325.5 / 333.5, causal 228.0 / 224.7; bf16 D 32 S 4k
+-- 951.8 / 943.5 (to ship it, every Hopper kernel's epilogue would take it,
+-- so that the persistent kernels keep grid mode's bits).
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
@@ -286,8 +292,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(c.fe or false) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
@@ -297,7 +303,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "", c.fe and ", approximate epilogue" or "") }
+                                 sh and ", shifted blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -349,21 +355,6 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_T3", name = "Hopper persistent t3", prefix = "attn90e_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3, true, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, turns round three warpgroups (D 32, 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_T3K4", name = "Hopper persistent t3k4", prefix = "attn90f_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3k4, true, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, t3 with four K/V stages (D 32, 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_FE", name = "Hopper persistent fe", prefix = "attn90g_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_fe, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, rcp/lg2.approx epilogue (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -181,12 +181,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * FE (candidate "fe"): the epilogue's 1 / sum and the lse's log2 by
- * rcp.approx / lg2.approx (one MUFU each) instead of the IEEE division
- * (with its slow-path check) and the full-precision log2f.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool FE = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -552,18 +549,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            for its turn, issues, and passes the turn on), so that one's
            softmax runs while the other's products occupy the tensor cores
            rather than both multiplying, then both exponentiating. */
-        /* Three consumer warpgroups (candidate "t3"): the turns go round,
-           0, 1, 2, 0, ... (named barriers 6, 7, 8: 5 is the producer's, 1-3
-           the warpgroups' own stores). */
-        static_assert(!PP || NWG == 2 || NWG == 3, "ping-pong takes two or three consumer warpgroups");
-        constexpr int TB = NWG == 2 ? 3 : 6;
+        static_assert(!PP || NWG == 2, "ping-pong takes two consumer warpgroups");
         auto turn_wait = [&]() {
             if constexpr (PP)
-                asm volatile("bar.sync %0, 256;\n" ::"r"(TB + wgi) : "memory");
+                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
         };
         auto turn_pass = [&]() {
             if constexpr (PP)
-                asm volatile("bar.arrive %0, 256;\n" ::"r"(TB + (NWG == 2 ? wgi ^ 1 : (wgi + 1) % NWG)) : "memory");
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
         };
         /* a landed tile ready for the products: copies by cp.async (the
            generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
@@ -601,13 +594,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float sum = quad_sum(lv[i]);
-                float inv = 0.f, lg = 0.f;
-                if (FE && sum > 0.f) {
-                    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(inv) : "f"(sum));
-                    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(lg) : "f"(sum));
-                } else if (!FE) {
-                    inv = sum > 0.f ? 1.f / sum : 0.f;
-                }
+                const float inv = sum > 0.f ? 1.f / sum : 0.f;
                 const int rl = wr + g + 8 * i, r = m0 + rl;
 #pragma unroll
                 for (int n = 0; n < ND; n++)
@@ -615,7 +602,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         mma<T>::pack(o[4 * n + 2 * i] * inv, o[4 * n + 2 * i + 1] * inv);
                 if (p.lse && t == 0 && r >= 0 && r < p.sq)
                     p.lse[b * p.l_sb + h * p.l_sh + (int64_t)r * p.l_ss] =
-                        sum > 0.f ? (mxv[i] + (FE ? lg : log2f(sum))) * KG_LN2 : -CUDART_INF_F;
+                        sum > 0.f ? (mxv[i] + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
             }
         };
         /* second half: 16-byte coalesced stores of the staged rows;
@@ -764,10 +751,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* Q rows of this warpgroup; K-major, so stepping 16 along D is +32 bytes
                inside a panel */
             const uint64_t dq = sw128_desc((PERSIST && (x & 1) ? aQ1 : aQ) + wgi * 64 * 128, 16, 1024);
-            fold = KG_ATTN_FOLD && !(PP && NWG == 2) && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
+            fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
             dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
 
-            if (wgi == NWG - 1)
+            if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (ntiles > 0) {
                 first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
@@ -784,7 +771,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             store_out(m0, h, b);
             return ntiles;
         };
-        constexpr bool XT = KG_ATTN_XT < 0 ? PP && NWG == 2 : KG_ATTN_XT != 0;
+        constexpr bool XT = KG_ATTN_XT < 0 ? PP : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
                                    "with a negative row)");
         /* PERSIST: work tile x of this block (counted from 0), once the
@@ -863,7 +850,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     release(empty_qs(x & 1));
             };
 
-            if (wgi == NWG - 1)
+            if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
