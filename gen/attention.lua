@@ -170,6 +170,28 @@ M.sm90_persist_plain = {
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
+-- Measured and dropped (session 18, H200, us, in turn, best of 3, default
+-- / candidates, each the D 32 / 64 kernel above with one change):
+-- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
+-- (a degree-4 polynomial, 2^j built in the exponent bits) instead of
+-- MUFU.EX2: bf16 D 64 S 1k 324.2 / 368.0 / 346.8, causal 228.0 / 258.7 /
+-- 245.4, S 4k causal 613.5 / 718.1 / 676.0, S 16k 4389.7 / 4935.7 /
+-- 4679.9; f16 S 1k causal 227.1 / 268.2 / 253.3; bf16 D 32 S 4k 958.9 /
+-- 1117.6 / 1041.4 (ncu of the default, bf16 D 64 S 1k causal: tensor pipe
+-- 39% and MUFU 41% of peak, issue 48%: latency-bound, not MUFU-bound).
+-- s18r2, "t3" / "t3k4": the ping-pong turns going round the three consumer
+-- warpgroups (t3k4: and four K/V stages; 12 / 24 bytes of spills at D 64
+-- causal): bf16 D 64 S 1k 324.1 / 368.4 / 371.2, causal 228.6 / 252.1 /
+-- 257.2, S 4k causal 611.0 / 659.8 / 665.6, S 16k causal 2298.4 / 2455.1 /
+-- 2442.2; f16 S 1k 325.5 / 378.1 / 381.3, causal 228.0 / 264.5 / 269.0;
+-- bf16 D 32 S 4k 951.8 / 1041.0 / 1055.1.
+-- Mixed, not adopted (s18r2, one run; its forced GPU tests passed): "fe",
+-- the epilogue's 1 / sum and the lse's log2 by rcp.approx / lg2.approx
+-- (one MUFU each, no IEEE slow-path check): bf16 D 64 S 1k 324.1 / 319.1,
+-- causal 228.6 / 220.1, S 4k causal 611.0 / 618.3, S 16k causal 2298.4 /
+-- 2283.1; f16 S 1k 325.5 / 333.5, causal 228.0 / 224.7; bf16 D 32 S 4k
+-- 951.8 / 943.5 (to ship it, every Hopper kernel's epilogue would take it,
+-- so that the persistent kernels keep grid mode's bits).
 -- (The persistent kernel on the long variant's tiles, D 64 with 192 keys,
 -- the default from 2048 keys until session 16 and forced only since, left
 -- in session 17.)
