@@ -221,7 +221,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, clu, spon, spoff, rN, w32, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, w32, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -245,8 +245,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_force_attn_combine(ctx, 2);
         else if (l == 5 && !strncmp(x, "fused", 5))
             kg_test_force_attn_combine(ctx, 1);
-        else if (l == 3 && !strncmp(x, "clu", 3))
-            kg_test_force_attn_combine(ctx, 3);
         else if (l == 4 && !strncmp(x, "spon", 4))
             kg_test_attn_dec_spread(1);
         else if (l == 5 && !strncmp(x, "spoff", 5))
@@ -271,8 +269,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
-   fused / clu (the merge: the combine kernel, the last block, the cluster
-   merge), spon / spoff (the one-block-per-multiprocessor padding), r16 /
+   fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
    r32 / r64 (the decode variant of that many packed rows), w32 (32 rows on
    8 warps), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
@@ -280,7 +277,8 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
    round of each; each configuration's bits first compared with the first
    configuration's ('=': the same bits), and checked against float64 where
    they differ. Prints what
-   each took (stages, merge 1 fused / 2 combine, splits, late). */
+   each took (stages, merge 1 fused / 2 combine, splits, late); with
+   $KG_BENCH_TRACE also each one's per-block trace (trace_call). */
 static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, const void *hk, const void *hv, int B,
                        int Hq, int Hkv, int Sq, int Sk, int D)
 {
@@ -313,8 +311,6 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
                kg_attn_variant_names[kg_test_last_attn_variant(c->ctx)], kg_test_last_attn_dec_stages(),
                kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
                kg_test_last_attn_dec_spread(), same ? " =" : "");
-        if (kg_test_last_attn_combine(c->ctx) == 3)
-            printf("(%d clusters at once)", kg_test_last_attn_dec_clusters());
         best[i] = 1e30;
     }
     printf("\n      times:");
@@ -327,6 +323,11 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
     for (int i = 0; i < nc; i++)
         printf(" %.*s %.2f", (int)cl[i], cf[i], best[i]);
     printf("\n");
+    for (int i = 0; i < nc && getenv("KG_BENCH_TRACE"); i++) { /* each configuration's per-block trace */
+        dec_config(c->ctx, cf[i], cl[i], planned);
+        printf("      %.*s", (int)cl[i], cf[i]);
+        trace_call(c, best[i]);
+    }
     fflush(stdout);
     dec_config(c->ctx, "", 0, planned);
     free(o0);

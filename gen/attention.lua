@@ -297,8 +297,7 @@ local function plan_dec(mt, wr, kw)
     -- (attention_decode.cuh, dec_kv_pitch)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
     if d >= 64 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * M.panel_dim(d) * 2 end
-    -- (the warps' partials, then the block's own for the cluster merge)
-    local merge = math.max((nw * r * 2 + nw * r * (d + 8) + r * (d + 2)) * 4, 256 * r * 4)
+    local merge = math.max((nw * r * 2 + nw * r * (d + 8)) * 4, 256 * r * 4)
     return { threads = 32 * nw * wr, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
              call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s%s>", dt.storage, d, mt, wr, c.bn, c.nst,
                                   kind_enum[kind], kw and ", " .. kw or ""),

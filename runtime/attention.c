@@ -308,109 +308,36 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
    to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
    B 8: 19.3 against 30.2): so always the combine kernel. */
 #define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
-/* The cluster merge by default (1) or only where a test asks (0). */
-#define KG_DEC_CLUSTER_ON 0
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
    overlaps the end of the grid before it; a test can turn it off. */
-static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem,
-                            unsigned cluster)
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
 {
-    const int pdl = ctx->cc_major >= 9 && ctx->test_force[KGI_TEST_ATTN_PDL] != 0;
-    if (!pdl && cluster == 0)
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
         return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
-    cudaLaunchAttribute attr[2];
-    memset(attr, 0, sizeof attr);
-    unsigned na = 0;
-    if (pdl) {
-        attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[na++].val.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster > 0) { /* clusters of `cluster` blocks along x */
-        attr[na].id = cudaLaunchAttributeClusterDimension;
-        attr[na].val.clusterDim.x = cluster;
-        attr[na].val.clusterDim.y = 1;
-        attr[na++].val.clusterDim.z = 1;
-    }
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = ctx->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = na;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
     if (err != cudaSuccess) {
         cudaGetLastError();
         return kg_cuda_fail(ctx, err, "launching an attention decode kernel");
     }
     return KG_OK;
-}
-
-/* The clusters of `size` blocks of `smem` bytes of decode kernel `kernel`
-   the device holds at once (cudaOccupancyMaxActiveClusters, asked once per
-   device, kernel, size and shared memory; 0 where it holds none or cannot
-   tell). The kernel's shared memory limit is already raised (raise_smem). */
-#define DEC_CLUSTER_CACHE 64
-typedef struct {
-    int device, kernel, size, smem, active;
-} dec_cluster_fit;
-static dec_cluster_fit dec_cluster_cache[DEC_CLUSTER_CACHE];
-static int dec_cluster_cached;
-static pthread_mutex_t dec_cluster_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int dec_fit_last;
-
-int kg_test_last_attn_dec_clusters(void) { return __atomic_load_n(&dec_fit_last, __ATOMIC_RELAXED); }
-
-static int dec_clusters(kg_context *ctx, int kernel, int size, int smem)
-{
-    pthread_mutex_lock(&dec_cluster_lock);
-    for (int i = 0; i < dec_cluster_cached; i++)
-        if (dec_cluster_cache[i].device == ctx->device && dec_cluster_cache[i].kernel == kernel &&
-            dec_cluster_cache[i].size == size && dec_cluster_cache[i].smem == smem) {
-            const int n = dec_cluster_cache[i].active;
-            pthread_mutex_unlock(&dec_cluster_lock);
-            return n;
-        }
-    int n = 0;
-    cudaKernel_t kern;
-    if (kg_kernel(ctx, kernel, &kern) == KG_OK) {
-        cudaError_t err = cudaSuccess;
-        if (size > 8)
-            err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1, ctx->device);
-        cudaLaunchAttribute attr;
-        memset(&attr, 0, sizeof attr);
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = (unsigned)size;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim = (dim3){(unsigned)size, 1, 1};
-        cfg.blockDim = (dim3){128, 1, 1};
-        cfg.dynamicSmemBytes = (size_t)smem;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveClusters(&n, (const void *)kern, &cfg);
-        if (err != cudaSuccess) {
-            cudaGetLastError();
-            n = 0;
-        }
-    } else {
-        cudaGetLastError();
-    }
-    if (dec_cluster_cached < DEC_CLUSTER_CACHE)
-        dec_cluster_cache[dec_cluster_cached++] = (dec_cluster_fit){ctx->device, kernel, size, smem, n};
-    pthread_mutex_unlock(&dec_cluster_lock);
-    return n;
 }
 
 /* kg_test_attn_dec_spread (a test and benchmark hook, process-wide): 1 or
@@ -602,6 +529,14 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = fm == 2;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
+    if (sp.splits > 1) {
+        void *base;
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
+        if (st != KG_OK)
+            return st;
+        p->counters = separate ? NULL : (int *)base;
+        p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
+    }
     /* A grid of at most one block per multiprocessor whose blocks would fit
        two to a multiprocessor (228 KB of shared memory, compute capability
        9.0) asks for more than half of it, so that the hardware scheduler
@@ -656,34 +591,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     st = raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
-    /* the cluster merge (compute capability 9.0 on): the splits of a row
-       tile as one thread-block cluster (up to KG_DEC_MAX_CLUSTER) that
-       merges them through distributed shared memory, in one launch without
-       scratch; where the device holds every cluster of the grid at once
-       (else the combine kernel). Forced (merge 3) where it holds any. */
-    int cluster = 0;
-    if (sp.splits > 1 && sp.splits <= KG_DEC_MAX_CLUSTER && ctx->cc_major >= 9 &&
-        (fm == 3 || (fm == 0 && KG_DEC_CLUSTER_ON))) {
-        const int64_t fit = dec_clusters(ctx, e->kernel, sp.splits, smem);
-        __atomic_store_n(&dec_fit_last, (int)fit, __ATOMIC_RELAXED);
-        if (fit > 0 && (fm == 3 || fit * sp.splits >= nblocks))
-            cluster = sp.splits;
-    }
-    p->dflags = (uint16_t)(p->dflags | (cluster ? KG_DEC_CLUSTER : 0));
-    if (sp.splits > 1 && !cluster) {
-        void *base;
-        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
-        if (st != KG_OK)
-            return st;
-        p->counters = separate ? NULL : (int *)base;
-        p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
-    }
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem, (unsigned)cluster);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
         return st;
-    if (sp.splits > 1 && separate && !cluster) {
+    if (sp.splits > 1 && separate) {
         /* blocks of 128 / lanes groups of `lanes` threads, a group per
            (row, float4 column); a test may force the lanes */
         const int lf = __atomic_load_n(&dec_lanes_force, __ATOMIC_RELAXED);
@@ -691,14 +604,14 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
         const int64_t per = 128 / lanes;
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
-                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0, 0);
+                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)
             return st;
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? cluster ? 3 : 1 + separate : 0;
-    if (sp.splits > 1 && !cluster)
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    if (sp.splits > 1)
         __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
     return kg_ok(ctx);

@@ -86,10 +86,6 @@ KG_API int kg_test_last_attn_dec_stages(void);
 KG_API void kg_test_attn_dec_late(int on);
 KG_API int kg_test_last_attn_dec_late(void);
 
-/* The clusters the device holds at once for the last decode launch that
-   asked (the cluster merge, kg_test_force_attn_combine 3). */
-KG_API int kg_test_last_attn_dec_clusters(void);
-
 /* The decode planner's fill of waves, process-wide: -1 off (a test and
    benchmark hook), 0 the runtime's choice; the fill percent the last decode
    launch planned with (0: none). */

@@ -72,10 +72,9 @@ KG_API int kg_test_last_attn_splits(const kg_context *ctx);
 /* Decode launches write each block's globaltimer stamps to `trace` (device
    memory, 4 words per block; NULL: off). */
 KG_API void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace);
-/* The decode merge (1: fused in the last block, 2: the combine kernel, 3:
-   the cluster merge where the device holds the clusters; 0: the runtime's
-   choice) and the one the last decode launch used (0: no split);
-   programmatic dependent launch of the decode kernels on / off. */
+/* The decode merge (1: fused in the last block, 2: the combine kernel; 0:
+   the runtime's choice) and the one the last decode launch used (0: no
+   split); programmatic dependent launch of the decode kernels on / off. */
 KG_API void kg_test_force_attn_combine(kg_context *ctx, int mode);
 KG_API int kg_test_last_attn_combine(const kg_context *ctx);
 KG_API void kg_test_attn_pdl(kg_context *ctx, int on);

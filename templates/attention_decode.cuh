@@ -21,11 +21,7 @@
  * block of the row tile
  * to finish (an integer counter per row tile, p.counters, zero between
  * calls), or, where that one block would read too much (p.counters NULL), by
- * a second grid (attn_dec_combine), or (KG_DEC_CLUSTER, sm_90: the splits of
- * a row tile launched as one thread-block cluster) by every block of the
- * cluster, a share of the items each, from the partials the blocks keep in
- * their shared memory (distributed shared memory; no scratch, no second
- * grid). Fixed orders throughout, no float
+ * a second grid (attn_dec_combine). Fixed orders throughout, no float
  * atomics: a call is bitwise reproducible. On sm_90 the kernels are launched
  * with programmatic dependent launch: they wait for the previous grid before
  * any global access (pdl_wait) and let the next one start launching.
@@ -172,59 +168,25 @@ __device__ __forceinline__ void dec_store(const kg_attn_params &p, int r, int c,
         p.lse[b * p.l_sb + h * p.l_sh + (int64_t)i * p.l_ss] = sum > 0.f ? (m + log2f(sum)) * KG_LN2 : -CUDART_INF_F;
 }
 
-/* Split s's partial: part + s x ps (global scratch), or (DS: the cluster
-   merge) the same shared-memory place as part in the block of cluster rank s
-   (distributed shared memory, a generic address). */
-template <bool DS> __device__ __forceinline__ const float *split_part(const float *part, int64_t ps, int s)
-{
-    if constexpr (DS) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        uint64_t r;
-        asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"(part), "r"(s));
-        return (const float *)r;
-#else
-        return part; /* (no clusters: never launched so) */
-#endif
-    } else {
-        return part + s * ps;
-    }
-}
-
-/* A partial's words: written by other blocks, read through L2 (ld.cg), or
-   (DS) from their shared memory after the cluster barrier. */
-template <bool DS> __device__ __forceinline__ float4 part_ld4(const float *x)
-{
-    if constexpr (DS)
-        return *(const float4 *)x;
-    else
-        return __ldcg((const float4 *)x);
-}
-template <bool DS> __device__ __forceinline__ float part_ld(const float *x)
-{
-    if constexpr (DS)
-        return *x;
-    else
-        return __ldcg(x);
-}
-
 /* Merges the S partials of one row (part: split 0's partial of its row tile,
-   or with DS this block's own, split_part; rr: the row in the tile) for
-   float4 column c with a group of G lanes (G a
+   rr: the row in the tile) for float4 column c with a group of G lanes (G a
    power of two up to 32: G consecutive lanes of one warp, gl this lane's
    place in the group; every lane of the warp calls it with the same G):
    lane gl folds splits gl, gl + G, gl + 2G, ... in that order, U loads in
    flight at a time (one round of loads where S <= U x G), then the group
    folds its lanes in a fixed tree (lane gl takes lane gl + o for o = 1, 2,
    ..., G / 2 where gl is a multiple of 2o). Lane 0 of the group holds the
-   result. G = 1: the splits in split order. The same order whatever the
-   partials' place: the same bits. */
-template <int D, int U, bool DS = false>
+   result. G = 1: the splits in split order. The partials were written by
+   other blocks: read through L2 (ld.cg). */
+template <int D, int U>
 __device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, int rr, int c, int S, int G, int gl,
                                           float &mr, float &sum, float4 &acc)
 {
     mr = -CUDART_INF_F;
     sum = 0.f;
     acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float *src = part + rr * D + 4 * c + gl * ps, *ml = part + R * D + rr + gl * ps;
+    const int64_t st = (int64_t)G * ps;
     const int n = S > gl ? (S - gl + G - 1) / G : 0; /* this lane's splits */
     for (int s = 0; s < n; s += U) {
         float4 v[U];
@@ -232,10 +194,9 @@ __device__ __forceinline__ void merge_row(const float *part, int64_t ps, int R, 
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (s + u < n) {
-                const float *x = split_part<DS>(part, ps, gl + (s + u) * G);
-                v[u] = part_ld4<DS>(x + rr * D + 4 * c);
-                m[u] = part_ld<DS>(x + R * D + rr);
-                l[u] = part_ld<DS>(x + R * D + R + rr);
+                v[u] = __ldcg((const float4 *)(src + (s + u) * st));
+                m[u] = __ldcg(ml + (s + u) * st);
+                l[u] = __ldcg(ml + (s + u) * st + R);
             }
 #pragma unroll
         for (int u = 0; u < U; u++)
@@ -266,39 +227,25 @@ __device__ __forceinline__ int dec_lanes(int S)
     return g;
 }
 
-/* The merge of a row tile's p.splits partials (part: split 0's, or with DS
-   this block's own, split_part) for the tile's vr valid rows (the others
-   were never written): groups of dec_lanes(p.splits) threads take (row,
-   float4 column) items, each merged in one pass (merge_row; the combine
-   kernel's lanes, so the same bits). The fused merge: the last block of the
-   row tile takes every item (first 0, step 1); the cluster merge: the block
-   of rank `first` every `step`-th block's worth of them. */
-template <typename T, int D, int R, int NT, bool DS>
-__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b,
-                                          int first, int step)
+/* The fused merge: the last block of a row tile merges its p.splits partials
+   (part: split 0's) for the tile's vr valid rows (the others were never
+   written): groups of dec_lanes(p.splits) threads take (row, float4 column)
+   items, each merged in one pass (merge_row; the combine kernel's lanes by
+   default, so the same bits; the merge is a latency tail after the last
+   split's stream). */
+template <typename T, int D, int R, int NT>
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
 {
     constexpr int C4 = D / 4;
     const int G = dec_lanes(p.splits), vr = min(R, rows - r0), gl = threadIdx.x % G, n = vr * C4;
-    for (int it0 = first * (NT / G); it0 < n;
-         it0 += step * (NT / G)) { /* the same trip count in every lane of a warp */
+    for (int it0 = 0; it0 < n; it0 += NT / G) { /* the same trip count in every lane of a warp */
         const int x = it0 + (int)threadIdx.x / G, it = min(x, n - 1), r = it / C4, c = it - r * C4;
         float m, sum;
         float4 acc;
-        merge_row<D, 8, DS>(part, (int64_t)R * (D + 2), R, r, c, p.splits, G, gl, m, sum, acc);
+        merge_row<D, 8>(part, (int64_t)R * (D + 2), R, r, c, p.splits, G, gl, m, sum, acc);
         if (gl == 0 && x < n)
             dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
     }
-}
-
-/* The cluster's barrier (every thread of every block of it): arrive with
-   release of this block's shared-memory writes, wait with acquire of the
-   others'. */
-__device__ __forceinline__ void cluster_sync()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#endif
 }
 
 /* The rows a thread accumulates (WR: warps along the rows; 1: every warp
@@ -643,22 +590,10 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         t_stream = globaltimer();
 
     const bool final = p.splits == 1;
-    /* the cluster merge (KG_DEC_CLUSTER: the p.splits blocks of a row tile
-       are one cluster, split = rank): each block's partial in its own shared
-       memory past dec_finish's buffer; a cluster barrier; each block merges
-       its share of the tile's items from the cluster's partials; a second
-       barrier so that no block leaves while another still reads it */
-    const bool clus = !final && (p.dflags & KG_DEC_CLUSTER);
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
-    float *own = clus ? (float *)smem + NW * R * 2 + NW * R * (D + 8) : p.part + px * R * (D + 2);
-    dec_finish<T, D, MT, WR, R, NW>(p, (float *)smem, o, mx, l, own, r0, hk, b, final);
+    dec_finish<T, D, MT, WR, R, NW>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
-    if (clus) {
-        cluster_sync();
-        dec_merge<T, D, R, NT, true>(p, own, r0, rows, hk, b, split, p.splits);
-        cluster_sync();
-        merged = 1;
-    } else if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
+    if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
@@ -669,7 +604,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         __syncthreads();
         if (last) {
             __threadfence();
-            dec_merge<T, D, R, NT, false>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b, 0, 1);
+            dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b);
             if (tid == 0)
                 p.counters[gi] = 0; /* zero again for the next call */
         }

@@ -21,9 +21,7 @@ typedef enum kg_attn_kind {
 
 /* kg_attn_params.dflags of the short-query kernels (attention_decode.cuh) */
 #define KG_DEC_LATE_PDL 1u   /* let the next grid launch only after the wait for the previous one */
-#define KG_DEC_CLUSTER 2u    /* the splits of a row tile are one thread-block cluster: merge through DSMEM */
 #define KG_DEC_MAX_STAGES 8  /* most kg_attn_params.stages */
-#define KG_DEC_MAX_CLUSTER 16 /* most splits of a cluster merge (non-portable above 8) */
 
 typedef struct kg_attn_params {
     const void *q, *k, *v;

@@ -1034,7 +1034,7 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
    quarter of the keys) give the bits of the 4-warp variant (each row's
    products, softmax and warp merge in the same order): D 32 to 128, MQA and
    GQA groups of 17 to 32 rows, 1 and 3 splits and the planner's, causal Sq
-   3, a mask, the cluster merge; and against the float64 reference. */
+   3, a mask; and against the float64 reference. */
 Test(attention, decode_eight_warps_keep_the_32_row_bits)
 {
     /* B, Hq, Hkv, Sq, Sk, D, causal, splits */
@@ -1048,7 +1048,6 @@ Test(attention, decode_eight_warps_keep_the_32_row_bits)
         dec_io_open(&x, c[0], c[1], c[2], c[3], c[4], c[5]);
         kg_attention_opts opts = {0.f, c[6]};
         kg_test_force_attn_splits(ctx, c[7]);
-        kg_test_force_attn_combine(ctx, i == 6 ? 3 : 0);
         kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE2);
         dec_io_run(&x, &opts, x.o1);
         cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2);
@@ -1060,7 +1059,6 @@ Test(attention, decode_eight_warps_keep_the_32_row_bits)
         cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (D %d, %d splits): bits differ", i, c[5], sp);
         dec_io_close(&x);
     }
-    kg_test_force_attn_combine(ctx, 0);
     kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE2W);
     acase a = {KG_BF16, 2, 24, 1, 3, 3001, 128, 1, MASK_RANDOM, 4, 0, 0.f};
     run_split_case(&a, 7);
@@ -1071,50 +1069,6 @@ Test(attention, decode_eight_warps_keep_the_32_row_bits)
     acase e = {KG_BF16, 2, 32, 2, 1, 1000, 32, 0, MASK_NONE, 0, 0, 0.f};
     run_split_case(&e, 3);
     kg_test_force_attn_variant(ctx, -1);
-}
-
-/* The cluster merge (merge 3: the splits of a row tile as one cluster,
-   merged through distributed shared memory, compute capability 9.0) gives
-   the combine kernel's bits: 16-, 32- and 64-row tiles, every head dim,
-   2 to 16 splits (1 and 2 merge lanes), causal Sq 3, call after call; and
-   against the float64 reference (masks, [B,S,H,D], keys ending inside a
-   tile). Below compute capability 9.0 the runtime takes the combine kernel. */
-Test(attention, decode_cluster_merge_keeps_the_bits)
-{
-    int major = 0, minor = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
-    const int want = major >= 9 ? 3 : 2;
-    /* B, Hq, Hkv, Sq, Sk, D, causal, splits */
-    const int cs[][8] = {
-        {2, 16, 4, 1, 6000, 128, 0, 16}, {2, 16, 4, 1, 6000, 128, 0, 5}, {2, 32, 1, 1, 7000, 128, 0, 16},
-        {3, 32, 1, 1, 5000, 64, 0, 8},   {2, 64, 1, 1, 4600, 64, 0, 12}, {2, 8, 2, 3, 5000, 96, 1, 2},
-        {2, 8, 2, 1, 5000, 256, 0, 9},   {2, 32, 2, 1, 4000, 32, 0, 16}, {1, 8, 1, 3, 4096, 128, 1, 16}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const int *c = cs[i];
-        dec_io x;
-        dec_io_open(&x, c[0], c[1], c[2], c[3], c[4], c[5]);
-        kg_attention_opts opts = {0.f, c[6]};
-        kg_test_force_attn_splits(ctx, c[7]);
-        kg_test_force_attn_combine(ctx, 2);
-        dec_io_run(&x, &opts, x.o1);
-        cr_assert_eq(kg_test_last_attn_splits(ctx), c[7]);
-        kg_test_force_attn_combine(ctx, 3);
-        for (int rep = 0; rep < 2; rep++) {
-            dec_io_run(&x, &opts, x.o2);
-            cr_assert_eq(kg_test_last_attn_combine(ctx), want, "case %zu: merge %d", i, kg_test_last_attn_combine(ctx));
-            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (D %d, %d splits), call %d: bits differ", i, c[5],
-                      c[7], rep);
-        }
-        dec_io_close(&x);
-    }
-    kg_test_force_attn_combine(ctx, 3);
-    acase a = {KG_BF16, 2, 6, 2, 3, 3001, 128, 1, MASK_RANDOM, 4, 0, 0.f};
-    run_split_case(&a, 7);
-    acase b = {KG_F16, 2, 32, 2, 1, 2777, 64, 0, MASK_NONE, 0, 1, 0.f};
-    run_split_case(&b, 16);
-    acase d = {KG_BF16, 1, 8, 1, 4, 777, 256, 1, MASK_PAD, 4, 0, 0.f};
-    run_split_case(&d, 4);
-    kg_test_force_attn_combine(ctx, 0);
 }
 
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
@@ -1399,9 +1353,9 @@ Test(attention, tma_matches_cp_async_bits)
 }
 
 /* The same call twice gives the same bits (split partials merged in a fixed
-   order), on the planner's split and a forced one, with the fused merge, the
-   combine kernel (also with its lanes forced) and the cluster merge; 8
-   query heads of a KV head x 2 queries = 16 packed rows. */
+   order), on the planner's split and a forced one, also with the combine
+   kernel's lanes forced; 8 query heads of a KV head x 2 queries = 16 packed
+   rows. */
 Test(attention, decode_is_bitwise_reproducible)
 {
     const int B = 2, Hq = 16, Hkv = 2, Sq = 2, Sk = 9000, D = 128;
@@ -1411,10 +1365,9 @@ Test(attention, decode_is_bitwise_reproducible)
     float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
     void *dl = kt_alloc(ctx, nl * 4);
     kg_tensor tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, Sq));
-    const int forced[8] = {0, 11, 0, 11, 11, 11, 16, 11}, lanes[8] = {0, 0, 0, 0, 4, 32, 0, 0};
-    const int merge[8] = {1, 1, 2, 2, 2, 2, 3, 3};
-    for (int f = 0; f < 8; f++) {
-        kg_test_force_attn_combine(ctx, merge[f]);
+    const int forced[6] = {0, 11, 0, 11, 11, 11}, lanes[6] = {0, 0, 0, 0, 4, 32};
+    for (int f = 0; f < 6; f++) {
+        kg_test_force_attn_combine(ctx, f < 2 ? 1 : 2);
         kg_test_force_attn_splits(ctx, forced[f]);
         kg_test_attn_dec_lanes(lanes[f]);
         for (int rep = 0; rep < 2; rep++) {
@@ -1428,7 +1381,7 @@ Test(attention, decode_is_bitwise_reproducible)
             kt_download(ctx, rep ? l2 : l1, dl, nl * 4);
         }
         cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
-                  "forced splits %d, merge %d, lanes %d: runs differ", forced[f], merge[f], lanes[f]);
+                  "forced splits %d, merge %d, lanes %d: runs differ", forced[f], f < 2 ? 1 : 2, lanes[f]);
     }
     kg_test_attn_dec_lanes(0);
     kg_test_force_attn_splits(ctx, 0);
