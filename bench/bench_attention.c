@@ -155,7 +155,7 @@ static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void *
 
 static int is_decode_variant(int v)
 {
-    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE2W;
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -221,7 +221,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, w32, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -252,9 +252,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
         else if (l == 3 && x[0] == 'r' && (v == 16 || v == 32 || v == 64)) {
             const kg_attn_variant rv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
             kg_test_force_attn_variant(ctx, rv[v / 32]);
-        } else if (l == 3 && !strncmp(x, "w32", 3))
-            kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE2W);
-        else if (l >= 2 && x[0] == 's')
+        } else if (l >= 2 && x[0] == 's')
             kg_test_force_attn_splits(ctx, v);
         else if (l >= 2 && x[0] == 'x')
             kg_test_force_attn_splits(ctx, v * planned);
@@ -270,8 +268,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
-   r32 / r64 (the decode variant of that many packed rows), w32 (32 rows on
-   8 warps), sN (N splits),
+   r32 / r64 (the decode variant of that many packed rows), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first

@@ -200,9 +200,7 @@ M.long_keys = 2048
 -- (bn / 4 per warp), nst pipeline stages of K and V. Three variants: 16 rows
 -- and 32 rows (not at D=256: 256 accumulators a thread), every warp all rows
 -- and a quarter of the keys; 64 rows, each warp 16 rows and all the keys
--- (D <= 128: at D=256 it needs 255 registers and spills). A fourth, 32 rows
--- on 8 warps (16 rows and a quarter of the keys each: half the products a
--- warp of the 32-row variant runs per tile, the same bits), D <= 128.
+-- (D <= 128: at D=256 it needs 255 registers and spills).
 -- The merge of splits needs 256 (most splits) x rows floats.
 M.dec = {
   [32] = { bn = 128, nst = 3 },
@@ -286,23 +284,21 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  sh and ", shifted blocks" or "") }
 end
 
-local function plan_dec(mt, wr, kw)
+local function plan_dec(mt, wr)
   return function(dt, d, kind)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
     local c = M.dec[d]
-    -- nw warps along the keys (of each of wr row groups)
-    local r, pd, nw = wr * mt * 16, d + 8, kw or 4 // wr
+    local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
     -- Q in rows of D + 8; K and V in rows of D + 8 (D 32), or (D from 64)
     -- in 128-byte-swizzled panels (D 96: two) from a 1024-byte boundary
     -- (attention_decode.cuh, dec_kv_pitch)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
     if d >= 64 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * M.panel_dim(d) * 2 end
     local merge = math.max((nw * r * 2 + nw * r * (d + 8)) * 4, 256 * r * 4)
-    return { threads = 32 * nw * wr, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
-             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s%s>", dt.storage, d, mt, wr, c.bn, c.nst,
-                                  kind_enum[kind], kw and ", " .. kw or ""),
-             shape = string.format("%d packed rows x %d keys, %d stages, split keys, %d warps, mma.sync", r, c.bn,
-                                   c.nst, nw * wr) }
+    return { threads = 128, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
+             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
+                                  kind_enum[kind]),
+             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
   end
 end
 
@@ -339,9 +335,6 @@ local variants = {
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_DECODE2W", name = "decode 32 w8", prefix = "attn_dec2w_", dtypes = sm90_dtypes,
-    plan = plan_dec(1, 2, 4), include = "attention_decode.cuh",
-    what = "short queries: 32 packed rows on 8 warps, 16 rows each (mma.sync)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

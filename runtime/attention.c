@@ -105,7 +105,7 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
 
 static int is_decode(kg_attn_variant v)
 {
-    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE2W;
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
 /* the persistent Hopper variants (one block per multiprocessor) */

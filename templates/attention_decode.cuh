@@ -10,8 +10,7 @@
  * keys [s * chunk, (s + 1) * chunk) in tiles of BN with a NST-stage pipeline
  * (bulk tensor copies on compute capability 9.0 at head dims 64, 96, 128, 256,
  * else cp.async; dec_unit), its four warps taking BN / 4 keys of each tile each and every
- * row (or, for 64-row tiles, 16 rows each and every key; or eight warps on
- * 32-row tiles, 16 rows and BN / 4 keys each; mma.sync m16n8k16,
+ * row (or, for 64-row tiles, 16 rows each and every key; mma.sync m16n8k16,
  * f32 accumulators, the online softmax of attention.cuh). The warps'
  * partial (max, sum, output) are merged in warp order through shared memory;
  * with one split the block writes the result, else f32 partials of its valid
@@ -278,16 +277,15 @@ __device__ __forceinline__ void dec_rows(const kg_attn_params &p, int r0, int hk
 }
 
 /* One key tile of a unit: keys [j0, j0 + BN) in shared memory (K at aK, V
-   at aV, laid out as dec_kv_pitch says), the NW warps of each row group
-   (WR of them) taking BN / NW keys each;
+   at aV, laid out as dec_kv_pitch says), the NW = 4 / WR warps taking BN / NW keys each;
    S = Q K^T (Q at aQ), scaled, masked (keys from kend on, the causal rule,
    the additive mask), the online softmax and O += P V. */
-template <typename T, int D, int MT, int WR, int BN, int KIND, int NW>
+template <typename T, int D, int MT, int WR, int BN, int KIND>
 __device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, uint32_t aK, uint32_t aV, int j0,
                                          int kend, int imin, const int (&qi)[MT][2], const float *const (&mrow)[MT][2],
                                          float (&o)[MT][D / 8][4], float (&mx)[MT][2], float (&l)[MT][2])
 {
-    constexpr int PD = D + 8, E = 2, KP = dec_kv_pitch<D, BN>();
+    constexpr int NW = 4 / WR, PD = D + 8, E = 2, KP = dec_kv_pitch<D, BN>();
     constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16;
     static_assert(KW % 16 == 0, "each warp takes a multiple of 16 keys");
     const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
@@ -350,12 +348,12 @@ __device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, u
    warp (key) order through shared memory at buf, ER rows a pass; with one
    split (final) the normalized rows and lse go to out, else the valid rows'
    partial (output, max, sum) to part. */
-template <typename T, int D, int MT, int WR, int ER, int NW>
+template <typename T, int D, int MT, int WR, int ER>
 __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, const float (&o)[MT][D / 8][4],
                                            const float (&mx)[MT][2], const float (&l)[MT][2], float *part, int r0,
                                            int hk, int b, bool final)
 {
-    constexpr int NT = 32 * NW * WR, R = WR * MT * 16, OP = D + 8, ND = D / 8;
+    constexpr int NT = 128, NW = 4 / WR, R = WR * MT * 16, OP = D + 8, ND = D / 8;
     constexpr int TPR = NT / ER; /* threads per row of a pass */
     static_assert(R % ER == 0 && ER % 16 == 0 && (WR == 1 || ER == R), "passes of whole m-tiles");
     static_assert(D % (4 * TPR) == 0, "partial rows in float4 columns");
@@ -480,12 +478,11 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
    as the zeros the other path writes there), so the results are bitwise
    the same. Returns 1 where this block merged the row tile's splits (fused
    merge). */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, int NW>
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_tmaps &tm, int rt, int split, int hk,
                                         int b, int nrt, int hkv, uint64_t &t_start, uint64_t &t_stream)
 {
-    constexpr int NT = 32 * NW * WR, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16,
-                  KP = dec_kv_pitch<D, BN>();
+    constexpr int NT = 128, R = WR * MT * 16, PD = D + 8, E = 2, CPR = D * E / 16, KP = dec_kv_pitch<D, BN>();
     extern __shared__ __align__(16) unsigned char smem[];
     /* Q (rows of PD elements), then NST stages of [K tile, V tile]; the
        swizzled tiles start on 1024 bytes (gen/attention.lua counts it) */
@@ -582,7 +579,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
             kgd_cp_async_commit();
         }
         const uint32_t aK = aKV + (j % ns) * STAGE;
-        dec_tile<T, D, MT, WR, BN, KIND, NW>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
+        dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
@@ -591,7 +588,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
 
     const bool final = p.splits == 1;
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
-    dec_finish<T, D, MT, WR, R, NW>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
+    dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
     if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
@@ -614,9 +611,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
 }
 
 /* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
-   tile, split) a block (dec_unit) of WR x NW warps (NW along the keys of
-   each of WR row groups; 4 warps unless NW says otherwise). */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, int NW = 4 / WR>
+   tile, split) a block (dec_unit). */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     const int tid = threadIdx.x;
@@ -630,7 +626,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
     const int merged =
-        dec_unit<T, D, MT, WR, BN, NST, KIND, NW>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
                                               t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started (after the
                                  wait for the previous grid), ended its keys and finished */

@@ -1030,47 +1030,6 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
     dec_io_close(&x);
 }
 
-/* The 32-row tiles on 8 warps (KG_ATTN_V_DECODE2W: each warp 16 rows and a
-   quarter of the keys) give the bits of the 4-warp variant (each row's
-   products, softmax and warp merge in the same order): D 32 to 128, MQA and
-   GQA groups of 17 to 32 rows, 1 and 3 splits and the planner's, causal Sq
-   3, a mask; and against the float64 reference. */
-Test(attention, decode_eight_warps_keep_the_32_row_bits)
-{
-    /* B, Hq, Hkv, Sq, Sk, D, causal, splits */
-    const int cs[][8] = {{2, 32, 1, 1, 7000, 128, 0, 0}, {2, 32, 1, 1, 7000, 128, 0, 3},
-                         {3, 24, 1, 1, 5000, 64, 0, 0},  {2, 32, 2, 1, 4000, 96, 0, 1},
-                         {2, 32, 1, 1, 3000, 32, 0, 0},  {1, 8, 1, 3, 4096, 128, 1, 5},
-                         {2, 20, 1, 1, 6001, 128, 0, 16}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const int *c = cs[i];
-        dec_io x;
-        dec_io_open(&x, c[0], c[1], c[2], c[3], c[4], c[5]);
-        kg_attention_opts opts = {0.f, c[6]};
-        kg_test_force_attn_splits(ctx, c[7]);
-        kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE2);
-        dec_io_run(&x, &opts, x.o1);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2);
-        const int sp = kg_test_last_attn_splits(ctx);
-        kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE2W);
-        dec_io_run(&x, &opts, x.o2);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2W);
-        cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
-        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (D %d, %d splits): bits differ", i, c[5], sp);
-        dec_io_close(&x);
-    }
-    kg_test_force_attn_variant(ctx, KG_ATTN_V_DECODE2W);
-    acase a = {KG_BF16, 2, 24, 1, 3, 3001, 128, 1, MASK_RANDOM, 4, 0, 0.f};
-    run_split_case(&a, 7);
-    acase b = {KG_F16, 2, 32, 1, 1, 2777, 64, 0, MASK_NONE, 0, 1, 0.f};
-    run_split_case(&b, 0);
-    acase d = {KG_F16, 1, 8, 1, 4, 777, 96, 1, MASK_PAD, 4, 0, 0.f};
-    run_split_case(&d, 4);
-    acase e = {KG_BF16, 2, 32, 2, 1, 1000, 32, 0, MASK_NONE, 0, 0, 0.f};
-    run_split_case(&e, 3);
-    kg_test_force_attn_variant(ctx, -1);
-}
-
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
    in sections of heads (grid (query blocks x Hq, 1, B); the runtime's choice
    at D >= 128), forced here at D 64 and 128: every block written once
