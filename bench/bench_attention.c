@@ -221,7 +221,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -229,6 +229,8 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_late(0);
     kg_test_force_attn_combine(ctx, 0);
     kg_test_force_attn_splits(ctx, 0);
+    kg_test_attn_dec_spread(0);
+    kg_test_force_attn_variant(ctx, -1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
         const size_t l = e ? (size_t)(e - x) : n;
@@ -243,7 +245,14 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_force_attn_combine(ctx, 2);
         else if (l == 5 && !strncmp(x, "fused", 5))
             kg_test_force_attn_combine(ctx, 1);
-        else if (l >= 2 && x[0] == 's')
+        else if (l == 4 && !strncmp(x, "spon", 4))
+            kg_test_attn_dec_spread(1);
+        else if (l == 5 && !strncmp(x, "spoff", 5))
+            kg_test_attn_dec_spread(-1);
+        else if (l == 3 && x[0] == 'r' && (v == 16 || v == 32 || v == 64)) {
+            const kg_attn_variant rv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
+            kg_test_force_attn_variant(ctx, rv[v / 32]);
+        } else if (l >= 2 && x[0] == 's')
             kg_test_force_attn_splits(ctx, v);
         else if (l >= 2 && x[0] == 'x')
             kg_test_force_attn_splits(ctx, v * planned);
@@ -258,13 +267,15 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
-   fused (the merge: the combine kernel, the last block), sN (N splits),
+   fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
+   r32 / r64 (the decode variant of that many packed rows), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first
    configuration's ('=': the same bits), and checked against float64 where
    they differ. Prints what
-   each took (stages, merge 1 fused / 2 combine, splits, late). */
+   each took (stages, merge 1 fused / 2 combine, splits, late); with
+   $KG_BENCH_TRACE also each one's per-block trace (trace_call). */
 static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, const void *hk, const void *hv, int B,
                        int Hq, int Hkv, int Sq, int Sk, int D)
 {
@@ -293,9 +304,10 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
         const int same = i && !memcmp(o0, o1, ob);
         if (!same && !check(c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
             ok = 0;
-        printf(" [%.*s: st %d m %d s %d l %d%s]", (int)cl[i], cf[i], kg_test_last_attn_dec_stages(),
+        printf(" [%.*s: %s st %d m %d s %d l %d sp %d%s]", (int)cl[i], cf[i],
+               kg_attn_variant_names[kg_test_last_attn_variant(c->ctx)], kg_test_last_attn_dec_stages(),
                kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
-               same ? " =" : "");
+               kg_test_last_attn_dec_spread(), same ? " =" : "");
         best[i] = 1e30;
     }
     printf("\n      times:");
@@ -308,6 +320,11 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
     for (int i = 0; i < nc; i++)
         printf(" %.*s %.2f", (int)cl[i], cf[i], best[i]);
     printf("\n");
+    for (int i = 0; i < nc && getenv("KG_BENCH_TRACE"); i++) { /* each configuration's per-block trace */
+        dec_config(c->ctx, cf[i], cl[i], planned);
+        printf("      %.*s", (int)cl[i], cf[i]);
+        trace_call(c, best[i]);
+    }
     fflush(stdout);
     dec_config(c->ctx, "", 0, planned);
     free(o0);

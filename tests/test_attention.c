@@ -803,17 +803,58 @@ Test(attention, decode_merges_many_splits)
     kg_free(ctx, dt);
 }
 
-/* Random bf16 inputs of the decode tests: k uniform(-2, 2) with q the
-   first nq of the same values, v uniform(-1, 1); h holds nk >= nq elements. */
-static void upload_qkv_bf16(uint16_t *h, void *dq, void *dk, void *dv, int64_t nq, int64_t nk)
+/* The bf16 buffers of a decode test: q [B,Hq,Sq,D], k and v [B,Hkv,Sk,D]
+   on the device (k uniform(-2, 2) with q the first nq of the same values, v
+   uniform(-1, 1)), out, and host room for one input (h) and two outputs. */
+typedef struct {
+    int64_t nq, nk;
+    uint16_t *h, *o1, *o2;
+    void *dq, *dk, *dv, *dout;
+    kg_tensor q, k, v, out;
+} dec_io;
+
+static void dec_io_open(dec_io *x, int B, int Hq, int Hkv, int Sq, int Sk, int D)
 {
-    for (int64_t i = 0; i < nk; i++)
-        h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
-    kt_upload(ctx, dq, h, nq * 2);
-    kt_upload(ctx, dk, h, nk * 2);
-    for (int64_t i = 0; i < nk; i++)
-        h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
-    kt_upload(ctx, dv, h, nk * 2);
+    x->nq = (int64_t)B * Hq * Sq * D;
+    x->nk = (int64_t)B * Hkv * Sk * D;
+    x->h = malloc(x->nk * 2);
+    x->o1 = malloc(x->nq * 2);
+    x->o2 = malloc(x->nq * 2);
+    x->dq = kt_alloc(ctx, x->nq * 2);
+    x->dk = kt_alloc(ctx, x->nk * 2);
+    x->dv = kt_alloc(ctx, x->nk * 2);
+    x->dout = kt_alloc(ctx, x->nq * 2);
+    for (int64_t i = 0; i < x->nk; i++)
+        x->h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+    kt_upload(ctx, x->dq, x->h, x->nq * 2);
+    kt_upload(ctx, x->dk, x->h, x->nk * 2);
+    for (int64_t i = 0; i < x->nk; i++)
+        x->h[i] = kt_to_bf16(kt_uniform(&rng, -1, 1));
+    kt_upload(ctx, x->dv, x->h, x->nk * 2);
+    x->q = kg_tensor_contiguous(x->dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+    x->k = kg_tensor_contiguous(x->dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D));
+    x->v = kg_tensor_contiguous(x->dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D));
+    x->out = kg_tensor_contiguous(x->dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+}
+
+/* One call into x->out (poisoned first), synchronized, downloaded to o. */
+static void dec_io_run(dec_io *x, const kg_attention_opts *opts, uint16_t *o)
+{
+    KT_OK(ctx, kg_memset(ctx, x->dout, 0xff, x->nq * 2));
+    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, opts));
+    KT_OK(ctx, kg_sync(ctx));
+    kt_download(ctx, o, x->dout, x->nq * 2);
+}
+
+static void dec_io_close(dec_io *x)
+{
+    free(x->h);
+    free(x->o1);
+    free(x->o2);
+    kg_free(ctx, x->dq);
+    kg_free(ctx, x->dk);
+    kg_free(ctx, x->dv);
+    kg_free(ctx, x->dout);
 }
 
 /* The fused merge (the last block of each row tile to finish merges the
@@ -826,15 +867,12 @@ static void upload_qkv_bf16(uint16_t *h, void *dq, void *dk, void *dv, int64_t n
 Test(attention, decode_fused_merge_bits_counters_and_graph)
 {
     const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
-    const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
-    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
-    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
-         *dout = kt_alloc(ctx, nq * 2), *dt = kt_alloc(ctx, 4 * 1024 * 8);
-    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
-    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
-              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
-              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
-              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+    dec_io x;
+    dec_io_open(&x, B, Hq, Hkv, Sq, Sk, D);
+    const int64_t nq = x.nq;
+    uint16_t *o1 = x.o1, *o2 = x.o2;
+    void *dout = x.dout, *dt = kt_alloc(ctx, 4 * 1024 * 8);
+    kg_tensor tq = x.q, tk = x.k, tv = x.v, to = x.out;
     /* 17 splits asked: chunks of 384 keys, 16 splits (the last 240 keys); 8
        row tiles (one per KV head and batch) x 16 = 128 blocks */
     kg_test_force_attn_splits(ctx, 17);
@@ -924,13 +962,7 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
     cudaStreamDestroy(s);
     kg_test_force_attn_combine(ctx, 0);
     kg_test_force_attn_splits(ctx, 0);
-    free(h);
-    free(o1);
-    free(o2);
-    kg_free(ctx, dq);
-    kg_free(ctx, dk);
-    kg_free(ctx, dv);
-    kg_free(ctx, dout);
+    dec_io_close(&x);
     kg_free(ctx, dt);
 }
 
@@ -952,15 +984,10 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
         const int D = DIMS[j], most = D == 256 ? 3 : 6;
         for (int causal = 0; causal < 2; causal++) {
             const int Sq = causal ? 3 : 1;
-            const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D;
-            uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
-            void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
-                 *dout = kt_alloc(ctx, nq * 2);
-            upload_qkv_bf16(h, dq, dk, dv, nq, nk);
-            kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
-                      tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
-                      tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
-                      to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D));
+            dec_io x;
+            dec_io_open(&x, B, Hq, Hkv, Sq, Sk, D);
+            const int64_t nq = x.nq;
+            uint16_t *o1 = x.o1, *o2 = x.o2;
             kg_attention_opts opts = {0.f, causal};
             for (int sp = 1; sp <= 3; sp += 2) {
                 kg_test_force_attn_splits(ctx, sp);
@@ -969,15 +996,12 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
                         continue;
                     kg_test_attn_dec_stages(st == 0 ? -1 : st < 9 ? st : 0);
                     kg_test_attn_dec_late(st == 9 ? -1 : 0);
-                    KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
-                    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &opts));
-                    KT_OK(ctx, kg_sync(ctx));
+                    dec_io_run(&x, &opts, st ? o2 : o1);
                     cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
                     const int want = sm90 && kg_test_last_attn_tma() && st < 9 && st <= most ? st : 0;
                     cr_assert_eq(kg_test_last_attn_dec_late(), st != 9);
                     cr_assert_eq(kg_test_last_attn_dec_stages(), want, "D %d, %d stages asked: %d taken", D, st,
                                  kg_test_last_attn_dec_stages());
-                    kt_download(ctx, st ? o2 : o1, dout, nq * 2);
                     if (st)
                         cr_assert(memcmp(o1, o2, nq * 2) == 0, "D %d causal %d, %d splits, %s %d: bits differ", D,
                                   causal, sp, st < 9 ? "stages" : "trigger at the start", st);
@@ -990,43 +1014,20 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
             run_case_once(&c);
             kg_test_attn_dec_stages(0);
             kg_test_force_attn_splits(ctx, 0);
-            free(h);
-            free(o1);
-            free(o2);
-            kg_free(ctx, dq);
-            kg_free(ctx, dk);
-            kg_free(ctx, dv);
-            kg_free(ctx, dout);
+            dec_io_close(&x);
         }
     }
-    const int B2 = 2, Hq2 = 32, Sk2 = 7000, D2 = 128; /* MQA: one 32-row tile per batch */
-    const int64_t nq = (int64_t)B2 * Hq2 * D2, nk = (int64_t)B2 * Sk2 * D2;
-    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
-    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
-         *dout = kt_alloc(ctx, nq * 2);
-    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
-    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B2, Hq2, 1, D2)),
-              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B2, 1, Sk2, D2)),
-              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B2, 1, Sk2, D2)),
-              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B2, Hq2, 1, D2));
-    for (int x = 0; x < 2; x++) {
-        kg_test_attn_dec_stages(x ? 0 : -1);
-        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
-        KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, NULL));
-        KT_OK(ctx, kg_sync(ctx));
+    dec_io x; /* MQA: one 32-row tile per batch */
+    dec_io_open(&x, 2, 32, 1, 1, 7000, 128);
+    for (int i = 0; i < 2; i++) {
+        kg_test_attn_dec_stages(i ? 0 : -1);
+        dec_io_run(&x, NULL, i ? x.o2 : x.o1);
         cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2);
-        cr_assert_eq(kg_test_last_attn_dec_stages(), x && sm90 && kg_test_last_attn_tma() ? 6 : 0);
-        kt_download(ctx, x ? o2 : o1, dout, nq * 2);
+        cr_assert_eq(kg_test_last_attn_dec_stages(), i && sm90 && kg_test_last_attn_tma() ? 6 : 0);
     }
-    cr_assert(memcmp(o1, o2, nq * 2) == 0, "MQA: the runtime's stages changed the bits");
+    cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA: the runtime's stages changed the bits");
     kg_test_attn_dec_stages(0);
-    free(h);
-    free(o1);
-    free(o2);
-    kg_free(ctx, dq);
-    kg_free(ctx, dk);
-    kg_free(ctx, dv);
-    kg_free(ctx, dout);
+    dec_io_close(&x);
 }
 
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
@@ -1312,44 +1313,42 @@ Test(attention, tma_matches_cp_async_bits)
 
 /* The same call twice gives the same bits (split partials merged in a fixed
    order), on the planner's split and a forced one, also with the combine
-   kernel's lanes forced; 8 query heads of a KV head
-   x 2 queries = 16 packed rows. */
+   kernel's lanes forced; 8 query heads of a KV head x 2 queries = 16 packed
+   rows. */
 Test(attention, decode_is_bitwise_reproducible)
 {
     const int B = 2, Hq = 16, Hkv = 2, Sq = 2, Sk = 9000, D = 128;
-    const int64_t nq = (int64_t)B * Hq * Sq * D, nk = (int64_t)B * Hkv * Sk * D, nl = (int64_t)B * Hq * Sq;
-    uint16_t *h = malloc(nk * 2), *o1 = malloc(nq * 2), *o2 = malloc(nq * 2);
+    const int64_t nl = (int64_t)B * Hq * Sq;
+    dec_io x;
+    dec_io_open(&x, B, Hq, Hkv, Sq, Sk, D);
     float *l1 = malloc(nl * 4), *l2 = malloc(nl * 4);
-    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
-         *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
-    upload_qkv_bf16(h, dq, dk, dv, nq, nk);
-    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
-              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
-              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, Hkv, Sk, D)),
-              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, Hq, Sq, D)),
-              tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, Sq));
+    void *dl = kt_alloc(ctx, nl * 4);
+    kg_tensor tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, Sq));
     const int forced[6] = {0, 11, 0, 11, 11, 11}, lanes[6] = {0, 0, 0, 0, 4, 32};
     for (int f = 0; f < 6; f++) {
         kg_test_force_attn_combine(ctx, f < 2 ? 1 : 2);
         kg_test_force_attn_splits(ctx, forced[f]);
         kg_test_attn_dec_lanes(lanes[f]);
         for (int rep = 0; rep < 2; rep++) {
-            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
-            KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, NULL));
+            KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, x.nq * 2));
+            KT_OK(ctx, kg_attention(ctx, &x.out, &tl, &x.q, &x.k, &x.v, NULL, NULL));
             KT_OK(ctx, kg_sync(ctx));
             cr_assert(kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE, "variant %s",
                       kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
             cr_assert_gt(kg_test_last_attn_splits(ctx), 1);
-            kt_download(ctx, rep ? o2 : o1, dout, nq * 2);
+            kt_download(ctx, rep ? x.o2 : x.o1, x.dout, x.nq * 2);
             kt_download(ctx, rep ? l2 : l1, dl, nl * 4);
         }
-        cr_assert(memcmp(o1, o2, nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0 && memcmp(l1, l2, nl * 4) == 0,
                   "forced splits %d, merge %d, lanes %d: runs differ", forced[f], f < 2 ? 1 : 2, lanes[f]);
     }
     kg_test_attn_dec_lanes(0);
     kg_test_force_attn_splits(ctx, 0);
     kg_test_force_attn_combine(ctx, 0);
-    free_pair_buffers(h, o1, o2, l1, l2, dq, dk, dv, dout, dl);
+    dec_io_close(&x);
+    free(l1);
+    free(l2);
+    kg_free(ctx, dl);
 }
 
 TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
