@@ -50,6 +50,10 @@ typedef struct kg_red_tuning {
     int tile_max_bytes;
     int tile_min_elems;
     int tile_min_es;   /* TILE only over elements of at least this many bytes (0: any) */
+    int tile_fill;     /* TILE: where the units (tiles x the splits the partial budget allows) would fill fewer than
+                          this many waves of the kernel's resident blocks, tiles of half the rows, down to
+                          tile_fill_min elements a tile (0: off) */
+    int tile_fill_min;
     int cols_wide;         /* COLS of 2-byte elements: 8 adjacent columns per 16-byte load where aligned */
     int cols_strided;      /* COLS without vectors: KG_RED_SCOLS columns per lane, cw apart */
     int split_waves;       /* ROWS, NEST, STRIDED split across blocks: at most this many waves of the kernel's

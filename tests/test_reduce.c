@@ -269,6 +269,8 @@ static int slab_launches, trans_launches;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
+/* ... and of TILE plans split across blocks */
+static int tile_split_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -317,6 +319,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
+    tile_split_launches += st == KG_OK && plan.cls == KG_RED_TILE && plan.args.splits > 1;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1028,6 +1031,25 @@ static void pair_tunings(int part)
 }
 Test(gpu, columns_two_tiles_per_unit_every_value_op_dtype_and_case) { pair_tunings(0); }
 Test(gpu, columns_with_vector_stores_every_value_op_dtype_and_case) { pair_tunings(1); }
+
+/* Every reduction over every dtype and case with tiles of short runs
+   wherever they apply (any element size, any tile, index reductions too)
+   and tile_fill: tiles of fewer rows, down to one element, until the units
+   fill 64 waves of resident blocks (every case's tiles cut small and split
+   across blocks), every call twice, bitwise equal. */
+Test(gpu, tiles_of_fewer_rows_every_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.tile = 2;
+    t.tile_max_bytes = 512;
+    t.tile_min_elems = 1;
+    t.tile_min_es = 0;
+    t.tile_fill = 64;
+    t.tile_fill_min = 1;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
+    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], -1, 2, &tile_split_launches, "split tile plans");
+}
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
