@@ -360,6 +360,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_whole_bytes = 1024,
     .nest_cover_whole_es = 4,
     .nest_cover_occ = 1,
+    .nest_cover_words = 0,
     .cols_split_fill = 1,
     .cols_split_few = 16,
     .flat_warp = 2,
@@ -401,7 +402,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
-                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
+                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ), F(nest_cover_words),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
@@ -1345,6 +1346,8 @@ static int plan_nest_cover(kg_red_plan *plan, const kg_tensor *in, const dim *D,
                     (int64_t)es >= T->nest_cover_whole_es
                 ? 1
                 : 0;
+    if (T->nest_cover_words && es == 2)
+        A->cw |= 2;
     A->group = (int32_t)g;
     A->walk = walk;
     A->deep = 0;

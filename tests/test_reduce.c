@@ -933,10 +933,14 @@ Test(gpu, walks_at_3_and_4_blocks_per_sm_in_narrow_split_tiles_part_2) { occ_tun
    run) or at the
    default's least run (part 1, the default's plans; part 2 in the 2-block
    kernel, nest_cover_occ 0), every call twice,
-   bitwise equal; index reductions keep their plans. */
+   bitwise equal; index reductions keep their plans. Parts 3 and 4: parts 0
+   and 2 with 2-byte elements loaded as 32-bit words (nest_cover_words). */
 static void cover_tunings(int part)
 {
     kg_red_tuning t = kg_red_tuning_default;
+    t.nest_cover_words = part >= 3;
+    if (part >= 3)
+        part = part == 3 ? 0 : 2;
     t.nest_cover = 1;
     t.nest_cover_min = part == 0 ? 2 : 0;
     t.nest_cover_occ = part != 2;
@@ -952,6 +956,8 @@ static void cover_tunings(int part)
 Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_tunings(0); }
 Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
 Test(gpu, nest_runs_in_covering_vectors_in_the_2_block_kernel) { cover_tunings(2); }
+Test(gpu, nest_runs_in_covering_vectors_as_32_bit_words_every_value_op_dtype_and_case) { cover_tunings(3); }
+Test(gpu, nest_runs_in_covering_vectors_as_32_bit_words_in_the_2_block_kernel) { cover_tunings(4); }
 
 /* Every reduction over every dtype and case with column splits that fill
    whole waves of the kernel's resident blocks (cols_split_fill: part 0 one

@@ -94,7 +94,7 @@ static const kg_red_tuning runs_tuning = {AFTERNOON_TUNING, .cols_runs = 1};
 static const kg_red_tuning tile_tuning = {AFTERNOON_TUNING, .tile = 2, .tile_max_bytes = 256, .tile_min_elems = 1024};
 /* the same with tiles of fewer rows, down to one element, until the units fill 64 waves (tile_fill; as
    test_reduce's GPU test of it) */
-static const kg_red_tuning tile_fill_tuning = {AFTERNOON_TUNING, .tile = 2,        .tile_max_bytes = 256,
+static const kg_red_tuning tile_fill_tuning = {AFTERNOON_TUNING,    .tile = 2,       .tile_max_bytes = 256,
                                                .tile_min_elems = 1, .tile_fill = 64, .tile_fill_min = 1};
 /* the column runs and the narrow walks */
 static const kg_red_tuning deep_tuning = {AFTERNOON_TUNING, .cols_runs = 1, .deep_walk = 1};
@@ -1064,10 +1064,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             const int64_t c1c = block && c0 + A->chunk < A->tiles ? c0 + A->chunk : A->tiles;
             int64_t lo, hi;
             extent_of(c->in, &lo, &hi);
-            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 1 || L < 1 ||
-                A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) || A->walk.in[0] != V ||
-                A->tiles != nv * (A->red / L) || A->red % L || A->inner_out != lo || A->inner_idx != hi ||
-                (uintptr_t)c->in->data % es)
+            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 3 ||
+                (A->cw > 1 && es != 2) || L < 1 || A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) ||
+                A->walk.in[0] != V || A->tiles != nv * (A->red / L) || A->red % L || A->inner_out != lo ||
+                A->inner_idx != hi || (uintptr_t)c->in->data % es)
                 fail(c, "covering vectors: a plan the kernel does not take");
             for (int64_t t = 0; t < g; t++) {
                 int64_t i = c0 + t;
@@ -1568,9 +1568,11 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         slab += sp.cls == KG_RED_SLAB;
                         cr_assert(check_plan(op, &in, mask, &sl, why, sizeof why, &cls), "slab: %s", why);
                     }
-                    /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
+                    /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels,
+                       2-byte elements as 32-bit words in the 4-block one */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
+                        ct.nest_cover_words = o;
                         ct.nest_cover_min = 2;
                         ct.nest_cover_rows = 1;
                         ct.nest_cover_occ = o;
