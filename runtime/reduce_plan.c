@@ -1346,8 +1346,7 @@ static int plan_nest_cover(kg_red_plan *plan, const kg_tensor *in, const dim *D,
                     (int64_t)es >= T->nest_cover_whole_es
                 ? 1
                 : 0;
-    if (T->nest_cover_words && es == 2)
-        A->cw |= 2;
+    A->vstore = T->nest_cover_words && es == 2;
     A->group = (int32_t)g;
     A->walk = walk;
     A->deep = 0;

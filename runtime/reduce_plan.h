@@ -106,7 +106,7 @@ typedef struct kg_red_tuning {
     int nest_cover_whole_es;
     int nest_cover_occ;  /* nest_cover in the kernel at 4 blocks per multiprocessor (NESTO, 4 loads in flight per
                             lane; needs nest_occ 4), 0: in the 2-block kernel (NEST, 8 loads) */
-    int nest_cover_words; /* nest_cover over 2-byte elements: the vectors loaded as 32-bit words (args.cw bit 1) */
+    int nest_cover_words; /* nest_cover over 2-byte elements: the vectors loaded as 32-bit words (args.vstore 1) */
     int cols_split_fill; /* COLS split: splits so that the units fill this many waves of the kernel's resident
                             blocks (no power of two; at most 16 x lanes down a tile, so that the last block's
                             combine reads at most 8 rounds of partials; 0: cols_split_units_per_sm) */

@@ -18,10 +18,10 @@
  * run is not loaded. A vector that reaches outside the input's element
  * extent [A.inner_out, A.inner_idx] (offsets from A.in, the planner's) is
  * loaded element by element, only the run's elements: no byte outside the
- * tensor is read (A.cw bit 0: a vector wholly inside its run is pushed
- * without a test per element; the same elements in the same order, the same
- * bits; bit 1, 2-byte elements: the vectors loaded as 32-bit words, the same
- * elements and bits).
+ * tensor is read (A.cw 1: a vector wholly inside its run is pushed without
+ * a test per element; the same elements in the same order, the same bits;
+ * A.vstore 1, 2-byte elements: the vectors loaded as 32-bit words, the
+ * same elements and bits).
  * A.tiles is the walk's positions per output (NV x the
  * outer reduced sizes), what splits cut (A.chunk), A.red stays the element
  * count (mean's divisor).
@@ -49,7 +49,7 @@ template <class Op, int UO, bool W> __device__ __forceinline__ void kg_red_nest_
     const T *in = (const T *)A.in;
     const int32_t L = (int32_t)A.run;
     const int64_t lo = A.inner_out, hi = A.inner_idx;
-    const bool whole = (A.cw & 1) != 0; /* vectors inside the run pushed without a test per element */
+    const bool whole = A.cw == 1; /* vectors inside the run pushed without a test per element */
     typedef typename std::conditional<W, kgd_vec<uint32_t, sizeof(VT) / 4>, VT>::type LT;
     auto run = [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
         kg_racc<Op> a = kg_red_identity<Op>();
@@ -157,13 +157,13 @@ template <class Op, int UO, bool W> __device__ __forceinline__ void kg_red_nest_
     }
 }
 
-/* W: 2-byte elements loaded as 32-bit words (A.cw bit 1), split into
+/* W: 2-byte elements loaded as 32-bit words (A.vstore 1), split into
    elements only when pushed (vectors of 2-byte elements loaded as such:
    ptxas makes each load wait for the one before, as in kg_red_nest_v) */
 template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(const kg_red_args &A)
 {
     if constexpr (sizeof(typename Op::in_t) == 2)
-        if (A.cw & 2) {
+        if (A.vstore) {
             kg_red_nest_cover_w<Op, UO, true>(A);
             return;
         }

@@ -1064,8 +1064,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             const int64_t c1c = block && c0 + A->chunk < A->tiles ? c0 + A->chunk : A->tiles;
             int64_t lo, hi;
             extent_of(c->in, &lo, &hi);
-            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 3 ||
-                (A->cw > 1 && es != 2) || L < 1 || A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) ||
+            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 1 ||
+                (A->vstore && es != 2) || L < 1 || A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) ||
                 A->walk.in[0] != V || A->tiles != nv * (A->red / L) || A->red % L || A->inner_out != lo ||
                 A->inner_idx != hi || (uintptr_t)c->in->data % es)
                 fail(c, "covering vectors: a plan the kernel does not take");
