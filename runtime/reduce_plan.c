@@ -319,6 +319,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .pack_rows = 1,
     .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
     .rows_group = 0,
+    .rows_words = 0,
     .blocks_per_sm = 2 * BLOCKS_PER_SM,
     .splits = 0,
     .cols_runs = 1,
@@ -327,8 +328,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .tile_max_bytes = 16,
     .tile_min_elems = 1024,
     .tile_min_es = 4,
-    .tile_fill = 0,
-    .tile_fill_min = 2048,
     .cols_wide = 1,
     .cols_strided = 1,
     .split_waves = 1,
@@ -360,7 +359,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_whole_bytes = 1024,
     .nest_cover_whole_es = 4,
     .nest_cover_occ = 1,
-    .nest_cover_words = 0,
     .cols_split_fill = 1,
     .cols_split_few = 16,
     .flat_warp = 2,
@@ -393,16 +391,16 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
         const char *name;
         size_t at;
     } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
-                  F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
+                  F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(rows_words),
+                  F(blocks_per_sm),
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems), F(tile_min_es),
-                  F(tile_fill), F(tile_fill_min),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
                   F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
-                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ), F(nest_cover_words),
+                  F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
                   F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
@@ -783,6 +781,7 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
         w->min_chunk = KG_RED_THREADS * V * 8;
         w->align = V;
     }
+    A->vstore = plan->cls == KG_RED_ROWS && es == 2 && T->rows_words;
 }
 
 /* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of
@@ -1099,34 +1098,15 @@ static int64_t tile_lanes(int64_t L, size_t es, int64_t g0)
     return g;
 }
 
-static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk);
-
-/* TILE's units over `groups` tiles of `rows` rows (plan_split's splits,
-   after the partial budget): the walk of `wred` positions split where the
-   tiles are few. */
-static int64_t tile_units(int64_t groups, int64_t rows, int64_t wred, size_t entry, int64_t target)
-{
-    if (smul(groups, 2) >= target || wred < 8)
-        return groups;
-    int64_t chunk;
-    const int64_t s = split(groups, wred, target, 2, 1, &chunk);
-    return smul(groups, fit_partials(groups, rows, wred, s, entry, 1, &chunk));
-}
-
 /* TILE: a short contiguous reduced run D[0] (the logically innermost reduced
    dim for index reductions) under the dense kept dim K[0] (stride = the
    run), further reduced dims walked outside (at most KG_RED_WALK_DIMS),
    further kept dims as outer positions. Returns 0 (and plans nothing) where
    that is not the nest, where the rows are long (ROWS / NEST read them in
    vectors) or the tile would be small (few rows under a long walk: a sync
-   per few elements). tile_fill: the partial budget caps the splits at
-   about KG_RED_PARTIAL_BYTES / (outputs x entry) whatever the tiles, so
-   where the units would not fill tile_fill waves of resident blocks, tiles
-   of half the rows (more tiles, the same partials; s17r1 ncu of sweep #194
-   i32 [13,255,51,50,2] (0,1,4): 2 tiles x 104 splits, 0.53 waves). */
+   per few elements). */
 static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                     int64_t n_out, size_t es, int indexed, size_t entry, int64_t sm, int64_t target,
-                     const kg_red_tuning *T, shape_of_work *w)
+                     int64_t n_out, size_t es, int indexed, int64_t target, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     if (T->tile < (indexed ? 2 : 1) || nr < 1 || nk < 1 || nr - 1 > KG_RED_WALK_DIMS || D[0].in != 1 ||
@@ -1153,15 +1133,9 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         rows = K[0].size;
     if (rows * L < T->tile_min_elems)
         return 0;
-    const int64_t outer = n_out / K[0].size;
-    if (T->tile_fill > 0) {
-        const int64_t want = smul(smul(sm, KG_RED_TILE_MIN_BLOCKS), T->tile_fill);
-        while (rows / 2 * L >= T->tile_fill_min && rows / 2 * L >= T->tile_min_elems &&
-               tile_units(smul(outer, cdiv(K[0].size, rows)), rows, red / L, entry, target) < want)
-            rows /= 2;
-    }
     static const dim one = {1, 0, 0, 0}; /* no reduced dim outside the runs: one position */
     plan->cls = KG_RED_TILE;
+    const int64_t outer = n_out / K[0].size;
     fill_outer_of_run(A, K, nk, outer);
     A->run = L;
     A->inner = K[0].size;
@@ -1346,7 +1320,6 @@ static int plan_nest_cover(kg_red_plan *plan, const kg_tensor *in, const dim *D,
                     (int64_t)es >= T->nest_cover_whole_es
                 ? 1
                 : 0;
-    A->vstore = T->nest_cover_words && es == 2;
     A->group = (int32_t)g;
     A->walk = walk;
     A->deep = 0;
@@ -1713,8 +1686,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     shape_of_work w = {n_out, 1, 0, 1, red};
     if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
         ;
-    else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed,
-                       (size_t)info->acc_size[dt] + (info->indexed ? 8 : 0), sm, target, T, &w))
+    else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 1, info->indexed, &w);

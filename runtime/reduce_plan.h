@@ -37,6 +37,8 @@ typedef struct kg_red_tuning {
     int pack_rows;                   /* the PACKED class for short dense rows where the shape allows */
     int packed_blocks_per_sm;        /* PACKED: blocks per multiprocessor in the grid */
     int rows_group;                  /* ROWS: lanes per row (0: by the row's length) */
+    int rows_words;                  /* ROWS of 2-byte elements: the 16-byte vectors loaded as 32-bit words
+                                        (args.vstore 1, templates/reduce_rows_words.cuh) */
     int blocks_per_sm;               /* every other class: most blocks per multiprocessor in the grid */
     int splits;                      /* split count (0: by the planner) */
     int cols_runs;                   /* COLS over short reduced runs innermost (the run path of reduce.cuh):
@@ -50,10 +52,6 @@ typedef struct kg_red_tuning {
     int tile_max_bytes;
     int tile_min_elems;
     int tile_min_es;   /* TILE only over elements of at least this many bytes (0: any) */
-    int tile_fill;     /* TILE: where the units (tiles x the splits the partial budget allows) would fill fewer than
-                          this many waves of the kernel's resident blocks, tiles of half the rows, down to
-                          tile_fill_min elements a tile (0: off) */
-    int tile_fill_min;
     int cols_wide;         /* COLS of 2-byte elements: 8 adjacent columns per 16-byte load where aligned */
     int cols_strided;      /* COLS without vectors: KG_RED_SCOLS columns per lane, cw apart */
     int split_waves;       /* ROWS, NEST, STRIDED split across blocks: at most this many waves of the kernel's
@@ -106,7 +104,6 @@ typedef struct kg_red_tuning {
     int nest_cover_whole_es;
     int nest_cover_occ;  /* nest_cover in the kernel at 4 blocks per multiprocessor (NESTO, 4 loads in flight per
                             lane; needs nest_occ 4), 0: in the 2-block kernel (NEST, 8 loads) */
-    int nest_cover_words; /* nest_cover over 2-byte elements: the vectors loaded as 32-bit words (args.vstore 1) */
     int cols_split_fill; /* COLS split: splits so that the units fill this many waves of the kernel's resident
                             blocks (no power of two; at most 16 x lanes down a tile, so that the last block's
                             combine reads at most 8 rounds of partials; 0: cols_split_units_per_sm) */

@@ -20,8 +20,7 @@
  * loaded element by element, only the run's elements: no byte outside the
  * tensor is read (A.cw 1: a vector wholly inside its run is pushed without
  * a test per element; the same elements in the same order, the same bits;
- * A.vstore 1, 2-byte elements: the vectors loaded as 32-bit words, the
- * same elements and bits).
+ * 2-byte elements: the vectors loaded as 32-bit words).
  * A.tiles is the walk's positions per output (NV x the
  * outer reduced sizes), what splits cut (A.chunk), A.red stays the element
  * count (mean's divisor).
@@ -40,7 +39,7 @@
    defines the same). */
 #define KG_RED_NEST_COVER 3
 
-template <class Op, int UO, bool W> __device__ __forceinline__ void kg_red_nest_cover_w(const kg_red_args &A)
+template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(const kg_red_args &A)
 {
     static_assert(!Op::indexed, "covering vectors: value reductions only");
     typedef typename Op::in_t T;
@@ -50,6 +49,10 @@ template <class Op, int UO, bool W> __device__ __forceinline__ void kg_red_nest_
     const int32_t L = (int32_t)A.run;
     const int64_t lo = A.inner_out, hi = A.inner_idx;
     const bool whole = A.cw == 1; /* vectors inside the run pushed without a test per element */
+    /* 2-byte elements loaded as 32-bit words (W), split into elements only
+       when pushed: vectors of 2-byte elements loaded as such made ptxas wait
+       for each load before the next (as in kg_red_nest_v), and spill */
+    constexpr bool W = sizeof(T) == 2;
     typedef typename std::conditional<W, kgd_vec<uint32_t, sizeof(VT) / 4>, VT>::type LT;
     auto run = [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
         kg_racc<Op> a = kg_red_identity<Op>();
@@ -155,19 +158,6 @@ template <class Op, int UO, bool W> __device__ __forceinline__ void kg_red_nest_
         if (active && (lane & (g - 1)) == 0)
             kg_red_store<Op>(A, oo, xo, a);
     }
-}
-
-/* W: 2-byte elements loaded as 32-bit words (A.vstore 1), split into
-   elements only when pushed (vectors of 2-byte elements loaded as such:
-   ptxas makes each load wait for the one before, as in kg_red_nest_v) */
-template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(const kg_red_args &A)
-{
-    if constexpr (sizeof(typename Op::in_t) == 2)
-        if (A.vstore) {
-            kg_red_nest_cover_w<Op, UO, true>(A);
-            return;
-        }
-    kg_red_nest_cover_w<Op, UO, false>(A);
 }
 
 #endif

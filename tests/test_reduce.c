@@ -269,8 +269,8 @@ static int slab_launches, trans_launches;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
-/* ... and of TILE plans split across blocks */
-static int tile_split_launches;
+/* ... and of ROWS plans over 2-byte elements loaded as 32-bit words */
+static int rows_words_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -319,7 +319,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
-    tile_split_launches += st == KG_OK && plan.cls == KG_RED_TILE && plan.args.splits > 1;
+    rows_words_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.vstore;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -933,14 +933,10 @@ Test(gpu, walks_at_3_and_4_blocks_per_sm_in_narrow_split_tiles_part_2) { occ_tun
    run) or at the
    default's least run (part 1, the default's plans; part 2 in the 2-block
    kernel, nest_cover_occ 0), every call twice,
-   bitwise equal; index reductions keep their plans. Parts 3 and 4: parts 0
-   and 2 with 2-byte elements loaded as 32-bit words (nest_cover_words). */
+   bitwise equal; index reductions keep their plans. */
 static void cover_tunings(int part)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.nest_cover_words = part >= 3;
-    if (part >= 3)
-        part = part == 3 ? 0 : 2;
     t.nest_cover = 1;
     t.nest_cover_min = part == 0 ? 2 : 0;
     t.nest_cover_occ = part != 2;
@@ -956,8 +952,6 @@ static void cover_tunings(int part)
 Test(gpu, nest_runs_in_covering_vectors_every_value_op_dtype_and_case) { cover_tunings(0); }
 Test(gpu, nest_runs_in_covering_vectors_at_the_default_least_run) { cover_tunings(1); }
 Test(gpu, nest_runs_in_covering_vectors_in_the_2_block_kernel) { cover_tunings(2); }
-Test(gpu, nest_runs_in_covering_vectors_as_32_bit_words_every_value_op_dtype_and_case) { cover_tunings(3); }
-Test(gpu, nest_runs_in_covering_vectors_as_32_bit_words_in_the_2_block_kernel) { cover_tunings(4); }
 
 /* Every reduction over every dtype and case with column splits that fill
    whole waves of the kernel's resident blocks (cols_split_fill: part 0 one
@@ -1038,23 +1032,16 @@ static void pair_tunings(int part)
 Test(gpu, columns_two_tiles_per_unit_every_value_op_dtype_and_case) { pair_tunings(0); }
 Test(gpu, columns_with_vector_stores_every_value_op_dtype_and_case) { pair_tunings(1); }
 
-/* Every reduction over every dtype and case with tiles of short runs
-   wherever they apply (any element size, any tile, index reductions too)
-   and tile_fill: tiles of fewer rows, down to one element, until the units
-   fill 64 waves of resident blocks (every case's tiles cut small and split
-   across blocks), every call twice, bitwise equal. */
-Test(gpu, tiles_of_fewer_rows_every_op_dtype_and_case)
+/* Every reduction over every dtype and case with ROWS over 2-byte elements
+   loaded as 32-bit words (rows_words, templates/reduce_rows_words.cuh),
+   every call twice, bitwise equal. */
+Test(gpu, rows_of_2_byte_elements_as_32_bit_words_every_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.tile = 2;
-    t.tile_max_bytes = 512;
-    t.tile_min_elems = 1;
-    t.tile_min_es = 0;
-    t.tile_fill = 64;
-    t.tile_fill_min = 1;
+    t.rows_words = 1;
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], -1, 2, &tile_split_launches, "split tile plans");
+    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], -1, 1, &rows_words_launches, "rows plans in words");
 }
 
 /* The tunings above in three tests (Criterion runs them side by side). */

@@ -92,10 +92,6 @@ static const kg_red_tuning old_tuning = {
 static const kg_red_tuning runs_tuning = {AFTERNOON_TUNING, .cols_runs = 1};
 /* the tile class on, index reductions too */
 static const kg_red_tuning tile_tuning = {AFTERNOON_TUNING, .tile = 2, .tile_max_bytes = 256, .tile_min_elems = 1024};
-/* the same with tiles of fewer rows, down to one element, until the units fill 64 waves (tile_fill; as
-   test_reduce's GPU test of it) */
-static const kg_red_tuning tile_fill_tuning = {AFTERNOON_TUNING,    .tile = 2,       .tile_max_bytes = 256,
-                                               .tile_min_elems = 1, .tile_fill = 64, .tile_fill_min = 1};
 /* the column runs and the narrow walks */
 static const kg_red_tuning deep_tuning = {AFTERNOON_TUNING, .cols_runs = 1, .deep_walk = 1};
 
@@ -254,6 +250,29 @@ Test(plan, few_long_rows_split_across_blocks)
     cr_assert_eq(p.args.group, KG_RED_THREADS);
     cr_assert_gt(p.args.splits, 1);
     cr_assert_geq(p.partial_idx_at, (size_t)(32 * p.args.splits * 4));
+}
+
+Test(plan, rows_words_marks_rows_of_2_byte_elements_only)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_plan p;
+    kg_tensor b = fake(IN_AT, KG_BF16, 2, (int64_t[]){31, 1082403});
+    kg_tensor f = fake(IN_AT, KG_F32, 2, (int64_t[]){31, 1082403});
+    kg_tensor pk = fake(IN_AT, KG_BF16, 2, (int64_t[]){4194304, 64});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.vstore, 0, "off by default");
+    t.rows_words = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.vstore, 1);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &b, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.vstore, 1, "index reductions too");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.vstore, 0, "4-byte elements: no words");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &pk, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_PACKED);
+    cr_assert_eq(p.args.vstore, 0, "packed rows keep their kernel");
 }
 
 Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
@@ -1053,6 +1072,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         outer_of(&A->outer, c->indexed, row, &io, &oo);
         const int64_t c0 = split * A->chunk, c1 = block && c0 + A->chunk < A->red ? c0 + A->chunk : A->red;
         if (p->cls == KG_RED_ROWS) {
+            if (A->vstore && es != 2)
+                fail(c, "rows in 32-bit words over elements not of 2 bytes");
             for (int64_t r = c0; r < c1; r++)
                 visit(c, oo, r, io + r);
         } else if (p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER) {
@@ -1064,10 +1085,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             const int64_t c1c = block && c0 + A->chunk < A->tiles ? c0 + A->chunk : A->tiles;
             int64_t lo, hi;
             extent_of(c->in, &lo, &hi);
-            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 1 ||
-                (A->vstore && es != 2) || L < 1 || A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) ||
-                A->walk.in[0] != V || A->tiles != nv * (A->red / L) || A->red % L || A->inner_out != lo ||
-                A->inner_idx != hi || (uintptr_t)c->in->data % es)
+            if (c->indexed || (p->occ != 0 && p->occ != 4) || A->deep || A->cw < 0 || A->cw > 1 || L < 1 ||
+                A->walk.size[0] != (A->walk.n > 1 ? nv : A->walk.size[0]) || A->walk.in[0] != V ||
+                A->tiles != nv * (A->red / L) || A->red % L || A->inner_out != lo || A->inner_idx != hi ||
+                (uintptr_t)c->in->data % es)
                 fail(c, "covering vectors: a plan the kernel does not take");
             for (int64_t t = 0; t < g; t++) {
                 int64_t i = c0 + t;
@@ -1439,7 +1460,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, tile_fills = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0, pairs = 0, vstores = 0;
+        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0, pairs = 0, vstores = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -1481,14 +1502,11 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &deep_tuning, &dp), KG_OK);
                     deep += dp.args.deep;
                     cr_assert(check_plan(op, &in, mask, &deep_tuning, why, sizeof why, &cls), "narrow walks: %s", why);
+                    kg_red_tuning rw = kg_red_tuning_default;
+                    rw.rows_words = 1;
+                    cr_assert(check_plan(op, &in, mask, &rw, why, sizeof why, &cls), "rows in words: %s", why);
                     cr_assert(check_plan(op, &in, mask, &tile_tuning, why, sizeof why, &cls), "tiles: %s", why);
                     tiles += cls == KG_RED_TILE;
-                    kg_red_plan tp, fp;
-                    cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tile_tuning, &tp), KG_OK);
-                    cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tile_fill_tuning, &fp), KG_OK);
-                    cr_assert(check_plan(op, &in, mask, &tile_fill_tuning, why, sizeof why, &cls), "tile fill: %s",
-                              why);
-                    tile_fills += cls == KG_RED_TILE && fp.args.tile_rows < tp.args.tile_rows;
                     /* 2-byte vectors loaded as 32-bit words (cols_words, nest_words) */
                     kg_red_tuning wt = kg_red_tuning_default;
                     wt.cols_words = wt.nest_words = 1;
@@ -1568,11 +1586,9 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         slab += sp.cls == KG_RED_SLAB;
                         cr_assert(check_plan(op, &in, mask, &sl, why, sizeof why, &cls), "slab: %s", why);
                     }
-                    /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels,
-                       2-byte elements as 32-bit words in the 4-block one */
+                    /* covering vectors (nest_cover) down to runs of 2, short rows too, in both kernels */
                     for (int o = 0; o <= 1; o++) {
                         kg_red_tuning ct = kg_red_tuning_default;
-                        ct.nest_cover_words = o;
                         ct.nest_cover_min = 2;
                         ct.nest_cover_rows = 1;
                         ct.nest_cover_occ = o;
@@ -1593,7 +1609,6 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(split, 0);
     cr_assert_gt(deep, 0);
     cr_assert_gt(tiles, 0);
-    cr_assert_gt(tile_fills, 0);
     cr_assert_gt(words, 0);
     cr_assert_gt(occ, 0);
     cr_assert_gt(cover, 0);
@@ -1609,9 +1624,8 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);
-    cr_log_info("%d tile plans (%d of fewer rows under tile_fill), %d 2-byte vector plans in 32-bit words, %d plans "
-                "at more blocks per SM",
-                tiles, tile_fills, words, occ);
+    cr_log_info("%d tile plans, %d 2-byte vector plans in 32-bit words, %d plans at more blocks per SM", tiles, words,
+                occ);
     for (int k = 0; k < KG_RED_COLSN; k++) /* COLSN and NESTN: kernels only, never a plan's class; TILE: not
                                               by default (above) */
         if (k != KG_RED_STRIDED64)
@@ -1750,44 +1764,6 @@ Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the
                                                            ? KG_RED_TILE_ELEMS / want[i].L * want[i].g
                                                            : KG_RED_THREADS);
     }
-}
-
-Test(plan, tiles_of_fewer_rows_where_the_partial_budget_leaves_the_gpu_idle)
-{
-    /* sweep #194: i32 [13,255,51,50,2] axes (0,1,4): 2550 outputs (runs of 2) under a walk of 3315; tiles of
-       2048 rows: 2 tiles x 104 splits (the 4 MiB of 8-byte partials), 208 blocks on 396 resident */
-    kg_tensor in = fake(IN_AT, KG_I32, 5, (int64_t[]){13, 255, 51, 50, 2});
-    kg_red_tuning t = kg_red_tuning_default;
-    kg_red_plan p;
-    t.tile_fill = 0;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_TILE);
-    cr_assert_eq(p.args.tile_rows, 2048);
-    cr_assert_eq(p.args.units, 208);
-    t.tile_fill = 1;
-    t.tile_fill_min = 2048;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_TILE);
-    cr_assert_eq(p.args.tile_rows, 1024);
-    cr_assert_eq(p.args.tiles, 3);
-    cr_assert_geq(p.args.units, 132 * KG_RED_TILE_MIN_BLOCKS, "a wave of resident blocks");
-    cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
-    /* the floor: no tile under tile_fill_min elements */
-    t.tile_fill = 4;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.tile_rows, 1024);
-    t.tile_fill_min = 1024;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.tile_rows, 512);
-    /* tiles that fill the GPU keep their rows: f32 [1023,256,2,2,17,2] axis 5 (8696 tiles, no walk) */
-    kg_tensor f = fake(IN_AT, KG_F32, 6, (int64_t[]){1023, 256, 2, 2, 17, 2});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){5}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_TILE);
-    cr_assert_eq(p.args.tile_rows, 2048);
-    char why[256];
-    kg_red_class cls;
-    cr_assert(check_plan(KG_RED_SUM, &in, 0x13, &t, why, sizeof why, &cls), "%s", why);
-    cr_assert_eq(cls, KG_RED_TILE);
 }
 
 Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
