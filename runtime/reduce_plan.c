@@ -340,6 +340,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_outer = 2048,
     .flat_min_pct = 100,
     .flat_min_pct2 = 25,
+    .flat_words = 0,
     .cols_words = 1,
     .nest_words = 1,
     .nest_multi = 4,
@@ -396,7 +397,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems), F(tile_min_es),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
-                  F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
+                  F(flat_min_pct2), F(flat_words), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
@@ -887,6 +888,7 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         plan->partial_bytes = plan->partial_idx_at;
     }
     A->units = smul(outer, A->splits);
+    A->vstore = es == 2 && T->flat_words;
     w->groups = outer;
     w->per_group = cols;
     w->red = red;
