@@ -319,7 +319,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .pack_rows = 1,
     .packed_blocks_per_sm = KG_RED_MIN_BLOCKS,
     .rows_group = 0,
-    .rows_words = 0,
     .blocks_per_sm = 2 * BLOCKS_PER_SM,
     .splits = 0,
     .cols_runs = 1,
@@ -340,7 +339,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_outer = 2048,
     .flat_min_pct = 100,
     .flat_min_pct2 = 25,
-    .flat_words = 0,
     .cols_words = 1,
     .nest_words = 1,
     .nest_multi = 4,
@@ -392,12 +390,11 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
         const char *name;
         size_t at;
     } fields[] = {F(cols_lanes), F(cols_split_lanes), F(cols_split_units_per_sm), F(cols_split_units_per_sm_vec),
-                  F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(rows_words),
-                  F(blocks_per_sm),
+                  F(cols_split_pow2), F(pack_rows), F(packed_blocks_per_sm), F(rows_group), F(blocks_per_sm),
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems), F(tile_min_es),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
-                  F(flat_min_pct2), F(flat_words), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
+                  F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
@@ -782,7 +779,6 @@ static void plan_rows(kg_red_plan *plan, const kg_tensor *in, const dim *K, int 
         w->min_chunk = KG_RED_THREADS * V * 8;
         w->align = V;
     }
-    A->vstore = plan->cls == KG_RED_ROWS && es == 2 && T->rows_words;
 }
 
 /* Columns a COLS lane takes in mode vec (kg_red_cols_mode) for elements of
@@ -888,7 +884,6 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         plan->partial_bytes = plan->partial_idx_at;
     }
     A->units = smul(outer, A->splits);
-    A->vstore = es == 2 && T->flat_words;
     w->groups = outer;
     w->per_group = cols;
     w->red = red;

@@ -8,12 +8,6 @@ $(header)/*
  * load, columns $(cvec).
  */
 #include "reduce.cuh"
-@if has.rows and vec == 8 then
-#include "reduce_rows_words.cuh"
-@end
-@if has.flat and vec == 8 then
-#include "reduce_flat_words.cuh"
-@end
 @if has.nest then
 #include "reduce_cover.cuh"
 @end
@@ -43,9 +37,7 @@ struct $(f.name) {
     static __device__ __forceinline__ bool better(acc_t a, acc_t b) { return $(f.better); }
     static __device__ __forceinline__ out_t finish(acc_t acc, int64_t n) { return $(f.finish); }
 };
-@if has.rows and vec == 8 then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows_words<$(f.name)>(A); }
-@elseif has.rows then
+@if has.rows then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows<$(f.name)>(A); }
 @end
 @if has.cols then
@@ -69,9 +61,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_B
 @if has.nestn then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_nestn(const kg_red_args A) { kg_red_nest_v<$(f.name), 1, true>(A); }
 @end
-@if has.flat and vec == 8 then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat_words<$(f.name)>(A); }
-@elseif has.flat then
+@if has.flat then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat<$(f.name)>(A); }
 @end
 @if has.colso then

@@ -252,29 +252,6 @@ Test(plan, few_long_rows_split_across_blocks)
     cr_assert_geq(p.partial_idx_at, (size_t)(32 * p.args.splits * 4));
 }
 
-Test(plan, rows_words_marks_rows_of_2_byte_elements_only)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    kg_red_plan p;
-    kg_tensor b = fake(IN_AT, KG_BF16, 2, (int64_t[]){31, 1082403});
-    kg_tensor f = fake(IN_AT, KG_F32, 2, (int64_t[]){31, 1082403});
-    kg_tensor pk = fake(IN_AT, KG_BF16, 2, (int64_t[]){4194304, 64});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.vstore, 0, "off by default");
-    t.rows_words = 1;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.vstore, 1);
-    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &b, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_ROWS);
-    cr_assert_eq(p.args.vstore, 1, "index reductions too");
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.vstore, 0, "4-byte elements: no words");
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &pk, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_PACKED);
-    cr_assert_eq(p.args.vstore, 0, "packed rows keep their kernel");
-}
-
 Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
 {
     const int64_t s[] = {64, 4194304};
@@ -957,8 +934,6 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            e into column (t V + e - h) mod K: that must be the element's
            column */
         const int64_t K = A->inner, G = A->cw, NT = KG_RED_THREADS / (G > 0 ? G : 1) * G;
-        if (A->vstore && es != 2)
-            fail(c, "flat in 32-bit words over elements not of 2 bytes");
         if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || G < 1 || G > KG_RED_THREADS || (G * V) % K ||
             A->tiles != 1 || A->run != 1 || A->vec || A->units != A->n_out * A->splits ||
             (A->splits > 1 && A->splits * K > 1 << 20) || A->group != 0)
@@ -1074,8 +1049,6 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         outer_of(&A->outer, c->indexed, row, &io, &oo);
         const int64_t c0 = split * A->chunk, c1 = block && c0 + A->chunk < A->red ? c0 + A->chunk : A->red;
         if (p->cls == KG_RED_ROWS) {
-            if (A->vstore && es != 2)
-                fail(c, "rows in 32-bit words over elements not of 2 bytes");
             for (int64_t r = c0; r < c1; r++)
                 visit(c, oo, r, io + r);
         } else if (p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER) {
@@ -1504,9 +1477,6 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &deep_tuning, &dp), KG_OK);
                     deep += dp.args.deep;
                     cr_assert(check_plan(op, &in, mask, &deep_tuning, why, sizeof why, &cls), "narrow walks: %s", why);
-                    kg_red_tuning rw = kg_red_tuning_default;
-                    rw.rows_words = rw.flat_words = 1;
-                    cr_assert(check_plan(op, &in, mask, &rw, why, sizeof why, &cls), "rows in words: %s", why);
                     cr_assert(check_plan(op, &in, mask, &tile_tuning, why, sizeof why, &cls), "tiles: %s", why);
                     tiles += cls == KG_RED_TILE;
                     /* 2-byte vectors loaded as 32-bit words (cols_words, nest_words) */
