@@ -309,7 +309,12 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    (narrow columns over runs): tiles only over elements of 4 bytes or
    more (tile_min_es). Over 4-byte elements tiles won #25 i32 48.4 /
    101.0, #223 f32 93.2 / 211.6, #237 f32 84.4 / 104.7 and lost #120 f32
-   120.9 / 89.2, #194 i32 94.8 / 65.5 (#91 level, 41.3 / 40.9): kept. */
+   120.9 / 89.2, #194 i32 94.8 / 65.5 (#91 level, 41.3 / 40.9): kept.
+   Session 18 (run s18r2, H200, 2026-12-03 23:42, all 240 sweep cases,
+   same process, us, FLAT / FLAT in 32-bit words): flat_words won all 8
+   bf16 FLAT cases: #45 32.0 / 30.3, #63 13.6 / 13.2, #73 28.7 / 27.0, #114
+   44.3 / 41.4, #115 118.2 / 115.5, #136 21.6 / 21.0, #140 25.4 / 24.0,
+   #221 84.5 / 78.8. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -339,6 +344,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_outer = 2048,
     .flat_min_pct = 100,
     .flat_min_pct2 = 25,
+    .flat_words = 1,
     .cols_words = 1,
     .nest_words = 1,
     .nest_multi = 4,
@@ -394,7 +400,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems), F(tile_min_es),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
-                  F(flat_min_pct2), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
+                  F(flat_min_pct2), F(flat_words), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
@@ -884,6 +890,7 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         plan->partial_bytes = plan->partial_idx_at;
     }
     A->units = smul(outer, A->splits);
+    A->vstore = es == 2 && T->flat_words;
     w->groups = outer;
     w->per_group = cols;
     w->red = red;

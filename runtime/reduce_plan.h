@@ -66,6 +66,8 @@ typedef struct kg_red_tuning {
     int flat_min_outer;    /* FLAT: fewest elements per outer position (rows x columns) */
     int flat_min_pct;      /* FLAT: fewest units, in percent of the multiprocessors (4- and 8-byte elements) */
     int flat_min_pct2;     /* the same for 2-byte elements */
+    int flat_words;        /* FLAT of 2-byte elements: the 16-byte vectors loaded as 32-bit words (args.vstore 1,
+                              templates/reduce_flat_words.cuh) */
     int cols_words;        /* COLS of 2-byte elements in 16-byte vectors: mode KG_RED_CV_WIDE32 (the loads kept as
                               32-bit words until the batch is in flight) instead of KG_RED_CV_WIDE, and
                               KG_RED_CV_VEC32 instead of KG_RED_CV_VEC */

@@ -8,6 +8,9 @@ $(header)/*
  * load, columns $(cvec).
  */
 #include "reduce.cuh"
+@if has.flat and vec == 8 then
+#include "reduce_flat_words.cuh"
+@end
 @if has.nest then
 #include "reduce_cover.cuh"
 @end
@@ -61,7 +64,9 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_B
 @if has.nestn then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_NARROW_MIN_BLOCKS) $(f.name)_nestn(const kg_red_args A) { kg_red_nest_v<$(f.name), 1, true>(A); }
 @end
-@if has.flat then
+@if has.flat and vec == 8 then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat_words<$(f.name)>(A); }
+@elseif has.flat then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat<$(f.name)>(A); }
 @end
 @if has.colso then

@@ -19,7 +19,8 @@
  * extent [A.inner_out, A.inner_idx] (offsets from A.in, the planner's) is
  * loaded element by element, only the run's elements: no byte outside the
  * tensor is read (A.cw 1: a vector wholly inside its run is pushed without
- * a test per element; the same elements in the same order, the same bits).
+ * a test per element; the same elements in the same order, the same bits;
+ * 2-byte elements: the vectors loaded as 32-bit words).
  * A.tiles is the walk's positions per output (NV x the
  * outer reduced sizes), what splits cut (A.chunk), A.red stays the element
  * count (mean's divisor).
@@ -48,6 +49,11 @@ template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(co
     const int32_t L = (int32_t)A.run;
     const int64_t lo = A.inner_out, hi = A.inner_idx;
     const bool whole = A.cw == 1; /* vectors inside the run pushed without a test per element */
+    /* 2-byte elements loaded as 32-bit words (W), split into elements only
+       when pushed: vectors of 2-byte elements loaded as such made ptxas wait
+       for each load before the next (as in kg_red_nest_v), and spill */
+    constexpr bool W = sizeof(T) == 2;
+    typedef typename std::conditional<W, kgd_vec<uint32_t, sizeof(VT) / 4>, VT>::type LT;
     auto run = [&](int64_t io, int64_t c0, int64_t c1, int t, int nt) {
         kg_racc<Op> a = kg_red_identity<Op>();
         int64_t i = c0 + t;
@@ -57,7 +63,7 @@ template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(co
         kg_walk_at(A.walk, i, p);
         const T *base = in + io;
         for (; i < c1; i += UO * (int64_t)nt) {
-            VT x[UO];
+            LT x[UO];
             int32_t d[UO];
 #pragma unroll
             for (int j = 0; j < UO; j++) {
@@ -70,7 +76,18 @@ template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(co
                     if (d[j] < L) {
                         const int64_t e = qa - in;
                         if (e >= lo && e + (V - 1) <= hi) {
-                            x[j] = *(const VT *)qa;
+                            x[j] = *(const LT *)qa;
+                        } else if constexpr (W) {
+#pragma unroll
+                            for (int k = 0; k < V / 2; k++)
+                                x[j].v[k] = 0;
+#pragma unroll
+                            for (int k = 0; k < V; k++)
+                                if ((uint32_t)(d[j] + k) < (uint32_t)L) {
+                                    uint16_t b;
+                                    memcpy(&b, qa + k, 2);
+                                    x[j].v[k / 2] |= (uint32_t)b << (16 * (k & 1));
+                                }
                         } else {
 #pragma unroll
                             for (int k = 0; k < V; k++)
@@ -83,13 +100,23 @@ template <class Op, int UO> __device__ __forceinline__ void kg_red_nest_cover(co
             }
 #pragma unroll
             for (int j = 0; j < UO; j++) {
+                VT v;
+                if constexpr (W) {
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const uint16_t b = (uint16_t)(x[j].v[k / 2] >> (16 * (k & 1)));
+                        memcpy(&v.v[k], &b, 2);
+                    }
+                } else {
+                    v = x[j];
+                }
                 if (whole && d[j] >= 0 && d[j] <= L - V) {
-                    kg_red_push_vec<Op>(a, x[j], 0); /* every element in the run */
+                    kg_red_push_vec<Op>(a, v, 0); /* every element in the run */
                 } else {
 #pragma unroll
                     for (int k = 0; k < V; k++)
                         if ((uint32_t)(d[j] + k) < (uint32_t)L)
-                            a.v = Op::combine(a.v, Op::map(x[j].v[k]));
+                            a.v = Op::combine(a.v, Op::map(v.v[k]));
                 }
             }
         }

@@ -269,6 +269,8 @@ static int slab_launches, trans_launches;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
+/* ... and of FLAT plans over 2-byte elements loaded as 32-bit words */
+static int flat_words_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -317,6 +319,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
+    flat_words_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.vstore;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1028,6 +1031,25 @@ static void pair_tunings(int part)
 }
 Test(gpu, columns_two_tiles_per_unit_every_value_op_dtype_and_case) { pair_tunings(0); }
 Test(gpu, columns_with_vector_stores_every_value_op_dtype_and_case) { pair_tunings(1); }
+
+/* Every value reduction over every dtype and case with FLAT wherever it
+   applies (many short split units, as value_reductions_under_the_flat_class)
+   and its 2-byte elements loaded as 32-bit words (flat_words,
+   templates/reduce_flat_words.cuh), every call twice, bitwise equal. */
+Test(gpu, flat_of_2_byte_elements_as_32_bit_words_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flat_words = 1;
+    t.flat_warp = 0;
+    t.flat_units_per_sm = 64;
+    t.flat_partials = 4096;
+    t.flat_min_elems = 1;
+    t.flat_min_outer = 0;
+    t.flat_min_pct = 0;
+    t.flat_min_pct2 = 0;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 2, &flat_words_launches,
+                       "flat plans in words");
+}
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

@@ -934,6 +934,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            e into column (t V + e - h) mod K: that must be the element's
            column */
         const int64_t K = A->inner, G = A->cw, NT = KG_RED_THREADS / (G > 0 ? G : 1) * G;
+        if (A->vstore && es != 2)
+            fail(c, "flat in 32-bit words over elements not of 2 bytes");
         if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || G < 1 || G > KG_RED_THREADS || (G * V) % K ||
             A->tiles != 1 || A->run != 1 || A->vec || A->units != A->n_out * A->splits ||
             (A->splits > 1 && A->splits * K > 1 << 20) || A->group != 0)
@@ -1477,6 +1479,9 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                     cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &deep_tuning, &dp), KG_OK);
                     deep += dp.args.deep;
                     cr_assert(check_plan(op, &in, mask, &deep_tuning, why, sizeof why, &cls), "narrow walks: %s", why);
+                    kg_red_tuning rw = kg_red_tuning_default;
+                    rw.flat_words = 0;
+                    cr_assert(check_plan(op, &in, mask, &rw, why, sizeof why, &cls), "flat without words: %s", why);
                     cr_assert(check_plan(op, &in, mask, &tile_tuning, why, sizeof why, &cls), "tiles: %s", why);
                     tiles += cls == KG_RED_TILE;
                     /* 2-byte vectors loaded as 32-bit words (cols_words, nest_words) */
