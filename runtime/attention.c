@@ -163,6 +163,36 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
     return r;
 }
 
+/* the key tiles each block of the decode grid walks, x the grid's waves */
+static int64_t dec_tile_cost(int64_t blocks, int64_t vr, int64_t keys, int bn, int64_t slots)
+{
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, keys, bn, slots, KG_ATTN_MAX_SPLITS, KG_ATTN_CHUNK_PER_ROW * vr, 0, 0);
+    const int64_t chunk = sp.chunk < keys ? sp.chunk : keys;
+    return (blocks * sp.splits + slots - 1) / slots * ((chunk + bn - 1) / bn);
+}
+
+int kg_attn_dec_tile_rows(int64_t rows, int64_t heads, int64_t keys, int bn, int64_t slots)
+{
+    if (rows > 32)
+        return 64;
+    if (rows <= 16 || heads <= 0 || heads > ((int64_t)1 << 30) || keys <= 0 || bn <= 0)
+        return rows <= 16 ? 16 : 32;
+    if (slots < 1)
+        slots = 1;
+    const int64_t c32 = dec_tile_cost(heads, rows, keys, bn, slots), c16 = dec_tile_cost(2 * heads, 16, keys, bn, slots);
+    return c16 * KG_ATTN_DEC_TILE16_COST < c32 * 10 ? 16 : 32;
+}
+
+/* kg_test_attn_dec_tile / kg_test_attn_dec_per_sm (test and benchmark
+   hooks, process-wide): the decode tile rule (-1 by the rows alone, 0 the
+   runtime's choice) and the blocks a multiprocessor the split planner
+   counts (1 or 2, 0 the runtime's choice) */
+static int dec_tile_force, dec_per_sm_force;
+
+void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATOMIC_RELAXED); }
+void kg_test_attn_dec_per_sm(int n) { __atomic_store_n(&dec_per_sm_force, n, __ATOMIC_RELAXED); }
+
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length at D 32, D 64 and
    causal D 128; else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
@@ -187,6 +217,13 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
         if (group * sq > 32 && has_variant(KG_ATTN_V_DECODE4, dt, slot, kind))
             return KG_ATTN_V_DECODE4;
+        /* 17-32 rows: two 16-row tiles where the 32-row grid would leave
+           the GPU under-filled (kg_attn_dec_tile_rows; head dims 64 and 128,
+           whose launches count one block a multiprocessor) */
+        const int D = kg_attn_dims[slot];
+        if (group * sq > 16 && (D == 64 || D == 128) && __atomic_load_n(&dec_tile_force, __ATOMIC_RELAXED) >= 0 &&
+            kg_attn_dec_tile_rows(group * sq, bh / group, sk, kg_attn_dec_bn[slot], ctx->sm_count) == 16)
+            return KG_ATTN_V_DECODE;
         if (group * sq > 16 && has_variant(KG_ATTN_V_DECODE2, dt, slot, kind))
             return KG_ATTN_V_DECODE2;
         return KG_ATTN_V_DECODE;
@@ -497,6 +534,9 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        per multiprocessor) 26.0 / 27.0: they keep every resident block.) */
     if (D == 64 || D == 128 || D == 256)
         per_sm = 1;
+    const int psf = __atomic_load_n(&dec_per_sm_force, __ATOMIC_RELAXED);
+    if ((psf == 1 || psf == 2) && (D == 64 || D == 128 || D == 256) && (int64_t)(e->smem + 1024) * psf <= (228 << 10))
+        per_sm = psf;
     /* a split's partials (valid rows x D floats) at most 1/16 of its keys' K
        and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
        splits 23.6 us, the one-wave 32 splits 33.2 */

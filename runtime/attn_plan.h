@@ -55,6 +55,37 @@ typedef struct kg_attn_split {
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
                                         int64_t min_chunk, int fill, int forced);
 
+/* The decode tile for `rows` packed rows (group x Sq) of each of `heads`
+   KV heads (B x Hkv), `keys` keys in tiles of `bn`, `slots` resident blocks
+   (one a multiprocessor: head dims 64 and 128): 16, 32 or 64 rows, the
+   fewest tiles that hold the rows (rows 1-16, 17-32, 33 on), except that
+   17-32 rows take two 16-row tiles where the 32-row grid's blocks would
+   each walk enough more key tiles than the 16-row grid's that the 16-row
+   tile's cheaper key tile (KG_ATTN_DEC_TILE16_COST tenths of the 32-row
+   tile's) wins: the 32-row grid under-fills the GPU where the 16 keys per
+   row a split must get (KG_ATTN_CHUNK_PER_ROW) cap its splits, and two
+   16-row tiles a KV head double its blocks. Cost of a tile: its grid's
+   waves x key tiles a split x the tile's cost; the 32-row tile on ties. */
+KG_API int kg_attn_dec_tile_rows(int64_t rows, int64_t heads, int64_t keys, int bn, int64_t slots);
+
+/* A 16-row tile's key tile against a 32-row tile's, tenths (the 16-row tile
+   runs half the rows through the same keys). H200, same process, s18r2,
+   µs, 32 / 16-row tiles: MQA B 1 Hq 32 Sk 32768 D 128 (64 splits each, 8
+   key tiles a block) 15.49 / 13.93; MQA B 8 Sk 8192 (8 / 16 key tiles a
+   block) 15.73 / 19.28. */
+#define KG_ATTN_DEC_TILE16_COST 7
+
+/* The decode tile rule, process-wide (a test and benchmark hook): -1 the
+   fewest tiles that hold the rows (the rule before session 20), 0 the
+   runtime's choice (kg_attn_dec_tile_rows). */
+KG_API void kg_test_attn_dec_tile(int on);
+
+/* The decode launch's blocks a multiprocessor that the split planner
+   counts (slots = multiprocessors x this), process-wide (a test and
+   benchmark hook): 1 or 2 forces that count at head dims 64, 128 and 256;
+   0 the runtime's choice. */
+KG_API void kg_test_attn_dec_per_sm(int n);
+
 /* Partials one thread of the decode merge loads at a time (merge_row's U,
    templates/attention_decode.cuh). */
 #define KG_ATTN_MERGE_LOADS 8

@@ -356,6 +356,65 @@ Test(attention_plan, split_fill_of_waves)
         }
 }
 
+/* The decode tile rule (kg_attn_dec_tile_rows): 16 / 64 rows by the rows
+   outside 17-32; inside, two 16-row tiles only where the 32-row grid
+   under-fills the GPU (an H200's 132 multiprocessors in the examples): never
+   where the 32-row grid fills a wave, nor where two 16-row tiles a KV head
+   would need more than one. */
+Test(attention_plan, decode_tile_rule)
+{
+    for (int r = 1; r <= 16; r++)
+        cr_assert_eq(kg_attn_dec_tile_rows(r, 1, 32768, 64, 132), 16);
+    for (int r = 33; r <= 512; r += 31)
+        cr_assert_eq(kg_attn_dec_tile_rows(r, 1, 32768, 64, 132), 64);
+    /* MQA B 1 Sk 32768 D 128: 64 splits of 512 keys either way, the 32-row
+       grid 64 blocks, the 16-row grid 128: 16 */
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 1, 32768, 64, 132), 16);
+    /* MQA B 2 / B 4 Sk 8192 (16 splits of 8 key tiles: 32 / 64 blocks; 16
+       rows: 4 / 8 key tiles a split in 128 blocks): 16 */
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 2, 8192, 64, 132), 16);
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 4, 8192, 64, 132), 16);
+    /* MQA B 8 Sk 8192: 128 blocks of 8 key tiles; 16 rows: 16 each: 32 */
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 8, 8192, 64, 132), 32);
+    /* B 8 Hq 32 Hkv 1 Sk 15997 D 64 (tiles of 128 keys): 8 / 16 key tiles: 32 */
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 8, 15997, 128, 132), 32);
+    /* 24 rows (the second 16-row tile 8 valid rows), one KV head, 9000 keys */
+    cr_assert_eq(kg_attn_dec_tile_rows(24, 1, 9000, 128, 132), 16);
+    /* few keys: two key tiles, one split either way: two blocks of 16 rows
+       side by side rather than one of 32 */
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 1, 128, 64, 132), 16);
+    /* one KV head per multiprocessor and more: 32 */
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 132, 128, 64, 132), 32);
+    cr_assert_eq(kg_attn_dec_tile_rows(17, 67, 65536, 64, 132), 32);
+    /* degenerate input: the rows alone decide */
+    cr_assert_eq(kg_attn_dec_tile_rows(20, 0, 8192, 64, 132), 32);
+    cr_assert_eq(kg_attn_dec_tile_rows(20, 1, 0, 64, 132), 32);
+    cr_assert_eq(kg_attn_dec_tile_rows(20, 1, 8192, 0, 132), 32);
+    cr_assert_eq(kg_attn_dec_tile_rows(20, (int64_t)1 << 40, 8192, 64, 132), 32);
+    cr_assert_eq(kg_attn_dec_tile_rows(32, 1, 32768, 64, 0), 32); /* one slot */
+    const int64_t heads[] = {1, 2, 3, 4, 8, 16, 33, 66, 67, 100, 132, 133, 264, 1000};
+    const int64_t keys[] = {1, 64, 129, 1000, 4097, 8192, 15997, 32768, 65536, 1 << 20};
+    int n16 = 0;
+    for (int r = 17; r <= 32; r += 5)
+        for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++)
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                for (int bn = 64; bn <= 128; bn += 64) {
+                    const int t = kg_attn_dec_tile_rows(r, heads[h], keys[k], bn, 132);
+                    cr_assert(t == 16 || t == 32, "rows %d heads %lld keys %lld: %d", r, (long long)heads[h],
+                              (long long)keys[k], t);
+                    /* two 16-row tiles a KV head past one wave: 32 */
+                    cr_assert(t == 32 || 2 * heads[h] <= 132, "rows %d heads %lld keys %lld: 16", r,
+                              (long long)heads[h], (long long)keys[k]);
+                    /* where the 32-row grid fills its wave already: 32 */
+                    const kg_attn_split s = kg_attn_plan_split(heads[h], keys[k], bn, 132, KG_ATTN_MAX_SPLITS,
+                                                               KG_ATTN_CHUNK_PER_ROW * r, 0, 0);
+                    cr_assert(t == 32 || heads[h] * s.splits < 132, "rows %d heads %lld keys %lld: 16 on a full grid",
+                              r, (long long)heads[h], (long long)keys[k]);
+                    n16 += t == 16;
+                }
+    cr_assert(n16 > 0);
+}
+
 /* The merge's lanes: the fewest powers of two up to 32 that take every
    split in one round of KG_ATTN_MERGE_LOADS loads each. */
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
@@ -1017,8 +1076,8 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
             dec_io_close(&x);
         }
     }
-    dec_io x; /* MQA: one 32-row tile per batch */
-    dec_io_open(&x, 2, 32, 1, 1, 7000, 128);
+    dec_io x; /* MQA: one 32-row tile per batch (B 8: the tile rule keeps 32 rows, 104 blocks) */
+    dec_io_open(&x, 8, 32, 1, 1, 7000, 128);
     for (int i = 0; i < 2; i++) {
         kg_test_attn_dec_stages(i ? 0 : -1);
         dec_io_run(&x, NULL, i ? x.o2 : x.o1);
@@ -1028,6 +1087,66 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
     cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA: the runtime's stages changed the bits");
     kg_test_attn_dec_stages(0);
     dec_io_close(&x);
+}
+
+/* The decode tile rule (kg_attn_dec_tile_rows) on groups of 17-32 packed
+   rows: the runtime takes the tile the rule names for this device; two
+   16-row tiles give the same bits as one 32-row tile at the same split
+   (each row's products, softmax and merge are the same sums in the same
+   order), forced both ways and through the rule's hook (the rule before
+   session 20); and the runtime's choice, at its own split, is within the
+   tolerance of the float64 reference (bf16 and f16, causal Sq 2, 24 rows
+   leaving the second 16-row tile 8 valid rows). */
+Test(attention, decode_tile_rule_keeps_the_bits)
+{
+    int sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    /* B, Hq, Hkv, Sq, Sk, D */
+    const int cs[4][6] = {{1, 32, 1, 1, 32768, 128}, {2, 24, 1, 1, 9000, 64}, {2, 16, 1, 2, 5001, 128},
+                          {8, 32, 1, 1, 8192, 64}};
+    int n16 = 0;
+    for (int i = 0; i < 4; i++) {
+        const int B = cs[i][0], Hq = cs[i][1], Hkv = cs[i][2], Sq = cs[i][3], Sk = cs[i][4], D = cs[i][5];
+        int slot = -1;
+        for (int j = 0; j < KG_ATTN_DIM_COUNT; j++)
+            if (kg_attn_dims[j] == D)
+                slot = j;
+        cr_assert_geq(slot, 0);
+        const int want = kg_attn_dec_tile_rows((int64_t)Hq / Hkv * Sq, (int64_t)B * Hkv, Sk, kg_attn_dec_bn[slot], sms);
+        dec_io x;
+        dec_io_open(&x, B, Hq, Hkv, Sq, Sk, D);
+        kg_attention_opts opts = {0.f, Sq > 1};
+        dec_io_run(&x, &opts, x.o1);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), want == 16 ? KG_ATTN_V_DECODE : KG_ATTN_V_DECODE2,
+                     "case %d: the rule names %d rows, the runtime took %s", i, want,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+        n16 += want == 16;
+        const int planned = kg_test_last_attn_splits(ctx);
+        /* forced 32-row tile, forced 16-row tiles, the old rule: the same
+           split each time, the same bits */
+        for (int f = 0; f < 3; f++) {
+            kg_test_force_attn_splits(ctx, planned);
+            kg_test_force_attn_variant(ctx, f == 0 ? KG_ATTN_V_DECODE2 : f == 1 ? KG_ATTN_V_DECODE : -1);
+            kg_test_attn_dec_tile(f == 2 ? -1 : 0);
+            dec_io_run(&x, &opts, x.o2);
+            cr_assert_eq(kg_test_last_attn_variant(ctx), f == 1 ? KG_ATTN_V_DECODE : KG_ATTN_V_DECODE2);
+            cr_assert_eq(kg_test_last_attn_splits(ctx), planned);
+            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %d: %d splits, %s: the bits differ from the runtime's",
+                      i, planned, f == 0 ? "32-row tile" : f == 1 ? "16-row tiles" : "the old rule");
+        }
+        kg_test_force_attn_splits(ctx, 0);
+        kg_test_force_attn_variant(ctx, -1);
+        kg_test_attn_dec_tile(0);
+        dec_io_close(&x);
+        /* the runtime's own choice and split against the reference */
+        acase c = {i % 2 ? KG_F16 : KG_BF16, B, Hq, Hkv, Sq, Sk, D, Sq > 1, MASK_NONE, 0, 0, 0.f};
+        run_case_once(&c);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), want == 16 ? KG_ATTN_V_DECODE : KG_ATTN_V_DECODE2);
+    }
+    /* on an H200 (132 multiprocessors) the rule takes 16-row tiles on the
+       first three cases, the 32-row tile on the fourth (B 8: 128 blocks
+       of 4 key tiles, against 8 on 16-row tiles) */
+    cr_assert(sms != 132 || n16 == 3, "%d multiprocessors: %d cases on 16-row tiles", sms, n16);
 }
 
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
