@@ -19,7 +19,10 @@
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
  * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
  * head dim for all its rows, KG_BENCH_DEC_MINBH its rows of at least that
- * many B x Hkv (K+V up to 2.2 GB); KG_BENCH_DEC_FILL=1 times short-query
+ * many B x Hkv (K+V up to 2.2 GB), KG_BENCH_DEC_SMALL=<MB> small grids
+ * instead (B x Hkv up to 16, groups 1-32, Sk 1000-65536, K+V up to MB);
+ * KG_BENCH_DEC_ROWS=<dtype:B:Hq:Hkv:Sk:D,...> those decode rows too;
+ * KG_BENCH_DEC_FILL=1 times short-query
  * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
  * padding off and on, KG_BENCH_SPLITS, KG_BENCH_COMBINE and KG_BENCH_LANES
@@ -221,7 +224,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, rows, pN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -231,6 +234,8 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_force_attn_splits(ctx, 0);
     kg_test_attn_dec_spread(0);
     kg_test_force_attn_variant(ctx, -1);
+    kg_test_attn_dec_tile(0);
+    kg_test_attn_dec_per_sm(0);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
         const size_t l = e ? (size_t)(e - x) : n;
@@ -252,7 +257,11 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
         else if (l == 3 && x[0] == 'r' && (v == 16 || v == 32 || v == 64)) {
             const kg_attn_variant rv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
             kg_test_force_attn_variant(ctx, rv[v / 32]);
-        } else if (l >= 2 && x[0] == 's')
+        } else if (l == 4 && !strncmp(x, "rows", 4))
+            kg_test_attn_dec_tile(-1);
+        else if (l == 2 && x[0] == 'p' && (v == 1 || v == 2))
+            kg_test_attn_dec_per_sm(v);
+        else if (l >= 2 && x[0] == 's')
             kg_test_force_attn_splits(ctx, v);
         else if (l >= 2 && x[0] == 'x')
             kg_test_force_attn_splits(ctx, v * planned);
@@ -268,7 +277,9 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
-   r32 / r64 (the decode variant of that many packed rows), sN (N splits),
+   r32 / r64 (the decode variant of that many packed rows), rows (the
+   tile by the rows alone, the rule before session 20), p1 / p2 (the
+   planner's blocks a multiprocessor), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first
@@ -397,17 +408,45 @@ int main(void)
            up to 2.2 GB (not 1.1) */
         const char *sd = getenv("KG_BENCH_DEC_DIM"), *sb = getenv("KG_BENCH_DEC_MINBH");
         const int dfix = sd ? atoi(sd) : 0, minbh = sb ? atoi(sb) : 0;
+        /* KG_BENCH_DEC_SMALL=<MB>: the small grids instead (B x Hkv at most
+           16, any group 1-32, Sk 1000-65536, K+V 1 MB up to that many MB) */
+        const char *ss = getenv("KG_BENCH_DEC_SMALL");
+        const int small = ss ? atoi(ss) : 0;
         const int hkvs[] = {1, 2, 4, 8, 16, 32}, groups[] = {1, 4, 8, 16, 32}, bs[] = {1, 2, 4, 8, 16, 32, 64};
         for (int n = 0; n < count;) {
-            const int hkv = hkvs[kt_next(&sr) % 6], g = groups[kt_next(&sr) % 5], B = bs[kt_next(&sr) % 7];
-            const int Sk = 4096 + (int)(kt_next(&sr) % 28673), Dr = kt_next(&sr) % 3 ? 128 : 64;
+            int hkv = hkvs[kt_next(&sr) % 6], g = groups[kt_next(&sr) % 5], B = bs[kt_next(&sr) % 7];
+            int Sk = 4096 + (int)(kt_next(&sr) % 28673);
+            const int Dr = kt_next(&sr) % 3 ? 128 : 64;
             const int D = dfix ? dfix : Dr;
+            if (small > 0) {
+                hkv = hkvs[kt_next(&sr) % 4];
+                g = 1 + (int)(kt_next(&sr) % 32);
+                B = bs[kt_next(&sr) % 5];
+                Sk = 1000 + (int)(kt_next(&sr) % 64537);
+            }
             const double kv = 4.0 * B * hkv * (double)Sk * D;
-            if (hkv * g > 64 || kv < 16e6 || kv > (minbh > 0 ? 2.2e9 : 1.1e9) || B * hkv < minbh)
+            if (small > 0 ? B * hkv > 16 || kv < 1e6 || kv > small * 1e6
+                          : hkv * g > 64 || kv < 16e6 || kv > (minbh > 0 ? 2.2e9 : 1.1e9) || B * hkv < minbh)
                 continue;
             cases[nc++] = (bcase){kt_next(&sr) % 2 ? KG_BF16 : KG_F16, B, hkv * g, hkv, 1, Sk, D, 0};
             n++;
         }
+    }
+    /* KG_BENCH_DEC_ROWS=<','-separated dtype:B:Hq:Hkv:Sk:D, at most 24>:
+       those decode rows (Sq 1) too, named "decode dseed list" */
+    const char *dl = getenv("KG_BENCH_DEC_ROWS");
+    const int list0 = nc;
+    for (int n = 0; dl && *dl && n < 24; n++) {
+        char dn[8];
+        int b, hq, hkv, sk, d, used = 0;
+        if (sscanf(dl, "%7[a-z0-9]:%d:%d:%d:%d:%d%n", dn, &b, &hq, &hkv, &sk, &d, &used) != 6 || b < 1 || hkv < 1 ||
+            hq < hkv || hq % hkv || sk < 1 || d < 1) {
+            fprintf(stderr, "KG_BENCH_DEC_ROWS: cannot read '%s'\n", dl);
+            return 1;
+        }
+        cases[nc++] = (bcase){!strcmp(dn, "f16") ? KG_F16 : KG_BF16, b, hq, hkv, 1, sk, d, 0};
+        dl += used;
+        dl += *dl == ',';
     }
     const int dseed1 = nc;
     cases[nc++] = (bcase){KG_BF16, 1, 32, 8, 512, 4096, 128, 1};
@@ -453,7 +492,7 @@ int main(void)
                  Hq, Hkv, Sq, Sk,
                  ci >= sweep0 ? "sweep "
                  : Sq > 16    ? "prefill "
-                 : ci >= dseed0 && ci < dseed1 ? "decode dseed "
+                 : ci >= dseed0 && ci < dseed1 ? (ci >= list0 ? "decode dseed list " : "decode dseed ")
                                                : "decode ");
         if (filter && !matches(name, filter))
             continue;
