@@ -599,9 +599,14 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        15.61 / 15.23; s17r2 16.08 / 15.59, 15.57 / 15.35, 15.54 / 15.17;
        s17r3, the rule in place, MQA B8 16.56 / 16.41, B8 Hq32 Hkv1 D64
        16.08 / 15.80; 16-row tiles gained on some rows and lost up to 3.7%
-       on others, the big rows 1.6-2.2%). A test may ask for any count. */
+       on others, the big rows 1.6-2.2%). The 16-row tiles of 17-32 rows
+       (kg_attn_dec_tile_rows) take 6 as well (s20r1, same process, 3 / 6
+       stages, µs: MQA B 1 Sk 32768 14.16 / 13.82, MQA B 4 Sk 8192 13.24 /
+       12.81, B 2 Hq 32 Hkv 1 Sk 20000 D 64 10.77 / 9.94, MQA B 2 Sk 8192
+       10.63 / 10.65, B 4 Hq 64 Hkv 2 Sk 6000 15.83 / 15.52). A test may
+       ask for any count. */
     const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
-    int stages = sforce != 0 ? sforce : spread && R == 32 ? 6 : 0;
+    int stages = sforce != 0 ? sforce : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
     if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
         stages = 0;
     if (stages > 0) {

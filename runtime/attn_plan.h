@@ -69,11 +69,15 @@ KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, in
 KG_API int kg_attn_dec_tile_rows(int64_t rows, int64_t heads, int64_t keys, int bn, int64_t slots);
 
 /* A 16-row tile's key tile against a 32-row tile's, tenths (the 16-row tile
-   runs half the rows through the same keys). H200, same process, s18r2,
-   µs, 32 / 16-row tiles: MQA B 1 Hq 32 Sk 32768 D 128 (64 splits each, 8
-   key tiles a block) 15.49 / 13.93; MQA B 8 Sk 8192 (8 / 16 key tiles a
-   block) 15.73 / 19.28. */
-#define KG_ATTN_DEC_TILE16_COST 7
+   runs half the rows through the same keys). H200, same process, best of
+   3, µs, 32 / 16-row tiles (key tiles a block): s18r2 MQA B 1 Hq 32 Sk
+   32768 D 128 (8 / 8) 15.49 / 13.93, MQA B 8 Sk 8192 (8 / 16) 15.73 /
+   19.28; s20r1 MQA B 1 15.36 / 14.16, MQA B 2 Sk 8192 (8 / 4) 14.07 /
+   10.63, MQA B 4 (8 / 8) 14.44 / 13.24, B 2 Hq 32 Hkv 1 Sk 20000 D 64 (5 /
+   5) 11.21 / 10.77, B 4 Hq 64 Hkv 2 Sk 6000 (9 / 12) 15.58 / 15.83 (7
+   took 16 rows there), MQA B 8 15.64 / 19.23: 16-row tiles win at the
+   same key tiles a block, lose at 12 against 9. */
+#define KG_ATTN_DEC_TILE16_COST 8
 
 /* The decode tile rule, process-wide (a test and benchmark hook): -1 the
    fewest tiles that hold the rows (the rule before session 20), 0 the
