@@ -188,7 +188,9 @@ int kg_attn_dec_tile_rows(int64_t rows, int64_t heads, int64_t keys, int bn, int
    hooks, process-wide): the decode tile rule (-1 by the rows alone, 0 the
    runtime's choice) and the blocks a multiprocessor the split planner
    counts (1 or 2, 0 the runtime's choice) */
-static int dec_tile_force, dec_per_sm_force;
+static int dec_tile_force, dec_per_sm_force, dec_chunk_force;
+
+void kg_test_attn_dec_chunk(int keys_per_row) { __atomic_store_n(&dec_chunk_force, keys_per_row, __ATOMIC_RELAXED); }
 
 void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATOMIC_RELAXED); }
 void kg_test_attn_dec_per_sm(int n) { __atomic_store_n(&dec_per_sm_force, n, __ATOMIC_RELAXED); }
@@ -550,8 +552,10 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int fill = D < 64 && per_sm > 1 && __atomic_load_n(&dec_fill_force, __ATOMIC_RELAXED) >= 0
                          ? KG_ATTN_FILL_PCT
                          : 0;
-    const kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms,
-                                                KG_ATTN_CHUNK_PER_ROW * vr, fill, forced);
+    const int cf = __atomic_load_n(&dec_chunk_force, __ATOMIC_RELAXED);
+    const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_CHUNK_PER_ROW;
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
     p->splits = sp.splits;
     p->chunk = sp.chunk;

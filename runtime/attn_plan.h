@@ -90,6 +90,11 @@ KG_API void kg_test_attn_dec_tile(int on);
    0 the runtime's choice. */
 KG_API void kg_test_attn_dec_per_sm(int n);
 
+/* The split planner's fewest keys per valid packed row of a split,
+   process-wide (a test and benchmark hook): > 0 that many, -1 none (only
+   KG_ATTN_MIN_SPLIT_TILES tiles), 0 the runtime's (KG_ATTN_CHUNK_PER_ROW). */
+KG_API void kg_test_attn_dec_chunk(int keys_per_row);
+
 /* Partials one thread of the decode merge loads at a time (merge_row's U,
    templates/attention_decode.cuh). */
 #define KG_ATTN_MERGE_LOADS 8
