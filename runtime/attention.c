@@ -539,9 +539,11 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int psf = __atomic_load_n(&dec_per_sm_force, __ATOMIC_RELAXED);
     if ((psf == 1 || psf == 2) && (D == 64 || D == 128 || D == 256) && (int64_t)(e->smem + 1024) * psf <= (228 << 10))
         per_sm = psf;
-    /* a split's partials (valid rows x D floats) at most 1/16 of its keys' K
-       and V (16 x valid rows keys): H200, B 8 MQA (32 rows), Sk 8192: 16
-       splits 23.6 us, the one-wave 32 splits 33.2 */
+    /* a split's partials (valid rows x D floats) at most 1/4 of its keys' K
+       and V (KG_ATTN_SPLIT_PER_ROW x valid rows keys; 16 until session 20:
+       H200, B 8 MQA (32 rows), Sk 8192, two blocks a multiprocessor then:
+       16 splits 23.6 us, the one-wave 32 splits 33.2; at one block a
+       multiprocessor that row takes 16 splits either way) */
     const int64_t vr = rows < R ? rows : R;
     const int64_t slots = (int64_t)ctx->sm_count * per_sm;
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
@@ -553,7 +555,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
                          ? KG_ATTN_FILL_PCT
                          : 0;
     const int cf = __atomic_load_n(&dec_chunk_force, __ATOMIC_RELAXED);
-    const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_CHUNK_PER_ROW;
+    const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_SPLIT_PER_ROW;
     const kg_attn_split sp =
         kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);

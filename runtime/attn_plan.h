@@ -14,13 +14,23 @@
 /* Fewest key tiles a split gets (the planner's choice; a forced count may
    give fewer). */
 #define KG_ATTN_MIN_SPLIT_TILES 2
-/* Fewest keys per split, per valid packed row of a tile (the planner's
-   choice): the partials a split writes and the merge reads stay within
-   1/16 of the split's K and V bytes. (8 measured faster on the one row it
-   changes in two runs and slower in a third, H200, same process, MQA B 1
-   Hq 32 Sk 32768 D 128, 64 / 128 splits, µs: s17r1 15.78 / 15.15, s17r2
-   15.57 / 15.28, s17r3 15.51 / 15.74: not taken.) */
+/* Fewest keys per split, per valid packed row of a tile, as the decode
+   tile rule (kg_attn_dec_tile_rows) plans both tiles: the partials a split
+   writes and the merge reads stay within 1/16 of the split's K and V
+   bytes. (8 as the launch's minimum measured faster on the one row it
+   changed in two runs and slower in a third, H200, same process, MQA B 1
+   Hq 32 Sk 32768 D 128 on 32-row tiles, 64 / 128 splits, µs: s17r1 15.78
+   / 15.15, s17r2 15.57 / 15.28, s17r3 15.51 / 15.74; that row now takes
+   16-row tiles, 64 splits either way.) */
 #define KG_ATTN_CHUNK_PER_ROW 16
+/* Fewest keys per split, per valid packed row, of the decode launch's own
+   split (once the tile is chosen): within 1/4 of the split's K and V bytes.
+   It binds only where few keys meet many rows (the grid then short of a
+   wave): H200, s20r2, same process, 16 / 4 keys a row, µs: B 4 Hq 54 Hkv 2
+   Sk 5907 D 128 (12 / 16 splits) 14.66 / 13.14, f16 B 4 Hq 48 Hkv 2 Sk
+   1125 (4 / 6) 9.31 / 8.59, B 1 Hq 19 Hkv 1 Sk 10126 (32 / 53) 9.88 / 9.87;
+   no other of 24 small-grid rows changed. */
+#define KG_ATTN_SPLIT_PER_ROW 4
 /* The runtime takes the decode variants for Sq up to this (f16 / bf16). */
 #define KG_ATTN_DECODE_MAX_SQ 16
 
@@ -92,7 +102,7 @@ KG_API void kg_test_attn_dec_per_sm(int n);
 
 /* The split planner's fewest keys per valid packed row of a split,
    process-wide (a test and benchmark hook): > 0 that many, -1 none (only
-   KG_ATTN_MIN_SPLIT_TILES tiles), 0 the runtime's (KG_ATTN_CHUNK_PER_ROW). */
+   KG_ATTN_MIN_SPLIT_TILES tiles), 0 the runtime's (KG_ATTN_SPLIT_PER_ROW). */
 KG_API void kg_test_attn_dec_chunk(int keys_per_row);
 
 /* Partials one thread of the decode merge loads at a time (merge_row's U,

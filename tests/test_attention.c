@@ -286,6 +286,12 @@ Test(attention_plan, split_examples_edges_and_forced_counts)
     /* B 1 x Hkv 8 (4 valid rows): the minimum (64 keys) does not bind */
     r = kg_attn_plan_split(8, 32768, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 4, 0, 0);
     cr_assert(r.splits == 32 && r.chunk == 1024, "%d x %d", r.splits, r.chunk);
+    /* the launch's minimum (4 keys a valid row) where 16 a row binds: B 4
+       Hq 54 Hkv 2 Sk 5907, 8 tiles of 27 rows: 16 splits of 384, not 12 of 512 */
+    r = kg_attn_plan_split(8, 5907, 64, 132, KG_ATTN_MAX_SPLITS, KG_ATTN_SPLIT_PER_ROW * 27, 0, 0);
+    cr_assert(r.splits == 16 && r.chunk == 384, "%d x %d", r.splits, r.chunk);
+    r = kg_attn_plan_split(8, 5907, 64, 132, KG_ATTN_MAX_SPLITS, 16 * 27, 0, 0);
+    cr_assert(r.splits == 12 && r.chunk == 512, "%d x %d", r.splits, r.chunk);
     /* a forced count ignores the minimum */
     r = kg_attn_plan_split(8, 8192, 64, 264, KG_ATTN_MAX_SPLITS, 16 * 32, 0, 32);
     cr_assert(r.splits == 32 && r.chunk == 256, "%d x %d", r.splits, r.chunk);
@@ -1158,6 +1164,42 @@ Test(attention, decode_tile_rule_keeps_the_bits)
        first three cases, the 32-row tile on the fourth (B 8: 128 blocks
        of 4 key tiles, against 8 on 16-row tiles) */
     cr_assert(sms != 132 || n16 == 3, "%d multiprocessors: %d cases on 16-row tiles", sms, n16);
+}
+
+/* The launch's fewest keys per valid row of a split (KG_ATTN_SPLIT_PER_ROW,
+   4; kg_test_attn_dec_chunk) where it binds, few keys against many rows:
+   the split count the planner gives for this device (on an H200 more
+   splits than at 16 keys a row), and the results within the tolerance of
+   the float64 reference, at the runtime's minimum and at the old one. */
+Test(attention, decode_split_minimum_per_row)
+{
+    int sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    /* B, Hq, Hkv, Sk, D; the splits on 132 multiprocessors at 4 / 16 keys a row */
+    const int cs[3][7] = {{4, 54, 2, 5907, 128, 16, 12}, {4, 48, 2, 1125, 128, 6, 4}, {2, 8, 1, 3652, 128, 29, 20}};
+    for (int i = 0; i < 3; i++) {
+        const int B = cs[i][0], Hq = cs[i][1], Hkv = cs[i][2], Sk = cs[i][3], D = cs[i][4], g = Hq / Hkv;
+        int slot = -1;
+        for (int j = 0; j < KG_ATTN_DIM_COUNT; j++)
+            if (kg_attn_dims[j] == D)
+                slot = j;
+        cr_assert_geq(slot, 0);
+        const int bn = kg_attn_dec_bn[slot];
+        const int R = g <= 16 ? 16 : kg_attn_dec_tile_rows(g, (int64_t)B * Hkv, Sk, bn, sms);
+        const int64_t blocks = (int64_t)B * Hkv * ((g + R - 1) / R), vr = g < R ? g : R;
+        for (int old = 0; old < 2; old++) {
+            kg_test_attn_dec_chunk(old ? 16 : 0);
+            acase c = {i % 2 ? KG_F16 : KG_BF16, B, Hq, Hkv, 1, Sk, D, 0, MASK_NONE, 0, 0, 0.f};
+            run_case_once(&c);
+            const int per_row = old ? 16 : KG_ATTN_SPLIT_PER_ROW;
+            const kg_attn_split sp = kg_attn_plan_split(blocks, Sk, bn, sms, KG_ATTN_MAX_SPLITS, per_row * vr, 0, 0);
+            cr_assert_eq(kg_test_last_attn_splits(ctx), sp.splits, "case %d, %d keys a row: %d splits, planned %d", i,
+                         per_row, kg_test_last_attn_splits(ctx), sp.splits);
+            cr_assert(sms != 132 || sp.splits == cs[i][5 + old], "case %d, %d keys a row: %d splits on an H200", i,
+                      per_row, sp.splits);
+        }
+        kg_test_attn_dec_chunk(0);
+    }
 }
 
 /* Causal prefill on the Hopper variants may run its blocks heaviest first
