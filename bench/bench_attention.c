@@ -229,7 +229,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, rows, pN, cN, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, rows, cN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -240,7 +240,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_spread(0);
     kg_test_force_attn_variant(ctx, -1);
     kg_test_attn_dec_tile(0);
-    kg_test_attn_dec_per_sm(0);
     kg_test_attn_dec_chunk(0);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
@@ -265,8 +264,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_force_attn_variant(ctx, rv[v / 32]);
         } else if (l == 4 && !strncmp(x, "rows", 4))
             kg_test_attn_dec_tile(-1);
-        else if (l == 2 && x[0] == 'p' && (v == 1 || v == 2))
-            kg_test_attn_dec_per_sm(v);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_chunk(v > 0 ? v : -1);
         else if (l >= 2 && x[0] == 's')
@@ -286,8 +283,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
    r32 / r64 (the decode variant of that many packed rows), rows (the
-   tile by the rows alone, the rule before session 20), p1 / p2 (the
-   planner's blocks a multiprocessor), cN (the planner's fewest keys per
+   tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest

@@ -184,16 +184,15 @@ int kg_attn_dec_tile_rows(int64_t rows, int64_t heads, int64_t keys, int bn, int
     return c16 * KG_ATTN_DEC_TILE16_COST < c32 * 10 ? 16 : 32;
 }
 
-/* kg_test_attn_dec_tile / kg_test_attn_dec_per_sm (test and benchmark
+/* kg_test_attn_dec_tile / kg_test_attn_dec_chunk (test and benchmark
    hooks, process-wide): the decode tile rule (-1 by the rows alone, 0 the
-   runtime's choice) and the blocks a multiprocessor the split planner
-   counts (1 or 2, 0 the runtime's choice) */
-static int dec_tile_force, dec_per_sm_force, dec_chunk_force;
+   runtime's choice) and the launch planner's fewest keys a valid row (0
+   the runtime's KG_ATTN_SPLIT_PER_ROW) */
+static int dec_tile_force, dec_chunk_force;
 
 void kg_test_attn_dec_chunk(int keys_per_row) { __atomic_store_n(&dec_chunk_force, keys_per_row, __ATOMIC_RELAXED); }
 
 void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATOMIC_RELAXED); }
-void kg_test_attn_dec_per_sm(int n) { __atomic_store_n(&dec_per_sm_force, n, __ATOMIC_RELAXED); }
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length at D 32, D 64 and
@@ -536,9 +535,6 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        per multiprocessor) 26.0 / 27.0: they keep every resident block.) */
     if (D == 64 || D == 128 || D == 256)
         per_sm = 1;
-    const int psf = __atomic_load_n(&dec_per_sm_force, __ATOMIC_RELAXED);
-    if ((psf == 1 || psf == 2) && (D == 64 || D == 128 || D == 256) && (int64_t)(e->smem + 1024) * psf <= (228 << 10))
-        per_sm = psf;
     /* a split's partials (valid rows x D floats) at most 1/4 of its keys' K
        and V (KG_ATTN_SPLIT_PER_ROW x valid rows keys; 16 until session 20:
        H200, B 8 MQA (32 rows), Sk 8192, two blocks a multiprocessor then:

@@ -94,12 +94,6 @@ KG_API int kg_attn_dec_tile_rows(int64_t rows, int64_t heads, int64_t keys, int 
    runtime's choice (kg_attn_dec_tile_rows). */
 KG_API void kg_test_attn_dec_tile(int on);
 
-/* The decode launch's blocks a multiprocessor that the split planner
-   counts (slots = multiprocessors x this), process-wide (a test and
-   benchmark hook): 1 or 2 forces that count at head dims 64, 128 and 256;
-   0 the runtime's choice. */
-KG_API void kg_test_attn_dec_per_sm(int n);
-
 /* The split planner's fewest keys per valid packed row of a split,
    process-wide (a test and benchmark hook): > 0 that many, -1 none (only
    KG_ATTN_MIN_SPLIT_TILES tiles), 0 the runtime's (KG_ATTN_SPLIT_PER_ROW). */
