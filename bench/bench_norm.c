@@ -135,7 +135,7 @@ static int parse_alts(kg_norm_tuning *alts, int most)
         for (char *kv = strtok_r(tok, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char key[32];
             int v = 0;
-            if (sscanf(kv, "%31[a-z]=%d", key, &v) != 2) {
+            if (sscanf(kv, "%31[a-z0-9]=%d", key, &v) != 2) {
                 fprintf(stderr, "KG_NORM_ALTS: '%s' is not key=value\n", kv);
                 exit(2);
             }
