@@ -104,8 +104,12 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
     kgi_norm_tuning.lean = 0;
-    in.dtype = out.dtype = KG_BF16; /* the 2-byte lse ops: LEAN4F */
-    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN4F);
+    in.dtype = out.dtype = KG_BF16; /* the 2-byte lse ops: LEAN4F (softmax of 128: LEAN2E of 8 lanes, lean2_rule) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(p.args.group, 8);
+    kgi_norm_tuning.lean2 = -1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4F);
+    kgi_norm_tuning.lean2 = 0;
     in.dtype = out.dtype = KG_F32;
     /* LOOSE: the 512-lane classes */
     kgi_norm_tuning.loose = 1;
@@ -211,17 +215,26 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
     /* the 2-byte lse ops of 2 lanes a row (LEAN4F): blocks of 128, a block
-       a unit (measured) */
+       a unit (measured); rows of 64: softmax LEAN2E, log_softmax LEAN2 of 4
+       lanes (lean2_rule), logsumexp LEAN4F of 2 */
+    kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean2 = 0;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 131072);
     kg_norm_call lsm2 = c;
     lsm2.op = KG_NORM_LOG_SOFTMAX;
-    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 4);
     cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
-    kgi_norm_tuning.threads = 512; /* the tuning's block: at the cap again */
+    cr_assert_eq(p.grid, 131072);
+    kgi_norm_tuning.threads = 512; /* the tuning's block: LEAN4F at the cap again */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.block, 512);
     cr_assert_eq(p.grid, 132 * 32);
@@ -233,15 +246,15 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
-    /* softmax, log_softmax and rms_norm of rows of 32 elements: 2 vectors a lane, blocks of 128, a block a
-       unit (measured): the 2-byte types LEAN4F (rms_norm: LEAN4) of 2 lanes, not PACKED (the tuning's lean -1
-       still takes PACKED); logsumexp and layer_norm stay PACKED but under the tuning's pair 1 */
-    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN4F);
+    /* rows of 32 elements: 2 vectors a lane, blocks of 128, a block a unit (measured): the 2-byte types
+       LEAN2 (softmax LEAN2E) of 2 lanes, not PACKED (the tuning's lean -1 still takes PACKED; lean2 -1:
+       LEAN4F / LEAN4) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2E);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.args.nv, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
-    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
@@ -249,11 +262,18 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
     cr_assert_eq(p.args.group, 4);
     kgi_norm_tuning.lean = 0;
-    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.args.nv, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536); /* not capped at 32 blocks a multiprocessor */
+    kgi_norm_tuning.lean2 = -1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean2 = 0;
     /* LEAN2 under the tuning's lean2 (the 2-byte pairs: LEAN4F's and LEAN4's rows) */
     kgi_norm_tuning.lean2 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2);
@@ -294,9 +314,17 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_tensor o32 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
     kg_norm_call lse32 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o32, .axes = ax1, .n_axes = 1};
     kg_norm_call ln32 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2); /* the 2-byte logsumexp and layer_norm too */
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    kgi_norm_tuning.pair = -1; /* the tuning's pair -1: PACKED */
     cr_assert_eq(plan_class(&lse32, &p), KG_NORM_PACKED);
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_PACKED);
     kgi_norm_tuning.pair = 1; /* every op */
+    kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
@@ -350,14 +378,26 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
     kgi_norm_tuning.lean2 = 0;
-    kgi_norm_tuning.pair = 1; /* layer_norm too (f32: 4 lanes) */
+    kgi_norm_tuning.pair = 0;
+    /* layer_norm too (f32: 4 lanes), not logsumexp (f32: 2 lanes at the cap, measured) but under the
+       tuning's pair 1 */
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 4);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 131072);
-    kgi_norm_tuning.pair = 0;
+    o32.dtype = KG_F32;
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
+    kgi_norm_tuning.pair = 1;
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 128);
+    kgi_norm_tuning.pair = -1;
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 2);
+    kgi_norm_tuning.pair = 0;
     /* short rows: blocks of 64 rows, a block each */
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 8);
@@ -1758,25 +1798,25 @@ Test(gpu, lean_rows_in_whole_warps)
     kg_close(ctx);
 }
 
-/* Rows of 32 elements at 2 vectors a lane in blocks of 128 (pair32): the
-   default (softmax, log_softmax, rms_norm), the tuning's pair 1 (logsumexp
-   and layer_norm too), that with LEAN2 (the 2-byte rows in 32
-   registers), pair -1 (the plans before), and LEAN2 / LEAN2E (the
-   softmax's exps kept) of the 2-byte rows of 32, 64 and 128 elements (the
-   tuning's lean2 2 / 4); every op
-   and dtype, row counts that leave a block's last rows empty (64 rows a
-   block of 2 lanes, 32 of 4), -inf / NaN / +inf, constant rows, huge
-   magnitudes. Asserts the classes reached. */
+/* Rows of 32 elements at 2 vectors a lane in blocks of 128 (pair32), the
+   2-byte ones by LEAN2 / LEAN2E (lean2_rule): the default (rows of 32, 64
+   and 128), the tuning's pair 1 with LEAN4 / LEAN4F (lean2 -1: every op,
+   the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
+   lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
+   every op (lean2 2); every op and dtype, row counts that leave a block's
+   last rows empty (64 rows a block of 2 lanes, 32 of 4, 16 of 8), -inf /
+   NaN / +inf, constant rows, huge magnitudes. Asserts the classes
+   reached. */
 Test(gpu, rows_of_32_in_pairs)
 {
     kg_context *ctx = kt_open_gpu();
-    static const kg_norm_tuning tunings[] = {{0},           {.pair = 1},  {.pair = 1, .lean2 = 1},
-                                             {.pair = -1},  {.lean2 = 2}, {.pair = 1, .lean2 = 4}};
+    static const kg_norm_tuning tunings[] = {
+        {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2}};
     const int64_t rows[] = {1, 31, 63, 64, 65, 1000, 4099};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         kgi_norm_tuning = tunings[t];
         memset(classes_seen, 0, sizeof classes_seen);
-        for (int64_t len = 32; len <= (t >= 4 ? 128 : 32); len *= 2) {
+        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : 32); len *= 2) {
             for (int d = 0; d < 4; d++)
                 for (int i = 0; i < 7; i++)
                     every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows[i], 65), len), NULL, 1, 0);
@@ -1786,11 +1826,12 @@ Test(gpu, rows_of_32_in_pairs)
                 every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(200, 65), len), NULL, 1, 1); /* huge magnitudes */
             }
         }
+        if (t == 0)
+            cr_assert_gt(classes_seen[KG_NORM_LEAN2E], 0);
         if (t == 3)
             cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
-        if (t != 3) /* the 2-byte softmax of 2 lanes */
-            cr_assert_gt(classes_seen[t == 5 ? KG_NORM_LEAN2E : t == 2 || t == 4 ? KG_NORM_LEAN2 : KG_NORM_LEAN4F], 0,
-                         "tuning %zu", t);
+        else /* the 2-byte rows of 2 lanes */
+            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : KG_NORM_LEAN2], 0, "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
