@@ -5,7 +5,7 @@
  *
  * Cases (issue 14): softmax f32 [65536,4096] last dim and [16384,16384] dim
  * 0; rows of 32, 64 and 128 elements (softmax,
- * log_softmax, rms_norm; f32 and bf16); log_softmax; logsumexp; layer_norm and
+ * log_softmax, logsumexp, layer_norm, rms_norm; f32 and bf16); log_softmax; logsumexp; layer_norm and
  * rms_norm f32 and bf16 at hidden 1024, 4096, 16384; the fused residual
  * rms_norm; softmax / log_softmax along dim 0 at column lengths 128 to 16384
  * (the CLUSTER class and the COLS one beside it); the bf16 layer_norm and residual rms_norm at hidden 1024 to
@@ -36,8 +36,9 @@
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
  * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again. KG_NORM_TUNE=11: the
  * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, lean, group, pf,
- * bulk), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
- * KG_NORM_WB=1|2:
+ * bulk, variant, pair, lean2), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
+ * KG_NORM_PAIR=1|-1: rows of 32 elements at 2 vectors a lane in blocks of 128 for every op (or none), KG_NORM_LEAN2=1|-1
+ * the 2-byte softmax / log_softmax of those by LEAN2F (or never). KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
  * them "f16" in KG_NORM_CASES).
  */
@@ -134,7 +135,7 @@ static int parse_alts(kg_norm_tuning *alts, int most)
         for (char *kv = strtok_r(tok, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
             char key[32];
             int v = 0;
-            if (sscanf(kv, "%31[a-z]=%d", key, &v) != 2) {
+            if (sscanf(kv, "%31[a-z0-9]=%d", key, &v) != 2) {
                 fprintf(stderr, "KG_NORM_ALTS: '%s' is not key=value\n", kv);
                 exit(2);
             }
@@ -147,6 +148,9 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "group")   ? &t.group
                         : !strcmp(key, "pf")      ? &t.pf
                         : !strcmp(key, "bulk")    ? &t.bulk
+                        : !strcmp(key, "variant") ? &t.variant
+                        : !strcmp(key, "pair")    ? &t.pair
+                        : !strcmp(key, "lean2")   ? &t.lean2
                                                   : NULL;
             if (!slot) {
                 fprintf(stderr, "KG_NORM_ALTS: no key '%s'\n", key);
@@ -289,6 +293,8 @@ int main(void)
     kgi_norm_tuning.bulk = env_int("KG_NORM_BULK");
     kgi_norm_tuning.bstages = env_int("KG_NORM_BSTAGES");
     kgi_norm_tuning.grid = env_int("KG_NORM_GRID");
+    kgi_norm_tuning.pair = env_int("KG_NORM_PAIR");
+    kgi_norm_tuning.lean2 = env_int("KG_NORM_LEAN2");
     const kg_norm_tuning tuned = kgi_norm_tuning;
     const int tune = env_int("KG_NORM_TUNE");
     const int as_f16 = env_int("KG_NORM_AS_F16");
@@ -360,6 +366,15 @@ int main(void)
         {"rms_norm [4194304,32]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 32, 1, 0},
         {"rms_norm [4194304,64]", KG_NORM_RMS_NORM, KG_BF16, 4194304, 64, 1, 0},
         {"rms_norm [2097152,128]", KG_NORM_RMS_NORM, KG_BF16, 2097152, 128, 1, 0},
+        {"logsumexp [4194304,32] dim 1", KG_NORM_LOGSUMEXP, KG_F32, 4194304, 32, 1, 0},
+        {"logsumexp [2097152,128] dim 1", KG_NORM_LOGSUMEXP, KG_F32, 2097152, 128, 1, 0},
+        {"logsumexp [4194304,32] dim 1", KG_NORM_LOGSUMEXP, KG_BF16, 4194304, 32, 1, 0},
+        {"logsumexp [2097152,128] dim 1", KG_NORM_LOGSUMEXP, KG_BF16, 2097152, 128, 1, 0},
+        {"layer_norm [4194304,32]", KG_NORM_LAYER_NORM, KG_F32, 4194304, 32, 1, 0},
+        {"layer_norm [4194304,64]", KG_NORM_LAYER_NORM, KG_F32, 4194304, 64, 1, 0},
+        {"layer_norm [2097152,128]", KG_NORM_LAYER_NORM, KG_F32, 2097152, 128, 1, 0},
+        {"layer_norm [4194304,32]", KG_NORM_LAYER_NORM, KG_BF16, 4194304, 32, 1, 0},
+        {"layer_norm [4194304,64]", KG_NORM_LAYER_NORM, KG_BF16, 4194304, 64, 1, 0},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

@@ -14,17 +14,35 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
                "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
                "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8",
-               "lean4p", "lean8p", "lean16" }
+               "lean4p", "lean8p", "lean16", "lean2", "lean2e" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
 -- the variant is the base class's kernel (the class name without its last
 -- letter). The planner takes them where they measured best (runtime/norm.c).
-local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64, PF = 128 }
+local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64, PF = 128, EXPS = 256 }
 local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true, lean4p = true,
-                   lean8p = true, lean16 = true }
+                   lean8p = true, lean16 = true, lean2 = true, lean2e = true }
 local vbase = { lean4p = "lean4", lean8p = "lean8", lean16 = "lean8" }
+-- where a variant is not generated, the class whose kernel the table holds (else the name without its last letter)
+local vfall = { lean2 = "lean4f", lean2e = "lean2" }
 local function variant(c, op, dt)
+  if c == "lean2" then
+    -- the 2-byte rows of 32 elements at 2 lanes a row, blocks of 128 (the runtime's pair32): LEAN4's form (LEAN4F's
+    -- for the lse ops) with 2 vectors a lane, in 32 registers (a 128-lane block, 16 a multiprocessor: every warp
+    -- slot filled; LEAN4 / LEAN4F took 50-63, half the slots); rms_norm with its output and weight pointers opaque
+    -- (without: ptxas spilled 12 bytes at 32 registers)
+    if dt.size ~= 2 then return nil end
+    local x = op.stats == "lse" and NX.FTZ or op.name == "rms_norm" and NX.OADDR or 0
+    return { nv = 2, x = x, bound = "128, 16" }
+  end
+  if c == "lean2e" then
+    -- LEAN2 of the 2-byte softmax with the sum's exps kept in f32 for the apply (half the exps, the same bits), its
+    -- output and weight pointers opaque, in 40 registers (12 blocks a multiprocessor; ptxas spilled 40 bytes at 32
+    -- registers, 4 at 40 without OADDR)
+    if dt.size ~= 2 or op.name ~= "softmax" then return nil end
+    return { nv = 2, x = NX.FTZ + NX.EXPS + NX.OADDR, bound = "128, 12" }
+  end
   if c == "lean4f" or c == "lean8f" then
     -- the 2-byte lse ops: the statistics' exps by kg_nexp_sum (LEAN8F in 80 registers)
     if dt.size ~= 2 or op.stats ~= "lse" then return nil end
@@ -261,7 +279,7 @@ function M.generate(G)
           assert(table_[op.id][dt.index][ci - 1], c .. ": no " .. alias)
         elseif isvar and not vr then
           -- the base class's kernel (lean8x -> lean8, lean4p_res -> lean4_res)
-          local base = vbase[c] or c:sub(1, -2)
+          local base = vfall[c] or vbase[c] or c:sub(1, -2)
           for bi, bc in ipairs(M.classes) do
             if bc == base then table_[op.id][dt.index][ci - 1] = table_[op.id][dt.index][bi - 1] end
           end

@@ -284,13 +284,49 @@ static int leanw_fits(const kg_tensor *const *T, const ndim_ *N, int nn, const n
    LEANW8 / LEANU: log_softmax of 190 50.0 / 49.1 / 21.7%, softmax of 5630
    44.0 / 30.4 / 36.7%, logsumexp of 16378 38.9 / 21.8 / 30.2%, of 1150 28.8
    / 24.3 / 31.1%. */
-/* softmax and log_softmax of rows of 32 elements (f32: 8 vectors, the
-   2-byte types: 4), which LEAN takes at 2 vectors a lane in blocks of 128,
-   a block a unit (kg_norm_plan) */
-static int lse_pair(const kg_norm_call *c, int64_t nvec, size_t es)
+/* rows of 32 elements (f32: 8 vectors, the 2-byte types: 4) that LEAN
+   takes at 2 vectors a lane in blocks of 128, a block a unit (kg_norm_plan):
+   every op but the f32 logsumexp (the residual form keeps its plan). H200,
+   same process, best of 3 in turn, % of copy, the old plan / this one (the
+   2-byte types: then LEAN2, lean2_rule): softmax, log_softmax (s18r1, in
+   kg_norm_plan); rms_norm s18r2 f32 [4194304,32] 83.3 / 95.6 (LEAN4 of 2
+   lanes at the cap), bf16 86.2 / 90.4 (PACKED); s20r2 rms_norm f32 83.3 /
+   95.6, bf16 86.4 / 89.6 / 99.5; logsumexp bf16 42.6 / 64.0 / 74.6 (f32
+   84.9 / 69.5: not taken); layer_norm f32 81.5 / 82.9, bf16 63.4 / 71.2 /
+   84.7. The tuning's pair 1: every op, -1 none. */
+static int pair32(const kg_norm_call *c, int64_t nvec, size_t es)
 {
-    return (c->op == KG_NORM_SOFTMAX || c->op == KG_NORM_LOG_SOFTMAX) &&
-           ((es == 4 && nvec == 8) || (es == 2 && nvec == 4));
+    if (!((es == 4 && nvec == 8) || (es == 2 && nvec == 4)) || c->res)
+        return 0;
+    if (kgi_norm_tuning.pair)
+        return kgi_norm_tuning.pair > 0;
+    return !(c->op == KG_NORM_LOGSUMEXP && es == 4);
+}
+
+/* The tuning lean2's value the planner takes by default for the 2-byte rows
+   of nvec vectors (0: LEAN4 / LEAN4F): rows of 32 elements (pair32) by
+   LEAN2, softmax's by LEAN2E; rows of 64 by LEAN2 / LEAN2E of 4 lanes but
+   logsumexp; rows of 128 (8 lanes) softmax and rms_norm alone. H200 s20r2,
+   same process, best of 3 in turn, bf16, % of copy, LEAN4F or LEAN4 /
+   LEAN2 / LEAN2E: [4194304,32] softmax 82.4 / 97.0 / 100.0, log_softmax
+   88.6 / 99.9, rms_norm 89.6 / 99.5, logsumexp 64.0 / 74.6, layer_norm
+   71.2 / 84.7; [4194304,64] softmax 86.0 / 95.9 / 100.9, log_softmax 87.1 /
+   100.1, rms_norm 85.4 / 100.9, layer_norm 78.9 / 84.4, logsumexp 89.7 /
+   71.0 (not taken); [2097152,128] softmax 96.4 / 95.1 / 99.5, rms_norm 95.9
+   / 99.4; not taken: log_softmax 97.1 / 96.6, logsumexp 91.6 / 66.6,
+   layer_norm 90.6 / 82.3. */
+static int lean2_rule(const kg_norm_call *c, int64_t nvec, size_t es)
+{
+    if (es != 2 || c->res)
+        return 0;
+    const int sm = c->op == KG_NORM_SOFTMAX;
+    if (nvec == 4)
+        return sm ? 3 : 1;
+    if (nvec == 8 && c->op != KG_NORM_LOGSUMEXP)
+        return sm ? 4 : 2;
+    if (nvec == 16 && (sm || c->op == KG_NORM_RMS_NORM))
+        return sm ? 4 : 2;
+    return 0;
 }
 
 static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_ *K, int nk, int64_t rows, int64_t L,
@@ -768,7 +804,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            against PACKED: bf16 [4194304,32] softmax 82.4 / 64.6,
            log_softmax 88.5 / 71.8) */
         const int short_lean = kgi_norm_tuning.lean == 0 && ((nvec >= 8 && es <= 4) || /* (f64: not measured) */
-                                                             (lse_pair(c, nvec, es) && kgi_norm_tuning.variant >= 0));
+                                                             (pair32(c, nvec, es) && kgi_norm_tuning.variant >= 0));
         if (nk <= 1 && nvec <= 32 && (nvec & (nvec - 1)) == 0 && kgi_norm_tuning.lean <= 0 && !short_lean) {
             plan->cls = KG_NORM_PACKED;
             A->group = (int32_t)nvec;
@@ -930,7 +966,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     const int res = plan->cls == KG_NORM_ROWS_RES;
     A->opt = 0;
-    int pair = 0; /* softmax / log_softmax rows of 32 elements, 2 vectors a lane (below) */
+    int pair = 0; /* rows of 32 elements, 2 vectors a lane (pair32, below) */
     if (rowcls && nk <= 1 && tu->lean >= 0) {
         int64_t lnv = tu->lean == 4 || tu->lean == 8 ? tu->lean : res || nvmax == 4 ? 4 : 8;
         int loose = tu->loose, rows_instead = 0;
@@ -944,9 +980,12 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            log_softmax bf16 [93206,1440] 91.2% against 83.4%; [65536,4096]
            89.4% against 90.2%) */
         const int short4 = nvec <= 32 && es <= 4 && tu->lean == 0 && !tu->loose && !tu->group;
-        /* softmax / log_softmax of rows of 32 elements: 2 vectors a lane (f32: 4 lanes, not 2; the 2-byte
-           types: 2 lanes, LEAN4F, not PACKED), blocks of 128, a block a unit (below) */
-        pair = short4 && lse_pair(c, nvec, es) && !tu->threads && !tu->grid && tu->variant >= 0;
+        /* rows of 32 elements (pair32): 2 vectors a lane (f32: 4 lanes, not 2; the 2-byte types: 2 lanes,
+           LEAN2 / LEAN2E, not PACKED), blocks of 128, a block a unit (below); the 2-byte rows of 64 and 128
+           elements likewise where lean2_rule (or the tuning's lean2 2 / 4) takes LEAN2 / LEAN2E, 4 / 8 lanes */
+        const int l2 = tu->lean2 ? tu->lean2 : lean2_rule(c, nvec, es);
+        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) && (l2 == 2 || l2 == 4) && !c->res;
+        pair = short4 && (pair32(c, nvec, es) || wide2) && !tu->threads && !tu->grid && tu->variant >= 0;
         if (short4)
             lnv = 4; /* every op's rows of <= 32 vectors (r2, above) */
         else if (info->stats == KG_NORM_STATS_LSE && tu->lean == 0 && !tu->loose && !tu->group && es == 2 &&
@@ -1036,6 +1075,10 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 else if (plan->cls == KG_NORM_LEAN8 || plan->cls == KG_NORM_LEAN8C || plan->cls == KG_NORM_LEAN8S)
                     plan->cls = KG_NORM_LEAN8P;
             }
+            /* LEAN2: the 2-byte pairs in 32 registers under the tuning's lean2 (3, 4: LEAN2E, the softmax's
+               exps kept; elsewhere the table holds LEAN2) */
+            if (pair && es == 2 && l2 > 0 && (plan->cls == KG_NORM_LEAN4 || plan->cls == KG_NORM_LEAN4F))
+                plan->cls = l2 >= 3 ? KG_NORM_LEAN2E : KG_NORM_LEAN2;
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -1065,7 +1108,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
-        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN16);
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2E);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     /* the 2-byte lse ops of 2 lanes a row: blocks of 128, a block a unit (below) */
     const int lean4f2 = plan->cls == KG_NORM_LEAN4F && g == 2 && !tu->threads && !tu->grid;
@@ -1112,14 +1155,14 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
        [4194304,64] 100.6 / 95.9; rms_norm f32 [65536,4096] 98.4 / 92.3).
        The cap stays for PF's classes (their loop loads the next unit while
        it reduces this one) and for groups of 2 lanes (but the 2-byte lse
-       ops in blocks of 128, above), and of 4 but for the
+       ops in blocks of 128 and the pairs of pair32, above), and of 4 but for the
        4-byte ops that write rows, where it ran faster: softmax f32
        [4194304,32] 87.7 / 82.7, bf16 [4194304,64] 84.1 / 79.9, logsumexp
        f32 [4194304,64] 96.6 / 86.1, bf16 86.1 / 77.5, layer_norm bf16
        [2097152,128] 90.7 / 89.2 (the residual form bf16 [4194304,64] 89.1
        / 89.3, within the spread of two timings). */
-    const int capped = plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || (g <= 2 && !lean4f2) ||
-                       (g == 4 && (es != 4 || c->op == KG_NORM_LOGSUMEXP));
+    const int capped = !pair && (plan->cls == KG_NORM_LEAN4P || plan->cls == KG_NORM_LEAN8P || (g <= 2 && !lean4f2) ||
+                                 (g == 4 && (es != 4 || c->op == KG_NORM_LOGSUMEXP)));
     int64_t cap = capped ? sm * 32 : INT32_MAX;
     if (tu->grid > 0)
         cap = tu->grid;

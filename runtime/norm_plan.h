@@ -79,6 +79,12 @@ typedef struct kg_norm_tuning {
                        registers: from 1) */
     int g32;        /* LEAN4 / LEAN8 rows of more than a warp: 1 the fewest whole warps that hold the row (not a
                        power of two of lanes), 0 the planner's rule (the 2-byte layer_norm's LEAN8S), -1 never */
+    int pair;       /* rows of 32 elements at 2 vectors a lane in blocks of 128 (LEAN): 0 the planner's rule
+                       (softmax, log_softmax, rms_norm), 1 every op, -1 none (the plans before: LEAN4 of 2 lanes
+                       at the cap for f32, PACKED for the 2-byte types) */
+    int lean2;      /* the 2-byte rows of those pairs: 1 LEAN2 (2 vectors a lane, 32 registers) instead of LEAN4 /
+                       LEAN4F (2: the 2-byte rows of 64 and 128 elements too, 4 / 8 lanes a row; 3, 4: the same
+                       with LEAN2E for softmax), 0 the planner's rule, -1 never */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;

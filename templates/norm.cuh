@@ -885,7 +885,9 @@ enum {
     KG_NX_CS = 16,    /* streaming cache hints: rows loaded and stored evict-first */
     KG_NX_RECOPY = 32, /* 2-byte, with NMOM: an opaque copy of the row before each pass */
     KG_NX_FTZ = 64,    /* lse: the sum's exps by kg_nexp_sum */
-    KG_NX_PF = 128     /* the group's next row loaded (and its residual) before this row's statistics */
+    KG_NX_PF = 128,    /* the group's next row loaded (and its residual) before this row's statistics */
+    KG_NX_EXPS = 256   /* 2-byte softmax with FTZ: the sum's exps kept in registers (NV x V floats) and reused by
+                          the apply, which computed the same values (the same bits, half the exps) */
 };
 
 template <class Op, int V, int NV, bool RES, int X = 0>
@@ -956,8 +958,31 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
            exp compute, so the same bits). Not for the 2-byte types: their
            exps in f32 beside the packed row spill (ptxas, 2026-12-01). */
         constexpr bool reuse = Op::expm && Op::stats == KG_NS_LSE && sizeof(T) == sizeof(AT);
+        /* EXPS: the 2-byte softmax's exps of the sum (kg_nexp_sum(x - shift), as kg_nchunk_stat's FTZ form
+           folds them, in its order) kept in f32 for the apply */
+        constexpr bool keep = (X & KG_NX_EXPS) != 0 && (X & KG_NX_FTZ) != 0 && Op::expm &&
+                              Op::stats == KG_NS_LSE && sizeof(T) == 2;
+        AT ex[keep ? NV : 1][keep ? V : 1];
+        (void)ex;
         kg_nrow<AT> rv;
-        if constexpr (reuse) {
+        if constexpr (keep) {
+            const AT m = kg_ngroup(kg_nfold_max2<Op, V>(x, ok), g, kg_nmax_f());
+            const AT sh = kg_nshift(m);
+            AT s = 0;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (ok(k))
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        ex[k][e] = kg_nexp_sum(kg_nld<Op>(x[k], e) - sh);
+                        s = s + ex[k][e];
+                    }
+            kg_nstat<AT> cs;
+            cs.n = (AT)A.n;
+            cs.a = m;
+            cs.c = kg_ngroup(s, g, kg_nsum_f());
+            rv = kg_nfinish<Op>(cs, A.n, A.eps);
+        } else if constexpr (reuse) {
             const AT m = kg_ngroup(kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f()); /* NaN: s below is NaN */
             const AT sh = kg_nshift(m);
             AT s = 0;
@@ -1027,7 +1052,11 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                 if (ok(k)) {
                     const int e0 = (k * g + lane) * V;
                     VT y;
-                    if constexpr (reuse) {
+                    if constexpr (keep) {
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            y.v[e] = Op::st(Op::apply_e(ex[k][e], rv));
+                    } else if constexpr (reuse) {
 #pragma unroll
                         for (int e = 0; e < V; e++)
                             y.v[e] = Op::st(Op::apply_e(kg_nld<Op>(x[k], e), rv));

@@ -93,6 +93,9 @@ typedef enum kg_norm_class {
     KG_NORM_LEAN8P,     /* LEAN8 with the next row prefetched, <= 512 lanes, 128 registers: the f32 norms */
     KG_NORM_LEAN16,     /* the 2-byte norms: 16 vectors a lane, <= 512 lanes, 102 registers (elsewhere never
                            planned: LEAN8's kernel) */
+    KG_NORM_LEAN2,      /* the 2-byte rows of 32 elements at 2 lanes a row: LEAN4 (the lse ops: LEAN4F) with 2
+                           vectors a lane, 32 registers, blocks of 128 (elsewhere LEAN4F's kernel) */
+    KG_NORM_LEAN2E,     /* LEAN2 of the 2-byte softmax with the sum's exps kept for the apply (elsewhere LEAN2) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

@@ -104,8 +104,12 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
     kgi_norm_tuning.lean = 0;
-    in.dtype = out.dtype = KG_BF16; /* the 2-byte lse ops: LEAN4F */
-    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN4F);
+    in.dtype = out.dtype = KG_BF16; /* the 2-byte lse ops: LEAN4F (softmax of 128: LEAN2E of 8 lanes, lean2_rule) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 128, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(p.args.group, 8);
+    kgi_norm_tuning.lean2 = -1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4F);
+    kgi_norm_tuning.lean2 = 0;
     in.dtype = out.dtype = KG_F32;
     /* LOOSE: the 512-lane classes */
     kgi_norm_tuning.loose = 1;
@@ -211,17 +215,26 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
     /* the 2-byte lse ops of 2 lanes a row (LEAN4F): blocks of 128, a block
-       a unit (measured) */
+       a unit (measured); rows of 64: softmax LEAN2E, log_softmax LEAN2 of 4
+       lanes (lean2_rule), logsumexp LEAN4F of 2 */
+    kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean2 = 0;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 131072);
     kg_norm_call lsm2 = c;
     lsm2.op = KG_NORM_LOG_SOFTMAX;
-    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 4);
     cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
-    kgi_norm_tuning.threads = 512; /* the tuning's block: at the cap again */
+    cr_assert_eq(p.grid, 131072);
+    kgi_norm_tuning.threads = 512; /* the tuning's block: LEAN4F at the cap again */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.block, 512);
     cr_assert_eq(p.grid, 132 * 32);
@@ -233,15 +246,15 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
-    /* softmax and log_softmax of rows of 32 elements: 2 vectors a lane, blocks of 128, a block a unit
-       (measured): the 2-byte types LEAN4F of 2 lanes, not PACKED (the tuning's lean -1 still takes PACKED);
-       rms_norm stays PACKED */
-    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN4F);
+    /* rows of 32 elements: 2 vectors a lane, blocks of 128, a block a unit (measured): the 2-byte types
+       LEAN2 (softmax LEAN2E) of 2 lanes, not PACKED (the tuning's lean -1 still takes PACKED; lean2 -1:
+       LEAN4F / LEAN4) */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2E);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.args.nv, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
-    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
@@ -249,7 +262,89 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
     cr_assert_eq(p.args.group, 4);
     kgi_norm_tuning.lean = 0;
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536); /* not capped at 32 blocks a multiprocessor */
+    kgi_norm_tuning.lean2 = -1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean2 = 0;
+    /* LEAN2 under the tuning's lean2 (the 2-byte pairs: LEAN4F's and LEAN4's rows) */
+    kgi_norm_tuning.lean2 = 1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN2);
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F); /* rows of 32 alone */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2);
+    kgi_norm_tuning.threads = 256; /* not with the tuning's block */
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.block, 256);
+    kgi_norm_tuning.threads = 0;
+    kgi_norm_tuning.lean2 = 3; /* LEAN2E (softmax's exps kept; the other ops' table holds LEAN2) */
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    kgi_norm_tuning.lean2 = 4;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2E);
+    kgi_norm_tuning.lean2 = 2; /* rows of 64 and 128 too: 4 and 8 lanes */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 131072);
+    cr_assert_eq(plan_shape(&rn, &in, &out, 2097152, 128, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 256, &p), KG_NORM_LEAN4F); /* not 256 */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 2);
+    kgi_norm_tuning.lean2 = 0;
+    kg_tensor o32 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
+    kg_norm_call lse32 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o32, .axes = ax1, .n_axes = 1};
+    kg_norm_call ln32 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2); /* the 2-byte logsumexp and layer_norm too */
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    kgi_norm_tuning.pair = -1; /* the tuning's pair -1: PACKED */
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_PACKED);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_PACKED);
+    kgi_norm_tuning.pair = 1; /* every op */
+    kgi_norm_tuning.lean2 = -1;
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4F);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean2 = 1;
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2);
+    kgi_norm_tuning.lean2 = 0;
+    kgi_norm_tuning.pair = -1; /* none: the plans before */
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
     cr_assert_eq(plan_class(&rn, &p), KG_NORM_PACKED);
+    kgi_norm_tuning.pair = 0;
+    /* the residual form: not a pair (PACKED as before) */
+    kg_tensor r32 = fake(W_AT, KG_BF16, 2, KT_SHAPE(4194304, 32));
+    kg_norm_call rr32 = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r32, .k = 1};
+    cr_assert_eq(plan_class(&rr32, &p), KG_NORM_PACKED);
     in.dtype = out.dtype = KG_F32;
     /* f32: LEAN4 of 4 lanes (the tuning's lean 4: 2 lanes in blocks of 512, at the cap, as before) */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN4);
@@ -266,8 +361,43 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 512);
     cr_assert_eq(p.grid, 132 * 32);
     kgi_norm_tuning.lean = 0;
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4); /* rms_norm: the same pair */
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 131072);
+    kgi_norm_tuning.pair = -1; /* the plan before: 2 lanes in blocks of 512, at the cap */
     cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 512);
+    kgi_norm_tuning.lean2 = 1; /* LEAN2: the 2-byte types alone */
+    cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4);
+    kgi_norm_tuning.lean2 = 0;
+    kgi_norm_tuning.pair = 0;
+    /* layer_norm too (f32: 4 lanes), not logsumexp (f32: 2 lanes at the cap, measured) but under the
+       tuning's pair 1 */
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 131072);
+    o32.dtype = KG_F32;
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.block, 512);
+    cr_assert_eq(p.grid, 132 * 32);
+    kgi_norm_tuning.pair = 1;
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 128);
+    kgi_norm_tuning.pair = -1;
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN4);
+    cr_assert_eq(p.args.group, 2);
+    kgi_norm_tuning.pair = 0;
     /* short rows: blocks of 64 rows, a block each */
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4);
     cr_assert_eq(p.args.group, 8);
@@ -362,7 +492,8 @@ Test(plan, short_rows_of_1_to_32_vectors_are_packed)
            LEAN4P until s15r2: [4194304,64] 96.8% of copy against LEAN4's 99.3) */
         cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
                      (long long)lens[i]);
-        cr_assert_eq(p.args.group, lens[i] < 32 ? lens[i] / 4 : lens[i] / 16);
+        /* (32: 2 vectors a lane, pair32) */
+        cr_assert_eq(p.args.group, lens[i] < 32 ? lens[i] / 4 : lens[i] == 32 ? 4 : lens[i] / 16);
         c.op = KG_NORM_LOG_SOFTMAX;
         c.axis = 1;
         cr_assert_eq(plan_class(&c, &p), lens[i] < 32 ? KG_NORM_PACKED : KG_NORM_LEAN4, "length %lld",
@@ -1667,6 +1798,45 @@ Test(gpu, lean_rows_in_whole_warps)
     kg_close(ctx);
 }
 
+/* Rows of 32 elements at 2 vectors a lane in blocks of 128 (pair32), the
+   2-byte ones by LEAN2 / LEAN2E (lean2_rule): the default (rows of 32, 64
+   and 128), the tuning's pair 1 with LEAN4 / LEAN4F (lean2 -1: every op,
+   the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
+   lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
+   every op (lean2 2); every op and dtype, row counts that leave a block's
+   last rows empty (64 rows a block of 2 lanes, 32 of 4, 16 of 8), -inf /
+   NaN / +inf, constant rows, huge magnitudes. Asserts the classes
+   reached. */
+Test(gpu, rows_of_32_in_pairs)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const kg_norm_tuning tunings[] = {
+        {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2}};
+    const int64_t rows[] = {1, 31, 63, 64, 65, 1000, 4099};
+    for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
+        kgi_norm_tuning = tunings[t];
+        memset(classes_seen, 0, sizeof classes_seen);
+        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : 32); len *= 2) {
+            for (int d = 0; d < 4; d++)
+                for (int i = 0; i < 7; i++)
+                    every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows[i], 65), len), NULL, 1, 0);
+            for (int d = 0; d < 4; d++) {
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(200, 65), len), NULL, 1, 3); /* -inf rows, NaN, +inf */
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(200, 65), len), NULL, 1, 2); /* constant rows */
+                every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(200, 65), len), NULL, 1, 1); /* huge magnitudes */
+            }
+        }
+        if (t == 0)
+            cr_assert_gt(classes_seen[KG_NORM_LEAN2E], 0);
+        if (t == 3)
+            cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
+        else /* the 2-byte rows of 2 lanes */
+            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : KG_NORM_LEAN2], 0, "tuning %zu", t);
+    }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_close(ctx);
+}
+
 /* COLS under the split tunings: one slice per column tile, 3, 16; 4 and 16
    blocks a multiprocessor; softmax by COLS where COLSV would serve. */
 Test(gpu, columns_under_split_tunings)
@@ -2153,6 +2323,80 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     if (ma == 9 && mi == 0)
         cr_assert_gt(kgi_norm_cluster_launches, before, "no cluster launch on sm_90");
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
+    free(h);
+    free(a);
+    free(b);
+    kg_close(ctx);
+}
+
+/* LEAN2 and LEAN2E give the bits of LEAN4F / LEAN4 (the same lanes, the
+   same order of the statistics, the same exps), twice: bf16 and f16 rows
+   of 32 of every op (the tuning's pair 1: logsumexp and layer_norm too, no
+   weight), [40000,32] and [4099,32]. */
+static void run_op(kg_context *ctx, kg_norm_op op, const kg_tensor *y, const kg_tensor *s0, const kg_tensor *x)
+{
+    const int ax[] = {1};
+    switch (op) {
+    case KG_NORM_SOFTMAX: KT_OK(ctx, kg_softmax(ctx, y, x, 1)); break;
+    case KG_NORM_LOG_SOFTMAX: KT_OK(ctx, kg_log_softmax(ctx, y, x, 1)); break;
+    case KG_NORM_LOGSUMEXP: KT_OK(ctx, kg_logsumexp(ctx, s0, x, ax, 1, 0)); break;
+    case KG_NORM_LAYER_NORM: KT_OK(ctx, kg_layer_norm(ctx, y, NULL, NULL, x, 1, NULL, NULL, 1e-5)); break;
+    default: KT_OK(ctx, kg_rms_norm(ctx, y, x, NULL, 1e-6));
+    }
+}
+
+Test(gpu, lean2_matches_lean4_bits)
+{
+    kg_context *ctx = kt_open_gpu();
+    const int64_t nrows[] = {40000, 4099};
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    const size_t most = 2 * (size_t)40000 * 32;
+    unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
+    void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
+    uint64_t rng = kt_seed();
+    for (int d = 0; d < 2; d++)
+        for (int s = 0; s < 2; s++) {
+            const int64_t shape[2] = {nrows[s], 32}, n = shape[0] * shape[1];
+            for (int64_t i = 0; i < n; i++)
+                kt_set(h, dts[d], i, kt_uniform(&rng, -8, 8));
+            kt_upload(ctx, dx, h, 2 * (size_t)n);
+            kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape);
+            kg_tensor s0 = kg_tensor_contiguous(dy, dts[d], 1, shape);
+            for (int op = KG_NORM_SOFTMAX; op < KG_NORM_COUNT; op++) {
+                const size_t bytes = 2 * (size_t)(op == KG_NORM_LOGSUMEXP ? nrows[s] : n);
+                char what[80];
+                snprintf(what, sizeof what, "%s %s of [%lld,32]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
+                         (long long)nrows[s]);
+                for (int k = 0; k < 4; k++) {
+                    kgi_norm_tuning = (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : 3};
+                    kg_norm_plan p;
+                    kg_norm_call call = {.op = (kg_norm_op)op,
+                                         .in = &x,
+                                         .out = op == KG_NORM_LOGSUMEXP ? NULL : &y,
+                                         .s0 = op == KG_NORM_LOGSUMEXP ? &s0 : NULL,
+                                         .axis = 1,
+                                         .axes = (const int[]){1},
+                                         .n_axes = 1,
+                                         .k = 1,
+                                         .eps = 1e-5};
+                    KT_OK(ctx, kg_norm_plan_call(ctx, &call, 132, &p));
+                    const kg_norm_class want = k >= 2                                         ? KG_NORM_LEAN2E
+                                               : k == 1                                       ? KG_NORM_LEAN2
+                                               : kg_norm_infos[op].stats == KG_NORM_STATS_LSE ? KG_NORM_LEAN4F
+                                                                                              : KG_NORM_LEAN4;
+                    cr_assert_eq(p.cls, want, "%s: class %d", what, p.cls);
+                    KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                    run_op(ctx, (kg_norm_op)op, &y, &s0, &x);
+                    kt_download(ctx, k ? b : a, dy, bytes);
+                    if (k)
+                        cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F", what,
+                                  k == 1 ? "LEAN2" : "LEAN2E");
+                }
+            }
+        }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_free(ctx, dx);
     kg_free(ctx, dy);
