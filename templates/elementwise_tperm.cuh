@@ -1073,197 +1073,217 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tslab(const k
     }
 }
 
-/* tchunk (kg_tperm.h): tile (ct, jt, b), c tiles fastest: its c range c0 =
-   ct * TC .. + cn - 1 (TC = cq * M), its j range j0 = jt * jn .. + jnn - 1,
-   both operands' offsets of b. */
-struct kg_tc_where {
-    uint32_t c0, cn, j0, jn;
-    int32_t off[KG_EW_MAX_OPERANDS];
+/* The bits of an es-byte element. */
+template <int ES> struct kg_ts_bits;
+template <> struct kg_ts_bits<1> { typedef uint8_t t; };
+template <> struct kg_ts_bits<2> { typedef uint16_t t; };
+template <> struct kg_ts_bits<4> { typedef uint32_t t; };
+template <> struct kg_ts_bits<8> { typedef uint64_t t; };
+
+/* A lane's load register: the element, or (VE 2) a 32-bit word of two. */
+template <int VE, typename X> struct kg_ts_reg { typedef X t; };
+template <typename X> struct kg_ts_reg<2, X> { typedef uint32_t t; };
+
+/* One sect tile's geometry (kg_ew_tchunk). */
+struct kg_ts_tile {
+    uint32_t ct, jt, ai, ao; /* tile indices; both operands' base addresses in elements (b's offsets in) */
+    int c0, j0;
 };
 
-template <int ES> __device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tchunk &Q, uint32_t tile)
+/* Loads of a sect tile into the stage, warp chunks kbase .. kbase + KN - 1
+   of every input row of the window (W rows from c0 - S + 1; rows warp,
+   warp + 8, ...): all loads issued, then all stage stores. VE elements a
+   lane (2: 2-byte elements as 32-bit words, a warp chunk 128 bytes; 1:
+   one element), so chunk k of row c holds j = j0 - mc + 32 VE k + VE lane
+   (+ 1) (mc: the row's misalignment) and the row's part of the tile is j0
+   - mc .. j0 + T - mc - 1 (cut to 0 .. nj - 1: the last chunk only in the
+   axis's last tile). Rows whose c lies in c0 .. c0 + T - S belong to the
+   tile on every output row (the c cut of output row j is c0 - mj, mj <
+   S); the window's other rows test each element's output row (kg_ts_cut
+   with mj). A word whose two elements are both the tile's is one 32-bit
+   load (on 4 bytes: the chunk starts on a sector), else its elements load
+   one by one. P: the stage's pitch. */
+template <int ES, int KN, int VE, int P>
+__device__ __forceinline__ void kg_ts_load(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
+                                           typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
 {
-    constexpr uint32_t M = 16 / ES;
-    kg_tc_where w;
-    const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
-    w.c0 = (tile - r * Q.tiles_c) * Q.cq * M;
-    w.cn = Q.nc - w.c0 < Q.cq * M ? Q.nc - w.c0 : Q.cq * M;
-    w.j0 = (r - b * Q.tiles_j) * Q.jn;
-    w.jn = Q.nj - w.j0 < Q.jn ? Q.nj - w.j0 : Q.jn;
-    kg_offsets32(Q.B, b, w.off);
-    return w;
-}
-
-/* A tile's input rows, realigned into the stage: row r (c = c0 + r) holds
-   its elements j0 .. j0 + jnn - 1 from byte r * KG_TC_PITCH(ES). LR = 4 ES
-   lanes a row (KG_TC_JN elements: LR chunks), RW = 32 / LR rows a warp
-   instruction, KG_TC_U of those a warp (every row of a tile: cn <= 256 /
-   ES). kg_tc_fetch issues the loads: lane k loads the aligned 16-byte
-   chunk k of its row's span (the chunks covering the row's elements from
-   the one holding j0, which sits at byte s = 4 q + b of it; the last lane
-   also chunk LR); kg_tc_put, once they have arrived, takes the next chunk's
-   first word from the next lane, shifts its four words by b bytes (funnel
-   shifts) and stores them at the row's words 4 k - q .. 4 k + 3 - q (those
-   from 0 on; the last lane also the words of chunk LR that the row
-   reaches). Where the aligned loads would leave the input's extent the
-   words come element by element. */
-#define KG_TC_U 4
-template <int ES> struct kg_tc_rows {
-    static constexpr int LR = 4 * ES, RW = 32 / LR;
-    uint4 c[KG_TC_U], e[KG_TC_U];
-};
-
-/* The input address of row r's element j0 (r inside the tile, else row 0's). */
-template <int ES>
-__device__ __forceinline__ const char *kg_tc_src(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, uint32_t r)
-{
-    return ib + ((int64_t)w.off[1] + (int64_t)(w.c0 + (r < w.cn ? r : 0u)) * Q.sci + w.j0) * ES;
-}
-
-template <int ES>
-__device__ __forceinline__ void kg_tc_fetch(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, kg_tc_rows<ES> &R)
-{
-    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
-    const char *iend = ib + (int64_t)Q.in_n * ES;
-    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
-    const uint32_t span = w.jn * ES;
+    typedef typename kg_ts_bits<ES>::t X;
+    constexpr int T = KG_TS_T(ES), S = KG_TS_S(ES), W = KG_TS_W(ES);
+    constexpr int WARPS = KG_EW_THREADS / 32, RW = (W + WARPS - 1) / WARPS;
+    static_assert(VE == 1 || ES == 2, "words: 2-byte elements");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    typedef typename kg_ts_reg<VE, X>::t V;
+    V v[RW][KN];
+    bool ok[RW][KN][VE];
+    int sb[RW]; /* the row's stage index of its chunk 0's element 0 */
 #pragma unroll
-    for (int x = 0; x < KG_TC_U; x++) {
-        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
-        const char *src = kg_tc_src<ES>(Q, ib, w, r);
-        const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
-        const char *a = src - s + 16 * k;
-        const bool row = r < w.cn;
-        R.c[x] = R.e[x] = make_uint4(0, 0, 0, 0);
-        if (row && 16u * k < s + span && a >= ib && a + 16 <= iend)
-            R.c[x] = *(const uint4 *)a;
-        if (k == LR - 1 && row && s && 16u * k < s + span && a >= ib && a + 32 <= iend)
-            R.e[x] = *(const uint4 *)(a + 16);
+    for (int u = 0; u < RW; u++) {
+        const int cc = warp + WARPS * u, c = t.c0 - (S - 1) + cc;
+        const bool row = cc < W && c >= 0 && c < (int)Q.nc;
+        const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
+        const int js = t.j0 - (int)mc; /* the row's first j in the tile (before the cut at 0) */
+        const X *src = ib + (row ? c * Q.sci + js : 0);
+        const bool edge = cc < S - 1 || cc > T - 1;
+        sb[u] = (S - 1 - (int)mc) * P + cc;
+#pragma unroll
+        for (int kk = 0; kk < KN; kk++) {
+            const int jr = 32 * VE * (kbase + kk) + VE * lane;
+#pragma unroll
+            for (int e = 0; e < VE; e++) {
+                const int j = js + jr + e;
+                bool in = row && j >= 0 && j < (int)Q.nj;
+                if (in && edge) {
+                    const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
+                    in = c >= kg_ts_cut(t.ct, Q.tiles_c, Q.nc, T, mj) &&
+                         c < kg_ts_cut(t.ct + 1, Q.tiles_c, Q.nc, T, mj);
+                }
+                ok[u][kk][e] = in;
+            }
+            if constexpr (VE == 2) {
+                uint32_t w = 0;
+                if (ok[u][kk][0] && ok[u][kk][1]) {
+                    w = *(const uint32_t *)(src + jr);
+                } else {
+                    if (ok[u][kk][0])
+                        w = src[jr];
+                    if (ok[u][kk][1])
+                        w |= (uint32_t)src[jr + 1] << 16;
+                }
+                v[u][kk] = w;
+            } else {
+                v[u][kk] = ok[u][kk][0] ? src[jr] : X(0);
+            }
+        }
     }
+#pragma unroll
+    for (int u = 0; u < RW; u++)
+#pragma unroll
+        for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+            for (int e = 0; e < VE; e++)
+                if (ok[u][kk][e]) {
+                    X x;
+                    if constexpr (VE == 2)
+                        x = (X)((uint32_t)v[u][kk] >> (16 * e));
+                    else
+                        x = v[u][kk];
+                    st[sb[u] + (32 * VE * (kbase + kk) + VE * lane + e) * P] = x;
+                }
 }
 
-/* Content word u (bytes 4 u .. 4 u + 3 of the row from its element j0) of
-   a row of span bytes at src, element by element (those inside the row). */
-template <int ES> __device__ __forceinline__ uint32_t kg_tc_word(const char *src, uint32_t u, uint32_t span)
+/* Stores of a sect tile from the stage, warp chunks kbase .. kbase + KN -
+   1 of every output row of the window (W rows from j0 - S + 1): chunk k of
+   row j holds c = c0 - mj + 32 VE k + VE lane (+ 1) (cut to 0 .. nc - 1);
+   rows whose j lies in j0 .. j0 + T - S belong to the tile on every input
+   row, the others test each element's input row (kg_ts_cut with mc). A
+   word whose two elements are both the tile's is one 32-bit store, else
+   they store one by one. */
+template <int ES, int KN, int VE, int P>
+__device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_bits<ES>::t *ob,
+                                            const typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
 {
-    if constexpr (ES >= 4) {
-        return *(const uint32_t *)(src + 4 * u);
-    } else {
-        uint32_t v = 0;
+    typedef typename kg_ts_bits<ES>::t X;
+    constexpr int T = KG_TS_T(ES), S = KG_TS_S(ES), W = KG_TS_W(ES);
+    constexpr int WARPS = KG_EW_THREADS / 32, RW = (W + WARPS - 1) / WARPS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-        for (int t = 0; t < 4 / ES; t++)
-            if (4 * u + t * ES < span)
-                v |= (uint32_t)kg_rv_load<ES>(src + 4 * u + t * ES) << (8 * ES * t);
-        return v;
-    }
-}
-
-template <int ES>
-__device__ __forceinline__ void kg_tc_put(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w,
-                                          const kg_tc_rows<ES> &R)
-{
-    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
-    const char *iend = ib + (int64_t)Q.in_n * ES;
-    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
-    const uint32_t span = w.jn * ES;
-#pragma unroll
-    for (int x = 0; x < KG_TC_U; x++) {
-        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
-        const char *src = kg_tc_src<ES>(Q, ib, w, r);
-        const uint32_t s = (uint32_t)(uintptr_t)src & 15u, q = s >> 2, b = (s & 3u) * 8u;
-        const char *a = src - s + 16 * k;
-        const uint32_t n = __shfl_down_sync(0xffffffffu, R.c[x].x, 1);
-        if (!(r < w.cn && 16u * k < s + span))
+    for (int u = 0; u < RW; u++) {
+        const int jj = warp + WARPS * u, j = t.j0 - (S - 1) + jj;
+        if (jj >= W || j < 0 || j >= (int)Q.nj)
             continue;
-        const bool last = k == LR - 1;
-        const uint32_t z[8] = {R.c[x].x, R.c[x].y, R.c[x].z, R.c[x].w,
-                               last ? R.e[x].x : n,      R.e[x].y, R.e[x].z, R.e[x].w};
-        const bool fast = a >= ib && a + (s ? 32 : 16) <= iend;
-        uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES));
+        const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
+        const int cs = t.c0 - (int)mj; /* the row's first c in the tile (before the cut at 0) */
+        X *dst = ob + j * Q.soj + cs;
+        const X *sr = st + jj * P + S - 1 - (int)mj;
+        const bool edge = jj < S - 1 || jj > T - 1;
 #pragma unroll
-        for (int i = 0; i < 7; i++) {
-            const int u = 4 * k + i - (int)q; /* the content word */
-            if ((i < 4 || last) && u >= 0 && 4u * u < span)
-                d[u] = fast ? __funnelshift_r(z[i], z[i + 1], b) : kg_tc_word<ES>(src, (uint32_t)u, span);
+        for (int kk = 0; kk < KN; kk++) {
+            const int cr = 32 * VE * (kbase + kk) + VE * lane;
+            bool in[VE];
+#pragma unroll
+            for (int e = 0; e < VE; e++) {
+                const int c = cs + cr + e;
+                in[e] = c >= 0 && c < (int)Q.nc;
+                if (in[e] && edge) {
+                    const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
+                    in[e] = j >= kg_ts_cut(t.jt, Q.tiles_j, Q.nj, T, mc) &&
+                            j < kg_ts_cut(t.jt + 1, Q.tiles_j, Q.nj, T, mc);
+                }
+            }
+            if constexpr (VE == 2) {
+                if (in[0] && in[1]) {
+                    *(uint32_t *)(dst + cr) = (uint32_t)sr[cr] | (uint32_t)sr[cr + 1] << 16;
+                } else {
+                    if (in[0])
+                        dst[cr] = sr[cr];
+                    if (in[1])
+                        dst[cr + 1] = sr[cr + 1];
+                }
+            } else {
+                if (in[0])
+                    dst[cr] = sr[cr];
+            }
         }
     }
 }
 
-/* One output chunk of a tile: output row jj's aligned 16-byte chunk q
-   (elements c0 + e0 .. + M - 1, e0 = q M - h, h the row's offset in its
-   chunk in elements), element e from stage row e at byte jj ES; a chunk
-   the tile covers whole is one 16-byte store, else its elements inside the
-   tile are stored one by one. */
-template <int ES>
-__device__ __forceinline__ void kg_tc_chunk(const kg_tchunk &Q, char *ob, const unsigned char *st, const kg_tc_where &w,
-                                            uint32_t jj, uint32_t q)
+/* One sect tile, VE elements a lane (kg_ts_load, kg_ts_store): the main
+   chunks (T / (32 VE) a row), the last tile of an axis one more. */
+template <int ES, int VE, int P>
+__device__ __forceinline__ void kg_ts_move(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
+                                           typename kg_ts_bits<ES>::t *ob, typename kg_ts_bits<ES>::t *st,
+                                           const kg_ts_tile &t)
 {
-    constexpr int M = 16 / ES, P = KG_TC_PITCH(ES);
-    char *row = ob + ((int64_t)w.off[0] + (int64_t)(w.j0 + jj) * Q.soj + w.c0) * ES;
-    const uint32_t so = (uint32_t)(uintptr_t)row & 15u;
-    if (16u * q >= so + w.cn * ES)
-        return;
-    const int e0 = (int)(q * M) - (int)(so / ES);
-    const bool whole = e0 >= 0 && e0 + M <= (int)w.cn;
-    const unsigned char *sp = st + (e0 * P + (int)(jj * ES));
-    char *dst = row - so + 16 * q;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (whole) {
-#pragma unroll
-        for (int i = 0; i < M; i++)
-            kg_rv_put<ES>(v, i, kg_rv_load<ES>((const char *)sp + i * P));
-        *(uint4 *)dst = v;
-    } else {
-#pragma unroll
-        for (int i = 0; i < M; i++)
-            if (e0 + i >= 0 && e0 + i < (int)w.cn)
-                kg_rv_store<ES>(dst + i * ES, kg_rv_load<ES>((const char *)sp + i * P));
-    }
+    constexpr int K = KG_TS_T(ES) / (32 * VE);
+    kg_ts_load<ES, K, VE, P>(Q, ib, st, t, 0);
+    if (t.jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to T + S - 1 positions */
+        kg_ts_load<ES, 1, VE, P>(Q, ib, st, t, K);
+    __syncthreads();
+    kg_ts_store<ES, K, VE, P>(Q, ob, st, t, 0);
+    if (t.ct + 1 == Q.tiles_c)
+        kg_ts_store<ES, 1, VE, P>(Q, ob, st, t, K);
+    __syncthreads(); /* the next tile reuses the stage */
 }
 
-/* Stores a tile from the stage: 4 output rows a warp instruction, 8
-   consecutive chunks each (lane = row * 8 + chunk; chunks 0 .. 7, or 0 ..
-   15 in two units where cq > 8), one unit a warp and step; with cq 8 or 16
-   the rows' last chunks (q = cq, partial) in a pass of one row a thread. */
-template <int ES>
-__device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, char *ob, const unsigned char *st, const kg_tc_where &w)
-{
-    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, hs = Q.cq <= 8 ? 0u : 1u;
-    const uint32_t units = ((w.jn + 3) / 4) << hs;
-    for (uint32_t u = warp; u < units; u += KG_EW_THREADS / 32) {
-        const uint32_t jj = (u >> hs) * 4 + lane / 8, q = (u & hs) * 8 + lane % 8;
-        if (jj < w.jn && q <= Q.cq)
-            kg_tc_chunk<ES>(Q, ob, st, w, jj, q);
-    }
-    if (Q.cq == 8 || Q.cq == 16)
-        for (uint32_t jj = threadIdx.x; jj < w.jn; jj += KG_EW_THREADS)
-            kg_tc_chunk<ES>(Q, ob, st, w, jj, Q.cq);
-}
-
-/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1,
-   each fetched and put into the stage, then (after a barrier) stored
-   (kg_tc_store). The stage is the launch's dynamic shared memory (Q.stage
-   bytes). A copy moves bits. */
+/* tchunk, "sect" tiles (kg_tperm.h): a block takes tiles tpb * blockIdx.x
+   .. + tpb - 1. Per tile: every input row of the window loaded by warp
+   chunks on whole sectors into stage[j - j0 + S - 1][c - c0 + S - 1] (the
+   elements the tile owns), a barrier, every output row of the window
+   stored by warp chunks on whole sectors from the stage (the same
+   elements). Q.words (2-byte elements): two elements a lane, as 32-bit
+   words, the stage at an odd pitch (KG_TS_PITCHW: lanes two rows apart
+   write distinct banks). The stage is the launch's dynamic shared memory
+   (Q.stage bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
-    typedef typename F::out_t X;
-    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tchunk: copies");
-    constexpr int ES = sizeof(X);
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(typename F::out_t), "tchunk: copies");
+    constexpr int ES = sizeof(typename F::out_t), T = KG_TS_T(ES);
+    typedef typename kg_ts_bits<ES>::t X;
     extern __shared__ __align__(16) unsigned char kg_tq_smem[];
-    const char *ib = (const char *)p.in[0];
-    char *ob = (char *)p.out;
+    X *st = (X *)kg_tq_smem;
     const uint32_t first = blockIdx.x * Q.tpb;
     const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
     for (uint32_t tile = first; tile < end; tile++) {
-        const kg_tc_where w = kg_tc_tile<ES>(Q, tile);
-        {
-            kg_tc_rows<ES> R;
-            kg_tc_fetch<ES>(Q, ib, w, R);
-            kg_tc_put<ES>(Q, ib, kg_tq_smem, w, R);
+        kg_ts_tile t;
+        const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
+        t.ct = tile - r * Q.tiles_c;
+        t.jt = r - b * Q.tiles_j;
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(Q.B, b, off);
+        const X *ib = (const X *)p.in[0] + off[1];
+        X *ob = (X *)p.out + off[0];
+        t.ai = (uint32_t)((uintptr_t)ib / ES);
+        t.ao = (uint32_t)((uintptr_t)ob / ES);
+        t.c0 = (int)(t.ct * T);
+        t.j0 = (int)(t.jt * T);
+        if constexpr (ES == 2) {
+            if (Q.words)
+                kg_ts_move<ES, 2, KG_TS_PITCHW(ES)>(Q, ib, ob, st, t);
+            else
+                kg_ts_move<ES, 1, KG_TS_PITCH(ES)>(Q, ib, ob, st, t);
+        } else {
+            kg_ts_move<ES, 1, KG_TS_PITCH(ES)>(Q, ib, ob, st, t);
         }
-        __syncthreads();
-        kg_tc_store<ES>(Q, ob, kg_tq_smem, w);
-        __syncthreads(); /* the next tile reuses the stage */
     }
 }
 
