@@ -209,6 +209,10 @@ static int tchunk_tpb = 1;
    default: 128-byte warp chunks) or one (0: 64-byte chunks)
    (KG_EW_TUNE_TCHUNK_WORDS) */
 static int tchunk_words = 1;
+/* sect tiles of 2- and 4-byte elements 64 (the default) or 128 positions
+   along j (KG_EW_TUNE_TCHUNK_TJ; the other axis 64): the store side's
+   shared edge rows, S - 1 of every tj + S - 1, halve at 128 */
+static int tchunk_tj = 64;
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
@@ -797,10 +801,11 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
             J = d;
     if (J < 0)
         return 0;
-    const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J], t = KG_TS_T(e);
+    const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J], tc = KG_TS_T(e);
     if (e != 1 && e != 2 && e != 4 && e != 8)
         return 0;
-    const int64_t tiles_c = (nc + t - 1) / t, tiles_j = (nj + t - 1) / t, stage = KG_TS_STAGE_BYTES(e);
+    const int64_t tj = (e == 2 || e == 4) && tchunk_tj == 128 ? 128 : tc;
+    const int64_t tiles_c = (nc + tc - 1) / tc, tiles_j = (nj + tj - 1) / tj, stage = KG_TS_STAGE_OF(e, tc, tj);
     /* B: every dim but 0 and J */
     kgi_layout O = *L;
     O.ndim = 0;
@@ -833,6 +838,8 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     kgi_divmod_magic(z->tiles_j, &z->magic_j, &z->shift_j);
     z->stage = (uint32_t)stage;
     z->words = e == 2 && tchunk_words;
+    z->tc = (uint32_t)tc;
+    z->tj = (uint32_t)tj;
     *smem = (size_t)stage;
     return 1;
 }
@@ -1156,6 +1163,7 @@ static const struct {
     {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
     {KG_EW_TUNE_TCHUNK_WORDS, &tchunk_words, 0, 1, 1},
+    {KG_EW_TUNE_TCHUNK_TJ, &tchunk_tj, INT_MIN, INT_MAX, 64},
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
 };

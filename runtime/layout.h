@@ -65,8 +65,9 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
    dim 0 is the output's fast dim (stride 1), some other dim the input's
    (stride 1), the input not broadcast along dim 0 and everything within 31
    bits, unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_TS_T positions on each
-   axis (ceil(n / KG_TS_T) along each), KG_EW_TUNE_TCHUNK_TPB tiles a
-   block. *smem: the stage's bytes (KG_TS_STAGE_BYTES). */
+   axis (along j KG_EW_TUNE_TCHUNK_TJ for 2- and 4-byte elements),
+   KG_EW_TUNE_TCHUNK_TPB tiles a block. *smem: the stage's bytes
+   (KG_TS_STAGE_OF). */
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
 
 /* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by
@@ -165,6 +166,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 1);
    KG_EW_TUNE_TCHUNK_WORDS: tchunk moves 2-byte elements two a lane as
      32-bit words (1, the default) or one a lane (0);
+   KG_EW_TUNE_TCHUNK_TJ: tchunk's tiles of 2- and 4-byte elements 128
+     positions along j where it is 128, else 64 (the default; 64 along c);
    KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
      the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
@@ -200,7 +203,8 @@ enum {
     KG_EW_TUNE_TCHUNK_TPB,
     KG_EW_TUNE_DENSE_VPT,
     KG_EW_TUNE_DENSE_THREADS,
-    KG_EW_TUNE_TCHUNK_WORDS
+    KG_EW_TUNE_TCHUNK_WORDS,
+    KG_EW_TUNE_TCHUNK_TJ
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

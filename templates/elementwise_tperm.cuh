@@ -1075,127 +1075,149 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tslab(const k
 
 /* The bits of an es-byte element. */
 template <int ES> struct kg_ts_bits;
-template <> struct kg_ts_bits<1> { typedef uint8_t t; };
-template <> struct kg_ts_bits<2> { typedef uint16_t t; };
-template <> struct kg_ts_bits<4> { typedef uint32_t t; };
-template <> struct kg_ts_bits<8> { typedef uint64_t t; };
+template <> struct kg_ts_bits<1> {
+    typedef uint8_t t;
+};
+template <> struct kg_ts_bits<2> {
+    typedef uint16_t t;
+};
+template <> struct kg_ts_bits<4> {
+    typedef uint32_t t;
+};
+template <> struct kg_ts_bits<8> {
+    typedef uint64_t t;
+};
 
 /* A lane's load register: the element, or (VE 2) a 32-bit word of two. */
-template <int VE, typename X> struct kg_ts_reg { typedef X t; };
-template <typename X> struct kg_ts_reg<2, X> { typedef uint32_t t; };
+template <int VE, typename X> struct kg_ts_reg {
+    typedef X t;
+};
+template <typename X> struct kg_ts_reg<2, X> {
+    typedef uint32_t t;
+};
 
-/* One sect tile's geometry (kg_ew_tchunk). */
+/* One sect tile's geometry (kg_ts_move). */
 struct kg_ts_tile {
     uint32_t ct, jt, ai, ao; /* tile indices; both operands' base addresses in elements (b's offsets in) */
     int c0, j0;
 };
 
-/* Loads of a sect tile into the stage, warp chunks kbase .. kbase + KN - 1
-   of every input row of the window (W rows from c0 - S + 1; rows warp,
-   warp + 8, ...): all loads issued, then all stage stores. VE elements a
-   lane (2: 2-byte elements as 32-bit words, a warp chunk 128 bytes; 1:
-   one element), so chunk k of row c holds j = j0 - mc + 32 VE k + VE lane
-   (+ 1) (mc: the row's misalignment) and the row's part of the tile is j0
-   - mc .. j0 + T - mc - 1 (cut to 0 .. nj - 1: the last chunk only in the
-   axis's last tile). Rows whose c lies in c0 .. c0 + T - S belong to the
-   tile on every output row (the c cut of output row j is c0 - mj, mj <
-   S); the window's other rows test each element's output row (kg_ts_cut
-   with mj). A word whose two elements are both the tile's is one 32-bit
-   load (on 4 bytes: the chunk starts on a sector), else its elements load
-   one by one. P: the stage's pitch. */
-template <int ES, int KN, int VE, int P>
+/* Loads of a sect tile of TC x TJ into the stage, warp chunks kbase ..
+   kbase + KN - 1 of every input row of the window (WC = TC + S - 1 rows
+   from c0 - S + 1; rows warp, warp + 8, ...), in passes of at most
+   KG_TS_LOADS loads a thread: each pass's loads all issued, then its
+   stage stores. VE elements a lane (2: 2-byte elements as 32-bit words, a
+   warp chunk 128 bytes; 1: one element), so chunk k of row c holds j = j0
+   - mc + 32 VE k + VE lane (+ 1) (mc: the row's misalignment) and the
+   row's part of the tile is j0 - mc .. j0 + TJ - mc - 1 (cut to 0 .. nj -
+   1: the last chunk only in the axis's last tile). Rows whose c lies in c0
+   .. c0 + TC - S belong to the tile on every output row (the c cut of
+   output row j is c0 - mj, mj < S); the window's other rows test each
+   element's output row (kg_ts_cut with mj). A word whose two elements are
+   both the tile's is one 32-bit load (on 4 bytes: the chunk starts on a
+   sector), else its elements load one by one. P: the stage's pitch. */
+#define KG_TS_LOADS 18
+template <int ES, int TC, int TJ, int KN, int VE, int P>
 __device__ __forceinline__ void kg_ts_load(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
                                            typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
 {
     typedef typename kg_ts_bits<ES>::t X;
-    constexpr int T = KG_TS_T(ES), S = KG_TS_S(ES), W = KG_TS_W(ES);
-    constexpr int WARPS = KG_EW_THREADS / 32, RW = (W + WARPS - 1) / WARPS;
+    constexpr int S = KG_TS_S(ES), WC = TC + S - 1;
+    constexpr int WARPS = KG_EW_THREADS / 32, RW = (WC + WARPS - 1) / WARPS;
+    constexpr int NP0 = (RW * KN + KG_TS_LOADS - 1) / KG_TS_LOADS, NP1 = (RW * KN * VE + 31) / 32;
+    constexpr int NP = NP0 > NP1 ? NP0 : NP1, G = (RW + NP - 1) / NP; /* passes, rows a warp and pass */
     static_assert(VE == 1 || ES == 2, "words: 2-byte elements");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     typedef typename kg_ts_reg<VE, X>::t V;
-    V v[RW][KN];
-    bool ok[RW][KN][VE];
-    int sb[RW]; /* the row's stage index of its chunk 0's element 0 */
+    static_assert(G * KN * VE <= 32, "one mask bit a load");
 #pragma unroll
-    for (int u = 0; u < RW; u++) {
-        const int cc = warp + WARPS * u, c = t.c0 - (S - 1) + cc;
-        const bool row = cc < W && c >= 0 && c < (int)Q.nc;
-        const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
-        const int js = t.j0 - (int)mc; /* the row's first j in the tile (before the cut at 0) */
-        const X *src = ib + (row ? c * Q.sci + js : 0);
-        const bool edge = cc < S - 1 || cc > T - 1;
-        sb[u] = (S - 1 - (int)mc) * P + cc;
+    for (int pass = 0; pass < NP; pass++) {
+        V v[G][KN];
+        uint32_t ok = 0; /* bit (u KN + kk) VE + e: element e of load (u, kk) is the tile's */
 #pragma unroll
-        for (int kk = 0; kk < KN; kk++) {
-            const int jr = 32 * VE * (kbase + kk) + VE * lane;
+        for (int u = 0; u < G; u++) {
+            const int cc = warp + WARPS * (pass * G + u), c = t.c0 - (S - 1) + cc;
+            const bool row = pass * G + u < RW && cc < WC && c >= 0 && c < (int)Q.nc;
+            const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
+            const int js = t.j0 - (int)mc; /* the row's first j in the tile (before the cut at 0) */
+            const X *src = ib + (row ? c * Q.sci + js : 0);
+            const bool edge = cc < S - 1 || cc > TC - 1;
 #pragma unroll
-            for (int e = 0; e < VE; e++) {
-                const int j = js + jr + e;
-                bool in = row && j >= 0 && j < (int)Q.nj;
-                if (in && edge) {
-                    const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
-                    in = c >= kg_ts_cut(t.ct, Q.tiles_c, Q.nc, T, mj) &&
-                         c < kg_ts_cut(t.ct + 1, Q.tiles_c, Q.nc, T, mj);
+            for (int kk = 0; kk < KN; kk++) {
+                const int jr = 32 * VE * (kbase + kk) + VE * lane;
+                bool in[VE];
+#pragma unroll
+                for (int e = 0; e < VE; e++) {
+                    const int j = js + jr + e;
+                    in[e] = row && j >= 0 && j < (int)Q.nj;
+                    if (in[e] && edge) {
+                        const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
+                        in[e] = c >= kg_ts_cut(t.ct, Q.tiles_c, Q.nc, TC, mj) &&
+                                c < kg_ts_cut(t.ct + 1, Q.tiles_c, Q.nc, TC, mj);
+                    }
+                    ok |= (uint32_t)in[e] << ((u * KN + kk) * VE + e);
                 }
-                ok[u][kk][e] = in;
-            }
-            if constexpr (VE == 2) {
-                uint32_t w = 0;
-                if (ok[u][kk][0] && ok[u][kk][1]) {
-                    w = *(const uint32_t *)(src + jr);
+                if constexpr (VE == 2) {
+                    uint32_t w = 0;
+                    if (in[0] && in[1]) {
+                        w = *(const uint32_t *)(src + jr);
+                    } else {
+                        if (in[0])
+                            w = src[jr];
+                        if (in[1])
+                            w |= (uint32_t)src[jr + 1] << 16;
+                    }
+                    v[u][kk] = w;
                 } else {
-                    if (ok[u][kk][0])
-                        w = src[jr];
-                    if (ok[u][kk][1])
-                        w |= (uint32_t)src[jr + 1] << 16;
+                    v[u][kk] = in[0] ? src[jr] : X(0);
                 }
-                v[u][kk] = w;
-            } else {
-                v[u][kk] = ok[u][kk][0] ? src[jr] : X(0);
             }
         }
+#pragma unroll
+        for (int u = 0; u < G; u++) {
+            const int cc = warp + WARPS * (pass * G + u), c = t.c0 - (S - 1) + cc;
+            const int sb = (S - 1 - (int)kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S)) * P + cc; /* chunk 0's element 0 */
+#pragma unroll
+            for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+                for (int e = 0; e < VE; e++)
+                    if (ok >> ((u * KN + kk) * VE + e) & 1u) {
+                        X x;
+                        if constexpr (VE == 2)
+                            x = (X)((uint32_t)v[u][kk] >> (16 * e));
+                        else
+                            x = v[u][kk];
+                        st[sb + (32 * VE * (kbase + kk) + VE * lane + e) * P] = x;
+                    }
+        }
     }
-#pragma unroll
-    for (int u = 0; u < RW; u++)
-#pragma unroll
-        for (int kk = 0; kk < KN; kk++)
-#pragma unroll
-            for (int e = 0; e < VE; e++)
-                if (ok[u][kk][e]) {
-                    X x;
-                    if constexpr (VE == 2)
-                        x = (X)((uint32_t)v[u][kk] >> (16 * e));
-                    else
-                        x = v[u][kk];
-                    st[sb[u] + (32 * VE * (kbase + kk) + VE * lane + e) * P] = x;
-                }
 }
 
-/* Stores of a sect tile from the stage, warp chunks kbase .. kbase + KN -
-   1 of every output row of the window (W rows from j0 - S + 1): chunk k of
-   row j holds c = c0 - mj + 32 VE k + VE lane (+ 1) (cut to 0 .. nc - 1);
-   rows whose j lies in j0 .. j0 + T - S belong to the tile on every input
-   row, the others test each element's input row (kg_ts_cut with mc). A
-   word whose two elements are both the tile's is one 32-bit store, else
-   they store one by one. */
-template <int ES, int KN, int VE, int P>
+/* Stores of a sect tile of TC x TJ from the stage, warp chunks kbase ..
+   kbase + KN - 1 of every output row of the window (WJ = TJ + S - 1 rows
+   from j0 - S + 1): chunk k of row j holds c = c0 - mj + 32 VE k + VE lane
+   (+ 1) (cut to 0 .. nc - 1); rows whose j lies in j0 .. j0 + TJ - S
+   belong to the tile on every input row, the others test each element's
+   input row (kg_ts_cut with mc). A word whose two elements are both the
+   tile's is one 32-bit store, else they store one by one. */
+template <int ES, int TC, int TJ, int KN, int VE, int P>
 __device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_bits<ES>::t *ob,
                                             const typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
 {
     typedef typename kg_ts_bits<ES>::t X;
-    constexpr int T = KG_TS_T(ES), S = KG_TS_S(ES), W = KG_TS_W(ES);
-    constexpr int WARPS = KG_EW_THREADS / 32, RW = (W + WARPS - 1) / WARPS;
+    constexpr int S = KG_TS_S(ES), WJ = TJ + S - 1;
+    constexpr int WARPS = KG_EW_THREADS / 32, RW = (WJ + WARPS - 1) / WARPS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
+#pragma unroll 4
     for (int u = 0; u < RW; u++) {
         const int jj = warp + WARPS * u, j = t.j0 - (S - 1) + jj;
-        if (jj >= W || j < 0 || j >= (int)Q.nj)
+        if (jj >= WJ || j < 0 || j >= (int)Q.nj)
             continue;
         const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
         const int cs = t.c0 - (int)mj; /* the row's first c in the tile (before the cut at 0) */
         X *dst = ob + j * Q.soj + cs;
         const X *sr = st + jj * P + S - 1 - (int)mj;
-        const bool edge = jj < S - 1 || jj > T - 1;
+        const bool edge = jj < S - 1 || jj > TJ - 1;
 #pragma unroll
         for (int kk = 0; kk < KN; kk++) {
             const int cr = 32 * VE * (kbase + kk) + VE * lane;
@@ -1206,8 +1228,8 @@ __device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_b
                 in[e] = c >= 0 && c < (int)Q.nc;
                 if (in[e] && edge) {
                     const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
-                    in[e] = j >= kg_ts_cut(t.jt, Q.tiles_j, Q.nj, T, mc) &&
-                            j < kg_ts_cut(t.jt + 1, Q.tiles_j, Q.nj, T, mc);
+                    in[e] = j >= kg_ts_cut(t.jt, Q.tiles_j, Q.nj, TJ, mc) &&
+                            j < kg_ts_cut(t.jt + 1, Q.tiles_j, Q.nj, TJ, mc);
                 }
             }
             if constexpr (VE == 2) {
@@ -1227,22 +1249,63 @@ __device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_b
     }
 }
 
-/* One sect tile, VE elements a lane (kg_ts_load, kg_ts_store): the main
-   chunks (T / (32 VE) a row), the last tile of an axis one more. */
-template <int ES, int VE, int P>
+/* One sect tile of TC x TJ, VE elements a lane (kg_ts_load, kg_ts_store):
+   the main chunks (TJ / (32 VE) an input row, TC / (32 VE) an output row),
+   the last tile of an axis one more. */
+template <int ES, int TC, int TJ, int VE, int P>
 __device__ __forceinline__ void kg_ts_move(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
-                                           typename kg_ts_bits<ES>::t *ob, typename kg_ts_bits<ES>::t *st,
-                                           const kg_ts_tile &t)
+                                           typename kg_ts_bits<ES>::t *ob, typename kg_ts_bits<ES>::t *st, uint32_t ct,
+                                           uint32_t jt)
 {
-    constexpr int K = KG_TS_T(ES) / (32 * VE);
-    kg_ts_load<ES, K, VE, P>(Q, ib, st, t, 0);
-    if (t.jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to T + S - 1 positions */
-        kg_ts_load<ES, 1, VE, P>(Q, ib, st, t, K);
+    constexpr int KJ = TJ / (32 * VE), KC = TC / (32 * VE);
+    kg_ts_tile t;
+    t.ct = ct;
+    t.jt = jt;
+    t.ai = (uint32_t)((uintptr_t)ib / ES);
+    t.ao = (uint32_t)((uintptr_t)ob / ES);
+    t.c0 = (int)(ct * TC);
+    t.j0 = (int)(jt * TJ);
+    kg_ts_load<ES, TC, TJ, KJ, VE, P>(Q, ib, st, t, 0);
+    if (jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to TJ + S - 1 positions */
+        kg_ts_load<ES, TC, TJ, 1, VE, P>(Q, ib, st, t, KJ);
     __syncthreads();
-    kg_ts_store<ES, K, VE, P>(Q, ob, st, t, 0);
-    if (t.ct + 1 == Q.tiles_c)
-        kg_ts_store<ES, 1, VE, P>(Q, ob, st, t, K);
+    kg_ts_store<ES, TC, TJ, KC, VE, P>(Q, ob, st, t, 0);
+    if (ct + 1 == Q.tiles_c)
+        kg_ts_store<ES, TC, TJ, 1, VE, P>(Q, ob, st, t, KC);
     __syncthreads(); /* the next tile reuses the stage */
+}
+
+/* A block's sect tiles (tpb * blockIdx.x .. + tpb - 1) of TC x TJ, VE
+   elements a lane, stage pitch P. */
+template <int ES, int TC, int TJ, int VE, int P>
+__device__ __forceinline__ void kg_ts_tiles(const kg_ew_ptrs &p, const kg_tchunk &Q)
+{
+    typedef typename kg_ts_bits<ES>::t X;
+    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
+    X *st = (X *)kg_tq_smem;
+    const uint32_t first = blockIdx.x * Q.tpb;
+    const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
+    for (uint32_t tile = first; tile < end; tile++) {
+        const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
+        const uint32_t ct = tile - r * Q.tiles_c, jt = r - b * Q.tiles_j;
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(Q.B, b, off);
+        kg_ts_move<ES, TC, TJ, VE, P>(Q, (const X *)p.in[0] + off[1], (X *)p.out + off[0], st, ct, jt);
+    }
+}
+
+/* Sect tiles of TC x TJ as words (2-byte elements, Q.words) or one
+   element a lane. */
+template <int ES, int TC, int TJ> __device__ __forceinline__ void kg_ts_shape(const kg_ew_ptrs &p, const kg_tchunk &Q)
+{
+    constexpr int WC = TC + KG_TS_S(ES) - 1;
+    if constexpr (ES == 2) {
+        if (Q.words) {
+            kg_ts_tiles<ES, TC, TJ, 2, KG_TS_PITCHW_OF(WC)>(p, Q);
+            return;
+        }
+    }
+    kg_ts_tiles<ES, TC, TJ, 1, KG_TS_PITCH_OF(ES, WC)>(p, Q);
 }
 
 /* tchunk, "sect" tiles (kg_tperm.h): a block takes tiles tpb * blockIdx.x
@@ -1250,40 +1313,20 @@ __device__ __forceinline__ void kg_ts_move(const kg_tchunk &Q, const typename kg
    chunks on whole sectors into stage[j - j0 + S - 1][c - c0 + S - 1] (the
    elements the tile owns), a barrier, every output row of the window
    stored by warp chunks on whole sectors from the stage (the same
-   elements). Q.words (2-byte elements): two elements a lane, as 32-bit
-   words, the stage at an odd pitch (KG_TS_PITCHW: lanes two rows apart
-   write distinct banks). The stage is the launch's dynamic shared memory
-   (Q.stage bytes). A copy moves bits. */
+   elements). Tiles of Q.tc x Q.tj (2- and 4-byte elements: 64 or 128
+   each, f32 not 128 x 128; others KG_TS_T). The stage is the launch's
+   dynamic shared memory (Q.stage bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
     static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(typename F::out_t), "tchunk: copies");
     constexpr int ES = sizeof(typename F::out_t), T = KG_TS_T(ES);
-    typedef typename kg_ts_bits<ES>::t X;
-    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
-    X *st = (X *)kg_tq_smem;
-    const uint32_t first = blockIdx.x * Q.tpb;
-    const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
-    for (uint32_t tile = first; tile < end; tile++) {
-        kg_ts_tile t;
-        const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
-        t.ct = tile - r * Q.tiles_c;
-        t.jt = r - b * Q.tiles_j;
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(Q.B, b, off);
-        const X *ib = (const X *)p.in[0] + off[1];
-        X *ob = (X *)p.out + off[0];
-        t.ai = (uint32_t)((uintptr_t)ib / ES);
-        t.ao = (uint32_t)((uintptr_t)ob / ES);
-        t.c0 = (int)(t.ct * T);
-        t.j0 = (int)(t.jt * T);
-        if constexpr (ES == 2) {
-            if (Q.words)
-                kg_ts_move<ES, 2, KG_TS_PITCHW(ES)>(Q, ib, ob, st, t);
-            else
-                kg_ts_move<ES, 1, KG_TS_PITCH(ES)>(Q, ib, ob, st, t);
-        } else {
-            kg_ts_move<ES, 1, KG_TS_PITCH(ES)>(Q, ib, ob, st, t);
-        }
+    if constexpr (ES == 2 || ES == 4) {
+        if (Q.tj == 128)
+            kg_ts_shape<ES, 64, 128>(p, Q);
+        else
+            kg_ts_shape<ES, 64, 64>(p, Q);
+    } else {
+        kg_ts_shape<ES, T, T>(p, Q);
     }
 }
 

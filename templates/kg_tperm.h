@@ -161,20 +161,21 @@ typedef struct kg_tslab {
    shared with the neighbours, those rows' sectors partly its own). Tile
    (ct, jt, b), ct fastest; a block takes tiles tpb * blockIdx.x .. + tpb -
    1. */
-#define KG_TS_T(es) KG_TP_TILE(es)                  /* nominal tile edge, elements */
+#define KG_TS_T(es) KG_TP_TILE(es)                  /* the default tile edge, elements */
 #define KG_TS_S(es) (32 / (es))                     /* elements a sector */
-#define KG_TS_W(es) (KG_TS_T(es) + KG_TS_S(es) - 1) /* a tile's window on each axis */
-/* the stage row's pitch in elements (the stage: KG_TS_W rows, one per j of
-   the window, c fastest): lanes along j write distinct banks (an odd
-   number of words, of 8-byte pairs; 2-byte elements an odd number of
-   words, bytes a word count of 1 mod 2 as well) */
-#define KG_TS_PITCH(es)                                                                                                \
-    ((es) >= 4 ? (KG_TS_W(es) | 1) : (es) == 2 ? ((KG_TS_W(es) + 1) / 4 * 4 + 2) : ((KG_TS_W(es) + 3) / 8 * 8 + 4))
-/* the pitch of 2-byte elements moved as words (kg_tchunk.words): odd, so
-   that lanes two rows apart write distinct banks */
-#define KG_TS_PITCHW(es) (KG_TS_W(es) | 1)
-/* the stage's bytes (KG_TS_PITCH >= KG_TS_PITCHW) */
-#define KG_TS_STAGE_BYTES(es) (KG_TS_W(es) * KG_TS_PITCH(es) * (es))
+#define KG_TS_W(es) (KG_TS_T(es) + KG_TS_S(es) - 1) /* a default tile's window on each axis */
+/* The stage: one row per j of the tile's window (tj + S - 1), c fastest,
+   at a pitch of at least the c window (tc + S - 1) where lanes along j
+   write distinct banks: one element a lane, an odd number of words (8-byte
+   elements: of pairs); 2-byte elements two a lane (kg_tchunk.words), an
+   odd number of elements (lanes two rows apart). */
+#define KG_TS_PITCH_OF(es, w) ((es) >= 4 ? ((w) | 1) : (es) == 2 ? (((w) + 1) / 4 * 4 + 2) : (((w) + 3) / 8 * 8 + 4))
+#define KG_TS_PITCHW_OF(w) ((w) | 1)
+#define KG_TS_PITCH(es) KG_TS_PITCH_OF(es, KG_TS_W(es))
+#define KG_TS_PITCHW(es) KG_TS_PITCHW_OF(KG_TS_W(es))
+/* the stage's bytes for tiles of tc x tj (the one-a-lane pitch, the wider) */
+#define KG_TS_STAGE_OF(es, tc, tj) (((tj) + KG_TS_S(es) - 1) * KG_TS_PITCH_OF(es, (tc) + KG_TS_S(es) - 1) * (es))
+#define KG_TS_STAGE_BYTES(es) KG_TS_STAGE_OF(es, KG_TS_T(es), KG_TS_T(es))
 /* compiled for at least this many resident blocks per SM (64 registers) */
 #define KG_TC_MIN_BLOCKS 4
 typedef struct kg_tchunk {
@@ -185,6 +186,7 @@ typedef struct kg_tchunk {
     uint32_t magic_c, shift_c, magic_j, shift_j;
     uint32_t stage; /* bytes of the stage (KG_TS_STAGE_BYTES) */
     uint32_t words; /* 1: 2-byte elements move two a lane, as 32-bit words (128-byte warp chunks) */
+    uint32_t tc, tj; /* the tile's edges along c and j: KG_TS_T, or (2- and 4-byte elements) 64 or 128 */
 } kg_tchunk;
 
 #ifdef __CUDACC__
