@@ -1102,105 +1102,95 @@ struct kg_ts_tile {
     int c0, j0;
 };
 
+/* An asynchronous copy of B (4 or 8) bytes, the first n of them from
+   global memory (the rest zero), into shared memory (cp.async, sm_80 up). */
+template <int B> __device__ __forceinline__ void kg_ts_cp(void *dst, const void *src, int n)
+{
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(B), "r"(n) : "memory");
+}
+
 /* Loads of a sect tile of TC x TJ into the stage, warp chunks kbase ..
    kbase + KN - 1 of every input row of the window (WC = TC + S - 1 rows
-   from c0 - S + 1; rows warp, warp + 8, ...), in passes of at most
-   KG_TS_LOADS loads a thread: each pass's loads all issued, then its
-   stage stores. VE elements a lane (2: 2-byte elements as 32-bit words, a
-   warp chunk 128 bytes; 1: one element), so chunk k of row c holds j = j0
-   - mc + 32 VE k + VE lane (+ 1) (mc: the row's misalignment) and the
-   row's part of the tile is j0 - mc .. j0 + TJ - mc - 1 (cut to 0 .. nj -
-   1: the last chunk only in the axis's last tile). Rows whose c lies in c0
-   .. c0 + TC - S belong to the tile on every output row (the c cut of
-   output row j is c0 - mj, mj < S); the window's other rows test each
-   element's output row (kg_ts_cut with mj). A word whose two elements are
-   both the tile's is one 32-bit load (on 4 bytes: the chunk starts on a
-   sector), else its elements load one by one. P: the stage's pitch. */
-#define KG_TS_LOADS 18
-template <int ES, int TC, int TJ, int KN, int VE, int P>
+   from c0 - S + 1; rows warp, warp + 8, ...), by asynchronous copies
+   (cp.async: no registers held, every copy of the tile in flight at
+   once; 1-byte elements, and 2-byte ones one a lane, by plain loads).
+   The stage is in the input's order: element (c, j) at (c - c0 + S - 1)
+   PI + j - j0 + mc (mc: row c's misalignment), so each row's part is one
+   run from its first sector. VE elements a lane (2: 2-byte elements as
+   32-bit words, a warp chunk 128 bytes; 1: one element): chunk k of row c
+   holds j = j0 - mc + 32 VE k + VE lane (+ 1), the row's part of the tile
+   being j0 - mc .. j0 + TJ - mc - 1 (cut to 0 .. nj - 1: the last chunk
+   only in the axis's last tile). Rows whose c lies in c0 .. c0 + TC - S
+   belong to the tile on every output row (the c cut of output row j is c0
+   - mj, mj < S); the window's other rows test each element's output row
+   (kg_ts_cut with mj). A word whose low element is the tile's is copied
+   whole (its high one, if not the tile's, lands in a slot no one reads;
+   both lie in one aligned word of the row, so in the buffer) or, where the
+   high element is not in the row, its low half only; a word with only the
+   high element the tile's loads that one plainly. */
+template <int ES, int TC, int TJ, int KN, int VE, int PI>
 __device__ __forceinline__ void kg_ts_load(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
                                            typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
 {
     typedef typename kg_ts_bits<ES>::t X;
     constexpr int S = KG_TS_S(ES), WC = TC + S - 1;
     constexpr int WARPS = KG_EW_THREADS / 32, RW = (WC + WARPS - 1) / WARPS;
-    constexpr int NP0 = (RW * KN + KG_TS_LOADS - 1) / KG_TS_LOADS, NP1 = (RW * KN * VE + 31) / 32;
-    constexpr int NP = NP0 > NP1 ? NP0 : NP1, G = (RW + NP - 1) / NP; /* passes, rows a warp and pass */
     static_assert(VE == 1 || ES == 2, "words: 2-byte elements");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    typedef typename kg_ts_reg<VE, X>::t V;
-    static_assert(G * KN * VE <= 32, "one mask bit a load");
 #pragma unroll
-    for (int pass = 0; pass < NP; pass++) {
-        V v[G][KN];
-        uint32_t ok = 0; /* bit (u KN + kk) VE + e: element e of load (u, kk) is the tile's */
+    for (int u = 0; u < RW; u++) {
+        const int cc = warp + WARPS * u, c = t.c0 - (S - 1) + cc;
+        if (cc >= WC || c < 0 || c >= (int)Q.nc)
+            continue;
+        const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
+        const int js = t.j0 - (int)mc; /* the row's first j in the tile (before the cut at 0) */
+        const X *src = ib + c * Q.sci + js;
+        X *dst = st + cc * PI;
+        const bool edge = cc < S - 1 || cc > TC - 1;
 #pragma unroll
-        for (int u = 0; u < G; u++) {
-            const int cc = warp + WARPS * (pass * G + u), c = t.c0 - (S - 1) + cc;
-            const bool row = pass * G + u < RW && cc < WC && c >= 0 && c < (int)Q.nc;
-            const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
-            const int js = t.j0 - (int)mc; /* the row's first j in the tile (before the cut at 0) */
-            const X *src = ib + (row ? c * Q.sci + js : 0);
-            const bool edge = cc < S - 1 || cc > TC - 1;
+        for (int kk = 0; kk < KN; kk++) {
+            const int jr = 32 * VE * (kbase + kk) + VE * lane;
+            bool in[VE], row[VE];
 #pragma unroll
-            for (int kk = 0; kk < KN; kk++) {
-                const int jr = 32 * VE * (kbase + kk) + VE * lane;
-                bool in[VE];
-#pragma unroll
-                for (int e = 0; e < VE; e++) {
-                    const int j = js + jr + e;
-                    in[e] = row && j >= 0 && j < (int)Q.nj;
-                    if (in[e] && edge) {
-                        const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
-                        in[e] = c >= kg_ts_cut(t.ct, Q.tiles_c, Q.nc, TC, mj) &&
-                                c < kg_ts_cut(t.ct + 1, Q.tiles_c, Q.nc, TC, mj);
-                    }
-                    ok |= (uint32_t)in[e] << ((u * KN + kk) * VE + e);
-                }
-                if constexpr (VE == 2) {
-                    uint32_t w = 0;
-                    if (in[0] && in[1]) {
-                        w = *(const uint32_t *)(src + jr);
-                    } else {
-                        if (in[0])
-                            w = src[jr];
-                        if (in[1])
-                            w |= (uint32_t)src[jr + 1] << 16;
-                    }
-                    v[u][kk] = w;
-                } else {
-                    v[u][kk] = in[0] ? src[jr] : X(0);
+            for (int e = 0; e < VE; e++) {
+                const int j = js + jr + e;
+                row[e] = j >= 0 && j < (int)Q.nj;
+                in[e] = row[e];
+                if (in[e] && edge) {
+                    const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
+                    in[e] = c >= kg_ts_cut(t.ct, Q.tiles_c, Q.nc, TC, mj) &&
+                            c < kg_ts_cut(t.ct + 1, Q.tiles_c, Q.nc, TC, mj);
                 }
             }
-        }
-#pragma unroll
-        for (int u = 0; u < G; u++) {
-            const int cc = warp + WARPS * (pass * G + u), c = t.c0 - (S - 1) + cc;
-            const int sb = (S - 1 - (int)kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S)) * P + cc; /* chunk 0's element 0 */
-#pragma unroll
-            for (int kk = 0; kk < KN; kk++)
-#pragma unroll
-                for (int e = 0; e < VE; e++)
-                    if (ok >> ((u * KN + kk) * VE + e) & 1u) {
-                        X x;
-                        if constexpr (VE == 2)
-                            x = (X)((uint32_t)v[u][kk] >> (16 * e));
-                        else
-                            x = v[u][kk];
-                        st[sb + (32 * VE * (kbase + kk) + VE * lane + e) * P] = x;
-                    }
+            if constexpr (VE == 2) {
+                if (in[0])
+                    kg_ts_cp<4>(dst + jr, src + jr, row[1] ? 4 : 2);
+                else if (in[1])
+                    dst[jr + 1] = src[jr + 1];
+            } else if constexpr (ES >= 4) {
+                if (in[0])
+                    kg_ts_cp<ES>(dst + jr, src + jr, ES);
+            } else {
+                if (in[0])
+                    dst[jr] = src[jr];
+            }
         }
     }
 }
 
+/* Waits for the stage's asynchronous copies (the caller then synchronizes the block). */
+__device__ __forceinline__ void kg_ts_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
 /* Stores of a sect tile of TC x TJ from the stage, warp chunks kbase ..
    kbase + KN - 1 of every output row of the window (WJ = TJ + S - 1 rows
    from j0 - S + 1): chunk k of row j holds c = c0 - mj + 32 VE k + VE lane
-   (+ 1) (cut to 0 .. nc - 1); rows whose j lies in j0 .. j0 + TJ - S
+   (+ 1) (cut to 0 .. nc - 1), each element gathered from the stage at its
+   input row's place (kg_ts_load); rows whose j lies in j0 .. j0 + TJ - S
    belong to the tile on every input row, the others test each element's
    input row (kg_ts_cut with mc). A word whose two elements are both the
    tile's is one 32-bit store, else they store one by one. */
-template <int ES, int TC, int TJ, int KN, int VE, int P>
+template <int ES, int TC, int TJ, int KN, int VE, int PI>
 __device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_bits<ES>::t *ob,
                                             const typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
 {
@@ -1216,34 +1206,36 @@ __device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_b
         const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
         const int cs = t.c0 - (int)mj; /* the row's first c in the tile (before the cut at 0) */
         X *dst = ob + j * Q.soj + cs;
-        const X *sr = st + jj * P + S - 1 - (int)mj;
+        /* the stage index of (c, j): (c - c0 + S - 1) PI + j - j0 + mc */
+        const X *sr = st + (S - 1 - (int)mj) * PI + (j - t.j0);
         const bool edge = jj < S - 1 || jj > TJ - 1;
 #pragma unroll
         for (int kk = 0; kk < KN; kk++) {
             const int cr = 32 * VE * (kbase + kk) + VE * lane;
             bool in[VE];
+            X x[VE];
 #pragma unroll
             for (int e = 0; e < VE; e++) {
                 const int c = cs + cr + e;
                 in[e] = c >= 0 && c < (int)Q.nc;
-                if (in[e] && edge) {
-                    const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
+                const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
+                if (in[e] && edge)
                     in[e] = j >= kg_ts_cut(t.jt, Q.tiles_j, Q.nj, TJ, mc) &&
                             j < kg_ts_cut(t.jt + 1, Q.tiles_j, Q.nj, TJ, mc);
-                }
+                x[e] = in[e] ? sr[(cr + e) * PI + (int)mc] : X(0);
             }
             if constexpr (VE == 2) {
                 if (in[0] && in[1]) {
-                    *(uint32_t *)(dst + cr) = (uint32_t)sr[cr] | (uint32_t)sr[cr + 1] << 16;
+                    *(uint32_t *)(dst + cr) = (uint32_t)x[0] | (uint32_t)x[1] << 16;
                 } else {
                     if (in[0])
-                        dst[cr] = sr[cr];
+                        dst[cr] = x[0];
                     if (in[1])
-                        dst[cr + 1] = sr[cr + 1];
+                        dst[cr + 1] = x[1];
                 }
             } else {
                 if (in[0])
-                    dst[cr] = sr[cr];
+                    dst[cr] = x[0];
             }
         }
     }
@@ -1268,6 +1260,7 @@ __device__ __forceinline__ void kg_ts_move(const kg_tchunk &Q, const typename kg
     kg_ts_load<ES, TC, TJ, KJ, VE, P>(Q, ib, st, t, 0);
     if (jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to TJ + S - 1 positions */
         kg_ts_load<ES, TC, TJ, 1, VE, P>(Q, ib, st, t, KJ);
+    kg_ts_wait();
     __syncthreads();
     kg_ts_store<ES, TC, TJ, KC, VE, P>(Q, ob, st, t, 0);
     if (ct + 1 == Q.tiles_c)
@@ -1295,17 +1288,18 @@ __device__ __forceinline__ void kg_ts_tiles(const kg_ew_ptrs &p, const kg_tchunk
 }
 
 /* Sect tiles of TC x TJ as words (2-byte elements, Q.words) or one
-   element a lane. */
+   element a lane; the stage's pitch (elements, kg_ts_load) by the j
+   window. */
 template <int ES, int TC, int TJ> __device__ __forceinline__ void kg_ts_shape(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
-    constexpr int WC = TC + KG_TS_S(ES) - 1;
+    constexpr int PI = KG_TS_PITCH_OF(ES, TJ + KG_TS_S(ES) - 1);
     if constexpr (ES == 2) {
         if (Q.words) {
-            kg_ts_tiles<ES, TC, TJ, 2, KG_TS_PITCHW_OF(WC)>(p, Q);
+            kg_ts_tiles<ES, TC, TJ, 2, PI>(p, Q);
             return;
         }
     }
-    kg_ts_tiles<ES, TC, TJ, 1, KG_TS_PITCH_OF(ES, WC)>(p, Q);
+    kg_ts_tiles<ES, TC, TJ, 1, PI>(p, Q);
 }
 
 /* tchunk, "sect" tiles (kg_tperm.h): a block takes tiles tpb * blockIdx.x

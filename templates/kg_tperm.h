@@ -164,20 +164,19 @@ typedef struct kg_tslab {
 #define KG_TS_T(es) KG_TP_TILE(es)                  /* the default tile edge, elements */
 #define KG_TS_S(es) (32 / (es))                     /* elements a sector */
 #define KG_TS_W(es) (KG_TS_T(es) + KG_TS_S(es) - 1) /* a default tile's window on each axis */
-/* The stage: one row per j of the tile's window (tj + S - 1), c fastest,
-   at a pitch of at least the c window (tc + S - 1) where lanes along j
-   write distinct banks: one element a lane, an odd number of words (8-byte
-   elements: of pairs); 2-byte elements two a lane (kg_tchunk.words), an
-   odd number of elements (lanes two rows apart). */
+/* The stage: one row per c of the tile's window (tc + S - 1), in the
+   input's order, at a pitch of at least the j window (tj + S - 1) where
+   the store side's lanes along c read distinct banks: an odd number of
+   words (8-byte elements: of pairs); 2-byte elements 2 mod 4 elements (an
+   odd number of words, words on 4 bytes for the copies into it), bytes 4
+   mod 8. */
 #define KG_TS_PITCH_OF(es, w) ((es) >= 4 ? ((w) | 1) : (es) == 2 ? (((w) + 1) / 4 * 4 + 2) : (((w) + 3) / 8 * 8 + 4))
-#define KG_TS_PITCHW_OF(w) ((w) | 1)
-#define KG_TS_PITCH(es) KG_TS_PITCH_OF(es, KG_TS_W(es))
-#define KG_TS_PITCHW(es) KG_TS_PITCHW_OF(KG_TS_W(es))
-/* the stage's bytes for tiles of tc x tj (the one-a-lane pitch, the wider) */
-#define KG_TS_STAGE_OF(es, tc, tj) (((tj) + KG_TS_S(es) - 1) * KG_TS_PITCH_OF(es, (tc) + KG_TS_S(es) - 1) * (es))
+/* the stage's bytes for tiles of tc x tj */
+#define KG_TS_STAGE_OF(es, tc, tj) (((tc) + KG_TS_S(es) - 1) * KG_TS_PITCH_OF(es, (tj) + KG_TS_S(es) - 1) * (es))
 #define KG_TS_STAGE_BYTES(es) KG_TS_STAGE_OF(es, KG_TS_T(es), KG_TS_T(es))
-/* compiled for at least this many resident blocks per SM (64 registers) */
-#define KG_TC_MIN_BLOCKS 4
+/* compiled for at least this many resident blocks per SM (32 registers:
+   the loads hold no registers; no spills for 2- and 4-byte elements) */
+#define KG_TC_MIN_BLOCKS 8
 typedef struct kg_tchunk {
     kg_nd32 B;
     uint32_t nc, nj;
