@@ -840,7 +840,10 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     z->words = e == 2 && tchunk_words;
     z->tc = (uint32_t)tc;
     z->tj = (uint32_t)tj;
-    *smem = (size_t)stage;
+    /* a block of several tiles fetches its next tile during its stores
+       where two stages fit */
+    z->pipe = tchunk_tpb > 1 && 2 * stage <= KG_TQ_MAX_BYTES;
+    *smem = (size_t)stage * (z->pipe ? 2 : 1);
     return 1;
 }
 

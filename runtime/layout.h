@@ -66,8 +66,9 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
    (stride 1), the input not broadcast along dim 0 and everything within 31
    bits, unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_TS_T positions on each
    axis (along j KG_EW_TUNE_TCHUNK_TJ for 2- and 4-byte elements),
-   KG_EW_TUNE_TCHUNK_TPB tiles a block. *smem: the stage's bytes
-   (KG_TS_STAGE_OF). */
+   KG_EW_TUNE_TCHUNK_TPB tiles a block (more than one: two stages where
+   they fit in 48 KiB, the next tile fetched during the stores). *smem: the
+   stage's bytes (KG_TS_STAGE_OF; twice that with two stages). */
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
 
 /* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by

@@ -1241,49 +1241,89 @@ __device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_b
     }
 }
 
-/* One sect tile of TC x TJ, VE elements a lane (kg_ts_load, kg_ts_store):
-   the main chunks (TJ / (32 VE) an input row, TC / (32 VE) an output row),
-   the last tile of an axis one more. */
-template <int ES, int TC, int TJ, int VE, int P>
-__device__ __forceinline__ void kg_ts_move(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
-                                           typename kg_ts_bits<ES>::t *ob, typename kg_ts_bits<ES>::t *st, uint32_t ct,
-                                           uint32_t jt)
+/* Sect tile number tile of TC x TJ: its geometry and both operands'
+   pointers (b's offsets in). */
+template <int ES, int TC, int TJ>
+__device__ __forceinline__ kg_ts_tile kg_ts_where(const kg_ew_ptrs &p, const kg_tchunk &Q, uint32_t tile,
+                                                  const typename kg_ts_bits<ES>::t *&ib, typename kg_ts_bits<ES>::t *&ob)
 {
-    constexpr int KJ = TJ / (32 * VE), KC = TC / (32 * VE);
+    typedef typename kg_ts_bits<ES>::t X;
     kg_ts_tile t;
-    t.ct = ct;
-    t.jt = jt;
+    const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
+    t.ct = tile - r * Q.tiles_c;
+    t.jt = r - b * Q.tiles_j;
+    int32_t off[KG_EW_MAX_OPERANDS];
+    kg_offsets32(Q.B, b, off);
+    ib = (const X *)p.in[0] + off[1];
+    ob = (X *)p.out + off[0];
     t.ai = (uint32_t)((uintptr_t)ib / ES);
     t.ao = (uint32_t)((uintptr_t)ob / ES);
-    t.c0 = (int)(ct * TC);
-    t.j0 = (int)(jt * TJ);
+    t.c0 = (int)(t.ct * TC);
+    t.j0 = (int)(t.jt * TJ);
+    return t;
+}
+
+/* The loads of a sect tile (kg_ts_load: the main chunks, TJ / (32 VE) an
+   input row; the last tile along j one more), then a cp.async commit. */
+template <int ES, int TC, int TJ, int VE, int P>
+__device__ __forceinline__ void kg_ts_fetch(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
+                                            typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t)
+{
+    constexpr int KJ = TJ / (32 * VE);
     kg_ts_load<ES, TC, TJ, KJ, VE, P>(Q, ib, st, t, 0);
-    if (jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to TJ + S - 1 positions */
+    if (t.jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to TJ + S - 1 positions */
         kg_ts_load<ES, TC, TJ, 1, VE, P>(Q, ib, st, t, KJ);
-    kg_ts_wait();
-    __syncthreads();
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* The stores of a sect tile (kg_ts_store: TC / (32 VE) chunks an output
+   row; the last tile along c one more). */
+template <int ES, int TC, int TJ, int VE, int P>
+__device__ __forceinline__ void kg_ts_put(const kg_tchunk &Q, typename kg_ts_bits<ES>::t *ob,
+                                          const typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t)
+{
+    constexpr int KC = TC / (32 * VE);
     kg_ts_store<ES, TC, TJ, KC, VE, P>(Q, ob, st, t, 0);
-    if (ct + 1 == Q.tiles_c)
+    if (t.ct + 1 == Q.tiles_c)
         kg_ts_store<ES, TC, TJ, 1, VE, P>(Q, ob, st, t, KC);
-    __syncthreads(); /* the next tile reuses the stage */
 }
 
 /* A block's sect tiles (tpb * blockIdx.x .. + tpb - 1) of TC x TJ, VE
-   elements a lane, stage pitch P. */
+   elements a lane, stage pitch P. Q.pipe: two stages (Q.stage bytes each),
+   the next tile's copies issued before the current tile's stores. */
 template <int ES, int TC, int TJ, int VE, int P>
 __device__ __forceinline__ void kg_ts_tiles(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
     typedef typename kg_ts_bits<ES>::t X;
     extern __shared__ __align__(16) unsigned char kg_tq_smem[];
-    X *st = (X *)kg_tq_smem;
+    X *const s0 = (X *)kg_tq_smem, *const s1 = (X *)(kg_tq_smem + (Q.pipe ? Q.stage : 0));
     const uint32_t first = blockIdx.x * Q.tpb;
     const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
+    const X *ib;
+    X *ob;
+    if (Q.pipe && first < end) {
+        const kg_ts_tile t0 = kg_ts_where<ES, TC, TJ>(p, Q, first, ib, ob);
+        kg_ts_fetch<ES, TC, TJ, VE, P>(Q, ib, s0, t0);
+    }
     for (uint32_t tile = first; tile < end; tile++) {
-        const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
-        const uint32_t ct = tile - r * Q.tiles_c, jt = r - b * Q.tiles_j;
-        int32_t off[KG_EW_MAX_OPERANDS];
-        kg_offsets32(Q.B, b, off);
-        kg_ts_move<ES, TC, TJ, VE, P>(Q, (const X *)p.in[0] + off[1], (X *)p.out + off[0], st, ct, jt);
+        const bool odd = Q.pipe && ((tile - first) & 1u);
+        if (Q.pipe) {
+            if (tile + 1 < end) {
+                const kg_ts_tile tn = kg_ts_where<ES, TC, TJ>(p, Q, tile + 1, ib, ob);
+                kg_ts_fetch<ES, TC, TJ, VE, P>(Q, ib, odd ? s0 : s1, tn);
+                asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+            } else {
+                kg_ts_wait();
+            }
+        }
+        const kg_ts_tile t = kg_ts_where<ES, TC, TJ>(p, Q, tile, ib, ob);
+        if (!Q.pipe) {
+            kg_ts_fetch<ES, TC, TJ, VE, P>(Q, ib, s0, t);
+            kg_ts_wait();
+        }
+        __syncthreads();
+        kg_ts_put<ES, TC, TJ, VE, P>(Q, ob, odd ? s1 : s0, t);
+        __syncthreads(); /* the stage is reused two tiles on (one, without pipe) */
     }
 }
 

@@ -186,6 +186,7 @@ typedef struct kg_tchunk {
     uint32_t stage; /* bytes of the stage (KG_TS_STAGE_BYTES) */
     uint32_t words; /* 1: 2-byte elements move two a lane, as 32-bit words (128-byte warp chunks) */
     uint32_t tc, tj; /* the tile's edges along c and j: KG_TS_T, or (2- and 4-byte elements) 64 or 128 */
+    uint32_t pipe;   /* 1: two stages (2 stage bytes of shared memory), a block's next tile fetched during its stores */
 } kg_tchunk;
 
 #ifdef __CUDACC__

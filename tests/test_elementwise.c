@@ -1228,11 +1228,13 @@ Test(dense_plan, vectors_a_thread_by_op)
    or not, other dims on either side (2-d transposes, reversals, 4-d), both
    axes below, at and just past the tile edge and at several tiles (the
    last tiles' extra warp chunks); one, two and three tiles a block (the
-   stage's reuse); tiles of 64 x 64 and (2- and 4-byte elements) 64 x 128
-   along j; 2-byte elements as 32-bit words (the default) and one a lane; input and output 0 to S - 1 elements off a sector (S = 32 / es:
-   rows cut at every misalignment, words split at the rows' and tiles'
-   ends, tiles' first rows before the buffer's start). Every element is
-   compared with the input's (bits). */
+   stage's reuse; two stages, the next tile fetched during the stores);
+   tiles of 64 x 64 and (2- and 4-byte elements) 64 x 128 along j; 2-byte
+   elements as 32-bit words (the default) and one a lane; input and output
+   0 to S - 1 elements off a sector (S = 32 / es: rows cut at every
+   misalignment, words split at the rows' and tiles' ends, tiles' first
+   rows before the buffer's start). Every element is compared with the
+   input's (bits). */
 Test(tchunk, copies_by_sect_tiles, .init = setup, .fini = teardown, .timeout = 600)
 {
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1);
@@ -2156,7 +2158,8 @@ Test(tslab_plan, the_rule_and_the_slabs)
    warp chunk starts on a sector of its row, and the stage holds the
    window. Off by default; no plan where the output's dim 0 is not of unit
    stride or no dim is the input's fast one. Tiles of 64 x 64 and (2- and
-   4-byte elements, KG_EW_TUNE_TCHUNK_TJ 128) 64 x 128. */
+   4-byte elements, KG_EW_TUNE_TCHUNK_TJ 128) 64 x 128; two stages at two
+   tiles a block where they fit. */
 Test(tchunk_plan, sect_tiles_load_and_store_each_element_once)
 {
     cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1), 0, "KG_EW_TUNE_TCHUNK's default");
@@ -2196,6 +2199,7 @@ Test(tchunk_plan, sect_tiles_load_and_store_each_element_once)
             cr_assert_eq(z.tiles_j, (uint32_t)((z.nj + TJ - 1) / TJ), "case %zu", i);
             cr_assert_eq(z.stage, (uint32_t)(WC * P * es), "case %zu", i);
             cr_assert_eq(smem, (size_t)z.stage, "case %zu", i);
+        cr_assert_eq(z.pipe, 0u, "case %zu: one stage at one tile a block", i);
             cr_assert(smem <= 48 * 1024 && P >= WJ && (es == 8 ? P : P * es / 4) % 2 == 1,
                       "case %zu: %zu bytes, pitch %lld", i, smem, (long long)P);
             cr_assert_eq(z.tpb, 1u, "case %zu: tiles a block", i);
@@ -2282,6 +2286,21 @@ Test(tchunk_plan, sect_tiles_load_and_store_each_element_once)
             free(stored);
         }
     }
+    /* two tiles a block: two stages where they fit in 48 KiB */
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 2);
+    for (int tjw = 64; tjw <= 128; tjw += 64)
+        for (int di = 0; di < 2; di++) {
+            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, tjw);
+            const kg_layout L = copy_in_order_layout(3, (int64_t[]){255, 37, 259}, (int[]){2, 1, 0}, di ? KG_BF16 : KG_F32);
+            kg_tchunk z;
+            size_t smem;
+            cr_assert(kg_ew_plan_tchunk(&L, di ? 2 : 4, &z, &smem));
+            cr_assert_eq(z.tpb, 2u);
+            cr_assert_eq(z.pipe, (uint32_t)(2 * z.stage <= 48 * 1024), "f32 %d, tj %d: stage %u", !di, tjw, z.stage);
+            cr_assert_eq(z.pipe, (uint32_t)(di || tjw == 64), "f32 64 x 128 has no room for two stages");
+            cr_assert_eq(smem, (size_t)z.stage * (z.pipe ? 2 : 1));
+        }
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 1);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, 64);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
 }
