@@ -196,23 +196,32 @@ static int tslab_bytes = 16384;
    rotated (two processes of the same call). */
 static int gather_rot = 2;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
-/* copies by sect tiles (<op>_tchunk, kg_tperm.h: every warp access on whole
-   32-byte sectors): 0 never (the default), 1 wherever planned
-   (KG_EW_TUNE_TCHUNK); tchunk_tpb tiles a block. A candidate (forced-only).
-   The kernels' earlier form (tiles of aligned 16-byte chunks) lost on every
-   row (H200 s18r2, same process, % of copy, tperm / tchunk: f32
-   [255,387,259] p2.1.0 64.8 / 56.0, 6007x5003^T 74.3 / 70.1; bf16 50.5 /
-   47.7, 63.4 / 56.6) and was replaced in session 20. */
+/* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
+   default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
+   a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate
+   (forced-only). Its first form (tiles widened by M - 1 input rows so that
+   every output chunk came whole from one tile, two cp.async stages,
+   swizzled stage) lost on H200 runs s17r2/s17r3 (same process, tperm
+   default -> tchunk, % of copy, 2 tiles a block: f32 6007x5003^T 73.6 ->
+   79.7, [255,387,259] p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2,
+   p2.1.0 50.5 -> 39.7; ncu: 2.6x tperm's instructions, 25% of the input
+   read twice); this form reads no input element twice and computes each
+   row's address once.
+   Session 20 tried "sect" tiles in this slot (branch ew-s20-sect): each
+   operand row's part of a 64 x 64 tile cut at k 64 less the row's
+   misalignment, so every warp access covers whole 32-byte sectors, the
+   tiles still partitioning the plane. Slower on every row in three forms
+   (H200, same process, % of copy, default / sect): loads held in
+   registers (s20r1) f32 [255,387,259] p2.1.0 65.0 / 48.7, 6007x5003^T
+   73.6 / 63.8, 8192^2 96.2 / 66.6, bf16 50.6 / 18.6, 63.3 / 25.3, 90.1 /
+   28.5; by cp.async into an input-order stage (s20r2) f32 64.8 / 49.7,
+   74.4 / 61.3, 96.8 / 66.0, bf16 50.6 / 19.6, 63.3 / 25.4, 90.3 / 28.2;
+   64 x 128 tiles and two-stage pipelines no better. It ran at about
+   300-350 G elements/s whatever the element size, aligned 8192^2 too:
+   bound by its own per-element work, not by sectors. */
 static int tchunk_mode = 0;
+static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
-/* sect tiles of 2-byte elements two a lane as 32-bit words (1, the
-   default: 128-byte warp chunks) or one (0: 64-byte chunks)
-   (KG_EW_TUNE_TCHUNK_WORDS) */
-static int tchunk_words = 1;
-/* sect tiles of 2- and 4-byte elements 64 (the default) or 128 positions
-   along j (KG_EW_TUNE_TCHUNK_TJ; the other axis 64): the store side's
-   shared edge rows, S - 1 of every tj + S - 1, halve at 128 */
-static int tchunk_tj = 64;
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
@@ -801,11 +810,16 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
             J = d;
     if (J < 0)
         return 0;
-    const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J], tc = KG_TS_T(e);
-    if (e != 1 && e != 2 && e != 4 && e != 8)
+    const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J];
+    /* tiles of at most cq_max output chunks (M elements each) along c and
+       KG_TC_JN positions along j, evened out over each axis */
+    const int64_t cq_max = tchunk_cq > 0 && tchunk_cq < KG_TC_CQ_MAX(e) ? tchunk_cq : KG_TC_CQ_MAX(e), M = 16 / e;
+    const int64_t chunks = (nc + M - 1) / M, tiles_c0 = (chunks + cq_max - 1) / cq_max;
+    const int64_t cq = (chunks + tiles_c0 - 1) / tiles_c0, tiles_c = (nc + cq * M - 1) / (cq * M);
+    const int64_t tiles_j = (nj + KG_TC_JN - 1) / KG_TC_JN, jn = (nj + tiles_j - 1) / tiles_j;
+    const int64_t stage = KG_TC_STAGE_BYTES(e, cq);
+    if (stage > KG_TQ_MAX_BYTES)
         return 0;
-    const int64_t tj = (e == 2 || e == 4) && tchunk_tj == 128 ? 128 : tc;
-    const int64_t tiles_c = (nc + tc - 1) / tc, tiles_j = (nj + tj - 1) / tj, stage = KG_TS_STAGE_OF(e, tc, tj);
     /* B: every dim but 0 and J */
     kgi_layout O = *L;
     O.ndim = 0;
@@ -826,8 +840,13 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     const int64_t tiles = tiles_c * tiles_j * (int64_t)z->B.n;
     if (tiles >= ((int64_t)1 << 31))
         return 0;
+    int64_t in_n = 1;
+    for (int d = 0; d < L->ndim; d++)
+        in_n += (L->size[d] - 1) * L->stride[1][d];
     z->nc = (uint32_t)nc;
     z->nj = (uint32_t)nj;
+    z->cq = (uint32_t)cq;
+    z->jn = (uint32_t)jn;
     z->sci = (int32_t)L->stride[1][0];
     z->soj = (int32_t)L->stride[0][J];
     z->tiles_c = (uint32_t)tiles_c;
@@ -837,13 +856,8 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     kgi_divmod_magic(z->tiles_c, &z->magic_c, &z->shift_c);
     kgi_divmod_magic(z->tiles_j, &z->magic_j, &z->shift_j);
     z->stage = (uint32_t)stage;
-    z->words = e == 2 && tchunk_words;
-    z->tc = (uint32_t)tc;
-    z->tj = (uint32_t)tj;
-    /* a block of several tiles fetches its next tile during its stores
-       where two stages fit */
-    z->pipe = tchunk_tpb > 1 && 2 * stage <= KG_TQ_MAX_BYTES;
-    *smem = (size_t)stage * (z->pipe ? 2 : 1);
+    z->in_n = (uint32_t)in_n;
+    *smem = (size_t)stage;
     return 1;
 }
 
@@ -1164,9 +1178,8 @@ static const struct {
     {KG_EW_TUNE_TSLAB_BYTES, &tslab_bytes, 1024, 49152, 16384},
     {KG_EW_TUNE_GATHER_ROT, &gather_rot, 0, 2, 2},
     {KG_EW_TUNE_TCHUNK, &tchunk_mode, 0, 1, 1},
+    {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
-    {KG_EW_TUNE_TCHUNK_WORDS, &tchunk_words, 0, 1, 1},
-    {KG_EW_TUNE_TCHUNK_TJ, &tchunk_tj, INT_MIN, INT_MAX, 64},
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
 };

@@ -25,8 +25,8 @@
 /* copies by slabs of whole output rows (<op>_tslab, kg_tperm.h), forced and
    reported like the others */
 #define KG_EW_TSLAB (KG_EW_VARIANT_COUNT + 3)
-/* copies by sect tiles, every warp access on whole 32-byte sectors
-   (<op>_tchunk, kg_tperm.h), forced and reported like the others */
+/* copies by tiles of aligned 16-byte chunks on both sides (<op>_tchunk,
+   kg_tperm.h), forced and reported like the others */
 #define KG_EW_TCHUNK (KG_EW_VARIANT_COUNT + 4)
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
@@ -60,15 +60,14 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
    dim 1 rounded up; at least 16 / es. *smem: the buffer's bytes. */
 KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem);
 
-/* The tchunk plan (kg_tperm.h: sect tiles) of the coalesced layout L of a
-   copy of es-byte elements (operand 0 the output, 1 the input): 1 where
-   dim 0 is the output's fast dim (stride 1), some other dim the input's
-   (stride 1), the input not broadcast along dim 0 and everything within 31
-   bits, unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_TS_T positions on each
-   axis (along j KG_EW_TUNE_TCHUNK_TJ for 2- and 4-byte elements),
-   KG_EW_TUNE_TCHUNK_TPB tiles a block (more than one: two stages where
-   they fit in 48 KiB, the next tile fetched during the stores). *smem: the
-   stage's bytes (KG_TS_STAGE_OF; twice that with two stages). */
+/* The tchunk plan (kg_tperm.h) of the coalesced layout L of a copy of
+   es-byte elements (operand 0 the output, 1 the input): 1 where dim 0 is
+   the output's fast dim (stride 1), some other dim the input's (stride 1),
+   the input not broadcast along dim 0 and everything within 31 bits,
+   unless KG_EW_TUNE_TCHUNK is 0. Tiles of KG_EW_TUNE_TCHUNK_CQ output
+   chunks a row (0: KG_TC_CQ_MAX, at most that) and up to KG_TC_JN j
+   positions, both evened out over the axis; KG_EW_TUNE_TCHUNK_TPB tiles a
+   block. *smem: the stage's bytes (at most 48 KiB, else no plan). */
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem);
 
 /* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by
@@ -164,11 +163,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TCHUNK: copies that kg_ew_plan_tchunk plans run <op>_tchunk
      where no plane or slab serves them: 0 never (the default), 1 always
      (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
+   KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64, at
+     most KG_TC_CQ_MAX; 0, the default: KG_TC_CQ_MAX);
    KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 1);
-   KG_EW_TUNE_TCHUNK_WORDS: tchunk moves 2-byte elements two a lane as
-     32-bit words (1, the default) or one a lane (0);
-   KG_EW_TUNE_TCHUNK_TJ: tchunk's tiles of 2- and 4-byte elements 128
-     positions along j where it is 128, else 64 (the default; 64 along c);
    KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
      the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
@@ -201,11 +198,10 @@ enum {
     KG_EW_TUNE_TSLAB_BYTES,
     KG_EW_TUNE_GATHER_ROT,
     KG_EW_TUNE_TCHUNK,
+    KG_EW_TUNE_TCHUNK_CQ,
     KG_EW_TUNE_TCHUNK_TPB,
     KG_EW_TUNE_DENSE_VPT,
-    KG_EW_TUNE_DENSE_THREADS,
-    KG_EW_TUNE_TCHUNK_WORDS,
-    KG_EW_TUNE_TCHUNK_TJ
+    KG_EW_TUNE_DENSE_THREADS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

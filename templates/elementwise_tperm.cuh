@@ -1073,294 +1073,197 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tslab(const k
     }
 }
 
-/* The bits of an es-byte element. */
-template <int ES> struct kg_ts_bits;
-template <> struct kg_ts_bits<1> {
-    typedef uint8_t t;
-};
-template <> struct kg_ts_bits<2> {
-    typedef uint16_t t;
-};
-template <> struct kg_ts_bits<4> {
-    typedef uint32_t t;
-};
-template <> struct kg_ts_bits<8> {
-    typedef uint64_t t;
-};
-
-/* A lane's load register: the element, or (VE 2) a 32-bit word of two. */
-template <int VE, typename X> struct kg_ts_reg {
-    typedef X t;
-};
-template <typename X> struct kg_ts_reg<2, X> {
-    typedef uint32_t t;
-};
-
-/* One sect tile's geometry (kg_ts_move). */
-struct kg_ts_tile {
-    uint32_t ct, jt, ai, ao; /* tile indices; both operands' base addresses in elements (b's offsets in) */
-    int c0, j0;
-};
-
-/* An asynchronous copy of B (4 or 8) bytes, the first n of them from
-   global memory (the rest zero), into shared memory (cp.async, sm_80 up). */
-template <int B> __device__ __forceinline__ void kg_ts_cp(void *dst, const void *src, int n)
-{
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(B), "r"(n) : "memory");
-}
-
-/* Loads of a sect tile of TC x TJ into the stage, warp chunks kbase ..
-   kbase + KN - 1 of every input row of the window (WC = TC + S - 1 rows
-   from c0 - S + 1; rows warp, warp + 8, ...), by asynchronous copies
-   (cp.async: no registers held, every copy of the tile in flight at
-   once; 1-byte elements, and 2-byte ones one a lane, by plain loads).
-   The stage is in the input's order: element (c, j) at (c - c0 + S - 1)
-   PI + j - j0 + mc (mc: row c's misalignment), so each row's part is one
-   run from its first sector. VE elements a lane (2: 2-byte elements as
-   32-bit words, a warp chunk 128 bytes; 1: one element): chunk k of row c
-   holds j = j0 - mc + 32 VE k + VE lane (+ 1), the row's part of the tile
-   being j0 - mc .. j0 + TJ - mc - 1 (cut to 0 .. nj - 1: the last chunk
-   only in the axis's last tile). Rows whose c lies in c0 .. c0 + TC - S
-   belong to the tile on every output row (the c cut of output row j is c0
-   - mj, mj < S); the window's other rows test each element's output row
-   (kg_ts_cut with mj). A word whose low element is the tile's is copied
-   whole (its high one, if not the tile's, lands in a slot no one reads;
-   both lie in one aligned word of the row, so in the buffer) or, where the
-   high element is not in the row, its low half only; a word with only the
-   high element the tile's loads that one plainly. */
-template <int ES, int TC, int TJ, int KN, int VE, int PI>
-__device__ __forceinline__ void kg_ts_load(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
-                                           typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
-{
-    typedef typename kg_ts_bits<ES>::t X;
-    constexpr int S = KG_TS_S(ES), WC = TC + S - 1;
-    constexpr int WARPS = KG_EW_THREADS / 32, RW = (WC + WARPS - 1) / WARPS;
-    static_assert(VE == 1 || ES == 2, "words: 2-byte elements");
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int u = 0; u < RW; u++) {
-        const int cc = warp + WARPS * u, c = t.c0 - (S - 1) + cc;
-        if (cc >= WC || c < 0 || c >= (int)Q.nc)
-            continue;
-        const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
-        const int js = t.j0 - (int)mc; /* the row's first j in the tile (before the cut at 0) */
-        const X *src = ib + c * Q.sci + js;
-        X *dst = st + cc * PI;
-        const bool edge = cc < S - 1 || cc > TC - 1;
-#pragma unroll
-        for (int kk = 0; kk < KN; kk++) {
-            const int jr = 32 * VE * (kbase + kk) + VE * lane;
-            bool in[VE], row[VE];
-#pragma unroll
-            for (int e = 0; e < VE; e++) {
-                const int j = js + jr + e;
-                row[e] = j >= 0 && j < (int)Q.nj;
-                in[e] = row[e];
-                if (in[e] && edge) {
-                    const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
-                    in[e] = c >= kg_ts_cut(t.ct, Q.tiles_c, Q.nc, TC, mj) &&
-                            c < kg_ts_cut(t.ct + 1, Q.tiles_c, Q.nc, TC, mj);
-                }
-            }
-            if constexpr (VE == 2) {
-                if (in[0])
-                    kg_ts_cp<4>(dst + jr, src + jr, row[1] ? 4 : 2);
-                else if (in[1])
-                    dst[jr + 1] = src[jr + 1];
-            } else if constexpr (ES >= 4) {
-                if (in[0])
-                    kg_ts_cp<ES>(dst + jr, src + jr, ES);
-            } else {
-                if (in[0])
-                    dst[jr] = src[jr];
-            }
-        }
-    }
-}
-
-/* Waits for the stage's asynchronous copies (the caller then synchronizes the block). */
-__device__ __forceinline__ void kg_ts_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-
-/* Stores of a sect tile of TC x TJ from the stage, warp chunks kbase ..
-   kbase + KN - 1 of every output row of the window (WJ = TJ + S - 1 rows
-   from j0 - S + 1): chunk k of row j holds c = c0 - mj + 32 VE k + VE lane
-   (+ 1) (cut to 0 .. nc - 1), each element gathered from the stage at its
-   input row's place (kg_ts_load); rows whose j lies in j0 .. j0 + TJ - S
-   belong to the tile on every input row, the others test each element's
-   input row (kg_ts_cut with mc). A word whose two elements are both the
-   tile's is one 32-bit store, else they store one by one. */
-template <int ES, int TC, int TJ, int KN, int VE, int PI>
-__device__ __forceinline__ void kg_ts_store(const kg_tchunk &Q, typename kg_ts_bits<ES>::t *ob,
-                                            const typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t, int kbase)
-{
-    typedef typename kg_ts_bits<ES>::t X;
-    constexpr int S = KG_TS_S(ES), WJ = TJ + S - 1;
-    constexpr int WARPS = KG_EW_THREADS / 32, RW = (WJ + WARPS - 1) / WARPS;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll 4
-    for (int u = 0; u < RW; u++) {
-        const int jj = warp + WARPS * u, j = t.j0 - (S - 1) + jj;
-        if (jj >= WJ || j < 0 || j >= (int)Q.nj)
-            continue;
-        const uint32_t mj = kg_ts_mis(t.ao, (uint32_t)j, Q.soj, S);
-        const int cs = t.c0 - (int)mj; /* the row's first c in the tile (before the cut at 0) */
-        X *dst = ob + j * Q.soj + cs;
-        /* the stage index of (c, j): (c - c0 + S - 1) PI + j - j0 + mc */
-        const X *sr = st + (S - 1 - (int)mj) * PI + (j - t.j0);
-        const bool edge = jj < S - 1 || jj > TJ - 1;
-#pragma unroll
-        for (int kk = 0; kk < KN; kk++) {
-            const int cr = 32 * VE * (kbase + kk) + VE * lane;
-            bool in[VE];
-            X x[VE];
-#pragma unroll
-            for (int e = 0; e < VE; e++) {
-                const int c = cs + cr + e;
-                in[e] = c >= 0 && c < (int)Q.nc;
-                const uint32_t mc = kg_ts_mis(t.ai, (uint32_t)c, Q.sci, S);
-                if (in[e] && edge)
-                    in[e] = j >= kg_ts_cut(t.jt, Q.tiles_j, Q.nj, TJ, mc) &&
-                            j < kg_ts_cut(t.jt + 1, Q.tiles_j, Q.nj, TJ, mc);
-                x[e] = in[e] ? sr[(cr + e) * PI + (int)mc] : X(0);
-            }
-            if constexpr (VE == 2) {
-                if (in[0] && in[1]) {
-                    *(uint32_t *)(dst + cr) = (uint32_t)x[0] | (uint32_t)x[1] << 16;
-                } else {
-                    if (in[0])
-                        dst[cr] = x[0];
-                    if (in[1])
-                        dst[cr + 1] = x[1];
-                }
-            } else {
-                if (in[0])
-                    dst[cr] = x[0];
-            }
-        }
-    }
-}
-
-/* Sect tile number tile of TC x TJ: its geometry and both operands'
-   pointers (b's offsets in). */
-template <int ES, int TC, int TJ>
-__device__ __forceinline__ kg_ts_tile kg_ts_where(const kg_ew_ptrs &p, const kg_tchunk &Q, uint32_t tile,
-                                                  const typename kg_ts_bits<ES>::t *&ib, typename kg_ts_bits<ES>::t *&ob)
-{
-    typedef typename kg_ts_bits<ES>::t X;
-    kg_ts_tile t;
-    const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
-    t.ct = tile - r * Q.tiles_c;
-    t.jt = r - b * Q.tiles_j;
+/* tchunk (kg_tperm.h): tile (ct, jt, b), c tiles fastest: its c range c0 =
+   ct * TC .. + cn - 1 (TC = cq * M), its j range j0 = jt * jn .. + jnn - 1,
+   both operands' offsets of b. */
+struct kg_tc_where {
+    uint32_t c0, cn, j0, jn;
     int32_t off[KG_EW_MAX_OPERANDS];
-    kg_offsets32(Q.B, b, off);
-    ib = (const X *)p.in[0] + off[1];
-    ob = (X *)p.out + off[0];
-    t.ai = (uint32_t)((uintptr_t)ib / ES);
-    t.ao = (uint32_t)((uintptr_t)ob / ES);
-    t.c0 = (int)(t.ct * TC);
-    t.j0 = (int)(t.jt * TJ);
-    return t;
+};
+
+template <int ES> __device__ __forceinline__ kg_tc_where kg_tc_tile(const kg_tchunk &Q, uint32_t tile)
+{
+    constexpr uint32_t M = 16 / ES;
+    kg_tc_where w;
+    const uint32_t r = kgd_div_magic(tile, Q.magic_c, Q.shift_c), b = kgd_div_magic(r, Q.magic_j, Q.shift_j);
+    w.c0 = (tile - r * Q.tiles_c) * Q.cq * M;
+    w.cn = Q.nc - w.c0 < Q.cq * M ? Q.nc - w.c0 : Q.cq * M;
+    w.j0 = (r - b * Q.tiles_j) * Q.jn;
+    w.jn = Q.nj - w.j0 < Q.jn ? Q.nj - w.j0 : Q.jn;
+    kg_offsets32(Q.B, b, w.off);
+    return w;
 }
 
-/* The loads of a sect tile (kg_ts_load: the main chunks, TJ / (32 VE) an
-   input row; the last tile along j one more), then a cp.async commit. */
-template <int ES, int TC, int TJ, int VE, int P>
-__device__ __forceinline__ void kg_ts_fetch(const kg_tchunk &Q, const typename kg_ts_bits<ES>::t *ib,
-                                            typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t)
+/* A tile's input rows, realigned into the stage: row r (c = c0 + r) holds
+   its elements j0 .. j0 + jnn - 1 from byte r * KG_TC_PITCH(ES). LR = 4 ES
+   lanes a row (KG_TC_JN elements: LR chunks), RW = 32 / LR rows a warp
+   instruction, KG_TC_U of those a warp (every row of a tile: cn <= 256 /
+   ES). kg_tc_fetch issues the loads: lane k loads the aligned 16-byte
+   chunk k of its row's span (the chunks covering the row's elements from
+   the one holding j0, which sits at byte s = 4 q + b of it; the last lane
+   also chunk LR); kg_tc_put, once they have arrived, takes the next chunk's
+   first word from the next lane, shifts its four words by b bytes (funnel
+   shifts) and stores them at the row's words 4 k - q .. 4 k + 3 - q (those
+   from 0 on; the last lane also the words of chunk LR that the row
+   reaches). Where the aligned loads would leave the input's extent the
+   words come element by element. */
+#define KG_TC_U 4
+template <int ES> struct kg_tc_rows {
+    static constexpr int LR = 4 * ES, RW = 32 / LR;
+    uint4 c[KG_TC_U], e[KG_TC_U];
+};
+
+/* The input address of row r's element j0 (r inside the tile, else row 0's). */
+template <int ES>
+__device__ __forceinline__ const char *kg_tc_src(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, uint32_t r)
 {
-    constexpr int KJ = TJ / (32 * VE);
-    kg_ts_load<ES, TC, TJ, KJ, VE, P>(Q, ib, st, t, 0);
-    if (t.jt + 1 == Q.tiles_j) /* the axis's last tile: its rows run up to TJ + S - 1 positions */
-        kg_ts_load<ES, TC, TJ, 1, VE, P>(Q, ib, st, t, KJ);
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    return ib + ((int64_t)w.off[1] + (int64_t)(w.c0 + (r < w.cn ? r : 0u)) * Q.sci + w.j0) * ES;
 }
 
-/* The stores of a sect tile (kg_ts_store: TC / (32 VE) chunks an output
-   row; the last tile along c one more). */
-template <int ES, int TC, int TJ, int VE, int P>
-__device__ __forceinline__ void kg_ts_put(const kg_tchunk &Q, typename kg_ts_bits<ES>::t *ob,
-                                          const typename kg_ts_bits<ES>::t *st, const kg_ts_tile &t)
+template <int ES>
+__device__ __forceinline__ void kg_tc_fetch(const kg_tchunk &Q, const char *ib, const kg_tc_where &w, kg_tc_rows<ES> &R)
 {
-    constexpr int KC = TC / (32 * VE);
-    kg_ts_store<ES, TC, TJ, KC, VE, P>(Q, ob, st, t, 0);
-    if (t.ct + 1 == Q.tiles_c)
-        kg_ts_store<ES, TC, TJ, 1, VE, P>(Q, ob, st, t, KC);
-}
-
-/* A block's sect tiles (tpb * blockIdx.x .. + tpb - 1) of TC x TJ, VE
-   elements a lane, stage pitch P. Q.pipe: two stages (Q.stage bytes each),
-   the next tile's copies issued before the current tile's stores. */
-template <int ES, int TC, int TJ, int VE, int P>
-__device__ __forceinline__ void kg_ts_tiles(const kg_ew_ptrs &p, const kg_tchunk &Q)
-{
-    typedef typename kg_ts_bits<ES>::t X;
-    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
-    X *const s0 = (X *)kg_tq_smem, *const s1 = (X *)(kg_tq_smem + (Q.pipe ? Q.stage : 0));
-    const uint32_t first = blockIdx.x * Q.tpb;
-    const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
-    const X *ib;
-    X *ob;
-    if (Q.pipe && first < end) {
-        const kg_ts_tile t0 = kg_ts_where<ES, TC, TJ>(p, Q, first, ib, ob);
-        kg_ts_fetch<ES, TC, TJ, VE, P>(Q, ib, s0, t0);
-    }
-    for (uint32_t tile = first; tile < end; tile++) {
-        const bool odd = Q.pipe && ((tile - first) & 1u);
-        if (Q.pipe) {
-            if (tile + 1 < end) {
-                const kg_ts_tile tn = kg_ts_where<ES, TC, TJ>(p, Q, tile + 1, ib, ob);
-                kg_ts_fetch<ES, TC, TJ, VE, P>(Q, ib, odd ? s0 : s1, tn);
-                asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-            } else {
-                kg_ts_wait();
-            }
-        }
-        const kg_ts_tile t = kg_ts_where<ES, TC, TJ>(p, Q, tile, ib, ob);
-        if (!Q.pipe) {
-            kg_ts_fetch<ES, TC, TJ, VE, P>(Q, ib, s0, t);
-            kg_ts_wait();
-        }
-        __syncthreads();
-        kg_ts_put<ES, TC, TJ, VE, P>(Q, ob, odd ? s1 : s0, t);
-        __syncthreads(); /* the stage is reused two tiles on (one, without pipe) */
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
+    const char *iend = ib + (int64_t)Q.in_n * ES;
+    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
+    const uint32_t span = w.jn * ES;
+#pragma unroll
+    for (int x = 0; x < KG_TC_U; x++) {
+        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
+        const char *src = kg_tc_src<ES>(Q, ib, w, r);
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u;
+        const char *a = src - s + 16 * k;
+        const bool row = r < w.cn;
+        R.c[x] = R.e[x] = make_uint4(0, 0, 0, 0);
+        if (row && 16u * k < s + span && a >= ib && a + 16 <= iend)
+            R.c[x] = *(const uint4 *)a;
+        if (k == LR - 1 && row && s && 16u * k < s + span && a >= ib && a + 32 <= iend)
+            R.e[x] = *(const uint4 *)(a + 16);
     }
 }
 
-/* Sect tiles of TC x TJ as words (2-byte elements, Q.words) or one
-   element a lane; the stage's pitch (elements, kg_ts_load) by the j
-   window. */
-template <int ES, int TC, int TJ> __device__ __forceinline__ void kg_ts_shape(const kg_ew_ptrs &p, const kg_tchunk &Q)
+/* Content word u (bytes 4 u .. 4 u + 3 of the row from its element j0) of
+   a row of span bytes at src, element by element (those inside the row). */
+template <int ES> __device__ __forceinline__ uint32_t kg_tc_word(const char *src, uint32_t u, uint32_t span)
 {
-    constexpr int PI = KG_TS_PITCH_OF(ES, TJ + KG_TS_S(ES) - 1);
-    if constexpr (ES == 2) {
-        if (Q.words) {
-            kg_ts_tiles<ES, TC, TJ, 2, PI>(p, Q);
-            return;
-        }
+    if constexpr (ES >= 4) {
+        return *(const uint32_t *)(src + 4 * u);
+    } else {
+        uint32_t v = 0;
+#pragma unroll
+        for (int t = 0; t < 4 / ES; t++)
+            if (4 * u + t * ES < span)
+                v |= (uint32_t)kg_rv_load<ES>(src + 4 * u + t * ES) << (8 * ES * t);
+        return v;
     }
-    kg_ts_tiles<ES, TC, TJ, 1, PI>(p, Q);
 }
 
-/* tchunk, "sect" tiles (kg_tperm.h): a block takes tiles tpb * blockIdx.x
-   .. + tpb - 1. Per tile: every input row of the window loaded by warp
-   chunks on whole sectors into stage[j - j0 + S - 1][c - c0 + S - 1] (the
-   elements the tile owns), a barrier, every output row of the window
-   stored by warp chunks on whole sectors from the stage (the same
-   elements). Tiles of Q.tc x Q.tj (2- and 4-byte elements: 64 or 128
-   each, f32 not 128 x 128; others KG_TS_T). The stage is the launch's
-   dynamic shared memory (Q.stage bytes). A copy moves bits. */
+template <int ES>
+__device__ __forceinline__ void kg_tc_put(const kg_tchunk &Q, const char *ib, unsigned char *st, const kg_tc_where &w,
+                                          const kg_tc_rows<ES> &R)
+{
+    constexpr int LR = kg_tc_rows<ES>::LR, RW = kg_tc_rows<ES>::RW;
+    const char *iend = ib + (int64_t)Q.in_n * ES;
+    const int lane = threadIdx.x & 31, k = lane % LR, warp = threadIdx.x >> 5;
+    const uint32_t span = w.jn * ES;
+#pragma unroll
+    for (int x = 0; x < KG_TC_U; x++) {
+        const uint32_t r = (uint32_t)(warp + x * (KG_EW_THREADS / 32)) * RW + lane / LR;
+        const char *src = kg_tc_src<ES>(Q, ib, w, r);
+        const uint32_t s = (uint32_t)(uintptr_t)src & 15u, q = s >> 2, b = (s & 3u) * 8u;
+        const char *a = src - s + 16 * k;
+        const uint32_t n = __shfl_down_sync(0xffffffffu, R.c[x].x, 1);
+        if (!(r < w.cn && 16u * k < s + span))
+            continue;
+        const bool last = k == LR - 1;
+        const uint32_t z[8] = {R.c[x].x, R.c[x].y, R.c[x].z, R.c[x].w,
+                               last ? R.e[x].x : n,      R.e[x].y, R.e[x].z, R.e[x].w};
+        const bool fast = a >= ib && a + (s ? 32 : 16) <= iend;
+        uint32_t *d = (uint32_t *)(st + r * KG_TC_PITCH(ES));
+#pragma unroll
+        for (int i = 0; i < 7; i++) {
+            const int u = 4 * k + i - (int)q; /* the content word */
+            if ((i < 4 || last) && u >= 0 && 4u * u < span)
+                d[u] = fast ? __funnelshift_r(z[i], z[i + 1], b) : kg_tc_word<ES>(src, (uint32_t)u, span);
+        }
+    }
+}
+
+/* One output chunk of a tile: output row jj's aligned 16-byte chunk q
+   (elements c0 + e0 .. + M - 1, e0 = q M - h, h the row's offset in its
+   chunk in elements), element e from stage row e at byte jj ES; a chunk
+   the tile covers whole is one 16-byte store, else its elements inside the
+   tile are stored one by one. */
+template <int ES>
+__device__ __forceinline__ void kg_tc_chunk(const kg_tchunk &Q, char *ob, const unsigned char *st, const kg_tc_where &w,
+                                            uint32_t jj, uint32_t q)
+{
+    constexpr int M = 16 / ES, P = KG_TC_PITCH(ES);
+    char *row = ob + ((int64_t)w.off[0] + (int64_t)(w.j0 + jj) * Q.soj + w.c0) * ES;
+    const uint32_t so = (uint32_t)(uintptr_t)row & 15u;
+    if (16u * q >= so + w.cn * ES)
+        return;
+    const int e0 = (int)(q * M) - (int)(so / ES);
+    const bool whole = e0 >= 0 && e0 + M <= (int)w.cn;
+    const unsigned char *sp = st + (e0 * P + (int)(jj * ES));
+    char *dst = row - so + 16 * q;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (whole) {
+#pragma unroll
+        for (int i = 0; i < M; i++)
+            kg_rv_put<ES>(v, i, kg_rv_load<ES>((const char *)sp + i * P));
+        *(uint4 *)dst = v;
+    } else {
+#pragma unroll
+        for (int i = 0; i < M; i++)
+            if (e0 + i >= 0 && e0 + i < (int)w.cn)
+                kg_rv_store<ES>(dst + i * ES, kg_rv_load<ES>((const char *)sp + i * P));
+    }
+}
+
+/* Stores a tile from the stage: 4 output rows a warp instruction, 8
+   consecutive chunks each (lane = row * 8 + chunk; chunks 0 .. 7, or 0 ..
+   15 in two units where cq > 8), one unit a warp and step; with cq 8 or 16
+   the rows' last chunks (q = cq, partial) in a pass of one row a thread. */
+template <int ES>
+__device__ __forceinline__ void kg_tc_store(const kg_tchunk &Q, char *ob, const unsigned char *st, const kg_tc_where &w)
+{
+    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, hs = Q.cq <= 8 ? 0u : 1u;
+    const uint32_t units = ((w.jn + 3) / 4) << hs;
+    for (uint32_t u = warp; u < units; u += KG_EW_THREADS / 32) {
+        const uint32_t jj = (u >> hs) * 4 + lane / 8, q = (u & hs) * 8 + lane % 8;
+        if (jj < w.jn && q <= Q.cq)
+            kg_tc_chunk<ES>(Q, ob, st, w, jj, q);
+    }
+    if (Q.cq == 8 || Q.cq == 16)
+        for (uint32_t jj = threadIdx.x; jj < w.jn; jj += KG_EW_THREADS)
+            kg_tc_chunk<ES>(Q, ob, st, w, jj, Q.cq);
+}
+
+/* tchunk (kg_tperm.h): a block takes tiles tpb * blockIdx.x .. + tpb - 1,
+   each fetched and put into the stage, then (after a barrier) stored
+   (kg_tc_store). The stage is the launch's dynamic shared memory (Q.stage
+   bytes). A copy moves bits. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tchunk(const kg_ew_ptrs &p, const kg_tchunk &Q)
 {
-    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(typename F::out_t), "tchunk: copies");
-    constexpr int ES = sizeof(typename F::out_t), T = KG_TS_T(ES);
-    if constexpr (ES == 2 || ES == 4) {
-        if (Q.tj == 128)
-            kg_ts_shape<ES, 64, 128>(p, Q);
-        else
-            kg_ts_shape<ES, 64, 64>(p, Q);
-    } else {
-        kg_ts_shape<ES, T, T>(p, Q);
+    typedef typename F::out_t X;
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tchunk: copies");
+    constexpr int ES = sizeof(X);
+    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
+    const char *ib = (const char *)p.in[0];
+    char *ob = (char *)p.out;
+    const uint32_t first = blockIdx.x * Q.tpb;
+    const uint32_t end = Q.tiles - first < Q.tpb ? Q.tiles : first + Q.tpb;
+    for (uint32_t tile = first; tile < end; tile++) {
+        const kg_tc_where w = kg_tc_tile<ES>(Q, tile);
+        {
+            kg_tc_rows<ES> R;
+            kg_tc_fetch<ES>(Q, ib, w, R);
+            kg_tc_put<ES>(Q, ib, kg_tq_smem, w, R);
+        }
+        __syncthreads();
+        kg_tc_store<ES>(Q, ob, kg_tq_smem, w);
+        __syncthreads(); /* the next tile reuses the stage */
     }
 }
 

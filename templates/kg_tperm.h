@@ -138,74 +138,39 @@ typedef struct kg_tslab {
     uint32_t rot;
 } kg_tslab;
 
-/* The argument of the kernels <op>_tchunk (copies): since session 20,
-   "sect" tiles, cut so that every warp's global access covers whole
-   32-byte sectors. tperm's tiles start every row at the same position, so
-   on rows of odd length (row starts off sector boundaries) each warp's
-   32-element access spans one sector more than it fills (f32: 5 sectors
-   for 4, bf16: 3 for 2): the L2 traffic that bounds tperm there (ncu, H200
-   s17r1 / s18r2, f32 [255,387,259] p2.1.0: L2 at 75-77% of its throughput,
-   3.89 M load and 3.90 M store sectors for 3.19 M of data).
-   The coalesced layout's dim 0 (nc elements) is the output's fast dim
-   (stride 1), its dim J (nj elements) the input's (stride 1); sci: the
-   input's stride along dim 0, soj: the output's along J; B: every other
-   dim (index b -> both operands' offsets). Along each axis tile k starts
-   at kg_ts_cut: k T less the row's misalignment m (its element 0 lies m
-   elements past a sector boundary), so each output row j's part of the
-   tile starts on a sector (m from the output address of (0, j)) and so
-   does each input row c's (m from the input address of (c, 0)). Element
-   (c, j) belongs to the tile whose c range on output row j holds c and
-   whose j range on input row c holds j: the tiles partition the plane
-   (each element loaded and stored once, by one tile); a tile spans at
-   most KG_TS_W positions on each axis (T + S - 1: rows at its two edges
-   shared with the neighbours, those rows' sectors partly its own). Tile
-   (ct, jt, b), ct fastest; a block takes tiles tpb * blockIdx.x .. + tpb -
-   1. */
-#define KG_TS_T(es) KG_TP_TILE(es)                  /* the default tile edge, elements */
-#define KG_TS_S(es) (32 / (es))                     /* elements a sector */
-#define KG_TS_W(es) (KG_TS_T(es) + KG_TS_S(es) - 1) /* a default tile's window on each axis */
-/* The stage: one row per c of the tile's window (tc + S - 1), in the
-   input's order, at a pitch of at least the j window (tj + S - 1) where
-   the store side's lanes along c read distinct banks: an odd number of
-   words (8-byte elements: of pairs); 2-byte elements 2 mod 4 elements (an
-   odd number of words, words on 4 bytes for the copies into it), bytes 4
-   mod 8. */
-#define KG_TS_PITCH_OF(es, w) ((es) >= 4 ? ((w) | 1) : (es) == 2 ? (((w) + 1) / 4 * 4 + 2) : (((w) + 3) / 8 * 8 + 4))
-/* the stage's bytes for tiles of tc x tj */
-#define KG_TS_STAGE_OF(es, tc, tj) (((tc) + KG_TS_S(es) - 1) * KG_TS_PITCH_OF(es, (tj) + KG_TS_S(es) - 1) * (es))
-#define KG_TS_STAGE_BYTES(es) KG_TS_STAGE_OF(es, KG_TS_T(es), KG_TS_T(es))
-/* compiled for at least this many resident blocks per SM (32 registers:
-   the loads hold no registers; no spills for 2- and 4-byte elements) */
-#define KG_TC_MIN_BLOCKS 8
+/* The argument of the kernels <op>_tchunk (copies): tiles whose global
+   accesses are aligned 16-byte chunks (but at a tile row's two ends). The
+   coalesced layout's dim 0 (nc elements) is the output's fast dim (stride
+   1), its dim J (nj elements) the input's (stride 1); sci: the input's
+   stride along dim 0, soj: the output's along J; B: every other dim (index
+   b -> both operands' offsets). Tile (ct, jt, b), ct fastest, covers c =
+   ct * cq * M .. + cq * M - 1 (M = 16 / es elements a chunk; cq output
+   chunks a tile row) and j = jt * jn .. + jn - 1 (jn <= KG_TC_JN), cut at
+   the axes' ends: no element is read or written by two tiles but the
+   aligned chunks at the tile rows' ends. Its input rows are loaded by the
+   aligned 16-byte chunks covering them, realigned (funnel shifts with the
+   next lane's chunk) into one shared-memory stage (row r at byte r *
+   KG_TC_PITCH(es); element by element where a chunk would leave the
+   input's extent, elements 0 .. in_n - 1 of p.in[0]); each output row of
+   the tile is stored by its aligned 16-byte chunks gathered from the stage
+   (element by element at the row's two ends). A block takes tiles tpb *
+   blockIdx.x .. + tpb - 1. */
+#define KG_TC_JN 64           /* j positions a tile: KG_TC_JN * es bytes of each input row (4 es chunks) */
+#define KG_TC_CQ_MAX(es) 16 /* output chunks a tile row: 256 bytes */
+/* a stage row's bytes: KG_TC_JN elements and a pad (an odd number of words;
+   8-byte elements: an odd number of pairs) */
+#define KG_TC_PITCH(es) (KG_TC_JN * (es) + ((es) >= 8 ? 8 : 4))
+/* the stage's bytes for cq chunks a tile row */
+#define KG_TC_STAGE_BYTES(es, cq) ((cq) * (16 / (es)) * KG_TC_PITCH(es))
+/* compiled for at least this many resident blocks per SM (64 registers) */
+#define KG_TC_MIN_BLOCKS 5
 typedef struct kg_tchunk {
     kg_nd32 B;
-    uint32_t nc, nj;
+    uint32_t nc, nj, cq, jn; /* cq: output chunks a tile row; jn: j positions a tile */
     int32_t sci, soj;
     uint32_t tiles_c, tiles_j, tiles, tpb;
     uint32_t magic_c, shift_c, magic_j, shift_j;
-    uint32_t stage; /* bytes of the stage (KG_TS_STAGE_BYTES) */
-    uint32_t words; /* 1: 2-byte elements move two a lane, as 32-bit words (128-byte warp chunks) */
-    uint32_t tc, tj; /* the tile's edges along c and j: KG_TS_T, or (2- and 4-byte elements) 64 or 128 */
-    uint32_t pipe;   /* 1: two stages (2 stage bytes of shared memory), a block's next tile fetched during its stores */
+    uint32_t stage, in_n; /* stage: bytes of the stage */
 } kg_tchunk;
-
-#ifdef __CUDACC__
-#define KG_TS_FN static __host__ __device__ __forceinline__
-#else
-#define KG_TS_FN static inline
-#endif
-/* The first position of tile k (0 .. tiles) along an axis of n positions
-   (tiles = ceil(n / t), t >= S) on a row whose element 0 lies m (0 .. S -
-   1) elements past a sector boundary: 0, then k t - m, then n. */
-KG_TS_FN int32_t kg_ts_cut(uint32_t k, uint32_t tiles, uint32_t n, uint32_t t, uint32_t m)
-{
-    return k == 0 ? 0 : k >= tiles ? (int32_t)n : (int32_t)(k * t - m);
-}
-/* A row's misalignment in elements: its element 0 at element address a0 +
-   x * stride (a0: the operand's base address in elements), mod S. */
-KG_TS_FN uint32_t kg_ts_mis(uint32_t a0, uint32_t x, int32_t stride, uint32_t s)
-{
-    return (a0 + x * (uint32_t)stride) & (s - 1u);
-}
 
 #endif

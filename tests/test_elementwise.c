@@ -1223,19 +1223,16 @@ Test(dense_plan, vectors_a_thread_by_op)
     kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 0);
 }
 
-/* Copies by sect tiles (<op>_tchunk, forced, KG_EW_TUNE_TCHUNK 1): the
-   output's fast dim of 3 to 1000 elements, the input's fast dim next to it
-   or not, other dims on either side (2-d transposes, reversals, 4-d), both
-   axes below, at and just past the tile edge and at several tiles (the
-   last tiles' extra warp chunks); one, two and three tiles a block (the
-   stage's reuse; two stages, the next tile fetched during the stores);
-   tiles of 64 x 64 and (2- and 4-byte elements) 64 x 128 along j; 2-byte
-   elements as 32-bit words (the default) and one a lane; input and output
-   0 to S - 1 elements off a sector (S = 32 / es: rows cut at every
-   misalignment, words split at the rows' and tiles' ends, tiles' first
-   rows before the buffer's start). Every element is compared with the
-   input's (bits). */
-Test(tchunk, copies_by_sect_tiles, .init = setup, .fini = teardown, .timeout = 600)
+/* Copies by tiles of aligned 16-byte chunks (<op>_tchunk, forced,
+   KG_EW_TUNE_TCHUNK 1): the output's fast dim of 3 to 1000 elements, the
+   input's fast dim next to it or not, other dims on either side (2-d
+   transposes, reversals, 4-d); tiles of the default width (16 chunks a
+   row: the rows' last chunks in their own pass), of one chunk a row, three,
+   eight (the last chunks' pass) and twelve (two units a row), with one,
+   two, eight, one and three tiles a block (the stage's reuse); input and output
+   0 to 7 elements off alignment (rows cut at every offset, chunks at the
+   input's two ends element by element). Results are exact (bits). */
+Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown, .timeout = 600)
 {
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1);
     force_variant = KG_EW_TCHUNK;
@@ -1243,33 +1240,28 @@ Test(tchunk, copies_by_sect_tiles, .init = setup, .fini = teardown, .timeout = 6
         int nd;
         int64_t P[4];
         int p[4];
-    } cs[] = {{2, {67, 300}, {1, 0}},       {3, {45, 7, 131}, {2, 1, 0}}, {4, {3, 33, 5, 95}, {2, 0, 3, 1}},
-              {3, {200, 3, 70}, {2, 0, 1}}, {2, {1000, 9}, {1, 0}},       {3, {2, 517, 19}, {0, 2, 1}},
-              {2, {130, 257}, {1, 0}},      {3, {23, 29, 31}, {1, 2, 0}}, {2, {64, 64}, {1, 0}},
-              {2, {65, 71}, {1, 0}},        {2, {3, 5}, {1, 0}},          {3, {97, 2, 129}, {2, 1, 0}}};
-    static const int tpb[3] = {1, 2, 3};
+    } cs[] = {{2, {67, 300}, {1, 0}},          {3, {45, 7, 131}, {2, 1, 0}},     {4, {3, 33, 5, 95}, {2, 0, 3, 1}},
+              {3, {200, 3, 70}, {2, 0, 1}},     {2, {1000, 9}, {1, 0}},           {3, {2, 517, 19}, {0, 2, 1}},
+              {2, {130, 257}, {1, 0}},          {3, {23, 29, 31}, {1, 2, 0}}};
+    static const int cq[5] = {0, 1, 3, 8, 12}, tpb[5] = {1, 2, 8, 1, 3};
     const kg_dtype dts[] = {KG_BF16, KG_F32, KG_U8, KG_F64, KG_I32, KG_F16};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
-        const int S = 32 / (int)kg_dtype_size(dts[di]);
-        for (int ti = 0; ti < (S == 16 ? 6 : 3); ti++) { /* 2-byte elements: as words (ti < 3), then one a lane */
-            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, tpb[ti % 3]);
-            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_WORDS, ti < 3);
-            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, ti % 3 == 1 ? 128 : 64); /* 2- and 4-byte elements: tiles 64 x 128 */
+        for (int ti = 0; ti < 5; ti++) {
+            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, cq[ti]);
+            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, tpb[ti]);
             for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
                 unsigned ran = 0;
                 int64_t shape[KG_MAX_DIMS];
                 const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
-                const int ia = (int)(i * 5 + di + 7 * ti) % S, io = (int)(i * 3 + 1 + 11 * ti) % S;
-                ew_case c = {"sect tiles", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+                const int ia = (int)(i * 5 + di + ti) % 8, io = (int)(i * 3 + 1 + 2 * ti) % 8;
+                ew_case c = {"tiles of aligned chunks", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
                 run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
-                cr_assert(ran & (1u << KG_EW_TCHUNK),
-                          "%s case %zu (tpb %d, words %d): tchunk did not run (variants %#x)", kg_dtype_name(dts[di]),
-                          i, tpb[ti % 3], ti < 3, ran);
+                cr_assert(ran & (1u << KG_EW_TCHUNK), "%s case %zu (cq %d, tpb %d): tchunk did not run (variants %#x)",
+                          kg_dtype_name(dts[di]), i, cq[ti], tpb[ti], ran);
             }
         }
     }
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_WORDS, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, 64);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, 0);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 1);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
     force_variant = -1;
@@ -2150,17 +2142,14 @@ Test(tslab_plan, the_rule_and_the_slabs)
     }
 }
 
-/* tchunk's plan (kg_ew_plan_tchunk: sect tiles) and its tiles, walked as
-   the kernel walks them (kg_ew_tchunk's load and store items, kg_ts_cut,
-   kg_ts_mis) for several misalignments of the input and output bases
-   (0 .. S - 1 elements): every element is loaded by exactly one tile and
-   stored by the same tile from the stage slot it was loaded into, each
-   warp chunk starts on a sector of its row, and the stage holds the
-   window. Off by default; no plan where the output's dim 0 is not of unit
-   stride or no dim is the input's fast one. Tiles of 64 x 64 and (2- and
-   4-byte elements, KG_EW_TUNE_TCHUNK_TJ 128) 64 x 128; two stages at two
-   tiles a block where they fit. */
-Test(tchunk_plan, sect_tiles_load_and_store_each_element_once)
+/* tchunk's plan (kg_ew_plan_tchunk) and its tiles, walked as the kernel
+   walks them (kg_tc_tile, kg_tc_store, kg_tc_chunk) for every output
+   misalignment s (0 .. M - 1 elements): every output element is stored by
+   exactly one tile, from a stage row the tile loaded (c within its cn rows)
+   at a j it loaded, and a tile's loaded rows (KG_TC_JN elements at most)
+   fit the stage. Off by default; no plan where the output's dim 0 is not of
+   unit stride or no dim is the input's fast one. */
+Test(tchunk_plan, tiles_store_each_output_element_once)
 {
     cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1), 0, "KG_EW_TUNE_TCHUNK's default");
     static const struct {
@@ -2168,140 +2157,89 @@ Test(tchunk_plan, sect_tiles_load_and_store_each_element_once)
         int64_t P[4];
         int p[4];
         kg_dtype dt;
-        int want;
+        int cq, want;
     } cs[] = {
-        {3, {255, 37, 259}, {2, 1, 0}, KG_F32, 1},
-        {3, {255, 37, 259}, {2, 1, 0}, KG_BF16, 1},
-        {4, {33, 4, 95, 91}, {1, 2, 3, 0}, KG_BF16, 1},
-        {2, {607, 503}, {1, 0}, KG_U8, 1},
-        {3, {45, 7, 131}, {2, 1, 0}, KG_F64, 1},
-        {3, {200, 3, 70}, {2, 0, 1}, KG_F32, 1},
-        {2, {1000, 9}, {1, 0}, KG_F16, 1},
-        {3, {23, 29, 31}, {1, 2, 0}, KG_I32, 1},
-        {2, {64, 65}, {1, 0}, KG_F32, 1},
-        {2, {3, 5}, {1, 0}, KG_BF16, 1},
-        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0}, /* inner dim in place: dim 0 the input's fast dim */
+        {3, {255, 37, 259}, {2, 1, 0}, KG_F32, 0, 1},   {3, {255, 37, 259}, {2, 1, 0}, KG_BF16, 0, 1},
+        {4, {33, 4, 95, 91}, {1, 2, 3, 0}, KG_BF16, 0, 1},  {2, {607, 503}, {1, 0}, KG_U8, 0, 1},
+        {3, {45, 7, 131}, {2, 1, 0}, KG_F64, 3, 1},      {3, {200, 3, 70}, {2, 0, 1}, KG_F32, 1, 1},
+        {2, {1000, 9}, {1, 0}, KG_F16, 5, 1},            {3, {23, 29, 31}, {1, 2, 0}, KG_I32, 0, 1},
+        {2, {300, 517}, {1, 0}, KG_F32, 8, 1},           {2, {300, 517}, {1, 0}, KG_BF16, 12, 1},
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0}, /* inner dim in place: dim 0 the input's fast dim */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, cs[i].cq);
         const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
-        const int64_t es = (int64_t)kg_dtype_size(cs[i].dt), S = KG_TS_S(es);
-        for (int tjw = 64; tjw <= 128; tjw += 64) {
-            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, tjw);
-            const int64_t TC = KG_TS_T(es), TJ = tjw == 128 && (es == 2 || es == 4) ? 128 : TC;
-            const int64_t WC = TC + S - 1, WJ = TJ + S - 1, P = KG_TS_PITCH_OF(es, WJ), W = WC > WJ ? WC : WJ;
-            kg_tchunk z;
-            size_t smem;
-            cr_assert_eq(kg_ew_plan_tchunk(&L, (size_t)es, &z, &smem), cs[i].want, "case %zu", i);
-            if (!cs[i].want)
-                continue;
-            cr_assert(z.tc == TC && z.tj == TJ, "case %zu: tiles %u x %u", i, z.tc, z.tj);
-            cr_assert_eq(z.tiles_c, (uint32_t)((z.nc + TC - 1) / TC), "case %zu", i);
-            cr_assert_eq(z.tiles_j, (uint32_t)((z.nj + TJ - 1) / TJ), "case %zu", i);
-            cr_assert_eq(z.stage, (uint32_t)(WC * P * es), "case %zu", i);
-            cr_assert_eq(smem, (size_t)z.stage, "case %zu", i);
-        cr_assert_eq(z.pipe, 0u, "case %zu: one stage at one tile a block", i);
-            cr_assert(smem <= 48 * 1024 && P >= WJ && (es == 8 ? P : P * es / 4) % 2 == 1,
-                      "case %zu: %zu bytes, pitch %lld", i, smem, (long long)P);
-            cr_assert_eq(z.tpb, 1u, "case %zu: tiles a block", i);
-            cr_assert_eq(z.words, (uint32_t)(es == 2), "case %zu: words for 2-byte elements by default", i);
-            cr_assert(es != 2 || P % 4 == 2, "case %zu: words on 4 bytes in the stage", i);
-            const int64_t n = (int64_t)z.nc * z.nj * z.B.n;
-            int32_t *slot = malloc((size_t)n * sizeof *slot); /* tile * (W * W) + stage slot of each element's load */
-            unsigned char *stored = malloc((size_t)n);
-            cr_assert(slot && stored);
-            for (int64_t mis = 0; mis < 4; mis++) {
-                const uint32_t ai0 = (uint32_t)((mis * 5) % S), ao0 = (uint32_t)((mis * 3 + (mis > 1)) % S);
-                memset(slot, 0xff, (size_t)n * sizeof *slot);
-                memset(stored, 0, (size_t)n);
-                for (uint32_t tile = 0; tile < z.tiles; tile++) {
-                    const uint32_t r = magic_div(tile, z.magic_c, z.shift_c), b = magic_div(r, z.magic_j, z.shift_j);
-                    cr_assert_eq(r, tile / z.tiles_c, "case %zu tile %u", i, tile);
-                    cr_assert_eq(b, r / z.tiles_j, "case %zu tile %u", i, tile);
-                    const uint32_t ct = tile - r * z.tiles_c, jt = r - b * z.tiles_j;
-                    /* b's offsets (B's dims, innermost first): the rows' base misalignments */
-                    int64_t x = b, offo = 0, offi = 0;
-                    for (int d = 0; d < z.B.ndim; d++) {
-                        offo += (x % z.B.size[d]) * z.B.stride[0][d];
-                        offi += (x % z.B.size[d]) * z.B.stride[1][d];
-                        x /= z.B.size[d];
-                    }
-                    const uint32_t ai = (uint32_t)(ai0 + offi), ao = (uint32_t)(ao0 + offo);
-                    const int64_t c0 = (int64_t)ct * TC, j0 = (int64_t)jt * TJ;
-                    const int64_t litems = WC * (TJ / 32 + (jt + 1 == z.tiles_j)),
-                                  sitems = WJ * (TC / 32 + (ct + 1 == z.tiles_c));
-                    for (int64_t it = 0; it < litems; it++)
-                        for (int64_t lane = 0; lane < 32; lane++) {
-                            const int64_t k = it / WC, cc = it % WC, c = c0 - (S - 1) + cc;
-                            if (c < 0 || c >= z.nc)
-                                continue;
-                            const uint32_t mc = kg_ts_mis(ai, (uint32_t)c, z.sci, (uint32_t)S);
-                            const int64_t j = j0 - mc + 32 * k + lane;
-                            if (lane == 0)
-                                cr_assert_eq(((int64_t)ai + c * z.sci + j) % S, 0, "case %zu: load chunk off a sector",
-                                             i);
-                            if (j < kg_ts_cut(jt, z.tiles_j, z.nj, (uint32_t)TJ, mc) ||
-                                j >= kg_ts_cut(jt + 1, z.tiles_j, z.nj, (uint32_t)TJ, mc))
-                                continue;
-                            const uint32_t mj = kg_ts_mis(ao, (uint32_t)j, z.soj, (uint32_t)S);
-                            if (c < kg_ts_cut(ct, z.tiles_c, z.nc, (uint32_t)TC, mj) ||
-                                c >= kg_ts_cut(ct + 1, z.tiles_c, z.nc, (uint32_t)TC, mj))
-                                continue;
-                            cr_assert(j >= 0 && j < z.nj && j - j0 + S - 1 < WJ, "case %zu: j %lld", i, (long long)j);
-                            const int64_t el = (b * z.nj + j) * z.nc + c;
-                            cr_assert_eq(slot[el], -1, "case %zu (mis %lld): element %lld loaded twice", i,
-                                         (long long)mis, (long long)el);
-                            slot[el] = (int32_t)(tile * W * W + (j - j0 + S - 1) * W + cc);
-                        }
-                    for (int64_t it = 0; it < sitems; it++)
-                        for (int64_t lane = 0; lane < 32; lane++) {
-                            const int64_t k = it / WJ, jj = it % WJ, j = j0 - (S - 1) + jj;
-                            if (j < 0 || j >= z.nj)
-                                continue;
-                            const uint32_t mj = kg_ts_mis(ao, (uint32_t)j, z.soj, (uint32_t)S);
-                            const int64_t c = c0 - mj + 32 * k + lane;
-                            if (lane == 0)
-                                cr_assert_eq(((int64_t)ao + j * z.soj + c) % S, 0, "case %zu: store chunk off a sector",
-                                             i);
-                            if (c < kg_ts_cut(ct, z.tiles_c, z.nc, (uint32_t)TC, mj) ||
-                                c >= kg_ts_cut(ct + 1, z.tiles_c, z.nc, (uint32_t)TC, mj))
-                                continue;
-                            const uint32_t mc = kg_ts_mis(ai, (uint32_t)c, z.sci, (uint32_t)S);
-                            if (j < kg_ts_cut(jt, z.tiles_j, z.nj, (uint32_t)TJ, mc) ||
-                                j >= kg_ts_cut(jt + 1, z.tiles_j, z.nj, (uint32_t)TJ, mc))
-                                continue;
-                            const int64_t el = (b * z.nj + j) * z.nc + c;
-                            cr_assert_eq(stored[el], 0, "case %zu (mis %lld): element %lld stored twice", i,
-                                         (long long)mis, (long long)el);
-                            stored[el] = 1;
-                            cr_assert_eq(slot[el], (int32_t)(tile * W * W + jj * W + c - c0 + S - 1),
-                                         "case %zu (mis %lld): element %lld stored from a slot its tile did not load",
-                                         i, (long long)mis, (long long)el);
-                        }
+        const int64_t es = (int64_t)kg_dtype_size(cs[i].dt), M = 16 / es;
+        kg_tchunk z;
+        size_t smem;
+        cr_assert_eq(kg_ew_plan_tchunk(&L, (size_t)es, &z, &smem), cs[i].want, "case %zu", i);
+        if (!cs[i].want)
+            continue;
+        cr_assert(z.cq >= 1 && z.cq <= (uint32_t)(cs[i].cq ? cs[i].cq : KG_TC_CQ_MAX(es)), "case %zu: cq %u", i, z.cq);
+        cr_assert(z.jn >= 1 && z.jn <= (uint32_t)KG_TC_JN, "case %zu: jn %u", i, z.jn);
+        cr_assert_eq(z.stage, (uint32_t)KG_TC_STAGE_BYTES(es, (int64_t)z.cq), "case %zu", i);
+        cr_assert_eq(smem, (size_t)z.stage, "case %zu", i);
+        cr_assert(smem <= 48 * 1024, "case %zu: %zu bytes", i, smem);
+        cr_assert_eq(z.tpb, 1u, "case %zu: tiles a block", i);
+        /* the loads' chunks (4 es a row, 16 bytes each) end within a stage row, the rows within the stage */
+        cr_assert(4 * es * 16 <= KG_TC_PITCH(es) && (int64_t)z.cq * M * KG_TC_PITCH(es) <= (int64_t)z.stage,
+                  "case %zu: the stage", i);
+        const int64_t n = (int64_t)z.nc * z.nj * z.B.n;
+        unsigned char *seen = malloc((size_t)n);
+        cr_assert_not_null(seen);
+        for (int64_t s = 0; s < M; s++) {
+            memset(seen, 0, (size_t)n);
+            for (uint32_t tile = 0; tile < z.tiles; tile++) {
+                const uint32_t r = magic_div(tile, z.magic_c, z.shift_c), b = magic_div(r, z.magic_j, z.shift_j);
+                cr_assert_eq(r, tile / z.tiles_c, "case %zu tile %u", i, tile);
+                cr_assert_eq(b, r / z.tiles_j, "case %zu tile %u", i, tile);
+                const int64_t c0 = (int64_t)(tile - r * z.tiles_c) * z.cq * M, j0 = (int64_t)(r - b * z.tiles_j) * z.jn;
+                const int64_t cn = z.nc - c0 < z.cq * M ? z.nc - c0 : z.cq * M;
+                const int64_t jnn = z.nj - j0 < z.jn ? z.nj - j0 : z.jn;
+                cr_assert(cn >= 1 && jnn >= 1, "case %zu tile %u: empty", i, tile);
+                /* b's output offset (B's dims, innermost first) */
+                int64_t x = b, ob = 0;
+                for (int d = 0; d < z.B.ndim; d++) {
+                    ob += (x % z.B.size[d]) * z.B.stride[0][d];
+                    x /= z.B.size[d];
                 }
-                for (int64_t e = 0; e < n; e++)
-                    cr_assert(stored[e] == 1 && slot[e] >= 0, "case %zu (mis %lld): element %lld not moved", i,
-                              (long long)mis, (long long)e);
+                /* kg_tc_store's chunks (jj, q): units of 4 rows x 8 chunks, then q = cq where cq is 8 or 16 */
+                const int64_t hs = z.cq <= 8 ? 0 : 1, units = ((jnn + 3) / 4) << hs;
+                int64_t slots = 0, slot[2048][2];
+                for (int64_t u = 0; u < units; u++)
+                    for (int64_t lane = 0; lane < 32; lane++) {
+                        const int64_t jj = (u >> hs) * 4 + lane / 8, q = (u & hs) * 8 + lane % 8;
+                        if (jj < jnn && q <= (int64_t)z.cq) {
+                            slot[slots][0] = jj;
+                            slot[slots++][1] = q;
+                        }
+                    }
+                if (z.cq == 8 || z.cq == 16)
+                    for (int64_t jj = 0; jj < jnn; jj++) {
+                        slot[slots][0] = jj;
+                        slot[slots++][1] = z.cq;
+                    }
+                for (int64_t t = 0; t < slots; t++) {
+                    const int64_t jj = slot[t][0], q = slot[t][1], j = j0 + jj;
+                    const int64_t so = (s + ob + j * z.soj + c0) % M; /* the row's offset in its chunk, elements */
+                    if (16 * q >= so * es + cn * es)
+                        continue;
+                    for (int64_t e = q * M - so; e < q * M - so + M; e++) {
+                        if (e < 0 || e >= cn)
+                            continue;
+                        const int64_t el = (b * z.nj + j) * z.nc + c0 + e;
+                        cr_assert_eq(seen[el], 0, "case %zu (s %lld): element %lld stored twice", i, (long long)s,
+                                     (long long)el);
+                        seen[el] = 1;
+                    }
+                }
             }
-            free(slot);
-            free(stored);
+            for (int64_t e = 0; e < n; e++)
+                cr_assert_eq(seen[e], 1, "case %zu (s %lld): element %lld not stored", i, (long long)s, (long long)e);
         }
+        free(seen);
     }
-    /* two tiles a block: two stages where they fit in 48 KiB */
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 2);
-    for (int tjw = 64; tjw <= 128; tjw += 64)
-        for (int di = 0; di < 2; di++) {
-            kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, tjw);
-            const kg_layout L = copy_in_order_layout(3, (int64_t[]){255, 37, 259}, (int[]){2, 1, 0}, di ? KG_BF16 : KG_F32);
-            kg_tchunk z;
-            size_t smem;
-            cr_assert(kg_ew_plan_tchunk(&L, di ? 2 : 4, &z, &smem));
-            cr_assert_eq(z.tpb, 2u);
-            cr_assert_eq(z.pipe, (uint32_t)(2 * z.stage <= 48 * 1024), "f32 %d, tj %d: stage %u", !di, tjw, z.stage);
-            cr_assert_eq(z.pipe, (uint32_t)(di || tjw == 64), "f32 64 x 128 has no room for two stages");
-            cr_assert_eq(smem, (size_t)z.stage * (z.pipe ? 2 : 1));
-        }
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TJ, 64);
+    kg_test_ew_tune(KG_EW_TUNE_TCHUNK_CQ, 0);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
 }
 
