@@ -218,7 +218,10 @@ static int gather_rot = 2;
    74.4 / 61.3, 96.8 / 66.0, bf16 50.6 / 19.6, 63.3 / 25.4, 90.3 / 28.2;
    64 x 128 tiles and two-stage pipelines no better. It ran at about
    300-350 G elements/s whatever the element size, aligned 8192^2 too:
-   bound by its own per-element work, not by sectors. */
+   bound by its own per-element work, not by sectors. ncu (s20r3, f32
+   p2.1.0, tperm / sect): 22.2 M / 83.5 M instructions, issue active 34 /
+   86%, shared bank conflicts 0.03 M / 5.98 M, and no fewer L2 sectors
+   (read 3.54 M / 3.98 M, write 3.71 M / 4.12 M). */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
