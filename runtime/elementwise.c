@@ -206,7 +206,22 @@ static int gather_rot = 2;
    79.7, [255,387,259] p2.1.0 64.8 -> 63.9, bf16 6007x5003^T 63.2 -> 60.2,
    p2.1.0 50.5 -> 39.7; ncu: 2.6x tperm's instructions, 25% of the input
    read twice); this form reads no input element twice and computes each
-   row's address once. */
+   row's address once.
+   Session 20 tried "sect" tiles in this slot (branch ew-s20-sect): each
+   operand row's part of a 64 x 64 tile cut at k 64 less the row's
+   misalignment, so every warp access covers whole 32-byte sectors, the
+   tiles still partitioning the plane. Slower on every row in three forms
+   (H200, same process, % of copy, default / sect): loads held in
+   registers (s20r1) f32 [255,387,259] p2.1.0 65.0 / 48.7, 6007x5003^T
+   73.6 / 63.8, 8192^2 96.2 / 66.6, bf16 50.6 / 18.6, 63.3 / 25.3, 90.1 /
+   28.5; by cp.async into an input-order stage (s20r2) f32 64.8 / 49.7,
+   74.4 / 61.3, 96.8 / 66.0, bf16 50.6 / 19.6, 63.3 / 25.4, 90.3 / 28.2;
+   64 x 128 tiles and two-stage pipelines no better. It ran at about
+   300-350 G elements/s whatever the element size, aligned 8192^2 too:
+   bound by its own per-element work, not by sectors. ncu (s20r3, f32
+   p2.1.0, tperm / sect): 22.2 M / 83.5 M instructions, issue active 34 /
+   86%, shared bank conflicts 0.03 M / 5.98 M, and no fewer L2 sectors
+   (read 3.54 M / 3.98 M, write 3.71 M / 4.12 M). */
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
