@@ -386,6 +386,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_vstore = 1,
     .cols_pair = 1,
     .cols_pair_rows = 32,
+    .cols_runs_nest_vec = 0,
+    .cols_runs_vec = 0,
+    .tile_vec = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -410,7 +413,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -976,20 +979,59 @@ static int64_t nest_multi_of(const kg_red_tuning *T, int64_t n_out, int64_t sm)
     return M > 1 && n_out / M >= smul(sm, T->nest_multi_lanes) ? M : 1;
 }
 
+/* 1 where NEST moves the reduced walk's inner run in 16-byte vectors: the
+   run contiguous and whole vectors, every start aligned. */
+static int nest_moves_vectors(const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, size_t es)
+{
+    const int64_t V = 16 / (int64_t)es;
+    int vec = V > 1 && nr >= 1 && D[0].in == 1 && D[0].size % V == 0 && kgi_aligned(in->data, 16);
+    for (int d = 1; d < nr; d++)
+        vec = vec && D[d].in % V == 0;
+    for (int d = 0; d < nk; d++)
+        vec = vec && K[d].in % V == 0;
+    return vec;
+}
+
+/* cols_runs_vec: the elements a vector of COLS's run path holds (8 of 2
+   bytes in 32-bit words, KG_RED_CV_WIDE32; else Op::cvec, KG_RED_CV_VEC),
+   where a value reduction's short contiguous reduced run D[0] lies right
+   under the columns K[0], the run divides the vector and every row (the
+   columns' runs) and every start are whole aligned vectors; else 0. */
+static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
+                            size_t es, int indexed)
+{
+    if (!T->cols_runs_vec || indexed || es < 2 || es > 8 || (es == 2 && !(T->cols_wide && T->cols_words)) || nr < 2 ||
+        nr - 1 > KG_RED_WALK_DIMS || nk < 1 || D[0].in != 1 || K[0].in != D[0].size || D[0].size < 2 ||
+        !kgi_aligned(in->data, 16))
+        return 0;
+    const int64_t n = 16 / (int64_t)es, L = D[0].size;
+    int ok = n % L == 0 && smul(K[0].size, L) % n == 0;
+    for (int d = 1; d < nr; d++)
+        ok = ok && D[d].in % n == 0;
+    for (int d = 1; d < nk; d++)
+        ok = ok && K[d].in % n == 0;
+    return ok ? n : 0;
+}
+
 /* Returns 0 (and plans nothing) when the columns are too few for the
    reduced walk: most of a block's lanes down the reduced dims would idle;
    or, with cols_min_cols, when fewer columns than that would take NEST's
    lanes of several outputs each (outputs contiguous: one lane per output
    reads the neighbour of the next lane's element). */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                     int64_t n_out, size_t es, int64_t target, int64_t multi, const kg_red_tuning *T, shape_of_work *w)
+                     int64_t n_out, size_t es, int64_t target, int64_t multi, int indexed, const kg_red_tuning *T,
+                     shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+    /* cols_runs_vec: the rows' columns x run elements in whole vectors */
+    const int64_t rv = cols_run_vec(T, in, K, nk, D, nr, es, indexed);
     /* a short contiguous reduced run innermost with the columns right
-       outside it: each lane reads its column's run (the walk counts runs) */
-    const int64_t run = T->cols_runs && (T->cols_runs_es <= 0 || es <= (size_t)T->cols_runs_es) && nr >= 2 &&
-                                D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64
+       outside it: each lane reads its column's run (the walk counts runs);
+       with cols_runs_nest_vec not where NEST moves the run in vectors */
+    const int64_t run = rv || (T->cols_runs && (T->cols_runs_es <= 0 || es <= (size_t)T->cols_runs_es) && nr >= 2 &&
+                               D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64 &&
+                               !(T->cols_runs_nest_vec && nest_moves_vectors(in, K, nk, D, nr, es)))
                             ? D[0].size
                             : 1;
     if (run > 1) {
@@ -999,9 +1041,11 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (nr > KG_RED_WALK_DIMS || K[0].in != run)
         return 0;
     const int64_t rows = red / run;
-    const dim inner = K[0];
+    dim inner = K[0];
+    if (rv) /* the columns' runs as columns of elements, folded by run at the end */
+        inner.size = smul(K[0].size, run);
     /* vectors of n adjacent columns: every column group's start aligned */
-    int vec = KG_RED_CV_SCALAR;
+    int vec = rv == 0 ? KG_RED_CV_SCALAR : es == 2 ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
     for (int wide = es == 2 && T->cols_wide; wide >= 0 && vec == KG_RED_CV_SCALAR; wide--) {
         const int64_t n = wide ? 16 / (int64_t)es : cv;
         int ok = run == 1 && inner.size % n == 0 && kgi_aligned(in->data, es * (size_t)n);
@@ -1044,7 +1088,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         }
         cw = best;
     }
-    const int64_t outer = n_out / inner.size;
+    const int64_t outer = n_out / K[0].size;
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
@@ -1063,6 +1107,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
+    if (rv && !walk_fits32(&A->walk))
+        return 0; /* (the run kernel walks in 32-bit arithmetic) */
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
@@ -1119,6 +1165,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
     if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16 || (int64_t)es < T->tile_min_es)
         return 0;
+    if (T->tile_vec && cols_run_vec(T, in, K, nk, D, nr, es, indexed))
+        return 0; /* COLS over the runs in vectors */
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;
     if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 && (L / V == 8 || L / V == 16 || L / V == 32) &&
@@ -1343,11 +1391,7 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es;
     /* vectors: the inner run contiguous, every start aligned */
-    int vec = V > 1 && D[0].in == 1 && D[0].size % V == 0 && kgi_aligned(in->data, 16);
-    for (int d = 1; d < nr; d++)
-        vec = vec && D[d].in % V == 0;
-    for (int d = 0; d < nk; d++)
-        vec = vec && K[d].in % V == 0;
+    const int vec = nest_moves_vectors(in, K, nk, D, nr, es);
     const int64_t vu = vec ? V : 1, items = red / vu;
     plan->cls = KG_RED_NEST;
     fill_dims(&A->outer, K, nk, A->fast);
@@ -1448,6 +1492,10 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
+    if (plan->cls == KG_RED_COLS && plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) {
+        plan->occ = 4; /* cols_runs_vec: only the colso kernel has the run fold (reduce_cols_runs.cuh) */
+        return;
+    }
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
     if ((int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
         return;
@@ -1701,7 +1749,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     else if (plan_slab(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
-             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
+             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, T, &w))
         ;
     else if (plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
@@ -1716,9 +1764,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         kg_red_tuning t2 = *T;
         t2.cols_lanes = T->cols_split_few;
         w = (shape_of_work){n_out, 1, 0, 1, red};
-        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, &t2, &w)) {
+        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, &t2, &w)) {
             w = (shape_of_work){n_out, 1, 0, 1, red}; /* (not reached: the rows fill 16 lanes down) */
-            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w);
+            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, T, &w);
         }
     }
     plan_occ(plan, info, T);
