@@ -26,7 +26,12 @@
  *                                tuning's cols_runs, also a short reduced run
  *                                innermost right under the columns (each lane
  *                                reads its column's run; elements of at most
- *                                cols_runs_es bytes)
+ *                                cols_runs_es bytes; not where NEST moves the
+ *                                run in vectors, cols_runs_nest_vec); runs
+ *                                that divide a 16-byte vector under columns
+ *                                of whole vectors in vectors, each run folded
+ *                                at the end (cols_runs_vec, value reductions;
+ *                                before TILE, tile_vec)
  *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
  *                                innermost of them innermost (in vectors where
  *                                the inner run is contiguous and aligned);
@@ -314,7 +319,21 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    same process, us, FLAT / FLAT in 32-bit words): flat_words won all 8
    bf16 FLAT cases: #45 32.0 / 30.3, #63 13.6 / 13.2, #73 28.7 / 27.0, #114
    44.3 / 41.4, #115 118.2 / 115.5, #136 21.6 / 21.0, #140 25.4 / 24.0,
-   #221 84.5 / 78.8. */
+   #221 84.5 / 78.8.
+   Session 20 (run s20r1, H200, 2026-12-04 10:52, copy 4176 GB/s, the 9
+   sweep cases the candidates change, two processes, each beside main's
+   plan in the same process; us, main / candidate, second process in
+   brackets): short runs under the columns in vectors (cols_runs_vec,
+   templates/reduce_cols_runs.cuh) with no TILE where they apply
+   (tile_vec) won all 6 plans they changed: #194 i32 TILE 94.9 / 28.9
+   (96.1 / 29.8; 17.1 -> 56.0% of copy, the sweep's worst case), #223 f32
+   TILE 93.3 / 75.0 (94.8 / 74.8), #120 f32 TILE 123.2 / 88.1 (122.7 /
+   88.1), #25 i32 TILE 49.2 / 45.2 (49.5 / 45.7), #214 bf16 narrow column
+   runs 104.7 / 45.3 (104.9 / 45.5), #72 f32 NEST 36.6 / 30.5 (37.0 /
+   29.7); no scalar column run where NEST moves the run in vectors
+   (cols_runs_nest_vec) won the one it changed, #56 bf16 runs of 24 33.0 /
+   14.2 (33.1 / 14.0; 25.6 -> 59.7%). Index reductions keep their plans
+   (the run kernel is for values). */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -386,9 +405,10 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_vstore = 1,
     .cols_pair = 1,
     .cols_pair_rows = 32,
-    .cols_runs_nest_vec = 0,
-    .cols_runs_vec = 0,
-    .tile_vec = 0,
+    .cols_runs_nest_vec = 1,
+    .cols_runs_vec = 1,
+    .cols_runs_occ = 4,
+    .tile_vec = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -413,7 +433,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(cols_runs_occ),
+                  F(tile_vec)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1013,8 +1034,9 @@ static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const d
     return ok ? n : 0;
 }
 
-/* Returns 0 (and plans nothing) when the columns are too few for the
-   reduced walk: most of a block's lanes down the reduced dims would idle;
+/* (cols_runs_vec and cols_runs_nest_vec: s20r1 figures in the defaults'
+   comment above.) Returns 0 (and plans nothing) when the columns are too
+   few for the reduced walk: most of a block's lanes down the reduced dims would idle;
    or, with cols_min_cols, when fewer columns than that would take NEST's
    lanes of several outputs each (outputs contiguous: one lane per output
    reads the neighbour of the next lane's element). */
@@ -1493,7 +1515,7 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
     if (plan->cls == KG_RED_COLS && plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) {
-        plan->occ = 4; /* cols_runs_vec: only the colso kernel has the run fold (reduce_cols_runs.cuh) */
+        plan->occ = T->cols_runs_occ == 3 ? 3 : 4; /* cols_runs_vec: the colso / colsp kernels have the run fold */
         return;
     }
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
@@ -1506,6 +1528,8 @@ static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype d
    (where its split fills whole waves, cols_occ's kernel takes it). */
 static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
+    if (plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) /* cols_runs_vec (plan_occ_cols) */
+        return T->cols_runs_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
     if (cols_occ_applies(plan, info, dt, T))
         return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
     if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */

@@ -151,7 +151,10 @@ typedef struct kg_red_tuning {
     int cols_runs_vec;      /* COLS over short reduced runs in 16-byte vectors (value reductions, elements of 2
                                bytes (with cols_words) to 8, a run dividing the vector, rows of whole vectors):
                                the columns x run elements of a row as one contiguous run of vectors, each run's
-                               accumulators folded at the end (templates/reduce_cols_runs.cuh, the colso kernel) */
+                               accumulators folded at the end (templates/reduce_cols_runs.cuh, the colso or colsp
+                               kernel: cols_runs_occ) */
+    int cols_runs_occ;      /* cols_runs_vec in the colso kernel (4: 4 blocks per multiprocessor, 64 registers)
+                               or the colsp kernel (3: 3 blocks, 80 registers) */
     int tile_vec;           /* TILE not where cols_runs_vec takes the plan */
 } kg_red_tuning;
 

@@ -1,7 +1,8 @@
 /*
  * reduce_cols_runs.cuh - COLS over short reduced runs in 16-byte vectors
  * (tuning cols_runs_vec; the colso kernel takes a plan of args.run > 1, value
- * reductions). The input holds rows of A.inner = columns x run contiguous
+ * reductions; the colsp kernel when the plan's occ is 3, tuning
+ * cols_runs_occ). The input holds rows of A.inner = columns x run contiguous
  * elements (a reduced run of `run` elements under each kept column, the
  * columns right outside it), further reduced dims walked outside (the walk
  * counts rows). A lane takes V adjacent elements of a row in one vector (V a
@@ -9,8 +10,11 @@
  * element down the rows, as COLS does per column (same tree, same splits);
  * at the end each run's V / run accumulators fold in element order into
  * its column's result. The scalar run path of kg_red_cols_v reads one
- * element per load (#194 i32 [13,255,51,50,2] axes (0,1,4): TILE 94.8 us,
- * the plan without it 65.5, s17r1).
+ * element per load, TILE stages every row through shared memory: H200
+ * s20r1, same process, us, main's plan / this: #194 i32 [13,255,51,50,2]
+ * axes (0,1,4) TILE 94.9 / 28.9 (17.1 -> 56.0% of copy), #223 f32 TILE 93.3
+ * / 75.0, #120 f32 TILE 123.2 / 88.1, #25 i32 TILE 49.2 / 45.2, #214 bf16
+ * the scalar run 104.7 / 45.3, #72 f32 NEST 36.6 / 30.5.
  */
 #ifndef KG_REDUCE_COLS_RUNS_CUH
 #define KG_REDUCE_COLS_RUNS_CUH

@@ -997,7 +997,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             const int64_t L = runv ? A->run : 1;
             if (A->red % A->run)
                 fail(c, "rows that are not whole runs");
-            if (runv && (c->indexed || p->occ != 4 || A->deep || M != 1 || A->vstore || vu % A->run ||
+            if (runv && (c->indexed || (p->occ != 4 && p->occ != 3) || A->deep || M != 1 || A->vstore || vu % A->run ||
                          A->inner % vu || (A->run & (A->run - 1)) ||
                          !((A->vec == KG_RED_CV_VEC && es >= 4) || (A->vec == KG_RED_CV_WIDE32 && es == 2))))
                 fail(c, "a column run in vectors where the run kernel does not take it");
@@ -1451,6 +1451,10 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
 Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
 {
     const kg_red_tuning t = kg_red_force_runs();
+    kg_red_tuning off = kg_red_tuning_default; /* session 18's rules */
+    off.cols_runs_vec = 0;
+    off.tile_vec = 0;
+    off.cols_runs_nest_vec = 0;
     kg_red_plan p;
     char why[256];
     kg_red_class cls;
@@ -1459,8 +1463,11 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     const int64_t s194[] = {13, 255, 51, 50, 2};
     kg_tensor a = fake(IN_AT, KG_I32, 5, s194);
     const int ax194[] = {0, 1, 4};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TILE, "without the rules: TILE");
     cr_assert_eq(plan_of(KG_RED_SUM, &a, ax194, 3, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_TILE, "the default: TILE");
+    cr_assert_eq(p.cls, KG_RED_COLS, "the default: runs in vectors");
+    cr_assert_eq(p.args.run, 2);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.run, 2);
@@ -1473,6 +1480,11 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     cr_assert_eq(p.args.walk.in[0], 5100);
     cr_assert(check_plan(KG_RED_SUM, &a, 0x13, &t, why, sizeof why, &cls), "%s", why);
     cr_assert(check_plan(KG_RED_MAX, &a, 0x13, &t, why, sizeof why, &cls), "%s", why);
+    kg_red_tuning t3 = t; /* in the colsp kernel */
+    t3.cols_runs_occ = 3;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &t3, &p), KG_OK);
+    cr_assert_eq(p.occ, 3);
+    cr_assert(check_plan(KG_RED_SUM, &a, 0x13, &t3, why, sizeof why, &cls), "%s", why);
     /* index reductions keep their plans (the run kernel is for values) */
     cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, ax194, 3, 0, &t, &p), KG_OK);
     cr_assert(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.vec != KG_RED_CV_SCALAR));
@@ -1500,9 +1512,11 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     const int perm56[] = {4, 5, 0, 1, 3, 2};
     kg_tensor e = permuted(KG_BF16, 6, s56, perm56, 0, (int64_t)IN_AT);
     const int ax56[] = {0, 2, 3};
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS, "the default: a column run");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "without the rules: a column run");
     cr_assert_eq(p.args.run, 24);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "the default: NEST in vectors");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 2, "vectors of 2-byte elements as words");
