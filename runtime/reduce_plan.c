@@ -333,7 +333,14 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    29.7); no scalar column run where NEST moves the run in vectors
    (cols_runs_nest_vec) won the one it changed, #56 bf16 runs of 24 33.0 /
    14.2 (33.1 / 14.0; 25.6 -> 59.7%). Index reductions keep their plans
-   (the run kernel is for values). */
+   (the run kernel is for values). Run s20r2 (11:21, all 240 sweep cases at
+   that default, same process): main's rules / the new default (run fold
+   in colso) / the fold in colsp (3 blocks, 80 registers): #194 94.9 /
+   30.1 / 27.2, #120 121.9 / 87.3 / 76.7, #72 36.5 / 29.6 / 28.4, #214
+   104.8 / 45.6 / 44.7, #25 49.7 / 45.5 / 45.3, #223 93.4 / 74.7 / 75.4;
+   #56 33.4 / 13.7: the fold runs in colsp (the colso kernel stays main's).
+   The sweep at that default: worst 20.7% of copy (#159 bf16 narrow
+   columns of 2), median 72.3, 53 at 90 or more. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -407,7 +414,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_pair_rows = 32,
     .cols_runs_nest_vec = 1,
     .cols_runs_vec = 1,
-    .cols_runs_occ = 4,
     .tile_vec = 1,
 };
 
@@ -433,8 +439,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(cols_runs_occ),
-                  F(tile_vec)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1515,7 +1520,7 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
     if (plan->cls == KG_RED_COLS && plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) {
-        plan->occ = T->cols_runs_occ == 3 ? 3 : 4; /* cols_runs_vec: the colso / colsp kernels have the run fold */
+        plan->occ = 3; /* cols_runs_vec: the colsp kernel has the run fold (s20r2: colsp won) */
         return;
     }
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
@@ -1529,7 +1534,7 @@ static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype d
 static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
     if (plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) /* cols_runs_vec (plan_occ_cols) */
-        return T->cols_runs_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
+        return KG_RED_OCC3_MIN_BLOCKS;
     if (cols_occ_applies(plan, info, dt, T))
         return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
     if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */

@@ -23,7 +23,8 @@ typedef struct kg_red_plan {
     size_t partial_bytes;  /* scratch after the counters (0: none) */
     size_t partial_idx_at; /* offset of the partial indices in that space */
     int occ;               /* COLS, NEST: 0, or the kernel at more blocks per multiprocessor (4: COLSO / NESTO,
-                              or COLSNO / NESTNO where args.deep, 3: COLSP; kg_reduce_params.h) */
+                              or COLSNO / NESTNO where args.deep, 3: COLSP, also every COLS plan of runs in
+                              vectors, cols_runs_vec; kg_reduce_params.h) */
 } kg_red_plan;
 
 /* The planner's tunable choices; kg_red_tuning_default is what kg_reduce
@@ -151,10 +152,8 @@ typedef struct kg_red_tuning {
     int cols_runs_vec;      /* COLS over short reduced runs in 16-byte vectors (value reductions, elements of 2
                                bytes (with cols_words) to 8, a run dividing the vector, rows of whole vectors):
                                the columns x run elements of a row as one contiguous run of vectors, each run's
-                               accumulators folded at the end (templates/reduce_cols_runs.cuh, the colso or colsp
-                               kernel: cols_runs_occ) */
-    int cols_runs_occ;      /* cols_runs_vec in the colso kernel (4: 4 blocks per multiprocessor, 64 registers)
-                               or the colsp kernel (3: 3 blocks, 80 registers) */
+                               accumulators folded at the end (templates/reduce_cols_runs.cuh, the colsp kernel:
+                               plan occ 3) */
     int tile_vec;           /* TILE not where cols_runs_vec takes the plan */
 } kg_red_tuning;
 

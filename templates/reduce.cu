@@ -14,7 +14,7 @@ $(header)/*
 @if has.nest then
 #include "reduce_cover.cuh"
 @end
-@if has.colso or has.colsp then
+@if has.colsp then
 #include "reduce_cols_runs.cuh"
 @end
 @if has.flatw then
@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLO
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flat(const kg_red_args A) { kg_red_flat<$(f.name)>(A); }
 @end
 @if has.colso then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colso(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.run > 1 && A.vec != KG_RED_CV_SCALAR) kg_red_cols_runs<$(f.name)>(A); else kg_red_cols<$(f.name), KG_RED_OCC_UNROLL>(A); } }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colso(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC_UNROLL>(A); }
 @end
 @if has.colsq then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_q<$(f.name)>(A); }

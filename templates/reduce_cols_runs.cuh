@@ -1,8 +1,8 @@
 /*
  * reduce_cols_runs.cuh - COLS over short reduced runs in 16-byte vectors
- * (tuning cols_runs_vec; the colso kernel takes a plan of args.run > 1, value
- * reductions; the colsp kernel when the plan's occ is 3, tuning
- * cols_runs_occ). The input holds rows of A.inner = columns x run contiguous
+ * (tuning cols_runs_vec; the colsp kernel, 3 blocks per multiprocessor and
+ * 80 registers, takes a plan of args.run > 1 and args.vec != 0, value
+ * reductions). The input holds rows of A.inner = columns x run contiguous
  * elements (a reduced run of `run` elements under each kept column, the
  * columns right outside it), further reduced dims walked outside (the walk
  * counts rows). A lane takes V adjacent elements of a row in one vector (V a
@@ -14,7 +14,11 @@
  * s20r1, same process, us, main's plan / this: #194 i32 [13,255,51,50,2]
  * axes (0,1,4) TILE 94.9 / 28.9 (17.1 -> 56.0% of copy), #223 f32 TILE 93.3
  * / 75.0, #120 f32 TILE 123.2 / 88.1, #25 i32 TILE 49.2 / 45.2, #214 bf16
- * the scalar run 104.7 / 45.3, #72 f32 NEST 36.6 / 30.5.
+ * the scalar run 104.7 / 45.3, #72 f32 NEST 36.6 / 30.5 (this fold in the
+ * colso kernel). s20r2, same process, us, colso (4 blocks, 64 registers) /
+ * colsp: #120 87.3 / 76.7, #194 30.1 / 27.2, #72 29.6 / 28.4, #214 45.6 /
+ * 44.7, #25 45.5 / 45.3, #223 74.7 / 75.4: colsp, and the colso kernel
+ * stays main's.
  */
 #ifndef KG_REDUCE_COLS_RUNS_CUH
 #define KG_REDUCE_COLS_RUNS_CUH
@@ -171,9 +175,10 @@ __device__ __forceinline__ void kg_red_cols_runv(const kg_red_args &A, typename 
     }
 }
 
-/* The colso kernel's plans of args.run > 1 by args.vec: KG_RED_CV_VEC
+/* The colsp kernel's plans of args.run > 1 by args.vec: KG_RED_CV_VEC
    (Op::cvec elements of 4 or 8 bytes) or KG_RED_CV_WIDE32 (8 elements of 2
-   bytes). Value reductions (the planner takes no other). */
+   bytes), KG_RED_OCC_UNROLL rows in flight per lane (as s20r2 measured it
+   in colsp). Value reductions (the planner takes no other). */
 template <class Op> __device__ __forceinline__ void kg_red_cols_runs(const kg_red_args &A)
 {
     constexpr int W = sizeof(typename Op::in_t) == 2 ? 8 : Op::cvec;

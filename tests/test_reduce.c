@@ -1069,13 +1069,12 @@ Test(gpu, flat_of_2_byte_elements_as_32_bit_words_every_value_op_dtype_and_case)
    scalar column run where NEST moves the run in vectors
    (cols_runs_nest_vec; kg_red_force_runs), every call twice, bitwise
    equal; index reductions keep their plans (part 1: argmax, argmin and
-   the index-returning max / min; part 2: the values in the colsp kernel,
-   cols_runs_occ 3). */
+   the index-returning max / min). The runs in vectors take the colsp
+   kernel. */
 static void runs_tunings(int part)
 {
     kg_red_tuning t = kg_red_force_runs();
-    t.cols_runs_occ = part == 2 ? 3 : 4;
-    if (part != 1) {
+    if (part == 0) {
         ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &runv_launches,
                            "column plans of runs in vectors");
         cr_assert_gt(runs_nest_launches, 0, "no NEST plan in vectors");
@@ -1086,7 +1085,6 @@ static void runs_tunings(int part)
 }
 Test(gpu, column_runs_in_vectors_every_value_op_dtype_and_case) { runs_tunings(0); }
 Test(gpu, column_runs_in_vectors_index_reductions_keep_their_plans) { runs_tunings(1); }
-Test(gpu, column_runs_in_vectors_at_3_blocks_per_sm_every_value_op_dtype_and_case) { runs_tunings(2); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
