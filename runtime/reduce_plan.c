@@ -26,7 +26,12 @@
  *                                tuning's cols_runs, also a short reduced run
  *                                innermost right under the columns (each lane
  *                                reads its column's run; elements of at most
- *                                cols_runs_es bytes)
+ *                                cols_runs_es bytes; not where NEST moves the
+ *                                run in vectors, cols_runs_nest_vec); runs
+ *                                that divide a 16-byte vector under columns
+ *                                of whole vectors in vectors, each run folded
+ *                                at the end (cols_runs_vec, value reductions;
+ *                                before TILE, tile_vec)
  *                 NEST           up to KG_RED_WALK_DIMS reduced dims, the
  *                                innermost of them innermost (in vectors where
  *                                the inner run is contiguous and aligned);
@@ -314,7 +319,28 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    same process, us, FLAT / FLAT in 32-bit words): flat_words won all 8
    bf16 FLAT cases: #45 32.0 / 30.3, #63 13.6 / 13.2, #73 28.7 / 27.0, #114
    44.3 / 41.4, #115 118.2 / 115.5, #136 21.6 / 21.0, #140 25.4 / 24.0,
-   #221 84.5 / 78.8. */
+   #221 84.5 / 78.8.
+   Session 20 (run s20r1, H200, 2026-12-04 10:52, copy 4176 GB/s, the 9
+   sweep cases the candidates change, two processes, each beside main's
+   plan in the same process; us, main / candidate, second process in
+   brackets): short runs under the columns in vectors (cols_runs_vec,
+   templates/reduce_cols_runs.cuh) with no TILE where they apply
+   (tile_vec) won all 6 plans they changed: #194 i32 TILE 94.9 / 28.9
+   (96.1 / 29.8; 17.1 -> 56.0% of copy, the sweep's worst case), #223 f32
+   TILE 93.3 / 75.0 (94.8 / 74.8), #120 f32 TILE 123.2 / 88.1 (122.7 /
+   88.1), #25 i32 TILE 49.2 / 45.2 (49.5 / 45.7), #214 bf16 narrow column
+   runs 104.7 / 45.3 (104.9 / 45.5), #72 f32 NEST 36.6 / 30.5 (37.0 /
+   29.7); no scalar column run where NEST moves the run in vectors
+   (cols_runs_nest_vec) won the one it changed, #56 bf16 runs of 24 33.0 /
+   14.2 (33.1 / 14.0; 25.6 -> 59.7%). Index reductions keep their plans
+   (the run kernel is for values). Run s20r2 (11:21, all 240 sweep cases at
+   that default, same process): main's rules / the new default (run fold
+   in colso) / the fold in colsp (3 blocks, 80 registers): #194 94.9 /
+   30.1 / 27.2, #120 121.9 / 87.3 / 76.7, #72 36.5 / 29.6 / 28.4, #214
+   104.8 / 45.6 / 44.7, #25 49.7 / 45.5 / 45.3, #223 93.4 / 74.7 / 75.4;
+   #56 33.4 / 13.7: the fold runs in colsp (the colso kernel stays main's).
+   The sweep at that default: worst 20.7% of copy (#159 bf16 narrow
+   columns of 2), median 72.3, 53 at 90 or more. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -386,6 +412,9 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_vstore = 1,
     .cols_pair = 1,
     .cols_pair_rows = 32,
+    .cols_runs_nest_vec = 1,
+    .cols_runs_vec = 1,
+    .tile_vec = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -410,7 +439,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -976,20 +1005,60 @@ static int64_t nest_multi_of(const kg_red_tuning *T, int64_t n_out, int64_t sm)
     return M > 1 && n_out / M >= smul(sm, T->nest_multi_lanes) ? M : 1;
 }
 
-/* Returns 0 (and plans nothing) when the columns are too few for the
-   reduced walk: most of a block's lanes down the reduced dims would idle;
+/* 1 where NEST moves the reduced walk's inner run in 16-byte vectors: the
+   run contiguous and whole vectors, every start aligned. */
+static int nest_moves_vectors(const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, size_t es)
+{
+    const int64_t V = 16 / (int64_t)es;
+    int vec = V > 1 && nr >= 1 && D[0].in == 1 && D[0].size % V == 0 && kgi_aligned(in->data, 16);
+    for (int d = 1; d < nr; d++)
+        vec = vec && D[d].in % V == 0;
+    for (int d = 0; d < nk; d++)
+        vec = vec && K[d].in % V == 0;
+    return vec;
+}
+
+/* cols_runs_vec: the elements a vector of COLS's run path holds (8 of 2
+   bytes in 32-bit words, KG_RED_CV_WIDE32; else Op::cvec, KG_RED_CV_VEC),
+   where a value reduction's short contiguous reduced run D[0] lies right
+   under the columns K[0], the run divides the vector and every row (the
+   columns' runs) and every start are whole aligned vectors; else 0. */
+static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
+                            size_t es, int indexed)
+{
+    if (!T->cols_runs_vec || indexed || es < 2 || es > 8 || (es == 2 && !(T->cols_wide && T->cols_words)) || nr < 2 ||
+        nr - 1 > KG_RED_WALK_DIMS || nk < 1 || D[0].in != 1 || K[0].in != D[0].size || D[0].size < 2 ||
+        !kgi_aligned(in->data, 16))
+        return 0;
+    const int64_t n = 16 / (int64_t)es, L = D[0].size;
+    int ok = n % L == 0 && smul(K[0].size, L) % n == 0;
+    for (int d = 1; d < nr; d++)
+        ok = ok && D[d].in % n == 0;
+    for (int d = 1; d < nk; d++)
+        ok = ok && K[d].in % n == 0;
+    return ok ? n : 0;
+}
+
+/* (cols_runs_vec and cols_runs_nest_vec: s20r1 figures in the defaults'
+   comment above.) Returns 0 (and plans nothing) when the columns are too
+   few for the reduced walk: most of a block's lanes down the reduced dims would idle;
    or, with cols_min_cols, when fewer columns than that would take NEST's
    lanes of several outputs each (outputs contiguous: one lane per output
    reads the neighbour of the next lane's element). */
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
-                     int64_t n_out, size_t es, int64_t target, int64_t multi, const kg_red_tuning *T, shape_of_work *w)
+                     int64_t n_out, size_t es, int64_t target, int64_t multi, int indexed, const kg_red_tuning *T,
+                     shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+    /* cols_runs_vec: the rows' columns x run elements in whole vectors */
+    const int64_t rv = cols_run_vec(T, in, K, nk, D, nr, es, indexed);
     /* a short contiguous reduced run innermost with the columns right
-       outside it: each lane reads its column's run (the walk counts runs) */
-    const int64_t run = T->cols_runs && (T->cols_runs_es <= 0 || es <= (size_t)T->cols_runs_es) && nr >= 2 &&
-                                D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64
+       outside it: each lane reads its column's run (the walk counts runs);
+       with cols_runs_nest_vec not where NEST moves the run in vectors */
+    const int64_t run = rv || (T->cols_runs && (T->cols_runs_es <= 0 || es <= (size_t)T->cols_runs_es) && nr >= 2 &&
+                               D[0].in == 1 && K[0].in == D[0].size && D[0].size * (int64_t)es <= 64 &&
+                               !(T->cols_runs_nest_vec && nest_moves_vectors(in, K, nk, D, nr, es)))
                             ? D[0].size
                             : 1;
     if (run > 1) {
@@ -999,9 +1068,11 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (nr > KG_RED_WALK_DIMS || K[0].in != run)
         return 0;
     const int64_t rows = red / run;
-    const dim inner = K[0];
+    dim inner = K[0];
+    if (rv) /* the columns' runs as columns of elements, folded by run at the end */
+        inner.size = smul(K[0].size, run);
     /* vectors of n adjacent columns: every column group's start aligned */
-    int vec = KG_RED_CV_SCALAR;
+    int vec = rv == 0 ? KG_RED_CV_SCALAR : es == 2 ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
     for (int wide = es == 2 && T->cols_wide; wide >= 0 && vec == KG_RED_CV_SCALAR; wide--) {
         const int64_t n = wide ? 16 / (int64_t)es : cv;
         int ok = run == 1 && inner.size % n == 0 && kgi_aligned(in->data, es * (size_t)n);
@@ -1044,7 +1115,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         }
         cw = best;
     }
-    const int64_t outer = n_out / inner.size;
+    const int64_t outer = n_out / K[0].size;
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
@@ -1063,6 +1134,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
+    if (rv && !walk_fits32(&A->walk))
+        return 0; /* (the run kernel walks in 32-bit arithmetic) */
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
@@ -1119,6 +1192,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
     if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16 || (int64_t)es < T->tile_min_es)
         return 0;
+    if (T->tile_vec && cols_run_vec(T, in, K, nk, D, nr, es, indexed))
+        return 0; /* COLS over the runs in vectors */
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;
     if (T->pack_rows && nr == 1 && nk == 1 && L % V == 0 && (L / V == 8 || L / V == 16 || L / V == 32) &&
@@ -1343,11 +1418,7 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
     kg_red_args *A = &plan->args;
     const int64_t V = 16 / (int64_t)es;
     /* vectors: the inner run contiguous, every start aligned */
-    int vec = V > 1 && D[0].in == 1 && D[0].size % V == 0 && kgi_aligned(in->data, 16);
-    for (int d = 1; d < nr; d++)
-        vec = vec && D[d].in % V == 0;
-    for (int d = 0; d < nk; d++)
-        vec = vec && K[d].in % V == 0;
+    const int vec = nest_moves_vectors(in, K, nk, D, nr, es);
     const int64_t vu = vec ? V : 1, items = red / vu;
     plan->cls = KG_RED_NEST;
     fill_dims(&A->outer, K, nk, A->fast);
@@ -1448,6 +1519,10 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
+    if (plan->cls == KG_RED_COLS && plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) {
+        plan->occ = 3; /* cols_runs_vec: the colsp kernel has the run fold (s20r2: colsp won) */
+        return;
+    }
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
     if ((int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
         return;
@@ -1458,6 +1533,8 @@ static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype d
    (where its split fills whole waves, cols_occ's kernel takes it). */
 static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_red_tuning *T)
 {
+    if (plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) /* cols_runs_vec (plan_occ_cols) */
+        return KG_RED_OCC3_MIN_BLOCKS;
     if (cols_occ_applies(plan, info, dt, T))
         return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
     if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */
@@ -1701,7 +1778,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     else if (plan_slab(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
     else if (nk >= 1 && (K[0].in == 1 || D[0].in == 1) &&
-             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w))
+             plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, T, &w))
         ;
     else if (plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
         ;
@@ -1716,9 +1793,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         kg_red_tuning t2 = *T;
         t2.cols_lanes = T->cols_split_few;
         w = (shape_of_work){n_out, 1, 0, 1, red};
-        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, &t2, &w)) {
+        if (!plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, &t2, &w)) {
             w = (shape_of_work){n_out, 1, 0, 1, red}; /* (not reached: the rows fill 16 lanes down) */
-            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, T, &w);
+            plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, info->indexed, T, &w);
         }
     }
     plan_occ(plan, info, T);

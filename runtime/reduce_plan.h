@@ -23,7 +23,8 @@ typedef struct kg_red_plan {
     size_t partial_bytes;  /* scratch after the counters (0: none) */
     size_t partial_idx_at; /* offset of the partial indices in that space */
     int occ;               /* COLS, NEST: 0, or the kernel at more blocks per multiprocessor (4: COLSO / NESTO,
-                              or COLSNO / NESTNO where args.deep, 3: COLSP; kg_reduce_params.h) */
+                              or COLSNO / NESTNO where args.deep, 3: COLSP, also every COLS plan of runs in
+                              vectors, cols_runs_vec; kg_reduce_params.h) */
 } kg_red_plan;
 
 /* The planner's tunable choices; kg_red_tuning_default is what kg_reduce
@@ -146,6 +147,14 @@ typedef struct kg_red_tuning {
                           two column tiles: two tiles per unit (args.group 2, kernel COLSQ); 1: not where those
                           units would fill one wave of resident blocks and part of a second, 2: there too */
     int cols_pair_rows;
+    int cols_runs_nest_vec; /* cols_runs not where NEST would move the reduced run in 16-byte vectors (a run of
+                               whole vectors, every start aligned): NEST takes those */
+    int cols_runs_vec;      /* COLS over short reduced runs in 16-byte vectors (value reductions, elements of 2
+                               bytes (with cols_words) to 8, a run dividing the vector, rows of whole vectors):
+                               the columns x run elements of a row as one contiguous run of vectors, each run's
+                               accumulators folded at the end (templates/reduce_cols_runs.cuh, the colsp kernel:
+                               plan occ 3) */
+    int tile_vec;           /* TILE not where cols_runs_vec takes the plan */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

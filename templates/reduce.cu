@@ -14,6 +14,9 @@ $(header)/*
 @if has.nest then
 #include "reduce_cover.cuh"
 @end
+@if has.colsp then
+#include "reduce_cols_runs.cuh"
+@end
 @if has.flatw then
 #include "reduce_flatw.cuh"
 @end
@@ -76,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_q<$(f.name)>(A); }
 @end
 @if has.colsp then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.run > 1 && A.vec != KG_RED_CV_SCALAR) kg_red_cols_runs<$(f.name)>(A); else kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); } }
 @end
 @if has.nesto then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_nesto(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.vec == KG_RED_NEST_COVER) kg_red_nest_cover<$(f.name), KG_RED_OCC_UNROLL>(A); else kg_red_nest<$(f.name), KG_RED_OCC_UNROLL>(A); } }

@@ -1,4 +1,5 @@
-/* The reductions' tests' force hooks for SLAB and TRANS: the default tuning
+/* The reductions' tests' force hooks for SLAB, TRANS and column runs in
+   vectors: the default tuning
    with the class on and every bound that keeps it to its measured groups
    lifted, so that it plans every case it can serve (any count of units,
    element size, slab rows, tile side and reduction length). One place for
@@ -25,6 +26,18 @@ static inline kg_red_tuning kg_red_force_trans(void)
     t.trans_min_units = 0;
     t.trans_min_side = 1;
     t.trans_max_red = 1 << 30;
+    return t;
+}
+
+/* Short reduced runs under contiguous columns in vectors wherever they
+   apply (cols_runs_vec, before TILE: tile_vec), and no scalar column runs
+   where NEST moves the run in vectors (cols_runs_nest_vec). */
+static inline kg_red_tuning kg_red_force_runs(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_runs_vec = 1;
+    t.tile_vec = 1;
+    t.cols_runs_nest_vec = 1;
     return t;
 }
 

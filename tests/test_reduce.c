@@ -118,6 +118,15 @@ static const rcase cases[] = {
     {"misaligned (40,50,7) (0,2) covering vectors at both ends", 3, {40, 50, 7}, 2, {0, 2}, 0, MISALIGNED},
     {"(20,30,500) (0,2) runs of 500", 3, {20, 30, 500}, 2, {0, 2}, 0, DENSE},
     {"(300,3,700) (0,2) runs of 700, split", 3, {300, 3, 700}, 2, {0, 2}, 0, DENSE},
+    /* short reduced runs under contiguous columns, the runs dividing a
+       16-byte vector (cols_runs_vec: each row's columns x run elements in
+       vectors, each run folded at the end); misaligned: no vectors */
+    {"(64,40,2) (0,2) runs of 2 under 40 columns", 3, {64, 40, 2}, 2, {0, 2}, 0, DENSE},
+    {"(40,600,4) (0,2) runs of 4 under 600 columns, several tiles", 3, {40, 600, 4}, 2, {0, 2}, 0, DENSE},
+    {"(2000,24,8) (0,2) runs of 8, split", 3, {2000, 24, 8}, 2, {0, 2}, 0, DENSE},
+    {"(3,50,24,2) (1,3) runs of 2 under columns, outer positions", 4, {3, 50, 24, 2}, 2, {1, 3}, 0, DENSE},
+    {"(64,40,16) (0,2) runs of 16 under 40 columns", 3, {64, 40, 16}, 2, {0, 2}, 0, DENSE},
+    {"misaligned (64,40,2) (0,2) runs of 2", 3, {64, 40, 2}, 2, {0, 2}, 0, MISALIGNED},
     {"(17,4,9,2,13) (0,2,4) runs of 13 under two walks", 5, {17, 4, 9, 2, 13}, 3, {0, 2, 4}, 0, DENSE},
     /* short slabs (an outer position's rows x columns contiguous) under
        several outer positions: FLAT, and its warp per unit (flat_warp); a
@@ -271,6 +280,7 @@ static int slab_launches, trans_launches;
 static int pair_launches, vstore_launches;
 /* ... and of FLAT plans over 2-byte elements loaded as 32-bit words */
 static int flat_words_launches;
+static int runv_launches, runs_nest_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -320,6 +330,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
     flat_words_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.vstore;
+    runv_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.vec != KG_RED_CV_SCALAR;
+    runs_nest_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec != 0;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1050,6 +1062,29 @@ Test(gpu, flat_of_2_byte_elements_as_32_bit_words_every_value_op_dtype_and_case)
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 2, &flat_words_launches,
                        "flat plans in words");
 }
+
+/* Every reduction over every dtype and case with short reduced runs under
+   contiguous columns in 16-byte vectors (cols_runs_vec, templates/
+   reduce_cols_runs.cuh) wherever they apply, before TILE (tile_vec), and no
+   scalar column run where NEST moves the run in vectors
+   (cols_runs_nest_vec; kg_red_force_runs), every call twice, bitwise
+   equal; index reductions keep their plans (part 1: argmax, argmin and
+   the index-returning max / min). The runs in vectors take the colsp
+   kernel. */
+static void runs_tunings(int part)
+{
+    kg_red_tuning t = kg_red_force_runs();
+    if (part == 0) {
+        ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &runv_launches,
+                           "column plans of runs in vectors");
+        cr_assert_gt(runs_nest_launches, 0, "no NEST plan in vectors");
+    } else {
+        const kg_reduce_op ops[] = {KG_RED_ARGMAX, KG_RED_ARGMIN};
+        ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1, 1);
+    }
+}
+Test(gpu, column_runs_in_vectors_every_value_op_dtype_and_case) { runs_tunings(0); }
+Test(gpu, column_runs_in_vectors_index_reductions_keep_their_plans) { runs_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

@@ -981,6 +981,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             fail(c, "column units do not cover the columns");
         if (A->vstore && (c->indexed || !vector || A->inner_out != 1 || A->run != 1 || A->inner % vu))
             fail(c, "vector stores where the results do not lie in whole vectors");
+        const int runv = A->run > 1 && A->vec != KG_RED_CV_SCALAR;
         for (int64_t u = 0; u < A->units * M; u++) {
             /* unit u / M, its tile u % M (M = 1: the unit's one tile) */
             const int64_t grp = u / M / A->splits, split = u / M % A->splits, o = grp / A->tiles,
@@ -991,8 +992,15 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 fail(c, "a vector store of results misaligned");
             const int64_t rows = A->run > 1 ? A->red / A->run : A->red;
             const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < rows ? r0 + A->chunk : rows;
-            if (A->run > 1 && (A->vec || A->red % A->run))
-                fail(c, "a column run with vectors, or rows that are not whole runs");
+            /* runs in vectors (cols_runs_vec, reduce_cols_runs.cuh): the colso kernel's run fold, whole runs
+               in a vector, rows of whole vectors, value reductions */
+            const int64_t L = runv ? A->run : 1;
+            if (A->red % A->run)
+                fail(c, "rows that are not whole runs");
+            if (runv && (c->indexed || p->occ != 3 || A->deep || M != 1 || A->vstore || vu % A->run ||
+                         A->inner % vu || (A->run & (A->run - 1)) ||
+                         !((A->vec == KG_RED_CV_VEC && es >= 4) || (A->vec == KG_RED_CV_WIDE32 && es == 2))))
+                fail(c, "a column run in vectors where the run kernel does not take it");
             for (int64_t tx = 0; tx < cw; tx++) {
                 /* the lane's first column; column k is col + k * cs */
                 const int64_t col = strided ? tile * cw * vu + tx : (tile * cw + tx) * vu, cs = strided ? cw : 1;
@@ -1004,7 +1012,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                         continue;
                     wpos w;
                     walk_at(&A->walk, r, &w);
-                    for (; A->run > 1 && r < r1; r += ny, walk_step(&A->walk, &w))
+                    for (; A->run > 1 && !runv && r < r1; r += ny, walk_step(&A->walk, &w))
                         for (int64_t e = 0; e < A->run; e++)
                             visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
                                   io + col * A->run + w.off + e);
@@ -1013,8 +1021,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                             fail(c, "a column vector load is misaligned");
                         for (int64_t k = 0; k < vu; k++)
                             if (col + k * cs < A->inner)
-                                visit(c, oo + (col + k * cs) * (c->indexed ? A->inner_idx : A->inner_out), r,
-                                      io + col + k * cs + w.off);
+                                visit(c, oo + (col + k * cs) / L * (c->indexed ? A->inner_idx : A->inner_out),
+                                      r * L + (col + k * cs) % L, io + col + k * cs + w.off);
                     }
                 }
             }
@@ -1295,7 +1303,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0, trans = 0;
+    int multi = 0, slabs = 0, trans = 0, runv = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1370,6 +1378,15 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         trans += fcls == KG_RED_TRANS;
+        /* column runs in vectors wherever they apply */
+        kg_red_tuning rv_tuning = kg_red_force_runs();
+        const int rok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &rv_tuning, why, sizeof why, &fcls);
+        cr_assert(rok, "case %d (runs in vectors): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        kg_red_plan rp;
+        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &rv_tuning, &rp), KG_OK);
+        runv += rp.cls == KG_RED_COLS && rp.args.run > 1 && rp.args.vec != KG_RED_CV_SCALAR;
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1389,6 +1406,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_log_info("random sweep kind: %d slab plans, %d trans plans (the larger shapes' test requires trans plans)",
                 slabs, trans);
     cr_assert_gt(slabs, 0);
+    cr_log_info("random sweep kind: %d column plans of runs in vectors", runv);
+    cr_assert_gt(runv, 0);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
@@ -1423,6 +1442,86 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 64});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
+}
+
+/* kg_red_force_runs: short reduced runs under contiguous columns in
+   vectors (cols_runs_vec, before TILE with tile_vec) and no scalar column
+   run where NEST moves the run in vectors (cols_runs_nest_vec), on the
+   bench sweep's cases #194 and #56; each plan covers every element once;
+   the runs in vectors in the colsp kernel (occ 3). */
+Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
+{
+    const kg_red_tuning t = kg_red_force_runs();
+    kg_red_tuning off = kg_red_tuning_default; /* session 18's rules */
+    off.cols_runs_vec = 0;
+    off.tile_vec = 0;
+    off.cols_runs_nest_vec = 0;
+    kg_red_plan p;
+    char why[256];
+    kg_red_class cls;
+    /* #194: i32 [13,255,51,50,2] axes (0,1,4): runs of 2 under 2550 columns,
+       rows of 5100 elements, 3315 of them */
+    const int64_t s194[] = {13, 255, 51, 50, 2};
+    kg_tensor a = fake(IN_AT, KG_I32, 5, s194);
+    const int ax194[] = {0, 1, 4};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TILE, "without the rules: TILE");
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, ax194, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "the default: runs in vectors");
+    cr_assert_eq(p.args.run, 2);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 2);
+    cr_assert_eq(p.args.vec, KG_RED_CV_VEC);
+    cr_assert_eq(p.args.inner, 5100, "the columns' runs as columns of elements");
+    cr_assert_eq(p.occ, 3, "the run kernel is colsp's");
+    cr_assert_eq(p.args.vstore, 0);
+    cr_assert_eq(p.args.walk.n, 1);
+    cr_assert_eq(p.args.walk.size[0], 3315);
+    cr_assert_eq(p.args.walk.in[0], 5100);
+    cr_assert(check_plan(KG_RED_SUM, &a, 0x13, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert(check_plan(KG_RED_MAX, &a, 0x13, &t, why, sizeof why, &cls), "%s", why);
+    /* index reductions keep their plans (the run kernel is for values) */
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, ax194, 3, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.vec != KG_RED_CV_SCALAR));
+    /* bf16: 8 elements a vector in 32-bit words, runs of 2, 4, 8 */
+    for (int64_t L = 2; L <= 16; L *= 2) {
+        const int64_t sh[] = {300, 96, L};
+        kg_tensor b = fake(IN_AT, KG_BF16, 3, sh);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+        const int runv = p.cls == KG_RED_COLS && p.args.run == L && p.args.vec == KG_RED_CV_WIDE32;
+        cr_assert_eq(runv, L <= 8, "runs of %lld bf16", (long long)L);
+        cr_assert(check_plan(KG_RED_SUM, &b, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    }
+    /* runs of 3 do not divide a vector; a misaligned input moves no vector */
+    kg_tensor c = fake(IN_AT, KG_F32, 3, (int64_t[]){300, 96, 3});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_COLS && p.args.vec != KG_RED_CV_SCALAR && p.args.run > 1));
+    kg_tensor d = fake(IN_AT + 4, KG_F32, 3, (int64_t[]){300, 96, 2});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &d, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_COLS && p.args.vec != KG_RED_CV_SCALAR && p.args.run > 1));
+    cr_assert(check_plan(KG_RED_SUM, &d, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    /* #56: bf16 [33,384,12,2,2,29] permuted (4,5,0,1,3,2), axes (0,2,3):
+       runs of 24 (dims 2 and 3) under 384 columns; NEST moves them in
+       vectors */
+    const int64_t s56[] = {33, 384, 12, 2, 2, 29};
+    const int perm56[] = {4, 5, 0, 1, 3, 2};
+    kg_tensor e = permuted(KG_BF16, 6, s56, perm56, 0, (int64_t)IN_AT);
+    const int ax56[] = {0, 2, 3};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "without the rules: a column run");
+    cr_assert_eq(p.args.run, 24);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "the default: NEST in vectors");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.vec, 2, "vectors of 2-byte elements as words");
+    cr_assert(check_plan(KG_RED_SUM, &e, 0xd, &t, why, sizeof why, &cls), "%s", why);
+    /* runs of 24 that misalign the vectors keep the column run */
+    kg_tensor f = permuted(KG_BF16, 6, s56, perm56, 0, (int64_t)IN_AT + 2);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, ax56, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 24);
 }
 
 Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_once)
