@@ -55,6 +55,15 @@ static kg_norm_class plan_class(const kg_norm_call *c, kg_norm_plan *p)
     return p->cls;
 }
 
+/* The launch of the plan tests' [4194304,32] rows at 2 lanes (group 2) in
+   blocks of 128, a block a unit: 65536 blocks. */
+static void expect_pair_launch(const kg_norm_plan *p)
+{
+    cr_assert_eq(p->args.group, 2);
+    cr_assert_eq(p->block, 128);
+    cr_assert_eq(p->grid, 65536);
+}
+
 /* Re-points in and out at contiguous [rows, cols] tensors of their dtypes
    and plans c (which names them). */
 static kg_norm_class plan_shape(const kg_norm_call *c, kg_tensor *in, kg_tensor *out, int64_t rows, int64_t cols,
@@ -219,9 +228,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
        lanes (lean2_rule), logsumexp LEAN4F of 2 */
     kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     kgi_norm_tuning.lean2 = 0;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
     cr_assert_eq(p.args.group, 4);
@@ -243,9 +250,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_tensor o1 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
     kg_norm_call lse2 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o1, .axes = ax1, .n_axes = 1};
     cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN4F);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     /* rows of 32 elements: 2 vectors a lane, blocks of 128, a block a unit (measured): the 2-byte types
        LEAN2 (softmax LEAN2E) of 2 lanes, not PACKED (the tuning's lean -1 still takes PACKED; lean2 -1:
        LEAN4F / LEAN4) */
@@ -255,9 +260,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 128);
     cr_assert_eq(p.grid, 65536);
     cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN2);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     kgi_norm_tuning.lean = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_PACKED);
     cr_assert_eq(p.args.group, 4);
@@ -270,16 +273,12 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN4F);
     cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN4);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     kgi_norm_tuning.lean2 = 0;
     /* LEAN2 under the tuning's lean2 (the 2-byte pairs: LEAN4F's and LEAN4's rows) */
     kgi_norm_tuning.lean2 = 1;
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     cr_assert_eq(plan_class(&lsm2, &p), KG_NORM_LEAN2);
     cr_assert_eq(plan_class(&rn, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 2);
@@ -326,13 +325,9 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kgi_norm_tuning.pair = 1; /* every op */
     kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN4F);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN4);
-    cr_assert_eq(p.args.group, 2);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 65536);
+    expect_pair_launch(&p);
     kgi_norm_tuning.lean2 = 1;
     cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2);
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2);
