@@ -158,7 +158,7 @@ one() { # program test tool -> one result line in $work/res.<n>
     case " test_core test_findings " in *" $p "*) extra+=(--report-api-errors no) ;; esac
     local log="$logs/$p.$(echo "$t" | tr '/*' '._').$tool.log" s0
     s0=$(date +%s)
-    KG_TEST_SANITIZER=$tool timeout "$lim" "$cs" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 97 \
+    KG_TEST_SANITIZER=$tool timeout -k 5 "$lim" "$cs" --tool "$tool" "${extra[@]}" --target-processes all --error-exitcode 97 \
         "$build/tests/$p" "${args[@]}" >"$log" 2>&1
     local rc=$? secs_=$(( $(date +%s) - s0 ))
     # a test that skips before any CUDA call (KG_TEST_SANITIZER), or a
