@@ -1427,6 +1427,55 @@ Test(attention, persistent_queue_matches_turns_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
+/* Candidate "Hopper persistent ep" (D 32 / 64: each work tile's epilogue
+   under the next tile's first Q K^T): against the float64 reference on
+   shapes of more work tiles than an H200 has multiprocessors (so that
+   blocks cross from tile to tile), causal and not, GQA, a [B,S,H,D] view,
+   lengths not a multiple of the tiles, more keys than queries and (causal)
+   more queries than keys, leading tiles without keys; bit for bit against
+   the default persistent kernel (the same arithmetic in the same order),
+   output and lse, with the work queue and in turn, with bulk tensor copies
+   and cp.async; and bitwise the same from run to run. */
+Test(attention, persistent_ep_matches_reference_and_default_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int ep = KG_ATTN_V_HOPPER_PERSIST_EP, def = KG_ATTN_V_HOPPER_PERSIST;
+    const acase refs[4] = {{KG_BF16, 2, 16, 16, 1500, 1500, 64, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 16, 4, 1500, 1501, 64, 0, MASK_NONE, 0, 1, 0.f},
+                           {KG_BF16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, ep);
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), ep, "case %d: the variant did not take", i);
+    }
+    const int shapes[6][7] = {
+        /* B Hq Hkv Sq Sk D causal */
+        {4, 16, 16, 1024, 1024, 64, 1}, {2, 32, 8, 1000, 1000, 64, 0}, {3, 16, 4, 1100, 900, 32, 1},
+        {2, 24, 24, 2000, 700, 64, 1},  {2, 16, 16, 777, 1301, 32, 0}, {1, 16, 2, 4100, 4100, 64, 1},
+    };
+    for (int i = 0; i < 6; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
+        /* queue on both; in turn (queue off) against the queue; cp.async
+           against bulk tensor copies */
+        const int vs[2] = {ep, def};
+        const int tma[2] = {i == 2 || i == 5 ? -1 : 0, 0}, want_tma[2] = {i == 2 || i == 5 ? 0 : 1, 1};
+        const int queue[2] = {i % 3 == 1 ? -1 : 1, 1}, want_queue[2] = {i % 3 == 1 ? 0 : 1, 1};
+        same_bits_queue(&c, vs, tma, want_tma, queue, want_queue);
+    }
+    /* run to run */
+    const acase c = {KG_BF16, 4, 16, 16, 1024, 1024, 64, 1, MASK_NONE, 0, 0, 0.f};
+    const int vs[2] = {ep, ep}, tma[2] = {0, 0}, want[2] = {1, 1};
+    same_bits(&c, vs, tma, want);
+    kg_test_force_attn_variant(ctx, -1);
+}
+
 /* The bulk tensor copies (TMA) of the Hopper prefill and the decode
    kernels against their cp.async copies: the same bytes in the same places,
    so the same bits, on every Hopper variant, head dim and unmasked kind
