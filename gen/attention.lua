@@ -177,6 +177,13 @@ M.sm90_persist_ep = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
 }
+-- Candidate "sk" (session 21, forced only, not causal): the same kernel
+-- with the key tiles of a work tile whose real rows are all in the first
+-- warpgroup's 64 dealt round the three warpgroups and merged (SK).
+M.sm90_persist_sk = {
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sk = true },
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sk = true },
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -297,20 +304,25 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local smem = (bm + 2 * ks * c.bn) * M.panel_dim(d) * 2 + 32 * ks + 1024
   -- (PC: each Q stage's work tile word is four words)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
+  -- (SK: the merge's scratch, nwg - 1 warpgroups' states of D / 2 + 4
+  -- floats a thread, from a 16-byte boundary)
+  if c.sk then smem = smem + (c.nwg - 1) * 128 * (M.panel_dim(d) // 2 + 4) * 4 + 16 end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(c.ep or false) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(c.ep or false),
+                 tostring(c.sk or false) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "", c.ep and ", epilogue under the next product" or "") }
+                                 sh and ", shifted blocks" or "", c.ep and ", epilogue under the next product" or "",
+                                 c.sk and ", dealt key tiles on short blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -367,6 +379,11 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ep, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, epilogue under the next product (D 32, 64)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_SK", name = "Hopper persistent sk", prefix = "attn90k_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "none" and plan_sm90(dt, d, kind, M.sm90_persist_sk, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, dealt key tiles on short blocks (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

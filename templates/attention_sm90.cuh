@@ -186,9 +186,18 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * and the tile's epilogue (normalize, stage, store) runs while that S is
  * on the tensor cores; the same arithmetic in the same order as one tile
  * after the other (bitwise the same results).
+ * SK (persistent, not causal, three consumer warpgroups, candidate "sk"):
+ * a work tile whose real query rows all lie in the first warpgroup's 64
+ * (the last block of a length of 64 past a multiple of 192, as S 1k, 4k,
+ * 16k) has its key tiles dealt round the three warpgroups (tile j to
+ * warpgroup j % 3), each over those 64 rows, the three partial softmax
+ * states merged through shared memory in warpgroup order by the first
+ * one: that tile takes a third of the key steps instead of every
+ * warpgroup multiplying all keys for 128 padding rows. Other bits than the
+ * default on those rows (another summation order), still reproducible.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -207,6 +216,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
     static_assert(!EP || (PERSIST && !PP), "the epilogue under the next tile's first product: persistent, no turns");
+    static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
+                  "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -760,6 +771,110 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
             dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
 
+            if constexpr (SK) {
+                if (p.sq - m0 <= 64) {
+                    /* every real row in warpgroup 0's 64: key tile j to
+                       warpgroup j % 3, each over warpgroup 0's Q rows; a
+                       tile another warpgroup takes is waited for and
+                       released at once (the rings' phases stay in step) */
+                    const int wr0 = wq * 16;
+                    const uint64_t dq0 = sw128_desc((x & 1) ? aQ1 : aQ, 16, 1024);
+                    auto skip = [&](int j) {
+                        const int xk = it0 + j, st = stg(xk);
+                        mbar_wait(full_k(st), par(xk));
+                        release(empty_k(st));
+                        mbar_wait(full_v(st), par(xk));
+                        release(empty_v(st));
+                    };
+                    const int first = wgi < ntiles ? wgi : ntiles;
+                    for (int j = 0; j < first; j++)
+                        skip(j);
+                    int last = -1; /* this warpgroup's last key tile */
+                    if (first < ntiles) {
+                        /* its first tile: first_s()'s steps at key tile `first` */
+                        float alpha[2], rs[2];
+                        const int sk_ = stg(it0 + first);
+                        mbar_wait(full_k(sk_), par(it0 + first));
+                        landed();
+                        wg_fence();
+                        issue_s(s, sk_, dq0);
+                        wg_wait<0>();
+                        release(empty_k(sk_));
+                        softmax(s, mx, mrow, first, m0, wr0, alpha, rs);
+                        l[0] = rs[0], l[1] = rs[1];
+                        pack_p(pa, s);
+                        last = first;
+                        /* the next ones: mainloop()'s steps, the other
+                           warpgroups' tiles between passed */
+                        for (int j = first + NWG; j < ntiles; j += NWG) {
+                            for (int u = j - NWG + 1; u < j; u++)
+                                skip(u);
+                            const int xk = it0 + j, sk2 = stg(xk), sv = stg(it0 + j - NWG);
+                            mbar_wait(full_k(sk2), par(xk));
+                            mbar_wait(full_v(sv), par(it0 + j - NWG));
+                            landed();
+                            wg_fence();
+                            issue_s(s, sk2, dq0);
+                            issue_pv(o, pa, sv);
+                            wg_wait<1>();
+                            release(empty_k(sk2));
+                            softmax(s, mx, mrow, j, m0, wr0, alpha, rs);
+                            wg_wait<0>();
+                            release(empty_v(sv));
+#pragma unroll
+                            for (int i = 0; i < 2; i++)
+                                l[i] = l[i] * alpha[i] + rs[i];
+                            rescale_o(o, alpha);
+                            pack_p(pa, s);
+                            last = j;
+                        }
+                        release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
+                        last_pv(o, pa, it0 + last + 1);
+                        for (int j = last + 1; j < ntiles; j++)
+                            skip(j);
+                    } else {
+                        release(empty_qs(x & 1));
+                    }
+                    /* warpgroups 1, 2 hand their state to 0 (per thread,
+                       element-major: conflict-free), which merges them in
+                       order and stores the rows */
+                    constexpr int SE = DP / 2 + 4;
+                    float *scr = (float *)(smem + (((bars + 32 * KS + 48 + 8 * SW + 15) & ~15u) - raw));
+                    const int ti = tid & 127;
+                    if (wgi > 0) {
+                        float *w = scr + (wgi - 1) * SE * 128 + ti;
+#pragma unroll
+                        for (int k = 0; k < DP / 2; k++)
+                            w[k * 128] = o[k];
+                        w[(DP / 2) * 128] = mx[0], w[(DP / 2 + 1) * 128] = mx[1];
+                        w[(DP / 2 + 2) * 128] = l[0], w[(DP / 2 + 3) * 128] = l[1];
+                    }
+                    asm volatile("bar.sync 8, %0;\n" ::"n"(NWG * 128) : "memory");
+                    if (wgi == 0) {
+#pragma unroll 1
+                        for (int u = 1; u < NWG; u++) {
+                            const float *w = scr + (u - 1) * SE * 128 + ti;
+                            float a[2], c[2];
+#pragma unroll
+                            for (int i = 0; i < 2; i++) {
+                                const float mw = w[(DP / 2 + i) * 128], mn = fmaxf(mx[i], mw);
+                                const float use = mn == -CUDART_INF_F ? 0.f : mn;
+                                a[i] = ex2(mx[i] - use);
+                                c[i] = ex2(mw - use);
+                                l[i] = l[i] * a[i] + w[(DP / 2 + 2 + i) * 128] * c[i];
+                                mx[i] = mn;
+                            }
+#pragma unroll
+                            for (int k = 0; k < DP / 2; k++)
+                                o[k] = o[k] * a[(k >> 1) & 1] + w[k * 128] * c[(k >> 1) & 1];
+                        }
+                        stage_out(o, m0, wr0, h, b, mx, l);
+                        store_out(m0, h, b);
+                    }
+                    asm volatile("bar.sync 8, %0;\n" ::"n"(NWG * 128) : "memory"); /* the scratch free again */
+                    return ntiles;
+                }
+            }
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (ntiles > 0) {

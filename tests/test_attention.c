@@ -1476,6 +1476,55 @@ Test(attention, persistent_ep_matches_reference_and_default_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
+/* Candidate "Hopper persistent sk" (D 32 / 64, not causal: the key tiles
+   of a work tile whose real rows all lie in the first warpgroup's 64 dealt
+   round the three warpgroups, their softmax states merged): against the
+   float64 reference where the last query block has 64 or fewer real rows
+   (S 1024: 64; 1000: 40), more work tiles than an H200 has
+   multiprocessors, GQA, a [B,S,H,D] view, key counts that leave a
+   warpgroup one tile or none (200, 100 keys) or end inside a tile; bitwise
+   from run to run, with the work queue and in turn, with bulk tensor copies
+   and cp.async; and where no block is that short (1100 rows), bit for bit
+   the default persistent kernel. */
+Test(attention, persistent_sk_matches_reference_and_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int sk = KG_ATTN_V_HOPPER_PERSIST_SK, def = KG_ATTN_V_HOPPER_PERSIST;
+    const acase refs[4] = {{KG_BF16, 2, 16, 16, 1024, 2100, 64, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
+                           {KG_BF16, 3, 12, 4, 1024, 200, 32, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 16, 16, 1000, 100, 64, 0, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, sk);
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), sk, "case %d: the variant did not take", i);
+    }
+    const int shapes[4][7] = {
+        /* B Hq Hkv Sq Sk D */
+        {4, 16, 16, 1024, 1024, 64}, {2, 16, 4, 1000, 777, 32}, {3, 16, 16, 1024, 300, 64}, {2, 24, 8, 4096, 1500, 64},
+    };
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 0, MASK_NONE, 0, 0, 0.f};
+        const int vs[2] = {sk, sk};
+        /* queue on both; in turn against the queue; cp.async against bulk
+           tensor copies */
+        const int tma[2] = {i == 2 ? -1 : 0, 0}, want_tma[2] = {i == 2 ? 0 : 1, 1};
+        const int queue[2] = {i == 1 ? -1 : 1, 1}, want_queue[2] = {i == 1 ? 0 : 1, 1};
+        same_bits_queue(&c, vs, tma, want_tma, queue, want_queue);
+    }
+    /* no short block: the default's bits */
+    const acase c = {KG_BF16, 2, 16, 16, 1100, 900, 64, 0, MASK_NONE, 0, 0, 0.f};
+    const int vs[2] = {sk, def}, tma[2] = {0, 0}, want[2] = {1, 1};
+    same_bits(&c, vs, tma, want);
+    kg_test_force_attn_variant(ctx, -1);
+}
+
 /* The bulk tensor copies (TMA) of the Hopper prefill and the decode
    kernels against their cp.async copies: the same bytes in the same places,
    so the same bits, on every Hopper variant, head dim and unmasked kind
