@@ -296,6 +296,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if not c then return nil end
   local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
   local sh = c.sh == true or c.sh == kind
+  -- (ep, sk: true, or the one kind they apply to)
+  local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -306,11 +308,11 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
   -- (SK: the merge's scratch, nwg - 1 warpgroups' states of D / 2 + 4
   -- floats a thread, from a 16-byte boundary)
-  if c.sk then smem = smem + (c.nwg - 1) * 128 * (M.panel_dim(d) // 2 + 4) * 4 + 16 end
+  if sk then smem = smem + (c.nwg - 1) * 128 * (M.panel_dim(d) // 2 + 4) * 4 + 16 end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(c.ep or false),
-                 tostring(c.sk or false) }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
+                 tostring(sk) }
   local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
@@ -321,8 +323,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "", c.ep and ", epilogue under the next product" or "",
-                                 c.sk and ", dealt key tiles on short blocks" or "") }
+                                 sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
+                                 sk and ", dealt key tiles on short blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
