@@ -164,25 +164,32 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- (D 64 S 1k causal 226.7 / 271.2, D 128 S 1k causal, ping-pong 314.1 /
 -- 431.2, S 16k 3583.8 / 4966.3): the products under those uniform
 -- branches cost more than the work they save.
+-- Since session 21 the D 32 / 64 kernel also deals, not causal, the key
+-- tiles of a work tile whose real rows all lie in the first warpgroup's 64
+-- round the three warpgroups (sk; S 1k, 4k, 16k end on such a block), and
+-- at D 64, causal, runs each work tile's epilogue under the next tile's
+-- first Q K^T (ep; the same bits). H200, s21r1, us, in turn, best of 3,
+-- main's kernel / ep / sk: bf16 D 64 S 1k 326.2 / 324.2 / 317.8, causal
+-- 228.5 / 223.9, S 4k 1137.6 / 1139.1 / 1124.4, causal 615.1 / 593.9, S 16k
+-- 4331.0 / 4296.1 / 4269.2, causal 2315.5 / 2215.5; f16 D 64 S 1k 323.6 /
+-- 324.4 / 317.4, causal 236.8 / 232.8; bf16 D 32 S 4k 949.7 / 987.1 /
+-- 934.8 (ep slower there: not at D 32).
 M.sm90_persist_plain = {
-  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", sk = "none" },
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none" },
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Candidate "ep" (session 21, forced only): the D 32 / 64 kernel above with
--- each work tile's epilogue under the next tile's first Q K^T (EP in
--- attention_sm90.cuh).
+-- Forced only (session 21, for the same-process comparisons): "base", the
+-- D 32 / 64 kernel as before session 21; "ep", ep at both head dims and
+-- both kinds (D 32 causal not yet measured).
+M.sm90_persist_base = {
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+}
 M.sm90_persist_ep = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
-}
--- Candidate "sk" (session 21, forced only, not causal): the same kernel
--- with the key tiles of a work tile whose real rows are all in the first
--- warpgroup's 64 dealt round the three warpgroups and merged (SK).
-M.sm90_persist_sk = {
-  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sk = true },
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sk = true },
 }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
@@ -381,11 +388,11 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ep, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, epilogue under the next product (D 32, 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_SK", name = "Hopper persistent sk", prefix = "attn90k_", dtypes = sm90_dtypes,
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind == "none" and plan_sm90(dt, d, kind, M.sm90_persist_sk, false, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, dealt key tiles on short blocks (D 32, 64)" },
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -1369,7 +1369,9 @@ Test(attention, persistent_matches_grid_bits)
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
     /* each persistent variant against its grid-mode twin (D 32: the plain
-       one only) */
+       one only; no shape below ends a non-causal D 32 / 64 head on a block
+       of 64 or fewer rows, where the plain one deals its key tiles round
+       its warpgroups: other bits, persistent_sk_matches_reference_and_bits) */
     const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
               gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
     for (int x = 0; x < 4; x++) {
@@ -1433,14 +1435,16 @@ Test(attention, persistent_queue_matches_turns_bits)
    blocks cross from tile to tile), causal and not, GQA, a [B,S,H,D] view,
    lengths not a multiple of the tiles, more keys than queries and (causal)
    more queries than keys, leading tiles without keys; bit for bit against
-   the default persistent kernel (the same arithmetic in the same order),
+   the persistent kernel as before session 21 ("Hopper persistent base":
+   the same arithmetic in the same order; the default takes ep at D 64
+   causal, so persistent_matches_grid_bits covers it there too),
    output and lse, with the work queue and in turn, with bulk tensor copies
    and cp.async; and bitwise the same from run to run. */
 Test(attention, persistent_ep_matches_reference_and_default_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int ep = KG_ATTN_V_HOPPER_PERSIST_EP, def = KG_ATTN_V_HOPPER_PERSIST;
+    const int ep = KG_ATTN_V_HOPPER_PERSIST_EP, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
     const acase refs[4] = {{KG_BF16, 2, 16, 16, 1500, 1500, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 4, 1500, 1501, 64, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
@@ -1476,21 +1480,22 @@ Test(attention, persistent_ep_matches_reference_and_default_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* Candidate "Hopper persistent sk" (D 32 / 64, not causal: the key tiles
-   of a work tile whose real rows all lie in the first warpgroup's 64 dealt
-   round the three warpgroups, their softmax states merged): against the
+/* The default persistent kernel at D 32 / 64, not causal, since session 21
+   (sk: the key tiles of a work tile whose real rows all lie in the first
+   warpgroup's 64 dealt round the three warpgroups, their softmax states
+   merged), taken by the runtime and forced: against the
    float64 reference where the last query block has 64 or fewer real rows
    (S 1024: 64; 1000: 40), more work tiles than an H200 has
    multiprocessors, GQA, a [B,S,H,D] view, key counts that leave a
    warpgroup one tile or none (200, 100 keys) or end inside a tile; bitwise
    from run to run, with the work queue and in turn, with bulk tensor copies
    and cp.async; and where no block is that short (1100 rows), bit for bit
-   the default persistent kernel. */
+   the kernel as before ("Hopper persistent base"). */
 Test(attention, persistent_sk_matches_reference_and_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    const int sk = KG_ATTN_V_HOPPER_PERSIST_SK, def = KG_ATTN_V_HOPPER_PERSIST;
+    const int sk = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
     const acase refs[4] = {{KG_BF16, 2, 16, 16, 1024, 2100, 64, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1024, 200, 32, 0, MASK_NONE, 0, 0, 0.f},
@@ -1498,9 +1503,10 @@ Test(attention, persistent_sk_matches_reference_and_bits)
     for (int i = 0; i < 4; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kg_test_force_attn_variant(ctx, sk);
+        kg_test_force_attn_variant(ctx, i % 2 ? sk : -1); /* the runtime's choice, or forced */
         run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), sk, "case %d: the variant did not take", i);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), sk, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
     }
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk D */
