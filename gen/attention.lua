@@ -182,7 +182,8 @@ M.sm90_persist_plain = {
 }
 -- Forced only (session 21, for the same-process comparisons): "base", the
 -- D 32 / 64 kernel as before session 21; "ep", ep at both head dims and
--- both kinds (D 32 causal not yet measured).
+-- both kinds (D 32 causal not yet measured), and on the two-warpgroup
+-- D 96 / 128 kernels.
 M.sm90_persist_base = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
@@ -190,6 +191,8 @@ M.sm90_persist_base = {
 M.sm90_persist_ep = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
+  [96] = { nwg = 2, bn = 128, ep = true },
+  [128] = { nwg = 2, bn = 128, ep = true },
 }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
@@ -387,7 +390,7 @@ local variants = {
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ep, false, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, epilogue under the next product (D 32, 64)" },
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, epilogue under the next product (D 32-128)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
