@@ -166,33 +166,33 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- branches cost more than the work they save.
 -- Since session 21 the D 32 / 64 kernel also deals, not causal, the key
 -- tiles of a work tile whose real rows all lie in the first warpgroup's 64
--- round the three warpgroups (sk; S 1k, 4k, 16k end on such a block), and
--- at D 64, causal, runs each work tile's epilogue under the next tile's
--- first Q K^T (ep; the same bits). H200, s21r1, us, in turn, best of 3,
--- main's kernel / ep / sk: bf16 D 64 S 1k 326.2 / 324.2 / 317.8, causal
--- 228.5 / 223.9, S 4k 1137.6 / 1139.1 / 1124.4, causal 615.1 / 593.9, S 16k
+-- round the three warpgroups (sk; S 1k, 4k, 16k end on such a block), and,
+-- causal, runs each work tile's epilogue under the next tile's first Q K^T
+-- (ep; the same bits). H200, us, in turn, best of 3, s21r1: main's kernel
+-- / ep / sk forced: bf16 D 64 S 1k 326.2 / 324.2 / 317.8, causal 228.5 /
+-- 223.9, S 4k 1137.6 / 1139.1 / 1124.4, causal 615.1 / 593.9, S 16k
 -- 4331.0 / 4296.1 / 4269.2, causal 2315.5 / 2215.5; f16 D 64 S 1k 323.6 /
 -- 324.4 / 317.4, causal 236.8 / 232.8; bf16 D 32 S 4k 949.7 / 987.1 /
--- 934.8 (ep slower there: not at D 32).
+-- 934.8 (ep not where not causal). s21r2, the new default (sk, ep at D 64
+-- causal) / ep everywhere / main's kernel ("Hopper persistent base"): bf16
+-- D 64 S 1k 319.4 / 326.0 / 326.9, causal 223.4 / 227.1 / 233.4, S 4k
+-- 1097.2 / 1134.6 / 1138.2, causal 599.3 / 598.3 / 616.1, S 16k 4202.6 /
+-- 4255.0 / 4284.4, causal 2195.8 / 2205.5 / 2291.7; f16 D 64 S 1k 320.9 /
+-- 328.0 / 333.7, causal 229.6 / 229.9 / 239.6; bf16 D 32 S 4k 937.3 /
+-- 986.9 / 951.2, causal 534.0 / 525.2 / 534.3 (so ep at D 32 causal too).
+-- Dropped: ep on the two-warpgroup D 128 persistent kernel (s21r2, default
+-- / ep: bf16 D 128 S 1k 452.8 / 511.4, causal 309.8 / 317.8).
 M.sm90_persist_plain = {
-  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", sk = "none" },
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none" },
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
 }
--- Forced only (session 21, for the same-process comparisons): "base", the
--- D 32 / 64 kernel as before session 21; "ep", ep at both head dims and
--- both kinds (D 32 causal not yet measured), and on the two-warpgroup
--- D 96 / 128 kernels.
+-- Forced only (session 21): "base", the D 32 / 64 kernel as before session
+-- 21, the same-process twin for comparisons and the bits tests.
 M.sm90_persist_base = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
-}
-M.sm90_persist_ep = {
-  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = true },
-  [96] = { nwg = 2, bn = 128, ep = true },
-  [128] = { nwg = 2, bn = 128, ep = true },
 }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
@@ -386,11 +386,6 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_EP", name = "Hopper persistent ep", prefix = "attn90e_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ep, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent, epilogue under the next product (D 32-128)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
