@@ -181,12 +181,14 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
- * EP (persistent, not ping-pong, candidate "ep"): a work tile's last
+ * EP (persistent, not ping-pong; the D 32 / 64 default when causal since
+ * session 21, gen/attention.lua has the figures): a work tile's last
  * O += P V and the next tile's first S = Q K^T are issued back to back,
  * and the tile's epilogue (normalize, stage, store) runs while that S is
  * on the tensor cores; the same arithmetic in the same order as one tile
  * after the other (bitwise the same results).
- * SK (persistent, not causal, three consumer warpgroups, candidate "sk"):
+ * SK (persistent, not causal, three consumer warpgroups; the D 32 / 64
+ * default when not causal since session 21):
  * a work tile whose real query rows all lie in the first warpgroup's 64
  * (the last block of a length of 64 past a multiple of 192, as S 1k, 4k,
  * 16k) has its key tiles dealt round the three warpgroups (tile j to
