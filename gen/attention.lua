@@ -180,6 +180,11 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- 4255.0 / 4284.4, causal 2195.8 / 2205.5 / 2291.7; f16 D 64 S 1k 320.9 /
 -- 328.0 / 333.7, causal 229.6 / 229.9 / 239.6; bf16 D 32 S 4k 937.3 /
 -- 986.9 / 951.2, causal 534.0 / 525.2 / 534.3 (so ep at D 32 causal too).
+-- s21r3, this default / base: bf16 D 64 S 1k 316.7 / 323.3, causal 221.5 /
+-- 227.0, S 4k 1120.4 / 1147.3, causal 588.7 / 618.2, S 16k 4233.1 /
+-- 4302.5, causal 2234.4 / 2302.2; f16 S 1k causal 233.6 / 243.7; D 32 S 4k
+-- 936.9 / 951.7, causal 528.2 / 536.4; GQA Hq 32 Hkv 8 S 4k causal 587.7 /
+-- 635.4.
 -- Dropped: ep on the two-warpgroup D 128 persistent kernel (s21r2, default
 -- / ep: bf16 D 128 S 1k 452.8 / 511.4, causal 309.8 / 317.8).
 M.sm90_persist_plain = {
