@@ -372,6 +372,8 @@ int main(void)
     cases[nc++] = (bcase){KG_F32, 2, 16, 16, 4096, 4096, 256, 1};
     /* every head dim; GQA prefill; long */
     cases[nc++] = (bcase){KG_BF16, 8, 16, 16, 4096, 4096, 32, 0};
+    cases[nc++] = (bcase){KG_BF16, 8, 16, 16, 4096, 4096, 32, 1};
+    cases[nc++] = (bcase){KG_BF16, 4, 32, 8, 4096, 4096, 64, 1};
     cases[nc++] = (bcase){KG_BF16, 4, 16, 16, 4096, 4096, 96, 0};
     cases[nc++] = (bcase){KG_BF16, 2, 16, 16, 4096, 4096, 256, 1};
     cases[nc++] = (bcase){KG_BF16, 4, 32, 8, 4096, 4096, 128, 1};

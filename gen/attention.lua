@@ -164,11 +164,40 @@ M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [
 -- (D 64 S 1k causal 226.7 / 271.2, D 128 S 1k causal, ping-pong 314.1 /
 -- 431.2, S 16k 3583.8 / 4966.3): the products under those uniform
 -- branches cost more than the work they save.
+-- Since session 21 the D 32 / 64 kernel also deals, not causal, the key
+-- tiles of a work tile whose real rows all lie in the first warpgroup's 64
+-- round the three warpgroups (sk; S 1k, 4k, 16k end on such a block), and,
+-- causal, runs each work tile's epilogue under the next tile's first Q K^T
+-- (ep; the same bits). H200, us, in turn, best of 3, s21r1: main's kernel
+-- / ep / sk forced: bf16 D 64 S 1k 326.2 / 324.2 / 317.8, causal 228.5 /
+-- 223.9, S 4k 1137.6 / 1139.1 / 1124.4, causal 615.1 / 593.9, S 16k
+-- 4331.0 / 4296.1 / 4269.2, causal 2315.5 / 2215.5; f16 D 64 S 1k 323.6 /
+-- 324.4 / 317.4, causal 236.8 / 232.8; bf16 D 32 S 4k 949.7 / 987.1 /
+-- 934.8 (ep not where not causal). s21r2, the new default (sk, ep at D 64
+-- causal) / ep everywhere / main's kernel ("Hopper persistent base"): bf16
+-- D 64 S 1k 319.4 / 326.0 / 326.9, causal 223.4 / 227.1 / 233.4, S 4k
+-- 1097.2 / 1134.6 / 1138.2, causal 599.3 / 598.3 / 616.1, S 16k 4202.6 /
+-- 4255.0 / 4284.4, causal 2195.8 / 2205.5 / 2291.7; f16 D 64 S 1k 320.9 /
+-- 328.0 / 333.7, causal 229.6 / 229.9 / 239.6; bf16 D 32 S 4k 937.3 /
+-- 986.9 / 951.2, causal 534.0 / 525.2 / 534.3 (so ep at D 32 causal too).
+-- s21r3, this default / base: bf16 D 64 S 1k 316.7 / 323.3, causal 221.5 /
+-- 227.0, S 4k 1120.4 / 1147.3, causal 588.7 / 618.2, S 16k 4233.1 /
+-- 4302.5, causal 2234.4 / 2302.2; f16 S 1k causal 233.6 / 243.7; D 32 S 4k
+-- 936.9 / 951.7, causal 528.2 / 536.4; GQA Hq 32 Hkv 8 S 4k causal 587.7 /
+-- 635.4.
+-- Dropped: ep on the two-warpgroup D 128 persistent kernel (s21r2, default
+-- / ep: bf16 D 128 S 1k 452.8 / 511.4, causal 309.8 / 317.8).
 M.sm90_persist_plain = {
-  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none" },
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none" },
   [96] = M.sm90_persist[96],
   [128] = M.sm90_persist[128],
+}
+-- Forced only (session 21): "base", the D 32 / 64 kernel as before session
+-- 21, the same-process twin for comparisons and the bits tests.
+M.sm90_persist_base = {
+  [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
 }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
@@ -282,6 +311,8 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   if not c then return nil end
   local nf, bm, ks = c.nf, c.nwg * 64, c.ks or 2
   local sh = c.sh == true or c.sh == kind
+  -- (ep, sk: true, or the one kind they apply to)
+  local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -290,20 +321,25 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local smem = (bm + 2 * ks * c.bn) * M.panel_dim(d) * 2 + 32 * ks + 1024
   -- (PC: each Q stage's work tile word is four words)
   if persist then smem = smem + 2 * bm * M.panel_dim(d) * 2 + 48 + (c.pc and 32 or 8) end
+  -- (SK: the merge's scratch, nwg - 1 warpgroups' states of D / 2 + 4
+  -- floats a thread, from a 16-byte boundary)
+  if sk then smem = smem + (c.nwg - 1) * 128 * (M.panel_dim(d) // 2 + 4) * 4 + 16 end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
-                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false" }
+                 tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
+                 tostring(sk) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
-                                 sh and ", shifted blocks" or "") }
+                                 sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
+                                 sk and ", dealt key tiles on short blocks" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -355,6 +391,11 @@ local variants = {
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

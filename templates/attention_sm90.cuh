@@ -181,9 +181,25 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * with fewer real rows is the first, which sees the fewest keys under the
  * causal rule (its rows before the sequence start are zero-filled and never
  * stored).
+ * EP (persistent, not ping-pong; the D 32 / 64 default when causal since
+ * session 21, gen/attention.lua has the figures): a work tile's last
+ * O += P V and the next tile's first S = Q K^T are issued back to back,
+ * and the tile's epilogue (normalize, stage, store) runs while that S is
+ * on the tensor cores; the same arithmetic in the same order as one tile
+ * after the other (bitwise the same results).
+ * SK (persistent, not causal, three consumer warpgroups; the D 32 / 64
+ * default when not causal since session 21):
+ * a work tile whose real query rows all lie in the first warpgroup's 64
+ * (the last block of a length of 64 past a multiple of 192, as S 1k, 4k,
+ * 16k) has its key tiles dealt round the three warpgroups (tile j to
+ * warpgroup j % 3), each over those 64 rows, the three partial softmax
+ * states merged through shared memory in warpgroup order by the first
+ * one: that tile takes a third of the key steps instead of every
+ * warpgroup multiplying all keys for 128 padding rows. Other bits than the
+ * default on those rows (another summation order), still reproducible.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
-          int KS = 2, bool WS = false, bool PC = false, bool SH = false>
+          int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -201,6 +217,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!NF || PERSIST, "the fence-free consumers are persistent (grid mode loads Q by cp.async)");
     static_assert(!(WS || PC || SH) || PERSIST, "warp stores and published coordinates: persistent only (grid mode "
                                           "stages the output in Q's tile)");
+    static_assert(!EP || (PERSIST && !PP), "the epilogue under the next tile's first product: persistent, no turns");
+    static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
+                  "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -754,6 +773,110 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             fold = KG_ATTN_FOLD && !PP && KIND != KG_ATTN_MASK && p.scale_log2 > 0.f;
             dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
 
+            if constexpr (SK) {
+                if (p.sq - m0 <= 64) {
+                    /* every real row in warpgroup 0's 64: key tile j to
+                       warpgroup j % 3, each over warpgroup 0's Q rows; a
+                       tile another warpgroup takes is waited for and
+                       released at once (the rings' phases stay in step) */
+                    const int wr0 = wq * 16;
+                    const uint64_t dq0 = sw128_desc((x & 1) ? aQ1 : aQ, 16, 1024);
+                    auto skip = [&](int j) {
+                        const int xk = it0 + j, st = stg(xk);
+                        mbar_wait(full_k(st), par(xk));
+                        release(empty_k(st));
+                        mbar_wait(full_v(st), par(xk));
+                        release(empty_v(st));
+                    };
+                    const int first = wgi < ntiles ? wgi : ntiles;
+                    for (int j = 0; j < first; j++)
+                        skip(j);
+                    int last = -1; /* this warpgroup's last key tile */
+                    if (first < ntiles) {
+                        /* its first tile: first_s()'s steps at key tile `first` */
+                        float alpha[2], rs[2];
+                        const int sk_ = stg(it0 + first);
+                        mbar_wait(full_k(sk_), par(it0 + first));
+                        landed();
+                        wg_fence();
+                        issue_s(s, sk_, dq0);
+                        wg_wait<0>();
+                        release(empty_k(sk_));
+                        softmax(s, mx, mrow, first, m0, wr0, alpha, rs);
+                        l[0] = rs[0], l[1] = rs[1];
+                        pack_p(pa, s);
+                        last = first;
+                        /* the next ones: mainloop()'s steps, the other
+                           warpgroups' tiles between passed */
+                        for (int j = first + NWG; j < ntiles; j += NWG) {
+                            for (int u = j - NWG + 1; u < j; u++)
+                                skip(u);
+                            const int xk = it0 + j, sk2 = stg(xk), sv = stg(it0 + j - NWG);
+                            mbar_wait(full_k(sk2), par(xk));
+                            mbar_wait(full_v(sv), par(it0 + j - NWG));
+                            landed();
+                            wg_fence();
+                            issue_s(s, sk2, dq0);
+                            issue_pv(o, pa, sv);
+                            wg_wait<1>();
+                            release(empty_k(sk2));
+                            softmax(s, mx, mrow, j, m0, wr0, alpha, rs);
+                            wg_wait<0>();
+                            release(empty_v(sv));
+#pragma unroll
+                            for (int i = 0; i < 2; i++)
+                                l[i] = l[i] * alpha[i] + rs[i];
+                            rescale_o(o, alpha);
+                            pack_p(pa, s);
+                            last = j;
+                        }
+                        release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
+                        last_pv(o, pa, it0 + last + 1);
+                        for (int j = last + 1; j < ntiles; j++)
+                            skip(j);
+                    } else {
+                        release(empty_qs(x & 1));
+                    }
+                    /* warpgroups 1, 2 hand their state to 0 (per thread,
+                       element-major: conflict-free), which merges them in
+                       order and stores the rows */
+                    constexpr int SE = DP / 2 + 4;
+                    float *scr = (float *)(smem + (((bars + 32 * KS + 48 + 8 * SW + 15) & ~15u) - raw));
+                    const int ti = tid & 127;
+                    if (wgi > 0) {
+                        float *w = scr + (wgi - 1) * SE * 128 + ti;
+#pragma unroll
+                        for (int k = 0; k < DP / 2; k++)
+                            w[k * 128] = o[k];
+                        w[(DP / 2) * 128] = mx[0], w[(DP / 2 + 1) * 128] = mx[1];
+                        w[(DP / 2 + 2) * 128] = l[0], w[(DP / 2 + 3) * 128] = l[1];
+                    }
+                    asm volatile("bar.sync 8, %0;\n" ::"n"(NWG * 128) : "memory");
+                    if (wgi == 0) {
+#pragma unroll 1
+                        for (int u = 1; u < NWG; u++) {
+                            const float *w = scr + (u - 1) * SE * 128 + ti;
+                            float a[2], c[2];
+#pragma unroll
+                            for (int i = 0; i < 2; i++) {
+                                const float mw = w[(DP / 2 + i) * 128], mn = fmaxf(mx[i], mw);
+                                const float use = mn == -CUDART_INF_F ? 0.f : mn;
+                                a[i] = ex2(mx[i] - use);
+                                c[i] = ex2(mw - use);
+                                l[i] = l[i] * a[i] + w[(DP / 2 + 2 + i) * 128] * c[i];
+                                mx[i] = mn;
+                            }
+#pragma unroll
+                            for (int k = 0; k < DP / 2; k++)
+                                o[k] = o[k] * a[(k >> 1) & 1] + w[k * 128] * c[(k >> 1) & 1];
+                        }
+                        stage_out(o, m0, wr0, h, b, mx, l);
+                        store_out(m0, h, b);
+                    }
+                    asm volatile("bar.sync 8, %0;\n" ::"n"(NWG * 128) : "memory"); /* the scratch free again */
+                    return ntiles;
+                }
+            }
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (ntiles > 0) {
@@ -801,7 +924,95 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 coords(tile, mb, h, b);
             }
         };
-        if constexpr (PERSIST && !XT) {
+        if constexpr (PERSIST && EP) {
+            static_assert(!XT, "EP: its own pipeline across work tiles");
+            static_assert(KIND != KG_ATTN_MASK, "no persistent mask kernels");
+            /* consume()'s steps with one change at each boundary between
+               work tiles that both have key tiles: the last P V of this
+               tile and the first Q K^T of the next are issued together
+               (P V first: it is waited for first), and this tile's
+               epilogue runs while the next tile's S is on the tensor
+               cores; then that S's softmax as first_s() does it. */
+            const int wr = wgi * 64 + wq * 16;
+            float o[DP / 2], s[BN / 2];
+            uint32_t pa[BN / 16][4];
+            float mx[2], l[2];
+            const float *nomask[2] = {nullptr, nullptr};
+            const uint64_t dq0 = sw128_desc(aQ + wgi * 64 * 128, 16, 1024),
+                           dq1 = sw128_desc(aQ1 + wgi * 64 * 128, 16, 1024);
+            auto dq_of = [&](int x) { return (x & 1) ? dq1 : dq0; };
+            dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
+            fold = KG_ATTN_FOLD && p.scale_log2 > 0.f; /* (no mask kernels, no turns) */
+            /* a tile's first S and softmax, nothing of this warpgroup's in
+               flight (consume()'s start) */
+            auto begin = [&](int m0, int ntiles, int it0, int x) {
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    mx[i] = -CUDART_INF_F, l[i] = 0.f;
+                zero_o(o);
+                if (ntiles > 0)
+                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
+                else
+                    release(empty_qs(x & 1));
+            };
+            int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
+            if (tile < p.units) {
+                coords_of(0, tile, mb, h, b);
+                m0 = mb_row(mb);
+                nt = key_tiles(p, causal, m0, BM, BN);
+                mbar_wait(full_qs(0), 0);
+                landed();
+                begin(m0, nt, 0, 0);
+            }
+            while (tile < p.units) {
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
+                if (nt > 0)
+                    release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
+                const int nx = tile_of(tc + 1), it1 = it0 + nt;
+                int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
+                if (nx < p.units) {
+                    coords_of(tc + 1, nx, mb2, h2, b2);
+                    m2 = mb_row(mb2);
+                    nt2 = key_tiles(p, causal, m2, BM, BN);
+                }
+                if (nt > 0 && nt2 > 0) {
+                    const int sv = stg(it1 - 1), sk2 = stg(it1);
+                    mbar_wait(full_v(sv), par(it1 - 1));
+                    landed();
+                    wg_fence();
+                    issue_pv(o, pa, sv);
+                    mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
+                    mbar_wait(full_k(sk2), par(it1));
+                    landed();
+                    wg_fence();
+                    issue_s(s, sk2, dq_of(tc + 1));
+                    wg_wait<1>(); /* O is final for this tile; the next S still runs */
+                    release(empty_v(sv));
+                    stage_out(o, m0, wr, h, b, mx, l);
+                    store_out(m0, h, b);
+                    wg_wait<0>();
+                    release(empty_k(sk2));
+                    float alpha[2], rs[2];
+                    mx[0] = mx[1] = -CUDART_INF_F;
+                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
+                    zero_o(o);
+                    l[0] = rs[0], l[1] = rs[1];
+                    pack_p(pa, s);
+                } else {
+                    if (nt > 0)
+                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
+                    stage_out(o, m0, wr, h, b, mx, l);
+                    store_out(m0, h, b);
+                    if (nx < p.units) {
+                        mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
+                        landed();
+                        begin(m2, nt2, it1, tc + 1);
+                    }
+                }
+                it0 = it1, tc++, tile = nx;
+                mb = mb2, h = h2, b = b2, m0 = m2, nt = nt2;
+            }
+        } else if constexpr (PERSIST && !XT) {
             int it0 = 0;
             for (int tc = 0;; tc++) {
                 const int tile = tile_of(tc);

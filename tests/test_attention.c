@@ -1369,7 +1369,9 @@ Test(attention, persistent_matches_grid_bits)
     const acase refs[2] = {{KG_BF16, 2, 16, 16, 520, 520, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 3, 700, 300, 96, 1, MASK_NONE, 0, 0, 0.f}};
     /* each persistent variant against its grid-mode twin (D 32: the plain
-       one only) */
+       one only; no shape below ends a non-causal D 32 / 64 head on a block
+       of 64 or fewer rows, where the plain one deals its key tiles round
+       its warpgroups: other bits, persistent_sk_matches_reference_and_bits) */
     const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
               gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
     for (int x = 0; x < 4; x++) {
@@ -1424,6 +1426,108 @@ Test(attention, persistent_queue_matches_turns_bits)
                           wq[2] = {1, 0};
                 same_bits_queue(&c, vs, tma, want, queue, wq);
             }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+/* The default persistent kernel at D 32 / 64, causal, since session 21
+   (ep: each work tile's epilogue under the next tile's first Q K^T), taken
+   by the runtime and forced: against the float64 reference on shapes of
+   more work tiles than an H200 has multiprocessors (so that blocks cross
+   from tile to tile), GQA, a [B,S,H,D] view, lengths not a multiple of the
+   tiles, more keys than queries and more queries than keys (leading tiles
+   without keys); bit for bit against the kernel as before ("Hopper
+   persistent base": the same arithmetic in the same order), output and
+   lse, with the work queue and in turn, with bulk tensor copies and
+   cp.async; and bitwise the same from run to run. */
+Test(attention, persistent_ep_matches_reference_and_base_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int ep = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
+    const acase refs[4] = {{KG_BF16, 2, 16, 16, 1500, 1500, 64, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
+                           {KG_BF16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, i % 2 ? ep : -1); /* forced, or the runtime's choice */
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), ep, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+    }
+    const int shapes[6][6] = {
+        /* B Hq Hkv Sq Sk D */
+        {4, 16, 16, 1024, 1024, 64}, {2, 32, 8, 1000, 1000, 64}, {3, 16, 4, 1100, 900, 32},
+        {2, 24, 24, 2000, 700, 64},  {2, 16, 16, 777, 1301, 32}, {1, 16, 2, 4100, 4100, 64},
+    };
+    for (int i = 0; i < 6; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 1, MASK_NONE, 0, 0, 0.f};
+        /* queue on both; in turn (queue off) against the queue; cp.async
+           against bulk tensor copies */
+        const int vs[2] = {ep, def};
+        const int tma[2] = {i == 2 || i == 5 ? -1 : 0, 0}, want_tma[2] = {i == 2 || i == 5 ? 0 : 1, 1};
+        const int queue[2] = {i % 3 == 1 ? -1 : 1, 1}, want_queue[2] = {i % 3 == 1 ? 0 : 1, 1};
+        same_bits_queue(&c, vs, tma, want_tma, queue, want_queue);
+    }
+    /* run to run */
+    const acase c = {KG_BF16, 4, 16, 16, 1024, 1024, 64, 1, MASK_NONE, 0, 0, 0.f};
+    const int vs[2] = {ep, ep}, tma[2] = {0, 0}, want[2] = {1, 1};
+    same_bits(&c, vs, tma, want);
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+/* The default persistent kernel at D 32 / 64, not causal, since session 21
+   (sk: the key tiles of a work tile whose real rows all lie in the first
+   warpgroup's 64 dealt round the three warpgroups, their softmax states
+   merged), taken by the runtime and forced: against the
+   float64 reference where the last query block has 64 or fewer real rows
+   (S 1024: 64; 1000: 40), more work tiles than an H200 has
+   multiprocessors, GQA, a [B,S,H,D] view, key counts that leave a
+   warpgroup one tile or none (200, 100 keys) or end inside a tile; bitwise
+   from run to run, with the work queue and in turn, with bulk tensor copies
+   and cp.async; and where no block is that short (1100 rows), bit for bit
+   the kernel as before ("Hopper persistent base"). */
+Test(attention, persistent_sk_matches_reference_and_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int sk = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
+    const acase refs[4] = {{KG_BF16, 2, 16, 16, 1024, 2100, 64, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
+                           {KG_BF16, 3, 12, 4, 1024, 200, 32, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 16, 16, 1000, 100, 64, 0, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, i % 2 ? sk : -1); /* the runtime's choice, or forced */
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), sk, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+    }
+    const int shapes[4][7] = {
+        /* B Hq Hkv Sq Sk D */
+        {4, 16, 16, 1024, 1024, 64}, {2, 16, 4, 1000, 777, 32}, {3, 16, 16, 1024, 300, 64}, {2, 24, 8, 4096, 1500, 64},
+    };
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 0, MASK_NONE, 0, 0, 0.f};
+        const int vs[2] = {sk, sk};
+        /* queue on both; in turn against the queue; cp.async against bulk
+           tensor copies */
+        const int tma[2] = {i == 2 ? -1 : 0, 0}, want_tma[2] = {i == 2 ? 0 : 1, 1};
+        const int queue[2] = {i == 1 ? -1 : 1, 1}, want_queue[2] = {i == 1 ? 0 : 1, 1};
+        same_bits_queue(&c, vs, tma, want_tma, queue, want_queue);
+    }
+    /* no short block: the default's bits */
+    const acase c = {KG_BF16, 2, 16, 16, 1100, 900, 64, 0, MASK_NONE, 0, 0, 0.f};
+    const int vs[2] = {sk, def}, tma[2] = {0, 0}, want[2] = {1, 1};
+    same_bits(&c, vs, tma, want);
     kg_test_force_attn_variant(ctx, -1);
 }
 
