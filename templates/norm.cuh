@@ -517,6 +517,37 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT 
     }
 }
 
+/* kg_nchunk_stat's lse statistics of a row held whole by its group, each
+   exp(x - shift) also handed to keep(k, e, value) for the apply to reuse
+   (LEAN's softmax: f32 / f64 in place of x, the 2-byte types' EXPS in
+   f32). FTZ as kg_nchunk_stat's: the maximum by packed pairs, the exps by
+   kg_nexp_sum. The same operations in the same order as kg_nchunk_stat,
+   so the same bits (gpu/lean2_matches_lean4_bits). */
+template <class Op, int V, int NX, bool FTZ, class VT, class OK, class K>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nlse_kept(const VT (&x)[NX], OK ok, int g, int64_t cnt,
+                                                                     K keep)
+{
+    typedef typename Op::acc_t AT;
+    const AT m = kg_ngroup(FTZ ? kg_nfold_max2<Op, V>(x, ok) : kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f());
+    const AT sh = kg_nshift(m); /* NaN: the sum below is NaN */
+    AT s = 0;
+#pragma unroll
+    for (int k = 0; k < NX; k++)
+        if (ok(k))
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const AT v = kg_nld<Op>(x[k], e) - sh;
+                const AT ex = FTZ ? kg_nexp_sum(v) : kg_nexp(v);
+                keep(k, e, ex);
+                s = s + ex;
+            }
+    kg_nstat<AT> cs;
+    cs.n = (AT)cnt;
+    cs.a = m;
+    cs.c = kg_ngroup(s, g, kg_nsum_f());
+    return cs;
+}
+
 /*
  * LEAN moments (layer_norm): the row's count, mean and M2, exactly, by two
  * passes over the lane's registers and cheap sums. A group of <= 32 lanes:
@@ -966,40 +997,12 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
         (void)ex;
         kg_nrow<AT> rv;
         if constexpr (keep) {
-            const AT m = kg_ngroup(kg_nfold_max2<Op, V>(x, ok), g, kg_nmax_f());
-            const AT sh = kg_nshift(m);
-            AT s = 0;
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (ok(k))
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        ex[k][e] = kg_nexp_sum(kg_nld<Op>(x[k], e) - sh);
-                        s = s + ex[k][e];
-                    }
-            kg_nstat<AT> cs;
-            cs.n = (AT)A.n;
-            cs.a = m;
-            cs.c = kg_ngroup(s, g, kg_nsum_f());
-            rv = kg_nfinish<Op>(cs, A.n, A.eps);
+            rv = kg_nfinish<Op>(kg_nlse_kept<Op, V, NV, true>(x, ok, g, A.n, [&](int k, int e, AT v) { ex[k][e] = v; }),
+                                A.n, A.eps);
         } else if constexpr (reuse) {
-            const AT m = kg_ngroup(kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f()); /* NaN: s below is NaN */
-            const AT sh = kg_nshift(m);
-            AT s = 0;
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (ok(k))
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const AT ex = kg_nexp(kg_nld<Op>(x[k], e) - sh);
-                        x[k].v[e] = Op::st(ex);
-                        s += ex;
-                    }
-            kg_nstat<AT> cs;
-            cs.n = (AT)A.n;
-            cs.a = m;
-            cs.c = kg_ngroup(s, g, kg_nsum_f());
-            rv = kg_nfinish<Op>(cs, A.n, A.eps);
+            rv = kg_nfinish<Op>(
+                kg_nlse_kept<Op, V, NV, false>(x, ok, g, A.n, [&](int k, int e, AT v) { x[k].v[e] = Op::st(v); }),
+                A.n, A.eps);
         } else if constexpr (sizeof(T) == 2) {
             /* the 2-byte types: statistics of an opaque copy, so the
                unpacked values die with the pass (the row stays packed);
