@@ -1076,9 +1076,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                     plan->cls = KG_NORM_LEAN8P;
             }
             /* LEAN2: the 2-byte pairs in 32 registers under the tuning's lean2 (3, 4: LEAN2E, the softmax's
-               exps kept; elsewhere the table holds LEAN2) */
+               exps kept; elsewhere the table holds LEAN2; 5: LEAN2R for the rows of 32, two rows a group) */
             if (pair && es == 2 && l2 > 0 && (plan->cls == KG_NORM_LEAN4 || plan->cls == KG_NORM_LEAN4F))
-                plan->cls = l2 >= 3 ? KG_NORM_LEAN2E : KG_NORM_LEAN2;
+                plan->cls = l2 == 5 && nvec == 4 ? KG_NORM_LEAN2R : l2 >= 3 ? KG_NORM_LEAN2E : KG_NORM_LEAN2;
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -1108,7 +1108,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
-        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2E);
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2R);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     /* the 2-byte lse ops of 2 lanes a row: blocks of 128, a block a unit (below) */
     const int lean4f2 = plan->cls == KG_NORM_LEAN4F && g == 2 && !tu->threads && !tu->grid;
@@ -1143,7 +1143,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 plan->block /= 2;
         }
     }
-    const int64_t per_block = g > 32 ? 1 : plan->block / g;
+    /* (LEAN2R: two rows a group) */
+    const int64_t per_block = g > 32 ? 1 : (int64_t)(plan->block / g) * (plan->cls == KG_NORM_LEAN2R ? 2 : 1);
     const int64_t units = cdiv(rows, per_block);
     /* a block a unit (one row, or a block of short rows): the hardware
        hands the last units to whichever multiprocessors are free, where 32

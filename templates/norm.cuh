@@ -1091,6 +1091,91 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
 }
 
 /*
+ * LEAN2R (the 2-byte rows of 32 elements; a candidate behind the tuning's lean2 5): LEAN2 with two rows a lane
+ * group at once. The group loads both rows' vectors before either row's statistics, so a lane has twice LEAN2's
+ * bytes in flight (LEAN2 ran logsumexp bf16 [4194304,32] at 73.9% of copy, LEAN4F with half the lanes resident
+ * 64.0: the short rows are bound by the bytes in flight). Each row's statistics, apply and stores are LEAN2's
+ * 2-byte path (an opaque copy for the statistics, kg_nchunk_stat, kg_napply or the flushed exps of softmax),
+ * the same operations in the same order: LEAN2's bits. A block's unit is 2 x slots rows; the group's rows are
+ * slot and slots + slot of it, so each of a warp's loads stays contiguous. One outer dim at most, no residual.
+ */
+template <class Op, int V, int NV, bool RES, int X = 0>
+__device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<T, V> VT;
+    static_assert(!RES && sizeof(T) == 2 && (X & ~(KG_NX_FTZ | KG_NX_OADDR)) == 0, "LEAN2R: LEAN2's 2-byte path");
+    constexpr bool FTZ = (X & KG_NX_FTZ) != 0;
+    const kg_nlanes L = kg_nlanes_of(A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
+    const int nvec = (int)(A.n / V);
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
+    T *out = (T *)A.p[KG_NO_OUT];
+    const int64_t step = (int64_t)gridDim.x * slots * 2;
+    /* every group of a warp (of the block) walks the same bases: the reductions need all of its lanes */
+    for (int64_t base = (int64_t)blockIdx.x * slots * 2; base < A.rows; base += step) {
+        VT x[2][NV];
+        int64_t r[2];
+        bool act[2];
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int64_t row = base + (int64_t)j * slots + slot;
+            act[j] = row < A.rows;
+            r[j] = act[j] ? row : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < 2; j++)
+            kg_nload_row<Op, V, NV>(
+                x[j], in + r[j] * s_in, NULL, [&](int k) -> int { return (k * g + lane) * V; },
+                [&](int k) -> bool { return act[j] && k * g + lane < nvec; });
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            auto ok = [&](int k) -> bool { return act[j] && k * g + lane < nvec; };
+            VT xs[NV];
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                xs[k] = kg_nopaque(x[j][k]);
+            const kg_nrow<AT> rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV, FTZ>(xs, ok, g, A.n), A.n, A.eps);
+            if constexpr (Op::elementwise) {
+                T *orow = out + r[j] * s_out;
+                const T *wrow = wp, *brow = bp;
+                if constexpr ((X & KG_NX_OADDR) != 0) {
+                    asm volatile("" : "+l"(orow));
+                    asm volatile("" : "+l"(wrow));
+                    asm volatile("" : "+l"(brow));
+                }
+#pragma unroll
+                for (int k = 0; k < NV; k++)
+                    if (ok(k)) {
+                        const int e0 = (k * g + lane) * V;
+                        VT y;
+                        if constexpr (FTZ && Op::expm) {
+                            const VT xk = kg_nopaque(x[j][k]);
+#pragma unroll
+                            for (int e = 0; e < V; e++)
+                                y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv));
+                        } else {
+                            y = kg_napply<Op, V>(kg_nopaque(x[j][k]), rv, wrow ? wrow + e0 : NULL,
+                                                 brow ? brow + e0 : NULL);
+                        }
+                        if constexpr ((X & KG_NX_OADDR) != 0)
+                            *(VT *)(orow + e0) = y;
+                        else
+                            *(VT *)(out + r[j] * s_out + e0) = y;
+                    }
+            }
+            if constexpr (Op::nres > 0) {
+                if (act[j] && lane == 0)
+                    kg_nstore_results<Op>(A, r[j] * kg_nrow_stride(A, KG_NO_S0), r[j] * kg_nrow_stride(A, KG_NO_S1),
+                                          rv);
+            }
+        }
+    }
+}
+
+/*
  * LEANU: LEAN for contiguous rows that 16-byte vectors do not tile (a
  * length that is not a multiple of V, so most rows start inside a vector).
  * The group loads the aligned vectors that cover its row (the first and

@@ -298,6 +298,17 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
     cr_assert_eq(p.args.group, 4);
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2E);
+    kgi_norm_tuning.lean2 = 5; /* LEAN2R: the rows of 32 alone, two rows a group, 128 rows a block */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4099, 32, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 33);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     kgi_norm_tuning.lean2 = 2; /* rows of 64 and 128 too: 4 and 8 lanes */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 4);
@@ -1798,7 +1809,8 @@ Test(gpu, lean_rows_in_whole_warps)
    and 128), the tuning's pair 1 with LEAN4 / LEAN4F (lean2 -1: every op,
    the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
    lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
-   every op (lean2 2); every op and dtype, row counts that leave a block's
+   every op (lean2 2), LEAN2R of the 2-byte rows of 32 (lean2 5: two rows
+   a group, 128 rows a block); every op and dtype, row counts that leave a block's
    last rows empty (64 rows a block of 2 lanes, 32 of 4, 16 of 8), -inf /
    NaN / +inf, constant rows, huge magnitudes. Asserts the classes
    reached. */
@@ -1806,7 +1818,8 @@ Test(gpu, rows_of_32_in_pairs)
 {
     kg_context *ctx = kt_open_gpu();
     static const kg_norm_tuning tunings[] = {
-        {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2}};
+        {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2},
+        {.pair = 1, .lean2 = 5}};
     const int64_t rows[] = {1, 31, 63, 64, 65, 1000, 4099};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         kgi_norm_tuning = tunings[t];
@@ -1826,7 +1839,8 @@ Test(gpu, rows_of_32_in_pairs)
         if (t == 3)
             cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
         else /* the 2-byte rows of 2 lanes */
-            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : KG_NORM_LEAN2], 0, "tuning %zu", t);
+            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : t == 5 ? KG_NORM_LEAN2R : KG_NORM_LEAN2], 0,
+                         "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -2327,8 +2341,9 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
     kg_close(ctx);
 }
 
-/* LEAN2 and LEAN2E give the bits of LEAN4F / LEAN4 (the same lanes, the
-   same order of the statistics, the same exps), twice: bf16 and f16 rows
+/* LEAN2, LEAN2E and LEAN2R (two rows a group) give the bits of LEAN4F /
+   LEAN4 (the same lanes, the same order of the statistics, the same exps),
+   twice (LEAN2R: 128 rows a block, 4099 leaves the last one short): bf16 and f16 rows
    of 32 of every op (the tuning's pair 1: logsumexp and layer_norm too, no
    weight), [40000,32] and [4099,32]. */
 static void run_op(kg_context *ctx, kg_norm_op op, const kg_tensor *y, const kg_tensor *s0, const kg_tensor *x)
@@ -2365,8 +2380,9 @@ Test(gpu, lean2_matches_lean4_bits)
                 char what[80];
                 snprintf(what, sizeof what, "%s %s of [%lld,32]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
                          (long long)nrows[s]);
-                for (int k = 0; k < 4; k++) {
-                    kgi_norm_tuning = (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : 3};
+                for (int k = 0; k < 5; k++) {
+                    kgi_norm_tuning =
+                        (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : k == 4 ? 5 : 3};
                     kg_norm_plan p;
                     kg_norm_call call = {.op = (kg_norm_op)op,
                                          .in = &x,
@@ -2378,7 +2394,8 @@ Test(gpu, lean2_matches_lean4_bits)
                                          .k = 1,
                                          .eps = 1e-5};
                     KT_OK(ctx, kg_norm_plan_call(ctx, &call, 132, &p));
-                    const kg_norm_class want = k >= 2                                         ? KG_NORM_LEAN2E
+                    const kg_norm_class want = k == 4                                         ? KG_NORM_LEAN2R
+                                               : k >= 2                                       ? KG_NORM_LEAN2E
                                                : k == 1                                       ? KG_NORM_LEAN2
                                                : kg_norm_infos[op].stats == KG_NORM_STATS_LSE ? KG_NORM_LEAN4F
                                                                                               : KG_NORM_LEAN4;
@@ -2388,7 +2405,7 @@ Test(gpu, lean2_matches_lean4_bits)
                     kt_download(ctx, k ? b : a, dy, bytes);
                     if (k)
                         cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F", what,
-                                  k == 1 ? "LEAN2" : "LEAN2E");
+                                  k == 1 ? "LEAN2" : k == 4 ? "LEAN2R" : "LEAN2E");
                 }
             }
         }
