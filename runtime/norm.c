@@ -984,7 +984,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            LEAN2 / LEAN2E, not PACKED), blocks of 128, a block a unit (below); the 2-byte rows of 64 and 128
            elements likewise where lean2_rule (or the tuning's lean2 2 / 4) takes LEAN2 / LEAN2E, 4 / 8 lanes */
         const int l2 = tu->lean2 ? tu->lean2 : lean2_rule(c, nvec, es);
-        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) && (l2 == 2 || l2 == 4) && !c->res;
+        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) && (l2 == 2 || l2 == 4 || (l2 == 6 && nvec == 8)) &&
+                          !c->res;
         pair = short4 && (pair32(c, nvec, es) || wide2) && !tu->threads && !tu->grid && tu->variant >= 0;
         if (short4)
             lnv = 4; /* every op's rows of <= 32 vectors (r2, above) */
@@ -1076,9 +1077,12 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                     plan->cls = KG_NORM_LEAN8P;
             }
             /* LEAN2: the 2-byte pairs in 32 registers under the tuning's lean2 (3, 4: LEAN2E, the softmax's
-               exps kept; elsewhere the table holds LEAN2; 5: LEAN2R for the rows of 32, two rows a group) */
+               exps kept; elsewhere the table holds LEAN2; 5: LEAN2R for the rows of 32, two rows a group; 6:
+               LEAN2R for the rows of 32 and of 64, 4 lanes) */
             if (pair && es == 2 && l2 > 0 && (plan->cls == KG_NORM_LEAN4 || plan->cls == KG_NORM_LEAN4F))
-                plan->cls = l2 == 5 && nvec == 4 ? KG_NORM_LEAN2R : l2 >= 3 ? KG_NORM_LEAN2E : KG_NORM_LEAN2;
+                plan->cls = (l2 == 5 && nvec == 4) || (l2 == 6 && nvec <= 8) ? KG_NORM_LEAN2R
+                            : l2 == 3 || l2 == 4                                 ? KG_NORM_LEAN2E
+                                                                                 : KG_NORM_LEAN2;
             g = lg;
             nv = cdiv(nvec, g);
         }

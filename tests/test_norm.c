@@ -309,6 +309,15 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.grid, 32768);
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    kgi_norm_tuning.lean2 = 6; /* LEAN2R for the rows of 64 too: 4 lanes, 64 rows a block */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4F); /* not 128 */
     kgi_norm_tuning.lean2 = 2; /* rows of 64 and 128 too: 4 and 8 lanes */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 4);
@@ -1810,7 +1819,7 @@ Test(gpu, lean_rows_in_whole_warps)
    the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
    lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
    every op (lean2 2), LEAN2R of the 2-byte rows of 32 (lean2 5: two rows
-   a group, 128 rows a block); every op and dtype, row counts that leave a block's
+   a group, 128 rows a block) and of 32 and 64 (lean2 6); every op and dtype, row counts that leave a block's
    last rows empty (64 rows a block of 2 lanes, 32 of 4, 16 of 8), -inf /
    NaN / +inf, constant rows, huge magnitudes. Asserts the classes
    reached. */
@@ -1819,12 +1828,12 @@ Test(gpu, rows_of_32_in_pairs)
     kg_context *ctx = kt_open_gpu();
     static const kg_norm_tuning tunings[] = {
         {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2},
-        {.pair = 1, .lean2 = 5}};
+        {.pair = 1, .lean2 = 5}, {.lean2 = 6}};
     const int64_t rows[] = {1, 31, 63, 64, 65, 1000, 4099};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         kgi_norm_tuning = tunings[t];
         memset(classes_seen, 0, sizeof classes_seen);
-        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : 32); len *= 2) {
+        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : t == 6 ? 64 : 32); len *= 2) {
             for (int d = 0; d < 4; d++)
                 for (int i = 0; i < 7; i++)
                     every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows[i], 65), len), NULL, 1, 0);
@@ -1839,7 +1848,7 @@ Test(gpu, rows_of_32_in_pairs)
         if (t == 3)
             cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
         else /* the 2-byte rows of 2 lanes */
-            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : t == 5 ? KG_NORM_LEAN2R : KG_NORM_LEAN2], 0,
+            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : t >= 5 ? KG_NORM_LEAN2R : KG_NORM_LEAN2], 0,
                          "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
