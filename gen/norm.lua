@@ -37,11 +37,12 @@ local function variant(c, op, dt)
     return { nv = 2, x = x, bound = "128, 16" }
   end
   if c == "lean2r" then
-    -- LEAN2 with two rows a lane group at once (templates/norm.cuh's kg_norm_lean_r2), LEAN2's X bits, in 40
-    -- registers (ptxas spilled 12-44 bytes at 32), layer_norm in 48 (12 bytes spilled at 40)
+    -- LEAN2 with two rows a lane group at once (templates/norm.cuh's kg_norm_lean_r2: groups of 2 and 4 lanes as
+    -- constants), LEAN2's X bits, in 40 registers (ptxas spilled 12-44 bytes at 32), layer_norm in 56 (4-12
+    -- bytes spilled at 48)
     if dt.size ~= 2 then return nil end
     local x = op.stats == "lse" and NX.FTZ or op.name == "rms_norm" and NX.OADDR or 0
-    return { nv = 2, x = x, bound = op.name == "layer_norm" and "128, 10" or "128, 12", fn = "kg_norm_lean_r2" }
+    return { nv = 2, x = x, bound = op.name == "layer_norm" and "128, 9" or "128, 12", fn = "kg_norm_lean_r2" }
   end
   if c == "lean2e" then
     -- LEAN2 of the 2-byte softmax with the sum's exps kept in f32 for the apply (half the exps, the same bits), its

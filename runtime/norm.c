@@ -314,16 +314,25 @@ static int pair32(const kg_norm_call *c, int64_t nvec, size_t es)
    100.1, rms_norm 85.4 / 100.9, layer_norm 78.9 / 84.4, logsumexp 89.7 /
    71.0 (not taken); [2097152,128] softmax 96.4 / 95.1 / 99.5, rms_norm 95.9
    / 99.4; not taken: log_softmax 97.1 / 96.6, logsumexp 91.6 / 66.6,
-   layer_norm 90.6 / 82.3. */
+   layer_norm 90.6 / 82.3. LEAN2R (two rows a group; tuning lean2 5 / 6) for
+   logsumexp and layer_norm of 32, layer_norm and log_softmax of 64: s21r1,
+   bf16, same process, best of 3 in turn, % of copy, LEAN2 / LEAN2R (its
+   first form, the group not a constant): logsumexp [4194304,32] 52.7 / 60.7
+   (ncu: LEAN2 issue-bound, 88.7% SM throughput, 9.3% of cycles without an
+   eligible warp), layer_norm 62.1 / 67.9, [4194304,64] layer_norm 73.9 /
+   80.2, log_softmax 95.9 / 98.6 (a run at low clocks: s20r3 had LEAN2 at
+   73.9 / 84.4 / 81.0 / 99.7); lost: softmax 32 99.7 (LEAN2E) / 97.6,
+   log_softmax 32 99.8 / 97.4, rms_norm 32 99.2 / 96.8, 64 100.3 / 97.1,
+   softmax 64 100.8 / 99.0, logsumexp 64 87.1 (LEAN4F) / 75.0. */
 static int lean2_rule(const kg_norm_call *c, int64_t nvec, size_t es)
 {
     if (es != 2 || c->res)
         return 0;
-    const int sm = c->op == KG_NORM_SOFTMAX;
+    const int sm = c->op == KG_NORM_SOFTMAX, ln = c->op == KG_NORM_LAYER_NORM;
     if (nvec == 4)
-        return sm ? 3 : 1;
+        return sm ? 3 : ln || c->op == KG_NORM_LOGSUMEXP ? 5 : 1;
     if (nvec == 8 && c->op != KG_NORM_LOGSUMEXP)
-        return sm ? 4 : 2;
+        return sm ? 4 : ln || c->op == KG_NORM_LOG_SOFTMAX ? 6 : 2;
     if (nvec == 16 && (sm || c->op == KG_NORM_RMS_NORM))
         return sm ? 4 : 2;
     return 0;

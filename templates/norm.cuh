@@ -1099,17 +1099,20 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
  * the same operations in the same order: LEAN2's bits. A block's unit is 2 x slots rows; the group's rows are
  * slot and slots + slot of it, so each of a warp's loads stays contiguous. One outer dim at most, no residual.
  */
-template <class Op, int V, int NV, bool RES, int X = 0>
-__device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
+/* G > 0: the group's lanes as a constant (the runtime plans LEAN2R with A.group = G and NV x G vectors a row):
+   the reductions' butterflies unrolled, the block-wide path and the vector tests gone (the same operations on the
+   values, so the same bits); G = 0: A.group. */
+template <class Op, int V, int NV, int X, int G>
+__device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
-    static_assert(!RES && sizeof(T) == 2 && (X & ~(KG_NX_FTZ | KG_NX_OADDR)) == 0, "LEAN2R: LEAN2's 2-byte path");
+    static_assert(sizeof(T) == 2 && (X & ~(KG_NX_FTZ | KG_NX_OADDR)) == 0, "LEAN2R: LEAN2's 2-byte path");
     constexpr bool FTZ = (X & KG_NX_FTZ) != 0;
-    const kg_nlanes L = kg_nlanes_of(A.group);
+    const kg_nlanes L = kg_nlanes_of(G > 0 ? G : A.group);
     const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
-    const int nvec = (int)(A.n / V);
+    const int nvec = G > 0 ? NV * G : (int)(A.n / V);
     const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
     const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
     T *out = (T *)A.p[KG_NO_OUT];
@@ -1129,10 +1132,10 @@ __device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
         for (int j = 0; j < 2; j++)
             kg_nload_row<Op, V, NV>(
                 x[j], in + r[j] * s_in, NULL, [&](int k) -> int { return (k * g + lane) * V; },
-                [&](int k) -> bool { return act[j] && k * g + lane < nvec; });
+                [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); });
 #pragma unroll
         for (int j = 0; j < 2; j++) {
-            auto ok = [&](int k) -> bool { return act[j] && k * g + lane < nvec; };
+            auto ok = [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); };
             VT xs[NV];
 #pragma unroll
             for (int k = 0; k < NV; k++)
@@ -1173,6 +1176,17 @@ __device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
             }
         }
     }
+}
+
+/* LEAN2R's kernel: groups of 2 (rows of 32) and 4 lanes (rows of 64) with the group as a constant */
+template <class Op, int V, int NV, bool RES, int X = 0>
+__device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
+{
+    static_assert(!RES, "LEAN2R: no residual form");
+    if (A.group == 2)
+        kg_norm_lean_r2_g<Op, V, NV, X, 2>(A);
+    else /* (the runtime plans LEAN2R at 2 or 4 lanes alone) */
+        kg_norm_lean_r2_g<Op, V, NV, X, 4>(A);
 }
 
 /*

@@ -224,8 +224,8 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 262144, 1024, &p), KG_NORM_LEAN8F);
     cr_assert_eq(p.block, 128);
     /* the 2-byte lse ops of 2 lanes a row (LEAN4F): blocks of 128, a block
-       a unit (measured); rows of 64: softmax LEAN2E, log_softmax LEAN2 of 4
-       lanes (lean2_rule), logsumexp LEAN4F of 2 */
+       a unit (measured); rows of 64: softmax LEAN2E, log_softmax LEAN2R of 4
+       lanes, two rows a group (lean2_rule), logsumexp LEAN4F of 2 */
     kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     expect_pair_launch(&p);
@@ -237,10 +237,10 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.grid, 131072);
     kg_norm_call lsm2 = c;
     lsm2.op = KG_NORM_LOG_SOFTMAX;
-    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
+    cr_assert_eq(plan_shape(&lsm2, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.args.group, 4);
     cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 131072);
+    cr_assert_eq(p.grid, 65536);
     kgi_norm_tuning.threads = 512; /* the tuning's block: LEAN4F at the cap again */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     cr_assert_eq(p.block, 512);
@@ -333,12 +333,15 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_tensor o32 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
     kg_norm_call lse32 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o32, .axes = ax1, .n_axes = 1};
     kg_norm_call ln32 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2); /* the 2-byte logsumexp and layer_norm too */
+    /* the 2-byte logsumexp and layer_norm too, two rows a group (LEAN2R, lean2_rule): 128 rows a block */
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
-    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 32768);
     kgi_norm_tuning.pair = -1; /* the tuning's pair -1: PACKED */
     cr_assert_eq(plan_class(&lse32, &p), KG_NORM_PACKED);
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_PACKED);
@@ -1814,7 +1817,7 @@ Test(gpu, lean_rows_in_whole_warps)
 }
 
 /* Rows of 32 elements at 2 vectors a lane in blocks of 128 (pair32), the
-   2-byte ones by LEAN2 / LEAN2E (lean2_rule): the default (rows of 32, 64
+   2-byte ones by LEAN2 / LEAN2E / LEAN2R (lean2_rule): the default (rows of 32, 64
    and 128), the tuning's pair 1 with LEAN4 / LEAN4F (lean2 -1: every op,
    the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
    lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
@@ -1843,8 +1846,10 @@ Test(gpu, rows_of_32_in_pairs)
                 every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(200, 65), len), NULL, 1, 1); /* huge magnitudes */
             }
         }
-        if (t == 0)
+        if (t == 0) {
             cr_assert_gt(classes_seen[KG_NORM_LEAN2E], 0);
+            cr_assert_gt(classes_seen[KG_NORM_LEAN2R], 0);
+        }
         if (t == 3)
             cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
         else /* the 2-byte rows of 2 lanes */
@@ -2354,7 +2359,8 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
    LEAN4 (the same lanes, the same order of the statistics, the same exps),
    twice (LEAN2R: 128 rows a block, 4099 leaves the last one short): bf16 and f16 rows
    of 32 of every op (the tuning's pair 1: logsumexp and layer_norm too, no
-   weight), [40000,32] and [4099,32]. */
+   weight), [40000,32] and [4099,32]; and rows of 64: LEAN2R of 4 lanes
+   (lean2 6) gives LEAN2's bits (lean2 2, the same lanes). */
 static void run_op(kg_context *ctx, kg_norm_op op, const kg_tensor *y, const kg_tensor *s0, const kg_tensor *x)
 {
     const int ax[] = {1};
@@ -2372,13 +2378,14 @@ Test(gpu, lean2_matches_lean4_bits)
     kg_context *ctx = kt_open_gpu();
     const int64_t nrows[] = {40000, 4099};
     const kg_dtype dts[] = {KG_BF16, KG_F16};
-    const size_t most = 2 * (size_t)40000 * 32;
+    const size_t most = 2 * (size_t)40000 * 64;
     unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
     void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
     uint64_t rng = kt_seed();
+    for (int len = 32; len <= 64; len *= 2)
     for (int d = 0; d < 2; d++)
         for (int s = 0; s < 2; s++) {
-            const int64_t shape[2] = {nrows[s], 32}, n = shape[0] * shape[1];
+            const int64_t shape[2] = {nrows[s], len}, n = shape[0] * shape[1];
             for (int64_t i = 0; i < n; i++)
                 kt_set(h, dts[d], i, kt_uniform(&rng, -8, 8));
             kt_upload(ctx, dx, h, 2 * (size_t)n);
@@ -2387,11 +2394,14 @@ Test(gpu, lean2_matches_lean4_bits)
             for (int op = KG_NORM_SOFTMAX; op < KG_NORM_COUNT; op++) {
                 const size_t bytes = 2 * (size_t)(op == KG_NORM_LOGSUMEXP ? nrows[s] : n);
                 char what[80];
-                snprintf(what, sizeof what, "%s %s of [%lld,32]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
-                         (long long)nrows[s]);
+                snprintf(what, sizeof what, "%s %s of [%lld,%d]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
+                         (long long)nrows[s], len);
                 for (int k = 0; k < 5; k++) {
+                    if (len == 64 && k > 0 && k < 4)
+                        continue;
                     kgi_norm_tuning =
-                        (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : k == 4 ? 5 : 3};
+                        len == 64 ? (kg_norm_tuning){.lean2 = k == 0 ? 2 : 6}
+                                  : (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : k == 4 ? 5 : 3};
                     kg_norm_plan p;
                     kg_norm_call call = {.op = (kg_norm_op)op,
                                          .in = &x,
@@ -2404,6 +2414,7 @@ Test(gpu, lean2_matches_lean4_bits)
                                          .eps = 1e-5};
                     KT_OK(ctx, kg_norm_plan_call(ctx, &call, 132, &p));
                     const kg_norm_class want = k == 4                                         ? KG_NORM_LEAN2R
+                                               : len == 64                                    ? KG_NORM_LEAN2
                                                : k >= 2                                       ? KG_NORM_LEAN2E
                                                : k == 1                                       ? KG_NORM_LEAN2
                                                : kg_norm_infos[op].stats == KG_NORM_STATS_LSE ? KG_NORM_LEAN4F
@@ -2413,7 +2424,7 @@ Test(gpu, lean2_matches_lean4_bits)
                     run_op(ctx, (kg_norm_op)op, &y, &s0, &x);
                     kt_download(ctx, k ? b : a, dy, bytes);
                     if (k)
-                        cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F", what,
+                        cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F (64: LEAN2)", what,
                                   k == 1 ? "LEAN2" : k == 4 ? "LEAN2R" : "LEAN2E");
                 }
             }
