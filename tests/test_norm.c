@@ -2382,9 +2382,9 @@ Test(gpu, lean2_matches_lean4_bits)
     unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
     void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
     uint64_t rng = kt_seed();
-    for (int len = 32; len <= 64; len *= 2)
-    for (int d = 0; d < 2; d++)
+    for (int ld = 0; ld < 4; ld++) /* rows of 32, 64 x bf16, f16 */
         for (int s = 0; s < 2; s++) {
+            const int len = 32 << (ld >> 1), d = ld & 1;
             const int64_t shape[2] = {nrows[s], len}, n = shape[0] * shape[1];
             for (int64_t i = 0; i < n; i++)
                 kt_set(h, dts[d], i, kt_uniform(&rng, -8, 8));
