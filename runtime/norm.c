@@ -993,8 +993,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            LEAN2 / LEAN2E, not PACKED), blocks of 128, a block a unit (below); the 2-byte rows of 64 and 128
            elements likewise where lean2_rule (or the tuning's lean2 2 / 4) takes LEAN2 / LEAN2E, 4 / 8 lanes */
         const int l2 = tu->lean2 ? tu->lean2 : lean2_rule(c, nvec, es);
-        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) &&
-                          (l2 == 2 || l2 == 4 || ((l2 == 6 || l2 == 7) && nvec == 8)) && !c->res;
+        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) && (l2 == 2 || l2 == 4 || (l2 == 6 && nvec == 8)) &&
+                          !c->res;
         pair = short4 && (pair32(c, nvec, es) || wide2) && !tu->threads && !tu->grid && tu->variant >= 0;
         if (short4)
             lnv = 4; /* every op's rows of <= 32 vectors (r2, above) */
@@ -1087,10 +1087,9 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
             }
             /* LEAN2: the 2-byte pairs in 32 registers under the tuning's lean2 (3, 4: LEAN2E, the softmax's
                exps kept; elsewhere the table holds LEAN2; 5: LEAN2R for the rows of 32, two rows a group; 6:
-               LEAN2R for the rows of 32 and of 64, 4 lanes; 7: LEAN2R4 there, four rows a group) */
+               LEAN2R for the rows of 32 and of 64, 4 lanes) */
             if (pair && es == 2 && l2 > 0 && (plan->cls == KG_NORM_LEAN4 || plan->cls == KG_NORM_LEAN4F))
-                plan->cls = l2 == 7 && nvec <= 8                             ? KG_NORM_LEAN2R4
-                            : (l2 == 5 && nvec == 4) || (l2 == 6 && nvec <= 8) ? KG_NORM_LEAN2R
+                plan->cls = (l2 == 5 && nvec == 4) || (l2 == 6 && nvec <= 8) ? KG_NORM_LEAN2R
                             : l2 == 3 || l2 == 4                                 ? KG_NORM_LEAN2E
                                                                                  : KG_NORM_LEAN2;
             g = lg;
@@ -1122,7 +1121,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
-        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2R4);
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2R);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     /* the 2-byte lse ops of 2 lanes a row: blocks of 128, a block a unit (below) */
     const int lean4f2 = plan->cls == KG_NORM_LEAN4F && g == 2 && !tu->threads && !tu->grid;
@@ -1157,9 +1156,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 plan->block /= 2;
         }
     }
-    /* (LEAN2R: two rows a group, LEAN2R4 four) */
-    const int64_t per_block =
-        g > 32 ? 1 : (int64_t)(plan->block / g) * (plan->cls == KG_NORM_LEAN2R4 ? 4 : plan->cls == KG_NORM_LEAN2R ? 2 : 1);
+    /* (LEAN2R: two rows a group) */
+    const int64_t per_block = g > 32 ? 1 : (int64_t)(plan->block / g) * (plan->cls == KG_NORM_LEAN2R ? 2 : 1);
     const int64_t units = cdiv(rows, per_block);
     /* a block a unit (one row, or a block of short rows): the hardware
        hands the last units to whichever multiprocessors are free, where 32

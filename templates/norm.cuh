@@ -1102,7 +1102,7 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
 /* G > 0: the group's lanes as a constant (the runtime plans LEAN2R with A.group = G and NV x G vectors a row):
    the reductions' butterflies unrolled, the block-wide path and the vector tests gone (the same operations on the
    values, so the same bits); G = 0: A.group. */
-template <class Op, int V, int NV, int X, int G, int R>
+template <class Op, int V, int NV, int X, int G>
 __device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
 {
     typedef typename Op::in_t T;
@@ -1116,25 +1116,25 @@ __device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
     const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
     const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
     T *out = (T *)A.p[KG_NO_OUT];
-    const int64_t step = (int64_t)gridDim.x * slots * R;
+    const int64_t step = (int64_t)gridDim.x * slots * 2;
     /* every group of a warp (of the block) walks the same bases: the reductions need all of its lanes */
-    for (int64_t base = (int64_t)blockIdx.x * slots * R; base < A.rows; base += step) {
-        VT x[R][NV];
-        int64_t r[R];
-        bool act[R];
+    for (int64_t base = (int64_t)blockIdx.x * slots * 2; base < A.rows; base += step) {
+        VT x[2][NV];
+        int64_t r[2];
+        bool act[2];
 #pragma unroll
-        for (int j = 0; j < R; j++) {
+        for (int j = 0; j < 2; j++) {
             const int64_t row = base + (int64_t)j * slots + slot;
             act[j] = row < A.rows;
             r[j] = act[j] ? row : 0;
         }
 #pragma unroll
-        for (int j = 0; j < R; j++)
+        for (int j = 0; j < 2; j++)
             kg_nload_row<Op, V, NV>(
                 x[j], in + r[j] * s_in, NULL, [&](int k) -> int { return (k * g + lane) * V; },
                 [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); });
 #pragma unroll
-        for (int j = 0; j < R; j++) {
+        for (int j = 0; j < 2; j++) {
             auto ok = [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); };
             VT xs[NV];
 #pragma unroll
@@ -1178,21 +1178,15 @@ __device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
     }
 }
 
-/* LEAN2R's kernel (R = 2; LEAN2R4, a tuning: R = 4 rows a group): groups of 2 (rows of 32) and 4 lanes (rows
-   of 64) with the group as a constant */
-template <class Op, int V, int NV, bool RES, int X = 0, int R = 2>
+/* LEAN2R's kernel: groups of 2 (rows of 32) and 4 lanes (rows of 64) with the group as a constant */
+template <class Op, int V, int NV, bool RES, int X = 0>
 __device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
 {
     static_assert(!RES, "LEAN2R: no residual form");
     if (A.group == 2)
-        kg_norm_lean_r2_g<Op, V, NV, X, 2, R>(A);
+        kg_norm_lean_r2_g<Op, V, NV, X, 2>(A);
     else /* (the runtime plans LEAN2R at 2 or 4 lanes alone) */
-        kg_norm_lean_r2_g<Op, V, NV, X, 4, R>(A);
-}
-template <class Op, int V, int NV, bool RES, int X = 0>
-__device__ __forceinline__ void kg_norm_lean_r4(const kg_norm_args &A)
-{
-    kg_norm_lean_r2<Op, V, NV, RES, X, 4>(A);
+        kg_norm_lean_r2_g<Op, V, NV, X, 4>(A);
 }
 
 /*

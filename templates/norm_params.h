@@ -98,7 +98,6 @@ typedef enum kg_norm_class {
     KG_NORM_LEAN2E,     /* LEAN2 of the 2-byte softmax with the sum's exps kept for the apply (elsewhere LEAN2) */
     KG_NORM_LEAN2R,     /* LEAN2 with two rows a lane group at once, 40 registers (the 2-byte types; elsewhere
                            LEAN2's kernel) */
-    KG_NORM_LEAN2R4,    /* LEAN2R with four rows a group, 64 registers (a tuning; the 2-byte types) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

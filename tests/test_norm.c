@@ -318,14 +318,6 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.grid, 32768);
     cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4F); /* not 128 */
-    kgi_norm_tuning.lean2 = 7; /* LEAN2R4: four rows a group, 256 (128) rows a block of 2 (4) lanes */
-    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2R4);
-    cr_assert_eq(p.block, 128);
-    cr_assert_eq(p.grid, 16384);
-    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2R4);
-    cr_assert_eq(p.args.group, 4);
-    cr_assert_eq(p.grid, 32768);
-    cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4F);
     kgi_norm_tuning.lean2 = 2; /* rows of 64 and 128 too: 4 and 8 lanes */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 4);
@@ -1830,8 +1822,7 @@ Test(gpu, lean_rows_in_whole_warps)
    the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
    lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
    every op (lean2 2), LEAN2R of the 2-byte rows of 32 (lean2 5: two rows
-   a group, 128 rows a block) and of 32 and 64 (lean2 6), LEAN2R4 (lean2 7:
-   four rows a group); every op and dtype, row counts that leave a block's
+   a group, 128 rows a block) and of 32 and 64 (lean2 6); every op and dtype, row counts that leave a block's
    last rows empty (64 rows a block of 2 lanes, 32 of 4, 16 of 8), -inf /
    NaN / +inf, constant rows, huge magnitudes. Asserts the classes
    reached. */
@@ -1840,12 +1831,12 @@ Test(gpu, rows_of_32_in_pairs)
     kg_context *ctx = kt_open_gpu();
     static const kg_norm_tuning tunings[] = {
         {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2},
-        {.pair = 1, .lean2 = 5}, {.lean2 = 6}, {.lean2 = 7}};
+        {.pair = 1, .lean2 = 5}, {.lean2 = 6}};
     const int64_t rows[] = {1, 31, 63, 64, 65, 1000, 4099};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         kgi_norm_tuning = tunings[t];
         memset(classes_seen, 0, sizeof classes_seen);
-        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : t >= 6 ? 64 : 32); len *= 2) {
+        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : t == 6 ? 64 : 32); len *= 2) {
             for (int d = 0; d < 4; d++)
                 for (int i = 0; i < 7; i++)
                     every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows[i], 65), len), NULL, 1, 0);
@@ -1862,11 +1853,7 @@ Test(gpu, rows_of_32_in_pairs)
         if (t == 3)
             cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
         else /* the 2-byte rows of 2 lanes */
-            cr_assert_gt(classes_seen[t == 1   ? KG_NORM_LEAN4F
-                                      : t == 7 ? KG_NORM_LEAN2R4
-                                      : t >= 5 ? KG_NORM_LEAN2R
-                                               : KG_NORM_LEAN2],
-                         0,
+            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : t >= 5 ? KG_NORM_LEAN2R : KG_NORM_LEAN2], 0,
                          "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
@@ -2373,8 +2360,7 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
    twice (LEAN2R: 128 rows a block, 4099 leaves the last one short): bf16 and f16 rows
    of 32 of every op (the tuning's pair 1: logsumexp and layer_norm too, no
    weight), [40000,32] and [4099,32]; and rows of 64: LEAN2R of 4 lanes
-   (lean2 6) gives LEAN2's bits (lean2 2, the same lanes); LEAN2R4 (four
-   rows a group, lean2 7) likewise at both lengths. */
+   (lean2 6) gives LEAN2's bits (lean2 2, the same lanes). */
 static void run_op(kg_context *ctx, kg_norm_op op, const kg_tensor *y, const kg_tensor *s0, const kg_tensor *x)
 {
     const int ax[] = {1};
@@ -2410,17 +2396,12 @@ Test(gpu, lean2_matches_lean4_bits)
                 char what[80];
                 snprintf(what, sizeof what, "%s %s of [%lld,%d]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
                          (long long)nrows[s], len);
-                for (int k = 0; k < 6; k++) {
+                for (int k = 0; k < 5; k++) {
                     if (len == 64 && k > 0 && k < 4)
                         continue;
                     kgi_norm_tuning =
-                        len == 64 ? (kg_norm_tuning){.lean2 = k == 0 ? 2 : k == 4 ? 6 : 7}
-                                  : (kg_norm_tuning){.pair = 1,
-                                                     .lean2 = k == 0   ? -1
-                                                              : k == 1 ? 1
-                                                              : k == 4 ? 5
-                                                              : k == 5 ? 7
-                                                                       : 3};
+                        len == 64 ? (kg_norm_tuning){.lean2 = k == 0 ? 2 : 6}
+                                  : (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : k == 4 ? 5 : 3};
                     kg_norm_plan p;
                     kg_norm_call call = {.op = (kg_norm_op)op,
                                          .in = &x,
@@ -2432,8 +2413,7 @@ Test(gpu, lean2_matches_lean4_bits)
                                          .k = 1,
                                          .eps = 1e-5};
                     KT_OK(ctx, kg_norm_plan_call(ctx, &call, 132, &p));
-                    const kg_norm_class want = k == 5                                         ? KG_NORM_LEAN2R4
-                                               : k == 4                                       ? KG_NORM_LEAN2R
+                    const kg_norm_class want = k == 4                                         ? KG_NORM_LEAN2R
                                                : len == 64                                    ? KG_NORM_LEAN2
                                                : k >= 2                                       ? KG_NORM_LEAN2E
                                                : k == 1                                       ? KG_NORM_LEAN2
@@ -2445,13 +2425,12 @@ Test(gpu, lean2_matches_lean4_bits)
                     kt_download(ctx, k ? b : a, dy, bytes);
                     if (k)
                         cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F (64: LEAN2)", what,
-                                  k == 1 ? "LEAN2" : k == 4 ? "LEAN2R" : k == 5 ? "LEAN2R4" : "LEAN2E");
-                    if (k >= 4) { /* LEAN2R / LEAN2R4 again: the same bits */
+                                  k == 1 ? "LEAN2" : k == 4 ? "LEAN2R" : "LEAN2E");
+                    if (k == 4) { /* LEAN2R again: the same bits */
                         KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
                         run_op(ctx, (kg_norm_op)op, &y, &s0, &x);
                         kt_download(ctx, b, dy, bytes);
-                        cr_assert(memcmp(a, b, bytes) == 0, "%s: %s's second run differs", what,
-                                  k == 4 ? "LEAN2R" : "LEAN2R4");
+                        cr_assert(memcmp(a, b, bytes) == 0, "%s: LEAN2R's second run differs", what);
                     }
                 }
             }
