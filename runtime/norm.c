@@ -323,8 +323,10 @@ static int pair32(const kg_norm_call *c, int64_t nvec, size_t es)
    throughput); log_softmax of 64 stays LEAN2 (bf16 99.6 / 98.8, f16 101.3
    / 99.2). s21r1, the group not a constant: lost on softmax, log_softmax,
    rms_norm of 32 (97.4-97.6 against 99.2-99.8), rms_norm and softmax of 64
-   (97.1 / 99.0 against 100.3 / 100.8). Rows of 64 and 128 of logsumexp and
-   of 128 of layer_norm by LEAN2R: s21r3 (candidates). */
+   (97.1 / 99.0 against 100.3 / 100.8). s21r3, main's plan (LEAN4F / LEAN4)
+   / LEAN2R: logsumexp bf16 [4194304,64] 88.8 / 97.1, [2097152,128] 88.1 /
+   90.9, layer_norm [2097152,128] 90.1 / 97.5; f16 88.7 / 97.8, 89.3 / 93.6,
+   88.4 / 92.1. */
 static int lean2_rule(const kg_norm_call *c, int64_t nvec, size_t es)
 {
     if (es != 2 || c->res)
