@@ -14,7 +14,7 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
                "lean8_res", "lean4l", "lean8l", "lean8c", "lean8s",
                "leanu4", "leanu8", "leanu4_res", "leanu4s", "leanu8s", "leanu4s_res", "lean4f", "lean8f",
                "lean4_resc", "leanw8", "leanw16", "leanw8_res", "colsv_stats8", "colsv_apply8",
-               "lean4p", "lean8p", "lean16", "lean2", "lean2e" }
+               "lean4p", "lean8p", "lean16", "lean2", "lean2e", "lean2r" }
 
 -- LEAN8 variants (templates/norm.cuh's KG_NX_* bits) of the norms:
 -- class -> { nv, X bits, launch bound } for an op and dtype, or nil where
@@ -22,10 +22,10 @@ M.classes = { "rows", "rows_res", "packed", "strided", "cols_stats", "cols_apply
 -- letter). The planner takes them where they measured best (runtime/norm.c).
 local NX = { NMOM = 1, OPQ = 2, NOCOPY = 4, OADDR = 8, CS = 16, RECOPY = 32, FTZ = 64, PF = 128, EXPS = 256 }
 local vclasses = { lean8c = true, lean8s = true, lean4f = true, lean8f = true, lean4_resc = true, lean4p = true,
-                   lean8p = true, lean16 = true, lean2 = true, lean2e = true }
+                   lean8p = true, lean16 = true, lean2 = true, lean2e = true, lean2r = true }
 local vbase = { lean4p = "lean4", lean8p = "lean8", lean16 = "lean8" }
 -- where a variant is not generated, the class whose kernel the table holds (else the name without its last letter)
-local vfall = { lean2 = "lean4f", lean2e = "lean2" }
+local vfall = { lean2 = "lean4f", lean2e = "lean2", lean2r = "lean2" }
 local function variant(c, op, dt)
   if c == "lean2" then
     -- the 2-byte rows of 32 elements at 2 lanes a row, blocks of 128 (the runtime's pair32): LEAN4's form (LEAN4F's
@@ -35,6 +35,14 @@ local function variant(c, op, dt)
     if dt.size ~= 2 then return nil end
     local x = op.stats == "lse" and NX.FTZ or op.name == "rms_norm" and NX.OADDR or 0
     return { nv = 2, x = x, bound = "128, 16" }
+  end
+  if c == "lean2r" then
+    -- LEAN2 with two rows a lane group at once (templates/norm.cuh's kg_norm_lean_r2: groups of 2 and 4 lanes as
+    -- constants), LEAN2's X bits, in 40 registers (ptxas spilled 12-44 bytes at 32), layer_norm in 56 (4-12
+    -- bytes spilled at 48)
+    if dt.size ~= 2 then return nil end
+    local x = op.stats == "lse" and NX.FTZ or op.name == "rms_norm" and NX.OADDR or 0
+    return { nv = 2, x = x, bound = op.name == "layer_norm" and "128, 9" or "128, 12", fn = "kg_norm_lean_r2" }
   end
   if c == "lean2e" then
     -- LEAN2 of the 2-byte softmax with the sum's exps kept in f32 for the apply (half the exps, the same bits), its

@@ -314,18 +314,30 @@ static int pair32(const kg_norm_call *c, int64_t nvec, size_t es)
    100.1, rms_norm 85.4 / 100.9, layer_norm 78.9 / 84.4, logsumexp 89.7 /
    71.0 (not taken); [2097152,128] softmax 96.4 / 95.1 / 99.5, rms_norm 95.9
    / 99.4; not taken: log_softmax 97.1 / 96.6, logsumexp 91.6 / 66.6,
-   layer_norm 90.6 / 82.3. */
+   layer_norm 90.6 / 82.3. LEAN2R (two rows a group, the group a constant;
+   the tuning's lean2 5 / 6 / 8) for logsumexp and layer_norm: H200 s21r2,
+   same process, best of 3 in turn, % of copy, LEAN2 / LEAN2R, bf16
+   [4194304,32] logsumexp 73.4 / 95.3, layer_norm 83.1 / 95.6,
+   [4194304,64] layer_norm 80.1 / 98.3; f16 73.4 / 96.4, 75.7 / 94.1, 74.1
+   / 94.2 (LEAN2's logsumexp is issue-bound: s21r1 ncu, 88.7% SM
+   throughput); log_softmax of 64 stays LEAN2 (bf16 99.6 / 98.8, f16 101.3
+   / 99.2). s21r1, the group not a constant: lost on softmax, log_softmax,
+   rms_norm of 32 (97.4-97.6 against 99.2-99.8), rms_norm and softmax of 64
+   (97.1 / 99.0 against 100.3 / 100.8). s21r3, main's plan (LEAN4F / LEAN4)
+   / LEAN2R: logsumexp bf16 [4194304,64] 88.8 / 97.1, [2097152,128] 88.1 /
+   90.9, layer_norm [2097152,128] 90.1 / 97.5; f16 88.7 / 97.8, 89.3 / 93.6,
+   88.4 / 92.1. */
 static int lean2_rule(const kg_norm_call *c, int64_t nvec, size_t es)
 {
     if (es != 2 || c->res)
         return 0;
-    const int sm = c->op == KG_NORM_SOFTMAX;
+    const int sm = c->op == KG_NORM_SOFTMAX, r2 = c->op == KG_NORM_LAYER_NORM || c->op == KG_NORM_LOGSUMEXP;
     if (nvec == 4)
-        return sm ? 3 : 1;
-    if (nvec == 8 && c->op != KG_NORM_LOGSUMEXP)
-        return sm ? 4 : 2;
-    if (nvec == 16 && (sm || c->op == KG_NORM_RMS_NORM))
-        return sm ? 4 : 2;
+        return sm ? 3 : r2 ? 5 : 1;
+    if (nvec == 8)
+        return sm ? 4 : r2 ? 6 : 2;
+    if (nvec == 16)
+        return sm ? 4 : r2 ? 8 : c->op == KG_NORM_RMS_NORM ? 2 : 0;
     return 0;
 }
 
@@ -984,7 +996,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
            LEAN2 / LEAN2E, not PACKED), blocks of 128, a block a unit (below); the 2-byte rows of 64 and 128
            elements likewise where lean2_rule (or the tuning's lean2 2 / 4) takes LEAN2 / LEAN2E, 4 / 8 lanes */
         const int l2 = tu->lean2 ? tu->lean2 : lean2_rule(c, nvec, es);
-        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) && (l2 == 2 || l2 == 4) && !c->res;
+        const int wide2 = es == 2 && (nvec == 8 || nvec == 16) &&
+                          (l2 == 2 || l2 == 4 || l2 == 8 || (l2 == 6 && nvec == 8)) && !c->res;
         pair = short4 && (pair32(c, nvec, es) || wide2) && !tu->threads && !tu->grid && tu->variant >= 0;
         if (short4)
             lnv = 4; /* every op's rows of <= 32 vectors (r2, above) */
@@ -1076,9 +1089,12 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                     plan->cls = KG_NORM_LEAN8P;
             }
             /* LEAN2: the 2-byte pairs in 32 registers under the tuning's lean2 (3, 4: LEAN2E, the softmax's
-               exps kept; elsewhere the table holds LEAN2) */
+               exps kept; elsewhere the table holds LEAN2; 5: LEAN2R for the rows of 32, two rows a group; 6:
+               LEAN2R for the rows of 32 and of 64, 4 lanes; 8: LEAN2R for the rows of 32, 64 and 128) */
             if (pair && es == 2 && l2 > 0 && (plan->cls == KG_NORM_LEAN4 || plan->cls == KG_NORM_LEAN4F))
-                plan->cls = l2 >= 3 ? KG_NORM_LEAN2E : KG_NORM_LEAN2;
+                plan->cls = (l2 == 5 && nvec == 4) || (l2 == 6 && nvec <= 8) || l2 == 8 ? KG_NORM_LEAN2R
+                            : l2 == 3 || l2 == 4                                 ? KG_NORM_LEAN2E
+                                                                                 : KG_NORM_LEAN2;
             g = lg;
             nv = cdiv(nvec, g);
         }
@@ -1108,7 +1124,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
     const int lean =
         (plan->cls >= KG_NORM_LEAN4 && plan->cls <= KG_NORM_LEAN8S) || plan->cls == KG_NORM_LEAN4F ||
         plan->cls == KG_NORM_LEAN8F || plan->cls == KG_NORM_LEAN4_RESC ||
-        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2E);
+        (plan->cls >= KG_NORM_LEAN4P && plan->cls <= KG_NORM_LEAN2R);
     plan->block = g > 32 ? (unsigned)g : KG_NORM_THREADS;
     /* the 2-byte lse ops of 2 lanes a row: blocks of 128, a block a unit (below) */
     const int lean4f2 = plan->cls == KG_NORM_LEAN4F && g == 2 && !tu->threads && !tu->grid;
@@ -1143,7 +1159,8 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
                 plan->block /= 2;
         }
     }
-    const int64_t per_block = g > 32 ? 1 : plan->block / g;
+    /* (LEAN2R: two rows a group) */
+    const int64_t per_block = g > 32 ? 1 : (int64_t)(plan->block / g) * (plan->cls == KG_NORM_LEAN2R ? 2 : 1);
     const int64_t units = cdiv(rows, per_block);
     /* a block a unit (one row, or a block of short rows): the hardware
        hands the last units to whichever multiprocessors are free, where 32

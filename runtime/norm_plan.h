@@ -84,7 +84,9 @@ typedef struct kg_norm_tuning {
                        at the cap for f32, PACKED for the 2-byte types) */
     int lean2;      /* the 2-byte rows of those pairs: 1 LEAN2 (2 vectors a lane, 32 registers) instead of LEAN4 /
                        LEAN4F (2: the 2-byte rows of 64 and 128 elements too, 4 / 8 lanes a row; 3, 4: the same
-                       with LEAN2E for softmax), 0 the planner's rule, -1 never */
+                       with LEAN2E for softmax; 5: the rows of 32 by LEAN2R, two rows a group at once; 6: LEAN2R
+                       for the rows of 64 too, 4 lanes; 8: LEAN2R for the rows of 32, 64 and 128), 0 the
+                       planner's rule, -1 never */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;

@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lea
 extern "C" __global__ void __launch_bounds__(KG_NORM_MAX_GROUP, 1) $(f.name)_lean8l(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), 8, false>(A); }
 @end
 @for _, v in ipairs(f.variants) do
-extern "C" __global__ void __launch_bounds__($(v.bound)) $(f.name)_$(v.class)(const kg_norm_args A) { kg_norm_lean<$(f.name), $(vec), $(v.nv), $(v.res and "true" or "false"), $(v.x)>(A); }
+extern "C" __global__ void __launch_bounds__($(v.bound)) $(f.name)_$(v.class)(const kg_norm_args A) { $(v.fn or "kg_norm_lean")<$(f.name), $(vec), $(v.nv), $(v.res and "true" or "false"), $(v.x)>(A); }
 @end
 @if f.leanu then
 extern "C" __global__ void __launch_bounds__(KG_NORM_LEAN_MAX_T, 1) $(f.name)_leanu4(const kg_norm_args A) { kg_norm_leanu<$(f.name), $(vec), 4, false>(A); }

@@ -517,6 +517,37 @@ __device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nchunk_stat(const VT 
     }
 }
 
+/* kg_nchunk_stat's lse statistics of a row held whole by its group, each
+   exp(x - shift) also handed to keep(k, e, value) for the apply to reuse
+   (LEAN's softmax: f32 / f64 in place of x, the 2-byte types' EXPS in
+   f32). FTZ as kg_nchunk_stat's: the maximum by packed pairs, the exps by
+   kg_nexp_sum. The same operations in the same order as kg_nchunk_stat,
+   so the same bits (gpu/lean2_matches_lean4_bits). */
+template <class Op, int V, int NX, bool FTZ, class VT, class OK, class K>
+__device__ __forceinline__ kg_nstat<typename Op::acc_t> kg_nlse_kept(const VT (&x)[NX], OK ok, int g, int64_t cnt,
+                                                                     K keep)
+{
+    typedef typename Op::acc_t AT;
+    const AT m = kg_ngroup(FTZ ? kg_nfold_max2<Op, V>(x, ok) : kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f());
+    const AT sh = kg_nshift(m); /* NaN: the sum below is NaN */
+    AT s = 0;
+#pragma unroll
+    for (int k = 0; k < NX; k++)
+        if (ok(k))
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const AT v = kg_nld<Op>(x[k], e) - sh;
+                const AT ex = FTZ ? kg_nexp_sum(v) : kg_nexp(v);
+                keep(k, e, ex);
+                s = s + ex;
+            }
+    kg_nstat<AT> cs;
+    cs.n = (AT)cnt;
+    cs.a = m;
+    cs.c = kg_ngroup(s, g, kg_nsum_f());
+    return cs;
+}
+
 /*
  * LEAN moments (layer_norm): the row's count, mean and M2, exactly, by two
  * passes over the lane's registers and cheap sums. A group of <= 32 lanes:
@@ -966,40 +997,12 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
         (void)ex;
         kg_nrow<AT> rv;
         if constexpr (keep) {
-            const AT m = kg_ngroup(kg_nfold_max2<Op, V>(x, ok), g, kg_nmax_f());
-            const AT sh = kg_nshift(m);
-            AT s = 0;
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (ok(k))
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        ex[k][e] = kg_nexp_sum(kg_nld<Op>(x[k], e) - sh);
-                        s = s + ex[k][e];
-                    }
-            kg_nstat<AT> cs;
-            cs.n = (AT)A.n;
-            cs.a = m;
-            cs.c = kg_ngroup(s, g, kg_nsum_f());
-            rv = kg_nfinish<Op>(cs, A.n, A.eps);
+            rv = kg_nfinish<Op>(kg_nlse_kept<Op, V, NV, true>(x, ok, g, A.n, [&](int k, int e, AT v) { ex[k][e] = v; }),
+                                A.n, A.eps);
         } else if constexpr (reuse) {
-            const AT m = kg_ngroup(kg_nfold_max<Op, V>(x, ok), g, kg_nmax_f()); /* NaN: s below is NaN */
-            const AT sh = kg_nshift(m);
-            AT s = 0;
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (ok(k))
-#pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const AT ex = kg_nexp(kg_nld<Op>(x[k], e) - sh);
-                        x[k].v[e] = Op::st(ex);
-                        s += ex;
-                    }
-            kg_nstat<AT> cs;
-            cs.n = (AT)A.n;
-            cs.a = m;
-            cs.c = kg_ngroup(s, g, kg_nsum_f());
-            rv = kg_nfinish<Op>(cs, A.n, A.eps);
+            rv = kg_nfinish<Op>(
+                kg_nlse_kept<Op, V, NV, false>(x, ok, g, A.n, [&](int k, int e, AT v) { x[k].v[e] = Op::st(v); }),
+                A.n, A.eps);
         } else if constexpr (sizeof(T) == 2) {
             /* the 2-byte types: statistics of an opaque copy, so the
                unpacked values die with the pass (the row stays packed);
@@ -1085,6 +1088,110 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                 kg_nstore_results<Op>(A, r * kg_nrow_stride(A, KG_NO_S0), r * kg_nrow_stride(A, KG_NO_S1), rv);
         }
     }
+}
+
+/*
+ * LEAN2R (the 2-byte rows of 32 elements; a candidate behind the tuning's lean2 5): LEAN2 with two rows a lane
+ * group at once. The group loads both rows' vectors before either row's statistics, so a lane has twice LEAN2's
+ * bytes in flight (LEAN2 ran logsumexp bf16 [4194304,32] at 73.9% of copy, LEAN4F with half the lanes resident
+ * 64.0: the short rows are bound by the bytes in flight). Each row's statistics, apply and stores are LEAN2's
+ * 2-byte path (an opaque copy for the statistics, kg_nchunk_stat, kg_napply or the flushed exps of softmax),
+ * the same operations in the same order: LEAN2's bits. A block's unit is 2 x slots rows; the group's rows are
+ * slot and slots + slot of it, so each of a warp's loads stays contiguous. One outer dim at most, no residual.
+ */
+/* G > 0: the group's lanes as a constant (the runtime plans LEAN2R with A.group = G and NV x G vectors a row):
+   the reductions' butterflies unrolled, the block-wide path and the vector tests gone (the same operations on the
+   values, so the same bits); G = 0: A.group. */
+template <class Op, int V, int NV, int X, int G>
+__device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    typedef kgd_vec<T, V> VT;
+    static_assert(sizeof(T) == 2 && (X & ~(KG_NX_FTZ | KG_NX_OADDR)) == 0, "LEAN2R: LEAN2's 2-byte path");
+    constexpr bool FTZ = (X & KG_NX_FTZ) != 0;
+    const kg_nlanes L = kg_nlanes_of(G > 0 ? G : A.group);
+    const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
+    const int nvec = G > 0 ? NV * G : (int)(A.n / V);
+    const int64_t s_in = kg_nrow_stride(A, KG_NO_IN), s_out = kg_nrow_stride(A, KG_NO_OUT);
+    const T *in = (const T *)A.p[KG_NO_IN], *wp = (const T *)A.p[KG_NO_W], *bp = (const T *)A.p[KG_NO_B];
+    T *out = (T *)A.p[KG_NO_OUT];
+    const int64_t step = (int64_t)gridDim.x * slots * 2;
+    /* every group of a warp (of the block) walks the same bases: the reductions need all of its lanes */
+    for (int64_t base = (int64_t)blockIdx.x * slots * 2; base < A.rows; base += step) {
+        VT x[2][NV];
+        int64_t r[2];
+        bool act[2];
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int64_t row = base + (int64_t)j * slots + slot;
+            act[j] = row < A.rows;
+            r[j] = act[j] ? row : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < 2; j++)
+            kg_nload_row<Op, V, NV>(
+                x[j], in + r[j] * s_in, NULL, [&](int k) -> int { return (k * g + lane) * V; },
+                [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); });
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            auto ok = [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); };
+            VT xs[NV];
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                xs[k] = kg_nopaque(x[j][k]);
+            const kg_nrow<AT> rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV, FTZ>(xs, ok, g, A.n), A.n, A.eps);
+            if constexpr (Op::elementwise) {
+                T *orow = out + r[j] * s_out;
+                const T *wrow = wp, *brow = bp;
+                if constexpr ((X & KG_NX_OADDR) != 0) {
+                    asm volatile("" : "+l"(orow));
+                    asm volatile("" : "+l"(wrow));
+                    asm volatile("" : "+l"(brow));
+                }
+#pragma unroll
+                for (int k = 0; k < NV; k++)
+                    if (ok(k)) {
+                        const int e0 = (k * g + lane) * V;
+                        VT y;
+                        if constexpr (FTZ && Op::expm) {
+                            const VT xk = kg_nopaque(x[j][k]);
+#pragma unroll
+                            for (int e = 0; e < V; e++)
+                                y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv));
+                        } else {
+                            y = kg_napply<Op, V>(kg_nopaque(x[j][k]), rv, wrow ? wrow + e0 : NULL,
+                                                 brow ? brow + e0 : NULL);
+                        }
+                        if constexpr ((X & KG_NX_OADDR) != 0)
+                            *(VT *)(orow + e0) = y;
+                        else
+                            *(VT *)(out + r[j] * s_out + e0) = y;
+                    }
+            }
+            if constexpr (Op::nres > 0) {
+                if (act[j] && lane == 0)
+                    kg_nstore_results<Op>(A, r[j] * kg_nrow_stride(A, KG_NO_S0), r[j] * kg_nrow_stride(A, KG_NO_S1),
+                                          rv);
+            }
+        }
+    }
+}
+
+/* LEAN2R's kernel: groups of 2 (rows of 32), 4 (64) and 8 lanes (128) with the group as a constant (H200
+   s21r2, bf16, same process, % of copy, the group a constant / not (s21r1, against LEAN2 in each run): logsumexp
+   [4194304,32] 95.3 (LEAN2 73.4) / 60.7 (52.7), layer_norm 95.6 (83.1) / 67.9 (62.1), [4194304,64] 98.3 (80.1) /
+   80.2 (73.9)) */
+template <class Op, int V, int NV, bool RES, int X = 0>
+__device__ __forceinline__ void kg_norm_lean_r2(const kg_norm_args &A)
+{
+    static_assert(!RES, "LEAN2R: no residual form");
+    if (A.group == 2)
+        kg_norm_lean_r2_g<Op, V, NV, X, 2>(A);
+    else if (A.group == 4)
+        kg_norm_lean_r2_g<Op, V, NV, X, 4>(A);
+    else /* (the runtime plans LEAN2R at 2, 4 or 8 lanes alone) */
+        kg_norm_lean_r2_g<Op, V, NV, X, 8>(A);
 }
 
 /*

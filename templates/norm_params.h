@@ -96,6 +96,8 @@ typedef enum kg_norm_class {
     KG_NORM_LEAN2,      /* the 2-byte rows of 32 elements at 2 lanes a row: LEAN4 (the lse ops: LEAN4F) with 2
                            vectors a lane, 32 registers, blocks of 128 (elsewhere LEAN4F's kernel) */
     KG_NORM_LEAN2E,     /* LEAN2 of the 2-byte softmax with the sum's exps kept for the apply (elsewhere LEAN2) */
+    KG_NORM_LEAN2R,     /* LEAN2 with two rows a lane group at once, 40 registers (the 2-byte types; elsewhere
+                           LEAN2's kernel) */
     KG_NORM_CLASS_COUNT
 } kg_norm_class;
 

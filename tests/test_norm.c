@@ -225,7 +225,7 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(p.block, 128);
     /* the 2-byte lse ops of 2 lanes a row (LEAN4F): blocks of 128, a block
        a unit (measured); rows of 64: softmax LEAN2E, log_softmax LEAN2 of 4
-       lanes (lean2_rule), logsumexp LEAN4F of 2 */
+       lanes, logsumexp LEAN2R of 4, two rows a group (lean2_rule) */
     kgi_norm_tuning.lean2 = -1;
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
     expect_pair_launch(&p);
@@ -249,8 +249,14 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     const int ax1[] = {1};
     kg_tensor o1 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
     kg_norm_call lse2 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o1, .axes = ax1, .n_axes = 1};
+    cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN2R); /* two rows a group of 4 lanes: 64 rows a block */
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    kgi_norm_tuning.lean2 = -1; /* LEAN4F of 2 lanes, blocks of 128, a block a unit */
     cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN4F);
     expect_pair_launch(&p);
+    kgi_norm_tuning.lean2 = 0;
     /* rows of 32 elements: 2 vectors a lane, blocks of 128, a block a unit (measured): the 2-byte types
        LEAN2 (softmax LEAN2E) of 2 lanes, not PACKED (the tuning's lean -1 still takes PACKED; lean2 -1:
        LEAN4F / LEAN4) */
@@ -298,6 +304,35 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     cr_assert_eq(plan_class(&c, &p), KG_NORM_LEAN2E);
     cr_assert_eq(p.args.group, 4);
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2E);
+    kgi_norm_tuning.lean2 = 5; /* LEAN2R: the rows of 32 alone, two rows a group, 128 rows a block */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4099, 32, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 33);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.args.group, 2);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_class(&lse2, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN4F);
+    kgi_norm_tuning.lean2 = 6; /* LEAN2R for the rows of 64 too: 4 lanes, 64 rows a block */
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.args.group, 4);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 32, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN4F); /* not 128 */
+    kgi_norm_tuning.lean2 = 8; /* LEAN2R for the rows of 128 too: 8 lanes, 32 rows a block */
+    cr_assert_eq(plan_shape(&c, &in, &out, 2097152, 128, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.args.group, 8);
+    cr_assert_eq(p.args.nv, 2);
+    cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2R);
+    cr_assert_eq(p.grid, 65536);
+    cr_assert_eq(plan_shape(&c, &in, &out, 1000, 256, &p), KG_NORM_LEAN4F); /* not 256 */
     kgi_norm_tuning.lean2 = 2; /* rows of 64 and 128 too: 4 and 8 lanes */
     cr_assert_eq(plan_shape(&c, &in, &out, 4194304, 64, &p), KG_NORM_LEAN2);
     cr_assert_eq(p.args.group, 4);
@@ -313,12 +348,15 @@ Test(plan, contiguous_rows_take_vectors_and_a_lane_group_per_row)
     kg_tensor o32 = fake(OUT_AT, KG_BF16, 1, KT_SHAPE(4194304));
     kg_norm_call lse32 = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o32, .axes = ax1, .n_axes = 1};
     kg_norm_call ln32 = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
-    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2); /* the 2-byte logsumexp and layer_norm too */
+    /* the 2-byte logsumexp and layer_norm too, two rows a group (LEAN2R, lean2_rule): 128 rows a block */
+    cr_assert_eq(plan_class(&lse32, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
-    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2);
+    cr_assert_eq(p.grid, 32768);
+    cr_assert_eq(plan_class(&ln32, &p), KG_NORM_LEAN2R);
     cr_assert_eq(p.args.group, 2);
     cr_assert_eq(p.block, 128);
+    cr_assert_eq(p.grid, 32768);
     kgi_norm_tuning.pair = -1; /* the tuning's pair -1: PACKED */
     cr_assert_eq(plan_class(&lse32, &p), KG_NORM_PACKED);
     cr_assert_eq(plan_class(&ln32, &p), KG_NORM_PACKED);
@@ -1794,11 +1832,13 @@ Test(gpu, lean_rows_in_whole_warps)
 }
 
 /* Rows of 32 elements at 2 vectors a lane in blocks of 128 (pair32), the
-   2-byte ones by LEAN2 / LEAN2E (lean2_rule): the default (rows of 32, 64
+   2-byte ones by LEAN2 / LEAN2E / LEAN2R (lean2_rule): the default (rows of 32, 64
    and 128), the tuning's pair 1 with LEAN4 / LEAN4F (lean2 -1: every op,
    the f32 logsumexp too), with LEAN2 (lean2 1), the plans before (pair -1,
    lean2 -1), and LEAN2 of the 2-byte rows of 32, 64 and 128 elements of
-   every op (lean2 2); every op and dtype, row counts that leave a block's
+   every op (lean2 2), LEAN2R of the 2-byte rows of 32 (lean2 5: two rows
+   a group, 128 rows a block), of 32 and 64 (lean2 6) and of 32, 64 and 128
+   (lean2 8); every op and dtype, row counts that leave a block's
    last rows empty (64 rows a block of 2 lanes, 32 of 4, 16 of 8), -inf /
    NaN / +inf, constant rows, huge magnitudes. Asserts the classes
    reached. */
@@ -1806,12 +1846,13 @@ Test(gpu, rows_of_32_in_pairs)
 {
     kg_context *ctx = kt_open_gpu();
     static const kg_norm_tuning tunings[] = {
-        {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2}};
+        {0}, {.pair = 1, .lean2 = -1}, {.pair = 1, .lean2 = 1}, {.pair = -1, .lean2 = -1}, {.lean2 = 2},
+        {.pair = 1, .lean2 = 5}, {.lean2 = 6}, {.lean2 = 8}};
     const int64_t rows[] = {1, 31, 63, 64, 65, 1000, 4099};
     for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; t++) {
         kgi_norm_tuning = tunings[t];
         memset(classes_seen, 0, sizeof classes_seen);
-        for (int64_t len = 32; len <= (t == 0 || t == 4 ? 128 : 32); len *= 2) {
+        for (int64_t len = 32; len <= (t == 0 || t == 4 || t == 7 ? 128 : t == 6 ? 64 : 32); len *= 2) {
             for (int d = 0; d < 4; d++)
                 for (int i = 0; i < 7; i++)
                     every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(rows[i], 65), len), NULL, 1, 0);
@@ -1821,12 +1862,15 @@ Test(gpu, rows_of_32_in_pairs)
                 every_op(ctx, floats[d], 2, KT_SHAPE(kt_size(200, 65), len), NULL, 1, 1); /* huge magnitudes */
             }
         }
-        if (t == 0)
+        if (t == 0) {
             cr_assert_gt(classes_seen[KG_NORM_LEAN2E], 0);
+            cr_assert_gt(classes_seen[KG_NORM_LEAN2R], 0);
+        }
         if (t == 3)
             cr_assert_gt(classes_seen[KG_NORM_PACKED], 0);
         else /* the 2-byte rows of 2 lanes */
-            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : KG_NORM_LEAN2], 0, "tuning %zu", t);
+            cr_assert_gt(classes_seen[t == 1 ? KG_NORM_LEAN4F : t >= 5 ? KG_NORM_LEAN2R : KG_NORM_LEAN2], 0,
+                         "tuning %zu", t);
     }
     kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
@@ -2327,10 +2371,12 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
     kg_close(ctx);
 }
 
-/* LEAN2 and LEAN2E give the bits of LEAN4F / LEAN4 (the same lanes, the
-   same order of the statistics, the same exps), twice: bf16 and f16 rows
+/* LEAN2, LEAN2E and LEAN2R (two rows a group) give the bits of LEAN4F /
+   LEAN4 (the same lanes, the same order of the statistics, the same exps),
+   twice (LEAN2R: 128 rows a block, 4099 leaves the last one short): bf16 and f16 rows
    of 32 of every op (the tuning's pair 1: logsumexp and layer_norm too, no
-   weight), [40000,32] and [4099,32]. */
+   weight), [40000,32] and [4099,32]; and rows of 64 and 128: LEAN2R of 4
+   and 8 lanes (lean2 8) gives LEAN2's bits (lean2 2, the same lanes). */
 static void run_op(kg_context *ctx, kg_norm_op op, const kg_tensor *y, const kg_tensor *s0, const kg_tensor *x)
 {
     const int ax[] = {1};
@@ -2348,13 +2394,14 @@ Test(gpu, lean2_matches_lean4_bits)
     kg_context *ctx = kt_open_gpu();
     const int64_t nrows[] = {40000, 4099};
     const kg_dtype dts[] = {KG_BF16, KG_F16};
-    const size_t most = 2 * (size_t)40000 * 32;
+    const size_t most = 2 * (size_t)40000 * 128;
     unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
     void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
     uint64_t rng = kt_seed();
-    for (int d = 0; d < 2; d++)
+    for (int ld = 0; ld < 6; ld++) /* rows of 32, 64, 128 x bf16, f16 */
         for (int s = 0; s < 2; s++) {
-            const int64_t shape[2] = {nrows[s], 32}, n = shape[0] * shape[1];
+            const int len = 32 << (ld >> 1), d = ld & 1;
+            const int64_t shape[2] = {nrows[s], len}, n = shape[0] * shape[1];
             for (int64_t i = 0; i < n; i++)
                 kt_set(h, dts[d], i, kt_uniform(&rng, -8, 8));
             kt_upload(ctx, dx, h, 2 * (size_t)n);
@@ -2363,10 +2410,14 @@ Test(gpu, lean2_matches_lean4_bits)
             for (int op = KG_NORM_SOFTMAX; op < KG_NORM_COUNT; op++) {
                 const size_t bytes = 2 * (size_t)(op == KG_NORM_LOGSUMEXP ? nrows[s] : n);
                 char what[80];
-                snprintf(what, sizeof what, "%s %s of [%lld,32]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
-                         (long long)nrows[s]);
-                for (int k = 0; k < 4; k++) {
-                    kgi_norm_tuning = (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : 3};
+                snprintf(what, sizeof what, "%s %s of [%lld,%d]", kg_norm_infos[op].name, kg_dtype_name(dts[d]),
+                         (long long)nrows[s], len);
+                for (int k = 0; k < 5; k++) {
+                    if (len > 32 && k > 0 && k < 4)
+                        continue;
+                    kgi_norm_tuning =
+                        len > 32 ? (kg_norm_tuning){.lean2 = k == 0 ? 2 : 8}
+                                  : (kg_norm_tuning){.pair = 1, .lean2 = k == 0 ? -1 : k == 1 ? 1 : k == 4 ? 5 : 3};
                     kg_norm_plan p;
                     kg_norm_call call = {.op = (kg_norm_op)op,
                                          .in = &x,
@@ -2378,7 +2429,9 @@ Test(gpu, lean2_matches_lean4_bits)
                                          .k = 1,
                                          .eps = 1e-5};
                     KT_OK(ctx, kg_norm_plan_call(ctx, &call, 132, &p));
-                    const kg_norm_class want = k >= 2                                         ? KG_NORM_LEAN2E
+                    const kg_norm_class want = k == 4                                         ? KG_NORM_LEAN2R
+                                               : len > 32                                     ? KG_NORM_LEAN2
+                                               : k >= 2                                       ? KG_NORM_LEAN2E
                                                : k == 1                                       ? KG_NORM_LEAN2
                                                : kg_norm_infos[op].stats == KG_NORM_STATS_LSE ? KG_NORM_LEAN4F
                                                                                               : KG_NORM_LEAN4;
@@ -2387,8 +2440,14 @@ Test(gpu, lean2_matches_lean4_bits)
                     run_op(ctx, (kg_norm_op)op, &y, &s0, &x);
                     kt_download(ctx, k ? b : a, dy, bytes);
                     if (k)
-                        cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F", what,
-                                  k == 1 ? "LEAN2" : "LEAN2E");
+                        cr_assert(memcmp(a, b, bytes) == 0, "%s: %s differs from LEAN4 / LEAN4F (64, 128: LEAN2)", what,
+                                  k == 1 ? "LEAN2" : k == 4 ? "LEAN2R" : "LEAN2E");
+                    if (k == 4) { /* LEAN2R again: the same bits */
+                        KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
+                        run_op(ctx, (kg_norm_op)op, &y, &s0, &x);
+                        kt_download(ctx, b, dy, bytes);
+                        cr_assert(memcmp(a, b, bytes) == 0, "%s: LEAN2R's second run differs", what);
+                    }
                 }
             }
         }
