@@ -223,6 +223,13 @@ static int gather_rot = 2;
    86%, shared bank conflicts 0.03 M / 5.98 M, and no fewer L2 sectors
    (read 3.54 M / 3.98 M, write 3.71 M / 4.12 M). */
 static int tchunk_mode = 0;
+/* copies of 4- and 8-byte elements that run tperm with square tiles:
+   <op>_tperma (tperm's tiles loaded by cp.async, two buffers pipelined,
+   templates/elementwise_tpa.cuh) where tperma_mode is 1
+   (KG_EW_TUNE_TPERMA; a candidate, forced-only by default), tperma_bps
+   blocks per SM (KG_EW_TUNE_TPERMA_BPS), each taking every grid-th tile. */
+static int tperma_mode = 0;
+static int tperma_bps = 5;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
@@ -999,7 +1006,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
-        else if (force == KG_EW_TPERM && tperm_ok)
+        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA) && tperm_ok)
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
@@ -1123,6 +1130,20 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            down) */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
+        /* <op>_tperma: after tchunk (copies of 4- and 8-byte elements have
+           no tperm2: tperm, rowsv, tplanev, tslab, tchunk, tperma) */
+        if ((tperma_mode == 1 || force == KG_EW_TPERMA) && op == KG_OP_COPY && n_in == 1 && dt == out->dtype &&
+            kg_dtype_size(dt) >= 4 && !tp.rect && !tp.words) {
+            int64_t grid = (int64_t)tperma_bps * ctx->sm_count;
+            if (grid >= (int64_t)tp.tiles)
+                grid = tp.tiles;
+            else /* the fewest blocks at the same tiles a block (no block one tile short of the others but the last) */
+                grid = ((int64_t)tp.tiles + ((int64_t)tp.tiles + grid - 1) / grid - 1) /
+                       (((int64_t)tp.tiles + grid - 1) / grid);
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
+            st = kg_launch(ctx, tperm_k + 5, (dim3){(unsigned)grid, 1, 1}, threads, args, 0);
+            break;
+        }
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
         break;
@@ -1185,6 +1206,8 @@ static const struct {
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
+    {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 1, 0},
+    {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 1, 64, 5},
 };
 
 int kg_test_ew_tune(int what, int value)

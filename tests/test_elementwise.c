@@ -786,7 +786,8 @@ static int next_perm(int *p, int n)
 }
 
 /* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
-   set it; the tuning hook then routes every planned call to tperm). */
+   set it; the tuning hook then routes every planned call to tperm), or
+   tperma (want_tperm 2: the tperma tests). */
 static int want_tperm;
 
 /* Every permutation of `shape` as input 0 (the others dense, or permuted the
@@ -827,7 +828,10 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    if (want_tperm)
+    if (want_tperm == 2)
+        cr_assert(ran & (1u << KG_EW_TPERMA), "%s %s: tperma never ran (variants %#x)", kg_op_get_info(op)->name,
+                  kg_dtype_name(dt), ran);
+    else if (want_tperm)
         cr_assert(ran & (1u << KG_EW_TPERM), "%s %s: tperm never ran (variants %#x)", kg_op_get_info(op)->name,
                   kg_dtype_name(dt), ran);
     else
@@ -1028,6 +1032,58 @@ Test(tperm, other_tiles_per_pass_flat, .init = setup, .fini = teardown, .timeout
 Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_other_tiles_per_pass(0);
+}
+
+/* Copies of 4- and 8-byte elements by <op>_tperma (tperm's tiles loaded
+   by cp.async, two buffers a block; KG_EW_TUNE_TPERMA 1 where tperm runs
+   with square tiles; check_perms asserts it ran): every permutation of the
+   tperm shapes (2 to 5 dims, odd and short dims folded, misaligned bases),
+   rows that are no multiple of 16 bytes (255, 387, 31, 4097), a 6-d
+   reversal, with and without tables, at one block per SM (each block
+   pipelining many tiles), the default and one tile a block. Bits exact. */
+static void check_tperma(int flat, int bps)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, bps);
+    want_tperm = 2;
+    const kg_dtype dts[] = {KG_F32, KG_F64, KG_I32, KG_I64};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(4097, 31));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(31, 2, 255));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
+    }
+    /* rank 6: the reversal and a rotation (every permutation of 6 dims is 720 cases) */
+    for (size_t i = 0; i < 2; i++) {
+        unsigned ran = 0;
+        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
+        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
+        const view o = dense(6, shape), a = permuted(6, shape, i ? rot : rv);
+        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, KG_F32, KG_F32, &c, &ran);
+        cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 5);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 0);
+}
+
+Test(tperma, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperma(1, 5);
+}
+
+Test(tperma, copies_every_permutation_tables_one_block_per_sm, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperma(0, 1);
+}
+
+Test(tperma, copies_every_permutation_one_tile_a_block, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperma(1, 64);
 }
 
 /* Copies of rows kept in place (<op>_rowsv; KG_EW_TUNE_ROWSV 2 and rows
