@@ -229,7 +229,7 @@ static int tchunk_mode = 0;
    (KG_EW_TUNE_TPERMA; a candidate, forced-only by default), tperma_bps
    blocks per SM (KG_EW_TUNE_TPERMA_BPS), each taking every grid-th tile. */
 static int tperma_mode = 0;
-static int tperma_bps = 5;
+static int tperma_bps = 6;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
@@ -1207,7 +1207,7 @@ static const struct {
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 1, 0},
-    {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 1, 64, 5},
+    {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 1, 64, 6},
 };
 
 int kg_test_ew_tune(int what, int value)

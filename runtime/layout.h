@@ -177,7 +177,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      256, the default);
    KG_EW_TUNE_TPERMA: 1 = copies of 4- and 8-byte elements that run tperm
      with square tiles run <op>_tperma instead, 0 = never (the default);
-   KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64, default 5),
+   KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64, default 6),
      each block taking every grid-th tile.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {

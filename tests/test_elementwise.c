@@ -1066,14 +1066,14 @@ static void check_tperma(int flat, int bps)
         run_case(KG_OP_COPY, KG_F32, KG_F32, &c, &ran);
         cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
     }
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 5);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 6);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA, 0);
 }
 
 Test(tperma, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tperma(1, 5);
+    check_tperma(1, 6);
 }
 
 Test(tperma, copies_every_permutation_tables_one_block_per_sm, .init = setup, .fini = teardown, .timeout = 600)
