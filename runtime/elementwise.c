@@ -223,8 +223,9 @@ static int gather_rot = 2;
    86%, shared bank conflicts 0.03 M / 5.98 M, and no fewer L2 sectors
    (read 3.54 M / 3.98 M, write 3.71 M / 4.12 M). */
 static int tchunk_mode = 0;
-/* copies of 4- and 8-byte elements that run tperm with square tiles:
-   <op>_tperma (tperm's tiles loaded by cp.async, two buffers pipelined,
+/* copies of 2-, 4- and 8-byte elements that run tperm with square tiles
+   (not the word path): <op>_tperma (tperm's tiles, two buffers pipelined:
+   by cp.async, 2-byte elements through registers;
    templates/elementwise_tpa.cuh) where tperma_mode is 1
    (KG_EW_TUNE_TPERMA; a candidate, forced-only by default), tperma_bps
    blocks per SM (KG_EW_TUNE_TPERMA_BPS), each taking every grid-th tile. */
@@ -1130,10 +1131,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            down) */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
-        /* <op>_tperma: after tchunk (copies of 4- and 8-byte elements have
-           no tperm2: tperm, rowsv, tplanev, tslab, tchunk, tperma) */
+        /* <op>_tperma: after tchunk (tperm, tperm2 for 2-byte elements,
+           rowsv, tplanev, tslab, tchunk, tperma) */
         if ((tperma_mode == 1 || force == KG_EW_TPERMA) && op == KG_OP_COPY && n_in == 1 && dt == out->dtype &&
-            kg_dtype_size(dt) >= 4 && !tp.rect && !tp.words) {
+            kg_dtype_size(dt) >= 2 && !tp.rect && !tp.words) {
             int64_t grid = (int64_t)tperma_bps * ctx->sm_count;
             if (grid >= (int64_t)tp.tiles)
                 grid = tp.tiles;
@@ -1141,7 +1142,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                 grid = ((int64_t)tp.tiles + ((int64_t)tp.tiles + grid - 1) / grid - 1) /
                        (((int64_t)tp.tiles + grid - 1) / grid);
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
-            st = kg_launch(ctx, tperm_k + 5, (dim3){(unsigned)grid, 1, 1}, threads, args, 0);
+            st = kg_launch(ctx, tperm_k + 5 + (kg_dtype_size(dt) == 2 ? 1 : 0), (dim3){(unsigned)grid, 1, 1}, threads,
+                           args, 0);
             break;
         }
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,

@@ -28,8 +28,8 @@
 /* copies by tiles of aligned 16-byte chunks on both sides (<op>_tchunk,
    kg_tperm.h), forced and reported like the others */
 #define KG_EW_TCHUNK (KG_EW_VARIANT_COUNT + 4)
-/* copies of 4- and 8-byte elements by tperm's square tiles, loaded by
-   cp.async and pipelined over two buffers (<op>_tperma,
+/* copies of 2-, 4- and 8-byte elements by tperm's square tiles,
+   pipelined over two buffers (<op>_tperma,
    templates/elementwise_tpa.cuh), forced (where tperm is planned) and
    reported like the others */
 #define KG_EW_TPERMA (KG_EW_VARIANT_COUNT + 5)
@@ -175,8 +175,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
      256, the default);
-   KG_EW_TUNE_TPERMA: 1 = copies of 4- and 8-byte elements that run tperm
-     with square tiles run <op>_tperma instead, 0 = never (the default);
+   KG_EW_TUNE_TPERMA: 1 = copies of 2-, 4- and 8-byte elements that run
+     tperm with square tiles and no word pairs run <op>_tperma instead, 0 =
+     never (the default);
    KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64, default 6),
      each block taking every grid-th tile.
    Returns the setting's value before the call (0 for an unknown what). */

@@ -1034,21 +1034,24 @@ Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeo
     check_other_tiles_per_pass(0);
 }
 
-/* Copies of 4- and 8-byte elements by <op>_tperma (tperm's tiles loaded
-   by cp.async, two buffers a block; KG_EW_TUNE_TPERMA 1 where tperm runs
-   with square tiles; check_perms asserts it ran): every permutation of the
-   tperm shapes (2 to 5 dims, odd and short dims folded, misaligned bases),
-   rows that are no multiple of 16 bytes (255, 387, 31, 4097), a 6-d
-   reversal, with and without tables, at one block per SM (each block
-   pipelining many tiles), the default and one tile a block. Bits exact. */
+/* Copies of 2-, 4- and 8-byte elements by <op>_tperma (tperm's tiles, two
+   buffers a block, by cp.async or through registers; KG_EW_TUNE_TPERMA 1
+   where tperm runs with square tiles, word pairs off so that 2-byte
+   elements take it on even shapes too; check_perms asserts it ran): every
+   permutation of the tperm shapes (2 to 5 dims, odd and short dims folded,
+   misaligned bases), rows that are no multiple of 16 bytes (255, 387, 31,
+   4097), a 6-d reversal and rotation, with and without tables, at one
+   block per SM (each block pipelining many tiles), the default and one
+   tile a block. Bits exact. */
 static void check_tperma(int flat, int bps)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, bps);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
     want_tperm = 2;
-    const kg_dtype dts[] = {KG_F32, KG_F64, KG_I32, KG_I64};
+    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_I32, KG_I64, KG_F16};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
         check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
@@ -1057,15 +1060,17 @@ static void check_tperma(int flat, int bps)
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
     }
     /* rank 6: the reversal and a rotation (every permutation of 6 dims is 720 cases) */
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 4; i++) {
         unsigned ran = 0;
         const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
         const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
-        const view o = dense(6, shape), a = permuted(6, shape, i ? rot : rv);
+        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
+        const kg_dtype dt = i < 2 ? KG_F32 : KG_BF16;
         ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
-        run_case(KG_OP_COPY, KG_F32, KG_F32, &c, &ran);
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
         cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
     }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 6);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA, 0);
