@@ -1036,8 +1036,9 @@ Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeo
 
 /* Copies of 2-, 4- and 8-byte elements by <op>_tperma (tperm's tiles, two
    buffers a block, by cp.async or through registers; KG_EW_TUNE_TPERMA 1
-   where tperm runs with square tiles, word pairs off so that 2-byte
-   elements take it on even shapes too; check_perms asserts it ran): every
+   where tperm runs with square tiles; word pairs and rect tiles off so
+   that it runs on even shapes and short dims too; check_perms asserts it
+   ran): every
    permutation of the tperm shapes (2 to 5 dims, odd and short dims folded,
    misaligned bases), rows that are no multiple of 16 bytes (255, 387, 31,
    4097), a 6-d reversal and rotation, with and without tables, at one
@@ -1050,6 +1051,7 @@ static void check_tperma(int flat, int bps)
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, bps);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
     want_tperm = 2;
     const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_I32, KG_I64, KG_F16};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
@@ -1071,6 +1073,7 @@ static void check_tperma(int flat, int bps)
         cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
     }
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 6);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA, 0);
