@@ -231,11 +231,6 @@ static int tchunk_mode = 0;
    blocks per SM (KG_EW_TUNE_TPERMA_BPS), each taking every grid-th tile. */
 static int tperma_mode = 0;
 static int tperma_bps = 6;
-/* tperma writes each tile's output rows by bulk copies (kg_tperm.h bulk;
-   KG_EW_TUNE_TPERMA_BULK 1) where input 0 is staged, the c axis is one dim
-   of output stride 1 and the device has compute capability 9 or more; one
-   tile a block */
-static int tperma_bulk = 0;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
@@ -1140,15 +1135,13 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            rowsv, tplanev, tslab, tchunk, tperma) */
         if ((tperma_mode == 1 || force == KG_EW_TPERMA) && op == KG_OP_COPY && n_in == 1 && dt == out->dtype &&
             kg_dtype_size(dt) >= 2 && !tp.rect && !tp.words) {
-            tp.bulk = (uint32_t)(tperma_bulk && ctx->cc_major >= 9 && (tp.staged & 2u) && tp.nd[KG_TP_C] == 1 &&
-                                 tp.stride[KG_TP_C][0][0] == 1 && kgi_aligned(p.out, kg_dtype_size(dt)));
             int64_t grid = (int64_t)tperma_bps * ctx->sm_count;
-            if (tp.bulk || grid >= (int64_t)tp.tiles)
+            if (grid >= (int64_t)tp.tiles)
                 grid = tp.tiles;
             else /* the fewest blocks at the same tiles a block (no block one tile short of the others but the last) */
                 grid = ((int64_t)tp.tiles + ((int64_t)tp.tiles + grid - 1) / grid - 1) /
                        (((int64_t)tp.tiles + grid - 1) / grid);
-            ctx->test_last[KGI_TEST_EW_VARIANT] = tp.bulk ? KG_EW_TPERMA_BULK : KG_EW_TPERMA;
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
             st = kg_launch(ctx, tperm_k + 5 + (kg_dtype_size(dt) == 2 ? 1 : 0), (dim3){(unsigned)grid, 1, 1}, threads,
                            args, 0);
             break;
@@ -1217,7 +1210,6 @@ static const struct {
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 1, 0},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 1, 64, 6},
-    {KG_EW_TUNE_TPERMA_BULK, &tperma_bulk, 0, 1, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

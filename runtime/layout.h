@@ -33,9 +33,6 @@
    templates/elementwise_tpa.cuh), forced (where tperm is planned) and
    reported like the others */
 #define KG_EW_TPERMA (KG_EW_VARIANT_COUNT + 5)
-/* tperma with its output rows by bulk copies (kg_tperm.h bulk), reported
-   by kg_test_last_ew_variant */
-#define KG_EW_TPERMA_BULK (KG_EW_VARIANT_COUNT + 6)
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
    L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
@@ -182,10 +179,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      tperm with square tiles and no word pairs run <op>_tperma instead, 0 =
      never (the default);
    KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64, default 6),
-     each block taking every grid-th tile;
-   KG_EW_TUNE_TPERMA_BULK: 1 = tperma writes output rows by bulk copies
-     where it can (kg_tperm.h bulk; one tile a block), 0 = never (the
-     default).
+     each block taking every grid-th tile.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -219,8 +213,7 @@ enum {
     KG_EW_TUNE_DENSE_VPT,
     KG_EW_TUNE_DENSE_THREADS,
     KG_EW_TUNE_TPERMA,
-    KG_EW_TUNE_TPERMA_BPS,
-    KG_EW_TUNE_TPERMA_BULK
+    KG_EW_TUNE_TPERMA_BPS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

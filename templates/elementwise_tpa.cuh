@@ -176,136 +176,13 @@ template <typename F, bool FLAT> __device__ __forceinline__ void kg_tpb_run(cons
     }
 }
 
-/* L.bulk: one tile a block (grid-stride), the output rows by bulk copies.
-   The staged input's loads land in registers as in tperm; each is stored
-   into the stage at s[j][c + sh_j], sh_j being output row j's start modulo
-   16 bytes in elements, so that the row's 16-byte-aligned interior sits at
-   16-byte-aligned shared addresses (stage rows 16-byte aligned: pitch T +
-   16 / es). Then thread j (one a row) copies the interior to global memory
-   with one cp.async.bulk and stores the at most 16 / es - 1 elements at
-   each end itself. Why: odd rows leave every warp-wide store of tperm off
-   32-byte sectors (a dense copy with its output one element off loses 6
-   points of copy, its input 1.4: bench/RESULTS.md); the copy engine writes
-   the interior in whole aligned pieces. */
-template <typename X, int T> struct kg_tpo_pitch {
-    static constexpr int P = T + 16 / (int)sizeof(X);
-};
-
-template <typename F> struct kg_tpo_smem {
-    typedef kg_tp_shape<F> PS;
-    kg_tp_tables<F::arity + 1, PS::T> t;
-    __align__(16) typename F::in0_t s[PS::T][kg_tpo_pitch<typename F::in0_t, PS::T>::P];
-};
-
-/* kg_tp_fill_tables for one tile into t */
-template <int K, int T>
-__device__ __forceinline__ void kg_tpo_fill(const kg_tperm &L, kg_tp_tables<K, T> &t, uint32_t b, uint32_t c0,
-                                            uint32_t j0, int cn, int jn)
-{
-    const int tx = threadIdx.x;
-    if (tx < 2 * T) {
-        const int a = tx < T ? KG_TP_C : KG_TP_J, i = tx - a * T;
-        int32_t off[K];
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            off[k] = 0;
-        if (a == KG_TP_C)
-            kg_tp_offsets<K>(L, KG_TP_B, b, off);
-        if (i < (a == KG_TP_C ? cn : jn))
-            kg_tp_offsets<K>(L, a, (a == KG_TP_C ? c0 : j0) + i, off);
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            (a == KG_TP_C ? t.tc : t.tj)[k][i] = off[k];
-    }
-    __syncthreads();
-}
-
-template <typename F, bool FLAT>
-__device__ __forceinline__ void kg_tpo_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tpo_smem<F> &S, uint32_t tile)
-{
-    typedef kg_tp_shape<F> PS;
-    constexpr int T = PS::T, E = PS::E, R = PS::R, K = F::arity + 1;
-    typedef typename F::in0_t A;
-    typedef typename F::out_t O;
-    static_assert(sizeof(A) == sizeof(O), "tperma: copies");
-    constexpr int M = 16 / (int)sizeof(A); /* elements a 16-byte piece */
-    uint32_t b[1], c0[1], j0[1];
-    int cn[1], jn[1];
-    int32_t boff[1][K];
-    kg_tp_coords<FLAT, T, 1, K>(L, tile, b, c0, j0, cn, jn, boff);
-    if constexpr (!FLAT)
-        kg_tpo_fill<K, T>(L, S.t, b[0], c0[0], j0[0], cn[0], jn[0]);
-    const int lo = threadIdx.x % T; /* the thread's j */
-    int32_t e[E];
-    const int32_t tf = kg_tp_operand<FLAT, 1, T, E, R, K>(L, S.t, 1, true, lo, c0[0], j0[0], boff[0], e);
-    A r[E];
-    kg_tp_load<1, A, T, E, R>((const A *)p.in[0], tf, e, lo < jn[0], cn[0], r);
-    /* output row j's first element (c0) */
-    int32_t orow;
-    if constexpr (FLAT)
-        orow = boff[0][0] + (int32_t)c0[0] * L.stride[KG_TP_C][0][0] + (int32_t)(j0[0] + lo) * L.stride[KG_TP_J][0][0];
-    else
-        orow = S.t.tc[0][0] + S.t.tj[0][lo];
-    O *const orp = (O *)p.out + orow;
-    const int sh = (int)(((uintptr_t)orp / sizeof(O)) % M);
-#pragma unroll
-    for (int m = 0; m < E; m++)
-        S.s[lo][kg_tp_v<1, T, E, R>(m) + sh] = r[m];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* the stage, to the copy engine */
-#endif
-    __syncthreads();
-    if (threadIdx.x < (unsigned)jn[0]) { /* thread j: output row j */
-        const O *row = (const O *)&S.s[lo][sh];
-        const uintptr_t gs = (uintptr_t)orp, ge = gs + (uintptr_t)cn[0] * sizeof(O);
-        const uintptr_t a0 = (gs + 15) & ~(uintptr_t)15, a1 = ge & ~(uintptr_t)15;
-        int head = cn[0], tail = cn[0];
-        if (a1 > a0) {
-            head = (int)((a0 - gs) / sizeof(O));
-            tail = (int)((a1 - gs) / sizeof(O));
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            const uint32_t src = (uint32_t)__cvta_generic_to_shared(row + head);
-            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(a0), "r"(src),
-                         "r"((uint32_t)(a1 - a0))
-                         : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#else
-            for (int i = head; i < tail; i++) /* (the runtime sets bulk on sm_90 and up only) */
-                orp[i] = row[i];
-#endif
-        }
-        for (int i = 0; i < head; i++)
-            orp[i] = row[i];
-        for (int i = tail; i < cn[0]; i++)
-            orp[i] = row[i];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* the stage read: free to reuse */
-#endif
-    }
-    __syncthreads();
-}
-
 /* <op>_tperma: copies (F::bits, one input) of 2-, 4- or 8-byte elements;
    the runtime launches it with a square-tile plan (L.rect 0, L.words 0)
    and at most L.tiles blocks. */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tperma(const kg_ew_ptrs &p, const kg_tperm &L)
 {
     static_assert(F::arity == 1 && F::bits, "tperma: copies");
-    /* one buffer for either path (static shared memory stops at 48 KB) */
-    constexpr size_t BYTES = sizeof(kg_tp_smem<F>) * 2 > sizeof(kg_tpo_smem<F>) ? sizeof(kg_tp_smem<F>) * 2
-                                                                                  : sizeof(kg_tpo_smem<F>);
-    __shared__ __align__(16) unsigned char raw[BYTES];
-    if (L.bulk) {
-        kg_tpo_smem<F> &B = *(kg_tpo_smem<F> *)raw;
-        for (uint32_t tile = blockIdx.x; tile < L.tiles; tile += gridDim.x) {
-            if (L.flat)
-                kg_tpo_tile<F, true>(p, L, B, tile);
-            else
-                kg_tpo_tile<F, false>(p, L, B, tile);
-        }
-        return;
-    }
-    kg_tp_smem<F>(&S)[2] = *(kg_tp_smem<F>(*)[2])raw;
+    __shared__ kg_tp_smem<F> S[2];
     if constexpr (sizeof(typename F::in0_t) == 2) {
         if (L.flat)
             kg_tpb_run<F, true>(p, L, S);

@@ -74,10 +74,6 @@ typedef struct kg_tperm {
     uint32_t rect;
     uint32_t rc, rj;
     uint32_t magic_rc, shift_rc, magic_rj, shift_rj; /* division by rc, by rj */
-    /* 1: <op>_tperma writes each tile's output rows by bulk copies
-       (templates/elementwise_tpa.cuh, kg_tpo_tile; sm_90 and up): input 0
-       staged, the c axis one dim of output stride 1 */
-    uint32_t bulk;
 } kg_tperm;
 
 /* rect's fit rule (the planner's rect_extents): rc rows of rj elements of

@@ -828,10 +828,7 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    if (want_tperm == 3)
-        cr_assert(ran & (1u << KG_EW_TPERMA_BULK), "%s %s: tperma's bulk rows never ran (variants %#x)",
-                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
-    else if (want_tperm == 2)
+    if (want_tperm == 2)
         cr_assert(ran & (1u << KG_EW_TPERMA), "%s %s: tperma never ran (variants %#x)", kg_op_get_info(op)->name,
                   kg_dtype_name(dt), ran);
     else if (want_tperm)
@@ -1047,16 +1044,15 @@ Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeo
    4097), a 6-d reversal and rotation, with and without tables, at one
    block per SM (each block pipelining many tiles), the default and one
    tile a block. Bits exact. */
-static void check_tperma(int flat, int bps, int bulk)
+static void check_tperma(int flat, int bps)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BULK, bulk);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, bps);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
-    want_tperm = bulk ? 3 : 2;
+    want_tperm = 2;
     const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_I32, KG_I64, KG_F16};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
@@ -1074,53 +1070,28 @@ static void check_tperma(int flat, int bps, int bulk)
         const kg_dtype dt = i < 2 ? KG_F32 : KG_BF16;
         ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
         run_case(KG_OP_COPY, dt, dt, &c, &ran);
-        cr_assert(ran & (1u << (bulk ? KG_EW_TPERMA_BULK : KG_EW_TPERMA)), "6-d case %zu: tperma did not run (variants %#x)",
-                  i, ran);
+        cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
     }
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 6);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BULK, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERMA, 0);
 }
 
 Test(tperma, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tperma(1, 6, 0);
+    check_tperma(1, 6);
 }
 
 Test(tperma, copies_every_permutation_tables_one_block_per_sm, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tperma(0, 1, 0);
+    check_tperma(0, 1);
 }
 
 Test(tperma, copies_every_permutation_one_tile_a_block, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tperma(1, 64, 0);
-}
-
-/* The bulk rows (kg_tperm.h bulk, where the device has compute capability
-   9 or more; check_perms asserts they ran): the same permutations, rows
-   0 to 15 bytes off 16-byte alignment (the ends element by element, the
-   interior one bulk copy; rows shorter than 16 bytes element by element),
-   with and without tables. */
-Test(tperma, copies_every_permutation_bulk_rows, .init = setup, .fini = teardown, .timeout = 600)
-{
-    int major = 0, minor = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
-    if (major < 9)
-        cr_skip_test("bulk copies need compute capability 9 or more");
-    check_tperma(1, 6, 1);
-}
-
-Test(tperma, copies_every_permutation_bulk_rows_tables, .init = setup, .fini = teardown, .timeout = 600)
-{
-    int major = 0, minor = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
-    if (major < 9)
-        cr_skip_test("bulk copies need compute capability 9 or more");
-    check_tperma(0, 6, 1);
+    check_tperma(1, 64);
 }
 
 /* Copies of rows kept in place (<op>_rowsv; KG_EW_TUNE_ROWSV 2 and rows
