@@ -179,7 +179,7 @@ function M.generate(G)
           f.tperma = dt.size == 2 and f.bits
           if f.tperma then
             local ka = G:kernel({ name = f.name .. "_tperma", module = module, vec = f.vec,
-                                  desc = f.desc .. " [tperm tiles by cp.async, two buffers]" })
+                                  desc = f.desc .. " [tperm tiles, 6 blocks per SM]" })
             assert(ka == kc + 1)
           end
         end

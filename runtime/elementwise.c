@@ -223,6 +223,9 @@ static int gather_rot = 2;
    86%, shared bank conflicts 0.03 M / 5.98 M, and no fewer L2 sectors
    (read 3.54 M / 3.98 M, write 3.71 M / 4.12 M). */
 static int tchunk_mode = 0;
+static int tchunk_cq = 0;
+static int tchunk_tpb = 1;
+
 /* copies of 2-byte elements (f16, bf16) that run tperm with square tiles
    and no word pairs: <op>_tperma (templates/elementwise_tpa.cuh: tperm's
    tiles at 6 blocks per SM, one tile a block) by the default choice where
@@ -255,8 +258,7 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
         return 0;
     return 1;
 }
-static int tchunk_cq = 0;
-static int tchunk_tpb = 1;
+
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
