@@ -174,12 +174,21 @@ function M.generate(G)
           local kc = G:kernel({ name = f.name .. "_tchunk", module = module, vec = f.vec,
                                 desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
           assert(kc == ks + 1)
+          -- and, for 2-byte elements, <op>_tperma (tperm's tiles at 6 blocks
+          -- per SM; elementwise_tpa.cuh) after it
+          f.tperma = dt.size == 2 and f.bits
+          if f.tperma then
+            local ka = G:kernel({ name = f.name .. "_tperma", module = module, vec = f.vec,
+                                  desc = f.desc .. " [tperm tiles, 6 blocks per SM]" })
+            assert(ka == kc + 1)
+          end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
-        include = "elementwise_tperm.cuh", tperm = true,
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma" }
+          or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
+        include = dt.size == 2 and "elementwise_tpa.cuh" or "elementwise_tperm.cuh", tperm = true,
       }))
     end
   end

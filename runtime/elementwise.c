@@ -225,6 +225,40 @@ static int gather_rot = 2;
 static int tchunk_mode = 0;
 static int tchunk_cq = 0;
 static int tchunk_tpb = 1;
+
+/* copies of 2-byte elements (f16, bf16) that run tperm with square tiles
+   and no word pairs: <op>_tperma (templates/elementwise_tpa.cuh: tperm's
+   tiles at 6 blocks per SM, one tile a block) by the default choice where
+   kg_ew_tperma_by_default (tperma_mode 2), wherever eligible (1; forced
+   tperm too), or never (0) (KG_EW_TUNE_TPERMA); tperma_bps blocks per SM,
+   each taking every grid-th tile (0: one block a tile; KG_EW_TUNE_TPERMA_BPS;
+   s21r1: 6 lost on every row). */
+static int tperma_mode = 2;
+static int tperma_bps = 0;
+
+/* H200 run s21r2 (same process, % of copy, tperm2 -> tperma, 33 bf16 rows
+   of the perm bench): tperma gained 2 to 6% on 16 rows (6007x5003^T 63.0
+   -> 64.5, [255,387,259] p1.2.0 60.5 -> 63.4, p0.2.1 61.1 -> 62.5,
+   [33,64,95,91] p0.3.1.2 64.1 -> 67.8, p3.0.1.2 59.2 -> 62.4, p3.2.0.1
+   61.4 -> 64.5, sweep 115x1041x183 p0.2.1 59.8 -> 62.9), was within 0.6%
+   on 7 and lost on four, which this rule leaves to tperm2: input 0 not
+   staged (p1.0.2 55.0 -> 53.6; four more within 0.6%), a flat plan whose
+   j axis has at most 5 tiles against at least 256 times as many c tiles
+   (p2.0.1, 1542 x 5 tiles: 52.7 -> 50.6; 533x179x229 p2.0.1, 1491 x 4:
+   54.9 -> 53.9) and a table plan whose c axis has at most 5 tiles against
+   at least 256 times as many j tiles (p2.1.0, 4 x 1567: 51.1 -> 50.1; the
+   flat p1.2.0 of the same tiles gained 4.7%). */
+KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
+{
+    if (!(tp->staged & 2u) || tp->rect || tp->words)
+        return 0;
+    if (tp->flat && tp->tiles_j <= 5 && (int64_t)tp->tiles_c >= 256 * (int64_t)tp->tiles_j)
+        return 0;
+    if (!tp->flat && tp->tiles_c <= 5 && (int64_t)tp->tiles_j >= 256 * (int64_t)tp->tiles_c)
+        return 0;
+    return 1;
+}
+
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
@@ -999,7 +1033,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
-        else if (force == KG_EW_TPERM && tperm_ok)
+        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA) && tperm_ok)
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
@@ -1123,6 +1157,21 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            down) */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
+        /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
+           tchunk, tperma) */
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
+            (tperma_mode == 1 || force == KG_EW_TPERMA ||
+             (tperma_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperma_by_default(&tp)))) {
+            int64_t grid = (int64_t)tperma_bps * ctx->sm_count;
+            if (grid == 0 || grid >= (int64_t)tp.tiles)
+                grid = tp.tiles;
+            else /* the fewest blocks at the same tiles a block (no block one tile short of the others but the last) */
+                grid = ((int64_t)tp.tiles + ((int64_t)tp.tiles + grid - 1) / grid - 1) /
+                       (((int64_t)tp.tiles + grid - 1) / grid);
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
+            st = kg_launch(ctx, tperm_k + 6, (dim3){(unsigned)grid, 1, 1}, threads, args, 0);
+            break;
+        }
         st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
                        args, 0);
         break;
@@ -1185,6 +1234,8 @@ static const struct {
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
+    {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
+    {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

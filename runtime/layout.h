@@ -28,6 +28,15 @@
 /* copies by tiles of aligned 16-byte chunks on both sides (<op>_tchunk,
    kg_tperm.h), forced and reported like the others */
 #define KG_EW_TCHUNK (KG_EW_VARIANT_COUNT + 4)
+/* copies of 2-byte elements by tperm's square tiles at 6 blocks per SM
+   (<op>_tperma, templates/elementwise_tpa.cuh), forced (where tperm is
+   planned) and reported like the others */
+#define KG_EW_TPERMA (KG_EW_VARIANT_COUNT + 5)
+
+/* 1 when the default choice runs <op>_tperma for a copy of 2-byte
+   elements planned as tp (square tiles, no word pairs; the measured rule
+   in runtime/elementwise.c) */
+KG_API int kg_ew_tperma_by_default(const kg_tperm *tp);
 
 /* The tperm plan of L (kg_tperm.h; es[k]: operand k's element size). 0 when
    L has fewer than 2 dims, its offsets do not fit in 31 bits, or no input
@@ -169,7 +178,13 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
      the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
-     256, the default).
+     256, the default);
+   KG_EW_TUNE_TPERMA: copies of 2-byte elements that run tperm with square
+     tiles and no word pairs run <op>_tperma instead: 2 (the default) by the
+     default choice where kg_ew_tperma_by_default, 1 always (forced tperm
+     too), 0 never;
+   KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64), each block
+     taking every grid-th tile; 0 (the default): one block a tile.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -201,7 +216,9 @@ enum {
     KG_EW_TUNE_TCHUNK_CQ,
     KG_EW_TUNE_TCHUNK_TPB,
     KG_EW_TUNE_DENSE_VPT,
-    KG_EW_TUNE_DENSE_THREADS
+    KG_EW_TUNE_DENSE_THREADS,
+    KG_EW_TUNE_TPERMA,
+    KG_EW_TUNE_TPERMA_BPS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

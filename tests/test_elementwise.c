@@ -786,7 +786,8 @@ static int next_perm(int *p, int n)
 }
 
 /* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
-   set it; the tuning hook then routes every planned call to tperm). */
+   set it; the tuning hook then routes every planned call to tperm), or
+   tperma (want_tperm 2: the tperma tests). */
 static int want_tperm;
 
 /* Every permutation of `shape` as input 0 (the others dense, or permuted the
@@ -827,7 +828,10 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    if (want_tperm)
+    if (want_tperm == 2)
+        cr_assert(ran & (1u << KG_EW_TPERMA), "%s %s: tperma never ran (variants %#x)", kg_op_get_info(op)->name,
+                  kg_dtype_name(dt), ran);
+    else if (want_tperm)
         cr_assert(ran & (1u << KG_EW_TPERM), "%s %s: tperm never ran (variants %#x)", kg_op_get_info(op)->name,
                   kg_dtype_name(dt), ran);
     else
@@ -1028,6 +1032,100 @@ Test(tperm, other_tiles_per_pass_flat, .init = setup, .fini = teardown, .timeout
 Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_other_tiles_per_pass(0);
+}
+
+/* Copies of 2-byte elements by <op>_tperma (tperm's tiles at 6 blocks per
+   SM, two buffers; KG_EW_TUNE_TPERMA 1: wherever tperm runs with square
+   tiles; word pairs and rect tiles off so that it runs on even shapes and
+   short dims too; check_perms asserts it ran): every permutation of the
+   tperm shapes (2 to 5 dims, odd and short dims folded, misaligned bases),
+   rows that are no multiple of 16 bytes (255, 387, 31, 4097), a 6-d
+   reversal and rotation, with and without tables, one tile a block (the
+   default), one block per SM (each block pipelining many tiles) and six.
+   Bits exact. */
+static void check_tperma(int flat, int bps)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, bps);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    want_tperm = 2;
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(4097, 31));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(31, 2, 255));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
+    }
+    /* rank 6: the reversal and a rotation (every permutation of 6 dims is 720 cases) */
+    for (size_t i = 0; i < 4; i++) {
+        unsigned ran = 0;
+        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
+        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
+        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
+        const kg_dtype dt = i < 2 ? KG_F16 : KG_BF16;
+        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
+        cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 2);
+}
+
+Test(tperma, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperma(1, 0);
+}
+
+Test(tperma, copies_every_permutation_tables_one_block_per_sm, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperma(0, 1);
+}
+
+Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tperma(1, 6);
+}
+
+/* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
+   shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
+   never run tperm (the 2-d transpose runs tperma; want -1: tperma or a
+   variant other than tperm that the default prefers), the one it leaves
+   (input 0 not staged) runs tperm. */
+Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t s[3];
+        int perm[3];
+        int want;
+    } cs[] = {
+        {2, {503, 751}, {1, 0}, KG_EW_TPERMA},        /* flat, 12 x 8 tiles */
+        {3, {37, 66, 45}, {2, 1, 0}, -1},           /* tables, 4 x 8 tiles */
+        {3, {37, 66, 45}, {1, 0, 2}, KG_EW_TPERM},  /* input 0 not staged */
+        {3, {37, 66, 45}, {2, 0, 1}, -1},
+        {3, {131, 67, 3}, {1, 2, 0}, -1},           /* flat, 3 x 4 tiles */
+    };
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            unsigned ran = 0;
+            const view a = permuted(cs[i].nd, cs[i].s, cs[i].perm), o = dense(cs[i].nd, cs[i].s);
+            ew_case c = {"tperma by default", 1, {offset(a, 1), o, o}, o, -1, FILL_MIXED, 0};
+            run_case(KG_OP_COPY, dts[d], dts[d], &c, &ran);
+            if (cs[i].want >= 0)
+                cr_assert_eq(ran, 1u << cs[i].want, "%s case %zu: variants %#x, want %d", kg_dtype_name(dts[d]), i,
+                             ran, cs[i].want);
+            else
+                cr_assert(!(ran & (1u << KG_EW_TPERM)), "%s case %zu: tperm ran (variants %#x)", kg_dtype_name(dts[d]),
+                          i, ran);
+        }
 }
 
 /* Copies of rows kept in place (<op>_rowsv; KG_EW_TUNE_ROWSV 2 and rows
@@ -1375,7 +1473,7 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         int want;
     } cs[] = {
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM},
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMA}, /* 2-byte copy: kg_ew_tperma_by_default */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
@@ -2335,6 +2433,48 @@ Test(rowsv_plan, the_rule_and_the_chunks)
    and the c axis has at least 256 times as many tiles (the H200 runs
    s14r2 and s14r3's winners, bench_elementwise cases), the c tiles
    elsewhere; 0 and 1 force either order. */
+/* kg_ew_tperma_by_default (H200 run s21r2's rule) on the bench's bf16
+   rows: tperma where it gained, tperm2 where it lost (input 0 not staged,
+   a flat plan with a short j axis, a table plan with a short c axis). */
+Test(tperm_plan, tperma_where_it_measured_faster)
+{
+    static const struct {
+        int nd;
+        int64_t s[3];
+        int perm[3];
+        int want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},      {3, {255, 387, 259}, {0, 2, 1}, 1}, {3, {255, 387, 259}, {1, 2, 0}, 1},
+        {3, {115, 1041, 183}, {0, 2, 1}, 1}, {2, {11009, 1983}, {1, 0}, 1},
+        {3, {255, 387, 259}, {1, 0, 2}, 0}, /* input 0 not staged */
+        {3, {255, 387, 259}, {2, 0, 1}, 0}, /* flat, 1542 x 5 tiles */
+        {3, {533, 179, 229}, {2, 0, 1}, 0}, /* flat, 1491 x 4 */
+        {3, {255, 387, 259}, {2, 1, 0}, 0}, /* tables, 4 x 1567 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        /* the bench's layout: physical shape s, logical dim d = physical perm[d] */
+        int64_t L[3], ps[3], st = 1;
+        for (int d = cs[i].nd - 1; d >= 0; d--) {
+            ps[d] = st;
+            st *= cs[i].s[d];
+        }
+        for (int d = 0; d < cs[i].nd; d++)
+            L[d] = cs[i].s[cs[i].perm[d]];
+        kg_tensor to = kg_tensor_contiguous(KT_DEV(1 << 26), KG_BF16, cs[i].nd, L);
+        kg_tensor ta = kg_tensor_contiguous(KT_DEV(0), KG_BF16, cs[i].nd, L);
+        for (int d = 0; d < cs[i].nd; d++)
+            ta.strides[d] = ps[cs[i].perm[d]];
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout Ly;
+        kg_layout_build(&Ly, &to, ins, 1);
+        const size_t es[KG_EW_MAX_OPERANDS] = {2, 2, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&Ly, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(kg_ew_tperma_by_default(&tp), cs[i].want, "case %zu (flat %u, %u x %u tiles, staged %#x)", i,
+                     tp.flat, tp.tiles_c, tp.tiles_j, tp.staged);
+    }
+}
+
 Test(tperm_plan, block_order_follows_the_tile_counts)
 {
     static const struct {
