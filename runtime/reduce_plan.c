@@ -415,6 +415,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_runs_nest_vec = 1,
     .cols_runs_vec = 1,
     .tile_vec = 1,
+    .cols_chain = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -439,7 +440,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1071,6 +1072,19 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     dim inner = K[0];
     if (rv) /* the columns' runs as columns of elements, folded by run at the end */
         inner.size = smul(K[0].size, run);
+    /* cols_chain: the columns over K[0] and the kept dims whose input
+       strides chain with it, K[0 .. a) (their results' strides do not, or
+       plan_nest would have merged them): each result's offset from its
+       column's digits (A->rdims), where K[0] alone is short */
+    int a = 1;
+    if (run == 1 && T->cols_chain > 0 && smul(K[0].size, (int64_t)es) < T->cols_chain) {
+        while (a < nk && K[a].in == inner.size && smul(inner.size, K[a].size) < ((int64_t)1 << 31)) {
+            inner.size *= K[a].size;
+            a++;
+        }
+        if (a > 1)
+            inner.out = inner.idx = 0; /* (unused: no vector stores, no COLSQ) */
+    }
     /* vectors of n adjacent columns: every column group's start aligned */
     int vec = rv == 0 ? KG_RED_CV_SCALAR : es == 2 ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
     for (int wide = es == 2 && T->cols_wide; wide >= 0 && vec == KG_RED_CV_SCALAR; wide--) {
@@ -1078,7 +1092,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         int ok = run == 1 && inner.size % n == 0 && kgi_aligned(in->data, es * (size_t)n);
         for (int d = 0; d < nr; d++)
             ok = ok && D[d].in % n == 0;
-        for (int d = 1; d < nk; d++)
+        for (int d = a; d < nk; d++)
             ok = ok && K[d].in % n == 0;
         if (ok)
             vec = wide ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
@@ -1115,7 +1129,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         }
         cw = best;
     }
-    const int64_t outer = n_out / K[0].size;
+    const int64_t outer = n_out / (rv ? K[0].size : inner.size);
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
@@ -1123,7 +1137,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (rows < 2 * (KG_RED_THREADS / cw))
         return 0;
     plan->cls = KG_RED_COLS;
-    fill_outer_of_run(A, K, nk, outer);
+    fill_outer_of_run(A, K + a - 1, nk - a + 1, outer);
+    fill_dims(&A->rdims, K, a > 1 ? a : 0, 0);
     A->cw = (int32_t)cw;
     A->vec = vec;
     A->inner = inner.size;
@@ -1687,6 +1702,7 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
 {
     kg_red_args *A = &plan->args;
     if (!T->cols_pair || plan->cls != KG_RED_COLS || plan->occ != 4 || A->deep || A->cw != KG_RED_THREADS ||
+        A->rdims.n > 0 ||
         A->splits != 1 || A->run != 1 || (A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE32) || A->tiles < 2 ||
         A->red > T->cols_pair_rows)
         return;

@@ -155,6 +155,9 @@ typedef struct kg_red_tuning {
                                accumulators folded at the end (templates/reduce_cols_runs.cuh, the colsp kernel:
                                plan occ 3) */
     int tile_vec;           /* TILE not where cols_runs_vec takes the plan */
+    int cols_chain;         /* COLS columns over the contiguous kept dim K[0] and the kept dims whose input strides
+                               chain with it though their results' do not (results scattered by each column's
+                               digits, args.rdims), where K[0] holds fewer than this many bytes (0: off) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;
