@@ -416,6 +416,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_runs_vec = 1,
     .tile_vec = 1,
     .cols_chain = 0,
+    .nest_multi_deep = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -440,7 +441,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain),
+                  F(nest_multi_deep)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1457,6 +1459,10 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
         A->cw = (int32_t)M;
     fill_walk(&A->walk, D, nr, vu, g);
     A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
+    /* nest_multi_deep 0: value reductions' lanes of several outputs walk
+       without the narrow walk, in the 4-block kernel (nest_occ) */
+    if (g == 1 && multi && !indexed && !T->nest_multi_deep)
+        A->deep = 0;
 }
 
 static void plan_strided(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,

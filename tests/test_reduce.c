@@ -290,6 +290,9 @@ static int runv_launches, runs_nest_launches;
 /* ... and of COLS plans over chained kept dims (cols_chain), and of those
    whose columns move in vectors */
 static int chain_launches, chain_vec_launches;
+/* ... and of NEST plans of several outputs per lane in the plain walk at
+   4 blocks (nest_multi_deep 0) */
+static int multi_plain_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -342,6 +345,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runv_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.vec != KG_RED_CV_SCALAR;
     runs_nest_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec != 0;
     chain_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0;
+    multi_plain_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.group == 1 && plan.args.cw == 4 &&
+                            !plan.args.deep && plan.occ == 4;
     chain_vec_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0 &&
                           plan.args.vec != KG_RED_CV_SCALAR && plan.args.vec != KG_RED_CV_STRIDED;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
@@ -916,6 +921,23 @@ static void multi_tunings(int part, int half)
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
     ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half, part);
 }
+/* ... and with nest_multi_deep 0: value reductions' lanes of several
+   outputs in the plain walk of the 4-block kernel (NESTO), every call
+   twice, bitwise equal (index reductions keep the narrow walk). */
+static void multi_plain_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.nest_multi = 4;
+    t.nest_multi_lanes = 0;
+    t.nest_g1_items = 4096;
+    t.cols_min_cols = part ? 64 : 16;
+    t.rows_multi = part ? 4096 : 40;
+    t.nest_multi_deep = 0;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &multi_plain_launches,
+                       "plain-walk NEST plans of several outputs per lane");
+}
+Test(gpu, four_outputs_per_lane_in_the_plain_walk_every_value_op_dtype_and_case) { multi_plain_tunings(0); }
+Test(gpu, four_outputs_per_lane_in_the_plain_walk_all_rows_and_narrow_columns) { multi_plain_tunings(1); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case) { multi_tunings(1, 0); }

@@ -1382,6 +1382,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         /* one lane per output with 4 outputs per lane on every NEST plan,
            narrow column tiles and short rows sent to NEST too */
         multi_tuning.nest_multi = n % 2 ? 4 : 8; /* 8: not a choice, one output per lane */
+        multi_tuning.nest_multi_deep = n / 2 % 2; /* the plain walk for value reductions, or the narrow one */
         const int mok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &multi_tuning, why, sizeof why, &fcls);
         cr_assert(mok, "case %d (outputs per lane): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
@@ -1430,6 +1431,24 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   "case %d: %lld units for %lld elements, grid %u", n, (long long)p.args.units, (long long)numel,
                   p.grid);
         by_class[cls]++;
+    }
+    /* a random draw may miss the rarer plans (s20's column runs in vectors
+       in about one seed in three): one shape that takes each, checked the
+       same way */
+    {
+        char why[256];
+        kg_red_class fcls;
+        kg_red_plan rp;
+        const kg_red_tuning rv_tuning = kg_red_force_runs(), ch_tuning = kg_red_force_chain();
+        kg_tensor r = fake(IN_AT, KG_F32, 3, (int64_t[]){64, 40, 2}); /* runs of 2 under 40 columns */
+        cr_assert(check_plan(KG_RED_SUM, &r, 0x5, &rv_tuning, why, sizeof why, &fcls), "%s", why);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &r, (int[]){0, 2}, 2, 0, &rv_tuning, &rp), KG_OK);
+        runv += rp.cls == KG_RED_COLS && rp.args.run > 1 && rp.args.vec != KG_RED_CV_SCALAR;
+        const int64_t sc[] = {50, 300, 7, 9};
+        kg_tensor q = permuted(KG_BF16, 4, sc, (int[]){0, 1, 3, 2}, 0, (int64_t)IN_AT); /* kept 7 x 9 chained */
+        cr_assert(check_plan(KG_RED_MAX, &q, 0x2, &ch_tuning, why, sizeof why, &fcls), "%s", why);
+        cr_assert_eq(plan_tuned(KG_RED_MAX, &q, (int[]){1}, 1, 0, &ch_tuning, &rp), KG_OK);
+        chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
     }
     cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d flat %d (%d under a "
                 "split-heavy tuning)",
@@ -1967,6 +1986,20 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4, "4 outputs per lane");
     cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
+    cr_assert_eq(p.args.deep, 1, "the narrow walk");
+    cr_assert_eq(p.occ, 0, "narrow lanes of several outputs at 3 blocks");
+    /* nest_multi_deep 0: value reductions walk plainly in the 4-block
+       kernel; index reductions keep the narrow walk */
+    t.nest_multi_deep = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 0);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 1);
+    t.nest_multi_deep = 1;
     kg_red_tuning nos = kg_red_tuning_default;
     nos.slab = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
