@@ -416,7 +416,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_runs_vec = 1,
     .tile_vec = 1,
     .cols_chain = 0,
-    .nest_multi_deep = 1,
+    .nest_multi_plain = 0,
+    .cols_runs_plain = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -442,7 +443,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain),
-                  F(nest_multi_deep)};
+                  F(nest_multi_plain), F(cols_runs_plain)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1154,6 +1155,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (rv && !walk_fits32(&A->walk))
         return 0; /* (the run kernel walks in 32-bit arithmetic) */
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
+    if (run > 1 && !indexed && T->cols_runs_plain)
+        A->deep = 0; /* cols_runs_plain: value reductions' column runs in the plain walk */
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -1459,9 +1462,9 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
         A->cw = (int32_t)M;
     fill_walk(&A->walk, D, nr, vu, g);
     A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
-    /* nest_multi_deep 0: value reductions' lanes of several outputs walk
+    /* nest_multi_plain: value reductions' lanes of several outputs walk
        without the narrow walk, in the 4-block kernel (nest_occ) */
-    if (g == 1 && multi && !indexed && !T->nest_multi_deep)
+    if (g == 1 && multi && !indexed && T->nest_multi_plain)
         A->deep = 0;
 }
 

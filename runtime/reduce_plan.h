@@ -158,8 +158,10 @@ typedef struct kg_red_tuning {
     int cols_chain;         /* COLS columns over the contiguous kept dim K[0] and the kept dims whose input strides
                                chain with it though their results' do not (results scattered by each column's
                                digits, args.rdims), where K[0] holds fewer than this many bytes (0: off) */
-    int nest_multi_deep;    /* NEST lanes of several outputs (nest_multi) of value reductions in the narrow walk
-                               (args.deep, with deep_walk); 0: the plain walk, in the 4-block kernel with nest_occ */
+    int nest_multi_plain;   /* NEST lanes of several outputs (nest_multi) of value reductions in the plain walk, in the
+                               4-block kernel with nest_occ (0: the narrow walk, args.deep, with deep_walk) */
+    int cols_runs_plain;    /* COLS column runs (args.run > 1, one element per load) of value reductions in the plain
+                               walk, cols_occ's kernels (0: the narrow walk with deep_walk) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

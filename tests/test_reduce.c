@@ -291,8 +291,10 @@ static int runv_launches, runs_nest_launches;
    whose columns move in vectors */
 static int chain_launches, chain_vec_launches;
 /* ... and of NEST plans of several outputs per lane in the plain walk at
-   4 blocks (nest_multi_deep 0) */
+   4 blocks (nest_multi_plain) */
 static int multi_plain_launches;
+/* ... and of COLS column runs in the plain walk (cols_runs_plain) */
+static int runs_plain_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -345,6 +347,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runv_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.vec != KG_RED_CV_SCALAR;
     runs_nest_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec != 0;
     chain_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0;
+    runs_plain_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 &&
+                           plan.args.vec == KG_RED_CV_SCALAR && !plan.args.deep;
     multi_plain_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.group == 1 && plan.args.cw == 4 &&
                             !plan.args.deep && plan.occ == 4;
     chain_vec_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0 &&
@@ -921,7 +925,7 @@ static void multi_tunings(int part, int half)
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
     ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half, part);
 }
-/* ... and with nest_multi_deep 0: value reductions' lanes of several
+/* ... and with nest_multi_plain: value reductions' lanes of several
    outputs in the plain walk of the 4-block kernel (NESTO), every call
    twice, bitwise equal (index reductions keep the narrow walk). */
 static void multi_plain_tunings(int part)
@@ -932,13 +936,25 @@ static void multi_plain_tunings(int part)
     t.nest_g1_items = 4096;
     t.cols_min_cols = part ? 64 : 16;
     t.rows_multi = part ? 4096 : 40;
-    t.nest_multi_deep = 0;
+    t.nest_multi_plain = 1;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &multi_plain_launches,
                        "plain-walk NEST plans of several outputs per lane");
 }
 Test(gpu, four_outputs_per_lane_in_the_plain_walk_every_value_op_dtype_and_case) { multi_plain_tunings(0); }
 Test(gpu, four_outputs_per_lane_in_the_plain_walk_all_rows_and_narrow_columns) { multi_plain_tunings(1); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
+
+/* Every value reduction over every dtype and case with column runs (one
+   element per load) in the plain walk (cols_runs_plain; the COLS kernels
+   of cols_occ where the grid holds them), every call twice, bitwise equal. */
+Test(gpu, column_runs_in_the_plain_walk_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_runs_plain = 1;
+    t.cols_occ_blocks = 0; /* the 4-block kernel on every grid */
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &runs_plain_launches,
+                       "column runs in the plain walk");
+}
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case) { multi_tunings(1, 0); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case_part_2) { multi_tunings(1, 1); }

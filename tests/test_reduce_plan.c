@@ -1382,7 +1382,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         /* one lane per output with 4 outputs per lane on every NEST plan,
            narrow column tiles and short rows sent to NEST too */
         multi_tuning.nest_multi = n % 2 ? 4 : 8; /* 8: not a choice, one output per lane */
-        multi_tuning.nest_multi_deep = n / 2 % 2; /* the plain walk for value reductions, or the narrow one */
+        multi_tuning.nest_multi_plain = n / 2 % 2; /* the plain walk for value reductions, or the narrow one */
         const int mok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &multi_tuning, why, sizeof why, &fcls);
         cr_assert(mok, "case %d (outputs per lane): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
@@ -1477,6 +1477,18 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
     cr_assert_eq(p.args.run, 17);
     cr_assert_eq(p.args.deep, 1, "2-byte elements: a narrow walk");
+    kg_red_tuning plain = kg_red_tuning_default;
+    plain.cols_runs_plain = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &plain, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.deep, 0, "cols_runs_plain: the plain walk");
+    cr_assert_eq(p.occ, 4, "in the 4-block kernel");
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &plain, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 1, "index reductions keep the narrow walk");
+    char why[256];
+    kg_red_class cls;
+    cr_assert(check_plan(KG_RED_SUM, &a, 0x5, &plain, why, sizeof why, &cls), "%s", why);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &old_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "off in the old tuning");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
@@ -1988,9 +2000,9 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
     cr_assert_eq(p.args.deep, 1, "the narrow walk");
     cr_assert_eq(p.occ, 0, "narrow lanes of several outputs at 3 blocks");
-    /* nest_multi_deep 0: value reductions walk plainly in the 4-block
+    /* nest_multi_plain: value reductions walk plainly in the 4-block
        kernel; index reductions keep the narrow walk */
-    t.nest_multi_deep = 0;
+    t.nest_multi_plain = 1;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.cw, 4);
@@ -1999,7 +2011,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.args.cw, 4);
     cr_assert_eq(p.args.deep, 1);
-    t.nest_multi_deep = 1;
+    t.nest_multi_plain = 0;
     kg_red_tuning nos = kg_red_tuning_default;
     nos.slab = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
