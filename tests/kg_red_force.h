@@ -42,11 +42,13 @@ static inline kg_red_tuning kg_red_force_runs(void)
 }
 
 /* COLS columns over chained kept dims (cols_chain) wherever they apply,
-   whatever the bytes of the innermost kept dim. */
+   whatever the bytes of the innermost kept dim and of an output's
+   reduction. */
 static inline kg_red_tuning kg_red_force_chain(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_chain = 1 << 30;
+    t.cols_chain_red = 0;
     return t;
 }
 

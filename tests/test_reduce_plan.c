@@ -1476,8 +1476,11 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
     cr_assert_eq(p.args.run, 17);
-    cr_assert_eq(p.args.deep, 1, "2-byte elements: a narrow walk");
-    kg_red_tuning plain = kg_red_tuning_default;
+    cr_assert_eq(p.args.deep, 0, "cols_runs_plain by default: the plain walk");
+    kg_red_tuning narrow = kg_red_tuning_default, plain = kg_red_tuning_default;
+    narrow.cols_runs_plain = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &narrow, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 1, "without it, 2-byte elements: a narrow walk");
     plain.cols_runs_plain = 1;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &plain, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
@@ -1632,6 +1635,17 @@ Test(plan, columns_over_chained_kept_dims_scatter_their_results)
     cr_assert_eq(p.args.group, 0);
     cr_assert(check_plan(KG_RED_SUM, &a, 0x6, &t, why, sizeof why, &cls), "%s", why);
     cr_assert(check_plan(KG_RED_ARGMAX, &a, 0x6, &t, why, sizeof why, &cls), "%s", why);
+    /* on by default (bound 1024 bytes, outputs of at least 128 bytes) */
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, ax19, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.inner, 16830);
+    /* #77 bf16 [33,1695,5,96,5] in memory order (4,2,3,1,0), axis 4: kept
+       dims chained, 5 elements (10 bytes) an output: TRANS by default */
+    kg_tensor s77 = permuted(KG_BF16, 5, (int64_t[]){33, 1695, 5, 96, 5}, (int[]){4, 2, 3, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &s77, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &s77, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "forced: every output size");
+    cr_assert_eq(p.args.rdims.n, 3);
     /* the bound: K[0] of 2 i32 is 8 bytes */
     kg_red_tuning b8 = off, b9 = off;
     b8.cols_chain = 8;
@@ -1993,16 +2007,19 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     kg_red_plan p;
     /* [9,15,1023,2,61] dim 3 bf16: 8.4M outputs of 2 elements 61 apart */
     kg_tensor a = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    t.nest_multi_plain = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4, "4 outputs per lane");
     cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
-    cr_assert_eq(p.args.deep, 1, "the narrow walk");
+    cr_assert_eq(p.args.deep, 1, "nest_multi_plain 0: the narrow walk");
     cr_assert_eq(p.occ, 0, "narrow lanes of several outputs at 3 blocks");
-    /* nest_multi_plain: value reductions walk plainly in the 4-block
-       kernel; index reductions keep the narrow walk */
-    t.nest_multi_plain = 1;
+    /* nest_multi_plain (the default 2: 2-byte elements): value reductions
+       walk plainly in the 4-block kernel; index reductions keep the narrow
+       walk, and so do 4-byte elements under 2 */
+    t.nest_multi_plain = kg_red_tuning_default.nest_multi_plain;
+    cr_assert_eq(t.nest_multi_plain, 2);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.cw, 4);
@@ -2011,7 +2028,15 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.args.cw, 4);
     cr_assert_eq(p.args.deep, 1);
-    t.nest_multi_plain = 0;
+    kg_tensor a4 = fake(IN_AT, KG_F32, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a4, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 1, "4-byte elements: the narrow walk");
+    t.nest_multi_plain = 1; /* every element size */
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a4, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 0);
+    t.nest_multi_plain = kg_red_tuning_default.nest_multi_plain;
     kg_red_tuning nos = kg_red_tuning_default;
     nos.slab = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
