@@ -368,7 +368,8 @@ static int same_plan(const kg_red_plan *a, const kg_red_plan *b)
     return a->cls == b->cls && a->args.deep == b->args.deep && a->occ == b->occ && a->grid == b->grid &&
            a->args.group == b->args.group && a->args.cw == b->args.cw && a->args.vec == b->args.vec &&
            a->args.splits == b->args.splits && a->args.run == b->args.run && a->args.chunk == b->args.chunk &&
-           a->args.units == b->args.units && a->args.vstore == b->args.vstore;
+           a->args.units == b->args.units && a->args.vstore == b->args.vstore && a->args.inner == b->args.inner &&
+           a->args.rdims.n == b->args.rdims.n;
 }
 
 /* The input's dims in memory order, innermost first, K (kept) or R

@@ -16,6 +16,7 @@ import csv
 import math
 import os
 import sys
+import time
 
 import torch
 from torch_common import Results, host_us, time_us
@@ -31,7 +32,14 @@ def any_axes(rows, copy, dev):
     print(f"{'case':46} {'dtype':5} {'class':9} {'kgen GB/s':>9} {'torch GB/s':>10} {'kgen/torch':>10} "
           f"{'kgen %copy':>10} {'torch %copy':>11}")
     res = []
+    # KG_RED_TORCH_SECONDS: time no further case after that long (a
+    # time-capped GPU run still prints the summaries over the cases timed)
+    cap = float(os.environ.get("KG_RED_TORCH_SECONDS", "0"))
+    t_end = time.monotonic() + cap if cap > 0 else None
     for kind, label, dn, numel, us, gbps, shape, perm, axes, cls in rows:
+        if t_end is not None and time.monotonic() > t_end:
+            print(f"# stopped after {len(res)} of {len(rows)} cases (KG_RED_TORCH_SECONDS={cap:g})")
+            break
         shape = [int(v) for v in shape.split("x")]
         perm = [int(v) for v in perm.split(".")]
         axes = [int(v) for v in axes.split(".")]

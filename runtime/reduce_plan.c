@@ -415,6 +415,10 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_runs_nest_vec = 1,
     .cols_runs_vec = 1,
     .tile_vec = 1,
+    .cols_chain = 1024,
+    .cols_chain_red = 128,
+    .nest_multi_plain = 2,
+    .cols_runs_plain = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -439,7 +443,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
-                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec)};
+                  F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
+                  F(nest_multi_plain), F(cols_runs_plain)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1071,6 +1076,29 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     dim inner = K[0];
     if (rv) /* the columns' runs as columns of elements, folded by run at the end */
         inner.size = smul(K[0].size, run);
+    /* cols_chain: the columns over K[0] and the kept dims whose input
+       strides chain with it, K[0 .. a) (their results' strides do not, or
+       plan_nest would have merged them): each result's offset from its
+       column's digits (A->rdims), where K[0] alone is short. H200 s21r2,
+       same process, us, K[0]'s columns / the chain (bounds 256, 1024 and
+       4096 bytes alike): i32 #19 [255,63,128,33,2]p (1,2) 487.5 / 148.9
+       (26.4 -> 86.4% of copy), #34 47.4 / 28.9, #164 37.8 / 29.7, #48 92.5 /
+       85.5, #24 57.2 / 56.3, #167 53.9 / 54.1; f32 #225 120.4 / 80.5, #170
+       58.6 / 46.3; bf16 #176 (K[0] of 256 bytes: 1024 only) 89.4 / 72.8.
+       Only where an output reduces at least cols_chain_red bytes: the
+       results' stores scatter (one 32-byte sector each where the columns'
+       results are far apart), e.g. #77 bf16 of 5 elements an output keeps
+       TRANS, built for those */
+    int a = 1;
+    if (run == 1 && T->cols_chain > 0 && smul(K[0].size, (int64_t)es) < T->cols_chain &&
+        smul(red, (int64_t)es) >= T->cols_chain_red) {
+        while (a < nk && K[a].in == inner.size && smul(inner.size, K[a].size) < ((int64_t)1 << 31)) {
+            inner.size *= K[a].size;
+            a++;
+        }
+        if (a > 1)
+            inner.out = inner.idx = 0; /* (unused: no vector stores, no COLSQ) */
+    }
     /* vectors of n adjacent columns: every column group's start aligned */
     int vec = rv == 0 ? KG_RED_CV_SCALAR : es == 2 ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
     for (int wide = es == 2 && T->cols_wide; wide >= 0 && vec == KG_RED_CV_SCALAR; wide--) {
@@ -1078,7 +1106,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         int ok = run == 1 && inner.size % n == 0 && kgi_aligned(in->data, es * (size_t)n);
         for (int d = 0; d < nr; d++)
             ok = ok && D[d].in % n == 0;
-        for (int d = 1; d < nk; d++)
+        for (int d = a; d < nk; d++)
             ok = ok && K[d].in % n == 0;
         if (ok)
             vec = wide ? KG_RED_CV_WIDE : KG_RED_CV_VEC;
@@ -1115,7 +1143,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         }
         cw = best;
     }
-    const int64_t outer = n_out / K[0].size;
+    const int64_t outer = n_out / (rv ? K[0].size : inner.size);
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
@@ -1123,7 +1151,8 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (rows < 2 * (KG_RED_THREADS / cw))
         return 0;
     plan->cls = KG_RED_COLS;
-    fill_outer_of_run(A, K, nk, outer);
+    fill_outer_of_run(A, K + a - 1, nk - a + 1, outer);
+    fill_dims(&A->rdims, K, a > 1 ? a : 0, 0);
     A->cw = (int32_t)cw;
     A->vec = vec;
     A->inner = inner.size;
@@ -1137,6 +1166,12 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (rv && !walk_fits32(&A->walk))
         return 0; /* (the run kernel walks in 32-bit arithmetic) */
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
+    /* cols_runs_plain: value reductions' column runs (one element a load)
+       in the plain walk, cols_occ's kernels. H200 s21r2, same process, us,
+       narrow / plain, bf16: #65 123.3 / 112.0, #89 154.1 / 141.7, #10 135.3 /
+       129.7, #2 26.2 / 25.0, #180 26.7 / 25.9, #54 146.4 / 145.1 */
+    if (run > 1 && !indexed && T->cols_runs_plain)
+        A->deep = 0;
     w->groups = smul(outer, A->tiles);
     w->per_group = cw * vu;
     w->red = rows;
@@ -1442,6 +1477,14 @@ static void plan_nest_class(kg_red_plan *plan, const kg_tensor *in, const dim *K
         A->cw = (int32_t)M;
     fill_walk(&A->walk, D, nr, vu, g);
     A->deep = !vec && T->deep_walk && walk_fits32(&A->walk);
+    /* nest_multi_plain: value reductions' lanes of several outputs over
+       elements of that size walk without the narrow walk, in the 4-block
+       kernel (nest_occ). H200 s21r2, same process, us, narrow / plain:
+       bf16 #174 26.4 / 18.6, #70 47.4 / 38.5, #8 133.2 / 117.6; f32 and
+       i32 lost (#62 99.6 / 165.1, #48 92.5 / 135.8, #133 156.2 / 197.9,
+       #87 48.1 / 55.0; #67 57.2 / 52.0 the one win): 2-byte elements only */
+    if (g == 1 && multi && !indexed && (T->nest_multi_plain == 1 || (T->nest_multi_plain == 2 && es == 2)))
+        A->deep = 0;
 }
 
 static void plan_strided(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
@@ -1687,6 +1730,7 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
 {
     kg_red_args *A = &plan->args;
     if (!T->cols_pair || plan->cls != KG_RED_COLS || plan->occ != 4 || A->deep || A->cw != KG_RED_THREADS ||
+        A->rdims.n > 0 ||
         A->splits != 1 || A->run != 1 || (A->vec != KG_RED_CV_VEC && A->vec != KG_RED_CV_WIDE32) || A->tiles < 2 ||
         A->red > T->cols_pair_rows)
         return;

@@ -155,6 +155,15 @@ typedef struct kg_red_tuning {
                                accumulators folded at the end (templates/reduce_cols_runs.cuh, the colsp kernel:
                                plan occ 3) */
     int tile_vec;           /* TILE not where cols_runs_vec takes the plan */
+    int cols_chain;         /* COLS columns over the contiguous kept dim K[0] and the kept dims whose input strides
+                               chain with it though their results' do not (results scattered by each column's
+                               digits, args.rdims), where K[0] holds fewer than this many bytes (0: off) */
+    int cols_chain_red;     /* cols_chain only where an output reduces at least this many bytes */
+    int nest_multi_plain;   /* NEST lanes of several outputs (nest_multi) of value reductions in the plain walk, in the
+                               4-block kernel with nest_occ (elsewhere the narrow walk, args.deep, with deep_walk): 1:
+                               every element size, 2: 2-byte elements only, 0: none */
+    int cols_runs_plain;    /* COLS column runs (args.run > 1, one element per load) of value reductions in the plain
+                               walk, cols_occ's kernels (0: the narrow walk with deep_walk) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

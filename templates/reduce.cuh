@@ -207,6 +207,23 @@ __device__ __forceinline__ void kg_red_store(const kg_red_args &A, int64_t oo, i
             A.idx[xo] = a.i;
 }
 
+/* COLS over columns of several kept dims whose input strides chain from 1
+   but whose results' do not (A.rdims, innermost first; tuning cols_chain):
+   the values (idx false) or indices offset of column c < 2^31, its digits
+   times their strides. Once per result, after its whole reduction. */
+__device__ __forceinline__ int64_t kg_red_cols_chain_off(const kg_red_args &A, int64_t c, bool idx)
+{
+    int64_t off = 0;
+    uint32_t r = (uint32_t)c;
+#pragma unroll 1
+    for (int d = 0; d < A.rdims.n; d++) {
+        const uint32_t n = (uint32_t)A.rdims.size[d], q = r / n;
+        off += (int64_t)(r - q * n) * (idx ? A.rdims.idx[d] : A.rdims.out[d]);
+        r = q;
+    }
+    return off;
+}
+
 /* The V adjacent results of a lane at values offset oo, as one vector store
    (value reductions whose plan set args.vstore). */
 template <class Op, int V>
@@ -992,8 +1009,14 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
             }
 #pragma unroll
             for (int k = 0; k < V; k++) {
-                if (col + k * cs < A.inner)
-                    kg_red_store<Op>(A, oo + (col + k * cs) * A.inner_out, xo + (col + k * cs) * A.inner_idx, a[k]);
+                const int64_t c = col + k * cs;
+                if (c < A.inner) {
+                    if (A.rdims.n > 0) /* columns over chained kept dims (cols_chain) */
+                        kg_red_store<Op>(A, oo + kg_red_cols_chain_off(A, c, false),
+                                         xo + kg_red_cols_chain_off(A, c, true), a[k]);
+                    else
+                        kg_red_store<Op>(A, oo + c * A.inner_out, xo + c * A.inner_idx, a[k]);
+                }
             }
         }
     }

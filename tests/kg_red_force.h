@@ -1,5 +1,5 @@
-/* The reductions' tests' force hooks for SLAB, TRANS and column runs in
-   vectors: the default tuning
+/* The reductions' tests' force hooks for SLAB, TRANS, column runs in
+   vectors and columns over chained kept dims: the default tuning
    with the class on and every bound that keeps it to its measured groups
    lifted, so that it plans every case it can serve (any count of units,
    element size, slab rows, tile side and reduction length). One place for
@@ -38,6 +38,17 @@ static inline kg_red_tuning kg_red_force_runs(void)
     t.cols_runs_vec = 1;
     t.tile_vec = 1;
     t.cols_runs_nest_vec = 1;
+    return t;
+}
+
+/* COLS columns over chained kept dims (cols_chain) wherever they apply,
+   whatever the bytes of the innermost kept dim and of an output's
+   reduction. */
+static inline kg_red_tuning kg_red_force_chain(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_chain = 1 << 30;
+    t.cols_chain_red = 0;
     return t;
 }
 

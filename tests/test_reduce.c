@@ -151,6 +151,12 @@ static const rcase cases[] = {
     {"column-major (5,6,40,7) 3 scattered outputs", 4, {5, 6, 40, 7}, 1, {3}, 0, COLMAJOR},
     /* SLAB columns over two kept dims whose values strides do not chain */
     {"last two swapped (9,7,5,6) 1 slab columns over two dims", 4, {9, 7, 5, 6}, 1, {1}, 0, SWAP_LAST2},
+    /* columns over kept dims whose input strides chain but whose results'
+       do not (cols_chain): two dims (63 columns, scalar or strided), two
+       dims of 24 columns in vectors split down the rows, three dims */
+    {"last two swapped (50,300,7,9) 1 columns over two kept dims", 4, {50, 300, 7, 9}, 1, {1}, 0, SWAP_LAST2},
+    {"last two swapped (4000,3,8) 0 columns over two kept dims, split", 3, {4000, 3, 8}, 1, {0}, 0, SWAP_LAST2},
+    {"column-major (3,4,50,300) 3 columns over three kept dims", 4, {3, 4, 50, 300}, 1, {3}, 0, COLMAJOR},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -281,6 +287,14 @@ static int pair_launches, vstore_launches;
 /* ... and of FLAT plans over 2-byte elements loaded as 32-bit words */
 static int flat_words_launches;
 static int runv_launches, runs_nest_launches;
+/* ... and of COLS plans over chained kept dims (cols_chain), and of those
+   whose columns move in vectors */
+static int chain_launches, chain_vec_launches;
+/* ... and of NEST plans of several outputs per lane in the plain walk at
+   4 blocks (nest_multi_plain) */
+static int multi_plain_launches;
+/* ... and of COLS column runs in the plain walk (cols_runs_plain) */
+static int runs_plain_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -332,6 +346,13 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     flat_words_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.vstore;
     runv_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.vec != KG_RED_CV_SCALAR;
     runs_nest_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.vec != 0;
+    chain_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0;
+    runs_plain_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 &&
+                           plan.args.vec == KG_RED_CV_SCALAR && !plan.args.deep;
+    multi_plain_launches += st == KG_OK && plan.cls == KG_RED_NEST && plan.args.group == 1 && plan.args.cw == 4 &&
+                            !plan.args.deep && plan.occ == 4;
+    chain_vec_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0 &&
+                          plan.args.vec != KG_RED_CV_SCALAR && plan.args.vec != KG_RED_CV_STRIDED;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -910,7 +931,36 @@ static void multi_tunings(int part, int half)
                                 KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
     ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], half, part);
 }
+/* ... and with nest_multi_plain: value reductions' lanes of several
+   outputs in the plain walk of the 4-block kernel (NESTO), every call
+   twice, bitwise equal (index reductions keep the narrow walk). */
+static void multi_plain_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.nest_multi = 4;
+    t.nest_multi_lanes = 0;
+    t.nest_g1_items = 4096;
+    t.cols_min_cols = part ? 64 : 16;
+    t.rows_multi = part ? 4096 : 40;
+    t.nest_multi_plain = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &multi_plain_launches,
+                       "plain-walk NEST plans of several outputs per lane");
+}
+Test(gpu, four_outputs_per_lane_in_the_plain_walk_every_value_op_dtype_and_case) { multi_plain_tunings(0); }
+Test(gpu, four_outputs_per_lane_in_the_plain_walk_all_rows_and_narrow_columns) { multi_plain_tunings(1); }
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case) { multi_tunings(0, 0); }
+
+/* Every value reduction over every dtype and case with column runs (one
+   element per load) in the plain walk (cols_runs_plain; the COLS kernels
+   of cols_occ where the grid holds them), every call twice, bitwise equal. */
+Test(gpu, column_runs_in_the_plain_walk_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_runs_plain = 1;
+    t.cols_occ_blocks = 0; /* the 4-block kernel on every grid */
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &runs_plain_launches,
+                       "column runs in the plain walk");
+}
 Test(gpu, four_outputs_per_lane_every_op_dtype_and_case_part_2) { multi_tunings(0, 1); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case) { multi_tunings(1, 0); }
 Test(gpu, four_outputs_per_lane_all_rows_and_narrow_columns_every_op_dtype_and_case_part_2) { multi_tunings(1, 1); }
@@ -1091,6 +1141,28 @@ static void runs_tunings(int part)
 }
 Test(gpu, column_runs_in_vectors_every_value_op_dtype_and_case) { runs_tunings(0); }
 Test(gpu, column_runs_in_vectors_index_reductions_keep_their_plans) { runs_tunings(1); }
+
+/* Every reduction (value and index) over every dtype and case with COLS
+   columns over chained kept dims wherever they apply (cols_chain,
+   kg_red_force_chain: results scattered by each column's digits), every
+   call twice, bitwise equal; half the ops each, part 2 without strided
+   columns (one column per lane, the narrow walks of 1- and 2-byte
+   elements). Some of those plans must move their columns in vectors. */
+static void chain_tunings(int half)
+{
+    kg_red_tuning t = kg_red_force_chain();
+    t.cols_strided = !half;
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
+    chain_vec_launches = 0;
+    ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], half, half, &chain_launches,
+                       "column plans over chained kept dims");
+    cr_log_info("%d of them in vectors", chain_vec_launches);
+    if (!kt_sanitizer())
+        cr_assert_gt(chain_vec_launches, 0, "no column plan over chained kept dims in vectors");
+}
+Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case) { chain_tunings(0); }
+Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case_part_2) { chain_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

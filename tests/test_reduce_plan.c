@@ -698,6 +698,21 @@ static void outer_of(const kg_red_dims *D, int indexed, int64_t o, int64_t *io, 
     }
 }
 
+/* A COLS plan's result offset of column c (the values', or the indices'):
+   c times the columns' stride, or over chained kept dims (A->rdims,
+   cols_chain) its digits times their strides. */
+static int64_t col_out(const kg_red_args *A, int64_t c, int indexed)
+{
+    if (A->rdims.n == 0)
+        return c * (indexed ? A->inner_idx : A->inner_out);
+    int64_t off = 0;
+    for (int d = 0; d < A->rdims.n; d++) {
+        off += c % A->rdims.size[d] * (indexed ? A->rdims.idx[d] : A->rdims.out[d]);
+        c /= A->rdims.size[d];
+    }
+    return off;
+}
+
 static uint64_t mix(int64_t x)
 {
     uint64_t z = (uint64_t)x + 0x9e3779b97f4a7c15ull;
@@ -982,6 +997,20 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         if (A->vstore && (c->indexed || !vector || A->inner_out != 1 || A->run != 1 || A->inner % vu))
             fail(c, "vector stores where the results do not lie in whole vectors");
         const int runv = A->run > 1 && A->vec != KG_RED_CV_SCALAR;
+        /* columns over chained kept dims (cols_chain): A->rdims, input
+           strides chained from 1, their sizes' product the columns; each
+           result at its column's digits (the kernels' 32-bit digits) */
+        if (A->rdims.n > 0) {
+            int64_t cols = 1;
+            for (int d = 0; d < A->rdims.n; d++) {
+                if (A->rdims.in[d] != cols)
+                    fail(c, "chained columns whose input strides do not chain");
+                cols *= A->rdims.size[d];
+            }
+            if (A->rdims.n < 2 || cols != A->inner || A->inner >= ((int64_t)1 << 31) || A->run != 1 || M != 1 ||
+                A->vstore)
+                fail(c, "chained columns where the column kernels do not take them");
+        }
         for (int64_t u = 0; u < A->units * M; u++) {
             /* unit u / M, its tile u % M (M = 1: the unit's one tile) */
             const int64_t grp = u / M / A->splits, split = u / M % A->splits, o = grp / A->tiles,
@@ -1014,15 +1043,15 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                     walk_at(&A->walk, r, &w);
                     for (; A->run > 1 && !runv && r < r1; r += ny, walk_step(&A->walk, &w))
                         for (int64_t e = 0; e < A->run; e++)
-                            visit(c, oo + col * (c->indexed ? A->inner_idx : A->inner_out), r * A->run + e,
+                            visit(c, oo + col_out(A, col, c->indexed), r * A->run + e,
                                   io + col * A->run + w.off + e);
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
                         if (vector && (io + col + w.off) % vu)
                             fail(c, "a column vector load is misaligned");
                         for (int64_t k = 0; k < vu; k++)
                             if (col + k * cs < A->inner)
-                                visit(c, oo + (col + k * cs) / L * (c->indexed ? A->inner_idx : A->inner_out),
-                                      r * L + (col + k * cs) % L, io + col + k * cs + w.off);
+                                visit(c, oo + col_out(A, (col + k * cs) / L, c->indexed), r * L + (col + k * cs) % L,
+                                      io + col + k * cs + w.off);
                     }
                 }
             }
@@ -1303,7 +1332,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0, trans = 0, runv = 0;
+    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1353,6 +1382,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         /* one lane per output with 4 outputs per lane on every NEST plan,
            narrow column tiles and short rows sent to NEST too */
         multi_tuning.nest_multi = n % 2 ? 4 : 8; /* 8: not a choice, one output per lane */
+        multi_tuning.nest_multi_plain = n / 2 % 2; /* the plain walk for value reductions, or the narrow one */
         const int mok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &multi_tuning, why, sizeof why, &fcls);
         cr_assert(mok, "case %d (outputs per lane): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
@@ -1387,12 +1417,38 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         kg_red_plan rp;
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &rv_tuning, &rp), KG_OK);
         runv += rp.cls == KG_RED_COLS && rp.args.run > 1 && rp.args.vec != KG_RED_CV_SCALAR;
+        /* columns over chained kept dims wherever they apply */
+        kg_red_tuning ch_tuning = kg_red_force_chain();
+        const int cok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &ch_tuning, why, sizeof why, &fcls);
+        cr_assert(cok, "case %d (chained columns): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &ch_tuning, &rp), KG_OK);
+        chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
                   "case %d: %lld units for %lld elements, grid %u", n, (long long)p.args.units, (long long)numel,
                   p.grid);
         by_class[cls]++;
+    }
+    /* a random draw may miss the rarer plans (s20's column runs in vectors
+       in about one seed in three): one shape that takes each, checked the
+       same way */
+    {
+        char why[256];
+        kg_red_class fcls;
+        kg_red_plan rp;
+        const kg_red_tuning rv_tuning = kg_red_force_runs(), ch_tuning = kg_red_force_chain();
+        kg_tensor r = fake(IN_AT, KG_F32, 3, (int64_t[]){64, 40, 2}); /* runs of 2 under 40 columns */
+        cr_assert(check_plan(KG_RED_SUM, &r, 0x5, &rv_tuning, why, sizeof why, &fcls), "%s", why);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &r, (int[]){0, 2}, 2, 0, &rv_tuning, &rp), KG_OK);
+        runv += rp.cls == KG_RED_COLS && rp.args.run > 1 && rp.args.vec != KG_RED_CV_SCALAR;
+        const int64_t sc[] = {50, 300, 7, 9};
+        kg_tensor q = permuted(KG_BF16, 4, sc, (int[]){0, 1, 3, 2}, 0, (int64_t)IN_AT); /* kept 7 x 9 chained */
+        cr_assert(check_plan(KG_RED_MAX, &q, 0x2, &ch_tuning, why, sizeof why, &fcls), "%s", why);
+        cr_assert_eq(plan_tuned(KG_RED_MAX, &q, (int[]){1}, 1, 0, &ch_tuning, &rp), KG_OK);
+        chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
     }
     cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d flat %d (%d under a "
                 "split-heavy tuning)",
@@ -1408,6 +1464,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(slabs, 0);
     cr_log_info("random sweep kind: %d column plans of runs in vectors", runv);
     cr_assert_gt(runv, 0);
+    cr_log_info("random sweep kind: %d column plans over chained kept dims", chains);
+    cr_assert_gt(chains, 0);
 }
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
@@ -1418,7 +1476,22 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
     cr_assert_eq(p.args.run, 17);
-    cr_assert_eq(p.args.deep, 1, "2-byte elements: a narrow walk");
+    cr_assert_eq(p.args.deep, 0, "cols_runs_plain by default: the plain walk");
+    kg_red_tuning narrow = kg_red_tuning_default, plain = kg_red_tuning_default;
+    narrow.cols_runs_plain = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &narrow, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 1, "without it, 2-byte elements: a narrow walk");
+    plain.cols_runs_plain = 1;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &plain, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 17);
+    cr_assert_eq(p.args.deep, 0, "cols_runs_plain: the plain walk");
+    cr_assert_eq(p.occ, 4, "in the 4-block kernel");
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){0, 2}, 2, 0, &plain, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 1, "index reductions keep the narrow walk");
+    char why[256];
+    kg_red_class cls;
+    cr_assert(check_plan(KG_RED_SUM, &a, 0x5, &plain, why, sizeof why, &cls), "%s", why);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &old_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "off in the old tuning");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
@@ -1522,6 +1595,86 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     cr_assert_eq(plan_tuned(KG_RED_SUM, &f, ax56, 3, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.run, 24);
+}
+
+/* kg_red_force_chain: COLS columns over the contiguous kept dim and the
+   kept dims whose input strides chain with it though their results' do
+   not (cols_chain), on the bench sweep's cases #19 and #34; each plan
+   covers every element once, every result at its column's digits. */
+Test(plan, columns_over_chained_kept_dims_scatter_their_results)
+{
+    const kg_red_tuning t = kg_red_force_chain();
+    kg_red_tuning off = kg_red_tuning_default;
+    off.cols_chain = 0;
+    kg_red_plan p;
+    char why[256];
+    kg_red_class cls;
+    /* #19: i32 [255,63,128,33,2] in memory order (1,2,3,0,4), axes (1,2):
+       kept dims 4 (2), 0 (255), 3 (33) chained in the input (16830
+       columns), results [255,33,2] */
+    const int64_t s19[] = {255, 63, 128, 33, 2};
+    const int perm19[] = {1, 2, 3, 0, 4};
+    kg_tensor a = permuted(KG_I32, 5, s19, perm19, 0, (int64_t)IN_AT);
+    const int ax19[] = {1, 2};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax19, 2, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 2, "without the rule: the 2 columns of the innermost kept dim");
+    cr_assert_eq(p.args.rdims.n, 0);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax19, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 16830);
+    cr_assert_eq(p.args.rdims.n, 3);
+    const int64_t sz[] = {2, 255, 33}, in[] = {1, 2, 510}, out[] = {1, 66, 2};
+    for (int d = 0; d < 3; d++) {
+        cr_assert_eq(p.args.rdims.size[d], sz[d]);
+        cr_assert_eq(p.args.rdims.in[d], in[d]);
+        cr_assert_eq(p.args.rdims.out[d], out[d]);
+    }
+    cr_assert_eq(p.args.n_out, 1, "every kept dim in the columns: one outer position");
+    cr_assert_eq(p.args.vstore, 0);
+    cr_assert_eq(p.args.group, 0);
+    cr_assert(check_plan(KG_RED_SUM, &a, 0x6, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert(check_plan(KG_RED_ARGMAX, &a, 0x6, &t, why, sizeof why, &cls), "%s", why);
+    /* on by default (bound 1024 bytes, outputs of at least 128 bytes) */
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, ax19, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.inner, 16830);
+    /* #77 bf16 [33,1695,5,96,5] in memory order (4,2,3,1,0), axis 4: kept
+       dims chained, 5 elements (10 bytes) an output: TRANS by default */
+    kg_tensor s77 = permuted(KG_BF16, 5, (int64_t[]){33, 1695, 5, 96, 5}, (int[]){4, 2, 3, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &s77, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &s77, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "forced: every output size");
+    cr_assert_eq(p.args.rdims.n, 3);
+    /* the bound: K[0] of 2 i32 is 8 bytes */
+    kg_red_tuning b8 = off, b9 = off;
+    b8.cols_chain = 8;
+    b9.cols_chain = 9;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax19, 2, 0, &b8, &p), KG_OK);
+    cr_assert_eq(p.args.inner, 2);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax19, 2, 0, &b9, &p), KG_OK);
+    cr_assert_eq(p.args.inner, 16830);
+    /* #34: i32 [256,7,90,15,7] in memory order (3,4,0,2,1), axes (0,3,4):
+       kept dims 1 (7) and 2 (90) chained, the chain ends at reduced dim 0;
+       results [7,90] transposed; split down the rows */
+    const int64_t s34[] = {256, 7, 90, 15, 7};
+    const int perm34[] = {3, 4, 0, 2, 1};
+    kg_tensor c = permuted(KG_I32, 5, s34, perm34, 0, (int64_t)IN_AT);
+    const int ax34[] = {0, 3, 4};
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, ax34, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 630);
+    cr_assert_eq(p.args.rdims.n, 2);
+    cr_assert_eq(p.args.rdims.out[0], 90);
+    cr_assert_eq(p.args.rdims.out[1], 1);
+    cr_assert(check_plan(KG_RED_SUM, &c, 0x19, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert(check_plan(KG_RED_ARGMIN, &c, 0x19, &t, why, sizeof why, &cls), "%s", why);
+    /* kept dims chained in the results too are one dim already: no rdims */
+    kg_tensor d = fake(IN_AT, KG_F32, 3, (int64_t[]){3000, 7, 9});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &d, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.inner, 63);
+    cr_assert_eq(p.args.rdims.n, 0);
 }
 
 Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_once)
@@ -1854,11 +2007,36 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     kg_red_plan p;
     /* [9,15,1023,2,61] dim 3 bf16: 8.4M outputs of 2 elements 61 apart */
     kg_tensor a = fake(IN_AT, KG_BF16, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    t.nest_multi_plain = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4, "4 outputs per lane");
     cr_assert_eq(p.grid, 132 * 16, "lanes for a quarter of the outputs fill the grid's cap");
+    cr_assert_eq(p.args.deep, 1, "nest_multi_plain 0: the narrow walk");
+    cr_assert_eq(p.occ, 0, "narrow lanes of several outputs at 3 blocks");
+    /* nest_multi_plain (the default 2: 2-byte elements): value reductions
+       walk plainly in the 4-block kernel; index reductions keep the narrow
+       walk, and so do 4-byte elements under 2 */
+    t.nest_multi_plain = kg_red_tuning_default.nest_multi_plain;
+    cr_assert_eq(t.nest_multi_plain, 2);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 0);
+    cr_assert_eq(p.occ, 4);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 1);
+    kg_tensor a4 = fake(IN_AT, KG_F32, 5, (int64_t[]){9, 15, 1023, 2, 61});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a4, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(p.args.cw, 4);
+    cr_assert_eq(p.args.deep, 1, "4-byte elements: the narrow walk");
+    t.nest_multi_plain = 1; /* every element size */
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a4, (int[]){3}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.deep, 0);
+    t.nest_multi_plain = kg_red_tuning_default.nest_multi_plain;
     kg_red_tuning nos = kg_red_tuning_default;
     nos.slab = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
