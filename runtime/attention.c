@@ -500,6 +500,72 @@ static void tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, con
              tmap_of(&tm->v, dt, v, e->bn);
 }
 
+/* kg_test_attn_dec_host (a test and benchmark hook, process-wide): -1
+   main's host path before session 21 (q's tensor map encoded, the kernel's
+   shared memory limit set at every call), 0 the runtime's (below). */
+static int dec_host_force;
+
+void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
+
+/* The decode kernels' tensor maps: k and v only (they load q with cp.async
+   copies; its map would be one more cuTensorMapEncodeTiled a call). */
+static void dec_tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, const kg_tensor *q,
+                         const kg_tensor *k, const kg_tensor *v)
+{
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) < 0) {
+        tmaps_of(tm, e, dt, q, k, v);
+        return;
+    }
+    memset(tm, 0, sizeof *tm);
+    if (__atomic_load_n(&tma_force, __ATOMIC_RELAXED) < 0)
+        return;
+    pthread_once(&tmap_once, tmap_find);
+    tm->on = tmap_encode && tmap_of(&tm->k, dt, k, e->bn) && tmap_of(&tm->v, dt, v, e->bn);
+}
+
+/* The shared memory limits the decode launches have raised, per (device,
+   kernel): a decode call raises a kernel's limit only above the most it has
+   set on that device (cudaKernelSetAttributeForDevice at every call is host
+   time on every small call). Open addressing, KG_DEC_SMEM_SLOTS entries;
+   when full, the limit is raised at every call as before. */
+#define KG_DEC_SMEM_SLOTS 512
+static struct {
+    long long key; /* (device << 32 | kernel) + 1; 0: empty */
+    int bytes;
+} dec_smem[KG_DEC_SMEM_SLOTS];
+static pthread_mutex_t dec_smem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
+{
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) < 0)
+        return raise_smem(ctx, kernel, smem);
+    const long long key = ((long long)ctx->device << 32 | (unsigned)kernel) + 1;
+    int at = -1;
+    pthread_mutex_lock(&dec_smem_lock);
+    for (int i = 0, h = (int)(((unsigned long long)key * 0x9E3779B97F4A7C15ull) >> 55); i < KG_DEC_SMEM_SLOTS; i++) {
+        const int x = (h + i) % KG_DEC_SMEM_SLOTS;
+        if (dec_smem[x].key == key || dec_smem[x].key == 0) {
+            at = x;
+            break;
+        }
+    }
+    const int have = at >= 0 && dec_smem[at].key == key ? dec_smem[at].bytes : -1;
+    pthread_mutex_unlock(&dec_smem_lock);
+    if (smem <= have)
+        return KG_OK;
+    const kg_status st = raise_smem(ctx, kernel, smem);
+    if (st != KG_OK || at < 0)
+        return st;
+    pthread_mutex_lock(&dec_smem_lock);
+    if (dec_smem[at].key == 0 || dec_smem[at].key == key) {
+        dec_smem[at].key = key;
+        if (dec_smem[at].bytes < smem)
+            dec_smem[at].bytes = smem;
+    }
+    pthread_mutex_unlock(&dec_smem_lock);
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -635,7 +701,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int late = lf >= 0;
     p->dflags = (uint16_t)(late ? KG_DEC_LATE_PDL : 0);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
-    st = raise_smem(ctx, e->kernel, smem);
+    st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
@@ -783,7 +849,9 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        9.0; see attention_decode.cuh) */
     kg_attn_tmaps tm;
     tm.on = 0;
-    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D >= 64))
+    if (is_decode(variant) && ctx->cc_major == 9 && D >= 64)
+        dec_tmaps_of(&tm, e, q->dtype, q, k, v);
+    else if (kg_attn_variant_sm90a[variant])
         tmaps_of(&tm, e, q->dtype, q, k, v);
     if (is_decode(variant))
         return launch_decode(ctx, q->dtype, variant, e, &p, &tm, slot, B, Hkv, D);

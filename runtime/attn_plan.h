@@ -136,6 +136,12 @@ KG_API int kg_test_last_attn_dec_late(void);
 KG_API void kg_test_attn_dec_fill(int on);
 KG_API int kg_test_last_attn_dec_fill(void);
 
+/* The decode call's host path, process-wide: -1 as before session 21
+   (q's tensor map encoded too, the kernel's shared memory limit set at
+   every call), 0 the runtime's (k and v maps only, the limit set only
+   above the most set before on that device). A test and benchmark hook. */
+KG_API void kg_test_attn_dec_host(int on);
+
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at
    D >= 128); whether the last launch took the heaviest-first order. */

@@ -1098,6 +1098,45 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
     dec_io_close(&x);
 }
 
+/* The decode call's host path (kg_test_attn_dec_host): k and v's tensor
+   maps only, and the kernel's shared memory limit raised only above the
+   most raised before on the device. Calls alternate with the old path
+   (q's map too, the limit set at every call) and must give its bits, at
+   every generated head dim, one split and three, while the launches ask
+   for less and then more shared memory than before (2 stages, the
+   kernel's own, the most: a limit left too low fails the launch), then
+   with the one-block-per-multiprocessor padding off and on; the runtime's
+   path against the float64 reference. */
+Test(attention, decode_host_path_keeps_the_bits)
+{
+    for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
+        const int D = kg_attn_dims[j], most = D == 256 ? 3 : 6;
+        dec_io x;
+        dec_io_open(&x, 2, 8, 2, 1, 4000 + 33 * j, D);
+        for (int sp = 1; sp <= 3; sp += 2) {
+            kg_test_force_attn_splits(ctx, sp);
+            const int stages[6] = {2, -1, most, 2, 0, most};
+            for (int i = 0; i < 12; i++) {
+                const int old = i % 2 == 0;
+                kg_test_attn_dec_host(old ? -1 : 0);
+                kg_test_attn_dec_stages(stages[i / 2]);
+                kg_test_attn_dec_spread(i >= 8 ? (i >= 10 ? 1 : -1) : 0);
+                dec_io_run(&x, NULL, old ? x.o1 : x.o2);
+                cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+                if (!old)
+                    cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d, %d splits, call %d: bits differ", D, sp, i);
+            }
+        }
+        kg_test_attn_dec_host(0);
+        kg_test_attn_dec_stages(0);
+        kg_test_attn_dec_spread(0);
+        kg_test_force_attn_splits(ctx, 0);
+        dec_io_close(&x);
+        acase c = {j % 2 ? KG_F16 : KG_BF16, 2, 12, 3, 2, 2900 + 7 * j, D, 1, MASK_NONE, 0, j % 2, 0.f};
+        run_case_once(&c);
+    }
+}
+
 /* The decode tile rule (kg_attn_dec_tile_rows) on groups of 17-32 packed
    rows: the runtime takes the tile the rule names for this device; two
    16-row tiles give the same bits as one 32-row tile at the same split
