@@ -346,6 +346,32 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
    to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
    B 8: 19.3 against 30.2): so always the combine kernel. */
 #define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
+/* kg_test_attn_dec_host (a test and benchmark hook, process-wide): -1
+   main's host path before session 21 (q's tensor map encoded, the kernel's
+   shared memory limit set at every call), 0 the runtime's (dec_tmaps_of,
+   dec_raise_smem), 2 that and the launches through the driver's
+   cuLaunchKernelEx (launch_pdl). */
+static int dec_host_force;
+
+void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
+
+/* cuLaunchKernelEx, from the driver (looked up once; NULL where the driver
+   has none) */
+typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+static pthread_once_t launch_once = PTHREAD_ONCE_INIT;
+static launch_ex_fn launch_ex;
+
+static void launch_find(void)
+{
+    void *f = NULL;
+    enum cudaDriverEntryPointQueryResult r;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
+        r == cudaDriverEntryPointSuccess && f)
+        launch_ex = (launch_ex_fn)f;
+    else
+        cudaGetLastError();
+}
+
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
@@ -358,6 +384,30 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 2) {
+        /* the driver's launch (a kernel handle is a CUkernel); where it
+           fails (e.g. no context current on this thread yet), the
+           runtime's below, which makes it current and reports errors */
+        pthread_once(&launch_once, launch_find);
+        if (launch_ex) {
+            CUlaunchAttribute a;
+            memset(&a, 0, sizeof a);
+            a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            a.value.programmaticStreamSerializationAllowed = 1;
+            const CUlaunchConfig c = {.gridDimX = grid.x,
+                                      .gridDimY = grid.y,
+                                      .gridDimZ = grid.z,
+                                      .blockDimX = block.x,
+                                      .blockDimY = block.y,
+                                      .blockDimZ = block.z,
+                                      .sharedMemBytes = (unsigned)smem,
+                                      .hStream = (CUstream)ctx->stream,
+                                      .attrs = &a,
+                                      .numAttrs = 1};
+            if (launch_ex(&c, (CUfunction)(void *)kern, argv, NULL) == CUDA_SUCCESS)
+                return KG_OK;
+        }
+    }
     cudaLaunchAttribute attr;
     memset(&attr, 0, sizeof attr);
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -500,13 +550,6 @@ static void tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, con
              tmap_of(&tm->v, dt, v, e->bn);
 }
 
-/* kg_test_attn_dec_host (a test and benchmark hook, process-wide): -1
-   main's host path before session 21 (q's tensor map encoded, the kernel's
-   shared memory limit set at every call), 0 the runtime's (below). */
-static int dec_host_force;
-
-void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
-
 /* The decode kernels' tensor maps: k and v only (they load q with cp.async
    copies; its map would be one more cuTensorMapEncodeTiled a call). */
 static void dec_tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, const kg_tensor *q,
@@ -537,8 +580,14 @@ static pthread_mutex_t dec_smem_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
 {
-    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) < 0)
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) < 0) {
+        /* the old path sets the limit, maybe below what the table holds:
+           forget it all */
+        pthread_mutex_lock(&dec_smem_lock);
+        memset(dec_smem, 0, sizeof dec_smem);
+        pthread_mutex_unlock(&dec_smem_lock);
         return raise_smem(ctx, kernel, smem);
+    }
     const long long key = ((long long)ctx->device << 32 | (unsigned)kernel) + 1;
     int at = -1;
     pthread_mutex_lock(&dec_smem_lock);

@@ -139,7 +139,8 @@ KG_API int kg_test_last_attn_dec_fill(void);
 /* The decode call's host path, process-wide: -1 as before session 21
    (q's tensor map encoded too, the kernel's shared memory limit set at
    every call), 0 the runtime's (k and v maps only, the limit set only
-   above the most set before on that device). A test and benchmark hook. */
+   above the most set before on that device), 2 that and the launches
+   through the driver's cuLaunchKernelEx. A test and benchmark hook. */
 KG_API void kg_test_attn_dec_host(int on);
 
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the

@@ -1101,7 +1101,8 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
 /* The decode call's host path (kg_test_attn_dec_host): k and v's tensor
    maps only, and the kernel's shared memory limit raised only above the
    most raised before on the device. Calls alternate with the old path
-   (q's map too, the limit set at every call) and must give its bits, at
+   (q's map too, the limit set at every call), and with the driver's
+   launches (cuLaunchKernelEx) every other time, and must give its bits, at
    every generated head dim, one split and three, while the launches ask
    for less and then more shared memory than before (2 stages, the
    kernel's own, the most: a limit left too low fails the launch), then
@@ -1118,7 +1119,7 @@ Test(attention, decode_host_path_keeps_the_bits)
             const int stages[6] = {2, -1, most, 2, 0, most};
             for (int i = 0; i < 12; i++) {
                 const int old = i % 2 == 0;
-                kg_test_attn_dec_host(old ? -1 : 0);
+                kg_test_attn_dec_host(old ? -1 : i % 4 == 1 ? 0 : 2);
                 kg_test_attn_dec_stages(stages[i / 2]);
                 kg_test_attn_dec_spread(i >= 8 ? (i >= 10 ? 1 : -1) : 0);
                 dec_io_run(&x, NULL, old ? x.o1 : x.o2);
