@@ -355,6 +355,17 @@ static int dec_host_force;
 
 void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
 
+/* attention_decode.cuh's dflags bits (the combine kernel's trigger before
+   its wait; the decode kernel's setup before its wait) */
+#define KG_DEC_COMB_EARLY 2u
+#define KG_DEC_EARLY_SETUP 4u
+
+/* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
+   kernels' order bits above; -1 none, 0 the runtime's (none) */
+static int dec_kflags_force;
+
+void kg_test_attn_dec_kflags(int bits) { __atomic_store_n(&dec_kflags_force, bits, __ATOMIC_RELAXED); }
+
 /* cuLaunchKernelEx, from the driver (looked up once; NULL where the driver
    has none) */
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
@@ -748,7 +759,9 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        21.81, 21.37 / 21.81) */
     const int lf = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
     const int late = lf >= 0;
-    p->dflags = (uint16_t)(late ? KG_DEC_LATE_PDL : 0);
+    const int kf = __atomic_load_n(&dec_kflags_force, __ATOMIC_RELAXED);
+    const unsigned kbits = kf > 0 ? (unsigned)kf & (KG_DEC_COMB_EARLY | KG_DEC_EARLY_SETUP) : 0u;
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)

@@ -143,6 +143,13 @@ KG_API int kg_test_last_attn_dec_fill(void);
    through the driver's cuLaunchKernelEx. A test and benchmark hook. */
 KG_API void kg_test_attn_dec_host(int on);
 
+/* The decode kernels' order, process-wide (a test and benchmark hook): bit
+   2 the combine kernel lets the next grid launch before its wait for the
+   decode grid, bit 4 the decode kernel sets up its registers before its
+   wait and issues its first K / V bulk copies before Q's; -1 neither, 0
+   the runtime's (neither). Neither changes a result bit. */
+KG_API void kg_test_attn_dec_kflags(int bits);
+
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at
    D >= 128); whether the last launch took the heaviest-first order. */

@@ -35,6 +35,17 @@
 #include "attention.cuh"
 #include "attention_tma.cuh"
 
+/* More kg_attn_params.dflags bits of the short-query kernels (the runtime's
+   attention.c has the same values; attention_params.h has KG_DEC_LATE_PDL):
+   KG_DEC_COMB_EARLY, the combine kernel lets the next grid launch at its
+   start, before its wait for the decode grid (and does its index
+   arithmetic before that wait); KG_DEC_EARLY_SETUP, the decode kernel
+   zeroes its accumulators and finds its rows' queries before its wait, and
+   issues its first K / V bulk copies before its Q copies. Neither changes
+   a result bit (the same sums in the same order). */
+#define KG_DEC_COMB_EARLY 2u
+#define KG_DEC_EARLY_SETUP 4u
+
 namespace kg_attn
 {
 
@@ -536,12 +547,26 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     /* the barriers and the maps' prefetch above touch no global memory, so
        they overlap the end of the previous grid in the stream: wait for it
        only now, before the first load (programmatic dependent launch) */
+    float o[MT][D / 8][4], mx[MT][2], l[MT][2];
+    const float *mrow[MT][2];
+    int qi[MT][2]; /* query index of the lane's rows */
+    const bool early = p.dflags & KG_DEC_EARLY_SETUP;
+    if (early) /* registers only: before the wait */
+        dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
     pdl_wait();
     if (p.dflags & KG_DEC_LATE_PDL)
         pdl_launch_dependents();
     if (p.trace && tid == 0)
         t_start = globaltimer();
 
+    /* early setup with bulk copies: K and V's first stages (thread 0)
+       before Q's cp.async copies (one group, the first: the waits below
+       count it the same) */
+    const bool kv_first = early && tma;
+    if (kv_first)
+        for (int st = 0; st < ns - 1; st++)
+            if (st < ntiles)
+                load(st, st);
     /* Q rows (each its own head and query), zero past the last row */
     for (int x = tid; x < R * CPR; x += NT) {
         const int r = x / CPR, c = x % CPR;
@@ -553,15 +578,13 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     }
     kgd_cp_async_commit();
     for (int st = 0; st < ns - 1; st++) {
-        if (st < ntiles)
+        if (st < ntiles && !kv_first)
             load(st, st);
         kgd_cp_async_commit();
     }
 
-    float o[MT][D / 8][4], mx[MT][2], l[MT][2];
-    const float *mrow[MT][2];
-    int qi[MT][2]; /* query index of the lane's rows */
-    dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
+    if (!early)
+        dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
     for (int j = 0; j < ntiles; j++) {
         if (tma) {
@@ -648,8 +671,13 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
 template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
-    pdl_wait(); /* the decode grid's partials */
-    pdl_launch_dependents();
+    const bool early = p.dflags & KG_DEC_COMB_EARLY;
+    if (early) /* the next grid launches now; it waits for this one */
+        pdl_launch_dependents();
+    else {
+        pdl_wait(); /* the decode grid's partials */
+        pdl_launch_dependents();
+    }
     const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R, G = blockDim.x, gl = threadIdx.x;
     const int tid = threadIdx.y * G + gl; /* the group's lanes: consecutive lanes of one warp */
     const int64_t x = (int64_t)blockIdx.x * (NT / G) + threadIdx.y, n = (int64_t)rows * C4;
@@ -660,6 +688,8 @@ template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_co
     const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
     const int64_t ps = (int64_t)R * (D + 2);
     const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
+    if (early)
+        pdl_wait(); /* the decode grid's partials */
     float m, sum;
     float4 acc;
     merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);

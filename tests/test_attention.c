@@ -1138,6 +1138,62 @@ Test(attention, decode_host_path_keeps_the_bits)
     }
 }
 
+/* The kernels' order bits (kg_test_attn_dec_kflags): the combine kernel
+   letting the next grid launch before its wait (2), the decode kernel's
+   setup before its wait and its first K / V bulk copies before Q's (4),
+   both (6): the bits of neither, at every generated head dim, causal Sq 3
+   and Sq 1, one split and five; then two calls of the same shape on other
+   data queued back to back ten times without a sync (the second's decode
+   grid writes the partials the first's combine reads: it must wait), each
+   output the bits of its own call alone; and the runtime's path against
+   the float64 reference. */
+Test(attention, decode_kernel_order_keeps_the_bits)
+{
+    for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
+        const int D = kg_attn_dims[j];
+        for (int causal = 0; causal < 2; causal++) {
+            dec_io x, y;
+            dec_io_open(&x, 2, 8, 2, causal ? 3 : 1, 3000 + 61 * j, D);
+            dec_io_open(&y, 2, 8, 2, causal ? 3 : 1, 3000 + 61 * j, D);
+            kg_attention_opts opts = {0.f, causal};
+            for (int sp = 1; sp <= 5; sp += 4) {
+                kg_test_force_attn_splits(ctx, sp);
+                kg_test_attn_dec_kflags(-1);
+                dec_io_run(&x, &opts, x.o1);
+                for (int bits = 2; bits <= 6; bits += 2) {
+                    kg_test_attn_dec_kflags(bits);
+                    dec_io_run(&x, &opts, x.o2);
+                    cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+                    cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits, bits %d: bits differ", D,
+                              causal, sp, bits);
+                }
+                kg_test_attn_dec_kflags(-1);
+                dec_io_run(&y, &opts, y.o1);
+                kg_test_attn_dec_kflags(6);
+                KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, x.nq * 2));
+                KT_OK(ctx, kg_memset(ctx, y.dout, 0xff, y.nq * 2));
+                for (int rep = 0; rep < 10; rep++) {
+                    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, &opts));
+                    KT_OK(ctx, kg_attention(ctx, &y.out, NULL, &y.q, &y.k, &y.v, NULL, &opts));
+                }
+                KT_OK(ctx, kg_sync(ctx));
+                kt_download(ctx, x.o2, x.dout, x.nq * 2);
+                kt_download(ctx, y.o2, y.dout, y.nq * 2);
+                cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits: queued calls, first differs", D,
+                          causal, sp);
+                cr_assert(memcmp(y.o1, y.o2, y.nq * 2) == 0, "D %d causal %d, %d splits: queued calls, second differs",
+                          D, causal, sp);
+            }
+            kg_test_attn_dec_kflags(0);
+            kg_test_force_attn_splits(ctx, 0);
+            dec_io_close(&x);
+            dec_io_close(&y);
+        }
+        acase c = {j % 2 ? KG_F16 : KG_BF16, 2, 12, 3, 2, 2900 + 7 * j, D, 1, MASK_NONE, 0, j % 2, 0.f};
+        run_case_once(&c);
+    }
+}
+
 /* The decode tile rule (kg_attn_dec_tile_rows) on groups of 17-32 packed
    rows: the runtime takes the tile the rule names for this device; two
    16-row tiles give the same bits as one 32-row tile at the same split
