@@ -359,9 +359,11 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
    its wait; the decode kernel's setup before its wait) */
 #define KG_DEC_COMB_EARLY 2u
 #define KG_DEC_EARLY_SETUP 4u
+#define KG_DEC_COMB_SPIN 8u /* (the combine waits for its row tile's arrival counter) */
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
-   kernels' order bits above; -1 none, 0 the runtime's (none) */
+   kernels' order bits above; -1 none, 0 the runtime's (none). The spin bit
+   needs 2 counters a row tile in the scratch's counters. */
 static int dec_kflags_force;
 
 void kg_test_attn_dec_kflags(int bits) { __atomic_store_n(&dec_kflags_force, bits, __ATOMIC_RELAXED); }
@@ -697,8 +699,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = fm == 2;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
+    void *base = NULL;
     if (sp.splits > 1) {
-        void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
@@ -760,7 +762,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int lf = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
     const int late = lf >= 0;
     const int kf = __atomic_load_n(&dec_kflags_force, __ATOMIC_RELAXED);
-    const unsigned kbits = kf > 0 ? (unsigned)kf & (KG_DEC_COMB_EARLY | KG_DEC_EARLY_SETUP) : 0u;
+    unsigned kbits = kf > 0 ? (unsigned)kf & (KG_DEC_COMB_EARLY | KG_DEC_EARLY_SETUP | KG_DEC_COMB_SPIN) : 0u;
+    if ((kbits & KG_DEC_COMB_SPIN) && sp.splits > 1 && separate &&
+        2 * blocks <= (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
+        p->counters = (int *)base; /* arrivals and departures a row tile */
+    else
+        kbits &= ~KG_DEC_COMB_SPIN;
     p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);

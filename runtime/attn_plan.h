@@ -146,8 +146,10 @@ KG_API void kg_test_attn_dec_host(int on);
 /* The decode kernels' order, process-wide (a test and benchmark hook): bit
    2 the combine kernel lets the next grid launch before its wait for the
    decode grid, bit 4 the decode kernel sets up its registers before its
-   wait and issues its first K / V bulk copies before Q's; -1 neither, 0
-   the runtime's (neither). Neither changes a result bit. */
+   wait and issues its first K / V bulk copies before Q's, bit 8 the
+   combine kernel waits for its row tile's splits through counters instead
+   of for the decode grid; -1 none, 0 the runtime's (none). None changes a
+   result bit. */
 KG_API void kg_test_attn_dec_kflags(int bits);
 
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the

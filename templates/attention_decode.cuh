@@ -45,6 +45,14 @@
    a result bit (the same sums in the same order). */
 #define KG_DEC_COMB_EARLY 2u
 #define KG_DEC_EARLY_SETUP 4u
+/* KG_DEC_COMB_SPIN: the combine kernel does not wait for the whole decode
+   grid (griddepcontrol.wait) but, warp by warp, for its row tile's splits:
+   each decode block adds one to the row tile's arrival counter
+   (p.counters[tile]) once its partial is written; the combine warps of the
+   tile wait for the count of splits (acquire loads), merge, and count
+   themselves out (p.counters[tiles + tile]); the last one zeroes both
+   counters (zero between calls). The merge is the same (same bits). */
+#define KG_DEC_COMB_SPIN 8u
 
 namespace kg_attn
 {
@@ -142,6 +150,15 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
    D with zeros, the cp.async copies leave them unwritten, and nothing reads
    them), D 32 in rows of D + 8 elements (both conflict-free for ldmatrix). */
 template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D >= 64 ? -BN : D + 8; }
+
+/* A 32-bit load with acquire semantics at GPU scope (the arrival counter
+   of the spinning combine). */
+__device__ __forceinline__ unsigned ld_acquire(const unsigned *a)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
+    return v;
+}
 
 /* One split's partial (max m, sum l, output v) folded into a running
    (mr, sum, acc) in the log2 domain: the online softmax once more. A split
@@ -613,7 +630,13 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
-    if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
+    if (!final && p.counters && (p.dflags & KG_DEC_COMB_SPIN)) {
+        /* the spinning combine kernel merges: count this split in */
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            atomicAdd((unsigned *)&p.counters[((int64_t)b * hkv + hk) * nrt + rt], 1u);
+    } else if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
@@ -671,7 +694,8 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
 template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
-    const bool early = p.dflags & KG_DEC_COMB_EARLY;
+    const bool spin = p.dflags & KG_DEC_COMB_SPIN;
+    const bool early = spin || (p.dflags & KG_DEC_COMB_EARLY);
     if (early) /* the next grid launches now; it waits for this one */
         pdl_launch_dependents();
     else {
@@ -687,14 +711,37 @@ template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_co
     const int r = (int)(xi / C4), c = (int)(xi - (int64_t)r * C4);
     const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
     const int64_t ps = (int64_t)R * (D + 2);
-    const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
-    if (early)
+    const int64_t gi = ((int64_t)b * gridDim.y + hk) * nrt + rt;
+    const float *base = p.part + gi * p.splits * ps;
+    if (spin) {
+        /* every split of the row tile written (the decode blocks write
+           their partials after their own wait, so the grid before them
+           has finished too) */
+        while (ld_acquire((const unsigned *)&p.counters[gi]) < (unsigned)p.splits)
+            __nanosleep(100);
+    } else if (early)
         pdl_wait(); /* the decode grid's partials */
     float m, sum;
     float4 acc;
     merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);
     if (gl == 0 && x < n)
         dec_store<T>(p, r, c, hk, b, m, sum, acc);
+    if (spin) {
+        /* count this warp out; the tile's last warp zeroes its counters.
+           The tile's warps with work: its items (valid rows x C4), 32 / G
+           to a warp (a warp never spans two tiles: R x C4 is a multiple of
+           the 128 / G items of a block) */
+        __syncwarp();
+        if ((threadIdx.x + threadIdx.y * G) % 32 == 0) {
+            const int64_t tiles = (int64_t)gridDim.z * gridDim.y * nrt;
+            const int items = min(R, rows - rt * R) * C4, per_warp = 32 / G;
+            const unsigned warps = (unsigned)((items + per_warp - 1) / per_warp);
+            if (atomicAdd((unsigned *)&p.counters[tiles + gi], 1u) == warps - 1) {
+                p.counters[gi] = 0;
+                p.counters[tiles + gi] = 0;
+            }
+        }
+    }
 }
 
 } // namespace kg_attn
