@@ -356,17 +356,24 @@ static int dec_host_force;
 void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
 
 /* attention_decode.cuh's dflags bits (the combine kernel's trigger before
-   its wait; the decode kernel's setup before its wait) */
+   its wait; the partial rows' loop of a fixed trip count) */
 #define KG_DEC_COMB_EARLY 2u
-#define KG_DEC_EARLY_SETUP 4u
-#define KG_DEC_COMB_SPIN 8u /* (the combine waits for its row tile's arrival counter) */
+#define KG_DEC_FINISH_ILP 16u
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
-   kernels' order bits above; -1 none, 0 the runtime's (none). The spin bit
-   needs 2 counters a row tile in the scratch's counters. */
+   kernels' bits above; -1 none, 0 the runtime's (none) */
 static int dec_kflags_force;
 
 void kg_test_attn_dec_kflags(int bits) { __atomic_store_n(&dec_kflags_force, bits, __ATOMIC_RELAXED); }
+
+/* kg_test_attn_dec_carve (a benchmark hook, process-wide): 1 sets the
+   combine kernel's preferred shared memory carveout to the most shared
+   memory (the decode kernel's, so that a multiprocessor need not change its
+   split of L1 and shared memory between the two) at every call, -1 back to
+   the driver's default once after that; 0 leaves it. */
+static int dec_carve_force, dec_carve_set;
+
+void kg_test_attn_dec_carve(int on) { __atomic_store_n(&dec_carve_force, on, __ATOMIC_RELAXED); }
 
 /* cuLaunchKernelEx, from the driver (looked up once; NULL where the driver
    has none) */
@@ -699,8 +706,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = fm == 2;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
-    void *base = NULL;
     if (sp.splits > 1) {
+        void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
@@ -762,12 +769,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int lf = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
     const int late = lf >= 0;
     const int kf = __atomic_load_n(&dec_kflags_force, __ATOMIC_RELAXED);
-    unsigned kbits = kf > 0 ? (unsigned)kf & (KG_DEC_COMB_EARLY | KG_DEC_EARLY_SETUP | KG_DEC_COMB_SPIN) : 0u;
-    if ((kbits & KG_DEC_COMB_SPIN) && sp.splits > 1 && separate &&
-        2 * blocks <= (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
-        p->counters = (int *)base; /* arrivals and departures a row tile */
-    else
-        kbits &= ~KG_DEC_COMB_SPIN;
+    const unsigned kbits = kf > 0 ? (unsigned)kf & (KG_DEC_COMB_EARLY | KG_DEC_FINISH_ILP) : 0u;
     p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
@@ -785,6 +787,17 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         lanes = lf > 0 && lf <= 32 && (lf & (lf - 1)) == 0 ? lf : kg_attn_merge_lanes(sp.splits);
         const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
         const int64_t per = 128 / lanes;
+        const int carve = __atomic_load_n(&dec_carve_force, __ATOMIC_RELAXED);
+        if (carve > 0 || (carve < 0 && __atomic_exchange_n(&dec_carve_set, 0, __ATOMIC_RELAXED))) {
+            if (carve > 0)
+                __atomic_store_n(&dec_carve_set, 1, __ATOMIC_RELAXED);
+            cudaKernel_t ck;
+            if (kg_kernel(ctx, comb - 1, &ck) == KG_OK &&
+                cudaKernelSetAttributeForDevice(ck, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                carve > 0 ? cudaSharedmemCarveoutMaxShared : cudaSharedmemCarveoutDefault,
+                                                ctx->device) != cudaSuccess)
+                cudaGetLastError();
+        }
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
                         (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)

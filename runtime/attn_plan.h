@@ -145,12 +145,15 @@ KG_API void kg_test_attn_dec_host(int on);
 
 /* The decode kernels' order, process-wide (a test and benchmark hook): bit
    2 the combine kernel lets the next grid launch before its wait for the
-   decode grid, bit 4 the decode kernel sets up its registers before its
-   wait and issues its first K / V bulk copies before Q's, bit 8 the
-   combine kernel waits for its row tile's splits through counters instead
-   of for the decode grid; -1 none, 0 the runtime's (none). None changes a
-   result bit. */
+   decode grid, bit 16 the decode block writes its partial rows in a loop
+   of a fixed trip count (loads in flight together); -1 none, 0 the
+   runtime's (none). Neither changes a result bit. */
 KG_API void kg_test_attn_dec_kflags(int bits);
+
+/* The combine kernel's preferred shared memory carveout, process-wide (a
+   benchmark hook): 1 the most shared memory, set at every split call; -1
+   the driver's default, set once after that; 0 leaves it. */
+KG_API void kg_test_attn_dec_carve(int on);
 
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at

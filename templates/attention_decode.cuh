@@ -39,20 +39,12 @@
    attention.c has the same values; attention_params.h has KG_DEC_LATE_PDL):
    KG_DEC_COMB_EARLY, the combine kernel lets the next grid launch at its
    start, before its wait for the decode grid (and does its index
-   arithmetic before that wait); KG_DEC_EARLY_SETUP, the decode kernel
-   zeroes its accumulators and finds its rows' queries before its wait, and
-   issues its first K / V bulk copies before its Q copies. Neither changes
-   a result bit (the same sums in the same order). */
+   arithmetic before that wait); KG_DEC_FINISH_ILP, the decode block's
+   partial rows written in a loop of a fixed trip count, its items'
+   independent loads and sums in flight together (no early exit). Neither
+   changes a result bit (the same sums in the same order). */
 #define KG_DEC_COMB_EARLY 2u
-#define KG_DEC_EARLY_SETUP 4u
-/* KG_DEC_COMB_SPIN: the combine kernel does not wait for the whole decode
-   grid (griddepcontrol.wait) but, warp by warp, for its row tile's splits:
-   each decode block adds one to the row tile's arrival counter
-   (p.counters[tile]) once its partial is written; the combine warps of the
-   tile wait for the count of splits (acquire loads), merge, and count
-   themselves out (p.counters[tiles + tile]); the last one zeroes both
-   counters (zero between calls). The merge is the same (same bits). */
-#define KG_DEC_COMB_SPIN 8u
+#define KG_DEC_FINISH_ILP 16u
 
 namespace kg_attn
 {
@@ -150,15 +142,6 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
    D with zeros, the cp.async copies leave them unwritten, and nothing reads
    them), D 32 in rows of D + 8 elements (both conflict-free for ldmatrix). */
 template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D >= 64 ? -BN : D + 8; }
-
-/* A 32-bit load with acquire semantics at GPU scope (the arrival counter
-   of the spinning combine). */
-__device__ __forceinline__ unsigned ld_acquire(const unsigned *a)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
-    return v;
-}
 
 /* One split's partial (max m, sum l, output v) folded into a running
    (mr, sum, acc) in the log2 domain: the online softmax once more. A split
@@ -455,6 +438,40 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
                that the shared-memory reads take no bank conflict */
             constexpr int C4 = D / 4;
             static_assert(C4 % 8 == 0, "a row in whole 128-byte pieces");
+            if (p.dflags & KG_DEC_FINISH_ILP) {
+                /* the same items and sums, every pass of the loop taken
+                   (a fixed count: unrolled, the passes' loads overlap),
+                   the rows past the last valid one not stored */
+                static_assert((ER * C4) % NT == 0, "whole passes");
+#pragma unroll
+                for (int k = 0; k < ER * C4 / NT; k++) {
+                    const int x = tid + k * NT, r = x / C4, q = x - r * C4, pr = e * ER + r;
+                    float m = -CUDART_INF_F;
+#pragma unroll
+                    for (int w = 0; w < NW; w++)
+                        m = fmaxf(m, wm[w * ER + r]);
+                    const float use = m == -CUDART_INF_F ? 0.f : m;
+                    float sum = 0.f;
+                    float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                    for (int w = 0; w < NW; w++) {
+                        const float sc = ex2(wm[w * ER + r] - use);
+                        sum += wl[w * ER + r] * sc;
+                        const float4 y = *(const float4 *)&wo[(w * ER + r) * OP + 4 * q];
+                        a.x += y.x * sc;
+                        a.y += y.y * sc;
+                        a.z += y.z * sc;
+                        a.w += y.w * sc;
+                    }
+                    if (r0 + pr < rows) {
+                        *(float4 *)&part[pr * D + 4 * q] = a;
+                        if (q == 0) {
+                            part[R * D + pr] = m;
+                            part[R * D + R + pr] = sum;
+                        }
+                    }
+                }
+            } else
             for (int x = tid; x < ER * C4; x += NT) {
                 const int r = x / C4, q = x - r * C4, pr = e * ER + r;
                 if (r0 + pr >= rows)
@@ -564,26 +581,12 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     /* the barriers and the maps' prefetch above touch no global memory, so
        they overlap the end of the previous grid in the stream: wait for it
        only now, before the first load (programmatic dependent launch) */
-    float o[MT][D / 8][4], mx[MT][2], l[MT][2];
-    const float *mrow[MT][2];
-    int qi[MT][2]; /* query index of the lane's rows */
-    const bool early = p.dflags & KG_DEC_EARLY_SETUP;
-    if (early) /* registers only: before the wait */
-        dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
     pdl_wait();
     if (p.dflags & KG_DEC_LATE_PDL)
         pdl_launch_dependents();
     if (p.trace && tid == 0)
         t_start = globaltimer();
 
-    /* early setup with bulk copies: K and V's first stages (thread 0)
-       before Q's cp.async copies (one group, the first: the waits below
-       count it the same) */
-    const bool kv_first = early && tma;
-    if (kv_first)
-        for (int st = 0; st < ns - 1; st++)
-            if (st < ntiles)
-                load(st, st);
     /* Q rows (each its own head and query), zero past the last row */
     for (int x = tid; x < R * CPR; x += NT) {
         const int r = x / CPR, c = x % CPR;
@@ -595,13 +598,15 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     }
     kgd_cp_async_commit();
     for (int st = 0; st < ns - 1; st++) {
-        if (st < ntiles && !kv_first)
+        if (st < ntiles)
             load(st, st);
         kgd_cp_async_commit();
     }
 
-    if (!early)
-        dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
+    float o[MT][D / 8][4], mx[MT][2], l[MT][2];
+    const float *mrow[MT][2];
+    int qi[MT][2]; /* query index of the lane's rows */
+    dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
     for (int j = 0; j < ntiles; j++) {
         if (tma) {
@@ -630,13 +635,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
-    if (!final && p.counters && (p.dflags & KG_DEC_COMB_SPIN)) {
-        /* the spinning combine kernel merges: count this split in */
-        __threadfence();
-        __syncthreads();
-        if (tid == 0)
-            atomicAdd((unsigned *)&p.counters[((int64_t)b * hkv + hk) * nrt + rt], 1u);
-    } else if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
+    if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
@@ -694,8 +693,7 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
 template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
-    const bool spin = p.dflags & KG_DEC_COMB_SPIN;
-    const bool early = spin || (p.dflags & KG_DEC_COMB_EARLY);
+    const bool early = p.dflags & KG_DEC_COMB_EARLY;
     if (early) /* the next grid launches now; it waits for this one */
         pdl_launch_dependents();
     else {
@@ -711,37 +709,14 @@ template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_co
     const int r = (int)(xi / C4), c = (int)(xi - (int64_t)r * C4);
     const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
     const int64_t ps = (int64_t)R * (D + 2);
-    const int64_t gi = ((int64_t)b * gridDim.y + hk) * nrt + rt;
-    const float *base = p.part + gi * p.splits * ps;
-    if (spin) {
-        /* every split of the row tile written (the decode blocks write
-           their partials after their own wait, so the grid before them
-           has finished too) */
-        while (ld_acquire((const unsigned *)&p.counters[gi]) < (unsigned)p.splits)
-            __nanosleep(100);
-    } else if (early)
+    const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
+    if (early)
         pdl_wait(); /* the decode grid's partials */
     float m, sum;
     float4 acc;
     merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);
     if (gl == 0 && x < n)
         dec_store<T>(p, r, c, hk, b, m, sum, acc);
-    if (spin) {
-        /* count this warp out; the tile's last warp zeroes its counters.
-           The tile's warps with work: its items (valid rows x C4), 32 / G
-           to a warp (a warp never spans two tiles: R x C4 is a multiple of
-           the 128 / G items of a block) */
-        __syncwarp();
-        if ((threadIdx.x + threadIdx.y * G) % 32 == 0) {
-            const int64_t tiles = (int64_t)gridDim.z * gridDim.y * nrt;
-            const int items = min(R, rows - rt * R) * C4, per_warp = 32 / G;
-            const unsigned warps = (unsigned)((items + per_warp - 1) / per_warp);
-            if (atomicAdd((unsigned *)&p.counters[tiles + gi], 1u) == warps - 1) {
-                p.counters[gi] = 0;
-                p.counters[tiles + gi] = 0;
-            }
-        }
-    }
 }
 
 } // namespace kg_attn

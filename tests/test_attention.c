@@ -1138,30 +1138,16 @@ Test(attention, decode_host_path_keeps_the_bits)
     }
 }
 
-/* The scratch's counters are all zero (between calls). */
-static void expect_zero_counters(const char *when)
-{
-    void *base;
-    KT_OK(ctx, kgi_scratch(ctx, KG_SCRATCH_COUNTER_BYTES, &base));
-    static unsigned h[KG_SCRATCH_COUNTER_BYTES / 4];
-    KT_OK(ctx, kg_sync(ctx));
-    kt_download(ctx, h, base, sizeof h);
-    for (size_t i = 0; i < sizeof h / 4; i++)
-        cr_assert_eq(h[i], 0u, "%s: counter %zu is %u", when, i, h[i]);
-}
-
-/* The kernels' order bits (kg_test_attn_dec_kflags): the combine kernel
-   letting the next grid launch before its wait (2), the decode kernel's
-   setup before its wait and its first K / V bulk copies before Q's (4),
-   the combine kernel waiting for its row tile's splits on counters instead
-   of for the decode grid (8), and their sums: the bits of none, at every
-   generated head dim, causal Sq 3 and Sq 1, one split and five; then two
-   calls of the same shape on other data queued back to back ten times
-   without a sync (the second's decode grid writes the partials the
+/* The kernels' bits (kg_test_attn_dec_kflags): the combine kernel letting
+   the next grid launch before its wait (2), the decode block's partial
+   rows in a loop of a fixed trip count (16), both (18): the bits of none,
+   at every generated head dim, causal Sq 3 and Sq 1, one split and five;
+   then two calls of the same shape on other data queued back to back ten
+   times without a sync (the second's decode grid writes the partials the
    first's combine reads: it must wait), each output the bits of its own
-   call alone, then calls at 5, 2 and 7 splits in turn, each the bits of
-   its split without the bits, the counters zero after each; and the
-   runtime's path against the float64 reference. */
+   call alone; then 5, 2 and 7 splits asked in turn, each the bits of the
+   same split without the bits; and the runtime's path against the float64
+   reference. */
 Test(attention, decode_kernel_order_keeps_the_bits)
 {
     for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
@@ -1175,7 +1161,9 @@ Test(attention, decode_kernel_order_keeps_the_bits)
                 kg_test_force_attn_splits(ctx, sp);
                 kg_test_attn_dec_kflags(-1);
                 dec_io_run(&x, &opts, x.o1);
-                for (int bits = 2; bits <= 14; bits += 2) {
+                const int bitss[3] = {2, 16, 18};
+                for (int bi = 0; bi < 3; bi++) {
+                    const int bits = bitss[bi];
                     kg_test_attn_dec_kflags(bits);
                     dec_io_run(&x, &opts, x.o2);
                     cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
@@ -1184,7 +1172,7 @@ Test(attention, decode_kernel_order_keeps_the_bits)
                 }
                 kg_test_attn_dec_kflags(-1);
                 dec_io_run(&y, &opts, y.o1);
-                kg_test_attn_dec_kflags(sp == 1 ? 6 : 14);
+                kg_test_attn_dec_kflags(18);
                 KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, x.nq * 2));
                 KT_OK(ctx, kg_memset(ctx, y.dout, 0xff, y.nq * 2));
                 for (int rep = 0; rep < 10; rep++) {
@@ -1198,19 +1186,19 @@ Test(attention, decode_kernel_order_keeps_the_bits)
                           causal, sp);
                 cr_assert(memcmp(y.o1, y.o2, y.nq * 2) == 0, "D %d causal %d, %d splits: queued calls, second differs",
                           D, causal, sp);
-                expect_zero_counters("queued calls");
             }
             const int sps[3] = {5, 2, 7};
             for (int i = 0; i < 3; i++) {
                 kg_test_force_attn_splits(ctx, sps[i]);
                 kg_test_attn_dec_kflags(-1);
                 dec_io_run(&x, &opts, x.o1);
-                kg_test_attn_dec_kflags(14);
+                const int got = kg_test_last_attn_splits(ctx); /* (whole key tiles a split: maybe fewer) */
+                cr_assert(got > 1 && got <= sps[i], "%d splits asked, %d taken", sps[i], got);
+                kg_test_attn_dec_kflags(18);
                 dec_io_run(&x, &opts, x.o2);
-                cr_assert_eq(kg_test_last_attn_splits(ctx), sps[i]);
+                cr_assert_eq(kg_test_last_attn_splits(ctx), got);
                 cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits in turn: bits differ", D,
-                          causal, sps[i]);
-                expect_zero_counters("splits in turn");
+                          causal, got);
             }
             kg_test_attn_dec_kflags(0);
             kg_test_force_attn_splits(ctx, 0);
