@@ -244,6 +244,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_host(0);
     kg_test_attn_dec_kflags(0);
     kg_test_attn_dec_carve(-1);
+    kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
         const size_t l = e ? (size_t)(e - x) : n;
@@ -275,6 +276,8 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_kflags(v > 0 ? v : -1);
         else if (l == 5 && !strncmp(x, "carve", 5))
             kg_test_attn_dec_carve(1);
+        else if (l == 5 && !strncmp(x, "nopdl", 5))
+            kg_test_attn_pdl(ctx, 0);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_chunk(v > 0 ? v : -1);
         else if (l >= 2 && x[0] == 's')
@@ -360,7 +363,8 @@ static double graph_us(call_t *c, int n, int reps)
    r32 / r64 (the decode variant of that many packed rows), host0 / host2 (the
    host path before session 21, the driver's launches; kg_test_attn_dec_host),
    kN (the kernels' bits N, kg_test_attn_dec_kflags; k0 none), carve (the
-   combine kernel's carveout at the most shared memory; else the default), rows (the
+   combine kernel's carveout at the most shared memory; else the default),
+   nopdl (launches without programmatic dependent launch), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
