@@ -243,7 +243,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_chunk(0);
     kg_test_attn_dec_host(0);
     kg_test_attn_dec_kflags(0);
-    kg_test_attn_dec_carve(-1);
     kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
@@ -270,12 +269,10 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_tile(-1);
         else if (l == 5 && !strncmp(x, "host0", 5))
             kg_test_attn_dec_host(-1);
-        else if (l == 5 && !strncmp(x, "host2", 5))
-            kg_test_attn_dec_host(2);
+        else if (l == 5 && !strncmp(x, "host1", 5))
+            kg_test_attn_dec_host(1);
         else if (l >= 2 && x[0] == 'k' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_kflags(v > 0 ? v : -1);
-        else if (l == 5 && !strncmp(x, "carve", 5))
-            kg_test_attn_dec_carve(1);
         else if (l == 5 && !strncmp(x, "nopdl", 5))
             kg_test_attn_pdl(ctx, 0);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
@@ -360,11 +357,10 @@ static double graph_us(call_t *c, int n, int reps)
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
-   r32 / r64 (the decode variant of that many packed rows), host0 / host2 (the
-   host path before session 21, the driver's launches; kg_test_attn_dec_host),
-   kN (the kernels' bits N, kg_test_attn_dec_kflags; k0 none), carve (the
-   combine kernel's carveout at the most shared memory; else the default),
-   nopdl (launches without programmatic dependent launch), rows (the
+   r32 / r64 (the decode variant of that many packed rows), host0 / host1 (the
+   host path before session 21; the new one with the runtime's launches;
+   kg_test_attn_dec_host), kN (the kernels' bits N, kg_test_attn_dec_kflags;
+   k0 none), nopdl (launches without programmatic dependent launch), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the

@@ -348,32 +348,26 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
 #define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
 /* kg_test_attn_dec_host (a test and benchmark hook, process-wide): -1
    main's host path before session 21 (q's tensor map encoded, the kernel's
-   shared memory limit set at every call), 0 the runtime's (dec_tmaps_of,
-   dec_raise_smem), 2 that and the launches through the driver's
-   cuLaunchKernelEx (launch_pdl). */
+   shared memory limit set at every call, the runtime's launches), 1 the
+   maps and limit of dec_tmaps_of and dec_raise_smem with the runtime's
+   launches, 0 the runtime's: those and the driver's launches
+   (launch_pdl). */
 static int dec_host_force;
 
 void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
 
-/* attention_decode.cuh's dflags bits (the combine kernel's trigger before
-   its wait; the partial rows' loop of a fixed trip count) */
+/* attention_decode.cuh's dflags bit: the combine kernel lets the next grid
+   launch before its wait for the decode grid */
 #define KG_DEC_COMB_EARLY 2u
-#define KG_DEC_FINISH_ILP 16u
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
-   kernels' bits above; -1 none, 0 the runtime's (none) */
-static int dec_kflags_force;
+   kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
+static int dec_kflags_force, dec_kflags_last;
 
 void kg_test_attn_dec_kflags(int bits) { __atomic_store_n(&dec_kflags_force, bits, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_kflags(void) { return __atomic_load_n(&dec_kflags_last, __ATOMIC_RELAXED); }
 
-/* kg_test_attn_dec_carve (a benchmark hook, process-wide): 1 sets the
-   combine kernel's preferred shared memory carveout to the most shared
-   memory (the decode kernel's, so that a multiprocessor need not change its
-   split of L1 and shared memory between the two) at every call, -1 back to
-   the driver's default once after that; 0 leaves it. */
-static int dec_carve_force, dec_carve_set;
-
-void kg_test_attn_dec_carve(int on) { __atomic_store_n(&dec_carve_force, on, __ATOMIC_RELAXED); }
+int kg_attn_dec_comb_early(int64_t blocks, int64_t sms) { return blocks > 0 && sms > 0 && 2 * blocks <= sms; }
 
 /* cuLaunchKernelEx, from the driver (looked up once; NULL where the driver
    has none) */
@@ -404,10 +398,14 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
-    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 2) {
-        /* the driver's launch (a kernel handle is a CUkernel); where it
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 0) {
+        /* the driver's launch (a kernel handle is a CUkernel): host time a
+           call, µs, runtime's / driver's launches, H200 host, s21r1 and
+           s21r2, 6 decode rows each: 6.60 / 6.59, 6.77 / 6.41, 6.67 / 6.55,
+           6.86 / 6.52, 6.22 / 6.31, 7.18 / 6.84; 6.25 / 6.00, 6.13 / 6.02,
+           6.13 / 6.01, 6.25 / 5.94, 6.33 / 6.01, 5.86 / 5.68. Where it
            fails (e.g. no context current on this thread yet), the
-           runtime's below, which makes it current and reports errors */
+           runtime's below, which makes it current and reports errors. */
         pthread_once(&launch_once, launch_find);
         if (launch_ex) {
             CUlaunchAttribute a;
@@ -769,7 +767,13 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int lf = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
     const int late = lf >= 0;
     const int kf = __atomic_load_n(&dec_kflags_force, __ATOMIC_RELAXED);
-    const unsigned kbits = kf > 0 ? (unsigned)kf & (KG_DEC_COMB_EARLY | KG_DEC_FINISH_ILP) : 0u;
+    /* the combine kernel's trigger before its wait where the decode grid
+       leaves at least half the multiprocessors idle (kg_attn_dec_comb_early) */
+    const unsigned kbits =
+        kf > 0 ? (unsigned)kf & KG_DEC_COMB_EARLY
+        : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
+                                                                                                 : 0u;
+    __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
     p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
@@ -787,17 +791,6 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         lanes = lf > 0 && lf <= 32 && (lf & (lf - 1)) == 0 ? lf : kg_attn_merge_lanes(sp.splits);
         const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
         const int64_t per = 128 / lanes;
-        const int carve = __atomic_load_n(&dec_carve_force, __ATOMIC_RELAXED);
-        if (carve > 0 || (carve < 0 && __atomic_exchange_n(&dec_carve_set, 0, __ATOMIC_RELAXED))) {
-            if (carve > 0)
-                __atomic_store_n(&dec_carve_set, 1, __ATOMIC_RELAXED);
-            cudaKernel_t ck;
-            if (kg_kernel(ctx, comb - 1, &ck) == KG_OK &&
-                cudaKernelSetAttributeForDevice(ck, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                carve > 0 ? cudaSharedmemCarveoutMaxShared : cudaSharedmemCarveoutDefault,
-                                                ctx->device) != cudaSuccess)
-                cudaGetLastError();
-        }
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
                         (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)

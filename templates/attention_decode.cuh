@@ -35,16 +35,12 @@
 #include "attention.cuh"
 #include "attention_tma.cuh"
 
-/* More kg_attn_params.dflags bits of the short-query kernels (the runtime's
-   attention.c has the same values; attention_params.h has KG_DEC_LATE_PDL):
-   KG_DEC_COMB_EARLY, the combine kernel lets the next grid launch at its
-   start, before its wait for the decode grid (and does its index
-   arithmetic before that wait); KG_DEC_FINISH_ILP, the decode block's
-   partial rows written in a loop of a fixed trip count, its items'
-   independent loads and sums in flight together (no early exit). Neither
-   changes a result bit (the same sums in the same order). */
+/* One more kg_attn_params.dflags bit of the short-query kernels (the
+   runtime's attention.c has the same value; attention_params.h has
+   KG_DEC_LATE_PDL): KG_DEC_COMB_EARLY, the combine kernel lets the next
+   grid launch at its start, before its wait for the decode grid (and does
+   its index arithmetic before that wait). No result bit changes. */
 #define KG_DEC_COMB_EARLY 2u
-#define KG_DEC_FINISH_ILP 16u
 
 namespace kg_attn
 {
@@ -438,40 +434,6 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
                that the shared-memory reads take no bank conflict */
             constexpr int C4 = D / 4;
             static_assert(C4 % 8 == 0, "a row in whole 128-byte pieces");
-            if (p.dflags & KG_DEC_FINISH_ILP) {
-                /* the same items and sums, every pass of the loop taken
-                   (a fixed count: unrolled, the passes' loads overlap),
-                   the rows past the last valid one not stored */
-                static_assert((ER * C4) % NT == 0, "whole passes");
-#pragma unroll
-                for (int k = 0; k < ER * C4 / NT; k++) {
-                    const int x = tid + k * NT, r = x / C4, q = x - r * C4, pr = e * ER + r;
-                    float m = -CUDART_INF_F;
-#pragma unroll
-                    for (int w = 0; w < NW; w++)
-                        m = fmaxf(m, wm[w * ER + r]);
-                    const float use = m == -CUDART_INF_F ? 0.f : m;
-                    float sum = 0.f;
-                    float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-                    for (int w = 0; w < NW; w++) {
-                        const float sc = ex2(wm[w * ER + r] - use);
-                        sum += wl[w * ER + r] * sc;
-                        const float4 y = *(const float4 *)&wo[(w * ER + r) * OP + 4 * q];
-                        a.x += y.x * sc;
-                        a.y += y.y * sc;
-                        a.z += y.z * sc;
-                        a.w += y.w * sc;
-                    }
-                    if (r0 + pr < rows) {
-                        *(float4 *)&part[pr * D + 4 * q] = a;
-                        if (q == 0) {
-                            part[R * D + pr] = m;
-                            part[R * D + R + pr] = sum;
-                        }
-                    }
-                }
-            } else
             for (int x = tid; x < ER * C4; x += NT) {
                 const int r = x / C4, q = x - r * C4, pr = e * ER + r;
                 if (r0 + pr >= rows)
