@@ -569,7 +569,11 @@ static void tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, con
 }
 
 /* The decode kernels' tensor maps: k and v only (they load q with cp.async
-   copies; its map would be one more cuTensorMapEncodeTiled a call). */
+   copies; its map would be one more cuTensorMapEncodeTiled a call). With
+   dec_raise_smem below, host time a call, µs, before / after, H200 host,
+   same process, s21r1 (six decode rows, the runtime's launches): 6.96 /
+   6.60, 7.25 / 6.77, 7.03 / 6.67, 7.19 / 6.86, 6.73 / 6.22, 7.35 / 7.18;
+   the device time is the same. */
 static void dec_tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, const kg_tensor *q,
                          const kg_tensor *k, const kg_tensor *v)
 {
