@@ -241,6 +241,9 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_force_attn_variant(ctx, -1);
     kg_test_attn_dec_tile(0);
     kg_test_attn_dec_chunk(0);
+    kg_test_attn_dec_host(0);
+    kg_test_attn_dec_kflags(0);
+    kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
         const size_t l = e ? (size_t)(e - x) : n;
@@ -264,6 +267,14 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_force_attn_variant(ctx, rv[v / 32]);
         } else if (l == 4 && !strncmp(x, "rows", 4))
             kg_test_attn_dec_tile(-1);
+        else if (l == 5 && !strncmp(x, "host0", 5))
+            kg_test_attn_dec_host(-1);
+        else if (l == 5 && !strncmp(x, "host1", 5))
+            kg_test_attn_dec_host(1);
+        else if (l >= 2 && x[0] == 'k' && x[1] >= '0' && x[1] <= '9')
+            kg_test_attn_dec_kflags(v > 0 ? v : -1);
+        else if (l == 5 && !strncmp(x, "nopdl", 5))
+            kg_test_attn_pdl(ctx, 0);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_chunk(v > 0 ? v : -1);
         else if (l >= 2 && x[0] == 's')
@@ -277,12 +288,79 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     }
 }
 
+/* The host's time to enqueue one call, us: `inner` calls without a sync
+   (the device queue does not fill), the fastest of `reps`. */
+static double host_us(call_t *c, int inner, int reps)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+        const double t0 = bench_now();
+        for (int i = 0; i < inner; i++)
+            run(c);
+        const double t = bench_now() - t0;
+        best = t < best ? t : best;
+    }
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    return best * 1e6 / inner;
+}
+
+/* The device's time per call, us, without the host's launch costs: `n`
+   calls captured in one CUDA graph (programmatic launches become
+   programmatic edges), replayed `reps` times, the fastest; -1 where the
+   capture fails. */
+static double graph_us(call_t *c, int n, int reps)
+{
+    static cudaStream_t s;
+    if (!s && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+        return -1;
+    BENCH_CHECK(c->ctx, kg_set_stream(c->ctx, (kg_stream)s));
+    run(c); /* the stream's scratch, outside the capture */
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    double best = -1;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+        for (int i = 0; i < n; i++)
+            run(c);
+        if (cudaStreamEndCapture(s, &g) == cudaSuccess) {
+            if (cudaGraphInstantiate(&ge, g, 0) == cudaSuccess) {
+                cudaEvent_t e0, e1;
+                cudaEventCreate(&e0);
+                cudaEventCreate(&e1);
+                cudaGraphLaunch(ge, s); /* warm-up */
+                for (int r = 0; r < reps; r++) {
+                    cudaEventRecord(e0, s);
+                    cudaGraphLaunch(ge, s);
+                    cudaEventRecord(e1, s);
+                    cudaEventSynchronize(e1);
+                    float ms = 0;
+                    cudaEventElapsedTime(&ms, e0, e1);
+                    const double t = 1000.0 * ms / n;
+                    best = best < 0 || t < best ? t : best;
+                }
+                cudaEventDestroy(e0);
+                cudaEventDestroy(e1);
+                cudaGraphExecDestroy(ge);
+            }
+            cudaGraphDestroy(g);
+        }
+    }
+    cudaGetLastError();
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    BENCH_CHECK(c->ctx, kg_set_stream(c->ctx, NULL));
+    return best;
+}
+
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
-   r32 / r64 (the decode variant of that many packed rows), rows (the
+   r32 / r64 (the decode variant of that many packed rows), host0 / host1 (the
+   host path before session 21; the new one with the runtime's launches;
+   kg_test_attn_dec_host), kN (the kernels' bits N, kg_test_attn_dec_kflags;
+   k0 none), nopdl (launches without programmatic dependent launch), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
@@ -327,14 +405,28 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
         best[i] = 1e30;
     }
     printf("\n      times:");
+    /* $KG_BENCH_DEC_HOST=1: each configuration's host enqueue time per call
+       and its device time per call in a CUDA graph too (host_us, graph_us) */
+    const int hostt = getenv("KG_BENCH_DEC_HOST") && atoi(getenv("KG_BENCH_DEC_HOST")) == 1;
+    double hb[MAXC], gb[MAXC];
     for (int r = 0; r < 3; r++)
         for (int i = 0; i < nc; i++) {
             dec_config(c->ctx, cf[i], cl[i], planned);
             const double t = bench_time_us(c->ctx, run, c, inner, 5);
             best[i] = t < best[i] ? t : best[i];
+            if (hostt) {
+                const double h = host_us(c, inner, 3), g = graph_us(c, 50, 3);
+                hb[i] = r == 0 || h < hb[i] ? h : hb[i];
+                gb[i] = r == 0 || g < gb[i] ? g : gb[i];
+            }
         }
     for (int i = 0; i < nc; i++)
         printf(" %.*s %.2f", (int)cl[i], cf[i], best[i]);
+    if (hostt) {
+        printf("\n      host enqueue / graph us a call:");
+        for (int i = 0; i < nc; i++)
+            printf(" %.*s %.2f / %.2f", (int)cl[i], cf[i], hb[i], gb[i]);
+    }
     printf("\n");
     for (int i = 0; i < nc && getenv("KG_BENCH_TRACE"); i++) { /* each configuration's per-block trace */
         dec_config(c->ctx, cf[i], cl[i], planned);

@@ -346,6 +346,46 @@ static kg_status raise_smem(kg_context *ctx, int kernel, int smem)
    to 10% faster where many rows split (Sq 16: 125.6 us against 139.6; MQA
    B 8: 19.3 against 30.2): so always the combine kernel. */
 #define KG_ATTN_FUSED_MERGE_BYTES ((int64_t)0)
+/* kg_test_attn_dec_host (a test and benchmark hook, process-wide): -1
+   main's host path before session 21 (q's tensor map encoded, the kernel's
+   shared memory limit set at every call, the runtime's launches), 1 the
+   maps and limit of dec_tmaps_of and dec_raise_smem with the runtime's
+   launches, 0 the runtime's: those and the driver's launches
+   (launch_pdl). */
+static int dec_host_force;
+
+void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATOMIC_RELAXED); }
+
+/* attention_decode.cuh's dflags bit: the combine kernel lets the next grid
+   launch before its wait for the decode grid */
+#define KG_DEC_COMB_EARLY 2u
+
+/* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
+   kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
+static int dec_kflags_force, dec_kflags_last;
+
+void kg_test_attn_dec_kflags(int bits) { __atomic_store_n(&dec_kflags_force, bits, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_kflags(void) { return __atomic_load_n(&dec_kflags_last, __ATOMIC_RELAXED); }
+
+int kg_attn_dec_comb_early(int64_t blocks, int64_t sms) { return blocks > 0 && sms > 0 && 2 * blocks <= sms; }
+
+/* cuLaunchKernelEx, from the driver (looked up once; NULL where the driver
+   has none) */
+typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+static pthread_once_t launch_once = PTHREAD_ONCE_INIT;
+static launch_ex_fn launch_ex;
+
+static void launch_find(void)
+{
+    void *f = NULL;
+    enum cudaDriverEntryPointQueryResult r;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
+        r == cudaDriverEntryPointSuccess && f)
+        launch_ex = (launch_ex_fn)f;
+    else
+        cudaGetLastError();
+}
+
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
@@ -358,6 +398,34 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 0) {
+        /* the driver's launch (a kernel handle is a CUkernel): host time a
+           call, µs, runtime's / driver's launches, H200 host, s21r1 and
+           s21r2, 6 decode rows each: 6.60 / 6.59, 6.77 / 6.41, 6.67 / 6.55,
+           6.86 / 6.52, 6.22 / 6.31, 7.18 / 6.84; 6.25 / 6.00, 6.13 / 6.02,
+           6.13 / 6.01, 6.25 / 5.94, 6.33 / 6.01, 5.86 / 5.68. Where it
+           fails (e.g. no context current on this thread yet), the
+           runtime's below, which makes it current and reports errors. */
+        pthread_once(&launch_once, launch_find);
+        if (launch_ex) {
+            CUlaunchAttribute a;
+            memset(&a, 0, sizeof a);
+            a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            a.value.programmaticStreamSerializationAllowed = 1;
+            const CUlaunchConfig c = {.gridDimX = grid.x,
+                                      .gridDimY = grid.y,
+                                      .gridDimZ = grid.z,
+                                      .blockDimX = block.x,
+                                      .blockDimY = block.y,
+                                      .blockDimZ = block.z,
+                                      .sharedMemBytes = (unsigned)smem,
+                                      .hStream = (CUstream)ctx->stream,
+                                      .attrs = &a,
+                                      .numAttrs = 1};
+            if (launch_ex(&c, (CUfunction)(void *)kern, argv, NULL) == CUDA_SUCCESS)
+                return KG_OK;
+        }
+    }
     cudaLaunchAttribute attr;
     memset(&attr, 0, sizeof attr);
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -500,6 +568,75 @@ static void tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, con
              tmap_of(&tm->v, dt, v, e->bn);
 }
 
+/* The decode kernels' tensor maps: k and v only (they load q with cp.async
+   copies; its map would be one more cuTensorMapEncodeTiled a call). With
+   dec_raise_smem below, host time a call, µs, before / after, H200 host,
+   same process, s21r1 (six decode rows, the runtime's launches): 6.96 /
+   6.60, 7.25 / 6.77, 7.03 / 6.67, 7.19 / 6.86, 6.73 / 6.22, 7.35 / 7.18;
+   the device time is the same. */
+static void dec_tmaps_of(kg_attn_tmaps *tm, const kg_attn_entry *e, kg_dtype dt, const kg_tensor *q,
+                         const kg_tensor *k, const kg_tensor *v)
+{
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) < 0) {
+        tmaps_of(tm, e, dt, q, k, v);
+        return;
+    }
+    memset(tm, 0, sizeof *tm);
+    if (__atomic_load_n(&tma_force, __ATOMIC_RELAXED) < 0)
+        return;
+    pthread_once(&tmap_once, tmap_find);
+    tm->on = tmap_encode && tmap_of(&tm->k, dt, k, e->bn) && tmap_of(&tm->v, dt, v, e->bn);
+}
+
+/* The shared memory limits the decode launches have raised, per (device,
+   kernel): a decode call raises a kernel's limit only above the most it has
+   set on that device (cudaKernelSetAttributeForDevice at every call is host
+   time on every small call). Open addressing, KG_DEC_SMEM_SLOTS entries;
+   when full, the limit is raised at every call as before. */
+#define KG_DEC_SMEM_SLOTS 512
+static struct {
+    long long key; /* (device << 32 | kernel) + 1; 0: empty */
+    int bytes;
+} dec_smem[KG_DEC_SMEM_SLOTS];
+static pthread_mutex_t dec_smem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
+{
+    if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) < 0) {
+        /* the old path sets the limit, maybe below what the table holds:
+           forget it all */
+        pthread_mutex_lock(&dec_smem_lock);
+        memset(dec_smem, 0, sizeof dec_smem);
+        pthread_mutex_unlock(&dec_smem_lock);
+        return raise_smem(ctx, kernel, smem);
+    }
+    const long long key = ((long long)ctx->device << 32 | (unsigned)kernel) + 1;
+    int at = -1;
+    pthread_mutex_lock(&dec_smem_lock);
+    for (int i = 0, h = (int)(((unsigned long long)key * 0x9E3779B97F4A7C15ull) >> 55); i < KG_DEC_SMEM_SLOTS; i++) {
+        const int x = (h + i) % KG_DEC_SMEM_SLOTS;
+        if (dec_smem[x].key == key || dec_smem[x].key == 0) {
+            at = x;
+            break;
+        }
+    }
+    const int have = at >= 0 && dec_smem[at].key == key ? dec_smem[at].bytes : -1;
+    pthread_mutex_unlock(&dec_smem_lock);
+    if (smem <= have)
+        return KG_OK;
+    const kg_status st = raise_smem(ctx, kernel, smem);
+    if (st != KG_OK || at < 0)
+        return st;
+    pthread_mutex_lock(&dec_smem_lock);
+    if (dec_smem[at].key == 0 || dec_smem[at].key == key) {
+        dec_smem[at].key = key;
+        if (dec_smem[at].bytes < smem)
+            dec_smem[at].bytes = smem;
+    }
+    pthread_mutex_unlock(&dec_smem_lock);
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -633,9 +770,17 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        21.81, 21.37 / 21.81) */
     const int lf = __atomic_load_n(&dec_late_force, __ATOMIC_RELAXED);
     const int late = lf >= 0;
-    p->dflags = (uint16_t)(late ? KG_DEC_LATE_PDL : 0);
+    const int kf = __atomic_load_n(&dec_kflags_force, __ATOMIC_RELAXED);
+    /* the combine kernel's trigger before its wait where the decode grid
+       leaves at least half the multiprocessors idle (kg_attn_dec_comb_early) */
+    const unsigned kbits =
+        kf > 0 ? (unsigned)kf & KG_DEC_COMB_EARLY
+        : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
+                                                                                                 : 0u;
+    __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
-    st = raise_smem(ctx, e->kernel, smem);
+    st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
@@ -783,7 +928,9 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        9.0; see attention_decode.cuh) */
     kg_attn_tmaps tm;
     tm.on = 0;
-    if (kg_attn_variant_sm90a[variant] || (is_decode(variant) && ctx->cc_major == 9 && D >= 64))
+    if (is_decode(variant) && ctx->cc_major == 9 && D >= 64)
+        dec_tmaps_of(&tm, e, q->dtype, q, k, v);
+    else if (kg_attn_variant_sm90a[variant])
         tmaps_of(&tm, e, q->dtype, q, k, v);
     if (is_decode(variant))
         return launch_decode(ctx, q->dtype, variant, e, &p, &tm, slot, B, Hkv, D);

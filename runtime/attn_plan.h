@@ -136,6 +136,36 @@ KG_API int kg_test_last_attn_dec_late(void);
 KG_API void kg_test_attn_dec_fill(int on);
 KG_API int kg_test_last_attn_dec_fill(void);
 
+/* The decode call's host path, process-wide (a test and benchmark hook):
+   -1 as before session 21 (q's tensor map encoded too, the kernel's shared
+   memory limit set at every call, the runtime's launches), 1 k and v's
+   maps only and the limit set only above the most set before on the
+   device, with the runtime's launches, 0 the runtime's: that with the
+   driver's launches (cuLaunchKernelEx). */
+KG_API void kg_test_attn_dec_host(int on);
+
+/* Whether the combine kernel of a split decode call lets the next grid
+   launch before its wait for the decode grid of `blocks` blocks on `sms`
+   multiprocessors (1: the next call's decode blocks take the idle
+   multiprocessors while this call still runs, so their start overlaps it;
+   the results are the same bits): where the grid leaves at least half the
+   multiprocessors idle. H200, same process, best of 3, µs a call, after /
+   before the wait (s21r1, s21r2): f16 B 2 Hq 8 Hkv 1 Sk 3652 D 128 (58
+   blocks) 7.33 / 7.21, 7.33 / 7.10; f16 B 1 Hq 20 Sk 2795 (44) 7.52 /
+   7.33, 7.58 / 7.24; bf16 B 2 Hq 30 Sk 1295 (28) 7.84 / 7.52, 7.82 /
+   7.56; f16 B 4 Hq 48 Hkv 2 Sk 1125 (96) 8.14 / 8.24, 8.11 / 7.93; MQA B 1
+   Sk 32768 (128) 14.00 / 15.37, 13.84 / 15.06; MQA B 8 Sk 8192 (128)
+   16.31 / 17.05, 16.38 / 17.33. (In a CUDA graph the early trigger was
+   faster on all six rows, 0.01-0.55 µs; the loss on full grids is in
+   plain stream order only, cause not known.) */
+KG_API int kg_attn_dec_comb_early(int64_t blocks, int64_t sms);
+
+/* The decode kernels' bits, process-wide (a test and benchmark hook): 2
+   the combine kernel's trigger before its wait; -1 none, 0 the runtime's
+   (kg_attn_dec_comb_early); the bits the last decode launch took. */
+KG_API void kg_test_attn_dec_kflags(int bits);
+KG_API int kg_test_last_attn_dec_kflags(void);
+
 /* Causal prefill on the Hopper variants: heaviest blocks first (1), the
    plain grid order (0) or the runtime's choice (-1: heaviest first at
    D >= 128); whether the last launch took the heaviest-first order. */

@@ -35,6 +35,13 @@
 #include "attention.cuh"
 #include "attention_tma.cuh"
 
+/* One more kg_attn_params.dflags bit of the short-query kernels (the
+   runtime's attention.c has the same value; attention_params.h has
+   KG_DEC_LATE_PDL): KG_DEC_COMB_EARLY, the combine kernel lets the next
+   grid launch at its start, before its wait for the decode grid (and does
+   its index arithmetic before that wait). No result bit changes. */
+#define KG_DEC_COMB_EARLY 2u
+
 namespace kg_attn
 {
 
@@ -648,8 +655,13 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
 template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_combine(const kg_attn_params &p)
 {
     constexpr int C4 = D / 4;
-    pdl_wait(); /* the decode grid's partials */
-    pdl_launch_dependents();
+    const bool early = p.dflags & KG_DEC_COMB_EARLY;
+    if (early) /* the next grid launches now; it waits for this one */
+        pdl_launch_dependents();
+    else {
+        pdl_wait(); /* the decode grid's partials */
+        pdl_launch_dependents();
+    }
     const int rows = p.group * p.sq, R = p.rows_tile, nrt = (rows + R - 1) / R, G = blockDim.x, gl = threadIdx.x;
     const int tid = threadIdx.y * G + gl; /* the group's lanes: consecutive lanes of one warp */
     const int64_t x = (int64_t)blockIdx.x * (NT / G) + threadIdx.y, n = (int64_t)rows * C4;
@@ -660,6 +672,8 @@ template <typename T, int D, int NT> __device__ __forceinline__ void attn_dec_co
     const int hk = blockIdx.y, b = blockIdx.z, rt = r / R;
     const int64_t ps = (int64_t)R * (D + 2);
     const float *base = p.part + ((((int64_t)b * gridDim.y + hk) * nrt + rt) * p.splits) * ps;
+    if (early)
+        pdl_wait(); /* the decode grid's partials */
     float m, sum;
     float4 acc;
     merge_row<D, 8>(base, ps, R, r - rt * R, c, p.splits, G, gl, m, sum, acc);

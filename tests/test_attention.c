@@ -426,6 +426,22 @@ Test(attention_plan, decode_tile_rule)
 
 /* The merge's lanes: the fewest powers of two up to 32 that take every
    split in one round of KG_ATTN_MERGE_LOADS loads each. */
+/* The combine kernel's early trigger: where the decode grid leaves at
+   least half the multiprocessors idle. */
+Test(attention_plan, decode_combine_early_trigger_rule)
+{
+    cr_assert_eq(kg_attn_dec_comb_early(58, 132), 1);
+    cr_assert_eq(kg_attn_dec_comb_early(66, 132), 1);
+    cr_assert_eq(kg_attn_dec_comb_early(67, 132), 0);
+    cr_assert_eq(kg_attn_dec_comb_early(96, 132), 0);
+    cr_assert_eq(kg_attn_dec_comb_early(128, 132), 0);
+    cr_assert_eq(kg_attn_dec_comb_early(1, 2), 1);
+    cr_assert_eq(kg_attn_dec_comb_early(2, 3), 0);
+    cr_assert_eq(kg_attn_dec_comb_early(0, 132), 0);
+    cr_assert_eq(kg_attn_dec_comb_early(1, 0), 0);
+    cr_assert_eq(kg_attn_dec_comb_early((int64_t)1 << 40, 132), 0);
+}
+
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
 {
     for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
@@ -1095,6 +1111,141 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
     }
     cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA: the runtime's stages changed the bits");
     kg_test_attn_dec_stages(0);
+    dec_io_close(&x);
+}
+
+/* The decode call's host path (kg_test_attn_dec_host): k and v's tensor
+   maps only, and the kernel's shared memory limit raised only above the
+   most raised before on the device. Calls alternate with the old path
+   (q's map too, the limit set at every call, the runtime's launches),
+   with the driver's launches (cuLaunchKernelEx, the runtime's default) and
+   the runtime's every other time, and must give its bits, at
+   every generated head dim, one split and three, while the launches ask
+   for less and then more shared memory than before (2 stages, the
+   kernel's own, the most: a limit left too low fails the launch), then
+   with the one-block-per-multiprocessor padding off and on; the runtime's
+   path against the float64 reference. */
+Test(attention, decode_host_path_keeps_the_bits)
+{
+    for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
+        const int D = kg_attn_dims[j], most = D == 256 ? 3 : 6;
+        dec_io x;
+        dec_io_open(&x, 2, 8, 2, 1, 4000 + 33 * j, D);
+        for (int sp = 1; sp <= 3; sp += 2) {
+            kg_test_force_attn_splits(ctx, sp);
+            const int stages[6] = {2, -1, most, 2, 0, most};
+            for (int i = 0; i < 12; i++) {
+                const int old = i % 2 == 0;
+                kg_test_attn_dec_host(old ? -1 : i % 4 == 1 ? 0 : 1);
+                kg_test_attn_dec_stages(stages[i / 2]);
+                kg_test_attn_dec_spread(i >= 8 ? (i >= 10 ? 1 : -1) : 0);
+                dec_io_run(&x, NULL, old ? x.o1 : x.o2);
+                cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+                if (!old)
+                    cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d, %d splits, call %d: bits differ", D, sp, i);
+            }
+        }
+        kg_test_attn_dec_host(0);
+        kg_test_attn_dec_stages(0);
+        kg_test_attn_dec_spread(0);
+        kg_test_force_attn_splits(ctx, 0);
+        dec_io_close(&x);
+        acase c = {j % 2 ? KG_F16 : KG_BF16, 2, 12, 3, 2, 2900 + 7 * j, D, 1, MASK_NONE, 0, j % 2, 0.f};
+        run_case_once(&c);
+    }
+}
+
+/* The combine kernel's trigger before its wait (kg_test_attn_dec_kflags
+   2; the runtime's where kg_attn_dec_comb_early says so): the bits of
+   the trigger after it, at every generated head dim, causal Sq 3 and Sq 1,
+   one split and five; then two calls of the same shape on other data
+   queued back to back ten times without a sync (the second's decode grid
+   writes the partials the first's combine reads: it must wait), each
+   output the bits of its own call alone; then 5, 2 and 7 splits asked in
+   turn, each the bits of the same split with the trigger after the wait;
+   the runtime's choice where the rule takes it (20 blocks) and where not
+   (MQA B 8: 128 blocks, on an H200); and the runtime's path against the
+   float64 reference. */
+Test(attention, decode_kernel_order_keeps_the_bits)
+{
+    for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
+        const int D = kg_attn_dims[j];
+        for (int causal = 0; causal < 2; causal++) {
+            dec_io x, y;
+            dec_io_open(&x, 2, 8, 2, causal ? 3 : 1, 3000 + 61 * j, D);
+            dec_io_open(&y, 2, 8, 2, causal ? 3 : 1, 3000 + 61 * j, D);
+            kg_attention_opts opts = {0.f, causal};
+            for (int sp = 1; sp <= 5; sp += 4) {
+                kg_test_force_attn_splits(ctx, sp);
+                kg_test_attn_dec_kflags(-1);
+                dec_io_run(&x, &opts, x.o1);
+                cr_assert_eq(kg_test_last_attn_dec_kflags(), 0);
+                kg_test_attn_dec_kflags(2);
+                dec_io_run(&x, &opts, x.o2);
+                cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+                cr_assert_eq(kg_test_last_attn_dec_kflags(), 2);
+                cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits: bits differ", D, causal, sp);
+                /* the runtime's choice: 2 x 2 row tiles x 5 splits, 20 blocks */
+                kg_test_attn_dec_kflags(0);
+                dec_io_run(&x, &opts, x.o2);
+                int sms = 0;
+                KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+                cr_assert_eq(kg_test_last_attn_dec_kflags(), sp > 1 && kg_attn_dec_comb_early(4 * sp, sms) ? 2 : 0);
+                cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits, runtime's: bits differ", D,
+                          causal, sp);
+                kg_test_attn_dec_kflags(-1);
+                dec_io_run(&y, &opts, y.o1);
+                kg_test_attn_dec_kflags(2);
+                KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, x.nq * 2));
+                KT_OK(ctx, kg_memset(ctx, y.dout, 0xff, y.nq * 2));
+                for (int rep = 0; rep < 10; rep++) {
+                    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, &opts));
+                    KT_OK(ctx, kg_attention(ctx, &y.out, NULL, &y.q, &y.k, &y.v, NULL, &opts));
+                }
+                KT_OK(ctx, kg_sync(ctx));
+                kt_download(ctx, x.o2, x.dout, x.nq * 2);
+                kt_download(ctx, y.o2, y.dout, y.nq * 2);
+                cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits: queued calls, first differs", D,
+                          causal, sp);
+                cr_assert(memcmp(y.o1, y.o2, y.nq * 2) == 0, "D %d causal %d, %d splits: queued calls, second differs",
+                          D, causal, sp);
+            }
+            const int sps[3] = {5, 2, 7};
+            for (int i = 0; i < 3; i++) {
+                kg_test_force_attn_splits(ctx, sps[i]);
+                kg_test_attn_dec_kflags(-1);
+                dec_io_run(&x, &opts, x.o1);
+                const int got = kg_test_last_attn_splits(ctx); /* (whole key tiles a split: maybe fewer) */
+                cr_assert(got > 1 && got <= sps[i], "%d splits asked, %d taken", sps[i], got);
+                kg_test_attn_dec_kflags(2);
+                dec_io_run(&x, &opts, x.o2);
+                cr_assert_eq(kg_test_last_attn_splits(ctx), got);
+                cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "D %d causal %d, %d splits in turn: bits differ", D,
+                          causal, got);
+            }
+            kg_test_attn_dec_kflags(0);
+            kg_test_force_attn_splits(ctx, 0);
+            dec_io_close(&x);
+            dec_io_close(&y);
+        }
+        acase c = {j % 2 ? KG_F16 : KG_BF16, 2, 12, 3, 2, 2900 + 7 * j, D, 1, MASK_NONE, 0, j % 2, 0.f};
+        run_case_once(&c);
+    }
+    /* MQA B 8 Sk 8192 D 128: one 32-row tile a sequence, 16 splits on an
+       H200 (128 blocks): the trigger stays after the wait there */
+    int sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    dec_io x;
+    dec_io_open(&x, 8, 32, 1, 1, 8192, 128);
+    kg_test_attn_dec_kflags(-1);
+    dec_io_run(&x, NULL, x.o1);
+    kg_test_attn_dec_kflags(0);
+    dec_io_run(&x, NULL, x.o2);
+    const int sp = kg_test_last_attn_splits(ctx), R = kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE ? 16 : 32;
+    const int want = sp > 1 && kg_attn_dec_comb_early(8 * (32 / R) * sp, sms) ? 2 : 0;
+    cr_assert_eq(kg_test_last_attn_dec_kflags(), want, "MQA B 8: %d splits of %d-row tiles", sp, R);
+    cr_assert(sms != 132 || want == 0, "MQA B 8 on an H200: the early trigger taken");
+    cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA B 8: bits differ");
     dec_io_close(&x);
 }
 
