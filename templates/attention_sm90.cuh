@@ -924,116 +924,27 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 coords(tile, mb, h, b);
             }
         };
-        if constexpr (PERSIST && EP) {
-            static_assert(!XT, "EP: its own pipeline across work tiles");
-            static_assert(KIND != KG_ATTN_MASK, "no persistent mask kernels");
-            /* consume()'s steps with one change at each boundary between
-               work tiles that both have key tiles: the last P V of this
-               tile and the first Q K^T of the next are issued together
-               (P V first: it is waited for first), and this tile's
-               epilogue runs while the next tile's S is on the tensor
-               cores; then that S's softmax as first_s() does it. */
-            const int wr = wgi * 64 + wq * 16;
-            float o[DP / 2], s[BN / 2];
-            uint32_t pa[BN / 16][4];
-            float mx[2], l[2];
-            const float *nomask[2] = {nullptr, nullptr};
-            const uint64_t dq0 = sw128_desc(aQ + wgi * 64 * 128, 16, 1024),
-                           dq1 = sw128_desc(aQ1 + wgi * 64 * 128, 16, 1024);
-            auto dq_of = [&](int x) { return (x & 1) ? dq1 : dq0; };
-            dk0 = sw128_desc(aK, 16, 1024), dv0 = sw128_desc(aV, BN * 128, 1024);
-            fold = KG_ATTN_FOLD && p.scale_log2 > 0.f; /* (no mask kernels, no turns) */
-            /* a tile's first S and softmax, nothing of this warpgroup's in
-               flight (consume()'s start) */
-            auto begin = [&](int m0, int ntiles, int it0, int x) {
-#pragma unroll
-                for (int i = 0; i < 2; i++)
-                    mx[i] = -CUDART_INF_F, l[i] = 0.f;
-                zero_o(o);
-                if (ntiles > 0)
-                    first_s(s, pa, mx, l, nomask, m0, wr, it0, [&] { return dq_of(x); });
-                else
-                    release(empty_qs(x & 1));
-            };
-            int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
-            if (tile < p.units) {
-                coords_of(0, tile, mb, h, b);
-                m0 = mb_row(mb);
-                nt = key_tiles(p, causal, m0, BM, BN);
-                mbar_wait(full_qs(0), 0);
-                landed();
-                begin(m0, nt, 0, 0);
-            }
-            while (tile < p.units) {
-                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
-                if (nt > 0)
-                    release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
-                const int nx = tile_of(tc + 1), it1 = it0 + nt;
-                int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
-                if (nx < p.units) {
-                    coords_of(tc + 1, nx, mb2, h2, b2);
-                    m2 = mb_row(mb2);
-                    nt2 = key_tiles(p, causal, m2, BM, BN);
-                }
-                if (nt > 0 && nt2 > 0) {
-                    const int sv = stg(it1 - 1), sk2 = stg(it1);
-                    mbar_wait(full_v(sv), par(it1 - 1));
-                    landed();
-                    wg_fence();
-                    issue_pv(o, pa, sv);
-                    mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                    mbar_wait(full_k(sk2), par(it1));
-                    landed();
-                    wg_fence();
-                    issue_s(s, sk2, dq_of(tc + 1));
-                    wg_wait<1>(); /* O is final for this tile; the next S still runs */
-                    release(empty_v(sv));
-                    stage_out(o, m0, wr, h, b, mx, l);
-                    store_out(m0, h, b);
-                    wg_wait<0>();
-                    release(empty_k(sk2));
-                    float alpha[2], rs[2];
-                    mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
-                    zero_o(o);
-                    l[0] = rs[0], l[1] = rs[1];
-                    pack_p(pa, s);
-                } else {
-                    if (nt > 0)
-                        last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */
-                    stage_out(o, m0, wr, h, b, mx, l);
-                    store_out(m0, h, b);
-                    if (nx < p.units) {
-                        mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                        landed();
-                        begin(m2, nt2, it1, tc + 1);
-                    }
-                }
-                it0 = it1, tc++, tile = nx;
-                mb = mb2, h = h2, b = b2, m0 = m2, nt = nt2;
-            }
-        } else if constexpr (PERSIST && !XT) {
-            int it0 = 0;
-            for (int tc = 0;; tc++) {
-                const int tile = tile_of(tc);
-                if (tile >= p.units)
-                    break;
-                int mb, h, b;
-                coords_of(tc, tile, mb, h, b);
-                mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
-                landed();
-                it0 += consume(mb, h, b, it0, tc);
-            }
-        } else if constexpr (PERSIST) {
-            /* The persistent consumers run one pipeline across their work
-               tiles: the next tile's first S = Q K^T is issued together with
-               this tile's last O += P V, its softmax runs while that product
-               is on the tensor cores, and this tile's output goes to the
-               staging tile then (its global stores wait for the next issue
-               of products, so they too run under the tensor cores' work):
-               the first softmax and the epilogue of a tile no longer leave
-               the warpgroup's products idle. Same arithmetic in the same
-               order as grid mode (bitwise the same results). */
+        if constexpr (PERSIST && (EP || XT)) {
+            /* The persistent consumers' pipeline across work tiles, two
+               forms of one boundary between tiles that both have key
+               tiles; everything else (the set-up, the next tile's
+               coordinates and key tiles, a boundary where either tile has
+               none) is shared.
+               XT: the next tile's first S = Q K^T is issued together with
+               this tile's last O += P V, its softmax runs while that
+               product is on the tensor cores, and this tile's output goes
+               to the staging tile then (its global stores wait for the
+               next issue of products, so they too run under the tensor
+               cores' work): the first softmax and the epilogue of a tile
+               no longer leave the warpgroup's products idle.
+               EP: the last P V of this tile and the first Q K^T of the
+               next are issued together (P V first: it is waited for
+               first), and this tile's epilogue runs while the next tile's
+               S is on the tensor cores; then that S's softmax as first_s()
+               does it.
+               Same arithmetic in the same order as grid mode (bitwise the
+               same results). */
+            static_assert(!(EP && XT), "EP: its own boundary between work tiles");
             static_assert(KIND != KG_ATTN_MASK, "no persistent mask kernels");
             const int wr = wgi * 64 + wq * 16;
             float o[DP / 2], s[BN / 2];
@@ -1066,7 +977,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
                 coords_of(0, tile, mb, h, b);
-                m0 = mb * BM;
+                m0 = mb_row(mb);
                 nt = key_tiles(p, causal, m0, BM, BN);
                 mbar_wait(full_qs(0), 0);
                 landed();
@@ -1080,32 +991,54 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 int mb2 = 0, h2 = 0, b2 = 0, m2 = 0, nt2 = 0;
                 if (nx < p.units) {
                     coords_of(tc + 1, nx, mb2, h2, b2);
-                    m2 = mb2 * BM;
+                    m2 = mb_row(mb2);
                     nt2 = key_tiles(p, causal, m2, BM, BN);
                 }
                 if (nt > 0 && nt2 > 0) {
-                    /* the next tile's first S with this tile's last P V */
                     float alpha[2], rs[2];
-                    const int sv = stg(it1 - 1);
-                    mbar_wait(full_v(sv), par(it1 - 1));
-                    mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
-                    mbar_wait(full_k(stg(it1)), par(it1));
-                    landed();
-                    wg_fence();
-                    turn_wait();
-                    issue_s(s, stg(it1), dq_of(tc + 1));
-                    issue_pv(o, pa, sv);
-                    turn_pass();
-                    flush();
-                    wg_wait<1>();
-                    release(empty_k(stg(it1)));
-                    const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
-                    mx[0] = mx[1] = -CUDART_INF_F;
-                    softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
-                    wg_wait<0>();
-                    release(empty_v(sv));
-                    stage_out(o, m0, wr, h, b, mxo, lo);
-                    pm0 = m0, ph = h, pb = b;
+                    if constexpr (EP) {
+                        /* the epilogue under the next tile's first S */
+                        const int sv = stg(it1 - 1), sk2 = stg(it1);
+                        mbar_wait(full_v(sv), par(it1 - 1));
+                        landed();
+                        wg_fence();
+                        issue_pv(o, pa, sv);
+                        mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
+                        mbar_wait(full_k(sk2), par(it1));
+                        landed();
+                        wg_fence();
+                        issue_s(s, sk2, dq_of(tc + 1));
+                        wg_wait<1>(); /* O is final for this tile; the next S still runs */
+                        release(empty_v(sv));
+                        stage_out(o, m0, wr, h, b, mx, l);
+                        store_out(m0, h, b);
+                        wg_wait<0>();
+                        release(empty_k(sk2));
+                        mx[0] = mx[1] = -CUDART_INF_F;
+                        softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
+                    } else {
+                        /* the next tile's first S with this tile's last P V */
+                        const int sv = stg(it1 - 1);
+                        mbar_wait(full_v(sv), par(it1 - 1));
+                        mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
+                        mbar_wait(full_k(stg(it1)), par(it1));
+                        landed();
+                        wg_fence();
+                        turn_wait();
+                        issue_s(s, stg(it1), dq_of(tc + 1));
+                        issue_pv(o, pa, sv);
+                        turn_pass();
+                        flush();
+                        wg_wait<1>();
+                        release(empty_k(stg(it1)));
+                        const float mxo[2] = {mx[0], mx[1]}, lo[2] = {l[0], l[1]};
+                        mx[0] = mx[1] = -CUDART_INF_F;
+                        softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
+                        wg_wait<0>();
+                        release(empty_v(sv));
+                        stage_out(o, m0, wr, h, b, mxo, lo);
+                        pm0 = m0, ph = h, pb = b;
+                    }
                     zero_o(o);
                     l[0] = rs[0], l[1] = rs[1];
                     pack_p(pa, s);
@@ -1128,6 +1061,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             flush();
             if (wgi == 0)
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
+        } else if constexpr (PERSIST) {
+            int it0 = 0;
+            for (int tc = 0;; tc++) {
+                const int tile = tile_of(tc);
+                if (tile >= p.units)
+                    break;
+                int mb, h, b;
+                coords_of(tc, tile, mb, h, b);
+                mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
+                landed();
+                it0 += consume(mb, h, b, it0, tc);
+            }
         } else {
             consume(mb1, h1, b1, 0, 0);
         }
