@@ -1580,6 +1580,32 @@ Test(attention, persistent_queue_matches_turns_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
+/* The default persistent D 32 / 64 kernel's tests (ep, sk) share these
+   steps. Each case of refs against the float64 reference, by the
+   runtime's choice (even i) and forced (odd i): the variant v taken
+   either way. */
+static void persist_refs(const acase *refs, int n, int v)
+{
+    for (int i = 0; i < n; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, i % 2 ? v : -1);
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+    }
+}
+
+/* c on variant v0 bit for bit against v1: both with the work queue and
+   bulk tensor copies, except v0 by cp.async (cp) or in turn (turn) */
+static void persist_bits(const acase *c, int v0, int v1, int cp, int turn)
+{
+    const int vs[2] = {v0, v1};
+    const int tma[2] = {cp ? -1 : 0, 0}, want_tma[2] = {cp ? 0 : 1, 1};
+    const int queue[2] = {turn ? -1 : 1, 1}, want_queue[2] = {turn ? 0 : 1, 1};
+    same_bits_queue(c, vs, tma, want_tma, queue, want_queue);
+}
+
 /* The default persistent kernel at D 32 / 64, causal, since session 21
    (ep: each work tile's epilogue under the next tile's first Q K^T), taken
    by the runtime and forced: against the float64 reference on shapes of
@@ -1599,14 +1625,7 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
                            {KG_F16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        kg_test_force_attn_variant(ctx, i % 2 ? ep : -1); /* forced, or the runtime's choice */
-        run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), ep, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-    }
+    persist_refs(refs, 4, ep);
     const int shapes[6][6] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {2, 32, 8, 1000, 1000, 64}, {3, 16, 4, 1100, 900, 32},
@@ -1619,10 +1638,7 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
         const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 1, MASK_NONE, 0, 0, 0.f};
         /* queue on both; in turn (queue off) against the queue; cp.async
            against bulk tensor copies */
-        const int vs[2] = {ep, def};
-        const int tma[2] = {i == 2 || i == 5 ? -1 : 0, 0}, want_tma[2] = {i == 2 || i == 5 ? 0 : 1, 1};
-        const int queue[2] = {i % 3 == 1 ? -1 : 1, 1}, want_queue[2] = {i % 3 == 1 ? 0 : 1, 1};
-        same_bits_queue(&c, vs, tma, want_tma, queue, want_queue);
+        persist_bits(&c, ep, def, i == 2 || i == 5, i % 3 == 1);
     }
     /* run to run */
     const acase c = {KG_BF16, 4, 16, 16, 1024, 1024, 64, 1, MASK_NONE, 0, 0, 0.f};
@@ -1651,14 +1667,7 @@ Test(attention, persistent_sk_matches_reference_and_bits)
                            {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1024, 200, 32, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 16, 1000, 100, 64, 0, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        kg_test_force_attn_variant(ctx, i % 2 ? sk : -1); /* the runtime's choice, or forced */
-        run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), sk, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-    }
+    persist_refs(refs, 4, sk);
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {2, 16, 4, 1000, 777, 32}, {3, 16, 16, 1024, 300, 64}, {2, 24, 8, 4096, 1500, 64},
@@ -1668,12 +1677,9 @@ Test(attention, persistent_sk_matches_reference_and_bits)
             continue;
         const int *z = shapes[i];
         const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 0, MASK_NONE, 0, 0, 0.f};
-        const int vs[2] = {sk, sk};
         /* queue on both; in turn against the queue; cp.async against bulk
            tensor copies */
-        const int tma[2] = {i == 2 ? -1 : 0, 0}, want_tma[2] = {i == 2 ? 0 : 1, 1};
-        const int queue[2] = {i == 1 ? -1 : 1, 1}, want_queue[2] = {i == 1 ? 0 : 1, 1};
-        same_bits_queue(&c, vs, tma, want_tma, queue, want_queue);
+        persist_bits(&c, sk, sk, i == 2, i == 1);
     }
     /* no short block: the default's bits */
     const acase c = {KG_BF16, 2, 16, 16, 1100, 900, 64, 0, MASK_NONE, 0, 0, 0.f};
