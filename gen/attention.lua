@@ -199,6 +199,13 @@ M.sm90_persist_base = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
 }
+-- Candidate (session 22, forced only): "k4", the D 32 / 64 causal kernel
+-- above with four stages of each K / V ring instead of three (200 KB of
+-- shared memory; the not-causal one's merge scratch leaves no room).
+M.sm90_persist_k4 = {
+  [32] = { nwg = 3, bn = 128, ks = 4, nf = true, ws = true, pc = true, sh = "causal", ep = "causal" },
+  [64] = { nwg = 3, bn = 128, ks = 4, nf = true, ws = true, pc = true, sh = "causal", ep = "causal" },
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -396,6 +403,11 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_K4", name = "Hopper persistent k4", prefix = "attn90k_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_k4, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh", what = "candidate: Hopper persistent, 4 K/V stages (D 32, 64 causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -1647,6 +1647,42 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
+/* Candidate (session 22, forced only): "Hopper persistent k4", the D 32 /
+   64 causal default with four K / V stages: against the float64 reference
+   (GQA, a [B,S,H,D] view, lengths not a multiple of the tiles, more keys
+   than queries, more queries than keys), and bit for bit the default (the
+   same arithmetic in the same order) with the work queue and in turn,
+   bulk tensor copies and cp.async. */
+Test(attention, persistent_k4_matches_reference_and_default_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int k4 = KG_ATTN_V_HOPPER_PERSIST_K4, def = KG_ATTN_V_HOPPER_PERSIST;
+    const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 3; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, k4);
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), k4, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+    }
+    const int shapes[4][6] = {
+        /* B Hq Hkv Sq Sk D */
+        {4, 16, 16, 1024, 1024, 64}, {3, 16, 4, 1100, 900, 32}, {2, 24, 24, 2000, 700, 64}, {1, 16, 2, 4100, 4100, 64},
+    };
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 1, MASK_NONE, 0, 0, 0.f};
+        persist_bits(&c, k4, def, i == 1, i == 2);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
 /* The default persistent kernel at D 32 / 64, not causal, since session 21
    (sk: the key tiles of a work tile whose real rows all lie in the first
    warpgroup's 64 dealt round the three warpgroups, their softmax states
