@@ -206,6 +206,13 @@ M.sm90_persist_k4 = {
   [32] = { nwg = 3, bn = 128, ks = 4, nf = true, ws = true, pc = true, sh = "causal", ep = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 4, nf = true, ws = true, pc = true, sh = "causal", ep = "causal" },
 }
+-- Candidate (session 22, forced only): "e2", the D 32 / 64 causal kernel
+-- with the next tile's second Q K^T under its first softmax at a boundary
+-- (attention_sm90.cuh, E2; the same bits).
+-- (D 64 only: ptxas spills 1408 bytes at D 32, 288 at D 64.)
+M.sm90_persist_e2 = {
+  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", e2 = "causal" },
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -320,6 +327,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local sh = c.sh == true or c.sh == kind
   -- (ep, sk: true, or the one kind they apply to)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
+  local e2 = ep and (c.e2 == true or c.e2 == kind)
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -334,19 +342,20 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(e2) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
-                                 sk and ", dealt key tiles on short blocks" or "") }
+                                 sk and ", dealt key tiles on short blocks" or "",
+                                 e2 and ", the next second product under the first softmax" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -408,6 +417,12 @@ local variants = {
       return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_k4, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "candidate: Hopper persistent, 4 K/V stages (D 32, 64 causal)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_E2", name = "Hopper persistent e2", prefix = "attn90e_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_e2, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "candidate: Hopper persistent, the next second product under the first softmax (D 64 causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

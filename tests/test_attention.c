@@ -1647,26 +1647,25 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* Candidate (session 22, forced only): "Hopper persistent k4", the D 32 /
-   64 causal default with four K / V stages: against the float64 reference
-   (GQA, a [B,S,H,D] view, lengths not a multiple of the tiles, more keys
-   than queries, more queries than keys), and bit for bit the default (the
-   same arithmetic in the same order) with the work queue and in turn,
-   bulk tensor copies and cp.async. */
-Test(attention, persistent_k4_matches_reference_and_default_bits)
+/* Candidates (session 22, forced only), D 32 / 64 causal kernels of the
+   default's arithmetic in the default's order: variant v against the
+   float64 reference (GQA, a [B,S,H,D] view, lengths not a multiple of the
+   tiles, more keys than queries, more queries than keys: leading tiles
+   without keys, work tiles of one key tile and of several), and bit for bit
+   the default with the work queue and in turn, bulk tensor copies and
+   cp.async. d32: the variant has D 32 kernels too. */
+static void persist_candidate(int v, int d32)
 {
-    if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
-    const int k4 = KG_ATTN_V_HOPPER_PERSIST_K4, def = KG_ATTN_V_HOPPER_PERSIST;
+    const int def = KG_ATTN_V_HOPPER_PERSIST;
     const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
-                           {KG_F16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 3, 12, 4, 1100, 2300, d32 ? 32 : 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
     for (int i = 0; i < 3; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kg_test_force_attn_variant(ctx, k4);
+        kg_test_force_attn_variant(ctx, v);
         run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), k4, "case %d: %s taken", i,
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
                      kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
     }
     const int shapes[4][6] = {
@@ -1677,10 +1676,28 @@ Test(attention, persistent_k4_matches_reference_and_default_bits)
         if (!kt_take(3))
             continue;
         const int *z = shapes[i];
-        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], 1, MASK_NONE, 0, 0, 0.f};
-        persist_bits(&c, k4, def, i == 1, i == 2);
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5] == 32 && !d32 ? 64 : z[5], 1,
+                         MASK_NONE, 0, 0, 0.f};
+        persist_bits(&c, v, def, i == 1, i == 2);
     }
     kg_test_force_attn_variant(ctx, -1);
+}
+
+/* "Hopper persistent k4": four K / V stages */
+Test(attention, persistent_k4_matches_reference_and_default_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_K4, 1);
+}
+
+/* "Hopper persistent e2": the next tile's second Q K^T under its first
+   softmax (D 64) */
+Test(attention, persistent_e2_matches_reference_and_default_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_E2, 0);
 }
 
 /* The default persistent kernel at D 32 / 64, not causal, since session 21
