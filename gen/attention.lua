@@ -213,6 +213,10 @@ M.sm90_persist_k4 = {
 M.sm90_persist_e2 = {
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", e2 = "causal" },
 }
+-- Candidate (session 22, forced only): "f2", the two-warpgroup D 128
+-- persistent kernel issuing a tile's first two Q K^T together, the first
+-- softmax under the second (attention_sm90.cuh, F2; the same bits).
+M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -328,6 +332,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- (ep, sk: true, or the one kind they apply to)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   local e2 = ep and (c.e2 == true or c.e2 == kind)
+  local f2 = c.f2 == true or c.f2 == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -342,20 +347,21 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(e2) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(e2), tostring(f2) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 e2 and ", the next second product under the first softmax" or "") }
+                                 e2 and ", the next second product under the first softmax" or "",
+                                 f2 and ", the second product under the first softmax" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -423,6 +429,12 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "candidate: Hopper persistent, the next second product under the first softmax (D 64 causal)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "candidate: Hopper persistent, a tile's second product under its first softmax (D 128)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -192,6 +192,10 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * is done (O and P free, so no more registers), and runs under the first
  * tile's softmax, which otherwise has no product of its warpgroup in
  * flight; key step 1 then issues P_0 V_0 alone. Same order, same bits.
+ * F2 (persistent, one work tile at a time; candidate, session 22): a tile
+ * of two key tiles or more issues its first two S together, runs the first
+ * softmax under the second S, then key step 1 issues P_0 V_0 alone (the
+ * second S already done or in flight). Same order, same bits.
  * SK (persistent, not causal, three consumer warpgroups; the D 32 / 64
  * default when not causal since session 21):
  * a work tile whose real query rows all lie in the first warpgroup's 64
@@ -205,7 +209,7 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool E2 = false>
+          bool E2 = false, bool F2 = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -227,6 +231,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     static_assert(!E2 || EP, "the next tile's second S under its first softmax: an EP boundary");
+    static_assert(!F2 || (PERSIST && !PP && !EP && !SK), "a tile's second S under its first softmax: consume()");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -889,8 +894,43 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             if (ntiles > 0) {
-                first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq);
+                bool two = false; /* F2: key step 1 taken here */
+                if constexpr (F2)
+                    two = ntiles > 1;
+                if (two) {
+                    float s2[BN / 2], alpha[2], rs[2];
+                    const int sk0 = stg(it0), sk1 = stg(it0 + 1);
+                    mbar_wait(full_k(sk0), par(it0));
+                    landed();
+                    wg_fence();
+                    issue_s(s, sk0, dq);
+                    mbar_wait(full_k(sk1), par(it0 + 1));
+                    landed();
+                    wg_fence();
+                    issue_s(s2, sk1, dq);
+                    wg_wait<1>(); /* the first S is ready; the second still runs */
+                    release(empty_k(sk0));
+                    softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
+                    l[0] = rs[0], l[1] = rs[1];
+                    pack_p(pa, s);
+                    mbar_wait(full_v(sk0), par(it0));
+                    landed();
+                    wg_fence();
+                    issue_pv(o, pa, sk0);
+                    wg_wait<1>(); /* the second S is ready; softmax while P_0 V_0 runs */
+                    release(empty_k(sk1));
+                    softmax(s2, mx, mrow, 1, m0, wr, alpha, rs);
+                    wg_wait<0>();
+                    release(empty_v(sk0));
+#pragma unroll
+                    for (int i = 0; i < 2; i++)
+                        l[i] = l[i] * alpha[i] + rs[i];
+                    rescale_o(o, alpha);
+                    pack_p(pa, s2);
+                } else {
+                    first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
+                }
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq, two ? 2 : 1);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
                 last_pv(o, pa, it0 + ntiles);

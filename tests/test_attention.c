@@ -1647,19 +1647,20 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* Candidates (session 22, forced only), D 32 / 64 causal kernels of the
+/* Candidates (session 22, forced only), persistent kernels of the
    default's arithmetic in the default's order: variant v against the
    float64 reference (GQA, a [B,S,H,D] view, lengths not a multiple of the
-   tiles, more keys than queries, more queries than keys: leading tiles
-   without keys, work tiles of one key tile and of several), and bit for bit
-   the default with the work queue and in turn, bulk tensor copies and
-   cp.async. d32: the variant has D 32 kernels too. */
-static void persist_candidate(int v, int d32)
+   tiles, more keys than queries, more queries than keys: causal, leading
+   tiles without keys; work tiles of one key tile and of several), and bit
+   for bit the default persistent kernel with the work queue and in turn,
+   bulk tensor copies and cp.async. Head dims: d for the shapes of D 64,
+   d32 for those of D 32. */
+static void persist_candidate(int v, int d, int d32, int causal)
 {
     const int def = KG_ATTN_V_HOPPER_PERSIST;
-    const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
-                           {KG_F16, 3, 12, 4, 1100, 2300, d32 ? 32 : 64, 1, MASK_NONE, 0, 0, 0.f},
-                           {KG_BF16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
+    const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 3, 12, 4, 1100, 2300, d32, causal, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 1, 24, 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 0.f}};
     for (int i = 0; i < 3; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
@@ -1676,7 +1677,7 @@ static void persist_candidate(int v, int d32)
         if (!kt_take(3))
             continue;
         const int *z = shapes[i];
-        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5] == 32 && !d32 ? 64 : z[5], 1,
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5] == 32 ? d32 : d, causal,
                          MASK_NONE, 0, 0, 0.f};
         persist_bits(&c, v, def, i == 1, i == 2);
     }
@@ -1688,7 +1689,7 @@ Test(attention, persistent_k4_matches_reference_and_default_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_K4, 1);
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_K4, 64, 32, 1);
 }
 
 /* "Hopper persistent e2": the next tile's second Q K^T under its first
@@ -1697,7 +1698,17 @@ Test(attention, persistent_e2_matches_reference_and_default_bits)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
-    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_E2, 0);
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_E2, 64, 64, 1);
+}
+
+/* "Hopper persistent f2": a tile's second Q K^T under its first softmax
+   (D 128), causal and not */
+Test(attention, persistent_f2_matches_reference_and_default_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 1);
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
 
 /* The default persistent kernel at D 32 / 64, not causal, since session 21
