@@ -199,24 +199,21 @@ M.sm90_persist_base = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
 }
--- Candidate (session 22, forced only): "k4", the D 32 / 64 causal kernel
--- above with four stages of each K / V ring instead of three (200 KB of
--- shared memory; the not-causal one's merge scratch leaves no room).
-M.sm90_persist_k4 = {
-  [32] = { nwg = 3, bn = 128, ks = 4, nf = true, ws = true, pc = true, sh = "causal", ep = "causal" },
-  [64] = { nwg = 3, bn = 128, ks = 4, nf = true, ws = true, pc = true, sh = "causal", ep = "causal" },
-}
--- Candidate (session 22, forced only): "e2", the D 32 / 64 causal kernel
--- with the next tile's second Q K^T under its first softmax at a boundary
--- (attention_sm90.cuh, E2; the same bits).
--- (D 64 only: ptxas spills 1408 bytes at D 32, 288 at D 64.)
-M.sm90_persist_e2 = {
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", e2 = "causal" },
-}
--- Candidate (session 22, forced only): "f2", the two-warpgroup D 128
--- persistent kernel issuing a tile's first two Q K^T together, the first
--- softmax under the second (attention_sm90.cuh, F2; the same bits).
-M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
+-- "f2" (session 22): the two-warpgroup D 96 / 128 persistent kernel
+-- issuing a tile's first two Q K^T together, the first softmax under the
+-- second (attention_sm90.cuh, F2; the same bits). H200, s22r1, us, in
+-- turn, best of 3, the plain persistent default / f2: bf16 D 128 S 1k
+-- 470.8 / 463.4, S 4k 1862.9 / 1824.9, f16 S 4k 1922.8 / 1883.7, GQA Hq 32
+-- Hkv 8 S 10297 causal 1549.2 / 1519.6; but S 1k causal bf16 313.9 /
+-- 315.6, f16 323.5 / 332.3 (runtime/attention.c takes it where it won).
+-- Measured and dropped there (s22r1, default / candidate), on the D 32 / 64
+-- causal kernel: "k4", four K / V stages: bf16 D 64 S 1k causal 223.3 /
+-- 223.2, S 4k 594.7 / 605.9, S 16k 2159.7 / 2241.8, GQA Hq 32 Hkv 8 S 4k
+-- 588.8 / 617.3, f16 S 1k 224.7 / 225.0, D 32 S 4k 527.0 / 525.5; "e2",
+-- at an ep boundary the next tile's second Q K^T under its first softmax
+-- (ptxas: 48 bytes of stack at D 64, 384 at D 32): bf16 D 64 S 1k causal
+-- 274.8, S 4k 750.4, S 16k 2733.7, f16 S 1k 283.9 (23-27% slower).
+M.sm90_persist_f2 = { [96] = { nwg = 2, bn = 128, f2 = true }, [128] = { nwg = 2, bn = 128, f2 = true } }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -331,7 +328,6 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local sh = c.sh == true or c.sh == kind
   -- (ep, sk: true, or the one kind they apply to)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
-  local e2 = ep and (c.e2 == true or c.e2 == kind)
   local f2 = c.f2 == true or c.f2 == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
@@ -347,20 +343,19 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(e2), tostring(f2) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(f2) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 e2 and ", the next second product under the first softmax" or "",
                                  f2 and ", the second product under the first softmax" or "") }
 end
 
@@ -418,23 +413,14 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_K4", name = "Hopper persistent k4", prefix = "attn90k_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_k4, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh", what = "candidate: Hopper persistent, 4 K/V stages (D 32, 64 causal)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_E2", name = "Hopper persistent e2", prefix = "attn90e_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_e2, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "candidate: Hopper persistent, the next second product under the first softmax (D 64 causal)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
+      -- (D 96 causal takes the ping-pong kernel or the grid)
+      return kind ~= "mask" and not (d == 96 and kind == "causal") and
+             plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "candidate: Hopper persistent, a tile's second product under its first softmax (D 128)" },
+    what = "Hopper persistent, a tile's second product under its first softmax (D 96, 128)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

@@ -112,7 +112,7 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_K4 || v == KG_ATTN_V_HOPPER_PERSIST_E2 || v == KG_ATTN_V_HOPPER_PERSIST_F2;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -297,6 +297,16 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D > 64 && sk <= 4096 && (D != 128 || sk > 2048)
                                        ? KG_ATTN_V_HOPPER_PERSIST_PP
                                        : KG_ATTN_V_HOPPER_PERSIST;
+        /* Since session 22, D 128 on the plain persistent kernel takes f2 (a
+           tile's second Q K^T under its first softmax) not causal and causal
+           beyond 4096 keys; not causal up to 2048 keys, where it lost (H200,
+           s22r1, us, in turn, best of 3, plain / f2: bf16 S 1k 470.8 /
+           463.4, S 4k 1862.9 / 1824.9, f16 S 4k 1922.8 / 1883.7, GQA Hq 32
+           Hkv 8 S 10297 causal 1549.2 / 1519.6; S 1k causal bf16 313.9 /
+           315.6, f16 323.5 / 332.3) */
+        if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && (kind == KG_ATTN_NONE || sk > 4096) &&
+            has_variant(KG_ATTN_V_HOPPER_PERSIST_F2, dt, slot, kind))
+            return KG_ATTN_V_HOPPER_PERSIST_F2;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }

@@ -187,15 +187,11 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * and the tile's epilogue (normalize, stage, store) runs while that S is
  * on the tensor cores; the same arithmetic in the same order as one tile
  * after the other (bitwise the same results).
- * E2 (with EP; candidate, session 22): at such a boundary where the next
- * tile has two key tiles or more, its second S is issued once the epilogue
- * is done (O and P free, so no more registers), and runs under the first
- * tile's softmax, which otherwise has no product of its warpgroup in
- * flight; key step 1 then issues P_0 V_0 alone. Same order, same bits.
- * F2 (persistent, one work tile at a time; candidate, session 22): a tile
- * of two key tiles or more issues its first two S together, runs the first
- * softmax under the second S, then key step 1 issues P_0 V_0 alone (the
- * second S already done or in flight). Same order, same bits.
+ * F2 (persistent, one work tile at a time; session 22): a tile of two key
+ * tiles or more issues its first two S together, runs the first softmax
+ * under the second S, then key step 1 issues P_0 V_0 alone (the second S
+ * done or in flight): the first softmax no longer waits with no product of
+ * its warpgroup on the tensor cores. Same order, same bits.
  * SK (persistent, not causal, three consumer warpgroups; the D 32 / 64
  * default when not causal since session 21):
  * a work tile whose real query rows all lie in the first warpgroup's 64
@@ -209,7 +205,7 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool E2 = false, bool F2 = false>
+          bool F2 = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -230,7 +226,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!EP || (PERSIST && !PP), "the epilogue under the next tile's first product: persistent, no turns");
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
-    static_assert(!E2 || EP, "the next tile's second S under its first softmax: an EP boundary");
     static_assert(!F2 || (PERSIST && !PP && !EP && !SK), "a tile's second S under its first softmax: consume()");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -693,7 +688,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
         };
-        /* Key tiles j0 (1 unless E2 took key tile 1 at the boundary) ..
+        /* Key tiles j0 (1, or 2 where F2 took key tile 1 with the first) ..
            ntiles - 1 of a begun tile (flush(): the staged tile's stores,
            once a step's products are issued).
            (Measured, H200, session 5: ptxas places the wait for
@@ -1024,7 +1019,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
-            int j0 = 1; /* the tile's first key step left to mainloop() (E2: 2 after a boundary that took 1) */
             if (tile < p.units) {
                 coords_of(0, tile, mb, h, b);
                 m0 = mb_row(mb);
@@ -1034,8 +1028,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 begin(m0, nt, 0, 0);
             }
             while (tile < p.units) {
-                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc), j0);
-                j0 = 1;
+                mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -1063,54 +1056,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         release(empty_v(sv));
                         stage_out(o, m0, wr, h, b, mx, l);
                         store_out(m0, h, b);
-                        bool peeled = false; /* E2: key step 1 taken here */
-                        if constexpr (E2) {
-                            if (nt2 > 1) {
-                                /* the next tile's second S (in s2: O and P are
-                                   free now) under its first softmax, then key
-                                   step 1 as mainloop() runs it with that S
-                                   already issued; the same arithmetic in the
-                                   same order */
-                                float s2[BN / 2];
-                                const int sk3 = stg(it1 + 1), sv1 = stg(it1);
-                                mbar_wait(full_k(sk3), par(it1 + 1));
-                                landed();
-                                wg_fence();
-                                issue_s(s2, sk3, dq_of(tc + 1));
-                                wg_wait<1>(); /* the first S is ready; the second still runs */
-                                release(empty_k(sk2));
-                                mx[0] = mx[1] = -CUDART_INF_F;
-                                softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
-                                zero_o(o);
-                                l[0] = rs[0], l[1] = rs[1];
-                                pack_p(pa, s);
-                                mbar_wait(full_v(sv1), par(it1));
-                                landed();
-                                wg_fence();
-                                issue_pv(o, pa, sv1);
-                                wg_wait<1>(); /* the second S is ready; softmax while P_0 V_0 runs */
-                                release(empty_k(sk3));
-                                softmax(s2, mx, nomask, 1, m2, wr, alpha, rs);
-                                wg_wait<0>();
-                                release(empty_v(sv1));
-#pragma unroll
-                                for (int i = 0; i < 2; i++)
-                                    l[i] = l[i] * alpha[i] + rs[i];
-                                rescale_o(o, alpha);
-                                pack_p(pa, s2);
-                                j0 = 2;
-                                peeled = true;
-                            }
-                        }
-                        if (!peeled) {
-                            wg_wait<0>();
-                            release(empty_k(sk2));
-                            mx[0] = mx[1] = -CUDART_INF_F;
-                            softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
-                            zero_o(o);
-                            l[0] = rs[0], l[1] = rs[1];
-                            pack_p(pa, s);
-                        }
+                        wg_wait<0>();
+                        release(empty_k(sk2));
+                        mx[0] = mx[1] = -CUDART_INF_F;
+                        softmax(s, mx, nomask, 0, m2, wr, alpha, rs);
                     } else {
                         /* the next tile's first S with this tile's last P V */
                         const int sv = stg(it1 - 1);
@@ -1133,10 +1082,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         release(empty_v(sv));
                         stage_out(o, m0, wr, h, b, mxo, lo);
                         pm0 = m0, ph = h, pb = b;
-                        zero_o(o);
-                        l[0] = rs[0], l[1] = rs[1];
-                        pack_p(pa, s);
                     }
+                    zero_o(o);
+                    l[0] = rs[0], l[1] = rs[1];
+                    pack_p(pa, s);
                 } else {
                     if (nt > 0)
                         last_pv(o, pa, it1); /* the next work tile's producer refills the V stage */

@@ -1647,8 +1647,8 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* Candidates (session 22, forced only), persistent kernels of the
-   default's arithmetic in the default's order: variant v against the
+/* Persistent variants of the plain persistent kernel's arithmetic in its
+   order (session 22), forced: variant v against the
    float64 reference (GQA, a [B,S,H,D] view, lengths not a multiple of the
    tiles, more keys than queries, more queries than keys: causal, leading
    tiles without keys; work tiles of one key tile and of several), and bit
@@ -1684,31 +1684,51 @@ static void persist_candidate(int v, int d, int d32, int causal)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* "Hopper persistent k4": four K / V stages */
-Test(attention, persistent_k4_matches_reference_and_default_bits)
-{
-    if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
-    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_K4, 64, 32, 1);
-}
-
-/* "Hopper persistent e2": the next tile's second Q K^T under its first
-   softmax (D 64) */
-Test(attention, persistent_e2_matches_reference_and_default_bits)
-{
-    if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
-    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_E2, 64, 64, 1);
-}
-
-/* "Hopper persistent f2": a tile's second Q K^T under its first softmax
-   (D 128), causal and not */
-Test(attention, persistent_f2_matches_reference_and_default_bits)
+/* "Hopper persistent f2" (since session 22 the runtime's choice at D 128,
+   not causal, and causal beyond 4096 keys): a tile's second Q K^T under its
+   first softmax, forced, D 128 causal and not, D 96 not causal (one test
+   each, so that they can run side by side) */
+Test(attention, persistent_f2_matches_reference_and_plain_bits_causal)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 1);
+}
+
+Test(attention, persistent_f2_matches_reference_and_plain_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
+}
+
+Test(attention, persistent_f2_matches_reference_and_plain_bits_d96)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 96, 96, 0);
+}
+
+/* and taken by the runtime where it should be (against the reference),
+   not where it should not (causal up to 4096 keys) */
+Test(attention, persistent_f2_where_the_runtime_takes_it)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
+    const acase refs[4] = {{KG_BF16, 2, 8, 2, 1000, 1300, 128, 0, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 1, 4, 2, 4500, 4500, 128, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 2, 8, 8, 1024, 1024, 128, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 8, 2, 3000, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}};
+    const int want[4] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
+    kg_test_force_attn_variant(ctx, -1);
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), want[i], "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+    }
 }
 
 /* The default persistent kernel at D 32 / 64, not causal, since session 21
