@@ -214,6 +214,9 @@ M.sm90_persist_base = {
 -- (ptxas: 48 bytes of stack at D 64, 384 at D 32): bf16 D 64 S 1k causal
 -- 274.8, S 4k 750.4, S 16k 2733.7, f16 S 1k 283.9 (23-27% slower).
 M.sm90_persist_f2 = { [96] = { nwg = 2, bn = 128, f2 = true }, [128] = { nwg = 2, bn = 128, f2 = true } }
+-- Candidate (session 22, forced only): f2 on the D 256 grid kernel (ptxas:
+-- no spills not causal, 24 bytes causal; with a mask 392, so not there).
+M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -421,6 +424,10 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, a tile's second product under its first softmax (D 96, 128)" },
+  { enum = "KG_ATTN_V_HOPPER_F2", name = "Hopper f2", prefix = "attn90g_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_f2) or nil end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "candidate: Hopper grid, a tile's second product under its first softmax (D 256)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }

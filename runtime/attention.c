@@ -299,7 +299,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
                                        : KG_ATTN_V_HOPPER_PERSIST;
         /* Since session 22, D 128 on the plain persistent kernel takes f2 (a
            tile's second Q K^T under its first softmax) not causal and causal
-           beyond 4096 keys; not causal up to 2048 keys, where it lost (H200,
+           beyond 4096 keys; not where causal up to 2048 keys: there it lost (H200,
            s22r1, us, in turn, best of 3, plain / f2: bf16 S 1k 470.8 /
            463.4, S 4k 1862.9 / 1824.9, f16 S 4k 1922.8 / 1883.7, GQA Hq 32
            Hkv 8 S 10297 causal 1549.2 / 1519.6; S 1k causal bf16 313.9 /

@@ -226,7 +226,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!EP || (PERSIST && !PP), "the epilogue under the next tile's first product: persistent, no turns");
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
-    static_assert(!F2 || (PERSIST && !PP && !EP && !SK), "a tile's second S under its first softmax: consume()");
+    static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */

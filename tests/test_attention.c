@@ -1709,6 +1709,43 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits_d96)
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 96, 96, 0);
 }
 
+/* Candidate (session 22, forced only): "Hopper f2", f2 on the D 256 grid
+   kernel, causal and not: against the float64 reference (GQA, a [B,S,H,D]
+   view, lengths not a multiple of the tiles, more keys than queries and
+   more queries than keys) and bit for bit the grid kernel ("Hopper"), with
+   bulk tensor copies and cp.async. */
+Test(attention, grid_f2_matches_reference_and_grid_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int v = KG_ATTN_V_HOPPER_F2;
+    const acase refs[4] = {{KG_BF16, 2, 8, 2, 700, 701, 256, 1, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 1, 8, 4, 500, 1100, 256, 0, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 6, 6, 900, 300, 256, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 1, 4, 1, 64, 700, 256, 0, MASK_NONE, 0, 0, 0.f}};
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, v);
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+    }
+    const int shapes[4][7] = {
+        /* B Hq Hkv Sq Sk causal cp.async */
+        {2, 16, 4, 2140, 2140, 1, 0}, {1, 16, 16, 1632, 1632, 0, 1}, {2, 8, 2, 1000, 1900, 1, 1}, {3, 8, 8, 777, 129, 0, 0},
+    };
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], 256, z[5], MASK_NONE, 0, 0, 0.f};
+        const int vs[2] = {v, KG_ATTN_V_HOPPER}, tma[2] = {z[6] ? -1 : 0, 0}, want[2] = {z[6] ? 0 : 1, 1};
+        same_bits(&c, vs, tma, want);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
 /* and taken by the runtime where it should be (against the reference),
    not where it should not (causal up to 4096 keys) */
 Test(attention, persistent_f2_where_the_runtime_takes_it)
