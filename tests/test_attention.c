@@ -1654,13 +1654,14 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
    tiles without keys; work tiles of one key tile and of several), and bit
    for bit the default persistent kernel with the work queue and in turn,
    bulk tensor copies and cp.async. Head dims: d for the shapes of D 64,
-   d32 for those of D 32. */
+   d32 for those of D 32 (from D 96 fewer heads in the one reference case
+   checked on every row: s22r1 ran out of its 24 s with two such calls). */
 static void persist_candidate(int v, int d, int d32, int causal)
 {
     const int def = KG_ATTN_V_HOPPER_PERSIST;
     const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 3, 12, 4, 1100, 2300, d32, causal, MASK_NONE, 0, 0, 0.f},
-                           {KG_BF16, 1, 24, 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 0.f}};
+                           {KG_BF16, 1, d >= 96 ? 8 : 24, d >= 96 ? 8 : 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 0.f}};
     for (int i = 0; i < 3; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
