@@ -199,13 +199,18 @@ M.sm90_persist_base = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
 }
--- "f2" (session 22): the two-warpgroup D 96 / 128 persistent kernel
+-- "f2" (session 22): the two-warpgroup D 128 persistent kernel
 -- issuing a tile's first two Q K^T together, the first softmax under the
 -- second (attention_sm90.cuh, F2; the same bits). H200, s22r1, us, in
 -- turn, best of 3, the plain persistent default / f2: bf16 D 128 S 1k
 -- 470.8 / 463.4, S 4k 1862.9 / 1824.9, f16 S 4k 1922.8 / 1883.7, GQA Hq 32
 -- Hkv 8 S 10297 causal 1549.2 / 1519.6; but S 1k causal bf16 313.9 /
 -- 315.6, f16 323.5 / 332.3 (runtime/attention.c takes it where it won).
+-- s22r2, as the default there, main's plain kernel / f2: bf16 S 1k 454.9 /
+-- 446.6, S 4k 1817.2 / 1780.8, S 16k causal 3646.1 / 3611.1; f16 S 1k
+-- 495.7 / 457.8, S 4k 1877.3 / 1832.2, S 16k causal 3789.3 / 3720.9; GQA S
+-- 10297 causal 1507.6 / 1484.9. Not at D 96 (s22r2, bf16 S 4k: 753.5 /
+-- 1112.8).
 -- Measured and dropped there (s22r1, default / candidate), on the D 32 / 64
 -- causal kernel: "k4", four K / V stages: bf16 D 64 S 1k causal 223.3 /
 -- 223.2, S 4k 594.7 / 605.9, S 16k 2159.7 / 2241.8, GQA Hq 32 Hkv 8 S 4k
@@ -213,9 +218,12 @@ M.sm90_persist_base = {
 -- at an ep boundary the next tile's second Q K^T under its first softmax
 -- (ptxas: 48 bytes of stack at D 64, 384 at D 32): bf16 D 64 S 1k causal
 -- 274.8, S 4k 750.4, S 16k 2733.7, f16 S 1k 283.9 (23-27% slower).
-M.sm90_persist_f2 = { [96] = { nwg = 2, bn = 128, f2 = true }, [128] = { nwg = 2, bn = 128, f2 = true } }
--- Candidate (session 22, forced only): f2 on the D 256 grid kernel (ptxas:
--- no spills not causal, 24 bytes causal; with a mask 392, so not there).
+M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
+-- f2 on the D 256 grid kernel, not causal (session 22; the runtime's
+-- choice there): H200, s22r2, us, in turn, best of 3, grid / f2: f16 B 5
+-- Hq 32 Hkv 4 S 1632 686.1 / 675.6. Causal it lost (ptxas spills 24
+-- bytes; bf16 B 2 H 16 S 4k 417.7 / 466.8, B 6 Hq 32 Hkv 4 S 2140 774.2 /
+-- 883.7), and with a mask it spills 392 bytes.
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
@@ -418,16 +426,14 @@ local variants = {
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      -- (D 96 causal takes the ping-pong kernel or the grid)
-      return kind ~= "mask" and not (d == 96 and kind == "causal") and
-             plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, a tile's second product under its first softmax (D 96, 128)" },
+    what = "Hopper persistent, a tile's second product under its first softmax (D 128)" },
   { enum = "KG_ATTN_V_HOPPER_F2", name = "Hopper f2", prefix = "attn90g_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_f2) or nil end,
+    plan = function(dt, d, kind) return kind == "none" and plan_sm90(dt, d, kind, M.sm90_f2) or nil end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "candidate: Hopper grid, a tile's second product under its first softmax (D 256)" },
+    what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
 }
