@@ -468,7 +468,8 @@ int main(void)
     cases[nc++] = (bcase){KG_BF16, 4, 32, 8, 4096, 4096, 64, 1};
     cases[nc++] = (bcase){KG_BF16, 4, 16, 16, 4096, 4096, 96, 0};
     cases[nc++] = (bcase){KG_BF16, 2, 16, 16, 4096, 4096, 256, 1};
-    cases[nc++] = (bcase){KG_BF16, 2, 16, 16, 4096, 4096, 256, 0}; /* D 256 not causal: f2 on the grid kernel since session 22 */
+    /* D 256 not causal (f2 on the grid kernel since session 22) */
+    cases[nc++] = (bcase){KG_BF16, 2, 16, 16, 4096, 4096, 256, 0};
     cases[nc++] = (bcase){KG_BF16, 4, 32, 8, 4096, 4096, 128, 1};
     cases[nc++] = (bcase){KG_BF16, 4, 16, 16, 8192, 8192, 128, 0};
     /* decode and chunked prefill: Sq 1 / 4 / 16 / 512 against Sk 4k..32k, GQA 4:1 and 8:1 */
