@@ -299,13 +299,14 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
                                        : KG_ATTN_V_HOPPER_PERSIST;
         /* Since session 22, D 128 on the plain persistent kernel takes f2 (a
            tile's second Q K^T under its first softmax) when not causal, and
-           causal beyond 4096 keys; causal up to 2048 keys it lost (H200, us, in turn, best of 3, plain / f2, s22r1: bf16 S 1k 470.8 / 463.4,
-           S 4k 1862.9 / 1824.9, f16 S 4k 1922.8 / 1883.7, GQA Hq 32 Hkv 8 S
+           causal beyond 4096 keys; causal up to 2048 keys it lost. H200, us,
+           in turn, best of 3, plain / f2, s22r1: bf16 S 1k 470.8 / 463.4, S
+           4k 1862.9 / 1824.9, f16 S 4k 1922.8 / 1883.7, GQA Hq 32 Hkv 8 S
            10297 causal 1549.2 / 1519.6; S 1k causal bf16 313.9 / 315.6, f16
            323.5 / 332.3; s22r2, as the default: bf16 S 1k 454.9 / 446.6, S
            4k 1817.2 / 1780.8, S 16k causal 3646.1 / 3611.1, f16 S 1k 495.7 /
            457.8, S 4k 1877.3 / 1832.2, S 16k causal 3789.3 / 3720.9, GQA
-           1507.6 / 1484.9) */
+           1507.6 / 1484.9. */
         if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && (kind == KG_ATTN_NONE || sk > 4096) &&
             has_variant(KG_ATTN_V_HOPPER_PERSIST_F2, dt, slot, kind))
             return KG_ATTN_V_HOPPER_PERSIST_F2;
