@@ -187,11 +187,14 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * and the tile's epilogue (normalize, stage, store) runs while that S is
  * on the tensor cores; the same arithmetic in the same order as one tile
  * after the other (bitwise the same results).
- * F2 (persistent, one work tile at a time; session 22): a tile of two key
- * tiles or more issues its first two S together, runs the first softmax
- * under the second S, then key step 1 issues P_0 V_0 alone (the second S
- * done or in flight): the first softmax no longer waits with no product of
- * its warpgroup on the tensor cores. Same order, same bits.
+ * F2 (one work tile at a time, no turns: grid mode, or persistent without
+ * EP; since session 22 the D 128 persistent default not causal and causal
+ * beyond 4096 keys, and the D 256 grid default not causal; figures in
+ * gen/attention.lua): a tile of two key tiles or more issues its first two
+ * S together, runs the first softmax under the second S, then key step 1
+ * issues P_0 V_0 alone (the second S done or in flight): the first softmax
+ * no longer waits with no product of its warpgroup on the tensor cores.
+ * Same order, same bits.
  * SK (persistent, not causal, three consumer warpgroups; the D 32 / 64
  * default when not causal since session 21):
  * a work tile whose real query rows all lie in the first warpgroup's 64
