@@ -209,8 +209,10 @@ M.sm90_persist_base = {
 -- s22r2, as the default there, main's plain kernel / f2: bf16 S 1k 454.9 /
 -- 446.6, S 4k 1817.2 / 1780.8, S 16k causal 3646.1 / 3611.1; f16 S 1k
 -- 495.7 / 457.8, S 4k 1877.3 / 1832.2, S 16k causal 3789.3 / 3720.9; GQA S
--- 10297 causal 1507.6 / 1484.9. Not at D 96 (s22r2, bf16 S 4k: 753.5 /
--- 1112.8).
+-- 10297 causal 1507.6 / 1484.9; s22r3 the same way: bf16 S 1k 456.8 /
+-- 450.7, S 4k 1804.2 / 1766.8, S 16k causal 3631.9 / 3576.0, f16 S 1k
+-- 470.2 / 459.9, S 4k 1872.1 / 1844.7, S 16k causal 3792.7 / 3746.9, GQA
+-- 1503.7 / 1458.8. Not at D 96 (s22r2, bf16 S 4k: 753.5 / 1112.8).
 -- Measured and dropped there (s22r1, default / candidate), on the D 32 / 64
 -- causal kernel: "k4", four K / V stages: bf16 D 64 S 1k causal 223.3 /
 -- 223.2, S 4k 594.7 / 605.9, S 16k 2159.7 / 2241.8, GQA Hq 32 Hkv 8 S 4k
@@ -221,7 +223,8 @@ M.sm90_persist_base = {
 M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- f2 on the D 256 grid kernel, not causal (session 22; the runtime's
 -- choice there): H200, s22r2, us, in turn, best of 3, grid / f2: f16 B 5
--- Hq 32 Hkv 4 S 1632 686.1 / 675.6. Causal it lost (ptxas spills 24
+-- Hq 32 Hkv 4 S 1632 686.1 / 675.6; s22r3, as the default: 754.5 /
+-- 712.9, bf16 B 2 H 16 S 4k 860.1 / 800.0. Causal it lost (ptxas spills 24
 -- bytes; bf16 B 2 H 16 S 4k 417.7 / 466.8, B 6 Hq 32 Hkv 4 S 2140 774.2 /
 -- 883.7), and with a mask it spills 392 bytes.
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }

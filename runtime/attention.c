@@ -306,7 +306,7 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
            323.5 / 332.3; s22r2, as the default: bf16 S 1k 454.9 / 446.6, S
            4k 1817.2 / 1780.8, S 16k causal 3646.1 / 3611.1, f16 S 1k 495.7 /
            457.8, S 4k 1877.3 / 1832.2, S 16k causal 3789.3 / 3720.9, GQA
-           1507.6 / 1484.9. */
+           1507.6 / 1484.9; s22r3 the same: gen/attention.lua. */
         if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && (kind == KG_ATTN_NONE || sk > 4096) &&
             has_variant(KG_ATTN_V_HOPPER_PERSIST_F2, dt, slot, kind))
             return KG_ATTN_V_HOPPER_PERSIST_F2;
@@ -325,8 +325,9 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         return KG_ATTN_V_HOPPER_LONG;
     /* D 256 not causal: the grid kernel with f2 (a tile's second Q K^T under
        its first softmax) since session 22 (H200, s22r2, us, in turn, best
-       of 3, grid / f2: f16 B 5 Hq 32 Hkv 4 S 1632 686.1 / 675.6; causal it
-       lost: gen/attention.lua) */
+       of 3, grid / f2: f16 B 5 Hq 32 Hkv 4 S 1632 686.1 / 675.6; s22r3
+       754.5 / 712.9, bf16 B 2 H 16 S 4k 860.1 / 800.0; causal it lost:
+       gen/attention.lua) */
     if (sm90 && has_variant(KG_ATTN_V_HOPPER_F2, dt, slot, kind))
         return KG_ATTN_V_HOPPER_F2;
     if (sm90 && has_variant(KG_ATTN_V_HOPPER, dt, slot, kind))
