@@ -375,16 +375,21 @@ typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, vo
 static pthread_once_t launch_once = PTHREAD_ONCE_INIT;
 static launch_ex_fn launch_ex;
 
-static void launch_find(void)
+/* A driver entry point by name (CUDA 12.0's version of it), or NULL where
+   the driver has none; a failed lookup's error is cleared so that it does
+   not surface at a later, unrelated call. */
+static void *driver_entry(const char *name)
 {
     void *f = NULL;
     enum cudaDriverEntryPointQueryResult r;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
+    if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
         r == cudaDriverEntryPointSuccess && f)
-        launch_ex = (launch_ex_fn)f;
-    else
-        cudaGetLastError();
+        return f;
+    cudaGetLastError();
+    return NULL;
 }
+
+static void launch_find(void) { launch_ex = (launch_ex_fn)driver_entry("cuLaunchKernelEx"); }
 
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
@@ -514,16 +519,7 @@ typedef CUresult (*tmap_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_
 static pthread_once_t tmap_once = PTHREAD_ONCE_INIT;
 static tmap_encode_fn tmap_encode;
 
-static void tmap_find(void)
-{
-    void *f = NULL;
-    enum cudaDriverEntryPointQueryResult r;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
-        r == cudaDriverEntryPointSuccess && f)
-        tmap_encode = (tmap_encode_fn)f;
-    else
-        cudaGetLastError();
-}
+static void tmap_find(void) { tmap_encode = (tmap_encode_fn)driver_entry("cuTensorMapEncodeTiled"); }
 
 _Static_assert(sizeof(CUtensorMap) == sizeof(kg_attn_tmap), "kg_attn_tmap holds a CUtensorMap");
 
