@@ -359,6 +359,9 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
 /* attention_decode.cuh's dflags bit: the combine kernel lets the next grid
    launch before its wait for the decode grid */
 #define KG_DEC_COMB_EARLY 2u
+/* attention_decode.cuh's dflags bit (mergers in bits 8-15): the decode
+   grid's last blocks of each row tile merge it, no combine grid */
+#define KG_DEC_TAIL 4u
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
@@ -478,6 +481,16 @@ void kg_test_attn_dec_stages(int stages) { __atomic_store_n(&dec_stages_force, s
 int kg_test_last_attn_dec_stages(void) { return __atomic_load_n(&dec_stages_last, __ATOMIC_RELAXED); }
 void kg_test_attn_dec_late(int on) { __atomic_store_n(&dec_late_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_late(void) { return __atomic_load_n(&dec_late_last, __ATOMIC_RELAXED); }
+
+int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
+{
+    if (tiles < 1 || splits < 2 || items < 1 || lanes < 1 || lanes > 128 || sms < 2)
+        return 0;
+    const int64_t per = 128 / lanes, passes = (items + per - 1) / per, cap = (sms - 1) / tiles + 1;
+    int64_t k = passes < splits ? passes : splits;
+    k = k < cap ? k : cap;
+    return (int)(k > 255 ? 255 : k);
+}
 
 int kg_attn_merge_lanes(int splits)
 {
@@ -704,6 +717,13 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = fm == 2;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
+    /* the tail merge (a test may force it, 3): the last blocks of each row
+       tile merge it (kg_attn_dec_tail_mergers); two counters a row tile */
+    const int tail = fm == 3 && sp.splits > 1 && 2 * blocks <= (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int))
+                         ? kg_attn_dec_tail_mergers(blocks, sp.splits, vr * (D / 4), lanes, ctx->sm_count)
+                         : 0;
+    if (tail > 0)
+        separate = 0;
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
@@ -774,7 +794,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
                                                                                                  : 0u;
     __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
-    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
@@ -798,7 +818,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? tail > 0 ? 3 : 1 + separate : 0;
     if (sp.splits > 1)
         __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
@@ -1009,6 +1029,8 @@ int kg_test_last_attn_splits(const kg_context *ctx)
     return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
 }
 
+/* mode: 1 the fused merge, 2 the combine kernel, 3 the tail merge
+   (KG_DEC_TAIL), 0 the runtime's choice */
 void kg_test_force_attn_combine(kg_context *ctx, int mode)
 {
     if (ctx)

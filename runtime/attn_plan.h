@@ -109,6 +109,18 @@ KG_API void kg_test_attn_dec_chunk(int keys_per_row);
    that take every split in one round of KG_ATTN_MERGE_LOADS loads each. */
 KG_API int kg_attn_merge_lanes(int splits);
 
+/* The tail merge's mergers a row tile (templates/attention_decode.cuh,
+   KG_DEC_TAIL): the last K blocks of each of `tiles` row tiles to write
+   their partials merge it, each a share of its passes (`items` (valid row,
+   float4 column) items of `lanes` threads, 128 / lanes a pass), so no
+   combine grid is launched. K: one pass each where the splits allow (at
+   most `splits`), and at most (sms - 1) / tiles + 1, so that fewer than
+   `sms` blocks wait at once (a merger waits only for its tile's other
+   splits: some multiprocessor always runs or frees, so a waited-for block
+   always gets one), at most 255; 0 where it does not apply (fewer than two
+   splits). */
+KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms);
+
 /* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that
    count (a test and benchmark hook), 0 the runtime's choice
    (kg_attn_merge_lanes); the last split decode launch's lanes. */
