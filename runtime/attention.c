@@ -492,6 +492,11 @@ int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes
     return (int)(k > 255 ? 255 : k);
 }
 
+int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes)
+{
+    return nblocks > 0 && nblocks <= sms && kv_bytes >= 0 && kv_bytes <= KG_ATTN_DEC_TAIL_BYTES;
+}
+
 int kg_attn_merge_lanes(int splits)
 {
     int g = 1;
@@ -717,9 +722,14 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = fm == 2;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
-    /* the tail merge (a test may force it, 3): the last blocks of each row
-       tile merge it (kg_attn_dec_tail_mergers); two counters a row tile */
-    const int tail = fm == 3 && sp.splits > 1 && 2 * blocks <= (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int))
+    /* the tail merge where kg_attn_dec_tail_rule says so (a test may force
+       it, 3, or the others, 1 and 2): the last blocks of each row tile
+       merge it (kg_attn_dec_tail_mergers; a counter a row tile, as
+       max_splits allows) */
+    const int64_t kv_bytes = 2 * B * Hkv * (int64_t)p->sk * D * 2;
+    const int tail = (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
+                                                                              kv_bytes))) &&
+                             sp.splits > 1
                          ? kg_attn_dec_tail_mergers(blocks, sp.splits, vr * (D / 4), lanes, ctx->sm_count)
                          : 0;
     if (tail > 0)

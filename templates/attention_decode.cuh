@@ -47,9 +47,8 @@
    kg_attn_dec_tail_mergers, which also keeps the blocks that can wait at
    once below the multiprocessor count, so a waiting block never holds the
    place a block it waits for needs). The same merge rows and lanes as the
-   combine kernel: the same bits. Counters: p.counters[tile] counts the
-   tile's written splits, p.counters[tiles + tile] its mergers done; the
-   last merger zeroes both (zero between calls). */
+   combine kernel: the same bits. p.counters[tile] counts the tile's
+   written splits; the last split in zeroes it (zero between calls). */
 #define KG_DEC_TAIL 4u
 
 namespace kg_attn
@@ -621,29 +620,29 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     if (!final && p.counters && (p.dflags & KG_DEC_TAIL)) {
         /* the last K blocks of the row tile to write their partials merge
            it, merger i taking passes i, i + K, ...: the last one to arrive
-           merges at once, the others wait for the tile's count of splits */
+           zeroes the count (for the next call) and merges at once; the
+           others wait until the count reads all in (p.splits, or 0 once
+           zeroed: no block of this call counts after the last) */
         __shared__ int mi;
         const int K = p.dflags >> 8;
-        const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt, tiles = (int64_t)gridDim.z * hkv * nrt;
+        const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
         __syncthreads(); /* every thread's partial stores issued */
         if (tid == 0) {
             __threadfence(); /* ... and visible before the count */
-            mi = atomicAdd(&p.counters[gi], 1) - (p.splits - K);
-            if (mi >= 0) {
-                while (ld_acquire(&p.counters[gi]) < p.splits)
+            const int t = atomicAdd(&p.counters[gi], 1);
+            mi = t - (p.splits - K);
+            if (t == p.splits - 1) {
+                __threadfence(); /* the others' partials, seen through the count; then the zero */
+                *(volatile int *)&p.counters[gi] = 0;
+            } else if (mi >= 0) {
+                for (int v = ld_acquire(&p.counters[gi]); v != 0 && v < p.splits; v = ld_acquire(&p.counters[gi]))
                     __nanosleep(32);
                 __threadfence();
             }
         }
         __syncthreads();
-        if (mi >= 0) {
+        if (mi >= 0)
             dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b, mi, K);
-            __syncthreads(); /* (the block's merge done before it counts out) */
-            if (tid == 0 && atomicAdd(&p.counters[tiles + gi], 1) == K - 1) {
-                p.counters[gi] = 0; /* every merger is past its wait: zero again for the next call */
-                p.counters[tiles + gi] = 0;
-            }
-        }
         merged = mi >= 0;
     } else if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */

@@ -477,6 +477,19 @@ Test(attention_plan, decode_tail_mergers_rule)
                 }
 }
 
+Test(attention_plan, decode_tail_merge_rule)
+{
+    const int64_t mb = (int64_t)1 << 20;
+    cr_assert_eq(kg_attn_dec_tail_rule(58, 132, 4 * mb), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(132, 132, KG_ATTN_DEC_TAIL_BYTES), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 34 * mb), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1), 0);
+}
+
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
 {
     for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
@@ -1093,7 +1106,8 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
    5-94 splits (1-16 lanes) and on the planner's MQA B 8 split, call after
    call with and without programmatic dependent launch (the counters are
    back to zero: the trace shows K merging blocks a row tile each time), and
-   in a graph replayed twice. */
+   in a graph replayed twice; the runtime's choice (kg_attn_dec_tail_rule)
+   on a small call and on MQA B 8. */
 Test(attention, decode_tail_merge_bits_reference_and_graph)
 {
     kg_test_force_attn_combine(ctx, 3);
@@ -1195,6 +1209,24 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     dec_io_close(&x);
     kg_free(ctx, dt);
 
+    /* the runtime's choice: the tail merge on a one-wave grid of at most
+       KG_ATTN_DEC_TAIL_BYTES of K and V (f16 B 2 Hq 8 Hkv 1 Sk 3652 D 128,
+       3.7 MB), with the combine's bits and against the float64 reference;
+       the combine kernel past the bytes (MQA B 8 below) */
+    kg_test_force_attn_combine(ctx, 0);
+    acase sm = {KG_F16, 2, 8, 1, 1, 3652, 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_split_case(&sm, 0);
+    cr_assert(kg_test_last_attn_splits(ctx) > 1);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+    dec_io z;
+    dec_io_open(&z, 2, 8, 1, 1, 3652, 128);
+    dec_io_run(&z, NULL, z.o2);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+    kg_test_force_attn_combine(ctx, 2);
+    dec_io_run(&z, NULL, z.o1);
+    cr_assert(memcmp(z.o1, z.o2, z.nq * 2) == 0, "runtime's tail merge: bits differ from the combine's");
+    dec_io_close(&z);
+
     /* MQA B 8 Sk 8192 D 128 on the planner's split: the combine's bits */
     dec_io y;
     dec_io_open(&y, 8, 32, 1, 1, 8192, 128);
@@ -1207,8 +1239,10 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
     cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
     cr_assert(memcmp(y.o1, y.o2, y.nq * 2) == 0, "MQA B 8, %d splits: tail merge bits differ from the combine's", sp);
-    dec_io_close(&y);
     kg_test_force_attn_combine(ctx, 0);
+    dec_io_run(&y, NULL, y.o2);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 2, "MQA B 8 (33.5 MB of K and V): the combine kernel");
+    dec_io_close(&y);
 }
 
 /* The pipeline's stages on bulk tensor copies (kg_test_attn_dec_stages,
@@ -1329,6 +1363,7 @@ Test(attention, decode_host_path_keeps_the_bits)
    float64 reference. */
 Test(attention, decode_kernel_order_keeps_the_bits)
 {
+    kg_test_force_attn_combine(ctx, 2); /* the combine kernel's trigger (not the tail merge's rule) */
     for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
         const int D = kg_attn_dims[j];
         for (int causal = 0; causal < 2; causal++) {
@@ -1408,6 +1443,7 @@ Test(attention, decode_kernel_order_keeps_the_bits)
     cr_assert(sms != 132 || want == 0, "MQA B 8 on an H200: the early trigger taken");
     cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA B 8: bits differ");
     dec_io_close(&x);
+    kg_test_force_attn_combine(ctx, 0);
 }
 
 /* The decode tile rule (kg_attn_dec_tile_rows) on groups of 17-32 packed
