@@ -123,21 +123,23 @@ KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, in
 
 /* Whether a split decode call's grid of `nblocks` blocks merges in its own
    last blocks (the tail merge, kg_attn_dec_tail_mergers) instead of a
-   combine grid, on `sms` multiprocessors, reading `kv_bytes` of K and V: where
-   the grid is one wave of one block a multiprocessor at most and K and V
-   are at most KG_ATTN_DEC_TAIL_BYTES. The tail merge saves the combine
-   launch's host time (one launch a call instead of two) but its merge
-   takes longer on the device (the count of splits and the wait), so it
-   pays where the call is short enough that the host's launches bound it.
-   H200, s22r1, same process, µs, combine / tail merge, event (host
-   enqueue a call; device a call in a CUDA graph): f16 B 2 Hq 8 Hkv 1 Sk
-   3652 D 128 10.09 / 7.78 (9.63 / 5.74; 5.98 / 7.25), bf16 B 2 Hq 30 Hkv
-   1 Sk 1295 10.03 / 8.21 (9.99 / 5.95; 6.45 / 7.60), f16 B 4 Hq 48 Hkv 2
-   Sk 1125 10.20 / 8.50 (9.94 / 6.05; 7.41 / 7.71); larger calls level
-   or slower: MQA B 8 Sk 8192 (33.5 MB) 16.07 / 15.83, MQA B 1 Sk 32768
-   (16.8 MB) 13.96 / 14.31, bf16 B 4 Hq 32 Hkv 8 Sk 4096 (33.5 MB) 22.92
-   / 23.08. */
-#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)8 << 20)
+   combine grid, on `sms` multiprocessors, reading `kv_bytes` of K and V:
+   where the grid is one wave of one block a multiprocessor at most and K
+   and V are at most KG_ATTN_DEC_TAIL_BYTES. The tail merge saves the
+   combine launch (host time a call, H200 host, µs, two launches / one:
+   s22r1 9.6-10.0 / 5.7-6.1, s22r2 6.5-7.4 / 3.8-4.2) and the grid
+   hand-off, but its count of splits and wait cost device time on the
+   smallest calls (CUDA graph, combine / tail: s22r2 f16 B 2 Hq 8 Hkv 1 Sk
+   3652 D 128 5.98 / 6.81, bf16 B 2 Hq 30 Hkv 1 Sk 1295 6.47 / 7.23), so
+   it wins there where the host bounds the call and loses ~0.3 µs where
+   not. Same process, event µs, combine / tail: s22r1 (slow host) those
+   two 10.09 / 7.78 and 10.03 / 8.21, f16 B 4 Hq 48 Hkv 2 Sk 1125 10.20 /
+   8.50; s22r2 7.21 / 7.51, 7.61 / 7.93, 8.73 / 8.27; s22r2 seeded sweep
+   2021 (24 rows, 1.4-62 MB): all 9 rows up to 16 MB faster (-0.06 to
+   -1.04: f16 B 2 Hq 44 Hkv 4 Sk 5855 D 64, 12 MB, 9.45 / 8.41), larger
+   rows mixed (11 faster, -0.02 to -0.67; 4 slower, +0.02 to +0.75:
+   bf16 B 4 Hq 2 Hkv 2 Sk 23304 D 64, 48 MB, 15.48 / 16.23). */
+#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)16 << 20)
 KG_API int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes);
 
 /* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that

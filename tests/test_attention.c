@@ -485,6 +485,7 @@ Test(attention_plan, decode_tail_merge_rule)
     cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb), 0);
     cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1), 0);
     cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 34 * mb), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 12 * mb), 1);
     cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb), 0);
     cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb), 0);
     cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1), 0);
