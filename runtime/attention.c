@@ -492,9 +492,10 @@ int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes
     return (int)(k > 255 ? 255 : k);
 }
 
-int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes)
+int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits)
 {
-    return nblocks > 0 && nblocks <= sms && kv_bytes >= 0 && kv_bytes <= KG_ATTN_DEC_TAIL_BYTES;
+    return nblocks > 0 && nblocks <= sms && kv_bytes >= 0 && kv_bytes <= KG_ATTN_DEC_TAIL_BYTES && splits > 1 &&
+           splits <= KG_ATTN_DEC_TAIL_SPLITS;
 }
 
 int kg_attn_merge_lanes(int splits)
@@ -728,7 +729,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        max_splits allows) */
     const int64_t kv_bytes = 2 * B * Hkv * (int64_t)p->sk * D * 2;
     const int tail = (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
-                                                                              kv_bytes))) &&
+                                                                              kv_bytes, sp.splits))) &&
                              sp.splits > 1
                          ? kg_attn_dec_tail_mergers(blocks, sp.splits, vr * (D / 4), lanes, ctx->sm_count)
                          : 0;

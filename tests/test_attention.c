@@ -480,15 +480,22 @@ Test(attention_plan, decode_tail_mergers_rule)
 Test(attention_plan, decode_tail_merge_rule)
 {
     const int64_t mb = (int64_t)1 << 20;
-    cr_assert_eq(kg_attn_dec_tail_rule(58, 132, 4 * mb), 1);
-    cr_assert_eq(kg_attn_dec_tail_rule(132, 132, KG_ATTN_DEC_TAIL_BYTES), 1);
-    cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 34 * mb), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 12 * mb), 1);
-    cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(58, 132, 4 * mb, 29), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(132, 132, KG_ATTN_DEC_TAIL_BYTES, KG_ATTN_DEC_TAIL_SPLITS), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(106, 132, 10 * mb, 53), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 12 * mb, 16), 1);
+    /* more than one wave, more bytes, more splits, no split */
+    cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 34 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(120, 132, 15 * mb, 60), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 16 * mb, 64), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(101, 132, 10 * mb, 101), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(8, 132, 4 * mb, 1), 0);
+    /* not a grid */
+    cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1, 16), 0);
 }
 
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
@@ -1211,7 +1218,7 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     kg_free(ctx, dt);
 
     /* the runtime's choice: the tail merge on a one-wave grid of at most
-       KG_ATTN_DEC_TAIL_BYTES of K and V (f16 B 2 Hq 8 Hkv 1 Sk 3652 D 128,
+       KG_ATTN_DEC_TAIL_BYTES of K and V and KG_ATTN_DEC_TAIL_SPLITS splits (f16 B 2 Hq 8 Hkv 1 Sk 3652 D 128,
        3.7 MB), with the combine's bits and against the float64 reference;
        the combine kernel past the bytes (MQA B 8 below) */
     kg_test_force_attn_combine(ctx, 0);
