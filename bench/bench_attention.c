@@ -229,7 +229,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, spon, spoff, rN, rows, cN, sN, xN, dN; see
+   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -258,6 +258,8 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_force_attn_combine(ctx, 2);
         else if (l == 5 && !strncmp(x, "fused", 5))
             kg_test_force_attn_combine(ctx, 1);
+        else if (l == 4 && !strncmp(x, "tail", 4))
+            kg_test_force_attn_combine(ctx, 3);
         else if (l == 4 && !strncmp(x, "spon", 4))
             kg_test_attn_dec_spread(1);
         else if (l == 5 && !strncmp(x, "spoff", 5))
@@ -356,7 +358,8 @@ static double graph_us(call_t *c, int n, int reps)
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
    the kernel's own), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
-   fused (the merge: the combine kernel, the last block), spon / spoff (the one-block-per-multiprocessor padding), r16 /
+   fused / tail (the merge: the combine kernel, the last block, the last
+   blocks of each row tile), spon / spoff (the one-block-per-multiprocessor padding), r16 /
    r32 / r64 (the decode variant of that many packed rows), host0 / host1 (the
    host path before session 21; the new one with the runtime's launches;
    kg_test_attn_dec_host), kN (the kernels' bits N, kg_test_attn_dec_kflags;

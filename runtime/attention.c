@@ -380,6 +380,9 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
 /* attention_decode.cuh's dflags bit: the combine kernel lets the next grid
    launch before its wait for the decode grid */
 #define KG_DEC_COMB_EARLY 2u
+/* attention_decode.cuh's dflags bit (mergers in bits 8-15): the decode
+   grid's last blocks of each row tile merge it, no combine grid */
+#define KG_DEC_TAIL 4u
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
@@ -396,16 +399,21 @@ typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, vo
 static pthread_once_t launch_once = PTHREAD_ONCE_INIT;
 static launch_ex_fn launch_ex;
 
-static void launch_find(void)
+/* A driver entry point by name (CUDA 12.0's version of it), or NULL where
+   the driver has none; a failed lookup's error is cleared so that it does
+   not surface at a later, unrelated call. */
+static void *driver_entry(const char *name)
 {
     void *f = NULL;
     enum cudaDriverEntryPointQueryResult r;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
+    if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
         r == cudaDriverEntryPointSuccess && f)
-        launch_ex = (launch_ex_fn)f;
-    else
-        cudaGetLastError();
+        return f;
+    cudaGetLastError();
+    return NULL;
 }
+
+static void launch_find(void) { launch_ex = (launch_ex_fn)driver_entry("cuLaunchKernelEx"); }
 
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
@@ -495,6 +503,22 @@ int kg_test_last_attn_dec_stages(void) { return __atomic_load_n(&dec_stages_last
 void kg_test_attn_dec_late(int on) { __atomic_store_n(&dec_late_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_late(void) { return __atomic_load_n(&dec_late_last, __ATOMIC_RELAXED); }
 
+int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
+{
+    if (tiles < 1 || splits < 2 || items < 1 || lanes < 1 || lanes > 128 || sms < 2)
+        return 0;
+    const int64_t per = 128 / lanes, passes = (items + per - 1) / per, cap = (sms - 1) / tiles + 1;
+    int64_t k = passes < splits ? passes : splits;
+    k = k < cap ? k : cap;
+    return (int)(k > 255 ? 255 : k);
+}
+
+int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits)
+{
+    return nblocks > 0 && nblocks <= sms && kv_bytes >= 0 && kv_bytes <= KG_ATTN_DEC_TAIL_BYTES && splits > 1 &&
+           splits <= KG_ATTN_DEC_TAIL_SPLITS;
+}
+
 int kg_attn_merge_lanes(int splits)
 {
     int g = 1;
@@ -535,16 +559,7 @@ typedef CUresult (*tmap_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_
 static pthread_once_t tmap_once = PTHREAD_ONCE_INIT;
 static tmap_encode_fn tmap_encode;
 
-static void tmap_find(void)
-{
-    void *f = NULL;
-    enum cudaDriverEntryPointQueryResult r;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &r) == cudaSuccess &&
-        r == cudaDriverEntryPointSuccess && f)
-        tmap_encode = (tmap_encode_fn)f;
-    else
-        cudaGetLastError();
-}
+static void tmap_find(void) { tmap_encode = (tmap_encode_fn)driver_entry("cuTensorMapEncodeTiled"); }
 
 _Static_assert(sizeof(CUtensorMap) == sizeof(kg_attn_tmap), "kg_attn_tmap holds a CUtensorMap");
 
@@ -729,6 +744,18 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = fm == 2;
     kg_status st;
     int lanes = kg_attn_merge_lanes(sp.splits); /* (the fused merge's, attention_decode.cuh's dec_lanes) */
+    /* the tail merge where kg_attn_dec_tail_rule says so (a test may force
+       it, 3, or the others, 1 and 2): the last blocks of each row tile
+       merge it (kg_attn_dec_tail_mergers; a counter a row tile, as
+       max_splits allows) */
+    const int64_t kv_bytes = 2 * B * Hkv * (int64_t)p->sk * D * 2;
+    const int tail = (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
+                                                                              kv_bytes, sp.splits))) &&
+                             sp.splits > 1
+                         ? kg_attn_dec_tail_mergers(blocks, sp.splits, vr * (D / 4), lanes, ctx->sm_count)
+                         : 0;
+    if (tail > 0)
+        separate = 0;
     if (sp.splits > 1) {
         void *base;
         st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
@@ -799,7 +826,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
                                                                                                  : 0u;
     __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
-    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits);
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
@@ -823,7 +850,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? 1 + separate : 0;
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? tail > 0 ? 3 : 1 + separate : 0;
     if (sp.splits > 1)
         __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);
@@ -1034,6 +1061,8 @@ int kg_test_last_attn_splits(const kg_context *ctx)
     return ctx && ctx->test_last[KGI_TEST_ATTN_SPLITS] > 0 ? (int)ctx->test_last[KGI_TEST_ATTN_SPLITS] : 0;
 }
 
+/* mode: 1 the fused merge, 2 the combine kernel, 3 the tail merge
+   (KG_DEC_TAIL), 0 the runtime's choice */
 void kg_test_force_attn_combine(kg_context *ctx, int mode)
 {
     if (ctx)

@@ -109,6 +109,51 @@ KG_API void kg_test_attn_dec_chunk(int keys_per_row);
    that take every split in one round of KG_ATTN_MERGE_LOADS loads each. */
 KG_API int kg_attn_merge_lanes(int splits);
 
+/* The tail merge's mergers a row tile (templates/attention_decode.cuh,
+   KG_DEC_TAIL): the last K blocks of each of `tiles` row tiles to write
+   their partials merge it, each a share of its passes (`items` (valid row,
+   float4 column) items of `lanes` threads, 128 / lanes a pass), so no
+   combine grid is launched. K: one pass each where the splits allow (at
+   most `splits`), and at most (sms - 1) / tiles + 1, so that fewer than
+   `sms` blocks wait at once (a merger waits only for its tile's other
+   splits: some multiprocessor always runs or frees, so a waited-for block
+   always gets one), at most 255; 0 where it does not apply (fewer than two
+   splits). This counts on the grid reaching every multiprocessor the
+   device reports: a context held to fewer (a green context, an MPS limit
+   the reported count does not show) could fill all it has with waiting
+   blocks; the runtime takes the tail merge by kg_attn_dec_tail_rule only. */
+KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms);
+
+/* Whether a split decode call's grid of `nblocks` blocks merges in its own
+   last blocks (the tail merge, kg_attn_dec_tail_mergers) instead of a
+   combine grid, on `sms` multiprocessors, reading `kv_bytes` of K and V
+   in `splits` splits: where the grid is one wave of one block a
+   multiprocessor at most, K and V are at most KG_ATTN_DEC_TAIL_BYTES and
+   the splits at most KG_ATTN_DEC_TAIL_SPLITS. The tail merge saves the
+   combine launch (host time a call, H200 host, µs, two launches / one:
+   s22r1 9.6-10.0 / 5.7-6.1, s22r2 6.5-7.4 / 3.8-4.2) and the grid
+   hand-off, but its count of splits and wait cost device time on the
+   smallest calls (CUDA graph, combine / tail: s22r2 f16 B 2 Hq 8 Hkv 1 Sk
+   3652 D 128 5.98 / 6.81, bf16 B 2 Hq 30 Hkv 1 Sk 1295 6.47 / 7.23), so
+   it wins there where the host bounds the call and loses ~0.3 µs where
+   not. Same process, event µs, combine / tail: s22r1 (slow host) those
+   two 10.09 / 7.78 and 10.03 / 8.21, f16 B 4 Hq 48 Hkv 2 Sk 1125 10.20 /
+   8.50; s22r2 7.21 / 7.51, 7.61 / 7.93, 8.73 / 8.27; s22r2 seeded sweep
+   2021 (24 rows, 1.4-62 MB): all 9 rows up to 16 MB faster (-0.06 to
+   -1.04: f16 B 2 Hq 44 Hkv 4 Sk 5855 D 64, 12 MB, 9.45 / 8.41), larger
+   rows mixed (11 faster, -0.02 to -0.67; 4 slower, +0.02 to +0.75:
+   bf16 B 4 Hq 2 Hkv 2 Sk 23304 D 64, 48 MB, 15.48 / 16.23). */
+#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)16 << 20)
+/* Many splits count into one counter a row tile one atomic at a time: the
+   tail merge lost where they were many (event µs, combine / tail: s22r2 f16
+   B 1 Hq 21 Hkv 1 Sk 48875 D 128, 128 splits, 15.26 / 15.81; s22r3 sweep
+   2020 f16 B 2 Hq 1 Hkv 1 Sk 15120 D 128, 60 splits, 9.83 / 10.03, bf16 B 1
+   Hq 21 Hkv 1 Sk 38712 D 64, 101 splits, 10.95 / 11.19; MQA B 1 Sk 32768,
+   64 splits, level in s22r2 and s22r3) and won up to 53 (s22r2 bf16 B 1
+   Hq 24 Hkv 2 Sk 20315 D 64, 53 splits, 9.72 / 8.92). */
+#define KG_ATTN_DEC_TAIL_SPLITS 56
+KG_API int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits);
+
 /* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that
    count (a test and benchmark hook), 0 the runtime's choice
    (kg_attn_merge_lanes); the last split decode launch's lanes. */

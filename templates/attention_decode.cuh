@@ -41,6 +41,15 @@
    grid launch at its start, before its wait for the decode grid (and does
    its index arithmetic before that wait). No result bit changes. */
 #define KG_DEC_COMB_EARLY 2u
+/* KG_DEC_TAIL (decode kernel, with p.counters): no combine grid; the last
+   K blocks of a row tile to write their partials merge its splits, each a
+   share of the merge's passes (K = dflags >> 8, 1 to 255; runtime/attn_plan.h's
+   kg_attn_dec_tail_mergers, which also keeps the blocks that can wait at
+   once below the multiprocessor count, so a waiting block never holds the
+   place a block it waits for needs). The same merge rows and lanes as the
+   combine kernel: the same bits. p.counters[tile] counts the tile's
+   written splits; the last split in zeroes it (zero between calls). */
+#define KG_DEC_TAIL 4u
 
 namespace kg_attn
 {
@@ -138,6 +147,15 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
    D with zeros, the cp.async copies leave them unwritten, and nothing reads
    them), D 32 in rows of D + 8 elements (both conflict-free for ldmatrix). */
 template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D >= 64 ? -BN : D + 8; }
+
+/* A 32-bit load with acquire semantics at GPU scope (KG_DEC_TAIL's count
+   of a row tile's written splits). */
+__device__ __forceinline__ int ld_acquire(const int *a)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
+    return v;
+}
 
 /* One split's partial (max m, sum l, output v) folded into a running
    (mr, sum, acc) in the log2 domain: the online softmax once more. A split
@@ -238,13 +256,15 @@ __device__ __forceinline__ int dec_lanes(int S)
    written): groups of dec_lanes(p.splits) threads take (row, float4 column)
    items, each merged in one pass (merge_row; the combine kernel's lanes by
    default, so the same bits; the merge is a latency tail after the last
-   split's stream). */
+   split's stream). Passes of NT / G items; this block takes passes first,
+   first + step, ... (KG_DEC_TAIL: merger first of step; else 0 of 1). */
 template <typename T, int D, int R, int NT>
-__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b)
+__device__ __forceinline__ void dec_merge(const kg_attn_params &p, const float *part, int r0, int rows, int hk, int b,
+                                          int first = 0, int step = 1)
 {
     constexpr int C4 = D / 4;
     const int G = dec_lanes(p.splits), vr = min(R, rows - r0), gl = threadIdx.x % G, n = vr * C4;
-    for (int it0 = 0; it0 < n; it0 += NT / G) { /* the same trip count in every lane of a warp */
+    for (int it0 = first * (NT / G); it0 < n; it0 += step * (NT / G)) { /* the same trip count in every lane of a warp */
         const int x = it0 + (int)threadIdx.x / G, it = min(x, n - 1), r = it / C4, c = it - r * C4;
         float m, sum;
         float4 acc;
@@ -597,7 +617,34 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
-    if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
+    if (!final && p.counters && (p.dflags & KG_DEC_TAIL)) {
+        /* the last K blocks of the row tile to write their partials merge
+           it, merger i taking passes i, i + K, ...: the last one to arrive
+           zeroes the count (for the next call) and merges at once; the
+           others wait until the count reads all in (p.splits, or 0 once
+           zeroed: no block of this call counts after the last) */
+        __shared__ int mi;
+        const int K = p.dflags >> 8;
+        const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
+        __syncthreads(); /* every thread's partial stores issued */
+        if (tid == 0) {
+            __threadfence(); /* ... and visible before the count */
+            const int t = atomicAdd(&p.counters[gi], 1);
+            mi = t - (p.splits - K);
+            if (t == p.splits - 1) {
+                __threadfence(); /* the others' partials, seen through the count; then the zero */
+                *(volatile int *)&p.counters[gi] = 0;
+            } else if (mi >= 0) {
+                for (int v = ld_acquire(&p.counters[gi]); v != 0 && v < p.splits; v = ld_acquire(&p.counters[gi]))
+                    __nanosleep(32);
+                __threadfence();
+            }
+        }
+        __syncthreads();
+        if (mi >= 0)
+            dec_merge<T, D, R, NT>(p, p.part + gi * p.splits * R * (D + 2), r0, rows, hk, b, mi, K);
+        merged = mi >= 0;
+    } else if (!final && p.counters) { /* else the combine kernel merges (attn_dec_combine) */
         /* the last block of the row tile to finish merges every split */
         __shared__ int last;
         const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;

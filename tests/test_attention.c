@@ -442,6 +442,62 @@ Test(attention_plan, decode_combine_early_trigger_rule)
     cr_assert_eq(kg_attn_dec_comb_early((int64_t)1 << 40, 132), 0);
 }
 
+Test(attention_plan, decode_tail_mergers_rule)
+{
+    /* MQA B 8 (32-row tiles, 16 splits, 2 lanes: 64 items a pass, 16
+       passes), MQA B 1 (16-row tiles, 64 splits, 8 lanes: 32 passes), f16 B
+       2 Hq 8 Hkv 1 (8 valid rows, 29 splits, 4 lanes: 8 passes) */
+    cr_assert_eq(kg_attn_dec_tail_mergers(8, 16, 32 * 32, 2, 132), 16);
+    cr_assert_eq(kg_attn_dec_tail_mergers(2, 64, 16 * 32, 8, 132), 32);
+    cr_assert_eq(kg_attn_dec_tail_mergers(2, 29, 8 * 32, 4, 132), 8);
+    /* the splits bind (2 splits, 8 passes), the waiting blocks bind (100
+       tiles: 1 waits a tile), 255 at most */
+    cr_assert_eq(kg_attn_dec_tail_mergers(4, 2, 1024, 1, 132), 2);
+    cr_assert_eq(kg_attn_dec_tail_mergers(100, 4, 1024, 1, 132), 2);
+    cr_assert_eq(kg_attn_dec_tail_mergers(200, 4, 1024, 1, 132), 1);
+    cr_assert_eq(kg_attn_dec_tail_mergers(1, 256, 64 * 64, 32, 100000), 255);
+    /* not applicable */
+    cr_assert_eq(kg_attn_dec_tail_mergers(8, 1, 1024, 2, 132), 0);
+    cr_assert_eq(kg_attn_dec_tail_mergers(0, 16, 1024, 2, 132), 0);
+    cr_assert_eq(kg_attn_dec_tail_mergers(8, 16, 0, 2, 132), 0);
+    cr_assert_eq(kg_attn_dec_tail_mergers(8, 16, 1024, 0, 132), 0);
+    cr_assert_eq(kg_attn_dec_tail_mergers(8, 16, 1024, 2, 1), 0);
+    /* every answer: 1 to min(splits, 255) mergers, fewer than sms blocks
+       waiting at once (K - 1 a tile), no more than one pass a merger needs */
+    for (int64_t tiles = 1; tiles <= 300; tiles += 7)
+        for (int splits = 2; splits <= KG_ATTN_MAX_SPLITS; splits += 5)
+            for (int64_t items = 4; items <= 64 * 64; items *= 3)
+                for (int64_t sms = 2; sms <= 200; sms += 65) {
+                    const int lanes = kg_attn_merge_lanes(splits);
+                    const int k = kg_attn_dec_tail_mergers(tiles, splits, items, lanes, sms);
+                    const int64_t passes = (items + 128 / lanes - 1) / (128 / lanes);
+                    cr_assert(k >= 1 && k <= splits && k <= 255 && k <= passes && tiles * (k - 1) < sms,
+                              "tiles %lld splits %d items %lld sms %lld: %d mergers", (long long)tiles, splits,
+                              (long long)items, (long long)sms, k);
+                }
+}
+
+Test(attention_plan, decode_tail_merge_rule)
+{
+    const int64_t mb = (int64_t)1 << 20;
+    cr_assert_eq(kg_attn_dec_tail_rule(58, 132, 4 * mb, 29), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(132, 132, KG_ATTN_DEC_TAIL_BYTES, KG_ATTN_DEC_TAIL_SPLITS), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(106, 132, 10 * mb, 53), 1);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 12 * mb, 16), 1);
+    /* more than one wave, more bytes, more splits, no split */
+    cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 34 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(120, 132, 15 * mb, 60), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 16 * mb, 64), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(101, 132, 10 * mb, 101), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(8, 132, 4 * mb, 1), 0);
+    /* not a grid */
+    cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb, 16), 0);
+    cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1, 16), 0);
+}
+
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
 {
     for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
@@ -1050,6 +1106,153 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
     kg_free(ctx, dt);
 }
 
+/* The tail merge (kg_test_force_attn_combine 3: the last K blocks of each
+   row tile to write their partials merge it, no combine grid) against the
+   float64 reference on the merge cases of decode_merges_many_splits (GQA,
+   MQA, causal D 96, masks at D 32, empty rows at D 256 with Sq 7, split
+   counts not dividing the keys); the same bits as the combine kernel at
+   5-94 splits (1-16 lanes) and on the planner's MQA B 8 split, call after
+   call with and without programmatic dependent launch (the counters are
+   back to zero: the trace shows K merging blocks a row tile each time), and
+   in a graph replayed twice; the runtime's choice (kg_attn_dec_tail_rule)
+   on a small call and on MQA B 8. */
+Test(attention, decode_tail_merge_bits_reference_and_graph)
+{
+    kg_test_force_attn_combine(ctx, 3);
+    acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_split_case(&g4, 37);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+    run_split_case(&g4, 0);
+    acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
+    run_split_case(&mqa, 20);
+    acase g40 = {KG_BF16, 1, 40, 1, 1, 4100, 96, 1, MASK_NONE, 0, 0, 0.f};
+    run_split_case(&g40, 33);
+    acase m = {KG_BF16, 1, 16, 4, 2, 2500, 32, 0, MASK_RANDOM, 4, 0, 0.f};
+    run_split_case(&m, 17);
+    acase e = {KG_F16, 1, 4, 1, 7, 900, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
+    run_split_case(&e, 6);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+
+    int sms = 0;
+    cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+    const int B = 2, Hq = 16, Hkv = 4, Sq = 1, Sk = 6000, D = 128;
+    dec_io x;
+    dec_io_open(&x, B, Hq, Hkv, Sq, Sk, D);
+    const int64_t nq = x.nq;
+    void *dt = kt_alloc(ctx, 4 * 1024 * 8);
+    /* 16 splits of 384 keys; 8 row tiles of 4 valid rows (128 items, 2
+       lanes: 2 passes, so 2 mergers a tile) */
+    kg_test_force_attn_splits(ctx, 17);
+    kg_test_force_attn_combine(ctx, 2);
+    dec_io_run(&x, NULL, x.o1);
+    cr_assert_eq(kg_test_last_attn_splits(ctx), 16);
+    kg_test_force_attn_combine(ctx, 3);
+    const int k = kg_attn_dec_tail_mergers(B * Hkv, 16, 4 * (D / 4), kg_attn_merge_lanes(16), sms);
+    cr_assert_eq(k, 2);
+    for (int pdl = 1; pdl >= 0; pdl--) {
+        kg_test_attn_pdl(ctx, pdl);
+        for (int rep = 0; rep < 3; rep++) {
+            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
+            kg_test_attn_trace(ctx, dt);
+            dec_io_run(&x, NULL, x.o2);
+            kg_test_attn_trace(ctx, NULL);
+            cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+            unsigned long long tr[4 * 1024];
+            kt_download(ctx, tr, dt, sizeof tr);
+            int merged = 0;
+            for (int i = 0; i < 1024; i++) {
+                if (i < B * Hkv * 16) {
+                    cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
+                              "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
+                    merged += (int)tr[4 * i + 3];
+                } else
+                    cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
+            }
+            cr_assert_eq(merged, B * Hkv * k, "pdl %d, call %d: %d merging blocks a row tile, got %d in all", pdl,
+                         rep, k, merged);
+            cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "pdl %d, call %d: tail merge bits differ from the combine's",
+                      pdl, rep);
+        }
+    }
+    kg_test_attn_pdl(ctx, 1);
+    const int more[4][2] = {{5, 5}, {40, 32}, {80, 47}, {94, 94}};
+    for (int f = 0; f < 4; f++) {
+        kg_test_force_attn_splits(ctx, more[f][0]);
+        for (int mode = 2; mode <= 3; mode++) {
+            kg_test_force_attn_combine(ctx, mode);
+            dec_io_run(&x, NULL, mode == 2 ? x.o1 : x.o2);
+            cr_assert_eq(kg_test_last_attn_splits(ctx), more[f][1]);
+            cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
+        }
+        cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "%d splits: tail merge bits differ from the combine's",
+                  more[f][1]);
+    }
+    /* a graph of two tail-merge calls, replayed twice, against a direct call */
+    kg_test_force_attn_splits(ctx, 17);
+    dec_io_run(&x, NULL, x.o1);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL)); /* the stream's scratch */
+    KT_OK(ctx, kg_sync(ctx));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
+    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, nq * 2));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, x.o2, x.dout, nq * 2);
+        cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    kg_test_force_attn_splits(ctx, 0);
+    dec_io_close(&x);
+    kg_free(ctx, dt);
+
+    /* the runtime's choice: the tail merge on a one-wave grid of at most
+       KG_ATTN_DEC_TAIL_BYTES of K and V and KG_ATTN_DEC_TAIL_SPLITS splits (f16 B 2 Hq 8 Hkv 1 Sk 3652 D 128,
+       3.7 MB), with the combine's bits and against the float64 reference;
+       the combine kernel past the bytes (MQA B 8 below) */
+    kg_test_force_attn_combine(ctx, 0);
+    acase sm = {KG_F16, 2, 8, 1, 1, 3652, 128, 0, MASK_NONE, 0, 0, 0.f};
+    run_split_case(&sm, 0);
+    cr_assert(kg_test_last_attn_splits(ctx) > 1);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+    dec_io z;
+    dec_io_open(&z, 2, 8, 1, 1, 3652, 128);
+    dec_io_run(&z, NULL, z.o2);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+    kg_test_force_attn_combine(ctx, 2);
+    dec_io_run(&z, NULL, z.o1);
+    cr_assert(memcmp(z.o1, z.o2, z.nq * 2) == 0, "runtime's tail merge: bits differ from the combine's");
+    dec_io_close(&z);
+
+    /* MQA B 8 Sk 8192 D 128 on the planner's split: the combine's bits */
+    dec_io y;
+    dec_io_open(&y, 8, 32, 1, 1, 8192, 128);
+    kg_test_force_attn_combine(ctx, 2);
+    dec_io_run(&y, NULL, y.o1);
+    const int sp = kg_test_last_attn_splits(ctx);
+    cr_assert(sp > 1, "MQA B 8: %d splits", sp);
+    kg_test_force_attn_combine(ctx, 3);
+    dec_io_run(&y, NULL, y.o2);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+    cr_assert_eq(kg_test_last_attn_splits(ctx), sp);
+    cr_assert(memcmp(y.o1, y.o2, y.nq * 2) == 0, "MQA B 8, %d splits: tail merge bits differ from the combine's", sp);
+    kg_test_force_attn_combine(ctx, 0);
+    dec_io_run(&y, NULL, y.o2);
+    cr_assert_eq(kg_test_last_attn_combine(ctx), 2, "MQA B 8 (33.5 MB of K and V): the combine kernel");
+    dec_io_close(&y);
+}
+
 /* The pipeline's stages on bulk tensor copies (kg_test_attn_dec_stages,
    head dims from 64 on compute capability 9.0) and the PDL trigger at the
    start or after the wait change no bits: every head dim from 64, one split and three,
@@ -1168,6 +1371,7 @@ Test(attention, decode_host_path_keeps_the_bits)
    float64 reference. */
 Test(attention, decode_kernel_order_keeps_the_bits)
 {
+    kg_test_force_attn_combine(ctx, 2); /* the combine kernel's trigger (not the tail merge's rule) */
     for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
         const int D = kg_attn_dims[j];
         for (int causal = 0; causal < 2; causal++) {
@@ -1247,6 +1451,7 @@ Test(attention, decode_kernel_order_keeps_the_bits)
     cr_assert(sms != 132 || want == 0, "MQA B 8 on an H200: the early trigger taken");
     cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA B 8: bits differ");
     dec_io_close(&x);
+    kg_test_force_attn_combine(ctx, 0);
 }
 
 /* The decode tile rule (kg_attn_dec_tile_rows) on groups of 17-32 packed
