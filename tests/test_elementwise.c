@@ -1093,6 +1093,17 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
     check_tperma(1, 6);
 }
 
+/* A permutation case of up to 3 dims for the tperma choice tests (the GPU
+   test tperma::default_choice and the CPU test
+   tperm_plan::tperma_where_it_measured_faster): shape s, permutation perm
+   (each test says how it reads them) and the expected outcome want. */
+typedef struct {
+    int nd;
+    int64_t s[3];
+    int perm[3];
+    int want;
+} tperma_case;
+
 /* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
    never run tperm (the 2-d transpose runs tperma; want -1: tperma or a
@@ -1100,12 +1111,7 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    (input 0 not staged) runs tperm. */
 Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
 {
-    static const struct {
-        int nd;
-        int64_t s[3];
-        int perm[3];
-        int want;
-    } cs[] = {
+    static const tperma_case cs[] = {
         {2, {503, 751}, {1, 0}, KG_EW_TPERMA},        /* flat, 12 x 8 tiles */
         {3, {37, 66, 45}, {2, 1, 0}, -1},           /* tables, 4 x 8 tiles */
         {3, {37, 66, 45}, {1, 0, 2}, KG_EW_TPERM},  /* input 0 not staged */
@@ -2438,12 +2444,7 @@ Test(rowsv_plan, the_rule_and_the_chunks)
    a flat plan with a short j axis, a table plan with a short c axis). */
 Test(tperm_plan, tperma_where_it_measured_faster)
 {
-    static const struct {
-        int nd;
-        int64_t s[3];
-        int perm[3];
-        int want;
-    } cs[] = {
+    static const tperma_case cs[] = {
         {2, {6007, 5003}, {1, 0}, 1},      {3, {255, 387, 259}, {0, 2, 1}, 1}, {3, {255, 387, 259}, {1, 2, 0}, 1},
         {3, {115, 1041, 183}, {0, 2, 1}, 1}, {2, {11009, 1983}, {1, 0}, 1},
         {3, {255, 387, 259}, {1, 0, 2}, 0}, /* input 0 not staged */
