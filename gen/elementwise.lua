@@ -175,20 +175,25 @@ function M.generate(G)
                                 desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
           assert(kc == ks + 1)
           -- and, for 2-byte elements, <op>_tperma (tperm's tiles at 6 blocks
-          -- per SM; elementwise_tpa.cuh) after it
-          f.tperma = dt.size == 2 and f.bits
+          -- per SM; elementwise_tpa.cuh) after it; for 4-byte elements
+          -- <op>_tperma is tperm's tiles with output rows cut at 32-byte
+          -- sectors (elementwise_tph.cuh)
+          f.tperma = (dt.size == 2 or dt.size == 4) and f.bits and f.out.size == dt.size
           if f.tperma then
             local ka = G:kernel({ name = f.name .. "_tperma", module = module, vec = f.vec,
-                                  desc = f.desc .. " [tperm tiles, 6 blocks per SM]" })
+                                  desc = f.desc .. (dt.size == 2 and " [tperm tiles, 6 blocks per SM]"
+                                                    or " [tperm tiles, output rows cut at sectors]") })
             assert(ka == kc + 1)
           end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = (dt.size == 2 or dt.size == 4) and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
-        include = dt.size == 2 and "elementwise_tpa.cuh" or "elementwise_tperm.cuh", tperm = true,
+        include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
+        tperm = true,
+        tperma_min = dt.size == 2 and "KG_TPA_MIN_BLOCKS" or "KG_TPH_MIN_BLOCKS",
       }))
     end
   end

@@ -259,6 +259,15 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
     return 1;
 }
 
+/* 4-byte copies' <op>_tperma (templates/elementwise_tph.cuh) serves a
+   square-tile plan whose input 0 is staged and whose c axis is one dim of
+   output stride 1 (its rows are cut at 32-byte sectors along it); forced
+   (or KG_EW_TUNE_TPERMA 1) only until measured. */
+KG_API int kg_ew_tph_ok(const kg_tperm *tp)
+{
+    return (tp->staged & 2u) && !tp->rect && !tp->words && tp->nd[KG_TP_C] == 1 && tp->stride[KG_TP_C][0][0] == 1;
+}
+
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
@@ -1159,6 +1168,15 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
            tchunk, tperma) */
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 4 && kg_ew_tph_ok(&tp) &&
+            (tperma_mode == 1 || force == KG_EW_TPERMA)) {
+            /* 4-byte copies: <op>_tperma (output rows cut at sectors,
+               elementwise_tph.cuh), one block a tile; after tchunk (tperm,
+               rowsv, tplanev, tslab, tchunk, tperma) */
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
+            st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+            break;
+        }
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
             (tperma_mode == 1 || force == KG_EW_TPERMA ||
              (tperma_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperma_by_default(&tp)))) {

@@ -29,9 +29,15 @@
    kg_tperm.h), forced and reported like the others */
 #define KG_EW_TCHUNK (KG_EW_VARIANT_COUNT + 4)
 /* copies of 2-byte elements by tperm's square tiles at 6 blocks per SM
-   (<op>_tperma, templates/elementwise_tpa.cuh), forced (where tperm is
-   planned) and reported like the others */
+   (<op>_tperma, templates/elementwise_tpa.cuh), of 4-byte elements by
+   tperm's tiles with output rows cut at 32-byte sectors (elementwise_tph.cuh,
+   where kg_ew_tph_ok), forced (where tperm is planned) and reported like the
+   others */
 #define KG_EW_TPERMA (KG_EW_VARIANT_COUNT + 5)
+
+/* 1 when a 4-byte copy planned as tp can run <op>_tperma (input 0 staged,
+   square tiles, the c axis one dim of output stride 1) */
+KG_API int kg_ew_tph_ok(const kg_tperm *tp);
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -182,7 +188,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERMA: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperma instead: 2 (the default) by the
      default choice where kg_ew_tperma_by_default, 1 always (forced tperm
-     too), 0 never;
+     too; and 4-byte copies where kg_ew_tph_ok), 0 never;
    KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64), each block
      taking every grid-th tile; 0 (the default): one block a tile.
    Returns the setting's value before the call (0 for an unknown what). */

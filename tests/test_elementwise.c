@@ -787,8 +787,11 @@ static int next_perm(int *p, int n)
 
 /* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
    set it; the tuning hook then routes every planned call to tperm), or
-   tperma (want_tperm 2: the tperma tests). */
+   tperma (want_tperm 2: the tperma tests), or either of tperm and tperma
+   (3: the 4-byte tperma tests, whose kernel takes only plans with a c axis
+   of one dim; each test asserts that tperma ran from ran_total). */
 static int want_tperm;
+static unsigned ran_total; /* every variant check_perms saw run */
 
 /* Every permutation of `shape` as input 0 (the others dense, or permuted the
    reverse way every other time), into a dense output; then a misaligned
@@ -828,7 +831,11 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    if (want_tperm == 2)
+    ran_total |= ran;
+    if (want_tperm == 3)
+        cr_assert(ran & ((1u << KG_EW_TPERMA) | (1u << KG_EW_TPERM)), "%s %s: neither tperma nor tperm ran (variants %#x)",
+                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+    else if (want_tperm == 2)
         cr_assert(ran & (1u << KG_EW_TPERMA), "%s %s: tperma never ran (variants %#x)", kg_op_get_info(op)->name,
                   kg_dtype_name(dt), ran);
     else if (want_tperm)
@@ -1091,6 +1098,73 @@ Test(tperma, copies_every_permutation_tables_one_block_per_sm, .init = setup, .f
 Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_tperma(1, 6);
+}
+
+/* Copies of 4-byte elements by <op>_tperma (output rows cut at 32-byte
+   sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMA 1: wherever
+   the plan's c axis is one dim of output stride 1 and input 0 is staged,
+   tperm elsewhere): every permutation of the tperm shapes (2 to 5 dims,
+   short and odd dims folded, a misaligned base), rows of 255, 387, 31,
+   4097, 2 and 1 elements, each of the 8 output phases within a sector (the
+   output 0 to 7 elements off, the input 0 to 7 off) on a 2-d and a 3-d
+   transposition, a 6-d reversal and rotation, with and without tables.
+   Bits exact against the reference. */
+static void check_tph(int flat)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    want_tperm = 3;
+    const kg_dtype dts[] = {KG_F32, KG_I32};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        ran_total = 0;
+        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(4097, 31));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(31, 2, 255));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(2, 387, 1));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(7, 65, 3, 71));
+        cr_assert(ran_total & (1u << KG_EW_TPERMA), "%s: tperma never ran (variants %#x)", kg_dtype_name(dts[i]),
+                  ran_total);
+    }
+    /* every output phase within a sector, the input off by another amount */
+    for (int k = 0; k < 16; k++) {
+        unsigned ran = 0;
+        const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130};
+        const int t2[2] = {1, 0}, r3[3] = {2, 1, 0};
+        const int nd = k < 8 ? 2 : 3, oo = k % 8, io = (k * 3 + 1) % 8;
+        const view o = dense(nd, nd == 2 ? s2 : s3), a = permuted(nd, nd == 2 ? s2 : s3, nd == 2 ? t2 : r3);
+        const kg_dtype dt = k % 2 ? KG_I32 : KG_F32;
+        ew_case c = {"output phase", 1, {offset(a, io), o, o}, offset(o, oo), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
+        cr_assert(ran & (1u << KG_EW_TPERMA), "phase case %d: tperma did not run (variants %#x)", k, ran);
+    }
+    /* rank 6: the reversal and a rotation */
+    for (size_t i = 0; i < 4; i++) {
+        unsigned ran = 0;
+        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
+        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
+        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
+        const kg_dtype dt = i < 2 ? KG_F32 : KG_I32;
+        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
+        cr_assert(ran & ((1u << KG_EW_TPERMA) | (1u << KG_EW_TPERM)), "6-d case %zu: variants %#x", i, ran);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 2);
+}
+
+Test(tperma, copies_4byte_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1);
+}
+
+Test(tperma, copies_4byte_rows_cut_at_sectors_tables, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(0);
 }
 
 /* A permutation case of up to 3 dims for the tperma choice tests (the GPU
