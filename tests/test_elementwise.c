@@ -2550,6 +2550,67 @@ Test(tperm_plan, tperma_where_it_measured_faster)
     }
 }
 
+/* The 4-byte tperma (templates/elementwise_tph.cuh) cuts each output row
+   at 32-byte sectors: row j of c tile t (c0 = 64 t) writes c0 + h .. c0 +
+   63 + h (h = the positions from c0 to the row's first sector boundary,
+   0 to 7; tile 0 from 0, the last tile to the end) from the positions c0
+   .. c0 + 71 it loaded. Walked here for rows of 1 to 4097 positions at
+   each of the 8 phases of a row's start: every position is written once,
+   by a tile that loaded it, and every store of 8 positions from c0 + h on
+   starts on a sector. */
+Test(tperm_plan, tph_rows_cut_at_sectors_cover_each_position_once)
+{
+    static const int ns[] = {1, 2, 7, 8, 9, 31, 63, 64, 65, 71, 72, 127, 128, 129, 255, 259, 387, 1023, 4097};
+    static unsigned char hits[4097];
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (uint32_t phase = 0; phase < 8; phase++) { /* the row's start, in elements past a sector */
+            const int n = ns[i], tiles = (n + 63) / 64;
+            memset(hits, 0, sizeof hits);
+            for (int t = 0; t < tiles; t++) {
+                const int c0 = 64 * t, ncr = n - c0;
+                const int h = (int)((0u - (phase + (uint32_t)c0)) & 7u);
+                for (int lo = 0; lo < 64; lo++) {
+                    if (h + lo < ncr) {
+                        cr_assert(h + lo < 72, "n %d phase %u tile %d: position %d not loaded", n, phase, t, h + lo);
+                        hits[c0 + h + lo]++;
+                    }
+                    if (c0 == 0 && lo < h && lo < ncr)
+                        hits[lo]++;
+                }
+                cr_assert_eq((phase + (uint32_t)(c0 + h)) % 8u, 0u, "n %d phase %u tile %d: rows start off a sector", n,
+                             phase, t);
+            }
+            for (int c = 0; c < n; c++)
+                cr_assert_eq(hits[c], 1, "n %d phase %u: position %d written %d times", n, phase, c, hits[c]);
+        }
+}
+
+/* kg_ew_tph_ok on the perm bench's f32 rows (input a = a dense buffer of
+   physical shape P read in the order p, out dense): the rows whose output
+   fast dim comes from a moved input dim get the 4-byte tperma; one whose
+   inner dim stays in place (input 0 not staged) does not. */
+Test(tperm_plan, tph_takes_the_transposed_rows)
+{
+    static const struct {
+        int nd;
+        int64_t P[3];
+        int p[3];
+        int want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},       {3, {255, 387, 259}, {2, 1, 0}, 1},
+        {3, {255, 387, 259}, {1, 2, 0}, 1}, {3, {255, 387, 259}, {2, 0, 1}, 1},
+        {3, {255, 387, 259}, {0, 2, 1}, 1}, {3, {255, 387, 259}, {1, 0, 2}, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_F32);
+        const size_t es[4] = {4, 4, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(kg_ew_tph_ok(&tp), cs[i].want, "case %zu (staged %#x, c dims %d, c stride %d, flat %u)", i,
+                     tp.staged, tp.nd[KG_TP_C], tp.stride[KG_TP_C][0][0], tp.flat);
+    }
+}
+
 Test(tperm_plan, block_order_follows_the_tile_counts)
 {
     static const struct {
