@@ -269,6 +269,7 @@ static const struct {
              {"KG_EW_DENSE_VPT", KG_EW_TUNE_DENSE_VPT},
              {"KG_EW_DENSE_THREADS", KG_EW_TUNE_DENSE_THREADS},
              {"KG_EW_TPERMA", KG_EW_TUNE_TPERMA},
+             {"KG_EW_TPERMS", KG_EW_TUNE_TPERMS},
              {"KG_EW_TPERMA_BPS", KG_EW_TUNE_TPERMA_BPS}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
@@ -381,13 +382,13 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
         }
     }
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma", "tperms"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERMA ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERMS ? vn[var] : "?");
     if (ua > 0)
         printf("  | alt %9.2f %7.1f%%  %-6s x%.3f", ua, 100.0 * bytes_of(&c) / (ua * 1e3) / copy_gbps,
-               avar >= 0 && avar <= KG_EW_TPERMA ? vn[avar] : "?", us / ua);
+               avar >= 0 && avar <= KG_EW_TPERMS ? vn[avar] : "?", us / ua);
     printf("\n");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,

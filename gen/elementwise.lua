@@ -175,25 +175,30 @@ function M.generate(G)
                                 desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
           assert(kc == ks + 1)
           -- and, for 2-byte elements, <op>_tperma (tperm's tiles at 6 blocks
-          -- per SM; elementwise_tpa.cuh) after it; for 4-byte elements
-          -- <op>_tperma is tperm's tiles with output rows cut at 32-byte
-          -- sectors (elementwise_tph.cuh)
-          f.tperma = (dt.size == 2 or dt.size == 4) and f.bits and f.out.size == dt.size
+          -- per SM; elementwise_tpa.cuh) after it
+          f.tperma = dt.size == 2 and f.bits
           if f.tperma then
             local ka = G:kernel({ name = f.name .. "_tperma", module = module, vec = f.vec,
-                                  desc = f.desc .. (dt.size == 2 and " [tperm tiles, 6 blocks per SM]"
-                                                    or " [tperm tiles, output rows cut at sectors]") })
+                                  desc = f.desc .. " [tperm tiles, 6 blocks per SM]" })
             assert(ka == kc + 1)
+          end
+          -- and, for 2- and 4-byte elements, <op>_tperms (tperm's tiles with
+          -- output rows cut at 32-byte sectors; elementwise_tph.cuh) last
+          f.tperms = (dt.size == 2 or dt.size == 4) and f.bits
+          if f.tperms then
+            local kh = G:kernel({ name = f.name .. "_tperms", module = module, vec = f.vec,
+                                  desc = f.desc .. " [tperm tiles, output rows cut at sectors]" })
+            assert(kh == kc + 1 + (f.tperma and 1 or 0))
           end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = (dt.size == 2 or dt.size == 4) and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms" }
+          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
         include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
         tperm = true,
-        tperma_min = dt.size == 2 and "KG_TPA_MIN_BLOCKS" or "KG_TPH_MIN_BLOCKS",
       }))
     end
   end

@@ -259,11 +259,13 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
     return 1;
 }
 
-/* 4-byte copies' <op>_tperma (templates/elementwise_tph.cuh) serves a
-   square-tile plan whose input 0 is staged and whose c axis is one dim of
-   output stride 1 (its rows are cut at 32-byte sectors along it); forced
-   (or KG_EW_TUNE_TPERMA 1) only until measured. */
-KG_API int kg_ew_tph_ok(const kg_tperm *tp)
+/* <op>_tperms (templates/elementwise_tph.cuh; copies of 2- and 4-byte
+   elements) serves a square-tile plan whose input 0 is staged and whose c
+   axis is one dim of output stride 1 (its rows are cut at 32-byte sectors
+   along it); forced (or KG_EW_TUNE_TPERMS 1) only until measured. */
+static int tperms_mode = 0;
+
+KG_API int kg_ew_tperms_ok(const kg_tperm *tp)
 {
     return (tp->staged & 2u) && !tp->rect && !tp->words && tp->nd[KG_TP_C] == 1 && tp->stride[KG_TP_C][0][0] == 1;
 }
@@ -1042,7 +1044,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
-        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA) && tperm_ok)
+        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA || force == KG_EW_TPERMS) && tperm_ok)
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
@@ -1168,13 +1170,15 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
            tchunk, tperma) */
-        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 4 && kg_ew_tph_ok(&tp) &&
-            (tperma_mode == 1 || force == KG_EW_TPERMA)) {
-            /* 4-byte copies: <op>_tperma (output rows cut at sectors,
-               elementwise_tph.cuh), one block a tile; after tchunk (tperm,
-               rowsv, tplanev, tslab, tchunk, tperma) */
-            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
-            st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+        /* <op>_tperms (output rows cut at sectors, elementwise_tph.cuh), one
+           block a tile: last in the module (2-byte: tperm, tperm2, rowsv,
+           tplanev, tslab, tchunk, tperma, tperms; 4-byte: tperm, rowsv,
+           tplanev, tslab, tchunk, tperms) */
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype &&
+            (kg_dtype_size(dt) == 2 || kg_dtype_size(dt) == 4) && kg_ew_tperms_ok(&tp) &&
+            (tperms_mode == 1 || force == KG_EW_TPERMS)) {
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
+            st = kg_launch(ctx, tperm_k + (kg_dtype_size(dt) == 2 ? 7 : 5), (dim3){tp.tiles, 1, 1}, threads, args, 0);
             break;
         }
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
@@ -1254,6 +1258,7 @@ static const struct {
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
+    {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 1, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -787,9 +787,9 @@ static int next_perm(int *p, int n)
 
 /* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
    set it; the tuning hook then routes every planned call to tperm), or
-   tperma (want_tperm 2: the tperma tests), or either of tperm and tperma
-   (3: the 4-byte tperma tests, whose kernel takes only plans with a c axis
-   of one dim; each test asserts that tperma ran from ran_total). */
+   tperma (want_tperm 2: the tperma tests), or either of tperm and tperms
+   (3: the tperms tests, whose kernel takes only plans with a c axis of one
+   dim; each test asserts that tperms ran from ran_total). */
 static int want_tperm;
 static unsigned ran_total; /* every variant check_perms saw run */
 
@@ -833,7 +833,7 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
     }
     ran_total |= ran;
     if (want_tperm == 3)
-        cr_assert(ran & ((1u << KG_EW_TPERMA) | (1u << KG_EW_TPERM)), "%s %s: neither tperma nor tperm ran (variants %#x)",
+        cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "%s %s: neither tperms nor tperm ran (variants %#x)",
                   kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
     else if (want_tperm == 2)
         cr_assert(ran & (1u << KG_EW_TPERMA), "%s %s: tperma never ran (variants %#x)", kg_op_get_info(op)->name,
@@ -1100,23 +1100,25 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
     check_tperma(1, 6);
 }
 
-/* Copies of 4-byte elements by <op>_tperma (output rows cut at 32-byte
-   sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMA 1: wherever
-   the plan's c axis is one dim of output stride 1 and input 0 is staged,
-   tperm elsewhere): every permutation of the tperm shapes (2 to 5 dims,
-   short and odd dims folded, a misaligned base), rows of 255, 387, 31,
-   4097, 2 and 1 elements, each of the 8 output phases within a sector (the
-   output 0 to 7 elements off, the input 0 to 7 off) on a 2-d and a 3-d
-   transposition, a 6-d reversal and rotation, with and without tables.
-   Bits exact against the reference. */
+/* Copies of 2- and 4-byte elements by <op>_tperms (output rows cut at
+   32-byte sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMS 1:
+   wherever the plan's c axis is one dim of output stride 1 and input 0 is
+   staged, tperm elsewhere; word pairs off so that 2-byte even shapes take
+   it too): every permutation of the tperm shapes (2 to 5 dims, short and
+   odd dims folded, a misaligned base), rows of 255, 387, 31, 4097, 2 and 1
+   elements, each of the 16 output phases within a sector (the output 0 to
+   15 elements off, the input off by other amounts) on a 2-d and a 3-d
+   transposition, a 6-d reversal and rotation, with and without tables;
+   f32, i32, bf16, f16. Bits exact against the reference. */
 static void check_tph(int flat)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
     want_tperm = 3;
-    const kg_dtype dts[] = {KG_F32, KG_I32};
+    const kg_dtype dts[] = {KG_F32, KG_I32, KG_BF16, KG_F16};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         ran_total = 0;
         check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
@@ -1126,20 +1128,20 @@ static void check_tph(int flat)
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(2, 387, 1));
         check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(7, 65, 3, 71));
-        cr_assert(ran_total & (1u << KG_EW_TPERMA), "%s: tperma never ran (variants %#x)", kg_dtype_name(dts[i]),
+        cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
                   ran_total);
     }
     /* every output phase within a sector, the input off by another amount */
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 64; k++) {
         unsigned ran = 0;
         const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130};
         const int t2[2] = {1, 0}, r3[3] = {2, 1, 0};
-        const int nd = k < 8 ? 2 : 3, oo = k % 8, io = (k * 3 + 1) % 8;
+        const int nd = k % 2 ? 3 : 2, oo = (k / 2) % 16, io = (k * 3 + 1) % 16;
         const view o = dense(nd, nd == 2 ? s2 : s3), a = permuted(nd, nd == 2 ? s2 : s3, nd == 2 ? t2 : r3);
-        const kg_dtype dt = k % 2 ? KG_I32 : KG_F32;
+        const kg_dtype dt = k < 32 ? (k % 4 < 2 ? KG_BF16 : KG_F16) : (k % 4 < 2 ? KG_F32 : KG_I32);
         ew_case c = {"output phase", 1, {offset(a, io), o, o}, offset(o, oo), -1, FILL_MIXED, 0};
         run_case(KG_OP_COPY, dt, dt, &c, &ran);
-        cr_assert(ran & (1u << KG_EW_TPERMA), "phase case %d: tperma did not run (variants %#x)", k, ran);
+        cr_assert(ran & (1u << KG_EW_TPERMS), "phase case %d: tperms did not run (variants %#x)", k, ran);
     }
     /* rank 6: the reversal and a rotation */
     for (size_t i = 0; i < 4; i++) {
@@ -1147,22 +1149,23 @@ static void check_tph(int flat)
         const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
         const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
         const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
-        const kg_dtype dt = i < 2 ? KG_F32 : KG_I32;
+        const kg_dtype dt = i % 2 ? (i < 2 ? KG_F32 : KG_I32) : (i < 2 ? KG_BF16 : KG_F16);
         ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
         run_case(KG_OP_COPY, dt, dt, &c, &ran);
-        cr_assert(ran & ((1u << KG_EW_TPERMA) | (1u << KG_EW_TPERM)), "6-d case %zu: variants %#x", i, ran);
+        cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "6-d case %zu: variants %#x", i, ran);
     }
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 2);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 0);
 }
 
-Test(tperma, copies_4byte_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
+Test(tperms, copies_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_tph(1);
 }
 
-Test(tperma, copies_4byte_rows_cut_at_sectors_tables, .init = setup, .fini = teardown, .timeout = 600)
+Test(tperms, copies_rows_cut_at_sectors_tables, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_tph(0);
 }
@@ -2550,34 +2553,36 @@ Test(tperm_plan, tperma_where_it_measured_faster)
     }
 }
 
-/* The 4-byte tperma (templates/elementwise_tph.cuh) cuts each output row
-   at 32-byte sectors: row j of c tile t (c0 = 64 t) writes c0 + h .. c0 +
-   63 + h (h = the positions from c0 to the row's first sector boundary,
-   0 to 7; tile 0 from 0, the last tile to the end) from the positions c0
-   .. c0 + 71 it loaded. Walked here for rows of 1 to 4097 positions at
-   each of the 8 phases of a row's start: every position is written once,
-   by a tile that loaded it, and every store of 8 positions from c0 + h on
-   starts on a sector. */
-Test(tperm_plan, tph_rows_cut_at_sectors_cover_each_position_once)
+/* tperms (templates/elementwise_tph.cuh) cuts each output row at 32-byte
+   sectors of S positions (4-byte: S = 8, 2-byte: 16): row j of c tile t
+   (c0 = 64 t) writes c0 + h .. c0 + 63 + h (h = the positions from c0 to
+   the row's first sector boundary, 0 to S - 1; tile 0 from 0, the last
+   tile to the end) from the positions c0 .. c0 + 63 + S it loaded. Walked
+   here for rows of 1 to 4097 positions at each phase of a row's start:
+   every position is written once, by a tile that loaded it, and the
+   stores from c0 + h on start on a sector. */
+Test(tperm_plan, tperms_rows_cut_at_sectors_cover_each_position_once)
 {
     static const int ns[] = {1, 2, 7, 8, 9, 31, 63, 64, 65, 71, 72, 127, 128, 129, 255, 259, 387, 1023, 4097};
     static unsigned char hits[4097];
+    for (uint32_t S = 8; S <= 16; S += 8)
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
-        for (uint32_t phase = 0; phase < 8; phase++) { /* the row's start, in elements past a sector */
+        for (uint32_t phase = 0; phase < S; phase++) { /* the row's start, in elements past a sector */
             const int n = ns[i], tiles = (n + 63) / 64;
             memset(hits, 0, sizeof hits);
             for (int t = 0; t < tiles; t++) {
                 const int c0 = 64 * t, ncr = n - c0;
-                const int h = (int)((0u - (phase + (uint32_t)c0)) & 7u);
+                const int h = (int)((0u - (phase + (uint32_t)c0)) & (S - 1));
                 for (int lo = 0; lo < 64; lo++) {
                     if (h + lo < ncr) {
-                        cr_assert(h + lo < 72, "n %d phase %u tile %d: position %d not loaded", n, phase, t, h + lo);
+                        cr_assert(h + lo < 64 + (int)S, "n %d phase %u tile %d: position %d not loaded", n, phase, t,
+                                  h + lo);
                         hits[c0 + h + lo]++;
                     }
                     if (c0 == 0 && lo < h && lo < ncr)
                         hits[lo]++;
                 }
-                cr_assert_eq((phase + (uint32_t)(c0 + h)) % 8u, 0u, "n %d phase %u tile %d: rows start off a sector", n,
+                cr_assert_eq((phase + (uint32_t)(c0 + h)) % S, 0u, "n %d phase %u tile %d: rows start off a sector", n,
                              phase, t);
             }
             for (int c = 0; c < n; c++)
@@ -2585,11 +2590,11 @@ Test(tperm_plan, tph_rows_cut_at_sectors_cover_each_position_once)
         }
 }
 
-/* kg_ew_tph_ok on the perm bench's f32 rows (input a = a dense buffer of
+/* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
    physical shape P read in the order p, out dense): the rows whose output
-   fast dim comes from a moved input dim get the 4-byte tperma; one whose
+   fast dim comes from a moved input dim can take tperms; one whose
    inner dim stays in place (input 0 not staged) does not. */
-Test(tperm_plan, tph_takes_the_transposed_rows)
+Test(tperm_plan, tperms_takes_the_transposed_rows)
 {
     static const struct {
         int nd;
@@ -2606,7 +2611,7 @@ Test(tperm_plan, tph_takes_the_transposed_rows)
         const size_t es[4] = {4, 4, 0, 0};
         kg_tperm tp;
         cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
-        cr_assert_eq(kg_ew_tph_ok(&tp), cs[i].want, "case %zu (staged %#x, c dims %d, c stride %d, flat %u)", i,
+        cr_assert_eq(kg_ew_tperms_ok(&tp), cs[i].want, "case %zu (staged %#x, c dims %d, c stride %d, flat %u)", i,
                      tp.staged, tp.nd[KG_TP_C], tp.stride[KG_TP_C][0][0], tp.flat);
     }
 }
