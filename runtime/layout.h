@@ -32,8 +32,8 @@
    (<op>_tperma, templates/elementwise_tpa.cuh), forced (where tperm is
    planned) and reported like the others */
 #define KG_EW_TPERMA (KG_EW_VARIANT_COUNT + 5)
-/* copies of 2- and 4-byte elements by tperm's tiles with output rows cut
-   at 32-byte sectors (<op>_tperms, templates/elementwise_tph.cuh, where
+/* copies of 4-byte elements by tperm's tiles with output rows cut at
+   32-byte sectors (<op>_tperms, templates/elementwise_tph.cuh, where
    kg_ew_tperms_ok), forced (where tperm is planned) and reported like the
    others */
 #define KG_EW_TPERMS (KG_EW_VARIANT_COUNT + 6)
@@ -194,9 +194,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      too), 0 never;
    KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64), each block
      taking every grid-th tile; 0 (the default): one block a tile;
-   KG_EW_TUNE_TPERMS: copies of 2- and 4-byte elements that run tperm run
-     <op>_tperms where kg_ew_tperms_ok: 1 (forced tperm too), 0 never (the
-     default).
+   KG_EW_TUNE_TPERMS: copies of 4-byte elements that run tperm run
+     <op>_tperms where kg_ew_tperms_ok: 2 (the default) under the default
+     choice, 1 also where tperm is forced, 0 never.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,

@@ -3,8 +3,7 @@
  * mapping 1's rows, staged packed in pairs as mapping 2) for copies of
  * 2-byte elements (f16, bf16) off the word path, compiled for 6 blocks
  * per SM (40 registers) where <op>_tperm2 takes 64 (4 blocks, two tiles a
- * block). Included by the f16 and bf16 tperm modules only (with
- * elementwise_tph.cuh, their <op>_tperms).
+ * block). Included by the f16 and bf16 tperm modules only.
  *
  * A block takes tiles blockIdx.x, + gridDim.x, ... and loads tile i + 1
  * (registers) before it stores tile i (two buffers); the runtime launches
@@ -25,7 +24,7 @@
 #ifndef KG_ELEMENTWISE_TPA_CUH
 #define KG_ELEMENTWISE_TPA_CUH
 
-#include "elementwise_tph.cuh"
+#include "elementwise_tperm.cuh"
 
 /* <op>_tperma is compiled for at least this many resident blocks per SM:
    40 registers (bf16 copy, sm_90: no spill), two tile buffers of 9.6 KB */

@@ -1,23 +1,27 @@
 /*
- * elementwise_tph.cuh - <op>_tperms: copies of 2- and 4-byte elements by
- * tperm's 64 x 64 tiles whose output rows are cut at 32-byte sectors.
- * Included by the 4-byte tperm modules and (through elementwise_tpa.cuh)
- * the 2-byte ones.
+ * elementwise_tph.cuh - <op>_tperms: copies of 4-byte elements by tperm's
+ * 64 x 64 tiles whose output rows are cut at 32-byte sectors. Included by
+ * the 4-byte tperm modules.
  *
  * Why: an odd permutation's output rows start off 32-byte sectors, so each
- * warp's store along c touches one sector more than it fills (4-byte: 5
- * for 4; 2-byte, 64 bytes a warp: 3 for 2), the partial ones written again
- * by the neighbouring warp or tile (H200 ncu, tperm on [255,387,259]
- * p2.1.0: L2 write sectors 1.16x the output's, bf16 tperm2 1.40x). Here
- * row j of a tile owns the 64 positions from its first sector boundary at
- * or after c0 (h_j positions on, 0 .. S - 1, S = 32 / element size): c0 +
- * h_j .. c0 + 63 + h_j (the first c tile from 0, the last to the axis's
- * end), so every warp store fills whole sectors: 4-byte, 32 positions a
- * warp (4 sectors); 2-byte, 64 positions as 32 words (4 sectors). The tile
- * loads c0 .. c0 + 63 + S (S positions of halo, loaded again by the next
- * tile) so that every row's owned positions are staged. Forced (or
- * KG_EW_TUNE_TPERMS 1) until measured; the runtime's kg_ew_tperms_ok: the
- * c axis is one dim of output stride 1, input 0 is staged.
+ * warp's 128-byte store along c touches 5 sectors for 4, the 2 partial
+ * ones written again by the neighbouring warp or tile. Here row j of a
+ * tile owns the 64 positions from its first sector boundary at or after
+ * c0 (h_j = 0 .. 7 positions on): c0 + h_j .. c0 + 63 + h_j (the first c
+ * tile from 0, the last to the axis's end), so every warp store is 4 whole
+ * sectors. The tile loads c0 .. c0 + 71 (8 positions of halo, loaded
+ * again by the next tile) so that every row's owned positions are staged.
+ * The runtime's kg_ew_tperms_ok: the c axis is one dim of output stride 1,
+ * input 0 is staged.
+ * H200 s22r1, same process, % of copy, main's choice -> tperms: f32
+ * 6007x5003^T 73.6 -> 82.1, 6007x5024^T (only the output's rows off
+ * sectors) 75.7 -> 86.3, [255,387,259] p2.1.0 64.2 -> 74.6, p2.0.1 68.4 ->
+ * 76.5, p1.2.0 73.3 -> 79.2, p0.2.1 79.3 -> 78.8; ncu p2.1.0: L2 write
+ * sectors 3.72 M -> 3.28 M (the output's 3.19 M), reads 3.54 M -> 3.87 M
+ * (the halo), instructions 22.2 M -> 33.1 M (issue 45 -> 67%). The same
+ * cut for bf16 (16 positions of halo, 32-bit word stores, 64 positions a
+ * warp) lost to tperma / tperm2 on every row (x0.76 to x0.97: p0.2.1 63.5
+ * -> 48.3, p2.1.0 51.0 -> 49.2) and was dropped.
  */
 #ifndef KG_ELEMENTWISE_TPH_CUH
 #define KG_ELEMENTWISE_TPH_CUH
@@ -33,8 +37,8 @@ template <typename X> struct kg_tph {
     static constexpr int H = 32 / (int)sizeof(X);     /* positions a sector: the halo along c */
     static constexpr int CE = T + H;                  /* c positions loaded */
     static constexpr int EL = CE * T / KG_EW_THREADS; /* loads a thread */
-    static constexpr int P = CE + 4 / (int)sizeof(X); /* stage pitch: an odd number of words */
-    static_assert(CE * T % KG_EW_THREADS == 0 && (sizeof(X) == 4 || sizeof(X) == 2), "tph: 2- or 4-byte elements");
+    static constexpr int P = CE + 1;                  /* stage pitch: an odd number of words */
+    static_assert(CE * T % KG_EW_THREADS == 0 && sizeof(X) == 4, "tph: 4-byte elements");
 };
 
 template <typename X> struct kg_tph_smem {
@@ -42,26 +46,25 @@ template <typename X> struct kg_tph_smem {
     __align__(16) X s[64][kg_tph<X>::P]; /* s[j][c - c0] */
 };
 
-/* one tile (blockIdx.x). JFLAT (a flat plan): the j axis is one dim
-   (offsets by multiplication), else its offsets from the table S.tj. */
-template <typename F, bool JFLAT>
-__device__ __forceinline__ void kg_tph_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tph_smem<typename F::in0_t> &S)
+/* one tile: c0, j0 its first positions, ncr the c positions from c0 to
+   the axis's end, jn its j extent; JFLAT (a flat plan): the j axis is one
+   dim (offsets by multiplication), else its offsets from the table S.tj.
+   FIRST: the first c tile (its rows' heads too); FULL: jn = 64 and the
+   loads' c0 .. c0 + 71 are all inside (no predicates; most tiles). */
+template <typename F, bool JFLAT, bool FIRST, bool FULL>
+__device__ __forceinline__ void kg_tph_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tph_smem<typename F::in0_t> &S,
+                                            uint32_t b, uint32_t c0, uint32_t j0, int ncr, int jn)
 {
     typedef typename F::in0_t X;
     typedef kg_tph<X> Q;
-    constexpr int T = Q::T, H = Q::H, EL = Q::EL;
-    uint32_t ct, jt;
-    const uint32_t b = kg_tp_where(L, blockIdx.x, ct, jt);
-    const uint32_t c0 = ct * T, j0 = jt * T;
-    const int ncr = (int)(L.n[KG_TP_C] - c0); /* c positions from c0 to the axis's end */
-    const int jn = L.n[KG_TP_J] - j0 < (uint32_t)T ? (int)(L.n[KG_TP_J] - j0) : T;
+    constexpr int T = Q::T, H = Q::H, EL = Q::EL, E = T * T / KG_EW_THREADS;
     int32_t boff[2] = {0, 0};
     kg_tp_offsets<2>(L, KG_TP_B, b, boff);
     const int tx = threadIdx.x, lo = tx % T;
     if constexpr (!JFLAT) {
         if (tx < T) {
             int32_t off[2] = {0, 0};
-            if (tx < jn)
+            if (FULL || tx < jn)
                 kg_tp_offsets<2>(L, KG_TP_J, j0 + tx, off);
             S.tj[0][tx] = off[0];
             S.tj[1][tx] = off[1];
@@ -72,74 +75,67 @@ __device__ __forceinline__ void kg_tph_tile(const kg_ew_ptrs &p, const kg_tperm 
        consecutive */
     const int32_t sci = L.stride[KG_TP_C][1][0];
     const int32_t tji = JFLAT ? (int32_t)(j0 + lo) * L.stride[KG_TP_J][1][0] : S.tj[1][lo];
-    const int32_t fi = boff[1] + tji + (int32_t)c0 * sci;
-    const X *in = (const X *)p.in[0];
     const int cl = (tx / T) * EL;
+    const X *in = (const X *)p.in[0] + (boff[1] + tji + ((int32_t)c0 + cl) * sci);
     X r[EL];
 #pragma unroll
     for (int m = 0; m < EL; m++)
-        r[m] = lo < jn && cl + m < ncr ? in[fi + (cl + m) * sci] : X{};
+        r[m] = FULL || (lo < jn && cl + m < ncr) ? in[m * sci] : X{};
 #pragma unroll
     for (int m = 0; m < EL; m++)
         S.s[lo][cl + m] = r[m];
     __syncthreads();
-    /* stores: lanes along c; row j's owned positions start h on from c0,
-       h = the positions to its first sector boundary (the same in every c
-       tile: c0 is a multiple of 64) */
+    /* stores: lanes along c, a thread's E j rows consecutive; row j's owned
+       positions start h on from c0, h = the positions to its first sector
+       boundary (the same in every c tile: c0 is a multiple of 64) */
     typedef typename F::out_t O;
-    O *out = (O *)p.out;
-    const uint32_t ob = (uint32_t)((uintptr_t)p.out / sizeof(O));
-    if constexpr (sizeof(X) == 4) { /* a thread's 16 rows consecutive, lanes at c = h + lo */
-        constexpr int E = T * T / KG_EW_THREADS;
-        const int jl = (tx / T) * E;
+    const int jl = (tx / T) * E;
+    const uint32_t ob = (uint32_t)((uintptr_t)p.out / sizeof(O)) + (uint32_t)(boff[0] + (int32_t)c0); /* mod 2^32 */
+    O *out = (O *)p.out + (boff[0] + (int32_t)c0);
+    const int32_t sjo = L.stride[KG_TP_J][0][0];
 #pragma unroll
-        for (int m = 0; m < E; m++) {
-            const int j = jl + m;
-            if (j < jn) {
-                const int32_t ro =
-                    boff[0] + (JFLAT ? (int32_t)(j0 + j) * L.stride[KG_TP_J][0][0] : S.tj[0][j]) + (int32_t)c0;
-                const int h = (int)((0u - (ob + (uint32_t)ro)) & (uint32_t)(H - 1));
-                if (h + lo < ncr)
-                    out[ro + h + lo] = S.s[j][h + lo];
-                if (c0 == 0 && lo < h && lo < ncr) /* the first c tile: the row's head too */
-                    out[ro + lo] = S.s[j][lo];
-            }
-        }
-    } else { /* a warp's 8 rows consecutive, lane l at the word c = h + 2 l, h + 2 l + 1 */
-        constexpr int E = T * T / (2 * KG_EW_THREADS);
-        const int jl = (tx / 32) * E, l = tx % 32;
-#pragma unroll
-        for (int m = 0; m < E; m++) {
-            const int j = jl + m;
-            if (j < jn) {
-                const int32_t ro =
-                    boff[0] + (JFLAT ? (int32_t)(j0 + j) * L.stride[KG_TP_J][0][0] : S.tj[0][j]) + (int32_t)c0;
-                const int h = (int)((0u - (ob + (uint32_t)ro)) & (uint32_t)(H - 1));
-                const int q = h + 2 * l;
-                if (q + 1 < ncr) /* on 4 bytes: ob + ro + h is a multiple of 16 */
-                    *(uint32_t *)(out + ro + q) = kg_tp_bits(S.s[j][q]) | kg_tp_bits(S.s[j][q + 1]) << 16;
-                else if (q < ncr)
-                    out[ro + q] = S.s[j][q];
-                if (c0 == 0 && l < h && l < ncr) /* the first c tile: the row's head too */
-                    out[ro + l] = S.s[j][l];
-            }
+    for (int m = 0; m < E; m++) {
+        const int j = jl + m;
+        if (FULL || j < jn) {
+            const int32_t ro = JFLAT ? (int32_t)(j0 + j) * sjo : S.tj[0][j];
+            const int h = (int)((0u - (ob + (uint32_t)ro)) & (uint32_t)(H - 1));
+            if (FULL || h + lo < ncr)
+                out[ro + h + lo] = S.s[j][h + lo];
+            if (FIRST && lo < h && lo < ncr) /* the first c tile: the row's head too */
+                out[ro + lo] = S.s[j][lo];
         }
     }
 }
 
-/* <op>_tperms: copies (F::bits, one input) of 2- or 4-byte elements, one
-   block a tile */
+/* <op>_tperms: copies (F::bits, one input) of 4-byte elements, one block a
+   tile */
 template <typename F, int N> __device__ __forceinline__ void kg_ew_tperms(const kg_ew_ptrs &p, const kg_tperm &L)
 {
-    static_assert(F::arity == 1 && F::bits && sizeof(typename F::in0_t) == sizeof(typename F::out_t),
-                  "tperms: copies");
+    static_assert(F::arity == 1 && F::bits && sizeof(typename F::in0_t) == 4 && sizeof(typename F::out_t) == 4,
+                  "tperms: copies of 4-byte elements");
+    typedef kg_tph<typename F::in0_t> Q;
     __shared__ kg_tph_smem<typename F::in0_t> S;
     if (blockIdx.x >= L.tiles)
         return;
-    if (L.flat) /* c and j one dim each (the c axis always is, kg_ew_tperms_ok) */
-        kg_tph_tile<F, true>(p, L, S);
-    else
-        kg_tph_tile<F, false>(p, L, S);
+    uint32_t ct, jt;
+    const uint32_t b = kg_tp_where(L, blockIdx.x, ct, jt);
+    const uint32_t c0 = ct * Q::T, j0 = jt * Q::T;
+    const int ncr = (int)(L.n[KG_TP_C] - c0);
+    const int jn = L.n[KG_TP_J] - j0 < (uint32_t)Q::T ? (int)(L.n[KG_TP_J] - j0) : Q::T;
+    const bool full = jn == Q::T && ncr >= Q::CE;
+#define KG_TPH_CASES(JF)                                                                                               \
+    if (ct == 0)                                                                                                       \
+        kg_tph_tile<F, JF, true, false>(p, L, S, b, c0, j0, ncr, jn);                                                  \
+    else if (full)                                                                                                     \
+        kg_tph_tile<F, JF, false, true>(p, L, S, b, c0, j0, ncr, jn);                                                  \
+    else                                                                                                               \
+        kg_tph_tile<F, JF, false, false>(p, L, S, b, c0, j0, ncr, jn);
+    if (L.flat) { /* c and j one dim each (the c axis always is, kg_ew_tperms_ok) */
+        KG_TPH_CASES(true)
+    } else {
+        KG_TPH_CASES(false)
+    }
+#undef KG_TPH_CASES
 }
 
 #endif

@@ -1100,25 +1100,23 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
     check_tperma(1, 6);
 }
 
-/* Copies of 2- and 4-byte elements by <op>_tperms (output rows cut at
-   32-byte sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMS 1:
-   wherever the plan's c axis is one dim of output stride 1 and input 0 is
-   staged, tperm elsewhere; word pairs off so that 2-byte even shapes take
-   it too): every permutation of the tperm shapes (2 to 5 dims, short and
-   odd dims folded, a misaligned base), rows of 255, 387, 31, 4097, 2 and 1
-   elements, each of the 16 output phases within a sector (the output 0 to
-   15 elements off, the input off by other amounts) on a 2-d and a 3-d
-   transposition, a 6-d reversal and rotation, with and without tables;
-   f32, i32, bf16, f16. Bits exact against the reference. */
+/* Copies of 4-byte elements by <op>_tperms (output rows cut at 32-byte
+   sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMS 1: wherever
+   the plan's c axis is one dim of output stride 1 and input 0 is staged,
+   tperm elsewhere): every permutation of the tperm shapes (2 to 5 dims,
+   short and odd dims folded, a misaligned base), rows of 255, 387, 31,
+   4097, 2 and 1 elements, each of the 8 output phases within a sector (the
+   output 0 to 7 elements off, the input off by other amounts) on a 2-d and
+   a 3-d transposition, twice each, a 6-d reversal and rotation, with and
+   without tables; f32 and i32. Bits exact against the reference. */
 static void check_tph(int flat)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMS, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
     want_tperm = 3;
-    const kg_dtype dts[] = {KG_F32, KG_I32, KG_BF16, KG_F16};
+    const kg_dtype dts[] = {KG_F32, KG_I32};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         ran_total = 0;
         check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
@@ -1132,13 +1130,13 @@ static void check_tph(int flat)
                   ran_total);
     }
     /* every output phase within a sector, the input off by another amount */
-    for (int k = 0; k < 64; k++) {
+    for (int k = 0; k < 32; k++) {
         unsigned ran = 0;
         const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130};
         const int t2[2] = {1, 0}, r3[3] = {2, 1, 0};
-        const int nd = k % 2 ? 3 : 2, oo = (k / 2) % 16, io = (k * 3 + 1) % 16;
+        const int nd = k % 2 ? 3 : 2, oo = (k / 2) % 8, io = (k * 3 + 1) % 8;
         const view o = dense(nd, nd == 2 ? s2 : s3), a = permuted(nd, nd == 2 ? s2 : s3, nd == 2 ? t2 : r3);
-        const kg_dtype dt = k < 32 ? (k % 4 < 2 ? KG_BF16 : KG_F16) : (k % 4 < 2 ? KG_F32 : KG_I32);
+        const kg_dtype dt = k < 16 ? KG_F32 : KG_I32;
         ew_case c = {"output phase", 1, {offset(a, io), o, o}, offset(o, oo), -1, FILL_MIXED, 0};
         run_case(KG_OP_COPY, dt, dt, &c, &ran);
         cr_assert(ran & (1u << KG_EW_TPERMS), "phase case %d: tperms did not run (variants %#x)", k, ran);
@@ -1149,15 +1147,14 @@ static void check_tph(int flat)
         const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
         const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
         const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
-        const kg_dtype dt = i % 2 ? (i < 2 ? KG_F32 : KG_I32) : (i < 2 ? KG_BF16 : KG_F16);
+        const kg_dtype dt = i < 2 ? KG_F32 : KG_I32;
         ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
         run_case(KG_OP_COPY, dt, dt, &c, &ran);
         cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "6-d case %zu: variants %#x", i, ran);
     }
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 2);
 }
 
 Test(tperms, copies_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
@@ -1555,8 +1552,9 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         kg_dtype dt;
         int want;
     } cs[] = {
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERMS},  /* 4-byte copy, c one dim: rows cut at sectors */
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMA}, /* 2-byte copy: kg_ew_tperma_by_default */
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_I32, KG_EW_TPERMS},  /* the same kernel for every 4-byte copy */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
