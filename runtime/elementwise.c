@@ -1172,8 +1172,6 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            down) */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
-        /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
-           tchunk, tperma) */
         /* 4-byte copies: <op>_tperms (output rows cut at sectors,
            elementwise_tph.cuh), one block a tile; after tchunk (tperm, rowsv,
            tplanev, tslab, tchunk, tperms) */
@@ -1183,6 +1181,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
             break;
         }
+        /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
+           tchunk, tperma) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
             (tperma_mode == 1 || force == KG_EW_TPERMA ||
              (tperma_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperma_by_default(&tp)))) {
