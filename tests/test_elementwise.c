@@ -2614,6 +2614,42 @@ Test(tperm_plan, tperms_takes_the_transposed_rows)
     }
 }
 
+/* kg_ew_tperms_by_default (H200 run s22r2's rule) on the perm bench's f32
+   rows (input a = a dense buffer of physical shape P read in the order p,
+   out dense at a 32-byte aligned address): tperms where it gained (output
+   rows off sectors, a c axis of 125 to 6007), tperm where every output row
+   starts on a sector (c axis of 64 or 100320 with row strides of multiples
+   of 8) and where the c axis is short (81); an output 4 bytes off its
+   sector takes tperms wherever it is eligible. */
+Test(tperm_plan, tperms_where_it_measured_faster)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        int want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},         {3, {255, 387, 259}, {2, 1, 0}, 1},
+        {3, {255, 387, 259}, {2, 0, 1}, 1},   {3, {255, 387, 259}, {0, 2, 1}, 1},
+        {4, {125, 239, 223, 5}, {2, 1, 3, 0}, 1}, {3, {181, 669, 181}, {1, 2, 0}, 1},
+        {4, {33, 64, 95, 91}, {0, 3, 2, 1}, 0}, /* c = 64, rows on sectors: 86.2 -> 78.2 */
+        {4, {33, 64, 95, 91}, {2, 0, 3, 1}, 0}, {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 0},
+        {4, {33, 64, 95, 91}, {3, 0, 1, 2}, 0}, /* c = 100320, rows on sectors: 81.4 -> 80.7 */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, 0}, /* c = 81: 75.3 -> 63.4 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_F32);
+        const size_t es[4] = {4, 4, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(kg_ew_tperms_by_default(&tp, KT_DEV(1 << 28)), cs[i].want, "case %zu (c %u, %u x %u tiles)", i,
+                     tp.n[KG_TP_C], tp.tiles_c, tp.tiles_j);
+        /* the output 4 bytes off a sector: every row off (where eligible and c >= 96) */
+        cr_assert_eq(kg_ew_tperms_by_default(&tp, (const char *)KT_DEV(1 << 28) + 4),
+                     kg_ew_tperms_ok(&tp) && tp.n[KG_TP_C] >= 96, "case %zu, output 4 bytes off", i);
+    }
+}
+
 Test(tperm_plan, block_order_follows_the_tile_counts)
 {
     static const struct {
