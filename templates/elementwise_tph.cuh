@@ -13,15 +13,18 @@
  * again by the next tile) so that every row's owned positions are staged.
  * The runtime's kg_ew_tperms_ok: the c axis is one dim of output stride 1,
  * input 0 is staged.
- * H200 s22r1, same process, % of copy, main's choice -> tperms: f32
- * 6007x5003^T 73.6 -> 82.1, 6007x5024^T (only the output's rows off
- * sectors) 75.7 -> 86.3, [255,387,259] p2.1.0 64.2 -> 74.6, p2.0.1 68.4 ->
- * 76.5, p1.2.0 73.3 -> 79.2, p0.2.1 79.3 -> 78.8; ncu p2.1.0: L2 write
- * sectors 3.72 M -> 3.28 M (the output's 3.19 M), reads 3.54 M -> 3.87 M
- * (the halo), instructions 22.2 M -> 33.1 M (issue 45 -> 67%). The same
- * cut for bf16 (16 positions of halo, 32-bit word stores, 64 positions a
- * warp) lost to tperma / tperm2 on every row (x0.76 to x0.97: p0.2.1 63.5
- * -> 48.3, p2.1.0 51.0 -> 49.2) and was dropped.
+ * H200, same process, % of copy, main's tperm -> tperms: s22r1 (first
+ * form) f32 6007x5003^T 73.6 -> 82.1, 6007x5024^T (only the output's rows
+ * off sectors; only the input's off, 6016x5023^T, runs at 88.0 against
+ * 90.0 aligned: the loss is the partial output sectors) 75.7 -> 86.3; ncu
+ * p2.1.0: L2 write sectors 3.72 M -> 3.28 M (the output's 3.19 M), reads
+ * 3.54 M -> 3.87 M (the halo), instructions 22.2 M -> 33.1 M. s22r2 (whole
+ * tiles without predicates): 6007x5003^T 73.8 -> 88.7, [255,387,259] p2.1.0
+ * 64.9 -> 78.1, p2.0.1 68.8 -> 84.2, p0.2.1 80.1 -> 85.2 (the runtime's
+ * kg_ew_tperms_by_default says where). The same cut for bf16 (16
+ * positions of halo, 32-bit word stores, 64 positions a warp) lost to
+ * tperma / tperm2 on every row (s22r1, x0.76 to x0.97: p0.2.1 63.5 -> 48.3,
+ * p2.1.0 51.0 -> 49.2) and was dropped.
  */
 #ifndef KG_ELEMENTWISE_TPH_CUH
 #define KG_ELEMENTWISE_TPH_CUH
