@@ -269,6 +269,7 @@ static const struct {
              {"KG_EW_DENSE_VPT", KG_EW_TUNE_DENSE_VPT},
              {"KG_EW_DENSE_THREADS", KG_EW_TUNE_DENSE_THREADS},
              {"KG_EW_TPERMA", KG_EW_TUNE_TPERMA},
+             {"KG_EW_TPERMS", KG_EW_TUNE_TPERMS},
              {"KG_EW_TPERMA_BPS", KG_EW_TUNE_TPERMA_BPS}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
@@ -336,7 +337,7 @@ static int perm_wanted(kg_op op, kg_dtype dt, int nd, const int64_t *P, const in
 static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const int64_t *P, const int *perm, void *A,
                         void *B, void *O, int force, const char *tag)
 {
-    int64_t L[KG_MAX_DIMS], ps[KG_MAX_DIMS], s = 1;
+    int64_t L[KG_MAX_DIMS] = {0}, ps[KG_MAX_DIMS] = {0}, s = 1;
     for (int d = nd - 1; d >= 0; d--) {
         ps[d] = s;
         s *= P[d];
@@ -381,13 +382,13 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
         }
     }
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma", "tperms"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERMA ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERMS ? vn[var] : "?");
     if (ua > 0)
         printf("  | alt %9.2f %7.1f%%  %-6s x%.3f", ua, 100.0 * bytes_of(&c) / (ua * 1e3) / copy_gbps,
-               avar >= 0 && avar <= KG_EW_TPERMA ? vn[avar] : "?", us / ua);
+               avar >= 0 && avar <= KG_EW_TPERMS ? vn[avar] : "?", us / ua);
     printf("\n");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,
@@ -426,6 +427,59 @@ static void offsets_bench(kg_context *ctx, kg_dtype dt, void *A, void *O)
 
 static void sweep(kg_context *ctx, void *A, void *B, void *O, int even);
 
+/* The copies KG_EW_BENCH_EXTRA lists ("P0xP1x.. pA.B..;..."; rank 2 to 6,
+   sizes up to 2^26 elements in all); ill-formed entries are reported and
+   skipped. */
+static void extra_cases(kg_context *ctx, kg_dtype dt, void *A, void *B, void *O)
+{
+    const char *spec = getenv("KG_EW_BENCH_EXTRA");
+    if (!spec)
+        return;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        int64_t P[6] = {0}, n = 1;
+        int perm[6] = {0}, nd = 0, np = 0, used = 0;
+        const char *q = tok;
+        while (*q == ' ')
+            q++;
+        while (nd < 6) {
+            long long v;
+            if (sscanf(q, "%lld%n", &v, &used) != 1 || v < 1)
+                break;
+            P[nd++] = v;
+            n *= v;
+            q += used;
+            if (*q != 'x')
+                break;
+            q++;
+        }
+        if (*q == ' ' && q[1] == 'p') {
+            q += 2;
+            while (np < 6) {
+                int v;
+                if (sscanf(q, "%d%n", &v, &used) != 1)
+                    break;
+                perm[np++] = v;
+                q += used;
+                if (*q != '.')
+                    break;
+                q++;
+            }
+        }
+        int ok = nd >= 2 && np == nd && n <= ((int64_t)1 << 26);
+        for (int d = 0; ok && d < nd; d++)
+            for (int e = 0; e < d; e++)
+                ok = ok && perm[d] >= 0 && perm[d] < nd && perm[d] != perm[e];
+        if (!ok || perm[0] < 0 || perm[0] >= nd) {
+            printf("KG_EW_BENCH_EXTRA: skipped \"%s\" (want P0xP1.. pA.B.., rank 2-6, <= 2^26 elements)\n", tok);
+            continue;
+        }
+        perm_case(ctx, KG_OP_COPY, dt, nd, P, perm, A, B, O, -1, "");
+    }
+}
+
 static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
 {
     printf("\n%-40s %-5s %11s %9s %9s %8s  %s\n", "permutation (input a = buffer P permuted)", "dtype", "elements",
@@ -452,6 +506,11 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
            90% here, 74% at 6007x5003) */
         perm_case(ctx, KG_OP_COPY, dt, 2, S2(6016, 5024), t2, A, B, O, -1, "");
         perm_case(ctx, KG_OP_COPY, dt, 2, S2(6016, 5024), t2, A, B, O, KG_EW_TPERM, " [tperm]");
+        /* KG_EW_BENCH_EXTRA="6016x5023 p1.0;255x387x259 p2.1.0": more copies
+           of these layouts (each dtype; listed in KG_EW_BENCH_CASES too where
+           that is set), e.g. 2-d transposes with only the input's or only the
+           output's rows off 32-byte sectors */
+        extra_cases(ctx, dt, A, B, O);
         /* [B,S,H,D] <-> [B,H,S,D] */
         const int bshd[4] = {0, 2, 1, 3};
         double w;

@@ -182,13 +182,23 @@ function M.generate(G)
                                   desc = f.desc .. " [tperm tiles, 6 blocks per SM]" })
             assert(ka == kc + 1)
           end
+          -- and, for 4-byte elements, <op>_tperms (tperm's tiles with output
+          -- rows cut at 32-byte sectors; elementwise_tph.cuh) after it
+          f.tperms = dt.size == 4 and f.bits
+          if f.tperms then
+            local kh = G:kernel({ name = f.name .. "_tperms", module = module, vec = f.vec,
+                                  desc = f.desc .. " [tperm tiles, output rows cut at sectors]" })
+            assert(kh == kc + 1)
+          end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
         dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma" }
+          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
-        include = dt.size == 2 and "elementwise_tpa.cuh" or "elementwise_tperm.cuh", tperm = true,
+        include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
+        tperm = true,
       }))
     end
   end

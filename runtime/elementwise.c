@@ -259,6 +259,44 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
     return 1;
 }
 
+/* <op>_tperms (templates/elementwise_tph.cuh; copies of 4-byte elements)
+   serves a square-tile plan whose input 0 is staged and whose c axis is one
+   dim of output stride 1 (its rows are cut at 32-byte sectors along it):
+   by the default choice where kg_ew_tperms_by_default (tperms_mode 2),
+   wherever it serves a copy tperm would run (1; forced tperm too), or never
+   (0) (KG_EW_TUNE_TPERMS). */
+static int tperms_mode = 2;
+
+KG_API int kg_ew_tperms_ok(const kg_tperm *tp)
+{
+    return (tp->staged & 2u) && !tp->rect && !tp->words && tp->nd[KG_TP_C] == 1 && tp->stride[KG_TP_C][0][0] == 1;
+}
+
+/* H200 s22r2 (same process, % of copy, main's tperm -> tperms, every f32
+   copy row of the perm bench that tperm ran): faster on 17 rows whose
+   output rows start off 32-byte sectors (6007x5003^T 73.8 -> 88.7,
+   [255,387,259] p2.1.0 64.9 -> 78.1, p2.0.1 68.8 -> 84.2, p0.2.1 80.1 ->
+   85.2, sweep 6229x3503^T 74.0 -> 85.4, 125x239x223x5 p2.1.3.0 66.9 ->
+   76.2), level (within 0.3%) or slower where every output row starts on a
+   sector (nothing to cut; the halo and predicates cost: [33,64,95,91]
+   p0.3.2.1, p2.0.3.1, p3.0.2.1 86.2 -> 78.2, 85.1 -> 77.5, 83.8 -> 76.5,
+   c axis of 64), and slower on one row whose c axis is short (sweep
+   273x147x81x7 p0.1.3.2, c = 81: 75.3 -> 63.4; the shortest c axis that
+   gained had 125, sweep 125x239x223x5). So: rows off sectors (an output
+   stride of a j or b dim, or the output's address, off 32 bytes) and a c
+   axis of at least 96 positions. */
+KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
+{
+    if (!kg_ew_tperms_ok(tp) || tp->n[KG_TP_C] < 96)
+        return 0;
+    int off = (uintptr_t)out % 32 != 0;
+    for (int d = 0; d < tp->nd[KG_TP_J]; d++)
+        off |= tp->stride[KG_TP_J][0][d] % 8 != 0;
+    for (int d = 0; d < tp->nd[KG_TP_B]; d++)
+        off |= tp->stride[KG_TP_B][0][d] % 8 != 0;
+    return off;
+}
+
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
@@ -1033,7 +1071,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
-        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA) && tperm_ok)
+        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA || force == KG_EW_TPERMS) && tperm_ok)
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
@@ -1157,6 +1195,16 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            down) */
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
+        /* 4-byte copies: <op>_tperms (output rows cut at sectors,
+           elementwise_tph.cuh), one block a tile; after tchunk (tperm, rowsv,
+           tplanev, tslab, tchunk, tperms) */
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 4 && kg_ew_tperms_ok(&tp) &&
+            (tperms_mode == 1 || force == KG_EW_TPERMS ||
+             (tperms_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperms_by_default(&tp, p.out)))) {
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
+            st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+            break;
+        }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
            tchunk, tperma) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
@@ -1236,6 +1284,7 @@ static const struct {
     {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
+    {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -32,6 +32,19 @@
    (<op>_tperma, templates/elementwise_tpa.cuh), forced (where tperm is
    planned) and reported like the others */
 #define KG_EW_TPERMA (KG_EW_VARIANT_COUNT + 5)
+/* copies of 4-byte elements by tperm's tiles with output rows cut at
+   32-byte sectors (<op>_tperms, templates/elementwise_tph.cuh, where
+   kg_ew_tperms_ok), forced (where tperm is planned) and reported like the
+   others */
+#define KG_EW_TPERMS (KG_EW_VARIANT_COUNT + 6)
+
+/* 1 when a copy planned as tp can run <op>_tperms (input 0 staged, square
+   tiles, no word pairs, the c axis one dim of output stride 1) */
+KG_API int kg_ew_tperms_ok(const kg_tperm *tp);
+/* 1 when the default choice runs <op>_tperms for a 4-byte copy planned as
+   tp into out (kg_ew_tperms_ok, output rows off 32-byte sectors, a c axis
+   of at least 96 positions; the measured rule in runtime/elementwise.c) */
+KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out);
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -184,7 +197,11 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      default choice where kg_ew_tperma_by_default, 1 always (forced tperm
      too), 0 never;
    KG_EW_TUNE_TPERMA_BPS: tperma's blocks per SM (1 to 64), each block
-     taking every grid-th tile; 0 (the default): one block a tile.
+     taking every grid-th tile; 0 (the default): one block a tile;
+   KG_EW_TUNE_TPERMS: copies of 4-byte elements that run tperm run
+     <op>_tperms: 2 (the default) by the default choice where
+     kg_ew_tperms_by_default, 1 wherever kg_ew_tperms_ok (forced tperm too),
+     0 never.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -218,7 +235,8 @@ enum {
     KG_EW_TUNE_DENSE_VPT,
     KG_EW_TUNE_DENSE_THREADS,
     KG_EW_TUNE_TPERMA,
-    KG_EW_TUNE_TPERMA_BPS
+    KG_EW_TUNE_TPERMA_BPS,
+    KG_EW_TUNE_TPERMS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -787,8 +787,11 @@ static int next_perm(int *p, int n)
 
 /* The variant check_perms asserts: perm / permf, or tperm (the tperm tests
    set it; the tuning hook then routes every planned call to tperm), or
-   tperma (want_tperm 2: the tperma tests). */
+   tperma (want_tperm 2: the tperma tests), or either of tperm and tperms
+   (3: the tperms tests, whose kernel takes only plans with a c axis of one
+   dim; each test asserts that tperms ran from ran_total). */
 static int want_tperm;
+static unsigned ran_total; /* every variant check_perms saw run */
 
 /* Every permutation of `shape` as input 0 (the others dense, or permuted the
    reverse way every other time), into a dense output; then a misaligned
@@ -828,7 +831,11 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         ew_case ip = {"permutation in place", arity, {a, o, o}, o, 1, FILL_MIXED, 0};
         run_case(op, dt, odt, &ip, &ran);
     }
-    if (want_tperm == 2)
+    ran_total |= ran;
+    if (want_tperm == 3)
+        cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "%s %s: neither tperms nor tperm ran (variants %#x)",
+                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+    else if (want_tperm == 2)
         cr_assert(ran & (1u << KG_EW_TPERMA), "%s %s: tperma never ran (variants %#x)", kg_op_get_info(op)->name,
                   kg_dtype_name(dt), ran);
     else if (want_tperm)
@@ -1093,6 +1100,84 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
     check_tperma(1, 6);
 }
 
+/* Copies of 4-byte elements by <op>_tperms (output rows cut at 32-byte
+   sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMS 1: wherever
+   the plan's c axis is one dim of output stride 1 and input 0 is staged,
+   tperm elsewhere): every permutation of the tperm shapes (2 to 5 dims,
+   short and odd dims folded, a misaligned base), rows of 255, 387, 31,
+   4097, 2 and 1 elements, each of the 8 output phases within a sector (the
+   output 0 to 7 elements off, the input off by other amounts) on a 2-d and
+   a 3-d transposition, twice each, a 6-d reversal and rotation, with and
+   without tables; f32 and i32. Bits exact against the reference. */
+static void check_tph(int flat)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    want_tperm = 3;
+    const kg_dtype dts[] = {KG_F32, KG_I32};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        ran_total = 0;
+        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(4097, 31));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(31, 2, 255));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(2, 387, 1));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(7, 65, 3, 71));
+        cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
+                  ran_total);
+    }
+    /* every output phase within a sector, the input off by another amount */
+    for (int k = 0; k < 32; k++) {
+        unsigned ran = 0;
+        const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130};
+        const int t2[2] = {1, 0}, r3[3] = {2, 1, 0};
+        const int nd = k % 2 ? 3 : 2, oo = (k / 2) % 8, io = (k * 3 + 1) % 8;
+        const view o = dense(nd, nd == 2 ? s2 : s3), a = permuted(nd, nd == 2 ? s2 : s3, nd == 2 ? t2 : r3);
+        const kg_dtype dt = k < 16 ? KG_F32 : KG_I32;
+        ew_case c = {"output phase", 1, {offset(a, io), o, o}, offset(o, oo), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
+        cr_assert(ran & (1u << KG_EW_TPERMS), "phase case %d: tperms did not run (variants %#x)", k, ran);
+    }
+    /* rank 6: the reversal and a rotation */
+    for (size_t i = 0; i < 4; i++) {
+        unsigned ran = 0;
+        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
+        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
+        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
+        const kg_dtype dt = i < 2 ? KG_F32 : KG_I32;
+        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
+        cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "6-d case %zu: variants %#x", i, ran);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 2);
+}
+
+Test(tperms, copies_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1);
+}
+
+Test(tperms, copies_rows_cut_at_sectors_tables, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(0);
+}
+
+/* A permutation case of up to 3 dims for the tperma choice tests (the GPU
+   test tperma::default_choice and the CPU test
+   tperm_plan::tperma_where_it_measured_faster): shape s, permutation perm
+   (each test says how it reads them) and the expected outcome want. */
+typedef struct {
+    int nd;
+    int64_t s[3];
+    int perm[3];
+    int want;
+} tperma_case;
+
 /* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
    never run tperm (the 2-d transpose runs tperma; want -1: tperma or a
@@ -1100,12 +1185,7 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    (input 0 not staged) runs tperm. */
 Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
 {
-    static const struct {
-        int nd;
-        int64_t s[3];
-        int perm[3];
-        int want;
-    } cs[] = {
+    static const tperma_case cs[] = {
         {2, {503, 751}, {1, 0}, KG_EW_TPERMA},        /* flat, 12 x 8 tiles */
         {3, {37, 66, 45}, {2, 1, 0}, -1},           /* tables, 4 x 8 tiles */
         {3, {37, 66, 45}, {1, 0, 2}, KG_EW_TPERM},  /* input 0 not staged */
@@ -1472,8 +1552,9 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         kg_dtype dt;
         int want;
     } cs[] = {
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERM},
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERMS},  /* 4-byte copy, c one dim: rows cut at sectors */
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMA}, /* 2-byte copy: kg_ew_tperma_by_default */
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_I32, KG_EW_TPERMS},  /* the same kernel for every 4-byte copy */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_PERM},  /* the same in bf16 (1001: scalar loads) */
@@ -2438,12 +2519,7 @@ Test(rowsv_plan, the_rule_and_the_chunks)
    a flat plan with a short j axis, a table plan with a short c axis). */
 Test(tperm_plan, tperma_where_it_measured_faster)
 {
-    static const struct {
-        int nd;
-        int64_t s[3];
-        int perm[3];
-        int want;
-    } cs[] = {
+    static const tperma_case cs[] = {
         {2, {6007, 5003}, {1, 0}, 1},      {3, {255, 387, 259}, {0, 2, 1}, 1}, {3, {255, 387, 259}, {1, 2, 0}, 1},
         {3, {115, 1041, 183}, {0, 2, 1}, 1}, {2, {11009, 1983}, {1, 0}, 1},
         {3, {255, 387, 259}, {1, 0, 2}, 0}, /* input 0 not staged */
@@ -2472,6 +2548,105 @@ Test(tperm_plan, tperma_where_it_measured_faster)
         cr_assert(kg_ew_plan_tperm(&Ly, es, &tp), "case %zu: no tperm plan", i);
         cr_assert_eq(kg_ew_tperma_by_default(&tp), cs[i].want, "case %zu (flat %u, %u x %u tiles, staged %#x)", i,
                      tp.flat, tp.tiles_c, tp.tiles_j, tp.staged);
+    }
+}
+
+/* tperms (templates/elementwise_tph.cuh) cuts each output row at 32-byte
+   sectors of S positions (4-byte: S = 8, 2-byte: 16): row j of c tile t
+   (c0 = 64 t) writes c0 + h .. c0 + 63 + h (h = the positions from c0 to
+   the row's first sector boundary, 0 to S - 1; tile 0 from 0, the last
+   tile to the end) from the positions c0 .. c0 + 63 + S it loaded. Walked
+   here for rows of 1 to 4097 positions at each phase of a row's start:
+   every position is written once, by a tile that loaded it, and the
+   stores from c0 + h on start on a sector. */
+Test(tperm_plan, tperms_rows_cut_at_sectors_cover_each_position_once)
+{
+    static const int ns[] = {1, 2, 7, 8, 9, 31, 63, 64, 65, 71, 72, 127, 128, 129, 255, 259, 387, 1023, 4097};
+    static unsigned char hits[4097];
+    for (uint32_t S = 8; S <= 16; S += 8)
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (uint32_t phase = 0; phase < S; phase++) { /* the row's start, in elements past a sector */
+            const int n = ns[i], tiles = (n + 63) / 64;
+            memset(hits, 0, sizeof hits);
+            for (int t = 0; t < tiles; t++) {
+                const int c0 = 64 * t, ncr = n - c0;
+                const int h = (int)((0u - (phase + (uint32_t)c0)) & (S - 1));
+                for (int lo = 0; lo < 64; lo++) {
+                    if (h + lo < ncr) {
+                        cr_assert(h + lo < 64 + (int)S, "n %d phase %u tile %d: position %d not loaded", n, phase, t,
+                                  h + lo);
+                        hits[c0 + h + lo]++;
+                    }
+                    if (c0 == 0 && lo < h && lo < ncr)
+                        hits[lo]++;
+                }
+                cr_assert_eq((phase + (uint32_t)(c0 + h)) % S, 0u, "n %d phase %u tile %d: rows start off a sector", n,
+                             phase, t);
+            }
+            for (int c = 0; c < n; c++)
+                cr_assert_eq(hits[c], 1, "n %d phase %u: position %d written %d times", n, phase, c, hits[c]);
+        }
+}
+
+/* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
+   physical shape P read in the order p, out dense): the rows whose output
+   fast dim comes from a moved input dim can take tperms; one whose
+   inner dim stays in place (input 0 not staged) does not. */
+Test(tperm_plan, tperms_takes_the_transposed_rows)
+{
+    static const struct {
+        int nd;
+        int64_t P[3];
+        int p[3];
+        int want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},       {3, {255, 387, 259}, {2, 1, 0}, 1},
+        {3, {255, 387, 259}, {1, 2, 0}, 1}, {3, {255, 387, 259}, {2, 0, 1}, 1},
+        {3, {255, 387, 259}, {0, 2, 1}, 1}, {3, {255, 387, 259}, {1, 0, 2}, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_F32);
+        const size_t es[4] = {4, 4, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(kg_ew_tperms_ok(&tp), cs[i].want, "case %zu (staged %#x, c dims %d, c stride %d, flat %u)", i,
+                     tp.staged, tp.nd[KG_TP_C], tp.stride[KG_TP_C][0][0], tp.flat);
+    }
+}
+
+/* kg_ew_tperms_by_default (H200 run s22r2's rule) on the perm bench's f32
+   rows (input a = a dense buffer of physical shape P read in the order p,
+   out dense at a 32-byte aligned address): tperms where it gained (output
+   rows off sectors, a c axis of 125 to 6007), tperm where every output row
+   starts on a sector (c axis of 64 or 100320 with row strides of multiples
+   of 8) and where the c axis is short (81); an output 4 bytes off its
+   sector takes tperms wherever it is eligible. */
+Test(tperm_plan, tperms_where_it_measured_faster)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        int want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},         {3, {255, 387, 259}, {2, 1, 0}, 1},
+        {3, {255, 387, 259}, {2, 0, 1}, 1},   {3, {255, 387, 259}, {0, 2, 1}, 1},
+        {4, {125, 239, 223, 5}, {2, 1, 3, 0}, 1}, {3, {181, 669, 181}, {1, 2, 0}, 1},
+        {4, {33, 64, 95, 91}, {0, 3, 2, 1}, 0}, /* c = 64, rows on sectors: 86.2 -> 78.2 */
+        {4, {33, 64, 95, 91}, {2, 0, 3, 1}, 0}, {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 0},
+        {4, {33, 64, 95, 91}, {3, 0, 1, 2}, 0}, /* c = 100320, rows on sectors: 81.4 -> 80.7 */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, 0}, /* c = 81: 75.3 -> 63.4 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_F32);
+        const size_t es[4] = {4, 4, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(kg_ew_tperms_by_default(&tp, KT_DEV(1 << 28)), cs[i].want, "case %zu (c %u, %u x %u tiles)", i,
+                     tp.n[KG_TP_C], tp.tiles_c, tp.tiles_j);
+        /* the output 4 bytes off a sector: every row off (where eligible and c >= 96) */
+        cr_assert_eq(kg_ew_tperms_by_default(&tp, (const char *)KT_DEV(1 << 28) + 4),
+                     kg_ew_tperms_ok(&tp) && tp.n[KG_TP_C] >= 96, "case %zu, output 4 bytes off", i);
     }
 }
 

@@ -182,12 +182,22 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                             cr_assert_str_eq(kg_kernels[kr + v].name, tn);
                             expected++;
                         }
+                        int kh = kr + 4;
                         if (kg_dtype_size((kg_dtype)d) == 2) {
                             /* 2-byte elements: <op>_tperma right after tchunk */
                             snprintf(tn, sizeof tn, "%.*s_tperma", (int)strlen(kg_kernels[kd].name) - 6,
                                      kg_kernels[kd].name);
                             cr_assert(kr + 4 < KG_KERNEL_COUNT);
                             cr_assert_str_eq(kg_kernels[kr + 4].name, tn);
+                            expected++;
+                            kh++;
+                        }
+                        if (kg_dtype_size((kg_dtype)d) == 4) {
+                            /* 4-byte elements: <op>_tperms right after tchunk */
+                            snprintf(tn, sizeof tn, "%.*s_tperms", (int)strlen(kg_kernels[kd].name) - 6,
+                                     kg_kernels[kd].name);
+                            cr_assert(kh < KG_KERNEL_COUNT);
+                            cr_assert_str_eq(kg_kernels[kh].name, tn);
                             expected++;
                         }
                     }
