@@ -59,6 +59,9 @@ typedef enum kg_red_cols_mode {
                           flight (WIDE's elements are split into 16-bit registers right at each load, which
                           makes each load wait for the one before) */
     KG_RED_CV_VEC32,   /* as KG_RED_CV_VEC for 2-byte elements (4 columns, 8 bytes), as 32-bit words */
+    KG_RED_CV_SHIFT,   /* 2- and 4-byte elements in rows off the 16-byte grid: 16 / size adjacent columns per lane,
+                          the aligned vectors under them loaded and realigned across the warp's lanes (cw >= 32;
+                          tile_rows: the input's highest element offset; templates/reduce.cuh kg_red_cols_shift) */
 } kg_red_cols_mode;
 #define KG_RED_SCOLS 4
 /* FLAT: most columns (a lane combines up to KG_RED_FLAT_COLS / 256 of them
@@ -181,7 +184,8 @@ typedef struct kg_red_args {
     int64_t run;       /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
                           innermost, the columns right outside it; the walk counts runs) */
     int64_t tiles;     /* column tiles (COLS) or row tiles (TILE) per outer position */
-    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile */
+    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile; COLS mode KG_RED_CV_SHIFT: the input's highest
+                          element offset */
     int64_t inner_out; /* values' stride along the columns */
     int64_t inner_idx; /* indices' stride along the columns */
     kg_red_dims outer; /* kept dims (COLS: without the columns) */

@@ -785,6 +785,99 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
         kg_red_nest_v<Op, 1, false, false, UO>(A);
 }
 
+/* COLS mode KG_RED_CV_SHIFT (rows not aligned to 16 bytes: an odd number
+   of columns, or a start off the vector grid): lane tx of a warp needs the
+   V elements at e = base + w.off (its V adjacent columns of the row), which
+   straddle two aligned 16-byte vectors. Each lane loads the aligned vector
+   at e - m (m = e's place in its vector, the same for the whole warp: its
+   lanes' columns are adjacent vectors of one row, cw >= 32), takes the next
+   lane's vector by a shuffle (lane 31 loads the one after the warp's), and
+   funnel-shifts the pair by m elements. Each column's values are pushed in
+   the same row order as the strided mode's (KG_RED_CV_STRIDED, one load
+   per column and row), so the results are those bits; a lane issues one
+   16-byte load per row where that mode issues one per column.
+   Vectors reaching outside the input's elements [0, A.tile_rows] (the
+   highest element offset; strides are never negative) load element by
+   element. U rows in flight (UO, or the walk's unroll). */
+template <class Op, int V, int UO>
+__device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<Op> (&a)[V], int64_t base,
+                                                  int64_t col, int64_t r, int64_t r1, int ny)
+{
+    typedef typename Op::in_t T;
+    static_assert((sizeof(T) == 2 || sizeof(T) == 4) && V * sizeof(T) == 16, "SHIFT: 16-byte vectors of 2- or 4-byte elements");
+    typedef kgd_vec<uint32_t, 4> WT;
+    typedef typename std::conditional<(UO > 0), int32_t, int64_t>::type I;
+    constexpr int U = UO > 0 ? UO : Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<kgd_vec<T, V>, false>::n;
+    const int lane = threadIdx.x & 31;
+    const int bias = (int)(((uintptr_t)A.in & 15) / sizeof(T));
+    const int64_t hi = A.tile_rows;
+    const T *in = (const T *)A.in;
+    /* the aligned vector at element offset q (q + bias a multiple of V) */
+    auto load = [&](int64_t q) {
+        WT v;
+        if (q >= 0 && q + V - 1 <= hi) {
+            v = *(const WT *)(in + q);
+        } else {
+            T e[V];
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                e[k] = in[q + k >= 0 && q + k <= hi ? q + k : 0]; /* (outside: never a needed column) */
+            }
+            memcpy(&v, e, 16);
+        }
+        return v;
+    };
+    kg_red_pos<I> w;
+    kg_walk_at(A.walk, r, w);
+    for (; r < r1; r += U * (int64_t)ny) {
+        WT x[U], y[U];
+        int m[U];
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            if (r + j * (int64_t)ny < r1) {
+                const int64_t e = base + w.off;
+                m[j] = (int)((bias + e) & (V - 1));
+                const int64_t q = e - m[j];
+                x[j] = y[j] = WT{};
+                if (col - m[j] < A.inner) /* the vector holds columns of the tile */
+                    x[j] = load(q);
+                if (lane == 31 && col + V - m[j] < A.inner)
+                    y[j] = load(q + V);
+                kg_walk_step(A.walk, w);
+            }
+#pragma unroll
+        for (int j = 0; j < U; j++)
+            if (r + j * (int64_t)ny < r1) {
+                uint32_t c[8];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    c[k] = x[j].v[k];
+                    const uint32_t n = __shfl_down_sync(0xffffffffu, x[j].v[k], 1);
+                    c[4 + k] = lane == 31 ? y[j].v[k] : n;
+                }
+                /* the words from byte m * sizeof(T) on */
+                const int sb = m[j] * (int)sizeof(T), qw = sb >> 2;
+                uint32_t s[5];
+#pragma unroll
+                for (int k = 0; k < 5; k++)
+                    s[k] = qw == 0 ? c[k] : qw == 1 ? c[k + 1] : qw == 2 ? c[k + 2] : c[k + 3];
+                const int64_t ri = r + j * (int64_t)ny;
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    T e;
+                    if constexpr (sizeof(T) == 4) {
+                        memcpy(&e, &s[k], 4);
+                    } else {
+                        const uint32_t wd = __funnelshift_r(s[k / 2], s[k / 2 + 1], (sb & 3) * 8);
+                        const uint16_t b = (uint16_t)(wd >> (16 * (k & 1)));
+                        memcpy(&e, &b, 2);
+                    }
+                    kg_red_push<Op>(a[k], e, ri);
+                }
+            }
+    }
+}
+
 /* COLS with V columns per lane. Block = cw lanes across columns x ny =
    256/cw lanes down the reduced positions (cw a power of two up to 256); the
    reduced positions are a walk over up to KG_RED_WALK_DIMS dims (step ny), so
@@ -798,7 +891,7 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
    wait for the one before). */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0, bool Shift = false>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
@@ -849,6 +942,9 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
         const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
         const int64_t cs = Strided ? cw : 1;
         const bool active = col < A.inner;
+        /* Shift: a warp's lanes (one row: cw >= 32) all take part in the
+           shuffles while its first lane's column is in the tile */
+        const bool walks = Shift ? col - (int64_t)(threadIdx.x & 31) * V < A.inner : active;
         const int64_t r0 = split * A.chunk;
         const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
         const int64_t r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
@@ -896,7 +992,10 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 r = r1; /* done: the vector path below is skipped */
             }
         }
-        if (active && r < r1) {
+        if constexpr (Shift)
+            if (walks && r < r1)
+                kg_red_cols_shift<Op, V, UO>(A, a, io + col, col, r, r1, ny);
+        if (!Shift && active && r < r1) {
             const T *p = (const T *)A.in + io + col;
             /* strided: a lane's columns past the last one load the last
                column again (in bounds; never stored) */
@@ -1439,6 +1538,10 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(cons
     } else if (A.vec == KG_RED_CV_VEC32) {
         if constexpr (sizeof(typename Op::in_t) == 2 && Op::cvec % 2 == 0)
             kg_red_cols_v<Op, Op::cvec, false, false, true, UO>(A, sv, si);
+    } else if (A.vec == KG_RED_CV_SHIFT) {
+        constexpr int S = 16 / (int)sizeof(typename Op::in_t);
+        if constexpr ((sizeof(typename Op::in_t) == 2 || sizeof(typename Op::in_t) == 4) && S <= W)
+            kg_red_cols_v<Op, S, false, false, false, UO, true>(A, sv, si);
     } else {
         kg_red_cols_v<Op, 1, false, false, false, UO>(A, sv, si);
     }
