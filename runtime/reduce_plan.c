@@ -422,6 +422,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_shift = 0,
     .cols_shift_min = 1,
     .cols_shift_lanes = 0,
+    .cols_runs_kept = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -448,7 +449,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
                   F(nest_multi_plain), F(cols_runs_plain),
-                  F(cols_shift), F(cols_shift_min), F(cols_shift_lanes)};
+                  F(cols_shift), F(cols_shift_min), F(cols_shift_lanes), F(cols_runs_kept)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1034,14 +1035,14 @@ static int nest_moves_vectors(const kg_tensor *in, const dim *K, int nk, const d
    under the columns K[0], the run divides the vector and every row (the
    columns' runs) and every start are whole aligned vectors; else 0. */
 static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
-                            size_t es, int indexed)
+                            size_t es, int indexed, int64_t kw)
 {
     if (!T->cols_runs_vec || indexed || es < 2 || es > 8 || (es == 2 && !(T->cols_wide && T->cols_words)) || nr < 2 ||
-        nr - 1 > KG_RED_WALK_DIMS || nk < 1 || D[0].in != 1 || K[0].in != D[0].size || D[0].size < 2 ||
+        nr - 1 > KG_RED_WALK_DIMS || nk < 1 || D[0].in != kw || K[0].in != smul(D[0].size, kw) || D[0].size < 2 ||
         !kgi_aligned(in->data, 16))
         return 0;
     const int64_t n = 16 / (int64_t)es, L = D[0].size;
-    int ok = n % L == 0 && smul(K[0].size, L) % n == 0;
+    int ok = n % smul(L, kw) == 0 && smul(smul(K[0].size, L), kw) % n == 0;
     for (int d = 1; d < nr; d++)
         ok = ok && D[d].in % n == 0;
     for (int d = 1; d < nk; d++)
@@ -1063,8 +1064,25 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     kg_red_tuning T2;
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+    /* cols_runs_kept: a short kept dim K[0] (kw contiguous elements) under
+       the reduced run D[0], the columns K[1] right outside both, their
+       results' stride kw times K[0]'s: rows of periods of kw x run elements
+       in whole vectors (cols_runs_vec's), each result folding its run's
+       accumulators (reduce_cols_runs.cuh; A->tile_rows = kw). Columns of
+       K[0] alone (the strided or scalar columns) read kw of every kw x run
+       elements of a row per load. */
+    int64_t kw = 1, rv = 0;
+    dim k0 = K[0];
+    if (T->cols_runs_kept && !indexed && (es == 2 || es == 4) && nk >= 2 && nr >= 2 && K[0].in == 1 &&
+        K[0].size >= 2 && D[0].in == K[0].size && K[1].out == smul(K[0].out, K[0].size) &&
+        (rv = cols_run_vec(T, in, K + 1, nk - 1, D, nr, es, indexed, K[0].size)) > 0) {
+        kw = K[0].size;
+        K++;
+        nk--;
+    }
     /* cols_runs_vec: the rows' columns x run elements in whole vectors */
-    const int64_t rv = cols_run_vec(T, in, K, nk, D, nr, es, indexed);
+    if (kw == 1)
+        rv = cols_run_vec(T, in, K, nk, D, nr, es, indexed, 1);
     /* a short contiguous reduced run innermost with the columns right
        outside it: each lane reads its column's run (the walk counts runs);
        with cols_runs_nest_vec not where NEST moves the run in vectors */
@@ -1077,12 +1095,14 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         D++;
         nr--;
     }
-    if (nr > KG_RED_WALK_DIMS || K[0].in != run)
+    if (nr > KG_RED_WALK_DIMS || K[0].in != run * kw)
         return 0;
     const int64_t rows = red / run;
     dim inner = K[0];
     if (rv) /* the columns' runs as columns of elements, folded by run at the end */
-        inner.size = smul(K[0].size, run);
+        inner.size = smul(smul(K[0].size, run), kw);
+    if (kw > 1)
+        inner.out = k0.out; /* (the fold's results: kw per period, k0's stride apart) */
     /* cols_chain: the columns over K[0] and the kept dims whose input
        strides chain with it, K[0 .. a) (their results' strides do not, or
        plan_nest would have merged them): each result's offset from its
@@ -1158,7 +1178,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         }
         cw = best;
     }
-    const int64_t outer = n_out / (rv ? K[0].size : inner.size);
+    const int64_t outer = n_out / (rv ? K[0].size * kw : inner.size);
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
@@ -1183,13 +1203,18 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     A->inner_out = inner.out;
     A->inner_idx = inner.idx;
     A->run = run;
-    if (vec == KG_RED_CV_SHIFT)
-        A->tile_rows = hi; /* the shift walk's bound on its vectors */
+    /* the shift walk's bound on its vectors, or cols_runs_kept's fold */
+    A->tile_rows = vec == KG_RED_CV_SHIFT ? hi : kw > 1 ? kw : 0;
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
     if (rv && !walk_fits32(&A->walk))
         return 0; /* (the run kernel walks in 32-bit arithmetic) */
+    if (vec == KG_RED_CV_SHIFT && !walk_fits32(&A->walk)) {
+        T2 = *T; /* (so does COLSS) */
+        T2.cols_shift = 0;
+        return plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, indexed, &T2, w);
+    }
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     /* cols_runs_plain: value reductions' column runs (one element a load)
        in the plain walk, cols_occ's kernels. H200 s21r2, same process, us,
@@ -1252,7 +1277,7 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
     if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16 || (int64_t)es < T->tile_min_es)
         return 0;
-    if (T->tile_vec && cols_run_vec(T, in, K, nk, D, nr, es, indexed))
+    if (T->tile_vec && cols_run_vec(T, in, K, nk, D, nr, es, indexed, 1))
         return 0; /* COLS over the runs in vectors */
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;
@@ -1577,7 +1602,7 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 {
     const kg_red_args *A = &plan->args;
     if (plan->cls != KG_RED_COLS || A->deep || info->indexed || (T->cols_occ != 3 && T->cols_occ != 4) ||
-        !walk_fits32(&A->walk))
+        !walk_fits32(&A->walk) || A->vec == KG_RED_CV_SHIFT /* (COLSS at 2 blocks) */)
         return 0;
     /* 4 strided columns of 8-byte accumulators (i32 sums and the like)
        spill at 64 registers (48 bytes; 8 for f32): r2 lost on 4 of its 9

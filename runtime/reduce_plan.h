@@ -170,6 +170,9 @@ typedef struct kg_red_tuning {
     int cols_shift_min;     /* cols_shift only over at least this many warps' worth of columns (32 vectors each) */
     int cols_shift_lanes;   /* cols_shift where the tile would be narrower than a warp (cols_lanes, the split's
                                narrow tiles, cols_split_few): 32: a warp across; 0: the strided mode there */
+    int cols_runs_kept;     /* cols_runs_vec also where a short contiguous kept dim lies under the run (rows of
+                               periods of kept x run elements, args.tile_rows the kept width; 2- and 4-byte
+                               elements) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

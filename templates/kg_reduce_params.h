@@ -129,6 +129,10 @@ typedef enum kg_red_class {
     KG_RED_COLSQ,     /* kernels only: COLS plans with args.group 2 (two column tiles per unit, one lane down each
                          column, unsplit, KG_RED_COLSQ_UNROLL rows of both tiles' vectors in flight) at
                          KG_RED_OCC_MIN_BLOCKS; value reductions whose walk fits 32-bit arithmetic */
+    KG_RED_COLSS,     /* kernels only: COLS plans in realigned vectors (args.vec KG_RED_CV_SHIFT) at
+                         KG_RED_WALK_MIN_BLOCKS, KG_RED_OCC3_UNROLL rows in flight, the walk in 32-bit arithmetic
+                         (a kernel of its own: in the cols kernels its registers spilled, ptxas sm_90 colso 158
+                         bytes) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

@@ -800,19 +800,32 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
    highest element offset; strides are never negative) load element by
    element. U rows in flight (UO, or the walk's unroll). */
 template <class Op, int V, int UO>
-__device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<Op> (&a)[V], int64_t base,
-                                                  int64_t col, int64_t r, int64_t r1, int ny)
+__device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<Op> (&a)[V], int64_t io, int64_t col,
+                                                  int64_t r, int64_t r1, int ny)
 {
     typedef typename Op::in_t T;
     static_assert((sizeof(T) == 2 || sizeof(T) == 4) && V * sizeof(T) == 16, "SHIFT: 16-byte vectors of 2- or 4-byte elements");
+    static_assert(V <= 8, "SHIFT: m packed in 4 bits a row");
     typedef kgd_vec<uint32_t, 4> WT;
     typedef typename std::conditional<(UO > 0), int32_t, int64_t>::type I;
     constexpr int U = UO > 0 ? UO : Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<kgd_vec<T, V>, false>::n;
+    static_assert(U <= 8, "SHIFT: m packed in 32 bits");
     const int lane = threadIdx.x & 31;
-    const int bias = (int)(((uintptr_t)A.in & 15) / sizeof(T));
-    const int64_t hi = A.tile_rows;
     const T *in = (const T *)A.in;
-    /* the aligned vector at element offset q (q + bias a multiple of V) */
+    const T *p = in + io + col;
+    /* the lane's columns start at element e = io + col + w.off of the
+       input; col is a multiple of V, so e's place in its aligned vector is
+       (mb + w.off) mod V */
+    const int mb = (int)((((uintptr_t)A.in & 15) / sizeof(T) + io) & (V - 1));
+    /* careful: some vector of this lane's rows may reach outside the input
+       (its first element or A.tile_rows, the highest) or hold no column of
+       the tile; those load by the checks below (per unit, for the lanes at
+       the input's ends and at the rows' ends) */
+    int64_t wmax = 0;
+    for (int d = 0; d < A.walk.n; d++)
+        wmax += (A.walk.size[d] - 1) * A.walk.in[d];
+    const bool careful = io + col < V || io + col + wmax + 2 * V > A.tile_rows || col + 2 * V > A.inner;
+    const int64_t hi = A.tile_rows;
     auto load = [&](int64_t q) {
         WT v;
         if (q >= 0 && q + V - 1 <= hi) {
@@ -820,9 +833,8 @@ __device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<
         } else {
             T e[V];
 #pragma unroll
-            for (int k = 0; k < V; k++) {
+            for (int k = 0; k < V; k++)
                 e[k] = in[q + k >= 0 && q + k <= hi ? q + k : 0]; /* (outside: never a needed column) */
-            }
             memcpy(&v, e, 16);
         }
         return v;
@@ -831,48 +843,72 @@ __device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<
     kg_walk_at(A.walk, r, w);
     for (; r < r1; r += U * (int64_t)ny) {
         WT x[U], y[U];
-        int m[U];
+        uint32_t ms = 0; /* each row's m, 4 bits a row */
 #pragma unroll
         for (int j = 0; j < U; j++)
             if (r + j * (int64_t)ny < r1) {
-                const int64_t e = base + w.off;
-                m[j] = (int)((bias + e) & (V - 1));
-                const int64_t q = e - m[j];
-                x[j] = y[j] = WT{};
-                if (col - m[j] < A.inner) /* the vector holds columns of the tile */
-                    x[j] = load(q);
-                if (lane == 31 && col + V - m[j] < A.inner)
-                    y[j] = load(q + V);
+                const int m = (mb + (int)w.off) & (V - 1);
+                ms |= (uint32_t)m << (4 * j);
+                if (!careful) {
+                    const T *q = p + w.off - m;
+                    x[j] = *(const WT *)q;
+                    if (lane == 31 && m > 0)
+                        y[j] = *(const WT *)(q + V);
+                } else {
+                    const int64_t q = io + col + w.off - m;
+                    x[j] = y[j] = WT{};
+                    if (col - m < A.inner) /* the vector holds columns of the tile */
+                        x[j] = load(q);
+                    if (lane == 31 && m > 0 && col + V - m < A.inner)
+                        y[j] = load(q + V);
+                }
                 kg_walk_step(A.walk, w);
             }
 #pragma unroll
         for (int j = 0; j < U; j++)
             if (r + j * (int64_t)ny < r1) {
+                const int m = (int)(ms >> (4 * j)) & 15; /* the same in the whole warp */
                 uint32_t c[8];
 #pragma unroll
-                for (int k = 0; k < 4; k++) {
+                for (int k = 0; k < 4; k++)
                     c[k] = x[j].v[k];
-                    const uint32_t n = __shfl_down_sync(0xffffffffu, x[j].v[k], 1);
-                    c[4 + k] = lane == 31 ? y[j].v[k] : n;
-                }
-                /* the words from byte m * sizeof(T) on */
-                const int sb = m[j] * (int)sizeof(T), qw = sb >> 2;
-                uint32_t s[5];
+                if (m > 0)
 #pragma unroll
-                for (int k = 0; k < 5; k++)
-                    s[k] = qw == 0 ? c[k] : qw == 1 ? c[k + 1] : qw == 2 ? c[k + 2] : c[k + 3];
-                const int64_t ri = r + j * (int64_t)ny;
-#pragma unroll
-                for (int k = 0; k < V; k++) {
-                    T e;
-                    if constexpr (sizeof(T) == 4) {
-                        memcpy(&e, &s[k], 4);
-                    } else {
-                        const uint32_t wd = __funnelshift_r(s[k / 2], s[k / 2 + 1], (sb & 3) * 8);
-                        const uint16_t b = (uint16_t)(wd >> (16 * (k & 1)));
-                        memcpy(&e, &b, 2);
+                    for (int k = 0; k < 4; k++) {
+                        const uint32_t n = __shfl_down_sync(0xffffffffu, x[j].v[k], 1);
+                        c[4 + k] = lane == 31 ? y[j].v[k] : n;
                     }
-                    kg_red_push<Op>(a[k], e, ri);
+                const int64_t ri = r + j * (int64_t)ny;
+                /* element k of the lane's columns: element k + M of c */
+                auto push = [&](auto mc) {
+                    constexpr int M = decltype(mc)::value;
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        T e;
+                        if constexpr (sizeof(T) == 4) {
+                            memcpy(&e, &c[k + M], 4);
+                        } else {
+                            const uint16_t b = (uint16_t)(c[(k + M) / 2] >> (16 * ((k + M) & 1)));
+                            memcpy(&e, &b, 2);
+                        }
+                        kg_red_push<Op>(a[k], e, ri);
+                    }
+                };
+                switch (m) { /* (uniform in the warp) */
+                case 0: push(std::integral_constant<int, 0>{}); break;
+                case 1: push(std::integral_constant<int, 1>{}); break;
+                case 2: push(std::integral_constant<int, 2>{}); break;
+                case 3: push(std::integral_constant<int, 3>{}); break;
+                default:
+                    if constexpr (V == 8) {
+                        switch (m) {
+                        case 4: push(std::integral_constant<int, 4>{}); break;
+                        case 5: push(std::integral_constant<int, 5>{}); break;
+                        case 6: push(std::integral_constant<int, 6>{}); break;
+                        default: push(std::integral_constant<int, 7>{}); break;
+                        }
+                    }
+                    break;
                 }
             }
     }
@@ -994,7 +1030,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
         }
         if constexpr (Shift)
             if (walks && r < r1)
-                kg_red_cols_shift<Op, V, UO>(A, a, io + col, col, r, r1, ny);
+                kg_red_cols_shift<Op, V, UO>(A, a, io, col, r, r1, ny);
         if (!Shift && active && r < r1) {
             const T *p = (const T *)A.in + io + col;
             /* strided: a lane's columns past the last one load the last
@@ -1538,13 +1574,26 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(cons
     } else if (A.vec == KG_RED_CV_VEC32) {
         if constexpr (sizeof(typename Op::in_t) == 2 && Op::cvec % 2 == 0)
             kg_red_cols_v<Op, Op::cvec, false, false, true, UO>(A, sv, si);
-    } else if (A.vec == KG_RED_CV_SHIFT) {
-        constexpr int S = 16 / (int)sizeof(typename Op::in_t);
-        if constexpr ((sizeof(typename Op::in_t) == 2 || sizeof(typename Op::in_t) == 4) && S <= W)
-            kg_red_cols_v<Op, S, false, false, false, UO, true>(A, sv, si);
     } else {
         kg_red_cols_v<Op, 1, false, false, false, UO>(A, sv, si);
     }
+}
+
+/* COLSS: COLS plans in realigned vectors (KG_RED_CV_SHIFT; elements of 2 or
+   4 bytes, the walk in 32-bit arithmetic, the planner checks), a kernel of
+   their own at KG_RED_WALK_MIN_BLOCKS with KG_RED_OCC3_UNROLL rows in
+   flight (index reductions KG_RED_OCC_UNROLL: at 8, f32 argmax spilled 60
+   bytes; 0 for sum and max at 8, 123 registers): inside the cols kernels (COLSO: 64 registers) the rows' vectors
+   and lane 31's next vectors spilled (ptxas sm_90, f32 colso 158 / 460
+   bytes of spill stores / loads) and ran slower than the strided columns. */
+template <class Op> __device__ __forceinline__ void kg_red_cols_s(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr int W = kg_red_cols_width<Op>::n, S = 16 / (int)sizeof(T);
+    __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
+    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
+    if constexpr ((sizeof(T) == 2 || sizeof(T) == 4) && S <= W)
+        kg_red_cols_v<Op, S, false, false, false, Op::indexed ? KG_RED_OCC_UNROLL : KG_RED_OCC3_UNROLL, true>(A, sv, si);
 }
 
 #endif

@@ -167,6 +167,13 @@ static const rcase cases[] = {
     {"(7,13,2,333) (1,2) odd columns under two reduced dims", 4, {7, 13, 2, 333}, 2, {1, 2}, 0, DENSE},
     {"(4000,3,331) (0,1) odd columns, split", 3, {4000, 3, 331}, 2, {0, 1}, 0, DENSE},
     {"last two swapped (20,100,29,11) 1 odd columns over two kept dims", 4, {20, 100, 29, 11}, 1, {1}, 0, SWAP_LAST2},
+    /* a short kept dim under a reduced run under columns (cols_runs_kept:
+       periods of kept x run in vectors, folded per kept place): 2 x 2 under
+       16 columns and outer positions, 2 x 2 under 32 merged columns under a
+       walk (sweep #155's order), 4 x 2 (2-byte elements only) */
+    {"(5,40,16,2,2) (1,3) kept pairs under runs of 2", 5, {5, 40, 16, 2, 2}, 2, {1, 3}, 0, DENSE},
+    {"(3,50,16,2,2,2) (0,1,4) kept pairs under runs, merged columns", 6, {3, 50, 16, 2, 2, 2}, 3, {0, 1, 4}, 0, DENSE},
+    {"(30,20,2,4) (0,2) kept fours under runs of 2", 4, {30, 20, 2, 4}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -308,6 +315,9 @@ static int runs_plain_launches;
 /* ... and of COLS plans over rows off the 16-byte grid in realigned vectors
    (cols_shift, KG_RED_CV_SHIFT) */
 static int shift_launches;
+/* ... and of COLS runs in vectors with a kept width under the run
+   (cols_runs_kept) */
+static int kept_launches;
 /* Where set, check_case also runs each call under this tuning and, where
    its own plan was a realigned column plan (KG_RED_CV_SHIFT) and the other
    has the same geometry (lanes across, splits, rows per split: the same
@@ -375,6 +385,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     chain_vec_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0 &&
                           plan.args.vec != KG_RED_CV_SCALAR && plan.args.vec != KG_RED_CV_STRIDED;
     shift_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_SHIFT;
+    kept_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 &&
+                     plan.args.vec != KG_RED_CV_SCALAR && plan.args.tile_rows > 1;
     if (st == KG_OK)
         last_plan = plan;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
@@ -1233,9 +1245,11 @@ Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case_part_2) { chain
    bitwise equal, and the same bits as the strided columns' plan
    (cols_shift 0) where that plan has the same geometry (4-byte elements:
    the same lanes across, so each column's values combine in the same
-   order); part 1: value reductions in the 4-block kernel
-   (COLSO) on every grid, part 2: in the 3-block one (COLSP), narrow split
-   tiles of 32 lanes. */
+   order). The realigned plans take their own kernel (COLSS); part 1: value
+   reductions with the other column plans in the 4-block kernel (COLSO) on
+   every grid, part 2: in the 3-block one (COLSP), and narrow split tiles
+   of 32 lanes (cols_shift_lanes: the split's narrow tiles keep a warp
+   across). */
 static void shift_tunings(int part)
 {
     kg_red_tuning t = kg_red_tuning_default;
@@ -1272,6 +1286,18 @@ static void shift_tunings(int part)
 Test(gpu, columns_off_the_vector_grid_realigned_every_op_dtype_and_case) { shift_tunings(0); }
 Test(gpu, columns_off_the_vector_grid_realigned_at_4_blocks_per_sm) { shift_tunings(1); }
 Test(gpu, columns_off_the_vector_grid_realigned_in_narrow_split_tiles) { shift_tunings(2); }
+
+/* Every value reduction over every dtype and case with column runs in
+   vectors also under a short kept dim (cols_runs_kept: periods of kept x
+   run elements, each result folding its run's accumulators) wherever they
+   apply, every call twice, bitwise equal. */
+Test(gpu, column_runs_over_a_kept_width_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_runs();
+    t.cols_runs_kept = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &kept_launches,
+                       "column runs in vectors over a kept width");
+}
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
