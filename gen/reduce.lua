@@ -29,16 +29,12 @@ local M = {}
 -- colsq: cols over two column tiles per unit (the planner keeps the class
 -- cols and sets kg_red_args.group 2, the launch picks this kernel), in the
 -- cols group.
--- colss: cols plans in realigned vectors (kg_red_args.vec KG_RED_CV_SHIFT; the
--- planner keeps the class cols, the launch picks this kernel), in the cols
--- group.
 -- slab: narrow columns over a short reduced dim, whole slabs staged in shared
 -- memory by cp.async, a group of its own (templates/reduce_slab.cuh), with
 -- trans: outputs scattered in the input's order, written through shared
 -- memory (templates/reduce_trans.cuh).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq",
-              "colss" }
+              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -47,7 +43,7 @@ M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn
 -- code, compress together (a module per op and dtype made the bundle 30% larger).
 M.groups = {
   { name = "", classes = { "rows", "strided32", "strided64", "packed" } },
-  { name = "cols", classes = { "cols", "flat", "colso", "colsp", "colsq", "colss" } },
+  { name = "cols", classes = { "cols", "flat", "colso", "colsp", "colsq" } },
   { name = "nest", classes = { "nest", "nesto" } },
   { name = "narrow", classes = { "colsn", "nestn", "colsno", "nestno" } },
   { name = "tile", classes = { "tile" } },

@@ -96,8 +96,6 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
             k = plan->cls == KG_RED_NEST ? KG_RED_NESTO : plan->occ == 3 ? KG_RED_COLSP : KG_RED_COLSO;
     }
     /* COLS over two column tiles per unit */
-    if (plan->cls == KG_RED_COLS && A->vec == KG_RED_CV_SHIFT)
-        k = KG_RED_COLSS;
     if (plan->cls == KG_RED_COLS && A->group == 2)
         k = KG_RED_COLSQ;
     /* FLAT with a warp per unit (at 4 blocks per multiprocessor: plan->occ) */

@@ -419,10 +419,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_chain_red = 128,
     .nest_multi_plain = 2,
     .cols_runs_plain = 1,
-    .cols_shift = 0,
-    .cols_shift_min = 1,
-    .cols_shift_lanes = 0,
-    .cols_runs_kept = 0,
+    .cols_runs_kept = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -449,7 +446,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
                   F(nest_multi_plain), F(cols_runs_plain),
-                  F(cols_shift), F(cols_shift_min), F(cols_shift_lanes), F(cols_runs_kept)};
+                  F(cols_runs_kept)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -836,7 +833,6 @@ int kg_red_cols_per_lane(int vec, size_t es)
     case KG_RED_CV_WIDE:
     case KG_RED_CV_WIDE32: return 16 / (int)es;
     case KG_RED_CV_STRIDED: return KG_RED_SCOLS;
-    case KG_RED_CV_SHIFT: return 16 / (int)es;
     default: return 1;
     }
 }
@@ -1056,12 +1052,10 @@ static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const d
    or, with cols_min_cols, when fewer columns than that would take NEST's
    lanes of several outputs each (outputs contiguous: one lane per output
    reads the neighbour of the next lane's element). */
-static void input_extent(const kg_tensor *in, int64_t *lo, int64_t *hi);
 static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr, int64_t red,
                      int64_t n_out, size_t es, int64_t target, int64_t multi, int indexed, const kg_red_tuning *T,
                      shape_of_work *w)
 {
-    kg_red_tuning T2;
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
     /* cols_runs_kept: a short kept dim K[0] (kw contiguous elements) under
@@ -1070,7 +1064,9 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
        in whole vectors (cols_runs_vec's), each result folding its run's
        accumulators (reduce_cols_runs.cuh; A->tile_rows = kw). Columns of
        K[0] alone (the strided or scalar columns) read kw of every kw x run
-       elements of a row per load. */
+       elements of a row per load. H200 s22r2, same process, us, K[0]'s
+       columns / this: #155 bf16 [9,4095,128,2,2,2] axes (0,1,4) 84.5 / 30.9
+       (21.3 -> 58.2% of copy; the one sweep case it changes). */
     int64_t kw = 1, rv = 0;
     dim k0 = K[0];
     if (T->cols_runs_kept && !indexed && (es == 2 || es == 4) && nk >= 2 && nr >= 2 && K[0].in == 1 &&
@@ -1142,14 +1138,6 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     /* (two columns: half of a lane's loads would be repeats) */
     if (vec == KG_RED_CV_SCALAR && run == 1 && T->cols_strided && inner.size > 2)
         vec = KG_RED_CV_STRIDED;
-    /* cols_shift: rows off the 16-byte grid in the aligned vectors under
-       them, realigned across a warp's lanes (a warp's lanes in one row: at
-       least 32 lanes across, checked below; strides never negative) */
-    int64_t lo, hi;
-    input_extent(in, &lo, &hi);
-    if (vec == KG_RED_CV_STRIDED && T->cols_shift && (es == 2 || es == 4) && kgi_aligned(in->data, es) && lo == 0 &&
-        inner.size >= 32 * 16 / (int64_t)es * T->cols_shift_min)
-        vec = KG_RED_CV_SHIFT;
     /* columns that move in no vector, fewer than cols_min_cols: NEST's
        lanes of 4 outputs where those apply (r4: a 2-byte vector tile of 128
        columns lost that way, 68.9 -> 35.5%) */
@@ -1183,14 +1171,6 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
         cw = T->cols_split_lanes; /* too few tiles: the reduced dims will be split, in narrower tiles */
-    if (vec == KG_RED_CV_SHIFT && cw < 32 && T->cols_shift_lanes >= 32)
-        cw = 32; /* (the tile keeps a warp across) */
-    if (vec == KG_RED_CV_SHIFT && cw < 32) {
-        /* (a warp across two rows: the strided mode) */
-        T2 = *T;
-        T2.cols_shift = 0;
-        return plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, indexed, &T2, w);
-    }
     if (rows < 2 * (KG_RED_THREADS / cw))
         return 0;
     plan->cls = KG_RED_COLS;
@@ -1203,18 +1183,12 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     A->inner_out = inner.out;
     A->inner_idx = inner.idx;
     A->run = run;
-    /* the shift walk's bound on its vectors, or cols_runs_kept's fold */
-    A->tile_rows = vec == KG_RED_CV_SHIFT ? hi : kw > 1 ? kw : 0;
+    A->tile_rows = kw > 1 ? kw : 0; /* cols_runs_kept's fold */
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
     if (rv && !walk_fits32(&A->walk))
         return 0; /* (the run kernel walks in 32-bit arithmetic) */
-    if (vec == KG_RED_CV_SHIFT && !walk_fits32(&A->walk)) {
-        T2 = *T; /* (so does COLSS) */
-        T2.cols_shift = 0;
-        return plan_cols(plan, in, K, nk, D, nr, red, n_out, es, target, multi, indexed, &T2, w);
-    }
     A->deep = vec == KG_RED_CV_SCALAR && (T->deep_walk > 1 || (T->deep_walk == 1 && es <= 2)) && walk_fits32(&A->walk);
     /* cols_runs_plain: value reductions' column runs (one element a load)
        in the plain walk, cols_occ's kernels. H200 s21r2, same process, us,
@@ -1602,7 +1576,7 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
 {
     const kg_red_args *A = &plan->args;
     if (plan->cls != KG_RED_COLS || A->deep || info->indexed || (T->cols_occ != 3 && T->cols_occ != 4) ||
-        !walk_fits32(&A->walk) || A->vec == KG_RED_CV_SHIFT /* (COLSS at 2 blocks) */)
+        !walk_fits32(&A->walk))
         return 0;
     /* 4 strided columns of 8-byte accumulators (i32 sums and the like)
        spill at 64 registers (48 bytes; 8 for f32): r2 lost on 4 of its 9

@@ -164,12 +164,6 @@ typedef struct kg_red_tuning {
                                every element size, 2: 2-byte elements only, 0: none */
     int cols_runs_plain;    /* COLS column runs (args.run > 1, one element per load) of value reductions in the plain
                                walk, cols_occ's kernels (0: the narrow walk with deep_walk) */
-    int cols_shift;         /* COLS of 2- and 4-byte elements whose rows are off the 16-byte grid (else the strided
-                               mode): 16-byte vectors realigned across the warp (KG_RED_CV_SHIFT), where a tile
-                               holds at least 32 lanes across */
-    int cols_shift_min;     /* cols_shift only over at least this many warps' worth of columns (32 vectors each) */
-    int cols_shift_lanes;   /* cols_shift where the tile would be narrower than a warp (cols_lanes, the split's
-                               narrow tiles, cols_split_few): 32: a warp across; 0: the strided mode there */
     int cols_runs_kept;     /* cols_runs_vec also where a short contiguous kept dim lies under the run (rows of
                                periods of kept x run elements, args.tile_rows the kept width; 2- and 4-byte
                                elements) */

@@ -59,9 +59,6 @@ typedef enum kg_red_cols_mode {
                           flight (WIDE's elements are split into 16-bit registers right at each load, which
                           makes each load wait for the one before) */
     KG_RED_CV_VEC32,   /* as KG_RED_CV_VEC for 2-byte elements (4 columns, 8 bytes), as 32-bit words */
-    KG_RED_CV_SHIFT,   /* 2- and 4-byte elements in rows off the 16-byte grid: 16 / size adjacent columns per lane,
-                          the aligned vectors under them loaded and realigned across the warp's lanes (cw >= 32;
-                          tile_rows: the input's highest element offset; templates/reduce.cuh kg_red_cols_shift) */
 } kg_red_cols_mode;
 #define KG_RED_SCOLS 4
 /* FLAT: most columns (a lane combines up to KG_RED_FLAT_COLS / 256 of them
@@ -129,10 +126,6 @@ typedef enum kg_red_class {
     KG_RED_COLSQ,     /* kernels only: COLS plans with args.group 2 (two column tiles per unit, one lane down each
                          column, unsplit, KG_RED_COLSQ_UNROLL rows of both tiles' vectors in flight) at
                          KG_RED_OCC_MIN_BLOCKS; value reductions whose walk fits 32-bit arithmetic */
-    KG_RED_COLSS,     /* kernels only: COLS plans in realigned vectors (args.vec KG_RED_CV_SHIFT) at
-                         KG_RED_WALK_MIN_BLOCKS, KG_RED_OCC3_UNROLL rows in flight, the walk in 32-bit arithmetic
-                         (a kernel of its own: in the cols kernels its registers spilled, ptxas sm_90 colso 158
-                         bytes) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 
@@ -188,8 +181,8 @@ typedef struct kg_red_args {
     int64_t run;       /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
                           innermost, the columns right outside it; the walk counts runs) */
     int64_t tiles;     /* column tiles (COLS) or row tiles (TILE) per outer position */
-    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile; COLS mode KG_RED_CV_SHIFT: the input's highest
-                          element offset */
+    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile; COLS runs in vectors (run > 1, vec not
+                          KG_RED_CV_SCALAR): 0 or 1, or the kept width under the run (cols_runs_kept) */
     int64_t inner_out; /* values' stride along the columns */
     int64_t inner_idx; /* indices' stride along the columns */
     kg_red_dims outer; /* kept dims (COLS: without the columns) */

@@ -78,9 +78,6 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 @if has.colsq then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_colsq(const kg_red_args A) { if constexpr (!$(f.name)::indexed) kg_red_cols_q<$(f.name)>(A); }
 @end
-@if has.colss then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_colss(const kg_red_args A) { kg_red_cols_s<$(f.name)>(A); }
-@end
 @if has.colsp then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC3_MIN_BLOCKS) $(f.name)_colsp(const kg_red_args A) { if constexpr (!$(f.name)::indexed) { if (A.run > 1 && A.vec != KG_RED_CV_SCALAR) kg_red_cols_runs<$(f.name)>(A); else kg_red_cols<$(f.name), KG_RED_OCC3_UNROLL>(A); } }
 @end

@@ -785,135 +785,6 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_nest(cons
         kg_red_nest_v<Op, 1, false, false, UO>(A);
 }
 
-/* COLS mode KG_RED_CV_SHIFT (rows not aligned to 16 bytes: an odd number
-   of columns, or a start off the vector grid): lane tx of a warp needs the
-   V elements at e = base + w.off (its V adjacent columns of the row), which
-   straddle two aligned 16-byte vectors. Each lane loads the aligned vector
-   at e - m (m = e's place in its vector, the same for the whole warp: its
-   lanes' columns are adjacent vectors of one row, cw >= 32), takes the next
-   lane's vector by a shuffle (lane 31 loads the one after the warp's), and
-   funnel-shifts the pair by m elements. Each column's values are pushed in
-   the same row order as the strided mode's (KG_RED_CV_STRIDED, one load
-   per column and row), so the results are those bits; a lane issues one
-   16-byte load per row where that mode issues one per column.
-   Vectors reaching outside the input's elements [0, A.tile_rows] (the
-   highest element offset; strides are never negative) load element by
-   element. U rows in flight (UO, or the walk's unroll). */
-template <class Op, int V, int UO>
-__device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<Op> (&a)[V], int64_t io, int64_t col,
-                                                  int64_t r, int64_t r1, int ny)
-{
-    typedef typename Op::in_t T;
-    static_assert((sizeof(T) == 2 || sizeof(T) == 4) && V * sizeof(T) == 16, "SHIFT: 16-byte vectors of 2- or 4-byte elements");
-    static_assert(V <= 8, "SHIFT: m packed in 4 bits a row");
-    typedef kgd_vec<uint32_t, 4> WT;
-    typedef typename std::conditional<(UO > 0), int32_t, int64_t>::type I;
-    constexpr int U = UO > 0 ? UO : Op::indexed ? KG_RED_UNROLL : kg_red_walk_unroll<kgd_vec<T, V>, false>::n;
-    static_assert(U <= 8, "SHIFT: m packed in 32 bits");
-    const int lane = threadIdx.x & 31;
-    const T *in = (const T *)A.in;
-    const T *p = in + io + col;
-    /* the lane's columns start at element e = io + col + w.off of the
-       input; col is a multiple of V, so e's place in its aligned vector is
-       (mb + w.off) mod V */
-    const int mb = (int)((((uintptr_t)A.in & 15) / sizeof(T) + io) & (V - 1));
-    /* careful: some vector of this lane's rows may reach outside the input
-       (its first element or A.tile_rows, the highest) or hold no column of
-       the tile; those load by the checks below (per unit, for the lanes at
-       the input's ends and at the rows' ends) */
-    int64_t wmax = 0;
-    for (int d = 0; d < A.walk.n; d++)
-        wmax += (A.walk.size[d] - 1) * A.walk.in[d];
-    const bool careful = io + col < V || io + col + wmax + 2 * V > A.tile_rows || col + 2 * V > A.inner;
-    const int64_t hi = A.tile_rows;
-    auto load = [&](int64_t q) {
-        WT v;
-        if (q >= 0 && q + V - 1 <= hi) {
-            v = *(const WT *)(in + q);
-        } else {
-            T e[V];
-#pragma unroll
-            for (int k = 0; k < V; k++)
-                e[k] = in[q + k >= 0 && q + k <= hi ? q + k : 0]; /* (outside: never a needed column) */
-            memcpy(&v, e, 16);
-        }
-        return v;
-    };
-    kg_red_pos<I> w;
-    kg_walk_at(A.walk, r, w);
-    for (; r < r1; r += U * (int64_t)ny) {
-        WT x[U], y[U];
-        uint32_t ms = 0; /* each row's m, 4 bits a row */
-#pragma unroll
-        for (int j = 0; j < U; j++)
-            if (r + j * (int64_t)ny < r1) {
-                const int m = (mb + (int)w.off) & (V - 1);
-                ms |= (uint32_t)m << (4 * j);
-                if (!careful) {
-                    const T *q = p + w.off - m;
-                    x[j] = *(const WT *)q;
-                    if (lane == 31 && m > 0)
-                        y[j] = *(const WT *)(q + V);
-                } else {
-                    const int64_t q = io + col + w.off - m;
-                    x[j] = y[j] = WT{};
-                    if (col - m < A.inner) /* the vector holds columns of the tile */
-                        x[j] = load(q);
-                    if (lane == 31 && m > 0 && col + V - m < A.inner)
-                        y[j] = load(q + V);
-                }
-                kg_walk_step(A.walk, w);
-            }
-#pragma unroll
-        for (int j = 0; j < U; j++)
-            if (r + j * (int64_t)ny < r1) {
-                const int m = (int)(ms >> (4 * j)) & 15; /* the same in the whole warp */
-                uint32_t c[8];
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    c[k] = x[j].v[k];
-                if (m > 0)
-#pragma unroll
-                    for (int k = 0; k < 4; k++) {
-                        const uint32_t n = __shfl_down_sync(0xffffffffu, x[j].v[k], 1);
-                        c[4 + k] = lane == 31 ? y[j].v[k] : n;
-                    }
-                const int64_t ri = r + j * (int64_t)ny;
-                /* element k of the lane's columns: element k + M of c */
-                auto push = [&](auto mc) {
-                    constexpr int M = decltype(mc)::value;
-#pragma unroll
-                    for (int k = 0; k < V; k++) {
-                        T e;
-                        if constexpr (sizeof(T) == 4) {
-                            memcpy(&e, &c[k + M], 4);
-                        } else {
-                            const uint16_t b = (uint16_t)(c[(k + M) / 2] >> (16 * ((k + M) & 1)));
-                            memcpy(&e, &b, 2);
-                        }
-                        kg_red_push<Op>(a[k], e, ri);
-                    }
-                };
-                switch (m) { /* (uniform in the warp) */
-                case 0: push(std::integral_constant<int, 0>{}); break;
-                case 1: push(std::integral_constant<int, 1>{}); break;
-                case 2: push(std::integral_constant<int, 2>{}); break;
-                case 3: push(std::integral_constant<int, 3>{}); break;
-                default:
-                    if constexpr (V == 8) {
-                        switch (m) {
-                        case 4: push(std::integral_constant<int, 4>{}); break;
-                        case 5: push(std::integral_constant<int, 5>{}); break;
-                        case 6: push(std::integral_constant<int, 6>{}); break;
-                        default: push(std::integral_constant<int, 7>{}); break;
-                        }
-                    }
-                    break;
-                }
-            }
-    }
-}
-
 /* COLS with V columns per lane. Block = cw lanes across columns x ny =
    256/cw lanes down the reduced positions (cw a power of two up to 256); the
    reduced positions are a walk over up to KG_RED_WALK_DIMS dims (step ny), so
@@ -927,7 +798,7 @@ __device__ __forceinline__ void kg_red_cols_shift(const kg_red_args &A, kg_racc<
    loaded as 32-bit words and split into elements only when added, after
    the batch's U loads are issued (split at the load, ptxas makes each load
    wait for the one before). */
-template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0, bool Shift = false>
+template <class Op, int V, bool Deep, bool Strided = false, bool Words = false, int UO = 0>
 __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op::acc_t *sv, int64_t *si)
 {
     typedef typename Op::in_t T;
@@ -978,9 +849,6 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
         const int64_t col = Strided ? tile * width + tx : (tile * cw + tx) * V;
         const int64_t cs = Strided ? cw : 1;
         const bool active = col < A.inner;
-        /* Shift: a warp's lanes (one row: cw >= 32) all take part in the
-           shuffles while its first lane's column is in the tile */
-        const bool walks = Shift ? col - (int64_t)(threadIdx.x & 31) * V < A.inner : active;
         const int64_t r0 = split * A.chunk;
         const int64_t rows = V == 1 && A.run > 1 ? A.red / A.run : A.red;
         const int64_t r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
@@ -1028,10 +896,7 @@ __device__ __forceinline__ void kg_red_cols_v(const kg_red_args &A, typename Op:
                 r = r1; /* done: the vector path below is skipped */
             }
         }
-        if constexpr (Shift)
-            if (walks && r < r1)
-                kg_red_cols_shift<Op, V, UO>(A, a, io, col, r, r1, ny);
-        if (!Shift && active && r < r1) {
+        if (active && r < r1) {
             const T *p = (const T *)A.in + io + col;
             /* strided: a lane's columns past the last one load the last
                column again (in bounds; never stored) */
@@ -1577,23 +1442,6 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_cols(cons
     } else {
         kg_red_cols_v<Op, 1, false, false, false, UO>(A, sv, si);
     }
-}
-
-/* COLSS: COLS plans in realigned vectors (KG_RED_CV_SHIFT; elements of 2 or
-   4 bytes, the walk in 32-bit arithmetic, the planner checks), a kernel of
-   their own at KG_RED_WALK_MIN_BLOCKS with KG_RED_OCC3_UNROLL rows in
-   flight (index reductions KG_RED_OCC_UNROLL: at 8, f32 argmax spilled 60
-   bytes; 0 for sum and max at 8, 123 registers): inside the cols kernels (COLSO: 64 registers) the rows' vectors
-   and lane 31's next vectors spilled (ptxas sm_90, f32 colso 158 / 460
-   bytes of spill stores / loads) and ran slower than the strided columns. */
-template <class Op> __device__ __forceinline__ void kg_red_cols_s(const kg_red_args &A)
-{
-    typedef typename Op::in_t T;
-    constexpr int W = kg_red_cols_width<Op>::n, S = 16 / (int)sizeof(T);
-    __shared__ typename Op::acc_t sv[KG_RED_THREADS * W];
-    __shared__ int64_t si[Op::indexed ? KG_RED_THREADS * W : 1];
-    if constexpr ((sizeof(T) == 2 || sizeof(T) == 4) && S <= W)
-        kg_red_cols_v<Op, S, false, false, false, Op::indexed ? KG_RED_OCC_UNROLL : KG_RED_OCC3_UNROLL, true>(A, sv, si);
 }
 
 #endif

@@ -157,16 +157,6 @@ static const rcase cases[] = {
     {"last two swapped (50,300,7,9) 1 columns over two kept dims", 4, {50, 300, 7, 9}, 1, {1}, 0, SWAP_LAST2},
     {"last two swapped (4000,3,8) 0 columns over two kept dims, split", 3, {4000, 3, 8}, 1, {0}, 0, SWAP_LAST2},
     {"column-major (3,4,50,300) 3 columns over three kept dims", 4, {3, 4, 50, 300}, 1, {3}, 0, COLMAJOR},
-    /* rows off the 16-byte grid (an odd count of columns): the aligned
-       vectors under them realigned across a warp (cols_shift); both ends of
-       a misaligned input reach past it (loaded element by element); rows
-       under two reduced dims and outer positions; few tiles over many rows
-       (split); columns over two chained kept dims */
-    {"(60,1001) 0 odd columns", 2, {60, 1001}, 1, {0}, 0, DENSE},
-    {"misaligned (64,517) 0 odd columns, both ends off 16 bytes", 2, {64, 517}, 1, {0}, 0, MISALIGNED},
-    {"(7,13,2,333) (1,2) odd columns under two reduced dims", 4, {7, 13, 2, 333}, 2, {1, 2}, 0, DENSE},
-    {"(4000,3,331) (0,1) odd columns, split", 3, {4000, 3, 331}, 2, {0, 1}, 0, DENSE},
-    {"last two swapped (20,100,29,11) 1 odd columns over two kept dims", 4, {20, 100, 29, 11}, 1, {1}, 0, SWAP_LAST2},
     /* a short kept dim under a reduced run under columns (cols_runs_kept:
        periods of kept x run in vectors, folded per kept place): 2 x 2 under
        16 columns and outer positions, 2 x 2 under 32 merged columns under a
@@ -312,20 +302,9 @@ static int chain_launches, chain_vec_launches;
 static int multi_plain_launches;
 /* ... and of COLS column runs in the plain walk (cols_runs_plain) */
 static int runs_plain_launches;
-/* ... and of COLS plans over rows off the 16-byte grid in realigned vectors
-   (cols_shift, KG_RED_CV_SHIFT) */
-static int shift_launches;
 /* ... and of COLS runs in vectors with a kept width under the run
    (cols_runs_kept) */
 static int kept_launches;
-/* Where set, check_case also runs each call under this tuning and, where
-   its own plan was a realigned column plan (KG_RED_CV_SHIFT) and the other
-   has the same geometry (lanes across, splits, rows per split: the same
-   order of every combination), requires the same bits
-   (same_bits_checked counts those comparisons). */
-static const kg_red_tuning *same_bits_tuning;
-static int same_bits_checked;
-static kg_red_plan last_plan; /* reduce_tuned's last plan */
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -384,11 +363,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
                             !plan.args.deep && plan.occ == 4;
     chain_vec_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0 &&
                           plan.args.vec != KG_RED_CV_SCALAR && plan.args.vec != KG_RED_CV_STRIDED;
-    shift_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_SHIFT;
     kept_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 &&
                      plan.args.vec != KG_RED_CV_SCALAR && plan.args.tile_rows > 1;
-    if (st == KG_OK)
-        last_plan = plan;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -477,45 +453,6 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
             if (memcmp(gidx, gidx2, (size_t)n_out * 8)) {
                 bad++;
                 cr_log_error("%s(%s) %s: a second run differs in its indices", info->name, kg_dtype_name(dt), c->name);
-            }
-        }
-        free(got2);
-        free(gidx2);
-    }
-    if (same_bits_tuning && gpu_tuning && n_out > 0) {
-        const kg_red_plan p0 = last_plan;
-        const kg_red_tuning *keep = gpu_tuning;
-        gpu_tuning = same_bits_tuning;
-        void *got2 = malloc((size_t)n_out * oes);
-        int64_t *gidx2 = malloc((size_t)n_out * 8);
-        if (dout)
-            KT_OK(gpu, kg_memset(gpu, dout, 0xff, (size_t)n_out * oes));
-        if (didx)
-            KT_OK(gpu, kg_memset(gpu, didx, 0xff, (size_t)n_out * 8));
-        KT_OK(gpu, reduce_tuned(op, want_values ? &out : NULL, info->indexed ? &idx : NULL, &in, c->axes, c->n_axes,
-                                c->keepdim));
-        KT_OK(gpu, kg_sync(gpu));
-        gpu_tuning = keep;
-        const kg_red_plan *p1 = &last_plan;
-        if (p0.cls == KG_RED_COLS && p0.args.vec == KG_RED_CV_SHIFT && p0.cls == p1->cls && p0.args.cw == p1->args.cw && p0.args.splits == p1->args.splits &&
-            p0.args.chunk == p1->args.chunk && p0.args.tiles * kg_red_cols_per_lane(p0.args.vec, es) ==
-                                                   p1->args.tiles * kg_red_cols_per_lane(p1->args.vec, es)) {
-            same_bits_checked++;
-            if (dout) {
-                kt_download(gpu, got2, dout, (size_t)n_out * oes);
-                if (memcmp(got, got2, (size_t)n_out * oes)) {
-                    bad++;
-                    cr_log_error("%s(%s) %s: values differ from the other tuning's bits", info->name,
-                                 kg_dtype_name(dt), c->name);
-                }
-            }
-            if (didx) {
-                kt_download(gpu, gidx2, didx, (size_t)n_out * 8);
-                if (memcmp(gidx, gidx2, (size_t)n_out * 8)) {
-                    bad++;
-                    cr_log_error("%s(%s) %s: indices differ from the other tuning's", info->name, kg_dtype_name(dt),
-                                 c->name);
-                }
             }
         }
         free(got2);
@@ -1238,54 +1175,6 @@ static void chain_tunings(int half)
 }
 Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case) { chain_tunings(0); }
 Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case_part_2) { chain_tunings(1); }
-
-/* Every reduction over every dtype and case with COLS rows off the 16-byte
-   grid in the aligned vectors under them, realigned across the warp
-   (cols_shift, KG_RED_CV_SHIFT) wherever they apply, every call twice,
-   bitwise equal, and the same bits as the strided columns' plan
-   (cols_shift 0) where that plan has the same geometry (4-byte elements:
-   the same lanes across, so each column's values combine in the same
-   order). The realigned plans take their own kernel (COLSS); part 1: value
-   reductions with the other column plans in the 4-block kernel (COLSO) on
-   every grid, part 2: in the 3-block one (COLSP), and narrow split tiles
-   of 32 lanes (cols_shift_lanes: the split's narrow tiles keep a warp
-   across). */
-static void shift_tunings(int part)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    t.cols_shift = 1;
-    t.cols_shift_min = 1;
-    if (part > 0) {
-        t.cols_occ = part == 1 ? 4 : 3;
-        t.cols_occ_blocks = 0;
-        t.cols_occ_wide = 1;
-    }
-    if (part == 2) {
-        t.cols_lanes = 32;
-        t.cols_split_lanes = 32;
-        t.cols_split_units_per_sm = 16;
-        t.cols_shift_lanes = 32; /* (the split's narrow tiles keep a warp across) */
-    }
-    kg_red_tuning s = t;
-    s.cols_shift = 0;
-    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,   KG_RED_NORM,
-                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX, KG_RED_ARGMIN};
-    same_bits_tuning = &s;
-    same_bits_checked = 0;
-    if (part == 0)
-        ops_twice_reaching(&t, ops, sizeof ops / sizeof ops[0], -1, 0, &shift_launches,
-                           "column plans in realigned vectors");
-    else
-        ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &shift_launches,
-                           "column plans in realigned vectors");
-    same_bits_tuning = NULL;
-    cr_log_info("%d calls compared with the strided plan's bits", same_bits_checked);
-    if (!kt_sanitizer())
-        cr_assert_gt(same_bits_checked, 0, "no call compared with the strided plan's bits");
-}
-Test(gpu, columns_off_the_vector_grid_realigned_every_op_dtype_and_case) { shift_tunings(0); }
-Test(gpu, columns_off_the_vector_grid_realigned_at_4_blocks_per_sm) { shift_tunings(1); }
-Test(gpu, columns_off_the_vector_grid_realigned_in_narrow_split_tiles) { shift_tunings(2); }
 
 /* Every value reduction over every dtype and case with column runs in
    vectors also under a short kept dim (cols_runs_kept: periods of kept x

@@ -780,19 +780,6 @@ static void extent_of(const kg_tensor *in, int64_t *lo, int64_t *hi)
             *(in->strides[d] < 0 ? lo : hi) += (in->shape[d] - 1) * in->strides[d];
 }
 
-/* 1 where every digit and input offset of walk w, a step past its end too,
-   stays below 2^31 (the 32-bit walk of COLSS and the occ kernels). */
-static int fits32(const kg_red_walk *w)
-{
-    int64_t span = 0;
-    for (int d = 0; d < w->n; d++) {
-        if (w->size[d] >= ((int64_t)1 << 31) || w->step[d] >= ((int64_t)1 << 31))
-            return 0;
-        span += (w->size[d] + (d == w->n - 1 ? w->step[d] : 0)) * w->in[d];
-    }
-    return span < ((int64_t)1 << 31);
-}
-
 /* Follows the kernel loops of plan p (reduce.cuh) on the host. */
 static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
@@ -997,21 +984,9 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         const int strided = A->vec == KG_RED_CV_STRIDED, vector = A->vec == KG_RED_CV_VEC || A->vec == KG_RED_CV_WIDE ||
                                                                   A->vec == KG_RED_CV_WIDE32 ||
                                                                   A->vec == KG_RED_CV_VEC32;
-        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_SHIFT ||
-            ((A->vec == KG_RED_CV_WIDE || A->vec == KG_RED_CV_WIDE32 || A->vec == KG_RED_CV_VEC32) && es != 2) ||
-            (A->vec == KG_RED_CV_SHIFT && es != 2 && es != 4))
+        if (A->vec < KG_RED_CV_SCALAR || A->vec > KG_RED_CV_VEC32 ||
+            ((A->vec == KG_RED_CV_WIDE || A->vec == KG_RED_CV_WIDE32 || A->vec == KG_RED_CV_VEC32) && es != 2))
             fail(c, "a column mode the kernels do not have");
-        /* realigned vectors (kg_red_cols_shift): a warp's 32 lanes across one
-           row (they shuffle), one column tile per unit, no vector stores, the
-           plain walk; tile_rows the input's highest element offset (vectors
-           past it, or before its first element, load element by element) */
-        if (A->vec == KG_RED_CV_SHIFT) {
-            int64_t lo, hi;
-            extent_of(c->in, &lo, &hi);
-            if (cw < 32 || A->group != 0 || A->vstore || A->deep || A->run != 1 || lo != 0 || A->tile_rows != hi ||
-                p->occ != 0 || !fits32(&A->walk))
-                fail(c, "realigned column vectors where the shift walk does not take them");
-        }
         /* COLSQ (group 2): two tiles per unit, one lane down each column, unsplit, vectors */
         const int64_t M = A->group == 2 ? 2 : 1;
         if (A->group != 0 && (A->group != 2 || p->occ != 4 || cw != KG_RED_THREADS || A->splits != 1 || A->run != 1 ||
@@ -1361,7 +1336,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0, shifts = 0;
+    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1454,15 +1429,6 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &ch_tuning, &rp), KG_OK);
         chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
-        /* rows off the 16-byte grid in realigned vectors wherever they apply */
-        kg_red_tuning sh_tuning = kg_red_tuning_default;
-        sh_tuning.cols_shift = 1;
-        const int hok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &sh_tuning, why, sizeof why, &fcls);
-        cr_assert(hok, "case %d (realigned columns): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
-        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &sh_tuning, &rp), KG_OK);
-        shifts += rp.cls == KG_RED_COLS && rp.args.vec == KG_RED_CV_SHIFT;
         /* column runs in vectors over a kept width wherever they apply */
         kg_red_tuning kw_tuning = kg_red_force_runs();
         kw_tuning.cols_runs_kept = 1;
@@ -1494,12 +1460,6 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         cr_assert(check_plan(KG_RED_MAX, &q, 0x2, &ch_tuning, why, sizeof why, &fcls), "%s", why);
         cr_assert_eq(plan_tuned(KG_RED_MAX, &q, (int[]){1}, 1, 0, &ch_tuning, &rp), KG_OK);
         chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
-        kg_red_tuning sh_tuning = kg_red_tuning_default;
-        sh_tuning.cols_shift = 1;
-        kg_tensor h = fake(IN_AT, KG_BF16, 2, (int64_t[]){300, 1001}); /* 1001 columns */
-        cr_assert(check_plan(KG_RED_ARGMAX, &h, 0x1, &sh_tuning, why, sizeof why, &fcls), "%s", why);
-        cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &h, (int[]){0}, 1, 0, &sh_tuning, &rp), KG_OK);
-        shifts += rp.cls == KG_RED_COLS && rp.args.vec == KG_RED_CV_SHIFT;
     }
     cr_log_info("random sweep kind: rows %d cols %d strided32 %d nest %d packed %d tile %d flat %d (%d under a "
                 "split-heavy tuning)",
@@ -1517,14 +1477,13 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(runv, 0);
     cr_log_info("random sweep kind: %d column plans over chained kept dims", chains);
     cr_assert_gt(chains, 0);
-    cr_log_info("random sweep kind: %d column plans in realigned vectors", shifts);
-    cr_assert_gt(shifts, 0);
 }
 
-/* cols_runs_kept: sweep #155, bf16 [9,4095,128,2,2,2] axes (0,1,4), in
-   memory K2 R2 K256 (dims 5, 4 and 3-2 merged) under R36855: column runs in
-   vectors of periods of 2 kept x 2 reduced elements (1024 elements a row),
-   each result folding its run; the checker follows every element. */
+/* cols_runs_kept (on by default): sweep #155, bf16 [9,4095,128,2,2,2] axes
+   (0,1,4), in memory K2 R2 K256 (dims 5, 4 and 3-2 merged) under R36855:
+   column runs in vectors of periods of 2 kept x 2 reduced elements (1024
+   elements a row), each result folding its run; the checker follows every
+   element. */
 Test(plan, column_runs_over_a_kept_width_fold_per_kept_place)
 {
     kg_red_tuning t = kg_red_tuning_default;
@@ -1534,7 +1493,9 @@ Test(plan, column_runs_over_a_kept_width_fold_per_kept_place)
     kg_red_class cls;
     kg_tensor a = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
     const int ax[] = {0, 1, 4};
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax, 3, 0, &kg_red_tuning_default, &p), KG_OK);
+    kg_red_tuning off = kg_red_tuning_default;
+    off.cols_runs_kept = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax, 3, 0, &off, &p), KG_OK);
     cr_assert_eq(p.args.inner, 2, "without the rule: 2 columns");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax, 3, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
@@ -1563,77 +1524,6 @@ Test(plan, column_runs_over_a_kept_width_fold_per_kept_place)
     cr_assert(!(p.cls == KG_RED_COLS && p.args.tile_rows > 1));
 }
 
-/* cols_shift: COLS rows off the 16-byte grid (an odd count of columns, or
-   a start off it) in the aligned vectors under them, realigned across a
-   warp (KG_RED_CV_SHIFT), where the tile holds at least a warp across and
-   the elements are of 2 or 4 bytes; tile_rows carries the input's highest
-   element offset (the kernel's bound on its vectors). */
-Test(plan, rows_off_the_vector_grid_take_realigned_vectors)
-{
-    kg_red_tuning t = kg_red_tuning_default;
-    t.cols_shift = 1;
-    kg_red_plan p;
-    char why[256];
-    kg_red_class cls;
-    /* #179: f32 [127,264209] axis 0: 264209 columns, 4 a lane */
-    kg_tensor a = fake(IN_AT, KG_F32, 2, (int64_t[]){127, 264209});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0}, 1, 0, &kg_red_tuning_default, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED, "without the rule: the strided columns");
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS);
-    cr_assert_eq(p.args.vec, KG_RED_CV_SHIFT);
-    cr_assert_eq(kg_red_cols_per_lane(p.args.vec, 4), 4);
-    cr_assert_geq(p.args.cw, 32);
-    cr_assert_eq(p.args.tile_rows, (int64_t)127 * 264209 - 1);
-    cr_assert(check_plan(KG_RED_SUM, &a, 0x1, &t, why, sizeof why, &cls), "%s", why);
-    /* #71: bf16 [167773,100] in memory order (1,0), axis 1: 167773 columns, 8 a lane */
-    const int64_t s71[] = {167773, 100};
-    kg_tensor b = permuted(KG_BF16, 2, s71, (int[]){1, 0}, 0, (int64_t)IN_AT);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){1}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_SHIFT);
-    cr_assert_eq(kg_red_cols_per_lane(p.args.vec, 2), 8);
-    cr_assert_eq(p.args.tile_rows, 167773 * 100 - 1);
-    cr_assert(check_plan(KG_RED_SUM, &b, 0x2, &t, why, sizeof why, &cls), "%s", why);
-    /* a misaligned start (one element in) takes them too */
-    kg_tensor m = fake(IN_AT + 4, KG_F32, 2, (int64_t[]){127, 65536});
-    cr_assert_eq(plan_tuned(KG_RED_MAX, &m, (int[]){0}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_SHIFT);
-    cr_assert(check_plan(KG_RED_MAX, &m, 0x1, &t, why, sizeof why, &cls), "%s", why);
-    /* too few columns for a warp's 32 vectors (63), 8-byte elements, and a
-       start off the element size: the strided columns */
-    kg_tensor c = fake(IN_AT, KG_F32, 2, (int64_t[]){1000, 63});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0}, 1, 0, &t, &p), KG_OK);
-    cr_assert_neq(p.args.vec, KG_RED_CV_SHIFT);
-    kg_tensor d = fake(IN_AT, KG_F64, 2, (int64_t[]){300, 1001});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &d, (int[]){0}, 1, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
-    kg_tensor e = fake(IN_AT + 2, KG_F32, 2, (int64_t[]){300, 1001});
-    if (plan_tuned(KG_RED_SUM, &e, (int[]){0}, 1, 0, &t, &p) == KG_OK)
-        cr_assert_neq(p.args.vec, KG_RED_CV_SHIFT);
-    /* narrow tiles (cols_lanes 16): a warp would span two rows; with
-       cols_shift_lanes 32 the tile keeps a warp across */
-    kg_red_tuning n = t;
-    n.cols_lanes = 16;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0}, 1, 0, &n, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
-    n.cols_shift_lanes = 32;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0}, 1, 0, &n, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_SHIFT);
-    cr_assert_eq(p.args.cw, 32);
-    cr_assert(check_plan(KG_RED_SUM, &a, 0x1, &n, why, sizeof why, &cls), "%s", why);
-    /* #98: f32 [500,2048,133] (0,1): few tiles over 10^6 rows, split (the
-       split's narrow tiles, cols_split_few: 16 lanes across, or 32 with
-       cols_shift_lanes) */
-    kg_tensor g = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 2048, 133});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){0, 1}, 2, 0, &t, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
-    n = t;
-    n.cols_shift_lanes = 32;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){0, 1}, 2, 0, &n, &p), KG_OK);
-    cr_assert_eq(p.args.vec, KG_RED_CV_SHIFT);
-    cr_assert_gt(p.args.splits, 1);
-    cr_assert(check_plan(KG_RED_SUM, &g, 0x3, &n, why, sizeof why, &cls), "%s", why);
-}
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
 {
