@@ -2247,17 +2247,19 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(p.occ, 4);
     t.cols_occ_wide = 0;
     /* narrow walks: with narrow_occ ([9,4095,128,2,2,2] bf16 axes (0,1,4):
-       narrow columns of 2-byte elements), but not NEST lanes of several
-       outputs ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
+       narrow columns of 2-byte elements, without cols_runs_kept, which
+       takes that shape by default), but not NEST lanes of several outputs
+       ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
     const kg_tensor narrow = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
-    cr_assert_eq(plan_of(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &p), KG_OK);
+    kg_red_tuning nt = kg_red_tuning_default;
+    nt.cols_runs_kept = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &nt, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1);
     cr_assert_eq(p.occ, 4, "the default");
-    t.narrow_occ = 0;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
+    nt.narrow_occ = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &nt, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1);
     cr_assert_eq(p.occ, 0);
-    t.narrow_occ = 4;
     const kg_tensor multi = fake(IN_AT, KG_F32, 2, (int64_t[]){3728271, 9});
     cr_assert_eq(plan_of(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
