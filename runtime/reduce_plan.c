@@ -419,6 +419,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_chain_red = 128,
     .nest_multi_plain = 2,
     .cols_runs_plain = 1,
+    .cols_runs_kept = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -444,7 +445,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
-                  F(nest_multi_plain), F(cols_runs_plain)};
+                  F(nest_multi_plain), F(cols_runs_plain),
+                  F(cols_runs_kept)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1029,14 +1031,14 @@ static int nest_moves_vectors(const kg_tensor *in, const dim *K, int nk, const d
    under the columns K[0], the run divides the vector and every row (the
    columns' runs) and every start are whole aligned vectors; else 0. */
 static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
-                            size_t es, int indexed)
+                            size_t es, int indexed, int64_t kw)
 {
     if (!T->cols_runs_vec || indexed || es < 2 || es > 8 || (es == 2 && !(T->cols_wide && T->cols_words)) || nr < 2 ||
-        nr - 1 > KG_RED_WALK_DIMS || nk < 1 || D[0].in != 1 || K[0].in != D[0].size || D[0].size < 2 ||
+        nr - 1 > KG_RED_WALK_DIMS || nk < 1 || D[0].in != kw || K[0].in != smul(D[0].size, kw) || D[0].size < 2 ||
         !kgi_aligned(in->data, 16))
         return 0;
     const int64_t n = 16 / (int64_t)es, L = D[0].size;
-    int ok = n % L == 0 && smul(K[0].size, L) % n == 0;
+    int ok = n % smul(L, kw) == 0 && smul(smul(K[0].size, L), kw) % n == 0;
     for (int d = 1; d < nr; d++)
         ok = ok && D[d].in % n == 0;
     for (int d = 1; d < nk; d++)
@@ -1056,8 +1058,27 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
 {
     kg_red_args *A = &plan->args;
     const int64_t cv = es >= 4 ? 16 / (int64_t)es : 4;
+    /* cols_runs_kept: a short kept dim K[0] (kw contiguous elements) under
+       the reduced run D[0], the columns K[1] right outside both, their
+       results' stride kw times K[0]'s: rows of periods of kw x run elements
+       in whole vectors (cols_runs_vec's), each result folding its run's
+       accumulators (reduce_cols_runs.cuh; A->tile_rows = kw). Columns of
+       K[0] alone (the strided or scalar columns) read kw of every kw x run
+       elements of a row per load. H200 s22r2, same process, us, K[0]'s
+       columns / this: #155 bf16 [9,4095,128,2,2,2] axes (0,1,4) 84.5 / 30.9
+       (21.3 -> 58.2% of copy; the one sweep case it changes). */
+    int64_t kw = 1, rv = 0;
+    dim k0 = K[0];
+    if (T->cols_runs_kept && !indexed && (es == 2 || es == 4) && nk >= 2 && nr >= 2 && K[0].in == 1 &&
+        K[0].size >= 2 && D[0].in == K[0].size && K[1].out == smul(K[0].out, K[0].size) &&
+        (rv = cols_run_vec(T, in, K + 1, nk - 1, D, nr, es, indexed, K[0].size)) > 0) {
+        kw = K[0].size;
+        K++;
+        nk--;
+    }
     /* cols_runs_vec: the rows' columns x run elements in whole vectors */
-    const int64_t rv = cols_run_vec(T, in, K, nk, D, nr, es, indexed);
+    if (kw == 1)
+        rv = cols_run_vec(T, in, K, nk, D, nr, es, indexed, 1);
     /* a short contiguous reduced run innermost with the columns right
        outside it: each lane reads its column's run (the walk counts runs);
        with cols_runs_nest_vec not where NEST moves the run in vectors */
@@ -1070,12 +1091,14 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         D++;
         nr--;
     }
-    if (nr > KG_RED_WALK_DIMS || K[0].in != run)
+    if (nr > KG_RED_WALK_DIMS || K[0].in != run * kw)
         return 0;
     const int64_t rows = red / run;
     dim inner = K[0];
     if (rv) /* the columns' runs as columns of elements, folded by run at the end */
-        inner.size = smul(K[0].size, run);
+        inner.size = smul(smul(K[0].size, run), kw);
+    if (kw > 1)
+        inner.out = k0.out; /* (the fold's results: kw per period, k0's stride apart) */
     /* cols_chain: the columns over K[0] and the kept dims whose input
        strides chain with it, K[0 .. a) (their results' strides do not, or
        plan_nest would have merged them): each result's offset from its
@@ -1143,7 +1166,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         }
         cw = best;
     }
-    const int64_t outer = n_out / (rv ? K[0].size : inner.size);
+    const int64_t outer = n_out / (rv ? K[0].size * kw : inner.size);
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
     if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
@@ -1160,6 +1183,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     A->inner_out = inner.out;
     A->inner_idx = inner.idx;
     A->run = run;
+    A->tile_rows = kw > 1 ? kw : 0; /* cols_runs_kept's fold */
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
@@ -1227,7 +1251,7 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     const int64_t L = D[0].size, E = KG_RED_TILE_ELEMS;
     if (L < 2 || L * (int64_t)es > T->tile_max_bytes || L > E / 16 || (int64_t)es < T->tile_min_es)
         return 0;
-    if (T->tile_vec && cols_run_vec(T, in, K, nk, D, nr, es, indexed))
+    if (T->tile_vec && cols_run_vec(T, in, K, nk, D, nr, es, indexed, 1))
         return 0; /* COLS over the runs in vectors */
     /* PACKED rows (dense rows of 8, 16 or 32 vectors) stay packed */
     const int64_t V = 16 / (int64_t)es;

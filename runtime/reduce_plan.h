@@ -164,6 +164,9 @@ typedef struct kg_red_tuning {
                                every element size, 2: 2-byte elements only, 0: none */
     int cols_runs_plain;    /* COLS column runs (args.run > 1, one element per load) of value reductions in the plain
                                walk, cols_occ's kernels (0: the narrow walk with deep_walk) */
+    int cols_runs_kept;     /* cols_runs_vec also where a short contiguous kept dim lies under the run (rows of
+                               periods of kept x run elements, args.tile_rows the kept width; 2- and 4-byte
+                               elements) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -181,7 +181,8 @@ typedef struct kg_red_args {
     int64_t run;       /* COLS: contiguous reduced elements per column and row (> 1: a short reduced run
                           innermost, the columns right outside it; the walk counts runs) */
     int64_t tiles;     /* column tiles (COLS) or row tiles (TILE) per outer position */
-    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile */
+    int64_t tile_rows; /* TILE: rows (of `run` elements) per tile; COLS runs in vectors (run > 1, vec not
+                          KG_RED_CV_SCALAR): 0 or 1, or the kept width under the run (cols_runs_kept) */
     int64_t inner_out; /* values' stride along the columns */
     int64_t inner_idx; /* indices' stride along the columns */
     kg_red_dims outer; /* kept dims (COLS: without the columns) */

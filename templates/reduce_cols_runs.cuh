@@ -19,6 +19,11 @@
  * colsp: #120 87.3 / 76.7, #194 30.1 / 27.2, #72 29.6 / 28.4, #214 45.6 /
  * 44.7, #25 45.5 / 45.3, #223 74.7 / 75.4: colsp, and the colso kernel
  * stays main's.
+ * cols_runs_kept: rows of periods of kw kept x run reduced x ... (a short
+ * kept dim under the run, A.tile_rows = kw; e.g. sweep #155 bf16
+ * [9,4095,128,2,2,2] axes (0,1,4), memory K2 R2 K256 under R36855): the
+ * same vectors and accumulators, each result folding the run's kw-apart
+ * accumulators.
  */
 #ifndef KG_REDUCE_COLS_RUNS_CUH
 #define KG_REDUCE_COLS_RUNS_CUH
@@ -39,6 +44,9 @@ __device__ __forceinline__ void kg_red_cols_runv(const kg_red_args &A, typename 
     const int tx = threadIdx.x & (cw - 1), ty = threadIdx.x / cw;
     const int width = cw * V;      /* elements per tile */
     const int rm = (int)A.run - 1; /* the run: a power of two dividing V (the planner checks) */
+    /* cols_runs_kept: kw kept elements under each run element (a power of
+       two, kw x run dividing V; 1: none) */
+    const int kw = A.tile_rows > 1 ? (int)A.tile_rows : 1;
 
     /* Combines the ny partials of each element column; ty == 0 ends with them. */
     auto tree = [&](kg_racc<Op>(&a)[V]) {
@@ -158,18 +166,36 @@ __device__ __forceinline__ void kg_red_cols_runv(const kg_red_args &A, typename 
             tree(a);
         }
         if (ty == 0 && active) {
-            /* each run's accumulators in element order, one result per run */
-            kg_racc<Op> c = a[0];
+            if (kw == 1) {
+                /* each run's accumulators in element order, one result per run */
+                kg_racc<Op> c = a[0];
 #pragma unroll
-            for (int k = 0; k < V; k++) {
-                if (k > 0) {
-                    if ((k & rm) == 0)
-                        c = a[k];
-                    else
-                        kg_red_merge<Op>(c, a[k]);
+                for (int k = 0; k < V; k++) {
+                    if (k > 0) {
+                        if ((k & rm) == 0)
+                            c = a[k];
+                        else
+                            kg_red_merge<Op>(c, a[k]);
+                    }
+                    if ((k & rm) == rm)
+                        kg_red_store<Op>(A, oo + ((col + k) / A.run) * A.inner_out, xo, c);
                 }
-                if ((k & rm) == rm)
-                    kg_red_store<Op>(A, oo + ((col + k) / A.run) * A.inner_out, xo, c);
+            } else {
+                /* cols_runs_kept: periods of kw kept x run elements, a
+                   result per kept place, its run's accumulators (kw apart)
+                   in element order */
+                const int per = kw * (int)A.run;
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if ((j & (per - 1)) < kw) { /* the run's first element */
+                        kg_racc<Op> c = a[j];
+#pragma unroll
+                        for (int k = j + 1; k < V; k++)
+                            if (k - j < per && ((k - j) & (kw - 1)) == 0)
+                                kg_red_merge<Op>(c, a[k]);
+                        const int64_t e = col + j;
+                        kg_red_store<Op>(A, oo + (e / per * kw + (e & (per - 1))) * A.inner_out, xo, c);
+                    }
             }
         }
     }

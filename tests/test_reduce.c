@@ -157,6 +157,13 @@ static const rcase cases[] = {
     {"last two swapped (50,300,7,9) 1 columns over two kept dims", 4, {50, 300, 7, 9}, 1, {1}, 0, SWAP_LAST2},
     {"last two swapped (4000,3,8) 0 columns over two kept dims, split", 3, {4000, 3, 8}, 1, {0}, 0, SWAP_LAST2},
     {"column-major (3,4,50,300) 3 columns over three kept dims", 4, {3, 4, 50, 300}, 1, {3}, 0, COLMAJOR},
+    /* a short kept dim under a reduced run under columns (cols_runs_kept:
+       periods of kept x run in vectors, folded per kept place): 2 x 2 under
+       16 columns and outer positions, 2 x 2 under 32 merged columns under a
+       walk (sweep #155's order), 4 x 2 (2-byte elements only) */
+    {"(5,40,16,2,2) (1,3) kept pairs under runs of 2", 5, {5, 40, 16, 2, 2}, 2, {1, 3}, 0, DENSE},
+    {"(3,50,16,2,2,2) (0,1,4) kept pairs under runs, merged columns", 6, {3, 50, 16, 2, 2, 2}, 3, {0, 1, 4}, 0, DENSE},
+    {"(30,20,2,4) (0,2) kept fours under runs of 2", 4, {30, 20, 2, 4}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -295,6 +302,9 @@ static int chain_launches, chain_vec_launches;
 static int multi_plain_launches;
 /* ... and of COLS column runs in the plain walk (cols_runs_plain) */
 static int runs_plain_launches;
+/* ... and of COLS runs in vectors with a kept width under the run
+   (cols_runs_kept) */
+static int kept_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -353,6 +363,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
                             !plan.args.deep && plan.occ == 4;
     chain_vec_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.rdims.n > 0 &&
                           plan.args.vec != KG_RED_CV_SCALAR && plan.args.vec != KG_RED_CV_STRIDED;
+    kept_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 &&
+                     plan.args.vec != KG_RED_CV_SCALAR && plan.args.tile_rows > 1;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1163,6 +1175,18 @@ static void chain_tunings(int half)
 }
 Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case) { chain_tunings(0); }
 Test(gpu, columns_over_chained_kept_dims_every_op_dtype_and_case_part_2) { chain_tunings(1); }
+
+/* Every value reduction over every dtype and case with column runs in
+   vectors also under a short kept dim (cols_runs_kept: periods of kept x
+   run elements, each result folding its run's accumulators) wherever they
+   apply, every call twice, bitwise equal. */
+Test(gpu, column_runs_over_a_kept_width_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_runs();
+    t.cols_runs_kept = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &kept_launches,
+                       "column runs in vectors over a kept width");
+}
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

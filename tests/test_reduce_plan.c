@@ -1024,10 +1024,14 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             /* runs in vectors (cols_runs_vec, reduce_cols_runs.cuh): the colso kernel's run fold, whole runs
                in a vector, rows of whole vectors, value reductions */
             const int64_t L = runv ? A->run : 1;
+            /* cols_runs_kept: kw kept elements under each run element
+               (periods of kw x run; the result of element e at e / (kw run)
+               kw + e % kw, its reduced place (e / kw) % run) */
+            const int64_t kw = runv && A->tile_rows > 1 ? A->tile_rows : 1;
             if (A->red % A->run)
                 fail(c, "rows that are not whole runs");
-            if (runv && (c->indexed || p->occ != 3 || A->deep || M != 1 || A->vstore || vu % A->run ||
-                         A->inner % vu || (A->run & (A->run - 1)) ||
+            if (runv && (c->indexed || p->occ != 3 || A->deep || M != 1 || A->vstore || vu % (A->run * kw) ||
+                         A->inner % vu || (A->run & (A->run - 1)) || (kw & (kw - 1)) || (kw > 1 && es != 2 && es != 4) ||
                          !((A->vec == KG_RED_CV_VEC && es >= 4) || (A->vec == KG_RED_CV_WIDE32 && es == 2))))
                 fail(c, "a column run in vectors where the run kernel does not take it");
             for (int64_t tx = 0; tx < cw; tx++) {
@@ -1050,8 +1054,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                             fail(c, "a column vector load is misaligned");
                         for (int64_t k = 0; k < vu; k++)
                             if (col + k * cs < A->inner)
-                                visit(c, oo + col_out(A, (col + k * cs) / L, c->indexed), r * L + (col + k * cs) % L,
-                                      io + col + k * cs + w.off);
+                                visit(c, oo + col_out(A, (col + k * cs) / (L * kw) * kw + (col + k * cs) % kw, c->indexed),
+                                      r * L + (col + k * cs) / kw % L, io + col + k * cs + w.off);
                     }
                 }
             }
@@ -1425,6 +1429,13 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &ch_tuning, &rp), KG_OK);
         chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
+        /* column runs in vectors over a kept width wherever they apply */
+        kg_red_tuning kw_tuning = kg_red_force_runs();
+        kw_tuning.cols_runs_kept = 1;
+        const int kok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &kw_tuning, why, sizeof why, &fcls);
+        cr_assert(kok, "case %d (runs over a kept width): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1467,6 +1478,52 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_log_info("random sweep kind: %d column plans over chained kept dims", chains);
     cr_assert_gt(chains, 0);
 }
+
+/* cols_runs_kept (on by default): sweep #155, bf16 [9,4095,128,2,2,2] axes
+   (0,1,4), in memory K2 R2 K256 (dims 5, 4 and 3-2 merged) under R36855:
+   column runs in vectors of periods of 2 kept x 2 reduced elements (1024
+   elements a row), each result folding its run; the checker follows every
+   element. */
+Test(plan, column_runs_over_a_kept_width_fold_per_kept_place)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_runs_kept = 1;
+    kg_red_plan p;
+    char why[256];
+    kg_red_class cls;
+    kg_tensor a = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
+    const int ax[] = {0, 1, 4};
+    kg_red_tuning off = kg_red_tuning_default;
+    off.cols_runs_kept = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax, 3, 0, &off, &p), KG_OK);
+    cr_assert_eq(p.args.inner, 2, "without the rule: 2 columns");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax, 3, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 2);
+    cr_assert_eq(p.args.tile_rows, 2);
+    cr_assert_eq(p.args.inner, 1024);
+    cr_assert_eq(p.args.vec, KG_RED_CV_WIDE32);
+    cr_assert_eq(p.args.inner_out, 1);
+    cr_assert_eq(p.occ, 3);
+    cr_assert(check_plan(KG_RED_SUM, &a, 0x13, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert(check_plan(KG_RED_MAX, &a, 0x13, &t, why, sizeof why, &cls), "%s", why);
+    /* f32: 2 x 2 in a 4-element vector; 4 x 2 does not fit one (8 elements) */
+    kg_tensor b = fake(IN_AT, KG_F32, 4, (int64_t[]){30, 20, 2, 2});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.tile_rows, 2);
+    cr_assert(check_plan(KG_RED_SUM, &b, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    kg_tensor c = fake(IN_AT, KG_F32, 4, (int64_t[]){30, 20, 2, 4});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.tile_rows > 1));
+    kg_tensor d = fake(IN_AT, KG_BF16, 4, (int64_t[]){30, 20, 2, 4});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &d, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.tile_rows, 4);
+    cr_assert(check_plan(KG_RED_SUM, &d, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    /* index reductions keep their plans */
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &a, ax, 3, 0, &t, &p), KG_OK);
+    cr_assert(!(p.cls == KG_RED_COLS && p.args.tile_rows > 1));
+}
+
 
 Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
 {
@@ -2190,17 +2247,19 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(p.occ, 4);
     t.cols_occ_wide = 0;
     /* narrow walks: with narrow_occ ([9,4095,128,2,2,2] bf16 axes (0,1,4):
-       narrow columns of 2-byte elements), but not NEST lanes of several
-       outputs ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
+       narrow columns of 2-byte elements, without cols_runs_kept, which
+       takes that shape by default), but not NEST lanes of several outputs
+       ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
     const kg_tensor narrow = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
-    cr_assert_eq(plan_of(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &p), KG_OK);
+    kg_red_tuning nt = kg_red_tuning_default;
+    nt.cols_runs_kept = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &nt, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1);
     cr_assert_eq(p.occ, 4, "the default");
-    t.narrow_occ = 0;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &t, &p), KG_OK);
+    nt.narrow_occ = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &nt, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1);
     cr_assert_eq(p.occ, 0);
-    t.narrow_occ = 4;
     const kg_tensor multi = fake(IN_AT, KG_F32, 2, (int64_t[]){3728271, 9});
     cr_assert_eq(plan_of(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
