@@ -172,6 +172,13 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
+  -- one: COLT (templates/normt.cuh), a block a tile of LPR x 16 bytes of columns and all of its rows (t / lpr x k),
+  -- no cluster: outer axes of few rows (session 22)
+  { t = 256, k = 16, lpr = 16, mb = 2, one = true },
+  { t = 256, k = 16, lpr = 32, mb = 2, one = true },
+  { t = 256, k = 16, lpr = 64, mb = 2, one = true },
+  { t = 256, k = 4, lpr = 64, mb = 4, one = true },
+  { t = 256, k = 4, lpr = 256, mb = 4, one = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -352,7 +359,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.one and " colt" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
@@ -423,7 +430,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0,
+                              c.one and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -470,6 +478,7 @@ typedef struct kg_norm_ccfg {
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
     int rows;    /* rows of a column a block holds (ph: a half) */
     int ph;      /* 1: the persistent form of two halves (a grid of the clusters resident at once) */
+    int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

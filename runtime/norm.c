@@ -404,6 +404,32 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
 #define CCFG_TR 6
 _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tree");
 
+/* COLT (templates/normt.cuh; the CLUSTER configurations with one set): an
+   outer axis of fewer than 1000 rows, a block a tile of the columns holding
+   all its rows. The configuration whose rows (t / lpr x k) hold the column
+   with the widest tile the columns fill (nvec: the columns' 16-byte vectors),
+   4 vectors a lane where they hold it; -1 where none holds it. */
+static int colt_cfg(int64_t n, int64_t nvec)
+{
+    int best = -1;
+    for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
+        const kg_norm_ccfg *f = &kg_norm_ccfgs[k];
+        if (!f->one || f->rows < n)
+            continue;
+        if (best < 0) {
+            best = k;
+            continue;
+        }
+        const kg_norm_ccfg *b = &kg_norm_ccfgs[best];
+        /* the tile the columns fill best (its lanes across at most the columns' vectors), then the wider, then
+           fewer vectors a lane */
+        const int64_t fw = f->lpr < nvec ? f->lpr : nvec, bw = b->lpr < nvec ? b->lpr : nvec;
+        if (fw > bw || (fw == bw && (f->lpr < b->lpr || (f->lpr == b->lpr && f->k < b->k))))
+            best = k;
+    }
+    return best;
+}
+
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
                          size_t es)
 {
@@ -422,14 +448,14 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
             return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
-    if (!forced && (n < 1000 || n > 16384))
+    const int cfg = forced ? tu->cluster - 1 : n < 1000 ? colt_cfg(n, K[0].size / V) : dt == KG_F32 ? CCFG_TR : 0;
+    if (cfg < 0 || (!forced && n > 16384))
         return;
-    const int cfg = forced ? tu->cluster - 1 : dt == KG_F32 ? CCFG_TR : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
-    if (cs > 16)
+    if (cs > (f->one ? 1 : 16))
         return;
-    if (tu->csize > cs && tu->csize <= 16)
+    if (!f->one && tu->csize > cs && tu->csize <= 16)
         cs = tu->csize; /* more blocks than the column needs (a tuning) */
     const int64_t outer = plan->args.rows;
     const int64_t ctiles = cdiv(K[0].size, (int64_t)f->lpr * V);
