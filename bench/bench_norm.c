@@ -150,7 +150,6 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "cluster") ? &t.cluster
                         : !strcmp(key, "csize")   ? &t.csize
                         : !strcmp(key, "cstag")   ? &t.cstag
-                        : !strcmp(key, "cdelay")  ? &t.cdelay
                         : !strcmp(key, "lean")    ? &t.lean
                         : !strcmp(key, "group")   ? &t.group
                         : !strcmp(key, "pf")      ? &t.pf

@@ -473,13 +473,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
-    if (!f->ph && !f->one && tu->cdelay > 0) {
-        /* a tuning: the odd clusters of the first wave start cdelay ns late (opt bit 1; nv the delay, units the
-           first wave's clusters, set at the launch), so that the clusters' loads, exchanges and stores run out
-           of phase */
-        plan->args.opt |= 2;
-        plan->args.nv = tu->cdelay;
-    }
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -1286,8 +1279,6 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     }
     if (*fits == 1)
         return KG_OK;
-    /* the staggered start (opt bit 1): the first wave, the clusters resident at once (0 unknown: none late) */
-    B.units = *active;
     /* PH: at most the clusters resident at once (where known) */
     if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
         cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;

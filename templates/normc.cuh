@@ -412,9 +412,6 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     const int q = (int)cl.block_rank();
     const int64_t cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
     const int64_t o = cid / A.tiles, tile = cid - o * A.tiles;
-    /* opt bit 1 (a tuning, runtime/norm.c): the first wave's odd clusters (cid < A.units) start A.nv ns late */
-    if ((A.opt & 2) && (cid & 1) && cid < A.units)
-        __nanosleep((unsigned)A.nv);
     int64_t off[KG_NORM_NOPS];
     kg_nouter(A, o, off);
     const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
