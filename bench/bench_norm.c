@@ -150,6 +150,7 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "cluster") ? &t.cluster
                         : !strcmp(key, "csize")   ? &t.csize
                         : !strcmp(key, "cstag")   ? &t.cstag
+                        : !strcmp(key, "colt")    ? &t.colt
                         : !strcmp(key, "lean")    ? &t.lean
                         : !strcmp(key, "group")   ? &t.group
                         : !strcmp(key, "pf")      ? &t.pf
@@ -396,6 +397,8 @@ int main(void)
         {"softmax [128,2097152] dim 0", KG_NORM_SOFTMAX, KG_BF16, 128, 2097152, 0, 0, 0},
         {"softmax [16384,8,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 8, 2048, 0, 0, 16384},
         {"softmax [200,600,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 600, 2048, 0, 0, 200},
+        {"softmax [262144,32,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 32, 32, 0, 0, 262144},
+        {"log_softmax [131072,100,16] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 100, 16, 0, 0, 131072},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the
@@ -739,6 +742,8 @@ int main(void)
         if (csv)
             fprintf(csv, "%s,\"%s\",%s,%lld,%.3f,%.1f\n", sweep ? "norm-sweep" : "norm", c->name, kg_dtype_name(dt),
                     (long long)n, us, gbps);
+        if (csv)
+            fflush(csv); /* a run cut by its timeout keeps the cases done */
     }
     if (nsweep > 0) {
         /* worst and median %copy of the seeded cases (a failed check counts 0) */

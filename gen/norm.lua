@@ -174,11 +174,15 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
   -- one: COLT (templates/normt.cuh), a block a tile of LPR x 16 bytes of columns and all of its rows (t / lpr x k),
   -- no cluster: outer axes of few rows (session 22)
-  { t = 256, k = 16, lpr = 16, mb = 2, one = true },
-  { t = 256, k = 16, lpr = 32, mb = 2, one = true },
-  { t = 256, k = 16, lpr = 64, mb = 2, one = true },
-  { t = 256, k = 4, lpr = 64, mb = 4, one = true },
-  { t = 256, k = 4, lpr = 256, mb = 4, one = true },
+  -- (ex: f32 softmax keeps its sum's exps for the apply, as configuration 4)
+  { t = 256, k = 16, lpr = 16, mb = 2, one = true, ex = true },
+  { t = 256, k = 16, lpr = 32, mb = 2, one = true, ex = true },
+  { t = 256, k = 16, lpr = 64, mb = 2, one = true, ex = true },
+  { t = 256, k = 4, lpr = 64, mb = 4, one = true, ex = true },
+  { t = 256, k = 4, lpr = 256, mb = 4, one = true, ex = true },
+  -- 512 lanes, one block a multiprocessor: 16 row groups of 32 lanes (512-byte rows), 32 of 16 (candidates)
+  { t = 512, k = 16, lpr = 32, mb = 1, one = true, ex = true },
+  { t = 512, k = 16, lpr = 16, mb = 1, one = true, ex = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

@@ -414,7 +414,7 @@ static int colt_cfg(int64_t n, int64_t nvec)
     int best = -1;
     for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
         const kg_norm_ccfg *f = &kg_norm_ccfgs[k];
-        if (!f->one || f->rows < n)
+        if (!f->one || f->rows < n || f->threads > 256) /* (512 lanes: a tuning) */
             continue;
         if (best < 0) {
             best = k;
@@ -473,6 +473,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
+    if (f->one && tu->colt == 1)
+        plan->args.opt |= 4; /* COLT's 2-byte maxima unpacked, softmax's output exps not flushed (a tuning) */
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its

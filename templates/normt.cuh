@@ -13,10 +13,11 @@
  * so each element is read once and written once:
  *   1. each lane: the maximum of its values per column, then the sum of
  *      exp(x - shift(max)) (kg_ncl_regmax / kg_ncl_regsum);
- *   2. every lane's (max, sum) into shared memory; one barrier; every lane
- *      merges the RY partials of its columns in row-group order (the lanes
- *      of a column the same merges in the same order: the same values, and
- *      the same bits from run to run);
+ *   2. every lane's (max, sum) into shared memory; a barrier; the first row
+ *      group's lanes merge the RY partials of their columns in row-group
+ *      order (the maximum, then the sum of the rescaled sums); a barrier;
+ *      every lane reads its columns' (max, sum) (the same bits from run to
+ *      run);
  *   3. every lane applies to its values and writes them.
  * The runtime plans it (runtime/norm.c, a CLUSTER configuration with one
  * set) where the column fits one block, columns and strides in whole
@@ -27,12 +28,67 @@
 
 #include "normc.cuh"
 
-template <class Op, int V, int LPR, int T, int K>
+/* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
+   exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
+   elsewhere no effect. */
+/* The 2-byte types (A.opt bit 2 clear): the lane's maxima by packed pairs (no unpacking; the sum's exps then turn a
+   NaN the pairs' maximum passed over into a NaN sum), s = 0. Elsewhere kg_ncl_regmax. */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_nct_regmax(const uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
+                                              typename Op::acc_t (&s)[V], bool pairs)
+{
+    typedef typename Op::in_t IT;
+    if constexpr (sizeof(IT) == 2) {
+        if (pairs) {
+            typedef typename std::conditional<std::is_same<IT, __half>::value, __half2, __nv_bfloat162>::type T2;
+            T2 m2[V / 2];
+#pragma unroll
+            for (int i = 0; i < V / 2; i++)
+                m2[i].x = m2[i].y = Op::st(-(typename Op::acc_t)INFINITY);
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (j < jn) {
+                    T2 w[V / 2];
+                    memcpy(w, &xs[j], sizeof w);
+#pragma unroll
+                    for (int i = 0; i < V / 2; i++)
+                        m2[i] = __hmax2(m2[i], w[i]);
+                }
+#pragma unroll
+            for (int i = 0; i < V / 2; i++) {
+                m[2 * i] = Op::ld(m2[i].x);
+                m[2 * i + 1] = Op::ld(m2[i].y);
+                s[2 * i] = s[2 * i + 1] = 0;
+            }
+            return;
+        }
+    }
+    kg_ncl_regmax<Op, V>(xs, jn, m, s);
+}
+
+/* The output vector of x for the 2-byte softmax (A.opt bit 2 clear): the output's exp flushed below 2^-126
+   (kg_nexp_sum, as LEAN2's FTZ form: f16 holds nothing there, bf16's denormals become 0). */
+template <class Op, int V>
+__device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  typename Op::in_t *y)
+{
+    typename Op::in_t e[V];
+    memcpy(e, &x, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        e[v] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(e[v]) - rv[v].m), rv[v]));
+    uint4 u;
+    memcpy(&u, e, 16);
+    *(uint4 *)y = u;
+}
+
+template <class Op, int V, int LPR, int T, int K, bool EX0 = false>
 __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
+    constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
     static_assert(RY * LPR == T && RY >= 1, "COLT: LPR divides T");
     static_assert(sizeof(IT) * V == 16, "16-byte vectors");
     __shared__ AT pm[RY][W], ps[RY][W];
@@ -57,8 +113,17 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
     /* 1. the lane's statistics, per column */
     AT m[V], s[V];
-    kg_ncl_regmax<Op, V>(xs, jn, m, s);
-    kg_ncl_regsum<Op, V>(xs, jn, m, s);
+    /* the 2-byte types' packed maxima and flushed softmax exps: A.opt bit 2 clear (a tuning sets it) */
+    const bool two = sizeof(IT) == 2 && !(A.opt & 4);
+    kg_nct_regmax<Op, V>(xs, jn, m, s, two);
+    if constexpr (EX) {
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vsumex<Op, V>(s, m, xs[j]);
+    } else {
+        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+    }
     /* 2. the tile's, merged in row-group order by every lane */
 #pragma unroll
     for (int v = 0; v < V; v++) {
@@ -66,19 +131,56 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
         ps[ty][tx * V + v] = s[v];
     }
     __syncthreads();
+    /* the first row group's lanes: each column's maximum M over the RY partials, then S = sum of s_k exp(shift(m_k)
+       - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[0] / ps[0]. Every lane merging all RY
+       partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16 partials) at 38.4% of
+       copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
+    if (ty == 0 && cok)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            const int c = tx * V + v;
+            AT M = pm[0][c];
+            for (int k = 1; k < RY; k++)
+                M = kg_nmax(M, pm[k][c]);
+            const AT sh = kg_nshift(M);
+            AT S = 0;
+            for (int k = 0; k < RY; k++) {
+                const AT sk = ps[k][c];
+                S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[k][c]) - sh);
+            }
+            pm[0][c] = M;
+            ps[0][c] = S;
+        }
+    __syncthreads();
     if (jn == 0)
         return;
     kg_nrow<AT> rv[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
         kg_nstat<AT> st = kg_nstat_init<AT>();
-        for (int k = 0; k < RY; k++)
-            kg_nlse_merge(st.a, st.c, pm[k][tx * V + v], ps[k][tx * V + v]);
+        st.a = pm[0][tx * V + v];
+        st.c = ps[0][tx * V + v];
         rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
     }
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
-    kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
+    if constexpr (EX) {
+        AT c[V];
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            c[v] = kg_nexp(kg_nshift(m[v]) - rv[v].m);
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * RY * nso);
+    } else if (Op::expm && two) {
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RY * nso);
+    } else {
+        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
+    }
 }
 
 #endif

@@ -2794,7 +2794,7 @@ Test(gpu, outer_axis_of_few_rows_is_bitwise_deterministic)
 {
     kg_context *ctx = kt_open_gpu();
     static const int64_t shapes[][3] = {{1, 3, 8192}, {1, 64, 4096}, {1, 200, 1000}, {7, 100, 520}};
-    const size_t most = 4 * 64 * 4096;
+    const size_t most = 4 * 7 * 100 * 520; /* the largest shape's f32 bytes */
     const kg_dtype dts[] = {KG_F32, KG_BF16};
     unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
     void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
