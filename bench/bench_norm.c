@@ -150,7 +150,6 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "cluster") ? &t.cluster
                         : !strcmp(key, "csize")   ? &t.csize
                         : !strcmp(key, "cstag")   ? &t.cstag
-                        : !strcmp(key, "colt")    ? &t.colt
                         : !strcmp(key, "lean")    ? &t.lean
                         : !strcmp(key, "group")   ? &t.group
                         : !strcmp(key, "pf")      ? &t.pf
@@ -397,6 +396,7 @@ int main(void)
         {"softmax [128,2097152] dim 0", KG_NORM_SOFTMAX, KG_BF16, 128, 2097152, 0, 0, 0},
         {"softmax [16384,8,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 8, 2048, 0, 0, 16384},
         {"softmax [200,600,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 600, 2048, 0, 0, 200},
+        {"softmax [256,400,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 400, 2048, 0, 0, 256},
         {"softmax [262144,32,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 32, 32, 0, 0, 262144},
         {"log_softmax [131072,100,16] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 100, 16, 0, 0, 131072},
     };

@@ -180,9 +180,11 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 64, mb = 2, one = true, ex = true },
   { t = 256, k = 4, lpr = 64, mb = 4, one = true, ex = true },
   { t = 256, k = 4, lpr = 256, mb = 4, one = true, ex = true },
-  -- 512 lanes, one block a multiprocessor: 16 row groups of 32 lanes (512-byte rows), 32 of 16 (candidates)
-  { t = 512, k = 16, lpr = 32, mb = 1, one = true, ex = true },
-  { t = 512, k = 16, lpr = 16, mb = 1, one = true, ex = true },
+  { t = 256, k = 8, lpr = 256, mb = 4, one = true, ex = true },
+  { t = 256, k = 16, lpr = 256, mb = 2, one = true, ex = true },
+  -- Lost and removed (H200 s22r2, same process, % of copy against the default COLT): 512 lanes a block, one block a
+  -- multiprocessor, 16 row groups x 16 of 512 bytes / 32 x 16 of 256 bytes: softmax f32 [512,200,1536] dim 1 49.7 /
+  -- 22.1 (53.1), [128,2097152] dim 0 38.1 / 15.2 (70.9), bf16 [4096,64,1024] dim 1 12.6 / 3.7 (54.3).
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

@@ -408,13 +408,25 @@ _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tre
    outer axis of fewer than 1000 rows, a block a tile of the columns holding
    all its rows. The configuration whose rows (t / lpr x k) hold the column
    with the widest tile the columns fill (nvec: the columns' 16-byte vectors),
-   4 vectors a lane where they hold it; -1 where none holds it. */
+   the fewest vectors a lane among those; -1 where none holds it, and where
+   the columns are fewer than 16 vectors (256 bytes): a block of a few
+   kilobytes waits on its loads, barriers and stores in turn (H200 s22r2,
+   softmax f32 [262144,32,32] dim 1, 8 vectors: 6.4% of copy, 7.9 ms), so
+   COLS keeps those. H200 s22r2, same process, % of copy, COLT / COLS
+   (main's plan): softmax f32 [4096,64,1024] dim 1 78.5 / 28.6 (3.67x
+   PyTorch), log_softmax 95.0 / 28.7, bf16 softmax 54.3 / 15.2, f32
+   [2048,3,4096] dim 1 62.4 / 3.5, [512,200,1536] dim 1 53.1 / 35.2,
+   [16384,8,2048] dim 1 48.7 / 7.8, [64,4194304] dim 0 79.0 / 38.0,
+   [128,2097152] dim 0 70.9 / 46.4, bf16 47.2 / 27.1, log_softmax bf16
+   [512,200,1536] dim 1 39.2 / 19.9. */
 static int colt_cfg(int64_t n, int64_t nvec)
 {
+    if (nvec < 16)
+        return -1;
     int best = -1;
     for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
         const kg_norm_ccfg *f = &kg_norm_ccfgs[k];
-        if (!f->one || f->rows < n || f->threads > 256) /* (512 lanes: a tuning) */
+        if (!f->one || f->rows < n)
             continue;
         if (best < 0) {
             best = k;
@@ -448,8 +460,11 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
             return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
-    const int cfg = forced ? tu->cluster - 1 : n < 1000 ? colt_cfg(n, K[0].size / V) : dt == KG_F32 ? CCFG_TR : 0;
-    if (cfg < 0 || (!forced && n > 16384))
+    /* under 1000 rows: COLT where it holds the column, else from 512 rows one block of the default configuration
+       (H200 s22r2, same process: softmax f32 [200,600,2048] dim 1 76.1% of copy against COLS's 41.4), else COLS */
+    const int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
+    const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
+    if ((!forced && colt < 0 && n < 512) || (!forced && n > 16384))
         return;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
@@ -473,8 +488,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
-    if (f->one && tu->colt == 1)
-        plan->args.opt |= 4; /* COLT's 2-byte maxima unpacked, softmax's output exps not flushed (a tuning) */
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its

@@ -68,7 +68,6 @@ typedef struct kg_norm_tuning {
                        column fits, -1 none (COLS) */
     int csize;      /* CLUSTER: at least this many blocks a cluster (<= 16) */
     int cstag;      /* CLUSTER PH: 0 half 1 starts once half 0's first loads landed, -1 both at once */
-    int colt;       /* COLT, 2-byte types: 1 the maxima unpacked and softmax's output exps not flushed (opt bit 2) */
     int colsv;      /* softmax along an outer axis where COLS stands: 0 COLSV where it applies, -1 COLS */
     int grid;       /* rows classes: at most this many blocks (tests: many rows a block; LEAN: also above the
                        planner's cap); CLUSTER PH: at most this many blocks (whole clusters, at least one) */

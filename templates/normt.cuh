@@ -31,15 +31,18 @@
 /* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
    exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
    elsewhere no effect. */
-/* The 2-byte types (A.opt bit 2 clear): the lane's maxima by packed pairs (no unpacking; the sum's exps then turn a
-   NaN the pairs' maximum passed over into a NaN sum), s = 0. Elsewhere kg_ncl_regmax. */
+/* The 2-byte types: the lane's maxima by packed pairs (no unpacking; the sum's exps then turn a NaN the pairs'
+   maximum passed over into a NaN sum), s = 0; elsewhere kg_ncl_regmax. H200 s22r2, same process, % of copy, packed
+   maxima and flushed output exps (kg_nct_vstore_ftz) / neither: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7,
+   [128,2097152] dim 0 47.2 / 39.8, [2048,3,4096] dim 1 34.5 / 33.1; log_softmax bf16 [512,200,1536] dim 1 39.2 /
+   36.6. */
 template <class Op, int V, int K>
 __device__ __forceinline__ void kg_nct_regmax(const uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
-                                              typename Op::acc_t (&s)[V], bool pairs)
+                                              typename Op::acc_t (&s)[V])
 {
     typedef typename Op::in_t IT;
     if constexpr (sizeof(IT) == 2) {
-        if (pairs) {
+        {
             typedef typename std::conditional<std::is_same<IT, __half>::value, __half2, __nv_bfloat162>::type T2;
             T2 m2[V / 2];
 #pragma unroll
@@ -66,7 +69,7 @@ __device__ __forceinline__ void kg_nct_regmax(const uint4 (&xs)[K], int jn, type
     kg_ncl_regmax<Op, V>(xs, jn, m, s);
 }
 
-/* The output vector of x for the 2-byte softmax (A.opt bit 2 clear): the output's exp flushed below 2^-126
+/* The output vector of x for the 2-byte softmax: the output's exp flushed below 2^-126
    (kg_nexp_sum, as LEAN2's FTZ form: f16 holds nothing there, bf16's denormals become 0). */
 template <class Op, int V>
 __device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
@@ -113,9 +116,7 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
     /* 1. the lane's statistics, per column */
     AT m[V], s[V];
-    /* the 2-byte types' packed maxima and flushed softmax exps: A.opt bit 2 clear (a tuning sets it) */
-    const bool two = sizeof(IT) == 2 && !(A.opt & 4);
-    kg_nct_regmax<Op, V>(xs, jn, m, s, two);
+    kg_nct_regmax<Op, V>(xs, jn, m, s);
     if constexpr (EX) {
 #pragma unroll
         for (int j = 0; j < K; j++)
@@ -124,43 +125,55 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     } else {
         kg_ncl_regsum<Op, V>(xs, jn, m, s);
     }
-    /* 2. the tile's, merged in row-group order by every lane */
-#pragma unroll
-    for (int v = 0; v < V; v++) {
-        pm[ty][tx * V + v] = m[v];
-        ps[ty][tx * V + v] = s[v];
-    }
-    __syncthreads();
-    /* the first row group's lanes: each column's maximum M over the RY partials, then S = sum of s_k exp(shift(m_k)
-       - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[0] / ps[0]. Every lane merging all RY
-       partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16 partials) at 38.4% of
-       copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
-    if (ty == 0 && cok)
+    /* 2. the tile's (RY = 1: the lane's own) */
+    kg_nrow<AT> rv[V];
+    if constexpr (RY == 1) {
+        if (jn == 0)
+            return;
 #pragma unroll
         for (int v = 0; v < V; v++) {
-            const int c = tx * V + v;
-            AT M = pm[0][c];
-            for (int k = 1; k < RY; k++)
-                M = kg_nmax(M, pm[k][c]);
-            const AT sh = kg_nshift(M);
-            AT S = 0;
-            for (int k = 0; k < RY; k++) {
-                const AT sk = ps[k][c];
-                S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[k][c]) - sh);
-            }
-            pm[0][c] = M;
-            ps[0][c] = S;
+            kg_nstat<AT> st = kg_nstat_init<AT>();
+            st.a = m[v];
+            st.c = s[v];
+            rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
         }
-    __syncthreads();
-    if (jn == 0)
-        return;
-    kg_nrow<AT> rv[V];
+    } else {
 #pragma unroll
-    for (int v = 0; v < V; v++) {
-        kg_nstat<AT> st = kg_nstat_init<AT>();
-        st.a = pm[0][tx * V + v];
-        st.c = ps[0][tx * V + v];
-        rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+        for (int v = 0; v < V; v++) {
+            pm[ty][tx * V + v] = m[v];
+            ps[ty][tx * V + v] = s[v];
+        }
+        __syncthreads();
+        /* the first row group's lanes: each column's maximum M over the RY partials, then S = sum of s_k exp(shift(m_k)
+           - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[0] / ps[0]. Every lane merging all RY
+           partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16 partials) at 38.4% of
+           copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
+        if (ty == 0 && cok)
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                const int c = tx * V + v;
+                AT M = pm[0][c];
+                for (int k = 1; k < RY; k++)
+                    M = kg_nmax(M, pm[k][c]);
+                const AT sh = kg_nshift(M);
+                AT S = 0;
+                for (int k = 0; k < RY; k++) {
+                    const AT sk = ps[k][c];
+                    S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[k][c]) - sh);
+                }
+                pm[0][c] = M;
+                ps[0][c] = S;
+            }
+        __syncthreads();
+        if (jn == 0)
+            return;
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            kg_nstat<AT> st = kg_nstat_init<AT>();
+            st.a = pm[0][tx * V + v];
+            st.c = ps[0][tx * V + v];
+            rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+        }
     }
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
@@ -173,7 +186,7 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
         for (int j = 0; j < K; j++)
             if (j < jn)
                 kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * RY * nso);
-    } else if (Op::expm && two) {
+    } else if constexpr (Op::expm && sizeof(IT) == 2) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
