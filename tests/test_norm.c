@@ -2022,7 +2022,7 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
                 .op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {n, cols}, .axis = 0, .fill = k == 1 ? 3 : 0};
             check_case(ctx, &c);
             c.op = KG_NORM_LOG_SOFTMAX;
-            c.inplace = k == 3;
+            c.inplace = k == 2 || k == 3; /* (k 2: a column one block holds, COLT's too) */
             check_case(ctx, &c);
         }
         /* an outer dim, huge magnitudes, along dim 1 of [3, n, 24] */
