@@ -11,14 +11,16 @@
  * vector each: LPR x 16 bytes wide, up to 4 KiB) and all n of its rows, RY = T
  * / LPR rows at a time, K vectors a lane in registers (rows ty, ty + RY, ...),
  * so each element is read once and written once:
- *   1. each lane: the maximum of its values per column, then the sum of
- *      exp(x - shift(max)) (kg_ncl_regmax / kg_ncl_regsum);
- *   2. every lane's (max, sum) into shared memory; a barrier; the first row
- *      group's lanes merge the RY partials of their columns in row-group
- *      order (the maximum, then the sum of the rescaled sums); a barrier;
- *      every lane reads its columns' (max, sum) (the same bits from run to
- *      run);
- *   3. every lane applies to its values and writes them.
+ *   1. each lane: the maximum of its values per column (the 2-byte types by
+ *      packed pairs), then the sum of exp(x - shift(max));
+ *   2. RY = 1: the lane's (max, sum) are its columns'. Else every lane's
+ *      (max, sum) into shared memory; a barrier; the first row group's
+ *      lanes merge the RY partials of their columns in row-group order (the
+ *      maximum, then the sum of the rescaled sums); a barrier; every lane
+ *      reads its columns' (max, sum) (the same bits from run to run);
+ *   3. every lane applies to its values and writes them (f32 softmax: its
+ *      kept exps times a factor a column; the 2-byte softmax: exps flushed
+ *      below 2^-126).
  * The runtime plans it (runtime/norm.c, a CLUSTER configuration with one
  * set) where the column fits one block, columns and strides in whole
  * vectors; the launch is the cluster one with clusters of one block.
@@ -28,9 +30,6 @@
 
 #include "normc.cuh"
 
-/* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
-   exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
-   elsewhere no effect. */
 /* The 2-byte types: the lane's maxima by packed pairs (no unpacking; the sum's exps then turn a NaN the pairs'
    maximum passed over into a NaN sum), s = 0; elsewhere kg_ncl_regmax. H200 s22r2, same process, % of copy, packed
    maxima and flushed output exps (kg_nct_vstore_ftz) / neither: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7,
@@ -85,6 +84,9 @@ __device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<
     *(uint4 *)y = u;
 }
 
+/* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
+   exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
+   elsewhere no effect. */
 template <class Op, int V, int LPR, int T, int K, bool EX0 = false>
 __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
 {
