@@ -181,7 +181,11 @@ M.ccfgs = {
   { t = 256, k = 4, lpr = 64, mb = 4, one = true, ex = true },
   { t = 256, k = 4, lpr = 256, mb = 4, one = true, ex = true },
   { t = 256, k = 8, lpr = 256, mb = 4, one = true, ex = true },
-  { t = 256, k = 16, lpr = 256, mb = 2, one = true, ex = true },
+  -- H200 s22r3, same process, % of copy, COLT / COLS (main's plan): softmax f32 [16384,8,2048] dim 1 98.9 / 7.8 (256
+  -- lanes x 8; 64 x 4: 48.8), [2048,3,4096] dim 1 81.5 / 3.5 (256 x 4), bf16 62.4 / 1.8, [4096,64,1024] dim 1 78.4 /
+  -- 28.6 (64 x 16), log_softmax 95.2 / 28.8, bf16 softmax 53.7 / 15.2, [512,200,1536] dim 1 53.1 / 35.3 (16 x 16),
+  -- [64,4194304] dim 0 79.0 / 38.0, [128,2097152] dim 0 70.8 / 46.4 (32 x 16), bf16 46.0 / 27.2. 256 lanes x 16
+  -- (rows of 9-16) was built for s22r3 but neither measured nor GPU-tested there: removed.
   -- Lost and removed (H200 s22r2, same process, % of copy against the default COLT): 512 lanes a block, one block a
   -- multiprocessor, 16 row groups x 16 of 512 bytes / 32 x 16 of 256 bytes: softmax f32 [512,200,1536] dim 1 49.7 /
   -- 22.1 (53.1), [128,2097152] dim 0 38.1 / 15.2 (70.9), bf16 [4096,64,1024] dim 1 12.6 / 3.7 (54.3).

@@ -412,13 +412,14 @@ _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tre
    the columns are fewer than 16 vectors (256 bytes): a block of a few
    kilobytes waits on its loads, barriers and stores in turn (H200 s22r2,
    softmax f32 [262144,32,32] dim 1, 8 vectors: 6.4% of copy, 7.9 ms), so
-   COLS keeps those. H200 s22r2, same process, % of copy, COLT / COLS
-   (main's plan): softmax f32 [4096,64,1024] dim 1 78.5 / 28.6 (3.67x
-   PyTorch), log_softmax 95.0 / 28.7, bf16 softmax 54.3 / 15.2, f32
-   [2048,3,4096] dim 1 62.4 / 3.5, [512,200,1536] dim 1 53.1 / 35.2,
-   [16384,8,2048] dim 1 48.7 / 7.8, [64,4194304] dim 0 79.0 / 38.0,
-   [128,2097152] dim 0 70.9 / 46.4, bf16 47.2 / 27.1, log_softmax bf16
-   [512,200,1536] dim 1 39.2 / 19.9. */
+   COLS keeps those (s22r3: 21.8% of copy, PyTorch 29.6). H200 s22r3, same
+   process, % of copy, COLT / COLS (main's plan), and kgen / PyTorch:
+   softmax f32 [16384,8,2048] dim 1 98.9 / 7.8 (2.62x), [2048,3,4096] dim
+   1 81.5 / 3.5 (2.43x), bf16 62.4 / 1.8 (3.57x), f32 [4096,64,1024] dim 1
+   78.4 / 28.6 (3.64x), log_softmax 95.2 / 28.8, bf16 softmax 53.7 / 15.2,
+   f32 [512,200,1536] dim 1 53.1 / 35.3, log_softmax bf16 39.2 / 19.9,
+   [64,4194304] dim 0 79.0 / 38.0 (3.74x), [128,2097152] dim 0 70.8 / 46.4
+   (3.94x), bf16 46.0 / 27.2. */
 static int colt_cfg(int64_t n, int64_t nvec)
 {
     if (nvec < 16)
@@ -460,11 +461,12 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
             return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
-    /* under 1000 rows: COLT where it holds the column, else from 512 rows one block of the default configuration
-       (H200 s22r2, same process: softmax f32 [200,600,2048] dim 1 76.1% of copy against COLS's 41.4), else COLS */
+    /* under 1000 rows: COLT where it holds the column, else from 400 rows one block of the default configuration
+       (H200 s22r3, same process, % of copy, one block / COLS: softmax f32 [200,600,2048] dim 1 76.2 / 41.6,
+       [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1), else COLS */
     const int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
     const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
-    if ((!forced && colt < 0 && n < 512) || (!forced && n > 16384))
+    if ((!forced && colt < 0 && n < 400) || (!forced && n > 16384))
         return;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
