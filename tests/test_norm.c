@@ -2167,6 +2167,8 @@ Test(gpu, outer_axis_softmax_by_clusters)
             continue;
         /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
+        if (t > KG_NORM_CCFG_COUNT && kg_norm_ccfgs[cfg].one)
+            continue; /* COLT: one block a tile whatever the cluster-size tuning (its tunings above) */
         kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
         const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
