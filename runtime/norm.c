@@ -379,7 +379,8 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    in shared memory), so the input is read once. Where the columns, the
    normalized stride and every outer stride of in and out are whole 16-byte
    vectors (in and out 16-byte aligned, columns contiguous) and the column
-   has 1000..16384 rows (the tuning: any that fits), plan->ccfg names the
+   has 1000..16384 rows (since session 22 also 400..999 at one block, and
+   fewer than 257 by COLT: colt_cfg below; the tuning: any that fits), plan->ccfg names the
    configuration, else -1 and the COLS plan stands. H200 (2026-12-02 r3,
    256 x (16 + 16) vectors, 1024 rows a block, 2 blocks a multiprocessor;
    % of copy, COLS in brackets): softmax f32 [16384,16384] dim 0 59.2
