@@ -41,19 +41,27 @@ def main():
     worst = {}
     for name, dn in order:
         dt = dts[dn]
-        m = re.match(r"(\S+) \[(\d+),(\d+)\](?: dim (\d))?", name)
+        m = re.match(r"(\S+) \[(\d+),(\d+)(?:,(\d+))?\](?: dim (\d))?", name)
         op, r, c = m.group(1), int(m.group(2)), int(m.group(3))
-        dim = int(m.group(4)) if m.group(4) else 1
-        x = base[: r * c].view(r, c).to(dt)
+        dim = int(m.group(5)) if m.group(5) else 1
+        if m.group(4):
+            # [outer, n, inner] along dim 1 (softmax / log_softmax): timed as such, dim 0 of each [n, inner]
+            o, r, c = r, c, int(m.group(4))
+            x = base[: o * r * c].view(o, r, c).to(dt)
+            dim, tdim = 0, 1
+        else:
+            x = base[: r * c].view(r, c).to(dt)
+            o, tdim = 1, dim
+        r *= o
         es = x.element_size()
         n = r * c
         w = torch.empty(c, device=dev, dtype=dt).uniform_(0.5, 1.5)
         b = torch.empty(c, device=dev, dtype=dt).uniform_(-0.5, 0.5)
         nbytes = 2 * n * es
         if op == "softmax":
-            fn = lambda: torch.softmax(x, dim)
+            fn = lambda: torch.softmax(x, tdim)
         elif op == "log_softmax":
-            fn = lambda: torch.log_softmax(x, dim)
+            fn = lambda: torch.log_softmax(x, tdim)
         elif op == "logsumexp":
             fn = lambda: torch.logsumexp(x, dim)
             nbytes = n * es + (r if dim == 1 else c) * es

@@ -172,6 +172,23 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true },
   { t = 512, k = 16, lpr = 8, ks = 16, ex = true, ph = true },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true },
+  -- one: COLT (templates/normt.cuh), a block a tile of LPR x 16 bytes of columns and all of its rows (t / lpr x k),
+  -- no cluster: outer axes of few rows (session 22)
+  -- (ex: f32 softmax keeps its sum's exps for the apply, as configuration 4)
+  { t = 256, k = 16, lpr = 16, mb = 2, one = true, ex = true },
+  { t = 256, k = 16, lpr = 32, mb = 2, one = true, ex = true },
+  { t = 256, k = 16, lpr = 64, mb = 2, one = true, ex = true },
+  { t = 256, k = 4, lpr = 64, mb = 4, one = true, ex = true },
+  { t = 256, k = 4, lpr = 256, mb = 4, one = true, ex = true },
+  { t = 256, k = 8, lpr = 256, mb = 4, one = true, ex = true },
+  -- H200 s22r3, same process, % of copy, COLT / COLS (main's plan): softmax f32 [16384,8,2048] dim 1 98.9 / 7.8 (256
+  -- lanes x 8; 64 x 4: 48.8), [2048,3,4096] dim 1 81.5 / 3.5 (256 x 4), bf16 62.4 / 1.8, [4096,64,1024] dim 1 78.4 /
+  -- 28.6 (64 x 16), log_softmax 95.2 / 28.8, bf16 softmax 53.7 / 15.2, [512,200,1536] dim 1 53.1 / 35.3 (16 x 16),
+  -- [64,4194304] dim 0 79.0 / 38.0, [128,2097152] dim 0 70.8 / 46.4 (32 x 16), bf16 46.0 / 27.2. 256 lanes x 16
+  -- (rows of 9-16) was built for s22r3 but neither measured nor GPU-tested there: removed.
+  -- Lost and removed (H200 s22r2, same process, % of copy against the default COLT): 512 lanes a block, one block a
+  -- multiprocessor, 16 row groups x 16 of 512 bytes / 32 x 16 of 256 bytes: softmax f32 [512,200,1536] dim 1 49.7 /
+  -- 22.1 (53.1), [128,2097152] dim 0 38.1 / 15.2 (70.9), bf16 [4096,64,1024] dim 1 12.6 / 3.7 (54.3).
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -352,7 +369,7 @@ function M.generate(G)
         for _, c in ipairs(M.ccfgs) do
           row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                      desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. "]" })
+                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.one and " colt" or "") .. "]" })
         end
         ctable[op.id][dt.index] = row
       end
@@ -423,7 +440,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0,
+                              c.one and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -470,6 +488,7 @@ typedef struct kg_norm_ccfg {
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
     int rows;    /* rows of a column a block holds (ph: a half) */
     int ph;      /* 1: the persistent form of two halves (a grid of the clusters resident at once) */
+    int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

@@ -379,7 +379,8 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    in shared memory), so the input is read once. Where the columns, the
    normalized stride and every outer stride of in and out are whole 16-byte
    vectors (in and out 16-byte aligned, columns contiguous) and the column
-   has 1000..16384 rows (the tuning: any that fits), plan->ccfg names the
+   has 1000..16384 rows (since session 22 also 400..999 at one block, and
+   fewer than 257 by COLT: colt_cfg below; the tuning: any that fits), plan->ccfg names the
    configuration, else -1 and the COLS plan stands. H200 (2026-12-02 r3,
    256 x (16 + 16) vectors, 1024 rows a block, 2 blocks a multiprocessor;
    % of copy, COLS in brackets): softmax f32 [16384,16384] dim 0 59.2
@@ -404,6 +405,45 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
 #define CCFG_TR 6
 _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tree");
 
+/* COLT (templates/normt.cuh; the CLUSTER configurations with one set): an
+   outer axis of fewer than 1000 rows, a block a tile of the columns holding
+   all its rows. The configuration whose rows (t / lpr x k) hold the column
+   with the widest tile the columns fill (nvec: the columns' 16-byte vectors),
+   the fewest vectors a lane among those; -1 where none holds it, and where
+   the columns are fewer than 16 vectors (256 bytes): a block of a few
+   kilobytes waits on its loads, barriers and stores in turn (H200 s22r2,
+   softmax f32 [262144,32,32] dim 1, 8 vectors: 6.4% of copy, 7.9 ms), so
+   COLS keeps those (s22r3: 21.8% of copy, PyTorch 29.6). H200 s22r3, same
+   process, % of copy, COLT / COLS (main's plan), and kgen / PyTorch:
+   softmax f32 [16384,8,2048] dim 1 98.9 / 7.8 (2.62x), [2048,3,4096] dim
+   1 81.5 / 3.5 (2.43x), bf16 62.4 / 1.8 (3.57x), f32 [4096,64,1024] dim 1
+   78.4 / 28.6 (3.64x), log_softmax 95.2 / 28.8, bf16 softmax 53.7 / 15.2,
+   f32 [512,200,1536] dim 1 53.1 / 35.3, log_softmax bf16 39.2 / 19.9,
+   [64,4194304] dim 0 79.0 / 38.0 (3.74x), [128,2097152] dim 0 70.8 / 46.4
+   (3.94x), bf16 46.0 / 27.2. */
+static int colt_cfg(int64_t n, int64_t nvec)
+{
+    if (nvec < 16)
+        return -1;
+    int best = -1;
+    for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
+        const kg_norm_ccfg *f = &kg_norm_ccfgs[k];
+        if (!f->one || f->rows < n)
+            continue;
+        if (best < 0) {
+            best = k;
+            continue;
+        }
+        const kg_norm_ccfg *b = &kg_norm_ccfgs[best];
+        /* the tile the columns fill best (its lanes across at most the columns' vectors), then the wider, then
+           fewer vectors a lane */
+        const int64_t fw = f->lpr < nvec ? f->lpr : nvec, bw = b->lpr < nvec ? b->lpr : nvec;
+        if (fw > bw || (fw == bw && (f->lpr < b->lpr || (f->lpr == b->lpr && f->k < b->k))))
+            best = k;
+    }
+    return best;
+}
+
 static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan, const ndim_ *K, int nk, ndim_ Nd,
                          size_t es)
 {
@@ -422,14 +462,18 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
             return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
-    if (!forced && (n < 1000 || n > 16384))
+    /* under 1000 rows: COLT where it holds the column, else from 400 rows one block of the default configuration
+       (H200 s22r3, same process, % of copy, one block / COLS: softmax f32 [200,600,2048] dim 1 76.2 / 41.6,
+       [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1), else COLS */
+    const int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
+    const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
+    if ((!forced && colt < 0 && n < 400) || (!forced && n > 16384))
         return;
-    const int cfg = forced ? tu->cluster - 1 : dt == KG_F32 ? CCFG_TR : 0;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
-    if (cs > 16)
+    if (cs > (f->one ? 1 : 16))
         return;
-    if (tu->csize > cs && tu->csize <= 16)
+    if (!f->one && tu->csize > cs && tu->csize <= 16)
         cs = tu->csize; /* more blocks than the column needs (a tuning) */
     const int64_t outer = plan->args.rows;
     const int64_t ctiles = cdiv(K[0].size, (int64_t)f->lpr * V);

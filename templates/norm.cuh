@@ -921,6 +921,104 @@ enum {
                           the apply, which computed the same values (the same bits, half the exps) */
 };
 
+/* LEAN's and LEAN2R's 2-byte statistics (kg_nlean_stat2) run on a copy of
+   the packed row, opaque unless KG_NX_NOCOPY, so the unpacked values die with
+   the pass. The copy stays outside kg_nlean_stat2: made inside it (x by
+   reference), nvcc numbered the unpacked halves in another order and ptxas
+   scheduled the residual rms_norm and LEAN8S kernels differently (PTX and
+   cubin compared on this machine, 2026-12-04); made here, both kernels'
+   machine code is main's byte for byte. */
+template <int X, class VT, int NV> __device__ __forceinline__ void kg_nlean_copy2(VT (&xs)[NV], const VT (&x)[NV])
+{
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        xs[k] = (X & KG_NX_NOCOPY) ? x[k] : kg_nopaque(x[k]);
+}
+
+/* LEAN's and LEAN2R's 2-byte statistics of a row held whole by its group
+   (xs: kg_nlean_copy2's copy, NV vectors a lane; act: the group's row is
+   real, nvec its vectors) into rv for the variants X. One helper for both
+   kernels, so LEAN2R keeps LEAN2's operations in LEAN2's order
+   (gpu/lean2_matches_lean4_bits). */
+template <class Op, int V, int NV, int X, class VT, class OK>
+__device__ __forceinline__ void kg_nlean_stat2(kg_nrow<typename Op::acc_t> &rv, VT (&xs)[NV], const OK &ok, int g,
+                                               const kg_norm_args &A, bool act, int nvec)
+{
+    typedef typename Op::acc_t AT;
+    /* the 2-byte types: statistics of an opaque copy, so the
+       unpacked values die with the pass (the row stays packed);
+       their moments stay two group reductions (kg_nchunk_stat):
+       kg_nmoments ran bf16 layer_norm at 60-69% of copy against
+       68-81% in every 2-byte kernel (r3, with the merged form
+       beside it) and at 46-73% in the LOOSE kernels alone (r6) */
+    constexpr bool opq = (X & KG_NX_OPQ) != 0;
+    if constexpr ((X & KG_NX_NMOM) && Op::stats == KG_NS_MOMENTS) {
+        rv = kg_nfinish<Op>(
+            kg_nmoments<Op, V, NV, opq, (X & KG_NX_RECOPY) != 0>(xs, ok, g, A.n, act ? nvec : 0), A.n, A.eps);
+    } else if constexpr (opq && Op::stats == KG_NS_MOMENTS) {
+        kg_nstat<AT> cs;
+        cs.n = (AT)A.n;
+        cs.a = kg_ngroup(kg_nfold_sum<Op, V, NV, true>(xs, ok), g, kg_nsum_f()) / (AT)A.n;
+        cs.c = kg_ngroup(kg_nfold_dev2<Op, V, NV, true>(xs, ok, cs.a), g, kg_nsum_f());
+        rv = kg_nfinish<Op>(cs, A.n, A.eps);
+    } else {
+        rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV, (X & KG_NX_FTZ) != 0>(xs, ok, g, A.n), A.n, A.eps);
+    }
+}
+
+/* LEAN's and LEAN2R's apply and stores of a row held whole by its group (x,
+   NV vectors a lane, those with ok(k); rv its statistics), to out + r x
+   s_out. KEEP: softmax's exps kept in ex (EXPS); REUSE: the exps in place
+   of x (f32 / f64 softmax). r and s_out by reference: by value, LLVM moved
+   LEAN2R's row offset (r x s_out) and ptxas scheduled its three kernels
+   differently (PTX compared, 2026-12-04); so every LEAN / LEAN2R kernel's
+   machine code stays main's. */
+template <class Op, int V, int NV, int X, bool KEEP, bool REUSE, class T, class VT, class OK, class EX>
+__device__ __forceinline__ void kg_nlean_out(const VT (&x)[NV], const EX &ex, const kg_nrow<typename Op::acc_t> &rv,
+                                             const OK &ok, T *out, const int64_t &r, const int64_t &s_out,
+                                             const T *wp, const T *bp, int g, int lane)
+{
+    T *orow = out + r * s_out;
+    const T *wrow = wp, *brow = bp;
+    if constexpr ((X & KG_NX_OADDR) != 0) {
+        asm volatile("" : "+l"(orow));
+        asm volatile("" : "+l"(wrow));
+        asm volatile("" : "+l"(brow));
+    }
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (ok(k)) {
+            const int e0 = (k * g + lane) * V;
+            VT y;
+            if constexpr (KEEP) {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    y.v[e] = Op::st(Op::apply_e(ex[k][e], rv));
+            } else if constexpr (REUSE) {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    y.v[e] = Op::st(Op::apply_e(kg_nld<Op>(x[k], e), rv));
+            } else if constexpr ((X & KG_NX_FTZ) != 0 && Op::expm && sizeof(T) == 2) {
+                /* softmax of the 2-byte types: the output's exp flushed
+                   below 2^-126 too (f16 holds nothing there; bf16's
+                   denormals become 0) */
+                const VT xk = kg_nopaque(x[k]);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv));
+            } else {
+                y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wrow ? wrow + e0 : NULL,
+                                     brow ? brow + e0 : NULL);
+            }
+            if constexpr ((X & KG_NX_CS) != 0)
+                kg_nstcs(orow + e0, y);
+            else if constexpr ((X & KG_NX_OADDR) != 0)
+                *(VT *)(orow + e0) = y;
+            else
+                *(VT *)(out + r * s_out + e0) = y;
+        }
+}
+
 template <class Op, int V, int NV, bool RES, int X = 0>
 __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
 {
@@ -1004,29 +1102,9 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                 kg_nlse_kept<Op, V, NV, false>(x, ok, g, A.n, [&](int k, int e, AT v) { x[k].v[e] = Op::st(v); }),
                 A.n, A.eps);
         } else if constexpr (sizeof(T) == 2) {
-            /* the 2-byte types: statistics of an opaque copy, so the
-               unpacked values die with the pass (the row stays packed);
-               their moments stay two group reductions (kg_nchunk_stat):
-               kg_nmoments ran bf16 layer_norm at 60-69% of copy against
-               68-81% in every 2-byte kernel (r3, with the merged form
-               beside it) and at 46-73% in the LOOSE kernels alone (r6) */
-            constexpr bool opq = (X & KG_NX_OPQ) != 0;
             VT xs[NV];
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                xs[k] = (X & KG_NX_NOCOPY) ? x[k] : kg_nopaque(x[k]);
-            if constexpr ((X & KG_NX_NMOM) && Op::stats == KG_NS_MOMENTS) {
-                rv = kg_nfinish<Op>(
-                    kg_nmoments<Op, V, NV, opq, (X & KG_NX_RECOPY) != 0>(xs, ok, g, A.n, act ? nvec : 0), A.n, A.eps);
-            } else if constexpr (opq && Op::stats == KG_NS_MOMENTS) {
-                kg_nstat<AT> cs;
-                cs.n = (AT)A.n;
-                cs.a = kg_ngroup(kg_nfold_sum<Op, V, NV, true>(xs, ok), g, kg_nsum_f()) / (AT)A.n;
-                cs.c = kg_ngroup(kg_nfold_dev2<Op, V, NV, true>(xs, ok, cs.a), g, kg_nsum_f());
-                rv = kg_nfinish<Op>(cs, A.n, A.eps);
-            } else {
-                rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV, (X & KG_NX_FTZ) != 0>(xs, ok, g, A.n), A.n, A.eps);
-            }
+            kg_nlean_copy2<X>(xs, x);
+            kg_nlean_stat2<Op, V, NV, X>(rv, xs, ok, g, A, act, nvec);
         } else {
             VT xs[NV];
 #pragma unroll
@@ -1042,47 +1120,8 @@ __device__ __forceinline__ void kg_norm_lean(const kg_norm_args &A)
                 cs = kg_nchunk_stat<Op, V, NV>(xs, ok, g, A.n);
             rv = kg_nfinish<Op>(cs, A.n, A.eps);
         }
-        if constexpr (Op::elementwise) {
-            T *orow = out + r * s_out;
-            const T *wrow = wp, *brow = bp;
-            if constexpr ((X & KG_NX_OADDR) != 0) {
-                asm volatile("" : "+l"(orow));
-                asm volatile("" : "+l"(wrow));
-                asm volatile("" : "+l"(brow));
-            }
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (ok(k)) {
-                    const int e0 = (k * g + lane) * V;
-                    VT y;
-                    if constexpr (keep) {
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply_e(ex[k][e], rv));
-                    } else if constexpr (reuse) {
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply_e(kg_nld<Op>(x[k], e), rv));
-                    } else if constexpr ((X & KG_NX_FTZ) != 0 && Op::expm && sizeof(T) == 2) {
-                        /* softmax of the 2-byte types: the output's exp flushed
-                           below 2^-126 too (f16 holds nothing there; bf16's
-                           denormals become 0) */
-                        const VT xk = kg_nopaque(x[k]);
-#pragma unroll
-                        for (int e = 0; e < V; e++)
-                            y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv));
-                    } else {
-                        y = kg_napply<Op, V>(sizeof(T) == 2 ? kg_nopaque(x[k]) : x[k], rv, wrow ? wrow + e0 : NULL,
-                                             brow ? brow + e0 : NULL);
-                    }
-                    if constexpr ((X & KG_NX_CS) != 0)
-                        kg_nstcs(orow + e0, y);
-                    else if constexpr ((X & KG_NX_OADDR) != 0)
-                        *(VT *)(orow + e0) = y;
-                    else
-                        *(VT *)(out + r * s_out + e0) = y;
-                }
-        }
+        if constexpr (Op::elementwise)
+            kg_nlean_out<Op, V, NV, X, keep, reuse>(x, ex, rv, ok, out, r, s_out, wp, bp, g, lane);
         if constexpr (Op::nres > 0) {
             if (act && lane == 0)
                 kg_nstore_results<Op>(A, r * kg_nrow_stride(A, KG_NO_S0), r * kg_nrow_stride(A, KG_NO_S1), rv);
@@ -1109,7 +1148,6 @@ __device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
     typedef typename Op::acc_t AT;
     typedef kgd_vec<T, V> VT;
     static_assert(sizeof(T) == 2 && (X & ~(KG_NX_FTZ | KG_NX_OADDR)) == 0, "LEAN2R: LEAN2's 2-byte path");
-    constexpr bool FTZ = (X & KG_NX_FTZ) != 0;
     const kg_nlanes L = kg_nlanes_of(G > 0 ? G : A.group);
     const int g = L.g, lane = L.lane, slots = L.slots, slot = L.slot;
     const int nvec = G > 0 ? NV * G : (int)(A.n / V);
@@ -1137,38 +1175,11 @@ __device__ __forceinline__ void kg_norm_lean_r2_g(const kg_norm_args &A)
         for (int j = 0; j < 2; j++) {
             auto ok = [&](int k) -> bool { return act[j] && (G > 0 || k * g + lane < nvec); };
             VT xs[NV];
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                xs[k] = kg_nopaque(x[j][k]);
-            const kg_nrow<AT> rv = kg_nfinish<Op>(kg_nchunk_stat<Op, V, NV, FTZ>(xs, ok, g, A.n), A.n, A.eps);
-            if constexpr (Op::elementwise) {
-                T *orow = out + r[j] * s_out;
-                const T *wrow = wp, *brow = bp;
-                if constexpr ((X & KG_NX_OADDR) != 0) {
-                    asm volatile("" : "+l"(orow));
-                    asm volatile("" : "+l"(wrow));
-                    asm volatile("" : "+l"(brow));
-                }
-#pragma unroll
-                for (int k = 0; k < NV; k++)
-                    if (ok(k)) {
-                        const int e0 = (k * g + lane) * V;
-                        VT y;
-                        if constexpr (FTZ && Op::expm) {
-                            const VT xk = kg_nopaque(x[j][k]);
-#pragma unroll
-                            for (int e = 0; e < V; e++)
-                                y.v[e] = Op::st(Op::apply_e(kg_nexp_sum(kg_nld<Op>(xk, e) - rv.m), rv));
-                        } else {
-                            y = kg_napply<Op, V>(kg_nopaque(x[j][k]), rv, wrow ? wrow + e0 : NULL,
-                                                 brow ? brow + e0 : NULL);
-                        }
-                        if constexpr ((X & KG_NX_OADDR) != 0)
-                            *(VT *)(orow + e0) = y;
-                        else
-                            *(VT *)(out + r[j] * s_out + e0) = y;
-                    }
-            }
+            kg_nlean_copy2<X>(xs, x[j]);
+            kg_nrow<AT> rv;
+            kg_nlean_stat2<Op, V, NV, X>(rv, xs, ok, g, A, act[j], nvec);
+            if constexpr (Op::elementwise)
+                kg_nlean_out<Op, V, NV, X, false, false>(x[j], 0, rv, ok, out, r[j], s_out, wp, bp, g, lane);
             if constexpr (Op::nres > 0) {
                 if (act[j] && lane == 0)
                     kg_nstore_results<Op>(A, r[j] * kg_nrow_stride(A, KG_NO_S0), r[j] * kg_nrow_stride(A, KG_NO_S1),

@@ -713,8 +713,11 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
-    /* under 1000 rows or past 16384: COLS */
+    /* 400..999 rows: one block (COLT below 257, tested apart); 257..399 or past 16384: COLS */
     plan_shape(&c, &in, &out, 999, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.csize, 1);
+    plan_shape(&c, &in, &out, 399, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
@@ -758,6 +761,99 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
     plan_shape(&c, &in, &out, 1000, 4096, &p);
     cr_assert_eq(p.ccfg, ma == 9 && mi == 0 ? 6 : -1);
+}
+
+/* COLT (CLUSTER configurations 7-12, one block a tile): an outer axis of fewer
+   than 1000 rows on sm_90 by the configuration whose rows hold the column
+   with the widest tile the columns fill (the fewest vectors a lane among
+   those); columns of fewer than 16 vectors and 257..399 rows: COLS; 400..999
+   rows: one block of the default cluster configuration; a column longer than
+   a forced configuration's rows: COLS (no clusters of COLT); the cluster-size
+   tuning leaves COLT at one block. */
+Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(64, 4096)), out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(64, 4096));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    kg_norm_plan p;
+    for (int k = 7; k <= 12; k++)
+        cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 13);
+    cr_assert(!kg_norm_ccfgs[6].one);
+    cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
+    kgi_norm_tuning.sm90 = 1;
+    /* 64 rows: 64 lanes x 16 vectors (1 KiB of columns), 16 tiles */
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, 9);
+    cr_assert_eq(p.csize, 1);
+    cr_assert_eq(p.ctiles, 16);
+    cr_assert_eq(p.cgrid, 16u);
+    cr_assert_eq(p.cblock, 256u);
+    /* 3 rows: 256 lanes x 4 (4 KiB); 8: 256 x 8; 10: 64 x 4; 65: 32 x 16 (128 rows); 200: 16 x 16 (256 rows) */
+    plan_shape(&c, &in, &out, 3, 4096, &p);
+    cr_assert_eq(p.ccfg, 11);
+    cr_assert_eq(p.ctiles, 4);
+    plan_shape(&c, &in, &out, 8, 4096, &p);
+    cr_assert_eq(p.ccfg, 12);
+    plan_shape(&c, &in, &out, 10, 4096, &p);
+    cr_assert_eq(p.ccfg, 10);
+    /* 17 rows of 32 vectors: 32 lanes (the widest tile they fill) x 16 */
+    plan_shape(&c, &in, &out, 17, 128, &p);
+    cr_assert_eq(p.ccfg, 8);
+    plan_shape(&c, &in, &out, 65, 4096, &p);
+    cr_assert_eq(p.ccfg, 8);
+    plan_shape(&c, &in, &out, 200, 4096, &p);
+    cr_assert_eq(p.ccfg, 7);
+    /* 10 or 15 vectors of columns: COLS; 16: 16 lanes */
+    plan_shape(&c, &in, &out, 100, 40, &p);
+    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 100, 60, &p);
+    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 100, 64, &p);
+    cr_assert_eq(p.ccfg, 7);
+    cr_assert_eq(p.ctiles, 1);
+    /* 257..399 rows: COLS; 400..999: one block of configuration 6 (f32) */
+    plan_shape(&c, &in, &out, 257, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 399, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 400, 4096, &p);
+    cr_assert_eq(p.ccfg, 6);
+    cr_assert_eq(p.csize, 1);
+    plan_shape(&c, &in, &out, 999, 40, &p);
+    cr_assert_eq(p.ccfg, 6);
+    cr_assert_eq(p.csize, 1);
+    /* bf16: 8 columns a vector */
+    in.dtype = out.dtype = KG_BF16;
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.ccfg, 9);
+    cr_assert_eq(p.ctiles, 8);
+    /* dim 1 of [4096,64,1024]: 4 tiles an outer position */
+    in.dtype = out.dtype = KG_F32;
+    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(4096, 64, 1024));
+    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(4096, 64, 1024));
+    c.axis = 1;
+    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, 9);
+    cr_assert_eq(p.ctiles, 4);
+    cr_assert_eq(p.cgrid, 4096u * 4u);
+    /* forced: a column the configuration's block does not hold takes COLS; csize leaves one block */
+    kgi_norm_tuning.cluster = 11; /* configuration 10: 16 rows */
+    kgi_norm_tuning.csize = 4;
+    c.axis = 0;
+    plan_shape(&c, &in, &out, 16, 4096, &p);
+    cr_assert_eq(p.ccfg, 10);
+    cr_assert_eq(p.csize, 1);
+    plan_shape(&c, &in, &out, 17, 4096, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* logsumexp: COLS */
+    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1};
+    const int axes[] = {0};
+    kg_tensor o = fake(OUT_AT, KG_F32, 1, KT_SHAPE(4096));
+    plan_shape(&c, &in, &out, 64, 4096, &p);
+    kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 1};
+    cr_assert_eq(plan_class(&l, &p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p.ccfg, -1);
+    kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
 /* CLUSTER PH (the persistent form of two halves, configuration 5 under the
@@ -1927,7 +2023,7 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
                 .op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {n, cols}, .axis = 0, .fill = k == 1 ? 3 : 0};
             check_case(ctx, &c);
             c.op = KG_NORM_LOG_SOFTMAX;
-            c.inplace = k == 3;
+            c.inplace = k == 2 || k == 3; /* (k 2: a column one block holds, COLT's too) */
             check_case(ctx, &c);
         }
         /* an outer dim, huge magnitudes, along dim 1 of [3, n, 24] */
@@ -1936,6 +2032,10 @@ static void outer_softmax_cases(kg_context *ctx, int64_t cap, int64_t most, cons
         c.op = KG_NORM_LOG_SOFTMAX;
         c.fill = 2;
         check_case(ctx, &c);
+        /* an outer dim, dim 1 of [5, n, 72] with n <= 200 (COLT's rows by default) */
+        ncase f = {.op = KG_NORM_LOG_SOFTMAX, .dt = dts[d], .ndim = 3, .shape = {5, cap < 200 ? cap : 200, 72},
+                   .axis = 1, .fill = 1};
+        check_case(ctx, &f);
         /* many strips: [300, 4096] */
         ncase m = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = 2, .shape = {300, 4096}, .axis = 0};
         check_case(ctx, &m);
@@ -2055,13 +2155,20 @@ Test(gpu, outer_axis_softmax_by_clusters)
     const char *sh = getenv("KG_NORM_TEST_SHARD");
     if (sh && (sscanf(sh, "%d/%d", &shard, &nshard) != 2 || nshard < 1 || shard < 0 || shard >= nshard))
         cr_assert_fail("KG_NORM_TEST_SHARD=%s: want i/n with 0 <= i < n", sh);
+    /* KG_NORM_TEST_TUNINGS=a-b: the planner's rule and tunings a..b alone (a GPU round's window) */
+    int from = 1, to = 2 * KG_NORM_CCFG_COUNT;
+    const char *tt = getenv("KG_NORM_TEST_TUNINGS");
+    if (tt && sscanf(tt, "%d-%d", &from, &to) != 2)
+        cr_assert_fail("KG_NORM_TEST_TUNINGS=%s: want a-b", tt);
     for (int t = 0; t <= 2 * KG_NORM_CCFG_COUNT; t++) {
-        if (t % nshard != shard)
+        if (t % nshard != shard || (t > 0 && (t < from || t > to)))
             continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
         /* 0: the planner's rule; 1..: each configuration, then each with 16 blocks a cluster */
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
+        if (t > KG_NORM_CCFG_COUNT && kg_norm_ccfgs[cfg].one)
+            continue; /* COLT: one block a tile whatever the cluster-size tuning (its tunings above) */
         kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
         const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
@@ -2698,6 +2805,42 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
     kg_free(ctx, dx);
     kg_free(ctx, dy);
     kg_free(ctx, dr);
+    free(h);
+    free(a);
+    free(b);
+    kg_close(ctx);
+}
+
+/* COLT (an outer axis of few rows, one block a tile): the planner's default on
+   [3, 8192], [64, 4096], [200, 1000] (configurations 11, 9, 7 on sm_90) and
+   dim 1 of [7, 100, 520], softmax and log_softmax, f32 and bf16: the same
+   bits twice. */
+Test(gpu, outer_axis_of_few_rows_is_bitwise_deterministic)
+{
+    kg_context *ctx = kt_open_gpu();
+    static const int64_t shapes[][3] = {{1, 3, 8192}, {1, 64, 4096}, {1, 200, 1000}, {7, 100, 520}};
+    const size_t most = 4 * 7 * 100 * 520; /* the largest shape's f32 bytes */
+    const kg_dtype dts[] = {KG_F32, KG_BF16};
+    unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
+    void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
+    uint64_t rng = kt_seed() + 5;
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 4; k++) {
+            const int nd = shapes[k][0] > 1 ? 3 : 2;
+            const int64_t *sh = nd == 3 ? shapes[k] : shapes[k] + 1;
+            const int64_t n = shapes[k][0] * shapes[k][1] * shapes[k][2];
+            const size_t bytes = kg_dtype_size(dts[d]) * (size_t)n;
+            for (int64_t i = 0; i < n; i++)
+                kt_set(h, dts[d], i, kt_uniform(&rng, -8, 8));
+            kt_upload(ctx, dx, h, bytes);
+            kg_tensor x = kg_tensor_contiguous(dx, dts[d], nd, sh), y = kg_tensor_contiguous(dy, dts[d], nd, sh);
+            char what[64];
+            snprintf(what, sizeof what, "COLT shape %d, %s", k, kg_dtype_name(dts[d]));
+            assert_same_bits_twice(ctx, TWICE_SOFTMAX, nd - 2, &x, &y, NULL, bytes, a, b, what);
+            assert_same_bits_twice(ctx, TWICE_LOG_SOFTMAX, nd - 2, &x, &y, NULL, bytes, a, b, what);
+        }
+    kg_free(ctx, dx);
+    kg_free(ctx, dy);
     free(h);
     free(a);
     free(b);

@@ -1,0 +1,201 @@
+/*
+ * normt.cuh - COLT: softmax and log_softmax along an outer axis of few rows
+ * (n <= RY x K), one block a tile of the columns, no cluster.
+ *
+ * CLUSTER (normc.cuh) holds a 128-byte strip of a column in a cluster of up
+ * to 16 blocks; a short column (the normalized dim of [4096,64,1024] dim 1,
+ * [2048,3,4096] dim 1, [128,2097152] dim 0) fills a fraction of one of its
+ * blocks (1024 rows) and its 128-byte row segments stream at about 80% of
+ * copy at best (session 16's probe: 256 bytes and wider 92%). COLT's block of
+ * T lanes holds a tile of W = LPR x V columns (LPR lanes a row, a 16-byte
+ * vector each: LPR x 16 bytes wide, up to 4 KiB) and all n of its rows, RY = T
+ * / LPR rows at a time, K vectors a lane in registers (rows ty, ty + RY, ...),
+ * so each element is read once and written once:
+ *   1. each lane: the maximum of its values per column (the 2-byte types by
+ *      packed pairs), then the sum of exp(x - shift(max));
+ *   2. RY = 1: the lane's (max, sum) are its columns'. Else every lane's
+ *      (max, sum) into shared memory; a barrier; the first row group's
+ *      lanes merge the RY partials of their columns in row-group order (the
+ *      maximum, then the sum of the rescaled sums); a barrier; every lane
+ *      reads its columns' (max, sum) (the same bits from run to run);
+ *   3. every lane applies to its values and writes them (f32 softmax: its
+ *      kept exps times a factor a column; the 2-byte softmax: exps flushed
+ *      below 2^-126).
+ * The runtime plans it (runtime/norm.c, a CLUSTER configuration with one
+ * set) where the column fits one block, columns and strides in whole
+ * vectors; the launch is the cluster one with clusters of one block.
+ */
+#ifndef KG_NORMT_CUH
+#define KG_NORMT_CUH
+
+#include "normc.cuh"
+
+/* The 2-byte types: the lane's maxima by packed pairs (no unpacking; the sum's exps then turn a NaN the pairs'
+   maximum passed over into a NaN sum), s = 0; elsewhere kg_ncl_regmax. H200 s22r2, same process, % of copy, packed
+   maxima and flushed output exps (kg_nct_vstore_ftz) / neither: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7,
+   [128,2097152] dim 0 47.2 / 39.8, [2048,3,4096] dim 1 34.5 / 33.1; log_softmax bf16 [512,200,1536] dim 1 39.2 /
+   36.6. */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_nct_regmax(const uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
+                                              typename Op::acc_t (&s)[V])
+{
+    typedef typename Op::in_t IT;
+    if constexpr (sizeof(IT) == 2) {
+        {
+            typedef typename std::conditional<std::is_same<IT, __half>::value, __half2, __nv_bfloat162>::type T2;
+            T2 m2[V / 2];
+#pragma unroll
+            for (int i = 0; i < V / 2; i++)
+                m2[i].x = m2[i].y = Op::st(-(typename Op::acc_t)INFINITY);
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (j < jn) {
+                    T2 w[V / 2];
+                    memcpy(w, &xs[j], sizeof w);
+#pragma unroll
+                    for (int i = 0; i < V / 2; i++)
+                        m2[i] = __hmax2(m2[i], w[i]);
+                }
+#pragma unroll
+            for (int i = 0; i < V / 2; i++) {
+                m[2 * i] = Op::ld(m2[i].x);
+                m[2 * i + 1] = Op::ld(m2[i].y);
+                s[2 * i] = s[2 * i + 1] = 0;
+            }
+            return;
+        }
+    }
+    kg_ncl_regmax<Op, V>(xs, jn, m, s);
+}
+
+/* The output vector of x for the 2-byte softmax: the output's exp flushed below 2^-126
+   (kg_nexp_sum, as LEAN2's FTZ form: f16 holds nothing there, bf16's denormals become 0). */
+template <class Op, int V>
+__device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  typename Op::in_t *y)
+{
+    typename Op::in_t e[V];
+    memcpy(e, &x, 16);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        e[v] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(e[v]) - rv[v].m), rv[v]));
+    uint4 u;
+    memcpy(&u, e, 16);
+    *(uint4 *)y = u;
+}
+
+/* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
+   exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
+   elsewhere no effect. */
+template <class Op, int V, int LPR, int T, int K, bool EX0 = false>
+__device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
+{
+    typedef typename Op::in_t IT;
+    typedef typename Op::acc_t AT;
+    constexpr int RY = T / LPR, W = LPR * V;
+    constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
+    static_assert(RY * LPR == T && RY >= 1, "COLT: LPR divides T");
+    static_assert(sizeof(IT) * V == 16, "16-byte vectors");
+    __shared__ AT pm[RY][W], ps[RY][W];
+    const int64_t o = blockIdx.x / A.tiles, tile = blockIdx.x - o * A.tiles;
+    int64_t off[KG_NORM_NOPS];
+    kg_nouter(A, o, off);
+    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
+    const int64_t col = tile * W + tx * V;
+    const bool cok = col < A.cols;
+    /* this lane's rows: j < jn (rows ty + j RY below n) */
+    int jn = 0;
+    if (cok && ty < A.n) {
+        const int64_t t = (A.n - ty + RY - 1) / RY;
+        jn = t < K ? (int)t : K;
+    }
+    const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
+    const IT *p = (const IT *)A.p[KG_NO_IN] + off[KG_NO_IN] + col + ty * ns;
+    uint4 xs[K];
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
+    /* 1. the lane's statistics, per column */
+    AT m[V], s[V];
+    kg_nct_regmax<Op, V>(xs, jn, m, s);
+    if constexpr (EX) {
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vsumex<Op, V>(s, m, xs[j]);
+    } else {
+        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+    }
+    /* 2. the tile's (RY = 1: the lane's own) */
+    kg_nrow<AT> rv[V];
+    if constexpr (RY == 1) {
+        if (jn == 0)
+            return;
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            kg_nstat<AT> st = kg_nstat_init<AT>();
+            st.a = m[v];
+            st.c = s[v];
+            rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+        }
+    } else {
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            pm[ty][tx * V + v] = m[v];
+            ps[ty][tx * V + v] = s[v];
+        }
+        __syncthreads();
+        /* the first row group's lanes: each column's maximum M over the RY partials, then S = sum of s_k exp(shift(m_k)
+           - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[0] / ps[0]. Every lane merging all RY
+           partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16 partials) at 38.4% of
+           copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
+        if (ty == 0 && cok)
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                const int c = tx * V + v;
+                AT M = pm[0][c];
+                for (int k = 1; k < RY; k++)
+                    M = kg_nmax(M, pm[k][c]);
+                const AT sh = kg_nshift(M);
+                AT S = 0;
+                for (int k = 0; k < RY; k++) {
+                    const AT sk = ps[k][c];
+                    S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[k][c]) - sh);
+                }
+                pm[0][c] = M;
+                ps[0][c] = S;
+            }
+        __syncthreads();
+        if (jn == 0)
+            return;
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            kg_nstat<AT> st = kg_nstat_init<AT>();
+            st.a = pm[0][tx * V + v];
+            st.c = ps[0][tx * V + v];
+            rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+        }
+    }
+    /* 3. the apply */
+    IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
+    if constexpr (EX) {
+        AT c[V];
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            c[v] = kg_nexp(kg_nshift(m[v]) - rv[v].m);
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * RY * nso);
+    } else if constexpr (Op::expm && sizeof(IT) == 2) {
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RY * nso);
+    } else {
+        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
+    }
+}
+
+#endif
