@@ -997,6 +997,26 @@ static void dec_io_close(dec_io *x)
     kg_free(ctx, x->dout);
 }
 
+/* One decode call's trace (kg_test_attn_trace: 4 stamps a block, of a
+   buffer of 1024 blocks) on a grid of `blocks` blocks: every block of the
+   grid stamped its start before its end and merged at most once, and no
+   block past the grid wrote; returns how many blocks merged. */
+static int dec_trace_merged(void *dt, int blocks)
+{
+    unsigned long long tr[4 * 1024];
+    kt_download(ctx, tr, dt, sizeof tr);
+    int merged = 0;
+    for (int i = 0; i < 1024; i++) {
+        if (i < blocks) {
+            cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
+                      "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
+            merged += (int)tr[4 * i + 3];
+        } else
+            cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
+    }
+    return merged;
+}
+
 /* The fused merge (the last block of each row tile to finish merges the
    splits and zeroes the row tile's counter) gives the same bits as the
    combine kernel (both fold the splits in the same order, with the same
@@ -1034,17 +1054,7 @@ Test(attention, decode_fused_merge_bits_counters_and_graph)
             kg_test_attn_trace(ctx, NULL);
             KT_OK(ctx, kg_sync(ctx));
             cr_assert_eq(kg_test_last_attn_combine(ctx), 1);
-            unsigned long long tr[4 * 1024];
-            kt_download(ctx, tr, dt, sizeof tr);
-            int merged = 0;
-            for (int i = 0; i < 1024; i++) {
-                if (i < B * Hkv * 16) {
-                    cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
-                              "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
-                    merged += (int)tr[4 * i + 3];
-                } else
-                    cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
-            }
+            const int merged = dec_trace_merged(dt, B * Hkv * 16);
             cr_assert_eq(merged, B * Hkv, "pdl %d, call %d: one merging block per row tile, got %d", pdl, rep, merged);
             kt_download(ctx, o2, dout, nq * 2);
             cr_assert(memcmp(o1, o2, nq * 2) == 0, "pdl %d, call %d: fused merge bits differ from the combine kernel's",
@@ -1157,17 +1167,7 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
             dec_io_run(&x, NULL, x.o2);
             kg_test_attn_trace(ctx, NULL);
             cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
-            unsigned long long tr[4 * 1024];
-            kt_download(ctx, tr, dt, sizeof tr);
-            int merged = 0;
-            for (int i = 0; i < 1024; i++) {
-                if (i < B * Hkv * 16) {
-                    cr_assert(tr[4 * i] > 0 && tr[4 * i] <= tr[4 * i + 2] && tr[4 * i + 3] <= 1,
-                              "block %d: stamps %llu %llu, merged %llu", i, tr[4 * i], tr[4 * i + 2], tr[4 * i + 3]);
-                    merged += (int)tr[4 * i + 3];
-                } else
-                    cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
-            }
+            const int merged = dec_trace_merged(dt, B * Hkv * 16);
             cr_assert_eq(merged, B * Hkv * k, "pdl %d, call %d: %d merging blocks a row tile, got %d in all", pdl,
                          rep, k, merged);
             cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "pdl %d, call %d: tail merge bits differ from the combine's",
