@@ -174,21 +174,18 @@ function M.generate(G)
           local kc = G:kernel({ name = f.name .. "_tchunk", module = module, vec = f.vec,
                                 desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
           assert(kc == ks + 1)
-          -- and, for 2-byte elements, <op>_tperma (tperm's tiles at 6 blocks
-          -- per SM; elementwise_tpa.cuh) after it
-          f.tperma = dt.size == 2 and f.bits
-          if f.tperma then
-            local ka = G:kernel({ name = f.name .. "_tperma", module = module, vec = f.vec,
-                                  desc = f.desc .. " [tperm tiles, 6 blocks per SM]" })
-            assert(ka == kc + 1)
-          end
-          -- and, for 4-byte elements, <op>_tperms (tperm's tiles with output
-          -- rows cut at 32-byte sectors; elementwise_tph.cuh) after it
-          f.tperms = dt.size == 4 and f.bits
-          if f.tperms then
-            local kh = G:kernel({ name = f.name .. "_tperms", module = module, vec = f.vec,
-                                  desc = f.desc .. " [tperm tiles, output rows cut at sectors]" })
-            assert(kh == kc + 1)
+          -- and after it, for 2-byte elements, <op>_tperma (tperm's tiles at
+          -- 6 blocks per SM; elementwise_tpa.cuh), for 4-byte elements
+          -- <op>_tperms (tperm's tiles with output rows cut at 32-byte
+          -- sectors; elementwise_tph.cuh)
+          for _, t in ipairs({ { "tperma", 2, "6 blocks per SM" },
+                               { "tperms", 4, "output rows cut at sectors" } }) do
+            f[t[1]] = dt.size == t[2] and f.bits
+            if f[t[1]] then
+              local kt = G:kernel({ name = f.name .. "_" .. t[1], module = module, vec = f.vec,
+                                    desc = f.desc .. " [tperm tiles, " .. t[3] .. "]" })
+              assert(kt == kc + 1)
+            end
           end
         end
       end

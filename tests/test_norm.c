@@ -788,40 +788,28 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     cr_assert_eq(p.ctiles, 16);
     cr_assert_eq(p.cgrid, 16u);
     cr_assert_eq(p.cblock, 256u);
-    /* 3 rows: 256 lanes x 4 (4 KiB); 8: 256 x 8; 10: 64 x 4; 65: 32 x 16 (128 rows); 200: 16 x 16 (256 rows) */
-    plan_shape(&c, &in, &out, 3, 4096, &p);
-    cr_assert_eq(p.ccfg, 11);
-    cr_assert_eq(p.ctiles, 4);
-    plan_shape(&c, &in, &out, 8, 4096, &p);
-    cr_assert_eq(p.ccfg, 12);
-    plan_shape(&c, &in, &out, 10, 4096, &p);
-    cr_assert_eq(p.ccfg, 10);
-    /* 17 rows of 32 vectors: 32 lanes (the widest tile they fill) x 16 */
-    plan_shape(&c, &in, &out, 17, 128, &p);
-    cr_assert_eq(p.ccfg, 8);
-    plan_shape(&c, &in, &out, 65, 4096, &p);
-    cr_assert_eq(p.ccfg, 8);
-    plan_shape(&c, &in, &out, 200, 4096, &p);
-    cr_assert_eq(p.ccfg, 7);
-    /* 10 or 15 vectors of columns: COLS; 16: 16 lanes */
-    plan_shape(&c, &in, &out, 100, 40, &p);
-    cr_assert_eq(p.ccfg, -1);
-    plan_shape(&c, &in, &out, 100, 60, &p);
-    cr_assert_eq(p.ccfg, -1);
-    plan_shape(&c, &in, &out, 100, 64, &p);
-    cr_assert_eq(p.ccfg, 7);
-    cr_assert_eq(p.ctiles, 1);
-    /* 257..399 rows: COLS; 400..999: one block of configuration 6 (f32) */
-    plan_shape(&c, &in, &out, 257, 4096, &p);
-    cr_assert_eq(p.ccfg, -1);
-    plan_shape(&c, &in, &out, 399, 4096, &p);
-    cr_assert_eq(p.ccfg, -1);
-    plan_shape(&c, &in, &out, 400, 4096, &p);
-    cr_assert_eq(p.ccfg, 6);
-    cr_assert_eq(p.csize, 1);
-    plan_shape(&c, &in, &out, 999, 40, &p);
-    cr_assert_eq(p.ccfg, 6);
-    cr_assert_eq(p.csize, 1);
+    /* f32 [rows, cols] along dim 0: the configuration, and where given (not
+       -1) the cluster size and the tiles a row. 3 rows: 256 lanes x 4
+       vectors (4 KiB); 8: 256 x 8; 10: 64 x 4; 17 rows of 32 vectors: 32
+       lanes (the widest tile they fill) x 16; 65: 32 x 16 (128 rows); 200:
+       16 x 16 (256 rows); 10 or 15 vectors of columns: COLS, 16: 16 lanes;
+       257..399 rows: COLS; 400..999: one block of configuration 6 */
+    static const struct {
+        int rows, cols, ccfg, csize, ctiles;
+    } few[] = {
+        {3, 4096, 11, -1, 4},    {8, 4096, 12, -1, -1},   {10, 4096, 10, -1, -1}, {17, 128, 8, -1, -1},
+        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, -1, -1, -1},  {100, 60, -1, -1, -1},
+        {100, 64, 7, -1, 1},     {257, 4096, -1, -1, -1}, {399, 4096, -1, -1, -1}, {400, 4096, 6, 1, -1},
+        {999, 40, 6, 1, -1},
+    };
+    for (size_t i = 0; i < sizeof few / sizeof few[0]; i++) {
+        plan_shape(&c, &in, &out, few[i].rows, few[i].cols, &p);
+        cr_assert_eq(p.ccfg, few[i].ccfg, "[%d,%d]: configuration %d", few[i].rows, few[i].cols, p.ccfg);
+        if (few[i].csize >= 0)
+            cr_assert_eq(p.csize, few[i].csize, "[%d,%d]: cluster size %d", few[i].rows, few[i].cols, p.csize);
+        if (few[i].ctiles >= 0)
+            cr_assert_eq(p.ctiles, few[i].ctiles, "[%d,%d]: %d tiles", few[i].rows, few[i].cols, p.ctiles);
+    }
     /* bf16: 8 columns a vector */
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 64, 4096, &p);
