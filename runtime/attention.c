@@ -748,7 +748,11 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        it, 3, or the others, 1 and 2): the last blocks of each row tile
        merge it (kg_attn_dec_tail_mergers; a counter a row tile, as
        max_splits allows) */
-    const int64_t kv_bytes = 2 * B * Hkv * (int64_t)p->sk * D * 2;
+    /* K and V of 2-byte elements; B * Hkv * Sk < 2^63 (B, Hkv < 2^16, Sk <
+       2^31), so only the last factors can overflow: saturate past the rule's
+       bound instead (a stride-0 K can make the product huge) */
+    const int64_t kv_keys = B * Hkv * (int64_t)p->sk;
+    const int64_t kv_bytes = kv_keys > INT64_MAX / (4 * D) ? INT64_MAX : kv_keys * 4 * D;
     const int tail = (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
                                                                               kv_bytes, sp.splits))) &&
                              sp.splits > 1
