@@ -1317,6 +1317,76 @@ Test(attention, decode_stages_and_late_trigger_keep_the_bits)
     dec_io_close(&x);
 }
 
+/* The decode kernel's pipeline across key tiles (kg_test_attn_dec_pipe,
+   KG_DEC_PIPE: the next tile's scores issued before this tile's softmax and
+   P V, the same sums in the same order): at every head dim, on each decode
+   variant (16, 32, 64 packed rows), causal or not, key counts of less than
+   a tile, a few tiles with a short last one and many, one split and three,
+   3 (the kernel's own), 2 and 6 stages, on and off give the same bits; it
+   is taken wherever bulk tensor copies run 3 stages or more (not at 2, nor
+   at D 32's cp.async); on, the float64 reference with causal rows and
+   random and padded masks, and the runtime's own MQA rows (6 stages, one
+   wave) keep their bits. */
+Test(attention, decode_pipe_keeps_the_bits)
+{
+    const kg_attn_variant rv[3] = {KG_ATTN_V_DECODE, KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE4};
+    const int sks[3] = {37, 389, 5000}, sts[3] = {0, 2, 6};
+    for (int j = 0; j < KG_ATTN_DIM_COUNT; j++) {
+        const int D = kg_attn_dims[j];
+        for (int v = 0; v < 3; v++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int k = 0; k < 3; k++) {
+                    dec_io x;
+                    dec_io_open(&x, 2, 16, 2, causal ? 3 : 1, sks[k], D);
+                    kg_attention_opts opts = {0.f, causal};
+                    kg_test_force_attn_variant(ctx, rv[v]);
+                    for (int sp = 1; sp <= 3; sp += 2)
+                        for (int st = 0; st < 3; st++) {
+                            kg_test_force_attn_splits(ctx, sp);
+                            kg_test_attn_dec_stages(sts[st] ? sts[st] : -1);
+                            kg_test_attn_dec_pipe(-1);
+                            dec_io_run(&x, &opts, x.o1);
+                            cr_assert_eq(kg_test_last_attn_dec_pipe(), 0);
+                            const int var = kg_test_last_attn_variant(ctx), stg = kg_test_last_attn_dec_stages();
+                            kg_test_attn_dec_pipe(1);
+                            dec_io_run(&x, &opts, x.o2);
+                            cr_assert_eq(kg_test_last_attn_variant(ctx), var);
+                            cr_assert_eq(kg_test_last_attn_dec_stages(), stg);
+                            const int want = kg_test_last_attn_tma() && D >= 64 && (stg == 0 || stg >= 3);
+                            cr_assert_eq(kg_test_last_attn_dec_pipe(), want, "D %d, %d stages: pipe %d", D, stg,
+                                         kg_test_last_attn_dec_pipe());
+                            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
+                                      "D %d, %s, causal %d, Sk %d, %d splits, %d stages: bits differ", D,
+                                      kg_attn_variant_names[var], causal, sks[k], sp, stg);
+                        }
+                    kg_test_force_attn_variant(ctx, -1);
+                    kg_test_force_attn_splits(ctx, 0);
+                    kg_test_attn_dec_stages(0);
+                    dec_io_close(&x);
+                }
+        kg_test_attn_dec_pipe(1);
+        acase c[3] = {{j % 2 ? KG_F16 : KG_BF16, 2, 12, 3, 3, 2900 + 7 * j, D, 1, MASK_NONE, 0, j % 2, 0.f},
+                      {j % 2 ? KG_BF16 : KG_F16, 2, 8, 2, 2, 3001, D, 0, MASK_RANDOM, 2, 0, 0.f},
+                      {KG_BF16, 3, 32, 4, 1, 4100 + j, D, 0, MASK_PAD, 4, 0, 0.f}};
+        for (int i = 0; i < 3; i++)
+            run_case_once(&c[i]);
+        kg_test_attn_dec_pipe(0);
+    }
+    const int mqa[2][4] = {{8, 32, 8192, 128}, {1, 32, 32768, 128}}; /* B, Hq, Sk, D; Hkv 1 */
+    for (int i = 0; i < 2; i++) {
+        dec_io x;
+        dec_io_open(&x, mqa[i][0], mqa[i][1], 1, 1, mqa[i][2], mqa[i][3]);
+        kg_test_attn_dec_pipe(-1);
+        dec_io_run(&x, NULL, x.o1);
+        kg_test_attn_dec_pipe(1);
+        dec_io_run(&x, NULL, x.o2);
+        cr_assert_eq(kg_test_last_attn_dec_pipe(), kg_test_last_attn_tma());
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "MQA B %d Sk %d: bits differ", mqa[i][0], mqa[i][2]);
+        kg_test_attn_dec_pipe(0);
+        dec_io_close(&x);
+    }
+}
+
 /* The decode call's host path (kg_test_attn_dec_host): k and v's tensor
    maps only, and the kernel's shared memory limit raised only above the
    most raised before on the device. Calls alternate with the old path
