@@ -229,8 +229,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN, pipe,
-   nopipe; see
+   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -244,7 +243,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_chunk(0);
     kg_test_attn_dec_host(0);
     kg_test_attn_dec_kflags(0);
-    kg_test_attn_dec_pipe(0);
     kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
@@ -277,10 +275,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_host(1);
         else if (l >= 2 && x[0] == 'k' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_kflags(v > 0 ? v : -1);
-        else if (l == 4 && !strncmp(x, "pipe", 4))
-            kg_test_attn_dec_pipe(1);
-        else if (l == 6 && !strncmp(x, "nopipe", 6))
-            kg_test_attn_dec_pipe(-1);
         else if (l == 5 && !strncmp(x, "nopdl", 5))
             kg_test_attn_pdl(ctx, 0);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
@@ -369,8 +363,7 @@ static double graph_us(call_t *c, int n, int reps)
    r32 / r64 (the decode variant of that many packed rows), host0 / host1 (the
    host path before session 21; the new one with the runtime's launches;
    kg_test_attn_dec_host), kN (the kernels' bits N, kg_test_attn_dec_kflags;
-   k0 none), pipe / nopipe (the pipeline across key tiles on / off,
-   kg_test_attn_dec_pipe), nopdl (launches without programmatic dependent launch), rows (the
+   k0 none), nopdl (launches without programmatic dependent launch), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the

@@ -384,17 +384,6 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
    grid's last blocks of each row tile merge it, no combine grid */
 #define KG_DEC_TAIL 4u
 
-/* attention_decode.cuh's dflags bit: the next key tile's scores issued
-   before this tile's softmax and P V (bulk tensor copies only) */
-#define KG_DEC_PIPE 8u
-
-/* kg_test_attn_dec_pipe (a test and benchmark hook, process-wide): 1 on,
-   -1 off, 0 the runtime's choice (off) */
-static int dec_pipe_force, dec_pipe_last;
-
-void kg_test_attn_dec_pipe(int on) { __atomic_store_n(&dec_pipe_force, on, __ATOMIC_RELAXED); }
-int kg_test_last_attn_dec_pipe(void) { return __atomic_load_n(&dec_pipe_last, __ATOMIC_RELAXED); }
-
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
 static int dec_kflags_force, dec_kflags_last;
@@ -841,12 +830,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
                                                                                                  : 0u;
     __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
-    /* the pipeline across key tiles (bulk tensor copies of 3 stages or
-       more: the kernel's own 3, or p->stages) */
-    const int pipe = tm->on && (stages == 0 || stages >= 3) && __atomic_load_n(&dec_pipe_force, __ATOMIC_RELAXED) > 0;
-    __atomic_store_n(&dec_pipe_last, pipe, __ATOMIC_RELAXED);
-    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (pipe ? KG_DEC_PIPE : 0u) |
-                           (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)

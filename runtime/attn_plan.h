@@ -205,14 +205,6 @@ KG_API void kg_test_attn_dec_host(int on);
    plain stream order only, cause not known.) */
 KG_API int kg_attn_dec_comb_early(int64_t blocks, int64_t sms);
 
-/* The decode kernel's software pipeline across key tiles (KG_DEC_PIPE,
-   attention_decode.cuh: the next tile's scores issued before this tile's
-   softmax and P V; bulk tensor copies only; the same bits), process-wide
-   (a test and benchmark hook): 1 on, -1 off, 0 the runtime's choice (off);
-   whether the last decode launch took it. */
-KG_API void kg_test_attn_dec_pipe(int on);
-KG_API int kg_test_last_attn_dec_pipe(void);
-
 /* The decode kernels' bits, process-wide (a test and benchmark hook): 2
    the combine kernel's trigger before its wait; -1 none, 0 the runtime's
    (kg_attn_dec_comb_early); the bits the last decode launch took. */

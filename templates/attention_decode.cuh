@@ -50,11 +50,6 @@
    combine kernel: the same bits. p.counters[tile] counts the tile's
    written splits; the last split in zeroes it (zero between calls). */
 #define KG_DEC_TAIL 4u
-/* KG_DEC_PIPE (decode kernel, bulk tensor copies of 3 stages or more): each tile's scores
-   S = Q K^T of the next key tile are issued before this tile's softmax and
-   P V product (dec_qk, dec_sv), so that their latency overlaps; the same
-   arithmetic in the same order: the same bits. */
-#define KG_DEC_PIPE 8u
 
 namespace kg_attn
 {
@@ -308,20 +303,28 @@ __device__ __forceinline__ void dec_rows(const kg_attn_params &p, int r0, int hk
     }
 }
 
-/* The scores of one key tile of a unit (dec_tile's first half): S = Q K^T
-   of the warp's keys (K at aK, laid out as dec_kv_pitch says; Q at aQ),
-   unscaled, into s (the NW = 4 / WR warps taking BN / NW keys each). */
-template <typename T, int D, int MT, int WR, int BN>
-__device__ __forceinline__ void dec_qk(uint32_t aQ, uint32_t aK, float (&s)[MT][BN / (4 / WR) / 8][4])
+/* One key tile of a unit: keys [j0, j0 + BN) in shared memory (K at aK, V
+   at aV, laid out as dec_kv_pitch says), the NW = 4 / WR warps taking BN / NW keys each;
+   S = Q K^T (Q at aQ), scaled, masked (keys from kend on, the causal rule,
+   the additive mask), the online softmax and O += P V. */
+template <typename T, int D, int MT, int WR, int BN, int KIND>
+__device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, uint32_t aK, uint32_t aV, int j0,
+                                         int kend, int imin, const int (&qi)[MT][2], const float *const (&mrow)[MT][2],
+                                         float (&o)[MT][D / 8][4], float (&mx)[MT][2], float (&l)[MT][2])
 {
     constexpr int NW = 4 / WR, PD = D + 8, E = 2, KP = dec_kv_pitch<D, BN>();
-    constexpr int KW = BN / NW, NS = KW / 8, KD = D / 16;
+    constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8, KD = D / 16;
     static_assert(KW % 16 == 0, "each warp takes a multiple of 16 keys");
-    const int lane = threadIdx.x & 31;
+    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
+    const int lane = threadIdx.x & 31, t = lane & 3;
     const int warp = (threadIdx.x >> 5) / WR, wr = ((threadIdx.x >> 5) % WR) * MT * 16; /* key group, first row */
     const int a_row = lane & 15, a_col = (lane >> 4) * 8;
     const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
+    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
     const int wk = warp * KW; /* the warp's keys inside a tile */
+    const int n0 = j0 + wk;   /* the warp's first key */
+
+    float s[MT][NS][4];
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -344,25 +347,6 @@ __device__ __forceinline__ void dec_qk(uint32_t aQ, uint32_t aK, float (&s)[MT][
             }
         }
     }
-}
-
-/* The rest of one key tile of a unit (dec_tile's second half): the scores
-   s of keys [j0, j0 + BN) scaled, masked (keys from kend on, the causal
-   rule, the additive mask), the online softmax and O += P V (V at aV). */
-template <typename T, int D, int MT, int WR, int BN, int KIND>
-__device__ __forceinline__ void dec_sv(const kg_attn_params &p, float (&s)[MT][BN / (4 / WR) / 8][4], uint32_t aV,
-                                       int j0, int kend, int imin, const int (&qi)[MT][2],
-                                       const float *const (&mrow)[MT][2], float (&o)[MT][D / 8][4], float (&mx)[MT][2],
-                                       float (&l)[MT][2])
-{
-    constexpr int NW = 4 / WR, KP = dec_kv_pitch<D, BN>();
-    constexpr int KW = BN / NW, NS = KW / 8, ND = D / 8;
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-    const int lane = threadIdx.x & 31, t = lane & 3;
-    const int warp = (threadIdx.x >> 5) / WR;
-    const int v_row = (lane & 7) + (((lane >> 3) & 1) << 3), v_col = (lane >> 4) * 8;
-    const int wk = warp * KW; /* the warp's keys inside a tile */
-    const int n0 = j0 + wk;   /* the warp's first key */
 
     const bool check = n0 + KW > kend || (causal && n0 + KW - 1 > imin + p.sk - p.sq);
     uint32_t pa[MT][KW / 16][4];
@@ -385,18 +369,6 @@ __device__ __forceinline__ void dec_sv(const kg_attn_params &p, float (&s)[MT][B
         softmax_tile<T, NS, ND>(s[mt], tmax, mx[mt], l[mt], o[mt], pa[mt]);
     }
     pv_tile_at<T, MT, KW, D, KP>(o, pa, aV, wk, v_row, v_col);
-}
-
-/* One key tile of a unit: keys [j0, j0 + BN) in shared memory (K at aK, V
-   at aV), S = Q K^T (dec_qk), then the softmax and O += P V (dec_sv). */
-template <typename T, int D, int MT, int WR, int BN, int KIND>
-__device__ __forceinline__ void dec_tile(const kg_attn_params &p, uint32_t aQ, uint32_t aK, uint32_t aV, int j0,
-                                         int kend, int imin, const int (&qi)[MT][2], const float *const (&mrow)[MT][2],
-                                         float (&o)[MT][D / 8][4], float (&mx)[MT][2], float (&l)[MT][2])
-{
-    float s[MT][BN / (4 / WR) / 8][4];
-    dec_qk<T, D, MT, WR, BN>(aQ, aK, s);
-    dec_sv<T, D, MT, WR, BN, KIND>(p, s, aV, j0, kend, imin, qi, mrow, o, mx, l);
 }
 
 /* The end of a unit: the NW warps' (max, sum, output) of each row merged in
@@ -618,61 +590,23 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     int qi[MT][2]; /* query index of the lane's rows */
     dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
-    if (tma && ns >= 3 && (p.dflags & KG_DEC_PIPE)) {
-        /* KG_DEC_PIPE: tile j's scores were issued in the previous step
-           (the first before the loop); each step waits for tile j + 1
-           (loaded at step j - ns + 2 or before: ns >= 3), frees tile j - 1's
-           stage for tile j + ns - 1 (every warp is past step j - 1; tiles j
-           and j + 1 stay in theirs), issues tile j + 1's scores, then runs
-           tile j's softmax and P V, so that the two overlap */
-        float s[MT][BN / (4 / WR) / 8][4];
-        if (ntiles > 0) {
-            kgd_cp_async_wait<0>(); /* Q */
-            mbar_wait(kgd_smem_addr(&full[0]), 0);
-            __syncthreads(); /* Q for every thread */
-            dec_qk<T, D, MT, WR, BN>(aQ, aKV, s);
+    for (int j = 0; j < ntiles; j++) {
+        if (tma) {
+            if (j == 0)
+                kgd_cp_async_wait<0>(); /* Q */
+            mbar_wait(kgd_smem_addr(&full[j % ns]), (j / ns) & 1);
+        } else {
+            kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
         }
-        for (int j = 0; j < ntiles; j++) {
-            const bool more = j + 1 < ntiles;
-            if (more)
-                mbar_wait(kgd_smem_addr(&full[(j + 1) % ns]), ((j + 1) / ns) & 1);
-            __syncthreads(); /* tile j - 1's stage is free */
-            if (j + ns - 1 < ntiles)
-                load((j + ns - 1) % ns, j + ns - 1);
-            float sn[MT][BN / (4 / WR) / 8][4];
-            if (more)
-                dec_qk<T, D, MT, WR, BN>(aQ, aKV + ((j + 1) % ns) * STAGE, sn);
-            dec_sv<T, D, MT, WR, BN, KIND>(p, s, aKV + (j % ns) * STAGE + TILE, k0 + j * BN, kend, imin, qi, mrow, o,
-                                           mx, l);
-            if (more) {
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int n = 0; n < BN / (4 / WR) / 8; n++)
-#pragma unroll
-                        for (int x = 0; x < 4; x++)
-                            s[mt][n][x] = sn[mt][n][x];
-            }
+        __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
+        {
+            const int jn = j + ns - 1;
+            if (jn < ntiles)
+                load(jn % ns, jn);
+            kgd_cp_async_commit();
         }
-    } else {
-        for (int j = 0; j < ntiles; j++) {
-            if (tma) {
-                if (j == 0)
-                    kgd_cp_async_wait<0>(); /* Q */
-                mbar_wait(kgd_smem_addr(&full[j % ns]), (j / ns) & 1);
-            } else {
-                kgd_cp_async_wait<NST - 2>(); /* tile j (and Q) arrived */
-            }
-            __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
-            {
-                const int jn = j + ns - 1;
-                if (jn < ntiles)
-                    load(jn % ns, jn);
-                kgd_cp_async_commit();
-            }
-            const uint32_t aK = aKV + (j % ns) * STAGE;
-            dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
-        }
+        const uint32_t aK = aKV + (j % ns) * STAGE;
+        dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
