@@ -143,7 +143,7 @@ KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, in
    -1.04: f16 B 2 Hq 44 Hkv 4 Sk 5855 D 64, 12 MB, 9.45 / 8.41), larger
    rows mixed (11 faster, -0.02 to -0.67; 4 slower, +0.02 to +0.75:
    bf16 B 4 Hq 2 Hkv 2 Sk 23304 D 64, 48 MB, 15.48 / 16.23). */
-#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)16 << 20)
+#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)128 << 20)
 /* Many splits count into one counter a row tile one atomic at a time: the
    tail merge lost where they were many (event µs, combine / tail: s22r2 f16
    B 1 Hq 21 Hkv 1 Sk 48875 D 128, 128 splits, 15.26 / 15.81; s22r3 sweep
