@@ -513,9 +513,10 @@ int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes
     return (int)(k > 255 ? 255 : k);
 }
 
-int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits)
+int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits, int64_t rows)
 {
-    return nblocks > 0 && nblocks <= sms && kv_bytes >= 0 && kv_bytes <= KG_ATTN_DEC_TAIL_BYTES && splits > 1 &&
+    const int64_t most = rows >= KG_ATTN_DEC_TAIL_ROWS ? KG_ATTN_DEC_TAIL_BYTES_ROWS : KG_ATTN_DEC_TAIL_BYTES;
+    return nblocks > 0 && nblocks <= sms && kv_bytes >= 0 && kv_bytes <= most && splits > 1 &&
            splits <= KG_ATTN_DEC_TAIL_SPLITS;
 }
 
@@ -754,7 +755,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int64_t kv_keys = B * Hkv * (int64_t)p->sk;
     const int64_t kv_bytes = kv_keys > INT64_MAX / (4 * D) ? INT64_MAX : kv_keys * 4 * D;
     const int tail = (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
-                                                                              kv_bytes, sp.splits))) &&
+                                                                              kv_bytes, sp.splits, vr))) &&
                              sp.splits > 1
                          ? kg_attn_dec_tail_mergers(blocks, sp.splits, vr * (D / 4), lanes, ctx->sm_count)
                          : 0;

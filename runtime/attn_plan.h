@@ -127,9 +127,11 @@ KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, in
 /* Whether a split decode call's grid of `nblocks` blocks merges in its own
    last blocks (the tail merge, kg_attn_dec_tail_mergers) instead of a
    combine grid, on `sms` multiprocessors, reading `kv_bytes` of K and V
-   in `splits` splits: where the grid is one wave of one block a
-   multiprocessor at most, K and V are at most KG_ATTN_DEC_TAIL_BYTES and
-   the splits at most KG_ATTN_DEC_TAIL_SPLITS. The tail merge saves the
+   in `splits` splits of row tiles of `rows` valid packed rows (the first
+   tile's): where the grid is one wave of one block a multiprocessor at
+   most, the splits at most KG_ATTN_DEC_TAIL_SPLITS, and K and V at most
+   KG_ATTN_DEC_TAIL_BYTES, or at most KG_ATTN_DEC_TAIL_BYTES_ROWS where a
+   tile has at least KG_ATTN_DEC_TAIL_ROWS valid rows. The tail merge saves the
    combine launch (host time a call, H200 host, µs, two launches / one:
    s22r1 9.6-10.0 / 5.7-6.1, s22r2 6.5-7.4 / 3.8-4.2) and the grid
    hand-off, but its count of splits and wait cost device time on the
@@ -143,7 +145,21 @@ KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, in
    -1.04: f16 B 2 Hq 44 Hkv 4 Sk 5855 D 64, 12 MB, 9.45 / 8.41), larger
    rows mixed (11 faster, -0.02 to -0.67; 4 slower, +0.02 to +0.75:
    bf16 B 4 Hq 2 Hkv 2 Sk 23304 D 64, 48 MB, 15.48 / 16.23). */
-#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)128 << 20)
+#define KG_ATTN_DEC_TAIL_BYTES ((int64_t)16 << 20)
+/* Above 16 MB the tail merge won where a tile has 8 valid rows or more and
+   lost on half the rows with fewer (a tile's merge one pass by its last
+   block): s23r2, H200, same process, 2 interleaved rounds of 3, best,
+   combine / tail µs, 16-117 MB, <= 56 splits: at 8-32 rows 16 of 16 faster
+   or level (MQA B 8 Sk 8192 D 128 15.99 / 15.49, f16 B 4 Hq 48 Hkv 2 Sk 9904
+   D 64 11.86 / 11.32, f16 B 4 Hq 32 Hkv 4 Sk 5000 D 64 9.84 / 9.46, f16 B 4
+   Hq 24 Hkv 1 Sk 47210 D 64 21.35 / 20.69, f16 B 2 Hq 224 Hkv 8 Sk 27810 D
+   64 39.05 / 38.51; worst f16 B 1 Hq 56 Hkv 4 Sk 40577 D 64 14.29 /
+   14.30); at 1-7 rows 5 of 11 slower (bf16 B 4 Hq 2 Hkv 2 Sk 23304 D 64
+   15.36 / 16.08, B 16 Hq 4 Hkv 1 Sk 11198 D 64 14.33 / 14.99, B 2 Hq 16
+   Hkv 8 Sk 6000 D 128 16.74 / 17.12), 6 faster (B 1 Hq 56 Hkv 8 Sk 29438
+   D 64 21.50 / 21.17). s23r1: MQA B 8 15.83 / 15.15. */
+#define KG_ATTN_DEC_TAIL_BYTES_ROWS ((int64_t)128 << 20)
+#define KG_ATTN_DEC_TAIL_ROWS 8
 /* Many splits count into one counter a row tile one atomic at a time: the
    tail merge lost where they were many (event µs, combine / tail: s22r2 f16
    B 1 Hq 21 Hkv 1 Sk 48875 D 128, 128 splits, 15.26 / 15.81; s22r3 sweep
@@ -152,7 +168,7 @@ KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, in
    64 splits, level in s22r2 and s22r3) and won up to 53 (s22r2 bf16 B 1
    Hq 24 Hkv 2 Sk 20315 D 64, 53 splits, 9.72 / 8.92). */
 #define KG_ATTN_DEC_TAIL_SPLITS 56
-KG_API int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits);
+KG_API int kg_attn_dec_tail_rule(int64_t nblocks, int64_t sms, int64_t kv_bytes, int splits, int64_t rows);
 
 /* The combine kernel's lanes, process-wide: 1, 2, 4, .., 32 forces that
    count (a test and benchmark hook), 0 the runtime's choice

@@ -480,22 +480,33 @@ Test(attention_plan, decode_tail_mergers_rule)
 Test(attention_plan, decode_tail_merge_rule)
 {
     const int64_t mb = (int64_t)1 << 20;
-    cr_assert_eq(kg_attn_dec_tail_rule(58, 132, 4 * mb, 29), 1);
-    cr_assert_eq(kg_attn_dec_tail_rule(132, 132, KG_ATTN_DEC_TAIL_BYTES, KG_ATTN_DEC_TAIL_SPLITS), 1);
-    cr_assert_eq(kg_attn_dec_tail_rule(106, 132, 10 * mb, 53), 1);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 12 * mb, 16), 1);
-    /* more than one wave, more bytes, more splits, no split */
-    cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb, 16), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1, 16), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 34 * mb, 16), 34 * mb <= KG_ATTN_DEC_TAIL_BYTES);
-    cr_assert_eq(kg_attn_dec_tail_rule(120, 132, 15 * mb, 60), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 16 * mb, 64), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(101, 132, 10 * mb, 101), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(8, 132, 4 * mb, 1), 0);
-    /* not a grid */
-    cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb, 16), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb, 16), 0);
-    cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1, 16), 0);
+    for (int64_t rows = 1; rows <= 64; rows *= 2) {
+        const int64_t most = rows >= KG_ATTN_DEC_TAIL_ROWS ? KG_ATTN_DEC_TAIL_BYTES_ROWS : KG_ATTN_DEC_TAIL_BYTES;
+        cr_assert_eq(kg_attn_dec_tail_rule(58, 132, 4 * mb, 29, rows), 1);
+        cr_assert_eq(kg_attn_dec_tail_rule(132, 132, most, KG_ATTN_DEC_TAIL_SPLITS, rows), 1);
+        cr_assert_eq(kg_attn_dec_tail_rule(106, 132, 10 * mb, 53, rows), 1);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 12 * mb, 16, rows), 1);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES, 16, rows), 1);
+        /* above 16 MB only with 8 valid rows a tile or more: MQA B 8 Sk 8192
+           D 128 (32 rows, 32 MB), B 4 Hq 2 Hkv 2 Sk 23304 D 64 (1 row, 45.5 MB) */
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 32 * mb, 16, rows), rows >= 8);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, KG_ATTN_DEC_TAIL_BYTES + 1, 16, rows), rows >= 8);
+        cr_assert_eq(kg_attn_dec_tail_rule(132, 132, 117 * mb, 33, rows), rows >= 8);
+        /* more than one wave, more bytes, more splits, no split */
+        cr_assert_eq(kg_attn_dec_tail_rule(133, 132, 4 * mb, 16, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, most + 1, 16, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 200 * mb, 16, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(120, 132, 15 * mb, 60, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, 16 * mb, 64, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(101, 132, 10 * mb, 101, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(8, 132, 4 * mb, 1, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(128, 132, INT64_MAX, 16, rows), 0);
+        /* not a grid */
+        cr_assert_eq(kg_attn_dec_tail_rule(0, 132, 4 * mb, 16, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(10, 0, 4 * mb, 16, rows), 0);
+        cr_assert_eq(kg_attn_dec_tail_rule(10, 132, -1, 16, rows), 0);
+    }
+    cr_assert(KG_ATTN_DEC_TAIL_BYTES <= KG_ATTN_DEC_TAIL_BYTES_ROWS);
 }
 
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
@@ -1250,7 +1261,7 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     kg_test_force_attn_combine(ctx, 0);
     dec_io_run(&y, NULL, y.o2);
     const int tiles = kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE ? 16 : 8; /* 16- or 32-row tiles */
-    const int tail = kg_attn_dec_tail_rule((int64_t)tiles * sp, sms, (int64_t)8 * 8192 * 128 * 4, sp);
+    const int tail = kg_attn_dec_tail_rule((int64_t)tiles * sp, sms, (int64_t)8 * 8192 * 128 * 4, sp, 32 * 8 / tiles);
     cr_assert_eq(kg_test_last_attn_combine(ctx), tail ? 3 : 2, "MQA B 8 (33.5 MB of K and V, %d splits): merge %d", sp,
                  kg_test_last_attn_combine(ctx));
     cr_assert(memcmp(y.o1, y.o2, y.nq * 2) == 0, "MQA B 8, %d splits, the runtime's merge: bits differ", sp);
