@@ -157,7 +157,10 @@ KG_API int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, in
    14.30); at 1-7 rows 5 of 11 slower (bf16 B 4 Hq 2 Hkv 2 Sk 23304 D 64
    15.36 / 16.08, B 16 Hq 4 Hkv 1 Sk 11198 D 64 14.33 / 14.99, B 2 Hq 16
    Hkv 8 Sk 6000 D 128 16.74 / 17.12), 6 faster (B 1 Hq 56 Hkv 8 Sk 29438
-   D 64 21.50 / 21.17). s23r1: MQA B 8 15.83 / 15.15. */
+   D 64 21.50 / 21.17). s23r1: MQA B 8 15.83 / 15.15. s23r3, the rule in
+   place: 12 of 12 rows it changes faster or level (MQA B 8 15.97 / 15.43,
+   f16 B 2 Hq 64 Hkv 2 Sk 12000 D 128 14.11 / 13.64, worst f16 B 1 Hq 64
+   Hkv 4 Sk 20584 D 128 16.19 / 16.11). */
 #define KG_ATTN_DEC_TAIL_BYTES_ROWS ((int64_t)128 << 20)
 #define KG_ATTN_DEC_TAIL_ROWS 8
 /* Many splits count into one counter a row tile one atomic at a time: the
