@@ -15,7 +15,10 @@
  * persistent one again with its work queue the other way; KG_BENCH_VS=<','-
  * separated variant names> times the default and those variants in turn,
  * three rounds; KG_BENCH_SWEEP_SEED and
- * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
+ * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size,
+ * KG_BENCH_ROWS=<dtype:B:Hq:Hkv:S:D:causal,...> adds those prefill rows,
+ * KG_BENCH_TAIL=<parts,...> times rows not causal on the tail split's
+ * kernel with each count of parts;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
  * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
  * head dim for all its rows, KG_BENCH_DEC_MINBH its rows of at least that
@@ -580,6 +583,22 @@ int main(void)
             cases[nc++] = (bcase){kt_next(&sr) % 2 ? KG_BF16 : KG_F16, B, Hq, Hq / g, S, S, D, causal};
         }
     }
+    /* KG_BENCH_ROWS=<','-separated dtype:B:Hq:Hkv:S:D:causal, at most 24>:
+       those prefill rows (Sq = Sk = S) too, named "sweep list" */
+    const char *pl = getenv("KG_BENCH_ROWS");
+    const int plist0 = nc;
+    for (int n = 0; pl && *pl && n < 24; n++) {
+        char dn[8];
+        int b, hq, hkv, s, d, cz, used = 0;
+        if (sscanf(pl, "%7[a-z0-9]:%d:%d:%d:%d:%d:%d%n", dn, &b, &hq, &hkv, &s, &d, &cz, &used) != 7 || b < 1 ||
+            hkv < 1 || hq < hkv || hq % hkv || s < 1 || d < 1 || cz < 0 || cz > 1) {
+            fprintf(stderr, "KG_BENCH_ROWS: cannot read '%s'\n", pl);
+            return 1;
+        }
+        cases[nc++] = (bcase){!strcmp(dn, "f16") ? KG_F16 : KG_BF16, b, hq, hkv, s, s, d, cz};
+        pl += used;
+        pl += *pl == ',';
+    }
 
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("same-run device copy: %.0f GB/s\n", copy);
@@ -594,7 +613,8 @@ int main(void)
         char name[96];
         snprintf(name, sizeof name, "%s D%d S%d causal%d Hq%d Hkv%d Sq%d Sk%d %s", kg_dtype_name(dt), D, Sq, bc.causal,
                  Hq, Hkv, Sq, Sk,
-                 ci >= sweep0 ? "sweep "
+                 ci >= plist0 ? "sweep list "
+                 : ci >= sweep0 ? "sweep "
                  : Sq > 16    ? "prefill "
                  : ci >= dseed0 && ci < dseed1 ? (ci >= list0 ? "decode dseed list " : "decode dseed ")
                                                : "decode ");
@@ -778,6 +798,37 @@ int main(void)
             for (int i = 0; i < na; i++)
                 printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
             printf("\n");
+        }
+        /* $KG_BENCH_TAIL=<','-separated part counts; -1 none, 0 the
+           runtime's>: a row not causal again on "Hopper persistent ts" with
+           each count of the tail split's parts (kg_test_attn_tail), in
+           turn, three rounds, the fastest of each */
+        const char *tl = getenv("KG_BENCH_TAIL");
+        if (tl && !is_decode_variant(variant) && dt != KG_F32 && !bc.causal) {
+            int cnt[8], got[8], n = 0;
+            for (const char *x = tl; x && *x && n < 8; x = strchr(x, ',') ? strchr(x, ',') + 1 : NULL)
+                cnt[n++] = atoi(x);
+            kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER_PERSIST_TS);
+            run(&c);
+            if (kg_test_last_attn_variant(ctx) == KG_ATTN_V_HOPPER_PERSIST_TS) {
+                double best[8];
+                for (int i = 0; i < n; i++)
+                    best[i] = 1e30;
+                for (int round = 0; round < 3; round++)
+                    for (int i = 0; i < n; i++) {
+                        kg_test_attn_tail(cnt[i]);
+                        run(&c);
+                        got[i] = kg_test_last_attn_tail();
+                        const double t = bench_time_us(ctx, run, &c, inner, 5);
+                        best[i] = t < best[i] ? t : best[i];
+                    }
+                kg_test_attn_tail(0);
+                printf("      tail split (ts), parts: in turn, best of 3:");
+                for (int i = 0; i < n; i++)
+                    printf(" %d (asked %d) %.1f us", got[i], cnt[i], best[i]);
+                printf("\n");
+            }
+            kg_test_force_attn_variant(ctx, -1);
         }
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */

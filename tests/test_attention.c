@@ -511,6 +511,48 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
+/* The prefill tail split (kg_attn_tail_split): the last wave's r tiles cut
+   into parts that all run in that wave, each of at least
+   KG_ATTN_TS_MIN_TILES key tiles, at most KG_ATTN_TS_MAX_PARTS a tile,
+   their partials within the budget; none where the tiles fill whole waves,
+   where a tile has too few key tiles or where r leaves no room. */
+Test(attention_plan, tail_split_rule)
+{
+    const int64_t pb = 256 * 68 * 4, mb4 = (int64_t)4 << 20;
+    /* B x H x query blocks = 4096 on 132 multiprocessors: 4 tiles left */
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 64, pb, mb4), 15); /* S 8k: the budget (60 parts) */
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 8, pb, mb4), 4);   /* S 1k: 2 key tiles a part */
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 128, pb, (int64_t)1 << 30), 16); /* the most a tile */
+    cr_assert_eq(kg_attn_tail_split(4092, 132, 64, pb, mb4), 1);                 /* whole waves */
+    cr_assert_eq(kg_attn_tail_split(16, 132, 11, pb, mb4), 3);                   /* one short wave */
+    cr_assert_eq(kg_attn_tail_split(232, 132, 64, pb, mb4), 1);                  /* 100 left: no room */
+    cr_assert_eq(kg_attn_tail_split(198, 132, 64, pb, mb4), 1);                  /* 66 left: the budget */
+    cr_assert_eq(kg_attn_tail_split(198, 132, 64, pb, (int64_t)16 << 20), 2);
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 3, pb, mb4), 1);                  /* too few key tiles */
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 64, pb, 2 * 4 * pb), 2);          /* a small budget */
+    cr_assert_eq(kg_attn_tail_split(0, 132, 64, pb, mb4), 1);
+    cr_assert_eq(kg_attn_tail_split(4096, 0, 64, pb, mb4), 1);
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 0, pb, mb4), 1);
+    cr_assert_eq(kg_attn_tail_split(4096, 132, 64, 0, mb4), 1);
+    cr_assert_eq(kg_attn_tail_split(INT64_MAX, 132, INT64_MAX, pb, INT64_MAX), 16);
+    for (int64_t sms = 1; sms <= 140; sms += 13)
+        for (int64_t u = 1; u <= 600; u += 7)
+            for (int64_t nt = 1; nt <= 40; nt += 3) {
+                const int k = kg_attn_tail_split(u, sms, nt, pb, mb4);
+                const int64_t r = u < sms ? u : u % sms;
+                cr_assert(k >= 1 && k <= KG_ATTN_TS_MAX_PARTS, "%lld %lld %lld: %d", (long long)u, (long long)sms,
+                          (long long)nt, k);
+                if (k > 1)
+                    cr_assert(r * k <= sms && k * KG_ATTN_TS_MIN_TILES <= nt && r * k * pb <= mb4,
+                              "units %lld sms %lld key tiles %lld: %d parts", (long long)u, (long long)sms,
+                              (long long)nt, k);
+                else
+                    cr_assert(r == 0 || sms / r < 2 || nt / KG_ATTN_TS_MIN_TILES < 2 || mb4 / pb / r < 2,
+                              "units %lld sms %lld key tiles %lld: no split", (long long)u, (long long)sms,
+                              (long long)nt);
+            }
+}
+
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -1785,16 +1827,16 @@ Test(attention, persistent_queue_matches_turns_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* The default persistent D 32 / 64 kernel's tests (ep, sk) share these
-   steps. Each case of refs against the float64 reference, by the
-   runtime's choice (even i) and forced (odd i): the variant v taken
-   either way. */
-static void persist_refs(const acase *refs, int n, int v)
+/* The forced-variant tests share these steps. Each case of refs against
+   the float64 reference on variant v, forced, or (alternate: the default
+   persistent D 32 / 64 kernel's tests, ep and sk) by the runtime's choice
+   for even i and forced for odd i: the variant v taken either way. */
+static void persist_refs(const acase *refs, int n, int v, int alternate)
 {
     for (int i = 0; i < n; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kg_test_force_attn_variant(ctx, i % 2 ? v : -1);
+        kg_test_force_attn_variant(ctx, i % 2 || !alternate ? v : -1);
         run_case_once(&refs[i]);
         cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
                      kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
@@ -1830,7 +1872,7 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
                            {KG_F16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
-    persist_refs(refs, 4, ep);
+    persist_refs(refs, 4, ep, 1);
     const int shapes[6][6] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {2, 32, 8, 1000, 1000, 64}, {3, 16, 4, 1100, 900, 32},
@@ -1867,14 +1909,7 @@ static void persist_candidate(int v, int d, int d32, int causal)
     const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 3, 12, 4, 1100, 2300, d32, causal, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, d >= 96 ? 8 : 24, d >= 96 ? 8 : 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 3; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-    }
+    persist_refs(refs, 3, v, 0);
     const int shapes[4][6] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {3, 16, 4, 1100, 900, 32}, {2, 24, 24, 2000, 700, 64}, {1, 16, 2, 4100, 4100, 64},
@@ -1922,14 +1957,7 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
                            {KG_F16, 1, 8, 4, 500, 1100, 256, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 6, 6, 900, 300, 256, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 4, 1, 64, 60, 256, 0, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-    }
+    persist_refs(refs, 4, v, 0);
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk causal cp.async */
         {2, 16, 4, 2140, 2140, 0, 0}, {1, 16, 16, 1632, 1632, 0, 1}, {2, 8, 2, 1000, 1900, 0, 1}, {3, 8, 8, 777, 129, 0, 0},
@@ -1941,6 +1969,65 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
         const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], 256, z[5], MASK_NONE, 0, 0, 0.f};
         const int vs[2] = {v, KG_ATTN_V_HOPPER}, tma[2] = {z[6] ? -1 : 0, 0}, want[2] = {z[6] ? 0 : 1, 1};
         same_bits(&c, vs, tma, want);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+/* "Hopper persistent ts" (session 23, forced only): the D 128 f2
+   persistent kernel, not causal, with the last wave's tiles cut into parts
+   of their key tiles (the tail split), forced: against the float64
+   reference with the runtime's parts (kg_attn_tail_split: more work tiles
+   than an H200 has multiprocessors and fewer, GQA, a [B,S,H,D] view, keys
+   that end inside a tile, more keys than queries and more queries than
+   keys) and forced parts (up to one key tile a part); bitwise from run to
+   run and with cp.async (the parts in the same order); with the split
+   forced off, bit for bit the f2 kernel ("Hopper persistent f2": the same
+   arithmetic in the same order); the counters back to zero after each
+   call (the next case would merge early otherwise). */
+Test(attention, persistent_ts_matches_reference_and_bits)
+{
+    if (!on_sm90())
+        return; /* the Hopper variants run on compute capability 9.0 only */
+    const int v = KG_ATTN_V_HOPPER_PERSIST_TS, f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
+    int sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    /* B Hq Hkv Sq Sk, the forced parts (0: the runtime's) */
+    const int z[6][6] = {{1, 2, 1, 8600, 600, 0}, {1, 2, 1, 1000, 1300, 0}, {2, 3, 3, 300, 2100, 0},
+                         {1, 4, 4, 129, 900, 0},  {1, 4, 4, 129, 900, 7},   {1, 2, 1, 8600, 600, 5}};
+    for (int i = 0; i < 6; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[i][0], z[i][1], z[i][2], z[i][3], z[i][4], 128, 0, MASK_NONE,
+                         0, i == 1, 0.f};
+        const int64_t units = (int64_t)c.B * c.Hq * ((c.Sq + 127) / 128), nt = (c.Sk + 127) / 128;
+        const int want = z[i][5] ? z[i][5]
+                                 : kg_attn_tail_split(units, sms, nt, 256 * 68 * 4, KG_ATTN_TS_BUDGET);
+        kg_test_attn_tail(z[i][5]);
+        kg_test_force_attn_variant(ctx, v);
+        run_case_once(&c);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+        cr_assert_eq(kg_test_last_attn_tail(), want, "case %d: %d parts, want %d", i, kg_test_last_attn_tail(), want);
+        cr_assert(sms != 132 || want > 1, "case %d: no split on an H200", i);
+    }
+    kg_test_attn_tail(0);
+    const int shapes[4][6] = {
+        /* B Hq Hkv Sq Sk cp.async */
+        {1, 8, 2, 2200, 2200, 0}, {1, 2, 2, 1000, 1900, 1}, {1, 2, 1, 8600, 777, 0}, {3, 1, 1, 129, 1024, 1},
+    };
+    for (int i = 0; i < 4; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *y = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, y[0], y[1], y[2], y[3], y[4], 128, 0, MASK_NONE, 0, 0, 0.f};
+        const int vs[2] = {v, v}, tma[2] = {y[5] ? -1 : 0, 0}, want[2] = {y[5] ? 0 : 1, 1};
+        same_bits(&c, vs, tma, want);
+        cr_assert(sms != 132 || kg_test_last_attn_tail() > 1, "shape %d: no split on an H200", i);
+        /* the split off: f2's bits */
+        kg_test_attn_tail(-1);
+        const int vf[2] = {v, f2}, tf[2] = {0, 0}, wf[2] = {1, 1};
+        same_bits(&c, vf, tf, wf);
+        kg_test_attn_tail(0);
     }
     kg_test_force_attn_variant(ctx, -1);
 }
@@ -1991,7 +2078,7 @@ Test(attention, persistent_sk_matches_reference_and_bits)
                            {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1024, 200, 32, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 16, 1000, 100, 64, 0, MASK_NONE, 0, 0, 0.f}};
-    persist_refs(refs, 4, sk);
+    persist_refs(refs, 4, sk, 1);
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {2, 16, 4, 1000, 777, 32}, {3, 16, 16, 1024, 300, 64}, {2, 24, 8, 4096, 1500, 64},
