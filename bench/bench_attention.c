@@ -16,9 +16,7 @@
  * separated variant names> times the default and those variants in turn,
  * three rounds; KG_BENCH_SWEEP_SEED and
  * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size,
- * KG_BENCH_ROWS=<dtype:B:Hq:Hkv:S:D:causal,...> adds those prefill rows,
- * KG_BENCH_TAIL=<parts,...> times rows not causal on the tail split's
- * kernel with each count of parts;
+ * KG_BENCH_ROWS=<dtype:B:Hq:Hkv:S:D:causal,...> adds those prefill rows;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
  * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
  * head dim for all its rows, KG_BENCH_DEC_MINBH its rows of at least that
@@ -798,37 +796,6 @@ int main(void)
             for (int i = 0; i < na; i++)
                 printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
             printf("\n");
-        }
-        /* $KG_BENCH_TAIL=<','-separated part counts; -1 none, 0 the
-           runtime's>: a row not causal again on "Hopper persistent ts" with
-           each count of the tail split's parts (kg_test_attn_tail), in
-           turn, three rounds, the fastest of each */
-        const char *tl = getenv("KG_BENCH_TAIL");
-        if (tl && !is_decode_variant(variant) && dt != KG_F32 && !bc.causal) {
-            int cnt[8], got[8], n = 0;
-            for (const char *x = tl; x && *x && n < 8; x = strchr(x, ',') ? strchr(x, ',') + 1 : NULL)
-                cnt[n++] = atoi(x);
-            kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER_PERSIST_TS);
-            run(&c);
-            if (kg_test_last_attn_variant(ctx) == KG_ATTN_V_HOPPER_PERSIST_TS) {
-                double best[8];
-                for (int i = 0; i < n; i++)
-                    best[i] = 1e30;
-                for (int round = 0; round < 3; round++)
-                    for (int i = 0; i < n; i++) {
-                        kg_test_attn_tail(cnt[i]);
-                        run(&c);
-                        got[i] = kg_test_last_attn_tail();
-                        const double t = bench_time_us(ctx, run, &c, inner, 5);
-                        best[i] = t < best[i] ? t : best[i];
-                    }
-                kg_test_attn_tail(0);
-                printf("      tail split (ts), parts: in turn, best of 3:");
-                for (int i = 0; i < n; i++)
-                    printf(" %d (asked %d) %.1f us", got[i], cnt[i], best[i]);
-                printf("\n");
-            }
-            kg_test_force_attn_variant(ctx, -1);
         }
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */

@@ -228,11 +228,6 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- bytes; bf16 B 2 H 16 S 4k 417.7 / 466.8, B 6 Hq 32 Hkv 4 S 2140 774.2 /
 -- 883.7), and with a mask it spills 392 bytes.
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
--- "ts" (session 23, forced only until measured): the D 128 f2 persistent
--- kernel, not causal, with the tail split (attention_sm90.cuh, TS): the
--- last tiles of a short last wave cut into parts of their key tiles on
--- otherwise idle multiprocessors, merged by the last part to end.
-M.sm90_persist_ts = { [128] = { nwg = 2, bn = 128, f2 = true, ts = true } }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -348,7 +343,6 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- (ep, sk: true, or the one kind they apply to)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   local f2 = c.f2 == true or c.f2 == kind
-  local ts = c.ts == true or c.ts == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -360,26 +354,23 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- (SK: the merge's scratch, nwg - 1 warpgroups' states of D / 2 + 4
   -- floats a thread, from a 16-byte boundary)
   if sk then smem = smem + (c.nwg - 1) * 128 * (M.panel_dim(d) // 2 + 4) * 4 + 16 end
-  -- (TS: the merge's word after the work tile words)
-  if ts then smem = smem + 16 end
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2), tostring(ts) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(f2) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 f2 and ", the second product under the first softmax" or "",
-                                 ts and ", the last wave's tiles split" or "") }
+                                 f2 and ", the second product under the first softmax" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -448,12 +439,6 @@ local variants = {
     what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_TS", name = "Hopper persistent ts", prefix = "attn90t_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "none" and plan_sm90(dt, d, kind, M.sm90_persist_ts, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent f2 with the last wave's tiles split (D 128, not causal)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

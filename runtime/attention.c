@@ -112,32 +112,8 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TS;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2;
 }
-
-int kg_attn_tail_split(int64_t units, int64_t sms, int64_t ntiles, int64_t part_bytes, int64_t budget)
-{
-    if (units <= 0 || sms <= 0 || ntiles <= 0 || part_bytes <= 0 || budget <= 0)
-        return 1;
-    const int64_t r = units < sms ? units : units % sms;
-    if (r == 0)
-        return 1;
-    int64_t k = sms / r;
-    if (k > ntiles / KG_ATTN_TS_MIN_TILES)
-        k = ntiles / KG_ATTN_TS_MIN_TILES;
-    if (k > KG_ATTN_TS_MAX_PARTS)
-        k = KG_ATTN_TS_MAX_PARTS;
-    if (k > budget / part_bytes / r)
-        k = budget / part_bytes / r;
-    return k >= 2 ? (int)k : 1;
-}
-
-/* kg_test_attn_tail: 0 the runtime's tail split, -1 none, n > 1 forced */
-static int tail_force, tail_last = 1;
-
-void kg_test_attn_tail(int parts) { __atomic_store_n(&tail_force, parts, __ATOMIC_RELAXED); }
-
-int kg_test_last_attn_tail(void) { return __atomic_load_n(&tail_last, __ATOMIC_RELAXED); }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
                                  int fill, int forced)
@@ -317,7 +293,12 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        315.8; at S 4k mixed: s17r2 bf16 941.7 / 1028.2, f16 1029.5 / 996.0,
        GQA Hq 32 Hkv 8 1045.3 / 1002.7; s17r1 bf16 1042.4 / 1011.3, GQA
        1014.6 / 994.4). */
-    if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (kind == KG_ATTN_CAUSAL && D == 128))) {
+    /* Since session 23 D 128 not causal takes the persistent f2 kernel
+       beyond 4096 keys too (the grid kernel before): H200, s23r1, same
+       process, in turn, best of 3, grid / persistent f2, us: bf16 B 4 H 16
+       S 8k 3619.6 / 3500.5, B 2 S 16k 7176.5 / 6927.7, f16 S 16k 7463.4 /
+       7242.0, GQA Hq 32 Hkv 4 S 9000 2247.9 / 2146.9. */
+    if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (D == 128 && kind != KG_ATTN_MASK))) {
         const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D > 64 && sk <= 4096 && (D != 128 || sk > 2048)
                                        ? KG_ATTN_V_HOPPER_PERSIST_PP
                                        : KG_ATTN_V_HOPPER_PERSIST;
@@ -1046,43 +1027,12 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
            the scratch (first use inside a graph capture) they take them in
            turn. */
         const int qf = __atomic_load_n(&queue_force, __ATOMIC_RELAXED);
-        /* The tail split (ts: not causal, D 128): the last wave's tiles
-           cut into parts (kg_attn_tail_split), their partials after the
-           counters (KG_ATTN_TS_BUDGET bytes at most, or as forced);
-           counters 2.. (after the queue's two): one a split tile. Only with
-           the queue (the same scratch); where the scratch cannot hold the
-           partials (a graph capture), the queue alone. */
-        int tparts = 1;
-        int64_t tr = 0, tbytes = 0;
-        if (variant == KG_ATTN_V_HOPPER_PERSIST_TS && qf >= 0) {
-            const int tf = __atomic_load_n(&tail_force, __ATOMIC_RELAXED);
-            const int64_t nt = (Sk + e->bn - 1) / e->bn, sms = ctx->sm_count;
-            const int64_t pb = (int64_t)(e->threads - 128) * ((D + 63) / 64 * 32 + 4) * 4;
-            tr = p.units < sms ? p.units : p.units % sms;
-            tparts = tf < 0   ? 1
-                     : tf > 1 ? (int)(tf < nt ? tf : nt)
-                              : kg_attn_tail_split(p.units, sms, nt, pb, KG_ATTN_TS_BUDGET);
-            if (tr == 0 || tparts < 2 || tr + 2 > (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
-                tparts = 1;
-            tbytes = tparts > 1 ? tr * tparts * pb : 0;
-        }
         if (qf >= 0) {
             void *base;
-            if (tbytes > 0 && kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)tbytes, &base) == KG_OK) {
+            if (kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES, &base) == KG_OK)
                 p.queue = (int *)base;
-                p.counters = (int *)base + 2;
-                p.part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
-                p.chunk = (int32_t)(p.units - tr);
-                p.splits = tparts;
-                p.units = (int32_t)(p.units - tr + tr * tparts);
-            } else {
-                if (tbytes > 0)
-                    kg_ok(ctx); /* (no error left behind: the queue alone) */
-                if (kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES, &base) == KG_OK)
-                    p.queue = (int *)base;
-                else
-                    kg_ok(ctx); /* (no error left behind: the launch goes on without the queue) */
-            }
+            else
+                kg_ok(ctx); /* (no error left behind: the launch goes on without the queue) */
         }
     }
     const int64_t pgrid = persist ? (p.units < ctx->sm_count ? p.units : ctx->sm_count) : 0;
@@ -1097,7 +1047,6 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&tail_last, p.splits > 1 ? p.splits : 1, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

@@ -240,30 +240,4 @@ KG_API int kg_test_last_attn_tma(void);
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
-/* The prefill tail split (the "Hopper persistent ts" kernel,
-   attention_sm90.cuh TS): `units` work tiles of one cost (not causal), each
-   of `ntiles` key tiles, on one block per multiprocessor (`sms`): their
-   last wave holds r = units mod sms tiles (every tile where units < sms)
-   and leaves the other multiprocessors idle (B 4 H 16 S 8k D 128: 4096
-   tiles, 31 waves and 4 tiles), so each of those r tiles is cut into parts
-   of consecutive key tiles that run side by side. The parts a tile: at
-   most sms / r (all of them in that last wave), at most ntiles /
-   KG_ATTN_TS_MIN_TILES, at most KG_ATTN_TS_MAX_PARTS (the block that
-   merges reads every part), and r x parts x part_bytes at most `budget`;
-   1 (no split) where that is below 2, or r is 0. */
-#define KG_ATTN_TS_MIN_TILES 2
-#define KG_ATTN_TS_MAX_PARTS 16
-/* The runtime's budget for the parts' partials (16 MiB: 240 parts of D
-   128's 69632 bytes); where the stream's scratch cannot grow to it (a graph
-   capture on a stream whose scratch is smaller), no split. */
-#define KG_ATTN_TS_BUDGET ((int64_t)16 << 20)
-KG_API int kg_attn_tail_split(int64_t units, int64_t sms, int64_t ntiles, int64_t part_bytes, int64_t budget);
-
-/* The tail split's parts, process-wide (a test and benchmark hook): 0 the
-   runtime's choice (kg_attn_tail_split), -1 none, n > 1 n parts a tile of
-   the last wave (at most its key tiles); the parts the last prefill launch
-   took (1: none). */
-KG_API void kg_test_attn_tail(int parts);
-KG_API int kg_test_last_attn_tail(void);
-
 #endif

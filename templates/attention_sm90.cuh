@@ -205,23 +205,10 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
- * TS (persistent, no turns, no EP / SK, not causal; session 23, forced
- * only until measured: gen/attention.lua): the tail split. Work tiles of
- * equal cost leave the last wave short (B x H x query blocks = 4096 tiles on
- * 132 multiprocessors: 31 full waves and 4 tiles), so the runtime cuts each
- * of the last p.units_tail tiles (the remainder, kg_attn_tail_split) into
- * p.splits parts of consecutive key tiles: work items 0 .. p.chunk - 1 are
- * whole tiles, item p.chunk + t p.splits + q is part q of tile p.chunk + t.
- * A part writes its unnormalized state (o, max, sum of each thread, f32) to
- * p.part, counts itself in p.counters[t], and the block that counts last
- * merges the tile's parts in part order (SK's merge) and stores the rows;
- * it sets the counter back to zero. Other bits than the default on those
- * tiles' rows, reproducible (the parts and their order depend on the shape
- * and the multiprocessor count only).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false, bool TS = false>
+          bool F2 = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -243,8 +230,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
-    static_assert(!TS || (PERSIST && !PP && !EP && !SK && !PC && KIND == KG_ATTN_NONE),
-                  "the tail split: persistent, consume(), no turns, not causal, no mask");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -311,24 +296,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         }
     };
 
-    /* TS: the work tile of work item x, and u = x - p.chunk where it is a
-       part (part u % p.splits of split tile u / p.splits), -1 for a whole
-       tile; the key tiles [jb, je) of that part of nt */
-    auto ts_tile = [&](int x, int &u) {
-        u = -1;
-        if constexpr (TS)
-            if (p.splits > 1 && x >= p.chunk) {
-                u = x - p.chunk;
-                return p.chunk + u / p.splits;
-            }
-        return x;
-    };
-    auto ts_range = [&](int nt, int u, int &jb, int &je) {
-        const int part = u % p.splits;
-        jb = part * nt / p.splits;
-        je = (part + 1) * nt / p.splits;
-    };
-
     int mb1 = 0, h1 = 0, b1 = 0; /* grid mode: the block's work tile */
     if constexpr (!PERSIST)
         coords(blockIdx.x, mb1, h1, b1);
@@ -364,18 +331,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 tma_prefetch(tm.q);
         }
         /* K and V tiles of one work tile; it0: the tiles streamed before it
-           (stage and phase of the rings); TS: part `part` of the tile's key
-           tiles (-1: all) */
-        auto produce = [&](int mb, int h, int b, int it0, int part) {
-            const int hk = h / p.group;
-            int ntiles = key_tiles(p, causal, mb_row(mb), BM, BN), jb = 0;
-            if constexpr (TS)
-                if (part >= 0)
-                    ts_range(ntiles, part, jb, ntiles);
+           (stage and phase of the rings) */
+        auto produce = [&](int mb, int h, int b, int it0) {
+            const int hk = h / p.group, ntiles = key_tiles(p, causal, mb_row(mb), BM, BN);
             const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
             const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-            for (int j = jb; j < ntiles; j++) {
-                const int x = it0 + j - jb, s = stg(x);
+            for (int j = 0; j < ntiles; j++) {
+                const int x = it0 + j, s = stg(x);
                 if (x >= KS)
                     mbar_wait(empty_k(s), par(x) ^ 1);
                 if (tma) {
@@ -393,7 +355,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     cp_async_arrive(full_v(s));
                 }
             }
-            return ntiles - jb;
+            return ntiles;
         };
         if constexpr (PERSIST) {
             /* The work tiles: blockIdx.x first, then (p.queue NULL) every
@@ -435,9 +397,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                    behind this tile's loads) */
                 if (pt == 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
-                int part = -1;
                 if (!PC)
-                    coords(ts_tile(tile, part), mb, h, b);
+                    coords(tile, mb, h, b);
                 if (tma) {
                     /* (SH: rows before the start zero-filled as out of bounds) */
                     tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb_row(mb), h, b);
@@ -460,7 +421,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     }
                     cp_async_arrive(full_qs(qs));
                 }
-                it0 += produce(mb, h, b, it0, part);
+                it0 += produce(mb, h, b, it0);
             }
             /* the last block to leave sets the queue back to zero (every
                block has taken its last tile before it counts itself out) */
@@ -472,7 +433,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 }
             }
         } else {
-            produce(mb1, h1, b1, 0, -1);
+            produce(mb1, h1, b1, 0);
         }
         kgd_cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
@@ -702,66 +663,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
         };
 
-        /* TS: a part (u, ts_tile) of a split tile is done: its state (o,
-           max, sum: each consumer thread's, element-major, so the stores
-           and loads are coalesced) to p.part, then counted in p.counters
-           (one a split tile); the block that counts last merges every part
-           in part order (the SK merge), stages and stores the rows, and
-           sets the counter back to zero (no other part of the call counts
-           on it any more). */
-        auto ts_merge = [&](float(&o)[DP / 2], float(&mx)[2], float(&l)[2], int m0, int wr, int h, int b, int u) {
-            constexpr int NT = NWG * 128, SE = DP / 2 + 4;
-            const int t = u / p.splits;
-            const float *const base = p.part + (size_t)t * p.splits * (SE * NT) + tid;
-            float *const w = p.part + (size_t)u * (SE * NT) + tid;
-#pragma unroll
-            for (int k = 0; k < DP / 2; k++)
-                w[k * NT] = o[k];
-            w[(DP / 2) * NT] = mx[0], w[(DP / 2 + 1) * NT] = mx[1];
-            w[(DP / 2 + 2) * NT] = l[0], w[(DP / 2 + 3) * NT] = l[1];
-            __threadfence();
-            volatile int *const last = sched + 2 * SW;
-            asm volatile("bar.sync 9, %0;\n" ::"n"(NT) : "memory");
-            if (tid == 0) {
-                const int n = atomicAdd(p.counters + t, 1);
-                if (n == p.splits - 1)
-                    p.counters[t] = 0;
-                *last = n == p.splits - 1;
-            }
-            asm volatile("bar.sync 9, %0;\n" ::"n"(NT) : "memory");
-            const bool merge = *last != 0;
-            /* (every thread has read the word before the next part's
-               thread 0 may write it: the next bar.sync 9 comes after) */
-            if (!merge)
-                return;
-            __threadfence();
-#pragma unroll
-            for (int k = 0; k < DP / 2; k++)
-                o[k] = __ldcg(base + k * NT);
-#pragma unroll
-            for (int i = 0; i < 2; i++)
-                mx[i] = __ldcg(base + (DP / 2 + i) * NT), l[i] = __ldcg(base + (DP / 2 + 2 + i) * NT);
-#pragma unroll 1
-            for (int q = 1; q < p.splits; q++) {
-                const float *wq = base + (size_t)q * (SE * NT);
-                float a[2], c[2];
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const float mw = __ldcg(wq + (DP / 2 + i) * NT), mn = fmaxf(mx[i], mw);
-                    const float use = mn == -CUDART_INF_F ? 0.f : mn;
-                    a[i] = ex2(mx[i] - use);
-                    c[i] = ex2(mw - use);
-                    l[i] = l[i] * a[i] + __ldcg(wq + (DP / 2 + 2 + i) * NT) * c[i];
-                    mx[i] = mn;
-                }
-#pragma unroll
-                for (int k = 0; k < DP / 2; k++)
-                    o[k] = o[k] * a[(k >> 1) & 1] + __ldcg(wq + k * NT) * c[(k >> 1) & 1];
-            }
-            stage_out(o, m0, wr, h, b, mx, l);
-            store_out(m0, h, b);
-        };
-
         /* the persistent pipeline's staged tile whose stores wait (pm0 >= 0:
            its rows m0, head, batch), stored once the next products are
            issued; consume() stages none (pm0 stays -1) */
@@ -774,10 +675,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         };
         /* A tile's first S and its softmax (its Q landed, nothing of this
            warpgroup's in flight); it0: the K/V tiles streamed before it,
-           dq(): the descriptor of its Q rows; jf: its key tile (TS: a
-           part's first, else 0) */
+           dq(): the descriptor of its Q rows */
         auto first_s = [&](float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2], float(&l)[2],
-                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq, int jf = 0) {
+                           const float *(&mrow)[2], int m0, int wr, int it0, auto &&dq) {
             float alpha[2], rs[2];
             mbar_wait(full_k(stg(it0)), par(it0));
             landed();
@@ -787,7 +687,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             turn_pass();
             wg_wait<0>();
             release(empty_k(stg(it0)));
-            softmax(s, mx, mrow, jf, m0, wr, alpha, rs);
+            softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
             l[0] = rs[0], l[1] = rs[1];
             pack_p(pa, s);
         };
@@ -855,15 +755,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         };
         /* one work tile; it0: the K/V tiles streamed before it; x (PERSIST):
            the work tiles before it (its Q stage is x % 2). Grid mode, and
-           PERSIST with KG_ATTN_XT 0; else the persistent consumers below.
-           TS: part `part` of the tile (-1: all of it), key tiles [jb, je);
-           returns the key tiles it took */
-        auto consume = [&](const int mb, const int h, const int b, const int it0, const int x, const int part) {
-            const int m0 = mb_row(mb);
-            int ntiles = key_tiles(p, causal, m0, BM, BN), jb = 0;
-            if constexpr (TS)
-                if (part >= 0)
-                    ts_range(ntiles, part, jb, ntiles);
+           PERSIST with KG_ATTN_XT 0; else the persistent consumers below. */
+        auto consume = [&](const int mb, const int h, const int b, const int it0, const int x) {
+            const int m0 = mb_row(mb), ntiles = key_tiles(p, causal, m0, BM, BN);
             if constexpr (!PERSIST) {
                 /* this warpgroup's Q rows (PERSIST: the producer loads them) */
                 const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
@@ -996,10 +890,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             if (wgi == 1)
                 turn_pass(); /* warpgroup 0 goes first */
-            if (ntiles > jb) {
-                bool two = false; /* F2: key step jb + 1 taken here */
+            if (ntiles > 0) {
+                bool two = false; /* F2: key step 1 taken here */
                 if constexpr (F2)
-                    two = ntiles - jb > 1;
+                    two = ntiles > 1;
                 if (two) {
                     float s2[BN / 2], alpha[2], rs[2];
                     const int sk0 = stg(it0), sk1 = stg(it0 + 1);
@@ -1013,7 +907,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     issue_s(s2, sk1, dq);
                     wg_wait<1>(); /* the first S is ready; the second still runs */
                     release(empty_k(sk0));
-                    softmax(s, mx, mrow, jb, m0, wr, alpha, rs);
+                    softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
                     l[0] = rs[0], l[1] = rs[1];
                     pack_p(pa, s);
                     mbar_wait(full_v(sk0), par(it0));
@@ -1021,28 +915,22 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     wg_fence();
                     issue_pv(o, pa, sk0);
                     /* (the second S's softmax while P_0 V_0 runs) */
-                    step_end(o, s2, pa, mx, l, mrow, jb + 1, m0, wr, sk1, sk0);
+                    step_end(o, s2, pa, mx, l, mrow, 1, m0, wr, sk1, sk0);
                 } else {
-                    first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; }, jb);
+                    first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
                 }
-                /* (key tile j streamed (it0 - jb + j)-th) */
-                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0 - jb, dq, jb + (two ? 2 : 1));
+                mainloop(o, s, pa, mx, l, mrow, m0, wr, ntiles, it0, dq, two ? 2 : 1);
                 if constexpr (PERSIST)
                     release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
-                last_pv(o, pa, it0 + ntiles - jb);
+                last_pv(o, pa, it0 + ntiles);
             } else if constexpr (PERSIST) {
                 release(empty_qs(x & 1));
             }
             if (wgi == 0)
                 turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
-            if constexpr (TS)
-                if (part >= 0) {
-                    ts_merge(o, mx, l, m0, wr, h, b, part);
-                    return ntiles - jb;
-                }
             stage_out(o, m0, wr, h, b, mx, l);
             store_out(m0, h, b);
-            return ntiles - jb;
+            return ntiles;
         };
         constexpr bool XT = KG_ATTN_XT < 0 ? PP : KG_ATTN_XT != 0;
         static_assert(!(SH && XT), "SH: one work tile at a time (the pipeline across tiles marks no staged tile "
@@ -1217,14 +1105,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 const int tile = tile_of(tc);
                 if (tile >= p.units)
                     break;
-                int mb, h, b, part = -1;
-                coords_of(tc, ts_tile(tile, part), mb, h, b);
+                int mb, h, b;
+                coords_of(tc, tile, mb, h, b);
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
                 landed();
-                it0 += consume(mb, h, b, it0, tc, part);
+                it0 += consume(mb, h, b, it0, tc);
             }
         } else {
-            consume(mb1, h1, b1, 0, 0, -1);
+            consume(mb1, h1, b1, 0, 0);
         }
     }
 }

@@ -511,48 +511,6 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
-/* The prefill tail split (kg_attn_tail_split): the last wave's r tiles cut
-   into parts that all run in that wave, each of at least
-   KG_ATTN_TS_MIN_TILES key tiles, at most KG_ATTN_TS_MAX_PARTS a tile,
-   their partials within the budget; none where the tiles fill whole waves,
-   where a tile has too few key tiles or where r leaves no room. */
-Test(attention_plan, tail_split_rule)
-{
-    const int64_t pb = 256 * 68 * 4, mb4 = (int64_t)4 << 20;
-    /* B x H x query blocks = 4096 on 132 multiprocessors: 4 tiles left */
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 64, pb, mb4), 15); /* S 8k: the budget (60 parts) */
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 8, pb, mb4), 4);   /* S 1k: 2 key tiles a part */
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 128, pb, (int64_t)1 << 30), 16); /* the most a tile */
-    cr_assert_eq(kg_attn_tail_split(4092, 132, 64, pb, mb4), 1);                 /* whole waves */
-    cr_assert_eq(kg_attn_tail_split(16, 132, 11, pb, mb4), 3);                   /* one short wave */
-    cr_assert_eq(kg_attn_tail_split(232, 132, 64, pb, mb4), 1);                  /* 100 left: no room */
-    cr_assert_eq(kg_attn_tail_split(198, 132, 64, pb, mb4), 1);                  /* 66 left: the budget */
-    cr_assert_eq(kg_attn_tail_split(198, 132, 64, pb, (int64_t)16 << 20), 2);
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 3, pb, mb4), 1);                  /* too few key tiles */
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 64, pb, 2 * 4 * pb), 2);          /* a small budget */
-    cr_assert_eq(kg_attn_tail_split(0, 132, 64, pb, mb4), 1);
-    cr_assert_eq(kg_attn_tail_split(4096, 0, 64, pb, mb4), 1);
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 0, pb, mb4), 1);
-    cr_assert_eq(kg_attn_tail_split(4096, 132, 64, 0, mb4), 1);
-    cr_assert_eq(kg_attn_tail_split(INT64_MAX, 132, INT64_MAX, pb, INT64_MAX), 16);
-    for (int64_t sms = 1; sms <= 140; sms += 13)
-        for (int64_t u = 1; u <= 600; u += 7)
-            for (int64_t nt = 1; nt <= 40; nt += 3) {
-                const int k = kg_attn_tail_split(u, sms, nt, pb, mb4);
-                const int64_t r = u < sms ? u : u % sms;
-                cr_assert(k >= 1 && k <= KG_ATTN_TS_MAX_PARTS, "%lld %lld %lld: %d", (long long)u, (long long)sms,
-                          (long long)nt, k);
-                if (k > 1)
-                    cr_assert(r * k <= sms && k * KG_ATTN_TS_MIN_TILES <= nt && r * k * pb <= mb4,
-                              "units %lld sms %lld key tiles %lld: %d parts", (long long)u, (long long)sms,
-                              (long long)nt, k);
-                else
-                    cr_assert(r == 0 || sms / r < 2 || nt / KG_ATTN_TS_MIN_TILES < 2 || mb4 / pb / r < 2,
-                              "units %lld sms %lld key tiles %lld: no split", (long long)u, (long long)sms,
-                              (long long)nt);
-            }
-}
-
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -1973,83 +1931,26 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* "Hopper persistent ts" (session 23, forced only): the D 128 f2
-   persistent kernel, not causal, with the last wave's tiles cut into parts
-   of their key tiles (the tail split), forced: against the float64
-   reference with the runtime's parts (kg_attn_tail_split: more work tiles
-   than an H200 has multiprocessors and fewer, GQA, a [B,S,H,D] view, keys
-   that end inside a tile, more keys than queries and more queries than
-   keys) and forced parts (up to one key tile a part); bitwise from run to
-   run and with cp.async (the parts in the same order); with the split
-   forced off, bit for bit the f2 kernel ("Hopper persistent f2": the same
-   arithmetic in the same order); the counters back to zero after each
-   call (the next case would merge early otherwise). */
-Test(attention, persistent_ts_matches_reference_and_bits)
-{
-    if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
-    const int v = KG_ATTN_V_HOPPER_PERSIST_TS, f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
-    int sms = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
-    /* B Hq Hkv Sq Sk, the forced parts (0: the runtime's) */
-    const int z[6][6] = {{1, 2, 1, 8600, 600, 0}, {1, 2, 1, 1000, 1300, 0}, {2, 3, 3, 300, 2100, 0},
-                         {1, 4, 4, 129, 900, 0},  {1, 4, 4, 129, 900, 7},   {1, 2, 1, 8600, 600, 5}};
-    for (int i = 0; i < 6; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[i][0], z[i][1], z[i][2], z[i][3], z[i][4], 128, 0, MASK_NONE,
-                         0, i == 1, 0.f};
-        const int64_t units = (int64_t)c.B * c.Hq * ((c.Sq + 127) / 128), nt = (c.Sk + 127) / 128;
-        const int want = z[i][5] ? z[i][5]
-                                 : kg_attn_tail_split(units, sms, nt, 256 * 68 * 4, KG_ATTN_TS_BUDGET);
-        kg_test_attn_tail(z[i][5]);
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(&c);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-        cr_assert_eq(kg_test_last_attn_tail(), want, "case %d: %d parts, want %d", i, kg_test_last_attn_tail(), want);
-        cr_assert(sms != 132 || want > 1, "case %d: no split on an H200", i);
-    }
-    kg_test_attn_tail(0);
-    const int shapes[4][6] = {
-        /* B Hq Hkv Sq Sk cp.async */
-        {1, 8, 2, 2200, 2200, 0}, {1, 2, 2, 1000, 1900, 1}, {1, 2, 1, 8600, 777, 0}, {3, 1, 1, 129, 1024, 1},
-    };
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(3))
-            continue;
-        const int *y = shapes[i];
-        const acase c = {i % 2 ? KG_F16 : KG_BF16, y[0], y[1], y[2], y[3], y[4], 128, 0, MASK_NONE, 0, 0, 0.f};
-        const int vs[2] = {v, v}, tma[2] = {y[5] ? -1 : 0, 0}, want[2] = {y[5] ? 0 : 1, 1};
-        same_bits(&c, vs, tma, want);
-        cr_assert(sms != 132 || kg_test_last_attn_tail() > 1, "shape %d: no split on an H200", i);
-        /* the split off: f2's bits */
-        kg_test_attn_tail(-1);
-        const int vf[2] = {v, f2}, tf[2] = {0, 0}, wf[2] = {1, 1};
-        same_bits(&c, vf, tf, wf);
-        kg_test_attn_tail(0);
-    }
-    kg_test_force_attn_variant(ctx, -1);
-}
-
 /* The f2 kernels taken by the runtime where they should be (against the
    reference), not where they should not (D 128 causal up to 4096 keys, D
-   256 causal) */
+   256 causal); D 128 not causal at any key count (since session 23 beyond
+   4096 keys too, the grid kernel before) */
 Test(attention, f2_where_the_runtime_takes_it)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
     const int f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
-    const acase refs[6] = {{KG_BF16, 1, 2, 1, 700, 900, 128, 0, MASK_NONE, 0, 1, 0.f},
+    const acase refs[7] = {{KG_BF16, 1, 2, 1, 700, 900, 128, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 2, 1, 4500, 4500, 128, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 2, 2, 1024, 1024, 128, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 2, 1, 3000, 3000, 128, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 4, 1, 600, 700, 256, 0, MASK_NONE, 0, 0, 0.f},
-                           {KG_BF16, 1, 2, 2, 600, 600, 256, 1, MASK_NONE, 0, 0, 0.f}};
-    const int want[6] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
-                         KG_ATTN_V_HOPPER};
+                           {KG_BF16, 1, 2, 2, 600, 600, 256, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 2, 1, 300, 4500, 128, 0, MASK_NONE, 0, 1, 0.f}};
+    const int want[7] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
+                         KG_ATTN_V_HOPPER, f2};
     kg_test_force_attn_variant(ctx, -1);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
         run_case_once(&refs[i]);
