@@ -197,7 +197,7 @@ void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATO
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length at D 32, D 64 and
-   causal D 128; else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
+   D 128 (not causal since session 23); else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
    on); the narrow variant when the portable grid (bh x query blocks) would
    leave multiprocessors without a block; else the portable path. A variant
    forced by a test is taken where it exists and can run. */
