@@ -15,7 +15,8 @@
  * persistent one again with its work queue the other way; KG_BENCH_VS=<','-
  * separated variant names> times the default and those variants in turn,
  * three rounds; KG_BENCH_SWEEP_SEED and
- * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size;
+ * KG_BENCH_SWEEP_N (at most 40) choose the seeded sweep's seed and size,
+ * KG_BENCH_ROWS=<dtype:B:Hq:Hkv:S:D:causal,...> adds those prefill rows;
  * KG_BENCH_DEC_SEED and KG_BENCH_DEC_N (at most 24) those of the seeded
  * decode sweep (its rows' names also hold "dseed"), KG_BENCH_DEC_DIM one
  * head dim for all its rows, KG_BENCH_DEC_MINBH its rows of at least that
@@ -580,6 +581,22 @@ int main(void)
             cases[nc++] = (bcase){kt_next(&sr) % 2 ? KG_BF16 : KG_F16, B, Hq, Hq / g, S, S, D, causal};
         }
     }
+    /* KG_BENCH_ROWS=<','-separated dtype:B:Hq:Hkv:S:D:causal, at most 24>:
+       those prefill rows (Sq = Sk = S) too, named "sweep list" */
+    const char *pl = getenv("KG_BENCH_ROWS");
+    const int plist0 = nc;
+    for (int n = 0; pl && *pl && n < 24; n++) {
+        char dn[8];
+        int b, hq, hkv, s, d, cz, used = 0;
+        if (sscanf(pl, "%7[a-z0-9]:%d:%d:%d:%d:%d:%d%n", dn, &b, &hq, &hkv, &s, &d, &cz, &used) != 7 || b < 1 ||
+            hkv < 1 || hq < hkv || hq % hkv || s < 1 || d < 1 || cz < 0 || cz > 1) {
+            fprintf(stderr, "KG_BENCH_ROWS: cannot read '%s'\n", pl);
+            return 1;
+        }
+        cases[nc++] = (bcase){!strcmp(dn, "f16") ? KG_F16 : KG_BF16, b, hq, hkv, s, s, d, cz};
+        pl += used;
+        pl += *pl == ',';
+    }
 
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("same-run device copy: %.0f GB/s\n", copy);
@@ -594,7 +611,8 @@ int main(void)
         char name[96];
         snprintf(name, sizeof name, "%s D%d S%d causal%d Hq%d Hkv%d Sq%d Sk%d %s", kg_dtype_name(dt), D, Sq, bc.causal,
                  Hq, Hkv, Sq, Sk,
-                 ci >= sweep0 ? "sweep "
+                 ci >= plist0 ? "sweep list "
+                 : ci >= sweep0 ? "sweep "
                  : Sq > 16    ? "prefill "
                  : ci >= dseed0 && ci < dseed1 ? (ci >= list0 ? "decode dseed list " : "decode dseed ")
                                                : "decode ");

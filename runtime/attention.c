@@ -197,7 +197,7 @@ void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATO
 
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length at D 32, D 64 and
-   causal D 128; else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
+   D 128 (not causal since session 23); else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
    on); the narrow variant when the portable grid (bh x query blocks) would
    leave multiprocessors without a block; else the portable path. A variant
    forced by a test is taken where it exists and can run. */
@@ -293,7 +293,17 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
        315.8; at S 4k mixed: s17r2 bf16 941.7 / 1028.2, f16 1029.5 / 996.0,
        GQA Hq 32 Hkv 8 1045.3 / 1002.7; s17r1 bf16 1042.4 / 1011.3, GQA
        1014.6 / 994.4). */
-    if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (kind == KG_ATTN_CAUSAL && D == 128))) {
+    /* Since session 23 D 128 not causal takes the persistent f2 kernel
+       beyond 4096 keys too (the grid kernel before): H200, s23r1, same
+       process, in turn, best of 3, grid / persistent f2, us: bf16 B 4 H 16
+       S 8k 3619.6 / 3500.5, B 2 S 16k 7176.5 / 6927.7, f16 S 16k 7463.4 /
+       7242.0, GQA Hq 32 Hkv 4 S 9000 2247.9 / 2146.9; s23r2 as the
+       default: bf16 S 8k 3657.9 / 3510.8, S 16k 7174.1 / 6983.8, f16 S 16k
+       7463.0 / 7245.5, GQA S 9000 2240.4 / 2147.1, f16 B 1 H 16 S 12000
+       2057.4 / 1962.0, bf16 B 3 Hq 32 Hkv 8 S 5000 2177.9 / 2065.1. (D 96
+       not causal stays on the grid: s23r2 f16 B 2 Hq 16 Hkv 4 S 6000 grid
+       872.0, persistent 901.8.) */
+    if (sm90 && persist_ok && (sk <= 4096 || D <= 64 || (D == 128 && kind != KG_ATTN_MASK))) {
         const kg_attn_variant pv = kind == KG_ATTN_CAUSAL && D > 64 && sk <= 4096 && (D != 128 || sk > 2048)
                                        ? KG_ATTN_V_HOPPER_PERSIST_PP
                                        : KG_ATTN_V_HOPPER_PERSIST;

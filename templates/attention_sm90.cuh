@@ -702,11 +702,28 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            keeping the softmax under P V in the SASS, was 3-15% slower on
            every shape (6-23%): the two warpgroups already take turns on
            the tensor cores.) */
+        /* A key step once S_j (into s, from K stage sk) and then P_{j-1}
+           V_{j-1} (V stage sv) are issued: the softmax of S_j while that
+           product runs, then the sums and O rescaled and P_j packed (the
+           key loops of mainloop(), SK and F2 share it) */
+        auto step_end = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
+                            float(&l)[2], const float *(&mrow)[2], int j, int m0, int wr, int sk, int sv) {
+            float alpha[2], rs[2];
+            wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
+            release(empty_k(sk));
+            softmax(s, mx, mrow, j, m0, wr, alpha, rs);
+            wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
+            release(empty_v(sv));
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                l[i] = l[i] * alpha[i] + rs[i];
+            rescale_o(o, alpha);
+            pack_p(pa, s);
+        };
         auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
                             float(&l)[2], const float *(&mrow)[2], int m0, int wr, int ntiles, int it0, uint64_t dq,
                             int j0 = 1) {
             for (int j = j0; j < ntiles; j++) {
-                float alpha[2], rs[2];
                 const int sk_ = stg(it0 + j), sv = stg(it0 + j - 1);
                 mbar_wait(full_k(sk_), par(it0 + j));
                 mbar_wait(full_v(sv), par(it0 + j - 1));
@@ -717,16 +734,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 issue_pv(o, pa, sv);
                 turn_pass();
                 flush();
-                wg_wait<1>(); /* S_j is ready; softmax while P_{j-1} V_{j-1} runs */
-                release(empty_k(sk_));
-                softmax(s, mx, mrow, j, m0, wr, alpha, rs);
-                wg_wait<0>(); /* O is final for tile j-1: rescale; P_j replaces P_{j-1} */
-                release(empty_v(sv));
-#pragma unroll
-                for (int i = 0; i < 2; i++)
-                    l[i] = l[i] * alpha[i] + rs[i];
-                rescale_o(o, alpha);
-                pack_p(pa, s);
+                step_end(o, s, pa, mx, l, mrow, j, m0, wr, sk_, sv);
             }
         };
         /* a tile's last O += P V on its own; it1: the K/V tiles streamed up
@@ -830,16 +838,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                             wg_fence();
                             issue_s(s, sk2, dq0);
                             issue_pv(o, pa, sv);
-                            wg_wait<1>();
-                            release(empty_k(sk2));
-                            softmax(s, mx, mrow, j, m0, wr0, alpha, rs);
-                            wg_wait<0>();
-                            release(empty_v(sv));
-#pragma unroll
-                            for (int i = 0; i < 2; i++)
-                                l[i] = l[i] * alpha[i] + rs[i];
-                            rescale_o(o, alpha);
-                            pack_p(pa, s);
+                            step_end(o, s, pa, mx, l, mrow, j, m0, wr0, sk2, sv);
                             last = j;
                         }
                         release(empty_qs(x & 1)); /* every S = Q K^T of the tile is done */
@@ -915,16 +914,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     landed();
                     wg_fence();
                     issue_pv(o, pa, sk0);
-                    wg_wait<1>(); /* the second S is ready; softmax while P_0 V_0 runs */
-                    release(empty_k(sk1));
-                    softmax(s2, mx, mrow, 1, m0, wr, alpha, rs);
-                    wg_wait<0>();
-                    release(empty_v(sk0));
-#pragma unroll
-                    for (int i = 0; i < 2; i++)
-                        l[i] = l[i] * alpha[i] + rs[i];
-                    rescale_o(o, alpha);
-                    pack_p(pa, s2);
+                    /* (the second S's softmax while P_0 V_0 runs) */
+                    step_end(o, s2, pa, mx, l, mrow, 1, m0, wr, sk1, sk0);
                 } else {
                     first_s(s, pa, mx, l, mrow, m0, wr, it0, [&] { return dq; });
                 }

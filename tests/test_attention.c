@@ -1800,16 +1800,16 @@ Test(attention, persistent_queue_matches_turns_bits)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-/* The default persistent D 32 / 64 kernel's tests (ep, sk) share these
-   steps. Each case of refs against the float64 reference, by the
-   runtime's choice (even i) and forced (odd i): the variant v taken
-   either way. */
-static void persist_refs(const acase *refs, int n, int v)
+/* The forced-variant tests share these steps. Each case of refs against
+   the float64 reference on variant v, forced, or (alternate: the default
+   persistent D 32 / 64 kernel's tests, ep and sk) by the runtime's choice
+   for even i and forced for odd i: the variant v taken either way. */
+static void persist_refs(const acase *refs, int n, int v, int alternate)
 {
     for (int i = 0; i < n; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kg_test_force_attn_variant(ctx, i % 2 ? v : -1);
+        kg_test_force_attn_variant(ctx, i % 2 || !alternate ? v : -1);
         run_case_once(&refs[i]);
         cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
                      kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
@@ -1845,7 +1845,7 @@ Test(attention, persistent_ep_matches_reference_and_base_bits)
                            {KG_F16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1100, 2300, 32, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 24, 24, 1800, 600, 64, 1, MASK_NONE, 0, 0, 0.f}};
-    persist_refs(refs, 4, ep);
+    persist_refs(refs, 4, ep, 1);
     const int shapes[6][6] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {2, 32, 8, 1000, 1000, 64}, {3, 16, 4, 1100, 900, 32},
@@ -1882,14 +1882,7 @@ static void persist_candidate(int v, int d, int d32, int causal)
     const acase refs[3] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 3, 12, 4, 1100, 2300, d32, causal, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, d >= 96 ? 8 : 24, d >= 96 ? 8 : 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 3; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-    }
+    persist_refs(refs, 3, v, 0);
     const int shapes[4][6] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {3, 16, 4, 1100, 900, 32}, {2, 24, 24, 2000, 700, 64}, {1, 16, 2, 4100, 4100, 64},
@@ -1937,14 +1930,7 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
                            {KG_F16, 1, 8, 4, 500, 1100, 256, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 6, 6, 900, 300, 256, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 4, 1, 64, 60, 256, 0, MASK_NONE, 0, 0, 0.f}};
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-            continue;
-        kg_test_force_attn_variant(ctx, v);
-        run_case_once(&refs[i]);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
-                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-    }
+    persist_refs(refs, 4, v, 0);
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk causal cp.async */
         {2, 16, 4, 2140, 2140, 0, 0}, {1, 16, 16, 1632, 1632, 0, 1}, {2, 8, 2, 1000, 1900, 0, 1}, {3, 8, 8, 777, 129, 0, 0},
@@ -1962,22 +1948,24 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
 
 /* The f2 kernels taken by the runtime where they should be (against the
    reference), not where they should not (D 128 causal up to 4096 keys, D
-   256 causal) */
+   256 causal); D 128 not causal at any key count (since session 23 beyond
+   4096 keys too, the grid kernel before) */
 Test(attention, f2_where_the_runtime_takes_it)
 {
     if (!on_sm90())
         return; /* the Hopper variants run on compute capability 9.0 only */
     const int f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
-    const acase refs[6] = {{KG_BF16, 1, 2, 1, 700, 900, 128, 0, MASK_NONE, 0, 1, 0.f},
+    const acase refs[7] = {{KG_BF16, 1, 2, 1, 700, 900, 128, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 2, 1, 4500, 4500, 128, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 2, 2, 1024, 1024, 128, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 2, 1, 3000, 3000, 128, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 4, 1, 600, 700, 256, 0, MASK_NONE, 0, 0, 0.f},
-                           {KG_BF16, 1, 2, 2, 600, 600, 256, 1, MASK_NONE, 0, 0, 0.f}};
-    const int want[6] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
-                         KG_ATTN_V_HOPPER};
+                           {KG_BF16, 1, 2, 2, 600, 600, 256, 1, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 1, 2, 1, 300, 4500, 128, 0, MASK_NONE, 0, 1, 0.f}};
+    const int want[7] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
+                         KG_ATTN_V_HOPPER, f2};
     kg_test_force_attn_variant(ctx, -1);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
         run_case_once(&refs[i]);
@@ -2006,7 +1994,7 @@ Test(attention, persistent_sk_matches_reference_and_bits)
                            {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_BF16, 3, 12, 4, 1024, 200, 32, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 16, 1000, 100, 64, 0, MASK_NONE, 0, 0, 0.f}};
-    persist_refs(refs, 4, sk);
+    persist_refs(refs, 4, sk, 1);
     const int shapes[4][7] = {
         /* B Hq Hkv Sq Sk D */
         {4, 16, 16, 1024, 1024, 64}, {2, 16, 4, 1000, 777, 32}, {3, 16, 16, 1024, 300, 64}, {2, 24, 8, 4096, 1500, 64},
