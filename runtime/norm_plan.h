@@ -38,6 +38,7 @@ typedef struct kg_norm_plan {
        (kg_norm_ccfgs) that replaces the two launches, -1 none; its cluster
        size, column tiles, rows a block, grid and block */
     int ccfg, csize;
+    int crg; /* COLT's narrow configurations: row groups a tile (several tiles a block), else 0 */
     int64_t ctiles, cchunk;
     unsigned cgrid, cblock;
     /* the 2-byte norms on sm_90: the BULK configuration (kg_norm_bcfgs) that
@@ -87,6 +88,8 @@ typedef struct kg_norm_tuning {
                        with LEAN2E for softmax; 5: the rows of 32 by LEAN2R, two rows a group at once; 6: LEAN2R
                        for the rows of 64 too, 4 lanes; 8: LEAN2R for the rows of 32, 64 and 128), 0 the
                        planner's rule, -1 never */
+    int narrow;     /* softmax along an outer axis of few rows over columns of fewer than 16 vectors: 0 the planner's
+                       rule (COLT's narrow configurations where one holds the column), -1 none (COLS) */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;
