@@ -682,6 +682,20 @@ Test(plan, an_outer_axis_takes_columns_split_when_too_few)
     cr_assert_eq(p.args.n, 1024);
 }
 
+/* The call plans the column class with CLUSTER configuration ccfg (clusters
+   of csize blocks, ctiles column tiles an outer position, a grid of cgrid
+   blocks of cblock). */
+static void assert_cluster_plan(const kg_norm_call *c, kg_norm_plan *p, int ccfg, int csize, int64_t ctiles,
+                                unsigned cgrid, unsigned cblock)
+{
+    cr_assert_eq(plan_class(c, p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p->ccfg, ccfg);
+    cr_assert_eq(p->csize, csize);
+    cr_assert_eq(p->ctiles, ctiles);
+    cr_assert_eq(p->cgrid, cgrid);
+    cr_assert_eq(p->cblock, cblock);
+}
+
 Test(plan, an_outer_softmax_takes_clusters_on_sm90)
 {
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
@@ -691,13 +705,8 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     /* 16 blocks of 1024 rows, 32 columns a strip (f32: configuration 6,
        the tree merge, softmax keeping its exps; bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 6);
-    cr_assert_eq(p.csize, 16);
+    assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
     cr_assert_eq(p.cchunk, 1024);
-    cr_assert_eq(p.ctiles, 512);
-    cr_assert_eq(p.cgrid, 512u * 16u);
-    cr_assert_eq(p.cblock, 256u);
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
@@ -782,12 +791,7 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
     /* 64 rows: 64 lanes x 16 vectors (1 KiB of columns), 16 tiles */
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 9);
-    cr_assert_eq(p.csize, 1);
-    cr_assert_eq(p.ctiles, 16);
-    cr_assert_eq(p.cgrid, 16u);
-    cr_assert_eq(p.cblock, 256u);
+    assert_cluster_plan(&c, &p, 9, 1, 16, 16u, 256u);
     /* f32 [rows, cols] along dim 0: the configuration, and where given (not
        -1) the cluster size and the tiles a row. 3 rows: 256 lanes x 4
        vectors (4 KiB); 8: 256 x 8; 10: 64 x 4; 17 rows of 32 vectors: 32
@@ -868,13 +872,8 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
         cr_assert(!kg_norm_ccfgs[k].alt, "configuration %d", k);
     kgi_norm_tuning.sm90 = 1;
     /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block */
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 13);
-    cr_assert_eq(p.csize, 1);
+    assert_cluster_plan(&c, &p, 13, 1, 1, 262144u / 8u, 256u);
     cr_assert_eq(p.crg, 4);
-    cr_assert_eq(p.ctiles, 1);
-    cr_assert_eq(p.cgrid, 262144u / 8u);
-    cr_assert_eq(p.cblock, 256u);
     /* the tuning's narrow -1: COLS (main's plan before session 23) */
     kgi_norm_tuning.narrow = -1;
     plan_class(&c, &p);
@@ -937,13 +936,8 @@ Test(plan, an_outer_softmax_takes_persistent_halves_under_the_tuning)
     cr_assert_eq(kg_norm_ccfgs[5].threads, 2 * kg_norm_ccfgs[4].threads);
     kgi_norm_tuning.sm90 = 1;
     kgi_norm_tuning.cluster = 6;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 5);
-    cr_assert_eq(p.csize, 16);
+    assert_cluster_plan(&c, &p, 5, 16, 512, 256u * 16u, 512u);
     cr_assert_eq(p.cchunk, 1024);
-    cr_assert_eq(p.ctiles, 512);
-    cr_assert_eq(p.cgrid, 256u * 16u);
-    cr_assert_eq(p.cblock, 512u);
     cr_assert_eq(p.args.opt, 0);
     /* an odd number of strips (3 x 43): 65 clusters */
     plan_shape(&c, &in, &out, 3000, 1376, &p);
@@ -2883,7 +2877,8 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
    2 and 1 lanes a row, 1 to 32 row groups (n of 2, 7, 33, 100, 256), the
    last block's tiles past the end (outer not a multiple of the tiles a
    block), columns over 2 tiles, in place, -inf / NaN / +inf and huge
-   magnitudes; asserts that COLT ran on sm_90; then the same bits twice. */
+   magnitudes; asserts that COLT ran on sm_90 (the same bits twice:
+   outer_axis_of_few_rows_is_bitwise_deterministic). */
 Test(gpu, outer_axis_of_narrow_columns)
 {
     kg_context *ctx = kt_open_gpu();
@@ -2910,48 +2905,26 @@ Test(gpu, outer_axis_of_narrow_columns)
         }
     if (ma == 9 && mi == 0 && !kt_sanitizer())
         cr_assert_gt(kgi_norm_cluster_launches, before, "no COLT launch on sm_90");
-    /* the same bits twice: f32 and bf16, dim 1 of [333, 33, 32] and [100, 100, 16] */
-    static const int64_t tw[][3] = {{333, 33, 32}, {100, 100, 16}};
-    const size_t most = 4 * 333 * 33 * 32;
-    unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
-    void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
-    uint64_t rng = kt_seed() + 23;
-    for (int d = 0; d < 3; d += 2)
-        for (int k = 0; k < 2; k++) {
-            const int64_t n = tw[k][0] * tw[k][1] * tw[k][2];
-            const size_t bytes = kg_dtype_size(dts[d]) * (size_t)n;
-            for (int64_t i = 0; i < n; i++)
-                kt_set(h, dts[d], i, kt_uniform(&rng, -8, 8));
-            kt_upload(ctx, dx, h, bytes);
-            kg_tensor x = kg_tensor_contiguous(dx, dts[d], 3, tw[k]), y = kg_tensor_contiguous(dy, dts[d], 3, tw[k]);
-            char what[64];
-            snprintf(what, sizeof what, "narrow COLT shape %d, %s", k, kg_dtype_name(dts[d]));
-            assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &x, &y, NULL, bytes, a, b, what);
-            assert_same_bits_twice(ctx, TWICE_LOG_SOFTMAX, 1, &x, &y, NULL, bytes, a, b, what);
-        }
-    kg_free(ctx, dx);
-    kg_free(ctx, dy);
-    free(h);
-    free(a);
-    free(b);
     kg_close(ctx);
 }
 
 /* COLT (an outer axis of few rows, one block a tile): the planner's default on
    [3, 8192], [64, 4096], [200, 1000] (configurations 11, 9, 7 on sm_90) and
-   dim 1 of [7, 100, 520], softmax and log_softmax, f32 and bf16: the same
-   bits twice. */
+   dim 1 of [7, 100, 520], and of [333, 33, 32] and [100, 100, 16] (narrow
+   columns: f32 configurations 13 and 14, bf16 14 and 15), softmax and
+   log_softmax, f32 and bf16: the same bits twice. */
 Test(gpu, outer_axis_of_few_rows_is_bitwise_deterministic)
 {
     kg_context *ctx = kt_open_gpu();
-    static const int64_t shapes[][3] = {{1, 3, 8192}, {1, 64, 4096}, {1, 200, 1000}, {7, 100, 520}};
+    static const int64_t shapes[][3] = {{1, 3, 8192}, {1, 64, 4096}, {1, 200, 1000}, {7, 100, 520}, {333, 33, 32},
+                                        {100, 100, 16}};
     const size_t most = 4 * 7 * 100 * 520; /* the largest shape's f32 bytes */
     const kg_dtype dts[] = {KG_F32, KG_BF16};
     unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
     void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
     uint64_t rng = kt_seed() + 5;
     for (int d = 0; d < 2; d++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 6; k++) {
             const int nd = shapes[k][0] > 1 ? 3 : 2;
             const int64_t *sh = nd == 3 ? shapes[k] : shapes[k] + 1;
             const int64_t n = shapes[k][0] * shapes[k][1] * shapes[k][2];
