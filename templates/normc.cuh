@@ -351,6 +351,23 @@ __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op:
     }
 }
 
+/* EX: the outputs of registers xs[j < jn] (exps at the lane's maxima ml), row j at y + j ys, by the factors
+   c[v] = exp(shift(ml[v]) - the column's m) (left in c). */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
+                                                  const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  const typename Op::acc_t (&ml)[V], typename Op::acc_t (&c)[V],
+                                                  typename Op::in_t *y, int64_t ys)
+{
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
+}
+
 /* The lane's outputs: rows j < jn at y + j ys (registers, then its slots);
    EX: from the exps at the lane's maxima ml. */
 template <class Op, int V, int T, int K, int KS, bool EX>
@@ -363,13 +380,7 @@ __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const k
     kg_ncl_vals<Op, V>(rv, f);
     if constexpr (EX) {
         AT c[V];
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jn)
-                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
+        kg_ncl_regstoreex<Op, V>(xs, jn, rv, ml, c, y, ys);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)

@@ -186,13 +186,7 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
     if constexpr (EX) {
         AT c[V];
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            c[v] = kg_nexp(kg_nshift(m[v]) - rv[v].m);
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jn)
-                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * RG * nso);
+        kg_ncl_regstoreex<Op, V>(xs, jn, rv, m, c, y, RG * nso);
     } else if constexpr (Op::expm && sizeof(IT) == 2) {
 #pragma unroll
         for (int j = 0; j < K; j++)
