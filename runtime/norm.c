@@ -457,6 +457,7 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
 {
     plan->ccfg = -1;
     plan->crg = 0;
+    plan->cbfly = 0;
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     const kg_dtype dt = c->in->dtype;
     const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
@@ -471,12 +472,13 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
             return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
-    /* under 1000 rows: COLT where it holds the column, else from 400 rows one block of the default configuration
+    /* under 1000 rows: COLT where it holds the column, else from 257 rows one block of the default configuration
        (H200 s22r3, same process, % of copy, one block / COLS: softmax f32 [200,600,2048] dim 1 76.2 / 41.6,
-       [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1), else COLS */
+       [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1; s23r1,
+       [256,300,2048] dim 1 49.1 / 37.4: from 257 rows since session 23, was 400), else COLS */
     const int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
     const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
-    if ((!forced && colt < 0 && n < 400) || (!forced && n > 16384))
+    if ((!forced && colt < 0 && n < 257) || (!forced && n > 16384))
         return;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
@@ -495,10 +497,15 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     /* COLT's narrow configurations (fewer than 16 lanes a row): the fewest row groups (a power of two) whose k
        vectors a lane hold the column, so several tiles a block (norm_plan.h's crg) */
     plan->crg = 0;
+    plan->cbfly = 0;
     int64_t units = 1;
     if (f->one && f->lpr < 16) {
         plan->crg = (int)pow2_ceil(cdiv(n, f->k));
         units = f->threads / f->lpr / plan->crg;
+        /* the tile's partials by butterflies where it lies in a warp (else the block's merge in shared memory,
+           which one lane a column walks: s23r1, H200, log_softmax bf16 [131072,100,16] dim 1, 16 row groups of 2
+           lanes, 23.5% of copy) */
+        plan->cbfly = tu->nmerge != 1 && f->lpr * plan->crg <= 32;
     }
     /* PH: a cluster a pair of strips at most (the launch caps it at the
        clusters resident at once; the tuning's grid at that many blocks) */
@@ -1273,8 +1280,10 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     B.tiles = plan->ctiles;
     B.chunk = plan->cchunk;
     B.splits = plan->csize;
-    if (plan->crg > 0)
-        B.group = plan->crg; /* COLT's narrow configurations: row groups a tile */
+    if (plan->crg > 0) {
+        B.group = plan->crg;          /* COLT's narrow configurations: row groups a tile, */
+        B.opt |= plan->cbfly ? 2 : 0; /* their merge by butterflies */
+    }
     cudaLaunchAttribute attr;
     memset(&attr, 0, sizeof attr);
     attr.id = cudaLaunchAttributeClusterDimension;

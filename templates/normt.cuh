@@ -145,41 +145,66 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
             rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
         }
     } else {
-#pragma unroll
-        for (int v = 0; v < V; v++) {
-            pm[gy][tx * V + v] = m[v];
-            ps[gy][tx * V + v] = s[v];
-        }
-        __syncthreads();
-        /* each unit's first row group's lanes: each column's maximum M over the RG partials, then S = sum of s_k
-           exp(shift(m_k) - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[g0] / ps[g0]. Every lane
-           merging all RY partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16
-           partials) at 38.4% of copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
-        if (ty == 0 && cok)
+        /* BF (MU, A.opt bit 1, a tile within a warp): butterflies over the tile's row groups, the maximum M, then
+           the sum of s exp(shift(m) - shift(M)) (the merge's terms, one exp a lane and column); both partners of
+           each step compute the same value, so every lane ends with the same bits. Else shared memory, below. */
+        bool bf = false;
+        if constexpr (MU)
+            bf = (A.opt & 2) && LPR * RG <= 32;
+        if (bf) {
+            __syncwarp(); /* (the loads and folds above are guarded by each lane's row count) */
 #pragma unroll
             for (int v = 0; v < V; v++) {
-                const int c = tx * V + v;
-                AT M = pm[g0][c];
-                for (int k = 1; k < RG; k++)
-                    M = kg_nmax(M, pm[g0 + k][c]);
-                const AT sh = kg_nshift(M);
-                AT S = 0;
-                for (int k = 0; k < RG; k++) {
-                    const AT sk = ps[g0 + k][c];
-                    S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[g0 + k][c]) - sh);
-                }
-                pm[g0][c] = M;
-                ps[g0][c] = S;
+                AT M = m[v];
+                for (int mk = LPR; mk < LPR * RG; mk <<= 1)
+                    M = kg_nmax(M, kgd_shfl_xor(M, mk));
+                AT S = s[v] == (AT)0 ? (AT)0 : s[v] * exp(kg_nshift(m[v]) - kg_nshift(M));
+                for (int mk = LPR; mk < LPR * RG; mk <<= 1)
+                    S += kgd_shfl_xor(S, mk);
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                st.a = M;
+                st.c = S;
+                rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
             }
-        __syncthreads();
-        if (jn == 0)
-            return;
+            if (jn == 0)
+                return;
+        } else {
 #pragma unroll
-        for (int v = 0; v < V; v++) {
-            kg_nstat<AT> st = kg_nstat_init<AT>();
-            st.a = pm[g0][tx * V + v];
-            st.c = ps[g0][tx * V + v];
-            rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+            for (int v = 0; v < V; v++) {
+                pm[gy][tx * V + v] = m[v];
+                ps[gy][tx * V + v] = s[v];
+            }
+            __syncthreads();
+            /* each unit's first row group's lanes: each column's maximum M over the RG partials, then S = sum of s_k
+               exp(shift(m_k) - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[g0] / ps[g0]. Every lane
+               merging all RY partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16
+               partials) at 38.4% of copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
+            if (ty == 0 && cok)
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    const int c = tx * V + v;
+                    AT M = pm[g0][c];
+                    for (int k = 1; k < RG; k++)
+                        M = kg_nmax(M, pm[g0 + k][c]);
+                    const AT sh = kg_nshift(M);
+                    AT S = 0;
+                    for (int k = 0; k < RG; k++) {
+                        const AT sk = ps[g0 + k][c];
+                        S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[g0 + k][c]) - sh);
+                    }
+                    pm[g0][c] = M;
+                    ps[g0][c] = S;
+                }
+            __syncthreads();
+            if (jn == 0)
+                return;
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                st.a = pm[g0][tx * V + v];
+                st.c = ps[g0][tx * V + v];
+                rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
         }
     }
     /* 3. the apply */

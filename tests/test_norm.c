@@ -722,12 +722,13 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
-    /* 400..999 rows: one block (COLT below 257, tested apart); 257..399 or past 16384: COLS */
+    /* 257..999 rows: one block (COLT below 257, tested apart; 257..399 since session 23); past 16384: COLS */
     plan_shape(&c, &in, &out, 999, 4096, &p);
     cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.csize, 1);
-    plan_shape(&c, &in, &out, 399, 4096, &p);
-    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 257, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
     /* a configuration of the tuning: any column that fits 16 of its blocks */
@@ -775,8 +776,7 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
 /* COLT (CLUSTER configurations 7-12, one block a tile): an outer axis of fewer
    than 1000 rows on sm_90 by the configuration whose rows hold the column
    with the widest tile the columns fill (the fewest vectors a lane among
-   those); columns of fewer than 16 vectors and 257..399 rows: COLS; 400..999
-   rows: one block of the default cluster configuration; a column longer than
+   those); 257..999 rows: one block of the default cluster configuration; a column longer than
    a forced configuration's rows: COLS (no clusters of COLT); the cluster-size
    tuning leaves COLT at one block. */
 Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
@@ -797,14 +797,14 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
        vectors (4 KiB); 8: 256 x 8; 10: 64 x 4; 17 rows of 32 vectors: 32
        lanes (the widest tile they fill) x 16; 65: 32 x 16 (128 rows); 200:
        16 x 16 (256 rows); 10 or 15 vectors of columns: the narrow
-       configuration of 8 lanes a row (13), 16: 16 lanes; 257..399 rows: COLS;
-       400..999: one block of configuration 6 */
+       configuration of 8 lanes a row (13), 16: 16 lanes; 257..999 rows: one
+       block of configuration 6 (257..399 since session 23) */
     static const struct {
         int rows, cols, ccfg, csize, ctiles;
     } few[] = {
         {3, 4096, 11, -1, 4},    {8, 4096, 12, -1, -1},   {10, 4096, 10, -1, -1}, {17, 128, 8, -1, -1},
         {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, 13, -1, 2},   {100, 60, 13, -1, 2},
-        {100, 64, 7, -1, 1},     {257, 4096, -1, -1, -1}, {399, 4096, -1, -1, -1}, {400, 4096, 6, 1, -1},
+        {100, 64, 7, -1, 1},     {257, 4096, 6, 1, -1},   {399, 4096, 6, 1, -1},   {400, 4096, 6, 1, -1},
         {999, 40, 6, 1, -1},
     };
     for (size_t i = 0; i < sizeof few / sizeof few[0]; i++) {
@@ -874,6 +874,11 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block */
     assert_cluster_plan(&c, &p, 13, 1, 1, 262144u / 8u, 256u);
     cr_assert_eq(p.crg, 4);
+    cr_assert_eq(p.cbfly, 1); /* 8 x 4 lanes: a warp, butterflies */
+    kgi_norm_tuning.nmerge = 1;
+    plan_class(&c, &p);
+    cr_assert_eq(p.cbfly, 0); /* the tuning: shared memory */
+    kgi_norm_tuning.nmerge = 0;
     /* the tuning's narrow -1: COLS (main's plan before session 23) */
     kgi_norm_tuning.narrow = -1;
     plan_class(&c, &p);
@@ -890,7 +895,7 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
         {KG_F32, 1000, 2, 32, 13, 1, 1, 1000 / 32 + 1},   /* 32 tiles a block, the last block partial */
         {KG_F32, 1000, 33, 32, 13, 8, 1, 1000 / 4},       /* 5 vectors a lane, 4 tiles a block */
         {KG_F32, 999, 256, 32, 13, 32, 1, 999},           /* a tile a block */
-        {KG_F32, 100, 257, 32, -1, 0, 0, 0},              /* COLS */
+        {KG_F32, 100, 257, 32, 6, 0, 1, 100},             /* one block of configuration 6 */
         {KG_F32, 300, 100, 40, 13, 16, 2, 300},           /* 10 vectors: 2 tiles of 8 lanes */
         {KG_F32, 3000, 17, 12, 14, 4, 1, 3000 / 16 + 1},  /* 3 vectors: 4 lanes */
         {KG_BF16, 131072, 100, 16, 15, 16, 1, 131072 / 8}, /* 2 vectors: 2 lanes */
@@ -908,6 +913,7 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
         cr_assert_eq(p.crg, narrow[i].crg, "case %zu: %d row groups", i, p.crg);
         cr_assert_eq(p.ctiles, narrow[i].ctiles, "case %zu: %lld tiles", i, (long long)p.ctiles);
         cr_assert_eq(p.cgrid, narrow[i].grid, "case %zu: grid %u", i, p.cgrid);
+        cr_assert_eq(p.cbfly, narrow[i].crg > 0 && kg_norm_ccfgs[p.ccfg].lpr * narrow[i].crg <= 32, "case %zu", i);
     }
     /* forced (a tuning): configuration 17 (128 threads) holds 128 rows, 4 tiles a block at 32 rows */
     in = fake(IN_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
@@ -2877,7 +2883,9 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
    2 and 1 lanes a row, 1 to 32 row groups (n of 2, 7, 33, 100, 256), the
    last block's tiles past the end (outer not a multiple of the tiles a
    block), columns over 2 tiles, in place, -inf / NaN / +inf and huge
-   magnitudes; asserts that COLT ran on sm_90 (the same bits twice:
+   magnitudes, the tiles' partials merged by butterflies (the planner's) and
+   in shared memory (the tuning's nmerge 1); asserts that COLT ran on sm_90
+   (the same bits twice:
    outer_axis_of_few_rows_is_bitwise_deterministic). */
 Test(gpu, outer_axis_of_narrow_columns)
 {
@@ -2888,21 +2896,24 @@ Test(gpu, outer_axis_of_narrow_columns)
     static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64}, {29, 33, 32}, {13, 100, 16}, {7, 256, 32},
                                         {11, 33, 40}, {9, 100, 24}, {21, 17, 12}, {5, 200, 8}};
     const long before = kgi_norm_cluster_launches;
-    for (int d = 0; d < 3; d++)
-        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-            if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
-                continue;
-            ncase c = {.op = KG_NORM_SOFTMAX,
-                       .dt = dts[d],
-                       .ndim = 3,
-                       .shape = {shapes[k][0], shapes[k][1], shapes[k][2]},
-                       .axis = 1,
-                       .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0};
-            check_case(ctx, &c);
-            c.op = KG_NORM_LOG_SOFTMAX;
-            c.inplace = k % 2;
-            check_case(ctx, &c);
-        }
+    for (int t = 0; t < 2; t++) /* the planner's merge (butterflies where a tile lies in a warp), shared memory */
+        for (int d = 0; d < 3; d++)
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+                kgi_norm_tuning.nmerge = t;
+                if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
+                ncase c = {.op = KG_NORM_SOFTMAX,
+                           .dt = dts[d],
+                           .ndim = 3,
+                           .shape = {shapes[k][0], shapes[k][1], shapes[k][2]},
+                           .axis = 1,
+                           .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0};
+                check_case(ctx, &c);
+                c.op = KG_NORM_LOG_SOFTMAX;
+                c.inplace = k % 2;
+                check_case(ctx, &c);
+            }
+    kgi_norm_tuning = (kg_norm_tuning){0};
     if (ma == 9 && mi == 0 && !kt_sanitizer())
         cr_assert_gt(kgi_norm_cluster_launches, before, "no COLT launch on sm_90");
     kg_close(ctx);
