@@ -192,7 +192,12 @@ M.ccfgs = {
   -- narrow: COLT for columns of fewer than 16 vectors (session 23), 8, 4, 2 or 1 lanes a row: a block holds
   -- several tiles (units) of a few kilobytes, each of the row groups its column needs (the runtime's, A.group), so
   -- that every lane holds rows (a block one tile of 256 lanes left most idle there: [262144,32,32] dim 1 6.4% of
-  -- copy). alt: a tuning alone, never the planner's.
+  -- copy). alt: a tuning alone, never the planner's. H200 s23r2, same process, % of copy, COLS / narrow with
+  -- butterflies (the default) / with the shared-memory merge (s23r1's): softmax f32 [262144,32,32] dim 1 21.7 / 87.2
+  -- / 73.9 (128 threads, a tuning: 89.4; [524288,8,32] 91.8 against 89.3), [262144,16,16] 6.3 / 85.0 / 74.5, bf16
+  -- [262144,32,32] 11.2 / 62.1 / 44.4, [65536,64,16] 7.8 / 55.7 / 33.8, log_softmax bf16 [131072,100,16] 9.2 / 60.2 /
+  -- 23.2. 256 x 4 vectors lost everywhere in s23r1 (51.4 against 75.6 at [262144,32,32]); 256 x 16 (two blocks a
+  -- multiprocessor) 73.2.
   { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true },
   { t = 256, k = 8, lpr = 4, mb = 3, one = true, ex = true },
   { t = 256, k = 8, lpr = 2, mb = 3, one = true, ex = true },

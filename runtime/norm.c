@@ -414,7 +414,8 @@ _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tre
    several tiles a block, session 23): a block of one tile of a few kilobytes
    left most lanes idle (H200 s22r2, softmax f32 [262144,32,32] dim 1, 8
    vectors, 256 lanes x 16: 6.4% of copy, 7.9 ms; COLS s22r3: 21.8% of copy,
-   PyTorch 29.6). H200 s22r3, same
+   PyTorch 29.6; narrow s23r2: 87.2%, 2.91x PyTorch; gen/norm.lua has the
+   rest). H200 s22r3, same
    process, % of copy, COLT / COLS (main's plan), and kgen / PyTorch:
    softmax f32 [16384,8,2048] dim 1 98.9 / 7.8 (2.62x), [2048,3,4096] dim
    1 81.5 / 3.5 (2.43x), bf16 62.4 / 1.8 (3.57x), f32 [4096,64,1024] dim 1
