@@ -412,6 +412,9 @@ int main(void)
         {"softmax [256,300,2048] dim 1", KG_NORM_SOFTMAX, KG_BF16, 300, 2048, 0, 0, 256},
         {"log_softmax [512,350,1024] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 350, 1024, 0, 0, 512},
         {"softmax [300,65536] dim 0", KG_NORM_SOFTMAX, KG_F32, 300, 65536, 0, 0, 0},
+        {"softmax [65536,100,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 100, 32, 0, 0, 65536},
+        {"log_softmax [16384,256,64] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 256, 64, 0, 0, 16384},
+        {"softmax [32768,500,16] dim 1", KG_NORM_SOFTMAX, KG_F32, 500, 16, 0, 0, 32768},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

@@ -506,7 +506,10 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         /* the tile's partials by butterflies where it lies in a warp (else the block's merge in shared memory,
            which one lane a column walks: s23r1, H200, log_softmax bf16 [131072,100,16] dim 1, 16 row groups of 2
            lanes, 23.5% of copy) */
-        plan->cbfly = tu->nmerge != 1 && f->lpr * plan->crg <= 32;
+        plan->cbfly = tu->nmerge != 1 && f->lpr * plan->crg <= 32 ? 1
+                      : tu->nmerge != 1 && tu->nmerge != 2 ? 2 /* tiles of whole warps: butterflies a warp, then
+                                                                  the warps' partials (TL, A.opt bit 2) */
+                                                            : 0;
     }
     /* PH: a cluster a pair of strips at most (the launch caps it at the
        clusters resident at once; the tuning's grid at that many blocks) */
@@ -1283,7 +1286,7 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     B.splits = plan->csize;
     if (plan->crg > 0) {
         B.group = plan->crg;          /* COLT's narrow configurations: row groups a tile, */
-        B.opt |= plan->cbfly ? 2 : 0; /* their merge by butterflies */
+        B.opt |= plan->cbfly == 1 ? 2 : plan->cbfly == 2 ? 4 : 0; /* their merge by butterflies (TL: then warps) */
     }
     cudaLaunchAttribute attr;
     memset(&attr, 0, sizeof attr);

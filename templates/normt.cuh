@@ -148,23 +148,57 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
         /* BF (MU, A.opt bit 1, a tile within a warp): butterflies over the tile's row groups, the maximum M, then
            the sum of s exp(shift(m) - shift(M)) (the merge's terms, one exp a lane and column); both partners of
            each step compute the same value, so every lane ends with the same bits. Else shared memory, below. */
-        bool bf = false;
-        if constexpr (MU)
+        /* TL (MU, A.opt bit 2, a tile of whole warps): the same butterflies over each warp's row groups, a partial a
+           warp into shared memory, then every lane merges its tile's warps' partials in order (the maximum, then
+           the sum of the rescaled sums) */
+        bool bf = false, tl = false;
+        if constexpr (MU) {
             bf = (A.opt & 2) && LPR * RG <= 32;
-        if (bf) {
+            tl = (A.opt & 4) && LPR * RG > 32;
+        }
+        if (bf || tl) {
+            const int span = bf ? LPR * RG : 32; /* the lanes a butterfly spans */
             __syncwarp(); /* (the loads and folds above are guarded by each lane's row count) */
 #pragma unroll
             for (int v = 0; v < V; v++) {
                 AT M = m[v];
-                for (int mk = LPR; mk < LPR * RG; mk <<= 1)
+                for (int mk = LPR; mk < span; mk <<= 1)
                     M = kg_nmax(M, kgd_shfl_xor(M, mk));
                 AT S = s[v] == (AT)0 ? (AT)0 : s[v] * exp(kg_nshift(m[v]) - kg_nshift(M));
-                for (int mk = LPR; mk < LPR * RG; mk <<= 1)
+                for (int mk = LPR; mk < span; mk <<= 1)
                     S += kgd_shfl_xor(S, mk);
-                kg_nstat<AT> st = kg_nstat_init<AT>();
-                st.a = M;
-                st.c = S;
-                rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+                if (tl) {
+                    if ((tid & 31) < LPR) {
+                        pm[tid >> 5][tx * V + v] = M;
+                        ps[tid >> 5][tx * V + v] = S;
+                    }
+                } else {
+                    kg_nstat<AT> st = kg_nstat_init<AT>();
+                    st.a = M;
+                    st.c = S;
+                    rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+                }
+            }
+            if (tl) {
+                __syncthreads();
+                const int w0 = g0 * LPR / 32, nw = LPR * RG / 32; /* the tile's warps */
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    const int c = tx * V + v;
+                    AT M = pm[w0][c];
+                    for (int k = 1; k < nw; k++)
+                        M = kg_nmax(M, pm[w0 + k][c]);
+                    const AT sh = kg_nshift(M);
+                    AT S = 0;
+                    for (int k = 0; k < nw; k++) {
+                        const AT sk = ps[w0 + k][c];
+                        S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[w0 + k][c]) - sh);
+                    }
+                    kg_nstat<AT> st = kg_nstat_init<AT>();
+                    st.a = M;
+                    st.c = S;
+                    rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+                }
             }
             if (jn == 0)
                 return;
