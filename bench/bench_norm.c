@@ -37,7 +37,7 @@
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
  * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again. KG_NORM_TUNE=11: the
  * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, lean, group, pf,
- * bulk, variant, pair, lean2), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
+ * bulk, variant, pair, lean2, narrow, nmerge), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
  * KG_NORM_PAIR=1|-1: rows of 32 elements at 2 vectors a lane in blocks of 128 for every op (or none), KG_NORM_LEAN2=1|-1
  * the 2-byte softmax / log_softmax of those by LEAN2F (or never). KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
@@ -157,6 +157,8 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "variant") ? &t.variant
                         : !strcmp(key, "pair")    ? &t.pair
                         : !strcmp(key, "lean2")   ? &t.lean2
+                        : !strcmp(key, "narrow")  ? &t.narrow
+                        : !strcmp(key, "nmerge")  ? &t.nmerge
                                                   : NULL;
             if (!slot) {
                 fprintf(stderr, "KG_NORM_ALTS: no key '%s'\n", key);
@@ -399,6 +401,20 @@ int main(void)
         {"softmax [256,400,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 400, 2048, 0, 0, 256},
         {"softmax [262144,32,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 32, 32, 0, 0, 262144},
         {"log_softmax [131072,100,16] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 100, 16, 0, 0, 131072},
+        /* columns of fewer than 16 vectors along an outer axis of few rows (COLT's narrow configurations, session 23) */
+        {"softmax [262144,32,32] dim 1", KG_NORM_SOFTMAX, KG_BF16, 32, 32, 0, 0, 262144},
+        {"softmax [262144,16,16] dim 1", KG_NORM_SOFTMAX, KG_F32, 16, 16, 0, 0, 262144},
+        {"softmax [524288,8,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 8, 32, 0, 0, 524288},
+        {"softmax [65536,64,16] dim 1", KG_NORM_SOFTMAX, KG_BF16, 64, 16, 0, 0, 65536},
+        {"log_softmax [32768,200,8] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 200, 8, 0, 0, 32768},
+        {"softmax [2097152,4,8] dim 1", KG_NORM_SOFTMAX, KG_F32, 4, 8, 0, 0, 2097152},
+        {"softmax [256,300,2048] dim 1", KG_NORM_SOFTMAX, KG_F32, 300, 2048, 0, 0, 256},
+        {"softmax [256,300,2048] dim 1", KG_NORM_SOFTMAX, KG_BF16, 300, 2048, 0, 0, 256},
+        {"log_softmax [512,350,1024] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 350, 1024, 0, 0, 512},
+        {"softmax [300,65536] dim 0", KG_NORM_SOFTMAX, KG_F32, 300, 65536, 0, 0, 0},
+        {"softmax [65536,100,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 100, 32, 0, 0, 65536},
+        {"log_softmax [16384,256,64] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 256, 64, 0, 0, 16384},
+        {"softmax [32768,500,16] dim 1", KG_NORM_SOFTMAX, KG_F32, 500, 16, 0, 0, 32768},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

@@ -189,6 +189,22 @@ M.ccfgs = {
   -- Lost and removed (H200 s22r2, same process, % of copy against the default COLT): 512 lanes a block, one block a
   -- multiprocessor, 16 row groups x 16 of 512 bytes / 32 x 16 of 256 bytes: softmax f32 [512,200,1536] dim 1 49.7 /
   -- 22.1 (53.1), [128,2097152] dim 0 38.1 / 15.2 (70.9), bf16 [4096,64,1024] dim 1 12.6 / 3.7 (54.3).
+  -- narrow: COLT for columns of fewer than 16 vectors (session 23), 8, 4, 2 or 1 lanes a row: a block holds
+  -- several tiles (units) of a few kilobytes, each of the row groups its column needs (the runtime's, A.group), so
+  -- that every lane holds rows (a block one tile of 256 lanes left most idle there: [262144,32,32] dim 1 6.4% of
+  -- copy). alt: a tuning alone, never the planner's. H200 s23r2, same process, % of copy, COLS / narrow with
+  -- butterflies (the default) / with the shared-memory merge (s23r1's): softmax f32 [262144,32,32] dim 1 21.7 / 87.2
+  -- / 73.9 (128 threads, a tuning: 89.4; [524288,8,32] 91.8 against 89.3), [262144,16,16] 6.3 / 85.0 / 74.5, bf16
+  -- [262144,32,32] 11.2 / 62.1 / 44.4, [65536,64,16] 7.8 / 55.7 / 33.8, log_softmax bf16 [131072,100,16] 9.2 / 60.2 /
+  -- 23.2. 256 x 4 vectors lost everywhere in s23r1 (51.4 against 75.6 at [262144,32,32]); 256 x 16 (two blocks a
+  -- multiprocessor) 73.2.
+  { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true },
+  { t = 256, k = 8, lpr = 4, mb = 3, one = true, ex = true },
+  { t = 256, k = 8, lpr = 2, mb = 3, one = true, ex = true },
+  { t = 256, k = 8, lpr = 1, mb = 3, one = true, ex = true },
+  { t = 128, k = 8, lpr = 8, mb = 6, one = true, ex = true, alt = true },
+  { t = 256, k = 4, lpr = 8, mb = 4, one = true, ex = true, alt = true },
+  { t = 256, k = 16, lpr = 8, mb = 2, one = true, ex = true, alt = true },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -440,8 +456,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0,
-                              c.one and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0,
+                              c.one and 1 or 0, c.alt and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -488,7 +504,9 @@ typedef struct kg_norm_ccfg {
     int ks;      /* 16-byte vectors a lane in dynamic shared memory (ks x threads x 16 bytes) */
     int rows;    /* rows of a column a block holds (ph: a half) */
     int ph;      /* 1: the persistent form of two halves (a grid of the clusters resident at once) */
-    int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block) */
+    int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block; fewer than 16 lanes
+                    a row: several tiles a block) */
+    int alt;     /* 1: a tuning alone (never the planner's choice) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

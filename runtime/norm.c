@@ -409,11 +409,13 @@ _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tre
    outer axis of fewer than 1000 rows, a block a tile of the columns holding
    all its rows. The configuration whose rows (t / lpr x k) hold the column
    with the widest tile the columns fill (nvec: the columns' 16-byte vectors),
-   the fewest vectors a lane among those; -1 where none holds it, and where
-   the columns are fewer than 16 vectors (256 bytes): a block of a few
-   kilobytes waits on its loads, barriers and stores in turn (H200 s22r2,
-   softmax f32 [262144,32,32] dim 1, 8 vectors: 6.4% of copy, 7.9 ms), so
-   COLS keeps those (s22r3: 21.8% of copy, PyTorch 29.6). H200 s22r3, same
+   the fewest vectors a lane among those; -1 where none holds it. Columns of
+   fewer than 16 vectors (256 bytes) take the narrow configurations (lpr < 16,
+   several tiles a block, session 23): a block of one tile of a few kilobytes
+   left most lanes idle (H200 s22r2, softmax f32 [262144,32,32] dim 1, 8
+   vectors, 256 lanes x 16: 6.4% of copy, 7.9 ms; COLS s22r3: 21.8% of copy,
+   PyTorch 29.6; narrow s23r2: 87.2%, 2.91x PyTorch; gen/norm.lua has the
+   rest). H200 s22r3, same
    process, % of copy, COLT / COLS (main's plan), and kgen / PyTorch:
    softmax f32 [16384,8,2048] dim 1 98.9 / 7.8 (2.62x), [2048,3,4096] dim
    1 81.5 / 3.5 (2.43x), bf16 62.4 / 1.8 (3.57x), f32 [4096,64,1024] dim 1
@@ -423,22 +425,29 @@ _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tre
    (3.94x), bf16 46.0 / 27.2. */
 static int colt_cfg(int64_t n, int64_t nvec)
 {
-    if (nvec < 16)
+    /* the narrow configurations (fewer than 16 lanes a row) serve columns of fewer than 16 vectors, the others the
+       rest (the tuning's narrow -1: none, COLS) */
+    const int nar = nvec < 16;
+    if (nar && kgi_norm_tuning.narrow < 0)
         return -1;
     int best = -1;
     for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
         const kg_norm_ccfg *f = &kg_norm_ccfgs[k];
-        if (!f->one || f->rows < n)
+        if (!f->one || f->alt || f->rows < n || (f->lpr < 16) != nar)
             continue;
+        if (nar && f->lpr < (nvec < 8 ? nvec : 8))
+            continue; /* narrow: lanes across the columns' vectors (up to 8), not more tiles of fewer lanes */
         if (best < 0) {
             best = k;
             continue;
         }
         const kg_norm_ccfg *b = &kg_norm_ccfgs[best];
-        /* the tile the columns fill best (its lanes across at most the columns' vectors), then the wider, then
-           fewer vectors a lane */
+        /* the tile the columns fill best (its lanes across at most the columns' vectors), then the narrower, then
+           the smaller block, then fewer vectors a lane */
         const int64_t fw = f->lpr < nvec ? f->lpr : nvec, bw = b->lpr < nvec ? b->lpr : nvec;
-        if (fw > bw || (fw == bw && (f->lpr < b->lpr || (f->lpr == b->lpr && f->k < b->k))))
+        if (fw > bw ||
+            (fw == bw && (f->lpr < b->lpr || (f->lpr == b->lpr && (f->threads < b->threads ||
+                                                                   (f->threads == b->threads && f->k < b->k))))))
             best = k;
     }
     return best;
@@ -448,6 +457,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
                          size_t es)
 {
     plan->ccfg = -1;
+    plan->crg = 0;
+    plan->cbfly = 0;
     const kg_norm_tuning *tu = &kgi_norm_tuning;
     const kg_dtype dt = c->in->dtype;
     const int sm90 = (ctx->cc_major == 9 && ctx->cc_minor == 0) || tu->sm90 == 1;
@@ -462,12 +473,13 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         if (K[d].st[KG_NO_IN] % V || K[d].st[KG_NO_OUT] % V)
             return;
     const int forced = tu->cluster > 0 && tu->cluster <= KG_NORM_CCFG_COUNT;
-    /* under 1000 rows: COLT where it holds the column, else from 400 rows one block of the default configuration
+    /* under 1000 rows: COLT where it holds the column, else from 257 rows one block of the default configuration
        (H200 s22r3, same process, % of copy, one block / COLS: softmax f32 [200,600,2048] dim 1 76.2 / 41.6,
-       [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1), else COLS */
+       [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1; s23r1,
+       [256,300,2048] dim 1 49.1 / 37.4: from 257 rows since session 23, was 400), else COLS */
     const int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
     const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
-    if ((!forced && colt < 0 && n < 400) || (!forced && n > 16384))
+    if ((!forced && colt < 0 && n < 257) || (!forced && n > 16384))
         return;
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
@@ -483,9 +495,25 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->csize = (int)cs;
     plan->ctiles = ctiles;
     plan->cchunk = cdiv(n, cs);
+    /* COLT's narrow configurations (fewer than 16 lanes a row): the fewest row groups (a power of two) whose k
+       vectors a lane hold the column, so several tiles a block (norm_plan.h's crg) */
+    plan->crg = 0;
+    plan->cbfly = 0;
+    int64_t units = 1;
+    if (f->one && f->lpr < 16) {
+        plan->crg = (int)pow2_ceil(cdiv(n, f->k));
+        units = f->threads / f->lpr / plan->crg;
+        /* the tile's partials by butterflies where it lies in a warp (else the block's merge in shared memory,
+           which one lane a column walks: s23r1, H200, log_softmax bf16 [131072,100,16] dim 1, 16 row groups of 2
+           lanes, 23.5% of copy) */
+        plan->cbfly = tu->nmerge != 1 && f->lpr * plan->crg <= 32 ? 1
+                      : tu->nmerge != 1 && tu->nmerge != 2 ? 2 /* tiles of whole warps: butterflies a warp, then
+                                                                  the warps' partials (TL, A.opt bit 2) */
+                                                            : 0;
+    }
     /* PH: a cluster a pair of strips at most (the launch caps it at the
        clusters resident at once; the tuning's grid at that many blocks) */
-    int64_t ncl = f->ph ? cdiv(outer * ctiles, 2) : outer * ctiles;
+    int64_t ncl = f->ph ? cdiv(outer * ctiles, 2) : cdiv(outer * ctiles, units);
     if (f->ph && tu->grid > 0 && tu->grid / cs < ncl)
         ncl = tu->grid / cs > 0 ? tu->grid / cs : 1;
     plan->cgrid = (unsigned)(ncl * cs);
@@ -1256,6 +1284,10 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     B.tiles = plan->ctiles;
     B.chunk = plan->cchunk;
     B.splits = plan->csize;
+    if (plan->crg > 0) {
+        B.group = plan->crg;          /* COLT's narrow configurations: row groups a tile, */
+        B.opt |= plan->cbfly == 1 ? 2 : plan->cbfly == 2 ? 4 : 0; /* their merge by butterflies (TL: then warps) */
+    }
     cudaLaunchAttribute attr;
     memset(&attr, 0, sizeof attr);
     attr.id = cudaLaunchAttributeClusterDimension;

@@ -38,6 +38,9 @@ typedef struct kg_norm_plan {
        (kg_norm_ccfgs) that replaces the two launches, -1 none; its cluster
        size, column tiles, rows a block, grid and block */
     int ccfg, csize;
+    int crg;   /* COLT's narrow configurations: row groups a tile (several tiles a block), else 0 */
+    int cbfly; /* ... 1: the tile's partials merged by butterflies where it lies in a warp (A.opt bit 1), 2: by
+                  butterflies a warp, then the warps' partials in shared memory (TL: A.opt bit 2), 0: shared memory */
     int64_t ctiles, cchunk;
     unsigned cgrid, cblock;
     /* the 2-byte norms on sm_90: the BULK configuration (kg_norm_bcfgs) that
@@ -87,6 +90,11 @@ typedef struct kg_norm_tuning {
                        with LEAN2E for softmax; 5: the rows of 32 by LEAN2R, two rows a group at once; 6: LEAN2R
                        for the rows of 64 too, 4 lanes; 8: LEAN2R for the rows of 32, 64 and 128), 0 the
                        planner's rule, -1 never */
+    int narrow;     /* softmax along an outer axis of few rows over columns of fewer than 16 vectors: 0 the planner's
+                       rule (COLT's narrow configurations where one holds the column), -1 none (COLS) */
+    int nmerge;     /* COLT's narrow configurations: 0 the planner's rule (butterflies where a tile lies in a warp,
+                       else TL), 1 the block's merge in shared memory, 2 butterflies where a tile lies in a warp (else
+                       shared memory: s23r2's default) */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;

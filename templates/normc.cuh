@@ -65,19 +65,27 @@ __device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const ty
         s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
 }
 
-/* Writes the output vector of input vector x (row values rv) at y. */
-template <class Op, int V>
-__device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
-                                              typename Op::in_t *y)
+/* Writes at y the vector of f(v, value v of x), each rounded to the input type. */
+template <class Op, int V, class F>
+__device__ __forceinline__ void kg_ncl_vput(const uint4 &x, typename Op::in_t *y, F f)
 {
     typename Op::in_t e[V];
     memcpy(e, &x, 16);
 #pragma unroll
     for (int v = 0; v < V; v++)
-        e[v] = Op::st(Op::apply(Op::ld(e[v]), rv[v], (typename Op::acc_t)1, (typename Op::acc_t)0));
+        e[v] = Op::st(f(v, Op::ld(e[v])));
     uint4 u;
     memcpy(&u, e, 16);
     *(uint4 *)y = u;
+}
+
+/* Writes the output vector of input vector x (row values rv) at y. */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                              typename Op::in_t *y)
+{
+    typedef typename Op::acc_t AT;
+    kg_ncl_vput<Op, V>(x, y, [&](int v, AT a) { return Op::apply(a, rv[v], (AT)1, (AT)0); });
 }
 
 /* A lane's registers xs[j < jn]: m = their maxima per column (s = 0), then
@@ -129,14 +137,8 @@ template <class Op, int V>
 __device__ __forceinline__ void kg_ncl_vstoreex(const uint4 &u, const kg_nrow<typename Op::acc_t> (&rv)[V],
                                                 const typename Op::acc_t (&c)[V], typename Op::in_t *y)
 {
-    typename Op::in_t e[V];
-    memcpy(e, &u, 16);
-#pragma unroll
-    for (int v = 0; v < V; v++)
-        e[v] = Op::st(Op::apply_e(Op::ld(e[v]) * c[v], rv[v]));
-    uint4 o;
-    memcpy(&o, e, 16);
-    *(uint4 *)y = o;
+    typedef typename Op::acc_t AT;
+    kg_ncl_vput<Op, V>(u, y, [&](int v, AT a) { return Op::apply_e(a * c[v], rv[v]); });
 }
 
 /* rv = the lane's columns' values f[0 .. V) */
@@ -349,6 +351,23 @@ __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op:
     }
 }
 
+/* EX: the outputs of registers xs[j < jn] (exps at the lane's maxima ml), row j at y + j ys, by the factors
+   c[v] = exp(shift(ml[v]) - the column's m) (left in c). */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
+                                                  const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  const typename Op::acc_t (&ml)[V], typename Op::acc_t (&c)[V],
+                                                  typename Op::in_t *y, int64_t ys)
+{
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn)
+            kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
+}
+
 /* The lane's outputs: rows j < jn at y + j ys (registers, then its slots);
    EX: from the exps at the lane's maxima ml. */
 template <class Op, int V, int T, int K, int KS, bool EX>
@@ -361,13 +380,7 @@ __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const k
     kg_ncl_vals<Op, V>(rv, f);
     if constexpr (EX) {
         AT c[V];
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jn)
-                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
+        kg_ncl_regstoreex<Op, V>(xs, jn, rv, ml, c, y, ys);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)

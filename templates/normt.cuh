@@ -24,6 +24,10 @@
  * The runtime plans it (runtime/norm.c, a CLUSTER configuration with one
  * set) where the column fits one block, columns and strides in whole
  * vectors; the launch is the cluster one with clusters of one block.
+ * The narrow configurations (LPR < 16: columns of fewer than 16 vectors,
+ * session 23) hold several tiles a block, each of the RG row groups its
+ * column needs (A.group, from the runtime): a tile of [262144,32,32] dim 1 is
+ * 4 KiB, a block of one tile would leave most of its lanes idle.
  */
 #ifndef KG_NORMT_CUH
 #define KG_NORMT_CUH
@@ -74,14 +78,8 @@ template <class Op, int V>
 __device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
                                                   typename Op::in_t *y)
 {
-    typename Op::in_t e[V];
-    memcpy(e, &x, 16);
-#pragma unroll
-    for (int v = 0; v < V; v++)
-        e[v] = Op::st(Op::apply_e(kg_nexp_sum(Op::ld(e[v]) - rv[v].m), rv[v]));
-    uint4 u;
-    memcpy(&u, e, 16);
-    *(uint4 *)y = u;
+    typedef typename Op::acc_t AT;
+    kg_ncl_vput<Op, V>(x, y, [&](int v, AT a) { return Op::apply_e(kg_nexp_sum(a - rv[v].m), rv[v]); });
 }
 
 /* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
@@ -94,19 +92,26 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
     constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
+    /* MU (the narrow configurations, fewer than 16 lanes a row): a block holds T / (LPR x RG) tiles (units), RG =
+       A.group row groups each (a power of two dividing RY, from the runtime), unit u of the block lanes [u LPR RG,
+       (u + 1) LPR RG); elsewhere a block one tile, RG = RY */
+    constexpr bool MU = LPR < 16;
     static_assert(RY * LPR == T && RY >= 1, "COLT: LPR divides T");
     static_assert(sizeof(IT) * V == 16, "16-byte vectors");
     __shared__ AT pm[RY][W], ps[RY][W];
-    const int64_t o = blockIdx.x / A.tiles, tile = blockIdx.x - o * A.tiles;
+    const int tid = threadIdx.x, tx = tid % LPR, gy = tid / LPR;
+    const int RG = MU ? (int)A.group : RY;
+    const int ty = MU ? gy % RG : gy, g0 = gy - ty; /* g0: the unit's first row group in the block */
+    const int64_t unit = MU ? (int64_t)blockIdx.x * (RY / RG) + gy / RG : (int64_t)blockIdx.x;
+    const int64_t o = unit / A.tiles, tile = unit - o * A.tiles;
     int64_t off[KG_NORM_NOPS];
-    kg_nouter(A, o, off);
-    const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
+    kg_nouter(A, MU && o >= A.rows ? 0 : o, off); /* (MU: the grid's last block may hold units past the end) */
     const int64_t col = tile * W + tx * V;
-    const bool cok = col < A.cols;
-    /* this lane's rows: j < jn (rows ty + j RY below n) */
+    const bool cok = col < A.cols && (!MU || o < A.rows);
+    /* this lane's rows: j < jn (rows ty + j RG below n) */
     int jn = 0;
     if (cok && ty < A.n) {
-        const int64_t t = (A.n - ty + RY - 1) / RY;
+        const int64_t t = (A.n - ty + RG - 1) / RG;
         jn = t < K ? (int)t : K;
     }
     const int64_t ns = A.inner.st[0][KG_NO_IN], nso = A.inner.st[0][KG_NO_OUT];
@@ -115,7 +120,7 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
 #pragma unroll
     for (int j = 0; j < K; j++)
         if (j < jn)
-            xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RY * ns));
+            xs[j] = __ldg((const uint4 *)(p + (int64_t)j * RG * ns));
     /* 1. the lane's statistics, per column */
     AT m[V], s[V];
     kg_nct_regmax<Op, V>(xs, jn, m, s);
@@ -140,61 +145,114 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
             rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
         }
     } else {
-#pragma unroll
-        for (int v = 0; v < V; v++) {
-            pm[ty][tx * V + v] = m[v];
-            ps[ty][tx * V + v] = s[v];
+        /* BF (MU, A.opt bit 1, a tile within a warp): butterflies over the tile's row groups, the maximum M, then
+           the sum of s exp(shift(m) - shift(M)) (the merge's terms, one exp a lane and column); both partners of
+           each step compute the same value, so every lane ends with the same bits. Else shared memory, below. */
+        /* TL (MU, A.opt bit 2, a tile of whole warps): the same butterflies over each warp's row groups, a partial a
+           warp into shared memory, then every lane merges its tile's warps' partials in order (the maximum, then
+           the sum of the rescaled sums) */
+        bool bf = false, tl = false;
+        if constexpr (MU) {
+            bf = (A.opt & 2) && LPR * RG <= 32;
+            tl = (A.opt & 4) && LPR * RG > 32;
         }
-        __syncthreads();
-        /* the first row group's lanes: each column's maximum M over the RY partials, then S = sum of s_k exp(shift(m_k)
-           - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[0] / ps[0]. Every lane merging all RY
-           partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16 partials) at 38.4% of
-           copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
-        if (ty == 0 && cok)
+        if (bf || tl) {
+            const int span = bf ? LPR * RG : 32; /* the lanes a butterfly spans */
+            __syncwarp(); /* (the loads and folds above are guarded by each lane's row count) */
 #pragma unroll
             for (int v = 0; v < V; v++) {
-                const int c = tx * V + v;
-                AT M = pm[0][c];
-                for (int k = 1; k < RY; k++)
-                    M = kg_nmax(M, pm[k][c]);
-                const AT sh = kg_nshift(M);
-                AT S = 0;
-                for (int k = 0; k < RY; k++) {
-                    const AT sk = ps[k][c];
-                    S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[k][c]) - sh);
+                AT M = m[v];
+                for (int mk = LPR; mk < span; mk <<= 1)
+                    M = kg_nmax(M, kgd_shfl_xor(M, mk));
+                AT S = s[v] == (AT)0 ? (AT)0 : s[v] * exp(kg_nshift(m[v]) - kg_nshift(M));
+                for (int mk = LPR; mk < span; mk <<= 1)
+                    S += kgd_shfl_xor(S, mk);
+                if (tl) {
+                    if ((tid & 31) < LPR) {
+                        pm[tid >> 5][tx * V + v] = M;
+                        ps[tid >> 5][tx * V + v] = S;
+                    }
+                } else {
+                    kg_nstat<AT> st = kg_nstat_init<AT>();
+                    st.a = M;
+                    st.c = S;
+                    rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
                 }
-                pm[0][c] = M;
-                ps[0][c] = S;
             }
-        __syncthreads();
-        if (jn == 0)
-            return;
+            if (tl) {
+                __syncthreads();
+                const int w0 = g0 * LPR / 32, nw = LPR * RG / 32; /* the tile's warps */
 #pragma unroll
-        for (int v = 0; v < V; v++) {
-            kg_nstat<AT> st = kg_nstat_init<AT>();
-            st.a = pm[0][tx * V + v];
-            st.c = ps[0][tx * V + v];
-            rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+                for (int v = 0; v < V; v++) {
+                    const int c = tx * V + v;
+                    AT M = pm[w0][c];
+                    for (int k = 1; k < nw; k++)
+                        M = kg_nmax(M, pm[w0 + k][c]);
+                    const AT sh = kg_nshift(M);
+                    AT S = 0;
+                    for (int k = 0; k < nw; k++) {
+                        const AT sk = ps[w0 + k][c];
+                        S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[w0 + k][c]) - sh);
+                    }
+                    kg_nstat<AT> st = kg_nstat_init<AT>();
+                    st.a = M;
+                    st.c = S;
+                    rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+                }
+            }
+            if (jn == 0)
+                return;
+        } else {
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                pm[gy][tx * V + v] = m[v];
+                ps[gy][tx * V + v] = s[v];
+            }
+            __syncthreads();
+            /* each unit's first row group's lanes: each column's maximum M over the RG partials, then S = sum of s_k
+               exp(shift(m_k) - shift(M)) (kg_nlse_merge's terms, one exp a partial), into pm[g0] / ps[g0]. Every lane
+               merging all RY partials by kg_nlse_merge (two exps a merge) ran softmax f32 [512,200,1536] dim 1 (16
+               partials) at 38.4% of copy, [4096,64,1024] (4) at 74.2 (H200 s22r1) */
+            if (ty == 0 && cok)
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    const int c = tx * V + v;
+                    AT M = pm[g0][c];
+                    for (int k = 1; k < RG; k++)
+                        M = kg_nmax(M, pm[g0 + k][c]);
+                    const AT sh = kg_nshift(M);
+                    AT S = 0;
+                    for (int k = 0; k < RG; k++) {
+                        const AT sk = ps[g0 + k][c];
+                        S += sk == (AT)0 ? (AT)0 : sk * exp(kg_nshift(pm[g0 + k][c]) - sh);
+                    }
+                    pm[g0][c] = M;
+                    ps[g0][c] = S;
+                }
+            __syncthreads();
+            if (jn == 0)
+                return;
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                kg_nstat<AT> st = kg_nstat_init<AT>();
+                st.a = pm[g0][tx * V + v];
+                st.c = ps[g0][tx * V + v];
+                rv[v] = kg_nfinish<Op>(st, A.n, A.eps);
+            }
         }
     }
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
     if constexpr (EX) {
         AT c[V];
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            c[v] = kg_nexp(kg_nshift(m[v]) - rv[v].m);
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            if (j < jn)
-                kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * RY * nso);
+        kg_ncl_regstoreex<Op, V>(xs, jn, rv, m, c, y, RG * nso);
     } else if constexpr (Op::expm && sizeof(IT) == 2) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
-                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RY * nso);
+                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RG * nso);
     } else {
-        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RY * nso);
+        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RG * nso);
     }
 }
 

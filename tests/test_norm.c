@@ -682,6 +682,20 @@ Test(plan, an_outer_axis_takes_columns_split_when_too_few)
     cr_assert_eq(p.args.n, 1024);
 }
 
+/* The call plans the column class with CLUSTER configuration ccfg (clusters
+   of csize blocks, ctiles column tiles an outer position, a grid of cgrid
+   blocks of cblock). */
+static void assert_cluster_plan(const kg_norm_call *c, kg_norm_plan *p, int ccfg, int csize, int64_t ctiles,
+                                unsigned cgrid, unsigned cblock)
+{
+    cr_assert_eq(plan_class(c, p), KG_NORM_COLS_STATS);
+    cr_assert_eq(p->ccfg, ccfg);
+    cr_assert_eq(p->csize, csize);
+    cr_assert_eq(p->ctiles, ctiles);
+    cr_assert_eq(p->cgrid, cgrid);
+    cr_assert_eq(p->cblock, cblock);
+}
+
 Test(plan, an_outer_softmax_takes_clusters_on_sm90)
 {
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
@@ -691,13 +705,8 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     /* 16 blocks of 1024 rows, 32 columns a strip (f32: configuration 6,
        the tree merge, softmax keeping its exps; bf16: configuration 0) */
     kgi_norm_tuning.sm90 = 1;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 6);
-    cr_assert_eq(p.csize, 16);
+    assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
     cr_assert_eq(p.cchunk, 1024);
-    cr_assert_eq(p.ctiles, 512);
-    cr_assert_eq(p.cgrid, 512u * 16u);
-    cr_assert_eq(p.cblock, 256u);
     cr_assert_eq(p.args.tiles, 512); /* the COLS plan stands beside it */
     /* 1000 rows: one block; bf16: 64 columns a strip */
     plan_shape(&c, &in, &out, 1000, 4096, &p);
@@ -713,12 +722,13 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
-    /* 400..999 rows: one block (COLT below 257, tested apart); 257..399 or past 16384: COLS */
+    /* 257..999 rows: one block (COLT below 257, tested apart; 257..399 since session 23); past 16384: COLS */
     plan_shape(&c, &in, &out, 999, 4096, &p);
     cr_assert_eq(p.ccfg, 0);
     cr_assert_eq(p.csize, 1);
-    plan_shape(&c, &in, &out, 399, 4096, &p);
-    cr_assert_eq(p.ccfg, -1);
+    plan_shape(&c, &in, &out, 257, 4096, &p);
+    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
     /* a configuration of the tuning: any column that fits 16 of its blocks */
@@ -766,8 +776,7 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
 /* COLT (CLUSTER configurations 7-12, one block a tile): an outer axis of fewer
    than 1000 rows on sm_90 by the configuration whose rows hold the column
    with the widest tile the columns fill (the fewest vectors a lane among
-   those); columns of fewer than 16 vectors and 257..399 rows: COLS; 400..999
-   rows: one block of the default cluster configuration; a column longer than
+   those); 257..999 rows: one block of the default cluster configuration; a column longer than
    a forced configuration's rows: COLS (no clusters of COLT); the cluster-size
    tuning leaves COLT at one block. */
 Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
@@ -777,29 +786,25 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kg_norm_plan p;
     for (int k = 7; k <= 12; k++)
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
-    cr_assert_eq(KG_NORM_CCFG_COUNT, 13);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 20);
     cr_assert(!kg_norm_ccfgs[6].one);
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
     /* 64 rows: 64 lanes x 16 vectors (1 KiB of columns), 16 tiles */
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 9);
-    cr_assert_eq(p.csize, 1);
-    cr_assert_eq(p.ctiles, 16);
-    cr_assert_eq(p.cgrid, 16u);
-    cr_assert_eq(p.cblock, 256u);
+    assert_cluster_plan(&c, &p, 9, 1, 16, 16u, 256u);
     /* f32 [rows, cols] along dim 0: the configuration, and where given (not
        -1) the cluster size and the tiles a row. 3 rows: 256 lanes x 4
        vectors (4 KiB); 8: 256 x 8; 10: 64 x 4; 17 rows of 32 vectors: 32
        lanes (the widest tile they fill) x 16; 65: 32 x 16 (128 rows); 200:
-       16 x 16 (256 rows); 10 or 15 vectors of columns: COLS, 16: 16 lanes;
-       257..399 rows: COLS; 400..999: one block of configuration 6 */
+       16 x 16 (256 rows); 10 or 15 vectors of columns: the narrow
+       configuration of 8 lanes a row (13), 16: 16 lanes; 257..999 rows: one
+       block of configuration 6 (257..399 since session 23) */
     static const struct {
         int rows, cols, ccfg, csize, ctiles;
     } few[] = {
         {3, 4096, 11, -1, 4},    {8, 4096, 12, -1, -1},   {10, 4096, 10, -1, -1}, {17, 128, 8, -1, -1},
-        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, -1, -1, -1},  {100, 60, -1, -1, -1},
-        {100, 64, 7, -1, 1},     {257, 4096, -1, -1, -1}, {399, 4096, -1, -1, -1}, {400, 4096, 6, 1, -1},
+        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, 13, -1, 2},   {100, 60, 13, -1, 2},
+        {100, 64, 7, -1, 1},     {257, 4096, 6, 1, -1},   {399, 4096, 6, 1, -1},   {400, 4096, 6, 1, -1},
         {999, 40, 6, 1, -1},
     };
     for (size_t i = 0; i < sizeof few / sizeof few[0]; i++) {
@@ -844,6 +849,85 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
+/* COLT's narrow configurations (13-16: 8, 4, 2, 1 lanes a row, 256 threads, 8
+   vectors a lane; 17-19 tunings alone: 128 threads x 8, 256 x 4, 256 x 16,
+   8 lanes a row): columns of fewer than 16 vectors
+   along an outer axis of up to 256 rows (lpr 8) take the configuration whose
+   lanes the columns fill best, the row groups a tile the fewest (a power of
+   two) that hold the column, several tiles a block; the tuning's narrow -1:
+   COLS. */
+Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
+{
+    kg_tensor in = fake(IN_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32)),
+              out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
+    kg_norm_plan p;
+    static const int lprs[] = {8, 4, 2, 1, 8, 8, 8};
+    for (int k = 13; k < 20; k++) {
+        cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].lpr, lprs[k - 13], "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].alt, k >= 17, "configuration %d", k);
+    }
+    for (int k = 0; k < 13; k++)
+        cr_assert(!kg_norm_ccfgs[k].alt, "configuration %d", k);
+    kgi_norm_tuning.sm90 = 1;
+    /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block */
+    assert_cluster_plan(&c, &p, 13, 1, 1, 262144u / 8u, 256u);
+    cr_assert_eq(p.crg, 4);
+    cr_assert_eq(p.cbfly, 1); /* 8 x 4 lanes: a warp, butterflies */
+    kgi_norm_tuning.nmerge = 1;
+    plan_class(&c, &p);
+    cr_assert_eq(p.cbfly, 0); /* the tuning: shared memory */
+    kgi_norm_tuning.nmerge = 0;
+    /* the tuning's narrow -1: COLS (main's plan before session 23) */
+    kgi_norm_tuning.narrow = -1;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1);
+    cr_assert_eq(p.crg, 0);
+    kgi_norm_tuning.narrow = 0;
+    /* dim 1 of [outer, n, cols]: the configuration, row groups, tiles an outer position, grid */
+    static const struct {
+        kg_dtype dt;
+        int64_t outer, n, cols;
+        int ccfg, crg, ctiles;
+        unsigned grid;
+    } narrow[] = {
+        {KG_F32, 1000, 2, 32, 13, 1, 1, 1000 / 32 + 1},   /* 32 tiles a block, the last block partial */
+        {KG_F32, 1000, 33, 32, 13, 8, 1, 1000 / 4},       /* 5 vectors a lane, 4 tiles a block */
+        {KG_F32, 999, 256, 32, 13, 32, 1, 999},           /* a tile a block */
+        {KG_F32, 100, 257, 32, 6, 0, 1, 100},             /* one block of configuration 6 */
+        {KG_F32, 300, 100, 40, 13, 16, 2, 300},           /* 10 vectors: 2 tiles of 8 lanes */
+        {KG_F32, 3000, 17, 12, 14, 4, 1, 3000 / 16 + 1},  /* 3 vectors: 4 lanes */
+        {KG_BF16, 131072, 100, 16, 15, 16, 1, 131072 / 8}, /* 2 vectors: 2 lanes */
+        {KG_F32, 5000, 500, 4, 16, 64, 1, 5000 / 4},      /* 1 vector: a lane, 512 rows */
+        {KG_F32, 100, 999, 4, 16, 128, 1, 100 / 2},       /* (999: 1024 rows) */
+        {KG_F32, 100, 64, 64, 7, 0, 1, 100},              /* 16 vectors: not narrow (configuration 7, 16 lanes) */
+    };
+    for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
+        in = fake(IN_AT, narrow[i].dt, 3, KT_SHAPE(narrow[i].outer, narrow[i].n, narrow[i].cols));
+        out = fake(OUT_AT, narrow[i].dt, 3, KT_SHAPE(narrow[i].outer, narrow[i].n, narrow[i].cols));
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, narrow[i].ccfg, "case %zu: configuration %d", i, p.ccfg);
+        if (narrow[i].ccfg < 0)
+            continue;
+        cr_assert_eq(p.crg, narrow[i].crg, "case %zu: %d row groups", i, p.crg);
+        cr_assert_eq(p.ctiles, narrow[i].ctiles, "case %zu: %lld tiles", i, (long long)p.ctiles);
+        cr_assert_eq(p.cgrid, narrow[i].grid, "case %zu: grid %u", i, p.cgrid);
+        cr_assert_eq(p.cbfly, narrow[i].crg == 0 ? 0 : kg_norm_ccfgs[p.ccfg].lpr * narrow[i].crg <= 32 ? 1 : 2,
+                     "case %zu", i);
+    }
+    /* forced (a tuning): configuration 17 (128 threads) holds 128 rows, 4 tiles a block at 32 rows */
+    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
+    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
+    kgi_norm_tuning.cluster = 18;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, 17);
+    cr_assert_eq(p.crg, 4);
+    cr_assert_eq(p.cgrid, 262144u / 4u);
+    cr_assert_eq(p.cblock, 128u);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+}
+
 /* CLUSTER PH (the persistent form of two halves, configuration 5 under the
    tuning): a half holds what a block of configuration 4 holds; a cluster a
    pair of strips at most (the launch caps it at the clusters resident), the
@@ -859,13 +943,8 @@ Test(plan, an_outer_softmax_takes_persistent_halves_under_the_tuning)
     cr_assert_eq(kg_norm_ccfgs[5].threads, 2 * kg_norm_ccfgs[4].threads);
     kgi_norm_tuning.sm90 = 1;
     kgi_norm_tuning.cluster = 6;
-    cr_assert_eq(plan_class(&c, &p), KG_NORM_COLS_STATS);
-    cr_assert_eq(p.ccfg, 5);
-    cr_assert_eq(p.csize, 16);
+    assert_cluster_plan(&c, &p, 5, 16, 512, 256u * 16u, 512u);
     cr_assert_eq(p.cchunk, 1024);
-    cr_assert_eq(p.ctiles, 512);
-    cr_assert_eq(p.cgrid, 256u * 16u);
-    cr_assert_eq(p.cblock, 512u);
     cr_assert_eq(p.args.opt, 0);
     /* an odd number of strips (3 x 43): 65 clusters */
     plan_shape(&c, &in, &out, 3000, 1376, &p);
@@ -2799,21 +2878,66 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
     kg_close(ctx);
 }
 
+/* COLT's narrow configurations (columns of fewer than 16 vectors, several
+   tiles a block): the planner's rule over dim 1 of [outer, n, cols], f32,
+   f16, bf16, softmax and log_softmax, against the float64 reference: 8, 4,
+   2 and 1 lanes a row, 1 to 32 row groups (n of 2, 7, 33, 100, 256), the
+   last block's tiles past the end (outer not a multiple of the tiles a
+   block), columns over 2 tiles, in place, -inf / NaN / +inf and huge
+   magnitudes, the tiles' partials merged by butterflies and TL (the
+   planner's), in shared memory (the tuning's nmerge 1) and by butterflies or
+   shared memory (nmerge 2); asserts that COLT ran on sm_90
+   (the same bits twice:
+   outer_axis_of_few_rows_is_bitwise_deterministic). */
+Test(gpu, outer_axis_of_narrow_columns)
+{
+    kg_context *ctx = kt_open_gpu();
+    int ma = 0, mi = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64}, {29, 33, 32}, {13, 100, 16}, {7, 256, 32},
+                                        {11, 33, 40}, {9, 100, 24}, {21, 17, 12}, {5, 200, 8}};
+    const long before = kgi_norm_cluster_launches;
+    for (int t = 0; t < 3; t++) /* the planner's merge (butterflies a warp, TL past a warp), shared memory, s23r2's */
+        for (int d = 0; d < 3; d++)
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+                kgi_norm_tuning.nmerge = t;
+                if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
+                ncase c = {.op = KG_NORM_SOFTMAX,
+                           .dt = dts[d],
+                           .ndim = 3,
+                           .shape = {shapes[k][0], shapes[k][1], shapes[k][2]},
+                           .axis = 1,
+                           .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0};
+                check_case(ctx, &c);
+                c.op = KG_NORM_LOG_SOFTMAX;
+                c.inplace = k % 2;
+                check_case(ctx, &c);
+            }
+    kgi_norm_tuning = (kg_norm_tuning){0};
+    if (ma == 9 && mi == 0 && !kt_sanitizer())
+        cr_assert_gt(kgi_norm_cluster_launches, before, "no COLT launch on sm_90");
+    kg_close(ctx);
+}
+
 /* COLT (an outer axis of few rows, one block a tile): the planner's default on
    [3, 8192], [64, 4096], [200, 1000] (configurations 11, 9, 7 on sm_90) and
-   dim 1 of [7, 100, 520], softmax and log_softmax, f32 and bf16: the same
-   bits twice. */
+   dim 1 of [7, 100, 520], and of [333, 33, 32] and [100, 100, 16] (narrow
+   columns: f32 configurations 13 and 14, bf16 14 and 15), softmax and
+   log_softmax, f32 and bf16: the same bits twice. */
 Test(gpu, outer_axis_of_few_rows_is_bitwise_deterministic)
 {
     kg_context *ctx = kt_open_gpu();
-    static const int64_t shapes[][3] = {{1, 3, 8192}, {1, 64, 4096}, {1, 200, 1000}, {7, 100, 520}};
+    static const int64_t shapes[][3] = {{1, 3, 8192}, {1, 64, 4096}, {1, 200, 1000}, {7, 100, 520}, {333, 33, 32},
+                                        {100, 100, 16}};
     const size_t most = 4 * 7 * 100 * 520; /* the largest shape's f32 bytes */
     const kg_dtype dts[] = {KG_F32, KG_BF16};
     unsigned char *h = malloc(most), *a = malloc(most), *b = malloc(most);
     void *dx = kt_alloc(ctx, most), *dy = kt_alloc(ctx, most);
     uint64_t rng = kt_seed() + 5;
     for (int d = 0; d < 2; d++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 6; k++) {
             const int nd = shapes[k][0] > 1 ? 3 : 2;
             const int64_t *sh = nd == 3 ? shapes[k] : shapes[k] + 1;
             const int64_t n = shapes[k][0] * shapes[k][1] * shapes[k][2];
