@@ -936,6 +936,32 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     return 1;
 }
 
+/* A FLATW plan's fields (the plan's class FLAT, args.group 32, unsplit):
+   outer positions over K[1..], cw lanes, inner columns K[0] under a run of
+   `run`, chunk periods, nb blocks (the walk's one dim; its stride and the
+   units are the caller's). */
+static void plan_flatw_fill(kg_red_plan *plan, const dim *K, int nk, int64_t outer, int64_t cw, int64_t inner,
+                            int64_t run, int64_t chunk, int64_t nb, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    plan->cls = KG_RED_FLAT;
+    fill_outer_of_run(A, K, nk, outer);
+    A->group = 32;
+    A->cw = (int32_t)cw;
+    A->inner = inner;
+    A->tiles = 1;
+    A->run = run;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->splits = 1;
+    A->chunk = chunk;
+    memset(&A->walk, 0, sizeof A->walk);
+    A->walk.n = 1;
+    A->walk.size[0] = nb;
+    w->groups = outer;
+    w->per_group = inner;
+}
+
 /* FLATW (templates/reduce_flatw.cuh; the plan's class FLAT, args.group
    32): one warp per outer position, unsplit, for value reductions of
    elements of 2 to 8 bytes over a slab of the shape [R_out x] R_mid x K x a
@@ -984,24 +1010,9 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
         if (!ok)
             return 0;
     }
-    plan->cls = KG_RED_FLAT;
-    fill_outer_of_run(A, K, nk, outer);
-    A->group = 32;
-    A->cw = (int32_t)G;
-    A->inner = cols;
-    A->tiles = 1;
-    A->run = a;
-    A->inner_out = K[0].out;
-    A->inner_idx = K[0].idx;
-    A->splits = 1;
-    A->chunk = mid;
-    memset(&A->walk, 0, sizeof A->walk);
-    A->walk.n = 1;
-    A->walk.size[0] = nb;
+    plan_flatw_fill(plan, K, nk, outer, G, cols, a, mid, nb, w);
     A->walk.in[0] = S;
     A->units = outer;
-    w->groups = outer;
-    w->per_group = cols;
     w->red = red;
     return 1;
 }
@@ -1032,24 +1043,9 @@ static int plan_flatw_kept(kg_red_plan *plan, const kg_red_info *info, const kg_
         if (K[d].in != smul(K[d - 1].in, K[d - 1].size))
             return 0;
     const int64_t rows = n_out / kw;
-    plan->cls = KG_RED_FLAT;
-    fill_outer_of_run(A, K, nk, rows);
-    A->group = 32;
-    A->cw = (int32_t)nv;
-    A->inner = kw;
-    A->tiles = 1;
-    A->run = 1;
+    plan_flatw_fill(plan, K, nk, rows, nv, kw, 1, L, 1, w);
     A->tile_rows = kw;
-    A->inner_out = K[0].out;
-    A->inner_idx = K[0].idx;
-    A->splits = 1;
-    A->chunk = L;
-    memset(&A->walk, 0, sizeof A->walk);
-    A->walk.n = 1;
-    A->walk.size[0] = 1;
     A->units = cdiv(rows, 32 / nv * KG_RED_PACK); /* a warp's rows */
-    w->groups = rows;
-    w->per_group = kw;
     w->red = L;
     return 1;
 }

@@ -1284,19 +1284,48 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
     return !c.bad;
 }
 
+
+/* A shape, its axes and what a rule makes of it (kw and a second field). */
+typedef struct rule_case {
+    kg_dtype dt;
+    int nd;
+    int64_t shape[6];
+    unsigned mask;
+    int64_t kw, b; /* 0: not taken */
+} rule_case;
+
+/* c's input (at IN_AT), its axes, and its sum's plan under the default
+   tuning; returns the axes' count. */
+static int plan_rule_case(const rule_case *c, kg_tensor *in, int *axes, kg_red_plan *p)
+{
+    *in = fake(IN_AT, c->dt, c->nd, c->shape);
+    int n = 0;
+    for (int d = 0; d < c->nd; d++)
+        if ((c->mask >> d) & 1u)
+            axes[n++] = d;
+    cr_assert_eq(plan_of(KG_RED_SUM, in, axes, n, 0, p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    return n;
+}
+
+/* check_plan of every op that takes in's dtype under the default tuning. */
+static void check_every_op(const kg_tensor *in, unsigned mask, size_t at)
+{
+    char why[256];
+    kg_red_class cls;
+    for (int op = 0; op < KG_RED_COUNT; op++)
+        if ((kg_red_infos[op].dtype_mask >> in->dtype) & 1u)
+            cr_expect(check_plan((kg_reduce_op)op, in, mask, NULL, why, sizeof why, &cls), "case %zu %s: %s", at,
+                      kg_red_infos[op].name, why);
+}
+
 /* flatw_kept: dense rows of 8, 16 or 32 vectors whose kept dim of 2 or 4
    lies innermost under the reduced run go to FLATW's packed rows
    (args.tile_rows the kept width, the flatw kernel), and the plan checker
    walks each such plan; shapes off those bounds keep their plans. */
 Test(plan, packed_rows_of_interleaved_outputs)
 {
-    static const struct {
-        kg_dtype dt;
-        int nd;
-        int64_t shape[6];
-        unsigned mask;
-        int kw, nv; /* 0: not taken */
-    } cases[] = {
+    /* kw, the lanes per row (0: not taken) */
+    static const rule_case cases[] = {
         {KG_F32, 6, {100, 21, 2048, 8, 2, 2}, 0x18, 2, 8}, /* sweep #175: K2 R16 under 4300800 rows */
         {KG_F32, 3, {300, 16, 2}, 0x2, 2, 8},
         {KG_F32, 3, {77, 64, 2}, 0x2, 2, 32},
@@ -1313,26 +1342,18 @@ Test(plan, packed_rows_of_interleaved_outputs)
         {KG_F32, 4, {2, 150, 16, 2}, 0x5, 0, 0}, /* a second reduced dim */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        kg_tensor in = fake(IN_AT, cases[i].dt, cases[i].nd, cases[i].shape);
-        int axes[KG_MAX_DIMS], n = 0;
-        for (int d = 0; d < cases[i].nd; d++)
-            if ((cases[i].mask >> d) & 1u)
-                axes[n++] = d;
+        kg_tensor in;
+        int axes[KG_MAX_DIMS];
         kg_red_plan p;
-        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        const int n = plan_rule_case(&cases[i], &in, axes, &p);
         const int kept = p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.tile_rows > 1;
         cr_expect_eq(kept, cases[i].kw > 0, "case %zu: class %d tile_rows %lld", i, p.cls, (long long)p.args.tile_rows);
         if (kept) {
             cr_expect_eq(p.args.tile_rows, cases[i].kw, "case %zu", i);
-            cr_expect_eq(p.args.cw, cases[i].nv, "case %zu", i);
+            cr_expect_eq(p.args.cw, cases[i].b, "case %zu", i);
             cr_expect_eq(p.occ, 0, "case %zu: the flatw kernel", i);
         }
-        char why[256];
-        kg_red_class cls;
-        for (int op = 0; op < KG_RED_COUNT; op++)
-            if ((kg_red_infos[op].dtype_mask >> cases[i].dt) & 1u)
-                cr_expect(check_plan((kg_reduce_op)op, &in, cases[i].mask, NULL, why, sizeof why, &cls),
-                          "case %zu %s: %s", i, kg_red_infos[op].name, why);
+        check_every_op(&in, cases[i].mask, i);
         /* index reductions keep theirs; off a 16-byte boundary no packed rows */
         cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, axes, n, 0, &p), KG_OK);
         cr_expect(!(p.cls == KG_RED_FLAT && p.args.group == 32), "case %zu: argmax", i);
@@ -1356,13 +1377,8 @@ Test(plan, packed_rows_of_interleaved_outputs)
    bounds keep their plans. */
 Test(plan, folded_column_periods)
 {
-    static const struct {
-        kg_dtype dt;
-        int nd;
-        int64_t shape[6];
-        unsigned mask;
-        int64_t kw, m; /* 0: not taken */
-    } cases[] = {
+    /* kw, m (0: not taken) */
+    static const rule_case cases[] = {
         {KG_BF16, 6, {127, 255, 6, 2, 23, 2}, 0x1a, 2, 6}, /* sweep #159: K2 R46 K6 under R255 */
         {KG_F32, 4, {20, 300, 40, 2}, 0x5, 2, 1},           /* K2 R40 under K300 (too many for a tile), R20 */
         {KG_I32, 4, {50, 2, 100, 4}, 0x5, 4, 2},            /* K4 R100 K2 under R50 */
@@ -1374,28 +1390,20 @@ Test(plan, folded_column_periods)
         {KG_F32, 2, {9, 2}, 0x1, 0, 0},                     /* no walk outside the run */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        kg_tensor in = fake(IN_AT, cases[i].dt, cases[i].nd, cases[i].shape);
-        int axes[KG_MAX_DIMS], n = 0;
-        for (int d = 0; d < cases[i].nd; d++)
-            if ((cases[i].mask >> d) & 1u)
-                axes[n++] = d;
+        kg_tensor in;
+        int axes[KG_MAX_DIMS];
         kg_red_plan p;
-        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        const int n = plan_rule_case(&cases[i], &in, axes, &p);
         const int fold = p.cls == KG_RED_COLS && p.args.run > 1 && p.args.rdims.n > 0;
         cr_expect_eq(fold, cases[i].kw > 0, "case %zu: class %d run %lld rdims %d", i, p.cls, (long long)p.args.run,
                      p.args.rdims.n);
         if (fold) {
             cr_expect_eq(p.args.tile_rows, cases[i].kw, "case %zu", i);
-            cr_expect_eq(p.args.rdims.size[1], cases[i].m, "case %zu", i);
+            cr_expect_eq(p.args.rdims.size[1], cases[i].b, "case %zu", i);
             cr_expect_eq(p.args.tiles, 1, "case %zu", i);
             cr_expect_eq(p.occ, 3, "case %zu: the colsp kernel", i);
         }
-        char why[256];
-        kg_red_class cls;
-        for (int op = 0; op < KG_RED_COUNT; op++)
-            if ((kg_red_infos[op].dtype_mask >> cases[i].dt) & 1u)
-                cr_expect(check_plan((kg_reduce_op)op, &in, cases[i].mask, NULL, why, sizeof why, &cls),
-                          "case %zu %s: %s", i, kg_red_infos[op].name, why);
+        check_every_op(&in, cases[i].mask, i);
         /* index reductions, and cols_runs_fold 0, keep the plans of before */
         cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, axes, n, 0, &p), KG_OK);
         cr_expect(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.rdims.n > 0), "case %zu: argmax", i);
