@@ -1095,8 +1095,10 @@ static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const d
 
 /* cols_runs_fold: the elements a vector of the run kernel holds (as
    cols_run_vec) where a value reduction's contiguous kept dim K[0] of kw >=
-   2 elements lies under its reduced run D[0] of L elements, a period of P =
-   kw L elements wider than a vector, times the kept dim K[1] right outside
+   2 elements, narrower than a vector (wider ones move in vectors as
+   columns: s23r1 #132 i32 K64 R5 lost, 73.3 / 111.1 us), lies under its
+   reduced run D[0] of L elements, a period of P = kw L elements wider than
+   a vector, times the kept dim K[1] right outside
    where its stride is P and the tile holds them (m of them, else m = 1), in
    whole aligned vectors
    filling at most one tile of cols_lanes lanes, with a walk of further
@@ -1107,7 +1109,8 @@ static int64_t cols_fold_vec(const kg_red_tuning *T, const kg_tensor *in, const 
 {
     if (!T->cols_runs_fold || !T->cols_runs_vec || indexed || es < 2 || es > 8 ||
         (es == 2 && !(T->cols_wide && T->cols_words)) || nr < 2 || nr - 1 > KG_RED_WALK_DIMS || nk < 1 ||
-        K[0].in != 1 || K[0].size < 2 || D[0].in != K[0].size || D[0].size < 2 || !kgi_aligned(in->data, 16))
+        K[0].in != 1 || K[0].size < 2 || smul(K[0].size, (int64_t)es) >= 16 || D[0].in != K[0].size ||
+        D[0].size < 2 || !kgi_aligned(in->data, 16))
         return 0;
     const int64_t n = 16 / (int64_t)es, P = smul(K[0].size, D[0].size);
     const int64_t lim = smul(T->cols_lanes, n);
@@ -1250,7 +1253,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     int64_t cw = pow2_ceil(nv);
     if (cw > T->cols_lanes)
         cw = T->cols_lanes;
-    if (T->cols_fit && nv < cw * 7 / 8) {
+    if (T->cols_fit && !fm && nv < cw * 7 / 8) { /* (a folded period keeps its one tile) */
         int64_t best = cw, best_used = nv * 8 / (cdiv(nv, cw) * cw); /* eighths of the lanes used */
         for (int64_t c = cw / 2; c >= 8 && best_used < 7; c /= 2) {
             const int64_t used = nv * 8 / (cdiv(nv, c) * c);

@@ -1214,25 +1214,30 @@ Test(gpu, column_runs_over_a_kept_width_every_value_op_dtype_and_case)
 /* Every value reduction over every dtype and case with FLATW's packed rows
    of interleaved outputs (flatw_kept: each lane's vector folded into the
    kept columns, then a butterfly per row) wherever they apply, every call
-   twice, bitwise equal. */
-Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case)
+   twice, bitwise equal; half the ops each. */
+static void kept_rows_tunings(int half)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.flatw_kept = 1;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &flatw_kept_launches,
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &flatw_kept_launches,
                        "packed rows of interleaved outputs");
 }
+Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case) { kept_rows_tunings(0); }
+Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case_part_2) { kept_rows_tunings(1); }
 
 /* Every value reduction over every dtype and case with column runs in
    vectors over a period wider than a vector, folded across the tile
-   (cols_runs_fold) wherever they apply, every call twice, bitwise equal. */
-Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case)
+   (cols_runs_fold) wherever they apply, every call twice, bitwise equal;
+   half the ops each. */
+static void fold_tunings(int half)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_runs_fold = 1;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &fold_launches,
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &fold_launches,
                        "column periods folded across the tile");
 }
+Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case) { fold_tunings(0); }
+Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case_part_2) { fold_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

@@ -1381,13 +1381,16 @@ Test(plan, folded_column_periods)
     static const rule_case cases[] = {
         {KG_BF16, 6, {127, 255, 6, 2, 23, 2}, 0x1a, 2, 6}, /* sweep #159: K2 R46 K6 under R255 */
         {KG_F32, 4, {20, 300, 40, 2}, 0x5, 2, 1},           /* K2 R40 under K300 (too many for a tile), R20 */
-        {KG_I32, 4, {50, 2, 100, 4}, 0x5, 4, 2},            /* K4 R100 K2 under R50 */
-        {KG_F64, 4, {70, 3, 9, 2}, 0x5, 2, 3},              /* K2 R9 K3 under R70: 27 vectors of 2 */
+        {KG_I32, 4, {50, 4, 100, 2}, 0x5, 2, 4},            /* K2 R100 K4 under R50 */
+        {KG_BF16, 4, {50, 2, 100, 4}, 0x5, 4, 2},           /* K4 R100 K2 under R50 */
+        {KG_I32, 4, {50, 2, 100, 4}, 0x5, 0, 0},            /* 4-byte kept fours fill a vector: columns */
+        {KG_F64, 4, {70, 3, 9, 2}, 0x5, 0, 0},              /* 8-byte kept pairs fill a vector */
         {KG_F32, 4, {70, 4, 5, 3}, 0x5, 3, 4},              /* a kept width of 3: K3 R5 K4, 15 vectors */
         {KG_F32, 4, {70, 3, 2, 2}, 0x5, 0, 0},              /* a period of one vector: cols_runs_kept */
         {KG_F32, 4, {70, 3, 5, 3}, 0x5, 0, 0},              /* K3 R5 K3: 45 elements, not whole vectors */
         {KG_F32, 3, {70, 1000, 2}, 0x3, 0, 0},              /* the runs merge: a period of 140000 */
         {KG_F32, 2, {9, 2}, 0x1, 0, 0},                     /* no walk outside the run */
+        {KG_I32, 6, {5, 113, 9, 64, 13, 16}, 0x7, 0, 0},    /* sweep #132: K64 (256 bytes) R5, columns in vectors */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_tensor in;
@@ -1411,6 +1414,15 @@ Test(plan, folded_column_periods)
         t.cols_runs_fold = 0;
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
         cr_expect(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.rdims.n > 0), "case %zu: cols_runs_fold 0", i);
+        /* narrower tiles (cols_fit, 32 lanes) keep the fold's one tile, or no fold */
+        char why[256];
+        kg_red_class cls;
+        kg_red_tuning fit = kg_red_tuning_default, narrow = kg_red_tuning_default;
+        fit.cols_fit = 1;
+        narrow.cols_lanes = 32;
+        cr_expect(check_plan(KG_RED_SUM, &in, cases[i].mask, &fit, why, sizeof why, &cls), "case %zu fit: %s", i, why);
+        cr_expect(check_plan(KG_RED_MAX, &in, cases[i].mask, &narrow, why, sizeof why, &cls), "case %zu 32 lanes: %s", i,
+                  why);
     }
 }
 
@@ -1685,9 +1697,7 @@ Test(plan, column_runs_over_a_kept_width_fold_per_kept_place)
     cr_assert(check_plan(KG_RED_SUM, &b, 0x5, &t, why, sizeof why, &cls), "%s", why);
     kg_tensor c = fake(IN_AT, KG_F32, 4, (int64_t[]){30, 20, 2, 4});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
-    cr_assert(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.tile_rows > 1 && p.args.rdims.n == 0));
-    cr_assert_eq(p.args.rdims.n, 2, "a period of 8 wider than the vector: cols_runs_fold");
-    cr_assert(check_plan(KG_RED_SUM, &c, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.tile_rows > 1));
     kg_tensor d = fake(IN_AT, KG_BF16, 4, (int64_t[]){30, 20, 2, 4});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &d, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
     cr_assert_eq(p.args.tile_rows, 4);
