@@ -340,7 +340,16 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    104.8 / 45.6 / 44.7, #25 49.7 / 45.5 / 45.3, #223 93.4 / 74.7 / 75.4;
    #56 33.4 / 13.7: the fold runs in colsp (the colso kernel stays main's).
    The sweep at that default: worst 20.7% of copy (#159 bf16 narrow
-   columns of 2), median 72.3, 53 at 90 or more. */
+   columns of 2), median 72.3, 53 at 90 or more.
+   Session 23 (run s23r1, H200, 2026-12-04 20:40, copy 4198 GB/s, the sweep
+   cases the rules change in two processes, each beside main's plan; us,
+   main / new): flatw_kept #175 f32 298.8 / 140.4 (46.6 -> 99.2% of copy);
+   cols_runs_fold #159 bf16 41.2 / 18.5 (20.7 -> 46.1%), #86 i32 44.0 /
+   28.6, #44 f32 170.7 / 134.6, and #132 i32 (a kept dim of 64, 256 bytes)
+   73.3 / 111.1: the fold only under kept dims narrower than a vector. The
+   sweep (r1, all 240, PyTorch in the same script): worst 25.2% (#10 bf16),
+   median 73.5, 54 at 90 or more; kgen / PyTorch worst 0.86x (#160),
+   median 2.48x, 7 below. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -1160,7 +1169,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
        in vectors; the columns are a synthetic dim of m (P apart) over the
        further kept dims (outer), each result folds its L columns across the
        tile's lanes at the end (reduce_cols_runs.cuh; A->rdims the kept
-       digits: kw, then m). H200: see the defaults' comment. */
+       digits: kw, then m). H200 s23r1: the defaults' comment. */
     dim Kf[KG_MAX_DIMS];
     int64_t fm = 0;
     const dim *k1 = NULL;
