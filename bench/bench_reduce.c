@@ -501,6 +501,11 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         {2, {16384, 16384}, 0x1},
         {2, {64, 4194304}, 0x1},
         {2, {4194304, 64}, 0x2},
+        /* rows of interleaved outputs: a kept dim of 2 or 4 innermost under
+           the reduced run (FLATW's packed rows, flatw_kept) */
+        {3, {4194304, 16, 2}, 0x2},
+        {3, {1048576, 64, 2}, 0x2},
+        {3, {4194304, 8, 4}, 0x2},
     };
     printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
     /* KG_RED_NO_NAMED: the sweep alone (e.g. a profiler's run of a few sweep cases) */

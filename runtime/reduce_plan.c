@@ -340,7 +340,16 @@ enum { BLOCKS_PER_SM = 8, MAX_SPLITS = 8192 };
    104.8 / 45.6 / 44.7, #25 49.7 / 45.5 / 45.3, #223 93.4 / 74.7 / 75.4;
    #56 33.4 / 13.7: the fold runs in colsp (the colso kernel stays main's).
    The sweep at that default: worst 20.7% of copy (#159 bf16 narrow
-   columns of 2), median 72.3, 53 at 90 or more. */
+   columns of 2), median 72.3, 53 at 90 or more.
+   Session 23 (run s23r1, H200, 2026-12-04 20:40, copy 4198 GB/s, the sweep
+   cases the rules change in two processes, each beside main's plan; us,
+   main / new): flatw_kept #175 f32 298.8 / 140.4 (46.6 -> 99.2% of copy);
+   cols_runs_fold #159 bf16 41.2 / 18.5 (20.7 -> 46.1%), #86 i32 44.0 /
+   28.6, #44 f32 170.7 / 134.6, and #132 i32 (a kept dim of 64, 256 bytes)
+   73.3 / 111.1: the fold only under kept dims narrower than a vector. The
+   sweep (r1, all 240, PyTorch in the same script): worst 25.2% (#10 bf16),
+   median 73.5, 54 at 90 or more; kgen / PyTorch worst 0.86x (#160),
+   median 2.48x, 7 below. */
 const kg_red_tuning kg_red_tuning_default = {
     .cols_lanes = KG_RED_THREADS,
     .cols_split_lanes = 64,
@@ -420,6 +429,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_multi_plain = 2,
     .cols_runs_plain = 1,
     .cols_runs_kept = 1,
+    .flatw_kept = 1,
+    .cols_runs_fold = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -446,7 +457,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
                   F(nest_multi_plain), F(cols_runs_plain),
-                  F(cols_runs_kept)};
+                  F(cols_runs_kept), F(flatw_kept),
+                  F(cols_runs_fold)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -933,6 +945,32 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     return 1;
 }
 
+/* A FLATW plan's fields (the plan's class FLAT, args.group 32, unsplit):
+   outer positions over K[1..], cw lanes, inner columns K[0] under a run of
+   `run`, chunk periods, nb blocks (the walk's one dim; its stride and the
+   units are the caller's). */
+static void plan_flatw_fill(kg_red_plan *plan, const dim *K, int nk, int64_t outer, int64_t cw, int64_t inner,
+                            int64_t run, int64_t chunk, int64_t nb, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    plan->cls = KG_RED_FLAT;
+    fill_outer_of_run(A, K, nk, outer);
+    A->group = 32;
+    A->cw = (int32_t)cw;
+    A->inner = inner;
+    A->tiles = 1;
+    A->run = run;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->splits = 1;
+    A->chunk = chunk;
+    memset(&A->walk, 0, sizeof A->walk);
+    A->walk.n = 1;
+    A->walk.size[0] = nb;
+    w->groups = outer;
+    w->per_group = inner;
+}
+
 /* FLATW (templates/reduce_flatw.cuh; the plan's class FLAT, args.group
    32): one warp per outer position, unsplit, for value reductions of
    elements of 2 to 8 bytes over a slab of the shape [R_out x] R_mid x K x a
@@ -981,25 +1019,43 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
         if (!ok)
             return 0;
     }
-    plan->cls = KG_RED_FLAT;
-    fill_outer_of_run(A, K, nk, outer);
-    A->group = 32;
-    A->cw = (int32_t)G;
-    A->inner = cols;
-    A->tiles = 1;
-    A->run = a;
-    A->inner_out = K[0].out;
-    A->inner_idx = K[0].idx;
-    A->splits = 1;
-    A->chunk = mid;
-    memset(&A->walk, 0, sizeof A->walk);
-    A->walk.n = 1;
-    A->walk.size[0] = nb;
+    plan_flatw_fill(plan, K, nk, outer, G, cols, a, mid, nb, w);
     A->walk.in[0] = S;
     A->units = outer;
-    w->groups = outer;
-    w->per_group = cols;
     w->red = red;
+    return 1;
+}
+
+/* FLATW over packed rows of interleaved outputs (flatw_kept; the plan's
+   class FLAT, args.group 32, args.tile_rows = kw): value reductions whose one
+   reduced dim D[0] (L elements, stride kw) lies right outside a contiguous
+   kept dim K[0] of kw = 2 or 4 elements dividing the vector, the rows of kw
+   x L elements 8, 16 or 32 whole 16-byte vectors and dense (the further kept
+   dims chain from the row's length; e.g. sweep #175 f32 [100,21,2048,8,2,2]
+   axes (3,4), memory K2 R16 K4300800, went to NEST's lanes of 4 outputs,
+   each load a 4-byte piece). PACKED's warp loads (512 contiguous bytes) and
+   a butterfly per row that keeps the kw columns apart
+   (templates/reduce_flatw.cuh). Returns 0 (and plans nothing) elsewhere. */
+static int plan_flatw_kept(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *in, const dim *K, int nk,
+                           const dim *D, int nr, int64_t n_out, size_t es, const kg_red_tuning *T, shape_of_work *w)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->flat || !T->flatw_kept || info->indexed || es < 2 || es > 8 || nr != 1 || nk < 2 || K[0].in != 1 ||
+        !kgi_aligned(in->data, 16))
+        return 0;
+    const int64_t V = 16 / (int64_t)es, kw = K[0].size, L = D[0].size, row = smul(kw, L);
+    const int64_t nv = smul(row, (int64_t)es) / 16;
+    if ((kw != 2 && kw != 4) || V % kw != 0 || D[0].in != kw || L < 2 || row % V != 0 ||
+        (nv != 8 && nv != 16 && nv != 32) || K[1].in != row)
+        return 0;
+    for (int d = 2; d < nk; d++)
+        if (K[d].in != smul(K[d - 1].in, K[d - 1].size))
+            return 0;
+    const int64_t rows = n_out / kw;
+    plan_flatw_fill(plan, K, nk, rows, nv, kw, 1, L, 1, w);
+    A->tile_rows = kw;
+    A->units = cdiv(rows, 32 / nv * KG_RED_PACK); /* a warp's rows */
+    w->red = L;
     return 1;
 }
 
@@ -1046,6 +1102,38 @@ static int64_t cols_run_vec(const kg_red_tuning *T, const kg_tensor *in, const d
     return ok ? n : 0;
 }
 
+/* cols_runs_fold: the elements a vector of the run kernel holds (as
+   cols_run_vec) where a value reduction's contiguous kept dim K[0] of kw >=
+   2 elements, narrower than a vector (wider ones move in vectors as
+   columns: s23r1 #132 i32 K64 R5 lost, 73.3 / 111.1 us), lies under its
+   reduced run D[0] of L elements, a period of P = kw L elements wider than
+   a vector, times the kept dim K[1] right outside
+   where its stride is P and the tile holds them (m of them, else m = 1), in
+   whole aligned vectors
+   filling at most one tile of cols_lanes lanes, with a walk of further
+   reduced dims outside whose starts are whole vectors too (then *m gets
+   m); else 0. */
+static int64_t cols_fold_vec(const kg_red_tuning *T, const kg_tensor *in, const dim *K, int nk, const dim *D, int nr,
+                             size_t es, int indexed, int64_t *m)
+{
+    if (!T->cols_runs_fold || !T->cols_runs_vec || indexed || es < 2 || es > 8 ||
+        (es == 2 && !(T->cols_wide && T->cols_words)) || nr < 2 || nr - 1 > KG_RED_WALK_DIMS || nk < 1 ||
+        K[0].in != 1 || K[0].size < 2 || smul(K[0].size, (int64_t)es) >= 16 || D[0].in != K[0].size ||
+        D[0].size < 2 || !kgi_aligned(in->data, 16))
+        return 0;
+    const int64_t n = 16 / (int64_t)es, P = smul(K[0].size, D[0].size);
+    const int64_t lim = smul(T->cols_lanes, n);
+    const int64_t mm = nk >= 2 && K[1].in == P && smul(P, K[1].size) <= lim ? K[1].size : 1, inner = smul(P, mm);
+    int ok = P > n && inner % n == 0 && inner <= lim;
+    for (int d = 1; d < nr; d++)
+        ok = ok && D[d].in % n == 0;
+    for (int d = mm > 1 ? 2 : 1; d < nk; d++)
+        ok = ok && K[d].in % n == 0;
+    if (ok)
+        *m = mm;
+    return ok ? n : 0;
+}
+
 /* (cols_runs_vec and cols_runs_nest_vec: s20r1 figures in the defaults'
    comment above.) Returns 0 (and plans nothing) when the columns are too
    few for the reduced walk: most of a block's lanes down the reduced dims would idle;
@@ -1075,6 +1163,25 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
         kw = K[0].size;
         K++;
         nk--;
+    }
+    /* cols_runs_fold: the period of kw kept x L reduced elements (times the
+       kept dim of stride P right outside, m of them) as one tile of columns
+       in vectors; the columns are a synthetic dim of m (P apart) over the
+       further kept dims (outer), each result folds its L columns across the
+       tile's lanes at the end (reduce_cols_runs.cuh; A->rdims the kept
+       digits: kw, then m). H200 s23r1: the defaults' comment. */
+    dim Kf[KG_MAX_DIMS];
+    int64_t fm = 0;
+    const dim *k1 = NULL;
+    if (kw == 1 && (rv = cols_fold_vec(T, in, K, nk, D, nr, es, indexed, &fm)) > 0) {
+        kw = K[0].size;
+        k1 = fm > 1 ? &K[1] : NULL;
+        const int skip = fm > 1 ? 2 : 1;
+        Kf[0] = (dim){fm, smul(kw, D[0].size), k1 ? k1->out : 0, k1 ? k1->idx : 0};
+        for (int d = skip; d < nk; d++)
+            Kf[d - skip + 1] = K[d];
+        nk = nk - skip + 1;
+        K = Kf;
     }
     /* cols_runs_vec: the rows' columns x run elements in whole vectors */
     if (kw == 1)
@@ -1155,7 +1262,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     int64_t cw = pow2_ceil(nv);
     if (cw > T->cols_lanes)
         cw = T->cols_lanes;
-    if (T->cols_fit && nv < cw * 7 / 8) {
+    if (T->cols_fit && !fm && nv < cw * 7 / 8) { /* (a folded period keeps its one tile) */
         int64_t best = cw, best_used = nv * 8 / (cdiv(nv, cw) * cw); /* eighths of the lanes used */
         for (int64_t c = cw / 2; c >= 8 && best_used < 7; c /= 2) {
             const int64_t used = nv * 8 / (cdiv(nv, c) * c);
@@ -1168,7 +1275,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     }
     const int64_t outer = n_out / (rv ? K[0].size * kw : inner.size);
     const int64_t bytes = smul(smul(n_out, red), (int64_t)es);
-    if (smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
+    if (!fm && smul(smul(outer, cdiv(inner.size, cw * vu)), 2) < target && cw > T->cols_split_lanes &&
         rows > KG_RED_THREADS / T->cols_split_lanes * 16 && bytes >= ((int64_t)1 << 18))
         cw = T->cols_split_lanes; /* too few tiles: the reduced dims will be split, in narrower tiles */
     if (rows < 2 * (KG_RED_THREADS / cw))
@@ -1183,7 +1290,18 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     A->inner_out = inner.out;
     A->inner_idx = inner.idx;
     A->run = run;
-    A->tile_rows = kw > 1 ? kw : 0; /* cols_runs_kept's fold */
+    A->tile_rows = kw > 1 ? kw : 0; /* cols_runs_kept's fold, and cols_runs_fold's */
+    if (fm) { /* cols_runs_fold: each result's offset from its kept digits (kw, then m) */
+        A->rdims.n = 2;
+        A->rdims.size[0] = kw;
+        A->rdims.in[0] = 1;
+        A->rdims.out[0] = k0.out;
+        A->rdims.idx[0] = k0.idx;
+        A->rdims.size[1] = fm;
+        A->rdims.in[1] = Kf[0].in;
+        A->rdims.out[1] = Kf[0].out;
+        A->rdims.idx[1] = Kf[0].idx;
+    }
     const int64_t ny = KG_RED_THREADS / cw;
     static const dim one = {1, 0, 0, 0}; /* a run and no other reduced dim: one row */
     fill_walk(&A->walk, nr ? D : &one, nr ? nr : 1, 1, ny);
@@ -1567,7 +1685,7 @@ static void plan_occ(kg_red_plan *plan, const kg_red_info *info, const kg_red_tu
    24): a grid just above that runs a partial second wave. */
 static void plan_occ_flatw(kg_red_plan *plan, const kg_red_tuning *T)
 {
-    if (plan->cls == KG_RED_FLAT && plan->args.group == 32 && T->flat_warp_occ == 4)
+    if (plan->cls == KG_RED_FLAT && plan->args.group == 32 && T->flat_warp_occ == 4 && plan->args.tile_rows == 0)
         plan->occ = 4;
 }
 
@@ -1833,7 +1951,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
+    if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
+        ;
+    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
         ;
     else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
@@ -1856,7 +1976,8 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
     /* few column tiles over a long reduction (cols_split_few): narrower
        tiles, more lanes down each, more splits */
-    if (plan->cls == KG_RED_COLS && w.min_chunk > 0 && T->cols_split_few > 0 && A->cw > T->cols_split_few &&
+    if (plan->cls == KG_RED_COLS && !(A->run > 1 && A->rdims.n > 0) && w.min_chunk > 0 && T->cols_split_few > 0 &&
+        A->cw > T->cols_split_few &&
         cols_fill(plan, info, dt, sm, w.groups, T) > 8 * (KG_RED_THREADS / A->cw)) {
         kg_red_tuning t2 = *T;
         t2.cols_lanes = T->cols_split_few;

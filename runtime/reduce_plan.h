@@ -167,6 +167,15 @@ typedef struct kg_red_tuning {
     int cols_runs_kept;     /* cols_runs_vec also where a short contiguous kept dim lies under the run (rows of
                                periods of kept x run elements, args.tile_rows the kept width; 2- and 4-byte
                                elements) */
+    int flatw_kept;         /* (with flat) FLATW over packed rows of interleaved outputs (value reductions, 2- to
+                               8-byte elements): rows of 8, 16 or 32 16-byte vectors, each a reduced run of L
+                               elements with a contiguous kept dim of 2 or 4 (dividing the vector) innermost under
+                               it, every row right after the one before (args.tile_rows the kept width,
+                               templates/reduce_flatw.cuh, kg_red_flatw_kept; the flatw kernel) */
+    int cols_runs_fold;     /* cols_runs_vec also where the period of a contiguous kept dim (kw >= 2) under the reduced
+                               run is wider than a vector: the period (times the kept dim right outside at its stride)
+                               as one tile of columns in vectors, each result folding its run's columns across the
+                               tile's lanes at the end (args.rdims the kept digits; reduce_cols_runs.cuh) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

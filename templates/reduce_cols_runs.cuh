@@ -24,6 +24,13 @@
  * [9,4095,128,2,2,2] axes (0,1,4), memory K2 R2 K256 under R36855): the
  * same vectors and accumulators, each result folding the run's kw-apart
  * accumulators.
+ * cols_runs_fold (A.rdims.n 2: the kept digits kw and m): a period of kw
+ * kept x run reduced elements wider than a vector, m periods a tile (one
+ * tile, the whole row): the same vectors and accumulators down the walk,
+ * then the tile's column sums through shared memory, each result folding
+ * its run's columns across lanes (e.g. sweep #159 bf16 [127,255,6,2,23,2]
+ * axes (1,3,4), memory K2 R46 K6 under R255, and #86 i32 K2 R510 under R500
+ * went to columns of 2 lanes across, one 2- or 4-byte element a load).
  */
 #ifndef KG_REDUCE_COLS_RUNS_CUH
 #define KG_REDUCE_COLS_RUNS_CUH
@@ -164,6 +171,37 @@ __device__ __forceinline__ void kg_red_cols_runv(const kg_red_args &A, typename 
                                 kg_red_merge<Op>(a[k], b[h][k]);
                 }
             tree(a);
+        }
+        if (A.rdims.n > 0) {
+            /* cols_runs_fold: the tile is the period of kw kept x run
+               reduced elements, m (rdims.size[1]) times; result (k0, k1)
+               folds columns k1 kw run + k0 + kw r, r = 0 .. run - 1: warp w
+               takes results w, w + 8, ..., lane l the columns of r = l, l +
+               32, ... in order, then a butterfly with the lower lane's
+               partial on the left */
+            __syncthreads(); /* the tree's readers of sv are done */
+            if (ty == 0 && active)
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    sv[tx * V + k] = a[k].v;
+            __syncthreads();
+            const int fw = (int)A.rdims.size[0], l = threadIdx.x & 31;
+            const int64_t per = fw * A.run, nres = fw * A.rdims.size[1];
+            for (int64_t j = threadIdx.x >> 5; j < nres; j += KG_RED_THREADS / 32) {
+                const int64_t k0 = j % fw, k1 = j / fw;
+                kg_racc<Op> c;
+                c.v = Op::identity();
+                c.i = 0;
+                for (int64_t r = l; r < A.run; r += 32)
+                    c.v = Op::combine(c.v, sv[k1 * per + k0 + fw * r]);
+                for (int m = 16; m > 0; m >>= 1) {
+                    const AT o = kgd_shfl_xor(c.v, m);
+                    c.v = (l & m) ? Op::combine(o, c.v) : Op::combine(c.v, o);
+                }
+                if (l == 0)
+                    kg_red_store<Op>(A, oo + k0 * A.rdims.out[0] + k1 * A.rdims.out[1], xo, c);
+            }
+            continue;
         }
         if (ty == 0 && active) {
             if (kw == 1) {

@@ -141,15 +141,116 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
     }
 }
 
+/* One butterfly step of kg_red_flatw_kept between lanes l and l ^ m over
+   the first 2 H partials (value reductions): the lower lane keeps a[0 .. H),
+   the upper lane a[H .. 2 H) moved down to a[0 .. H), each merging its
+   partner's copy with the lower lane's partial on the left; H = 0: a plain
+   step, both lanes end with the merged a[0]. */
+template <class Op, int N, int H> __device__ __forceinline__ void kg_red_kept_step(typename Op::acc_t (&a)[N], int m)
+{
+    typedef typename Op::acc_t AT;
+    const bool upper = (threadIdx.x & m) != 0;
+    if constexpr (H == 0) {
+        const AT r = kgd_shfl_xor(a[0], m);
+        a[0] = upper ? Op::combine(r, a[0]) : Op::combine(a[0], r);
+    } else {
+#pragma unroll
+        for (int k = 0; k < H; k++) {
+            const AT lo = a[k], hi = a[k + H];
+            const AT r = kgd_shfl_xor(upper ? lo : hi, m);
+            a[k] = upper ? Op::combine(r, hi) : Op::combine(lo, r);
+        }
+    }
+}
+
+/* FLATW over packed rows of interleaved outputs (args.tile_rows = KW > 1,
+   tuning flatw_kept; value reductions): A.n_out rows, each of nv = A.cw
+   16-byte vectors (8, 16 or 32) holding L reduced elements x KW kept
+   columns innermost (element q of a row belongs to column q mod KW), every
+   row right after the one before. PACKED's loads (reduce.cuh,
+   kg_red_rows_packed): a warp's unit is U x 512 contiguous bytes, load j of
+   lane l is vector l mod nv of row j x 32 / nv + l / nv, U loads in flight.
+   Each lane folds its vector's elements into KW partials (element e into
+   partial e mod KW, in order), the U x KW partials of its loads in a[j KW +
+   k]; the nv lanes of a row then halve them in a butterfly (a step per bit
+   of nv, the highest first) until each holds C / nv consecutive partials
+   (C = U KW), merging in plain steps past one: lane l, l' = l mod nv, holds
+   partials [l' C / nv, (l' + 1) C / nv), or partial l' / (nv / C). The
+   combination order is fixed by the plan. */
+template <class Op, int KW, int U> __device__ __forceinline__ void kg_red_flatw_kept(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    typedef typename Op::acc_t AT;
+    constexpr int V = Op::vec, C = U * KW;
+    static_assert(V % KW == 0 && C >= 8 && C <= 32, "kept columns: whole periods in a vector, 8 to 32 partials");
+    typedef kgd_vec<T, V> VT;
+    const VT *vin = (const VT *)A.in;
+    const int nv = A.cw, rpl = 32 / nv, lg = __ffs(nv) - 1; /* lanes per row, rows per load, log2(nv) */
+    const int lane = threadIdx.x & 31, p = lane & (nv - 1);
+    const int hold = C >> lg; /* partials a lane holds at the end (0: one, held by nv / C lanes) */
+    const int64_t nvec = A.n_out * nv;
+    const int64_t warp = ((int64_t)blockIdx.x * KG_RED_THREADS + threadIdx.x) >> 5;
+    const int64_t nwarps = (int64_t)gridDim.x * (KG_RED_THREADS / 32);
+    for (int64_t u = warp; u < A.units; u += nwarps) {
+        const int64_t v0 = u * (U * 32) + lane; /* this lane's vector of load 0 */
+        VT x[U];
+#pragma unroll
+        for (int j = 0; j < U; j++) /* past the end (the last unit): the last vector again, in rows never stored */
+            x[j] = vin[v0 + j * 32 < nvec ? v0 + j * 32 : nvec - 1];
+        AT a[C];
+#pragma unroll
+        for (int j = 0; j < U; j++)
+#pragma unroll
+            for (int k = 0; k < KW; k++) {
+                a[j * KW + k] = Op::map(x[j].v[k]);
+#pragma unroll
+                for (int e = k + KW; e < V; e += KW)
+                    a[j * KW + k] = Op::combine(a[j * KW + k], Op::map(x[j].v[e]));
+            }
+        kg_red_kept_step<Op, C, (C >> 1)>(a, nv >> 1);
+        kg_red_kept_step<Op, C, (C >> 2)>(a, nv >> 2);
+        kg_red_kept_step<Op, C, (C >> 3)>(a, nv >> 3);
+        if (lg > 3)
+            kg_red_kept_step<Op, C, (C >> 4)>(a, nv >> 4);
+        if (lg > 4)
+            kg_red_kept_step<Op, C, (C >> 5)>(a, nv >> 5);
+#pragma unroll
+        for (int h = 0; h < C / 8; h++) {
+            const bool mine = hold > 0 ? h < hold : h == 0 && (p & ((nv / C) - 1)) == 0;
+            const int i = hold > 0 ? p * hold + h : p / (nv / C); /* the partial's j KW + k */
+            const int64_t row = u * (U * rpl) + (int64_t)(i / KW) * rpl + (lane >> lg);
+            if (mine && row < A.n_out) {
+                int64_t io, oo, xo;
+                kg_red_outer(A, row, io, oo, xo);
+                kg_racc<Op> r;
+                r.v = a[h];
+                r.i = 0;
+                kg_red_store<Op>(A, oo + (i % KW) * A.inner_out, xo, r);
+            }
+        }
+    }
+}
+
 /* FLATW: the kernel (value reductions of elements of 2 to 8 bytes; other
    ops and dtypes get an empty one); UO > 0 (kernel flatwo): UO loads in
-   flight per lane. */
+   flight per lane. Packed rows of interleaved outputs (args.tile_rows > 1)
+   take the flatw kernel alone (KG_RED_PACK loads in flight): the flatwo
+   kernel, every other FLATW plan's by default, stays as it was. */
 template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_flatw(const kg_red_args &A)
 {
     constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
     constexpr int U = UO > 0 ? UO : sizeof(typename Op::in_t) == 2 ? KG_RED_FLAT_UNROLL * 3 / 4 : KG_RED_FLAT_UNROLL;
     __shared__ typename Op::acc_t sv[N];
     if constexpr (N > 1) {
+        if constexpr (UO == 0) {
+            if (A.tile_rows > 1) { /* packed rows of interleaved outputs (flatw_kept; kernel flatw only) */
+                if (A.tile_rows == 2)
+                    kg_red_flatw_kept<Op, 2, KG_RED_PACK>(A);
+                else if constexpr (Op::vec % 4 == 0)
+                    kg_red_flatw_kept<Op, 4, KG_RED_PACK>(A);
+                return;
+            }
+        }
         if (A.walk.size[0] > 1)
             kg_red_flatw_v<Op, true, U>(A, sv);
         else

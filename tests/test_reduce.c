@@ -164,6 +164,23 @@ static const rcase cases[] = {
     {"(5,40,16,2,2) (1,3) kept pairs under runs of 2", 5, {5, 40, 16, 2, 2}, 2, {1, 3}, 0, DENSE},
     {"(3,50,16,2,2,2) (0,1,4) kept pairs under runs, merged columns", 6, {3, 50, 16, 2, 2, 2}, 3, {0, 1, 4}, 0, DENSE},
     {"(30,20,2,4) (0,2) kept fours under runs of 2", 4, {30, 20, 2, 4}, 2, {0, 2}, 0, DENSE},
+    /* dense rows of 8, 16 or 32 vectors, a kept dim of 2 or 4 innermost
+       under the reduced run (FLATW's packed rows, flatw_kept): rows of 8
+       vectors of f32 with a partial last warp unit, of 32 (f32) or 16
+       (bf16), kept fours (keepdim), rows under two kept dims */
+    {"(300,16,2) 1 packed rows of kept pairs", 3, {300, 16, 2}, 1, {1}, 0, DENSE},
+    {"(77,64,2) 1 packed rows of kept pairs, long rows", 3, {77, 64, 2}, 1, {1}, 0, DENSE},
+    {"(150,8,4) 1 keepdim packed rows of kept fours", 3, {150, 8, 4}, 1, {1}, 1, DENSE},
+    {"(5,41,64,4) 2 packed rows under two kept dims", 4, {5, 41, 64, 4}, 1, {2}, 0, DENSE},
+    /* a kept dim under a reduced run, the period wider than a vector
+       (cols_runs_fold: one tile of column runs in vectors down a walk, each
+       result folded across the tile): pairs under runs of 40 under a walk,
+       fours under runs of 100 twice a tile, sweep #159's order (pairs under
+       runs of 46, six a tile, under a walk, kept dims outside), threes */
+    {"(20,100,40,2) (0,2) kept pairs under runs of 40, folded", 4, {20, 100, 40, 2}, 2, {0, 2}, 0, DENSE},
+    {"(50,2,100,4) (0,2) kept fours under runs of 100, folded", 4, {50, 2, 100, 4}, 2, {0, 2}, 0, DENSE},
+    {"(7,255,6,2,23,2) (1,3,4) kept pairs under runs of 46, folded", 6, {7, 255, 6, 2, 23, 2}, 3, {1, 3, 4}, 0, DENSE},
+    {"(70,4,5,3) (0,2) kept threes under runs of 5, folded", 4, {70, 4, 5, 3}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -305,6 +322,10 @@ static int runs_plain_launches;
 /* ... and of COLS runs in vectors with a kept width under the run
    (cols_runs_kept) */
 static int kept_launches;
+/* ... and of FLATW's packed rows of interleaved outputs (flatw_kept) */
+static int flatw_kept_launches;
+/* ... and of COLS runs in vectors folded across the tile (cols_runs_fold) */
+static int fold_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -365,6 +386,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
                           plan.args.vec != KG_RED_CV_SCALAR && plan.args.vec != KG_RED_CV_STRIDED;
     kept_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 &&
                      plan.args.vec != KG_RED_CV_SCALAR && plan.args.tile_rows > 1;
+    flatw_kept_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.tile_rows > 1;
+    fold_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.rdims.n > 0;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1187,6 +1210,34 @@ Test(gpu, column_runs_over_a_kept_width_every_value_op_dtype_and_case)
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 0, &kept_launches,
                        "column runs in vectors over a kept width");
 }
+
+/* Every value reduction over every dtype and case with FLATW's packed rows
+   of interleaved outputs (flatw_kept: each lane's vector folded into the
+   kept columns, then a butterfly per row) wherever they apply, every call
+   twice, bitwise equal; half the ops each. */
+static void kept_rows_tunings(int half)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flatw_kept = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &flatw_kept_launches,
+                       "packed rows of interleaved outputs");
+}
+Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case) { kept_rows_tunings(0); }
+Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case_part_2) { kept_rows_tunings(1); }
+
+/* Every value reduction over every dtype and case with column runs in
+   vectors over a period wider than a vector, folded across the tile
+   (cols_runs_fold) wherever they apply, every call twice, bitwise equal;
+   half the ops each. */
+static void fold_tunings(int half)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_runs_fold = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &fold_launches,
+                       "column periods folded across the tile");
+}
+Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case) { fold_tunings(0); }
+Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case_part_2) { fold_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }

@@ -371,10 +371,13 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     /* short rows under many outer positions: flat where an outer position
-       holds at least 2048 elements (a fold per unit), else the columns */
+       holds at least 2048 elements (a fold per unit), else the columns
+       (here, rows of 32 vectors: FLATW's packed rows, flatw_kept) */
     kg_tensor o = fake(IN_AT, KG_F32, 3, (int64_t[]){100000, 64, 2});
     cr_assert_eq(plan_of(KG_RED_SUM, &o, (int[]){1}, 1, 0, &p), KG_OK);
-    cr_assert_neq(p.cls, KG_RED_FLAT, "128 elements per outer position");
+    cr_assert(p.cls != KG_RED_FLAT || (p.args.group == 32 && p.args.tile_rows == 2), "128 elements per outer position");
+    cr_assert_eq(plan_nf(KG_RED_SUM, &o, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_FLAT, "128 elements per outer position, no flat class");
     o = fake(IN_AT, KG_F32, 3, (int64_t[]){1000, 1024, 2});
     cr_assert_eq(plan_of(KG_RED_SUM, &o, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_FLAT);
@@ -907,6 +910,35 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         return;
     }
     const int block = A->group == KG_RED_THREADS || p->cls == KG_RED_COLS;
+    if (p->cls == KG_RED_FLAT && A->group == 32 && A->tile_rows > 1) {
+        /* kg_red_flatw_kept: n_out dense rows of nv = cw vectors, row
+           element q in column q mod KW; unit u's load j of lane l is vector
+           u U 32 + j 32 + l of the input, of row (that) / nv, and folds into
+           partial e mod KW of its row (U = KG_RED_PACK) */
+        const int64_t KW = A->tile_rows, nv = A->cw, U = KG_RED_PACK;
+        if (c->indexed || es < 2 || (KW != 2 && KW != 4) || V % KW || (nv != 8 && nv != 16 && nv != 32) ||
+            nv * V != KW * A->chunk || A->chunk != A->red || A->inner != KW || A->splits != 1 || p->partial_bytes ||
+            A->units * U * (32 / nv) < A->n_out || (A->units - 1) * U * (32 / nv) >= A->n_out || p->occ != 0)
+            fail(c, "flatw kept geometry out of bounds");
+        if (c->bad)
+            return;
+        for (int64_t u = 0; u < A->units; u++)
+            for (int64_t j = 0; j < U; j++)
+                for (int64_t l = 0; l < 32; l++) {
+                    const int64_t v = u * U * 32 + j * 32 + l, row = v / nv;
+                    if (row >= A->n_out)
+                        continue;
+                    int64_t io, oo;
+                    outer_of(&A->outer, 0, row, &io, &oo);
+                    if (io != row * nv * V)
+                        fail(c, "flatw kept rows are not dense");
+                    for (int64_t e = 0; e < V; e++) {
+                        const int64_t q = (v % nv) * V + e;
+                        visit(c, oo + (e % KW) * A->inner_out, q / KW, io + q);
+                    }
+                }
+        return;
+    }
     if (p->cls == KG_RED_FLAT && A->group == 32) {
         /* kg_red_flatw: a warp per outer position; its nb blocks (stride S)
            of n = chunk x P elements, P = run x inner; lane t of NT takes
@@ -997,10 +1029,18 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         if (A->vstore && (c->indexed || !vector || A->inner_out != 1 || A->run != 1 || A->inner % vu))
             fail(c, "vector stores where the results do not lie in whole vectors");
         const int runv = A->run > 1 && A->vec != KG_RED_CV_SCALAR;
+        /* cols_runs_fold: runs in vectors over one tile of m periods of kw
+           kept x run elements (A->rdims: the digits kw, m; a period wider
+           than a vector), each result folded across the tile at the end */
+        const int fold = runv && A->rdims.n > 0;
+        if (fold && (A->rdims.n != 2 || A->rdims.size[0] != A->tile_rows || A->tile_rows < 2 || A->rdims.in[0] != 1 ||
+                     A->rdims.in[1] != A->tile_rows * A->run || A->inner != A->rdims.in[1] * A->rdims.size[1] ||
+                     A->rdims.in[1] <= vu || A->tiles != 1 || cw * vu < A->inner))
+            fail(c, "a folded column period where the run kernel does not take it");
         /* columns over chained kept dims (cols_chain): A->rdims, input
            strides chained from 1, their sizes' product the columns; each
            result at its column's digits (the kernels' 32-bit digits) */
-        if (A->rdims.n > 0) {
+        if (A->rdims.n > 0 && !fold) {
             int64_t cols = 1;
             for (int d = 0; d < A->rdims.n; d++) {
                 if (A->rdims.in[d] != cols)
@@ -1030,8 +1070,9 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             const int64_t kw = runv && A->tile_rows > 1 ? A->tile_rows : 1;
             if (A->red % A->run)
                 fail(c, "rows that are not whole runs");
-            if (runv && (c->indexed || p->occ != 3 || A->deep || M != 1 || A->vstore || vu % (A->run * kw) ||
-                         A->inner % vu || (A->run & (A->run - 1)) || (kw & (kw - 1)) || (kw > 1 && es != 2 && es != 4) ||
+            if (runv && (c->indexed || p->occ != 3 || A->deep || M != 1 || A->vstore || A->inner % vu ||
+                         (!fold && (vu % (A->run * kw) || (A->run & (A->run - 1)) || (kw & (kw - 1)) ||
+                                    (kw > 1 && es != 2 && es != 4))) ||
                          !((A->vec == KG_RED_CV_VEC && es >= 4) || (A->vec == KG_RED_CV_WIDE32 && es == 2))))
                 fail(c, "a column run in vectors where the run kernel does not take it");
             for (int64_t tx = 0; tx < cw; tx++) {
@@ -1241,6 +1282,148 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
     free(c.hash);
     snprintf(why, wl, "%s", c.why);
     return !c.bad;
+}
+
+
+/* A shape, its axes and what a rule makes of it (kw and a second field). */
+typedef struct rule_case {
+    kg_dtype dt;
+    int nd;
+    int64_t shape[6];
+    unsigned mask;
+    int64_t kw, b; /* 0: not taken */
+} rule_case;
+
+/* c's input (at IN_AT), its axes, and its sum's plan under the default
+   tuning; returns the axes' count. */
+static int plan_rule_case(const rule_case *c, kg_tensor *in, int *axes, kg_red_plan *p)
+{
+    *in = fake(IN_AT, c->dt, c->nd, c->shape);
+    int n = 0;
+    for (int d = 0; d < c->nd; d++)
+        if ((c->mask >> d) & 1u)
+            axes[n++] = d;
+    cr_assert_eq(plan_of(KG_RED_SUM, in, axes, n, 0, p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+    return n;
+}
+
+/* check_plan of every op that takes in's dtype under the default tuning. */
+static void check_every_op(const kg_tensor *in, unsigned mask, size_t at)
+{
+    char why[256];
+    kg_red_class cls;
+    for (int op = 0; op < KG_RED_COUNT; op++)
+        if ((kg_red_infos[op].dtype_mask >> in->dtype) & 1u)
+            cr_expect(check_plan((kg_reduce_op)op, in, mask, NULL, why, sizeof why, &cls), "case %zu %s: %s", at,
+                      kg_red_infos[op].name, why);
+}
+
+/* flatw_kept: dense rows of 8, 16 or 32 vectors whose kept dim of 2 or 4
+   lies innermost under the reduced run go to FLATW's packed rows
+   (args.tile_rows the kept width, the flatw kernel), and the plan checker
+   walks each such plan; shapes off those bounds keep their plans. */
+Test(plan, packed_rows_of_interleaved_outputs)
+{
+    /* kw, the lanes per row (0: not taken) */
+    static const rule_case cases[] = {
+        {KG_F32, 6, {100, 21, 2048, 8, 2, 2}, 0x18, 2, 8}, /* sweep #175: K2 R16 under 4300800 rows */
+        {KG_F32, 3, {300, 16, 2}, 0x2, 2, 8},
+        {KG_F32, 3, {77, 64, 2}, 0x2, 2, 32},
+        {KG_BF16, 3, {77, 64, 2}, 0x2, 2, 16},
+        {KG_F32, 3, {150, 8, 4}, 0x2, 4, 8},
+        {KG_BF16, 4, {5, 41, 64, 4}, 0x4, 4, 32},
+        {KG_F64, 3, {300, 16, 2}, 0x2, 2, 16},
+        {KG_I32, 3, {300, 16, 2}, 0x2, 2, 8},
+        {KG_BF16, 3, {300, 16, 2}, 0x2, 0, 0}, /* 4 vectors a row */
+        {KG_F32, 3, {300, 128, 2}, 0x2, 0, 0}, /* 64 vectors a row */
+        {KG_F32, 3, {300, 16, 3}, 0x2, 0, 0},  /* a kept width of 3 */
+        {KG_F64, 3, {300, 16, 4}, 0x2, 0, 0},  /* 4 kept 8-byte elements: wider than a vector */
+        {KG_U8, 3, {300, 64, 2}, 0x2, 0, 0},   /* 1-byte elements */
+        {KG_F32, 4, {2, 150, 16, 2}, 0x5, 0, 0}, /* a second reduced dim */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_tensor in;
+        int axes[KG_MAX_DIMS];
+        kg_red_plan p;
+        const int n = plan_rule_case(&cases[i], &in, axes, &p);
+        const int kept = p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.tile_rows > 1;
+        cr_expect_eq(kept, cases[i].kw > 0, "case %zu: class %d tile_rows %lld", i, p.cls, (long long)p.args.tile_rows);
+        if (kept) {
+            cr_expect_eq(p.args.tile_rows, cases[i].kw, "case %zu", i);
+            cr_expect_eq(p.args.cw, cases[i].b, "case %zu", i);
+            cr_expect_eq(p.occ, 0, "case %zu: the flatw kernel", i);
+        }
+        check_every_op(&in, cases[i].mask, i);
+        /* index reductions keep theirs; off a 16-byte boundary no packed rows */
+        cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, axes, n, 0, &p), KG_OK);
+        cr_expect(!(p.cls == KG_RED_FLAT && p.args.group == 32), "case %zu: argmax", i);
+        kg_tensor m = in;
+        m.data = (void *)(IN_AT + 8);
+        cr_assert_eq(plan_of(KG_RED_SUM, &m, axes, n, 0, &p), KG_OK);
+        cr_expect(!(p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.tile_rows > 1), "case %zu: misaligned", i);
+        /* flatw_kept 0: the plan of before */
+        kg_red_tuning t = kg_red_tuning_default;
+        t.flatw_kept = 0;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+        cr_expect_eq(p.args.tile_rows == 0 || p.cls != KG_RED_FLAT, 1, "case %zu: flatw_kept 0", i);
+    }
+}
+
+/* cols_runs_fold: a contiguous kept dim of kw >= 2 under a reduced run,
+   the period kw x L wider than a vector (times the kept dim of stride P
+   right outside where one tile holds them), a walk of further reduced dims
+   outside: column runs in vectors over one tile, A->rdims the kept digits;
+   the plan checker walks each plan (every op of the dtype). Shapes off the
+   bounds keep their plans. */
+Test(plan, folded_column_periods)
+{
+    /* kw, m (0: not taken) */
+    static const rule_case cases[] = {
+        {KG_BF16, 6, {127, 255, 6, 2, 23, 2}, 0x1a, 2, 6}, /* sweep #159: K2 R46 K6 under R255 */
+        {KG_F32, 4, {20, 300, 40, 2}, 0x5, 2, 1},           /* K2 R40 under K300 (too many for a tile), R20 */
+        {KG_I32, 4, {50, 4, 100, 2}, 0x5, 2, 4},            /* K2 R100 K4 under R50 */
+        {KG_BF16, 4, {50, 2, 100, 4}, 0x5, 4, 2},           /* K4 R100 K2 under R50 */
+        {KG_I32, 4, {50, 2, 100, 4}, 0x5, 0, 0},            /* 4-byte kept fours fill a vector: columns */
+        {KG_F64, 4, {70, 3, 9, 2}, 0x5, 0, 0},              /* 8-byte kept pairs fill a vector */
+        {KG_F32, 4, {70, 4, 5, 3}, 0x5, 3, 4},              /* a kept width of 3: K3 R5 K4, 15 vectors */
+        {KG_F32, 4, {70, 3, 2, 2}, 0x5, 0, 0},              /* a period of one vector: cols_runs_kept */
+        {KG_F32, 4, {70, 3, 5, 3}, 0x5, 0, 0},              /* K3 R5 K3: 45 elements, not whole vectors */
+        {KG_F32, 3, {70, 1000, 2}, 0x3, 0, 0},              /* the runs merge: a period of 140000 */
+        {KG_F32, 2, {9, 2}, 0x1, 0, 0},                     /* no walk outside the run */
+        {KG_I32, 6, {5, 113, 9, 64, 13, 16}, 0x7, 0, 0},    /* sweep #132: K64 (256 bytes) R5, columns in vectors */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_tensor in;
+        int axes[KG_MAX_DIMS];
+        kg_red_plan p;
+        const int n = plan_rule_case(&cases[i], &in, axes, &p);
+        const int fold = p.cls == KG_RED_COLS && p.args.run > 1 && p.args.rdims.n > 0;
+        cr_expect_eq(fold, cases[i].kw > 0, "case %zu: class %d run %lld rdims %d", i, p.cls, (long long)p.args.run,
+                     p.args.rdims.n);
+        if (fold) {
+            cr_expect_eq(p.args.tile_rows, cases[i].kw, "case %zu", i);
+            cr_expect_eq(p.args.rdims.size[1], cases[i].b, "case %zu", i);
+            cr_expect_eq(p.args.tiles, 1, "case %zu", i);
+            cr_expect_eq(p.occ, 3, "case %zu: the colsp kernel", i);
+        }
+        check_every_op(&in, cases[i].mask, i);
+        /* index reductions, and cols_runs_fold 0, keep the plans of before */
+        cr_assert_eq(plan_of(KG_RED_ARGMAX, &in, axes, n, 0, &p), KG_OK);
+        cr_expect(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.rdims.n > 0), "case %zu: argmax", i);
+        kg_red_tuning t = kg_red_tuning_default;
+        t.cols_runs_fold = 0;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+        cr_expect(!(p.cls == KG_RED_COLS && p.args.run > 1 && p.args.rdims.n > 0), "case %zu: cols_runs_fold 0", i);
+        /* narrower tiles (cols_fit, 32 lanes) keep the fold's one tile, or no fold */
+        char why[256];
+        kg_red_class cls;
+        kg_red_tuning fit = kg_red_tuning_default, narrow = kg_red_tuning_default;
+        fit.cols_fit = 1;
+        narrow.cols_lanes = 32;
+        cr_expect(check_plan(KG_RED_SUM, &in, cases[i].mask, &fit, why, sizeof why, &cls), "case %zu fit: %s", i, why);
+        cr_expect(check_plan(KG_RED_MAX, &in, cases[i].mask, &narrow, why, sizeof why, &cls), "case %zu 32 lanes: %s", i,
+                  why);
+    }
 }
 
 static int next_perm(int *a, int n)
