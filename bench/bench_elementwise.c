@@ -26,8 +26,9 @@
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
- * KG_EW_BENCH_ALT="NAME=value,...": each permutation case also timed with those
- * tunings, interleaved with the default in the same process (alt_parse).
+ * KG_EW_BENCH_ALT="NAME=value,...": each permutation case (and each case of
+ * the size sweep) also timed with those tunings, interleaved with the
+ * default in the same process (alt_parse).
  * KG_EW_BENCH_SIZES_ONLY=1: the size sweep and the host time only (no layouts,
  * no permutations).
  */
@@ -313,6 +314,31 @@ static void alt_set(int on)
     }
 }
 
+/* With KG_EW_BENCH_ALT set: call c timed twice with the alternative's
+   tunings, interleaved with two more timings as set (*us: the best of those
+   and its value on entry), `inner` calls a timing; the alternative is
+   verified first (*avar: the variant it ran). Returns its best time (0
+   without an alternative). */
+static double alt_time(call *c, int inner, double *us, const char *name, int *avar)
+{
+    double ua = 0;
+    for (int round = 0; alt_n > 0 && round < 2; round++) {
+        alt_set(1);
+        if (round == 0) {
+            verify(c, 65536, name);
+            *avar = kg_test_last_ew_variant(c->ctx);
+        }
+        const double t = bench_time_us(c->ctx, run_call, c, inner, 15);
+        ua = round == 0 || t < ua ? t : ua;
+        alt_set(0);
+        if (round == 0) {
+            const double d = bench_time_us(c->ctx, run_call, c, inner, 15);
+            *us = d < *us ? d : *us;
+        }
+    }
+    return ua;
+}
+
 /* ---- permutations ---------------------------------------------------------- */
 
 /* A permutation case's name (as printed) and key ("dtype:name"); 0 when
@@ -368,20 +394,8 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     const int var = kg_test_last_ew_variant(ctx);
     double us = bench_time_us(ctx, run_call, &c, 10, 15), ua = 0;
     int avar = -1;
-    for (int round = 0; alt_n > 0 && force < 0 && round < 2; round++) {
-        alt_set(1);
-        if (round == 0) {
-            verify(&c, 65536, name);
-            avar = kg_test_last_ew_variant(ctx);
-        }
-        const double t = bench_time_us(ctx, run_call, &c, 10, 15);
-        ua = round == 0 || t < ua ? t : ua;
-        alt_set(0);
-        if (round == 0) {
-            const double d = bench_time_us(ctx, run_call, &c, 10, 15);
-            us = d < us ? d : us;
-        }
-    }
+    if (force < 0)
+        ua = alt_time(&c, 10, &us, name, &avar);
     kg_test_force_ew_variant(ctx, -1);
     static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma", "tperms"};
     const double gbps = bytes_of(&c) / (us * 1e3);
@@ -682,7 +696,13 @@ int main(void)
                 if (lg == 12 || lg == 28)
                     verify(&c, lg == 12 ? n : 65536, name);
                 const int inner = lg <= 20 ? 200 : lg <= 24 ? 50 : 10;
-                const double us = bench_time_us(ctx, run_call, &c, inner, 15);
+                double us = bench_time_us(ctx, run_call, &c, inner, 15);
+                int avar = -1;
+                /* KG_EW_BENCH_ALT: the alternative tunings, interleaved */
+                const double ua = alt_time(&c, inner, &us, name, &avar);
+                if (ua > 0)
+                    printf("%-22s %-5s %12lld alt %9.2f us %9.1f GB/s, default %9.2f us: x%.3f\n", name,
+                           kg_dtype_name(dt), (long long)n, ua, bytes_of(&c) / (ua * 1e3), us, us / ua);
                 const double cpu = lg == 12 ? cpu_ns_per_element(&c, (int64_t)1 << 22) : -1;
                 static double cpu_cache = -1;
                 if (cpu > 0)
