@@ -25,6 +25,7 @@
  * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
+ * KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype.
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  * KG_EW_BENCH_ALT="NAME=value,...": each permutation case (and each case of
  * the size sweep) also timed with those tunings, interleaved with the
@@ -104,6 +105,8 @@ static const char *profile;
 /* KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed
    as usual (no offsets rows) */
 static const char *only_cases;
+/* KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype */
+static const char *only_dtype;
 
 /* 1 when key is one of the ';'-separated entries of list */
 static int listed(const char *list, const char *key)
@@ -353,7 +356,8 @@ static int perm_wanted(kg_op op, kg_dtype dt, int nd, const int64_t *P, const in
     }
     snprintf(name, 160, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
     snprintf(key, 200, "%s:%s", kg_dtype_name(dt), name);
-    return (!only_cases || listed(only_cases, key)) && (!profile || listed(profile, key));
+    return (!only_cases || listed(only_cases, key)) && (!profile || listed(profile, key)) &&
+           (!only_dtype || !strcmp(only_dtype, kg_dtype_name(dt)));
 }
 
 /* Input a: a dense buffer of physical shape P seen with logical dim d =
@@ -502,6 +506,8 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
     const kg_dtype dts[2] = {KG_F32, KG_BF16};
     for (int di = 0; di < 2; di++) {
         const kg_dtype dt = dts[di];
+        if (only_dtype && strcmp(only_dtype, kg_dtype_name(dt)))
+            continue;
         fill_random(ctx, A, dt, (int64_t)1 << 26);
         fill_random(ctx, B, dt, (int64_t)1 << 26);
         double worst = 1e9;
@@ -640,6 +646,7 @@ int main(void)
         alt_parse(getenv("KG_EW_BENCH_ALT"));
     profile = getenv("KG_EW_BENCH_PROFILE");
     only_cases = getenv("KG_EW_BENCH_CASES");
+    only_dtype = getenv("KG_EW_BENCH_DTYPE");
     char gpu[128];
     int ccM, ccm, sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));

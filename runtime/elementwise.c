@@ -299,9 +299,30 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
 
 /* copies of 2-byte elements that run tperm with square tiles and no word
    pairs: <op>_tperms by words (elementwise_tpw.cuh) where kg_ew_plan_tpw
-   plans them, by the default choice (1) or forced only (0, the default;
-   KG_EW_TUNE_TPERMW) */
-static int tpermw_mode = 0;
+   plans them: by the default choice where kg_ew_tpw_by_default (2, the
+   default), wherever tperm would run them (1), or forced only (0)
+   (KG_EW_TUNE_TPERMW) */
+static int tpermw_mode = 2;
+
+/* H200 s23r1 (same process, % of copy, main's choice -> tperms by words,
+   every bf16 copy row of the perm bench that tperm / tperma ran): faster
+   where both axes fill their tiles (6007x5003^T, c 6007 / 47 tiles of 128,
+   j 5003 / 79 of 64: tperma 64.2 -> 68.2), slower wherever an axis has
+   few tiles or ragged ones: [255,387,259] p1.2.0 (a 2-d transpose, c 255 in
+   2 tiles, the second never whole: its 127 positions want 144 loaded; j
+   100233) 62.3 -> 59.1, p2.0.1 (c 387, j 259: 4 and 5 tiles, the last of
+   3 positions) 52.3 -> 48.5, p2.1.0 (c 255, j 259) 50.3 -> 40.6, p0.2.1 (c
+   387, j 259) 63.6 -> 36.8; every [33,64,95,91] row (c of 33 to 95
+   positions) x0.20-0.49. Whole tiles (no predicates) want a c tile
+   followed by at least 16 positions and a j tile neither first nor last,
+   so: at least 8 tiles along each axis, each axis's tiles at least 90%
+   full. */
+KG_API int kg_ew_tpw_by_default(const kg_tperm *tw)
+{
+    return tw->tiles_c >= 8 && tw->tiles_j >= 8 &&
+           (int64_t)tw->n[KG_TP_C] * 100 >= 90 * (int64_t)tw->tiles_c * KG_TPW_CW &&
+           (int64_t)tw->n[KG_TP_J] * 100 >= 90 * (int64_t)tw->tiles_j * KG_TPW_TJ;
+}
 
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
 static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int64_t tiles_c, int64_t tiles_j,
@@ -1269,8 +1290,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            tchunk, tperma, tperms) */
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
-            (force == KG_EW_TPERMS || (tpermw_mode == 1 && force < 0 && !tp.rect && !tp.words)) &&
-            kg_ew_plan_tpw(&L, &tw)) {
+            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode != 0 && !tp.rect && !tp.words)) &&
+            kg_ew_plan_tpw(&L, &tw) &&
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || (tperm_mode == 0 && kg_ew_tpw_by_default(&tw)))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs, 0);
@@ -1356,7 +1378,7 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 2, 2},
 };
 
 int kg_test_ew_tune(int what, int value)

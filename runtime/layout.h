@@ -57,6 +57,10 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out);
 #define KG_TPW_TJ 64
 #define KG_TPW_CW 128
 KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
+/* 1 when the default choice runs the 2-byte <op>_tperms for a copy planned
+   as tw (kg_ew_plan_tpw): at least 8 tiles along each axis, each axis's
+   tiles at least 90% full (the measured rule in runtime/elementwise.c) */
+KG_API int kg_ew_tpw_by_default(const kg_tperm *tw);
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -216,8 +220,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      0 never;
    KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
-     kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
-     default: forced only).
+     kg_ew_plan_tpw plans them: 2 (the default) by the default choice where
+     kg_ew_tpw_by_default, 1 wherever tperm runs them, 0 never (forced
+     only).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
