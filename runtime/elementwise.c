@@ -351,8 +351,8 @@ static int input_unit_dim(const kgi_layout *L)
 KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
 {
     memset(o, 0, sizeof *o);
-    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) ||
-        L->stride[0][0] != 1 || L->stride[1][0] == 1)
+    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
+        L->stride[1][0] == 1)
         return 0;
     const int jd = input_unit_dim(L);
     if (jd < 0)
