@@ -299,30 +299,21 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
 
 /* copies of 2-byte elements that run tperm with square tiles and no word
    pairs: <op>_tperms by words (elementwise_tpw.cuh) where kg_ew_plan_tpw
-   plans them: by the default choice where kg_ew_tpw_by_default (2, the
-   default), wherever tperm would run them (1), or forced only (0)
-   (KG_EW_TUNE_TPERMW) */
-static int tpermw_mode = 2;
-
-/* H200 s23r1 (same process, % of copy, main's choice -> tperms by words,
-   every bf16 copy row of the perm bench that tperm / tperma ran): faster
-   where both axes fill their tiles (6007x5003^T, c 6007 / 47 tiles of 128,
-   j 5003 / 79 of 64: tperma 64.2 -> 68.2), slower wherever an axis has
-   few tiles or ragged ones: [255,387,259] p1.2.0 (a 2-d transpose, c 255 in
-   2 tiles, the second never whole: its 127 positions want 144 loaded; j
-   100233) 62.3 -> 59.1, p2.0.1 (c 387, j 259: 4 and 5 tiles, the last of
-   3 positions) 52.3 -> 48.5, p2.1.0 (c 255, j 259) 50.3 -> 40.6, p0.2.1 (c
-   387, j 259) 63.6 -> 36.8; every [33,64,95,91] row (c of 33 to 95
-   positions) x0.20-0.49. Whole tiles (no predicates) want a c tile
-   followed by at least 16 positions and a j tile neither first nor last,
-   so: at least 8 tiles along each axis, each axis's tiles at least 90%
-   full. */
-KG_API int kg_ew_tpw_by_default(const kg_tperm *tw)
-{
-    return tw->tiles_c >= 8 && tw->tiles_j >= 8 &&
-           (int64_t)tw->n[KG_TP_C] * 100 >= 90 * (int64_t)tw->tiles_c * KG_TPW_CW &&
-           (int64_t)tw->n[KG_TP_J] * 100 >= 90 * (int64_t)tw->tiles_j * KG_TPW_TJ;
-}
+   plans them, wherever tperm would run them (1) or forced only (0, the
+   default; KG_EW_TUNE_TPERMW). H200, same process, % of copy, main's
+   choice (tperma, tperm2) / tperms by words: s23r1, every bf16 copy row of
+   the perm bench that tperm ran: faster on 6007x5003^T 64.2 / 68.2, slower
+   on every other (a c axis of 33 to 387 positions, tiles of 128: [255,387,
+   259] p1.2.0 62.3 / 59.1, p2.1.0 50.3 / 40.6, p0.2.1 63.6 / 36.8,
+   [33,64,95,91] x0.20-0.49); s23r2, taken where both axes had at least 8
+   tiles, each at least 90% full: faster on 6007x5003^T 64.9 / 68.2,
+   [1999,5,2053] p2.1.0 49.8 / 55.2, sweep 11009x1983^T 59.4 / 63.8,
+   73x85x219x17 p2.3.0.1 63.4 / 64.2, slower on 4097x3001^T 58.7 / 54.5,
+   2053x8191^T 61.7 / 60.5, [7,2053,1999] p0.2.1 66.5 / 59.1, level on
+   3001x4097^T: no rule, so forced only. Its tiles that are not whole (the
+   first j tile, a c tile with fewer than 144 positions left) take the
+   predicated path. */
+static int tpermw_mode = 0;
 
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
 static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int64_t tiles_c, int64_t tiles_j,
@@ -405,7 +396,20 @@ KG_API int kg_ew_dense_vpt(int op)
         return dense_vpt;
     return op == KG_OP_EXP || op == KG_OP_ADD ? 1 : 2;
 }
-static int dense_threads = KG_EW_THREADS;
+/* dense_threads: 128 or 256 threads a block; 0, the default: by op and
+   dtype, kg_ew_dense_threads */
+static int dense_threads = 0;
+
+/* exp of 2-byte elements in blocks of 128 (PyTorch's launch: one vector a
+   thread in blocks of 128), every other dense launch 256: the candidate of
+   s23r3 (s23r2, 2^24, GB/s kgen 256 threads / PyTorch: exp f16 3534.4 /
+   3599.9, bf16 3535.6 / 3576.1; 2^28 4246.2 / 4261.5, 4250.8 / 4260.8) */
+KG_API int kg_ew_dense_threads(int op, size_t es)
+{
+    if (dense_threads == 128 || dense_threads == KG_EW_THREADS)
+        return dense_threads;
+    return op == KG_OP_EXP && es == 2 ? 128 : KG_EW_THREADS;
+}
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -1226,7 +1230,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
         void *args[] = {&p, &n};
-        const int dt_ = dense_threads == 128 ? 128 : KG_EW_THREADS;
+        const int dt_ = kg_ew_dense_threads(op, kg_dtype_size(out->dtype));
         int64_t blocks = (n / vec / kg_ew_dense_vpt(op) + 1 + dt_ - 1) / dt_;
         blocks = blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks;
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)blocks, 1, 1}, (dim3){(unsigned)dt_, 1, 1}, args, 0);
@@ -1290,9 +1294,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            tchunk, tperma, tperms) */
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
-            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode != 0 && !tp.rect && !tp.words)) &&
-            kg_ew_plan_tpw(&L, &tw) &&
-            (force == KG_EW_TPERMS || tpermw_mode == 1 || (tperm_mode == 0 && kg_ew_tpw_by_default(&tw)))) {
+            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && !tp.words)) &&
+            kg_ew_plan_tpw(&L, &tw)) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs, 0);
@@ -1374,11 +1377,11 @@ static const struct {
     {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
-    {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
+    {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 0, 256, 0},
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 2, 2},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -57,10 +57,7 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out);
 #define KG_TPW_TJ 64
 #define KG_TPW_CW 128
 KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
-/* 1 when the default choice runs the 2-byte <op>_tperms for a copy planned
-   as tw (kg_ew_plan_tpw): at least 8 tiles along each axis, each axis's
-   tiles at least 90% full (the measured rule in runtime/elementwise.c) */
-KG_API int kg_ew_tpw_by_default(const kg_tperm *tw);
+
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -111,6 +108,9 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
 /* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by
    default 1 for exp and add, 2 for the others; op: a kg_op). */
 KG_API int kg_ew_dense_vpt(int op);
+/* The dense kernels' threads a block for op with es-byte output elements
+   (the measured rule in runtime/elementwise.c; KG_EW_TUNE_DENSE_THREADS) */
+KG_API int kg_ew_dense_threads(int op, size_t es);
 
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
    2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
@@ -207,7 +207,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
      the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
-     256, the default);
+     256; 0, the default: by op and dtype, kg_ew_dense_threads);
    KG_EW_TUNE_TPERMA: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperma instead: 2 (the default) by the
      default choice where kg_ew_tperma_by_default, 1 always (forced tperm
@@ -220,9 +220,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      0 never;
    KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
-     kg_ew_plan_tpw plans them: 2 (the default) by the default choice where
-     kg_ew_tpw_by_default, 1 wherever tperm runs them, 0 never (forced
-     only).
+     kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
+     default: forced only; s23r1/r2 in runtime/elementwise.c).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,

@@ -1069,7 +1069,7 @@ static void reset_tile_tunings(void)
 {
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
-                                {KG_EW_TUNE_TPERMW, 2}};
+                                {KG_EW_TUNE_TPERMW, 0}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1210,11 +1210,9 @@ typedef struct {
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
    never run tperm (the 2-d transpose runs tperma; want -1: tperma or a
    variant other than tperm that the default prefers), the one it leaves
-   (input 0 not staged) runs tperm. The 2-byte tperms by words is off here
-   (KG_EW_TUNE_TPERMW 0: tperma's rule alone). */
+   (input 0 not staged) runs tperm. */
 Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 0);
     static const tperma_case cs[] = {
         {2, {503, 751}, {1, 0}, KG_EW_TPERMA},        /* flat, 12 x 8 tiles */
         {3, {37, 66, 45}, {2, 1, 0}, -1},           /* tables, 4 x 8 tiles */
@@ -1236,7 +1234,6 @@ Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
                 cr_assert(!(ran & (1u << KG_EW_TPERM)), "%s case %zu: tperm ran (variants %#x)", kg_dtype_name(dts[d]),
                           i, ran);
         }
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 2);
 }
 
 /* Copies of rows kept in place (<op>_rowsv; KG_EW_TUNE_ROWSV 2 and rows
@@ -1412,7 +1409,23 @@ Test(dense, launches_of_one_or_two_vectors_a_thread, .init = setup, .fini = tear
             }
         }
     kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 0);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 0);
+}
+
+/* The dense launch's threads a block (kg_ew_dense_threads): 128 for exp of
+   2-byte elements, 256 for the rest; the tuning overrides it. */
+Test(dense_plan, threads_a_block_by_op)
+{
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 0), 0, "KG_EW_TUNE_DENSE_THREADS's default");
+    cr_assert_eq(kg_ew_dense_threads(KG_OP_EXP, 2), 128);
+    cr_assert_eq(kg_ew_dense_threads(KG_OP_EXP, 4), 256);
+    cr_assert_eq(kg_ew_dense_threads(KG_OP_GELU, 2), 256);
+    cr_assert_eq(kg_ew_dense_threads(KG_OP_ADD, 2), 256);
     kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 256);
+    cr_assert_eq(kg_ew_dense_threads(KG_OP_EXP, 2), 256);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 128);
+    cr_assert_eq(kg_ew_dense_threads(KG_OP_ADD, 4), 128);
+    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 0);
 }
 
 /* The dense launch's rule (kg_ew_dense_vpt, H200 run s18r2): one vector a
@@ -1585,7 +1598,6 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
     } cs[] = {
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERMS},  /* 4-byte copy, c one dim: rows cut at sectors */
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMA}, /* 2-byte copy: kg_ew_tperma_by_default */
-        {2, {1031, 1101}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMS}, /* 9 x 17 full tiles: words (tpw_by_default) */
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_I32, KG_EW_TPERMS},  /* the same kernel for every 4-byte copy */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
@@ -2685,34 +2697,6 @@ Test(tperm_plan, tpw_covers_each_element_once)
                              hits[e]);
         }
         free(hits);
-    }
-}
-
-/* kg_ew_tpw_by_default (H200 run s23r1's rule) on the perm bench's bf16
-   rows that tperm / tperma ran (input a = a dense buffer of physical shape
-   P read in the order p): the words only where both axes fill their tiles
-   (the 2-d transpose that gained), not on the rows that lost (c axes of
-   255 and 387 in 2 and 4 tiles, a ragged j axis of 259, c axes of 33 to
-   95); a [1999,5,2053] permutation of two long axes takes them too. */
-Test(tperm_plan, tpw_where_it_measured_faster)
-{
-    static const struct {
-        int nd;
-        int64_t P[4];
-        int p[4];
-        int want;
-    } cs[] = {
-        {2, {6007, 5003}, {1, 0}, 1},          {3, {255, 387, 259}, {0, 2, 1}, 0},
-        {3, {255, 387, 259}, {1, 2, 0}, 0},    {3, {255, 387, 259}, {2, 0, 1}, 0},
-        {3, {255, 387, 259}, {2, 1, 0}, 0},    {4, {33, 64, 95, 91}, {0, 3, 1, 2}, 0},
-        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, 0}, {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 0},
-        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 0}, {3, {1999, 5, 2053}, {2, 1, 0}, 1},
-    };
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
-        kg_tperm tw;
-        cr_assert(kg_ew_plan_tpw(&L, &tw), "case %zu: no plan", i);
-        cr_assert_eq(kg_ew_tpw_by_default(&tw), cs[i].want, "case %zu (c %u, j %u)", i, tw.n[KG_TP_C], tw.n[KG_TP_J]);
     }
 }
 
