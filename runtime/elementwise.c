@@ -363,6 +363,8 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
         if ((tiles *= L->size[d]) >= ((int64_t)1 << 31))
             return 0;
     }
+    if (tiles >= ((int64_t)1 << 31))
+        return 0;
     tp_set_extents(o, L->size[0], L->size[jd], nb, tiles_c, tiles_j, tiles);
     const int dims[2] = {0, jd};
     for (int a = 0; a < 2; a++) {
