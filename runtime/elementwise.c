@@ -398,20 +398,12 @@ KG_API int kg_ew_dense_vpt(int op)
         return dense_vpt;
     return op == KG_OP_EXP || op == KG_OP_ADD ? 1 : 2;
 }
-/* dense_threads: 128 or 256 threads a block; 0, the default: by op and
-   dtype, kg_ew_dense_threads */
-static int dense_threads = 0;
-
-/* exp of 2-byte elements in blocks of 128 (PyTorch's launch: one vector a
-   thread in blocks of 128), every other dense launch 256: the candidate of
-   s23r3 (s23r2, 2^24, GB/s kgen 256 threads / PyTorch: exp f16 3534.4 /
-   3599.9, bf16 3535.6 / 3576.1; 2^28 4246.2 / 4261.5, 4250.8 / 4260.8) */
-KG_API int kg_ew_dense_threads(int op, size_t es)
-{
-    if (dense_threads == 128 || dense_threads == KG_EW_THREADS)
-        return dense_threads;
-    return op == KG_OP_EXP && es == 2 ? 128 : KG_EW_THREADS;
-}
+/* 256 threads a block (KG_EW_TUNE_DENSE_THREADS 128: 128). H200 s23r3,
+   same process, exp of f16 / bf16 in blocks of 128 against 256 (PyTorch's
+   launch is one vector a thread in blocks of 128): 2^24 19.12 / 19.16 us
+   and 19.10 / 19.16, 2^28 254.71 / 254.58 and 254.68 / 254.68, 2^12 5.13
+   / 4.60 and 4.82 / 5.07 (launch-bound): level, so not taken. */
+static int dense_threads = KG_EW_THREADS;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
    runs per warp access) that leaves at most 30% of the lanes idle over a
@@ -1232,7 +1224,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     case KG_EW_DENSE: {
         int64_t n = L.size[0];
         void *args[] = {&p, &n};
-        const int dt_ = kg_ew_dense_threads(op, kg_dtype_size(out->dtype));
+        const int dt_ = dense_threads == 128 ? 128 : KG_EW_THREADS;
         int64_t blocks = (n / vec / kg_ew_dense_vpt(op) + 1 + dt_ - 1) / dt_;
         blocks = blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks;
         st = kg_launch(ctx, ks[var], (dim3){(unsigned)blocks, 1, 1}, (dim3){(unsigned)dt_, 1, 1}, args, 0);
@@ -1379,7 +1371,7 @@ static const struct {
     {KG_EW_TUNE_TCHUNK_CQ, &tchunk_cq, 0, 64, 0},
     {KG_EW_TUNE_TCHUNK_TPB, &tchunk_tpb, 1, 4096, 1},
     {KG_EW_TUNE_DENSE_VPT, &dense_vpt, 0, 2, 0},
-    {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 0, 256, 0},
+    {KG_EW_TUNE_DENSE_THREADS, &dense_threads, 128, 256, KG_EW_THREADS},
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},

@@ -108,9 +108,6 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
 /* The dense kernels' vectors a thread for op (KG_EW_TUNE_DENSE_VPT, or by
    default 1 for exp and add, 2 for the others; op: a kg_op). */
 KG_API int kg_ew_dense_vpt(int op);
-/* The dense kernels' threads a block for op with es-byte output elements
-   (the measured rule in runtime/elementwise.c; KG_EW_TUNE_DENSE_THREADS) */
-KG_API int kg_ew_dense_threads(int op, size_t es);
 
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
    2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
@@ -207,7 +204,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_DENSE_VPT: the dense kernels' vectors a thread (1 or 2; 0,
      the default: by op, kg_ew_dense_vpt);
    KG_EW_TUNE_DENSE_THREADS: the dense kernels' threads a block (128 or
-     256; 0, the default: by op and dtype, kg_ew_dense_threads);
+     256, the default);
    KG_EW_TUNE_TPERMA: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperma instead: 2 (the default) by the
      default choice where kg_ew_tperma_by_default, 1 always (forced tperm

@@ -1409,23 +1409,7 @@ Test(dense, launches_of_one_or_two_vectors_a_thread, .init = setup, .fini = tear
             }
         }
     kg_test_ew_tune(KG_EW_TUNE_DENSE_VPT, 0);
-    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 0);
-}
-
-/* The dense launch's threads a block (kg_ew_dense_threads): 128 for exp of
-   2-byte elements, 256 for the rest; the tuning overrides it. */
-Test(dense_plan, threads_a_block_by_op)
-{
-    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 0), 0, "KG_EW_TUNE_DENSE_THREADS's default");
-    cr_assert_eq(kg_ew_dense_threads(KG_OP_EXP, 2), 128);
-    cr_assert_eq(kg_ew_dense_threads(KG_OP_EXP, 4), 256);
-    cr_assert_eq(kg_ew_dense_threads(KG_OP_GELU, 2), 256);
-    cr_assert_eq(kg_ew_dense_threads(KG_OP_ADD, 2), 256);
     kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 256);
-    cr_assert_eq(kg_ew_dense_threads(KG_OP_EXP, 2), 256);
-    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 128);
-    cr_assert_eq(kg_ew_dense_threads(KG_OP_ADD, 4), 128);
-    kg_test_ew_tune(KG_EW_TUNE_DENSE_THREADS, 0);
 }
 
 /* The dense launch's rule (kg_ew_dense_vpt, H200 run s18r2): one vector a
