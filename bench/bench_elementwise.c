@@ -22,12 +22,14 @@
  * KG_EW_TPERM_RECT_STEP, KG_EW_TPERM_RECT_TILES, KG_EW_TPERM_RECT_MIN_BYTES, KG_EW_ROWSV,
  * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
  * KG_EW_GATHER_ROT, KG_EW_TCHUNK, KG_EW_TCHUNK_CQ, KG_EW_TCHUNK_TPB, KG_EW_DENSE_VPT,
- * KG_EW_DENSE_THREADS. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
+ * KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype.
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
- * KG_EW_BENCH_ALT="NAME=value,...": each permutation case also timed with those
- * tunings, interleaved with the default in the same process (alt_parse).
+ * KG_EW_BENCH_ALT="NAME=value,...": each permutation case (and each case of
+ * the size sweep) also timed with those tunings, interleaved with the
+ * default in the same process (alt_parse).
  * KG_EW_BENCH_SIZES_ONLY=1: the size sweep and the host time only (no layouts,
  * no permutations).
  */
@@ -103,6 +105,8 @@ static const char *profile;
 /* KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed
    as usual (no offsets rows) */
 static const char *only_cases;
+/* KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype */
+static const char *only_dtype;
 
 /* 1 when key is one of the ';'-separated entries of list */
 static int listed(const char *list, const char *key)
@@ -270,7 +274,8 @@ static const struct {
              {"KG_EW_DENSE_THREADS", KG_EW_TUNE_DENSE_THREADS},
              {"KG_EW_TPERMA", KG_EW_TUNE_TPERMA},
              {"KG_EW_TPERMS", KG_EW_TUNE_TPERMS},
-             {"KG_EW_TPERMA_BPS", KG_EW_TUNE_TPERMA_BPS}};
+             {"KG_EW_TPERMA_BPS", KG_EW_TUNE_TPERMA_BPS},
+             {"KG_EW_TPERMW", KG_EW_TUNE_TPERMW}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
    (default choice) is timed twice with the tunings as set and twice with
@@ -312,6 +317,31 @@ static void alt_set(int on)
     }
 }
 
+/* With KG_EW_BENCH_ALT set: call c timed twice with the alternative's
+   tunings, interleaved with two more timings as set (*us: the best of those
+   and its value on entry), `inner` calls a timing; the alternative is
+   verified first (*avar: the variant it ran). Returns its best time (0
+   without an alternative). */
+static double alt_time(call *c, int inner, double *us, const char *name, int *avar)
+{
+    double ua = 0;
+    for (int round = 0; alt_n > 0 && round < 2; round++) {
+        alt_set(1);
+        if (round == 0) {
+            verify(c, 65536, name);
+            *avar = kg_test_last_ew_variant(c->ctx);
+        }
+        const double t = bench_time_us(c->ctx, run_call, c, inner, 15);
+        ua = round == 0 || t < ua ? t : ua;
+        alt_set(0);
+        if (round == 0) {
+            const double d = bench_time_us(c->ctx, run_call, c, inner, 15);
+            *us = d < *us ? d : *us;
+        }
+    }
+    return ua;
+}
+
 /* ---- permutations ---------------------------------------------------------- */
 
 /* A permutation case's name (as printed) and key ("dtype:name"); 0 when
@@ -326,7 +356,8 @@ static int perm_wanted(kg_op op, kg_dtype dt, int nd, const int64_t *P, const in
     }
     snprintf(name, 160, "%s %s p%s%s", op == KG_OP_ADD ? "add" : "copy", shp, pm, tag);
     snprintf(key, 200, "%s:%s", kg_dtype_name(dt), name);
-    return (!only_cases || listed(only_cases, key)) && (!profile || listed(profile, key));
+    return (!only_cases || listed(only_cases, key)) && (!profile || listed(profile, key)) &&
+           (!only_dtype || !strcmp(only_dtype, kg_dtype_name(dt)));
 }
 
 /* Input a: a dense buffer of physical shape P seen with logical dim d =
@@ -367,20 +398,8 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     const int var = kg_test_last_ew_variant(ctx);
     double us = bench_time_us(ctx, run_call, &c, 10, 15), ua = 0;
     int avar = -1;
-    for (int round = 0; alt_n > 0 && force < 0 && round < 2; round++) {
-        alt_set(1);
-        if (round == 0) {
-            verify(&c, 65536, name);
-            avar = kg_test_last_ew_variant(ctx);
-        }
-        const double t = bench_time_us(ctx, run_call, &c, 10, 15);
-        ua = round == 0 || t < ua ? t : ua;
-        alt_set(0);
-        if (round == 0) {
-            const double d = bench_time_us(ctx, run_call, &c, 10, 15);
-            us = d < us ? d : us;
-        }
-    }
+    if (force < 0)
+        ua = alt_time(&c, 10, &us, name, &avar);
     kg_test_force_ew_variant(ctx, -1);
     static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma", "tperms"};
     const double gbps = bytes_of(&c) / (us * 1e3);
@@ -487,6 +506,8 @@ static void perms_bench(kg_context *ctx, void *A, void *B, void *O)
     const kg_dtype dts[2] = {KG_F32, KG_BF16};
     for (int di = 0; di < 2; di++) {
         const kg_dtype dt = dts[di];
+        if (only_dtype && strcmp(only_dtype, kg_dtype_name(dt)))
+            continue;
         fill_random(ctx, A, dt, (int64_t)1 << 26);
         fill_random(ctx, B, dt, (int64_t)1 << 26);
         double worst = 1e9;
@@ -625,6 +646,7 @@ int main(void)
         alt_parse(getenv("KG_EW_BENCH_ALT"));
     profile = getenv("KG_EW_BENCH_PROFILE");
     only_cases = getenv("KG_EW_BENCH_CASES");
+    only_dtype = getenv("KG_EW_BENCH_DTYPE");
     char gpu[128];
     int ccM, ccm, sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, gpu, sizeof gpu, &ccM, &ccm, &sms));
@@ -681,7 +703,13 @@ int main(void)
                 if (lg == 12 || lg == 28)
                     verify(&c, lg == 12 ? n : 65536, name);
                 const int inner = lg <= 20 ? 200 : lg <= 24 ? 50 : 10;
-                const double us = bench_time_us(ctx, run_call, &c, inner, 15);
+                double us = bench_time_us(ctx, run_call, &c, inner, 15);
+                int avar = -1;
+                /* KG_EW_BENCH_ALT: the alternative tunings, interleaved */
+                const double ua = alt_time(&c, inner, &us, name, &avar);
+                if (ua > 0)
+                    printf("%-22s %-5s %12lld alt %9.2f us %9.1f GB/s, default %9.2f us: x%.3f\n", name,
+                           kg_dtype_name(dt), (long long)n, ua, bytes_of(&c) / (ua * 1e3), us, us / ua);
                 const double cpu = lg == 12 ? cpu_ns_per_element(&c, (int64_t)1 << 22) : -1;
                 static double cpu_cache = -1;
                 if (cpu > 0)

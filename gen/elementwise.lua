@@ -178,20 +178,24 @@ function M.generate(G)
           -- 6 blocks per SM; elementwise_tpa.cuh), for 4-byte elements
           -- <op>_tperms (tperm's tiles with output rows cut at 32-byte
           -- sectors; elementwise_tph.cuh)
-          for _, t in ipairs({ { "tperma", 2, "6 blocks per SM" },
-                               { "tperms", 4, "output rows cut at sectors" } }) do
-            f[t[1]] = dt.size == t[2] and f.bits
+          -- (and for 2-byte elements, after tperma, <op>_tperms by 32-bit words
+          -- on both sides; elementwise_tpw.cuh)
+          local kt = kc
+          for _, t in ipairs({ { "tperma", { [2] = true }, "6 blocks per SM" },
+                               { "tperms", { [2] = true, [4] = true }, "output rows cut at sectors" } }) do
+            f[t[1]] = t[2][dt.size] and f.bits
             if f[t[1]] then
-              local kt = G:kernel({ name = f.name .. "_" .. t[1], module = module, vec = f.vec,
+              local k2 = G:kernel({ name = f.name .. "_" .. t[1], module = module, vec = f.vec,
                                     desc = f.desc .. " [tperm tiles, " .. t[3] .. "]" })
-              assert(kt == kc + 1)
+              assert(k2 == kt + 1)
+              kt = k2
             end
           end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms" }
           or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
         include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",

@@ -297,6 +297,89 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
     return off;
 }
 
+/* copies of 2-byte elements that run tperm with square tiles and no word
+   pairs: <op>_tperms by words (elementwise_tpw.cuh) where kg_ew_plan_tpw
+   plans them, wherever tperm would run them (1) or forced only (0, the
+   default; KG_EW_TUNE_TPERMW). H200, same process, % of copy, main's
+   choice (tperma, tperm2) / tperms by words: s23r1, every bf16 copy row of
+   the perm bench that tperm ran: faster on 6007x5003^T 64.2 / 68.2, slower
+   on every other (a c axis of 33 to 387 positions, tiles of 128: [255,387,
+   259] p1.2.0 62.3 / 59.1, p2.1.0 50.3 / 40.6, p0.2.1 63.6 / 36.8,
+   [33,64,95,91] x0.20-0.49); s23r2, taken where both axes had at least 8
+   tiles, each at least 90% full: faster on 6007x5003^T 64.9 / 68.2,
+   [1999,5,2053] p2.1.0 49.8 / 55.2, sweep 11009x1983^T 59.4 / 63.8,
+   73x85x219x17 p2.3.0.1 63.4 / 64.2, slower on 4097x3001^T 58.7 / 54.5,
+   2053x8191^T 61.7 / 60.5, [7,2053,1999] p0.2.1 66.5 / 59.1, level on
+   3001x4097^T: no rule, so forced only. Its tiles that are not whole (the
+   first j tile, a c tile with fewer than 144 positions left) take the
+   predicated path. */
+static int tpermw_mode = 0;
+
+/* A tperm plan's axis extents and tile counts (each below 2^31) */
+static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int64_t tiles_c, int64_t tiles_j,
+                           int64_t tiles)
+{
+    o->n[KG_TP_C] = (uint32_t)nc;
+    o->n[KG_TP_J] = (uint32_t)nj;
+    o->n[KG_TP_B] = (uint32_t)nb;
+    o->tiles_c = (uint32_t)tiles_c;
+    o->tiles_j = (uint32_t)tiles_j;
+    o->tiles = (uint32_t)tiles;
+    kgi_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
+    kgi_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+}
+
+/* The first dim after dim 0 of unit stride in the input (operand 1) of a
+   copy's layout L, or -1 */
+static int input_unit_dim(const kgi_layout *L)
+{
+    for (int d = 1; d < L->ndim; d++)
+        if (L->stride[1][d] == 1)
+            return d;
+    return -1;
+}
+
+KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
+        L->stride[1][0] == 1)
+        return 0;
+    const int jd = input_unit_dim(L);
+    if (jd < 0)
+        return 0;
+    const int64_t tiles_c = (L->size[0] + KG_TPW_CW - 1) / KG_TPW_CW;
+    const int64_t tiles_j = (L->size[jd] + KG_TPW_TJ - 1) / KG_TPW_TJ;
+    int64_t tiles = tiles_c * tiles_j, nb = 1; /* sizes below 2^31 (fits32): no overflow */
+    for (int d = 1; d < L->ndim; d++) {
+        if (d == jd)
+            continue;
+        const int i = o->nd[KG_TP_B]++;
+        o->size[KG_TP_B][i] = (uint32_t)L->size[d];
+        kgi_divmod_magic(o->size[KG_TP_B][i], &o->magic[KG_TP_B][i], &o->shift[KG_TP_B][i]);
+        for (int k = 0; k < 2; k++)
+            o->stride[KG_TP_B][k][i] = (int32_t)L->stride[k][d];
+        nb *= L->size[d];
+        if ((tiles *= L->size[d]) >= ((int64_t)1 << 31))
+            return 0;
+    }
+    if (tiles >= ((int64_t)1 << 31))
+        return 0;
+    tp_set_extents(o, L->size[0], L->size[jd], nb, tiles_c, tiles_j, tiles);
+    const int dims[2] = {0, jd};
+    for (int a = 0; a < 2; a++) {
+        o->nd[a] = 1;
+        o->size[a][0] = (uint32_t)L->size[dims[a]];
+        kgi_divmod_magic(o->size[a][0], &o->magic[a][0], &o->shift[a][0]);
+        for (int k = 0; k < 2; k++)
+            o->stride[a][k][0] = (int32_t)L->stride[k][dims[a]];
+    }
+    o->staged = 2u;
+    o->map = 1;
+    o->flat = 1;
+    return 1;
+}
+
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
    threads cover nvec / dense_vpt; 1 or 2; 0, the default: by op,
    kg_ew_dense_vpt), dense_threads threads a block (KG_EW_TUNE_DENSE_VPT,
@@ -315,6 +398,11 @@ KG_API int kg_ew_dense_vpt(int op)
         return dense_vpt;
     return op == KG_OP_EXP || op == KG_OP_ADD ? 1 : 2;
 }
+/* 256 threads a block (KG_EW_TUNE_DENSE_THREADS 128: 128). H200 s23r3,
+   same process, exp of f16 / bf16 in blocks of 128 against 256 (PyTorch's
+   launch is one vector a thread in blocks of 128): 2^24 19.12 / 19.16 us
+   and 19.10 / 19.16, 2^28 254.71 / 254.58 and 254.68 / 254.68, 2^12 5.13
+   / 4.60 and 4.82 / 5.07 (launch-bound): level, so not taken. */
 static int dense_threads = KG_EW_THREADS;
 
 /* The lanes per row of rows, as a log2 (2..5): the widest group (longest
@@ -703,14 +791,7 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
         }
     if ((tiles *= nb) >= lim) /* n < 2^31 (fits32), so no product above overflows */
         return 0;
-    o->n[KG_TP_C] = (uint32_t)n[KG_TP_C];
-    o->n[KG_TP_J] = (uint32_t)n[KG_TP_J];
-    o->n[KG_TP_B] = (uint32_t)nb;
-    o->tiles_c = (uint32_t)tiles_c;
-    o->tiles_j = (uint32_t)tiles_j;
-    o->tiles = (uint32_t)tiles;
-    kgi_divmod_magic(o->tiles_c, &o->magic_c, &o->shift_c);
-    kgi_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
+    tp_set_extents(o, n[KG_TP_C], n[KG_TP_J], nb, tiles_c, tiles_j, tiles);
     const int *lists[3] = {list[KG_TP_C], list[KG_TP_J], blist};
     const int counts[3] = {cnt[KG_TP_C], cnt[KG_TP_J], nbd};
     for (int a = 0; a < 3; a++) {
@@ -879,10 +960,7 @@ KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_
     if (tchunk_mode == 0 || L->ndim < 2 || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
         L->stride[1][0] == 0)
         return 0;
-    int J = -1;
-    for (int d = 1; d < L->ndim && J < 0; d++)
-        if (L->stride[1][d] == 1)
-            J = d;
+    const int J = input_unit_dim(L);
     if (J < 0)
         return 0;
     const int64_t e = (int64_t)es, nc = L->size[0], nj = L->size[J];
@@ -1205,6 +1283,18 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
             break;
         }
+        /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh) with
+           its own plan, after tperma (tperm, tperm2, rowsv, tplanev, tslab,
+           tchunk, tperma, tperms) */
+        kg_tperm tw;
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
+            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && !tp.words)) &&
+            kg_ew_plan_tpw(&L, &tw)) {
+            void *wargs[] = {&p, &tw};
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
+            st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs, 0);
+            break;
+        }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
            tchunk, tperma) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
@@ -1285,6 +1375,7 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

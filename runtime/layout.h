@@ -46,6 +46,19 @@ KG_API int kg_ew_tperms_ok(const kg_tperm *tp);
    of at least 96 positions; the measured rule in runtime/elementwise.c) */
 KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out);
 
+/* The plan of the 2-byte <op>_tperms kernels (templates/elementwise_tpw.cuh:
+   copies of f16 / bf16 by 32-bit words on both sides, output rows cut at
+   32-byte sectors) for the coalesced layout L (operand 0 the output, 1 the
+   input): flat, c = dim 0 (unit stride in the output, not in the input), j
+   = the dim of unit input stride, every other dim walked by block; tiles of
+   KG_TPW_CW c by KG_TPW_TJ j positions (the numbers elementwise_tpw.cuh
+   compiles with). 0 where L has no such dims or its offsets or tiles do not
+   fit in 31 bits. */
+#define KG_TPW_TJ 64
+#define KG_TPW_CW 128
+KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
+
+
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
    in runtime/elementwise.c) */
@@ -201,7 +214,11 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERMS: copies of 4-byte elements that run tperm run
      <op>_tperms: 2 (the default) by the default choice where
      kg_ew_tperms_by_default, 1 wherever kg_ew_tperms_ok (forced tperm too),
-     0 never.
+     0 never;
+   KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
+     tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
+     kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
+     default: forced only; s23r1/r2 in runtime/elementwise.c).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -236,7 +253,8 @@ enum {
     KG_EW_TUNE_DENSE_THREADS,
     KG_EW_TUNE_TPERMA,
     KG_EW_TUNE_TPERMA_BPS,
-    KG_EW_TUNE_TPERMS
+    KG_EW_TUNE_TPERMS,
+    KG_EW_TUNE_TPERMW
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

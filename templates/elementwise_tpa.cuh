@@ -25,6 +25,7 @@
 #define KG_ELEMENTWISE_TPA_CUH
 
 #include "elementwise_tperm.cuh"
+#include "elementwise_tpw.cuh"
 
 /* <op>_tperma is compiled for at least this many resident blocks per SM:
    40 registers (bf16 copy, sm_90: no spill), two tile buffers of 9.6 KB */

@@ -857,40 +857,57 @@ static void check_perm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perms(op, dt, odt, 4, S(5, 67, 3, 70));
 }
 
-Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
+/* (op, input dtype, output dtype) triples for the permutation tests */
+typedef struct {
+    kg_op op;
+    kg_dtype dt, odt;
+} tp_call;
+
+/* The perm tests' calls, by test: copies, casts, ops of two and three
+   inputs, integer ops */
+static const struct {
+    size_t n;
+    tp_call c[5];
+} perm_groups[] = {
+    {5,
+     {{KG_OP_COPY, KG_F32, KG_F32},
+      {KG_OP_COPY, KG_BF16, KG_BF16},
+      {KG_OP_COPY, KG_F64, KG_F64},
+      {KG_OP_COPY, KG_U8, KG_U8},
+      {KG_OP_COPY, KG_BOOL, KG_BOOL}}},
+    {4,
+     {{KG_OP_CAST, KG_BF16, KG_BF16},
+      {KG_OP_CAST, KG_F16, KG_F32},
+      {KG_OP_CAST, KG_F32, KG_BF16},
+      {KG_OP_CAST, KG_I32, KG_I64}}},
+    {5,
+     {{KG_OP_ADD, KG_F32, KG_F32},
+      {KG_OP_ADD, KG_BF16, KG_BF16},
+      {KG_OP_MUL, KG_I64, KG_I64},
+      {KG_OP_LT, KG_F16, KG_BOOL},
+      {KG_OP_WHERE, KG_F32, KG_F32}}},
+    {3, {{KG_OP_SUB, KG_U8, KG_U8}, {KG_OP_DIV, KG_I64, KG_I64}, {KG_OP_ADD, KG_BOOL, KG_BOOL}}},
+};
+
+/* perm and permf (tperm: the tests below) on every permutation of the perm
+   shapes of each call of group g */
+static void check_perm_group(int g)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
-    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F64, KG_U8, KG_BOOL};
-    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
-        check_perm_shapes(KG_OP_COPY, dts[i], dts[i]);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2);
+    for (size_t i = 0; i < perm_groups[g].n; i++)
+        check_perm_shapes(perm_groups[g].c[i].op, perm_groups[g].c[i].dt, perm_groups[g].c[i].odt);
 }
 
-Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
-{
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
-    check_perm_shapes(KG_OP_CAST, KG_BF16, KG_BF16);
-    check_perm_shapes(KG_OP_CAST, KG_F16, KG_F32);
-    check_perm_shapes(KG_OP_CAST, KG_F32, KG_BF16);
-    check_perm_shapes(KG_OP_CAST, KG_I32, KG_I64);
-}
+Test(perm, copy_every_permutation, .init = setup, .fini = teardown, .timeout = 600) { check_perm_group(0); }
+
+Test(perm, cast_every_permutation, .init = setup, .fini = teardown, .timeout = 600) { check_perm_group(1); }
 
 Test(perm, binary_and_where_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
-    check_perm_shapes(KG_OP_ADD, KG_F32, KG_F32);
-    check_perm_shapes(KG_OP_ADD, KG_BF16, KG_BF16);
-    check_perm_shapes(KG_OP_MUL, KG_I64, KG_I64);
-    check_perm_shapes(KG_OP_LT, KG_F16, KG_BOOL);
-    check_perm_shapes(KG_OP_WHERE, KG_F32, KG_F32);
+    check_perm_group(2);
 }
 
-Test(perm, integer_ops_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
-{
-    kg_test_ew_tune(KG_EW_TUNE_TPERM, 2); /* perm and permf (tperm: the tests below) */
-    check_perm_shapes(KG_OP_SUB, KG_U8, KG_U8);
-    check_perm_shapes(KG_OP_DIV, KG_I64, KG_I64);
-    check_perm_shapes(KG_OP_ADD, KG_BOOL, KG_BOOL);
-}
+Test(perm, integer_ops_every_permutation, .init = setup, .fini = teardown, .timeout = 600) { check_perm_group(3); }
 
 /* Persistent perm blocks (fewer blocks than tiles): a block takes several
    tiles in turn. */
@@ -955,11 +972,6 @@ static void check_tperm_shapes(kg_op op, kg_dtype dt, kg_dtype odt)
     check_perms(op, dt, odt, 2, S(1536, 11));
     check_perms(op, dt, odt, 2, S(25, 1155)); /* an odd long side: 5 of its 1155 move over */
 }
-
-typedef struct {
-    kg_op op;
-    kg_dtype dt, odt;
-} tp_call;
 
 /* The tuning hook routes every planned call to tperm (element mapping
    `map`); check_perms asserts that it ran (bitwise results: copy and cast
@@ -1041,6 +1053,44 @@ Test(tperm, other_tiles_per_pass_tables, .init = setup, .fini = teardown, .timeo
     check_other_tiles_per_pass(0);
 }
 
+/* Copies of dt on every permutation of the tperm shapes and of rows of 255,
+   387, 31, 4097, 2 and 1 elements (the tperma and tperms tests) */
+static void check_tile_copy_shapes(kg_dtype dt)
+{
+    check_tperm_shapes(KG_OP_COPY, dt, dt);
+    check_perms(KG_OP_COPY, dt, dt, 2, S(255, 387));
+    check_perms(KG_OP_COPY, dt, dt, 2, S(4097, 31));
+    check_perms(KG_OP_COPY, dt, dt, 3, S(31, 2, 255));
+    check_perms(KG_OP_COPY, dt, dt, 3, S(65, 129, 63));
+}
+
+/* The tile tunings the tperma and tperms tests set, back to the defaults */
+static void reset_tile_tunings(void)
+{
+    static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
+                                {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
+                                {KG_EW_TUNE_TPERMW, 0}};
+    for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
+        kg_test_ew_tune(tv[i][0], tv[i][1]);
+}
+
+/* Rank-6 copies, the reversal and a rotation (every permutation of 6 dims
+   is 720 cases), twice each (dtype d0, then d1), misaligned; asserts that
+   a variant of the mask `want` ran each time */
+static void check_6d_copies(kg_dtype d0, kg_dtype d1, unsigned want)
+{
+    for (size_t i = 0; i < 4; i++) {
+        unsigned ran = 0;
+        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
+        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
+        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
+        const kg_dtype dt = i < 2 ? d0 : d1;
+        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, dt, dt, &c, &ran);
+        cr_assert(ran & want, "6-d case %zu: variants %#x, want one of %#x", i, ran, want);
+    }
+}
+
 /* Copies of 2-byte elements by <op>_tperma (tperm's tiles at 6 blocks per
    SM, two buffers; KG_EW_TUNE_TPERMA 1: wherever tperm runs with square
    tiles; word pairs and rect tiles off so that it runs on even shapes and
@@ -1059,30 +1109,10 @@ static void check_tperma(int flat, int bps)
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
     want_tperm = 2;
-    const kg_dtype dts[] = {KG_BF16, KG_F16};
-    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
-        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
-        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
-        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(4097, 31));
-        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(31, 2, 255));
-        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
-    }
-    /* rank 6: the reversal and a rotation (every permutation of 6 dims is 720 cases) */
-    for (size_t i = 0; i < 4; i++) {
-        unsigned ran = 0;
-        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
-        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
-        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
-        const kg_dtype dt = i < 2 ? KG_F16 : KG_BF16;
-        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
-        run_case(KG_OP_COPY, dt, dt, &c, &ran);
-        cr_assert(ran & (1u << KG_EW_TPERMA), "6-d case %zu: tperma did not run (variants %#x)", i, ran);
-    }
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 2);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA_BPS, 0);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMA, 2);
+    check_tile_copy_shapes(KG_BF16);
+    check_tile_copy_shapes(KG_F16);
+    check_6d_copies(KG_F16, KG_BF16, 1u << KG_EW_TPERMA);
+    reset_tile_tunings();
 }
 
 Test(tperma, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600)
@@ -1100,71 +1130,69 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
     check_tperma(1, 6);
 }
 
-/* Copies of 4-byte elements by <op>_tperms (output rows cut at 32-byte
-   sectors, templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMS 1: wherever
+/* Copies by <op>_tperms (output rows cut at 32-byte sectors): 4-byte
+   elements (templates/elementwise_tph.cuh; KG_EW_TUNE_TPERMS 1: wherever
    the plan's c axis is one dim of output stride 1 and input 0 is staged,
+   tperm elsewhere), with and without tables, or 2-byte ones (es 2:
+   templates/elementwise_tpw.cuh, 32-bit words on both sides;
+   KG_EW_TUNE_TPERMW 1 with the word pairs off, so even shapes take it too,
    tperm elsewhere): every permutation of the tperm shapes (2 to 5 dims,
    short and odd dims folded, a misaligned base), rows of 255, 387, 31,
-   4097, 2 and 1 elements, each of the 8 output phases within a sector (the
-   output 0 to 7 elements off, the input off by other amounts) on a 2-d and
-   a 3-d transposition, twice each, a 6-d reversal and rotation, with and
-   without tables; f32 and i32. Bits exact against the reference. */
-static void check_tph(int flat)
+   4097, 2 and 1 elements, [300,7,261] (whole tiles and both word parities
+   of the input's rows), each output phase within a sector (the output 0 to
+   32 / es - 1 elements off, the input off by other amounts) on a 2-d and a
+   3-d transposition, twice each, a 6-d reversal and rotation; f32 and i32,
+   or bf16 and f16. Bits exact against the reference. */
+static void check_tph(int flat, int es)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 1);
+    kg_test_ew_tune(es == 4 ? KG_EW_TUNE_TPERMS : KG_EW_TUNE_TPERMW, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, es == 4 ? 2 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
     want_tperm = 3;
-    const kg_dtype dts[] = {KG_F32, KG_I32};
+    const kg_dtype dts[] = {es == 4 ? KG_F32 : KG_BF16, es == 4 ? KG_I32 : KG_F16};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         ran_total = 0;
-        check_tperm_shapes(KG_OP_COPY, dts[i], dts[i]);
-        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(255, 387));
-        check_perms(KG_OP_COPY, dts[i], dts[i], 2, S(4097, 31));
-        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(31, 2, 255));
-        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(65, 129, 63));
+        check_tile_copy_shapes(dts[i]);
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(2, 387, 1));
         check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(7, 65, 3, 71));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
         cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
                   ran_total);
     }
     /* every output phase within a sector, the input off by another amount */
-    for (int k = 0; k < 32; k++) {
+    const int phases = 32 / es;
+    for (int k = 0; k < 4 * phases; k++) {
         unsigned ran = 0;
         const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130};
         const int t2[2] = {1, 0}, r3[3] = {2, 1, 0};
-        const int nd = k % 2 ? 3 : 2, oo = (k / 2) % 8, io = (k * 3 + 1) % 8;
+        const int nd = k % 2 ? 3 : 2, oo = (k / 2) % phases, io = (k * 3 + 1) % phases;
         const view o = dense(nd, nd == 2 ? s2 : s3), a = permuted(nd, nd == 2 ? s2 : s3, nd == 2 ? t2 : r3);
-        const kg_dtype dt = k < 16 ? KG_F32 : KG_I32;
+        const kg_dtype dt = dts[k < 2 * phases ? 0 : 1];
         ew_case c = {"output phase", 1, {offset(a, io), o, o}, offset(o, oo), -1, FILL_MIXED, 0};
         run_case(KG_OP_COPY, dt, dt, &c, &ran);
         cr_assert(ran & (1u << KG_EW_TPERMS), "phase case %d: tperms did not run (variants %#x)", k, ran);
     }
-    /* rank 6: the reversal and a rotation */
-    for (size_t i = 0; i < 4; i++) {
-        unsigned ran = 0;
-        const int64_t shape[6] = {3, 5, 2, 7, 67, 4};
-        const int rv[6] = {5, 4, 3, 2, 1, 0}, rot[6] = {4, 5, 0, 1, 2, 3};
-        const view o = dense(6, shape), a = permuted(6, shape, i % 2 ? rot : rv);
-        const kg_dtype dt = i < 2 ? KG_F32 : KG_I32;
-        ew_case c = {"6-d permutation", 1, {offset(a, 1), o, o}, offset(o, 3), -1, FILL_MIXED, 0};
-        run_case(KG_OP_COPY, dt, dt, &c, &ran);
-        cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "6-d case %zu: variants %#x", i, ran);
-    }
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 56);
-    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMS, 2);
+    check_6d_copies(dts[0], dts[1], (1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM));
+    reset_tile_tunings();
 }
 
 Test(tperms, copies_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tph(1);
+    check_tph(1, 4);
 }
 
 Test(tperms, copies_rows_cut_at_sectors_tables, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tph(0);
+    check_tph(0, 4);
+}
+
+/* 2-byte copies by words (templates/elementwise_tpw.cuh; its plan is
+   always flat, kg_ew_plan_tpw) */
+Test(tperms, copies_2byte_words_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1, 2);
 }
 
 /* A permutation case of up to 3 dims for the tperma choice tests (the GPU
@@ -2586,6 +2614,74 @@ Test(tperm_plan, tperms_rows_cut_at_sectors_cover_each_position_once)
             for (int c = 0; c < n; c++)
                 cr_assert_eq(hits[c], 1, "n %d phase %u: position %d written %d times", n, phase, c, hits[c]);
         }
+}
+
+/* kg_ew_plan_tpw (the 2-byte tperms, templates/elementwise_tpw.cuh), walked
+   as the kernel walks it: tile t -> (c tile, j tile, b) with c tiles
+   fastest; row j of a tile owns the KG_TPW_CW positions from its first
+   sector boundary at or after c0 (h = 0 .. 15 positions on; the first c
+   tile from 0, the last to the axis's end) as words (c, c + 1), from the
+   KG_TPW_CW + 16 stage rows it loaded. For permuted copies of 2 to 5 dims
+   (odd and even sizes, short axes) at each phase of the output's address:
+   every output element is written once, from the input element the layout
+   puts there, by a tile that loaded its c row. */
+Test(tperm_plan, tpw_covers_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5];
+    } cs[] = {
+        {2, {6007 / 8, 503}, {1, 0}},        {3, {255, 387, 259}, {2, 1, 0}}, {3, {37, 66, 45}, {1, 2, 0}},
+        {3, {300, 7, 261}, {2, 0, 1}},       {4, {5, 34, 7, 67}, {3, 1, 0, 2}}, {2, {129, 2}, {1, 0}},
+        {5, {3, 5, 7, 9, 11}, {4, 2, 0, 3, 1}}, {3, {2, 387, 1}, {1, 2, 0}},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tpw(&L, &tp), "case %zu: no plan", i);
+        cr_assert(tp.flat && tp.staged == 2u && tp.nd[KG_TP_C] == 1 && tp.nd[KG_TP_J] == 1, "case %zu", i);
+        cr_assert_eq(tp.stride[KG_TP_C][0][0], 1, "case %zu: c stride", i);
+        cr_assert_eq(tp.stride[KG_TP_J][1][0], 1, "case %zu: j stride", i);
+        int64_t n = 1;
+        for (int d = 0; d < L.ndim; d++)
+            n *= L.size[d];
+        unsigned char *hits = calloc((size_t)n, 1);
+        for (uint32_t phase = 0; phase < 16; phase++) {
+            memset(hits, 0, (size_t)n);
+            for (uint32_t t = 0; t < tp.tiles; t++) {
+                const uint32_t ct = t % tp.tiles_c, jt = t / tp.tiles_c % tp.tiles_j, b = t / tp.tiles_c / tp.tiles_j;
+                int64_t bo[2] = {0, 0};
+                for (int d = 0, x = (int)b; d < tp.nd[KG_TP_B]; x /= (int)tp.size[KG_TP_B][d], d++)
+                    for (int k = 0; k < 2; k++)
+                        bo[k] += (int64_t)(x % (int)tp.size[KG_TP_B][d]) * tp.stride[KG_TP_B][k][d];
+                const int64_t c0 = (int64_t)ct * KG_TPW_CW, ncr = tp.n[KG_TP_C] - c0;
+                for (int64_t j = (int64_t)jt * KG_TPW_TJ; j < tp.n[KG_TP_J] && j < (int64_t)(jt + 1) * KG_TPW_TJ; j++) {
+                    const int64_t ro = bo[0] + j * tp.stride[KG_TP_J][0][0] + c0;
+                    const int h = (int)((16 - (phase + (uint64_t)ro) % 16) % 16);
+                    for (int cc = 0; cc < h + KG_TPW_CW && cc < ncr; cc++) {
+                        if (cc < h && ct != 0)
+                            continue;
+                        cr_assert(cc < KG_TPW_CW + 16, "case %zu: position %d not loaded", i, cc);
+                        const int64_t c = c0 + cc, o = ro + cc;
+                        cr_assert(o >= 0 && o < n, "case %zu: offset %lld", i, (long long)o);
+                        hits[o]++;
+                        /* the input element the layout puts at output offset o */
+                        int64_t r = o, want = 0;
+                        for (int d = 0; d < L.ndim; d++) {
+                            want += r % L.size[d] * L.stride[1][d];
+                            r /= L.size[d];
+                        }
+                        cr_assert_eq(bo[1] + c * tp.stride[KG_TP_C][1][0] + j, want, "case %zu: input offset", i);
+                    }
+                }
+            }
+            for (int64_t e = 0; e < n; e++)
+                cr_assert_eq(hits[e], 1, "case %zu phase %u: element %lld written %d times", i, phase, (long long)e,
+                             hits[e]);
+        }
+        free(hits);
+    }
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of

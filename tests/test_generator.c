@@ -192,8 +192,8 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                             expected++;
                             kh++;
                         }
-                        if (kg_dtype_size((kg_dtype)d) == 4) {
-                            /* 4-byte elements: <op>_tperms right after tchunk */
+                        if (kg_dtype_size((kg_dtype)d) == 2 || kg_dtype_size((kg_dtype)d) == 4) {
+                            /* 2- and 4-byte elements: <op>_tperms right after tchunk (2-byte: after tperma) */
                             snprintf(tn, sizeof tn, "%.*s_tperms", (int)strlen(kg_kernels[kd].name) - 6,
                                      kg_kernels[kd].name);
                             cr_assert(kh < KG_KERNEL_COUNT);
