@@ -1211,33 +1211,32 @@ Test(gpu, column_runs_over_a_kept_width_every_value_op_dtype_and_case)
                        "column runs in vectors over a kept width");
 }
 
-/* Every value reduction over every dtype and case with FLATW's packed rows
-   of interleaved outputs (flatw_kept: each lane's vector folded into the
-   kept columns, then a butterfly per row) wherever they apply, every call
-   twice, bitwise equal; half the ops each. */
-static void kept_rows_tunings(int half)
+/* Every value reduction over every dtype and case under one new plan rule
+   wherever it applies, every call twice, bitwise equal; half the ops each:
+   FLATW's packed rows of interleaved outputs (flatw_kept: each lane's vector
+   folded into the kept columns, then a butterfly per row), and column runs
+   in vectors over a period wider than a vector, folded across the tile
+   (cols_runs_fold). */
+enum { RULE_FLATW_KEPT, RULE_COLS_RUNS_FOLD };
+static void rule_tunings(int rule, int half)
 {
     kg_red_tuning t = kg_red_tuning_default;
-    t.flatw_kept = 1;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &flatw_kept_launches,
-                       "packed rows of interleaved outputs");
+    if (rule == RULE_FLATW_KEPT)
+        t.flatw_kept = 1;
+    else
+        t.cols_runs_fold = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half,
+                       rule == RULE_FLATW_KEPT ? &flatw_kept_launches : &fold_launches,
+                       rule == RULE_FLATW_KEPT ? "packed rows of interleaved outputs"
+                                               : "column periods folded across the tile");
 }
-Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case) { kept_rows_tunings(0); }
-Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case_part_2) { kept_rows_tunings(1); }
-
-/* Every value reduction over every dtype and case with column runs in
-   vectors over a period wider than a vector, folded across the tile
-   (cols_runs_fold) wherever they apply, every call twice, bitwise equal;
-   half the ops each. */
-static void fold_tunings(int half)
+Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case) { rule_tunings(RULE_FLATW_KEPT, 0); }
+Test(gpu, packed_rows_of_interleaved_outputs_every_value_op_dtype_and_case_part_2) { rule_tunings(RULE_FLATW_KEPT, 1); }
+Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case) { rule_tunings(RULE_COLS_RUNS_FOLD, 0); }
+Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case_part_2)
 {
-    kg_red_tuning t = kg_red_tuning_default;
-    t.cols_runs_fold = 1;
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &fold_launches,
-                       "column periods folded across the tile");
+    rule_tunings(RULE_COLS_RUNS_FOLD, 1);
 }
-Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case) { fold_tunings(0); }
-Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case_part_2) { fold_tunings(1); }
 
 /* The tunings above in three tests (Criterion runs them side by side). */
 Test(gpu, every_case_under_other_tunings) { other_tunings(0, 3); }
