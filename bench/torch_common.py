@@ -98,6 +98,9 @@ class Results:
             "version": torch.__version__}
 
     def save(self):
+        # a script run from outside the repository root (no build/ there)
+        # writes its own file rather than failing after it printed
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
             f.write("[\n" + ",\n".join(json.dumps(r) for r in self.rows) + "\n]\n")
