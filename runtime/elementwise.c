@@ -329,6 +329,23 @@ static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int6
     kgi_divmod_magic(o->tiles_j, &o->magic_j, &o->shift_j);
 }
 
+/* A tperm plan's dims, an axis at a time (c, j, b): axis a holds L's dims
+   lists[a][0 .. counts[a]), each with its size, the size's division magic
+   and every operand's stride */
+static void tp_set_axes(kg_tperm *o, const kgi_layout *L, const int *const lists[3], const int counts[3])
+{
+    for (int a = 0; a < 3; a++) {
+        o->nd[a] = counts[a];
+        for (int i = 0; i < counts[a]; i++) {
+            const int d = lists[a][i];
+            o->size[a][i] = (uint32_t)L->size[d];
+            kgi_divmod_magic(o->size[a][i], &o->magic[a][i], &o->shift[a][i]);
+            for (int k = 0; k < L->nops; k++)
+                o->stride[a][k][i] = (int32_t)L->stride[k][d];
+        }
+    }
+}
+
 /* The first dim after dim 0 of unit stride in the input (operand 1) of a
    copy's layout L, or -1 */
 static int input_unit_dim(const kgi_layout *L)
@@ -351,14 +368,11 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
     const int64_t tiles_c = (L->size[0] + KG_TPW_CW - 1) / KG_TPW_CW;
     const int64_t tiles_j = (L->size[jd] + KG_TPW_TJ - 1) / KG_TPW_TJ;
     int64_t tiles = tiles_c * tiles_j, nb = 1; /* sizes below 2^31 (fits32): no overflow */
+    int nbd = 0, blist[KG_LAYOUT_MAX_DIMS];
     for (int d = 1; d < L->ndim; d++) {
         if (d == jd)
             continue;
-        const int i = o->nd[KG_TP_B]++;
-        o->size[KG_TP_B][i] = (uint32_t)L->size[d];
-        kgi_divmod_magic(o->size[KG_TP_B][i], &o->magic[KG_TP_B][i], &o->shift[KG_TP_B][i]);
-        for (int k = 0; k < 2; k++)
-            o->stride[KG_TP_B][k][i] = (int32_t)L->stride[k][d];
+        blist[nbd++] = d;
         nb *= L->size[d];
         if ((tiles *= L->size[d]) >= ((int64_t)1 << 31))
             return 0;
@@ -366,14 +380,9 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
     if (tiles >= ((int64_t)1 << 31))
         return 0;
     tp_set_extents(o, L->size[0], L->size[jd], nb, tiles_c, tiles_j, tiles);
-    const int dims[2] = {0, jd};
-    for (int a = 0; a < 2; a++) {
-        o->nd[a] = 1;
-        o->size[a][0] = (uint32_t)L->size[dims[a]];
-        kgi_divmod_magic(o->size[a][0], &o->magic[a][0], &o->shift[a][0]);
-        for (int k = 0; k < 2; k++)
-            o->stride[a][k][0] = (int32_t)L->stride[k][dims[a]];
-    }
+    const int cdim = 0;
+    const int *const lists[3] = {&cdim, &jd, blist};
+    tp_set_axes(o, L, lists, (const int[3]){1, 1, nbd});
     o->staged = 2u;
     o->map = 1;
     o->flat = 1;
@@ -792,18 +801,8 @@ KG_API int kg_ew_plan_tperm(const kgi_layout *L0, const size_t *es, kg_tperm *o)
     if ((tiles *= nb) >= lim) /* n < 2^31 (fits32), so no product above overflows */
         return 0;
     tp_set_extents(o, n[KG_TP_C], n[KG_TP_J], nb, tiles_c, tiles_j, tiles);
-    const int *lists[3] = {list[KG_TP_C], list[KG_TP_J], blist};
-    const int counts[3] = {cnt[KG_TP_C], cnt[KG_TP_J], nbd};
-    for (int a = 0; a < 3; a++) {
-        o->nd[a] = counts[a];
-        for (int i = 0; i < counts[a]; i++) {
-            const int d = lists[a][i];
-            o->size[a][i] = (uint32_t)L->size[d];
-            kgi_divmod_magic(o->size[a][i], &o->magic[a][i], &o->shift[a][i]);
-            for (int k = 0; k < L->nops; k++)
-                o->stride[a][k][i] = (int32_t)L->stride[k][d];
-        }
-    }
+    const int *const lists[3] = {list[KG_TP_C], list[KG_TP_J], blist};
+    tp_set_axes(o, L, lists, (const int[3]){cnt[KG_TP_C], cnt[KG_TP_J], nbd});
     /* staged: the smallest non-zero stride along j below the one along c */
     for (int k = 1; k < L->nops; k++) {
         int64_t sm[2] = {0, 0};
