@@ -205,10 +205,22 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
+ * TB (persistent, two consumer warpgroups, no turns at every step;
+ * session 24, forced only): the ping-pong turns (PP's named barriers)
+ * for a work tile's first products only: its first S (F2: its first
+ * two), and at an EP boundary the last P V with the next tile's first S.
+ * Where both warpgroups reach a tile's start together (the same Q and K
+ * tiles landing for both), warpgroup 0's products go first, so that its
+ * epilogue and first softmax run under warpgroup 1's products rather than
+ * both leaving the tensor cores idle; the key steps between take no turns
+ * (the warpgroups stay a product apart), and the turns run on from tile
+ * to tile (warpgroup 0 waits only where warpgroup 1 has not yet issued
+ * the previous tile's first products). Same arithmetic, same order, same
+ * bits.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false>
+          bool F2 = false, bool TB = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -230,6 +242,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
+    static_assert(!TB || (PERSIST && !PP && NWG == 2), "the turns at tile boundaries: persistent, two warpgroups, "
+                                                       "no turns at every step");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -587,6 +601,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if constexpr (PP)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
         };
+        /* The same turns where PP or TB takes them: TB takes them only for
+           a work tile's first products (its first S, F2's first two, at
+           an EP boundary the last P V with the next tile's first S), PP
+           also for every other issue (turn_wait / turn_pass). */
+        auto turn_wait_b = [&]() {
+            if constexpr (PP || TB)
+                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+        };
+        auto turn_pass_b = [&]() {
+            if constexpr (PP || TB)
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+        };
         /* a landed tile ready for the products: copies by cp.async (the
            generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
            copies land through the async proxy, their barrier's completion
@@ -682,9 +708,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             mbar_wait(full_k(stg(it0)), par(it0));
             landed();
             wg_fence();
-            turn_wait();
+            turn_wait_b();
             issue_s(s, stg(it0), dq());
-            turn_pass();
+            turn_pass_b();
             wg_wait<0>();
             release(empty_k(stg(it0)));
             softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
@@ -900,11 +926,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mbar_wait(full_k(sk0), par(it0));
                     landed();
                     wg_fence();
+                    turn_wait_b(); /* (TB: both first products in one turn) */
                     issue_s(s, sk0, dq);
                     mbar_wait(full_k(sk1), par(it0 + 1));
                     landed();
                     wg_fence();
                     issue_s(s2, sk1, dq);
+                    turn_pass_b();
                     wg_wait<1>(); /* the first S is ready; the second still runs */
                     release(empty_k(sk0));
                     softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
@@ -1011,7 +1039,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             };
 
             if (wgi == 1)
-                turn_pass(); /* warpgroup 0 goes first */
+                turn_pass_b(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
                 coords_of(0, tile, mb, h, b);
@@ -1040,12 +1068,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         mbar_wait(full_v(sv), par(it1 - 1));
                         landed();
                         wg_fence();
+                        turn_wait_b(); /* (TB: this boundary's products, warpgroup 0's first) */
                         issue_pv(o, pa, sv);
                         mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
                         mbar_wait(full_k(sk2), par(it1));
                         landed();
                         wg_fence();
                         issue_s(s, sk2, dq_of(tc + 1));
+                        turn_pass_b();
                         wg_wait<1>(); /* O is final for this tile; the next S still runs */
                         release(empty_v(sv));
                         stage_out(o, m0, wr, h, b, mx, l);
@@ -1098,8 +1128,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             flush();
             if (wgi == 0)
-                turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
+                turn_wait_b(); /* the turn warpgroup 1 passed last: no arrival left pending */
         } else if constexpr (PERSIST) {
+            /* TB: the turns of the tiles' first products run on from tile
+               to tile (consume()'s own pass and wait are PP's) */
+            if constexpr (TB) {
+                if (wgi == 1)
+                    turn_pass_b(); /* warpgroup 0 goes first */
+            }
             int it0 = 0;
             for (int tc = 0;; tc++) {
                 const int tile = tile_of(tc);
@@ -1110,6 +1146,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
                 landed();
                 it0 += consume(mb, h, b, it0, tc);
+            }
+            if constexpr (TB) {
+                if (wgi == 0)
+                    turn_wait_b(); /* the turn warpgroup 1 passed last: no arrival left pending */
             }
         } else {
             consume(mb1, h1, b1, 0, 0);
