@@ -262,6 +262,14 @@ M.sm90_persist_tf = {
   [64] = with(d64_2wg, { tb = true }),
   [128] = { nwg = 2, bn = 128, f2 = "none", tb = true },
 }
+-- "t3": the same turns on the D 32 / 64 default kernel (three warpgroups,
+-- 192-row tiles, ep causal, sk not causal), passed round the three
+-- warpgroups at the tiles' first products only (s18r2's "t3", the turns
+-- round the three at every step, lost 9-16%).
+M.sm90_persist_t3 = {
+  [32] = with(M.sm90_persist_plain[32], { tb = true }),
+  [64] = with(M.sm90_persist_plain[64], { tb = true }),
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -487,6 +495,12 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, the turns at each tile's first products (D 64, 128; forced only)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_T3", name = "Hopper persistent t3", prefix = "attn90w_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent D 32 / 64 default with the turns at each tile's first products (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

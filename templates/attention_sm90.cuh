@@ -205,17 +205,18 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
- * TB (persistent, two consumer warpgroups, no turns at every step;
- * session 24, forced only): the ping-pong turns (PP's named barriers)
- * for a work tile's first products only: its first S (F2: its first
+ * TB (persistent, two or three consumer warpgroups, no turns at every
+ * step; session 24, forced only): the ping-pong turns (PP's named
+ * barriers; with three warpgroups a round of three) for a work tile's
+ * first products only: its first S (F2: its first
  * two), and at an EP boundary the last P V with the next tile's first S.
  * Where both warpgroups reach a tile's start together (the same Q and K
  * tiles landing for both), warpgroup 0's products go first, so that its
  * epilogue and first softmax run under warpgroup 1's products rather than
  * both leaving the tensor cores idle; the key steps between take no turns
  * (the warpgroups stay a product apart), and the turns run on from tile
- * to tile (warpgroup 0 waits only where warpgroup 1 has not yet issued
- * the previous tile's first products). Same arithmetic, same order, same
+ * to tile (warpgroup 0 waits only where the last warpgroup has not yet
+ * issued the previous tile's first products). Same arithmetic, same order, same
  * bits.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
@@ -242,8 +243,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
-    static_assert(!TB || (PERSIST && !PP && NWG == 2), "the turns at tile boundaries: persistent, two warpgroups, "
-                                                       "no turns at every step");
+    static_assert(!TB || (PERSIST && !PP && (NWG == 2 || NWG == 3)),
+                  "the turns at tile boundaries: persistent, two or three warpgroups, no turns at every step");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -604,14 +605,23 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* The same turns where PP or TB takes them: TB takes them only for
            a work tile's first products (its first S, F2's first two, at
            an EP boundary the last P V with the next tile's first S), PP
-           also for every other issue (turn_wait / turn_pass). */
+           also for every other issue (turn_wait / turn_pass). Three
+           consumer warpgroups (TB only) pass the turn round: 0, 1, 2, 0...
+           (named barriers 9-11: 1-3 are store_out's, 5 the producer's, 8
+           SK's merge); warpgroup w waits on barrier 9 + w, and its
+           successor's barrier completes on the passing warpgroup's 128
+           arrivals and the waiting one's 128. */
         auto turn_wait_b = [&]() {
-            if constexpr (PP || TB)
+            if constexpr (PP || (TB && NWG == 2))
                 asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
+            else if constexpr (TB)
+                asm volatile("bar.sync %0, 256;\n" ::"r"(9 + wgi) : "memory");
         };
         auto turn_pass_b = [&]() {
-            if constexpr (PP || TB)
+            if constexpr (PP || (TB && NWG == 2))
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
+            else if constexpr (TB)
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(9 + (wgi == NWG - 1 ? 0 : wgi + 1)) : "memory");
         };
         /* a landed tile ready for the products: copies by cp.async (the
            generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
@@ -1038,7 +1048,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     release(empty_qs(x & 1));
             };
 
-            if (wgi == 1)
+            if (wgi == NWG - 1)
                 turn_pass_b(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
@@ -1133,7 +1143,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* TB: the turns of the tiles' first products run on from tile
                to tile (consume()'s own pass and wait are PP's) */
             if constexpr (TB) {
-                if (wgi == 1)
+                if (wgi == NWG - 1)
                     turn_pass_b(); /* warpgroup 0 goes first */
             }
             int it0 = 0;
