@@ -270,6 +270,19 @@ M.sm90_persist_t3 = {
   [32] = with(M.sm90_persist_plain[32], { tb = true }),
   [64] = with(M.sm90_persist_plain[64], { tb = true }),
 }
+-- "ts" (session 24, forced only, not measured yet): the runtime's
+-- persistent defaults at D 64 (three warpgroups; warp stores off) and D
+-- 128 (f2 when not causal) with each warpgroup's output rows stored by
+-- bulk tensor copies (attention_sm90.cuh TS; the output's tensor map a
+-- third kernel argument): one thread's two bulk copies (D 128) instead of
+-- every thread's eight 16-byte shared loads and global stores and a
+-- barrier, and the warpgroup goes on to its next tile without waiting for
+-- them (session 23's lead: the epilogue is part of the ~4.7 us fixed cost
+-- a work tile at D 128 S 1k causal). The same bits.
+M.sm90_persist_ts = {
+  [64] = with(M.sm90_persist_plain[64], { ws = false, ts = true }),
+  [128] = { nwg = 2, bn = 128, f2 = "none", ts = true },
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -386,6 +399,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   local f2 = c.f2 == true or c.f2 == kind
   local tb = c.tb == true or c.tb == kind
+  local ts = c.ts == true or c.ts == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -400,21 +414,24 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2), tostring(tb) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(f2), tostring(tb), tostring(ts) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false",
+                 "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
-  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
+  -- (ts: the output's tensor map too, and whether the runtime set it)
+  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true, tmo = ts,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
                                  f2 and ", the second product under the first softmax" or "",
-                                 tb and ", turns at tile boundaries" or "") }
+                                 tb and ", turns at tile boundaries" or "",
+                                 ts and ", bulk tensor stores" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -501,6 +518,12 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent D 32 / 64 default with the turns at each tile's first products (forced only)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_TS", name = "Hopper persistent ts", prefix = "attn90x_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ts, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent D 64 / 128 defaults, the output by bulk tensor stores (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends
@@ -519,8 +542,10 @@ local function path_modules(G, by, path, comb)
           local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
           local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
           kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc,
-                                    params = pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
-                                    args = pl.tmaps and ", tm" or "" }
+                                    params = pl.tmo and ", const __grid_constant__ kg_attn_tmaps tm, const "
+                                      .. "__grid_constant__ kg_attn_tmap tmo, int tmo_on"
+                                      or pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
+                                    args = pl.tmo and ", tm, tmo_on ? &tmo : nullptr" or pl.tmaps and ", tm" or "" }
           rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d, %d},\n", path.enum, dt.enum,
                                           di - 1, kind_enum[kind], idx, pl.threads, pl.bm, pl.smem, pl.bn or 0)
         end

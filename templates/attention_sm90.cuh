@@ -63,6 +63,23 @@ template <int N> __device__ __forceinline__ void wg_wait()
    wgmma through the async proxy */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+/* TS: bulk tensor stores (shared to global through the tensor map tm,
+   kernel parameter space) of the box at (c0, c1, c2, c3) from src; elements
+   outside the tensor are not written. Committed as one bulk group per
+   call of bulk_commit; bulk_wait_read: this thread's groups have read
+   their shared memory (it may be written again); bulk_wait: they are
+   done. */
+__device__ __forceinline__ void tma_store4(const kg_attn_tmap &tm, uint32_t src, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                     (uint64_t)&tm),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
 /* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
    byte offset (between 64-element panels of an N-major operand; unused for
    K-major), stride byte offset (between groups of 8 rows). */
@@ -218,11 +235,23 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * to tile (warpgroup 0 waits only where the last warpgroup has not yet
  * issued the previous tile's first products). Same arithmetic, same order, same
  * bits.
+ * TS (persistent, not warp stores, not the pipeline across tiles;
+ * session 24, forced only): each warpgroup's staged 64 output rows go to
+ * global memory by bulk tensor stores (one per 64-column panel, issued by
+ * the warpgroup's first thread; rows outside the output, SH's shifted
+ * ones included, are not written) instead of every thread's 16-byte
+ * loads and stores, and the warpgroup moves on without waiting for them:
+ * its staging rows are waited for (the stores have read them) only at
+ * its next stage_out. tmo: the output's tensor map (boxes of 64 columns
+ * x 64 rows, as the Q map), or null where the runtime could not encode
+ * it: then the stores of the kernel without TS. The same bytes in the
+ * same places: the same bits.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false, bool TB = false>
-__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
+          bool F2 = false, bool TB = false, bool TS = false>
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm,
+                                        const kg_attn_tmap *tmo = nullptr)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
        columns of Q, K and V in shared memory are never written: S = Q K^T
@@ -245,6 +274,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
     static_assert(!TB || (PERSIST && !PP && (NWG == 2 || NWG == 3)),
                   "the turns at tile boundaries: persistent, two or three warpgroups, no turns at every step");
+    static_assert(!TS || (PERSIST && !WS && !PP), "the bulk tensor stores: persistent (the staging tile its own), "
+                                                  "a warpgroup's rows, one tile after the other or EP");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -656,6 +687,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (swizzled, so conflict-free) rows of the staging tile; lse */
         auto stage_out = [&](const float(&o)[DP / 2], int m0, int wr, int h, int b, const float(&mxv)[2],
                              const float(&lv)[2]) {
+            if constexpr (TS) {
+                /* the warpgroup's last bulk stores have read its staging rows */
+                if (tmo) {
+                    if ((tid & 127) == 0)
+                        bulk_wait_read();
+                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+                }
+            }
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float sum = quad_sum(lv[i]);
@@ -688,11 +727,28 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 __syncwarp(); /* the warp's staging rows are free for the next work tile */
                 return;
             }
+            if constexpr (TS) {
+                if (tmo) {
+                    /* every thread's staged rows, written through the
+                       generic proxy, visible to the bulk copies' async one */
+                    fence_async_smem();
+                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+                    if ((tid & 127) == 0) {
+#pragma unroll
+                        for (int pn = 0; pn < DP / 64; pn++)
+                            tma_store4(*tmo, (PERSIST ? aO : aQ) + pn * BM * 128 + wgi * 64 * 128, pn * 64, m0 + wgi * 64,
+                                       h, b);
+                        bulk_commit();
+                    }
+                    return; /* (stage_out waits for the rows to be read) */
+                }
+            }
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
 #pragma unroll
             for (int it = 0; it < 64 * CPR / 128; it++) {
                 const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
-                if (r < p.sq)
+                /* (SH without warp stores: TS's kernels where the map is not set) */
+                if ((!SH || r >= 0) && r < p.sq)
                     *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
             }
             if constexpr (PERSIST) /* the staging tile is free for the next work tile */
@@ -1163,6 +1219,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         } else {
             consume(mb1, h1, b1, 0, 0);
+        }
+        if constexpr (TS) {
+            if (tmo && (tid & 127) == 0)
+                bulk_wait(); /* the last bulk stores done before the block's shared memory goes */
         }
     }
 }
