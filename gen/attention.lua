@@ -452,6 +452,18 @@ local function plan_dec(mt, wr)
   end
 end
 
+-- The plan of a persistent variant without the ping-pong turns on the
+-- tiles of `tiles` (no mask kernels)
+local function persistent(tiles)
+  return function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, tiles, false, true) or nil end
+end
+-- A forced-only persistent variant of session 24: KG_ATTN_V_HOPPER_PERSIST_<e>,
+-- named "Hopper persistent <n>", modules attn90<x>_<dtype>
+local function forced_persistent(e, n, x, tiles, what)
+  return { enum = "KG_ATTN_V_HOPPER_PERSIST_" .. e, name = "Hopper persistent " .. n, prefix = "attn90" .. x .. "_",
+           dtypes = sm90_dtypes, plan = persistent(tiles), sm90a = true, include = "attention_sm90.cuh", what = what }
+end
+
 -- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
 -- one module per dtype each, prefix .. dtype. sm90a: built for sm_90a alone
 -- (build.ninja's fatbin90 rule), so it runs on compute capability 9.0 only.
@@ -476,22 +488,16 @@ local variants = {
     plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_plain, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_plain),
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_base),
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_f2),
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, a tile's second product under its first softmax (D 128)" },
   { enum = "KG_ATTN_V_HOPPER_F2", name = "Hopper f2", prefix = "attn90g_", dtypes = sm90_dtypes,
@@ -500,30 +506,14 @@ local variants = {
     what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_TB", name = "Hopper persistent tb", prefix = "attn90t_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_tb, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, ep with the turns at tile boundaries (D 64, 128; forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_TF", name = "Hopper persistent tf", prefix = "attn90u_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_tf, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent, the turns at each tile's first products (D 64, 128; forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_T3", name = "Hopper persistent t3", prefix = "attn90w_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_t3, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent D 32 / 64 default with the turns at each tile's first products (forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_TS", name = "Hopper persistent ts", prefix = "attn90x_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ts, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent D 64 / 128 defaults, the output by bulk tensor stores (forced only)" },
+  forced_persistent("TB", "tb", "t", M.sm90_persist_tb,
+                    "Hopper persistent, ep with the turns at tile boundaries (D 64, 128; forced only)"),
+  forced_persistent("TF", "tf", "u", M.sm90_persist_tf,
+                    "Hopper persistent, the turns at each tile's first products (D 64, 128; forced only)"),
+  forced_persistent("T3", "t3", "w", M.sm90_persist_t3,
+                    "Hopper persistent D 32 / 64 default with the turns at each tile's first products (forced only)"),
+  forced_persistent("TS", "ts", "x", M.sm90_persist_ts,
+                    "Hopper persistent D 64 / 128 defaults, the output by bulk tensor stores (forced only)"),
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends
