@@ -2,7 +2,7 @@
 # pre, first GPU round of session 25 (prepared in session 24 without a GPU).
 # Stage (in /work/wt/pre):  bash /work/tools/stage.sh pre .rounds/pre.sh "test_attention bench_attention"
 # Runs inside the stage folder: $OUT set, LD_LIBRARY_PATH=lib. About 70 s
-# (tests ~30 s, A/B ~20 s, PyTorch with what is left of 85 s).
+# (tests ~35 s, A/B ~20 s, PyTorch with what is left of 85 s).
 #
 # Candidates (all forced only; the default path's fatbins are main's, byte
 # for byte): the persistent kernel with the ping-pong turns for each work
@@ -26,9 +26,12 @@
 #   against "Hopper persistent" (D 128; t3, ts: the D 32 / 64 default) /
 #   "Hopper persistent base" (tb, tf at D 64),
 #   queue and in turn, TMA and cp.async; run to run), and the
-#   every_dtype_head_dim_and_mask_kind* tests (they force every variant,
-#   these four included, on odd shapes). A candidate with a failing test is
-#   dropped whatever it measures. Also the CPU test attention_plan/turn_*.
+#   tests that force every variant, these four included
+#   (every_dtype_head_dim_and_mask_kind*: odd shapes; sequence_lengths_bf16_causal
+#   and _f16: TESTING.md's (Sq, Sk) pairs, Sq 1 and Sk 1 included;
+#   negative_scale_every_head_dim; fully_masked_rows_are_zero_not_nan).
+#   A candidate with a failing test is dropped whatever it measures. Also
+#   the CPU test attention_plan/turn_*.
 # Step 2 (decides the default): same process, in turn, best of 3
 #   (KG_BENCH_VS): default / tb / tf / t3 / ts on the short rows where kgen trails
 #   cuDNN (D 64 and D 128 S 1k causal, bf16 and f16; D 64 / D 128 S 1k not
@@ -62,17 +65,15 @@ stamp() { echo "== $(date +%T) (+$(($(date +%s) - t0)) s) $*"; }
 
   stamp "step 1: GPU tests of tb / tf / t3 / ts (and the CPU test of their table entries)"
   timeout 10 build/tests/test_attention --filter 'attention_plan/turn_*' --verbose 2>&1 | tail -3
-  timeout 55 build/tests/test_attention --filter 'attention/persistent_t*' --verbose > "$OUT/tests_turns.log" 2>&1 &
-  p1=$!
-  timeout 55 build/tests/test_attention --filter 'attention/every_dtype_head_dim_and_mask_kind*' --verbose \
-    > "$OUT/tests_every.log" 2>&1 &
-  p2=$!
-  wait $p1; r1=$?; echo "persistent_t* exit $r1"
-  wait $p2; r2=$?; echo "every_dtype* exit $r2"
-  grep -E "^\[(PASS|FAIL|ERR|----)|Synthesis|Assertion|fail" "$OUT/tests_turns.log" "$OUT/tests_every.log" | head -40
+  # one process, Criterion's parallel jobs (extglob filter: checked on the CPU)
+  timeout 52 build/tests/test_attention --verbose --filter \
+    'attention/@(persistent_t*|every_dtype_head_dim_and_mask_kind*|sequence_lengths_bf16_causal|sequence_lengths_f16|negative_scale_every_head_dim|fully_masked_rows_are_zero_not_nan)' \
+    > "$OUT/tests.log" 2>&1
+  r1=$?; echo "tests exit $r1"
+  grep -E "^\[(PASS|FAIL|ERR|----)|Synthesis|Assertion|fail" "$OUT/tests.log" | grep -v "Criterion v" | head -40
 
   stamp "step 2: A/B in one process: default / tb / tf / t3 / ts, in turn, best of 3"
-  if [ "$r1" = 124 ] || [ "$r2" = 124 ]; then
+  if [ "$r1" = 124 ]; then
     echo "a test step timed out (a hang?): no A/B; look at the tests' logs"
     stamp done
     exit 0
