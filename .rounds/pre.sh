@@ -50,8 +50,16 @@
 #   causal (default ~309-313 us; cuDNN 296.6) and D 64 S 1k causal
 #   (default ~222; cuDNN 201.4). If both are level or slower, the
 #   boundary stagger is not the lever (record it; drop the variants).
-# Step 3 (context only): PyTorch flash / cuDNN on the same rows
-#   (torch_attention.py on step 2's CSV).
+# Step 3 (for the next leads, decides nothing now): ncu of the two worst
+#   defaults, bf16 D 128 and D 64 S 1k causal (kg_attn90q_*_causal, one
+#   launch each): SOL (L2 / compute throughput), compute workload (pipe
+#   use: tensor, MUFU), memory workload (L2 <-> SM bytes), warp states
+#   (stall reasons). The question it answers: is the D 128 persistent
+#   kernel's K/V stream from L2 (~4.7-5.2 TB/s by arithmetic) near the
+#   L2's limit (then 2-CTA clusters with TMA multicast of K/V are the
+#   lever), or is it latency (barrier / wgmma waits)?
+# Step 4 (context only): PyTorch flash / cuDNN on the same rows
+#   (torch_attention.py on step 2's CSV), with what is left.
 set -u
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -87,8 +95,21 @@ stamp() { echo "== $(date +%T) (+$(($(date +%s) - t0)) s) $*"; }
   echo "bench_attention exit $?"
   cat "$OUT/ab.log"
 
+  left=$((84 - ($(date +%s) - t0)))
+  stamp "step 3: ncu of the D 128 / D 64 S 1k causal defaults (${left} s left)"
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for d in 128 64; do
+    left=$((84 - ($(date +%s) - t0)))
+    [ "$left" -gt 26 ] || break
+    KG_BENCH_FILTER="bf16 D$d S1024 causal1" timeout 15 "$NCU" --kernel-name "regex:kg_attn90q_bf16_d${d}_causal" \
+      --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --section WarpStateStats build/bench/bench_attention > "$OUT/ncu_d$d.txt" 2>&1
+    echo "ncu D $d exit $?"
+    grep -E "Throughput|Pipe|Busy|Issue|Stall|Bandwidth|L2 |Elapsed|Duration|Executed Ipc" "$OUT/ncu_d$d.txt" | head -30
+  done
+
   left=$((85 - ($(date +%s) - t0)))
-  stamp "step 3: PyTorch flash / cuDNN on the same rows (${left} s left)"
+  stamp "step 4: PyTorch flash / cuDNN on the same rows (${left} s left)"
   if [ "$left" -gt 12 ] && [ -s "$OUT/ab.csv" ]; then
     PY=/opt/torch/.venv/bin/python3
     [ -x "$PY" ] || PY=python3
