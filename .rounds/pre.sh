@@ -20,11 +20,12 @@
 #     thread, two copies at D 128) instead of every thread's 16-byte loads
 #     and stores + a barrier, not waited for until the next epilogue
 #     (attention_sm90.cuh TS; D 64 without warp stores).
+#   "Hopper persistent tbs": tb with ts (prebuilt in case both win alone).
 #
 # Step 1 (decides whether a candidate may merge at all): its GPU tests,
-#   attention/persistent_tb_*, _tf_*, _t3_*, _ts_* (float64 reference; bits
+#   attention/persistent_tb_*, _tf_*, _t3_*, _ts_*, _tbs_* (float64 reference; bits
 #   against "Hopper persistent" (D 128; t3, ts: the D 32 / 64 default) /
-#   "Hopper persistent base" (tb, tf at D 64),
+#   "Hopper persistent base" (tb, tf, tbs at D 64),
 #   queue and in turn, TMA and cp.async; run to run), and the
 #   tests that force every variant, these four included
 #   (every_dtype_head_dim_and_mask_kind*: odd shapes; sequence_lengths_bf16_causal
@@ -33,7 +34,7 @@
 #   A candidate with a failing test is dropped whatever it measures. Also
 #   the CPU test attention_plan/turn_*.
 # Step 2 (decides the default): same process, in turn, best of 3
-#   (KG_BENCH_VS): default / tb / tf / t3 / ts on the short rows where kgen trails
+#   (KG_BENCH_VS): default / tb / tf / t3 / ts / tbs on the short rows where kgen trails
 #   cuDNN (D 64 and D 128 S 1k causal, bf16 and f16; D 64 / D 128 S 1k not
 #   causal) and the controls (D 128 S 4k causal (pp default), GQA Hq 32 Hkv
 #   8 S 4k causal, D 64 S 4k causal, D 128 S 16k causal (f2), D 32 S 4k
@@ -44,8 +45,7 @@
 #   the default on every row of that class, bf16 and f16, by more than 1%
 #   (noise in s23 was ~0.5% best of 3); the change is one line in
 #   runtime/attention.c choose_variant (return KG_ATTN_V_HOPPER_PERSIST_TB
-#   / _TF / _T3 / _TS where D / kind / sk match) plus its figures. ts and a
-#   turn form may combine (one more variant) if both win.
+#   / _TF / _T3 / _TS / _TBS where D / kind / sk match) plus its figures.
 #   Expected if the lead holds: tb or tf below the default on D 128 S 1k
 #   causal (default ~309-313 us; cuDNN 296.6) and D 64 S 1k causal
 #   (default ~222; cuDNN 201.4). If both are level or slower, the
@@ -71,7 +71,7 @@ stamp() { echo "== $(date +%T) (+$(($(date +%s) - t0)) s) $*"; }
   nvidia-smi --query-gpu=name,clocks.max.sm,temperature.gpu --format=csv,noheader 2>&1 | head -2
   git_commit=$(cat COMMIT 2>/dev/null); echo "commit: $git_commit"
 
-  stamp "step 1: GPU tests of tb / tf / t3 / ts (and the CPU test of their table entries)"
+  stamp "step 1: GPU tests of tb / tf / t3 / ts / tbs (and the CPU test of their table entries)"
   timeout 10 build/tests/test_attention --filter 'attention_plan/turn_*' --verbose 2>&1 | tail -3
   # one process, Criterion's parallel jobs (extglob filter: checked on the CPU)
   timeout 52 build/tests/test_attention --verbose --filter \
@@ -80,7 +80,7 @@ stamp() { echo "== $(date +%T) (+$(($(date +%s) - t0)) s) $*"; }
   r1=$?; echo "tests exit $r1"
   grep -E "^\[(PASS|FAIL|ERR|----)|Synthesis|Assertion|fail" "$OUT/tests.log" | grep -v "Criterion v" | head -40
 
-  stamp "step 2: A/B in one process: default / tb / tf / t3 / ts, in turn, best of 3"
+  stamp "step 2: A/B in one process: default / tb / tf / t3 / ts / tbs, in turn, best of 3"
   if [ "$r1" = 124 ]; then
     echo "a test step timed out (a hang?): no A/B; look at the tests' logs"
     stamp done
@@ -90,7 +90,7 @@ stamp() { echo "== $(date +%T) (+$(($(date +%s) - t0)) s) $*"; }
   [ "$bt" -gt 40 ] && bt=40
   KG_BENCH_FILTER='D64 S1024 causal1|D128 S1024 causal1|bf16 D64 S1024 causal0|bf16 D128 S1024 causal0|f16 D128 S1024 causal0|bf16 D128 S4096 causal1 Hq16|bf16 D64 S4096 causal1 Hq16|D128 S4096 causal1 Hq32 Hkv8|bf16 D128 S16384 causal1|bf16 D32 S4096|sweep list' \
   KG_BENCH_ROWS='bf16:16:16:16:2048:128:1,bf16:8:32:8:1500:64:1,f16:16:16:16:2000:64:1' \
-  KG_BENCH_VS='Hopper persistent tb,Hopper persistent tf,Hopper persistent t3,Hopper persistent ts' KG_BENCH_CSV="$OUT/ab.csv" \
+  KG_BENCH_VS='Hopper persistent tb,Hopper persistent tf,Hopper persistent t3,Hopper persistent ts,Hopper persistent tbs' KG_BENCH_CSV="$OUT/ab.csv" \
     timeout "$bt" build/bench/bench_attention > "$OUT/ab.log" 2>&1
   echo "bench_attention exit $?"
   cat "$OUT/ab.log"

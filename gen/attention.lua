@@ -283,6 +283,12 @@ M.sm90_persist_ts = {
   [64] = with(M.sm90_persist_plain[64], { ws = false, ts = true }),
   [128] = { nwg = 2, bn = 128, f2 = "none", ts = true },
 }
+-- "tbs": tb with ts (the flags are independent; ts needs the warp stores
+-- off), ready in case both win on their own.
+M.sm90_persist_tbs = {
+  [64] = with(M.sm90_persist_tb[64], { ws = false, ts = true }),
+  [128] = with(M.sm90_persist_tb[128], { ts = true }),
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -514,6 +520,7 @@ local variants = {
                     "Hopper persistent D 32 / 64 default with the turns at each tile's first products (forced only)"),
   forced_persistent("TS", "ts", "x", M.sm90_persist_ts,
                     "Hopper persistent D 64 / 128 defaults, the output by bulk tensor stores (forced only)"),
+  forced_persistent("TBS", "tbs", "y", M.sm90_persist_tbs, "Hopper persistent tb with ts (D 64, 128; forced only)"),
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

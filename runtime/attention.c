@@ -113,7 +113,7 @@ static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
            v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TB || v == KG_ATTN_V_HOPPER_PERSIST_TF ||
-           v == KG_ATTN_V_HOPPER_PERSIST_T3 || v == KG_ATTN_V_HOPPER_PERSIST_TS;
+           v == KG_ATTN_V_HOPPER_PERSIST_T3 || v == KG_ATTN_V_HOPPER_PERSIST_TS || v == KG_ATTN_V_HOPPER_PERSIST_TBS;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -1053,14 +1053,14 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
-    /* the "ts" variant (attention_sm90.cuh TS): the output's tensor map
+    /* the "ts" and "tbs" variants (attention_sm90.cuh TS): the output's tensor map
        (boxes of a warpgroup's 64 rows) and whether it is set, two more
        arguments; not set (the kernels' ordinary stores) where the loads'
        maps are not or it cannot be encoded */
     kg_attn_tmap tmo;
     int tmo_on = 0;
     memset(&tmo, 0, sizeof tmo);
-    if (variant == KG_ATTN_V_HOPPER_PERSIST_TS)
+    if (variant == KG_ATTN_V_HOPPER_PERSIST_TS || variant == KG_ATTN_V_HOPPER_PERSIST_TBS)
         tmo_on = tm.on && tmap_of(&tmo, q->dtype, out, 64);
     void *argv[4] = {&p, &tm, &tmo, &tmo_on};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);

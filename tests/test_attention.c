@@ -524,23 +524,24 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
 }
 
 /* The forced-only variants of session 24 ("Hopper persistent tb", "tf",
-   "t3": attention_sm90.cuh TB; "ts": TS): generated for f16 and bf16, no
+   "t3": attention_sm90.cuh TB; "ts": TS; "tbs": both): generated for f16 and bf16, no
    mask and causal, tb and tf at D 64 and 128 (two consumer warpgroups and
    a producer, 384 threads, 128-row tiles), t3 at D 32 and 64 (three, 512
-   threads, 192-row tiles), ts at D 64 (three) and 128 (two), nowhere else; 128-key tiles, persistent shared
+   threads, 192-row tiles), ts at D 64 (three) and 128 (two), tbs (tb with
+   ts) as tb, nowhere else; 128-key tiles, persistent shared
    memory within an H200 block's 227 KB, sm_90a code, each entry the
    kernel its name says (the module a launch loads). The runtime counts
    them persistent (one block a multiprocessor) and takes them only forced
    (choose_variant; the GPU tests check both). */
 Test(attention_plan, turn_and_store_variants_table)
 {
-    const int vs[4] = {KG_ATTN_V_HOPPER_PERSIST_TB, KG_ATTN_V_HOPPER_PERSIST_TF, KG_ATTN_V_HOPPER_PERSIST_T3,
-                       KG_ATTN_V_HOPPER_PERSIST_TS};
-    const char *names[4] = {"Hopper persistent tb", "Hopper persistent tf", "Hopper persistent t3",
-                            "Hopper persistent ts"},
-               *pre[4] = {"attn90t", "attn90u", "attn90w", "attn90x"};
+    const int vs[5] = {KG_ATTN_V_HOPPER_PERSIST_TB, KG_ATTN_V_HOPPER_PERSIST_TF, KG_ATTN_V_HOPPER_PERSIST_T3,
+                       KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_TBS};
+    const char *names[5] = {"Hopper persistent tb", "Hopper persistent tf", "Hopper persistent t3",
+                            "Hopper persistent ts", "Hopper persistent tbs"},
+               *pre[5] = {"attn90t", "attn90u", "attn90w", "attn90x", "attn90y"};
     const char *kinds[3] = {"none", "causal", "mask"};
-    for (int x = 0; x < 4; x++) {
+    for (int x = 0; x < 5; x++) {
         cr_assert_str_eq(kg_attn_variant_names[vs[x]], names[x]);
         cr_assert_eq(kg_attn_variant_sm90a[vs[x]], 1);
         for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
@@ -548,8 +549,8 @@ Test(attention_plan, turn_and_store_variants_table)
                 for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
                     const kg_attn_entry *e = &kg_attn_table[vs[x]][dt][slot][kind];
                     const int D = kg_attn_dims[slot];
-                    /* tb, tf: D 64 and 128 on two warpgroups; t3: D 32 and 64 on
-                       three; ts: D 64 on three, D 128 on two (the defaults') */
+                    /* tb, tf, tbs: D 64 and 128 on two warpgroups; t3: D 32 and 64
+                       on three; ts: D 64 on three, D 128 on two (the defaults') */
                     const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK &&
                                      (x == 2 ? D == 32 || D == 64 : D == 64 || D == 128);
                     const int nwg = x == 2 || (x == 3 && D == 64) ? 3 : 2;
@@ -1991,7 +1992,8 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
    where the loads are cp.async, as in one bits case: D 64 causal there
    with the shifted blocks' rows before the start, which neither form may
    write) against the reference and the default's bits; the references'
-   launches must have taken the bulk stores. */
+   launches must have taken the bulk stores. And "tbs" (tb with ts),
+   causal. */
 static void persist_turns(int v, int def, int d, int d32, int causal)
 {
     const acase refs[4] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
@@ -2000,7 +2002,8 @@ static void persist_turns(int v, int def, int d, int d32, int causal)
                            {KG_F16, 2, 6, 2, 300, 260, d, causal, MASK_NONE, 0, 0, -0.3f}};
     persist_refs(refs, 4, v, 0);
     if (!kt_sanitizer()) /* (there persist_refs samples its cases) */
-        cr_assert_eq(kg_test_last_attn_tmo(), v == KG_ATTN_V_HOPPER_PERSIST_TS, "%s: bulk tensor stores %s",
+        cr_assert_eq(kg_test_last_attn_tmo(), v == KG_ATTN_V_HOPPER_PERSIST_TS || v == KG_ATTN_V_HOPPER_PERSIST_TBS,
+                     "%s: bulk tensor stores %s",
                      kg_attn_variant_names[v], kg_test_last_attn_tmo() ? "taken" : "not taken");
     const int shapes[4][5] = {
         /* B Hq Hkv Sq Sk */
@@ -2046,6 +2049,8 @@ PERSIST_TURNS_TEST(persistent_ts_d64, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 64, 64
 PERSIST_TURNS_TEST(persistent_ts_d64_causal, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 64, 64, 1)
 PERSIST_TURNS_TEST(persistent_ts_d128, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 128, 128, 0)
 PERSIST_TURNS_TEST(persistent_ts_d128_causal, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 128, 128, 1)
+PERSIST_TURNS_TEST(persistent_tbs_d64_causal, KG_ATTN_V_HOPPER_PERSIST_TBS, BASE, 64, 64, 1)
+PERSIST_TURNS_TEST(persistent_tbs_d128_causal, KG_ATTN_V_HOPPER_PERSIST_TBS, PLAIN, 128, 128, 1)
 #undef PERSIST_TURNS_TEST
 #undef TB
 #undef TF
