@@ -564,7 +564,7 @@ void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RE
 int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC_RELAXED); }
 
 /* whether the last prefill launch stored its output by bulk tensor copies
-   (the "ts" variant with the output's tensor map set) */
+   (the "ts" and "tbs" variants with the output's tensor map set) */
 static int tmo_last;
 
 int kg_test_last_attn_tmo(void) { return __atomic_load_n(&tmo_last, __ATOMIC_RELAXED); }
@@ -1053,10 +1053,10 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
-    /* the "ts" and "tbs" variants (attention_sm90.cuh TS): the output's tensor map
-       (boxes of a warpgroup's 64 rows) and whether it is set, two more
-       arguments; not set (the kernels' ordinary stores) where the loads'
-       maps are not or it cannot be encoded */
+    /* the "ts" and "tbs" variants (attention_sm90.cuh TS): the output's
+       tensor map (boxes of a warpgroup's 64 rows) and whether it is set,
+       two more arguments; not set (the kernels' ordinary stores) where the
+       loads' maps are not or it cannot be encoded */
     kg_attn_tmap tmo;
     int tmo_on = 0;
     memset(&tmo, 0, sizeof tmo);

@@ -71,10 +71,10 @@ __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.a
    done. */
 __device__ __forceinline__ void tma_store4(const kg_attn_tmap &tm, uint32_t src, int c0, int c1, int c2, int c3)
 {
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
-                     (uint64_t)&tm),
-                 "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-                 : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"((uint64_t)&tm),
+        "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
@@ -736,8 +736,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     if ((tid & 127) == 0) {
 #pragma unroll
                         for (int pn = 0; pn < DP / 64; pn++)
-                            tma_store4(*tmo, (PERSIST ? aO : aQ) + pn * BM * 128 + wgi * 64 * 128, pn * 64, m0 + wgi * 64,
-                                       h, b);
+                            tma_store4(*tmo, (PERSIST ? aO : aQ) + pn * BM * 128 + wgi * 64 * 128, pn * 64,
+                                       m0 + wgi * 64, h, b);
                         bulk_commit();
                     }
                     return; /* (stage_out waits for the rows to be read) */

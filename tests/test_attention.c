@@ -2003,8 +2003,8 @@ static void persist_turns(int v, int def, int d, int d32, int causal)
     persist_refs(refs, 4, v, 0);
     if (!kt_sanitizer()) /* (there persist_refs samples its cases) */
         cr_assert_eq(kg_test_last_attn_tmo(), v == KG_ATTN_V_HOPPER_PERSIST_TS || v == KG_ATTN_V_HOPPER_PERSIST_TBS,
-                     "%s: bulk tensor stores %s",
-                     kg_attn_variant_names[v], kg_test_last_attn_tmo() ? "taken" : "not taken");
+                     "%s: bulk tensor stores %s", kg_attn_variant_names[v],
+                     kg_test_last_attn_tmo() ? "taken" : "not taken");
     const int shapes[4][5] = {
         /* B Hq Hkv Sq Sk */
         {4, 16, 16, 1024, 1024}, {3, 16, 4, 1100, 900}, {2, 24, 24, 2000, 700}, {1, 16, 2, 4100, 4100},
