@@ -30,7 +30,9 @@
 #   tests that force every variant, these five included
 #   (every_dtype_head_dim_and_mask_kind_f16 / _bf16: odd shapes;
 #   sequence_lengths_bf16_causal and _f16: TESTING.md's (Sq, Sk) pairs, Sq 1
-#   and Sk 1 included; fully_masked_rows_are_zero_not_nan). If the 50 s cut
+#   and Sk 1 included; fully_masked_rows_are_zero_not_nan;
+#   no_keys_gives_zero_and_minus_inf: Sk 0; strided_layouts_mqa_masks_and_scale:
+#   [B,S,H,D] views, MQA, ts's output map on a strided view). If the 50 s cut
 #   the step after all 16 candidate tests ended, the round goes on; if a
 #   candidate test never ended (a hang?), it stops.
 #   A candidate with a failing test is dropped whatever it measures. Also
@@ -77,7 +79,7 @@ stamp() { echo "== $(date +%T) (+$(($(date +%s) - t0)) s) $*"; }
   timeout 10 build/tests/test_attention --filter 'attention_plan/turn_*' --verbose 2>&1 | tail -3
   # one process, Criterion's parallel jobs (extglob filter: checked on the CPU)
   timeout 50 build/tests/test_attention --verbose --filter \
-    'attention/@(persistent_t*|every_dtype_head_dim_and_mask_kind_f16|every_dtype_head_dim_and_mask_kind_bf16|sequence_lengths_bf16_causal|sequence_lengths_f16|fully_masked_rows_are_zero_not_nan)' \
+    'attention/@(persistent_t*|every_dtype_head_dim_and_mask_kind_f16|every_dtype_head_dim_and_mask_kind_bf16|sequence_lengths_bf16_causal|sequence_lengths_f16|fully_masked_rows_are_zero_not_nan|no_keys_gives_zero_and_minus_inf|strided_layouts_mqa_masks_and_scale)' \
     > "$OUT/tests.log" 2>&1
   r1=$?; echo "tests exit $r1"
   grep -E "^\[(PASS|FAIL|ERR|----)|Synthesis|Assertion|fail" "$OUT/tests.log" | grep -v "Criterion v" | head -40
