@@ -1194,7 +1194,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             flush();
             if (wgi == 0)
-                turn_wait_b(); /* the turn warpgroup 1 passed last: no arrival left pending */
+                turn_wait_b(); /* the turn the last warpgroup passed last: no arrival left pending */
         } else if constexpr (PERSIST) {
             /* TB: the turns of the tiles' first products run on from tile
                to tile (consume()'s own pass and wait are PP's) */
@@ -1215,7 +1215,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             if constexpr (TB) {
                 if (wgi == 0)
-                    turn_wait_b(); /* the turn warpgroup 1 passed last: no arrival left pending */
+                    turn_wait_b(); /* the turn the last warpgroup passed last: no arrival left pending */
             }
         } else {
             consume(mb1, h1, b1, 0, 0);
