@@ -1,0 +1,73 @@
+/* libFuzzer target: every family's planning and launch set-up on the
+   figures of an H200, under hostile input.
+
+   The family targets run with the device hidden, so a valid call stops at
+   kg_ready before it plans (element-wise, attention), or plans for no
+   device at all (reductions and normalizations: no multiprocessors, no
+   compute capability). Here the context claims a usable compute capability
+   9.0 device with 132 multiprocessors, and this file stands in for the CUDA
+   runtime's current-device query (below), so kg_ready passes: a valid call
+   then plans as it would on the GPU machine, computes its grids, and fails
+   at its first real CUDA call (a module load, an allocation, a stream
+   query), because this machine has no driver. The planners' arithmetic and
+   the launch geometry meet the hostile shapes of fuzz.h that way.
+
+   The first byte picks the family; the rest is that family target's own
+   input format (fuzz.h's fz_<family>), so its seeds are the family
+   corpora's with a byte in front.
+
+   Invariant: fz_check's, except that KG_OK is allowed, for calls with
+   nothing to do only (an operand without elements): any call with work
+   reaches a CUDA call, which fails here. */
+#include "fuzz.h"
+#include "internal.h"
+
+/* The CUDA runtime's current device, as a usable device reports it (this
+   definition takes the place of libcudart's for the whole program). */
+cudaError_t cudaGetDevice(int *device)
+{
+    *device = 0;
+    return cudaSuccess;
+}
+
+static kg_context *claimed(void)
+{
+    static kg_context *ctx;
+    if (!ctx) {
+        setenv("CUDA_VISIBLE_DEVICES", "", 1);
+        kg_open(&ctx, 0);
+        if (!ctx)
+            abort();
+    }
+    /* every input: a usable H200 (a failed CUDA call may have changed it) */
+    ctx->usable = 1;
+    ctx->open_status = KG_OK;
+    ctx->device = 0;
+    ctx->sm_count = 132;
+    ctx->cc_major = 9;
+    ctx->cc_minor = 0;
+    return ctx;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz f = {data, size};
+    kg_context *ctx = claimed();
+    const unsigned family = fz_byte(&f) % 6;
+    kg_status st;
+    switch (family) {
+    case 0: st = fz_elementwise(&f, ctx); break;
+    case 1: st = fz_reduce(&f, ctx); break;
+    case 2: st = fz_norm(&f, ctx); break;
+    case 3: st = fz_attention(&f, ctx); break;
+    case 4: st = fz_attention_bwd(&f, ctx); break;
+    default: st = fz_gemm(&f, ctx); break;
+    }
+    if (st == KG_OK) {
+        if (!(f.zero & f.used))
+            abort(); /* succeeded without a CUDA call, though every operand has elements */
+        return 0;
+    }
+    fz_check(ctx, st);
+    return 0;
+}
