@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h" /* kg_gemm_describe (fz_gemm) */
+#include "blas.h"        /* kg_gemm_describe (fz_gemm) */
+#include "reduce_plan.h" /* kg_reduce_plan_tuned (fz_reduce) */
 #include "kgen.h"
 
 typedef struct fz {
@@ -180,8 +181,9 @@ static kg_status fz_elementwise(fz *f, kg_context *ctx)
     return kg_elementwise(ctx, op, how == 2 ? NULL : &t[0], in, n_in);
 }
 
-/* reductions: every op, axes or none, indices or none, keepdim */
-static kg_status fz_reduce(fz *f, kg_context *ctx)
+/* reductions: every op, axes or none, indices or none, keepdim; with a
+   tuning (not NULL) planned by kg_reduce_plan_tuned and launched */
+static kg_status fz_reduce(fz *f, kg_context *ctx, const kg_red_tuning *tuning)
 {
     kg_tensor t[3];
     const kg_reduce_op op = (kg_reduce_op)(int)(fz_byte(f) % 12) - 1;
@@ -193,7 +195,12 @@ static kg_status fz_reduce(fz *f, kg_context *ctx)
     const unsigned how = fz_byte(f);
     const kg_tensor *indices = how & 1 ? &t[1] : NULL;
     f->used = 1u | 4u | (how & 1 ? 2u : 0u);
-    return kg_reduce(ctx, op, &t[0], indices, &t[2], how & 2 ? NULL : axes, n_axes, (int)(how >> 2 & 1));
+    if (!tuning)
+        return kg_reduce(ctx, op, &t[0], indices, &t[2], how & 2 ? NULL : axes, n_axes, (int)(how >> 2 & 1));
+    kg_red_plan plan;
+    const kg_status st = kg_reduce_plan_tuned(ctx, op, &t[0], indices, &t[2], how & 2 ? NULL : axes, n_axes,
+                                              (int)(how >> 2 & 1), ctx->sm_count, tuning, &plan);
+    return st != KG_OK ? st : kg_reduce_launch(ctx, op, &plan, &t[0], indices, &t[2]);
 }
 
 /* normalizations: softmax, log_softmax, logsumexp, layer_norm, rms_norm,

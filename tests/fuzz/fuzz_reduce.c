@@ -5,6 +5,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz f = {data, size};
     kg_context *ctx = fz_ctx();
-    fz_check(ctx, fz_reduce(&f, ctx));
+    fz_check(ctx, fz_reduce(&f, ctx, NULL));
     return 0;
 }
