@@ -12,9 +12,14 @@
    query), because this machine has no driver. The planners' arithmetic and
    the launch geometry meet the hostile shapes of fuzz.h that way.
 
-   The first byte b picks the family (b % 6); the rest is that family
-   target's own input format (fuzz.h's fz_<family>), so its seeds are the
-   family corpora's with a byte in front. Its high part k = b / 6, where not
+   The second byte picks the device the context claims: 132
+   multiprocessors of compute capability 9.0 (0, the H200) or another count
+   (1, 2, 7, 78, 108, 144, 1024 multiprocessors) and capability (8.0, 8.6,
+   9.0, 10.0), for the planners' division by the SM count and their
+   per-architecture choices. The first byte b picks the family (b % 6); after
+   the two, the input is that family target's own format (fuzz.h's
+   fz_<family>), so the seeds are the family corpora's with two bytes in
+   front. The first byte's high part k = b / 6, where not
    0, forces what the tests force, so the plans they reach (and the
    candidates of later defaults) meet the same shapes: element-wise the
    variant (k - 1) % (KG_EW_TPERMS + 1) (tperm and the copy forms after
@@ -41,7 +46,7 @@ cudaError_t cudaGetDevice(int *device)
     return cudaSuccess;
 }
 
-static kg_context *claimed(void)
+static kg_context *claimed(unsigned device)
 {
     static kg_context *ctx;
     if (!ctx) {
@@ -50,21 +55,22 @@ static kg_context *claimed(void)
         if (!ctx)
             abort();
     }
-    /* every input: a usable H200 (a failed CUDA call may have changed it) */
+    /* every input: a usable device (a failed CUDA call may have changed it) */
+    static const int sms[] = {132, 1, 2, 7, 78, 108, 144, 1024}, ccs[] = {90, 80, 86, 90, 100, 90, 90, 90};
     ctx->usable = 1;
     ctx->open_status = KG_OK;
     ctx->device = 0;
-    ctx->sm_count = 132;
-    ctx->cc_major = 9;
-    ctx->cc_minor = 0;
+    ctx->sm_count = sms[device % 8];
+    ctx->cc_major = ccs[device / 8 % 8] / 10;
+    ctx->cc_minor = ccs[device / 8 % 8] % 10;
     return ctx;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz f = {data, size};
-    kg_context *ctx = claimed();
     const unsigned b = fz_byte(&f), family = b % 6, k = b / 6;
+    kg_context *ctx = claimed(fz_byte(&f));
     kg_red_tuning tuning;
     static kg_red_tuning (*const forced_tuning[])(void) = {kg_red_force_slab, kg_red_force_trans, kg_red_force_runs,
                                                           kg_red_force_chain};
