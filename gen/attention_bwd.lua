@@ -138,27 +138,30 @@ M.max_tunes = 12
 -- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
               [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
-                       { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
-                       { bn = 128, bm = 64, lay = 1, pf = true },
-                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true }, ud = 4, ua = 2,
-                         uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 16 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
+                       { bn = 64, bm = 64, lay = 1 },
                        { x3 = true, nkw = 8, bm = 64, ch = 2 } },
               [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 } },
-              [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
-                        { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
-                        { bn = 64, bm = 32, lay = 1 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, uq = 0 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
-                        { x3 = true, nkw = 8, bm = 16, ch = 2 } },
+              [128] = { { x3 = true, nkw = 8, bm = 16, ch = 2 }, { bn = 64, bm = 64, lay = 1 },
+                        { bn = 64, bm = 32, lay = 1 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
+-- Session 24 (the bundle's size, issue 11): the f32 tunings that no plan
+-- can take left, 8 at D 64 and 8 at D 128 (48 kernels, 0.81 MiB of
+-- fatbin). The runtime takes the default, and where the device's shared
+-- memory a block is less, the first tuning in the list that fits
+-- (kgi_attnb_fit); a tuning after one of the same or less shared memory, or
+-- one larger than the default, is never that first. Left: D 64 tunings 2-9
+-- (the plain 128 x 64 kernel, the prefetching one under every kind, the
+-- unroll / pipelining tunings 4/2/8 (every kind but causal), 4/2/16,
+-- 4/2/8, 4/2/pipelined, 2/1/8 and the default before 2026-12-02 09:30,
+-- each 178688 bytes as tuning 0), D 128 tunings 0, 2, 3, 5-9 (the split-role
+-- prefetching kernel with the dQ partial rows, the FFMA default until the
+-- split-TF32 one, 206336 bytes, more than the default's 196864; the plain
+-- and prefetching split-role kernels, 172544 as tuning 1; the unroll
+-- tunings 2/1/pipelined, 2/1/4 (the default before 09:30), 32/1/8,
+-- pipelined/2/8, pipelined/1/4, 206336). Their figures above stay as the
+-- record; the templates keep attnb_kvq_f32p and its unroll arguments (D 64
+-- tuning 0 uses them). D 128's list now starts with its default, so that
+-- tuning 1 is still the 8 x 4-thread-warp kernel (its tests force "1").
 -- Sessions 11-12 (2026-12-02/03): the x3 kernels split by CUTLASS's
 -- integer rule (x3_int, templates/attention_bwd_x3.cuh), which made the
 -- forward's split-TF32 kernel 23-30% faster than cvt.rna. H200, TFLOP/s,
@@ -190,7 +193,7 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
 -- 1.006x); with parts of 2: at most 0.36 of the bound on 64 seeds.
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
 -- others: 0): split TF32 at every head dim but 256, where it beat FFMA.
-M.f32_default = { [32] = 1, [64] = 10, [96] = 1, [128] = 10 }
+M.f32_default = { [32] = 1, [64] = 2, [96] = 1, [128] = 0 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
