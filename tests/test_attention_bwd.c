@@ -336,9 +336,8 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         cr_assert_leq(f64e->q[k].smem, sm80);
         cr_assert_eq(kgi_attnb_fit(KG_BF16, slot_of(256), k, 0, sm80, &need), -1);
         cr_assert_gt(f128->kvq[0][k].smem, sm80);
-        cr_assert_gt(f128->kvq[1][k].smem, sm80);
-        cr_assert_leq(f128->kvq[2][k].smem, sm80);
-        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 2);
+        cr_assert_leq(f128->kvq[1][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 1);
         cr_assert_gt(f256->kvq[0][k].smem, sm80);
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm80, &need), 1);
         for (int d = 0; d < KG_ATTNB_DIM_COUNT; d++) {
@@ -349,7 +348,7 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         /* 101376 bytes: f32 D128 has nothing that fits (its smallest kvq takes 122112) */
         need = 0;
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm86, &need), -2);
-        cr_assert_eq(need, f128->kvq[2][k].smem);
+        cr_assert_eq(need, f128->kvq[1][k].smem);
         /* no limit known: the tuning asked for */
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 1, 0, &need), 1);
     }
@@ -1164,7 +1163,8 @@ Test(attention_bwd, empty_sequences)
 }
 
 /* The fused path's dq partials under one KG_ATTNB_TUNE value (f16 / bf16
-   portable "0" / "1", Hopper "h0" / "h1" where the device is one, a trailing
+   portable "0", Hopper "h0" where the device is one (tunings "1" and "h1"
+   until session 24), a trailing
    "r" / "f" the Hopper kernel's query walk reversed / forward, "sep" the
    separate dq kernel; a tuning a head dim lacks runs the default), D 64 and
    128: lanes that walk several key blocks (B Hkv = 66 kv heads: 2 lanes for
@@ -1191,12 +1191,9 @@ static void tuning_cases(const char *tune, kg_dtype dt)
 }
 
 Test(attention_bwd, tuning_h0_lanes_of_several_key_blocks) { tuning_cases("h0", KG_BF16); }
-Test(attention_bwd, tuning_h1_lanes_of_several_key_blocks) { tuning_cases("h1", KG_BF16); }
 Test(attention_bwd, tuning_h0r_lanes_of_several_key_blocks) { tuning_cases("h0r", KG_BF16); }
-Test(attention_bwd, tuning_h1r_lanes_of_several_key_blocks) { tuning_cases("h1r", KG_BF16); }
 Test(attention_bwd, tuning_h0f_lanes_of_several_key_blocks) { tuning_cases("h0f", KG_BF16); }
 Test(attention_bwd, tuning_0_lanes_of_several_key_blocks) { tuning_cases("0", KG_BF16); }
-Test(attention_bwd, tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_BF16); }
 Test(attention_bwd, tuning_sep_lanes_of_several_key_blocks) { tuning_cases("sep", KG_BF16); }
 /* One lane (KG_ATTNB_LANES=1, as for B Hkv >= 264): on the Hopper kernel dq
    is written at each row's last key block, without dqsum. */
@@ -1216,8 +1213,8 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
     tuning_cases("default", KG_F32);
     tuning_cases("sep", KG_F32);
 }
-/* f32 kvq tuning 1 (D128: the 8 x 4-thread-warp kernel, the default before
-   the split-role one; D64: 64 keys x 64-query tiles) */
+/* f32 kvq tuning 1 (the FFMA tiles that fit compute capability 8.0: D64
+   64 keys x 64-query tiles, D128 64 x 32) */
 Test(attention_bwd, f32_tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_F32); }
 /* The earlier lane rule (KG_ATTNB_LANES=old, a benchmark hook: 4 lanes for
    the 66 kv heads of tuning_cases) and many lanes of one key block each
@@ -1272,11 +1269,12 @@ Test(attention_bwd, query_splits_bf16_portable_1x3) { split_cases("1x3", KG_BF16
 Test(attention_bwd, query_splits_f16_portable_3x1) { split_cases("3x1", KG_F16, "0"); }
 Test(attention_bwd, query_splits_f16_portable_4x2) { split_cases("4x2", KG_F16, "0"); }
 /* the default (Hopper's wgmma kernel where the device is one, D 64 and 128:
-   its instance for splits) and Hopper tuning 1 with its query walk reversed */
+   its instance for splits) and with its query walk reversed (Hopper tuning
+   1's until session 24) */
 Test(attention_bwd, query_splits_bf16_default_2x3) { split_cases("2x3", KG_BF16, NULL); }
 Test(attention_bwd, query_splits_bf16_default_1x2) { split_cases("1x2", KG_BF16, NULL); }
-Test(attention_bwd, query_splits_f16_h1r_3x1) { split_cases("3x1", KG_F16, "h1r"); }
-Test(attention_bwd, query_splits_f16_h1r_2x2) { split_cases("2x2", KG_F16, "h1r"); }
+Test(attention_bwd, query_splits_f16_h0r_3x1) { split_cases("3x1", KG_F16, "h0r"); }
+Test(attention_bwd, query_splits_f16_h0r_2x2) { split_cases("2x2", KG_F16, "h0r"); }
 
 /* The rule's own splits (one kv head of 4 query heads, 600 keys: 5 lanes,
    4 x 4 splits on 132 SMs), and their bits the same twice: f32 D64 causal,
@@ -1301,7 +1299,7 @@ Test(attention_bwd, query_splits_of_the_rule_bf16_d96) { rule_case(KG_BF16, 96, 
 Test(attention_bwd, query_splits_of_the_rule_bf16_d128) { rule_case(KG_BF16, 128, 1); }
 
 /* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
-   (kgi_attnb_fit: D128 tuning 2, 64 keys x 32-query tiles; D256 tuning 1,
+   (kgi_attnb_fit: D128 tuning 1, 64 keys x 32-query tiles; D256 tuning 1,
    32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask
    kind, GQA causal of several query tiles, Sq > Sk causal, lanes of several
    key blocks, a split. */
@@ -1325,20 +1323,15 @@ static void fit_cases(const char *tune, int D)
     set_hook("KG_ATTNB_SPLIT", NULL);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("2", 128); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("1", 128); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
-/* The f32 FFMA kvq kernel that loads a step's Q and dout tiles (and rows)
-   during the previous step's dQ (attnb_kvq_f32p), D64 tuning 0 (unrolled
-   and pipelined loops, 178688 bytes: the first tuning to fit a device
-   allowing less than the default's 211968 and at least that), forced: the
-   cases of fit_cases. Until session 24 the tests here also compared its
-   bits (and D128's tuning 0's, the split-role kernel with the dQ partial's
-   rows loaded too) with the plain kernels and the unroll tunings of the
-   same arithmetic; those tunings, which no device's plan could take, left
-   the bundle then (gen/attention_bwd.lua). */
-Test(attention_bwd, f32_prefetch_kernel_d64) { fit_cases("0", 64); }
+/* (Until session 24 the tests here also forced the f32 FFMA kvq kernels
+   that load a step's Q and dout tiles during the previous step's dQ
+   (attnb_kvq_f32p) and compared their bits with the plain kernels and the
+   unroll tunings of the same arithmetic; none of those tunings could be
+   any device's plan, and they left the bundle then: gen/attention_bwd.lua.) */
 
 /* The f32 kvq kernels in split TF32 (3xTF32 mma.sync, attnb_kvq_tc<float>:
    gen/attention_bwd.lua's x3 tunings, asserted to be such), each forced
@@ -1388,12 +1381,12 @@ static void x3_cases(int tune, int D)
     kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-/* The defaults (kvq_default) of D32, D64, D96 and D128 (tunings 1, 2, 1,
+/* The defaults (kvq_default) of D32, D64, D96 and D128 (tunings 1, 0, 0,
    0 since session 24; D64, D96 and D128 with S^T, dP^T summed in parts of
    2 k8 steps). */
 Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
-Test(attention_bwd, f32_split_tf32_tuning_2_d64) { x3_cases(2, 64); }
-Test(attention_bwd, f32_split_tf32_tuning_1_d96) { x3_cases(1, 96); }
+Test(attention_bwd, f32_split_tf32_tuning_0_d64) { x3_cases(0, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_0_d96) { x3_cases(0, 96); }
 Test(attention_bwd, f32_split_tf32_tuning_0_d128) { x3_cases(0, 128); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
