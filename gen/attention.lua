@@ -242,67 +242,6 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- bytes; bf16 B 2 H 16 S 4k 417.7 / 466.8, B 6 Hq 32 Hkv 4 S 2140 774.2 /
 -- 883.7), and with a mask it spills 392 bytes.
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
--- "tb" and "tf" (session 24, forced only, not measured yet): the
--- two-warpgroup persistent kernel with the ping-pong turns for the work
--- tiles' first products only (tb, attention_sm90.cuh TB): where both
--- warpgroups reach a tile's start together, warpgroup 0's products go
--- first, so that one warpgroup's epilogue and first softmax run under the
--- other's products; the key steps between take no turns. "tb": with the
--- epilogue under the next tile's first Q K^T (ep), the turn taken by the
--- last P V and the next first S together; "tf": one tile after the other
--- (the D 128 default's form: f2 when not causal), the turn taken by each
--- tile's first S (f2: first two). Session 23's estimate at D 128 S 1k
--- causal: ~4.7 us of fixed cost a work tile (first S and softmax, last
--- P V, epilogue; both warpgroups there at once) against ~1.16 us a key
--- step; ep alone lost there (s21r2: 309.8 / 317.8), the turns at every
--- step (the pp variants) were level. D 64 on 128-row tiles (89% of the
--- causal S 1k tiles' pairs visible, against 79% on the default's 192-row
--- tiles), with the D 64 default's three stages, no fence, warp stores,
--- published coordinates and, causal, shifted blocks. The same arithmetic
--- in the same order as the persistent kernels without ep and sk (bitwise
--- the same results).
-local d64_2wg = { nwg = 2, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" }
-local function with(t, more)
-  local r = {}
-  for k, v in pairs(t) do r[k] = v end
-  for k, v in pairs(more) do r[k] = v end
-  return r
-end
-M.sm90_persist_tb = {
-  [64] = with(d64_2wg, { ep = true, tb = true }),
-  [128] = { nwg = 2, bn = 128, ep = true, tb = true },
-}
-M.sm90_persist_tf = {
-  [64] = with(d64_2wg, { tb = true }),
-  [128] = { nwg = 2, bn = 128, f2 = "none", tb = true },
-}
--- "t3": the same turns on the D 32 / 64 default kernel (three warpgroups,
--- 192-row tiles, ep causal, sk not causal), passed round the three
--- warpgroups at the tiles' first products only (s18r2's "t3", the turns
--- round the three at every step, lost 9-16%).
-M.sm90_persist_t3 = {
-  [32] = with(M.sm90_persist_plain[32], { tb = true }),
-  [64] = with(M.sm90_persist_plain[64], { tb = true }),
-}
--- "ts" (session 24, forced only, not measured yet): the runtime's
--- persistent defaults at D 64 (three warpgroups; warp stores off) and D
--- 128 (f2 when not causal) with each warpgroup's output rows stored by
--- bulk tensor copies (attention_sm90.cuh TS; the output's tensor map a
--- third kernel argument): one thread's two bulk copies (D 128) instead of
--- every thread's eight 16-byte shared loads and global stores and a
--- barrier, and the warpgroup goes on to its next tile without waiting for
--- them (session 23's lead: the epilogue is part of the ~4.7 us fixed cost
--- a work tile at D 128 S 1k causal). The same bits.
-M.sm90_persist_ts = {
-  [64] = with(M.sm90_persist_plain[64], { ws = false, ts = true }),
-  [128] = { nwg = 2, bn = 128, f2 = "none", ts = true },
-}
--- "tbs": tb with ts (the flags are independent; ts needs the warp stores
--- off), ready in case both win on their own.
-M.sm90_persist_tbs = {
-  [64] = with(M.sm90_persist_tb[64], { ws = false, ts = true }),
-  [128] = with(M.sm90_persist_tb[128], { ts = true }),
-}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -418,8 +357,6 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- (ep, sk: true, or the one kind they apply to)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   local f2 = c.f2 == true or c.f2 == kind
-  local tb = c.tb == true or c.tb == kind
-  local ts = c.ts == true or c.ts == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -434,24 +371,20 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2), tostring(tb), tostring(ts) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false",
-                 "false" }
+                 tostring(sk), tostring(f2) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
-  -- (ts: the output's tensor map too, and whether the runtime set it)
-  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true, tmo = ts,
+  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 f2 and ", the second product under the first softmax" or "",
-                                 tb and ", turns at tile boundaries" or "",
-                                 ts and ", bulk tensor stores" or "") }
+                                 f2 and ", the second product under the first softmax" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -470,18 +403,6 @@ local function plan_dec(mt, wr)
                                   kind_enum[kind]),
              shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
   end
-end
-
--- The plan of a persistent variant without the ping-pong turns on the
--- tiles of `tiles` (no mask kernels)
-local function persistent(tiles)
-  return function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, tiles, false, true) or nil end
-end
--- A forced-only persistent variant of session 24: KG_ATTN_V_HOPPER_PERSIST_<e>,
--- named "Hopper persistent <n>", modules attn90<x>_<dtype>
-local function forced_persistent(e, n, x, tiles, what)
-  return { enum = "KG_ATTN_V_HOPPER_PERSIST_" .. e, name = "Hopper persistent " .. n, prefix = "attn90" .. x .. "_",
-           dtypes = sm90_dtypes, plan = persistent(tiles), sm90a = true, include = "attention_sm90.cuh", what = what }
 end
 
 -- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
@@ -510,7 +431,9 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_plain),
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_plain, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
@@ -518,10 +441,14 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_base),
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_f2),
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, a tile's second product under its first softmax (D 128)" },
   { enum = "KG_ATTN_V_HOPPER_F2", name = "Hopper f2", prefix = "attn90g_", dtypes = sm90_dtypes,
@@ -530,15 +457,6 @@ local variants = {
     what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  forced_persistent("TB", "tb", "t", M.sm90_persist_tb,
-                    "Hopper persistent, ep with the turns at tile boundaries (D 64, 128; forced only)"),
-  forced_persistent("TF", "tf", "u", M.sm90_persist_tf,
-                    "Hopper persistent, the turns at each tile's first products (D 64, 128; forced only)"),
-  forced_persistent("T3", "t3", "w", M.sm90_persist_t3,
-                    "Hopper persistent D 32 / 64 default with the turns at each tile's first products (forced only)"),
-  forced_persistent("TS", "ts", "x", M.sm90_persist_ts,
-                    "Hopper persistent D 64 / 128 defaults, the output by bulk tensor stores (forced only)"),
-  forced_persistent("TBS", "tbs", "y", M.sm90_persist_tbs, "Hopper persistent tb with ts (D 64, 128; forced only)"),
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends
@@ -557,10 +475,8 @@ local function path_modules(G, by, path, comb)
           local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
           local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
           kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc,
-                                    params = pl.tmo and ", const __grid_constant__ kg_attn_tmaps tm, const "
-                                      .. "__grid_constant__ kg_attn_tmap tmo, int tmo_on"
-                                      or pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
-                                    args = pl.tmo and ", tm, tmo_on ? &tmo : nullptr" or pl.tmaps and ", tm" or "" }
+                                    params = pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
+                                    args = pl.tmaps and ", tm" or "" }
           rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d, %d},\n", path.enum, dt.enum,
                                           di - 1, kind_enum[kind], idx, pl.threads, pl.bm, pl.smem, pl.bn or 0)
         end

@@ -112,8 +112,7 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TB || v == KG_ATTN_V_HOPPER_PERSIST_TF ||
-           v == KG_ATTN_V_HOPPER_PERSIST_T3 || v == KG_ATTN_V_HOPPER_PERSIST_TS || v == KG_ATTN_V_HOPPER_PERSIST_TBS;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -562,12 +561,6 @@ static int queue_force, queue_last;
 
 void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC_RELAXED); }
-
-/* whether the last prefill launch stored its output by bulk tensor copies
-   (the "ts" and "tbs" variants with the output's tensor map set) */
-static int tmo_last;
-
-int kg_test_last_attn_tmo(void) { return __atomic_load_n(&tmo_last, __ATOMIC_RELAXED); }
 
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
    driver has none) */
@@ -1053,23 +1046,13 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
-    /* the "ts" and "tbs" variants (attention_sm90.cuh TS): the output's
-       tensor map (boxes of a warpgroup's 64 rows) and whether it is set,
-       two more arguments; not set (the kernels' ordinary stores) where the
-       loads' maps are not or it cannot be encoded */
-    kg_attn_tmap tmo;
-    int tmo_on = 0;
-    memset(&tmo, 0, sizeof tmo);
-    if (variant == KG_ATTN_V_HOPPER_PERSIST_TS || variant == KG_ATTN_V_HOPPER_PERSIST_TBS)
-        tmo_on = tm.on && tmap_of(&tmo, q->dtype, out, 64);
-    void *argv[4] = {&p, &tm, &tmo, &tmo_on};
+    void *argv[2] = {&p, &tm};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&tmo_last, tmo_on, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

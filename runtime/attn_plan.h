@@ -259,9 +259,4 @@ KG_API int kg_test_last_attn_tma(void);
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
-/* Whether the last prefill launch stored its output by bulk tensor copies
-   (the forced-only "Hopper persistent ts" and "tbs" variants, where the output's
-   tensor map could be encoded and the loads take bulk tensor copies). */
-KG_API int kg_test_last_attn_tmo(void);
-
 #endif

@@ -63,23 +63,6 @@ template <int N> __device__ __forceinline__ void wg_wait()
    wgmma through the async proxy */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-/* TS: bulk tensor stores (shared to global through the tensor map tm,
-   kernel parameter space) of the box at (c0, c1, c2, c3) from src; elements
-   outside the tensor are not written. Committed as one bulk group per
-   call of bulk_commit; bulk_wait_read: this thread's groups have read
-   their shared memory (it may be written again); bulk_wait: they are
-   done. */
-__device__ __forceinline__ void tma_store4(const kg_attn_tmap &tm, uint32_t src, int c0, int c1, int c2, int c3)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"((uint64_t)&tm),
-        "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-        : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-
 /* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
    byte offset (between 64-element panels of an N-major operand; unused for
    K-major), stride byte offset (between groups of 8 rows). */
@@ -222,36 +205,11 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
- * TB (persistent, two or three consumer warpgroups, no turns at every
- * step; session 24, forced only): the ping-pong turns (PP's named
- * barriers; with three warpgroups a round of three) for a work tile's
- * first products only: its first S (F2: its first
- * two), and at an EP boundary the last P V with the next tile's first S.
- * Where both warpgroups reach a tile's start together (the same Q and K
- * tiles landing for both), warpgroup 0's products go first, so that its
- * epilogue and first softmax run under warpgroup 1's products rather than
- * both leaving the tensor cores idle; the key steps between take no turns
- * (the warpgroups stay a product apart), and the turns run on from tile
- * to tile (warpgroup 0 waits only where the last warpgroup has not yet
- * issued the previous tile's first products). Same arithmetic, same order, same
- * bits.
- * TS (persistent, not warp stores, not the pipeline across tiles;
- * session 24, forced only): each warpgroup's staged 64 output rows go to
- * global memory by bulk tensor stores (one per 64-column panel, issued by
- * the warpgroup's first thread; rows outside the output, SH's shifted
- * ones included, are not written) instead of every thread's 16-byte
- * loads and stores, and the warpgroup moves on without waiting for them:
- * its staging rows are waited for (the stores have read them) only at
- * its next stage_out. tmo: the output's tensor map (boxes of 64 columns
- * x 64 rows, as the Q map), or null where the runtime could not encode
- * it: then the stores of the kernel without TS. The same bytes in the
- * same places: the same bits.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false, bool TB = false, bool TS = false>
-__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm,
-                                        const kg_attn_tmap *tmo = nullptr)
+          bool F2 = false>
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
        columns of Q, K and V in shared memory are never written: S = Q K^T
@@ -272,10 +230,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
-    static_assert(!TB || (PERSIST && !PP && (NWG == 2 || NWG == 3)),
-                  "the turns at tile boundaries: persistent, two or three warpgroups, no turns at every step");
-    static_assert(!TS || (PERSIST && !WS && !PP), "the bulk tensor stores: persistent (the staging tile its own), "
-                                                  "a warpgroup's rows, one tile after the other or EP");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -633,27 +587,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if constexpr (PP)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
         };
-        /* The same turns where PP or TB takes them: TB takes them only for
-           a work tile's first products (its first S, F2's first two, at
-           an EP boundary the last P V with the next tile's first S), PP
-           also for every other issue (turn_wait / turn_pass). Three
-           consumer warpgroups (TB only) pass the turn round: 0, 1, 2, 0...
-           (named barriers 9-11: 1-3 are store_out's, 5 the producer's, 8
-           SK's merge); warpgroup w waits on barrier 9 + w, and its
-           successor's barrier completes on the passing warpgroup's 128
-           arrivals and the waiting one's 128. */
-        auto turn_wait_b = [&]() {
-            if constexpr (PP || (TB && NWG == 2))
-                asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wgi) : "memory");
-            else if constexpr (TB)
-                asm volatile("bar.sync %0, 256;\n" ::"r"(9 + wgi) : "memory");
-        };
-        auto turn_pass_b = [&]() {
-            if constexpr (PP || (TB && NWG == 2))
-                asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (wgi ^ 1)) : "memory");
-            else if constexpr (TB)
-                asm volatile("bar.arrive %0, 256;\n" ::"r"(9 + (wgi == NWG - 1 ? 0 : wgi + 1)) : "memory");
-        };
         /* a landed tile ready for the products: copies by cp.async (the
            generic proxy) fenced for wgmma's async proxy; NF: bulk tensor
            copies land through the async proxy, their barrier's completion
@@ -687,14 +620,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (swizzled, so conflict-free) rows of the staging tile; lse */
         auto stage_out = [&](const float(&o)[DP / 2], int m0, int wr, int h, int b, const float(&mxv)[2],
                              const float(&lv)[2]) {
-            if constexpr (TS) {
-                /* the warpgroup's last bulk stores have read its staging rows */
-                if (tmo) {
-                    if ((tid & 127) == 0)
-                        bulk_wait_read();
-                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-                }
-            }
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float sum = quad_sum(lv[i]);
@@ -727,28 +652,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 __syncwarp(); /* the warp's staging rows are free for the next work tile */
                 return;
             }
-            if constexpr (TS) {
-                if (tmo) {
-                    /* every thread's staged rows, written through the
-                       generic proxy, visible to the bulk copies' async one */
-                    fence_async_smem();
-                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
-                    if ((tid & 127) == 0) {
-#pragma unroll
-                        for (int pn = 0; pn < DP / 64; pn++)
-                            tma_store4(*tmo, (PERSIST ? aO : aQ) + pn * BM * 128 + wgi * 64 * 128, pn * 64,
-                                       m0 + wgi * 64, h, b);
-                        bulk_commit();
-                    }
-                    return; /* (stage_out waits for the rows to be read) */
-                }
-            }
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
 #pragma unroll
             for (int it = 0; it < 64 * CPR / 128; it++) {
                 const int i = (tid & 127) + it * 128, rl = wgi * 64 + i / CPR, cc = i % CPR, r = m0 + rl;
-                /* (SH without warp stores: TS's kernels where the map is not set) */
-                if ((!SH || r >= 0) && r < p.sq)
+                if (r < p.sq)
                     *(uint4 *)(out + (int64_t)r * p.o_ss * E + cc * 16) = *(const uint4 *)(sO + sw128_at<BM>(rl, cc));
             }
             if constexpr (PERSIST) /* the staging tile is free for the next work tile */
@@ -774,9 +682,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             mbar_wait(full_k(stg(it0)), par(it0));
             landed();
             wg_fence();
-            turn_wait_b();
+            turn_wait();
             issue_s(s, stg(it0), dq());
-            turn_pass_b();
+            turn_pass();
             wg_wait<0>();
             release(empty_k(stg(it0)));
             softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
@@ -992,13 +900,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     mbar_wait(full_k(sk0), par(it0));
                     landed();
                     wg_fence();
-                    turn_wait_b(); /* (TB: both first products in one turn) */
                     issue_s(s, sk0, dq);
                     mbar_wait(full_k(sk1), par(it0 + 1));
                     landed();
                     wg_fence();
                     issue_s(s2, sk1, dq);
-                    turn_pass_b();
                     wg_wait<1>(); /* the first S is ready; the second still runs */
                     release(empty_k(sk0));
                     softmax(s, mx, mrow, 0, m0, wr, alpha, rs);
@@ -1104,8 +1010,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     release(empty_qs(x & 1));
             };
 
-            if (wgi == NWG - 1)
-                turn_pass_b(); /* warpgroup 0 goes first */
+            if (wgi == 1)
+                turn_pass(); /* warpgroup 0 goes first */
             int it0 = 0, tc = 0, tile = tile_of(0), mb = 0, h = 0, b = 0, m0 = 0, nt = 0;
             if (tile < p.units) {
                 coords_of(0, tile, mb, h, b);
@@ -1134,14 +1040,12 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         mbar_wait(full_v(sv), par(it1 - 1));
                         landed();
                         wg_fence();
-                        turn_wait_b(); /* (TB: this boundary's products, warpgroup 0's first) */
                         issue_pv(o, pa, sv);
                         mbar_wait(full_qs((tc + 1) & 1), ((tc + 1) >> 1) & 1);
                         mbar_wait(full_k(sk2), par(it1));
                         landed();
                         wg_fence();
                         issue_s(s, sk2, dq_of(tc + 1));
-                        turn_pass_b();
                         wg_wait<1>(); /* O is final for this tile; the next S still runs */
                         release(empty_v(sv));
                         stage_out(o, m0, wr, h, b, mx, l);
@@ -1194,14 +1098,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             flush();
             if (wgi == 0)
-                turn_wait_b(); /* the turn the last warpgroup passed last: no arrival left pending */
+                turn_wait(); /* the turn warpgroup 1 passed last: no arrival left pending */
         } else if constexpr (PERSIST) {
-            /* TB: the turns of the tiles' first products run on from tile
-               to tile (consume()'s own pass and wait are PP's) */
-            if constexpr (TB) {
-                if (wgi == NWG - 1)
-                    turn_pass_b(); /* warpgroup 0 goes first */
-            }
             int it0 = 0;
             for (int tc = 0;; tc++) {
                 const int tile = tile_of(tc);
@@ -1213,16 +1111,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 landed();
                 it0 += consume(mb, h, b, it0, tc);
             }
-            if constexpr (TB) {
-                if (wgi == 0)
-                    turn_wait_b(); /* the turn the last warpgroup passed last: no arrival left pending */
-            }
         } else {
             consume(mb1, h1, b1, 0, 0);
-        }
-        if constexpr (TS) {
-            if (tmo && (tid & 127) == 0)
-                bulk_wait(); /* the last bulk stores done before the block's shared memory goes */
         }
     }
 }

@@ -23,7 +23,6 @@
 #include "attn_ref.h"
 #include "internal.h"
 #include "kg_attn_table.h"
-#include "kg_table.h"
 #include "kg_test.h"
 #include "kg_attention.h"
 
@@ -521,55 +520,6 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
     const int ex[][2] = {{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 4}, {33, 8}, {64, 8}, {65, 16}, {129, 32}, {256, 32}};
     for (int i = 0; i < 10; i++)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
-}
-
-/* The forced-only variants of session 24 ("Hopper persistent tb", "tf",
-   "t3": attention_sm90.cuh TB; "ts": TS; "tbs": both): generated for f16 and bf16, no
-   mask and causal, tb and tf at D 64 and 128 (two consumer warpgroups and
-   a producer, 384 threads, 128-row tiles), t3 at D 32 and 64 (three, 512
-   threads, 192-row tiles), ts at D 64 (three) and 128 (two), tbs (tb with
-   ts) as tb, nowhere else; 128-key tiles, persistent shared
-   memory within an H200 block's 227 KB, sm_90a code, each entry the
-   kernel its name says (the module a launch loads). The runtime counts
-   them persistent (one block a multiprocessor) and takes them only forced
-   (choose_variant; the GPU tests check both). */
-Test(attention_plan, turn_and_store_variants_table)
-{
-    const int vs[5] = {KG_ATTN_V_HOPPER_PERSIST_TB, KG_ATTN_V_HOPPER_PERSIST_TF, KG_ATTN_V_HOPPER_PERSIST_T3,
-                       KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_TBS};
-    const char *names[5] = {"Hopper persistent tb", "Hopper persistent tf", "Hopper persistent t3",
-                            "Hopper persistent ts", "Hopper persistent tbs"},
-               *pre[5] = {"attn90t", "attn90u", "attn90w", "attn90x", "attn90y"};
-    const char *kinds[3] = {"none", "causal", "mask"};
-    for (int x = 0; x < 5; x++) {
-        cr_assert_str_eq(kg_attn_variant_names[vs[x]], names[x]);
-        cr_assert_eq(kg_attn_variant_sm90a[vs[x]], 1);
-        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
-            for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
-                for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
-                    const kg_attn_entry *e = &kg_attn_table[vs[x]][dt][slot][kind];
-                    const int D = kg_attn_dims[slot];
-                    /* tb, tf, tbs: D 64 and 128 on two warpgroups; t3: D 32 and 64
-                       on three; ts: D 64 on three, D 128 on two (the defaults') */
-                    const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK &&
-                                     (x == 2 ? D == 32 || D == 64 : D == 64 || D == 128);
-                    const int nwg = x == 2 || (x == 3 && D == 64) ? 3 : 2;
-                    cr_assert_eq(e->threads > 0, want, "%s %s D %d %s", names[x], kg_dtype_name((kg_dtype)dt), D,
-                                 kinds[kind]);
-                    if (!want)
-                        continue;
-                    cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
-                              "%s D %d: %d threads, %dx%d tiles", names[x], D, e->threads, e->bm, e->bn);
-                    cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "%s D %d: %d bytes of shared memory", names[x], D,
-                              e->smem);
-                    char want_name[64];
-                    snprintf(want_name, sizeof want_name, "kg_%s_%s_d%d_%s", pre[x], kg_dtype_name((kg_dtype)dt), D,
-                             kinds[kind]);
-                    cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name,
-                              e->kernel);
-                    cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
-                }
-    }
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -1983,98 +1933,6 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
         return; /* the Hopper variants run on compute capability 9.0 only */
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
-
-/* "Hopper persistent tb", "tf" and "t3" (session 24, forced only): the
-   persistent kernels with the ping-pong turns for each work tile's first
-   products only. tb: two warpgroups with ep (the epilogue under the next
-   tile's first Q K^T); tf: two warpgroups, one tile after the other (f2
-   when not causal at D 128); both D 64 on 128-row tiles and D 128. t3: the
-   D 32 / 64 default (three warpgroups, 192-row tiles, ep causal, sk not
-   causal), the turns going round the three. Causal and not, one test each
-   (so that they run side by side). Variant v against the float64
-   reference (GQA, a [B,S,H,D] view, lengths not a multiple of the tiles,
-   more keys than queries, more queries than keys (causal: leading work
-   tiles without keys, so boundaries where one tile has none), fewer work
-   tiles than multiprocessors, a negative scale (the softmax without the
-   folded scale)); bit for bit the same arithmetic without the turns, def
-   (tb, tf: the persistent kernel without ep and sk; D 128 "Hopper
-   persistent", the runtime's choice causal up to 2048 keys, D 64 "Hopper
-   persistent base", three warpgroups on 192-row tiles, the same
-   arithmetic per row; t3: the default "Hopper persistent", sk's merge
-   order included) with the work queue and in turn, bulk tensor copies
-   and cp.async; and bitwise from run to run on the bench's S 1k shape
-   (fewer batches). d32: the head dim of one reference case and one bits
-   case (t3: 32).
-   Also "Hopper persistent ts" (the D 64 / 128 defaults storing each
-   warpgroup's output rows by bulk tensor copies; the ordinary stores
-   where the loads are cp.async, as in one bits case: D 64 causal there
-   with the shifted blocks' rows before the start, which neither form may
-   write) against the reference and the default's bits; the references'
-   launches must have taken the bulk stores. And "tbs" (tb with ts),
-   causal. */
-static void persist_turns(int v, int def, int d, int d32, int causal)
-{
-    const acase refs[4] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
-                           {KG_F16, 3, 12, 4, 1100, 2300, d32, causal, MASK_NONE, 0, 0, 0.f},
-                           {KG_BF16, 1, d >= 96 ? 8 : 24, d >= 96 ? 8 : 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 0.f},
-                           {KG_F16, 2, 6, 2, 300, 260, d, causal, MASK_NONE, 0, 0, -0.3f}};
-    persist_refs(refs, 4, v, 0);
-    if (!kt_sanitizer()) /* (there persist_refs samples its cases) */
-        cr_assert_eq(kg_test_last_attn_tmo(), v == KG_ATTN_V_HOPPER_PERSIST_TS || v == KG_ATTN_V_HOPPER_PERSIST_TBS,
-                     "%s: bulk tensor stores %s", kg_attn_variant_names[v],
-                     kg_test_last_attn_tmo() ? "taken" : "not taken");
-    const int shapes[4][5] = {
-        /* B Hq Hkv Sq Sk */
-        {4, 16, 16, 1024, 1024}, {3, 16, 4, 1100, 900}, {2, 24, 24, 2000, 700}, {1, 16, 2, 4100, 4100},
-    };
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(3))
-            continue;
-        const int *z = shapes[i];
-        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], i == 1 ? d32 : d, causal, MASK_NONE,
-                         0, 0, 0.f};
-        persist_bits(&c, v, def, i == 1, i == 2);
-    }
-    const acase c = {KG_BF16, 4, 16, 16, 1024, 1024, d, causal, MASK_NONE, 0, 0, 0.f};
-    const int vs[2] = {v, v}, tma[2] = {0, 0}, want[2] = {1, 1};
-    same_bits(&c, vs, tma, want);
-    kg_test_force_attn_variant(ctx, -1);
-}
-
-#define PERSIST_TURNS_TEST(name, v, def, d, d32, causal)                                                               \
-    Test(attention, name)                                                                                              \
-    {                                                                                                                  \
-        if (!on_sm90())                                                                                                \
-            return; /* the Hopper variants run on compute capability 9.0 only */                                       \
-        persist_turns(v, def, d, d32, causal);                                                                         \
-    }
-#define TB KG_ATTN_V_HOPPER_PERSIST_TB
-#define TF KG_ATTN_V_HOPPER_PERSIST_TF
-#define T3 KG_ATTN_V_HOPPER_PERSIST_T3
-#define BASE KG_ATTN_V_HOPPER_PERSIST_BASE
-#define PLAIN KG_ATTN_V_HOPPER_PERSIST
-PERSIST_TURNS_TEST(persistent_tb_d64, TB, BASE, 64, 64, 0)
-PERSIST_TURNS_TEST(persistent_tb_d64_causal, TB, BASE, 64, 64, 1)
-PERSIST_TURNS_TEST(persistent_tb_d128, TB, PLAIN, 128, 128, 0)
-PERSIST_TURNS_TEST(persistent_tb_d128_causal, TB, PLAIN, 128, 128, 1)
-PERSIST_TURNS_TEST(persistent_tf_d64, TF, BASE, 64, 64, 0)
-PERSIST_TURNS_TEST(persistent_tf_d64_causal, TF, BASE, 64, 64, 1)
-PERSIST_TURNS_TEST(persistent_tf_d128, TF, PLAIN, 128, 128, 0)
-PERSIST_TURNS_TEST(persistent_tf_d128_causal, TF, PLAIN, 128, 128, 1)
-PERSIST_TURNS_TEST(persistent_t3_d64, T3, PLAIN, 64, 32, 0)
-PERSIST_TURNS_TEST(persistent_t3_d64_causal, T3, PLAIN, 64, 32, 1)
-PERSIST_TURNS_TEST(persistent_ts_d64, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 64, 64, 0)
-PERSIST_TURNS_TEST(persistent_ts_d64_causal, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 64, 64, 1)
-PERSIST_TURNS_TEST(persistent_ts_d128, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 128, 128, 0)
-PERSIST_TURNS_TEST(persistent_ts_d128_causal, KG_ATTN_V_HOPPER_PERSIST_TS, PLAIN, 128, 128, 1)
-PERSIST_TURNS_TEST(persistent_tbs_d64_causal, KG_ATTN_V_HOPPER_PERSIST_TBS, BASE, 64, 64, 1)
-PERSIST_TURNS_TEST(persistent_tbs_d128_causal, KG_ATTN_V_HOPPER_PERSIST_TBS, PLAIN, 128, 128, 1)
-#undef PERSIST_TURNS_TEST
-#undef TB
-#undef TF
-#undef T3
-#undef BASE
-#undef PLAIN
 
 /* "Hopper f2" (since session 22 the runtime's choice at D 256 not causal),
    f2 on the D 256 grid kernel, forced: against the float64 reference (GQA,
