@@ -65,6 +65,55 @@ typedef struct kg_attn_split {
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
                                         int64_t min_chunk, int fill, int forced);
 
+/* The cluster variants (KG_ATTN_V_DECODE_CL, 16 rows, and
+   KG_ATTN_V_DECODE2_CL, 32 rows; D 64 and 128, compute capability 9.0,
+   forced-only: kg_test_attn_dec_cluster): a row tile's splits merge first
+   in thread-block clusters of consecutive splits, each block folding its
+   share of the tile's items over the cluster's blocks' partials in
+   distributed shared memory, then across the tile's clusters by the last
+   block of each share to count in
+   (templates/attention_decode.cuh, dec_cl_merge): one launch, no block
+   waits outside its cluster, and SC = splits / cluster size partials a
+   row tile in scratch instead of `splits`. Written for session 23's MQA B
+   1 Sk 32768 D 128 traces (s23r1: one 32-row tile at 128 splits ends its
+   keys at 5.5 us against 7.6 for two 16-row tiles, but its combine and
+   hand-offs cost ~2.5 us more; the tail merge's mergers ended ~5 us after
+   the last key). Not yet measured. */
+typedef struct kg_attn_cl_split {
+    int splits; /* the grid's splits of a row tile, a multiple of csize (the last may have no key); 1: no merge */
+    int chunk;  /* keys per split, whole tiles of bn */
+    int csize;  /* blocks a cluster: a power of two; 1 where splits is 1 */
+} kg_attn_cl_split;
+
+/* The default cluster size of the cluster variants, and the most. */
+#define KG_ATTN_DEC_CLUSTER 8
+#define KG_ATTN_DEC_CLUSTER_MAX 16
+
+/* The cluster variants' split of `keys` keys for `blocks` row tiles in
+   tiles of `bn` keys, where `clusters` clusters of `csize` blocks (rounded
+   down to a power of two, at most KG_ATTN_DEC_CLUSTER_MAX) are resident at
+   once: kg_attn_plan_split's count (its limits: max_splits, min_chunk, two
+   tiles a split, `forced`) for one wave of whole clusters a row tile
+   (clusters / blocks of them), in clusters of the fewest blocks (a power of
+   two up to csize) that hold the count in one, the count rounded up to
+   whole clusters (the last splits may get no key; within the wave unless
+   forced). With fewer clusters than row tiles, the count for one wave of
+   the clusters' blocks, rounded down to whole clusters of the size that
+   keeps the most splits (the larger on ties). At most max_splits, and every
+   split's first key (split x chunk) fits an int: else clusters of one
+   block, no padding. One split (csize 1) where the count is one. */
+KG_API kg_attn_cl_split kg_attn_plan_cluster(int64_t blocks, int64_t keys, int bn, int64_t clusters, int csize,
+                                             int max_splits, int64_t min_chunk, int forced);
+
+/* The cluster variants, process-wide (a test and benchmark hook): a size
+   > 0 takes them for every decode call of up to 32 packed rows on compute
+   capability 9.0 where generated (D 64 and 128), in clusters of that size
+   (a forced cluster variant takes it too; else KG_ATTN_DEC_CLUSTER); 0
+   (the runtime's default) not unless forced. The cluster size the last
+   decode launch took (0: not a cluster variant; 1: one split, no merge). */
+KG_API void kg_test_attn_dec_cluster(int size);
+KG_API int kg_test_last_attn_dec_cluster(void);
+
 /* The decode tile for `rows` packed rows (group x Sq) of each of `heads`
    KV heads (B x Hkv), `keys` keys in tiles of `bn`, `slots` resident blocks
    (one a multiprocessor: head dims 64 and 128): 16, 32 or 64 rows, the
