@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Round script of engineer dec, session 24 (issue 9, decode attention): the
-# cluster merge (KG_ATTN_V_DECODE_CL / KG_ATTN_V_DECODE2_CL, forced-only:
+# cluster merge (KG_ATTN_V_DECODE_CL / DECODE2_CL / DECODE4_CL, forced-only:
 # kg_test_attn_dec_cluster / bench word clN). Runs in the stage folder (stage.sh),
 # $OUT set, under 90 s of wall time in all.
 #
 # Step 1 (about 45 s, tests in parallel processes) DECIDES WHETHER IT MAY MERGE:
-#   t_cl_ref   attention/decode_cluster_merge_matches_reference: both cluster
-#              variants, D 64/128, f16/bf16, clusters of 2/4/8/16, against
+#   t_cl_ref   attention/decode_cluster_merge_matches_reference: the three
+#              cluster variants (16/32/64 rows), D 64/128, f16/bf16, clusters of 2/4/8/16, against
 #              the float64 reference (outputs and lse), one and several
 #              clusters a row tile, empty splits, masks, causal, Sq 1..16,
 #              several row tiles, the hook's own choice of variant.
@@ -25,8 +25,8 @@
 # Step 2 (about 25 s) DECIDES WHETHER IT BECOMES THE DEFAULT: same-process A/B,
 #   bench_attention KG_BENCH_DECVS "def;cl8;cl4;cl16;def;cl8" (def = main's
 #   path; clN = the cluster variants in clusters of N), three interleaved
-#   rounds, best of each, on 16 decode rows (small-grid MQA / GQA rows, a
-#   long-context row, a large grid); the configs line shows the variant,
+#   rounds, best of each, on 17 decode rows (small-grid MQA / GQA rows, a
+#   long-context row, a large grid, MQA of 64 heads); the configs line shows the variant,
 #   splits (s) and cluster size taken (cl). Every config's output is checked
 #   against float64 where its bits differ from def's.
 #   Default rule for the next session: take the cluster variants (one line:
@@ -71,6 +71,7 @@ ROWS="bf16:1:32:1:32768:128,bf16:8:32:1:8192:128,bf16:2:32:1:8192:128,bf16:4:32:
 ROWS="$ROWS,bf16:8:32:1:15997:64,bf16:1:32:8:32768:128,f16:1:64:4:20584:128,bf16:16:4:1:11198:64"
 ROWS="$ROWS,f16:4:24:1:47210:64,f16:2:8:1:3652:128,bf16:1:32:4:131072:128,bf16:1:8:1:65536:64"
 ROWS="$ROWS,bf16:8:32:8:8192:128,f16:4:48:2:9904:64,bf16:2:16:8:6000:128,f16:1:20:1:2795:128"
+ROWS="$ROWS,bf16:1:64:1:32768:128"
 KG_BENCH_CSV="$OUT/ab.csv" KG_BENCH_FILTER="dseed list" KG_BENCH_DEC_ROWS="$ROWS" \
     KG_BENCH_DECVS="def;cl8;cl4;cl16;def;cl8" timeout -k 3 30 "$B" >"$OUT/ab.log" 2>&1
 echo "rc $?"

@@ -165,7 +165,7 @@ static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void *
 static int is_decode_variant(int v)
 {
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE_CL ||
-           v == KG_ATTN_V_DECODE2_CL;
+           v == KG_ATTN_V_DECODE2_CL || v == KG_ATTN_V_DECODE4_CL;
 }
 
 static int cmp_u64(const void *a, const void *b)

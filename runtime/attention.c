@@ -106,11 +106,14 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
 static int is_decode(kg_attn_variant v)
 {
     return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE_CL ||
-           v == KG_ATTN_V_DECODE2_CL;
+           v == KG_ATTN_V_DECODE2_CL || v == KG_ATTN_V_DECODE4_CL;
 }
 
 /* the decode variants whose splits merge in thread-block clusters */
-static int is_dec_cluster(kg_attn_variant v) { return v == KG_ATTN_V_DECODE_CL || v == KG_ATTN_V_DECODE2_CL; }
+static int is_dec_cluster(kg_attn_variant v)
+{
+    return v == KG_ATTN_V_DECODE_CL || v == KG_ATTN_V_DECODE2_CL || v == KG_ATTN_V_DECODE4_CL;
+}
 
 /* the persistent Hopper variants (one block per multiprocessor) */
 static int is_persist(kg_attn_variant v)
@@ -252,8 +255,8 @@ void kg_test_attn_dec_chunk(int keys_per_row) { __atomic_store_n(&dec_chunk_forc
 void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATOMIC_RELAXED); }
 
 /* kg_test_attn_dec_cluster (a test and benchmark hook, process-wide): the
-   cluster variants' size (> 0: also taken for every decode call of up to
-   32 packed rows where generated; 0 not taken unless forced) and the size
+   cluster variants' size (> 0: also taken for every decode call where
+   generated; 0 not taken unless forced) and the size
    the last decode launch took (0: none, 1: one split) */
 static int dec_cluster_force, dec_cluster_last;
 
@@ -284,8 +287,10 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
         /* the cluster merge where the hook asks for it (forced-only: not
            yet measured) */
-        if (sm90 && group * sq <= 32 && __atomic_load_n(&dec_cluster_force, __ATOMIC_RELAXED) > 0) {
-            const kg_attn_variant cv = group * sq > 16 ? KG_ATTN_V_DECODE2_CL : KG_ATTN_V_DECODE_CL;
+        if (sm90 && __atomic_load_n(&dec_cluster_force, __ATOMIC_RELAXED) > 0) {
+            const kg_attn_variant cv = group * sq > 32   ? KG_ATTN_V_DECODE4_CL
+                                       : group * sq > 16 ? KG_ATTN_V_DECODE2_CL
+                                                         : KG_ATTN_V_DECODE_CL;
             if (has_variant(cv, dt, slot, kind))
                 return cv;
         }
@@ -513,6 +518,21 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
+    /* the attributes: programmatic dependent launch, the cluster (the
+       runtime's and the driver's are the same values, checked below) */
+    CUlaunchAttribute a[2];
+    memset(a, 0, sizeof a);
+    unsigned na = 0;
+    if (pdl) {
+        a[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a[na++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster > 1) {
+        a[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a[na].value.clusterDim.x = cluster;
+        a[na].value.clusterDim.y = 1;
+        a[na++].value.clusterDim.z = 1;
+    }
     if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 0) {
         /* the driver's launch (a kernel handle is a CUkernel): host time a
            call, µs, runtime's / driver's launches, H200 host, s21r1 and
@@ -523,19 +543,6 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
            runtime's below, which makes it current and reports errors. */
         pthread_once(&launch_once, launch_find);
         if (launch_ex) {
-            CUlaunchAttribute a[2];
-            memset(a, 0, sizeof a);
-            unsigned na = 0;
-            if (pdl) {
-                a[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-                a[na++].value.programmaticStreamSerializationAllowed = 1;
-            }
-            if (cluster > 1) {
-                a[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-                a[na].value.clusterDim.x = cluster;
-                a[na].value.clusterDim.y = 1;
-                a[na++].value.clusterDim.z = 1;
-            }
             const CUlaunchConfig c = {.gridDimX = grid.x,
                                       .gridDimY = grid.y,
                                       .gridDimZ = grid.z,
@@ -550,18 +557,16 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
                 return KG_OK;
         }
     }
+    _Static_assert((int)cudaLaunchAttributeProgrammaticStreamSerialization ==
+                           (int)CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+                       (int)cudaLaunchAttributeClusterDimension == (int)CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+                       sizeof(cudaLaunchAttributeValue) == sizeof(CUlaunchAttributeValue),
+                   "the runtime's launch attributes are the driver's");
     cudaLaunchAttribute attr[2];
     memset(attr, 0, sizeof attr);
-    unsigned na = 0;
-    if (pdl) {
-        attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[na++].val.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster > 1) {
-        attr[na].id = cudaLaunchAttributeClusterDimension;
-        attr[na].val.clusterDim.x = cluster;
-        attr[na].val.clusterDim.y = 1;
-        attr[na++].val.clusterDim.z = 1;
+    for (unsigned i = 0; i < na; i++) {
+        attr[i].id = (cudaLaunchAttributeID)a[i].id;
+        memcpy(&attr[i].val, &a[i].value, sizeof attr[i].val);
     }
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);

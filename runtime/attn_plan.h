@@ -65,8 +65,8 @@ typedef struct kg_attn_split {
 KG_API kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits,
                                         int64_t min_chunk, int fill, int forced);
 
-/* The cluster variants (KG_ATTN_V_DECODE_CL, 16 rows, and
-   KG_ATTN_V_DECODE2_CL, 32 rows; D 64 and 128, compute capability 9.0,
+/* The cluster variants (KG_ATTN_V_DECODE_CL, KG_ATTN_V_DECODE2_CL and
+   KG_ATTN_V_DECODE4_CL: 16, 32 and 64 rows; D 64 and 128, compute capability 9.0,
    forced-only: kg_test_attn_dec_cluster): a row tile's splits merge first
    in thread-block clusters of consecutive splits, each block folding its
    share of the tile's items over the cluster's blocks' partials in
@@ -106,8 +106,9 @@ KG_API kg_attn_cl_split kg_attn_plan_cluster(int64_t blocks, int64_t keys, int b
                                              int max_splits, int64_t min_chunk, int forced);
 
 /* The cluster variants, process-wide (a test and benchmark hook): a size
-   > 0 takes them for every decode call of up to 32 packed rows on compute
-   capability 9.0 where generated (D 64 and 128), in clusters of that size
+   > 0 takes them (the tile by the packed rows: up to 16, 32, more) for
+   every decode call on compute capability 9.0 where generated (D 64 and
+   128), in clusters of that size
    (a forced cluster variant takes it too; else KG_ATTN_DEC_CLUSTER); 0
    (the runtime's default) not unless forced. The cluster size the last
    decode launch took (0: not a cluster variant; 1: one split, no merge). */

@@ -160,36 +160,29 @@ __device__ __forceinline__ int ld_acquire(const int *a)
 }
 
 /* Thread-block clusters (compute capability 9.0; the cluster variants are
-   built for sm_90a alone): this block's rank and the cluster's size, the
-   cluster barrier's two halves (release / acquire at cluster scope; the
-   non-aligned forms), a shared-memory address of this block mapped to
-   block `rank`'s, and loads from it (distributed shared memory). */
-__device__ __forceinline__ int cl_rank()
+   built for sm_90a alone): this block's rank and the cluster's size; the
+   cluster barrier's halves (ARRIVE: arrive with release, else wait with
+   acquire, at cluster scope; the non-aligned forms); a shared-memory
+   address of this block mapped to block `rank`'s; loads from such
+   addresses (distributed shared memory; volatile: kept after the barrier
+   above them): a float4 at a, floats at b and c. */
+__device__ __forceinline__ void cl_place(int &rank, int &size)
 {
-    int r = 0;
+    rank = 0;
+    size = 1;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-    return r;
-}
-__device__ __forceinline__ int cl_size()
-{
-    int n = 1;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
-#endif
-    return n;
-}
-__device__ __forceinline__ void cl_arrive()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n"
+                 "mov.u32 %1, %%cluster_nctarank;\n"
+                 : "=r"(rank), "=r"(size));
 #endif
 }
-__device__ __forceinline__ void cl_wait()
+template <bool ARRIVE> __device__ __forceinline__ void cl_bar()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+    if constexpr (ARRIVE)
+        asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    else
+        asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 #endif
 }
 __device__ __forceinline__ uint32_t cl_map(uint32_t a, int rank)
@@ -200,24 +193,17 @@ __device__ __forceinline__ uint32_t cl_map(uint32_t a, int rank)
 #endif
     return r;
 }
-/* (volatile: kept after the cluster barrier above them) */
-__device__ __forceinline__ float4 cl_ld4(uint32_t a)
+__device__ __forceinline__ void cl_load(uint32_t a, uint32_t b, uint32_t c, float4 &v, float &x, float &y)
 {
-    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    v = make_float4(0.f, 0.f, 0.f, 0.f);
+    x = y = 0.f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "r"(a));
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%6];\n"
+                 "ld.shared::cluster.f32 %4, [%7];\n"
+                 "ld.shared::cluster.f32 %5, [%8];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w), "=f"(x), "=f"(y)
+                 : "r"(a), "r"(b), "r"(c));
 #endif
-    return v;
-}
-__device__ __forceinline__ float cl_ld(uint32_t a)
-{
-    float v = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a));
-#endif
-    return v;
 }
 
 /* One split's partial (max m, sum l, output v) folded into a running
@@ -550,8 +536,9 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
     }
 }
 
-/* The cluster merge (the cluster variants, KG_ATTN_V_DECODE_CL and
-   KG_ATTN_V_DECODE2_CL; p.splits > 1, a multiple of the cluster size C,
+/* The cluster merge (the cluster variants, KG_ATTN_V_DECODE_CL,
+   KG_ATTN_V_DECODE2_CL and KG_ATTN_V_DECODE4_CL; p.splits > 1, a multiple
+   of the cluster size C,
    the clusters 1-d along x: a cluster's blocks are C consecutive splits of
    one row tile, its rank the split's place among them). Each block merges
    its four warps into its own partial in shared memory (dec_finish, the
@@ -564,8 +551,8 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
    hk) x nrt + rt) x SC + cluster, the layout of the split partials), and
    the last of the SC blocks of share q to count in (an integer counter per
    row tile and share, p.counters, zero between calls: that block zeroes
-   it) merges share q's SC cluster partials in cluster order with the
-   combine kernel's lanes (merge_row). No block waits for another outside
+   it) merges share q's SC cluster partials (merge_row: each lane's
+   clusters in cluster order, then the item's lanes in a fixed tree). No block waits for another outside
    its cluster (the cluster's blocks are resident together), so a grid of
    any size completes. Fixed orders, no float atomics: bitwise
    reproducible. Returns 1 where this block merged a share's clusters. */
@@ -580,9 +567,11 @@ __device__ __forceinline__ int dec_cl_merge(const kg_attn_params &p, const float
     float *bp = (float *)smem + NW * R * 2 + NW * R * (D + 8);
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, bp, r0, hk, b, false);
     /* every block's partial written and visible to the cluster */
-    cl_arrive();
-    cl_wait();
-    const int tid = threadIdx.x, C = cl_size(), q = cl_rank();
+    cl_bar<true>();
+    cl_bar<false>();
+    int q, C;
+    cl_place(q, C);
+    const int tid = threadIdx.x;
     const int SC = p.splits / C, ci = split / C;
     const int rows = p.group * p.sq, vr = min(R, rows - r0), n = vr * C4;
     const int per = (n + C - 1) / C, s0 = min(n, q * per), s1 = min(n, s0 + per); /* this block's share */
@@ -600,9 +589,7 @@ __device__ __forceinline__ int dec_cl_merge(const kg_attn_params &p, const float
             for (int u = 0; u < 8; u++)
                 if (k0 + u < C) {
                     const uint32_t a = cl_map(abp, k0 + u);
-                    v[u] = cl_ld4(a + (r * D + 4 * c) * 4);
-                    m[u] = cl_ld(a + (R * D + r) * 4);
-                    w[u] = cl_ld(a + (R * D + R + r) * 4);
+                    cl_load(a + (r * D + 4 * c) * 4, a + (R * D + r) * 4, a + (R * D + R + r) * 4, v[u], m[u], w[u]);
                 }
 #pragma unroll
             for (int u = 0; u < 8; u++)
@@ -623,7 +610,7 @@ __device__ __forceinline__ int dec_cl_merge(const kg_attn_params &p, const float
         }
     }
     /* this block's reads of the others' shared memory are done */
-    cl_arrive();
+    cl_bar<true>();
     int merged = 0;
     if (SC > 1) {
         __shared__ int clast;
@@ -635,7 +622,14 @@ __device__ __forceinline__ int dec_cl_merge(const kg_attn_params &p, const float
         __syncthreads();
         if (clast) {
             __threadfence(); /* the other clusters' partials, seen through the count */
-            const int G = dec_lanes(SC), gl = tid % G;
+            /* G lanes an item: the combine kernel's (each lane's clusters
+               in one round of 8 loads, dec_lanes), more (a power of two, at
+               most SC and 32) where the share has fewer items than the
+               block has threads, so that its items take one pass */
+            int G = dec_lanes(SC);
+            while (G < 32 && G < SC && G * (s1 - s0) < NT)
+                G *= 2;
+            const int gl = tid % G;
             const float *base = p.part + gi * SC * PS;
             for (int it0 = s0; it0 < s1; it0 += NT / G) { /* the same trip count in every lane */
                 const int x = it0 + tid / G, it = min(x, s1 - 1), r = it / C4, c = it - r * C4;
@@ -651,7 +645,7 @@ __device__ __forceinline__ int dec_cl_merge(const kg_attn_params &p, const float
         }
     }
     /* every block's shared memory stays until the cluster's reads are done */
-    cl_wait();
+    cl_bar<false>();
     return merged;
 }
 

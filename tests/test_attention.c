@@ -1110,6 +1110,36 @@ static void dec_io_close(dec_io *x)
     kg_free(ctx, x->dout);
 }
 
+/* A CUDA graph of two calls on x (the configuration the hooks set now, on
+   a stream of its own whose scratch a direct call made first), replayed
+   twice: each replay's output (poisoned first) has x->o1's bits. */
+static void dec_io_graph(dec_io *x)
+{
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, NULL)); /* the stream's scratch */
+    KT_OK(ctx, kg_sync(ctx));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, NULL));
+    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, NULL));
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        KT_OK(ctx, kg_memset(ctx, x->dout, 0xff, x->nq * 2));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, x->o2, x->dout, x->nq * 2);
+        cr_assert(memcmp(x->o1, x->o2, x->nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+}
+
 /* One decode call's trace (kg_test_attn_trace: 4 stamps a block, of a
    buffer of 1024 blocks) on a grid of `blocks` blocks: every block of the
    grid stamped its start before its end and merged at most once, and no
@@ -1128,6 +1158,28 @@ static int dec_trace_merged(void *dt, int blocks)
             cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
     }
     return merged;
+}
+
+/* Three traced calls on x with programmatic dependent launch, then three
+   without (dt: the trace's 1024 blocks of stamps): each took merge `mode`,
+   its grid of `blocks` blocks had `merged` merging blocks (the counters
+   back to zero after each call), and its output x->o1's bits. */
+static void dec_io_traced(dec_io *x, void *dt, int blocks, int merged, int mode)
+{
+    for (int pdl = 1; pdl >= 0; pdl--) {
+        kg_test_attn_pdl(ctx, pdl);
+        for (int rep = 0; rep < 3; rep++) {
+            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
+            kg_test_attn_trace(ctx, dt);
+            dec_io_run(x, NULL, x->o2);
+            kg_test_attn_trace(ctx, NULL);
+            cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
+            const int got = dec_trace_merged(dt, blocks);
+            cr_assert_eq(got, merged, "pdl %d, call %d: %d merging blocks, want %d", pdl, rep, got, merged);
+            cr_assert(memcmp(x->o1, x->o2, x->nq * 2) == 0, "pdl %d, call %d: bits differ", pdl, rep);
+        }
+    }
+    kg_test_attn_pdl(ctx, 1);
 }
 
 /* The fused merge (the last block of each row tile to finish merges the
@@ -1272,22 +1324,7 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     kg_test_force_attn_combine(ctx, 3);
     const int k = kg_attn_dec_tail_mergers(B * Hkv, 16, 4 * (D / 4), kg_attn_merge_lanes(16), sms);
     cr_assert_eq(k, 2);
-    for (int pdl = 1; pdl >= 0; pdl--) {
-        kg_test_attn_pdl(ctx, pdl);
-        for (int rep = 0; rep < 3; rep++) {
-            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
-            kg_test_attn_trace(ctx, dt);
-            dec_io_run(&x, NULL, x.o2);
-            kg_test_attn_trace(ctx, NULL);
-            cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
-            const int merged = dec_trace_merged(dt, B * Hkv * 16);
-            cr_assert_eq(merged, B * Hkv * k, "pdl %d, call %d: %d merging blocks a row tile, got %d in all", pdl,
-                         rep, k, merged);
-            cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "pdl %d, call %d: tail merge bits differ from the combine's",
-                      pdl, rep);
-        }
-    }
-    kg_test_attn_pdl(ctx, 1);
+    dec_io_traced(&x, dt, B * Hkv * 16, B * Hkv * k, 3); /* k merging blocks a row tile, the combine's bits */
     const int more[4][2] = {{5, 5}, {40, 32}, {80, 47}, {94, 94}};
     for (int f = 0; f < 4; f++) {
         kg_test_force_attn_splits(ctx, more[f][0]);
@@ -1303,29 +1340,7 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     /* a graph of two tail-merge calls, replayed twice, against a direct call */
     kg_test_force_attn_splits(ctx, 17);
     dec_io_run(&x, NULL, x.o1);
-    cudaStream_t s;
-    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
-    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL)); /* the stream's scratch */
-    KT_OK(ctx, kg_sync(ctx));
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
-    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
-    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
-    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-    for (int rep = 0; rep < 2; rep++) {
-        KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, nq * 2));
-        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
-        KT_OK(ctx, kg_sync(ctx));
-        kt_download(ctx, x.o2, x.dout, nq * 2);
-        cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
-    }
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
-    KT_OK(ctx, kg_set_stream(ctx, NULL));
-    cudaStreamDestroy(s);
+    dec_io_graph(&x);
     kg_test_force_attn_splits(ctx, 0);
     dec_io_close(&x);
     kg_free(ctx, dt);
@@ -1707,28 +1722,30 @@ static void cluster_case(const acase *c, int variant, int size, int splits)
     kg_test_attn_dec_cluster(0);
 }
 
-/* Both cluster variants, D 64 and 128, f16 and bf16, clusters of 2, 4, 8
-   and 16, against the float64 reference: one cluster a row tile (the
-   cluster's fold writes the result) and several (the last block of each
-   share merges the clusters), splits without keys (a forced count rounded
-   up to whole clusters), one split (no cluster), several row tiles a KV
-   head (40 packed rows), Sq 1..16, GQA and MQA, causal (keys past a
-   split's causal end), random and fully masked rows, [B,S,H,D] layouts,
-   lse; and the hook's own choice of variant (16 or 32 rows). */
+/* The three cluster variants (16, 32, 64 rows), D 64 and 128, f16 and
+   bf16, clusters of 2, 4, 8 and 16, against the float64 reference: one
+   cluster a row tile (the cluster's fold writes the result) and several
+   (the last block of each share merges the clusters), splits without keys
+   (a forced count rounded up to whole clusters), one split (no cluster),
+   several row tiles a KV head (40 and 72 packed rows), Sq 1..16, GQA and
+   MQA, causal (keys past a split's causal end), random and fully masked
+   rows, [B,S,H,D] layouts, lse; and the hook's own choice of variant by
+   the rows (16, 32, more). */
 Test(attention, decode_cluster_merge_matches_reference)
 {
     if (!on_sm90())
         return; /* sm_90a machine code: compute capability 9.0 only */
-    const int vs[2] = {KG_ATTN_V_DECODE_CL, KG_ATTN_V_DECODE2_CL};
+    const int vs[3] = {KG_ATTN_V_DECODE_CL, KG_ATTN_V_DECODE2_CL, KG_ATTN_V_DECODE4_CL};
     const int dims[2] = {64, 128};
     for (int i = 0; i < 4; i++) {
         const kg_dtype dt = i % 2 ? KG_F16 : KG_BF16;
         const int D = dims[i / 2];
-        for (int v = 0; v < 2; v++) {
-            /* rows: 16-row tiles GQA 4 x Sq 3 (12), 32-row MQA 32, 40 (two or three tiles) */
+        for (int v = 0; v < 3; v++) {
+            /* rows: GQA 4 x Sq 3 (12), MQA 32, 40 and 72 (several tiles) */
             acase g = {dt, 2, 8, 2, 3, 3001, D, 0, MASK_NONE, 0, 0, 0.f};
             acase mqa = {dt, 1, 32, 1, 1, 5000 + 13 * i, D, 0, MASK_NONE, 0, 1, 0.f};
             acase g40 = {dt, 1, 40, 1, 1, 4100, D, 1, MASK_NONE, 0, 0, 0.f};
+            acase g72 = {dt, 2, 72, 1, 1, 2500, D, 0, MASK_NONE, 0, 1, 0.f};
             acase sq4 = {dt, 1, 16, 2, 4, 1500 + 3 * i, D, 1, MASK_NONE, 0, 0, 0.f};
             acase msk = {dt, 2, 6, 2, 3, 2301, D, i % 2, MASK_RANDOM, 4, 0, 0.f};
             acase emp = {dt, 1, 4, 1, 7, 1900, D, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
@@ -1746,6 +1763,7 @@ Test(attention, decode_cluster_merge_matches_reference)
             if (kt_take(2)) {
                 cluster_case(&g40, vs[v], 8, 0);
                 cluster_case(&g40, vs[v], 4, 9);
+                cluster_case(&g72, vs[v], 8, 0);
                 cluster_case(&sq4, vs[v], 8, 0);
                 cluster_case(&sq4, vs[v], 2, 6);
             }
@@ -1759,7 +1777,7 @@ Test(attention, decode_cluster_merge_matches_reference)
                 cluster_case(&sq16, vs[v], 16, 19);
             }
         }
-        /* the hook alone picks the variant: 16-row tiles up to 16 rows, 32 up to 32 */
+        /* the hook alone picks the variant: 16-row tiles up to 16 rows, 32 up to 32, else 64 */
         acase g4 = {dt, 1, 8, 2, 1, 6000, D, 0, MASK_NONE, 0, 0, 0.f};
         acase g32 = {dt, 1, 32, 1, 1, 6000, D, 1, MASK_NONE, 0, 0, 0.f};
         acase g64 = {dt, 1, 64, 1, 1, 3000, D, 0, MASK_NONE, 0, 0, 0.f};
@@ -1768,13 +1786,12 @@ Test(attention, decode_cluster_merge_matches_reference)
         cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE_CL);
         run_case_once(&g32);
         cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2_CL);
-        run_case_once(&g64); /* more than 32 rows: main's 64-row variant */
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4);
-        cr_assert_eq(kg_test_last_attn_dec_cluster(), 0);
+        run_case_once(&g64);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4_CL);
+        cr_assert(kg_test_last_attn_dec_cluster() > 1);
         kg_test_attn_dec_cluster(0);
         run_case_once(&g4); /* the hook off: main's path */
-        cr_assert(kg_test_last_attn_variant(ctx) != KG_ATTN_V_DECODE_CL &&
-                  kg_test_last_attn_variant(ctx) != KG_ATTN_V_DECODE2_CL);
+        cr_assert_eq(kg_test_last_attn_dec_cluster(), 0);
     }
     /* MQA B 1 Sk 32768 D 128, the row it was written for (the planner's
        split: 128 splits in 16 clusters of 8 on an H200) */
@@ -1796,10 +1813,12 @@ Test(attention, decode_cluster_merge_bits_counters_and_graph)
 {
     if (!on_sm90())
         return;
-    const int pairs[2][2] = {{KG_ATTN_V_DECODE, KG_ATTN_V_DECODE_CL}, {KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE2_CL}};
-    /* group 4 (16-row tiles, 4 valid rows) and MQA (32 rows) */
-    const int shapes[2][4] = {{2, 16, 4, 128}, {2, 32, 1, 64}}; /* B Hq Hkv D */
-    for (int t = 0; t < 2; t++) {
+    const int pairs[3][2] = {{KG_ATTN_V_DECODE, KG_ATTN_V_DECODE_CL},
+                             {KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE2_CL},
+                             {KG_ATTN_V_DECODE4, KG_ATTN_V_DECODE4_CL}};
+    /* group 4 (16-row tiles, 4 valid rows), MQA 32 and 64 (one tile a KV head) */
+    const int shapes[3][4] = {{2, 16, 4, 128}, {2, 32, 1, 64}, {1, 64, 1, 128}}; /* B Hq Hkv D */
+    for (int t = 0; t < 3; t++) {
         const int B = shapes[t][0], Hq = shapes[t][1], Hkv = shapes[t][2], D = shapes[t][3], Sk = 6000;
         dec_io x;
         dec_io_open(&x, B, Hq, Hkv, 1, Sk, D);
@@ -1834,46 +1853,10 @@ Test(attention, decode_cluster_merge_bits_counters_and_graph)
             dec_io_run(&x, NULL, x.o1);
             const int sp = kg_test_last_attn_splits(ctx), cs = kg_test_last_attn_dec_cluster();
             cr_assert(cs == many[m][1] && sp % cs == 0 && sp / cs > 1, "%d splits in clusters of %d", sp, cs);
-            for (int pdl = 1; pdl >= 0; pdl--) {
-                kg_test_attn_pdl(ctx, pdl);
-                for (int rep = 0; rep < 3; rep++) {
-                    KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
-                    kg_test_attn_trace(ctx, dt);
-                    dec_io_run(&x, NULL, x.o2);
-                    kg_test_attn_trace(ctx, NULL);
-                    const int merged = dec_trace_merged(dt, tiles * sp);
-                    cr_assert_eq(merged, tiles * cs, "pdl %d, call %d: %d shares a tile, %d merging blocks in all",
-                                 pdl, rep, cs, merged);
-                    cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "pdl %d, call %d: bits differ from the first call", pdl,
-                              rep);
-                }
-            }
-            kg_test_attn_pdl(ctx, 1);
+            dec_io_traced(&x, dt, tiles * sp, tiles * cs, 4); /* one merging block a share and tile */
         }
         /* a graph of two cluster calls (the last configuration), replayed twice */
-        cudaStream_t s;
-        cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-        KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
-        KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL)); /* the stream's scratch */
-        KT_OK(ctx, kg_sync(ctx));
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-        KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
-        KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
-        cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
-        cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-        for (int rep = 0; rep < 2; rep++) {
-            KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, nq * 2));
-            cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
-            KT_OK(ctx, kg_sync(ctx));
-            kt_download(ctx, x.o2, x.dout, nq * 2);
-            cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
-        }
-        cudaGraphExecDestroy(ge);
-        cudaGraphDestroy(g);
-        KT_OK(ctx, kg_set_stream(ctx, NULL));
-        cudaStreamDestroy(s);
+        dec_io_graph(&x);
         /* the planner's split: reproducible, and main's path after it is untouched */
         kg_test_force_attn_splits(ctx, 0);
         kg_test_attn_dec_cluster(8);
