@@ -14,7 +14,8 @@
 #              cluster of <= 8 splits gives main's combine / tail bits;
 #              several clusters: the same bits call after call (counters
 #              back to zero, one merging block per share and tile), PDL on
-#              and off, a CUDA graph replayed twice.
+#              and off, with and without the L2 prefetch (pf), a CUDA
+#              graph replayed twice.
 #   t_plan     attention_plan/* (CPU planners, incl. the cluster split).
 #   t_main_*   main's decode tests through the changed host code (launch_pdl's
 #              attributes, the launch's shared-memory helper): tail / fused
@@ -23,8 +24,10 @@
 #              variant, the cluster ones too).
 #   All must pass (rc 0) for the candidate to merge.
 # Step 2 (about 25 s) DECIDES WHETHER IT BECOMES THE DEFAULT: same-process A/B,
-#   bench_attention KG_BENCH_DECVS "def;cl8;cl4;cl16;def;cl8" (def = main's
-#   path; clN = the cluster variants in clusters of N), three interleaved
+#   bench_attention KG_BENCH_DECVS "def;cl8;cl8,pf;cl4;cl16;def;cl8;cl8,pf"
+#   (def = main's path; clN = the cluster variants in clusters of N; pf =
+#   their L2 prefetch of the first key tiles before the wait for the
+#   previous grid, kg_test_attn_dec_prefetch), three interleaved
 #   rounds, best of each, on 17 decode rows (small-grid MQA / GQA rows, a
 #   long-context row, a large grid, MQA of 64 heads); the configs line shows the variant,
 #   splits (s) and cluster size taken (cl). Every config's output is checked
@@ -34,12 +37,14 @@
 #   rows where they won) on the rows where cl8 (or cl4/cl16) is faster than
 #   def by more than 1% in both def/cl pairs; MQA B 1 Sk 32768 D 128 is the
 #   row it was written for (main 13.8 us, 28% of copy; expected ~9-10 us).
-#   Rows where it loses keep main's path.
+#   Rows where it loses keep main's path. pf (second candidate, on top of
+#   the cluster variants): default where cl8,pf beats cl8 by more than 1% in
+#   both pairs (the hook's default; the bits are the same).
 # Step 2b (<= 14 s): PyTorch flash / cuDNN on the A/B rows (torch_attention.py
 #   on the CSV of main's figures): the issue's "faster than cuDNN" side.
 # Step 3 (<= 10 s): where the time goes on MQA B 1 and B 8: per-block
 #   traces and host enqueue / graph times of def, r32,c0 (main's 32-row tile
-#   with the combine kernel), cl8, cl16.
+#   with the combine kernel), cl8, cl8,pf, cl16.
 # Step 4 (the rest, informational): compute-sanitizer memcheck and racecheck
 #   of the bits test (sampled; cut by the window if slow).
 set -u
@@ -75,7 +80,7 @@ ROWS="$ROWS,f16:4:24:1:47210:64,f16:2:8:1:3652:128,bf16:1:32:4:131072:128,bf16:1
 ROWS="$ROWS,bf16:8:32:8:8192:128,f16:4:48:2:9904:64,bf16:2:16:8:6000:128,f16:1:20:1:2795:128"
 ROWS="$ROWS,bf16:1:64:1:32768:128"
 KG_BENCH_CSV="$OUT/ab.csv" KG_BENCH_FILTER="dseed list" KG_BENCH_DEC_ROWS="$ROWS" \
-    KG_BENCH_DECVS="def;cl8;cl4;cl16;def;cl8" timeout -k 3 25 "$B" >"$OUT/ab.log" 2>&1
+    KG_BENCH_DECVS="def;cl8;cl8,pf;cl4;cl16;def;cl8;cl8,pf" timeout -k 3 25 "$B" >"$OUT/ab.log" 2>&1
 echo "rc $?"
 cat "$OUT/ab.log"
 
@@ -90,7 +95,7 @@ fi
 
 stamp "3: traces, host and graph times (MQA B 1, B 8)"
 KG_BENCH_FILTER="dseed list" KG_BENCH_DEC_ROWS="bf16:1:32:1:32768:128,bf16:8:32:1:8192:128" \
-    KG_BENCH_TRACE=1 KG_BENCH_DEC_HOST=1 KG_BENCH_DECVS="def;r32,c0;cl8;cl16" timeout -k 3 10 "$B" >"$OUT/trace.log" 2>&1
+    KG_BENCH_TRACE=1 KG_BENCH_DEC_HOST=1 KG_BENCH_DECVS="def;r32,c0;cl8;cl8,pf;cl16" timeout -k 3 10 "$B" >"$OUT/trace.log" 2>&1
 echo "rc $?"
 cat "$OUT/trace.log"
 

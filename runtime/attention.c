@@ -263,6 +263,14 @@ static int dec_cluster_force, dec_cluster_last;
 void kg_test_attn_dec_cluster(int size) { __atomic_store_n(&dec_cluster_force, size, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_cluster(void) { return __atomic_load_n(&dec_cluster_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_dec_prefetch (a test and benchmark hook, process-wide): 1
+   the cluster variants' L2 prefetch of their first key tiles before the
+   wait (KG_DEC_PF), 0 none; whether the last decode launch took it */
+static int dec_pf_force, dec_pf_last;
+
+void kg_test_attn_dec_prefetch(int on) { __atomic_store_n(&dec_pf_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_prefetch(void) { return __atomic_load_n(&dec_pf_last, __ATOMIC_RELAXED); }
+
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length at D 32, D 64 and
    D 128 (not causal since session 23); else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
@@ -470,6 +478,9 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
 /* attention_decode.cuh's dflags bit (mergers in bits 8-15): the decode
    grid's last blocks of each row tile merge it, no combine grid */
 #define KG_DEC_TAIL 4u
+/* attention_decode.cuh's dflags bit: the cluster variants ask L2 for their
+   first key tiles before the wait for the previous grid */
+#define KG_DEC_PF 8u
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
@@ -1038,7 +1049,11 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
                                                                                                  : 0u;
     __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
-    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
+    /* the cluster variants' L2 prefetch where the hook asks (bulk tensor copies only) */
+    const unsigned pf = clv && tm->on && __atomic_load_n(&dec_pf_force, __ATOMIC_RELAXED) > 0 ? KG_DEC_PF : 0u;
+    __atomic_store_n(&dec_pf_last, pf != 0, __ATOMIC_RELAXED);
+    p->dflags =
+        (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | pf | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)

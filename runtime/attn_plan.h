@@ -115,6 +115,20 @@ KG_API kg_attn_cl_split kg_attn_plan_cluster(int64_t blocks, int64_t keys, int b
 KG_API void kg_test_attn_dec_cluster(int size);
 KG_API int kg_test_last_attn_dec_cluster(void);
 
+/* The cluster variants' L2 prefetch of each block's first key tiles (as
+   many as its stages hold) before its wait for the previous grid
+   (attention_decode.cuh, KG_DEC_PF; bulk tensor copies only), process-wide
+   (a test and benchmark hook, forced-only until measured): 1 on, 0 off
+   (the default); whether the last decode launch took it. The results are
+   the same bits. Session 17 measured a prefetch of each block's whole K
+   and V before the wait 30% slower on the big rows and 3-8% on the small
+   ones (main's kernels, several blocks' worth a multiprocessor); this one
+   asks only for the first tiles, and the cluster merge lets most blocks of
+   a call end ~1-2 us before its last, so the next call's blocks start
+   (and prefetch) while the DRAM is idle. */
+KG_API void kg_test_attn_dec_prefetch(int on);
+KG_API int kg_test_last_attn_dec_prefetch(void);
+
 /* The decode tile for `rows` packed rows (group x Sq) of each of `heads`
    KV heads (B x Hkv), `keys` keys in tiles of `bn`, `slots` resident blocks
    (one a multiprocessor: head dims 64 and 128): 16, 32 or 64 rows, the

@@ -52,6 +52,14 @@
    combine kernel: the same bits. p.counters[tile] counts the tile's
    written splits; the last split in zeroes it (zero between calls). */
 #define KG_DEC_TAIL 4u
+/* KG_DEC_PF (the cluster variants, bulk tensor copies): before its wait for
+   the previous grid, thread 0 asks L2 for the block's first key tiles of K
+   and V (as many as its stages hold; cp.async.bulk.prefetch.tensor: a hint
+   that reads no value into the block, so the wait still orders every read
+   after the previous grid's writes). Blocks that start while the previous
+   grid ends (programmatic dependent launch) then find their first tiles
+   in L2. No result bit changes. */
+#define KG_DEC_PF 8u
 
 namespace kg_attn
 {
@@ -149,6 +157,17 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
    D with zeros, the cp.async copies leave them unwritten, and nothing reads
    them), D 32 in rows of D + 8 elements (both conflict-free for ldmatrix). */
 template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D >= 64 ? -BN : D + 8; }
+
+/* The box at (c0, c1, c2, c3) of tensor map tm (kernel parameter space)
+   into L2 (KG_DEC_PF). */
+__device__ __forceinline__ void tma_prefetch_l2(const kg_attn_tmap &tm, int c0, int c1, int c2, int c3)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !KG_TMA_OFF
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"((uint64_t)&tm),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+#endif
+}
 
 /* A 32-bit load with acquire semantics at GPU scope (KG_DEC_TAIL's count
    of a row tile's written splits). */
@@ -719,6 +738,15 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
             mbar_init_fence();
             tma_prefetch(tm.k);
             tma_prefetch(tm.v);
+            if constexpr (CL) {
+                if (p.dflags & KG_DEC_PF) /* the first tiles into L2, before the wait */
+                    for (int j = 0; j < min(ntiles, ns); j++)
+#pragma unroll
+                        for (int pn = 0; pn < DP / 64; pn++) {
+                            tma_prefetch_l2(tm.k, pn * 64, k0 + j * BN, hk, b);
+                            tma_prefetch_l2(tm.v, pn * 64, k0 + j * BN, hk, b);
+                        }
+            }
         }
         __syncthreads();
     }

@@ -1729,8 +1729,8 @@ static void cluster_case(const acase *c, int variant, int size, int splits)
    (a forced count rounded up to whole clusters), one split (no cluster),
    several row tiles a KV head (40 and 72 packed rows), Sq 1..16, GQA and
    MQA, causal (keys past a split's causal end), random and fully masked
-   rows, [B,S,H,D] layouts, lse; and the hook's own choice of variant by
-   the rows (16, 32, more). */
+   rows, [B,S,H,D] layouts, lse, the L2 prefetch before the wait; and the
+   hook's own choice of variant by the rows (16, 32, more). */
 Test(attention, decode_cluster_merge_matches_reference)
 {
     if (!on_sm90())
@@ -1759,6 +1759,13 @@ Test(attention, decode_cluster_merge_matches_reference)
                 cluster_case(&mqa, vs[v], 8, 37); /* 5 clusters of 8 */
                 cluster_case(&mqa, vs[v], 16, 0);
                 cluster_case(&mqa, vs[v], 16, 3); /* a cluster of 4, the last split without keys */
+            }
+            if (kt_take(2)) { /* (with the L2 prefetch before the wait) */
+                kg_test_attn_dec_prefetch(1);
+                cluster_case(&mqa, vs[v], 8, 0);
+                cr_assert_eq(kg_test_last_attn_dec_prefetch(), 1);
+                cluster_case(&sq4, vs[v], 4, 0);
+                kg_test_attn_dec_prefetch(0);
             }
             if (kt_take(2)) {
                 cluster_case(&g40, vs[v], 8, 0);
@@ -1807,8 +1814,8 @@ Test(attention, decode_cluster_merge_matches_reference)
    clusters, call after call the same bits (the counters back to zero: the
    trace shows one merging block per share and row tile each time), with
    and without programmatic dependent launch, and in a CUDA graph replayed
-   twice; and the bits do not depend on the count of resident clusters
-   (the trace's blocks and merges add up). */
+   twice; the L2 prefetch before the wait (kg_test_attn_dec_prefetch)
+   changes no bit. */
 Test(attention, decode_cluster_merge_bits_counters_and_graph)
 {
     if (!on_sm90())
@@ -1854,6 +1861,11 @@ Test(attention, decode_cluster_merge_bits_counters_and_graph)
             const int sp = kg_test_last_attn_splits(ctx), cs = kg_test_last_attn_dec_cluster();
             cr_assert(cs == many[m][1] && sp % cs == 0 && sp / cs > 1, "%d splits in clusters of %d", sp, cs);
             dec_io_traced(&x, dt, tiles * sp, tiles * cs, 4); /* one merging block a share and tile */
+            /* with the L2 prefetch of the first tiles before the wait: the same bits */
+            kg_test_attn_dec_prefetch(1);
+            dec_io_traced(&x, dt, tiles * sp, tiles * cs, 4);
+            cr_assert_eq(kg_test_last_attn_dec_prefetch(), 1);
+            kg_test_attn_dec_prefetch(0);
         }
         /* a graph of two cluster calls (the last configuration), replayed twice */
         dec_io_graph(&x);
