@@ -4,7 +4,7 @@
 # kg_test_attn_dec_cluster / bench word clN). Runs in the stage folder (stage.sh),
 # $OUT set, under 90 s of wall time in all.
 #
-# Step 1 (about 45 s, tests in parallel processes) DECIDES WHETHER IT MAY MERGE:
+# Step 1 (<= 40 s, tests in parallel processes) DECIDES WHETHER IT MAY MERGE:
 #   t_cl_ref   attention/decode_cluster_merge_matches_reference: the three
 #              cluster variants (16/32/64 rows), D 64/128, f16/bf16, clusters of 2/4/8/16, against
 #              the float64 reference (outputs and lse), one and several
@@ -19,9 +19,16 @@
 #   t_plan     attention_plan/* (CPU planners, incl. the cluster split).
 #   t_main_*   main's decode tests through the changed host code (launch_pdl's
 #              attributes, the launch's shared-memory helper): tail / fused
-#              merges, reproducibility, spread padding, stages, and
-#              decode_short_queries_every_head_dim (run_case forces every
-#              variant, the cluster ones too).
+#              merges, reproducibility, spread padding, stages, and three that
+#              force every variant on each case (run_case: the cluster ones
+#              too): decode_short_queries_every_head_dim,
+#              decode_merges_many_splits (its merge assertions now re-run
+#              the runtime's variant last, run_split_default),
+#              decode_fully_masked_rows_and_causal_overhang (Sq > Sk
+#              causal, empty mask rows, Sk 0). The four
+#              decode_query_and_key_lengths* tests (20-36 s each in s23,
+#              more with the cluster variants) do not fit this window:
+#              the merge's full test run covers them.
 #   All must pass (rc 0) for the candidate to merge.
 # Step 2 (about 25 s) DECIDES WHETHER IT BECOMES THE DEFAULT: same-process A/B,
 #   bench_attention KG_BENCH_DECVS "def;cl8;cl8,pf;cl4;cl16;def;cl8;cl8,pf"
@@ -69,6 +76,8 @@ run_t main_repro 'attention/decode_is_bitwise_reproducible' 40 &
 run_t main_spread 'attention/decode_spread_padding_off_and_on' 40 &
 run_t main_stages 'attention/decode_stages_and_late_trigger_keep_the_bits' 40 &
 run_t main_short 'attention/decode_short_queries_every_head_dim' 40 &
+run_t main_many 'attention/decode_merges_many_splits' 40 &
+run_t main_masked 'attention/decode_fully_masked_rows_and_causal_overhang' 30 &
 wait
 cat "$OUT/t_rc.txt"
 grep -h "^\[PASS\]\|^\[FAIL\]\|Synthesis\|cr_assert\|\[----\]" "$OUT"/t_*.log | head -60
