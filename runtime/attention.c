@@ -171,8 +171,8 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
     return r;
 }
 
-kg_attn_cl_split kg_attn_plan_cluster(int64_t blocks, int64_t keys, int bn, int64_t clusters, int csize,
-                                      int max_splits, int64_t min_chunk, int forced)
+kg_attn_cl_split kg_attn_plan_cluster(int64_t blocks, int64_t keys, int bn, int64_t clusters, int csize, int max_splits,
+                                      int64_t min_chunk, int forced)
 {
     int c = 1; /* the asked size as a power of two, at most KG_ATTN_DEC_CLUSTER_MAX */
     while (c * 2 <= csize && c * 2 <= KG_ATTN_DEC_CLUSTER_MAX)
@@ -796,8 +796,8 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
 
 /* The decode launch's dynamic shared memory for a grid of `nblocks`
    blocks (0: taken as one wave) of R-row tiles; sets p->stages. */
-static int dec_launch_smem(const kg_context *ctx, const kg_attn_entry *e, const kg_attn_tmaps *tm, kg_attn_params *p, int slot,
-                    int64_t R, int64_t rows, int64_t D, int64_t nblocks)
+static int dec_launch_smem(const kg_context *ctx, const kg_attn_entry *e, const kg_attn_tmaps *tm, kg_attn_params *p,
+                           int slot, int64_t R, int64_t rows, int64_t D, int64_t nblocks)
 {
     /* A grid of at most one block per multiprocessor whose blocks would fit
        two to a multiprocessor (228 KB of shared memory, compute capability

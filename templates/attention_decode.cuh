@@ -875,9 +875,8 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
-    const int merged =
-        dec_unit<T, D, MT, WR, BN, NST, KIND, CL>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
-                                                  t_stream);
+    const int merged = dec_unit<T, D, MT, WR, BN, NST, KIND, CL>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt,
+                                                                 gridDim.y, t_start, t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started (after the
                                  wait for the previous grid), ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);

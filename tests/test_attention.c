@@ -550,7 +550,8 @@ Test(attention_plan, cluster_split_whole_clusters_cover_every_key)
                 while (c * 2 <= cs && c * 2 <= KG_ATTN_DEC_CLUSTER_MAX)
                     c *= 2;
                 char what[160];
-                snprintf(what, sizeof what, "blocks %lld keys %lld bn %d clusters %lld size %d max %d min %lld forced %d",
+                snprintf(what, sizeof what,
+                         "blocks %lld keys %lld bn %d clusters %lld size %d max %d min %lld forced %d",
                          (long long)blocks[a], (long long)keys[b], bn, (long long)cl, cs, ms, (long long)mc, fo);
                 cr_assert(r.csize >= 1 && r.csize <= c && (r.csize & (r.csize - 1)) == 0, "%s: size %d", what, r.csize);
                 cr_assert(r.splits >= 1 && r.splits <= ms && r.splits % r.csize == 0, "%s: %d splits of %d", what,
@@ -1729,8 +1730,8 @@ static void cluster_case(const acase *c, int variant, int size, int splits)
     const int sp = kg_test_last_attn_splits(ctx), cs = kg_test_last_attn_dec_cluster();
     cr_assert(sp == 1 ? cs == 1 && kg_test_last_attn_combine(ctx) == 0
                       : cs >= 1 && cs <= size && sp % cs == 0 && kg_test_last_attn_combine(ctx) == 4,
-              "%s D %d Sk %d size %d splits %d: took %d splits in clusters of %d, merge %d", kg_attn_variant_names[variant],
-              c->D, c->Sk, size, splits, sp, cs, kg_test_last_attn_combine(ctx));
+              "%s D %d Sk %d size %d splits %d: took %d splits in clusters of %d, merge %d",
+              kg_attn_variant_names[variant], c->D, c->Sk, size, splits, sp, cs, kg_test_last_attn_combine(ctx));
     kg_test_force_attn_splits(ctx, 0);
     kg_test_force_attn_variant(ctx, -1);
     kg_test_attn_dec_cluster(0);
@@ -1767,9 +1768,9 @@ Test(attention, decode_cluster_merge_matches_reference)
             acase sq16 = {dt, 1, 2, 1, 16, 2049, D, 1, MASK_NONE, 0, 1, 0.f};
             cluster_case(&mqa, vs[v], 8, 0);
             cluster_case(&g, vs[v], 8, 0);
-            if (kt_take(2)) { /* sanitizer mode (kg_test.h): a seeded sample */
-                cluster_case(&g, vs[v], 2, 5);  /* 3 clusters of 2, one split without keys */
-                cluster_case(&g, vs[v], 4, 4);  /* one cluster of 4 */
+            if (kt_take(2)) {                     /* sanitizer mode (kg_test.h): a seeded sample */
+                cluster_case(&g, vs[v], 2, 5);    /* 3 clusters of 2, one split without keys */
+                cluster_case(&g, vs[v], 4, 4);    /* one cluster of 4 */
                 cluster_case(&mqa, vs[v], 8, 37); /* 5 clusters of 8 */
                 cluster_case(&mqa, vs[v], 16, 0);
                 cluster_case(&mqa, vs[v], 16, 3); /* a cluster of 4, the last split without keys */
