@@ -509,19 +509,6 @@ Test(attention_plan, decode_tail_merge_rule)
     cr_assert(KG_ATTN_DEC_TAIL_BYTES <= KG_ATTN_DEC_TAIL_BYTES_ROWS);
 }
 
-Test(attention_plan, merge_lanes_take_every_split_in_one_round)
-{
-    for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
-        const int g = kg_attn_merge_lanes(s);
-        cr_assert(g >= 1 && g <= 32 && (g & (g - 1)) == 0, "%d splits: %d lanes", s, g);
-        cr_assert(g * KG_ATTN_MERGE_LOADS >= s, "%d splits: %d lanes take two rounds", s, g);
-        cr_assert(g == 1 || (g / 2) * KG_ATTN_MERGE_LOADS < s, "%d splits: %d lanes, half would do", s, g);
-    }
-    const int ex[][2] = {{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 4}, {33, 8}, {64, 8}, {65, 16}, {129, 32}, {256, 32}};
-    for (int i = 0; i < 10; i++)
-        cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
-}
-
 /* The cluster variants' split (kg_attn_plan_cluster) over a sweep: whole
    clusters of a power of two up to the asked size, at most one cluster's
    worth of splits without keys, every key covered once, chunks of whole
@@ -623,6 +610,19 @@ Test(attention_plan, cluster_split_examples)
     /* keys near 2^31: no padding past an int's first key */
     r = kg_attn_plan_cluster(1, INT32_MAX, 64, 16, 8, 7, 0, 0);
     cr_assert(r.splits == 7 && r.csize == 1, "%d x %d, %d", r.splits, r.chunk, r.csize);
+}
+
+Test(attention_plan, merge_lanes_take_every_split_in_one_round)
+{
+    for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
+        const int g = kg_attn_merge_lanes(s);
+        cr_assert(g >= 1 && g <= 32 && (g & (g - 1)) == 0, "%d splits: %d lanes", s, g);
+        cr_assert(g * KG_ATTN_MERGE_LOADS >= s, "%d splits: %d lanes take two rounds", s, g);
+        cr_assert(g == 1 || (g / 2) * KG_ATTN_MERGE_LOADS < s, "%d splits: %d lanes, half would do", s, g);
+    }
+    const int ex[][2] = {{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 4}, {33, 8}, {64, 8}, {65, 16}, {129, 32}, {256, 32}};
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
