@@ -164,8 +164,7 @@ static void *fill(kg_context *ctx, kg_dtype dt, int64_t n, uint64_t *rng, void *
 
 static int is_decode_variant(int v)
 {
-    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE_CL ||
-           v == KG_ATTN_V_DECODE2_CL || v == KG_ATTN_V_DECODE4_CL;
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -231,7 +230,7 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN, clN, pf; see
+   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN; see
    dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
@@ -245,18 +244,12 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_chunk(0);
     kg_test_attn_dec_host(0);
     kg_test_attn_dec_kflags(0);
-    kg_test_attn_dec_cluster(0);
-    kg_test_attn_dec_prefetch(0);
     kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
         const size_t l = e ? (size_t)(e - x) : n;
         const int v = atoi(x + 1 + (l > 1 && x[1] == 't'));
-        if (l >= 2 && !strncmp(x, "cl", 2))
-            kg_test_attn_dec_cluster(l > 2 ? atoi(x + 2) : KG_ATTN_DEC_CLUSTER);
-        else if (l == 2 && !strncmp(x, "pf", 2))
-            kg_test_attn_dec_prefetch(1);
-        else if (l >= 3 && !strncmp(x, "st", 2))
+        if (l >= 3 && !strncmp(x, "st", 2))
             kg_test_attn_dec_stages(v > 0 ? v : -1);
         else if (l == 4 && !strncmp(x, "late", 4))
             kg_test_attn_dec_late(1);
@@ -374,9 +367,7 @@ static double graph_us(call_t *c, int n, int reps)
    k0 none), nopdl (launches without programmatic dependent launch), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
-   xN / dN (the planner's count times / over N), clN (the cluster variants
-   in clusters of N, kg_test_attn_dec_cluster; cl: KG_ATTN_DEC_CLUSTER), pf
-   (their L2 prefetch before the wait, kg_test_attn_dec_prefetch)>: the
+   xN / dN (the planner's count times / over N)>: the
    short-query row in each configuration in turn, three rounds, the fastest
    round of each; each configuration's bits first compared with the first
    configuration's ('=': the same bits), and checked against float64 where
@@ -411,11 +402,10 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
         const int same = i && !memcmp(o0, o1, ob);
         if (!same && !check(c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
             ok = 0;
-        printf(" [%.*s: %s st %d m %d s %d l %d sp %d cl %d%s%s]", (int)cl[i], cf[i],
+        printf(" [%.*s: %s st %d m %d s %d l %d sp %d%s]", (int)cl[i], cf[i],
                kg_attn_variant_names[kg_test_last_attn_variant(c->ctx)], kg_test_last_attn_dec_stages(),
                kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
-               kg_test_last_attn_dec_spread(), kg_test_last_attn_dec_cluster(),
-               kg_test_last_attn_dec_prefetch() ? " pf" : "", same ? " =" : "");
+               kg_test_last_attn_dec_spread(), same ? " =" : "");
         best[i] = 1e30;
     }
     printf("\n      times:");

@@ -387,15 +387,9 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  f2 and ", the second product under the first softmax" or "") }
 end
 
--- cl: the cluster variants (the splits merged through distributed shared
--- memory, attention_decode.cuh's dec_cl_merge; sm_90a), at the head dims
--- whose launches take one block a multiprocessor (M.dec_cl_dims)
-M.dec_cl_dims = { [64] = true, [128] = true }
-
-local function plan_dec(mt, wr, cl)
+local function plan_dec(mt, wr)
   return function(dt, d, kind)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
-    if cl and not M.dec_cl_dims[d] then return nil end
     local c = M.dec[d]
     local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
     -- Q in rows of D + 8; K and V in rows of D + 8 (D 32), or (D from 64)
@@ -404,13 +398,10 @@ local function plan_dec(mt, wr, cl)
     local pipe = (r * pd + c.nst * 2 * c.bn * pd) * 2
     if d >= 64 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * M.panel_dim(d) * 2 end
     local merge = math.max((nw * r * 2 + nw * r * (d + 8)) * 4, 256 * r * 4)
-    -- (cl: the block's own partial after the warps' merge buffer)
-    if cl then merge = math.max(merge, (nw * r * 2 + nw * r * (d + 8) + r * (d + 2)) * 4) end
     return { threads = 128, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
-             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s%s>", dt.storage, d, mt, wr, c.bn, c.nst,
-                                  kind_enum[kind], cl and ", true" or ""),
-             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync%s", r, c.bn, c.nst,
-                                   cl and ", cluster merge" or "") }
+             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
+                                  kind_enum[kind]),
+             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
   end
 end
 
@@ -434,15 +425,6 @@ local variants = {
     include = "attention_decode.cuh", what = "short queries: 32 packed rows, split keys (mma.sync)" },
   { enum = "KG_ATTN_V_DECODE4", name = "decode 64", prefix = "attn_dec4_", dtypes = sm90_dtypes, plan = plan_dec(1, 4),
     include = "attention_decode.cuh", what = "short queries: 64 packed rows, a warp's 16 rows each (mma.sync)" },
-  { enum = "KG_ATTN_V_DECODE_CL", name = "decode cluster", prefix = "attn_decc_", dtypes = sm90_dtypes,
-    plan = plan_dec(1, 1, true), sm90a = true, include = "attention_decode.cuh",
-    what = "short queries: 16 packed rows, split keys merged in thread-block clusters (sm_90a)" },
-  { enum = "KG_ATTN_V_DECODE2_CL", name = "decode 32 cluster", prefix = "attn_decc2_", dtypes = sm90_dtypes,
-    plan = plan_dec(2, 1, true), sm90a = true, include = "attention_decode.cuh",
-    what = "short queries: 32 packed rows, split keys merged in thread-block clusters (sm_90a)" },
-  { enum = "KG_ATTN_V_DECODE4_CL", name = "decode 64 cluster", prefix = "attn_decc4_", dtypes = sm90_dtypes,
-    plan = plan_dec(1, 4, true), sm90a = true, include = "attention_decode.cuh",
-    what = "short queries: 64 packed rows, split keys merged in thread-block clusters (sm_90a)" },
   { enum = "KG_ATTN_V_HOPPER_PP", name = "Hopper pp", prefix = "attn90p_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
       return M.sm90_pp_kinds[d] and M.sm90_pp_kinds[d][kind] and plan_sm90(dt, d, kind, M.sm90_pp, true) or nil

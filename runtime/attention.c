@@ -105,14 +105,7 @@ static int has_variant(kg_attn_variant v, kg_dtype dt, int slot, kg_attn_kind ki
 
 static int is_decode(kg_attn_variant v)
 {
-    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4 || v == KG_ATTN_V_DECODE_CL ||
-           v == KG_ATTN_V_DECODE2_CL || v == KG_ATTN_V_DECODE4_CL;
-}
-
-/* the decode variants whose splits merge in thread-block clusters */
-static int is_dec_cluster(kg_attn_variant v)
-{
-    return v == KG_ATTN_V_DECODE_CL || v == KG_ATTN_V_DECODE2_CL || v == KG_ATTN_V_DECODE4_CL;
+    return v == KG_ATTN_V_DECODE || v == KG_ATTN_V_DECODE2 || v == KG_ATTN_V_DECODE4;
 }
 
 /* the persistent Hopper variants (one block per multiprocessor) */
@@ -171,58 +164,6 @@ kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t s
     return r;
 }
 
-kg_attn_cl_split kg_attn_plan_cluster(int64_t blocks, int64_t keys, int bn, int64_t clusters, int csize, int max_splits,
-                                      int64_t min_chunk, int forced)
-{
-    int c = 1; /* the asked size as a power of two, at most KG_ATTN_DEC_CLUSTER_MAX */
-    while (c * 2 <= csize && c * 2 <= KG_ATTN_DEC_CLUSTER_MAX)
-        c *= 2;
-    if (max_splits > KG_ATTN_MAX_SPLITS)
-        max_splits = KG_ATTN_MAX_SPLITS;
-    if (max_splits < 1)
-        max_splits = 1;
-    if (clusters < 1)
-        clusters = 1;
-    if (clusters > ((int64_t)1 << 40))
-        clusters = (int64_t)1 << 40;
-    /* whole clusters a row tile in one wave (0: fewer clusters than tiles) */
-    const int64_t per = blocks > 0 ? clusters / blocks : 0;
-    const int64_t slots = per > 0 ? blocks * per * c : clusters * c;
-    kg_attn_split s0 = kg_attn_plan_split(blocks, keys, bn, slots, max_splits, min_chunk, 0, forced);
-    if (s0.splits < 2)
-        return (kg_attn_cl_split){1, s0.chunk, 1};
-    int ce = 1;
-    if (per > 0 || forced > 0) {
-        /* the fewest blocks (a power of two up to c) that hold the splits
-           in one cluster; the count rounded up to whole clusters (within
-           the wave where not forced: at most per x c splits) */
-        while (ce < c && ce < s0.splits)
-            ce *= 2;
-    } else {
-        /* more tiles than clusters: the count rounded down to whole
-           clusters of the size that keeps the most splits (the larger on
-           ties), so that the grid stays within the wave */
-        int64_t best = 0;
-        for (int e = 2; e <= c && e <= s0.splits; e *= 2)
-            if ((int64_t)s0.splits / e * e >= best) {
-                best = (int64_t)s0.splits / e * e;
-                ce = e;
-            }
-        if (best != s0.splits) {
-            const kg_attn_split s1 = kg_attn_plan_split(blocks, keys, bn, 1, max_splits, 0, 0, (int)best);
-            if (s1.splits < 2)
-                return (kg_attn_cl_split){1, s1.chunk, 1};
-            s0 = s1;
-        }
-    }
-    const int64_t n = ((int64_t)s0.splits + ce - 1) / ce * ce; /* the grid's splits a row tile */
-    /* within max_splits, every split's first key (split x chunk) an int:
-       else no padding (clusters of one) */
-    if (n > max_splits || (n - 1) * s0.chunk > INT32_MAX)
-        return (kg_attn_cl_split){s0.splits, s0.chunk, 1};
-    return (kg_attn_cl_split){(int)n, s0.chunk, ce};
-}
-
 /* the key tiles each block of the decode grid walks, x the grid's waves */
 static int64_t dec_tile_cost(int64_t blocks, int64_t vr, int64_t keys, int bn, int64_t slots)
 {
@@ -254,23 +195,6 @@ void kg_test_attn_dec_chunk(int keys_per_row) { __atomic_store_n(&dec_chunk_forc
 
 void kg_test_attn_dec_tile(int on) { __atomic_store_n(&dec_tile_force, on, __ATOMIC_RELAXED); }
 
-/* kg_test_attn_dec_cluster (a test and benchmark hook, process-wide): the
-   cluster variants' size (> 0: also taken for every decode call where
-   generated; 0 not taken unless forced) and the size
-   the last decode launch took (0: none, 1: one split) */
-static int dec_cluster_force, dec_cluster_last;
-
-void kg_test_attn_dec_cluster(int size) { __atomic_store_n(&dec_cluster_force, size, __ATOMIC_RELAXED); }
-int kg_test_last_attn_dec_cluster(void) { return __atomic_load_n(&dec_cluster_last, __ATOMIC_RELAXED); }
-
-/* kg_test_attn_dec_prefetch (a test and benchmark hook, process-wide): 1
-   the cluster variants' L2 prefetch of their first key tiles before the
-   wait (KG_DEC_PF), 0 none; whether the last decode launch took it */
-static int dec_pf_force, dec_pf_last;
-
-void kg_test_attn_dec_prefetch(int on) { __atomic_store_n(&dec_pf_force, on, __ATOMIC_RELAXED); }
-int kg_test_last_attn_dec_prefetch(void) { return __atomic_load_n(&dec_pf_last, __ATOMIC_RELAXED); }
-
 /* The Hopper path on compute capability 9.0 (its sm_90a code runs nowhere
    else): persistent up to 4096 keys, and at any length at D 32, D 64 and
    D 128 (not causal since session 23); else the grid kernels (the long-key variant from KG_ATTN_LONG_KEYS keys
@@ -293,15 +217,6 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         return (kg_attn_variant)f;
     /* short queries: the packed rows (group x Sq) in as few tiles as possible */
     if (sq <= KG_ATTN_DECODE_MAX_SQ && has_variant(KG_ATTN_V_DECODE, dt, slot, kind)) {
-        /* the cluster merge where the hook asks for it (forced-only: not
-           yet measured) */
-        if (sm90 && __atomic_load_n(&dec_cluster_force, __ATOMIC_RELAXED) > 0) {
-            const kg_attn_variant cv = group * sq > 32   ? KG_ATTN_V_DECODE4_CL
-                                       : group * sq > 16 ? KG_ATTN_V_DECODE2_CL
-                                                         : KG_ATTN_V_DECODE_CL;
-            if (has_variant(cv, dt, slot, kind))
-                return cv;
-        }
         if (group * sq > 32 && has_variant(KG_ATTN_V_DECODE4, dt, slot, kind))
             return KG_ATTN_V_DECODE4;
         /* 17-32 rows: two 16-row tiles where the 32-row grid would leave
@@ -478,9 +393,6 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
 /* attention_decode.cuh's dflags bit (mergers in bits 8-15): the decode
    grid's last blocks of each row tile merge it, no combine grid */
 #define KG_DEC_TAIL 4u
-/* attention_decode.cuh's dflags bit: the cluster variants ask L2 for their
-   first key tiles before the wait for the previous grid */
-#define KG_DEC_PF 8u
 
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
@@ -516,34 +428,15 @@ static void launch_find(void) { launch_ex = (launch_ex_fn)driver_entry("cuLaunch
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
-   overlaps the end of the grid before it; a test can turn it off. cluster
-   > 1: in thread-block clusters of that many blocks along x (the cluster
-   variants, compute capability 9.0). */
-static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem,
-                            unsigned cluster)
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
 {
-    const int pdl = ctx->cc_major >= 9 && ctx->test_force[KGI_TEST_ATTN_PDL] != 0;
-    if (!pdl && cluster <= 1)
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
         return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
-    /* the attributes: programmatic dependent launch, the cluster (the
-       runtime's and the driver's are the same values, checked below) */
-    CUlaunchAttribute a[2];
-    memset(a, 0, sizeof a);
-    unsigned na = 0;
-    if (pdl) {
-        a[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        a[na++].value.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster > 1) {
-        a[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a[na].value.clusterDim.x = cluster;
-        a[na].value.clusterDim.y = 1;
-        a[na++].value.clusterDim.z = 1;
-    }
     if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 0) {
         /* the driver's launch (a kernel handle is a CUkernel): host time a
            call, µs, runtime's / driver's launches, H200 host, s21r1 and
@@ -554,6 +447,10 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
            runtime's below, which makes it current and reports errors. */
         pthread_once(&launch_once, launch_find);
         if (launch_ex) {
+            CUlaunchAttribute a;
+            memset(&a, 0, sizeof a);
+            a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            a.value.programmaticStreamSerializationAllowed = 1;
             const CUlaunchConfig c = {.gridDimX = grid.x,
                                       .gridDimY = grid.y,
                                       .gridDimZ = grid.z,
@@ -562,31 +459,24 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
                                       .blockDimZ = block.z,
                                       .sharedMemBytes = (unsigned)smem,
                                       .hStream = (CUstream)ctx->stream,
-                                      .attrs = a,
-                                      .numAttrs = na};
+                                      .attrs = &a,
+                                      .numAttrs = 1};
             if (launch_ex(&c, (CUfunction)(void *)kern, argv, NULL) == CUDA_SUCCESS)
                 return KG_OK;
         }
     }
-    _Static_assert((int)cudaLaunchAttributeProgrammaticStreamSerialization ==
-                           (int)CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-                       (int)cudaLaunchAttributeClusterDimension == (int)CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-                       sizeof(cudaLaunchAttributeValue) == sizeof(CUlaunchAttributeValue),
-                   "the runtime's launch attributes are the driver's");
-    cudaLaunchAttribute attr[2];
-    memset(attr, 0, sizeof attr);
-    for (unsigned i = 0; i < na; i++) {
-        attr[i].id = (cudaLaunchAttributeID)a[i].id;
-        memcpy(&attr[i].val, &a[i].value, sizeof attr[i].val);
-    }
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = ctx->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = na;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
     if (err != cudaSuccess) {
         cudaGetLastError();
@@ -794,117 +684,6 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
-/* The decode launch's dynamic shared memory for a grid of `nblocks`
-   blocks (0: taken as one wave) of R-row tiles; sets p->stages. */
-static int dec_launch_smem(const kg_context *ctx, const kg_attn_entry *e, const kg_attn_tmaps *tm, kg_attn_params *p,
-                           int slot, int64_t R, int64_t rows, int64_t D, int64_t nblocks)
-{
-    /* A grid of at most one block per multiprocessor whose blocks would fit
-       two to a multiprocessor (228 KB of shared memory, compute capability
-       9.0) asks for more than half of it, so that the hardware scheduler
-       cannot put two blocks on one multiprocessor and leave another idle. */
-    int smem = e->smem;
-    const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
-    const int spread = ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
-    if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
-        smem = (114 << 10) + 1;
-    __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
-    /* the stages on bulk tensor copies: Q, 1 KB of alignment and each
-       stage's K and V tiles in whole 64-element panels, within the 227 KB a
-       block may have (attention_decode.cuh). 32-row tiles (MQA-like groups)
-       spread one block a multiprocessor take 6 (the most that fit at D 64
-       to 128) instead of the kernel's 3: their blocks compute long on each
-       tile, and more tiles in flight keep the stream going (H200, same
-       process, 3 / 6 stages, µs: s17r1 MQA B 8 Hq 32 Sk 8192 D 128 16.44 /
-       16.14, MQA B 1 Sk 32768 15.78 / 15.62, B 8 Hq 32 Hkv 1 Sk 15997 D 64
-       15.61 / 15.23; s17r2 16.08 / 15.59, 15.57 / 15.35, 15.54 / 15.17;
-       s17r3, the rule in place, MQA B8 16.56 / 16.41, B8 Hq32 Hkv1 D64
-       16.08 / 15.80; 16-row tiles gained on some rows and lost up to 3.7%
-       on others, the big rows 1.6-2.2%). The 16-row tiles of 17-32 rows
-       (kg_attn_dec_tile_rows) take 6 as well (s20r1, same process, 3 / 6
-       stages, µs: MQA B 1 Sk 32768 14.16 / 13.82, MQA B 4 Sk 8192 13.24 /
-       12.81, B 2 Hq 32 Hkv 1 Sk 20000 D 64 10.77 / 9.94, MQA B 2 Sk 8192
-       10.63 / 10.65, B 4 Hq 64 Hkv 2 Sk 6000 15.83 / 15.52). A test may
-       ask for any count. */
-    const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
-    int stages = sforce != 0 ? sforce : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
-    if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
-        stages = 0;
-    if (stages > 0) {
-        const int64_t bn = kg_attn_dec_bn[slot], dp = (D + 63) / 64 * 64;
-        const int64_t need = R * (D + 8) * 2 + 1024 + stages * 2 * bn * dp * 2;
-        if (need > (227 << 10) - 256)
-            stages = 0;
-        else if (need > smem)
-            smem = (int)need;
-    }
-    p->stages = (int16_t)stages;
-    __atomic_store_n(&dec_stages_last, stages, __ATOMIC_RELAXED);
-    return smem;
-}
-
-/* The clusters of `csize` blocks of a cluster variant's kernel (`kernel`,
-   128 threads, `smem` bytes of dynamic shared memory) resident at once on
-   the context's device (cudaOccupancyMaxActiveClusters; sizes above 8 are
-   allowed on the kernel first), asked once per (device, kernel, size,
-   smem) while KG_DEC_CL_SLOTS entries last; 0 where not known. */
-#define KG_DEC_CL_SLOTS 64
-static struct {
-    int device, kernel, csize, smem, n; /* n 0: empty */
-} dec_cl_cache[KG_DEC_CL_SLOTS];
-static pthread_mutex_t dec_cl_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int dec_cl_active(kg_context *ctx, int kernel, int csize, int smem)
-{
-    int n = 0;
-    pthread_mutex_lock(&dec_cl_lock);
-    for (int i = 0; i < KG_DEC_CL_SLOTS && dec_cl_cache[i].n > 0 && !n; i++)
-        if (dec_cl_cache[i].device == ctx->device && dec_cl_cache[i].kernel == kernel &&
-            dec_cl_cache[i].csize == csize && dec_cl_cache[i].smem == smem)
-            n = dec_cl_cache[i].n;
-    pthread_mutex_unlock(&dec_cl_lock);
-    if (n > 0)
-        return n;
-    cudaKernel_t kern;
-    if (kg_kernel(ctx, kernel, &kern) != KG_OK)
-        return 0;
-    cudaError_t err = cudaSuccess;
-    if (csize > 8)
-        err = cudaKernelSetAttributeForDevice(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1, ctx->device);
-    cudaLaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = (unsigned)csize;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = (dim3){(unsigned)csize, 1, 1};
-    cfg.blockDim = (dim3){128, 1, 1};
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = ctx->stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    if (err == cudaSuccess)
-        err = cudaOccupancyMaxActiveClusters(&n, (const void *)kern, &cfg);
-    if (err != cudaSuccess || n < 1) {
-        cudaGetLastError(); /* not known: the planner assumes one block a multiprocessor */
-        return 0;
-    }
-    pthread_mutex_lock(&dec_cl_lock);
-    for (int i = 0; i < KG_DEC_CL_SLOTS; i++)
-        if (dec_cl_cache[i].n == 0) {
-            dec_cl_cache[i].device = ctx->device;
-            dec_cl_cache[i].kernel = kernel;
-            dec_cl_cache[i].csize = csize;
-            dec_cl_cache[i].smem = smem;
-            dec_cl_cache[i].n = n;
-            break;
-        }
-    pthread_mutex_unlock(&dec_cl_lock);
-    return n;
-}
-
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -957,31 +736,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
                          : 0;
     const int cf = __atomic_load_n(&dec_chunk_force, __ATOMIC_RELAXED);
     const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_SPLIT_PER_ROW;
-    kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
-    /* the cluster variants: one block a multiprocessor (the padding where
-       it fits), the splits for one wave of the clusters resident at once,
-       in whole clusters (kg_attn_plan_cluster); at most one cluster a row
-       tile where the counters (one a row tile and share) would not fit */
-    const int clv = is_dec_cluster(variant);
-    int smem = 0, csize = 0;
-    if (clv) {
-        smem = dec_launch_smem(ctx, e, tm, p, slot, R, rows, D, 0);
-        kg_status st = dec_raise_smem(ctx, e->kernel, smem);
-        if (st != KG_OK)
-            return st;
-        const int hs = __atomic_load_n(&dec_cluster_force, __ATOMIC_RELAXED);
-        const int cs = hs > 0 ? hs : KG_ATTN_DEC_CLUSTER;
-        int64_t active = dec_cl_active(ctx, e->kernel, cs, smem);
-        if (active < 1) /* not known: as if every multiprocessor took one */
-            active = ctx->sm_count / cs;
-        kg_attn_cl_split cp =
-            kg_attn_plan_cluster(blocks, p->sk, kg_attn_dec_bn[slot], active, cs, ms, per_row * vr, forced);
-        if (cp.splits > cp.csize && blocks * cp.csize > (int64_t)(KG_SCRATCH_COUNTER_BYTES / sizeof(int)))
-            cp = kg_attn_plan_cluster(blocks, p->sk, kg_attn_dec_bn[slot], 1, cs, cp.csize, per_row * vr, forced);
-        sp.splits = cp.splits;
-        sp.chunk = cp.chunk;
-        csize = cp.csize;
-    }
+    const kg_attn_split sp =
+        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
@@ -992,7 +748,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        block of each row tile) would read more than KG_ATTN_FUSED_MERGE_BYTES
        of partials (splits x valid rows x D floats): now always; a test may
        force either */
-    const int comb = clv ? 0 : kg_attn_combine[dt][slot]; /* (the cluster variants merge in their clusters) */
+    const int comb = kg_attn_combine[dt][slot];
     int separate = comb > 0 && sp.splits * vr * D * 4 > KG_ATTN_FUSED_MERGE_BYTES;
     const intptr_t fm = ctx->test_force[KGI_TEST_ATTN_MERGE];
     if (comb > 0 && (fm == 1 || fm == 2))
@@ -1008,9 +764,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        bound instead (a stride-0 K can make the product huge) */
     const int64_t kv_keys = B * Hkv * (int64_t)p->sk;
     const int64_t kv_bytes = kv_keys > INT64_MAX / (4 * D) ? INT64_MAX : kv_keys * 4 * D;
-    const int tail = !clv &&
-                             (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
-                                                                                  kv_bytes, sp.splits, vr))) &&
+    const int tail = (fm == 3 || (fm != 1 && fm != 2 && kg_attn_dec_tail_rule(blocks * sp.splits, ctx->sm_count,
+                                                                              kv_bytes, sp.splits, vr))) &&
                              sp.splits > 1
                          ? kg_attn_dec_tail_mergers(blocks, sp.splits, vr * (D / 4), lanes, ctx->sm_count)
                          : 0;
@@ -1018,17 +773,54 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         separate = 0;
     if (sp.splits > 1) {
         void *base;
-        /* (the cluster variants: a partial a cluster) */
-        const int64_t parts = clv ? sp.splits / csize : sp.splits;
-        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * parts), &base);
+        st = kg_scratch(ctx, KG_SCRATCH_COUNTER_BYTES + (size_t)(blocks * row_bytes * sp.splits), &base);
         if (st != KG_OK)
             return st;
         p->counters = separate ? NULL : (int *)base;
         p->part = (float *)((char *)base + KG_SCRATCH_COUNTER_BYTES);
     }
+    /* A grid of at most one block per multiprocessor whose blocks would fit
+       two to a multiprocessor (228 KB of shared memory, compute capability
+       9.0) asks for more than half of it, so that the hardware scheduler
+       cannot put two blocks on one multiprocessor and leave another idle. */
     const int64_t nblocks = blocks * sp.splits;
-    if (!clv)
-        smem = dec_launch_smem(ctx, e, tm, p, slot, R, rows, D, nblocks);
+    int smem = e->smem;
+    const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
+    const int spread = ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
+    if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
+        smem = (114 << 10) + 1;
+    __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
+    /* the stages on bulk tensor copies: Q, 1 KB of alignment and each
+       stage's K and V tiles in whole 64-element panels, within the 227 KB a
+       block may have (attention_decode.cuh). 32-row tiles (MQA-like groups)
+       spread one block a multiprocessor take 6 (the most that fit at D 64
+       to 128) instead of the kernel's 3: their blocks compute long on each
+       tile, and more tiles in flight keep the stream going (H200, same
+       process, 3 / 6 stages, µs: s17r1 MQA B 8 Hq 32 Sk 8192 D 128 16.44 /
+       16.14, MQA B 1 Sk 32768 15.78 / 15.62, B 8 Hq 32 Hkv 1 Sk 15997 D 64
+       15.61 / 15.23; s17r2 16.08 / 15.59, 15.57 / 15.35, 15.54 / 15.17;
+       s17r3, the rule in place, MQA B8 16.56 / 16.41, B8 Hq32 Hkv1 D64
+       16.08 / 15.80; 16-row tiles gained on some rows and lost up to 3.7%
+       on others, the big rows 1.6-2.2%). The 16-row tiles of 17-32 rows
+       (kg_attn_dec_tile_rows) take 6 as well (s20r1, same process, 3 / 6
+       stages, µs: MQA B 1 Sk 32768 14.16 / 13.82, MQA B 4 Sk 8192 13.24 /
+       12.81, B 2 Hq 32 Hkv 1 Sk 20000 D 64 10.77 / 9.94, MQA B 2 Sk 8192
+       10.63 / 10.65, B 4 Hq 64 Hkv 2 Sk 6000 15.83 / 15.52). A test may
+       ask for any count. */
+    const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
+    int stages = sforce != 0 ? sforce : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
+    if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
+        stages = 0;
+    if (stages > 0) {
+        const int64_t bn = kg_attn_dec_bn[slot], dp = (D + 63) / 64 * 64;
+        const int64_t need = R * (D + 8) * 2 + 1024 + stages * 2 * bn * dp * 2;
+        if (need > (227 << 10) - 256)
+            stages = 0;
+        else if (need > smem)
+            smem = (int)need;
+    }
+    p->stages = (int16_t)stages;
+    __atomic_store_n(&dec_stages_last, stages, __ATOMIC_RELAXED);
     /* the decode kernel lets the next grid (the combine kernel, or the
        next call) launch only once each of its blocks has passed its wait
        for the previous grid, not at its start (H200, same process, µs,
@@ -1049,19 +841,14 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         : kf == 0 && sp.splits > 1 && separate && kg_attn_dec_comb_early(nblocks, ctx->sm_count) ? KG_DEC_COMB_EARLY
                                                                                                  : 0u;
     __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
-    /* the cluster variants' L2 prefetch where the hook asks (bulk tensor copies only) */
-    const unsigned pf = clv && tm->on && __atomic_load_n(&dec_pf_force, __ATOMIC_RELAXED) > 0 ? KG_DEC_PF : 0u;
-    __atomic_store_n(&dec_pf_last, pf != 0, __ATOMIC_RELAXED);
-    p->dflags =
-        (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | pf | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
+    p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem,
-                    clv && sp.splits > 1 ? (unsigned)csize : 0u);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {
@@ -1072,14 +859,13 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
         const int64_t per = 128 / lanes;
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
-                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0, 0u);
+                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)
             return st;
     }
     ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
     ctx->test_last[KGI_TEST_ATTN_SPLITS] = sp.splits;
-    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? clv ? 4 : tail > 0 ? 3 : 1 + separate : 0;
-    __atomic_store_n(&dec_cluster_last, clv ? sp.splits > 1 ? csize : 1 : 0, __ATOMIC_RELAXED);
+    ctx->test_last[KGI_TEST_ATTN_MERGE] = sp.splits > 1 ? tail > 0 ? 3 : 1 + separate : 0;
     if (sp.splits > 1)
         __atomic_store_n(&dec_lanes_last, lanes, __ATOMIC_RELAXED);
     __atomic_store_n(&tma_last, tm->on, __ATOMIC_RELAXED);

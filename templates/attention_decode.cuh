@@ -20,9 +20,7 @@
  * block of the row tile
  * to finish (an integer counter per row tile, p.counters, zero between
  * calls), or, where that one block would read too much (p.counters NULL), by
- * a second grid (attn_dec_combine), or (the cluster variants) first within
- * thread-block clusters of consecutive splits through distributed shared
- * memory, then across clusters (dec_cl_merge). Fixed orders throughout, no float
+ * a second grid (attn_dec_combine). Fixed orders throughout, no float
  * atomics: a call is bitwise reproducible. On sm_90 the kernels are launched
  * with programmatic dependent launch: they wait for the previous grid before
  * any global access (pdl_wait) and let the next one start launching.
@@ -52,14 +50,6 @@
    combine kernel: the same bits. p.counters[tile] counts the tile's
    written splits; the last split in zeroes it (zero between calls). */
 #define KG_DEC_TAIL 4u
-/* KG_DEC_PF (the cluster variants, bulk tensor copies): before its wait for
-   the previous grid, thread 0 asks L2 for the block's first key tiles of K
-   and V (as many as its stages hold; cp.async.bulk.prefetch.tensor: a hint
-   that reads no value into the block, so the wait still orders every read
-   after the previous grid's writes). Blocks that start while the previous
-   grid ends (programmatic dependent launch) then find their first tiles
-   in L2. No result bit changes. */
-#define KG_DEC_PF 8u
 
 namespace kg_attn
 {
@@ -158,17 +148,6 @@ __device__ __forceinline__ void load_kv(uint32_t dst, const char *base, int64_t 
    them), D 32 in rows of D + 8 elements (both conflict-free for ldmatrix). */
 template <int D, int BN> __device__ __forceinline__ constexpr int dec_kv_pitch() { return D >= 64 ? -BN : D + 8; }
 
-/* The box at (c0, c1, c2, c3) of tensor map tm (kernel parameter space)
-   into L2 (KG_DEC_PF). */
-__device__ __forceinline__ void tma_prefetch_l2(const kg_attn_tmap &tm, int c0, int c1, int c2, int c3)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !KG_TMA_OFF
-    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"((uint64_t)&tm),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-                 : "memory");
-#endif
-}
-
 /* A 32-bit load with acquire semantics at GPU scope (KG_DEC_TAIL's count
    of a row tile's written splits). */
 __device__ __forceinline__ int ld_acquire(const int *a)
@@ -176,53 +155,6 @@ __device__ __forceinline__ int ld_acquire(const int *a)
     int v;
     asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
     return v;
-}
-
-/* Thread-block clusters (compute capability 9.0; the cluster variants are
-   built for sm_90a alone): this block's rank and the cluster's size; the
-   cluster barrier's halves (ARRIVE: arrive with release, else wait with
-   acquire, at cluster scope; the non-aligned forms); a shared-memory
-   address of this block mapped to block `rank`'s; loads from such
-   addresses (distributed shared memory; volatile: kept after the barrier
-   above them): a float4 at a, floats at b and c. */
-__device__ __forceinline__ void cl_place(int &rank, int &size)
-{
-    rank = 0;
-    size = 1;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n"
-                 "mov.u32 %1, %%cluster_nctarank;\n"
-                 : "=r"(rank), "=r"(size));
-#endif
-}
-template <bool ARRIVE> __device__ __forceinline__ void cl_bar()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (ARRIVE)
-        asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
-    else
-        asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ uint32_t cl_map(uint32_t a, int rank)
-{
-    uint32_t r = a;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
-#endif
-    return r;
-}
-__device__ __forceinline__ void cl_load(uint32_t a, uint32_t b, uint32_t c, float4 &v, float &x, float &y)
-{
-    v = make_float4(0.f, 0.f, 0.f, 0.f);
-    x = y = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%6];\n"
-                 "ld.shared::cluster.f32 %4, [%7];\n"
-                 "ld.shared::cluster.f32 %5, [%8];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w), "=f"(x), "=f"(y)
-                 : "r"(a), "r"(b), "r"(c));
-#endif
 }
 
 /* One split's partial (max m, sum l, output v) folded into a running
@@ -555,119 +487,6 @@ __device__ __forceinline__ void dec_finish(const kg_attn_params &p, float *buf, 
     }
 }
 
-/* The cluster merge (the cluster variants, KG_ATTN_V_DECODE_CL,
-   KG_ATTN_V_DECODE2_CL and KG_ATTN_V_DECODE4_CL; p.splits > 1, a multiple
-   of the cluster size C,
-   the clusters 1-d along x: a cluster's blocks are C consecutive splits of
-   one row tile, its rank the split's place among them). Each block merges
-   its four warps into its own partial in shared memory (dec_finish, the
-   same sums as the partial it would write to scratch); after the cluster
-   barrier, block q of the cluster folds the C blocks' partials of its
-   share q of the tile's (valid row, float4 column) items, in rank (split)
-   order, reading them through distributed shared memory. With one cluster
-   a row tile (SC = p.splits / C = 1) that is the result; else it writes
-   the cluster's partial of its share to scratch (partial index ((b x Hkv +
-   hk) x nrt + rt) x SC + cluster, the layout of the split partials), and
-   the last of the SC blocks of share q to count in (an integer counter per
-   row tile and share, p.counters, zero between calls: that block zeroes
-   it) merges share q's SC cluster partials (merge_row: each lane's
-   clusters in cluster order, then the item's lanes in a fixed tree). No block waits for another outside
-   its cluster (the cluster's blocks are resident together), so a grid of
-   any size completes. Fixed orders, no float atomics: bitwise
-   reproducible. Returns 1 where this block merged a share's clusters. */
-template <typename T, int D, int MT, int WR, int R, int NT>
-__device__ __forceinline__ int dec_cl_merge(const kg_attn_params &p, const float (&o)[MT][D / 8][4],
-                                            const float (&mx)[MT][2], const float (&l)[MT][2], int r0, int rt,
-                                            int split, int hk, int b, int nrt, int hkv)
-{
-    constexpr int NW = 4 / WR, C4 = D / 4, PS = R * (D + 2);
-    extern __shared__ __align__(16) unsigned char smem[];
-    /* dec_finish's buffer, then this block's partial: [R][D], max [R], sum [R] */
-    float *bp = (float *)smem + NW * R * 2 + NW * R * (D + 8);
-    dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, bp, r0, hk, b, false);
-    /* every block's partial written and visible to the cluster */
-    cl_bar<true>();
-    cl_bar<false>();
-    int q, C;
-    cl_place(q, C);
-    const int tid = threadIdx.x;
-    const int SC = p.splits / C, ci = split / C;
-    const int rows = p.group * p.sq, vr = min(R, rows - r0), n = vr * C4;
-    const int per = (n + C - 1) / C, s0 = min(n, q * per), s1 = min(n, s0 + per); /* this block's share */
-    const int64_t gi = ((int64_t)b * hkv + hk) * nrt + rt;
-    const uint32_t abp = kgd_smem_addr(bp);
-    float *gp = p.part + (gi * SC + ci) * PS;
-    for (int x = s0 + tid; x < s1; x += NT) {
-        const int r = x / C4, c = x - r * C4;
-        float mr = -CUDART_INF_F, sum = 0.f;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int k0 = 0; k0 < C; k0 += 8) { /* 8 blocks' loads in flight */
-            float4 v[8];
-            float m[8], w[8];
-#pragma unroll
-            for (int u = 0; u < 8; u++)
-                if (k0 + u < C) {
-                    const uint32_t a = cl_map(abp, k0 + u);
-                    cl_load(a + (r * D + 4 * c) * 4, a + (R * D + r) * 4, a + (R * D + R + r) * 4, v[u], m[u], w[u]);
-                }
-#pragma unroll
-            for (int u = 0; u < 8; u++)
-                if (k0 + u < C)
-                    fold_split(mr, sum, acc, m[u], w[u], v[u]);
-        }
-        if (SC == 1) {
-            dec_store<T>(p, r0 + r, c, hk, b, mr, sum, acc);
-        } else {
-            *(float4 *)&gp[r * D + 4 * c] = acc;
-            /* the row's max and sum from its first item in this share: a
-               share's merger reads those of its own items' rows (a row
-               cut between two shares gets them from both, the same bits) */
-            if (c == 0 || x == s0) {
-                gp[R * D + r] = mr;
-                gp[R * D + R + r] = sum;
-            }
-        }
-    }
-    /* this block's reads of the others' shared memory are done */
-    cl_bar<true>();
-    int merged = 0;
-    if (SC > 1) {
-        __shared__ int clast;
-        int *cnt = p.counters + gi * C + q;
-        __threadfence(); /* this thread's cluster partial visible before the count */
-        __syncthreads();
-        if (tid == 0)
-            clast = atomicAdd(cnt, 1) == SC - 1;
-        __syncthreads();
-        if (clast) {
-            __threadfence(); /* the other clusters' partials, seen through the count */
-            /* G lanes an item: the combine kernel's (each lane's clusters
-               in one round of 8 loads, dec_lanes), more (a power of two, at
-               most SC and 32) where the share has fewer items than the
-               block has threads, so that its items take one pass */
-            int G = dec_lanes(SC);
-            while (G < 32 && G < SC && G * (s1 - s0) < NT)
-                G *= 2;
-            const int gl = tid % G;
-            const float *base = p.part + gi * SC * PS;
-            for (int it0 = s0; it0 < s1; it0 += NT / G) { /* the same trip count in every lane */
-                const int x = it0 + tid / G, it = min(x, s1 - 1), r = it / C4, c = it - r * C4;
-                float m, sum;
-                float4 acc;
-                merge_row<D, 8>(base, PS, R, r, c, SC, G, gl, m, sum, acc);
-                if (gl == 0 && x < s1)
-                    dec_store<T>(p, r0 + r, c, hk, b, m, sum, acc);
-            }
-            if (tid == 0)
-                *cnt = 0; /* zero again for the next call */
-            merged = 1;
-        }
-    }
-    /* every block's shared memory stays until the cluster's reads are done */
-    cl_bar<false>();
-    return merged;
-}
-
 /* The queries of packed rows [r0, r0 + R) that are valid span [imin, imax]. */
 __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R, int &imin, int &imax)
 {
@@ -686,7 +505,7 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
    as the zeros the other path writes there), so the results are bitwise
    the same. Returns 1 where this block merged the row tile's splits (fused
    merge). */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, bool CL = false>
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_tmaps &tm, int rt, int split, int hk,
                                         int b, int nrt, int hkv, uint64_t &t_start, uint64_t &t_stream)
 {
@@ -738,15 +557,6 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
             mbar_init_fence();
             tma_prefetch(tm.k);
             tma_prefetch(tm.v);
-            if constexpr (CL) {
-                if (p.dflags & KG_DEC_PF) /* the first tiles into L2, before the wait */
-                    for (int j = 0; j < min(ntiles, ns); j++)
-#pragma unroll
-                        for (int pn = 0; pn < DP / 64; pn++) {
-                            tma_prefetch_l2(tm.k, pn * 64, k0 + j * BN, hk, b);
-                            tma_prefetch_l2(tm.v, pn * 64, k0 + j * BN, hk, b);
-                        }
-            }
         }
         __syncthreads();
     }
@@ -804,10 +614,6 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         t_stream = globaltimer();
 
     const bool final = p.splits == 1;
-    if constexpr (CL) { /* the cluster variants: the cluster merge (one split: as below) */
-        if (!final)
-            return dec_cl_merge<T, D, MT, WR, R, NT>(p, o, mx, l, r0, rt, split, hk, b, nrt, hkv);
-    }
     const int64_t px = (((int64_t)b * hkv + hk) * nrt + rt) * p.splits + split;
     dec_finish<T, D, MT, WR, R>(p, (float *)smem, o, mx, l, p.part + px * R * (D + 2), r0, hk, b, final);
     int merged = 0;
@@ -859,10 +665,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
 }
 
 /* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
-   tile, split) a block (dec_unit). CL (the cluster variants, launched in
-   clusters of C blocks along x where p.splits > 1): the splits merged by
-   dec_cl_merge. */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, bool CL = false>
+   tile, split) a block (dec_unit). */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     const int tid = threadIdx.x;
@@ -875,8 +679,9 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
     const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
-    const int merged = dec_unit<T, D, MT, WR, BN, NST, KIND, CL>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt,
-                                                                 gridDim.y, t_start, t_stream);
+    const int merged =
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
+                                              t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started (after the
                                  wait for the previous grid), ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);

@@ -509,109 +509,6 @@ Test(attention_plan, decode_tail_merge_rule)
     cr_assert(KG_ATTN_DEC_TAIL_BYTES <= KG_ATTN_DEC_TAIL_BYTES_ROWS);
 }
 
-/* The cluster variants' split (kg_attn_plan_cluster) over a sweep: whole
-   clusters of a power of two up to the asked size, at most one cluster's
-   worth of splits without keys, every key covered once, chunks of whole
-   tiles, within max_splits and an int's first keys; unforced, within one
-   wave of the resident clusters' blocks and never below the plain
-   planner's minimum keys a split; forced, at most the count rounded up to
-   whole clusters. */
-Test(attention_plan, cluster_split_whole_clusters_cover_every_key)
-{
-    const int64_t blocks[] = {1, 2, 3, 7, 8, 16, 17, 33, 100, 132, 1000, 5000};
-    const int64_t keys[] = {1, 63, 64, 65, 129, 1000, 4096, 8192, 32768, 100003, 1 << 20, INT32_MAX};
-    const int64_t clusterss[] = {0, 1, 7, 15, 16, 33, 66};
-    const int csizes[] = {1, 2, 3, 4, 8, 16, 32};
-    const int mss[] = {KG_ATTN_MAX_SPLITS, 16, 5};
-    const int64_t mins[] = {0, 128, 1000};
-    const int forceds[] = {0, 0, 3, 37};
-    int n = 0;
-    for (size_t a = 0; a < sizeof blocks / sizeof blocks[0]; a++)
-        for (size_t b = 0; b < sizeof keys / sizeof keys[0]; b++)
-            for (size_t x = 0; x < 7 * 7 * 3 * 3 * 4 * 2; x++) {
-                const int64_t cl = clusterss[x % 7], mc = mins[x / 147 % 3];
-                const int cs = csizes[x / 7 % 7], ms = mss[x / 49 % 3], fo = forceds[x / 441 % 4];
-                const int bn = x / 1764 ? 128 : 64;
-                const kg_attn_cl_split r = kg_attn_plan_cluster(blocks[a], keys[b], bn, cl, cs, ms, mc, fo);
-                int c = 1;
-                while (c * 2 <= cs && c * 2 <= KG_ATTN_DEC_CLUSTER_MAX)
-                    c *= 2;
-                char what[160];
-                snprintf(what, sizeof what,
-                         "blocks %lld keys %lld bn %d clusters %lld size %d max %d min %lld forced %d",
-                         (long long)blocks[a], (long long)keys[b], bn, (long long)cl, cs, ms, (long long)mc, fo);
-                cr_assert(r.csize >= 1 && r.csize <= c && (r.csize & (r.csize - 1)) == 0, "%s: size %d", what, r.csize);
-                cr_assert(r.splits >= 1 && r.splits <= ms && r.splits % r.csize == 0, "%s: %d splits of %d", what,
-                          r.splits, r.csize);
-                cr_assert(r.chunk >= bn && r.chunk % bn == 0, "%s: chunk %d", what, r.chunk);
-                const int64_t real = (keys[b] + r.chunk - 1) / r.chunk; /* splits with keys */
-                cr_assert((int64_t)r.splits * r.chunk >= keys[b] && real > r.splits - r.csize,
-                          "%s: %d splits x %d keys, %lld with keys", what, r.splits, r.chunk, (long long)real);
-                cr_assert((int64_t)(r.splits - 1) * r.chunk <= INT32_MAX, "%s", what);
-                cr_assert(r.splits > 1 || r.csize == 1, "%s", what);
-                cr_assert(r.splits == 1 || real >= 2, "%s", what);
-                if (fo == 0 && r.splits > 1) {
-                    /* within the wave, or the fewest splits whose chunks fit an int */
-                    const int64_t wave = (cl < 1 ? 1 : cl) * c, most = INT32_MAX / bn * bn;
-                    const int64_t least = (keys[b] + most - 1) / most;
-                    const int64_t cap = wave / blocks[a] > least ? wave / blocks[a] : least;
-                    cr_assert(r.splits <= cap, "%s: %d splits exceed the wave of %lld blocks", what, r.splits,
-                              (long long)wave);
-                    cr_assert(r.chunk >= mc, "%s: chunk %d", what, r.chunk);
-                }
-                if (fo > 0)
-                    cr_assert(r.splits <= (fo + r.csize - 1) / r.csize * r.csize, "%s: %d splits", what, r.splits);
-                n++;
-            }
-    cr_assert_eq(n, 12 * 12 * 7 * 7 * 3 * 3 * 4 * 2);
-}
-
-/* The cluster split on the rows it was written for (H200: 16 clusters of
-   8 blocks resident, a guess until measured) and its edges. */
-Test(attention_plan, cluster_split_examples)
-{
-    /* MQA B 1 Sk 32768 D 128 (64-key tiles), one 32-row tile, 4 keys a row:
-       128 splits of 256 keys, 16 clusters of 8 */
-    kg_attn_cl_split r = kg_attn_plan_cluster(1, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 4 * 32, 0);
-    cr_assert(r.splits == 128 && r.chunk == 256 && r.csize == 8, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* 15 clusters resident: 120 asked, 320-key chunks, 103 splits with keys, 104 in 13 clusters */
-    r = kg_attn_plan_cluster(1, 32768, 64, 15, 8, KG_ATTN_MAX_SPLITS, 4 * 32, 0);
-    cr_assert(r.splits == 104 && r.chunk == 320 && r.csize == 8, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* MQA B 8 Sk 8192: 8 tiles, two clusters of 8 each */
-    r = kg_attn_plan_cluster(8, 8192, 64, 16, 8, KG_ATTN_MAX_SPLITS, 4 * 32, 0);
-    cr_assert(r.splits == 16 && r.chunk == 512 && r.csize == 8, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* B 1 Hq 32 Hkv 8 Sk 32768: 8 tiles of 4 valid rows */
-    r = kg_attn_plan_cluster(8, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 4 * 4, 0);
-    cr_assert(r.splits == 16 && r.chunk == 2048 && r.csize == 8, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* 3 tiles: 5 clusters each, 40 splits */
-    r = kg_attn_plan_cluster(3, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 0);
-    cr_assert(r.splits == 40 && r.csize == 8, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* few keys: 3 splits of 2 tiles in a cluster of 4, the last empty */
-    r = kg_attn_plan_cluster(1, 6 * 64, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 0);
-    cr_assert(r.splits == 4 && r.chunk == 128 && r.csize == 4, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* more tiles than clusters: 20 tiles, 128 blocks: 6 splits a tile, 3 clusters of 2 */
-    r = kg_attn_plan_cluster(20, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 0);
-    cr_assert(r.splits == 6 && r.csize == 2, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* one split: too few keys, or a grid already full */
-    r = kg_attn_plan_cluster(1, 100, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 0);
-    cr_assert(r.splits == 1 && r.csize == 1 && r.chunk == 128, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    r = kg_attn_plan_cluster(200, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 0);
-    cr_assert(r.splits == 1 && r.csize == 1, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* forced: 37 of 32768 keys -> 40 in clusters of 8; 3 -> a cluster of 4 */
-    r = kg_attn_plan_cluster(1, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 37);
-    cr_assert(r.splits == 40 && r.csize == 8 && r.chunk == 896, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    r = kg_attn_plan_cluster(1, 32768, 64, 16, 8, KG_ATTN_MAX_SPLITS, 0, 3);
-    cr_assert(r.splits == 4 && r.csize == 4, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* sizes: 16 (non-portable) and 3 (taken as 2) */
-    r = kg_attn_plan_cluster(1, 32768, 64, 7, 16, KG_ATTN_MAX_SPLITS, 4 * 32, 0);
-    cr_assert(r.splits == 112 && r.csize == 16, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    r = kg_attn_plan_cluster(1, 32768, 64, 66, 3, KG_ATTN_MAX_SPLITS, 4 * 32, 0);
-    cr_assert(r.splits == 128 && r.chunk == 256 && r.csize == 2, "%d x %d, %d", r.splits, r.chunk, r.csize);
-    /* keys near 2^31: no padding past an int's first key */
-    r = kg_attn_plan_cluster(1, INT32_MAX, 64, 16, 8, 7, 0, 0);
-    cr_assert(r.splits == 7 && r.csize == 1, "%d x %d, %d", r.splits, r.chunk, r.csize);
-}
-
 Test(attention_plan, merge_lanes_take_every_split_in_one_round)
 {
     for (int s = 1; s <= KG_ATTN_MAX_SPLITS; s++) {
@@ -860,17 +757,6 @@ static void run_split_case(const acase *c, int splits)
     kg_test_force_attn_splits(ctx, 0);
 }
 
-/* The case once more on the runtime's own variant with `splits` forced:
-   after run_split_case, whose last decode launch is a forced variant's
-   (the cluster variants, which merge their own way, come last), so that
-   the decode launch hooks (splits, merge) describe the runtime's choice. */
-static void run_split_default(const acase *c, int splits)
-{
-    kg_test_force_attn_splits(ctx, splits);
-    run_case_once(c);
-    kg_test_force_attn_splits(ctx, 0);
-}
-
 Test(attention, decode_short_queries_every_head_dim)
 {
     for (int i = 1; i < 3; i++)
@@ -985,7 +871,6 @@ Test(attention, decode_merges_many_splits)
         kg_test_force_attn_combine(ctx, mode);
         acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
         run_split_case(&g4, 37);
-        run_split_default(&g4, 37);
         cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
         run_split_case(&g4, 0);
         acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
@@ -1123,36 +1008,6 @@ static void dec_io_close(dec_io *x)
     kg_free(ctx, x->dout);
 }
 
-/* A CUDA graph of two calls on x (the configuration the hooks set now, on
-   a stream of its own whose scratch a direct call made first), replayed
-   twice: each replay's output (poisoned first) has x->o1's bits. */
-static void dec_io_graph(dec_io *x)
-{
-    cudaStream_t s;
-    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
-    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, NULL)); /* the stream's scratch */
-    KT_OK(ctx, kg_sync(ctx));
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, NULL));
-    KT_OK(ctx, kg_attention(ctx, &x->out, NULL, &x->q, &x->k, &x->v, NULL, NULL));
-    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
-    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-    for (int rep = 0; rep < 2; rep++) {
-        KT_OK(ctx, kg_memset(ctx, x->dout, 0xff, x->nq * 2));
-        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
-        KT_OK(ctx, kg_sync(ctx));
-        kt_download(ctx, x->o2, x->dout, x->nq * 2);
-        cr_assert(memcmp(x->o1, x->o2, x->nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
-    }
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
-    KT_OK(ctx, kg_set_stream(ctx, NULL));
-    cudaStreamDestroy(s);
-}
-
 /* One decode call's trace (kg_test_attn_trace: 4 stamps a block, of a
    buffer of 1024 blocks) on a grid of `blocks` blocks: every block of the
    grid stamped its start before its end and merged at most once, and no
@@ -1171,28 +1026,6 @@ static int dec_trace_merged(void *dt, int blocks)
             cr_assert(tr[4 * i] == 0, "block %d past the grid wrote its stamps", i);
     }
     return merged;
-}
-
-/* Three traced calls on x with programmatic dependent launch, then three
-   without (dt: the trace's 1024 blocks of stamps): each took merge `mode`,
-   its grid of `blocks` blocks had `merged` merging blocks (the counters
-   back to zero after each call), and its output x->o1's bits. */
-static void dec_io_traced(dec_io *x, void *dt, int blocks, int merged, int mode)
-{
-    for (int pdl = 1; pdl >= 0; pdl--) {
-        kg_test_attn_pdl(ctx, pdl);
-        for (int rep = 0; rep < 3; rep++) {
-            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
-            kg_test_attn_trace(ctx, dt);
-            dec_io_run(x, NULL, x->o2);
-            kg_test_attn_trace(ctx, NULL);
-            cr_assert_eq(kg_test_last_attn_combine(ctx), mode);
-            const int got = dec_trace_merged(dt, blocks);
-            cr_assert_eq(got, merged, "pdl %d, call %d: %d merging blocks, want %d", pdl, rep, got, merged);
-            cr_assert(memcmp(x->o1, x->o2, x->nq * 2) == 0, "pdl %d, call %d: bits differ", pdl, rep);
-        }
-    }
-    kg_test_attn_pdl(ctx, 1);
 }
 
 /* The fused merge (the last block of each row tile to finish merges the
@@ -1309,7 +1142,6 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     kg_test_force_attn_combine(ctx, 3);
     acase g4 = {KG_BF16, 1, 8, 2, 1, 5000, 128, 0, MASK_NONE, 0, 0, 0.f};
     run_split_case(&g4, 37);
-    run_split_default(&g4, 37);
     cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
     run_split_case(&g4, 0);
     acase mqa = {KG_F16, 2, 32, 1, 1, 3000, 64, 0, MASK_NONE, 0, 1, 0.f};
@@ -1338,7 +1170,22 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     kg_test_force_attn_combine(ctx, 3);
     const int k = kg_attn_dec_tail_mergers(B * Hkv, 16, 4 * (D / 4), kg_attn_merge_lanes(16), sms);
     cr_assert_eq(k, 2);
-    dec_io_traced(&x, dt, B * Hkv * 16, B * Hkv * k, 3); /* k merging blocks a row tile, the combine's bits */
+    for (int pdl = 1; pdl >= 0; pdl--) {
+        kg_test_attn_pdl(ctx, pdl);
+        for (int rep = 0; rep < 3; rep++) {
+            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 1024 * 8));
+            kg_test_attn_trace(ctx, dt);
+            dec_io_run(&x, NULL, x.o2);
+            kg_test_attn_trace(ctx, NULL);
+            cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
+            const int merged = dec_trace_merged(dt, B * Hkv * 16);
+            cr_assert_eq(merged, B * Hkv * k, "pdl %d, call %d: %d merging blocks a row tile, got %d in all", pdl,
+                         rep, k, merged);
+            cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "pdl %d, call %d: tail merge bits differ from the combine's",
+                      pdl, rep);
+        }
+    }
+    kg_test_attn_pdl(ctx, 1);
     const int more[4][2] = {{5, 5}, {40, 32}, {80, 47}, {94, 94}};
     for (int f = 0; f < 4; f++) {
         kg_test_force_attn_splits(ctx, more[f][0]);
@@ -1354,7 +1201,29 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     /* a graph of two tail-merge calls, replayed twice, against a direct call */
     kg_test_force_attn_splits(ctx, 17);
     dec_io_run(&x, NULL, x.o1);
-    dec_io_graph(&x);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL)); /* the stream's scratch */
+    KT_OK(ctx, kg_sync(ctx));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
+    KT_OK(ctx, kg_attention(ctx, &x.out, NULL, &x.q, &x.k, &x.v, NULL, NULL));
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        KT_OK(ctx, kg_memset(ctx, x.dout, 0xff, nq * 2));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, x.o2, x.dout, nq * 2);
+        cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "graph replay %d: bits differ from a direct call", rep);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
     kg_test_force_attn_splits(ctx, 0);
     dec_io_close(&x);
     kg_free(ctx, dt);
@@ -1366,7 +1235,6 @@ Test(attention, decode_tail_merge_bits_reference_and_graph)
     kg_test_force_attn_combine(ctx, 0);
     acase sm = {KG_F16, 2, 8, 1, 1, 3652, 128, 0, MASK_NONE, 0, 0, 0.f};
     run_split_case(&sm, 0);
-    run_split_default(&sm, 0);
     cr_assert(kg_test_last_attn_splits(ctx) > 1);
     cr_assert_eq(kg_test_last_attn_combine(ctx), 3);
     dec_io z;
@@ -1710,196 +1578,6 @@ Test(attention, decode_split_minimum_per_row)
    at D >= 128), forced here at D 64 and 128: every block written once
    (poisoned output), the same bits as the plain (query blocks, Hq, B) grid,
    on each Hopper variant; and against the float64 reference. */
-/* ---- the cluster variants (forced-only; attn_plan.h, kg_attn_plan_cluster) --- */
-
-static int on_sm90(void);
-
-/* One case on a cluster variant (forced, so a row count above its tile
-   takes several tiles) in clusters of `size` (kg_test_attn_dec_cluster)
-   with `splits` forced (0: the planner's), against the float64 reference
-   (run_case_once: outputs and lse); the launch took the variant, and its
-   cluster merge (merge 4, a cluster of more than one block) wherever it
-   split. */
-static void cluster_case(const acase *c, int variant, int size, int splits)
-{
-    kg_test_attn_dec_cluster(size);
-    kg_test_force_attn_variant(ctx, variant);
-    kg_test_force_attn_splits(ctx, splits);
-    run_case_once(c);
-    cr_assert_eq(kg_test_last_attn_variant(ctx), variant);
-    const int sp = kg_test_last_attn_splits(ctx), cs = kg_test_last_attn_dec_cluster();
-    cr_assert(sp == 1 ? cs == 1 && kg_test_last_attn_combine(ctx) == 0
-                      : cs >= 1 && cs <= size && sp % cs == 0 && kg_test_last_attn_combine(ctx) == 4,
-              "%s D %d Sk %d size %d splits %d: took %d splits in clusters of %d, merge %d",
-              kg_attn_variant_names[variant], c->D, c->Sk, size, splits, sp, cs, kg_test_last_attn_combine(ctx));
-    kg_test_force_attn_splits(ctx, 0);
-    kg_test_force_attn_variant(ctx, -1);
-    kg_test_attn_dec_cluster(0);
-}
-
-/* The three cluster variants (16, 32, 64 rows), D 64 and 128, f16 and
-   bf16, clusters of 2, 4, 8 and 16, against the float64 reference: one
-   cluster a row tile (the cluster's fold writes the result) and several
-   (the last block of each share merges the clusters), splits without keys
-   (a forced count rounded up to whole clusters), one split (no cluster),
-   several row tiles a KV head (40 and 72 packed rows), Sq 1..16, GQA and
-   MQA, causal (keys past a split's causal end), random and fully masked
-   rows, [B,S,H,D] layouts, lse, the L2 prefetch before the wait; and the
-   hook's own choice of variant by the rows (16, 32, more). */
-Test(attention, decode_cluster_merge_matches_reference)
-{
-    if (!on_sm90())
-        return; /* sm_90a machine code: compute capability 9.0 only */
-    const int vs[3] = {KG_ATTN_V_DECODE_CL, KG_ATTN_V_DECODE2_CL, KG_ATTN_V_DECODE4_CL};
-    const int dims[2] = {64, 128};
-    for (int i = 0; i < 4; i++) {
-        const kg_dtype dt = i % 2 ? KG_F16 : KG_BF16;
-        const int D = dims[i / 2];
-        for (int v = 0; v < 3; v++) {
-            /* rows: GQA 4 x Sq 3 (12), MQA 32, 40 and 72 (several tiles) */
-            acase g = {dt, 2, 8, 2, 3, 3001, D, 0, MASK_NONE, 0, 0, 0.f};
-            acase mqa = {dt, 1, 32, 1, 1, 5000 + 13 * i, D, 0, MASK_NONE, 0, 1, 0.f};
-            acase g40 = {dt, 1, 40, 1, 1, 4100, D, 1, MASK_NONE, 0, 0, 0.f};
-            acase g72 = {dt, 2, 72, 1, 1, 2500, D, 0, MASK_NONE, 0, 1, 0.f};
-            acase sq4 = {dt, 1, 16, 2, 4, 1500 + 3 * i, D, 1, MASK_NONE, 0, 0, 0.f};
-            acase msk = {dt, 2, 6, 2, 3, 2301, D, i % 2, MASK_RANDOM, 4, 0, 0.f};
-            acase emp = {dt, 1, 4, 1, 7, 1900, D, 0, MASK_EMPTY_ROWS, 2, 0, 0.f};
-            acase few = {dt, 2, 8, 1, 1, 100, D, 0, MASK_NONE, 0, 0, 0.f};
-            acase sq16 = {dt, 1, 2, 1, 16, 2049, D, 1, MASK_NONE, 0, 1, 0.f};
-            cluster_case(&mqa, vs[v], 8, 0);
-            cluster_case(&g, vs[v], 8, 0);
-            if (kt_take(2)) {                     /* sanitizer mode (kg_test.h): a seeded sample */
-                cluster_case(&g, vs[v], 2, 5);    /* 3 clusters of 2, one split without keys */
-                cluster_case(&g, vs[v], 4, 4);    /* one cluster of 4 */
-                cluster_case(&mqa, vs[v], 8, 37); /* 5 clusters of 8 */
-                cluster_case(&mqa, vs[v], 16, 0);
-                cluster_case(&mqa, vs[v], 16, 3); /* a cluster of 4, the last split without keys */
-            }
-            if (kt_take(2)) { /* (with the L2 prefetch before the wait) */
-                kg_test_attn_dec_prefetch(1);
-                cluster_case(&mqa, vs[v], 8, 0);
-                cr_assert_eq(kg_test_last_attn_dec_prefetch(), 1);
-                cluster_case(&sq4, vs[v], 4, 0);
-                kg_test_attn_dec_prefetch(0);
-            }
-            if (kt_take(2)) {
-                cluster_case(&g40, vs[v], 8, 0);
-                cluster_case(&g40, vs[v], 4, 9);
-                cluster_case(&g72, vs[v], 8, 0);
-                cluster_case(&sq4, vs[v], 8, 0);
-                cluster_case(&sq4, vs[v], 2, 6);
-            }
-            if (kt_take(2)) {
-                cluster_case(&msk, vs[v], 8, 0);
-                cluster_case(&msk, vs[v], 8, 7);
-                cluster_case(&emp, vs[v], 4, 0);
-                cluster_case(&emp, vs[v], 8, 12);
-                cluster_case(&few, vs[v], 8, 0); /* 100 keys: one split */
-                cluster_case(&sq16, vs[v], 8, 0);
-                cluster_case(&sq16, vs[v], 16, 19);
-            }
-        }
-        /* the hook alone picks the variant: 16-row tiles up to 16 rows, 32 up to 32, else 64 */
-        acase g4 = {dt, 1, 8, 2, 1, 6000, D, 0, MASK_NONE, 0, 0, 0.f};
-        acase g32 = {dt, 1, 32, 1, 1, 6000, D, 1, MASK_NONE, 0, 0, 0.f};
-        acase g64 = {dt, 1, 64, 1, 1, 3000, D, 0, MASK_NONE, 0, 0, 0.f};
-        kg_test_attn_dec_cluster(8);
-        run_case_once(&g4);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE_CL);
-        run_case_once(&g32);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE2_CL);
-        run_case_once(&g64);
-        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4_CL);
-        cr_assert(kg_test_last_attn_dec_cluster() > 1);
-        kg_test_attn_dec_cluster(0);
-        run_case_once(&g4); /* the hook off: main's path */
-        cr_assert_eq(kg_test_last_attn_dec_cluster(), 0);
-    }
-    /* MQA B 1 Sk 32768 D 128, the row it was written for (the planner's
-       split: 128 splits in 16 clusters of 8 on an H200) */
-    acase big = {KG_BF16, 1, 32, 1, 1, 32768, 128, 0, MASK_NONE, 0, 0, 0.f};
-    if (kt_take(2))
-        cluster_case(&big, KG_ATTN_V_DECODE2_CL, 8, 0);
-}
-
-/* The cluster merge's bits: with one cluster a row tile of at most 8
-   splits its fold is the combine kernel's (one lane: split order from the
-   same partials), so the bits equal main's path (decode / decode 32,
-   combine kernel and tail merge) at the same forced count; with several
-   clusters, call after call the same bits (the counters back to zero: the
-   trace shows one merging block per share and row tile each time), with
-   and without programmatic dependent launch, and in a CUDA graph replayed
-   twice; the L2 prefetch before the wait (kg_test_attn_dec_prefetch)
-   changes no bit. */
-Test(attention, decode_cluster_merge_bits_counters_and_graph)
-{
-    if (!on_sm90())
-        return;
-    const int pairs[3][2] = {{KG_ATTN_V_DECODE, KG_ATTN_V_DECODE_CL},
-                             {KG_ATTN_V_DECODE2, KG_ATTN_V_DECODE2_CL},
-                             {KG_ATTN_V_DECODE4, KG_ATTN_V_DECODE4_CL}};
-    /* group 4 (16-row tiles, 4 valid rows), MQA 32 and 64 (one tile a KV head) */
-    const int shapes[3][4] = {{2, 16, 4, 128}, {2, 32, 1, 64}, {1, 64, 1, 128}}; /* B Hq Hkv D */
-    for (int t = 0; t < 3; t++) {
-        const int B = shapes[t][0], Hq = shapes[t][1], Hkv = shapes[t][2], D = shapes[t][3], Sk = 6000;
-        dec_io x;
-        dec_io_open(&x, B, Hq, Hkv, 1, Sk, D);
-        const int64_t nq = x.nq;
-        for (int f = 2; f <= 8; f *= 2) { /* one cluster of f: the same bits as main's merges */
-            kg_test_force_attn_splits(ctx, f);
-            kg_test_force_attn_variant(ctx, pairs[t][0]);
-            kg_test_force_attn_combine(ctx, 2);
-            dec_io_run(&x, NULL, x.o1);
-            cr_assert_eq(kg_test_last_attn_splits(ctx), f);
-            kg_test_force_attn_combine(ctx, 3);
-            dec_io_run(&x, NULL, x.o2);
-            cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "%d splits: tail and combine bits differ", f);
-            kg_test_force_attn_combine(ctx, 0);
-            kg_test_force_attn_variant(ctx, pairs[t][1]);
-            kg_test_attn_dec_cluster(f);
-            dec_io_run(&x, NULL, x.o2);
-            cr_assert_eq(kg_test_last_attn_splits(ctx), f);
-            cr_assert_eq(kg_test_last_attn_dec_cluster(), f);
-            cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "%s, one cluster of %d: bits differ from the combine's",
-                      kg_attn_variant_names[pairs[t][1]], f);
-            kg_test_attn_dec_cluster(0);
-        }
-        /* several clusters a tile: 40 splits in 5 clusters of 8; 24 in 6 of 4 */
-        const int many[2][2] = {{37, 8}, {24, 4}};
-        void *dt = kt_alloc(ctx, 4 * 1024 * 8);
-        const int tiles = B * Hkv; /* one row tile a KV head */
-        for (int m = 0; m < 2; m++) {
-            kg_test_force_attn_variant(ctx, pairs[t][1]);
-            kg_test_attn_dec_cluster(many[m][1]);
-            kg_test_force_attn_splits(ctx, many[m][0]);
-            dec_io_run(&x, NULL, x.o1);
-            const int sp = kg_test_last_attn_splits(ctx), cs = kg_test_last_attn_dec_cluster();
-            cr_assert(cs == many[m][1] && sp % cs == 0 && sp / cs > 1, "%d splits in clusters of %d", sp, cs);
-            dec_io_traced(&x, dt, tiles * sp, tiles * cs, 4); /* one merging block a share and tile */
-            /* with the L2 prefetch of the first tiles before the wait: the same bits */
-            kg_test_attn_dec_prefetch(1);
-            dec_io_traced(&x, dt, tiles * sp, tiles * cs, 4);
-            cr_assert_eq(kg_test_last_attn_dec_prefetch(), 1);
-            kg_test_attn_dec_prefetch(0);
-        }
-        /* a graph of two cluster calls (the last configuration), replayed twice */
-        dec_io_graph(&x);
-        /* the planner's split: reproducible, and main's path after it is untouched */
-        kg_test_force_attn_splits(ctx, 0);
-        kg_test_attn_dec_cluster(8);
-        dec_io_run(&x, NULL, x.o1);
-        cr_assert_eq(kg_test_last_attn_combine(ctx), 4);
-        dec_io_run(&x, NULL, x.o2);
-        cr_assert(memcmp(x.o1, x.o2, nq * 2) == 0, "the planner's cluster split: bits differ between calls");
-        kg_test_attn_dec_cluster(0);
-        kg_test_force_attn_variant(ctx, -1);
-        dec_io_run(&x, NULL, x.o2);
-        cr_assert(kg_test_last_attn_combine(ctx) != 4);
-        kg_free(ctx, dt);
-        dec_io_close(&x);
-    }
-}
-
 Test(attention, causal_block_order)
 {
     int major = 0, minor = 0;
