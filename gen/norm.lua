@@ -203,8 +203,30 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 2, mb = 3, one = true, ex = true },
   { t = 256, k = 8, lpr = 1, mb = 3, one = true, ex = true },
   { t = 128, k = 8, lpr = 8, mb = 6, one = true, ex = true, alt = true },
-  { t = 256, k = 4, lpr = 8, mb = 4, one = true, ex = true, alt = true },
-  { t = 256, k = 16, lpr = 8, mb = 2, one = true, ex = true, alt = true },
+  -- (256 x 4 vectors and 256 x 16, tunings since session 23 that lost everywhere, removed in session 24)
+  -- Session 24 candidates, tunings alone (never the planner's; not yet run on a GPU). dts / ops: the dtypes and ops
+  -- that have its kernels (where absent: all); elsewhere the table holds -1 and the runtime plans COLS under the
+  -- tuning. L4: configuration 6 (exps kept, the tree merge) with 4 lanes a row, 64-byte strips, 2048 rows a block, so
+  -- that dim 0 of [16384,16384] takes clusters of 8 blocks (4 multiprocessors) instead of 16 (8): clusters of 16 left
+  -- 40 of the 264 block slots idle (H200 s23r1 ncu: 14 clusters resident) and smaller clusters ran faster (s23, % of
+  -- copy by the cluster size of configuration 6: [16384,16384] 16 blocks 62.0, [8192,32768] 8 64.8, [4096,65536] 4
+  -- 69.5, [1000,262144] 1 75.9).
+  { t = 256, k = 16, lpr = 4, mb = 2, ks = 16, ex = true, tr = true, dts = { f32 = true } },
+  -- ek: the 2-byte softmax's narrow COLT with the sum's exps kept in f32 for the apply (one exp an element instead
+  -- of two; templates/normt.cuh's EK), 4 vectors a lane at 3 blocks a multiprocessor (80 registers; the exps of 8
+  -- vectors spill 124 bytes there), or 8 at 2 (120 registers), ptxas 13.0.
+  { t = 256, k = 4, lpr = 8, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 4, lpr = 4, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 4, lpr = 2, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 4, lpr = 1, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 8, lpr = 4, mb = 2, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
+  -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = { f16 = true, bf16 = true } },
+  -- st: configuration 6 whose first wave's odd clusters start late (the tuning's stagger, 10 us by default), so
+  -- that the clusters' load / exchange / store phases run out of phase (s23r1 ncu: in lockstep).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, st = true, dts = { f32 = true } },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -382,10 +404,16 @@ function M.generate(G)
         functors[#functors + 1] = f
         ctable[op.id] = ctable[op.id] or {}
         local row = {}
+        f.ccfgs = {}
         for _, c in ipairs(M.ccfgs) do
-          row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
-                                     desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                     "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.one and " colt" or "") .. "]" })
+          if (c.dts and not c.dts[dt.name]) or (c.ops and not c.ops[op.name]) then
+            row[#row + 1] = -1 -- no kernel of this configuration for this dtype or op (the runtime: COLS)
+          else
+            f.ccfgs[#f.ccfgs + 1] = c
+            row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
+                                       desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
+                                       "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ek and " ek" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.one and " colt" or "") .. "]" })
+          end
         end
         ctable[op.id][dt.index] = row
       end
@@ -405,7 +433,7 @@ function M.generate(G)
     local names = {}
     for _, c in ipairs(M.ccfgs) do
       names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row%s", c.t, c.k, c.ks, c.lpr,
-                                        c.ex and " (exps kept)" or "")
+                                        c.ex and " (exps kept)" or c.ek and " (2-byte softmax exps kept)" or "")
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
@@ -456,8 +484,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0,
-                              c.one and 1 or 0, c.alt and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows,
+                              c.ph and 1 or 0, c.one and 1 or 0, c.alt and 1 or 0, c.st and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -494,7 +522,8 @@ extern const int16_t kg_norm_table[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CLASS_
 
 /* CLUSTER (sm_90 only, templates/normc.cuh): softmax and log_softmax along an
    outer axis, one kernel per configuration; entries without one are 0 (the
-   runtime asks only for softmax and log_softmax of f32, f16, bf16). */
+   runtime asks only for softmax and log_softmax of f32, f16, bf16), -1 where a
+   configuration has no kernel for that op or dtype (gen/norm.lua's dts, ops). */
 #define KG_NORM_CCFG_COUNT ]] .. #M.ccfgs .. [[
 
 typedef struct kg_norm_ccfg {
@@ -507,6 +536,8 @@ typedef struct kg_norm_ccfg {
     int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block; fewer than 16 lanes
                     a row: several tiles a block) */
     int alt;     /* 1: a tuning alone (never the planner's choice) */
+    int st;      /* 1: ST, the first wave's odd clusters start late (A.opt >> 8 microseconds; A.units the clusters
+                    resident at once) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

@@ -481,6 +481,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
     if ((!forced && colt < 0 && n < 257) || (!forced && n > 16384))
         return;
+    if (kg_norm_ctable[c->op][dt][cfg] < 0)
+        return; /* a tuning's configuration with no kernel for this dtype or op (gen/norm.lua's dts, ops): COLS */
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
     if (cs > (f->one ? 1 : 16))
@@ -519,6 +521,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
+    if (f->st) /* ST: the first wave's odd clusters start late (microseconds, A.opt bits 8-15) */
+        plan->args.opt |= (tu->stagger < 0 ? 0 : tu->stagger == 0 ? 10 : tu->stagger > 255 ? 255 : tu->stagger) << 8;
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -1329,6 +1333,9 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     }
     if (*fits == 1)
         return KG_OK;
+    /* ST: the clusters resident at once (0 unknown: no cluster starts late) */
+    if (kg_norm_ccfgs[plan->ccfg].st)
+        B.units = *active;
     /* PH: at most the clusters resident at once (where known) */
     if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
         cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;

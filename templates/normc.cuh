@@ -53,6 +53,40 @@ template <class Op, int V> __device__ __forceinline__ void kg_ncl_vmax(typename 
         m[v] = kg_nmax(m[v], Op::ld(e[v]));
 }
 
+/* The 2-byte types' packed pairs */
+template <class IT>
+using kg_ncl_t2 = typename std::conditional<std::is_same<IT, __half>::value, __half2, __nv_bfloat162>::type;
+
+/* The 2-byte types: m2[i] = the packed pairs' maxima with those of vector u
+   (__hmax2: a NaN loses to a number; the sum's exps then make the sum NaN) */
+template <class IT, int V> __device__ __forceinline__ void kg_ncl_vmax2(kg_ncl_t2<IT> (&m2)[V / 2], const uint4 &u)
+{
+    kg_ncl_t2<IT> w[V / 2];
+    memcpy(w, &u, sizeof w);
+#pragma unroll
+    for (int i = 0; i < V / 2; i++)
+        m2[i] = __hmax2(m2[i], w[i]);
+}
+/* m2 = pairs of -inf */
+template <class Op, int V> __device__ __forceinline__ void kg_ncl_m2init(kg_ncl_t2<typename Op::in_t> (&m2)[V / 2])
+{
+#pragma unroll
+    for (int i = 0; i < V / 2; i++)
+        m2[i].x = m2[i].y = Op::st(-(typename Op::acc_t)INFINITY);
+}
+/* m = the packed maxima m2 unpacked, s = 0 */
+template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_m2out(const kg_ncl_t2<typename Op::in_t> (&m2)[V / 2], typename Op::acc_t (&m)[V],
+                                             typename Op::acc_t (&s)[V])
+{
+#pragma unroll
+    for (int i = 0; i < V / 2; i++) {
+        m[2 * i] = Op::ld(m2[i].x);
+        m[2 * i + 1] = Op::ld(m2[i].y);
+        s[2 * i] = s[2 * i + 1] = 0;
+    }
+}
+
 /* s[v] += exp(value v of u - shift(m[v])) */
 template <class Op, int V>
 __device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const typename Op::acc_t (&m)[V],
@@ -139,6 +173,16 @@ __device__ __forceinline__ void kg_ncl_vstoreex(const uint4 &u, const kg_nrow<ty
 {
     typedef typename Op::acc_t AT;
     kg_ncl_vput<Op, V>(u, y, [&](int v, AT a) { return Op::apply_e(a * c[v], rv[v]); });
+}
+
+/* The output vector of x for the 2-byte softmax: the output's exp flushed below 2^-126
+   (kg_nexp_sum, as LEAN2's FTZ form: f16 holds nothing there, bf16's denormals become 0). */
+template <class Op, int V>
+__device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  typename Op::in_t *y)
+{
+    typedef typename Op::acc_t AT;
+    kg_ncl_vput<Op, V>(x, y, [&](int v, AT a) { return Op::apply_e(kg_nexp_sum(a - rv[v].m), rv[v]); });
 }
 
 /* rv = the lane's columns' values f[0 .. V) */
@@ -318,18 +362,36 @@ template <class Op, int V, int LPR, int T, int NB = 1, bool TR = false> struct k
    j < jn in its shared-memory slots): m = the maxima per column, s = the
    sums of exp(x - shift(m)); with EX (f32 softmax) the values become those
    exps (kg_ncl_vsumex), in registers and in the slots. */
-template <class Op, int V, int T, int K, int KS, bool EX>
+template <class Op, int V, int T, int K, int KS, bool EX, bool P2 = false>
 __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
                                             typename Op::acc_t (&s)[V], int tid, uint4 *buf)
 {
-    kg_ncl_regmax<Op, V>(xs, jn, m, s);
+    typedef typename Op::in_t IT;
+    /* P2: the maxima by packed pairs, registers then slots (kg_ncl_vmax2), unpacked once */
+    constexpr bool PM = P2 && sizeof(IT) == 2;
+    kg_ncl_t2<IT> m2[V / 2];
+    if constexpr (PM) {
+        kg_ncl_m2init<Op, V>(m2);
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vmax2<IT, V>(m2, xs[j]);
+    } else {
+        kg_ncl_regmax<Op, V>(xs, jn, m, s);
+    }
     if constexpr (KS > 0) {
         asm volatile("cp.async.wait_all;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < KS; j++)
-            if (K + j < jn)
-                kg_ncl_vmax<Op, V>(m, buf[j * T + tid]);
+            if (K + j < jn) {
+                if constexpr (PM)
+                    kg_ncl_vmax2<IT, V>(m2, buf[j * T + tid]);
+                else
+                    kg_ncl_vmax<Op, V>(m, buf[j * T + tid]);
+            }
     }
+    if constexpr (PM)
+        kg_ncl_m2out<Op, V>(m2, m, s);
     if constexpr (EX) {
 #pragma unroll
         for (int j = 0; j < K; j++)
@@ -370,7 +432,7 @@ __device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
 
 /* The lane's outputs: rows j < jn at y + j ys (registers, then its slots);
    EX: from the exps at the lane's maxima ml. */
-template <class Op, int V, int T, int K, int KS, bool EX>
+template <class Op, int V, int T, int K, int KS, bool EX, bool P2 = false>
 __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const kg_nrow<typename Op::acc_t> *f,
                                            const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys,
                                            int tid, uint4 *buf)
@@ -378,7 +440,17 @@ __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const k
     typedef typename Op::acc_t AT;
     kg_nrow<AT> rv[V];
     kg_ncl_vals<Op, V>(rv, f);
-    if constexpr (EX) {
+    if constexpr (P2 && Op::expm && sizeof(typename Op::in_t) == 2) {
+        /* P2, the 2-byte softmax: the output's exps flushed below 2^-126 (kg_nct_vstore_ftz, as COLT) */
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_nct_vstore_ftz<Op, V>(buf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
+    } else if constexpr (EX) {
         AT c[V];
         kg_ncl_regstoreex<Op, V>(xs, jn, rv, ml, c, y, ys);
 #pragma unroll
@@ -412,7 +484,27 @@ __device__ __forceinline__ void kg_ncl_load(uint4 (&xs)[K], int jn, const IT *p,
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * rs));
 }
 
-template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false>
+/* ST (tunings of session 24): clusters of the first wave (cid below A.units, the clusters resident at once, from
+   the runtime) with an odd cid start (A.opt >> 8) microseconds late, so that the clusters sharing the
+   multiprocessors run their loads, exchange and stores out of phase from then on (their successors start as they
+   end); the same rows, sums and merges as without (the same bits). */
+__device__ __forceinline__ void kg_ncl_stagger(const kg_norm_args &A, int64_t cid)
+{
+    const uint64_t d = (uint64_t)((uint32_t)A.opt >> 8) * 1000; /* nanoseconds */
+    if (d == 0 || !(cid & 1) || cid >= A.units)
+        return;
+    uint64_t t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        __nanosleep(500);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < d);
+}
+
+/* P2 (tunings of session 24, the 2-byte types): the lane's maxima by packed pairs (kg_ncl_vmax2) and softmax's
+   output exps flushed below 2^-126 (kg_nct_vstore_ftz), as COLT's 2-byte path; elsewhere no effect. */
+template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false, bool P2 = false,
+          bool ST = false>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
@@ -425,6 +517,8 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     const int q = (int)cl.block_rank();
     const int64_t cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
     const int64_t o = cid / A.tiles, tile = cid - o * A.tiles;
+    if constexpr (ST)
+        kg_ncl_stagger(A, cid);
     int64_t off[KG_NORM_NOPS];
     kg_nouter(A, o, off);
     const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
@@ -443,7 +537,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     kg_ncl_load<T, K, KS>(xs, jn, p, RY * ns, tid, kg_ncbuf);
     /* 1. the lane's statistics, per column */
     AT m[V], s[V], ml[V];
-    kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jn, m, s, tid, kg_ncbuf);
+    kg_ncl_lane<Op, V, T, K, KS, EX, P2>(xs, jn, m, s, tid, kg_ncbuf);
 #pragma unroll
     for (int v = 0; v < V; v++)
         ml[v] = m[v];
@@ -459,7 +553,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     if (jn > 0)
-        kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh.fin + tx * V, ml, y, RY * nso, tid, kg_ncbuf);
+        kg_ncl_out<Op, V, T, K, KS, EX, P2>(xs, jn, sh.fin + tx * V, ml, y, RY * nso, tid, kg_ncbuf);
     /* every block's shared memory stays until the cluster's reads are done */
     asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }

@@ -786,7 +786,7 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kg_norm_plan p;
     for (int k = 7; k <= 12; k++)
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
-    cr_assert_eq(KG_NORM_CCFG_COUNT, 20);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 27);
     cr_assert(!kg_norm_ccfgs[6].one);
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
@@ -862,8 +862,8 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
               out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
     kg_norm_plan p;
-    static const int lprs[] = {8, 4, 2, 1, 8, 8, 8};
-    for (int k = 13; k < 20; k++) {
+    static const int lprs[] = {8, 4, 2, 1, 8};
+    for (int k = 13; k < 18; k++) {
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].lpr, lprs[k - 13], "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].alt, k >= 17, "configuration %d", k);
@@ -925,6 +925,115 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     cr_assert_eq(p.crg, 4);
     cr_assert_eq(p.cgrid, 262144u / 4u);
     cr_assert_eq(p.cblock, 128u);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+}
+
+/* Session 24's tuning configurations (never the planner's): L4 (18, f32: 64-byte strips, 2048 rows a block, so
+   clusters of 8 at 16384 rows), EK (19-24, the 2-byte softmax's narrow COLT with kept exps), P2 (25, the 2-byte
+   cluster form with packed maxima), ST (26, f32: configuration 6 whose first wave's odd clusters start late, A.opt
+   bits 8-15 the microseconds); a configuration without a kernel for the dtype or op: COLS. */
+Test(plan, the_session_24_tuning_configurations)
+{
+    for (int k = 18; k < KG_NORM_CCFG_COUNT; k++) {
+        cr_assert_eq(kg_norm_ccfgs[k].one, k >= 19 && k <= 24, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].alt, k >= 19 && k <= 24, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].st, k == 26, "configuration %d", k);
+    }
+    for (int k = 0; k < 26; k++)
+        cr_assert(!kg_norm_ccfgs[k].st, "configuration %d", k);
+    cr_assert_eq(kg_norm_ccfgs[18].lpr, 4);
+    cr_assert_eq(kg_norm_ccfgs[18].rows, 2048);
+    static const int lprs[] = {8, 4, 2, 1, 4, 2}, ks[] = {4, 4, 4, 4, 8, 8};
+    for (int k = 19; k <= 24; k++) {
+        cr_assert_eq(kg_norm_ccfgs[k].lpr, lprs[k - 19], "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].k, ks[k - 19], "configuration %d", k);
+    }
+    /* the kernels: L4 and ST f32 alone (both ops), EK the 2-byte softmax alone, P2 the 2-byte types (both ops) */
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    for (int d = 0; d < 3; d++)
+        for (int op = 0; op < 2; op++) {
+            const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
+            const int two = dts[d] != KG_F32;
+            for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
+                const int want = k == 18 || k == 26 ? !two : k >= 19 && k <= 24 ? two && !op : k == 25 ? two : 1;
+                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
+            }
+        }
+    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    kg_norm_plan p;
+    kgi_norm_tuning.sm90 = 1;
+    /* L4: [16384,16384] dim 0 by 8 blocks of 2048 rows, 16 columns a strip; [8192,32768]: 4 blocks */
+    kgi_norm_tuning.cluster = 19;
+    assert_cluster_plan(&c, &p, 18, 8, 1024, 1024u * 8u, 256u);
+    cr_assert_eq(p.cchunk, 2048);
+    cr_assert_eq(p.args.opt, 0);
+    kg_norm_call lsm = c;
+    lsm.op = KG_NORM_LOG_SOFTMAX;
+    assert_cluster_plan(&lsm, &p, 18, 8, 1024, 1024u * 8u, 256u);
+    plan_shape(&c, &in, &out, 8192, 32768, &p);
+    cr_assert_eq(p.ccfg, 18);
+    cr_assert_eq(p.csize, 4);
+    cr_assert_eq(p.ctiles, 2048);
+    plan_shape(&c, &in, &out, 32769, 4096, &p); /* past 16 blocks */
+    cr_assert_eq(p.ccfg, -1);
+    in.dtype = out.dtype = KG_BF16; /* no bf16 kernel: COLS */
+    plan_shape(&c, &in, &out, 16384, 16384, &p);
+    cr_assert_eq(p.ccfg, -1);
+    cr_assert_eq(p.cls, KG_NORM_COLS_STATS);
+    /* P2: the bf16 [16384,16384] as configuration 0 (16 blocks of 1024 rows, 64 columns a strip); f32: COLS */
+    kgi_norm_tuning.cluster = 26;
+    assert_cluster_plan(&c, &p, 25, 16, 256, 256u * 16u, 256u);
+    assert_cluster_plan(&lsm, &p, 25, 16, 256, 256u * 16u, 256u);
+    in.dtype = out.dtype = KG_F32;
+    plan_shape(&c, &in, &out, 16384, 16384, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* ST: f32 as configuration 6, the stagger in A.opt bits 8-15 (10 us unless the tuning says; -1 none, at most
+       255); bf16: COLS */
+    kgi_norm_tuning.cluster = 27;
+    assert_cluster_plan(&c, &p, 26, 16, 512, 512u * 16u, 256u);
+    cr_assert_eq(p.args.opt, 10 << 8);
+    kgi_norm_tuning.stagger = 6;
+    assert_cluster_plan(&lsm, &p, 26, 16, 512, 512u * 16u, 256u);
+    cr_assert_eq(p.args.opt, 6 << 8);
+    kgi_norm_tuning.stagger = -1;
+    plan_class(&c, &p);
+    cr_assert_eq(p.args.opt, 0);
+    kgi_norm_tuning.stagger = 1000;
+    plan_class(&c, &p);
+    cr_assert_eq(p.args.opt, 255 << 8);
+    kgi_norm_tuning.stagger = 0;
+    in.dtype = out.dtype = KG_BF16;
+    plan_shape(&c, &in, &out, 16384, 16384, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* EK: bf16 [262144,32,32] dim 1 (4 vectors of columns, 32 rows): configuration 20 (4 lanes x 4 vectors) in 8 row
+       groups, 8 tiles a block, butterflies (a tile a warp); 23 (4 lanes x 8) in 4, 16 tiles a block; f32 and
+       log_softmax: COLS */
+    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    c.axis = lsm.axis = 1;
+    kgi_norm_tuning.cluster = 21;
+    assert_cluster_plan(&c, &p, 20, 1, 1, 262144u / 8u, 256u);
+    cr_assert_eq(p.crg, 8);
+    cr_assert_eq(p.cbfly, 1);
+    plan_class(&lsm, &p);
+    cr_assert_eq(p.ccfg, -1);
+    kgi_norm_tuning.cluster = 24;
+    assert_cluster_plan(&c, &p, 23, 1, 1, 262144u / 16u, 256u);
+    cr_assert_eq(p.crg, 4);
+    cr_assert_eq(p.cbfly, 1);
+    /* 1 vector of columns ([N,200,8] bf16) by configuration 22 (a lane a row, 4 vectors): 64 row groups, 4 tiles a
+       block, TL (64 lanes a tile) */
+    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(32768, 200, 8));
+    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(32768, 200, 8));
+    kgi_norm_tuning.cluster = 23;
+    assert_cluster_plan(&c, &p, 22, 1, 1, 32768u / 4u, 256u);
+    cr_assert_eq(p.crg, 64);
+    cr_assert_eq(p.cbfly, 2);
+    in.dtype = out.dtype = KG_F32;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1);
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2488,13 +2597,23 @@ static void assert_same_bits_twice(kg_context *ctx, twice_call call, int axis, c
     cr_assert(memcmp(a, b, bytes) == 0, "%s: two runs differ", what);
 }
 
-/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
-   rows and merges them in the same order): f32 and bf16 softmax and
-   log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
-   the grid the launch takes, at one cluster (64 strips a half, 128 with
-   16 blocks) and at 3 (a half with one strip fewer than the other), the
-   halves apart and together; the same bits twice. */
-Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
+/* The bits tests of the cluster forms: softmax (op 0) or log_softmax (1) of x into y under the tuning, y first
+   filled with the byte fill, downloaded into host. */
+static void cluster_call(kg_context *ctx, kg_norm_tuning tu, int op, const kg_tensor *y, const kg_tensor *x,
+                         size_t bytes, int fill, void *host)
+{
+    kgi_norm_tuning = tu;
+    KT_OK(ctx, kg_memset(ctx, y->data, fill, bytes));
+    KT_OK(ctx, op ? kg_log_softmax(ctx, y, x, 0) : kg_softmax(ctx, y, x, 0));
+    kt_download(ctx, host, y->data, bytes);
+}
+
+/* ... each of f32 (d 0) and bf16 (d 1) softmax and log_softmax of [3001,4096] (uniform -5..5) along dim 0 at 3 and 16
+   blocks a cluster (cs 0, 16): check(ctx, d, op, cs, x, y, bytes, a, b) with host buffers a, b of the output's bytes;
+   at least one cluster launch on sm_90. */
+typedef void (*cluster_bits_check)(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y,
+                                   size_t bytes, unsigned char *a, unsigned char *b);
+static void cluster_bits_3001(cluster_bits_check check)
 {
     kg_context *ctx = kt_open_gpu();
     const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
@@ -2510,27 +2629,8 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape);
         for (int op = 0; op < 2; op++)
-            for (int cs = 0; cs <= 16; cs += 16) {
-                kgi_norm_tuning = (kg_norm_tuning){.cluster = 5, .csize = cs};
-                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-                KT_OK(ctx, op ? kg_log_softmax(ctx, &y, &x, 0) : kg_softmax(ctx, &y, &x, 0));
-                kt_download(ctx, a, dy, bytes);
-                static const kg_norm_tuning tus[] = {
-                    {.cluster = 6}, {.cluster = 6, .grid = 1}, {.cluster = 6, .grid = 48}, {.cluster = 6, .cstag = -1},
-                    {.cluster = 6, .grid = 1, .cstag = -1}};
-                for (int t = 0; t < 5; t++) {
-                    kgi_norm_tuning = tus[t];
-                    kgi_norm_tuning.csize = cs;
-                    if (tus[t].grid == 48)
-                        kgi_norm_tuning.grid = cs ? 48 : 9; /* 3 clusters */
-                    KT_OK(ctx, kg_memset(ctx, dy, 0xff, bytes));
-                    KT_OK(ctx, op ? kg_log_softmax(ctx, &y, &x, 0) : kg_softmax(ctx, &y, &x, 0));
-                    kt_download(ctx, b, dy, bytes);
-                    cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, PH tuning %d: not the bits of "
-                              "configuration 4",
-                              op ? "log_softmax" : "softmax", kg_dtype_name(dts[d]), cs ? cs : 3, t);
-                }
-            }
+            for (int cs = 0; cs <= 16; cs += 16)
+                check(ctx, d, op, cs, &x, &y, bytes, a, b);
     }
     int ma = 0, mi = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
@@ -2544,6 +2644,80 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
     free(b);
     kg_close(ctx);
 }
+
+/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
+   rows and merges them in the same order): f32 and bf16 softmax and
+   log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
+   the grid the launch takes, at one cluster (64 strips a half, 128 with
+   16 blocks) and at 3 (a half with one strip fewer than the other), the
+   halves apart and together; the same bits twice. */
+static void ph_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
+                    unsigned char *a, unsigned char *b)
+{
+    (void)d;
+    cluster_call(ctx, (kg_norm_tuning){.cluster = 5, .csize = cs}, op, y, x, bytes, 0, a);
+    static const kg_norm_tuning tus[] = {{.cluster = 6},
+                                         {.cluster = 6, .grid = 1},
+                                         {.cluster = 6, .grid = 48},
+                                         {.cluster = 6, .cstag = -1},
+                                         {.cluster = 6, .grid = 1, .cstag = -1}};
+    for (int t = 0; t < 5; t++) {
+        kg_norm_tuning tu = tus[t];
+        tu.csize = cs;
+        if (tus[t].grid == 48)
+            tu.grid = cs ? 48 : 9; /* 3 clusters */
+        cluster_call(ctx, tu, op, y, x, bytes, 0xff, b);
+        cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, PH tuning %d: not the bits of configuration 4",
+                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3, t);
+    }
+}
+Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3001(ph_bits); }
+
+/* Session 24's tuning configurations against their base (H200 rounds of session 25): ST (26, the first wave's odd
+   clusters start late) gives the bits of configuration 6 (the same rows, sums and merges), at 3 and 16 blocks a
+   cluster, at its default stagger (10 us), 1 us and the most (255); P2 (25, packed maxima, the output's exps by
+   ex2.approx.ftz) the bits of configuration 0 on inputs of -5..5 (their maxima are the same values, the sums the
+   same terms in the same order, and no output falls below 2^-126, where alone the flush differs): f32 / bf16
+   softmax and log_softmax of [3001,4096] along dim 0. L4 (18) and EK (19-24, dim 1 of [333,33,32], [100,100,16]
+   and [50,200,8]) give the same bits twice. */
+static void s24_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
+                     unsigned char *a, unsigned char *b)
+{
+    /* the base: configuration 6 (f32) or 0 (bf16) */
+    cluster_call(ctx, (kg_norm_tuning){.cluster = d ? 1 : 7, .csize = cs}, op, y, x, bytes, 0, a);
+    static const int staggers[] = {0, 1, 255};
+    for (int t = 0; t < (d ? 1 : 3); t++) {
+        cluster_call(ctx, (kg_norm_tuning){.cluster = d ? 26 : 27, .csize = cs, .stagger = staggers[t]}, op, y, x,
+                     bytes, 0xff, b);
+        cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, %s: not the bits of configuration %d",
+                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3,
+                  d ? "P2" : staggers[t] == 1 ? "ST 1 us" : staggers[t] ? "ST 255 us" : "ST", d ? 0 : 6);
+    }
+    if (d == 0) {
+        kgi_norm_tuning = (kg_norm_tuning){.cluster = 19, .csize = cs};
+        assert_same_bits_twice(ctx, op ? TWICE_LOG_SOFTMAX : TWICE_SOFTMAX, 0, x, y, NULL, bytes, a, b,
+                               "L4 f32 [3001,4096]");
+    }
+    if (d == 1 && op == 1 && cs == 16) { /* (once) EK, twice */
+        static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}};
+        uint64_t rng = kt_seed() + 24;
+        for (int cfg = 19; cfg <= 24; cfg++)
+            for (int k = 0; k < 3; k++) {
+                const int64_t m = shapes[k][0] * shapes[k][1] * shapes[k][2];
+                const size_t eb = 2 * (size_t)m;
+                for (int64_t i = 0; i < m; i++)
+                    kt_set(a, KG_BF16, i, kt_uniform(&rng, -8, 8));
+                kt_upload(ctx, x->data, a, eb);
+                kg_tensor ex = kg_tensor_contiguous(x->data, KG_BF16, 3, shapes[k]),
+                          ey = kg_tensor_contiguous(y->data, KG_BF16, 3, shapes[k]);
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
+                char what[64];
+                snprintf(what, sizeof what, "EK configuration %d, shape %d", cfg, k);
+                assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
+            }
+    }
+}
+Test(gpu, session_24_tunings_match_their_base_bits) { cluster_bits_3001(s24_bits); }
 
 /* LEAN2, LEAN2E and LEAN2R (two rows a group) give the bits of LEAN4F /
    LEAN4 (the same lanes, the same order of the statistics, the same exps),
@@ -2898,26 +3072,39 @@ Test(gpu, outer_axis_of_narrow_columns)
     static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64}, {29, 33, 32}, {13, 100, 16}, {7, 256, 32},
                                         {11, 33, 40}, {9, 100, 24}, {21, 17, 12}, {5, 200, 8}};
     const long before = kgi_norm_cluster_launches;
-    for (int t = 0; t < 3; t++) /* the planner's merge (butterflies a warp, TL past a warp), shared memory, s23r2's */
-        for (int d = 0; d < 3; d++)
+    long before_ek = before;
+    /* t 0-2: the planner's merge (butterflies a warp, TL past a warp), shared memory, s23r2's; then EK (session 24's
+       tuning configurations 19-24: the 2-byte softmax with kept exps), each forced under each of those merges:
+       softmax of the 2-byte types, in place or not (shapes whose column a configuration does not hold: COLS) */
+    for (int t = 0; t < 3 + 6 * 3; t++) {
+        const int ek = t >= 3, cfg = ek ? 19 + (t - 3) / 3 : 0;
+        if (t == 3)
+            before_ek = kgi_norm_cluster_launches;
+        for (int d = ek; d < 3; d++)
             for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-                kgi_norm_tuning.nmerge = t;
-                if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = ek ? cfg + 1 : 0, .nmerge = ek ? (t - 3) % 3 : t};
+                if (!kt_take(ek ? 4 : 2)) /* sanitizer mode (kg_test.h): a seeded sample */
                     continue;
                 ncase c = {.op = KG_NORM_SOFTMAX,
                            .dt = dts[d],
                            .ndim = 3,
                            .shape = {shapes[k][0], shapes[k][1], shapes[k][2]},
                            .axis = 1,
-                           .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0};
+                           .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0,
+                           .inplace = ek ? (int)((k + (size_t)cfg) % 2) : 0};
                 check_case(ctx, &c);
+                if (ek)
+                    continue;
                 c.op = KG_NORM_LOG_SOFTMAX;
                 c.inplace = k % 2;
                 check_case(ctx, &c);
             }
+    }
     kgi_norm_tuning = (kg_norm_tuning){0};
-    if (ma == 9 && mi == 0 && !kt_sanitizer())
-        cr_assert_gt(kgi_norm_cluster_launches, before, "no COLT launch on sm_90");
+    if (ma == 9 && mi == 0 && !kt_sanitizer()) {
+        cr_assert_gt(before_ek, before, "no COLT launch on sm_90");
+        cr_assert_gt(kgi_norm_cluster_launches, before_ek, "no EK launch on sm_90");
+    }
     kg_close(ctx);
 }
 
