@@ -79,9 +79,7 @@ __device__ __forceinline__ void kg_nct_regsumek(const uint4 (&xs)[K], int jn, co
         }
 }
 
-/* EK's outputs of rows j < jn at y + j ys: apply_e(ek c), c[v] = exp(shift(lane max) - the column's m), 0 where the
-   lane's maximum is -inf (its exps are all 0; the factor would overflow to inf once the column's maximum is below
-   -88.7, and 0 inf is NaN). */
+/* EK's outputs of rows j < jn at y + j ys: apply_e(ek c), c[v] = kg_ncl_kfac(the lane's maximum, the column's m). */
 template <class Op, int V, int K>
 __device__ __forceinline__ void kg_nct_regstoreek(const typename Op::acc_t (&ek)[K][V], int jn,
                                                   const kg_nrow<typename Op::acc_t> (&rv)[V],
@@ -91,7 +89,7 @@ __device__ __forceinline__ void kg_nct_regstoreek(const typename Op::acc_t (&ek)
     AT c[V];
 #pragma unroll
     for (int v = 0; v < V; v++)
-        c[v] = ml[v] == -(AT)INFINITY ? (AT)0 : kg_nexp(kg_nshift(ml[v]) - rv[v].m);
+        c[v] = kg_ncl_kfac(ml[v], rv[v].m);
 #pragma unroll
     for (int j = 0; j < K; j++)
         if (j < jn) {
