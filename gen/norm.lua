@@ -214,19 +214,30 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 4, mb = 2, ks = 16, ex = true, tr = true, dts = { f32 = true } },
   -- ek: the 2-byte softmax's narrow COLT with the sum's exps kept in f32 for the apply (one exp an element instead
   -- of two; templates/normt.cuh's EK), 4 vectors a lane at 3 blocks a multiprocessor (80 registers; the exps of 8
-  -- vectors spill 124 bytes there), or 8 at 2 (120 registers), ptxas 13.0.
-  { t = 256, k = 4, lpr = 8, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
-  { t = 256, k = 4, lpr = 4, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
-  { t = 256, k = 4, lpr = 2, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
-  { t = 256, k = 4, lpr = 1, mb = 3, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
-  { t = 256, k = 8, lpr = 4, mb = 2, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
-  { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  -- vectors spill 124 bytes there), or 8 at 2 (120 registers), ptxas 13.0; with vs (below).
+  { t = 256, k = 4, lpr = 8, mb = 3, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 4, lpr = 4, mb = 3, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 4, lpr = 2, mb = 3, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 4, lpr = 1, mb = 3, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 8, lpr = 4, mb = 2, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
   -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
   -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = { f16 = true, bf16 = true } },
   -- st: configuration 6 whose first wave's odd clusters start late (the tuning's stagger, 10 us by default), so
   -- that the clusters' load / exchange / store phases run out of phase (s23r1 ncu: in lockstep).
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, st = true, dts = { f32 = true } },
+  -- vs: the outputs by 16-byte stores (st.global.v4, templates/normc.cuh's kg_ncl_st16): main's cluster and COLT
+  -- kernels store each vector as four 4-byte stores (their PTX: st.global.f32 / st.global.v2.u16, which LLVM split
+  -- the uint4 store into; ptxas does not merge them: the SASS of 6 with vs alone is 96 instructions shorter, 128
+  -- stores a lane become 32); and the sum's shifts computed once a column (main's PTX computes kg_nshift's abs /
+  -- setp / selp again for every element). The same bits. SASS instructions (cubin .text / 16, ptxas 13.0): 6 4744
+  -- -> 27 4400; 0 (bf16) 8408 -> P2 6560 -> 28 5936. Configuration 6 (f32), P2 (the 2-byte types), and COLT's
+  -- narrow 13 (f32, 8 lanes a row); EK's kernels have the stores (their shifts hoisted spilled 20 bytes at 80
+  -- registers: not).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, vs = true, dts = { f32 = true } },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, vs = true, dts = { f16 = true, bf16 = true } },
+  { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -412,7 +423,7 @@ function M.generate(G)
             f.ccfgs[#f.ccfgs + 1] = c
             row[#row + 1] = G:kernel({ name = f.name .. "_cl" .. c.id, module = module, vec = 16 // dt.size,
                                        desc = op.name .. "(" .. dt.name .. ") [cluster " .. c.t .. "x" .. c.k .. "+" .. c.ks ..
-                                       "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ek and " ek" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.one and " colt" or "") .. "]" })
+                                       "/" .. c.lpr .. (c.ex and " ex" or "") .. (c.ek and " ek" or "") .. (c.vs and " vs" or "") .. (c.ph and " ph" or "") .. (c.tr and " tr" or "") .. (c.one and " colt" or "") .. "]" })
           end
         end
         ctable[op.id][dt.index] = row
@@ -433,7 +444,7 @@ function M.generate(G)
     local names = {}
     for _, c in ipairs(M.ccfgs) do
       names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row%s", c.t, c.k, c.ks, c.lpr,
-                                        c.ex and " (exps kept)" or c.ek and " (2-byte softmax exps kept)" or "")
+                                        (c.ex and " (exps kept)" or c.ek and " (2-byte softmax exps kept)" or "") .. (c.vs and " (16-byte stores)" or ""))
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),

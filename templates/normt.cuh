@@ -73,14 +73,14 @@ __device__ __forceinline__ void kg_nct_regsumek(const uint4 (&xs)[K], int jn, co
             memcpy(e, &u, 16);
 #pragma unroll
             for (int v = 0; v < V; v++) {
-                ek[j][v] = kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
+                ek[j][v] = kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v])); /* (shifts hoisted: 20 bytes spilled) */
                 s[v] += ek[j][v];
             }
         }
 }
 
 /* EK's outputs of rows j < jn at y + j ys: apply_e(ek c), c[v] = kg_ncl_kfac(the lane's maximum, the column's m). */
-template <class Op, int V, int K>
+template <class Op, int V, int K, bool VS = false>
 __device__ __forceinline__ void kg_nct_regstoreek(const typename Op::acc_t (&ek)[K][V], int jn,
                                                   const kg_nrow<typename Op::acc_t> (&rv)[V],
                                                   const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys)
@@ -99,16 +99,17 @@ __device__ __forceinline__ void kg_nct_regstoreek(const typename Op::acc_t (&ek)
                 e[v] = Op::st(Op::apply_e(ek[j][v] * c[v], rv[v]));
             uint4 u;
             memcpy(&u, e, 16);
-            *(uint4 *)(y + (int64_t)j * ys) = u;
+            kg_ncl_st16<VS>(y + (int64_t)j * ys, u);
         }
 }
 
 /* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
    exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
-   elsewhere no effect. EK0 (the 2-byte softmax, tuning configurations of session 24): the sum's exps kept in f32
+   elsewhere no effect. VS (tunings of session 24): 16-byte stores, the lane's shifts once a column (the same bits).
+   EK0 (the 2-byte softmax, tuning configurations of session 24): the sum's exps kept in f32
    beside the packed values (kg_nct_regsumek), the apply multiplies them (kg_nct_regstoreek): one exp an element
    instead of two, as LEAN2E does for rows; elsewhere no effect. */
-template <class Op, int V, int LPR, int T, int K, bool EX0 = false, bool EK0 = false>
+template <class Op, int V, int LPR, int T, int K, bool EX0 = false, bool EK0 = false, bool VS = false>
 __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
@@ -150,15 +151,21 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     kg_nct_regmax<Op, V>(xs, jn, m, s);
     AT ek[EK ? K : 1][V];
     (void)ek;
+    /* VS: the shifts once a column (kg_ncl_lane's HS) */
+    AT hs[V];
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        hs[v] = VS ? kg_nshift(m[v]) : m[v];
+    const AT(&ms)[V] = VS ? hs : m;
     if constexpr (EX) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
-                kg_ncl_vsumex<Op, V>(s, m, xs[j]);
+                kg_ncl_vsumex<Op, V, VS>(s, ms, xs[j]);
     } else if constexpr (EK) {
         kg_nct_regsumek<Op, V, K>(xs, jn, m, s, ek);
     } else {
-        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+        kg_ncl_regsum<Op, V, K, VS>(xs, jn, ms, s);
     }
     /* 2. the tile's (RY = 1: the lane's own) */
     kg_nrow<AT> rv[V];
@@ -273,16 +280,16 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
     if constexpr (EX) {
         AT c[V];
-        kg_ncl_regstoreex<Op, V>(xs, jn, rv, m, c, y, RG * nso);
+        kg_ncl_regstoreex<Op, V, K, VS>(xs, jn, rv, m, c, y, RG * nso);
     } else if constexpr (EK) {
-        kg_nct_regstoreek<Op, V, K>(ek, jn, rv, m, y, RG * nso);
+        kg_nct_regstoreek<Op, V, K, VS>(ek, jn, rv, m, y, RG * nso);
     } else if constexpr (Op::expm && sizeof(IT) == 2) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
-                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RG * nso);
+                kg_nct_vstore_ftz<Op, V, VS>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RG * nso);
     } else {
-        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RG * nso);
+        kg_ncl_regstore<Op, V, K, VS>(xs, jn, rv, y, RG * nso);
     }
 }
 

@@ -786,7 +786,7 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kg_norm_plan p;
     for (int k = 7; k <= 12; k++)
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
-    cr_assert_eq(KG_NORM_CCFG_COUNT, 27);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 30);
     cr_assert(!kg_norm_ccfgs[6].one);
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
@@ -931,16 +931,18 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
 /* Session 24's tuning configurations (never the planner's): L4 (18, f32: 64-byte strips, 2048 rows a block, so
    clusters of 8 at 16384 rows), EK (19-24, the 2-byte softmax's narrow COLT with kept exps), P2 (25, the 2-byte
    cluster form with packed maxima), ST (26, f32: configuration 6 whose first wave's odd clusters start late, A.opt
-   bits 8-15 the microseconds); a configuration without a kernel for the dtype or op: COLS. */
+   bits 8-15 the microseconds), VS (16-byte stores: 27 = 6, 28 = P2, 29 = COLT's narrow 13); a configuration without
+   a kernel for the dtype or op: COLS. */
 Test(plan, the_session_24_tuning_configurations)
 {
     for (int k = 18; k < KG_NORM_CCFG_COUNT; k++) {
-        cr_assert_eq(kg_norm_ccfgs[k].one, k >= 19 && k <= 24, "configuration %d", k);
-        cr_assert_eq(kg_norm_ccfgs[k].alt, k >= 19 && k <= 24, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].one, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].alt, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].st, k == 26, "configuration %d", k);
     }
-    for (int k = 0; k < 26; k++)
-        cr_assert(!kg_norm_ccfgs[k].st, "configuration %d", k);
+    for (int k = 0; k < KG_NORM_CCFG_COUNT; k++)
+        if (k != 26)
+            cr_assert(!kg_norm_ccfgs[k].st, "configuration %d", k);
     cr_assert_eq(kg_norm_ccfgs[18].lpr, 4);
     cr_assert_eq(kg_norm_ccfgs[18].rows, 2048);
     static const int lprs[] = {8, 4, 2, 1, 4, 2}, ks[] = {4, 4, 4, 4, 8, 8};
@@ -948,14 +950,18 @@ Test(plan, the_session_24_tuning_configurations)
         cr_assert_eq(kg_norm_ccfgs[k].lpr, lprs[k - 19], "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].k, ks[k - 19], "configuration %d", k);
     }
-    /* the kernels: L4 and ST f32 alone (both ops), EK the 2-byte softmax alone, P2 the 2-byte types (both ops) */
+    /* the kernels: L4, ST and the f32 VS (27, 29) f32 alone (both ops), EK the 2-byte softmax alone, P2 and P2's VS
+       (28) the 2-byte types (both ops) */
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     for (int d = 0; d < 3; d++)
         for (int op = 0; op < 2; op++) {
             const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
             const int two = dts[d] != KG_F32;
             for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
-                const int want = k == 18 || k == 26 ? !two : k >= 19 && k <= 24 ? two && !op : k == 25 ? two : 1;
+                const int want = k == 18 || k == 26 || k == 27 || k == 29 ? !two
+                                 : k >= 19 && k <= 24                          ? two && !op
+                                 : k == 25 || k == 28                          ? two
+                                                                               : 1;
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
             }
         }
@@ -1004,36 +1010,48 @@ Test(plan, the_session_24_tuning_configurations)
     plan_class(&c, &p);
     cr_assert_eq(p.args.opt, 255 << 8);
     kgi_norm_tuning.stagger = 0;
+    /* VS: 27 as configuration 6 (f32), 28 as P2 (bf16) */
+    kgi_norm_tuning.cluster = 28;
+    assert_cluster_plan(&c, &p, 27, 16, 512, 512u * 16u, 256u);
+    cr_assert_eq(p.args.opt, 0);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 16384, 16384, &p);
     cr_assert_eq(p.ccfg, -1);
-    /* EK: bf16 [262144,32,32] dim 1 (4 vectors of columns, 32 rows): configuration 20 (4 lanes x 4 vectors) in 8 row
-       groups, 8 tiles a block, butterflies (a tile a warp); 23 (4 lanes x 8) in 4, 16 tiles a block; f32 and
-       log_softmax: COLS */
-    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
-    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    kgi_norm_tuning.cluster = 29;
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
+    kgi_norm_tuning.cluster = 27;
+    plan_shape(&c, &in, &out, 16384, 16384, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* COLT's tuning configurations, dim 1 of [outer, n, cols] under the tuning's cluster: EK's 20 (bf16 [262144,32,32],
+       4 vectors of columns, 32 rows: 4 lanes x 4 vectors) in 8 row groups, 8 tiles a block, butterflies (a tile a
+       warp); 23 (4 lanes x 8) in 4, 16 tiles a block; 22 ([N,200,8] bf16, 1 vector: a lane a row, 4 vectors) in 64
+       row groups, 4 tiles a block, TL (64 lanes a tile); VS's 29 (f32 [262144,32,32] as 13) in 4, 8 tiles a block */
     c.axis = lsm.axis = 1;
-    kgi_norm_tuning.cluster = 21;
-    assert_cluster_plan(&c, &p, 20, 1, 1, 262144u / 8u, 256u);
-    cr_assert_eq(p.crg, 8);
-    cr_assert_eq(p.cbfly, 1);
-    plan_class(&lsm, &p);
-    cr_assert_eq(p.ccfg, -1);
-    kgi_norm_tuning.cluster = 24;
-    assert_cluster_plan(&c, &p, 23, 1, 1, 262144u / 16u, 256u);
-    cr_assert_eq(p.crg, 4);
-    cr_assert_eq(p.cbfly, 1);
-    /* 1 vector of columns ([N,200,8] bf16) by configuration 22 (a lane a row, 4 vectors): 64 row groups, 4 tiles a
-       block, TL (64 lanes a tile) */
-    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(32768, 200, 8));
-    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(32768, 200, 8));
-    kgi_norm_tuning.cluster = 23;
-    assert_cluster_plan(&c, &p, 22, 1, 1, 32768u / 4u, 256u);
-    cr_assert_eq(p.crg, 64);
-    cr_assert_eq(p.cbfly, 2);
-    in.dtype = out.dtype = KG_F32;
-    plan_class(&c, &p);
-    cr_assert_eq(p.ccfg, -1);
+    static const struct {
+        kg_dtype dt;
+        int64_t outer, n, cols;
+        int cluster, ccfg, crg, cbfly;
+        unsigned grid;
+    } colt[] = {{KG_BF16, 262144, 32, 32, 21, 20, 8, 1, 262144u / 8u},
+                {KG_BF16, 262144, 32, 32, 24, 23, 4, 1, 262144u / 16u},
+                {KG_BF16, 32768, 200, 8, 23, 22, 64, 2, 32768u / 4u},
+                {KG_F32, 262144, 32, 32, 30, 29, 4, 1, 262144u / 8u}};
+    for (size_t i = 0; i < sizeof colt / sizeof colt[0]; i++) {
+        in = fake(IN_AT, colt[i].dt, 3, KT_SHAPE(colt[i].outer, colt[i].n, colt[i].cols));
+        out = fake(OUT_AT, colt[i].dt, 3, KT_SHAPE(colt[i].outer, colt[i].n, colt[i].cols));
+        kgi_norm_tuning.cluster = colt[i].cluster;
+        assert_cluster_plan(&c, &p, colt[i].ccfg, 1, 1, colt[i].grid, 256u);
+        cr_assert_eq(p.crg, colt[i].crg, "case %zu", i);
+        cr_assert_eq(p.cbfly, colt[i].cbfly, "case %zu", i);
+        /* EK: no log_softmax kernel, none for the other dtype (COLS) */
+        if (colt[i].ccfg == 29)
+            continue;
+        plan_class(&lsm, &p);
+        cr_assert_eq(p.ccfg, -1, "case %zu", i);
+        in.dtype = out.dtype = KG_F32;
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, -1, "case %zu", i);
+    }
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2682,45 +2700,59 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3
 
 /* Session 24's tuning configurations against their base (H200 rounds of session 25): ST (26, the first wave's odd
    clusters start late) gives the bits of configuration 6 (the same rows, sums and merges), at 3 and 16 blocks a
-   cluster, at its default stagger (10 us), 1 us and the most (255); P2 (25, packed maxima, the output's exps by
-   ex2.approx.ftz) the bits of configuration 0 on inputs of -5..5 (their maxima are the same values, the sums the
-   same terms in the same order, and no output falls below 2^-126, where alone the flush differs): f32 / bf16
-   softmax and log_softmax of [3001,4096] along dim 0. L4 (18) and EK (19-24, dim 1 of [333,33,32], [100,100,16]
-   and [50,200,8]) give the same bits twice. */
+   cluster, at its default stagger (10 us), 1 us and the most (255), and so does VS's 27 (16-byte stores); P2 (25,
+   packed maxima, the output's exps by ex2.approx.ftz) and VS's 28 the bits of configuration 0 on inputs of -5..5
+   (their maxima are the same values, the sums the same terms in the same order, and no output falls below 2^-126,
+   where alone the flush differs): f32 / bf16 softmax and log_softmax of [3001,4096] along dim 0. VS's 29 gives the
+   bits of 13 (f32, dim 1 of [333,33,32], [100,100,16], [50,200,8]); L4 (18) and EK (19-24, bf16, those shapes)
+   give the same bits twice. */
 static void s24_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
                      unsigned char *a, unsigned char *b)
 {
     /* the base: configuration 6 (f32) or 0 (bf16) */
     cluster_call(ctx, (kg_norm_tuning){.cluster = d ? 1 : 7, .csize = cs}, op, y, x, bytes, 0, a);
-    static const int staggers[] = {0, 1, 255};
-    for (int t = 0; t < (d ? 1 : 3); t++) {
-        cluster_call(ctx, (kg_norm_tuning){.cluster = d ? 26 : 27, .csize = cs, .stagger = staggers[t]}, op, y, x,
-                     bytes, 0xff, b);
+    /* f32: ST at 10, 1 and 255 us, VS's 27; bf16: P2, VS's 28 */
+    static const kg_norm_tuning tus[2][4] = {
+        {{.cluster = 27}, {.cluster = 27, .stagger = 1}, {.cluster = 27, .stagger = 255}, {.cluster = 28}},
+        {{.cluster = 26}, {.cluster = 29}}};
+    static const char *names[2][4] = {{"ST", "ST 1 us", "ST 255 us", "VS 27"}, {"P2", "VS 28"}};
+    for (int t = 0; t < (d ? 2 : 4); t++) {
+        kg_norm_tuning tu = tus[d][t];
+        tu.csize = cs;
+        cluster_call(ctx, tu, op, y, x, bytes, 0xff, b);
         cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, %s: not the bits of configuration %d",
-                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3,
-                  d ? "P2" : staggers[t] == 1 ? "ST 1 us" : staggers[t] ? "ST 255 us" : "ST", d ? 0 : 6);
+                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3, names[d][t], d ? 0 : 6);
     }
     if (d == 0) {
         kgi_norm_tuning = (kg_norm_tuning){.cluster = 19, .csize = cs};
         assert_same_bits_twice(ctx, op ? TWICE_LOG_SOFTMAX : TWICE_SOFTMAX, 0, x, y, NULL, bytes, a, b,
                                "L4 f32 [3001,4096]");
     }
-    if (d == 1 && op == 1 && cs == 16) { /* (once) EK, twice */
+    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK twice, VS 29 */
         static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}};
         uint64_t rng = kt_seed() + 24;
-        for (int cfg = 19; cfg <= 24; cfg++)
+        for (int cfg = 19; cfg <= 25; cfg++) /* (25: VS's 29 against 13, f32) */
             for (int k = 0; k < 3; k++) {
+                const kg_dtype dt = cfg == 25 ? KG_F32 : KG_BF16;
                 const int64_t m = shapes[k][0] * shapes[k][1] * shapes[k][2];
-                const size_t eb = 2 * (size_t)m;
+                const size_t eb = kg_dtype_size(dt) * (size_t)m;
                 for (int64_t i = 0; i < m; i++)
-                    kt_set(a, KG_BF16, i, kt_uniform(&rng, -8, 8));
+                    kt_set(a, dt, i, kt_uniform(&rng, -8, 8));
                 kt_upload(ctx, x->data, a, eb);
-                kg_tensor ex = kg_tensor_contiguous(x->data, KG_BF16, 3, shapes[k]),
-                          ey = kg_tensor_contiguous(y->data, KG_BF16, 3, shapes[k]);
-                kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
+                kg_tensor ex = kg_tensor_contiguous(x->data, dt, 3, shapes[k]),
+                          ey = kg_tensor_contiguous(y->data, dt, 3, shapes[k]);
                 char what[64];
-                snprintf(what, sizeof what, "EK configuration %d, shape %d", cfg, k);
+                snprintf(what, sizeof what, "%s configuration %d, shape %d", cfg == 25 ? "VS" : "EK",
+                         cfg == 25 ? 29 : cfg, k);
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg == 25 ? 30 : cfg + 1};
                 assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
+                if (cfg < 25)
+                    continue;
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = 14}; /* 13's bits (a: 29's) */
+                KT_OK(ctx, kg_memset(ctx, ey.data, 0xff, eb));
+                KT_OK(ctx, kg_softmax(ctx, &ey, &ex, 1));
+                kt_download(ctx, b, ey.data, eb);
+                cr_assert(memcmp(a, b, eb) == 0, "shape %d: VS configuration 29, not the bits of 13", k);
             }
     }
 }
@@ -3083,13 +3115,15 @@ Test(gpu, outer_axis_of_narrow_columns)
     /* t 0-2: the planner's merge (butterflies a warp, TL past a warp), shared memory, s23r2's; then EK (session 24's
        tuning configurations 19-24: the 2-byte softmax with kept exps), each forced under each of those merges:
        softmax of the 2-byte types, in place or not (shapes whose column a configuration does not hold: COLS) */
-    for (int t = 0; t < 3 + 6 * 3; t++) {
-        const int ek = t >= 3, cfg = ek ? 19 + (t - 3) / 3 : 0;
+    for (int t = 0; t < 3 + 7 * 3; t++) {
+        /* (cfg 25 stands for VS's 29, f32 alone) */
+        const int ek = t >= 3, cfg = ek ? 19 + (t - 3) / 3 : 0, vs = cfg == 25;
         if (t == 3)
             before_ek = kgi_norm_cluster_launches;
-        for (int d = ek; d < 3; d++)
+        for (int d = ek && !vs; d < (vs ? 1 : 3); d++)
             for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-                kgi_norm_tuning = (kg_norm_tuning){.cluster = ek ? cfg + 1 : 0, .nmerge = ek ? (t - 3) % 3 : t};
+                kgi_norm_tuning =
+                    (kg_norm_tuning){.cluster = vs ? 30 : ek ? cfg + 1 : 0, .nmerge = ek ? (t - 3) % 3 : t};
                 if (!kt_take(ek ? 4 : 2)) /* sanitizer mode (kg_test.h): a seeded sample */
                     continue;
                 ncase c = {.op = KG_NORM_SOFTMAX,
