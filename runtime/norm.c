@@ -593,6 +593,8 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
             return;
         cfg = 2;
     }
+    if (kg_norm_btable[c->op][c->in->dtype][cfg] < 0)
+        return; /* a tuning's configuration with no kernel for this dtype or op (gen/norm.lua's dts, ops) */
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
     const int64_t V = 16 / (int64_t)es;
     if (A->n / V > (int64_t)(f->warp ? 32 : f->threads) * f->nv)
