@@ -703,7 +703,8 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
     /* 16 blocks of 1024 rows, 32 columns a strip (f32: configuration 6,
-       the tree merge, softmax keeping its exps; bf16: configuration 0) */
+       the tree merge, softmax keeping its exps; bf16: configuration 28, 0
+       with packed maxima and 16-byte stores, since session 25) */
     kgi_norm_tuning.sm90 = 1;
     assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
     cr_assert_eq(p.cchunk, 1024);
@@ -719,15 +720,15 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, 6);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 8192, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
     /* 257..999 rows: one block (COLT below 257, tested apart; 257..399 since session 23); past 16384: COLS */
     plan_shape(&c, &in, &out, 999, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 257, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
@@ -811,13 +812,14 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
        vectors (4 KiB); 8: 256 x 8; 10: 64 x 4; 17 rows of 32 vectors: 32
        lanes (the widest tile they fill) x 16; 65: 32 x 16 (128 rows); 200:
        16 x 16 (256 rows); 10 or 15 vectors of columns: the narrow
-       configuration of 8 lanes a row (13), 16: 16 lanes; 257..999 rows: one
+       configuration of 8 lanes a row (f32: 29, 13 with 16-byte stores, since
+       session 25), 16: 16 lanes; 257..999 rows: one
        block of configuration 6 (257..399 since session 23) */
     static const struct {
         int rows, cols, ccfg, csize, ctiles;
     } few[] = {
         {3, 4096, 11, -1, 4},    {8, 4096, 12, -1, -1},   {10, 4096, 10, -1, -1}, {17, 128, 8, -1, -1},
-        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, 13, -1, 2},   {100, 60, 13, -1, 2},
+        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, 29, -1, 2},   {100, 60, 29, -1, 2},
         {100, 64, 7, -1, 1},     {257, 4096, 6, 1, -1},   {399, 4096, 6, 1, -1},   {400, 4096, 6, 1, -1},
         {999, 40, 6, 1, -1},
     };
@@ -885,8 +887,9 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     for (int k = 0; k < 13; k++)
         cr_assert(!kg_norm_ccfgs[k].alt, "configuration %d", k);
     kgi_norm_tuning.sm90 = 1;
-    /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block */
-    assert_cluster_plan(&c, &p, 13, 1, 1, 262144u / 8u, 256u);
+    /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block (f32: 29, 13 with
+       16-byte stores, since session 25) */
+    assert_cluster_plan(&c, &p, 29, 1, 1, 262144u / 8u, 256u);
     cr_assert_eq(p.crg, 4);
     cr_assert_eq(p.cbfly, 1); /* 8 x 4 lanes: a warp, butterflies */
     kgi_norm_tuning.nmerge = 1;
@@ -906,11 +909,11 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
         int ccfg, crg, ctiles;
         unsigned grid;
     } narrow[] = {
-        {KG_F32, 1000, 2, 32, 13, 1, 1, 1000 / 32 + 1},   /* 32 tiles a block, the last block partial */
-        {KG_F32, 1000, 33, 32, 13, 8, 1, 1000 / 4},       /* 5 vectors a lane, 4 tiles a block */
-        {KG_F32, 999, 256, 32, 13, 32, 1, 999},           /* a tile a block */
+        {KG_F32, 1000, 2, 32, 29, 1, 1, 1000 / 32 + 1},   /* 32 tiles a block, the last block partial */
+        {KG_F32, 1000, 33, 32, 29, 8, 1, 1000 / 4},       /* 5 vectors a lane, 4 tiles a block */
+        {KG_F32, 999, 256, 32, 29, 32, 1, 999},           /* a tile a block */
         {KG_F32, 100, 257, 32, 6, 0, 1, 100},             /* one block of configuration 6 */
-        {KG_F32, 300, 100, 40, 13, 16, 2, 300},           /* 10 vectors: 2 tiles of 8 lanes */
+        {KG_F32, 300, 100, 40, 29, 16, 2, 300},           /* 10 vectors: 2 tiles of 8 lanes */
         {KG_F32, 3000, 17, 12, 14, 4, 1, 3000 / 16 + 1},  /* 3 vectors: 4 lanes */
         {KG_BF16, 131072, 100, 16, 15, 16, 1, 131072 / 8}, /* 2 vectors: 2 lanes */
         {KG_F32, 5000, 500, 4, 16, 64, 1, 5000 / 4},      /* 1 vector: a lane, 512 rows */
@@ -942,130 +945,106 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
-/* Session 24's tuning configurations (never the planner's): L4 (18, f32: 64-byte strips, 2048 rows a block, so
-   clusters of 8 at 16384 rows), EK (19-24, the 2-byte softmax's narrow COLT with kept exps), P2 (25, the 2-byte
-   cluster form with packed maxima), ST (26, f32: configuration 6 whose first wave's odd clusters start late, A.opt
-   bits 8-15 the microseconds), VS (16-byte stores: 27 = 6, 28 = P2, 29 = COLT's narrow 13); a configuration without
-   a kernel for the dtype or op: COLS. */
+/* Session 24's tuning configurations 18-29 after H200 s25r1 (2026-12-05): kernels only where a default takes them
+   (runtime/norm.c's CCFG_EK1, CCFG_P2VS, CCFG_VS8): EK's 22 (the 2-byte softmax where COLT takes 16: a lane a row,
+   4 vectors a lane, the sum's exps kept), P2 + VS's 28 (the 2-byte cluster default, was 0: packed maxima, flushed
+   output exps, 16-byte stores) and VS's 29 (COLT's f32 default where it takes 13: 16-byte stores); L4 (18), EK 19-21,
+   23, 24, P2 (25), ST (26) and VS's 27 lost and have none (forced: COLS); nor have 0 and the f32 13 (28's and 29's
+   bits twins, GPU-checked in s25r1). */
 Test(plan, the_session_24_tuning_configurations)
 {
     for (int k = 18; k < KG_NORM_CCFG_COUNT; k++) {
         cr_assert_eq(kg_norm_ccfgs[k].one, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].alt, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
-        cr_assert_eq(kg_norm_ccfgs[k].st, k == 26, "configuration %d", k);
     }
-    for (int k = 0; k < KG_NORM_CCFG_COUNT; k++)
-        if (k != 26)
-            cr_assert(!kg_norm_ccfgs[k].st, "configuration %d", k);
-    cr_assert_eq(kg_norm_ccfgs[18].lpr, 4);
-    cr_assert_eq(kg_norm_ccfgs[18].rows, 2048);
-    static const int lprs[] = {8, 4, 2, 1, 4, 2}, ks[] = {4, 4, 4, 4, 8, 8};
-    for (int k = 19; k <= 24; k++) {
-        cr_assert_eq(kg_norm_ccfgs[k].lpr, lprs[k - 19], "configuration %d", k);
-        cr_assert_eq(kg_norm_ccfgs[k].k, ks[k - 19], "configuration %d", k);
-    }
-    /* the kernels: L4, ST and the f32 VS (27, 29) f32 alone (both ops), EK the 2-byte softmax alone, P2 and P2's VS
-       (28) the 2-byte types (both ops) */
+    cr_assert_eq(kg_norm_ccfgs[22].lpr, 1);
+    cr_assert_eq(kg_norm_ccfgs[22].k, 4);
+    cr_assert_eq(kg_norm_ccfgs[22].rows, 1024); /* holds COLT's 999 rows, as 16 does */
+    cr_assert_eq(kg_norm_ccfgs[28].rows, kg_norm_ccfgs[0].rows);
+    cr_assert_eq(kg_norm_ccfgs[29].rows, kg_norm_ccfgs[13].rows);
+    cr_assert_eq(kg_norm_ccfgs[29].lpr, kg_norm_ccfgs[13].lpr);
+    /* the kernels, by configuration, op and dtype (0-3 none: 0 the 2-byte default until session 25; 6 f32; 13 the
+       2-byte types, f32 until session 25) */
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     for (int d = 0; d < 3; d++)
         for (int op = 0; op < 2; op++) {
             const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
             const int two = dts[d] != KG_F32;
             for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
-                const int want = k == 18 || k == 26 || k == 27 || k == 29 ? !two
-                                 : k >= 19 && k <= 24                          ? two && !op
-                                 : k == 25 || k == 28                          ? two
-                                                                               : 1;
+                const int want = k == 22                  ? two && !op
+                                 : k == 28 || k == 13     ? two
+                                 : k == 6 || k == 29      ? !two
+                                 : k >= 18 || k <= 3      ? 0
+                                                          : 1;
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
             }
         }
-    kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
-              out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
+    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
-    kg_norm_plan p;
-    kgi_norm_tuning.sm90 = 1;
-    /* L4: [16384,16384] dim 0 by 8 blocks of 2048 rows, 16 columns a strip; [8192,32768]: 4 blocks */
-    kgi_norm_tuning.cluster = 19;
-    assert_cluster_plan(&c, &p, 18, 8, 1024, 1024u * 8u, 256u);
-    cr_assert_eq(p.cchunk, 2048);
-    cr_assert_eq(p.args.opt, 0);
     kg_norm_call lsm = c;
     lsm.op = KG_NORM_LOG_SOFTMAX;
-    assert_cluster_plan(&lsm, &p, 18, 8, 1024, 1024u * 8u, 256u);
-    plan_shape(&c, &in, &out, 8192, 32768, &p);
-    cr_assert_eq(p.ccfg, 18);
-    cr_assert_eq(p.csize, 4);
-    cr_assert_eq(p.ctiles, 2048);
-    plan_shape(&c, &in, &out, 32769, 4096, &p); /* past 16 blocks */
-    cr_assert_eq(p.ccfg, -1);
-    in.dtype = out.dtype = KG_BF16; /* no bf16 kernel: COLS */
-    plan_shape(&c, &in, &out, 16384, 16384, &p);
-    cr_assert_eq(p.ccfg, -1);
-    cr_assert_eq(p.cls, KG_NORM_COLS_STATS);
-    /* P2: the bf16 [16384,16384] as configuration 0 (16 blocks of 1024 rows, 64 columns a strip); f32: COLS */
-    kgi_norm_tuning.cluster = 26;
-    assert_cluster_plan(&c, &p, 25, 16, 256, 256u * 16u, 256u);
-    assert_cluster_plan(&lsm, &p, 25, 16, 256, 256u * 16u, 256u);
-    in.dtype = out.dtype = KG_F32;
-    plan_shape(&c, &in, &out, 16384, 16384, &p);
-    cr_assert_eq(p.ccfg, -1);
-    /* ST: f32 as configuration 6, the stagger in A.opt bits 8-15 (10 us unless the tuning says; -1 none, at most
-       255); bf16: COLS */
-    kgi_norm_tuning.cluster = 27;
-    assert_cluster_plan(&c, &p, 26, 16, 512, 512u * 16u, 256u);
-    cr_assert_eq(p.args.opt, 10 << 8);
-    kgi_norm_tuning.stagger = 6;
-    assert_cluster_plan(&lsm, &p, 26, 16, 512, 512u * 16u, 256u);
-    cr_assert_eq(p.args.opt, 6 << 8);
-    kgi_norm_tuning.stagger = -1;
-    plan_class(&c, &p);
-    cr_assert_eq(p.args.opt, 0);
-    kgi_norm_tuning.stagger = 1000;
-    plan_class(&c, &p);
-    cr_assert_eq(p.args.opt, 255 << 8);
-    kgi_norm_tuning.stagger = 0;
-    /* VS: 27 as configuration 6 (f32), 28 as P2 (bf16) */
-    kgi_norm_tuning.cluster = 28;
-    assert_cluster_plan(&c, &p, 27, 16, 512, 512u * 16u, 256u);
-    cr_assert_eq(p.args.opt, 0);
-    in.dtype = out.dtype = KG_BF16;
-    plan_shape(&c, &in, &out, 16384, 16384, &p);
-    cr_assert_eq(p.ccfg, -1);
-    kgi_norm_tuning.cluster = 29;
+    kg_norm_plan p;
+    kgi_norm_tuning.sm90 = 1;
+    /* the 2-byte default: 28 (16 blocks of 1024 rows, 64 columns a strip), both ops, f16 too; f32: 6 */
     assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
-    kgi_norm_tuning.cluster = 27;
-    plan_shape(&c, &in, &out, 16384, 16384, &p);
-    cr_assert_eq(p.ccfg, -1);
-    /* COLT's tuning configurations, dim 1 of [outer, n, cols] under the tuning's cluster: EK's 20 (bf16 [262144,32,32],
-       4 vectors of columns, 32 rows: 4 lanes x 4 vectors) in 8 row groups, 8 tiles a block, butterflies (a tile a
-       warp); 23 (4 lanes x 8) in 4, 16 tiles a block; 22 ([N,200,8] bf16, 1 vector: a lane a row, 4 vectors) in 64
-       row groups, 4 tiles a block, TL (64 lanes a tile); VS's 29 (f32 [262144,32,32] as 13) in 4, 8 tiles a block */
+    assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
+    in.dtype = out.dtype = KG_F16;
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
+    in.dtype = out.dtype = KG_F32;
+    assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
+    /* forced: 28; 0, L4, P2, ST, VS's 27: no kernels, COLS */
+    in.dtype = out.dtype = KG_BF16;
+    kgi_norm_tuning.cluster = 29;
+    assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
+    static const int gone[] = {1, 19, 26, 27, 28};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 5; i++) {
+            in.dtype = out.dtype = d ? KG_F32 : KG_BF16;
+            kgi_norm_tuning.cluster = gone[i];
+            plan_class(&c, &p);
+            cr_assert_eq(p.ccfg, -1, "tuning %d, dtype %d", gone[i], d);
+            plan_class(&lsm, &p);
+            cr_assert_eq(p.ccfg, -1, "tuning %d, dtype %d", gone[i], d);
+        }
+    /* COLT, dim 1 of [outer, n, cols], the planner's: bf16 / f16 softmax of 1 vector of columns ([32768,200,8]) by
+       22 (a lane a row, 4 vectors: 64 row groups, 4 tiles a block, TL), their log_softmax by 16 (8 vectors: 32 row
+       groups, 8 tiles a block, butterflies); f32 [262144,32,32] (8 vectors) by 29 (as 13: 4 row groups, 8 tiles a
+       block), bf16 by 14 (4 vectors: 4 row groups, 16 tiles a block), [131072,32,64] by 13; f32 [32768,200,4] (1 vector) by 16. Forced EK 19-21, 23, 24: COLS. */
+    kgi_norm_tuning.cluster = 0;
     c.axis = lsm.axis = 1;
     static const struct {
         kg_dtype dt;
+        int log;
         int64_t outer, n, cols;
-        int cluster, ccfg, crg, cbfly;
+        int ccfg, crg, cbfly;
         unsigned grid;
-    } colt[] = {{KG_BF16, 262144, 32, 32, 21, 20, 8, 1, 262144u / 8u},
-                {KG_BF16, 262144, 32, 32, 24, 23, 4, 1, 262144u / 16u},
-                {KG_BF16, 32768, 200, 8, 23, 22, 64, 2, 32768u / 4u},
-                {KG_F32, 262144, 32, 32, 30, 29, 4, 1, 262144u / 8u}};
+    } colt[] = {{KG_BF16, 0, 32768, 200, 8, 22, 64, 2, 32768u / 4u},  {KG_F16, 0, 32768, 200, 8, 22, 64, 2, 32768u / 4u},
+                {KG_BF16, 1, 32768, 200, 8, 16, 32, 1, 32768u / 8u},  {KG_F16, 1, 32768, 200, 8, 16, 32, 1, 32768u / 8u},
+                {KG_F32, 0, 32768, 200, 4, 16, 32, 1, 32768u / 8u},   {KG_F32, 0, 262144, 32, 32, 29, 4, 1, 262144u / 8u},
+                {KG_F32, 1, 262144, 32, 32, 29, 4, 1, 262144u / 8u},  {KG_BF16, 0, 262144, 32, 32, 14, 4, 1, 262144u / 16u},
+                {KG_BF16, 0, 131072, 32, 64, 13, 4, 1, 131072u / 8u}};
     for (size_t i = 0; i < sizeof colt / sizeof colt[0]; i++) {
         in = fake(IN_AT, colt[i].dt, 3, KT_SHAPE(colt[i].outer, colt[i].n, colt[i].cols));
         out = fake(OUT_AT, colt[i].dt, 3, KT_SHAPE(colt[i].outer, colt[i].n, colt[i].cols));
-        kgi_norm_tuning.cluster = colt[i].cluster;
-        assert_cluster_plan(&c, &p, colt[i].ccfg, 1, 1, colt[i].grid, 256u);
-        cr_assert_eq(p.crg, colt[i].crg, "case %zu", i);
+        assert_cluster_plan(colt[i].log ? &lsm : &c, &p, colt[i].ccfg, 1, 1, colt[i].grid, 256u);
+        cr_assert_eq(p.crg, colt[i].crg, "case %zu: %d row groups", i, p.crg);
         cr_assert_eq(p.cbfly, colt[i].cbfly, "case %zu", i);
-        /* EK: no log_softmax kernel, none for the other dtype (COLS) */
-        if (colt[i].ccfg == 29)
-            continue;
-        plan_class(&lsm, &p);
-        cr_assert_eq(p.ccfg, -1, "case %zu", i);
-        in.dtype = out.dtype = KG_F32;
-        plan_class(&c, &p);
-        cr_assert_eq(p.ccfg, -1, "case %zu", i);
     }
+    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    for (int t = 20; t <= 25; t++) {
+        kgi_norm_tuning.cluster = t;
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, t == 23 ? 22 : -1, "tuning %d", t);
+    }
+    /* forced 13 (tuning 14): the 2-byte types' (bf16 [262144,32,32]); f32 none since session 25, COLS */
+    kgi_norm_tuning.cluster = 14;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, 13);
+    in.dtype = out.dtype = KG_F32;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1);
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2693,42 +2672,29 @@ static void ph_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, 
 }
 Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3001(ph_bits); }
 
-/* Session 24's tuning configurations against their base (H200 rounds of session 25): ST (26, the first wave's odd
-   clusters start late) gives the bits of configuration 6 (the same rows, sums and merges), at 3 and 16 blocks a
-   cluster, at its default stagger (10 us), 1 us and the most (255), and so does VS's 27 (16-byte stores); P2 (25,
-   packed maxima, the output's exps by ex2.approx.ftz) and VS's 28 the bits of configuration 0 on inputs of -5..5
-   (their maxima are the same values, the sums the same terms in the same order, and no output falls below 2^-126,
-   where alone the flush differs): f32 / bf16 softmax and log_softmax of [3001,4096] along dim 0. VS's 29 gives the
-   bits of 13 (f32, dim 1 of [333,33,32], [100,100,16], [50,200,8]); L4 (18) and EK (19-24, bf16, those shapes)
-   give the same bits twice. */
-static void s24_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
+/* Session 25's defaults from session 24's configurations (H200 s25r1, where they gave the bits of their base: 28
+   configuration 0's on inputs of -5..5, 29 13's; those have no kernels since): P2 + VS's 28 (the 2-byte cluster
+   default), the planner's and forced, the same bits, and twice: bf16 softmax and log_softmax of [3001,4096] along
+   dim 0 at 3 and 16 blocks a cluster; EK's 22 (the 2-byte softmax where COLT takes 16: bf16) and VS's 29 (COLT's f32
+   default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. */
+static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
                      unsigned char *a, unsigned char *b)
 {
-    /* the base: configuration 6 (f32) or 0 (bf16) */
-    cluster_call(ctx, (kg_norm_tuning){.cluster = d ? 1 : 7, .csize = cs}, op, y, x, bytes, 0, a);
-    /* f32: ST at 10, 1 and 255 us, VS's 27; bf16: P2, VS's 28 */
-    static const kg_norm_tuning tus[2][4] = {
-        {{.cluster = 27}, {.cluster = 27, .stagger = 1}, {.cluster = 27, .stagger = 255}, {.cluster = 28}},
-        {{.cluster = 26}, {.cluster = 29}}};
-    static const char *names[2][4] = {{"ST", "ST 1 us", "ST 255 us", "VS 27"}, {"P2", "VS 28"}};
-    for (int t = 0; t < (d ? 2 : 4); t++) {
-        kg_norm_tuning tu = tus[d][t];
-        tu.csize = cs;
-        cluster_call(ctx, tu, op, y, x, bytes, 0xff, b);
-        cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, %s: not the bits of configuration %d",
-                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3, names[d][t], d ? 0 : 6);
-    }
-    if (d == 0) {
-        kgi_norm_tuning = (kg_norm_tuning){.cluster = 19, .csize = cs};
+    if (d == 1) { /* bf16: the planner's (28) and 28 forced */
+        cluster_call(ctx, (kg_norm_tuning){.csize = cs}, op, y, x, bytes, 0, a);
+        cluster_call(ctx, (kg_norm_tuning){.cluster = 29, .csize = cs}, op, y, x, bytes, 0xff, b);
+        cr_assert(memcmp(a, b, bytes) == 0, "%s bf16, %d blocks a cluster: configuration 28 forced, not the planner's bits",
+                  op ? "log_softmax" : "softmax", cs ? cs : 3);
+        kgi_norm_tuning = (kg_norm_tuning){.cluster = 29, .csize = cs};
         assert_same_bits_twice(ctx, op ? TWICE_LOG_SOFTMAX : TWICE_SOFTMAX, 0, x, y, NULL, bytes, a, b,
-                               "L4 f32 [3001,4096]");
+                               "P2 + VS 28 bf16 [3001,4096]");
     }
-    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK twice, VS 29 */
+    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29 */
         static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}};
         uint64_t rng = kt_seed() + 24;
-        for (int cfg = 19; cfg <= 25; cfg++) /* (25: VS's 29 against 13, f32) */
+        for (int cfg = 22; cfg <= 29; cfg += 7)
             for (int k = 0; k < 3; k++) {
-                const kg_dtype dt = cfg == 25 ? KG_F32 : KG_BF16;
+                const kg_dtype dt = cfg == 29 ? KG_F32 : KG_BF16;
                 const int64_t m = shapes[k][0] * shapes[k][1] * shapes[k][2];
                 const size_t eb = kg_dtype_size(dt) * (size_t)m;
                 for (int64_t i = 0; i < m; i++)
@@ -2737,21 +2703,13 @@ static void s24_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
                 kg_tensor ex = kg_tensor_contiguous(x->data, dt, 3, shapes[k]),
                           ey = kg_tensor_contiguous(y->data, dt, 3, shapes[k]);
                 char what[64];
-                snprintf(what, sizeof what, "%s configuration %d, shape %d", cfg == 25 ? "VS" : "EK",
-                         cfg == 25 ? 29 : cfg, k);
-                kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg == 25 ? 30 : cfg + 1};
+                snprintf(what, sizeof what, "%s configuration %d, shape %d", cfg == 29 ? "VS" : "EK", cfg, k);
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
                 assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
-                if (cfg < 25)
-                    continue;
-                kgi_norm_tuning = (kg_norm_tuning){.cluster = 14}; /* 13's bits (a: 29's) */
-                KT_OK(ctx, kg_memset(ctx, ey.data, 0xff, eb));
-                KT_OK(ctx, kg_softmax(ctx, &ey, &ex, 1));
-                kt_download(ctx, b, ey.data, eb);
-                cr_assert(memcmp(a, b, eb) == 0, "shape %d: VS configuration 29, not the bits of 13", k);
             }
     }
 }
-Test(gpu, session_24_tunings_match_their_base_bits) { cluster_bits_3001(s24_bits); }
+Test(gpu, session_25_defaults_give_the_same_bits_twice) { cluster_bits_3001(s25_bits); }
 
 /* LEAN2, LEAN2E and LEAN2R (two rows a group) give the bits of LEAN4F /
    LEAN4 (the same lanes, the same order of the statistics, the same exps),
@@ -3113,12 +3071,13 @@ Test(gpu, outer_axis_of_narrow_columns)
                                         {11, 33, 40}, {9, 100, 24}, {21, 17, 12}, {5, 200, 8}};
     const long before = kgi_norm_cluster_launches;
     long before_ek = before;
-    /* t 0-2: the planner's merge (butterflies a warp, TL past a warp), shared memory, s23r2's; then EK (session 24's
-       tuning configurations 19-24: the 2-byte softmax with kept exps), each forced under each of those merges:
-       softmax of the 2-byte types, in place or not (shapes whose column a configuration does not hold: COLS) */
-    for (int t = 0; t < 3 + 7 * 3; t++) {
+    /* t 0-2: the planner's merge (butterflies a warp, TL past a warp; since session 25 EK's 22 for the 2-byte
+       softmax of 1 vector, VS's 29 for f32 of 5-15), shared memory, s23r2's; then EK's 22 (the 2-byte softmax with
+       kept exps) forced under each of those merges: softmax of the 2-byte types, in place or not (shapes whose column
+       it does not hold: COLS), and VS's 29 (f32) */
+    for (int t = 0; t < 3 + 2 * 3; t++) {
         /* (cfg 25 stands for VS's 29, f32 alone) */
-        const int ek = t >= 3, cfg = ek ? 19 + (t - 3) / 3 : 0, vs = cfg == 25;
+        const int ek = t >= 3, cfg = ek ? ((t - 3) / 3 ? 25 : 22) : 0, vs = cfg == 25;
         if (t == 3)
             before_ek = kgi_norm_cluster_launches;
         for (int d = ek && !vs; d < (vs ? 1 : 3); d++)
