@@ -37,7 +37,7 @@
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
  * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again. KG_NORM_TUNE=11: the
  * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, lean, group, pf,
- * bulk, variant, pair, lean2, narrow, nmerge), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
+ * bulk, variant, pair, lean2, narrow, nmerge, stagger), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
  * KG_NORM_PAIR=1|-1: rows of 32 elements at 2 vectors a lane in blocks of 128 for every op (or none), KG_NORM_LEAN2=1|-1
  * the 2-byte softmax / log_softmax of those by LEAN2F (or never). KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
@@ -159,6 +159,7 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "lean2")   ? &t.lean2
                         : !strcmp(key, "narrow")  ? &t.narrow
                         : !strcmp(key, "nmerge")  ? &t.nmerge
+                        : !strcmp(key, "stagger") ? &t.stagger
                                                   : NULL;
             if (!slot) {
                 fprintf(stderr, "KG_NORM_ALTS: no key '%s'\n", key);
@@ -415,6 +416,9 @@ int main(void)
         {"softmax [65536,100,32] dim 1", KG_NORM_SOFTMAX, KG_F32, 100, 32, 0, 0, 65536},
         {"log_softmax [16384,256,64] dim 1", KG_NORM_LOG_SOFTMAX, KG_BF16, 256, 64, 0, 0, 16384},
         {"softmax [32768,500,16] dim 1", KG_NORM_SOFTMAX, KG_F32, 500, 16, 0, 0, 32768},
+        /* the 2-byte softmax over columns of 8 vectors and of 1 (COLT's narrow 8 and 1 lanes a row; session 24) */
+        {"softmax [131072,32,64] dim 1", KG_NORM_SOFTMAX, KG_BF16, 32, 64, 0, 0, 131072},
+        {"softmax [2097152,16,8] dim 1", KG_NORM_SOFTMAX, KG_BF16, 16, 8, 0, 0, 2097152},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

@@ -170,8 +170,10 @@ end
 -- then 4, since session 17 6), 1-3 (the other strip shapes, tunings since 2026-12-02: 512 x (16 + 16) lost past
 -- 16384 rows, runtime/norm.c) and 6 of the 2-byte types (bf16 lost to 0: 27.9 / 41.8% of copy, s17r2); 4 and 5
 -- (PH, a tuning until a rule by cluster size is measured, with 4 its bits twin) stay.
+-- Session 25 (H200 s25r1) made 28 the 2-byte default and 29 COLT's f32 default where 13 was: 0 and the f32 13 left
+-- the bundle (their bits equal 28's and 29's, gpu/session_24_tunings_match_their_base_bits passed there).
 M.ccfgs = {
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, dts = { f16 = true, bf16 = true } },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, dts = {} },
   { t = 256, k = 8, lpr = 8, mb = 2, ks = 24, dts = {} },
   { t = 512, k = 8, lpr = 8, mb = 2, ks = 8, dts = {} },
   { t = 512, k = 16, lpr = 8, ks = 16, dts = {} },
@@ -204,13 +206,54 @@ M.ccfgs = {
   -- [262144,32,32] 11.2 / 62.1 / 44.4, [65536,64,16] 7.8 / 55.7 / 33.8, log_softmax bf16 [131072,100,16] 9.2 / 60.2 /
   -- 23.2. 256 x 4 vectors lost everywhere in s23r1 (51.4 against 75.6 at [262144,32,32]); 256 x 16 (two blocks a
   -- multiprocessor) 73.2.
-  { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true },
+  { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true, dts = { f16 = true, bf16 = true } },
   { t = 256, k = 8, lpr = 4, mb = 3, one = true, ex = true },
   { t = 256, k = 8, lpr = 2, mb = 3, one = true, ex = true },
   { t = 256, k = 8, lpr = 1, mb = 3, one = true, ex = true },
   { t = 128, k = 8, lpr = 8, mb = 6, one = true, ex = true, alt = true },
-  { t = 256, k = 4, lpr = 8, mb = 4, one = true, ex = true, alt = true },
-  { t = 256, k = 16, lpr = 8, mb = 2, one = true, ex = true, alt = true },
+  -- (256 x 4 vectors and 256 x 16, tunings since session 23 that lost everywhere, removed in session 24)
+  -- Session 24 candidates, tunings alone until H200 s25r1 (2026-12-05: all GPU tests passed; same process, best of
+  -- 3, % of copy against the default). Kept as kernels: 22 (EK, 1 lane a row: the 2-byte softmax's default where
+  -- COLT takes 16, bf16 [2097152,16,8] dim 1 47.8 / 32.3), 28 (P2 + VS: the 2-byte cluster default, was 0, bf16
+  -- softmax [16384,16384] dim 0 50.7 / 42.0, log_softmax [12000,22360] 47.7 / 31.3) and 29 (VS: COLT's f32 narrow
+  -- default where it takes 13, f32 [262144,32,32] dim 1 87.8 / 85.1); runtime/norm.c's plan_cluster. The others
+  -- lost and have no kernels (dts = {}; forced, COLS): L4 48.3-50.8 against 61.8-68.8; ST (4 / 10 / 20 us) within
+  -- 0.7 points either way; VS's 27 f32 softmax 59.5 / 61.8, [8192,32768] 61.3 / 64.2, [4096,65536] 65.4 / 68.8
+  -- (log_softmax 68.8 / 66.8); P2 alone bf16 softmax 52.6 but log_softmax 29.8 / 31.3; EK 19-21, 23, 24 below the
+  -- default on every row of their lane counts (bf16 [262144,32,32] 44.5-48.7 / 60.7, [65536,64,16] 6.4-44.0 / 54.7,
+  -- [131072,32,64] 30.4-48.1 / 60.7). dts / ops: the dtypes and ops that have its kernels (where absent: all);
+  -- elsewhere the table holds -1 and the runtime plans COLS under the tuning. L4: configuration 6 (exps kept, the tree merge) with 4 lanes a row, 64-byte strips, 2048 rows a block, so
+  -- that dim 0 of [16384,16384] takes clusters of 8 blocks (4 multiprocessors) instead of 16 (8): clusters of 16 left
+  -- 40 of the 264 block slots idle (H200 s23r1 ncu: 14 clusters resident) and smaller clusters ran faster (s23, % of
+  -- copy by the cluster size of configuration 6: [16384,16384] 16 blocks 62.0, [8192,32768] 8 64.8, [4096,65536] 4
+  -- 69.5, [1000,262144] 1 75.9).
+  { t = 256, k = 16, lpr = 4, mb = 2, ks = 16, ex = true, tr = true, dts = {} },
+  -- ek: the 2-byte softmax's narrow COLT with the sum's exps kept in f32 for the apply (one exp an element instead
+  -- of two; templates/normt.cuh's EK), 4 vectors a lane at 3 blocks a multiprocessor (80 registers; the exps of 8
+  -- vectors spill 124 bytes there), or 8 at 2 (120 registers), ptxas 13.0; with vs (below).
+  { t = 256, k = 4, lpr = 8, mb = 3, one = true, ek = true, vs = true, alt = true, dts = {} },
+  { t = 256, k = 4, lpr = 4, mb = 3, one = true, ek = true, vs = true, alt = true, dts = {} },
+  { t = 256, k = 4, lpr = 2, mb = 3, one = true, ek = true, vs = true, alt = true, dts = {} },
+  { t = 256, k = 4, lpr = 1, mb = 3, one = true, ek = true, vs = true, alt = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  { t = 256, k = 8, lpr = 4, mb = 2, one = true, ek = true, vs = true, alt = true, dts = {} },
+  { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, vs = true, alt = true, dts = {} },
+  -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
+  -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = {} },
+  -- st: configuration 6 whose first wave's odd clusters start late (the tuning's stagger, 10 us by default), so
+  -- that the clusters' load / exchange / store phases run out of phase (s23r1 ncu: in lockstep).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, st = true, dts = {} },
+  -- vs: the outputs by 16-byte stores (st.global.v4, templates/normc.cuh's kg_ncl_st16): main's cluster and COLT
+  -- kernels store each vector as four 4-byte stores (their PTX: st.global.f32 / st.global.v2.u16, which LLVM split
+  -- the uint4 store into; ptxas does not merge them: the SASS of 6 with vs alone is 96 instructions shorter, 128
+  -- stores a lane become 32); and the sum's shifts computed once a column (main's PTX computes kg_nshift's abs /
+  -- setp / selp again for every element). The same bits. SASS instructions (cubin .text / 16, ptxas 13.0): 6 4744
+  -- -> 27 4400; 0 (bf16) 8408 -> P2 6560 -> 28 5936. Configuration 6 (f32), P2 (the 2-byte types), and COLT's
+  -- narrow 13 (f32, 8 lanes a row); EK's kernels have the stores (their shifts hoisted spilled 20 bytes at 80
+  -- registers: not).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, vs = true, dts = {} },
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, vs = true, dts = { f16 = true, bf16 = true } },
+  { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
@@ -429,7 +472,7 @@ function M.generate(G)
     local names = {}
     for _, c in ipairs(M.ccfgs) do
       names[#names + 1] = string.format("%d threads x %d (+%d) vectors / %d lanes a row%s", c.t, c.k, c.ks, c.lpr,
-                                        c.ex and " (exps kept)" or "")
+                                        (c.ex and " (exps kept)" or c.ek and " (2-byte softmax exps kept)" or "") .. (c.vs and " (16-byte stores)" or ""))
     end
     G:write("normc_" .. dt.name .. ".cu", G:render("normc.cu", {
       header = G.header("templates/normc.cu and gen/catalogue.lua"),
@@ -480,8 +523,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows, c.ph and 1 or 0,
-                              c.one and 1 or 0, c.alt and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows,
+                              c.ph and 1 or 0, c.one and 1 or 0, c.alt and 1 or 0, c.st and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -532,6 +575,8 @@ typedef struct kg_norm_ccfg {
     int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block; fewer than 16 lanes
                     a row: several tiles a block) */
     int alt;     /* 1: a tuning alone (never the planner's choice) */
+    int st;      /* 1: ST, the first wave's odd clusters start late (A.opt >> 8 microseconds; A.units the clusters
+                    resident at once) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

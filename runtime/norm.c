@@ -404,6 +404,18 @@ static int plan_leanw(kg_norm_plan *plan, const kg_tensor *const *T, const ndim_
    2-byte types stay on configuration 0) */
 #define CCFG_TR 6
 _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tree");
+/* The defaults of session 25 (H200 s25r1, 2026-12-05, same process, best of 3 interleaved, % of copy against the
+   configuration they replace; the same bits where no output falls below 2^-126): P2VS (28: configuration 0 with
+   packed maxima, flushed output exps and 16-byte stores) the 2-byte cluster form, bf16 softmax [16384,16384] dim 0
+   50.7 / 42.0, log_softmax [12000,22360] 47.7 / 31.3 (P2 alone 52.6 / 29.8: not); EK1 (22: COLT's narrow 1 lane a
+   row with the sum's exps kept, 4 vectors a lane) for the 2-byte softmax where COLT takes 16, bf16 [2097152,16,8]
+   dim 1 47.8 / 32.3 (EK at 2-8 lanes a row lost: gen/norm.lua); VS8 (29: 13 with 16-byte stores) for f32 where
+   COLT takes 13, [262144,32,32] dim 1 87.8 / 85.1. 28 and 29 gave 0's and 13's bits there
+   (gpu/session_24_tunings_match_their_base_bits); 0 and the f32 13 have no kernels since (gen/norm.lua). */
+#define CCFG_P2VS 28
+#define CCFG_EK1 22
+#define CCFG_VS8 29
+_Static_assert(CCFG_VS8 < KG_NORM_CCFG_COUNT, "the session 25 defaults");
 
 /* COLT (templates/normt.cuh; the CLUSTER configurations with one set): an
    outer axis of fewer than 1000 rows, a block a tile of the columns holding
@@ -477,8 +489,12 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
        (H200 s22r3, same process, % of copy, one block / COLS: softmax f32 [200,600,2048] dim 1 76.2 / 41.6,
        [256,400,2048] dim 1 61.6 / 39.3; [512,200,1536] dim 1 34.2 / 35.3, where COLT takes it, 53.1; s23r1,
        [256,300,2048] dim 1 49.1 / 37.4: from 257 rows since session 23, was 400), else COLS */
-    const int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
-    const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
+    int colt = forced || n >= 1000 ? -1 : colt_cfg(n, K[0].size / V);
+    if (colt == 16 && dt != KG_F32 && c->op == KG_NORM_SOFTMAX)
+        colt = CCFG_EK1; /* (the same rows: 1024 >= 999) */
+    else if (colt == 13 && dt == KG_F32)
+        colt = CCFG_VS8;
+    const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : CCFG_P2VS;
     if ((!forced && colt < 0 && n < 257) || (!forced && n > 16384))
         return;
     if (kg_norm_ctable[c->op][dt][cfg] < 0)
@@ -521,6 +537,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
+    if (f->st) /* ST: the first wave's odd clusters start late (microseconds, A.opt bits 8-15) */
+        plan->args.opt |= (tu->stagger < 0 ? 0 : tu->stagger == 0 ? 10 : tu->stagger > 255 ? 255 : tu->stagger) << 8;
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -1333,6 +1351,9 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     }
     if (*fits == 1)
         return KG_OK;
+    /* ST: the clusters resident at once (0 unknown: no cluster starts late) */
+    if (kg_norm_ccfgs[plan->ccfg].st)
+        B.units = *active;
     /* PH: at most the clusters resident at once (where known) */
     if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
         cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;

@@ -53,8 +53,43 @@ template <class Op, int V> __device__ __forceinline__ void kg_ncl_vmax(typename 
         m[v] = kg_nmax(m[v], Op::ld(e[v]));
 }
 
-/* s[v] += exp(value v of u - shift(m[v])) */
+/* The 2-byte types' packed pairs */
+template <class IT>
+using kg_ncl_t2 = typename std::conditional<std::is_same<IT, __half>::value, __half2, __nv_bfloat162>::type;
+
+/* The 2-byte types: m2[i] = the packed pairs' maxima with those of vector u
+   (__hmax2: a NaN loses to a number; the sum's exps then make the sum NaN) */
+template <class IT, int V> __device__ __forceinline__ void kg_ncl_vmax2(kg_ncl_t2<IT> (&m2)[V / 2], const uint4 &u)
+{
+    kg_ncl_t2<IT> w[V / 2];
+    memcpy(w, &u, sizeof w);
+#pragma unroll
+    for (int i = 0; i < V / 2; i++)
+        m2[i] = __hmax2(m2[i], w[i]);
+}
+/* m2 = pairs of -inf */
+template <class Op, int V> __device__ __forceinline__ void kg_ncl_m2init(kg_ncl_t2<typename Op::in_t> (&m2)[V / 2])
+{
+#pragma unroll
+    for (int i = 0; i < V / 2; i++)
+        m2[i].x = m2[i].y = Op::st(-(typename Op::acc_t)INFINITY);
+}
+/* m = the packed maxima m2 unpacked, s = 0 */
 template <class Op, int V>
+__device__ __forceinline__ void kg_ncl_m2out(const kg_ncl_t2<typename Op::in_t> (&m2)[V / 2], typename Op::acc_t (&m)[V],
+                                             typename Op::acc_t (&s)[V])
+{
+#pragma unroll
+    for (int i = 0; i < V / 2; i++) {
+        m[2 * i] = Op::ld(m2[i].x);
+        m[2 * i + 1] = Op::ld(m2[i].y);
+        s[2 * i] = s[2 * i + 1] = 0;
+    }
+}
+
+/* s[v] += exp(value v of u - shift(m[v])); HS: m holds the shifts (computed once a column by the caller: main's
+   PTX computes kg_nshift's abs / setp / selp again for every element) */
+template <class Op, int V, bool HS = false>
 __device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const typename Op::acc_t (&m)[V],
                                             const uint4 &u)
 {
@@ -62,11 +97,22 @@ __device__ __forceinline__ void kg_ncl_vsum(typename Op::acc_t (&s)[V], const ty
     memcpy(e, &u, 16);
 #pragma unroll
     for (int v = 0; v < V; v++)
-        s[v] += kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v]));
+        s[v] += kg_nexp_sum(Op::ld(e[v]) - (HS ? m[v] : kg_nshift(m[v])));
+}
+
+/* A 16-byte store of u at y. VS (tunings of session 24): one st.global.v4 (__stwb); else a plain store, which
+   LLVM splits into four 4-byte stores here (PTX of main's cluster and COLT kernels: st.global.f32, or
+   st.global.v2.u16 for the 2-byte types, four a vector; ptxas does not merge them). */
+template <bool VS> __device__ __forceinline__ void kg_ncl_st16(void *y, const uint4 &u)
+{
+    if constexpr (VS)
+        __stwb((uint4 *)y, u);
+    else
+        *(uint4 *)y = u;
 }
 
 /* Writes at y the vector of f(v, value v of x), each rounded to the input type. */
-template <class Op, int V, class F>
+template <class Op, int V, bool VS = false, class F>
 __device__ __forceinline__ void kg_ncl_vput(const uint4 &x, typename Op::in_t *y, F f)
 {
     typename Op::in_t e[V];
@@ -76,16 +122,16 @@ __device__ __forceinline__ void kg_ncl_vput(const uint4 &x, typename Op::in_t *y
         e[v] = Op::st(f(v, Op::ld(e[v])));
     uint4 u;
     memcpy(&u, e, 16);
-    *(uint4 *)y = u;
+    kg_ncl_st16<VS>(y, u);
 }
 
 /* Writes the output vector of input vector x (row values rv) at y. */
-template <class Op, int V>
+template <class Op, int V, bool VS = false>
 __device__ __forceinline__ void kg_ncl_vstore(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
                                               typename Op::in_t *y)
 {
     typedef typename Op::acc_t AT;
-    kg_ncl_vput<Op, V>(x, y, [&](int v, AT a) { return Op::apply(a, rv[v], (AT)1, (AT)0); });
+    kg_ncl_vput<Op, V, VS>(x, y, [&](int v, AT a) { return Op::apply(a, rv[v], (AT)1, (AT)0); });
 }
 
 /* A lane's registers xs[j < jn]: m = their maxima per column (s = 0), then
@@ -105,27 +151,27 @@ __device__ __forceinline__ void kg_ncl_regmax(const uint4 (&xs)[K], int jn, type
         if (j < jn)
             kg_ncl_vmax<Op, V>(m, kg_nopaque(xs[j]));
 }
-template <class Op, int V, int K>
+template <class Op, int V, int K, bool HS = false>
 __device__ __forceinline__ void kg_ncl_regsum(const uint4 (&xs)[K], int jn, const typename Op::acc_t (&m)[V],
                                               typename Op::acc_t (&s)[V])
 {
 #pragma unroll
     for (int j = 0; j < K; j++)
         if (j < jn)
-            kg_ncl_vsum<Op, V>(s, m, kg_nopaque(xs[j]));
+            kg_ncl_vsum<Op, V, HS>(s, m, kg_nopaque(xs[j]));
 }
 /* EX (softmax of f32, Op::expm): s[v] += exp(x - shift(m[v])) of vector u,
    and u's values replaced by those exps, so that the apply multiplies
-   instead of taking the exp again (the lane's max m stays the shift). */
-template <class Op, int V> __device__ __forceinline__ void kg_ncl_vsumex(typename Op::acc_t (&s)[V],
-                                                                        const typename Op::acc_t (&m)[V], uint4 &u)
+   instead of taking the exp again (the lane's max m stays the shift). HS: m holds the shifts (kg_ncl_vsum). */
+template <class Op, int V, bool HS = false>
+__device__ __forceinline__ void kg_ncl_vsumex(typename Op::acc_t (&s)[V], const typename Op::acc_t (&m)[V], uint4 &u)
 {
     static_assert(sizeof(typename Op::in_t) == sizeof(typename Op::acc_t), "EX: f32");
     typename Op::in_t e[V];
     memcpy(e, &u, 16);
 #pragma unroll
     for (int v = 0; v < V; v++) {
-        const typename Op::acc_t ex = kg_nexp(Op::ld(e[v]) - kg_nshift(m[v]));
+        const typename Op::acc_t ex = kg_nexp(Op::ld(e[v]) - (HS ? m[v] : kg_nshift(m[v])));
         s[v] += ex;
         e[v] = Op::st(ex);
     }
@@ -133,12 +179,22 @@ template <class Op, int V> __device__ __forceinline__ void kg_ncl_vsumex(typenam
 }
 /* EX's output vector of exps u (those of kg_ncl_vsumex, taken at the lane's
    shift): y = apply_e(u c), c[v] = exp(shift(lane max) - the column's m). */
-template <class Op, int V>
+template <class Op, int V, bool VS = false>
 __device__ __forceinline__ void kg_ncl_vstoreex(const uint4 &u, const kg_nrow<typename Op::acc_t> (&rv)[V],
                                                 const typename Op::acc_t (&c)[V], typename Op::in_t *y)
 {
     typedef typename Op::acc_t AT;
-    kg_ncl_vput<Op, V>(u, y, [&](int v, AT a) { return Op::apply_e(a * c[v], rv[v]); });
+    kg_ncl_vput<Op, V, VS>(u, y, [&](int v, AT a) { return Op::apply_e(a * c[v], rv[v]); });
+}
+
+/* The output vector of x for the 2-byte softmax: the output's exp flushed below 2^-126
+   (kg_nexp_sum, as LEAN2's FTZ form: f16 holds nothing there, bf16's denormals become 0). */
+template <class Op, int V, bool VS = false>
+__device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  typename Op::in_t *y)
+{
+    typedef typename Op::acc_t AT;
+    kg_ncl_vput<Op, V, VS>(x, y, [&](int v, AT a) { return Op::apply_e(kg_nexp_sum(a - rv[v].m), rv[v]); });
 }
 
 /* rv = the lane's columns' values f[0 .. V) */
@@ -150,7 +206,7 @@ __device__ __forceinline__ void kg_ncl_vals(kg_nrow<typename Op::acc_t> (&rv)[V]
         rv[v] = f[v];
 }
 /* The outputs of registers xs[j < jn], row j at y + j ys. */
-template <class Op, int V, int K>
+template <class Op, int V, int K, bool VS = false>
 __device__ __forceinline__ void kg_ncl_regstore(const uint4 (&xs)[K], int jn,
                                                 const kg_nrow<typename Op::acc_t> (&rv)[V], typename Op::in_t *y,
                                                 int64_t ys)
@@ -158,7 +214,7 @@ __device__ __forceinline__ void kg_ncl_regstore(const uint4 (&xs)[K], int jn,
 #pragma unroll
     for (int j = 0; j < K; j++)
         if (j < jn)
-            kg_ncl_vstore<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
+            kg_ncl_vstore<Op, V, VS>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
 }
 
 /* A barrier of T threads: the block's (H false), or half h's of a block of
@@ -318,36 +374,60 @@ template <class Op, int V, int LPR, int T, int NB = 1, bool TR = false> struct k
    j < jn in its shared-memory slots): m = the maxima per column, s = the
    sums of exp(x - shift(m)); with EX (f32 softmax) the values become those
    exps (kg_ncl_vsumex), in registers and in the slots. */
-template <class Op, int V, int T, int K, int KS, bool EX>
+template <class Op, int V, int T, int K, int KS, bool EX, bool P2 = false, bool HS = false>
 __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op::acc_t (&m)[V],
                                             typename Op::acc_t (&s)[V], int tid, uint4 *buf)
 {
-    kg_ncl_regmax<Op, V>(xs, jn, m, s);
+    typedef typename Op::in_t IT;
+    /* P2: the maxima by packed pairs, registers then slots (kg_ncl_vmax2), unpacked once */
+    constexpr bool PM = P2 && sizeof(IT) == 2;
+    kg_ncl_t2<IT> m2[V / 2];
+    if constexpr (PM) {
+        kg_ncl_m2init<Op, V>(m2);
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_ncl_vmax2<IT, V>(m2, xs[j]);
+    } else {
+        kg_ncl_regmax<Op, V>(xs, jn, m, s);
+    }
     if constexpr (KS > 0) {
         asm volatile("cp.async.wait_all;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < KS; j++)
-            if (K + j < jn)
-                kg_ncl_vmax<Op, V>(m, buf[j * T + tid]);
+            if (K + j < jn) {
+                if constexpr (PM)
+                    kg_ncl_vmax2<IT, V>(m2, buf[j * T + tid]);
+                else
+                    kg_ncl_vmax<Op, V>(m, buf[j * T + tid]);
+            }
     }
+    if constexpr (PM)
+        kg_ncl_m2out<Op, V>(m2, m, s);
+    /* HS: the shifts once a column (ms: the shifts, or the maxima) */
+    typename Op::acc_t hs[V];
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        hs[v] = HS ? kg_nshift(m[v]) : m[v];
+    const typename Op::acc_t(&ms)[V] = HS ? hs : m;
     if constexpr (EX) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
-                kg_ncl_vsumex<Op, V>(s, m, xs[j]);
+                kg_ncl_vsumex<Op, V, HS>(s, ms, xs[j]);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn) {
                 uint4 u = buf[j * T + tid];
-                kg_ncl_vsumex<Op, V>(s, m, u);
+                kg_ncl_vsumex<Op, V, HS>(s, ms, u);
                 buf[j * T + tid] = u;
             }
     } else {
-        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+        kg_ncl_regsum<Op, V, K, HS>(xs, jn, ms, s);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vsum<Op, V>(s, m, buf[j * T + tid]);
+                kg_ncl_vsum<Op, V, HS>(s, ms, buf[j * T + tid]);
     }
 }
 
@@ -361,7 +441,7 @@ template <class AT> __device__ __forceinline__ AT kg_ncl_kfac(AT ml, AT m)
 
 /* EX: the outputs of registers xs[j < jn] (exps at the lane's maxima ml), row j at y + j ys, by the factors
    c[v] = kg_ncl_kfac(ml[v], the column's m) (left in c). */
-template <class Op, int V, int K>
+template <class Op, int V, int K, bool VS = false>
 __device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
                                                   const kg_nrow<typename Op::acc_t> (&rv)[V],
                                                   const typename Op::acc_t (&ml)[V], typename Op::acc_t (&c)[V],
@@ -373,12 +453,12 @@ __device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
 #pragma unroll
     for (int j = 0; j < K; j++)
         if (j < jn)
-            kg_ncl_vstoreex<Op, V>(xs[j], rv, c, y + (int64_t)j * ys);
+            kg_ncl_vstoreex<Op, V, VS>(xs[j], rv, c, y + (int64_t)j * ys);
 }
 
 /* The lane's outputs: rows j < jn at y + j ys (registers, then its slots);
    EX: from the exps at the lane's maxima ml. */
-template <class Op, int V, int T, int K, int KS, bool EX>
+template <class Op, int V, int T, int K, int KS, bool EX, bool P2 = false, bool VS = false>
 __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const kg_nrow<typename Op::acc_t> *f,
                                            const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys,
                                            int tid, uint4 *buf)
@@ -386,19 +466,29 @@ __device__ __forceinline__ void kg_ncl_out(const uint4 (&xs)[K], int jn, const k
     typedef typename Op::acc_t AT;
     kg_nrow<AT> rv[V];
     kg_ncl_vals<Op, V>(rv, f);
-    if constexpr (EX) {
+    if constexpr (P2 && Op::expm && sizeof(typename Op::in_t) == 2) {
+        /* P2, the 2-byte softmax: the output's exps flushed below 2^-126 (kg_nct_vstore_ftz, as COLT) */
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            if (j < jn)
+                kg_nct_vstore_ftz<Op, V, VS>(kg_nopaque(xs[j]), rv, y + (int64_t)j * ys);
+#pragma unroll
+        for (int j = 0; j < KS; j++)
+            if (K + j < jn)
+                kg_nct_vstore_ftz<Op, V, VS>(buf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
+    } else if constexpr (EX) {
         AT c[V];
-        kg_ncl_regstoreex<Op, V>(xs, jn, rv, ml, c, y, ys);
+        kg_ncl_regstoreex<Op, V, K, VS>(xs, jn, rv, ml, c, y, ys);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vstoreex<Op, V>(buf[j * T + tid], rv, c, y + (int64_t)(K + j) * ys);
+                kg_ncl_vstoreex<Op, V, VS>(buf[j * T + tid], rv, c, y + (int64_t)(K + j) * ys);
     } else {
-        kg_ncl_regstore<Op, V>(xs, jn, rv, y, ys);
+        kg_ncl_regstore<Op, V, K, VS>(xs, jn, rv, y, ys);
 #pragma unroll
         for (int j = 0; j < KS; j++)
             if (K + j < jn)
-                kg_ncl_vstore<Op, V>(buf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
+                kg_ncl_vstore<Op, V, VS>(buf[j * T + tid], rv, y + (int64_t)(K + j) * ys);
     }
 }
 
@@ -420,7 +510,29 @@ __device__ __forceinline__ void kg_ncl_load(uint4 (&xs)[K], int jn, const IT *p,
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * rs));
 }
 
-template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false>
+/* ST (tunings of session 24): clusters of the first wave (cid below A.units, the clusters resident at once, from
+   the runtime) with an odd cid start (A.opt >> 8) microseconds late, so that the clusters sharing the
+   multiprocessors run their loads, exchange and stores out of phase from then on (their successors start as they
+   end); the same rows, sums and merges as without (the same bits). */
+__device__ __forceinline__ void kg_ncl_stagger(const kg_norm_args &A, int64_t cid)
+{
+    const uint64_t d = (uint64_t)((uint32_t)A.opt >> 8) * 1000; /* nanoseconds */
+    if (d == 0 || !(cid & 1) || cid >= A.units)
+        return;
+    uint64_t t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        __nanosleep(500);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < d);
+}
+
+/* P2 (tunings of session 24, the 2-byte types): the lane's maxima by packed pairs (kg_ncl_vmax2) and softmax's
+   output exps flushed below 2^-126 (kg_nct_vstore_ftz), as COLT's 2-byte path; elsewhere no effect. VS (tunings of
+   session 24): the outputs by 16-byte stores (kg_ncl_st16), the lane's shifts once a column (kg_ncl_lane's HS);
+   the same bits. */
+template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false, bool P2 = false,
+          bool ST = false, bool VS = false>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
@@ -433,6 +545,8 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     const int q = (int)cl.block_rank();
     const int64_t cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
     const int64_t o = cid / A.tiles, tile = cid - o * A.tiles;
+    if constexpr (ST)
+        kg_ncl_stagger(A, cid);
     int64_t off[KG_NORM_NOPS];
     kg_nouter(A, o, off);
     const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;
@@ -451,7 +565,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     kg_ncl_load<T, K, KS>(xs, jn, p, RY * ns, tid, kg_ncbuf);
     /* 1. the lane's statistics, per column */
     AT m[V], s[V], ml[V];
-    kg_ncl_lane<Op, V, T, K, KS, EX>(xs, jn, m, s, tid, kg_ncbuf);
+    kg_ncl_lane<Op, V, T, K, KS, EX, P2, VS>(xs, jn, m, s, tid, kg_ncbuf);
 #pragma unroll
     for (int v = 0; v < V; v++)
         ml[v] = m[v];
@@ -467,7 +581,7 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     /* 3. the apply */
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + (r0 + ty) * nso;
     if (jn > 0)
-        kg_ncl_out<Op, V, T, K, KS, EX>(xs, jn, sh.fin + tx * V, ml, y, RY * nso, tid, kg_ncbuf);
+        kg_ncl_out<Op, V, T, K, KS, EX, P2, VS>(xs, jn, sh.fin + tx * V, ml, y, RY * nso, tid, kg_ncbuf);
     /* every block's shared memory stays until the cluster's reads are done */
     asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }

@@ -46,52 +46,77 @@ __device__ __forceinline__ void kg_nct_regmax(const uint4 (&xs)[K], int jn, type
     typedef typename Op::in_t IT;
     if constexpr (sizeof(IT) == 2) {
         {
-            typedef typename std::conditional<std::is_same<IT, __half>::value, __half2, __nv_bfloat162>::type T2;
-            T2 m2[V / 2];
-#pragma unroll
-            for (int i = 0; i < V / 2; i++)
-                m2[i].x = m2[i].y = Op::st(-(typename Op::acc_t)INFINITY);
+            kg_ncl_t2<IT> m2[V / 2];
+            kg_ncl_m2init<Op, V>(m2);
 #pragma unroll
             for (int j = 0; j < K; j++)
-                if (j < jn) {
-                    T2 w[V / 2];
-                    memcpy(w, &xs[j], sizeof w);
-#pragma unroll
-                    for (int i = 0; i < V / 2; i++)
-                        m2[i] = __hmax2(m2[i], w[i]);
-                }
-#pragma unroll
-            for (int i = 0; i < V / 2; i++) {
-                m[2 * i] = Op::ld(m2[i].x);
-                m[2 * i + 1] = Op::ld(m2[i].y);
-                s[2 * i] = s[2 * i + 1] = 0;
-            }
+                if (j < jn)
+                    kg_ncl_vmax2<IT, V>(m2, xs[j]);
+            kg_ncl_m2out<Op, V>(m2, m, s);
             return;
         }
     }
     kg_ncl_regmax<Op, V>(xs, jn, m, s);
 }
 
-/* The output vector of x for the 2-byte softmax: the output's exp flushed below 2^-126
-   (kg_nexp_sum, as LEAN2's FTZ form: f16 holds nothing there, bf16's denormals become 0). */
-template <class Op, int V>
-__device__ __forceinline__ void kg_nct_vstore_ftz(const uint4 &x, const kg_nrow<typename Op::acc_t> (&rv)[V],
-                                                  typename Op::in_t *y)
+/* EK: the 2-byte softmax's sum's exps (kg_nexp_sum(x - shift(lane max)), the terms kg_ncl_vsum adds, in its
+   order: the same sums) kept in f32, ek[j][v] for row j, column v of the lane, for the apply. */
+template <class Op, int V, int K>
+__device__ __forceinline__ void kg_nct_regsumek(const uint4 (&xs)[K], int jn, const typename Op::acc_t (&m)[V],
+                                                typename Op::acc_t (&s)[V], typename Op::acc_t (&ek)[K][V])
+{
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn) {
+            typename Op::in_t e[V];
+            const uint4 u = kg_nopaque(xs[j]);
+            memcpy(e, &u, 16);
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                ek[j][v] = kg_nexp_sum(Op::ld(e[v]) - kg_nshift(m[v])); /* (shifts hoisted: 20 bytes spilled) */
+                s[v] += ek[j][v];
+            }
+        }
+}
+
+/* EK's outputs of rows j < jn at y + j ys: apply_e(ek c), c[v] = kg_ncl_kfac(the lane's maximum, the column's m). */
+template <class Op, int V, int K, bool VS = false>
+__device__ __forceinline__ void kg_nct_regstoreek(const typename Op::acc_t (&ek)[K][V], int jn,
+                                                  const kg_nrow<typename Op::acc_t> (&rv)[V],
+                                                  const typename Op::acc_t (&ml)[V], typename Op::in_t *y, int64_t ys)
 {
     typedef typename Op::acc_t AT;
-    kg_ncl_vput<Op, V>(x, y, [&](int v, AT a) { return Op::apply_e(kg_nexp_sum(a - rv[v].m), rv[v]); });
+    AT c[V];
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        c[v] = kg_ncl_kfac(ml[v], rv[v].m);
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        if (j < jn) {
+            typename Op::in_t e[V];
+#pragma unroll
+            for (int v = 0; v < V; v++)
+                e[v] = Op::st(Op::apply_e(ek[j][v] * c[v], rv[v]));
+            uint4 u;
+            memcpy(&u, e, 16);
+            kg_ncl_st16<VS>(y + (int64_t)j * ys, u);
+        }
 }
 
 /* EX0: f32 softmax keeps the sum's exps in place of the values (kg_ncl_vsumex) and the apply multiplies them by
    exp(shift(lane max) - the column's max) (kg_ncl_vstoreex), as CLUSTER's EX: one exp an element instead of two;
-   elsewhere no effect. */
-template <class Op, int V, int LPR, int T, int K, bool EX0 = false>
+   elsewhere no effect. VS (tunings of session 24): 16-byte stores, the lane's shifts once a column (the same bits).
+   EK0 (the 2-byte softmax, tuning configurations of session 24): the sum's exps kept in f32
+   beside the packed values (kg_nct_regsumek), the apply multiplies them (kg_nct_regstoreek): one exp an element
+   instead of two, as LEAN2E does for rows; elsewhere no effect. */
+template <class Op, int V, int LPR, int T, int K, bool EX0 = false, bool EK0 = false, bool VS = false>
 __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
     typedef typename Op::acc_t AT;
     constexpr int RY = T / LPR, W = LPR * V;
     constexpr bool EX = EX0 && Op::expm && sizeof(IT) == sizeof(AT);
+    constexpr bool EK = EK0 && Op::expm && sizeof(IT) == 2;
     /* MU (the narrow configurations, fewer than 16 lanes a row): a block holds T / (LPR x RG) tiles (units), RG =
        A.group row groups each (a power of two dividing RY, from the runtime), unit u of the block lanes [u LPR RG,
        (u + 1) LPR RG); elsewhere a block one tile, RG = RY */
@@ -124,13 +149,23 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     /* 1. the lane's statistics, per column */
     AT m[V], s[V];
     kg_nct_regmax<Op, V>(xs, jn, m, s);
+    AT ek[EK ? K : 1][V];
+    (void)ek;
+    /* VS: the shifts once a column (kg_ncl_lane's HS) */
+    AT hs[V];
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        hs[v] = VS ? kg_nshift(m[v]) : m[v];
+    const AT(&ms)[V] = VS ? hs : m;
     if constexpr (EX) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
-                kg_ncl_vsumex<Op, V>(s, m, xs[j]);
+                kg_ncl_vsumex<Op, V, VS>(s, ms, xs[j]);
+    } else if constexpr (EK) {
+        kg_nct_regsumek<Op, V, K>(xs, jn, m, s, ek);
     } else {
-        kg_ncl_regsum<Op, V>(xs, jn, m, s);
+        kg_ncl_regsum<Op, V, K, VS>(xs, jn, ms, s);
     }
     /* 2. the tile's (RY = 1: the lane's own) */
     kg_nrow<AT> rv[V];
@@ -245,14 +280,16 @@ __device__ __forceinline__ void kg_norm_colt(const kg_norm_args &A)
     IT *y = (IT *)A.p[KG_NO_OUT] + off[KG_NO_OUT] + col + ty * nso;
     if constexpr (EX) {
         AT c[V];
-        kg_ncl_regstoreex<Op, V>(xs, jn, rv, m, c, y, RG * nso);
+        kg_ncl_regstoreex<Op, V, K, VS>(xs, jn, rv, m, c, y, RG * nso);
+    } else if constexpr (EK) {
+        kg_nct_regstoreek<Op, V, K, VS>(ek, jn, rv, m, y, RG * nso);
     } else if constexpr (Op::expm && sizeof(IT) == 2) {
 #pragma unroll
         for (int j = 0; j < K; j++)
             if (j < jn)
-                kg_nct_vstore_ftz<Op, V>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RG * nso);
+                kg_nct_vstore_ftz<Op, V, VS>(kg_nopaque(xs[j]), rv, y + (int64_t)j * RG * nso);
     } else {
-        kg_ncl_regstore<Op, V>(xs, jn, rv, y, RG * nso);
+        kg_ncl_regstore<Op, V, K, VS>(xs, jn, rv, y, RG * nso);
     }
 }
 

@@ -703,7 +703,8 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
     kg_norm_plan p;
     /* 16 blocks of 1024 rows, 32 columns a strip (f32: configuration 6,
-       the tree merge, softmax keeping its exps; bf16: configuration 0) */
+       the tree merge, softmax keeping its exps; bf16: configuration 28, 0
+       with packed maxima and 16-byte stores, since session 25) */
     kgi_norm_tuning.sm90 = 1;
     assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
     cr_assert_eq(p.cchunk, 1024);
@@ -719,15 +720,15 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, 6);
     in.dtype = out.dtype = KG_BF16;
     plan_shape(&c, &in, &out, 8192, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.ctiles, 64);
     cr_assert_eq(p.csize, 8);
     /* 257..999 rows: one block (COLT below 257, tested apart; 257..399 since session 23); past 16384: COLS */
     plan_shape(&c, &in, &out, 999, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 257, 4096, &p);
-    cr_assert_eq(p.ccfg, 0);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
@@ -800,7 +801,7 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kg_norm_plan p;
     for (int k = 7; k <= 12; k++)
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
-    cr_assert_eq(KG_NORM_CCFG_COUNT, 20);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 30);
     cr_assert(!kg_norm_ccfgs[6].one);
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
@@ -811,13 +812,14 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
        vectors (4 KiB); 8: 256 x 8; 10: 64 x 4; 17 rows of 32 vectors: 32
        lanes (the widest tile they fill) x 16; 65: 32 x 16 (128 rows); 200:
        16 x 16 (256 rows); 10 or 15 vectors of columns: the narrow
-       configuration of 8 lanes a row (13), 16: 16 lanes; 257..999 rows: one
+       configuration of 8 lanes a row (f32: 29, 13 with 16-byte stores, since
+       session 25), 16: 16 lanes; 257..999 rows: one
        block of configuration 6 (257..399 since session 23) */
     static const struct {
         int rows, cols, ccfg, csize, ctiles;
     } few[] = {
         {3, 4096, 11, -1, 4},    {8, 4096, 12, -1, -1},   {10, 4096, 10, -1, -1}, {17, 128, 8, -1, -1},
-        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, 13, -1, 2},   {100, 60, 13, -1, 2},
+        {65, 4096, 8, -1, -1},   {200, 4096, 7, -1, -1},  {100, 40, 29, -1, 2},   {100, 60, 29, -1, 2},
         {100, 64, 7, -1, 1},     {257, 4096, 6, 1, -1},   {399, 4096, 6, 1, -1},   {400, 4096, 6, 1, -1},
         {999, 40, 6, 1, -1},
     };
@@ -876,8 +878,8 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
               out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
     kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 1};
     kg_norm_plan p;
-    static const int lprs[] = {8, 4, 2, 1, 8, 8, 8};
-    for (int k = 13; k < 20; k++) {
+    static const int lprs[] = {8, 4, 2, 1, 8};
+    for (int k = 13; k < 18; k++) {
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].lpr, lprs[k - 13], "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].alt, k >= 17, "configuration %d", k);
@@ -885,8 +887,9 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     for (int k = 0; k < 13; k++)
         cr_assert(!kg_norm_ccfgs[k].alt, "configuration %d", k);
     kgi_norm_tuning.sm90 = 1;
-    /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block */
-    assert_cluster_plan(&c, &p, 13, 1, 1, 262144u / 8u, 256u);
+    /* [262144,32,32] dim 1: 8 vectors of columns, 32 rows: 8 lanes x 4 row groups, 8 tiles a block (f32: 29, 13 with
+       16-byte stores, since session 25) */
+    assert_cluster_plan(&c, &p, 29, 1, 1, 262144u / 8u, 256u);
     cr_assert_eq(p.crg, 4);
     cr_assert_eq(p.cbfly, 1); /* 8 x 4 lanes: a warp, butterflies */
     kgi_norm_tuning.nmerge = 1;
@@ -906,11 +909,11 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
         int ccfg, crg, ctiles;
         unsigned grid;
     } narrow[] = {
-        {KG_F32, 1000, 2, 32, 13, 1, 1, 1000 / 32 + 1},   /* 32 tiles a block, the last block partial */
-        {KG_F32, 1000, 33, 32, 13, 8, 1, 1000 / 4},       /* 5 vectors a lane, 4 tiles a block */
-        {KG_F32, 999, 256, 32, 13, 32, 1, 999},           /* a tile a block */
+        {KG_F32, 1000, 2, 32, 29, 1, 1, 1000 / 32 + 1},   /* 32 tiles a block, the last block partial */
+        {KG_F32, 1000, 33, 32, 29, 8, 1, 1000 / 4},       /* 5 vectors a lane, 4 tiles a block */
+        {KG_F32, 999, 256, 32, 29, 32, 1, 999},           /* a tile a block */
         {KG_F32, 100, 257, 32, 6, 0, 1, 100},             /* one block of configuration 6 */
-        {KG_F32, 300, 100, 40, 13, 16, 2, 300},           /* 10 vectors: 2 tiles of 8 lanes */
+        {KG_F32, 300, 100, 40, 29, 16, 2, 300},           /* 10 vectors: 2 tiles of 8 lanes */
         {KG_F32, 3000, 17, 12, 14, 4, 1, 3000 / 16 + 1},  /* 3 vectors: 4 lanes */
         {KG_BF16, 131072, 100, 16, 15, 16, 1, 131072 / 8}, /* 2 vectors: 2 lanes */
         {KG_F32, 5000, 500, 4, 16, 64, 1, 5000 / 4},      /* 1 vector: a lane, 512 rows */
@@ -939,6 +942,109 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     cr_assert_eq(p.crg, 4);
     cr_assert_eq(p.cgrid, 262144u / 4u);
     cr_assert_eq(p.cblock, 128u);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+}
+
+/* Session 24's tuning configurations 18-29 after H200 s25r1 (2026-12-05): kernels only where a default takes them
+   (runtime/norm.c's CCFG_EK1, CCFG_P2VS, CCFG_VS8): EK's 22 (the 2-byte softmax where COLT takes 16: a lane a row,
+   4 vectors a lane, the sum's exps kept), P2 + VS's 28 (the 2-byte cluster default, was 0: packed maxima, flushed
+   output exps, 16-byte stores) and VS's 29 (COLT's f32 default where it takes 13: 16-byte stores); L4 (18), EK 19-21,
+   23, 24, P2 (25), ST (26) and VS's 27 lost and have none (forced: COLS); nor have 0 and the f32 13 (28's and 29's
+   bits twins, GPU-checked in s25r1). */
+Test(plan, the_session_24_tuning_configurations)
+{
+    for (int k = 18; k < KG_NORM_CCFG_COUNT; k++) {
+        cr_assert_eq(kg_norm_ccfgs[k].one, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].alt, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
+    }
+    cr_assert_eq(kg_norm_ccfgs[22].lpr, 1);
+    cr_assert_eq(kg_norm_ccfgs[22].k, 4);
+    cr_assert_eq(kg_norm_ccfgs[22].rows, 1024); /* holds COLT's 999 rows, as 16 does */
+    cr_assert_eq(kg_norm_ccfgs[28].rows, kg_norm_ccfgs[0].rows);
+    cr_assert_eq(kg_norm_ccfgs[29].rows, kg_norm_ccfgs[13].rows);
+    cr_assert_eq(kg_norm_ccfgs[29].lpr, kg_norm_ccfgs[13].lpr);
+    /* the kernels, by configuration, op and dtype (0-3 none: 0 the 2-byte default until session 25; 6 f32; 13 the
+       2-byte types, f32 until session 25) */
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    for (int d = 0; d < 3; d++)
+        for (int op = 0; op < 2; op++) {
+            const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
+            const int two = dts[d] != KG_F32;
+            for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
+                const int want = k == 22                  ? two && !op
+                                 : k == 28 || k == 13     ? two
+                                 : k == 6 || k == 29      ? !two
+                                 : k >= 18 || k <= 3      ? 0
+                                                          : 1;
+                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
+            }
+        }
+    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384)),
+              out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
+    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
+    kg_norm_call lsm = c;
+    lsm.op = KG_NORM_LOG_SOFTMAX;
+    kg_norm_plan p;
+    kgi_norm_tuning.sm90 = 1;
+    /* the 2-byte default: 28 (16 blocks of 1024 rows, 64 columns a strip), both ops, f16 too; f32: 6 */
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
+    assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
+    in.dtype = out.dtype = KG_F16;
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
+    in.dtype = out.dtype = KG_F32;
+    assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
+    /* forced: 28; 0, L4, P2, ST, VS's 27: no kernels, COLS */
+    in.dtype = out.dtype = KG_BF16;
+    kgi_norm_tuning.cluster = 29;
+    assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
+    static const int gone[] = {1, 19, 26, 27, 28};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 5; i++) {
+            in.dtype = out.dtype = d ? KG_F32 : KG_BF16;
+            kgi_norm_tuning.cluster = gone[i];
+            plan_class(&c, &p);
+            cr_assert_eq(p.ccfg, -1, "tuning %d, dtype %d", gone[i], d);
+            plan_class(&lsm, &p);
+            cr_assert_eq(p.ccfg, -1, "tuning %d, dtype %d", gone[i], d);
+        }
+    /* COLT, dim 1 of [outer, n, cols], the planner's: bf16 / f16 softmax of 1 vector of columns ([32768,200,8]) by
+       22 (a lane a row, 4 vectors: 64 row groups, 4 tiles a block, TL), their log_softmax by 16 (8 vectors: 32 row
+       groups, 8 tiles a block, butterflies); f32 [262144,32,32] (8 vectors) by 29 (as 13: 4 row groups, 8 tiles a
+       block), bf16 by 14 (4 vectors: 4 row groups, 16 tiles a block), [131072,32,64] by 13; f32 [32768,200,4] (1 vector) by 16. Forced EK 19-21, 23, 24: COLS. */
+    kgi_norm_tuning.cluster = 0;
+    c.axis = lsm.axis = 1;
+    static const struct {
+        kg_dtype dt;
+        int log;
+        int64_t outer, n, cols;
+        int ccfg, crg, cbfly;
+        unsigned grid;
+    } colt[] = {{KG_BF16, 0, 32768, 200, 8, 22, 64, 2, 32768u / 4u},  {KG_F16, 0, 32768, 200, 8, 22, 64, 2, 32768u / 4u},
+                {KG_BF16, 1, 32768, 200, 8, 16, 32, 1, 32768u / 8u},  {KG_F16, 1, 32768, 200, 8, 16, 32, 1, 32768u / 8u},
+                {KG_F32, 0, 32768, 200, 4, 16, 32, 1, 32768u / 8u},   {KG_F32, 0, 262144, 32, 32, 29, 4, 1, 262144u / 8u},
+                {KG_F32, 1, 262144, 32, 32, 29, 4, 1, 262144u / 8u},  {KG_BF16, 0, 262144, 32, 32, 14, 4, 1, 262144u / 16u},
+                {KG_BF16, 0, 131072, 32, 64, 13, 4, 1, 131072u / 8u}};
+    for (size_t i = 0; i < sizeof colt / sizeof colt[0]; i++) {
+        in = fake(IN_AT, colt[i].dt, 3, KT_SHAPE(colt[i].outer, colt[i].n, colt[i].cols));
+        out = fake(OUT_AT, colt[i].dt, 3, KT_SHAPE(colt[i].outer, colt[i].n, colt[i].cols));
+        assert_cluster_plan(colt[i].log ? &lsm : &c, &p, colt[i].ccfg, 1, 1, colt[i].grid, 256u);
+        cr_assert_eq(p.crg, colt[i].crg, "case %zu: %d row groups", i, p.crg);
+        cr_assert_eq(p.cbfly, colt[i].cbfly, "case %zu", i);
+    }
+    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(262144, 32, 32));
+    for (int t = 20; t <= 25; t++) {
+        kgi_norm_tuning.cluster = t;
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, t == 23 ? 22 : -1, "tuning %d", t);
+    }
+    /* forced 13 (tuning 14): the 2-byte types' (bf16 [262144,32,32]); f32 none since session 25, COLS */
+    kgi_norm_tuning.cluster = 14;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, 13);
+    in.dtype = out.dtype = KG_F32;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1);
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2490,13 +2596,23 @@ static void assert_same_bits_twice(kg_context *ctx, twice_call call, int axis, c
     cr_assert(memcmp(a, b, bytes) == 0, "%s: two runs differ", what);
 }
 
-/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
-   rows and merges them in the same order): f32 and bf16 softmax and
-   log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
-   the grid the launch takes, at one cluster (64 strips a half, 128 with
-   16 blocks) and at 3 (a half with one strip fewer than the other), the
-   halves apart and together; the same bits twice. */
-Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
+/* The bits tests of the cluster forms: softmax (op 0) or log_softmax (1) of x into y under the tuning, y first
+   filled with the byte fill, downloaded into host. */
+static void cluster_call(kg_context *ctx, kg_norm_tuning tu, int op, const kg_tensor *y, const kg_tensor *x,
+                         size_t bytes, int fill, void *host)
+{
+    kgi_norm_tuning = tu;
+    KT_OK(ctx, kg_memset(ctx, y->data, fill, bytes));
+    KT_OK(ctx, op ? kg_log_softmax(ctx, y, x, 0) : kg_softmax(ctx, y, x, 0));
+    kt_download(ctx, host, y->data, bytes);
+}
+
+/* ... each of f32 (d 0) and bf16 (d 1) softmax and log_softmax of [3001,4096] (uniform -5..5) along dim 0 at 3 and 16
+   blocks a cluster (cs 0, 16): check(ctx, d, op, cs, x, y, bytes, a, b) with host buffers a, b of the output's bytes;
+   at least one cluster launch on sm_90. */
+typedef void (*cluster_bits_check)(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y,
+                                   size_t bytes, unsigned char *a, unsigned char *b);
+static void cluster_bits_3001(cluster_bits_check check)
 {
     kg_context *ctx = kt_open_gpu();
     const int64_t shape[2] = {3001, 4096}, n = shape[0] * shape[1];
@@ -2512,27 +2628,8 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
         kt_upload(ctx, dx, h, bytes);
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape);
         for (int op = 0; op < 2; op++)
-            for (int cs = 0; cs <= 16; cs += 16) {
-                kgi_norm_tuning = (kg_norm_tuning){.cluster = 5, .csize = cs};
-                KT_OK(ctx, kg_memset(ctx, dy, 0, bytes));
-                KT_OK(ctx, op ? kg_log_softmax(ctx, &y, &x, 0) : kg_softmax(ctx, &y, &x, 0));
-                kt_download(ctx, a, dy, bytes);
-                static const kg_norm_tuning tus[] = {
-                    {.cluster = 6}, {.cluster = 6, .grid = 1}, {.cluster = 6, .grid = 48}, {.cluster = 6, .cstag = -1},
-                    {.cluster = 6, .grid = 1, .cstag = -1}};
-                for (int t = 0; t < 5; t++) {
-                    kgi_norm_tuning = tus[t];
-                    kgi_norm_tuning.csize = cs;
-                    if (tus[t].grid == 48)
-                        kgi_norm_tuning.grid = cs ? 48 : 9; /* 3 clusters */
-                    KT_OK(ctx, kg_memset(ctx, dy, 0xff, bytes));
-                    KT_OK(ctx, op ? kg_log_softmax(ctx, &y, &x, 0) : kg_softmax(ctx, &y, &x, 0));
-                    kt_download(ctx, b, dy, bytes);
-                    cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, PH tuning %d: not the bits of "
-                              "configuration 4",
-                              op ? "log_softmax" : "softmax", kg_dtype_name(dts[d]), cs ? cs : 3, t);
-                }
-            }
+            for (int cs = 0; cs <= 16; cs += 16)
+                check(ctx, d, op, cs, &x, &y, bytes, a, b);
     }
     int ma = 0, mi = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
@@ -2546,6 +2643,73 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits)
     free(b);
     kg_close(ctx);
 }
+
+/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
+   rows and merges them in the same order): f32 and bf16 softmax and
+   log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
+   the grid the launch takes, at one cluster (64 strips a half, 128 with
+   16 blocks) and at 3 (a half with one strip fewer than the other), the
+   halves apart and together; the same bits twice. */
+static void ph_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
+                    unsigned char *a, unsigned char *b)
+{
+    (void)d;
+    cluster_call(ctx, (kg_norm_tuning){.cluster = 5, .csize = cs}, op, y, x, bytes, 0, a);
+    static const kg_norm_tuning tus[] = {{.cluster = 6},
+                                         {.cluster = 6, .grid = 1},
+                                         {.cluster = 6, .grid = 48},
+                                         {.cluster = 6, .cstag = -1},
+                                         {.cluster = 6, .grid = 1, .cstag = -1}};
+    for (int t = 0; t < 5; t++) {
+        kg_norm_tuning tu = tus[t];
+        tu.csize = cs;
+        if (tus[t].grid == 48)
+            tu.grid = cs ? 48 : 9; /* 3 clusters */
+        cluster_call(ctx, tu, op, y, x, bytes, 0xff, b);
+        cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, PH tuning %d: not the bits of configuration 4",
+                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3, t);
+    }
+}
+Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3001(ph_bits); }
+
+/* Session 25's defaults from session 24's configurations (H200 s25r1, where they gave the bits of their base: 28
+   configuration 0's on inputs of -5..5, 29 13's; those have no kernels since): P2 + VS's 28 (the 2-byte cluster
+   default), the planner's and forced, the same bits, and twice: bf16 softmax and log_softmax of [3001,4096] along
+   dim 0 at 3 and 16 blocks a cluster; EK's 22 (the 2-byte softmax where COLT takes 16: bf16) and VS's 29 (COLT's f32
+   default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. */
+static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
+                     unsigned char *a, unsigned char *b)
+{
+    if (d == 1) { /* bf16: the planner's (28) and 28 forced */
+        cluster_call(ctx, (kg_norm_tuning){.csize = cs}, op, y, x, bytes, 0, a);
+        cluster_call(ctx, (kg_norm_tuning){.cluster = 29, .csize = cs}, op, y, x, bytes, 0xff, b);
+        cr_assert(memcmp(a, b, bytes) == 0, "%s bf16, %d blocks a cluster: configuration 28 forced, not the planner's bits",
+                  op ? "log_softmax" : "softmax", cs ? cs : 3);
+        kgi_norm_tuning = (kg_norm_tuning){.cluster = 29, .csize = cs};
+        assert_same_bits_twice(ctx, op ? TWICE_LOG_SOFTMAX : TWICE_SOFTMAX, 0, x, y, NULL, bytes, a, b,
+                               "P2 + VS 28 bf16 [3001,4096]");
+    }
+    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29 */
+        static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}};
+        uint64_t rng = kt_seed() + 24;
+        for (int cfg = 22; cfg <= 29; cfg += 7)
+            for (int k = 0; k < 3; k++) {
+                const kg_dtype dt = cfg == 29 ? KG_F32 : KG_BF16;
+                const int64_t m = shapes[k][0] * shapes[k][1] * shapes[k][2];
+                const size_t eb = kg_dtype_size(dt) * (size_t)m;
+                for (int64_t i = 0; i < m; i++)
+                    kt_set(a, dt, i, kt_uniform(&rng, -8, 8));
+                kt_upload(ctx, x->data, a, eb);
+                kg_tensor ex = kg_tensor_contiguous(x->data, dt, 3, shapes[k]),
+                          ey = kg_tensor_contiguous(y->data, dt, 3, shapes[k]);
+                char what[64];
+                snprintf(what, sizeof what, "%s configuration %d, shape %d", cfg == 29 ? "VS" : "EK", cfg, k);
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
+                assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
+            }
+    }
+}
+Test(gpu, session_25_defaults_give_the_same_bits_twice) { cluster_bits_3001(s25_bits); }
 
 /* LEAN2, LEAN2E and LEAN2R (two rows a group) give the bits of LEAN4F /
    LEAN4 (the same lanes, the same order of the statistics, the same exps),
@@ -2906,30 +3070,46 @@ Test(gpu, outer_axis_of_narrow_columns)
     static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64}, {29, 33, 32}, {13, 100, 16}, {7, 256, 32},
                                         {11, 33, 40}, {9, 100, 24}, {21, 17, 12}, {5, 200, 8}};
     const long before = kgi_norm_cluster_launches;
-    for (int t = 0; t < 3; t++) /* the planner's merge (butterflies a warp, TL past a warp), shared memory, s23r2's */
-        for (int d = 0; d < 3; d++)
+    long before_ek = before;
+    /* t 0-2: the planner's merge (butterflies a warp, TL past a warp; since session 25 EK's 22 for the 2-byte
+       softmax of 1 vector, VS's 29 for f32 of 5-15), shared memory, s23r2's; then EK's 22 (the 2-byte softmax with
+       kept exps) forced under each of those merges: softmax of the 2-byte types, in place or not (shapes whose column
+       it does not hold: COLS), and VS's 29 (f32) */
+    for (int t = 0; t < 3 + 2 * 3; t++) {
+        /* (cfg 25 stands for VS's 29, f32 alone) */
+        const int ek = t >= 3, cfg = ek ? ((t - 3) / 3 ? 25 : 22) : 0, vs = cfg == 25;
+        if (t == 3)
+            before_ek = kgi_norm_cluster_launches;
+        for (int d = ek && !vs; d < (vs ? 1 : 3); d++)
             for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-                kgi_norm_tuning.nmerge = t;
-                if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+                kgi_norm_tuning =
+                    (kg_norm_tuning){.cluster = vs ? 30 : ek ? cfg + 1 : 0, .nmerge = ek ? (t - 3) % 3 : t};
+                if (!kt_take(ek ? 4 : 2)) /* sanitizer mode (kg_test.h): a seeded sample */
                     continue;
                 ncase c = {.op = KG_NORM_SOFTMAX,
                            .dt = dts[d],
                            .ndim = 3,
                            .shape = {shapes[k][0], shapes[k][1], shapes[k][2]},
                            .axis = 1,
-                           .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0};
+                           .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0,
+                           .inplace = ek ? (int)((k + (size_t)cfg) % 2) : 0};
                 check_case(ctx, &c);
+                if (ek)
+                    continue;
                 c.op = KG_NORM_LOG_SOFTMAX;
                 c.inplace = k % 2;
                 check_case(ctx, &c);
             }
+    }
     kgi_norm_tuning = (kg_norm_tuning){0};
-    if (ma == 9 && mi == 0 && !kt_sanitizer())
-        cr_assert_gt(kgi_norm_cluster_launches, before, "no COLT launch on sm_90");
+    if (ma == 9 && mi == 0 && !kt_sanitizer()) {
+        cr_assert_gt(before_ek, before, "no COLT launch on sm_90");
+        cr_assert_gt(kgi_norm_cluster_launches, before_ek, "no EK launch on sm_90");
+    }
     kg_close(ctx);
 }
 
-/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-17) take each
+/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18 and 26; EK: the 2-byte 19-24) take each
    lane's exps at its own maximum and scale them by exp(shift(lane max) - the column's max) at the apply; a lane whose
    rows are all -inf has the factor exp(0 - m), inf once m < -88.7, and its zeros times inf were NaN (main before
    session 24). Columns of -inf with two values near -100 (fill 4), softmax and log_softmax, every dtype, under the
