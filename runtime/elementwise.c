@@ -315,6 +315,16 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    predicated path. */
 static int tpermw_mode = 0;
 
+/* which form of the 2-byte <op>_tperms runs where it runs
+   (KG_EW_TUNE_TPERMW_FORM): 0 (the default) session 23's words
+   (elementwise_tpw.cuh, kg_ew_plan_tpw), 1 element pairs made in registers
+   with 16-byte stores (elementwise_tpx.cuh, kg_ew_plan_tpx); not yet
+   measured. tpermw_bps (KG_EW_TUNE_TPERMW_BPS): the form-1 blocks a
+   multiprocessor holds, 4 or 5 by dynamic shared memory, or 0 (the
+   default): as compiled (6). */
+static int tpermw_form = 0;
+static int tpermw_bps = 0;
+
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
 static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int64_t tiles_c, int64_t tiles_j,
                            int64_t tiles)
@@ -387,6 +397,61 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
     o->map = 1;
     o->flat = 1;
     return 1;
+}
+
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
+        L->stride[1][0] == 1)
+        return 0;
+    int jlist[KG_LAYOUT_MAX_DIMS], njd = 0, blist[KG_LAYOUT_MAX_DIMS], nbd = 0, used[KG_LAYOUT_MAX_DIMS] = {0};
+    int64_t run = 1; /* the input's contiguous run from its unit-stride dim: the j axis */
+    for (int grown = 1; grown;) {
+        grown = 0;
+        for (int d = 1; d < L->ndim; d++)
+            if (!used[d] && L->stride[1][d] == run) {
+                used[d] = 1;
+                jlist[njd++] = d;
+                run *= L->size[d]; /* below 2^31 (fits32): a span of the input */
+                grown = 1;
+                break;
+            }
+    }
+    if (njd == 0)
+        return 0;
+    const int64_t tiles_c = (L->size[0] + KG_TPX_CW - 1) / KG_TPX_CW, tiles_j = (run + KG_TPX_TJ - 1) / KG_TPX_TJ;
+    int64_t tiles = tiles_c * tiles_j, nb = 1;
+    for (int d = 1; d < L->ndim; d++) {
+        if (used[d])
+            continue;
+        blist[nbd++] = d;
+        nb *= L->size[d];
+        if ((tiles *= L->size[d]) >= ((int64_t)1 << 31))
+            return 0;
+    }
+    if (tiles >= ((int64_t)1 << 31))
+        return 0;
+    tp_set_extents(o, L->size[0], run, nb, tiles_c, tiles_j, tiles);
+    const int cdim = 0;
+    const int *const lists[3] = {&cdim, jlist, blist};
+    tp_set_axes(o, L, lists, (const int[3]){1, njd, nbd});
+    o->staged = 2u;
+    o->map = 1;
+    o->flat = njd == 1;
+    o->words = 2;
+    return 1;
+}
+
+/* the dynamic shared memory that holds the 2-byte <op>_tperms to bps (4 or
+   5) blocks a multiprocessor: each block's footprint (its 19008 static
+   bytes, the 1 KiB the hardware keeps a block, this) just over 1 / (bps +
+   1) of the 228 KiB a multiprocessor shares; 0 for any other bps */
+static size_t tpx_pad(int bps)
+{
+    if (bps != 4 && bps != 5)
+        return 0;
+    return (size_t)(233472 / (bps + 1) + 1 - 19008 - 1024);
 }
 
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
@@ -1288,10 +1353,11 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
             (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && !tp.words)) &&
-            kg_ew_plan_tpw(&L, &tw)) {
+            (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
-            st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs, 0);
+            st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
+                           tpermw_form ? tpx_pad(tpermw_bps) : 0);
             break;
         }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
@@ -1375,6 +1441,8 @@ static const struct {
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
+    {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
+    {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

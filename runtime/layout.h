@@ -58,6 +58,20 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out);
 #define KG_TPW_CW 128
 KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
 
+/* The plan of the second form of the 2-byte <op>_tperms (words 2;
+   templates/elementwise_tpx.cuh: element pairs made in registers, 16-byte
+   output chunks cut at 32-byte sectors) for the coalesced layout L (operand
+   0 the output, 1 the input): c = dim 0 (unit stride in the output, not in
+   the input; flat); j = the input's unit-stride dim and, in turn, every dim
+   whose input stride is the run so far (one contiguous run of the input;
+   flat where it is one dim, else its output offsets by division a tile);
+   every other dim walked by block; tiles of KG_TPX_CW c by KG_TPX_TJ j
+   positions (elementwise_tpx.cuh's numbers). 0 where L has no such dims or
+   its offsets or tiles do not fit in 31 bits. */
+#define KG_TPX_TJ 62
+#define KG_TPX_CW 128
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o);
+
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -218,7 +232,12 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
      kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
-     default: forced only; s23r1/r2 in runtime/elementwise.c).
+     default: forced only; s23r1/r2 in runtime/elementwise.c);
+   KG_EW_TUNE_TPERMW_FORM: which form of the 2-byte <op>_tperms runs where
+     it runs (forced, or KG_EW_TUNE_TPERMW 1): 0 (the default) session 23's
+     words (kg_ew_plan_tpw), 1 pairs made in registers (kg_ew_plan_tpx);
+   KG_EW_TUNE_TPERMW_BPS: the second form's blocks a multiprocessor, 4 or
+     5 (held by dynamic shared memory); 0 (the default) as compiled (6).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -254,7 +273,9 @@ enum {
     KG_EW_TUNE_TPERMA,
     KG_EW_TUNE_TPERMA_BPS,
     KG_EW_TUNE_TPERMS,
-    KG_EW_TUNE_TPERMW
+    KG_EW_TUNE_TPERMW,
+    KG_EW_TUNE_TPERMW_FORM,
+    KG_EW_TUNE_TPERMW_BPS
 };
 KG_API int kg_test_ew_tune(int what, int value);
 
