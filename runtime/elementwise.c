@@ -420,7 +420,23 @@ KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
     }
     if (njd == 0)
         return 0;
-    const int64_t tiles_c = (L->size[0] + KG_TPX_CW - 1) / KG_TPX_CW, tiles_j = (run + KG_TPX_TJ - 1) / KG_TPX_TJ;
+    /* the c axis: dim 0, and while its tiles are less than 90% full, the
+       dim that continues its run in the output (if the j axis has not
+       taken it) */
+    int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
+    int64_t nc = L->size[0];
+    for (int grown = 1; grown && (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 9 > nc * 10;) {
+        grown = 0;
+        for (int d = 1; d < L->ndim; d++)
+            if (!used[d] && L->stride[0][d] == nc) {
+                used[d] = 1;
+                clist[ncd++] = d;
+                nc *= L->size[d]; /* below 2^31 (fits32): a span of the output */
+                grown = 1;
+                break;
+            }
+    }
+    const int64_t tiles_c = (nc + KG_TPX_CW - 1) / KG_TPX_CW, tiles_j = (run + KG_TPX_TJ - 1) / KG_TPX_TJ;
     int64_t tiles = tiles_c * tiles_j, nb = 1;
     for (int d = 1; d < L->ndim; d++) {
         if (used[d])
@@ -432,13 +448,12 @@ KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
     }
     if (tiles >= ((int64_t)1 << 31))
         return 0;
-    tp_set_extents(o, L->size[0], run, nb, tiles_c, tiles_j, tiles);
-    const int cdim = 0;
-    const int *const lists[3] = {&cdim, jlist, blist};
-    tp_set_axes(o, L, lists, (const int[3]){1, njd, nbd});
+    tp_set_extents(o, nc, run, nb, tiles_c, tiles_j, tiles);
+    const int *const lists[3] = {clist, jlist, blist};
+    tp_set_axes(o, L, lists, (const int[3]){ncd, njd, nbd});
     o->staged = 2u;
     o->map = 1;
-    o->flat = njd == 1;
+    o->flat = njd == 1 && ncd == 1;
     o->words = 2;
     return 1;
 }

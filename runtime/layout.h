@@ -61,11 +61,13 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
 /* The plan of the second form of the 2-byte <op>_tperms (words 2;
    templates/elementwise_tpx.cuh: element pairs made in registers, 16-byte
    output chunks cut at 32-byte sectors) for the coalesced layout L (operand
-   0 the output, 1 the input): c = dim 0 (unit stride in the output, not in
-   the input; flat); j = the input's unit-stride dim and, in turn, every dim
-   whose input stride is the run so far (one contiguous run of the input;
-   flat where it is one dim, else its output offsets by division a tile);
-   every other dim walked by block; tiles of KG_TPX_CW c by KG_TPX_TJ j
+   0 the output, 1 the input): j = the input's unit-stride dim and, in
+   turn, every dim whose input stride is the run so far (one contiguous run
+   of the input; its output offsets by division, once a tile); c = dim 0
+   (unit stride in the output, not in the input) and, while its tiles are
+   less than 90% full, the dim that continues its run in the output (one
+   contiguous run of the output; its input offsets by division, once a
+   tile, where it has several dims); every other dim walked by block; tiles of KG_TPX_CW c by KG_TPX_TJ j
    positions (elementwise_tpx.cuh's numbers). 0 where L has no such dims or
    its offsets or tiles do not fit in 31 bits. */
 #define KG_TPX_TJ 62

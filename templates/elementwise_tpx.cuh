@@ -22,7 +22,10 @@
  *  - the plan's j axis is the input's unit-stride dim and the dims that
  *    continue its run in the input (one contiguous run: the loads need no
  *    table), the output offsets of its positions computed once a tile into
- *    a table; c is the output's dim 0 (unit stride), b every other dim;
+ *    a table; c is the output's dim 0 (unit stride) and, where its tiles
+ *    would be less than 90% full, the dims that continue its run in the
+ *    output (the stores need no table; the rows' input offsets then come
+ *    from a table, their parities row by row); b every other dim;
  *  - stores: output row j owns the CW positions from its first 32-byte
  *    sector at or after c0 (h = 0 .. 15 positions on; the first c tile
  *    from 0, the last to the axis's end), stored as aligned 16-byte chunks,
@@ -46,8 +49,10 @@
 #define KG_TPX_CW 128 /* c positions an output row owns */
 #define KG_TPX_CE 144 /* c positions loaded (a 32-byte sector of halo) */
 #define KG_TPX_PW 73  /* stage row pitch in words (odd, >= KG_TPX_CE / 2) */
-/* the stage's words: TJ rows, the skew of rows 32 on, the j offsets table */
-#define KG_TPX_STAGE_WORDS (KG_TPX_TJ * KG_TPX_PW + 2 + 64)
+/* the stage's words: TJ rows, the skew of rows 32 on, the j offsets table
+   (64 words), the c rows' input offsets table (CE words; a c axis of
+   several dims) */
+#define KG_TPX_STAGE_WORDS (KG_TPX_TJ * KG_TPX_PW + 2 + 64 + KG_TPX_CE)
 
 struct kg_tpx {
     static constexpr int TJ = KG_TPX_TJ, CW = KG_TPX_CW, CE = KG_TPX_CE, PW = KG_TPX_PW;
@@ -65,27 +70,31 @@ __device__ __forceinline__ int kg_tpx_at(int r, int k)
 }
 
 /* The loads and the stage. FULLJ: j0 + TJ < nj (every word of the row's
-   cover holds an element of it); PE, PO: the parity (address in elements,
-   mod 2) of the tile's even and odd rows (FULLJ only; c is one dim of
-   input stride sci, so rows c0 + 2q share PE and c0 + 2q + 1 share PO). */
-template <bool FULLJ, int PE, int PO>
-__device__ __forceinline__ void kg_tpx_load(const uint16_t *in, int32_t a0, int32_t sci, int ncr, int jn,
-                                            uint32_t *S)
+   cover holds an element of it). c one dim (CTAB false): row c's input
+   offset a0 + c sci, PE, PO the parity (address in elements, mod 2) of the
+   tile's even and odd rows (FULLJ only: rows c0 + 2q share PE, c0 + 2q + 1
+   share PO). CTAB (c folds several dims): row c's input offset tabc[c]
+   (b's and j0's included), its parity taken row by row. */
+template <bool FULLJ, int PE, int PO, bool CTAB>
+__device__ __forceinline__ void kg_tpx_load(const uint16_t *in, uint32_t ib, int32_t a0, int32_t sci,
+                                            const int32_t *tabc, int ncr, int jn, uint32_t *S)
 {
     typedef kg_tpx Q;
     const int w = threadIdx.x / 32, l = threadIdx.x % 32;
     uint32_t r[Q::PAIRS][2];
+    int pr[Q::PAIRS][2];
 #pragma unroll
     for (int i = 0; i < Q::PAIRS; i++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int c = 2 * (w + Q::WARPS * i) + h; /* the tile's row */
             /* (c0 + c, j0); wrapping arithmetic: a row past the axis's end is not read */
-            const int32_t a = (int32_t)((uint32_t)a0 + (uint32_t)c * (uint32_t)sci);
+            const int32_t a = CTAB ? tabc[c] : (int32_t)((uint32_t)a0 + (uint32_t)c * (uint32_t)sci);
+            const int p = CTAB ? (int)((ib + (uint32_t)a) & 1u) : h ? PO : PE;
+            pr[i][h] = p;
             uint32_t v = 0;
             if (c < ncr) { /* the same for the whole warp */
                 if (FULLJ) {
-                    const int p = h ? PO : PE;
                     if (l < 31 || p)
                         v = *(const uint32_t *)(in + (a - p + 2 * l));
                 } else {
@@ -101,7 +110,11 @@ __device__ __forceinline__ void kg_tpx_load(const uint16_t *in, int32_t a0, int3
     for (int i = 0; i < Q::PAIRS; i++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            if (FULLJ && (h ? PO : PE)) { /* realign to (j0 + 2l, j0 + 2l + 1): the next lane's low half */
+            /* realign a row of odd parity to (j0 + 2l, j0 + 2l + 1): the next lane's low half */
+            if (FULLJ && CTAB) {
+                const uint32_t nx = __shfl_down_sync(0xffffffffu, r[i][h], 1);
+                r[i][h] = __byte_perm(r[i][h], nx, pr[i][h] ? 0x5432u : 0x3210u);
+            } else if (FULLJ && (h ? PO : PE)) {
                 const uint32_t nx = __shfl_down_sync(0xffffffffu, r[i][h], 1);
                 r[i][h] = __byte_perm(r[i][h], nx, 0x5432);
             }
@@ -197,22 +210,36 @@ __device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm 
         tab[threadIdx.x] = boff[0] + off[0] + (int32_t)c0;
     }
     const uint16_t *in = (const uint16_t *)p.in[0];
+    const uint32_t ib = (uint32_t)((uintptr_t)in / 2); /* the input's address in elements, mod 2^32 */
     const int32_t sci = L.stride[KG_TP_C][1][0];
     const int32_t a0 = boff[1] + (int32_t)c0 * sci + (int32_t)j0; /* (c0, j0): the j run has unit input stride */
-    if ((int)j0 + Q::TJ < nj) {
-        const uint32_t ib = (uint32_t)((uintptr_t)in / 2);
+    const bool fullj = (int)j0 + Q::TJ < nj;
+    if (L.nd[KG_TP_C] > 1) { /* c folds dims: its rows' input offsets, a table the loads read */
+        int32_t *tabc = tab + 64;
+        if (threadIdx.x < (unsigned)Q::CE) {
+            int32_t off[2] = {0, 0};
+            if ((int)threadIdx.x < ncr)
+                kg_tp_offsets<2>(L, KG_TP_C, c0 + threadIdx.x, off);
+            tabc[threadIdx.x] = boff[1] + off[1] + (int32_t)j0;
+        }
+        __syncthreads();
+        if (fullj)
+            kg_tpx_load<true, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
+        else
+            kg_tpx_load<false, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
+    } else if (fullj) {
         const int pe = (int)((ib + (uint32_t)a0) & 1u), po = pe ^ (int)((uint32_t)sci & 1u);
         if (pe)
             if (po)
-                kg_tpx_load<true, 1, 1>(in, a0, sci, ncr, jn, S);
+                kg_tpx_load<true, 1, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
             else
-                kg_tpx_load<true, 1, 0>(in, a0, sci, ncr, jn, S);
+                kg_tpx_load<true, 1, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
         else if (po)
-            kg_tpx_load<true, 0, 1>(in, a0, sci, ncr, jn, S);
+            kg_tpx_load<true, 0, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
         else
-            kg_tpx_load<true, 0, 0>(in, a0, sci, ncr, jn, S);
+            kg_tpx_load<true, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
     } else {
-        kg_tpx_load<false, 0, 0>(in, a0, sci, ncr, jn, S);
+        kg_tpx_load<false, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
     }
     __syncthreads();
     uint16_t *out = (uint16_t *)p.out;

@@ -1146,7 +1146,8 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    elements): KG_EW_TUNE_TPERMW_FORM, 0 session 23's words, 1 pairs made in
    registers (templates/elementwise_tpx.cuh), which also takes every
    permutation of [127,33,259] (whole tiles along both axes, j axes of one
-   and two dims, both parities of the rows). */
+   and two dims, both parities of the rows) and of [5,3,35,129] (c axes of
+   up to three dims with whole j tiles: the rows' offsets from a table). */
 static void check_tph(int flat, int es, int form)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
@@ -1163,8 +1164,10 @@ static void check_tph(int flat, int es, int form)
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(2, 387, 1));
         check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(7, 65, 3, 71));
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
-        if (form)
+        if (form) {
             check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(127, 33, 259));
+            check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(5, 3, 35, 129));
+        }
         cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
                   ran_total);
     }
@@ -2737,14 +2740,15 @@ static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2]
    templates/elementwise_tpx.cuh), walked as the kernel walks it: tile t ->
    (c tile, j tile, b), c tiles fastest; the j axis is one contiguous run
    of the input (the input's unit-stride dim and the dims that continue
-   it); a tile loads stage rows c < min(KG_TPX_CW + 16, the positions
+   it), the c axis one of the output (dim 0, and the dims that continue it
+   where its tiles would be less than 90% full); a tile loads stage rows c < min(KG_TPX_CW + 16, the positions
    left): whole j tiles (j0 + KG_TPX_TJ < nj) as the 32-bit words from j0
    - p (p: the row's parity; lane 31 only where p = 1), each of which must
    hold an element of the row's tile; the last j tile as halfwords inside
    it. Output row j owns the KG_TPX_CW positions from its first sector
    boundary at or after c0 (the first c tile from 0, the last to the axis's
    end), in 16-byte chunks from that boundary. For every permutation of 2
-   to 5 dims (odd and even sizes, short axes, j axes of up to 4 dims) at
+   to 5 dims (odd and even sizes, short axes, j and c axes of several dims) at
    each phase of the output's address (the input's parity mixed in):
    every output element is written once, from the input element the layout
    puts there, by a tile that loaded its row. */
@@ -2754,8 +2758,8 @@ Test(tperm_plan, tpx_covers_each_element_once)
         int nd;
         int64_t P[5];
     } cs[] = {{2, {130, 67}}, {3, {37, 66, 45}}, {4, {5, 34, 7, 67}}, {5, {3, 5, 7, 9, 11}}, {3, {2, 387, 1}},
-              {3, {65, 129, 63}}, {2, {145, 63}}, {2, {16, 300}}};
-    int planned = 0, folded = 0;
+              {3, {65, 129, 63}}, {2, {145, 63}}, {2, {16, 300}}, {4, {5, 3, 35, 129}}};
+    int planned = 0, folded = 0, cfolded = 0;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const int nd = cs[i].nd;
         int p[5] = {0, 1, 2, 3, 4};
@@ -2772,11 +2776,13 @@ Test(tperm_plan, tpx_covers_each_element_once)
             }
             planned++;
             folded += tp.nd[KG_TP_J] > 1;
-            cr_assert(tp.words == 2 && tp.staged == 2u && tp.nd[KG_TP_C] == 1, "case %zu", i);
-            cr_assert_eq(tp.stride[KG_TP_C][0][0], 1, "case %zu: c stride", i);
+            cfolded += tp.nd[KG_TP_C] > 1;
+            cr_assert(tp.words == 2 && tp.staged == 2u, "case %zu", i);
             for (int d = 0, run = 1; d < tp.nd[KG_TP_J]; run *= (int)tp.size[KG_TP_J][d], d++)
                 cr_assert_eq(tp.stride[KG_TP_J][1][d], run, "case %zu: the j axis is no run of the input", i);
-            const int64_t nc = tp.n[KG_TP_C], nj = tp.n[KG_TP_J], sci = tp.stride[KG_TP_C][1][0];
+            for (int d = 0, run = 1; d < tp.nd[KG_TP_C]; run *= (int)tp.size[KG_TP_C][d], d++)
+                cr_assert_eq(tp.stride[KG_TP_C][0][d], run, "case %zu: the c axis is no run of the output", i);
+            const int64_t nc = tp.n[KG_TP_C], nj = tp.n[KG_TP_J];
             cr_assert_eq(tp.tiles, tp.tiles_c * tp.tiles_j * tp.n[KG_TP_B], "case %zu: tiles", i);
             for (uint32_t phase = 0; phase < 16; phase++) { /* the output's phase in a sector, the input's parity */
                 const uint32_t ph = phase, ip = (phase / 3 + (uint32_t)planned) & 1;
@@ -2788,7 +2794,10 @@ Test(tperm_plan, tpx_covers_each_element_once)
                     const int64_t c0 = (int64_t)ct * KG_TPX_CW, j0 = (int64_t)jt * KG_TPX_TJ, ncr = nc - c0;
                     const int64_t jn = nj - j0 < KG_TPX_TJ ? nj - j0 : KG_TPX_TJ;
                     for (int64_t c = 0; c < ncr && c < KG_TPX_CW + 16; c++) { /* the loads */
-                        const int64_t a = bo[1] + (c0 + c) * sci + j0;
+                        int64_t co[2] = {0, 0};
+                        tp_axis_offsets(&tp, KG_TP_C, c0 + c, co);
+                        cr_assert_eq(co[0], c0 + c, "case %zu: c output offset", i);
+                        const int64_t a = bo[1] + co[1] + j0;
                         for (int l = 0; l < 32; l++) {
                             if (j0 + KG_TPX_TJ < nj) {
                                 const int64_t pr = (ip + a) & 1, x = a - pr + 2 * l;
@@ -2818,7 +2827,9 @@ Test(tperm_plan, tpx_covers_each_element_once)
                                 want += r % L.size[d] * L.stride[1][d];
                                 r /= L.size[d];
                             }
-                            cr_assert_eq(bo[1] + (c0 + cc) * sci + j0 + jj, want, "case %zu: input offset", i);
+                            int64_t co[2] = {0, 0};
+                            tp_axis_offsets(&tp, KG_TP_C, c0 + cc, co);
+                            cr_assert_eq(bo[1] + co[1] + j0 + jj, want, "case %zu: input offset", i);
                         }
                     }
                 }
@@ -2829,7 +2840,8 @@ Test(tperm_plan, tpx_covers_each_element_once)
         } while (next_perm(p, nd));
         free(hits);
     }
-    cr_assert(planned >= 100 && folded >= 20, "%d plans, %d with a folded j axis", planned, folded);
+    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10, "%d plans, %d with a folded j axis, %d c", planned,
+              folded, cfolded);
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
