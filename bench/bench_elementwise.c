@@ -30,7 +30,8 @@
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  * KG_EW_BENCH_ALT="NAME=value,...": each permutation case (and each case of
  * the size sweep) also timed with those tunings, interleaved with the
- * default in the same process (alt_parse).
+ * default in the same process (alt_parse); KG_EW_BENCH_ALT_ROUNDS=3: best of 3
+ * of each (default 2).
  * KG_EW_BENCH_SIZES_ONLY=1: the size sweep and the host time only (no layouts,
  * no permutations).
  */
@@ -320,15 +321,17 @@ static void alt_set(int on)
     }
 }
 
-/* With KG_EW_BENCH_ALT set: call c timed twice with the alternative's
-   tunings, interleaved with two more timings as set (*us: the best of those
-   and its value on entry), `inner` calls a timing; the alternative is
-   verified first (*avar: the variant it ran). Returns its best time (0
-   without an alternative). */
+/* With KG_EW_BENCH_ALT set: call c timed alt_rounds times (default 2) with
+   the alternative's tunings, interleaved with alt_rounds - 1 more timings
+   as set (*us: the best of those and its value on entry), `inner` calls a
+   timing; the alternative is verified first (*avar: the variant it ran).
+   Returns its best time (0 without an alternative). */
+static int alt_rounds = 2; /* KG_EW_BENCH_ALT_ROUNDS: the alternative's timings (2 to 9) */
+
 static double alt_time(call *c, int inner, double *us, const char *name, int *avar)
 {
     double ua = 0;
-    for (int round = 0; alt_n > 0 && round < 2; round++) {
+    for (int round = 0; alt_n > 0 && round < alt_rounds; round++) {
         alt_set(1);
         if (round == 0) {
             verify(c, 65536, name);
@@ -337,7 +340,7 @@ static double alt_time(call *c, int inner, double *us, const char *name, int *av
         const double t = bench_time_us(c->ctx, run_call, c, inner, 15);
         ua = round == 0 || t < ua ? t : ua;
         alt_set(0);
-        if (round == 0) {
+        if (round < alt_rounds - 1) {
             const double d = bench_time_us(c->ctx, run_call, c, inner, 15);
             *us = d < *us ? d : *us;
         }
@@ -647,6 +650,10 @@ int main(void)
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     if (getenv("KG_EW_BENCH_ALT"))
         alt_parse(getenv("KG_EW_BENCH_ALT"));
+    if (getenv("KG_EW_BENCH_ALT_ROUNDS")) {
+        const int r = atoi(getenv("KG_EW_BENCH_ALT_ROUNDS"));
+        alt_rounds = r < 2 ? 2 : r > 9 ? 9 : r;
+    }
     profile = getenv("KG_EW_BENCH_PROFILE");
     only_cases = getenv("KG_EW_BENCH_CASES");
     only_dtype = getenv("KG_EW_BENCH_DTYPE");
