@@ -212,7 +212,8 @@ __device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm 
     const uint16_t *in = (const uint16_t *)p.in[0];
     const uint32_t ib = (uint32_t)((uintptr_t)in / 2); /* the input's address in elements, mod 2^32 */
     const int32_t sci = L.stride[KG_TP_C][1][0];
-    const int32_t a0 = boff[1] + (int32_t)c0 * sci + (int32_t)j0; /* (c0, j0): the j run has unit input stride */
+    /* (c0, j0): the j run has unit input stride (c of one dim; wrapping arithmetic, unused where c folds) */
+    const int32_t a0 = (int32_t)((uint32_t)boff[1] + c0 * (uint32_t)sci + j0);
     const bool fullj = (int)j0 + Q::TJ < nj;
     if (L.nd[KG_TP_C] > 1) { /* c folds dims: its rows' input offsets, a table the loads read */
         int32_t *tabc = tab + 64;
