@@ -366,78 +366,26 @@ static int input_unit_dim(const kgi_layout *L)
     return -1;
 }
 
-KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
+/* 1 where the 2-byte tperms can plan the copy L: 2 to KG_LAYOUT_MAX_DIMS
+   dims, 31-bit offsets, dim 0 of unit stride in the output, not in the
+   input */
+static int tp_word_layout(const kgi_layout *L)
 {
-    memset(o, 0, sizeof *o);
-    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
-        L->stride[1][0] == 1)
-        return 0;
-    const int jd = input_unit_dim(L);
-    if (jd < 0)
-        return 0;
-    const int64_t tiles_c = (L->size[0] + KG_TPW_CW - 1) / KG_TPW_CW;
-    const int64_t tiles_j = (L->size[jd] + KG_TPW_TJ - 1) / KG_TPW_TJ;
-    int64_t tiles = tiles_c * tiles_j, nb = 1; /* sizes below 2^31 (fits32): no overflow */
-    int nbd = 0, blist[KG_LAYOUT_MAX_DIMS];
-    for (int d = 1; d < L->ndim; d++) {
-        if (d == jd)
-            continue;
-        blist[nbd++] = d;
-        nb *= L->size[d];
-        if ((tiles *= L->size[d]) >= ((int64_t)1 << 31))
-            return 0;
-    }
-    if (tiles >= ((int64_t)1 << 31))
-        return 0;
-    tp_set_extents(o, L->size[0], L->size[jd], nb, tiles_c, tiles_j, tiles);
-    const int cdim = 0;
-    const int *const lists[3] = {&cdim, &jd, blist};
-    tp_set_axes(o, L, lists, (const int[3]){1, 1, nbd});
-    o->staged = 2u;
-    o->map = 1;
-    o->flat = 1;
-    return 1;
+    return L->ndim >= 2 && L->ndim <= KG_LAYOUT_MAX_DIMS && L->nops == 2 && kgi_layout_fits32(L) &&
+           L->stride[0][0] == 1 && L->stride[1][0] != 1;
 }
 
-KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
+/* The plans of the 2-byte tperms (kg_ew_plan_tpw, kg_ew_plan_tpx) from
+   their axes: c = clist (ncd dims, nc positions), j = jlist (njd dims, nj
+   positions), every other dim of L from 1 (used[d] 0) walked by block, in
+   tiles of cw c by tj j positions. 0 where the tiles reach 2^31 (sizes
+   below 2^31, fits32: no overflow on the way). */
+static int tp_word_plan(const kgi_layout *L, kg_tperm *o, const int *used, const int *clist, int ncd, int64_t nc,
+                        const int *jlist, int njd, int64_t nj, int cw, int tj)
 {
-    memset(o, 0, sizeof *o);
-    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
-        L->stride[1][0] == 1)
-        return 0;
-    int jlist[KG_LAYOUT_MAX_DIMS], njd = 0, blist[KG_LAYOUT_MAX_DIMS], nbd = 0, used[KG_LAYOUT_MAX_DIMS] = {0};
-    int64_t run = 1; /* the input's contiguous run from its unit-stride dim: the j axis */
-    for (int grown = 1; grown;) {
-        grown = 0;
-        for (int d = 1; d < L->ndim; d++)
-            if (!used[d] && L->stride[1][d] == run) {
-                used[d] = 1;
-                jlist[njd++] = d;
-                run *= L->size[d]; /* below 2^31 (fits32): a span of the input */
-                grown = 1;
-                break;
-            }
-    }
-    if (njd == 0)
-        return 0;
-    /* the c axis: dim 0, and while its tiles are less than 90% full, the
-       dim that continues its run in the output (if the j axis has not
-       taken it) */
-    int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
-    int64_t nc = L->size[0];
-    for (int grown = 1; grown && (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 9 > nc * 10;) {
-        grown = 0;
-        for (int d = 1; d < L->ndim; d++)
-            if (!used[d] && L->stride[0][d] == nc) {
-                used[d] = 1;
-                clist[ncd++] = d;
-                nc *= L->size[d]; /* below 2^31 (fits32): a span of the output */
-                grown = 1;
-                break;
-            }
-    }
-    const int64_t tiles_c = (nc + KG_TPX_CW - 1) / KG_TPX_CW, tiles_j = (run + KG_TPX_TJ - 1) / KG_TPX_TJ;
+    const int64_t tiles_c = (nc + cw - 1) / cw, tiles_j = (nj + tj - 1) / tj;
     int64_t tiles = tiles_c * tiles_j, nb = 1;
+    int nbd = 0, blist[KG_LAYOUT_MAX_DIMS];
     for (int d = 1; d < L->ndim; d++) {
         if (used[d])
             continue;
@@ -448,12 +396,68 @@ KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
     }
     if (tiles >= ((int64_t)1 << 31))
         return 0;
-    tp_set_extents(o, nc, run, nb, tiles_c, tiles_j, tiles);
+    tp_set_extents(o, nc, nj, nb, tiles_c, tiles_j, tiles);
     const int *const lists[3] = {clist, jlist, blist};
     tp_set_axes(o, L, lists, (const int[3]){ncd, njd, nbd});
     o->staged = 2u;
     o->map = 1;
-    o->flat = njd == 1 && ncd == 1;
+    o->flat = ncd == 1 && njd == 1;
+    return 1;
+}
+
+KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!tp_word_layout(L))
+        return 0;
+    const int jd = input_unit_dim(L);
+    if (jd < 0)
+        return 0;
+    int used[KG_LAYOUT_MAX_DIMS] = {0};
+    used[jd] = 1;
+    return tp_word_plan(L, o, used, (const int[1]){0}, 1, L->size[0], &jd, 1, L->size[jd], KG_TPW_CW, KG_TPW_TJ);
+}
+
+/* kg_ew_plan_tpx's runs: the dim of L (from 1, not yet used) whose operand
+   k stride is run, marked used and appended to list (*n); its size, or 0
+   where there is none */
+static int64_t tpx_next_dim(const kgi_layout *L, int k, int64_t run, int *used, int *list, int *n)
+{
+    for (int d = 1; d < L->ndim; d++)
+        if (!used[d] && L->stride[k][d] == run) {
+            used[d] = 1;
+            list[(*n)++] = d;
+            return L->size[d];
+        }
+    return 0;
+}
+
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!tp_word_layout(L))
+        return 0;
+    int jlist[KG_LAYOUT_MAX_DIMS], njd = 0, used[KG_LAYOUT_MAX_DIMS] = {0};
+    /* the j axis: the input's contiguous run from its unit-stride dim (below
+       2^31, fits32: a span of the input) */
+    int64_t run = 1;
+    for (int64_t s; (s = tpx_next_dim(L, 1, run, used, jlist, &njd)) > 0;)
+        run *= s;
+    if (njd == 0)
+        return 0;
+    /* the c axis: dim 0, and while its tiles are less than 90% full, the
+       dim that continues its run in the output (if the j axis has not
+       taken it) */
+    int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
+    int64_t nc = L->size[0];
+    while ((nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 9 > nc * 10) {
+        const int64_t s = tpx_next_dim(L, 0, nc, used, clist, &ncd);
+        if (s == 0)
+            break;
+        nc *= s;
+    }
+    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, KG_TPX_CW, KG_TPX_TJ))
+        return 0;
     o->words = 2;
     return 1;
 }

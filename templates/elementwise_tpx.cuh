@@ -59,15 +59,11 @@ struct kg_tpx {
     static constexpr int WARPS = KG_EW_THREADS / 32;
     static constexpr int PAIRS = CE / 2 / WARPS; /* row pairs a warp loads: 9 */
     static constexpr int TAB = TJ * PW + 2;      /* the table's first word */
-    static_assert(CE % (2 * WARPS) == 0 && CW == 128 && TJ <= 62 && CE / 2 <= PW && (PW & 1) == 1,
-                  "tpx: tile shape");
+    static_assert(CE % (2 * WARPS) == 0 && CW == 128 && TJ <= 62 && CE / 2 <= PW && (PW & 1) == 1, "tpx: tile shape");
 };
 
 /* the word of stage row r (0 .. TJ - 1) at pair k */
-__device__ __forceinline__ int kg_tpx_at(int r, int k)
-{
-    return r * kg_tpx::PW + (r >> 5) + k;
-}
+__device__ __forceinline__ int kg_tpx_at(int r, int k) { return r * kg_tpx::PW + (r >> 5) + k; }
 
 /* The loads and the stage. FULLJ: j0 + TJ < nj (every word of the row's
    cover holds an element of it). c one dim (CTAB false): row c's input
@@ -139,12 +135,12 @@ __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, c
     const uint32_t ob = (uint32_t)((uintptr_t)out / 2); /* the output's address in elements, mod 2^32 */
 #pragma unroll
     for (int it = 0; it < 4; it++) {
-        const int s = w + Q::WARPS * it;                         /* 0 .. 31 */
+        const int s = w + Q::WARPS * it;                     /* 0 .. 31 */
         const int j = 4 * (s >> 1) + (s & 1) + 2 * (l >> 4); /* rows 4g + o and 4g + o + 2 */
         const bool jin = j < jn;
         const int32_t ro = jin ? tab[j] : 0;
         const int h = (int)((0u - (ob + (uint32_t)ro)) & 15u);
-        const int cc = h + 8 * t; /* the chunk's first position in the tile */
+        const int cc = h + 8 * t;                                /* the chunk's first position in the tile */
         const int k0 = kg_tpx_at(jin ? j : 0, (h >> 1) + 4 * t); /* row 0 stands in past jn (not stored) */
         uint32_t v[5];
         if (__any_sync(0xffffffffu, jin && (h & 1))) {
@@ -191,8 +187,7 @@ __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, c
 /* <op>_tperms, form 2 (L.words 2, kg_ew_plan_tpx): one block a tile, c
    tiles of CW fastest, then j tiles of TJ, then b. S: the kernel's shared
    buffer, at least KG_TPX_STAGE_WORDS words. */
-template <typename F>
-__device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
+template <typename F> __device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
 {
     typedef kg_tpx Q;
     uint32_t ct, jt;
