@@ -18,9 +18,10 @@
 #   never run on a GPU): test_elementwise '@(tperm|tperma)/*'. Must PASS; a failure is main's (report it).
 # Step 3 (the A/B that decides the default): bench_elementwise, bf16 permutations only (the fixed rows, the
 #   2-d transposes of s23r2's extra list, both seeded sweeps), each row timed with main's choice and with
-#   tpx (KG_EW_TPERMW=1,KG_EW_TPERMW_FORM=1) interleaved in one process, best of 3 each: perm.log columns
-#   "us, % of copy, variant | alt us, % of copy, variant, x main/tpx". Rows where main does not run
-#   tperm/tperma/tperm2 show the same variant twice (x ~1.00).
+#   tpx (KG_EW_TPERMW=1,KG_EW_TPERMW_FORM=1: every copy main sends to tperm/tperma/tperm2, the even shapes
+#   that tperm2 pairs included) interleaved in one process, best of 3 each: perm.log columns
+#   "us, % of copy, variant | alt us, % of copy, variant, x main/tpx". Rows main runs elsewhere (tplanev,
+#   tslab, rowsv, nd32v, perm, adds) show the same variant twice (x ~1.00).
 #   Makes tpx the default where it wins: x >= 1.03 on a class of rows a rule can name from the plan (expected:
 #   long j axes (>= 4 tiles of 62) and c axes of >= 128 positions, or folded ones), no row of that class
 #   below x 0.99; then one line in kg_elementwise (tpermw_mode 2 with the rule) plus its CPU test. The worst

@@ -1366,12 +1366,13 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
             break;
         }
-        /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh) with
-           its own plan, after tperma (tperm, tperm2, rowsv, tplanev, tslab,
-           tchunk, tperma, tperms) */
+        /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh, or
+           the second form, elementwise_tpx.cuh, which also takes the copies
+           that pair elements) with its own plan, after tperma (tperm,
+           tperm2, rowsv, tplanev, tslab, tchunk, tperma, tperms) */
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
-            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && !tp.words)) &&
+            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form))) &&
             (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;

@@ -237,7 +237,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      default: forced only; s23r1/r2 in runtime/elementwise.c);
    KG_EW_TUNE_TPERMW_FORM: which form of the 2-byte <op>_tperms runs where
      it runs (forced, or KG_EW_TUNE_TPERMW 1): 0 (the default) session 23's
-     words (kg_ew_plan_tpw), 1 pairs made in registers (kg_ew_plan_tpx);
+     words (kg_ew_plan_tpw), 1 pairs made in registers (kg_ew_plan_tpx;
+     under KG_EW_TUNE_TPERMW 1 also where tperm2 would pair elements);
    KG_EW_TUNE_TPERMW_BPS: the second form's blocks a multiprocessor, 4 or
      5 (held by dynamic shared memory); 0 (the default) as compiled (6).
    Returns the setting's value before the call (0 for an unknown what). */
