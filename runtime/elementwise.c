@@ -324,6 +324,9 @@ static int tpermw_mode = 0;
    default): as compiled (6). */
 static int tpermw_form = 0;
 static int tpermw_bps = 0;
+/* the second form's c tiles (KG_EW_TUNE_TPERMW_CW): 0 (the default)
+   kg_ew_plan_tpx's choice, 64 or 128 those */
+static int tpermw_cw = 0;
 
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
 static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int64_t tiles_c, int64_t tiles_j,
@@ -447,18 +450,23 @@ KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
         return 0;
     /* the c axis: dim 0, and while its tiles are less than 90% full, the
        dim that continues its run in the output (if the j axis has not
-       taken it) */
+       taken it); tiles of KG_TPX_CW, or of 64 where those fill the axis
+       by a tenth more (a short axis, or a short last tile) or
+       KG_EW_TUNE_TPERMW_CW says so */
     int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
-    int64_t nc = L->size[0];
-    while ((nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 9 > nc * 10) {
+    int64_t nc = L->size[0], cw = tpermw_cw == 64 ? 64 : KG_TPX_CW;
+    while ((nc + cw - 1) / cw * cw * 9 > nc * 10) {
         const int64_t s = tpx_next_dim(L, 0, nc, used, clist, &ncd);
         if (s == 0)
             break;
         nc *= s;
     }
-    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, KG_TPX_CW, KG_TPX_TJ))
+    if (tpermw_cw == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
+        cw = 64;
+    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, KG_TPX_TJ))
         return 0;
     o->words = 2;
+    o->rc = (uint32_t)cw;
     return 1;
 }
 
@@ -1463,6 +1471,7 @@ static const struct {
     {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
+    {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -67,9 +67,11 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
    (unit stride in the output, not in the input) and, while its tiles are
    less than 90% full, the dim that continues its run in the output (one
    contiguous run of the output; its input offsets by division, once a
-   tile, where it has several dims); every other dim walked by block; tiles of KG_TPX_CW c by KG_TPX_TJ j
-   positions (elementwise_tpx.cuh's numbers). 0 where L has no such dims or
-   its offsets or tiles do not fit in 31 bits. */
+   tile, where it has several dims); every other dim walked by block; tiles
+   of o->rc c positions (KG_TPX_CW, or 64 where those fill the c axis by a
+   tenth more, or as KG_EW_TUNE_TPERMW_CW says) by KG_TPX_TJ j positions
+   (elementwise_tpx.cuh's numbers). 0 where L has no such dims or its
+   offsets or tiles do not fit in 31 bits. */
 #define KG_TPX_TJ 62
 #define KG_TPX_CW 128
 KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o);
@@ -240,7 +242,9 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      words (kg_ew_plan_tpw), 1 pairs made in registers (kg_ew_plan_tpx;
      under KG_EW_TUNE_TPERMW 1 also where tperm2 would pair elements);
    KG_EW_TUNE_TPERMW_BPS: the second form's blocks a multiprocessor, 4 or
-     5 (held by dynamic shared memory); 0 (the default) as compiled (6).
+     5 (held by dynamic shared memory); 0 (the default) as compiled (6);
+   KG_EW_TUNE_TPERMW_CW: the second form's c tiles, 64 or 128 positions; 0
+     (the default) kg_ew_plan_tpx's choice.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -278,7 +282,8 @@ enum {
     KG_EW_TUNE_TPERMS,
     KG_EW_TUNE_TPERMW,
     KG_EW_TUNE_TPERMW_FORM,
-    KG_EW_TUNE_TPERMW_BPS
+    KG_EW_TUNE_TPERMW_BPS,
+    KG_EW_TUNE_TPERMW_CW
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

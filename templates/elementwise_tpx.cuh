@@ -29,10 +29,12 @@
  *  - stores: output row j owns the CW positions from its first 32-byte
  *    sector at or after c0 (h = 0 .. 15 positions on; the first c tile
  *    from 0, the last to the axis's end), stored as aligned 16-byte chunks,
- *    16 lanes a row; a chunk is 4 stage words (h even) or the realignment
- *    of 5 (h odd, byte permutes).
+ *    CW / 8 lanes a row; a chunk is 4 stage words (h even) or the
+ *    realignment of 5 (h odd, byte permutes).
+ * CW is 128, or 64 where the plan finds that fills the c tiles better
+ * (L.rc; CW + 16 rows loaded either way).
  * TJ is 62, not 64, so that a row of odd parity still fits in 32 words.
- * Stage rows are KG_TPX_PW words (odd) with row r skewed by one word from
+ * Stage rows are CW / 2 + 9 words (odd) with row r skewed by one word from
  * r = 32 on, so that the loads' stores (lanes at rows 2l, one column) hit
  * 32 distinct banks. Whole tiles along j (j0 + TJ < nj) read words without
  * predicates on j; the last j tile reads halfwords; rows past the c axis's
@@ -44,26 +46,32 @@
 
 #include "elementwise_tperm.cuh"
 
-/* the tile (runtime/layout.h plans with the same numbers) */
-#define KG_TPX_TJ 62  /* j positions a tile */
-#define KG_TPX_CW 128 /* c positions an output row owns */
-#define KG_TPX_CE 144 /* c positions loaded (a 32-byte sector of halo) */
-#define KG_TPX_PW 73  /* stage row pitch in words (odd, >= KG_TPX_CE / 2) */
-/* the stage's words: TJ rows, the skew of rows 32 on, the j offsets table
-   (64 words), the c rows' input offsets table (CE words; a c axis of
-   several dims) */
-#define KG_TPX_STAGE_WORDS (KG_TPX_TJ * KG_TPX_PW + 2 + 64 + KG_TPX_CE)
+/* the tile (runtime/layout.h plans with the same numbers): TJ j positions,
+   CW (the plan's rc: 128, or 64 where that fills the c axis's tiles
+   better) c positions an output row owns, CW + 16 loaded (a 32-byte sector
+   of halo) */
+#define KG_TPX_TJ 62
+/* the stage's words at CW 128 (the larger): TJ rows of 73, the skew of rows
+   32 on, the j offsets table (64 words), the c rows' input offsets table
+   (144 words; a c axis of several dims) */
+#define KG_TPX_STAGE_WORDS (KG_TPX_TJ * 73 + 2 + 64 + 144)
 
-struct kg_tpx {
-    static constexpr int TJ = KG_TPX_TJ, CW = KG_TPX_CW, CE = KG_TPX_CE, PW = KG_TPX_PW;
+template <int CW_> struct kg_tpx {
+    static constexpr int TJ = KG_TPX_TJ, CW = CW_, CE = CW + 16;
+    static constexpr int PW = CE / 2 + 1;        /* stage row pitch in words: odd */
     static constexpr int WARPS = KG_EW_THREADS / 32;
-    static constexpr int PAIRS = CE / 2 / WARPS; /* row pairs a warp loads: 9 */
-    static constexpr int TAB = TJ * PW + 2;      /* the table's first word */
-    static_assert(CE % (2 * WARPS) == 0 && CW == 128 && TJ <= 62 && CE / 2 <= PW && (PW & 1) == 1, "tpx: tile shape");
+    static constexpr int PAIRS = CE / 2 / WARPS; /* row pairs a warp loads: 9 or 5 */
+    static constexpr int LPR = CW / 8;           /* lanes a row stores (16-byte chunks) */
+    static constexpr int RPI = 32 / LPR;         /* rows a warp stores at once: 2 or 4 */
+    static constexpr int IT = 64 / (RPI * WARPS); /* store steps: 4 or 2 */
+    static constexpr int TAB = TJ * PW + 2;      /* the j table's first word; the c table 64 on */
+    static_assert(CE % (2 * WARPS) == 0 && (CW == 128 || CW == 64) && TJ <= 62 && (PW & 1) == 1 &&
+                      TAB + 64 + CE <= KG_TPX_STAGE_WORDS,
+                  "tpx: tile shape");
 };
 
-/* the word of stage row r (0 .. TJ - 1) at pair k */
-__device__ __forceinline__ int kg_tpx_at(int r, int k) { return r * kg_tpx::PW + (r >> 5) + k; }
+/* the word of stage row r (0 .. TJ - 1) at pair k, rows of PW words */
+template <int PW> __device__ __forceinline__ int kg_tpx_at(int r, int k) { return r * PW + (r >> 5) + k; }
 
 /* The loads and the stage. FULLJ: j0 + TJ < nj (every word of the row's
    cover holds an element of it). c one dim (CTAB false): row c's input
@@ -71,11 +79,11 @@ __device__ __forceinline__ int kg_tpx_at(int r, int k) { return r * kg_tpx::PW +
    tile's even and odd rows (FULLJ only: rows c0 + 2q share PE, c0 + 2q + 1
    share PO). CTAB (c folds several dims): row c's input offset tabc[c]
    (b's and j0's included), its parity taken row by row. */
-template <bool FULLJ, int PE, int PO, bool CTAB>
+template <int CW, bool FULLJ, int PE, int PO, bool CTAB>
 __device__ __forceinline__ void kg_tpx_load(const uint16_t *in, uint32_t ib, int32_t a0, int32_t sci,
                                             const int32_t *tabc, int ncr, int jn, uint32_t *S)
 {
-    typedef kg_tpx Q;
+    typedef kg_tpx<CW> Q;
     const int w = threadIdx.x / 32, l = threadIdx.x % 32;
     uint32_t r[Q::PAIRS][2];
     int pr[Q::PAIRS][2];
@@ -117,31 +125,32 @@ __device__ __forceinline__ void kg_tpx_load(const uint16_t *in, uint32_t ib, int
         }
         if (l < 31) {
             const int q = w + Q::WARPS * i; /* pair (2q, 2q + 1) of rows c */
-            S[kg_tpx_at(2 * l, q)] = __byte_perm(r[i][0], r[i][1], 0x5410);
-            S[kg_tpx_at(2 * l + 1, q)] = __byte_perm(r[i][0], r[i][1], 0x7632);
+            S[kg_tpx_at<Q::PW>(2 * l, q)] = __byte_perm(r[i][0], r[i][1], 0x5410);
+            S[kg_tpx_at<Q::PW>(2 * l + 1, q)] = __byte_perm(r[i][0], r[i][1], 0x7632);
         }
     }
 }
 
 /* The stores of a tile staged by kg_tpx_load: output row j (table entry:
-   its offset, b's and c0's included) from c0 + h, chunk t (16 lanes a
-   row, two rows of one parity a warp step). FIRST: the first c tile, whose
-   rows' heads (c0 .. c0 + h - 1) follow element by element. */
-template <bool FIRST>
+   its offset, b's and c0's included) from c0 + h, chunk t (CW / 8 lanes a
+   row, 32 / (CW / 8) rows of one parity a warp step: rows 2 RPI g + o + 2
+   k). FIRST: the first c tile, whose rows' heads (c0 .. c0 + h - 1) follow
+   element by element. */
+template <int CW, bool FIRST>
 __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, const int32_t *tab, int ncr, int jn)
 {
-    typedef kg_tpx Q;
-    const int w = threadIdx.x / 32, l = threadIdx.x % 32, t = l & 15;
+    typedef kg_tpx<CW> Q;
+    const int w = threadIdx.x / 32, l = threadIdx.x % 32, t = l % Q::LPR;
     const uint32_t ob = (uint32_t)((uintptr_t)out / 2); /* the output's address in elements, mod 2^32 */
 #pragma unroll
-    for (int it = 0; it < 4; it++) {
-        const int s = w + Q::WARPS * it;                     /* 0 .. 31 */
-        const int j = 4 * (s >> 1) + (s & 1) + 2 * (l >> 4); /* rows 4g + o and 4g + o + 2 */
+    for (int it = 0; it < Q::IT; it++) {
+        const int s = w + Q::WARPS * it; /* 0 .. 64 / RPI - 1 */
+        const int j = 2 * Q::RPI * (s >> 1) + (s & 1) + 2 * (l / Q::LPR);
         const bool jin = j < jn;
         const int32_t ro = jin ? tab[j] : 0;
         const int h = (int)((0u - (ob + (uint32_t)ro)) & 15u);
         const int cc = h + 8 * t;                                /* the chunk's first position in the tile */
-        const int k0 = kg_tpx_at(jin ? j : 0, (h >> 1) + 4 * t); /* row 0 stands in past jn (not stored) */
+        const int k0 = kg_tpx_at<Q::PW>(jin ? j : 0, (h >> 1) + 4 * t); /* row 0 stands in past jn (not stored) */
         uint32_t v[5];
         if (__any_sync(0xffffffffu, jin && (h & 1))) {
             const uint32_t sel = h & 1 ? 0x5432u : 0x3210u;
@@ -178,18 +187,19 @@ __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, c
                 const int32_t ro = tab[j];
                 const int h = (int)((0u - (ob + (uint32_t)ro)) & 15u);
                 if (e < h && e < ncr)
-                    out[ro + e] = S16[2 * kg_tpx_at(j, e >> 1) + (e & 1)];
+                    out[ro + e] = S16[2 * kg_tpx_at<Q::PW>(j, e >> 1) + (e & 1)];
             }
         }
     }
 }
 
 /* <op>_tperms, form 2 (L.words 2, kg_ew_plan_tpx): one block a tile, c
-   tiles of CW fastest, then j tiles of TJ, then b. S: the kernel's shared
-   buffer, at least KG_TPX_STAGE_WORDS words. */
-template <typename F> __device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
+   tiles of CW (L.rc) fastest, then j tiles of TJ, then b. S: the kernel's
+   shared buffer, at least KG_TPX_STAGE_WORDS words. */
+template <typename F, int CW>
+__device__ __forceinline__ void kg_tpx_run(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
 {
-    typedef kg_tpx Q;
+    typedef kg_tpx<CW> Q;
     uint32_t ct, jt;
     const uint32_t b = kg_tp_where(L, blockIdx.x, ct, jt);
     const uint32_t c0 = ct * Q::CW, j0 = jt * Q::TJ;
@@ -220,29 +230,38 @@ template <typename F> __device__ __forceinline__ void kg_tpx_tile(const kg_ew_pt
         }
         __syncthreads();
         if (fullj)
-            kg_tpx_load<true, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
+            kg_tpx_load<CW, true, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
         else
-            kg_tpx_load<false, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
+            kg_tpx_load<CW, false, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
     } else if (fullj) {
         const int pe = (int)((ib + (uint32_t)a0) & 1u), po = pe ^ (int)((uint32_t)sci & 1u);
         if (pe)
             if (po)
-                kg_tpx_load<true, 1, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
+                kg_tpx_load<CW, true, 1, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
             else
-                kg_tpx_load<true, 1, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
+                kg_tpx_load<CW, true, 1, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
         else if (po)
-            kg_tpx_load<true, 0, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
+            kg_tpx_load<CW, true, 0, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
         else
-            kg_tpx_load<true, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
+            kg_tpx_load<CW, true, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
     } else {
-        kg_tpx_load<false, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
+        kg_tpx_load<CW, false, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
     }
     __syncthreads();
     uint16_t *out = (uint16_t *)p.out;
     if (ct == 0)
-        kg_tpx_store<true>(out, S, tab, ncr, jn);
+        kg_tpx_store<CW, true>(out, S, tab, ncr, jn);
     else
-        kg_tpx_store<false>(out, S, tab, ncr, jn);
+        kg_tpx_store<CW, false>(out, S, tab, ncr, jn);
+}
+
+template <typename F>
+__device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
+{
+    if (L.rc == 64)
+        kg_tpx_run<F, 64>(p, L, S);
+    else
+        kg_tpx_run<F, 128>(p, L, S);
 }
 
 #endif

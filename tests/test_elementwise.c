@@ -1069,7 +1069,8 @@ static void reset_tile_tunings(void)
 {
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
-                                {KG_EW_TUNE_TPERMW, 0},      {KG_EW_TUNE_TPERMW_FORM, 0}, {KG_EW_TUNE_TPERMW_BPS, 0}};
+                                {KG_EW_TUNE_TPERMW, 0},      {KG_EW_TUNE_TPERMW_FORM, 0}, {KG_EW_TUNE_TPERMW_BPS, 0},
+                                {KG_EW_TUNE_TPERMW_CW, 0}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1144,7 +1145,8 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    3-d transposition, twice each, a 6-d reversal and rotation; f32 and i32,
    or bf16 and f16. Bits exact against the reference. form (2-byte
    elements): KG_EW_TUNE_TPERMW_FORM, 0 session 23's words, 1 pairs made in
-   registers (templates/elementwise_tpx.cuh), which also takes every
+   registers (templates/elementwise_tpx.cuh; 2: the same in c tiles of 64
+   everywhere, KG_EW_TUNE_TPERMW_CW), which also takes every
    permutation of [127,33,259] (whole tiles along both axes, j axes of one
    and two dims, both parities of the rows) and of [5,3,35,129] (c axes of
    up to three dims with whole j tiles: the rows' offsets from a table). */
@@ -1152,7 +1154,8 @@ static void check_tph(int flat, int es, int form)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(es == 4 ? KG_EW_TUNE_TPERMS : KG_EW_TUNE_TPERMW, 1);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, form);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, form ? 1 : 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, form == 2 ? 64 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, es == 4 ? 2 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
@@ -1212,11 +1215,18 @@ Test(tperms, copies_2byte_pairs_rows_cut_at_sectors, .init = setup, .fini = tear
     check_tph(1, 2, 1);
 }
 
+/* the same kernel in c tiles of 64 positions on every plan (the plan's
+   choice only where those fill the c axis by a tenth more) */
+Test(tperms, copies_2byte_pairs_c_tiles_of_64, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1, 2, 2);
+}
+
 /* the same kernel held to 4 blocks a multiprocessor by dynamic shared
    memory (KG_EW_TUNE_TPERMW_BPS 4), then 5: a 3-d reversal (a j axis of
    two dims), a 2-d transpose of whole tiles and a 4-d permutation, each at
    the output's 16 phases within a sector and the input off by one element
-   or none; bits exact */
+   or none, every other one in c tiles of 64; bits exact */
 Test(tperms, copies_2byte_pairs_fewer_blocks, .init = setup, .fini = teardown, .timeout = 600)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
@@ -1227,6 +1237,7 @@ Test(tperms, copies_2byte_pairs_fewer_blocks, .init = setup, .fini = teardown, .
     for (int k = 0; k < 2 * 3 * 16; k++) {
         unsigned ran = 0;
         kg_test_ew_tune(KG_EW_TUNE_TPERMW_BPS, k < 48 ? 4 : 5);
+        kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, (k / 3) % 2 ? 64 : 0);
         const int64_t s2[2] = {701, 259}, s3[3] = {67, 5, 130}, s4[4] = {7, 65, 3, 71};
         const int t2[2] = {1, 0}, r3[3] = {2, 1, 0}, p4[4] = {3, 1, 0, 2};
         const int sh = k % 3, nd = sh + 2, oo = (k / 3) % 16, io = k % 2;
@@ -2741,25 +2752,27 @@ static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2]
    (c tile, j tile, b), c tiles fastest; the j axis is one contiguous run
    of the input (the input's unit-stride dim and the dims that continue
    it), the c axis one of the output (dim 0, and the dims that continue it
-   where its tiles would be less than 90% full); a tile loads stage rows c < min(KG_TPX_CW + 16, the positions
-   left): whole j tiles (j0 + KG_TPX_TJ < nj) as the 32-bit words from j0
-   - p (p: the row's parity; lane 31 only where p = 1), each of which must
-   hold an element of the row's tile; the last j tile as halfwords inside
-   it. Output row j owns the KG_TPX_CW positions from its first sector
-   boundary at or after c0 (the first c tile from 0, the last to the axis's
-   end), in 16-byte chunks from that boundary. For every permutation of 2
-   to 5 dims (odd and even sizes, short axes, j and c axes of several dims) at
-   each phase of the output's address (the input's parity mixed in):
-   every output element is written once, from the input element the layout
-   puts there, by a tile that loaded its row. */
-Test(tperm_plan, tpx_covers_each_element_once)
+   where its tiles would be less than 90% full), in tiles of CW = tp.rc
+   positions (128, or 64 by the plan's choice; then every plan forced to
+   64); a tile loads stage rows c < min(CW + 16, the positions left): whole
+   j tiles (j0 + KG_TPX_TJ < nj) as the 32-bit words from j0 - p (p: the
+   row's parity; lane 31 only where p = 1), each of which must hold an
+   element of the row's tile; the last j tile as halfwords inside it.
+   Output row j owns the CW positions from its first sector boundary at or
+   after c0 (the first c tile from 0, the last to the axis's end), in
+   16-byte chunks from that boundary. For every permutation of 2 to 5 dims
+   (odd and even sizes, short axes, j and c axes of several dims) at each
+   phase of the output's address (the input's parity mixed in): every
+   output element is written once, from the input element the layout puts
+   there, by a tile that loaded its row. */
+/* one kg_ew_plan_tpx walk (tperm_plan::tpx_covers_each_element_once) */
+static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow)
 {
     static const struct {
         int nd;
         int64_t P[5];
     } cs[] = {{2, {130, 67}}, {3, {37, 66, 45}}, {4, {5, 34, 7, 67}}, {5, {3, 5, 7, 9, 11}}, {3, {2, 387, 1}},
               {3, {65, 129, 63}}, {2, {145, 63}}, {2, {16, 300}}, {4, {5, 3, 35, 129}}};
-    int planned = 0, folded = 0, cfolded = 0;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const int nd = cs[i].nd;
         int p[5] = {0, 1, 2, 3, 4};
@@ -2774,10 +2787,13 @@ Test(tperm_plan, tpx_covers_each_element_once)
                 cr_assert(L.ndim < 2 || L.stride[1][0] == 1, "case %zu: no plan", i);
                 continue;
             }
-            planned++;
-            folded += tp.nd[KG_TP_J] > 1;
-            cfolded += tp.nd[KG_TP_C] > 1;
-            cr_assert(tp.words == 2 && tp.staged == 2u, "case %zu", i);
+            ++*planned;
+            *folded += tp.nd[KG_TP_J] > 1;
+            *cfolded += tp.nd[KG_TP_C] > 1;
+            *narrow += tp.rc == 64;
+            cr_assert(tp.words == 2 && tp.staged == 2u && (tp.rc == 64 || tp.rc == KG_TPX_CW), "case %zu", i);
+            const int64_t cw = tp.rc;
+            cr_assert_eq(tp.tiles_c, (tp.n[KG_TP_C] + cw - 1) / cw, "case %zu: c tiles", i);
             for (int d = 0, run = 1; d < tp.nd[KG_TP_J]; run *= (int)tp.size[KG_TP_J][d], d++)
                 cr_assert_eq(tp.stride[KG_TP_J][1][d], run, "case %zu: the j axis is no run of the input", i);
             for (int d = 0, run = 1; d < tp.nd[KG_TP_C]; run *= (int)tp.size[KG_TP_C][d], d++)
@@ -2785,15 +2801,15 @@ Test(tperm_plan, tpx_covers_each_element_once)
             const int64_t nc = tp.n[KG_TP_C], nj = tp.n[KG_TP_J];
             cr_assert_eq(tp.tiles, tp.tiles_c * tp.tiles_j * tp.n[KG_TP_B], "case %zu: tiles", i);
             for (uint32_t phase = 0; phase < 16; phase++) { /* the output's phase in a sector, the input's parity */
-                const uint32_t ph = phase, ip = (phase / 3 + (uint32_t)planned) & 1;
+                const uint32_t ph = phase, ip = (phase / 3 + (uint32_t)*planned) & 1;
                 memset(hits, 0, (size_t)n);
                 for (uint32_t t = 0; t < tp.tiles; t++) {
                     const uint32_t ct = t % tp.tiles_c, jt = t / tp.tiles_c % tp.tiles_j, b = t / tp.tiles_c / tp.tiles_j;
                     int64_t bo[2] = {0, 0};
                     tp_axis_offsets(&tp, KG_TP_B, b, bo);
-                    const int64_t c0 = (int64_t)ct * KG_TPX_CW, j0 = (int64_t)jt * KG_TPX_TJ, ncr = nc - c0;
+                    const int64_t c0 = (int64_t)ct * cw, j0 = (int64_t)jt * KG_TPX_TJ, ncr = nc - c0;
                     const int64_t jn = nj - j0 < KG_TPX_TJ ? nj - j0 : KG_TPX_TJ;
-                    for (int64_t c = 0; c < ncr && c < KG_TPX_CW + 16; c++) { /* the loads */
+                    for (int64_t c = 0; c < ncr && c < cw + 16; c++) { /* the loads */
                         int64_t co[2] = {0, 0};
                         tp_axis_offsets(&tp, KG_TP_C, c0 + c, co);
                         cr_assert_eq(co[0], c0 + c, "case %zu: c output offset", i);
@@ -2815,8 +2831,8 @@ Test(tperm_plan, tpx_covers_each_element_once)
                         cr_assert_eq(jo[1], j0 + jj, "case %zu: j input offset", i);
                         const int64_t ro = bo[0] + jo[0] + c0;
                         const int h = (int)((16 - (ph + (uint64_t)ro) % 16) % 16);
-                        for (int64_t cc = ct ? h : 0; cc < h + KG_TPX_CW && cc < ncr; cc++) {
-                            cr_assert(cc < KG_TPX_CW + 16, "case %zu: position %lld not loaded", i, (long long)cc);
+                        for (int64_t cc = ct ? h : 0; cc < h + cw && cc < ncr; cc++) {
+                            cr_assert(cc < cw + 16, "case %zu: position %lld not loaded", i, (long long)cc);
                             if (cc >= h && (cc - h) % 8 == 0 && cc + 8 <= ncr)
                                 cr_assert_eq((ph + ro + cc) % 8, 0, "case %zu: a chunk off 16 bytes", i);
                             const int64_t o = ro + cc;
@@ -2840,8 +2856,20 @@ Test(tperm_plan, tpx_covers_each_element_once)
         } while (next_perm(p, nd));
         free(hits);
     }
-    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10, "%d plans, %d with a folded j axis, %d c", planned,
-              folded, cfolded);
+}
+
+Test(tperm_plan, tpx_covers_each_element_once)
+{
+    int planned = 0, folded = 0, cfolded = 0, narrow = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &narrow);
+    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10 && narrow >= 10,
+              "%d plans, %d with a folded j axis, %d c, %d in c tiles of 64", planned, folded, cfolded, narrow);
+    int forced = 0;
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 64); /* every plan in c tiles of 64 */
+    planned = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &forced);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 0);
+    cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
