@@ -4,14 +4,16 @@
 # has a timeout and the script checks the time left before each.
 #
 # Candidate "tpx" (branch ew): the second form of the 2-byte <op>_tperms, templates/elementwise_tpx.cuh,
-# plan kg_ew_plan_tpx (c = the output's run from dim 0, j = the input's run from its unit dim). Forced only:
+# plan kg_ew_plan_tpx (c = the output's run from dim 0 in tiles of 128 or 64, j = the input's run from its
+# unit dim in tiles of 62). Forced only:
 # KG_EW_TUNE_TPERMW 1 (wherever tperm would run a 2-byte copy with square tiles and no word pairs) with
 # KG_EW_TUNE_TPERMW_FORM 1, or the tperms force hook with FORM 1. Only ew_bf16_tperm / ew_f16_tperm differ
 # from main's fatbins (stage.sh says "2 fatbins differ").
 #
 # Step 1 (decides whether the candidate may merge at all): test_elementwise 'tperms/*' on the GPU:
-#   tperms::copies_2byte_pairs_rows_cut_at_sectors and tperms::copies_2byte_pairs_fewer_blocks (new: tpx
-#   against the reference, bits exact, every permutation of 2-6-d shapes, 16 output phases, BPS 4/5), and
+#   tperms::copies_2byte_pairs_rows_cut_at_sectors, copies_2byte_pairs_c_tiles_of_64 and
+#   copies_2byte_pairs_fewer_blocks (new: tpx against the reference, bits exact, every permutation of 2-6-d
+#   shapes, 16 output phases, c tiles of 128 and 64, BPS 4/5), and
 #   the older tperms tests (the 2-byte kernel's launch bound went 4 -> 6, so session 23's word form now runs
 #   at 40 registers). Every test must PASS. A failure: tpx does not merge (look at test.log).
 # Step 2 (owed from session 23: main's ec8d6f7, one tp_set_axes for kg_ew_plan_tperm and kg_ew_plan_tpw, has
@@ -29,6 +31,8 @@
 #   p3.1.0.2, j = 11) and short unfoldable c ([33,64,95,91] p2.1.3.0, c = 33).
 # Step 4: tpx's occupancy on six rows: compiled 6 blocks/SM (default here: tpx forced by env) against 5 and
 #   4 (KG_EW_TPERMW_BPS, dynamic shared memory), interleaved. Picks the bound if tpx is taken (x > 1.02).
+#   Then tpx's c tiles on the rows where its plan takes 64 (c = 387, 429, 33, 64): the plan's 64 against
+#   128 forced (KG_EW_TPERMW_CW=128; x < 0.98 keeps 64 in the rule, x > 1.02 drops it).
 # Step 5 (if time is left): PyTorch on the same bf16 rows (main's figures from the CSV beside torch's).
 export LD_LIBRARY_PATH=lib PATH=/opt/torch/.venv/bin:$PATH
 T=build/tests/test_elementwise
@@ -44,7 +48,7 @@ step "1 tperms tests (candidate)" 20
 [ "$TO" -gt 0 ] && timeout $TO $T --filter 'tperms/*' --verbose > $OUT/test_tperms.log 2>&1; echo rc $?
 grep -E '^\[(PASS|FAIL)|Synthesis' $OUT/test_tperms.log
 
-step "2 tperm + tperma tests (owed, main's ec8d6f7)" 25
+step "2 tperm + tperma tests (owed, main's ec8d6f7)" 22
 [ "$TO" -gt 0 ] && timeout $TO $T --filter '@(tperm|tperma)/*' --verbose > $OUT/test_tperm.log 2>&1; echo rc $?
 grep -E '^\[FAIL|Synthesis' $OUT/test_tperm.log
 
@@ -57,10 +61,15 @@ grep -E 'worst|sweep \(' $OUT/perm.log
 
 CASES="bf16:copy 255x387x259 p2.1.0;bf16:copy 255x387x259 p2.0.1;bf16:copy 6007x5003 p1.0;bf16:copy 429x487x105 p2.1.0 [sweep];bf16:copy 533x179x229 p2.0.1 [sweep];bf16:copy 33x64x95x91 p3.1.0.2"
 for bps in 5 4; do
-  step "4 tpx 6 blocks/SM vs $bps" 6
+  step "4 tpx 6 blocks/SM vs $bps" 5
   [ "$TO" -gt 0 ] && KG_EW_TPERMW=1 KG_EW_TPERMW_FORM=1 KG_EW_BENCH_PERM_ONLY=1 KG_EW_BENCH_CASES="$CASES" \
     KG_EW_BENCH_ALT="KG_EW_TPERMW_BPS=$bps" KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $B > $OUT/bps$bps.log 2>&1; echo rc $?
 done
+
+CASES64="bf16:copy 255x387x259 p0.2.1;bf16:copy 429x487x105 p2.1.0 [sweep];bf16:copy 33x64x95x91 p2.1.3.0;bf16:copy 33x64x95x91 p0.3.2.1;bf16:copy 33x64x95x91 p3.2.1.0"
+step "4 tpx c tiles: the plan's 64 vs 128" 6
+[ "$TO" -gt 0 ] && KG_EW_TPERMW=1 KG_EW_TPERMW_FORM=1 KG_EW_BENCH_PERM_ONLY=1 KG_EW_BENCH_CASES="$CASES64" \
+  KG_EW_BENCH_ALT="KG_EW_TPERMW_CW=128" KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $B > $OUT/cw128.log 2>&1; echo rc $?
 
 step "5 PyTorch beside main's bf16 rows" 12
 [ "$TO" -gt 2 ] && timeout $TO python3 bench/torch_elementwise.py $OUT/perm.csv > $OUT/torch_perm.log 2>&1; echo rc $?

@@ -58,13 +58,13 @@
 
 template <int CW_> struct kg_tpx {
     static constexpr int TJ = KG_TPX_TJ, CW = CW_, CE = CW + 16;
-    static constexpr int PW = CE / 2 + 1;        /* stage row pitch in words: odd */
+    static constexpr int PW = CE / 2 + 1; /* stage row pitch in words: odd */
     static constexpr int WARPS = KG_EW_THREADS / 32;
-    static constexpr int PAIRS = CE / 2 / WARPS; /* row pairs a warp loads: 9 or 5 */
-    static constexpr int LPR = CW / 8;           /* lanes a row stores (16-byte chunks) */
-    static constexpr int RPI = 32 / LPR;         /* rows a warp stores at once: 2 or 4 */
+    static constexpr int PAIRS = CE / 2 / WARPS;  /* row pairs a warp loads: 9 or 5 */
+    static constexpr int LPR = CW / 8;            /* lanes a row stores (16-byte chunks) */
+    static constexpr int RPI = 32 / LPR;          /* rows a warp stores at once: 2 or 4 */
     static constexpr int IT = 64 / (RPI * WARPS); /* store steps: 4 or 2 */
-    static constexpr int TAB = TJ * PW + 2;      /* the j table's first word; the c table 64 on */
+    static constexpr int TAB = TJ * PW + 2;       /* the j table's first word; the c table 64 on */
     static_assert(CE % (2 * WARPS) == 0 && (CW == 128 || CW == 64) && TJ <= 62 && (PW & 1) == 1 &&
                       TAB + 64 + CE <= KG_TPX_STAGE_WORDS,
                   "tpx: tile shape");
@@ -149,7 +149,7 @@ __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, c
         const bool jin = j < jn;
         const int32_t ro = jin ? tab[j] : 0;
         const int h = (int)((0u - (ob + (uint32_t)ro)) & 15u);
-        const int cc = h + 8 * t;                                /* the chunk's first position in the tile */
+        const int cc = h + 8 * t;                                       /* the chunk's first position in the tile */
         const int k0 = kg_tpx_at<Q::PW>(jin ? j : 0, (h >> 1) + 4 * t); /* row 0 stands in past jn (not stored) */
         uint32_t v[5];
         if (__any_sync(0xffffffffu, jin && (h & 1))) {
@@ -255,8 +255,7 @@ __device__ __forceinline__ void kg_tpx_run(const kg_ew_ptrs &p, const kg_tperm &
         kg_tpx_store<CW, false>(out, S, tab, ncr, jn);
 }
 
-template <typename F>
-__device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
+template <typename F> __device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
 {
     if (L.rc == 64)
         kg_tpx_run<F, 64>(p, L, S);
