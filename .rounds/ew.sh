@@ -44,16 +44,16 @@ step() { # step NAME BUDGET: prints the header, sets TO = min(budget, time left)
   echo "== $1 ($(date +%T), +$((SECONDS - START)) s, timeout $TO s)"
 }
 
-step "1 tperms tests (candidate)" 20
+step "1 tperms tests (candidate)" 28
 [ "$TO" -gt 0 ] && timeout $TO $T --filter 'tperms/*' --verbose > $OUT/test_tperms.log 2>&1; echo rc $?
 grep -E '^\[(PASS|FAIL)|Synthesis' $OUT/test_tperms.log
 
-step "2 tperm + tperma tests (owed, main's ec8d6f7)" 22
+step "2 tperm + tperma tests (owed, main's ec8d6f7)" 20
 [ "$TO" -gt 0 ] && timeout $TO $T --filter '@(tperm|tperma)/*' --verbose > $OUT/test_tperm.log 2>&1; echo rc $?
 grep -E '^\[FAIL|Synthesis' $OUT/test_tperm.log
 
 EXTRA="4097x3001 p1.0;3001x4097 p1.0;2053x8191 p1.0;1031x16411 p1.0;7x2053x1999 p0.2.1;1999x5x2053 p2.1.0"
-step "3 A/B bf16 perms: main vs tpx" 20
+step "3 A/B bf16 perms: main vs tpx" 18
 [ "$TO" -gt 0 ] && KG_BENCH_CSV=$OUT/perm.csv KG_EW_BENCH_PERM_ONLY=1 KG_EW_BENCH_DTYPE=bf16 KG_EW_BENCH_EXTRA="$EXTRA" \
   KG_EW_BENCH_ALT="KG_EW_TPERMW=1,KG_EW_TPERMW_FORM=1" KG_EW_BENCH_ALT_ROUNDS=3 \
   timeout $TO $B > $OUT/perm.log 2>&1; echo rc $?
@@ -72,5 +72,5 @@ step "4 tpx c tiles: the plan's 64 vs 128" 6
   KG_EW_BENCH_ALT="KG_EW_TPERMW_CW=128" KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $B > $OUT/cw128.log 2>&1; echo rc $?
 
 step "5 PyTorch beside main's bf16 rows" 12
-[ "$TO" -gt 2 ] && timeout $TO python3 bench/torch_elementwise.py $OUT/perm.csv > $OUT/torch_perm.log 2>&1; echo rc $?
+[ "$TO" -gt 5 ] && timeout $TO python3 bench/torch_elementwise.py $OUT/perm.csv > $OUT/torch_perm.log 2>&1; echo rc $?
 echo "== run.sh done at +$((SECONDS - START)) s"
