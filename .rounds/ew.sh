@@ -11,9 +11,10 @@
 # from main's fatbins (stage.sh says "2 fatbins differ").
 #
 # Step 1 (decides whether the candidate may merge at all): test_elementwise 'tperms/*' on the GPU:
-#   tperms::copies_2byte_pairs_rows_cut_at_sectors, copies_2byte_pairs_c_tiles_of_64 and
-#   copies_2byte_pairs_fewer_blocks (new: tpx against the reference, bits exact, every permutation of 2-6-d
-#   shapes, 16 output phases, c tiles of 128 and 64, BPS 4/5), and
+#   tperms::copies_2byte_pairs_rows_cut_at_sectors, copies_2byte_pairs_c_tiles_of_64,
+#   copies_2byte_pairs_fewer_blocks and copies_2byte_pairs_by_the_rule (new: tpx against the reference, bits
+#   exact, every permutation of 2-6-d shapes, 16 output phases, c tiles of 128 and 64, BPS 4/5,
+#   KG_EW_TUNE_TPERMW 2's provisional rule kg_ew_tpx_by_default), and
 #   the older tperms tests (the 2-byte kernel's launch bound went 4 -> 6, so session 23's word form now runs
 #   at 40 registers). Every test must PASS. A failure: tpx does not merge (look at test.log).
 # Step 2 (owed from session 23: main's ec8d6f7, one tp_set_axes for kg_ew_plan_tperm and kg_ew_plan_tpw, has
@@ -24,9 +25,11 @@
 #   that tperm2 pairs included) interleaved in one process, best of 3 each: perm.log columns
 #   "us, % of copy, variant | alt us, % of copy, variant, x main/tpx". Rows main runs elsewhere (tplanev,
 #   tslab, rowsv, nd32v, perm, adds) show the same variant twice (x ~1.00).
-#   Makes tpx the default where it wins: x >= 1.03 on a class of rows a rule can name from the plan (expected:
-#   long j axes (>= 4 tiles of 62) and c axes of >= 128 positions, or folded ones), no row of that class
-#   below x 0.99; then one line in kg_elementwise (tpermw_mode 2 with the rule) plus its CPU test. The worst
+#   Makes tpx the default where it wins: x >= 1.03 on a class of rows a rule can name from the plan, no row
+#   of that class below x 0.99. The provisional rule (KG_EW_TUNE_TPERMW 2, kg_ew_tpx_by_default: both axes'
+#   tiles >= 85% full; tperm_plan::tpx_rule_takes_well_filled_tiles lists the bench rows it takes) is the
+#   first guess: if its rows all win, the default becomes tpermw_mode 2 + tpermw_form 1 (two initializers);
+#   else refit its thresholds from perm.log and the plan fills (report ew.md lists them). The worst
 #   bf16 row (51.0% in s23, [255,387,259] p2.1.0) should rise. Expected losers: short j (157x195x73x11
 #   p3.1.0.2, j = 11) and short unfoldable c ([33,64,95,91] p2.1.3.0, c = 33).
 # Step 4: tpx's occupancy on six rows: compiled 6 blocks/SM (default here: tpx forced by env) against 5 and

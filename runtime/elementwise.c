@@ -315,6 +315,16 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    predicated path. */
 static int tpermw_mode = 0;
 
+/* The provisional rule of tpermw_mode 2 (the second form where its tiles
+   are well filled): both axes' tiles at least 85% full. Not measured: the
+   s25 round's A/B (main's choice / tpx on every bf16 row) fits it; until
+   then tpermw_mode stays 0. */
+KG_API int kg_ew_tpx_by_default(const kg_tperm *tp)
+{
+    return tp->words == 2 && tp->rc > 0 && (int64_t)tp->n[KG_TP_C] * 20 >= (int64_t)tp->tiles_c * tp->rc * 17 &&
+           (int64_t)tp->n[KG_TP_J] * 20 >= (int64_t)tp->tiles_j * KG_TPX_TJ * 17;
+}
+
 /* which form of the 2-byte <op>_tperms runs where it runs
    (KG_EW_TUNE_TPERMW_FORM): 0 (the default) session 23's words
    (elementwise_tpw.cuh, kg_ew_plan_tpw), 1 element pairs made in registers
@@ -1382,8 +1392,11 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
            tperm2, rowsv, tplanev, tslab, tchunk, tperma, tperms) */
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
-            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form))) &&
-            (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw))) {
+            (force == KG_EW_TPERMS ||
+             (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form)) ||
+             (force < 0 && tpermw_mode == 2 && tpermw_form && !tp.rect && !tp.words)) &&
+            (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tw))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
@@ -1470,7 +1483,7 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 2, 0},
     {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},

@@ -75,6 +75,9 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
 #define KG_TPX_TJ 62
 #define KG_TPX_CW 128
 KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o);
+/* 1 where KG_EW_TUNE_TPERMW 2 runs the second form on a kg_ew_plan_tpx
+   plan tp: both axes' tiles at least 85% full (provisional, unmeasured) */
+KG_API int kg_ew_tpx_by_default(const kg_tperm *tp);
 
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
@@ -236,7 +239,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
      tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
      kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
-     default: forced only; s23r1/r2 in runtime/elementwise.c);
+     default: forced only; s23r1/r2 in runtime/elementwise.c), 2 (with
+     KG_EW_TUNE_TPERMW_FORM 1) where kg_ew_tpx_by_default;
    KG_EW_TUNE_TPERMW_FORM: which form of the 2-byte <op>_tperms runs where
      it runs (forced, or KG_EW_TUNE_TPERMW 1): 0 (the default) session 23's
      words (kg_ew_plan_tpw), 1 pairs made in registers (kg_ew_plan_tpx;

@@ -1222,6 +1222,26 @@ Test(tperms, copies_2byte_pairs_c_tiles_of_64, .init = setup, .fini = teardown, 
     check_tph(1, 2, 2);
 }
 
+/* KG_EW_TUNE_TPERMW 2 with the second form: tpx where kg_ew_tpx_by_default
+   (a 1031 x 499 transpose, tiles 90% and 89% full, the input off by 0 or
+   1 element), the default choice elsewhere (a 95 x 91 transpose: c tiles
+   74% full); bits exact, bf16 and f16 */
+Test(tperms, copies_2byte_pairs_by_the_rule, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 2);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, 1);
+    for (int k = 0; k < 8; k++) {
+        unsigned ran = 0;
+        const int64_t big[2] = {1031, 499}, small[2] = {95, 91};
+        const int t2[2] = {1, 0}, taken = k % 2 == 0;
+        const view o = dense(2, taken ? big : small), a = permuted(2, taken ? big : small, t2);
+        ew_case c = {"tpx by the rule", 1, {offset(a, (k / 2) % 2), o, o}, offset(o, k / 4), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, k < 4 ? KG_BF16 : KG_F16, k < 4 ? KG_BF16 : KG_F16, &c, &ran);
+        cr_assert(!(ran & (1u << KG_EW_TPERMS)) == !taken, "case %d: variants %#x", k, ran);
+    }
+    reset_tile_tunings();
+}
+
 /* the same kernel held to 4 blocks a multiprocessor by dynamic shared
    memory (KG_EW_TUNE_TPERMW_BPS 4), then 5: a 3-d reversal (a j axis of
    two dims), a 2-d transpose of whole tiles and a 4-d permutation, each at
@@ -2870,6 +2890,38 @@ Test(tperm_plan, tpx_covers_each_element_once)
     check_tpx_walks(&planned, &folded, &cfolded, &forced);
     kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 0);
     cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
+}
+
+/* kg_ew_tpx_by_default (KG_EW_TUNE_TPERMW 2's provisional rule: both axes'
+   tiles at least 85% full) on the perm bench's bf16 rows (input a = a
+   dense buffer of physical shape P read in the order p, out dense), with
+   the plan's fills in the comments (c tiles of 128 or 64, j tiles of 62) */
+Test(tperm_plan, tpx_rule_takes_well_filled_tiles)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4], want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},             /* c 6007, j 5003: 0.99 */
+        {2, {1031, 16411}, {1, 0}, 1},            /* c 1031: 0.90 */
+        {3, {255, 387, 259}, {2, 1, 0}, 1},       /* c 255, j 100233 (2 dims): 1.00 */
+        {3, {255, 387, 259}, {0, 2, 1}, 0},       /* c 387 in 64s: 0.86, j 259: 0.84 */
+        {3, {255, 387, 259}, {2, 0, 1}, 0},       /* c 98685, j 259: 0.84 */
+        {3, {429, 487, 105}, {2, 1, 0}, 1},       /* c 429 in 64s: 0.96 */
+        {3, {533, 179, 229}, {2, 0, 1}, 1},       /* j 229: 0.92 */
+        {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 0},   /* c 3135 (2 dims), j 91: 0.73 */
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 0},   /* c 33 in 64s: 0.52 */
+        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, 1},   /* c 64 in 64s: 1.00, j 8645 */
+        {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 0}, /* j 11: 0.18 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tpx(&L, &tp), "case %zu: no plan", i);
+        cr_assert_eq(kg_ew_tpx_by_default(&tp), cs[i].want, "case %zu (c %u in %u, j %u)", i, tp.n[KG_TP_C], tp.rc,
+                     tp.n[KG_TP_J]);
+    }
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
