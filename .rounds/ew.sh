@@ -36,7 +36,10 @@
 #   4 (KG_EW_TPERMW_BPS, dynamic shared memory), interleaved. Picks the bound if tpx is taken (x > 1.02).
 #   Then tpx's c tiles on the rows where its plan takes 64 (c = 387, 429, 33, 64): the plan's 64 against
 #   128 forced (KG_EW_TPERMW_CW=128; x < 0.98 keeps 64 in the rule, x > 1.02 drops it).
-# Step 5 (if time is left): PyTorch on the same bf16 rows (main's figures from the CSV beside torch's).
+# Step 5 (if time is left; no candidate code): exp f16/bf16/f32 at 2^24 and 2^28, main's one vector a thread
+#   against two (KG_EW_DENSE_VPT=2), interleaved, then PyTorch on the same rows (exp f16/bf16 was 0.98-0.99x
+#   PyTorch at 2^24 in s23): data for a later exp candidate. (PyTorch on the perm rows: s23 had kgen ahead on
+#   every row, so it is left out.)
 export LD_LIBRARY_PATH=lib PATH=/opt/torch/.venv/bin:$PATH
 T=build/tests/test_elementwise
 B=build/bench/bench_elementwise
@@ -74,6 +77,9 @@ step "4 tpx c tiles: the plan's 64 vs 128" 6
 [ "$TO" -gt 0 ] && KG_EW_TPERMW=1 KG_EW_TPERMW_FORM=1 KG_EW_BENCH_PERM_ONLY=1 KG_EW_BENCH_CASES="$CASES64" \
   KG_EW_BENCH_ALT="KG_EW_TPERMW_CW=128" KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $B > $OUT/cw128.log 2>&1; echo rc $?
 
-step "5 PyTorch beside main's bf16 rows" 12
-[ "$TO" -gt 5 ] && timeout $TO python3 bench/torch_elementwise.py $OUT/perm.csv > $OUT/torch_perm.log 2>&1; echo rc $?
+step "5 exp vpt 1 vs 2, then PyTorch" 5
+[ "$TO" -gt 2 ] && KG_BENCH_CSV=$OUT/exp.csv KG_EW_BENCH_SIZES_ONLY=1 KG_EW_BENCH_QUICK=1 KG_EW_BENCH_OPS=exp \
+  KG_EW_BENCH_ALT="KG_EW_DENSE_VPT=2" KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $B > $OUT/exp.log 2>&1; echo rc $?
+step "5b PyTorch exp" 8
+[ "$TO" -gt 3 ] && timeout $TO python3 bench/torch_elementwise.py $OUT/exp.csv > $OUT/torch_exp.log 2>&1; echo rc $?
 echo "== run.sh done at +$((SECONDS - START)) s"
