@@ -312,27 +312,47 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    2053x8191^T 61.7 / 60.5, [7,2053,1999] p0.2.1 66.5 / 59.1, level on
    3001x4097^T: no rule, so forced only. Its tiles that are not whole (the
    first j tile, a c tile with fewer than 144 positions left) take the
-   predicated path. */
-static int tpermw_mode = 0;
+   predicated path. 2 (the default since s25r1): the second form (below)
+   where kg_ew_tpx_by_default. */
+static int tpermw_mode = 2;
 
-/* The provisional rule of tpermw_mode 2 (the second form where its tiles
-   are well filled): both axes' tiles at least 85% full. Not measured: the
-   s25 round's A/B (main's choice / tpx on every bf16 row) fits it; until
-   then tpermw_mode stays 0. */
-KG_API int kg_ew_tpx_by_default(const kg_tperm *tp)
+/* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
+   form where main's choice would run tperm2 on a 2-byte copy whose input
+   0 is staged because kg_ew_tperma_by_default's tile-count clauses leave
+   it there (a flat plan with at most 5 j tiles against 256 times as many c
+   tiles, or a table plan the other way round), and the second form's tiles
+   are at least 80% full along both axes. H200 run s25r1 (2026-12-05, same
+   process, best of 3 interleaved, % of copy, main's choice / tpx): every
+   bf16 row of the perm bench in that class gained: [255,387,259] p2.0.1
+   tperm2 52.9 / 63.8 (x1.21; tpx tiles c 1.00, j 0.84), p2.1.0 51.1 / 59.6
+   (x1.17), sweep 533x179x229 p2.0.1 55.3 / 61.0 (x1.10). Where tperma runs
+   (its rule's rows) tpx did not win as a class: faster on [429,487,105]
+   p2.1.0 52.2 / 64.3, [1999,5,2053] p2.1.0 50.0 / 60.2, [7,2053,1999]
+   p0.2.1 66.8 / 73.7, 6007x5003^T 65.1 / 68.3 and six more, slower on
+   4097x3001^T 59.3 / 53.2, 1031x16411^T 61.7 / 57.9, 3001x4097^T 59.2 /
+   56.7, [255,387,259] p1.2.0 63.7 / 62.3, 115x1041x183 p0.2.1 64.1 / 56.5,
+   [33,64,95,91] p3.2.0.1 65.1 / 59.0 with tiles at least 90% full, and
+   far slower with a short axis (j 91: x0.72-0.92; c 33 in tiles of 64:
+   x0.45-0.68; j 11: x0.30); the even shapes tperm2 pairs lost (x0.14-0.92).
+   So those keep tperma / tperm2. tp is main's tperm plan, tw the second
+   form's (kg_ew_plan_tpx). */
+KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 {
-    return tp->words == 2 && tp->rc > 0 && (int64_t)tp->n[KG_TP_C] * 20 >= (int64_t)tp->tiles_c * tp->rc * 17 &&
-           (int64_t)tp->n[KG_TP_J] * 20 >= (int64_t)tp->tiles_j * KG_TPX_TJ * 17;
+    return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
+           tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
+           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
 }
 
 /* which form of the 2-byte <op>_tperms runs where it runs
-   (KG_EW_TUNE_TPERMW_FORM): 0 (the default) session 23's words
-   (elementwise_tpw.cuh, kg_ew_plan_tpw), 1 element pairs made in registers
-   with 16-byte stores (elementwise_tpx.cuh, kg_ew_plan_tpx); not yet
-   measured. tpermw_bps (KG_EW_TUNE_TPERMW_BPS): the form-1 blocks a
+   (KG_EW_TUNE_TPERMW_FORM): 1 (the default since s25r1: tpermw_mode 2
+   runs it where kg_ew_tpx_by_default) element pairs made in registers
+   with 16-byte stores (elementwise_tpx.cuh, kg_ew_plan_tpx), 0 session
+   23's words (elementwise_tpw.cuh, kg_ew_plan_tpw; forced or tpermw_mode
+   1 only). tpermw_bps (KG_EW_TUNE_TPERMW_BPS): the form-1 blocks a
    multiprocessor holds, 4 or 5 by dynamic shared memory, or 0 (the
-   default): as compiled (6). */
-static int tpermw_form = 0;
+   default): as compiled (6; s25r1, six rows, 6 against 5: x0.85-0.99,
+   against 4: x0.83-0.97, all slower). */
+static int tpermw_form = 1;
 static int tpermw_bps = 0;
 /* the second form's c tiles (KG_EW_TUNE_TPERMW_CW): 0 (the default)
    kg_ew_plan_tpx's choice, 64 or 128 those */
@@ -1394,9 +1414,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
             (force == KG_EW_TPERMS ||
              (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form)) ||
-             (force < 0 && tpermw_mode == 2 && tpermw_form && !tp.rect && !tp.words)) &&
+             (force < 0 && tpermw_mode == 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
             (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
-            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tw))) {
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,

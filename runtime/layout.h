@@ -75,10 +75,13 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
 #define KG_TPX_TJ 62
 #define KG_TPX_CW 128
 KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o);
-/* 1 where KG_EW_TUNE_TPERMW 2 runs the second form on a kg_ew_plan_tpx
-   plan tp: both axes' tiles at least 85% full (provisional, unmeasured) */
-KG_API int kg_ew_tpx_by_default(const kg_tperm *tp);
-
+/* 1 where KG_EW_TUNE_TPERMW 2 (the default) runs the second form on a
+   kg_ew_plan_tpx plan tw of a copy whose kg_ew_plan_tperm plan is tp: tp
+   stages input 0, has square tiles, no word pairs, and
+   kg_ew_tperma_by_default leaves it to tperm2 (its tile-count clauses);
+   tw's tiles are at least 80% full along both axes (H200 run s25r1, in
+   runtime/elementwise.c) */
+KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw);
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -237,14 +240,15 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      kg_ew_tperms_by_default, 1 wherever kg_ew_tperms_ok (forced tperm too),
      0 never;
    KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
-     tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
-     kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
-     default: forced only; s23r1/r2 in runtime/elementwise.c), 2 (with
-     KG_EW_TUNE_TPERMW_FORM 1) where kg_ew_tpx_by_default;
+     tiles and no word pairs run <op>_tperms (the form KG_EW_TUNE_TPERMW_FORM
+     says): 2 (the default; with KG_EW_TUNE_TPERMW_FORM 1) where
+     kg_ew_tpx_by_default, 1 wherever tperm runs them, 0 never (forced
+     only);
    KG_EW_TUNE_TPERMW_FORM: which form of the 2-byte <op>_tperms runs where
-     it runs (forced, or KG_EW_TUNE_TPERMW 1): 0 (the default) session 23's
-     words (kg_ew_plan_tpw), 1 pairs made in registers (kg_ew_plan_tpx;
-     under KG_EW_TUNE_TPERMW 1 also where tperm2 would pair elements);
+     it runs (forced, KG_EW_TUNE_TPERMW 1 or 2): 1 (the default) pairs made
+     in registers (kg_ew_plan_tpx; under KG_EW_TUNE_TPERMW 1 also where
+     tperm2 would pair elements), 0 session 23's words (kg_ew_plan_tpw;
+     forced or KG_EW_TUNE_TPERMW 1 only);
    KG_EW_TUNE_TPERMW_BPS: the second form's blocks a multiprocessor, 4 or
      5 (held by dynamic shared memory); 0 (the default) as compiled (6);
    KG_EW_TUNE_TPERMW_CW: the second form's c tiles, 64 or 128 positions; 0

@@ -1069,7 +1069,7 @@ static void reset_tile_tunings(void)
 {
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
-                                {KG_EW_TUNE_TPERMW, 0},      {KG_EW_TUNE_TPERMW_FORM, 0}, {KG_EW_TUNE_TPERMW_BPS, 0},
+                                {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
                                 {KG_EW_TUNE_TPERMW_CW, 0}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
@@ -1222,24 +1222,49 @@ Test(tperms, copies_2byte_pairs_c_tiles_of_64, .init = setup, .fini = teardown, 
     check_tph(1, 2, 2);
 }
 
-/* KG_EW_TUNE_TPERMW 2 with the second form: tpx where kg_ew_tpx_by_default
-   (a 1031 x 499 transpose, tiles 90% and 89% full, the input off by 0 or
-   1 element), the default choice elsewhere (a 95 x 91 transpose: c tiles
-   74% full); bits exact, bf16 and f16 */
+/* A permutation case of up to 3 dims for the tperma choice tests (the GPU
+   test tperma::default_choice and the CPU test
+   tperm_plan::tperma_where_it_measured_faster): shape s, permutation perm
+   (each test says how it reads them) and the expected outcome want. */
+typedef struct {
+    int nd;
+    int64_t s[3];
+    int perm[3];
+    int want;
+} tperma_case;
+
+/* The layouts of tperms::copies_2byte_pairs_by_the_rule (the GPU test) and
+   of tperm_plan::tpx_where_it_measured_faster's second part (permuted()):
+   want 1 where kg_ew_tpx_by_default takes the copy */
+static const tperma_case tpx_rule_cases[] = {
+    {2, {62, 16411}, {1, 0}, 1}, {2, {124, 32771}, {1, 0}, 1},       {3, {130, 259, 127}, {2, 1, 0}, 1},
+    {2, {1031, 499}, {1, 0}, 0}, {3, {129, 257, 255}, {2, 1, 0}, 0}, {2, {95, 91}, {1, 0}, 0},
+    {2, {63, 16411}, {1, 0}, 0},
+};
+
+/* The default choice (KG_EW_TUNE_TPERMW 2, KG_EW_TUNE_TPERMW_FORM 1):
+   the second form (tpx) where kg_ew_tpx_by_default, i.e. where main's
+   choice would be tperm2 by kg_ew_tperma_by_default's tile-count clauses
+   and tpx's tiles are at least 80% full: 62 x 16411 and 124 x 32771
+   transposes (flat, 1 and 2 j tiles against 257 and 513 c tiles) and a
+   [130,259,127] reversal (tables, 2 c tiles against 527 j tiles); the
+   choice before elsewhere: tperma's 1031 x 499 transpose and [129,257,255]
+   reversal (4 x 519 tiles), a 95 x 91 transpose, and a 63 x 16411 one
+   (tperm2's, but tpx's j tile 51% full). The input and the output off by
+   0 or 1 element; bf16 and f16; bits exact. */
 Test(tperms, copies_2byte_pairs_by_the_rule, .init = setup, .fini = teardown, .timeout = 600)
 {
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 2);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, 1);
-    for (int k = 0; k < 8; k++) {
-        unsigned ran = 0;
-        const int64_t big[2] = {1031, 499}, small[2] = {95, 91};
-        const int t2[2] = {1, 0}, taken = k % 2 == 0;
-        const view o = dense(2, taken ? big : small), a = permuted(2, taken ? big : small, t2);
-        ew_case c = {"tpx by the rule", 1, {offset(a, (k / 2) % 2), o, o}, offset(o, k / 4), -1, FILL_MIXED, 0};
-        run_case(KG_OP_COPY, k < 4 ? KG_BF16 : KG_F16, k < 4 ? KG_BF16 : KG_F16, &c, &ran);
-        cr_assert(!(ran & (1u << KG_EW_TPERMS)) == !taken, "case %d: variants %#x", k, ran);
-    }
-    reset_tile_tunings();
+    reset_tile_tunings(); /* the defaults */
+    const tperma_case *cs = tpx_rule_cases;
+    for (size_t i = 0; i < sizeof tpx_rule_cases / sizeof tpx_rule_cases[0]; i++)
+        for (int k = 0; k < 8; k++) {
+            unsigned ran = 0;
+            const view o = dense(cs[i].nd, cs[i].s), a = permuted(cs[i].nd, cs[i].s, cs[i].perm);
+            ew_case c = {"tpx by the rule", 1, {offset(a, k % 2), o, o}, offset(o, (k / 2) % 2), -1, FILL_MIXED, 0};
+            const kg_dtype dt = k < 4 ? KG_BF16 : KG_F16;
+            run_case(KG_OP_COPY, dt, dt, &c, &ran);
+            cr_assert(!(ran & (1u << KG_EW_TPERMS)) == !cs[i].want, "case %zu.%d: variants %#x", i, k, ran);
+        }
 }
 
 /* the same kernel held to 4 blocks a multiprocessor by dynamic shared
@@ -1269,17 +1294,6 @@ Test(tperms, copies_2byte_pairs_fewer_blocks, .init = setup, .fini = teardown, .
     }
     reset_tile_tunings();
 }
-
-/* A permutation case of up to 3 dims for the tperma choice tests (the GPU
-   test tperma::default_choice and the CPU test
-   tperm_plan::tperma_where_it_measured_faster): shape s, permutation perm
-   (each test says how it reads them) and the expected outcome want. */
-typedef struct {
-    int nd;
-    int64_t s[3];
-    int perm[3];
-    int want;
-} tperma_case;
 
 /* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
@@ -2892,35 +2906,53 @@ Test(tperm_plan, tpx_covers_each_element_once)
     cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
 }
 
-/* kg_ew_tpx_by_default (KG_EW_TUNE_TPERMW 2's provisional rule: both axes'
-   tiles at least 85% full) on the perm bench's bf16 rows (input a = a
-   dense buffer of physical shape P read in the order p, out dense), with
-   the plan's fills in the comments (c tiles of 128 or 64, j tiles of 62) */
-Test(tperm_plan, tpx_rule_takes_well_filled_tiles)
+/* kg_ew_tpx_by_default (the default since H200 run s25r1) on the perm
+   bench's bf16 rows (input a = a dense buffer of physical shape P read in
+   the order p, out dense), with main's choice and the A/B's x (main / tpx)
+   in the comments: tpx where tperma's rule leaves the copy to tperm2 by its
+   tile counts and tpx's tiles are at least 80% full; then the GPU test
+   tperms::copies_2byte_pairs_by_the_rule's layouts (permuted()). */
+Test(tperm_plan, tpx_where_it_measured_faster)
 {
     static const struct {
         int nd;
         int64_t P[4];
         int p[4], want;
     } cs[] = {
-        {2, {6007, 5003}, {1, 0}, 1},             /* c 6007, j 5003: 0.99 */
-        {2, {1031, 16411}, {1, 0}, 1},            /* c 1031: 0.90 */
-        {3, {255, 387, 259}, {2, 1, 0}, 1},       /* c 255, j 100233 (2 dims): 1.00 */
-        {3, {255, 387, 259}, {0, 2, 1}, 0},       /* c 387 in 64s: 0.86, j 259: 0.84 */
-        {3, {255, 387, 259}, {2, 0, 1}, 0},       /* c 98685, j 259: 0.84 */
-        {3, {429, 487, 105}, {2, 1, 0}, 1},       /* c 429 in 64s: 0.96 */
-        {3, {533, 179, 229}, {2, 0, 1}, 1},       /* j 229: 0.92 */
-        {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 0},   /* c 3135 (2 dims), j 91: 0.73 */
-        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 0},   /* c 33 in 64s: 0.52 */
-        {4, {33, 64, 95, 91}, {0, 2, 3, 1}, 1},   /* c 64 in 64s: 1.00, j 8645 */
-        {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 0}, /* j 11: 0.18 */
+        {3, {255, 387, 259}, {2, 0, 1}, 1},       /* tperm2 flat 1542 x 5 tiles, x1.21 (tpx j 259: 0.84) */
+        {3, {255, 387, 259}, {2, 1, 0}, 1},       /* tperm2 tables 4 x 1567, x1.17 */
+        {3, {533, 179, 229}, {2, 0, 1}, 1},       /* tperm2 flat 1491 x 4, x1.10 */
+        {2, {6007, 5003}, {1, 0}, 0},             /* tperma, x1.05 */
+        {2, {1031, 16411}, {1, 0}, 0},            /* tperma, x0.94 */
+        {2, {4097, 3001}, {1, 0}, 0},             /* tperma, x0.90 */
+        {3, {255, 387, 259}, {1, 2, 0}, 0},       /* tperma, x0.98 */
+        {3, {255, 387, 259}, {0, 2, 1}, 0},       /* tperma, x0.99 */
+        {3, {255, 387, 259}, {1, 0, 2}, 0},       /* tperm2, input 0 not staged (no tpx run) */
+        {3, {429, 487, 105}, {2, 1, 0}, 0},       /* tperma, x1.23 */
+        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},   /* tperma, x0.91 */
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 0},   /* tperma, x0.68 (c 33) */
+        {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 0}, /* tperma, x0.30 (j 11) */
     };
+    const size_t es[4] = {2, 2, 0, 0};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
-        kg_tperm tp;
-        cr_assert(kg_ew_plan_tpx(&L, &tp), "case %zu: no plan", i);
-        cr_assert_eq(kg_ew_tpx_by_default(&tp), cs[i].want, "case %zu (c %u in %u, j %u)", i, tp.n[KG_TP_C], tp.rc,
-                     tp.n[KG_TP_J]);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        const int got = kg_ew_plan_tpx(&L, &tw) && kg_ew_tpx_by_default(&tp, &tw);
+        cr_assert_eq(got, cs[i].want, "case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j, tp.flat);
+    }
+    const tperma_case *gs = tpx_rule_cases;
+    for (size_t i = 0; i < sizeof tpx_rule_cases / sizeof tpx_rule_cases[0]; i++) {
+        const view a = permuted(gs[i].nd, gs[i].s, gs[i].perm), o = dense(gs[i].nd, gs[i].s);
+        kg_tensor ta = tview(KT_DEV(0), KG_BF16, &a), to = tview(KT_DEV(1 << 28), KG_BF16, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "GPU case %zu: no tperm plan", i);
+        const int got = kg_ew_plan_tpx(&L, &tw) && kg_ew_tpx_by_default(&tp, &tw);
+        cr_assert_eq(got, gs[i].want, "GPU case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j,
+                     tp.flat);
     }
 }
 
