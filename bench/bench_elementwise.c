@@ -22,14 +22,16 @@
  * KG_EW_TPERM_RECT_STEP, KG_EW_TPERM_RECT_TILES, KG_EW_TPERM_RECT_MIN_BYTES, KG_EW_ROWSV,
  * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
  * KG_EW_GATHER_ROT, KG_EW_TCHUNK, KG_EW_TCHUNK_CQ, KG_EW_TCHUNK_TPB, KG_EW_DENSE_VPT,
- * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW, KG_EW_TPERMW_FORM,
+ * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
  * KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype.
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).
  * KG_EW_BENCH_ALT="NAME=value,...": each permutation case (and each case of
  * the size sweep) also timed with those tunings, interleaved with the
- * default in the same process (alt_parse).
+ * default in the same process (alt_parse); KG_EW_BENCH_ALT_ROUNDS=3: best of 3
+ * of each (default 2).
  * KG_EW_BENCH_SIZES_ONLY=1: the size sweep and the host time only (no layouts,
  * no permutations).
  */
@@ -275,7 +277,10 @@ static const struct {
              {"KG_EW_TPERMA", KG_EW_TUNE_TPERMA},
              {"KG_EW_TPERMS", KG_EW_TUNE_TPERMS},
              {"KG_EW_TPERMA_BPS", KG_EW_TUNE_TPERMA_BPS},
-             {"KG_EW_TPERMW", KG_EW_TUNE_TPERMW}};
+             {"KG_EW_TPERMW", KG_EW_TUNE_TPERMW},
+             {"KG_EW_TPERMW_FORM", KG_EW_TUNE_TPERMW_FORM},
+             {"KG_EW_TPERMW_BPS", KG_EW_TUNE_TPERMW_BPS},
+             {"KG_EW_TPERMW_CW", KG_EW_TUNE_TPERMW_CW}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
    (default choice) is timed twice with the tunings as set and twice with
@@ -317,15 +322,17 @@ static void alt_set(int on)
     }
 }
 
-/* With KG_EW_BENCH_ALT set: call c timed twice with the alternative's
-   tunings, interleaved with two more timings as set (*us: the best of those
-   and its value on entry), `inner` calls a timing; the alternative is
-   verified first (*avar: the variant it ran). Returns its best time (0
-   without an alternative). */
+/* With KG_EW_BENCH_ALT set: call c timed alt_rounds times (default 2) with
+   the alternative's tunings, interleaved with alt_rounds - 1 more timings
+   as set (*us: the best of those and its value on entry), `inner` calls a
+   timing; the alternative is verified first (*avar: the variant it ran).
+   Returns its best time (0 without an alternative). */
+static int alt_rounds = 2; /* KG_EW_BENCH_ALT_ROUNDS: the alternative's timings (2 to 9) */
+
 static double alt_time(call *c, int inner, double *us, const char *name, int *avar)
 {
     double ua = 0;
-    for (int round = 0; alt_n > 0 && round < 2; round++) {
+    for (int round = 0; alt_n > 0 && round < alt_rounds; round++) {
         alt_set(1);
         if (round == 0) {
             verify(c, 65536, name);
@@ -334,7 +341,7 @@ static double alt_time(call *c, int inner, double *us, const char *name, int *av
         const double t = bench_time_us(c->ctx, run_call, c, inner, 15);
         ua = round == 0 || t < ua ? t : ua;
         alt_set(0);
-        if (round == 0) {
+        if (round < alt_rounds - 1) {
             const double d = bench_time_us(c->ctx, run_call, c, inner, 15);
             *us = d < *us ? d : *us;
         }
@@ -644,6 +651,10 @@ int main(void)
     no_verify = getenv("KG_EW_BENCH_VERIFY") && !atoi(getenv("KG_EW_BENCH_VERIFY"));
     if (getenv("KG_EW_BENCH_ALT"))
         alt_parse(getenv("KG_EW_BENCH_ALT"));
+    if (getenv("KG_EW_BENCH_ALT_ROUNDS")) {
+        const int r = atoi(getenv("KG_EW_BENCH_ALT_ROUNDS"));
+        alt_rounds = r < 2 ? 2 : r > 9 ? 9 : r;
+    }
     profile = getenv("KG_EW_BENCH_PROFILE");
     only_cases = getenv("KG_EW_BENCH_CASES");
     only_dtype = getenv("KG_EW_BENCH_DTYPE");

@@ -312,8 +312,51 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    2053x8191^T 61.7 / 60.5, [7,2053,1999] p0.2.1 66.5 / 59.1, level on
    3001x4097^T: no rule, so forced only. Its tiles that are not whole (the
    first j tile, a c tile with fewer than 144 positions left) take the
-   predicated path. */
-static int tpermw_mode = 0;
+   predicated path. 2 (the default since s25r1): the second form (below)
+   where kg_ew_tpx_by_default. */
+static int tpermw_mode = 2;
+
+/* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
+   form where main's choice would run tperm2 on a 2-byte copy whose input
+   0 is staged because kg_ew_tperma_by_default's tile-count clauses leave
+   it there (a flat plan with at most 5 j tiles against 256 times as many c
+   tiles, or a table plan the other way round), and the second form's tiles
+   are at least 80% full along both axes. H200 run s25r1 (2026-12-05, same
+   process, best of 3 interleaved, % of copy, main's choice / tpx): every
+   bf16 row of the perm bench in that class gained: [255,387,259] p2.0.1
+   tperm2 52.9 / 63.8 (x1.21; tpx tiles c 1.00, j 0.84), p2.1.0 51.1 / 59.6
+   (x1.17), sweep 533x179x229 p2.0.1 55.3 / 61.0 (x1.10). Where tperma runs
+   (its rule's rows) tpx did not win as a class: faster on [429,487,105]
+   p2.1.0 52.2 / 64.3, [1999,5,2053] p2.1.0 50.0 / 60.2, [7,2053,1999]
+   p0.2.1 66.8 / 73.7, 6007x5003^T 65.1 / 68.3 and six more, slower on
+   4097x3001^T 59.3 / 53.2, 1031x16411^T 61.7 / 57.9, 3001x4097^T 59.2 /
+   56.7, [255,387,259] p1.2.0 63.7 / 62.3, 115x1041x183 p0.2.1 64.1 / 56.5,
+   [33,64,95,91] p3.2.0.1 65.1 / 59.0 with tiles at least 90% full, and
+   far slower with a short axis (j 91: x0.72-0.92; c 33 in tiles of 64:
+   x0.45-0.68; j 11: x0.30); the even shapes tperm2 pairs lost (x0.14-0.92).
+   So those keep tperma / tperm2. tp is main's tperm plan, tw the second
+   form's (kg_ew_plan_tpx). */
+KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
+{
+    return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
+           tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
+           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
+}
+
+/* which form of the 2-byte <op>_tperms runs where it runs
+   (KG_EW_TUNE_TPERMW_FORM): 1 (the default since s25r1: tpermw_mode 2
+   runs it where kg_ew_tpx_by_default) element pairs made in registers
+   with 16-byte stores (elementwise_tpx.cuh, kg_ew_plan_tpx), 0 session
+   23's words (elementwise_tpw.cuh, kg_ew_plan_tpw; forced or tpermw_mode
+   1 only). tpermw_bps (KG_EW_TUNE_TPERMW_BPS): the form-1 blocks a
+   multiprocessor holds, 4 or 5 by dynamic shared memory, or 0 (the
+   default): as compiled (6; s25r1, six rows, 6 against 5: x0.85-0.99,
+   against 4: x0.83-0.97, all slower). */
+static int tpermw_form = 1;
+static int tpermw_bps = 0;
+/* the second form's c tiles (KG_EW_TUNE_TPERMW_CW): 0 (the default)
+   kg_ew_plan_tpx's choice, 64 or 128 those */
+static int tpermw_cw = 0;
 
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
 static void tp_set_extents(kg_tperm *o, int64_t nc, int64_t nj, int64_t nb, int64_t tiles_c, int64_t tiles_j,
@@ -356,21 +399,28 @@ static int input_unit_dim(const kgi_layout *L)
     return -1;
 }
 
-KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
+/* 1 where the 2-byte tperms can plan the copy L: 2 to KG_LAYOUT_MAX_DIMS
+   dims, 31-bit offsets, dim 0 of unit stride in the output, not in the
+   input */
+static int tp_word_layout(const kgi_layout *L)
 {
-    memset(o, 0, sizeof *o);
-    if (L->ndim < 2 || L->ndim > KG_LAYOUT_MAX_DIMS || L->nops != 2 || !kgi_layout_fits32(L) || L->stride[0][0] != 1 ||
-        L->stride[1][0] == 1)
-        return 0;
-    const int jd = input_unit_dim(L);
-    if (jd < 0)
-        return 0;
-    const int64_t tiles_c = (L->size[0] + KG_TPW_CW - 1) / KG_TPW_CW;
-    const int64_t tiles_j = (L->size[jd] + KG_TPW_TJ - 1) / KG_TPW_TJ;
-    int64_t tiles = tiles_c * tiles_j, nb = 1; /* sizes below 2^31 (fits32): no overflow */
+    return L->ndim >= 2 && L->ndim <= KG_LAYOUT_MAX_DIMS && L->nops == 2 && kgi_layout_fits32(L) &&
+           L->stride[0][0] == 1 && L->stride[1][0] != 1;
+}
+
+/* The plans of the 2-byte tperms (kg_ew_plan_tpw, kg_ew_plan_tpx) from
+   their axes: c = clist (ncd dims, nc positions), j = jlist (njd dims, nj
+   positions), every other dim of L from 1 (used[d] 0) walked by block, in
+   tiles of cw c by tj j positions. 0 where the tiles reach 2^31 (sizes
+   below 2^31, fits32: no overflow on the way). */
+static int tp_word_plan(const kgi_layout *L, kg_tperm *o, const int *used, const int *clist, int ncd, int64_t nc,
+                        const int *jlist, int njd, int64_t nj, int cw, int tj)
+{
+    const int64_t tiles_c = (nc + cw - 1) / cw, tiles_j = (nj + tj - 1) / tj;
+    int64_t tiles = tiles_c * tiles_j, nb = 1;
     int nbd = 0, blist[KG_LAYOUT_MAX_DIMS];
     for (int d = 1; d < L->ndim; d++) {
-        if (d == jd)
+        if (used[d])
             continue;
         blist[nbd++] = d;
         nb *= L->size[d];
@@ -379,14 +429,86 @@ KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
     }
     if (tiles >= ((int64_t)1 << 31))
         return 0;
-    tp_set_extents(o, L->size[0], L->size[jd], nb, tiles_c, tiles_j, tiles);
-    const int cdim = 0;
-    const int *const lists[3] = {&cdim, &jd, blist};
-    tp_set_axes(o, L, lists, (const int[3]){1, 1, nbd});
+    tp_set_extents(o, nc, nj, nb, tiles_c, tiles_j, tiles);
+    const int *const lists[3] = {clist, jlist, blist};
+    tp_set_axes(o, L, lists, (const int[3]){ncd, njd, nbd});
     o->staged = 2u;
     o->map = 1;
-    o->flat = 1;
+    o->flat = ncd == 1 && njd == 1;
     return 1;
+}
+
+KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!tp_word_layout(L))
+        return 0;
+    const int jd = input_unit_dim(L);
+    if (jd < 0)
+        return 0;
+    int used[KG_LAYOUT_MAX_DIMS] = {0};
+    used[jd] = 1;
+    return tp_word_plan(L, o, used, (const int[1]){0}, 1, L->size[0], &jd, 1, L->size[jd], KG_TPW_CW, KG_TPW_TJ);
+}
+
+/* kg_ew_plan_tpx's runs: the dim of L (from 1, not yet used) whose operand
+   k stride is run, marked used and appended to list (*n); its size, or 0
+   where there is none */
+static int64_t tpx_next_dim(const kgi_layout *L, int k, int64_t run, int *used, int *list, int *n)
+{
+    for (int d = 1; d < L->ndim; d++)
+        if (!used[d] && L->stride[k][d] == run) {
+            used[d] = 1;
+            list[(*n)++] = d;
+            return L->size[d];
+        }
+    return 0;
+}
+
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!tp_word_layout(L))
+        return 0;
+    int jlist[KG_LAYOUT_MAX_DIMS], njd = 0, used[KG_LAYOUT_MAX_DIMS] = {0};
+    /* the j axis: the input's contiguous run from its unit-stride dim (below
+       2^31, fits32: a span of the input) */
+    int64_t run = 1;
+    for (int64_t s; (s = tpx_next_dim(L, 1, run, used, jlist, &njd)) > 0;)
+        run *= s;
+    if (njd == 0)
+        return 0;
+    /* the c axis: dim 0, and while its tiles are less than 90% full, the
+       dim that continues its run in the output (if the j axis has not
+       taken it); tiles of KG_TPX_CW, or of 64 where those fill the axis
+       by a tenth more (a short axis, or a short last tile) or
+       KG_EW_TUNE_TPERMW_CW says so */
+    int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
+    int64_t nc = L->size[0], cw = tpermw_cw == 64 ? 64 : KG_TPX_CW;
+    while ((nc + cw - 1) / cw * cw * 9 > nc * 10) {
+        const int64_t s = tpx_next_dim(L, 0, nc, used, clist, &ncd);
+        if (s == 0)
+            break;
+        nc *= s;
+    }
+    if (tpermw_cw == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
+        cw = 64;
+    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, KG_TPX_TJ))
+        return 0;
+    o->words = 2;
+    o->rc = (uint32_t)cw;
+    return 1;
+}
+
+/* the dynamic shared memory that holds the 2-byte <op>_tperms to bps (4 or
+   5) blocks a multiprocessor: each block's footprint (its 19008 static
+   bytes, the 1 KiB the hardware keeps a block, this) just over 1 / (bps +
+   1) of the 228 KiB a multiprocessor shares; 0 for any other bps */
+static size_t tpx_pad(int bps)
+{
+    if (bps != 4 && bps != 5)
+        return 0;
+    return (size_t)(233472 / (bps + 1) + 1 - 19008 - 1024);
 }
 
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
@@ -1284,16 +1406,21 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
             break;
         }
-        /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh) with
-           its own plan, after tperma (tperm, tperm2, rowsv, tplanev, tslab,
-           tchunk, tperma, tperms) */
+        /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh, or
+           the second form, elementwise_tpx.cuh, which also takes the copies
+           that pair elements) with its own plan, after tperma (tperm,
+           tperm2, rowsv, tplanev, tslab, tchunk, tperma, tperms) */
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
-            (force == KG_EW_TPERMS || (force < 0 && tpermw_mode == 1 && !tp.rect && !tp.words)) &&
-            kg_ew_plan_tpw(&L, &tw)) {
+            (force == KG_EW_TPERMS ||
+             (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form)) ||
+             (force < 0 && tpermw_mode == 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
+            (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
-            st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs, 0);
+            st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
+                           tpermw_form ? tpx_pad(tpermw_bps) : 0);
             break;
         }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
@@ -1376,7 +1503,10 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 1, 0},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 2, 0},
+    {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
+    {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
+    {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -58,6 +58,30 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out);
 #define KG_TPW_CW 128
 KG_API int kg_ew_plan_tpw(const kgi_layout *L, kg_tperm *o);
 
+/* The plan of the second form of the 2-byte <op>_tperms (words 2;
+   templates/elementwise_tpx.cuh: element pairs made in registers, 16-byte
+   output chunks cut at 32-byte sectors) for the coalesced layout L (operand
+   0 the output, 1 the input): j = the input's unit-stride dim and, in
+   turn, every dim whose input stride is the run so far (one contiguous run
+   of the input; its output offsets by division, once a tile); c = dim 0
+   (unit stride in the output, not in the input) and, while its tiles are
+   less than 90% full, the dim that continues its run in the output (one
+   contiguous run of the output; its input offsets by division, once a
+   tile, where it has several dims); every other dim walked by block; tiles
+   of o->rc c positions (KG_TPX_CW, or 64 where those fill the c axis by a
+   tenth more, or as KG_EW_TUNE_TPERMW_CW says) by KG_TPX_TJ j positions
+   (elementwise_tpx.cuh's numbers). 0 where L has no such dims or its
+   offsets or tiles do not fit in 31 bits. */
+#define KG_TPX_TJ 62
+#define KG_TPX_CW 128
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o);
+/* 1 where KG_EW_TUNE_TPERMW 2 (the default) runs the second form on a
+   kg_ew_plan_tpx plan tw of a copy whose kg_ew_plan_tperm plan is tp: tp
+   stages input 0, has square tiles, no word pairs, and
+   kg_ew_tperma_by_default leaves it to tperm2 (its tile-count clauses);
+   tw's tiles are at least 80% full along both axes (H200 run s25r1, in
+   runtime/elementwise.c) */
+KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw);
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -216,9 +240,19 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      kg_ew_tperms_by_default, 1 wherever kg_ew_tperms_ok (forced tperm too),
      0 never;
    KG_EW_TUNE_TPERMW: copies of 2-byte elements that run tperm with square
-     tiles and no word pairs run <op>_tperms (elementwise_tpw.cuh) where
-     kg_ew_plan_tpw plans them: 1 wherever tperm runs them, 0 never (the
-     default: forced only; s23r1/r2 in runtime/elementwise.c).
+     tiles and no word pairs run <op>_tperms (the form KG_EW_TUNE_TPERMW_FORM
+     says): 2 (the default; with KG_EW_TUNE_TPERMW_FORM 1) where
+     kg_ew_tpx_by_default, 1 wherever tperm runs them, 0 never (forced
+     only);
+   KG_EW_TUNE_TPERMW_FORM: which form of the 2-byte <op>_tperms runs where
+     it runs (forced, KG_EW_TUNE_TPERMW 1 or 2): 1 (the default) pairs made
+     in registers (kg_ew_plan_tpx; under KG_EW_TUNE_TPERMW 1 also where
+     tperm2 would pair elements), 0 session 23's words (kg_ew_plan_tpw;
+     forced or KG_EW_TUNE_TPERMW 1 only);
+   KG_EW_TUNE_TPERMW_BPS: the second form's blocks a multiprocessor, 4 or
+     5 (held by dynamic shared memory); 0 (the default) as compiled (6);
+   KG_EW_TUNE_TPERMW_CW: the second form's c tiles, 64 or 128 positions; 0
+     (the default) kg_ew_plan_tpx's choice.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -254,7 +288,10 @@ enum {
     KG_EW_TUNE_TPERMA,
     KG_EW_TUNE_TPERMA_BPS,
     KG_EW_TUNE_TPERMS,
-    KG_EW_TUNE_TPERMW
+    KG_EW_TUNE_TPERMW,
+    KG_EW_TUNE_TPERMW_FORM,
+    KG_EW_TUNE_TPERMW_BPS,
+    KG_EW_TUNE_TPERMW_CW
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -30,6 +30,7 @@
 #define KG_ELEMENTWISE_TPW_CUH
 
 #include "elementwise_tperm.cuh"
+#include "elementwise_tpx.cuh"
 
 /* the tile: KG_TPW_CW c positions by KG_TPW_TJ j positions, KG_TPW_CE c
    positions loaded (a sector of halo: 16 elements); runtime/layout.h
@@ -41,9 +42,13 @@
 
 /* the 2-byte <op>_tperms kernels' resident blocks per SM (the launch
    bound; elementwise_tph.cuh's name, one header or the other is in a
-   module) */
+   module): 6, the register budget of the second form (elementwise_tpx.cuh:
+   40 registers unbounded, no spill); the first form then takes 40 (32
+   bytes of spills, sm_90; it took 64 at 4 blocks, session 23's
+   measurements). The runtime can hold the second form to 4 or 5 blocks by
+   dynamic shared memory (KG_EW_TUNE_TPERMW_BPS). */
 #ifndef KG_TPH_MIN_BLOCKS
-#define KG_TPH_MIN_BLOCKS 4
+#define KG_TPH_MIN_BLOCKS 6
 #endif
 
 struct kg_tpw {
@@ -172,8 +177,13 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tperms(const 
     static_assert(F::arity == 1 && F::bits && sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2,
                   "tperms (tpw): copies of 2-byte elements");
     __shared__ uint32_t S[kg_tpw::CE * kg_tpw::W];
+    static_assert(kg_tpw::CE * kg_tpw::W >= KG_TPX_STAGE_WORDS, "tperms: one buffer for both forms");
     if (blockIdx.x >= L.tiles)
         return;
+    if (L.words == 2) { /* the second form (elementwise_tpx.cuh, kg_ew_plan_tpx) */
+        kg_tpx_tile<F>(p, L, S);
+        return;
+    }
     uint32_t ct, jt;
     const uint32_t b = kg_tp_where(L, blockIdx.x, ct, jt);
     const uint32_t c0 = ct * kg_tpw::CW, j0 = jt * kg_tpw::TJ;

@@ -1069,7 +1069,8 @@ static void reset_tile_tunings(void)
 {
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
-                                {KG_EW_TUNE_TPERMW, 0}};
+                                {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
+                                {KG_EW_TUNE_TPERMW_CW, 0}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1142,11 +1143,19 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    of the input's rows), each output phase within a sector (the output 0 to
    32 / es - 1 elements off, the input off by other amounts) on a 2-d and a
    3-d transposition, twice each, a 6-d reversal and rotation; f32 and i32,
-   or bf16 and f16. Bits exact against the reference. */
-static void check_tph(int flat, int es)
+   or bf16 and f16. Bits exact against the reference. form (2-byte
+   elements): KG_EW_TUNE_TPERMW_FORM, 0 session 23's words, 1 pairs made in
+   registers (templates/elementwise_tpx.cuh; 2: the same in c tiles of 64
+   everywhere, KG_EW_TUNE_TPERMW_CW), which also takes every
+   permutation of [127,33,259] (whole tiles along both axes, j axes of one
+   and two dims, both parities of the rows) and of [5,3,35,129] (c axes of
+   up to three dims with whole j tiles: the rows' offsets from a table). */
+static void check_tph(int flat, int es, int form)
 {
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(es == 4 ? KG_EW_TUNE_TPERMS : KG_EW_TUNE_TPERMW, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, form ? 1 : 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, form == 2 ? 64 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, es == 4 ? 2 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
@@ -1158,6 +1167,10 @@ static void check_tph(int flat, int es)
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(2, 387, 1));
         check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(7, 65, 3, 71));
         check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
+        if (form) {
+            check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(127, 33, 259));
+            check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(5, 3, 35, 129));
+        }
         cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
                   ran_total);
     }
@@ -1180,19 +1193,33 @@ static void check_tph(int flat, int es)
 
 Test(tperms, copies_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tph(1, 4);
+    check_tph(1, 4, 0);
 }
 
 Test(tperms, copies_rows_cut_at_sectors_tables, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tph(0, 4);
+    check_tph(0, 4, 0);
 }
 
 /* 2-byte copies by words (templates/elementwise_tpw.cuh; its plan is
    always flat, kg_ew_plan_tpw) */
 Test(tperms, copies_2byte_words_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
 {
-    check_tph(1, 2);
+    check_tph(1, 2, 0);
+}
+
+/* 2-byte copies by pairs made in registers (templates/elementwise_tpx.cuh,
+   kg_ew_plan_tpx: its j axis folds the input's contiguous run) */
+Test(tperms, copies_2byte_pairs_rows_cut_at_sectors, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1, 2, 1);
+}
+
+/* the same kernel in c tiles of 64 positions on every plan (the plan's
+   choice only where those fill the c axis by a tenth more) */
+Test(tperms, copies_2byte_pairs_c_tiles_of_64, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1, 2, 2);
 }
 
 /* A permutation case of up to 3 dims for the tperma choice tests (the GPU
@@ -1205,6 +1232,68 @@ typedef struct {
     int perm[3];
     int want;
 } tperma_case;
+
+/* The layouts of tperms::copies_2byte_pairs_by_the_rule (the GPU test) and
+   of tperm_plan::tpx_where_it_measured_faster's second part (permuted()):
+   want 1 where kg_ew_tpx_by_default takes the copy */
+static const tperma_case tpx_rule_cases[] = {
+    {2, {62, 16411}, {1, 0}, 1}, {2, {124, 32771}, {1, 0}, 1},       {3, {130, 259, 127}, {2, 1, 0}, 1},
+    {2, {1031, 499}, {1, 0}, 0}, {3, {129, 257, 255}, {2, 1, 0}, 0}, {2, {95, 91}, {1, 0}, 0},
+    {2, {63, 16411}, {1, 0}, 0},
+};
+
+/* The default choice (KG_EW_TUNE_TPERMW 2, KG_EW_TUNE_TPERMW_FORM 1):
+   the second form (tpx) where kg_ew_tpx_by_default, i.e. where main's
+   choice would be tperm2 by kg_ew_tperma_by_default's tile-count clauses
+   and tpx's tiles are at least 80% full: 62 x 16411 and 124 x 32771
+   transposes (flat, 1 and 2 j tiles against 257 and 513 c tiles) and a
+   [130,259,127] reversal (tables, 2 c tiles against 527 j tiles); the
+   choice before elsewhere: tperma's 1031 x 499 transpose and [129,257,255]
+   reversal (4 x 519 tiles), a 95 x 91 transpose, and a 63 x 16411 one
+   (tperm2's, but tpx's j tile 51% full). The input and the output off by
+   0 or 1 element; bf16 and f16; bits exact. */
+Test(tperms, copies_2byte_pairs_by_the_rule, .init = setup, .fini = teardown, .timeout = 600)
+{
+    reset_tile_tunings(); /* the defaults */
+    const tperma_case *cs = tpx_rule_cases;
+    for (size_t i = 0; i < sizeof tpx_rule_cases / sizeof tpx_rule_cases[0]; i++)
+        for (int k = 0; k < 8; k++) {
+            unsigned ran = 0;
+            const view o = dense(cs[i].nd, cs[i].s), a = permuted(cs[i].nd, cs[i].s, cs[i].perm);
+            ew_case c = {"tpx by the rule", 1, {offset(a, k % 2), o, o}, offset(o, (k / 2) % 2), -1, FILL_MIXED, 0};
+            const kg_dtype dt = k < 4 ? KG_BF16 : KG_F16;
+            run_case(KG_OP_COPY, dt, dt, &c, &ran);
+            cr_assert(!(ran & (1u << KG_EW_TPERMS)) == !cs[i].want, "case %zu.%d: variants %#x", i, k, ran);
+        }
+}
+
+/* the same kernel held to 4 blocks a multiprocessor by dynamic shared
+   memory (KG_EW_TUNE_TPERMW_BPS 4), then 5: a 3-d reversal (a j axis of
+   two dims), a 2-d transpose of whole tiles and a 4-d permutation, each at
+   the output's 16 phases within a sector and the input off by one element
+   or none, every other one in c tiles of 64; bits exact */
+Test(tperms, copies_2byte_pairs_fewer_blocks, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0);
+    for (int k = 0; k < 2 * 3 * 16; k++) {
+        unsigned ran = 0;
+        kg_test_ew_tune(KG_EW_TUNE_TPERMW_BPS, k < 48 ? 4 : 5);
+        kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, (k / 3) % 2 ? 64 : 0);
+        const int64_t s2[2] = {701, 259}, s3[3] = {67, 5, 130}, s4[4] = {7, 65, 3, 71};
+        const int t2[2] = {1, 0}, r3[3] = {2, 1, 0}, p4[4] = {3, 1, 0, 2};
+        const int sh = k % 3, nd = sh + 2, oo = (k / 3) % 16, io = k % 2;
+        const int64_t *sz = sh == 0 ? s2 : sh == 1 ? s3 : s4;
+        const view o = dense(nd, sz), a = permuted(nd, sz, sh == 0 ? t2 : sh == 1 ? r3 : p4);
+        ew_case c = {"fewer blocks", 1, {offset(a, io), o, o}, offset(o, oo), -1, FILL_MIXED, 0};
+        run_case(KG_OP_COPY, KG_BF16, KG_BF16, &c, &ran);
+        cr_assert(ran & (1u << KG_EW_TPERMS), "case %d: tperms did not run (variants %#x)", k, ran);
+    }
+    reset_tile_tunings();
+}
 
 /* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
@@ -2681,6 +2770,189 @@ Test(tperm_plan, tpw_covers_each_element_once)
                              hits[e]);
         }
         free(hits);
+    }
+}
+
+/* The output and input offsets of position x of axis a of plan tp */
+static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2])
+{
+    for (int d = 0; d < tp->nd[a]; x /= tp->size[a][d], d++)
+        for (int k = 0; k < 2; k++)
+            off[k] += x % tp->size[a][d] * tp->stride[a][k][d];
+}
+
+/* kg_ew_plan_tpx (the second form of the 2-byte tperms,
+   templates/elementwise_tpx.cuh), walked as the kernel walks it: tile t ->
+   (c tile, j tile, b), c tiles fastest; the j axis is one contiguous run
+   of the input (the input's unit-stride dim and the dims that continue
+   it), the c axis one of the output (dim 0, and the dims that continue it
+   where its tiles would be less than 90% full), in tiles of CW = tp.rc
+   positions (128, or 64 by the plan's choice; then every plan forced to
+   64); a tile loads stage rows c < min(CW + 16, the positions left): whole
+   j tiles (j0 + KG_TPX_TJ < nj) as the 32-bit words from j0 - p (p: the
+   row's parity; lane 31 only where p = 1), each of which must hold an
+   element of the row's tile; the last j tile as halfwords inside it.
+   Output row j owns the CW positions from its first sector boundary at or
+   after c0 (the first c tile from 0, the last to the axis's end), in
+   16-byte chunks from that boundary. For every permutation of 2 to 5 dims
+   (odd and even sizes, short axes, j and c axes of several dims) at each
+   phase of the output's address (the input's parity mixed in): every
+   output element is written once, from the input element the layout puts
+   there, by a tile that loaded its row. */
+/* one kg_ew_plan_tpx walk (tperm_plan::tpx_covers_each_element_once) */
+static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+    } cs[] = {{2, {130, 67}}, {3, {37, 66, 45}}, {4, {5, 34, 7, 67}}, {5, {3, 5, 7, 9, 11}}, {3, {2, 387, 1}},
+              {3, {65, 129, 63}}, {2, {145, 63}}, {2, {16, 300}}, {4, {5, 3, 35, 129}}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int nd = cs[i].nd;
+        int p[5] = {0, 1, 2, 3, 4};
+        int64_t n = 1;
+        for (int d = 0; d < nd; d++)
+            n *= cs[i].P[d];
+        unsigned char *hits = calloc((size_t)n, 1);
+        do {
+            const kg_layout L = copy_in_order_layout(nd, cs[i].P, p, KG_BF16);
+            kg_tperm tp;
+            if (!kg_ew_plan_tpx(&L, &tp)) {
+                cr_assert(L.ndim < 2 || L.stride[1][0] == 1, "case %zu: no plan", i);
+                continue;
+            }
+            ++*planned;
+            *folded += tp.nd[KG_TP_J] > 1;
+            *cfolded += tp.nd[KG_TP_C] > 1;
+            *narrow += tp.rc == 64;
+            cr_assert(tp.words == 2 && tp.staged == 2u && (tp.rc == 64 || tp.rc == KG_TPX_CW), "case %zu", i);
+            const int64_t cw = tp.rc;
+            cr_assert_eq(tp.tiles_c, (tp.n[KG_TP_C] + cw - 1) / cw, "case %zu: c tiles", i);
+            for (int d = 0, run = 1; d < tp.nd[KG_TP_J]; run *= (int)tp.size[KG_TP_J][d], d++)
+                cr_assert_eq(tp.stride[KG_TP_J][1][d], run, "case %zu: the j axis is no run of the input", i);
+            for (int d = 0, run = 1; d < tp.nd[KG_TP_C]; run *= (int)tp.size[KG_TP_C][d], d++)
+                cr_assert_eq(tp.stride[KG_TP_C][0][d], run, "case %zu: the c axis is no run of the output", i);
+            const int64_t nc = tp.n[KG_TP_C], nj = tp.n[KG_TP_J];
+            cr_assert_eq(tp.tiles, tp.tiles_c * tp.tiles_j * tp.n[KG_TP_B], "case %zu: tiles", i);
+            for (uint32_t phase = 0; phase < 16; phase++) { /* the output's phase in a sector, the input's parity */
+                const uint32_t ph = phase, ip = (phase / 3 + (uint32_t)*planned) & 1;
+                memset(hits, 0, (size_t)n);
+                for (uint32_t t = 0; t < tp.tiles; t++) {
+                    const uint32_t ct = t % tp.tiles_c, jt = t / tp.tiles_c % tp.tiles_j, b = t / tp.tiles_c / tp.tiles_j;
+                    int64_t bo[2] = {0, 0};
+                    tp_axis_offsets(&tp, KG_TP_B, b, bo);
+                    const int64_t c0 = (int64_t)ct * cw, j0 = (int64_t)jt * KG_TPX_TJ, ncr = nc - c0;
+                    const int64_t jn = nj - j0 < KG_TPX_TJ ? nj - j0 : KG_TPX_TJ;
+                    for (int64_t c = 0; c < ncr && c < cw + 16; c++) { /* the loads */
+                        int64_t co[2] = {0, 0};
+                        tp_axis_offsets(&tp, KG_TP_C, c0 + c, co);
+                        cr_assert_eq(co[0], c0 + c, "case %zu: c output offset", i);
+                        const int64_t a = bo[1] + co[1] + j0;
+                        for (int l = 0; l < 32; l++) {
+                            if (j0 + KG_TPX_TJ < nj) {
+                                const int64_t pr = (ip + a) & 1, x = a - pr + 2 * l;
+                                if (l < 31 || pr)
+                                    cr_assert((x >= a && x < a + jn + 1) || (x + 1 >= a && x + 1 < a + jn + 1),
+                                              "case %zu: word %lld off its row", i, (long long)x);
+                            } else if (2 * l < jn) {
+                                cr_assert(a + 2 * l >= 0 && a + 2 * l + (2 * l + 1 < jn) < n, "case %zu", i);
+                            }
+                        }
+                    }
+                    for (int64_t jj = 0; jj < jn; jj++) { /* the stores */
+                        int64_t jo[2] = {0, 0};
+                        tp_axis_offsets(&tp, KG_TP_J, j0 + jj, jo);
+                        cr_assert_eq(jo[1], j0 + jj, "case %zu: j input offset", i);
+                        const int64_t ro = bo[0] + jo[0] + c0;
+                        const int h = (int)((16 - (ph + (uint64_t)ro) % 16) % 16);
+                        for (int64_t cc = ct ? h : 0; cc < h + cw && cc < ncr; cc++) {
+                            cr_assert(cc < cw + 16, "case %zu: position %lld not loaded", i, (long long)cc);
+                            if (cc >= h && (cc - h) % 8 == 0 && cc + 8 <= ncr)
+                                cr_assert_eq((ph + ro + cc) % 8, 0, "case %zu: a chunk off 16 bytes", i);
+                            const int64_t o = ro + cc;
+                            cr_assert(o >= 0 && o < n, "case %zu: offset %lld", i, (long long)o);
+                            hits[o]++;
+                            int64_t r = o, want = 0; /* the input element the layout puts at o */
+                            for (int d = 0; d < L.ndim; d++) {
+                                want += r % L.size[d] * L.stride[1][d];
+                                r /= L.size[d];
+                            }
+                            int64_t co[2] = {0, 0};
+                            tp_axis_offsets(&tp, KG_TP_C, c0 + cc, co);
+                            cr_assert_eq(bo[1] + co[1] + j0 + jj, want, "case %zu: input offset", i);
+                        }
+                    }
+                }
+                for (int64_t e = 0; e < n; e++)
+                    cr_assert_eq(hits[e], 1, "case %zu phase %u: element %lld written %d times", i, phase,
+                                 (long long)e, hits[e]);
+            }
+        } while (next_perm(p, nd));
+        free(hits);
+    }
+}
+
+Test(tperm_plan, tpx_covers_each_element_once)
+{
+    int planned = 0, folded = 0, cfolded = 0, narrow = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &narrow);
+    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10 && narrow >= 10,
+              "%d plans, %d with a folded j axis, %d c, %d in c tiles of 64", planned, folded, cfolded, narrow);
+    int forced = 0;
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 64); /* every plan in c tiles of 64 */
+    planned = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &forced);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 0);
+    cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
+}
+
+/* kg_ew_tpx_by_default (the default since H200 run s25r1) on the perm
+   bench's bf16 rows (input a = a dense buffer of physical shape P read in
+   the order p, out dense), with main's choice and the A/B's x (main / tpx)
+   in the comments: tpx where tperma's rule leaves the copy to tperm2 by its
+   tile counts and tpx's tiles are at least 80% full; then the GPU test
+   tperms::copies_2byte_pairs_by_the_rule's layouts (permuted()). */
+Test(tperm_plan, tpx_where_it_measured_faster)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4], want;
+    } cs[] = {
+        {3, {255, 387, 259}, {2, 0, 1}, 1},       /* tperm2 flat 1542 x 5 tiles, x1.21 (tpx j 259: 0.84) */
+        {3, {255, 387, 259}, {2, 1, 0}, 1},       /* tperm2 tables 4 x 1567, x1.17 */
+        {3, {533, 179, 229}, {2, 0, 1}, 1},       /* tperm2 flat 1491 x 4, x1.10 */
+        {2, {6007, 5003}, {1, 0}, 0},             /* tperma, x1.05 */
+        {2, {1031, 16411}, {1, 0}, 0},            /* tperma, x0.94 */
+        {2, {4097, 3001}, {1, 0}, 0},             /* tperma, x0.90 */
+        {3, {255, 387, 259}, {1, 2, 0}, 0},       /* tperma, x0.98 */
+        {3, {255, 387, 259}, {0, 2, 1}, 0},       /* tperma, x0.99 */
+        {3, {255, 387, 259}, {1, 0, 2}, 0},       /* tperm2, input 0 not staged (no tpx run) */
+        {3, {429, 487, 105}, {2, 1, 0}, 0},       /* tperma, x1.23 */
+        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},   /* tperma, x0.91 */
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 0},   /* tperma, x0.68 (c 33) */
+        {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 0}, /* tperma, x0.30 (j 11) */
+    };
+    const size_t es[4] = {2, 2, 0, 0};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        const int got = kg_ew_plan_tpx(&L, &tw) && kg_ew_tpx_by_default(&tp, &tw);
+        cr_assert_eq(got, cs[i].want, "case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j, tp.flat);
+    }
+    const tperma_case *gs = tpx_rule_cases;
+    for (size_t i = 0; i < sizeof tpx_rule_cases / sizeof tpx_rule_cases[0]; i++) {
+        const view a = permuted(gs[i].nd, gs[i].s, gs[i].perm), o = dense(gs[i].nd, gs[i].s);
+        kg_tensor ta = tview(KT_DEV(0), KG_BF16, &a), to = tview(KT_DEV(1 << 28), KG_BF16, &o);
+        const kg_tensor *ins[1] = {&ta};
+        kg_layout L;
+        kg_layout_build(&L, &to, ins, 1);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "GPU case %zu: no tperm plan", i);
+        const int got = kg_ew_plan_tpx(&L, &tw) && kg_ew_tpx_by_default(&tp, &tw);
+        cr_assert_eq(got, gs[i].want, "GPU case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j,
+                     tp.flat);
     }
 }
 
