@@ -788,7 +788,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run
+    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE || p->cls == KG_RED_RUNT
+                            ? A->red / A->run
                         : p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER         ? A->tiles
                                                                                        : A->red; /* what splits cut */
     if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
@@ -1006,6 +1007,58 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                     if (col != q % K)
                         fail(c, "a flat lane folds an element into another column");
                     visit(c, oo + col * A->inner_out, r0 + q / K, start + q);
+                }
+            }
+        }
+        return;
+    }
+    if (p->cls == KG_RED_RUNT) {
+        /* kg_red_runt_v (reduce_runt.cuh): unit (o, tile, split); lane tx
+           of cw across takes the vector of n elements at tile x cw n + tx
+           n of each row, lanes ty of ny down take rows r0 + ty, + ny, ...
+           (the walk); each element's column is its row offset / run; the
+           tile's columns TC (args.tile_rows), the last tile what is left */
+        const int64_t cw = A->cw, ny = cw >= 1 ? KG_RED_THREADS / cw : 1, vb = A->vec, n = vb / (int64_t)es;
+        const int64_t L = A->run, TC = A->tile_rows, W = cw * n, rowlen = A->inner * A->run;
+        int64_t spans = 0;
+        for (int d = 0; d < A->walk.n; d++)
+            spans += (A->walk.size[d] + (d == A->walk.n - 1 ? A->walk.step[d] + 1 : 0)) * A->walk.in[d];
+        if (c->indexed || (vb != 4 && vb != 8 && vb != 16) || n < 1 || n * (int64_t)es != vb || es < 2 || es > 8 ||
+            (vb == 4 && es > 4) || cw < 1 || cw > KG_RED_THREADS || L < 2 || W != TC * L || rowlen % n ||
+            A->tiles != (A->inner + TC - 1) / TC || A->units != A->n_out * A->tiles * A->splits || A->red % L ||
+            p->occ || A->deep || A->vstore || A->group || A->rdims.n || spans >= ((int64_t)1 << 30) ||
+            (A->splits > 1 && A->n_out * A->tiles > KG_RED_MAX_SEMAPHORES))
+            fail(c, "a run tile plan the RUNT kernel does not take");
+        if (A->walk.step[0] != (A->walk.n == 1 ? ny : ny % A->walk.size[0]))
+            fail(c, "a run tile walk that does not step by the lanes down");
+        const int64_t rows = A->red / L;
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, 0, o, &io, &oo);
+            const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < rows ? r0 + A->chunk : rows;
+            for (int64_t tx = 0; tx < cw; tx++) {
+                const int64_t e0 = tile * W + tx * n;
+                if (e0 >= rowlen)
+                    continue;
+                if (e0 + n > rowlen)
+                    fail(c, "a run tile vector reaches past its row");
+                for (int64_t ty = 0; ty < ny; ty++) {
+                    int64_t r = r0 + ty;
+                    if (r >= r1)
+                        continue;
+                    wpos w;
+                    walk_at(&A->walk, r, &w);
+                    for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
+                        if ((io + e0 + w.off) % n)
+                            fail(c, "a run tile vector load is misaligned");
+                        for (int64_t k = 0; k < n; k++) {
+                            const int64_t e = e0 + k, col = e / L;
+                            if (col < tile * TC || col >= (tile + 1) * TC)
+                                fail(c, "a run tile lane folds an element into another tile's column");
+                            visit(c, oo + col * A->inner_out, r * L + e % L, io + e + w.off);
+                        }
+                    }
                 }
             }
         }
@@ -1755,6 +1808,134 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     kg_tensor b = fake(IN_AT, KG_F32, 3, (int64_t[]){500, 1974, 64});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &b, (int[]){0, 2}, 2, 0, &runs_tuning, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
+}
+
+/* RUNT (run_tiles): short reduced runs of any length under contiguous
+   columns in tiles of whole vectors. The plans of the GPU tests' run tile
+   cases (test_reduce.c) and of the bench sweep's scalar column runs, and
+   the plan checker's walk of every value op's plan over each shape under
+   each forced load width; index reductions, 1-byte elements, rows that are
+   no whole 4-byte words and misaligned inputs keep their plans; off by
+   default. */
+typedef struct runt_case {
+    kg_dtype dt;
+    int nd;
+    int64_t shape[6];
+    unsigned mask;
+    int vb, cw, tc, tiles; /* under run_tiles 1 (and 2): bytes per load, lanes across, columns a tile, tiles (vb 0:
+                              not taken) */
+    int split;             /* 1: split down the rows */
+} runt_case;
+
+Test(plan, run_tiles_cover_each_element_once)
+{
+    static const runt_case cases[] = {
+        /* the GPU tests' cases (bf16) */
+        {KG_BF16, 3, {40, 610, 17}, 0x5, 4, 255, 30, 21, 1},
+        {KG_BF16, 3, {3000, 12, 6}, 0x5, 16, 9, 12, 1, 1},
+        {KG_BF16, 5, {7, 5, 9, 40, 3}, 0x15, 16, 15, 40, 1, 0},
+        /* sweep #2 [500,1974,17] (0,2): rows of 33558 elements, words */
+        {KG_BF16, 3, {50, 1974, 17}, 0x5, 4, 255, 30, 66, 1},
+        /* sweep #10's order scaled: K3 R4 rows of 12 elements in 8-byte loads */
+        {KG_BF16, 6, {33, 25, 22, 3, 2, 2}, 0x35, 8, 3, 3, 1, 1},
+        /* f16 runs of 9 under 100 columns (rows of 900: 8-byte loads), two walk dims */
+        {KG_F16, 5, {6, 4, 11, 100, 9}, 0x15, 8, 225, 100, 1, 1},
+    };
+    char why[256];
+    kg_red_class cls;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const runt_case *c = &cases[i];
+        kg_tensor in = fake(IN_AT, c->dt, c->nd, c->shape);
+        int axes[6], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p;
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p), KG_OK);
+        cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: run tiles by default", i);
+        for (int mode = 1; mode <= 2; mode++) {
+            kg_red_tuning t = kg_red_force_runt(16, 6);
+            t.run_tiles = mode;
+            cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+            cr_assert_eq(p.cls, KG_RED_RUNT, "case %zu run_tiles %d: class %d", i, mode, p.cls);
+            cr_assert_eq(p.args.vec, c->vb, "case %zu: %d bytes a load", i, p.args.vec);
+            cr_assert_eq(p.args.cw, c->cw, "case %zu: %d lanes across", i, p.args.cw);
+            cr_assert_eq(p.args.tile_rows, c->tc, "case %zu: %lld columns a tile", i, (long long)p.args.tile_rows);
+            cr_assert_eq(p.args.tiles, c->tiles, "case %zu: %lld tiles", i, (long long)p.args.tiles);
+            cr_assert_eq(p.args.splits > 1, c->split, "case %zu: %d splits", i, p.args.splits);
+            cr_assert_eq(p.grid, p.args.units < 132 * t.blocks_per_sm ? p.args.units : 132 * t.blocks_per_sm);
+            cr_assert(p.args.splits == 1 || p.partial_bytes >= (size_t)(p.args.units * p.args.tile_rows * 4));
+            cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+            cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &in, axes, n, 0, &t, &p), KG_OK);
+            cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: an index reduction took run tiles", i);
+        }
+        /* every op, under every forced load width and split target */
+        for (int vb = 16; vb >= 4; vb /= 2)
+            for (int units = 6; units <= 64; units += 58) {
+                const kg_red_tuning t = kg_red_force_runt(vb, units);
+                for (int op = 0; op < KG_RED_COUNT; op++)
+                    if ((kg_red_infos[op].dtype_mask >> c->dt) & 1u)
+                        cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls),
+                                  "case %zu vb %d units %d %s: %s", i, vb, units, kg_red_infos[op].name, why);
+            }
+    }
+    /* 4- and 8-byte elements under run_tiles 2 only (the default chain's
+       scalar column runs are of 2-byte elements) */
+    static const runt_case wide[] = {
+        {KG_F32, 3, {64, 300, 5}, 0x5, 16, 255, 204, 2, 1},
+        {KG_I32, 5, {7, 5, 9, 40, 3}, 0x15, 16, 30, 40, 1, 1},
+        {KG_F64, 3, {30, 100, 4}, 0x5, 16, 200, 100, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        const runt_case *c = &wide[i];
+        kg_tensor in = fake(IN_AT, c->dt, c->nd, c->shape);
+        int axes[6], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p;
+        kg_red_tuning t = kg_red_force_runt(16, 6);
+        t.run_tiles = 1;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+        cr_assert_neq(p.cls, KG_RED_RUNT, "wide case %zu: run_tiles 1 takes 2-byte column runs only", i);
+        t.run_tiles = 2;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_RUNT, "wide case %zu: class %d", i, p.cls);
+        cr_assert_eq(p.args.vec, c->vb, "wide case %zu: %d bytes a load", i, p.args.vec);
+        cr_assert_eq(p.args.cw, c->cw, "wide case %zu: %d lanes across", i, p.args.cw);
+        cr_assert_eq(p.args.tile_rows, c->tc, "wide case %zu: %lld columns a tile", i, (long long)p.args.tile_rows);
+        cr_assert_eq(p.args.tiles, c->tiles, "wide case %zu: %lld tiles", i, (long long)p.args.tiles);
+        cr_assert_eq(p.args.splits > 1, c->split, "wide case %zu: %d splits", i, p.args.splits);
+        for (int vb = 16; vb >= 4; vb /= 2) {
+            const kg_red_tuning tv = kg_red_force_runt(vb, 64);
+            for (int op = 0; op < KG_RED_COUNT; op++)
+                if ((kg_red_infos[op].dtype_mask >> c->dt) & 1u)
+                    cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &tv, why, sizeof why, &cls),
+                              "wide case %zu vb %d %s: %s", i, vb, kg_red_infos[op].name, why);
+        }
+    }
+    const kg_red_tuning t = kg_red_force_runt(16, 6);
+    kg_red_plan p;
+    /* rows of 441 elements (odd): no whole 4-byte words, the column run kept */
+    kg_tensor odd = fake(IN_AT, KG_BF16, 3, (int64_t[]){50, 63, 7});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &odd, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "rows of an odd count of 2-byte elements");
+    /* a misaligned input (2 bytes past 16): 4-byte words at most, else none */
+    kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){50, 600, 4});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "an input 2 bytes off its 4-byte words");
+    mis = fake(IN_AT + 4, KG_BF16, 3, (int64_t[]){50, 600, 5});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_RUNT);
+    cr_assert_eq(p.args.vec, 4, "4 bytes off 16: words");
+    cr_assert(check_plan(KG_RED_SUM, &mis, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    /* 1-byte elements and runs past 64 bytes: never */
+    kg_tensor u8 = fake(IN_AT, KG_U8, 3, (int64_t[]){50, 600, 8});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &u8, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "1-byte elements");
+    kg_tensor longr = fake(IN_AT, KG_F32, 3, (int64_t[]){50, 600, 17});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &longr, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "runs of 68 bytes");
 }
 
 /* kg_red_force_runs: short reduced runs under contiguous columns in
