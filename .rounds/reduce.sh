@@ -16,8 +16,9 @@
 #   All must pass; any failure: RUNT stays off (report it, do not merge the
 #   rule; the tests and bench mode may still merge).
 # Step 2 (same-process A/B, decides the default; at most 28 s): bench_reduce over
-#   the 18 sweep cases run_tiles 2 plans differently (the first 4: those
-#   run_tiles 1 changes: #2, #10, #65, #180), 3 rounds in one process, each
+#   the 21 sweep cases run_tiles 2 plans differently (the first 6: those
+#   run_tiles 1 changes, the sweep's bf16 scalar column runs: #2, #10, #54,
+#   #65, #89, #180), 3 rounds in one process, each
 #   round main's plan then every alternative that plans differently:
 #   rt1 (run_tiles=1), rt1u3 / rt1u12 (its split target of 3 / 12 units per
 #   SM instead of 6), rt2 (run_tiles=2: also 4- and 8-byte elements and
@@ -25,14 +26,17 @@
 #   and alt / main per case.
 #   Default rule: run_tiles=1 (one-line planner change, kg_red_tuning_default)
 #   if rt1 (or rt1u3 / rt1u12, then with that run_tiles_units) is faster than
-#   main's plan on all 4 of #2, #10, #65, #180 by more than 3% (best of 3),
-#   and no WRONG RESULTS line. rt2: only the cases it wins by > 3% with no
+#   main's plan on all 6 of #2, #10, #54, #65, #89, #180 by more than 3%
+#   (best of 3), and no WRONG RESULTS line; if it loses on some, a rule
+#   narrowed to the load widths that won (vec 2 for #54 / #89, 4 for #2 /
+#   #65, 8 for #10 / #180: run_tiles_vb cannot narrow from below, so a
+#   one-line bound in plan_runt) after a second round. rt2: only the cases it wins by > 3% with no
 #   loss elsewhere would justify a narrower rule (record per case; no default
 #   from this round alone).
 # Step 3 (PyTorch, at most 16 s): torch_reduce.py on step 2's CSV (main's plans):
 #   PyTorch GB/s per case; the summary prints candidate / PyTorch.
 set -u
-cases=2,10,65,180,25,33,56,72,120,148,152,173,182,194,200,203,214,223
+cases=2,10,54,65,89,180,13,25,33,56,72,120,148,152,173,182,194,200,203,214,223
 echo "== step 1: GPU tests $(date +%T)"
 # (RUNT takes elements of 2 to 8 bytes: u8 and bool never reach it)
 ( KG_RED_TEST_DTYPES=f16,bf16,f32,f64,i32,i64 timeout 40 build/tests/test_reduce --filter 'gpu/run_tiles*' \

@@ -1329,10 +1329,10 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    contiguous reduced run D[0] of L elements (at most 64 bytes) right under
    the columns K[0], further reduced dims D[1..] walked outside (at most
    KG_RED_WALK_DIMS, in 32-bit arithmetic), elements of 2 to 8 bytes. The
-   widest load of 16, 8 or 4 bytes (at most run_tiles_vb, at least one
+   widest load of 16, 8, 4 or 2 bytes (at most run_tiles_vb, at least one
    element) for which the input, every row (K[0] x L elements), every
    further stride and so every start are whole aligned vectors of n
-   elements; a tile is the whole row where it fits KG_RED_THREADS vectors,
+   elements (one element a load always is: 2-byte elements take any row); a tile is the whole row where it fits KG_RED_THREADS vectors,
    else TC columns, TC L a multiple of n, in cw vectors across (a multiple of
    L / gcd(L, n), the most lanes busy: cw x floor(KG_RED_THREADS / cw), then
    the widest). Splits of the rows where the tiles give fewer than
@@ -1350,7 +1350,7 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         return 0;
     const int64_t L = D[0].size, rowlen = smul(K[0].size, L);
     int64_t vb = 0;
-    for (int64_t b = 16; b >= 4 && !vb; b /= 2) {
+    for (int64_t b = 16; b >= 2 && b >= (int64_t)es && !vb; b /= 2) {
         const int64_t n = b / (int64_t)es;
         if (b > T->run_tiles_vb || n < 1 || !kgi_aligned(in->data, (size_t)b))
             continue;

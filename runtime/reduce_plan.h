@@ -178,11 +178,11 @@ typedef struct kg_red_tuning {
                                tile's lanes at the end (args.rdims the kept digits; reduce_cols_runs.cuh) */
     int run_tiles;          /* RUNT (value reductions, templates/reduce_runt.cuh): 1: the COLS plans of a short reduced
                                run read one element per load (the scalar run path) take tiles of the rows' columns x
-                               run elements in whole vectors instead, where the rows and every start are whole aligned
-                               vectors of at least 4 bytes; 2: also elements of 4 and 8 bytes, ahead of the other
-                               classes, wherever a short run (at most 64 bytes) lies right under the columns; 0: off
-                               (the default until measured) */
-    int run_tiles_vb;       /* RUNT: most bytes per load (16, 8 or 4; the widest the alignment allows) */
+                               run elements in whole vectors instead (the widest whole aligned vectors the rows and
+                               every start allow, down to one element a lane); 2: also elements of 4 and 8 bytes,
+                               ahead of the other classes, wherever a short run (at most 64 bytes) lies right under
+                               the columns; 0: off (the default until measured) */
+    int run_tiles_vb;       /* RUNT: most bytes per load (16, 8, 4 or 2; the widest the alignment allows) */
     int run_tiles_units;    /* RUNT: units (tiles x splits) per multiprocessor aimed at where the tiles are fewer */
 } kg_red_tuning;
 

@@ -11,7 +11,7 @@
  * elements touches ~L 128-byte lines for 64 useful bytes); the run kernel
  * of reduce_cols_runs.cuh needs a run dividing the vector. Here a tile is T
  * = A.tile_rows columns, T x L elements of a row in cw = A.cw vectors of N
- * elements (A.vec bytes: 4, 8 or 16; T L a multiple of N, the planner
+ * elements (A.vec bytes: 2, 4, 8 or 16; T L a multiple of N, the planner
  * checks, and every row and start whole aligned vectors), one lane per
  * vector: cw lanes across (any count up to KG_RED_THREADS, not a power of
  * two), ny = KG_RED_THREADS / cw lanes down the rows (the block's last
@@ -36,8 +36,10 @@ template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     constexpr int N = VB / (int)sizeof(T);
-    static_assert(N >= 1 && VB % 4 == 0 && N * sizeof(T) == VB, "whole 32-bit words of whole elements");
-    typedef kgd_vec<uint32_t, VB / 4> WT;
+    static_assert(N >= 1 && (VB % 4 == 0 || VB == 2) && N * sizeof(T) == VB, "whole words of whole elements");
+    /* 32-bit words, or one 2-byte element (VB 2) */
+    typedef typename std::conditional<(VB >= 4), kgd_vec<uint32_t, (VB >= 4 ? VB / 4 : 1)>, kgd_vec<uint16_t, 1>>::type
+        WT;
     const int cw = A.cw, ny = KG_RED_THREADS / cw;
     const int t = threadIdx.x, tx = t % cw, ty = t / cw; /* ty == ny: an idle lane */
     const int W = cw * N;                                /* elements of a whole tile */
@@ -126,8 +128,10 @@ template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v
 }
 
 /* The kernel by A.vec (bytes per load): 16 and 8 bytes for elements of 2 to
-   8 bytes, 4 for 2- and 4-byte elements, KG_RED_RUNT_BYTES in flight per
-   lane whatever the load; value reductions only (the planner
+   8 bytes, 4 for 2- and 4-byte elements, 2 (one element a lane: rows and
+   starts at any 2-byte place, a warp's load still 64 contiguous bytes) for
+   2-byte elements, KG_RED_RUNT_BYTES in flight per lane (of one element: as
+   many loads as of words, half the bytes); value reductions only (the planner
    takes no other; index reductions and 1-byte elements get an empty one). */
 template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_args &A)
 {
@@ -139,9 +143,13 @@ template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_arg
             kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 16>(A, sv);
         else if (A.vec == 8)
             kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 8>(A, sv);
-        else if constexpr (sizeof(T) <= 4)
+        else if constexpr (sizeof(T) <= 4) {
             if (A.vec == 4)
                 kg_red_runt_v<Op, 4, KG_RED_RUNT_BYTES / 4>(A, sv);
+            else if constexpr (sizeof(T) == 2)
+                if (A.vec == 2) /* (16 loads: 32 spilled registers' worth) */
+                    kg_red_runt_v<Op, 2, KG_RED_RUNT_BYTES / 4>(A, sv);
+        }
     }
 }
 

@@ -186,10 +186,12 @@ static const rcase cases[] = {
        columns (rows of 10370 elements: 4-byte words of 2-byte elements,
        21 tiles of 30 columns, the last of 10), runs of 6 under 12 columns
        split down 3000 rows, runs of 3 under 40 columns under a walk of two
-       reduced dims with kept positions between (keepdim) */
+       reduced dims with kept positions between (keepdim), runs of 7 in rows
+       of 539 elements off their vectors (one element a lane) */
     {"(40,610,17) (0,2) runs of 17 in tiles of columns", 3, {40, 610, 17}, 2, {0, 2}, 0, DENSE},
     {"(3000,12,6) (0,2) runs of 6 split down the rows", 3, {3000, 12, 6}, 2, {0, 2}, 0, DENSE},
     {"(7,5,9,40,3) (0,2,4) keepdim runs of 3 under a two-dim walk", 5, {7, 5, 9, 40, 3}, 3, {0, 2, 4}, 1, DENSE},
+    {"misaligned (30,77,7) (0,2) runs of 7, rows of an odd count", 3, {30, 77, 7}, 2, {0, 2}, 0, MISALIGNED},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -335,9 +337,11 @@ static int kept_launches;
 static int flatw_kept_launches;
 /* ... and of COLS runs in vectors folded across the tile (cols_runs_fold) */
 static int fold_launches;
+/* ... and of RUNT (run_tiles): all, split, several tiles a row, and by
+   bytes per load ([0] 2, [1] 4, [2] 8, [3] 16; [4]: other plans) */
 static int runt_launches, runt_split_launches, runt_tiled_launches;
-/* run tile plans by bytes per load: [0] 4, [1] 8, [2] 16 ([3]: other plans) */
-static int runt_vb[4];
+static int runt_vb[5];
+static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 : 3; }
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -403,7 +407,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
-    runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? plan.args.vec / 8 : 3]++;
+    runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -1259,33 +1263,36 @@ Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case_pa
    vectors, templates/reduce_runt.cuh) wherever it applies (run_tiles 2,
    kg_red_force_runt), every call twice, bitwise equal, against the float64
    / int64 reference: part 0 in loads of up to 16 bytes (half the ops), part
-   1 of up to 8 (the other half), part 2 in 4-byte words (every value op);
-   the tile counts split down the rows where they give fewer than 6 (parts
-   0, 2) or 64 (part 1) units per multiprocessor. Some plans must take
-   several tiles a row, and some splits. Part 3: run_tiles 1 (the default
-   chain's scalar column runs of 2-byte elements only), every value op. */
+   1 of up to 8 (the other half), part 2 in 4-byte words (every value op),
+   part 4 of one 2-byte element a lane (half the ops: 4-byte elements in
+   words); the tile counts split down the rows where they give fewer than 6
+   (parts 0, 2, 4) or 64 (part 1) units per multiprocessor. Some plans must
+   take several tiles a row, some splits, and some the part's load width.
+   Part 3: run_tiles 1 (the default chain's scalar column runs of 2-byte
+   elements only), every value op. */
 static void runt_tunings(int part)
 {
-    static const int vb[] = {16, 8, 4, 16}, units[] = {6, 64, 6, 6};
+    static const int vb[] = {16, 8, 4, 16, 2}, units[] = {6, 64, 6, 6, 6};
     kg_red_tuning t = kg_red_force_runt(vb[part], units[part]);
     if (part == 3)
         t.run_tiles = 1;
     runt_split_launches = runt_tiled_launches = 0;
     memset(runt_vb, 0, sizeof runt_vb);
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part < 2 ? part : -1, part,
-                       &runt_launches, "run tiles");
-    cr_log_info("run tiles: %d split, %d of several tiles a row; loads of 4 / 8 / 16 bytes: %d / %d / %d",
-                runt_split_launches, runt_tiled_launches, runt_vb[0], runt_vb[1], runt_vb[2]);
-    if (!kt_sanitizer() && part < 3) {
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part < 2 ? part : part == 4 ? 0 : -1,
+                       part, &runt_launches, "run tiles");
+    cr_log_info("run tiles: %d split, %d of several tiles a row; loads of 2 / 4 / 8 / 16 bytes: %d / %d / %d / %d",
+                runt_split_launches, runt_tiled_launches, runt_vb[0], runt_vb[1], runt_vb[2], runt_vb[3]);
+    if (!kt_sanitizer() && part != 3) {
         cr_assert_gt(runt_split_launches, 0, "no run tile plan split down the rows");
         cr_assert_gt(runt_tiled_launches, 0, "no run tile plan of several tiles a row");
-        cr_assert_gt(runt_vb[vb[part] / 8], 0, "no run tile plan loads %d bytes", vb[part]);
+        cr_assert_gt(runt_vb[runt_vb_at(vb[part])], 0, "no run tile plan loads %d bytes", vb[part]);
     }
 }
 Test(gpu, run_tiles_in_16_byte_loads_every_value_op_dtype_and_case) { runt_tunings(0); }
 Test(gpu, run_tiles_in_8_byte_loads_split_more_every_value_op_dtype_and_case) { runt_tunings(1); }
 Test(gpu, run_tiles_in_4_byte_words_every_value_op_dtype_and_case) { runt_tunings(2); }
 Test(gpu, run_tiles_over_the_scalar_column_runs_every_value_op_dtype_and_case) { runt_tunings(3); }
+Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_and_case) { runt_tunings(4); }
 
 /* Index reductions never take RUNT (its kernel is empty for them): under
    run_tiles 2 they keep their plans and their exact-index results. */

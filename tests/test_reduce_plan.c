@@ -1023,8 +1023,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         int64_t spans = 0;
         for (int d = 0; d < A->walk.n; d++)
             spans += (A->walk.size[d] + (d == A->walk.n - 1 ? A->walk.step[d] + 1 : 0)) * A->walk.in[d];
-        if (c->indexed || (vb != 4 && vb != 8 && vb != 16) || n < 1 || n * (int64_t)es != vb || es < 2 || es > 8 ||
-            (vb == 4 && es > 4) || cw < 1 || cw > KG_RED_THREADS || L < 2 || W != TC * L || rowlen % n ||
+        if (c->indexed || (vb != 2 && vb != 4 && vb != 8 && vb != 16) || n < 1 || n * (int64_t)es != vb || es < 2 ||
+            es > 8 || cw < 1 || cw > KG_RED_THREADS || L < 2 || W != TC * L || rowlen % n ||
             A->tiles != (A->inner + TC - 1) / TC || A->units != A->n_out * A->tiles * A->splits || A->red % L ||
             p->occ || A->deep || A->vstore || A->group || A->rdims.n || spans >= ((int64_t)1 << 30) ||
             (A->splits > 1 && A->n_out * A->tiles > KG_RED_MAX_SEMAPHORES))
@@ -1814,9 +1814,9 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
    columns in tiles of whole vectors. The plans of the GPU tests' run tile
    cases (test_reduce.c) and of the bench sweep's scalar column runs, and
    the plan checker's walk of every value op's plan over each shape under
-   each forced load width; index reductions, 1-byte elements, rows that are
-   no whole 4-byte words and misaligned inputs keep their plans; off by
-   default. */
+   each forced load width (down to one 2-byte element a lane, which takes
+   rows of odd counts and misaligned inputs); index reductions, 1-byte
+   elements and runs past 64 bytes keep their plans; off by default. */
 typedef struct runt_case {
     kg_dtype dt;
     int nd;
@@ -1870,7 +1870,7 @@ Test(plan, run_tiles_cover_each_element_once)
             cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: an index reduction took run tiles", i);
         }
         /* every op, under every forced load width and split target */
-        for (int vb = 16; vb >= 4; vb /= 2)
+        for (int vb = 16; vb >= 2; vb /= 2)
             for (int units = 6; units <= 64; units += 58) {
                 const kg_red_tuning t = kg_red_force_runt(vb, units);
                 for (int op = 0; op < KG_RED_COUNT; op++)
@@ -1906,7 +1906,7 @@ Test(plan, run_tiles_cover_each_element_once)
         cr_assert_eq(p.args.tile_rows, c->tc, "wide case %zu: %lld columns a tile", i, (long long)p.args.tile_rows);
         cr_assert_eq(p.args.tiles, c->tiles, "wide case %zu: %lld tiles", i, (long long)p.args.tiles);
         cr_assert_eq(p.args.splits > 1, c->split, "wide case %zu: %d splits", i, p.args.splits);
-        for (int vb = 16; vb >= 4; vb /= 2) {
+        for (int vb = 16; vb >= 2; vb /= 2) {
             const kg_red_tuning tv = kg_red_force_runt(vb, 64);
             for (int op = 0; op < KG_RED_COUNT; op++)
                 if ((kg_red_infos[op].dtype_mask >> c->dt) & 1u)
@@ -1916,14 +1916,29 @@ Test(plan, run_tiles_cover_each_element_once)
     }
     const kg_red_tuning t = kg_red_force_runt(16, 6);
     kg_red_plan p;
-    /* rows of 441 elements (odd): no whole 4-byte words, the column run kept */
+    /* rows of 441 elements (odd): one 2-byte element a lane */
     kg_tensor odd = fake(IN_AT, KG_BF16, 3, (int64_t[]){50, 63, 7});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &odd, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
-    cr_assert_neq(p.cls, KG_RED_RUNT, "rows of an odd count of 2-byte elements");
-    /* a misaligned input (2 bytes past 16): 4-byte words at most, else none */
+    cr_assert_eq(p.cls, KG_RED_RUNT, "rows of an odd count of 2-byte elements");
+    cr_assert_eq(p.args.vec, 2);
+    cr_assert_eq(p.args.cw, 252, "36 columns of 7 a tile");
+    cr_assert_eq(p.args.tiles, 2);
+    /* f32 rows of an odd count: one element a lane (4 bytes) */
+    kg_tensor oddf = fake(IN_AT, KG_F32, 3, (int64_t[]){50, 63, 7});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &oddf, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_RUNT);
+    cr_assert_eq(p.args.vec, 4);
+    /* a misaligned input (2 bytes past 16): one element a lane */
     kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){50, 600, 4});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
-    cr_assert_neq(p.cls, KG_RED_RUNT, "an input 2 bytes off its 4-byte words");
+    cr_assert_eq(p.cls, KG_RED_RUNT);
+    cr_assert_eq(p.args.vec, 2, "an input 2 bytes off its 4-byte words");
+    for (int vb = 16; vb >= 2; vb /= 2) {
+        const kg_red_tuning tv = kg_red_force_runt(vb, 64);
+        cr_assert(check_plan(KG_RED_SUM, &mis, 0x5, &tv, why, sizeof why, &cls), "%s", why);
+        cr_assert(check_plan(KG_RED_MAX, &odd, 0x5, &tv, why, sizeof why, &cls), "%s", why);
+        cr_assert(check_plan(KG_RED_MEAN, &oddf, 0x5, &tv, why, sizeof why, &cls), "%s", why);
+    }
     mis = fake(IN_AT + 4, KG_BF16, 3, (int64_t[]){50, 600, 5});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_RUNT);
