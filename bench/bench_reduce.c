@@ -262,7 +262,7 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
 
 static const char *const class_names[] = {"rows",   "cols",  "strided32", "strided64", "packed", "nest",  "colsn",
                                           "nestn",  "tile",  "flat",      "colso",     "colsp",  "nesto", "colsno",
-                                          "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq", "runt"};
+                                          "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq", "runt", "segw"};
 /* " occN" where a plan takes the kernel at N blocks per multiprocessor */
 static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");

@@ -434,6 +434,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles = 0,
     .run_tiles_vb = 16,
     .run_tiles_units = 2 * KG_RED_RUNT_MIN_BLOCKS,
+    .seg_rows = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -461,7 +462,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
-                  F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_units)};
+                  F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_units),
+                  F(seg_rows)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1416,6 +1418,45 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     return 1;
 }
 
+/* SEGW (seg_rows; templates/reduce_runt.cuh): a value reduction of short
+   dense rows, the one reduced dim D[0] of L elements (stride 1) under the
+   one kept dim K[0] (stride L), the input 16-byte aligned, elements of 2
+   to 8 bytes: the rows one stream, a warp's chunk of R rows the least
+   common multiple of 512 bytes (32 lanes' 16-byte vectors) and a row's
+   bytes where that fits KG_RED_SEGW_BYTES and holds a row for every lane
+   (R = 512 / gcd(512, L es) >= 32 rows, args.cw = the chunk's vectors per
+   lane). Sets the whole plan; returns 0
+   (and plans nothing) elsewhere. Not measured yet: forced only. */
+static int plan_segw(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_tensor *in, const dim *K,
+                     int nk, const dim *D, int nr, int64_t red, int64_t n_out, const kg_red_tuning *T)
+{
+    const size_t es = kg_dtype_size(dt);
+    if (!T->seg_rows || info->indexed || es < 2 || es > 8 || nk != 1 || nr != 1 || D[0].in != 1 || D[0].size < 2 ||
+        K[0].in != D[0].size || !kgi_aligned(in->data, 16) || smul(D[0].size, (int64_t)es) > KG_RED_SEGW_BYTES)
+        return 0;
+    const int64_t L = D[0].size, rb = L * (int64_t)es, R = 512 / gcd64(512, rb), chunk = R * rb;
+    if (chunk > KG_RED_SEGW_BYTES || R < 32)
+        return 0; /* (fewer rows a chunk than lanes: longer rows, for ROWS / PACKED) */
+    kg_red_args *A = &plan->args;
+    memset(A, 0, sizeof *A);
+    plan->cls = KG_RED_SEGW;
+    plan->occ = 0;
+    plan->partial_bytes = plan->partial_idx_at = 0;
+    A->red = red;
+    A->fast = 1;
+    A->n_out = 1; /* one outer position: the stream */
+    A->run = L;
+    A->inner = K[0].size;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->tile_rows = R;
+    A->cw = (int32_t)(chunk / 512);
+    A->splits = 1;
+    A->chunk = red;
+    A->units = cdiv(n_out, R);
+    return 1;
+}
+
 /* TILE with tile_banks: the fewest lanes per row g (a power of two from g0
    up, at most 32 and L) such that a warp's first reads of rows of L elements (es bytes)
    in shared memory, lane l reading element l % g of row l / g, meet at most
@@ -1858,8 +1899,8 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
                        const kg_red_tuning *T, const shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (plan->cls == KG_RED_FLAT || plan->cls == KG_RED_RUNT)
-        return; /* split by plan_flat, plan_runt */
+    if (plan->cls == KG_RED_FLAT || plan->cls == KG_RED_RUNT || plan->cls == KG_RED_SEGW)
+        return; /* split by plan_flat, plan_runt; SEGW: no splits */
     const int64_t red = w->red;
     const size_t entry = (size_t)info->acc_size[dt] + (info->indexed ? 8 : 0);
     A->splits = 1;
@@ -1934,8 +1975,8 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     if (plan->cls == KG_RED_PACKED) {
         A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
         blocks = cdiv(A->units, KG_RED_THREADS / 32);
-    } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
-        blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
+    } else if ((plan->cls == KG_RED_FLAT && A->group == 32) || plan->cls == KG_RED_SEGW) {
+        blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW, SEGW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
                plan->cls == KG_RED_SLAB || plan->cls == KG_RED_TRANS || plan->cls == KG_RED_RUNT ||
                A->group == KG_RED_THREADS) {
@@ -2046,7 +2087,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (T->run_tiles == 2 && plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
+    if (plan_segw(plan, info, dt, in, K, nk, D, nr, red, n_out, T))
+        ;
+    else if (T->run_tiles == 2 && plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
         ;
     else if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
         ;

@@ -184,6 +184,11 @@ typedef struct kg_red_tuning {
                                the columns; 0: off (the default until measured) */
     int run_tiles_vb;       /* RUNT: most bytes per load (16, 8, 4 or 2; the widest the alignment allows) */
     int run_tiles_units;    /* RUNT: units (tiles x splits) per multiprocessor aimed at where the tiles are fewer */
+    int seg_rows;           /* SEGW (value reductions, templates/reduce_runt.cuh): 1: short dense rows (one reduced
+                               dim of stride 1 under one kept dim, the input dense and aligned, elements of 2 to 8
+                               bytes) whose chunk of lcm(512, row bytes) fits KG_RED_SEGW_BYTES, ahead of the other
+                               classes: a warp's chunk of rows staged in shared memory; 0: off (the default until
+                               measured) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

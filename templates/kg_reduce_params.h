@@ -79,6 +79,8 @@ typedef enum kg_red_cols_mode {
    16 bytes, 8 of 8, 16 words of 4: 48 KB a multiprocessor) */
 #define KG_RED_RUNT_MIN_BLOCKS 3
 #define KG_RED_RUNT_BYTES 64
+/* SEGW: bytes of a warp's chunk buffer in shared memory (8 warps: 48 KB) */
+#define KG_RED_SEGW_BYTES 6144
 
 /* SLAB: most bytes of a tile, most outputs a thread holds, the stages of
    the cp.async ring, and the kernel's blocks per multiprocessor. */
@@ -135,6 +137,9 @@ typedef enum kg_red_class {
                          A.run under A.inner columns, tiles of A.tile_rows columns (whole vectors of A.vec bytes,
                          A.cw lanes across, any count) streamed row after row, each lane's elements folded into
                          their columns at the end (templates/reduce_runt.cuh; tuning run_tiles) */
+    KG_RED_SEGW,      /* value reductions of elements of 2 to 8 bytes: short dense rows of A.run elements (one kept
+                         dim) as one stream, a chunk of A.tile_rows rows a warp staged in shared memory by cp.async,
+                         each lane summing rows (templates/reduce_runt.cuh; tuning seg_rows) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

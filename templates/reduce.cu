@@ -111,4 +111,7 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOC
 @if has.runt then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLOCKS) $(f.name)_runt(const kg_red_args A) { kg_red_runt<$(f.name)>(A); }
 @end
+@if has.segw then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLOCKS) $(f.name)_segw(const kg_red_args A) { kg_red_segw<$(f.name)>(A); }
+@end
 @end

@@ -153,4 +153,64 @@ template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_arg
     }
 }
 
+/* SEGW (tuning seg_rows; the same module group): a value reduction of short
+   contiguous rows of L = A.run elements (2 to 8 bytes each), A.inner rows
+   one after the other (one kept dim, the input dense), as one stream staged
+   through shared memory a warp at a time. A warp's unit is a chunk of R =
+   A.tile_rows rows, R L elements = 32 A.cw whole 16-byte vectors (the
+   chunk's bytes the least common multiple of 512 and a row's bytes, at most
+   KG_RED_SEGW_BYTES, so every chunk starts aligned): each lane copies its
+   A.cw vectors (lane + 32 k) straight to the warp's buffer (cp.async, no
+   registers held; the stream's last partial vector element by element),
+   then sums rows lane, lane + 32, ... from the buffer in element order and
+   stores their results (adjacent lanes, adjacent rows). NEST's lanes of 4
+   rows (the default for such rows) read one element a load, a row's
+   elements a lane apart of nothing. */
+template <class Op> __device__ __forceinline__ void kg_red_segw(const kg_red_args &A)
+{
+    typedef typename Op::in_t T;
+    constexpr bool on = !Op::indexed && sizeof(T) >= 2 && sizeof(T) <= 8;
+    constexpr int NW = KG_RED_THREADS / 32, N = 16 / (int)sizeof(T);
+    __shared__ __align__(16) unsigned char sm[on ? NW * KG_RED_SEGW_BYTES : 16];
+    if constexpr (on) {
+        const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+        unsigned char *buf = sm + wid * KG_RED_SEGW_BYTES;
+        const T *ts = (const T *)buf;
+        const uint32_t sbase = kgd_smem_addr(buf);
+        const int L = (int)A.run, R = (int)A.tile_rows, nvl = A.cw;
+        const int64_t rows = A.inner, total = rows * A.run;
+        const T *in = (const T *)A.in;
+        const int64_t nw = (int64_t)gridDim.x * NW;
+        for (int64_t c = (int64_t)blockIdx.x * NW + wid; c < A.units; c += nw) {
+            const int64_t e0 = c * R * L; /* the chunk's first element */
+            for (int k = 0; k < nvl; k++) {
+                const int j = lane + 32 * k; /* the chunk's vector j */
+                const int64_t e = e0 + (int64_t)j * N;
+                if (e + N <= total) {
+                    kgd_cp_async16(sbase + 16 * j, in + e, true);
+                } else if (e < total) { /* the stream's last vector, partial */
+                    for (int q = 0; q < N; q++)
+                        if (e + q < total)
+                            ((T *)buf)[j * N + q] = in[e + q];
+                }
+            }
+            kgd_cp_async_commit();
+            kgd_cp_async_wait<0>();
+            __syncwarp(); /* every lane's copies landed */
+            for (int r = lane; r < R; r += 32) {
+                const int64_t row = c * R + r;
+                if (row < rows) {
+                    kg_racc<Op> a;
+                    a.v = Op::identity();
+                    a.i = 0;
+                    for (int q = 0; q < L; q++)
+                        a.v = Op::combine(a.v, Op::map(ts[r * L + q]));
+                    kg_red_store<Op>(A, row * A.inner_out, 0, a);
+                }
+            }
+            __syncwarp(); /* the buffer's readers are done before the next chunk's copies */
+        }
+    }
+}
+
 #endif

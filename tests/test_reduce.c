@@ -192,6 +192,9 @@ static const rcase cases[] = {
     {"(3000,12,6) (0,2) runs of 6 split down the rows", 3, {3000, 12, 6}, 2, {0, 2}, 0, DENSE},
     {"(7,5,9,40,3) (0,2,4) keepdim runs of 3 under a two-dim walk", 5, {7, 5, 9, 40, 3}, 3, {0, 2, 4}, 1, DENSE},
     {"misaligned (30,77,7) (0,2) runs of 7, rows of an odd count", 3, {30, 77, 7}, 2, {0, 2}, 0, MISALIGNED},
+    /* short dense rows staged a warp at a time (SEGW, tuning seg_rows): rows
+       of 11 (bf16: chunks of 256 rows, the stream's last vector partial) */
+    {"(20001,11) 1 short rows, chunks of rows a warp", 2, {20001, 11}, 1, {1}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -342,6 +345,8 @@ static int fold_launches;
 static int runt_launches, runt_split_launches, runt_tiled_launches;
 static int runt_vb[5];
 static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 : 3; }
+/* ... and of SEGW (seg_rows) */
+static int segw_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -405,6 +410,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     flatw_kept_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.tile_rows > 1;
     fold_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.rdims.n > 0;
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
+    segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
     runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
@@ -1293,6 +1299,21 @@ Test(gpu, run_tiles_in_8_byte_loads_split_more_every_value_op_dtype_and_case) { 
 Test(gpu, run_tiles_in_4_byte_words_every_value_op_dtype_and_case) { runt_tunings(2); }
 Test(gpu, run_tiles_over_the_scalar_column_runs_every_value_op_dtype_and_case) { runt_tunings(3); }
 Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_and_case) { runt_tunings(4); }
+
+/* Every value reduction over every dtype and case under SEGW (short dense
+   rows, a warp's chunk of rows staged in shared memory by cp.async; tuning
+   seg_rows) wherever it applies, every call twice, bitwise equal, against
+   the float64 / int64 reference; half the ops each. Index reductions keep
+   their plans (the CPU test checks). */
+static void segw_tunings(int half)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.seg_rows = 1;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &segw_launches,
+                       "warp-staged rows");
+}
+Test(gpu, warp_staged_rows_every_value_op_dtype_and_case) { segw_tunings(0); }
+Test(gpu, warp_staged_rows_every_value_op_dtype_and_case_part_2) { segw_tunings(1); }
 
 /* Index reductions never take RUNT (its kernel is empty for them): under
    run_tiles 2 they keep their plans and their exact-index results. */

@@ -1012,6 +1012,35 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         return;
     }
+    if (p->cls == KG_RED_SEGW) {
+        /* kg_red_segw (reduce_runt.cuh): warp unit c copies the chunk's 32
+           args.cw 16-byte vectors of the stream (rows x run elements from
+           the input's start) and sums rows c R + r, r < R, each from the
+           chunk's elements r L .. r L + L - 1 */
+        const int64_t L = A->run, R = A->tile_rows, n = 16 / (int64_t)es, rows = A->inner;
+        if (c->indexed || es < 2 || es > 8 || L < 2 || R < 1 || R * L * (int64_t)es != 512 * (int64_t)A->cw ||
+            R * L * (int64_t)es > KG_RED_SEGW_BYTES || A->units != (rows + R - 1) / R || A->n_out != 1 ||
+            A->outer.n || A->splits != 1 || p->occ || A->red != L || rows * L != c->n_out * c->red ||
+            (uintptr_t)c->in->data % 16)
+            fail(c, "a warp-staged row plan the SEGW kernel does not take");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t e0 = u * R * L;
+            if ((e0 * (int64_t)es) % 16)
+                fail(c, "a warp chunk starts off 16 bytes");
+            for (int64_t r = 0; r < R; r++) {
+                const int64_t row = u * R + r;
+                if (row >= rows)
+                    continue;
+                for (int64_t q = 0; q < L; q++) {
+                    const int64_t e = e0 + r * L + q; /* loaded by the chunk's vector (e - e0) / n */
+                    if ((e - e0) / n >= 32 * A->cw)
+                        fail(c, "a row element past the warp's chunk");
+                    visit(c, row * A->inner_out, q, e);
+                }
+            }
+        }
+        return;
+    }
     if (p->cls == KG_RED_RUNT) {
         /* kg_red_runt_v (reduce_runt.cuh): unit (o, tile, split); lane tx
            of cw across takes the vector of n elements at tile x cw n + tx
@@ -1951,6 +1980,68 @@ Test(plan, run_tiles_cover_each_element_once)
     kg_tensor longr = fake(IN_AT, KG_F32, 3, (int64_t[]){50, 600, 17});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &longr, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_RUNT, "runs of 68 bytes");
+}
+
+/* SEGW (seg_rows): short dense rows staged a warp at a time. The sweep's
+   rows of 3 and 11 (bf16, #8 and #70 scaled), 5 and 9 (f32, #67, #87), a
+   stream whose last vector is partial, keepdim; the plan checker walks
+   every op's plan; index reductions, rows under a further kept dim, rows
+   of chunks past KG_RED_SEGW_BYTES or of fewer than 32 rows (f16 rows of
+   16: 32 bytes) and misaligned inputs keep their plans; off by default. */
+Test(plan, warp_staged_rows_cover_each_element_once)
+{
+    static const struct {
+        kg_dtype dt;
+        int64_t rows, L;
+        int R, cw; /* rows a chunk, vectors a lane (0: not taken) */
+    } cases[] = {
+        {KG_BF16, 50001, 3, 256, 3},  {KG_BF16, 30001, 11, 256, 11}, {KG_F32, 20001, 5, 128, 5},
+        {KG_F32, 10001, 9, 128, 9},   {KG_I32, 7777, 2, 64, 1},      {KG_F64, 999, 3, 64, 3},
+        {KG_F16, 4097, 16, 0, 0},     {KG_BF16, 100, 7, 256, 7},     {KG_I32, 5000, 17, 0, 0},
+        {KG_F32, 3000, 12, 32, 3},
+    };
+    kg_red_tuning t = kg_red_tuning_default;
+    t.seg_rows = 1;
+    char why[256];
+    kg_red_class cls;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int64_t shape[2] = {cases[i].rows, cases[i].L};
+        kg_tensor in = fake(IN_AT, cases[i].dt, 2, shape);
+        kg_red_plan p;
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+        cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: warp-staged rows by default", i);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
+        if (!cases[i].R) {
+            cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: a chunk past KG_RED_SEGW_BYTES or under 32 rows", i);
+            continue;
+        }
+        cr_assert_eq(p.cls, KG_RED_SEGW, "case %zu: class %d", i, p.cls);
+        cr_assert_eq(p.args.tile_rows, cases[i].R, "case %zu: %lld rows a chunk", i, (long long)p.args.tile_rows);
+        cr_assert_eq(p.args.cw, cases[i].cw, "case %zu: %d vectors a lane", i, p.args.cw);
+        cr_assert_eq(p.grid, (unsigned)((p.args.units + 7) / 8 < 132 * t.blocks_per_sm ? (p.args.units + 7) / 8
+                                                                                         : 132 * t.blocks_per_sm));
+        cr_assert_eq(plan_tuned(KG_RED_ARGMIN, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
+        cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: an index reduction took warp-staged rows", i);
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> cases[i].dt) & 1u)
+                cr_expect(check_plan((kg_reduce_op)op, &in, 0x2, &t, why, sizeof why, &cls), "case %zu %s: %s", i,
+                          kg_red_infos[op].name, why);
+    }
+    kg_red_plan p;
+    /* rows under two kept dims whose strides do not merge (a permuted layout): not taken */
+    kg_tensor two = fake(IN_AT, KG_BF16, 3, (int64_t[]){30, 40, 3});
+    two.strides[0] = 3;
+    two.strides[1] = 90;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &two, (int[]){2}, 1, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SEGW, "rows under two kept dims");
+    /* misaligned: not taken */
+    kg_tensor mis = fake(IN_AT + 2, KG_BF16, 2, (int64_t[]){5000, 3});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SEGW, "an input off 16 bytes");
+    /* keepdim: the same plan */
+    kg_tensor kd = fake(IN_AT, KG_BF16, 2, (int64_t[]){5000, 3});
+    cr_assert_eq(plan_tuned(KG_RED_MEAN, &kd, (int[]){1}, 1, 1, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SEGW);
 }
 
 /* kg_red_force_runs: short reduced runs under contiguous columns in
