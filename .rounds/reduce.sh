@@ -25,7 +25,9 @@
 #   then the 15 more cases run_tiles 2 takes, then SEGW's #91 #237), 3
 #   rounds in one process, each round main's plan then every alternative
 #   that plans differently: rt1 (run_tiles=1), rt1u3 / rt1u12 (its split
-#   target of 3 / 12 units per SM instead of 6), rt2 (run_tiles=2: also 4-
+#   target of 3 / 12 units per SM instead of 6), rt1v2 (one 2-byte element
+#   a lane everywhere: what the wider loads of #2 #10 #65 #180 are worth,
+#   i.e. whether words with a parity shift for odd rows would pay), rt2 (run_tiles=2: also 4-
 #   and 8-byte elements, ahead of the other classes), seg (seg_rows=1). The
 #   summary prints best-of-3 us, % of copy, alt / main time and x PyTorch.
 #   Defaults (one-line planner changes in kg_red_tuning_default):
@@ -60,7 +62,7 @@ done
 echo "== step 2: A/B $(date +%T)"
 KG_BENCH_CSV=$OUT/red_ab.csv KG_RED_SWEEP_FIRST=$cases KG_RED_SWEEP_ONLY=1 KG_RED_NO_BASE=1 KG_RED_NO_NAMED=1 \
   KG_RED_ROUNDS=3 KG_RED_VERIFY=262144 KG_RED_SWEEP_SECONDS=20 \
-  KG_RED_ALTS="rt1:run_tiles=1;rt1u3:run_tiles=1,run_tiles_units=3;rt1u12:run_tiles=1,run_tiles_units=12;rt2:run_tiles=2;seg:seg_rows=1" \
+  KG_RED_ALTS="rt1:run_tiles=1;rt1u3:run_tiles=1,run_tiles_units=3;rt1u12:run_tiles=1,run_tiles_units=12;rt1v2:run_tiles=1,run_tiles_vb=2;rt2:run_tiles=2;seg:seg_rows=1" \
   timeout 28 build/bench/bench_reduce > $OUT/ab.log 2>&1
 echo "bench exit $?"
 grep -E 'WRONG|device-to-device' $OUT/ab.log
@@ -98,7 +100,7 @@ for ln in tl:
     m = re.match(r'^(#\d+) .*?\)\s+(bf16|f32|i32)\s+(\S+)\s+([\d.]+)\s+([\d.]+)', ln)
     if m:
         torch[m.group(1)] = max(torch.get(m.group(1), 0), float(m.group(5)))
-alts = ['rt1', 'rt1u3', 'rt1u12', 'rt2', 'seg']
+alts = ['rt1', 'rt1u3', 'rt1u12', 'rt1v2', 'rt2', 'seg']
 print(f"best of 3, us (% of copy); alt / main time; x PyTorch GB/s (torch {'found' if torch else 'missing'})")
 for c in order:
     mu, mp, mc = best[(c, 'main')]

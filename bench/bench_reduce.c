@@ -823,8 +823,9 @@ static int list_sweep(void)
             printf("%-44s %-5s planning failed: %s\n", label, kg_dtype_name(q->dt), kg_errmsg(ctx));
             continue;
         }
-        printf("%-44s %-5s %s%s vec %d group %d cw %d run %lld tc %lld splits %d grid %u | %s\n", label,
-               kg_dtype_name(q->dt), class_names[plan_class(&p0)], occ_str(&p0), p0.args.vec, p0.args.group,
+        printf("%-44s %-5s %s%s%s vec %d group %d cw %d run %lld tc %lld splits %d grid %u | %s\n", label,
+               kg_dtype_name(q->dt), class_names[plan_class(&p0)], p0.args.deep ? " deep" : "", occ_str(&p0),
+               p0.args.vec, p0.args.group,
                p0.args.cw, (long long)p0.args.run, (long long)p0.args.tile_rows, p0.args.splits, p0.grid, nest);
         for (int a = 0; a < n_alts; a++) {
             kg_red_plan p;
@@ -833,8 +834,9 @@ static int list_sweep(void)
                 same_plan(&p, &p0))
                 continue;
             changed[a]++;
-            printf("    alt %-12s %s%s vec %d group %d cw %d run %lld tc %lld tiles %lld splits %d grid %u\n",
-                   alts[a].label, class_names[plan_class(&p)], occ_str(&p), p.args.vec, p.args.group, p.args.cw,
+            printf("    alt %-12s %s%s%s vec %d group %d cw %d run %lld tc %lld tiles %lld splits %d grid %u\n",
+                   alts[a].label, class_names[plan_class(&p)], p.args.deep ? " deep" : "", occ_str(&p), p.args.vec,
+                   p.args.group, p.args.cw,
                    (long long)p.args.run, (long long)p.args.tile_rows, (long long)p.args.tiles, p.args.splits,
                    p.grid);
         }
