@@ -41,6 +41,8 @@
 #   plan_segw). rt2: record per case; no default from this round alone.
 # Step 3 (PyTorch, at most 16 s): torch_reduce.py on step 2's CSV (main's
 #   plans): PyTorch GB/s per case, for the summary's x PyTorch.
+# Step 4 (what is left of 88 s, if 12 s or more): compute-sanitizer
+#   racecheck + memcheck of one RUNT and one SEGW test.
 set -u
 cases=2,10,54,65,89,180,8,70,67,87,13,25,33,56,72,120,148,152,173,182,194,200,203,214,223,91,237
 echo "== step 1: GPU tests $(date +%T)"
@@ -115,4 +117,17 @@ for c in order:
                 line += f" {p * copy / 100 / torch[c]:4.2f}x"
     print(line)
 EOF
+# Step 4 (only in what is left of 88 s): compute-sanitizer racecheck and
+#   memcheck of one RUNT and one SEGW test (sanitizer size mode): shared
+#   memory folds, the cp.async buffer and its __syncwarp. Any report is a
+#   fault to fix before a default (the tests above may still have passed).
+left=$(( 88 - SECONDS ))
+echo "== step 4: sanitizer, $left s left $(date +%T)"
+if [ $left -gt 12 ]; then
+  KG_SANITIZE_TESTS=test_reduce KG_SANITIZE_TOOLS="racecheck memcheck" \
+    KG_SANITIZE_FILTER='(run_tiles_of_one_2_byte|warp_staged_rows_every_value_op_dtype_and_case_part_2)' \
+    KG_SANITIZE_DEADLINE=$(( left - 4 )) KG_SANITIZE_SECS=$(( left - 4 )) KG_RED_TEST_DTYPES=bf16,f32 \
+    timeout $(( left - 2 )) bash tests/sanitize.sh > $OUT/sanitize.log 2>&1
+  echo "sanitize exit $?"; tail -8 $OUT/sanitize.log
+fi
 echo "== done $(date +%T)"
