@@ -66,4 +66,16 @@ static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
     return t;
 }
 
+/* The same as hooks of no argument (for lists of hooks, e.g. a fuzz
+   target's forced tunings): RUNT wherever it applies in its widest loads
+   and default split target, and SEGW (seg_rows) wherever it applies. */
+static inline kg_red_tuning kg_red_force_runt_any(void) { return kg_red_force_runt(16, 6); }
+
+static inline kg_red_tuning kg_red_force_segw(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.seg_rows = 1;
+    return t;
+}
+
 #endif
