@@ -1307,8 +1307,7 @@ Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_
    their plans (the CPU test checks). */
 static void segw_tunings(int half)
 {
-    kg_red_tuning t = kg_red_tuning_default;
-    t.seg_rows = 1;
+    kg_red_tuning t = kg_red_force_segw();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &segw_launches,
                        "warp-staged rows");
 }
@@ -1319,7 +1318,7 @@ Test(gpu, warp_staged_rows_every_value_op_dtype_and_case_part_2) { segw_tunings(
    run_tiles 2 they keep their plans and their exact-index results. */
 Test(gpu, run_tiles_index_reductions_keep_their_plans)
 {
-    kg_red_tuning t = kg_red_force_runt(16, 6);
+    kg_red_tuning t = kg_red_force_runt_any();
     const kg_reduce_op ops[] = {KG_RED_ARGMAX, KG_RED_ARGMIN};
     runt_launches = 0;
     ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1, 1);

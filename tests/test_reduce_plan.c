@@ -2000,8 +2000,7 @@ Test(plan, warp_staged_rows_cover_each_element_once)
         {KG_F16, 4097, 16, 0, 0},     {KG_BF16, 100, 7, 256, 7},     {KG_I32, 5000, 17, 0, 0},
         {KG_F32, 3000, 12, 32, 3},
     };
-    kg_red_tuning t = kg_red_tuning_default;
-    t.seg_rows = 1;
+    kg_red_tuning t = kg_red_force_segw();
     char why[256];
     kg_red_class cls;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
