@@ -487,7 +487,9 @@ static int strides_divide(const kgi_layout *L, int k, int along, int vec)
 
 static unsigned grid_for(int64_t work)
 {
-    int64_t blocks = (work + KG_EW_THREADS - 1) / KG_EW_THREADS;
+    /* ceiling division without work + KG_EW_THREADS - 1 (work may be up to INT64_MAX: a valid tensor of 2^63 - 1
+       one-byte elements; found by fuzz_plan) */
+    int64_t blocks = work / KG_EW_THREADS + (work % KG_EW_THREADS != 0);
     if (blocks > MAX_BLOCKS)
         blocks = MAX_BLOCKS;
     return (unsigned)(blocks > 0 ? blocks : 1);

@@ -351,8 +351,16 @@ __device__ __forceinline__ void kg_ncl_lane(uint4 (&xs)[K], int jn, typename Op:
     }
 }
 
+/* The factor of a lane's kept exps (taken at its maximum ml) for the column's m: exp(shift(ml) - m), and 0 where ml
+   is -inf (the lane's exps are all 0, and the factor exp(0 - m) overflows to inf once m < -88.7: 0 x inf was NaN,
+   main before session 24, softmax f32 of a column of -inf with its finite values below -88.7 on other lanes) */
+template <class AT> __device__ __forceinline__ AT kg_ncl_kfac(AT ml, AT m)
+{
+    return ml == -(AT)INFINITY ? (AT)0 : kg_nexp(kg_nshift(ml) - m);
+}
+
 /* EX: the outputs of registers xs[j < jn] (exps at the lane's maxima ml), row j at y + j ys, by the factors
-   c[v] = exp(shift(ml[v]) - the column's m) (left in c). */
+   c[v] = kg_ncl_kfac(ml[v], the column's m) (left in c). */
 template <class Op, int V, int K>
 __device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
                                                   const kg_nrow<typename Op::acc_t> (&rv)[V],
@@ -361,7 +369,7 @@ __device__ __forceinline__ void kg_ncl_regstoreex(const uint4 (&xs)[K], int jn,
 {
 #pragma unroll
     for (int v = 0; v < V; v++)
-        c[v] = kg_nexp(kg_nshift(ml[v]) - rv[v].m);
+        c[v] = kg_ncl_kfac(ml[v], rv[v].m);
 #pragma unroll
     for (int j = 0; j < K; j++)
         if (j < jn)

@@ -1552,6 +1552,13 @@ static void check_case(kg_context *ctx, const ncase *c)
                 kt_set(in.host, dt, o, INFINITY);
             else if (kind == 3 && i % 3 == 0)
                 kt_set(in.host, dt, o, -INFINITY);
+        } else if (c->fill == 4) {
+            /* -inf but for two values near -100 in each run of L along the rows (the column of an outer-axis
+               softmax whose normalized dim is the one before the last): a column maximum below -88.7, most lanes'
+               rows all -inf */
+            const int64_t j = i % (c->shape[nd - 1] ? c->shape[nd - 1] : 1), q = L ? r % L : 0;
+            const int fin = L && (q == (7 * j + 3) % L || q == (11 * j + 5) % L);
+            kt_set(in.host, dt, o, fin ? -100 - 10 * kt_uniform(&rng, 0, 1) : -INFINITY);
         }
     }
     dput(ctx, &in);
@@ -2918,6 +2925,34 @@ Test(gpu, outer_axis_of_narrow_columns)
     kgi_norm_tuning = (kg_norm_tuning){0};
     if (ma == 9 && mi == 0 && !kt_sanitizer())
         cr_assert_gt(kgi_norm_cluster_launches, before, "no COLT launch on sm_90");
+    kg_close(ctx);
+}
+
+/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-17) take each
+   lane's exps at its own maximum and scale them by exp(shift(lane max) - the column's max) at the apply; a lane whose
+   rows are all -inf has the factor exp(0 - m), inf once m < -88.7, and its zeros times inf were NaN (main before
+   session 24). Columns of -inf with two values near -100 (fill 4), softmax and log_softmax, every dtype, under the
+   planner and every configuration forced (those that do not hold a shape, or have no kernel for it: COLS): dim 0 of
+   [3000,64] (CLUSTER), [200,64] (COLT), dim 1 of [5,100,32] and [7,256,8] (COLT's narrow configurations). */
+Test(gpu, a_lane_of_minus_infinity_under_a_column_maximum_below_minus_88)
+{
+    kg_context *ctx = kt_open_gpu();
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    static const int64_t shapes[][3] = {{1, 3000, 64}, {1, 200, 64}, {5, 100, 32}, {7, 256, 8}};
+    for (int t = 0; t <= KG_NORM_CCFG_COUNT; t++)
+        for (int d = 0; d < 3; d++)
+            for (int k = 0; k < 4; k++) {
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = t};
+                if (!kt_take(8)) /* sanitizer mode (kg_test.h): a seeded sample */
+                    continue;
+                const int nd = shapes[k][0] > 1 ? 3 : 2;
+                ncase c = {.op = KG_NORM_SOFTMAX, .dt = dts[d], .ndim = nd, .axis = nd - 2, .fill = 4};
+                memcpy(c.shape, nd == 3 ? shapes[k] : shapes[k] + 1, sizeof(int64_t) * (size_t)nd);
+                check_case(ctx, &c);
+                c.op = KG_NORM_LOG_SOFTMAX;
+                check_case(ctx, &c);
+            }
+    kgi_norm_tuning = (kg_norm_tuning){0};
     kg_close(ctx);
 }
 

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-20}
 mkdir -p build/fuzz/findings
 status=0
-for t in elementwise reduce gemm attention attention_bwd norm tensor; do
+for t in elementwise reduce gemm attention attention_bwd norm tensor plan; do
     bin=build/fuzz/fuzz_$t
     work=$(mktemp -d)
     log=build/fuzz/findings/$t.log
