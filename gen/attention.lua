@@ -120,6 +120,20 @@ M.sm90 = {
 -- / 423; D 128 S 13.5k causal 1690 / 1929 / 1916 (runtime/attention.c takes
 -- them for short key ranges only).
 M.sm90_persist = { [64] = { nwg = 2, bn = 128 }, [96] = { nwg = 2, bn = 128 }, [128] = { nwg = 2, bn = 128 } }
+-- The ping-pong kernels generated (session 24, for the bundle's size): the
+-- grid kernel ("Hopper pp") at D 64, the runtime's choice there below
+-- KG_ATTN_LONG_KEYS keys (and with a mask), and at D 96 / 128 causal, the
+-- grid twins of the persistent pp defaults (the tests compare their bits:
+-- the ping-pong kernels do not fold the softmax scale, so no other kernel
+-- gives their bits); the persistent kernel ("Hopper persistent pp") at D 96
+-- / 128 causal, the runtime's choice there up to 4096 keys. The others
+-- (grid pp at D 32, 256 and D 96 / 128 not causal or masked; persistent pp
+-- at D 64 and not causal) no runtime plan took since sessions 6-17
+-- (runtime/attention.c): forced only until session 24, removed.
+M.sm90_pp = { [64] = M.sm90[64], [96] = M.sm90[96], [128] = M.sm90[128] }
+M.sm90_pp_kinds = { [64] = { none = true, causal = true, mask = true }, [96] = { causal = true },
+                    [128] = { causal = true } }
+M.sm90_persist_pp = { [96] = M.sm90_persist[96], [128] = M.sm90_persist[128] }
 -- The plain persistent variant (not the ping-pong one) at D 64: three
 -- stages of each of the K and V rings (ks), and no proxy fence before the
 -- consumers' products where the tiles came by TMA (nf). H200, session 15
@@ -412,7 +426,9 @@ local variants = {
   { enum = "KG_ATTN_V_DECODE4", name = "decode 64", prefix = "attn_dec4_", dtypes = sm90_dtypes, plan = plan_dec(1, 4),
     include = "attention_decode.cuh", what = "short queries: 64 packed rows, a warp's 16 rows each (mma.sync)" },
   { enum = "KG_ATTN_V_HOPPER_PP", name = "Hopper pp", prefix = "attn90p_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return plan_sm90(dt, d, kind, M.sm90, true) end,
+    plan = function(dt, d, kind)
+      return M.sm90_pp_kinds[d] and M.sm90_pp_kinds[d][kind] and plan_sm90(dt, d, kind, M.sm90_pp, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
@@ -420,7 +436,9 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist, true, true) or nil end,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp, true, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)

@@ -42,11 +42,17 @@ M.tc_q = {
 -- others are picked with KG_ATTNB_TUNE=i (runtime/attention_bwd.c) so that
 -- one GPU run compares them. A head dim without tunings takes the separate
 -- dq pass (kv + q).
+-- (Until session 24 D 64 and 128 also had a second tuning, 64 keys a block
+-- (nkw 4; 102400 / 110080 bytes): the 64-key kvq of window 1 below, never
+-- the default; as the first to fit it would have run only where a block
+-- may take at least that but less than the default's 130048 / 150016
+-- bytes, a limit of no device this bundle runs on (8.0 / 8.7: 166912, 8.6
+-- / 8.9: 101376, 9.0: 232448), so it was removed.)
 M.tc_kvq = {
   [32] = { { nkw = 8, bm = 64 } },
-  [64] = { { nkw = 8, bm = 64 }, { nkw = 4, bm = 64 } },
+  [64] = { { nkw = 8, bm = 64 } },
   [96] = { { nkw = 8, bm = 64 } },
-  [128] = { { nkw = 8, bm = 32 }, { nkw = 4, bm = 32 } },
+  [128] = { { nkw = 8, bm = 32 } },
   -- none: D = 256 fits only 64 keys a block (4 key warps + 4 dV warps), and
   -- window 1 (H200, 2026-12-01) had the 64-key kvq 0.78-0.81x of the
   -- separate dq pass at D 64 and 128 (the partials' traffic per product
@@ -137,28 +143,40 @@ M.max_tunes = 12
 -- The f64-reference test failed at D128 before the per-step sums (dK of
 -- MQA 8:1 off by 1e-5 relative; attention_bwd_x3.cuh).
 M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
-              [64] = { { bn = 128, bm = 64, lay = 1, pf = true, ud = 0, ua = 2, uq = 8 },
-                       { bn = 64, bm = 64, lay = 1 }, { bn = 128, bm = 64, lay = 1 },
-                       { bn = 128, bm = 64, lay = 1, pf = true },
-                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true }, ud = 4, ua = 2,
-                         uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 16 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, ud = 4, ua = 2, uq = 0 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, uq = 8 },
-                       { bn = 128, bm = 64, lay = 1, pf = true, pf_kinds = { none = true, mask = true } },
-                       { x3 = true, nkw = 8, bm = 64, ch = 2 } },
-              [96] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 } },
-              [128] = { { bn = 64, bm = 64, split = true, pf = true, pq = true, ua = 2 }, { bn = 64, bm = 64, lay = 1 },
-                        { bn = 64, bm = 64, split = true }, { bn = 64, bm = 64, split = true, pf = true },
-                        { bn = 64, bm = 32, lay = 1 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, uq = 0 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 32, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0, ua = 2, uq = 8 },
-                        { bn = 64, bm = 64, split = true, pf = true, pq = true, ud = 0 },
-                        { x3 = true, nkw = 8, bm = 16, ch = 2 } },
+              [64] = { { x3 = true, nkw = 8, bm = 64, ch = 2 }, { bn = 64, bm = 64, lay = 1 } },
+              [96] = { { x3 = true, nkw = 4, bm = 32, split = true, ch = 2 } },
+              [128] = { { x3 = true, nkw = 8, bm = 16, ch = 2 }, { bn = 64, bm = 32, lay = 1 } },
               [256] = { { bn = 64, bm = 32 }, { bn = 32, bm = 32 } } }
+-- Session 24 (the bundle's size, issue 11): the f32 tunings that no plan
+-- can take left, 8 at D 64 and 8 at D 128 (48 kernels, 0.81 MiB of
+-- fatbin). The runtime takes the default, and where the device's shared
+-- memory a block is less, the first tuning in the list that fits
+-- (kgi_attnb_fit); a tuning after one of the same or less shared memory, or
+-- one larger than the default, is never that first. Left: D 64 tunings 2-9
+-- (the plain 128 x 64 kernel, the prefetching one under every kind, the
+-- unroll / pipelining tunings 4/2/8 (every kind but causal), 4/2/16,
+-- 4/2/8, 4/2/pipelined, 2/1/8 and the default before 2026-12-02 09:30,
+-- each 178688 bytes as tuning 0), D 128 tunings 0, 2, 3, 5-9 (the split-role
+-- prefetching kernel with the dQ partial rows, the FFMA default until the
+-- split-TF32 one, 206336 bytes, more than the default's 196864; the plain
+-- and prefetching split-role kernels, 172544 as tuning 1; the unroll
+-- tunings 2/1/pipelined, 2/1/4 (the default before 09:30), 32/1/8,
+-- pipelined/2/8, pipelined/1/4, 206336). Their figures above stay as the
+-- record; the templates keep attnb_kvq_f32p and its unroll arguments (D 64
+-- tuning 0 uses them). D 128's list now starts with its default, so that
+-- tuning 1 is still the 8 x 4-thread-warp kernel (its tests force "1").
+-- Then (session 24, second step) also the FFMA tunings that would be that
+-- first only for a shared-memory limit of no device this bundle runs on:
+-- a block may take 166912 bytes on compute capability 8.0 and 8.7, 101376
+-- on 8.6 and 8.9, 232448 on 9.0 (newer devices get no kernel image). D 64
+-- tuning 0 (the prefetching FFMA kernel with the unroll / pipelining
+-- choices above, 178688 bytes: between 178688 and 211968 only), D 96
+-- tuning 0 (FFMA 64 x 64, 137728: between 137728 and 138752) and D 128's
+-- 8 x 4-thread-warp 64 x 64 kernel (172544: between 172544 and 196864). So
+-- every head dim's list starts with its default; D 64 and 128 keep the
+-- FFMA tiles that fit 8.0 (64 x 64, 107008 bytes; 64 x 32, 122112) as
+-- tuning 1. No kernel instantiates attnb_kvq_f32p since
+-- (templates/attention_bwd_f32.cuh, kept).
 -- Sessions 11-12 (2026-12-02/03): the x3 kernels split by CUTLASS's
 -- integer rule (x3_int, templates/attention_bwd_x3.cuh), which made the
 -- forward's split-TF32 kernel 23-30% faster than cvt.rna. H200, TFLOP/s,
@@ -190,7 +208,7 @@ M.f32_kvq = { [32] = { { bn = 64, bm = 64 }, { x3 = true, nkw = 8, bm = 64 } },
 -- 1.006x); with parts of 2: at most 0.36 of the bound on 64 seeds.
 -- The f32 kvq tuning (0-based) taken where KG_ATTNB_TUNE names none (the
 -- others: 0): split TF32 at every head dim but 256, where it beat FFMA.
-M.f32_default = { [32] = 1, [64] = 10, [96] = 1, [128] = 10 }
+M.f32_default = { [32] = 1, [64] = 0, [96] = 0, [128] = 0 }
 -- f32 (FFMA, 256 threads): kv bn keys per block x bm queries per tile; q bm
 -- queries per block x bn keys per tile.
 M.f32_kv = { [32] = { bn = 64, bm = 64 }, [64] = { bn = 64, bm = 64 }, [96] = { bn = 64, bm = 64 },
@@ -317,8 +335,12 @@ end
 -- causal 20004 / 20056 against 18261 / 17942, f16 S16k 38979 / 39202
 -- against 36191 / 37271, causal 20312 / 20403 against 18526 / 18513, bf16
 -- S4k causal (one lane) 5162 / 5426 against 4463 / 4983: 5-16% slower.
+-- (D 64's second tuning, one warpgroup on 64-key blocks of 64-query tiles,
+-- picked only by KG_ATTNB_TUNE=h1 since the first Hopper kernel
+-- (2026-12-01), never the default and with no recorded figures, left in
+-- session 24 with its query-split instance: 12 kernels, 0.1 MiB.)
 M.wg_kvq = {
-  [64] = { { nwg = 2, bm = 128 }, { nwg = 1, bm = 64 } },
+  [64] = { { nwg = 2, bm = 128 } },
   [128] = { { nwg = 2, bm = 64, dqd = true } },
 }
 M.max_tunes90 = 2

@@ -1725,6 +1725,19 @@ static int on_sm90(void)
     return major == 9 && minor == 0;
 }
 
+/* Whether variant v has c's kernel and, for the persistent pp variant, its
+   grid twin ("Hopper pp") has it too (session 24 left both only at D 96 /
+   128 causal, and the grid one at D 64). */
+static int pp_pair_generated(int v, const acase *c)
+{
+    int slot = 0;
+    while (slot < 4 && DIMS[slot] != c->D)
+        slot++;
+    const kg_attn_kind kind = c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    return kg_attn_table[v][c->dt][slot][kind].threads > 0 &&
+           (v != KG_ATTN_V_HOPPER_PERSIST_PP || kg_attn_table[KG_ATTN_V_HOPPER_PP][c->dt][slot][kind].threads > 0);
+}
+
 Test(attention, persistent_matches_grid_bits)
 {
     if (!on_sm90())
@@ -1746,6 +1759,9 @@ Test(attention, persistent_matches_grid_bits)
     const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP},
               gv[2] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP};
     for (int x = 0; x < 4; x++) {
+        /* (since session 24 both pp kernels only at D 96 / 128 causal) */
+        if (!pp_pair_generated(pv[x & 1], &refs[x >> 1]))
+            continue;
         kg_test_force_attn_variant(ctx, pv[x & 1]);
         run_case_once(&refs[x >> 1]);
         cr_assert_eq(kg_test_last_attn_variant(ctx), pv[x & 1], "the variant did not take");
@@ -1755,9 +1771,11 @@ Test(attention, persistent_matches_grid_bits)
         const int *z = shapes[x / 2];
         if (x % 2 != 0 && z[5] == 32)
             continue;
+        const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
+        if (!pp_pair_generated(pv[x % 2], &c))
+            continue;
         if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample (racecheck of all 12 ran > 259 s) */
             continue;
-        const acase c = {z[6] ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], z[5], z[6], MASK_NONE, 0, 0, 0.f};
         const int vs[2] = {pv[x % 2], gv[x % 2]}, tma[2] = {0, 0}, want[2] = {-1, -1};
         same_bits(&c, vs, tma, want);
     }

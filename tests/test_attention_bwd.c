@@ -336,11 +336,8 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         cr_assert_leq(f64e->q[k].smem, sm80);
         cr_assert_eq(kgi_attnb_fit(KG_BF16, slot_of(256), k, 0, sm80, &need), -1);
         cr_assert_gt(f128->kvq[0][k].smem, sm80);
-        cr_assert_gt(f128->kvq[1][k].smem, sm80);
-        cr_assert_gt(f128->kvq[2][k].smem, sm80);
-        cr_assert_gt(f128->kvq[3][k].smem, sm80);
-        cr_assert_leq(f128->kvq[4][k].smem, sm80);
-        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 4);
+        cr_assert_leq(f128->kvq[1][k].smem, sm80);
+        cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm80, &need), 1);
         cr_assert_gt(f256->kvq[0][k].smem, sm80);
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(256), k, 0, sm80, &need), 1);
         for (int d = 0; d < KG_ATTNB_DIM_COUNT; d++) {
@@ -351,7 +348,7 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
         /* 101376 bytes: f32 D128 has nothing that fits (its smallest kvq takes 122112) */
         need = 0;
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 0, sm86, &need), -2);
-        cr_assert_eq(need, f128->kvq[4][k].smem);
+        cr_assert_eq(need, f128->kvq[1][k].smem);
         /* no limit known: the tuning asked for */
         cr_assert_eq(kgi_attnb_fit(KG_F32, slot_of(128), k, 1, 0, &need), 1);
     }
@@ -1166,7 +1163,8 @@ Test(attention_bwd, empty_sequences)
 }
 
 /* The fused path's dq partials under one KG_ATTNB_TUNE value (f16 / bf16
-   portable "0" / "1", Hopper "h0" / "h1" where the device is one, a trailing
+   portable "0", Hopper "h0" where the device is one (tunings "1" and "h1"
+   until session 24), a trailing
    "r" / "f" the Hopper kernel's query walk reversed / forward, "sep" the
    separate dq kernel; a tuning a head dim lacks runs the default), D 64 and
    128: lanes that walk several key blocks (B Hkv = 66 kv heads: 2 lanes for
@@ -1193,12 +1191,9 @@ static void tuning_cases(const char *tune, kg_dtype dt)
 }
 
 Test(attention_bwd, tuning_h0_lanes_of_several_key_blocks) { tuning_cases("h0", KG_BF16); }
-Test(attention_bwd, tuning_h1_lanes_of_several_key_blocks) { tuning_cases("h1", KG_BF16); }
 Test(attention_bwd, tuning_h0r_lanes_of_several_key_blocks) { tuning_cases("h0r", KG_BF16); }
-Test(attention_bwd, tuning_h1r_lanes_of_several_key_blocks) { tuning_cases("h1r", KG_BF16); }
 Test(attention_bwd, tuning_h0f_lanes_of_several_key_blocks) { tuning_cases("h0f", KG_BF16); }
 Test(attention_bwd, tuning_0_lanes_of_several_key_blocks) { tuning_cases("0", KG_BF16); }
-Test(attention_bwd, tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_BF16); }
 Test(attention_bwd, tuning_sep_lanes_of_several_key_blocks) { tuning_cases("sep", KG_BF16); }
 /* One lane (KG_ATTNB_LANES=1, as for B Hkv >= 264): on the Hopper kernel dq
    is written at each row's last key block, without dqsum. */
@@ -1218,8 +1213,8 @@ Test(attention_bwd, f32_fused_and_separate_lanes_of_several_key_blocks)
     tuning_cases("default", KG_F32);
     tuning_cases("sep", KG_F32);
 }
-/* f32 kvq tuning 1 (D128: the 8 x 4-thread-warp kernel, the default before
-   the split-role one; D64 has none and runs its default) */
+/* f32 kvq tuning 1 (the FFMA tiles that fit compute capability 8.0: D64
+   64 keys x 64-query tiles, D128 64 x 32) */
 Test(attention_bwd, f32_tuning_1_lanes_of_several_key_blocks) { tuning_cases("1", KG_F32); }
 /* The earlier lane rule (KG_ATTNB_LANES=old, a benchmark hook: 4 lanes for
    the 66 kv heads of tuning_cases) and many lanes of one key block each
@@ -1274,11 +1269,12 @@ Test(attention_bwd, query_splits_bf16_portable_1x3) { split_cases("1x3", KG_BF16
 Test(attention_bwd, query_splits_f16_portable_3x1) { split_cases("3x1", KG_F16, "0"); }
 Test(attention_bwd, query_splits_f16_portable_4x2) { split_cases("4x2", KG_F16, "0"); }
 /* the default (Hopper's wgmma kernel where the device is one, D 64 and 128:
-   its instance for splits) and Hopper tuning 1 with its query walk reversed */
+   its instance for splits) and with its query walk reversed (Hopper tuning
+   1's until session 24) */
 Test(attention_bwd, query_splits_bf16_default_2x3) { split_cases("2x3", KG_BF16, NULL); }
 Test(attention_bwd, query_splits_bf16_default_1x2) { split_cases("1x2", KG_BF16, NULL); }
-Test(attention_bwd, query_splits_f16_h1r_3x1) { split_cases("3x1", KG_F16, "h1r"); }
-Test(attention_bwd, query_splits_f16_h1r_2x2) { split_cases("2x2", KG_F16, "h1r"); }
+Test(attention_bwd, query_splits_f16_h0r_3x1) { split_cases("3x1", KG_F16, "h0r"); }
+Test(attention_bwd, query_splits_f16_h0r_2x2) { split_cases("2x2", KG_F16, "h0r"); }
 
 /* The rule's own splits (one kv head of 4 query heads, 600 keys: 5 lanes,
    4 x 4 splits on 132 SMs), and their bits the same twice: f32 D64 causal,
@@ -1303,7 +1299,7 @@ Test(attention_bwd, query_splits_of_the_rule_bf16_d96) { rule_case(KG_BF16, 96, 
 Test(attention_bwd, query_splits_of_the_rule_bf16_d128) { rule_case(KG_BF16, 128, 1); }
 
 /* The f32 kvq tunings that fit compute capability 8.0's 163 KiB a block
-   (kgi_attnb_fit: D128 tuning 4, 64 keys x 32-query tiles; D256 tuning 1,
+   (kgi_attnb_fit: D128 tuning 1, 64 keys x 32-query tiles; D256 tuning 1,
    32 x 32; D64 tuning 1, 64 x 64), forced on this device: every mask
    kind, GQA causal of several query tiles, Sq > Sk causal, lanes of several
    key blocks, a split. */
@@ -1327,73 +1323,15 @@ static void fit_cases(const char *tune, int D)
     set_hook("KG_ATTNB_SPLIT", NULL);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("4", 128); }
+Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d128) { fit_cases("1", 128); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d256) { fit_cases("1", 256); }
 Test(attention_bwd, f32_kernel_that_fits_compute_capability_8_0_d64) { fit_cases("1", 64); }
 
-/* The f32 FFMA kvq kernels that load a step's Q and dout tiles (and rows)
-   during the previous step's dQ (attnb_kvq_f32p) are tuning 0 (D128:
-   the dQ partial's rows too; D64: under every mask kind); tuning 2 is the
-   plain kernel that was the default before (loads at each step's start),
-   tuning 3 the prefetching one under every mask kind. Each forced: the
-   cases of fit_cases (every mask kind, GQA causal, Sq > Sk causal, lanes of
-   several key blocks, a split), then the bits of tuning 0 (the same
-   arithmetic in the same order) on GQA causal cases of several steps a key
-   block (odd Sq, Sk; heads crossed within a block's walk), with and without
-   a split. */
-static void prefetch_cases(const char *tune, int D)
-{
-    fit_cases(tune, D);
-    const acase cases[] = {
-        {KG_F32, 2, 4, 2, 333, 301, D, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_F32, 1, 6, 2, 190, 450, D, 0, MASK_NONE, 0, 0, 0.f},
-        {KG_F32, 1, 4, 1, 300, 200, D, 1, MASK_NONE, 0, 0, 0.f},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int split = 0; split < 2; split++) {
-            const acase c = cases[i];
-            const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
-            void *q, *k, *l;
-            random_bitwise_inputs(&c, &q, &k, &l);
-            if (split)
-                set_hook("KG_ATTNB_SPLIT", "2x2");
-            set_hook("KG_ATTNB_TUNE", "0");
-            grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
-            set_hook("KG_ATTNB_TUNE", tune);
-            grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
-            set_hook("KG_ATTNB_TUNE", NULL);
-            set_hook("KG_ATTNB_SPLIT", NULL);
-            cr_assert(memcmp(a.dq, b.dq, nq * 4) == 0, "D%d case %zu split %d: dq differs from tuning 0's", D, i,
-                      split);
-            cr_assert(memcmp(a.dk, b.dk, nk * 4) == 0, "D%d case %zu split %d: dk differs from tuning 0's", D, i,
-                      split);
-            cr_assert(memcmp(a.dv, b.dv, nk * 4) == 0, "D%d case %zu split %d: dv differs from tuning 0's", D, i,
-                      split);
-            free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
-            kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
-        }
-}
-Test(attention_bwd, f32_plain_kernel_d64) { prefetch_cases("2", 64); }
-Test(attention_bwd, f32_plain_kernel_d128) { prefetch_cases("2", 128); }
-Test(attention_bwd, f32_prefetch_kernel_every_kind_d64) { prefetch_cases("3", 64); }
-Test(attention_bwd, f32_prefetch_kernel_d128) { prefetch_cases("3", 128); }
-
-/* The f32 kvq tunings that differ from tuning 0 only in the loops'
-   unroll factors or pipelining (ud, ua, uq of gen/attention_bwd.lua; D64
-   tuning 9 and D128 tuning 6 are the defaults before 2026-12-02 09:30, no
-   unroll options, D64 without prefetching under the causal rule): the cases
-   of prefetch_cases, tuning 0's bits. */
-Test(attention_bwd, f32_unroll_tuning_4_d64) { prefetch_cases("4", 64); }
-Test(attention_bwd, f32_unroll_tuning_5_d64) { prefetch_cases("5", 64); }
-Test(attention_bwd, f32_unroll_tuning_6_d64) { prefetch_cases("6", 64); }
-Test(attention_bwd, f32_unroll_tuning_5_d128) { prefetch_cases("5", 128); }
-Test(attention_bwd, f32_unroll_tuning_6_d128) { prefetch_cases("6", 128); }
-Test(attention_bwd, f32_unroll_tuning_7_d128) { prefetch_cases("7", 128); }
-Test(attention_bwd, f32_unroll_tuning_7_d64) { prefetch_cases("7", 64); }
-Test(attention_bwd, f32_unroll_tuning_8_d64) { prefetch_cases("8", 64); }
-Test(attention_bwd, f32_unroll_tuning_8_d128) { prefetch_cases("8", 128); }
-Test(attention_bwd, f32_unroll_tuning_9_d64) { prefetch_cases("9", 64); }
-Test(attention_bwd, f32_unroll_tuning_9_d128) { prefetch_cases("9", 128); }
+/* (Until session 24 the tests here also forced the f32 FFMA kvq kernels
+   that load a step's Q and dout tiles during the previous step's dQ
+   (attnb_kvq_f32p) and compared their bits with the plain kernels and the
+   unroll tunings of the same arithmetic; none of those tunings could be
+   any device's plan, and they left the bundle then: gen/attention_bwd.lua.) */
 
 /* The f32 kvq kernels in split TF32 (3xTF32 mma.sync, attnb_kvq_tc<float>:
    gen/attention_bwd.lua's x3 tunings, asserted to be such), each forced
@@ -1443,13 +1381,13 @@ static void x3_cases(int tune, int D)
     kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
     set_hook("KG_ATTNB_TUNE", NULL);
 }
-/* The defaults (kvq_default) of D32, D64, D96 and D128 (tunings 1, 11, 1,
-   10; D96 and D128 with S^T, dP^T summed in parts of 2 k8 steps) and D64's
-   tuning 10 (dV / dK in groups of 2 n-tiles). */
+/* The defaults (kvq_default) of D32, D64, D96 and D128 (tunings 1, 0, 0,
+   0 since session 24; D64, D96 and D128 with S^T, dP^T summed in parts of
+   2 k8 steps). */
 Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
-Test(attention_bwd, f32_split_tf32_tuning_10_d64) { x3_cases(10, 64); }
-Test(attention_bwd, f32_split_tf32_tuning_1_d96) { x3_cases(1, 96); }
-Test(attention_bwd, f32_split_tf32_tuning_10_d128) { x3_cases(10, 128); }
+Test(attention_bwd, f32_split_tf32_tuning_0_d64) { x3_cases(0, 64); }
+Test(attention_bwd, f32_split_tf32_tuning_0_d96) { x3_cases(0, 96); }
+Test(attention_bwd, f32_split_tf32_tuning_0_d128) { x3_cases(0, 128); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
