@@ -481,6 +481,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : 0;
     if ((!forced && colt < 0 && n < 257) || (!forced && n > 16384))
         return;
+    if (kg_norm_ctable[c->op][dt][cfg] < 0)
+        return; /* a tuning's configuration with no kernel for this dtype or op (gen/norm.lua's dts, ops): COLS */
     const kg_norm_ccfg *f = &kg_norm_ccfgs[cfg];
     int64_t cs = cdiv(n, (int64_t)f->rows);
     if (cs > (f->one ? 1 : 16))
@@ -589,6 +591,8 @@ static void plan_bulk(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *plan
             return;
         cfg = 2;
     }
+    if (kg_norm_btable[c->op][c->in->dtype][cfg] < 0)
+        return; /* a tuning's configuration with no kernel for this dtype or op (gen/norm.lua's dts, ops) */
     const kg_norm_bcfg *f = &kg_norm_bcfgs[cfg];
     const int64_t V = 16 / (int64_t)es;
     if (A->n / V > (int64_t)(f->warp ? 32 : f->threads) * f->nv)

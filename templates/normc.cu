@@ -13,7 +13,7 @@ $(header)/*
 #include "normt.cuh"
 @for _, f in ipairs(functors) do
 $(functor_struct(f))
-@for _, k in ipairs(cfgs) do
+@for _, k in ipairs(f.ccfgs) do
 @if k.one then
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_colt<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ex and "true" or "false")>(A); }
 @elseif k.ph then
@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id
 @end
 @for _, f in ipairs(bfunctors) do
 $(functor_struct(f))
-@for _, k in ipairs(bcfgs) do
+@for _, k in ipairs(f.bcfgs) do
 @if k.r then
 extern "C" __global__ void __launch_bounds__($(k.t), 1) $(f.name)_bulk$(k.id)(const kg_norm_args A) { kg_norm_bulkwr<$(f.name), $(vec), $(k.t), $(k.nv)>(A); }
 @elseif k.w then

@@ -731,20 +731,34 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.csize, 1);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
-    /* a configuration of the tuning: any column that fits 16 of its blocks */
-    kgi_norm_tuning.cluster = 4; /* 512 x (16 + 16): 2048 rows a block */
-    plan_shape(&c, &in, &out, 32768, 4096, &p);
-    cr_assert_eq(p.ccfg, 3);
+    /* a configuration of the tuning: any column that fits 16 of its blocks
+       (configuration 3, 2048 rows a block, until session 24: it has no
+       kernels since, gen/norm.lua) */
+    kgi_norm_tuning.cluster = 5; /* 256 x (16 + 16), exps kept: 1024 rows a block */
+    plan_shape(&c, &in, &out, 16384, 4096, &p);
+    cr_assert_eq(p.ccfg, 4);
     cr_assert_eq(p.csize, 16);
-    plan_shape(&c, &in, &out, 32769, 4096, &p);
+    plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
     plan_shape(&c, &in, &out, 10, 4096, &p);
-    cr_assert_eq(p.ccfg, 3);
+    cr_assert_eq(p.ccfg, 4);
     cr_assert_eq(p.csize, 1);
     kgi_norm_tuning.csize = 4;
     plan_shape(&c, &in, &out, 1000, 4096, &p);
     cr_assert_eq(p.csize, 4);
     cr_assert_eq(p.cchunk, 250);
+    /* configurations without kernels for the dtype since session 24 (gen/norm.lua's dts): COLS; bf16: 1-3 and
+       6 (the tunings 2-4 and 7), f32: 0-3 */
+    static const int none[2][4] = {{2, 3, 4, 7}, {1, 2, 3, 4}};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 4; i++) {
+            in.dtype = out.dtype = d ? KG_F32 : KG_BF16;
+            kgi_norm_tuning.cluster = none[d][i];
+            plan_shape(&c, &in, &out, 1000, 4096, &p);
+            cr_assert_eq(p.ccfg, -1, "%s tuning %d", d ? "f32" : "bf16", none[d][i]);
+            cr_assert_eq(kg_norm_ctable[KG_NORM_SOFTMAX][in.dtype][none[d][i] - 1], -1);
+        }
+    in.dtype = out.dtype = KG_BF16;
     kgi_norm_tuning.cluster = 0;
     kgi_norm_tuning.csize = 0;
     /* columns not whole vectors, f64, the tuning's -1: COLS */
@@ -971,96 +985,71 @@ Test(plan, an_outer_softmax_takes_persistent_halves_under_the_tuning)
 
 /* BULK: the 2-byte layer_norm and rms_norm on sm_90 under the tuning's
    configuration, wherever the row fits; its ring as deep as the
-   configuration's share of the multiprocessor's shared memory allows */
+   configuration's share of the multiprocessor's shared memory allows. Since
+   session 24 only configurations 1 and 2 of the bf16 rms_norm have kernels
+   (gen/norm.lua): under the tuning every other configuration, op and dtype
+   plans no BULK (until then this test also checked the plans of the BULK
+   and BULKW tunings: stages, grids, a warp a row, the row in registers) */
 Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
 {
-    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(64, 4096)), out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
-    kg_tensor r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
-    kg_norm_call c = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-5};
+    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(64, 16384)), out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(64, 16384));
+    kg_tensor r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 16384));
+    kg_norm_call rc = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
     kg_norm_plan p;
-    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1, .bulk = 1}; /* 128 threads x 4 vectors, 4 blocks an SM */
-    plan_class(&c, &p);
-    cr_assert_eq(p.bcfg, 0);
-    cr_assert_eq(p.bstages, 6); /* (233472 / 4 - 2048) / 8192 */
+    kgi_norm_tuning = (kg_norm_tuning){.sm90 = 1, .bulk = 3}; /* 512 threads x 4 vectors, one block an SM */
+    plan_class(&rc, &p);
+    cr_assert_eq(p.bcfg, 2);
+    cr_assert_eq(p.bstages, 3); /* (233472 - 2048) / (2 x 32768) */
     cr_assert_eq(p.bgrid, 64u);
-    cr_assert_eq(p.bblock, 128u);
+    cr_assert_eq(p.bblock, 512u);
     kgi_norm_tuning.bstages = 2;
-    plan_class(&c, &p);
+    plan_class(&rc, &p);
     cr_assert_eq(p.bstages, 2);
     kgi_norm_tuning.bstages = 0;
-    plan_shape(&c, &in, &out, 100000, 4096, &p);
-    cr_assert_eq(p.bgrid, 132u * 4u);
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(100000, 16384));
+    plan_shape(&rc, &in, &out, 100000, 16384, &p);
+    cr_assert_eq(p.bgrid, 132u);
     kgi_norm_tuning.grid = 3;
-    plan_class(&c, &p);
+    plan_class(&rc, &p);
     cr_assert_eq(p.bgrid, 3u);
     kgi_norm_tuning.grid = 0;
-    /* the residual form: two rows a stage */
-    kg_norm_call rc = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .k = 1, .eps = 1e-6};
-    plan_shape(&rc, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, 0);
-    cr_assert_eq(p.bstages, 3);
-    /* a row longer than the configuration holds, f32, the tuning's 0 and -1: none */
-    plan_shape(&c, &in, &out, 64, 4104, &p);
-    cr_assert_eq(p.bcfg, -1);
-    kgi_norm_tuning.bulk = 3; /* 512 threads x 4 vectors, one block an SM */
-    plan_shape(&c, &in, &out, 64, 16384, &p);
-    cr_assert_eq(p.bcfg, 2);
-    cr_assert_eq(p.bstages, 7);
-    in.dtype = out.dtype = KG_F32;
-    plan_shape(&c, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, -1);
-    in.dtype = out.dtype = KG_BF16;
-    kgi_norm_tuning.bulk = -1;
-    plan_shape(&c, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, -1);
-    /* BULKW (a warp a row, one block a multiprocessor): each warp's ring of
-       the stages the shared memory holds after the weight and bias, at most
-       KG_NORM_BULKW_BARS stages in all; a block per 8 rows up to one a
-       multiprocessor */
-    kg_tensor w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096)), b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
-    kg_norm_call wc = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .b = &b, .k = 1, .eps = 1e-5};
-    kgi_norm_tuning.bulk = 8; /* 8 warps */
-    plan_shape(&wc, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, 7);
-    cr_assert(kg_norm_bcfgs[7].warp && kg_norm_bcfgs[7].threads == 256);
-    cr_assert_eq(p.bstages, 3); /* (233472 - 2048 - 2 x 8192) / (8 x 8192) */
-    cr_assert_eq(p.bgrid, 8u);
-    cr_assert_eq(p.bblock, 256u);
-    plan_shape(&wc, &in, &out, 100000, 4096, &p);
-    cr_assert_eq(p.bgrid, 132u);
-    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(1024));
-    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(1024));
-    plan_shape(&wc, &in, &out, 64, 1024, &p);
-    cr_assert_eq(p.bstages, 8); /* KG_NORM_BULKW_BARS / 8 */
-    kgi_norm_tuning.bulk = 10; /* 12 warps, the row in registers: from one stage a warp */
-    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
-    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
-    plan_shape(&wc, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, 9);
-    cr_assert(kg_norm_bcfgs[9].regs && kg_norm_bcfgs[9].threads == 384);
-    cr_assert_eq(p.bstages, 2); /* (233472 - 2048 - 2 x 8192) / (12 x 8192) */
-    kgi_norm_tuning.bstages = 1;
-    plan_shape(&wc, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bstages, 1);
-    kgi_norm_tuning.bstages = 0;
-    plan_shape(&c, &in, &out, 64, 4104, &p); /* more than 16 vectors a lane */
-    cr_assert_eq(p.bcfg, -1);
-    kgi_norm_tuning.bulk = 9; /* 12 warps: 5120 holds fewer than 2 stages a warp */
-    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(5120));
-    b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(5120));
-    plan_shape(&wc, &in, &out, 64, 5120, &p);
-    cr_assert_eq(p.bcfg, -1);
-    kgi_norm_tuning.bulk = 6; /* 4 warps: the residual form, two rows a stage, the weight alone */
-    w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096));
-    kg_norm_call wr = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .res = &r, .w = &w, .k = 1, .eps = 1e-6};
+    /* under the tuning, rows the default leaves to LEAN: 4096, 7 stages */
     r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
-    plan_shape(&wr, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, 5);
-    cr_assert_eq(p.bstages, 3); /* (233472 - 2048 - 8192) / (4 x 16384) */
-    /* softmax: none */
-    kgi_norm_tuning.bulk = 1;
+    plan_shape(&rc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, 2);
+    cr_assert_eq(p.bstages, 14); /* (233472 - 2048) / (2 x 8192), at most KG_NORM_BULK_STAGES */
+    /* a row longer than the configuration holds: none */
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 16392));
+    plan_shape(&rc, &in, &out, 64, 16392, &p);
+    cr_assert_eq(p.bcfg, -1);
+    /* no kernels: the other configurations, layer_norm, f16, f32, softmax */
+    kg_tensor w = fake(W_AT, KG_BF16, 1, KT_SHAPE(4096)), b = fake(W_AT + 65536, KG_BF16, 1, KT_SHAPE(4096));
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    kg_norm_call ln = {.op = KG_NORM_LAYER_NORM, .in = &in, .out = &out, .w = &w, .b = &b, .k = 1, .eps = 1e-5};
+    kg_norm_call rn = {.op = KG_NORM_RMS_NORM, .in = &in, .out = &out, .k = 1, .eps = 1e-6};
     kg_norm_call sc = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = -1};
-    plan_shape(&sc, &in, &out, 64, 4096, &p);
+    for (int cfg = 0; cfg < KG_NORM_BCFG_COUNT; cfg++)
+        for (int d = 0; d < 3; d++) {
+            kgi_norm_tuning.bulk = cfg + 1;
+            in.dtype = out.dtype = d == 0 ? KG_BF16 : d == 1 ? KG_F16 : KG_F32;
+            r = fake(S_AT, in.dtype, 2, KT_SHAPE(64, 4096));
+            w = fake(W_AT, in.dtype, 1, KT_SHAPE(4096));
+            b = fake(W_AT + 65536, in.dtype, 1, KT_SHAPE(4096));
+            plan_shape(&ln, &in, &out, 64, 4096, &p);
+            cr_assert_eq(p.bcfg, -1, "configuration %d dtype %d layer_norm", cfg, d);
+            /* bf16 rms_norm: configurations 1 and 2 (the residual form's kernels serve it too) */
+            const int rms = (cfg == 1 || cfg == 2) && d == 0 ? cfg : -1;
+            plan_shape(&rn, &in, &out, 64, 4096, &p);
+            cr_assert_eq(p.bcfg, rms, "configuration %d dtype %d rms_norm", cfg, d);
+            plan_shape(&sc, &in, &out, 64, 4096, &p);
+            cr_assert_eq(p.bcfg, -1, "configuration %d dtype %d softmax", cfg, d);
+            plan_shape(&rc, &in, &out, 64, 4096, &p);
+            cr_assert_eq(p.bcfg, rms, "configuration %d dtype %d residual", cfg, d);
+        }
+    in.dtype = out.dtype = KG_BF16;
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    kgi_norm_tuning.bulk = -1;
+    plan_shape(&rc, &in, &out, 64, 4096, &p);
     cr_assert_eq(p.bcfg, -1);
     /* the default (H200 figures, runtime/norm.c): bf16 residual rms_norm of
        8193..16384 by configuration 2, the deepest ring; nothing else in bf16
@@ -1125,11 +1114,12 @@ Test(plan, two_byte_norms_take_bulk_rows_on_sm90)
     plan_shape(&lc, &in, &out, 1000, 16384, &p);
     cr_assert_eq(p.bcfg, -1);
     /* off sm_90: none */
-    kgi_norm_tuning = (kg_norm_tuning){.bulk = 1};
+    kgi_norm_tuning = (kg_norm_tuning){.bulk = 3};
     int ma = 0, mi = 0;
     kg_device_info(cpu_ctx, NULL, 0, &ma, &mi, NULL);
-    plan_shape(&c, &in, &out, 64, 4096, &p);
-    cr_assert_eq(p.bcfg, ma == 9 && mi == 0 ? 0 : -1);
+    r = fake(S_AT, KG_BF16, 2, KT_SHAPE(64, 4096));
+    plan_shape(&rc, &in, &out, 64, 4096, &p);
+    cr_assert_eq(p.bcfg, ma == 9 && mi == 0 ? 2 : -1);
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2243,6 +2233,11 @@ Test(gpu, outer_axis_softmax_by_clusters)
         const int cfg = t == 0 ? 0 : (t - 1) % KG_NORM_CCFG_COUNT;
         if (t > KG_NORM_CCFG_COUNT && kg_norm_ccfgs[cfg].one)
             continue; /* COLT: one block a tile whatever the cluster-size tuning (its tunings above) */
+        int kernels = 0; /* (configurations 1-3 have none since session 24, gen/norm.lua) */
+        for (int d = 0; d < KG_DTYPE_COUNT; d++)
+            kernels |= kg_norm_ctable[KG_NORM_SOFTMAX][d][cfg] > 0;
+        if (t > 0 && !kernels)
+            continue;
         kgi_norm_tuning = (kg_norm_tuning){.cluster = t == 0 ? 0 : cfg + 1, .csize = t > KG_NORM_CCFG_COUNT ? 16 : 0};
         const int64_t cap = kg_norm_ccfgs[cfg].rows;
         snprintf(what, sizeof what, "CLUSTER tuning %d", t);
@@ -2683,10 +2678,14 @@ Test(gpu, results_are_bitwise_deterministic)
    bits, 7 blocks. Asserts that BULK launched on sm_90. */
 ParameterizedTestParameters(gpu, bulk_rows_under_each_configuration)
 {
+    /* the configurations with kernels (since session 24 1 and 2, bf16 rms_norm: gen/norm.lua) */
     static int cfgs[KG_NORM_BCFG_COUNT];
+    int n = 0;
     for (int i = 0; i < KG_NORM_BCFG_COUNT; i++)
-        cfgs[i] = i;
-    return cr_make_param_array(int, cfgs, KG_NORM_BCFG_COUNT);
+        if (kg_norm_btable[KG_NORM_LAYER_NORM][KG_BF16][i] > 0 || kg_norm_btable[KG_NORM_LAYER_NORM][KG_F16][i] > 0 ||
+            kg_norm_btable[KG_NORM_RMS_NORM][KG_BF16][i] > 0 || kg_norm_btable[KG_NORM_RMS_NORM][KG_F16][i] > 0)
+            cfgs[n++] = i;
+    return cr_make_param_array(int, cfgs, n);
 }
 ParameterizedTest(int *pcfg, gpu, bulk_rows_under_each_configuration)
 {
@@ -2854,14 +2853,16 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
         /* log_softmax by CLUSTER, at 16 blocks a cluster; softmax by the
-           CLUSTER form that keeps the exps; PF */
-        static const kg_norm_tuning tus[] = {{.cluster = 1},
-                                             {.cluster = 1, .csize = 16},
+           CLUSTER form that keeps the exps; PF; the dtype's default
+           configuration (f32 6, bf16 0; each has no kernel of the other's
+           since session 24: until then the tunings 1 and 7) */
+        static const kg_norm_tuning tus[] = {{.cluster = 0},
+                                             {.cluster = 0, .csize = 16},
                                              {.cluster = 5},
                                              {.lean = 4, .pf = 1, .grid = 7},
                                              {.lean = 8, .pf = 1, .grid = 7},
-                                             {.cluster = 7},
-                                             {.cluster = 7, .csize = 16}};
+                                             {.cluster = 0},
+                                             {.cluster = 0, .csize = 16}};
         for (int t = 0; t < 7; t++)
             for (int op = 0; op < (t < 3 || t > 4 ? 1 : 2); op++) {
                 kgi_norm_tuning = tus[t];
