@@ -431,10 +431,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_runs_kept = 1,
     .flatw_kept = 1,
     .cols_runs_fold = 1,
-    .run_tiles = 0,
+    .run_tiles = 1,
     .run_tiles_vb = 16,
+    .run_tiles_vb_min = 4,
     .run_tiles_units = 2 * KG_RED_RUNT_MIN_BLOCKS,
-    .seg_rows = 0,
+    .seg_rows = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -462,7 +463,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
-                  F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_units),
+                  F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows)};
 #undef F
     /* clang-format on */
@@ -1340,7 +1341,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    the widest). Splits of the rows where the tiles give fewer than
    run_tiles_units units per multiprocessor (each split at least
    KG_RED_RUNT_BYTES of loads per lane). Sets the whole plan; returns 0 (and
-   plans nothing) elsewhere. Not measured yet: forced only. */
+   plans nothing) elsewhere. Default (run_tiles 1, run_tiles_vb_min 4) since session 25's H200 round. */
 static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk);
 
 static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_tensor *in, const dim *K,
@@ -1364,7 +1365,7 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         if (ok)
             vb = b;
     }
-    if (!vb)
+    if (!vb || vb < T->run_tiles_vb_min)
         return 0;
     const int64_t n = vb / (int64_t)es, nv = rowlen / n;
     int64_t cw = nv, tc = K[0].size;
@@ -1426,7 +1427,7 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
    bytes where that fits KG_RED_SEGW_BYTES and holds a row for every lane
    (R = 512 / gcd(512, L es) >= 32 rows, args.cw = the chunk's vectors per
    lane). Sets the whole plan; returns 0
-   (and plans nothing) elsewhere. Not measured yet: forced only. */
+   (and plans nothing) elsewhere. Default (seg_rows 1) since session 25's H200 round. */
 static int plan_segw(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_tensor *in, const dim *K,
                      int nk, const dim *D, int nr, int64_t red, int64_t n_out, const kg_red_tuning *T)
 {

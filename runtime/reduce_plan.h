@@ -181,14 +181,16 @@ typedef struct kg_red_tuning {
                                run elements in whole vectors instead (the widest whole aligned vectors the rows and
                                every start allow, down to one element a lane); 2: also elements of 4 and 8 bytes,
                                ahead of the other classes, wherever a short run (at most 64 bytes) lies right under
-                               the columns; 0: off (the default until measured) */
+                               the columns; 0: off. Default 1 (with run_tiles_vb_min 4) since session 25's H200 round */
     int run_tiles_vb;       /* RUNT: most bytes per load (16, 8, 4 or 2; the widest the alignment allows) */
+    int run_tiles_vb_min;   /* RUNT: fewest bytes per load it takes (4 by default: one 2-byte element a lane lost to
+                               COLS's run path in session 25's round, #54 and #89 1.44-1.77x main's time) */
     int run_tiles_units;    /* RUNT: units (tiles x splits) per multiprocessor aimed at where the tiles are fewer */
     int seg_rows;           /* SEGW (value reductions, templates/reduce_runt.cuh): 1: short dense rows (one reduced
                                dim of stride 1 under one kept dim, the input dense and aligned, elements of 2 to 8
                                bytes) whose chunk of lcm(512, row bytes) fits KG_RED_SEGW_BYTES, ahead of the other
-                               classes: a warp's chunk of rows staged in shared memory; 0: off (the default until
-                               measured) */
+                               classes: a warp's chunk of rows staged in shared memory; 0: off. Default 1 since
+                               session 25's H200 round */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

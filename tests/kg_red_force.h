@@ -62,6 +62,7 @@ static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
     kg_red_tuning t = kg_red_tuning_default;
     t.run_tiles = 2;
     t.run_tiles_vb = vb;
+    t.run_tiles_vb_min = 2;
     t.run_tiles_units = units_per_sm;
     return t;
 }

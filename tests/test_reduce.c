@@ -967,8 +967,14 @@ static const kg_reduce_op value_ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, K
 static void ops_twice_reaching(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half, int rot,
                                int *launches, const char *what)
 {
+    /* the tests of the older classes keep the cases they reach: RUNT and
+       SEGW (default since session 25) stay off there, as in the chain they
+       were written for; the default path's tests run with them */
+    kg_red_tuning own = *t;
+    if (launches != &runt_launches && launches != &segw_launches)
+        own.run_tiles = own.seg_rows = 0;
     *launches = 0;
-    ops_twice_under(t, ops, n, half, rot);
+    ops_twice_under(&own, ops, n, half, rot);
     cr_log_info("%d launches of %s", *launches, what);
     if (!kt_sanitizer())
         cr_assert_gt(*launches, 0, "no case took %s", what);

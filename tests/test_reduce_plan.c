@@ -79,6 +79,18 @@ static kg_status plan_nf(kg_reduce_op op, const kg_tensor *in, const int *axes, 
     return plan_tuned(op, in, axes, n_axes, keepdim, &t, p);
 }
 
+/* The default chain of before session 25: RUNT and SEGW off (defaults
+   since session 25's H200 round, pinned by run_tiles_cover_each_element_once
+   and warp_staged_rows_cover_each_element_once): the older classes' rules,
+   which the tests below pin on shapes those now take first. */
+static kg_status plan_s24(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
+                          kg_red_plan *p)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0;
+    return plan_tuned(op, in, axes, n_axes, keepdim, &t, p);
+}
+
 /* The tuning that gives the plans of before the sweep (bench_reduce.c). */
 static const kg_red_tuning old_tuning = {
     .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
@@ -469,10 +481,14 @@ Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
 
 Test(plan, adjacent_reduced_dims_merge)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     const int64_t s[] = {2, 3, 4};
     kg_tensor in = fake(IN_AT, KG_F32, 3, s);
     kg_red_plan p;
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SEGW, "rows of 12 f32: warp-staged by default");
+    cr_assert_eq(p.args.run, 12);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.red, 12);
     cr_assert_eq(p.args.n_out, 2);
@@ -489,52 +505,53 @@ Test(plan, adjacent_reduced_dims_merge)
     cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
     cr_assert_eq(p.args.walk.in[0], 64);
     cr_assert_eq(p.args.walk.size[0], 600);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.walk.n, 2);
     cr_assert_eq(p.args.vec, 1, "runs of 4 f32: one vector each");
     const int64_t t[] = {3, 2, 1, 2};
     in = fake(IN_AT, KG_F32, 4, t);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS, "a size-1 dim between reduced dims does not separate them");
     cr_assert_eq(p.args.red, 4);
 }
 
 Test(plan, views_transposed_sliced_and_expanded)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_plan p;
     /* a transposed [5,7] (strides 1,5): summing every axis is one dense run,
        but argmax keeps the logical order (its index is the logical one) */
     kg_tensor t = fake(IN_AT, KG_F32, 2, (int64_t[]){5, 7});
     t.strides[0] = 1;
     t.strides[1] = 5;
-    cr_assert_eq(plan_of(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.red, 35);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.walk.size[0], 7, "innermost logical dim first");
     cr_assert_eq(p.args.walk.in[0], 5);
     cr_assert_eq(p.args.vec, 0);
-    cr_assert_eq(plan_of(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS, "dim 0 of the transpose is contiguous");
     cr_assert_eq(p.args.n_out, 7);
     /* t[:, ::2] along dim 1 and t[::2, :] along dim 0 */
     kg_tensor s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 1500});
     s.strides[0] = 3000;
     s.strides[1] = 2;
-    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0, "every other element: no vectors");
     s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 3000});
     s.strides[0] = 6000;
-    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.walk.in[0], 6000);
     /* an expanded input: stride 0 along the reduced dim */
     kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 100});
     e.strides[0] = 0;
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.walk.in[0], 0);
     /* a misaligned start: columns fall back to one element per lane */
@@ -1796,10 +1813,15 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
     kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
+    cr_assert_eq(p.cls, KG_RED_RUNT, "by default since session 25 (sweep #2: 24.7 -> 22.1 us on the H200)");
+    cr_assert_eq(p.args.vec, 4);
+    cr_assert_eq(p.args.cw, 255);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "on in the chain under RUNT");
     cr_assert_eq(p.args.run, 17);
     cr_assert_eq(p.args.deep, 0, "cols_runs_plain by default: the plain walk");
     kg_red_tuning narrow = kg_red_tuning_default, plain = kg_red_tuning_default;
+    narrow.run_tiles = plain.run_tiles = 0;
     narrow.cols_runs_plain = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &narrow, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1, "without it, 2-byte elements: a narrow walk");
@@ -1845,7 +1867,8 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
    the plan checker's walk of every value op's plan over each shape under
    each forced load width (down to one 2-byte element a lane, which takes
    rows of odd counts and misaligned inputs); index reductions, 1-byte
-   elements and runs past 64 bytes keep their plans; off by default. */
+   elements and runs past 64 bytes keep their plans; by default (since session 25) only
+   in loads of 4 bytes or more over the scalar column runs of 2-byte elements. */
 typedef struct runt_case {
     kg_dtype dt;
     int nd;
@@ -1872,6 +1895,7 @@ Test(plan, run_tiles_cover_each_element_once)
     };
     char why[256];
     kg_red_class cls;
+    int defaults = 0; /* cases run tiles take by default */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const runt_case *c = &cases[i];
         kg_tensor in = fake(IN_AT, c->dt, c->nd, c->shape);
@@ -1881,7 +1905,9 @@ Test(plan, run_tiles_cover_each_element_once)
                 axes[n++] = d;
         kg_red_plan p;
         cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p), KG_OK);
-        cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: run tiles by default", i);
+        cr_assert(p.cls != KG_RED_RUNT || (c->dt != KG_F32 && c->dt != KG_I32 && c->dt != KG_F64 && p.args.vec >= 4),
+                  "case %zu: by default run tiles only in loads of 4 bytes or more over 2-byte elements", i);
+        defaults += p.cls == KG_RED_RUNT;
         for (int mode = 1; mode <= 2; mode++) {
             kg_red_tuning t = kg_red_force_runt(16, 6);
             t.run_tiles = mode;
@@ -1908,6 +1934,7 @@ Test(plan, run_tiles_cover_each_element_once)
                                   "case %zu vb %d units %d %s: %s", i, vb, units, kg_red_infos[op].name, why);
             }
     }
+    cr_assert_gt(defaults, 0, "no case takes run tiles by default");
     /* 4- and 8-byte elements under run_tiles 2 only (the default chain's
        scalar column runs are of 2-byte elements) */
     static const runt_case wide[] = {
@@ -1952,6 +1979,8 @@ Test(plan, run_tiles_cover_each_element_once)
     cr_assert_eq(p.args.vec, 2);
     cr_assert_eq(p.args.cw, 252, "36 columns of 7 a tile");
     cr_assert_eq(p.args.tiles, 2);
+    cr_assert_eq(plan_of(KG_RED_SUM, &odd, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "by default not in one 2-byte element a lane (s25r1 #54, #89: 1.44-1.77x)");
     /* f32 rows of an odd count: one element a lane (4 bytes) */
     kg_tensor oddf = fake(IN_AT, KG_F32, 3, (int64_t[]){50, 63, 7});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &oddf, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
@@ -1987,7 +2016,7 @@ Test(plan, run_tiles_cover_each_element_once)
    stream whose last vector is partial, keepdim; the plan checker walks
    every op's plan; index reductions, rows under a further kept dim, rows
    of chunks past KG_RED_SEGW_BYTES or of fewer than 32 rows (f16 rows of
-   16: 32 bytes) and misaligned inputs keep their plans; off by default. */
+   16: 32 bytes) and misaligned inputs keep their plans; the default (since session 25). */
 Test(plan, warp_staged_rows_cover_each_element_once)
 {
     static const struct {
@@ -2008,7 +2037,8 @@ Test(plan, warp_staged_rows_cover_each_element_once)
         kg_tensor in = fake(IN_AT, cases[i].dt, 2, shape);
         kg_red_plan p;
         cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
-        cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: warp-staged rows by default", i);
+        cr_assert_eq(p.cls == KG_RED_SEGW, cases[i].R != 0, "case %zu: warp-staged rows by default where they apply",
+                     i);
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
         if (!cases[i].R) {
             cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: a chunk past KG_RED_SEGW_BYTES or under 32 rows", i);
@@ -2050,8 +2080,10 @@ Test(plan, warp_staged_rows_cover_each_element_once)
    the runs in vectors in the colsp kernel (occ 3). */
 Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     const kg_red_tuning t = kg_red_force_runs();
     kg_red_tuning off = kg_red_tuning_default; /* session 18's rules */
+    off.run_tiles = off.seg_rows = 0; /* the chain of before session 25 */
     off.cols_runs_vec = 0;
     off.tile_vec = 0;
     off.cols_runs_nest_vec = 0;
@@ -2065,7 +2097,7 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     const int ax194[] = {0, 1, 4};
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &off, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE, "without the rules: TILE");
-    cr_assert_eq(plan_of(KG_RED_SUM, &a, ax194, 3, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &a, ax194, 3, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "the default: runs in vectors");
     cr_assert_eq(p.args.run, 2);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &t, &p), KG_OK);
@@ -2110,7 +2142,7 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &off, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "without the rules: a column run");
     cr_assert_eq(p.args.run, 24);
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "the default: NEST in vectors");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
@@ -2391,16 +2423,20 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
 
 Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_plan p;
     /* rows of 3 bf16 (6 bytes): NEST lanes of 4 rows (tiles only over 4-byte elements and wider: s17r1, sweep
        #8, 157.5 us in tiles, 133.5 so), for index reductions too; rows of 3 f32 (12 bytes): tiles for value
        reductions */
     kg_tensor r3 = fake(IN_AT, KG_BF16, 2, (int64_t[]){22369622, 3});
     cr_assert_eq(plan_of(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SEGW, "sweep #8 by default since session 25 (H200: 116.9 -> 64.9 us)");
+    cr_assert_eq(plan_s24(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "2-byte rows of 3: no tiles by default");
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4);
     kg_red_tuning any_es = kg_red_tuning_default;
+    any_es.run_tiles = any_es.seg_rows = 0; /* the chain of before session 25 */
     any_es.tile_min_es = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &any_es, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE);
@@ -2408,10 +2444,10 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
     kg_tensor f3 = fake(IN_AT, KG_F32, 2, (int64_t[]){22369622, 3});
-    cr_assert_eq(plan_of(KG_RED_SUM, &f3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &f3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE);
     cr_assert_eq(p.args.run, 3);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "tiles take index reductions only with tile = 2: NEST lanes of 4 rows");
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4);
@@ -2419,10 +2455,11 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.cls, KG_RED_ROWS, "rows in the old tuning");
     /* rows of 11 f32 (44 bytes): NEST lanes of 4 rows each (rows_multi, r4), rows before */
     kg_tensor r11 = fake(IN_AT, KG_F32, 2, (int64_t[]){3050403, 11});
-    cr_assert_eq(plan_of(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.cw, 4);
     kg_red_tuning no_multi = kg_red_tuning_default;
+    no_multi.run_tiles = no_multi.seg_rows = 0; /* the chain of before session 25 */
     no_multi.nest_multi = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &no_multi, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
@@ -2430,7 +2467,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
        reductions (nest_cover), a narrow nest walk for index reductions and
        without nest_cover, in any dtype */
     kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
-    cr_assert_eq(plan_of(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
     cr_assert_eq(p.args.deep, 0);
@@ -2441,18 +2478,19 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.args.walk.in[0], 4);
     cr_assert_eq(p.args.cw, 0, "runs of 252 bytes: a test per element (nest_cover_whole: 1 KiB)");
     kg_tensor cl = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 1777, 511});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cl, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cl, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
     cr_assert_eq(p.args.cw, 1, "runs of 2044 bytes: whole vectors pushed without a test");
     kg_tensor cb16 = fake(IN_AT, KG_BF16, 3, (int64_t[]){15, 1777, 1023});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cb16, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cb16, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
     cr_assert_eq(p.args.cw, 0, "2-byte elements: a test per element");
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_ARGMAX, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0);
     cr_assert_eq(p.args.deep, 1);
     kg_red_tuning no_cover = kg_red_tuning_default;
+    no_cover.run_tiles = no_cover.seg_rows = 0; /* the chain of before session 25 */
     no_cover.nest_cover = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &no_cover, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
@@ -2461,7 +2499,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     /* columns of no vector: several per lane (one per lane: narrow walks
        for 2-byte elements only) */
     kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
     cr_assert_eq(p.args.deep, 0);
@@ -2478,6 +2516,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
        tiles, one wave of the 4-block kernel */
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
     kg_red_tuning nofill = kg_red_tuning_default;
+    nofill.run_tiles = nofill.seg_rows = 0; /* the chain of before session 25 */
     nofill.flat = 0;
     nofill.cols_split_fill = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &nofill, &p), KG_OK);
@@ -2494,7 +2533,9 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
 
 Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the_banks)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0; /* the chain of before session 25 */
     t.tile_max_bytes = 1024;
     t.tile_banks = 1;
     t.tile_min_es = 0; /* 2-byte rows too */
@@ -2523,7 +2564,9 @@ Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the
 
 Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0; /* the chain of before session 25 */
     t.nest_multi = 4;
     t.nest_multi_lanes = 2048;
     t.nest_g1_items = 0;
@@ -2564,6 +2607,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(p.args.deep, 0);
     t.nest_multi_plain = kg_red_tuning_default.nest_multi_plain;
     kg_red_tuning nos = kg_red_tuning_default;
+    nos.run_tiles = nos.seg_rows = 0; /* the chain of before session 25 */
     nos.slab = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
     cr_assert_eq(p.args.cw, kg_red_tuning_default.nest_multi == 4 ? 4 : 0);
@@ -2656,7 +2700,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
             kg_red_plan q, d;
             const kg_reduce_op o = op ? KG_RED_ARGMAX : KG_RED_SUM;
             cr_assert_eq(plan_tuned(o, &k, &keep[i].axis, 1, 0, &t, &q), KG_OK);
-            cr_assert_eq(plan_of(o, &k, &keep[i].axis, 1, 0, &d), KG_OK);
+            cr_assert_eq(plan_s24(o, &k, &keep[i].axis, 1, 0, &d), KG_OK);
             cr_assert_eq(q.cls, keep[i].cls, "case %zu", i);
             cr_assert_eq(q.cls, d.cls, "case %zu", i);
             cr_assert_eq(q.grid, d.grid, "case %zu", i);
@@ -2671,7 +2715,9 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
    reductions and walks past 2^30 elements keep the others. */
 Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0; /* the chain of before session 25 */
     t.cols_occ = 4;
     t.nest_occ = 4;
     kg_red_plan p;
@@ -2679,7 +2725,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.occ, 4);
-    cr_assert_eq(plan_of(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.occ, 4, "the default");
     /* a grid of at most 2 blocks per multiprocessor: the 2-block kernel
        ([500,2048,133] axes (0,1) with the column splits of before: 256
@@ -2691,7 +2737,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_leq(p.grid, 2 * 132);
     cr_assert_eq(p.occ, 0, "grid %u", p.grid);
     t.cols_split_fill = kg_red_tuning_default.cols_split_fill;
-    cr_assert_eq(plan_of(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.grid, 4 * 132);
     cr_assert_eq(p.occ, 4, "the default");
     t.cols_split_fill = 0;
@@ -2704,11 +2750,11 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
        with cols_occ_wide ([24,255,10966] axis 0: 2796330 columns) */
     const int64_t sh3[] = {24, 255, 10966};
     const kg_tensor sf = fake(IN_AT, KG_F32, 3, sh3), si = fake(IN_AT, KG_I32, 3, sh3);
-    cr_assert_eq(plan_of(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
     cr_assert_eq(p.occ, 4);
-    cr_assert_eq(plan_of(KG_RED_SUM, &si, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &si, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
     cr_assert_eq(p.occ, 0, "i32: 8-byte accumulators");
     t.cols_occ_wide = 1;
@@ -2721,6 +2767,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
        ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
     const kg_tensor narrow = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
     kg_red_tuning nt = kg_red_tuning_default;
+    nt.run_tiles = nt.seg_rows = 0; /* the chain of before session 25 */
     nt.cols_runs_kept = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &nt, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1);
@@ -2730,7 +2777,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(p.args.deep, 1);
     cr_assert_eq(p.occ, 0);
     const kg_tensor multi = fake(IN_AT, KG_F32, 2, (int64_t[]){3728271, 9});
-    cr_assert_eq(plan_of(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4);
