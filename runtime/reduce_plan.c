@@ -1331,7 +1331,7 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
 /* RUNT (run_tiles; templates/reduce_runt.cuh): a value reduction's short
    contiguous reduced run D[0] of L elements (at most 64 bytes) right under
    the columns K[0], further reduced dims D[1..] walked outside (at most
-   KG_RED_WALK_DIMS, in 32-bit arithmetic), elements of 2 to 8 bytes. The
+   KG_RED_WALK_DIMS, in 32-bit arithmetic), 2-byte elements (since session 25). The
    widest load of 16, 8, 4 or 2 bytes (at most run_tiles_vb, at least one
    element) for which the input, every row (K[0] x L elements), every
    further stride and so every start are whole aligned vectors of n
@@ -1348,7 +1348,7 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
                      int nk, const dim *D, int nr, int64_t red, int64_t n_out, int64_t sm, const kg_red_tuning *T)
 {
     const size_t es = kg_dtype_size(dt);
-    if (!T->run_tiles || info->indexed || es < 2 || es > 8 || nk < 1 || nr < 2 || nr - 1 > KG_RED_WALK_DIMS ||
+    if (!T->run_tiles || info->indexed || es != 2 || nk < 1 || nr < 2 || nr - 1 > KG_RED_WALK_DIMS ||
         D[0].in != 1 || D[0].size < 2 || smul(D[0].size, (int64_t)es) > 64 || K[0].in != D[0].size)
         return 0;
     const int64_t L = D[0].size, rowlen = smul(K[0].size, L);

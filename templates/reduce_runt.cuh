@@ -131,12 +131,14 @@ template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v
    8 bytes, 4 for 2- and 4-byte elements, 2 (one element a lane: rows and
    starts at any 2-byte place, a warp's load still 64 contiguous bytes) for
    2-byte elements, KG_RED_RUNT_BYTES in flight per lane (of one element: as
-   many loads as of words, half the bytes); value reductions only (the planner
-   takes no other; index reductions and 1-byte elements get an empty one). */
+   many loads as of words, half the bytes); value reductions of 2-byte
+   elements only (the planner takes no other: since session 25's round, run
+   tiles over 4- and 8-byte elements lost and are not built; index reductions
+   and other element sizes get an empty one). */
 template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
-    constexpr bool on = !Op::indexed && sizeof(T) >= 2 && sizeof(T) <= 8;
+    constexpr bool on = !Op::indexed && sizeof(T) == 2;
     __shared__ typename Op::acc_t sv[on ? KG_RED_THREADS * 16 / (sizeof(T) >= 2 ? sizeof(T) : 2) : 1];
     if constexpr (on) {
         if (A.vec == 16)

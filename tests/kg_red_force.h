@@ -54,7 +54,7 @@ static inline kg_red_tuning kg_red_force_chain(void)
 
 /* RUNT (run_tiles 2: short reduced runs under contiguous columns, of any
    length, in tiles of whole vectors, ahead of the other classes wherever
-   they apply, elements of 2 to 8 bytes) loading at most vb bytes (16, 8
+   they apply, 2-byte elements) loading at most vb bytes (16, 8
    or 4), and every tile count split down the rows where the tiles alone
    give fewer than that many units per multiprocessor. */
 static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
