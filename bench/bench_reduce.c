@@ -262,7 +262,7 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
 
 static const char *const class_names[] = {"rows",   "cols",  "strided32", "strided64", "packed", "nest",  "colsn",
                                           "nestn",  "tile",  "flat",      "colso",     "colsp",  "nesto", "colsno",
-                                          "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq"};
+                                          "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq", "runt", "segw"};
 /* " occN" where a plan takes the kernel at N blocks per multiprocessor */
 static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
@@ -369,7 +369,7 @@ static int same_plan(const kg_red_plan *a, const kg_red_plan *b)
            a->args.group == b->args.group && a->args.cw == b->args.cw && a->args.vec == b->args.vec &&
            a->args.splits == b->args.splits && a->args.run == b->args.run && a->args.chunk == b->args.chunk &&
            a->args.units == b->args.units && a->args.vstore == b->args.vstore && a->args.inner == b->args.inner &&
-           a->args.rdims.n == b->args.rdims.n;
+           a->args.rdims.n == b->args.rdims.n && a->args.tile_rows == b->args.tile_rows;
 }
 
 /* The input's dims in memory order, innermost first, K (kept) or R
@@ -481,76 +481,22 @@ static int cmp_dbl(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The issue-10 shapes and the seeded random sweep. */
-static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df, const float *hf, void *db,
-                     const uint16_t *hb, void *dout, void *didx)
+/* A case of the seeded sweep: memory order perm (outermost first) where
+   permuted. */
+typedef struct scase {
+    int nd, permuted, perm[KG_MAX_DIMS];
+    kg_dtype dt;
+    int64_t shape[KG_MAX_DIMS];
+    unsigned mask;
+} scase;
+
+/* The sweep's n cases, drawn in order (the seed fixes them; calloc'd). */
+static scase *draw_sweep(int n)
 {
-    static const struct {
-        int nd;
-        int64_t shape[4];
-        unsigned mask;
-    } named[] = {
-        {4, {64, 256, 32, 256}, 0x5},
-        {4, {64, 256, 32, 256}, 0xa},
-        {3, {8, 4096, 4096}, 0x5},
-        {3, {4096, 64, 1024}, 0x5},
-        {3, {2048, 3, 4096}, 0x2},
-        {4, {96, 96, 96, 96}, 0x9},
-        {2, {7, 1048576}, 0x1},
-        /* the issue-4 column and short-row shapes, for plans that change them */
-        {2, {16384, 16384}, 0x1},
-        {2, {64, 4194304}, 0x1},
-        {2, {4194304, 64}, 0x2},
-        /* rows of interleaved outputs: a kept dim of 2 or 4 innermost under
-           the reduced run (FLATW's packed rows, flatw_kept) */
-        {3, {4194304, 16, 2}, 0x2},
-        {3, {1048576, 64, 2}, 0x2},
-        {3, {4194304, 8, 4}, 0x2},
-    };
-    printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
-    /* KG_RED_NO_NAMED: the sweep alone (e.g. a profiler's run of a few sweep cases) */
-    for (size_t i = 0; i < (getenv("KG_RED_NO_NAMED") ? 0 : sizeof named / sizeof named[0]); i++) {
-        char label[96];
-        int at = snprintf(label, sizeof label, "sum [");
-        for (int d = 0; d < named[i].nd; d++)
-            at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld", (long long)named[i].shape[d]);
-        at += snprintf(label + at, sizeof label - (size_t)at, "] axes (");
-        for (int d = 0, k = 0; d < named[i].nd; d++)
-            if ((named[i].mask >> d) & 1u)
-                at += snprintf(label + at, sizeof label - (size_t)at, k++ ? ",%d" : "%d", d);
-        snprintf(label + at, sizeof label - (size_t)at, ")");
-        rcall c = make_nd(ctx, KG_RED_SUM, label, df, hf, KG_F32, named[i].nd, named[i].shape, NULL, named[i].mask,
-                          dout, didx);
-        c.sms = sms;
-        run_case(&c, copy, label, csv, "reduce-named", NULL, -1);
-    }
-    const char *env = getenv("KG_RED_CASES");
-    const int n = env ? atoi(env) : 240;
     static const int64_t factors[] = {3,  5,   7,   9,   11,  13,  15,  17,  24,  31,   33,   63,   64,
                                       96, 100, 127, 128, 255, 256, 384, 500, 511, 1000, 1023, 2048, 4095};
     const int nf = (int)(sizeof factors / sizeof factors[0]);
     uint64_t rng = 20261201;
-    double *pct = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    int *case_cls = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    for (int a = 0; a < n_alts; a++)
-        alts[a].pct = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
-    int done = 0;
-    /* KG_RED_SWEEP_SECONDS (default 25): stop the sweep after that long (a
-       time-capped run still prints its summaries; the default bench run and
-       torch_reduce.py fit about 70 s on the H200) */
-    const char *lim = getenv("KG_RED_SWEEP_SECONDS");
-    if (!lim)
-        lim = "25";
-    const double t_end = bench_now() + atof(lim);
-    printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
-    /* the cases, drawn in order (the seed fixes them), then run in order, or
-       KG_RED_SWEEP_FIRST="i,j,..." first (e.g. cases a report names) */
-    typedef struct scase {
-        int nd, permuted, perm[KG_MAX_DIMS];
-        kg_dtype dt;
-        int64_t shape[KG_MAX_DIMS];
-        unsigned mask;
-    } scase;
     scase *all = calloc((size_t)(n > 0 ? n : 1), sizeof *all);
     for (int k = 0; k < n; k++) {
         scase *q = &all[k];
@@ -597,7 +543,89 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         q->permuted = permuted;
         q->mask = mask;
     }
-    int *order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), no = 0;
+    return all;
+}
+
+/* The sweep case's label "#k [shape]p axes (...)". */
+static void sweep_label(const scase *q, int k, char *label, size_t size)
+{
+    int at = snprintf(label, size, "#%d [", k);
+    for (int d = 0; d < q->nd; d++)
+        at += snprintf(label + at, size - (size_t)at, d ? ",%lld" : "%lld", (long long)q->shape[d]);
+    at += snprintf(label + at, size - (size_t)at, "]%s axes (", q->permuted ? "p" : "");
+    for (int d = 0, j = 0; d < q->nd; d++)
+        if ((q->mask >> d) & 1u)
+            at += snprintf(label + at, size - (size_t)at, j++ ? ",%d" : "%d", d);
+    snprintf(label + at, size - (size_t)at, ")");
+}
+
+/* The issue-10 shapes and the seeded random sweep. */
+static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df, const float *hf, void *db,
+                     const uint16_t *hb, void *dout, void *didx)
+{
+    static const struct {
+        int nd;
+        int64_t shape[4];
+        unsigned mask;
+    } named[] = {
+        {4, {64, 256, 32, 256}, 0x5},
+        {4, {64, 256, 32, 256}, 0xa},
+        {3, {8, 4096, 4096}, 0x5},
+        {3, {4096, 64, 1024}, 0x5},
+        {3, {2048, 3, 4096}, 0x2},
+        {4, {96, 96, 96, 96}, 0x9},
+        {2, {7, 1048576}, 0x1},
+        /* the issue-4 column and short-row shapes, for plans that change them */
+        {2, {16384, 16384}, 0x1},
+        {2, {64, 4194304}, 0x1},
+        {2, {4194304, 64}, 0x2},
+        /* rows of interleaved outputs: a kept dim of 2 or 4 innermost under
+           the reduced run (FLATW's packed rows, flatw_kept) */
+        {3, {4194304, 16, 2}, 0x2},
+        {3, {1048576, 64, 2}, 0x2},
+        {3, {4194304, 8, 4}, 0x2},
+    };
+    printf("# any axes: named shapes (f32 sum); case, dtype, us, GB/s, %% of copy, plan\n");
+    /* KG_RED_NO_NAMED: the sweep alone (e.g. a profiler's run of a few sweep cases) */
+    for (size_t i = 0; i < (getenv("KG_RED_NO_NAMED") ? 0 : sizeof named / sizeof named[0]); i++) {
+        char label[96];
+        int at = snprintf(label, sizeof label, "sum [");
+        for (int d = 0; d < named[i].nd; d++)
+            at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld", (long long)named[i].shape[d]);
+        at += snprintf(label + at, sizeof label - (size_t)at, "] axes (");
+        for (int d = 0, k = 0; d < named[i].nd; d++)
+            if ((named[i].mask >> d) & 1u)
+                at += snprintf(label + at, sizeof label - (size_t)at, k++ ? ",%d" : "%d", d);
+        snprintf(label + at, sizeof label - (size_t)at, ")");
+        rcall c = make_nd(ctx, KG_RED_SUM, label, df, hf, KG_F32, named[i].nd, named[i].shape, NULL, named[i].mask,
+                          dout, didx);
+        c.sms = sms;
+        run_case(&c, copy, label, csv, "reduce-named", NULL, -1);
+    }
+    const char *env = getenv("KG_RED_CASES");
+    const int n = env ? atoi(env) : 240;
+    /* KG_RED_ROUNDS (1 to 9, default 1): the cases run that many times in
+       turn (e.g. a few cases of KG_RED_SWEEP_FIRST / _ONLY and their
+       KG_RED_ALTS, each round default then alternatives, for a best of
+       several in one process; the summaries count every run) */
+    const char *rounds_env = getenv("KG_RED_ROUNDS");
+    const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
+    const size_t cap = (size_t)(n > 0 ? n : 1) * (size_t)rounds;
+    double *pct = malloc(sizeof(double) * cap);
+    int *case_cls = malloc(sizeof(int) * cap);
+    for (int a = 0; a < n_alts; a++)
+        alts[a].pct = calloc(cap, sizeof(double));
+    int done = 0;
+    /* KG_RED_SWEEP_SECONDS (default 25): stop the sweep after that long (a
+       time-capped run still prints its summaries; the default bench run and
+       torch_reduce.py fit about 70 s on the H200) */
+    const char *lim = getenv("KG_RED_SWEEP_SECONDS");
+    if (!lim)
+        lim = "25";
+    const double t_end = bench_now() + atof(lim);
+    printf("# any axes: seeded sweep of %d random cases (sum; 90%% of copy is the target)\n", n);
+    scase *all = draw_sweep(n);
+    int *order = malloc(sizeof(int) * cap), no = 0;
     char *first = calloc((size_t)(n > 0 ? n : 1), 1);
     if (getenv("KG_RED_SWEEP_FIRST")) {
         char *list = strdup(getenv("KG_RED_SWEEP_FIRST")), *save = NULL;
@@ -614,6 +642,9 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
     for (int k = 0; k < (getenv("KG_RED_SWEEP_ONLY") ? 0 : n); k++)
         if (!first[k])
             order[no++] = k;
+    for (int rr = 1, once = no; rr < rounds; rr++)
+        for (int i = 0; i < once; i++)
+            order[no++] = order[i];
     for (int oi = 0; oi < no; oi++) {
         if (bench_now() > t_end) {
             printf("# sweep stopped after %d cases (KG_RED_SWEEP_SECONDS=%s)\n", done, lim);
@@ -626,14 +657,7 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
         const int64_t *shape = all[k].shape;
         const unsigned mask = all[k].mask;
         char label[128];
-        int at = snprintf(label, sizeof label, "#%d [", k);
-        for (int d = 0; d < nd; d++)
-            at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld", (long long)shape[d]);
-        at += snprintf(label + at, sizeof label - (size_t)at, "]%s axes (", permuted ? "p" : "");
-        for (int d = 0, j = 0; d < nd; d++)
-            if ((mask >> d) & 1u)
-                at += snprintf(label + at, sizeof label - (size_t)at, j++ ? ",%d" : "%d", d);
-        snprintf(label + at, sizeof label - (size_t)at, ")");
+        sweep_label(&all[k], k, label, sizeof label);
         void *dev = dt == KG_BF16 ? db : df;
         const void *host = dt == KG_BF16 ? (const void *)hb : (const void *)hf;
         rcall c = make_nd(ctx, KG_RED_SUM, label, dev, host, dt, nd, shape, permuted ? perm : NULL, mask, dout, didx);
@@ -768,8 +792,66 @@ static void sweep(rcall *cases, int n, double copy)
     printf("# end of sweep\n");
 }
 
+/* KG_RED_LIST (no GPU needed): the sweep's plans on the CPU for a GPU of
+   132 multiprocessors (the H200), each case's default plan (or
+   KG_RED_BASE's), then every KG_RED_ALTS tuning that plans it otherwise,
+   and per tuning the cases it changes: which cases a candidate rule would
+   take, before a GPU round measures them. */
+static int list_sweep(void)
+{
+    kg_context *ctx = NULL;
+    kg_open(&ctx, 0); /* fails without a GPU; the context still plans */
+    if (!ctx)
+        return 1;
+    parse_alts();
+    parse_base();
+    const char *env = getenv("KG_RED_CASES");
+    const int n = env ? atoi(env) : 240, sms = 132;
+    scase *all = draw_sweep(n);
+    int changed[MAX_ALTS] = {0};
+    for (int k = 0; k < n; k++) {
+        const scase *q = &all[k];
+        char label[128], nest[160];
+        sweep_label(q, k, label, sizeof label);
+        /* the bench's buffers: device allocations, 256-byte aligned */
+        rcall c = make_nd(ctx, KG_RED_SUM, label, (void *)((uintptr_t)1 << 40), NULL, q->dt, q->nd, q->shape,
+                          q->permuted ? q->perm : NULL, q->mask, (void *)((uintptr_t)1 << 41),
+                          (void *)((uintptr_t)1 << 42));
+        nest_str(&c, nest, sizeof nest);
+        kg_red_plan p0;
+        if (kg_reduce_plan_tuned(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, 0, sms, base, &p0) != KG_OK) {
+            printf("%-44s %-5s planning failed: %s\n", label, kg_dtype_name(q->dt), kg_errmsg(ctx));
+            continue;
+        }
+        printf("%-44s %-5s %s%s%s vec %d group %d cw %d run %lld tc %lld splits %d grid %u | %s\n", label,
+               kg_dtype_name(q->dt), class_names[plan_class(&p0)], p0.args.deep ? " deep" : "", occ_str(&p0),
+               p0.args.vec, p0.args.group,
+               p0.args.cw, (long long)p0.args.run, (long long)p0.args.tile_rows, p0.args.splits, p0.grid, nest);
+        for (int a = 0; a < n_alts; a++) {
+            kg_red_plan p;
+            if (kg_reduce_plan_tuned(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, 0, sms, &alts[a].t, &p) !=
+                    KG_OK ||
+                same_plan(&p, &p0))
+                continue;
+            changed[a]++;
+            printf("    alt %-12s %s%s%s vec %d group %d cw %d run %lld tc %lld tiles %lld splits %d grid %u\n",
+                   alts[a].label, class_names[plan_class(&p)], p.args.deep ? " deep" : "", occ_str(&p), p.args.vec,
+                   p.args.group, p.args.cw,
+                   (long long)p.args.run, (long long)p.args.tile_rows, (long long)p.args.tiles, p.args.splits,
+                   p.grid);
+        }
+    }
+    for (int a = 0; a < n_alts; a++)
+        printf("# alt %s plans %d of the %d cases otherwise\n", alts[a].label, changed[a], n);
+    free(all);
+    kg_close(ctx);
+    return 0;
+}
+
 int main(void)
 {
+    if (getenv("KG_RED_LIST"))
+        return list_sweep();
     kg_context *ctx = bench_open("bench_reduce");
     char dev_name[128];
     int sms;

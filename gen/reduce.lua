@@ -33,8 +33,12 @@ local M = {}
 -- memory by cp.async, a group of its own (templates/reduce_slab.cuh), with
 -- trans: outputs scattered in the input's order, written through shared
 -- memory (templates/reduce_trans.cuh).
+-- runt: column runs of any length in tiles of whole vectors, and segw:
+-- short dense rows staged a warp at a time, a group of their own
+-- (templates/reduce_runt.cuh; forced-only until measured, so that no other
+-- module changes).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq" }
+              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq", "runt", "segw" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -49,6 +53,7 @@ M.groups = {
   { name = "tile", classes = { "tile" } },
   { name = "flatw", classes = { "flatw", "flatwo" } },
   { name = "slab", classes = { "slab", "trans" } },
+  { name = "runt", classes = { "runt", "segw" } },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)

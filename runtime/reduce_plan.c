@@ -431,6 +431,11 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_runs_kept = 1,
     .flatw_kept = 1,
     .cols_runs_fold = 1,
+    .run_tiles = 1,
+    .run_tiles_vb = 16,
+    .run_tiles_vb_min = 4,
+    .run_tiles_units = 2 * KG_RED_RUNT_MIN_BLOCKS,
+    .seg_rows = 1,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -458,7 +463,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_pair_rows), F(cols_runs_nest_vec), F(cols_runs_vec), F(tile_vec), F(cols_chain), F(cols_chain_red),
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
-                  F(cols_runs_fold)};
+                  F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
+                  F(seg_rows)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1322,6 +1328,136 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
     return 1;
 }
 
+/* RUNT (run_tiles; templates/reduce_runt.cuh): a value reduction's short
+   contiguous reduced run D[0] of L elements (at most 64 bytes) right under
+   the columns K[0], further reduced dims D[1..] walked outside (at most
+   KG_RED_WALK_DIMS, in 32-bit arithmetic), 2-byte elements (since session 25). The
+   widest load of 16, 8, 4 or 2 bytes (at most run_tiles_vb, at least one
+   element) for which the input, every row (K[0] x L elements), every
+   further stride and so every start are whole aligned vectors of n
+   elements (one element a load always is: 2-byte elements take any row); a tile is the whole row where it fits KG_RED_THREADS vectors,
+   else TC columns, TC L a multiple of n, in cw vectors across (a multiple of
+   L / gcd(L, n), the most lanes busy: cw x floor(KG_RED_THREADS / cw), then
+   the widest). Splits of the rows where the tiles give fewer than
+   run_tiles_units units per multiprocessor (each split at least
+   KG_RED_RUNT_BYTES of loads per lane). Sets the whole plan; returns 0 (and
+   plans nothing) elsewhere. Default (run_tiles 1, run_tiles_vb_min 4) since session 25's H200 round. */
+static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk);
+
+static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_tensor *in, const dim *K,
+                     int nk, const dim *D, int nr, int64_t red, int64_t n_out, int64_t sm, const kg_red_tuning *T)
+{
+    const size_t es = kg_dtype_size(dt);
+    if (!T->run_tiles || info->indexed || es != 2 || nk < 1 || nr < 2 || nr - 1 > KG_RED_WALK_DIMS ||
+        D[0].in != 1 || D[0].size < 2 || smul(D[0].size, (int64_t)es) > 64 || K[0].in != D[0].size)
+        return 0;
+    const int64_t L = D[0].size, rowlen = smul(K[0].size, L);
+    int64_t vb = 0;
+    for (int64_t b = 16; b >= 2 && b >= (int64_t)es && !vb; b /= 2) {
+        const int64_t n = b / (int64_t)es;
+        if (b > T->run_tiles_vb || n < 1 || !kgi_aligned(in->data, (size_t)b))
+            continue;
+        int ok = rowlen % n == 0;
+        for (int d = 1; d < nr; d++)
+            ok = ok && D[d].in % n == 0;
+        for (int d = 1; d < nk; d++)
+            ok = ok && K[d].in % n == 0;
+        if (ok)
+            vb = b;
+    }
+    if (!vb || vb < T->run_tiles_vb_min)
+        return 0;
+    const int64_t n = vb / (int64_t)es, nv = rowlen / n;
+    int64_t cw = nv, tc = K[0].size;
+    if (nv > KG_RED_THREADS) {
+        const int64_t c0 = L / gcd64(L, n); /* vectors of the fewest whole columns */
+        int64_t best = 0, used = 0;
+        for (int64_t c = c0; c <= KG_RED_THREADS; c += c0)
+            if (c * (KG_RED_THREADS / c) >= used) {
+                used = c * (KG_RED_THREADS / c);
+                best = c;
+            }
+        cw = best;
+        tc = cw * n / L;
+    }
+    const int64_t ny = KG_RED_THREADS / cw, rows = red / L, outer = n_out / K[0].size;
+    kg_red_args *A = &plan->args;
+    kg_red_walk walk;
+    fill_walk(&walk, D + 1, nr - 1, 1, ny);
+    if (!walk_fits32(&walk) || rows < 1)
+        return 0;
+    const int64_t fast = A->fast;
+    memset(A, 0, sizeof *A);
+    A->red = red;
+    A->fast = (int32_t)fast;
+    plan->cls = KG_RED_RUNT;
+    plan->occ = 0;
+    plan->partial_bytes = plan->partial_idx_at = 0;
+    fill_outer_of_run(A, K, nk, outer);
+    A->walk = walk;
+    A->cw = (int32_t)cw;
+    A->vec = (int32_t)vb;
+    A->inner = K[0].size;
+    A->run = L;
+    A->tile_rows = tc;
+    A->tiles = cdiv(K[0].size, tc);
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    /* splits: each at least a batch of loads per lane down the rows */
+    const int64_t groups = smul(outer, A->tiles), target = smul(sm, T->run_tiles_units);
+    const int64_t min_chunk = smul(ny, KG_RED_RUNT_BYTES / vb);
+    int64_t chunk = rows, s = 1;
+    if (groups < target && rows > min_chunk && groups <= KG_RED_MAX_SEMAPHORES) {
+        s = split(groups, rows, target, min_chunk, 1, &chunk);
+        s = fit_partials(groups, tc, rows, s, (size_t)info->acc_size[dt], 1, &chunk);
+    }
+    A->splits = (int32_t)s;
+    A->chunk = s > 1 ? chunk : rows;
+    A->units = smul(groups, s);
+    if (s > 1)
+        plan->partial_bytes = (size_t)smul(smul(groups, s), tc) * (size_t)info->acc_size[dt];
+    return 1;
+}
+
+/* SEGW (seg_rows; templates/reduce_runt.cuh): a value reduction of short
+   dense rows, the one reduced dim D[0] of L elements (stride 1) under the
+   one kept dim K[0] (stride L), the input 16-byte aligned, elements of 2
+   to 8 bytes: the rows one stream, a warp's chunk of R rows the least
+   common multiple of 512 bytes (32 lanes' 16-byte vectors) and a row's
+   bytes where that fits KG_RED_SEGW_BYTES and holds a row for every lane
+   (R = 512 / gcd(512, L es) >= 32 rows, args.cw = the chunk's vectors per
+   lane). Sets the whole plan; returns 0
+   (and plans nothing) elsewhere. Default (seg_rows 1) since session 25's H200 round. */
+static int plan_segw(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_tensor *in, const dim *K,
+                     int nk, const dim *D, int nr, int64_t red, int64_t n_out, const kg_red_tuning *T)
+{
+    const size_t es = kg_dtype_size(dt);
+    if (!T->seg_rows || info->indexed || es < 2 || es > 8 || nk != 1 || nr != 1 || D[0].in != 1 || D[0].size < 2 ||
+        K[0].in != D[0].size || !kgi_aligned(in->data, 16) || smul(D[0].size, (int64_t)es) > KG_RED_SEGW_BYTES)
+        return 0;
+    const int64_t L = D[0].size, rb = L * (int64_t)es, R = 512 / gcd64(512, rb), chunk = R * rb;
+    if (chunk > KG_RED_SEGW_BYTES || R < 32)
+        return 0; /* (fewer rows a chunk than lanes: longer rows, for ROWS / PACKED) */
+    kg_red_args *A = &plan->args;
+    memset(A, 0, sizeof *A);
+    plan->cls = KG_RED_SEGW;
+    plan->occ = 0;
+    plan->partial_bytes = plan->partial_idx_at = 0;
+    A->red = red;
+    A->fast = 1;
+    A->n_out = 1; /* one outer position: the stream */
+    A->run = L;
+    A->inner = K[0].size;
+    A->inner_out = K[0].out;
+    A->inner_idx = K[0].idx;
+    A->tile_rows = R;
+    A->cw = (int32_t)(chunk / 512);
+    A->splits = 1;
+    A->chunk = red;
+    A->units = cdiv(n_out, R);
+    return 1;
+}
+
 /* TILE with tile_banks: the fewest lanes per row g (a power of two from g0
    up, at most 32 and L) such that a warp's first reads of rows of L elements (es bytes)
    in shared memory, lane l reading element l % g of row l / g, meet at most
@@ -1764,8 +1900,8 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
                        const kg_red_tuning *T, const shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (plan->cls == KG_RED_FLAT)
-        return; /* split by plan_flat */
+    if (plan->cls == KG_RED_FLAT || plan->cls == KG_RED_RUNT || plan->cls == KG_RED_SEGW)
+        return; /* split by plan_flat, plan_runt; SEGW: no splits */
     const int64_t red = w->red;
     const size_t entry = (size_t)info->acc_size[dt] + (info->indexed ? 8 : 0);
     A->splits = 1;
@@ -1840,10 +1976,11 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
     if (plan->cls == KG_RED_PACKED) {
         A->units = cdiv(n_out, 32 / A->group * KG_RED_PACK); /* a warp's rows */
         blocks = cdiv(A->units, KG_RED_THREADS / 32);
-    } else if (plan->cls == KG_RED_FLAT && A->group == 32) {
-        blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW) */
+    } else if ((plan->cls == KG_RED_FLAT && A->group == 32) || plan->cls == KG_RED_SEGW) {
+        blocks = cdiv(A->units, KG_RED_THREADS / 32); /* a warp per unit (FLATW, SEGW) */
     } else if (plan->cls == KG_RED_COLS || plan->cls == KG_RED_TILE || plan->cls == KG_RED_FLAT ||
-               plan->cls == KG_RED_SLAB || plan->cls == KG_RED_TRANS || A->group == KG_RED_THREADS) {
+               plan->cls == KG_RED_SLAB || plan->cls == KG_RED_TRANS || plan->cls == KG_RED_RUNT ||
+               A->group == KG_RED_THREADS) {
         blocks = A->units;
     } else if (plan->cls == KG_RED_NEST && A->group == 1 && A->cw > 1) {
         blocks = cdiv(cdiv(A->units, A->cw), KG_RED_THREADS); /* A->cw outputs per lane */
@@ -1951,7 +2088,11 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
+    if (plan_segw(plan, info, dt, in, K, nk, D, nr, red, n_out, T))
+        ;
+    else if (T->run_tiles == 2 && plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
+        ;
+    else if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
         ;
     else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
         ;
@@ -1974,6 +2115,14 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
         plan_nest_class(plan, in, K, nk, D, nr, red, n_out, es, lanes_full, multi, T, 0, info->indexed, &w);
     else
         plan_strided(plan, K, nk, D, nr, red, n_out, lanes_full, &w);
+    /* run_tiles: a COLS plan's scalar column run (one element a load) in
+       RUNT's tiles of vectors where they apply */
+    if (T->run_tiles && plan->cls == KG_RED_COLS && A->run > 1 && A->vec == KG_RED_CV_SCALAR && A->rdims.n == 0 &&
+        A->tile_rows == 0) {
+        const kg_red_plan keep = *plan;
+        if (!plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
+            *plan = keep;
+    }
     /* few column tiles over a long reduction (cols_split_few): narrower
        tiles, more lanes down each, more splits */
     if (plan->cls == KG_RED_COLS && !(A->run > 1 && A->rdims.n > 0) && w.min_chunk > 0 && T->cols_split_few > 0 &&

@@ -176,6 +176,21 @@ typedef struct kg_red_tuning {
                                run is wider than a vector: the period (times the kept dim right outside at its stride)
                                as one tile of columns in vectors, each result folding its run's columns across the
                                tile's lanes at the end (args.rdims the kept digits; reduce_cols_runs.cuh) */
+    int run_tiles;          /* RUNT (value reductions, templates/reduce_runt.cuh): 1: the COLS plans of a short reduced
+                               run read one element per load (the scalar run path) take tiles of the rows' columns x
+                               run elements in whole vectors instead (the widest whole aligned vectors the rows and
+                               every start allow, down to one element a lane); 2: ahead of the other classes,
+                               wherever a short run (at most 64 bytes) lies right under the columns; 2-byte elements
+                               only (4- and 8-byte ones lost in session 25's round: not built); 0: off. Default 1 (with run_tiles_vb_min 4) since session 25's H200 round */
+    int run_tiles_vb;       /* RUNT: most bytes per load (16, 8, 4 or 2; the widest the alignment allows) */
+    int run_tiles_vb_min;   /* RUNT: fewest bytes per load it takes (4 by default: one 2-byte element a lane lost to
+                               COLS's run path in session 25's round, #54 and #89 1.44-1.77x main's time) */
+    int run_tiles_units;    /* RUNT: units (tiles x splits) per multiprocessor aimed at where the tiles are fewer */
+    int seg_rows;           /* SEGW (value reductions, templates/reduce_runt.cuh): 1: short dense rows (one reduced
+                               dim of stride 1 under one kept dim, the input dense and aligned, elements of 2 to 8
+                               bytes) whose chunk of lcm(512, row bytes) fits KG_RED_SEGW_BYTES, ahead of the other
+                               classes: a warp's chunk of rows staged in shared memory; 0: off. Default 1 since
+                               session 25's H200 round */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -74,6 +74,13 @@ typedef enum kg_red_cols_mode {
 /* COLSQ: rows of the two tiles' vectors a lane keeps in flight (2-byte elements, in 16-byte vectors: half
    of it) */
 #define KG_RED_COLSQ_UNROLL 4
+/* RUNT (templates/reduce_runt.cuh): blocks per multiprocessor (at most 80
+   registers) and the bytes of loads a lane keeps in flight (4 vectors of
+   16 bytes, 8 of 8, 16 words of 4: 48 KB a multiprocessor) */
+#define KG_RED_RUNT_MIN_BLOCKS 3
+#define KG_RED_RUNT_BYTES 64
+/* SEGW: bytes of a warp's chunk buffer in shared memory (8 warps: 48 KB) */
+#define KG_RED_SEGW_BYTES 6144
 
 /* SLAB: most bytes of a tile, most outputs a thread holds, the stages of
    the cp.async ring, and the kernel's blocks per multiprocessor. */
@@ -126,6 +133,13 @@ typedef enum kg_red_class {
     KG_RED_COLSQ,     /* kernels only: COLS plans with args.group 2 (two column tiles per unit, one lane down each
                          column, unsplit, KG_RED_COLSQ_UNROLL rows of both tiles' vectors in flight) at
                          KG_RED_OCC_MIN_BLOCKS; value reductions whose walk fits 32-bit arithmetic */
+    KG_RED_RUNT,      /* value reductions of elements of 2 to 8 bytes: COLS over a short reduced run of any length
+                         A.run under A.inner columns, tiles of A.tile_rows columns (whole vectors of A.vec bytes,
+                         A.cw lanes across, any count) streamed row after row, each lane's elements folded into
+                         their columns at the end (templates/reduce_runt.cuh; tuning run_tiles) */
+    KG_RED_SEGW,      /* value reductions of elements of 2 to 8 bytes: short dense rows of A.run elements (one kept
+                         dim) as one stream, a chunk of A.tile_rows rows a warp staged in shared memory by cp.async,
+                         each lane summing rows (templates/reduce_runt.cuh; tuning seg_rows) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

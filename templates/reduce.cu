@@ -20,6 +20,9 @@ $(header)/*
 @if has.flatw then
 #include "reduce_flatw.cuh"
 @end
+@if has.runt then
+#include "reduce_runt.cuh"
+@end
 @if has.slab then
 #include "reduce_slab.cuh"
 #include "reduce_trans.cuh"
@@ -104,5 +107,11 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_SLAB_MIN_BLO
 @end
 @if has.trans then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_OCC_MIN_BLOCKS) $(f.name)_trans(const kg_red_args A) { if constexpr (!$(f.name)::indexed && sizeof($(f.name)::in_t) <= 4) kg_red_trans<$(f.name)>(A); }
+@end
+@if has.runt then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLOCKS) $(f.name)_runt(const kg_red_args A) { kg_red_runt<$(f.name)>(A); }
+@end
+@if has.segw then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLOCKS) $(f.name)_segw(const kg_red_args A) { kg_red_segw<$(f.name)>(A); }
 @end
 @end

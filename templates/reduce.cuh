@@ -502,6 +502,19 @@ template <class Op, int C> __device__ __forceinline__ void kg_rpk_halve(kg_rpk<O
    afterwards lane l holds row (l % nv) / (nv / 8) of its part of the unit,
    and the lanes of l % (nv / 8) == 0 store. The combination order is fixed,
    so results are the same run to run. */
+/* PACKED's warp unit u (kg_red_rows_packed; also FLATW's packed rows,
+   reduce_flatw.cuh): the U 16-byte loads of lane `lane`, load j the vector
+   u U 32 + j 32 + lane of the nvec; past the end (the last unit) the last
+   vector again, in rows never stored. */
+template <typename VT, int U>
+__device__ __forceinline__ void kg_red_packed_load(const VT *vin, int64_t u, int lane, int64_t nvec, VT (&x)[U])
+{
+    const int64_t v0 = u * (U * 32) + lane; /* this lane's vector of load 0 */
+#pragma unroll
+    for (int j = 0; j < U; j++)
+        x[j] = vin[v0 + j * 32 < nvec ? v0 + j * 32 : nvec - 1];
+}
+
 template <class Op> __device__ __forceinline__ void kg_red_rows_packed(const kg_red_args &A)
 {
     typedef typename Op::in_t T;
@@ -516,11 +529,8 @@ template <class Op> __device__ __forceinline__ void kg_red_rows_packed(const kg_
     const int64_t warp = ((int64_t)blockIdx.x * KG_RED_THREADS + threadIdx.x) >> 5;
     const int64_t nwarps = (int64_t)gridDim.x * (KG_RED_THREADS / 32);
     for (int64_t u = warp; u < A.units; u += nwarps) {
-        const int64_t v0 = u * (U * 32) + lane; /* this lane's vector of load 0 */
         VT x[U];
-#pragma unroll
-        for (int j = 0; j < U; j++) /* past the end (the last unit): the last vector again, in rows never stored */
-            x[j] = vin[v0 + j * 32 < nvec ? v0 + j * 32 : nvec - 1];
+        kg_red_packed_load(vin, u, lane, nvec, x);
         kg_rpk<Op> a[U];
 #pragma unroll
         for (int j = 0; j < U; j++) {

@@ -192,11 +192,8 @@ template <class Op, int KW, int U> __device__ __forceinline__ void kg_red_flatw_
     const int64_t warp = ((int64_t)blockIdx.x * KG_RED_THREADS + threadIdx.x) >> 5;
     const int64_t nwarps = (int64_t)gridDim.x * (KG_RED_THREADS / 32);
     for (int64_t u = warp; u < A.units; u += nwarps) {
-        const int64_t v0 = u * (U * 32) + lane; /* this lane's vector of load 0 */
         VT x[U];
-#pragma unroll
-        for (int j = 0; j < U; j++) /* past the end (the last unit): the last vector again, in rows never stored */
-            x[j] = vin[v0 + j * 32 < nvec ? v0 + j * 32 : nvec - 1];
+        kg_red_packed_load(vin, u, lane, nvec, x); /* PACKED's loads */
         AT a[C];
 #pragma unroll
         for (int j = 0; j < U; j++)

@@ -1,5 +1,5 @@
 /* The reductions' tests' force hooks for SLAB, TRANS, column runs in
-   vectors and columns over chained kept dims: the default tuning
+   vectors, columns over chained kept dims and run tiles (RUNT): the default tuning
    with the class on and every bound that keeps it to its measured groups
    lifted, so that it plans every case it can serve (any count of units,
    element size, slab rows, tile side and reduction length). One place for
@@ -49,6 +49,33 @@ static inline kg_red_tuning kg_red_force_chain(void)
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_chain = 1 << 30;
     t.cols_chain_red = 0;
+    return t;
+}
+
+/* RUNT (run_tiles 2: short reduced runs under contiguous columns, of any
+   length, in tiles of whole vectors, ahead of the other classes wherever
+   they apply, 2-byte elements) loading at most vb bytes (16, 8
+   or 4), and every tile count split down the rows where the tiles alone
+   give fewer than that many units per multiprocessor. */
+static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = 2;
+    t.run_tiles_vb = vb;
+    t.run_tiles_vb_min = 2;
+    t.run_tiles_units = units_per_sm;
+    return t;
+}
+
+/* The same as hooks of no argument (for lists of hooks, e.g. a fuzz
+   target's forced tunings): RUNT wherever it applies in its widest loads
+   and default split target, and SEGW (seg_rows) wherever it applies. */
+static inline kg_red_tuning kg_red_force_runt_any(void) { return kg_red_force_runt(16, 6); }
+
+static inline kg_red_tuning kg_red_force_segw(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.seg_rows = 1;
     return t;
 }
 

@@ -181,6 +181,20 @@ static const rcase cases[] = {
     {"(50,2,100,4) (0,2) kept fours under runs of 100, folded", 4, {50, 2, 100, 4}, 2, {0, 2}, 0, DENSE},
     {"(7,255,6,2,23,2) (1,3,4) kept pairs under runs of 46, folded", 6, {7, 255, 6, 2, 23, 2}, 3, {1, 3, 4}, 0, DENSE},
     {"(70,4,5,3) (0,2) kept threes under runs of 5, folded", 4, {70, 4, 5, 3}, 2, {0, 2}, 0, DENSE},
+    /* short reduced runs of any length under contiguous columns in tiles
+       of whole vectors (RUNT, tuning run_tiles): runs of 17 under 610
+       columns (rows of 10370 elements: 4-byte words of 2-byte elements,
+       21 tiles of 30 columns, the last of 10), runs of 6 under 12 columns
+       split down 3000 rows, runs of 3 under 40 columns under a walk of two
+       reduced dims with kept positions between (keepdim), runs of 7 in rows
+       of 539 elements off their vectors (one element a lane) */
+    {"(40,610,17) (0,2) runs of 17 in tiles of columns", 3, {40, 610, 17}, 2, {0, 2}, 0, DENSE},
+    {"(3000,12,6) (0,2) runs of 6 split down the rows", 3, {3000, 12, 6}, 2, {0, 2}, 0, DENSE},
+    {"(7,5,9,40,3) (0,2,4) keepdim runs of 3 under a two-dim walk", 5, {7, 5, 9, 40, 3}, 3, {0, 2, 4}, 1, DENSE},
+    {"misaligned (30,77,7) (0,2) runs of 7, rows of an odd count", 3, {30, 77, 7}, 2, {0, 2}, 0, MISALIGNED},
+    /* short dense rows staged a warp at a time (SEGW, tuning seg_rows): rows
+       of 11 (bf16: chunks of 256 rows, the stream's last vector partial) */
+    {"(20001,11) 1 short rows, chunks of rows a warp", 2, {20001, 11}, 1, {1}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -326,6 +340,13 @@ static int kept_launches;
 static int flatw_kept_launches;
 /* ... and of COLS runs in vectors folded across the tile (cols_runs_fold) */
 static int fold_launches;
+/* ... and of RUNT (run_tiles): all, split, several tiles a row, and by
+   bytes per load ([0] 2, [1] 4, [2] 8, [3] 16; [4]: other plans) */
+static int runt_launches, runt_split_launches, runt_tiled_launches;
+static int runt_vb[5];
+static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 : 3; }
+/* ... and of SEGW (seg_rows) */
+static int segw_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -388,6 +409,11 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
                      plan.args.vec != KG_RED_CV_SCALAR && plan.args.tile_rows > 1;
     flatw_kept_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.tile_rows > 1;
     fold_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.rdims.n > 0;
+    runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
+    segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
+    runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
+    runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
+    runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
@@ -941,8 +967,14 @@ static const kg_reduce_op value_ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, K
 static void ops_twice_reaching(const kg_red_tuning *t, const kg_reduce_op *ops, size_t n, int half, int rot,
                                int *launches, const char *what)
 {
+    /* the tests of the older classes keep the cases they reach: RUNT and
+       SEGW (default since session 25) stay off there, as in the chain they
+       were written for; the default path's tests run with them */
+    kg_red_tuning own = *t;
+    if (launches != &runt_launches && launches != &segw_launches)
+        own.run_tiles = own.seg_rows = 0;
     *launches = 0;
-    ops_twice_under(t, ops, n, half, rot);
+    ops_twice_under(&own, ops, n, half, rot);
     cr_log_info("%d launches of %s", *launches, what);
     if (!kt_sanitizer())
         cr_assert_gt(*launches, 0, "no case took %s", what);
@@ -1236,6 +1268,67 @@ Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case) {
 Test(gpu, column_periods_folded_across_the_tile_every_value_op_dtype_and_case_part_2)
 {
     rule_tunings(RULE_COLS_RUNS_FOLD, 1);
+}
+
+/* Every value reduction over every dtype and case under RUNT (short
+   reduced runs of any length under contiguous columns, tiles of whole
+   vectors, templates/reduce_runt.cuh) wherever it applies (run_tiles 2,
+   kg_red_force_runt), every call twice, bitwise equal, against the float64
+   / int64 reference: part 0 in loads of up to 16 bytes (half the ops), part
+   1 of up to 8 (the other half), part 2 in 4-byte words (every value op),
+   part 4 of one 2-byte element a lane (half the ops: 4-byte elements in
+   words); the tile counts split down the rows where they give fewer than 6
+   (parts 0, 2, 4) or 64 (part 1) units per multiprocessor. Some plans must
+   take several tiles a row, some splits, and some the part's load width.
+   Part 3: run_tiles 1 (the default chain's scalar column runs of 2-byte
+   elements only), every value op. */
+static void runt_tunings(int part)
+{
+    static const int vb[] = {16, 8, 4, 16, 2}, units[] = {6, 64, 6, 6, 6};
+    kg_red_tuning t = kg_red_force_runt(vb[part], units[part]);
+    if (part == 3)
+        t.run_tiles = 1;
+    runt_split_launches = runt_tiled_launches = 0;
+    memset(runt_vb, 0, sizeof runt_vb);
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], part < 2 ? part : part == 4 ? 0 : -1,
+                       part, &runt_launches, "run tiles");
+    cr_log_info("run tiles: %d split, %d of several tiles a row; loads of 2 / 4 / 8 / 16 bytes: %d / %d / %d / %d",
+                runt_split_launches, runt_tiled_launches, runt_vb[0], runt_vb[1], runt_vb[2], runt_vb[3]);
+    if (!kt_sanitizer() && part != 3) {
+        cr_assert_gt(runt_split_launches, 0, "no run tile plan split down the rows");
+        cr_assert_gt(runt_tiled_launches, 0, "no run tile plan of several tiles a row");
+        cr_assert_gt(runt_vb[runt_vb_at(vb[part])], 0, "no run tile plan loads %d bytes", vb[part]);
+    }
+}
+Test(gpu, run_tiles_in_16_byte_loads_every_value_op_dtype_and_case) { runt_tunings(0); }
+Test(gpu, run_tiles_in_8_byte_loads_split_more_every_value_op_dtype_and_case) { runt_tunings(1); }
+Test(gpu, run_tiles_in_4_byte_words_every_value_op_dtype_and_case) { runt_tunings(2); }
+Test(gpu, run_tiles_over_the_scalar_column_runs_every_value_op_dtype_and_case) { runt_tunings(3); }
+Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_and_case) { runt_tunings(4); }
+
+/* Every value reduction over every dtype and case under SEGW (short dense
+   rows, a warp's chunk of rows staged in shared memory by cp.async; tuning
+   seg_rows) wherever it applies, every call twice, bitwise equal, against
+   the float64 / int64 reference; half the ops each. Index reductions keep
+   their plans (the CPU test checks). */
+static void segw_tunings(int half)
+{
+    kg_red_tuning t = kg_red_force_segw();
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], half, half, &segw_launches,
+                       "warp-staged rows");
+}
+Test(gpu, warp_staged_rows_every_value_op_dtype_and_case) { segw_tunings(0); }
+Test(gpu, warp_staged_rows_every_value_op_dtype_and_case_part_2) { segw_tunings(1); }
+
+/* Index reductions never take RUNT (its kernel is empty for them): under
+   run_tiles 2 they keep their plans and their exact-index results. */
+Test(gpu, run_tiles_index_reductions_keep_their_plans)
+{
+    kg_red_tuning t = kg_red_force_runt_any();
+    const kg_reduce_op ops[] = {KG_RED_ARGMAX, KG_RED_ARGMIN};
+    runt_launches = 0;
+    ops_twice_under(&t, ops, sizeof ops / sizeof ops[0], -1, 1);
+    cr_assert_eq(runt_launches, 0, "an index reduction took a run tile plan");
 }
 
 /* The tunings above in three tests (Criterion runs them side by side). */

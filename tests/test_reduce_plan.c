@@ -79,6 +79,18 @@ static kg_status plan_nf(kg_reduce_op op, const kg_tensor *in, const int *axes, 
     return plan_tuned(op, in, axes, n_axes, keepdim, &t, p);
 }
 
+/* The default chain of before session 25: RUNT and SEGW off (defaults
+   since session 25's H200 round, pinned by run_tiles_cover_each_element_once
+   and warp_staged_rows_cover_each_element_once): the older classes' rules,
+   which the tests below pin on shapes those now take first. */
+static kg_status plan_s24(kg_reduce_op op, const kg_tensor *in, const int *axes, int n_axes, int keepdim,
+                          kg_red_plan *p)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0;
+    return plan_tuned(op, in, axes, n_axes, keepdim, &t, p);
+}
+
 /* The tuning that gives the plans of before the sweep (bench_reduce.c). */
 static const kg_red_tuning old_tuning = {
     .cols_lanes = 32, .cols_split_lanes = 32, .cols_split_units_per_sm = 16, .blocks_per_sm = 16};
@@ -469,10 +481,14 @@ Test(plan, flat_with_a_warp_per_unit_takes_short_slabs)
 
 Test(plan, adjacent_reduced_dims_merge)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     const int64_t s[] = {2, 3, 4};
     kg_tensor in = fake(IN_AT, KG_F32, 3, s);
     kg_red_plan p;
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SEGW, "rows of 12 f32: warp-staged by default");
+    cr_assert_eq(p.args.run, 12);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &in, (int[]){1, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.red, 12);
     cr_assert_eq(p.args.n_out, 2);
@@ -489,52 +505,53 @@ Test(plan, adjacent_reduced_dims_merge)
     cr_assert_eq(p.args.walk.n, 1, "dims 0 and 1 merge into one walk dim");
     cr_assert_eq(p.args.walk.in[0], 64);
     cr_assert_eq(p.args.walk.size[0], 600);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.walk.n, 2);
     cr_assert_eq(p.args.vec, 1, "runs of 4 f32: one vector each");
     const int64_t t[] = {3, 2, 1, 2};
     in = fake(IN_AT, KG_F32, 4, t);
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &in, (int[]){1, 2, 3}, 3, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS, "a size-1 dim between reduced dims does not separate them");
     cr_assert_eq(p.args.red, 4);
 }
 
 Test(plan, views_transposed_sliced_and_expanded)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_plan p;
     /* a transposed [5,7] (strides 1,5): summing every axis is one dense run,
        but argmax keeps the logical order (its index is the logical one) */
     kg_tensor t = fake(IN_AT, KG_F32, 2, (int64_t[]){5, 7});
     t.strides[0] = 1;
     t.strides[1] = 5;
-    cr_assert_eq(plan_of(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &t, NULL, 0, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.red, 35);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_ARGMAX, &t, NULL, 0, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.walk.size[0], 7, "innermost logical dim first");
     cr_assert_eq(p.args.walk.in[0], 5);
     cr_assert_eq(p.args.vec, 0);
-    cr_assert_eq(plan_of(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &t, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS, "dim 0 of the transpose is contiguous");
     cr_assert_eq(p.args.n_out, 7);
     /* t[:, ::2] along dim 1 and t[::2, :] along dim 0 */
     kg_tensor s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 1500});
     s.strides[0] = 3000;
     s.strides[1] = 2;
-    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &s, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0, "every other element: no vectors");
     s = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 3000});
     s.strides[0] = 6000;
-    cr_assert_eq(plan_of(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &s, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.walk.in[0], 6000);
     /* an expanded input: stride 0 along the reduced dim */
     kg_tensor e = fake(IN_AT, KG_F32, 2, (int64_t[]){64, 100});
     e.strides[0] = 0;
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &e, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.walk.in[0], 0);
     /* a misaligned start: columns fall back to one element per lane */
@@ -788,7 +805,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
     const int64_t V = 16 / (int64_t)es;
-    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE ? A->red / A->run
+    const int64_t cut = (p->cls == KG_RED_COLS && A->run > 1) || p->cls == KG_RED_TILE || p->cls == KG_RED_RUNT
+                            ? A->red / A->run
                         : p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER         ? A->tiles
                                                                                        : A->red; /* what splits cut */
     if (A->splits > 1 && ((A->splits - 1) * A->chunk >= cut || A->splits * A->chunk < cut))
@@ -1006,6 +1024,87 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                     if (col != q % K)
                         fail(c, "a flat lane folds an element into another column");
                     visit(c, oo + col * A->inner_out, r0 + q / K, start + q);
+                }
+            }
+        }
+        return;
+    }
+    if (p->cls == KG_RED_SEGW) {
+        /* kg_red_segw (reduce_runt.cuh): warp unit c copies the chunk's 32
+           args.cw 16-byte vectors of the stream (rows x run elements from
+           the input's start) and sums rows c R + r, r < R, each from the
+           chunk's elements r L .. r L + L - 1 */
+        const int64_t L = A->run, R = A->tile_rows, n = 16 / (int64_t)es, rows = A->inner;
+        if (c->indexed || es < 2 || es > 8 || L < 2 || R < 1 || R * L * (int64_t)es != 512 * (int64_t)A->cw ||
+            R * L * (int64_t)es > KG_RED_SEGW_BYTES || A->units != (rows + R - 1) / R || A->n_out != 1 ||
+            A->outer.n || A->splits != 1 || p->occ || A->red != L || rows * L != c->n_out * c->red ||
+            (uintptr_t)c->in->data % 16)
+            fail(c, "a warp-staged row plan the SEGW kernel does not take");
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t e0 = u * R * L;
+            if ((e0 * (int64_t)es) % 16)
+                fail(c, "a warp chunk starts off 16 bytes");
+            for (int64_t r = 0; r < R; r++) {
+                const int64_t row = u * R + r;
+                if (row >= rows)
+                    continue;
+                for (int64_t q = 0; q < L; q++) {
+                    const int64_t e = e0 + r * L + q; /* loaded by the chunk's vector (e - e0) / n */
+                    if ((e - e0) / n >= 32 * A->cw)
+                        fail(c, "a row element past the warp's chunk");
+                    visit(c, row * A->inner_out, q, e);
+                }
+            }
+        }
+        return;
+    }
+    if (p->cls == KG_RED_RUNT) {
+        /* kg_red_runt_v (reduce_runt.cuh): unit (o, tile, split); lane tx
+           of cw across takes the vector of n elements at tile x cw n + tx
+           n of each row, lanes ty of ny down take rows r0 + ty, + ny, ...
+           (the walk); each element's column is its row offset / run; the
+           tile's columns TC (args.tile_rows), the last tile what is left */
+        const int64_t cw = A->cw, ny = cw >= 1 ? KG_RED_THREADS / cw : 1, vb = A->vec, n = vb / (int64_t)es;
+        const int64_t L = A->run, TC = A->tile_rows, W = cw * n, rowlen = A->inner * A->run;
+        int64_t spans = 0;
+        for (int d = 0; d < A->walk.n; d++)
+            spans += (A->walk.size[d] + (d == A->walk.n - 1 ? A->walk.step[d] + 1 : 0)) * A->walk.in[d];
+        if (c->indexed || (vb != 2 && vb != 4 && vb != 8 && vb != 16) || n < 1 || n * (int64_t)es != vb || es < 2 ||
+            es > 8 || cw < 1 || cw > KG_RED_THREADS || L < 2 || W != TC * L || rowlen % n ||
+            A->tiles != (A->inner + TC - 1) / TC || A->units != A->n_out * A->tiles * A->splits || A->red % L ||
+            p->occ || A->deep || A->vstore || A->group || A->rdims.n || spans >= ((int64_t)1 << 30) ||
+            (A->splits > 1 && A->n_out * A->tiles > KG_RED_MAX_SEMAPHORES))
+            fail(c, "a run tile plan the RUNT kernel does not take");
+        if (A->walk.step[0] != (A->walk.n == 1 ? ny : ny % A->walk.size[0]))
+            fail(c, "a run tile walk that does not step by the lanes down");
+        const int64_t rows = A->red / L;
+        for (int64_t u = 0; u < A->units; u++) {
+            const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, 0, o, &io, &oo);
+            const int64_t r0 = split * A->chunk, r1 = r0 + A->chunk < rows ? r0 + A->chunk : rows;
+            for (int64_t tx = 0; tx < cw; tx++) {
+                const int64_t e0 = tile * W + tx * n;
+                if (e0 >= rowlen)
+                    continue;
+                if (e0 + n > rowlen)
+                    fail(c, "a run tile vector reaches past its row");
+                for (int64_t ty = 0; ty < ny; ty++) {
+                    int64_t r = r0 + ty;
+                    if (r >= r1)
+                        continue;
+                    wpos w;
+                    walk_at(&A->walk, r, &w);
+                    for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
+                        if ((io + e0 + w.off) % n)
+                            fail(c, "a run tile vector load is misaligned");
+                        for (int64_t k = 0; k < n; k++) {
+                            const int64_t e = e0 + k, col = e / L;
+                            if (col < tile * TC || col >= (tile + 1) * TC)
+                                fail(c, "a run tile lane folds an element into another tile's column");
+                            visit(c, oo + col * A->inner_out, r * L + e % L, io + e + w.off);
+                        }
+                    }
                 }
             }
         }
@@ -1714,10 +1813,15 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     /* [500,1974,17] (0,2): runs of 17 innermost, 1974 columns of stride 17 */
     kg_tensor a = fake(IN_AT, KG_BF16, 3, (int64_t[]){500, 1974, 17});
     cr_assert_eq(plan_of(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
-    cr_assert_eq(p.cls, KG_RED_COLS, "on by default");
+    cr_assert_eq(p.cls, KG_RED_RUNT, "by default since session 25 (sweep #2: 24.7 -> 22.1 us on the H200)");
+    cr_assert_eq(p.args.vec, 4);
+    cr_assert_eq(p.args.cw, 255);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS, "on in the chain under RUNT");
     cr_assert_eq(p.args.run, 17);
     cr_assert_eq(p.args.deep, 0, "cols_runs_plain by default: the plain walk");
     kg_red_tuning narrow = kg_red_tuning_default, plain = kg_red_tuning_default;
+    narrow.run_tiles = plain.run_tiles = 0;
     narrow.cols_runs_plain = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){0, 2}, 2, 0, &narrow, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1, "without it, 2-byte elements: a narrow walk");
@@ -1757,6 +1861,206 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
     cr_assert_eq(p.cls, KG_RED_NEST);
 }
 
+/* RUNT (run_tiles): short reduced runs of any length under contiguous
+   columns in tiles of whole vectors. The plans of the GPU tests' run tile
+   cases (test_reduce.c) and of the bench sweep's scalar column runs, and
+   the plan checker's walk of every value op's plan over each shape under
+   each forced load width (down to one 2-byte element a lane, which takes
+   rows of odd counts and misaligned inputs); index reductions, 1-byte
+   elements and runs past 64 bytes keep their plans; by default (since session 25) only
+   in loads of 4 bytes or more over the scalar column runs of 2-byte elements. */
+typedef struct runt_case {
+    kg_dtype dt;
+    int nd;
+    int64_t shape[6];
+    unsigned mask;
+    int vb, cw, tc, tiles; /* under run_tiles 1 (and 2): bytes per load, lanes across, columns a tile, tiles (vb 0:
+                              not taken) */
+    int split;             /* 1: split down the rows */
+} runt_case;
+
+Test(plan, run_tiles_cover_each_element_once)
+{
+    static const runt_case cases[] = {
+        /* the GPU tests' cases (bf16) */
+        {KG_BF16, 3, {40, 610, 17}, 0x5, 4, 255, 30, 21, 1},
+        {KG_BF16, 3, {3000, 12, 6}, 0x5, 16, 9, 12, 1, 1},
+        {KG_BF16, 5, {7, 5, 9, 40, 3}, 0x15, 16, 15, 40, 1, 0},
+        /* sweep #2 [500,1974,17] (0,2): rows of 33558 elements, words */
+        {KG_BF16, 3, {50, 1974, 17}, 0x5, 4, 255, 30, 66, 1},
+        /* sweep #10's order scaled: K3 R4 rows of 12 elements in 8-byte loads */
+        {KG_BF16, 6, {33, 25, 22, 3, 2, 2}, 0x35, 8, 3, 3, 1, 1},
+        /* f16 runs of 9 under 100 columns (rows of 900: 8-byte loads), two walk dims */
+        {KG_F16, 5, {6, 4, 11, 100, 9}, 0x15, 8, 225, 100, 1, 1},
+    };
+    char why[256];
+    kg_red_class cls;
+    int defaults = 0; /* cases run tiles take by default */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const runt_case *c = &cases[i];
+        kg_tensor in = fake(IN_AT, c->dt, c->nd, c->shape);
+        int axes[6], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p;
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p), KG_OK);
+        cr_assert(p.cls != KG_RED_RUNT || (c->dt != KG_F32 && c->dt != KG_I32 && c->dt != KG_F64 && p.args.vec >= 4),
+                  "case %zu: by default run tiles only in loads of 4 bytes or more over 2-byte elements", i);
+        defaults += p.cls == KG_RED_RUNT;
+        for (int mode = 1; mode <= 2; mode++) {
+            kg_red_tuning t = kg_red_force_runt(16, 6);
+            t.run_tiles = mode;
+            cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+            cr_assert_eq(p.cls, KG_RED_RUNT, "case %zu run_tiles %d: class %d", i, mode, p.cls);
+            cr_assert_eq(p.args.vec, c->vb, "case %zu: %d bytes a load", i, p.args.vec);
+            cr_assert_eq(p.args.cw, c->cw, "case %zu: %d lanes across", i, p.args.cw);
+            cr_assert_eq(p.args.tile_rows, c->tc, "case %zu: %lld columns a tile", i, (long long)p.args.tile_rows);
+            cr_assert_eq(p.args.tiles, c->tiles, "case %zu: %lld tiles", i, (long long)p.args.tiles);
+            cr_assert_eq(p.args.splits > 1, c->split, "case %zu: %d splits", i, p.args.splits);
+            cr_assert_eq(p.grid, p.args.units < 132 * t.blocks_per_sm ? p.args.units : 132 * t.blocks_per_sm);
+            cr_assert(p.args.splits == 1 || p.partial_bytes >= (size_t)(p.args.units * p.args.tile_rows * 4));
+            cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+            cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &in, axes, n, 0, &t, &p), KG_OK);
+            cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: an index reduction took run tiles", i);
+        }
+        /* every op, under every forced load width and split target */
+        for (int vb = 16; vb >= 2; vb /= 2)
+            for (int units = 6; units <= 64; units += 58) {
+                const kg_red_tuning t = kg_red_force_runt(vb, units);
+                for (int op = 0; op < KG_RED_COUNT; op++)
+                    if ((kg_red_infos[op].dtype_mask >> c->dt) & 1u)
+                        cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls),
+                                  "case %zu vb %d units %d %s: %s", i, vb, units, kg_red_infos[op].name, why);
+            }
+    }
+    cr_assert_gt(defaults, 0, "no case takes run tiles by default");
+    /* 4- and 8-byte elements: no run tiles (they lost in session 25's
+       round, s25r1 run_tiles 2; their kernels are empty), under any tuning */
+    static const runt_case wide[] = {
+        {KG_F32, 3, {64, 300, 5}, 0x5, 16, 255, 204, 2, 1},
+        {KG_I32, 5, {7, 5, 9, 40, 3}, 0x15, 16, 30, 40, 1, 1},
+        {KG_F64, 3, {30, 100, 4}, 0x5, 16, 200, 100, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        const runt_case *c = &wide[i];
+        kg_tensor in = fake(IN_AT, c->dt, c->nd, c->shape);
+        int axes[6], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p;
+        for (int mode = 1; mode <= 2; mode++)
+            for (int vb = 16; vb >= 4; vb /= 2) {
+                kg_red_tuning t = kg_red_force_runt(vb, 6);
+                t.run_tiles = mode;
+                for (int op = 0; op < KG_RED_COUNT; op++)
+                    if ((kg_red_infos[op].dtype_mask >> c->dt) & 1u) {
+                        cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t, &p), KG_OK);
+                        cr_assert_neq(p.cls, KG_RED_RUNT, "wide case %zu: run tiles over %d-byte elements", i,
+                                      (int)kg_dtype_size(c->dt));
+                        cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls),
+                                  "wide case %zu vb %d %s: %s", i, vb, kg_red_infos[op].name, why);
+                    }
+            }
+    }
+    const kg_red_tuning t = kg_red_force_runt(16, 6);
+    kg_red_plan p;
+    /* rows of 441 elements (odd): one 2-byte element a lane */
+    kg_tensor odd = fake(IN_AT, KG_BF16, 3, (int64_t[]){50, 63, 7});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &odd, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_RUNT, "rows of an odd count of 2-byte elements");
+    cr_assert_eq(p.args.vec, 2);
+    cr_assert_eq(p.args.cw, 252, "36 columns of 7 a tile");
+    cr_assert_eq(p.args.tiles, 2);
+    cr_assert_eq(plan_of(KG_RED_SUM, &odd, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "by default not in one 2-byte element a lane (s25r1 #54, #89: 1.44-1.77x)");
+    /* a misaligned input (2 bytes past 16): one element a lane */
+    kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){50, 600, 4});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_RUNT);
+    cr_assert_eq(p.args.vec, 2, "an input 2 bytes off its 4-byte words");
+    for (int vb = 16; vb >= 2; vb /= 2) {
+        const kg_red_tuning tv = kg_red_force_runt(vb, 64);
+        cr_assert(check_plan(KG_RED_SUM, &mis, 0x5, &tv, why, sizeof why, &cls), "%s", why);
+        cr_assert(check_plan(KG_RED_MAX, &odd, 0x5, &tv, why, sizeof why, &cls), "%s", why);
+    }
+    mis = fake(IN_AT + 4, KG_BF16, 3, (int64_t[]){50, 600, 5});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_RUNT);
+    cr_assert_eq(p.args.vec, 4, "4 bytes off 16: words");
+    cr_assert(check_plan(KG_RED_SUM, &mis, 0x5, &t, why, sizeof why, &cls), "%s", why);
+    /* 1-byte elements and runs past 64 bytes: never */
+    kg_tensor u8 = fake(IN_AT, KG_U8, 3, (int64_t[]){50, 600, 8});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &u8, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "1-byte elements");
+    kg_tensor longr = fake(IN_AT, KG_BF16, 3, (int64_t[]){50, 600, 33});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &longr, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT, "runs of 66 bytes");
+}
+
+/* SEGW (seg_rows): short dense rows staged a warp at a time. The sweep's
+   rows of 3 and 11 (bf16, #8 and #70 scaled), 5 and 9 (f32, #67, #87), a
+   stream whose last vector is partial, keepdim; the plan checker walks
+   every op's plan; index reductions, rows under a further kept dim, rows
+   of chunks past KG_RED_SEGW_BYTES or of fewer than 32 rows (f16 rows of
+   16: 32 bytes) and misaligned inputs keep their plans; the default (since session 25). */
+Test(plan, warp_staged_rows_cover_each_element_once)
+{
+    static const struct {
+        kg_dtype dt;
+        int64_t rows, L;
+        int R, cw; /* rows a chunk, vectors a lane (0: not taken) */
+    } cases[] = {
+        {KG_BF16, 50001, 3, 256, 3},  {KG_BF16, 30001, 11, 256, 11}, {KG_F32, 20001, 5, 128, 5},
+        {KG_F32, 10001, 9, 128, 9},   {KG_I32, 7777, 2, 64, 1},      {KG_F64, 999, 3, 64, 3},
+        {KG_F16, 4097, 16, 0, 0},     {KG_BF16, 100, 7, 256, 7},     {KG_I32, 5000, 17, 0, 0},
+        {KG_F32, 3000, 12, 32, 3},
+    };
+    kg_red_tuning t = kg_red_force_segw();
+    char why[256];
+    kg_red_class cls;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int64_t shape[2] = {cases[i].rows, cases[i].L};
+        kg_tensor in = fake(IN_AT, cases[i].dt, 2, shape);
+        kg_red_plan p;
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){1}, 1, 0, &p), KG_OK);
+        cr_assert_eq(p.cls == KG_RED_SEGW, cases[i].R != 0, "case %zu: warp-staged rows by default where they apply",
+                     i);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
+        if (!cases[i].R) {
+            cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: a chunk past KG_RED_SEGW_BYTES or under 32 rows", i);
+            continue;
+        }
+        cr_assert_eq(p.cls, KG_RED_SEGW, "case %zu: class %d", i, p.cls);
+        cr_assert_eq(p.args.tile_rows, cases[i].R, "case %zu: %lld rows a chunk", i, (long long)p.args.tile_rows);
+        cr_assert_eq(p.args.cw, cases[i].cw, "case %zu: %d vectors a lane", i, p.args.cw);
+        cr_assert_eq(p.grid, (unsigned)((p.args.units + 7) / 8 < 132 * t.blocks_per_sm ? (p.args.units + 7) / 8
+                                                                                         : 132 * t.blocks_per_sm));
+        cr_assert_eq(plan_tuned(KG_RED_ARGMIN, &in, (int[]){1}, 1, 0, &t, &p), KG_OK);
+        cr_assert_neq(p.cls, KG_RED_SEGW, "case %zu: an index reduction took warp-staged rows", i);
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> cases[i].dt) & 1u)
+                cr_expect(check_plan((kg_reduce_op)op, &in, 0x2, &t, why, sizeof why, &cls), "case %zu %s: %s", i,
+                          kg_red_infos[op].name, why);
+    }
+    kg_red_plan p;
+    /* rows under two kept dims whose strides do not merge (a permuted layout): not taken */
+    kg_tensor two = fake(IN_AT, KG_BF16, 3, (int64_t[]){30, 40, 3});
+    two.strides[0] = 3;
+    two.strides[1] = 90;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &two, (int[]){2}, 1, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SEGW, "rows under two kept dims");
+    /* misaligned: not taken */
+    kg_tensor mis = fake(IN_AT + 2, KG_BF16, 2, (int64_t[]){5000, 3});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){1}, 1, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SEGW, "an input off 16 bytes");
+    /* keepdim: the same plan */
+    kg_tensor kd = fake(IN_AT, KG_BF16, 2, (int64_t[]){5000, 3});
+    cr_assert_eq(plan_tuned(KG_RED_MEAN, &kd, (int[]){1}, 1, 1, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SEGW);
+}
+
 /* kg_red_force_runs: short reduced runs under contiguous columns in
    vectors (cols_runs_vec, before TILE with tile_vec) and no scalar column
    run where NEST moves the run in vectors (cols_runs_nest_vec), on the
@@ -1764,8 +2068,10 @@ Test(plan, short_reduced_runs_under_contiguous_columns_take_columns_with_a_run)
    the runs in vectors in the colsp kernel (occ 3). */
 Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     const kg_red_tuning t = kg_red_force_runs();
     kg_red_tuning off = kg_red_tuning_default; /* session 18's rules */
+    off.run_tiles = off.seg_rows = 0; /* the chain of before session 25 */
     off.cols_runs_vec = 0;
     off.tile_vec = 0;
     off.cols_runs_nest_vec = 0;
@@ -1779,7 +2085,7 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     const int ax194[] = {0, 1, 4};
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &off, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE, "without the rules: TILE");
-    cr_assert_eq(plan_of(KG_RED_SUM, &a, ax194, 3, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &a, ax194, 3, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "the default: runs in vectors");
     cr_assert_eq(p.args.run, 2);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, ax194, 3, 0, &t, &p), KG_OK);
@@ -1824,7 +2130,7 @@ Test(plan, short_runs_in_vectors_and_no_scalar_runs_where_nest_takes_vectors)
     cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &off, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "without the rules: a column run");
     cr_assert_eq(p.args.run, 24);
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &e, ax56, 3, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "the default: NEST in vectors");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &e, ax56, 3, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
@@ -2105,16 +2411,20 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
 
 Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_plan p;
     /* rows of 3 bf16 (6 bytes): NEST lanes of 4 rows (tiles only over 4-byte elements and wider: s17r1, sweep
        #8, 157.5 us in tiles, 133.5 so), for index reductions too; rows of 3 f32 (12 bytes): tiles for value
        reductions */
     kg_tensor r3 = fake(IN_AT, KG_BF16, 2, (int64_t[]){22369622, 3});
     cr_assert_eq(plan_of(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SEGW, "sweep #8 by default since session 25 (H200: 116.9 -> 64.9 us)");
+    cr_assert_eq(plan_s24(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "2-byte rows of 3: no tiles by default");
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4);
     kg_red_tuning any_es = kg_red_tuning_default;
+    any_es.run_tiles = any_es.seg_rows = 0; /* the chain of before session 25 */
     any_es.tile_min_es = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &r3, (int[]){1}, 1, 0, &any_es, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE);
@@ -2122,10 +2432,10 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.tile_rows, KG_RED_TILE_ELEMS / 3);
     kg_tensor f3 = fake(IN_AT, KG_F32, 2, (int64_t[]){22369622, 3});
-    cr_assert_eq(plan_of(KG_RED_SUM, &f3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &f3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TILE);
     cr_assert_eq(p.args.run, 3);
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_ARGMAX, &r3, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST, "tiles take index reductions only with tile = 2: NEST lanes of 4 rows");
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4);
@@ -2133,10 +2443,11 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.cls, KG_RED_ROWS, "rows in the old tuning");
     /* rows of 11 f32 (44 bytes): NEST lanes of 4 rows each (rows_multi, r4), rows before */
     kg_tensor r11 = fake(IN_AT, KG_F32, 2, (int64_t[]){3050403, 11});
-    cr_assert_eq(plan_of(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.cw, 4);
     kg_red_tuning no_multi = kg_red_tuning_default;
+    no_multi.run_tiles = no_multi.seg_rows = 0; /* the chain of before session 25 */
     no_multi.nest_multi = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &r11, (int[]){1}, 1, 0, &no_multi, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
@@ -2144,7 +2455,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
        reductions (nest_cover), a narrow nest walk for index reductions and
        without nest_cover, in any dtype */
     kg_tensor n = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 17754, 63});
-    cr_assert_eq(plan_of(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
     cr_assert_eq(p.args.deep, 0);
@@ -2155,18 +2466,19 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     cr_assert_eq(p.args.walk.in[0], 4);
     cr_assert_eq(p.args.cw, 0, "runs of 252 bytes: a test per element (nest_cover_whole: 1 KiB)");
     kg_tensor cl = fake(IN_AT, KG_F32, 3, (int64_t[]){15, 1777, 511});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cl, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cl, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
     cr_assert_eq(p.args.cw, 1, "runs of 2044 bytes: whole vectors pushed without a test");
     kg_tensor cb16 = fake(IN_AT, KG_BF16, 3, (int64_t[]){15, 1777, 1023});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cb16, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cb16, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_NEST_COVER);
     cr_assert_eq(p.args.cw, 0, "2-byte elements: a test per element");
-    cr_assert_eq(plan_of(KG_RED_ARGMAX, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_ARGMAX, &n, (int[]){0, 2}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.vec, 0);
     cr_assert_eq(p.args.deep, 1);
     kg_red_tuning no_cover = kg_red_tuning_default;
+    no_cover.run_tiles = no_cover.seg_rows = 0; /* the chain of before session 25 */
     no_cover.nest_cover = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &n, (int[]){0, 2}, 2, 0, &no_cover, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
@@ -2175,7 +2487,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
     /* columns of no vector: several per lane (one per lane: narrow walks
        for 2-byte elements only) */
     kg_tensor cb = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 167773});
-    cr_assert_eq(plan_of(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cb, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
     cr_assert_eq(p.args.deep, 0);
@@ -2192,6 +2504,7 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
        tiles, one wave of the 4-block kernel */
     kg_tensor cv = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
     kg_red_tuning nofill = kg_red_tuning_default;
+    nofill.run_tiles = nofill.seg_rows = 0; /* the chain of before session 25 */
     nofill.flat = 0;
     nofill.cols_split_fill = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cv, (int[]){0}, 1, 0, &nofill, &p), KG_OK);
@@ -2208,7 +2521,9 @@ Test(plan, the_measured_defaults_pick_tiles_narrow_walks_and_fewer_vector_splits
 
 Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the_banks)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0; /* the chain of before session 25 */
     t.tile_max_bytes = 1024;
     t.tile_banks = 1;
     t.tile_min_es = 0; /* 2-byte rows too */
@@ -2237,7 +2552,9 @@ Test(plan, tiles_take_the_fewest_lanes_per_row_that_fill_the_block_and_spare_the
 
 Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0; /* the chain of before session 25 */
     t.nest_multi = 4;
     t.nest_multi_lanes = 2048;
     t.nest_g1_items = 0;
@@ -2278,6 +2595,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
     cr_assert_eq(p.args.deep, 0);
     t.nest_multi_plain = kg_red_tuning_default.nest_multi_plain;
     kg_red_tuning nos = kg_red_tuning_default;
+    nos.run_tiles = nos.seg_rows = 0; /* the chain of before session 25 */
     nos.slab = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &a, (int[]){3}, 1, 0, &nos, &p), KG_OK);
     cr_assert_eq(p.args.cw, kg_red_tuning_default.nest_multi == 4 ? 4 : 0);
@@ -2370,7 +2688,7 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
             kg_red_plan q, d;
             const kg_reduce_op o = op ? KG_RED_ARGMAX : KG_RED_SUM;
             cr_assert_eq(plan_tuned(o, &k, &keep[i].axis, 1, 0, &t, &q), KG_OK);
-            cr_assert_eq(plan_of(o, &k, &keep[i].axis, 1, 0, &d), KG_OK);
+            cr_assert_eq(plan_s24(o, &k, &keep[i].axis, 1, 0, &d), KG_OK);
             cr_assert_eq(q.cls, keep[i].cls, "case %zu", i);
             cr_assert_eq(q.cls, d.cls, "case %zu", i);
             cr_assert_eq(q.grid, d.grid, "case %zu", i);
@@ -2385,7 +2703,9 @@ Test(plan, short_reductions_over_many_outputs_take_several_outputs_per_lane)
    reductions and walks past 2^30 elements keep the others. */
 Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
 {
+    /* the older classes' rules: RUNT and SEGW (defaults since session 25) off (plan_s24) */
     kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles = t.seg_rows = 0; /* the chain of before session 25 */
     t.cols_occ = 4;
     t.nest_occ = 4;
     kg_red_plan p;
@@ -2393,7 +2713,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.occ, 4);
-    cr_assert_eq(plan_of(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.occ, 4, "the default");
     /* a grid of at most 2 blocks per multiprocessor: the 2-block kernel
        ([500,2048,133] axes (0,1) with the column splits of before: 256
@@ -2405,7 +2725,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_leq(p.grid, 2 * 132);
     cr_assert_eq(p.occ, 0, "grid %u", p.grid);
     t.cols_split_fill = kg_red_tuning_default.cols_split_fill;
-    cr_assert_eq(plan_of(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &few, (int[]){0, 1}, 2, 0, &p), KG_OK);
     cr_assert_eq(p.grid, 4 * 132);
     cr_assert_eq(p.occ, 4, "the default");
     t.cols_split_fill = 0;
@@ -2418,11 +2738,11 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
        with cols_occ_wide ([24,255,10966] axis 0: 2796330 columns) */
     const int64_t sh3[] = {24, 255, 10966};
     const kg_tensor sf = fake(IN_AT, KG_F32, 3, sh3), si = fake(IN_AT, KG_I32, 3, sh3);
-    cr_assert_eq(plan_of(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &sf, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
     cr_assert_eq(p.occ, 4);
-    cr_assert_eq(plan_of(KG_RED_SUM, &si, (int[]){0}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &si, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.args.vec, KG_RED_CV_STRIDED);
     cr_assert_eq(p.occ, 0, "i32: 8-byte accumulators");
     t.cols_occ_wide = 1;
@@ -2435,6 +2755,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
        ([3728271,9] f32 axis 1: rows of 9, 4 to a lane) */
     const kg_tensor narrow = fake(IN_AT, KG_BF16, 6, (int64_t[]){9, 4095, 128, 2, 2, 2});
     kg_red_tuning nt = kg_red_tuning_default;
+    nt.run_tiles = nt.seg_rows = 0; /* the chain of before session 25 */
     nt.cols_runs_kept = 0;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &narrow, (int[]){0, 1, 4}, 3, 0, &nt, &p), KG_OK);
     cr_assert_eq(p.args.deep, 1);
@@ -2444,7 +2765,7 @@ Test(plan, walks_at_more_blocks_per_multiprocessor_where_they_apply)
     cr_assert_eq(p.args.deep, 1);
     cr_assert_eq(p.occ, 0);
     const kg_tensor multi = fake(IN_AT, KG_F32, 2, (int64_t[]){3728271, 9});
-    cr_assert_eq(plan_of(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_s24(KG_RED_SUM, &multi, (int[]){1}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_NEST);
     cr_assert_eq(p.args.group, 1);
     cr_assert_eq(p.args.cw, 4);
