@@ -313,7 +313,8 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    3001x4097^T: no rule, so forced only. Its tiles that are not whole (the
    first j tile, a c tile with fewer than 144 positions left) take the
    predicated path. 2 (the default since s25r1): the second form (below)
-   where kg_ew_tpx_by_default. */
+   where kg_ew_tpx_by_default. 3 (forced only): 2's and
+   kg_ew_tpx_on_tperma's copies. */
 static int tpermw_mode = 2;
 
 /* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
@@ -341,6 +342,38 @@ KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
     return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
            tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
            (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
+}
+
+/* The second rule (tpermw_mode 3, forced only; session 26's candidate,
+   not yet measured as a rule): the second form where main's choice runs
+   tperma (kg_ew_tperma_by_default) and the tpx plan tw has at least
+   KG_TPX_RULE2_JTILES j tiles, tiles at least 90% full along both axes,
+   at least 3 waves of tiles and a last wave at least a quarter full or
+   none (a wave: 6 blocks x sm_count SMs, 6 the kernel's compiled bound
+   KG_TPH_MIN_BLOCKS). Why:
+   in s25r1 (H200, 2026-12-05, % of copy, tperma / tpx forced) tpx won on
+   the tperma rows whose j axis is long and whose tiles end mid-wave
+   ([429,487,105] p2.1.0 52.2 / 64.3 at 7.29 waves, [1999,5,2053] p2.1.0
+   50.0 / 60.2 at 3.35, [7,2053,1999] p0.2.1 66.8 / 73.7, 6007x5003^T 65.1
+   / 68.3 at 4.81, 11009x1983^T 60.2 / 61.7 at 3.52), was level on
+   2053x8191^T (61.8 / 61.6 at 2.86 waves) and lost where its
+   tiles sat just past whole waves with tiles as full (4097x3001^T 59.3 /
+   53.2 at 2.04 waves, 3001x4097^T at 2.03, 1031x16411^T 61.7 / 57.9 at
+   3.01, [33,64,95,91] p3.2.0.1 at 3.005, [255,387,259] p1.2.0 at 4.08) or
+   a short axis (j of 183 or fewer: x0.30-0.92). */
+#define KG_TPX_RULE2_JTILES 16
+#define KG_TPX_BLOCKS_PER_SM 6
+KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
+KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count)
+{
+    if (!(tp->staged & 2u) || tp->rect || tp->words || !kg_ew_tperma_by_default(tp) || tw->words != 2 ||
+        tw->rc == 0 || sm_count <= 0 || tw->tiles_j < KG_TPX_RULE2_JTILES)
+        return 0;
+    if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * tw->rc * 9 ||
+        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * KG_TPX_TJ * 9)
+        return 0;
+    const int64_t wave = (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count, left = (int64_t)tw->tiles % wave;
+    return tw->tiles >= 3 * wave && (left == 0 || 4 * left >= wave);
 }
 
 /* which form of the 2-byte <op>_tperms runs where it runs
@@ -1414,9 +1447,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
             (force == KG_EW_TPERMS ||
              (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form)) ||
-             (force < 0 && tpermw_mode == 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
+             (force < 0 && tpermw_mode >= 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
             (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
-            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw))) {
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw) ||
+             (tpermw_mode == 3 && kg_ew_tpx_on_tperma(&tp, &tw, ctx->sm_count)))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
@@ -1503,7 +1537,7 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 2, 0},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 3, 0},
     {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},

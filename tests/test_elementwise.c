@@ -28,6 +28,8 @@
 
 /* runtime/elementwise.c: the perm variant's plan (kg_params.h; tperm's is in layout.h) */
 int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o);
+/* runtime/elementwise.c: the second form's second rule (KG_EW_TUNE_TPERMW 3, forced only) */
+int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
 
 /* ---- views: a shape, strides and an offset into a storage buffer -------- */
 
@@ -2954,6 +2956,172 @@ Test(tperm_plan, tpx_where_it_measured_faster)
         cr_assert_eq(got, gs[i].want, "GPU case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j,
                      tp.flat);
     }
+}
+
+
+/* The candidate of session 26 (KG_EW_TUNE_TPERMW 3, forced only): the
+   second form also where tperma runs, on the copies kg_ew_tpx_on_tperma
+   takes (at least 16 j tiles, tiles at least 90% full, at least 3 waves
+   of 6 blocks a multiprocessor, the last at least a quarter full). A dense
+   buffer of physical shape P read in the order p (read_in_order), copied
+   into a dense output; want: the rule takes it on 132 multiprocessors
+   (H100 SXM, H200). Shared by the GPU test
+   tperms::copies_2byte_pairs_second_rule and the CPU test
+   tperm_plan::tpx_second_rule. */
+typedef struct {
+    int nd;
+    int64_t P[5];
+    int p[5];
+    int want;
+} rule2_case;
+
+static const rule2_case tpx_rule2_cases[] = {
+    {2, {7915, 4339}, {1, 0}, 1},                 /* 62 x 70 tiles, 5.48 waves */
+    {3, {1999, 5, 2053}, {2, 1, 0}, 1},           /* j folds two dims: 16 x 166 tiles, 3.35 waves */
+    {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 1},       /* c tiles of 64: 1 x 140 x 33, 5.83 waves */
+    {5, {56, 27, 45, 71, 7}, {3, 4, 2, 0, 1}, 1}, /* c folds two dims, j three: 12 x 361, 5.47 waves */
+    {2, {4097, 3001}, {1, 0}, 0},                 /* 33 x 49 tiles, 2.04 waves: tperma */
+    {3, {115, 1041, 183}, {0, 2, 1}, 0},          /* j of 3 tiles: tperma */
+};
+
+/* The plans of a rule2_case's copy (2-byte elements, the input at in, the
+   output at out): tperm's (tp, its word pairs as the launch sets them) and
+   the second form's (tw); 0 where either has none */
+static int rule2_plans(const rule2_case *c, void *in, void *out, kg_tperm *tp, kg_tperm *tw)
+{
+    int64_t shape[KG_MAX_DIMS];
+    const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
+    kg_tensor ta = tview(in, KG_BF16, &a), to = tview(out, KG_BF16, &o);
+    const kg_tensor *ins[1] = {&ta};
+    kg_layout L;
+    kg_layout_build(&L, &to, ins, 1);
+    const size_t es[4] = {2, 2, 0, 0};
+    if (!kg_ew_plan_tperm(&L, es, tp) || !kg_ew_plan_tpx(&L, tw))
+        return 0;
+    tp->words = (uint32_t)kg_ew_tperm_words_ok(tp, out, in, NULL);
+    return 1;
+}
+
+/* KG_EW_TUNE_TPERMW 3 on tpx_rule2_cases (18 to 34 million elements):
+   bf16 and f16, the input and the output off by 0 or 1 element; each
+   output element's bits against the input element the permutation puts
+   there (int64 indexing; unwritten elements keep the 0xffff poison, which
+   no input holds); the second form runs exactly where kg_ew_tpx_on_tperma
+   takes the copy on this device (on 132 multiprocessors: where want says),
+   tperma elsewhere. */
+Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .timeout = 600)
+{
+    reset_tile_tunings();
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 3);
+    int sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    uint64_t st = kt_seed() ^ 0x26u;
+    for (size_t i = 0; i < sizeof tpx_rule2_cases / sizeof tpx_rule2_cases[0]; i++) {
+        const rule2_case *c = &tpx_rule2_cases[i];
+        int64_t ps[5], n = 1;
+        for (int d = c->nd - 1; d >= 0; d--) {
+            ps[d] = n;
+            n *= c->P[d];
+        }
+        uint16_t *h = malloc((size_t)(n + 1) * 2), *g = malloc((size_t)(n + 1) * 2);
+        cr_assert(h && g);
+        for (int64_t e = 0; e <= n; e++) {
+            uint16_t v = (uint16_t)(kt_next(&st) >> 17);
+            h[e] = v == 0xffffu ? 0x3f80u : v;
+        }
+        uint16_t *din = kt_alloc(ctx, (size_t)(n + 1) * 2), *dout = kt_alloc(ctx, (size_t)(n + 1) * 2);
+        kt_upload(ctx, din, h, (size_t)(n + 1) * 2);
+        for (int k = 0; k < 3; k++) {
+            const kg_dtype dt = k == 1 ? KG_F16 : KG_BF16;
+            const int io = k >= 1, oo = k != 1;
+            int64_t shape[KG_MAX_DIMS];
+            const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
+            kg_tensor ta = tview(din + io, dt, &a), to = tview(dout + oo, dt, &o);
+            kg_tperm tp, tw;
+            const int rule = rule2_plans(c, din + io, dout + oo, &tp, &tw) && kg_ew_tpx_on_tperma(&tp, &tw, sms);
+            if (sms == 132)
+                cr_assert_eq(rule, c->want, "case %zu: the rule on 132 multiprocessors", i);
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)(n + 1) * 2));
+            const kg_tensor *ins[1] = {&ta};
+            KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
+            KT_OK(ctx, kg_sync(ctx));
+            const int used = kg_test_last_ew_variant(ctx);
+            cr_assert_eq(used, rule ? KG_EW_TPERMS : KG_EW_TPERMA, "case %zu.%d: variant %d", i, k, used);
+            kt_download(ctx, g, dout, (size_t)(n + 1) * 2);
+            cr_assert(oo == 0 || g[0] == 0xffffu, "case %zu.%d: the element before the output written", i, k);
+            int64_t idx[5] = {0};
+            for (int64_t e = 0; e < n; e++) {
+                int64_t at = io;
+                for (int d = 0; d < c->nd; d++)
+                    at += idx[d] * ps[c->p[d]];
+                if (g[oo + e] != h[at])
+                    cr_assert_fail("case %zu.%d (%s, in +%d, out +%d): element %lld: %#x, want %#x", i, k,
+                                   kg_dtype_name(dt), io, oo, (long long)e, g[oo + e], h[at]);
+                for (int d = c->nd - 1; d >= 0; d--) {
+                    if (++idx[d] < shape[d])
+                        break;
+                    idx[d] = 0;
+                }
+            }
+            cr_assert(oo == 1 || g[n] == 0xffffu, "case %zu.%d: the element after the output written", i, k);
+        }
+        KT_OK(ctx, kg_free(ctx, din));
+        KT_OK(ctx, kg_free(ctx, dout));
+        free(h);
+        free(g);
+    }
+    reset_tile_tunings();
+}
+
+/* kg_ew_tpx_on_tperma on the perm bench's bf16 rows that main runs with
+   tperma (s25r1's A/B, x = tperma / tpx forced, in the comments: the rule
+   takes every row that gained by 2% or more and none that lost), then on
+   tpx_rule2_cases; the rule never takes a copy mode 2 takes, nor one with
+   word pairs, nor on a device of no multiprocessors; on 114 (H100 PCIe)
+   the waves move */
+Test(tperm_plan, tpx_second_rule)
+{
+    static const rule2_case cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},             /* x1.050, 4.81 waves */
+        {2, {4097, 3001}, {1, 0}, 0},             /* x0.898, 2.04 waves */
+        {2, {3001, 4097}, {1, 0}, 0},             /* x0.958, 2.03 waves */
+        {2, {2053, 8191}, {1, 0}, 0},             /* x0.998, 2.86 waves */
+        {2, {1031, 16411}, {1, 0}, 0},            /* x0.940, c tiles 89% full, 3.01 waves */
+        {3, {7, 2053, 1999}, {0, 2, 1}, 1},       /* x1.103 */
+        {3, {1999, 5, 2053}, {2, 1, 0}, 1},       /* x1.204 */
+        {3, {255, 387, 259}, {0, 2, 1}, 0},       /* x0.986, j 5 tiles */
+        {3, {255, 387, 259}, {1, 2, 0}, 0},       /* x0.978, 4.08 waves */
+        {3, {255, 387, 259}, {2, 0, 1}, 0},       /* tperm2 (mode 2's) */
+        {4, {33, 64, 95, 91}, {0, 3, 1, 2}, 0},   /* x0.869, j 2 tiles */
+        {4, {33, 64, 95, 91}, {0, 3, 2, 1}, 1},   /* x1.024 */
+        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, 0},   /* x0.623, c 33 */
+        {4, {33, 64, 95, 91}, {2, 0, 3, 1}, 1},   /* x1.028 */
+        {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 1},   /* x1.038 */
+        {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 0},   /* x1.058, j 2 tiles */
+        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},   /* x0.906, 3.005 waves */
+        {3, {429, 487, 105}, {2, 1, 0}, 1},       /* x1.233 */
+        {3, {115, 1041, 183}, {0, 2, 1}, 0},      /* x0.881, j 3 tiles */
+        {2, {11009, 1983}, {1, 0}, 1},            /* x1.025 */
+        {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 0}, /* x0.299, j 11 */
+        {4, {73, 85, 219, 17}, {2, 3, 0, 1}, 1},  /* x1.063 */
+        {2, {6016, 5024}, {1, 0}, 0},             /* tperm's word pairs */
+    };
+    kg_tperm tp, tw;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        cr_assert(rule2_plans(&cs[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw), "case %zu: no plan", i);
+        cr_assert_eq(kg_ew_tpx_on_tperma(&tp, &tw, 132), cs[i].want, "case %zu (tpx %u x %u tiles, %u in all)", i,
+                     tw.tiles_c, tw.tiles_j, tw.tiles);
+        cr_assert(!(kg_ew_tpx_on_tperma(&tp, &tw, 132) && kg_ew_tpx_by_default(&tp, &tw)), "case %zu", i);
+        cr_assert(!kg_ew_tpx_on_tperma(&tp, &tw, 0), "case %zu", i);
+    }
+    for (size_t i = 0; i < sizeof tpx_rule2_cases / sizeof tpx_rule2_cases[0]; i++) {
+        cr_assert(rule2_plans(&tpx_rule2_cases[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw), "GPU case %zu", i);
+        cr_assert_eq(kg_ew_tpx_on_tperma(&tp, &tw, 132), tpx_rule2_cases[i].want, "GPU case %zu", i);
+    }
+    /* 6007 x 5003: 3807 tiles are 4.81 waves of 792 on 132 SMs, 5.57 of 684 on 114 (taken), 3.01 of 1266 on 211 */
+    cr_assert(rule2_plans(&cs[0], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw));
+    cr_assert(kg_ew_tpx_on_tperma(&tp, &tw, 114));
+    cr_assert(!kg_ew_tpx_on_tperma(&tp, &tw, 211));
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
