@@ -314,7 +314,8 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    first j tile, a c tile with fewer than 144 positions left) take the
    predicated path. 2 (the default since s25r1): the second form (below)
    where kg_ew_tpx_by_default. 3 (forced only): 2's and
-   kg_ew_tpx_on_tperma's copies. */
+   kg_ew_tpx_on_tperma's copies; 4 (forced only): 3's and
+   kg_ew_tpx_on_tperma64's (in c tiles of 64). */
 static int tpermw_mode = 2;
 
 /* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
@@ -498,7 +499,9 @@ static int64_t tpx_next_dim(const kgi_layout *L, int k, int64_t run, int *used, 
     return 0;
 }
 
-KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
+/* kg_ew_plan_tpx with c tiles as cw_set says: 64 or 128 (KG_TPX_CW), 0
+   the plan's choice */
+static int tpx_plan(const kgi_layout *L, kg_tperm *o, int cw_set)
 {
     memset(o, 0, sizeof *o);
     if (!tp_word_layout(L))
@@ -517,19 +520,44 @@ KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
        by a tenth more (a short axis, or a short last tile) or
        KG_EW_TUNE_TPERMW_CW says so */
     int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
-    int64_t nc = L->size[0], cw = tpermw_cw == 64 ? 64 : KG_TPX_CW;
+    int64_t nc = L->size[0], cw = cw_set == 64 ? 64 : KG_TPX_CW;
     while ((nc + cw - 1) / cw * cw * 9 > nc * 10) {
         const int64_t s = tpx_next_dim(L, 0, nc, used, clist, &ncd);
         if (s == 0)
             break;
         nc *= s;
     }
-    if (tpermw_cw == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
+    if (cw_set == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
         cw = 64;
     if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, KG_TPX_TJ))
         return 0;
     o->words = 2;
     o->rc = (uint32_t)cw;
+    return 1;
+}
+
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o) { return tpx_plan(L, o, tpermw_cw); }
+
+/* tpermw_mode 4 (forced only; session 26's second candidate): mode 3, and
+   where kg_ew_tpx_on_tperma declines the plan tw (c tiles of 128) but
+   takes the same copy in c tiles of 64, that plan (into tw). Why: the
+   tperma rows tpx lost in s25r1 with full tiles sat just past whole waves
+   (4097x3001^T 2.04, 3001x4097^T 2.03, 1031x16411^T 3.01, [33,64,95,91]
+   p3.2.0.1 3.005); c tiles of 64 double the tiles and move the last wave
+   (3001x4097^T 3.98 waves, 1031x16411^T 5.69, p3.2.0.1 5.83, 2053x8191^T
+   5.54). A guess to measure: tpx in c tiles of 64 against tperma on those
+   rows was never timed. 1 where it takes the copy (tw the plan to run). */
+KG_API int kg_ew_tpx_on_tperma64(const kgi_layout *L, const kg_tperm *tp, kg_tperm *tw, int sm_count);
+KG_API int kg_ew_tpx_on_tperma64(const kgi_layout *L, const kg_tperm *tp, kg_tperm *tw, int sm_count)
+{
+    kg_tperm t64;
+    /* c tiles of 64 at least 90% full (or the axis as in tw) are at most 2.23 times as many: below a wave in
+       tiles of 128, below 3 waves in tiles of 64 (no second plan) */
+    if (tw->rc != KG_TPX_CW || sm_count <= 0 || (int64_t)tw->tiles < (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count ||
+        kg_ew_tpx_on_tperma(tp, tw, sm_count) || !tpx_plan(L, &t64, 64) ||
+        !kg_ew_tpx_on_tperma(tp, &t64, sm_count))
+        return 0;
+    *tw = t64;
     return 1;
 }
 
@@ -1450,7 +1478,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
              (force < 0 && tpermw_mode >= 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
             (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
             (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw) ||
-             (tpermw_mode == 3 && kg_ew_tpx_on_tperma(&tp, &tw, ctx->sm_count)))) {
+             (tpermw_mode >= 3 && tpermw_form && kg_ew_tpx_on_tperma(&tp, &tw, ctx->sm_count)) ||
+             (tpermw_mode == 4 && tpermw_form && kg_ew_tpx_on_tperma64(&L, &tp, &tw, ctx->sm_count)))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
@@ -1537,7 +1566,7 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 3, 0},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 4, 0},
     {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},

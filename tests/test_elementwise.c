@@ -28,8 +28,10 @@
 
 /* runtime/elementwise.c: the perm variant's plan (kg_params.h; tperm's is in layout.h) */
 int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o);
-/* runtime/elementwise.c: the second form's second rule (KG_EW_TUNE_TPERMW 3, forced only) */
+/* runtime/elementwise.c: the second form's second rule (KG_EW_TUNE_TPERMW 3
+   and 4, forced only) */
 int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
+int kg_ew_tpx_on_tperma64(const kg_layout *L, const kg_tperm *tp, kg_tperm *tw, int sm_count);
 
 /* ---- views: a shape, strides and an offset into a storage buffer -------- */
 
@@ -2959,13 +2961,15 @@ Test(tperm_plan, tpx_where_it_measured_faster)
 }
 
 
-/* The candidate of session 26 (KG_EW_TUNE_TPERMW 3, forced only): the
-   second form also where tperma runs, on the copies kg_ew_tpx_on_tperma
-   takes (at least 16 j tiles, tiles at least 90% full, at least 3 waves
-   of 6 blocks a multiprocessor, the last at least a quarter full). A dense
-   buffer of physical shape P read in the order p (read_in_order), copied
-   into a dense output; want: the rule takes it on 132 multiprocessors
-   (H100 SXM, H200). Shared by the GPU test
+/* The candidates of session 26 (forced only): the second form also where
+   tperma runs, on the copies kg_ew_tpx_on_tperma takes (KG_EW_TUNE_TPERMW
+   3: at least 16 j tiles, tiles at least 90% full, at least 3 waves of 6
+   blocks a multiprocessor, the last at least a quarter full), and (4) on
+   those it takes in c tiles of 64 where it declines 128
+   (kg_ew_tpx_on_tperma64). A dense buffer of physical shape P read in the
+   order p (read_in_order), copied into a dense output; want on 132
+   multiprocessors (H100 SXM, H200): 1 kg_ew_tpx_on_tperma takes it, 2
+   kg_ew_tpx_on_tperma64 does, 0 neither (tperma). Shared by the GPU test
    tperms::copies_2byte_pairs_second_rule and the CPU test
    tperm_plan::tpx_second_rule. */
 typedef struct {
@@ -2980,14 +2984,19 @@ static const rule2_case tpx_rule2_cases[] = {
     {3, {1999, 5, 2053}, {2, 1, 0}, 1},           /* j folds two dims: 16 x 166 tiles, 3.35 waves */
     {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 1},       /* c tiles of 64: 1 x 140 x 33, 5.83 waves */
     {5, {56, 27, 45, 71, 7}, {3, 4, 2, 0, 1}, 1}, /* c folds two dims, j three: 12 x 361, 5.47 waves */
-    {2, {4097, 3001}, {1, 0}, 0},                 /* 33 x 49 tiles, 2.04 waves: tperma */
+    {2, {3001, 4097}, {1, 0}, 2},                 /* 24 x 67 tiles, 2.03 waves; 47 x 67 of 64, 3.98 */
+    {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 2},       /* c folds: 17 x 140, 3.005 waves; 33 x 140 of 64, 5.83 */
+    {2, {4097, 3001}, {1, 0}, 0},                 /* 33 x 49 tiles, 2.04 waves; 65 x 49 of 64, 4.02: tperma */
     {3, {115, 1041, 183}, {0, 2, 1}, 0},          /* j of 3 tiles: tperma */
 };
 
 /* The plans of a rule2_case's copy (2-byte elements, the input at in, the
    output at out): tperm's (tp, its word pairs as the launch sets them) and
-   the second form's (tw); 0 where either has none */
-static int rule2_plans(const rule2_case *c, void *in, void *out, kg_tperm *tp, kg_tperm *tw)
+   the second form's (tw). Returns the rule that takes the copy on sms
+   multiprocessors: 1 kg_ew_tpx_on_tperma (tw as planned), 2
+   kg_ew_tpx_on_tperma64 (tw in c tiles of 64), 0 neither; -1 where either
+   plan is missing. */
+static int rule2_plans(const rule2_case *c, void *in, void *out, kg_tperm *tp, kg_tperm *tw, int sms)
 {
     int64_t shape[KG_MAX_DIMS];
     const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
@@ -2997,22 +3006,22 @@ static int rule2_plans(const rule2_case *c, void *in, void *out, kg_tperm *tp, k
     kg_layout_build(&L, &to, ins, 1);
     const size_t es[4] = {2, 2, 0, 0};
     if (!kg_ew_plan_tperm(&L, es, tp) || !kg_ew_plan_tpx(&L, tw))
-        return 0;
+        return -1;
     tp->words = (uint32_t)kg_ew_tperm_words_ok(tp, out, in, NULL);
-    return 1;
+    return kg_ew_tpx_on_tperma(tp, tw, sms) ? 1 : kg_ew_tpx_on_tperma64(&L, tp, tw, sms) ? 2 : 0;
 }
 
-/* KG_EW_TUNE_TPERMW 3 on tpx_rule2_cases (18 to 34 million elements):
-   bf16 and f16, the input and the output off by 0 or 1 element; each
-   output element's bits against the input element the permutation puts
-   there (int64 indexing; unwritten elements keep the 0xffff poison, which
-   no input holds); the second form runs exactly where kg_ew_tpx_on_tperma
-   takes the copy on this device (on 132 multiprocessors: where want says),
-   tperma elsewhere. */
+/* KG_EW_TUNE_TPERMW 4 (and 3, which takes the first rule's copies only) on
+   tpx_rule2_cases (12 to 34 million elements): bf16 and f16, the input and
+   the output off by 0 or 1 element; each output element's bits against
+   the input element the permutation puts there (int64 indexing; unwritten
+   elements keep the 0xffff poison, which no input holds; the elements
+   just outside the output keep it too). The second form runs exactly
+   where the rules take the copy on this device (on 132 multiprocessors:
+   where want says), tperma elsewhere. */
 Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .timeout = 600)
 {
     reset_tile_tunings();
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW, 3);
     int sms = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
     uint64_t st = kt_seed() ^ 0x26u;
@@ -3026,27 +3035,31 @@ Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .t
         uint16_t *h = malloc((size_t)(n + 1) * 2), *g = malloc((size_t)(n + 1) * 2);
         cr_assert(h && g);
         for (int64_t e = 0; e <= n; e++) {
-            uint16_t v = (uint16_t)(kt_next(&st) >> 17);
+            const uint16_t v = (uint16_t)(kt_next(&st) >> 17);
             h[e] = v == 0xffffu ? 0x3f80u : v;
         }
         uint16_t *din = kt_alloc(ctx, (size_t)(n + 1) * 2), *dout = kt_alloc(ctx, (size_t)(n + 1) * 2);
         kt_upload(ctx, din, h, (size_t)(n + 1) * 2);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) { /* k 3: mode 3, only where the second rule's plan in c tiles of 64 takes it */
+            if (k == 3 && c->want != 2)
+                break;
             const kg_dtype dt = k == 1 ? KG_F16 : KG_BF16;
             const int io = k >= 1, oo = k != 1;
+            kg_test_ew_tune(KG_EW_TUNE_TPERMW, k == 3 ? 3 : 4);
             int64_t shape[KG_MAX_DIMS];
             const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
             kg_tensor ta = tview(din + io, dt, &a), to = tview(dout + oo, dt, &o);
             kg_tperm tp, tw;
-            const int rule = rule2_plans(c, din + io, dout + oo, &tp, &tw) && kg_ew_tpx_on_tperma(&tp, &tw, sms);
+            const int rule = rule2_plans(c, din + io, dout + oo, &tp, &tw, sms);
+            cr_assert(rule >= 0, "case %zu: no plan", i);
             if (sms == 132)
-                cr_assert_eq(rule, c->want, "case %zu: the rule on 132 multiprocessors", i);
+                cr_assert_eq(rule, c->want, "case %zu: the rules on 132 multiprocessors", i);
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)(n + 1) * 2));
             const kg_tensor *ins[1] = {&ta};
             KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
             KT_OK(ctx, kg_sync(ctx));
-            const int used = kg_test_last_ew_variant(ctx);
-            cr_assert_eq(used, rule ? KG_EW_TPERMS : KG_EW_TPERMA, "case %zu.%d: variant %d", i, k, used);
+            const int used = kg_test_last_ew_variant(ctx), tpx = rule == 1 || (rule == 2 && k < 3);
+            cr_assert_eq(used, tpx ? KG_EW_TPERMS : KG_EW_TPERMA, "case %zu.%d: variant %d", i, k, used);
             kt_download(ctx, g, dout, (size_t)(n + 1) * 2);
             cr_assert(oo == 0 || g[0] == 0xffffu, "case %zu.%d: the element before the output written", i, k);
             int64_t idx[5] = {0};
@@ -3073,32 +3086,34 @@ Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .t
     reset_tile_tunings();
 }
 
-/* kg_ew_tpx_on_tperma on the perm bench's bf16 rows that main runs with
-   tperma (s25r1's A/B, x = tperma / tpx forced, in the comments: the rule
-   takes every row that gained by 2% or more and none that lost), then on
-   tpx_rule2_cases; the rule never takes a copy mode 2 takes, nor one with
-   word pairs, nor on a device of no multiprocessors; on 114 (H100 PCIe)
-   the waves move */
+/* kg_ew_tpx_on_tperma and kg_ew_tpx_on_tperma64 on the perm bench's bf16
+   rows (s25r1's A/B, x = main / tpx forced in c tiles as planned, in the
+   comments; main ran tperma but where noted): the first rule takes every
+   tperma row that gained by 2% or more and none that lost; the second
+   (c tiles of 64, never timed against tperma) the full-tile rows whose
+   tiles of 128 ended just past whole waves; then tpx_rule2_cases. Neither
+   takes a copy mode 2 takes, nor one with word pairs, nor any on a device
+   of no multiprocessors; on 114 (H100 PCIe) or 211 the waves move. */
 Test(tperm_plan, tpx_second_rule)
 {
     static const rule2_case cs[] = {
         {2, {6007, 5003}, {1, 0}, 1},             /* x1.050, 4.81 waves */
-        {2, {4097, 3001}, {1, 0}, 0},             /* x0.898, 2.04 waves */
-        {2, {3001, 4097}, {1, 0}, 0},             /* x0.958, 2.03 waves */
-        {2, {2053, 8191}, {1, 0}, 0},             /* x0.998, 2.86 waves */
-        {2, {1031, 16411}, {1, 0}, 0},            /* x0.940, c tiles 89% full, 3.01 waves */
+        {2, {4097, 3001}, {1, 0}, 0},             /* x0.898, 2.04 waves (c tiles of 64: 4.02) */
+        {2, {3001, 4097}, {1, 0}, 2},             /* x0.958, 2.03 waves (c tiles of 64: 3.98) */
+        {2, {2053, 8191}, {1, 0}, 2},             /* x0.998, 2.86 waves (c tiles of 64: 5.54) */
+        {2, {1031, 16411}, {1, 0}, 2},            /* x0.940, c tiles 89% full (64: 95%, 5.69 waves) */
         {3, {7, 2053, 1999}, {0, 2, 1}, 1},       /* x1.103 */
         {3, {1999, 5, 2053}, {2, 1, 0}, 1},       /* x1.204 */
         {3, {255, 387, 259}, {0, 2, 1}, 0},       /* x0.986, j 5 tiles */
-        {3, {255, 387, 259}, {1, 2, 0}, 0},       /* x0.978, 4.08 waves */
-        {3, {255, 387, 259}, {2, 0, 1}, 0},       /* tperm2 (mode 2's) */
+        {3, {255, 387, 259}, {1, 2, 0}, 0},       /* x0.978, 4.08 waves (c tiles of 64: 8.17) */
+        {3, {255, 387, 259}, {2, 0, 1}, 0},       /* tperm2: mode 2's, x1.206 */
         {4, {33, 64, 95, 91}, {0, 3, 1, 2}, 0},   /* x0.869, j 2 tiles */
         {4, {33, 64, 95, 91}, {0, 3, 2, 1}, 1},   /* x1.024 */
         {4, {33, 64, 95, 91}, {1, 3, 2, 0}, 0},   /* x0.623, c 33 */
         {4, {33, 64, 95, 91}, {2, 0, 3, 1}, 1},   /* x1.028 */
         {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 1},   /* x1.038 */
         {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 0},   /* x1.058, j 2 tiles */
-        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},   /* x0.906, 3.005 waves */
+        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 2},   /* x0.906, 3.005 waves (c tiles of 64: 5.83) */
         {3, {429, 487, 105}, {2, 1, 0}, 1},       /* x1.233 */
         {3, {115, 1041, 183}, {0, 2, 1}, 0},      /* x0.881, j 3 tiles */
         {2, {11009, 1983}, {1, 0}, 1},            /* x1.025 */
@@ -3108,20 +3123,20 @@ Test(tperm_plan, tpx_second_rule)
     };
     kg_tperm tp, tw;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        cr_assert(rule2_plans(&cs[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw), "case %zu: no plan", i);
-        cr_assert_eq(kg_ew_tpx_on_tperma(&tp, &tw, 132), cs[i].want, "case %zu (tpx %u x %u tiles, %u in all)", i,
-                     tw.tiles_c, tw.tiles_j, tw.tiles);
-        cr_assert(!(kg_ew_tpx_on_tperma(&tp, &tw, 132) && kg_ew_tpx_by_default(&tp, &tw)), "case %zu", i);
-        cr_assert(!kg_ew_tpx_on_tperma(&tp, &tw, 0), "case %zu", i);
+        cr_assert_eq(rule2_plans(&cs[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 132), cs[i].want,
+                     "case %zu (tpx %u x %u tiles, %u in all)", i, tw.tiles_c, tw.tiles_j, tw.tiles);
+        cr_assert(cs[i].want != 2 || tw.rc == 64, "case %zu", i);
+        cr_assert(!(cs[i].want && kg_ew_tpx_by_default(&tp, &tw)), "case %zu: mode 2's", i);
+        cr_assert_eq(rule2_plans(&cs[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 0), 0, "case %zu", i);
     }
-    for (size_t i = 0; i < sizeof tpx_rule2_cases / sizeof tpx_rule2_cases[0]; i++) {
-        cr_assert(rule2_plans(&tpx_rule2_cases[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw), "GPU case %zu", i);
-        cr_assert_eq(kg_ew_tpx_on_tperma(&tp, &tw, 132), tpx_rule2_cases[i].want, "GPU case %zu", i);
-    }
-    /* 6007 x 5003: 3807 tiles are 4.81 waves of 792 on 132 SMs, 5.57 of 684 on 114 (taken), 3.01 of 1266 on 211 */
-    cr_assert(rule2_plans(&cs[0], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw));
-    cr_assert(kg_ew_tpx_on_tperma(&tp, &tw, 114));
-    cr_assert(!kg_ew_tpx_on_tperma(&tp, &tw, 211));
+    for (size_t i = 0; i < sizeof tpx_rule2_cases / sizeof tpx_rule2_cases[0]; i++)
+        cr_assert_eq(rule2_plans(&tpx_rule2_cases[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 132),
+                     tpx_rule2_cases[i].want, "GPU case %zu", i);
+    /* 6007 x 5003: 3807 tiles are 4.81 waves of 792 on 132 SMs, 5.57 of 684 on 114, 3.007 of 1266 on 211 (in c
+       tiles of 64, 94 x 81: 6.01); 3001 x 4097 in c tiles of 64: 3149 tiles, 4.60 waves of 684 on 114 */
+    cr_assert_eq(rule2_plans(&cs[0], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 114), 1);
+    cr_assert_eq(rule2_plans(&cs[0], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 211), 0);
+    cr_assert_eq(rule2_plans(&cs[2], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 114), 2);
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
