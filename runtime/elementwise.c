@@ -367,8 +367,8 @@ KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
 KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count)
 {
-    if (!(tp->staged & 2u) || tp->rect || tp->words || !kg_ew_tperma_by_default(tp) || tw->words != 2 ||
-        tw->rc == 0 || sm_count <= 0 || tw->tiles_j < KG_TPX_RULE2_JTILES)
+    if (!(tp->staged & 2u) || tp->rect || tp->words || !kg_ew_tperma_by_default(tp) || tw->words != 2 || tw->rc == 0 ||
+        sm_count <= 0 || tw->tiles_j < KG_TPX_RULE2_JTILES)
         return 0;
     if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * tw->rc * 9 ||
         (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * KG_TPX_TJ * 9)
@@ -554,8 +554,7 @@ KG_API int kg_ew_tpx_on_tperma64(const kgi_layout *L, const kg_tperm *tp, kg_tpe
     /* c tiles of 64 at least 90% full (or the axis as in tw) are at most 2.23 times as many: below a wave in
        tiles of 128, below 3 waves in tiles of 64 (no second plan) */
     if (tw->rc != KG_TPX_CW || sm_count <= 0 || (int64_t)tw->tiles < (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count ||
-        kg_ew_tpx_on_tperma(tp, tw, sm_count) || !tpx_plan(L, &t64, 64) ||
-        !kg_ew_tpx_on_tperma(tp, &t64, sm_count))
+        kg_ew_tpx_on_tperma(tp, tw, sm_count) || !tpx_plan(L, &t64, 64) || !kg_ew_tpx_on_tperma(tp, &t64, sm_count))
         return 0;
     *tw = t64;
     return 1;

@@ -2960,7 +2960,6 @@ Test(tperm_plan, tpx_where_it_measured_faster)
     }
 }
 
-
 /* The candidates of session 26 (forced only): the second form also where
    tperma runs, on the copies kg_ew_tpx_on_tperma takes (KG_EW_TUNE_TPERMW
    3: at least 16 j tiles, tiles at least 90% full, at least 3 waves of 6
