@@ -3015,9 +3015,12 @@ static int rule2_plans(const rule2_case *c, void *in, void *out, kg_tperm *tp, k
    the output off by 0 or 1 element; each output element's bits against
    the input element the permutation puts there (int64 indexing; unwritten
    elements keep the 0xffff poison, which no input holds; the elements
-   just outside the output keep it too). The second form runs exactly
-   where the rules take the copy on this device (on 132 multiprocessors:
-   where want says), tperma elsewhere. */
+   just outside the output keep it too). Where the default (mode 2) runs
+   tperma, the second form runs exactly where the rules take the copy on
+   this device (on 132 multiprocessors: where want says), tperma
+   elsewhere; where the default runs another variant, that one runs; and
+   each case that want says a rule takes runs the second form at least
+   once. */
 Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .timeout = 600)
 {
     reset_tile_tunings();
@@ -3039,26 +3042,35 @@ Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .t
         }
         uint16_t *din = kt_alloc(ctx, (size_t)(n + 1) * 2), *dout = kt_alloc(ctx, (size_t)(n + 1) * 2);
         kt_upload(ctx, din, h, (size_t)(n + 1) * 2);
+        int ran_tpx = 0;
         for (int k = 0; k < 4; k++) { /* k 3: mode 3, only where the second rule's plan in c tiles of 64 takes it */
             if (k == 3 && c->want != 2)
                 break;
             const kg_dtype dt = k == 1 ? KG_F16 : KG_BF16;
             const int io = k >= 1, oo = k != 1;
-            kg_test_ew_tune(KG_EW_TUNE_TPERMW, k == 3 ? 3 : 4);
             int64_t shape[KG_MAX_DIMS];
             const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
             kg_tensor ta = tview(din + io, dt, &a), to = tview(dout + oo, dt, &o);
+            const kg_tensor *ins[1] = {&ta};
+            kg_test_ew_tune(KG_EW_TUNE_TPERMW, 2); /* the default's variant */
+            KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
+            KT_OK(ctx, kg_sync(ctx));
+            const int v2 = kg_test_last_ew_variant(ctx);
+            kg_test_ew_tune(KG_EW_TUNE_TPERMW, k == 3 ? 3 : 4);
             kg_tperm tp, tw;
             const int rule = rule2_plans(c, din + io, dout + oo, &tp, &tw, sms);
             cr_assert(rule >= 0, "case %zu: no plan", i);
             if (sms == 132)
                 cr_assert_eq(rule, c->want, "case %zu: the rules on 132 multiprocessors", i);
             KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)(n + 1) * 2));
-            const kg_tensor *ins[1] = {&ta};
             KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
             KT_OK(ctx, kg_sync(ctx));
             const int used = kg_test_last_ew_variant(ctx), tpx = rule == 1 || (rule == 2 && k < 3);
-            cr_assert_eq(used, tpx ? KG_EW_TPERMS : KG_EW_TPERMA, "case %zu.%d: variant %d", i, k, used);
+            if (v2 == KG_EW_TPERMA)
+                cr_assert_eq(used, tpx ? KG_EW_TPERMS : KG_EW_TPERMA, "case %zu.%d: variant %d", i, k, used);
+            else
+                cr_assert_eq(used, v2, "case %zu.%d: variant %d, the default's %d", i, k, used, v2);
+            ran_tpx += used == KG_EW_TPERMS;
             kt_download(ctx, g, dout, (size_t)(n + 1) * 2);
             cr_assert(oo == 0 || g[0] == 0xffffu, "case %zu.%d: the element before the output written", i, k);
             int64_t idx[5] = {0};
@@ -3077,6 +3089,7 @@ Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .t
             }
             cr_assert(oo == 1 || g[n] == 0xffffu, "case %zu.%d: the element after the output written", i, k);
         }
+        cr_assert(sms != 132 || !c->want || ran_tpx > 0, "case %zu: the second form never ran", i);
         KT_OK(ctx, kg_free(ctx, din));
         KT_OK(ctx, kg_free(ctx, dout));
         free(h);
