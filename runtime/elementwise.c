@@ -338,11 +338,18 @@ static int tpermw_mode = 2;
    x0.45-0.68; j 11: x0.30); the even shapes tperm2 pairs lost (x0.14-0.92).
    So those keep tperma / tperm2. tp is main's tperm plan, tw the second
    form's (kg_ew_plan_tpx). */
+/* the long-j form's j tile (elementwise_tpx.cuh's KG_TPX_TJ2; its kernel
+   runs the form where L.rj is this) */
+#define KG_TPX_TJ2 126
+
+/* a kg_ew_plan_tpx plan's j tile: KG_TPX_TJ, or the long-j form's */
+static int64_t tpx_tj(const kg_tperm *tw) { return tw->rj ? tw->rj : KG_TPX_TJ; }
+
 KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 {
     return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
            tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
-           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
+           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * tpx_tj(tw) * 4;
 }
 
 /* The second rule (tpermw_mode 3, forced only; session 26's candidate,
@@ -371,7 +378,7 @@ KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_co
         sm_count <= 0 || tw->tiles_j < KG_TPX_RULE2_JTILES)
         return 0;
     if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * tw->rc * 9 ||
-        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * KG_TPX_TJ * 9)
+        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * tpx_tj(tw) * 9)
         return 0;
     const int64_t wave = (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count, left = (int64_t)tw->tiles % wave;
     return tw->tiles >= 3 * wave && (left == 0 || 4 * left >= wave);
@@ -389,7 +396,16 @@ KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_co
 static int tpermw_form = 1;
 static int tpermw_bps = 0;
 /* the second form's c tiles (KG_EW_TUNE_TPERMW_CW): 0 (the default)
-   kg_ew_plan_tpx's choice, 64 or 128 those */
+   kg_ew_plan_tpx's choice, 64 or 128 those; 1 (forced only; session 26's
+   candidate, not yet run on a GPU) the long-j form: j tiles of 126
+   (KG_TPX_TJ2) in c tiles of 64, so that each input row of a tile is read
+   as one run of 252 bytes (256 with the parity's word) rather than 124.
+   Why: the 2-byte permutations whose tiles read runs of 128 bytes or less
+   (tperm, tperma, tpx) run at 50-74% of copy while those reading 256 (f32
+   tperm / tperms, 64 elements; bf16 tperm's word pairs on even shapes)
+   reach 80-90% (s24f, s25r1): the reads' run length, not the bytes in
+   flight (tpx holds 18 words a thread), looks like the limit. Same bytes
+   staged a tile as tpx in c tiles of 128 (126 x 80 against 62 x 144). */
 static int tpermw_cw = 0;
 
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
@@ -500,7 +516,8 @@ static int64_t tpx_next_dim(const kgi_layout *L, int k, int64_t run, int *used, 
 }
 
 /* kg_ew_plan_tpx with c tiles as cw_set says: 64 or 128 (KG_TPX_CW), 0
-   the plan's choice */
+   the plan's choice; 1 the long-j form (j tiles of KG_TPX_TJ2, o->rj, in c
+   tiles of 64) */
 static int tpx_plan(const kgi_layout *L, kg_tperm *o, int cw_set)
 {
     memset(o, 0, sizeof *o);
@@ -520,7 +537,7 @@ static int tpx_plan(const kgi_layout *L, kg_tperm *o, int cw_set)
        by a tenth more (a short axis, or a short last tile) or
        KG_EW_TUNE_TPERMW_CW says so */
     int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
-    int64_t nc = L->size[0], cw = cw_set == 64 ? 64 : KG_TPX_CW;
+    int64_t nc = L->size[0], cw = cw_set == 64 || cw_set == 1 ? 64 : KG_TPX_CW;
     while ((nc + cw - 1) / cw * cw * 9 > nc * 10) {
         const int64_t s = tpx_next_dim(L, 0, nc, used, clist, &ncd);
         if (s == 0)
@@ -529,10 +546,11 @@ static int tpx_plan(const kgi_layout *L, kg_tperm *o, int cw_set)
     }
     if (cw_set == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
         cw = 64;
-    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, KG_TPX_TJ))
+    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, cw_set == 1 ? KG_TPX_TJ2 : KG_TPX_TJ))
         return 0;
     o->words = 2;
     o->rc = (uint32_t)cw;
+    o->rj = cw_set == 1 ? KG_TPX_TJ2 : 0;
     return 1;
 }
 
@@ -553,22 +571,24 @@ KG_API int kg_ew_tpx_on_tperma64(const kgi_layout *L, const kg_tperm *tp, kg_tpe
     kg_tperm t64;
     /* c tiles of 64 at least 90% full (or the axis as in tw) are at most 2.23 times as many: below a wave in
        tiles of 128, below 3 waves in tiles of 64 (no second plan) */
-    if (tw->rc != KG_TPX_CW || sm_count <= 0 || (int64_t)tw->tiles < (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count ||
-        kg_ew_tpx_on_tperma(tp, tw, sm_count) || !tpx_plan(L, &t64, 64) || !kg_ew_tpx_on_tperma(tp, &t64, sm_count))
+    if (tw->rc != KG_TPX_CW || tw->rj || sm_count <= 0 ||
+        (int64_t)tw->tiles < (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count || kg_ew_tpx_on_tperma(tp, tw, sm_count) ||
+        !tpx_plan(L, &t64, 64) || !kg_ew_tpx_on_tperma(tp, &t64, sm_count))
         return 0;
     *tw = t64;
     return 1;
 }
 
 /* the dynamic shared memory that holds the 2-byte <op>_tperms to bps (4 or
-   5) blocks a multiprocessor: each block's footprint (its 19008 static
-   bytes, the 1 KiB the hardware keeps a block, this) just over 1 / (bps +
-   1) of the 228 KiB a multiprocessor shares; 0 for any other bps */
+   5) blocks a multiprocessor: each block's footprint (its 21520 static
+   bytes, KG_TPX_STAGE_WORDS of elementwise_tpx.cuh, the 1 KiB the hardware
+   keeps a block, this) just over 1 / (bps + 1) of the 228 KiB a
+   multiprocessor shares; 0 for any other bps */
 static size_t tpx_pad(int bps)
 {
     if (bps != 4 && bps != 5)
         return 0;
-    return (size_t)(233472 / (bps + 1) + 1 - 19008 - 1024);
+    return (size_t)(233472 / (bps + 1) + 1 - 21520 - 1024);
 }
 
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's

@@ -1150,7 +1150,10 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    or bf16 and f16. Bits exact against the reference. form (2-byte
    elements): KG_EW_TUNE_TPERMW_FORM, 0 session 23's words, 1 pairs made in
    registers (templates/elementwise_tpx.cuh; 2: the same in c tiles of 64
-   everywhere, KG_EW_TUNE_TPERMW_CW), which also takes every
+   everywhere, KG_EW_TUNE_TPERMW_CW; 3: its long-j form everywhere, j tiles
+   of 126 in c tiles of 64, KG_EW_TUNE_TPERMW_CW 1, which also takes every
+   permutation of [129,5,257]: whole j tiles of one dim and of two), which
+   also takes every
    permutation of [127,33,259] (whole tiles along both axes, j axes of one
    and two dims, both parities of the rows) and of [5,3,35,129] (c axes of
    up to three dims with whole j tiles: the rows' offsets from a table). */
@@ -1159,7 +1162,7 @@ static void check_tph(int flat, int es, int form)
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(es == 4 ? KG_EW_TUNE_TPERMS : KG_EW_TUNE_TPERMW, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, form ? 1 : 0);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, form == 2 ? 64 : 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, form == 2 ? 64 : form == 3 ? 1 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, es == 4 ? 2 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
@@ -1175,6 +1178,8 @@ static void check_tph(int flat, int es, int form)
             check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(127, 33, 259));
             check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(5, 3, 35, 129));
         }
+        if (form == 3)
+            check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(129, 5, 257));
         cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
                   ran_total);
     }
@@ -1224,6 +1229,14 @@ Test(tperms, copies_2byte_pairs_rows_cut_at_sectors, .init = setup, .fini = tear
 Test(tperms, copies_2byte_pairs_c_tiles_of_64, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_tph(1, 2, 2);
+}
+
+/* the long-j form (session 26's candidate, forced only: KG_EW_TUNE_TPERMW_CW
+   1): j tiles of 126, each input row of a tile read as 64 words, c tiles
+   of 64, on every plan */
+Test(tperms, copies_2byte_pairs_long_j, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tph(1, 2, 3);
 }
 
 /* A permutation case of up to 3 dims for the tperma choice tests (the GPU
@@ -2792,10 +2805,12 @@ static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2]
    it), the c axis one of the output (dim 0, and the dims that continue it
    where its tiles would be less than 90% full), in tiles of CW = tp.rc
    positions (128, or 64 by the plan's choice; then every plan forced to
-   64); a tile loads stage rows c < min(CW + 16, the positions left): whole
-   j tiles (j0 + KG_TPX_TJ < nj) as the 32-bit words from j0 - p (p: the
-   row's parity; lane 31 only where p = 1), each of which must hold an
-   element of the row's tile; the last j tile as halfwords inside it.
+   64) by TJ j positions (KG_TPX_TJ; then every plan in the long-j form,
+   tp.rj 126 with c tiles of 64); a tile loads stage rows c < min(CW + 16,
+   the positions left): whole j tiles (j0 + TJ < nj) as the (TJ + 2) / 2
+   32-bit words from j0 - p (p: the row's parity; the last only where p =
+   1), each of which must hold an element of the row's tile; the last j
+   tile as halfwords inside it.
    Output row j owns the CW positions from its first sector boundary at or
    after c0 (the first c tile from 0, the last to the axis's end), in
    16-byte chunks from that boundary. For every permutation of 2 to 5 dims
@@ -2804,7 +2819,7 @@ static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2]
    output element is written once, from the input element the layout puts
    there, by a tile that loaded its row. */
 /* one kg_ew_plan_tpx walk (tperm_plan::tpx_covers_each_element_once) */
-static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow)
+static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow, int *longj)
 {
     static const struct {
         int nd;
@@ -2830,7 +2845,9 @@ static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow
             *cfolded += tp.nd[KG_TP_C] > 1;
             *narrow += tp.rc == 64;
             cr_assert(tp.words == 2 && tp.staged == 2u && (tp.rc == 64 || tp.rc == KG_TPX_CW), "case %zu", i);
-            const int64_t cw = tp.rc;
+            cr_assert(tp.rj == 0 || (tp.rj == 126 && tp.rc == 64), "case %zu: rj %u", i, tp.rj);
+            const int64_t cw = tp.rc, tj = tp.rj ? tp.rj : KG_TPX_TJ;
+            *longj += tp.rj == 126 && (int64_t)tp.n[KG_TP_J] > tj; /* a whole j tile of 126 */
             cr_assert_eq(tp.tiles_c, (tp.n[KG_TP_C] + cw - 1) / cw, "case %zu: c tiles", i);
             for (int d = 0, run = 1; d < tp.nd[KG_TP_J]; run *= (int)tp.size[KG_TP_J][d], d++)
                 cr_assert_eq(tp.stride[KG_TP_J][1][d], run, "case %zu: the j axis is no run of the input", i);
@@ -2845,17 +2862,17 @@ static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow
                     const uint32_t ct = t % tp.tiles_c, jt = t / tp.tiles_c % tp.tiles_j, b = t / tp.tiles_c / tp.tiles_j;
                     int64_t bo[2] = {0, 0};
                     tp_axis_offsets(&tp, KG_TP_B, b, bo);
-                    const int64_t c0 = (int64_t)ct * cw, j0 = (int64_t)jt * KG_TPX_TJ, ncr = nc - c0;
-                    const int64_t jn = nj - j0 < KG_TPX_TJ ? nj - j0 : KG_TPX_TJ;
+                    const int64_t c0 = (int64_t)ct * cw, j0 = (int64_t)jt * tj, ncr = nc - c0;
+                    const int64_t jn = nj - j0 < tj ? nj - j0 : tj;
                     for (int64_t c = 0; c < ncr && c < cw + 16; c++) { /* the loads */
                         int64_t co[2] = {0, 0};
                         tp_axis_offsets(&tp, KG_TP_C, c0 + c, co);
                         cr_assert_eq(co[0], c0 + c, "case %zu: c output offset", i);
                         const int64_t a = bo[1] + co[1] + j0;
-                        for (int l = 0; l < 32; l++) {
-                            if (j0 + KG_TPX_TJ < nj) {
+                        for (int l = 0; l < (tj + 2) / 2; l++) { /* word l of the row's cover */
+                            if (j0 + tj < nj) {
                                 const int64_t pr = (ip + a) & 1, x = a - pr + 2 * l;
-                                if (l < 31 || pr)
+                                if (l < (tj + 2) / 2 - 1 || pr)
                                     cr_assert((x >= a && x < a + jn + 1) || (x + 1 >= a && x + 1 < a + jn + 1),
                                               "case %zu: word %lld off its row", i, (long long)x);
                             } else if (2 * l < jn) {
@@ -2898,16 +2915,22 @@ static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow
 
 Test(tperm_plan, tpx_covers_each_element_once)
 {
-    int planned = 0, folded = 0, cfolded = 0, narrow = 0;
-    check_tpx_walks(&planned, &folded, &cfolded, &narrow);
-    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10 && narrow >= 10,
-              "%d plans, %d with a folded j axis, %d c, %d in c tiles of 64", planned, folded, cfolded, narrow);
+    int planned = 0, folded = 0, cfolded = 0, narrow = 0, longj = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &narrow, &longj);
+    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10 && narrow >= 10 && longj == 0,
+              "%d plans, %d with a folded j axis, %d c, %d in c tiles of 64, %d long", planned, folded, cfolded,
+              narrow, longj);
     int forced = 0;
     kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 64); /* every plan in c tiles of 64 */
     planned = 0;
-    check_tpx_walks(&planned, &folded, &cfolded, &forced);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 0);
+    check_tpx_walks(&planned, &folded, &cfolded, &forced, &longj);
     cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 1); /* the long-j form: j tiles of 126, c tiles of 64 */
+    planned = forced = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &forced, &longj);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 0);
+    cr_assert(forced == planned && planned >= 100 && longj >= 20, "%d of %d plans in c tiles of 64, %d whole long",
+              forced, planned, longj);
 }
 
 /* kg_ew_tpx_by_default (the default since H200 run s25r1) on the perm
