@@ -57,6 +57,8 @@
 export LD_LIBRARY_PATH=lib PATH=/opt/torch/.venv/bin:$PATH
 T=build/tests/test_elementwise
 B=build/bench/bench_elementwise
+# line-buffered stdout where stdbuf exists, so that a step cut by its timeout keeps the rows it printed
+SB=""; command -v stdbuf > /dev/null && SB="stdbuf -oL"
 START=$SECONDS
 left() { echo $((73 - (SECONDS - START))); }
 step() { # step NAME BUDGET: prints the header, sets TO = min(budget, time left)
@@ -64,7 +66,7 @@ step() { # step NAME BUDGET: prints the header, sets TO = min(budget, time left)
   echo "== $1 ($(date +%T), +$((SECONDS - START)) s, timeout $TO s)"
 }
 
-step "1 tests: A, B (second rule), C (long j), the defaults' pins" 22
+step "1 tests: A, B (second rule), C (long j), the defaults' pins" 20
 [ "$TO" -gt 0 ] && timeout $TO $T \
   --filter '@(tperms/copies_2byte_pairs_@(second_rule|long_j|by_the_rule)|tperma/default_choice)' \
   --verbose > $OUT/test.log 2>&1; echo rc $?
@@ -75,20 +77,20 @@ EX0="7x2053x1999 p0.2.1;1999x5x2053 p2.1.0;3001x4097 p1.0;2053x8191 p1.0;1031x16
 EXTRA_A="8735x3341 p1.0;715x625x69 p2.1.0;201x56x265x11 p2.3.0.1;119x9x31x31x31 p3.4.2.1.0;8112x3025 p1.0;1177x548x53 p1.2.0;187x81x207x11 p1.2.3.0;56x27x45x71x7 p3.4.2.0.1;15128x2251 p1.0;1107x469x51 p1.2.0;118x91x187x11 p3.2.1.0;43x55x46x37x5 p3.2.4.0.1;6371x3225 p1.0;1126x1035x29 p2.1.0;35x288x251x13 p2.3.0.1;65x111x25x13x9 p2.4.3.0.1"
 EXTRA_B="2923x6333 p1.0;908x691x31 p2.1.0;19x119x207x53 p0.3.2.1;7881x4065 p1.0;1023x459x37 p2.1.0;118x51x59x69 p2.3.1.0;15469x1155 p1.0;789x1137x33 p2.1.0;4517x4291 p1.0;799x489x65 p1.2.0"
 EXTRA_X="12901x1937 p1.0;337x559x169 p1.2.0;148x169x281x5 p2.1.3.0;5465x4615 p1.0;157x149x879 p0.2.1;211x193x27x17 p3.2.0.1;47x47x75x41x3 p3.4.1.2.0;7241x2633 p1.0;345x762x121 p1.2.0"
-step "2 A/B bf16 perms: main vs KG_EW_TPERMW=4 (A + B)" 17
+step "2 A/B bf16 perms: main vs KG_EW_TPERMW=4 (A + B)" 18
 [ "$TO" -gt 0 ] && KG_BENCH_CSV=$OUT/perm.csv KG_EW_BENCH_PERM_ONLY=1 KG_EW_BENCH_DTYPE=bf16 \
   KG_EW_BENCH_EXTRA="$EX0;$EXTRA_A;$EXTRA_B" KG_EW_BENCH_ALT="KG_EW_TPERMW=4" KG_EW_BENCH_ALT_ROUNDS=3 \
-  timeout $TO $B > $OUT/perm.log 2>&1; echo rc $?
+  timeout $TO $SB $B > $OUT/perm.log 2>&1; echo rc $?
 grep -E 'worst|sweep \(' $OUT/perm.log
 echo "rows whose variant changed: $(grep -c 'tperma  | alt .*tperms' $OUT/perm.log)"
 
-step "3 A/B bf16 perms: main vs C (long j) forced wherever tpx runs" 17
+step "3 A/B bf16 perms: main vs C (long j) forced wherever tpx runs" 18
 [ "$TO" -gt 0 ] && KG_EW_BENCH_PERM_ONLY=1 KG_EW_BENCH_DTYPE=bf16 \
   KG_EW_BENCH_EXTRA="$EX0;$EXTRA_A;$EXTRA_B;$EXTRA_X" KG_EW_BENCH_ALT="KG_EW_TPERMW=1,KG_EW_TPERMW_CW=1" \
-  KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $B > $OUT/longj.log 2>&1; echo rc $?
+  KG_EW_BENCH_ALT_ROUNDS=3 timeout $TO $SB $B > $OUT/longj.log 2>&1; echo rc $?
 grep -E 'worst|sweep \(' $OUT/longj.log
 
-step "4 PyTorch on step 2's rows" 16
+step "4 PyTorch on step 2's rows" 15
 [ "$TO" -gt 3 ] && timeout $TO python3 bench/torch_elementwise.py $OUT/perm.csv > $OUT/torch_perm.log 2>&1; echo rc $?
 grep -E '^worst' $OUT/torch_perm.log
 echo "== run.sh done at +$((SECONDS - START)) s"
