@@ -241,8 +241,8 @@ M.ccfgs = {
   -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = {} },
   -- (26: ST, configuration 6 whose first wave's odd clusters started late, 4-20 us, so that the clusters' load /
-  -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger
-  -- left in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
+  -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger were
+  -- removed in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, dts = {} },
   -- vs: the outputs by 16-byte stores (st.global.v4, templates/normc.cuh's kg_ncl_st16): main's cluster and COLT
   -- kernels store each vector as four 4-byte stores (their PTX: st.global.f32 / st.global.v2.u16, which LLVM split
