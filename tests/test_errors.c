@@ -227,6 +227,20 @@ Test(validation, arity_and_op_are_checked)
     KT_EXPECT(ctx, kg_elementwise(ctx, KG_OP_COUNT, &o, in, 1), KG_ERR_INVALID_ARGUMENT, want);
 }
 
+/* A NULL inputs array with the right count is its own error (it read "add
+   takes 2 inputs, got 2" before session 27). */
+Test(validation, null_inputs_array_is_named)
+{
+    kg_tensor o = tensor(KT_DEV(4096), KG_F32, 1, KT_SHAPE(3));
+    KT_EXPECT(ctx, kg_elementwise(ctx, KG_OP_ADD, &o, NULL, 2), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: add: inputs is NULL but n_inputs is 2");
+    KT_EXPECT(ctx, kg_elementwise(ctx, KG_OP_EXP, &o, NULL, 1), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: exp: inputs is NULL but n_inputs is 1");
+    /* a wrong count is still reported as such, NULL array or not */
+    KT_EXPECT(ctx, kg_elementwise(ctx, KG_OP_ADD, &o, NULL, 3), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: add takes 2 inputs, got 3");
+}
+
 Test(validation, memory_helpers_check_pointers)
 {
     KT_EXPECT(ctx, kg_malloc(ctx, NULL, 16), KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_malloc: ptr is NULL");
