@@ -87,6 +87,25 @@ Test(no_device, null_context_and_null_out_pointer)
     kg_close(NULL);
 }
 
+/* A negative device index is refused before any CUDA call, so the same on
+   every machine (before session 27, a machine without a driver said "no
+   CUDA driver or device" instead). */
+Test(no_device, a_negative_device_index_is_out_of_range)
+{
+    kg_context *c = NULL;
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    KT_EXPECT(c, kg_open(&c, -1), KG_ERR_DEVICE_RANGE,
+              "device index out of range: -1 (device indices count from 0)");
+    cr_assert_not_null(c);
+    kg_tensor a = tensor(KT_DEV(0), KG_F32, 1, KT_SHAPE(4)), o = tensor(KT_DEV(64), KG_F32, 1, KT_SHAPE(4));
+    KT_EXPECT(c, kg_exp(c, &o, &a), KG_ERR_DEVICE_RANGE, "device index out of range: -1 (device indices count from 0)");
+    kg_close(c);
+    c = NULL;
+    KT_EXPECT(c, kg_open(&c, INT32_MIN), KG_ERR_DEVICE_RANGE,
+              "device index out of range: -2147483648 (device indices count from 0)");
+    kg_close(c);
+}
+
 Test(bundle, knows_which_gpus_it_runs_on)
 {
     cr_assert(kg_bundle_supports(9, 0), "sm_90 machine code");
