@@ -194,6 +194,8 @@ Test(attention_bwd_validation, head_dims_that_are_not_generated_are_named)
     }
 }
 
+/* A misaligned pointer is named (before session 27: "dout's data must be
+   16-byte aligned", without it). */
 Test(attention_bwd_validation, layout_requirements)
 {
     call_t c = valid_call(KG_BF16, 64);
@@ -203,7 +205,7 @@ Test(attention_bwd_validation, layout_requirements)
     c = valid_call(KG_BF16, 64);
     c.dout.data = KT_DEV((5 << 24) + 2);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dout's data must be 16-byte aligned");
+              "invalid argument: attention backward: dout's data 0x15000002 is not 16-byte aligned");
     c = valid_call(KG_BF16, 64);
     c.dq.strides[2] = 68;
     c.dq.strides[1] = 68 * 100, c.dq.strides[0] = 68 * 100 * 8;
@@ -216,20 +218,25 @@ Test(attention_bwd_validation, layout_requirements)
     cr_assert_eq(CALL(c, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
+/* The byte ranges are named, as in the forward (before session 27 the
+   backward's message gave none). */
 Test(attention_bwd_validation, gradients_must_not_overlap_inputs_or_each_other)
 {
     call_t c = valid_call(KG_BF16, 64);
     c.dq.data = c.dout.data;
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dq overlaps dout");
+              "invalid argument: attention backward: dq overlaps dout (bytes [0x15000000, 0x15032000) and "
+              "[0x15000000, 0x15032000))");
     c = valid_call(KG_BF16, 64);
     c.dv.data = KT_DEV((7 << 24) + 4096);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dk overlaps dv");
+              "invalid argument: attention backward: dk overlaps dv (bytes [0x17000000, 0x1700f000) and "
+              "[0x17001000, 0x17010000))");
     c = valid_call(KG_BF16, 64);
     c.dk.data = KT_DEV((4 << 24) + 512);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dk overlaps lse");
+              "invalid argument: attention backward: dk overlaps lse (bytes [0x14000200, 0x1400f200) and "
+              "[0x14000000, 0x14001900))");
 }
 
 Test(attention_bwd_validation, scale_must_be_finite)
