@@ -222,6 +222,23 @@ Test(attention_validation, scale_must_be_finite)
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
 }
 
+/* Head dim 0 with the default scale 1/sqrt(D) names the head dim (before
+   session 27 the message was "scale inf is not finite", a scale the caller
+   never gave); an explicit scale still runs it. */
+Test(attention_validation, head_dim_0_needs_an_explicit_scale)
+{
+    call_t c = valid_call(KG_F16, 0);
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: head dim 0 makes the default scale 1/sqrt(D) infinite (pass a nonzero "
+              "opts->scale)");
+    kg_attention_opts o = {0.f, 1};
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: head dim 0 makes the default scale 1/sqrt(D) infinite (pass a nonzero "
+              "opts->scale)");
+    o.scale = 0.5f;
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
+}
+
 Test(attention_validation, empty_problems_validate_then_report_the_device)
 {
     call_t c = valid_call(KG_F16, 64);
