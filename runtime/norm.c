@@ -222,9 +222,15 @@ static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_nor
     }
     case KG_NORM_AXIS_LAST:
     case KG_NORM_AXIS_LAST1:
+        if (in->ndim == 0)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: in is 0-d (a scalar); %s normalizes over its last %s and needs at "
+                           "least 1 dim",
+                           info->name, info->name, c->op == KG_NORM_LAYER_NORM ? "k dims" : "dim");
         if (c->k < 1 || c->k > in->ndim)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: %s: cannot normalize the last %d dims of a %d-dim input (1..%d)",
+                           "invalid argument: %s: cannot normalize the last %d dims of a %d-dim input (k must be "
+                           "1..%d)",
                            info->name, c->k, in->ndim, in->ndim);
         *mask = ((1u << c->k) - 1) << (in->ndim - c->k);
         return KG_OK;

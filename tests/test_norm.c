@@ -1363,9 +1363,9 @@ Test(errors, every_argument_error_is_reported_before_the_device)
     kg_tensor r_at_m = kg_tensor_contiguous(KT_DEV(0x3004), KG_F32, 1, KT_SHAPE(2));
     kg_tensor m_at_out = kg_tensor_contiguous(KT_DEV(0x1000), KG_F32, 1, KT_SHAPE(2));
     KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 0, NULL, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: layer_norm: cannot normalize the last 0 dims of a 2-dim input (1..2)");
+              "invalid argument: layer_norm: cannot normalize the last 0 dims of a 2-dim input (k must be 1..2)");
     KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 3, NULL, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: layer_norm: cannot normalize the last 3 dims of a 2-dim input (1..2)");
+              "invalid argument: layer_norm: cannot normalize the last 3 dims of a 2-dim input (k must be 1..2)");
     KT_EXPECT(ctx, kg_layer_norm(ctx, &out, NULL, NULL, &in, 1, &w4, NULL, 1e-5), KG_ERR_SHAPE,
               "shape mismatch: layer_norm: weight is [4] but the normalized shape is [3] (weight must broadcast to "
               "it)");
@@ -1412,8 +1412,14 @@ Test(errors, every_argument_error_is_reported_before_the_device)
 
     /* rms_norm and its residual form */
     kg_tensor s0 = kg_tensor_contiguous(KT_DEV(0), KG_F32, 0, NULL);
+    /* a 0-d input is named as such (before session 27: "cannot normalize the
+       last 1 dims of a 0-dim input (1..0)", rms_norm having no k) */
     KT_EXPECT(ctx, kg_rms_norm(ctx, &s0, &s0, NULL, 1e-6), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: rms_norm: cannot normalize the last 1 dims of a 0-dim input (1..0)");
+              "invalid argument: rms_norm: in is 0-d (a scalar); rms_norm normalizes over its last dim and needs at "
+              "least 1 dim");
+    KT_EXPECT(ctx, kg_layer_norm(ctx, &s0, NULL, NULL, &s0, 1, NULL, NULL, 1e-5), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: layer_norm: in is 0-d (a scalar); layer_norm normalizes over its last k dims and "
+              "needs at least 1 dim");
     KT_EXPECT(ctx, kg_rms_norm(ctx, &out, &in, &w4, 1e-6), KG_ERR_SHAPE,
               "shape mismatch: rms_norm: weight is [4] but the normalized shape is [3] (weight must broadcast to it)");
     kg_tensor res = kg_tensor_contiguous(KT_DEV(0x4000), KG_F32, 2, s23);
