@@ -155,5 +155,62 @@ for what, fn in [("add without out=", lambda: kgen.add(Fake([2]), Fake([2]))),
     except TypeError as e:
         check(True, "%s raises TypeError (%s)" % (what, e))
 
+# ---- argument values the C types cannot carry, and non-tensors after the first
+# (before session 27: an unknown epilogue raised KeyError, axes=[2**32 + 1]
+# reached C as axis 1 and keepdim=2**32 as 0, and out=None raised
+# AttributeError from inside the package)
+
+
+def expect_python_error(what, fn, exc, text):
+    try:
+        fn()
+        check(False, "%s raises %s (no exception)" % (what, exc.__name__))
+    except exc as e:
+        check(str(e) == text, "%s raises %s: %s%s" % (what, exc.__name__, e,
+                                                      "" if str(e) == text else " (want: %s)" % text))
+    except Exception as e:  # noqa: BLE001
+        check(False, "%s raises %s (got %s: %s)" % (what, exc.__name__, type(e).__name__, e))
+
+
+expect_python_error("matmul(epilogue='bogus')",
+                    lambda: kgen.matmul(Fake([4, 8]), Fake([8, 2]), out=Fake([4, 2]), epilogue="bogus"), ValueError,
+                    "matmul() epilogue='bogus': expected one of 'none', 'relu', 'gelu_tanh'")
+expect_python_error("matmul(backend=1)",
+                    lambda: kgen.matmul(Fake([4, 8]), Fake([8, 2]), out=Fake([4, 2]), backend=1), ValueError,
+                    "matmul() backend=1: expected one of 'auto', 'cublas', 'cublaslt'")
+expect_python_error("sum(axes=[2**32 + 1])", lambda: kgen.sum(Fake([4, 5]), axes=[2**32 + 1], out=Fake([4])),
+                    ValueError, "sum() axes holds 4294967297, outside a C int (-2147483648..2147483647)")
+expect_python_error("softmax(axis=-2**40)", lambda: kgen.softmax(Fake([4, 5]), axis=-2**40, out=Fake([4, 5])),
+                    ValueError, "softmax() axis=-1099511627776 is outside a C int (-2147483648..2147483647)")
+expect_python_error("layer_norm(k=2**32 + 1)", lambda: kgen.layer_norm(Fake([4, 5]), k=2**32 + 1, out=Fake([4, 5])),
+                    ValueError, "layer_norm() k=4294967297 is outside a C int (-2147483648..2147483647)")
+expect_python_error("attention(scale=1e40)",
+                    lambda: kgen.attention(Fake([1, 2, 8, 64], "f16"), Fake([1, 2, 8, 64], "f16"),
+                                           Fake([1, 2, 8, 64], "f16"), out=Fake([1, 2, 8, 64], "f16"), scale=1e40),
+                    ValueError, "attention() scale=1e+40 does not fit a C float (at most 3.4028234663852886e+38 in "
+                    "magnitude)")
+expect_python_error("add(out=None)", lambda: kgen.add(Fake([2]), Fake([2]), out=None), TypeError,
+                    "add() out= takes an object with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not NoneType")
+expect_python_error("rms_norm(weight=[1, 2])", lambda: kgen.rms_norm(Fake([4, 2]), weight=[1, 2], out=Fake([4, 2])),
+                    TypeError,
+                    "rms_norm() weight= takes an object with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not list")
+expect_python_error("add(a, None)", lambda: kgen.add(Fake([2]), None, out=Fake([2])), TypeError,
+                    "add() b takes an object with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not NoneType")
+expect_python_error("device_info(2**40)", lambda: kgen.device_info(2**40), ValueError,
+                    "device_info() device=1099511627776 is outside a C int (-2147483648..2147483647)")
+expect_python_error("add(stream=2**70)", lambda: kgen.add(Fake([2]), Fake([2]), out=Fake([2]), stream=2**70),
+                    ValueError, "stream= handle 1180591620717411303424 is not a pointer value (0..2**64-1)")
+for what, fn in [("sum(axes=[1.5])", lambda: kgen.sum(Fake([4, 5]), axes=[1.5], out=Fake([4]))),
+                 ("sum(axes='1')", lambda: kgen.sum(Fake([4, 5]), axes="1", out=Fake([4])))]:
+    try:
+        fn()
+        check(False, what + " raises TypeError")
+    except TypeError as e:
+        check(True, "%s raises TypeError (%s)" % (what, e))
+# keepdim is a truth value: 2**32 keeps the dims (it reached C as 0)
+expect_error("sum(keepdim=2**32) keeps the dims",
+             lambda: kgen.sum(Fake([4, 5]), axes=[1], keepdim=2**32, out=Fake([4])), "KG_ERR_SHAPE",
+             re.escape("shape mismatch: sum: out is [4] but reducing in [4,5] gives [4,1]"))
+
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)
