@@ -194,6 +194,16 @@ kg_status kgi_check_alias(kg_context *ctx, const kg_tensor *out, const kg_tensor
         if (same)
             return KG_OK;
     }
+    if (o.lo == i.lo && o.hi == i.hi) { /* the same bytes, another layout */
+        char osh[96], ost[160], ish[96], ist[160];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: out %s strides %s and %s %s strides %s cover the same bytes [%p, %p) in "
+                       "different layouts; an output may only alias an input exactly (in place)",
+                       kg_shape_str(osh, sizeof osh, out->ndim, out->shape),
+                       kg_shape_str(ost, sizeof ost, out->ndim, out->strides), name,
+                       kg_shape_str(ish, sizeof ish, in->ndim, in->shape),
+                       kg_shape_str(ist, sizeof ist, in->ndim, in->strides), (void *)o.lo, (void *)o.hi);
+    }
     return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                    "invalid argument: out partially overlaps %s (bytes [%p, %p) and [%p, %p)); an output may "
                    "only alias an input exactly (in place)",

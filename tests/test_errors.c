@@ -233,6 +233,22 @@ Test(validation, partial_overlap_is_refused_and_exact_alias_allowed)
     cr_assert_eq(kg_neg(ctx, &far, &a), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
+/* An output over exactly an input's bytes but in another layout (a
+   transposed view of it) says so with both layouts (before session 27 it
+   said "partially overlaps" with two identical byte ranges). */
+Test(validation, same_bytes_in_another_layout_names_both_layouts)
+{
+    kg_tensor a = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3)), o = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 3));
+    o.strides[0] = 1, o.strides[1] = 2;
+    KT_EXPECT(ctx, kg_exp(ctx, &o, &a), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out [2,3] strides [1,2] and a [2,3] strides [3,1] cover the same bytes [0x10000000, "
+              "0x10000018) in different layouts; an output may only alias an input exactly (in place)");
+    kg_tensor b = tensor(KT_DEV(4096), KG_F32, 2, KT_SHAPE(2, 3));
+    KT_EXPECT(ctx, kg_add(ctx, &o, &b, &a), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out [2,3] strides [1,2] and b [2,3] strides [3,1] cover the same bytes [0x10000000, "
+              "0x10000018) in different layouts; an output may only alias an input exactly (in place)");
+}
+
 Test(validation, arity_and_op_are_checked)
 {
     kg_tensor a = tensor(KT_DEV(0), KG_F32, 1, KT_SHAPE(3)), o = tensor(KT_DEV(4096), KG_F32, 1, KT_SHAPE(3));
