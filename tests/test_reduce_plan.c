@@ -3072,6 +3072,30 @@ Test(errors, every_argument_error_is_reported_before_the_device)
     EXPECT_ERR(KG_ERR_INVALID_ARGUMENT, "negative stride", kg_sum(cpu_ctx, &out, &neg, ax1, 1, 0));
 }
 
+/* kg_max_with_indices and kg_min_with_indices (argmax/argmin with values)
+   are named as called (before session 27 their messages said "argmax:" and
+   "argmin:"); kg_argmax keeps its name. */
+Test(errors, with_indices_calls_are_named_as_called)
+{
+    const int64_t s[] = {3, 4}, r[] = {3};
+    kg_tensor in = fake(IN_AT, KG_F32, 2, s), out = fake(OUT_AT, KG_F32, 1, r), idx = fake(IDX_AT, KG_I64, 1, r);
+    kg_tensor i4 = fake(IDX_AT, KG_I64, 1, (int64_t[]){4}), o16 = fake(OUT_AT, KG_F16, 1, r);
+    const int ax1[] = {1};
+    KT_EXPECT(cpu_ctx, kg_max_with_indices(cpu_ctx, &out, &i4, &in, ax1, 1, 0), KG_ERR_SHAPE,
+              "shape mismatch: max_with_indices: indices is [4] but reducing in [3,4] gives [3]");
+    KT_EXPECT(cpu_ctx, kg_min_with_indices(cpu_ctx, &out, NULL, &in, ax1, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: min_with_indices: indices is NULL (it returns indices; values are optional)");
+    KT_EXPECT(cpu_ctx, kg_max_with_indices(cpu_ctx, &o16, &idx, &in, ax1, 1, 0), KG_ERR_DTYPE,
+              "max_with_indices: values is f16 but the result over f32 is f32");
+    KT_EXPECT(cpu_ctx, kg_min_with_indices(cpu_ctx, &out, &idx, &in, (int[]){2}, 1, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: min_with_indices: axis 2 is out of range for a 2-dim input (valid: -2..1)");
+    kg_tensor bb = fake(IN_AT, KG_BOOL, 2, s);
+    KT_EXPECT(cpu_ctx, kg_max_with_indices(cpu_ctx, &out, &idx, &bb, ax1, 1, 0), KG_ERR_DTYPE,
+              "max_with_indices is not available for bool (it accepts f32, f64, f16, bf16, i32, i64, u8)");
+    KT_EXPECT(cpu_ctx, kg_argmax(cpu_ctx, &i4, &in, ax1, 1, 0), KG_ERR_SHAPE,
+              "shape mismatch: argmax: indices is [4] but reducing in [3,4] gives [3]");
+}
+
 Test(errors, a_valid_call_reaches_the_device_check)
 {
     /* on a machine without a GPU, a valid call fails only at the device */
