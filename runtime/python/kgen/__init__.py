@@ -416,17 +416,19 @@ def _bind(pyname, cargs, args, kw):
     return vals
 
 
-def _first_tensor(cargs, vals):
+def _first_tensor(pyname, cargs, vals):
     for a in cargs:
         if a[0] in ("in", "out") and vals.get(a[1]) is not None:
             return vals[a[1]]
-    raise TypeError("no tensor argument")
+    names = [a[1] if a[0] == "in" else a[1] + "=" for a in cargs if a[0] in ("in", "out")]
+    raise TypeError("%s() got no tensor: %s and %s are %s None"
+                    % (pyname, ", ".join(names[:-1]), names[-1], "both" if len(names) == 2 else "all"))
 
 
 def _call(pyname, cfn, cargs, builder, args, kw):
     stream = _stream_handle(kw.pop("stream", None))
     vals = _bind(pyname, cargs, args, kw)
-    first = _first_tensor(cargs, vals)
+    first = _first_tensor(pyname, cargs, vals)
     device = _device_of(first)
     fast = False
     if _is_torch(first):
