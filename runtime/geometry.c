@@ -103,7 +103,8 @@ kg_status kgi_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name
         char sh[KG_MSG_LEN / 4], st[KG_MSG_LEN / 4];
         kg_shape_str(sh, sizeof sh, t->ndim, t->shape);
         if (what == 'n' && !empty)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: shape %s has more than 2^63 - 1 elements", name, sh);
         if (what == 'd')
             return kg_fail(
                 ctx, KG_ERR_INVALID_ARGUMENT,

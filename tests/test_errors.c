@@ -365,8 +365,10 @@ Test(validation, element_count_beyond_2_63_is_refused)
     kg_tensor a = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE((int64_t)1 << 32, (int64_t)1 << 32));
     a.strides[0] = a.strides[1] = 0;
     kg_tensor o = tensor(KT_DEV(4096), KG_F32, 0, NULL);
+    /* the shape is named (before session 27: "in has more than 2^63
+       elements", without it) */
     KT_EXPECT(ctx, kg_sum(ctx, &o, &a, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: in has more than 2^63 elements");
+              "invalid argument: in: shape [4294967296,4294967296] has more than 2^63 - 1 elements");
     /* an empty tensor's other sizes and strides are bounded too, so that no
        family's product of some of its sizes overflows (a reduction of
        [2^61, 2^31, 0] over dim 2 multiplies the first two) */
@@ -413,8 +415,9 @@ Test(validation, contiguous_is_defined_for_every_input)
     cr_assert(t.strides[2] == 1 && t.strides[1] == (int64_t)1 << 40 && t.strides[0] == INT64_MAX, "%lld %lld %lld",
               (long long)t.strides[0], (long long)t.strides[1], (long long)t.strides[2]);
     kg_tensor o = tensor(KT_DEV(0), KG_F32, 0, NULL);
-    EXPECT_PREFIX(kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
-                  "invalid argument: in has more than 2^63 elements");
+    KT_EXPECT(ctx, kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in: shape [1099511627776,1099511627776,1099511627776] has more than 2^63 - 1 "
+              "elements");
     t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, KT_SHAPE((int64_t)1 << 60, 4));
     EXPECT_PREFIX(kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
                   "invalid argument: in: shape [1152921504606846976,4] spans more than 2^63 bytes");
