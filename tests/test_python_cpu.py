@@ -209,6 +209,16 @@ for what, fn in [("sum(axes=[1.5])", lambda: kgen.sum(Fake([4, 5]), axes=[1.5], 
         check(True, "%s raises TypeError (%s)" % (what, e))
 expect_python_error("add(None, None, out=None)", lambda: kgen.add(None, None, out=None), TypeError,
                     "add() got no tensor: a, b and out= are all None")
+# a single axis may be any integer-like object (numpy.int64, ...), not only int
+
+
+class Axis:
+    def __index__(self):
+        return 1
+
+
+expect_error("sum(axes=<an __index__ object>)", lambda: kgen.sum(Fake([4, 5]), axes=Axis(), out=Fake([4])),
+             "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")
 # keepdim is a truth value: 2**32 keeps the dims (it reached C as 0)
 expect_error("sum(keepdim=2**32) keeps the dims",
              lambda: kgen.sum(Fake([4, 5]), axes=[1], keepdim=2**32, out=Fake([4])), "KG_ERR_SHAPE",

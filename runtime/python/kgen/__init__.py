@@ -456,7 +456,13 @@ def _call(pyname, cfn, cargs, builder, args, kw):
             cvals.append(ctypes.pointer(tensor(vals[name], name + "=")) if vals[name] is not None else None)
         elif kind == "axes":
             axes = vals[name]
-            axes = [] if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+            if axes is None:
+                axes = []
+            else:
+                try:  # one axis: an int, numpy.int64, ...
+                    axes = [operator.index(axes)]
+                except TypeError:  # a sequence of them
+                    axes = list(axes)
             axes = [_c_int(pyname, name, x, in_list=True) for x in axes]
             cvals.append((ctypes.c_int * (len(axes) or 1))(*axes))
             cvals.append(len(axes))
