@@ -219,6 +219,18 @@ class Axis:
 
 expect_error("sum(axes=<an __index__ object>)", lambda: kgen.sum(Fake([4, 5]), axes=Axis(), out=Fake([4])),
              "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")
+# a value of the wrong kind names its argument (before session 27: Python's
+# bare "float() argument must be a string or a real number, not 'NoneType'")
+expect_python_error("rms_norm(eps=None)", lambda: kgen.rms_norm(Fake([4, 2]), eps=None, out=Fake([4, 2])), TypeError,
+                    "rms_norm() eps is None, not a number")
+expect_python_error("layer_norm(k='a')", lambda: kgen.layer_norm(Fake([4, 2]), k="a", out=Fake([4, 2])), ValueError,
+                    "layer_norm() k is 'a', not an integer")
+expect_python_error("sum(axes=[None])", lambda: kgen.sum(Fake([4, 2]), axes=[None], out=Fake([4])), TypeError,
+                    "sum() axes holds None, not an integer")
+expect_python_error("attention(scale=None)",
+                    lambda: kgen.attention(Fake([1, 2, 8, 64], "f16"), Fake([1, 2, 8, 64], "f16"),
+                                           Fake([1, 2, 8, 64], "f16"), out=Fake([1, 2, 8, 64], "f16"), scale=None),
+                    TypeError, "attention() scale is None, not a number")
 # keepdim is a truth value: 2**32 keeps the dims (it reached C as 0)
 expect_error("sum(keepdim=2**32) keeps the dims",
              lambda: kgen.sum(Fake([4, 5]), axes=[1], keepdim=2**32, out=Fake([4])), "KG_ERR_SHAPE",

@@ -14,10 +14,11 @@ first tensor's framework, or the stream= argument: a handle or an object with
 .cuda_stream or .ptr) and return without waiting, like the framework's own
 ops. A failed call raises kgen.Error whose text is kgen's message
 (kg_errmsg) and whose .status/.name are the kg_status code. An argument that
-cannot be passed to C at all raises before the call: TypeError for a
-non-tensor (no __dlpack__) or a missing out=, ValueError for an int outside a
-C int (axes, axis, k, device), a scale beyond a C float, an unknown epilogue=
-or backend=, or a stream= handle that is not a pointer value.
+cannot be passed to C at all raises before the call, naming it: TypeError for
+a non-tensor (no __dlpack__), a missing out= or a value of the wrong kind
+(eps=None), ValueError for an int outside a C int (axes, axis, k, device), a
+scale beyond a C float, an unknown epilogue= or backend=, or a stream= handle
+that is not a pointer value.
 
 This module is pure Python over the shared library (ctypes, no compiled
 extension). It finds libkgen.so through $KGEN_LIBRARY, else the build tree it
@@ -323,9 +324,20 @@ def _choice(pyname, name, table, value):
     return table[value]
 
 
+def _convert(pyname, what, value, conv, kind):
+    """conv(value), or the same exception class naming the argument."""
+    try:
+        return conv(value)
+    except (TypeError, ValueError) as e:
+        raise type(e)("%s() %s %r, not %s" % (pyname, what, value, kind)) from None
+
+
 def _c_int(pyname, name, value, in_list=False):
     """int(value) for a C int argument; a value a C int cannot hold is refused, not truncated."""
-    v = operator.index(value) if in_list else int(value)
+    if in_list:
+        v = _convert(pyname, name + " holds", value, operator.index, "an integer")
+    else:
+        v = _convert(pyname, name + " is", value, int, "an integer")
     if not _INT_MIN <= v <= _INT_MAX:
         raise ValueError("%s() %s outside a C int (%d..%d)"
                          % (pyname, ("%s holds %d," if in_list else "%s=%d is") % (name, v), _INT_MIN, _INT_MAX))
@@ -339,7 +351,7 @@ def _matmul_opts(pyname, kw, tensor):
 
 
 def _attention_opts(pyname, kw, tensor):
-    scale = float(kw["scale"])
+    scale = _convert(pyname, "scale is", kw["scale"], float, "a number")
     if math.isfinite(scale) and math.isinf(ctypes.c_float(scale).value):
         raise ValueError("%s() scale=%r does not fit a C float (at most %r in magnitude)"
                          % (pyname, scale, 3.4028234663852886e+38))
@@ -471,7 +483,7 @@ def _call(pyname, cfn, cargs, builder, args, kw):
         elif kind == "bool":
             cvals.append(int(bool(vals[name])))
         elif kind == "double":
-            cvals.append(ctypes.c_double(float(vals[name])))
+            cvals.append(ctypes.c_double(_convert(pyname, name + " is", vals[name], float, "a number")))
         elif kind == "opts":
             cvals.append(ctypes.byref(builder(pyname, vals, tensor)))
     _check(ctx, _kg_set_stream(ctx, stream or None))
