@@ -212,7 +212,9 @@ Test(validation, output_must_not_overlap_itself)
               "invalid argument: out overlaps itself (shape [4,3], strides [0,1]): an output needs one memory "
               "location per element");
     o.strides[0] = 2; /* rows of 3 elements two apart overlap too */
-    cr_assert_eq(kg_neg(ctx, &o, &a), KG_ERR_INVALID_ARGUMENT);
+    KT_EXPECT(ctx, kg_neg(ctx, &o, &a), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out overlaps itself (shape [4,3], strides [2,1]): an output needs one memory "
+              "location per element");
 }
 
 Test(validation, partial_overlap_is_refused_and_exact_alias_allowed)
@@ -223,11 +225,15 @@ Test(validation, partial_overlap_is_refused_and_exact_alias_allowed)
     kg_tensor m = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 4)), t = m;
     t.strides[0] = 1;
     t.strides[1] = 4;
-    cr_assert_eq(kg_neg(ctx, &m, &t), KG_ERR_INVALID_ARGUMENT);
+    KT_EXPECT(ctx, kg_neg(ctx, &m, &t), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out [4,4] strides [4,1] and a [4,4] strides [1,4] cover the same bytes [0x10000000, "
+              "0x10000040) in different layouts; an output may only alias an input exactly (in place)");
     /* exact aliasing passes validation: what fails then is the missing device */
     cr_assert_eq(kg_neg(ctx, &a, &a), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
     kg_tensor row = tensor(KT_DEV(0), KG_F32, 1, KT_SHAPE(4));
-    cr_assert_eq(kg_add(ctx, &m, &m, &row), KG_ERR_INVALID_ARGUMENT, "b overlaps out's first row: %s", kg_errmsg(ctx));
+    KT_EXPECT(ctx, kg_add(ctx, &m, &m, &row), KG_ERR_INVALID_ARGUMENT, /* b overlaps out's first row */
+              "invalid argument: out partially overlaps b (bytes [0x10000000, 0x10000040) and [0x10000000, "
+              "0x10000010)); an output may only alias an input exactly (in place)");
     /* disjoint memory passes */
     kg_tensor far = tensor(KT_DEV(1 << 20), KG_F32, 1, KT_SHAPE(8));
     cr_assert_eq(kg_neg(ctx, &far, &a), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
@@ -339,7 +345,8 @@ Test(validation, address_ranges_that_wrap_are_refused)
     /* ending exactly at 2^64 wraps too: the end address must exist */
     w.shape[0] = 16;
     o.shape[0] = 16;
-    cr_assert_eq(kg_neg(ctx, &o, &w), KG_ERR_INVALID_ARGUMENT, "%s", kg_errmsg(ctx));
+    KT_EXPECT(ctx, kg_neg(ctx, &o, &w), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: a: its 16 bytes from data 0xfffffffffffffff0 wrap past the end of the address space");
     w.shape[0] = 15;
     o.shape[0] = 15;
     cr_assert_eq(kg_neg(ctx, &o, &w), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));

@@ -1274,7 +1274,9 @@ Test(plan, huge_dims_beside_a_zero_dim_do_not_overflow)
     const int axes[] = {1, 2};
     kg_norm_call l = {.op = KG_NORM_LOGSUMEXP, .in = &in, .s0 = &o, .axes = axes, .n_axes = 2};
     kg_norm_plan p;
-    cr_assert_eq(kg_norm_plan_call(cpu_ctx, &l, 132, &p), KG_ERR_INVALID_ARGUMENT);
+    KT_EXPECT(cpu_ctx, kg_norm_plan_call(cpu_ctx, &l, 132, &p), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in: shape [0,16,4803324847834923012]: the product of its nonzero sizes exceeds 2^63 - "
+              "1");
     const int64_t half = (int64_t)1 << 50;
     kg_tensor in2 = fake(IN_AT, KG_F32, 3, KT_SHAPE(half, 16, 0)),
               out2 = fake(OUT_AT, KG_F32, 3, KT_SHAPE(half, 16, 0));
