@@ -220,7 +220,9 @@ Test(validation, output_must_not_overlap_itself)
 Test(validation, partial_overlap_is_refused_and_exact_alias_allowed)
 {
     kg_tensor a = tensor(KT_DEV(0), KG_F32, 1, KT_SHAPE(8)), o = tensor(KT_DEV(4), KG_F32, 1, KT_SHAPE(8));
-    EXPECT_PREFIX(kg_neg(ctx, &o, &a), KG_ERR_INVALID_ARGUMENT, "invalid argument: out partially overlaps a (bytes [");
+    KT_EXPECT(ctx, kg_neg(ctx, &o, &a), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out partially overlaps a (bytes [0x10000004, 0x10000024) and [0x10000000, "
+              "0x10000020)); an output may only alias an input exactly (in place)");
     /* a transposed view of the same memory is not the same elements */
     kg_tensor m = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 4)), t = m;
     t.strides[0] = 1;
@@ -317,22 +319,25 @@ Test(validation, extent_beyond_2_63_bytes_is_refused_in_every_family)
               "f32 elements)");
     kg_tensor m = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(2, 2)), big = m;
     big.shape[0] = (int64_t)1 << 61; /* (2^61 - 1) * 2 + 2 elements: 2^64 bytes */
-    EXPECT_PREFIX(kg_matmul(ctx, &m, &big, &m), KG_ERR_INVALID_ARGUMENT,
-                  "invalid argument: a: shape [2305843009213693952,2] spans more than 2^63 bytes");
+    KT_EXPECT(ctx, kg_matmul(ctx, &m, &big, &m), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: a: shape [2305843009213693952,2] spans more than 2^63 bytes (strides [2,1], 4-byte "
+              "f32 elements)");
     /* strides whose sum overflows: [4,8] with strides [INT64_MAX, INT64_MAX]
        (two indices at one address) used to be accepted as an output */
     kg_tensor wrap = tensor(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 8)),
               a = tensor(KT_DEV(1 << 20), KG_F32, 2, KT_SHAPE(4, 8));
     wrap.strides[0] = wrap.strides[1] = INT64_MAX;
-    EXPECT_PREFIX(kg_neg(ctx, &wrap, &a), KG_ERR_INVALID_ARGUMENT,
-                  "invalid argument: out: shape [4,8] spans more than 2^63 bytes (strides "
-                  "[9223372036854775807,9223372036854775807]");
+    KT_EXPECT(ctx, kg_neg(ctx, &wrap, &a), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out: shape [4,8] spans more than 2^63 bytes (strides "
+              "[9223372036854775807,9223372036854775807], 4-byte f32 elements)");
     /* just below the limit is a valid descriptor (the device is what fails) */
     kg_tensor edge = tensor(KT_DEV(0), KG_U8, 1, KT_SHAPE(2)), e2 = tensor((void *)0x1000, KG_U8, 1, KT_SHAPE(2));
     edge.strides[0] = INT64_MAX - 1; /* 1 + (INT64_MAX - 1) = 2^63 - 1 bytes */
     cr_assert_eq(kg_relu(ctx, &e2, &edge), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
     edge.strides[0] = INT64_MAX; /* one byte more */
-    EXPECT_PREFIX(kg_relu(ctx, &e2, &edge), KG_ERR_INVALID_ARGUMENT, "invalid argument: a: shape [2] spans more");
+    KT_EXPECT(ctx, kg_relu(ctx, &e2, &edge), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: a: shape [2] spans more than 2^63 bytes (strides [9223372036854775807], 1-byte u8 "
+              "elements)");
 }
 
 Test(validation, address_ranges_that_wrap_are_refused)
@@ -387,7 +392,9 @@ Test(validation, element_count_beyond_2_63_is_refused)
               "exceeds 2^63 - 1");
     e = tensor(NULL, KG_F32, 2, KT_SHAPE(3, 0));
     e.strides[0] = INT64_MAX;
-    EXPECT_PREFIX(kg_neg(ctx, &e, &e), KG_ERR_INVALID_ARGUMENT, "invalid argument: out: shape [3,0] spans more than");
+    KT_EXPECT(ctx, kg_neg(ctx, &e, &e), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: out: shape [3,0] spans more than 2^63 bytes (strides [9223372036854775807,1], 4-byte "
+              "f32 elements)");
     /* within those bounds an empty tensor needs no data and passes */
     e = tensor(NULL, KG_F32, 3, KT_SHAPE((int64_t)1 << 40, 0, (int64_t)1 << 20));
     kg_tensor eo2 = e;
@@ -426,8 +433,9 @@ Test(validation, contiguous_is_defined_for_every_input)
               "invalid argument: in: shape [1099511627776,1099511627776,1099511627776] has more than 2^63 - 1 "
               "elements");
     t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 2, KT_SHAPE((int64_t)1 << 60, 4));
-    EXPECT_PREFIX(kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
-                  "invalid argument: in: shape [1152921504606846976,4] spans more than 2^63 bytes");
+    KT_EXPECT(ctx, kg_sum(ctx, &o, &t, NULL, 0, 0), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: in: shape [1152921504606846976,4] spans more than 2^63 bytes (strides [4,1], 4-byte "
+              "f32 elements)");
     /* ndim out of range or no shape: zero shape and strides, refused by ops */
     t = kg_tensor_contiguous(KT_DEV(0), KG_F32, 9, KT_SHAPE(1, 2, 3, 4, 5, 6, 7, 8, 9));
     cr_assert(t.ndim == 9 && t.shape[0] == 0 && t.strides[7] == 0);
