@@ -115,11 +115,8 @@ expect_error("a valid add without a GPU", lambda: kgen.add(a, b, out=c), "KG_ERR
              r"no CUDA driver or device: .+")
 check(a.streams == [1], "with no framework stream, the producer is asked for the legacy default stream (got %s)"
       % a.streams)
-kgen.Error  # noqa: B018
-try:
-    kgen.exp(a, out=c, stream=0x1234)
-except kgen.Error:
-    pass
+expect_error("a valid exp with stream= without a GPU", lambda: kgen.exp(a, out=c, stream=0x1234), "KG_ERR_NO_DEVICE",
+             r"no CUDA driver or device: .+")
 check(a.streams[-1] == 0x1234, "stream= is passed to __dlpack__ (got %s)" % a.streams[-1])
 
 # ---- kgen's messages, as in C ----------------------------------------------
@@ -131,19 +128,25 @@ expect_error("a CPU tensor", lambda: kgen.neg(Fake([4], device_type=1), out=Fake
              re.escape("invalid argument: DLPack tensor is on a CPU device (device_type 1); kgen needs CUDA device "
                        "memory (kDLCUDA or kDLCUDAManaged)"))
 expect_error("a complex64 tensor", lambda: kgen.neg(Fake([4], "c64"), out=Fake([4])), "KG_ERR_DTYPE",
-             r"DLPack dtype complex64 \(code 5\) is not supported .*")
+             re.escape("DLPack dtype complex64 (code 5) is not supported (kgen has float16/32/64, bfloat16, int32/64, "
+                       "uint8 and bool)"))
 expect_error("sum over a duplicate axis", lambda: kgen.sum(Fake([4, 5]), axes=[1, -1], out=Fake([4])),
-             "KG_ERR_INVALID_ARGUMENT", r"invalid argument: .*(duplicate|twice|repeated).*")
+             "KG_ERR_INVALID_ARGUMENT", re.escape("invalid argument: sum: axis -1 (dim 1) appears twice in axes"))
 expect_error("layer_norm with a NaN eps", lambda: kgen.layer_norm(Fake([4, 8]), out=Fake([4, 8]), eps=float("nan")),
-             "KG_ERR_INVALID_ARGUMENT", r".*eps.*nan.*")
+             "KG_ERR_INVALID_ARGUMENT",
+             re.escape("invalid argument: layer_norm: eps is nan (it must be finite and at most 3.40282e+38 in "
+                       "magnitude, the largest float)"))
 expect_error("softmax along axis 5 of a 2-d tensor", lambda: kgen.softmax(Fake([4, 8]), axis=5, out=Fake([4, 8])),
-             "KG_ERR_INVALID_ARGUMENT", r".*5.*")
+             "KG_ERR_INVALID_ARGUMENT",
+             re.escape("invalid argument: softmax: axis 5 is out of range for a 2-dim input (valid: -2..1)"))
 expect_error("matmul f32 @ f16", lambda: kgen.matmul(Fake([4, 8]), Fake([8, 2], "f16"), out=Fake([4, 2])),
-             "KG_ERR_DTYPE", r".*f32.*f16.*")
+             "KG_ERR_DTYPE", re.escape("dtype mismatch: matmul: a is f32, b is f16 (a, b and out share one dtype)"))
 expect_error("attention with head dim 300",
              lambda: kgen.attention(Fake([1, 2, 8, 300], "f16"), Fake([1, 2, 8, 300], "f16"),
                                     Fake([1, 2, 8, 300], "f16"), out=Fake([1, 2, 8, 300], "f16")),
-             "KG_ERR_INVALID_ARGUMENT", r".*300.*")
+             "KG_ERR_INVALID_ARGUMENT",
+             re.escape("invalid argument: attention: head dim 300 is larger than 256 (generated: 32, 64, 96, 128, 256; "
+                       "a smaller one is zero-padded to the next)"))
 
 # ---- Python-side argument errors ---------------------------------------------
 for what, fn in [("add without out=", lambda: kgen.add(Fake([2]), Fake([2]))),
