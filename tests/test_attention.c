@@ -1600,7 +1600,7 @@ Test(attention, causal_block_order)
     int major = 0, minor = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
     if (!(major == 9 && minor == 0))
-        return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest)");
     const int vs[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
     const int shapes[3][5] = {{3, 11, 300, 400, 64}, {2, 5, 600, 700, 128}, {1, 3, 700, 2500, 64}}; /* B H Sq Sk D */
     for (int x = 0; x < 3; x++) {
@@ -1758,7 +1758,7 @@ static int pp_pair_generated(int v, const acase *c)
 Test(attention, persistent_matches_grid_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest)");
     const int shapes[7][7] = {
         /* B Hq Hkv Sq Sk D causal */
         {4, 16, 16, 1000, 1000, 64, 1}, {3, 32, 8, 777, 1301, 128, 0}, {2, 12, 4, 1500, 600, 96, 1},
@@ -1808,7 +1808,7 @@ Test(attention, persistent_matches_grid_bits)
 Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
     const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
@@ -1874,7 +1874,7 @@ static void persist_bits(const acase *c, int v0, int v1, int cp, int turn)
 Test(attention, persistent_ep_matches_reference_and_base_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int ep = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
     const acase refs[4] = {{KG_BF16, 2, 16, 16, 1500, 1500, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
@@ -1940,14 +1940,14 @@ static void persist_candidate(int v, int d, int d32, int causal)
 Test(attention, persistent_f2_matches_reference_and_plain_bits_causal)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 1);
 }
 
 Test(attention, persistent_f2_matches_reference_and_plain_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
 
@@ -1959,7 +1959,7 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
 Test(attention, grid_f2_matches_reference_and_grid_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int v = KG_ATTN_V_HOPPER_F2;
     const acase refs[4] = {{KG_BF16, 2, 8, 2, 700, 701, 256, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 8, 4, 500, 1100, 256, 0, MASK_NONE, 0, 0, 0.f},
@@ -1988,7 +1988,7 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
 Test(attention, f2_where_the_runtime_takes_it)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
     const acase refs[7] = {{KG_BF16, 1, 2, 1, 700, 900, 128, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 2, 1, 4500, 4500, 128, 1, MASK_NONE, 0, 0, 0.f},
@@ -2023,7 +2023,7 @@ Test(attention, f2_where_the_runtime_takes_it)
 Test(attention, persistent_sk_matches_reference_and_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int sk = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
     const acase refs[4] = {{KG_BF16, 2, 16, 16, 1024, 2100, 64, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
@@ -2060,7 +2060,7 @@ Test(attention, persistent_sk_matches_reference_and_bits)
 Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int hv[5] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_PERSIST,
                        KG_ATTN_V_HOPPER_PERSIST_PP};
     for (int v = 0; v < 5; v++)
