@@ -124,8 +124,9 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention backward: %s's head dim must be contiguous (stride %lld)", name,
                        (long long)t->strides[3]);
-    if (!kgi_aligned(t->data, 16))
-        return kgi_check_aligned(ctx, "attention backward", t, name, 16);
+    if (!kgi_aligned(t->data, 16)) /* empty or not (kgi_check_aligned passes an empty one) */
+        return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                        "invalid argument: attention backward: %s's data %p is not 16-byte aligned", name, t->data);
     for (int d = 0; d < 3; d++)
         if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
             return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
