@@ -602,7 +602,9 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
         } else {
             const int64_t want = kg_red_refs[op].i(xi, red, &want_i);
             if (want_values) {
-                const int64_t g = kt_get_i(got, odt, o);
+                /* a bool result is its raw byte, exactly 0 or 1 (kt_get_i
+                   reads the 0xFF poison of an unwritten result as true) */
+                const int64_t g = odt == KG_BOOL ? (int64_t)((const uint8_t *)got)[o] : kt_get_i(got, odt, o);
                 /* the reference wraps in i64; a narrower result wraps too */
                 int64_t w = want;
                 if (odt != KG_I64) {
