@@ -304,8 +304,9 @@ Test(compare, exact_results_are_bits_and_bools_are_0_or_1)
         differ += !float_matches(trunc, KG_BF16, i, want[i], 1, 0, 0);
     }
     /* x's 16 dropped bits are above half of a bf16 ulp about half the time */
-    cr_assert_gt(differ, N / 8, "a truncating f32 -> bf16 cast failed the exact check on only %d of %d values (seed %llu)",
-                 differ, N, (unsigned long long)kt_seed());
+    cr_assert_gt(differ, N / 8,
+                 "a truncating f32 -> bf16 cast failed the exact check on only %d of %d values (seed %llu)", differ, N,
+                 (unsigned long long)kt_seed());
     const float mz = -0.0f, q = NAN, q2 = -NAN;
     cr_assert(!float_matches(&mz, KG_F32, 0, 0.0, 1, 0, 0), "-0 matched +0 exactly");
     cr_assert(float_matches(&mz, KG_F32, 0, -0.0, 1, 0, 0));
