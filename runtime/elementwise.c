@@ -313,9 +313,7 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    3001x4097^T: no rule, so forced only. Its tiles that are not whole (the
    first j tile, a c tile with fewer than 144 positions left) take the
    predicated path. 2 (the default since s25r1): the second form (below)
-   where kg_ew_tpx_by_default. 3 (forced only): 2's and
-   kg_ew_tpx_on_tperma's copies; 4 (forced only): 3's and
-   kg_ew_tpx_on_tperma64's (in c tiles of 64). */
+   where kg_ew_tpx_by_default. */
 static int tpermw_mode = 2;
 
 /* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
@@ -338,50 +336,11 @@ static int tpermw_mode = 2;
    x0.45-0.68; j 11: x0.30); the even shapes tperm2 pairs lost (x0.14-0.92).
    So those keep tperma / tperm2. tp is main's tperm plan, tw the second
    form's (kg_ew_plan_tpx). */
-/* the long-j form's j tile (elementwise_tpx.cuh's KG_TPX_TJ2; its kernel
-   runs the form where L.rj is this) */
-#define KG_TPX_TJ2 126
-
-/* a kg_ew_plan_tpx plan's j tile: KG_TPX_TJ, or the long-j form's */
-static int64_t tpx_tj(const kg_tperm *tw) { return tw->rj ? tw->rj : KG_TPX_TJ; }
-
 KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 {
     return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
            tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
-           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * tpx_tj(tw) * 4;
-}
-
-/* The second rule (tpermw_mode 3, forced only; session 26's candidate,
-   not yet measured as a rule): the second form where main's choice runs
-   tperma (kg_ew_tperma_by_default) and the tpx plan tw has at least
-   KG_TPX_RULE2_JTILES j tiles, tiles at least 90% full along both axes,
-   at least 3 waves of tiles and a last wave at least a quarter full or
-   none (a wave: 6 blocks x sm_count SMs, 6 the kernel's compiled bound
-   KG_TPH_MIN_BLOCKS). Why:
-   in s25r1 (H200, 2026-12-05, % of copy, tperma / tpx forced) tpx won on
-   the tperma rows whose j axis is long and whose tiles end mid-wave
-   ([429,487,105] p2.1.0 52.2 / 64.3 at 7.29 waves, [1999,5,2053] p2.1.0
-   50.0 / 60.2 at 3.35, [7,2053,1999] p0.2.1 66.8 / 73.7, 6007x5003^T 65.1
-   / 68.3 at 4.81, 11009x1983^T 60.2 / 61.7 at 3.52), was level on
-   2053x8191^T (61.8 / 61.6 at 2.86 waves) and lost where its
-   tiles sat just past whole waves with tiles as full (4097x3001^T 59.3 /
-   53.2 at 2.04 waves, 3001x4097^T at 2.03, 1031x16411^T 61.7 / 57.9 at
-   3.01, [33,64,95,91] p3.2.0.1 at 3.005, [255,387,259] p1.2.0 at 4.08) or
-   a short axis (j of 183 or fewer: x0.30-0.92). */
-#define KG_TPX_RULE2_JTILES 16
-#define KG_TPX_BLOCKS_PER_SM 6
-KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
-KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count)
-{
-    if (!(tp->staged & 2u) || tp->rect || tp->words || !kg_ew_tperma_by_default(tp) || tw->words != 2 || tw->rc == 0 ||
-        sm_count <= 0 || tw->tiles_j < KG_TPX_RULE2_JTILES)
-        return 0;
-    if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * tw->rc * 9 ||
-        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * tpx_tj(tw) * 9)
-        return 0;
-    const int64_t wave = (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count, left = (int64_t)tw->tiles % wave;
-    return tw->tiles >= 3 * wave && (left == 0 || 4 * left >= wave);
+           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
 }
 
 /* which form of the 2-byte <op>_tperms runs where it runs
@@ -396,16 +355,7 @@ KG_API int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_co
 static int tpermw_form = 1;
 static int tpermw_bps = 0;
 /* the second form's c tiles (KG_EW_TUNE_TPERMW_CW): 0 (the default)
-   kg_ew_plan_tpx's choice, 64 or 128 those; 1 (forced only; session 26's
-   candidate, not yet run on a GPU) the long-j form: j tiles of 126
-   (KG_TPX_TJ2) in c tiles of 64, so that each input row of a tile is read
-   as one run of 252 bytes (256 with the parity's word) rather than 124.
-   Why: the 2-byte permutations whose tiles read runs of 128 bytes or less
-   (tperm, tperma, tpx) run at 50-74% of copy while those reading 256 (f32
-   tperm / tperms, 64 elements; bf16 tperm's word pairs on even shapes)
-   reach 80-90% (s24f, s25r1): the reads' run length, not the bytes in
-   flight (tpx holds 18 words a thread), looks like the limit. Same bytes
-   staged a tile as tpx in c tiles of 128 (126 x 80 against 62 x 144). */
+   kg_ew_plan_tpx's choice, 64 or 128 those */
 static int tpermw_cw = 0;
 
 /* A tperm plan's axis extents and tile counts (each below 2^31) */
@@ -515,10 +465,7 @@ static int64_t tpx_next_dim(const kgi_layout *L, int k, int64_t run, int *used, 
     return 0;
 }
 
-/* kg_ew_plan_tpx with c tiles as cw_set says: 64 or 128 (KG_TPX_CW), 0
-   the plan's choice; 1 the long-j form (j tiles of KG_TPX_TJ2, o->rj, in c
-   tiles of 64) */
-static int tpx_plan(const kgi_layout *L, kg_tperm *o, int cw_set)
+KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o)
 {
     memset(o, 0, sizeof *o);
     if (!tp_word_layout(L))
@@ -537,58 +484,31 @@ static int tpx_plan(const kgi_layout *L, kg_tperm *o, int cw_set)
        by a tenth more (a short axis, or a short last tile) or
        KG_EW_TUNE_TPERMW_CW says so */
     int clist[KG_LAYOUT_MAX_DIMS] = {0}, ncd = 1;
-    int64_t nc = L->size[0], cw = cw_set == 64 || cw_set == 1 ? 64 : KG_TPX_CW;
+    int64_t nc = L->size[0], cw = tpermw_cw == 64 ? 64 : KG_TPX_CW;
     while ((nc + cw - 1) / cw * cw * 9 > nc * 10) {
         const int64_t s = tpx_next_dim(L, 0, nc, used, clist, &ncd);
         if (s == 0)
             break;
         nc *= s;
     }
-    if (cw_set == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
+    if (tpermw_cw == 0 && (nc + 63) / 64 * 64 * 11 < (nc + KG_TPX_CW - 1) / KG_TPX_CW * KG_TPX_CW * 10)
         cw = 64;
-    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, cw_set == 1 ? KG_TPX_TJ2 : KG_TPX_TJ))
+    if (!tp_word_plan(L, o, used, clist, ncd, nc, jlist, njd, run, (int)cw, KG_TPX_TJ))
         return 0;
     o->words = 2;
     o->rc = (uint32_t)cw;
-    o->rj = cw_set == 1 ? KG_TPX_TJ2 : 0;
-    return 1;
-}
-
-KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o) { return tpx_plan(L, o, tpermw_cw); }
-
-/* tpermw_mode 4 (forced only; session 26's second candidate): mode 3, and
-   where kg_ew_tpx_on_tperma declines the plan tw (c tiles of 128) but
-   takes the same copy in c tiles of 64, that plan (into tw). Why: the
-   tperma rows tpx lost in s25r1 with full tiles sat just past whole waves
-   (4097x3001^T 2.04, 3001x4097^T 2.03, 1031x16411^T 3.01, [33,64,95,91]
-   p3.2.0.1 3.005); c tiles of 64 double the tiles and move the last wave
-   (3001x4097^T 3.98 waves, 1031x16411^T 5.69, p3.2.0.1 5.83, 2053x8191^T
-   5.54). A guess to measure: tpx in c tiles of 64 against tperma on those
-   rows was never timed. 1 where it takes the copy (tw the plan to run). */
-KG_API int kg_ew_tpx_on_tperma64(const kgi_layout *L, const kg_tperm *tp, kg_tperm *tw, int sm_count);
-KG_API int kg_ew_tpx_on_tperma64(const kgi_layout *L, const kg_tperm *tp, kg_tperm *tw, int sm_count)
-{
-    kg_tperm t64;
-    /* c tiles of 64 at least 90% full (or the axis as in tw) are at most 2.23 times as many: below a wave in
-       tiles of 128, below 3 waves in tiles of 64 (no second plan) */
-    if (tw->rc != KG_TPX_CW || tw->rj || sm_count <= 0 ||
-        (int64_t)tw->tiles < (int64_t)KG_TPX_BLOCKS_PER_SM * sm_count || kg_ew_tpx_on_tperma(tp, tw, sm_count) ||
-        !tpx_plan(L, &t64, 64) || !kg_ew_tpx_on_tperma(tp, &t64, sm_count))
-        return 0;
-    *tw = t64;
     return 1;
 }
 
 /* the dynamic shared memory that holds the 2-byte <op>_tperms to bps (4 or
-   5) blocks a multiprocessor: each block's footprint (its 21520 static
-   bytes, KG_TPX_STAGE_WORDS of elementwise_tpx.cuh, the 1 KiB the hardware
-   keeps a block, this) just over 1 / (bps + 1) of the 228 KiB a
-   multiprocessor shares; 0 for any other bps */
+   5) blocks a multiprocessor: each block's footprint (its 19008 static
+   bytes, the 1 KiB the hardware keeps a block, this) just over 1 / (bps +
+   1) of the 228 KiB a multiprocessor shares; 0 for any other bps */
 static size_t tpx_pad(int bps)
 {
     if (bps != 4 && bps != 5)
         return 0;
-    return (size_t)(233472 / (bps + 1) + 1 - 21520 - 1024);
+    return (size_t)(233472 / (bps + 1) + 1 - 19008 - 1024);
 }
 
 /* the dense kernels' launch: dense_vpt vectors a thread (the launch's
@@ -1497,11 +1417,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
             (force == KG_EW_TPERMS ||
              (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form)) ||
-             (force < 0 && tpermw_mode >= 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
+             (force < 0 && tpermw_mode == 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
             (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
-            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw) ||
-             (tpermw_mode >= 3 && tpermw_form && kg_ew_tpx_on_tperma(&tp, &tw, ctx->sm_count)) ||
-             (tpermw_mode == 4 && tpermw_form && kg_ew_tpx_on_tperma64(&L, &tp, &tw, ctx->sm_count)))) {
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
@@ -1588,7 +1506,7 @@ static const struct {
     {KG_EW_TUNE_TPERMA, &tperma_mode, 0, 2, 2},
     {KG_EW_TUNE_TPERMA_BPS, &tperma_bps, 0, 64, 0},
     {KG_EW_TUNE_TPERMS, &tperms_mode, 0, 2, 2},
-    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 4, 0},
+    {KG_EW_TUNE_TPERMW, &tpermw_mode, 0, 2, 0},
     {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},

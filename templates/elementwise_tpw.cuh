@@ -176,9 +176,8 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tperms(const 
 {
     static_assert(F::arity == 1 && F::bits && sizeof(typename F::in0_t) == 2 && sizeof(typename F::out_t) == 2,
                   "tperms (tpw): copies of 2-byte elements");
-    /* one buffer for every form: the larger of session 23's words' stage and the second form's
-       (KG_TPX_STAGE_WORDS, its long-j form's) */
-    __shared__ uint32_t S[kg_tpw::CE * kg_tpw::W > KG_TPX_STAGE_WORDS ? kg_tpw::CE * kg_tpw::W : KG_TPX_STAGE_WORDS];
+    __shared__ uint32_t S[kg_tpw::CE * kg_tpw::W];
+    static_assert(kg_tpw::CE * kg_tpw::W >= KG_TPX_STAGE_WORDS, "tperms: one buffer for both forms");
     if (blockIdx.x >= L.tiles)
         return;
     if (L.words == 2) { /* the second form (elementwise_tpx.cuh, kg_ew_plan_tpx) */

@@ -33,11 +33,7 @@
  *    realignment of 5 (h odd, byte permutes).
  * CW is 128, or 64 where the plan finds that fills the c tiles better
  * (L.rc; CW + 16 rows loaded either way).
- * TJ is 62, not 64, so that a row of odd parity still fits in 32 words;
- * the long-j form (L.rj 126, forced only: KG_EW_TUNE_TPERMW_CW 1) takes
- * j tiles of 126 in c tiles of 64, each input row read as 64 words (a
- * lane reads words l and l + 32; the first half's lane 31 realigns with
- * the second half's lane 0), the stores stepping over 128 rows.
+ * TJ is 62, not 64, so that a row of odd parity still fits in 32 words.
  * Stage rows are CW / 2 + 9 words (odd) with row r skewed by one word from
  * r = 32 on, so that the loads' stores (lanes at rows 2l, one column) hit
  * 32 distinct banks. Whole tiles along j (j0 + TJ < nj) read words without
@@ -53,31 +49,24 @@
 /* the tile (runtime/layout.h plans with the same numbers): TJ j positions,
    CW (the plan's rc: 128, or 64 where that fills the c axis's tiles
    better) c positions an output row owns, CW + 16 loaded (a 32-byte sector
-   of halo). The long-j form (L.rj KG_TPX_TJ2; forced only): j tiles of
-   126 in c tiles of 64, so that each input row of a tile is read as 64
-   words (256 bytes) rather than 32. */
+   of halo) */
 #define KG_TPX_TJ 62
-#define KG_TPX_TJ2 126
-/* the stage's words, the larger of the forms': CW 128 (TJ 62): 62 rows of
-   73, the skew of rows 32 on, the j offsets table (64 words), the c rows'
-   input offsets table (144 words; a c axis of several dims), 4736 words;
-   the long-j form (CW 64, TJ 126): 126 rows of 41, the skew (up to 3), the
-   j table (128 words), the c table (80), 5378 */
-#define KG_TPX_STAGE_WORDS (KG_TPX_TJ2 * 41 + 4 + 128 + 80)
+/* the stage's words at CW 128 (the larger): TJ rows of 73, the skew of rows
+   32 on, the j offsets table (64 words), the c rows' input offsets table
+   (144 words; a c axis of several dims) */
+#define KG_TPX_STAGE_WORDS (KG_TPX_TJ * 73 + 2 + 64 + 144)
 
-template <int CW_, int TJ_ = KG_TPX_TJ> struct kg_tpx {
-    static constexpr int TJ = TJ_, CW = CW_, CE = CW + 16;
-    static constexpr int NH = (TJ + 2) / 64; /* words a lane loads of a row: 1 (TJ 62) or 2 (126) */
-    static constexpr int TJP = 64 * NH;      /* rows the stores step over; the j table's words */
-    static constexpr int PW = CE / 2 + 1;    /* stage row pitch in words: odd */
+template <int CW_> struct kg_tpx {
+    static constexpr int TJ = KG_TPX_TJ, CW = CW_, CE = CW + 16;
+    static constexpr int PW = CE / 2 + 1; /* stage row pitch in words: odd */
     static constexpr int WARPS = KG_EW_THREADS / 32;
-    static constexpr int PAIRS = CE / 2 / WARPS;   /* row pairs a warp loads: 9 or 5 */
-    static constexpr int LPR = CW / 8;             /* lanes a row stores (16-byte chunks) */
-    static constexpr int RPI = 32 / LPR;           /* rows a warp stores at once: 2 or 4 */
-    static constexpr int IT = TJP / (RPI * WARPS); /* store steps: 4 or 2 (TJ 126: 4) */
-    static constexpr int TAB = TJ * PW + 2 * NH;   /* the j table's first word (past the skew); the c table TJP on */
-    static_assert(CE % (2 * WARPS) == 0 && (CW == 128 || CW == 64) && TJ == 64 * NH - 2 && (NH == 1 || CW == 64) &&
-                      (PW & 1) == 1 && TAB + TJP + CE <= KG_TPX_STAGE_WORDS,
+    static constexpr int PAIRS = CE / 2 / WARPS;  /* row pairs a warp loads: 9 or 5 */
+    static constexpr int LPR = CW / 8;            /* lanes a row stores (16-byte chunks) */
+    static constexpr int RPI = 32 / LPR;          /* rows a warp stores at once: 2 or 4 */
+    static constexpr int IT = 64 / (RPI * WARPS); /* store steps: 4 or 2 */
+    static constexpr int TAB = TJ * PW + 2;       /* the j table's first word; the c table 64 on */
+    static_assert(CE % (2 * WARPS) == 0 && (CW == 128 || CW == 64) && TJ <= 62 && (PW & 1) == 1 &&
+                      TAB + 64 + CE <= KG_TPX_STAGE_WORDS,
                   "tpx: tile shape");
 };
 
@@ -90,13 +79,13 @@ template <int PW> __device__ __forceinline__ int kg_tpx_at(int r, int k) { retur
    tile's even and odd rows (FULLJ only: rows c0 + 2q share PE, c0 + 2q + 1
    share PO). CTAB (c folds several dims): row c's input offset tabc[c]
    (b's and j0's included), its parity taken row by row. */
-template <int CW, int TJ, bool FULLJ, int PE, int PO, bool CTAB>
+template <int CW, bool FULLJ, int PE, int PO, bool CTAB>
 __device__ __forceinline__ void kg_tpx_load(const uint16_t *in, uint32_t ib, int32_t a0, int32_t sci,
                                             const int32_t *tabc, int ncr, int jn, uint32_t *S)
 {
-    typedef kg_tpx<CW, TJ> Q;
+    typedef kg_tpx<CW> Q;
     const int w = threadIdx.x / 32, l = threadIdx.x % 32;
-    uint32_t r[Q::PAIRS][2][Q::NH]; /* word m = l + 32 u of the row's cover in r[.][.][u] */
+    uint32_t r[Q::PAIRS][2];
     int pr[Q::PAIRS][2];
 #pragma unroll
     for (int i = 0; i < Q::PAIRS; i++) {
@@ -107,53 +96,37 @@ __device__ __forceinline__ void kg_tpx_load(const uint16_t *in, uint32_t ib, int
             const int32_t a = CTAB ? tabc[c] : (int32_t)((uint32_t)a0 + (uint32_t)c * (uint32_t)sci);
             const int p = CTAB ? (int)((ib + (uint32_t)a) & 1u) : h ? PO : PE;
             pr[i][h] = p;
-#pragma unroll
-            for (int u = 0; u < Q::NH; u++) {
-                const int m = l + 32 * u;
-                uint32_t v = 0;
-                if (c < ncr) { /* the same for the whole warp */
-                    if (FULLJ) {
-                        if (m < 32 * Q::NH - 1 || p)
-                            v = *(const uint32_t *)(in + (a - p + 2 * m));
-                    } else {
-                        const uint32_t lo = 2 * m < jn ? in[a + 2 * m] : 0u;
-                        const uint32_t hi = 2 * m + 1 < jn ? in[a + 2 * m + 1] : 0u;
-                        v = lo | hi << 16;
-                    }
+            uint32_t v = 0;
+            if (c < ncr) { /* the same for the whole warp */
+                if (FULLJ) {
+                    if (l < 31 || p)
+                        v = *(const uint32_t *)(in + (a - p + 2 * l));
+                } else {
+                    const uint32_t lo = 2 * l < jn ? in[a + 2 * l] : 0u;
+                    const uint32_t hi = 2 * l + 1 < jn ? in[a + 2 * l + 1] : 0u;
+                    v = lo | hi << 16;
                 }
-                r[i][h][u] = v;
             }
+            r[i][h] = v;
         }
     }
 #pragma unroll
     for (int i = 0; i < Q::PAIRS; i++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            /* realign a row of odd parity to (j0 + 2m, j0 + 2m + 1): the next word's low half (word m + 1 is
-               the next lane's, or for lane 31 of the first half, lane 0's of the second) */
-            if (FULLJ && (CTAB || (h ? PO : PE))) {
-                uint32_t nx[Q::NH];
-#pragma unroll
-                for (int u = 0; u < Q::NH; u++)
-                    nx[u] = __shfl_down_sync(0xffffffffu, r[i][h][u], 1);
-                if (Q::NH == 2) {
-                    const uint32_t t = __shfl_sync(0xffffffffu, r[i][h][Q::NH - 1], 0);
-                    nx[0] = l == 31 ? t : nx[0];
-                }
-#pragma unroll
-                for (int u = 0; u < Q::NH; u++)
-                    r[i][h][u] = __byte_perm(r[i][h][u], nx[u], !CTAB || pr[i][h] ? 0x5432u : 0x3210u);
+            /* realign a row of odd parity to (j0 + 2l, j0 + 2l + 1): the next lane's low half */
+            if (FULLJ && CTAB) {
+                const uint32_t nx = __shfl_down_sync(0xffffffffu, r[i][h], 1);
+                r[i][h] = __byte_perm(r[i][h], nx, pr[i][h] ? 0x5432u : 0x3210u);
+            } else if (FULLJ && (h ? PO : PE)) {
+                const uint32_t nx = __shfl_down_sync(0xffffffffu, r[i][h], 1);
+                r[i][h] = __byte_perm(r[i][h], nx, 0x5432);
             }
         }
-#pragma unroll
-        for (int u = 0; u < Q::NH; u++) {
-            const int m = l + 32 * u;
-            /* stage rows 2m, 2m + 1 < TJ */
-            if (m < 32 * Q::NH - 1) {
-                const int q = w + Q::WARPS * i; /* pair (2q, 2q + 1) of rows c */
-                S[kg_tpx_at<Q::PW>(2 * m, q)] = __byte_perm(r[i][0][u], r[i][1][u], 0x5410);
-                S[kg_tpx_at<Q::PW>(2 * m + 1, q)] = __byte_perm(r[i][0][u], r[i][1][u], 0x7632);
-            }
+        if (l < 31) {
+            const int q = w + Q::WARPS * i; /* pair (2q, 2q + 1) of rows c */
+            S[kg_tpx_at<Q::PW>(2 * l, q)] = __byte_perm(r[i][0], r[i][1], 0x5410);
+            S[kg_tpx_at<Q::PW>(2 * l + 1, q)] = __byte_perm(r[i][0], r[i][1], 0x7632);
         }
     }
 }
@@ -163,15 +136,15 @@ __device__ __forceinline__ void kg_tpx_load(const uint16_t *in, uint32_t ib, int
    row, 32 / (CW / 8) rows of one parity a warp step: rows 2 RPI g + o + 2
    k). FIRST: the first c tile, whose rows' heads (c0 .. c0 + h - 1) follow
    element by element. */
-template <int CW, int TJ, bool FIRST>
+template <int CW, bool FIRST>
 __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, const int32_t *tab, int ncr, int jn)
 {
-    typedef kg_tpx<CW, TJ> Q;
+    typedef kg_tpx<CW> Q;
     const int w = threadIdx.x / 32, l = threadIdx.x % 32, t = l % Q::LPR;
     const uint32_t ob = (uint32_t)((uintptr_t)out / 2); /* the output's address in elements, mod 2^32 */
 #pragma unroll
     for (int it = 0; it < Q::IT; it++) {
-        const int s = w + Q::WARPS * it; /* 0 .. TJP / RPI - 1 */
+        const int s = w + Q::WARPS * it; /* 0 .. 64 / RPI - 1 */
         const int j = 2 * Q::RPI * (s >> 1) + (s & 1) + 2 * (l / Q::LPR);
         const bool jin = j < jn;
         const int32_t ro = jin ? tab[j] : 0;
@@ -208,7 +181,7 @@ __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, c
     if (FIRST) { /* the rows' heads: positions 0 .. h - 1, 16 lanes a row */
         const uint16_t *S16 = (const uint16_t *)S;
 #pragma unroll
-        for (int it = 0; it < Q::TJP / 16; it++) {
+        for (int it = 0; it < 4; it++) {
             const int j = threadIdx.x / 16 + 16 * it, e = threadIdx.x % 16;
             if (j < jn) {
                 const int32_t ro = tab[j];
@@ -223,10 +196,10 @@ __device__ __forceinline__ void kg_tpx_store(uint16_t *out, const uint32_t *S, c
 /* <op>_tperms, form 2 (L.words 2, kg_ew_plan_tpx): one block a tile, c
    tiles of CW (L.rc) fastest, then j tiles of TJ, then b. S: the kernel's
    shared buffer, at least KG_TPX_STAGE_WORDS words. */
-template <typename F, int CW, int TJ>
+template <typename F, int CW>
 __device__ __forceinline__ void kg_tpx_run(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
 {
-    typedef kg_tpx<CW, TJ> Q;
+    typedef kg_tpx<CW> Q;
     uint32_t ct, jt;
     const uint32_t b = kg_tp_where(L, blockIdx.x, ct, jt);
     const uint32_t c0 = ct * Q::CW, j0 = jt * Q::TJ;
@@ -248,7 +221,7 @@ __device__ __forceinline__ void kg_tpx_run(const kg_ew_ptrs &p, const kg_tperm &
     const int32_t a0 = (int32_t)((uint32_t)boff[1] + c0 * (uint32_t)sci + j0);
     const bool fullj = (int)j0 + Q::TJ < nj;
     if (L.nd[KG_TP_C] > 1) { /* c folds dims: its rows' input offsets, a table the loads read */
-        int32_t *tabc = tab + Q::TJP;
+        int32_t *tabc = tab + 64;
         if (threadIdx.x < (unsigned)Q::CE) {
             int32_t off[2] = {0, 0};
             if ((int)threadIdx.x < ncr)
@@ -257,39 +230,37 @@ __device__ __forceinline__ void kg_tpx_run(const kg_ew_ptrs &p, const kg_tperm &
         }
         __syncthreads();
         if (fullj)
-            kg_tpx_load<CW, TJ, true, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
+            kg_tpx_load<CW, true, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
         else
-            kg_tpx_load<CW, TJ, false, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
+            kg_tpx_load<CW, false, 0, 0, true>(in, ib, a0, sci, tabc, ncr, jn, S);
     } else if (fullj) {
         const int pe = (int)((ib + (uint32_t)a0) & 1u), po = pe ^ (int)((uint32_t)sci & 1u);
         if (pe)
             if (po)
-                kg_tpx_load<CW, TJ, true, 1, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
+                kg_tpx_load<CW, true, 1, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
             else
-                kg_tpx_load<CW, TJ, true, 1, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
+                kg_tpx_load<CW, true, 1, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
         else if (po)
-            kg_tpx_load<CW, TJ, true, 0, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
+            kg_tpx_load<CW, true, 0, 1, false>(in, ib, a0, sci, tab, ncr, jn, S);
         else
-            kg_tpx_load<CW, TJ, true, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
+            kg_tpx_load<CW, true, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
     } else {
-        kg_tpx_load<CW, TJ, false, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
+        kg_tpx_load<CW, false, 0, 0, false>(in, ib, a0, sci, tab, ncr, jn, S);
     }
     __syncthreads();
     uint16_t *out = (uint16_t *)p.out;
     if (ct == 0)
-        kg_tpx_store<CW, TJ, true>(out, S, tab, ncr, jn);
+        kg_tpx_store<CW, true>(out, S, tab, ncr, jn);
     else
-        kg_tpx_store<CW, TJ, false>(out, S, tab, ncr, jn);
+        kg_tpx_store<CW, false>(out, S, tab, ncr, jn);
 }
 
 template <typename F> __device__ __forceinline__ void kg_tpx_tile(const kg_ew_ptrs &p, const kg_tperm &L, uint32_t *S)
 {
-    if (L.rj == KG_TPX_TJ2)
-        kg_tpx_run<F, 64, KG_TPX_TJ2>(p, L, S);
-    else if (L.rc == 64)
-        kg_tpx_run<F, 64, KG_TPX_TJ>(p, L, S);
+    if (L.rc == 64)
+        kg_tpx_run<F, 64>(p, L, S);
     else
-        kg_tpx_run<F, 128, KG_TPX_TJ>(p, L, S);
+        kg_tpx_run<F, 128>(p, L, S);
 }
 
 #endif

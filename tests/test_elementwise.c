@@ -28,10 +28,6 @@
 
 /* runtime/elementwise.c: the perm variant's plan (kg_params.h; tperm's is in layout.h) */
 int kg_ew_plan_perm(const kg_layout *L, const void *const *ptrs, const size_t *es, int vec, kg_perm *o);
-/* runtime/elementwise.c: the second form's second rule (KG_EW_TUNE_TPERMW 3
-   and 4, forced only) */
-int kg_ew_tpx_on_tperma(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
-int kg_ew_tpx_on_tperma64(const kg_layout *L, const kg_tperm *tp, kg_tperm *tw, int sm_count);
 
 /* ---- views: a shape, strides and an offset into a storage buffer -------- */
 
@@ -1256,10 +1252,7 @@ Test(tperma, copies_every_permutation_six_blocks_per_sm, .init = setup, .fini = 
    or bf16 and f16. Bits exact against the reference. form (2-byte
    elements): KG_EW_TUNE_TPERMW_FORM, 0 session 23's words, 1 pairs made in
    registers (templates/elementwise_tpx.cuh; 2: the same in c tiles of 64
-   everywhere, KG_EW_TUNE_TPERMW_CW; 3: its long-j form everywhere, j tiles
-   of 126 in c tiles of 64, KG_EW_TUNE_TPERMW_CW 1, which also takes every
-   permutation of [129,5,257]: whole j tiles of one dim and of two), which
-   also takes every
+   everywhere, KG_EW_TUNE_TPERMW_CW), which also takes every
    permutation of [127,33,259] (whole tiles along both axes, j axes of one
    and two dims, both parities of the rows) and of [5,3,35,129] (c axes of
    up to three dims with whole j tiles: the rows' offsets from a table). */
@@ -1268,7 +1261,7 @@ static void check_tph(int flat, int es, int form)
     kg_test_ew_tune(KG_EW_TUNE_TPERM, 1);
     kg_test_ew_tune(es == 4 ? KG_EW_TUNE_TPERMS : KG_EW_TUNE_TPERMW, 1);
     kg_test_ew_tune(KG_EW_TUNE_TPERMW_FORM, form ? 1 : 0);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, form == 2 ? 64 : form == 3 ? 1 : 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, form == 2 ? 64 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, es == 4 ? 2 : 0);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
@@ -1284,8 +1277,6 @@ static void check_tph(int flat, int es, int form)
             check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(127, 33, 259));
             check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(5, 3, 35, 129));
         }
-        if (form == 3)
-            check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(129, 5, 257));
         cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
                   ran_total);
     }
@@ -1335,14 +1326,6 @@ Test(tperms, copies_2byte_pairs_rows_cut_at_sectors, .init = setup, .fini = tear
 Test(tperms, copies_2byte_pairs_c_tiles_of_64, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_tph(1, 2, 2);
-}
-
-/* the long-j form (session 26's candidate, forced only: KG_EW_TUNE_TPERMW_CW
-   1): j tiles of 126, each input row of a tile read as 64 words, c tiles
-   of 64, on every plan */
-Test(tperms, copies_2byte_pairs_long_j, .init = setup, .fini = teardown, .timeout = 600)
-{
-    check_tph(1, 2, 3);
 }
 
 /* A permutation case of up to 3 dims for the tperma choice tests (the GPU
@@ -2911,12 +2894,10 @@ static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2]
    it), the c axis one of the output (dim 0, and the dims that continue it
    where its tiles would be less than 90% full), in tiles of CW = tp.rc
    positions (128, or 64 by the plan's choice; then every plan forced to
-   64) by TJ j positions (KG_TPX_TJ; then every plan in the long-j form,
-   tp.rj 126 with c tiles of 64); a tile loads stage rows c < min(CW + 16,
-   the positions left): whole j tiles (j0 + TJ < nj) as the (TJ + 2) / 2
-   32-bit words from j0 - p (p: the row's parity; the last only where p =
-   1), each of which must hold an element of the row's tile; the last j
-   tile as halfwords inside it.
+   64); a tile loads stage rows c < min(CW + 16, the positions left): whole
+   j tiles (j0 + KG_TPX_TJ < nj) as the 32-bit words from j0 - p (p: the
+   row's parity; lane 31 only where p = 1), each of which must hold an
+   element of the row's tile; the last j tile as halfwords inside it.
    Output row j owns the CW positions from its first sector boundary at or
    after c0 (the first c tile from 0, the last to the axis's end), in
    16-byte chunks from that boundary. For every permutation of 2 to 5 dims
@@ -2925,7 +2906,7 @@ static void tp_axis_offsets(const kg_tperm *tp, int a, int64_t x, int64_t off[2]
    output element is written once, from the input element the layout puts
    there, by a tile that loaded its row. */
 /* one kg_ew_plan_tpx walk (tperm_plan::tpx_covers_each_element_once) */
-static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow, int *longj)
+static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow)
 {
     static const struct {
         int nd;
@@ -2951,9 +2932,7 @@ static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow
             *cfolded += tp.nd[KG_TP_C] > 1;
             *narrow += tp.rc == 64;
             cr_assert(tp.words == 2 && tp.staged == 2u && (tp.rc == 64 || tp.rc == KG_TPX_CW), "case %zu", i);
-            cr_assert(tp.rj == 0 || (tp.rj == 126 && tp.rc == 64), "case %zu: rj %u", i, tp.rj);
-            const int64_t cw = tp.rc, tj = tp.rj ? tp.rj : KG_TPX_TJ;
-            *longj += tp.rj == 126 && (int64_t)tp.n[KG_TP_J] > tj; /* a whole j tile of 126 */
+            const int64_t cw = tp.rc;
             cr_assert_eq(tp.tiles_c, (tp.n[KG_TP_C] + cw - 1) / cw, "case %zu: c tiles", i);
             for (int d = 0, run = 1; d < tp.nd[KG_TP_J]; run *= (int)tp.size[KG_TP_J][d], d++)
                 cr_assert_eq(tp.stride[KG_TP_J][1][d], run, "case %zu: the j axis is no run of the input", i);
@@ -2968,17 +2947,17 @@ static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow
                     const uint32_t ct = t % tp.tiles_c, jt = t / tp.tiles_c % tp.tiles_j, b = t / tp.tiles_c / tp.tiles_j;
                     int64_t bo[2] = {0, 0};
                     tp_axis_offsets(&tp, KG_TP_B, b, bo);
-                    const int64_t c0 = (int64_t)ct * cw, j0 = (int64_t)jt * tj, ncr = nc - c0;
-                    const int64_t jn = nj - j0 < tj ? nj - j0 : tj;
+                    const int64_t c0 = (int64_t)ct * cw, j0 = (int64_t)jt * KG_TPX_TJ, ncr = nc - c0;
+                    const int64_t jn = nj - j0 < KG_TPX_TJ ? nj - j0 : KG_TPX_TJ;
                     for (int64_t c = 0; c < ncr && c < cw + 16; c++) { /* the loads */
                         int64_t co[2] = {0, 0};
                         tp_axis_offsets(&tp, KG_TP_C, c0 + c, co);
                         cr_assert_eq(co[0], c0 + c, "case %zu: c output offset", i);
                         const int64_t a = bo[1] + co[1] + j0;
-                        for (int l = 0; l < (tj + 2) / 2; l++) { /* word l of the row's cover */
-                            if (j0 + tj < nj) {
+                        for (int l = 0; l < 32; l++) {
+                            if (j0 + KG_TPX_TJ < nj) {
                                 const int64_t pr = (ip + a) & 1, x = a - pr + 2 * l;
-                                if (l < (tj + 2) / 2 - 1 || pr)
+                                if (l < 31 || pr)
                                     cr_assert((x >= a && x < a + jn + 1) || (x + 1 >= a && x + 1 < a + jn + 1),
                                               "case %zu: word %lld off its row", i, (long long)x);
                             } else if (2 * l < jn) {
@@ -3021,22 +3000,16 @@ static void check_tpx_walks(int *planned, int *folded, int *cfolded, int *narrow
 
 Test(tperm_plan, tpx_covers_each_element_once)
 {
-    int planned = 0, folded = 0, cfolded = 0, narrow = 0, longj = 0;
-    check_tpx_walks(&planned, &folded, &cfolded, &narrow, &longj);
-    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10 && narrow >= 10 && longj == 0,
-              "%d plans, %d with a folded j axis, %d c, %d in c tiles of 64, %d long", planned, folded, cfolded,
-              narrow, longj);
+    int planned = 0, folded = 0, cfolded = 0, narrow = 0;
+    check_tpx_walks(&planned, &folded, &cfolded, &narrow);
+    cr_assert(planned >= 100 && folded >= 20 && cfolded >= 10 && narrow >= 10,
+              "%d plans, %d with a folded j axis, %d c, %d in c tiles of 64", planned, folded, cfolded, narrow);
     int forced = 0;
     kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 64); /* every plan in c tiles of 64 */
     planned = 0;
-    check_tpx_walks(&planned, &folded, &cfolded, &forced, &longj);
-    cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
-    kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 1); /* the long-j form: j tiles of 126, c tiles of 64 */
-    planned = forced = 0;
-    check_tpx_walks(&planned, &folded, &cfolded, &forced, &longj);
+    check_tpx_walks(&planned, &folded, &cfolded, &forced);
     kg_test_ew_tune(KG_EW_TUNE_TPERMW_CW, 0);
-    cr_assert(forced == planned && planned >= 100 && longj >= 20, "%d of %d plans in c tiles of 64, %d whole long",
-              forced, planned, longj);
+    cr_assert_eq(forced, planned, "%d of %d plans in c tiles of 64", forced, planned);
 }
 
 /* kg_ew_tpx_by_default (the default since H200 run s25r1) on the perm
@@ -3087,197 +3060,6 @@ Test(tperm_plan, tpx_where_it_measured_faster)
         cr_assert_eq(got, gs[i].want, "GPU case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j,
                      tp.flat);
     }
-}
-
-/* The candidates of session 26 (forced only): the second form also where
-   tperma runs, on the copies kg_ew_tpx_on_tperma takes (KG_EW_TUNE_TPERMW
-   3: at least 16 j tiles, tiles at least 90% full, at least 3 waves of 6
-   blocks a multiprocessor, the last at least a quarter full), and (4) on
-   those it takes in c tiles of 64 where it declines 128
-   (kg_ew_tpx_on_tperma64). A dense buffer of physical shape P read in the
-   order p (read_in_order), copied into a dense output; want on 132
-   multiprocessors (H100 SXM, H200): 1 kg_ew_tpx_on_tperma takes it, 2
-   kg_ew_tpx_on_tperma64 does, 0 neither (tperma). Shared by the GPU test
-   tperms::copies_2byte_pairs_second_rule and the CPU test
-   tperm_plan::tpx_second_rule. */
-typedef struct {
-    int nd;
-    int64_t P[5];
-    int p[5];
-    int want;
-} rule2_case;
-
-static const rule2_case tpx_rule2_cases[] = {
-    {2, {7915, 4339}, {1, 0}, 1},                 /* 62 x 70 tiles, 5.48 waves */
-    {3, {1999, 5, 2053}, {2, 1, 0}, 1},           /* j folds two dims: 16 x 166 tiles, 3.35 waves */
-    {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 1},       /* c tiles of 64: 1 x 140 x 33, 5.83 waves */
-    {5, {56, 27, 45, 71, 7}, {3, 4, 2, 0, 1}, 1}, /* c folds two dims, j three: 12 x 361, 5.47 waves */
-    {2, {3001, 4097}, {1, 0}, 2},                 /* 24 x 67 tiles, 2.03 waves; 47 x 67 of 64, 3.98 */
-    {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 2},       /* c folds: 17 x 140, 3.005 waves; 33 x 140 of 64, 5.83 */
-    {2, {4097, 3001}, {1, 0}, 0},                 /* 33 x 49 tiles, 2.04 waves; 65 x 49 of 64, 4.02: tperma */
-    {3, {115, 1041, 183}, {0, 2, 1}, 0},          /* j of 3 tiles: tperma */
-};
-
-/* The plans of a rule2_case's copy (2-byte elements, the input at in, the
-   output at out): tperm's (tp, its word pairs as the launch sets them) and
-   the second form's (tw). Returns the rule that takes the copy on sms
-   multiprocessors: 1 kg_ew_tpx_on_tperma (tw as planned), 2
-   kg_ew_tpx_on_tperma64 (tw in c tiles of 64), 0 neither; -1 where either
-   plan is missing. */
-static int rule2_plans(const rule2_case *c, void *in, void *out, kg_tperm *tp, kg_tperm *tw, int sms)
-{
-    int64_t shape[KG_MAX_DIMS];
-    const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
-    kg_tensor ta = tview(in, KG_BF16, &a), to = tview(out, KG_BF16, &o);
-    const kg_tensor *ins[1] = {&ta};
-    kg_layout L;
-    kg_layout_build(&L, &to, ins, 1);
-    const size_t es[4] = {2, 2, 0, 0};
-    if (!kg_ew_plan_tperm(&L, es, tp) || !kg_ew_plan_tpx(&L, tw))
-        return -1;
-    tp->words = (uint32_t)kg_ew_tperm_words_ok(tp, out, in, NULL);
-    return kg_ew_tpx_on_tperma(tp, tw, sms) ? 1 : kg_ew_tpx_on_tperma64(&L, tp, tw, sms) ? 2 : 0;
-}
-
-/* KG_EW_TUNE_TPERMW 4 (and 3, which takes the first rule's copies only) on
-   tpx_rule2_cases (12 to 34 million elements): bf16 and f16, the input and
-   the output off by 0 or 1 element; each output element's bits against
-   the input element the permutation puts there (int64 indexing; unwritten
-   elements keep the 0xffff poison, which no input holds; the elements
-   just outside the output keep it too). Where the default (mode 2) runs
-   tperma, the second form runs exactly where the rules take the copy on
-   this device (on 132 multiprocessors: where want says), tperma
-   elsewhere; where the default runs another variant, that one runs; and
-   each case that want says a rule takes runs the second form at least
-   once. */
-Test(tperms, copies_2byte_pairs_second_rule, .init = setup, .fini = teardown, .timeout = 600)
-{
-    reset_tile_tunings();
-    int sms = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
-    uint64_t st = kt_seed() ^ 0x26u;
-    for (size_t i = 0; i < sizeof tpx_rule2_cases / sizeof tpx_rule2_cases[0]; i++) {
-        const rule2_case *c = &tpx_rule2_cases[i];
-        int64_t ps[5], n = 1;
-        for (int d = c->nd - 1; d >= 0; d--) {
-            ps[d] = n;
-            n *= c->P[d];
-        }
-        uint16_t *h = malloc((size_t)(n + 1) * 2), *g = malloc((size_t)(n + 1) * 2);
-        cr_assert(h && g);
-        for (int64_t e = 0; e <= n; e++) {
-            const uint16_t v = (uint16_t)(kt_next(&st) >> 17);
-            h[e] = v == 0xffffu ? 0x3f80u : v;
-        }
-        uint16_t *din = kt_alloc(ctx, (size_t)(n + 1) * 2), *dout = kt_alloc(ctx, (size_t)(n + 1) * 2);
-        kt_upload(ctx, din, h, (size_t)(n + 1) * 2);
-        int ran_tpx = 0;
-        for (int k = 0; k < 4; k++) { /* k 3: mode 3, only where the second rule's plan in c tiles of 64 takes it */
-            if (k == 3 && c->want != 2)
-                break;
-            const kg_dtype dt = k == 1 ? KG_F16 : KG_BF16;
-            const int io = k >= 1, oo = k != 1;
-            int64_t shape[KG_MAX_DIMS];
-            const view a = read_in_order(c->nd, c->P, c->p, shape), o = dense(c->nd, shape);
-            kg_tensor ta = tview(din + io, dt, &a), to = tview(dout + oo, dt, &o);
-            const kg_tensor *ins[1] = {&ta};
-            kg_test_ew_tune(KG_EW_TUNE_TPERMW, 2); /* the default's variant */
-            KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
-            KT_OK(ctx, kg_sync(ctx));
-            const int v2 = kg_test_last_ew_variant(ctx);
-            kg_test_ew_tune(KG_EW_TUNE_TPERMW, k == 3 ? 3 : 4);
-            kg_tperm tp, tw;
-            const int rule = rule2_plans(c, din + io, dout + oo, &tp, &tw, sms);
-            cr_assert(rule >= 0, "case %zu: no plan", i);
-            if (sms == 132)
-                cr_assert_eq(rule, c->want, "case %zu: the rules on 132 multiprocessors", i);
-            KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)(n + 1) * 2));
-            KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
-            KT_OK(ctx, kg_sync(ctx));
-            const int used = kg_test_last_ew_variant(ctx), tpx = rule == 1 || (rule == 2 && k < 3);
-            if (v2 == KG_EW_TPERMA)
-                cr_assert_eq(used, tpx ? KG_EW_TPERMS : KG_EW_TPERMA, "case %zu.%d: variant %d", i, k, used);
-            else
-                cr_assert_eq(used, v2, "case %zu.%d: variant %d, the default's %d", i, k, used, v2);
-            ran_tpx += used == KG_EW_TPERMS;
-            kt_download(ctx, g, dout, (size_t)(n + 1) * 2);
-            cr_assert(oo == 0 || g[0] == 0xffffu, "case %zu.%d: the element before the output written", i, k);
-            int64_t idx[5] = {0};
-            for (int64_t e = 0; e < n; e++) {
-                int64_t at = io;
-                for (int d = 0; d < c->nd; d++)
-                    at += idx[d] * ps[c->p[d]];
-                if (g[oo + e] != h[at])
-                    cr_assert_fail("case %zu.%d (%s, in +%d, out +%d): element %lld: %#x, want %#x", i, k,
-                                   kg_dtype_name(dt), io, oo, (long long)e, g[oo + e], h[at]);
-                for (int d = c->nd - 1; d >= 0; d--) {
-                    if (++idx[d] < shape[d])
-                        break;
-                    idx[d] = 0;
-                }
-            }
-            cr_assert(oo == 1 || g[n] == 0xffffu, "case %zu.%d: the element after the output written", i, k);
-        }
-        cr_assert(sms != 132 || !c->want || ran_tpx > 0, "case %zu: the second form never ran", i);
-        KT_OK(ctx, kg_free(ctx, din));
-        KT_OK(ctx, kg_free(ctx, dout));
-        free(h);
-        free(g);
-    }
-    reset_tile_tunings();
-}
-
-/* kg_ew_tpx_on_tperma and kg_ew_tpx_on_tperma64 on the perm bench's bf16
-   rows (s25r1's A/B, x = main / tpx forced in c tiles as planned, in the
-   comments; main ran tperma but where noted): the first rule takes every
-   tperma row that gained by 2% or more and none that lost; the second
-   (c tiles of 64, never timed against tperma) the full-tile rows whose
-   tiles of 128 ended just past whole waves; then tpx_rule2_cases. Neither
-   takes a copy mode 2 takes, nor one with word pairs, nor any on a device
-   of no multiprocessors; on 114 (H100 PCIe) or 211 the waves move. */
-Test(tperm_plan, tpx_second_rule)
-{
-    static const rule2_case cs[] = {
-        {2, {6007, 5003}, {1, 0}, 1},             /* x1.050, 4.81 waves */
-        {2, {4097, 3001}, {1, 0}, 0},             /* x0.898, 2.04 waves (c tiles of 64: 4.02) */
-        {2, {3001, 4097}, {1, 0}, 2},             /* x0.958, 2.03 waves (c tiles of 64: 3.98) */
-        {2, {2053, 8191}, {1, 0}, 2},             /* x0.998, 2.86 waves (c tiles of 64: 5.54) */
-        {2, {1031, 16411}, {1, 0}, 2},            /* x0.940, c tiles 89% full (64: 95%, 5.69 waves) */
-        {3, {7, 2053, 1999}, {0, 2, 1}, 1},       /* x1.103 */
-        {3, {1999, 5, 2053}, {2, 1, 0}, 1},       /* x1.204 */
-        {3, {255, 387, 259}, {0, 2, 1}, 0},       /* x0.986, j 5 tiles */
-        {3, {255, 387, 259}, {1, 2, 0}, 0},       /* x0.978, 4.08 waves (c tiles of 64: 8.17) */
-        {3, {255, 387, 259}, {2, 0, 1}, 0},       /* tperm2: mode 2's, x1.206 */
-        {4, {33, 64, 95, 91}, {0, 3, 1, 2}, 0},   /* x0.869, j 2 tiles */
-        {4, {33, 64, 95, 91}, {0, 3, 2, 1}, 1},   /* x1.024 */
-        {4, {33, 64, 95, 91}, {1, 3, 2, 0}, 0},   /* x0.623, c 33 */
-        {4, {33, 64, 95, 91}, {2, 0, 3, 1}, 1},   /* x1.028 */
-        {4, {33, 64, 95, 91}, {3, 0, 2, 1}, 1},   /* x1.038 */
-        {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 0},   /* x1.058, j 2 tiles */
-        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 2},   /* x0.906, 3.005 waves (c tiles of 64: 5.83) */
-        {3, {429, 487, 105}, {2, 1, 0}, 1},       /* x1.233 */
-        {3, {115, 1041, 183}, {0, 2, 1}, 0},      /* x0.881, j 3 tiles */
-        {2, {11009, 1983}, {1, 0}, 1},            /* x1.025 */
-        {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 0}, /* x0.299, j 11 */
-        {4, {73, 85, 219, 17}, {2, 3, 0, 1}, 1},  /* x1.063 */
-        {2, {6016, 5024}, {1, 0}, 0},             /* tperm's word pairs */
-    };
-    kg_tperm tp, tw;
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        cr_assert_eq(rule2_plans(&cs[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 132), cs[i].want,
-                     "case %zu (tpx %u x %u tiles, %u in all)", i, tw.tiles_c, tw.tiles_j, tw.tiles);
-        cr_assert(cs[i].want != 2 || tw.rc == 64, "case %zu", i);
-        cr_assert(!(cs[i].want && kg_ew_tpx_by_default(&tp, &tw)), "case %zu: mode 2's", i);
-        cr_assert_eq(rule2_plans(&cs[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 0), 0, "case %zu", i);
-    }
-    for (size_t i = 0; i < sizeof tpx_rule2_cases / sizeof tpx_rule2_cases[0]; i++)
-        cr_assert_eq(rule2_plans(&tpx_rule2_cases[i], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 132),
-                     tpx_rule2_cases[i].want, "GPU case %zu", i);
-    /* 6007 x 5003: 3807 tiles are 4.81 waves of 792 on 132 SMs, 5.57 of 684 on 114, 3.007 of 1266 on 211 (in c
-       tiles of 64, 94 x 81: 6.01); 3001 x 4097 in c tiles of 64: 3149 tiles, 4.60 waves of 684 on 114 */
-    cr_assert_eq(rule2_plans(&cs[0], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 114), 1);
-    cr_assert_eq(rule2_plans(&cs[0], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 211), 0);
-    cr_assert_eq(rule2_plans(&cs[2], KT_DEV(0), KT_DEV(1 << 28), &tp, &tw, 114), 2);
 }
 
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
