@@ -537,8 +537,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
-    if (f->st) /* ST: the first wave's odd clusters start late (microseconds, A.opt bits 8-15) */
-        plan->args.opt |= (tu->stagger < 0 ? 0 : tu->stagger == 0 ? 10 : tu->stagger > 255 ? 255 : tu->stagger) << 8;
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -1351,9 +1349,6 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     }
     if (*fits == 1)
         return KG_OK;
-    /* ST: the clusters resident at once (0 unknown: no cluster starts late) */
-    if (kg_norm_ccfgs[plan->ccfg].st)
-        B.units = *active;
     /* PH: at most the clusters resident at once (where known) */
     if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
         cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;
