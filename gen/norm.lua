@@ -239,7 +239,11 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, vs = true, alt = true, dts = {} },
   -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
   -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = {} },
+  -- Session 26 candidate (a tuning, forced cluster=26): its softmax kernels back (the 2-byte types), as the 2-byte
+  -- softmax's cluster form in place of 28 (P2 + VS) if it wins the round: s25r1 had P2 alone at bf16 softmax
+  -- [16384,16384] dim 0 483.2 us, 52.6% of copy, against 28's 501.4 us, 50.7 (its log_softmax lost, 29.8 / 47.7:
+  -- 28 keeps it). The same bits as 28 (VS changes the stores' width and where the shifts are computed, nothing else).
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
   -- (26: ST, configuration 6 whose first wave's odd clusters started late, 4-20 us, so that the clusters' load /
   -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger
   -- left in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
@@ -255,6 +259,14 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, vs = true, dts = {} },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, vs = true, dts = { f16 = true, bf16 = true } },
   { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  -- Session 26 candidate K4 (a tuning, forced cluster=31): COLT's narrow 15 (2 lanes a row, f32) at 4 vectors a lane
+  -- instead of 8, with VS's stores, at MB blocks a multiprocessor instead of 3 (ptxas 13.0: 15 takes 73 registers,
+  -- K4 fewer: more lanes resident to hold loads in flight). Softmax f32 [2097152,4,8] dim 1 ran 15 at 27.4% of copy
+  -- (s24f), its lanes 4 rows of 16 bytes (64 bytes in flight a lane, 3 x 256 lanes a multiprocessor); EK's 22 (the
+  -- same shape at 1 lane a row, k 4 against 16's 8, bf16 [2097152,16,8]) won 47.8 / 32.3 in s25r1. 30: 5 blocks a
+  -- multiprocessor (48 registers; softmax spills 4 bytes, loads 8), 31: 4 (56 registers, no spill).
+  { t = 256, k = 4, lpr = 2, mb = 5, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  { t = 256, k = 4, lpr = 2, mb = 4, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its
