@@ -945,6 +945,17 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
+/* softmax (c) and log_softmax (lsm) of bf16 [16384,16384] along dim 0, planned as on sm_90 */
+static void bf16_dim0_calls(kg_tensor *in, kg_tensor *out, kg_norm_call *c, kg_norm_call *lsm)
+{
+    *in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
+    *out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
+    *c = (kg_norm_call){.op = KG_NORM_SOFTMAX, .in = in, .out = out, .axis = 0};
+    *lsm = *c;
+    lsm->op = KG_NORM_LOG_SOFTMAX;
+    kgi_norm_tuning.sm90 = 1;
+}
+
 /* Session 24's tuning configurations 18-29 after H200 s25r1 (2026-12-05): kernels only where a default takes them
    (runtime/norm.c's CCFG_EK1, CCFG_P2VS, CCFG_VS8): EK's 22 (the 2-byte softmax where COLT takes 16: a lane a row,
    4 vectors a lane, the sum's exps kept), P2 + VS's 28 (the 2-byte cluster default, was 0: packed maxima, flushed
@@ -980,13 +991,10 @@ Test(plan, the_session_24_tuning_configurations)
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
             }
         }
-    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384)),
-              out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
-    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
-    kg_norm_call lsm = c;
-    lsm.op = KG_NORM_LOG_SOFTMAX;
+    kg_tensor in, out;
+    kg_norm_call c, lsm;
     kg_norm_plan p;
-    kgi_norm_tuning.sm90 = 1;
+    bf16_dim0_calls(&in, &out, &c, &lsm);
     /* the 2-byte default: 28 (16 blocks of 1024 rows, 64 columns a strip), both ops, f16 too; f32: 6 */
     assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
     assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
@@ -1076,13 +1084,10 @@ Test(plan, the_session_26_candidates)
             for (int k = 30; k <= 31; k++)
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, dts[d] == KG_F32, "K4 %d, op %d, dtype %d", k, op, d);
         }
-    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384)),
-              out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
-    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
-    kg_norm_call lsm = c;
-    lsm.op = KG_NORM_LOG_SOFTMAX;
+    kg_tensor in, out;
+    kg_norm_call c, lsm;
     kg_norm_plan p;
-    kgi_norm_tuning.sm90 = 1;
+    bf16_dim0_calls(&in, &out, &c, &lsm);
     assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u); /* the planner's */
     kgi_norm_tuning.cluster = 26;
     assert_cluster_plan(&c, &p, 25, 16, 256, 256u * 16u, 256u);
@@ -2781,9 +2786,9 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
         static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}, {1001, 4, 8}};
         static const int cfgs[] = {22, 29, 30, 31};
         uint64_t rng = kt_seed() + 24;
-        for (int i = 0; i < 4; i++)
+        for (int ci = 0; ci < 4; ci++)
             for (int k = 0; k < 4; k++) {
-                const int cfg = cfgs[i];
+                const int cfg = cfgs[ci];
                 const kg_dtype dt = cfg >= 29 ? KG_F32 : KG_BF16;
                 const int64_t m = shapes[k][0] * shapes[k][1] * shapes[k][2];
                 const size_t eb = kg_dtype_size(dt) * (size_t)m;
