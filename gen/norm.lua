@@ -264,9 +264,12 @@ M.ccfgs = {
   -- K4 fewer: more lanes resident to hold loads in flight). Softmax f32 [2097152,4,8] dim 1 ran 15 at 27.4% of copy
   -- (s24f), its lanes 4 rows of 16 bytes (64 bytes in flight a lane, 3 x 256 lanes a multiprocessor); EK's 22 (the
   -- same shape at 1 lane a row, k 4 against 16's 8, bf16 [2097152,16,8]) won 47.8 / 32.3 in s25r1. 30: 5 blocks a
-  -- multiprocessor (48 registers; softmax spills 4 bytes, loads 8), 31: 4 (56 registers, no spill).
+  -- multiprocessor (48 registers; softmax spills 4 bytes, loads 8), 31: 4 (56 registers, no spill). K2 (32, forced
+  -- cluster=33): 2 vectors a lane at 6 blocks (40 registers; softmax spills 12 bytes, loads 20; 256 rows at most),
+  -- so that a column of 4 rows takes 2 row groups (half the rows a lane, as 22 against 16).
   { t = 256, k = 4, lpr = 2, mb = 5, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
   { t = 256, k = 4, lpr = 2, mb = 4, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  { t = 256, k = 2, lpr = 2, mb = 6, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

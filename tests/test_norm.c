@@ -801,7 +801,7 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kg_norm_plan p;
     for (int k = 7; k <= 12; k++)
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
-    cr_assert_eq(KG_NORM_CCFG_COUNT, 32);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 33);
     cr_assert(!kg_norm_ccfgs[6].one);
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
@@ -1062,17 +1062,18 @@ Test(plan, the_session_24_tuning_configurations)
    2-byte softmax of [16384,16384] dim 0 takes it as 28's plan (16 blocks of 1024 rows, 256 strips), log_softmax and
    f32 COLS; K4 (30 at 5 blocks a multiprocessor, 31 at 4: COLT's narrow 15 at 4 vectors a lane, 16-byte stores) f32
    alone, both ops, 512 rows: [2097152,4,8] dim 1 (2 vectors) 1 row group, 128 tiles a block, butterflies (none to
-   do), [32768,200,8] 64 row groups (TL), 2 tiles a block, 999 rows COLS; bf16 COLS. The planner's: 28, and 15 (8
-   vectors a lane: 1 row group, [32768,200,8] 32). ST's 26: no kernels. */
+   do), [32768,200,8] 64 row groups (TL), 2 tiles a block, 999 rows COLS; bf16 COLS; K2 (32: 2 vectors a lane at 6
+   blocks, 256 rows) 2 row groups at n 4, 128 at n 200 (a tile a block), 257 rows COLS. The planner's: 28, and 15
+   (8 vectors a lane: 1 row group, [32768,200,8] 32). ST's 26: no kernels. */
 Test(plan, the_session_26_candidates)
 {
     cr_assert_eq(kg_norm_ccfgs[25].rows, kg_norm_ccfgs[28].rows);
     cr_assert(!kg_norm_ccfgs[25].one && !kg_norm_ccfgs[25].alt);
-    for (int k = 30; k <= 31; k++) {
+    for (int k = 30; k <= 32; k++) {
         cr_assert(kg_norm_ccfgs[k].one && kg_norm_ccfgs[k].alt, "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].lpr, 2, "configuration %d", k);
-        cr_assert_eq(kg_norm_ccfgs[k].k, 4, "configuration %d", k);
-        cr_assert_eq(kg_norm_ccfgs[k].rows, 512, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].k, k == 32 ? 2 : 4, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].rows, k == 32 ? 256 : 512, "configuration %d", k);
         cr_assert_eq(kg_norm_ccfgs[k].lpr, kg_norm_ccfgs[15].lpr);
     }
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
@@ -1081,8 +1082,9 @@ Test(plan, the_session_26_candidates)
             const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
             cr_assert_eq(kg_norm_ctable[o][dts[d]][25] >= 0, dts[d] != KG_F32 && !op, "P2, op %d, dtype %d", op, d);
             cr_assert_eq(kg_norm_ctable[o][dts[d]][26] >= 0, 0, "ST, op %d, dtype %d", op, d);
-            for (int k = 30; k <= 31; k++)
-                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, dts[d] == KG_F32, "K4 %d, op %d, dtype %d", k, op, d);
+            for (int k = 30; k <= 32; k++)
+                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, dts[d] == KG_F32, "K4 / K2 %d, op %d, dtype %d", k, op,
+                             d);
         }
     kg_tensor in, out;
     kg_norm_call c, lsm;
@@ -1111,7 +1113,9 @@ Test(plan, the_session_26_candidates)
               {2097152, 4, 32, 31, 1, 1, 2097152u / 128u}, {1048576, 8, 0, 15, 1, 1, 1048576u / 128u},
               {1048576, 8, 31, 30, 2, 1, 1048576u / 64u},  {32768, 200, 0, 15, 32, 2, 32768u / 4u},
               {32768, 200, 31, 30, 64, 2, 32768u / 2u},    {32768, 200, 32, 31, 64, 2, 32768u / 2u},
-              {1001, 3, 31, 30, 1, 1, 1001u / 128u + 1u}};
+              {1001, 3, 31, 30, 1, 1, 1001u / 128u + 1u},  {2097152, 4, 33, 32, 2, 1, 2097152u / 64u},
+              {1048576, 8, 33, 32, 4, 1, 1048576u / 32u},  {32768, 200, 33, 32, 128, 2, 32768u},
+              {1001, 2, 33, 32, 1, 1, 1001u / 128u + 1u}};
     for (size_t i = 0; i < sizeof k4 / sizeof k4[0]; i++)
         for (int op = 0; op < 2; op++) {
             in = fake(IN_AT, KG_F32, 3, KT_SHAPE(k4[i].outer, k4[i].n, 8));
@@ -1126,6 +1130,11 @@ Test(plan, the_session_26_candidates)
     out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(100, 999, 8));
     plan_class(&c, &p);
     cr_assert_eq(p.ccfg, -1); /* 999 rows: more than K4's 512 */
+    kgi_norm_tuning.cluster = 33;
+    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(100, 257, 8));
+    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(100, 257, 8));
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1); /* 257 rows: more than K2's 256 */
     in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(2097152, 4, 16));
     out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(2097152, 4, 16));
     plan_class(&c, &p);
@@ -2763,7 +2772,7 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3
    dim 0 at 3 and 16 blocks a cluster; EK's 22 (the 2-byte softmax where COLT takes 16: bf16) and VS's 29 (COLT's f32
    default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. Session 26's
    candidates: P2's 25 forced gives 28's bits (bf16 softmax; VS changes only the stores' width and where the shifts
-   are computed); K4's 30 and 31 (f32) the same bits twice, softmax and log_softmax, those shapes and [1001,4,8]. */
+   are computed); K4's 30, 31 and K2's 32 (f32) the same bits twice, softmax and log_softmax, those shapes and [1001,4,8]. */
 static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
                      unsigned char *a, unsigned char *b)
 {
@@ -2782,11 +2791,11 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
         }
     }
     if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29, and
-                                            session 26's K4 30 and 31 */
+                                            session 26's K4 30, 31 and K2 32 */
         static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}, {1001, 4, 8}};
-        static const int cfgs[] = {22, 29, 30, 31};
+        static const int cfgs[] = {22, 29, 30, 31, 32};
         uint64_t rng = kt_seed() + 24;
-        for (int ci = 0; ci < 4; ci++)
+        for (int ci = 0; ci < 5; ci++)
             for (int k = 0; k < 4; k++) {
                 const int cfg = cfgs[ci];
                 const kg_dtype dt = cfg >= 29 ? KG_F32 : KG_BF16;
@@ -2798,8 +2807,8 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
                 kg_tensor ex = kg_tensor_contiguous(x->data, dt, 3, shapes[k]),
                           ey = kg_tensor_contiguous(y->data, dt, 3, shapes[k]);
                 char what[64];
-                snprintf(what, sizeof what, "%s configuration %d, shape %d", cfg >= 30 ? "K4" : cfg == 29 ? "VS" : "EK",
-                         cfg, k);
+                snprintf(what, sizeof what, "%s configuration %d, shape %d",
+                         cfg == 32 ? "K2" : cfg >= 30 ? "K4" : cfg == 29 ? "VS" : "EK", cfg, k);
                 kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
                 assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
                 if (cfg >= 30)
@@ -3174,9 +3183,10 @@ Test(gpu, outer_axis_of_narrow_columns)
     /* t 0-2: the planner's merge (butterflies a warp, TL past a warp; since session 25 EK's 22 for the 2-byte
        softmax of 1 vector, VS's 29 for f32 of 5-15), shared memory, s23r2's; then forced under each of those merges:
        EK's 22 (the 2-byte softmax with kept exps): softmax of the 2-byte types, in place or not (shapes whose column
-       it does not hold: COLS); VS's 29 (f32 softmax); session 26's K4 30 and 31 (f32, softmax and log_softmax) */
-    static const int forced[] = {22, 29, 30, 31};
-    for (int t = 0; t < 3 + 4 * 3; t++) {
+       it does not hold: COLS); VS's 29 (f32 softmax); session 26's K4 30, 31 and K2 32 (f32, softmax and
+       log_softmax) */
+    static const int forced[] = {22, 29, 30, 31, 32};
+    for (int t = 0; t < 3 + 5 * 3; t++) {
         const int ek = t >= 3, cfg = ek ? forced[(t - 3) / 3] : 0, f32 = ek && cfg != 22, k4 = cfg >= 30;
         if (t == 3)
             before_ek = kgi_norm_cluster_launches;
