@@ -2407,6 +2407,14 @@ Test(gpu, outer_axis_softmax_by_vectors_of_columns)
     kg_close(ctx);
 }
 
+/* KG_NORM_TEST_TUNINGS=a-b (a GPU round's window): *from = a, *to = b; unset, the defaults as given */
+static void tuning_window(int *from, int *to)
+{
+    const char *tt = getenv("KG_NORM_TEST_TUNINGS");
+    if (tt && sscanf(tt, "%d-%d", from, to) != 2)
+        cr_assert_fail("KG_NORM_TEST_TUNINGS=%s: want a-b", tt);
+}
+
 /* CLUSTER: the column strip held on chip, the planner's rule and each
    configuration (with 16 blocks a cluster as well) */
 Test(gpu, outer_axis_softmax_by_clusters)
@@ -2421,9 +2429,7 @@ Test(gpu, outer_axis_softmax_by_clusters)
         cr_assert_fail("KG_NORM_TEST_SHARD=%s: want i/n with 0 <= i < n", sh);
     /* KG_NORM_TEST_TUNINGS=a-b: the planner's rule and tunings a..b alone (a GPU round's window) */
     int from = 1, to = 2 * KG_NORM_CCFG_COUNT;
-    const char *tt = getenv("KG_NORM_TEST_TUNINGS");
-    if (tt && sscanf(tt, "%d-%d", &from, &to) != 2)
-        cr_assert_fail("KG_NORM_TEST_TUNINGS=%s: want a-b", tt);
+    tuning_window(&from, &to);
     for (int t = 0; t <= 2 * KG_NORM_CCFG_COUNT; t++) {
         if (t % nshard != shard || (t > 0 && (t < from || t > to)))
             continue;
@@ -3229,9 +3235,14 @@ Test(gpu, a_lane_of_minus_infinity_under_a_column_maximum_below_minus_88)
     kg_context *ctx = kt_open_gpu();
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     static const int64_t shapes[][3] = {{1, 3000, 64}, {1, 200, 64}, {5, 100, 32}, {7, 256, 8}};
+    /* KG_NORM_TEST_TUNINGS=a-b: the planner (t 0) and configurations a - 1 .. b - 1 alone (a GPU round's window) */
+    int from = 1, to = KG_NORM_CCFG_COUNT;
+    tuning_window(&from, &to);
     for (int t = 0; t <= KG_NORM_CCFG_COUNT; t++)
         for (int d = 0; d < 3; d++)
             for (int k = 0; k < 4; k++) {
+                if (t > 0 && (t < from || t > to))
+                    continue;
                 kgi_norm_tuning = (kg_norm_tuning){.cluster = t};
                 if (!kt_take(8)) /* sanitizer mode (kg_test.h): a seeded sample */
                     continue;
