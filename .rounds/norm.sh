@@ -88,25 +88,23 @@ for f in t_cl t_cl16 t_narrow t_bits t_inf; do
   echo "-- $f: $(grep -E '^\[(PASS|FAIL)\] gpu|Synthesis|^rc' "$OUT/$f.log" | grep -v errors:: | tr '\n' ' ')"
   grep -E '^\[----\]|CRASH|Assertion|differ|not the bits|Timeout|signal' "$OUT/$f.log" | grep -v '^\[----\] Criterion' | head -8
 done
-echo "== step 2a: P2, bf16 softmax dim 0, A/B $(date +%T) (alt 1: P2 25)"
-KG_NORM_TUNE=11 KG_BENCH_CSV="$OUT/ab_p2.csv" \
-  KG_NORM_CASES='softmax [16384,16384] dim 0 bf16;softmax [8192,32768] dim 0 bf16;softmax [4096,65536] dim 0 bf16;softmax [256,300,2048] dim 1 bf16' \
-  KG_NORM_ALTS='cluster=26' timeout "$(cap 15)" $B >"$OUT/ab_p2.log" 2>&1
-echo "rc $?"
-grep -E '^(softmax|log_softmax)|alt [0-9] best|copy' "$OUT/ab_p2.log" | head -24
-echo "== step 2b: K4 / K2, f32 narrow, A/B $(date +%T) (alt 1: K4 30, 5 blocks/SM; alt 2: K4 31, 4; alt 3: K2 32, 6)"
-KG_NORM_TUNE=11 KG_BENCH_CSV="$OUT/ab_k4.csv" \
-  KG_NORM_CASES='softmax [2097152,4,8] dim 1 f32;log_softmax [2097152,4,8] dim 1 f32;softmax [1048576,8,8] dim 1 f32;log_softmax [32768,200,8] dim 1 f32' \
-  KG_NORM_ALTS='cluster=31;cluster=32;cluster=33' timeout "$(cap 15)" $B >"$OUT/ab_k4.log" 2>&1
-echo "rc $?"
-grep -E '^(softmax|log_softmax)|alt [0-9] best|copy' "$OUT/ab_k4.log" | head -28
-echo "== step 2c: P2, f16 softmax [16384,16384] dim 0 $(date +%T), $(left) s left"
-if [ "$(left)" -gt 22 ]; then
-  KG_NORM_AS_F16=1 KG_NORM_TUNE=11 KG_BENCH_CSV="$OUT/ab_f16.csv" KG_NORM_CASES='softmax [16384,16384] dim 0 f16' \
-    KG_NORM_ALTS='cluster=26' timeout "$(cap 8)" $B >"$OUT/ab_f16.log" 2>&1
+# ab NAME SECS CASES ALTS [ENV=V]: one same-process A/B (KG_NORM_TUNE=11) into $OUT/ab_NAME.log / .csv
+ab() {
+  local name=$1 secs=$2 cases=$3 alts=$4
+  shift 4
+  env "$@" KG_NORM_TUNE=11 KG_BENCH_CSV="$OUT/ab_$name.csv" KG_NORM_CASES="$cases" KG_NORM_ALTS="$alts" \
+    timeout "$(cap "$secs")" $B >"$OUT/ab_$name.log" 2>&1
   echo "rc $?"
-  grep -E '^(softmax|log_softmax)|alt [0-9] best' "$OUT/ab_f16.log" | head -6
-fi
+  grep -E '^(softmax|log_softmax)|alt [0-9] best|copy' "$OUT/ab_$name.log" | head -28
+}
+echo "== step 2a: P2, bf16 softmax dim 0, A/B $(date +%T) (alt 1: P2 25)"
+ab p2 15 'softmax [16384,16384] dim 0 bf16;softmax [8192,32768] dim 0 bf16;softmax [4096,65536] dim 0 bf16;softmax [256,300,2048] dim 1 bf16' \
+  'cluster=26'
+echo "== step 2b: K4 / K2, f32 narrow, A/B $(date +%T) (alt 1: K4 30, 5 blocks/SM; alt 2: K4 31, 4; alt 3: K2 32, 6)"
+ab k4 15 'softmax [2097152,4,8] dim 1 f32;log_softmax [2097152,4,8] dim 1 f32;softmax [1048576,8,8] dim 1 f32;log_softmax [32768,200,8] dim 1 f32' \
+  'cluster=31;cluster=32;cluster=33'
+echo "== step 2c: P2, f16 softmax [16384,16384] dim 0 $(date +%T), $(left) s left"
+[ "$(left)" -gt 22 ] && ab f16 8 'softmax [16384,16384] dim 0 f16' 'cluster=26' KG_NORM_AS_F16=1
 echo "== step 3: PyTorch $(date +%T), $(left) s left"
 if [ "$(left)" -gt 12 ]; then
   cat "$OUT/ab_p2.csv" "$OUT/ab_k4.csv" 2>/dev/null | awk -F, '!(/^norm-limit/ && n++)' >"$OUT/ab_all.csv"
