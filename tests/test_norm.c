@@ -3224,7 +3224,7 @@ Test(gpu, outer_axis_of_narrow_columns)
     kg_close(ctx);
 }
 
-/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18, 29-31; EK: the 2-byte 19-24) take each
+/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18, 29-32; EK: the 2-byte 19-24) take each
    lane's exps at its own maximum and scale them by exp(shift(lane max) - the column's max) at the apply; a lane whose
    rows are all -inf has the factor exp(0 - m), inf once m < -88.7, and its zeros times inf were NaN (main before
    session 24). Columns of -inf with two values near -100 (fill 4), softmax and log_softmax, every dtype, under the
