@@ -245,8 +245,8 @@ M.ccfgs = {
   -- 28 keeps it). The same bits as 28 (VS changes the stores' width and where the shifts are computed, nothing else).
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
   -- (26: ST, configuration 6 whose first wave's odd clusters started late, 4-20 us, so that the clusters' load /
-  -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger
-  -- left in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
+  -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger were
+  -- removed in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, dts = {} },
   -- vs: the outputs by 16-byte stores (st.global.v4, templates/normc.cuh's kg_ncl_st16): main's cluster and COLT
   -- kernels store each vector as four 4-byte stores (their PTX: st.global.f32 / st.global.v2.u16, which LLVM split
