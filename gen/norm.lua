@@ -239,11 +239,11 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, vs = true, alt = true, dts = {} },
   -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
   -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
-  -- Session 26 candidate (a tuning, forced cluster=26): its softmax kernels back (the 2-byte types), as the 2-byte
-  -- softmax's cluster form in place of 28 (P2 + VS) if it wins the round: s25r1 had P2 alone at bf16 softmax
-  -- [16384,16384] dim 0 483.2 us, 52.6% of copy, against 28's 501.4 us, 50.7 (its log_softmax lost, 29.8 / 47.7:
-  -- 28 keeps it). The same bits as 28 (VS changes the stores' width and where the shifts are computed, nothing else).
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = { f16 = true, bf16 = true }, ops = { softmax = true } },
+  -- Session 26 candidate (forced cluster=26), dropped again in session 28: P2 alone against 28 (P2 + VS) on the
+  -- 2-byte softmax, H100 s28r1 (2026-12-05), same process, best of 3: bf16 [16384,16384] dim 0 552.9 / 557.0 us,
+  -- [8192,32768] 501.9 / 510.4, [4096,65536] 470.3 / 476.2 (each under the 2% a win needed), [256,300,2048] dim 1
+  -- 400.3 / 385.0 and f16 [16384,16384] dim 0 547.5 / 503.2 (losses). No kernels; 28 stays the default.
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = {} },
   -- (26: ST, configuration 6 whose first wave's odd clusters started late, 4-20 us, so that the clusters' load /
   -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger were
   -- removed in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
@@ -267,9 +267,14 @@ M.ccfgs = {
   -- multiprocessor (48 registers; softmax spills 4 bytes, loads 8), 31: 4 (56 registers, no spill). K2 (32, forced
   -- cluster=33): 2 vectors a lane at 6 blocks (40 registers; softmax spills 12 bytes, loads 20; 256 rows at most),
   -- so that a column of 4 rows takes 2 row groups (half the rows a lane, as 22 against 16).
-  { t = 256, k = 4, lpr = 2, mb = 5, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  -- H100 s28r1 (2026-12-05), same process, best of 3, us, 15 (main) / 30 / 31 / 32: softmax f32 [2097152,4,8]
+  -- dim 1 549.0 / 198.5 / 189.8 / 201.9, log_softmax 559.1 / 199.4 / 194.2 / 192.9, softmax [1048576,8,8]
+  -- 563.2 / 183.1 / 182.2 / 212.0, log_softmax [32768,200,8] 166.2 / 220.2 / 231.7 / 524.1. Each won every row of
+  -- n <= 8 and lost [32768,200,8]; 31 had the largest least gain (0.347 x 15's time at worst): it is the f32 default
+  -- where COLT takes 15 and the column has at most 8 rows (runtime/norm.c CCFG_K4). 30 and 32 have no kernels since.
+  { t = 256, k = 4, lpr = 2, mb = 5, one = true, ex = true, vs = true, alt = true, dts = {} },
   { t = 256, k = 4, lpr = 2, mb = 4, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
-  { t = 256, k = 2, lpr = 2, mb = 6, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  { t = 256, k = 2, lpr = 2, mb = 6, one = true, ex = true, vs = true, alt = true, dts = {} },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

@@ -961,8 +961,8 @@ static void bf16_dim0_calls(kg_tensor *in, kg_tensor *out, kg_norm_call *c, kg_n
    4 vectors a lane, the sum's exps kept), P2 + VS's 28 (the 2-byte cluster default, was 0: packed maxima, flushed
    output exps, 16-byte stores) and VS's 29 (COLT's f32 default where it takes 13: 16-byte stores); L4 (18), EK 19-21,
    23, 24, ST (26) and VS's 27 lost and have none (forced: COLS); nor have 0 and the f32 13 (28's and 29's
-   bits twins, GPU-checked in s25r1). P2 (25) has its softmax kernels back, the 2-byte types, as a session 26
-   candidate; so have 30 and 31 (K4, f32): plan/the_session_26_candidates. */
+   bits twins, GPU-checked in s25r1). Of session 26's candidates (P2 25, K4 30 and 31, K2 32; H100 s28r1) only K4's
+   31 has kernels (f32), the default where COLT takes 15 at n <= 8: plan/the_session_26_candidates. */
 Test(plan, the_session_24_tuning_configurations)
 {
     for (int k = 18; k < KG_NORM_CCFG_COUNT; k++) {
@@ -983,9 +983,9 @@ Test(plan, the_session_24_tuning_configurations)
             const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
             const int two = dts[d] != KG_F32;
             for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
-                const int want = k == 22 || k == 25       ? two && !op
+                const int want = k == 22                  ? two && !op
                                  : k == 28 || k == 13     ? two
-                                 : k == 6 || k >= 29      ? !two
+                                 : k == 6 || k == 29 || k == 31 ? !two
                                  : k >= 18 || k <= 3      ? 0
                                                           : 1;
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
@@ -1002,13 +1002,13 @@ Test(plan, the_session_24_tuning_configurations)
     assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
     in.dtype = out.dtype = KG_F32;
     assert_cluster_plan(&c, &p, 6, 16, 512, 512u * 16u, 256u);
-    /* forced: 28; 0, L4, ST, VS's 27: no kernels, COLS (P2's 25: plan/the_session_26_candidates) */
+    /* forced: 28; 0, L4, P2, ST, VS's 27: no kernels, COLS */
     in.dtype = out.dtype = KG_BF16;
     kgi_norm_tuning.cluster = 29;
     assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
-    static const int gone[] = {1, 19, 27, 28};
+    static const int gone[] = {1, 19, 26, 27, 28};
     for (int d = 0; d < 2; d++)
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 5; i++) {
             in.dtype = out.dtype = d ? KG_F32 : KG_BF16;
             kgi_norm_tuning.cluster = gone[i];
             plan_class(&c, &p);
@@ -1057,14 +1057,12 @@ Test(plan, the_session_24_tuning_configurations)
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
-/* Session 26's candidates, tunings alone (the planner never takes them): P2 (25: configuration 0 with packed maxima
-   and flushed output exps, the 4-byte stores; 28 without VS) has the 2-byte softmax's kernels, forced (tuning 26) the
-   2-byte softmax of [16384,16384] dim 0 takes it as 28's plan (16 blocks of 1024 rows, 256 strips), log_softmax and
-   f32 COLS; K4 (30 at 5 blocks a multiprocessor, 31 at 4: COLT's narrow 15 at 4 vectors a lane, 16-byte stores) f32
-   alone, both ops, 512 rows: [2097152,4,8] dim 1 (2 vectors) 1 row group, 128 tiles a block, butterflies (none to
-   do), [32768,200,8] 64 row groups (TL), 2 tiles a block, 999 rows COLS; bf16 COLS; K2 (32: 2 vectors a lane at 6
-   blocks, 256 rows) 2 row groups at n 4, 128 at n 200 (a tile a block), 257 rows COLS. The planner's: 28, and 15
-   (8 vectors a lane: 1 row group, [32768,200,8] 32). ST's 26: no kernels. */
+/* Session 26's candidates after H100 s28r1 (2026-12-05): K4's 31 (COLT's narrow 15 at 4 vectors a lane, 16-byte
+   stores, 4 blocks a multiprocessor, 512 rows) is the f32 default where COLT takes 15 (2 vectors of columns) and the
+   column has at most 8 rows, both ops: [2097152,4,8] dim 1 1 row group, 128 tiles a block, butterflies (none to do),
+   [1048576,8,8] 2 row groups, 64 tiles a block; 15 keeps [32768,200,8] (32 row groups) and n 9; the 2-byte types keep
+   15. Forced 31 (tuning 32): [32768,200,8] 64 row groups (TL), 2 tiles a block, 999 rows COLS. P2 (25), K4's 30 and
+   K2's 32 lost and have no kernels (forced: COLS); the 2-byte dim-0 softmax keeps 28. ST's 26: no kernels. */
 Test(plan, the_session_26_candidates)
 {
     cr_assert_eq(kg_norm_ccfgs[25].rows, kg_norm_ccfgs[28].rows);
@@ -1080,26 +1078,27 @@ Test(plan, the_session_26_candidates)
     for (int d = 0; d < 3; d++)
         for (int op = 0; op < 2; op++) {
             const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
-            cr_assert_eq(kg_norm_ctable[o][dts[d]][25] >= 0, dts[d] != KG_F32 && !op, "P2, op %d, dtype %d", op, d);
+            cr_assert_eq(kg_norm_ctable[o][dts[d]][25] >= 0, 0, "P2, op %d, dtype %d", op, d);
             cr_assert_eq(kg_norm_ctable[o][dts[d]][26] >= 0, 0, "ST, op %d, dtype %d", op, d);
             for (int k = 30; k <= 32; k++)
-                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, dts[d] == KG_F32, "K4 / K2 %d, op %d, dtype %d", k, op,
-                             d);
+                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, k == 31 && dts[d] == KG_F32,
+                             "K4 / K2 %d, op %d, dtype %d", k, op, d);
         }
     kg_tensor in, out;
     kg_norm_call c, lsm;
     kg_norm_plan p;
     bf16_dim0_calls(&in, &out, &c, &lsm);
     assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u); /* the planner's */
-    kgi_norm_tuning.cluster = 26;
-    assert_cluster_plan(&c, &p, 25, 16, 256, 256u * 16u, 256u);
     in.dtype = out.dtype = KG_F16;
-    assert_cluster_plan(&c, &p, 25, 16, 256, 256u * 16u, 256u);
-    plan_class(&lsm, &p);
-    cr_assert_eq(p.ccfg, -1);
-    in.dtype = out.dtype = KG_F32;
-    plan_class(&c, &p);
-    cr_assert_eq(p.ccfg, -1);
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
+    kgi_norm_tuning.cluster = 26; /* P2: no kernels */
+    for (int d = 0; d < 3; d++) {
+        in.dtype = out.dtype = dts[d];
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, -1, "dtype %d", d);
+        plan_class(&lsm, &p);
+        cr_assert_eq(p.ccfg, -1, "dtype %d", d);
+    }
     kgi_norm_tuning.cluster = 27; /* ST */
     plan_class(&c, &p);
     cr_assert_eq(p.ccfg, -1);
@@ -1109,13 +1108,12 @@ Test(plan, the_session_26_candidates)
         int64_t outer, n;
         int tuning, ccfg, crg, cbfly;
         unsigned grid;
-    } k4[] = {{2097152, 4, 0, 15, 1, 1, 2097152u / 128u}, {2097152, 4, 31, 30, 1, 1, 2097152u / 128u},
-              {2097152, 4, 32, 31, 1, 1, 2097152u / 128u}, {1048576, 8, 0, 15, 1, 1, 1048576u / 128u},
-              {1048576, 8, 31, 30, 2, 1, 1048576u / 64u},  {32768, 200, 0, 15, 32, 2, 32768u / 4u},
-              {32768, 200, 31, 30, 64, 2, 32768u / 2u},    {32768, 200, 32, 31, 64, 2, 32768u / 2u},
-              {1001, 3, 31, 30, 1, 1, 1001u / 128u + 1u},  {2097152, 4, 33, 32, 2, 1, 2097152u / 64u},
-              {1048576, 8, 33, 32, 4, 1, 1048576u / 32u},  {32768, 200, 33, 32, 128, 2, 32768u},
-              {1001, 2, 33, 32, 1, 1, 1001u / 128u + 1u}};
+    } k4[] = {{2097152, 4, 0, 31, 1, 1, 2097152u / 128u}, {2097152, 4, 32, 31, 1, 1, 2097152u / 128u},
+              {1048576, 8, 0, 31, 2, 1, 1048576u / 64u},  {1048576, 8, 32, 31, 2, 1, 1048576u / 64u},
+              {1001, 3, 0, 31, 1, 1, 1001u / 128u + 1u},
+              {999, 8, 0, 31, 2, 1, 999u / 64u + 1u},     {32768, 9, 0, 15, 2, 1, 32768u / 64u},
+              {32768, 200, 0, 15, 32, 2, 32768u / 4u},    {32768, 200, 32, 31, 64, 2, 32768u / 2u},
+              {1001, 3, 32, 31, 1, 1, 1001u / 128u + 1u}};
     for (size_t i = 0; i < sizeof k4 / sizeof k4[0]; i++)
         for (int op = 0; op < 2; op++) {
             in = fake(IN_AT, KG_F32, 3, KT_SHAPE(k4[i].outer, k4[i].n, 8));
@@ -1125,20 +1123,27 @@ Test(plan, the_session_26_candidates)
             cr_assert_eq(p.crg, k4[i].crg, "case %zu: %d row groups", i, p.crg);
             cr_assert_eq(p.cbfly, k4[i].cbfly, "case %zu", i);
         }
-    kgi_norm_tuning.cluster = 31;
+    kgi_norm_tuning.cluster = 32;
     in = fake(IN_AT, KG_F32, 3, KT_SHAPE(100, 999, 8));
     out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(100, 999, 8));
     plan_class(&c, &p);
     cr_assert_eq(p.ccfg, -1); /* 999 rows: more than K4's 512 */
-    kgi_norm_tuning.cluster = 33;
-    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(100, 257, 8));
-    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(100, 257, 8));
-    plan_class(&c, &p);
-    cr_assert_eq(p.ccfg, -1); /* 257 rows: more than K2's 256 */
+    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(2097152, 4, 8));
+    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(2097152, 4, 8));
+    for (int t = 31; t <= 33; t += 2) { /* K4's 30 and K2's 32: no kernels */
+        kgi_norm_tuning.cluster = t;
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, -1, "tuning %d", t);
+        plan_class(&lsm, &p);
+        cr_assert_eq(p.ccfg, -1, "tuning %d", t);
+    }
+    kgi_norm_tuning.cluster = 0; /* the 2-byte types keep 15 (f32 alone) */
     in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(2097152, 4, 16));
     out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(2097152, 4, 16));
+    assert_cluster_plan(&c, &p, 15, 1, 1, 2097152u / 128u, 256u);
+    kgi_norm_tuning.cluster = 32;
     plan_class(&c, &p);
-    cr_assert_eq(p.ccfg, -1); /* f32 alone */
+    cr_assert_eq(p.ccfg, -1); /* forced K4: f32 alone */
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2837,9 +2842,9 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3
    configuration 0's on inputs of -5..5, 29 13's; those have no kernels since): P2 + VS's 28 (the 2-byte cluster
    default), the planner's and forced, the same bits, and twice: bf16 softmax and log_softmax of [3001,4096] along
    dim 0 at 3 and 16 blocks a cluster; EK's 22 (the 2-byte softmax where COLT takes 16: bf16) and VS's 29 (COLT's f32
-   default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. Session 26's
-   candidates: P2's 25 forced gives 28's bits (bf16 softmax; VS changes only the stores' width and where the shifts
-   are computed); K4's 30, 31 and K2's 32 (f32) the same bits twice, softmax and log_softmax, those shapes and [1001,4,8]. */
+   default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. K4's 31 (f32,
+   the default of session 28 where COLT takes 15 at n <= 8) the same bits twice, softmax and log_softmax, those
+   shapes and [1001,4,8] (P2's 25, K4's 30 and K2's 32, session 26's other candidates, lost in s28r1: no kernels). */
 static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
                      unsigned char *a, unsigned char *b)
 {
@@ -2851,18 +2856,13 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
         kgi_norm_tuning = (kg_norm_tuning){.cluster = 29, .csize = cs};
         assert_same_bits_twice(ctx, op ? TWICE_LOG_SOFTMAX : TWICE_SOFTMAX, 0, x, y, NULL, bytes, a, b,
                                "P2 + VS 28 bf16 [3001,4096]");
-        if (op == 0) { /* session 26: P2's 25 forced (softmax alone), 28's bits (a holds them) */
-            cluster_call(ctx, (kg_norm_tuning){.cluster = 26, .csize = cs}, op, y, x, bytes, 0xff, b);
-            cr_assert(memcmp(a, b, bytes) == 0, "softmax bf16, %d blocks a cluster: P2 25 forced, not 28's bits",
-                      cs ? cs : 3);
-        }
     }
-    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29, and
-                                            session 26's K4 30, 31 and K2 32 */
+    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29,
+                                            K4 31 */
         static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}, {1001, 4, 8}};
-        static const int cfgs[] = {22, 29, 30, 31, 32};
+        static const int cfgs[] = {22, 29, 31};
         uint64_t rng = kt_seed() + 24;
-        for (int ci = 0; ci < 5; ci++)
+        for (int ci = 0; ci < 3; ci++)
             for (int k = 0; k < 4; k++) {
                 const int cfg = cfgs[ci];
                 const kg_dtype dt = cfg >= 29 ? KG_F32 : KG_BF16;
@@ -2875,10 +2875,10 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
                           ey = kg_tensor_contiguous(y->data, dt, 3, shapes[k]);
                 char what[64];
                 snprintf(what, sizeof what, "%s configuration %d, shape %d",
-                         cfg == 32 ? "K2" : cfg >= 30 ? "K4" : cfg == 29 ? "VS" : "EK", cfg, k);
+                         cfg == 31 ? "K4" : cfg == 29 ? "VS" : "EK", cfg, k);
                 kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
                 assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
-                if (cfg >= 30)
+                if (cfg == 31)
                     assert_same_bits_twice(ctx, TWICE_LOG_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
             }
     }
@@ -3242,19 +3242,19 @@ Test(gpu, outer_axis_of_narrow_columns)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     /* (session 26: [1001,4,8] and [999,8,8], 2 vectors of few rows, 128 tiles a block at one row group, the grid's
-       last block partial) */
+       last block partial; f32: the planner's K4 31 since session 28) */
     static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64},  {29, 33, 32},  {13, 100, 16}, {7, 256, 32}, {11, 33, 40},
                                         {9, 100, 24}, {21, 17, 12}, {5, 200, 8}, {1001, 4, 8},  {999, 8, 8}};
     const long before = kgi_norm_cluster_launches;
     long before_ek = before;
     /* t 0-2: the planner's merge (butterflies a warp, TL past a warp; since session 25 EK's 22 for the 2-byte
-       softmax of 1 vector, VS's 29 for f32 of 5-15), shared memory, s23r2's; then forced under each of those merges:
-       EK's 22 (the 2-byte softmax with kept exps): softmax of the 2-byte types, in place or not (shapes whose column
-       it does not hold: COLS); VS's 29 (f32 softmax); session 26's K4 30, 31 and K2 32 (f32, softmax and
-       log_softmax) */
-    static const int forced[] = {22, 29, 30, 31, 32};
-    for (int t = 0; t < 3 + 5 * 3; t++) {
-        const int ek = t >= 3, cfg = ek ? forced[(t - 3) / 3] : 0, f32 = ek && cfg != 22, k4 = cfg >= 30;
+       softmax of 1 vector, VS's 29 for f32 of 5-15, since session 28 K4's 31 for f32 of 2 vectors at n <= 8), shared
+       memory, s23r2's; then forced under each of those merges: EK's 22 (the 2-byte softmax with kept exps): softmax
+       of the 2-byte types, in place or not (shapes whose column it does not hold: COLS); VS's 29 (f32 softmax); K4's
+       31 (f32, softmax and log_softmax) */
+    static const int forced[] = {22, 29, 31};
+    for (int t = 0; t < 3 + 3 * 3; t++) {
+        const int ek = t >= 3, cfg = ek ? forced[(t - 3) / 3] : 0, f32 = ek && cfg != 22, k4 = cfg == 31;
         if (t == 3)
             before_ek = kgi_norm_cluster_launches;
         for (int d = ek && !f32; d < (f32 ? 1 : 3); d++)
@@ -3285,7 +3285,7 @@ Test(gpu, outer_axis_of_narrow_columns)
     kg_close(ctx);
 }
 
-/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18, 29-32; EK: the 2-byte 19-24) take each
+/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18, 29, 31; EK: the 2-byte 19-24) take each
    lane's exps at its own maximum and scale them by exp(shift(lane max) - the column's max) at the apply; a lane whose
    rows are all -inf has the factor exp(0 - m), inf once m < -88.7, and its zeros times inf were NaN (main before
    session 24). Columns of -inf with two values near -100 (fill 4), softmax and log_softmax, every dtype, under the
