@@ -72,6 +72,18 @@ static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
    and default split target, and SEGW (seg_rows) wherever it applies. */
 static inline kg_red_tuning kg_red_force_runt_any(void) { return kg_red_force_runt(16, 6); }
 
+/* RUNT's split cap (run_tiles_cap, a candidate of session 26): the
+   default tuning, and where its split target of run_tiles_units per
+   multiprocessor would split the rows more than `cap` ways, `units` per
+   multiprocessor instead. */
+static inline kg_red_tuning kg_red_force_runt_cap(int cap, int units)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles_cap = cap;
+    t.run_tiles_cap_units = units;
+    return t;
+}
+
 static inline kg_red_tuning kg_red_force_segw(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
