@@ -31,7 +31,40 @@
 /* VB bytes per load (N = VB / sizeof(T) elements, loaded as 32-bit words
    and split when added, after the batch's U loads are issued), U rows in
    flight, the walk in 32-bit arithmetic (the planner checks it fits). */
-template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op::acc_t *sv)
+/* SH (args.vstore 1, tuning run_tiles_shift; VB >= 4): rows at any 2-byte
+   place. A lane's N elements are read from the aligned vector holding the
+   first and, where they straddle it, the next aligned vector too; word k of
+   the lane's vector is then word q + k of the pair (q = the shift's whole
+   words), funnel-shifted down 16 bits where the shift is odd. The row's
+   last vector may be partial (its elements past the row are not added: the
+   second vector is loaded only where a wanted element lies in it, so no
+   load leaves the input's extent, whose ends the planner checked are
+   aligned to VB). */
+template <int NW>
+__device__ __forceinline__ void kg_red_runt_shift(kgd_vec<uint32_t, NW> &x, const kgd_vec<uint32_t, NW> &y, int sh)
+{
+    uint32_t f[2 * NW];
+#pragma unroll
+    for (int k = 0; k < NW; k++) {
+        f[k] = x.v[k];
+        f[NW + k] = y.v[k];
+    }
+    const int q = sh >> 1;
+#pragma unroll
+    for (int k = 0; k < NW; k++) {
+        uint32_t lo = f[k], hi = f[k + 1];
+#pragma unroll
+        for (int qq = 1; qq < NW; qq++)
+            if (q == qq) {
+                lo = f[k + qq];
+                hi = f[k + qq + 1];
+            }
+        x.v[k] = sh & 1 ? __funnelshift_r(lo, hi, 16) : lo;
+    }
+}
+
+template <class Op, int VB, int U, bool SH = false>
+__device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
@@ -53,6 +86,8 @@ template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v
         const int64_t e0 = tile * W + (int64_t)tx * N; /* the lane's first element of a row */
         /* rows of whole vectors: a vector starting inside the row ends inside it */
         const bool active = ty < ny && e0 < rowlen;
+        /* SH: the lane's elements in the row (its vector may be partial) */
+        const int mv = !SH || rowlen - e0 >= N ? N : (int)(rowlen - e0);
         const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
         AT acc[N];
 #pragma unroll
@@ -68,21 +103,44 @@ template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v
                 const int64_t left = r1 - r;
                 const int m = left >= U * (int64_t)ny ? U : (int)((left + ny - 1) / ny);
                 WT x[U];
+                if constexpr (SH) {
+                    WT y[U];
+                    int sh[U];
 #pragma unroll
-                for (int j = 0; j < U; j++)
-                    if (j < m) {
-                        x[j] = *(const WT *)(p + w.off);
-                        kg_walk_step(A.walk, w);
-                    }
+                    for (int j = 0; j < U; j++)
+                        if (j < m) {
+                            const uintptr_t a = (uintptr_t)(p + w.off);
+                            const WT *b = (const WT *)(a & ~(uintptr_t)(VB - 1));
+                            sh[j] = (int)((a & (uintptr_t)(VB - 1)) / sizeof(T));
+                            x[j] = b[0];
+                            y[j] = x[j];
+                            if (sh[j] + mv > N)
+                                y[j] = b[1];
+                            kg_walk_step(A.walk, w);
+                        }
+#pragma unroll
+                    for (int j = 0; j < U; j++)
+                        if (j < m)
+                            kg_red_runt_shift(x[j], y[j], sh[j]);
+                }
+                else {
+#pragma unroll
+                    for (int j = 0; j < U; j++)
+                        if (j < m) {
+                            x[j] = *(const WT *)(p + w.off);
+                            kg_walk_step(A.walk, w);
+                        }
+                }
 #pragma unroll
                 for (int j = 0; j < U; j++)
                     if (j < m)
 #pragma unroll
-                        for (int k = 0; k < N; k++) {
-                            T e;
-                            memcpy(&e, (const char *)x[j].v + k * sizeof(T), sizeof(T));
-                            acc[k] = Op::combine(acc[k], Op::map(e));
-                        }
+                        for (int k = 0; k < N; k++)
+                            if (!SH || k < mv) {
+                                T e;
+                                memcpy(&e, (const char *)x[j].v + k * sizeof(T), sizeof(T));
+                                acc[k] = Op::combine(acc[k], Op::map(e));
+                            }
             }
         }
         __syncthreads(); /* the previous unit's readers of sv are done */
@@ -141,7 +199,15 @@ template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_arg
     constexpr bool on = !Op::indexed && sizeof(T) == 2;
     __shared__ typename Op::acc_t sv[on ? KG_RED_THREADS * 16 / (sizeof(T) >= 2 ? sizeof(T) : 2) : 1];
     if constexpr (on) {
-        if (A.vec == 16)
+        if (A.vstore) { /* rows at any 2-byte place (run_tiles_shift) */
+            /* (half the batch: up to two loads a vector, the same bytes in flight at most) */
+            if (A.vec == 16)
+                kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 32, true>(A, sv);
+            else if (A.vec == 8)
+                kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 16, true>(A, sv);
+            else if (A.vec == 4)
+                kg_red_runt_v<Op, 4, KG_RED_RUNT_BYTES / 8, true>(A, sv);
+        } else if (A.vec == 16)
             kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 16>(A, sv);
         else if (A.vec == 8)
             kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 8>(A, sv);

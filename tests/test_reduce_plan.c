@@ -1066,13 +1066,25 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            tile's columns TC (args.tile_rows), the last tile what is left */
         const int64_t cw = A->cw, ny = cw >= 1 ? KG_RED_THREADS / cw : 1, vb = A->vec, n = vb / (int64_t)es;
         const int64_t L = A->run, TC = A->tile_rows, W = cw * n, rowlen = A->inner * A->run;
+        /* vstore 1 (run_tiles_shift): rows at any 2-byte place, a lane's
+           elements from the aligned vector holding the first and, where
+           they straddle it, the next, the row's last vector partial; plain
+           columns (a run of 1) too; every loaded vector inside the input's
+           extent */
+        const int sh = A->vstore == 1;
+        int64_t xlo, xhi;
+        extent_of(c->in, &xlo, &xhi);
+        const uintptr_t at0 = (uintptr_t)c->in->data + (uintptr_t)(xlo * (int64_t)es),
+                        at1 = (uintptr_t)c->in->data + (uintptr_t)((xhi + 1) * (int64_t)es);
         int64_t spans = 0;
         for (int d = 0; d < A->walk.n; d++)
             spans += (A->walk.size[d] + (d == A->walk.n - 1 ? A->walk.step[d] + 1 : 0)) * A->walk.in[d];
         if (c->indexed || (vb != 2 && vb != 4 && vb != 8 && vb != 16) || n < 1 || n * (int64_t)es != vb || es < 2 ||
-            es > 8 || cw < 1 || cw > KG_RED_THREADS || L < 2 || W != TC * L || rowlen % n ||
+            es > 8 || cw < 1 || cw > KG_RED_THREADS || L < (sh ? 1 : 2) ||
+            (sh && A->tiles == 1 ? W < TC * L || W >= TC * L + n : W != TC * L) || (rowlen % n && !sh) ||
             A->tiles != (A->inner + TC - 1) / TC || A->units != A->n_out * A->tiles * A->splits || A->red % L ||
-            p->occ || A->deep || A->vstore || A->group || A->rdims.n || spans >= ((int64_t)1 << 30) ||
+            p->occ || A->deep || A->vstore < 0 || A->vstore > 1 || (sh && (vb < 4 || es != 2)) || A->group ||
+            A->rdims.n || spans >= ((int64_t)1 << 30) ||
             (A->splits > 1 && A->n_out * A->tiles > KG_RED_MAX_SEMAPHORES))
             fail(c, "a run tile plan the RUNT kernel does not take");
         if (A->walk.step[0] != (A->walk.n == 1 ? ny : ny % A->walk.size[0]))
@@ -1087,8 +1099,9 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 const int64_t e0 = tile * W + tx * n;
                 if (e0 >= rowlen)
                     continue;
-                if (e0 + n > rowlen)
+                if (e0 + n > rowlen && !sh)
                     fail(c, "a run tile vector reaches past its row");
+                const int64_t mv = e0 + n > rowlen ? rowlen - e0 : n; /* the lane's elements of the row */
                 for (int64_t ty = 0; ty < ny; ty++) {
                     int64_t r = r0 + ty;
                     if (r >= r1)
@@ -1096,9 +1109,18 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                     wpos w;
                     walk_at(&A->walk, r, &w);
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
-                        if ((io + e0 + w.off) % n)
+                        if ((io + e0 + w.off) % n && !sh)
                             fail(c, "a run tile vector load is misaligned");
-                        for (int64_t k = 0; k < n; k++) {
+                        if (sh) { /* the aligned vectors the kernel loads */
+                            const uintptr_t a = (uintptr_t)c->in->data + (uintptr_t)((io + e0 + w.off) * (int64_t)es);
+                            const uintptr_t b = a & ~(uintptr_t)(vb - 1);
+                            const uintptr_t end = a + (uintptr_t)(mv * (int64_t)es) > b + (uintptr_t)vb
+                                                      ? b + 2 * (uintptr_t)vb
+                                                      : b + (uintptr_t)vb;
+                            if (b < at0 || end > at1)
+                                fail(c, "a shifted run tile load leaves the input's extent");
+                        }
+                        for (int64_t k = 0; k < mv; k++) {
                             const int64_t e = e0 + k, col = e / L;
                             if (col < tile * TC || col >= (tile + 1) * TC)
                                 fail(c, "a run tile lane folds an element into another tile's column");
@@ -2061,6 +2083,81 @@ Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
     cr_assert_eq(p.args.splits, p0.args.splits);
     /* off by default */
     cr_assert_eq(kg_red_tuning_default.run_tiles_cap, 0);
+}
+
+/* RUNT over rows off their vectors (run_tiles_shift, session 26's
+   candidate): rows of an odd count of 2-byte elements (sweep #89's nest
+   R15 K127 R70456 scaled) and plain columns of an odd count (sweep #71's
+   K167773 R100, #40's K15 R69 K32 R1023 scaled) in aligned vectors, each
+   lane's elements funnel-shifted out of the vector holding the first and
+   the next, a row's last vector partial; only where the input's first and
+   one-past-last bytes are aligned to the vector (an odd element count, an
+   input 2 bytes off: the plans stay). The plan checker walks every value
+   op's plan, each load inside the input's extent. Off by default. */
+Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
+{
+    static const struct {
+        int nd;
+        int64_t shape[4];
+        unsigned mask;
+        int vb, cw, tiles; /* under the shift tuning (vb 0: not taken) */
+        int64_t tc;
+    } cases[] = {
+        {3, {100, 127, 15}, 0x5, 8, 255, 2, 68},       /* rows of 1905: tiles of 68 columns, 255 vectors of 8 bytes; the last tile 59 columns, its last vector partial */
+        {2, {100, 1677}, 0x1, 8, 256, 2, 1024},        /* plain columns of 1677: 2 tiles of 1024 */
+        {4, {50, 32, 69, 15}, 0x5, 16, 2, 1, 15},       /* columns of 15 under a walk of R69 x R50, K32 outer */
+        {3, {101, 127, 15}, 0x5, 0, 0, 0, 0},           /* an odd element count: not taken */
+    };
+    kg_red_tuning sh = kg_red_tuning_default;
+    sh.run_tiles_shift = 1;
+    char why[256];
+    kg_red_class cls;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
+        int axes[4], n = 0;
+        for (int d = 0; d < cases[i].nd; d++)
+            if ((cases[i].mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p0, p;
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
+        cr_assert(p0.cls != KG_RED_RUNT, "case %zu: not run tiles by default", i);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &sh, &p), KG_OK);
+        if (!cases[i].vb) {
+            cr_assert(p.cls == p0.cls && p.args.vec == p0.args.vec, "case %zu: the plan stays", i);
+            continue;
+        }
+        cr_assert_eq(p.cls, KG_RED_RUNT, "case %zu: class %d", i, p.cls);
+        cr_assert_eq(p.args.vstore, 1, "case %zu: shifted", i);
+        cr_assert_eq(p.args.vec, cases[i].vb, "case %zu: %d bytes a load", i, p.args.vec);
+        cr_assert_eq(p.args.cw, cases[i].cw, "case %zu: %d lanes across", i, p.args.cw);
+        cr_assert_eq(p.args.tiles, cases[i].tiles, "case %zu: %lld tiles", i, (long long)p.args.tiles);
+        cr_assert_eq(p.args.tile_rows, cases[i].tc, "case %zu: %lld columns a tile", i, (long long)p.args.tile_rows);
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u) {
+                cr_expect(check_plan((kg_reduce_op)op, &in, cases[i].mask, &sh, why, sizeof why, &cls),
+                          "case %zu %s: %s", i, kg_red_infos[op].name, why);
+                if (kg_red_infos[op].indexed) {
+                    cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &sh, &p), KG_OK);
+                    cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: an index reduction took run tiles", i);
+                }
+            }
+        /* the same under run_tiles 2 (ahead of the chain), split more */
+        kg_red_tuning ahead = kg_red_force_runt(16, 64);
+        ahead.run_tiles_shift = 1;
+        ahead.run_tiles_vb_min = 4;
+        cr_assert(check_plan(KG_RED_SUM, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
+        cr_assert(check_plan(KG_RED_MAX, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
+    }
+    /* an input 2 bytes off its words: the shifted loads would leave it */
+    kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){100, 127, 15});
+    kg_red_plan p;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
+    cr_assert(p.cls != KG_RED_RUNT || !p.args.vstore, "an input 2 bytes off its words took shifted loads");
+    /* 4-byte elements: never */
+    kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){100, 127, 15});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_RUNT);
+    cr_assert_eq(kg_red_tuning_default.run_tiles_shift, 0, "off by default");
 }
 
 /* SEGW (seg_rows): short dense rows staged a warp at a time. The sweep's
