@@ -185,6 +185,17 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
     }
 }
 
+/* SH's dispatch (half the batch of the other paths: two vectors a row). */
+template <class Op> __device__ __forceinline__ void kg_red_runt_sh(const kg_red_args &A, typename Op::acc_t *sv)
+{
+    if (A.vec == 16)
+        kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 32, true>(A, sv);
+    else if (A.vec == 8)
+        kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 16, true>(A, sv);
+    else if (A.vec == 4)
+        kg_red_runt_v<Op, 4, KG_RED_RUNT_BYTES / 8, true>(A, sv);
+}
+
 /* The kernel by A.vec (bytes per load): 16 and 8 bytes for elements of 2 to
    8 bytes, 4 for 2- and 4-byte elements, 2 (one element a lane: rows and
    starts at any 2-byte place, a warp's load still 64 contiguous bytes) for
@@ -199,15 +210,9 @@ template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_arg
     constexpr bool on = !Op::indexed && sizeof(T) == 2;
     __shared__ typename Op::acc_t sv[on ? KG_RED_THREADS * 16 / (sizeof(T) >= 2 ? sizeof(T) : 2) : 1];
     if constexpr (on) {
-        if (A.vstore) { /* rows at any 2-byte place (run_tiles_shift) */
-            /* (half the batch: up to two loads a vector, the same bytes in flight at most) */
-            if (A.vec == 16)
-                kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 32, true>(A, sv);
-            else if (A.vec == 8)
-                kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 16, true>(A, sv);
-            else if (A.vec == 4)
-                kg_red_runt_v<Op, 4, KG_RED_RUNT_BYTES / 8, true>(A, sv);
-        } else if (A.vec == 16)
+        if (A.vstore) /* rows at any 2-byte place (run_tiles_shift) */
+            kg_red_runt_sh<Op>(A, sv);
+        else if (A.vec == 16)
             kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 16>(A, sv);
         else if (A.vec == 8)
             kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 8>(A, sv);
