@@ -2112,13 +2112,13 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
     sh.run_tiles_shift = 1;
     char why[256];
     kg_red_class cls;
+    kg_red_plan p0, p;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
         int axes[4], n = 0;
         for (int d = 0; d < cases[i].nd; d++)
             if ((cases[i].mask >> d) & 1u)
                 axes[n++] = d;
-        kg_red_plan p0, p;
         cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
         cr_assert(p0.cls != KG_RED_RUNT, "case %zu: not run tiles by default", i);
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &sh, &p), KG_OK);
@@ -2148,9 +2148,32 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
         cr_assert(check_plan(KG_RED_SUM, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
         cr_assert(check_plan(KG_RED_MAX, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
     }
+    /* the GPU tests' table cases (test_reduce.c), bf16 and f16, through
+       the default chain (part 0's tuning): shifted, several tiles, split */
+    static const struct {
+        int nd;
+        int64_t shape[3];
+        unsigned mask;
+        int tiles, split;
+    } table[] = {{3, {40, 77, 7}, 0x5, 1, 1}, {2, {60, 1677}, 0x1, 2, 1}, {3, {3000, 13, 5}, 0x5, 1, 1}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            kg_tensor in = fake(IN_AT, d ? KG_F16 : KG_BF16, table[i].nd, table[i].shape);
+            int axes[3], n = 0;
+            for (int k = 0; k < table[i].nd; k++)
+                if ((table[i].mask >> k) & 1u)
+                    axes[n++] = k;
+            kg_red_tuning t = kg_red_tuning_default;
+            t.run_tiles_shift = 1;
+            cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+            cr_assert_eq(p.cls, KG_RED_RUNT, "table case %zu: class %d", i, p.cls);
+            cr_assert_eq(p.args.vstore, 1, "table case %zu: shifted", i);
+            cr_assert_eq(p.args.tiles, table[i].tiles, "table case %zu: %lld tiles", i, (long long)p.args.tiles);
+            cr_assert_eq(p.args.splits > 1, table[i].split, "table case %zu: %d splits", i, p.args.splits);
+            cr_assert(check_plan(KG_RED_NORM, &in, table[i].mask, &t, why, sizeof why, &cls), "%s", why);
+        }
     /* an input 2 bytes off its words: the shifted loads would leave it */
     kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){100, 127, 15});
-    kg_red_plan p;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
     cr_assert(p.cls != KG_RED_RUNT || !p.args.vstore, "an input 2 bytes off its words took shifted loads");
     /* 4-byte elements: never */
