@@ -439,6 +439,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_cap = 0,
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
     .run_tiles_shift = 0,
+    .run_tiles_lanes = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -468,7 +469,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units),
-                  F(run_tiles_shift)};
+                  F(run_tiles_shift), F(run_tiles_lanes)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1356,14 +1357,14 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     if (!T->run_tiles || info->indexed || es != 2 || nk < 1 || nr < 1)
         return 0;
     /* the run D[0] under the columns, the walk over W[0..nw); with
-       run_tiles_shift also plain columns (K[0] contiguous, a run of 1) */
+       run_tiles_shift bit 2 also plain columns (K[0] contiguous, a run of 1) */
     const dim *W = D + 1;
     int nw = nr - 1;
     int64_t L = D[0].size;
     if (nr >= 2 && nr - 1 <= KG_RED_WALK_DIMS && D[0].in == 1 && D[0].size >= 2 &&
         smul(D[0].size, (int64_t)es) <= 64 && K[0].in == D[0].size)
         ;
-    else if (T->run_tiles_shift && K[0].in == 1 && nr <= KG_RED_WALK_DIMS) {
+    else if ((T->run_tiles_shift & 2) && K[0].in == 1 && nr <= KG_RED_WALK_DIMS) {
         W = D;
         nw = nr;
         L = 1;
@@ -1389,7 +1390,7 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
        whole vectors: the widest load whose alignment the input's first and
        one-past-last bytes both have (no load leaves the input's extent) */
     int shift = 0;
-    if (vb < T->run_tiles_vb_min && T->run_tiles_shift) {
+    if (vb < T->run_tiles_vb_min && (T->run_tiles_shift & (L > 1 ? 1 : 2))) {
         int64_t lo, hi;
         input_extent(in, &lo, &hi);
         const uintptr_t b0 = (uintptr_t)in->data + (uintptr_t)(lo * (int64_t)es),
@@ -1405,14 +1406,19 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         return 0; /* (plain columns in whole vectors: COLS's vector modes) */
     const int64_t n = vb / (int64_t)es, nv = shift ? cdiv(rowlen, n) : rowlen / n;
     int64_t cw = nv, tc = K[0].size;
-    if (nv > KG_RED_THREADS) {
+    /* run_tiles_lanes: at most that many lanes across a tile (more down) */
+    const int64_t most = T->run_tiles_lanes > 0 && T->run_tiles_lanes < KG_RED_THREADS ? T->run_tiles_lanes
+                                                                                       : KG_RED_THREADS;
+    if (nv > most) {
         const int64_t c0 = L / gcd64(L, n); /* vectors of the fewest whole columns */
         int64_t best = 0, used = 0;
-        for (int64_t c = c0; c <= KG_RED_THREADS; c += c0)
+        for (int64_t c = c0; c <= most; c += c0)
             if (c * (KG_RED_THREADS / c) >= used) {
                 used = c * (KG_RED_THREADS / c);
                 best = c;
             }
+        if (!best)
+            return 0; /* (a column's vectors past the bound) */
         cw = best;
         tc = cw * n / L;
     }
@@ -2165,7 +2171,7 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     }
     /* run_tiles_shift: a COLS plan's 2-byte columns off their vectors (one
        element a load, KG_RED_CV_STRIDED) in RUNT's shifted vectors */
-    if (T->run_tiles && T->run_tiles_shift && plan->cls == KG_RED_COLS && A->run == 1 &&
+    if (T->run_tiles && (T->run_tiles_shift & 2) && plan->cls == KG_RED_COLS && A->run == 1 &&
         A->vec == KG_RED_CV_STRIDED && A->rdims.n == 0 && es == 2) {
         const kg_red_plan keep = *plan;
         if (!plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))

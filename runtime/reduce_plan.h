@@ -195,13 +195,17 @@ typedef struct kg_red_tuning {
                                at run_tiles_cap_units units per multiprocessor instead (fewer splits, each longer:
                                fewer partials to write and combine); 0: off (the default until a round measures it) */
     int run_tiles_cap_units; /* RUNT: the units per multiprocessor aimed at past run_tiles_cap splits */
-    int run_tiles_shift;    /* RUNT: 1: where rows, further strides or the input's start leave 2-byte elements off
-                               whole aligned vectors (e.g. rows of an odd count), read them in aligned vectors of
-                               at least run_tiles_vb_min bytes anyway: each lane's elements from the aligned vector
-                               holding the first and, where they straddle, the next one, funnel-shifted into place;
-                               a row's last vector partial (args.vstore 1; the input's first and one-past-last
-                               bytes aligned to the vector, so no load leaves its extent); 0: off (a session 26
-                               candidate, forced-only) */
+    int run_tiles_shift;    /* RUNT, bits: where rows, further strides or the input's start leave 2-byte elements
+                               off whole aligned vectors (e.g. rows of an odd count), read them in aligned vectors
+                               of at least run_tiles_vb_min bytes anyway: each lane's elements from the aligned
+                               vector holding the first and, where they straddle, the next one, funnel-shifted
+                               into place; a row's last vector partial (args.vstore 1; the input's first and
+                               one-past-last bytes aligned to the vector, so no load leaves its extent). 1: short
+                               reduced runs under the columns (COLS's scalar runs), 2: plain columns (COLS's
+                               strided 2-byte columns, a run of 1), 3: both; 0: off (a session 26 candidate,
+                               forced-only) */
+    int run_tiles_lanes;    /* RUNT: most lanes across a tile where a row takes several (the rest down the rows);
+                               0: KG_RED_THREADS (a session 26 A/B word, forced-only) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

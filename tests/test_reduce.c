@@ -1321,12 +1321,15 @@ Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_
    case, every call twice, bitwise equal, against the float64 / int64
    reference. Part 0: the default chain with run_tiles_shift (COLS's scalar
    runs and strided 2-byte columns); part 1: run_tiles 2 (ahead of the
-   chain), split toward 64 units per multiprocessor. Some plans must be
+   chain), split toward 64 units per multiprocessor, tiles of at most 64
+   lanes across (run_tiles_lanes). Some plans must be
    shifted, some of several tiles a row, some split. */
 static void shift_tunings(int part)
 {
     kg_red_tuning t = part ? kg_red_force_runt(16, 64) : kg_red_tuning_default;
-    t.run_tiles_shift = 1;
+    t.run_tiles_shift = 3;
+    if (part)
+        t.run_tiles_lanes = 64; /* (tiles of at most 64 lanes across: more tiles a row) */
     t.run_tiles_vb_min = 4;
     runt_shift_launches = runt_split_launches = runt_tiled_launches = 0;
     memset(runt_vb, 0, sizeof runt_vb);

@@ -1955,6 +1955,10 @@ Test(plan, run_tiles_cover_each_element_once)
                         cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls),
                                   "case %zu vb %d units %d %s: %s", i, vb, units, kg_red_infos[op].name, why);
             }
+        /* tiles of at most 64 lanes across (run_tiles_lanes, an A/B word) */
+        kg_red_tuning tl = kg_red_force_runt(16, 6);
+        tl.run_tiles_lanes = 64;
+        cr_expect(check_plan(KG_RED_SUM, &in, c->mask, &tl, why, sizeof why, &cls), "case %zu lanes 64: %s", i, why);
     }
     cr_assert_gt(defaults, 0, "no case takes run tiles by default");
     /* 4- and 8-byte elements: no run tiles (they lost in session 25's
@@ -2109,7 +2113,7 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
         {3, {101, 127, 15}, 0x5, 0, 0, 0, 0},           /* an odd element count: not taken */
     };
     kg_red_tuning sh = kg_red_tuning_default;
-    sh.run_tiles_shift = 1;
+    sh.run_tiles_shift = 3;
     char why[256];
     kg_red_class cls;
     kg_red_plan p0, p;
@@ -2143,10 +2147,16 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
             }
         /* the same under run_tiles 2 (ahead of the chain), split more */
         kg_red_tuning ahead = kg_red_force_runt(16, 64);
-        ahead.run_tiles_shift = 1;
+        ahead.run_tiles_shift = 3;
         ahead.run_tiles_vb_min = 4;
         cr_assert(check_plan(KG_RED_SUM, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
         cr_assert(check_plan(KG_RED_MAX, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
+        /* and in tiles of at most 64 lanes across (run_tiles_lanes) */
+        ahead.run_tiles_lanes = 64;
+        cr_assert(check_plan(KG_RED_SUM, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
+        sh.run_tiles_lanes = 64;
+        cr_assert(check_plan(KG_RED_MEAN, &in, cases[i].mask, &sh, why, sizeof why, &cls), "case %zu: %s", i, why);
+        sh.run_tiles_lanes = 0;
     }
     /* the GPU tests' table cases (test_reduce.c), bf16 and f16, through
        the default chain (part 0's tuning): shifted, several tiles, split */
@@ -2164,7 +2174,7 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
                 if ((table[i].mask >> k) & 1u)
                     axes[n++] = k;
             kg_red_tuning t = kg_red_tuning_default;
-            t.run_tiles_shift = 1;
+            t.run_tiles_shift = 3;
             cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
             cr_assert_eq(p.cls, KG_RED_RUNT, "table case %zu: class %d", i, p.cls);
             cr_assert_eq(p.args.vstore, 1, "table case %zu: shifted", i);
@@ -2180,6 +2190,16 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
     kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){100, 127, 15});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_RUNT);
+    /* the two classes apart: bit 1 short runs only, bit 2 plain columns only */
+    kg_tensor runs = fake(IN_AT, KG_BF16, 3, (int64_t[]){100, 127, 15}), cols = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 1677});
+    for (int bits = 1; bits <= 2; bits++) {
+        kg_red_tuning t = kg_red_tuning_default;
+        t.run_tiles_shift = bits;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &runs, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls == KG_RED_RUNT && p.args.vstore == 1, bits == 1, "runs under run_tiles_shift %d", bits);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls == KG_RED_RUNT && p.args.vstore == 1, bits == 2, "columns under run_tiles_shift %d", bits);
+    }
     cr_assert_eq(kg_red_tuning_default.run_tiles_shift, 0, "off by default");
 }
 
