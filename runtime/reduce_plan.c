@@ -1346,7 +1346,12 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    the widest). Splits of the rows where the tiles give fewer than
    run_tiles_units units per multiprocessor (each split at least
    KG_RED_RUNT_BYTES of loads per lane). Sets the whole plan; returns 0 (and
-   plans nothing) elsewhere. Default (run_tiles 1, run_tiles_vb_min 4) since session 25's H200 round. */
+   plans nothing) elsewhere. Default (run_tiles 1, run_tiles_vb_min 4) since session 25's H200 round.
+   Session 26's forced-only words (not measured yet): run_tiles_cap (past that
+   many splits, run_tiles_cap_units units per multiprocessor instead),
+   run_tiles_shift (rows off their vectors, and with bit 2 plain columns, a
+   run of 1: aligned vectors funnel-shifted, args.vstore 1) and
+   run_tiles_lanes (narrower tiles). */
 static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk);
 static void input_extent(const kg_tensor *in, int64_t *lo, int64_t *hi);
 

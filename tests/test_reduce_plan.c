@@ -2033,6 +2033,16 @@ Test(plan, run_tiles_cover_each_element_once)
    per multiprocessor lost there). Everything but the split count and chunk
    stays; the plan checker walks every value op's capped plan. Off by
    default until a round measures it. */
+/* The axes of a dim mask (in increasing order); returns their count. */
+static int mask_axes(unsigned mask, int nd, int *axes)
+{
+    int n = 0;
+    for (int d = 0; d < nd; d++)
+        if ((mask >> d) & 1u)
+            axes[n++] = d;
+    return n;
+}
+
 Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
 {
     static const struct {
@@ -2052,10 +2062,8 @@ Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
     kg_red_class cls;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
-        int axes[6], n = 0;
-        for (int d = 0; d < cases[i].nd; d++)
-            if ((cases[i].mask >> d) & 1u)
-                axes[n++] = d;
+        int axes[6];
+        const int n = mask_axes(cases[i].mask, cases[i].nd, axes);
         kg_red_plan p0, p;
         cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
         cr_assert_eq(p0.cls, KG_RED_RUNT, "case %zu: run tiles by default", i);
@@ -2119,10 +2127,8 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
     kg_red_plan p0, p;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
-        int axes[4], n = 0;
-        for (int d = 0; d < cases[i].nd; d++)
-            if ((cases[i].mask >> d) & 1u)
-                axes[n++] = d;
+        int axes[4];
+        const int n = mask_axes(cases[i].mask, cases[i].nd, axes);
         cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
         cr_assert(p0.cls != KG_RED_RUNT, "case %zu: not run tiles by default", i);
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &sh, &p), KG_OK);
@@ -2169,10 +2175,8 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         for (int d = 0; d < 2; d++) {
             kg_tensor in = fake(IN_AT, d ? KG_F16 : KG_BF16, table[i].nd, table[i].shape);
-            int axes[3], n = 0;
-            for (int k = 0; k < table[i].nd; k++)
-                if ((table[i].mask >> k) & 1u)
-                    axes[n++] = k;
+            int axes[3];
+            const int n = mask_axes(table[i].mask, table[i].nd, axes);
             kg_red_tuning t = kg_red_tuning_default;
             t.run_tiles_shift = 3;
             cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
