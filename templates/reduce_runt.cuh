@@ -69,6 +69,7 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     constexpr int N = VB / (int)sizeof(T);
+    static_assert(!SH || (U <= 8 && VB >= 4), "shifts of 4 bits, 8 a batch; whole words");
     static_assert(N >= 1 && (VB % 4 == 0 || VB == 2) && N * sizeof(T) == VB, "whole words of whole elements");
     /* 32-bit words, or one 2-byte element (VB 2) */
     typedef typename std::conditional<(VB >= 4), kgd_vec<uint32_t, (VB >= 4 ? VB / 4 : 1)>, kgd_vec<uint16_t, 1>>::type
@@ -105,23 +106,25 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
                 WT x[U];
                 if constexpr (SH) {
                     WT y[U];
-                    int sh[U];
+                    uint32_t shs = 0; /* the batch's shifts, 4 bits each (U <= 8) */
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (j < m) {
-                            const uintptr_t a = (uintptr_t)(p + w.off);
-                            const WT *b = (const WT *)(a & ~(uintptr_t)(VB - 1));
-                            sh[j] = (int)((a & (uintptr_t)(VB - 1)) / sizeof(T));
+                            /* (pointer arithmetic from A.in: global loads) */
+                            const T *e = p + w.off;
+                            const int sh = (int)(((uintptr_t)e & (uintptr_t)(VB - 1)) / sizeof(T));
+                            const WT *b = (const WT *)(e - sh);
                             x[j] = b[0];
                             y[j] = x[j];
-                            if (sh[j] + mv > N)
+                            if (sh + mv > N)
                                 y[j] = b[1];
+                            shs |= (uint32_t)sh << (4 * j);
                             kg_walk_step(A.walk, w);
                         }
 #pragma unroll
                     for (int j = 0; j < U; j++)
                         if (j < m)
-                            kg_red_runt_shift(x[j], y[j], sh[j]);
+                            kg_red_runt_shift(x[j], y[j], (int)(shs >> (4 * j)) & 15);
                 }
                 else {
 #pragma unroll
