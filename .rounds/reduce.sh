@@ -42,8 +42,8 @@
 #   process, each round main's plan then every alternative that plans
 #   otherwise: cap (run_tiles_cap=8), capu4 (=8, run_tiles_cap_units=4), sh3
 #   (run_tiles_shift=3), sh3l64 (+ run_tiles_lanes=64), l64
-#   (run_tiles_lanes=64 alone: #2 #180). Best of 3, us, % of copy, alt/main,
-#   x PyTorch.
+#   (run_tiles_lanes=64 alone: #2 #180), rt0 (run_tiles=0: #2 #10 #65 #180
+#   in COLS, the kernel check). Best of 3, us, % of copy, alt/main, x PyTorch.
 #   RULES (a default is a one-line change in kg_red_tuning_default, rule
 #   "every row of the class faster by >= 2% (alt/main <= 0.98), none
 #   slower", tests of step 1 passed, no WRONG RESULTS line):
@@ -59,11 +59,12 @@
 #     (vec 8: #71 #104; vec 16: the other six), else forced-only.
 #   - Both SHIFT classes also need step 4's memcheck clean (the extent claim).
 #   - l64: record only (a hint for a RUNT tile-width rule; no default).
-#   - Kernel check: main's #2 #10 #65 #180 run the new red_bf16_runt build
-#     (80 registers, 12 B spill vs main's 4 B); compare with s25r1's rt1
-#     figures (22.1 / 55.5 / 75.8 / 19.5 us): more than 5% slower on any ->
-#     report it; SHIFT then does not merge before a round that A/Bs main's
-#     fatbin.
+#   - Kernel check (same process): main's #2 #10 #65 #180 run RUNT in the
+#     new red_bf16_runt build (80 registers, 16 B spill vs main's 4 B); alt
+#     rt0 (run_tiles=0) runs them in COLS, whose fatbins are main's. The
+#     ratio RUNT / COLS must stay within 3% of s25r1's (rt1 / main: 0.895
+#     0.429 0.687 0.780) on all four; else the shifted path's registers cost
+#     the default paths: SHIFT does not merge (report it).
 # Step 3 (PyTorch, <= 10 s): torch_reduce.py on step 2's CSV (main's plans).
 # Step 4 (what is left of 72 s, if >= 8 s): compute-sanitizer memcheck +
 #   racecheck of gpu/run_tiles_shifted_ahead_of_the_chain_* (sanitizer
@@ -91,7 +92,7 @@ done
 echo "== step 2: A/B $(date +%T)"
 KG_BENCH_CSV=$OUT/red_ab.csv KG_RED_SWEEP_FIRST=$cases KG_RED_SWEEP_ONLY=1 KG_RED_NO_BASE=1 KG_RED_NO_NAMED=1 \
   KG_RED_ROUNDS=3 KG_RED_VERIFY=262144 KG_RED_SWEEP_SECONDS=15 \
-  KG_RED_ALTS="cap:run_tiles_cap=8;capu4:run_tiles_cap=8,run_tiles_cap_units=4;sh3:run_tiles_shift=3;sh3l64:run_tiles_shift=3,run_tiles_lanes=64;l64:run_tiles_lanes=64" \
+  KG_RED_ALTS="cap:run_tiles_cap=8;capu4:run_tiles_cap=8,run_tiles_cap_units=4;sh3:run_tiles_shift=3;sh3l64:run_tiles_shift=3,run_tiles_lanes=64;l64:run_tiles_lanes=64;rt0:run_tiles=0" \
   timeout 18 build/bench/bench_reduce > $OUT/ab.log 2>&1
 echo "bench exit $?"
 grep -E 'WRONG|device-to-device' $OUT/ab.log
@@ -129,7 +130,7 @@ for ln in tl:
     m = re.match(r'^(#\d+) .*?\)\s+(bf16|f32|i32)\s+(\S+)\s+([\d.]+)\s+([\d.]+)', ln)
     if m:
         torch[m.group(1)] = max(torch.get(m.group(1), 0), float(m.group(5)))
-alts = ['cap', 'capu4', 'sh3', 'sh3l64', 'l64']
+alts = ['cap', 'capu4', 'sh3', 'sh3l64', 'l64', 'rt0']
 print(f"best of 3, us (% of copy); alt / main time; x PyTorch GB/s (torch {'found' if torch else 'missing'})")
 for c in order:
     if (c, 'main') not in best:
@@ -156,10 +157,14 @@ for name, (cs, al) in classes.items():
         ok = miss == 0 and all(x <= 0.98 for x in r)
         print(f"rule {name} {a}: {'WINS' if ok else 'no'} ({len(r)} rows, worst ratio {max(r) if r else 0:.3f}, "
               f"{miss} rows missing)")
-ref = {'#2': 22.1, '#10': 55.5, '#65': 75.8, '#180': 19.5}
+ref = {'#2': 0.895, '#10': 0.429, '#65': 0.687, '#180': 0.780}  # s25r1: rt1 (RUNT) / main (COLS) time
 for c, v in ref.items():
-    if (c, 'main') in best:
-        print(f"kernel check {c}: main {best[(c, 'main')][0]:.1f} us vs s25r1 {v} ({best[(c, 'main')][0] / v:.3f})")
+    if (c, 'main') in best and (c, 'rt0') in best:
+        r = best[(c, 'main')][0] / best[(c, 'rt0')][0]
+        print(f"kernel check {c}: RUNT {best[(c, 'main')][0]:.1f} us / COLS {best[(c, 'rt0')][0]:.1f} us = {r:.3f} "
+              f"(s25r1 {v}): {'ok' if r <= v * 1.03 else 'SLOWER'}")
+    else:
+        print(f"kernel check {c}: missing rows")
 EOF
 left=$(( 72 - SECONDS ))
 echo "== step 4: sanitizer, $left s left $(date +%T)"
