@@ -1395,14 +1395,16 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
        whole vectors: the widest load whose alignment the input's first and
        one-past-last bytes both have (no load leaves the input's extent) */
     int shift = 0;
+    int64_t xlo = 0, xhi = 0;
     if (vb < T->run_tiles_vb_min && (T->run_tiles_shift & (L > 1 ? 1 : 2))) {
-        int64_t lo, hi;
-        input_extent(in, &lo, &hi);
-        const uintptr_t b0 = (uintptr_t)in->data + (uintptr_t)(lo * (int64_t)es),
-                        b1 = (uintptr_t)in->data + (uintptr_t)((hi + 1) * (int64_t)es);
+        input_extent(in, &xlo, &xhi);
+        const uintptr_t b0 = (uintptr_t)in->data + (uintptr_t)(xlo * (int64_t)es),
+                        b1 = (uintptr_t)in->data + (uintptr_t)((xhi + 1) * (int64_t)es);
+        /* bit 4: an end off the vector too (the kernel reads the last
+           vector's elements one by one) */
         for (int64_t b = 16; b >= 4 && !shift; b /= 2)
-            if (b <= T->run_tiles_vb && b >= T->run_tiles_vb_min &&
-                (b0 & (uintptr_t)(b - 1)) == 0 && (b1 & (uintptr_t)(b - 1)) == 0) {
+            if (b <= T->run_tiles_vb && b >= T->run_tiles_vb_min && (b0 & (uintptr_t)(b - 1)) == 0 &&
+                ((T->run_tiles_shift & 4) || (b1 & (uintptr_t)(b - 1)) == 0)) {
                 vb = b;
                 shift = 1;
             }
@@ -1451,6 +1453,8 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     A->inner_out = K[0].out;
     A->inner_idx = K[0].idx;
     A->vstore = shift; /* RUNT: 1: rows at any 2-byte place (run_tiles_shift) */
+    if (shift)         /* the input's one-past-last element (RUNT uses no rdims) */
+        A->rdims.size[0] = xhi + 1;
     /* splits: each at least a batch of loads per lane down the rows */
     const int64_t groups = smul(outer, A->tiles), target = smul(sm, T->run_tiles_units);
     const int64_t min_chunk = smul(ny, KG_RED_RUNT_BYTES / vb);

@@ -202,8 +202,10 @@ typedef struct kg_red_tuning {
                                into place; a row's last vector partial (args.vstore 1; the input's first and
                                one-past-last bytes aligned to the vector, so no load leaves its extent). 1: short
                                reduced runs under the columns (COLS's scalar runs), 2: plain columns (COLS's
-                               strided 2-byte columns, a run of 1), 3: both; 0: off (a session 26 candidate,
-                               forced-only) */
+                               strided 2-byte columns, a run of 1), 3: both; + 4: also where the input's end is
+                               off the vector (an odd element count: the lanes whose vectors would pass it read
+                               their elements one by one; args.rdims.size[0] the end); 0: off (a session 26
+                               candidate, forced-only) */
     int run_tiles_lanes;    /* RUNT: most lanes across a tile where a row takes several (the rest down the rows);
                                0: KG_RED_THREADS (a session 26 A/B word, forced-only) */
 } kg_red_tuning;

@@ -37,9 +37,11 @@
    the lane's vector is then word q + k of the pair (q = the shift's whole
    words), funnel-shifted down 16 bits where the shift is odd. The row's
    last vector may be partial (its elements past the row are not added: the
-   second vector is loaded only where a wanted element lies in it, so no
-   load leaves the input's extent, whose ends the planner checked are
-   aligned to VB). */
+   second vector is loaded only where a wanted element lies in it). No load
+   leaves the input's extent: its start is aligned to VB (the planner
+   checks), and where a lane's vectors would pass its end (args.rdims.size[0]
+   elements past A.in; an end off VB, run_tiles_shift bit 4) the lane reads
+   its wanted elements one by one. */
 template <int NW>
 __device__ __forceinline__ void kg_red_runt_shift(kgd_vec<uint32_t, NW> &x, const kgd_vec<uint32_t, NW> &y, int sh)
 {
@@ -105,6 +107,10 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
                 const int m = left >= U * (int64_t)ny ? U : (int)((left + ny - 1) / ny);
                 WT x[U];
                 if constexpr (SH) {
+                    /* the input's end (args.rdims.size[0]: its one-past-last
+                       element's offset from A.in, set by the planner for
+                       shifted plans; rdims itself unused by RUNT) */
+                    const char *end = (const char *)((const T *)A.in + A.rdims.size[0]);
                     WT y[U];
                     uint32_t shs = 0; /* the batch's shifts, 4 bits each (U <= 8) */
 #pragma unroll
@@ -114,11 +120,26 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
                             const T *e = p + w.off;
                             const int sh = (int)(((uintptr_t)e & (uintptr_t)(VB - 1)) / sizeof(T));
                             const WT *b = (const WT *)(e - sh);
-                            x[j] = b[0];
-                            y[j] = x[j];
-                            if (sh + mv > N)
-                                y[j] = b[1];
-                            shs |= (uint32_t)sh << (4 * j);
+                            if ((const char *)(b + (sh + mv > N ? 2 : 1)) <= end) {
+                                x[j] = b[0];
+                                y[j] = x[j];
+                                if (sh + mv > N)
+                                    y[j] = b[1];
+                                shs |= (uint32_t)sh << (4 * j);
+                            } else { /* the input's last vector, ragged: its wanted elements one by one */
+#pragma unroll
+                                for (int k = 0; k < VB / 4; k++)
+                                    x[j].v[k] = 0;
+#pragma unroll
+                                for (int q = 0; q < N; q++)
+                                    if (q < mv) {
+                                        uint16_t h;
+                                        memcpy(&h, e + q, 2);
+                                        x[j].v[q / 2] = q & 1 ? (x[j].v[q / 2] & 0xffffu) | (uint32_t)h << 16
+                                                              : (x[j].v[q / 2] & 0xffff0000u) | h;
+                                    }
+                                y[j] = x[j];
+                            }
                             kg_walk_step(A.walk, w);
                         }
 #pragma unroll

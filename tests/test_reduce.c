@@ -198,10 +198,13 @@ static const rcase cases[] = {
     /* 2-byte rows and columns off their vectors (RUNT's shifted loads,
        tuning run_tiles_shift): rows of 539 (odd) in 16-byte vectors, the
        last partial; plain columns of 1677 (odd) in two tiles of 8-byte
-       vectors; rows of 65 split down 3000 rows */
+       vectors (16-byte with bit 4: the input's end off the vector); rows of
+       65 split down 3000 rows; rows of 539 in an input of an odd element
+       count (bit 4: the last vector's elements one by one) */
     {"(40,77,7) (0,2) rows of an odd count, aligned ends", 3, {40, 77, 7}, 2, {0, 2}, 0, DENSE},
     {"(60,1677) 0 columns of an odd count", 2, {60, 1677}, 1, {0}, 0, DENSE},
     {"(3000,13,5) (0,2) rows of 65 split down the rows", 3, {3000, 13, 5}, 2, {0, 2}, 0, DENSE},
+    {"(41,77,7) (0,2) rows of an odd count, an odd element count", 3, {41, 77, 7}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -350,6 +353,7 @@ static int fold_launches;
 /* ... and of RUNT (run_tiles): all, split, several tiles a row, and by
    bytes per load ([0] 2, [1] 4, [2] 8, [3] 16; [4]: other plans) */
 static int runt_launches, runt_split_launches, runt_tiled_launches, runt_shift_launches;
+static int runt_shift_vb[5]; /* shifted RUNT launches by bytes per load (runt_vb_at) */
 static int runt_vb[5];
 static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 : 3; }
 /* ... and of SEGW (seg_rows) */
@@ -421,6 +425,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
     runt_shift_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.vstore == 1;
+    runt_shift_vb[st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.vstore == 1 ? runt_vb_at(plan.args.vec) : 4]++;
     runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
@@ -1319,31 +1324,39 @@ Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_
    lane's elements funnel-shifted out of the vector holding the first and the
    next, a row's last vector partial. Every value op over every dtype and
    case, every call twice, bitwise equal, against the float64 / int64
-   reference. Part 0: the default chain with run_tiles_shift (COLS's scalar
-   runs and strided 2-byte columns); part 1: run_tiles 2 (ahead of the
-   chain), split toward 64 units per multiprocessor, tiles of at most 64
-   lanes across (run_tiles_lanes). Some plans must be
-   shifted, some of several tiles a row, some split. */
+   reference. Part 0: the default chain with run_tiles_shift 7 (COLS's
+   scalar runs and strided 2-byte columns, ends off the vector too) in
+   16-byte loads; part 1: run_tiles 2 (ahead of the chain) in 8-byte loads,
+   split toward 64 units per multiprocessor, tiles of at most 64 lanes
+   across (run_tiles_lanes); part 2: run_tiles 2 in 4-byte words. Some plans
+   must be shifted in the part's load width, some of several tiles a row,
+   some split. */
 static void shift_tunings(int part)
 {
-    kg_red_tuning t = part ? kg_red_force_runt(16, 64) : kg_red_tuning_default;
-    t.run_tiles_shift = 3;
-    if (part)
-        t.run_tiles_lanes = 64; /* (tiles of at most 64 lanes across: more tiles a row) */
+    static const int vb[] = {16, 8, 4}, units[] = {6, 64, 6};
+    kg_red_tuning t = part ? kg_red_force_runt(vb[part], units[part]) : kg_red_tuning_default;
+    t.run_tiles_shift = 7; /* runs, plain columns, ends off the vector */
     t.run_tiles_vb_min = 4;
+    if (part == 1)
+        t.run_tiles_lanes = 64; /* (tiles of at most 64 lanes across: more tiles a row) */
     runt_shift_launches = runt_split_launches = runt_tiled_launches = 0;
     memset(runt_vb, 0, sizeof runt_vb);
+    memset(runt_shift_vb, 0, sizeof runt_shift_vb);
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &runt_launches, "run tiles");
-    cr_log_info("run tiles: %d shifted, %d split, %d of several tiles a row; loads of 4 / 8 / 16 bytes: %d / %d / %d",
-                runt_shift_launches, runt_split_launches, runt_tiled_launches, runt_vb[1], runt_vb[2], runt_vb[3]);
+    cr_log_info("run tiles: %d shifted (in loads of 4 / 8 / 16 bytes: %d / %d / %d), %d split, %d of several tiles "
+                "a row",
+                runt_shift_launches, runt_shift_vb[1], runt_shift_vb[2], runt_shift_vb[3], runt_split_launches,
+                runt_tiled_launches);
     if (!kt_sanitizer()) {
         cr_assert_gt(runt_shift_launches, 0, "no shifted run tile plan");
+        cr_assert_gt(runt_shift_vb[runt_vb_at(vb[part])], 0, "no shifted run tile plan loads %d bytes", vb[part]);
         cr_assert_gt(runt_tiled_launches, 0, "no run tile plan of several tiles a row");
         cr_assert_gt(runt_split_launches, 0, "no split run tile plan");
     }
 }
 Test(gpu, run_tiles_shifted_over_rows_off_their_vectors_every_value_op_dtype_and_case) { shift_tunings(0); }
-Test(gpu, run_tiles_shifted_ahead_of_the_chain_split_more_every_value_op_dtype_and_case) { shift_tunings(1); }
+Test(gpu, run_tiles_shifted_ahead_of_the_chain_8_byte_split_more_every_value_op_dtype_and_case) { shift_tunings(1); }
+Test(gpu, run_tiles_shifted_ahead_of_the_chain_4_byte_every_value_op_dtype_and_case) { shift_tunings(2); }
 
 /* RUNT's split cap (run_tiles_cap 8, 3 units per multiprocessor past it;
    kg_red_force_runt_cap, session 26's candidate): the run tile shapes whose

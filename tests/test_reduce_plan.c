@@ -1069,13 +1069,13 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         /* vstore 1 (run_tiles_shift): rows at any 2-byte place, a lane's
            elements from the aligned vector holding the first and, where
            they straddle it, the next, the row's last vector partial; plain
-           columns (a run of 1) too; every loaded vector inside the input's
-           extent */
+           columns (a run of 1) too; the input's start aligned to the vector,
+           its end in args.rdims.size[0] (a lane whose vectors would pass it
+           reads its elements one by one) */
         const int sh = A->vstore == 1;
         int64_t xlo, xhi;
         extent_of(c->in, &xlo, &xhi);
-        const uintptr_t at0 = (uintptr_t)c->in->data + (uintptr_t)(xlo * (int64_t)es),
-                        at1 = (uintptr_t)c->in->data + (uintptr_t)((xhi + 1) * (int64_t)es);
+        const uintptr_t at0 = (uintptr_t)c->in->data + (uintptr_t)(xlo * (int64_t)es);
         int64_t spans = 0;
         for (int d = 0; d < A->walk.n; d++)
             spans += (A->walk.size[d] + (d == A->walk.n - 1 ? A->walk.step[d] + 1 : 0)) * A->walk.in[d];
@@ -1089,6 +1089,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             fail(c, "a run tile plan the RUNT kernel does not take");
         if (A->walk.step[0] != (A->walk.n == 1 ? ny : ny % A->walk.size[0]))
             fail(c, "a run tile walk that does not step by the lanes down");
+        if (sh && (A->rdims.size[0] != xhi + 1 || (at0 & (uintptr_t)(vb - 1))))
+            fail(c, "a shifted run tile plan without the input's end, or its start off the vector");
         const int64_t rows = A->red / L;
         for (int64_t u = 0; u < A->units; u++) {
             const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
@@ -1111,14 +1113,12 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
                         if ((io + e0 + w.off) % n && !sh)
                             fail(c, "a run tile vector load is misaligned");
-                        if (sh) { /* the aligned vectors the kernel loads */
+                        if (sh) { /* the aligned vectors the kernel loads (past the input's end:
+                                     the wanted elements one by one, visited below) */
                             const uintptr_t a = (uintptr_t)c->in->data + (uintptr_t)((io + e0 + w.off) * (int64_t)es);
                             const uintptr_t b = a & ~(uintptr_t)(vb - 1);
-                            const uintptr_t end = a + (uintptr_t)(mv * (int64_t)es) > b + (uintptr_t)vb
-                                                      ? b + 2 * (uintptr_t)vb
-                                                      : b + (uintptr_t)vb;
-                            if (b < at0 || end > at1)
-                                fail(c, "a shifted run tile load leaves the input's extent");
+                            if (b < at0)
+                                fail(c, "a shifted run tile load starts before the input");
                         }
                         for (int64_t k = 0; k < mv; k++) {
                             const int64_t e = e0 + k, col = e / L;
@@ -2118,7 +2118,7 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
         {3, {100, 127, 15}, 0x5, 8, 255, 2, 68},       /* rows of 1905: tiles of 68 columns, 255 vectors of 8 bytes; the last tile 59 columns, its last vector partial */
         {2, {100, 1677}, 0x1, 8, 256, 2, 1024},        /* plain columns of 1677: 2 tiles of 1024 */
         {4, {50, 32, 69, 15}, 0x5, 16, 2, 1, 15},       /* columns of 15 under a walk of R69 x R50, K32 outer */
-        {3, {101, 127, 15}, 0x5, 0, 0, 0, 0},           /* an odd element count: not taken */
+        {3, {101, 127, 15}, 0x5, 0, 0, 0, 0},           /* an odd element count: not taken (bit 4: below) */
     };
     kg_red_tuning sh = kg_red_tuning_default;
     sh.run_tiles_shift = 3;
@@ -2171,20 +2171,34 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
         int64_t shape[3];
         unsigned mask;
         int tiles, split;
-    } table[] = {{3, {40, 77, 7}, 0x5, 1, 1}, {2, {60, 1677}, 0x1, 2, 1}, {3, {3000, 13, 5}, 0x5, 1, 1}};
+    } table[] = {{3, {40, 77, 7}, 0x5, 1, 1},
+                 {2, {60, 1677}, 0x1, 1, 1}, /* (under bit 4 in 16-byte vectors: 210 lanes, one tile) */
+                 {3, {3000, 13, 5}, 0x5, 1, 1},
+                 {3, {41, 77, 7}, 0x5, 1, 1}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         for (int d = 0; d < 2; d++) {
             kg_tensor in = fake(IN_AT, d ? KG_F16 : KG_BF16, table[i].nd, table[i].shape);
             int axes[3];
             const int n = mask_axes(table[i].mask, table[i].nd, axes);
             kg_red_tuning t = kg_red_tuning_default;
-            t.run_tiles_shift = 3;
+            t.run_tiles_shift = 7;
             cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
             cr_assert_eq(p.cls, KG_RED_RUNT, "table case %zu: class %d", i, p.cls);
             cr_assert_eq(p.args.vstore, 1, "table case %zu: shifted", i);
             cr_assert_eq(p.args.tiles, table[i].tiles, "table case %zu: %lld tiles", i, (long long)p.args.tiles);
             cr_assert_eq(p.args.splits > 1, table[i].split, "table case %zu: %d splits", i, p.args.splits);
             cr_assert(check_plan(KG_RED_NORM, &in, table[i].mask, &t, why, sizeof why, &cls), "%s", why);
+            /* the GPU test's parts 1 and 2: shifted in 8-byte and 4-byte loads */
+            for (int vbp = 8; vbp >= 4; vbp /= 2) {
+                kg_red_tuning f = kg_red_force_runt(vbp, vbp == 8 ? 64 : 6);
+                f.run_tiles_shift = 7;
+                f.run_tiles_vb_min = 4;
+                f.run_tiles_lanes = vbp == 8 ? 64 : 0;
+                cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &f, &p), KG_OK);
+                cr_assert(p.cls == KG_RED_RUNT && p.args.vstore == 1 && p.args.vec == vbp,
+                          "table case %zu: shifted in %d-byte loads (class %d, vec %d)", i, vbp, p.cls, p.args.vec);
+                cr_assert(check_plan(KG_RED_MIN, &in, table[i].mask, &f, why, sizeof why, &cls), "%s", why);
+            }
         }
     /* an input 2 bytes off its words: the shifted loads would leave it */
     kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){100, 127, 15});
@@ -2194,6 +2208,32 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
     kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){100, 127, 15});
     cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_RUNT);
+    /* bit 4: inputs of an odd element count too (sweep #54's nest R7 K63
+       K3075 K3 R33 and #162's K1059 R1023 R31, scaled): the end off the
+       vector, in args.rdims.size[0] */
+    static const struct {
+        int nd;
+        int64_t shape[5];
+        unsigned mask;
+    } ragged[] = {{5, {3, 3, 31, 63, 7}, 0x11}, {3, {3, 101, 1059}, 0x3}, {3, {101, 127, 15}, 0x5}, {2, {61, 1677}, 0x1}};
+    for (size_t i = 0; i < sizeof ragged / sizeof ragged[0]; i++) {
+        kg_tensor in = fake(IN_AT, KG_BF16, ragged[i].nd, ragged[i].shape);
+        int axes[5];
+        const int n = mask_axes(ragged[i].mask, ragged[i].nd, axes);
+        kg_red_tuning t = kg_red_tuning_default;
+        t.run_tiles_shift = 3;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+        cr_assert(p.cls != KG_RED_RUNT || !p.args.vstore, "ragged case %zu: shifted without bit 4", i);
+        t.run_tiles_shift = 7;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
+        cr_assert(p.cls == KG_RED_RUNT && p.args.vstore == 1, "ragged case %zu: class %d", i, p.cls);
+        cr_assert_eq(p.args.rdims.size[0], kg_numel(&in), "ragged case %zu: the input's end", i);
+        cr_assert_eq(p.args.rdims.n, 0);
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u)
+                cr_expect(check_plan((kg_reduce_op)op, &in, ragged[i].mask, &t, why, sizeof why, &cls),
+                          "ragged case %zu %s: %s", i, kg_red_infos[op].name, why);
+    }
     /* the two classes apart: bit 1 short runs only, bit 2 plain columns only */
     kg_tensor runs = fake(IN_AT, KG_BF16, 3, (int64_t[]){100, 127, 15}), cols = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 1677});
     for (int bits = 1; bits <= 2; bits++) {
