@@ -24,20 +24,21 @@
 # (timeouts 34 + 18 + 10, the summary, the sanitizer in what is left).
 #
 # Step 1 (GPU tests; decides whether each candidate may merge at all; <= 34 s):
-#   test_reduce gpu/run_tiles_shifted_* (3 tests: every value op x dtype x
+#   test_reduce gpu/run_tiles_shifted_* (3 tests, f16 and bf16, the dtypes
+#   RUNT takes (KG_RED_TEST_DTYPES): every value op x dtype x
 #   table case under run_tiles_shift 7, through the default chain in 16-byte
 #   loads and ahead of it in 8-byte (64 units/SM, tiles of <= 64 lanes) and
 #   4-byte loads, each call twice bitwise equal, against the float64 / int64
 #   reference; asserts shifted plans in the part's load width, split and
 #   several-tile plans ran; 4 new table cases incl. an odd element count),
-#   gpu/run_tiles_split_cap_* (2 tests: capped plans of sweep-sized shapes (66 outer rows of 30x17, #180's nest,
-#   #2) must split fewer ways than the default, every value op, bf16/f16,
+#   gpu/run_tiles_split_cap_* (2 tests: capped plans of sweep-sized shapes
+#   (66 outer rows of 30x17, #180's nest, #2) must split fewer ways than the default, every value op, bf16/f16,
 #   twice bitwise, vs float64), and the default paths the new kernel build
 #   carries: gpu/run_tiles_over_the_scalar_column_runs_* (default chain's
 #   RUNT), gpu/sum_every_dtype_and_case (4 new table cases: rows of 539,
 #   columns of 1677, rows of 65, rows of 539 in an odd element count). A
-#   candidate whose tests fail does not merge (SHIFT: remove its kernel path, tests, table cases stay; CAP: remove the
-#   two tuning fields).
+#   candidate whose tests fail does not merge (SHIFT: remove its kernel
+#   path and tests, the table cases stay; CAP: remove the two tuning fields).
 # Step 2 (same-process A/B, <= 18 s): bench_reduce over the 17 sweep cases
 #   the candidates plan otherwise (KG_RED_LIST on 132 SMs: cap -> #2 #65
 #   #180; sh3 -> #89 (runs) and #40 #42 #71 #92 #104 #156 #198 #215
@@ -80,13 +81,13 @@
 set -u
 cases=2,65,180,10,89,54,40,42,71,92,104,156,198,215,52,162,202
 echo "== step 1: GPU tests $(date +%T)"
-( KG_RED_TEST_DTYPES=f16,bf16,f32,i32 timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_shifted*' \
+( KG_RED_TEST_DTYPES=f16,bf16 timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_shifted*' \
     --jobs 3 --verbose > $OUT/test_shift.log 2>&1
   echo "exit $?" >> $OUT/test_shift.log ) &
 ( timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_split_cap*' \
     --jobs 2 --verbose > $OUT/test_cap.log 2>&1
   echo "exit $?" >> $OUT/test_cap.log ) &
-( KG_RED_TEST_DTYPES=f16,bf16,f32,i32 timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_over_the_scalar*' \
+( KG_RED_TEST_DTYPES=f16,bf16 timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_over_the_scalar*' \
     --verbose > $OUT/test_runt.log 2>&1
   echo "exit $?" >> $OUT/test_runt.log ) &
 ( KG_RED_TEST_DTYPES=f16,bf16,f32,i32 timeout 34 build/tests/test_reduce --filter 'gpu/sum_every_dtype_and_case' \
