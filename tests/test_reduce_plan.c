@@ -1640,7 +1640,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0;
+    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0, shifted = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1740,6 +1740,25 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         cr_assert(kok, "case %d (runs over a kept width): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        /* RUNT's shifted loads (run_tiles_shift 7, session 26) ahead of the
+           chain in 16-, 8- or 4-byte loads, half in tiles of <= 64 lanes,
+           and through the default chain with the split cap */
+        kg_red_tuning sh_tuning = kg_red_force_runt(16 >> (n % 3), 64);
+        sh_tuning.run_tiles_shift = 7;
+        sh_tuning.run_tiles_vb_min = 4;
+        sh_tuning.run_tiles_lanes = n % 2 ? 64 : 0;
+        const int hok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &sh_tuning, why, sizeof why, &fcls);
+        cr_assert(hok, "case %d (shifted run tiles): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &sh_tuning, &rp), KG_OK);
+        shifted += rp.cls == KG_RED_RUNT && rp.args.vstore == 1;
+        kg_red_tuning cap_tuning = kg_red_force_runt_cap(8, 3);
+        cap_tuning.run_tiles_shift = 7;
+        const int aok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &cap_tuning, why, sizeof why, &fcls);
+        cr_assert(aok, "case %d (capped, shifted): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1781,6 +1800,8 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(runv, 0);
     cr_log_info("random sweep kind: %d column plans over chained kept dims", chains);
     cr_assert_gt(chains, 0);
+    cr_log_info("random sweep kind: %d shifted run tile plans", shifted);
+    cr_assert_gt(shifted, 0);
 }
 
 /* cols_runs_kept (on by default): sweep #155, bf16 [9,4095,128,2,2,2] axes
