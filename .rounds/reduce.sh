@@ -31,6 +31,9 @@
 #   4-byte loads, each call twice bitwise equal, against the float64 / int64
 #   reference; asserts shifted plans in the part's load width, split and
 #   several-tile plans ran; 4 new table cases incl. an odd element count),
+#   gpu/random_sweep_under_shifted_run_tiles_twice_bitwise (test_reduce's
+#   400-case random sweep, every op and dtype, under run_tiles 2 +
+#   run_tiles_shift 7: shifted plans must occur),
 #   gpu/run_tiles_split_cap_* (2 tests: capped plans of sweep-sized shapes
 #   (66 outer rows of 30x17, #180's nest, #2) must split fewer ways than the default, every value op, bf16/f16,
 #   twice bitwise, vs float64), and the default paths the new kernel build
@@ -84,6 +87,9 @@ echo "== step 1: GPU tests $(date +%T)"
 ( KG_RED_TEST_DTYPES=f16,bf16 timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_shifted*' \
     --jobs 3 --verbose > $OUT/test_shift.log 2>&1
   echo "exit $?" >> $OUT/test_shift.log ) &
+( timeout 34 build/tests/test_reduce --filter 'gpu/random_sweep_under_shifted*' \
+    --verbose > $OUT/test_shift_sweep.log 2>&1
+  echo "exit $?" >> $OUT/test_shift_sweep.log ) &
 ( timeout 34 build/tests/test_reduce --filter 'gpu/run_tiles_split_cap*' \
     --jobs 2 --verbose > $OUT/test_cap.log 2>&1
   echo "exit $?" >> $OUT/test_cap.log ) &
@@ -94,9 +100,9 @@ echo "== step 1: GPU tests $(date +%T)"
     --verbose > $OUT/test_sum.log 2>&1
   echo "exit $?" >> $OUT/test_sum.log ) &
 wait
-for f in test_shift test_cap test_runt test_sum; do
+for f in test_shift test_shift_sweep test_cap test_runt test_sum; do
   echo "-- $f: $(grep -E 'Synthesis' $OUT/$f.log) $(tail -1 $OUT/$f.log)"
-  grep -E '\[(FAIL|ERR)|\[SKIP\].*(no usable|CUDA)|run tiles|capped|launches of' $OUT/$f.log | head -14
+  grep -E '\[(FAIL|ERR)|\[SKIP\].*(no usable|CUDA)|run tiles|capped|launches|random sweep part' $OUT/$f.log | head -14
 done
 echo "== step 2: A/B $(date +%T)"
 KG_BENCH_CSV=$OUT/red_ab.csv KG_RED_SWEEP_FIRST=$cases KG_RED_SWEEP_ONLY=1 KG_RED_NO_BASE=1 KG_RED_NO_NAMED=1 \

@@ -1358,6 +1358,26 @@ Test(gpu, run_tiles_shifted_over_rows_off_their_vectors_every_value_op_dtype_and
 Test(gpu, run_tiles_shifted_ahead_of_the_chain_8_byte_split_more_every_value_op_dtype_and_case) { shift_tunings(1); }
 Test(gpu, run_tiles_shifted_ahead_of_the_chain_4_byte_every_value_op_dtype_and_case) { shift_tunings(2); }
 
+/* The GPU random sweep (its 400 cases: ranks 1 to 6, odd sizes, random
+   axes, dense / permuted / sliced layouts, every op and dtype, NaNs and
+   ties, twice bitwise, against the reference) under RUNT's shifted loads
+   ahead of the chain (run_tiles 2, run_tiles_shift 7, 64 units per
+   multiprocessor): some plans must be shifted (the CPU twin of this draw,
+   test_reduce_plan's random sweep kind, finds 10 to 19 in 600 cases). */
+Test(gpu, random_sweep_under_shifted_run_tiles_twice_bitwise, .timeout = 900)
+{
+    kg_red_tuning t = kg_red_force_runt(16, 64);
+    t.run_tiles_shift = 7;
+    t.run_tiles_vb_min = 4;
+    runt_shift_launches = 0;
+    gpu_tuning = &t;
+    random_sweep(0, 1);
+    gpu_tuning = env_tuning;
+    cr_log_info("%d shifted run tile launches", runt_shift_launches);
+    if (!kt_sanitizer())
+        cr_assert_gt(runt_shift_launches, 0, "no shifted run tile plan");
+}
+
 /* RUNT's split cap (run_tiles_cap 8, 3 units per multiprocessor past it;
    kg_red_force_runt_cap, session 26's candidate): the run tile shapes whose
    default split count exceeds 8 on this GPU (132 multiprocessors: 66 outer
