@@ -2206,6 +2206,7 @@ Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
             cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
             cr_assert_eq(p.cls, KG_RED_RUNT, "table case %zu: class %d", i, p.cls);
             cr_assert_eq(p.args.vstore, 1, "table case %zu: shifted", i);
+            cr_assert_eq(p.args.vec, 16, "table case %zu: %d bytes a load (the GPU test's part 0)", i, p.args.vec);
             cr_assert_eq(p.args.tiles, table[i].tiles, "table case %zu: %lld tiles", i, (long long)p.args.tiles);
             cr_assert_eq(p.args.splits > 1, table[i].split, "table case %zu: %d splits", i, p.args.splits);
             cr_assert(check_plan(KG_RED_NORM, &in, table[i].mask, &t, why, sizeof why, &cls), "%s", why);
