@@ -437,10 +437,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_vb_min = 4,
     .run_tiles_units = 2 * KG_RED_RUNT_MIN_BLOCKS,
     .seg_rows = 1,
-    .run_tiles_cap = 0,
+    .run_tiles_cap = 8, /* s28r1 (H100): sweep #2 0.890, #65 0.868, #180 0.976 x uncapped */
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
-    .run_tiles_shift = 0,
-    .run_tiles_lanes = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -469,8 +467,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
-                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units),
-                  F(run_tiles_shift), F(run_tiles_lanes)};
+                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1354,93 +1351,49 @@ static int plan_cols(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    the widest). Splits of the rows where the tiles give fewer than
    run_tiles_units units per multiprocessor (each split at least
    KG_RED_RUNT_BYTES of loads per lane). Sets the whole plan; returns 0 (and
-   plans nothing) elsewhere. Default (run_tiles 1, run_tiles_vb_min 4) since session 25's H200 round.
-   Session 26's forced-only words (not measured yet): run_tiles_cap (past that
-   many splits, run_tiles_cap_units units per multiprocessor instead),
-   run_tiles_shift (rows off their vectors, and with bit 2 plain columns, a
-   run of 1: aligned vectors funnel-shifted, args.vstore 1) and
-   run_tiles_lanes (narrower tiles). */
+   plans nothing) elsewhere. Default (run_tiles 1, run_tiles_vb_min 4) since session 25's H200 round. */
 static int64_t split(int64_t groups, int64_t red, int64_t target, int64_t min_chunk, int64_t align, int64_t *chunk);
-static void input_extent(const kg_tensor *in, int64_t *lo, int64_t *hi);
 
 static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, const kg_tensor *in, const dim *K,
                      int nk, const dim *D, int nr, int64_t red, int64_t n_out, int64_t sm, const kg_red_tuning *T)
 {
     const size_t es = kg_dtype_size(dt);
-    if (!T->run_tiles || info->indexed || es != 2 || nk < 1 || nr < 1)
+    if (!T->run_tiles || info->indexed || es != 2 || nk < 1 || nr < 2 || nr - 1 > KG_RED_WALK_DIMS ||
+        D[0].in != 1 || D[0].size < 2 || smul(D[0].size, (int64_t)es) > 64 || K[0].in != D[0].size)
         return 0;
-    /* the run D[0] under the columns, the walk over W[0..nw); with
-       run_tiles_shift bit 2 also plain columns (K[0] contiguous, a run of 1) */
-    const dim *W = D + 1;
-    int nw = nr - 1;
-    int64_t L = D[0].size;
-    if (nr >= 2 && nr - 1 <= KG_RED_WALK_DIMS && D[0].in == 1 && D[0].size >= 2 &&
-        smul(D[0].size, (int64_t)es) <= 64 && K[0].in == D[0].size)
-        ;
-    else if ((T->run_tiles_shift & 2) && K[0].in == 1 && nr <= KG_RED_WALK_DIMS) {
-        W = D;
-        nw = nr;
-        L = 1;
-    } else
-        return 0;
-    const int64_t rowlen = smul(K[0].size, L);
+    const int64_t L = D[0].size, rowlen = smul(K[0].size, L);
     int64_t vb = 0;
     for (int64_t b = 16; b >= 2 && b >= (int64_t)es && !vb; b /= 2) {
         const int64_t n = b / (int64_t)es;
         if (b > T->run_tiles_vb || n < 1 || !kgi_aligned(in->data, (size_t)b))
             continue;
         int ok = rowlen % n == 0;
-        for (int d = 0; d < nw; d++)
-            ok = ok && W[d].in % n == 0;
+        for (int d = 1; d < nr; d++)
+            ok = ok && D[d].in % n == 0;
         for (int d = 1; d < nk; d++)
             ok = ok && K[d].in % n == 0;
         if (ok)
             vb = b;
     }
-    /* run_tiles_shift: rows at any 2-byte place, read in aligned vectors
-       (two where the row's elements straddle one, their words funnel-shifted
-       into place), the last vector of a row partial where the row is not
-       whole vectors: the widest load whose alignment the input's first and
-       one-past-last bytes both have (no load leaves the input's extent) */
-    int shift = 0;
-    int64_t xlo = 0, xhi = 0;
-    if (vb < T->run_tiles_vb_min && (T->run_tiles_shift & (L > 1 ? 1 : 2))) {
-        input_extent(in, &xlo, &xhi);
-        const uintptr_t b0 = (uintptr_t)in->data + (uintptr_t)(xlo * (int64_t)es),
-                        b1 = (uintptr_t)in->data + (uintptr_t)((xhi + 1) * (int64_t)es);
-        /* bit 4: an end off the vector too (the kernel reads the last
-           vector's elements one by one) */
-        for (int64_t b = 16; b >= 4 && !shift; b /= 2)
-            if (b <= T->run_tiles_vb && b >= T->run_tiles_vb_min && (b0 & (uintptr_t)(b - 1)) == 0 &&
-                ((T->run_tiles_shift & 4) || (b1 & (uintptr_t)(b - 1)) == 0)) {
-                vb = b;
-                shift = 1;
-            }
-    }
-    if (!vb || vb < T->run_tiles_vb_min || (L == 1 && !shift))
-        return 0; /* (plain columns in whole vectors: COLS's vector modes) */
-    const int64_t n = vb / (int64_t)es, nv = shift ? cdiv(rowlen, n) : rowlen / n;
+    if (!vb || vb < T->run_tiles_vb_min)
+        return 0;
+    const int64_t n = vb / (int64_t)es, nv = rowlen / n;
     int64_t cw = nv, tc = K[0].size;
-    /* run_tiles_lanes: at most that many lanes across a tile (more down) */
-    const int64_t most = T->run_tiles_lanes > 0 && T->run_tiles_lanes < KG_RED_THREADS ? T->run_tiles_lanes
-                                                                                       : KG_RED_THREADS;
-    if (nv > most) {
+    if (nv > KG_RED_THREADS) {
         const int64_t c0 = L / gcd64(L, n); /* vectors of the fewest whole columns */
         int64_t best = 0, used = 0;
-        for (int64_t c = c0; c <= most; c += c0)
+        for (int64_t c = c0; c <= KG_RED_THREADS; c += c0)
             if (c * (KG_RED_THREADS / c) >= used) {
                 used = c * (KG_RED_THREADS / c);
                 best = c;
             }
-        if (!best)
-            return 0; /* (a column's vectors past the bound) */
         cw = best;
         tc = cw * n / L;
     }
     const int64_t ny = KG_RED_THREADS / cw, rows = red / L, outer = n_out / K[0].size;
     kg_red_args *A = &plan->args;
     kg_red_walk walk;
-    fill_walk(&walk, W, nw, 1, ny);
+    fill_walk(&walk, D + 1, nr - 1, 1, ny);
     if (!walk_fits32(&walk) || rows < 1)
         return 0;
     const int64_t fast = A->fast;
@@ -1460,9 +1413,6 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     A->tiles = cdiv(K[0].size, tc);
     A->inner_out = K[0].out;
     A->inner_idx = K[0].idx;
-    A->vstore = shift; /* RUNT: 1: rows at any 2-byte place (run_tiles_shift) */
-    if (shift)         /* the input's one-past-last element (RUNT uses no rdims) */
-        A->rdims.size[0] = xhi + 1;
     /* splits: each at least a batch of loads per lane down the rows */
     const int64_t groups = smul(outer, A->tiles), target = smul(sm, T->run_tiles_units);
     const int64_t min_chunk = smul(ny, KG_RED_RUNT_BYTES / vb);
@@ -2182,14 +2132,6 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
        RUNT's tiles of vectors where they apply */
     if (T->run_tiles && plan->cls == KG_RED_COLS && A->run > 1 && A->vec == KG_RED_CV_SCALAR && A->rdims.n == 0 &&
         A->tile_rows == 0) {
-        const kg_red_plan keep = *plan;
-        if (!plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
-            *plan = keep;
-    }
-    /* run_tiles_shift: a COLS plan's 2-byte columns off their vectors (one
-       element a load, KG_RED_CV_STRIDED) in RUNT's shifted vectors */
-    if (T->run_tiles && (T->run_tiles_shift & 2) && plan->cls == KG_RED_COLS && A->run == 1 &&
-        A->vec == KG_RED_CV_STRIDED && A->rdims.n == 0 && es == 2) {
         const kg_red_plan keep = *plan;
         if (!plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
             *plan = keep;

@@ -193,21 +193,9 @@ typedef struct kg_red_tuning {
                                session 25's H200 round */
     int run_tiles_cap;      /* RUNT: where the run_tiles_units target splits the rows more than this many ways, aim
                                at run_tiles_cap_units units per multiprocessor instead (fewer splits, each longer:
-                               fewer partials to write and combine); 0: off (the default until a round measures it) */
+                               fewer partials to write and combine); 0: off. Default 8 (with 3 units) since session 28's
+                               H100 round: sweep #2 #65 #180 at 0.868-0.976 x the uncapped time */
     int run_tiles_cap_units; /* RUNT: the units per multiprocessor aimed at past run_tiles_cap splits */
-    int run_tiles_shift;    /* RUNT, bits: where rows, further strides or the input's start leave 2-byte elements
-                               off whole aligned vectors (e.g. rows of an odd count), read them in aligned vectors
-                               of at least run_tiles_vb_min bytes anyway: each lane's elements from the aligned
-                               vector holding the first and, where they straddle, the next one, funnel-shifted
-                               into place; a row's last vector partial (args.vstore 1; the input's first and
-                               one-past-last bytes aligned to the vector, so no load leaves its extent). 1: short
-                               reduced runs under the columns (COLS's scalar runs), 2: plain columns (COLS's
-                               strided 2-byte columns, a run of 1), 3: both; + 4: also where the input's end is
-                               off the vector (an odd element count: the lanes whose vectors would pass it read
-                               their elements one by one; args.rdims.size[0] the end); 0: off (a session 26
-                               candidate, forced-only) */
-    int run_tiles_lanes;    /* RUNT: most lanes across a tile where a row takes several (the rest down the rows);
-                               0: KG_RED_THREADS (a session 26 A/B word, forced-only) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -31,47 +31,11 @@
 /* VB bytes per load (N = VB / sizeof(T) elements, loaded as 32-bit words
    and split when added, after the batch's U loads are issued), U rows in
    flight, the walk in 32-bit arithmetic (the planner checks it fits). */
-/* SH (args.vstore 1, tuning run_tiles_shift; VB >= 4): rows at any 2-byte
-   place. A lane's N elements are read from the aligned vector holding the
-   first and, where they straddle it, the next aligned vector too; word k of
-   the lane's vector is then word q + k of the pair (q = the shift's whole
-   words), funnel-shifted down 16 bits where the shift is odd. The row's
-   last vector may be partial (its elements past the row are not added: the
-   second vector is loaded only where a wanted element lies in it). No load
-   leaves the input's extent: its start is aligned to VB (the planner
-   checks), and where a lane's vectors would pass its end (args.rdims.size[0]
-   elements past A.in; an end off VB, run_tiles_shift bit 4) the lane reads
-   its wanted elements one by one. */
-template <int NW>
-__device__ __forceinline__ void kg_red_runt_shift(kgd_vec<uint32_t, NW> &x, const kgd_vec<uint32_t, NW> &y, int sh)
-{
-    uint32_t f[2 * NW];
-#pragma unroll
-    for (int k = 0; k < NW; k++) {
-        f[k] = x.v[k];
-        f[NW + k] = y.v[k];
-    }
-    const int q = sh >> 1;
-#pragma unroll
-    for (int k = 0; k < NW; k++) {
-        uint32_t lo = f[k], hi = f[k + 1];
-#pragma unroll
-        for (int qq = 1; qq < NW; qq++)
-            if (q == qq) {
-                lo = f[k + qq];
-                hi = f[k + qq + 1];
-            }
-        x.v[k] = sh & 1 ? __funnelshift_r(lo, hi, 16) : lo;
-    }
-}
-
-template <class Op, int VB, int U, bool SH = false>
-__device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op::acc_t *sv)
+template <class Op, int VB, int U> __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
     typedef typename Op::acc_t AT;
     constexpr int N = VB / (int)sizeof(T);
-    static_assert(!SH || (U <= 8 && VB >= 4), "shifts of 4 bits, 8 a batch; whole words");
     static_assert(N >= 1 && (VB % 4 == 0 || VB == 2) && N * sizeof(T) == VB, "whole words of whole elements");
     /* 32-bit words, or one 2-byte element (VB 2) */
     typedef typename std::conditional<(VB >= 4), kgd_vec<uint32_t, (VB >= 4 ? VB / 4 : 1)>, kgd_vec<uint16_t, 1>>::type
@@ -89,8 +53,6 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
         const int64_t e0 = tile * W + (int64_t)tx * N; /* the lane's first element of a row */
         /* rows of whole vectors: a vector starting inside the row ends inside it */
         const bool active = ty < ny && e0 < rowlen;
-        /* SH: the lane's elements in the row (its vector may be partial) */
-        const int mv = !SH || rowlen - e0 >= N ? N : (int)(rowlen - e0);
         const int64_t r0 = split * A.chunk, r1 = r0 + A.chunk < rows ? r0 + A.chunk : rows;
         AT acc[N];
 #pragma unroll
@@ -106,65 +68,21 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
                 const int64_t left = r1 - r;
                 const int m = left >= U * (int64_t)ny ? U : (int)((left + ny - 1) / ny);
                 WT x[U];
-                if constexpr (SH) {
-                    /* the input's end (args.rdims.size[0]: its one-past-last
-                       element's offset from A.in, set by the planner for
-                       shifted plans; rdims itself unused by RUNT) */
-                    const char *end = (const char *)((const T *)A.in + A.rdims.size[0]);
-                    WT y[U];
-                    uint32_t shs = 0; /* the batch's shifts, 4 bits each (U <= 8) */
 #pragma unroll
-                    for (int j = 0; j < U; j++)
-                        if (j < m) {
-                            /* (pointer arithmetic from A.in: global loads) */
-                            const T *e = p + w.off;
-                            const int sh = (int)(((uintptr_t)e & (uintptr_t)(VB - 1)) / sizeof(T));
-                            const WT *b = (const WT *)(e - sh);
-                            if ((const char *)(b + (sh + mv > N ? 2 : 1)) <= end) {
-                                x[j] = b[0];
-                                y[j] = x[j];
-                                if (sh + mv > N)
-                                    y[j] = b[1];
-                                shs |= (uint32_t)sh << (4 * j);
-                            } else { /* the input's last vector, ragged: its wanted elements one by one */
-#pragma unroll
-                                for (int k = 0; k < VB / 4; k++)
-                                    x[j].v[k] = 0;
-#pragma unroll
-                                for (int q = 0; q < N; q++)
-                                    if (q < mv) {
-                                        uint16_t h;
-                                        memcpy(&h, e + q, 2);
-                                        x[j].v[q / 2] = q & 1 ? (x[j].v[q / 2] & 0xffffu) | (uint32_t)h << 16
-                                                              : (x[j].v[q / 2] & 0xffff0000u) | h;
-                                    }
-                                y[j] = x[j];
-                            }
-                            kg_walk_step(A.walk, w);
-                        }
-#pragma unroll
-                    for (int j = 0; j < U; j++)
-                        if (j < m)
-                            kg_red_runt_shift(x[j], y[j], (int)(shs >> (4 * j)) & 15);
-                }
-                else {
-#pragma unroll
-                    for (int j = 0; j < U; j++)
-                        if (j < m) {
-                            x[j] = *(const WT *)(p + w.off);
-                            kg_walk_step(A.walk, w);
-                        }
-                }
+                for (int j = 0; j < U; j++)
+                    if (j < m) {
+                        x[j] = *(const WT *)(p + w.off);
+                        kg_walk_step(A.walk, w);
+                    }
 #pragma unroll
                 for (int j = 0; j < U; j++)
                     if (j < m)
 #pragma unroll
-                        for (int k = 0; k < N; k++)
-                            if (!SH || k < mv) {
-                                T e;
-                                memcpy(&e, (const char *)x[j].v + k * sizeof(T), sizeof(T));
-                                acc[k] = Op::combine(acc[k], Op::map(e));
-                            }
+                        for (int k = 0; k < N; k++) {
+                            T e;
+                            memcpy(&e, (const char *)x[j].v + k * sizeof(T), sizeof(T));
+                            acc[k] = Op::combine(acc[k], Op::map(e));
+                        }
             }
         }
         __syncthreads(); /* the previous unit's readers of sv are done */
@@ -209,17 +127,6 @@ __device__ __forceinline__ void kg_red_runt_v(const kg_red_args &A, typename Op:
     }
 }
 
-/* SH's dispatch (half the batch of the other paths: two vectors a row). */
-template <class Op> __device__ __forceinline__ void kg_red_runt_sh(const kg_red_args &A, typename Op::acc_t *sv)
-{
-    if (A.vec == 16)
-        kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 32, true>(A, sv);
-    else if (A.vec == 8)
-        kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 16, true>(A, sv);
-    else if (A.vec == 4)
-        kg_red_runt_v<Op, 4, KG_RED_RUNT_BYTES / 8, true>(A, sv);
-}
-
 /* The kernel by A.vec (bytes per load): 16 and 8 bytes for elements of 2 to
    8 bytes, 4 for 2- and 4-byte elements, 2 (one element a lane: rows and
    starts at any 2-byte place, a warp's load still 64 contiguous bytes) for
@@ -234,9 +141,7 @@ template <class Op> __device__ __forceinline__ void kg_red_runt(const kg_red_arg
     constexpr bool on = !Op::indexed && sizeof(T) == 2;
     __shared__ typename Op::acc_t sv[on ? KG_RED_THREADS * 16 / (sizeof(T) >= 2 ? sizeof(T) : 2) : 1];
     if constexpr (on) {
-        if (A.vstore) /* rows at any 2-byte place (run_tiles_shift) */
-            kg_red_runt_sh<Op>(A, sv);
-        else if (A.vec == 16)
+        if (A.vec == 16)
             kg_red_runt_v<Op, 16, KG_RED_RUNT_BYTES / 16>(A, sv);
         else if (A.vec == 8)
             kg_red_runt_v<Op, 8, KG_RED_RUNT_BYTES / 8>(A, sv);

@@ -195,16 +195,6 @@ static const rcase cases[] = {
     /* short dense rows staged a warp at a time (SEGW, tuning seg_rows): rows
        of 11 (bf16: chunks of 256 rows, the stream's last vector partial) */
     {"(20001,11) 1 short rows, chunks of rows a warp", 2, {20001, 11}, 1, {1}, 0, DENSE},
-    /* 2-byte rows and columns off their vectors (RUNT's shifted loads,
-       tuning run_tiles_shift): rows of 539 (odd) in 16-byte vectors, the
-       last partial; plain columns of 1677 (odd) in two tiles of 8-byte
-       vectors (16-byte with bit 4: the input's end off the vector); rows of
-       65 split down 3000 rows; rows of 539 in an input of an odd element
-       count (bit 4: the last vector's elements one by one) */
-    {"(40,77,7) (0,2) rows of an odd count, aligned ends", 3, {40, 77, 7}, 2, {0, 2}, 0, DENSE},
-    {"(60,1677) 0 columns of an odd count", 2, {60, 1677}, 1, {0}, 0, DENSE},
-    {"(3000,13,5) (0,2) rows of 65 split down the rows", 3, {3000, 13, 5}, 2, {0, 2}, 0, DENSE},
-    {"(41,77,7) (0,2) rows of an odd count, an odd element count", 3, {41, 77, 7}, 2, {0, 2}, 0, DENSE},
     {"empty slice (3,0) 1", 2, {3, 0}, 1, {1}, 0, DENSE},
     {"empty tensor (0,4) 1", 2, {0, 4}, 1, {1}, 0, DENSE},
     {"empty slice (0,4) 0", 2, {0, 4}, 1, {0}, 1, DENSE},
@@ -352,8 +342,7 @@ static int flatw_kept_launches;
 static int fold_launches;
 /* ... and of RUNT (run_tiles): all, split, several tiles a row, and by
    bytes per load ([0] 2, [1] 4, [2] 8, [3] 16; [4]: other plans) */
-static int runt_launches, runt_split_launches, runt_tiled_launches, runt_shift_launches;
-static int runt_shift_vb[5]; /* shifted RUNT launches by bytes per load (runt_vb_at) */
+static int runt_launches, runt_split_launches, runt_tiled_launches;
 static int runt_vb[5];
 static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 : 3; }
 /* ... and of SEGW (seg_rows) */
@@ -424,8 +413,6 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
-    runt_shift_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.vstore == 1;
-    runt_shift_vb[st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.vstore == 1 ? runt_vb_at(plan.args.vec) : 4]++;
     runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
@@ -1341,73 +1328,15 @@ Test(gpu, run_tiles_in_4_byte_words_every_value_op_dtype_and_case) { runt_tuning
 Test(gpu, run_tiles_over_the_scalar_column_runs_every_value_op_dtype_and_case) { runt_tunings(3); }
 Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_and_case) { runt_tunings(4); }
 
-/* RUNT's shifted loads (run_tiles_shift, session 26's candidate): 2-byte
-   rows and plain columns off their vectors read in aligned vectors, each
-   lane's elements funnel-shifted out of the vector holding the first and the
-   next, a row's last vector partial. Every value op over every dtype and
-   case, every call twice, bitwise equal, against the float64 / int64
-   reference. Part 0: the default chain with run_tiles_shift 7 (COLS's
-   scalar runs and strided 2-byte columns, ends off the vector too) in
-   16-byte loads; part 1: run_tiles 2 (ahead of the chain) in 8-byte loads,
-   split toward 64 units per multiprocessor, tiles of at most 64 lanes
-   across (run_tiles_lanes); part 2: run_tiles 2 in 4-byte words. Some plans
-   must be shifted in the part's load width, some of several tiles a row,
-   some split. */
-static void shift_tunings(int part)
-{
-    static const int vb[] = {16, 8, 4}, units[] = {6, 64, 6};
-    kg_red_tuning t = part ? kg_red_force_runt(vb[part], units[part]) : kg_red_tuning_default;
-    t.run_tiles_shift = 7; /* runs, plain columns, ends off the vector */
-    t.run_tiles_vb_min = 4;
-    if (part == 1)
-        t.run_tiles_lanes = 64; /* (tiles of at most 64 lanes across: more tiles a row) */
-    runt_shift_launches = runt_split_launches = runt_tiled_launches = 0;
-    memset(runt_vb, 0, sizeof runt_vb);
-    memset(runt_shift_vb, 0, sizeof runt_shift_vb);
-    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &runt_launches, "run tiles");
-    cr_log_info("run tiles: %d shifted (in loads of 4 / 8 / 16 bytes: %d / %d / %d), %d split, %d of several tiles "
-                "a row",
-                runt_shift_launches, runt_shift_vb[1], runt_shift_vb[2], runt_shift_vb[3], runt_split_launches,
-                runt_tiled_launches);
-    if (!kt_sanitizer()) {
-        cr_assert_gt(runt_shift_launches, 0, "no shifted run tile plan");
-        cr_assert_gt(runt_shift_vb[runt_vb_at(vb[part])], 0, "no shifted run tile plan loads %d bytes", vb[part]);
-        cr_assert_gt(runt_tiled_launches, 0, "no run tile plan of several tiles a row");
-        cr_assert_gt(runt_split_launches, 0, "no split run tile plan");
-    }
-}
-Test(gpu, run_tiles_shifted_over_rows_off_their_vectors_every_value_op_dtype_and_case) { shift_tunings(0); }
-Test(gpu, run_tiles_shifted_ahead_of_the_chain_8_byte_split_more_every_value_op_dtype_and_case) { shift_tunings(1); }
-Test(gpu, run_tiles_shifted_ahead_of_the_chain_4_byte_every_value_op_dtype_and_case) { shift_tunings(2); }
-
-/* The GPU random sweep (its 400 cases: ranks 1 to 6, odd sizes, random
-   axes, dense / permuted / sliced layouts, every op and dtype, NaNs and
-   ties, twice bitwise, against the reference) under RUNT's shifted loads
-   ahead of the chain (run_tiles 2, run_tiles_shift 7, 64 units per
-   multiprocessor): some plans must be shifted (the CPU twin of this draw,
-   test_reduce_plan's random sweep kind, finds 10 to 19 in 600 cases). */
-Test(gpu, random_sweep_under_shifted_run_tiles_twice_bitwise, .timeout = 900)
-{
-    kg_red_tuning t = kg_red_force_runt(16, 64);
-    t.run_tiles_shift = 7;
-    t.run_tiles_vb_min = 4;
-    runt_shift_launches = 0;
-    gpu_tuning = &t;
-    random_sweep(0, 1);
-    gpu_tuning = env_tuning;
-    cr_log_info("%d shifted run tile launches", runt_shift_launches);
-    if (!kt_sanitizer())
-        cr_assert_gt(runt_shift_launches, 0, "no shifted run tile plan");
-}
-
 /* RUNT's split cap (run_tiles_cap 8, 3 units per multiprocessor past it;
-   kg_red_force_runt_cap, session 26's candidate): the run tile shapes whose
+   the default since session 28's H100 round, named explicitly here through
+   kg_red_force_runt_cap): the run tile shapes whose
    default split count exceeds 8 on this GPU (132 multiprocessors: 66 outer
    positions of rows of 30 x 17, 12 splits -> 6; sweep #180's nest R9 K500
    R5 R746, 156 -> 80; sweep #2 [500,1974,17] (0,2), 12 -> 6), every value
    op (bf16 and f16, half each), every call twice, bitwise equal, against
    the float64 reference; each capped plan must split, and fewer ways than
-   the default's. Part 0: the first two shapes (bf16, then f16: the
+   the uncapped plan's (cap 0, the default before session 28). Part 0: the first two shapes (bf16, then f16: the
    reference's strided reads of 16.8M elements take about a second a call);
    part 1: #2. */
 static void runt_cap_shapes(int part)
@@ -1417,7 +1346,7 @@ static void runt_cap_shapes(int part)
         {"(746,5,500,9) (0,1,3) sweep #180's nest, capped splits", 4, {746, 5, 500, 9}, 3, {0, 1, 3}, 0, DENSE},
         {"(500,1974,17) (0,2) sweep #2, capped splits", 3, {500, 1974, 17}, 2, {0, 2}, 0, DENSE},
     };
-    const kg_red_tuning cap = kg_red_force_runt_cap(8, 3);
+    const kg_red_tuning cap = kg_red_force_runt_cap(8, 3), uncapped = kg_red_force_runt_cap(0, 3);
     uint64_t rng = kt_seed() + 2601 + (uint64_t)part;
     int sms = 0, capped = 0;
     KT_OK(gpu, kg_device_info(gpu, NULL, 0, NULL, NULL, &sms));
@@ -1437,7 +1366,7 @@ static void runt_cap_shapes(int part)
             for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
                 if ((int)(o % 2) != d || !kt_take(3))
                     continue;
-                /* the capped plan splits, fewer ways than the default plan */
+                /* the capped plan splits, fewer ways than the uncapped plan */
                 kg_tensor in = kg_tensor_contiguous(dev, dt, shapes[i].ndim, shapes[i].shape);
                 kg_red_plan p0, p1;
                 const kg_red_info *info = &kg_red_infos[value_ops[o]];
@@ -1452,10 +1381,16 @@ static void runt_cap_shapes(int part)
                 }
                 kg_tensor out = kg_tensor_contiguous((void *)((uintptr_t)1 << 41), info->out[dt], ond, osh);
                 KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
-                                                0, sms, NULL, &p0));
+                                                0, sms, &uncapped, &p0));
                 KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
                                                 0, sms, &cap, &p1));
                 cr_assert_eq(p1.cls, KG_RED_RUNT, "%s: class %d", shapes[i].name, p1.cls);
+                /* the default plan is the capped one */
+                kg_red_plan pd;
+                KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
+                                                0, sms, NULL, &pd));
+                cr_assert_eq(pd.args.splits, p1.args.splits, "%s: default %d splits, capped %d", shapes[i].name,
+                             pd.args.splits, p1.args.splits);
                 if (sms == 132) {
                     cr_assert(p1.args.splits > 1 && p1.args.splits < p0.args.splits, "%s: %d splits capped, %d",
                               shapes[i].name, p1.args.splits, p0.args.splits);

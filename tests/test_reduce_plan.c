@@ -1066,31 +1066,17 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            tile's columns TC (args.tile_rows), the last tile what is left */
         const int64_t cw = A->cw, ny = cw >= 1 ? KG_RED_THREADS / cw : 1, vb = A->vec, n = vb / (int64_t)es;
         const int64_t L = A->run, TC = A->tile_rows, W = cw * n, rowlen = A->inner * A->run;
-        /* vstore 1 (run_tiles_shift): rows at any 2-byte place, a lane's
-           elements from the aligned vector holding the first and, where
-           they straddle it, the next, the row's last vector partial; plain
-           columns (a run of 1) too; the input's start aligned to the vector,
-           its end in args.rdims.size[0] (a lane whose vectors would pass it
-           reads its elements one by one) */
-        const int sh = A->vstore == 1;
-        int64_t xlo, xhi;
-        extent_of(c->in, &xlo, &xhi);
-        const uintptr_t at0 = (uintptr_t)c->in->data + (uintptr_t)(xlo * (int64_t)es);
         int64_t spans = 0;
         for (int d = 0; d < A->walk.n; d++)
             spans += (A->walk.size[d] + (d == A->walk.n - 1 ? A->walk.step[d] + 1 : 0)) * A->walk.in[d];
         if (c->indexed || (vb != 2 && vb != 4 && vb != 8 && vb != 16) || n < 1 || n * (int64_t)es != vb || es < 2 ||
-            es > 8 || cw < 1 || cw > KG_RED_THREADS || L < (sh ? 1 : 2) ||
-            (sh && A->tiles == 1 ? W < TC * L || W >= TC * L + n : W != TC * L) || (rowlen % n && !sh) ||
+            es > 8 || cw < 1 || cw > KG_RED_THREADS || L < 2 || W != TC * L || rowlen % n ||
             A->tiles != (A->inner + TC - 1) / TC || A->units != A->n_out * A->tiles * A->splits || A->red % L ||
-            p->occ || A->deep || A->vstore < 0 || A->vstore > 1 || (sh && (vb < 4 || es != 2)) || A->group ||
-            A->rdims.n || spans >= ((int64_t)1 << 30) ||
+            p->occ || A->deep || A->vstore || A->group || A->rdims.n || spans >= ((int64_t)1 << 30) ||
             (A->splits > 1 && A->n_out * A->tiles > KG_RED_MAX_SEMAPHORES))
             fail(c, "a run tile plan the RUNT kernel does not take");
         if (A->walk.step[0] != (A->walk.n == 1 ? ny : ny % A->walk.size[0]))
             fail(c, "a run tile walk that does not step by the lanes down");
-        if (sh && (A->rdims.size[0] != xhi + 1 || (at0 & (uintptr_t)(vb - 1))))
-            fail(c, "a shifted run tile plan without the input's end, or its start off the vector");
         const int64_t rows = A->red / L;
         for (int64_t u = 0; u < A->units; u++) {
             const int64_t grp = u / A->splits, split = u % A->splits, o = grp / A->tiles, tile = grp % A->tiles;
@@ -1101,9 +1087,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 const int64_t e0 = tile * W + tx * n;
                 if (e0 >= rowlen)
                     continue;
-                if (e0 + n > rowlen && !sh)
+                if (e0 + n > rowlen)
                     fail(c, "a run tile vector reaches past its row");
-                const int64_t mv = e0 + n > rowlen ? rowlen - e0 : n; /* the lane's elements of the row */
                 for (int64_t ty = 0; ty < ny; ty++) {
                     int64_t r = r0 + ty;
                     if (r >= r1)
@@ -1111,16 +1096,9 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                     wpos w;
                     walk_at(&A->walk, r, &w);
                     for (; r < r1; r += ny, walk_step(&A->walk, &w)) {
-                        if ((io + e0 + w.off) % n && !sh)
+                        if ((io + e0 + w.off) % n)
                             fail(c, "a run tile vector load is misaligned");
-                        if (sh) { /* the aligned vectors the kernel loads (past the input's end:
-                                     the wanted elements one by one, visited below) */
-                            const uintptr_t a = (uintptr_t)c->in->data + (uintptr_t)((io + e0 + w.off) * (int64_t)es);
-                            const uintptr_t b = a & ~(uintptr_t)(vb - 1);
-                            if (b < at0)
-                                fail(c, "a shifted run tile load starts before the input");
-                        }
-                        for (int64_t k = 0; k < mv; k++) {
+                        for (int64_t k = 0; k < n; k++) {
                             const int64_t e = e0 + k, col = e / L;
                             if (col < tile * TC || col >= (tile + 1) * TC)
                                 fail(c, "a run tile lane folds an element into another tile's column");
@@ -1640,7 +1618,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0, shifted = 0;
+    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1740,25 +1718,6 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         cr_assert(kok, "case %d (runs over a kept width): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
-        /* RUNT's shifted loads (run_tiles_shift 7, session 26) ahead of the
-           chain in 16-, 8- or 4-byte loads, half in tiles of <= 64 lanes,
-           and through the default chain with the split cap */
-        kg_red_tuning sh_tuning = kg_red_force_runt(16 >> (n % 3), 64);
-        sh_tuning.run_tiles_shift = 7;
-        sh_tuning.run_tiles_vb_min = 4;
-        sh_tuning.run_tiles_lanes = n % 2 ? 64 : 0;
-        const int hok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &sh_tuning, why, sizeof why, &fcls);
-        cr_assert(hok, "case %d (shifted run tiles): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
-        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &sh_tuning, &rp), KG_OK);
-        shifted += rp.cls == KG_RED_RUNT && rp.args.vstore == 1;
-        kg_red_tuning cap_tuning = kg_red_force_runt_cap(8, 3);
-        cap_tuning.run_tiles_shift = 7;
-        const int aok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &cap_tuning, why, sizeof why, &fcls);
-        cr_assert(aok, "case %d (capped, shifted): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
@@ -1800,8 +1759,6 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_assert_gt(runv, 0);
     cr_log_info("random sweep kind: %d column plans over chained kept dims", chains);
     cr_assert_gt(chains, 0);
-    cr_log_info("random sweep kind: %d shifted run tile plans", shifted);
-    cr_assert_gt(shifted, 0);
 }
 
 /* cols_runs_kept (on by default): sweep #155, bf16 [9,4095,128,2,2,2] axes
@@ -1976,10 +1933,6 @@ Test(plan, run_tiles_cover_each_element_once)
                         cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls),
                                   "case %zu vb %d units %d %s: %s", i, vb, units, kg_red_infos[op].name, why);
             }
-        /* tiles of at most 64 lanes across (run_tiles_lanes, an A/B word) */
-        kg_red_tuning tl = kg_red_force_runt(16, 6);
-        tl.run_tiles_lanes = 64;
-        cr_expect(check_plan(KG_RED_SUM, &in, c->mask, &tl, why, sizeof why, &cls), "case %zu lanes 64: %s", i, why);
     }
     cr_assert_gt(defaults, 0, "no case takes run tiles by default");
     /* 4- and 8-byte elements: no run tiles (they lost in session 25's
@@ -2046,31 +1999,22 @@ Test(plan, run_tiles_cover_each_element_once)
     cr_assert_neq(p.cls, KG_RED_RUNT, "runs of 66 bytes");
 }
 
-/* RUNT's split cap (run_tiles_cap, session 26's candidate): where the
-   default split target (6 units per multiprocessor) splits the rows more
-   than 8 ways, 3 units per multiprocessor instead. The sweep's run tile
-   plans, on 132 multiprocessors: #2 (12 splits -> 6), #65 (396 -> 198),
-   #180 (156 -> 80) take it; #10 (4 splits) keeps its plan (s25r1: 3 units
-   per multiprocessor lost there). Everything but the split count and chunk
-   stays; the plan checker walks every value op's capped plan. Off by
-   default until a round measures it. */
-/* The axes of a dim mask (in increasing order); returns their count. */
-static int mask_axes(unsigned mask, int nd, int *axes)
-{
-    int n = 0;
-    for (int d = 0; d < nd; d++)
-        if ((mask >> d) & 1u)
-            axes[n++] = d;
-    return n;
-}
-
+/* RUNT's split cap (run_tiles_cap 8, the default since session 28's H100
+   round): where the split target (6 units per multiprocessor) splits the
+   rows more than 8 ways, 3 units per multiprocessor instead. The sweep's
+   run tile plans, on 132 multiprocessors: #2 (12 splits -> 6), #65 (396 ->
+   198), #180 (156 -> 80) take it; #10 (4 splits) keeps its plan (s25r1: 3
+   units per multiprocessor lost there). Against the uncapped plan (cap 0,
+   the default before), everything but the split count and chunk stays;
+   the default plan is the capped one; the plan checker walks every value
+   op's capped plan. */
 Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
 {
     static const struct {
         int nd;
         int64_t shape[6];
         unsigned mask;
-        int splits, capped; /* the default plan's splits, the capped plan's */
+        int splits, capped; /* the uncapped plan's splits, the capped (default) plan's */
     } cases[] = {
         {4, {66, 200, 30, 17}, 0xa, 12, 6},               /* 66 outer kept positions, the checker's case */
         {3, {500, 1974, 17}, 0x5, 12, 6},                 /* #2 */
@@ -2078,20 +2022,26 @@ Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
         {4, {746, 5, 500, 9}, 0xb, 156, 80},              /* #180's nest R9 K500 R5 R746 */
         {6, {1023, 255, 22, 3, 2, 2}, 0x35, 4, 4},        /* #10 */
     };
-    const kg_red_tuning cap = kg_red_force_runt_cap(8, 3);
+    const kg_red_tuning cap = kg_red_force_runt_cap(8, 3), uncapped = kg_red_force_runt_cap(0, 3);
     char why[256];
     kg_red_class cls;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
-        int axes[6];
-        const int n = mask_axes(cases[i].mask, cases[i].nd, axes);
-        kg_red_plan p0, p;
-        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
-        cr_assert_eq(p0.cls, KG_RED_RUNT, "case %zu: run tiles by default", i);
-        cr_assert_eq(p0.args.splits, cases[i].splits, "case %zu: %d splits by default", i, p0.args.splits);
+        int axes[6], n = 0;
+        for (int d = 0; d < cases[i].nd; d++)
+            if ((cases[i].mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p0, p, pd;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &uncapped, &p0), KG_OK);
+        cr_assert_eq(p0.cls, KG_RED_RUNT, "case %zu: run tiles uncapped", i);
+        cr_assert_eq(p0.args.splits, cases[i].splits, "case %zu: %d splits uncapped", i, p0.args.splits);
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &cap, &p), KG_OK);
         cr_assert_eq(p.cls, KG_RED_RUNT);
         cr_assert_eq(p.args.splits, cases[i].capped, "case %zu: %d splits capped", i, p.args.splits);
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &pd), KG_OK);
+        cr_assert_eq(pd.cls, KG_RED_RUNT, "case %zu: run tiles by default", i);
+        cr_assert_eq(pd.args.splits, p.args.splits, "case %zu: %d splits by default", i, pd.args.splits);
+        cr_assert_eq(pd.args.chunk, p.args.chunk, "case %zu: the default plan is the capped one", i);
         cr_assert_eq(p.args.vec, p0.args.vec);
         cr_assert_eq(p.args.cw, p0.args.cw);
         cr_assert_eq(p.args.tiles, p0.args.tiles);
@@ -2110,163 +2060,13 @@ Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
        rows allow at a batch of loads per lane a split, under either target */
     kg_tensor in = fake(IN_AT, KG_BF16, 3, (int64_t[]){3000, 12, 6});
     kg_red_plan p0, p;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, NULL, &p0), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &uncapped, &p0), KG_OK);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &cap, &p), KG_OK);
     cr_assert_eq(p0.cls, KG_RED_RUNT);
     cr_assert_eq(p.args.splits, p0.args.splits);
-    /* off by default */
-    cr_assert_eq(kg_red_tuning_default.run_tiles_cap, 0);
-}
-
-/* RUNT over rows off their vectors (run_tiles_shift, session 26's
-   candidate): rows of an odd count of 2-byte elements (sweep #89's nest
-   R15 K127 R70456 scaled) and plain columns of an odd count (sweep #71's
-   K167773 R100, #40's K15 R69 K32 R1023 scaled) in aligned vectors, each
-   lane's elements funnel-shifted out of the vector holding the first and
-   the next, a row's last vector partial; only where the input's first and
-   one-past-last bytes are aligned to the vector (an odd element count, an
-   input 2 bytes off: the plans stay). The plan checker walks every value
-   op's plan, each load inside the input's extent. Off by default. */
-Test(plan, run_tiles_shift_takes_rows_off_their_vectors)
-{
-    static const struct {
-        int nd;
-        int64_t shape[4];
-        unsigned mask;
-        int vb, cw, tiles; /* under the shift tuning (vb 0: not taken) */
-        int64_t tc;
-    } cases[] = {
-        {3, {100, 127, 15}, 0x5, 8, 255, 2, 68},       /* rows of 1905: tiles of 68 columns, 255 vectors of 8 bytes; the last tile 59 columns, its last vector partial */
-        {2, {100, 1677}, 0x1, 8, 256, 2, 1024},        /* plain columns of 1677: 2 tiles of 1024 */
-        {4, {50, 32, 69, 15}, 0x5, 16, 2, 1, 15},       /* columns of 15 under a walk of R69 x R50, K32 outer */
-        {3, {101, 127, 15}, 0x5, 0, 0, 0, 0},           /* an odd element count: not taken (bit 4: below) */
-    };
-    kg_red_tuning sh = kg_red_tuning_default;
-    sh.run_tiles_shift = 3;
-    char why[256];
-    kg_red_class cls;
-    kg_red_plan p0, p;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
-        int axes[4];
-        const int n = mask_axes(cases[i].mask, cases[i].nd, axes);
-        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
-        cr_assert(p0.cls != KG_RED_RUNT, "case %zu: not run tiles by default", i);
-        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &sh, &p), KG_OK);
-        if (!cases[i].vb) {
-            cr_assert(p.cls == p0.cls && p.args.vec == p0.args.vec, "case %zu: the plan stays", i);
-            continue;
-        }
-        cr_assert_eq(p.cls, KG_RED_RUNT, "case %zu: class %d", i, p.cls);
-        cr_assert_eq(p.args.vstore, 1, "case %zu: shifted", i);
-        cr_assert_eq(p.args.vec, cases[i].vb, "case %zu: %d bytes a load", i, p.args.vec);
-        cr_assert_eq(p.args.cw, cases[i].cw, "case %zu: %d lanes across", i, p.args.cw);
-        cr_assert_eq(p.args.tiles, cases[i].tiles, "case %zu: %lld tiles", i, (long long)p.args.tiles);
-        cr_assert_eq(p.args.tile_rows, cases[i].tc, "case %zu: %lld columns a tile", i, (long long)p.args.tile_rows);
-        for (int op = 0; op < KG_RED_COUNT; op++)
-            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u) {
-                cr_expect(check_plan((kg_reduce_op)op, &in, cases[i].mask, &sh, why, sizeof why, &cls),
-                          "case %zu %s: %s", i, kg_red_infos[op].name, why);
-                if (kg_red_infos[op].indexed) {
-                    cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &sh, &p), KG_OK);
-                    cr_assert_neq(p.cls, KG_RED_RUNT, "case %zu: an index reduction took run tiles", i);
-                }
-            }
-        /* the same under run_tiles 2 (ahead of the chain), split more */
-        kg_red_tuning ahead = kg_red_force_runt(16, 64);
-        ahead.run_tiles_shift = 3;
-        ahead.run_tiles_vb_min = 4;
-        cr_assert(check_plan(KG_RED_SUM, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
-        cr_assert(check_plan(KG_RED_MAX, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
-        /* and in tiles of at most 64 lanes across (run_tiles_lanes) */
-        ahead.run_tiles_lanes = 64;
-        cr_assert(check_plan(KG_RED_SUM, &in, cases[i].mask, &ahead, why, sizeof why, &cls), "case %zu: %s", i, why);
-        sh.run_tiles_lanes = 64;
-        cr_assert(check_plan(KG_RED_MEAN, &in, cases[i].mask, &sh, why, sizeof why, &cls), "case %zu: %s", i, why);
-        sh.run_tiles_lanes = 0;
-    }
-    /* the GPU tests' table cases (test_reduce.c), bf16 and f16, through
-       the default chain (part 0's tuning): shifted, several tiles, split */
-    static const struct {
-        int nd;
-        int64_t shape[3];
-        unsigned mask;
-        int tiles, split;
-    } table[] = {{3, {40, 77, 7}, 0x5, 1, 1},
-                 {2, {60, 1677}, 0x1, 1, 1}, /* (under bit 4 in 16-byte vectors: 210 lanes, one tile) */
-                 {3, {3000, 13, 5}, 0x5, 1, 1},
-                 {3, {41, 77, 7}, 0x5, 1, 1}};
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        for (int d = 0; d < 2; d++) {
-            kg_tensor in = fake(IN_AT, d ? KG_F16 : KG_BF16, table[i].nd, table[i].shape);
-            int axes[3];
-            const int n = mask_axes(table[i].mask, table[i].nd, axes);
-            kg_red_tuning t = kg_red_tuning_default;
-            t.run_tiles_shift = 7;
-            cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
-            cr_assert_eq(p.cls, KG_RED_RUNT, "table case %zu: class %d", i, p.cls);
-            cr_assert_eq(p.args.vstore, 1, "table case %zu: shifted", i);
-            cr_assert_eq(p.args.vec, 16, "table case %zu: %d bytes a load (the GPU test's part 0)", i, p.args.vec);
-            cr_assert_eq(p.args.tiles, table[i].tiles, "table case %zu: %lld tiles", i, (long long)p.args.tiles);
-            cr_assert_eq(p.args.splits > 1, table[i].split, "table case %zu: %d splits", i, p.args.splits);
-            cr_assert(check_plan(KG_RED_NORM, &in, table[i].mask, &t, why, sizeof why, &cls), "%s", why);
-            /* the GPU test's parts 1 and 2: shifted in 8-byte and 4-byte loads */
-            for (int vbp = 8; vbp >= 4; vbp /= 2) {
-                kg_red_tuning f = kg_red_force_runt(vbp, vbp == 8 ? 64 : 6);
-                f.run_tiles_shift = 7;
-                f.run_tiles_vb_min = 4;
-                f.run_tiles_lanes = vbp == 8 ? 64 : 0;
-                cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &f, &p), KG_OK);
-                cr_assert(p.cls == KG_RED_RUNT && p.args.vstore == 1 && p.args.vec == vbp,
-                          "table case %zu: shifted in %d-byte loads (class %d, vec %d)", i, vbp, p.cls, p.args.vec);
-                cr_assert(check_plan(KG_RED_MIN, &in, table[i].mask, &f, why, sizeof why, &cls), "%s", why);
-            }
-        }
-    /* an input 2 bytes off its words: the shifted loads would leave it */
-    kg_tensor mis = fake(IN_AT + 2, KG_BF16, 3, (int64_t[]){100, 127, 15});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &mis, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
-    cr_assert(p.cls != KG_RED_RUNT || !p.args.vstore, "an input 2 bytes off its words took shifted loads");
-    /* 4-byte elements: never */
-    kg_tensor f = fake(IN_AT, KG_F32, 3, (int64_t[]){100, 127, 15});
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){0, 2}, 2, 0, &sh, &p), KG_OK);
-    cr_assert_neq(p.cls, KG_RED_RUNT);
-    /* bit 4: inputs of an odd element count too (sweep #54's nest R7 K63
-       K3075 K3 R33 and #162's K1059 R1023 R31, scaled): the end off the
-       vector, in args.rdims.size[0] */
-    static const struct {
-        int nd;
-        int64_t shape[5];
-        unsigned mask;
-    } ragged[] = {{5, {3, 3, 31, 63, 7}, 0x11}, {3, {3, 101, 1059}, 0x3}, {3, {101, 127, 15}, 0x5}, {2, {61, 1677}, 0x1}};
-    for (size_t i = 0; i < sizeof ragged / sizeof ragged[0]; i++) {
-        kg_tensor in = fake(IN_AT, KG_BF16, ragged[i].nd, ragged[i].shape);
-        int axes[5];
-        const int n = mask_axes(ragged[i].mask, ragged[i].nd, axes);
-        kg_red_tuning t = kg_red_tuning_default;
-        t.run_tiles_shift = 3;
-        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
-        cr_assert(p.cls != KG_RED_RUNT || !p.args.vstore, "ragged case %zu: shifted without bit 4", i);
-        t.run_tiles_shift = 7;
-        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK);
-        cr_assert(p.cls == KG_RED_RUNT && p.args.vstore == 1, "ragged case %zu: class %d", i, p.cls);
-        cr_assert_eq(p.args.rdims.size[0], kg_numel(&in), "ragged case %zu: the input's end", i);
-        cr_assert_eq(p.args.rdims.n, 0);
-        for (int op = 0; op < KG_RED_COUNT; op++)
-            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u)
-                cr_expect(check_plan((kg_reduce_op)op, &in, ragged[i].mask, &t, why, sizeof why, &cls),
-                          "ragged case %zu %s: %s", i, kg_red_infos[op].name, why);
-    }
-    /* the two classes apart: bit 1 short runs only, bit 2 plain columns only */
-    kg_tensor runs = fake(IN_AT, KG_BF16, 3, (int64_t[]){100, 127, 15}), cols = fake(IN_AT, KG_BF16, 2, (int64_t[]){100, 1677});
-    for (int bits = 1; bits <= 2; bits++) {
-        kg_red_tuning t = kg_red_tuning_default;
-        t.run_tiles_shift = bits;
-        cr_assert_eq(plan_tuned(KG_RED_SUM, &runs, (int[]){0, 2}, 2, 0, &t, &p), KG_OK);
-        cr_assert_eq(p.cls == KG_RED_RUNT && p.args.vstore == 1, bits == 1, "runs under run_tiles_shift %d", bits);
-        cr_assert_eq(plan_tuned(KG_RED_SUM, &cols, (int[]){0}, 1, 0, &t, &p), KG_OK);
-        cr_assert_eq(p.cls == KG_RED_RUNT && p.args.vstore == 1, bits == 2, "columns under run_tiles_shift %d", bits);
-    }
-    cr_assert_eq(kg_red_tuning_default.run_tiles_shift, 0, "off by default");
+    /* on by default: 8 splits, 3 units per multiprocessor past them */
+    cr_assert_eq(kg_red_tuning_default.run_tiles_cap, 8);
+    cr_assert_eq(kg_red_tuning_default.run_tiles_cap_units, 3);
 }
 
 /* SEGW (seg_rows): short dense rows staged a warp at a time. The sweep's
