@@ -259,4 +259,15 @@ KG_API int kg_test_last_attn_tma(void);
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
+/* The decode path's multicast kernels (kg_attn_dec_mc: the two 16-row
+   tiles of a split as a cluster of 2 sharing each K / V tile; forced-only,
+   not yet measured), process-wide: 1 takes them for every 16-row decode
+   launch of two row tiles on compute capability 9.0 with bulk tensor
+   copies whose grid the clusters resident at once hold; 0 never. The
+   last decode launch: 1 where it took them, 0 not, -1 asked but not taken;
+   *clusters (may be NULL) the clusters of 2 its kernel can have resident
+   at once (cudaOccupancyMaxActiveClusters; 0 not asked or not known). */
+KG_API void kg_test_attn_dec_mc(int on);
+KG_API int kg_test_last_attn_dec_mc(int *clusters);
+
 #endif
