@@ -59,6 +59,33 @@ typedef struct {
     int64_t nq, nk, nl, nm;
 } mbufs;
 
+/* The case's sizes and device buffers (the mask's: one float without a
+   mask). */
+static void mbufs_open(const mcase *c, mbufs *x)
+{
+    const size_t es = kg_dtype_size(c->dt);
+    x->nq = (int64_t)c->B * c->Hq * c->Sq * c->D;
+    x->nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
+    x->nl = (int64_t)c->B * c->Hq * c->Sq;
+    x->nm = c->mask ? x->nl * c->Sk : 1;
+    x->dq = kt_alloc(ctx, x->nq * es);
+    x->dk = kt_alloc(ctx, x->nk * es);
+    x->dv = kt_alloc(ctx, x->nk * es);
+    x->dm = kt_alloc(ctx, x->nm * 4);
+    x->dout = kt_alloc(ctx, x->nq * es);
+    x->dl = kt_alloc(ctx, x->nl * 4);
+}
+
+static void mbufs_close(mbufs *x)
+{
+    kg_free(ctx, x->dq);
+    kg_free(ctx, x->dk);
+    kg_free(ctx, x->dv);
+    kg_free(ctx, x->dm);
+    kg_free(ctx, x->dout);
+    kg_free(ctx, x->dl);
+}
+
 /* One call of the 16-row variant with the multicast hook `on`; out and lse
    (poisoned first) downloaded to o and l. Returns what the launch did with
    the hook (kg_test_last_attn_dec_mc). */
@@ -154,10 +181,7 @@ static void mc_case(const mcase *c)
 {
     mbufs x;
     const size_t es = kg_dtype_size(c->dt);
-    x.nq = (int64_t)c->B * c->Hq * c->Sq * c->D;
-    x.nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
-    x.nl = (int64_t)c->B * c->Hq * c->Sq;
-    x.nm = c->mask ? x.nl * c->Sk : 1;
+    mbufs_open(c, &x);
     x.q = malloc(x.nq * es);
     x.k = malloc(x.nk * es);
     x.v = malloc(x.nk * es);
@@ -182,41 +206,42 @@ static void mc_case(const mcase *c)
         const int h = (int)(i / ((int64_t)c->Sq * c->Sk) % c->Hq);
         ((float *)x.m)[i] = h % 5 == 1 || kt_uniform(&rng, 0, 1) < 0.2 ? -INFINITY : (float)kt_uniform(&rng, -2, 2);
     }
-    x.dq = kt_alloc(ctx, x.nq * es);
-    x.dk = kt_alloc(ctx, x.nk * es);
-    x.dv = kt_alloc(ctx, x.nk * es);
-    x.dm = kt_alloc(ctx, x.nm * 4);
-    x.dout = kt_alloc(ctx, x.nq * es);
-    x.dl = kt_alloc(ctx, x.nl * 4);
     kt_upload(ctx, x.dq, x.q, x.nq * es);
     kt_upload(ctx, x.dk, x.k, x.nk * es);
     kt_upload(ctx, x.dv, x.v, x.nk * es);
     kt_upload(ctx, x.dm, x.m, x.nm * 4);
 
-    int major = 0, minor = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
-    /* the multicast plan's splits (fewer than the default's where fewer
-       than one cluster of 2 a pair of multiprocessors can be resident)
-       forced on the default run */
-    mcase c0 = *c;
-    const int took0 = mc_call(c, &x, 1, x.o, x.l);
-    c0.splits = kg_test_last_attn_splits(ctx);
-    cr_assert_eq(mc_call(&c0, &x, 0, o0, l0), 0, "the hook off: not taken");
-    const int tma = kg_test_last_attn_tma();
+    int major = 0, minor = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
+    cr_assert_eq(mc_call(c, &x, 0, o0, l0), 0, "the hook off: not taken");
+    const int tma = kg_test_last_attn_tma(), splits0 = kg_test_last_attn_splits(ctx);
     for (int rep = 0; rep < 2; rep++) { /* twice: the merge's counters are back to zero */
-        const int took = rep ? mc_call(&c0, &x, 1, x.o, x.l) : took0;
+        const int took = mc_call(c, &x, 1, x.o, x.l), splits = kg_test_last_attn_splits(ctx);
         int clusters = 0;
         kg_test_last_attn_dec_mc(&clusters);
-        cr_assert_eq(took, major == 9 && minor == 0 && tma ? 1 : -1,
+        /* taken on compute capability 9.0 with bulk copies where the grid
+           fits the clusters resident at once (the planner's splits are
+           planned to; a forced count may not) */
+        const int fits = clusters > 0 && (int64_t)c->B * c->Hkv * 2 * splits <= 2 * (int64_t)clusters;
+        cr_assert_eq(took, major == 9 && minor == 0 && tma && (fits || c->splits == 0) ? 1 : -1,
                      "%s B %d Hq %d Hkv %d Sq %d Sk %d D %d: multicast %d (%d clusters of 2 resident, bulk copies %d)",
                      kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, took, clusters, tma);
-        if (rep == 1)
-            cr_log_info("mc D %d: %d clusters of 2 resident, %d splits", c->D, clusters, c0.splits);
+        if (rep == 0)
+            cr_log_info("mc D %d: %d clusters of 2 resident, %d splits (default %d)", c->D, clusters, splits, splits0);
+        /* the same plan, the same bits; the plans differ only where fewer
+           than sms / 2 clusters of 2 can be resident (the multicast splits
+           then plan for the blocks those hold) */
+        if (splits != splits0) {
+            cr_assert(c->splits == 0 && took == 1 && 2 * clusters < sms,
+                      "%d splits, the default's %d, %d clusters of 2 resident, %d multiprocessors", splits, splits0,
+                      clusters, sms);
+            continue;
+        }
         cr_assert(memcmp(o0, x.o, x.nq * es) == 0 && memcmp(l0, x.l, x.nl * 4) == 0,
                   "%s B %d Hq %d Hkv %d Sq %d Sk %d D %d causal %d mask %d splits %d merge %d: the multicast bits "
                   "differ from the default's (call %d)",
-                  kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask,
-                  kg_test_last_attn_splits(ctx), kg_test_last_attn_combine(ctx), rep);
+                  kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, splits,
+                  kg_test_last_attn_combine(ctx), rep);
     }
     double err = 0, lp = 0;
     for (int b = 0; b < c->B; b++)
@@ -240,12 +265,7 @@ static void mc_case(const mcase *c)
     free(xq);
     free(xk);
     free(xv);
-    kg_free(ctx, x.dq);
-    kg_free(ctx, x.dk);
-    kg_free(ctx, x.dv);
-    kg_free(ctx, x.dm);
-    kg_free(ctx, x.dout);
-    kg_free(ctx, x.dl);
+    mbufs_close(&x);
 }
 
 /* The rows the candidate is for: MQA and GQA groups of 17 to 32 rows, the
@@ -272,7 +292,7 @@ Test(attention_decode_mc, edges_match_default_bits_and_reference)
         {KG_BF16, 1, 32, 1, 1, 1, 128, 0, 0, 0, 0},    {KG_F16, 1, 32, 1, 1, 40, 128, 0, 0, 0, 0},
         {KG_BF16, 2, 32, 1, 1, 100, 64, 0, 0, 0, 0},   {KG_BF16, 1, 32, 1, 1, 3001, 128, 0, 0, 1, 0},
         {KG_F16, 1, 32, 1, 1, 5003, 64, 0, 0, 3, 1},   {KG_BF16, 1, 32, 1, 1, 5003, 128, 0, 0, 7, 2},
-        {KG_BF16, 1, 32, 1, 1, 7777, 128, 0, 0, 5, 3}, {KG_F16, 1, 32, 1, 1, 40000, 64, 0, 0, 64, 0},
+        {KG_BF16, 1, 32, 1, 1, 7777, 128, 0, 0, 5, 3}, {KG_F16, 1, 32, 1, 1, 40900, 64, 0, 0, 64, 0},
         {KG_BF16, 1, 16, 1, 2, 5001, 128, 1, 0, 0, 0}, {KG_F16, 2, 8, 1, 4, 3, 64, 1, 0, 0, 0},
         {KG_BF16, 1, 8, 1, 3, 2049, 128, 1, 0, 4, 0},  {KG_BF16, 2, 64, 2, 1, 3000, 64, 0, 1, 0, 0},
         {KG_F16, 1, 10, 1, 2, 4500, 128, 1, 1, 3, 0},
@@ -295,15 +315,7 @@ Test(attention_decode_mc, not_taken_where_it_does_not_apply)
         const mcase *c = &cs[i];
         mbufs x;
         const size_t es = kg_dtype_size(c->dt);
-        x.nq = (int64_t)c->B * c->Hq * c->Sq * c->D;
-        x.nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
-        x.nl = (int64_t)c->B * c->Hq * c->Sq;
-        x.dq = kt_alloc(ctx, x.nq * es);
-        x.dk = kt_alloc(ctx, x.nk * es);
-        x.dv = kt_alloc(ctx, x.nk * es);
-        x.dm = NULL;
-        x.dout = kt_alloc(ctx, x.nq * es);
-        x.dl = kt_alloc(ctx, x.nl * 4);
+        mbufs_open(c, &x);
         KT_OK(ctx, kg_memset(ctx, x.dq, 0x3c, x.nq * es));
         KT_OK(ctx, kg_memset(ctx, x.dk, 0x3b, x.nk * es));
         KT_OK(ctx, kg_memset(ctx, x.dv, 0x3a, x.nk * es));
@@ -316,10 +328,6 @@ Test(attention_decode_mc, not_taken_where_it_does_not_apply)
         free(o1);
         free(l0);
         free(l1);
-        kg_free(ctx, x.dq);
-        kg_free(ctx, x.dk);
-        kg_free(ctx, x.dv);
-        kg_free(ctx, x.dout);
-        kg_free(ctx, x.dl);
+        mbufs_close(&x);
     }
 }
