@@ -707,8 +707,8 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
 }
 
 /* kg_test_attn_dec_mc (a test and benchmark hook, process-wide): the
-   multicast kernels (kg_attn_dec_mc) where a launch can take them; what
-   the last decode launch did and the clusters it found resident */
+   multicast kernels (kg_attn_dec_mc) forced on or off; what the last
+   decode launch did and the clusters it found resident */
 static int dec_mc_force, dec_mc_last, dec_mc_clusters;
 
 void kg_test_attn_dec_mc(int on) { __atomic_store_n(&dec_mc_force, on, __ATOMIC_RELAXED); }
@@ -815,7 +815,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        16 splits 23.6 us, the one-wave 32 splits 33.2; at one block a
        multiprocessor that row takes 16 splits either way) */
     const int64_t vr = rows < R ? rows : R;
-    /* the multicast kernel where the hook asks for it (forced-only): the
+    /* the multicast kernel where the hook or KG_ATTN_DEC_MC asks for it: the
        16-row variant's two row tiles of a split as one cluster of 2 (grid
        x: split x 2 + tile), with bulk tensor copies, one block a
        multiprocessor; its grid within the clusters resident at once (a
@@ -825,7 +825,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        bits) */
     const kg_attn_entry *em = NULL;
     int mc_clusters = 0;
-    if (__atomic_load_n(&dec_mc_force, __ATOMIC_RELAXED) > 0 && variant == KG_ATTN_V_DECODE) {
+    const int mf = __atomic_load_n(&dec_mc_force, __ATOMIC_RELAXED);
+    if ((mf > 0 || (mf == 0 && KG_ATTN_DEC_MC)) && variant == KG_ATTN_V_DECODE) {
         const kg_attn_entry *e0 = kg_attn_table[variant][dt][slot];
         em = &kg_attn_dec_mc[dt][slot][e - e0];
         if (em->threads == e->threads && em->smem == e->smem && per_sm == 1 && nrt == 2 && tm->on &&

@@ -260,13 +260,17 @@ KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
 /* The decode path's multicast kernels (kg_attn_dec_mc: the two 16-row
-   tiles of a split as a cluster of 2 sharing each K / V tile; forced-only,
-   not yet measured), process-wide: 1 takes them for every 16-row decode
-   launch of two row tiles on compute capability 9.0 with bulk tensor
-   copies whose grid the clusters resident at once hold; 0 never. The
-   last decode launch: 1 where it took them, 0 not, -1 asked but not taken;
-   *clusters (may be NULL) the clusters of 2 its kernel can have resident
-   at once (cudaOccupancyMaxActiveClusters; 0 not asked or not known). */
+   tiles of a split as a cluster of 2 sharing each K / V tile), where a
+   launch can take them: every 16-row decode launch of two row tiles on
+   compute capability 9.0 with bulk tensor copies, one block a
+   multiprocessor, whose grid the clusters resident at once hold. 1 where
+   the runtime takes them by default (0: forced-only, not yet measured). */
+#define KG_ATTN_DEC_MC 0
+/* The multicast kernels, process-wide: 1 taken where they can be, -1
+   never, 0 the runtime's choice (KG_ATTN_DEC_MC). The last decode launch:
+   1 where it took them, 0 not asked, -1 asked but not taken; *clusters
+   (may be NULL) the clusters of 2 its kernel can have resident at once
+   (cudaOccupancyMaxActiveClusters; 0 not asked or not known). */
 KG_API void kg_test_attn_dec_mc(int on);
 KG_API int kg_test_last_attn_dec_mc(int *clusters);
 

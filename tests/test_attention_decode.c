@@ -86,7 +86,8 @@ static void mbufs_close(mbufs *x)
     kg_free(ctx, x->dl);
 }
 
-/* One call of the 16-row variant with the multicast hook `on`; out and lse
+/* One call of the 16-row variant with the multicast hook `on` (1 on, -1
+   off: kg_test_attn_dec_mc); out and lse
    (poisoned first) downloaded to o and l. Returns what the launch did with
    the hook (kg_test_last_attn_dec_mc). */
 static int mc_call(const mcase *c, mbufs *x, int on, void *o, float *l)
@@ -213,7 +214,7 @@ static void mc_case(const mcase *c)
 
     int major = 0, minor = 0, sms = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
-    cr_assert_eq(mc_call(c, &x, 0, o0, l0), 0, "the hook off: not taken");
+    cr_assert_eq(mc_call(c, &x, -1, o0, l0), 0, "the hook off: not taken");
     const int tma = kg_test_last_attn_tma(), splits0 = kg_test_last_attn_splits(ctx);
     for (int rep = 0; rep < 2; rep++) { /* twice: the merge's counters are back to zero */
         const int took = mc_call(c, &x, 1, x.o, x.l), splits = kg_test_last_attn_splits(ctx);
@@ -321,7 +322,7 @@ Test(attention_decode_mc, not_taken_where_it_does_not_apply)
         KT_OK(ctx, kg_memset(ctx, x.dv, 0x3a, x.nk * es));
         void *o0 = malloc(x.nq * es), *o1 = malloc(x.nq * es);
         float *l0 = malloc(x.nl * 4), *l1 = malloc(x.nl * 4);
-        cr_assert_eq(mc_call(c, &x, 0, o0, l0), 0);
+        cr_assert_eq(mc_call(c, &x, -1, o0, l0), 0);
         cr_assert_eq(mc_call(c, &x, 1, o1, l1), -1, "case %zu: taken where it does not apply", i);
         cr_assert(memcmp(o0, o1, x.nq * es) == 0 && memcmp(l0, l1, x.nl * 4) == 0, "case %zu: bits differ", i);
         free(o0);
