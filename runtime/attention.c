@@ -826,7 +826,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const kg_attn_entry *em = NULL;
     int mc_clusters = 0;
     const int mf = __atomic_load_n(&dec_mc_force, __ATOMIC_RELAXED);
-    if ((mf > 0 || (mf == 0 && KG_ATTN_DEC_MC)) && variant == KG_ATTN_V_DECODE) {
+    if ((mf > 0 || (mf == 0 && KG_ATTN_DEC_MC && p->sq == 1)) && variant == KG_ATTN_V_DECODE) {
         const kg_attn_entry *e0 = kg_attn_table[variant][dt][slot];
         em = &kg_attn_dec_mc[dt][slot][e - e0];
         if (em->threads == e->threads && em->smem == e->smem && per_sm == 1 && nrt == 2 && tm->on &&

@@ -264,7 +264,8 @@ KG_API int kg_test_last_attn_queue(void);
    launch can take them: every 16-row decode launch of two row tiles on
    compute capability 9.0 with bulk tensor copies, one block a
    multiprocessor, whose grid the clusters resident at once hold. 1 where
-   the runtime takes them by default (0: forced-only, not yet measured). */
+   the runtime takes them by default, for one query a head (the rows
+   measured); 0: forced-only, not yet measured. */
 #define KG_ATTN_DEC_MC 0
 /* The multicast kernels, process-wide: 1 taken where they can be, -1
    never, 0 the runtime's choice (KG_ATTN_DEC_MC). The last decode launch:
