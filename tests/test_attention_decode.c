@@ -279,7 +279,8 @@ Test(attention_decode_mc, mqa_rows_match_default_bits_and_reference)
         {KG_BF16, 2, 24, 1, 1, 9000, 64, 0, 0, 0, 0},   {KG_F16, 1, 20, 1, 1, 15997, 64, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-        mc_case(&cs[i]);
+        if (kt_take(3)) /* (a sample under a sanitizer) */
+            mc_case(&cs[i]);
 }
 
 /* Edges: Sk 1, Sk below one key tile and below one stage's worth, Sk not a
@@ -299,7 +300,8 @@ Test(attention_decode_mc, edges_match_default_bits_and_reference)
         {KG_F16, 1, 10, 1, 2, 4500, 128, 1, 1, 3, 0},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-        mc_case(&cs[i]);
+        if (kt_take(3)) /* (a sample under a sanitizer) */
+            mc_case(&cs[i]);
 }
 
 /* Where the kernels do not apply the hook changes nothing: one row tile
