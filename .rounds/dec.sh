@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Round script of engineer dec, session 26 (issue 9, decode attention): the
 # multicast decode kernels (kg_attn_dec_mc; forced-only: kg_test_attn_dec_mc /
-# bench word "mc"). The 16-row decode variant's two row tiles of a split run
+# bench words "mc", "mcd"). The 16-row decode variant's two row tiles of a split run
 # as one thread-block cluster of 2; each K / V tile is one bulk tensor copy
 # multicast to both blocks (rank 0 issues K, rank 1 V), so K and V cross L2
 # once instead of twice; main's plan, partials and merge are kept, so the bits
@@ -12,8 +12,9 @@
 #              MQA / GQA groups of 20-32 rows, bf16 / f16, D 64 / 128, the
 #              planner's splits and merge: the multicast run taken (on an
 #              H200 with bulk copies), its output and lse bitwise equal to the
-#              default's (same split count), twice (counters back to zero),
-#              and within the float64 reference's tolerance. Its log prints
+#              default's (same split count) with each refill (mc, then mcd: the
+#              counters are back to zero between), and within the float64
+#              reference's tolerance. Its log prints
 #              "mc D d: N clusters of 2 resident" (cudaOccupancyMaxActiveClusters,
 #              66 needed for 132 blocks).
 #   t_mc_edges attention_decode_mc/edges_match_default_bits_and_reference: Sk 1,
@@ -32,22 +33,27 @@
 #   All tests must pass (rc 0), and memcheck must report 0 errors where it
 #   finished, for the candidate to merge; racecheck hazards are read (TMA
 #   writes are async-proxy: a hazard report on the stages is judged by hand).
-# Step 2 (<= 30 s) DECIDES WHETHER IT BECOMES THE DEFAULT: bench_attention,
-#   KG_BENCH_DECVS "def;mc;r16;r16,mc;def;mc;r16;r16,mc" (def = main's path;
-#   mc = the multicast kernel where the launch can take it; r16 = main's
-#   16-row variant forced; r16,mc = that with multicast), three interleaved
-#   rounds, best of each; each config's bits against def's ('=' in the configs
-#   line) and float64 where they differ; the configs line shows "mc 1/N"
-#   (taken, N clusters of 2 resident) or "mc -1" (not applicable).
-#   RULE 1 (the class: 16-row decode launches of two row tiles, group x Sq
+# Step 2 (<= 32 s) DECIDES WHETHER IT BECOMES THE DEFAULT: bench_attention,
+#   KG_BENCH_DECVS "def;mc;mcd;r16,mc;def;mc;mcd;r16,mc" (def = main's path;
+#   mc = the multicast kernel where the launch can take it, thread 0 waiting for
+#   both blocks' word before each refill; mcd = the same with the deferred
+#   refill, KG_DEC_MC_DEFER; r16,mc = main's 16-row variant forced, with
+#   multicast), three interleaved rounds, best of each; each config's bits
+#   against def's ('=' in the configs line) and float64 where they differ; the
+#   configs line shows "mc 1/N" or "mc 2/N" (taken, N clusters of 2 resident)
+#   or "mc -1" (not applicable).
+#   RULE 1 (the class: 16-row decode launches of two row tiles, Sq 1, group
 #   17-32 where kg_attn_dec_tile_rows picks 16, D 64 / 128, sm_90, one wave):
-#   mc becomes the default for the class (launch_decode: dec_mc_force's
-#   default on) iff on EVERY row of the A/B where def takes 16-row tiles and
-#   mc is taken, min(mc) <= 0.98 x min(def) (both positions' best), and no
-#   row of the class is slower. Else dropped.
+#   a refill mode m (mc or mcd) becomes the default for the class
+#   (runtime/attn_plan.h: #define KG_ATTN_DEC_MC 1 for mc, 2 for mcd) iff on
+#   EVERY row of the A/B where def takes 16-row tiles and m is taken,
+#   min(m) <= 0.98 x min(def) (both positions' best), and no row of the class
+#   is slower. If both modes qualify: the one with the lower sum of times over
+#   those rows. Else dropped.
 #   RULE 2 (informational unless it holds everywhere): rows where def takes the
 #   32-row tile (MQA B 8): if r16,mc <= 0.98 x def on every such row, the tile
-#   rule could name 16 rows with multicast there (a next-session change).
+#   rule could name 16 rows with multicast there (a next-session change, its
+#   own round).
 #   Control row (GQA group 4, bf16 B 1 Hq 32 Hkv 8 Sk 32768: mc -1) must be level.
 #   Rows, in order: bf16 MQA B 1 Sk 32768 D 128; bf16 MQA B 2 / B 4 Sk 8192 D 128;
 #   f16 MQA B 1 Sk 32768 D 64; f16 MQA B 2 Sk 8192 D 64; bf16 B 1 Hq 64 Hkv 2
@@ -58,7 +64,7 @@
 #   on rows 6 (B 1 Hq 64 Hkv 2), 8 (f16 B 4 Hq 24) and 9 (MQA B 8).
 # Step 2b (<= 9 s): PyTorch flash / cuDNN on the A/B rows (torch_attention.py
 #   on the CSV of main's figures).
-# Step 3 (<= 6 s, informational): per-block traces of def / mc on MQA B 1
+# Step 3 (<= 6 s, informational): per-block traces of def / mc / mcd on MQA B 1
 #   Sk 32768 D 128 and MQA B 4 Sk 8192 (when the keys end, the merge tail).
 set -u
 export LD_LIBRARY_PATH=lib:${LD_LIBRARY_PATH:-}
@@ -96,13 +102,13 @@ cat "$OUT/t_rc.txt"
 grep -h "^\[PASS\]\|^\[FAIL\]\|Synthesis\|cr_assert\|clusters of 2\|^\[----\].*:" "$OUT"/t_*.log | grep -v "Criterion v" | head -60
 grep -H "ERROR SUMMARY\|RACECHECK SUMMARY\|Synthesis" "$OUT"/san_*.log
 
-stamp "2: A/B def / mc"
+stamp "2: A/B def / mc / mcd"
 ROWS="bf16:1:32:1:32768:128,bf16:2:32:1:8192:128,bf16:4:32:1:8192:128,f16:1:32:1:32768:64"
 ROWS="$ROWS,f16:2:32:1:8192:64,bf16:1:64:2:32768:128,bf16:2:32:1:20000:64,f16:4:24:1:47210:64"
 ROWS="$ROWS,bf16:8:32:1:8192:128,bf16:1:32:8:32768:128"
 left=$(( 60 - ($(date +%s) - t0) ))
 KG_BENCH_CSV="$OUT/ab.csv" KG_BENCH_FILTER="dseed list" KG_BENCH_DEC_ROWS="$ROWS" \
-    KG_BENCH_DECVS="def;mc;r16;r16,mc;def;mc;r16;r16,mc" timeout -k 2 $(( left > 32 ? 32 : left > 10 ? left : 10 )) \
+    KG_BENCH_DECVS="def;mc;mcd;r16,mc;def;mc;mcd;r16,mc" timeout -k 2 $(( left > 32 ? 32 : left > 10 ? left : 10 )) \
     "$B" >"$OUT/ab.log" 2>&1
 echo "rc $?"
 cat "$OUT/ab.log"
@@ -117,10 +123,10 @@ if [ -f "$OUT/ab.csv" ] && [ "$left" -gt 3 ]; then
 fi
 
 left=$(( 73 - ($(date +%s) - t0) ))
-stamp "3: traces def / mc (MQA B 1 Sk 32768 D 128, MQA B 4 Sk 8192), $left s left"
+stamp "3: traces def / mc / mcd (MQA B 1 Sk 32768 D 128, MQA B 4 Sk 8192), $left s left"
 if [ "$left" -gt 2 ]; then
     KG_BENCH_FILTER="dseed list" KG_BENCH_DEC_ROWS="bf16:1:32:1:32768:128,bf16:4:32:1:8192:128" \
-        KG_BENCH_TRACE=1 KG_BENCH_DECVS="def;mc" timeout -k 1 $(( left > 6 ? 6 : left )) "$B" >"$OUT/trace.log" 2>&1
+        KG_BENCH_TRACE=1 KG_BENCH_DECVS="def;mc;mcd" timeout -k 1 $(( left > 6 ? 6 : left )) "$B" >"$OUT/trace.log" 2>&1
     echo "rc $?"
     head -40 "$OUT/trace.log"
 fi

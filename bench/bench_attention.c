@@ -230,8 +230,8 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, mc, nomc, cN,
-   sN, xN, dN; see dec_configs), from the runtime's choices; planned: the planner's splits. */
+   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, mc, mcd, nomc,
+   cN, sN, xN, dN; see dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
     kg_test_attn_dec_stages(0);
@@ -281,6 +281,8 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_pdl(ctx, 0);
         else if (l == 2 && !strncmp(x, "mc", 2))
             kg_test_attn_dec_mc(1);
+        else if (l == 3 && !strncmp(x, "mcd", 3))
+            kg_test_attn_dec_mc(2);
         else if (l == 4 && !strncmp(x, "nomc", 4))
             kg_test_attn_dec_mc(-1);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
@@ -369,8 +371,9 @@ static double graph_us(call_t *c, int n, int reps)
    r32 / r64 (the decode variant of that many packed rows), host0 / host1 (the
    host path before session 21; the new one with the runtime's launches;
    kg_test_attn_dec_host), kN (the kernels' bits N, kg_test_attn_dec_kflags;
-   k0 none), nopdl (launches without programmatic dependent launch), mc / nomc
-   (the multicast kernels where they apply / never, kg_test_attn_dec_mc), rows (the
+   k0 none), nopdl (launches without programmatic dependent launch), mc / mcd / nomc
+   (the multicast kernels where they apply, mcd with the deferred refill / never,
+   kg_test_attn_dec_mc), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the

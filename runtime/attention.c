@@ -394,6 +394,10 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
    grid's last blocks of each row tile merge it, no combine grid */
 #define KG_DEC_TAIL 4u
 
+/* attention_decode.cuh's dflags bit: the multicast kernels refill a stage
+   without waiting for the other block's word (KG_ATTN_DEC_MC 2) */
+#define KG_DEC_MC_DEFER 8u
+
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
 static int dec_kflags_force, dec_kflags_last;
@@ -823,9 +827,9 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        be resident), so the splits plan for at most that many blocks (the
        same plan where those are a block a multiprocessor, so the same
        bits) */
+    const int mf = __atomic_load_n(&dec_mc_force, __ATOMIC_RELAXED);
     const kg_attn_entry *em = NULL;
     int mc_clusters = 0;
-    const int mf = __atomic_load_n(&dec_mc_force, __ATOMIC_RELAXED);
     if ((mf > 0 || (mf == 0 && KG_ATTN_DEC_MC && p->sq == 1)) && variant == KG_ATTN_V_DECODE) {
         const kg_attn_entry *e0 = kg_attn_table[variant][dt][slot];
         em = &kg_attn_dec_mc[dt][slot][e - e0];
@@ -961,7 +965,10 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     /* the multicast kernel (above) where its grid is one wave of clusters */
     const int mc = em ? mc_clusters > 0 && nblocks <= 2 * (int64_t)mc_clusters && smem > (114 << 10) ? 1 : -1 : 0;
     const int kernel = mc > 0 ? em->kernel : e->kernel;
-    __atomic_store_n(&dec_mc_last, mc, __ATOMIC_RELAXED);
+    const int defer = mc > 0 && (mf > 1 || (mf == 0 && KG_ATTN_DEC_MC > 1));
+    if (defer)
+        p->dflags = (uint16_t)(p->dflags | KG_DEC_MC_DEFER);
+    __atomic_store_n(&dec_mc_last, defer ? 2 : mc, __ATOMIC_RELAXED);
     __atomic_store_n(&dec_mc_clusters, mc_clusters, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, kernel, smem);
     if (st != KG_OK)

@@ -50,6 +50,11 @@
    combine kernel: the same bits. p.counters[tile] counts the tile's
    written splits; the last split in zeroes it (zero between calls). */
 #define KG_DEC_TAIL 4u
+/* KG_DEC_MC_DEFER (the multicast kernels, CL 2): thread 0 refills a stage
+   only once both blocks have freed it, without waiting for the other
+   block's word: it tests for it after each tile and waits only for the
+   tile the block needs next (dec_unit). No result bit changes. */
+#define KG_DEC_MC_DEFER 8u
 
 namespace kg_attn
 {
@@ -206,6 +211,20 @@ __device__ __forceinline__ void mbar_wait_cl(uint32_t bar, int parity)
                      : "memory");
     } while (!done);
 #endif
+}
+/* whether the phase of parity `parity` of such a barrier has completed
+   (no waiting) */
+__device__ __forceinline__ bool mbar_test_cl(uint32_t bar, int parity)
+{
+    uint32_t done = 1;
+#if !KG_TMA_OFF
+    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+#endif
+    return done != 0;
 }
 /* tma_tile's rows (attention_tma.cuh) multicast: the same bytes at the
    same shared address in both blocks of the cluster, each block's bytes
@@ -576,7 +595,8 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
    blocks (rank 0 K, rank 1 V), each block's stage barrier expecting both;
    a stage is refilled once both blocks have freed it (each block's thread 0
    arrives on both blocks' empty barrier, dec_empty_bars, and waits on its
-   own); both blocks stream the keys of the later key end of the two tiles
+   own; KG_DEC_MC_DEFER: tests it, and waits only for the tile its block
+   needs next); both blocks stream the keys of the later key end of the two tiles
    (causal) and compute their own; the block's computation and partial are
    the ones CL 1 gives, so the bits are the same. The caller ends with
    cl_wait, the second half of the cluster barrier whose first half follows
@@ -698,8 +718,20 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     int qi[MT][2]; /* query index of the lane's rows */
     dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
+    /* CL 2, KG_DEC_MC_DEFER: thread 0's next tile to issue (the first
+       ns - 1 issued above) */
+    [[maybe_unused]] const bool defer = CL > 1 && (p.dflags & KG_DEC_MC_DEFER);
+    [[maybe_unused]] int next = min(ns - 1, nl);
     for (int j = 0; j < nl; j++) {
         if (tma) {
+            if constexpr (CL > 1)
+                if (defer && tid == 0)
+                    for (; next <= j; next++) { /* tile j not issued yet: now, waiting for its stage */
+                        if (next >= ns)
+                            mbar_wait_cl(kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[next % ns]),
+                                         (next / ns - 1) & 1);
+                        load(next % ns, next);
+                    }
             if (j == 0)
                 kgd_cp_async_wait<0>(); /* Q */
             mbar_wait(kgd_smem_addr(&full[j % ns]), (j / ns) & 1);
@@ -709,17 +741,31 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
         {
             const int jn = j + ns - 1;
-            if constexpr (CL > 1)
+            if constexpr (CL > 1) {
                 if (tma && tid == 0 && j > 0 && jn < nl) {
                     /* tile j - 1's stage (jn's) is free in this block: say so to both
-                       blocks (the refill lands in both), then wait for the other's
-                       word (completion jn / ns - 1 of the stage's barrier) */
+                       blocks (the refill lands in both); then (unless deferred) wait
+                       for the other's word (completion jn / ns - 1 of the stage's
+                       barrier) */
                     const uint32_t eb = kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[jn % ns]);
                     mbar_arrive_cl(eb, 0);
                     mbar_arrive_cl(eb, 1);
-                    mbar_wait_cl(eb, (jn / ns - 1) & 1);
+                    if (!defer)
+                        mbar_wait_cl(eb, (jn / ns - 1) & 1);
                 }
-            if (jn < nl)
+                if (tma && defer) {
+                    /* thread 0: the next tiles, in order, whose stages both blocks
+                       have freed (first uses: free), up to tile jn */
+                    if (tid == 0)
+                        for (; next < nl && next <= jn &&
+                               (next < ns ||
+                                mbar_test_cl(kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[next % ns]),
+                                             (next / ns - 1) & 1));
+                             next++)
+                            load(next % ns, next);
+                } else if (jn < nl)
+                    load(jn % ns, jn);
+            } else if (jn < nl)
                 load(jn % ns, jn);
             kgd_cp_async_commit();
         }

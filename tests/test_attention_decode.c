@@ -3,8 +3,9 @@
  * (kg_attn_dec_mc, kg_test_attn_dec_mc: the two 16-row tiles of a split as
  * one cluster of 2 blocks sharing each K / V tile through multicast bulk
  * copies; forced-only). Each case runs the 16-row decode variant without
- * and with the hook, and asks for the same bits (output and lse) and, for
- * the multicast run, agreement with a float64 reference (the tolerance
+ * the hook and with it (each refill: waiting for both blocks' word, and
+ * deferred, KG_DEC_MC_DEFER), and asks for the same bits (output and lse)
+ * and, for the last multicast run, agreement with a float64 reference (the tolerance
  * policy of test_attention.c: twice the error of a low-precision emulation,
  * plus atol). On a device where the kernels cannot run (not compute
  * capability 9.0, no bulk tensor copies) the hook is not taken and the
@@ -86,8 +87,8 @@ static void mbufs_close(mbufs *x)
     kg_free(ctx, x->dl);
 }
 
-/* One call of the 16-row variant with the multicast hook `on` (1 on, -1
-   off: kg_test_attn_dec_mc); out and lse
+/* One call of the 16-row variant with the multicast hook `on` (1 on, 2 on
+   with the deferred refill, -1 off: kg_test_attn_dec_mc); out and lse
    (poisoned first) downloaded to o and l. Returns what the launch did with
    the hook (kg_test_last_attn_dec_mc). */
 static int mc_call(const mcase *c, mbufs *x, int on, void *o, float *l)
@@ -216,15 +217,15 @@ static void mc_case(const mcase *c)
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
     cr_assert_eq(mc_call(c, &x, -1, o0, l0), 0, "the hook off: not taken");
     const int tma = kg_test_last_attn_tma(), splits0 = kg_test_last_attn_splits(ctx);
-    for (int rep = 0; rep < 2; rep++) { /* twice: the merge's counters are back to zero */
-        const int took = mc_call(c, &x, 1, x.o, x.l), splits = kg_test_last_attn_splits(ctx);
+    for (int rep = 0; rep < 2; rep++) { /* twice (the merge's counters are back to zero): each refill */
+        const int mode = rep + 1, took = mc_call(c, &x, mode, x.o, x.l), splits = kg_test_last_attn_splits(ctx);
         int clusters = 0;
         kg_test_last_attn_dec_mc(&clusters);
         /* taken on compute capability 9.0 with bulk copies where the grid
            fits the clusters resident at once (the planner's splits are
            planned to; a forced count may not) */
         const int fits = clusters > 0 && (int64_t)c->B * c->Hkv * 2 * splits <= 2 * (int64_t)clusters;
-        cr_assert_eq(took, major == 9 && minor == 0 && tma && (fits || c->splits == 0) ? 1 : -1,
+        cr_assert_eq(took, major == 9 && minor == 0 && tma && (fits || c->splits == 0) ? mode : -1,
                      "%s B %d Hq %d Hkv %d Sq %d Sk %d D %d: multicast %d (%d clusters of 2 resident, bulk copies %d)",
                      kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, took, clusters, tma);
         if (rep == 0)
@@ -233,16 +234,16 @@ static void mc_case(const mcase *c)
            than sms / 2 clusters of 2 can be resident (the multicast splits
            then plan for the blocks those hold) */
         if (splits != splits0) {
-            cr_assert(c->splits == 0 && took == 1 && 2 * clusters < sms,
+            cr_assert(c->splits == 0 && took == mode && 2 * clusters < sms,
                       "%d splits, the default's %d, %d clusters of 2 resident, %d multiprocessors", splits, splits0,
                       clusters, sms);
             continue;
         }
         cr_assert(memcmp(o0, x.o, x.nq * es) == 0 && memcmp(l0, x.l, x.nl * 4) == 0,
                   "%s B %d Hq %d Hkv %d Sq %d Sk %d D %d causal %d mask %d splits %d merge %d: the multicast bits "
-                  "differ from the default's (call %d)",
+                  "differ from the default's (mode %d)",
                   kg_dtype_name(c->dt), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->causal, c->mask, splits,
-                  kg_test_last_attn_combine(ctx), rep);
+                  kg_test_last_attn_combine(ctx), mode);
     }
     double err = 0, lp = 0;
     for (int b = 0; b < c->B; b++)
