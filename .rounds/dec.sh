@@ -24,6 +24,8 @@
 #              additive mask with fully masked heads.
 #   t_mc_not   attention_decode_mc/not_taken_where_it_does_not_apply (one / three
 #              row tiles, D 96): the hook changes nothing.
+#   t_mc_table attention_decode_mc_table/* (CPU): the multicast table holds the
+#              16-row variant's shapes (the launch's condition for taking it).
 #   t_main_*   main's decode tests through the changed host code (launch_pdl's
 #              attribute array, the planner's slots): fused / tail merges,
 #              reproducibility, stages, tile rule, host path, spread; attention_plan/*.
@@ -83,6 +85,7 @@ run_t() { # name program filter secs
 run_t mc_rows "$TD" 'attention_decode_mc/mqa_rows*' 26 &
 run_t mc_edges "$TD" 'attention_decode_mc/edges*' 26 &
 run_t mc_not "$TD" 'attention_decode_mc/not_taken*' 20 &
+run_t mc_table "$TD" 'attention_decode_mc_table/*' 10 &
 run_t plan "$T" 'attention_plan/*' 15 &
 run_t main_tail "$T" 'attention/decode_tail_merge_bits_reference_and_graph' 26 &
 run_t main_fused "$T" 'attention/decode_fused_merge_bits_counters_and_graph' 26 &

@@ -335,3 +335,25 @@ Test(attention_decode_mc, not_taken_where_it_does_not_apply)
         mbufs_close(&x);
     }
 }
+
+/* Without a device: the multicast table holds the 16-row variant's shapes
+   (threads, rows, shared memory, keys a tile: the launch takes the
+   multicast kernel only where they match) for f16 / bf16 at D 64 and 128
+   and every kind, and nothing elsewhere. */
+Test(attention_decode_mc_table, matches_the_16_row_variant)
+{
+    for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+        for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
+            for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
+                const kg_attn_entry *m = &kg_attn_dec_mc[dt][s][k], *e = &kg_attn_table[KG_ATTN_V_DECODE][dt][s][k];
+                const int want = (dt == KG_F16 || dt == KG_BF16) && (kg_attn_dims[s] == 64 || kg_attn_dims[s] == 128);
+                cr_assert_eq(m->threads != 0, want, "dtype %d D %d kind %d: generated %d", dt, kg_attn_dims[s], k,
+                             m->threads != 0);
+                if (want)
+                    cr_assert(m->threads == e->threads && m->bm == e->bm && m->smem == e->smem && m->bn == e->bn &&
+                                  m->bm == 16 && m->kernel != e->kernel,
+                              "dtype %d D %d kind %d: {%d, %d, %d, %d} against the 16-row variant's {%d, %d, %d, %d}",
+                              dt, kg_attn_dims[s], k, m->threads, m->bm, m->smem, m->bn, e->threads, e->bm, e->smem,
+                              e->bn);
+            }
+}
