@@ -29,12 +29,13 @@
 #   t_main_*   main's decode tests through the changed host code (launch_pdl's
 #              attribute array, the planner's slots): fused / tail merges,
 #              reproducibility, stages, tile rule, host path, spread; attention_plan/*.
-#   san_memcheck / san_racecheck: compute-sanitizer on the edges test (a sample of its
+#   san_memcheck: compute-sanitizer memcheck on the edges test (a sample of its
 #              cases, kt_take), in parallel with the tests (26 s cap; a cut run is
-#              "no result", not a failure).
+#              "no result", not a failure). (racecheck, 8x slower, left out: it
+#              gave no result in s25r1's window and would slow the tests beside it.)
 #   All tests must pass (rc 0), and memcheck must report 0 errors where it
-#   finished, for the candidate to merge; racecheck hazards are read (TMA
-#   writes are async-proxy: a hazard report on the stages is judged by hand).
+#   finished, for the candidate to merge. A main test cut by its timeout (rc
+#   124) is no result: rerun it alone before deciding.
 # Step 2 (<= 32 s) DECIDES WHETHER IT BECOMES THE DEFAULT: bench_attention,
 #   KG_BENCH_DECVS "def;mc;mcd;r16,mc;def;mc;mcd;r16,mc" (def = main's path;
 #   mc = the multicast kernel where the launch can take it, thread 0 waiting for
@@ -95,15 +96,13 @@ run_t main_tile "$T" 'attention/decode_tile_rule_keeps_the_bits' 26 &
 run_t main_host "$T" 'attention/decode_host_path_keeps_the_bits' 26 &
 run_t main_spread "$T" 'attention/decode_spread_padding_off_and_on' 26 &
 cs=/usr/local/cuda/bin/compute-sanitizer
-for tool in memcheck racecheck; do
-    (KG_TEST_SANITIZER=$tool timeout -k 2 26 "$cs" --tool $tool --error-exitcode 97 "$TD" --jobs=1 \
-        --filter 'attention_decode_mc/edges*' >"$OUT/san_$tool.log" 2>&1
-     echo "san_$tool rc $?" >>"$OUT/t_rc.txt") &
-done
+(KG_TEST_SANITIZER=memcheck timeout -k 2 26 "$cs" --tool memcheck --error-exitcode 97 "$TD" --jobs=1 \
+    --filter 'attention_decode_mc/edges*' >"$OUT/san_memcheck.log" 2>&1
+ echo "san_memcheck rc $?" >>"$OUT/t_rc.txt") &
 wait
 cat "$OUT/t_rc.txt"
 grep -h "^\[PASS\]\|^\[FAIL\]\|Synthesis\|cr_assert\|clusters of 2\|^\[----\].*:" "$OUT"/t_*.log | grep -v "Criterion v" | head -60
-grep -H "ERROR SUMMARY\|RACECHECK SUMMARY\|Synthesis" "$OUT"/san_*.log
+grep -H "ERROR SUMMARY\|Synthesis" "$OUT"/san_*.log
 
 stamp "2: A/B def / mc / mcd"
 ROWS="bf16:1:32:1:32768:128,bf16:2:32:1:8192:128,bf16:4:32:1:8192:128,f16:1:32:1:32768:64"
