@@ -67,8 +67,10 @@
 #   on rows 6 (B 1 Hq 64 Hkv 2), 8 (f16 B 4 Hq 24) and 9 (MQA B 8).
 # Step 2b (<= 9 s): PyTorch flash / cuDNN on the A/B rows (torch_attention.py
 #   on the CSV of main's figures).
-# Step 3 (<= 6 s, informational): per-block traces of def / mc / mcd on MQA B 1
-#   Sk 32768 D 128 and MQA B 4 Sk 8192 (when the keys end, the merge tail).
+# Step 3 (<= 6 s, informational): per-block traces of def / mc / mcd / tail /
+#   mcd,tail on MQA B 1 Sk 32768 D 128 and MQA B 4 Sk 8192 (when the keys end,
+#   the merge tail; tail = the decode grid's last blocks merge, no combine
+#   grid: the next idea for the tail after the keys).
 set -u
 export LD_LIBRARY_PATH=lib:${LD_LIBRARY_PATH:-}
 T=build/tests/test_attention
@@ -125,10 +127,10 @@ if [ -f "$OUT/ab.csv" ] && [ "$left" -gt 3 ]; then
 fi
 
 left=$(( 73 - ($(date +%s) - t0) ))
-stamp "3: traces def / mc / mcd (MQA B 1 Sk 32768 D 128, MQA B 4 Sk 8192), $left s left"
+stamp "3: traces def / mc / mcd / tail / mcd,tail (MQA B 1 Sk 32768 D 128, MQA B 4 Sk 8192), $left s left"
 if [ "$left" -gt 2 ]; then
     KG_BENCH_FILTER="dseed list" KG_BENCH_DEC_ROWS="bf16:1:32:1:32768:128,bf16:4:32:1:8192:128" \
-        KG_BENCH_TRACE=1 KG_BENCH_DECVS="def;mc;mcd" timeout -k 1 $(( left > 6 ? 6 : left )) "$B" >"$OUT/trace.log" 2>&1
+        KG_BENCH_TRACE=1 KG_BENCH_DECVS="def;mc;mcd;tail;mcd,tail" timeout -k 1 $(( left > 6 ? 6 : left )) "$B" >"$OUT/trace.log" 2>&1
     echo "rc $?"
     head -40 "$OUT/trace.log"
 fi
