@@ -230,8 +230,8 @@ static void trace_call(call_t *c, double event_us)
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, mc, mcd, nomc,
-   cN, sN, xN, dN; see dec_configs), from the runtime's choices; planned: the planner's splits. */
+   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN; see
+   dec_configs), from the runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
     kg_test_attn_dec_stages(0);
@@ -244,7 +244,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_chunk(0);
     kg_test_attn_dec_host(0);
     kg_test_attn_dec_kflags(0);
-    kg_test_attn_dec_mc(0);
     kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
@@ -279,12 +278,6 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_kflags(v > 0 ? v : -1);
         else if (l == 5 && !strncmp(x, "nopdl", 5))
             kg_test_attn_pdl(ctx, 0);
-        else if (l == 2 && !strncmp(x, "mc", 2))
-            kg_test_attn_dec_mc(1);
-        else if (l == 3 && !strncmp(x, "mcd", 3))
-            kg_test_attn_dec_mc(2);
-        else if (l == 4 && !strncmp(x, "nomc", 4))
-            kg_test_attn_dec_mc(-1);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_chunk(v > 0 ? v : -1);
         else if (l >= 2 && x[0] == 's')
@@ -371,9 +364,7 @@ static double graph_us(call_t *c, int n, int reps)
    r32 / r64 (the decode variant of that many packed rows), host0 / host1 (the
    host path before session 21; the new one with the runtime's launches;
    kg_test_attn_dec_host), kN (the kernels' bits N, kg_test_attn_dec_kflags;
-   k0 none), nopdl (launches without programmatic dependent launch), mc / mcd / nomc
-   (the multicast kernels where they apply, mcd with the deferred refill / never,
-   kg_test_attn_dec_mc), rows (the
+   k0 none), nopdl (launches without programmatic dependent launch), rows (the
    tile by the rows alone, the rule before session 20), cN (the planner's fewest keys per
    valid row of a split; c0 none), sN (N splits),
    xN / dN (the planner's count times / over N)>: the
@@ -411,12 +402,10 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
         const int same = i && !memcmp(o0, o1, ob);
         if (!same && !check(c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
             ok = 0;
-        int mcl = 0;
-        const int mc = kg_test_last_attn_dec_mc(&mcl);
-        printf(" [%.*s: %s st %d m %d s %d l %d sp %d mc %d/%d%s]", (int)cl[i], cf[i],
+        printf(" [%.*s: %s st %d m %d s %d l %d sp %d%s]", (int)cl[i], cf[i],
                kg_attn_variant_names[kg_test_last_attn_variant(c->ctx)], kg_test_last_attn_dec_stages(),
                kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
-               kg_test_last_attn_dec_spread(), mc, mcl, same ? " =" : "");
+               kg_test_last_attn_dec_spread(), same ? " =" : "");
         best[i] = 1e30;
     }
     printf("\n      times:");

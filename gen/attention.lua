@@ -16,9 +16,6 @@
 -- (gen/wgmma.lua) with the wgmma shapes the Hopper path uses.
 local M = {}
 
--- more test programs: the decode path's multicast kernels
-M.tests = { "test_attention_decode" }
-
 M.dims = { 32, 64, 96, 128, 256 }
 -- in the order of kg_attn_kind (templates/attention_params.h)
 M.kinds = { "none", "causal", "mask" }
@@ -390,16 +387,9 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
                                  f2 and ", the second product under the first softmax" or "") }
 end
 
--- cl: the multicast variant's cluster size (2; attention_decode.cuh's CL:
--- the two 16-row tiles of a split share each K / V tile, one bulk copy
--- multicast to both blocks), at the head dims whose launches take one
--- block a multiprocessor (M.dec_mc_dims)
-M.dec_mc_dims = { [64] = true, [128] = true }
-
-local function plan_dec(mt, wr, cl)
+local function plan_dec(mt, wr)
   return function(dt, d, kind)
     if dt.name == "f32" or mt > M.dec_max_mt[d] or (wr > 1 and d > 128) then return nil end
-    if cl and not M.dec_mc_dims[d] then return nil end
     local c = M.dec[d]
     local r, pd, nw = wr * mt * 16, d + 8, 4 // wr
     -- Q in rows of D + 8; K and V in rows of D + 8 (D 32), or (D from 64)
@@ -409,10 +399,9 @@ local function plan_dec(mt, wr, cl)
     if d >= 64 then pipe = r * pd * 2 + 1024 + c.nst * 2 * c.bn * M.panel_dim(d) * 2 end
     local merge = math.max((nw * r * 2 + nw * r * (d + 8)) * 4, 256 * r * 4)
     return { threads = 128, minb = 1, bm = r, bn = c.bn, smem = math.max(pipe, merge), tmaps = true,
-             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s%s>", dt.storage, d, mt, wr, c.bn, c.nst,
-                                  kind_enum[kind], cl and ", " .. cl or ""),
-             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync%s", r, c.bn, c.nst,
-                                   cl and string.format(", K / V multicast to clusters of %d", cl) or "") }
+             call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
+                                  kind_enum[kind]),
+             shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
   end
 end
 
@@ -488,9 +477,8 @@ local function path_modules(G, by, path, comb)
           kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc,
                                     params = pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
                                     args = pl.tmaps and ", tm" or "" }
-          rows[#rows + 1] = string.format("    %s[%s][%d][%s] = {%d, %d, %d, %d, %d},\n",
-                                          path.enum and "[" .. path.enum .. "]" or "", dt.enum, di - 1,
-                                          kind_enum[kind], idx, pl.threads, pl.bm, pl.smem, pl.bn or 0)
+          rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d, %d},\n", path.enum, dt.enum,
+                                          di - 1, kind_enum[kind], idx, pl.threads, pl.bm, pl.smem, pl.bn or 0)
         end
       end
       if path.combine then
@@ -523,13 +511,6 @@ function M.generate(G)
     sm90a[#sm90a + 1] = v.sm90a and "1" or "0"
     for _, r in ipairs(path_modules(G, by, v, comb)) do rows[#rows + 1] = r end
   end
-  -- the multicast decode kernels (forced-only: kg_test_attn_dec_mc): their
-  -- own table, not a variant (the runtime takes them in place of the
-  -- 16-row variant where a launch has two row tiles)
-  local mc = path_modules(G, by, { name = "decode multicast", prefix = "attn_decm_", dtypes = sm90_dtypes,
-                                   plan = plan_dec(1, 1, 2), sm90a = true, include = "attention_decode.cuh",
-                                   what = "short queries: 16 packed rows, split keys, K / V multicast to the "
-                                          .. "two row tiles of a split (sm_90a)" }, comb)
   local ns = {}
   for _, t in ipairs({ M.sm90, M.sm90_long }) do
     for d, c in pairs(t) do ns[#ns + 1] = M.panel_dim(d); ns[#ns + 1] = c.bn end
@@ -581,11 +562,6 @@ extern const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATT
 /* The decode path's combine kernel (128 threads, no shared memory) by dtype
    and head dim slot: its kernel index + 1; 0 where not generated. */
 extern const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT];
-/* The 16-row decode kernel whose two row tiles of a split run as a cluster
-   of 2 and share each K / V tile (a bulk copy multicast to both; sm_90a;
-   forced-only, kg_test_attn_dec_mc): [q dtype][head dim slot][kind],
-   threads == 0 where not generated. */
-extern const kg_attn_entry kg_attn_dec_mc[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT];
 
 #endif
 ]], #M.dims, table.concat(dims, ", "), M.long_keys, table.concat(enums)))
@@ -596,9 +572,7 @@ extern const kg_attn_entry kg_attn_dec_mc[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_
     "const unsigned char kg_attn_variant_sm90a[KG_ATTN_V_COUNT] = {" .. table.concat(sm90a, ", ") .. "};\n\n" ..
     "const kg_attn_entry kg_attn_table[KG_ATTN_V_COUNT][KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
     table.concat(rows) .. "};\n\n" ..
-    "const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" .. table.concat(comb) .. "};\n\n" ..
-    "const kg_attn_entry kg_attn_dec_mc[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT][KG_ATTN_KIND_COUNT] = {\n" ..
-    table.concat(mc) .. "};\n")
+    "const int16_t kg_attn_combine[KG_DTYPE_COUNT][KG_ATTN_DIM_COUNT] = {\n" .. table.concat(comb) .. "};\n")
 end
 
 return M

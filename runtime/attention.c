@@ -394,10 +394,6 @@ void kg_test_attn_dec_host(int on) { __atomic_store_n(&dec_host_force, on, __ATO
    grid's last blocks of each row tile merge it, no combine grid */
 #define KG_DEC_TAIL 4u
 
-/* attention_decode.cuh's dflags bit: the multicast kernels refill a stage
-   without waiting for the other block's word (KG_ATTN_DEC_MC 2) */
-#define KG_DEC_MC_DEFER 8u
-
 /* kg_test_attn_dec_kflags (a test and benchmark hook, process-wide): the
    kernels' bits above; -1 none, 0 the runtime's (kg_attn_dec_comb_early) */
 static int dec_kflags_force, dec_kflags_last;
@@ -432,34 +428,15 @@ static void launch_find(void) { launch_ex = (launch_ex_fn)driver_entry("cuLaunch
 /* One launch of the decode path: with programmatic dependent launch on
    compute capability 9.0 and up (the kernels wait for the previous grid
    before any global access, attention_decode.cuh), so that a launch's start
-   overlaps the end of the grid before it; a test can turn it off. cluster
-   > 1: in thread-block clusters of that many blocks along x (the multicast
-   kernels, compute capability 9.0). */
-static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem,
-                            unsigned cluster)
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
 {
-    const int pdl = ctx->cc_major >= 9 && ctx->test_force[KGI_TEST_ATTN_PDL] != 0;
-    if (!pdl && cluster <= 1)
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
         return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
         return st;
-    /* the attributes: programmatic dependent launch, the cluster (the
-       runtime's and the driver's are the same values, checked below) */
-    CUlaunchAttribute a[2];
-    memset(a, 0, sizeof a);
-    unsigned na = 0;
-    if (pdl) {
-        a[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        a[na++].value.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster > 1) {
-        a[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a[na].value.clusterDim.x = cluster;
-        a[na].value.clusterDim.y = 1;
-        a[na++].value.clusterDim.z = 1;
-    }
     if (__atomic_load_n(&dec_host_force, __ATOMIC_RELAXED) == 0) {
         /* the driver's launch (a kernel handle is a CUkernel): host time a
            call, µs, runtime's / driver's launches, H200 host, s21r1 and
@@ -470,6 +447,10 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
            runtime's below, which makes it current and reports errors. */
         pthread_once(&launch_once, launch_find);
         if (launch_ex) {
+            CUlaunchAttribute a;
+            memset(&a, 0, sizeof a);
+            a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            a.value.programmaticStreamSerializationAllowed = 1;
             const CUlaunchConfig c = {.gridDimX = grid.x,
                                       .gridDimY = grid.y,
                                       .gridDimZ = grid.z,
@@ -478,31 +459,24 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
                                       .blockDimZ = block.z,
                                       .sharedMemBytes = (unsigned)smem,
                                       .hStream = (CUstream)ctx->stream,
-                                      .attrs = a,
-                                      .numAttrs = na};
+                                      .attrs = &a,
+                                      .numAttrs = 1};
             if (launch_ex(&c, (CUfunction)(void *)kern, argv, NULL) == CUDA_SUCCESS)
                 return KG_OK;
         }
     }
-    _Static_assert((int)cudaLaunchAttributeProgrammaticStreamSerialization ==
-                           (int)CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-                       (int)cudaLaunchAttributeClusterDimension == (int)CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-                       sizeof(cudaLaunchAttributeValue) == sizeof(CUlaunchAttributeValue),
-                   "the runtime's launch attributes are the driver's");
-    cudaLaunchAttribute attr[2];
-    memset(attr, 0, sizeof attr);
-    for (unsigned i = 0; i < na; i++) {
-        attr[i].id = (cudaLaunchAttributeID)a[i].id;
-        memcpy(&attr[i].val, &a[i].value, sizeof attr[i].val);
-    }
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = ctx->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = na;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
     if (err != cudaSuccess) {
         cudaGetLastError();
@@ -710,74 +684,6 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
-/* kg_test_attn_dec_mc (a test and benchmark hook, process-wide): the
-   multicast kernels (kg_attn_dec_mc) forced on or off; what the last
-   decode launch did and the clusters it found resident */
-static int dec_mc_force, dec_mc_last, dec_mc_clusters;
-
-void kg_test_attn_dec_mc(int on) { __atomic_store_n(&dec_mc_force, on, __ATOMIC_RELAXED); }
-int kg_test_last_attn_dec_mc(int *clusters)
-{
-    if (clusters)
-        *clusters = __atomic_load_n(&dec_mc_clusters, __ATOMIC_RELAXED);
-    return __atomic_load_n(&dec_mc_last, __ATOMIC_RELAXED);
-}
-
-/* The clusters of 2 blocks of `kernel` (128 threads, `smem` bytes of
-   dynamic shared memory, its limit already raised) resident at once on the
-   context's device (cudaOccupancyMaxActiveClusters), asked once per
-   (device, kernel, smem) while KG_DEC_MC_SLOTS entries last; 0 where not
-   known. */
-#define KG_DEC_MC_SLOTS 64
-static struct {
-    int device, kernel, smem, n; /* n 0: empty */
-} dec_mc_cache[KG_DEC_MC_SLOTS];
-static pthread_mutex_t dec_mc_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int dec_mc_active(kg_context *ctx, int kernel, int smem)
-{
-    int n = 0;
-    pthread_mutex_lock(&dec_mc_lock);
-    for (int i = 0; i < KG_DEC_MC_SLOTS && dec_mc_cache[i].n > 0 && !n; i++)
-        if (dec_mc_cache[i].device == ctx->device && dec_mc_cache[i].kernel == kernel && dec_mc_cache[i].smem == smem)
-            n = dec_mc_cache[i].n;
-    pthread_mutex_unlock(&dec_mc_lock);
-    if (n > 0)
-        return n;
-    cudaKernel_t kern;
-    if (kg_kernel(ctx, kernel, &kern) != KG_OK)
-        return 0;
-    cudaLaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = (dim3){2, 1, 1};
-    cfg.blockDim = (dim3){128, 1, 1};
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = ctx->stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    if (cudaOccupancyMaxActiveClusters(&n, (const void *)kern, &cfg) != cudaSuccess || n < 1) {
-        cudaGetLastError(); /* not known: not taken */
-        return 0;
-    }
-    pthread_mutex_lock(&dec_mc_lock);
-    for (int i = 0; i < KG_DEC_MC_SLOTS; i++)
-        if (dec_mc_cache[i].n == 0) {
-            dec_mc_cache[i].device = ctx->device;
-            dec_mc_cache[i].kernel = kernel;
-            dec_mc_cache[i].smem = smem;
-            dec_mc_cache[i].n = n;
-            break;
-        }
-    pthread_mutex_unlock(&dec_mc_lock);
-    return n;
-}
-
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -819,32 +725,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        16 splits 23.6 us, the one-wave 32 splits 33.2; at one block a
        multiprocessor that row takes 16 splits either way) */
     const int64_t vr = rows < R ? rows : R;
-    /* the multicast kernel where the hook or KG_ATTN_DEC_MC asks for it: the
-       16-row variant's two row tiles of a split as one cluster of 2 (grid
-       x: split x 2 + tile), with bulk tensor copies, one block a
-       multiprocessor; its grid within the clusters resident at once (a
-       block of the fused or tail merge may wait for others: they must all
-       be resident), so the splits plan for at most that many blocks (the
-       same plan where those are a block a multiprocessor, so the same
-       bits) */
-    const int mf = __atomic_load_n(&dec_mc_force, __ATOMIC_RELAXED);
-    const kg_attn_entry *em = NULL;
-    int mc_clusters = 0;
-    if ((mf > 0 || (mf == 0 && KG_ATTN_DEC_MC && p->sq == 1)) && variant == KG_ATTN_V_DECODE) {
-        const kg_attn_entry *e0 = kg_attn_table[variant][dt][slot];
-        em = &kg_attn_dec_mc[dt][slot][e - e0];
-        if (em->threads == e->threads && em->smem == e->smem && per_sm == 1 && nrt == 2 && tm->on &&
-            ctx->cc_major == 9 && ctx->cc_minor == 0) {
-            const int one = e->smem > (114 << 10) ? e->smem : (114 << 10) + 1; /* one block a multiprocessor */
-            kg_status st = dec_raise_smem(ctx, em->kernel, one);
-            if (st != KG_OK)
-                return st;
-            mc_clusters = dec_mc_active(ctx, em->kernel, one);
-        }
-    }
-    const int64_t slots = mc_clusters > 0 && 2 * (int64_t)mc_clusters < (int64_t)ctx->sm_count * per_sm
-                              ? 2 * (int64_t)mc_clusters
-                              : (int64_t)ctx->sm_count * per_sm;
+    const int64_t slots = (int64_t)ctx->sm_count * per_sm;
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
     /* D 32 (K and V on cp.async copies, a few KB in flight a block, three
@@ -962,20 +843,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     __atomic_store_n(&dec_kflags_last, (int)kbits, __ATOMIC_RELAXED);
     p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
-    /* the multicast kernel (above) where its grid is one wave of clusters */
-    const int mc = em ? mc_clusters > 0 && nblocks <= 2 * (int64_t)mc_clusters && smem > (114 << 10) ? 1 : -1 : 0;
-    const int kernel = mc > 0 ? em->kernel : e->kernel;
-    const int defer = mc > 0 && (mf > 1 || (mf == 0 && KG_ATTN_DEC_MC > 1));
-    if (defer)
-        p->dflags = (uint16_t)(p->dflags | KG_DEC_MC_DEFER);
-    __atomic_store_n(&dec_mc_last, defer ? 2 : mc, __ATOMIC_RELAXED);
-    __atomic_store_n(&dec_mc_clusters, mc_clusters, __ATOMIC_RELAXED);
-    st = dec_raise_smem(ctx, kernel, smem);
+    st = dec_raise_smem(ctx, e->kernel, smem);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
     const dim3 grid = {(unsigned)(nrt * sp.splits), (unsigned)Hkv, (unsigned)B};
-    st = launch_pdl(ctx, kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem, mc > 0 ? 2 : 1);
+    st = launch_pdl(ctx, e->kernel, grid, (dim3){(unsigned)e->threads, 1, 1}, argv, (size_t)smem);
     if (st != KG_OK)
         return st;
     if (sp.splits > 1 && separate) {
@@ -986,7 +859,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
         const int64_t groups = rows * (D / 4); /* per (KV head, batch) */
         const int64_t per = 128 / lanes;
         st = launch_pdl(ctx, comb - 1, (dim3){(unsigned)((groups + per - 1) / per), (unsigned)Hkv, (unsigned)B},
-                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0, 1);
+                        (dim3){(unsigned)lanes, (unsigned)per, 1}, argv, 0);
         if (st != KG_OK)
             return st;
     }

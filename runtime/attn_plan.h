@@ -259,24 +259,4 @@ KG_API int kg_test_last_attn_tma(void);
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
-/* The decode path's multicast kernels (kg_attn_dec_mc: the two 16-row
-   tiles of a split as a cluster of 2 sharing each K / V tile), where a
-   launch can take them: every 16-row decode launch of two row tiles on
-   compute capability 9.0 with bulk tensor copies, one block a
-   multiprocessor, whose grid the clusters resident at once hold. 1 or 2
-   where the runtime takes them by default, for one query a head (the rows
-   measured): 1 a block's thread 0 waits for both blocks to free a stage
-   before it refills it, 2 it tests and refills later, waiting only for the
-   tile its block needs next (KG_DEC_MC_DEFER); 0: forced-only, not yet
-   measured. */
-#define KG_ATTN_DEC_MC 0
-/* The multicast kernels, process-wide: 1 or 2 (as KG_ATTN_DEC_MC says)
-   taken where they can be, -1 never, 0 the runtime's choice
-   (KG_ATTN_DEC_MC). The last decode launch: 1 where it took them (2
-   with the deferred refill), 0 not asked, -1 asked but not taken; *clusters
-   (may be NULL) the clusters of 2 its kernel can have resident at once
-   (cudaOccupancyMaxActiveClusters; 0 not asked or not known). */
-KG_API void kg_test_attn_dec_mc(int on);
-KG_API int kg_test_last_attn_dec_mc(int *clusters);
-
 #endif

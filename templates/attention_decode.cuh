@@ -50,11 +50,6 @@
    combine kernel: the same bits. p.counters[tile] counts the tile's
    written splits; the last split in zeroes it (zero between calls). */
 #define KG_DEC_TAIL 4u
-/* KG_DEC_MC_DEFER (the multicast kernels, CL 2): thread 0 refills a stage
-   only once both blocks have freed it, without waiting for the other
-   block's word: it tests for it after each tile and waits only for the
-   tile the block needs next (dec_unit). No result bit changes. */
-#define KG_DEC_MC_DEFER 8u
 
 namespace kg_attn
 {
@@ -160,87 +155,6 @@ __device__ __forceinline__ int ld_acquire(const int *a)
     int v;
     asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a) : "memory");
     return v;
-}
-
-/* ---- clusters of two blocks (CL 2: the two 16-row tiles of a split share
-   each K / V tile; sm_90, compile to nothing below) ---- */
-/* this block's rank in its cluster */
-__device__ __forceinline__ uint32_t cl_rank()
-{
-    uint32_t r = 0;
-#if !KG_TMA_OFF
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-    return r;
-}
-/* the cluster barrier in two halves (every thread of both blocks): arrive
-   (releasing this thread's prior accesses), wait (acquiring the others') */
-__device__ __forceinline__ void cl_arrive()
-{
-#if !KG_TMA_OFF
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cl_wait()
-{
-#if !KG_TMA_OFF
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#endif
-}
-/* an arrival, releasing at cluster scope, on the barrier at this block's
-   shared address bar in the shared memory of cluster block `rank` */
-__device__ __forceinline__ void mbar_arrive_cl(uint32_t bar, uint32_t rank)
-{
-#if !KG_TMA_OFF
-    uint32_t ra;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
-#endif
-}
-/* waits, acquiring at cluster scope, for the completion of the phase of
-   parity `parity` of a barrier that blocks of the cluster arrive on */
-__device__ __forceinline__ void mbar_wait_cl(uint32_t bar, int parity)
-{
-#if !KG_TMA_OFF
-    uint32_t done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-#endif
-}
-/* whether the phase of parity `parity` of such a barrier has completed
-   (no waiting) */
-__device__ __forceinline__ bool mbar_test_cl(uint32_t bar, int parity)
-{
-    uint32_t done = 1;
-#if !KG_TMA_OFF
-    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-#endif
-    return done != 0;
-}
-/* tma_tile's rows (attention_tma.cuh) multicast: the same bytes at the
-   same shared address in both blocks of the cluster, each block's bytes
-   counted on its barrier at the address bar (which the caller's
-   mbar_expect_tx expects: no arrival here) */
-template <int ROWS, int DP>
-__device__ __forceinline__ void tma_tile_mc(uint32_t dst, const kg_attn_tmap &tm, uint32_t bar, int r, int h, int b)
-{
-#if !KG_TMA_OFF
-#pragma unroll
-    for (int pn = 0; pn < DP / 64; pn++)
-        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::"
-                     "cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst + pn * ROWS * 128),
-                     "l"((uint64_t)&tm), "r"(pn * 64), "r"(r), "r"(h), "r"(b), "r"(bar), "h"((uint16_t)3)
-                     : "memory");
-#endif
 }
 
 /* One split's partial (max m, sum l, output v) folded into a running
@@ -590,25 +504,8 @@ __device__ __forceinline__ void dec_span(const kg_attn_params &p, int r0, int R,
    copies also bring the rows of the tile past the unit's keys, masked out
    as the zeros the other path writes there), so the results are bitwise
    the same. Returns 1 where this block merged the row tile's splits (fused
-   merge). CL 2 (the launch's clusters of two blocks: tiles 0 and 1 of one
-   split, ranks 0 and 1): each K / V tile is one bulk copy multicast to both
-   blocks (rank 0 K, rank 1 V), each block's stage barrier expecting both;
-   a stage is refilled once both blocks have freed it (each block's thread 0
-   arrives on both blocks' empty barrier, dec_empty_bars, and waits on its
-   own; KG_DEC_MC_DEFER: tests it, and waits only for the tile its block
-   needs next); both blocks stream the keys of the later key end of the two tiles
-   (causal) and compute their own; the block's computation and partial are
-   the ones CL 1 gives, so the bits are the same. The caller ends with
-   cl_wait, the second half of the cluster barrier whose first half follows
-   the last key tile here (no block leaves while the other may still arrive
-   on its barriers). */
-template <int N> __device__ __forceinline__ uint64_t *dec_empty_bars()
-{
-    __shared__ alignas(8) uint64_t e[N];
-    return e;
-}
-
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, int CL = 1>
+   merge). */
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_tmaps &tm, int rt, int split, int hk,
                                         int b, int nrt, int hkv, uint64_t &t_start, uint64_t &t_stream)
 {
@@ -636,14 +533,6 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     if (causal)
         kend = min(kend, imax + 1 + p.sk - p.sq);
     const int ntiles = kend > k0 ? (kend - k0 + BN - 1) / BN : 0;
-    int nl = ntiles; /* the key tiles streamed (CL 2: both blocks', the same count) */
-    if constexpr (CL > 1) {
-        int kl = (int)min((int64_t)p.sk, (int64_t)k0 + p.chunk), i0, i1;
-        dec_span(p, (rt ^ 1) * R, R, i0, i1); /* the other tile of the split */
-        if (causal)
-            kl = min(kl, max(imax, i1) + 1 + p.sk - p.sq);
-        nl = kl > k0 ? (kl - k0 + BN - 1) / BN : 0;
-    }
 
     const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
     const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
@@ -653,17 +542,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         if (tma) {
             if (tid == 0) {
                 const uint32_t bar = kgd_smem_addr(&full[st]);
-                if constexpr (CL > 1) {
-                    /* one arrival expecting both tiles' bytes; this block's tile for both blocks */
-                    mbar_expect_tx(bar, STAGE);
-                    if (cl_rank() == 0)
-                        tma_tile_mc<BN, DP>(at, tm.k, bar, k0 + j * BN, hk, b);
-                    else
-                        tma_tile_mc<BN, DP>(at + TILE, tm.v, bar, k0 + j * BN, hk, b);
-                } else {
-                    tma_tile<BN, DP>(at, tm.k, bar, k0 + j * BN, hk, b);
-                    tma_tile<BN, DP>(at + TILE, tm.v, bar, k0 + j * BN, hk, b);
-                }
+                tma_tile<BN, DP>(at, tm.k, bar, k0 + j * BN, hk, b);
+                tma_tile<BN, DP>(at + TILE, tm.v, bar, k0 + j * BN, hk, b);
             }
         } else {
             load_kv<BN, D, KP, E, NT>(at, k, p.k_ss, k0 + j * BN, kend, tid);
@@ -673,20 +553,12 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     if (tma) {
         if (tid == 0) {
             for (int st = 0; st < ns; st++)
-                mbar_init(kgd_smem_addr(&full[st]), CL > 1 ? 1 : 2);
-            if constexpr (CL > 1)
-                for (int st = 0; st < ns; st++)
-                    mbar_init(kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[st]), CL);
+                mbar_init(kgd_smem_addr(&full[st]), 2);
             mbar_init_fence();
             tma_prefetch(tm.k);
             tma_prefetch(tm.v);
         }
-        if constexpr (CL == 1)
-            __syncthreads();
-    }
-    if constexpr (CL > 1) { /* both blocks' barriers initialized before any multicast or remote arrival */
-        cl_arrive();
-        cl_wait();
+        __syncthreads();
     }
     /* the barriers and the maps' prefetch above touch no global memory, so
        they overlap the end of the previous grid in the stream: wait for it
@@ -708,7 +580,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     }
     kgd_cp_async_commit();
     for (int st = 0; st < ns - 1; st++) {
-        if (st < nl)
+        if (st < ntiles)
             load(st, st);
         kgd_cp_async_commit();
     }
@@ -718,20 +590,8 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
     int qi[MT][2]; /* query index of the lane's rows */
     dec_rows<D, MT, WR, KIND>(p, r0, hk, b, o, mx, l, qi, mrow);
 
-    /* CL 2, KG_DEC_MC_DEFER: thread 0's next tile to issue (the first
-       ns - 1 issued above) */
-    [[maybe_unused]] const bool defer = CL > 1 && (p.dflags & KG_DEC_MC_DEFER);
-    [[maybe_unused]] int next = min(ns - 1, nl);
-    for (int j = 0; j < nl; j++) {
+    for (int j = 0; j < ntiles; j++) {
         if (tma) {
-            if constexpr (CL > 1)
-                if (defer && tid == 0)
-                    for (; next <= j; next++) { /* tile j not issued yet: now, waiting for its stage */
-                        if (next >= ns)
-                            mbar_wait_cl(kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[next % ns]),
-                                         (next / ns - 1) & 1);
-                        load(next % ns, next);
-                    }
             if (j == 0)
                 kgd_cp_async_wait<0>(); /* Q */
             mbar_wait(kgd_smem_addr(&full[j % ns]), (j / ns) & 1);
@@ -741,42 +601,15 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
         __syncthreads(); /* ... for every thread; tile j - 1's stage is free */
         {
             const int jn = j + ns - 1;
-            if constexpr (CL > 1) {
-                if (tma && tid == 0 && j > 0 && jn < nl) {
-                    /* tile j - 1's stage (jn's) is free in this block: say so to both
-                       blocks (the refill lands in both); then (unless deferred) wait
-                       for the other's word (completion jn / ns - 1 of the stage's
-                       barrier) */
-                    const uint32_t eb = kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[jn % ns]);
-                    mbar_arrive_cl(eb, 0);
-                    mbar_arrive_cl(eb, 1);
-                    if (!defer)
-                        mbar_wait_cl(eb, (jn / ns - 1) & 1);
-                }
-                if (tma && defer) {
-                    /* thread 0: the next tiles, in order, whose stages both blocks
-                       have freed (first uses: free), up to tile jn */
-                    if (tid == 0)
-                        for (; next < nl && next <= jn &&
-                               (next < ns ||
-                                mbar_test_cl(kgd_smem_addr(&dec_empty_bars<KG_DEC_MAX_STAGES>()[next % ns]),
-                                             (next / ns - 1) & 1));
-                             next++)
-                            load(next % ns, next);
-                } else if (jn < nl)
-                    load(jn % ns, jn);
-            } else if (jn < nl)
+            if (jn < ntiles)
                 load(jn % ns, jn);
             kgd_cp_async_commit();
         }
         const uint32_t aK = aKV + (j % ns) * STAGE;
-        if (CL == 1 || j < ntiles)
-            dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
+        dec_tile<T, D, MT, WR, BN, KIND>(p, aQ, aK, aK + TILE, k0 + j * BN, kend, imin, qi, mrow, o, mx, l);
     }
     kgd_cp_async_wait<0>();
     __syncthreads(); /* the pipeline's shared memory is free */
-    if constexpr (CL > 1)
-        cl_arrive(); /* this block's arrivals on the other's barriers are done (cl_wait: the caller's end) */
     if (p.trace && tid == 0)
         t_stream = globaltimer();
 
@@ -833,7 +666,7 @@ __device__ __forceinline__ int dec_unit(const kg_attn_params &p, const kg_attn_t
 
 /* The decode kernel: grid (row tiles x splits, Hkv, B), one work unit (row
    tile, split) a block (dec_unit). */
-template <typename T, int D, int MT, int WR, int BN, int NST, int KIND, int CL = 1>
+template <typename T, int D, int MT, int WR, int BN, int NST, int KIND>
 __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     const int tid = threadIdx.x;
@@ -845,11 +678,10 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
         pdl_launch_dependents();
     uint64_t t_start = 0, t_stream = 0;
     const int nrt = (p.group * p.sq + p.rows_tile - 1) / p.rows_tile;
-    /* CL 2: the clusters along x pair tiles 0 and 1 (nrt 2) of one split */
-    const int rt = CL > 1 ? blockIdx.x % nrt : blockIdx.x / p.splits;
-    const int split = CL > 1 ? blockIdx.x / nrt : blockIdx.x - rt * p.splits;
-    const int merged = dec_unit<T, D, MT, WR, BN, NST, KIND, CL>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt,
-                                                                 gridDim.y, t_start, t_stream);
+    const int rt = blockIdx.x / p.splits, split = blockIdx.x - rt * p.splits;
+    const int merged =
+        dec_unit<T, D, MT, WR, BN, NST, KIND>(p, tm, rt, split, blockIdx.y, blockIdx.z, nrt, gridDim.y, t_start,
+                                              t_stream);
     if (p.trace && tid == 0) { /* a test hook: when this block started (after the
                                  wait for the previous grid), ended its keys and finished */
         unsigned long long *tr = p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
@@ -858,8 +690,6 @@ __device__ __forceinline__ void attn_dec(const kg_attn_params &p, const kg_attn_
         tr[2] = globaltimer();
         tr[3] = merged;
     }
-    if constexpr (CL > 1)
-        cl_wait();
 }
 
 /* The combine kernel, for a split launch whose merge would be long for the
