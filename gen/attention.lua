@@ -242,6 +242,22 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- bytes; bf16 B 2 H 16 S 4k 417.7 / 466.8, B 6 Hq 32 Hkv 4 S 2140 774.2 /
 -- 883.7), and with a mask it spills 392 bytes.
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
+-- "cr" (session 26, forced only): the persistent defaults with the
+-- conditional rescale (attention_sm90.cuh CR: O rescaled only where a
+-- row's maximum grew by more than 2^8 past its kept reference): D 64 the
+-- three-warpgroup default (ep causal, sk not causal), D 128 the
+-- two-warpgroup plain kernel, f2 when not causal (the runtime's D 128
+-- defaults up to 2048 keys causal and at every key count not causal).
+local function with(t, extra)
+  local r = {}
+  for k, v in pairs(t) do r[k] = v end
+  for k, v in pairs(extra) do r[k] = v end
+  return r
+end
+M.sm90_persist_cr = {
+  [64] = with(M.sm90_persist_plain[64], { cr = true }),
+  [128] = { nwg = 2, bn = 128, f2 = "none", cr = true },
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -371,20 +387,21 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(f2), tostring(c.cr or false) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 f2 and ", the second product under the first softmax" or "") }
+                                 f2 and ", the second product under the first softmax" or "",
+                                 c.cr and ", conditional rescale" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -457,6 +474,12 @@ local variants = {
     what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_CR", name = "Hopper persistent cr", prefix = "attn90c_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_cr, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent D 64 / 128 defaults with the conditional rescale (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -49,6 +49,10 @@
 #ifndef KG_ATTN_XT
 #define KG_ATTN_XT -1
 #endif
+/* CR: how far (log2 units of the scaled scores) a row's maximum may grow
+   past its kept reference before O is rescaled: the exponentials stay at or
+   below 2^8 = 256 */
+#define CR_GROW 8.f
 
 namespace kg_attn
 {
@@ -205,10 +209,20 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
+ * CR (session 26, forced only): the output is rescaled only where a row's
+ * maximum grew by more than CR_GROW (log2 units) past the one its
+ * exponentials are taken against: otherwise that row keeps the old
+ * maximum as its reference (its exponentials then up to 2^CR_GROW, far
+ * from overflow in fp32 and in the 16-bit P of either type), alpha is 1,
+ * and a warp whose rows all kept theirs skips the multiplications of O
+ * (DP / 2 FMULs a thread) between the wait for P V and the next issue.
+ * The sums and the output are relative to the reference kept in mx, so
+ * lse = mx + log2(l) as before. Other bits than the default (P is taken
+ * against another maximum), still reproducible.
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false>
+          bool F2 = false, bool CR = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -510,10 +524,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
-                const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
-                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                alpha[i] = ex2(mx[i] - use[i]);
-                mx[i] = mnew;
+                const float mt = fold ? qm * p.scale_log2 : qm; /* the tile's row maximum, scaled */
+                if (CR && mx[i] != -CUDART_INF_F && mt <= mx[i] + CR_GROW) {
+                    /* (CR) the reference kept: a finite maximum that the
+                       tile exceeds by CR_GROW or less (NaN: not kept) */
+                    use[i] = mx[i];
+                    alpha[i] = 1.f;
+                } else {
+                    const float mnew = fmaxf(mx[i], mt);
+                    use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                    alpha[i] = ex2(mx[i] - use[i]);
+                    mx[i] = mnew;
+                }
                 rs[i] = 0.f;
             }
             if (fold) {
@@ -717,7 +739,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 l[i] = l[i] * alpha[i] + rs[i];
-            rescale_o(o, alpha);
+            /* (CR: only a warp with a row whose reference moved; alpha is 1
+               on the others' rows, so the bits are those of rescaling all) */
+            if (!CR || __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))
+                rescale_o(o, alpha);
             pack_p(pa, s);
         };
         auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],
