@@ -525,17 +525,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             for (int i = 0; i < 2; i++) {
                 const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
                 const float mt = fold ? qm * p.scale_log2 : qm; /* the tile's row maximum, scaled */
-                if (CR && mx[i] != -CUDART_INF_F && mt <= mx[i] + CR_GROW) {
-                    /* (CR) the reference kept: a finite maximum that the
-                       tile exceeds by CR_GROW or less (NaN: not kept) */
-                    use[i] = mx[i];
-                    alpha[i] = 1.f;
-                } else {
-                    const float mnew = fmaxf(mx[i], mt);
-                    use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                    alpha[i] = ex2(mx[i] - use[i]);
-                    mx[i] = mnew;
-                }
+                /* (CR) the reference kept: a finite maximum that the tile
+                   exceeds by CR_GROW or less (NaN: not kept); selects, no
+                   branch, so that the two rows' reductions still interleave */
+                const bool keep = CR && mx[i] != -CUDART_INF_F && mt <= mx[i] + CR_GROW;
+                const float mnew = keep ? mx[i] : fmaxf(mx[i], mt);
+                use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
+                const float a = ex2(mx[i] - use[i]);
+                alpha[i] = keep ? 1.f : a;
+                mx[i] = mnew;
                 rs[i] = 0.f;
             }
             if (fold) {

@@ -552,7 +552,8 @@ Test(attention_plan, cr_variant_table)
                 /* the same tiles and shared memory as the default it twins
                    (D 64: "Hopper persistent"; D 128: "Hopper persistent f2"
                    not causal, "Hopper persistent" causal) */
-                const int twin = D == 128 && kind == KG_ATTN_NONE ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
+                const int twin =
+                    D == 128 && kind == KG_ATTN_NONE ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
                 cr_assert_eq(e->smem, kg_attn_table[twin][dt][slot][kind].smem, "D %d %s", D, kinds[kind]);
                 cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "D %d: %d bytes of shared memory", D, e->smem);
                 char want_name[64];
