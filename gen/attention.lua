@@ -258,6 +258,9 @@ M.sm90_persist_cr = {
   [64] = with(M.sm90_persist_plain[64], { cr = true }),
   [128] = { nwg = 2, bn = 128, f2 = "none", cr = true },
 }
+-- and "pp cr": the D 128 persistent ping-pong kernel (the default causal
+-- from 2049 to 4096 keys) with it
+M.sm90_persist_pp_cr = { [128] = with(M.sm90_persist_pp[128], { cr = true }) }
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -480,6 +483,13 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent D 64 / 128 defaults with the conditional rescale (forced only)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_CR", name = "Hopper persistent pp cr", prefix = "attn90s_",
+    dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp_cr, true, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent pp (D 128 causal) with the conditional rescale (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -527,41 +527,53 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
    CR, the conditional rescale): generated for f16 and bf16, no mask and
    causal, at D 64 (the three-warpgroup default's configuration: 512
    threads, 192-row tiles) and D 128 (two warpgroups, 384 threads, 128-row
-   tiles), nowhere else; 128-key tiles, persistent shared memory within an
-   H200 block's 227 KB, sm_90a code, each entry the kernel its name says.
-   The runtime counts it persistent and takes it only forced (the GPU
-   tests check both). */
+   tiles), nowhere else; "Hopper persistent pp cr" at D 128 causal only; 128-key tiles, persistent shared memory within
+   an H200 block's 227 KB, sm_90a code, each entry the kernel its name says. The runtime counts it persistent and takes
+   it only forced (the GPU tests check both). */
 Test(attention_plan, cr_variant_table)
 {
-    const int v = KG_ATTN_V_HOPPER_PERSIST_CR;
+    const int vs[2] = {KG_ATTN_V_HOPPER_PERSIST_CR, KG_ATTN_V_HOPPER_PERSIST_PP_CR};
+    const char *names[2] = {"Hopper persistent cr", "Hopper persistent pp cr"}, *pre[2] = {"attn90c", "attn90s"};
     const char *kinds[3] = {"none", "causal", "mask"};
-    cr_assert_str_eq(kg_attn_variant_names[v], "Hopper persistent cr");
-    cr_assert_eq(kg_attn_variant_sm90a[v], 1);
-    for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
-        for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
-            for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
-                const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
-                const int D = kg_attn_dims[slot];
-                const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK && (D == 64 || D == 128);
-                cr_assert_eq(e->threads > 0, want, "%s D %d %s", kg_dtype_name((kg_dtype)dt), D, kinds[kind]);
-                if (!want)
-                    continue;
-                const int nwg = D == 64 ? 3 : 2;
-                cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
-                          "D %d: %d threads, %dx%d tiles", D, e->threads, e->bm, e->bn);
-                /* the same tiles and shared memory as the default it twins
-                   (D 64: "Hopper persistent"; D 128: "Hopper persistent f2"
-                   not causal, "Hopper persistent" causal) */
-                const int twin =
-                    D == 128 && kind == KG_ATTN_NONE ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
-                cr_assert_eq(e->smem, kg_attn_table[twin][dt][slot][kind].smem, "D %d %s", D, kinds[kind]);
-                cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "D %d: %d bytes of shared memory", D, e->smem);
-                char want_name[64];
-                snprintf(want_name, sizeof want_name, "kg_attn90c_%s_d%d_%s", kg_dtype_name((kg_dtype)dt), D,
-                         kinds[kind]);
-                cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name, e->kernel);
-                cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
-            }
+    for (int x = 0; x < 2; x++) {
+        const int v = vs[x];
+        cr_assert_str_eq(kg_attn_variant_names[v], names[x]);
+        cr_assert_eq(kg_attn_variant_sm90a[v], 1);
+        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+            for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
+                for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
+                    const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
+                    const int D = kg_attn_dims[slot];
+                    /* cr: D 64 and 128, no mask and causal; pp cr: D 128 causal */
+                    const int want =
+                        (dt == KG_F16 || dt == KG_BF16) &&
+                        (x == 0 ? kind != KG_ATTN_MASK && (D == 64 || D == 128) : kind == KG_ATTN_CAUSAL && D == 128);
+                    cr_assert_eq(e->threads > 0, want, "%s %s D %d %s", names[x], kg_dtype_name((kg_dtype)dt), D,
+                                 kinds[kind]);
+                    if (!want)
+                        continue;
+                    const int nwg = D == 64 ? 3 : 2;
+                    cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
+                              "%s D %d: %d threads, %dx%d tiles", names[x], D, e->threads, e->bm, e->bn);
+                    /* the same tiles and shared memory as the default it
+                       twins (D 64: "Hopper persistent"; D 128: "Hopper
+                       persistent f2" not causal, "Hopper persistent"
+                       causal; pp cr: "Hopper persistent pp") */
+                    const int twin = x == 1                             ? KG_ATTN_V_HOPPER_PERSIST_PP
+                                     : D == 128 && kind == KG_ATTN_NONE ? KG_ATTN_V_HOPPER_PERSIST_F2
+                                                                        : KG_ATTN_V_HOPPER_PERSIST;
+                    cr_assert_eq(e->smem, kg_attn_table[twin][dt][slot][kind].smem, "%s D %d %s", names[x], D,
+                                 kinds[kind]);
+                    cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "%s D %d: %d bytes of shared memory", names[x], D,
+                              e->smem);
+                    char want_name[64];
+                    snprintf(want_name, sizeof want_name, "kg_%s_%s_d%d_%s", pre[x], kg_dtype_name((kg_dtype)dt), D,
+                             kinds[kind]);
+                    cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name,
+                              e->kernel);
+                    cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
+                }
+    }
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -1973,9 +1985,8 @@ static void persist_candidate(int v, int d, int d32, int causal)
    shapes of every_dtype* and sequence_lengths* (which force every
    variant). Bit for bit itself with the work queue and in turn, bulk
    tensor copies and cp.async, and from run to run. */
-static void persist_cr(int d, int causal)
+static void persist_cr(int v, int d, int causal)
 {
-    const int v = KG_ATTN_V_HOPPER_PERSIST_CR;
     const acase refs[5] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 3, 12, 4, 1100, 2300, d, causal, MASK_NONE, 0, 0, 2.f},
                            {KG_BF16, 1, d >= 96 ? 8 : 24, d >= 96 ? 8 : 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 1.f},
@@ -1984,7 +1995,10 @@ static void persist_cr(int d, int causal)
     persist_refs(refs, 5, v, 0);
     const int shapes[4][5] = {
         /* B Hq Hkv Sq Sk */
-        {4, 16, 16, 1024, 1024}, {3, 16, 4, 1100, 900}, {2, 24, 24, 2000, 700}, {1, 16, 2, 4100, 4100},
+        {4, 16, 16, 1024, 1024},
+        {3, 16, 4, 1100, 900},
+        {2, 24, 24, 2000, 700},
+        {1, 16, 2, 4100, 4100},
     };
     for (int i = 0; i < 4; i++) {
         if (!kt_take(3))
@@ -1998,17 +2012,22 @@ static void persist_cr(int d, int causal)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-#define PERSIST_CR_TEST(name, d, causal)                                                                              \
+#define PERSIST_CR_TEST(name, v, d, causal)                                                                            \
     Test(attention, name)                                                                                              \
     {                                                                                                                  \
         if (!on_sm90())                                                                                                \
             return; /* the Hopper variants run on compute capability 9.0 only */                                       \
-        persist_cr(d, causal);                                                                                         \
+        persist_cr(v, d, causal);                                                                                      \
     }
-PERSIST_CR_TEST(persistent_cr_d64, 64, 0)
-PERSIST_CR_TEST(persistent_cr_d64_causal, 64, 1)
-PERSIST_CR_TEST(persistent_cr_d128, 128, 0)
-PERSIST_CR_TEST(persistent_cr_d128_causal, 128, 1)
+#define CR KG_ATTN_V_HOPPER_PERSIST_CR
+PERSIST_CR_TEST(persistent_cr_d64, CR, 64, 0)
+PERSIST_CR_TEST(persistent_cr_d64_causal, CR, 64, 1)
+PERSIST_CR_TEST(persistent_cr_d128, CR, 128, 0)
+PERSIST_CR_TEST(persistent_cr_d128_causal, CR, 128, 1)
+/* "Hopper persistent pp cr": the ping-pong kernel (D 128 causal; the
+   softmax without the folded scale) with the conditional rescale */
+PERSIST_CR_TEST(persistent_cr_pp_d128_causal, KG_ATTN_V_HOPPER_PERSIST_PP_CR, 128, 1)
+#undef CR
 #undef PERSIST_CR_TEST
 
 /* "Hopper persistent f2" (since session 22 the runtime's choice at D 128,
