@@ -425,6 +425,12 @@ local function plan_dec(mt, wr)
   end
 end
 
+-- The plan of a persistent variant on tiles (no mask kernels: the
+-- persistent kernels take none)
+local function persistent(tiles)
+  return function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, tiles, false, true) or nil end
+end
+
 -- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
 -- one module per dtype each, prefix .. dtype. sm90a: built for sm_90a alone
 -- (build.ninja's fatbin90 rule), so it runs on compute capability 9.0 only.
@@ -451,9 +457,7 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_plain, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_plain),
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
@@ -461,14 +465,10 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_base),
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_f2),
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, a tile's second product under its first softmax (D 128)" },
   { enum = "KG_ATTN_V_HOPPER_F2", name = "Hopper f2", prefix = "attn90g_", dtypes = sm90_dtypes,
@@ -478,9 +478,7 @@ local variants = {
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_CR", name = "Hopper persistent cr", prefix = "attn90c_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_cr, false, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_cr),
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent D 64 / 128 defaults with the conditional rescale (forced only)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_CR", name = "Hopper persistent pp cr", prefix = "attn90s_",
