@@ -63,8 +63,12 @@
 #       S 1k and S 2048;
 #     cr, D 128 not causal, sk <= 4096 (f2's): bf16 / f16 S 1k and S 4k,
 #       f16 S 2048;
-#     pp cr, D 128 causal, 2048 < sk <= 4096 (pp's range): bf16 / f16 S
-#       4k, bf16 GQA Hq 32 Hkv 8 S 4k.
+#     D 128 causal, 2048 < sk <= 4096 (pp's range): bf16 / f16 S 4k,
+#       bf16 GQA Hq 32 Hkv 8 S 4k.
+#   Each candidate is judged on every class where it runs the rows (pp cr
+#   also on D 128 causal sk <= 2048, cr also on 2048 < sk <= 4096); where
+#   both win a class, the one whose smallest gain over the class's rows is
+#   larger takes it.
 #   The change: one line in runtime/attention.c choose_variant (return
 #   KG_ATTN_V_HOPPER_PERSIST_CR / _PP_CR where D / kind / sk match), the
 #   CPU tests that pin the default updated. A variant that wins no class is
