@@ -244,8 +244,8 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
 -- "cr" (session 26, forced only): the persistent defaults with the
 -- conditional rescale (attention_sm90.cuh CR: O rescaled only where a
--- row's maximum grew by more than 2^8 past its kept reference): D 64 the
--- three-warpgroup default (ep causal, sk not causal), D 128 the
+-- row's maximum grew by more than 8 log2 units past its kept reference):
+-- D 64 the three-warpgroup default (ep causal, sk not causal), D 128 the
 -- two-warpgroup plain kernel, f2 when not causal (the runtime's D 128
 -- defaults up to 2048 keys causal and at every key count not causal).
 local function with(t, extra)
