@@ -261,6 +261,20 @@ M.sm90_persist_cr = {
 -- and "pp cr": the D 128 persistent ping-pong kernel (the default causal
 -- from 2049 to 4096 keys) with it
 M.sm90_persist_pp_cr = { [128] = with(M.sm90_persist_pp[128], { cr = true }) }
+-- "dg" (session 26, forced only, causal): the persistent causal defaults
+-- up to 2048 keys (D 64 the three-warpgroup kernel with ep, D 128 the
+-- plain one) with the softmax of a diagonal key tile skipping the 32-key
+-- quarters that lie past every row of a warp (attention_sm90.cuh DG: no
+-- maximum, no exponentials, P set to 0; the same bits)
+M.sm90_persist_dg = {
+  [64] = with(M.sm90_persist_plain[64], { dg = true }),
+  [128] = { nwg = 2, bn = 128, dg = true },
+}
+-- and "cr dg": both (prebuilt in case both win alone; cr's bits)
+M.sm90_persist_crdg = {
+  [64] = with(M.sm90_persist_plain[64], { cr = true, dg = true }),
+  [128] = { nwg = 2, bn = 128, cr = true, dg = true },
+}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -390,21 +404,23 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2), tostring(c.cr or false) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(f2), tostring(c.cr or false), tostring(c.dg or false) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false",
+                 "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
                                  f2 and ", the second product under the first softmax" or "",
-                                 c.cr and ", conditional rescale" or "") }
+                                 c.cr and ", conditional rescale" or "",
+                                 c.dg and ", masked key quarters skipped" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -426,9 +442,13 @@ local function plan_dec(mt, wr)
 end
 
 -- The plan of a persistent variant on tiles (no mask kernels: the
--- persistent kernels take none)
-local function persistent(tiles)
-  return function(dt, d, kind) return kind ~= "mask" and plan_sm90(dt, d, kind, tiles, false, true) or nil end
+-- persistent kernels take none), of one kind only if `only`, with the
+-- ping-pong turns if pp
+local function persistent(tiles, only, pp)
+  return function(dt, d, kind)
+    if kind == "mask" or (only and kind ~= only) then return nil end
+    return plan_sm90(dt, d, kind, tiles, pp or false, true)
+  end
 end
 
 -- The kernel variants, in the order of kg_attn_variant (kg_attn_table.h):
@@ -460,9 +480,7 @@ local variants = {
     plan = persistent(M.sm90_persist_plain),
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp, true, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_pp, "causal", true),
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
     plan = persistent(M.sm90_persist_base),
@@ -483,11 +501,18 @@ local variants = {
     what = "Hopper persistent D 64 / 128 defaults with the conditional rescale (forced only)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_CR", name = "Hopper persistent pp cr", prefix = "attn90s_",
     dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp_cr, true, true) or nil
-    end,
+    plan = persistent(M.sm90_persist_pp_cr, "causal", true),
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent pp (D 128 causal) with the conditional rescale (forced only)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_DG", name = "Hopper persistent dg", prefix = "attn90d_", dtypes = sm90_dtypes,
+    plan = persistent(M.sm90_persist_dg, "causal"),
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent causal D 64 / 128 defaults, masked key quarters skipped in the softmax (forced only)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_CRDG", name = "Hopper persistent cr dg", prefix = "attn90e_",
+    dtypes = sm90_dtypes,
+    plan = persistent(M.sm90_persist_crdg, "causal"),
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent causal D 64 / 128 defaults with cr and dg (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

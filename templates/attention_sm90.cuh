@@ -219,10 +219,17 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * The sums and the output are relative to the reference kept in mx, so
  * lse = mx + log2(l) as before. Other bits than the default (P is taken
  * against another maximum), still reproducible.
+ * DG (session 26, forced only): on a key tile that crosses the sequence end
+ * or the diagonal, the 32-key quarters past every row of a warp (past the
+ * limit of its last row: for warpgroup 0 of a 192-row causal tile, most of
+ * its last key tile) take no maximum and (with the folded scale; a
+ * negative one takes the usual loops) no exponentials: their P is set to
+ * 0, which is what ex2(-inf) gives, and the sums gain nothing, as they
+ * gained +0. The same bits as without (the tensor products are the same).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false, bool CR = false>
+          bool F2 = false, bool CR = false, bool DG = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -500,6 +507,17 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         }
                     }
             }
+            /* (DG) the 32-key quarters of the tile that some row of this
+               warp sees: the first lq; every key of a later one lies past
+               the sequence end or the causal limit of the warp's last row
+               (its lim, the largest), so for all its rows (warp-uniform) */
+            constexpr int NQ = NS / 4;
+            static_assert(!DG || NS % 4 == 0, "whole 32-key quarters");
+            int lq = NQ;
+            if (DG && check) {
+                const int limw = causal ? min(p.sk, m0 + wr + 16 + p.sk - p.sq) : p.sk;
+                lq = limw <= n0 ? 0 : min(NQ, (limw - n0 + 31) >> 5);
+            }
             if (check) {
                 int lim[2];
 #pragma unroll
@@ -515,11 +533,26 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* row maxima and sums in two chains per row (even and odd
                8-key groups): half the dependent FMNMX / FADD latency */
             float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
+            if (DG && lq < NQ) {
+                /* (the masked quarters: no maximum to take; one uniform
+                   branch a quarter, on the tiles that have a masked one
+                   only: the others take the loops below) */
 #pragma unroll
-            for (int n = 0; n < NS; n++)
+                for (int q = 0; q < NQ; q++)
+                    if (q < lq) {
 #pragma unroll
-                for (int x = 0; x < 4; x++)
-                    tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
+                        for (int n = 4 * q; n < 4 * q + 4; n++)
+#pragma unroll
+                            for (int x = 0; x < 4; x++)
+                                tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
+                    }
+            } else {
+#pragma unroll
+                for (int n = 0; n < NS; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++)
+                        tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
+            }
             float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -536,7 +569,30 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mx[i] = mnew;
                 rs[i] = 0.f;
             }
-            if (fold) {
+            if (DG && fold && lq < NQ) {
+                /* a masked quarter's exponentials are 0 (ex2(-inf) = +0, and
+                   adding +0 leaves the sums' bits), so not computed: the
+                   live quarters as below (the same FFMA), then the masked
+                   ones' P set to 0 by selects (ptxas spilled, and
+                   serialized the products, with zeros written under the
+                   branch, or with a second form for the unfolded scale,
+                   which takes the loops below) */
+#pragma unroll
+                for (int q = 0; q < NQ; q++)
+                    if (q < lq) {
+#pragma unroll
+                        for (int n = 4 * q; n < 4 * q + 4; n++)
+#pragma unroll
+                            for (int x = 0; x < 4; x++) {
+                                float &e = s[4 * n + x];
+                                e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
+                                rsp[n & 1][x >> 1] += e;
+                            }
+                    }
+#pragma unroll
+                for (int i = 0; i < BN / 2; i++)
+                    s[i] = i / 16 < lq ? s[i] : 0.f;
+            } else if (fold) {
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
