@@ -518,6 +518,19 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 const int limw = causal ? min(p.sk, m0 + wr + 16 + p.sk - p.sq) : p.sk;
                 lq = limw <= n0 ? 0 : min(NQ, (limw - n0 + 31) >> 5);
             }
+            /* f(n, x) on the elements of the first lq quarters (one uniform
+               branch a quarter) */
+            auto live_quarters = [&](auto &&f) {
+#pragma unroll
+                for (int q = 0; q < NQ; q++)
+                    if (q < lq) {
+#pragma unroll
+                        for (int n = 4 * q; n < 4 * q + 4; n++)
+#pragma unroll
+                            for (int x = 0; x < 4; x++)
+                                f(n, x);
+                    }
+            };
             if (check) {
                 int lim[2];
 #pragma unroll
@@ -534,18 +547,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                8-key groups): half the dependent FMNMX / FADD latency */
             float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
             if (DG && lq < NQ) {
-                /* (the masked quarters: no maximum to take; one uniform
-                   branch a quarter, on the tiles that have a masked one
-                   only: the others take the loops below) */
-#pragma unroll
-                for (int q = 0; q < NQ; q++)
-                    if (q < lq) {
-#pragma unroll
-                        for (int n = 4 * q; n < 4 * q + 4; n++)
-#pragma unroll
-                            for (int x = 0; x < 4; x++)
-                                tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
-                    }
+                /* (the masked quarters: no maximum to take; on the tiles
+                   that have a masked one only: the others take the loops
+                   below) */
+                live_quarters([&](int n, int x) { tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]); });
             } else {
 #pragma unroll
                 for (int n = 0; n < NS; n++)
@@ -577,18 +582,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                    serialized the products, with zeros written under the
                    branch, or with a second form for the unfolded scale,
                    which takes the loops below) */
-#pragma unroll
-                for (int q = 0; q < NQ; q++)
-                    if (q < lq) {
-#pragma unroll
-                        for (int n = 4 * q; n < 4 * q + 4; n++)
-#pragma unroll
-                            for (int x = 0; x < 4; x++) {
-                                float &e = s[4 * n + x];
-                                e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
-                                rsp[n & 1][x >> 1] += e;
-                            }
-                    }
+                live_quarters([&](int n, int x) {
+                    float &e = s[4 * n + x];
+                    e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
+                    rsp[n & 1][x >> 1] += e;
+                });
 #pragma unroll
                 for (int i = 0; i < BN / 2; i++)
                     s[i] = i / 16 < lq ? s[i] : 0.f;

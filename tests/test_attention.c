@@ -2054,19 +2054,16 @@ PERSIST_CR_TEST(persistent_cr_dg_d128_causal, CRDG, CR, 128, 1)
    and below Sk, lengths off the quarters) and bit for bit "Hopper
    persistent" (the same bits by construction), with the work queue and
    in turn, bulk tensor copies and cp.async */
-Test(attention, persistent_dg_d64_causal)
-{
-    if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
-    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_DG, 64, 64, 1);
-}
-
-Test(attention, persistent_dg_d128_causal)
-{
-    if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
-    persist_candidate(KG_ATTN_V_HOPPER_PERSIST_DG, 128, 128, 1);
-}
+#define PERSIST_DG_TEST(name, d)                                                                                       \
+    Test(attention, name)                                                                                              \
+    {                                                                                                                  \
+        if (!on_sm90())                                                                                                \
+            return; /* the Hopper variants run on compute capability 9.0 only */                                       \
+        persist_candidate(KG_ATTN_V_HOPPER_PERSIST_DG, d, d, 1);                                                       \
+    }
+PERSIST_DG_TEST(persistent_dg_d64_causal, 64)
+PERSIST_DG_TEST(persistent_dg_d128_causal, 128)
+#undef PERSIST_DG_TEST
 
 /* "Hopper persistent f2" (since session 22 the runtime's choice at D 128,
    not causal, and causal beyond 4096 keys): a tile's second Q K^T under its
