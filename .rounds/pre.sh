@@ -65,6 +65,8 @@
 #   priority order);
 #   with KG_BENCH_QUEUE=1 each persistent default again with its work queue
 #   the other way.
+#   Only the candidates whose own step-1 tests all passed are timed (a
+#   crash would end the process and every row after it, as in s25r1).
 #   RULE: a candidate becomes the default for a class the planner can name,
 #   (D, kind, key range as measured), only if EVERY row of that class,
 #   bf16 and f16, has it faster than the default by >= 2% in the in-turn
@@ -123,6 +125,22 @@ LB=; command -v stdbuf > /dev/null && LB="stdbuf -oL"
   echo "compute apps now: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader 2>&1 | head -3 | tr '\n' ' ')"
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,clocks_throttle_reasons.active --format=csv,noheader 2>&1 | head -2
 
+  # the A/B times only the candidates whose own tests all passed (a crash
+  # there would end the process, and every row after it, as in s25r1)
+  vs=
+  add() {
+    local name=$1 t
+    shift
+    for t in "$@"; do
+      grep -q "^\[PASS\] attention::$t:" "$OUT/tests.log" || { echo "not timed: $name ($t did not pass)"; return; }
+    done
+    vs=${vs:+$vs,}$name
+  }
+  add "Hopper persistent cr" persistent_cr_d64 persistent_cr_d64_causal persistent_cr_d128 persistent_cr_d128_causal
+  add "Hopper persistent pp cr" persistent_cr_pp_d128_causal
+  add "Hopper persistent dg" persistent_dg_d64_causal persistent_dg_d128_causal
+  add "Hopper persistent cr dg" persistent_cr_dg_d64_causal persistent_cr_dg_d128_causal
+  echo "timed in turn with the default: ${vs:-none}"
   bt=$(($(left) - 4))
   [ "$bt" -gt 31 ] && bt=31
   stamp "step 2: A/B in one process: default / cr / pp cr / dg / cr dg, in turn, best of 3 (${bt} s)"
@@ -131,7 +149,7 @@ LB=; command -v stdbuf > /dev/null && LB="stdbuf -oL"
   # causal, pp cr's class (D 128 causal S 4k), then the longer rows of cr's
   KG_BENCH_FILTER='sweep list' \
   KG_BENCH_ROWS='bf16:32:16:16:1024:64:1,f16:32:16:16:1024:64:1,bf16:32:16:16:1024:128:1,f16:32:16:16:1024:128:1,bf16:16:16:16:2048:128:1,f16:16:16:16:2048:128:1,bf16:32:16:16:1024:64:0,f16:32:16:16:1024:64:0,bf16:32:16:16:1024:128:0,f16:32:16:16:1024:128:0,bf16:8:16:16:4096:128:1,f16:8:16:16:4096:128:1,bf16:4:32:8:4096:128:1,bf16:8:16:16:4096:64:1,bf16:8:32:8:1500:64:1,f16:16:16:16:2000:64:1,bf16:16:16:16:2048:64:0,bf16:8:16:16:4096:64:0,bf16:8:16:16:4096:128:0,f16:8:16:16:4096:128:0,f16:16:16:16:2048:128:0' \
-  KG_BENCH_VS='Hopper persistent cr,Hopper persistent pp cr,Hopper persistent dg,Hopper persistent cr dg' KG_BENCH_QUEUE=1 KG_BENCH_CSV="$OUT/ab.csv" \
+  KG_BENCH_VS="$vs" KG_BENCH_QUEUE=1 KG_BENCH_CSV="$OUT/ab.csv" \
     timeout "$bt" $LB build/bench/bench_attention > "$OUT/ab.log" 2>&1
   echo "bench_attention exit $?"
   cat "$OUT/ab.log"
