@@ -454,14 +454,14 @@ static void offsets_bench(kg_context *ctx, kg_dtype dt, void *A, void *O)
 static void sweep(kg_context *ctx, void *A, void *B, void *O, int even);
 
 /* The copies KG_EW_BENCH_EXTRA lists ("P0xP1x.. pA.B..;..."; rank 2 to 6,
-   sizes up to 2^26 elements in all); ill-formed entries are reported and
-   skipped. */
+   sizes up to 2^26 elements in all; the first 4095 characters); ill-formed
+   entries are reported and skipped. */
 static void extra_cases(kg_context *ctx, kg_dtype dt, void *A, void *B, void *O)
 {
     const char *spec = getenv("KG_EW_BENCH_EXTRA");
     if (!spec)
         return;
-    char buf[1024];
+    char buf[4096];
     snprintf(buf, sizeof buf, "%s", spec);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {

@@ -37,7 +37,7 @@
  * at 16 / 32 lanes a row; KG_NORM_TUNE=9 the grid at the old cap of 32 blocks a multiprocessor, the default again,
  * and where BULK serves, LEAN at both grids; KG_NORM_TUNE=10 no PF, then the default again. KG_NORM_TUNE=11: the
  * default and each tuning of KG_NORM_ALTS ("key=v,key=v;key=v": threads, grid, cluster, csize, cstag, lean, group, pf,
- * bulk, variant, pair, lean2, narrow, nmerge, stagger), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
+ * bulk, variant, pair, lean2, narrow, nmerge), each checked, then timed in turn KG_NORM_ROUNDS times (3), and the best of each.
  * KG_NORM_PAIR=1|-1: rows of 32 elements at 2 vectors a lane in blocks of 128 for every op (or none), KG_NORM_LEAN2=1|-1
  * the 2-byte softmax / log_softmax of those by LEAN2F (or never). KG_NORM_WB=1|2:
  * layer_norm with its weight only (1) or neither weight nor bias (2). KG_NORM_AS_F16=1: the bf16 cases in f16 (name
@@ -159,7 +159,6 @@ static int parse_alts(kg_norm_tuning *alts, int most)
                         : !strcmp(key, "lean2")   ? &t.lean2
                         : !strcmp(key, "narrow")  ? &t.narrow
                         : !strcmp(key, "nmerge")  ? &t.nmerge
-                        : !strcmp(key, "stagger") ? &t.stagger
                                                   : NULL;
             if (!slot) {
                 fprintf(stderr, "KG_NORM_ALTS: no key '%s'\n", key);

@@ -35,8 +35,9 @@ int main(void)
     kg_status st = kg_open(&ctx, 0);
     if (st != KG_OK) {
         printf("no GPU work ran: %s (%s)\n", kg_errmsg(ctx), kg_status_name(st));
-        printf("the library, tests and benchmarks are built; run `ninja test` (GPU tests skip here) or run this\n"
-               "program on a machine with a CUDA GPU of compute capability 8.0 or newer.\n");
+        printf("the library and this demo are built; `ninja test` builds and runs the tests (GPU tests skip here),\n"
+               "`ninja` builds everything; run this program on a machine with a CUDA GPU of compute capability 8.0\n"
+               "or newer for GPU work.\n");
         kg_close(ctx);
         return 0;
     }

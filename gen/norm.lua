@@ -240,9 +240,10 @@ M.ccfgs = {
   -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
   -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = {} },
-  -- st: configuration 6 whose first wave's odd clusters start late (the tuning's stagger, 10 us by default), so
-  -- that the clusters' load / exchange / store phases run out of phase (s23r1 ncu: in lockstep).
-  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, st = true, dts = {} },
+  -- (26: ST, configuration 6 whose first wave's odd clusters started late, 4-20 us, so that the clusters' load /
+  -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger were
+  -- removed in session 26; the row stays, 6's shape without kernels, so that the numbers after it keep their force hooks.)
+  { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, dts = {} },
   -- vs: the outputs by 16-byte stores (st.global.v4, templates/normc.cuh's kg_ncl_st16): main's cluster and COLT
   -- kernels store each vector as four 4-byte stores (their PTX: st.global.f32 / st.global.v2.u16, which LLVM split
   -- the uint4 store into; ptxas does not merge them: the SASS of 6 with vs alone is 96 instructions shorter, 128
@@ -523,8 +524,8 @@ function M.generate(G)
   end
   t[#t + 1] = "};\n\nconst kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT] = {\n"
   for _, c in ipairs(M.ccfgs) do
-    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows,
-                              c.ph and 1 or 0, c.one and 1 or 0, c.alt and 1 or 0, c.st and 1 or 0)
+    t[#t + 1] = string.format("    {%d, %d, %d, %d, %d, %d, %d, %d},\n", c.t, c.k, c.lpr, c.ks, c.rows,
+                              c.ph and 1 or 0, c.one and 1 or 0, c.alt and 1 or 0)
   end
   t[#t + 1] = "};\n\nconst kg_norm_info kg_norm_infos[KG_NORM_COUNT] = {\n"
   for _, op in ipairs(ops) do
@@ -575,8 +576,6 @@ typedef struct kg_norm_ccfg {
     int one;     /* 1: COLT, a block a tile of the columns and all its rows (clusters of one block; fewer than 16 lanes
                     a row: several tiles a block) */
     int alt;     /* 1: a tuning alone (never the planner's choice) */
-    int st;      /* 1: ST, the first wave's odd clusters start late (A.opt >> 8 microseconds; A.units the clusters
-                    resident at once) */
 } kg_norm_ccfg;
 extern const kg_norm_ccfg kg_norm_ccfgs[KG_NORM_CCFG_COUNT];
 extern const int16_t kg_norm_ctable[KG_NORM_COUNT][KG_DTYPE_COUNT][KG_NORM_CCFG_COUNT];

@@ -917,6 +917,10 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                        "invalid argument: attention: head dim %lld is larger than %lld (generated: " KG_ATTN_DIMS_TEXT
                        "; a smaller one is zero-padded to the next)",
                        (long long)D, (long long)kg_attn_dims[KG_ATTN_DIM_COUNT - 1]);
+    if (D == 0 && !(opts && opts->scale != 0.f))
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: attention: head dim 0 makes the default scale 1/sqrt(D) infinite (pass a "
+                       "nonzero opts->scale)");
     const double scale_d = opts && opts->scale != 0.f ? (double)opts->scale : 1.0 / sqrt((double)D);
     const float scale = (float)scale_d;
     if (!isfinite(scale))

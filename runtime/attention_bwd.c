@@ -124,9 +124,9 @@ static kg_status check_layout(kg_context *ctx, const kg_tensor *t, const char *n
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: attention backward: %s's head dim must be contiguous (stride %lld)", name,
                        (long long)t->strides[3]);
-    if (!kgi_aligned(t->data, 16))
+    if (!kgi_aligned(t->data, 16)) /* empty or not (kgi_check_aligned passes an empty one) */
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                       "invalid argument: attention backward: %s's data must be 16-byte aligned", name);
+                        "invalid argument: attention backward: %s's data %p is not 16-byte aligned", name, t->data);
     for (int d = 0; d < 3; d++)
         if (t->shape[d] > 1 && (t->strides[d] * es) % 16)
             return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
@@ -142,13 +142,12 @@ static kg_status check_overlap(kg_context *ctx, const kg_tensor *const *t)
     for (int i = T_DQ; i <= T_DV; i++) {
         if (kg_numel(t[i]) == 0)
             continue;
-        const kgi_range o = kgi_tensor_range(t[i]);
         for (int j = 0; j < T_COUNT; j++) {
             if (j == i || !t[j] || kg_numel(t[j]) == 0)
                 continue;
-            if (kgi_ranges_overlap(o, kgi_tensor_range(t[j])))
-                return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: attention backward: %s overlaps %s",
-                               names[i], names[j]);
+            const kg_status st = kgi_check_disjoint(ctx, "attention backward", t[i], names[i], t[j], names[j]);
+            if (st != KG_OK)
+                return st;
         }
     }
     return KG_OK;

@@ -36,9 +36,15 @@ kg_status kg_open(kg_context **out, int device)
     for (int i = 0; i < KGI_TEST_SLOT_COUNT; i++)
         ctx->test_force[i] = ctx->test_last[i] = -1;
 
+    kg_status st;
+    /* an argument error: refused before any CUDA call, the same everywhere */
+    if (device < 0) {
+        st = kgi_fail(ctx, KG_ERR_DEVICE_RANGE, "device index out of range: %d (device indices count from 0)", device);
+        mark_unusable(ctx, st);
+        return st;
+    }
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
-    kg_status st;
     if (err != cudaSuccess) {
         cudaGetLastError();
         st = kgi_cuda_fail(ctx, err, "cudaGetDeviceCount");

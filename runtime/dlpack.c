@@ -2,6 +2,7 @@
  * dlpack.c - kg_tensor <-> DLTensor (see kg_dlpack.h). Host-only: no CUDA
  * call, so it works (and reports precisely) without a device.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -27,8 +28,19 @@ static const char *dl_code_name(uint8_t code)
     case kDLBfloat: return "bfloat";
     case kDLComplex: return "complex";
     case KG_DL_BOOL: return "bool";
-    default: return "unknown type code";
+    default: return NULL;
     }
+}
+
+/* "float32"; "of unknown type code 99 (32 bits)" for a code DLPack lacks. */
+static const char *dl_dtype_str(char *buf, size_t len, DLDataType t)
+{
+    const char *name = dl_code_name(t.code);
+    if (name)
+        snprintf(buf, len, "%s%u", name, (unsigned)t.bits);
+    else
+        snprintf(buf, len, "of unknown type code %u (%u bits)", (unsigned)t.code, (unsigned)t.bits);
+    return buf;
 }
 
 static const char *dl_device_name(int type)
@@ -65,19 +77,24 @@ kg_status kg_tensor_from_dlpack(kg_context *ctx, const DLTensor *src, kg_tensor 
                        "invalid argument: DLPack tensor is on CUDA device %d, the context on device %d",
                        src->device.device_id, ctx->device);
     const DLDataType t = src->dtype;
+    char tn[64];
     if (t.lanes != 1)
         return kg_fail(ctx, KG_ERR_DTYPE,
-                       "DLPack dtype %s%u with %u lanes is not supported (kgen tensors have one lane per element)",
-                       dl_code_name(t.code), (unsigned)t.bits, (unsigned)t.lanes);
+                       "DLPack dtype %s with %u lanes is not supported (kgen tensors have one lane per element)",
+                       dl_dtype_str(tn, sizeof tn, t), (unsigned)t.lanes);
     int dtype = -1;
     for (int d = 0; d < KG_DTYPE_COUNT; d++)
         if (dl_types[d].code == t.code && dl_types[d].bits == t.bits)
             dtype = d;
-    if (dtype < 0)
+    if (dtype < 0) {
+        char code[16] = "";
+        if (dl_code_name(t.code)) /* an unknown code is in the name already */
+            snprintf(code, sizeof code, " (code %u)", (unsigned)t.code);
         return kg_fail(ctx, KG_ERR_DTYPE,
-                       "DLPack dtype %s%u (code %u) is not supported (kgen has float16/32/64, bfloat16, int32/64, "
-                       "uint8 and bool)",
-                       dl_code_name(t.code), (unsigned)t.bits, (unsigned)t.code);
+                       "DLPack dtype %s%s is not supported (kgen has float16/32/64, bfloat16, int32/64, uint8 and "
+                       "bool)",
+                       dl_dtype_str(tn, sizeof tn, t), code);
+    }
     if (src->ndim < 0 || src->ndim > KG_MAX_DIMS)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: DLPack tensor has %d dims (0..%d supported)",
                        src->ndim, KG_MAX_DIMS);
@@ -87,8 +104,9 @@ kg_status kg_tensor_from_dlpack(kg_context *ctx, const DLTensor *src, kg_tensor 
     const size_t size = kg_dtype_size((kg_dtype)dtype);
     const uintptr_t base = (uintptr_t)src->data;
     if (src->byte_offset > UINTPTR_MAX - base)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: DLPack byte_offset %llu overflows the pointer",
-                       (unsigned long long)src->byte_offset);
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: DLPack data %p + byte_offset %llu wraps past the end of the address space",
+                       src->data, (unsigned long long)src->byte_offset);
     const uintptr_t at = base + (uintptr_t)src->byte_offset;
     if (at % size)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
@@ -119,8 +137,9 @@ kg_status kg_tensor_to_dlpack(kg_context *ctx, const kg_tensor *src, DLTensor *d
 {
     if (!ctx)
         return KG_ERR_INVALID_ARGUMENT;
-    if (!dst)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_tensor_to_dlpack: the DLTensor is NULL");
+    if (!src || !dst)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: kg_tensor_to_dlpack: the %s is NULL",
+                       !src ? "kg_tensor" : "DLTensor");
     kg_status st = kg_check_tensor(ctx, src, "the tensor");
     if (st != KG_OK)
         return st;

@@ -1191,9 +1191,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     const kg_op_info *info = kg_op_get_info(op);
     if (!info)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not an element-wise op", (int)op);
-    if (n_in != info->arity || (n_in > 0 && !in))
+    if (n_in != info->arity)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s takes %d input%s, got %d", info->name,
                        info->arity, info->arity == 1 ? "" : "s", n_in);
+    if (n_in > 0 && !in)
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: inputs is NULL but n_inputs is %d",
+                       info->name, n_in);
     kg_status st = kgi_check_tensor(ctx, out, "out");
     for (int i = 0; st == KG_OK && i < n_in; i++)
         st = kgi_check_tensor(ctx, in[i], info->inputs[i]);

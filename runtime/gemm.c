@@ -67,10 +67,13 @@ static int map_out(const view *v, int64_t *ld)
    inputs while it writes out. */
 static kg_status check_no_overlap(kg_context *ctx, const kg_tensor *out, const kg_tensor *in, const char *name)
 {
-    if (!kgi_ranges_overlap(kgi_tensor_range(out), kgi_tensor_range(in)))
+    const kgi_range o = kgi_tensor_range(out), i = kgi_tensor_range(in);
+    if (!kgi_ranges_overlap(o, i))
         return KG_OK;
     return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                    "invalid argument: matmul: out overlaps %s (cuBLAS would read %s while writing out)", name, name);
+                    "invalid argument: matmul: out overlaps %s (bytes [%p, %p) and [%p, %p)); cuBLAS would read %s "
+                    "while writing out",
+                    name, (void *)o.lo, (void *)o.hi, (void *)i.lo, (void *)i.hi, name);
 }
 
 static kg_status check_dtypes(kg_context *ctx, const kg_tensor *out, const kg_tensor *a, const kg_tensor *b)

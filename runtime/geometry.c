@@ -103,7 +103,8 @@ kg_status kgi_check_tensor(kg_context *ctx, const kg_tensor *t, const char *name
         char sh[KG_MSG_LEN / 4], st[KG_MSG_LEN / 4];
         kg_shape_str(sh, sizeof sh, t->ndim, t->shape);
         if (what == 'n' && !empty)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s has more than 2^63 elements", name);
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: shape %s has more than 2^63 - 1 elements", name, sh);
         if (what == 'd')
             return kg_fail(
                 ctx, KG_ERR_INVALID_ARGUMENT,
@@ -193,6 +194,16 @@ kg_status kgi_check_alias(kg_context *ctx, const kg_tensor *out, const kg_tensor
                 same = 0;
         if (same)
             return KG_OK;
+    }
+    if (o.lo == i.lo && o.hi == i.hi) { /* the same bytes, another layout */
+        char osh[96], ost[160], ish[96], ist[160];
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                       "invalid argument: out %s strides %s and %s %s strides %s cover the same bytes [%p, %p) in "
+                       "different layouts; an output may only alias an input exactly (in place)",
+                       kg_shape_str(osh, sizeof osh, out->ndim, out->shape),
+                       kg_shape_str(ost, sizeof ost, out->ndim, out->strides), name,
+                       kg_shape_str(ish, sizeof ish, in->ndim, in->shape),
+                       kg_shape_str(ist, sizeof ist, in->ndim, in->strides), (void *)o.lo, (void *)o.hi);
     }
     return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                    "invalid argument: out partially overlaps %s (bytes [%p, %p) and [%p, %p)); an output may "

@@ -11,10 +11,11 @@
  * q, k and lse. Shapes and dtypes follow the forward (kg_attention.h): q,
  * out, dout and dq are [B, Hq, Sq, D], k, v, dk and dv [B, Hkv, Sk, D], all
  * of one dtype (f16 and bf16 on tensor cores with f32 accumulation; f32
- * FP32-accurate: at head dims 32 and 64 on tensor cores in split TF32, each
+ * FP32-accurate: at head dims 32 to 128 on tensor cores in split TF32, each
  * f32 operand as the sum of two TF32 values and each product as three TF32
  * products with f32 accumulation, about 22 of FP32's 24 bits an operand,
- * not plain TF32; at 96, 128 and 256 in FP32 FMA); lse is f32 [B, Hq, Sq];
+ * not plain TF32; at 256, and where the split kernel's shared memory does
+ * not fit, in FP32 FMA); lse is f32 [B, Hq, Sq];
  * mask is f32, broadcastable to [B, Hq, Sq, Sk]. Any strides on B, H and S
  * (so [B, S, H, D] storage works as a view); the head dim contiguous, data
  * and B/H/S strides 16-byte aligned. Head dims 32, 64, 96, 128 and 256.

@@ -62,7 +62,10 @@ KG_API const char *kg_status_text(kg_status status);
  * even when this fails (unless host memory ran out, when it is NULL), so the
  * reason can be read with kg_errmsg(*ctx); close it with kg_close either way.
  * A context that failed to open still validates calls: ops check their
- * arguments first and only then report KG_ERR_NO_DEVICE.
+ * arguments first and only then report why it failed (KG_ERR_NO_DEVICE,
+ * KG_ERR_DEVICE_RANGE, ...). A device index outside 0..count-1 is
+ * KG_ERR_DEVICE_RANGE (a negative one on every machine, before any CUDA
+ * call).
  */
 KG_API kg_status kg_open(kg_context **ctx, int device);
 KG_API void kg_close(kg_context *ctx);

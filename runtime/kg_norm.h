@@ -20,8 +20,11 @@
  * its weight and bias, each optional (NULL), broadcast to those k dims
  * (right-aligned, NumPy rules, at most k dims); mean and rstd, each optional,
  * have the input's shape without its last k dims. rms_norm normalizes over
- * the last dim, with an optional weight broadcasting to it. eps must be
- * finite and >= 0.
+ * the last dim, with an optional weight broadcasting to it. eps may be any
+ * finite value the accumulator holds (f32, f16, bf16: at most FLT_MAX in
+ * magnitude; f64: any finite); a negative eps is accepted as PyTorch accepts
+ * it (rstd = 1/sqrt(var + eps), NaN where var + eps < 0). NaN, inf or a
+ * larger eps is KG_ERR_INVALID_ARGUMENT.
  *
  * Fused residual form: kg_rms_norm_residual reads in and residual, writes
  * h = in + residual (computed in the accumulator type, rounded to the dtype)

@@ -180,7 +180,9 @@ static void fill_dims(kg_norm_dims *o, const ndim_ *v, int n, int fast)
 }
 
 /* The normalized dims as a bit mask, after checking the call's axes. */
-static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_norm_info *info, unsigned *mask)
+/* op: the name messages give (the entry point's) */
+static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_norm_info *info, const char *op,
+                          unsigned *mask)
 {
     const kg_tensor *in = c->in;
     const int nd = in->ndim > 0 ? in->ndim : 1;
@@ -190,16 +192,16 @@ static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_nor
         if (c->axis < -nd || c->axis >= nd)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)",
-                           info->name, c->axis, in->ndim, -nd, nd - 1);
+                           op, c->axis, in->ndim, -nd, nd - 1);
         *mask = in->ndim ? 1u << (c->axis < 0 ? c->axis + nd : c->axis) : 0;
         return KG_OK;
     case KG_NORM_AXIS_ANY: {
         if (c->n_axes < 0 || c->n_axes > KG_MAX_DIMS)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: n_axes is %d (0..%d; 0 = every axis)",
-                           info->name, c->n_axes, KG_MAX_DIMS);
+                           op, c->n_axes, KG_MAX_DIMS);
         if (c->n_axes > 0 && !c->axes)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: axes is NULL but n_axes is %d",
-                           info->name, c->n_axes);
+                           op, c->n_axes);
         if (c->n_axes == 0) {
             *mask = in->ndim ? (1u << in->ndim) - 1 : 0;
             return KG_OK;
@@ -210,11 +212,11 @@ static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_nor
             if (a < -nd || a >= nd)
                 return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                                "invalid argument: %s: axis %d is out of range for a %d-dim input (valid: %d..%d)",
-                               info->name, a, in->ndim, -nd, nd - 1);
+                               op, a, in->ndim, -nd, nd - 1);
             const int d = a < 0 ? a + nd : a;
             if (m & (1u << d))
                 return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                               "invalid argument: %s: axis %d (dim %d) appears twice in axes", info->name, a, d);
+                               "invalid argument: %s: axis %d (dim %d) appears twice in axes", op, a, d);
             m |= 1u << d;
         }
         *mask = in->ndim ? m : 0;
@@ -222,10 +224,16 @@ static kg_status check_axes(kg_context *ctx, const kg_norm_call *c, const kg_nor
     }
     case KG_NORM_AXIS_LAST:
     case KG_NORM_AXIS_LAST1:
+        if (in->ndim == 0)
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
+                           "invalid argument: %s: in is 0-d (a scalar); %s normalizes over its last %s and needs at "
+                           "least 1 dim",
+                           op, op, c->op == KG_NORM_LAYER_NORM ? "k dims" : "dim");
         if (c->k < 1 || c->k > in->ndim)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                           "invalid argument: %s: cannot normalize the last %d dims of a %d-dim input (1..%d)",
-                           info->name, c->k, in->ndim, in->ndim);
+                           "invalid argument: %s: cannot normalize the last %d dims of a %d-dim input (k must be "
+                           "1..%d)",
+                           op, c->k, in->ndim, in->ndim);
         *mask = ((1u << c->k) - 1) << (in->ndim - c->k);
         return KG_OK;
     }
@@ -537,8 +545,6 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
     plan->cgrid = (unsigned)(ncl * cs);
     plan->cblock = (unsigned)f->threads;
     plan->args.opt = f->ph && tu->cstag < 0; /* PH: the halves start together */
-    if (f->st) /* ST: the first wave's odd clusters start late (microseconds, A.opt bits 8-15) */
-        plan->args.opt |= (tu->stagger < 0 ? 0 : tu->stagger == 0 ? 10 : tu->stagger > 255 ? 255 : tu->stagger) << 8;
 }
 
 /* BULK (templates/normb.cuh): the 2-byte layer_norm and rms_norm (and its
@@ -711,7 +717,13 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a normalization (kg_norm_op)",
                        (int)c->op);
     const kg_norm_info *info = &kg_norm_infos[c->op];
+    /* messages name the entry point: the residual form is rms_norm_residual */
+    char rname[32];
     const char *op = info->name;
+    if (c->res && info->residual) {
+        snprintf(rname, sizeof rname, "%s_residual", info->name);
+        op = rname;
+    }
     const kg_tensor *in = c->in;
     kg_status st = kgi_check_tensor(ctx, in, "in");
     if (st != KG_OK)
@@ -725,7 +737,7 @@ kg_status kg_norm_plan_call(kg_context *ctx, const kg_norm_call *c, int sm_count
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s: in's data %p is not aligned to its %zu-byte elements", op, in->data, es);
     unsigned mask;
-    if ((st = check_axes(ctx, c, info, &mask)) != KG_OK)
+    if ((st = check_axes(ctx, c, info, op, &mask)) != KG_OK)
         return st;
     const int norm_k = info->axes == KG_NORM_AXIS_LAST || info->axes == KG_NORM_AXIS_LAST1 ? c->k : 0;
 
@@ -1351,9 +1363,6 @@ static kg_status launch_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_
     }
     if (*fits == 1)
         return KG_OK;
-    /* ST: the clusters resident at once (0 unknown: no cluster starts late) */
-    if (kg_norm_ccfgs[plan->ccfg].st)
-        B.units = *active;
     /* PH: at most the clusters resident at once (where known) */
     if (kg_norm_ccfgs[plan->ccfg].ph && *active > 0 && cfg.gridDim.x > (unsigned)*active * (unsigned)plan->csize)
         cfg.gridDim.x = (unsigned)*active * (unsigned)plan->csize;
@@ -1525,7 +1534,7 @@ kg_status kg_rms_norm_residual(kg_context *ctx, const kg_tensor *out, const kg_t
                                const kg_tensor *weight, double eps)
 {
     if (ctx && !residual)
-        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: rms_norm: residual is NULL");
+        return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: rms_norm_residual: residual is NULL");
     const kg_norm_call c = {
         .op = KG_NORM_RMS_NORM, .out = out, .res = residual, .in = in, .k = 1, .w = weight, .eps = eps};
     return run(ctx, &c);

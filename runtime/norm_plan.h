@@ -95,8 +95,6 @@ typedef struct kg_norm_tuning {
     int nmerge;     /* COLT's narrow configurations: 0 the planner's rule (butterflies where a tile lies in a warp,
                        else TL), 1 the block's merge in shared memory, 2 butterflies where a tile lies in a warp (else
                        shared memory: s23r2's default) */
-    int stagger;    /* CLUSTER ST (a tuning configuration): the first wave's odd clusters start this many microseconds
-                       late (0: 10, -1: none, at most 255) */
     int sm90;       /* 1: plan as on compute capability 9.0 (CPU tests) */
 } kg_norm_tuning;
 extern kg_norm_tuning kgi_norm_tuning;

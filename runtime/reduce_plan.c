@@ -48,6 +48,7 @@
  *   grid        blocks, capped at a few per multiprocessor (grid-stride loops)
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -599,14 +600,21 @@ static kg_status plan_validate(kg_context *ctx, kg_reduce_op op, const kg_tensor
     if ((int)op <= KG_RED_NONE || op >= KG_RED_COUNT)
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %d is not a reduction (kg_reduce_op)", (int)op);
     const kg_red_info *info = &kg_red_infos[op];
+    /* argmax with values is kg_max_with_indices: messages name the call */
+    char with[32];
+    const char *name = info->name;
+    if (info->indexed && out && strncmp(name, "arg", 3) == 0) {
+        snprintf(with, sizeof with, "%s_with_indices", name + 3);
+        name = with;
+    }
     kg_status st = kgi_check_tensor(ctx, in, "in");
     if (st != KG_OK)
         return st;
     const kg_dtype dt = in->dtype;
     if (!(info->dtype_mask & (1u << dt)))
-        return kg_fail_dtype(ctx, info->name, dt, info->dtype_mask);
+        return kg_fail_dtype(ctx, name, dt, info->dtype_mask);
     unsigned mask;
-    if ((st = check_axes(ctx, info->name, in, axes, n_axes, &mask)) != KG_OK)
+    if ((st = check_axes(ctx, name, in, axes, n_axes, &mask)) != KG_OK)
         return st;
 
     /* the result's shape; red <= numel(in) <= INT64_MAX (kg_check_tensor) */
@@ -624,28 +632,28 @@ static kg_status plan_validate(kg_context *ctx, kg_reduce_op op, const kg_tensor
         if (!indices)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: %s: indices is NULL (it returns indices; values are optional)",
-                           info->name);
+                           name);
     } else {
         if (!out)
-            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: out is NULL", info->name);
+            return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT, "invalid argument: %s: out is NULL", name);
         if (indices)
             return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                            "invalid argument: %s returns no indices (pass NULL; for the indices of the maximum "
                            "or minimum use kg_max_with_indices or kg_min_with_indices)",
-                           info->name);
+                           name);
     }
-    if (out && (st = check_result(ctx, info->name, out, info->indexed ? "values" : "out", info->out[dt], plan->out_ndim,
+    if (out && (st = check_result(ctx, name, out, info->indexed ? "values" : "out", info->out[dt], plan->out_ndim,
                                   plan->out_shape, in)) != KG_OK)
         return st;
     if (indices &&
-        (st = check_result(ctx, info->name, indices, "indices", KG_I64, plan->out_ndim, plan->out_shape, in)) != KG_OK)
+        (st = check_result(ctx, name, indices, "indices", KG_I64, plan->out_ndim, plan->out_shape, in)) != KG_OK)
         return st;
     if (red == 0 && info->nonempty) {
         char a[128];
         return kg_fail(ctx, KG_ERR_INVALID_ARGUMENT,
                        "invalid argument: %s of an empty slice: reducing in %s over dims of total size 0 has no "
                        "result (only sum, mean, prod and norm have one)",
-                       info->name, kg_shape_str(a, sizeof a, in->ndim, in->shape));
+                       name, kg_shape_str(a, sizeof a, in->ndim, in->shape));
     }
     /* each range once (the geometry layer computes it) */
     const kgi_range none = {0, 0}, ri = kgi_tensor_range(in), ro = out ? kgi_tensor_range(out) : none,

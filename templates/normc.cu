@@ -20,8 +20,8 @@ extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_colt<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ex and "true" or "false")>(A); }
 @elseif k.ph then
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster_ph<$(f.name), $(vec), $(k.lpr), $(k.t // 2), $(k.k), $(k.ks), $(k.ex and "true" or "false")>(A); }
-@elseif k.p2 or k.st or k.vs then
-extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks), $(k.ex and "true" or "false"), $(k.tr and "true" or "false"), $(k.p2 and "true" or "false"), $(k.st and "true" or "false"), $(k.vs and "true" or "false")>(A); }
+@elseif k.p2 or k.vs then
+extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks), $(k.ex and "true" or "false"), $(k.tr and "true" or "false"), $(k.p2 and "true" or "false"), $(k.vs and "true" or "false")>(A); }
 @else
 extern "C" __global__ void __launch_bounds__($(k.t), $(k.mb)) $(f.name)_cl$(k.id)(const kg_norm_args A) { kg_norm_cluster<$(f.name), $(vec), $(k.lpr), $(k.t), $(k.k), $(k.ks), $(k.ex and "true" or "false"), $(k.tr and "true" or "false")>(A); }
 @end

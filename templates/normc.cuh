@@ -510,29 +510,12 @@ __device__ __forceinline__ void kg_ncl_load(uint4 (&xs)[K], int jn, const IT *p,
             xs[j] = __ldg((const uint4 *)(p + (int64_t)j * rs));
 }
 
-/* ST (tunings of session 24): clusters of the first wave (cid below A.units, the clusters resident at once, from
-   the runtime) with an odd cid start (A.opt >> 8) microseconds late, so that the clusters sharing the
-   multiprocessors run their loads, exchange and stores out of phase from then on (their successors start as they
-   end); the same rows, sums and merges as without (the same bits). */
-__device__ __forceinline__ void kg_ncl_stagger(const kg_norm_args &A, int64_t cid)
-{
-    const uint64_t d = (uint64_t)((uint32_t)A.opt >> 8) * 1000; /* nanoseconds */
-    if (d == 0 || !(cid & 1) || cid >= A.units)
-        return;
-    uint64_t t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        __nanosleep(500);
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < d);
-}
-
 /* P2 (tunings of session 24, the 2-byte types): the lane's maxima by packed pairs (kg_ncl_vmax2) and softmax's
    output exps flushed below 2^-126 (kg_nct_vstore_ftz), as COLT's 2-byte path; elsewhere no effect. VS (tunings of
    session 24): the outputs by 16-byte stores (kg_ncl_st16), the lane's shifts once a column (kg_ncl_lane's HS);
    the same bits. */
 template <class Op, int V, int LPR, int T, int K, int KS = 0, bool EX0 = false, bool TR = false, bool P2 = false,
-          bool ST = false, bool VS = false>
+          bool VS = false>
 __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
 {
     typedef typename Op::in_t IT;
@@ -545,8 +528,6 @@ __device__ __forceinline__ void kg_norm_cluster(const kg_norm_args &A)
     const int q = (int)cl.block_rank();
     const int64_t cid = blockIdx.x / CS; /* 1-d clusters: consecutive blocks */
     const int64_t o = cid / A.tiles, tile = cid - o * A.tiles;
-    if constexpr (ST)
-        kg_ncl_stagger(A, cid);
     int64_t off[KG_NORM_NOPS];
     kg_nouter(A, o, off);
     const int tid = threadIdx.x, tx = tid % LPR, ty = tid / LPR;

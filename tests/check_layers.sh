@@ -4,7 +4,9 @@
 # object, the generated kernel table or the embedded bundle. Run by
 # `ninja test` from the repository root, on the objects of the build.
 set -euo pipefail
-core="error archs tensor geometry context bundle scratch version kg_table kg_bundle"
+# every object build.ninja lists under "runtime core" (libkgen.a before $family_obj_list),
+# and the generated table and bundle
+core="error archs tensor geometry context bundle scratch layout version dlpack kg_table kg_bundle"
 objs=""
 for o in $core; do objs="$objs build/obj/$o.o"; done
 defined=$(nm --defined-only $objs | awk 'NF == 3 && $3 ~ /^kg/ {print $3}' | sort -u)

@@ -216,10 +216,14 @@ kg_context *kt_open_gpu(void)
     kg_context *ctx = NULL;
     kg_status st = kg_open(&ctx, 0);
     if (st != KG_OK) {
+        /* only the absence of a device skips: any other failure to open one
+         * (no kernel image for this GPU, a CUDA error) is a failure */
         char why[600];
         snprintf(why, sizeof why, "%s", kg_errmsg(ctx));
         kg_close(ctx);
-        cr_skip_test("no usable CUDA device: %s", why);
+        if (st == KG_ERR_NO_DEVICE)
+            cr_skip_test("no usable CUDA device: %s", why);
+        cr_assert_fail("kg_open(device 0) failed with %s on a machine with a device: %s", kg_status_name(st), why);
     }
     return ctx;
 }

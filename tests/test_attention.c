@@ -9,8 +9,10 @@
  * PyTorch program would: scores rounded to the dtype, softmax in f32,
  * probabilities rounded to the dtype, P v accumulated in f32 and rounded
  * (for f32 everything in float). atol is PyTorch's default for the dtype.
- * lse (always f32) must be within 1e-4 + 1e-5 |ref| of the float64 value, and
- * exactly -inf for a row with no visible key.
+ * lse (always f32) must be within f32's floor (1.3e-6 |ref| + 1e-5) plus
+ * twice the largest error of an f32 reference of lse (lse_tol), at most
+ * 1e-4 + 1e-5 |ref|, of the float64 value. A row with no visible key must
+ * give exactly 0 and lse exactly -inf.
  */
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
@@ -221,6 +223,23 @@ Test(attention_validation, scale_must_be_finite)
               "invalid argument: attention: scale nan is not finite");
     o.scale = 0.5f;
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
+}
+
+/* Head dim 0 with the default scale 1/sqrt(D) names the head dim (before
+   session 27 the message was "scale inf is not finite", a scale the caller
+   never gave); an explicit scale still runs it. */
+Test(attention_validation, head_dim_0_needs_an_explicit_scale)
+{
+    call_t c = valid_call(KG_F16, 0);
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: head dim 0 makes the default scale 1/sqrt(D) infinite (pass a nonzero "
+              "opts->scale)");
+    kg_attention_opts o = {0.f, 1};
+    KT_EXPECT(ctx, kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: attention: head dim 0 makes the default scale 1/sqrt(D) infinite (pass a nonzero "
+              "opts->scale)");
+    o.scale = 0.5f;
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
 Test(attention_validation, empty_problems_validate_then_report_the_device)
@@ -596,6 +615,20 @@ static void gpu_setup(void)
 
 static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
 
+/* The tolerance of a row's lse, an f32 quantity the kernels compute from
+   the case's inputs in f32 (scores accumulated in f32 from the dtype's
+   values, the row's max, a sum of Sk exponentials, a log): TESTING.md's f32
+   floor (rtol 1.3e-6, atol 1e-5) plus, as the attention rule scales with the
+   row's length, twice the largest error of the case's f32 reference of lse
+   (lse_lp: the same sums sequentially in float, scores not rounded to the
+   dtype, as the fused kernels keep them in f32); never above the
+   1e-4 + 1e-5 |lse| this check used before. */
+static double lse_tol(double max_lp, double want)
+{
+    const double t = 2 * max_lp + 1e-5 + 1.3e-6 * fabs(want), before = 1e-4 + 1e-5 * fabs(want);
+    return t < before ? t : before;
+}
+
 /* The kernel variant the case runs on, for messages. */
 static const char *path_name = "";
 
@@ -677,6 +710,11 @@ static void run_case_once(const acase *c)
     }
     double *s = malloc(sizeof(double) * (c->Sk + 1)), *ref = malloc(sizeof(double) * D);
     float *sl = malloc(sizeof(float) * (c->Sk + 1)), *acc = malloc(sizeof(float) * D);
+    float *sf = malloc(sizeof(float) * (c->Sk + 1)); /* f32 scores, for lse_lp */
+    /* the checked rows' lse (want, got; row index), checked after the loop
+       against lse_tol of the case's largest lse_lp error */
+    double *lse_w = malloc(sizeof(double) * (nl + 1)), *lse_g = malloc(sizeof(double) * (nl + 1)), max_lse_lp = 0;
+    int64_t *lse_at = malloc(sizeof(int64_t) * (nl + 1)), n_lse = 0;
     double max_err = 0, max_lp = 0;
     int worst_b = 0, worst_h = 0, worst_i = 0, worst_d = 0;
     double worst_got = 0, worst_want = 0;
@@ -689,28 +727,35 @@ static void run_case_once(const acase *c)
             for (int i = 0; i < c->Sq; i += (i + step < c->Sq || i == c->Sq - 1) ? step : c->Sq - 1 - i) {
                 const int64_t qo = attn_ref_off(c, c->Hq, c->Sq, b, h, i);
                 double m = -INFINITY;
-                float ml = -INFINITY;
+                float ml = -INFINITY, mf = -INFINITY;
                 for (int j = 0; j < c->Sk; j++) {
                     const int64_t ko = attn_ref_off(c, c->Hkv, c->Sk, b, hk_, j);
                     double dot = 0;
-                    for (int d = 0; d < D; d++)
+                    float dotf = 0;
+                    for (int d = 0; d < D; d++) {
                         dot += xq[qo + d] * xk[ko + d];
+                        dotf += (float)xq[qo + d] * (float)xk[ko + d];
+                    }
                     const double mk = attn_ref_mask_at(c, hm, b, h, i, j);
                     const int hidden = c->causal && j > i + c->Sk - c->Sq;
                     s[j] = hidden ? -INFINITY : dot * scale + mk;
                     sl[j] = hidden ? -INFINITY : lowp(dt, dot) * (float)scale + (float)mk;
+                    sf[j] = hidden ? -INFINITY : dotf * (float)scale + (float)mk;
                     if (s[j] > m)
                         m = s[j];
                     if (sl[j] > ml)
                         ml = sl[j];
+                    if (sf[j] > mf)
+                        mf = sf[j];
                 }
                 double l = 0;
-                float ll = 0;
+                float ll = 0, lf = 0;
                 for (int j = 0; j < c->Sk; j++) {
                     s[j] = m == -INFINITY ? 0 : exp(s[j] - m);
                     sl[j] = ml == -INFINITY ? 0 : expf(sl[j] - ml);
                     l += s[j];
                     ll += sl[j];
+                    lf += mf == -INFINITY ? 0.f : expf(sf[j] - mf);
                 }
                 for (int d = 0; d < D; d++) {
                     ref[d] = 0;
@@ -731,6 +776,13 @@ static void run_case_once(const acase *c)
                     const double got = kt_get(ho, dt, qo + d);
                     cr_assert(!isnan(got), "%s [%d,%d,%d,%d]: NaN (seed %llu)", kg_dtype_name(dt), b, h, i, d,
                               (unsigned long long)kt_seed());
+                    /* a row that sees no key: exactly 0 (kg_attention.h; the
+                       kernels' 1 / sum is 0 for sum 0, times an accumulator
+                       of 0 x v terms) */
+                    if (l == 0)
+                        cr_assert(got == 0.0,
+                                  "%s %s: out[%d,%d,%d,%d] of a row with no visible key = %.9g, want 0 (seed %llu)",
+                                  path_name, kg_dtype_name(dt), b, h, i, d, got, (unsigned long long)kt_seed());
                     if (fabs(lp - want) > max_lp)
                         max_lp = fabs(lp - want);
                     if (fabs(got - want) > max_err) {
@@ -740,13 +792,26 @@ static void run_case_once(const acase *c)
                     }
                 }
                 const double lse_want = l > 0 ? m + log(l) : -INFINITY;
-                const double lse_got = hl[((int64_t)b * c->Hq + h) * c->Sq + i];
-                cr_assert(kt_close(lse_got, lse_want, 1e-5, 1e-4),
-                          "%s %s D=%d Sq=%d Sk=%d causal=%d mask=%d lse[%d,%d,%d] = %.9g, want %.9g (seed %llu)",
-                          path_name, kg_dtype_name(dt), D, c->Sq, c->Sk, c->causal, c->mask, b, h, i, lse_got, lse_want,
-                          (unsigned long long)kt_seed());
+                const int64_t li = ((int64_t)b * c->Hq + h) * c->Sq + i;
+                if (l > 0 && lf > 0 && fabs((double)(mf + logf(lf)) - lse_want) > max_lse_lp)
+                    max_lse_lp = fabs((double)(mf + logf(lf)) - lse_want);
+                lse_w[n_lse] = lse_want, lse_g[n_lse] = hl[li], lse_at[n_lse++] = li;
             }
         }
+    for (int64_t e = 0; e < n_lse; e++) {
+        const int64_t li = lse_at[e];
+        const int b = (int)(li / ((int64_t)c->Hq * c->Sq)), h = (int)(li / c->Sq % c->Hq), i = (int)(li % c->Sq);
+        /* a row with no visible key: exactly -inf (kg_attention.h) */
+        const int ok = lse_w[e] == -INFINITY
+                           ? lse_g[e] == -INFINITY
+                           : !isnan(lse_g[e]) && fabs(lse_g[e] - lse_w[e]) <= lse_tol(max_lse_lp, lse_w[e]);
+        cr_assert(ok,
+                  "%s %s D=%d Sq=%d Sk=%d causal=%d mask=%d lse[%d,%d,%d] = %.9g, want %.9g (tolerance %.3g: 2 x %.3g "
+                  "from the f32 reference + the f32 floor) (seed %llu)",
+                  path_name, kg_dtype_name(dt), D, c->Sq, c->Sk, c->causal, c->mask, b, h, i, lse_g[e], lse_w[e],
+                  lse_w[e] == -INFINITY ? 0.0 : lse_tol(max_lse_lp, lse_w[e]), max_lse_lp,
+                  (unsigned long long)kt_seed());
+    }
     double rtol, atol;
     kt_tolerance(dt, &rtol, &atol);
     const double tol = 2 * max_lp + atol;
@@ -762,6 +827,10 @@ static void run_case_once(const acase *c)
     free(s);
     free(ref);
     free(sl);
+    free(sf);
+    free(lse_w);
+    free(lse_g);
+    free(lse_at);
     free(acc);
     free(hq);
     free(hk);
@@ -1645,7 +1714,7 @@ Test(attention, causal_block_order)
     int major = 0, minor = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
     if (!(major == 9 && minor == 0))
-        return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest)");
     const int vs[3] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_LONG};
     const int shapes[3][5] = {{3, 11, 300, 400, 64}, {2, 5, 600, 700, 128}, {1, 3, 700, 2500, 64}}; /* B H Sq Sk D */
     for (int x = 0; x < 3; x++) {
@@ -1803,7 +1872,7 @@ static int pp_pair_generated(int v, const acase *c)
 Test(attention, persistent_matches_grid_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest) */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only (every_dtype* covers the rest)");
     const int shapes[7][7] = {
         /* B Hq Hkv Sq Sk D causal */
         {4, 16, 16, 1000, 1000, 64, 1}, {3, 32, 8, 777, 1301, 128, 0}, {2, 12, 4, 1500, 600, 96, 1},
@@ -1853,7 +1922,7 @@ Test(attention, persistent_matches_grid_bits)
 Test(attention, persistent_queue_matches_turns_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int pv[2] = {KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP};
     const int shapes[5][7] = {
         /* B Hq Hkv Sq Sk D(slot) causal */
@@ -1919,7 +1988,7 @@ static void persist_bits(const acase *c, int v0, int v1, int cp, int turn)
 Test(attention, persistent_ep_matches_reference_and_base_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int ep = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
     const acase refs[4] = {{KG_BF16, 2, 16, 16, 1500, 1500, 64, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 4, 1500, 1501, 64, 1, MASK_NONE, 0, 1, 0.f},
@@ -2072,14 +2141,14 @@ PERSIST_DG_TEST(persistent_dg_d128_causal, 128)
 Test(attention, persistent_f2_matches_reference_and_plain_bits_causal)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 1);
 }
 
 Test(attention, persistent_f2_matches_reference_and_plain_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
 
@@ -2091,7 +2160,7 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
 Test(attention, grid_f2_matches_reference_and_grid_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int v = KG_ATTN_V_HOPPER_F2;
     const acase refs[4] = {{KG_BF16, 2, 8, 2, 700, 701, 256, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 8, 4, 500, 1100, 256, 0, MASK_NONE, 0, 0, 0.f},
@@ -2120,7 +2189,7 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
 Test(attention, f2_where_the_runtime_takes_it)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int f2 = KG_ATTN_V_HOPPER_PERSIST_F2;
     const acase refs[7] = {{KG_BF16, 1, 2, 1, 700, 900, 128, 0, MASK_NONE, 0, 1, 0.f},
                            {KG_F16, 1, 2, 1, 4500, 4500, 128, 1, MASK_NONE, 0, 0, 0.f},
@@ -2155,7 +2224,7 @@ Test(attention, f2_where_the_runtime_takes_it)
 Test(attention, persistent_sk_matches_reference_and_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int sk = KG_ATTN_V_HOPPER_PERSIST, def = KG_ATTN_V_HOPPER_PERSIST_BASE;
     const acase refs[4] = {{KG_BF16, 2, 16, 16, 1024, 2100, 64, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 2, 16, 4, 1000, 2500, 64, 0, MASK_NONE, 0, 1, 0.f},
@@ -2192,7 +2261,7 @@ Test(attention, persistent_sk_matches_reference_and_bits)
 Test(attention, tma_matches_cp_async_bits)
 {
     if (!on_sm90())
-        return; /* the Hopper variants run on compute capability 9.0 only */
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     const int hv[5] = {KG_ATTN_V_HOPPER, KG_ATTN_V_HOPPER_LONG, KG_ATTN_V_HOPPER_PP, KG_ATTN_V_HOPPER_PERSIST,
                        KG_ATTN_V_HOPPER_PERSIST_PP};
     for (int v = 0; v < 5; v++)

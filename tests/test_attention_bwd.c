@@ -17,7 +17,8 @@
  * P = exp(s - lse) in f32 rounded to the dtype, dP rounded to the dtype,
  * delta from the given out in f32, dS rounded to the dtype, products
  * accumulated in f32 and rounded once (f32: everything in float). Rows whose
- * keys are all masked must give dq exactly 0.
+ * keys are all masked must give dq exactly 0, and keys that no query sees dk
+ * and dv exactly 0.
  */
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
@@ -194,6 +195,8 @@ Test(attention_bwd_validation, head_dims_that_are_not_generated_are_named)
     }
 }
 
+/* A misaligned pointer is named (before session 27: "dout's data must be
+   16-byte aligned", without it). */
 Test(attention_bwd_validation, layout_requirements)
 {
     call_t c = valid_call(KG_BF16, 64);
@@ -203,7 +206,7 @@ Test(attention_bwd_validation, layout_requirements)
     c = valid_call(KG_BF16, 64);
     c.dout.data = KT_DEV((5 << 24) + 2);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dout's data must be 16-byte aligned");
+              "invalid argument: attention backward: dout's data 0x15000002 is not 16-byte aligned");
     c = valid_call(KG_BF16, 64);
     c.dq.strides[2] = 68;
     c.dq.strides[1] = 68 * 100, c.dq.strides[0] = 68 * 100 * 8;
@@ -216,20 +219,25 @@ Test(attention_bwd_validation, layout_requirements)
     cr_assert_eq(CALL(c, NULL, NULL), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
+/* The byte ranges are named, as in the forward (before session 27 the
+   backward's message gave none). */
 Test(attention_bwd_validation, gradients_must_not_overlap_inputs_or_each_other)
 {
     call_t c = valid_call(KG_BF16, 64);
     c.dq.data = c.dout.data;
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dq overlaps dout");
+              "invalid argument: attention backward: dq overlaps dout (bytes [0x15000000, 0x15032000) and "
+              "[0x15000000, 0x15032000))");
     c = valid_call(KG_BF16, 64);
     c.dv.data = KT_DEV((7 << 24) + 4096);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dk overlaps dv");
+              "invalid argument: attention backward: dk overlaps dv (bytes [0x17000000, 0x1700f000) and "
+              "[0x17001000, 0x17010000))");
     c = valid_call(KG_BF16, 64);
     c.dk.data = KT_DEV((4 << 24) + 512);
     KT_EXPECT(ctx, CALL(c, NULL, NULL), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: attention backward: dk overlaps lse");
+              "invalid argument: attention backward: dk overlaps lse (bytes [0x14000200, 0x1400f200) and "
+              "[0x14000000, 0x14001900))");
 }
 
 Test(attention_bwd_validation, scale_must_be_finite)
@@ -1059,6 +1067,31 @@ static void run_case(const acase *c)
                         cr_assert(kt_get(g.dq, dt, attn_ref_off(c, c->Hq, c->Sq, b, h, i) + d) == 0.0,
                                   "%s dq[%d,%d,%d,%d] of a fully masked row is not 0 (seed %llu)", kg_dtype_name(dt), b,
                                   h, i, d, (unsigned long long)kt_seed());
+    /* keys no query of their group sees (a -inf mask or the causal rule for
+       every query row of every query head sharing the KV head; every key
+       when Sq = 0): dk and dv exactly 0. The kernels' P of such a key is
+       ex2(-inf - lse2) = 0 for every row (attention_bwd.cuh bwd_masked; a
+       row with lse -inf has lse2 +inf), so dS = P (dP - delta) and both
+       products dS^T q, P^T dout sum only zeros. */
+    const int grp = c->Hq / c->Hkv;
+    for (int b = 0; b < c->B; b++)
+        for (int hk = 0; hk < c->Hkv; hk++)
+            for (int j = 0; j < c->Sk; j++) {
+                int seen = 0;
+                for (int h = hk * grp; h < (hk + 1) * grp && !seen; h++)
+                    for (int i = 0; i < c->Sq && !seen; i++)
+                        seen =
+                            !(c->causal && j > i + c->Sk - c->Sq) && attn_ref_mask_at(c, hm, b, h, i, j) != -INFINITY;
+                if (seen)
+                    continue;
+                for (int d = 0; d < D; d++) {
+                    const int64_t o = attn_ref_off(c, c->Hkv, c->Sk, b, hk, j) + d;
+                    const double gk = kt_get(g.dk, dt, o), gv = kt_get(g.dv, dt, o);
+                    cr_assert(gk == 0.0 && gv == 0.0,
+                              "%s dk, dv [%d,%d,%d,%d] of a key no query sees = %.9g, %.9g, want 0 (seed %llu)",
+                              kg_dtype_name(dt), b, hk, j, d, gk, gv, (unsigned long long)kt_seed());
+                }
+            }
 
     free(g.dq);
     free(g.dk);

@@ -370,6 +370,34 @@ static double mask_at(const inputs_t *in, int b, int i, int j)
     }
 }
 
+/* lse of the kernels of f32, f16 and bf16 (test_attention.c's lse_tol): an
+   f32 quantity computed from the case's inputs in f32, so TESTING.md's f32
+   floor (rtol 1.3e-6, atol 1e-5) plus twice the case's largest error of an
+   f32 reference of lse (scores accumulated in f32, not rounded to the dtype;
+   sums and log in float), never above the 1e-4 + 1e-5 |lse| used before. */
+static double lse_tol(double max_lp, double want)
+{
+    const double t = 2 * max_lp + 1e-5 + 1.3e-6 * fabs(want), before = 1e-4 + 1e-5 * fabs(want);
+    return t < before ? t : before;
+}
+
+/* lse of f64 inputs: the f64 kernel computes m and l in double and stores
+   (float)(m + log(l)) (templates/attention_f64.cuh), one rounding of a value
+   within eps64 (its double accumulation error) of the reference. So it is
+   the reference rounded to f32 or, where eps64 crosses a rounding boundary,
+   a neighbour: within 2 f32 ulps of |lse| (2, for a value at a power of two)
+   plus eps64: 8 double ulps of the dot products' sum of |terms| (D fmas, the
+   scale and the mask) and of (Sk + 8) (1 + |lse|) (the sum of Sk
+   exponentials, its rescalings, exp and log). */
+static double lse_tol_f64(double want, int D, int Sk, double amag)
+{
+    int e;
+    frexp(want, &e);
+    const double ulp32 = ldexp(1.0, (e - 1 < -126 ? -126 : e - 1) - 23);
+    const double eps64 = 0x1p-50 * ((D + 2) * amag + (Sk + 8) * (1 + fabs(want)));
+    return 2 * ulp32 + eps64;
+}
+
 /* Compares r (out in layout lo) with the float64 reference. f64: each
    element within f64's tolerance (TESTING.md); lower precisions: the
    largest error within 2 x that of a low-precision reference (scores
@@ -384,6 +412,12 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
                                           : (double)(float)(1.0 / sqrt((double)c->D));
     double *s = malloc(sizeof(double) * (c->Sk + 1)), *ref = malloc(sizeof(double) * (c->D + 1));
     float *sl = malloc(sizeof(float) * (c->Sk + 1)), *acc = malloc(sizeof(float) * (c->D + 1));
+    float *sf = malloc(sizeof(float) * (c->Sk + 1)); /* f32 scores, for lse_tol */
+    /* every row's lse (want, got) and the largest |score| terms (f64's eps64),
+       checked after the loop against the case's largest f32-reference error */
+    const int64_t nl = (int64_t)c->B * c->Hq * c->Sq;
+    double *lse_w = malloc(sizeof(double) * (nl + 1)), *lse_g = malloc(sizeof(double) * (nl + 1)),
+           *lse_mag = malloc(sizeof(double) * (nl + 1)), max_lse_lp = 0;
     double rtol, atol, max_err = 0, max_lp = 0, worst_got = 0, worst_want = 0;
     kt_tolerance(dt, &rtol, &atol);
     int wb = 0, wh = 0, wi = 0, wd = 0;
@@ -392,27 +426,36 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
             const int hk = h / (c->Hq / c->Hkv);
             for (int i = 0; i < c->Sq; i++) {
                 const double *qr = in->q + dense_at(c->Hq, c->Sq, c->D, b, h, i);
-                double m = -INFINITY;
-                float ml = -INFINITY;
+                double m = -INFINITY, amag = 0;
+                float ml = -INFINITY, mf = -INFINITY;
                 for (int j = 0; j < c->Sk; j++) {
                     const double *kr = in->k + dense_at(c->Hkv, c->Sk, c->D, b, hk, j);
-                    double dot = 0;
-                    for (int d = 0; d < c->D; d++)
+                    double dot = 0, adot = 0;
+                    float dotf = 0;
+                    for (int d = 0; d < c->D; d++) {
                         dot += qr[d] * kr[d];
+                        adot += fabs(qr[d] * kr[d]);
+                        dotf += (float)qr[d] * (float)kr[d];
+                    }
                     const double mk = mask_at(in, b, i, j);
                     const int hidden = c->causal && j > i + c->Sk - c->Sq;
                     s[j] = hidden ? -INFINITY : dot * scale + mk;
                     sl[j] = hidden ? -INFINITY : (float)kt_round(dt, dot) * (float)scale + (float)mk;
+                    sf[j] = hidden ? -INFINITY : dotf * (float)scale + (float)mk;
                     m = s[j] > m ? s[j] : m;
                     ml = sl[j] > ml ? sl[j] : ml;
+                    mf = sf[j] > mf ? sf[j] : mf;
+                    if (!hidden && isfinite(mk) && adot * fabs(scale) + fabs(mk) > amag)
+                        amag = adot * fabs(scale) + fabs(mk);
                 }
                 double l = 0;
-                float ll = 0;
+                float ll = 0, lf = 0;
                 for (int j = 0; j < c->Sk; j++) {
                     s[j] = m == -INFINITY ? 0 : exp(s[j] - m);
                     sl[j] = ml == -INFINITY ? 0 : expf(sl[j] - ml);
                     l += s[j];
                     ll += sl[j];
+                    lf += mf == -INFINITY ? 0.f : expf(sf[j] - mf);
                 }
                 for (int d = 0; d < c->D; d++)
                     ref[d] = 0, acc[d] = 0;
@@ -429,6 +472,13 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
                     const double got = kt_get(r->out, dt, at(&Lo, b, h, i, d));
                     cr_assert(!isnan(got), "%s %s: out[%d,%d,%d,%d] is NaN (seed %llu)", what, r->variant, b, h, i, d,
                               (unsigned long long)kt_seed());
+                    /* a row that sees no key: exactly 0 (kg_attention.h; the
+                       kernels scale an accumulator of 0 x v terms by 0) */
+                    if (l == 0)
+                        cr_assert(got == 0.0,
+                                  "%s %s: out[%d,%d,%d,%d] of a row with no visible key = %.17g, want 0 "
+                                  "(seed %llu)",
+                                  what, r->variant, b, h, i, d, got, (unsigned long long)kt_seed());
                     if (dt == KG_F64)
                         cr_assert(kt_close(got, want, rtol, atol),
                                   "%s: out[%d,%d,%d,%d] = %.17g, want %.17g (seed %llu)", what, b, h, i, d, got, want,
@@ -442,11 +492,25 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
                     }
                 }
                 const double lse_want = l > 0 ? m + log(l) : -INFINITY;
-                const double lse_got = r->lse[((int64_t)b * c->Hq + h) * c->Sq + i];
-                cr_assert(kt_close(lse_got, lse_want, 1e-5, 1e-4), "%s %s: lse[%d,%d,%d] = %.9g, want %.9g (seed %llu)",
-                          what, r->variant, b, h, i, lse_got, lse_want, (unsigned long long)kt_seed());
+                const int64_t li = ((int64_t)b * c->Hq + h) * c->Sq + i;
+                if (l > 0 && lf > 0 && fabs((double)(mf + logf(lf)) - lse_want) > max_lse_lp)
+                    max_lse_lp = fabs((double)(mf + logf(lf)) - lse_want);
+                lse_w[li] = lse_want, lse_g[li] = r->lse[li], lse_mag[li] = amag;
             }
         }
+    for (int64_t li = 0; li < nl; li++) {
+        const int b = (int)(li / ((int64_t)c->Hq * c->Sq)), h = (int)(li / c->Sq % c->Hq), i = (int)(li % c->Sq);
+        /* f64: against the reference rounded to f32 (lse_tol_f64); a row
+           with no visible key: exactly -inf (kg_attention.h) */
+        const double want = dt == KG_F64 ? (double)(float)lse_w[li] : lse_w[li];
+        const double tol = lse_w[li] == -INFINITY ? 0
+                           : dt == KG_F64         ? lse_tol_f64(lse_w[li], c->D, c->Sk, lse_mag[li])
+                                                  : lse_tol(max_lse_lp, lse_w[li]);
+        const int ok =
+            lse_w[li] == -INFINITY ? lse_g[li] == -INFINITY : !isnan(lse_g[li]) && fabs(lse_g[li] - want) <= tol;
+        cr_assert(ok, "%s %s: lse[%d,%d,%d] = %.9g, want %.9g (tolerance %.3g) (seed %llu)", what, r->variant, b, h, i,
+                  lse_g[li], want, tol, (unsigned long long)kt_seed());
+    }
     if (dt != KG_F64) {
         const double tol = 2 * max_lp + atol;
         cr_assert(max_err <= tol,
@@ -458,6 +522,10 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
     free(s);
     free(ref);
     free(sl);
+    free(sf);
+    free(lse_w);
+    free(lse_g);
+    free(lse_mag);
     free(acc);
 }
 

@@ -182,6 +182,31 @@ Test(dlpack, dtypes_kgen_lacks_are_refused)
     }
 }
 
+/* A type code DLPack does not define is named by its number, once (it read
+   "unknown type code32 (code 99)" before session 27). */
+Test(dlpack, an_unknown_type_code_is_named_by_its_number)
+{
+    DLTensor src = dl(kDLCUDA, 99, 32, 1, NULL, 0);
+    expect_refused(&src, KG_ERR_DTYPE,
+                   "DLPack dtype of unknown type code 99 (32 bits) is not supported (kgen has float16/32/64, "
+                   "bfloat16, int32/64, uint8 and bool)");
+    src = dl(kDLCUDA, 99, 16, 2, NULL, 0);
+    expect_refused(&src, KG_ERR_DTYPE,
+                   "DLPack dtype of unknown type code 99 (16 bits) with 2 lanes is not supported (kgen tensors have "
+                   "one lane per element)");
+}
+
+/* data + byte_offset past the end of the address space names both (it read
+   "byte_offset 8 overflows the pointer" before session 27). */
+Test(dlpack, a_byte_offset_that_wraps_names_data_and_offset)
+{
+    DLTensor src = dl(kDLCUDA, kDLFloat, 32, 1, NULL, 8);
+    src.data = (void *)(uintptr_t)(UINTPTR_MAX - 3);
+    expect_refused(&src, KG_ERR_INVALID_ARGUMENT,
+                   "invalid argument: DLPack data 0xfffffffffffffffc + byte_offset 8 wraps past the end of the "
+                   "address space");
+}
+
 Test(dlpack, a_byte_offset_that_breaks_alignment_is_refused)
 {
     DLTensor src = dl(kDLCUDA, kDLFloat, 32, 1, NULL, 2);
@@ -237,6 +262,10 @@ Test(dlpack, to_dlpack_validates_the_tensor)
     DLTensor out;
     KT_EXPECT(ctx, kg_tensor_to_dlpack(ctx, &t, &out), KG_ERR_INVALID_ARGUMENT,
               "invalid argument: the tensor has dtype 42, not a kg_dtype");
+    /* a NULL source names the call (it read "tensor the tensor is NULL" before
+       session 27) */
+    KT_EXPECT(ctx, kg_tensor_to_dlpack(ctx, NULL, &out), KG_ERR_INVALID_ARGUMENT,
+              "invalid argument: kg_tensor_to_dlpack: the kg_tensor is NULL");
 }
 
 Test(dlpack_gpu, a_tensor_on_another_device_is_refused)

@@ -215,6 +215,111 @@ static value ref_op(kg_op op, kg_dtype dt, kg_dtype out_dt, const kg_op_info *in
     return v;
 }
 
+/* ---- how a result is compared ------------------------------------------------ */
+
+/* Ops whose float result a correct kernel returns exactly: the exact value
+   of the op on the inputs is representable in the output dtype, or (casts)
+   is rounded once to nearest even (README "cast": one rounding; i32/i64
+   through f64, as ref_cast does). The kernels compute these in the
+   catalogue's expression on the loaded values (f16/bf16 in f32, exactly) and
+   store with __float2half_rn / __float2bfloat16_rn / __double2half /
+   __double2bfloat16 / a plain conversion (gen/elementwise.lua cast_plan,
+   gen/dtypes.lua), all round to nearest even; copies may move bits. */
+static int exact_op(kg_op op, kg_dtype out_dt)
+{
+    switch (op) {
+    case KG_OP_COPY:
+    case KG_OP_NEG:
+    case KG_OP_ABS:
+    case KG_OP_SIGN:
+    case KG_OP_RELU:
+    case KG_OP_FLOOR:
+    case KG_OP_CEIL:
+    case KG_OP_ROUND:
+    case KG_OP_MAXIMUM:
+    case KG_OP_MINIMUM:
+    case KG_OP_WHERE: return 1;
+    case KG_OP_CAST: return kt_is_float(out_dt);
+    default: return 0;
+    }
+}
+
+/* Element i of buf (dtype dt) against want, the reference already rounded
+   to dt: bit for bit when `exact` (so -0 is not +0 and one ulp is a
+   failure), with any NaN matching any NaN (the README documents no NaN
+   payload); else within rtol/atol (kt_close). */
+static int float_matches(const void *buf, kg_dtype dt, int64_t i, double want, int exact, double rtol, double atol)
+{
+    const double got = kt_get(buf, dt, i);
+    if (!exact)
+        return kt_close(got, want, rtol, atol);
+    if (isnan(want) || isnan(got))
+        return isnan(want) && isnan(got);
+    switch (dt) {
+    case KG_F32: {
+        const float w = (float)want;
+        return memcmp((const float *)buf + i, &w, sizeof w) == 0;
+    }
+    case KG_F64: return memcmp((const double *)buf + i, &want, sizeof want) == 0;
+    case KG_F16: return ((const uint16_t *)buf)[i] == kt_to_f16(want);
+    case KG_BF16: return ((const uint16_t *)buf)[i] == kt_to_bf16(want);
+    default: return 0;
+    }
+}
+
+/* Element i of an integer or bool output against want. A bool is read as
+   its raw byte, which must be exactly 0 or 1 (kt_get_i reads any non-zero
+   byte as true, so the 0xFF poison of an unwritten element would pass). */
+static int int_matches(const void *buf, kg_dtype dt, int64_t i, int64_t want, int64_t *got)
+{
+    *got = dt == KG_BOOL ? (int64_t)((const uint8_t *)buf)[i] : kt_get_i(buf, dt, i);
+    return *got == want;
+}
+
+/* The comparison itself, on the CPU: a cast that truncates f32 to bf16 (one
+   bf16 ulp at most, under the bf16 tolerance 1.6e-2) fails the exact
+   comparison, as does -0 for +0; any NaN matches any NaN; an unwritten bool
+   (the 0xFF poison, true for kt_get_i) fails. */
+Test(compare, exact_results_are_bits_and_bools_are_0_or_1)
+{
+    uint64_t r = kt_seed();
+    enum { N = 256 };
+    uint16_t trunc[N], rne[N];
+    double want[N];
+    int differ = 0;
+    double rtol, atol;
+    kt_tolerance(KG_BF16, &rtol, &atol);
+    for (int i = 0; i < N; i++) {
+        const float x = (float)kt_uniform(&r, -4, 4);
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        trunc[i] = (uint16_t)(u >> 16); /* round toward zero */
+        want[i] = kt_round(KG_BF16, x);
+        rne[i] = kt_to_bf16(x);
+        cr_assert(float_matches(rne, KG_BF16, i, want[i], 1, 0, 0), "bf16 of %.9g: round to nearest even fails",
+                  (double)x);
+        cr_assert(float_matches(trunc, KG_BF16, i, want[i], 0, rtol, atol),
+                  "truncating %.9g fails the bf16 tolerance too (the exact check is not what catches it here)",
+                  (double)x);
+        differ += !float_matches(trunc, KG_BF16, i, want[i], 1, 0, 0);
+    }
+    /* x's 16 dropped bits are above half of a bf16 ulp about half the time */
+    cr_assert_gt(differ, N / 8,
+                 "a truncating f32 -> bf16 cast failed the exact check on only %d of %d values (seed %llu)", differ, N,
+                 (unsigned long long)kt_seed());
+    const float mz = -0.0f, q = NAN, q2 = -NAN;
+    cr_assert(!float_matches(&mz, KG_F32, 0, 0.0, 1, 0, 0), "-0 matched +0 exactly");
+    cr_assert(float_matches(&mz, KG_F32, 0, -0.0, 1, 0, 0));
+    cr_assert(float_matches(&q2, KG_F32, 0, (double)q, 1, 0, 0), "NaNs of other bits must match");
+    cr_assert(!float_matches(&q, KG_F32, 0, 1.0, 1, 0, 0) && !float_matches(&mz, KG_F32, 0, NAN, 1, 0, 0));
+    const uint8_t bools[3] = {0, 1, 0xff};
+    int64_t got;
+    cr_assert(int_matches(bools, KG_BOOL, 0, 0, &got) && int_matches(bools, KG_BOOL, 1, 1, &got));
+    cr_assert_eq(kt_get_i(bools, KG_BOOL, 2), 1, "kt_get_i reads 0xFF as true");
+    cr_assert(!int_matches(bools, KG_BOOL, 2, 1, &got), "the 0xFF poison matched true");
+    cr_assert_eq(got, 0xff);
+}
+
 /* ---- one case: upload, run each variant, compare every element ------------ */
 
 typedef struct {
@@ -301,6 +406,7 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
     kt_tolerance(kt_is_float(dt) ? dt : out_dt, &rtol, &atol);
     if (op == KG_OP_CAST)
         kt_tolerance(out_dt, &rtol, &atol);
+    const int exact = exact_op(op, out_dt);
     const int64_t n = numel(ov);
     const int nv = c->all_variants ? KG_EW_VARIANT_COUNT : 1;
     for (int vi = 0; vi < nv; vi++) {
@@ -334,17 +440,17 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
             const value want = ref_op(op, dt, out_dt, info, host, at);
             if (want.is_float) {
                 const double got = kt_get(ohost, out_dt, oat);
-                if (!kt_close(got, want.f, rtol, atol)) {
+                if (!float_matches(ohost, out_dt, oat, want.f, exact, rtol, atol)) {
                     double a0 = c->n_in > 0 ? kt_get(host[0], dts[0], at[0]) : 0;
                     double a1 = c->n_in > 1 ? kt_get(host[1], dts[1], at[1]) : 0;
-                    cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %.9g, want %.9g "
+                    cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %.9g, want %.9g%s "
                                    "(inputs %.9g, %.9g) (seed %llu)",
                                    info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used, (long long)e,
-                                   got, want.f, a0, a1, (unsigned long long)kt_seed());
+                                   got, want.f, exact ? " bit for bit" : "", a0, a1, (unsigned long long)kt_seed());
                 }
             } else {
-                const int64_t got = kt_get_i(ohost, out_dt, oat);
-                if (got != want.i) {
+                int64_t got;
+                if (!int_matches(ohost, out_dt, oat, want.i, &got)) {
                     double a0 = c->n_in > 0 ? kt_get(host[0], dts[0], at[0]) : 0;
                     double a1 = c->n_in > 1 ? kt_get(host[1], dts[1], at[1]) : 0;
                     cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: got %lld, want %lld "

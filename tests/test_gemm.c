@@ -177,20 +177,25 @@ Test(gemm_errors, any_layout_is_accepted)
     cr_assert_eq(kg_matmul(ctx, &o, &a, &b), KG_ERR_NO_DEVICE, "%s", kg_errmsg(ctx));
 }
 
+/* The byte ranges are named, as in every other family (before session 27
+   matmul's message gave none). */
 Test(gemm_errors, overlap)
 {
     kg_tensor a = T(KT_DEV(0), KG_F32, 2, KT_SHAPE(4, 5)), b = T(KT_DEV(0x1000), KG_F32, 2, KT_SHAPE(5, 6));
     kg_tensor o = T(KT_DEV(0x40), KG_F32, 2, KT_SHAPE(4, 6));
     KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: matmul: out overlaps a (cuBLAS would read a while writing out)");
+              "invalid argument: matmul: out overlaps a (bytes [0x10000040, 0x100000a0) and [0x10000000, "
+              "0x10000050)); cuBLAS would read a while writing out");
     o = T(KT_DEV(0x1010), KG_F32, 2, KT_SHAPE(4, 6));
     KT_EXPECT(ctx, kg_matmul(ctx, &o, &a, &b), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: matmul: out overlaps b (cuBLAS would read b while writing out)");
+              "invalid argument: matmul: out overlaps b (bytes [0x10001010, 0x10001070) and [0x10001000, "
+              "0x10001078)); cuBLAS would read b while writing out");
     o = T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6));
     kg_tensor bias = T(KT_DEV(0x2000 + 4 * 23), KG_F32, 1, KT_SHAPE(6));
     kg_matmul_opts opts = {&bias, KG_EPILOGUE_NONE, KG_GEMM_AUTO};
     KT_EXPECT(ctx, kg_matmul_ex(ctx, &o, &a, &b, &opts), KG_ERR_INVALID_ARGUMENT,
-              "invalid argument: matmul: out overlaps bias (cuBLAS would read bias while writing out)");
+              "invalid argument: matmul: out overlaps bias (bytes [0x10002000, 0x10002060) and [0x1000205c, "
+              "0x10002074)); cuBLAS would read bias while writing out");
     kg_tensor self = with_strides(T(KT_DEV(0x2000), KG_F32, 2, KT_SHAPE(4, 6)), KT_SHAPE(0, 1));
     kg_status st = kg_matmul(ctx, &self, &a, &b);
     cr_assert_eq(st, KG_ERR_INVALID_ARGUMENT, "%s: %s", kg_status_name(st), kg_errmsg(ctx));
@@ -1071,6 +1076,48 @@ static double elem(const sten *s, int nb, const int64_t *bidx, int64_t r, int64_
     return kt_get(s->host, s->t.dtype, off);
 }
 
+/* The tolerance of a GELU epilogue's result on check_strided's integer
+   fills: run_case's for its epilogues (tolerance path), with TF32's u_in 0
+   (integers of |x| <= 3 are exact in TF32, and so are their products and
+   sums of K <= 5 in f32): the dtype floor at ref, plus max |gelu'| (1.13)
+   times the f32 (f64) accumulation bound (K + 1) u sum|a b| and, in f16/bf16,
+   one rounding of a @ b to the output dtype before the epilogue (kg_gemm.h).
+   Never looser than the 1e-2 (1 + |ref|) this check had before (bf16's rtol
+   1.6e-2 is above it where |ref| > 1.7; a correct bf16 result is off by at
+   most half a bf16 ulp, 2^-9 |ref|, plus f32's error). `ab` is a @ b, `mag`
+   sum|a b| + |bias|. */
+static double gelu_tol(kg_dtype dt, int64_t K, double mag, double ab, double ref)
+{
+    double rtol, atol;
+    kt_tolerance(dt, &rtol, &atol);
+    const double u_acc = dt == KG_F64 ? 0x1p-53 : 0x1p-24;
+    const double u_out = dt == KG_F16 ? 0x1p-11 : dt == KG_BF16 ? 0x1p-8 : 0;
+    const double floor_ = atol + rtol * fabs(ref) + 1.13 * ((double)(K + 1) * u_acc * mag * 1.01 + u_out * fabs(ab));
+    return fmin(floor_, 1e-2 * (1 + fabs(ref)));
+}
+
+static double gelu_erf(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+/* check_strided's GELU tolerance tells the tanh form (cuBLASLt's epilogue,
+   kg_gemm.h) from the erf form in f32 and f64, at values its GELU calls
+   produce: a @ b + bias of K = 0 (a bias in [-3, 3], mag |bias|) and of
+   K = 5 (mag up to 5 x 9 + 3 = 48). In f16 and bf16 the difference (at most
+   4.2e-4, at |x| = 3) is within the dtype's rounding and is not told apart. */
+Test(gemm_layout, packed_gelu_tolerance_tells_tanh_from_erf)
+{
+    const kg_dtype dts[] = {KG_F32, KG_F64};
+    const double xs[] = {-3, -2, -1, 1, 2, 3};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+            const double x = xs[i], t = gelu_tanh(x), e = gelu_erf(x);
+            const double k0 = gelu_tol(dts[d], 0, fabs(x), 0, t), k5 = gelu_tol(dts[d], 5, 48, x, t);
+            cr_assert(fabs(e - t) > k0 && fabs(e - t) > k5,
+                      "%s gelu(%g): erf %.9g and tanh %.9g differ by %.3g, within the tolerance (%.3g at K = 0, "
+                      "%.3g at K = 5)",
+                      kg_dtype_name(dts[d]), x, e, t, fabs(e - t), k0, k5);
+        }
+}
+
 /* out = epi(a @ b + bias) on the GPU against a float64 reference; out's
    storage outside its elements must keep its poison. */
 static void check_strided(kg_context *c, kg_dtype dt, int na, const int64_t *as, const int64_t *ast, int nb_,
@@ -1102,11 +1149,17 @@ static void check_strided(kg_context *c, kg_dtype dt, int na, const int64_t *as,
             bidx[i] = r % os[i], r /= os[i];
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
-                double acc = 0;
-                for (int64_t k = 0; k < K; k++)
-                    acc += elem(&A, nbat, bidx, i, k) * elem(&B, nbat, bidx, k, j);
-                if (with_bias)
+                double acc = 0, mag = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    const double p = elem(&A, nbat, bidx, i, k) * elem(&B, nbat, bidx, k, j);
+                    acc += p;
+                    mag += fabs(p);
+                }
+                const double ab = acc;
+                if (with_bias) {
                     acc += kt_get(Bias.host, dt, j);
+                    mag += fabs(kt_get(Bias.host, dt, j));
+                }
                 if (epi == KG_EPILOGUE_RELU)
                     acc = acc < 0 ? 0 : acc;
                 else if (epi == KG_EPILOGUE_GELU_TANH)
@@ -1116,9 +1169,11 @@ static void check_strided(kg_context *c, kg_dtype dt, int na, const int64_t *as,
                 oidx[nbat] = i, oidx[nbat + 1] = j;
                 const int64_t off = offset_of(&O.t, oidx);
                 const double v = kt_get(got, dt, off);
-                const double tol = epi == KG_EPILOGUE_GELU_TANH ? 1e-2 * (1 + fabs(acc)) : 0;
-                cr_assert(fabs(v - kt_round(dt, acc)) <= tol, "%s %s: out[%lld][%lld,%lld] = %.9g, want %.9g", what,
-                          kg_dtype_name(dt), (long long)mtx, (long long)i, (long long)j, v, acc);
+                /* integer fills: exact, but for GELU (gelu_tol) */
+                const double want = epi == KG_EPILOGUE_GELU_TANH ? acc : kt_round(dt, acc);
+                const double tol = epi == KG_EPILOGUE_GELU_TANH ? gelu_tol(dt, K, mag, ab, acc) : 0;
+                cr_assert(fabs(v - want) <= tol, "%s %s: out[%lld][%lld,%lld] = %.9g, want %.9g (tolerance %.3g)", what,
+                          kg_dtype_name(dt), (long long)mtx, (long long)i, (long long)j, v, acc, tol);
                 memset(seen + (size_t)off * es, 1, es);
             }
     }

@@ -199,6 +199,10 @@ Test(coalesce, offsets_match_direct_indexing)
             }
             map[oo] = io;
         }
+        /* and the coalesced walk visits every output offset exactly once
+           (a walk that repeats one output and skips another, with matching
+           input offsets, would pass the comparison alone) */
+        int seen[256] = {0};
         for (int64_t i = 0; i < n; i++) {
             int64_t r = i, oo = 0, io = 0;
             for (int d = 0; d < L.ndim; d++) {
@@ -207,6 +211,10 @@ Test(coalesce, offsets_match_direct_indexing)
                 oo += m * L.stride[0][d];
                 io += m * L.stride[1][d];
             }
+            cr_assert(oo >= 0 && oo < n, "trial %d element %lld: out offset %lld outside [0, %lld) (seed %llu)", trial,
+                      (long long)i, (long long)oo, (long long)n, (unsigned long long)kt_seed());
+            cr_assert_eq(seen[oo]++, 0, "trial %d: out offset %lld visited twice (seed %llu)", trial, (long long)oo,
+                         (unsigned long long)kt_seed());
             cr_assert_eq(map[oo], io, "trial %d element %lld (seed %llu)", trial, (long long)i,
                          (unsigned long long)kt_seed());
         }

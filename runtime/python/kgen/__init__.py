@@ -13,7 +13,12 @@ the caller's current CUDA stream (PyTorch's or CuPy's current stream of the
 first tensor's framework, or the stream= argument: a handle or an object with
 .cuda_stream or .ptr) and return without waiting, like the framework's own
 ops. A failed call raises kgen.Error whose text is kgen's message
-(kg_errmsg) and whose .status/.name are the kg_status code.
+(kg_errmsg) and whose .status/.name are the kg_status code. An argument that
+cannot be passed to C at all raises before the call, naming it: TypeError for
+a non-tensor (no __dlpack__), a missing out= or a value of the wrong kind
+(eps=None), ValueError for an int outside a C int (axes, axis, k, device), a
+scale beyond a C float, an unknown epilogue= or backend=, or a stream= handle
+that is not a pointer value.
 
 This module is pure Python over the shared library (ctypes, no compiled
 extension). It finds libkgen.so through $KGEN_LIBRARY, else the build tree it
@@ -22,6 +27,8 @@ sits in (build/libkgen.so), else the dynamic loader (libkgen.so.MAJOR after
 """
 import ctypes
 import ctypes.util
+import math
+import operator
 import os
 import sys
 import threading
@@ -175,7 +182,7 @@ class _Context:
 def device_info(device=0):
     """(name, (major, minor), SM count) of a CUDA device; raises kgen.Error
     (KG_ERR_NO_DEVICE) where there is none."""
-    ctx = _context(device).handle
+    ctx = _context(_c_int("device_info", "device", device)).handle
     name = ctypes.create_string_buffer(256)
     ma, mi, sms = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
     _check(ctx, _kg_device_info(ctx, name, len(name), ctypes.byref(ma), ctypes.byref(mi), ctypes.byref(sms)))
@@ -200,12 +207,17 @@ def _current_stream(obj, device):
 def _stream_handle(stream):
     if stream is None:
         return None
+    handle = None
     if isinstance(stream, int):
-        return stream
+        handle = stream
     for attr in ("cuda_stream", "ptr"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    raise TypeError("stream= takes a CUDA stream handle (int) or an object with .cuda_stream or .ptr")
+        if handle is None and hasattr(stream, attr):
+            handle = int(getattr(stream, attr))
+    if handle is None:
+        raise TypeError("stream= takes a CUDA stream handle (int) or an object with .cuda_stream or .ptr")
+    if not 0 <= handle < 2**64:  # a pointer; ctypes would truncate a larger one
+        raise ValueError("stream= handle %d is not a pointer value (0..2**64-1)" % handle)
+    return handle
 
 
 _KDLCUDA, _KDLCUDA_MANAGED = 2, 13
@@ -293,7 +305,9 @@ def _tensor(ctx, obj, stream, keep):
 #   "out"   a required output tensor, keyword (out=, indices=, ...)
 #   "opt"   an optional tensor, keyword, None -> NULL
 #   "axes"  a list of axes (None: every axis) -> const int *axes, int n_axes
-#   "int"   an int keyword with a default
+#   "int"   an int keyword with a default (a C int: a value outside it is a
+#           ValueError, never truncated)
+#   "bool"  a truth-value keyword with a default (a C int 0 or 1)
 #   "double" a float keyword with a default (a C double)
 #   "opts"  a struct pointer built from keywords by a builder (below)
 # Adding a family (normalization, attention backward, ...) is one entry in
@@ -301,21 +315,52 @@ def _tensor(ctx, obj, stream, keep):
 
 _EPILOGUES = {"none": 0, "relu": 1, "gelu_tanh": 2}
 _BACKENDS = {"auto": 0, "cublas": 1, "cublaslt": 2}
+_INT_MIN, _INT_MAX = -2**31, 2**31 - 1
 
 
-def _matmul_opts(kw, tensor):
+def _choice(pyname, name, table, value):
+    if not isinstance(value, str) or value not in table:
+        raise ValueError("%s() %s=%r: expected one of %s" % (pyname, name, value, ", ".join(repr(k) for k in table)))
+    return table[value]
+
+
+def _convert(pyname, what, value, conv, kind):
+    """conv(value), or the same exception class naming the argument."""
+    try:
+        return conv(value)
+    except (TypeError, ValueError) as e:
+        raise type(e)("%s() %s %r, not %s" % (pyname, what, value, kind)) from None
+
+
+def _c_int(pyname, name, value, in_list=False):
+    """int(value) for a C int argument; a value a C int cannot hold is refused, not truncated."""
+    if in_list:
+        v = _convert(pyname, name + " holds", value, operator.index, "an integer")
+    else:
+        v = _convert(pyname, name + " is", value, int, "an integer")
+    if not _INT_MIN <= v <= _INT_MAX:
+        raise ValueError("%s() %s outside a C int (%d..%d)"
+                         % (pyname, ("%s holds %d," if in_list else "%s=%d is") % (name, v), _INT_MIN, _INT_MAX))
+    return v
+
+
+def _matmul_opts(pyname, kw, tensor):
     return _MatmulOpts(
-        ctypes.pointer(tensor(kw["bias"])) if kw["bias"] is not None else None,
-        _EPILOGUES[kw["epilogue"]], _BACKENDS[kw["backend"]])
+        ctypes.pointer(tensor(kw["bias"], "bias=")) if kw["bias"] is not None else None,
+        _choice(pyname, "epilogue", _EPILOGUES, kw["epilogue"]), _choice(pyname, "backend", _BACKENDS, kw["backend"]))
 
 
-def _attention_opts(kw, tensor):
-    return _AttentionOpts(float(kw["scale"]), int(bool(kw["causal"])))
+def _attention_opts(pyname, kw, tensor):
+    scale = _convert(pyname, "scale is", kw["scale"], float, "a number")
+    if math.isfinite(scale) and math.isinf(ctypes.c_float(scale).value):
+        raise ValueError("%s() scale=%r does not fit a C float (at most %r in magnitude)"
+                         % (pyname, scale, 3.4028234663852886e+38))
+    return _AttentionOpts(scale, int(bool(kw["causal"])))
 
 
-_RED = [("out", "out"), ("in", "x"), ("axes", "axes"), ("int", "keepdim", False)]
-_ARG = [("out", "indices"), ("in", "x"), ("axes", "axes"), ("int", "keepdim", False)]
-_WITH = [("out", "out"), ("out", "indices"), ("in", "x"), ("axes", "axes"), ("int", "keepdim", False)]
+_RED = [("out", "out"), ("in", "x"), ("axes", "axes"), ("bool", "keepdim", False)]
+_ARG = [("out", "indices"), ("in", "x"), ("axes", "axes"), ("bool", "keepdim", False)]
+_WITH = [("out", "out"), ("out", "indices"), ("in", "x"), ("axes", "axes"), ("bool", "keepdim", False)]
 
 _FAMILIES = {
     # python name: (C entry point, C arguments after ctx, options builder, doc)
@@ -383,17 +428,19 @@ def _bind(pyname, cargs, args, kw):
     return vals
 
 
-def _first_tensor(cargs, vals):
+def _first_tensor(pyname, cargs, vals):
     for a in cargs:
         if a[0] in ("in", "out") and vals.get(a[1]) is not None:
             return vals[a[1]]
-    raise TypeError("no tensor argument")
+    names = [a[1] if a[0] == "in" else a[1] + "=" for a in cargs if a[0] in ("in", "out")]
+    raise TypeError("%s() got no tensor: %s and %s are %s None"
+                    % (pyname, ", ".join(names[:-1]), names[-1], "both" if len(names) == 2 else "all"))
 
 
 def _call(pyname, cfn, cargs, builder, args, kw):
     stream = _stream_handle(kw.pop("stream", None))
     vals = _bind(pyname, cargs, args, kw)
-    first = _first_tensor(cargs, vals)
+    first = _first_tensor(pyname, cargs, vals)
     device = _device_of(first)
     fast = False
     if _is_torch(first):
@@ -405,7 +452,10 @@ def _call(pyname, cfn, cargs, builder, args, kw):
     ctx = _context(device).handle
     keep = []
 
-    def tensor(obj):
+    def tensor(obj, what):
+        if not hasattr(obj, "__dlpack__"):
+            raise TypeError("%s() %s takes an object with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not %s"
+                            % (pyname, what, type(obj).__name__))
         t = _torch_tensor(obj, device) if fast else None
         return t if t is not None else _tensor(ctx, obj, stream, keep)
 
@@ -413,20 +463,29 @@ def _call(pyname, cfn, cargs, builder, args, kw):
     for a in cargs:
         kind, name = a[0], a[1]
         if kind in ("in", "out"):
-            cvals.append(ctypes.pointer(tensor(vals[name])))
+            cvals.append(ctypes.pointer(tensor(vals[name], name if kind == "in" else name + "=")))
         elif kind == "opt":
-            cvals.append(ctypes.pointer(tensor(vals[name])) if vals[name] is not None else None)
+            cvals.append(ctypes.pointer(tensor(vals[name], name + "=")) if vals[name] is not None else None)
         elif kind == "axes":
             axes = vals[name]
-            axes = [] if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+            if axes is None:
+                axes = []
+            else:
+                try:  # one axis: an int, numpy.int64, ...
+                    axes = [operator.index(axes)]
+                except TypeError:  # a sequence of them
+                    axes = list(axes)
+            axes = [_c_int(pyname, name, x, in_list=True) for x in axes]
             cvals.append((ctypes.c_int * (len(axes) or 1))(*axes))
             cvals.append(len(axes))
         elif kind == "int":
-            cvals.append(int(vals[name]))
+            cvals.append(_c_int(pyname, name, vals[name]))
+        elif kind == "bool":
+            cvals.append(int(bool(vals[name])))
         elif kind == "double":
-            cvals.append(ctypes.c_double(float(vals[name])))
+            cvals.append(ctypes.c_double(_convert(pyname, name + " is", vals[name], float, "a number")))
         elif kind == "opts":
-            cvals.append(ctypes.byref(builder(vals, tensor)))
+            cvals.append(ctypes.byref(builder(pyname, vals, tensor)))
     _check(ctx, _kg_set_stream(ctx, stream or None))
     _check(ctx, cfn(ctx, *cvals))
     del keep  # the capsules (and the producers' DLManagedTensors) are released after the call
