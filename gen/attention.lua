@@ -242,39 +242,6 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- bytes; bf16 B 2 H 16 S 4k 417.7 / 466.8, B 6 Hq 32 Hkv 4 S 2140 774.2 /
 -- 883.7), and with a mask it spills 392 bytes.
 M.sm90_f2 = { [256] = { nwg = 2, bn = 64, f2 = true } }
--- "cr" (session 26, forced only): the persistent defaults with the
--- conditional rescale (attention_sm90.cuh CR: O rescaled only where a
--- row's maximum grew by more than 8 log2 units past its kept reference):
--- D 64 the three-warpgroup default (ep causal, sk not causal), D 128 the
--- two-warpgroup plain kernel, f2 when not causal (the runtime's D 128
--- defaults up to 2048 keys causal and at every key count not causal).
-local function with(t, extra)
-  local r = {}
-  for k, v in pairs(t) do r[k] = v end
-  for k, v in pairs(extra) do r[k] = v end
-  return r
-end
-M.sm90_persist_cr = {
-  [64] = with(M.sm90_persist_plain[64], { cr = true }),
-  [128] = { nwg = 2, bn = 128, f2 = "none", cr = true },
-}
--- and "pp cr": the D 128 persistent ping-pong kernel (the default causal
--- from 2049 to 4096 keys) with it
-M.sm90_persist_pp_cr = { [128] = with(M.sm90_persist_pp[128], { cr = true }) }
--- "dg" (session 26, forced only, causal): the persistent causal defaults
--- up to 2048 keys (D 64 the three-warpgroup kernel with ep, D 128 the
--- plain one) with the softmax of a diagonal key tile skipping the 32-key
--- quarters that lie past every row of a warp (attention_sm90.cuh DG: no
--- maximum, no exponentials, P set to 0; the same bits)
-M.sm90_persist_dg = {
-  [64] = with(M.sm90_persist_plain[64], { dg = true }),
-  [128] = { nwg = 2, bn = 128, dg = true },
-}
--- and "cr dg": both (prebuilt in case both win alone; cr's bits)
-M.sm90_persist_crdg = {
-  [64] = with(M.sm90_persist_plain[64], { cr = true, dg = true }),
-  [128] = { nwg = 2, bn = 128, cr = true, dg = true },
-}
 -- Measured and dropped (session 18, H200, us, in turn, best of 3, default
 -- / candidates, each the D 32 / 64 kernel above with one change):
 -- s18r1, "ex4" / "ex8": every 4th / 8th 8-key group's exp2 on the FMA pipe
@@ -404,23 +371,20 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2), tostring(c.cr or false), tostring(c.dg or false) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false",
-                 "false" }
+                 tostring(sk), tostring(f2) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
   return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 f2 and ", the second product under the first softmax" or "",
-                                 c.cr and ", conditional rescale" or "",
-                                 c.dg and ", masked key quarters skipped" or "") }
+                                 f2 and ", the second product under the first softmax" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -438,16 +402,6 @@ local function plan_dec(mt, wr)
              call = string.format("attn_dec<%s, %d, %d, %d, %d, %d, %s>", dt.storage, d, mt, wr, c.bn, c.nst,
                                   kind_enum[kind]),
              shape = string.format("%d packed rows x %d keys, %d stages, split keys, mma.sync", r, c.bn, c.nst) }
-  end
-end
-
--- The plan of a persistent variant on tiles (no mask kernels: the
--- persistent kernels take none), of one kind only if `only`, with the
--- ping-pong turns if pp
-local function persistent(tiles, only, pp)
-  return function(dt, d, kind)
-    if kind == "mask" or (only and kind ~= only) then return nil end
-    return plan_sm90(dt, d, kind, tiles, pp or false, true)
   end
 end
 
@@ -477,16 +431,24 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, the consumer warpgroups' products in turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST", name = "Hopper persistent", prefix = "attn90q_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_plain),
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_plain, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper path, persistent (a block per multiprocessor)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_PP", name = "Hopper persistent pp", prefix = "attn90r_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_pp, "causal", true),
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp, true, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_base),
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_f2),
+    plan = function(dt, d, kind)
+      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
+    end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent, a tile's second product under its first softmax (D 128)" },
   { enum = "KG_ATTN_V_HOPPER_F2", name = "Hopper f2", prefix = "attn90g_", dtypes = sm90_dtypes,
@@ -495,24 +457,6 @@ local variants = {
     what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_CR", name = "Hopper persistent cr", prefix = "attn90c_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_cr),
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent D 64 / 128 defaults with the conditional rescale (forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_PP_CR", name = "Hopper persistent pp cr", prefix = "attn90s_",
-    dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_pp_cr, "causal", true),
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent pp (D 128 causal) with the conditional rescale (forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_DG", name = "Hopper persistent dg", prefix = "attn90d_", dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_dg, "causal"),
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent causal D 64 / 128 defaults, masked key quarters skipped in the softmax (forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_CRDG", name = "Hopper persistent cr dg", prefix = "attn90e_",
-    dtypes = sm90_dtypes,
-    plan = persistent(M.sm90_persist_crdg, "causal"),
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent causal D 64 / 128 defaults with cr and dg (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -112,8 +112,7 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_CR || v == KG_ATTN_V_HOPPER_PERSIST_PP_CR ||
-           v == KG_ATTN_V_HOPPER_PERSIST_DG || v == KG_ATTN_V_HOPPER_PERSIST_CRDG;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,

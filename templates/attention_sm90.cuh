@@ -49,10 +49,6 @@
 #ifndef KG_ATTN_XT
 #define KG_ATTN_XT -1
 #endif
-/* CR: how far (log2 units of the scaled scores) a row's maximum may grow
-   past its kept reference before O is rescaled: the exponentials stay at or
-   below 2^8 = 256 */
-#define CR_GROW 8.f
 
 namespace kg_attn
 {
@@ -209,27 +205,10 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
- * CR (session 26, forced only): the output is rescaled only where a row's
- * maximum grew by more than CR_GROW (log2 units) past the one its
- * exponentials are taken against: otherwise that row keeps the old
- * maximum as its reference (its exponentials then up to 2^CR_GROW, far
- * from overflow in fp32 and in the 16-bit P of either type), alpha is 1,
- * and a warp whose rows all kept theirs skips the multiplications of O
- * (DP / 2 FMULs a thread) between the wait for P V and the next issue.
- * The sums and the output are relative to the reference kept in mx, so
- * lse = mx + log2(l) as before. Other bits than the default (P is taken
- * against another maximum), still reproducible.
- * DG (session 26, forced only): on a key tile that crosses the sequence end
- * or the diagonal, the 32-key quarters past every row of a warp (past the
- * limit of its last row: for warpgroup 0 of a 192-row causal tile, most of
- * its last key tile) take no maximum and (with the folded scale; a
- * negative one takes the usual loops) no exponentials: their P is set to
- * 0, which is what ex2(-inf) gives, and the sums gain nothing, as they
- * gained +0. The same bits as without (the tensor products are the same).
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false, bool CR = false, bool DG = false>
+          bool F2 = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
@@ -507,30 +486,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                         }
                     }
             }
-            /* (DG) the 32-key quarters of the tile that some row of this
-               warp sees: the first lq; every key of a later one lies past
-               the sequence end or the causal limit of the warp's last row
-               (its lim, the largest), so for all its rows (warp-uniform) */
-            constexpr int NQ = NS / 4;
-            static_assert(!DG || NS % 4 == 0, "whole 32-key quarters");
-            int lq = NQ;
-            if (DG && check) {
-                const int limw = causal ? min(p.sk, m0 + wr + 16 + p.sk - p.sq) : p.sk;
-                lq = limw <= n0 ? 0 : min(NQ, (limw - n0 + 31) >> 5);
-            }
-            /* f(n, x) on the elements of the first lq quarters (one uniform
-               branch a quarter) */
-            auto live_quarters = [&](auto &&f) {
-#pragma unroll
-                for (int q = 0; q < NQ; q++)
-                    if (q < lq) {
-#pragma unroll
-                        for (int n = 4 * q; n < 4 * q + 4; n++)
-#pragma unroll
-                            for (int x = 0; x < 4; x++)
-                                f(n, x);
-                    }
-            };
             if (check) {
                 int lim[2];
 #pragma unroll
@@ -546,51 +501,22 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             /* row maxima and sums in two chains per row (even and odd
                8-key groups): half the dependent FMNMX / FADD latency */
             float tmax[2][2] = {{-CUDART_INF_F, -CUDART_INF_F}, {-CUDART_INF_F, -CUDART_INF_F}};
-            if (DG && lq < NQ) {
-                /* (the masked quarters: no maximum to take; on the tiles
-                   that have a masked one only: the others take the loops
-                   below) */
-                live_quarters([&](int n, int x) { tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]); });
-            } else {
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+            for (int n = 0; n < NS; n++)
 #pragma unroll
-                    for (int x = 0; x < 4; x++)
-                        tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
-            }
+                for (int x = 0; x < 4; x++)
+                    tmax[n & 1][x >> 1] = fmaxf(tmax[n & 1][x >> 1], s[4 * n + x]);
             float use[2], rsp[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float qm = quad_max(fmaxf(tmax[0][i], tmax[1][i]));
-                const float mt = fold ? qm * p.scale_log2 : qm; /* the tile's row maximum, scaled */
-                /* (CR) the reference kept: a finite maximum that the tile
-                   exceeds by CR_GROW or less (NaN: not kept); selects, no
-                   branch, so that the two rows' reductions still interleave */
-                const bool keep = CR && mx[i] != -CUDART_INF_F && mt <= mx[i] + CR_GROW;
-                const float mnew = keep ? mx[i] : fmaxf(mx[i], mt);
+                const float mnew = fmaxf(mx[i], fold ? qm * p.scale_log2 : qm);
                 use[i] = mnew == -CUDART_INF_F ? 0.f : mnew;
-                const float a = ex2(mx[i] - use[i]);
-                alpha[i] = keep ? 1.f : a;
+                alpha[i] = ex2(mx[i] - use[i]);
                 mx[i] = mnew;
                 rs[i] = 0.f;
             }
-            if (DG && fold && lq < NQ) {
-                /* a masked quarter's exponentials are 0 (ex2(-inf) = +0, and
-                   adding +0 leaves the sums' bits), so not computed: the
-                   live quarters as below (the same FFMA), then the masked
-                   ones' P set to 0 by selects (ptxas spilled, and
-                   serialized the products, with zeros written under the
-                   branch, or with a second form for the unfolded scale,
-                   which takes the loops below) */
-                live_quarters([&](int n, int x) {
-                    float &e = s[4 * n + x];
-                    e = ex2(fmaf(e, p.scale_log2, -use[x >> 1]));
-                    rsp[n & 1][x >> 1] += e;
-                });
-#pragma unroll
-                for (int i = 0; i < BN / 2; i++)
-                    s[i] = i / 16 < lq ? s[i] : 0.f;
-            } else if (fold) {
+            if (fold) {
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
@@ -791,10 +717,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 l[i] = l[i] * alpha[i] + rs[i];
-            /* (CR: only a warp with a row whose reference moved; alpha is 1
-               on the others' rows, so the bits are those of rescaling all) */
-            if (!CR || __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))
-                rescale_o(o, alpha);
+            rescale_o(o, alpha);
             pack_p(pa, s);
         };
         auto mainloop = [&](float(&o)[DP / 2], float(&s)[BN / 2], uint32_t(&pa)[BN / 16][4], float(&mx)[2],

@@ -25,7 +25,6 @@
 #include "attn_ref.h"
 #include "internal.h"
 #include "kg_attn_table.h"
-#include "kg_table.h"
 #include "kg_test.h"
 #include "kg_attention.h"
 
@@ -540,67 +539,6 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
     const int ex[][2] = {{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 4}, {33, 8}, {64, 8}, {65, 16}, {129, 32}, {256, 32}};
     for (int i = 0; i < 10; i++)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
-}
-
-/* The forced-only "Hopper persistent cr" (session 26: attention_sm90.cuh
-   CR, the conditional rescale): generated for f16 and bf16, no mask and
-   causal, at D 64 (the three-warpgroup default's configuration: 512
-   threads, 192-row tiles) and D 128 (two warpgroups, 384 threads, 128-row
-   tiles), nowhere else; "Hopper persistent pp cr" at D 128 causal only;
-   "Hopper persistent dg" (DG, the masked key quarters skipped) and "cr
-   dg" (both) at D 64 and 128 causal only; 128-key tiles, persistent shared memory within
-   an H200 block's 227 KB, sm_90a code, each entry the kernel its name says. The runtime counts it persistent and takes
-   it only forced (the GPU tests check both). */
-Test(attention_plan, cr_variant_table)
-{
-    const int vs[4] = {KG_ATTN_V_HOPPER_PERSIST_CR, KG_ATTN_V_HOPPER_PERSIST_PP_CR, KG_ATTN_V_HOPPER_PERSIST_DG,
-                       KG_ATTN_V_HOPPER_PERSIST_CRDG};
-    const char *names[4] = {"Hopper persistent cr", "Hopper persistent pp cr", "Hopper persistent dg",
-                            "Hopper persistent cr dg"},
-               *pre[4] = {"attn90c", "attn90s", "attn90d", "attn90e"};
-    const char *kinds[3] = {"none", "causal", "mask"};
-    for (int x = 0; x < 4; x++) {
-        const int v = vs[x];
-        cr_assert_str_eq(kg_attn_variant_names[v], names[x]);
-        cr_assert_eq(kg_attn_variant_sm90a[v], 1);
-        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
-            for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
-                for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
-                    const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
-                    const int D = kg_attn_dims[slot];
-                    /* cr: D 64 and 128, no mask and causal; pp cr: D 128
-                       causal; dg and cr dg: D 64 and 128 causal */
-                    const int d64_128 = D == 64 || D == 128, causal = kind == KG_ATTN_CAUSAL;
-                    const int want = (dt == KG_F16 || dt == KG_BF16) && (x == 0   ? kind != KG_ATTN_MASK && d64_128
-                                                                         : x == 1 ? causal && D == 128
-                                                                                  : causal && d64_128);
-                    cr_assert_eq(e->threads > 0, want, "%s %s D %d %s", names[x], kg_dtype_name((kg_dtype)dt), D,
-                                 kinds[kind]);
-                    if (!want)
-                        continue;
-                    const int nwg = D == 64 ? 3 : 2;
-                    cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
-                              "%s D %d: %d threads, %dx%d tiles", names[x], D, e->threads, e->bm, e->bn);
-                    /* the same tiles and shared memory as the default it
-                       twins (D 64: "Hopper persistent"; D 128: "Hopper
-                       persistent f2" not causal, "Hopper persistent"
-                       causal; pp cr: "Hopper persistent pp"; dg, cr dg:
-                       "Hopper persistent") */
-                    const int twin = x == 1                             ? KG_ATTN_V_HOPPER_PERSIST_PP
-                                     : D == 128 && kind == KG_ATTN_NONE ? KG_ATTN_V_HOPPER_PERSIST_F2
-                                                                        : KG_ATTN_V_HOPPER_PERSIST;
-                    cr_assert_eq(e->smem, kg_attn_table[twin][dt][slot][kind].smem, "%s D %d %s", names[x], D,
-                                 kinds[kind]);
-                    cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "%s D %d: %d bytes of shared memory", names[x], D,
-                              e->smem);
-                    char want_name[64];
-                    snprintf(want_name, sizeof want_name, "kg_%s_%s_d%d_%s", pre[x], kg_dtype_name((kg_dtype)dt), D,
-                             kinds[kind]);
-                    cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name,
-                              e->kernel);
-                    cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
-                }
-    }
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -2046,93 +1984,6 @@ static void persist_candidate(int v, int d, int d32, int causal)
     }
     kg_test_force_attn_variant(ctx, -1);
 }
-
-/* "Hopper persistent cr" (session 26, forced only): the persistent D 64 /
-   D 128 defaults with the conditional rescale (O rescaled only where a
-   row's maximum grew by more than 2^8 past its kept reference; other bits
-   than the default). Against the float64 reference: GQA, a [B,S,H,D] view,
-   lengths not a multiple of the tiles, more keys than queries, more
-   queries than keys (causal: leading work tiles without keys, rows that
-   see no key in a tile), fewer work tiles than multiprocessors, a
-   negative scale (the softmax without the folded scale), and scales of 1
-   to 2 (scaled scores of about 15-45 log2 units' spread: rows' maxima grow
-   past the threshold after their first tile, where at the default scale
-   (about 2 units) they never do, so both sides of the rule run); Sq 1 /
-   Sk 1 and the odd
-   shapes of every_dtype* and sequence_lengths* (which force every
-   variant). Bit for bit itself with the work queue and in turn, bulk
-   tensor copies and cp.async, and from run to run. */
-static void persist_cr(int v, int twin, int d, int causal)
-{
-    const acase refs[5] = {{KG_BF16, 2, 16, 4, 1500, 1501, d, causal, MASK_NONE, 0, 1, 0.f},
-                           {KG_F16, 3, 12, 4, 1100, 2300, d, causal, MASK_NONE, 0, 0, 2.f},
-                           {KG_BF16, 1, d >= 96 ? 8 : 24, d >= 96 ? 8 : 24, 1800, 600, d, causal, MASK_NONE, 0, 0, 1.f},
-                           {KG_F16, 2, 6, 2, 300, 260, d, causal, MASK_NONE, 0, 0, -0.3f},
-                           {KG_BF16, 1, 4, 1, 700, 1900, d, causal, MASK_NONE, 0, 0, 1.5f}};
-    persist_refs(refs, 5, v, 0);
-    const int shapes[4][5] = {
-        /* B Hq Hkv Sq Sk */
-        {4, 16, 16, 1024, 1024},
-        {3, 16, 4, 1100, 900},
-        {2, 24, 24, 2000, 700},
-        {1, 16, 2, 4100, 4100},
-    };
-    for (int i = 0; i < 4; i++) {
-        if (!kt_take(3))
-            continue;
-        const int *z = shapes[i];
-        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], d, causal, MASK_NONE, 0, 0, 0.f};
-        /* queue and bulk tensor copies against: cp.async (i 1, 3), in turn
-           (i 2), the same setup again (i 0: run to run); the twin of the
-           same bits (cr dg: cr) */
-        persist_bits(&c, v, twin, i % 2, i == 2);
-    }
-    kg_test_force_attn_variant(ctx, -1);
-}
-
-#define PERSIST_CR_TEST(name, v, twin, d, causal)                                                                      \
-    Test(attention, name)                                                                                              \
-    {                                                                                                                  \
-        if (!on_sm90())                                                                                                \
-            return; /* the Hopper variants run on compute capability 9.0 only */                                       \
-        persist_cr(v, twin, d, causal);                                                                                \
-    }
-#define CR KG_ATTN_V_HOPPER_PERSIST_CR
-#define PPCR KG_ATTN_V_HOPPER_PERSIST_PP_CR
-#define CRDG KG_ATTN_V_HOPPER_PERSIST_CRDG
-PERSIST_CR_TEST(persistent_cr_d64, CR, CR, 64, 0)
-PERSIST_CR_TEST(persistent_cr_d64_causal, CR, CR, 64, 1)
-PERSIST_CR_TEST(persistent_cr_d128, CR, CR, 128, 0)
-PERSIST_CR_TEST(persistent_cr_d128_causal, CR, CR, 128, 1)
-/* "Hopper persistent pp cr": the ping-pong kernel (D 128 causal; the
-   softmax without the folded scale) with the conditional rescale */
-PERSIST_CR_TEST(persistent_cr_pp_d128_causal, PPCR, PPCR, 128, 1)
-/* "Hopper persistent cr dg": cr with dg (the masked key quarters skipped,
-   which changes no bit): bit for bit "Hopper persistent cr" */
-PERSIST_CR_TEST(persistent_cr_dg_d64_causal, CRDG, CR, 64, 1)
-PERSIST_CR_TEST(persistent_cr_dg_d128_causal, CRDG, CR, 128, 1)
-#undef CR
-#undef PPCR
-#undef CRDG
-#undef PERSIST_CR_TEST
-
-/* "Hopper persistent dg" (session 26, forced only): the causal persistent
-   defaults (D 64 three warpgroups with ep, D 128 plain) with the masked
-   32-key quarters of a diagonal tile skipped in the softmax: against the
-   float64 reference (persist_candidate's cases: GQA, [B,S,H,D], Sq above
-   and below Sk, lengths off the quarters) and bit for bit "Hopper
-   persistent" (the same bits by construction), with the work queue and
-   in turn, bulk tensor copies and cp.async */
-#define PERSIST_DG_TEST(name, d)                                                                                       \
-    Test(attention, name)                                                                                              \
-    {                                                                                                                  \
-        if (!on_sm90())                                                                                                \
-            return; /* the Hopper variants run on compute capability 9.0 only */                                       \
-        persist_candidate(KG_ATTN_V_HOPPER_PERSIST_DG, d, d, 1);                                                       \
-    }
-PERSIST_DG_TEST(persistent_dg_d64_causal, 64)
-PERSIST_DG_TEST(persistent_dg_d128_causal, 128)
-#undef PERSIST_DG_TEST
 
 /* "Hopper persistent f2" (since session 22 the runtime's choice at D 128,
    not causal, and causal beyond 4096 keys): a tile's second Q K^T under its
