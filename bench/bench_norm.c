@@ -418,6 +418,12 @@ int main(void)
         /* the 2-byte softmax over columns of 8 vectors and of 1 (COLT's narrow 8 and 1 lanes a row; session 24) */
         {"softmax [131072,32,64] dim 1", KG_NORM_SOFTMAX, KG_BF16, 32, 64, 0, 0, 131072},
         {"softmax [2097152,16,8] dim 1", KG_NORM_SOFTMAX, KG_BF16, 16, 8, 0, 0, 2097152},
+        /* session 26: the 2-byte softmax along dim 0 at 8 and 4 blocks a cluster; f32 columns of 2 vectors of 4 and 8
+           rows (COLT's narrow 15, 1 row group) */
+        {"softmax [8192,32768] dim 0", KG_NORM_SOFTMAX, KG_BF16, 8192, 32768, 0, 0, 0},
+        {"softmax [4096,65536] dim 0", KG_NORM_SOFTMAX, KG_BF16, 4096, 65536, 0, 0, 0},
+        {"log_softmax [2097152,4,8] dim 1", KG_NORM_LOG_SOFTMAX, KG_F32, 4, 8, 0, 0, 2097152},
+        {"softmax [1048576,8,8] dim 1", KG_NORM_SOFTMAX, KG_F32, 8, 8, 0, 0, 1048576},
     };
     /* KG_NORM_RAND=<seed>: after the fixed cases (or alone, with
        KG_NORM_RAND_ONLY=1), KG_NORM_RAND_N (default 24) cases drawn from the

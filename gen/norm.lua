@@ -239,6 +239,10 @@ M.ccfgs = {
   { t = 256, k = 8, lpr = 2, mb = 2, one = true, ek = true, vs = true, alt = true, dts = {} },
   -- p2: the 2-byte default (configuration 0) with COLT's 2-byte habits: maxima by packed pairs, softmax's output
   -- exps flushed below 2^-126 (H200 s22r2, COLT with / without them: softmax bf16 [4096,64,1024] dim 1 54.3 / 44.7).
+  -- Session 26 candidate (forced cluster=26), dropped again in session 28: P2 alone against 28 (P2 + VS) on the
+  -- 2-byte softmax, H100 s28r1 (2026-12-05), same process, best of 3: bf16 [16384,16384] dim 0 552.9 / 557.0 us,
+  -- [8192,32768] 501.9 / 510.4, [4096,65536] 470.3 / 476.2 (each under the 2% a win needed), [256,300,2048] dim 1
+  -- 400.3 / 385.0 and f16 [16384,16384] dim 0 547.5 / 503.2 (losses). No kernels; 28 stays the default.
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, dts = {} },
   -- (26: ST, configuration 6 whose first wave's odd clusters started late, 4-20 us, so that the clusters' load /
   -- exchange / store phases ran out of phase; lost, above. Its code, the launch's wait and the tuning's stagger were
@@ -255,6 +259,22 @@ M.ccfgs = {
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, ex = true, tr = true, vs = true, dts = {} },
   { t = 256, k = 16, lpr = 8, mb = 2, ks = 16, p2 = true, vs = true, dts = { f16 = true, bf16 = true } },
   { t = 256, k = 8, lpr = 8, mb = 3, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  -- Session 26 candidate K4 (a tuning, forced cluster=31): COLT's narrow 15 (2 lanes a row, f32) at 4 vectors a lane
+  -- instead of 8, with VS's stores, at MB blocks a multiprocessor instead of 3 (ptxas 13.0: 15 takes 73 registers,
+  -- K4 fewer: more lanes resident to hold loads in flight). Softmax f32 [2097152,4,8] dim 1 ran 15 at 27.4% of copy
+  -- (s24f), its lanes 4 rows of 16 bytes (64 bytes in flight a lane, 3 x 256 lanes a multiprocessor); EK's 22 (the
+  -- same shape at 1 lane a row, k 4 against 16's 8, bf16 [2097152,16,8]) won 47.8 / 32.3 in s25r1. 30: 5 blocks a
+  -- multiprocessor (48 registers; softmax spills 4 bytes, loads 8), 31: 4 (56 registers, no spill). K2 (32, forced
+  -- cluster=33): 2 vectors a lane at 6 blocks (40 registers; softmax spills 12 bytes, loads 20; 256 rows at most),
+  -- so that a column of 4 rows takes 2 row groups (half the rows a lane, as 22 against 16).
+  -- H100 s28r1 (2026-12-05), same process, best of 3, us, 15 (main) / 30 / 31 / 32: softmax f32 [2097152,4,8]
+  -- dim 1 549.0 / 198.5 / 189.8 / 201.9, log_softmax 559.1 / 199.4 / 194.2 / 192.9, softmax [1048576,8,8]
+  -- 563.2 / 183.1 / 182.2 / 212.0, log_softmax [32768,200,8] 166.2 / 220.2 / 231.7 / 524.1. Each won every row of
+  -- n <= 8 and lost [32768,200,8]; 31 had the largest least gain (0.347 x 15's time at worst): it is the f32 default
+  -- where COLT takes 15 and the column has at most 8 rows (runtime/norm.c CCFG_K4). 30 and 32 have no kernels since.
+  { t = 256, k = 4, lpr = 2, mb = 5, one = true, ex = true, vs = true, alt = true, dts = {} },
+  { t = 256, k = 4, lpr = 2, mb = 4, one = true, ex = true, vs = true, alt = true, dts = { f32 = true } },
+  { t = 256, k = 2, lpr = 2, mb = 6, one = true, ex = true, vs = true, alt = true, dts = {} },
 }
 
 -- BULK (templates/normb.cuh): the 2-byte norms (layer_norm, rms_norm and its

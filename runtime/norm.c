@@ -424,6 +424,13 @@ _Static_assert(CCFG_TR < KG_NORM_CCFG_COUNT, "the configuration merging by a tre
 #define CCFG_EK1 22
 #define CCFG_VS8 29
 _Static_assert(CCFG_VS8 < KG_NORM_CCFG_COUNT, "the session 25 defaults");
+/* The default of session 28 (H100 s28r1, 2026-12-05, same process, best of 3 interleaved, us against 15's): K4 (31:
+   COLT's narrow 15 at 4 vectors a lane instead of 8, 16-byte stores, 4 blocks a multiprocessor instead of 3, 56
+   registers) for f32 where COLT takes 15 and the column has at most 8 rows: softmax [2097152,4,8] dim 1 189.8 / 549.0
+   (94.1% / 32.5% of copy), log_softmax 194.2 / 559.1, softmax [1048576,8,8] 182.2 / 563.2 (98.0 / 31.7). It lost
+   log_softmax [32768,200,8] (231.7 / 166.2): 15 keeps more rows. */
+#define CCFG_K4 31
+_Static_assert(CCFG_K4 < KG_NORM_CCFG_COUNT, "the session 28 default");
 
 /* COLT (templates/normt.cuh; the CLUSTER configurations with one set): an
    outer axis of fewer than 1000 rows, a block a tile of the columns holding
@@ -502,6 +509,8 @@ static void plan_cluster(kg_context *ctx, const kg_norm_call *c, kg_norm_plan *p
         colt = CCFG_EK1; /* (the same rows: 1024 >= 999) */
     else if (colt == 13 && dt == KG_F32)
         colt = CCFG_VS8;
+    else if (colt == 15 && dt == KG_F32 && n <= 8)
+        colt = CCFG_K4; /* (512 rows >= 8) */
     const int cfg = forced ? tu->cluster - 1 : colt >= 0 ? colt : dt == KG_F32 ? CCFG_TR : CCFG_P2VS;
     if ((!forced && colt < 0 && n < 257) || (!forced && n > 16384))
         return;

@@ -437,6 +437,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_vb_min = 4,
     .run_tiles_units = 2 * KG_RED_RUNT_MIN_BLOCKS,
     .seg_rows = 1,
+    .run_tiles_cap = 8, /* s28r1 (H100): sweep #2 0.890, #65 0.868, #180 0.976 x uncapped */
+    .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -465,7 +467,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
-                  F(seg_rows)};
+                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1417,6 +1419,9 @@ static int plan_runt(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     int64_t chunk = rows, s = 1;
     if (groups < target && rows > min_chunk && groups <= KG_RED_MAX_SEMAPHORES) {
         s = split(groups, rows, target, min_chunk, 1, &chunk);
+        /* many splits (run_tiles_cap): aim at fewer units, each split longer */
+        if (T->run_tiles_cap > 0 && s > T->run_tiles_cap && T->run_tiles_cap_units > 0)
+            s = split(groups, rows, smul(sm, T->run_tiles_cap_units), min_chunk, 1, &chunk);
         s = fit_partials(groups, tc, rows, s, (size_t)info->acc_size[dt], 1, &chunk);
     }
     A->splits = (int32_t)s;

@@ -191,6 +191,11 @@ typedef struct kg_red_tuning {
                                bytes) whose chunk of lcm(512, row bytes) fits KG_RED_SEGW_BYTES, ahead of the other
                                classes: a warp's chunk of rows staged in shared memory; 0: off. Default 1 since
                                session 25's H200 round */
+    int run_tiles_cap;      /* RUNT: where the run_tiles_units target splits the rows more than this many ways, aim
+                               at run_tiles_cap_units units per multiprocessor instead (fewer splits, each longer:
+                               fewer partials to write and combine); 0: off. Default 8 (with 3 units) since session 28's
+                               H100 round: sweep #2 #65 #180 at 0.868-0.976 x the uncapped time */
+    int run_tiles_cap_units; /* RUNT: the units per multiprocessor aimed at past run_tiles_cap splits */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -56,7 +56,8 @@ static inline kg_red_tuning kg_red_force_chain(void)
    length, in tiles of whole vectors, ahead of the other classes wherever
    they apply, 2-byte elements) loading at most vb bytes (16, 8
    or 4), and every tile count split down the rows where the tiles alone
-   give fewer than that many units per multiprocessor. */
+   give fewer than that many units per multiprocessor (exactly that target:
+   no split cap, run_tiles_cap 0; the default's cap is tested on its own). */
 static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
 {
     kg_red_tuning t = kg_red_tuning_default;
@@ -64,6 +65,7 @@ static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
     t.run_tiles_vb = vb;
     t.run_tiles_vb_min = 2;
     t.run_tiles_units = units_per_sm;
+    t.run_tiles_cap = 0;
     return t;
 }
 
@@ -71,6 +73,19 @@ static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
    target's forced tunings): RUNT wherever it applies in its widest loads
    and default split target, and SEGW (seg_rows) wherever it applies. */
 static inline kg_red_tuning kg_red_force_runt_any(void) { return kg_red_force_runt(16, 6); }
+
+/* RUNT's split cap (run_tiles_cap; default 8 with 3 units per
+   multiprocessor since session 28's H100 round): the default tuning, and
+   where its split target of run_tiles_units per multiprocessor would split
+   the rows more than `cap` ways, `units` per multiprocessor instead; cap 0:
+   the uncapped plan (the default before session 28). */
+static inline kg_red_tuning kg_red_force_runt_cap(int cap, int units)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.run_tiles_cap = cap;
+    t.run_tiles_cap_units = units;
+    return t;
+}
 
 static inline kg_red_tuning kg_red_force_segw(void)
 {

@@ -801,7 +801,7 @@ Test(plan, an_outer_softmax_of_few_rows_takes_one_block_a_tile)
     kg_norm_plan p;
     for (int k = 7; k <= 12; k++)
         cr_assert(kg_norm_ccfgs[k].one, "configuration %d", k);
-    cr_assert_eq(KG_NORM_CCFG_COUNT, 30);
+    cr_assert_eq(KG_NORM_CCFG_COUNT, 33);
     cr_assert(!kg_norm_ccfgs[6].one);
     cr_assert_eq(kg_norm_ccfgs[9].rows, 64);
     kgi_norm_tuning.sm90 = 1;
@@ -945,17 +945,29 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
+/* softmax (c) and log_softmax (lsm) of bf16 [16384,16384] along dim 0, planned as on sm_90 */
+static void bf16_dim0_calls(kg_tensor *in, kg_tensor *out, kg_norm_call *c, kg_norm_call *lsm)
+{
+    *in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
+    *out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
+    *c = (kg_norm_call){.op = KG_NORM_SOFTMAX, .in = in, .out = out, .axis = 0};
+    *lsm = *c;
+    lsm->op = KG_NORM_LOG_SOFTMAX;
+    kgi_norm_tuning.sm90 = 1;
+}
+
 /* Session 24's tuning configurations 18-29 after H200 s25r1 (2026-12-05): kernels only where a default takes them
    (runtime/norm.c's CCFG_EK1, CCFG_P2VS, CCFG_VS8): EK's 22 (the 2-byte softmax where COLT takes 16: a lane a row,
    4 vectors a lane, the sum's exps kept), P2 + VS's 28 (the 2-byte cluster default, was 0: packed maxima, flushed
    output exps, 16-byte stores) and VS's 29 (COLT's f32 default where it takes 13: 16-byte stores); L4 (18), EK 19-21,
-   23, 24, P2 (25), ST (26) and VS's 27 lost and have none (forced: COLS); nor have 0 and the f32 13 (28's and 29's
-   bits twins, GPU-checked in s25r1). */
+   23, 24, ST (26) and VS's 27 lost and have none (forced: COLS); nor have 0 and the f32 13 (28's and 29's
+   bits twins, GPU-checked in s25r1). Of session 26's candidates (P2 25, K4 30 and 31, K2 32; H100 s28r1) only K4's
+   31 has kernels (f32), the default where COLT takes 15 at n <= 8: plan/the_session_26_candidates. */
 Test(plan, the_session_24_tuning_configurations)
 {
     for (int k = 18; k < KG_NORM_CCFG_COUNT; k++) {
-        cr_assert_eq(kg_norm_ccfgs[k].one, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
-        cr_assert_eq(kg_norm_ccfgs[k].alt, (k >= 19 && k <= 24) || k == 29, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].one, (k >= 19 && k <= 24) || k >= 29, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].alt, (k >= 19 && k <= 24) || k >= 29, "configuration %d", k);
     }
     cr_assert_eq(kg_norm_ccfgs[22].lpr, 1);
     cr_assert_eq(kg_norm_ccfgs[22].k, 4);
@@ -973,19 +985,16 @@ Test(plan, the_session_24_tuning_configurations)
             for (int k = 0; k < KG_NORM_CCFG_COUNT; k++) {
                 const int want = k == 22                  ? two && !op
                                  : k == 28 || k == 13     ? two
-                                 : k == 6 || k == 29      ? !two
+                                 : k == 6 || k == 29 || k == 31 ? !two
                                  : k >= 18 || k <= 3      ? 0
                                                           : 1;
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
             }
         }
-    kg_tensor in = fake(IN_AT, KG_BF16, 2, KT_SHAPE(16384, 16384)),
-              out = fake(OUT_AT, KG_BF16, 2, KT_SHAPE(16384, 16384));
-    kg_norm_call c = {.op = KG_NORM_SOFTMAX, .in = &in, .out = &out, .axis = 0};
-    kg_norm_call lsm = c;
-    lsm.op = KG_NORM_LOG_SOFTMAX;
+    kg_tensor in, out;
+    kg_norm_call c, lsm;
     kg_norm_plan p;
-    kgi_norm_tuning.sm90 = 1;
+    bf16_dim0_calls(&in, &out, &c, &lsm);
     /* the 2-byte default: 28 (16 blocks of 1024 rows, 64 columns a strip), both ops, f16 too; f32: 6 */
     assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
     assert_cluster_plan(&lsm, &p, 28, 16, 256, 256u * 16u, 256u);
@@ -1045,6 +1054,96 @@ Test(plan, the_session_24_tuning_configurations)
     in.dtype = out.dtype = KG_F32;
     plan_class(&c, &p);
     cr_assert_eq(p.ccfg, -1);
+    kgi_norm_tuning = (kg_norm_tuning){0};
+}
+
+/* Session 26's candidates after H100 s28r1 (2026-12-05): K4's 31 (COLT's narrow 15 at 4 vectors a lane, 16-byte
+   stores, 4 blocks a multiprocessor, 512 rows) is the f32 default where COLT takes 15 (2 vectors of columns) and the
+   column has at most 8 rows, both ops: [2097152,4,8] dim 1 1 row group, 128 tiles a block, butterflies (none to do),
+   [1048576,8,8] 2 row groups, 64 tiles a block; 15 keeps [32768,200,8] (32 row groups) and n 9; the 2-byte types keep
+   15. Forced 31 (tuning 32): [32768,200,8] 64 row groups (TL), 2 tiles a block, 999 rows COLS. P2 (25), K4's 30 and
+   K2's 32 lost and have no kernels (forced: COLS); the 2-byte dim-0 softmax keeps 28. ST's 26: no kernels. */
+Test(plan, the_session_26_candidates)
+{
+    cr_assert_eq(kg_norm_ccfgs[25].rows, kg_norm_ccfgs[28].rows);
+    cr_assert(!kg_norm_ccfgs[25].one && !kg_norm_ccfgs[25].alt);
+    for (int k = 30; k <= 32; k++) {
+        cr_assert(kg_norm_ccfgs[k].one && kg_norm_ccfgs[k].alt, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].lpr, 2, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].k, k == 32 ? 2 : 4, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].rows, k == 32 ? 256 : 512, "configuration %d", k);
+        cr_assert_eq(kg_norm_ccfgs[k].lpr, kg_norm_ccfgs[15].lpr);
+    }
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    for (int d = 0; d < 3; d++)
+        for (int op = 0; op < 2; op++) {
+            const kg_norm_op o = op ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
+            cr_assert_eq(kg_norm_ctable[o][dts[d]][25] >= 0, 0, "P2, op %d, dtype %d", op, d);
+            cr_assert_eq(kg_norm_ctable[o][dts[d]][26] >= 0, 0, "ST, op %d, dtype %d", op, d);
+            for (int k = 30; k <= 32; k++)
+                cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, k == 31 && dts[d] == KG_F32,
+                             "K4 / K2 %d, op %d, dtype %d", k, op, d);
+        }
+    kg_tensor in, out;
+    kg_norm_call c, lsm;
+    kg_norm_plan p;
+    bf16_dim0_calls(&in, &out, &c, &lsm);
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u); /* the planner's */
+    in.dtype = out.dtype = KG_F16;
+    assert_cluster_plan(&c, &p, 28, 16, 256, 256u * 16u, 256u);
+    kgi_norm_tuning.cluster = 26; /* P2: no kernels */
+    for (int d = 0; d < 3; d++) {
+        in.dtype = out.dtype = dts[d];
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, -1, "dtype %d", d);
+        plan_class(&lsm, &p);
+        cr_assert_eq(p.ccfg, -1, "dtype %d", d);
+    }
+    kgi_norm_tuning.cluster = 27; /* ST */
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1);
+    /* K4 */
+    c.axis = lsm.axis = 1;
+    static const struct {
+        int64_t outer, n;
+        int tuning, ccfg, crg, cbfly;
+        unsigned grid;
+    } k4[] = {{2097152, 4, 0, 31, 1, 1, 2097152u / 128u}, {2097152, 4, 32, 31, 1, 1, 2097152u / 128u},
+              {1048576, 8, 0, 31, 2, 1, 1048576u / 64u},  {1048576, 8, 32, 31, 2, 1, 1048576u / 64u},
+              {1001, 3, 0, 31, 1, 1, 1001u / 128u + 1u},
+              {999, 8, 0, 31, 2, 1, 999u / 64u + 1u},     {32768, 9, 0, 15, 2, 1, 32768u / 64u},
+              {32768, 200, 0, 15, 32, 2, 32768u / 4u},    {32768, 200, 32, 31, 64, 2, 32768u / 2u},
+              {1001, 3, 32, 31, 1, 1, 1001u / 128u + 1u}};
+    for (size_t i = 0; i < sizeof k4 / sizeof k4[0]; i++)
+        for (int op = 0; op < 2; op++) {
+            in = fake(IN_AT, KG_F32, 3, KT_SHAPE(k4[i].outer, k4[i].n, 8));
+            out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(k4[i].outer, k4[i].n, 8));
+            kgi_norm_tuning.cluster = k4[i].tuning;
+            assert_cluster_plan(op ? &lsm : &c, &p, k4[i].ccfg, 1, 1, k4[i].grid, 256u);
+            cr_assert_eq(p.crg, k4[i].crg, "case %zu: %d row groups", i, p.crg);
+            cr_assert_eq(p.cbfly, k4[i].cbfly, "case %zu", i);
+        }
+    kgi_norm_tuning.cluster = 32;
+    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(100, 999, 8));
+    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(100, 999, 8));
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1); /* 999 rows: more than K4's 512 */
+    in = fake(IN_AT, KG_F32, 3, KT_SHAPE(2097152, 4, 8));
+    out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(2097152, 4, 8));
+    for (int t = 31; t <= 33; t += 2) { /* K4's 30 and K2's 32: no kernels */
+        kgi_norm_tuning.cluster = t;
+        plan_class(&c, &p);
+        cr_assert_eq(p.ccfg, -1, "tuning %d", t);
+        plan_class(&lsm, &p);
+        cr_assert_eq(p.ccfg, -1, "tuning %d", t);
+    }
+    kgi_norm_tuning.cluster = 0; /* the 2-byte types keep 15 (f32 alone) */
+    in = fake(IN_AT, KG_BF16, 3, KT_SHAPE(2097152, 4, 16));
+    out = fake(OUT_AT, KG_BF16, 3, KT_SHAPE(2097152, 4, 16));
+    assert_cluster_plan(&c, &p, 15, 1, 1, 2097152u / 128u, 256u);
+    kgi_norm_tuning.cluster = 32;
+    plan_class(&c, &p);
+    cr_assert_eq(p.ccfg, -1); /* forced K4: f32 alone */
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2374,6 +2473,14 @@ Test(gpu, outer_axis_softmax_by_vectors_of_columns)
     kg_close(ctx);
 }
 
+/* KG_NORM_TEST_TUNINGS=a-b (a GPU round's window): *from = a, *to = b; unset, the defaults as given */
+static void tuning_window(int *from, int *to)
+{
+    const char *tt = getenv("KG_NORM_TEST_TUNINGS");
+    if (tt && sscanf(tt, "%d-%d", from, to) != 2)
+        cr_assert_fail("KG_NORM_TEST_TUNINGS=%s: want a-b", tt);
+}
+
 /* CLUSTER: the column strip held on chip, the planner's rule and each
    configuration (with 16 blocks a cluster as well) */
 Test(gpu, outer_axis_softmax_by_clusters)
@@ -2388,9 +2495,7 @@ Test(gpu, outer_axis_softmax_by_clusters)
         cr_assert_fail("KG_NORM_TEST_SHARD=%s: want i/n with 0 <= i < n", sh);
     /* KG_NORM_TEST_TUNINGS=a-b: the planner's rule and tunings a..b alone (a GPU round's window) */
     int from = 1, to = 2 * KG_NORM_CCFG_COUNT;
-    const char *tt = getenv("KG_NORM_TEST_TUNINGS");
-    if (tt && sscanf(tt, "%d-%d", &from, &to) != 2)
-        cr_assert_fail("KG_NORM_TEST_TUNINGS=%s: want a-b", tt);
+    tuning_window(&from, &to);
     for (int t = 0; t <= 2 * KG_NORM_CCFG_COUNT; t++) {
         if (t % nshard != shard || (t > 0 && (t < from || t > to)))
             continue;
@@ -2737,7 +2842,9 @@ Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3
    configuration 0's on inputs of -5..5, 29 13's; those have no kernels since): P2 + VS's 28 (the 2-byte cluster
    default), the planner's and forced, the same bits, and twice: bf16 softmax and log_softmax of [3001,4096] along
    dim 0 at 3 and 16 blocks a cluster; EK's 22 (the 2-byte softmax where COLT takes 16: bf16) and VS's 29 (COLT's f32
-   default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. */
+   default where 13 was), forced, the same bits twice: dim 1 of [333,33,32], [100,100,16], [50,200,8]. K4's 31 (f32,
+   the default of session 28 where COLT takes 15 at n <= 8) the same bits twice, softmax and log_softmax, those
+   shapes and [1001,4,8] (P2's 25, K4's 30 and K2's 32, session 26's other candidates, lost in s28r1: no kernels). */
 static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
                      unsigned char *a, unsigned char *b)
 {
@@ -2750,12 +2857,15 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
         assert_same_bits_twice(ctx, op ? TWICE_LOG_SOFTMAX : TWICE_SOFTMAX, 0, x, y, NULL, bytes, a, b,
                                "P2 + VS 28 bf16 [3001,4096]");
     }
-    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29 */
-        static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}};
+    if (d == 1 && op == 1 && cs == 16) { /* (once, last: x's data is the narrow shapes' from here) EK 22, VS 29,
+                                            K4 31 */
+        static const int64_t shapes[][3] = {{333, 33, 32}, {100, 100, 16}, {50, 200, 8}, {1001, 4, 8}};
+        static const int cfgs[] = {22, 29, 31};
         uint64_t rng = kt_seed() + 24;
-        for (int cfg = 22; cfg <= 29; cfg += 7)
-            for (int k = 0; k < 3; k++) {
-                const kg_dtype dt = cfg == 29 ? KG_F32 : KG_BF16;
+        for (int ci = 0; ci < 3; ci++)
+            for (int k = 0; k < 4; k++) {
+                const int cfg = cfgs[ci];
+                const kg_dtype dt = cfg >= 29 ? KG_F32 : KG_BF16;
                 const int64_t m = shapes[k][0] * shapes[k][1] * shapes[k][2];
                 const size_t eb = kg_dtype_size(dt) * (size_t)m;
                 for (int64_t i = 0; i < m; i++)
@@ -2764,9 +2874,12 @@ static void s25_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x,
                 kg_tensor ex = kg_tensor_contiguous(x->data, dt, 3, shapes[k]),
                           ey = kg_tensor_contiguous(y->data, dt, 3, shapes[k]);
                 char what[64];
-                snprintf(what, sizeof what, "%s configuration %d, shape %d", cfg == 29 ? "VS" : "EK", cfg, k);
+                snprintf(what, sizeof what, "%s configuration %d, shape %d",
+                         cfg == 31 ? "K4" : cfg == 29 ? "VS" : "EK", cfg, k);
                 kgi_norm_tuning = (kg_norm_tuning){.cluster = cfg + 1};
                 assert_same_bits_twice(ctx, TWICE_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
+                if (cfg == 31)
+                    assert_same_bits_twice(ctx, TWICE_LOG_SOFTMAX, 1, &ex, &ey, NULL, eb, a, b, what);
             }
     }
 }
@@ -3128,23 +3241,25 @@ Test(gpu, outer_axis_of_narrow_columns)
     int ma = 0, mi = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, &ma, &mi, NULL));
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
-    static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64}, {29, 33, 32}, {13, 100, 16}, {7, 256, 32},
-                                        {11, 33, 40}, {9, 100, 24}, {21, 17, 12}, {5, 200, 8}};
+    /* (session 26: [1001,4,8] and [999,8,8], 2 vectors of few rows, 128 tiles a block at one row group, the grid's
+       last block partial; f32: the planner's K4 31 since session 28) */
+    static const int64_t shapes[][3] = {{37, 2, 32}, {45, 7, 64},  {29, 33, 32},  {13, 100, 16}, {7, 256, 32}, {11, 33, 40},
+                                        {9, 100, 24}, {21, 17, 12}, {5, 200, 8}, {1001, 4, 8},  {999, 8, 8}};
     const long before = kgi_norm_cluster_launches;
     long before_ek = before;
     /* t 0-2: the planner's merge (butterflies a warp, TL past a warp; since session 25 EK's 22 for the 2-byte
-       softmax of 1 vector, VS's 29 for f32 of 5-15), shared memory, s23r2's; then EK's 22 (the 2-byte softmax with
-       kept exps) forced under each of those merges: softmax of the 2-byte types, in place or not (shapes whose column
-       it does not hold: COLS), and VS's 29 (f32) */
-    for (int t = 0; t < 3 + 2 * 3; t++) {
-        /* (cfg 25 stands for VS's 29, f32 alone) */
-        const int ek = t >= 3, cfg = ek ? ((t - 3) / 3 ? 25 : 22) : 0, vs = cfg == 25;
+       softmax of 1 vector, VS's 29 for f32 of 5-15, since session 28 K4's 31 for f32 of 2 vectors at n <= 8), shared
+       memory, s23r2's; then forced under each of those merges: EK's 22 (the 2-byte softmax with kept exps): softmax
+       of the 2-byte types, in place or not (shapes whose column it does not hold: COLS); VS's 29 (f32 softmax); K4's
+       31 (f32, softmax and log_softmax) */
+    static const int forced[] = {22, 29, 31};
+    for (int t = 0; t < 3 + 3 * 3; t++) {
+        const int ek = t >= 3, cfg = ek ? forced[(t - 3) / 3] : 0, f32 = ek && cfg != 22, k4 = cfg == 31;
         if (t == 3)
             before_ek = kgi_norm_cluster_launches;
-        for (int d = ek && !vs; d < (vs ? 1 : 3); d++)
+        for (int d = ek && !f32; d < (f32 ? 1 : 3); d++)
             for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-                kgi_norm_tuning =
-                    (kg_norm_tuning){.cluster = vs ? 30 : ek ? cfg + 1 : 0, .nmerge = ek ? (t - 3) % 3 : t};
+                kgi_norm_tuning = (kg_norm_tuning){.cluster = ek ? cfg + 1 : 0, .nmerge = ek ? (t - 3) % 3 : t};
                 if (!kt_take(ek ? 4 : 2)) /* sanitizer mode (kg_test.h): a seeded sample */
                     continue;
                 ncase c = {.op = KG_NORM_SOFTMAX,
@@ -3155,7 +3270,7 @@ Test(gpu, outer_axis_of_narrow_columns)
                            .fill = k % 3 == 1 ? 3 : k % 3 == 2 ? 1 : 0,
                            .inplace = ek ? (int)((k + (size_t)cfg) % 2) : 0};
                 check_case(ctx, &c);
-                if (ek)
+                if (ek && !k4)
                     continue;
                 c.op = KG_NORM_LOG_SOFTMAX;
                 c.inplace = k % 2;
@@ -3170,7 +3285,7 @@ Test(gpu, outer_axis_of_narrow_columns)
     kg_close(ctx);
 }
 
-/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18 and 26; EK: the 2-byte 19-24) take each
+/* The kept exps (f32 softmax: CLUSTER's and COLT's EX, configurations 4-18, 29, 31; EK: the 2-byte 19-24) take each
    lane's exps at its own maximum and scale them by exp(shift(lane max) - the column's max) at the apply; a lane whose
    rows are all -inf has the factor exp(0 - m), inf once m < -88.7, and its zeros times inf were NaN (main before
    session 24). Columns of -inf with two values near -100 (fill 4), softmax and log_softmax, every dtype, under the
@@ -3181,9 +3296,14 @@ Test(gpu, a_lane_of_minus_infinity_under_a_column_maximum_below_minus_88)
     kg_context *ctx = kt_open_gpu();
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     static const int64_t shapes[][3] = {{1, 3000, 64}, {1, 200, 64}, {5, 100, 32}, {7, 256, 8}};
+    /* KG_NORM_TEST_TUNINGS=a-b: the planner (t 0) and configurations a - 1 .. b - 1 alone (a GPU round's window) */
+    int from = 1, to = KG_NORM_CCFG_COUNT;
+    tuning_window(&from, &to);
     for (int t = 0; t <= KG_NORM_CCFG_COUNT; t++)
         for (int d = 0; d < 3; d++)
             for (int k = 0; k < 4; k++) {
+                if (t > 0 && (t < from || t > to))
+                    continue;
                 kgi_norm_tuning = (kg_norm_tuning){.cluster = t};
                 if (!kt_take(8)) /* sanitizer mode (kg_test.h): a seeded sample */
                     continue;

@@ -1328,6 +1328,93 @@ Test(gpu, run_tiles_in_4_byte_words_every_value_op_dtype_and_case) { runt_tuning
 Test(gpu, run_tiles_over_the_scalar_column_runs_every_value_op_dtype_and_case) { runt_tunings(3); }
 Test(gpu, run_tiles_of_one_2_byte_element_a_lane_half_the_value_ops_every_dtype_and_case) { runt_tunings(4); }
 
+/* RUNT's split cap (run_tiles_cap 8, 3 units per multiprocessor past it;
+   the default since session 28's H100 round, named explicitly here through
+   kg_red_force_runt_cap): the run tile shapes whose
+   default split count exceeds 8 on this GPU (132 multiprocessors: 66 outer
+   positions of rows of 30 x 17, 12 splits -> 6; sweep #180's nest R9 K500
+   R5 R746, 156 -> 80; sweep #2 [500,1974,17] (0,2), 12 -> 6), every value
+   op (bf16 and f16, half each), every call twice, bitwise equal, against
+   the float64 reference; each capped plan must split, and fewer ways than
+   the uncapped plan's (cap 0, the default before session 28). Part 0: the first two shapes (bf16, then f16: the
+   reference's strided reads of 16.8M elements take about a second a call);
+   part 1: #2. */
+static void runt_cap_shapes(int part)
+{
+    static const rcase shapes[] = {
+        {"(66,200,30,17) (1,3) 66 outer positions, capped splits", 4, {66, 200, 30, 17}, 2, {1, 3}, 0, DENSE},
+        {"(746,5,500,9) (0,1,3) sweep #180's nest, capped splits", 4, {746, 5, 500, 9}, 3, {0, 1, 3}, 0, DENSE},
+        {"(500,1974,17) (0,2) sweep #2, capped splits", 3, {500, 1974, 17}, 2, {0, 2}, 0, DENSE},
+    };
+    const kg_red_tuning cap = kg_red_force_runt_cap(8, 3), uncapped = kg_red_force_runt_cap(0, 3);
+    uint64_t rng = kt_seed() + 2601 + (uint64_t)part;
+    int sms = 0, capped = 0;
+    KT_OK(gpu, kg_device_info(gpu, NULL, 0, NULL, NULL, &sms));
+    for (size_t i = part ? 2 : 0; i < (part ? 3u : 2u); i++) {
+        const layout L = layout_of(&shapes[i]);
+        /* part 0: bf16 over the first shape, f16 over the second, half the
+           ops each; part 1: both dtypes, half the ops each */
+        for (int d = part ? 0 : (int)i; d < (part ? 2 : (int)i + 1); d++) {
+            const kg_dtype dt = d ? KG_F16 : KG_BF16;
+            if (!dtype_wanted(dt))
+                continue;
+            const size_t es = kg_dtype_size(dt);
+            void *h = malloc((size_t)L.alloc * es);
+            fill_input(h, dt, L.alloc, RANDOM, &rng);
+            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+            for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
+                if ((int)(o % 2) != d || !kt_take(3))
+                    continue;
+                /* the capped plan splits, fewer ways than the uncapped plan */
+                kg_tensor in = kg_tensor_contiguous(dev, dt, shapes[i].ndim, shapes[i].shape);
+                kg_red_plan p0, p1;
+                const kg_red_info *info = &kg_red_infos[value_ops[o]];
+                int64_t osh[KG_MAX_DIMS];
+                int ond = 0;
+                for (int k = 0; k < shapes[i].ndim; k++) {
+                    int r = 0;
+                    for (int a = 0; a < shapes[i].n_axes; a++)
+                        r |= shapes[i].axes[a] == k;
+                    if (!r)
+                        osh[ond++] = shapes[i].shape[k];
+                }
+                kg_tensor out = kg_tensor_contiguous((void *)((uintptr_t)1 << 41), info->out[dt], ond, osh);
+                KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
+                                                0, sms, &uncapped, &p0));
+                KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
+                                                0, sms, &cap, &p1));
+                cr_assert_eq(p1.cls, KG_RED_RUNT, "%s: class %d", shapes[i].name, p1.cls);
+                /* the default plan is the capped one */
+                kg_red_plan pd;
+                KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
+                                                0, sms, NULL, &pd));
+                cr_assert_eq(pd.args.splits, p1.args.splits, "%s: default %d splits, capped %d", shapes[i].name,
+                             pd.args.splits, p1.args.splits);
+                if (sms == 132) {
+                    cr_assert(p1.args.splits > 1 && p1.args.splits < p0.args.splits, "%s: %d splits capped, %d",
+                              shapes[i].name, p1.args.splits, p0.args.splits);
+                }
+                capped += p1.args.splits < p0.args.splits;
+                gpu_tuning = &cap;
+                run_twice = 1;
+                const int bad = check_case(value_ops[o], dt, &shapes[i], &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", info->name, kg_dtype_name(dt), shapes[i].name,
+                             bad, (unsigned long long)kt_seed());
+            }
+            kg_free(gpu, dev);
+            free(h);
+        }
+    }
+    cr_log_info("%d capped run tile plans (%d multiprocessors)", capped, sms);
+    if (!kt_sanitizer() && sms == 132)
+        cr_assert_gt(capped, 0, "no capped run tile plan");
+}
+Test(gpu, run_tiles_split_cap_every_value_op_on_capped_shapes, .timeout = 300) { runt_cap_shapes(0); }
+Test(gpu, run_tiles_split_cap_every_value_op_on_sweep_2, .timeout = 300) { runt_cap_shapes(1); }
+
 /* Every value reduction over every dtype and case under SEGW (short dense
    rows, a warp's chunk of rows staged in shared memory by cp.async; tuning
    seg_rows) wherever it applies, every call twice, bitwise equal, against

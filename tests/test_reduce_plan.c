@@ -1999,6 +1999,76 @@ Test(plan, run_tiles_cover_each_element_once)
     cr_assert_neq(p.cls, KG_RED_RUNT, "runs of 66 bytes");
 }
 
+/* RUNT's split cap (run_tiles_cap 8, the default since session 28's H100
+   round): where the split target (6 units per multiprocessor) splits the
+   rows more than 8 ways, 3 units per multiprocessor instead. The sweep's
+   run tile plans, on 132 multiprocessors: #2 (12 splits -> 6), #65 (396 ->
+   198), #180 (156 -> 80) take it; #10 (4 splits) keeps its plan (s25r1: 3
+   units per multiprocessor lost there). Against the uncapped plan (cap 0,
+   the default before), everything but the split count and chunk stays;
+   the default plan is the capped one; the plan checker walks every value
+   op's capped plan. */
+Test(plan, run_tiles_split_cap_takes_the_many_split_plans)
+{
+    static const struct {
+        int nd;
+        int64_t shape[6];
+        unsigned mask;
+        int splits, capped; /* the uncapped plan's splits, the capped (default) plan's */
+    } cases[] = {
+        {4, {66, 200, 30, 17}, 0xa, 12, 6},               /* 66 outer kept positions, the checker's case */
+        {3, {500, 1974, 17}, 0x5, 12, 6},                 /* #2 */
+        {6, {19, 2, 64, 1000, 15, 2}, 0x2d, 396, 198},    /* #65's nest R2 K15 R1000 R64 K2 R19 */
+        {4, {746, 5, 500, 9}, 0xb, 156, 80},              /* #180's nest R9 K500 R5 R746 */
+        {6, {1023, 255, 22, 3, 2, 2}, 0x35, 4, 4},        /* #10 */
+    };
+    const kg_red_tuning cap = kg_red_force_runt_cap(8, 3), uncapped = kg_red_force_runt_cap(0, 3);
+    char why[256];
+    kg_red_class cls;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_tensor in = fake(IN_AT, KG_BF16, cases[i].nd, cases[i].shape);
+        int axes[6], n = 0;
+        for (int d = 0; d < cases[i].nd; d++)
+            if ((cases[i].mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p0, p, pd;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &uncapped, &p0), KG_OK);
+        cr_assert_eq(p0.cls, KG_RED_RUNT, "case %zu: run tiles uncapped", i);
+        cr_assert_eq(p0.args.splits, cases[i].splits, "case %zu: %d splits uncapped", i, p0.args.splits);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &cap, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_RUNT);
+        cr_assert_eq(p.args.splits, cases[i].capped, "case %zu: %d splits capped", i, p.args.splits);
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &pd), KG_OK);
+        cr_assert_eq(pd.cls, KG_RED_RUNT, "case %zu: run tiles by default", i);
+        cr_assert_eq(pd.args.splits, p.args.splits, "case %zu: %d splits by default", i, pd.args.splits);
+        cr_assert_eq(pd.args.chunk, p.args.chunk, "case %zu: the default plan is the capped one", i);
+        cr_assert_eq(p.args.vec, p0.args.vec);
+        cr_assert_eq(p.args.cw, p0.args.cw);
+        cr_assert_eq(p.args.tiles, p0.args.tiles);
+        cr_assert_eq(p.args.tile_rows, p0.args.tile_rows);
+        cr_assert_eq(p.args.units, p.args.splits * (p0.args.units / p0.args.splits));
+        cr_assert_geq(p.args.chunk * p.args.splits, p0.args.red / p0.args.run, "case %zu: the splits cover the rows", i);
+        cr_assert_lt(p.args.chunk * (p.args.splits - 1), p0.args.red / p0.args.run, "case %zu: no empty split", i);
+        cr_assert_leq(p.partial_bytes, KG_RED_PARTIAL_BYTES);
+        /* the walk of every element (the smallest case: 6.7M elements) */
+        for (int op = 0; op < KG_RED_COUNT && i == 0; op++)
+            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u && !kg_red_infos[op].indexed)
+                cr_expect(check_plan((kg_reduce_op)op, &in, cases[i].mask, &cap, why, sizeof why, &cls), "case %zu %s: %s",
+                          i, kg_red_infos[op].name, why);
+    }
+    /* the GPU tests' split case (3000,12,6) (0,2): 27 splits, the most its
+       rows allow at a batch of loads per lane a split, under either target */
+    kg_tensor in = fake(IN_AT, KG_BF16, 3, (int64_t[]){3000, 12, 6});
+    kg_red_plan p0, p;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &uncapped, &p0), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 2}, 2, 0, &cap, &p), KG_OK);
+    cr_assert_eq(p0.cls, KG_RED_RUNT);
+    cr_assert_eq(p.args.splits, p0.args.splits);
+    /* on by default: 8 splits, 3 units per multiprocessor past them */
+    cr_assert_eq(kg_red_tuning_default.run_tiles_cap, 8);
+    cr_assert_eq(kg_red_tuning_default.run_tiles_cap_units, 3);
+}
+
 /* SEGW (seg_rows): short dense rows staged a warp at a time. The sweep's
    rows of 3 and 11 (bf16, #8 and #70 scaled), 5 and 9 (f32, #67, #87), a
    stream whose last vector is partial, keepdim; the plan checker walks
