@@ -1,6 +1,8 @@
 /*
  * attn_ref.c - the attention tests' shared case helpers (attn_ref.h).
  */
+#include <math.h>
+
 #include "attn_ref.h"
 #include "kg_test.h" /* KT_DEV, KT_SHAPE */
 
@@ -59,4 +61,10 @@ attn_call attn_ref_valid_call(kg_dtype dt, int64_t D)
     c.dk = kg_tensor_contiguous(KT_DEV(7 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
     c.dv = kg_tensor_contiguous(KT_DEV(8 << 24), dt, 4, KT_SHAPE(2, 2, 120, D));
     return c;
+}
+
+double attn_ref_lse_tol(double max_lp, double want)
+{
+    const double t = 2 * max_lp + 1e-5 + 1.3e-6 * fabs(want), before = 1e-4 + 1e-5 * fabs(want);
+    return t < before ? t : before;
 }

@@ -43,4 +43,14 @@ typedef struct {
 } attn_call;
 attn_call attn_ref_valid_call(kg_dtype dt, int64_t D);
 
+/* The tolerance of a row's lse from the f32, f16 and bf16 kernels, an f32
+   quantity computed from the case's inputs in f32 (scores accumulated in
+   f32 from the dtype's values, the row's max, a sum of Sk exponentials, a
+   log): TESTING.md's f32 floor (rtol 1.3e-6, atol 1e-5) plus, as the
+   attention rule scales with the row's length, twice max_lp, the case's
+   largest error of an f32 reference of lse (the same sums sequentially in
+   float, scores not rounded to the dtype, as the fused kernels keep them in
+   f32); never above the 1e-4 + 1e-5 |lse| the tests used before. */
+double attn_ref_lse_tol(double max_lp, double want);
+
 #endif

@@ -10,7 +10,7 @@
  * probabilities rounded to the dtype, P v accumulated in f32 and rounded
  * (for f32 everything in float). atol is PyTorch's default for the dtype.
  * lse (always f32) must be within f32's floor (1.3e-6 |ref| + 1e-5) plus
- * twice the largest error of an f32 reference of lse (lse_tol), at most
+ * twice the largest error of an f32 reference of lse (attn_ref_lse_tol), at most
  * 1e-4 + 1e-5 |ref|, of the float64 value. A row with no visible key must
  * give exactly 0 and lse exactly -inf.
  */
@@ -553,20 +553,6 @@ static void gpu_setup(void)
 
 static float lowp(kg_dtype dt, double x) { return (float)kt_round(dt, x); }
 
-/* The tolerance of a row's lse, an f32 quantity the kernels compute from
-   the case's inputs in f32 (scores accumulated in f32 from the dtype's
-   values, the row's max, a sum of Sk exponentials, a log): TESTING.md's f32
-   floor (rtol 1.3e-6, atol 1e-5) plus, as the attention rule scales with the
-   row's length, twice the largest error of the case's f32 reference of lse
-   (lse_lp: the same sums sequentially in float, scores not rounded to the
-   dtype, as the fused kernels keep them in f32); never above the
-   1e-4 + 1e-5 |lse| this check used before. */
-static double lse_tol(double max_lp, double want)
-{
-    const double t = 2 * max_lp + 1e-5 + 1.3e-6 * fabs(want), before = 1e-4 + 1e-5 * fabs(want);
-    return t < before ? t : before;
-}
-
 /* The kernel variant the case runs on, for messages. */
 static const char *path_name = "";
 
@@ -650,7 +636,7 @@ static void run_case_once(const acase *c)
     float *sl = malloc(sizeof(float) * (c->Sk + 1)), *acc = malloc(sizeof(float) * D);
     float *sf = malloc(sizeof(float) * (c->Sk + 1)); /* f32 scores, for lse_lp */
     /* the checked rows' lse (want, got; row index), checked after the loop
-       against lse_tol of the case's largest lse_lp error */
+       against attn_ref_lse_tol of the case's largest lse_lp error */
     double *lse_w = malloc(sizeof(double) * (nl + 1)), *lse_g = malloc(sizeof(double) * (nl + 1)), max_lse_lp = 0;
     int64_t *lse_at = malloc(sizeof(int64_t) * (nl + 1)), n_lse = 0;
     double max_err = 0, max_lp = 0;
@@ -742,12 +728,12 @@ static void run_case_once(const acase *c)
         /* a row with no visible key: exactly -inf (kg_attention.h) */
         const int ok = lse_w[e] == -INFINITY
                            ? lse_g[e] == -INFINITY
-                           : !isnan(lse_g[e]) && fabs(lse_g[e] - lse_w[e]) <= lse_tol(max_lse_lp, lse_w[e]);
+                           : !isnan(lse_g[e]) && fabs(lse_g[e] - lse_w[e]) <= attn_ref_lse_tol(max_lse_lp, lse_w[e]);
         cr_assert(ok,
                   "%s %s D=%d Sq=%d Sk=%d causal=%d mask=%d lse[%d,%d,%d] = %.9g, want %.9g (tolerance %.3g: 2 x %.3g "
                   "from the f32 reference + the f32 floor) (seed %llu)",
                   path_name, kg_dtype_name(dt), D, c->Sq, c->Sk, c->causal, c->mask, b, h, i, lse_g[e], lse_w[e],
-                  lse_w[e] == -INFINITY ? 0.0 : lse_tol(max_lse_lp, lse_w[e]), max_lse_lp,
+                  lse_w[e] == -INFINITY ? 0.0 : attn_ref_lse_tol(max_lse_lp, lse_w[e]), max_lse_lp,
                   (unsigned long long)kt_seed());
     }
     double rtol, atol;

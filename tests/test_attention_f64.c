@@ -370,17 +370,6 @@ static double mask_at(const inputs_t *in, int b, int i, int j)
     }
 }
 
-/* lse of the kernels of f32, f16 and bf16 (test_attention.c's lse_tol): an
-   f32 quantity computed from the case's inputs in f32, so TESTING.md's f32
-   floor (rtol 1.3e-6, atol 1e-5) plus twice the case's largest error of an
-   f32 reference of lse (scores accumulated in f32, not rounded to the dtype;
-   sums and log in float), never above the 1e-4 + 1e-5 |lse| used before. */
-static double lse_tol(double max_lp, double want)
-{
-    const double t = 2 * max_lp + 1e-5 + 1.3e-6 * fabs(want), before = 1e-4 + 1e-5 * fabs(want);
-    return t < before ? t : before;
-}
-
 /* lse of f64 inputs: the f64 kernel computes m and l in double and stores
    (float)(m + log(l)) (templates/attention_f64.cuh), one rounding of a value
    within eps64 (its double accumulation error) of the reference. So it is
@@ -412,7 +401,7 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
                                           : (double)(float)(1.0 / sqrt((double)c->D));
     double *s = malloc(sizeof(double) * (c->Sk + 1)), *ref = malloc(sizeof(double) * (c->D + 1));
     float *sl = malloc(sizeof(float) * (c->Sk + 1)), *acc = malloc(sizeof(float) * (c->D + 1));
-    float *sf = malloc(sizeof(float) * (c->Sk + 1)); /* f32 scores, for lse_tol */
+    float *sf = malloc(sizeof(float) * (c->Sk + 1)); /* f32 scores, for attn_ref_lse_tol */
     /* every row's lse (want, got) and the largest |score| terms (f64's eps64),
        checked after the loop against the case's largest f32-reference error */
     const int64_t nl = (int64_t)c->B * c->Hq * c->Sq;
@@ -505,7 +494,7 @@ static void check_reference(const inputs_t *in, const result_t *r, layout_kind l
         const double want = dt == KG_F64 ? (double)(float)lse_w[li] : lse_w[li];
         const double tol = lse_w[li] == -INFINITY ? 0
                            : dt == KG_F64         ? lse_tol_f64(lse_w[li], c->D, c->Sk, lse_mag[li])
-                                                  : lse_tol(max_lse_lp, lse_w[li]);
+                                                  : attn_ref_lse_tol(max_lse_lp, lse_w[li]);
         const int ok =
             lse_w[li] == -INFINITY ? lse_g[li] == -INFINITY : !isnan(lse_g[li]) && fabs(lse_g[li] - want) <= tol;
         cr_assert(ok, "%s %s: lse[%d,%d,%d] = %.9g, want %.9g (tolerance %.3g) (seed %llu)", what, r->variant, b, h, i,
