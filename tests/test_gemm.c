@@ -565,6 +565,23 @@ static double act(kg_epilogue epi, double x) { return epi == KG_EPILOGUE_RELU ? 
 
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
+/* The tolerance of an epilogue's result ref computed from ab = a @ b over K
+   products (mag: sum |a b| + |bias|): the dtype floor at ref plus slope (the
+   epilogue's largest |derivative|: 1, or 1.13 for GELU) times the
+   accumulation bound ((K + 1) u_acc + u_in) mag (u_in: the inputs' own
+   rounding, TF32's) and, where the epilogue may see a @ b already rounded to
+   the output dtype (f16/bf16, rounds_first; kg_gemm.h), one rounding of
+   |ab|. */
+static double epi_tol(kg_dtype dt, int64_t K, double u_in, double slope, int rounds_first, double mag, double ab,
+                      double ref)
+{
+    double rtol, atol;
+    kt_tolerance(dt, &rtol, &atol);
+    const double u_acc = dt == KG_F64 ? 0x1p-53 : 0x1p-24;
+    const double u_out = !rounds_first ? 0 : dt == KG_F16 ? 0x1p-11 : 0x1p-8;
+    return atol + rtol * fabs(ref) + slope * (((double)(K + 1) * u_acc + u_in) * mag * 1.01 + u_out * fabs(ab));
+}
+
 typedef struct gcase {
     int nba, nbb;
     int64_t ba[3], bb[3]; /* batch dims of a and b */
@@ -643,9 +660,6 @@ static void run_case(kg_context *c, kg_dtype dt, const gcase *g)
     void *got = malloc((size_t)O.span * kg_dtype_size(dt));
     kt_download(c, got, O.t.data, (size_t)O.span * kg_dtype_size(dt));
 
-    double rtol, atol;
-    kt_tolerance(dt, &rtol, &atol);
-    const double u_acc = dt == KG_F64 ? 0x1p-53 : 0x1p-24;
     /* TF32 keeps 10 mantissa bits of each input and may truncate: each
        product is off by at most about 2 * 2^-10 of its size. */
     const double u_in = (dt == KG_F32 && g->tf32) ? 2 * 0x1p-10 : 0;
@@ -693,7 +707,6 @@ static void run_case(kg_context *c, kg_dtype dt, const gcase *g)
             ref = ref < 0 ? 0 : ref;
         else if (g->epi == KG_EPILOGUE_GELU_TANH)
             ref = gelu_tanh(ref), slope = 1.13; /* max |gelu'| */
-        const double u_out = !rounds_first ? 0 : dt == KG_F16 ? 0x1p-11 : 0x1p-8;
         const double v = kt_get(got, dt, offset_of(&O.t, oidx));
         if (g->exact && g->epi != KG_EPILOGUE_GELU_TANH) {
             const double want = kt_round(dt, ref);
@@ -706,8 +719,7 @@ static void run_case(kg_context *c, kg_dtype dt, const gcase *g)
                       "case %s",
                       (long long)flat, v, want, want_lo, want_hi, what);
         } else {
-            const double tol = atol + rtol * fabs(ref) +
-                               slope * (((double)(g->K + 1) * u_acc + u_in) * mag * 1.01 + u_out * fabs(acc));
+            const double tol = epi_tol(dt, g->K, u_in, slope, rounds_first, mag, acc, ref);
             cr_assert(fabs(v - ref) <= tol, "out element %lld: got %.17g, want %.17g (tolerance %.3g); case %s",
                       (long long)flat, v, ref, tol, what);
         }
@@ -1077,7 +1089,7 @@ static double elem(const sten *s, int nb, const int64_t *bidx, int64_t r, int64_
 }
 
 /* The tolerance of a GELU epilogue's result on check_strided's integer
-   fills: run_case's for its epilogues (tolerance path), with TF32's u_in 0
+   fills: run_case's for its epilogues (epi_tol), with TF32's u_in 0
    (integers of |x| <= 3 are exact in TF32, and so are their products and
    sums of K <= 5 in f32): the dtype floor at ref, plus max |gelu'| (1.13)
    times the f32 (f64) accumulation bound (K + 1) u sum|a b| and, in f16/bf16,
@@ -1088,11 +1100,7 @@ static double elem(const sten *s, int nb, const int64_t *bidx, int64_t r, int64_
    sum|a b| + |bias|. */
 static double gelu_tol(kg_dtype dt, int64_t K, double mag, double ab, double ref)
 {
-    double rtol, atol;
-    kt_tolerance(dt, &rtol, &atol);
-    const double u_acc = dt == KG_F64 ? 0x1p-53 : 0x1p-24;
-    const double u_out = dt == KG_F16 ? 0x1p-11 : dt == KG_BF16 ? 0x1p-8 : 0;
-    const double floor_ = atol + rtol * fabs(ref) + 1.13 * ((double)(K + 1) * u_acc * mag * 1.01 + u_out * fabs(ab));
+    const double floor_ = epi_tol(dt, K, 0, 1.13, dt == KG_F16 || dt == KG_BF16, mag, ab, ref);
     return fmin(floor_, 1e-2 * (1 + fabs(ref)));
 }
 
