@@ -417,6 +417,23 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     return st == KG_OK ? kg_reduce_launch(gpu, op, &plan, out, idx, in) : st;
 }
 
+/* The output shape of case c into os (a 1 for each reduced dim under
+   keepdim; no axes: every dim reduced); returns its rank. */
+static int case_out_shape(const rcase *c, int64_t *os)
+{
+    unsigned mask = c->n_axes == 0 ? (1u << c->ndim) - 1 : 0;
+    for (int i = 0; i < c->n_axes; i++)
+        mask |= 1u << (c->axes[i] < 0 ? c->axes[i] + c->ndim : c->axes[i]);
+    int k = 0;
+    for (int d = 0; d < c->ndim; d++) {
+        if (!((mask >> d) & 1u))
+            os[k++] = c->shape[d];
+        else if (c->keepdim)
+            os[k++] = 1;
+    }
+    return k;
+}
+
 /* Runs op on `h` (the host copy of the allocation, already uploaded to
    `dev`) laid out as c/L, and compares every result with the reference.
    Returns the number of mismatches (the first few are printed). */
@@ -778,14 +795,7 @@ static void random_sweep(int part, int parts)
             memcpy(in.shape, c.shape, sizeof in.shape);
             memcpy(in.strides, L.strides, sizeof in.strides);
             int64_t os[KG_MAX_DIMS];
-            int k = 0;
-            for (int d = 0; d < c.ndim; d++) {
-                const int reduced = c.n_axes == 0 || ((mask >> d) & 1u);
-                if (!reduced)
-                    os[k++] = c.shape[d];
-                else if (c.keepdim)
-                    os[k++] = 1;
-            }
+            const int k = case_out_shape(&c, os);
             kg_tensor o = kg_tensor_contiguous((void *)((uintptr_t)1 << 46), info->out[dt], k, os);
             kg_tensor x = kg_tensor_contiguous((void *)((uintptr_t)1 << 47), KG_I64, k, os);
             kg_red_plan p;
@@ -1371,14 +1381,7 @@ static void runt_cap_shapes(int part)
                 kg_red_plan p0, p1;
                 const kg_red_info *info = &kg_red_infos[value_ops[o]];
                 int64_t osh[KG_MAX_DIMS];
-                int ond = 0;
-                for (int k = 0; k < shapes[i].ndim; k++) {
-                    int r = 0;
-                    for (int a = 0; a < shapes[i].n_axes; a++)
-                        r |= shapes[i].axes[a] == k;
-                    if (!r)
-                        osh[ond++] = shapes[i].shape[k];
-                }
+                const int ond = case_out_shape(&shapes[i], osh);
                 kg_tensor out = kg_tensor_contiguous((void *)((uintptr_t)1 << 41), info->out[dt], ond, osh);
                 KT_OK(gpu, kg_reduce_plan_tuned(gpu, value_ops[o], &out, NULL, &in, shapes[i].axes, shapes[i].n_axes,
                                                 0, sms, &uncapped, &p0));
