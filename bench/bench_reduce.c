@@ -319,6 +319,9 @@ static struct alt {
     int changed; /* sweep cases planned differently */
 } alts[MAX_ALTS];
 static int n_alts;
+/* the CSV's stream for the alternatives' rows ("reduce-alt", label, tuning
+   label, dtype, us, GB/s), for torch_reduce.py's A/B table; NULL: none */
+static FILE *alt_csv;
 
 /* KG_RED_BASE="name=value,...": the any-axes cases' own line (and the CSV
    torch_reduce.py compares) planned with the default tuning changed so, a
@@ -405,7 +408,7 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
         BENCH_CHECK(c->ctx,
                     kg_reduce_plan_tuned(c->ctx, c->op, c->out.data ? &c->out : NULL, info->indexed ? &c->idx : NULL,
                                          &c->in, c->axes, c->n_axes, c->keepdim, c->sms, &alts[a].t, &p));
-        double g = g0;
+        double g = g0, us = bytes_of(c) / (g0 * 1e3);
         if (!same_plan(&p, def)) {
             rcall v = *c;
             v.tuning = &alts[a].t;
@@ -417,7 +420,7 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
                 printf("    alt %-12s WRONG RESULTS\n", alts[a].label);
                 g = 0;
             } else {
-                const double us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
+                us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
                 g = bytes_of(&v) / (us * 1e3);
                 printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
                        alts[a].label, us, g, 100 * g / copy, class_names[plan_class(&p)], p.args.deep ? " deep" : "",
@@ -426,6 +429,9 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
             if (pct_at >= 0)
                 alts[a].changed++;
         }
+        if (alt_csv && g > 0) /* (same plan: the default's time, marked "same") */
+            fprintf(alt_csv, "reduce-alt,\"%s\",%s,%s,%.3f,%.1f,%s\n", c->name, alts[a].label,
+                    kg_dtype_name(c->in.dtype), us, g, same_plan(&p, def) ? "same" : "changed");
         if (pct_at >= 0)
             alts[a].pct[pct_at] = 100 * g / copy;
     }
@@ -729,6 +735,55 @@ static void any_axes(kg_context *ctx, int sms, double copy, FILE *csv, void *df,
     free(first);
 }
 
+/* KG_RED_CLASS_CASES (session 29): sweep #71's class beside it, sums of
+   2-byte columns that move in no vector: [K, R] laid out [R][K] (rows K
+   elements apart, K odd or off the 8-element vectors) over axis 1, bf16,
+   f16 and f32 (every other shape; 4-byte columns of no vector too: sweep #179,
+   #9), row counts from 10 to 4097, one case under outer positions and
+   two well above L2 (134 MB); each checked, timed beside every KG_RED_ALTS
+   tuning (KG_RED_ROUNDS rounds in turn), CSV rows "reduce-class" (and
+   "reduce-alt"), which bench/torch_reduce.py times PyTorch on and tabulates
+   as A/B. */
+static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *df, const float *hf, void *db,
+                        const uint16_t *hb, void *dh, const uint16_t *hh, void *dout, void *didx)
+{
+    static const struct {
+        int nd;
+        int64_t shape[3];
+        int perm[3];
+        unsigned mask;
+    } cs[] = {
+        {2, {167773, 100}, {1, 0}, 0x2}, /* sweep #71 */
+        {2, {83885, 200}, {1, 0}, 0x2},  {2, {335545, 50}, {1, 0}, 0x2},  {2, {16777, 1000}, {1, 0}, 0x2},
+        {2, {1677721, 10}, {1, 0}, 0x2}, {2, {65539, 256}, {1, 0}, 0x2},  {2, {131074, 128}, {1, 0}, 0x2},
+        {2, {33556, 500}, {1, 0}, 0x2},  {2, {4097, 4097}, {1, 0}, 0x2},  {3, {7, 23967, 100}, {0, 2, 1}, 0x4},
+        {2, {335543, 200}, {1, 0}, 0x2}, {2, {33554, 2000}, {1, 0}, 0x2},
+    };
+    const char *rounds_env = getenv("KG_RED_ROUNDS");
+    const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
+    printf("# class cases (sweep #71's: 2-byte columns that move in no vector), %d round(s)\n", rounds);
+    for (int rr = 0; rr < rounds; rr++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            for (int d = 0; d < (i % 2 ? 2 : 3); d++) { /* f32: every other shape */
+                const kg_dtype dt = (kg_dtype[]){KG_BF16, KG_F16, KG_F32}[d];
+                void *dev = d == 2 ? df : d ? dh : db;
+                const void *host = d == 2 ? (const void *)hf : d ? (const void *)hh : (const void *)hb;
+                scase q;
+                memset(&q, 0, sizeof q);
+                q.nd = cs[i].nd;
+                q.permuted = 1;
+                memcpy(q.perm, cs[i].perm, sizeof cs[i].perm);
+                memcpy(q.shape, cs[i].shape, sizeof cs[i].shape);
+                q.mask = cs[i].mask;
+                char label[128];
+                sweep_label(&q, (int)i, label, sizeof label);
+                label[0] = 'c'; /* "c<k> [...]p axes (...)" */
+                rcall c = make_nd(ctx, KG_RED_SUM, label, dev, host, dt, q.nd, q.shape, q.perm, q.mask, dout, didx);
+                c.sms = sms;
+                run_case(&c, copy, label, csv, "reduce-class", q.perm, -1);
+            }
+}
+
 /* Times c as planned with tuning t and prints one line. */
 static void time_tuned(rcall *c, const char *label, const kg_red_tuning *t, double copy)
 {
@@ -857,6 +912,9 @@ int main(void)
     int sms;
     BENCH_CHECK(ctx, kg_device_info(ctx, dev_name, sizeof dev_name, NULL, NULL, &sms));
     FILE *csv = bench_csv_open();
+    if (csv) /* whole rows even where a time limit kills the run */
+        setvbuf(csv, NULL, _IOLBF, 0);
+    alt_csv = csv;
     const double copy = bench_copy_gbps(ctx, (size_t)1 << 30);
     printf("# bench_reduce on %s (%d SMs); device-to-device copy of 1 GiB: %.0f GB/s\n", dev_name, sms, copy);
     if (csv)
@@ -951,6 +1009,22 @@ int main(void)
         bench_record(ctx, &bc);
     }
 
+    if (getenv("KG_RED_CLASS_CASES")) {
+        /* f16 inputs for the class cases: 2^26 values, 2^22 of them rounded
+           from hf by the test helper, repeated */
+        const int64_t NH = (int64_t)1 << 26;
+        uint16_t *hh = malloc(2 * (size_t)NH);
+        for (int64_t i = 0; i < NB; i++)
+            kt_set(hh, KG_F16, i, hf[i]);
+        for (int64_t at = NB; at < NH; at += NB)
+            memcpy(hh + at, hh, 2 * (size_t)NB);
+        void *dh;
+        BENCH_CHECK(ctx, kg_malloc(ctx, &dh, 2 * (size_t)NH));
+        BENCH_CHECK(ctx, kg_copy_in(ctx, dh, hh, 2 * (size_t)NH));
+        class_cases(ctx, sms, copy, csv, df, hf, db, hb, dh, hh, dout, didx);
+        kg_free(ctx, dh);
+        free(hh);
+    }
     if (!getenv("KG_RED_NO_SWEEP"))
         any_axes(ctx, sms, copy, csv, df, hf, db, hb, dout, didx);
 

@@ -22,8 +22,8 @@ import torch
 from torch_common import Results, host_us, time_us
 
 
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "i32": torch.int32}
-OUT_SIZE = {"f32": 4, "bf16": 2, "i32": 8}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "i32": torch.int32}
+OUT_SIZE = {"f32": 4, "bf16": 2, "f16": 2, "i32": 8}
 
 
 def any_axes(rows, copy, dev):
@@ -36,6 +36,7 @@ def any_axes(rows, copy, dev):
     # time-capped GPU run still prints the summaries over the cases timed)
     cap = float(os.environ.get("KG_RED_TORCH_SECONDS", "0"))
     t_end = time.monotonic() + cap if cap > 0 else None
+    torch_us = {}
     for kind, label, dn, numel, us, gbps, shape, perm, axes, cls in rows:
         if t_end is not None and time.monotonic() > t_end:
             print(f"# stopped after {len(res)} of {len(rows)} cases (KG_RED_TORCH_SECONDS={cap:g})")
@@ -53,7 +54,9 @@ def any_axes(rows, copy, dev):
         fn = lambda: t.sum(dim=axes)
         n_out = t.numel() // max(1, math.prod(shape[a] for a in axes))
         nbytes = t.numel() * t.element_size() + n_out * OUT_SIZE[dn]
-        tg = nbytes / (time_us(fn, 3, 5) * 1e3)  # as bench_reduce times these: inputs far above L2
+        tu = time_us(fn, 3, 5)  # as bench_reduce times these: inputs far above L2
+        tg = nbytes / (tu * 1e3)
+        torch_us[(label, dn)] = tu
         kg = float(gbps)
         res.append((label, dn, cls, kg, tg, kind))
         print(f"{label:46} {dn:5} {cls:9} {kg:9.1f} {tg:10.1f} {kg / tg:9.2f}x {100 * kg / copy:9.1f}% "
@@ -82,6 +85,73 @@ def any_axes(rows, copy, dev):
     print(f"\n# {len(under)} of {len(res)} any-axes cases under target:")
     for label, dn, cls, kg, tg, kind in sorted(under, key=lambda r: r[3] / copy):
         print(f"#   {label:46} {dn:5} {cls:9} kgen {100 * kg / copy:5.1f}% of copy, {kg / tg:.2f}x PyTorch")
+    return torch_us
+
+
+def best_rows(rows):
+    """The any-axes rows with one row per (kind, label, dtype): the fastest
+    of a KG_RED_ROUNDS run's repeats (PyTorch is timed once per case)."""
+    best = {}
+    for r in rows:
+        k = (r[0], r[1], r[2])
+        if k not in best or float(r[4]) < float(best[k][4]):
+            best[k] = r
+    return list(best.values())
+
+
+def ab_table(rows, alts, torch_us, copy, win, floor):
+    """The A/B table of every case timed beside KG_RED_ALTS tunings (best of
+    the rounds each, same process): default and alternative us, the
+    alternative's speedup x (default us / its us), both against PyTorch, and
+    per alternative and element size (2-byte: bf16 / f16, 4-byte: f32 / i32)
+    the decision its changed rows support: make it the default for that
+    class if the geometric mean of x >= win, every key sweep case (#71 for
+    2-byte, #179 and #9 for 4-byte) >= win, and no changed row < floor."""
+    if not alts:
+        return
+    names = sorted({a for v in alts.values() for a in v})
+    print(f"\n# A/B (same process, best of the rounds): default vs each KG_RED_ALTS tuning; x = default us / "
+          f"alt us; /T = PyTorch us / kgen us (>1: kgen faster)")
+    print(f"{'case':40} {'dt':4} {'def us':>8} {'torch us':>8} {'def/T':>6} " +
+          " ".join(f"{n[:10]:>10} {'x':>5} {'alt/T':>6}" for n in names) + "  row supports")
+    summary = {n: [] for n in names}
+    for r in rows:
+        kind, label, dn, us = r[0], r[1], r[2], float(r[4])
+        key = (label, dn)
+        if key not in alts:
+            continue
+        tu = torch_us.get(key, float("nan"))
+        cells, notes = [], []
+        for n in names:
+            a = alts[key].get(n)
+            if a is None:
+                cells.append(f"{'-':>10} {'-':>5} {'-':>6}")
+                continue
+            aus, changed = a
+            x = us / aus
+            cells.append(f"{aus:10.1f} {x:5.2f} {tu / aus:6.2f}")
+            if changed:
+                summary[n].append((x, label, dn, tu / aus))
+                notes.append(f"{n[:10]}:{'win' if x >= win else 'LOSS' if x < floor else 'level'}")
+            else:
+                notes.append(f"{n[:10]}:same")
+        print(f"{label[:40]:40} {dn:4} {us:8.1f} {tu:8.1f} {tu / us:6.2f} " + " ".join(cells) +
+              ("  " + " ".join(notes) if notes else ""))
+    print(f"# rule per alternative and element size: geomean x >= {win:.2f}, key cases (#71; #179, #9) x >= {win:.2f}, "
+          f"no changed row x < {floor:.2f}")
+    for n in names:
+        for group, dts, keys in (("2-byte", ("bf16", "f16"), ("#71 ",)), ("4-byte", ("f32", "i32"), ("#179 ", "#9 "))):
+            v = [t for t in summary[n] if t[2] in dts]
+            if not v:
+                continue
+            worst = min(v)
+            geo = math.exp(sum(math.log(t[0]) for t in v) / len(v))
+            kx = [t[0] for t in v if t[1].startswith(keys)]
+            vs_t = min(t[3] for t in v)
+            ok = geo >= win and all(x >= win for x in kx) and worst[0] >= floor
+            print(f"# {n} {group}: {len(v)} rows changed, geomean {geo:.3f}x, min {worst[0]:.3f}x ({worst[1]} "
+                  f"{worst[2]}), key {', '.join(f'{x:.3f}' for x in kx) or '-'}; vs PyTorch worst {vs_t:.2f}x -> "
+                  f"{'MAKE DEFAULT for the ' + group + ' class' if ok else 'keep forced-only'}")
 
 
 def main():
@@ -89,23 +159,34 @@ def main():
     only_any = os.environ.get("KG_RED_TORCH_ONLY_ANY")
     kg, copy = {}, None
     rows = []
+    alts = {}  # (label, dtype) -> {alt label: (best us, changed)}
     with open(sys.argv[1]) as f:
         for row in csv.reader(f):
             if row[0] == "reduce-limit" and len(row) >= 6:
                 copy = float(row[5])
-            elif row[0] in ("reduce-named", "reduce-sweep"):
+            elif row[0] in ("reduce-named", "reduce-sweep", "reduce-class"):
                 if len(row) == 10:  # a run cut short may leave a partial last line
                     rows.append(row)
+            elif row[0] == "reduce-alt":
+                if len(row) == 7:
+                    d = alts.setdefault((row[1], row[3]), {})
+                    us = float(row[4])
+                    if row[2] not in d or us < d[row[2]][0]:
+                        d[row[2]] = (us, row[6] == "changed")
             elif row[0].startswith("reduce") and len(row) >= 6:
                 kg[(row[0], row[1], row[2])] = (float(row[4]), float(row[5]))
     if copy is None:
         print("bench_reduce wrote no rows: nothing to compare")
         return
     dev = torch.device("cuda")
+    rows = best_rows(rows)
+    # KG_RED_AB_WIN / KG_RED_AB_FLOOR: the A/B table's decision rule
+    win = float(os.environ.get("KG_RED_AB_WIN", "1.05"))
+    floor = float(os.environ.get("KG_RED_AB_FLOOR", "0.98"))
     if only_any:
         print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; kgen's copy limit {copy:.0f} GB/s")
         if rows:
-            any_axes(rows, copy, dev)
+            ab_table(rows, alts, any_axes(rows, copy, dev), copy, win, floor)
         return
     res = Results()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; kgen's copy limit {copy:.0f} GB/s")
@@ -155,7 +236,7 @@ def main():
           f"{kh:.2f} us (bare cudaLaunchKernel {kb:.2f} us), torch {h_us:.2f} us")
     del x, xb, xi, xp, sq, sqb, sr, lc, m
     if rows:
-        any_axes(rows, copy, dev)
+        ab_table(rows, alts, any_axes(rows, copy, dev), copy, win, floor)
 
 
 if __name__ == "__main__":
